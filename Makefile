@@ -1,0 +1,94 @@
+# Sluice build. `make` builds the daemons and the CLI into build/bin;
+# `make SAN=1` builds the same into build-san/ with AddressSanitizer and
+# UndefinedBehaviorSanitizer. `make run` and `make test` are the README's
+# two commands.
+
+CC ?= cc
+SAN ?= 0
+ifeq ($(SAN),1)
+B := build-san
+SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+OPT := -O1 -g
+else
+B := build
+SANFLAGS :=
+OPT := -O2 -g
+endif
+
+PKGS := libevent libevent_pthreads libprotobuf-c rocksdb rdkafka libmicrohttpd jansson
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+
+CFLAGS := -std=c11 -D_GNU_SOURCE $(OPT) -Wall -Wextra -Wshadow -Wno-unused-parameter \
+          -pthread -MMD -MP -I. -Icommon -I$(B)/gen $(PKG_CFLAGS) $(SANFLAGS) $(EXTRA_CFLAGS)
+LDFLAGS := -pthread $(SANFLAGS)
+LIBS := $(PKG_LIBS) -lm
+
+PROTOS := $(wildcard proto/*.proto)
+PROTO_C := $(patsubst proto/%.proto,$(B)/gen/%.pb-c.c,$(PROTOS))
+PROTO_H := $(PROTO_C:.c=.h)
+
+COMMON_SRC := $(wildcard common/*.c)
+OPS_SRC := $(wildcard taskmanager/operators/*.c)
+TM_SRC := $(filter-out taskmanager/main.c,$(wildcard taskmanager/*.c))
+JM_SRC := $(filter-out jobmanager/main.c,$(wildcard jobmanager/*.c))
+CLI_SRC := $(filter-out cli/main.c,$(wildcard cli/*.c))
+TEST_SRC := $(wildcard tests/unit/test_*.c)
+
+obj = $(patsubst %.c,$(B)/obj/%.o,$(1))
+CORE_OBJ := $(call obj,$(COMMON_SRC) $(OPS_SRC) $(TM_SRC) $(JM_SRC) $(CLI_SRC)) \
+            $(patsubst %.c,%.o,$(PROTO_C))
+
+BINS := $(B)/bin/sluice-jobmanager $(B)/bin/sluice-taskmanager $(B)/bin/sluice
+TESTS := $(patsubst tests/unit/%.c,$(B)/tests/%,$(TEST_SRC))
+
+.PHONY: all deps run test unit clean format
+all: $(BINS) $(TESTS)
+
+$(B)/gen/%.pb-c.c $(B)/gen/%.pb-c.h: proto/%.proto
+	@mkdir -p $(B)/gen
+	protoc-c --proto_path=proto --c_out=$(B)/gen $<
+
+$(B)/gen/%.pb-c.o: $(B)/gen/%.pb-c.c
+	$(CC) $(CFLAGS) -Wno-shadow -c $< -o $@
+
+$(B)/obj/%.o: %.c $(PROTO_H)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(B)/libsluice.a: $(CORE_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(B)/bin/sluice-jobmanager: $(call obj,jobmanager/main.c) $(B)/libsluice.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+$(B)/bin/sluice-taskmanager: $(call obj,taskmanager/main.c) $(B)/libsluice.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+$(B)/bin/sluice: $(call obj,cli/main.c) $(B)/libsluice.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+$(B)/tests/%: $(B)/obj/tests/unit/%.o $(B)/libsluice.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+deps:
+	@./scripts/install-deps.sh
+
+# The README's first command: a local cluster running the demo job.
+run: deps
+	@$(MAKE) --no-print-directory all
+	@./scripts/run-local.sh
+
+# The README's second command: every test, normal and sanitized builds.
+test: deps
+	@./scripts/run-tests.sh
+
+clean:
+	rm -rf build build-san
+
+-include $(shell find $(B)/obj -name '*.d' 2>/dev/null)

@@ -1,0 +1,77 @@
+/*
+ * config.h -- the daemon configuration: Flink's key names, one table.
+ *
+ * Sources, later overriding earlier: built-in defaults, the YAML file
+ * (conf/sluice.yaml or --config FILE; flat `key: value` lines, comments,
+ * quoted values, and nested maps flattened with dots as Flink does), the
+ * SLUICE_PROPERTIES environment variable (YAML lines as in the file), then
+ * -D key=value flags. Every key is declared in one table with its type,
+ * default and description; an unknown key or a value of the wrong type is
+ * a startup error that names the key and where it came from
+ * ("conf/sluice.yaml:7: rest.port: 'abc' is not a port number").
+ *
+ * Durations accept Flink's forms: "10 s", "500 ms", "1 min", "50000" (ms).
+ * Memory sizes accept "64 mb", "1g", "1024" (bytes).
+ */
+#ifndef SL_CONFIG_H
+#define SL_CONFIG_H
+
+#include "sl.h"
+
+typedef enum {
+    SL_CT_STRING,
+    SL_CT_INT,      /* signed 64-bit */
+    SL_CT_PORT,     /* 0..65535, 0 = pick a free port */
+    SL_CT_DURATION, /* milliseconds */
+    SL_CT_MEMORY,   /* bytes */
+    SL_CT_BOOL,
+    SL_CT_ENUM      /* one of `choices` (comma-separated) */
+} sl_conf_type;
+
+typedef struct sl_conf_key {
+    const char *key;
+    sl_conf_type type;
+    const char *dflt;        /* default in its textual form */
+    const char *choices;     /* for SL_CT_ENUM */
+    const char *description;
+} sl_conf_key;
+
+typedef struct sl_config sl_config;
+
+sl_config *sl_config_new(void); /* all defaults */
+void sl_config_destroy(sl_config *c);
+
+/* Load a YAML file. `required`: missing file is an error (for --config);
+ * otherwise a missing file is silently skipped (for the default path). */
+int sl_config_load_file(sl_config *c, const char *path, int required, char *err, size_t errlen);
+/* Apply YAML text (the SLUICE_PROPERTIES form); `origin` names it in errors. */
+int sl_config_load_text(sl_config *c, const char *text, const char *origin, char *err,
+                        size_t errlen);
+/* Apply one "key=value" (-D). */
+int sl_config_set_kv(sl_config *c, const char *kv, char *err, size_t errlen);
+int sl_config_set(sl_config *c, const char *key, const char *value, const char *origin,
+                  char *err, size_t errlen);
+
+/* Parse daemon command-line arguments in the common form:
+ *   --config FILE, -D key=value (also -Dkey=value), --help
+ * then environment SLUICE_PROPERTIES. Order of precedence as above. Returns
+ * SL_OK, SL_DONE after printing help, or SL_ERR with message. */
+int sl_config_from_args(sl_config *c, int argc, char **argv, const char *default_path,
+                        char *err, size_t errlen);
+
+/* Typed getters; the key must be declared in the table (else SL_ASSERT). */
+const char *sl_config_str(const sl_config *c, const char *key);
+int64_t sl_config_int(const sl_config *c, const char *key);
+int sl_config_bool(const sl_config *c, const char *key);
+
+/* Iterate all keys with their current textual values (for GET /jobmanager/config). */
+int sl_config_count(const sl_config *c);
+void sl_config_entry(const sl_config *c, int i, const char **key, const char **value);
+
+/* Shared parsers (also used for operator options). */
+int sl_parse_duration_ms(const char *s, int64_t *out);
+int sl_parse_memory(const char *s, int64_t *out);
+int sl_parse_int(const char *s, int64_t *out);
+int sl_parse_bool(const char *s, int *out);
+
+#endif

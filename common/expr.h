@@ -1,0 +1,58 @@
+/*
+ * expr.h -- Flink SQL scalar expressions: parse, type-check, evaluate.
+ *
+ * Used by the `calc` operator (projection and filter) and, later, by the SQL
+ * front-end. An expression is parsed against an input schema into a typed
+ * tree; every column reference is resolved to an index and every operator's
+ * types are checked at parse time, so evaluation cannot meet a type error.
+ *
+ * Supported: literals (integers, decimals, 'strings' with '' escape, TRUE,
+ * FALSE, NULL, TIMESTAMP '2026-01-01 00:00:00', INTERVAL '5' SECOND),
+ * column names (case-insensitive, optionally `back-quoted`), + - * / %,
+ * unary -, = <> != < <= > >=, AND OR NOT, IS [NOT] NULL, IS [NOT] TRUE/FALSE,
+ * BETWEEN, IN (list), LIKE, CASE WHEN .. THEN .. [ELSE ..] END, CASE x WHEN,
+ * CAST(x AS type), and functions TO_TIMESTAMP_LTZ(n, 0|3), TO_TIMESTAMP(str),
+ * CONCAT, UPPER, LOWER, CHAR_LENGTH, ABS, MOD, COALESCE, IF... (see expr.c).
+ * SQL three-valued logic: NULL propagates; a filter passes only on TRUE.
+ *
+ * Thread safety: a parsed sl_expr is immutable; evaluation writes only into
+ * the caller's output value and scratch arena, so one tree may be evaluated
+ * from several threads.
+ */
+#ifndef SL_EXPR_H
+#define SL_EXPR_H
+
+#include "row.h"
+
+typedef struct sl_expr sl_expr;
+
+/* Parse `text` against `in`. Returns a tree (caller frees with
+ * sl_expr_destroy) or NULL with a message in err naming the problem and its
+ * position, e.g. "unknown column 'usr_id' at position 5". */
+sl_expr *sl_expr_parse(const char *text, const sl_schema *in, char *err, size_t errlen);
+
+/* Parse a projection item "expr [AS name]". When no alias is given the name
+ * is the column name for a bare column, else "EXPR$<index>". *name is
+ * caller-freed. */
+sl_expr *sl_expr_parse_item(const char *text, const sl_schema *in, int index, char **name,
+                            char *err, size_t errlen);
+
+sl_type sl_expr_type(const sl_expr *e);
+void sl_expr_destroy(sl_expr *e);
+
+/* Evaluate against `row`. Strings the result needs are allocated from
+ * `scratch` (reset by the caller per record). Returns SL_OK, or SL_ERR on a
+ * runtime error (division by zero, scratch exhausted, bad CAST) with a
+ * message in err. */
+int sl_expr_eval(const sl_expr *e, const sl_row *row, sl_arena *scratch, sl_value *out,
+                 char *err, size_t errlen);
+
+/* Convenience for filters: *pass is true only when the value is TRUE. */
+int sl_expr_eval_bool(const sl_expr *e, const sl_row *row, sl_arena *scratch, bool *pass,
+                      char *err, size_t errlen);
+
+/* Parse an interval literal as used in configs: "5 s", "100 ms", "10 min",
+ * "INTERVAL '10' SECOND", "2 h". Returns SL_OK with milliseconds in *ms. */
+int sl_interval_parse(const char *text, int64_t *ms, char *err, size_t errlen);
+
+#endif

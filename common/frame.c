@@ -1,0 +1,50 @@
+/*
+ * frame.c -- see frame.h. Encoding packs straight into the evbuffer's free
+ * space with evbuffer_reserve_space, so a frame costs no intermediate copy.
+ */
+#include <string.h>
+#include <event2/buffer.h>
+
+#include "frame.h"
+
+int sl_frame_pull(struct evbuffer *in, Sluice__Envelope **out, char *err, size_t errlen)
+{
+    unsigned char hdr[4];
+    size_t avail = evbuffer_get_length(in);
+    if (avail < 4) return SL_AGAIN;
+    evbuffer_copyout(in, hdr, 4);
+    uint32_t n = (uint32_t)hdr[0] << 24 | (uint32_t)hdr[1] << 16 | (uint32_t)hdr[2] << 8 | hdr[3];
+    if (n == 0 || n > SL_FRAME_MAX)
+        return sl_seterr(err, errlen, "bad frame length %u (allowed 1..%u)", n, SL_FRAME_MAX);
+    if (avail < 4 + (size_t)n) return SL_AGAIN;
+    evbuffer_drain(in, 4);
+    unsigned char *body = evbuffer_pullup(in, n);
+    Sluice__Envelope *env = sluice__envelope__unpack(NULL, n, body);
+    evbuffer_drain(in, n);
+    if (!env) return sl_seterr(err, errlen, "frame of %u bytes does not decode as a message", n);
+    if (env->msg_case == SLUICE__ENVELOPE__MSG__NOT_SET) {
+        sluice__envelope__free_unpacked(env, NULL);
+        return sl_seterr(err, errlen, "frame carries no known message");
+    }
+    *out = env;
+    return SL_OK;
+}
+
+void sl_frame_push(struct evbuffer *out, const Sluice__Envelope *env)
+{
+    size_t n = sluice__envelope__get_packed_size(env);
+    struct evbuffer_iovec v;
+    SL_ASSERT(n <= SL_FRAME_MAX);
+    if (evbuffer_reserve_space(out, n + 4, &v, 1) < 1 || v.iov_len < n + 4) {
+        /* evbuffer cannot reserve: only on allocation failure */
+        SL_ASSERT(!"evbuffer_reserve_space failed");
+    }
+    unsigned char *p = v.iov_base;
+    p[0] = (unsigned char)(n >> 24);
+    p[1] = (unsigned char)(n >> 16);
+    p[2] = (unsigned char)(n >> 8);
+    p[3] = (unsigned char)n;
+    sluice__envelope__pack(env, p + 4);
+    v.iov_len = n + 4;
+    evbuffer_commit_space(out, &v, 1);
+}

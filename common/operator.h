@@ -1,0 +1,109 @@
+/*
+ * operator.h -- the contract between the runtime and an operator.
+ *
+ * An operator type is a static sl_op_def table of callbacks (in
+ * taskmanager/operators/, one file each, listed in registry.c). A running
+ * instance is an sl_op: one per vertex per subtask, owned by the task thread
+ * that runs its chain, so an operator never needs a lock.
+ *
+ * Lifecycle, all on the task thread except plan:
+ *   plan()      validate the vertex's JSON config against the input schema and
+ *               derive the output schema. Runs on the JobManager at submission
+ *               and again on each TaskManager at deployment; pure, no I/O.
+ *   open()      allocate per-subtask state, open files.
+ *   process()   one input row (borrowed: copy what you keep). Emit with
+ *               sl_op_emit(); each emitted row is also borrowed by the callee.
+ *   run()       sources only: emit a batch of rows; return SL_OK when more are
+ *               ready, SL_AGAIN to sleep until op->wake_at_ms (rate limit),
+ *               SL_DONE when a bounded source is exhausted.
+ *   watermark() a new input watermark; NULL means "forward it".
+ *   end_input() every input has ended: emit what is pending.
+ *   close()     free everything (also called after a failed open).
+ * Callbacks that fail return SL_ERR with a message in op->err; the task then
+ * fails and the message becomes the job's exception.
+ */
+#ifndef SL_OPERATOR_H
+#define SL_OPERATOR_H
+
+#include <stdio.h>
+#include <jansson.h>
+#include "row.h"
+
+typedef struct sl_op sl_op;
+typedef struct sl_vertex sl_vertex;
+
+enum {
+    SL_OPF_SOURCE = 1 << 0, /* has no inputs; driven by run() */
+    SL_OPF_SINK = 1 << 1,   /* has no outputs */
+};
+
+typedef struct sl_op_def {
+    const char *name;            /* the vertex "type", e.g. "datagen" */
+    unsigned flags;              /* SL_OPF_* */
+    const char *const *options;  /* accepted config keys, NULL-terminated;
+                                    "fields.*" matches any key with that prefix */
+    void *(*plan)(const sl_vertex *v, const sl_schema *in, sl_schema *out, char *err,
+                  size_t errlen);
+    void (*plan_free)(void *plan);
+    int (*open)(sl_op *op);
+    int (*process)(sl_op *op, int input, sl_row *row);
+    int (*run)(sl_op *op);
+    int (*watermark)(sl_op *op, int64_t wm);
+    int (*end_input)(sl_op *op);
+    void (*close)(sl_op *op);
+} sl_op_def;
+
+/* Where an operator's output goes: the next operator in its chain, or the
+ * runtime's network writer. Set up by the runtime. */
+typedef int (*sl_emit_fn)(void *ctx, sl_row *row);
+typedef int (*sl_emit_wm_fn)(void *ctx, int64_t wm);
+
+/* Counters an operator may bump; the runtime reports them. */
+typedef struct sl_op_metrics {
+    uint64_t records_in;
+    uint64_t records_out;
+    uint64_t late_dropped; /* numLateRecordsDropped */
+} sl_op_metrics;
+
+struct sl_op {
+    const sl_op_def *def;
+    const sl_vertex *vertex;
+    const void *plan;           /* from def->plan, shared read-only */
+    void *priv;                 /* the operator's own per-subtask state */
+    int subtask;                /* 0-based index of this subtask */
+    int parallelism;            /* of this vertex */
+    int max_parallelism;        /* of the job: number of key groups */
+    const sl_schema *in;        /* input schema (NULL for sources) */
+    const sl_schema *out;       /* output schema (NULL for sinks) */
+    sl_emit_fn emit;            /* downstream */
+    sl_emit_wm_fn emit_wm;
+    void *emit_ctx;
+    sl_arena scratch;           /* reset by the runtime before each process() */
+    sl_op_metrics metrics;
+    int64_t wake_at_ms;         /* sources: when run() wants to be called again
+                                   (sl_mono_ms clock) after SL_AGAIN */
+    FILE *out_stream;           /* where print writes (the TaskManager's stdout) */
+    const char *task_name;      /* "calc (2/4)" for messages */
+    char err[512];              /* failure message for SL_ERR returns */
+};
+
+static inline int sl_op_emit(sl_op *op, sl_row *row)
+{
+    op->metrics.records_out++;
+    return op->emit(op->emit_ctx, row);
+}
+
+static inline int sl_op_emit_watermark(sl_op *op, int64_t wm)
+{
+    return op->emit_wm ? op->emit_wm(op->emit_ctx, wm) : SL_OK;
+}
+
+/* Set op->err and return SL_ERR. */
+int sl_op_fail(sl_op *op, const char *fmt, ...) SL_PRINTF(2, 3);
+
+/* The registry (taskmanager/operators/registry.c). */
+const sl_op_def *sl_op_find(const char *type);
+/* Names of all types, comma-separated, for error messages. */
+const char *sl_op_type_list(void);
+
+#endif

@@ -1,0 +1,302 @@
+/*
+ * rpc.c -- the JobManager's RPC side: TaskManager connections on
+ * jobmanager.rpc.port, registration, heartbeats, and the timers that notice
+ * lost TaskManagers and jobs waiting too long for slots.
+ *
+ * Everything here runs on the libevent thread and takes jm->lock around any
+ * change to shared state. A connection must open with a Hello of our
+ * protocol version; garbage, an oversized frame or a wrong version closes
+ * that connection with a logged reason and nothing else.
+ */
+#include <errno.h>
+#include <string.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <arpa/inet.h>
+#include <event2/listener.h>
+#include <event2/buffer.h>
+#include <event2/thread.h>
+
+#include "jm.h"
+#include "frame.h"
+#include "log.h"
+
+#define TAG "jm:rpc"
+
+static void conn_close(jm_conn *c, const char *why)
+{
+    jm *j = c->jm;
+    if (why) sl_warn(TAG, "closing connection from %s: %s", c->peer, why);
+    if (c->tm) {
+        jm_tm *tm = c->tm;
+        tm->conn = NULL;
+        c->tm = NULL;
+        jm_on_tm_lost(j, tm, why ? why : "connection closed");
+    }
+    for (jm_conn **p = &j->conns; *p; p = &(*p)->next)
+        if (*p == c) { *p = c->next; break; }
+    bufferevent_free(c->bev);
+    free(c);
+}
+
+void jm_send(jm_tm *tm, Sluice__Envelope *env)
+{
+    if (!tm || !tm->conn) return;
+    sl_frame_push(bufferevent_get_output(tm->conn->bev), env);
+}
+
+static void send_env(jm_conn *c, Sluice__Envelope *env)
+{
+    sl_frame_push(bufferevent_get_output(c->bev), env);
+}
+
+static void on_register(jm_conn *c, const Sluice__RegisterTaskManager *r)
+{
+    jm *j = c->jm;
+    Sluice__RegisterAck ack = SLUICE__REGISTER_ACK__INIT;
+    Sluice__Envelope env = SLUICE__ENVELOPE__INIT;
+    env.msg_case = SLUICE__ENVELOPE__MSG_REGISTER_ACK;
+    env.register_ack = &ack;
+    if (!r->id || !*r->id || !r->host || r->slots < 1 || r->slots > 1024 || r->data_port == 0 ||
+        r->data_port > 65535) {
+        ack.accepted = 0;
+        ack.reason = "registration needs an id, a host, a data port and 1..1024 slots";
+        send_env(c, &env);
+        return;
+    }
+    jm_tm *old = jm_tm_find(j, r->id);
+    if (old) {
+        /* The same TaskManager again (it restarted, or lost us): forget the
+         * old incarnation and everything that ran there. */
+        if (old->conn && old->conn != c) {
+            jm_conn *oc = old->conn;
+            old->conn = NULL;
+            oc->tm = NULL;
+        }
+        jm_on_tm_lost(j, old, "registered again");
+    }
+    jm_tm *tm = sl_calloc(1, sizeof *tm);
+    tm->id = sl_strdup(r->id);
+    tm->host = sl_strdup(r->host);
+    tm->data_port = (int)r->data_port;
+    tm->slots = (int)r->slots;
+    tm->cpu_cores = (int)r->cpu_cores;
+    tm->physical_memory = r->physical_memory;
+    tm->free_memory = r->free_memory;
+    tm->managed_memory = r->managed_memory;
+    tm->last_heartbeat_ms = sl_mono_ms();
+    tm->registered_ms = sl_now_ms();
+    tm->slot_job = sl_calloc((size_t)tm->slots, sizeof(jm_job *));
+    tm->conn = c;
+    c->tm = tm;
+    /* keep registration order: append */
+    jm_tm **p = &j->tms;
+    while (*p) p = &(*p)->next;
+    *p = tm;
+    sl_info(TAG, "TaskManager %s registered from %s (%d slots, data port %d)", tm->id, c->peer,
+            tm->slots, tm->data_port);
+    ack.accepted = 1;
+    ack.heartbeat_interval_ms = (uint64_t)j->heartbeat_interval_ms;
+    send_env(c, &env);
+    jm_schedule(j);
+}
+
+static void on_heartbeat(jm_conn *c, const Sluice__Heartbeat *hb)
+{
+    jm *j = c->jm;
+    Sluice__HeartbeatAck ack = SLUICE__HEARTBEAT_ACK__INIT;
+    Sluice__Envelope env = SLUICE__ENVELOPE__INIT;
+    env.msg_case = SLUICE__ENVELOPE__MSG_HEARTBEAT_ACK;
+    env.heartbeat_ack = &ack;
+    jm_tm *tm = c->tm;
+    ack.known = tm != NULL && hb->tm_id && !strcmp(hb->tm_id, tm->id);
+    send_env(c, &env);
+    if (!ack.known) return;
+    int64_t now = sl_mono_ms();
+    tm->last_heartbeat_ms = now;
+    tm->free_memory = hb->free_memory;
+    for (size_t i = 0; i < hb->n_metrics; i++) {
+        const Sluice__SubtaskMetrics *m = hb->metrics[i];
+        jm_job *job = m->job_id ? jm_job_find(j, m->job_id) : NULL;
+        if (!job || job->attempt != m->attempt || !job->tasks || m->chain >= (uint32_t)job->g->nchains ||
+            m->subtask >= (uint32_t)job->g->chains[m->chain].parallelism)
+            continue;
+        jm_metrics *jmm = &job->tasks[m->chain][m->subtask].metrics;
+        if (jmm->has && now > jmm->at_ms) {
+            double dt = (double)(now - jmm->at_ms) / 1000.0;
+            jmm->in_rate = (double)(m->records_in - jmm->m.records_in) / dt;
+            jmm->out_rate = (double)(m->records_out - jmm->m.records_out) / dt;
+            jmm->in_bytes_rate = (double)(m->bytes_in - jmm->m.bytes_in) / dt;
+            jmm->out_bytes_rate = (double)(m->bytes_out - jmm->m.bytes_out) / dt;
+        }
+        jmm->m = *m;
+        jmm->m.job_id = NULL;
+        jmm->m.base.unknown_fields = NULL;
+        jmm->m.base.n_unknown_fields = 0;
+        jmm->at_ms = now;
+        jmm->has = 1;
+    }
+}
+
+static void handle(jm_conn *c, Sluice__Envelope *env)
+{
+    if (!c->hello_done) {
+        if (env->msg_case != SLUICE__ENVELOPE__MSG_HELLO) {
+            conn_close(c, "first message is not a Hello");
+            return;
+        }
+        if (env->hello->version != SL_PROTOCOL_VERSION) {
+            char why[96];
+            snprintf(why, sizeof why, "protocol version %u, expected %u", env->hello->version,
+                     SL_PROTOCOL_VERSION);
+            conn_close(c, why);
+            return;
+        }
+        c->hello_done = 1;
+        Sluice__Hello h = SLUICE__HELLO__INIT;
+        h.version = SL_PROTOCOL_VERSION;
+        h.role = "jobmanager";
+        Sluice__Envelope out = SLUICE__ENVELOPE__INIT;
+        out.msg_case = SLUICE__ENVELOPE__MSG_HELLO;
+        out.hello = &h;
+        send_env(c, &out);
+        return;
+    }
+    switch (env->msg_case) {
+    case SLUICE__ENVELOPE__MSG_REGISTER: on_register(c, env->register_); break;
+    case SLUICE__ENVELOPE__MSG_HEARTBEAT: on_heartbeat(c, env->heartbeat); break;
+    case SLUICE__ENVELOPE__MSG_TASK_STATUS:
+        if (c->tm) jm_on_task_status(c->jm, env->task_status);
+        break;
+    default:
+        sl_warn(TAG, "%s sent an unexpected message (%d); ignored", c->peer, (int)env->msg_case);
+    }
+}
+
+static void on_read(struct bufferevent *bev, void *arg)
+{
+    jm_conn *c = arg;
+    jm *j = c->jm;
+    pthread_mutex_lock(&j->lock);
+    for (;;) {
+        Sluice__Envelope *env = NULL;
+        char err[160];
+        int rc = sl_frame_pull(bufferevent_get_input(bev), &env, err, sizeof err);
+        if (rc == SL_AGAIN) break;
+        if (rc != SL_OK) {
+            conn_close(c, err);
+            break;
+        }
+        /* handle() may close c: remember whether it is still listed */
+        jm_conn *before = c;
+        handle(c, env);
+        sluice__envelope__free_unpacked(env, NULL);
+        int alive = 0;
+        for (jm_conn *p = j->conns; p; p = p->next)
+            if (p == before) { alive = 1; break; }
+        if (!alive) break;
+    }
+    pthread_mutex_unlock(&j->lock);
+}
+
+static void on_event(struct bufferevent *bev, short what, void *arg)
+{
+    jm_conn *c = arg;
+    jm *j = c->jm;
+    pthread_mutex_lock(&j->lock);
+    if (what & BEV_EVENT_ERROR)
+        conn_close(c, evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
+    else if (what & BEV_EVENT_EOF)
+        conn_close(c, c->tm ? "TaskManager disconnected" : NULL);
+    pthread_mutex_unlock(&j->lock);
+}
+
+static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int salen,
+                      void *arg)
+{
+    jm *j = arg;
+    jm_conn *c = sl_calloc(1, sizeof *c);
+    c->jm = j;
+    if (sa->sa_family == AF_INET) {
+        struct sockaddr_in *in = (struct sockaddr_in *)sa;
+        char ip[INET_ADDRSTRLEN];
+        inet_ntop(AF_INET, &in->sin_addr, ip, sizeof ip);
+        snprintf(c->peer, sizeof c->peer, "%s:%d", ip, ntohs(in->sin_port));
+    } else {
+        snprintf(c->peer, sizeof c->peer, "peer");
+    }
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    c->bev = bufferevent_socket_new(j->base, fd, BEV_OPT_CLOSE_ON_FREE | BEV_OPT_THREADSAFE);
+    bufferevent_setcb(c->bev, on_read, NULL, on_event, c);
+    /* a peer may not make us buffer more than one maximal frame */
+    bufferevent_setwatermark(c->bev, EV_READ, 0, SL_FRAME_MAX + 8);
+    bufferevent_enable(c->bev, EV_READ | EV_WRITE);
+    pthread_mutex_lock(&j->lock);
+    c->next = j->conns;
+    j->conns = c;
+    pthread_mutex_unlock(&j->lock);
+}
+
+static void on_tick(evutil_socket_t fd, short what, void *arg)
+{
+    jm *j = arg;
+    pthread_mutex_lock(&j->lock);
+    jm_check_timeouts(j);
+    pthread_mutex_unlock(&j->lock);
+}
+
+static void on_kick(evutil_socket_t fd, short what, void *arg)
+{
+    jm *j = arg;
+    pthread_mutex_lock(&j->lock);
+    jm_schedule(j);
+    pthread_mutex_unlock(&j->lock);
+}
+
+void jm_kick(jm *j) { event_active(j->kick, EV_TIMEOUT, 0); }
+
+int jm_rpc_start(jm *j, char *err, size_t errlen)
+{
+    struct sockaddr_in sin;
+    memset(&sin, 0, sizeof sin);
+    sin.sin_family = AF_INET;
+    sin.sin_port = htons((uint16_t)sl_config_int(j->conf, "jobmanager.rpc.port"));
+    const char *bind = sl_config_str(j->conf, "jobmanager.bind-host");
+    if (!bind || !*bind) bind = "0.0.0.0";
+    if (inet_pton(AF_INET, bind, &sin.sin_addr) != 1)
+        return sl_seterr(err, errlen, "jobmanager.bind-host: '%s' is not an IPv4 address", bind);
+    j->listener = evconnlistener_new_bind(j->base, on_accept, j,
+                                          LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE, 64,
+                                          (struct sockaddr *)&sin, sizeof sin);
+    if (!j->listener)
+        return sl_seterr(err, errlen, "cannot listen on RPC port %d: %s",
+                         ntohs(sin.sin_port), strerror(errno));
+    struct sockaddr_in got;
+    socklen_t len = sizeof got;
+    getsockname(evconnlistener_get_fd(j->listener), (struct sockaddr *)&got, &len);
+    j->rpc_port = ntohs(got.sin_port);
+    j->kick = event_new(j->base, -1, 0, on_kick, j);
+    j->tick = event_new(j->base, -1, EV_PERSIST, on_tick, j);
+    int64_t every = SL_MAX(SL_MIN(j->heartbeat_timeout_ms / 4, 1000), 20);
+    struct timeval tv = {(time_t)(every / 1000), (suseconds_t)((every % 1000) * 1000)};
+    event_add(j->tick, &tv);
+    return SL_OK;
+}
+
+void jm_rpc_stop(jm *j)
+{
+    pthread_mutex_lock(&j->lock);
+    while (j->conns) {
+        jm_conn *c = j->conns;
+        if (c->tm) c->tm->conn = NULL;
+        c->tm = NULL;
+        j->conns = c->next;
+        bufferevent_free(c->bev);
+        free(c);
+    }
+    pthread_mutex_unlock(&j->lock);
+    if (j->listener) evconnlistener_free(j->listener);
+    if (j->kick) event_free(j->kick);
+    if (j->tick) event_free(j->tick);
+}

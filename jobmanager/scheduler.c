@@ -1,0 +1,445 @@
+/*
+ * scheduler.c -- jobs from submission to a terminal state.
+ *
+ * A submitted job is CREATED and asks for as many slots as its largest
+ * vertex parallelism (slot sharing: slot i runs subtask i of every chain).
+ * jm_schedule() places waiting jobs, oldest first, spreading their slots
+ * over the TaskManagers with the most free slots; a job that cannot be
+ * placed says why in state_reason ("waiting for 4 slots, 3 free") and fails
+ * with that reason after slot.request.timeout. A deployed job is RUNNING;
+ * task reports move it to FINISHED (all tasks finished), FAILED (a task
+ * failed: the others are cancelled and the error becomes its exception) or
+ * CANCELED. A lost TaskManager fails the jobs that ran on it.
+ *
+ * Everything here runs under jm->lock.
+ */
+#include <string.h>
+
+#include "jm.h"
+#include "log.h"
+
+#define TAG "jm:sched"
+
+static const char *job_state_names[] = {"INITIALIZING", "CREATED", "RUNNING", "FAILING",
+                                        "FAILED", "CANCELLING", "CANCELED", "FINISHED",
+                                        "RESTARTING", "SUSPENDED"};
+static const char *task_state_names[] = {"CREATED", "SCHEDULED", "DEPLOYING", "RUNNING",
+                                         "FINISHED", "CANCELING", "CANCELED", "FAILED",
+                                         "INITIALIZING"};
+
+const char *jm_job_state_name(jm_job_state s) { return job_state_names[s]; }
+const char *jm_task_state_name(jm_task_state s) { return task_state_names[s]; }
+
+int jm_job_state_terminal(jm_job_state s)
+{
+    return s == JOB_FAILED || s == JOB_CANCELED || s == JOB_FINISHED || s == JOB_SUSPENDED;
+}
+
+void jm_job_set_state(jm_job *job, jm_job_state s)
+{
+    if (job->state == s) return;
+    sl_info(TAG, "Job %s (%s) switched from state %s to %s.", job->g->name, job->id,
+            job_state_names[job->state], job_state_names[s]);
+    job->state = s;
+    job->timestamps[s] = sl_now_ms();
+    if (jm_job_state_terminal(s)) job->end_ms = job->timestamps[s];
+}
+
+jm_job *jm_job_find(jm *j, const char *id)
+{
+    for (jm_job *job = j->jobs; job; job = job->next)
+        if (!strcmp(job->id, id)) return job;
+    return NULL;
+}
+
+jm_tm *jm_tm_find(jm *j, const char *id)
+{
+    for (jm_tm *tm = j->tms; tm; tm = tm->next)
+        if (!strcmp(tm->id, id)) return tm;
+    return NULL;
+}
+
+int jm_slots_total(jm *j)
+{
+    int n = 0;
+    for (jm_tm *tm = j->tms; tm; tm = tm->next) n += tm->slots;
+    return n;
+}
+
+static int tm_free(const jm_tm *tm)
+{
+    int n = 0;
+    for (int i = 0; i < tm->slots; i++) n += tm->slot_job[i] == NULL;
+    return n;
+}
+
+int jm_slots_free(jm *j)
+{
+    int n = 0;
+    for (jm_tm *tm = j->tms; tm; tm = tm->next) n += tm_free(tm);
+    return n;
+}
+
+void jm_job_add_exception(jm_job *job, const char *name, const char *trace, const char *task,
+                          const char *location)
+{
+    if (job->nexceptions >= 64) return; /* the first failures are the telling ones */
+    job->exceptions = sl_realloc(job->exceptions, sizeof(jm_exception) * (size_t)(job->nexceptions + 1));
+    jm_exception *e = &job->exceptions[job->nexceptions++];
+    e->name = sl_strdup(name);
+    e->stacktrace = sl_strdup(trace ? trace : name);
+    e->task = task ? sl_strdup(task) : NULL;
+    e->location = location ? sl_strdup(location) : NULL;
+    e->timestamp = sl_now_ms();
+}
+
+static void set_reason(jm_job *job, const char *reason)
+{
+    free(job->state_reason);
+    job->state_reason = reason ? sl_strdup(reason) : NULL;
+}
+
+jm_job *jm_job_submit(jm *j, sl_jobgraph *g)
+{
+    jm_job *job = sl_calloc(1, sizeof *job);
+    sl_random_hex(job->id, 32);
+    job->g = g;
+    job->graph_json = sl_jobgraph_dump(g);
+    job->nslots = g->max_vertex_parallelism;
+    job->state = JOB_INITIALIZING;
+    job->start_ms = sl_now_ms();
+    job->timestamps[JOB_INITIALIZING] = job->start_ms;
+    job->created_mono_ms = sl_mono_ms();
+    job->tasks = sl_calloc((size_t)g->nchains, sizeof(jm_task *));
+    for (int c = 0; c < g->nchains; c++)
+        job->tasks[c] = sl_calloc((size_t)g->chains[c].parallelism, sizeof(jm_task));
+    job->slot_tm = sl_calloc((size_t)job->nslots, sizeof(jm_tm *));
+    job->next = j->jobs;
+    j->jobs = job;
+    sl_info(TAG, "Received job %s (%s), needs %d slot%s.", job->id, g->name, job->nslots,
+            job->nslots == 1 ? "" : "s");
+    jm_job_set_state(job, JOB_CREATED);
+    return job;
+}
+
+static void release_slots(jm_job *job)
+{
+    for (int s = 0; s < job->nslots; s++) {
+        jm_tm *tm = job->slot_tm[s];
+        if (!tm) continue;
+        for (int i = 0; i < tm->slots; i++)
+            if (tm->slot_job[i] == job) { tm->slot_job[i] = NULL; break; }
+        job->slot_tm[s] = NULL;
+    }
+}
+
+static void send_cancel(jm *j, jm_job *job)
+{
+    Sluice__CancelJob cj = SLUICE__CANCEL_JOB__INIT;
+    Sluice__Envelope env = SLUICE__ENVELOPE__INIT;
+    cj.job_id = job->id;
+    cj.attempt = job->attempt;
+    env.msg_case = SLUICE__ENVELOPE__MSG_CANCEL;
+    env.cancel = &cj;
+    for (jm_tm *tm = j->tms; tm; tm = tm->next)
+        for (int s = 0; s < job->nslots; s++)
+            if (job->slot_tm[s] == tm) { jm_send(tm, &env); break; }
+}
+
+/* Mark every non-terminal task as `s`. */
+static void tasks_to(jm_job *job, jm_task_state s)
+{
+    for (int c = 0; c < job->g->nchains; c++)
+        for (int i = 0; i < job->g->chains[c].parallelism; i++) {
+            jm_task *t = &job->tasks[c][i];
+            if (t->state != T_FINISHED && t->state != T_CANCELED && t->state != T_FAILED) {
+                t->state = s;
+                t->end_ms = sl_now_ms();
+            }
+        }
+}
+
+/* End a job that was deployed: tell TaskManagers, free the slots. */
+static void job_end(jm *j, jm_job *job, jm_job_state final, const char *reason)
+{
+    if (job->state == JOB_RUNNING || job->state == JOB_CANCELLING || job->state == JOB_FAILING)
+        send_cancel(j, job);
+    release_slots(job);
+    tasks_to(job, final == JOB_FAILED ? T_CANCELED : T_CANCELED);
+    if (reason) set_reason(job, reason);
+    jm_job_set_state(job, final);
+}
+
+void jm_job_cancel(jm *j, jm_job *job)
+{
+    if (jm_job_state_terminal(job->state)) return;
+    set_reason(job, NULL);
+    if (job->state == JOB_RUNNING) {
+        jm_job_set_state(job, JOB_CANCELLING);
+        send_cancel(j, job);
+        tasks_to(job, T_CANCELING);
+        /* CANCELED once the TaskManagers report; a TaskManager that never
+         * answers is covered by the heartbeat timeout */
+        return;
+    }
+    job_end(j, job, JOB_CANCELED, NULL);
+}
+
+static void job_fail(jm *j, jm_job *job, const char *reason)
+{
+    sl_warn(TAG, "Job %s (%s) fails: %s", job->g->name, job->id, reason);
+    job_end(j, job, JOB_FAILED, reason);
+}
+
+/* Pick nslots slots spread evenly: repeatedly take a free slot on the
+ * TaskManager with the most free slots. */
+static int place(jm *j, jm_job *job)
+{
+    int need = job->nslots, have = jm_slots_free(j);
+    if (have < need) {
+        char reason[128];
+        snprintf(reason, sizeof reason, "waiting for %d slot%s, %d free", need, need == 1 ? "" : "s",
+                 have);
+        if (!job->state_reason || strcmp(job->state_reason, reason)) {
+            sl_info(TAG, "Job %s (%s) is %s.", job->g->name, job->id, reason);
+            set_reason(job, reason);
+        }
+        return SL_AGAIN;
+    }
+    for (int s = 0; s < need; s++) {
+        jm_tm *best = NULL;
+        int bestfree = 0;
+        for (jm_tm *tm = j->tms; tm; tm = tm->next) {
+            int f = tm_free(tm);
+            if (f > bestfree) { best = tm; bestfree = f; }
+        }
+        SL_ASSERT(best);
+        for (int i = 0; i < best->slots; i++)
+            if (!best->slot_job[i]) { best->slot_job[i] = job; break; }
+        job->slot_tm[s] = best;
+    }
+    set_reason(job, NULL);
+    return SL_OK;
+}
+
+static void deploy(jm *j, jm_job *job)
+{
+    job->attempt = ++j->next_attempt;
+    for (int c = 0; c < job->g->nchains; c++)
+        for (int i = 0; i < job->g->chains[c].parallelism; i++) {
+            jm_task *t = &job->tasks[c][i];
+            jm_tm *tm = job->slot_tm[i];
+            free(t->tm_id);
+            free(t->host);
+            memset(t, 0, sizeof *t);
+            t->state = T_DEPLOYING;
+            t->tm_id = sl_strdup(tm->id);
+            t->host = sl_strdup(tm->host);
+            t->start_ms = sl_now_ms();
+        }
+    Sluice__SlotLocation *locs = sl_calloc((size_t)job->nslots, sizeof *locs);
+    Sluice__SlotLocation **plocs = sl_calloc((size_t)job->nslots, sizeof *plocs);
+    uint32_t *local = sl_calloc((size_t)job->nslots, sizeof(uint32_t));
+    for (int s = 0; s < job->nslots; s++) {
+        sluice__slot_location__init(&locs[s]);
+        locs[s].tm_id = job->slot_tm[s]->id;
+        locs[s].host = job->slot_tm[s]->host;
+        locs[s].data_port = (uint32_t)job->slot_tm[s]->data_port;
+        plocs[s] = &locs[s];
+    }
+    for (jm_tm *tm = j->tms; tm; tm = tm->next) {
+        size_t nlocal = 0;
+        for (int s = 0; s < job->nslots; s++)
+            if (job->slot_tm[s] == tm) local[nlocal++] = (uint32_t)s;
+        if (!nlocal) continue;
+        Sluice__DeployJob d = SLUICE__DEPLOY_JOB__INIT;
+        d.job_id = job->id;
+        d.attempt = job->attempt;
+        d.graph_json = job->graph_json;
+        d.n_slots = (size_t)job->nslots;
+        d.slots = plocs;
+        d.n_local_slots = nlocal;
+        d.local_slots = local;
+        d.buffer_timeout_ms = sl_config_int(j->conf, "execution.buffer-timeout");
+        Sluice__Envelope env = SLUICE__ENVELOPE__INIT;
+        env.msg_case = SLUICE__ENVELOPE__MSG_DEPLOY;
+        env.deploy = &d;
+        jm_send(tm, &env);
+    }
+    free(locs);
+    free(plocs);
+    free(local);
+    jm_job_set_state(job, JOB_RUNNING);
+}
+
+void jm_schedule(jm *j)
+{
+    /* oldest first: jobs is newest-first, so walk to the end */
+    int n = 0;
+    for (jm_job *job = j->jobs; job; job = job->next) n++;
+    jm_job **order = sl_calloc((size_t)(n ? n : 1), sizeof *order);
+    int k = n;
+    for (jm_job *job = j->jobs; job; job = job->next) order[--k] = job;
+    for (int i = 0; i < n; i++) {
+        jm_job *job = order[i];
+        if (job->state != JOB_CREATED) continue;
+        if (place(j, job) == SL_OK) deploy(j, job);
+    }
+    free(order);
+}
+
+static jm_task *find_task(jm_job *job, uint32_t chain, uint32_t subtask)
+{
+    if (chain >= (uint32_t)job->g->nchains || subtask >= (uint32_t)job->g->chains[chain].parallelism)
+        return NULL;
+    return &job->tasks[chain][subtask];
+}
+
+static int all_tasks_in(jm_job *job, int (*pred)(jm_task_state))
+{
+    for (int c = 0; c < job->g->nchains; c++)
+        for (int i = 0; i < job->g->chains[c].parallelism; i++)
+            if (!pred(job->tasks[c][i].state)) return 0;
+    return 1;
+}
+
+static int is_finished(jm_task_state s) { return s == T_FINISHED; }
+static int is_stopped(jm_task_state s) { return s == T_FINISHED || s == T_CANCELED || s == T_FAILED; }
+
+void jm_on_task_status(jm *j, const Sluice__TaskStatus *ts)
+{
+    jm_job *job = ts->job_id ? jm_job_find(j, ts->job_id) : NULL;
+    if (!job || ts->attempt != job->attempt) return; /* a report from an older deployment */
+    jm_task *t = find_task(job, ts->chain, ts->subtask);
+    if (!t) return;
+    switch (ts->state) {
+    case SLUICE__TASK_STATE__TASK_RUNNING:
+        if (t->state == T_DEPLOYING || t->state == T_CREATED) t->state = T_RUNNING;
+        break;
+    case SLUICE__TASK_STATE__TASK_FINISHED:
+        t->state = T_FINISHED;
+        t->end_ms = sl_now_ms();
+        if (job->state == JOB_RUNNING && all_tasks_in(job, is_finished)) {
+            release_slots(job);
+            jm_job_set_state(job, JOB_FINISHED);
+        }
+        break;
+    case SLUICE__TASK_STATE__TASK_CANCELED:
+        t->state = T_CANCELED;
+        t->end_ms = sl_now_ms();
+        if (job->state == JOB_CANCELLING && all_tasks_in(job, is_stopped)) {
+            release_slots(job);
+            jm_job_set_state(job, JOB_CANCELED);
+        }
+        break;
+    case SLUICE__TASK_STATE__TASK_FAILED: {
+        t->state = T_FAILED;
+        t->end_ms = sl_now_ms();
+        const sl_chain *ch = &job->g->chains[ts->chain];
+        char task[256], loc[256];
+        snprintf(task, sizeof task, "%s (%u/%d)", ch->name, ts->subtask + 1, ch->parallelism);
+        snprintf(loc, sizeof loc, "%s", ts->tm_id ? ts->tm_id : t->tm_id);
+        const char *msg = ts->error && *ts->error ? ts->error : "task failed";
+        jm_job_add_exception(job, msg, msg, task, loc);
+        if (job->state == JOB_RUNNING) {
+            char reason[600];
+            snprintf(reason, sizeof reason, "%s failed: %s", task, msg);
+            job_fail(j, job, reason);
+        }
+        break;
+    }
+    default:
+        break;
+    }
+}
+
+void jm_on_tm_lost(jm *j, jm_tm *tm, const char *why)
+{
+    sl_warn(TAG, "TaskManager %s is gone (%s); its %d slots are removed.", tm->id, why, tm->slots);
+    for (jm_job *job = j->jobs; job; job = job->next) {
+        int uses = 0;
+        for (int s = 0; s < job->nslots; s++)
+            if (job->slot_tm[s] == tm) uses = 1;
+        if (!uses) continue;
+        /* the lost TaskManager cannot be told anything; forget its slots first */
+        for (int s = 0; s < job->nslots; s++)
+            if (job->slot_tm[s] == tm) job->slot_tm[s] = NULL;
+        if (job->state == JOB_RUNNING || job->state == JOB_CANCELLING) {
+            char reason[300];
+            snprintf(reason, sizeof reason, "TaskManager %s was lost: %s", tm->id, why);
+            jm_job_add_exception(job, reason, reason, NULL, tm->id);
+            if (job->state == JOB_CANCELLING) job_end(j, job, JOB_CANCELED, NULL);
+            else job_fail(j, job, reason);
+        }
+    }
+    for (jm_tm **p = &j->tms; *p; p = &(*p)->next)
+        if (*p == tm) { *p = tm->next; break; }
+    if (tm->conn) tm->conn->tm = NULL;
+    free(tm->id);
+    free(tm->host);
+    free(tm->slot_job);
+    free(tm);
+    jm_schedule(j);
+}
+
+void jm_check_timeouts(jm *j)
+{
+    int64_t now = sl_mono_ms();
+    for (jm_tm *tm = j->tms; tm;) {
+        jm_tm *next = tm->next;
+        if (now - tm->last_heartbeat_ms > j->heartbeat_timeout_ms) {
+            char why[96];
+            snprintf(why, sizeof why, "no heartbeat for %lld ms", (long long)(now - tm->last_heartbeat_ms));
+            jm_on_tm_lost(j, tm, why);
+        }
+        tm = next;
+    }
+    for (jm_job *job = j->jobs; job; job = job->next) {
+        if (job->state != JOB_CREATED) continue;
+        if (now - job->created_mono_ms > j->slot_timeout_ms) {
+            char reason[300];
+            snprintf(reason, sizeof reason,
+                     "could not get %d slot%s within slot.request.timeout (%lld ms): %s", job->nslots,
+                     job->nslots == 1 ? "" : "s", (long long)j->slot_timeout_ms,
+                     job->state_reason ? job->state_reason : "not enough slots");
+            jm_job_add_exception(job, "NoResourceAvailableException", reason, NULL, NULL);
+            job_fail(j, job, reason);
+        }
+    }
+}
+
+void jm_jobs_destroy(jm *j)
+{
+    while (j->jobs) {
+        jm_job *job = j->jobs;
+        j->jobs = job->next;
+        for (int c = 0; c < job->g->nchains; c++) {
+            for (int i = 0; i < job->g->chains[c].parallelism; i++) {
+                free(job->tasks[c][i].tm_id);
+                free(job->tasks[c][i].host);
+            }
+            free(job->tasks[c]);
+        }
+        free(job->tasks);
+        for (int i = 0; i < job->nexceptions; i++) {
+            free(job->exceptions[i].name);
+            free(job->exceptions[i].stacktrace);
+            free(job->exceptions[i].task);
+            free(job->exceptions[i].location);
+        }
+        free(job->exceptions);
+        free(job->slot_tm);
+        free(job->state_reason);
+        free(job->graph_json);
+        sl_jobgraph_destroy(job->g);
+        free(job);
+    }
+    while (j->tms) {
+        jm_tm *tm = j->tms;
+        j->tms = tm->next;
+        free(tm->id);
+        free(tm->host);
+        free(tm->slot_job);
+        free(tm);
+    }
+}

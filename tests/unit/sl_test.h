@@ -1,0 +1,80 @@
+/*
+ * sl_test.h -- the unit-test harness: a test is a void function, a file
+ * lists its tests with SL_TEST_MAIN. `./test_x` runs all and prints
+ * "N passed, N failed"; `./test_x --list` prints the names; `./test_x NAME`
+ * runs one (tests/test_unit.py runs each case that way under pytest).
+ */
+#ifndef SL_TEST_H
+#define SL_TEST_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int sl_test_failed_;
+
+#define CHECK(cond)                                                            \
+    do {                                                                       \
+        if (!(cond)) {                                                         \
+            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
+            sl_test_failed_ = 1;                                               \
+            return;                                                            \
+        }                                                                      \
+    } while (0)
+
+#define CHECK_EQ_INT(a, b)                                                     \
+    do {                                                                       \
+        long long a_ = (long long)(a), b_ = (long long)(b);                    \
+        if (a_ != b_) {                                                        \
+            fprintf(stderr, "%s:%d: CHECK_EQ_INT failed: %s == %lld, expected %s == %lld\n", \
+                    __FILE__, __LINE__, #a, a_, #b, b_);                      \
+            sl_test_failed_ = 1;                                               \
+            return;                                                            \
+        }                                                                      \
+    } while (0)
+
+#define CHECK_EQ_STR(a, b)                                                     \
+    do {                                                                       \
+        const char *a_ = (a), *b_ = (b);                                       \
+        if (!a_ || !b_ || strcmp(a_, b_) != 0) {                               \
+            fprintf(stderr, "%s:%d: CHECK_EQ_STR failed: %s == \"%s\", expected \"%s\"\n", \
+                    __FILE__, __LINE__, #a, a_ ? a_ : "(null)", b_ ? b_ : "(null)"); \
+            sl_test_failed_ = 1;                                               \
+            return;                                                            \
+        }                                                                      \
+    } while (0)
+
+typedef struct {
+    const char *name;
+    void (*fn)(void);
+} sl_test_case;
+
+#define SL_TEST(fn) {#fn, fn}
+
+static inline int sl_test_run(const sl_test_case *tests, size_t n, int argc, char **argv)
+{
+    if (argc > 1 && strcmp(argv[1], "--list") == 0) {
+        for (size_t i = 0; i < n; i++) printf("%s\n", tests[i].name);
+        return 0;
+    }
+    int passed = 0, failed = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (argc > 1 && strcmp(argv[1], tests[i].name) != 0) continue;
+        sl_test_failed_ = 0;
+        tests[i].fn();
+        if (sl_test_failed_) { printf("FAIL %s\n", tests[i].name); failed++; }
+        else { printf("ok   %s\n", tests[i].name); passed++; }
+    }
+    if (passed + failed == 0) { fprintf(stderr, "no such test\n"); return 2; }
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}
+
+#define SL_TEST_MAIN(...)                                                      \
+    int main(int argc, char **argv)                                            \
+    {                                                                          \
+        static const sl_test_case tests_[] = {__VA_ARGS__};                    \
+        return sl_test_run(tests_, sizeof tests_ / sizeof tests_[0], argc, argv); \
+    }
+
+#endif
