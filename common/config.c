@@ -1,0 +1,916 @@
+/*
+ * config.c -- the configuration table, its YAML reader and its parsers.
+ *
+ * Every key Sluice understands is one row of `defs[]` below: Flink's name,
+ * a type, a default in textual form, the allowed range or choices, and a
+ * one-line description (which `--help` prints). A configuration object is
+ * just one slot per row: the current text of the value and, for numeric
+ * types, its parsed number, so getters cost a lookup and no parsing.
+ *
+ * Every value, the defaults included, goes through one setter that checks
+ * it against its row; a bad value is refused with a message naming where it
+ * came from ("conf/sluice.yaml:7: rest.port: 'abc' is not a port number").
+ *
+ * The YAML reader understands the subset Flink's configuration files use:
+ * `key: value` lines, `#` comments (a `#` at the start of a line or after
+ * whitespace, outside quotes, as in YAML), single- and double-quoted values,
+ * blank lines, and nested block maps whose keys are joined with dots
+ * (`rest:` / `  port: 8081` is `rest.port`). A key with nothing after the
+ * colon and nothing nested below it has the empty value. Anything else --
+ * tabs in indentation, lists, flow collections, block scalars, a line
+ * without `key:` -- is an error naming the file and line.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "config.h"
+
+/* One row of the table: the public descriptor plus what validation needs. */
+typedef struct {
+    sl_conf_key k;
+    int64_t min, max;    /* inclusive bounds for INT and DURATION */
+    const char *aliases; /* ENUM: "alias=choice,..." accepted on input */
+} sl_conf_def;
+
+#define NOLIM INT64_MIN, INT64_MAX
+
+static const sl_conf_def defs[] = {
+    {{"jobmanager.rpc.address", SL_CT_STRING, "localhost", NULL,
+      "Host name or address at which TaskManagers reach the JobManager's RPC endpoint."},
+     NOLIM, NULL},
+    {{"jobmanager.rpc.port", SL_CT_PORT, "6123", NULL,
+      "Port of the JobManager's RPC endpoint."},
+     NOLIM, NULL},
+    {{"rest.port", SL_CT_PORT, "8081", NULL,
+      "Port of the REST API and dashboard; clients connect to it."},
+     NOLIM, NULL},
+    {{"rest.address", SL_CT_STRING, "localhost", NULL,
+      "Host name or address at which clients (the sluice CLI) reach the REST API."},
+     NOLIM, NULL},
+    {{"rest.bind-address", SL_CT_STRING, "127.0.0.1", NULL,
+      "Address the REST server listens on (0.0.0.0 for all interfaces)."},
+     NOLIM, NULL},
+    {{"taskmanager.numberOfTaskSlots", SL_CT_INT, "1", NULL,
+      "Number of task slots a TaskManager offers."},
+     1, 65536, NULL},
+    {{"taskmanager.host", SL_CT_STRING, "", NULL,
+      "Address a TaskManager advertises to others; empty means detect it."},
+     NOLIM, NULL},
+    {{"taskmanager.data.port", SL_CT_PORT, "0", NULL,
+      "Port of a TaskManager's data exchange server; 0 picks a free port."},
+     NOLIM, NULL},
+    {{"taskmanager.resource-id", SL_CT_STRING, "", NULL,
+      "Stable identifier of a TaskManager; empty means generate one."},
+     NOLIM, NULL},
+    {{"taskmanager.memory.process.size", SL_CT_MEMORY, "1728m", NULL,
+      "Total memory budget of a TaskManager process."},
+     NOLIM, NULL},
+    {{"taskmanager.tmp.dirs", SL_CT_STRING, "/tmp", NULL,
+      "Directory for a TaskManager's working files (local RocksDB state)."},
+     NOLIM, NULL},
+    {{"parallelism.default", SL_CT_INT, "1", NULL,
+      "Parallelism of operators that do not set their own."},
+     1, 32768, NULL},
+    {{"heartbeat.interval", SL_CT_DURATION, "10000 ms", NULL,
+      "Interval between heartbeats from the JobManager to TaskManagers."},
+     1, INT64_MAX, NULL},
+    {{"heartbeat.timeout", SL_CT_DURATION, "50000 ms", NULL,
+      "Silence after which a peer is considered lost."},
+     1, INT64_MAX, NULL},
+    {{"slot.request.timeout", SL_CT_DURATION, "300000 ms", NULL,
+      "How long a job waits for enough free slots before it fails."},
+     1, INT64_MAX, NULL},
+    {{"execution.buffer-timeout", SL_CT_DURATION, "100 ms", NULL,
+      "Longest time a partly filled network buffer waits before it is sent; 0 sends every record."},
+     0, INT64_MAX, NULL},
+    {{"taskmanager.network.memory.buffers-per-channel", SL_CT_INT, "2", NULL,
+      "Exclusive network buffers (credits) per remote input channel."},
+     0, 1024, NULL},
+    {{"taskmanager.network.memory.floating-buffers-per-gate", SL_CT_INT, "8", NULL,
+      "Floating network buffers shared by the channels of one input gate."},
+     0, 65536, NULL},
+    {{"taskmanager.memory.segment-size", SL_CT_MEMORY, "32kb", NULL,
+      "Size of one network buffer."},
+     4096, 64 * 1024 * 1024, NULL},
+    {{"state.backend.type", SL_CT_ENUM, "hashmap", "hashmap,rocksdb",
+      "Where keyed state lives: in memory (hashmap) or in RocksDB on local disk (rocksdb)."},
+     NOLIM, NULL},
+    {{"state.checkpoints.dir", SL_CT_STRING, "", NULL,
+      "Directory that checkpoints are written to; empty keeps no checkpoints."},
+     NOLIM, NULL},
+    {{"state.savepoints.dir", SL_CT_STRING, "", NULL,
+      "Default directory for savepoints when a request names none."},
+     NOLIM, NULL},
+    {{"state.checkpoints.num-retained", SL_CT_INT, "1", NULL,
+      "Number of completed checkpoints kept per job."},
+     1, 1000000, NULL},
+    {{"execution.checkpointing.interval", SL_CT_DURATION, "0", NULL,
+      "Interval between checkpoints; 0 disables periodic checkpoints."},
+     0, INT64_MAX, NULL},
+    {{"execution.checkpointing.timeout", SL_CT_DURATION, "10 min", NULL,
+      "A checkpoint that takes longer is aborted."},
+     1, INT64_MAX, NULL},
+    {{"execution.checkpointing.min-pause", SL_CT_DURATION, "0", NULL,
+      "Least time between the end of one checkpoint and the start of the next."},
+     0, INT64_MAX, NULL},
+    {{"execution.checkpointing.max-concurrent-checkpoints", SL_CT_INT, "1", NULL,
+      "Most checkpoints in progress at the same time."},
+     1, 1000, NULL},
+    {{"execution.checkpointing.tolerable-failed-checkpoints", SL_CT_INT, "0", NULL,
+      "Consecutive failed checkpoints tolerated before the job fails."},
+     0, INT32_MAX, NULL},
+    {{"execution.checkpointing.mode", SL_CT_ENUM, "EXACTLY_ONCE", "EXACTLY_ONCE,AT_LEAST_ONCE",
+      "EXACTLY_ONCE aligns barriers; AT_LEAST_ONCE does not and may duplicate after recovery."},
+     NOLIM, NULL},
+    {{"restart-strategy.type", SL_CT_ENUM, "none", "none,fixed-delay,exponential-delay",
+      "What to do when a task fails: fail the job (none), or restart it."},
+     NOLIM,
+     "off=none,disable=none,no=none,fixeddelay=fixed-delay,exponentialdelay=exponential-delay"},
+    {{"restart-strategy.fixed-delay.attempts", SL_CT_INT, "3", NULL,
+      "Restarts attempted by the fixed-delay strategy before the job fails."},
+     0, INT32_MAX, NULL},
+    {{"restart-strategy.fixed-delay.delay", SL_CT_DURATION, "1 s", NULL,
+      "Wait between two restart attempts of the fixed-delay strategy."},
+     0, INT64_MAX, NULL},
+    {{"pipeline.auto-watermark-interval", SL_CT_DURATION, "200 ms", NULL,
+      "Interval at which sources emit watermarks."},
+     1, INT64_MAX, NULL},
+    {{"rest.auth-token", SL_CT_STRING, "", NULL,
+      "Bearer token required by mutating REST calls; empty means none."},
+     NOLIM, NULL},
+    {{"web.checkpoints.history", SL_CT_INT, "10", NULL,
+      "Number of recent checkpoints the REST API and dashboard remember per job."},
+     1, 100000, NULL},
+    {{"log.level", SL_CT_ENUM, "INFO", "DEBUG,INFO,WARN,ERROR",
+      "Least severe log level printed (DEBUG, INFO, WARN or ERROR)."},
+     NOLIM, "warning=WARN"},
+    {{"sluice.local.print-file", SL_CT_STRING, "", NULL,
+      "If set, print sinks append to this file instead of the TaskManager's stdout."},
+     NOLIM, NULL},
+};
+
+#define NDEFS ((int)SL_ARRAY_LEN(defs))
+
+struct sl_config {
+    char *value[SL_ARRAY_LEN(defs)]; /* current text of each key, owned */
+    int64_t num[SL_ARRAY_LEN(defs)]; /* parsed: ms, bytes, int, bool 0/1, enum index */
+};
+
+/* ------------------------------------------------------------------------ */
+/* Parsers                                                                   */
+
+/* Skip leading spaces; return the start of the rest. */
+static const char *skip_ws(const char *s)
+{
+    while (*s == ' ' || *s == '\t') s++;
+    return s;
+}
+
+/* Parse a run of decimal digits (at least one) into a non-negative int64.
+ * Returns the end pointer, or NULL when there are no digits or it overflows. */
+static const char *parse_digits(const char *s, int64_t *out)
+{
+    if (!isdigit((unsigned char)*s)) return NULL;
+    int64_t v = 0;
+    for (; isdigit((unsigned char)*s); s++) {
+        int d = *s - '0';
+        if (v > (INT64_MAX - d) / 10) return NULL;
+        v = v * 10 + d;
+    }
+    *out = v;
+    return s;
+}
+
+typedef struct {
+    const char *name;
+    int64_t factor;
+} unit_def;
+
+/* Number, optional spaces, optional unit word, optional trailing spaces;
+ * an empty unit means a factor of 1. */
+static int parse_with_unit(const char *s, const unit_def *units, size_t nunits, int64_t *out)
+{
+    int64_t v;
+    const char *p = parse_digits(skip_ws(s), &v);
+    if (!p) return SL_ERR;
+    p = skip_ws(p);
+    const char *u = p;
+    while (isalpha((unsigned char)*p)) p++;
+    size_t ulen = (size_t)(p - u);
+    if (*skip_ws(p) != '\0') return SL_ERR;
+    int64_t factor = 0;
+    if (ulen == 0) {
+        factor = 1;
+    } else {
+        for (size_t i = 0; i < nunits; i++) {
+            if (strlen(units[i].name) == ulen && strncasecmp(units[i].name, u, ulen) == 0) {
+                factor = units[i].factor;
+                break;
+            }
+        }
+    }
+    if (factor == 0 || v > INT64_MAX / factor) return SL_ERR;
+    *out = v * factor;
+    return SL_OK;
+}
+
+int sl_parse_duration_ms(const char *s, int64_t *out)
+{
+    static const unit_def units[] = {
+        {"ms", 1},           {"milli", 1},          {"millis", 1},
+        {"millisecond", 1},  {"milliseconds", 1},   {"s", 1000},
+        {"sec", 1000},       {"secs", 1000},        {"second", 1000},
+        {"seconds", 1000},   {"m", 60000},          {"min", 60000},
+        {"mins", 60000},     {"minute", 60000},     {"minutes", 60000},
+        {"h", 3600000},      {"hour", 3600000},     {"hours", 3600000},
+        {"d", 86400000},     {"day", 86400000},     {"days", 86400000},
+    };
+    return parse_with_unit(s, units, SL_ARRAY_LEN(units), out);
+}
+
+int sl_parse_memory(const char *s, int64_t *out)
+{
+    static const unit_def units[] = {
+        {"b", 1},
+        {"bytes", 1},
+        {"k", 1024},
+        {"kb", 1024},
+        {"kibibytes", 1024},
+        {"m", 1024 * 1024},
+        {"mb", 1024 * 1024},
+        {"mebibytes", 1024 * 1024},
+        {"g", 1024LL * 1024 * 1024},
+        {"gb", 1024LL * 1024 * 1024},
+        {"gibibytes", 1024LL * 1024 * 1024},
+        {"t", 1024LL * 1024 * 1024 * 1024},
+        {"tb", 1024LL * 1024 * 1024 * 1024},
+        {"tebibytes", 1024LL * 1024 * 1024 * 1024},
+    };
+    return parse_with_unit(s, units, SL_ARRAY_LEN(units), out);
+}
+
+int sl_parse_int(const char *s, int64_t *out)
+{
+    const char *p = skip_ws(s);
+    int neg = 0;
+    if (*p == '+' || *p == '-') neg = (*p++ == '-');
+    if (!isdigit((unsigned char)*p)) return SL_ERR;
+    uint64_t v = 0;
+    for (; isdigit((unsigned char)*p); p++) {
+        v = v * 10 + (uint64_t)(*p - '0');
+        if (v > (uint64_t)INT64_MAX + 1) return SL_ERR;
+    }
+    if (*skip_ws(p) != '\0') return SL_ERR;
+    if (!neg && v > (uint64_t)INT64_MAX) return SL_ERR;
+    *out = neg ? (int64_t)(0 - v) : (int64_t)v;
+    return SL_OK;
+}
+
+int sl_parse_bool(const char *s, int *out)
+{
+    static const char *yes[] = {"true", "yes", "on", "1"};
+    static const char *no[] = {"false", "no", "off", "0"};
+    for (size_t i = 0; i < SL_ARRAY_LEN(yes); i++) {
+        if (strcasecmp(s, yes[i]) == 0) { *out = 1; return SL_OK; }
+        if (strcasecmp(s, no[i]) == 0) { *out = 0; return SL_OK; }
+    }
+    return SL_ERR;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The table                                                                 */
+
+static int find_def(const char *key)
+{
+    for (int i = 0; i < NDEFS; i++)
+        if (strcmp(defs[i].k.key, key) == 0) return i;
+    return -1;
+}
+
+/* Levenshtein distance, case-insensitive, for "did you mean" hints. */
+static size_t edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 200 || lb > 200) return (size_t)-1;
+    size_t row[201];
+    for (size_t j = 0; j <= lb; j++) row[j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= lb; j++) {
+            size_t up = row[j];
+            size_t cost = tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]);
+            size_t best = diag + cost;
+            if (up + 1 < best) best = up + 1;
+            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    return row[lb];
+}
+
+/* The declared key closest to `key`, or NULL if none is close enough to be
+ * a plausible typo. */
+static const char *closest_key(const char *key)
+{
+    size_t limit = strlen(key) >= 12 ? 3 : 2, best = (size_t)-1;
+    const char *found = NULL;
+    for (int i = 0; i < NDEFS; i++) {
+        size_t d = edit_distance(key, defs[i].k.key);
+        if (d < best) { best = d; found = defs[i].k.key; }
+    }
+    return best <= limit ? found : NULL;
+}
+
+/* Find `value` among the comma-separated `list`, case-insensitively.
+ * Returns its index and its canonical spelling, or -1. */
+static int find_choice(const char *list, const char *value, const char **canon, size_t *canon_len)
+{
+    size_t vlen = strlen(value);
+    int idx = 0;
+    for (const char *p = list; *p; idx++) {
+        const char *e = strchr(p, ',');
+        size_t n = e ? (size_t)(e - p) : strlen(p);
+        if (n == vlen && strncasecmp(p, value, n) == 0) {
+            *canon = p;
+            *canon_len = n;
+            return idx;
+        }
+        if (!e) break;
+        p = e + 1;
+    }
+    return -1;
+}
+
+/* Resolve an ENUM value (or one of its aliases) to its choice index. */
+static int enum_index(const sl_conf_def *d, const char *value, const char **canon,
+                      size_t *canon_len)
+{
+    int idx = find_choice(d->k.choices, value, canon, canon_len);
+    if (idx >= 0 || !d->aliases) return idx;
+    size_t vlen = strlen(value);
+    for (const char *p = d->aliases; *p;) {
+        const char *eq = strchr(p, '=');
+        const char *e = strchr(p, ',');
+        if (!eq) break;
+        if ((size_t)(eq - p) == vlen && strncasecmp(p, value, vlen) == 0) {
+            char target[64];
+            size_t tn = e ? (size_t)(e - eq - 1) : strlen(eq + 1);
+            if (tn >= sizeof target) break;
+            memcpy(target, eq + 1, tn);
+            target[tn] = '\0';
+            return find_choice(d->k.choices, target, canon, canon_len);
+        }
+        if (!e) break;
+        p = e + 1;
+    }
+    return -1;
+}
+
+static const char *type_name(const sl_conf_def *d)
+{
+    switch (d->k.type) {
+    case SL_CT_STRING: return "string";
+    case SL_CT_INT: return "integer";
+    case SL_CT_PORT: return "port";
+    case SL_CT_DURATION: return "duration";
+    case SL_CT_MEMORY: return "memory size";
+    case SL_CT_BOOL: return "boolean";
+    case SL_CT_ENUM: return d->k.choices;
+    }
+    return "?";
+}
+
+/* "<origin>: " or nothing. */
+#define ORIGIN_FMT "%s%s"
+#define ORIGIN_ARGS(o) ((o) ? (o) : ""), ((o) ? ": " : "")
+
+/* Check `value` against row `i`; on success store it (canonical text for
+ * ENUM) with its parsed number. */
+static int set_index(sl_config *c, int i, const char *value, const char *origin, char *err,
+                     size_t errlen)
+{
+    const sl_conf_def *d = &defs[i];
+    const char *key = d->k.key;
+    int64_t num = 0;
+    char *text = NULL;
+
+    switch (d->k.type) {
+    case SL_CT_STRING:
+        break;
+    case SL_CT_INT:
+        if (sl_parse_int(value, &num) != SL_OK)
+            return sl_seterr(err, errlen, ORIGIN_FMT "%s: '%s' is not an integer",
+                             ORIGIN_ARGS(origin), key, value);
+        break;
+    case SL_CT_PORT:
+        if (sl_parse_int(value, &num) != SL_OK || num < 0 || num > 65535)
+            return sl_seterr(err, errlen, ORIGIN_FMT "%s: '%s' is not a port number (0-65535)",
+                             ORIGIN_ARGS(origin), key, value);
+        break;
+    case SL_CT_DURATION:
+        if (sl_parse_duration_ms(value, &num) != SL_OK)
+            return sl_seterr(err, errlen,
+                             ORIGIN_FMT "%s: '%s' is not a duration (like '500 ms', '10 s', "
+                                        "'1 min', '2 h', '1 d'; a bare number is milliseconds)",
+                             ORIGIN_ARGS(origin), key, value);
+        break;
+    case SL_CT_MEMORY:
+        if (sl_parse_memory(value, &num) != SL_OK)
+            return sl_seterr(err, errlen,
+                             ORIGIN_FMT "%s: '%s' is not a memory size (like '32kb', '64 mb', "
+                                        "'1g'; a bare number is bytes)",
+                             ORIGIN_ARGS(origin), key, value);
+        break;
+    case SL_CT_BOOL: {
+        int b;
+        if (sl_parse_bool(value, &b) != SL_OK)
+            return sl_seterr(err, errlen, ORIGIN_FMT "%s: '%s' is not a boolean (true or false)",
+                             ORIGIN_ARGS(origin), key, value);
+        num = b;
+        break;
+    }
+    case SL_CT_ENUM: {
+        const char *canon;
+        size_t canon_len;
+        int idx = enum_index(d, value, &canon, &canon_len);
+        if (idx < 0) {
+            char choices[256];
+            snprintf(choices, sizeof choices, "%s", d->k.choices);
+            for (char *p = choices; (p = strchr(p, ',')) != NULL;) {
+                /* "a,b" reads better as "a, b" */
+                size_t rest = strlen(p + 1) + 1;
+                if ((size_t)(p - choices) + 2 + rest > sizeof choices) break;
+                memmove(p + 2, p + 1, rest);
+                p[1] = ' ';
+                p += 2;
+            }
+            return sl_seterr(err, errlen, ORIGIN_FMT "%s: '%s' is not one of: %s",
+                             ORIGIN_ARGS(origin), key, value, choices);
+        }
+        num = idx;
+        text = sl_strndup(canon, canon_len);
+        break;
+    }
+    }
+
+    if (d->k.type == SL_CT_INT || d->k.type == SL_CT_DURATION || d->k.type == SL_CT_MEMORY) {
+        if (num < d->min || num > d->max) {
+            char lo[32] = "", hi[32] = "";
+            if (d->min != INT64_MIN) snprintf(lo, sizeof lo, "%lld", (long long)d->min);
+            if (d->max != INT64_MAX) snprintf(hi, sizeof hi, "%lld", (long long)d->max);
+            const char *unit = d->k.type == SL_CT_DURATION ? " ms"
+                               : d->k.type == SL_CT_MEMORY ? " bytes"
+                                                           : "";
+            if (*lo && *hi)
+                return sl_seterr(err, errlen,
+                                 ORIGIN_FMT "%s: '%s' is out of range (%s to %s%s)",
+                                 ORIGIN_ARGS(origin), key, value, lo, hi, unit);
+            return sl_seterr(err, errlen, ORIGIN_FMT "%s: '%s' is out of range (%s %s%s)",
+                             ORIGIN_ARGS(origin), key, value, *lo ? "at least" : "at most",
+                             *lo ? lo : hi, unit);
+        }
+    }
+
+    free(c->value[i]);
+    c->value[i] = text ? text : sl_strdup(value);
+    c->num[i] = num;
+    return SL_OK;
+}
+
+sl_config *sl_config_new(void)
+{
+    sl_config *c = sl_calloc(1, sizeof *c);
+    for (int i = 0; i < NDEFS; i++) {
+        char err[256];
+        int rc = set_index(c, i, defs[i].k.dflt, "default", err, sizeof err);
+        if (rc != SL_OK) sl_assert_fail(err, __FILE__, __LINE__);
+    }
+    return c;
+}
+
+void sl_config_destroy(sl_config *c)
+{
+    if (!c) return;
+    for (int i = 0; i < NDEFS; i++) free(c->value[i]);
+    free(c);
+}
+
+int sl_config_set(sl_config *c, const char *key, const char *value, const char *origin,
+                  char *err, size_t errlen)
+{
+    int i = find_def(key);
+    if (i < 0) {
+        const char *hint = closest_key(key);
+        if (hint)
+            return sl_seterr(err, errlen,
+                             ORIGIN_FMT "unknown configuration key '%s'; did you mean '%s'?",
+                             ORIGIN_ARGS(origin), key, hint);
+        return sl_seterr(err, errlen, ORIGIN_FMT "unknown configuration key '%s'",
+                         ORIGIN_ARGS(origin), key);
+    }
+    return set_index(c, i, value, origin, err, errlen);
+}
+
+/* Trim spaces and tabs at both ends, in place. */
+static char *trim(char *s)
+{
+    while (*s == ' ' || *s == '\t') s++;
+    size_t n = strlen(s);
+    while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t')) s[--n] = '\0';
+    return s;
+}
+
+int sl_config_set_kv(sl_config *c, const char *kv, char *err, size_t errlen)
+{
+    const char *eq = strchr(kv, '=');
+    if (!eq) return sl_seterr(err, errlen, "-D: expected key=value, got '%s'", kv);
+    char *copy = sl_strdup(kv);
+    copy[eq - kv] = '\0';
+    char *key = trim(copy), *value = trim(copy + (eq - kv) + 1);
+    int rc;
+    if (*key == '\0')
+        rc = sl_seterr(err, errlen, "-D: expected key=value, got '%s'", kv);
+    else
+        rc = sl_config_set(c, key, value, "-D", err, errlen);
+    free(copy);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* YAML                                                                      */
+
+/* One open block map: the line `name:` at `indent` whose children are
+ * indented by `child_indent` (-1 until the first child is seen). */
+typedef struct {
+    int indent;
+    int child_indent;
+    char *prefix; /* dotted name of the map; "" for the document */
+} yaml_frame;
+
+typedef struct {
+    sl_config *c;
+    const char *origin;
+    int lineno;
+    char *err;
+    size_t errlen;
+    yaml_frame stack[32];
+    int depth;
+    char *pending;      /* dotted key of a `key:` line not yet known to be a map */
+    int pending_indent;
+    int pending_line;
+} yaml_reader;
+
+static int yaml_fail(yaml_reader *r, int line, const char *msg, const char *arg)
+{
+    return sl_seterr(r->err, r->errlen, "%s:%d: %s%s%s%s", r->origin, line, msg,
+                     arg ? " '" : "", arg ? arg : "", arg ? "'" : "");
+}
+
+static int yaml_apply(yaml_reader *r, int line, const char *key, const char *value)
+{
+    char where[512];
+    snprintf(where, sizeof where, "%s:%d", r->origin, line);
+    return sl_config_set(r->c, key, value, where, r->err, r->errlen);
+}
+
+/* A `key:` line with nothing after it turned out not to open a map: it sets
+ * the key to the empty value. */
+static int yaml_flush_pending(yaml_reader *r)
+{
+    int rc = SL_OK;
+    if (r->pending) {
+        rc = yaml_apply(r, r->pending_line, r->pending, "");
+        free(r->pending);
+        r->pending = NULL;
+    }
+    return rc;
+}
+
+/* Parse a quoted value starting at `s` (on the quote) into `out` (which has
+ * room for strlen(s) bytes); return the position after the closing quote or
+ * NULL if unterminated or with a bad escape. */
+static const char *yaml_unquote(const char *s, char *out)
+{
+    char q = *s++;
+    size_t n = 0;
+    for (;;) {
+        char ch = *s++;
+        if (ch == '\0') return NULL;
+        if (ch == q) {
+            if (q == '\'' && *s == '\'') { out[n++] = '\''; s++; continue; }
+            break;
+        }
+        if (q == '"' && ch == '\\') {
+            char e = *s++;
+            switch (e) {
+            case '\\': out[n++] = '\\'; break;
+            case '"': out[n++] = '"'; break;
+            case '/': out[n++] = '/'; break;
+            case 'n': out[n++] = '\n'; break;
+            case 't': out[n++] = '\t'; break;
+            case 'r': out[n++] = '\r'; break;
+            default: return NULL;
+            }
+            continue;
+        }
+        out[n++] = ch;
+    }
+    out[n] = '\0';
+    return s;
+}
+
+static int valid_key_char(char ch)
+{
+    return isalnum((unsigned char)ch) || ch == '.' || ch == '_' || ch == '-';
+}
+
+/* Handle one line (NUL-terminated, no newline). */
+static int yaml_line(yaml_reader *r, char *line)
+{
+    int ln = r->lineno;
+    size_t len = strlen(line);
+    if (len > 0 && line[len - 1] == '\r') line[--len] = '\0';
+
+    int indent = 0;
+    while (line[indent] == ' ') indent++;
+    if (line[indent] == '\t') {
+        /* A tab after only spaces is indentation unless the line is blank. */
+        const char *p = line + indent;
+        while (*p == ' ' || *p == '\t') p++;
+        if (*p != '\0' && *p != '#')
+            return yaml_fail(r, ln, "tab character used for indentation (use spaces)", NULL);
+    }
+    char *content = line + indent;
+    {
+        const char *p = skip_ws(content);
+        if (*p == '\0' || *p == '#') return SL_OK; /* blank or comment */
+    }
+    if (content[0] == '-' && (content[1] == ' ' || content[1] == '\0'))
+        return yaml_fail(r, ln, "lists are not supported in the configuration", NULL);
+    if (strncmp(content, "---", 3) == 0 || strncmp(content, "...", 3) == 0)
+        return yaml_fail(r, ln, "multiple YAML documents are not supported", NULL);
+
+    /* The key ends at the first ':' followed by a space or the line's end. */
+    char *colon = NULL;
+    for (char *p = content; *p; p++) {
+        if (*p == '#' && p > content && (p[-1] == ' ' || p[-1] == '\t')) break;
+        if (*p == ':' && (p[1] == ' ' || p[1] == '\t' || p[1] == '\0')) { colon = p; break; }
+    }
+    if (!colon) {
+        char shown[80];
+        snprintf(shown, sizeof shown, "%s", content);
+        return yaml_fail(r, ln, "expected 'key: value', got", shown);
+    }
+    *colon = '\0';
+    char *key = trim(content);
+    if (*key == '\0') return yaml_fail(r, ln, "missing key before ':'", NULL);
+    for (const char *p = key; *p; p++)
+        if (!valid_key_char(*p)) return yaml_fail(r, ln, "invalid configuration key", key);
+
+    /* The value: quoted, plain up to a comment, or nothing. */
+    char *rest = (char *)skip_ws(colon + 1);
+    int has_value = 1;
+    char *value = rest;
+    if (*rest == '\0' || *rest == '#') {
+        has_value = 0;
+    } else if (*rest == '"' || *rest == '\'') {
+        const char *after = yaml_unquote(rest, rest); /* unquoting only shrinks */
+        if (!after) return yaml_fail(r, ln, "unterminated quoted value or bad escape", NULL);
+        after = skip_ws(after);
+        if (*after != '\0' && *after != '#')
+            return yaml_fail(r, ln, "unexpected text after the closing quote", NULL);
+    } else if (*rest == '[' || *rest == '{') {
+        return yaml_fail(r, ln,
+                         *rest == '[' ? "lists are not supported in the configuration (quote "
+                                        "the value if it is text)"
+                                      : "inline maps are not supported in the configuration",
+                         NULL);
+    } else if (*rest == '|' || *rest == '>') {
+        return yaml_fail(r, ln, "multi-line values are not supported (quote the value)", NULL);
+    } else {
+        for (char *p = rest; *p; p++) {
+            if (*p == '#' && (p[-1] == ' ' || p[-1] == '\t')) { *p = '\0'; break; }
+        }
+        value = trim(rest);
+    }
+
+    /* Place the line in the tree of open maps. */
+    if (r->pending) {
+        if (indent > r->pending_indent) {
+            if (r->depth == (int)SL_ARRAY_LEN(r->stack))
+                return yaml_fail(r, ln, "maps nested too deeply", NULL);
+            yaml_frame *f = &r->stack[r->depth++];
+            f->indent = r->pending_indent;
+            f->child_indent = indent;
+            f->prefix = r->pending;
+            r->pending = NULL;
+        } else if (yaml_flush_pending(r) != SL_OK) {
+            return SL_ERR;
+        }
+    }
+    while (r->depth > 1 && r->stack[r->depth - 1].indent >= indent) {
+        free(r->stack[r->depth - 1].prefix);
+        r->depth--;
+    }
+    yaml_frame *top = &r->stack[r->depth - 1];
+    if (top->child_indent < 0) top->child_indent = indent;
+    if (indent != top->child_indent)
+        return yaml_fail(r, ln, "inconsistent indentation", NULL);
+
+    char *full = *top->prefix ? sl_sprintf("%s.%s", top->prefix, key) : sl_strdup(key);
+    if (!has_value) {
+        r->pending = full;
+        r->pending_indent = indent;
+        r->pending_line = ln;
+        return SL_OK;
+    }
+    int rc = yaml_apply(r, ln, full, value);
+    free(full);
+    return rc;
+}
+
+int sl_config_load_text(sl_config *c, const char *text, const char *origin, char *err,
+                        size_t errlen)
+{
+    yaml_reader r = {.c = c, .origin = origin ? origin : "config", .err = err, .errlen = errlen};
+    r.stack[0] = (yaml_frame){.indent = -1, .child_indent = -1, .prefix = sl_strdup("")};
+    r.depth = 1;
+
+    char *copy = sl_strdup(text);
+    int rc = SL_OK;
+    char *line = copy;
+    while (rc == SL_OK && line) {
+        char *nl = strchr(line, '\n');
+        if (nl) *nl = '\0';
+        r.lineno++;
+        rc = yaml_line(&r, line);
+        line = nl ? nl + 1 : NULL;
+    }
+    if (rc == SL_OK) rc = yaml_flush_pending(&r);
+    free(r.pending);
+    for (int i = 0; i < r.depth; i++) free(r.stack[i].prefix);
+    free(copy);
+    return rc;
+}
+
+int sl_config_load_file(sl_config *c, const char *path, int required, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        if (errno == ENOENT && !required) return SL_OK;
+        if (errno == ENOENT)
+            return sl_seterr(err, errlen, "configuration file '%s' does not exist", path);
+        return sl_seterr(err, errlen, "cannot open configuration file '%s': %s", path,
+                         strerror(errno));
+    }
+    size_t cap = 4096, len = 0;
+    char *buf = sl_malloc(cap);
+    size_t n;
+    while ((n = fread(buf + len, 1, cap - len - 1, f)) > 0) {
+        len += n;
+        if (cap - len - 1 == 0) buf = sl_realloc(buf, cap *= 2);
+    }
+    int rc = SL_OK;
+    if (ferror(f))
+        rc = sl_seterr(err, errlen, "cannot read configuration file '%s': %s", path,
+                       strerror(errno));
+    fclose(f);
+    buf[len] = '\0';
+    if (rc == SL_OK && memchr(buf, '\0', len))
+        rc = sl_seterr(err, errlen, "%s: not a text file (contains a NUL byte)", path);
+    if (rc == SL_OK) rc = sl_config_load_text(c, buf, path, err, errlen);
+    free(buf);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Command line                                                              */
+
+static void print_help(FILE *out, const char *prog, const char *default_path)
+{
+    fprintf(out,
+            "Usage: %s [--config FILE] [-D key=value]... [--help]\n"
+            "\n"
+            "  --config FILE   read the configuration from FILE%s%s%s\n"
+            "  -D key=value    set one configuration key (also -Dkey=value)\n"
+            "  --help          print this help and exit\n"
+            "\n"
+            "Later sources override earlier ones: defaults, the configuration file,\n"
+            "the SLUICE_PROPERTIES environment variable (YAML lines), then -D.\n"
+            "Durations: '500 ms', '10 s', '1 min', '2 h', '1 d' (a bare number is ms).\n"
+            "Memory sizes: '32kb', '64 mb', '1g' (a bare number is bytes).\n"
+            "\n"
+            "Configuration keys:\n",
+            prog, default_path ? " (default " : "", default_path ? default_path : "",
+            default_path ? ")" : "");
+    for (int i = 0; i < NDEFS; i++) {
+        const sl_conf_def *d = &defs[i];
+        fprintf(out, "  %s  [%s, default %s%s%s]\n      %s\n", d->k.key, type_name(d),
+                *d->k.dflt ? "'" : "", *d->k.dflt ? d->k.dflt : "empty", *d->k.dflt ? "'" : "",
+                d->k.description);
+    }
+}
+
+int sl_config_from_args(sl_config *c, int argc, char **argv, const char *default_path,
+                        char *err, size_t errlen)
+{
+    const char *prog = argc > 0 && argv[0] ? argv[0] : "sluice";
+    const char *slash = strrchr(prog, '/');
+    if (slash) prog = slash + 1;
+    const char *config_path = NULL;
+
+    /* First pass: check every argument, find --config and --help. */
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            print_help(stdout, prog, default_path);
+            return SL_DONE;
+        } else if (strcmp(a, "--config") == 0) {
+            if (i + 1 >= argc) return sl_seterr(err, errlen, "--config needs a file name");
+            config_path = argv[++i];
+        } else if (strncmp(a, "--config=", 9) == 0) {
+            config_path = a + 9;
+        } else if (strcmp(a, "-D") == 0) {
+            if (i + 1 >= argc) return sl_seterr(err, errlen, "-D needs key=value");
+            i++;
+        } else if (strncmp(a, "-D", 2) == 0) {
+            /* -Dkey=value */
+        } else {
+            return sl_seterr(err, errlen, "unknown argument '%s' (try --help)", a);
+        }
+    }
+    if (config_path && *config_path == '\0')
+        return sl_seterr(err, errlen, "--config needs a file name");
+
+    if (config_path) {
+        if (sl_config_load_file(c, config_path, 1, err, errlen) != SL_OK) return SL_ERR;
+    } else if (default_path) {
+        if (sl_config_load_file(c, default_path, 0, err, errlen) != SL_OK) return SL_ERR;
+    }
+    const char *props = getenv("SLUICE_PROPERTIES");
+    if (props && sl_config_load_text(c, props, "SLUICE_PROPERTIES", err, errlen) != SL_OK)
+        return SL_ERR;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--config") == 0) {
+            i++;
+        } else if (strcmp(a, "-D") == 0) {
+            if (sl_config_set_kv(c, argv[++i], err, errlen) != SL_OK) return SL_ERR;
+        } else if (strncmp(a, "-D", 2) == 0) {
+            if (sl_config_set_kv(c, a + 2, err, errlen) != SL_OK) return SL_ERR;
+        }
+    }
+    return SL_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Getters                                                                   */
+
+static int must_find(const char *key)
+{
+    int i = find_def(key);
+    if (i < 0) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "configuration key '%s' is declared", key);
+        sl_assert_fail(msg, __FILE__, __LINE__);
+    }
+    return i;
+}
+
+const char *sl_config_str(const sl_config *c, const char *key)
+{
+    return c->value[must_find(key)];
+}
+
+int64_t sl_config_int(const sl_config *c, const char *key)
+{
+    int i = must_find(key);
+    SL_ASSERT(defs[i].k.type != SL_CT_STRING);
+    return c->num[i];
+}
+
+int sl_config_bool(const sl_config *c, const char *key)
+{
+    int i = must_find(key);
+    SL_ASSERT(defs[i].k.type == SL_CT_BOOL);
+    return (int)c->num[i];
+}
+
+int sl_config_count(const sl_config *c)
+{
+    SL_UNUSED(c);
+    return NDEFS;
+}
+
+void sl_config_entry(const sl_config *c, int i, const char **key, const char **value)
+{
+    SL_ASSERT(i >= 0 && i < NDEFS);
+    if (key) *key = defs[i].k.key;
+    if (value) *value = c->value[i];
+}
