@@ -1,0 +1,109 @@
+/*
+ * buffer.c -- see buffer.h. One mutex and condition variable per pool; the
+ * lock is taken once per 32 KiB buffer, never per record.
+ */
+#include <stdlib.h>
+#include "buffer.h"
+
+sl_pool *sl_pool_new(int nbufs, uint32_t size)
+{
+    sl_pool *p = sl_calloc(1, sizeof *p);
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_cond_init(&p->cv, NULL);
+    p->total = nbufs;
+    p->mem = sl_malloc((size_t)nbufs * size);
+    p->bufs = sl_calloc((size_t)nbufs, sizeof(sl_buf));
+    for (int i = 0; i < nbufs; i++) {
+        sl_buf *b = &p->bufs[i];
+        b->data = p->mem + (size_t)i * size;
+        b->cap = size;
+        b->pool = p;
+        b->recycle = sl_pool_put;
+        b->next = p->free;
+        p->free = b;
+    }
+    p->nfree = nbufs;
+    return p;
+}
+
+static void pool_free(sl_pool *p)
+{
+    pthread_mutex_destroy(&p->mu);
+    pthread_cond_destroy(&p->cv);
+    free(p->mem);
+    free(p->bufs);
+    free(p);
+}
+
+sl_buf *sl_pool_get(sl_pool *p, int64_t *waited_ns)
+{
+    int64_t t0 = 0;
+    sl_buf *b = NULL;
+    pthread_mutex_lock(&p->mu);
+    if (!p->free && !p->closed) {
+        t0 = sl_mono_ns();
+        while (!p->free && !p->closed) pthread_cond_wait(&p->cv, &p->mu);
+    }
+    if (!p->closed && p->free) {
+        b = p->free;
+        p->free = b->next;
+        p->nfree--;
+    }
+    pthread_mutex_unlock(&p->mu);
+    if (waited_ns) *waited_ns = t0 ? sl_mono_ns() - t0 : 0;
+    if (b) {
+        b->len = 0;
+        b->next = NULL;
+        b->recycle = sl_pool_put;
+    }
+    return b;
+}
+
+sl_buf *sl_pool_tryget(sl_pool *p)
+{
+    sl_buf *b = NULL;
+    pthread_mutex_lock(&p->mu);
+    if (!p->closed && p->free) {
+        b = p->free;
+        p->free = b->next;
+        p->nfree--;
+    }
+    pthread_mutex_unlock(&p->mu);
+    if (b) {
+        b->len = 0;
+        b->next = NULL;
+        b->recycle = sl_pool_put;
+    }
+    return b;
+}
+
+void sl_pool_put(sl_buf *b)
+{
+    sl_pool *p = b->pool;
+    pthread_mutex_lock(&p->mu);
+    b->next = p->free;
+    p->free = b;
+    p->nfree++;
+    int done = p->closed && p->nfree == p->total;
+    pthread_cond_signal(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+    if (done) pool_free(p);
+}
+
+void sl_pool_close(sl_pool *p)
+{
+    pthread_mutex_lock(&p->mu);
+    p->closed = 1;
+    int done = p->nfree == p->total;
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+    if (done) pool_free(p);
+}
+
+float sl_pool_usage(sl_pool *p)
+{
+    pthread_mutex_lock(&p->mu);
+    float u = p->total ? (float)(p->total - p->nfree) / (float)p->total : 0.0f;
+    pthread_mutex_unlock(&p->mu);
+    return u;
+}

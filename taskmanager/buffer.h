@@ -1,0 +1,74 @@
+/*
+ * buffer.h -- network buffers and the bounded pools they come from.
+ *
+ * Every record that leaves a task is serialized into a fixed-size buffer
+ * (taskmanager.memory.segment-size, 32 KiB) taken from a pool whose size is
+ * fixed when the task is deployed. A producer that finds its pool empty
+ * blocks in sl_pool_get() until a consumer recycles a buffer: that wait is
+ * the task's backpressured time, and it is why a slow consumer costs time,
+ * never memory.
+ *
+ * A buffer returns to where it came from through its recycle callback:
+ * to its pool (producer buffers, also after a local consumer read them) or
+ * to the network thread (receive buffers, which become credit again).
+ *
+ * A pool may be closed (job cancelled): waiters wake up and get NULL. Its
+ * memory is freed when it is closed and every buffer has come back, so a
+ * buffer still queued in a socket or a gate never points at freed memory.
+ *
+ * Elements inside a buffer: u8 tag, u32 length (little endian), payload.
+ */
+#ifndef SL_BUFFER_H
+#define SL_BUFFER_H
+
+#include <pthread.h>
+#include "sl.h"
+
+enum {
+    SL_EL_RECORD = 1,    /* i64 event timestamp, then the row encoding */
+    SL_EL_WATERMARK = 2, /* i64 watermark */
+    SL_EL_END = 3,       /* end of partition: no more data on this channel */
+};
+
+#define SL_EL_HDR 5
+
+typedef struct sl_buf sl_buf;
+typedef struct sl_pool sl_pool;
+
+struct sl_buf {
+    uint8_t *data;
+    uint32_t len;        /* bytes used, 0 <= len <= cap */
+    uint32_t cap;
+    int chan;            /* input channel index at the receiving gate */
+    int owner;           /* receive buffers: id of the channel whose exclusive
+                            buffer this is, or -1 when it is a floating one */
+    sl_pool *pool;       /* owner */
+    void (*recycle)(sl_buf *b); /* who takes it back; default sl_pool_put */
+    void *recycle_ctx;
+    sl_buf *next;        /* intrusive link for pools, gates and send queues */
+};
+
+struct sl_pool {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    sl_buf *free;
+    int nfree;
+    int total;
+    int closed;
+    uint8_t *mem;        /* total * size bytes */
+    sl_buf *bufs;        /* total headers */
+};
+
+sl_pool *sl_pool_new(int nbufs, uint32_t size);
+/* Block until a buffer is free; *waited_ns gets the time spent blocked.
+ * NULL when the pool is closed. */
+sl_buf *sl_pool_get(sl_pool *p, int64_t *waited_ns);
+sl_buf *sl_pool_tryget(sl_pool *p);
+void sl_pool_put(sl_buf *b);
+/* Close: wake waiters; free the memory once every buffer is back. */
+void sl_pool_close(sl_pool *p);
+float sl_pool_usage(sl_pool *p); /* share of buffers in use, 0..1 */
+
+static inline void sl_buf_recycle(sl_buf *b) { b->recycle(b); }
+
+#endif

@@ -1,0 +1,78 @@
+/*
+ * main.c -- sluice-taskmanager: configuration, then the network thread's
+ * event loop (net.c), which spawns a thread per deployed task.
+ * SIGINT/SIGTERM cancel every task and end the loop.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <event2/event.h>
+#include <event2/thread.h>
+
+#include "tm.h"
+#include "log.h"
+
+#define TAG "tm"
+
+static void on_signal(evutil_socket_t sig, short what, void *arg)
+{
+    tm_net *n = arg;
+    sl_info(TAG, "signal %d: shutting down", (int)sig);
+    event_base_loopbreak(n->base);
+}
+
+int main(int argc, char **argv)
+{
+    char err[1024];
+    tm_net n;
+    memset(&n, 0, sizeof n);
+    signal(SIGPIPE, SIG_IGN);
+    n.conf = sl_config_new();
+    int rc = sl_config_from_args(n.conf, argc, argv, "conf/sluice.yaml", err, sizeof err);
+    if (rc == SL_DONE) return 0;
+    if (rc != SL_OK) {
+        fprintf(stderr, "sluice-taskmanager: %s\n", err);
+        return 2;
+    }
+    sl_log_level = sl_log_parse_level(sl_config_str(n.conf, "log.level"));
+    if (sl_log_level < 0) sl_log_level = SL_LOG_INFO;
+    n.slots = (int)sl_config_int(n.conf, "taskmanager.numberOfTaskSlots");
+    n.host = sl_strdup(sl_config_str(n.conf, "taskmanager.host"));
+    evthread_use_pthreads();
+    n.base = event_base_new();
+    /* stdout carries the print sink's rows: line-buffer it so they show up */
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    if (tm_net_start(&n, err, sizeof err) != SL_OK) {
+        sl_error(TAG, "%s", err);
+        return 1;
+    }
+    const char *rid = sl_config_str(n.conf, "taskmanager.resource-id");
+    if (rid && *rid) {
+        n.id = sl_strdup(rid);
+    } else {
+        char host[128], hex[7];
+        if (gethostname(host, sizeof host) != 0) snprintf(host, sizeof host, "localhost");
+        host[sizeof host - 1] = '\0';
+        sl_random_hex(hex, 6);
+        n.id = sl_sprintf("%s:%d-%s", host, n.data_port, hex);
+    }
+    sl_info(TAG, "Sluice TaskManager %s started: %d slot%s, data port %d, JobManager at %s:%lld",
+            n.id, n.slots, n.slots == 1 ? "" : "s", n.data_port,
+            sl_config_str(n.conf, "jobmanager.rpc.address"),
+            (long long)sl_config_int(n.conf, "jobmanager.rpc.port"));
+    struct event *sigint = evsignal_new(n.base, SIGINT, on_signal, &n);
+    struct event *sigterm = evsignal_new(n.base, SIGTERM, on_signal, &n);
+    event_add(sigint, NULL);
+    event_add(sigterm, NULL);
+    event_base_dispatch(n.base);
+    tm_net_stop(&n);
+    event_free(sigint);
+    event_free(sigterm);
+    event_base_free(n.base);
+    sl_config_destroy(n.conf);
+    free(n.id);
+    free(n.host);
+    sl_info(TAG, "stopped");
+    return 0;
+}

@@ -1,0 +1,197 @@
+/*
+ * tm.h -- the TaskManager's state: deployments, tasks, gates and channels.
+ *
+ * Threads and ownership:
+ *  - the network thread (net.c, libevent) owns the JobManager connection,
+ *    the data connections to other TaskManagers, the list of deployments,
+ *    and every credit counter and receive buffer;
+ *  - one task thread per deployed subtask chain (task.c) owns its
+ *    operators, its output buffers being filled and its time accounting.
+ * They meet only at these points, each under a short lock:
+ *  - an input gate (tm_gate): buffers that arrived for a task;
+ *  - a peer's send queues (tm_peer.mu): full buffers waiting for credit;
+ *  - the network thread's inbox (tm_net.mu): task status reports and
+ *    receive buffers coming back as credit.
+ * A task's figures are written by its thread with relaxed atomic stores and
+ * read by the network thread for heartbeats.
+ */
+#ifndef SL_TM_H
+#define SL_TM_H
+
+#include <pthread.h>
+#include <event2/event.h>
+#include <event2/bufferevent.h>
+
+#include "sl.h"
+#include "config.h"
+#include "jobgraph.h"
+#include "buffer.h"
+#include "control.pb-c.h"
+
+typedef struct tm_net tm_net;
+typedef struct tm_deploy tm_deploy;
+typedef struct tm_task tm_task;
+typedef struct tm_peer tm_peer;
+
+/* Where a task's input arrives. */
+typedef struct tm_gate {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    sl_buf *head, *tail;        /* buffers ready for the task, in arrival order */
+    int queued;
+    int closed;                 /* cancelled: the task should stop */
+    int nchan;                  /* input channels */
+} tm_gate;
+
+/* The sending end of one channel (producer subtask -> consumer subtask). */
+typedef struct tm_outchan {
+    uint32_t id;                /* channel id within the deployment */
+    tm_gate *local;             /* consumer gate when the consumer runs here */
+    int local_idx;              /* channel index at that gate */
+    tm_peer *peer;              /* else the TaskManager it runs on */
+    /* remote only; queue under peer->mu, credit owned by the network thread */
+    sl_buf *qhead, *qtail;
+    int qlen;
+    int credit;
+    tm_deploy *d;
+    struct tm_outchan *peer_next; /* peer's list of its channels */
+} tm_outchan;
+
+/* The receiving end of a remote channel (network thread only). */
+typedef struct tm_inchan {
+    uint32_t id;
+    tm_gate *gate;
+    int gate_idx;
+    tm_peer *peer;
+    sl_buf *reserved;           /* buffers granted as credit, waiting for data */
+    int nreserved;
+    int announced;              /* credits sent and not yet used */
+    int backlog;                /* sender's last announced backlog */
+} tm_inchan;
+
+/* Task figures, written by the task thread (relaxed atomics). */
+typedef struct tm_task_metrics {
+    uint64_t records_in, records_out, bytes_in, bytes_out;
+    uint64_t busy_ns, bp_ns, idle_ns;
+    uint64_t late_dropped;
+    int64_t in_wm, out_wm;
+    float in_usage, out_usage;
+    int wm_idle;
+} tm_task_metrics;
+
+struct tm_task {
+    tm_deploy *d;
+    int chain;
+    int subtask;
+    pthread_t thread;
+    int started;
+    tm_gate gate;
+    int ngate_chan;             /* input channels */
+    int *chan_input;            /* per gate channel: which input edge of the head */
+    /* outputs: one writer per out edge of the chain's tail */
+    int nwriters;
+    struct tm_writer *writers;
+    sl_pool *out_pool;
+    tm_task_metrics m;
+    /* heartbeat bookkeeping (network thread) */
+    uint64_t hb_busy_ns, hb_bp_ns, hb_idle_ns;
+    int64_t hb_at_ns;
+    double busy_per_s, bp_per_s, idle_per_s;
+    pthread_mutex_t wake_mu;    /* sources sleep on this (rate limit) */
+    pthread_cond_t wake_cv;
+};
+
+struct tm_deploy {
+    char job_id[33];
+    uint32_t attempt;
+    sl_jobgraph *g;
+    int nslots;
+    char **slot_tm;             /* TaskManager id per slot */
+    int64_t buffer_timeout_ms;
+    uint32_t seg_size;
+    int buffers_per_channel, floating_per_gate;
+    int ntasks;
+    tm_task *tasks;
+    uint32_t nchan;             /* channel ids are 0..nchan-1 */
+    tm_outchan **out_by_id;     /* sending ends that live here */
+    tm_inchan **in_by_id;       /* receiving ends of remote channels that live here */
+    sl_pool *recv_pool;         /* receive buffers for remote channels */
+    int cancelled;              /* set by the network thread */
+    int running_tasks;          /* threads not yet exited (network thread) */
+    tm_net *net;
+    tm_deploy *next;
+};
+
+/* A data connection to another TaskManager, shared by every channel. */
+struct tm_peer {
+    char *id;
+    char *host;
+    int port;
+    struct bufferevent *bev;    /* NULL until connected */
+    int hello_done;
+    int initiator;              /* we connect (our id sorts lower) */
+    pthread_mutex_t mu;         /* guards the out-channels' send queues */
+    tm_outchan *chans;          /* sending ends towards this peer */
+    struct event *wake;         /* a task queued data for this peer */
+    tm_net *net;
+    tm_peer *next;
+};
+
+typedef struct tm_status {
+    char job_id[33];
+    uint32_t attempt;
+    int chain, subtask;
+    Sluice__TaskState state;
+    char *error;
+    struct tm_status *next;
+} tm_status;
+
+struct tm_net {
+    sl_config *conf;
+    struct event_base *base;
+    char *id;                   /* resource id */
+    char *host;                 /* address others reach us at */
+    int data_port;
+    int slots;
+    /* JobManager connection */
+    struct bufferevent *jm;
+    int jm_hello, jm_registered;
+    struct event *reconnect, *heartbeat;
+    int64_t hb_interval_ms;
+    /* data plane */
+    struct evconnlistener *listener;
+    tm_peer *peers;
+    struct bufferevent **pending;   /* accepted, before their hello */
+    tm_deploy *deploys;
+    uint32_t max_attempt;           /* newest deployment seen */
+    /* inbox from task threads */
+    pthread_mutex_t mu;
+    tm_status *status_head, *status_tail;
+    sl_buf *credit_head;            /* receive buffers coming back */
+    int exited;                     /* task threads that ended since last look */
+    struct event *inbox;
+    int stopping;
+};
+
+/* task.c */
+int tm_task_start(tm_task *t, char *err, size_t errlen);
+void tm_gate_init(tm_gate *g, int nchan);
+void tm_gate_push(tm_gate *g, sl_buf *b);
+void tm_gate_close(tm_gate *g);
+void tm_gate_destroy(tm_gate *g);
+void tm_task_wake(tm_task *t);
+void tm_writer_destroy_all(tm_task *t);
+int tm_task_build_outputs(tm_task *t, char *err, size_t errlen);
+
+/* net.c (callable from task threads) */
+void tm_net_report(tm_net *n, tm_deploy *d, int chain, int subtask, Sluice__TaskState s,
+                   const char *error);
+void tm_net_task_exited(tm_net *n);
+void tm_net_recycle_recv(sl_buf *b);          /* a receive buffer's recycle callback */
+void tm_peer_enqueue(tm_outchan *oc, sl_buf *b); /* a full buffer for a remote channel */
+
+/* net.c */
+int tm_net_start(tm_net *n, char *err, size_t errlen);
+void tm_net_stop(tm_net *n);
+
+#endif

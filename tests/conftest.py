@@ -1,0 +1,221 @@
+"""Shared test fixtures: real Sluice daemons on loopback with ephemeral ports.
+
+A `Cluster` starts a JobManager (RPC and REST on port 0; the ports are read
+from its log) and any number of TaskManagers, and offers small helpers to
+call the REST API, run the CLI and wait for conditions. Binaries come from
+$SLUICE_BUILD (default build/), so the same tests run against the sanitized
+build (build-san/).
+"""
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BUILD = os.path.join(ROOT, os.environ.get("SLUICE_BUILD", "build"))
+BIN = os.path.join(BUILD, "bin")
+
+
+def wait_for(cond, timeout=20.0, interval=0.05, what="condition"):
+    """Poll cond() until it returns a truthy value; return that value."""
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        last = cond()
+        if last:
+            return last
+        time.sleep(interval)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what} (last: {last!r})")
+
+
+class Daemon:
+    def __init__(self, name, args, workdir, env=None):
+        self.name = name
+        self.log_path = os.path.join(workdir, name + ".log")
+        self.out_path = os.path.join(workdir, name + ".out")
+        self.log = open(self.log_path, "wb")
+        self.out = open(self.out_path, "wb")
+        e = dict(os.environ)
+        e.pop("SLUICE_PROPERTIES", None)
+        e.setdefault("ASAN_OPTIONS", "detect_leaks=1:abort_on_error=0")
+        e.setdefault("UBSAN_OPTIONS", "print_stacktrace=1:halt_on_error=1")
+        if env:
+            e.update(env)
+        self.proc = subprocess.Popen(args, stdout=self.out, stderr=self.log, cwd=workdir, env=e)
+
+    def log_text(self):
+        with open(self.log_path, "rb") as f:
+            return f.read().decode("utf-8", "replace")
+
+    def out_text(self):
+        with open(self.out_path, "rb") as f:
+            return f.read().decode("utf-8", "replace")
+
+    def alive(self):
+        return self.proc.poll() is None
+
+    def kill(self, sig=signal.SIGKILL):
+        if self.alive():
+            self.proc.send_signal(sig)
+        self.proc.wait(timeout=30)
+
+    def stop(self):
+        """SIGTERM and wait; returns the exit status."""
+        if self.alive():
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+                raise AssertionError(f"{self.name} did not stop on SIGTERM")
+        self.log.close()
+        self.out.close()
+        return self.proc.returncode
+
+
+class Cluster:
+    def __init__(self, workdir, jm_conf=None):
+        self.workdir = workdir
+        self.tms = []
+        conf = {
+            "rest.port": "0",
+            "jobmanager.rpc.port": "0",
+            "heartbeat.interval": "200 ms",
+            "heartbeat.timeout": "2 s",
+            "slot.request.timeout": "30 s",
+        }
+        conf.update(jm_conf or {})
+        self.conf = conf
+        args = [os.path.join(BIN, "sluice-jobmanager")]
+        for k, v in conf.items():
+            args += ["-D", f"{k}={v}"]
+        self.jm = Daemon("jobmanager", args, workdir)
+        m = wait_for(lambda: re.search(r"RPC port (\d+), REST port (\d+)", self.jm.log_text())
+                     or (not self.jm.alive() and "dead"), what="JobManager start")
+        assert m != "dead", "JobManager exited:\n" + self.jm.log_text()
+        self.rpc_port = int(m.group(1))
+        self.rest_port = int(m.group(2))
+        self.url = f"http://127.0.0.1:{self.rest_port}"
+
+    def add_tm(self, slots=1, extra=None, wait=True):
+        name = f"taskmanager{len(self.tms)}"
+        conf = {
+            "jobmanager.rpc.address": "127.0.0.1",
+            "jobmanager.rpc.port": str(self.rpc_port),
+            "taskmanager.numberOfTaskSlots": str(slots),
+            "heartbeat.interval": "200 ms",
+            "taskmanager.resource-id": f"tm-{len(self.tms)}",
+        }
+        conf.update(extra or {})
+        args = [os.path.join(BIN, "sluice-taskmanager")]
+        for k, v in conf.items():
+            args += ["-D", f"{k}={v}"]
+        tm = Daemon(name, args, self.workdir)
+        tm.id = conf["taskmanager.resource-id"]
+        self.tms.append(tm)
+        if wait:
+            wait_for(lambda: any(t["id"] == tm.id for t in self.get("/taskmanagers")["taskmanagers"]),
+                     what=f"{tm.id} to register")
+        return tm
+
+    # --- REST ---
+    def request(self, method, path, body=None, headers=None):
+        data = None
+        if body is not None:
+            data = body if isinstance(body, (bytes, str)) else json.dumps(body)
+            if isinstance(data, str):
+                data = data.encode()
+        req = urllib.request.Request(self.url + path, data=data, method=method,
+                                     headers=headers or {})
+        try:
+            with urllib.request.urlopen(req, timeout=30) as r:
+                raw = r.read()
+                return r.status, (json.loads(raw) if raw else None)
+        except urllib.error.HTTPError as e:
+            raw = e.read()
+            try:
+                return e.code, json.loads(raw)
+            except ValueError:
+                return e.code, raw.decode("utf-8", "replace")
+
+    def get(self, path):
+        status, body = self.request("GET", path)
+        assert status == 200, f"GET {path} -> {status} {body}"
+        return body
+
+    def submit(self, job, parallelism=None):
+        path = "/jobs" + (f"?parallelism={parallelism}" if parallelism else "")
+        status, body = self.request("POST", path, job)
+        assert status == 200, f"submit -> {status} {body}"
+        return body["jobid"]
+
+    def job(self, jid):
+        return self.get(f"/jobs/{jid}")
+
+    def wait_state(self, jid, states, timeout=60):
+        states = (states,) if isinstance(states, str) else tuple(states)
+        return wait_for(lambda: self.job(jid)["state"] in states and self.job(jid),
+                        timeout=timeout, what=f"job {jid} to reach {states}")
+
+    def cli(self, *args, check=False, timeout=120):
+        cmd = [os.path.join(BIN, "sluice"), "-m", f"127.0.0.1:{self.rest_port}"] + list(args)
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=self.workdir)
+        if check:
+            assert r.returncode == 0, f"{cmd} -> {r.returncode}\n{r.stdout}\n{r.stderr}"
+        return r
+
+    def shutdown(self):
+        """Stop every daemon with SIGTERM; a crash or sanitizer report fails the test."""
+        problems = []
+        for d in self.tms + [self.jm]:
+            if not d.alive() and d.proc.returncode not in (0, -9, -15):
+                problems.append(f"{d.name} exited with {d.proc.returncode}")
+            elif d.alive():
+                rc = d.stop()
+                if rc != 0:
+                    problems.append(f"{d.name} exited with {rc} on SIGTERM")
+            text = d.log_text()
+            for marker in ("ERROR: AddressSanitizer", "runtime error:", "ERROR: LeakSanitizer"):
+                if marker in text:
+                    problems.append(f"{d.name}: {marker}\n{text[-4000:]}")
+        return problems
+
+
+@pytest.fixture
+def workdir():
+    d = tempfile.mkdtemp(prefix="sluice-test-")
+    yield d
+    shutil.rmtree(d, ignore_errors=True)
+
+
+@pytest.fixture
+def cluster(workdir):
+    c = Cluster(workdir)
+    yield c
+    problems = c.shutdown()
+    assert not problems, "\n".join(problems)
+
+
+@pytest.fixture
+def make_cluster(workdir):
+    made = []
+
+    def make(**kw):
+        c = Cluster(workdir, **kw)
+        made.append(c)
+        return c
+
+    yield make
+    problems = []
+    for c in made:
+        problems += c.shutdown()
+    assert not problems, "\n".join(problems)
