@@ -1,0 +1,980 @@
+/*
+ * test_expr.c -- unit tests for common/expr.c: parsing, type checking,
+ * evaluation of every operator and function, SQL three-valued logic, CAST,
+ * intervals, limits, and a fuzz loop over broken texts.
+ *
+ * Every case goes through run(), which parses a text against one fixed
+ * schema, evaluates it against one fixed row and renders the outcome as
+ * "<TYPE> <value>", "<TYPE> NULL", "PARSE: <message>" or "EVAL: <message>",
+ * so each expectation below is a literal string worked out by hand (dates
+ * were checked with an independent calendar).
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "expr.h"
+#include "sl_test.h"
+
+/* The row every case reads:
+ *   id BIGINT 7, n INT 3, name STRING 'Alice', price DOUBLE 2.5, ok BOOLEAN TRUE,
+ *   ts TIMESTAMP 2026-01-01 00:00:00.020, nul_i INT NULL, nul_s STRING NULL,
+ *   nul_b BOOLEAN NULL, `my col` STRING 'x y', neg INT -7 */
+static sl_schema S;
+static sl_value V[11];
+static sl_row R;
+static char OUT[512];
+
+static void setup(void)
+{
+    if (S.n) return;
+    sl_schema_init(&S);
+    sl_schema_add(&S, "id", SL_T_BIGINT);
+    sl_schema_add(&S, "n", SL_T_INT);
+    sl_schema_add(&S, "name", SL_T_STRING);
+    sl_schema_add(&S, "price", SL_T_DOUBLE);
+    sl_schema_add(&S, "ok", SL_T_BOOLEAN);
+    sl_schema_add(&S, "ts", SL_T_TIMESTAMP);
+    sl_schema_add(&S, "nul_i", SL_T_INT);
+    sl_schema_add(&S, "nul_s", SL_T_STRING);
+    sl_schema_add(&S, "nul_b", SL_T_BOOLEAN);
+    sl_schema_add(&S, "my col", SL_T_STRING);
+    sl_schema_add(&S, "neg", SL_T_INT);
+    V[0].v.i = 7;
+    V[1].v.i = 3;
+    V[2].v.s.p = "Alice";
+    V[2].v.s.len = 5;
+    V[3].v.d = 2.5;
+    V[4].v.i = 1;
+    V[5].v.i = 1767225600020LL;
+    V[6].isnull = V[7].isnull = V[8].isnull = true;
+    V[9].v.s.p = "x y";
+    V[9].v.s.len = 3;
+    V[10].v.i = -7;
+    R.kind = SL_KIND_INSERT;
+    R.n = 11;
+    R.vals = V;
+    R.ts = SL_TS_NONE;
+}
+
+static const char *type_word(sl_type t)
+{
+    static const char *const w[] = {"NULL",   "BOOLEAN", "INT",   "BIGINT",
+                                    "DOUBLE", "STRING",  "BYTES", "TIMESTAMP"};
+    return w[t];
+}
+
+/* Render a value by hand so the test does not lean on row.c's formatter. */
+static void render(char *dst, size_t cap, sl_type t, const sl_value *v)
+{
+    if (v->isnull) {
+        snprintf(dst, cap, "%s NULL", type_word(t));
+        return;
+    }
+    switch (t) {
+    case SL_T_BOOLEAN: snprintf(dst, cap, "BOOLEAN %s", v->v.i ? "TRUE" : "FALSE"); break;
+    case SL_T_DOUBLE: snprintf(dst, cap, "DOUBLE %.17g", v->v.d); break;
+    case SL_T_STRING:
+    case SL_T_BYTES:
+        snprintf(dst, cap, "%s %.*s", type_word(t), (int)v->v.s.len, v->v.s.p);
+        break;
+    default: snprintf(dst, cap, "%s %lld", type_word(t), (long long)v->v.i); break;
+    }
+}
+
+/* Parse and evaluate with a scratch arena of `limit` bytes. */
+static const char *run_limit(const char *text, size_t limit)
+{
+    setup();
+    char err[256] = "";
+    sl_expr *e = sl_expr_parse(text, &S, err, sizeof err);
+    if (!e) {
+        snprintf(OUT, sizeof OUT, "PARSE: %s", err);
+        return OUT;
+    }
+    sl_arena a;
+    sl_arena_init(&a, limit);
+    sl_value v;
+    memset(&v, 0xA5, sizeof v); /* garbage: eval must set every field it reports */
+    if (sl_expr_eval(e, &R, &a, &v, err, sizeof err) != SL_OK)
+        snprintf(OUT, sizeof OUT, "EVAL: %s", err);
+    else
+        render(OUT, sizeof OUT, sl_expr_type(e), &v);
+    sl_arena_free(&a);
+    sl_expr_destroy(e);
+    return OUT;
+}
+
+static const char *run(const char *text) { return run_limit(text, 1 << 16); }
+
+#define EXPECT(text, want) CHECK_EQ_STR(run(text), want)
+
+static void test_literals(void)
+{
+    EXPECT("42", "INT 42");
+    EXPECT("2147483647", "INT 2147483647");
+    EXPECT("2147483648", "BIGINT 2147483648");
+    EXPECT("-2147483648", "INT -2147483648");
+    EXPECT("9223372036854775807", "BIGINT 9223372036854775807");
+    EXPECT("9223372036854775808",
+           "PARSE: integer literal 9223372036854775808 is out of range at position 1");
+    EXPECT("1.5", "DOUBLE 1.5");
+    EXPECT(".25", "DOUBLE 0.25");
+    EXPECT("1e3", "DOUBLE 1000");
+    EXPECT("2.5E-1", "DOUBLE 0.25");
+    EXPECT("'it''s'", "STRING it's");
+    EXPECT("''", "STRING ");
+    EXPECT("TRUE", "BOOLEAN TRUE");
+    EXPECT("false", "BOOLEAN FALSE");
+    EXPECT("NULL", "NULL NULL");
+    EXPECT("TIMESTAMP '2026-01-01 00:00:00'", "TIMESTAMP 1767225600000");
+    EXPECT("timestamp '2024-02-29 12:00:00'", "TIMESTAMP 1709208000000");
+    EXPECT("TIMESTAMP '2025-02-29 12:00:00'",
+           "PARSE: invalid TIMESTAMP literal '2025-02-29 12:00:00' (expected "
+           "'YYYY-MM-DD HH:MM:SS[.fff]') at position 11");
+    EXPECT("INTERVAL '5' SECOND", "BIGINT 5000");
+    EXPECT("INTERVAL '2' HOUR", "BIGINT 7200000");
+    EXPECT("INTERVAL 'x' SECOND",
+           "PARSE: INTERVAL needs a whole number in quotes, e.g. INTERVAL '5' SECOND at "
+           "position 10");
+    EXPECT("  42  -- the answer", "INT 42");
+    EXPECT("12abc", "PARSE: malformed number starting '12a' at position 1");
+}
+
+static void test_columns(void)
+{
+    EXPECT("id", "BIGINT 7");
+    EXPECT("ID", "BIGINT 7");
+    EXPECT("`name`", "STRING Alice");
+    EXPECT("`my col`", "STRING x y");
+    EXPECT("`usr`", "PARSE: unknown column 'usr' at position 1");
+    EXPECT("usr_id", "PARSE: unknown column 'usr_id' at position 1");
+    EXPECT("id + usr", "PARSE: unknown column 'usr' at position 6");
+    EXPECT("`unterminated", "PARSE: unterminated quoted identifier at position 1");
+    EXPECT("nul_i", "INT NULL");
+
+    /* without a schema every column is unknown */
+    char err[128];
+    CHECK(sl_expr_parse("id", NULL, err, sizeof err) == NULL);
+    CHECK_EQ_STR(err, "unknown column 'id' at position 1");
+}
+
+static void test_arithmetic(void)
+{
+    EXPECT("1 + 2", "INT 3");
+    EXPECT("2 * 3 + 4", "INT 10");
+    EXPECT("2 * (3 + 4)", "INT 14");
+    EXPECT("10 - 4 - 3", "INT 3");
+    EXPECT("-(3)", "INT -3");
+    EXPECT("- -3", "INT 3");
+    EXPECT("+n", "INT 3");
+    EXPECT("-id", "BIGINT -7");
+    EXPECT("id + 1", "BIGINT 8");
+    EXPECT("n * 2", "INT 6");
+    EXPECT("n + id", "BIGINT 10");
+    EXPECT("1 + 2.5", "DOUBLE 3.5");
+    EXPECT("price * 2", "DOUBLE 5");
+    EXPECT("n + price", "DOUBLE 5.5");
+    EXPECT("-price", "DOUBLE -2.5");
+    /* integer division truncates toward zero */
+    EXPECT("7 / 2", "INT 3");
+    EXPECT("-7 / 2", "INT -3");
+    EXPECT("neg / 2", "INT -3");
+    EXPECT("7 / -2", "INT -3");
+    EXPECT("7.0 / 2", "DOUBLE 3.5");
+    EXPECT("id / 2", "BIGINT 3");
+    /* the remainder takes the sign of the dividend */
+    EXPECT("7 % 3", "INT 1");
+    EXPECT("-7 % 3", "INT -1");
+    EXPECT("neg % 3", "INT -1");
+    EXPECT("7 % -3", "INT 1");
+    EXPECT("MOD(-7, 3)", "INT -1");
+    EXPECT("MOD(7, -3)", "INT 1");
+    EXPECT("MOD(id, 5)", "BIGINT 2");
+    EXPECT("id % 5", "BIGINT 2");
+    EXPECT("7.5 % 2", "DOUBLE 1.5");
+    /* overflow wraps as Java's int and long do */
+    EXPECT("2147483647 + 1", "INT -2147483648");
+    EXPECT("n * 1000000000", "INT -1294967296");
+    EXPECT("9223372036854775807 + 1", "BIGINT -9223372036854775808");
+    EXPECT("(-2147483647 - 1) / -1", "INT -2147483648");
+    EXPECT("(-2147483647 - 1) % -1", "INT 0");
+    EXPECT("(-9223372036854775807 - 1) / -1", "BIGINT -9223372036854775808");
+    EXPECT("(-9223372036854775807 - 1) % -1", "BIGINT 0");
+    EXPECT("nul_i + 1", "INT NULL");
+    EXPECT("NULL * 2.5", "DOUBLE NULL");
+    EXPECT("NULL + NULL", "NULL NULL");
+    EXPECT("1 + -2147483648", "INT -2147483647");
+}
+
+static void test_division_by_zero(void)
+{
+    EXPECT("1 / 0", "EVAL: division by zero at position 3");
+    EXPECT("id % 0", "EVAL: division by zero (modulo) at position 4");
+    EXPECT("MOD(n, 0)", "EVAL: division by zero (modulo) at position 1");
+    EXPECT("price / 0", "EVAL: division by zero at position 7");
+    EXPECT("n / (id - 7)", "EVAL: division by zero at position 3");
+    EXPECT("nul_i / 0", "INT NULL"); /* NULL wins: nothing is divided */
+    /* AND stops at FALSE, so the division on the right never runs */
+    EXPECT("FALSE AND 1 / 0 = 1", "BOOLEAN FALSE");
+    EXPECT("TRUE AND 1 / 0 = 1", "EVAL: division by zero at position 12");
+}
+
+static void test_comparisons(void)
+{
+    EXPECT("1 < 2", "BOOLEAN TRUE");
+    EXPECT("2 <= 2", "BOOLEAN TRUE");
+    EXPECT("3 > 4", "BOOLEAN FALSE");
+    EXPECT("4 >= 5", "BOOLEAN FALSE");
+    EXPECT("2 != 3", "BOOLEAN TRUE");
+    EXPECT("2 <> 2", "BOOLEAN FALSE");
+    EXPECT("1 = 1.0", "BOOLEAN TRUE");
+    EXPECT("id = 7", "BOOLEAN TRUE");
+    EXPECT("n < price", "BOOLEAN FALSE");
+    EXPECT("3000000000 > n", "BOOLEAN TRUE");
+    EXPECT("'abc' < 'abd'", "BOOLEAN TRUE");
+    EXPECT("'ab' < 'abc'", "BOOLEAN TRUE");
+    EXPECT("'b' > 'abc'", "BOOLEAN TRUE");
+    EXPECT("'\xc3\xa9' > 'z'", "BOOLEAN TRUE"); /* bytewise: 0xC3 > 'z' */
+    EXPECT("name = 'Alice'", "BOOLEAN TRUE");
+    EXPECT("name = 'alice'", "BOOLEAN FALSE");
+    EXPECT("TRUE = ok", "BOOLEAN TRUE");
+    EXPECT("TRUE <> FALSE", "BOOLEAN TRUE");
+    EXPECT("ts = TIMESTAMP '2026-01-01 00:00:00.020'", "BOOLEAN TRUE");
+    EXPECT("ts > TIMESTAMP '2026-01-01 00:00:00'", "BOOLEAN TRUE");
+    EXPECT("ts > '2025-12-31 23:59:59'", "BOOLEAN TRUE"); /* the string is CAST */
+    EXPECT("'2026-01-02' > ts", "BOOLEAN TRUE");
+    EXPECT("ts < 'soon'", "EVAL: cannot CAST 'soon' to TIMESTAMP(3) at position 6");
+    EXPECT("1 = 1 = TRUE", "BOOLEAN TRUE");
+}
+
+static void test_type_errors(void)
+{
+    EXPECT("'a' + 1", "PARSE: cannot apply '+' to STRING and INT at position 5");
+    EXPECT("name * 2", "PARSE: cannot apply '*' to STRING and INT at position 6");
+    EXPECT("ok - 1", "PARSE: cannot apply '-' to BOOLEAN and INT at position 4");
+    EXPECT("-name", "PARSE: cannot apply unary '-' to STRING at position 1");
+    EXPECT("1 = 'a'", "PARSE: cannot compare INT with STRING in '=' at position 3");
+    EXPECT("ts = 1", "PARSE: cannot compare TIMESTAMP(3) with INT in '=' at position 4");
+    EXPECT("TRUE < FALSE", "PARSE: BOOLEAN values have no order: '<' is not allowed at position 6");
+    EXPECT("NOT 1", "PARSE: NOT needs a BOOLEAN, got INT at position 1");
+    EXPECT("1 AND TRUE", "PARSE: AND needs BOOLEAN operands, got INT and BOOLEAN at position 3");
+    EXPECT("ok OR name", "PARSE: OR needs BOOLEAN operands, got BOOLEAN and STRING at position 4");
+    EXPECT("n IS TRUE", "PARSE: IS TRUE needs a BOOLEAN, got INT at position 3");
+    EXPECT("ts + 1", "PARSE: cannot apply '+' to TIMESTAMP(3) and INT at position 4");
+    EXPECT("ts - ts",
+           "PARSE: cannot apply '-' to TIMESTAMP(3) and TIMESTAMP(3) at position 4");
+    EXPECT("FOO(1)", "PARSE: unknown function 'FOO' at position 1");
+    EXPECT("ABS(1, 2)", "PARSE: ABS takes 1 argument, got 2 at position 1");
+    EXPECT("ABS()", "PARSE: ABS takes 1 argument, got 0 at position 1");
+    EXPECT("IF(TRUE, 1)", "PARSE: IF takes 3 arguments, got 2 at position 1");
+    EXPECT("CONCAT()", "PARSE: CONCAT takes at least 1 argument, got 0 at position 1");
+    EXPECT("ABS('x')", "PARSE: ABS needs a number, got STRING at position 1");
+    EXPECT("UPPER(1)", "PARSE: UPPER needs STRING arguments, got INT at position 7");
+    EXPECT("CONCAT('a', n)",
+           "PARSE: CONCAT needs STRING arguments, got INT (use CAST(x AS STRING)) at position 13");
+    EXPECT("'a' || 1", "PARSE: cannot apply '||' to STRING and INT at position 5");
+    EXPECT("IF(1, 2, 3)", "PARSE: IF condition must be BOOLEAN, got INT at position 1");
+    EXPECT("IF(ok, 2, 'x')",
+           "PARSE: IF branches have incompatible types INT and STRING at position 1");
+    EXPECT("COALESCE(n, 'x')",
+           "PARSE: COALESCE arguments have incompatible types INT and STRING at position 13");
+    EXPECT("CASE WHEN 1 THEN 2 END", "PARSE: WHEN condition must be BOOLEAN, got INT at position 11");
+    EXPECT("CASE WHEN ok THEN 1 ELSE 'a' END",
+           "PARSE: CASE branches have incompatible types INT and STRING at position 26");
+    EXPECT("CASE n WHEN 'a' THEN 1 END",
+           "PARSE: cannot compare INT with STRING in 'CASE .. WHEN' at position 13");
+    EXPECT("CAST(1 AS FOO)", "PARSE: unknown type 'FOO' in CAST at position 11");
+    EXPECT("CAST(ts AS INT)", "PARSE: cannot CAST TIMESTAMP(3) to INT at position 1");
+    EXPECT("CAST(1 AS TIMESTAMP(3))", "PARSE: cannot CAST INT to TIMESTAMP(3) at position 1");
+    EXPECT("TO_TIMESTAMP_LTZ(1, 2)",
+           "PARSE: TO_TIMESTAMP_LTZ precision must be 0 (seconds) or 3 (milliseconds) at "
+           "position 21");
+    EXPECT("TO_TIMESTAMP_LTZ(1, n)",
+           "PARSE: TO_TIMESTAMP_LTZ precision must be 0 (seconds) or 3 (milliseconds) at "
+           "position 21");
+    EXPECT("TO_TIMESTAMP_LTZ('x', 3)",
+           "PARSE: TO_TIMESTAMP_LTZ needs a number of seconds or milliseconds, got STRING at "
+           "position 1");
+    EXPECT("n LIKE 'a'", "PARSE: LIKE needs STRING operands, got INT and STRING at position 3");
+    EXPECT("n BETWEEN 'a' AND 'b'",
+           "PARSE: cannot compare INT with STRING in 'BETWEEN' at position 3");
+    EXPECT("n IN (1, 'a')", "PARSE: cannot compare INT with STRING in 'IN' at position 10");
+    EXPECT("SUBSTRING(n, 1)",
+           "PARSE: SUBSTRING needs (STRING, INT[, INT]), got (INT, INT) at position 1");
+    EXPECT("POSITION(1 IN name)",
+           "PARSE: POSITION needs STRING arguments, got INT and STRING at position 1");
+    EXPECT("TRIM(n)", "PARSE: TRIM needs STRING arguments, got INT at position 1");
+}
+
+static void test_syntax_errors(void)
+{
+    EXPECT("", "PARSE: empty expression at position 1");
+    EXPECT("   ", "PARSE: empty expression at position 1");
+    EXPECT("1 +", "PARSE: expected an expression but the expression ended at position 4");
+    EXPECT("(1 + 2", "PARSE: expected ')' but the expression ended at position 7");
+    EXPECT("1 2", "PARSE: expected an operator or the end, found '2' at position 3");
+    EXPECT("id)", "PARSE: expected an operator or the end, found ')' at position 3");
+    EXPECT("'abc", "PARSE: unterminated string literal at position 1");
+    EXPECT("1 # 2", "PARSE: unexpected character '#' at position 3");
+    EXPECT("1 + \x01", "PARSE: unexpected byte 0x01 at position 5");
+    EXPECT("1e+", "PARSE: malformed number '1e+' at position 2");
+    EXPECT("AND", "PARSE: expected an expression, found 'AND' at position 1");
+    EXPECT("CASE END", "PARSE: expected WHEN, found 'END' at position 6");
+    EXPECT("CASE WHEN ok THEN 1", "PARSE: expected END but the expression ended at position 20");
+    EXPECT("CAST(1 INT)", "PARSE: expected AS, found 'INT' at position 8");
+    EXPECT("n IS 5", "PARSE: expected NULL, TRUE, FALSE or UNKNOWN after IS, found '5' at position 6");
+    EXPECT("n IN 1", "PARSE: expected '(', found '1' at position 6");
+    EXPECT("n BETWEEN 1 OR 2", "PARSE: expected AND, found 'OR' at position 13");
+    EXPECT("SUBSTRING(name)", "PARSE: expected FROM or ',', found ')' at position 15");
+    EXPECT("TRIM(LEADING 'x' name)", "PARSE: expected FROM, found 'name' at position 18");
+}
+
+static void test_logic_and_nulls(void)
+{
+    EXPECT("TRUE AND FALSE", "BOOLEAN FALSE");
+    EXPECT("TRUE OR FALSE", "BOOLEAN TRUE");
+    EXPECT("NOT TRUE", "BOOLEAN FALSE");
+    EXPECT("NOT NOT ok", "BOOLEAN TRUE");
+    EXPECT("TRUE OR FALSE AND FALSE", "BOOLEAN TRUE"); /* AND binds tighter */
+    EXPECT("NOT FALSE AND FALSE", "BOOLEAN FALSE");    /* NOT binds tighter than AND */
+    /* three-valued logic */
+    EXPECT("nul_b AND FALSE", "BOOLEAN FALSE");
+    EXPECT("FALSE AND nul_b", "BOOLEAN FALSE");
+    EXPECT("nul_b AND TRUE", "BOOLEAN NULL");
+    EXPECT("TRUE AND nul_b", "BOOLEAN NULL");
+    EXPECT("nul_b OR TRUE", "BOOLEAN TRUE");
+    EXPECT("TRUE OR nul_b", "BOOLEAN TRUE");
+    EXPECT("nul_b OR FALSE", "BOOLEAN NULL");
+    EXPECT("FALSE OR nul_b", "BOOLEAN NULL");
+    EXPECT("nul_b AND nul_b", "BOOLEAN NULL");
+    EXPECT("NULL AND FALSE", "BOOLEAN FALSE");
+    EXPECT("NOT nul_b", "BOOLEAN NULL");
+    EXPECT("nul_i = 1", "BOOLEAN NULL");
+    EXPECT("nul_i = NULL", "BOOLEAN NULL");
+    EXPECT("NULL = NULL", "BOOLEAN NULL");
+    EXPECT("nul_i IS NULL", "BOOLEAN TRUE");
+    EXPECT("id IS NULL", "BOOLEAN FALSE");
+    EXPECT("id IS NOT NULL", "BOOLEAN TRUE");
+    EXPECT("nul_b IS UNKNOWN", "BOOLEAN TRUE");
+    EXPECT("nul_b IS TRUE", "BOOLEAN FALSE");
+    EXPECT("nul_b IS NOT TRUE", "BOOLEAN TRUE");
+    EXPECT("nul_b IS FALSE", "BOOLEAN FALSE");
+    EXPECT("nul_b IS NOT FALSE", "BOOLEAN TRUE");
+    EXPECT("ok IS TRUE", "BOOLEAN TRUE");
+    EXPECT("ok IS NOT FALSE", "BOOLEAN TRUE");
+    EXPECT("n = 3 IS TRUE", "BOOLEAN TRUE");
+    EXPECT("Id Is Not Null", "BOOLEAN TRUE");
+    /* IN */
+    EXPECT("n IN (1, 2, 3)", "BOOLEAN TRUE");
+    EXPECT("n IN (1, 2)", "BOOLEAN FALSE");
+    EXPECT("n IN (1, NULL)", "BOOLEAN NULL");
+    EXPECT("n IN (3, NULL)", "BOOLEAN TRUE");
+    EXPECT("n NOT IN (1, 2)", "BOOLEAN TRUE");
+    EXPECT("n NOT IN (1, NULL)", "BOOLEAN NULL");
+    EXPECT("nul_i IN (1, 2)", "BOOLEAN NULL");
+    EXPECT("id IN (7.0, 8)", "BOOLEAN TRUE");
+    EXPECT("name IN ('Bob', 'Alice')", "BOOLEAN TRUE");
+    EXPECT("ts IN ('2026-01-01 00:00:00.020')", "BOOLEAN TRUE");
+    /* BETWEEN */
+    EXPECT("n BETWEEN 1 AND 3", "BOOLEAN TRUE");
+    EXPECT("n BETWEEN 4 AND 5", "BOOLEAN FALSE");
+    EXPECT("n NOT BETWEEN 4 AND 5", "BOOLEAN TRUE");
+    EXPECT("price BETWEEN 2 AND 3", "BOOLEAN TRUE");
+    EXPECT("nul_i BETWEEN 1 AND 2", "BOOLEAN NULL");
+    EXPECT("5 BETWEEN 1 AND NULL", "BOOLEAN NULL");
+    EXPECT("0 BETWEEN 1 AND NULL", "BOOLEAN FALSE");
+    EXPECT("0 NOT BETWEEN 1 AND NULL", "BOOLEAN TRUE");
+    EXPECT("n BETWEEN 1 AND 5 AND ok", "BOOLEAN TRUE");
+    EXPECT("'2026-01-01' BETWEEN '2025-01-01' AND ts", "BOOLEAN TRUE");
+    /* functions on NULL */
+    EXPECT("COALESCE(nul_i, 5)", "INT 5");
+    EXPECT("COALESCE(nul_i, id)", "BIGINT 7");
+    EXPECT("COALESCE(nul_i, 1.5)", "DOUBLE 1.5");
+    EXPECT("COALESCE(n, 1.5)", "DOUBLE 3");
+    EXPECT("COALESCE(nul_i, NULL)", "INT NULL");
+    EXPECT("COALESCE(NULL, nul_s, 'z')", "STRING z");
+    EXPECT("NULLIF(n, 3)", "INT NULL");
+    EXPECT("NULLIF(n, 4)", "INT 3");
+    EXPECT("NULLIF(nul_i, 4)", "INT NULL");
+    EXPECT("IF(nul_b, 1, 2)", "INT 2");
+    EXPECT("IF(ok, 1, 2.5)", "DOUBLE 1");
+    EXPECT("IF(n > 5, 'big', 'small')", "STRING small");
+    EXPECT("CONCAT('a', nul_s)", "STRING NULL");
+    EXPECT("'a' || nul_s", "STRING NULL");
+    EXPECT("UPPER(nul_s)", "STRING NULL");
+    EXPECT("CHAR_LENGTH(nul_s)", "INT NULL");
+    EXPECT("ABS(nul_i)", "INT NULL");
+    EXPECT("CAST(NULL AS INT)", "INT NULL");
+    EXPECT("CAST(nul_i AS STRING)", "STRING NULL");
+}
+
+static void test_case(void)
+{
+    EXPECT("CASE WHEN n > 5 THEN 'big' WHEN n > 1 THEN 'mid' ELSE 'small' END", "STRING mid");
+    EXPECT("CASE WHEN n > 5 THEN 'big' END", "STRING NULL");
+    EXPECT("CASE WHEN nul_b THEN 1 ELSE 2 END", "INT 2");
+    EXPECT("case n when 1 then 'one' when 3 then 'three' else 'many' end", "STRING three");
+    EXPECT("CASE n WHEN 1 THEN 'one' END", "STRING NULL");
+    EXPECT("CASE nul_i WHEN NULL THEN 'x' ELSE 'y' END", "STRING y");
+    EXPECT("CASE id WHEN 7.0 THEN 1 END", "INT 1");
+    EXPECT("CASE WHEN ok THEN 1 ELSE 2.5 END", "DOUBLE 1");
+    EXPECT("CASE WHEN ok THEN NULL ELSE id END", "BIGINT NULL");
+    EXPECT("CASE WHEN NOT ok THEN NULL ELSE n END", "INT 3");
+    EXPECT("CASE WHEN ok THEN CASE WHEN n = 3 THEN 'a' ELSE 'b' END END", "STRING a");
+    EXPECT("CASE ts WHEN '2026-01-01 00:00:00.020' THEN 'hit' END", "STRING hit");
+}
+
+static void test_cast(void)
+{
+    EXPECT("CAST(1.9 AS INT)", "INT 1");
+    EXPECT("CAST(-1.9 AS INT)", "INT -1");
+    EXPECT("CAST(1e20 AS BIGINT)", "BIGINT 9223372036854775807");
+    EXPECT("CAST(-1e20 AS INT)", "INT -2147483648");
+    EXPECT("CAST(3000000000 AS INT)", "INT -1294967296");
+    EXPECT("CAST(n AS BIGINT)", "BIGINT 3");
+    EXPECT("CAST(n AS DOUBLE)", "DOUBLE 3");
+    EXPECT("CAST(n AS INTEGER)", "INT 3");
+    EXPECT("CAST('42' AS INT)", "INT 42");
+    EXPECT("CAST(' -42 ' AS BIGINT)", "BIGINT -42");
+    EXPECT("CAST('3000000000' AS INT)", "EVAL: cannot CAST '3000000000' to INT at position 1");
+    EXPECT("CAST('abc' AS INT)", "EVAL: cannot CAST 'abc' to INT at position 1");
+    EXPECT("CAST('1.5' AS INT)", "EVAL: cannot CAST '1.5' to INT at position 1");
+    EXPECT("TRY_CAST('abc' AS INT)", "INT NULL");
+    EXPECT("TRY_CAST('12' AS INT)", "INT 12");
+    EXPECT("CAST('1.5' AS DOUBLE)", "DOUBLE 1.5");
+    EXPECT("CAST('-2e3' AS DOUBLE)", "DOUBLE -2000");
+    EXPECT("CAST('0x10' AS DOUBLE)", "EVAL: cannot CAST '0x10' to DOUBLE at position 1");
+    EXPECT("CAST('' AS DOUBLE)", "EVAL: cannot CAST '' to DOUBLE at position 1");
+    EXPECT("CAST(42 AS STRING)", "STRING 42");
+    EXPECT("CAST(-9223372036854775807 - 1 AS STRING)", "STRING -9223372036854775808");
+    EXPECT("CAST(1.5 AS STRING)", "STRING 1.5");
+    EXPECT("CAST(100.0 AS STRING)", "STRING 100.0");
+    EXPECT("CAST(0.1 AS STRING)", "STRING 0.1");
+    EXPECT("CAST(1e10 AS STRING)", "STRING 1.0E10");
+    EXPECT("CAST(1234567.0 AS STRING)", "STRING 1234567.0");
+    EXPECT("CAST(12345678.0 AS STRING)", "STRING 1.2345678E7");
+    EXPECT("CAST(0.001 AS STRING)", "STRING 0.001");
+    EXPECT("CAST(0.0001 AS STRING)", "STRING 1.0E-4");
+    EXPECT("CAST(-0.00015 AS STRING)", "STRING -1.5E-4");
+    EXPECT("CAST(0.0 AS STRING)", "STRING 0.0");
+    EXPECT("CAST(TRUE AS STRING)", "STRING TRUE");
+    EXPECT("CAST(nul_b IS NULL AND FALSE AS STRING)", "STRING FALSE");
+    EXPECT("CAST(name AS VARCHAR(10))", "STRING Alice");
+    EXPECT("CAST(ts AS STRING)", "STRING 2026-01-01 00:00:00.020");
+    EXPECT("CAST(TIMESTAMP '1969-12-31 23:59:59.999' AS STRING)",
+           "STRING 1969-12-31 23:59:59.999");
+    EXPECT("CAST(TIMESTAMP '1900-01-01 00:00:00' AS STRING)", "STRING 1900-01-01 00:00:00.000");
+    EXPECT("CAST('2026-01-01 00:00:00.020' AS TIMESTAMP(3))", "TIMESTAMP 1767225600020");
+    EXPECT("CAST('2026-01-01T00:00:00.02' AS TIMESTAMP)", "TIMESTAMP 1767225600020");
+    EXPECT("CAST('2026-01-01' AS TIMESTAMP_LTZ(3))", "TIMESTAMP 1767225600000");
+    EXPECT("CAST('2000-03-01 00:00' AS TIMESTAMP)", "TIMESTAMP 951868800000");
+    EXPECT("CAST('1969-12-31 23:59:59.999' AS TIMESTAMP)", "TIMESTAMP -1");
+    EXPECT("CAST('1900-01-01 00:00:00' AS TIMESTAMP)", "TIMESTAMP -2208988800000");
+    EXPECT("CAST('2026-02-30 00:00:00' AS TIMESTAMP)",
+           "EVAL: cannot CAST '2026-02-30 00:00:00' to TIMESTAMP(3) at position 1");
+    EXPECT("CAST('2026-01-01 24:00:00' AS TIMESTAMP)",
+           "EVAL: cannot CAST '2026-01-01 24:00:00' to TIMESTAMP(3) at position 1");
+    EXPECT("CAST(ts AS TIMESTAMP(3) WITH LOCAL TIME ZONE)", "TIMESTAMP 1767225600020");
+    EXPECT("CAST('true' AS BOOLEAN)", "BOOLEAN TRUE");
+    EXPECT("CAST(' FALSE ' AS BOOLEAN)", "BOOLEAN FALSE");
+    EXPECT("CAST('maybe' AS BOOLEAN)", "EVAL: cannot CAST 'maybe' to BOOLEAN at position 1");
+    EXPECT("CAST(0 AS BOOLEAN)", "BOOLEAN FALSE");
+    EXPECT("CAST(price AS BOOLEAN)", "BOOLEAN TRUE");
+    EXPECT("CAST(TRUE AS INT)", "INT 1");
+    EXPECT("CAST(ok AS DOUBLE)", "DOUBLE 1");
+    EXPECT("CAST(name AS BYTES)", "BYTES Alice");
+    EXPECT("cast(1 as bigint)", "BIGINT 1");
+}
+
+static void test_timestamps(void)
+{
+    EXPECT("TO_TIMESTAMP_LTZ(1767225600000 + id * 10, 3)", "TIMESTAMP 1767225600070");
+    EXPECT("TO_TIMESTAMP_LTZ(1767225600, 0)", "TIMESTAMP 1767225600000");
+    EXPECT("TO_TIMESTAMP_LTZ(1767225600.5, 0)", "TIMESTAMP 1767225600500");
+    EXPECT("TO_TIMESTAMP_LTZ(n, 0)", "TIMESTAMP 3000");
+    EXPECT("TO_TIMESTAMP_LTZ(nul_i, 3)", "TIMESTAMP NULL");
+    EXPECT("TO_TIMESTAMP_LTZ(9223372036854775807, 0)",
+           "EVAL: TO_TIMESTAMP_LTZ: 9223372036854775807 seconds is out of range at position 1");
+    EXPECT("CAST(TO_TIMESTAMP_LTZ(1767225600000 + id * 10, 3) AS STRING)",
+           "STRING 2026-01-01 00:00:00.070");
+    EXPECT("TO_TIMESTAMP('2026-01-01 00:00:01')", "TIMESTAMP 1767225601000");
+    EXPECT("TO_TIMESTAMP('garbage')", "TIMESTAMP NULL");
+    EXPECT("TO_TIMESTAMP(nul_s)", "TIMESTAMP NULL");
+    EXPECT("ts + INTERVAL '5' SECOND", "TIMESTAMP 1767225605020");
+    EXPECT("ts - INTERVAL '1' MINUTE", "TIMESTAMP 1767225540020");
+    EXPECT("INTERVAL '2' HOUR + ts", "TIMESTAMP 1767232800020");
+    EXPECT("ts + INTERVAL '1' DAY * 2", "TIMESTAMP 1767398400020");
+    EXPECT("ts + -INTERVAL '20' MILLISECOND", "TIMESTAMP 1767225600000");
+    EXPECT("ts + INTERVAL '1' FORTNIGHT", "PARSE: expected an interval unit (SECOND, MINUTE, "
+                                          "HOUR, DAY), found 'FORTNIGHT' at position 19");
+    EXPECT("ts + -INTERVAL '1' SECOND", "TIMESTAMP 1767225599020");
+    EXPECT("ts + (INTERVAL '1' SECOND + INTERVAL '1' MINUTE)", "TIMESTAMP 1767225661020");
+    EXPECT("INTERVAL '1' SECOND - ts",
+           "PARSE: cannot apply '-' to BIGINT (interval) and TIMESTAMP(3) at position 21");
+}
+
+static void test_strings(void)
+{
+    EXPECT("UPPER('abc')", "STRING ABC");
+    EXPECT("upper(name)", "STRING ALICE");
+    EXPECT("LOWER(name)", "STRING alice");
+    EXPECT("LOWER('\xc3\x80" "BC')", "STRING \xc3\x80" "bc"); /* ASCII letters only */
+    EXPECT("CHAR_LENGTH('h\xc3\xa9llo')", "INT 5");
+    EXPECT("CHARACTER_LENGTH('')", "INT 0");
+    EXPECT("CHAR_LENGTH(name)", "INT 5");
+    EXPECT("CONCAT('a', 'b', 'c')", "STRING abc");
+    EXPECT("CONCAT(name)", "STRING Alice");
+    EXPECT("CONCAT('a', 'b', 'c', 'd', 'e', 'f', name)", "STRING abcdefAlice");
+    EXPECT("CONCAT('', '')", "STRING ");
+    EXPECT("'a' || 'b' || name", "STRING abAlice");
+    EXPECT("CONCAT(name, '-', CAST(id AS STRING))", "STRING Alice-7");
+    EXPECT("TRIM('  x  ')", "STRING x");
+    EXPECT("TRIM(BOTH FROM '  x  ')", "STRING x");
+    EXPECT("TRIM(LEADING 'x' FROM 'xxaxx')", "STRING axx");
+    EXPECT("TRIM(TRAILING 'x' FROM 'xxaxx')", "STRING xxa");
+    EXPECT("TRIM(TRAILING FROM '  a  ')", "STRING   a");
+    EXPECT("TRIM('xy' FROM 'xyyxaxy')", "STRING a");
+    EXPECT("TRIM(BOTH '\xc3\xa9' FROM '\xc3\xa9\xc3\xa9" "a\xc3\xa9')", "STRING a");
+    EXPECT("TRIM('   ')", "STRING ");
+    EXPECT("LTRIM('  a  ')", "STRING a  ");
+    EXPECT("RTRIM('  a  ')", "STRING   a");
+    EXPECT("SUBSTRING('hello' FROM 2 FOR 3)", "STRING ell");
+    EXPECT("SUBSTRING('hello' FROM 2)", "STRING ello");
+    EXPECT("SUBSTRING('hello', 2, 3)", "STRING ell");
+    EXPECT("SUBSTRING('hello', 2)", "STRING ello");
+    EXPECT("SUBSTRING('hello', 0, 2)", "STRING he");
+    EXPECT("SUBSTRING('hello', -3, 2)", "STRING ll");
+    EXPECT("SUBSTRING('hello', -10, 2)", "STRING ");
+    EXPECT("SUBSTRING('hello', 10)", "STRING ");
+    EXPECT("SUBSTRING('hello', 5, 9223372036854775807)", "STRING o");
+    EXPECT("SUBSTRING('h\xc3\xa9llo', 2, 2)", "STRING \xc3\xa9l");
+    EXPECT("SUBSTRING('hello', 2, -1)", "STRING NULL");
+    EXPECT("SUBSTRING(name FROM n)", "STRING ice");
+    EXPECT("SUBSTRING(nul_s, 1)", "STRING NULL");
+    EXPECT("SUBSTRING(name, nul_i)", "STRING NULL");
+    EXPECT("POSITION('l' IN 'hello')", "INT 3");
+    EXPECT("POSITION('lo' IN 'hello')", "INT 4");
+    EXPECT("POSITION('z' IN 'hello')", "INT 0");
+    EXPECT("POSITION('' IN 'abc')", "INT 1");
+    EXPECT("POSITION('hello!' IN 'hello')", "INT 0");
+    EXPECT("POSITION('l' IN 'h\xc3\xa9llo')", "INT 3");
+    EXPECT("POSITION('ice' IN name)", "INT 3");
+    EXPECT("POSITION(nul_s IN name)", "INT NULL");
+    /* LIKE */
+    EXPECT("'hello' LIKE 'h%o'", "BOOLEAN TRUE");
+    EXPECT("'hello' LIKE 'h_llo'", "BOOLEAN TRUE");
+    EXPECT("'hello' LIKE 'h_lo'", "BOOLEAN FALSE");
+    EXPECT("'h\xc3\xa9llo' LIKE 'h_llo'", "BOOLEAN TRUE");
+    EXPECT("'hello' LIKE 'HELLO'", "BOOLEAN FALSE");
+    EXPECT("'hello' NOT LIKE '%z%'", "BOOLEAN TRUE");
+    EXPECT("'' LIKE '%'", "BOOLEAN TRUE");
+    EXPECT("'' LIKE '_'", "BOOLEAN FALSE");
+    EXPECT("'abc' LIKE '%'", "BOOLEAN TRUE");
+    EXPECT("'aaa' LIKE '%a%a%a%'", "BOOLEAN TRUE");
+    EXPECT("'ab' LIKE '%a%a%'", "BOOLEAN FALSE");
+    EXPECT("'mississippi' LIKE '%iss%ppi'", "BOOLEAN TRUE");
+    EXPECT("'50%' LIKE '50!%' ESCAPE '!'", "BOOLEAN TRUE");
+    EXPECT("'50x' LIKE '50!%' ESCAPE '!'", "BOOLEAN FALSE");
+    EXPECT("'a_b' LIKE '%!_%' ESCAPE '!'", "BOOLEAN TRUE");
+    EXPECT("'ab' LIKE '%!_%' ESCAPE '!'", "BOOLEAN FALSE");
+    EXPECT("'a!' LIKE 'a!!' ESCAPE '!'", "BOOLEAN TRUE");
+    EXPECT("'a' LIKE 'a!' ESCAPE '!'",
+           "EVAL: LIKE pattern ends with the escape character at position 5");
+    EXPECT("'a' LIKE 'a' ESCAPE '!!'",
+           "EVAL: LIKE ESCAPE must be a single character, got 2 bytes at position 5");
+    EXPECT("name LIKE 'A%'", "BOOLEAN TRUE");
+    EXPECT("nul_s LIKE 'A%'", "BOOLEAN NULL");
+}
+
+/* A pattern that makes a naive backtracking matcher exponential. */
+static void test_like_is_not_exponential(void)
+{
+    static char text[4200];
+    size_t o = 0;
+    o += (size_t)snprintf(text + o, sizeof text - o, "'");
+    for (int i = 0; i < 4000; i++) text[o++] = 'a';
+    snprintf(text + o, sizeof text - o, "' LIKE '%%a%%a%%a%%a%%a%%a%%a%%a%%b'");
+    EXPECT(text, "BOOLEAN FALSE");
+}
+
+static void test_numeric_functions(void)
+{
+    EXPECT("ABS(-5)", "INT 5");
+    EXPECT("ABS(neg)", "INT 7");
+    EXPECT("ABS(-id)", "BIGINT 7");
+    EXPECT("ABS(-1.5)", "DOUBLE 1.5");
+    EXPECT("ABS(-2147483647 - 1)", "INT -2147483648");
+    EXPECT("FLOOR(1.5)", "DOUBLE 1");
+    EXPECT("FLOOR(-1.5)", "DOUBLE -2");
+    EXPECT("CEIL(1.2)", "DOUBLE 2");
+    EXPECT("CEILING(-1.2)", "DOUBLE -1");
+    EXPECT("CEIL(id)", "BIGINT 7");
+    EXPECT("FLOOR(price)", "DOUBLE 2");
+}
+
+/* Results that need more scratch than there is fail cleanly. */
+static void test_scratch_exhausted(void)
+{
+    CHECK_EQ_STR(run_limit("UPPER(name)", 0),
+                 "EVAL: string result too large (5 bytes; scratch space exhausted) at position 1");
+    CHECK_EQ_STR(run_limit("CONCAT(name, name, name, name)", 16),
+                 "EVAL: string result too large (20 bytes; scratch space exhausted) at position 1");
+    CHECK_EQ_STR(run_limit("CONCAT(name, name, name)", 16), "STRING AliceAliceAlice");
+    CHECK_EQ_STR(run_limit("CAST(id AS STRING)", 0),
+                 "EVAL: string result too large (1 bytes; scratch space exhausted) at position 1");
+    /* slices and empty strings need no scratch at all */
+    CHECK_EQ_STR(run_limit("SUBSTRING(name, 2, 2)", 0), "STRING li");
+    CHECK_EQ_STR(run_limit("TRIM(name)", 0), "STRING Alice");
+    CHECK_EQ_STR(run_limit("CONCAT('', '')", 0), "STRING ");
+    CHECK_EQ_STR(run_limit("CONCAT('a', 'b', 'c', 'd', 'e')", 0),
+                 "EVAL: scratch space exhausted evaluating CONCAT at position 1");
+}
+
+static void test_parse_item(void)
+{
+    setup();
+    char err[256], *name;
+    sl_expr *e = sl_expr_parse_item("id", &S, 1, &name, err, sizeof err);
+    CHECK(e != NULL);
+    CHECK_EQ_STR(name, "id");
+    CHECK(sl_expr_type(e) == SL_T_BIGINT);
+    free(name);
+    sl_expr_destroy(e);
+
+    e = sl_expr_parse_item("ID", &S, 1, &name, err, sizeof err); /* the schema's spelling */
+    CHECK(e != NULL);
+    CHECK_EQ_STR(name, "id");
+    free(name);
+    sl_expr_destroy(e);
+
+    e = sl_expr_parse_item("id % 5 AS user_id", &S, 2, &name, err, sizeof err);
+    CHECK(e != NULL);
+    CHECK_EQ_STR(name, "user_id");
+    CHECK(sl_expr_type(e) == SL_T_BIGINT);
+    free(name);
+    sl_expr_destroy(e);
+
+    e = sl_expr_parse_item("n + 1", &S, 3, &name, err, sizeof err);
+    CHECK(e != NULL);
+    CHECK_EQ_STR(name, "EXPR$3");
+    CHECK(sl_expr_type(e) == SL_T_INT);
+    free(name);
+    sl_expr_destroy(e);
+
+    e = sl_expr_parse_item("name AS `the name`", &S, 0, &name, err, sizeof err);
+    CHECK(e != NULL);
+    CHECK_EQ_STR(name, "the name");
+    free(name);
+    sl_expr_destroy(e);
+
+    e = sl_expr_parse_item("n * 2 doubled", &S, 0, &name, err, sizeof err);
+    CHECK(e != NULL);
+    CHECK_EQ_STR(name, "doubled");
+    free(name);
+    sl_expr_destroy(e);
+
+    e = sl_expr_parse_item("TO_TIMESTAMP_LTZ(1767225600000 + id * 10, 3) AS ts", &S, 0, &name,
+                           err, sizeof err);
+    CHECK(e != NULL);
+    CHECK_EQ_STR(name, "ts");
+    CHECK(sl_expr_type(e) == SL_T_TIMESTAMP);
+    free(name);
+    sl_expr_destroy(e);
+
+    name = (char *)"untouched";
+    CHECK(sl_expr_parse_item("id AS", &S, 0, &name, err, sizeof err) == NULL);
+    CHECK(name == NULL);
+    CHECK_EQ_STR(err, "expected a column alias after AS but the expression ended at position 6");
+    CHECK(sl_expr_parse_item("id AS 5", &S, 0, &name, err, sizeof err) == NULL);
+    CHECK_EQ_STR(err, "expected a column alias after AS, found '5' at position 7");
+    CHECK(sl_expr_parse_item("id AS a b", &S, 0, &name, err, sizeof err) == NULL);
+    CHECK_EQ_STR(err, "expected AS or the end of the item, found 'b' at position 9");
+    CHECK(sl_expr_parse_item("id AS ``", &S, 0, &name, err, sizeof err) == NULL);
+    CHECK_EQ_STR(err, "empty column alias at position 7");
+    CHECK(sl_expr_parse_item("usr_id % 5 AS user_id", &S, 0, &name, err, sizeof err) == NULL);
+    CHECK_EQ_STR(err, "unknown column 'usr_id' at position 1");
+    CHECK(sl_expr_parse_item(NULL, &S, 0, &name, err, sizeof err) == NULL);
+    CHECK_EQ_STR(err, "missing expression");
+    /* a NULL err buffer is allowed */
+    CHECK(sl_expr_parse_item("id +", &S, 0, &name, NULL, 0) == NULL);
+}
+
+static void test_eval_bool(void)
+{
+    setup();
+    char err[256];
+    sl_arena a;
+    sl_arena_init(&a, 1024);
+    sl_expr *f = sl_expr_parse("id % 2 = 0", &S, err, sizeof err);
+    CHECK(f != NULL);
+    bool pass = true;
+    int64_t kept = 0;
+    for (int64_t i = 0; i < 10; i++) {
+        sl_value v[1] = {{.v.i = i}};
+        sl_row r = {SL_KIND_INSERT, 1, v, SL_TS_NONE};
+        CHECK(sl_expr_eval_bool(f, &r, &a, &pass, err, sizeof err) == SL_OK);
+        if (pass) kept += i;
+    }
+    CHECK_EQ_INT(kept, 0 + 2 + 4 + 6 + 8);
+    sl_expr_destroy(f);
+
+    /* NULL is not TRUE */
+    f = sl_expr_parse("nul_b", &S, err, sizeof err);
+    CHECK(sl_expr_eval_bool(f, &R, &a, &pass, err, sizeof err) == SL_OK);
+    CHECK(!pass);
+    sl_expr_destroy(f);
+    f = sl_expr_parse("NULL", &S, err, sizeof err);
+    CHECK(sl_expr_eval_bool(f, &R, &a, &pass, err, sizeof err) == SL_OK);
+    CHECK(!pass);
+    sl_expr_destroy(f);
+    /* a runtime error is reported, and the row does not pass */
+    f = sl_expr_parse("n / 0 = 1", &S, err, sizeof err);
+    pass = true;
+    CHECK(sl_expr_eval_bool(f, &R, &a, &pass, err, sizeof err) == SL_ERR);
+    CHECK(!pass);
+    CHECK_EQ_STR(err, "division by zero at position 3");
+    sl_expr_destroy(f);
+    /* a non-BOOLEAN expression is refused */
+    f = sl_expr_parse("n", &S, err, sizeof err);
+    CHECK(sl_expr_eval_bool(f, &R, &a, &pass, err, sizeof err) == SL_ERR);
+    CHECK_EQ_STR(err, "condition is INT, not BOOLEAN");
+    sl_expr_destroy(f);
+    /* a row shorter than the schema is an error, not a read out of bounds */
+    f = sl_expr_parse("neg < 0", &S, err, sizeof err);
+    sl_row shorter = R;
+    shorter.n = 3;
+    CHECK(sl_expr_eval_bool(f, &shorter, &a, &pass, err, sizeof err) == SL_ERR);
+    CHECK_EQ_STR(err, "row has 3 values, expression reads column 11 at position 1");
+    sl_expr_destroy(f);
+    sl_arena_free(&a);
+}
+
+static void test_intervals(void)
+{
+    static const struct {
+        const char *text;
+        int64_t ms;
+    } ok[] = {
+        {"5 s", 5000},
+        {"100 ms", 100},
+        {"10 min", 600000},
+        {"INTERVAL '10' SECOND", 10000},
+        {"interval '3' minutes", 180000},
+        {"1 h", 3600000},
+        {"2 h", 7200000},
+        {"2 d", 172800000},
+        {"5s", 5000},
+        {"  7 seconds  ", 7000},
+        {"1 day", 86400000},
+        {"50000", 50000},
+        {"0 s", 0},
+        {"INTERVAL ' 4 ' HOUR", 14400000},
+        {"3 MIN", 180000},
+    };
+    char err[256];
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        int64_t ms = -1;
+        if (sl_interval_parse(ok[i].text, &ms, err, sizeof err) != SL_OK) {
+            fprintf(stderr, "interval '%s': %s\n", ok[i].text, err);
+            CHECK(0);
+        }
+        CHECK_EQ_INT(ms, ok[i].ms);
+    }
+    int64_t ms;
+    CHECK(sl_interval_parse("5 parsecs", &ms, err, sizeof err) == SL_ERR);
+    CHECK_EQ_STR(err, "invalid interval '5 parsecs': unknown unit 'parsecs' (use ms, s, min, h "
+                      "or d)");
+    CHECK(sl_interval_parse("-5 s", &ms, err, sizeof err) == SL_ERR);
+    CHECK_EQ_STR(err, "invalid interval '-5 s': must not be negative");
+    CHECK(sl_interval_parse("106751991167301 d", &ms, err, sizeof err) == SL_ERR);
+    CHECK_EQ_STR(err, "invalid interval '106751991167301 d': too large");
+    const char *bad[] = {"", "s", "abc", "1.5 s", "INTERVAL", "INTERVAL '5'", "INTERVAL 5 SECOND",
+                         "INTERVAL 'x' SECOND", "INTERVAL '5 SECOND", "99999999999999999999 ms",
+                         "5 s s"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        err[0] = '\0';
+        if (sl_interval_parse(bad[i], &ms, err, sizeof err) != SL_ERR) {
+            fprintf(stderr, "interval '%s' was accepted\n", bad[i]);
+            CHECK(0);
+        }
+        CHECK(strstr(err, "invalid interval") == err);
+    }
+    CHECK(sl_interval_parse(NULL, &ms, err, sizeof err) == SL_ERR);
+    CHECK(sl_interval_parse("x", &ms, NULL, 0) == SL_ERR);
+}
+
+/* Deep nesting is an error, not a stack overflow. */
+static void test_depth_limit(void)
+{
+    enum { N = 20000 };
+    char *t = malloc(3 * N + 8);
+    char err[256];
+    setup();
+
+    size_t o = 0;
+    for (int i = 0; i < N; i++) t[o++] = '(';
+    t[o++] = '1';
+    for (int i = 0; i < N; i++) t[o++] = ')';
+    t[o] = '\0';
+    CHECK(sl_expr_parse(t, &S, err, sizeof err) == NULL);
+    CHECK(strstr(err, "expression nested too deeply (limit 256)") != NULL);
+
+    o = 0; /* "- - - 1" ("--" would start a comment) */
+    for (int i = 0; i < N; i++) t[o++] = i % 2 ? ' ' : '-';
+    t[o++] = '1';
+    t[o] = '\0';
+    CHECK(sl_expr_parse(t, &S, err, sizeof err) == NULL);
+    CHECK(strstr(err, "nested too deeply") != NULL);
+
+    o = 0;
+    for (int i = 0; i < N / 4; i++) o += (size_t)sprintf(t + o, "NOT ");
+    sprintf(t + o, "ok");
+    CHECK(sl_expr_parse(t, &S, err, sizeof err) == NULL);
+    CHECK(strstr(err, "nested too deeply") != NULL);
+
+    /* a long flat chain builds a deep tree: refused by height */
+    o = 0;
+    for (int i = 0; i < N / 2; i++) o += (size_t)sprintf(t + o, "1+");
+    sprintf(t + o, "1");
+    CHECK(sl_expr_parse(t, &S, err, sizeof err) == NULL);
+    CHECK(strstr(err, "nested too deeply") != NULL);
+
+    o = 0;
+    for (int i = 0; i < N / 8; i++) o += (size_t)sprintf(t + o, "ABS(");
+    t[o++] = '1';
+    for (int i = 0; i < N / 8; i++) t[o++] = ')';
+    t[o] = '\0';
+    CHECK(sl_expr_parse(t, &S, err, sizeof err) == NULL);
+    CHECK(strstr(err, "nested too deeply") != NULL);
+
+    /* moderate nesting is fine */
+    o = 0;
+    for (int i = 0; i < 50; i++) t[o++] = '(';
+    o += (size_t)sprintf(t + o, "1+1");
+    for (int i = 0; i < 50; i++) t[o++] = ')';
+    t[o] = '\0';
+    CHECK_EQ_STR(run(t), "INT 2");
+    o = 0;
+    for (int i = 0; i < 100; i++) o += (size_t)sprintf(t + o, "1+");
+    sprintf(t + o, "1");
+    CHECK_EQ_STR(run(t), "INT 101");
+
+    /* a wide IN list is shallow */
+    o = (size_t)sprintf(t, "n IN (");
+    for (int i = 0; i < 2000; i++) o += (size_t)sprintf(t + o, "%d,", 1000 + i);
+    sprintf(t + o, "3)");
+    CHECK_EQ_STR(run(t), "BOOLEAN TRUE");
+    free(t);
+}
+
+/* Every prefix of a set of valid expressions, and random mutations of them,
+ * must parse or fail with a message -- never crash (run under SAN=1 this
+ * also proves no out-of-bounds access). What parses must also evaluate
+ * without crashing. */
+static void test_fuzz(void)
+{
+    static const char *const seeds[] = {
+        "TO_TIMESTAMP_LTZ(1767225600000 + id * 10, 3)",
+        "CASE WHEN n > 5 THEN 'big' WHEN n IS NULL THEN NULL ELSE CONCAT(name, '!') END",
+        "CAST(SUBSTRING(name FROM 2 FOR 3) AS STRING) LIKE '%l!_%' ESCAPE '!'",
+        "TRIM(LEADING 'x' FROM name) || UPPER(`my col`) || LOWER(nul_s)",
+        "n NOT BETWEEN -1 AND 2.5e3 OR id NOT IN (1, 2, NULL) AND NOT ok IS NOT TRUE",
+        "POSITION('l' IN name) + CHAR_LENGTH(name) * MOD(id, 3) / ABS(neg) % 2",
+        "ts + INTERVAL '5' SECOND > TIMESTAMP '2026-01-01 00:00:00' AND ts <> '2026-01-01'",
+        "COALESCE(nul_i, NULLIF(n, 3), IF(ok, FLOOR(price), CEIL(-price)))",
+        "TRY_CAST('12' AS INT) + CAST(' 4 ' AS BIGINT) - TO_TIMESTAMP(name) IS NULL",
+    };
+    static const char alphabet[] = "()',`%_-+*/=<>!|. \x01\xff\xc3" "0123456789aeINOTSLCAE";
+    setup();
+    char err[256], buf[256];
+    sl_arena a;
+    sl_arena_init(&a, 256);
+    uint64_t rng = 0x9E3779B97F4A7C15ULL;
+    int parsed = 0, refused = 0;
+    for (size_t s = 0; s < sizeof seeds / sizeof seeds[0]; s++) {
+        size_t len = strlen(seeds[s]);
+        for (int round = 0; round < 400; round++) {
+            if (round <= (int)len) { /* every prefix first */
+                memcpy(buf, seeds[s], (size_t)round);
+                buf[round] = '\0';
+            } else { /* then random damage: replace, cut or insert bytes */
+                snprintf(buf, sizeof buf, "%s", seeds[s]);
+                int edits = 1 + (int)(rng % 4);
+                for (int k = 0; k < edits; k++) {
+                    rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+                    size_t cur = strlen(buf), at = (size_t)(rng >> 8) % (cur + 1);
+                    char c = alphabet[(rng >> 40) % (sizeof alphabet - 1)];
+                    switch (rng % 3) {
+                    case 0: if (at < cur) buf[at] = c; break;
+                    case 1: if (at < cur) memmove(buf + at, buf + at + 1, cur - at); break;
+                    default:
+                        if (cur + 1 < sizeof buf) {
+                            memmove(buf + at + 1, buf + at, cur - at + 1);
+                            buf[at] = c;
+                        }
+                    }
+                }
+            }
+            err[0] = '\0';
+            sl_expr *e = sl_expr_parse(buf, &S, err, sizeof err);
+            if (!e) {
+                refused++;
+                CHECK(err[0] != '\0');
+                CHECK(strstr(err, " at position ") != NULL);
+                continue;
+            }
+            parsed++;
+            sl_value v;
+            sl_arena_reset(&a);
+            err[0] = '\0';
+            if (sl_expr_eval(e, &R, &a, &v, err, sizeof err) != SL_OK) CHECK(err[0] != '\0');
+            sl_expr_destroy(e);
+        }
+    }
+    /* pure garbage */
+    for (int round = 0; round < 3000; round++) {
+        rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+        size_t len = (size_t)(rng % 40);
+        for (size_t k = 0; k < len; k++) {
+            rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+            buf[k] = alphabet[(rng >> 33) % (sizeof alphabet - 1)];
+        }
+        buf[len] = '\0';
+        err[0] = '\0';
+        sl_expr *e = sl_expr_parse(buf, &S, err, sizeof err);
+        if (!e) {
+            CHECK(err[0] != '\0');
+            continue;
+        }
+        sl_value v;
+        sl_arena_reset(&a);
+        (void)sl_expr_eval(e, &R, &a, &v, err, sizeof err);
+        sl_expr_destroy(e);
+    }
+    sl_arena_free(&a);
+    CHECK(parsed > 50);   /* the loop really exercised both outcomes */
+    CHECK(refused > 500);
+}
+
+static void test_keywords_and_quoting(void)
+{
+    EXPECT("CASE WHEN TRUE THEN 1 END", "INT 1");
+    EXPECT("case when true then 1 end", "INT 1");
+    EXPECT("Cast(n As Double)", "DOUBLE 3");
+    EXPECT("n not in (1)", "BOOLEAN TRUE");
+    EXPECT("`end`", "PARSE: unknown column 'end' at position 1");
+    EXPECT("end", "PARSE: expected an expression, found 'end' at position 1");
+    EXPECT("`n```", "PARSE: unknown column 'n`' at position 1");
+    EXPECT("n\t+\n1", "INT 4");
+}
+
+SL_TEST_MAIN(SL_TEST(test_literals), SL_TEST(test_columns), SL_TEST(test_arithmetic),
+             SL_TEST(test_division_by_zero), SL_TEST(test_comparisons), SL_TEST(test_type_errors),
+             SL_TEST(test_syntax_errors), SL_TEST(test_logic_and_nulls), SL_TEST(test_case),
+             SL_TEST(test_cast), SL_TEST(test_timestamps), SL_TEST(test_strings),
+             SL_TEST(test_like_is_not_exponential), SL_TEST(test_numeric_functions),
+             SL_TEST(test_scratch_exhausted), SL_TEST(test_parse_item), SL_TEST(test_eval_bool),
+             SL_TEST(test_intervals), SL_TEST(test_depth_limit), SL_TEST(test_fuzz),
+             SL_TEST(test_keywords_and_quoting))
