@@ -1,0 +1,454 @@
+/*
+ * test_sinks.c -- print, file and blackhole driven through their sl_op_def
+ * callbacks, plus the operator registry.
+ *
+ * The expected text is written out by hand from Flink's formats: Row's
+ * toString for print, Flink's json and csv formats for the file sink.
+ */
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sl_test.h"
+#include "jobgraph.h"
+#include "operator.h"
+
+extern const sl_op_def sl_op_print, sl_op_file, sl_op_blackhole, sl_op_datagen, sl_op_calc;
+
+typedef struct fixture {
+    sl_vertex v;
+    sl_schema in, out;
+    void *plan;
+    sl_op op;
+    char err[512];
+} fixture;
+
+/* Plan a sink vertex "snk" of `def` over the schema of sample_rows(). */
+static int fixture_plan(fixture *f, const sl_op_def *def, const char *config)
+{
+    memset(f, 0, sizeof *f);
+    f->v.id = "snk";
+    f->v.name = "snk";
+    f->v.def = def;
+    f->v.config = json_loads(config, 0, NULL);
+    if (!f->v.config) abort();
+    sl_schema_init(&f->v.declared);
+    sl_schema_init(&f->in);
+    sl_schema_init(&f->out);
+    sl_schema_add(&f->in, "id", SL_T_BIGINT);
+    sl_schema_add(&f->in, "name", SL_T_STRING);
+    sl_schema_add(&f->in, "score", SL_T_DOUBLE);
+    sl_schema_add(&f->in, "ok", SL_T_BOOLEAN);
+    sl_schema_add(&f->in, "ts", SL_T_TIMESTAMP);
+    sl_schema_add(&f->in, "raw", SL_T_BYTES);
+    sl_schema_add(&f->in, "n", SL_T_INT);
+    f->plan = def->plan(&f->v, &f->in, &f->out, f->err, sizeof f->err);
+    return f->plan ? SL_OK : SL_ERR;
+}
+
+static int fixture_open(fixture *f, int subtask, int parallelism, FILE *out)
+{
+    sl_op *op = &f->op;
+    op->def = f->v.def;
+    op->vertex = &f->v;
+    op->plan = f->plan;
+    op->subtask = subtask;
+    op->parallelism = parallelism;
+    op->max_parallelism = 128;
+    op->in = &f->in;
+    op->out_stream = out;
+    return op->def->open(op);
+}
+
+static void fixture_free(fixture *f)
+{
+    if (f->op.priv && f->op.def->close) f->op.def->close(&f->op);
+    if (f->plan && f->v.def->plan_free) f->v.def->plan_free(f->plan);
+    sl_schema_free(&f->in);
+    sl_schema_free(&f->out);
+    sl_schema_free(&f->v.declared);
+    json_decref(f->v.config);
+}
+
+/* Three rows: ordinary values; NULLs and an empty string; awkward text. */
+#define NROWS 3
+static sl_value vals[NROWS][7];
+static sl_row rows[NROWS];
+
+static void sample_rows(void)
+{
+    memset(vals, 0, sizeof vals);
+    static const char raw[] = {'h', 'i', (char)0xFF};
+    vals[0][0].v.i = 2;
+    vals[0][1].v.s.p = "alice";
+    vals[0][1].v.s.len = 5;
+    vals[0][2].v.d = 2.5;
+    vals[0][3].v.i = 1;
+    vals[0][4].v.i = 1767225600020LL; /* 2026-01-01 00:00:00.020 */
+    vals[0][5].v.s.p = raw;
+    vals[0][5].v.s.len = 3;
+    vals[0][6].v.i = -7;
+
+    vals[1][0].v.i = 3;
+    vals[1][1].v.s.p = "";
+    vals[1][2].v.d = 3.0;
+    vals[1][3].v.i = 0;
+    vals[1][4].v.i = 1767225600000LL;
+    for (int i = 5; i < 7; i++) vals[1][i].isnull = true;
+
+    vals[2][0].isnull = true;
+    vals[2][1].v.s.p = "say \"hi\", bob\nbye\\";
+    vals[2][1].v.s.len = (uint32_t)strlen(vals[2][1].v.s.p);
+    vals[2][2].v.d = 0.1;
+    vals[2][3].isnull = true;
+    vals[2][4].v.i = 1767225610500LL;
+    vals[2][5].v.s.p = "";
+    vals[2][6].v.i = 0;
+
+    for (int r = 0; r < NROWS; r++) {
+        rows[r].kind = SL_KIND_INSERT;
+        rows[r].n = 7;
+        rows[r].vals = vals[r];
+        rows[r].ts = SL_TS_NONE;
+    }
+}
+
+static char *slurp(FILE *fp)
+{
+    fflush(fp);
+    long n = ftell(fp);
+    rewind(fp);
+    char *s = calloc(1, (size_t)n + 1);
+    if (n > 0 && fread(s, 1, (size_t)n, fp) != (size_t)n) s[0] = '\0';
+    return s;
+}
+
+static char *read_file(const char *path)
+{
+    FILE *fp = fopen(path, "rb");
+    if (!fp) return NULL;
+    fseek(fp, 0, SEEK_END);
+    char *s = slurp(fp);
+    fclose(fp);
+    return s;
+}
+
+/* ---- print -------------------------------------------------------------- */
+
+/* Print the sample rows through a print vertex and return the text. */
+static char *print_rows(const char *config, int subtask, int parallelism, sl_rowkind kind0)
+{
+    fixture f;
+    if (fixture_plan(&f, &sl_op_print, config) != SL_OK) return NULL;
+    FILE *out = tmpfile();
+    if (fixture_open(&f, subtask, parallelism, out) != SL_OK) return NULL;
+    sample_rows();
+    rows[0].kind = kind0;
+    for (int r = 0; r < NROWS; r++)
+        if (f.op.def->process(&f.op, 0, &rows[r]) != SL_OK) return NULL;
+    if (f.op.def->end_input(&f.op) != SL_OK) return NULL;
+    fixture_free(&f);
+    char *s = slurp(out);
+    fclose(out);
+    return s;
+}
+
+static void test_print_format(void)
+{
+    char *s = print_rows("{}", 0, 1, SL_KIND_INSERT);
+    CHECK_EQ_STR(s, "+I[2, alice, 2.5, true, 2026-01-01T00:00:00.020, [104, 105, -1], -7]\n"
+                    "+I[3, , 3.0, false, 2026-01-01T00:00, null, null]\n"
+                    "+I[null, say \"hi\", bob\nbye\\, 0.1, null, 2026-01-01T00:00:10.500, [], 0]\n");
+    free(s);
+}
+
+static void test_print_prefixes(void)
+{
+    /* Flink: identifier "ident> ", parallel "2> ", both "ident:2> ". */
+    char *s = print_rows("{\"print-identifier\": \"ident\"}", 1, 3, SL_KIND_UPDATE_BEFORE);
+    CHECK(s != NULL);
+    CHECK(strncmp(s, "ident:2> -U[2, alice, ", 22) == 0);
+    CHECK(strstr(s, "\nident:2> +I[3, , 3.0, false,") != NULL);
+    free(s);
+    s = print_rows("{\"print-identifier\": \"ident\"}", 0, 1, SL_KIND_DELETE);
+    CHECK(strncmp(s, "ident> -D[2, alice, ", 20) == 0);
+    free(s);
+    s = print_rows("{}", 2, 3, SL_KIND_UPDATE_AFTER);
+    CHECK(strncmp(s, "3> +U[2, alice, ", 16) == 0);
+    CHECK(strstr(s, "\n3> +I[3, , ") != NULL);
+    free(s);
+    /* An empty identifier is no identifier. */
+    s = print_rows("{\"print-identifier\": \"\"}", 0, 2, SL_KIND_INSERT);
+    CHECK(strncmp(s, "1> +I[2, alice, ", 16) == 0);
+    free(s);
+}
+
+static void test_print_long_values(void)
+{
+    /* A row far longer than the initial line buffer. */
+    fixture f;
+    CHECK_EQ_INT(fixture_plan(&f, &sl_op_print, "{}"), SL_OK);
+    FILE *out = tmpfile();
+    CHECK_EQ_INT(fixture_open(&f, 0, 1, out), SL_OK);
+    sample_rows();
+    char *big = malloc(5000);
+    memset(big, 'x', 5000);
+    vals[0][1].v.s.p = big;
+    vals[0][1].v.s.len = 5000;
+    static char bytes[400];
+    memset(bytes, 0x7F, sizeof bytes);
+    vals[0][5].v.s.p = bytes;
+    vals[0][5].v.s.len = sizeof bytes;
+    CHECK_EQ_INT(f.op.def->process(&f.op, 0, &rows[0]), SL_OK);
+    CHECK_EQ_INT(f.op.def->end_input(&f.op), SL_OK);
+    fixture_free(&f);
+    char *s = slurp(out);
+    fclose(out);
+    /* "+I[2, " + 5000 x + ", 2.5, true, <ts>, [" + 400 * "127" joined by ", " + "], -7]\n" */
+    size_t want = 6 + 5000 + 2 + 3 + 2 + 4 + 2 + 23 + 2 + 1 + 400 * 3 + 399 * 2 + 1 + 6;
+    CHECK_EQ_INT(strlen(s), want);
+    CHECK(strstr(s, "xxx, 2.5, true, 2026-01-01T00:00:00.020, [127, 127") != NULL);
+    CHECK_EQ_STR(s + strlen(s) - 12, ", 127], -7]\n");
+    free(s);
+    free(big);
+}
+
+static void test_print_plan_errors(void)
+{
+    fixture f;
+    CHECK_EQ_INT(fixture_plan(&f, &sl_op_print, "{\"print-identifier\": 5}"), SL_ERR);
+    CHECK(strstr(f.err, "'snk'") && strstr(f.err, "print-identifier"));
+    fixture_free(&f);
+    CHECK_EQ_INT(fixture_plan(&f, &sl_op_print, "{\"standard-error\": \"perhaps\"}"), SL_ERR);
+    CHECK(strstr(f.err, "standard-error"));
+    fixture_free(&f);
+    CHECK_EQ_INT(fixture_plan(&f, &sl_op_print, "{\"standard-error\": \"false\"}"), SL_OK);
+    fixture_free(&f);
+}
+
+/* ---- file --------------------------------------------------------------- */
+
+static char tmproot[64];
+
+static void cleanup(void)
+{
+    if (!tmproot[0]) return;
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmproot);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmproot);
+}
+
+static const char *tmpdir(void)
+{
+    if (!tmproot[0]) {
+        strcpy(tmproot, "/tmp/sluice-test-sinks-XXXXXX");
+        if (!mkdtemp(tmproot)) abort();
+        atexit(cleanup);
+    }
+    return tmproot;
+}
+
+/* Write the sample rows through a file vertex; returns part-<subtask>. */
+static char *file_rows(const char *format, const char *sub, int subtask, sl_rowkind kind0)
+{
+    char config[512], path[256];
+    snprintf(path, sizeof path, "%s/%s", tmpdir(), sub);
+    snprintf(config, sizeof config, "{\"path\": \"%s\", \"format\": \"%s\"}", path, format);
+    fixture f;
+    if (fixture_plan(&f, &sl_op_file, config) != SL_OK) return NULL;
+    if (fixture_open(&f, subtask, 2, NULL) != SL_OK) {
+        fprintf(stderr, "open: %s\n", f.op.err);
+        return NULL;
+    }
+    sample_rows();
+    rows[0].kind = kind0;
+    for (int r = 0; r < NROWS; r++)
+        if (f.op.def->process(&f.op, 0, &rows[r]) != SL_OK) {
+            fprintf(stderr, "process: %s\n", f.op.err);
+            fixture_free(&f);
+            return NULL;
+        }
+    if (f.op.def->end_input(&f.op) != SL_OK) return NULL;
+    fixture_free(&f);
+    char file[300];
+    snprintf(file, sizeof file, "%s/part-%d", path, subtask);
+    return read_file(file);
+}
+
+static const char json_expected[] =
+    "{\"id\":2,\"name\":\"alice\",\"score\":2.5,\"ok\":true,"
+                 "\"ts\":\"2026-01-01 00:00:00.02\",\"raw\":\"aGn/\",\"n\":-7}\n"
+                 "{\"id\":3,\"name\":\"\",\"score\":3.0,\"ok\":false,"
+                 "\"ts\":\"2026-01-01 00:00:00\",\"raw\":null,\"n\":null}\n"
+                 "{\"id\":null,\"name\":\"say \\\"hi\\\", bob\\nbye\\\\\",\"score\":0.1,"
+                 "\"ok\":null,\"ts\":\"2026-01-01 00:00:10.5\",\"raw\":\"\",\"n\":0}\n";
+
+static void test_file_json(void)
+{
+    char *s = file_rows("json", "a/b/json", 1, SL_KIND_INSERT);
+    CHECK_EQ_STR(s, json_expected);
+    free(s);
+    /* A second run replaces the file; a changelog row carries "op". */
+    s = file_rows("json", "a/b/json", 1, SL_KIND_UPDATE_BEFORE);
+    CHECK(strncmp(s, "{\"id\":2,", 8) == 0);
+    CHECK(strstr(s, "\"n\":-7,\"op\":\"-U\"}\n{\"id\":3,") != NULL);
+    CHECK(strstr(s, "\"n\":0}\n") != NULL);
+    CHECK_EQ_INT(strlen(s), strlen(json_expected) + strlen(",\"op\":\"-U\""));
+    free(s);
+}
+
+static void test_file_csv(void)
+{
+    char *s = file_rows("csv", "csv", 0, SL_KIND_INSERT);
+    CHECK_EQ_STR(s, "2,alice,2.5,true,2026-01-01 00:00:00.02,aGn/,-7\n"
+                    "3,\"\",3.0,false,2026-01-01 00:00:00,,\n"
+                    ",\"say \"\"hi\"\", bob\nbye\\\",0.1,,2026-01-01 00:00:10.5,,0\n");
+    free(s);
+}
+
+static void test_file_csv_refuses_changelog(void)
+{
+    char config[512];
+    snprintf(config, sizeof config, "{\"path\": \"%s/csv2\", \"format\": \"csv\"}", tmpdir());
+    fixture f;
+    CHECK_EQ_INT(fixture_plan(&f, &sl_op_file, config), SL_OK);
+    CHECK_EQ_INT(fixture_open(&f, 0, 1, NULL), SL_OK);
+    sample_rows();
+    rows[0].kind = SL_KIND_DELETE;
+    CHECK_EQ_INT(f.op.def->process(&f.op, 0, &rows[0]), SL_ERR);
+    CHECK(strstr(f.op.err, "-D") && strstr(f.op.err, "csv") && strstr(f.op.err, "part-0"));
+    fixture_free(&f);
+}
+
+static void test_file_large_output(void)
+{
+    /* Enough rows to pass through the 64 KiB buffer many times. */
+    char config[512], file[300];
+    snprintf(config, sizeof config, "{\"path\": \"%s/big\", \"format\": \"csv\"}", tmpdir());
+    fixture f;
+    CHECK_EQ_INT(fixture_plan(&f, &sl_op_file, config), SL_OK);
+    CHECK_EQ_INT(fixture_open(&f, 0, 1, NULL), SL_OK);
+    sample_rows();
+    static char name[300];
+    memset(name, 'n', sizeof name); /* longer rows, and one > 64 KiB below */
+    vals[0][1].v.s.p = name;
+    vals[0][1].v.s.len = sizeof name;
+    size_t expect = 0;
+    for (int i = 0; i < 2000; i++) {
+        vals[0][0].v.i = i;
+        CHECK_EQ_INT(f.op.def->process(&f.op, 0, &rows[0]), SL_OK);
+        char num[16];
+        expect += (size_t)snprintf(num, sizeof num, "%d", i) +
+                  strlen(",,2.5,true,2026-01-01 00:00:00.02,aGn/,-7\n") + sizeof name;
+    }
+    char *huge = malloc(100000);
+    memset(huge, 'h', 100000);
+    vals[0][1].v.s.p = huge;
+    vals[0][1].v.s.len = 100000;
+    vals[0][0].v.i = 0;
+    CHECK_EQ_INT(f.op.def->process(&f.op, 0, &rows[0]), SL_OK);
+    expect += 1 + strlen(",,2.5,true,2026-01-01 00:00:00.02,aGn/,-7\n") + 100000;
+    CHECK_EQ_INT(f.op.def->end_input(&f.op), SL_OK);
+    fixture_free(&f);
+    snprintf(file, sizeof file, "%s/big/part-0", tmpdir());
+    struct stat sb;
+    CHECK_EQ_INT(stat(file, &sb), 0);
+    CHECK_EQ_INT(sb.st_size, expect);
+    char *s = read_file(file);
+    CHECK(strncmp(s, "0,nnn", 5) == 0);
+    CHECK(strstr(s, "\n1999,nnn") != NULL);
+    free(s);
+    free(huge);
+}
+
+static void test_file_errors(void)
+{
+    fixture f;
+    CHECK_EQ_INT(fixture_plan(&f, &sl_op_file, "{\"format\": \"json\"}"), SL_ERR);
+    CHECK(strstr(f.err, "'snk'") && strstr(f.err, "'path'"));
+    fixture_free(&f);
+    CHECK_EQ_INT(fixture_plan(&f, &sl_op_file, "{\"path\": \"/tmp/x\"}"), SL_ERR);
+    CHECK(strstr(f.err, "'format'"));
+    fixture_free(&f);
+    CHECK_EQ_INT(fixture_plan(&f, &sl_op_file, "{\"path\": \"/tmp/x\", \"format\": \"xml\"}"),
+                 SL_ERR);
+    CHECK(strstr(f.err, "xml"));
+    fixture_free(&f);
+
+    /* The directory cannot be made: a regular file is in the way. */
+    char blocker[300], config[600], target[400];
+    snprintf(blocker, sizeof blocker, "%s/blocker", tmpdir());
+    FILE *fp = fopen(blocker, "w");
+    CHECK(fp != NULL);
+    fclose(fp);
+    snprintf(target, sizeof target, "%s/sub", blocker);
+    snprintf(config, sizeof config, "{\"path\": \"%s\", \"format\": \"csv\"}", target);
+    CHECK_EQ_INT(fixture_plan(&f, &sl_op_file, config), SL_OK);
+    CHECK_EQ_INT(fixture_open(&f, 0, 1, NULL), SL_ERR);
+    CHECK(strstr(f.op.err, "cannot create directory") && strstr(f.op.err, target));
+    fixture_free(&f);
+    /* The path itself is a file. */
+    snprintf(config, sizeof config, "{\"path\": \"%s\", \"format\": \"csv\"}", blocker);
+    CHECK_EQ_INT(fixture_plan(&f, &sl_op_file, config), SL_OK);
+    CHECK_EQ_INT(fixture_open(&f, 0, 1, NULL), SL_ERR);
+    CHECK(strstr(f.op.err, "not a directory") && strstr(f.op.err, blocker));
+    fixture_free(&f);
+}
+
+/* ---- blackhole ---------------------------------------------------------- */
+
+static void test_blackhole(void)
+{
+    /* Unthrottled: swallows everything at once. */
+    fixture f;
+    CHECK_EQ_INT(fixture_plan(&f, &sl_op_blackhole, "{}"), SL_OK);
+    CHECK_EQ_INT(fixture_open(&f, 0, 1, NULL), SL_OK);
+    sample_rows();
+    int64_t t0 = sl_mono_ms();
+    for (int i = 0; i < 100000; i++) CHECK_EQ_INT(f.op.def->process(&f.op, 0, &rows[0]), SL_OK);
+    CHECK(sl_mono_ms() - t0 < 5000);
+    fixture_free(&f);
+
+    /* 2000 rows/s over 2 subtasks = 1000/s each: 300 rows take >= ~299 ms
+     * (a lower bound only: never faster than the rate). */
+    CHECK_EQ_INT(fixture_plan(&f, &sl_op_blackhole, "{\"sink.rows-per-second\": 2000}"), SL_OK);
+    CHECK_EQ_INT(fixture_open(&f, 1, 2, NULL), SL_OK);
+    t0 = sl_mono_ms();
+    for (int i = 0; i < 300; i++) CHECK_EQ_INT(f.op.def->process(&f.op, 0, &rows[0]), SL_OK);
+    int64_t took = sl_mono_ms() - t0;
+    CHECK(took >= 280);
+    fixture_free(&f);
+
+    CHECK_EQ_INT(fixture_plan(&f, &sl_op_blackhole, "{\"sink.rows-per-second\": -5}"), SL_ERR);
+    CHECK(strstr(f.err, "'snk'") && strstr(f.err, "sink.rows-per-second"));
+    fixture_free(&f);
+}
+
+/* ---- registry ----------------------------------------------------------- */
+
+static void test_registry(void)
+{
+    CHECK(sl_op_find("datagen") == &sl_op_datagen);
+    CHECK(sl_op_find("calc") == &sl_op_calc);
+    CHECK(sl_op_find("print") == &sl_op_print);
+    CHECK(sl_op_find("blackhole") == &sl_op_blackhole);
+    CHECK(sl_op_find("file") == &sl_op_file);
+    CHECK(sl_op_find("kafka-ish") == NULL);
+    CHECK(sl_op_find(NULL) == NULL);
+    CHECK_EQ_STR(sl_op_type_list(), "datagen, calc, print, blackhole, file");
+    CHECK(sl_op_datagen.flags & SL_OPF_SOURCE);
+    CHECK(sl_op_print.flags & SL_OPF_SINK);
+    CHECK(sl_op_file.flags & SL_OPF_SINK);
+    CHECK(sl_op_blackhole.flags & SL_OPF_SINK);
+
+    sl_op op;
+    memset(&op, 0, sizeof op);
+    CHECK_EQ_INT(sl_op_fail(&op, "bad %s at %d", "thing", 7), SL_ERR);
+    CHECK_EQ_STR(op.err, "bad thing at 7");
+}
+
+SL_TEST_MAIN(SL_TEST(test_print_format), SL_TEST(test_print_prefixes),
+             SL_TEST(test_print_long_values), SL_TEST(test_print_plan_errors),
+             SL_TEST(test_file_json), SL_TEST(test_file_csv),
+             SL_TEST(test_file_csv_refuses_changelog), SL_TEST(test_file_large_output),
+             SL_TEST(test_file_errors), SL_TEST(test_blackhole), SL_TEST(test_registry))
