@@ -1,0 +1,86 @@
+/*
+ * cli.h -- the pieces of the `sluice` command-line client that live in the
+ * shared library: a blocking HTTP client for the JobManager's REST API
+ * (cli/http.c) and pure functions that turn REST answers into the text the
+ * CLI prints (cli/format.c), kept apart from cli/main.c so unit tests can
+ * check them without a server.
+ *
+ * Everything here runs on the CLI's one thread; nothing is thread-safe.
+ */
+#ifndef SL_CLI_H
+#define SL_CLI_H
+
+#include <jansson.h>
+
+#include "sl.h"
+
+/* ---- HTTP ------------------------------------------------------------- */
+
+typedef struct sl_cli_http sl_cli_http;
+
+typedef struct sl_cli_response {
+    int status;  /* HTTP status code */
+    char *body;  /* NUL-terminated body (may contain no JSON); owned */
+    size_t len;  /* body length, without the NUL */
+} sl_cli_response;
+
+/* A client for http://host:port. `auth_token` (may be NULL or empty) is
+ * sent as `Authorization: Bearer <token>`; `timeout_s` bounds each single
+ * request (connect, send, answer), not a sequence of polls. Resolution is
+ * deferred to the first request. Caller destroys. */
+sl_cli_http *sl_cli_http_new(const char *host, int port, const char *auth_token, int timeout_s);
+void sl_cli_http_destroy(sl_cli_http *h);
+
+/* "http://host:port" as the user would type it; borrowed from `h`. */
+const char *sl_cli_http_url(const sl_cli_http *h);
+
+/* Send one request and wait for its answer. `method` is GET, POST, PATCH,
+ * PUT or DELETE; `uri` is the path with query ("/jobs?parallelism=2");
+ * `body` (may be NULL) is sent as application/json. Returns SL_OK when an
+ * answer arrived, whatever its status, with `resp` filled (clear it with
+ * sl_cli_response_clear); SL_ERR when no answer came (cannot resolve, cannot
+ * connect -- "could not connect to the JobManager at http://h:p (is it
+ * running?)" --, timeout, connection dropped), with the reason in err. */
+int sl_cli_http_request(sl_cli_http *h, const char *method, const char *uri, const char *body,
+                        sl_cli_response *resp, char *err, size_t errlen);
+void sl_cli_response_clear(sl_cli_response *r);
+
+/* ---- Formatting --------------------------------------------------------- */
+
+/* Sections of `sluice list`. 0 means Flink's default: running + scheduled. */
+#define SL_CLI_LIST_RUNNING 1    /* -r: every non-terminal state but CREATED/INITIALIZING */
+#define SL_CLI_LIST_SCHEDULED 2  /* -s: CREATED, INITIALIZING */
+#define SL_CLI_LIST_ALL 4        /* -a: running, scheduled and terminated */
+
+/* Format a GET /jobs/overview answer as `sluice list` prints it (after its
+ * "Waiting for response..." line): sections in Flink's layout, jobs sorted
+ * by start time, times in the local time zone. Returns SL_OK with *out
+ * (caller frees), or SL_ERR if the answer has no "jobs" array. */
+int sl_cli_format_list(const json_t *overview, int flags, char **out, char *err, size_t errlen);
+
+/* Turn a non-2xx answer into the lines the CLI prints on stderr: one
+ * "Error: <message>\n" per entry of {"errors":[...]}, or one line naming
+ * the status when the body says nothing usable. Caller frees. */
+char *sl_cli_error_text(int status, const char *body, size_t len);
+
+/* Read an asynchronous-operation status (GET /jobs/:id/savepoints/:trigger
+ * and the like): SL_AGAIN while IN_PROGRESS; SL_OK when COMPLETED, with
+ * *location borrowed from `resp` (NULL when the answer has none); SL_ERR
+ * when the operation failed or the answer is malformed, with *failure the
+ * reason (caller frees). */
+int sl_cli_async_status(const json_t *resp, const char **location, char **failure);
+
+/* The root cause from a GET /jobs/:id/exceptions answer as printable text:
+ * "<exceptionName>\n<stacktrace>", or the stack trace alone when it opens
+ * with the name; NULL if the answer records none. Caller frees. */
+char *sl_cli_root_exception(const json_t *exceptions);
+
+/* Check a job id: 32 hexadecimal digits, written lowercase into out[33]. */
+int sl_cli_parse_jobid(const char *s, char out[33], char *err, size_t errlen);
+
+/* Parse "host:port", "[v6]:port" or "http://host:port" (a trailing "/"
+ * allowed) into host (without brackets) and port. */
+int sl_cli_parse_address(const char *s, char *host, size_t hostlen, int *port, char *err,
+                         size_t errlen);
+
+#endif
