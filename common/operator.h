@@ -28,6 +28,8 @@
 #include <stdio.h>
 #include <jansson.h>
 #include "row.h"
+#include "state.h"
+#include "timers.h"
 
 typedef struct sl_op sl_op;
 typedef struct sl_vertex sl_vertex;
@@ -35,6 +37,8 @@ typedef struct sl_vertex sl_vertex;
 enum {
     SL_OPF_SOURCE = 1 << 0, /* has no inputs; driven by run() */
     SL_OPF_SINK = 1 << 1,   /* has no outputs */
+    SL_OPF_KEYED = 1 << 2,  /* keeps keyed state: the runtime opens op->kstate
+                               and op->event_timers / op->proc_timers */
 };
 
 typedef struct sl_op_def {
@@ -51,6 +55,13 @@ typedef struct sl_op_def {
     int (*watermark)(sl_op *op, int64_t wm);
     int (*end_input)(sl_op *op);
     void (*close)(sl_op *op);
+    /* keyed operators: the config option holding the key columns (e.g.
+     * "group-by"); when the vertex runs with parallelism > 1 the job graph
+     * requires its input edges to hash on exactly these columns */
+    const char *key_option;
+    /* processing time: called on the task thread once the wall clock
+     * (sl_now_ms) reaches op->proc_time_at */
+    int (*proc_time)(sl_op *op, int64_t now_ms);
 } sl_op_def;
 
 /* Where an operator's output goes: the next operator in its chain, or the
@@ -83,6 +94,13 @@ struct sl_op {
     int64_t wake_at_ms;         /* sources: when run() wants to be called again
                                    (sl_mono_ms clock) after SL_AGAIN */
     FILE *out_stream;           /* where print writes (the TaskManager's stdout) */
+    sl_kstate *kstate;          /* keyed operators: their state backend */
+    sl_timers *event_timers;    /* keyed operators: fired by the operator on watermarks */
+    sl_timers *proc_timers;     /* keyed operators: processing-time timers */
+    int kg_first, kg_last;      /* key groups this subtask owns */
+    int64_t proc_time_at;       /* wall-clock ms for the next proc_time() call;
+                                   INT64_MAX (the runtime's initial value) = none */
+    int64_t current_watermark;  /* the last input watermark (INT64_MIN before any) */
     const char *task_name;      /* "calc (2/4)" for messages */
     char err[512];              /* failure message for SL_ERR returns */
 };

@@ -499,6 +499,7 @@ static void maybe_flush(run *r, int64_t now)
     if (r->d->buffer_timeout_ms <= 0) return;
     if (now >= r->next_flush_ns) {
         flush_writers(r);
+        fflush(stdout); /* the print sink's rows: no syscall when nothing is buffered */
         r->next_flush_ns = now + r->d->buffer_timeout_ms * 1000000;
     }
 }

@@ -1,0 +1,105 @@
+/*
+ * state.h -- keyed state: one interface, two backends.
+ *
+ * A keyed operator subtask owns one sl_kstate. It holds every named state
+ * of that operator (up to 255 per operator) for the key groups the subtask
+ * owns, [kg_first, kg_last]. An entry is addressed by (state id, key group,
+ * key bytes, namespace bytes) -- the namespace is e.g. the window a value
+ * belongs to -- and holds opaque value bytes.
+ *
+ * Backends (state.backend.type):
+ *   hashmap  in memory: an open-addressing hash table per key group, so a
+ *            key group can be snapshotted or handed over as a unit;
+ *   rocksdb  one RocksDB instance per operator subtask in `dir`; the
+ *            RocksDB key is kg (2 bytes big endian) | state id (1 byte) |
+ *            u16 key length | key | namespace, so a key group is one
+ *            contiguous key range.
+ * Both iterate a key group's entries in a deterministic order (by the
+ * encoded key), which keeps snapshots canonical.
+ *
+ * Threads: an sl_kstate is used by its task thread only, except that a
+ * snapshot (sl_kstate_snapshot) produces an immutable view that another
+ * thread may write out (see sl_kstate_snap_*).
+ *
+ * Memory: values returned by get are borrowed until the next call on the
+ * same sl_kstate. put copies. No allocation per get; a put allocates only
+ * when an entry is new or grows.
+ */
+#ifndef SL_STATE_H
+#define SL_STATE_H
+
+#include "sl.h"
+
+typedef enum { SL_BACKEND_HASHMAP = 0, SL_BACKEND_ROCKSDB = 1 } sl_backend_kind;
+
+typedef struct sl_kstate sl_kstate;
+
+/* Open a backend for key groups [kg_first, kg_last] of max_parallelism.
+ * `dir` is the RocksDB directory (created; emptied first) and is ignored by
+ * hashmap. NULL with err on failure. */
+sl_kstate *sl_kstate_open(sl_backend_kind kind, const char *dir, int max_parallelism, int kg_first,
+                          int kg_last, char *err, size_t errlen);
+void sl_kstate_close(sl_kstate *s); /* frees; RocksDB files are removed */
+sl_backend_kind sl_kstate_kind(const sl_kstate *s);
+
+/* Named states of this operator: the same name always gets the same id
+ * (ids are assigned in registration order, so an operator that registers in
+ * a fixed order gets stable ids across restarts). -1 if more than 255. */
+int sl_kstate_register(sl_kstate *s, const char *name);
+
+/* The key of the record being processed: set once per record (or timer)
+ * before get/put/del. `key` is the serialized key (sl_row_key_encode);
+ * kg its key group (must be within the owned range). The bytes are copied. */
+void sl_kstate_set_key(sl_kstate *s, const void *key, size_t len, int kg);
+
+/* SL_OK with *val and *vlen borrowed until the next call, SL_DONE if absent,
+ * SL_ERR on a backend error (message in err). */
+int sl_kstate_get(sl_kstate *s, int sid, const void *ns, size_t nslen, const void **val,
+                  size_t *vlen, char *err, size_t errlen);
+int sl_kstate_put(sl_kstate *s, int sid, const void *ns, size_t nslen, const void *val,
+                  size_t vlen, char *err, size_t errlen);
+int sl_kstate_del(sl_kstate *s, int sid, const void *ns, size_t nslen, char *err, size_t errlen);
+
+/* Visit every entry of state `sid` under the current key, any namespace
+ * (e.g. all windows of a key). The callback may not modify the state;
+ * return non-zero from it to stop. */
+int sl_kstate_scan_key(sl_kstate *s, int sid,
+                       int (*fn)(void *ctx, const void *ns, size_t nslen, const void *val,
+                                 size_t vlen),
+                       void *ctx, char *err, size_t errlen);
+
+/* Number of entries, and bytes of keys + values, across all states. */
+uint64_t sl_kstate_entries(const sl_kstate *s);
+uint64_t sl_kstate_bytes(const sl_kstate *s);
+
+/* ---- snapshots and restore -------------------------------------------- */
+
+/* A raw entry, as snapshots carry it: state id, key group, key, namespace. */
+typedef struct sl_kentry {
+    int sid;
+    int kg;
+    const void *key;
+    size_t klen;
+    const void *ns;
+    size_t nslen;
+    const void *val;
+    size_t vlen;
+} sl_kentry;
+
+/* A consistent, immutable view of the whole state at one moment, cheap to
+ * take on the task thread (hashmap: copy-on-write of the tables; rocksdb: a
+ * RocksDB snapshot), and readable from another thread while the task goes
+ * on changing the live state. */
+typedef struct sl_ksnap sl_ksnap;
+
+sl_ksnap *sl_kstate_snapshot(sl_kstate *s, char *err, size_t errlen);
+/* Visit the view's entries of key group kg, in encoded-key order. Any thread. */
+int sl_ksnap_each(sl_ksnap *snap, int kg, int (*fn)(void *ctx, const sl_kentry *e), void *ctx,
+                  char *err, size_t errlen);
+void sl_ksnap_release(sl_ksnap *snap); /* any thread */
+
+/* Restore: insert a raw entry (from a snapshot file). Its key group must be
+ * in the owned range, else SL_ERR. */
+int sl_kstate_restore(sl_kstate *s, const sl_kentry *e, char *err, size_t errlen);
+
+#endif
