@@ -20,6 +20,16 @@
  * wraps like Java's int/long (what Flink does); integer `/` truncates toward
  * zero and `%` takes the sign of the dividend, as C99 defines them.
  *
+ * Beyond the list in expr.h: `||`, NULLIF, TRY_CAST (NULL instead of an
+ * error), LTRIM/RTRIM, CEILING, CHARACTER_LENGTH, LIKE .. ESCAPE, IS
+ * [NOT] UNKNOWN, and TIMESTAMP +/- INTERVAL. Choices where SQL dialects
+ * differ follow Flink: SUBSTRING counts a negative start from the end and
+ * gives NULL for a negative length; TO_TIMESTAMP gives NULL for an
+ * unparsable string; CAST(DOUBLE AS STRING) writes Java's form ("1.0E10");
+ * DOUBLE -> integer CASTs saturate and BIGINT -> INT wraps, as Java does.
+ * UPPER/LOWER change ASCII letters only. A bare NULL has type SL_T_NULL,
+ * which every operator accepts and which evaluates to NULL.
+ *
  * Positions in messages are 1-based byte offsets into the text.
  */
 #include <math.h>
@@ -203,8 +213,8 @@ static int days_in_month(int64_t y, int m)
 /* "YYYY-MM-DD HH:MM:SS.mmm" -- the SQL form CAST(ts AS STRING) gives. */
 static int ts_to_sql(char *dst, size_t cap, int64_t ms)
 {
-    int64_t days = floor_div(ms, 86400000);
-    int64_t rem = ms - days * 86400000;
+    int64_t days = ms / 86400000, rem = ms % 86400000; /* no overflow even at INT64_MIN */
+    if (rem < 0) rem += 86400000, days--;
     int64_t y;
     int mo, d;
     civil_from_days(days, &y, &mo, &d);
@@ -695,9 +705,9 @@ static node *wrap_cast(parser *p, node *x, sl_type to)
     return c;
 }
 
-/* Make *a and *b comparable: numbers of any width; equal types; TIMESTAMP
- * with STRING (the string side is CAST). `eq_only` is for BOOLEAN, which
- * has no order. */
+/* Make *a and *b comparable: numbers of any width; equal types; STRING
+ * with BYTES; TIMESTAMP with STRING (the string side gets a CAST). An
+ * `ordered` comparison refuses BOOLEAN, which has no order. */
 static int make_comparable(parser *p, node **a, node **b, int pos0, const char *op, bool ordered)
 {
     sl_type ta = (*a)->type, tb = (*b)->type, t;
@@ -1199,10 +1209,8 @@ static node *parse_call(parser *p, const tok *name)
             n->flags = word_eq(name->s, name->len, "LTRIM") ? TRIM_LEADING : TRIM_TRAILING;
         }
         break;
-    case N_MOD: {
-        node *m = make_arith(p, N_MOD, name->pos, n->kids[0], n->kids[1]);
-        return m;
-    }
+    case N_MOD: /* MOD(a, b) is a % b; the call node stays unused in p->all */
+        return make_arith(p, N_MOD, name->pos, n->kids[0], n->kids[1]);
     case N_ABS:
     case N_FLOOR:
     case N_CEIL:
