@@ -68,6 +68,11 @@ typedef struct sl_op_def {
  * runtime's network writer. Set up by the runtime. */
 typedef int (*sl_emit_fn)(void *ctx, sl_row *row);
 typedef int (*sl_emit_wm_fn)(void *ctx, int64_t wm);
+/* Watermark status: idle = 1 when the operator's output will carry no rows
+ * or watermarks for a while (a silent input past its idle timeout), so the
+ * runtime excludes this stream from downstream minimum watermarks; idle = 0
+ * when it speaks again. */
+typedef int (*sl_emit_idle_fn)(void *ctx, int idle);
 
 /* Counters an operator may bump; the runtime reports them. */
 typedef struct sl_op_metrics {
@@ -88,6 +93,7 @@ struct sl_op {
     const sl_schema *out;       /* output schema (NULL for sinks) */
     sl_emit_fn emit;            /* downstream */
     sl_emit_wm_fn emit_wm;
+    sl_emit_idle_fn emit_idle;  /* NULL: the runtime does not track idleness here */
     void *emit_ctx;
     sl_arena scratch;           /* reset by the runtime before each process() */
     sl_op_metrics metrics;
@@ -114,6 +120,11 @@ static inline int sl_op_emit(sl_op *op, sl_row *row)
 static inline int sl_op_emit_watermark(sl_op *op, int64_t wm)
 {
     return op->emit_wm ? op->emit_wm(op->emit_ctx, wm) : SL_OK;
+}
+
+static inline int sl_op_emit_idle(sl_op *op, int idle)
+{
+    return op->emit_idle ? op->emit_idle(op->emit_ctx, idle) : SL_OK;
 }
 
 /* Set op->err and return SL_ERR. */
