@@ -40,11 +40,11 @@ sl_buf *sl_pool_get(sl_pool *p, int64_t *waited_ns)
     int64_t t0 = 0;
     sl_buf *b = NULL;
     pthread_mutex_lock(&p->mu);
-    if (!p->free && !p->closed) {
+    if (!p->free && !p->cancelled) {
         t0 = sl_mono_ns();
-        while (!p->free && !p->closed) pthread_cond_wait(&p->cv, &p->mu);
+        while (!p->free && !p->cancelled) pthread_cond_wait(&p->cv, &p->mu);
     }
-    if (!p->closed && p->free) {
+    if (!p->cancelled && p->free) {
         b = p->free;
         p->free = b->next;
         p->nfree--;
@@ -63,7 +63,7 @@ sl_buf *sl_pool_tryget(sl_pool *p)
 {
     sl_buf *b = NULL;
     pthread_mutex_lock(&p->mu);
-    if (!p->closed && p->free) {
+    if (!p->cancelled && p->free) {
         b = p->free;
         p->free = b->next;
         p->nfree--;
@@ -90,9 +90,18 @@ void sl_pool_put(sl_buf *b)
     if (done) pool_free(p);
 }
 
+void sl_pool_cancel(sl_pool *p)
+{
+    pthread_mutex_lock(&p->mu);
+    p->cancelled = 1;
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+}
+
 void sl_pool_close(sl_pool *p)
 {
     pthread_mutex_lock(&p->mu);
+    p->cancelled = 1;
     p->closed = 1;
     int done = p->nfree == p->total;
     pthread_cond_broadcast(&p->cv);

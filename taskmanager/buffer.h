@@ -54,7 +54,8 @@ struct sl_pool {
     sl_buf *free;
     int nfree;
     int total;
-    int closed;
+    int cancelled;       /* waiters get NULL; the owner still closes it */
+    int closed;          /* the owner is done: freed once every buffer is back */
     uint8_t *mem;        /* total * size bytes */
     sl_buf *bufs;        /* total headers */
 };
@@ -65,7 +66,10 @@ sl_pool *sl_pool_new(int nbufs, uint32_t size);
 sl_buf *sl_pool_get(sl_pool *p, int64_t *waited_ns);
 sl_buf *sl_pool_tryget(sl_pool *p);
 void sl_pool_put(sl_buf *b);
-/* Close: wake waiters; free the memory once every buffer is back. */
+/* Cancel: wake waiters, who get NULL from now on (any thread). */
+void sl_pool_cancel(sl_pool *p);
+/* Close (owner, once): as cancel, and free the memory once every buffer is
+ * back. The owner must not touch the pool afterwards. */
 void sl_pool_close(sl_pool *p);
 float sl_pool_usage(sl_pool *p); /* share of buffers in use, 0..1 */
 

@@ -444,23 +444,9 @@ static void deploy_cancel(tm_net *n, tm_deploy *d)
         t->gate.closed = 1;
         pthread_cond_broadcast(&t->gate.cv);
         pthread_mutex_unlock(&t->gate.mu);
-        if (t->out_pool) {
-            pthread_mutex_lock(&t->out_pool->mu);
-            pthread_cond_broadcast(&t->out_pool->cv);
-            pthread_mutex_unlock(&t->out_pool->mu);
-        }
+        if (t->out_pool) sl_pool_cancel(t->out_pool);
         tm_task_wake(t);
     }
-    /* a producer blocked on its pool wakes on the broadcast and sees
-     * `cancelled`; the pool closes at teardown */
-    for (int i = 0; i < d->ntasks; i++)
-        if (d->tasks[i].out_pool) {
-            sl_pool *p = d->tasks[i].out_pool;
-            pthread_mutex_lock(&p->mu);
-            p->closed = 1; /* wakes sl_pool_get with NULL; freed by sl_pool_close later */
-            pthread_cond_broadcast(&p->cv);
-            pthread_mutex_unlock(&p->mu);
-        }
     SL_UNUSED(n);
 }
 
@@ -819,7 +805,8 @@ static void send_register(tm_net *n)
     send_jm(n, &env);
 }
 
-static void heartbeat_metrics(tm_net *n, Sluice__Heartbeat *hb)
+/* Fills hb->metrics; returns the array of records behind it (caller frees). */
+static Sluice__SubtaskMetrics *heartbeat_metrics(tm_net *n, Sluice__Heartbeat *hb)
 {
     int total = 0;
     for (tm_deploy *d = n->deploys; d; d = d->next) total += d->cancelled ? 0 : d->ntasks;
@@ -876,6 +863,7 @@ static void heartbeat_metrics(tm_net *n, Sluice__Heartbeat *hb)
             m->busy_ms = t->hb_busy_ns / 1000000;
         }
     }
+    return ms;
 }
 
 static void on_heartbeat(evutil_socket_t fd, short what, void *arg)
@@ -887,12 +875,12 @@ static void on_heartbeat(evutil_socket_t fd, short what, void *arg)
     sysinfo(&si);
     hb.tm_id = n->id;
     hb.free_memory = (uint64_t)si.freeram * si.mem_unit;
-    heartbeat_metrics(n, &hb);
+    Sluice__SubtaskMetrics *ms = heartbeat_metrics(n, &hb);
     Sluice__Envelope env = SLUICE__ENVELOPE__INIT;
     env.msg_case = SLUICE__ENVELOPE__MSG_HEARTBEAT;
     env.heartbeat = &hb;
     send_jm(n, &env);
-    if (hb.n_metrics) free(hb.metrics[0]);
+    free(ms);
     free(hb.metrics);
 }
 

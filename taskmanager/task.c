@@ -410,7 +410,15 @@ tm_outchan **tm_task_writer_slot(tm_task *t, int out_edge_index, int consumer)
 static int fail(run *r, const sl_op *op)
 {
     r->failed = 1;
-    if (op && !r->err[0]) /* a writer's error (set first) is the cause */
+    /* A writer's error (set first) is the cause; else the operator furthest
+     * down the chain that said why: upstream operators only see their emit
+     * fail. */
+    for (int k = r->nops - 1; k >= 0 && op; k--)
+        if (r->ops[k].err[0]) {
+            op = &r->ops[k];
+            break;
+        }
+    if (op && !r->err[0])
         snprintf(r->err, sizeof r->err, "%s: %s", op->task_name, op->err[0] ? op->err : "failed");
     return SL_ERR;
 }

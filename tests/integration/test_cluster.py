@@ -75,10 +75,10 @@ def test_parallel_job_exact_output_one_subtask_per_taskmanager(cluster, workdir)
     base = 1767225600000
     got = sorted((r["id"], r["user_id"], ts_ms(r["ts"])) for r in rows)
     assert got == [(i, i % 5, base + 10 * i) for i in range(2, n + 1, 2)]
-    # both part files have rows: calc ran with parallelism 2, rebalanced
+    # calc -> out ran with parallelism 2: one file per subtask (round-robin
+    # hands all odd ids to subtask 0, so its file is empty after the filter)
     parts = sorted(glob.glob(os.path.join(out, "part-*")))
     assert [os.path.basename(p) for p in parts] == ["part-0", "part-1"]
-    assert all(os.path.getsize(p) > 0 for p in parts)
     # chaining: calc -> out is one vertex; gen is its own
     names = sorted(v["name"] for v in job["vertices"])
     assert names == ["calc -> out", "gen"]
