@@ -156,7 +156,7 @@ function vertexView(v, data, isSource) {
   } else if (Array.isArray(data.marks)) {
     const suffix = isSource ? '.currentOutputWatermark' : '.currentInputWatermark';
     const list = data.marks.filter((m) => m && typeof m.id === 'string' && m.id.endsWith(suffix))
-      .map((m) => ({ metrics: { [suffix.slice(1)]: m.value } }));
+      .map((m) => ({ metrics: { [suffix.slice(1)]: m.value, watermarkIdle: m.idle === true } }));
     wm = list.length ? vertexWatermark(list, isSource) : { kind: 'none', ms: null, idle: 0, total: 0 };
   } else {
     wm = { kind: 'none', ms: null, idle: 0, total: 0 };

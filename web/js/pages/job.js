@@ -47,8 +47,8 @@ export function create(ctx, firstRoute) {
   const meta = h('div', { class: 'job-meta' },
     h('span', { class: 'meta-item' }, h('span', { class: 'k' }, 'ID'), h('span', { class: 'v mono', id: 'job-id' }, jid)),
     field('start-time', 'Start'), field('end-time', 'End'), field('duration', 'Duration'),
-    field('parallelism', 'Max parallelism'),
-    h('span', { class: 'meta-item' }, h('span', { class: 'k' }, 'Tasks'), chips.el));
+    field('parallelism', 'Max parallelism'), field('slots-needed', 'Slots needed'),
+    h('span', { class: 'meta-item' }, h('span', { class: 'k' }, 'Vertices'), chips.el));
 
   /* ---- actions ---- */
   const dirInput = h('input', { id: 'savepoint-dir', type: 'text', placeholder: 'savepoint directory (default: state.savepoints.dir)',
@@ -206,6 +206,9 @@ export function create(ctx, firstRoute) {
     setText(fields['end-time'], fmtTime(j['end-time']));
     setText(fields.duration, fmtDuration(j.duration));
     setText(fields.parallelism, j.maxParallelism !== undefined && j.maxParallelism !== null ? String(j.maxParallelism) : '\u2014');
+    const slots = j['slots-needed'];
+    setText(fields['slots-needed'], slots !== undefined && slots !== null ? String(slots) : '\u2014');
+    show(fields['slots-needed'].parentNode, slots !== undefined && slots !== null);
     chips.update(j['status-counts'] || {});
     const features = (ctx.config && ctx.config.features) || {};
     const live = !isTerminal(state);

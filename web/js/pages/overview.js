@@ -18,6 +18,7 @@ const STATS = [
   ['slots-total', 'Slots total'],
   ['slots-available', 'Slots available'],
   ['jobs-running', 'Jobs running'],
+  ['jobs-scheduled', 'Jobs scheduled'],
   ['jobs-finished', 'Jobs finished'],
   ['jobs-cancelled', 'Jobs cancelled'],
   ['jobs-failed', 'Jobs failed'],

@@ -116,6 +116,7 @@ function updateRow(tr, r, highlight) {
     const jid = s && (s.jobId || s.jobid || s.jid);
     if (!jid) continue;
     counts.set(jid, (counts.get(jid) || 0) + 1);
+    if (s.jobName && !names.has(jid)) names.set(jid, String(s.jobName));
   }
   const items = Array.from(counts.entries()).map(([jid, n]) => ({ jid, n, name: names.get(jid) }));
   syncKeyed(w.running, items, (x) => x.jid,
