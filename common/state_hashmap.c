@@ -1,0 +1,397 @@
+/*
+ * state_hashmap.c -- the in-memory keyed-state backend.
+ *
+ * One open-addressing hash table per owned key group, so a key group can be
+ * snapshotted or handed over as a unit. A table is a power-of-two array of
+ * slots {hash, entry pointer}, probed linearly from hash & mask, grown by
+ * doubling when it would pass 70% full, and kept tombstone-free by
+ * backward-shift deletion. The hash is sl_kstate_hash over the encoded key
+ * from the state id on (sid|klen|key|ns; the key group is implied by the
+ * table). An entry is one allocation holding the encoded key and the value,
+ * made when the entry is new, with slack after the value so a value that
+ * grows a little is rewritten in place; get hands out a pointer into the
+ * entry (8-byte aligned, borrowed until the next call).
+ *
+ * Snapshots are copy-on-write, not copies. Both slot arrays and entries
+ * carry an atomic reference count:
+ *   - a snapshot takes a reference on each key group's slot array: O(key
+ *     groups), microseconds whatever the state size;
+ *   - the task thread reads shared arrays freely, but before it changes a
+ *     table whose array is shared it copies the array (one memcpy of the
+ *     slots) and takes a reference on each entry in it -- once per table per
+ *     snapshot, on the first write to that key group;
+ *   - it changes an entry in place only when the entry's count is 1 (no
+ *     snapshot can see it); otherwise a put writes a new entry and drops its
+ *     reference on the old one, which the snapshot keeps alive;
+ *   - releasing the snapshot (any thread) drops its array references; the
+ *     last reference to an array drops its entries', the last to an entry
+ *     frees it.
+ * So a snapshot is immutable from the moment it is taken: nothing it can
+ * reach is ever written again. A full deep copy would cost O(entries) on
+ * the task thread at every checkpoint and double the memory; this costs a
+ * pointer copy per key group up front, and afterwards roughly one slot-array
+ * copy per touched key group plus one entry allocation per entry first
+ * written while a snapshot is alive (bench/state_bench.c measures both).
+ *
+ * sl_ksnap_each sorts a key group's entries on demand into encoded-key
+ * order (state_int.h), the order RocksDB keeps. scan_key walks the current
+ * key group's table (the hash covers the namespace, so one key's entries
+ * are not adjacent) and sorts the matches by namespace, so both backends
+ * visit them in the same order.
+ *
+ * Threads: everything runs on the task thread except sl_ksnap_each and
+ * sl_ksnap_release, which only read shared (hence frozen) arrays and
+ * entries and drop references.
+ */
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "state_int.h"
+
+typedef struct hm_entry {
+    _Atomic uint32_t refs; /* slot arrays holding this entry */
+    uint32_t elen;         /* encoded key from sid on: sid|klen|key|ns */
+    uint32_t vlen;
+    uint32_t vcap;         /* room for the value: vlen plus slack */
+    uint8_t data[];        /* elen key bytes, padding to 8, vcap value bytes */
+} hm_entry;
+
+typedef struct hm_slot {
+    uint64_t hash;
+    hm_entry *e; /* NULL: empty */
+} hm_slot;
+
+typedef struct hm_array {
+    _Atomic uint32_t refs; /* the live table and snapshots holding it */
+    uint32_t count;        /* entries; 0 <= count <= 0.7 * (mask + 1) */
+    size_t mask;           /* slots - 1, slots a power of two */
+    hm_slot slots[];
+} hm_array;
+
+typedef struct hm_state {
+    sl_kstate base;
+    int ntables;        /* kg_last - kg_first + 1 */
+    hm_array **tables;  /* per owned key group; NULL until its first put */
+    hm_entry **scanv;   /* scan_key's matches, reused */
+    size_t scancap;
+} hm_state;
+
+typedef struct hm_snap {
+    sl_ksnap base;
+    int kg_first;
+    int ntables;
+    hm_array *arr[]; /* a reference each, NULL for empty key groups */
+} hm_snap;
+
+#define HM_NOTFOUND ((size_t)-1)
+#define HM_MIN_SLOTS 16
+
+static inline size_t voff(uint32_t elen) { return ((size_t)elen + 7) & ~(size_t)7; }
+static inline uint8_t *hm_val(hm_entry *e) { return e->data + voff(e->elen); }
+
+/* Room for a value of vlen: a quarter more (at most 512 bytes more) plus 8,
+ * in multiples of 8, so counters and small accumulators never realloc. */
+static inline uint32_t vcap_for(size_t vlen)
+{
+    size_t slack = SL_MIN(vlen / 4, (size_t)512) + 8;
+    return (uint32_t)((vlen + slack + 7) & ~(size_t)7);
+}
+
+static hm_entry *entry_new(const uint8_t *k, size_t n, const void *val, size_t vlen)
+{
+    uint32_t cap = vcap_for(vlen);
+    hm_entry *e = sl_malloc(sizeof *e + voff((uint32_t)n) + cap);
+    atomic_init(&e->refs, 1);
+    e->elen = (uint32_t)n;
+    e->vlen = (uint32_t)vlen;
+    e->vcap = cap;
+    memcpy(e->data, k, n);
+    if (vlen) memcpy(hm_val(e), val, vlen);
+    return e;
+}
+
+static inline void entry_unref(hm_entry *e)
+{
+    if (atomic_fetch_sub_explicit(&e->refs, 1, memory_order_acq_rel) == 1) free(e);
+}
+
+static hm_array *array_new(size_t nslots)
+{
+    hm_array *a = sl_calloc(1, sizeof *a + nslots * sizeof(hm_slot));
+    atomic_init(&a->refs, 1);
+    a->mask = nslots - 1;
+    return a;
+}
+
+static void array_unref(hm_array *a)
+{
+    if (!a || atomic_fetch_sub_explicit(&a->refs, 1, memory_order_acq_rel) != 1) return;
+    for (size_t i = 0; i <= a->mask; i++)
+        if (a->slots[i].e) entry_unref(a->slots[i].e);
+    free(a);
+}
+
+static inline size_t array_find(const hm_array *a, uint64_t h, const uint8_t *k, size_t n)
+{
+    for (size_t i = h & a->mask;; i = (i + 1) & a->mask) {
+        const hm_slot *sl = &a->slots[i];
+        if (!sl->e) return HM_NOTFOUND;
+        if (sl->hash == h && sl->e->elen == n && memcmp(sl->e->data, k, n) == 0) return i;
+    }
+}
+
+static inline void array_insert(hm_array *a, uint64_t h, hm_entry *e)
+{
+    size_t i = h & a->mask;
+    while (a->slots[i].e) i = (i + 1) & a->mask;
+    a->slots[i].hash = h;
+    a->slots[i].e = e;
+    a->count++;
+}
+
+/* The table of key group index idx, ready to be changed: created if absent,
+ * unshared from snapshots if shared. */
+static hm_array *table_writable(hm_state *st, int idx)
+{
+    hm_array *a = st->tables[idx];
+    if (!a) return st->tables[idx] = array_new(HM_MIN_SLOTS);
+    if (atomic_load_explicit(&a->refs, memory_order_acquire) == 1) return a;
+    size_t nslots = a->mask + 1;
+    hm_array *c = array_new(nslots);
+    memcpy(c->slots, a->slots, nslots * sizeof(hm_slot));
+    c->count = a->count;
+    for (size_t i = 0; i < nslots; i++)
+        if (c->slots[i].e) atomic_fetch_add_explicit(&c->slots[i].e->refs, 1, memory_order_relaxed);
+    array_unref(a);
+    return st->tables[idx] = c;
+}
+
+/* Double an exclusively held table. Entries move, their counts do not. */
+static hm_array *table_grow(hm_state *st, int idx)
+{
+    hm_array *a = st->tables[idx];
+    hm_array *g = array_new((a->mask + 1) * 2);
+    for (size_t i = 0; i <= a->mask; i++)
+        if (a->slots[i].e) array_insert(g, a->slots[i].hash, a->slots[i].e);
+    free(a);
+    return st->tables[idx] = g;
+}
+
+/* Remove slot i of an exclusively held array, shifting later members of
+ * its probe run back so no tombstone is needed. */
+static void array_remove(hm_array *a, size_t i)
+{
+    size_t j = i;
+    for (;;) {
+        j = (j + 1) & a->mask;
+        if (!a->slots[j].e) break;
+        size_t home = a->slots[j].hash & a->mask;
+        /* slot j may move to i only if i lies on its probe path home..j */
+        if (((j - home) & a->mask) >= ((j - i) & a->mask)) {
+            a->slots[i] = a->slots[j];
+            i = j;
+        }
+    }
+    a->slots[i].e = NULL;
+    a->slots[i].hash = 0;
+    a->count--;
+}
+
+static int entry_cmp(const void *pa, const void *pb)
+{
+    const hm_entry *a = *(hm_entry *const *)pa, *b = *(hm_entry *const *)pb;
+    return sl_kenc_cmp(a->data, a->elen, b->data, b->elen);
+}
+
+/* ---- operations --------------------------------------------------------- */
+
+static int hm_get(sl_kstate *s, int kg, const uint8_t *k, size_t klen, const void **val,
+                  size_t *vlen, char *err, size_t errlen)
+{
+    hm_state *st = (hm_state *)s;
+    hm_array *a = st->tables[kg - s->kg_first];
+    if (!a) return SL_DONE;
+    const uint8_t *k2 = k + 2;
+    size_t n = klen - 2;
+    size_t i = array_find(a, sl_kstate_hash(k2, n), k2, n);
+    if (i == HM_NOTFOUND) return SL_DONE;
+    hm_entry *e = a->slots[i].e;
+    *val = hm_val(e);
+    *vlen = e->vlen;
+    return SL_OK;
+}
+
+static int hm_put(sl_kstate *s, int kg, const uint8_t *k, size_t klen, const void *val,
+                  size_t vlen, char *err, size_t errlen)
+{
+    hm_state *st = (hm_state *)s;
+    int idx = kg - s->kg_first;
+    const uint8_t *k2 = k + 2;
+    size_t n = klen - 2;
+    uint64_t h = sl_kstate_hash(k2, n);
+    hm_array *a = table_writable(st, idx);
+    size_t i = array_find(a, h, k2, n);
+    if (i != HM_NOTFOUND) {
+        hm_entry *e = a->slots[i].e;
+        uint32_t old = e->vlen;
+        if (atomic_load_explicit(&e->refs, memory_order_acquire) != 1) {
+            /* a snapshot sees this entry: leave it to the snapshot */
+            a->slots[i].e = entry_new(k2, n, val, vlen);
+            entry_unref(e);
+        } else {
+            if (vlen > e->vcap) {
+                uint32_t cap = vcap_for(vlen);
+                e = sl_realloc(e, sizeof *e + voff(e->elen) + cap);
+                e->vcap = cap;
+                a->slots[i].e = e;
+            }
+            if (vlen) memmove(hm_val(e), val, vlen); /* val may be this entry's own bytes */
+            e->vlen = (uint32_t)vlen;
+        }
+        s->bytes = s->bytes - old + vlen;
+        return SL_OK;
+    }
+    if ((size_t)(a->count + 1) * 10 > (a->mask + 1) * 7) a = table_grow(st, idx);
+    array_insert(a, h, entry_new(k2, n, val, vlen));
+    s->entries++;
+    s->bytes += (n - 3) + vlen; /* key + namespace + value */
+    return SL_OK;
+}
+
+/* Deleting an absent entry is not an error: SL_OK either way. */
+static int hm_del(sl_kstate *s, int kg, const uint8_t *k, size_t klen, char *err, size_t errlen)
+{
+    hm_state *st = (hm_state *)s;
+    int idx = kg - s->kg_first;
+    hm_array *a = st->tables[idx];
+    if (!a) return SL_OK;
+    const uint8_t *k2 = k + 2;
+    size_t n = klen - 2;
+    size_t i = array_find(a, sl_kstate_hash(k2, n), k2, n);
+    if (i == HM_NOTFOUND) return SL_OK;
+    a = table_writable(st, idx); /* an unshared copy keeps the slot layout, so i holds */
+    hm_entry *e = a->slots[i].e;
+    s->entries--;
+    s->bytes -= (n - 3) + e->vlen;
+    array_remove(a, i);
+    entry_unref(e);
+    return SL_OK;
+}
+
+static int hm_scan(sl_kstate *s, int kg, const uint8_t *prefix, size_t plen, sl_kscan_fn fn,
+                   void *ctx, char *err, size_t errlen)
+{
+    hm_state *st = (hm_state *)s;
+    hm_array *a = st->tables[kg - s->kg_first];
+    if (!a) return SL_OK;
+    const uint8_t *p2 = prefix + 2;
+    size_t pn = plen - 2;
+    size_t m = 0;
+    for (size_t i = 0; i <= a->mask; i++) {
+        hm_entry *e = a->slots[i].e;
+        if (!e || e->elen < pn || memcmp(e->data, p2, pn) != 0) continue;
+        if (m == st->scancap) {
+            st->scancap = st->scancap ? st->scancap * 2 : 16;
+            st->scanv = sl_realloc(st->scanv, st->scancap * sizeof *st->scanv);
+        }
+        st->scanv[m++] = e;
+    }
+    if (m > 1) qsort(st->scanv, m, sizeof *st->scanv, entry_cmp);
+    for (size_t i = 0; i < m; i++) {
+        hm_entry *e = st->scanv[i];
+        if (fn(ctx, e->data + pn, e->elen - pn, hm_val(e), e->vlen)) break;
+    }
+    return SL_OK;
+}
+
+/* ---- snapshots ---------------------------------------------------------- */
+
+static int hm_snap_each(sl_ksnap *base, int kg, int (*fn)(void *ctx, const sl_kentry *e),
+                        void *ctx, char *err, size_t errlen)
+{
+    hm_snap *sn = (hm_snap *)base;
+    hm_array *a = sn->arr[kg - sn->kg_first];
+    if (!a || a->count == 0) return SL_OK;
+    hm_entry **v = sl_malloc(a->count * sizeof *v);
+    size_t m = 0;
+    for (size_t i = 0; i <= a->mask; i++)
+        if (a->slots[i].e) v[m++] = a->slots[i].e;
+    SL_ASSERT(m == a->count);
+    qsort(v, m, sizeof *v, entry_cmp);
+    int rc = SL_OK;
+    for (size_t i = 0; i < m && rc == SL_OK; i++) {
+        hm_entry *e = v[i];
+        size_t klen = sl_kenc_get16(e->data + 1);
+        SL_ASSERT(3 + klen <= e->elen);
+        sl_kentry ke = {
+            .sid = e->data[0],
+            .kg = kg,
+            .key = e->data + 3,
+            .klen = klen,
+            .ns = e->data + 3 + klen,
+            .nslen = e->elen - 3 - klen,
+            .val = hm_val(e),
+            .vlen = e->vlen,
+        };
+        rc = fn(ctx, &ke);
+    }
+    free(v);
+    return rc;
+}
+
+static void hm_snap_release(sl_ksnap *base)
+{
+    hm_snap *sn = (hm_snap *)base;
+    for (int i = 0; i < sn->ntables; i++) array_unref(sn->arr[i]);
+    free(sn);
+}
+
+static const sl_ksnap_ops hm_snap_ops = {
+    .each = hm_snap_each,
+    .release = hm_snap_release,
+};
+
+static sl_ksnap *hm_snapshot(sl_kstate *s, char *err, size_t errlen)
+{
+    hm_state *st = (hm_state *)s;
+    hm_snap *sn = sl_calloc(1, sizeof *sn + (size_t)st->ntables * sizeof(hm_array *));
+    sn->base.ops = &hm_snap_ops;
+    sn->kg_first = s->kg_first;
+    sn->ntables = st->ntables;
+    for (int i = 0; i < st->ntables; i++) {
+        hm_array *a = st->tables[i];
+        if (!a || a->count == 0) continue;
+        atomic_fetch_add_explicit(&a->refs, 1, memory_order_relaxed);
+        sn->arr[i] = a;
+    }
+    return &sn->base;
+}
+
+static void hm_close(sl_kstate *s)
+{
+    hm_state *st = (hm_state *)s;
+    for (int i = 0; i < st->ntables; i++) array_unref(st->tables[i]);
+    free(st->tables);
+    free(st->scanv);
+    sl_kstate_base_free(s);
+    free(st);
+}
+
+static const sl_kstate_ops hm_ops = {
+    .get = hm_get,
+    .put = hm_put,
+    .del = hm_del,
+    .scan = hm_scan,
+    .snapshot = hm_snapshot,
+    .close = hm_close,
+};
+
+sl_kstate *sl_kstate_hashmap_open(int kg_first, int kg_last, char *err, size_t errlen)
+{
+    hm_state *st = sl_calloc(1, sizeof *st);
+    st->base.ops = &hm_ops;
+    st->ntables = kg_last - kg_first + 1;
+    st->tables = sl_calloc((size_t)st->ntables, sizeof *st->tables);
+    return &st->base;
+}
