@@ -286,7 +286,8 @@ static int plan_vertices(sl_jobgraph *g, char *err, size_t errlen)
             if (strstr(perr, v->id)) return sl_seterr(err, errlen, "%s", perr);
             return sl_seterr(err, errlen, "vertex '%s': %s", v->id, perr[0] ? perr : "invalid configuration");
         }
-        /* hash keys of edges leaving this vertex are columns of its output */
+        /* hash keys of edges leaving this vertex are columns of its output;
+         * the receiving keyed operator is checked in check_keyed_inputs */
         for (int j = 0; j < v->nout; j++) {
             sl_edge *e = &g->e[v->out_edges[j]];
             if (e->strategy != SL_PART_HASH) continue;
@@ -303,6 +304,47 @@ static int plan_vertices(sl_jobgraph *g, char *err, size_t errlen)
                                      json_is_string(kq) ? json_string_value(kq) : "(non-string)",
                                      v->id);
                 e->keys[q] = col;
+            }
+        }
+    }
+    return SL_OK;
+}
+
+/* A keyed operator running in parallel must get each key from exactly one
+ * place: every input edge hashes on the operator's own key columns. */
+static int check_keyed_inputs(sl_jobgraph *g, char *err, size_t errlen)
+{
+    for (int i = 0; i < g->nv; i++) {
+        sl_vertex *v = &g->v[i];
+        if (!(v->def->flags & SL_OPF_KEYED) || !v->def->key_option || v->parallelism == 1) continue;
+        json_t *keys = json_object_get(v->config, v->def->key_option);
+        if (json_is_string(keys)) {
+            json_t *a = json_array();
+            json_array_append(a, keys);
+            json_object_set_new(v->config, v->def->key_option, a);
+            keys = a;
+        }
+        size_t nk = json_array_size(keys);
+        for (int k = 0; k < v->nin; k++) {
+            const sl_edge *e = &g->e[v->in_edges[k]];
+            const sl_vertex *from = &g->v[e->from];
+            int ok = e->strategy == SL_PART_HASH && (size_t)e->nkeys == nk;
+            for (int q = 0; ok && q < e->nkeys; q++) {
+                json_t *kq = json_array_get(keys, (size_t)q);
+                ok = json_is_string(kq) && !strcasecmp(json_string_value(kq), from->out.fields[e->keys[q]].name);
+            }
+            if (!ok) {
+                char want[256] = "";
+                size_t used = 0;
+                for (size_t q = 0; q < nk && used < sizeof want - 64; q++) {
+                    json_t *kq = json_array_get(keys, q);
+                    used += (size_t)snprintf(want + used, sizeof want - used, "%s\"%s\"", q ? ", " : "",
+                                             json_is_string(kq) ? json_string_value(kq) : "?");
+                }
+                return sl_seterr(err, errlen,
+                                 "vertex '%s': a keyed operator with parallelism %d needs its input "
+                                 "from '%s' hashed on its %s: use {\"strategy\": \"hash\", \"keys\": [%s]}",
+                                 v->id, v->parallelism, from->id, v->def->key_option, want);
             }
         }
     }
@@ -437,6 +479,7 @@ sl_jobgraph *sl_jobgraph_parse(const char *text, size_t len, int default_paralle
         goto fail;
     }
     g->max_parallelism = maxp;
+    if (check_keyed_inputs(g, err, errlen)) goto fail;
     make_chains(g);
     return g;
 fail:

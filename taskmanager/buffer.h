@@ -28,6 +28,8 @@ enum {
     SL_EL_RECORD = 1,    /* i64 event timestamp, then the row encoding */
     SL_EL_WATERMARK = 2, /* i64 watermark */
     SL_EL_END = 3,       /* end of partition: no more data on this channel */
+    SL_EL_IDLE = 4,      /* u8: 1 = the stream is idle (no watermarks for a while),
+                            0 = active again */
 };
 
 #define SL_EL_HDR 5

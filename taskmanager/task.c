@@ -47,7 +47,10 @@ typedef struct run {
     sl_value *in_vals;          /* decode target for the head's input rows */
     int64_t *chan_wm;           /* per input channel */
     char *chan_ended;
+    char *chan_idle;            /* per input channel: marked idle by upstream */
     int nended;
+    int in_idle;                /* every live input channel is idle */
+    int out_idle;               /* our output is marked idle downstream */
     int64_t in_wm;              /* combined input watermark */
     int64_t out_wm;
     int64_t start_ns;
@@ -236,6 +239,11 @@ static int put_element(run *r, tm_writer *wr, int k, int tag, const sl_row *row,
                 n = SL_EL_HDR + 8;
                 memcpy(p + SL_EL_HDR, &x, 8);
             }
+        } else if (tag == SL_EL_IDLE) {
+            if (room >= SL_EL_HDR + 1) {
+                n = SL_EL_HDR + 1;
+                p[SL_EL_HDR] = (uint8_t)(x != 0);
+            }
         } else if (room >= SL_EL_HDR) {
             n = SL_EL_HDR;
         }
@@ -317,6 +325,14 @@ static int task_emit_wm(void *ctx, int64_t wm)
     return writers_broadcast(r, SL_EL_WATERMARK, wm);
 }
 
+static int task_emit_idle(void *ctx, int idle)
+{
+    run *r = ctx;
+    if (r->out_idle == !!idle) return SL_OK;
+    r->out_idle = !!idle;
+    return writers_broadcast(r, SL_EL_IDLE, idle);
+}
+
 static int sink_emit(void *ctx, sl_row *row)
 {
     SL_UNUSED(ctx);
@@ -343,6 +359,7 @@ static int chain_emit(void *ctx, sl_row *row)
 
 static int op_watermark(sl_op *op, int64_t wm)
 {
+    op->current_watermark = wm;
     if (op->def->watermark) return op->def->watermark(op, wm);
     return sl_op_emit_watermark(op, wm);
 }
@@ -350,6 +367,13 @@ static int op_watermark(sl_op *op, int64_t wm)
 static int chain_emit_wm(void *ctx, int64_t wm)
 {
     return op_watermark((sl_op *)ctx, wm);
+}
+
+/* Idleness passes through a chain to its output: an operator with one idle
+ * input has nothing to say about time either. */
+static int chain_emit_idle(void *ctx, int idle)
+{
+    return sl_op_emit_idle((sl_op *)ctx, idle);
 }
 
 int tm_task_build_outputs(tm_task *t, char *err, size_t errlen)
@@ -423,6 +447,38 @@ static int fail(run *r, const sl_op *op)
     return SL_ERR;
 }
 
+/* Keyed operators get their state backend and timers from the runtime:
+ * the backend holds exactly the key groups this subtask owns. */
+static int open_keyed(run *r, sl_op *op)
+{
+    tm_deploy *d = r->d;
+    const sl_vertex *v = op->vertex;
+    sl_kg_range(op->subtask, op->parallelism, op->max_parallelism, &op->kg_first, &op->kg_last);
+    const char *kind = sl_config_str(d->net->conf, "state.backend.type");
+    sl_backend_kind bk = strcmp(kind, "rocksdb") == 0 ? SL_BACKEND_ROCKSDB : SL_BACKEND_HASHMAP;
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s/sluice-%s/job-%s-%u/%s-%d", sl_config_str(d->net->conf, "taskmanager.tmp.dirs"),
+             d->net->id, d->job_id, d->attempt, v->uid, op->subtask);
+    for (char *p = dir; *p; p++)
+        if (*p == ':') *p = '_';
+    op->kstate = sl_kstate_open(bk, dir, op->max_parallelism, op->kg_first, op->kg_last, op->err,
+                                sizeof op->err);
+    if (!op->kstate) return SL_ERR;
+    op->event_timers = sl_timers_new();
+    op->proc_timers = sl_timers_new();
+    return SL_OK;
+}
+
+static void close_op(sl_op *op)
+{
+    if (op->def->close) op->def->close(op);
+    sl_kstate_close(op->kstate);
+    op->kstate = NULL;
+    sl_timers_destroy(op->event_timers);
+    sl_timers_destroy(op->proc_timers);
+    op->event_timers = op->proc_timers = NULL;
+}
+
 static int open_chain(run *r)
 {
     tm_task *t = r->t;
@@ -441,11 +497,14 @@ static int open_chain(run *r)
         op->in = v->nin ? &v->in : NULL;
         op->out = (v->def->flags & SL_OPF_SINK) ? NULL : &v->out;
         op->out_stream = stdout;
+        op->proc_time_at = INT64_MAX;
+        op->current_watermark = INT64_MIN;
         op->task_name = sl_sprintf("%s (%d/%d)", v->name, t->subtask + 1, v->parallelism);
         sl_arena_init(&op->scratch, 1u << 20);
         if (k + 1 < r->nops) {
             op->emit = chain_emit;
             op->emit_wm = chain_emit_wm;
+            op->emit_idle = chain_emit_idle;
             op->emit_ctx = &r->ops[k + 1];
         } else if (v->def->flags & SL_OPF_SINK) {
             op->emit = sink_emit;
@@ -454,19 +513,19 @@ static int open_chain(run *r)
         } else {
             op->emit = task_emit;
             op->emit_wm = task_emit_wm;
+            op->emit_idle = task_emit_idle;
             op->emit_ctx = r;
         }
     }
     for (int k = 0; k < r->nops; k++) {
         sl_op *op = &r->ops[k];
-        if (op->def->open && op->def->open(op) != SL_OK) {
-            /* close what opened */
-            for (int q = 0; q < k; q++)
-                if (r->ops[q].def->close) r->ops[q].def->close(&r->ops[q]);
-            r->nops = k; /* only these need no further close */
+        int rc = SL_OK;
+        if (op->def->flags & SL_OPF_KEYED) rc = open_keyed(r, op);
+        if (rc == SL_OK && op->def->open) rc = op->def->open(op);
+        if (rc != SL_OK) {
             fail(r, op);
-            if (op->def->close) op->def->close(op);
-            r->nops = 0;
+            for (int q = 0; q <= k; q++) close_op(&r->ops[q]);
+            r->nops = 0; /* nothing left to close */
             return SL_ERR;
         }
     }
@@ -475,8 +534,7 @@ static int open_chain(run *r)
 
 static void close_chain(run *r)
 {
-    for (int k = 0; k < r->nops; k++)
-        if (r->ops[k].def->close) r->ops[k].def->close(&r->ops[k]);
+    for (int k = 0; k < r->nops; k++) close_op(&r->ops[k]);
 }
 
 static void free_chain(run *r)
@@ -512,10 +570,34 @@ static void maybe_flush(run *r, int64_t now)
     }
 }
 
+/* When the task loop must wake up next (monotonic ns): the buffer flush,
+ * or the earliest processing-time callback an operator asked for. */
 static int64_t flush_deadline(run *r, int64_t now)
 {
-    if (r->d->buffer_timeout_ms <= 0) return now + 100000000;
-    return r->next_flush_ns;
+    int64_t dl = r->d->buffer_timeout_ms <= 0 ? now + 100000000 : r->next_flush_ns;
+    int64_t wall = INT64_MAX;
+    for (int k = 0; k < r->nops; k++)
+        if (r->ops[k].def->proc_time && r->ops[k].proc_time_at < wall) wall = r->ops[k].proc_time_at;
+    if (wall != INT64_MAX) {
+        int64_t in_ns = (wall - sl_now_ms()) * 1000000;
+        if (now + in_ns < dl) dl = now + (in_ns > 0 ? in_ns : 0);
+    }
+    return dl;
+}
+
+/* Call the processing-time callbacks that are due. */
+static int proc_time_due(run *r)
+{
+    int64_t wall = 0;
+    for (int k = 0; k < r->nops; k++) {
+        sl_op *op = &r->ops[k];
+        if (!op->def->proc_time || op->proc_time_at == INT64_MAX) continue;
+        if (!wall) wall = sl_now_ms();
+        if (wall < op->proc_time_at) continue;
+        sl_arena_reset(&op->scratch);
+        if (op->def->proc_time(op, wall) != SL_OK) return fail(r, op);
+    }
+    return SL_OK;
 }
 
 static int run_source(run *r)
@@ -535,6 +617,7 @@ static int run_source(run *r)
             publish(r);
             return finish_chain(r);
         }
+        if (proc_time_due(r) != SL_OK) return SL_ERR;
         maybe_flush(r, now);
         if (rc == SL_AGAIN) {
             int64_t wake_ns = head->wake_at_ms * 1000000;
@@ -557,11 +640,25 @@ static int run_source(run *r)
     }
 }
 
+/* The input watermark is the minimum over channels that have neither ended
+ * nor gone idle; when every live channel is idle, our output is idle too. */
 static void advance_watermark(run *r, int *rc)
 {
     int64_t minwm = INT64_MAX;
-    for (int c = 0; c < r->t->ngate_chan; c++)
-        if (!r->chan_ended[c] && r->chan_wm[c] < minwm) minwm = r->chan_wm[c];
+    int live = 0, idle = 0;
+    for (int c = 0; c < r->t->ngate_chan; c++) {
+        if (r->chan_ended[c]) continue;
+        live++;
+        if (r->chan_idle[c]) { idle++; continue; }
+        if (r->chan_wm[c] < minwm) minwm = r->chan_wm[c];
+    }
+    int all_idle = live > 0 && idle == live;
+    __atomic_store_n(&r->t->m.wm_idle, all_idle, __ATOMIC_RELAXED);
+    if (all_idle != r->in_idle) {
+        r->in_idle = all_idle;
+        /* the head's output goes quiet with its input */
+        if (sl_op_emit_idle(&r->ops[0], all_idle) != SL_OK) *rc = SL_ERR;
+    }
     if (minwm > r->in_wm && minwm != INT64_MAX) {
         r->in_wm = minwm;
         if (op_watermark(&r->ops[0], minwm) != SL_OK) *rc = fail(r, &r->ops[0]);
@@ -614,6 +711,12 @@ static int process_buffer(run *r, sl_buf *b)
                 r->chan_wm[c] = wm;
                 advance_watermark(r, &rc);
             }
+        } else if (tag == SL_EL_IDLE && len == 1) {
+            char idle = p[0] != 0;
+            if (idle != r->chan_idle[c]) {
+                r->chan_idle[c] = idle;
+                advance_watermark(r, &rc);
+            }
         } else if (tag == SL_EL_END && len == 0) {
             if (!r->chan_ended[c]) {
                 r->chan_ended[c] = 1;
@@ -641,12 +744,14 @@ static int run_consumer(run *r)
         int64_t after = sl_mono_ns();
         if (!b) {
             r->idle_ns += (uint64_t)(after - now);
+            if (proc_time_due(r) != SL_OK) return SL_ERR;
             maybe_flush(r, after);
             publish(r);
             continue;
         }
         if (after - now > 50000) r->idle_ns += (uint64_t)(after - now);
         if (process_buffer(r, b) != SL_OK) return cancelled(r) ? SL_DONE : SL_ERR;
+        if (proc_time_due(r) != SL_OK) return SL_ERR;
         maybe_flush(r, sl_mono_ns());
         publish(r);
     }
@@ -670,6 +775,7 @@ static void *task_main(void *arg)
     __atomic_store_n(&t->m.out_wm, INT64_MIN, __ATOMIC_RELAXED);
     r.chan_wm = sl_calloc((size_t)(t->ngate_chan ? t->ngate_chan : 1), sizeof(int64_t));
     r.chan_ended = sl_calloc((size_t)(t->ngate_chan ? t->ngate_chan : 1), 1);
+    r.chan_idle = sl_calloc((size_t)(t->ngate_chan ? t->ngate_chan : 1), 1);
     for (int c = 0; c < t->ngate_chan; c++) r.chan_wm[c] = INT64_MIN;
     const sl_vertex *head = &d->g->v[r.ch->vertices[0]];
     r.in_vals = sl_calloc((size_t)(head->in.n ? head->in.n : 1), sizeof(sl_value));
@@ -693,6 +799,7 @@ static void *task_main(void *arg)
     free_chain(&r);
     free(r.chan_wm);
     free(r.chan_ended);
+    free(r.chan_idle);
     free(r.in_vals);
     fflush(stdout);
     tm_net_task_exited(d->net);
