@@ -1,0 +1,765 @@
+/*
+ * group_aggregate.c -- the `group_aggregate` operator: an unbounded GROUP BY
+ * that emits a changelog, as Flink's GroupAggFunction does.
+ *
+ * Config (SQL terms):
+ *   "group-by":   ["user_id"]                one or more input columns
+ *   "aggregates": ["COUNT(*) AS cnt", "COUNT(amount) AS n", "SUM(amount)",
+ *                  "MIN(amount) AS lo", "MAX(amount)", "AVG(amount) AS a"]
+ *                 function names are case-insensitive; without an alias an
+ *                 item is named EXPR$<output position>, as Flink names it.
+ *                 Optional: no aggregates is a SELECT DISTINCT.
+ *   "input-changelog": "insert-only" (default) | "retract"
+ *                 whether the input may carry -U/-D rows that MIN/MAX must
+ *                 undo (see below). COUNT, SUM and AVG retract either way.
+ * Output schema: the group-by columns, then one column per aggregate, typed
+ * as Flink types them: COUNT -> BIGINT; SUM, MIN, MAX, AVG -> the input's
+ * type (AVG of an integer type truncates toward zero, as Flink's does).
+ *
+ * Semantics. The first row of a key emits +I[key, aggs]; a later row emits
+ * -U[old] then +U[new], or nothing when the aggregate values did not change;
+ * when a key's row count falls to 0 it emits -D[old] and its state is
+ * deleted. Input rows +I/+U accumulate, -U/-D retract; a retraction for a
+ * key without state is ignored (Flink does the same). NULLs are skipped by
+ * every aggregate but COUNT(*); SUM/MIN/MAX/AVG of no non-NULL value is NULL.
+ *
+ * State, in op->kstate (opened by the runtime for key groups
+ * [kg_first, kg_last]):
+ *   "acc"    per key, empty namespace: a fixed little-endian accumulator,
+ *            i64 row count, then one slot per aggregate -- COUNT(*): none
+ *            (it is the row count); COUNT(col): i64 count; SUM and AVG:
+ *            i64 non-NULL count + 8-byte sum (wrapping u64 for integers,
+ *            double for DOUBLE); MIN and MAX: i64 has-value + i64 order key
+ *            (the value itself for integers and TIMESTAMP; for DOUBLE its
+ *            bits mapped so that integer order is Java's Double.compareTo
+ *            order: -0.0 < 0.0, NaN above everything).
+ *   "minmax" only with "input-changelog": "retract" and a MIN or MAX: the
+ *            multiset of each MIN/MAX's values, one entry per distinct value
+ *            (namespace = aggregate index u8 + order key i64, value = i64
+ *            count). Retracting the last copy of the current extremum
+ *            rescans the key's entries for the next one. Insert-only input
+ *            keeps just the running extremum, and a retraction reaching a
+ *            MIN/MAX there fails the task with a message saying what to set.
+ * The accumulator's size is checked on every read, so state from a job with
+ * other aggregates is refused rather than misread.
+ *
+ * Per record the path is: encode the key exactly as the hash partitioner
+ * does, find its key group, read the accumulator into a buffer owned by the
+ * subtask, update, write back, emit. Output rows borrow the input's key
+ * values and a value array the subtask allocated in open(): no allocation
+ * per record (the state backend allocates only for a new or grown entry).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "jobgraph.h"
+#include "keygroup.h"
+#include "operator.h"
+
+#define GA_KEY_MAX 4096 /* bytes of an encoded group-by key (as the partitioner) */
+#define GA_MM_NSLEN 9   /* "minmax" namespace: aggregate index + order key */
+
+typedef enum { AGG_COUNT_STAR, AGG_COUNT, AGG_SUM, AGG_MIN, AGG_MAX, AGG_AVG } agg_fn;
+
+static const char *const agg_names[] = {"COUNT", "COUNT", "SUM", "MIN", "MAX", "AVG"};
+
+typedef struct agg_item {
+    agg_fn fn;
+    int col;          /* input column; -1 for COUNT(*) */
+    sl_type in_type;  /* of the column (SL_T_NULL for COUNT(*)) */
+    sl_type out_type;
+    size_t off;       /* of its slot in the accumulator */
+} agg_item;
+
+typedef struct ga_plan {
+    char *vid;             /* vertex id, for runtime messages */
+    int nkeys;
+    int *keys;             /* group-by columns of the input */
+    int naggs;
+    agg_item *aggs;
+    char **texts;          /* naggs item texts as configured, for messages */
+    bool retract_minmax;   /* keep MIN/MAX multisets ("input-changelog": "retract") */
+    bool has_minmax;       /* some aggregate is MIN or MAX */
+    size_t acc_size;       /* bytes of one accumulator */
+} ga_plan;
+
+typedef struct ga_state {
+    int sid_acc;           /* "acc" */
+    int sid_mm;            /* "minmax", or -1 */
+    uint8_t key[GA_KEY_MAX];
+    uint8_t *old_acc;      /* acc_size bytes: the accumulator before this record */
+    uint8_t *new_acc;      /* acc_size bytes: after it */
+    sl_value *vals_old;    /* nkeys + naggs output values */
+    sl_value *vals_new;
+    uint8_t *nsbuf;        /* namespaces collected for deletion (rare path) */
+    size_t nsbuf_cap;
+} ga_state;
+
+/* ---- little-endian fields of the accumulator ----------------------------- */
+
+static inline int64_t ld64(const uint8_t *p)
+{
+    uint64_t x = 0;
+    for (int i = 7; i >= 0; i--) x = x << 8 | p[i];
+    return (int64_t)x;
+}
+
+static inline void st64(uint8_t *p, int64_t v)
+{
+    uint64_t x = (uint64_t)v;
+    for (int i = 0; i < 8; i++, x >>= 8) p[i] = (uint8_t)x;
+}
+
+static inline double ldd(const uint8_t *p)
+{
+    int64_t b = ld64(p);
+    double d;
+    memcpy(&d, &b, sizeof d);
+    return d;
+}
+
+static inline void std_(uint8_t *p, double d)
+{
+    int64_t b;
+    memcpy(&b, &d, sizeof b);
+    st64(p, b);
+}
+
+/* DOUBLE <-> an int64 whose signed order is Java's Double.compareTo order
+ * (one NaN, sorted last; -0.0 before 0.0). The map is its own inverse on
+ * the non-sign bits, so it can be undone. */
+static inline int64_t dbl_key(double d)
+{
+    if (isnan(d)) d = NAN;
+    int64_t b;
+    memcpy(&b, &d, sizeof b);
+    return b < 0 ? b ^ INT64_MAX : b;
+}
+
+static inline double key_dbl(int64_t k)
+{
+    int64_t b = k < 0 ? k ^ INT64_MAX : k;
+    double d;
+    memcpy(&d, &b, sizeof d);
+    return d;
+}
+
+/* ---- plan ----------------------------------------------------------------- */
+
+static void ga_plan_free(void *p)
+{
+    ga_plan *pl = p;
+    if (!pl) return;
+    for (int i = 0; i < pl->naggs; i++) free(pl->texts[i]);
+    free(pl->texts);
+    free(pl->aggs);
+    free(pl->keys);
+    free(pl->vid);
+    free(pl);
+}
+
+static bool is_id_start(unsigned char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c >= 0x80;
+}
+
+static bool is_id_char(unsigned char c)
+{
+    return is_id_start(c) || (c >= '0' && c <= '9') || c == '$';
+}
+
+static const char *skip_ws(const char *s)
+{
+    while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r') s++;
+    return s;
+}
+
+/* Read an identifier, bare or `quoted` (`` doubles a backtick), at *sp into
+ * out[cap]. Returns false when there is none or it is too long. */
+static bool read_ident(const char **sp, char *out, size_t cap)
+{
+    const char *s = *sp;
+    size_t n = 0;
+    if (*s == '`') {
+        s++;
+        for (;;) {
+            if (!*s) return false;
+            if (*s == '`') {
+                if (s[1] != '`') break;
+                s++;
+            }
+            if (n + 1 >= cap) return false;
+            out[n++] = *s++;
+        }
+        s++;
+        if (n == 0) return false;
+    } else {
+        if (!is_id_start((unsigned char)*s)) return false;
+        while (is_id_char((unsigned char)*s)) {
+            if (n + 1 >= cap) return false;
+            out[n++] = *s++;
+        }
+    }
+    out[n] = '\0';
+    *sp = s;
+    return true;
+}
+
+/* Parse "FN(arg) [[AS] alias]" into `a` and the output name into
+ * name[cap] (empty when there is no alias). Errors go to err without the
+ * vertex/item prefix, which the caller adds. */
+static int parse_item(const char *text, const sl_schema *in, agg_item *a, char *name, size_t cap,
+                      char *err, size_t errlen)
+{
+    const char *s = skip_ws(text);
+    char fn[16], col[256];
+    const char *fn_start = s;
+    while (is_id_char((unsigned char)*s)) s++;
+    size_t fnlen = (size_t)(s - fn_start);
+    int fnshow = (int)fnlen; /* the whole name, for the message */
+    s = skip_ws(s);
+    if (fnlen == 0 || *s != '(')
+        return sl_seterr(err, errlen, "expected an aggregate call such as SUM(amount)");
+    if (fnlen >= sizeof fn) fnlen = sizeof fn - 1;
+    memcpy(fn, fn_start, fnlen);
+    fn[fnlen] = '\0';
+    if (strcasecmp(fn, "COUNT") == 0) a->fn = AGG_COUNT;
+    else if (strcasecmp(fn, "SUM") == 0) a->fn = AGG_SUM;
+    else if (strcasecmp(fn, "MIN") == 0) a->fn = AGG_MIN;
+    else if (strcasecmp(fn, "MAX") == 0) a->fn = AGG_MAX;
+    else if (strcasecmp(fn, "AVG") == 0) a->fn = AGG_AVG;
+    else
+        return sl_seterr(err, errlen,
+                         "unknown aggregate function '%.*s' (expected COUNT, SUM, MIN, MAX or AVG)",
+                         fnshow, fn_start);
+    s = skip_ws(s + 1);
+    a->col = -1;
+    a->in_type = SL_T_NULL;
+    if (*s == '*') {
+        if (a->fn != AGG_COUNT)
+            return sl_seterr(err, errlen, "'*' is only allowed in COUNT(*)");
+        a->fn = AGG_COUNT_STAR;
+        s++;
+    } else {
+        const char *c0 = s;
+        if (!read_ident(&s, col, sizeof col))
+            return sl_seterr(err, errlen, "expected a column name inside %s( )", agg_names[a->fn]);
+        if (strncasecmp(c0, "DISTINCT", 8) == 0 && s - c0 == 8 && *skip_ws(s) != ')')
+            return sl_seterr(err, errlen, "DISTINCT aggregates are not supported");
+        a->col = sl_schema_find(in, col);
+        if (a->col < 0) return sl_seterr(err, errlen, "unknown column '%s'", col);
+        a->in_type = in->fields[a->col].type;
+    }
+    s = skip_ws(s);
+    if (*s != ')')
+        return sl_seterr(err, errlen, "the argument of %s must be a single column (compute "
+                         "expressions in a calc vertex first)", agg_names[a->fn]);
+    s = skip_ws(s + 1);
+
+    sl_type t = a->in_type;
+    bool numeric = t == SL_T_INT || t == SL_T_BIGINT || t == SL_T_DOUBLE;
+    switch (a->fn) {
+    case AGG_COUNT_STAR:
+    case AGG_COUNT: a->out_type = SL_T_BIGINT; break;
+    case AGG_SUM:
+    case AGG_AVG:
+        if (!numeric)
+            return sl_seterr(err, errlen, "%s needs a numeric column (INT, BIGINT or DOUBLE); "
+                             "'%s' is %s", agg_names[a->fn], in->fields[a->col].name,
+                             sl_type_name(t));
+        a->out_type = t;
+        break;
+    case AGG_MIN:
+    case AGG_MAX:
+        if (!numeric && t != SL_T_TIMESTAMP)
+            return sl_seterr(err, errlen, "%s needs a numeric or TIMESTAMP column (INT, BIGINT, "
+                             "DOUBLE or TIMESTAMP); '%s' is %s", agg_names[a->fn],
+                             in->fields[a->col].name, sl_type_name(t));
+        a->out_type = t;
+        break;
+    }
+
+    name[0] = '\0';
+    if (*s) {
+        const char *k = s;
+        if (strncasecmp(k, "AS", 2) == 0 && !is_id_char((unsigned char)k[2])) {
+            s = skip_ws(k + 2);
+            if (!*s) return sl_seterr(err, errlen, "expected an alias after AS");
+        }
+        if (!read_ident(&s, name, cap))
+            return sl_seterr(err, errlen, "expected an alias after the call, got '%s'", k);
+        s = skip_ws(s);
+        if (*s) return sl_seterr(err, errlen, "unexpected text '%s' after the alias", s);
+    }
+    return SL_OK;
+}
+
+static size_t slot_size(agg_fn fn)
+{
+    switch (fn) {
+    case AGG_COUNT_STAR: return 0;
+    case AGG_COUNT: return 8;
+    default: return 16;
+    }
+}
+
+/* Parse the config into a plan and fill `out` (which it overwrites). On
+ * error returns NULL, leaves `out` empty and names the vertex in err. */
+static void *ga_plan_new(const sl_vertex *v, const sl_schema *in, sl_schema *out, char *err,
+                         size_t errlen)
+{
+    const char *vid = v->id ? v->id : "?";
+    ga_plan *pl = sl_calloc(1, sizeof *pl);
+    pl->vid = sl_strdup(vid);
+    sl_schema_init(out);
+
+    /* group-by: an array of column names, or one name as a string */
+    json_t *jg = json_object_get(v->config, "group-by");
+    if (!jg || json_is_null(jg)) {
+        sl_seterr(err, errlen, "vertex '%s': option 'group-by' is required (the key columns)", vid);
+        goto fail;
+    }
+    size_t ng = json_is_string(jg) ? 1 : json_is_array(jg) ? json_array_size(jg) : 0;
+    if (!json_is_string(jg) && !json_is_array(jg)) {
+        sl_seterr(err, errlen, "vertex '%s': group-by must be an array of column names", vid);
+        goto fail;
+    }
+    if (ng == 0) {
+        sl_seterr(err, errlen, "vertex '%s': group-by must list at least one column", vid);
+        goto fail;
+    }
+    if (ng > SL_MAX_FIELDS) {
+        sl_seterr(err, errlen, "vertex '%s': group-by has %zu columns, the limit is %d", vid, ng,
+                  SL_MAX_FIELDS);
+        goto fail;
+    }
+    pl->keys = sl_calloc(ng, sizeof *pl->keys);
+    for (size_t i = 0; i < ng; i++) {
+        json_t *jk = json_is_string(jg) ? jg : json_array_get(jg, i);
+        if (!json_is_string(jk)) {
+            sl_seterr(err, errlen, "vertex '%s': group-by item %zu must be a column name string",
+                      vid, i + 1);
+            goto fail;
+        }
+        const char *cname = json_string_value(jk);
+        int c = sl_schema_find(in, cname);
+        if (c < 0) {
+            sl_seterr(err, errlen, "vertex '%s': group-by: unknown column '%s'", vid, cname);
+            goto fail;
+        }
+        for (int q = 0; q < pl->nkeys; q++)
+            if (pl->keys[q] == c) {
+                sl_seterr(err, errlen, "vertex '%s': group-by: column '%s' is listed twice", vid,
+                          cname);
+                goto fail;
+            }
+        pl->keys[pl->nkeys++] = c;
+        sl_schema_add(out, in->fields[c].name, in->fields[c].type);
+    }
+
+    json_t *jm = json_object_get(v->config, "input-changelog");
+    if (jm && !json_is_null(jm)) {
+        const char *m = json_is_string(jm) ? json_string_value(jm) : "";
+        if (strcasecmp(m, "retract") == 0) pl->retract_minmax = true;
+        else if (strcasecmp(m, "insert-only") != 0) {
+            sl_seterr(err, errlen, "vertex '%s': input-changelog must be \"insert-only\" or "
+                      "\"retract\"", vid);
+            goto fail;
+        }
+    }
+
+    /* aggregates: optional (none = SELECT DISTINCT) */
+    json_t *ja = json_object_get(v->config, "aggregates");
+    size_t na = 0;
+    if (ja && !json_is_null(ja)) {
+        if (json_is_string(ja)) na = 1;
+        else if (json_is_array(ja)) na = json_array_size(ja);
+        else {
+            sl_seterr(err, errlen, "vertex '%s': aggregates must be an array such as "
+                      "[\"COUNT(*) AS cnt\"]", vid);
+            goto fail;
+        }
+    }
+    if (ng + na > SL_MAX_FIELDS) {
+        sl_seterr(err, errlen, "vertex '%s': %zu output columns, the limit is %d", vid, ng + na,
+                  SL_MAX_FIELDS);
+        goto fail;
+    }
+    if (na) {
+        pl->aggs = sl_calloc(na, sizeof *pl->aggs);
+        pl->texts = sl_calloc(na, sizeof *pl->texts);
+    }
+    pl->acc_size = 8; /* the row count */
+    for (size_t i = 0; i < na; i++) {
+        int item = (int)i + 1;
+        json_t *ji = json_is_string(ja) ? ja : json_array_get(ja, i);
+        if (!json_is_string(ji)) {
+            sl_seterr(err, errlen, "vertex '%s': aggregate %d must be a string such as "
+                      "\"SUM(amount) AS total\"", vid, item);
+            goto fail;
+        }
+        const char *text = json_string_value(ji);
+        agg_item *a = &pl->aggs[i];
+        char name[256], perr[300];
+        if (parse_item(text, in, a, name, sizeof name, perr, sizeof perr) != SL_OK) {
+            sl_seterr(err, errlen, "vertex '%s': aggregate %d '%s': %s", vid, item, text, perr);
+            goto fail;
+        }
+        if (!name[0]) snprintf(name, sizeof name, "EXPR$%d", pl->nkeys + (int)i);
+        if (sl_schema_find(out, name) >= 0) {
+            sl_seterr(err, errlen, "vertex '%s': aggregate %d '%s': duplicate output column '%s' "
+                      "(rename it with AS)", vid, item, text, name);
+            goto fail;
+        }
+        pl->texts[i] = sl_strdup(text);
+        pl->naggs++;
+        a->off = pl->acc_size;
+        pl->acc_size += slot_size(a->fn);
+        if (a->fn == AGG_MIN || a->fn == AGG_MAX) pl->has_minmax = true;
+        sl_schema_add(out, name, a->out_type);
+    }
+    if (!pl->has_minmax) pl->retract_minmax = false;
+    return pl;
+fail:
+    ga_plan_free(pl);
+    sl_schema_free(out);
+    return NULL;
+}
+
+/* ---- open / close ----------------------------------------------------------- */
+
+static void ga_close(sl_op *op)
+{
+    ga_state *st = op->priv;
+    if (!st) return;
+    free(st->old_acc);
+    free(st->new_acc);
+    free(st->vals_old);
+    free(st->vals_new);
+    free(st->nsbuf);
+    free(st);
+    op->priv = NULL;
+}
+
+static int ga_open(sl_op *op)
+{
+    const ga_plan *pl = op->plan;
+    if (!op->kstate)
+        return sl_op_fail(op, "vertex '%s': no keyed state backend was opened for this keyed "
+                          "operator", pl->vid);
+    ga_state *st = sl_calloc(1, sizeof *st);
+    op->priv = st;
+    st->sid_mm = -1;
+    st->sid_acc = sl_kstate_register(op->kstate, "acc");
+    if (pl->retract_minmax) st->sid_mm = sl_kstate_register(op->kstate, "minmax");
+    if (st->sid_acc < 0 || (pl->retract_minmax && st->sid_mm < 0))
+        return sl_op_fail(op, "vertex '%s': cannot register its keyed state (too many states)",
+                          pl->vid);
+    st->old_acc = sl_calloc(1, pl->acc_size);
+    st->new_acc = sl_calloc(1, pl->acc_size);
+    size_t nout = (size_t)(pl->nkeys + pl->naggs);
+    st->vals_old = sl_calloc(nout, sizeof *st->vals_old);
+    st->vals_new = sl_calloc(nout, sizeof *st->vals_new);
+    return SL_OK;
+}
+
+/* ---- MIN/MAX multisets ("input-changelog": "retract") --------------------- */
+
+static inline void mm_ns(uint8_t ns[GA_MM_NSLEN], int agg, int64_t key)
+{
+    ns[0] = (uint8_t)agg;
+    st64(ns + 1, key);
+}
+
+typedef struct mm_scan {
+    int agg;
+    bool is_max;
+    bool has;
+    int64_t best;
+} mm_scan;
+
+static int mm_scan_fn(void *ctx, const void *ns, size_t nslen, const void *val, size_t vlen)
+{
+    mm_scan *m = ctx;
+    const uint8_t *n = ns;
+    if (nslen != GA_MM_NSLEN || vlen != 8 || n[0] != (uint8_t)m->agg) return 0;
+    if (ld64(val) <= 0) return 0; /* retracted before it arrived: not present */
+    int64_t k = ld64(n + 1);
+    if (!m->has || (m->is_max ? k > m->best : k < m->best)) {
+        m->has = true;
+        m->best = k;
+    }
+    return 0;
+}
+
+/* Add `delta` (+1 or -1) copies of order key k to MIN/MAX aggregate i's
+ * multiset, keeping its slot (has, extremum) in acc right. */
+static int mm_update(sl_op *op, int i, uint8_t *slot, int64_t k, int delta)
+{
+    const ga_plan *pl = op->plan;
+    ga_state *st = op->priv;
+    bool is_max = pl->aggs[i].fn == AGG_MAX;
+    uint8_t ns[GA_MM_NSLEN], cbuf[8];
+    char err[256];
+    mm_ns(ns, i, k);
+    const void *val;
+    size_t vlen;
+    int rc = sl_kstate_get(op->kstate, st->sid_mm, ns, sizeof ns, &val, &vlen, err, sizeof err);
+    if (rc == SL_ERR) return sl_op_fail(op, "vertex '%s': state: %s", pl->vid, err);
+    int64_t count = rc == SL_OK && vlen == 8 ? ld64(val) : 0;
+    count += delta;
+    if (count == 0) rc = sl_kstate_del(op->kstate, st->sid_mm, ns, sizeof ns, err, sizeof err);
+    else {
+        st64(cbuf, count);
+        rc = sl_kstate_put(op->kstate, st->sid_mm, ns, sizeof ns, cbuf, sizeof cbuf, err,
+                           sizeof err);
+    }
+    if (rc == SL_ERR) return sl_op_fail(op, "vertex '%s': state: %s", pl->vid, err);
+
+    bool has = ld64(slot) != 0;
+    int64_t cur = ld64(slot + 8);
+    if (delta > 0 && count == 1) { /* a value newly present */
+        if (!has || (is_max ? k > cur : k < cur)) {
+            st64(slot, 1);
+            st64(slot + 8, k);
+        }
+    } else if (delta < 0 && count == 0 && has && k == cur) { /* the extremum left */
+        mm_scan m = {.agg = i, .is_max = is_max};
+        if (sl_kstate_scan_key(op->kstate, st->sid_mm, mm_scan_fn, &m, err, sizeof err) ==
+            SL_ERR)
+            return sl_op_fail(op, "vertex '%s': state: %s", pl->vid, err);
+        st64(slot, m.has);
+        st64(slot + 8, m.has ? m.best : 0);
+    }
+    return SL_OK;
+}
+
+typedef struct ns_collect {
+    ga_state *st;
+    size_t n; /* namespaces collected */
+} ns_collect;
+
+static int collect_fn(void *ctx, const void *ns, size_t nslen, const void *val, size_t vlen)
+{
+    ns_collect *c = ctx;
+    ga_state *st = c->st;
+    if (nslen != GA_MM_NSLEN) return 0;
+    if ((c->n + 1) * GA_MM_NSLEN > st->nsbuf_cap) {
+        st->nsbuf_cap = st->nsbuf_cap ? st->nsbuf_cap * 2 : 16 * GA_MM_NSLEN;
+        st->nsbuf = sl_realloc(st->nsbuf, st->nsbuf_cap);
+    }
+    memcpy(st->nsbuf + c->n++ * GA_MM_NSLEN, ns, GA_MM_NSLEN);
+    return 0;
+}
+
+/* Delete what is left of the current key's multisets (normally nothing:
+ * every value was retracted; entries remain only after retractions that
+ * arrived before their inserts). */
+static int mm_clear_key(sl_op *op)
+{
+    const ga_plan *pl = op->plan;
+    ga_state *st = op->priv;
+    char err[256];
+    ns_collect c = {.st = st};
+    if (sl_kstate_scan_key(op->kstate, st->sid_mm, collect_fn, &c, err, sizeof err) == SL_ERR)
+        return sl_op_fail(op, "vertex '%s': state: %s", pl->vid, err);
+    for (size_t i = 0; i < c.n; i++)
+        if (sl_kstate_del(op->kstate, st->sid_mm, st->nsbuf + i * GA_MM_NSLEN, GA_MM_NSLEN, err,
+                          sizeof err) == SL_ERR)
+            return sl_op_fail(op, "vertex '%s': state: %s", pl->vid, err);
+    return SL_OK;
+}
+
+/* ---- process ----------------------------------------------------------------- */
+
+/* Fold one input value into aggregate i's slot; sign +1 accumulates, -1
+ * retracts. */
+static int agg_update(sl_op *op, int i, const sl_value *v, int sign, sl_rowkind kind)
+{
+    const ga_plan *pl = op->plan;
+    const agg_item *a = &pl->aggs[i];
+    ga_state *st = op->priv;
+    uint8_t *slot = st->new_acc + a->off;
+    if (a->fn == AGG_COUNT_STAR || v->isnull) return SL_OK;
+    switch (a->fn) {
+    case AGG_COUNT_STAR: break;
+    case AGG_COUNT: st64(slot, ld64(slot) + sign); break;
+    case AGG_SUM:
+    case AGG_AVG:
+        st64(slot, ld64(slot) + sign);
+        if (a->in_type == SL_T_DOUBLE) {
+            std_(slot + 8, sign > 0 ? ldd(slot + 8) + v->v.d : ldd(slot + 8) - v->v.d);
+        } else {
+            /* Wrapping arithmetic, like Java's int/long sums; INT wraps when
+             * its result is narrowed to 32 bits. */
+            uint64_t s = (uint64_t)ld64(slot + 8);
+            uint64_t x = (uint64_t)v->v.i;
+            st64(slot + 8, (int64_t)(sign > 0 ? s + x : s - x));
+        }
+        break;
+    case AGG_MIN:
+    case AGG_MAX: {
+        int64_t k = a->in_type == SL_T_DOUBLE ? dbl_key(v->v.d) : v->v.i;
+        if (pl->retract_minmax) return mm_update(op, i, slot, k, sign);
+        if (sign < 0)
+            return sl_op_fail(op, "vertex '%s': aggregate %d '%s' received a retraction (%s) but "
+                              "the vertex's input is insert-only; set \"input-changelog\": "
+                              "\"retract\" on it to keep the values MIN/MAX need",
+                              pl->vid, i + 1, pl->texts[i], sl_rowkind_short(kind));
+        bool has = ld64(slot) != 0;
+        int64_t cur = ld64(slot + 8);
+        if (!has || (a->fn == AGG_MAX ? k > cur : k < cur)) {
+            st64(slot, 1);
+            st64(slot + 8, k);
+        }
+        break;
+    }
+    }
+    return SL_OK;
+}
+
+/* Output values of aggregate i from an accumulator. */
+static void agg_value(const agg_item *a, const uint8_t *acc, sl_value *out)
+{
+    const uint8_t *slot = acc + a->off;
+    out->isnull = false;
+    switch (a->fn) {
+    case AGG_COUNT_STAR: out->v.i = ld64(acc); return;
+    case AGG_COUNT: out->v.i = ld64(slot); return;
+    case AGG_SUM:
+    case AGG_AVG: {
+        int64_t n = ld64(slot);
+        if (n <= 0) {
+            out->isnull = true;
+            return;
+        }
+        if (a->in_type == SL_T_DOUBLE) {
+            double s = ldd(slot + 8);
+            out->v.d = a->fn == AGG_SUM ? s : s / (double)n;
+            return;
+        }
+        int64_t s = ld64(slot + 8);
+        int64_t r = a->fn == AGG_SUM ? s : s / n; /* n > 0: C truncates toward zero, as Java */
+        out->v.i = a->in_type == SL_T_INT ? (int64_t)(int32_t)(uint32_t)(uint64_t)r : r;
+        return;
+    }
+    case AGG_MIN:
+    case AGG_MAX:
+        if (!ld64(slot)) {
+            out->isnull = true;
+            return;
+        }
+        if (a->in_type == SL_T_DOUBLE) out->v.d = key_dbl(ld64(slot + 8));
+        else out->v.i = ld64(slot + 8);
+        return;
+    }
+}
+
+static void fill_row(const ga_plan *pl, const sl_row *in, const uint8_t *acc, sl_value *vals)
+{
+    for (int k = 0; k < pl->nkeys; k++) vals[k] = in->vals[pl->keys[k]];
+    for (int i = 0; i < pl->naggs; i++) agg_value(&pl->aggs[i], acc, &vals[pl->nkeys + i]);
+}
+
+/* Equal as Flink compares result rows (Double.equals for DOUBLE). */
+static bool aggs_equal(const ga_plan *pl, const sl_value *a, const sl_value *b)
+{
+    for (int i = pl->nkeys; i < pl->nkeys + pl->naggs; i++) {
+        if (a[i].isnull != b[i].isnull) return false;
+        if (a[i].isnull) continue;
+        if (pl->aggs[i - pl->nkeys].out_type == SL_T_DOUBLE) {
+            if (dbl_key(a[i].v.d) != dbl_key(b[i].v.d)) return false;
+        } else if (a[i].v.i != b[i].v.i) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static int emit_row(sl_op *op, sl_rowkind kind, sl_value *vals, int64_t ts)
+{
+    const ga_plan *pl = op->plan;
+    sl_row r = {.kind = kind, .n = pl->nkeys + pl->naggs, .vals = vals, .ts = ts};
+    return sl_op_emit(op, &r);
+}
+
+static int ga_process(sl_op *op, int input, sl_row *row)
+{
+    const ga_plan *pl = op->plan;
+    ga_state *st = op->priv;
+    sl_kstate *ks = op->kstate;
+    char err[256];
+    bool retract = row->kind == SL_KIND_UPDATE_BEFORE || row->kind == SL_KIND_DELETE;
+
+    size_t klen = sl_row_key_encode(row, op->in, pl->keys, pl->nkeys, st->key, sizeof st->key);
+    if (klen == 0)
+        return sl_op_fail(op, "vertex '%s': a group-by key is longer than %d bytes", pl->vid,
+                          GA_KEY_MAX);
+    int kg = sl_kg_of_key(st->key, klen, op->max_parallelism);
+    if (kg < op->kg_first || kg > op->kg_last)
+        return sl_op_fail(op, "vertex '%s': a row of key group %d reached subtask %d, which owns "
+                          "key groups %d..%d: its input must be hash-partitioned on the group-by "
+                          "columns", pl->vid, kg, op->subtask, op->kg_first, op->kg_last);
+    sl_kstate_set_key(ks, st->key, klen, kg);
+
+    static const uint8_t no_ns[1];
+    const void *val;
+    size_t vlen;
+    int rc = sl_kstate_get(ks, st->sid_acc, no_ns, 0, &val, &vlen, err, sizeof err);
+    if (rc == SL_ERR) return sl_op_fail(op, "vertex '%s': state: %s", pl->vid, err);
+    bool first = rc == SL_DONE;
+    if (first) {
+        if (retract) return SL_OK; /* nothing to retract from (Flink ignores it too) */
+        memset(st->new_acc, 0, pl->acc_size);
+    } else {
+        if (vlen != pl->acc_size)
+            return sl_op_fail(op, "vertex '%s': its state holds a %zu-byte accumulator where "
+                              "%zu bytes were expected (the aggregates differ from those the "
+                              "state was written with)", pl->vid, vlen, pl->acc_size);
+        memcpy(st->old_acc, val, vlen);
+        memcpy(st->new_acc, val, vlen);
+    }
+
+    int sign = retract ? -1 : 1;
+    st64(st->new_acc, ld64(st->new_acc) + sign);
+    for (int i = 0; i < pl->naggs; i++) {
+        const agg_item *a = &pl->aggs[i];
+        if (a->col >= 0 && agg_update(op, i, &row->vals[a->col], sign, row->kind) != SL_OK)
+            return SL_ERR;
+    }
+
+    if (!first && ld64(st->new_acc) <= 0) { /* the key's last row was retracted */
+        if (sl_kstate_del(ks, st->sid_acc, no_ns, 0, err, sizeof err) == SL_ERR)
+            return sl_op_fail(op, "vertex '%s': state: %s", pl->vid, err);
+        if (pl->retract_minmax && mm_clear_key(op) != SL_OK) return SL_ERR;
+        fill_row(pl, row, st->old_acc, st->vals_old);
+        return emit_row(op, SL_KIND_DELETE, st->vals_old, row->ts);
+    }
+    if (sl_kstate_put(ks, st->sid_acc, no_ns, 0, st->new_acc, pl->acc_size, err, sizeof err) ==
+        SL_ERR)
+        return sl_op_fail(op, "vertex '%s': state: %s", pl->vid, err);
+    fill_row(pl, row, st->new_acc, st->vals_new);
+    if (first) return emit_row(op, SL_KIND_INSERT, st->vals_new, row->ts);
+    fill_row(pl, row, st->old_acc, st->vals_old);
+    if (aggs_equal(pl, st->vals_old, st->vals_new)) return SL_OK;
+    rc = emit_row(op, SL_KIND_UPDATE_BEFORE, st->vals_old, row->ts);
+    if (rc != SL_OK) return rc;
+    return emit_row(op, SL_KIND_UPDATE_AFTER, st->vals_new, row->ts);
+}
+
+static const char *const ga_options[] = {"group-by", "aggregates", "input-changelog", NULL};
+
+const sl_op_def sl_op_group_aggregate = {
+    .name = "group_aggregate",
+    .flags = SL_OPF_KEYED,
+    .options = ga_options,
+    .plan = ga_plan_new,
+    .plan_free = ga_plan_free,
+    .open = ga_open,
+    .process = ga_process,
+    .close = ga_close,
+    .key_option = "group-by",
+};
