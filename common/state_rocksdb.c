@@ -104,7 +104,7 @@ static int rm_tree(const char *dir, char *err, size_t errlen)
 {
     struct stat st;
     if (lstat(dir, &st) != 0) {
-        if (errno == ENOENT) return SL_OK;
+        if (errno == ENOENT || errno == ENOTDIR) return SL_OK; /* mk_tree will say why */
         return sl_seterr(err, errlen, "rocksdb state: cannot inspect '%s': %s", dir,
                          strerror(errno));
     }

@@ -1,0 +1,961 @@
+/*
+ * test_state.c -- keyed state, every case against both backends.
+ *
+ * Each test_* runs its body once for the hashmap and once for RocksDB,
+ * inside a fresh temporary directory that is removed afterwards. Expected
+ * values are computed by the test from its own data (strings built with
+ * snprintf, an ordering written out field by field rather than through the
+ * encoded key), never read back from the code under test.
+ */
+#include <errno.h>
+#include <ftw.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "keygroup.h"
+#include "sl_test.h"
+#include "state.h"
+
+#define MAXP 128
+
+static char tmp_root[256];
+static int db_seq;
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st, (void)flag, (void)ftw;
+    remove(path);
+    return 0;
+}
+
+static void tmp_make(void)
+{
+    const char *base = getenv("TMPDIR");
+    snprintf(tmp_root, sizeof tmp_root, "%s/sl-state-XXXXXX", base && *base ? base : "/tmp");
+    if (!mkdtemp(tmp_root)) {
+        perror("mkdtemp");
+        exit(2);
+    }
+}
+
+static void tmp_remove(void) { nftw(tmp_root, rm_one, 16, FTW_DEPTH | FTW_PHYS); }
+
+static const char *kind_name(sl_backend_kind k) { return k == SL_BACKEND_HASHMAP ? "hashmap" : "rocksdb"; }
+
+/* Open a backend; RocksDB gets a new directory under tmp_root. */
+static sl_kstate *open_kind(sl_backend_kind kind, int first, int last)
+{
+    char dir[512], err[256] = "";
+    snprintf(dir, sizeof dir, "%s/db-%d", tmp_root, ++db_seq);
+    sl_kstate *s = sl_kstate_open(kind, dir, MAXP, first, last, err, sizeof err);
+    if (!s) fprintf(stderr, "open %s: %s\n", kind_name(kind), err);
+    return s;
+}
+
+/* Run body for both backends, each in a fresh temporary directory. */
+static void both(void (*body)(sl_backend_kind))
+{
+    const sl_backend_kind kinds[] = {SL_BACKEND_HASHMAP, SL_BACKEND_ROCKSDB};
+    for (size_t i = 0; i < 2 && !sl_test_failed_; i++) {
+        tmp_make();
+        body(kinds[i]);
+        if (sl_test_failed_) fprintf(stderr, "  (backend: %s)\n", kind_name(kinds[i]));
+        tmp_remove();
+    }
+}
+
+static int kg_of(const void *k, size_t n) { return sl_kg_of_key(k, n, MAXP); }
+
+static void set_key_str(sl_kstate *s, const char *k)
+{
+    sl_kstate_set_key(s, k, strlen(k), kg_of(k, strlen(k)));
+}
+
+/* 1 if the state holds exactly `want` (NULL: absent) at (sid, ns) of the current key */
+static int holds(sl_kstate *s, int sid, const char *ns, const void *want, size_t wlen)
+{
+    const void *v;
+    size_t n;
+    char err[256];
+    int rc = sl_kstate_get(s, sid, ns, strlen(ns), &v, &n, err, sizeof err);
+    if (!want) return rc == SL_DONE;
+    return rc == SL_OK && n == wlen && (wlen == 0 || memcmp(v, want, wlen) == 0);
+}
+
+/* ---- put / get / del ---------------------------------------------------- */
+
+static void body_put_get_del(sl_backend_kind kind)
+{
+    char err[256];
+    sl_kstate *s = open_kind(kind, 0, MAXP - 1);
+    CHECK(s);
+    CHECK_EQ_INT(sl_kstate_kind(s), kind);
+    CHECK_EQ_INT(sl_kstate_register(s, "v"), 0);
+    set_key_str(s, "k1");
+    CHECK(holds(s, 0, "", NULL, 0));
+    CHECK_EQ_INT(sl_kstate_put(s, 0, "", 0, "a", 1, err, sizeof err), SL_OK);
+    CHECK(holds(s, 0, "", "a", 1));
+    CHECK_EQ_INT(sl_kstate_entries(s), 1);
+    CHECK_EQ_INT(sl_kstate_bytes(s), 2 + 0 + 1);
+
+    /* overwrite with a value growing a byte at a time, past any slack */
+    uint8_t buf[600];
+    for (size_t len = 0; len <= sizeof buf; len += 7) {
+        for (size_t i = 0; i < len; i++) buf[i] = (uint8_t)(i * 7 + len);
+        CHECK_EQ_INT(sl_kstate_put(s, 0, "", 0, buf, len, err, sizeof err), SL_OK);
+        const void *v;
+        size_t n;
+        CHECK_EQ_INT(sl_kstate_get(s, 0, "", 0, &v, &n, err, sizeof err), SL_OK);
+        CHECK_EQ_INT(n, len);
+        CHECK(len == 0 || memcmp(v, buf, len) == 0);
+        CHECK_EQ_INT((uintptr_t)v % 8, 0); /* values come 8-byte aligned */
+        CHECK_EQ_INT(sl_kstate_entries(s), 1);
+        CHECK_EQ_INT(sl_kstate_bytes(s), 2 + len);
+    }
+    /* shrink back, then an empty value is still present */
+    CHECK_EQ_INT(sl_kstate_put(s, 0, "", 0, "xyz", 3, err, sizeof err), SL_OK);
+    CHECK(holds(s, 0, "", "xyz", 3));
+    CHECK_EQ_INT(sl_kstate_put(s, 0, "", 0, NULL, 0, err, sizeof err), SL_OK);
+    CHECK(holds(s, 0, "", "", 0));
+    CHECK_EQ_INT(sl_kstate_bytes(s), 2);
+
+    CHECK_EQ_INT(sl_kstate_del(s, 0, "", 0, err, sizeof err), SL_OK);
+    CHECK(holds(s, 0, "", NULL, 0));
+    CHECK_EQ_INT(sl_kstate_entries(s), 0);
+    CHECK_EQ_INT(sl_kstate_bytes(s), 0);
+    CHECK_EQ_INT(sl_kstate_del(s, 0, "", 0, err, sizeof err), SL_OK); /* absent: fine */
+    CHECK_EQ_INT(sl_kstate_entries(s), 0);
+
+    /* a blind put (no get before it) and a blind delete keep the counters */
+    set_key_str(s, "k2");
+    CHECK_EQ_INT(sl_kstate_put(s, 0, "n", 1, "1234", 4, err, sizeof err), SL_OK);
+    set_key_str(s, "k3");
+    CHECK_EQ_INT(sl_kstate_put(s, 0, "n", 1, "12", 2, err, sizeof err), SL_OK);
+    set_key_str(s, "k2");
+    CHECK_EQ_INT(sl_kstate_put(s, 0, "n", 1, "123456", 6, err, sizeof err), SL_OK);
+    CHECK_EQ_INT(sl_kstate_entries(s), 2);
+    CHECK_EQ_INT(sl_kstate_bytes(s), (2 + 1 + 6) + (2 + 1 + 2));
+    set_key_str(s, "k3");
+    CHECK_EQ_INT(sl_kstate_del(s, 0, "n", 1, err, sizeof err), SL_OK);
+    CHECK_EQ_INT(sl_kstate_entries(s), 1);
+    CHECK_EQ_INT(sl_kstate_bytes(s), 2 + 1 + 6);
+    sl_kstate_close(s);
+}
+
+static void test_put_get_del(void) { both(body_put_get_del); }
+
+static void body_errors(sl_backend_kind kind)
+{
+    char err[256] = "";
+    const void *v;
+    size_t n;
+    sl_kstate *s = open_kind(kind, 0, 63);
+    CHECK(s);
+    /* no key yet */
+    CHECK_EQ_INT(sl_kstate_register(s, "v"), 0);
+    CHECK_EQ_INT(sl_kstate_get(s, 0, "", 0, &v, &n, err, sizeof err), SL_ERR);
+    CHECK(strstr(err, "no current key"));
+    /* unregistered state id */
+    sl_kstate_set_key(s, "k", 1, 5);
+    CHECK_EQ_INT(sl_kstate_put(s, 1, "", 0, "x", 1, err, sizeof err), SL_ERR);
+    CHECK(strstr(err, "state id 1 is not registered"));
+    CHECK_EQ_INT(sl_kstate_get(s, -1, "", 0, &v, &n, err, sizeof err), SL_ERR);
+    /* a key group this subtask does not own */
+    sl_kstate_set_key(s, "k", 1, 100);
+    CHECK_EQ_INT(sl_kstate_put(s, 0, "", 0, "x", 1, err, sizeof err), SL_ERR);
+    CHECK(strstr(err, "key group 100 is not owned"));
+    CHECK_EQ_INT(sl_kstate_del(s, 0, "", 0, err, sizeof err), SL_ERR);
+    /* a key longer than the u16 length can say */
+    size_t big = 70000;
+    char *key = calloc(1, big);
+    sl_kstate_set_key(s, key, big, 3);
+    free(key);
+    CHECK_EQ_INT(sl_kstate_get(s, 0, "", 0, &v, &n, err, sizeof err), SL_ERR);
+    CHECK(strstr(err, "70000 bytes"));
+    /* a good key again clears it; nothing was written by the failures */
+    sl_kstate_set_key(s, "k", 1, 5);
+    CHECK_EQ_INT(sl_kstate_get(s, 0, "", 0, &v, &n, err, sizeof err), SL_DONE);
+    CHECK_EQ_INT(sl_kstate_entries(s), 0);
+    /* the longest key allowed works */
+    key = malloc(65535);
+    memset(key, 'k', 65535);
+    sl_kstate_set_key(s, key, 65535, 7);
+    free(key);
+    CHECK_EQ_INT(sl_kstate_put(s, 0, "ns", 2, "v", 1, err, sizeof err), SL_OK);
+    CHECK(holds(s, 0, "ns", "v", 1));
+    sl_kstate_close(s);
+}
+
+static void test_errors(void) { both(body_errors); }
+
+static void test_open_errors(void)
+{
+    char err[256] = "";
+    CHECK(!sl_kstate_open(SL_BACKEND_HASHMAP, NULL, 0, 0, 0, err, sizeof err));
+    CHECK(strstr(err, "max parallelism 0"));
+    CHECK(!sl_kstate_open(SL_BACKEND_HASHMAP, NULL, 128, 10, 128, err, sizeof err));
+    CHECK(strstr(err, "[10, 128]"));
+    CHECK(!sl_kstate_open(SL_BACKEND_HASHMAP, NULL, 128, 5, 4, err, sizeof err));
+    CHECK(!sl_kstate_open(SL_BACKEND_ROCKSDB, NULL, 128, 0, 127, err, sizeof err));
+    CHECK(strstr(err, "needs a directory"));
+    CHECK(!sl_kstate_open((sl_backend_kind)7, "/tmp/x", 128, 0, 127, err, sizeof err));
+    CHECK(strstr(err, "unknown backend"));
+}
+
+/* ---- many keys ---------------------------------------------------------- */
+
+#define NKEYS 20000
+
+static void val_of(char *out, size_t cap, int i, int sid, int gen)
+{
+    /* lengths vary with i so that entries differ in size */
+    snprintf(out, cap, "v%d-s%d-g%d-%.*s", i, sid, gen, i % 37, "abcdefghijklmnopqrstuvwxyz0123456789!");
+}
+
+static void body_many_keys(sl_backend_kind kind)
+{
+    char err[256], key[32], val[96];
+    sl_kstate *s = open_kind(kind, 0, MAXP - 1);
+    CHECK(s);
+    CHECK_EQ_INT(sl_kstate_register(s, "a"), 0);
+    CHECK_EQ_INT(sl_kstate_register(s, "b"), 1);
+    uint64_t bytes = 0;
+    static int kg_seen[MAXP];
+    memset(kg_seen, 0, sizeof kg_seen);
+    for (int i = 0; i < NKEYS; i++) {
+        int kl = snprintf(key, sizeof key, "key-%d", i);
+        sl_kstate_set_key(s, key, (size_t)kl, kg_of(key, (size_t)kl));
+        kg_seen[kg_of(key, (size_t)kl)] = 1;
+        for (int sid = 0; sid < 2; sid++) {
+            val_of(val, sizeof val, i, sid, 0);
+            CHECK_EQ_INT(sl_kstate_put(s, sid, "w", 1, val, strlen(val), err, sizeof err), SL_OK);
+            bytes += (size_t)kl + 1 + strlen(val);
+        }
+    }
+    int groups = 0;
+    for (int g = 0; g < MAXP; g++) groups += kg_seen[g];
+    CHECK_EQ_INT(groups, MAXP);
+    CHECK_EQ_INT(sl_kstate_entries(s), 2 * NKEYS);
+    CHECK_EQ_INT(sl_kstate_bytes(s), bytes);
+    for (int i = 0; i < NKEYS; i++) {
+        snprintf(key, sizeof key, "key-%d", i);
+        set_key_str(s, key);
+        for (int sid = 0; sid < 2; sid++) {
+            val_of(val, sizeof val, i, sid, 0);
+            CHECK(holds(s, sid, "w", val, strlen(val)));
+        }
+        CHECK(holds(s, 0, "x", NULL, 0));
+    }
+    /* delete every third key's state a, rewrite the rest longer */
+    uint64_t entries = 2 * NKEYS;
+    for (int i = 0; i < NKEYS; i++) {
+        snprintf(key, sizeof key, "key-%d", i);
+        set_key_str(s, key);
+        if (i % 3 == 0) {
+            CHECK_EQ_INT(sl_kstate_del(s, 0, "w", 1, err, sizeof err), SL_OK);
+            val_of(val, sizeof val, i, 0, 0);
+            bytes -= strlen(key) + 1 + strlen(val);
+            entries--;
+        } else {
+            char old[96];
+            val_of(old, sizeof old, i, 0, 0);
+            val_of(val, sizeof val, i, 0, 1000 + i);
+            CHECK_EQ_INT(sl_kstate_put(s, 0, "w", 1, val, strlen(val), err, sizeof err), SL_OK);
+            bytes += strlen(val) - strlen(old);
+        }
+    }
+    CHECK_EQ_INT(sl_kstate_entries(s), entries);
+    CHECK_EQ_INT(sl_kstate_bytes(s), bytes);
+    for (int i = 0; i < NKEYS; i++) {
+        snprintf(key, sizeof key, "key-%d", i);
+        set_key_str(s, key);
+        if (i % 3 == 0) {
+            CHECK(holds(s, 0, "w", NULL, 0));
+        } else {
+            val_of(val, sizeof val, i, 0, 1000 + i);
+            CHECK(holds(s, 0, "w", val, strlen(val)));
+        }
+        val_of(val, sizeof val, i, 1, 0);
+        CHECK(holds(s, 1, "w", val, strlen(val)));
+    }
+    sl_kstate_close(s);
+}
+
+static void test_many_keys(void) { both(body_many_keys); }
+
+/* ---- namespaces --------------------------------------------------------- */
+
+static void body_namespaces(sl_backend_kind kind)
+{
+    char err[256];
+    sl_kstate *s = open_kind(kind, 0, MAXP - 1);
+    CHECK(s);
+    CHECK_EQ_INT(sl_kstate_register(s, "a"), 0);
+    CHECK_EQ_INT(sl_kstate_register(s, "b"), 1);
+    const char *nss[] = {"", "w1", "w10", "w2", "\x00\x00\x00\x01"};
+    const size_t nsl[] = {0, 2, 3, 2, 4};
+    /* key "ab" with namespace "c" and key "abc" with namespace "" must differ */
+    const char *keys[] = {"ab", "abc"};
+    for (int k = 0; k < 2; k++) {
+        set_key_str(s, keys[k]);
+        for (int sid = 0; sid < 2; sid++)
+            for (int n = 0; n < 5; n++) {
+                char v[32];
+                int vl = snprintf(v, sizeof v, "%s|%d|%d", keys[k], sid, n);
+                CHECK_EQ_INT(sl_kstate_put(s, sid, nss[n], nsl[n], v, (size_t)vl, err, sizeof err),
+                             SL_OK);
+            }
+        CHECK_EQ_INT(sl_kstate_put(s, 0, "c", 1, keys[k], strlen(keys[k]), err, sizeof err), SL_OK);
+    }
+    CHECK_EQ_INT(sl_kstate_entries(s), 2 * (2 * 5 + 1));
+    for (int k = 0; k < 2; k++) {
+        set_key_str(s, keys[k]);
+        for (int sid = 0; sid < 2; sid++)
+            for (int n = 0; n < 5; n++) {
+                char v[32];
+                int vl = snprintf(v, sizeof v, "%s|%d|%d", keys[k], sid, n);
+                const void *got;
+                size_t gl;
+                CHECK_EQ_INT(sl_kstate_get(s, sid, nss[n], nsl[n], &got, &gl, err, sizeof err), SL_OK);
+                CHECK_EQ_INT(gl, vl);
+                CHECK(memcmp(got, v, gl) == 0);
+            }
+        CHECK(holds(s, 0, "c", keys[k], strlen(keys[k])));
+        CHECK(holds(s, 1, "c", NULL, 0));
+    }
+    /* deleting one namespace leaves the others */
+    set_key_str(s, "ab");
+    CHECK_EQ_INT(sl_kstate_del(s, 0, "w1", 2, err, sizeof err), SL_OK);
+    CHECK(holds(s, 0, "w1", NULL, 0));
+    CHECK(holds(s, 1, "w1", "ab|1|1", 6));
+    CHECK(holds(s, 0, "w10", "ab|0|2", 6));
+    set_key_str(s, "abc");
+    CHECK(holds(s, 0, "w1", "abc|0|1", 7));
+    sl_kstate_close(s);
+}
+
+static void test_namespaces(void) { both(body_namespaces); }
+
+/* ---- scan_key ----------------------------------------------------------- */
+
+typedef struct {
+    int n, stop_after;
+    char seen[16][64];
+} scan_ctx;
+
+static int scan_cb(void *vctx, const void *ns, size_t nslen, const void *val, size_t vlen)
+{
+    scan_ctx *c = vctx;
+    if (c->n < 16)
+        snprintf(c->seen[c->n], sizeof c->seen[0], "%.*s=%.*s", (int)nslen, (const char *)ns,
+                 (int)vlen, (const char *)val);
+    c->n++;
+    return c->stop_after && c->n >= c->stop_after;
+}
+
+static void body_scan_key(sl_backend_kind kind)
+{
+    char err[256];
+    sl_kstate *s = open_kind(kind, 0, MAXP - 1);
+    CHECK(s);
+    CHECK_EQ_INT(sl_kstate_register(s, "a"), 0);
+    CHECK_EQ_INT(sl_kstate_register(s, "b"), 1);
+    const char *nss[] = {"b", "a", "ab", "", "~~"};
+    set_key_str(s, "K");
+    for (int i = 0; i < 5; i++) {
+        char v[16];
+        snprintf(v, sizeof v, "v%d", i);
+        CHECK_EQ_INT(sl_kstate_put(s, 0, nss[i], strlen(nss[i]), v, 2, err, sizeof err), SL_OK);
+    }
+    CHECK_EQ_INT(sl_kstate_put(s, 1, "a", 1, "other-sid", 9, err, sizeof err), SL_OK);
+    /* neighbours: a longer key with K as prefix, a key sorting right after */
+    set_key_str(s, "KK");
+    CHECK_EQ_INT(sl_kstate_put(s, 0, "", 0, "kk", 2, err, sizeof err), SL_OK);
+    set_key_str(s, "L");
+    CHECK_EQ_INT(sl_kstate_put(s, 0, "a", 1, "l", 1, err, sizeof err), SL_OK);
+    /* plus filler in every key group so the scan has something to skip */
+    for (int i = 0; i < 2000; i++) {
+        char k[24];
+        snprintf(k, sizeof k, "f%d", i);
+        set_key_str(s, k);
+        CHECK_EQ_INT(sl_kstate_put(s, 0, "a", 1, "f", 1, err, sizeof err), SL_OK);
+    }
+
+    set_key_str(s, "K");
+    scan_ctx c = {0};
+    CHECK_EQ_INT(sl_kstate_scan_key(s, 0, scan_cb, &c, err, sizeof err), SL_OK);
+    CHECK_EQ_INT(c.n, 5);
+    /* namespaces in bytewise order, shorter first on a common prefix */
+    CHECK_EQ_STR(c.seen[0], "=v3");
+    CHECK_EQ_STR(c.seen[1], "a=v1");
+    CHECK_EQ_STR(c.seen[2], "ab=v2");
+    CHECK_EQ_STR(c.seen[3], "b=v0");
+    CHECK_EQ_STR(c.seen[4], "~~=v4");
+
+    scan_ctx c1 = {0};
+    CHECK_EQ_INT(sl_kstate_scan_key(s, 1, scan_cb, &c1, err, sizeof err), SL_OK);
+    CHECK_EQ_INT(c1.n, 1);
+    CHECK_EQ_STR(c1.seen[0], "a=other-sid");
+
+    scan_ctx c2 = {.stop_after = 2};
+    CHECK_EQ_INT(sl_kstate_scan_key(s, 0, scan_cb, &c2, err, sizeof err), SL_OK);
+    CHECK_EQ_INT(c2.n, 2);
+
+    set_key_str(s, "nobody");
+    scan_ctx c3 = {0};
+    CHECK_EQ_INT(sl_kstate_scan_key(s, 0, scan_cb, &c3, err, sizeof err), SL_OK);
+    CHECK_EQ_INT(c3.n, 0);
+    CHECK_EQ_INT(sl_kstate_scan_key(s, 2, scan_cb, &c3, err, sizeof err), SL_ERR);
+    sl_kstate_close(s);
+}
+
+static void test_scan_key(void) { both(body_scan_key); }
+
+/* ---- register ----------------------------------------------------------- */
+
+static void body_register(sl_backend_kind kind)
+{
+    sl_kstate *s = open_kind(kind, 0, 0);
+    sl_kstate *t = open_kind(kind, 0, 0);
+    CHECK(s && t);
+    char name[24];
+    for (int i = 0; i < 255; i++) {
+        snprintf(name, sizeof name, "state-%d", i);
+        CHECK_EQ_INT(sl_kstate_register(s, name), i);
+        CHECK_EQ_INT(sl_kstate_register(t, name), i);
+    }
+    CHECK_EQ_INT(sl_kstate_register(s, "state-0"), 0);
+    CHECK_EQ_INT(sl_kstate_register(s, "state-254"), 254);
+    CHECK_EQ_INT(sl_kstate_register(s, "one-too-many"), -1);
+    CHECK_EQ_INT(sl_kstate_register(s, NULL), -1);
+    /* the highest id is usable */
+    char err[256];
+    sl_kstate_set_key(s, "k", 1, 0);
+    CHECK_EQ_INT(sl_kstate_put(s, 254, "", 0, "x", 1, err, sizeof err), SL_OK);
+    CHECK(holds(s, 254, "", "x", 1));
+    CHECK(holds(s, 253, "", NULL, 0));
+    sl_kstate_close(s);
+    sl_kstate_close(t);
+}
+
+static void test_register(void) { both(body_register); }
+
+/* ---- snapshots ---------------------------------------------------------- */
+
+#define NSNAP 5000
+
+/* What a snapshot reader checks against: key-<i> (sid 0, ns "n") -> val. */
+typedef struct {
+    sl_ksnap *snap;
+    int expect_gen[2 * NSNAP]; /* per key index: 0 absent, else generation */
+    int seen[2 * NSNAP];
+    int bad, count;
+    char err[256];
+    int rc;
+} snap_check;
+
+static void gen_val(char *out, size_t cap, int i, int gen)
+{
+    if (gen == 3) { /* a big one */
+        snprintf(out, cap, "g3-%d-%0300d", i, i);
+        return;
+    }
+    snprintf(out, cap, "g%d-%d", gen, i);
+}
+
+static int snap_check_cb(void *vctx, const sl_kentry *e)
+{
+    snap_check *c = vctx;
+    char key[32], val[400];
+    int i;
+    c->count++;
+    if (e->sid != 0 || e->nslen != 1 || memcmp(e->ns, "n", 1) != 0 || e->klen >= sizeof key) {
+        c->bad++;
+        return 0;
+    }
+    memcpy(key, e->key, e->klen);
+    key[e->klen] = '\0';
+    if (sscanf(key, "key-%d", &i) != 1 || i < 0 || i >= 2 * NSNAP ||
+        e->kg != kg_of(e->key, e->klen)) {
+        c->bad++;
+        return 0;
+    }
+    c->seen[i]++;
+    gen_val(val, sizeof val, i, c->expect_gen[i]);
+    if (!c->expect_gen[i] || e->vlen != strlen(val) || memcmp(e->val, val, e->vlen) != 0) c->bad++;
+    return 0;
+}
+
+static void *snap_check_all(void *arg)
+{
+    snap_check *c = arg;
+    c->rc = SL_OK;
+    for (int kg = 0; kg < MAXP && c->rc == SL_OK; kg++)
+        c->rc = sl_ksnap_each(c->snap, kg, snap_check_cb, c, c->err, sizeof c->err);
+    return NULL;
+}
+
+/* After the walk: every expected key seen once, nothing else. */
+static int snap_check_ok(const snap_check *c)
+{
+    if (c->rc != SL_OK || c->bad) return 0;
+    int want = 0;
+    for (int i = 0; i < 2 * NSNAP; i++) {
+        if (c->seen[i] != (c->expect_gen[i] ? 1 : 0)) return 0;
+        want += c->expect_gen[i] != 0;
+    }
+    return c->count == want;
+}
+
+static int put_gen(sl_kstate *s, int i, int gen)
+{
+    char key[32], val[400], err[256];
+    snprintf(key, sizeof key, "key-%d", i);
+    set_key_str(s, key);
+    if (!gen) return sl_kstate_del(s, 0, "n", 1, err, sizeof err);
+    gen_val(val, sizeof val, i, gen);
+    return sl_kstate_put(s, 0, "n", 1, val, strlen(val), err, sizeof err);
+}
+
+static void body_snapshot_isolation(sl_backend_kind kind)
+{
+    char err[256];
+    static snap_check c1, c2;
+    memset(&c1, 0, sizeof c1);
+    memset(&c2, 0, sizeof c2);
+    sl_kstate *s = open_kind(kind, 0, MAXP - 1);
+    CHECK(s);
+    CHECK_EQ_INT(sl_kstate_register(s, "v"), 0);
+    int live[2 * NSNAP] = {0};
+    for (int i = 0; i < NSNAP; i++) {
+        CHECK_EQ_INT(put_gen(s, i, 1), SL_OK);
+        live[i] = 1;
+    }
+    c1.snap = sl_kstate_snapshot(s, err, sizeof err);
+    CHECK(c1.snap);
+    memcpy(c1.expect_gen, live, sizeof live);
+
+    /* mutate: overwrite, delete, add, grow past the slack */
+    for (int i = 0; i < 1000; i++) CHECK_EQ_INT(put_gen(s, i, live[i] = 2), SL_OK);
+    for (int i = 1000; i < 2000; i++) CHECK_EQ_INT(put_gen(s, i, live[i] = 0), SL_OK);
+    for (int i = NSNAP; i < NSNAP + 1000; i++) CHECK_EQ_INT(put_gen(s, i, live[i] = 2), SL_OK);
+    for (int i = 2000; i < 2100; i++) CHECK_EQ_INT(put_gen(s, i, live[i] = 3), SL_OK);
+
+    /* a second snapshot of the changed state, read on another thread while
+     * this one keeps changing it */
+    c2.snap = sl_kstate_snapshot(s, err, sizeof err);
+    CHECK(c2.snap);
+    memcpy(c2.expect_gen, live, sizeof live);
+    pthread_t th1, th2;
+    CHECK_EQ_INT(pthread_create(&th1, NULL, snap_check_all, &c1), 0);
+    CHECK_EQ_INT(pthread_create(&th2, NULL, snap_check_all, &c2), 0);
+    int failed_puts = 0;
+    for (int round = 0; round < 3; round++)
+        for (int i = 0; i < NSNAP + 1000; i++) {
+            int g = (i + round) % 4; /* deletes, puts, big puts, mixed */
+            failed_puts += put_gen(s, i, g) != SL_OK;
+            live[i] = g;
+        }
+    pthread_join(th1, NULL);
+    pthread_join(th2, NULL);
+    CHECK_EQ_INT(failed_puts, 0);
+    if (c1.rc != SL_OK) fprintf(stderr, "snapshot 1: %s\n", c1.err);
+    CHECK(snap_check_ok(&c1));
+    CHECK(snap_check_ok(&c2));
+
+    /* the live state has the final values */
+    uint64_t n = 0;
+    for (int i = 0; i < NSNAP + 1000; i++) {
+        char key[32], val[400];
+        snprintf(key, sizeof key, "key-%d", i);
+        set_key_str(s, key);
+        if (live[i]) {
+            gen_val(val, sizeof val, i, live[i]);
+            CHECK(holds(s, 0, "n", val, strlen(val)));
+            n++;
+        } else {
+            CHECK(holds(s, 0, "n", NULL, 0));
+        }
+    }
+    CHECK_EQ_INT(sl_kstate_entries(s), n);
+
+    /* a snapshot outlives its state: close first, then read and release */
+    sl_ksnap_release(c2.snap);
+    sl_kstate_close(s);
+    memset(c1.seen, 0, sizeof c1.seen);
+    c1.count = 0;
+    snap_check_all(&c1);
+    CHECK(snap_check_ok(&c1));
+    sl_ksnap_release(c1.snap);
+    sl_ksnap_release(NULL);
+}
+
+static void test_snapshot_isolation(void) { both(body_snapshot_isolation); }
+
+static int count_cb(void *ctx, const sl_kentry *e)
+{
+    (void)e;
+    ++*(int *)ctx;
+    return 0;
+}
+
+static void body_snapshot_range(sl_backend_kind kind)
+{
+    char err[256] = "";
+    sl_kstate *s = open_kind(kind, 10, 20);
+    CHECK(s);
+    sl_ksnap *sn = sl_kstate_snapshot(s, err, sizeof err);
+    CHECK(sn);
+    int calls = 0;
+    CHECK_EQ_INT(sl_ksnap_each(sn, 15, count_cb, &calls, err, sizeof err), SL_OK);
+    CHECK_EQ_INT(calls, 0); /* empty: the callback is never called */
+    CHECK_EQ_INT(sl_ksnap_each(sn, 21, count_cb, &calls, err, sizeof err), SL_ERR);
+    CHECK(strstr(err, "key group 21"));
+    sl_ksnap_release(sn);
+    sl_kstate_close(s);
+}
+
+static void test_snapshot_range(void) { both(body_snapshot_range); }
+
+/* ---- snapshot order ------------------------------------------------------ */
+
+typedef struct {
+    int sid;
+    int kg;
+    char key[8];
+    size_t klen;
+    char ns[4];
+    size_t nslen;
+    char val[16];
+    size_t vlen;
+} model_entry;
+
+#define NORD 3000
+
+static model_entry ord[NORD];
+
+/* Encoded-key order spelled out: sid, then key length, then key bytes, then
+ * namespace bytes with a shorter namespace first on a common prefix. */
+static int model_cmp(const void *pa, const void *pb)
+{
+    const model_entry *a = pa, *b = pb;
+    if (a->kg != b->kg) return a->kg - b->kg;
+    if (a->sid != b->sid) return a->sid - b->sid;
+    if (a->klen != b->klen) return a->klen < b->klen ? -1 : 1;
+    int c = memcmp(a->key, b->key, a->klen);
+    if (c) return c;
+    size_t n = SL_MIN(a->nslen, b->nslen);
+    c = memcmp(a->ns, b->ns, n);
+    if (c) return c;
+    return (int)a->nslen - (int)b->nslen;
+}
+
+static void make_ord(void)
+{
+    /* keys of 1..4 bytes over a small alphabet (prefixes of one another),
+     * namespaces of 0..3 bytes including 0x00 and 0xff */
+    uint32_t x = 12345;
+    int n = 0;
+    while (n < NORD) {
+        model_entry e = {0};
+        x = x * 1103515245u + 12345u;
+        e.sid = (int)(x >> 28) % 3;
+        e.klen = 1 + (x >> 20) % 4;
+        for (size_t i = 0; i < e.klen; i++) {
+            x = x * 1103515245u + 12345u;
+            e.key[i] = "ab\x00\xff"[(x >> 16) % 4];
+        }
+        x = x * 1103515245u + 12345u;
+        e.nslen = (x >> 16) % 4;
+        for (size_t i = 0; i < e.nslen; i++) {
+            x = x * 1103515245u + 12345u;
+            e.ns[i] = "\x00\x01z\xff"[(x >> 16) % 4];
+        }
+        e.kg = kg_of(e.key, e.klen);
+        int dup = 0;
+        for (int j = 0; j < n && !dup; j++)
+            dup = ord[j].sid == e.sid && ord[j].klen == e.klen && ord[j].nslen == e.nslen &&
+                  memcmp(ord[j].key, e.key, e.klen) == 0 && memcmp(ord[j].ns, e.ns, e.nslen) == 0;
+        if (dup) continue;
+        e.vlen = (size_t)snprintf(e.val, sizeof e.val, "val%d", n);
+        ord[n++] = e;
+    }
+}
+
+typedef struct {
+    uint8_t *buf;
+    size_t len, cap;
+} bytes_out;
+
+static void out_add(bytes_out *o, const void *p, size_t n)
+{
+    if (o->len + n + 8 > o->cap) {
+        o->cap = (o->len + n + 8) * 2;
+        o->buf = realloc(o->buf, o->cap);
+    }
+    uint64_t n64 = n;
+    memcpy(o->buf + o->len, &n64, 8);
+    memcpy(o->buf + o->len + 8, p, n);
+    o->len += n + 8;
+}
+
+static int serialize_cb(void *vctx, const sl_kentry *e)
+{
+    bytes_out *o = vctx;
+    int hdr[2] = {e->sid, e->kg};
+    out_add(o, hdr, sizeof hdr);
+    out_add(o, e->key, e->klen);
+    out_add(o, e->ns, e->nslen);
+    out_add(o, e->val, e->vlen);
+    return 0;
+}
+
+/* The whole snapshot, key group by key group, as bytes. */
+static int snapshot_bytes(sl_kstate *s, bytes_out *o)
+{
+    char err[256];
+    sl_ksnap *sn = sl_kstate_snapshot(s, err, sizeof err);
+    if (!sn) return SL_ERR;
+    int rc = SL_OK;
+    for (int kg = 0; kg < MAXP && rc == SL_OK; kg++)
+        rc = sl_ksnap_each(sn, kg, serialize_cb, o, err, sizeof err);
+    sl_ksnap_release(sn);
+    return rc;
+}
+
+static int load_ord(sl_kstate *s, int reverse, int churn)
+{
+    char err[256];
+    for (int k = 0; k < 3; k++) sl_kstate_register(s, k == 0 ? "x" : k == 1 ? "y" : "z");
+    for (int j = 0; j < NORD; j++) {
+        const model_entry *e = &ord[reverse ? NORD - 1 - j : j];
+        sl_kstate_set_key(s, e->key, e->klen, e->kg);
+        if (churn && sl_kstate_put(s, e->sid, e->ns, e->nslen, "tmp", 3, err, sizeof err)) return SL_ERR;
+        if (sl_kstate_put(s, e->sid, e->ns, e->nslen, e->val, e->vlen, err, sizeof err)) return SL_ERR;
+        if (churn && j % 2) { /* delete and put back */
+            if (sl_kstate_del(s, e->sid, e->ns, e->nslen, err, sizeof err)) return SL_ERR;
+            if (sl_kstate_put(s, e->sid, e->ns, e->nslen, e->val, e->vlen, err, sizeof err))
+                return SL_ERR;
+        }
+    }
+    return SL_OK;
+}
+
+static void test_snapshot_order(void)
+{
+    tmp_make();
+    make_ord();
+    /* the expected bytes, from the model sorted by its own comparator */
+    static model_entry sorted[NORD];
+    memcpy(sorted, ord, sizeof ord);
+    qsort(sorted, NORD, sizeof sorted[0], model_cmp);
+    bytes_out want = {0};
+    for (int j = 0; j < NORD; j++) {
+        sl_kentry e = {sorted[j].sid, sorted[j].kg, sorted[j].key, sorted[j].klen,
+                       sorted[j].ns,  sorted[j].nslen, sorted[j].val, sorted[j].vlen};
+        serialize_cb(&want, &e);
+    }
+    /* hashmap and rocksdb, loaded in different orders with churn */
+    sl_kstate *h1 = open_kind(SL_BACKEND_HASHMAP, 0, MAXP - 1);
+    sl_kstate *h2 = open_kind(SL_BACKEND_HASHMAP, 0, MAXP - 1);
+    sl_kstate *r1 = open_kind(SL_BACKEND_ROCKSDB, 0, MAXP - 1);
+    CHECK(h1 && h2 && r1);
+    CHECK_EQ_INT(load_ord(h1, 0, 0), SL_OK);
+    CHECK_EQ_INT(load_ord(h2, 1, 1), SL_OK);
+    CHECK_EQ_INT(load_ord(r1, 1, 1), SL_OK);
+    bytes_out b[3] = {{0}};
+    CHECK_EQ_INT(snapshot_bytes(h1, &b[0]), SL_OK);
+    CHECK_EQ_INT(snapshot_bytes(h2, &b[1]), SL_OK);
+    CHECK_EQ_INT(snapshot_bytes(r1, &b[2]), SL_OK);
+    for (int i = 0; i < 3; i++) {
+        CHECK_EQ_INT(b[i].len, want.len);
+        CHECK(memcmp(b[i].buf, want.buf, want.len) == 0);
+        free(b[i].buf);
+    }
+    free(want.buf);
+    CHECK_EQ_INT(sl_kstate_entries(h1), NORD);
+    CHECK_EQ_INT(sl_kstate_entries(r1), NORD);
+    CHECK_EQ_INT(sl_kstate_bytes(h1), sl_kstate_bytes(r1));
+    sl_kstate_close(h1);
+    sl_kstate_close(h2);
+    sl_kstate_close(r1);
+    tmp_remove();
+}
+
+/* ---- restore ------------------------------------------------------------ */
+
+typedef struct {
+    sl_kstate *dst[2];
+    int split; /* kg <= split goes to dst[0] */
+    int errors;
+    char err[256];
+} restore_ctx;
+
+static int restore_cb(void *vctx, const sl_kentry *e)
+{
+    restore_ctx *c = vctx;
+    if (sl_kstate_restore(c->dst[e->kg > c->split], e, c->err, sizeof c->err) != SL_OK) c->errors++;
+    return 0;
+}
+
+#define NREST 6000
+
+static void restore_split(sl_backend_kind from, sl_backend_kind to)
+{
+    char err[256], key[32], val[64];
+    sl_kstate *src = open_kind(from, 0, MAXP - 1);
+    CHECK(src);
+    CHECK_EQ_INT(sl_kstate_register(src, "s0"), 0);
+    CHECK_EQ_INT(sl_kstate_register(src, "s1"), 1);
+    for (int i = 0; i < NREST; i++) {
+        snprintf(key, sizeof key, "user-%d", i);
+        set_key_str(src, key);
+        snprintf(val, sizeof val, "a%d", i);
+        CHECK_EQ_INT(sl_kstate_put(src, i % 2, "w", 1, val, strlen(val), err, sizeof err), SL_OK);
+        if (i % 5 == 0)
+            CHECK_EQ_INT(sl_kstate_put(src, 1, "", 0, val, strlen(val), err, sizeof err), SL_OK);
+    }
+    restore_ctx rc = {.split = 63};
+    rc.dst[0] = open_kind(to, 0, 63);
+    rc.dst[1] = open_kind(to, 64, 127);
+    CHECK(rc.dst[0] && rc.dst[1]);
+    for (int d = 0; d < 2; d++) {
+        CHECK_EQ_INT(sl_kstate_register(rc.dst[d], "s0"), 0);
+        CHECK_EQ_INT(sl_kstate_register(rc.dst[d], "s1"), 1);
+    }
+    sl_ksnap *sn = sl_kstate_snapshot(src, err, sizeof err);
+    CHECK(sn);
+    for (int kg = 0; kg < MAXP; kg++)
+        CHECK_EQ_INT(sl_ksnap_each(sn, kg, restore_cb, &rc, err, sizeof err), SL_OK);
+    sl_ksnap_release(sn);
+    CHECK_EQ_INT(rc.errors, 0);
+    CHECK_EQ_INT(sl_kstate_entries(rc.dst[0]) + sl_kstate_entries(rc.dst[1]),
+                 sl_kstate_entries(src));
+    CHECK_EQ_INT(sl_kstate_bytes(rc.dst[0]) + sl_kstate_bytes(rc.dst[1]), sl_kstate_bytes(src));
+    CHECK(sl_kstate_entries(rc.dst[0]) > 0 && sl_kstate_entries(rc.dst[1]) > 0);
+    /* every entry is in exactly the destination owning its key group */
+    for (int i = 0; i < NREST; i++) {
+        int kl = snprintf(key, sizeof key, "user-%d", i);
+        int kg = kg_of(key, (size_t)kl);
+        snprintf(val, sizeof val, "a%d", i);
+        sl_kstate *own = rc.dst[kg > 63], *other = rc.dst[kg <= 63];
+        sl_kstate_set_key(own, key, (size_t)kl, kg);
+        CHECK(holds(own, i % 2, "w", val, strlen(val)));
+        CHECK(holds(own, 1 - i % 2, "w", NULL, 0));
+        CHECK(holds(own, 1, "", i % 5 == 0 ? val : NULL, strlen(val)));
+        /* the other one does not own the key group at all */
+        sl_kstate_set_key(other, key, (size_t)kl, kg);
+        const void *v;
+        size_t n;
+        CHECK_EQ_INT(sl_kstate_get(other, 0, "w", 1, &v, &n, err, sizeof err), SL_ERR);
+    }
+    sl_kstate_close(src);
+    sl_kstate_close(rc.dst[0]);
+    sl_kstate_close(rc.dst[1]);
+}
+
+static void test_restore_split(void)
+{
+    const sl_backend_kind k[2] = {SL_BACKEND_HASHMAP, SL_BACKEND_ROCKSDB};
+    for (int a = 0; a < 2 && !sl_test_failed_; a++)
+        for (int b = 0; b < 2 && !sl_test_failed_; b++) {
+            tmp_make();
+            restore_split(k[a], k[b]);
+            if (sl_test_failed_)
+                fprintf(stderr, "  (from %s to %s)\n", kind_name(k[a]), kind_name(k[b]));
+            tmp_remove();
+        }
+}
+
+static void body_restore_errors(sl_backend_kind kind)
+{
+    char err[256] = "";
+    sl_kstate *s = open_kind(kind, 0, 63);
+    CHECK(s);
+    sl_kentry e = {.sid = 0, .kg = 64, .key = "k", .klen = 1, .ns = "", .nslen = 0,
+                   .val = "v", .vlen = 1};
+    CHECK_EQ_INT(sl_kstate_restore(s, &e, err, sizeof err), SL_ERR);
+    CHECK(strstr(err, "key group 64 is outside"));
+    CHECK(strstr(err, "[0, 63]"));
+    e.kg = -1;
+    CHECK_EQ_INT(sl_kstate_restore(s, &e, err, sizeof err), SL_ERR);
+    e.kg = 3;
+    e.sid = 255;
+    CHECK_EQ_INT(sl_kstate_restore(s, &e, err, sizeof err), SL_ERR);
+    CHECK(strstr(err, "state id 255"));
+    e.sid = 0;
+    e.klen = 70000;
+    CHECK_EQ_INT(sl_kstate_restore(s, &e, err, sizeof err), SL_ERR);
+    e.klen = 1;
+    CHECK_EQ_INT(sl_kstate_restore(s, NULL, err, sizeof err), SL_ERR);
+    CHECK_EQ_INT(sl_kstate_entries(s), 0);
+    /* a good one lands */
+    CHECK_EQ_INT(sl_kstate_restore(s, &e, err, sizeof err), SL_OK);
+    CHECK_EQ_INT(sl_kstate_entries(s), 1);
+    CHECK_EQ_INT(sl_kstate_register(s, "v"), 0);
+    sl_kstate_set_key(s, "k", 1, 3);
+    CHECK(holds(s, 0, "", "v", 1));
+    sl_kstate_close(s);
+}
+
+static void test_restore_errors(void) { both(body_restore_errors); }
+
+/* ---- RocksDB directories ------------------------------------------------ */
+
+static void test_rocksdb_bad_dir(void)
+{
+    char path[512], dir[600], err[512] = "";
+    tmp_make();
+    snprintf(path, sizeof path, "%s/plain-file", tmp_root);
+    FILE *f = fopen(path, "w");
+    CHECK(f);
+    fclose(f);
+    /* below a regular file: cannot be created */
+    snprintf(dir, sizeof dir, "%s/db", path);
+    CHECK(!sl_kstate_open(SL_BACKEND_ROCKSDB, dir, MAXP, 0, 127, err, sizeof err));
+    CHECK(strstr(err, "cannot create directory"));
+    CHECK(strstr(err, dir));
+    CHECK(strstr(err, "Not a directory"));
+    /* the path itself is a regular file: not emptied, refused */
+    CHECK(!sl_kstate_open(SL_BACKEND_ROCKSDB, path, MAXP, 0, 127, err, sizeof err));
+    CHECK(strstr(err, "is not a directory"));
+    struct stat st;
+    CHECK(stat(path, &st) == 0 && S_ISREG(st.st_mode));
+    tmp_remove();
+}
+
+static void test_rocksdb_dir_lifecycle(void)
+{
+    char dir[512], stale[600], err[512] = "";
+    tmp_make();
+    /* nested, partly missing path with a stale file from an earlier run */
+    snprintf(dir, sizeof dir, "%s/a/b/db", tmp_root);
+    sl_kstate *s = sl_kstate_open(SL_BACKEND_ROCKSDB, dir, MAXP, 0, 127, err, sizeof err);
+    CHECK(s);
+    sl_kstate_close(s);
+    struct stat st;
+    CHECK(stat(dir, &st) != 0 && errno == ENOENT); /* close removed it */
+    CHECK(mkdir(dir, 0755) == 0);
+    snprintf(stale, sizeof stale, "%s/stale", dir);
+    FILE *f = fopen(stale, "w");
+    CHECK(f);
+    fclose(f);
+    s = sl_kstate_open(SL_BACKEND_ROCKSDB, dir, MAXP, 0, 127, err, sizeof err);
+    CHECK(s);
+    CHECK(stat(stale, &st) != 0 && errno == ENOENT); /* emptied at open */
+    CHECK(stat(dir, &st) == 0 && S_ISDIR(st.st_mode));
+    sl_kstate_close(s);
+    tmp_remove();
+}
+
+SL_TEST_MAIN(SL_TEST(test_put_get_del), SL_TEST(test_errors), SL_TEST(test_open_errors),
+             SL_TEST(test_many_keys), SL_TEST(test_namespaces), SL_TEST(test_scan_key),
+             SL_TEST(test_register), SL_TEST(test_snapshot_isolation),
+             SL_TEST(test_snapshot_range), SL_TEST(test_snapshot_order),
+             SL_TEST(test_restore_split), SL_TEST(test_restore_errors),
+             SL_TEST(test_rocksdb_bad_dir), SL_TEST(test_rocksdb_dir_lifecycle))
