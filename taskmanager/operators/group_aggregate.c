@@ -100,17 +100,27 @@ typedef struct ga_state {
 
 /* ---- little-endian fields of the accumulator ----------------------------- */
 
+/* The accumulator is little endian everywhere, so a savepoint reads the same
+ * on any host; on a little-endian host that is a plain unaligned copy. */
 static inline int64_t ld64(const uint8_t *p)
 {
     uint64_t x = 0;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    memcpy(&x, p, sizeof x);
+#else
     for (int i = 7; i >= 0; i--) x = x << 8 | p[i];
+#endif
     return (int64_t)x;
 }
 
 static inline void st64(uint8_t *p, int64_t v)
 {
     uint64_t x = (uint64_t)v;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    memcpy(p, &x, sizeof x);
+#else
     for (int i = 0; i < 8; i++, x >>= 8) p[i] = (uint8_t)x;
+#endif
 }
 
 static inline double ldd(const uint8_t *p)
