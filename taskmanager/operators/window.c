@@ -1,0 +1,1191 @@
+/*
+ * window.c -- the `window` operator: windowed aggregation by key, in event
+ * time or processing time (what Flink SQL's TUMBLE / HOP / SESSION /
+ * CUMULATE window aggregations compile to).
+ *
+ * Config:
+ *   "time-column":      "ts"        TIMESTAMP column with the event time
+ *                                   (required in event time)
+ *   "window":           "TUMBLE(INTERVAL '10' SECOND)"
+ *                       TUMBLE(size [, offset]) | HOP(slide, size) |
+ *                       SESSION(gap) | CUMULATE(step, max size)
+ *   "group-by":         ["user_id"] key columns; empty or absent = one
+ *                                   global window per period
+ *   "aggregates":       ["COUNT(*) AS cnt", "SUM(price) AS total"]
+ *                       COUNT(*), COUNT(col), SUM, MIN, MAX, AVG
+ *   "allowed-lateness": "0 s"
+ *   "time":             "event" (default) | "processing" (TUMBLE and HOP)
+ *
+ * Output: window_start, window_end, window_time (= window_end - 1 ms, the
+ * rowtime of the result), the group-by columns, then the aggregates. Types
+ * follow Flink: COUNT is BIGINT, SUM / MIN / MAX keep the input type, AVG
+ * of an integer type truncates to that type. Result rows carry
+ * ts = window_time.
+ *
+ * State. Aggregation is incremental: each (key, window) has one entry in
+ * op->kstate, namespace = the window's [start, end) (16 bytes, big-endian
+ * with the sign flipped so byte order is time order), value =
+ *     u8 flags (bit 0: fired) | per aggregate { i64 n, 8-byte v } |
+ *     the group-by values as a binary row (sl_row_encode)
+ * where n counts the non-NULL inputs and v is the running sum, minimum or
+ * maximum (a double's bits for DOUBLE). The key's values are kept in the
+ * entry because a timer knows only the key bytes. Session windows also keep,
+ * per key, the list of its live sessions (state "window-sessions", empty
+ * namespace, pairs of i64 start/end) -- Flink's merging window set.
+ *
+ * Time. A window [start, end) has maxTimestamp = end - 1. Event time: its
+ * timer is at maxTimestamp in op->event_timers and fires once the watermark
+ * reaches it (watermark >= end - 1); its state is removed at
+ * maxTimestamp + allowed-lateness (the same timer when lateness is 0).
+ * A row is late for window w when
+ *     w.maxTimestamp + allowedLateness <= currentWatermark
+ * (Flink's WindowOperator.isWindowLate); a row all of whose windows are
+ * late is dropped and counted once in op->metrics.late_dropped, so every row
+ * in is either in some window result or counted. A row for a window that
+ * already fired but is within the allowed lateness updates it at once:
+ * -U[old result] then +U[new result]; a row for a window past its end that
+ * had not fired yet (only possible with lateness) emits +I at once.
+ * Processing time: a row's windows are those of sl_now_ms() at arrival,
+ * timers are in op->proc_timers and fire from proc_time(); nothing is late,
+ * and end_input fires every open window so a bounded job loses nothing.
+ *
+ * Sessions. A row at t opens [t, t + gap); every live session of the key
+ * that intersects it (touching counts, as in Flink) is merged into one
+ * window by combining accumulators. If the merged window is late the row is
+ * dropped. When a merge changes the bounds of a session that already fired,
+ * its old result is retracted with -D (its window_start / window_end no
+ * longer exist) and the merged window fires as +I when due.
+ *
+ * Memory: the per-record path reuses buffers held in op->priv (key bytes,
+ * the working copy of an entry, the window list, the output values); they
+ * grow to the largest entry seen and are never freed per record.
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "expr.h"
+#include "jobgraph.h"
+#include "keygroup.h"
+#include "operator.h"
+
+/* Event timestamps and window bounds must stay within +-2^62 ms and window
+ * sizes within 2^40 ms (~35 years), so window arithmetic cannot overflow. */
+#define WIN_TS_LIMIT ((int64_t)1 << 62)
+#define WIN_SIZE_LIMIT ((int64_t)1 << 40)
+#define WIN_MAX_PER_ROW 1000   /* HOP size/slide, CUMULATE size/step */
+#define WIN_KEY_MAX 65535      /* state keys carry a u16 length */
+#define WIN_NS_LEN 16
+#define WIN_FIRED 1u
+#define WIN_ACC_SIZE 16        /* i64 n + 8-byte v per aggregate */
+
+typedef enum { WIN_TUMBLE, WIN_HOP, WIN_SESSION, WIN_CUMULATE } win_kind;
+
+typedef enum { AGG_COUNT_STAR, AGG_COUNT, AGG_SUM, AGG_MIN, AGG_MAX, AGG_AVG } agg_fn;
+
+typedef struct win_agg {
+    agg_fn fn;
+    int col;          /* input column; -1 for COUNT(*) */
+    sl_type type;     /* the input column's type (BIGINT for COUNT(*)) */
+    int is_double;    /* the accumulator's v holds a double */
+} win_agg;
+
+typedef struct win_plan {
+    char *vid;          /* vertex id, for runtime messages */
+    win_kind kind;
+    int proctime;       /* 1: processing-time windows */
+    int64_t size;       /* TUMBLE, HOP: window size; CUMULATE: max size */
+    int64_t slide;      /* HOP slide, CUMULATE step, TUMBLE = size */
+    int64_t offset;     /* TUMBLE offset, in [0, size) */
+    int64_t gap;        /* SESSION */
+    int64_t lateness;   /* allowed lateness, ms */
+    int tcol;           /* time column, -1 in processing time */
+    char *tcolname;
+    int nkeys;
+    int *keys;          /* group-by column indices */
+    sl_schema key_schema; /* the group-by columns, for the entry's key row */
+    int nagg;
+    win_agg *aggs;
+    int nout;           /* 3 + nkeys + nagg */
+} win_plan;
+
+typedef struct wbuf {
+    uint8_t *p;
+    size_t len, cap;
+} wbuf;
+
+typedef struct win_range {
+    int64_t start, end;
+} win_range;
+
+typedef struct win_state {
+    int sid_acc;          /* state id of the window entries */
+    int sid_sess;         /* state id of the session lists (sessions only) */
+    wbuf key;             /* serialized key of the current record / timer */
+    int kg;               /* its key group */
+    wbuf cur;             /* working copy of the entry being updated */
+    wbuf other;           /* a second entry (a session being merged in) */
+    wbuf list;            /* the key's session list */
+    wbuf keyrow;          /* the current record's group-by values, encoded */
+    int keyrow_ok;        /* keyrow holds the current record's values */
+    win_range *wins;      /* the current record's windows */
+    int wcap;
+    sl_value *kin;        /* group-by values of the record (for encoding) */
+    sl_value *keyv;       /* group-by values decoded from an entry */
+    sl_value *outv;       /* the output row's values */
+    uint8_t ns[WIN_NS_LEN];
+} win_state;
+
+/* ---- small helpers ------------------------------------------------------ */
+
+static void wbuf_reserve(wbuf *b, size_t n)
+{
+    if (n <= b->cap) return;
+    size_t cap = b->cap ? b->cap : 64;
+    while (cap < n) cap *= 2;
+    b->p = sl_realloc(b->p, cap);
+    b->cap = cap;
+}
+
+static void wbuf_set(wbuf *b, const void *p, size_t n)
+{
+    wbuf_reserve(b, n);
+    if (n) memcpy(b->p, p, n);
+    b->len = n;
+}
+
+static void wbuf_free(wbuf *b)
+{
+    free(b->p);
+    b->p = NULL;
+    b->len = b->cap = 0;
+}
+
+static inline void put_i64(uint8_t *p, int64_t v)
+{
+    uint64_t u = (uint64_t)v;
+    for (int i = 0; i < 8; i++) p[i] = (uint8_t)(u >> (8 * i));
+}
+
+static inline int64_t get_i64(const uint8_t *p)
+{
+    uint64_t u = 0;
+    for (int i = 0; i < 8; i++) u |= (uint64_t)p[i] << (8 * i);
+    return (int64_t)u;
+}
+
+static inline void put_f64(uint8_t *p, double d)
+{
+    uint64_t u;
+    memcpy(&u, &d, 8);
+    put_i64(p, (int64_t)u);
+}
+
+static inline double get_f64(const uint8_t *p)
+{
+    uint64_t u = (uint64_t)get_i64(p);
+    double d;
+    memcpy(&d, &u, 8);
+    return d;
+}
+
+/* Namespace bytes: start then end, big-endian, sign bit flipped. */
+static void ns_encode(uint8_t *ns, int64_t start, int64_t end)
+{
+    uint64_t a = (uint64_t)start ^ ((uint64_t)1 << 63), b = (uint64_t)end ^ ((uint64_t)1 << 63);
+    for (int i = 0; i < 8; i++) {
+        ns[i] = (uint8_t)(a >> (56 - 8 * i));
+        ns[8 + i] = (uint8_t)(b >> (56 - 8 * i));
+    }
+}
+
+static int ns_decode(const void *nsv, size_t len, int64_t *start, int64_t *end)
+{
+    const uint8_t *ns = nsv;
+    if (len != WIN_NS_LEN) return SL_ERR;
+    uint64_t a = 0, b = 0;
+    for (int i = 0; i < 8; i++) {
+        a = (a << 8) | ns[i];
+        b = (b << 8) | ns[8 + i];
+    }
+    *start = (int64_t)(a ^ ((uint64_t)1 << 63));
+    *end = (int64_t)(b ^ ((uint64_t)1 << 63));
+    return SL_OK;
+}
+
+static inline int64_t sat_add(int64_t a, int64_t b) /* b >= 0 */
+{
+    return a > INT64_MAX - b ? INT64_MAX : a + b;
+}
+
+/* Flink's TimeWindow.getWindowStartWithOffset. */
+static inline int64_t window_start(int64_t ts, int64_t offset, int64_t size)
+{
+    int64_t rem = (ts - offset) % size;
+    return rem < 0 ? ts - (rem + size) : ts - rem;
+}
+
+/* ---- plan: parsing the config ------------------------------------------- */
+
+static void win_plan_free(void *p)
+{
+    win_plan *pl = p;
+    if (!pl) return;
+    free(pl->vid);
+    free(pl->tcolname);
+    free(pl->keys);
+    free(pl->aggs);
+    sl_schema_free(&pl->key_schema);
+    free(pl);
+}
+
+/* A duration option: a JSON integer (ms) or a string for sl_interval_parse. */
+static int conf_interval(const sl_vertex *v, const char *vid, const char *key, int64_t dflt,
+                         int64_t *out, char *err, size_t errlen)
+{
+    json_t *j = json_object_get(v->config, key);
+    if (!j || json_is_null(j)) {
+        *out = dflt;
+        return SL_OK;
+    }
+    if (json_is_integer(j)) {
+        if (json_integer_value(j) < 0)
+            return sl_seterr(err, errlen, "vertex '%s': option '%s' must not be negative", vid,
+                             key);
+        *out = (int64_t)json_integer_value(j);
+        return SL_OK;
+    }
+    if (!json_is_string(j))
+        return sl_seterr(err, errlen, "vertex '%s': option '%s' must be a duration like '5 s'",
+                         vid, key);
+    char perr[200];
+    if (sl_interval_parse(json_string_value(j), out, perr, sizeof perr) != SL_OK)
+        return sl_seterr(err, errlen, "vertex '%s': option '%s': %s", vid, key, perr);
+    return SL_OK;
+}
+
+static const char *skip_space(const char *s)
+{
+    while (*s && isspace((unsigned char)*s)) s++;
+    return s;
+}
+
+/* Length of an identifier at s (letters, digits, _, $). */
+static size_t ident_len(const char *s)
+{
+    size_t n = 0;
+    while (isalnum((unsigned char)s[n]) || s[n] == '_' || s[n] == '$') n++;
+    return n;
+}
+
+static bool word_is(const char *s, size_t n, const char *w)
+{
+    return strlen(w) == n && strncasecmp(s, w, n) == 0;
+}
+
+/* Parse "NAME(arg, arg)" into the kind and up to two intervals. */
+static int parse_window(win_plan *pl, const char *text, char *err, size_t errlen)
+{
+    static const char usage[] = "expected TUMBLE(size [, offset]), HOP(slide, size), "
+                                "SESSION(gap) or CUMULATE(step, max size) with sizes like "
+                                "INTERVAL '10' SECOND";
+    const char *vid = pl->vid;
+    const char *s = skip_space(text);
+    size_t n = ident_len(s);
+    int minargs, maxargs;
+    if (word_is(s, n, "TUMBLE")) pl->kind = WIN_TUMBLE, minargs = 1, maxargs = 2;
+    else if (word_is(s, n, "HOP")) pl->kind = WIN_HOP, minargs = 2, maxargs = 2;
+    else if (word_is(s, n, "SESSION")) pl->kind = WIN_SESSION, minargs = 1, maxargs = 1;
+    else if (word_is(s, n, "CUMULATE")) pl->kind = WIN_CUMULATE, minargs = 2, maxargs = 2;
+    else return sl_seterr(err, errlen, "vertex '%s': window '%s': %s", vid, text, usage);
+    const char *p = skip_space(s + n);
+    if (*p != '(') return sl_seterr(err, errlen, "vertex '%s': window '%s': %s", vid, text, usage);
+    p++;
+    int64_t args[2];
+    int nargs = 0;
+    for (;;) {
+        /* one argument: up to a ',' or ')' outside quotes */
+        const char *a = p;
+        bool quoted = false;
+        while (*p && (quoted || (*p != ',' && *p != ')'))) {
+            if (*p == '\'') quoted = !quoted;
+            p++;
+        }
+        if (!*p) return sl_seterr(err, errlen, "vertex '%s': window '%s': missing ')'", vid, text);
+        if (nargs == maxargs)
+            return sl_seterr(err, errlen, "vertex '%s': window '%s': too many arguments; %s", vid,
+                             text, usage);
+        char arg[128], perr[200];
+        size_t alen = (size_t)(p - a);
+        if (alen >= sizeof arg)
+            return sl_seterr(err, errlen, "vertex '%s': window '%s': argument %d is too long",
+                             vid, text, nargs + 1);
+        memcpy(arg, a, alen);
+        arg[alen] = 0;
+        if (sl_interval_parse(arg, &args[nargs], perr, sizeof perr) != SL_OK)
+            return sl_seterr(err, errlen, "vertex '%s': window '%s': argument %d: %s", vid, text,
+                             nargs + 1, perr);
+        nargs++;
+        if (*p++ == ')') break;
+    }
+    if (*skip_space(p))
+        return sl_seterr(err, errlen, "vertex '%s': window '%s': unexpected text after ')'", vid,
+                         text);
+    if (nargs < minargs)
+        return sl_seterr(err, errlen, "vertex '%s': window '%s': too few arguments; %s", vid, text,
+                         usage);
+    for (int i = 0; i < nargs; i++) {
+        bool may_be_zero = pl->kind == WIN_TUMBLE && i == 1; /* the offset */
+        if ((args[i] == 0 && !may_be_zero) || args[i] > WIN_SIZE_LIMIT)
+            return sl_seterr(err, errlen, "vertex '%s': window '%s': argument %d must be between "
+                             "1 ms and %lld ms", vid, text, i + 1, (long long)WIN_SIZE_LIMIT);
+    }
+    switch (pl->kind) {
+    case WIN_TUMBLE:
+        pl->size = pl->slide = args[0];
+        pl->offset = nargs > 1 ? args[1] % args[0] : 0;
+        break;
+    case WIN_HOP:
+        pl->slide = args[0];
+        pl->size = args[1];
+        if (pl->size % pl->slide != 0)
+            return sl_seterr(err, errlen, "vertex '%s': window '%s': HOP needs the size (%lld ms) "
+                             "to be a whole multiple of the slide (%lld ms)", vid, text,
+                             (long long)pl->size, (long long)pl->slide);
+        break;
+    case WIN_SESSION:
+        pl->gap = args[0];
+        break;
+    case WIN_CUMULATE:
+        pl->slide = args[0];
+        pl->size = args[1];
+        if (pl->size % pl->slide != 0)
+            return sl_seterr(err, errlen, "vertex '%s': window '%s': CUMULATE needs the max size "
+                             "(%lld ms) to be a whole multiple of the step (%lld ms)", vid, text,
+                             (long long)pl->size, (long long)pl->slide);
+        break;
+    }
+    if ((pl->kind == WIN_HOP || pl->kind == WIN_CUMULATE) &&
+        pl->size / pl->slide > WIN_MAX_PER_ROW)
+        return sl_seterr(err, errlen, "vertex '%s': window '%s': %lld windows per row; the limit "
+                         "is %d", vid, text, (long long)(pl->size / pl->slide), WIN_MAX_PER_ROW);
+    return SL_OK;
+}
+
+/* A column reference: name or `name`; copies it into buf. */
+static size_t parse_colname(const char *s, char *buf, size_t cap)
+{
+    size_t n;
+    if (*s == '`') {
+        const char *e = strchr(s + 1, '`');
+        if (!e) return 0;
+        n = (size_t)(e - s - 1);
+        if (n == 0 || n >= cap) return 0;
+        memcpy(buf, s + 1, n);
+        buf[n] = 0;
+        return n + 2;
+    }
+    n = ident_len(s);
+    if (n == 0 || n >= cap) return 0;
+    memcpy(buf, s, n);
+    buf[n] = 0;
+    return n;
+}
+
+static bool is_numeric(sl_type t)
+{
+    return t == SL_T_INT || t == SL_T_BIGINT || t == SL_T_DOUBLE;
+}
+
+/* One aggregate item: "FN(arg) [[AS] name]". Adds its output column. */
+static int parse_aggregate(win_plan *pl, const sl_schema *in, sl_schema *out, const char *text,
+                           int item, char *err, size_t errlen)
+{
+    const char *vid = pl->vid;
+    win_agg *a = &pl->aggs[pl->nagg];
+    const char *s = skip_space(text);
+    size_t n = ident_len(s);
+    if (word_is(s, n, "COUNT")) a->fn = AGG_COUNT;
+    else if (word_is(s, n, "SUM")) a->fn = AGG_SUM;
+    else if (word_is(s, n, "MIN")) a->fn = AGG_MIN;
+    else if (word_is(s, n, "MAX")) a->fn = AGG_MAX;
+    else if (word_is(s, n, "AVG")) a->fn = AGG_AVG;
+    else
+        return sl_seterr(err, errlen, "vertex '%s': aggregate %d '%s': expected COUNT, SUM, MIN, "
+                         "MAX or AVG of a column, like 'SUM(price) AS total'", vid, item, text);
+    const char *fname = a->fn == AGG_COUNT ? "COUNT" : a->fn == AGG_SUM ? "SUM"
+                        : a->fn == AGG_MIN ? "MIN" : a->fn == AGG_MAX ? "MAX" : "AVG";
+    const char *p = skip_space(s + n);
+    if (*p != '(')
+        return sl_seterr(err, errlen, "vertex '%s': aggregate %d '%s': expected '(' after %s", vid,
+                         item, text, fname);
+    p = skip_space(p + 1);
+    char col[128];
+    if (*p == '*' || (*p == '1' && !isalnum((unsigned char)p[1]))) {
+        if (a->fn != AGG_COUNT)
+            return sl_seterr(err, errlen, "vertex '%s': aggregate %d '%s': only COUNT takes '%c'",
+                             vid, item, text, *p);
+        a->fn = AGG_COUNT_STAR;
+        a->col = -1;
+        a->type = SL_T_BIGINT;
+        p++;
+    } else {
+        size_t cl = parse_colname(p, col, sizeof col);
+        if (cl == 0)
+            return sl_seterr(err, errlen, "vertex '%s': aggregate %d '%s': expected a column name "
+                             "inside %s(...)", vid, item, text, fname);
+        if (word_is(p, cl, "DISTINCT"))
+            return sl_seterr(err, errlen, "vertex '%s': aggregate %d '%s': DISTINCT aggregates "
+                             "are not supported in windows", vid, item, text);
+        a->col = sl_schema_find(in, col);
+        if (a->col < 0)
+            return sl_seterr(err, errlen, "vertex '%s': aggregate %d '%s': column '%s' is not in "
+                             "the input", vid, item, text, col);
+        a->type = in->fields[a->col].type;
+        p += cl;
+    }
+    p = skip_space(p);
+    if (*p != ')')
+        return sl_seterr(err, errlen, "vertex '%s': aggregate %d '%s': expected ')' after the "
+                         "argument", vid, item, text);
+    p = skip_space(p + 1);
+
+    /* the result type, Flink's */
+    sl_type rt = a->type;
+    switch (a->fn) {
+    case AGG_COUNT_STAR:
+    case AGG_COUNT: rt = SL_T_BIGINT; break;
+    case AGG_SUM:
+    case AGG_AVG:
+        if (!is_numeric(a->type))
+            return sl_seterr(err, errlen, "vertex '%s': aggregate %d '%s': %s needs a numeric "
+                             "column (INT, BIGINT or DOUBLE), '%s' is %s", vid, item, text, fname,
+                             in->fields[a->col].name, sl_type_name(a->type));
+        break;
+    case AGG_MIN:
+    case AGG_MAX:
+        if (!is_numeric(a->type) && a->type != SL_T_TIMESTAMP && a->type != SL_T_BOOLEAN)
+            return sl_seterr(err, errlen, "vertex '%s': aggregate %d '%s': %s over %s is not "
+                             "supported in windows (use a numeric, BOOLEAN or TIMESTAMP column)",
+                             vid, item, text, fname, sl_type_name(a->type));
+        break;
+    }
+    a->is_double = a->fn != AGG_COUNT_STAR && a->fn != AGG_COUNT && a->type == SL_T_DOUBLE;
+
+    /* the name: [AS] alias, else EXPR$<output index> */
+    char name[128];
+    if (*p) {
+        size_t w = ident_len(p);
+        if (word_is(p, w, "AS")) p = skip_space(p + w);
+        size_t nl = parse_colname(p, name, sizeof name);
+        if (nl == 0 || *skip_space(p + nl))
+            return sl_seterr(err, errlen, "vertex '%s': aggregate %d '%s': expected 'AS name' "
+                             "after the aggregate", vid, item, text);
+    } else {
+        snprintf(name, sizeof name, "EXPR$%d", out->n);
+    }
+    if (sl_schema_find(out, name) >= 0)
+        return sl_seterr(err, errlen, "vertex '%s': aggregate %d '%s': duplicate output column "
+                         "'%s' (rename it with AS)", vid, item, text, name);
+    sl_schema_add(out, name, rt);
+    pl->nagg++;
+    return SL_OK;
+}
+
+static void *win_plan_new(const sl_vertex *v, const sl_schema *in, sl_schema *out, char *err,
+                          size_t errlen)
+{
+    const char *vid = v->id ? v->id : "?";
+    win_plan *pl = sl_calloc(1, sizeof *pl);
+    pl->vid = sl_strdup(vid);
+    pl->tcol = -1;
+    sl_schema_init(&pl->key_schema);
+    sl_schema_init(out);
+
+    /* time */
+    const char *tmode = sl_vconf_str(v, "time", "event");
+    if (strcasecmp(tmode, "event") == 0) pl->proctime = 0;
+    else if (strcasecmp(tmode, "processing") == 0) pl->proctime = 1;
+    else {
+        sl_seterr(err, errlen, "vertex '%s': option 'time' must be 'event' or 'processing', not "
+                  "'%s'", vid, tmode);
+        goto fail;
+    }
+    json_t *jt = json_object_get(v->config, "time-column");
+    if (jt && !json_is_string(jt)) {
+        sl_seterr(err, errlen, "vertex '%s': option 'time-column' must be a column name", vid);
+        goto fail;
+    }
+    if (!jt && !pl->proctime) {
+        sl_seterr(err, errlen, "vertex '%s': option 'time-column' (the TIMESTAMP column with the "
+                  "event time) is required for event-time windows", vid);
+        goto fail;
+    }
+    if (jt) {
+        const char *tname = json_string_value(jt);
+        int tc = sl_schema_find(in, tname);
+        if (tc < 0) {
+            sl_seterr(err, errlen, "vertex '%s': time-column '%s' is not in the input", vid, tname);
+            goto fail;
+        }
+        if (!pl->proctime) {
+            if (in->fields[tc].type != SL_T_TIMESTAMP) {
+                sl_seterr(err, errlen, "vertex '%s': time-column '%s' is %s; event-time windows "
+                          "need a TIMESTAMP column", vid, tname, sl_type_name(in->fields[tc].type));
+                goto fail;
+            }
+            pl->tcol = tc;
+            pl->tcolname = sl_strdup(in->fields[tc].name);
+        }
+    }
+
+    /* window */
+    json_t *jw = json_object_get(v->config, "window");
+    if (!json_is_string(jw)) {
+        sl_seterr(err, errlen, "vertex '%s': option 'window' is required, e.g. "
+                  "\"TUMBLE(INTERVAL '10' SECOND)\"", vid);
+        goto fail;
+    }
+    if (parse_window(pl, json_string_value(jw), err, errlen) != SL_OK) goto fail;
+    if (pl->proctime && pl->kind != WIN_TUMBLE && pl->kind != WIN_HOP) {
+        sl_seterr(err, errlen, "vertex '%s': processing-time windows can be TUMBLE or HOP only",
+                  vid);
+        goto fail;
+    }
+    if (conf_interval(v, vid, "allowed-lateness", 0, &pl->lateness, err, errlen) != SL_OK)
+        goto fail;
+    if (pl->proctime && pl->lateness > 0) {
+        sl_seterr(err, errlen, "vertex '%s': allowed-lateness applies to event time only", vid);
+        goto fail;
+    }
+
+    sl_schema_add(out, "window_start", SL_T_TIMESTAMP);
+    sl_schema_add(out, "window_end", SL_T_TIMESTAMP);
+    sl_schema_add(out, "window_time", SL_T_TIMESTAMP);
+
+    /* group-by */
+    json_t *jg = json_object_get(v->config, "group-by");
+    if (jg && !json_is_null(jg) && !sl_vconf_array(v, "group-by")) {
+        sl_seterr(err, errlen, "vertex '%s': option 'group-by' must be an array of column names",
+                  vid);
+        goto fail;
+    }
+    size_t ng = json_is_array(jg) ? json_array_size(jg) : json_is_string(jg) ? 1 : 0;
+    if (ng > 64) {
+        sl_seterr(err, errlen, "vertex '%s': group-by has %zu columns, the limit is 64", vid, ng);
+        goto fail;
+    }
+    pl->keys = sl_calloc(ng ? ng : 1, sizeof *pl->keys);
+    for (size_t i = 0; i < ng; i++) {
+        json_t *jk = json_is_array(jg) ? json_array_get(jg, i) : jg;
+        if (!json_is_string(jk)) {
+            sl_seterr(err, errlen, "vertex '%s': group-by item %zu must be a column name", vid,
+                      i + 1);
+            goto fail;
+        }
+        const char *kname = json_string_value(jk);
+        int kc = sl_schema_find(in, kname);
+        if (kc < 0) {
+            sl_seterr(err, errlen, "vertex '%s': group-by column '%s' is not in the input", vid,
+                      kname);
+            goto fail;
+        }
+        if (sl_schema_find(out, in->fields[kc].name) >= 0) {
+            sl_seterr(err, errlen, "vertex '%s': group-by column '%s' is listed twice or clashes "
+                      "with a window column", vid, kname);
+            goto fail;
+        }
+        pl->keys[pl->nkeys++] = kc;
+        sl_schema_add(&pl->key_schema, in->fields[kc].name, in->fields[kc].type);
+        sl_schema_add(out, in->fields[kc].name, in->fields[kc].type);
+    }
+
+    /* aggregates */
+    json_t *ja = json_object_get(v->config, "aggregates");
+    if (!json_is_array(ja) || json_array_size(ja) == 0) {
+        sl_seterr(err, errlen, "vertex '%s': option 'aggregates' must list at least one "
+                  "aggregate, e.g. [\"COUNT(*) AS cnt\"]", vid);
+        goto fail;
+    }
+    size_t na = json_array_size(ja);
+    if (na + (size_t)out->n > SL_MAX_FIELDS) {
+        sl_seterr(err, errlen, "vertex '%s': too many output columns (limit %d)", vid,
+                  SL_MAX_FIELDS);
+        goto fail;
+    }
+    pl->aggs = sl_calloc(na, sizeof *pl->aggs);
+    for (size_t i = 0; i < na; i++) {
+        json_t *ji = json_array_get(ja, i);
+        if (!json_is_string(ji)) {
+            sl_seterr(err, errlen, "vertex '%s': aggregate %zu must be a string like "
+                      "'COUNT(*) AS cnt'", vid, i + 1);
+            goto fail;
+        }
+        if (parse_aggregate(pl, in, out, json_string_value(ji), (int)i + 1, err, errlen) != SL_OK)
+            goto fail;
+    }
+    pl->nout = out->n;
+    return pl;
+fail:
+    win_plan_free(pl);
+    sl_schema_free(out);
+    return NULL;
+}
+
+/* ---- accumulators ------------------------------------------------------- */
+
+static inline size_t acc_off(int i) { return 1 + (size_t)i * WIN_ACC_SIZE; }
+static inline size_t keyrow_off(const win_plan *pl) { return acc_off(pl->nagg); }
+
+/* Fold one row into the entry's accumulators. */
+static void acc_add(const win_plan *pl, uint8_t *val, const sl_row *row)
+{
+    for (int i = 0; i < pl->nagg; i++) {
+        const win_agg *a = &pl->aggs[i];
+        uint8_t *acc = val + acc_off(i);
+        int64_t n = get_i64(acc);
+        if (a->fn == AGG_COUNT_STAR) {
+            put_i64(acc, n + 1);
+            continue;
+        }
+        const sl_value *x = &row->vals[a->col];
+        if (x->isnull) continue;
+        put_i64(acc, n + 1);
+        if (a->fn == AGG_COUNT) continue;
+        uint8_t *v = acc + 8;
+        if (a->is_double) {
+            double d = get_f64(v), xd = x->v.d;
+            if (a->fn == AGG_SUM || a->fn == AGG_AVG) put_f64(v, n ? d + xd : xd);
+            else if (n == 0 || (a->fn == AGG_MIN ? xd < d : xd > d)) put_f64(v, xd);
+        } else {
+            int64_t c = get_i64(v), xi = x->v.i;
+            if (a->fn == AGG_SUM || a->fn == AGG_AVG) /* wraps like Java's long */
+                put_i64(v, n ? (int64_t)((uint64_t)c + (uint64_t)xi) : xi);
+            else if (n == 0 || (a->fn == AGG_MIN ? xi < c : xi > c)) put_i64(v, xi);
+        }
+    }
+}
+
+/* Merge the accumulators of `src` into `dst` (session windows). */
+static void acc_merge(const win_plan *pl, uint8_t *dst, const uint8_t *src)
+{
+    for (int i = 0; i < pl->nagg; i++) {
+        const win_agg *a = &pl->aggs[i];
+        uint8_t *da = dst + acc_off(i);
+        const uint8_t *sa = src + acc_off(i);
+        int64_t dn = get_i64(da), sn = get_i64(sa);
+        if (sn == 0) continue;
+        put_i64(da, dn + sn);
+        if (a->fn == AGG_COUNT_STAR || a->fn == AGG_COUNT) continue;
+        if (dn == 0) {
+            memcpy(da + 8, sa + 8, 8);
+            continue;
+        }
+        if (a->is_double) {
+            double d = get_f64(da + 8), s = get_f64(sa + 8);
+            if (a->fn == AGG_SUM || a->fn == AGG_AVG) put_f64(da + 8, d + s);
+            else if (a->fn == AGG_MIN ? s < d : s > d) put_f64(da + 8, s);
+        } else {
+            int64_t d = get_i64(da + 8), s = get_i64(sa + 8);
+            if (a->fn == AGG_SUM || a->fn == AGG_AVG)
+                put_i64(da + 8, (int64_t)((uint64_t)d + (uint64_t)s));
+            else if (a->fn == AGG_MIN ? s < d : s > d) put_i64(da + 8, s);
+        }
+    }
+}
+
+/* The result value of aggregate i. */
+static void acc_result(const win_agg *a, const uint8_t *acc, sl_value *out)
+{
+    int64_t n = get_i64(acc);
+    out->isnull = false;
+    if (a->fn == AGG_COUNT_STAR || a->fn == AGG_COUNT) {
+        out->v.i = n;
+        return;
+    }
+    if (n == 0) {
+        out->isnull = true;
+        return;
+    }
+    if (a->is_double) {
+        double d = get_f64(acc + 8);
+        out->v.d = a->fn == AGG_AVG ? d / (double)n : d;
+        return;
+    }
+    int64_t v = get_i64(acc + 8);
+    if (a->fn == AGG_AVG) v /= n; /* truncates toward zero, as Flink's integer AVG */
+    if (a->type == SL_T_INT) v = (int32_t)(uint32_t)(uint64_t)v; /* SUM(INT) wraps to INT */
+    out->v.i = v;
+}
+
+/* ---- per-subtask state ---------------------------------------------------- */
+
+static int win_open(sl_op *op)
+{
+    const win_plan *pl = op->plan;
+    if (!op->kstate || (!pl->proctime && !op->event_timers) || (pl->proctime && !op->proc_timers))
+        return sl_op_fail(op, "vertex '%s': the window operator needs keyed state and timers "
+                          "from the runtime", pl->vid);
+    win_state *st = sl_calloc(1, sizeof *st);
+    op->priv = st;
+    st->sid_acc = sl_kstate_register(op->kstate, "window-acc");
+    st->sid_sess = pl->kind == WIN_SESSION ? sl_kstate_register(op->kstate, "window-sessions")
+                                           : -1;
+    if (st->sid_acc < 0 || (pl->kind == WIN_SESSION && st->sid_sess < 0))
+        return sl_op_fail(op, "vertex '%s': cannot register keyed state", pl->vid);
+    int per_row = pl->kind == WIN_HOP || pl->kind == WIN_CUMULATE ? (int)(pl->size / pl->slide)
+                                                                  : 1;
+    st->wcap = per_row;
+    st->wins = sl_calloc((size_t)per_row, sizeof *st->wins);
+    st->kin = sl_calloc((size_t)pl->nkeys + 1, sizeof *st->kin);
+    st->keyv = sl_calloc((size_t)pl->nkeys + 1, sizeof *st->keyv);
+    st->outv = sl_calloc((size_t)pl->nout, sizeof *st->outv);
+    wbuf_reserve(&st->key, 256);
+    return SL_OK;
+}
+
+static void win_close(sl_op *op)
+{
+    win_state *st = op->priv;
+    if (!st) return;
+    wbuf_free(&st->key);
+    wbuf_free(&st->cur);
+    wbuf_free(&st->other);
+    wbuf_free(&st->list);
+    wbuf_free(&st->keyrow);
+    free(st->wins);
+    free(st->kin);
+    free(st->keyv);
+    free(st->outv);
+    free(st);
+    op->priv = NULL;
+}
+
+/* ---- emitting results ------------------------------------------------------ */
+
+/* Emit the result of window [start, end) from an entry's bytes. */
+static int emit_result(sl_op *op, sl_rowkind kind, int64_t start, int64_t end, const uint8_t *val,
+                       size_t vlen)
+{
+    const win_plan *pl = op->plan;
+    win_state *st = op->priv;
+    size_t ko = keyrow_off(pl);
+    sl_row keyrow = {.vals = st->keyv};
+    char derr[256];
+    if (vlen < ko || sl_row_decode(val + ko, vlen - ko, &pl->key_schema, &keyrow, derr,
+                                   sizeof derr) != SL_OK)
+        return sl_op_fail(op, "vertex '%s': damaged window state (%zu bytes): %s", pl->vid, vlen,
+                          vlen < ko ? "too short" : derr);
+    sl_value *o = st->outv;
+    o[0] = (sl_value){.v.i = start};
+    o[1] = (sl_value){.v.i = end};
+    o[2] = (sl_value){.v.i = end - 1};
+    for (int k = 0; k < pl->nkeys; k++) o[3 + k] = st->keyv[k];
+    for (int i = 0; i < pl->nagg; i++)
+        acc_result(&pl->aggs[i], val + acc_off(i), &o[3 + pl->nkeys + i]);
+    sl_row out = {.kind = kind, .n = pl->nout, .vals = o, .ts = end - 1};
+    return sl_op_emit(op, &out);
+}
+
+/* ---- keys, state access --------------------------------------------------- */
+
+/* Serialize the record's key, find its key group, make it current. */
+static int set_row_key(sl_op *op, const sl_row *row)
+{
+    const win_plan *pl = op->plan;
+    win_state *st = op->priv;
+    size_t n = 0;
+    if (pl->nkeys > 0) {
+        while ((n = sl_row_key_encode(row, op->in, pl->keys, pl->nkeys, st->key.p,
+                                      st->key.cap)) == 0) {
+            if (st->key.cap >= WIN_KEY_MAX)
+                return sl_op_fail(op, "vertex '%s': a group-by key is longer than %d bytes",
+                                  pl->vid, WIN_KEY_MAX);
+            wbuf_reserve(&st->key, st->key.cap * 2);
+        }
+        if (n > WIN_KEY_MAX)
+            return sl_op_fail(op, "vertex '%s': a group-by key is longer than %d bytes", pl->vid,
+                              WIN_KEY_MAX);
+    }
+    st->key.len = n;
+    st->kg = sl_kg_of_key(st->key.p, n, op->max_parallelism);
+    if (st->kg < op->kg_first || st->kg > op->kg_last)
+        return sl_op_fail(op, "vertex '%s': a row of key group %d reached subtask %d, which owns "
+                          "key groups %d..%d; the input must be hash-partitioned on the group-by "
+                          "columns", pl->vid, st->kg, op->subtask, op->kg_first, op->kg_last);
+    sl_kstate_set_key(op->kstate, st->key.p, n, st->kg);
+    st->keyrow_ok = 0;
+    return SL_OK;
+}
+
+/* Encode the record's group-by values (once per record, when needed). */
+static void encode_keyrow(sl_op *op, const sl_row *row)
+{
+    const win_plan *pl = op->plan;
+    win_state *st = op->priv;
+    if (st->keyrow_ok) return;
+    for (int k = 0; k < pl->nkeys; k++) st->kin[k] = row->vals[pl->keys[k]];
+    sl_row kr = {.kind = SL_KIND_INSERT, .n = pl->nkeys, .vals = st->kin};
+    size_t need = sl_row_size(&kr, &pl->key_schema);
+    wbuf_reserve(&st->keyrow, need);
+    st->keyrow.len = sl_row_encode(&kr, &pl->key_schema, st->keyrow.p, st->keyrow.cap);
+    SL_ASSERT(st->keyrow.len == need);
+    st->keyrow_ok = 1;
+}
+
+/* A fresh entry for the current record's key in b: no rows yet. */
+static void entry_init(sl_op *op, const sl_row *row, wbuf *b)
+{
+    const win_plan *pl = op->plan;
+    win_state *st = op->priv;
+    encode_keyrow(op, row);
+    size_t ko = keyrow_off(pl);
+    wbuf_reserve(b, ko + st->keyrow.len);
+    memset(b->p, 0, ko);
+    memcpy(b->p + ko, st->keyrow.p, st->keyrow.len);
+    b->len = ko + st->keyrow.len;
+}
+
+/* Load the current key's entry of `sid` at ns into b: SL_OK, SL_DONE when
+ * absent, SL_ERR with op->err set. */
+static int state_load(sl_op *op, int sid, const uint8_t *ns, size_t nslen, wbuf *b)
+{
+    const win_plan *pl = op->plan;
+    const void *val;
+    size_t vlen;
+    char serr[256];
+    int rc = sl_kstate_get(op->kstate, sid, ns, nslen, &val, &vlen, serr, sizeof serr);
+    if (rc == SL_OK) {
+        if (sid != ((win_state *)op->priv)->sid_sess && vlen < keyrow_off(pl))
+            return sl_op_fail(op, "vertex '%s': damaged window state (%zu bytes)", pl->vid, vlen);
+        wbuf_set(b, val, vlen);
+        return SL_OK;
+    }
+    if (rc == SL_DONE) return SL_DONE;
+    return sl_op_fail(op, "vertex '%s': state: %s", pl->vid, serr);
+}
+
+static int state_store(sl_op *op, int sid, const uint8_t *ns, size_t nslen, const wbuf *b)
+{
+    char serr[256];
+    if (sl_kstate_put(op->kstate, sid, ns, nslen, b->p, b->len, serr, sizeof serr) != SL_OK)
+        return sl_op_fail(op, "vertex '%s': state: %s", ((const win_plan *)op->plan)->vid, serr);
+    return SL_OK;
+}
+
+static int state_delete(sl_op *op, int sid, const uint8_t *ns, size_t nslen)
+{
+    char serr[256];
+    if (sl_kstate_del(op->kstate, sid, ns, nslen, serr, sizeof serr) != SL_OK)
+        return sl_op_fail(op, "vertex '%s': state: %s", ((const win_plan *)op->plan)->vid, serr);
+    return SL_OK;
+}
+
+/* Register (add = 1) or remove a timer for window ns of the current key. */
+static void timer_set(sl_op *op, sl_timers *t, int64_t time, const uint8_t *ns, int add)
+{
+    win_state *st = op->priv;
+    sl_timer tm = {.time = time, .kg = st->kg, .key = st->key.p, .klen = st->key.len,
+                   .ns = ns, .nslen = WIN_NS_LEN};
+    if (add) sl_timers_add(t, &tm);
+    else sl_timers_del(t, &tm);
+}
+
+/* ---- event-time and processing-time windows that do not merge ------------ */
+
+static inline bool window_late(const win_plan *pl, int64_t end, int64_t wm)
+{
+    return sat_add(end - 1, pl->lateness) <= wm;
+}
+
+/* The record's windows at time ts into st->wins, ascending by end. */
+static int assign_windows(const win_plan *pl, win_state *st, int64_t ts)
+{
+    int n = 0;
+    switch (pl->kind) {
+    case WIN_TUMBLE: {
+        int64_t s = window_start(ts, pl->offset, pl->size);
+        st->wins[n++] = (win_range){s, s + pl->size};
+        break;
+    }
+    case WIN_HOP: {
+        int64_t last = window_start(ts, 0, pl->slide);
+        int64_t first = last - pl->size + pl->slide;
+        for (int64_t s = first; s <= last; s += pl->slide)
+            st->wins[n++] = (win_range){s, s + pl->size};
+        break;
+    }
+    case WIN_CUMULATE: {
+        int64_t s = window_start(ts, 0, pl->size);
+        for (int64_t e = s + pl->slide; e <= s + pl->size; e += pl->slide)
+            if (e > ts) st->wins[n++] = (win_range){s, e};
+        break;
+    }
+    case WIN_SESSION: break;
+    }
+    SL_ASSERT(n <= st->wcap);
+    return n;
+}
+
+/* Add the record to window w of the current key. */
+static int add_to_window(sl_op *op, const sl_row *row, win_range w)
+{
+    const win_plan *pl = op->plan;
+    win_state *st = op->priv;
+    int64_t wm = op->current_watermark;
+    ns_encode(st->ns, w.start, w.end);
+    int rc = state_load(op, st->sid_acc, st->ns, WIN_NS_LEN, &st->cur);
+    if (rc == SL_ERR) return rc;
+    bool fresh = rc == SL_DONE;
+    if (fresh) entry_init(op, row, &st->cur);
+    bool fired = st->cur.p[0] & WIN_FIRED;
+    bool due = !pl->proctime && w.end - 1 <= wm;
+    if (fired && emit_result(op, SL_KIND_UPDATE_BEFORE, w.start, w.end, st->cur.p,
+                             st->cur.len) != SL_OK)
+        return SL_ERR;
+    acc_add(pl, st->cur.p, row);
+    if (due) {
+        rc = emit_result(op, fired ? SL_KIND_UPDATE_AFTER : SL_KIND_INSERT, w.start, w.end,
+                         st->cur.p, st->cur.len);
+        if (rc != SL_OK) return rc;
+        st->cur.p[0] |= WIN_FIRED;
+    }
+    /* emit may have reached other code; the namespace buffer is ours */
+    ns_encode(st->ns, w.start, w.end);
+    if (state_store(op, st->sid_acc, st->ns, WIN_NS_LEN, &st->cur) != SL_OK) return SL_ERR;
+    if (!fresh) return SL_OK;
+    if (pl->proctime) {
+        timer_set(op, op->proc_timers, w.end - 1, st->ns, 1);
+        if (w.end - 1 < op->proc_time_at) op->proc_time_at = w.end - 1;
+        return SL_OK;
+    }
+    if (!due) timer_set(op, op->event_timers, w.end - 1, st->ns, 1);
+    if (pl->lateness > 0)
+        timer_set(op, op->event_timers, sat_add(w.end - 1, pl->lateness), st->ns, 1);
+    return SL_OK;
+}
+
+/* ---- session windows ------------------------------------------------------ */
+
+static int sessions_store(sl_op *op)
+{
+    win_state *st = op->priv;
+    if (st->list.len == 0) return state_delete(op, st->sid_sess, NULL, 0);
+    return state_store(op, st->sid_sess, NULL, 0, &st->list);
+}
+
+static int add_to_session(sl_op *op, const sl_row *row, int64_t ts)
+{
+    const win_plan *pl = op->plan;
+    win_state *st = op->priv;
+    int64_t wm = op->current_watermark;
+    int rc = state_load(op, st->sid_sess, NULL, 0, &st->list);
+    if (rc == SL_ERR) return rc;
+    if (rc == SL_DONE) st->list.len = 0;
+    if (st->list.len % 16 != 0)
+        return sl_op_fail(op, "vertex '%s': damaged session list (%zu bytes)", pl->vid,
+                          st->list.len);
+    size_t nsess = st->list.len / 16;
+
+    /* the hull of the row's own window and every session it touches */
+    win_range m = {ts, ts + pl->gap};
+    int nhit = 0;
+    win_range same = {0, 0};
+    for (size_t i = 0; i < nsess; i++) {
+        int64_t s = get_i64(st->list.p + 16 * i), e = get_i64(st->list.p + 16 * i + 8);
+        if (s <= ts + pl->gap && e >= ts) {
+            nhit++;
+            same = (win_range){s, e};
+            if (s < m.start) m.start = s;
+            if (e > m.end) m.end = e;
+        }
+    }
+    if (window_late(pl, m.end, wm)) {
+        op->metrics.late_dropped++;
+        return SL_OK;
+    }
+    if (nhit == 1 && same.start == m.start && same.end == m.end)
+        return add_to_window(op, row, m); /* inside one session: no merge */
+
+    /* merge: a fresh entry absorbs every touched session */
+    entry_init(op, row, &st->cur);
+    size_t keep = 0;
+    for (size_t i = 0; i < nsess; i++) {
+        uint8_t *pair = st->list.p + 16 * i;
+        int64_t s = get_i64(pair), e = get_i64(pair + 8);
+        if (!(s <= ts + pl->gap && e >= ts)) {
+            if (keep != i) memmove(st->list.p + 16 * keep, pair, 16);
+            keep++;
+            continue;
+        }
+        ns_encode(st->ns, s, e);
+        rc = state_load(op, st->sid_acc, st->ns, WIN_NS_LEN, &st->other);
+        if (rc == SL_ERR) return rc;
+        if (rc == SL_OK) {
+            if ((st->other.p[0] & WIN_FIRED) &&
+                emit_result(op, SL_KIND_DELETE, s, e, st->other.p, st->other.len) != SL_OK)
+                return SL_ERR;
+            acc_merge(pl, st->cur.p, st->other.p);
+            ns_encode(st->ns, s, e);
+            if (state_delete(op, st->sid_acc, st->ns, WIN_NS_LEN) != SL_OK) return SL_ERR;
+        }
+        timer_set(op, op->event_timers, e - 1, st->ns, 0);
+        if (pl->lateness > 0)
+            timer_set(op, op->event_timers, sat_add(e - 1, pl->lateness), st->ns, 0);
+    }
+    st->list.len = keep * 16;
+    wbuf_reserve(&st->list, st->list.len + 16);
+    put_i64(st->list.p + st->list.len, m.start);
+    put_i64(st->list.p + st->list.len + 8, m.end);
+    st->list.len += 16;
+    if (sessions_store(op) != SL_OK) return SL_ERR;
+
+    acc_add(pl, st->cur.p, row);
+    bool due = m.end - 1 <= wm;
+    if (due) {
+        if (emit_result(op, SL_KIND_INSERT, m.start, m.end, st->cur.p, st->cur.len) != SL_OK)
+            return SL_ERR;
+        st->cur.p[0] |= WIN_FIRED;
+    }
+    ns_encode(st->ns, m.start, m.end);
+    if (state_store(op, st->sid_acc, st->ns, WIN_NS_LEN, &st->cur) != SL_OK) return SL_ERR;
+    if (!due) timer_set(op, op->event_timers, m.end - 1, st->ns, 1);
+    if (pl->lateness > 0)
+        timer_set(op, op->event_timers, sat_add(m.end - 1, pl->lateness), st->ns, 1);
+    return SL_OK;
+}
+
+/* Drop [start, end) from the current key's session list. */
+static int session_forget(sl_op *op, int64_t start, int64_t end)
+{
+    win_state *st = op->priv;
+    int rc = state_load(op, st->sid_sess, NULL, 0, &st->list);
+    if (rc == SL_ERR) return rc;
+    if (rc == SL_DONE) return SL_OK;
+    size_t n = st->list.len / 16, keep = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint8_t *pair = st->list.p + 16 * i;
+        if (get_i64(pair) == start && get_i64(pair + 8) == end) continue;
+        if (keep != i) memmove(st->list.p + 16 * keep, pair, 16);
+        keep++;
+    }
+    st->list.len = keep * 16;
+    return sessions_store(op);
+}
+
+/* ---- callbacks ---------------------------------------------------------------- */
+
+static int win_process(sl_op *op, int input, sl_row *row)
+{
+    const win_plan *pl = op->plan;
+    win_state *st = op->priv;
+    if (SL_UNLIKELY(row->kind != SL_KIND_INSERT))
+        return sl_op_fail(op, "vertex '%s': window aggregation takes an insert-only stream, got "
+                          "a %s row", pl->vid, sl_rowkind_short(row->kind));
+    int64_t ts;
+    if (pl->proctime) {
+        ts = sl_now_ms();
+    } else {
+        const sl_value *tv = &row->vals[pl->tcol];
+        if (SL_UNLIKELY(tv->isnull))
+            return sl_op_fail(op, "vertex '%s': time-column '%s' is NULL in a row; event-time "
+                              "windows need a timestamp on every row", pl->vid, pl->tcolname);
+        ts = tv->v.i;
+    }
+    if (SL_UNLIKELY(ts < -WIN_TS_LIMIT || ts > WIN_TS_LIMIT))
+        return sl_op_fail(op, "vertex '%s': event time %lld ms is out of the range windows "
+                          "support (+-2^62 ms)", pl->vid, (long long)ts);
+    if (set_row_key(op, row) != SL_OK) return SL_ERR;
+    if (pl->kind == WIN_SESSION) return add_to_session(op, row, ts);
+
+    int n = assign_windows(pl, st, ts);
+    bool kept = false;
+    for (int i = 0; i < n; i++) {
+        if (!pl->proctime && window_late(pl, st->wins[i].end, op->current_watermark)) continue;
+        kept = true;
+        if (add_to_window(op, row, st->wins[i]) != SL_OK) return SL_ERR;
+    }
+    if (!kept) op->metrics.late_dropped++;
+    return SL_OK;
+}
+
+/* A timer of window ns for the timer's key: fire, clean up, or both. */
+static int on_timer(void *ctx, const sl_timer *tm)
+{
+    sl_op *op = ctx;
+    const win_plan *pl = op->plan;
+    win_state *st = op->priv;
+    int64_t start, end;
+    if (ns_decode(tm->ns, tm->nslen, &start, &end) != SL_OK)
+        return sl_op_fail(op, "vertex '%s': damaged window timer", pl->vid);
+    wbuf_set(&st->key, tm->key, tm->klen);
+    st->kg = tm->kg;
+    sl_kstate_set_key(op->kstate, st->key.p, st->key.len, st->kg);
+    uint8_t ns[WIN_NS_LEN];
+    memcpy(ns, tm->ns, WIN_NS_LEN);
+    int rc = state_load(op, st->sid_acc, ns, WIN_NS_LEN, &st->cur);
+    if (rc == SL_ERR) return rc;
+    if (rc == SL_DONE) return SL_OK; /* merged away or already cleaned */
+    int64_t max_ts = end - 1;
+    int64_t cleanup = pl->proctime ? max_ts : sat_add(max_ts, pl->lateness);
+    if (!(st->cur.p[0] & WIN_FIRED) && tm->time >= max_ts) {
+        if (emit_result(op, SL_KIND_INSERT, start, end, st->cur.p, st->cur.len) != SL_OK)
+            return SL_ERR;
+        st->cur.p[0] |= WIN_FIRED;
+    }
+    if (tm->time >= cleanup) {
+        if (state_delete(op, st->sid_acc, ns, WIN_NS_LEN) != SL_OK) return SL_ERR;
+        if (pl->kind == WIN_SESSION) return session_forget(op, start, end);
+        return SL_OK;
+    }
+    return state_store(op, st->sid_acc, ns, WIN_NS_LEN, &st->cur);
+}
+
+static int win_watermark(sl_op *op, int64_t wm)
+{
+    const win_plan *pl = op->plan;
+    if (wm > op->current_watermark) op->current_watermark = wm;
+    if (!pl->proctime) {
+        int rc = sl_timers_fire(op->event_timers, op->current_watermark, on_timer, op);
+        if (rc != SL_OK) return rc;
+    }
+    return sl_op_emit_watermark(op, wm);
+}
+
+static int win_proc_time(sl_op *op, int64_t now)
+{
+    const win_plan *pl = op->plan;
+    int rc = SL_OK;
+    if (pl->proctime) rc = sl_timers_fire(op->proc_timers, now, on_timer, op);
+    op->proc_time_at = pl->proctime ? sl_timers_next(op->proc_timers) : INT64_MAX;
+    return rc;
+}
+
+/* Every input ended: nothing more can arrive, so every window fires. */
+static int win_end_input(sl_op *op)
+{
+    const win_plan *pl = op->plan;
+    if (pl->proctime) return win_proc_time(op, INT64_MAX);
+    if (op->current_watermark < INT64_MAX) return win_watermark(op, INT64_MAX);
+    return SL_OK;
+}
+
+static const char *const win_options[] = {"time-column", "window", "group-by", "aggregates",
+                                          "allowed-lateness", "time", NULL};
+
+const sl_op_def sl_op_window = {
+    .name = "window",
+    .flags = SL_OPF_KEYED,
+    .key_option = "group-by",
+    .options = win_options,
+    .plan = win_plan_new,
+    .plan_free = win_plan_free,
+    .open = win_open,
+    .process = win_process,
+    .watermark = win_watermark,
+    .end_input = win_end_input,
+    .close = win_close,
+    .proc_time = win_proc_time,
+};
