@@ -20,10 +20,12 @@ extern const sl_op_def sl_op_blackhole;
 extern const sl_op_def sl_op_file;
 extern const sl_op_def sl_op_watermark;
 extern const sl_op_def sl_op_window;
+extern const sl_op_def sl_op_group_aggregate;
 
 static const sl_op_def *const registry[] = {
     &sl_op_datagen, &sl_op_calc, &sl_op_print, &sl_op_blackhole, &sl_op_file,
     &sl_op_watermark, &sl_op_window,
+    &sl_op_group_aggregate,
 };
 
 const sl_op_def *sl_op_find(const char *type)

@@ -1,0 +1,807 @@
+/*
+ * test_group_aggregate.c -- unit tests for the group_aggregate operator
+ * (taskmanager/operators/group_aggregate.c).
+ *
+ * Each test builds a vertex by hand (id "agg", a JSON config), plans it
+ * against a fixed input schema, opens a keyed state backend for key groups
+ * 0..127 the way the runtime does, and drives open/process/close. The emit
+ * callback renders every output row as text ("-U[1, 2, 30]"), so each test
+ * states the exact changelog it expects, worked out by hand from Flink's
+ * GROUP BY semantics. Scripted tests run on both backends (hashmap and
+ * rocksdb); a longer pseudo-random changelog is checked against a model
+ * kept by the test itself and must come out identical on both backends.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "jobgraph.h"
+#include "keygroup.h"
+#include "operator.h"
+#include "sl_test.h"
+
+extern const sl_op_def sl_op_group_aggregate;
+#define GA (&sl_op_group_aggregate)
+
+/* The runtime's sl_op_fail lives in the operator registry; a weak copy here
+ * lets this test link without the whole library. */
+__attribute__((weak)) int sl_op_fail(sl_op *op, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(op->err, sizeof op->err, fmt, ap);
+    va_end(ap);
+    return SL_ERR;
+}
+
+/* ---- harness ------------------------------------------------------------------ */
+
+#define ROWLEN 200
+
+typedef struct outlog {
+    const sl_schema *schema; /* the operator's output schema */
+    int n, cap;
+    char (*rows)[ROWLEN];
+    int64_t last_ts;         /* timestamp of the last emitted row */
+} outlog;
+
+static void format_row(const sl_schema *s, const sl_row *row, char *d, size_t cap)
+{
+    static const char *const kinds[] = {"+I", "-U", "+U", "-D"};
+    size_t o = (size_t)snprintf(d, cap, "%s[", kinds[row->kind]);
+    for (int i = 0; i < row->n && o < cap; i++) {
+        const sl_value *v = &row->vals[i];
+        const char *sep = i ? ", " : "";
+        if (v->isnull) o += (size_t)snprintf(d + o, cap - o, "%snull", sep);
+        else if (s->fields[i].type == SL_T_DOUBLE)
+            o += (size_t)snprintf(d + o, cap - o, "%s%g", sep, v->v.d);
+        else if (s->fields[i].type == SL_T_STRING)
+            o += (size_t)snprintf(d + o, cap - o, "%s%.*s", sep, (int)v->v.s.len, v->v.s.p);
+        else o += (size_t)snprintf(d + o, cap - o, "%s%lld", sep, (long long)v->v.i);
+    }
+    if (o < cap) snprintf(d + o, cap - o, "]");
+}
+
+static int record(void *ctx, sl_row *row)
+{
+    outlog *l = ctx;
+    if (l->n == l->cap) {
+        l->cap = l->cap ? l->cap * 2 : 64;
+        l->rows = realloc(l->rows, (size_t)l->cap * ROWLEN);
+        if (!l->rows) abort();
+    }
+    format_row(l->schema, row, l->rows[l->n++], ROWLEN);
+    l->last_ts = row->ts;
+    return SL_OK;
+}
+
+typedef struct harness {
+    sl_vertex v;
+    sl_schema in, out;
+    void *plan;
+    sl_op op;
+    bool opened;
+    sl_kstate *ks;
+    bool own_ks;        /* teardown closes ks */
+    char dir[64];       /* rocksdb directory */
+    outlog log;
+    char err[512];
+} harness;
+
+/* Input schema: user BIGINT, region STRING, amount INT, price DOUBLE,
+ * at TIMESTAMP, big BIGINT. */
+enum { C_USER, C_REGION, C_AMOUNT, C_PRICE, C_AT, C_BIG, NCOLS };
+
+static bool plan(harness *h, const char *config)
+{
+    memset(h, 0, sizeof *h);
+    h->v.id = (char *)"agg";
+    h->v.type = (char *)"group_aggregate";
+    h->v.def = GA;
+    json_error_t jerr;
+    h->v.config = json_loads(config, 0, &jerr);
+    if (!h->v.config) {
+        fprintf(stderr, "bad test config: %s\n", jerr.text);
+        abort();
+    }
+    sl_schema_init(&h->in);
+    sl_schema_add(&h->in, "user", SL_T_BIGINT);
+    sl_schema_add(&h->in, "region", SL_T_STRING);
+    sl_schema_add(&h->in, "amount", SL_T_INT);
+    sl_schema_add(&h->in, "price", SL_T_DOUBLE);
+    sl_schema_add(&h->in, "at", SL_T_TIMESTAMP);
+    sl_schema_add(&h->in, "big", SL_T_BIGINT);
+    h->plan = GA->plan(&h->v, &h->in, &h->out, h->err, sizeof h->err);
+    return h->plan != NULL;
+}
+
+/* Open the operator as the runtime would, on a fresh backend (or on `ks`
+ * when given, which the caller keeps owning). */
+static int open_op(harness *h, sl_backend_kind kind, sl_kstate *ks)
+{
+    if (ks) {
+        h->ks = ks;
+    } else {
+        if (kind == SL_BACKEND_ROCKSDB) {
+            snprintf(h->dir, sizeof h->dir, "/tmp/sl_test_ga_XXXXXX");
+            if (!mkdtemp(h->dir)) abort();
+        }
+        char err[256];
+        h->ks = sl_kstate_open(kind, h->dir, 128, 0, 127, err, sizeof err);
+        if (!h->ks) {
+            fprintf(stderr, "sl_kstate_open: %s\n", err);
+            return SL_ERR;
+        }
+        h->own_ks = true;
+    }
+    sl_op *op = &h->op;
+    op->def = GA;
+    op->vertex = &h->v;
+    op->plan = h->plan;
+    op->subtask = 0;
+    op->parallelism = 1;
+    op->max_parallelism = 128;
+    op->kg_first = 0;
+    op->kg_last = 127;
+    op->kstate = h->ks;
+    op->in = &h->in;
+    op->out = &h->out;
+    op->emit = record;
+    op->emit_ctx = &h->log;
+    op->task_name = "agg (1/1)";
+    op->proc_time_at = INT64_MAX;
+    op->current_watermark = INT64_MIN;
+    h->log.schema = &h->out;
+    sl_arena_init(&op->scratch, 4096);
+    h->opened = true;
+    return GA->open(op);
+}
+
+static void teardown(harness *h)
+{
+    if (h->opened) {
+        GA->close(&h->op);
+        sl_arena_free(&h->op.scratch);
+    }
+    if (h->own_ks) sl_kstate_close(h->ks);
+    if (h->dir[0]) rmdir(h->dir); /* normally gone already */
+    if (h->plan) GA->plan_free(h->plan);
+    sl_schema_free(&h->in);
+    sl_schema_free(&h->out);
+    json_decref(h->v.config);
+    free(h->log.rows);
+    memset(h, 0, sizeof *h);
+}
+
+/* Values for feed(). */
+static sl_value I(int64_t x) { return (sl_value){.v.i = x}; }
+static sl_value D(double x) { return (sl_value){.v.d = x}; }
+static sl_value S(const char *s) { return (sl_value){.v.s = {s, (uint32_t)strlen(s)}}; }
+static const sl_value N = {.isnull = true};
+
+/* One input row (user, region, amount, price, at, big) of the given kind. */
+static int feed(harness *h, sl_rowkind kind, sl_value user, sl_value region, sl_value amount,
+                sl_value price, sl_value at, sl_value big)
+{
+    sl_value v[NCOLS] = {user, region, amount, price, at, big};
+    sl_row r = {kind, NCOLS, v, 1000};
+    sl_arena_reset(&h->op.scratch);
+    return GA->process(&h->op, 0, &r);
+}
+
+/* Shorthands for the common (user, amount, price) rows. */
+static int feed3(harness *h, sl_rowkind kind, sl_value user, sl_value amount, sl_value price)
+{
+    return feed(h, kind, user, S("eu"), amount, price, N, N);
+}
+
+#define PI SL_KIND_INSERT
+#define MU SL_KIND_UPDATE_BEFORE
+#define PU SL_KIND_UPDATE_AFTER
+#define MD SL_KIND_DELETE
+
+/* Compare the whole log with an expected list (NULL-terminated). */
+static bool log_is(const outlog *l, const char *const *want)
+{
+    int n = 0;
+    while (want[n]) n++;
+    bool ok = n == l->n;
+    for (int i = 0; ok && i < n; i++) ok = strcmp(l->rows[i], want[i]) == 0;
+    if (!ok) {
+        fprintf(stderr, "  got %d rows:\n", l->n);
+        for (int i = 0; i < l->n; i++) fprintf(stderr, "    %s\n", l->rows[i]);
+        fprintf(stderr, "  expected %d rows:\n", n);
+        for (int i = 0; i < n; i++) fprintf(stderr, "    %s\n", want[i]);
+    }
+    return ok;
+}
+
+static const sl_backend_kind backends[] = {SL_BACKEND_HASHMAP, SL_BACKEND_ROCKSDB};
+
+/* ---- definition and schema ------------------------------------------------------ */
+
+static void test_definition(void)
+{
+    CHECK_EQ_STR(GA->name, "group_aggregate");
+    CHECK(GA->flags == SL_OPF_KEYED);
+    CHECK_EQ_STR(GA->key_option, "group-by");
+    CHECK_EQ_STR(GA->options[0], "group-by");
+    CHECK_EQ_STR(GA->options[1], "aggregates");
+    CHECK_EQ_STR(GA->options[2], "input-changelog");
+    CHECK(GA->options[3] == NULL);
+    CHECK(GA->plan && GA->plan_free && GA->open && GA->process && GA->close);
+    CHECK(sl_op_find("group_aggregate") == GA);
+}
+
+static void test_output_schema(void)
+{
+    static harness h;
+    CHECK(plan(&h, "{\"group-by\": [\"region\", \"user\"], \"aggregates\": [\"Count(*)\","
+                   " \"count( amount ) AS n\", \"sum ( amount ) total\", \"SUM(big)\","
+                   " \"SUM(price) AS sp\", \"min(at) AS first_at\", \"MAX(`price`) AS `my max`\","
+                   " \"AVG(amount)\", \"avg(big) AS ab\", \"AVG(price) AS ap\","
+                   " \"MIN(amount) AS lo\"]}"));
+    static const char *const names[] = {"region", "user",     "EXPR$2", "n",      "total",
+                                        "EXPR$5", "sp",       "first_at", "my max", "EXPR$9",
+                                        "ab",     "ap",       "lo"};
+    static const sl_type types[] = {SL_T_STRING, SL_T_BIGINT,    SL_T_BIGINT, SL_T_BIGINT,
+                                    SL_T_INT,    SL_T_BIGINT,    SL_T_DOUBLE, SL_T_TIMESTAMP,
+                                    SL_T_DOUBLE, SL_T_INT,       SL_T_BIGINT, SL_T_DOUBLE,
+                                    SL_T_INT};
+    CHECK_EQ_INT(h.out.n, 13);
+    for (int i = 0; i < 13; i++) {
+        CHECK_EQ_STR(h.out.fields[i].name, names[i]);
+        CHECK_EQ_INT(h.out.fields[i].type, types[i]);
+    }
+    teardown(&h);
+
+    /* no aggregates: a SELECT DISTINCT; one group-by column may be a string */
+    CHECK(plan(&h, "{\"group-by\": \"region\"}"));
+    CHECK_EQ_INT(h.out.n, 1);
+    CHECK_EQ_STR(h.out.fields[0].name, "region");
+    teardown(&h);
+}
+
+/* ---- changelogs ----------------------------------------------------------------- */
+
+static void run_inserts(sl_backend_kind kind)
+{
+    static harness h;
+    CHECK(plan(&h, "{\"group-by\": [\"user\"],"
+                   " \"aggregates\": [\"COUNT(*) AS cnt\", \"SUM(amount) AS total\"]}"));
+    CHECK_EQ_INT(open_op(&h, kind, NULL), SL_OK);
+    CHECK_EQ_INT(feed3(&h, PI, I(1), I(10), N), SL_OK);
+    CHECK_EQ_INT(feed3(&h, PI, I(2), I(5), N), SL_OK);
+    CHECK_EQ_INT(feed3(&h, PI, I(1), I(20), N), SL_OK);
+    CHECK_EQ_INT(feed3(&h, PI, I(3), I(7), N), SL_OK);
+    CHECK_EQ_INT(feed3(&h, PI, I(2), I(1), N), SL_OK);
+    CHECK_EQ_INT(feed3(&h, PI, I(1), I(0), N), SL_OK);
+    static const char *const want[] = {
+        "+I[1, 1, 10]", "+I[2, 1, 5]",  "-U[1, 1, 10]", "+U[1, 2, 30]", "+I[3, 1, 7]",
+        "-U[2, 1, 5]",  "+U[2, 2, 6]",  "-U[1, 2, 30]", "+U[1, 3, 30]", NULL};
+    CHECK(log_is(&h.log, want));
+    CHECK_EQ_INT(h.log.last_ts, 1000); /* the input row's timestamp carries over */
+    CHECK_EQ_INT(sl_kstate_entries(h.ks), 3);
+    teardown(&h);
+}
+
+static void test_inserts_several_keys(void)
+{
+    for (size_t b = 0; b < SL_ARRAY_LEN(backends); b++) run_inserts(backends[b]);
+}
+
+static void run_values_and_nulls(sl_backend_kind kind)
+{
+    static harness h;
+    CHECK(plan(&h, "{\"group-by\": [\"region\"], \"aggregates\": [\"COUNT(*)\","
+                   " \"COUNT(amount) AS n\", \"SUM(amount) AS s\", \"MIN(amount) AS lo\","
+                   " \"MAX(price) AS hi\", \"AVG(amount) AS a\", \"AVG(price) AS ap\","
+                   " \"MIN(at) AS first_at\", \"SUM(big) AS sb\"]}"));
+    CHECK_EQ_INT(open_op(&h, kind, NULL), SL_OK);
+    CHECK_EQ_INT(feed(&h, PI, I(1), S("eu"), N, N, N, N), SL_OK);
+    CHECK_EQ_INT(feed(&h, PI, I(1), S("eu"), I(7), D(2.5), I(1000), I(10)), SL_OK);
+    CHECK_EQ_INT(feed(&h, PI, I(1), S("eu"), I(-8), D(1.0), I(500), N), SL_OK);
+    CHECK_EQ_INT(feed(&h, PI, I(1), S("eu"), I(-6), D(4.0), I(2000), I(5)), SL_OK);
+    CHECK_EQ_INT(feed(&h, PI, I(1), S("us"), I(3), N, N, N), SL_OK);
+    /* AVG over INT truncates toward zero: -1/2 = 0, -7/3 = -2 */
+    static const char *const want[] = {
+        "+I[eu, 1, 0, null, null, null, null, null, null, null]",
+        "-U[eu, 1, 0, null, null, null, null, null, null, null]",
+        "+U[eu, 2, 1, 7, 7, 2.5, 7, 2.5, 1000, 10]",
+        "-U[eu, 2, 1, 7, 7, 2.5, 7, 2.5, 1000, 10]",
+        "+U[eu, 3, 2, -1, -8, 2.5, 0, 1.75, 500, 10]",
+        "-U[eu, 3, 2, -1, -8, 2.5, 0, 1.75, 500, 10]",
+        "+U[eu, 4, 3, -7, -8, 4, -2, 2.5, 500, 15]",
+        "+I[us, 1, 1, 3, 3, null, 3, null, null, null]",
+        NULL};
+    CHECK(log_is(&h.log, want));
+    teardown(&h);
+}
+
+static void test_values_and_nulls(void)
+{
+    for (size_t b = 0; b < SL_ARRAY_LEN(backends); b++) run_values_and_nulls(backends[b]);
+}
+
+static void run_retraction_input(sl_backend_kind kind)
+{
+    static harness h;
+    CHECK(plan(&h, "{\"group-by\": [\"user\"], \"aggregates\": [\"COUNT(*) AS cnt\","
+                   " \"SUM(amount) AS total\", \"AVG(price) AS ap\"]}"));
+    CHECK_EQ_INT(open_op(&h, kind, NULL), SL_OK);
+    CHECK_EQ_INT(feed3(&h, PI, I(1), I(10), D(1.0)), SL_OK);
+    CHECK_EQ_INT(feed3(&h, PI, I(1), I(20), D(2.0)), SL_OK);
+    CHECK_EQ_INT(feed3(&h, PI, I(2), I(5), D(4.0)), SL_OK);
+    CHECK_EQ_INT(feed3(&h, MU, I(1), I(10), D(1.0)), SL_OK);
+    CHECK_EQ_INT(feed3(&h, PU, I(1), I(11), D(3.0)), SL_OK);
+    CHECK_EQ_INT(feed3(&h, MD, I(2), I(5), D(4.0)), SL_OK);
+    CHECK_EQ_INT(feed3(&h, MD, I(3), I(1), D(1.0)), SL_OK); /* no such key: ignored */
+    CHECK_EQ_INT(feed3(&h, MD, I(1), I(20), D(2.0)), SL_OK);
+    CHECK_EQ_INT(feed3(&h, MD, I(1), I(11), D(3.0)), SL_OK);
+    CHECK_EQ_INT(feed3(&h, PU, I(2), I(9), D(0.5)), SL_OK); /* +U on a new key inserts */
+    static const char *const want[] = {
+        "+I[1, 1, 10, 1]",  "-U[1, 1, 10, 1]",  "+U[1, 2, 30, 1.5]", "+I[2, 1, 5, 4]",
+        "-U[1, 2, 30, 1.5]", "+U[1, 1, 20, 2]",  "-U[1, 1, 20, 2]",   "+U[1, 2, 31, 2.5]",
+        "-D[2, 1, 5, 4]",   "-U[1, 2, 31, 2.5]", "+U[1, 1, 11, 3]",   "-D[1, 1, 11, 3]",
+        "+I[2, 1, 9, 0.5]", NULL};
+    CHECK(log_is(&h.log, want));
+    CHECK_EQ_INT(sl_kstate_entries(h.ks), 1); /* keys 1 and 3 hold no state */
+    teardown(&h);
+}
+
+static void test_retraction_input(void)
+{
+    for (size_t b = 0; b < SL_ARRAY_LEN(backends); b++) run_retraction_input(backends[b]);
+}
+
+static void run_unchanged(sl_backend_kind kind)
+{
+    static harness h;
+    CHECK(plan(&h, "{\"group-by\": [\"user\"],"
+                   " \"aggregates\": [\"MAX(amount) AS hi\", \"COUNT(price) AS np\"]}"));
+    CHECK_EQ_INT(open_op(&h, kind, NULL), SL_OK);
+    CHECK_EQ_INT(feed3(&h, PI, I(1), I(5), N), SL_OK);
+    CHECK_EQ_INT(feed3(&h, PI, I(1), I(3), N), SL_OK);    /* max stays 5 */
+    CHECK_EQ_INT(feed3(&h, PI, I(1), I(5), N), SL_OK);    /* a tie */
+    CHECK_EQ_INT(feed3(&h, PI, I(1), I(9), N), SL_OK);
+    CHECK_EQ_INT(feed3(&h, PI, I(1), N, D(2.0)), SL_OK);
+    CHECK_EQ_INT(feed3(&h, PI, I(1), I(2), N), SL_OK);
+    static const char *const want[] = {"+I[1, 5, 0]", "-U[1, 5, 0]", "+U[1, 9, 0]",
+                                       "-U[1, 9, 0]", "+U[1, 9, 1]", NULL};
+    CHECK(log_is(&h.log, want));
+    teardown(&h);
+
+    /* a retraction that changes nothing visible emits nothing either, until
+     * the key's last row goes */
+    CHECK(plan(&h, "{\"group-by\": [\"user\"], \"aggregates\": [\"COUNT(price) AS np\"]}"));
+    CHECK_EQ_INT(open_op(&h, kind, NULL), SL_OK);
+    CHECK_EQ_INT(feed3(&h, PI, I(5), I(1), N), SL_OK);
+    CHECK_EQ_INT(feed3(&h, PI, I(5), I(1), N), SL_OK);
+    CHECK_EQ_INT(feed3(&h, MD, I(5), I(1), N), SL_OK);
+    CHECK_EQ_INT(feed3(&h, MU, I(5), I(1), N), SL_OK);
+    static const char *const want2[] = {"+I[5, 0]", "-D[5, 0]", NULL};
+    CHECK(log_is(&h.log, want2));
+    CHECK_EQ_INT(sl_kstate_entries(h.ks), 0);
+    teardown(&h);
+}
+
+static void test_unchanged_results_emit_nothing(void)
+{
+    for (size_t b = 0; b < SL_ARRAY_LEN(backends); b++) run_unchanged(backends[b]);
+}
+
+static void run_minmax_retract(sl_backend_kind kind)
+{
+    static harness h;
+    CHECK(plan(&h, "{\"group-by\": [\"user\"], \"input-changelog\": \"retract\","
+                   " \"aggregates\": [\"MIN(amount) AS lo\", \"MAX(amount) AS hi\","
+                   " \"MAX(price) AS hp\"]}"));
+    CHECK_EQ_INT(open_op(&h, kind, NULL), SL_OK);
+    CHECK_EQ_INT(feed3(&h, PI, I(1), I(5), D(1.5)), SL_OK);
+    CHECK_EQ_INT(feed3(&h, PI, I(1), I(3), D(2.5)), SL_OK);
+    CHECK_EQ_INT(feed3(&h, PI, I(1), I(3), D(0.5)), SL_OK); /* nothing changes */
+    CHECK_EQ_INT(feed3(&h, PI, I(1), I(8), N), SL_OK);
+    CHECK_EQ_INT(feed3(&h, MU, I(1), I(3), D(2.5)), SL_OK); /* one 3 is left; max price 1.5 */
+    CHECK_EQ_INT(feed3(&h, MD, I(1), I(3), D(0.5)), SL_OK); /* min goes back to 5 */
+    CHECK_EQ_INT(feed3(&h, MD, I(1), I(8), N), SL_OK);
+    CHECK_EQ_INT(feed3(&h, MD, I(1), I(5), D(1.5)), SL_OK);
+    /* NaN sorts above every number, as in Flink (Java's Double.compareTo) */
+    CHECK_EQ_INT(feed3(&h, PI, I(2), I(1), D(NAN)), SL_OK);
+    CHECK_EQ_INT(feed3(&h, PI, I(2), I(1), D(7.0)), SL_OK);
+    CHECK_EQ_INT(feed3(&h, MD, I(2), I(1), D(NAN)), SL_OK);
+    CHECK_EQ_INT(feed3(&h, MD, I(2), I(1), D(7.0)), SL_OK);
+    /* a retraction of a value never inserted: the key empties, and the
+     * multiset entries it left behind go with it */
+    CHECK_EQ_INT(feed3(&h, PI, I(3), I(4), D(1.0)), SL_OK);
+    CHECK_EQ_INT(feed3(&h, MU, I(3), I(2), D(1.0)), SL_OK);
+    /* an early retraction (of 5) leaves a negative count, which must not
+     * count as present when the minimum is looked for again */
+    CHECK_EQ_INT(feed3(&h, PI, I(4), I(10), N), SL_OK);
+    CHECK_EQ_INT(feed3(&h, PI, I(4), I(20), N), SL_OK);
+    CHECK_EQ_INT(feed3(&h, PI, I(4), I(30), N), SL_OK);
+    CHECK_EQ_INT(feed3(&h, MU, I(4), I(5), N), SL_OK);
+    CHECK_EQ_INT(feed3(&h, MD, I(4), I(10), N), SL_OK);
+    CHECK_EQ_INT(feed3(&h, MD, I(4), I(20), N), SL_OK);
+    static const char *const want[] = {
+        "+I[1, 5, 5, 1.5]", "-U[1, 5, 5, 1.5]", "+U[1, 3, 5, 2.5]", "-U[1, 3, 5, 2.5]",
+        "+U[1, 3, 8, 2.5]", "-U[1, 3, 8, 2.5]", "+U[1, 3, 8, 1.5]", "-U[1, 3, 8, 1.5]",
+        "+U[1, 5, 8, 1.5]", "-U[1, 5, 8, 1.5]", "+U[1, 5, 5, 1.5]", "-D[1, 5, 5, 1.5]",
+        "+I[2, 1, 1, nan]", "-U[2, 1, 1, nan]", "+U[2, 1, 1, 7]",   "-D[2, 1, 1, 7]",
+        "+I[3, 4, 4, 1]",   "-D[3, 4, 4, 1]",
+        "+I[4, 10, 10, null]", "-U[4, 10, 10, null]", "+U[4, 10, 20, null]",
+        "-U[4, 10, 20, null]", "+U[4, 10, 30, null]", "-U[4, 10, 30, null]",
+        "+U[4, 20, 30, null]", "-D[4, 20, 30, null]", NULL};
+    CHECK(log_is(&h.log, want));
+    CHECK_EQ_INT(sl_kstate_entries(h.ks), 0);
+    teardown(&h);
+}
+
+static void test_minmax_with_retraction(void)
+{
+    for (size_t b = 0; b < SL_ARRAY_LEN(backends); b++) run_minmax_retract(backends[b]);
+}
+
+static void test_minmax_insert_only_refuses_retraction(void)
+{
+    static harness h;
+    CHECK(plan(&h, "{\"group-by\": [\"user\"],"
+                   " \"aggregates\": [\"COUNT(*)\", \"MIN(amount) AS lo\"]}"));
+    CHECK_EQ_INT(open_op(&h, SL_BACKEND_HASHMAP, NULL), SL_OK);
+    CHECK_EQ_INT(feed3(&h, PI, I(1), I(5), N), SL_OK);
+    CHECK_EQ_INT(feed3(&h, PI, I(1), I(6), N), SL_OK);
+    CHECK_EQ_INT(feed3(&h, MD, I(1), N, N), SL_OK); /* a NULL needs no multiset */
+    CHECK_EQ_INT(feed3(&h, MU, I(1), I(5), N), SL_ERR);
+    CHECK_EQ_STR(h.op.err, "vertex 'agg': aggregate 2 'MIN(amount) AS lo' received a retraction "
+                           "(-U) but the vertex's input is insert-only; set \"input-changelog\": "
+                           "\"retract\" on it to keep the values MIN/MAX need");
+    static const char *const want[] = {"+I[1, 1, 5]", "-U[1, 1, 5]", "+U[1, 2, 5]",
+                                       "-U[1, 2, 5]", "+U[1, 1, 5]", NULL};
+    CHECK(log_is(&h.log, want));
+    teardown(&h);
+}
+
+static void run_integer_wrap(sl_backend_kind kind)
+{
+    static harness h;
+    CHECK(plan(&h, "{\"group-by\": [\"user\"], \"aggregates\": [\"SUM(amount) AS s\","
+                   " \"AVG(amount) AS a\", \"SUM(big) AS sb\", \"AVG(big) AS ab\"]}"));
+    CHECK_EQ_INT(open_op(&h, kind, NULL), SL_OK);
+    CHECK_EQ_INT(feed(&h, PI, I(1), N, I(2147483647), N, N, I(INT64_MAX)), SL_OK);
+    CHECK_EQ_INT(feed(&h, PI, I(1), N, I(2147483647), N, N, I(1)), SL_OK);
+    /* SUM(INT) wraps at 32 bits like Flink's; AVG(INT) sums in 64 bits */
+    static const char *const want[] = {
+        "+I[1, 2147483647, 2147483647, 9223372036854775807, 9223372036854775807]",
+        "-U[1, 2147483647, 2147483647, 9223372036854775807, 9223372036854775807]",
+        "+U[1, -2, 2147483647, -9223372036854775808, -4611686018427387904]", NULL};
+    CHECK(log_is(&h.log, want));
+    teardown(&h);
+}
+
+static void test_integer_overflow_wraps(void)
+{
+    for (size_t b = 0; b < SL_ARRAY_LEN(backends); b++) run_integer_wrap(backends[b]);
+}
+
+static void run_compound_key(sl_backend_kind kind)
+{
+    static harness h;
+    CHECK(plan(&h, "{\"group-by\": [\"region\", \"user\"], \"aggregates\": [\"COUNT(*) AS c\"]}"));
+    CHECK_EQ_INT(open_op(&h, kind, NULL), SL_OK);
+    CHECK_EQ_INT(feed(&h, PI, I(1), S("eu"), N, N, N, N), SL_OK);
+    CHECK_EQ_INT(feed(&h, PI, I(2), S("eu"), N, N, N, N), SL_OK);
+    CHECK_EQ_INT(feed(&h, PI, I(1), S("us"), N, N, N, N), SL_OK);
+    CHECK_EQ_INT(feed(&h, PI, I(1), S("eu"), N, N, N, N), SL_OK);
+    CHECK_EQ_INT(feed(&h, PI, I(1), N, N, N, N, N), SL_OK);
+    CHECK_EQ_INT(feed(&h, PI, I(1), N, N, N, N, N), SL_OK);
+    CHECK_EQ_INT(feed(&h, PI, N, N, N, N, N, N), SL_OK);
+    static const char *const want[] = {"+I[eu, 1, 1]",   "+I[eu, 2, 1]",   "+I[us, 1, 1]",
+                                       "-U[eu, 1, 1]",   "+U[eu, 1, 2]",   "+I[null, 1, 1]",
+                                       "-U[null, 1, 1]", "+U[null, 1, 2]", "+I[null, null, 1]",
+                                       NULL};
+    CHECK(log_is(&h.log, want));
+    teardown(&h);
+}
+
+static void test_compound_and_null_keys(void)
+{
+    for (size_t b = 0; b < SL_ARRAY_LEN(backends); b++) run_compound_key(backends[b]);
+}
+
+/* ---- a long changelog against a model, on both backends ------------------------ */
+
+#define MKEYS 40
+#define MROWS 4000
+
+typedef struct model_row {
+    int64_t user;
+    bool amount_null;
+    int64_t amount;
+} model_row;
+
+static uint32_t lcg(uint32_t *s)
+{
+    *s = *s * 1103515245u + 12345u;
+    return *s >> 8;
+}
+
+/* Feed a pseudo-random changelog: inserts, and retractions of rows still
+ * live (as -U or -D), then apply the operator's output to a table and
+ * compare it with aggregates computed here from the live rows. */
+static void run_model(sl_backend_kind kind, outlog *keep)
+{
+    static harness h;
+    static model_row live[MROWS];
+    int nlive = 0;
+    CHECK(plan(&h, "{\"group-by\": [\"user\"], \"input-changelog\": \"retract\","
+                   " \"aggregates\": [\"COUNT(*)\", \"COUNT(amount)\", \"SUM(amount)\","
+                   " \"MIN(amount)\", \"MAX(amount)\", \"AVG(amount)\"]}"));
+    CHECK_EQ_INT(open_op(&h, kind, NULL), SL_OK);
+    uint32_t seed = 42;
+    for (int step = 0; step < MROWS; step++) {
+        uint32_t r = lcg(&seed);
+        if (nlive > 0 && r % 3 == 0) {
+            int k = (int)(lcg(&seed) % (uint32_t)nlive);
+            model_row m = live[k];
+            live[k] = live[--nlive];
+            sl_rowkind rk = (r / 3) % 2 ? MU : MD;
+            CHECK_EQ_INT(feed3(&h, rk, I(m.user), m.amount_null ? N : I(m.amount), N), SL_OK);
+        } else {
+            model_row m = {.user = (int64_t)(lcg(&seed) % MKEYS),
+                           .amount_null = lcg(&seed) % 10 == 0,
+                           .amount = (int64_t)(lcg(&seed) % 201) - 100};
+            live[nlive++] = m;
+            sl_rowkind rk = r % 7 == 1 ? PU : PI;
+            CHECK_EQ_INT(feed3(&h, rk, I(m.user), m.amount_null ? N : I(m.amount), N), SL_OK);
+        }
+    }
+
+    /* materialize the changelog, checking each retraction matches */
+    static char table[MKEYS][ROWLEN];
+    static bool pending[MKEYS]; /* a -U was seen, its +U is due next */
+    memset(table, 0, sizeof table);
+    memset(pending, 0, sizeof pending);
+    for (int i = 0; i < h.log.n; i++) {
+        const char *row = h.log.rows[i];
+        int key = atoi(row + 3);
+        CHECK(key >= 0 && key < MKEYS);
+        const char *body = row + 2;
+        if (strncmp(row, "+I", 2) == 0) {
+            CHECK(table[key][0] == '\0');
+            snprintf(table[key], ROWLEN, "%s", body);
+        } else if (strncmp(row, "-U", 2) == 0) {
+            CHECK_EQ_STR(table[key], body);
+            CHECK(i + 1 < h.log.n && strncmp(h.log.rows[i + 1], "+U", 2) == 0);
+            pending[key] = true;
+        } else if (strncmp(row, "+U", 2) == 0) {
+            CHECK(pending[key]);
+            pending[key] = false;
+            snprintf(table[key], ROWLEN, "%s", body);
+        } else {
+            CHECK_EQ_STR(table[key], body);
+            table[key][0] = '\0';
+        }
+    }
+    int nkeys = 0;
+    for (int key = 0; key < MKEYS; key++) {
+        int64_t cnt = 0, n = 0, sum = 0, lo = 0, hi = 0;
+        for (int i = 0; i < nlive; i++) {
+            if (live[i].user != key) continue;
+            cnt++;
+            if (live[i].amount_null) continue;
+            int64_t a = live[i].amount;
+            if (n == 0 || a < lo) lo = a;
+            if (n == 0 || a > hi) hi = a;
+            n++;
+            sum += a;
+        }
+        char want[ROWLEN];
+        if (cnt == 0) want[0] = '\0';
+        else if (n == 0)
+            snprintf(want, sizeof want, "[%d, %lld, 0, null, null, null, null]", key,
+                     (long long)cnt);
+        else
+            snprintf(want, sizeof want, "[%d, %lld, %lld, %lld, %lld, %lld, %lld]", key,
+                     (long long)cnt, (long long)n, (long long)sum, (long long)lo, (long long)hi,
+                     (long long)(sum / n));
+        CHECK_EQ_STR(table[key], want);
+        if (cnt) nkeys++;
+    }
+    CHECK(nkeys > MKEYS / 2);          /* the test exercised many live keys ... */
+    CHECK(h.log.n > MROWS);            /* ... and many updates */
+    *keep = h.log;                     /* hand the log to the caller */
+    h.log.rows = NULL;
+    teardown(&h);
+}
+
+static void test_backends_agree_with_model(void)
+{
+    outlog a = {0}, b = {0};
+    run_model(SL_BACKEND_HASHMAP, &a);
+    run_model(SL_BACKEND_ROCKSDB, &b);
+    bool same = a.n == b.n && a.n > 0;
+    for (int i = 0; same && i < a.n; i++) same = strcmp(a.rows[i], b.rows[i]) == 0;
+    free(a.rows);
+    free(b.rows);
+    CHECK(same);
+}
+
+/* ---- state and ownership checks ------------------------------------------------- */
+
+static void test_state_from_other_aggregates_is_refused(void)
+{
+    static harness h1, h2;
+    CHECK(plan(&h1, "{\"group-by\": [\"user\"], \"aggregates\": [\"COUNT(amount) AS n\"]}"));
+    CHECK_EQ_INT(open_op(&h1, SL_BACKEND_HASHMAP, NULL), SL_OK);
+    CHECK_EQ_INT(feed3(&h1, PI, I(1), I(5), N), SL_OK);
+    CHECK(plan(&h2, "{\"group-by\": [\"user\"], \"aggregates\": [\"SUM(amount) AS n\"]}"));
+    CHECK_EQ_INT(open_op(&h2, SL_BACKEND_HASHMAP, h1.ks), SL_OK);
+    CHECK_EQ_INT(feed3(&h2, PI, I(1), I(5), N), SL_ERR);
+    CHECK_EQ_STR(h2.op.err, "vertex 'agg': its state holds a 16-byte accumulator where 24 bytes "
+                            "were expected (the aggregates differ from those the state was "
+                            "written with)");
+    teardown(&h2);
+    teardown(&h1);
+}
+
+static void test_row_of_foreign_key_group_fails(void)
+{
+    static harness h;
+    CHECK(plan(&h, "{\"group-by\": [\"user\"], \"aggregates\": [\"COUNT(*)\"]}"));
+    CHECK_EQ_INT(open_op(&h, SL_BACKEND_HASHMAP, NULL), SL_OK);
+    /* act as subtask 0 of 2: key groups 0..63 */
+    h.op.subtask = 0;
+    h.op.parallelism = 2;
+    h.op.kg_last = 63;
+    /* find a user whose key group the other subtask owns: the key bytes are
+     * a non-null marker and the BIGINT little endian (row.h) */
+    int64_t user = 0;
+    int kg = 0;
+    for (user = 0; user < 1000; user++) {
+        uint8_t key[9] = {1};
+        for (int i = 0; i < 8; i++) key[1 + i] = (uint8_t)((uint64_t)user >> (8 * i));
+        kg = (int)(sl_murmur3_32(key, sizeof key, 0) % 128);
+        if (kg >= 64) break;
+    }
+    CHECK(kg >= 64);
+    CHECK_EQ_INT(feed3(&h, PI, I(user), I(1), N), SL_ERR);
+    char want[300];
+    snprintf(want, sizeof want, "vertex 'agg': a row of key group %d reached subtask 0, which "
+             "owns key groups 0..63: its input must be hash-partitioned on the group-by columns",
+             kg);
+    CHECK_EQ_STR(h.op.err, want);
+    CHECK_EQ_INT(h.log.n, 0);
+    teardown(&h);
+}
+
+static void test_open_without_state_fails(void)
+{
+    static harness h;
+    CHECK(plan(&h, "{\"group-by\": [\"user\"], \"aggregates\": [\"COUNT(*)\"]}"));
+    h.op.plan = h.plan;
+    CHECK_EQ_INT(GA->open(&h.op), SL_ERR);
+    CHECK_EQ_STR(h.op.err, "vertex 'agg': no keyed state backend was opened for this keyed "
+                           "operator");
+    GA->close(&h.op);
+    teardown(&h);
+}
+
+/* ---- in a job graph -------------------------------------------------------------- */
+
+static void test_in_job_graph(void)
+{
+    static const char job[] =
+        "{\"name\": \"totals\", \"parallelism\": 2, \"vertices\": ["
+        " {\"id\": \"gen\", \"type\": \"datagen\", \"schema\": [{\"name\": \"user_id\","
+        "  \"type\": \"INT\"}, {\"name\": \"amount\", \"type\": \"BIGINT\"}],"
+        "  \"config\": {\"number-of-rows\": \"10\"}},"
+        " {\"id\": \"agg\", \"type\": \"group_aggregate\", \"config\": {\"group-by\":"
+        "  [\"user_id\"], \"aggregates\": [\"COUNT(*) AS cnt\", \"SUM(amount) AS total\","
+        "  \"AVG(amount)\"], \"input-changelog\": \"insert-only\"}},"
+        " {\"id\": \"out\", \"type\": \"print\"}],"
+        " \"edges\": [{\"from\": \"gen\", \"to\": \"agg\", \"strategy\": \"hash\","
+        "  \"keys\": [\"user_id\"]}, {\"from\": \"agg\", \"to\": \"out\"}]}";
+    char err[512] = "";
+    sl_jobgraph *g = sl_jobgraph_parse(job, strlen(job), 1, 0, err, sizeof err);
+    if (!g) fprintf(stderr, "  %s\n", err);
+    CHECK(g != NULL);
+    const sl_vertex *v = &g->v[1];
+    CHECK(v->def == GA);
+    CHECK_EQ_INT(v->out.n, 4);
+    CHECK_EQ_STR(v->out.fields[0].name, "user_id");
+    CHECK_EQ_INT(v->out.fields[0].type, SL_T_INT);
+    CHECK_EQ_STR(v->out.fields[1].name, "cnt");
+    CHECK_EQ_STR(v->out.fields[2].name, "total");
+    CHECK_EQ_INT(v->out.fields[2].type, SL_T_BIGINT);
+    CHECK_EQ_STR(v->out.fields[3].name, "EXPR$3");
+    sl_jobgraph_destroy(g);
+
+    /* the operator's own message comes through with the vertex named once */
+    static char bad[sizeof job + 16];
+    const char *at = strstr(job, "SUM(amount)");
+    snprintf(bad, sizeof bad, "%.*sSUM(amont)%s", (int)(at - job), job, at + 11);
+    CHECK(sl_jobgraph_parse(bad, strlen(bad), 1, 0, err, sizeof err) == NULL);
+    CHECK_EQ_STR(err, "vertex 'agg': aggregate 2 'SUM(amont) AS total': unknown column 'amont'");
+}
+
+/* ---- plan errors ---------------------------------------------------------------- */
+
+static void plan_error(const char *config, const char *want)
+{
+    static harness h;
+    CHECK(!plan(&h, config));
+    CHECK_EQ_STR(h.err, want);
+    CHECK_EQ_INT(h.out.n, 0);
+    teardown(&h);
+}
+
+static void test_plan_errors(void)
+{
+    plan_error("{\"group-by\": [\"user\"], \"aggregates\": [\"COUNT(*)\", \"SUM(nme)\"]}",
+               "vertex 'agg': aggregate 2 'SUM(nme)': unknown column 'nme'");
+    plan_error("{\"aggregates\": [\"COUNT(*)\"]}",
+               "vertex 'agg': option 'group-by' is required (the key columns)");
+    plan_error("{\"group-by\": []}", "vertex 'agg': group-by must list at least one column");
+    plan_error("{\"group-by\": {\"a\": 1}}",
+               "vertex 'agg': group-by must be an array of column names");
+    plan_error("{\"group-by\": [\"usr\"]}", "vertex 'agg': group-by: unknown column 'usr'");
+    plan_error("{\"group-by\": [\"user\", \"USER\"]}",
+               "vertex 'agg': group-by: column 'USER' is listed twice");
+    plan_error("{\"group-by\": [\"user\", 1]}",
+               "vertex 'agg': group-by item 2 must be a column name string");
+    plan_error("{\"group-by\": [\"user\"], \"aggregates\": [\"MEDIAN(amount)\"]}",
+               "vertex 'agg': aggregate 1 'MEDIAN(amount)': unknown aggregate function 'MEDIAN' "
+               "(expected COUNT, SUM, MIN, MAX or AVG)");
+    plan_error("{\"group-by\": [\"user\"], \"aggregates\": [\"SUM(*)\"]}",
+               "vertex 'agg': aggregate 1 'SUM(*)': '*' is only allowed in COUNT(*)");
+    plan_error("{\"group-by\": [\"user\"], \"aggregates\": [\"COUNT(*)\", \"SUM(region)\"]}",
+               "vertex 'agg': aggregate 2 'SUM(region)': SUM needs a numeric column (INT, "
+               "BIGINT or DOUBLE); 'region' is STRING");
+    plan_error("{\"group-by\": [\"user\"], \"aggregates\": [\"avg(region)\"]}",
+               "vertex 'agg': aggregate 1 'avg(region)': AVG needs a numeric column (INT, "
+               "BIGINT or DOUBLE); 'region' is STRING");
+    plan_error("{\"group-by\": [\"user\"], \"aggregates\": [\"MAX(region)\"]}",
+               "vertex 'agg': aggregate 1 'MAX(region)': MAX needs a numeric or TIMESTAMP "
+               "column (INT, BIGINT, DOUBLE or TIMESTAMP); 'region' is STRING");
+    plan_error("{\"group-by\": [\"user\"], \"aggregates\": [\"SUM(amount * 2)\"]}",
+               "vertex 'agg': aggregate 1 'SUM(amount * 2)': the argument of SUM must be a "
+               "single column (compute expressions in a calc vertex first)");
+    plan_error("{\"group-by\": [\"user\"], \"aggregates\": [\"COUNT(DISTINCT amount)\"]}",
+               "vertex 'agg': aggregate 1 'COUNT(DISTINCT amount)': DISTINCT aggregates are not "
+               "supported");
+    plan_error("{\"group-by\": [\"user\"], \"aggregates\": [\"amount\"]}",
+               "vertex 'agg': aggregate 1 'amount': expected an aggregate call such as "
+               "SUM(amount)");
+    plan_error("{\"group-by\": [\"user\"], \"aggregates\": [\"SUM()\"]}",
+               "vertex 'agg': aggregate 1 'SUM()': expected a column name inside SUM( )");
+    plan_error("{\"group-by\": [\"user\"], \"aggregates\": [\"SUM(amount) AS\"]}",
+               "vertex 'agg': aggregate 1 'SUM(amount) AS': expected an alias after AS");
+    plan_error("{\"group-by\": [\"user\"], \"aggregates\": [\"SUM(amount) AS a b\"]}",
+               "vertex 'agg': aggregate 1 'SUM(amount) AS a b': unexpected text 'b' after the "
+               "alias");
+    plan_error("{\"group-by\": [\"user\"], \"aggregates\": [\"SUM(amount) + 1\"]}",
+               "vertex 'agg': aggregate 1 'SUM(amount) + 1': expected an alias after the call, "
+               "got '+ 1'");
+    plan_error("{\"group-by\": [\"user\"], \"aggregates\": [\"COUNT(*) AS user\"]}",
+               "vertex 'agg': aggregate 1 'COUNT(*) AS user': duplicate output column 'user' "
+               "(rename it with AS)");
+    plan_error("{\"group-by\": [\"user\"], \"aggregates\": 5}",
+               "vertex 'agg': aggregates must be an array such as [\"COUNT(*) AS cnt\"]");
+    plan_error("{\"group-by\": [\"user\"], \"aggregates\": [\"COUNT(*)\", 3]}",
+               "vertex 'agg': aggregate 2 must be a string such as \"SUM(amount) AS total\"");
+    plan_error("{\"group-by\": [\"user\"], \"input-changelog\": \"upsert\"}",
+               "vertex 'agg': input-changelog must be \"insert-only\" or \"retract\"");
+}
+
+SL_TEST_MAIN(SL_TEST(test_definition), SL_TEST(test_output_schema),
+             SL_TEST(test_inserts_several_keys), SL_TEST(test_values_and_nulls),
+             SL_TEST(test_retraction_input), SL_TEST(test_unchanged_results_emit_nothing),
+             SL_TEST(test_minmax_with_retraction),
+             SL_TEST(test_minmax_insert_only_refuses_retraction),
+             SL_TEST(test_integer_overflow_wraps), SL_TEST(test_compound_and_null_keys),
+             SL_TEST(test_backends_agree_with_model),
+             SL_TEST(test_state_from_other_aggregates_is_refused),
+             SL_TEST(test_row_of_foreign_key_group_fails), SL_TEST(test_open_without_state_fails),
+             SL_TEST(test_in_job_graph), SL_TEST(test_plan_errors))
