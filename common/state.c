@@ -46,24 +46,41 @@ static inline uint64_t mix_word(uint64_t h, uint64_t w)
     return rotl64(h, 29) * 0x4cf5ad432745937full + 0x52dce729u;
 }
 
-/* Eight bytes at a time in host order (the hash never leaves the process),
- * the tail packed into one last word, and a final avalanche so the low bits
- * the hash table indexes with depend on every input bit. */
+static inline uint64_t load64(const uint8_t *p)
+{
+    uint64_t w;
+    memcpy(&w, p, 8);
+    return w;
+}
+
+static inline uint64_t load32(const uint8_t *p)
+{
+    uint32_t w;
+    memcpy(&w, p, 4);
+    return w;
+}
+
+/* Eight bytes at a time in host order (the hash never leaves the process);
+ * the last 1-8 bytes are read as one word that may overlap the previous
+ * one (or, for strings under 8 bytes, as two overlapping halves), so the
+ * tail costs no loop; a final avalanche makes the low bits the hash table
+ * indexes with depend on every input bit. */
 uint64_t sl_kstate_hash(const void *data, size_t len)
 {
     const uint8_t *p = data;
     uint64_t h = 0x9e3779b97f4a7c15ull ^ ((uint64_t)len * 0xff51afd7ed558ccdull);
-    while (len >= 8) {
-        uint64_t w;
-        memcpy(&w, p, 8);
-        h = mix_word(h, w);
-        p += 8;
-        len -= 8;
-    }
-    if (len) {
-        uint64_t w = 0;
-        memcpy(&w, p, len);
-        h = mix_word(h, w);
+    if (len >= 8) {
+        size_t n = len;
+        while (n > 8) {
+            h = mix_word(h, load64(p));
+            p += 8;
+            n -= 8;
+        }
+        h = mix_word(h, load64((const uint8_t *)data + len - 8));
+    } else if (len >= 4) {
+        h = mix_word(h, load32(p) | load32(p + len - 4) << 32);
+    } else if (len > 0) {
+        h = mix_word(h, (uint64_t)p[0] | (uint64_t)p[len / 2] << 8 | (uint64_t)p[len - 1] << 16);
     }
     h ^= h >> 33;
     h *= 0xff51afd7ed558ccdull;
