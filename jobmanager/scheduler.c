@@ -192,7 +192,8 @@ static void job_fail(jm *j, jm_job *job, const char *reason)
 }
 
 /* Pick nslots slots spread evenly: repeatedly take a free slot on the
- * TaskManager with the most free slots. */
+ * TaskManager holding the fewest of this job's slots so far, and among
+ * those the one with the most free slots. */
 static int place(jm *j, jm_job *job)
 {
     int need = job->nslots, have = jm_slots_free(j);
@@ -208,10 +209,16 @@ static int place(jm *j, jm_job *job)
     }
     for (int s = 0; s < need; s++) {
         jm_tm *best = NULL;
-        int bestfree = 0;
+        int bestfree = 0, bestmine = 0;
         for (jm_tm *tm = j->tms; tm; tm = tm->next) {
-            int f = tm_free(tm);
-            if (f > bestfree) { best = tm; bestfree = f; }
+            int f = tm_free(tm), mine = 0;
+            if (!f) continue;
+            for (int q = 0; q < s; q++) mine += job->slot_tm[q] == tm;
+            if (!best || mine < bestmine || (mine == bestmine && f > bestfree)) {
+                best = tm;
+                bestfree = f;
+                bestmine = mine;
+            }
         }
         SL_ASSERT(best);
         for (int i = 0; i < best->slots; i++)

@@ -190,6 +190,8 @@ static void lend_floating(tm_deploy *d, tm_inchan *ic)
 
 /* ---- deployments --------------------------------------------------------- */
 
+static void on_peer_wake(evutil_socket_t fd, short what, void *arg);
+
 static tm_peer *peer_get(tm_net *n, const char *id, const char *host, int port)
 {
     for (tm_peer *p = n->peers; p; p = p->next)
@@ -208,6 +210,8 @@ static tm_peer *peer_get(tm_net *n, const char *id, const char *host, int port)
     p->net = n;
     p->initiator = strcmp(n->id, id) < 0;
     pthread_mutex_init(&p->mu, NULL);
+    /* tasks may queue data before the connection exists */
+    p->wake = event_new(n->base, -1, 0, on_peer_wake, p);
     p->next = n->peers;
     n->peers = p;
     return p;
@@ -386,6 +390,7 @@ static void deploy_job(tm_net *n, const Sluice__DeployJob *m)
             t->d = d;
             t->chain = c;
             t->subtask = (int)m->local_slots[s];
+            t->hb_at_ns = sl_mono_ns(); /* the first heartbeat covers the time since now */
             pthread_mutex_init(&t->wake_mu, NULL);
             pthread_cond_init(&t->wake_cv, NULL);
             const sl_vertex *head = &g->v[g->chains[c].vertices[0]];
@@ -676,7 +681,6 @@ static void peer_attach(tm_peer *p, struct bufferevent *bev)
     p->bev = bev;
     bufferevent_setcb(bev, on_data_read, NULL, on_data_event, p);
     bufferevent_enable(bev, EV_READ | EV_WRITE);
-    if (!p->wake) p->wake = event_new(p->net->base, -1, 0, on_peer_wake, p);
 }
 
 static void peer_connect(tm_peer *p)
@@ -832,7 +836,19 @@ static Sluice__SubtaskMetrics *heartbeat_metrics(tm_net *n, Sluice__Heartbeat *h
             m->late_dropped = LD(late_dropped);
             m->input_watermark = LD(in_wm);
             m->output_watermark = LD(out_wm);
-            uint64_t idle = LD(idle_ns), bp = LD(bp_ns);
+            /* totals plus a wait still in progress, read consistently */
+            uint64_t idle, bp, seq;
+            do {
+                seq = __atomic_load_n(&t->m.wait_seq, __ATOMIC_SEQ_CST);
+                idle = LD(idle_ns);
+                bp = LD(bp_ns);
+                if (seq & 1) {
+                    int64_t since = LD(wait_since);
+                    uint64_t ongoing = now > since ? (uint64_t)(now - since) : 0;
+                    if (LD(wait_kind) == 2) bp += ongoing;
+                    else idle += ongoing;
+                }
+            } while (seq != __atomic_load_n(&t->m.wait_seq, __ATOMIC_SEQ_CST));
 #undef LD
             float ou;
             __atomic_load(&t->m.out_usage, &ou, __ATOMIC_RELAXED);

@@ -114,6 +114,20 @@ static sl_buf *gate_take(tm_gate *g, int64_t deadline_ns)
     return b;
 }
 
+static sl_buf *gate_take_nowait(tm_gate *g)
+{
+    sl_buf *b = NULL;
+    pthread_mutex_lock(&g->mu);
+    if (!g->closed && g->head) {
+        b = g->head;
+        g->head = b->next;
+        if (!g->head) g->tail = NULL;
+        g->queued--;
+    }
+    pthread_mutex_unlock(&g->mu);
+    return b;
+}
+
 void tm_gate_close(tm_gate *g)
 {
     pthread_mutex_lock(&g->mu);
@@ -172,6 +186,30 @@ static void publish(run *r)
     SL_UNUSED(r->start_ns);
 }
 
+/* A wait the heartbeat can see while it lasts (see tm_task_metrics). */
+static void wait_begin(run *r, int kind, int64_t now)
+{
+    tm_task *t = r->t;
+    publish(r);
+    __atomic_store_n(&t->m.wait_since, now, __ATOMIC_RELAXED);
+    __atomic_store_n(&t->m.wait_kind, kind, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&t->m.wait_seq, 1, __ATOMIC_SEQ_CST);
+}
+
+static void wait_end(run *r, int kind, int64_t waited)
+{
+    tm_task *t = r->t;
+    if (waited < 0) waited = 0;
+    if (kind == WAIT_BP) {
+        r->bp_ns += (uint64_t)waited;
+        ST(bp_ns, r->bp_ns);
+    } else {
+        r->idle_ns += (uint64_t)waited;
+        ST(idle_ns, r->idle_ns);
+    }
+    __atomic_add_fetch(&t->m.wait_seq, 1, __ATOMIC_SEQ_CST);
+}
+
 /* ---- writers ------------------------------------------------------------ */
 
 static int cancelled(const run *r) { return __atomic_load_n(&r->d->cancelled, __ATOMIC_RELAXED); }
@@ -181,9 +219,9 @@ static sl_buf *get_buffer(run *r)
     int64_t waited = 0;
     sl_buf *b = sl_pool_tryget(r->t->out_pool);
     if (!b) {
-        publish(r);
+        wait_begin(r, WAIT_BP, sl_mono_ns());
         b = sl_pool_get(r->t->out_pool, &waited);
-        r->bp_ns += (uint64_t)waited;
+        wait_end(r, WAIT_BP, waited);
     }
     return b;
 }
@@ -628,11 +666,12 @@ static int run_source(run *r)
                 int64_t abs = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec + (until - now);
                 ts.tv_sec = abs / 1000000000;
                 ts.tv_nsec = abs % 1000000000;
+                wait_begin(r, WAIT_IDLE, now);
                 pthread_mutex_lock(&t->wake_mu);
                 if (!cancelled(r)) pthread_cond_timedwait(&t->wake_cv, &t->wake_mu, &ts);
                 pthread_mutex_unlock(&t->wake_mu);
                 int64_t after = sl_mono_ns();
-                r->idle_ns += (uint64_t)(after - now);
+                wait_end(r, WAIT_IDLE, after - now);
                 maybe_flush(r, after);
             }
         }
@@ -740,16 +779,20 @@ static int run_consumer(run *r)
     while (r->nended < t->ngate_chan) {
         if (cancelled(r)) return SL_DONE;
         int64_t now = sl_mono_ns();
-        sl_buf *b = gate_take(&t->gate, flush_deadline(r, now));
-        int64_t after = sl_mono_ns();
+        sl_buf *b = gate_take_nowait(&t->gate);
+        int64_t after = now;
         if (!b) {
-            r->idle_ns += (uint64_t)(after - now);
+            wait_begin(r, WAIT_IDLE, now);
+            b = gate_take(&t->gate, flush_deadline(r, now));
+            after = sl_mono_ns();
+            wait_end(r, WAIT_IDLE, after - now);
+        }
+        if (!b) {
             if (proc_time_due(r) != SL_OK) return SL_ERR;
             maybe_flush(r, after);
             publish(r);
             continue;
         }
-        if (after - now > 50000) r->idle_ns += (uint64_t)(after - now);
         if (process_buffer(r, b) != SL_OK) return cancelled(r) ? SL_DONE : SL_ERR;
         if (proc_time_due(r) != SL_OK) return SL_ERR;
         maybe_flush(r, sl_mono_ns());

@@ -73,6 +73,11 @@ typedef struct tm_inchan {
 typedef struct tm_task_metrics {
     uint64_t records_in, records_out, bytes_in, bytes_out;
     uint64_t busy_ns, bp_ns, idle_ns;
+    /* a wait in progress, so a long block shows up before it ends: odd
+     * wait_seq = waiting since wait_since (kind 1 idle, 2 backpressured) */
+    uint64_t wait_seq;
+    int64_t wait_since;
+    int wait_kind;
     uint64_t late_dropped;
     int64_t in_wm, out_wm;
     float in_usage, out_usage;
