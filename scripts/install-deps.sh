@@ -8,7 +8,8 @@ PKGS="build-essential pkg-config clang
 libevent-dev libprotobuf-c-dev protobuf-c-compiler librocksdb-dev librdkafka-dev
 libmicrohttpd-dev libjansson-dev
 python3 python3-pytest python3-requests python3-selenium
-chromium chromium-driver curl procps iproute2"
+chromium chromium-driver curl procps iproute2
+debootstrap"
 
 missing=""
 for p in $PKGS; do
