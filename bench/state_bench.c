@@ -1,0 +1,168 @@
+/*
+ * state_bench.c -- keyed-state throughput of both backends.
+ *
+ * For each backend: insert N keys (8-byte keys, 8-byte counter values, one
+ * state, empty namespace, key groups of max parallelism 128 as the runtime
+ * computes them), then run N read-modify-writes on random keys (set_key,
+ * get, put of the incremented counter: what a keyed aggregation does per
+ * record). Then take a snapshot and time it, run the read-modify-writes
+ * again while the snapshot is alive (the hashmap pays its copy-on-write
+ * there), and read the snapshot back key group by key group as a
+ * checkpoint writer would.
+ *
+ * Each figure is printed twice: per wall-clock second and, in brackets,
+ * per second of this thread's CPU time, which stays meaningful when the
+ * machine is busy with other work (RocksDB's background flushes and
+ * compactions run on other threads and are not in the bracketed figure).
+ *
+ * Not part of the test suite; build it by hand (see bench/README.md):
+ *   make && cc -O2 -std=c11 -D_GNU_SOURCE -Icommon bench/state_bench.c \
+ *      build/libsluice.a $(pkg-config --libs rocksdb) -lm -pthread -o build/state_bench
+ *   ./build/state_bench [keys]
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "keygroup.h"
+#include "state.h"
+
+#define MAXP 128
+
+static uint64_t rng = 88172645463325252ull;
+static inline uint64_t next_rand(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+
+static void key_of(uint64_t i, uint8_t k[8])
+{
+    for (int b = 0; b < 8; b++) k[b] = (uint8_t)(i >> (56 - 8 * b));
+}
+
+static void die(const char *what, const char *err)
+{
+    fprintf(stderr, "state_bench: %s: %s\n", what, err);
+    exit(1);
+}
+
+/* A stopwatch over wall-clock and thread CPU time. */
+typedef struct {
+    int64_t wall, cpu;
+} watch;
+
+static int64_t cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static watch watch_start(void) { return (watch){sl_mono_ns(), cpu_ns()}; }
+
+static watch watch_stop(watch w) { return (watch){sl_mono_ns() - w.wall, cpu_ns() - w.cpu}; }
+
+/* "1.23 M/s (2.34)": n operations in w, per wall second (per CPU second) */
+static const char *rate(char *buf, size_t cap, uint64_t n, watch w)
+{
+    snprintf(buf, cap, "%5.2f M/s (%5.2f)", n / (w.wall / 1e9) / 1e6, n / (w.cpu / 1e9) / 1e6);
+    return buf;
+}
+
+/* n random read-modify-writes */
+static watch rmw(sl_kstate *s, uint64_t nkeys, uint64_t n)
+{
+    char err[256];
+    uint8_t k[8];
+    watch w = watch_start();
+    for (uint64_t j = 0; j < n; j++) {
+        key_of(next_rand() % nkeys, k);
+        sl_kstate_set_key(s, k, 8, sl_kg_of_key(k, 8, MAXP));
+        const void *v;
+        size_t vl;
+        uint64_t c = 0;
+        int rc = sl_kstate_get(s, 0, NULL, 0, &v, &vl, err, sizeof err);
+        if (rc == SL_ERR) die("get", err);
+        if (rc == SL_OK && vl == 8) memcpy(&c, v, 8);
+        c++;
+        if (sl_kstate_put(s, 0, NULL, 0, &c, 8, err, sizeof err) != SL_OK) die("put", err);
+    }
+    return watch_stop(w);
+}
+
+static int count_cb(void *ctx, const sl_kentry *e)
+{
+    (void)e;
+    ++*(uint64_t *)ctx;
+    return 0;
+}
+
+static void run(sl_backend_kind kind, const char *dir, uint64_t nkeys)
+{
+    char err[256];
+    sl_kstate *s = sl_kstate_open(kind, dir, MAXP, 0, MAXP - 1, err, sizeof err);
+    if (!s) die("open", err);
+    sl_kstate_register(s, "count");
+    uint8_t k[8];
+    watch w = watch_start();
+    for (uint64_t i = 0; i < nkeys; i++) {
+        key_of(i, k);
+        sl_kstate_set_key(s, k, 8, sl_kg_of_key(k, 8, MAXP));
+        uint64_t c = 1;
+        if (sl_kstate_put(s, 0, NULL, 0, &c, 8, err, sizeof err) != SL_OK) die("put", err);
+    }
+    watch t_ins = watch_stop(w);
+    watch t_rmw = rmw(s, nkeys, nkeys);
+
+    w = watch_start();
+    sl_ksnap *snap = sl_kstate_snapshot(s, err, sizeof err);
+    if (!snap) die("snapshot", err);
+    watch t_snap = watch_stop(w);
+    watch t_rmw_snap = rmw(s, nkeys, nkeys);
+    uint64_t seen = 0;
+    w = watch_start();
+    for (int kg = 0; kg < MAXP; kg++)
+        if (sl_ksnap_each(snap, kg, count_cb, &seen, err, sizeof err) != SL_OK) die("each", err);
+    watch t_scan = watch_stop(w);
+    if (seen != nkeys) {
+        fprintf(stderr, "state_bench: snapshot has %llu entries, expected %llu\n",
+                (unsigned long long)seen, (unsigned long long)nkeys);
+        exit(1);
+    }
+    sl_ksnap_release(snap);
+    watch t_rmw_after = rmw(s, nkeys, nkeys);
+
+    char b[5][64];
+    printf("%s, %llu keys: insert %s, get+put %s, snapshot %.3f ms, get+put while the snapshot "
+           "lives %s, get+put after release %s, snapshot read %s\n",
+           kind == SL_BACKEND_HASHMAP ? "hashmap" : "rocksdb", (unsigned long long)nkeys,
+           rate(b[0], sizeof b[0], nkeys, t_ins), rate(b[1], sizeof b[1], nkeys, t_rmw),
+           t_snap.wall / 1e6, rate(b[2], sizeof b[2], nkeys, t_rmw_snap),
+           rate(b[3], sizeof b[3], nkeys, t_rmw_after), rate(b[4], sizeof b[4], nkeys, t_scan));
+    fflush(stdout);
+    sl_kstate_close(s);
+}
+
+int main(int argc, char **argv)
+{
+    uint64_t nkeys = argc > 1 ? strtoull(argv[1], NULL, 10) : 1000000;
+    if (nkeys == 0) {
+        fprintf(stderr, "usage: state_bench [keys]\n");
+        return 2;
+    }
+    char root[] = "/tmp/sl-state-bench-XXXXXX", dir[64];
+    if (!mkdtemp(root)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    snprintf(dir, sizeof dir, "%s/db", root);
+    run(SL_BACKEND_HASHMAP, NULL, nkeys);
+    run(SL_BACKEND_ROCKSDB, dir, nkeys);
+    rmdir(root);
+    return 0;
+}
