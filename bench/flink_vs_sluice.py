@@ -1,0 +1,660 @@
+#!/usr/bin/env python3
+"""Sluice next to Apache Flink on this machine: the same workloads, back to back.
+
+    python3 bench/flink_vs_sluice.py [--quick] [--runs N] [--sluice-only]
+                                     [--workloads a,b] [--json FILE]
+
+Flink is installed by this script from PyPI (`apache-flink`, which ships
+Flink's jars and scripts) into a venv under the cache directory
+($SLUICE_BENCH_CACHE, default ~/.cache/sluice-bench) on first use, and runs
+in local mode: PyFlink's TableEnvironment starts one JVM with a MiniCluster
+(JobManager and TaskManager in that JVM) and the job is Flink SQL (datagen
+and blackhole / print connectors, TUMBLE / HOP window TVFs, GROUP BY); see
+bench/flink_driver.py. Sluice runs as its two daemons, a JobManager and a
+TaskManager with 2 slots, on loopback, and the job is the equivalent JSON
+job graph posted to its REST API. Both engines run every operator with
+parallelism 2 (the machine has 2 cores).
+
+Generator semantics are the same on both sides: a bounded datagen source of
+N rows (`number-of-rows`, split across the 2 source subtasks) of uniformly
+random numbers -- `user_id` in [0, 9999] (10,000 keys), `amount` in
+[1, 100] -- and, for the event-time workloads, `ts` = the time the row was
+generated, with a 1 s bounded-out-of-orderness watermark. Sequence fields
+are not used because Flink's sequence generator materialises its whole
+range in memory up front, which would charge Flink for its test source.
+
+Each run of a workload measures, per engine:
+  * records per CPU-second: N / (user+sys CPU of the engine's processes
+    from the moment every vertex of the job is RUNNING, polled on the
+    engine's REST API, until the job has FINISHED): the cost of processing,
+    including JIT warm-up, not of planning and deployment. Sluice: the
+    JobManager and TaskManager processes. Flink: the JVM of the local
+    mini-cluster (the idle PyFlink driver process is reported apart). The
+    CPU from just before submission ("cpu_submit_s": adds Flink's SQL
+    planning and the lazy start of its mini-cluster) is kept in --json.
+  * peak RSS: VmHWM of the same processes (summed for Sluice's two).
+  * time to first output: a separate run of the same job with N = 1000 and
+    a `print` sink; from the moment the first engine process is spawned
+    (Sluice: both daemons spawned together, job posted as soon as REST
+    answers; Flink: the JVM launched by PyFlink, not counting the Python
+    import of PyFlink) to the moment the first row line appears on the
+    engine's stdout. For the window workloads that first row is produced
+    when the bounded input ends and its final watermark fires the windows.
+Each figure is the median over --runs runs; the ratio column is Sluice /
+Flink (higher is better for records/CPU-s, lower for memory and start-up).
+
+A workload whose Sluice operator does not exist yet (the JobManager rejects
+the job with "unknown type") shows "n/a (operator missing)"; a checkpointed
+workload whose Sluice run completed no checkpoint shows
+"n/a (no checkpoints)". --sluice-only skips Flink entirely (the CI smoke
+test runs `--quick --sluice-only --runs 1`).
+"""
+import argparse
+import http.client
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+FLINK_VERSION = "2.3.0"
+PARALLELISM = 2
+KEYS = 10000
+ROW_LINE = re.compile(rb"^(\d+> )?[+-][IUD]\[")
+FIRST_OUTPUT_ROWS = 1000
+HUGE_RATE = "1000000000"   # rows-per-second: effectively unthrottled
+
+
+class Missing(Exception):
+    """The workload cannot run on this engine (reason in the message)."""
+
+
+# ---------------------------------------------------------------- workloads
+
+def w(name, title, rows, quick_rows, kind, window=None, sluice_conf=None, flink_conf=None,
+      flink_same_as=None):
+    """flink_same_as: the Flink side of this workload is exactly that of another
+    workload (so its Flink runs are shared, not repeated)."""
+    return {"name": name, "title": title, "rows": rows, "quick_rows": quick_rows, "kind": kind,
+            "window": window, "sluice_conf": sluice_conf or {}, "flink_conf": flink_conf or {},
+            "flink_same_as": flink_same_as}
+
+
+def checkpoint_confs(backend, ckdir):
+    sluice = {"execution.checkpointing.interval": "1 s", "state.backend.type": backend,
+              "state.checkpoints.dir": ckdir}
+    flink = {"execution.checkpointing.interval": "1 s", "state.backend.type": "rocksdb",
+             "execution.checkpointing.dir": "file://" + ckdir}
+    return sluice, flink
+
+
+TUMBLE = ("TUMBLE", "INTERVAL '10' SECOND")
+HOP = ("HOP", "INTERVAL '1' SECOND, INTERVAL '10' SECOND")
+
+
+def workloads(ckdir):
+    rs, rf = checkpoint_confs("rocksdb", ckdir)
+    hs, hf = checkpoint_confs("hashmap", ckdir)
+    return [
+        w("stateless", "1 stateless filter/projection", 20_000_000, 200_000, "stateless"),
+        w("tumble", "2 TUMBLE 10 s, 10k keys", 5_000_000, 200_000, "window", TUMBLE),
+        w("hop", "3 HOP 1 s / 10 s, 10k keys", 2_000_000, 50_000, "window", HOP),
+        w("group", "4 GROUP BY 10k keys (changelog)", 5_000_000, 200_000, "group"),
+        w("ckpt-rocksdb", "5 TUMBLE + checkpoints 1 s, RocksDB", 5_000_000, 200_000,
+          "window", TUMBLE, rs, rf),
+        w("ckpt-hashmap", "5 TUMBLE + checkpoints 1 s, Sluice hashmap (Flink RocksDB)",
+          5_000_000, 200_000, "window", TUMBLE, hs, hf, flink_same_as="ckpt-rocksdb"),
+    ]
+
+
+def sluice_job(wl, rows, sink):
+    """The workload as a Sluice job graph; sink is 'blackhole' or 'print'."""
+    schema = [{"name": "user_id", "type": "INT"}, {"name": "amount", "type": "INT"}]
+    conf = {"number-of-rows": str(rows), "rows-per-second": HUGE_RATE,
+            "fields.user_id.min": "0", "fields.user_id.max": str(KEYS - 1),
+            "fields.amount.min": "1", "fields.amount.max": "100"}
+    if wl["kind"] == "stateless":
+        schema.insert(0, {"name": "id", "type": "BIGINT"})
+        conf.update({"fields.id.min": "0", "fields.id.max": "1000000000"})
+    if wl["kind"] == "window":
+        schema.append({"name": "ts", "type": "TIMESTAMP(3)"})
+    vs = [{"id": "gen", "type": "datagen", "schema": schema, "config": conf}]
+    es = []
+
+    def add(v, strategy="forward", keys=None):
+        e = {"from": vs[-1]["id"], "to": v["id"], "strategy": strategy}
+        if keys:
+            e["keys"] = keys
+        vs.append(v)
+        es.append(e)
+
+    if wl["kind"] == "stateless":
+        add({"id": "calc", "type": "calc",
+             "config": {"projection": ["id", "user_id", "amount * 2 AS a2"],
+                        "filter": "amount % 2 = 0"}})
+    elif wl["kind"] == "window":
+        fn, args = wl["window"]
+        add({"id": "wm", "type": "watermark", "config": {"column": "ts", "delay": "1 s"}})
+        add({"id": "win", "type": "window",
+             "config": {"time-column": "ts", "window": f"{fn}({args})", "group-by": ["user_id"],
+                        "aggregates": ["COUNT(*) AS cnt", "SUM(amount) AS total"]}},
+            "hash", ["user_id"])
+    else:
+        add({"id": "agg", "type": "group_aggregate",
+             "config": {"group-by": ["user_id"],
+                        "aggregates": ["COUNT(*) AS cnt", "SUM(amount) AS total"]}},
+            "hash", ["user_id"])
+    add({"id": "sink", "type": sink, "config": {}})
+    return {"name": f"bench {wl['name']}", "parallelism": PARALLELISM,
+            "vertices": vs, "edges": es}
+
+
+def flink_sql(wl, rows, sink):
+    """The workload as Flink SQL: (ddl statements, insert statement)."""
+    opts = {"connector": "datagen", "number-of-rows": str(rows), "rows-per-second": HUGE_RATE,
+            "fields.user_id.min": "0", "fields.user_id.max": str(KEYS - 1),
+            "fields.amount.min": "1", "fields.amount.max": "100"}
+    cols = ["user_id INT", "amount INT"]
+    if wl["kind"] == "stateless":
+        cols.insert(0, "id BIGINT")
+        opts.update({"fields.id.min": "0", "fields.id.max": "1000000000"})
+    if wl["kind"] == "window":
+        cols += ["ts TIMESTAMP(3)", "WATERMARK FOR ts AS ts - INTERVAL '1' SECOND"]
+    with_ = ", ".join(f"'{k}' = '{v}'" for k, v in opts.items())
+    src = f"CREATE TABLE src ({', '.join(cols)}) WITH ({with_})"
+    if wl["kind"] == "stateless":
+        out = "id BIGINT, user_id INT, a2 INT"
+        q = "SELECT id, user_id, amount * 2 AS a2 FROM src WHERE amount % 2 = 0"
+    elif wl["kind"] == "window":
+        fn, args = wl["window"]
+        out = ("window_start TIMESTAMP(3), window_end TIMESTAMP(3), user_id INT, "
+               "cnt BIGINT, total INT")
+        q = (f"SELECT window_start, window_end, user_id, COUNT(*) AS cnt, SUM(amount) AS total "
+             f"FROM TABLE({fn}(TABLE src, DESCRIPTOR(ts), {args})) "
+             f"GROUP BY window_start, window_end, user_id")
+    else:
+        out = "user_id INT, cnt BIGINT, total INT"
+        q = "SELECT user_id, COUNT(*) AS cnt, SUM(amount) AS total FROM src GROUP BY user_id"
+    snk = f"CREATE TABLE snk ({out}) WITH ('connector' = '{sink}')"
+    return [src, snk], f"INSERT INTO snk {q}"
+
+
+# ------------------------------------------------------------ process stats
+
+def cpu_seconds(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+
+
+def peak_rss(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def stop(proc, timeout=15):
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def watch_first_row(stream, found):
+    """Read lines from stream; note the monotonic time of the first row line."""
+    for line in iter(stream.readline, b""):
+        if "t" not in found and ROW_LINE.match(line):
+            found["t"] = time.monotonic()
+        elif line.startswith(b"BENCH-"):
+            found.setdefault("lines", []).append(line.decode().strip())
+    found["eof"] = True
+
+
+# ------------------------------------------------------------------- Sluice
+
+class SluiceCluster:
+    """A JobManager and a TaskManager (2 slots) on loopback, both spawned at once."""
+
+    def __init__(self, build, workdir, conf, tm_stdout):
+        self.workdir = workdir
+        self.rest = free_port()
+        rpc = free_port()
+        base = dict(conf)
+        base["taskmanager.tmp.dirs"] = workdir
+        jm_conf = dict(base, **{"rest.port": self.rest, "rest.address": "127.0.0.1",
+                                "jobmanager.rpc.port": rpc})
+        tm_conf = dict(base, **{"jobmanager.rpc.address": "127.0.0.1",
+                                "jobmanager.rpc.port": rpc,
+                                "taskmanager.numberOfTaskSlots": PARALLELISM})
+        env = dict(os.environ)
+        env.pop("SLUICE_PROPERTIES", None)
+
+        def args(binary, c):
+            a = [os.path.join(build, "bin", binary)]
+            for k, v in c.items():
+                a += ["-D", f"{k}={v}"]
+            return a
+
+        self.jm_log = open(os.path.join(workdir, "jobmanager.log"), "wb")
+        self.tm_log = open(os.path.join(workdir, "taskmanager.log"), "wb")
+        self.t0 = time.monotonic()
+        self.jm = subprocess.Popen(args("sluice-jobmanager", jm_conf), stdout=subprocess.DEVNULL,
+                                   stderr=self.jm_log, cwd=workdir, env=env)
+        self.tm = subprocess.Popen(args("sluice-taskmanager", tm_conf), stdout=tm_stdout,
+                                   stderr=self.tm_log, cwd=workdir, env=env)
+
+    def pids(self):
+        return [self.jm.pid, self.tm.pid]
+
+    def request(self, method, path, body=None, timeout=30):
+        c = http.client.HTTPConnection("127.0.0.1", self.rest, timeout=timeout)
+        try:
+            c.request(method, path, body=json.dumps(body) if body is not None else None,
+                      headers={"Content-Type": "application/json"} if body is not None else {})
+            r = c.getresponse()
+            raw = r.read()
+            try:
+                return r.status, json.loads(raw) if raw else None
+            except ValueError:
+                return r.status, raw.decode("utf-8", "replace")
+        finally:
+            c.close()
+
+    def alive_or_die(self):
+        for name, p in (("JobManager", self.jm), ("TaskManager", self.tm)):
+            if p.poll() is not None:
+                raise RuntimeError(f"Sluice {name} exited with {p.returncode}; logs in "
+                                   f"{self.workdir}")
+
+    def wait_rest(self, timeout=30):
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                return self.request("GET", "/overview", timeout=2)
+            except OSError:
+                self.alive_or_die()
+                if time.monotonic() > deadline:
+                    raise RuntimeError("Sluice REST API did not come up")
+                time.sleep(0.002)
+
+    def wait_slots(self, n, timeout=30):
+        deadline = time.monotonic() + timeout
+        while True:
+            _, ov = self.request("GET", "/overview")
+            if ov and ov.get("slots-available", 0) >= n:
+                return
+            self.alive_or_die()
+            if time.monotonic() > deadline:
+                raise RuntimeError("Sluice TaskManager did not register")
+            time.sleep(0.01)
+
+    def submit(self, job):
+        status, body = self.request("POST", "/jobs", job)
+        if status != 200:
+            errs = body.get("errors", [body]) if isinstance(body, dict) else [body]
+            text = "; ".join(str(e) for e in errs)
+            if "unknown type" in text:
+                raise Missing("operator missing")
+            raise RuntimeError(f"Sluice rejected the job: {text}")
+        return body["jobid"]
+
+    def wait_running(self, jid, timeout=60):
+        """Until every vertex runs (or has finished already)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            _, j = self.request("GET", f"/jobs/{jid}")
+            if isinstance(j, dict):
+                vs = j.get("vertices", [])
+                if j.get("state") in ("FINISHED", "FAILED", "CANCELED") or (
+                        vs and all(v.get("status") in ("RUNNING", "FINISHED") for v in vs)):
+                    return
+            self.alive_or_die()
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"Sluice job not running after {timeout}s")
+            time.sleep(0.005)
+
+    def wait_done(self, jid, timeout):
+        deadline = time.monotonic() + timeout
+        while True:
+            _, j = self.request("GET", f"/jobs/{jid}")
+            state = j.get("state") if isinstance(j, dict) else None
+            if state == "FINISHED":
+                return
+            if state in ("FAILED", "CANCELED"):
+                _, ex = self.request("GET", f"/jobs/{jid}/exceptions")
+                raise RuntimeError(f"Sluice job {state}: {json.dumps(ex)[:600]}")
+            self.alive_or_die()
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"Sluice job not finished after {timeout}s (state {state})")
+            time.sleep(0.02)
+
+    def completed_checkpoints(self, jid):
+        status, body = self.request("GET", f"/jobs/{jid}/checkpoints")
+        if status != 200 or not isinstance(body, dict):
+            return 0
+        return int(body.get("counts", {}).get("completed", 0))
+
+    def shutdown(self):
+        for p in (self.tm, self.jm):
+            stop(p)
+        self.jm_log.close()
+        self.tm_log.close()
+
+
+def sluice_throughput(build, wl, rows, workdir):
+    ck = os.path.join(workdir, "checkpoints")
+    os.makedirs(ck, exist_ok=True)
+    c = SluiceCluster(build, workdir, wl["sluice_conf"], subprocess.DEVNULL)
+    try:
+        c.wait_rest()
+        c.wait_slots(PARALLELISM)
+        cpu0 = sum(cpu_seconds(p) for p in c.pids())
+        t0 = time.monotonic()
+        jid = c.submit(sluice_job(wl, rows, "blackhole"))
+        c.wait_running(jid)
+        cpu_run = sum(cpu_seconds(p) for p in c.pids())
+        t_run = time.monotonic()
+        c.wait_done(jid, timeout=900)
+        t1 = time.monotonic()
+        cpu1 = sum(cpu_seconds(p) for p in c.pids())
+        rss = sum(peak_rss(p) for p in c.pids())
+        res = {"cpu_s": cpu1 - cpu_run, "wall_s": t1 - t_run, "cpu_submit_s": cpu1 - cpu0,
+               "wall_submit_s": t1 - t0, "peak_rss": rss}
+        if "execution.checkpointing.interval" in wl["sluice_conf"]:
+            res["checkpoints"] = c.completed_checkpoints(jid)
+            if res["checkpoints"] == 0:
+                raise Missing("no checkpoints")
+        return res
+    finally:
+        c.shutdown()
+
+
+def sluice_first_output(build, wl, workdir):
+    found = {}
+    c = SluiceCluster(build, workdir, wl["sluice_conf"], subprocess.PIPE)
+    reader = threading.Thread(target=watch_first_row, args=(c.tm.stdout, found), daemon=True)
+    reader.start()
+    try:
+        c.wait_rest()
+        jid = c.submit(sluice_job(wl, FIRST_OUTPUT_ROWS, "print"))
+        deadline = time.monotonic() + 120
+        while "t" not in found:
+            c.alive_or_die()
+            if time.monotonic() > deadline:
+                raise RuntimeError("no Sluice output row within 120 s")
+            _, j = c.request("GET", f"/jobs/{jid}")
+            if isinstance(j, dict) and j.get("state") in ("FAILED", "CANCELED"):
+                raise RuntimeError(f"Sluice first-output job {j.get('state')}")
+            time.sleep(0.005)
+        return {"first_output_s": found["t"] - c.t0}
+    finally:
+        c.shutdown()
+        reader.join(timeout=10)
+
+
+# -------------------------------------------------------------------- Flink
+
+def cache_dir():
+    return os.environ.get("SLUICE_BENCH_CACHE",
+                          os.path.join(os.path.expanduser("~"), ".cache", "sluice-bench"))
+
+
+def ensure_flink():
+    """A venv with apache-flink; returns its python. Installs on first use."""
+    venv = os.path.join(cache_dir(), f"flink-{FLINK_VERSION}")
+    py = os.path.join(venv, "bin", "python")
+    marker = os.path.join(venv, ".installed")
+    if os.path.exists(marker):
+        return py
+    if shutil.which("java") is None:
+        raise SystemExit("Flink needs Java 17 (`java` not found on PATH)")
+    print(f"Installing apache-flink=={FLINK_VERSION} into {venv} (once; about 850 MB)...",
+          flush=True)
+    os.makedirs(cache_dir(), exist_ok=True)
+    subprocess.run([sys.executable, "-m", "venv", venv], check=True)
+    subprocess.run([py, "-m", "pip", "install", "-q", f"apache-flink=={FLINK_VERSION}"],
+                   check=True)
+    open(marker, "w").close()
+    return py
+
+
+def flink_run(py, wl, rows, sink, mode, workdir):
+    ck = os.path.join(workdir, "checkpoints")
+    os.makedirs(ck, exist_ok=True)
+    ddl, insert = flink_sql(wl, rows, sink)
+    port = free_port()
+    conf = {"parallelism.default": str(PARALLELISM), "rest.port": str(port),
+            "rest.bind-port": str(port), "rest.address": "127.0.0.1"}
+    conf.update(wl["flink_conf"])
+    if "execution.checkpointing.interval" in conf:
+        conf["execution.checkpointing.externalized-checkpoint-retention"] = \
+            "RETAIN_ON_CANCELLATION"
+    spec_path = os.path.join(workdir, "flink-job.json")
+    with open(spec_path, "w") as f:
+        json.dump({"config": conf, "ddl": ddl, "insert": insert, "mode": mode}, f)
+    env = dict(os.environ, FLINK_LOG_DIR=workdir, PYTHONUNBUFFERED="1")
+    err = open(os.path.join(workdir, "flink-driver.err"), "wb")
+    p = subprocess.Popen([py, os.path.join(HERE, "flink_driver.py"), spec_path],
+                         stdout=subprocess.PIPE, stderr=err, cwd=workdir, env=env,
+                         start_new_session=True)
+    found = {}
+    reader = threading.Thread(target=watch_first_row, args=(p.stdout, found), daemon=True)
+    reader.start()
+    try:
+        if mode == "first-output":
+            deadline = time.monotonic() + 300
+            while "t" not in found:
+                if p.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"no Flink output row; see {workdir}/flink-driver.err")
+                time.sleep(0.005)
+            t0 = [float(l.split()[1]) for l in found.get("lines", []) if l.startswith("BENCH-T0")]
+            return {"first_output_s": found["t"] - t0[0]}
+        rc = p.wait(timeout=1800)
+        reader.join(timeout=10)
+        results = [l for l in found.get("lines", []) if l.startswith("BENCH-RESULT ")]
+        if rc != 0 or not results:
+            raise RuntimeError(f"Flink driver exited with {rc}; see {workdir}/flink-driver.err")
+        res = json.loads(results[-1].split(" ", 1)[1])
+        if "execution.checkpointing.interval" in conf:
+            res["checkpoints"] = flink_checkpoints(workdir)
+        return res
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)   # the session this function started
+            p.wait()
+        reader.join(timeout=10)
+        err.close()
+
+
+def flink_checkpoints(workdir):
+    n = 0
+    for name in os.listdir(workdir):
+        if name.endswith(".log"):
+            with open(os.path.join(workdir, name), errors="replace") as f:
+                n += sum(1 for line in f if "Completed checkpoint" in line)
+    return n
+
+
+# ------------------------------------------------------------------- report
+
+def fmt_rate(v):
+    return f"{v / 1e6:.2f} M" if v >= 1e6 else f"{v / 1e3:.0f} k"
+
+
+def fmt_mem(v):
+    return f"{v / 2**20:.0f} MiB"
+
+
+def fmt_time(v):
+    return f"{v:.2f} s"
+
+
+def cell(results, key, fmt):
+    if isinstance(results, str):
+        return results
+    vals = [r[key] for r in results if key in r]
+    return fmt(statistics.median(vals)) if vals else "n/a"
+
+
+def median(results, key):
+    if isinstance(results, str):
+        return None
+    vals = [r[key] for r in results if key in r]
+    return statistics.median(vals) if vals else None
+
+
+def ratio(a, b):
+    return f"{a / b:.2f}x" if a is not None and b else "-"
+
+
+def table(rows_out, sluice_only):
+    head = ["workload", "rec/CPU-s Sluice", "Flink", "ratio", "peak RSS Sluice", "Flink",
+            "ratio", "first output Sluice", "Flink", "ratio"]
+    lines = []
+    for wl, rows, s_tp, f_tp, s_fo, f_fo in rows_out:
+        s_rate = None if isinstance(s_tp, str) else \
+            statistics.median([rows / max(r["cpu_s"], 1 / CLK_TCK) for r in s_tp])
+        f_rate = None if isinstance(f_tp, str) else \
+            statistics.median([rows / max(r["cpu_s"], 1 / CLK_TCK) for r in f_tp])
+        lines.append([
+            wl["title"],
+            s_tp if isinstance(s_tp, str) else fmt_rate(s_rate),
+            f_tp if isinstance(f_tp, str) else fmt_rate(f_rate),
+            ratio(s_rate, f_rate),
+            cell(s_tp, "peak_rss", fmt_mem), cell(f_tp, "peak_rss", fmt_mem),
+            ratio(median(s_tp, "peak_rss"), median(f_tp, "peak_rss")),
+            cell(s_fo, "first_output_s", fmt_time), cell(f_fo, "first_output_s", fmt_time),
+            ratio(median(s_fo, "first_output_s"), median(f_fo, "first_output_s")),
+        ])
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    out += ["| " + " | ".join(l) + " |" for l in lines]
+    return "\n".join(out)
+
+
+# --------------------------------------------------------------------- main
+
+def run_guarded(fn, *args):
+    try:
+        return fn(*args)
+    except Missing as e:
+        return f"n/a ({e})"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="small row counts (seconds per run)")
+    ap.add_argument("--runs", type=int, default=3, help="runs per workload and engine (median)")
+    ap.add_argument("--sluice-only", action="store_true", help="skip Flink")
+    ap.add_argument("--workloads", help="comma-separated subset of: " +
+                    ",".join(x["name"] for x in workloads("")))
+    ap.add_argument("--rows", type=int, help="override N for every workload")
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"),
+                    help="Sluice build directory (default build/)")
+    ap.add_argument("--json", help="also write every measurement to this file")
+    ap.add_argument("--keep", action="store_true", help="keep the work directories")
+    a = ap.parse_args()
+
+    for b in ("sluice-jobmanager", "sluice-taskmanager"):
+        if not os.access(os.path.join(a.build, "bin", b), os.X_OK):
+            raise SystemExit(f"{a.build}/bin/{b} not found: run `make` first")
+    py = None if a.sluice_only else ensure_flink()
+
+    top = tempfile.mkdtemp(prefix="sluice-bench-")
+    chosen = workloads(os.path.join(top, "ck"))
+    if a.workloads:
+        names = a.workloads.split(",")
+        unknown = set(names) - {x["name"] for x in chosen}
+        if unknown:
+            raise SystemExit(f"unknown workload(s): {', '.join(sorted(unknown))}")
+        chosen = [x for x in chosen if x["name"] in names]
+
+    seq = [0]
+
+    def wdir(tag):
+        seq[0] += 1
+        d = os.path.join(top, f"{seq[0]:03d}-{tag}")
+        os.makedirs(d)
+        return d
+
+    results = {x["name"]: {"s_tp": [], "f_tp": [], "s_fo": [], "f_fo": []} for x in chosen}
+    started = time.time()
+    load_start = os.getloadavg()[0]
+    for run in range(a.runs):
+        for wl in chosen:
+            rows = a.rows or (wl["quick_rows"] if a.quick else wl["rows"])
+            r = results[wl["name"]]
+            steps = [("s_tp", sluice_throughput, (a.build, wl, rows)),
+                     ("s_fo", sluice_first_output, (a.build, wl))]
+            shared = wl["flink_same_as"] in results
+            if py and not shared:
+                steps += [("f_tp", lambda wl_, rows_, d: flink_run(py, wl_, rows_, "blackhole",
+                                                                    "throughput", d),
+                           (wl, rows)),
+                          ("f_fo", lambda wl_, d: flink_run(py, wl_, FIRST_OUTPUT_ROWS, "print",
+                                                            "first-output", d), (wl,))]
+            for key, fn, args in steps:
+                if isinstance(r[key], str):
+                    continue                       # already known to be n/a
+                got = run_guarded(fn, *args, wdir(f"{wl['name']}-{key}"))
+                if isinstance(got, str):
+                    r[key] = got
+                else:
+                    r[key].append(got)
+                print(f"run {run + 1}/{a.runs} {wl['name']:<13} {key}: "
+                      f"{got if isinstance(got, str) else json.dumps(got)}", flush=True)
+
+    rows_out = []
+    for wl in chosen:
+        r = results[wl["name"]]
+        rows = a.rows or (wl["quick_rows"] if a.quick else wl["rows"])
+        src = results.get(wl["flink_same_as"], r)
+        f_tp = "skipped" if a.sluice_only else src["f_tp"]
+        f_fo = "skipped" if a.sluice_only else src["f_fo"]
+        if isinstance(r["s_tp"], str) and not isinstance(r["s_fo"], str):
+            r["s_fo"] = r["s_tp"]
+        rows_out.append((wl, rows, r["s_tp"], f_tp, r["s_fo"], f_fo))
+
+    load_end = os.getloadavg()[0]
+    print()
+    print(f"Sluice vs Flink {FLINK_VERSION}" + (" (Flink skipped)" if a.sluice_only else "") +
+          f", parallelism {PARALLELISM}, median of {a.runs} run(s), "
+          f"{'quick' if a.quick else 'full'} row counts, {time.time() - started:.0f} s")
+    print(f"machine: {os.cpu_count()} CPUs, 1-min load average {load_start:.1f} at start, "
+          f"{load_end:.1f} at end")
+    print("rows per workload: " + ", ".join(
+        f"{wl['name']}={rows}" for wl, rows, *_ in rows_out))
+    print(table(rows_out, a.sluice_only))
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump({"flink_version": FLINK_VERSION, "runs": a.runs, "quick": a.quick,
+                       "rows": {wl["name"]: rows for wl, rows, *_ in rows_out},
+                       "results": results}, f, indent=1)
+    if not a.keep:
+        shutil.rmtree(top, ignore_errors=True)
+    else:
+        print(f"work directories kept in {top}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,56 @@
+"""Smoke test of the Flink comparison benchmark (bench/flink_vs_sluice.py).
+
+Runs the Sluice-only short variant -- `--quick --sluice-only --runs 1` --
+against the optimised build and checks that it completes and prints a
+well-formed results table: the header, one row per workload with ten cells,
+each Sluice cell either a number with its unit or an "n/a (...)" reason,
+each Flink cell "skipped". No timing or ratio is asserted: CI machines are
+shared and the figures mean nothing here. Marked release_only because the
+benchmark is meaningless under the sanitizers.
+"""
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from conftest import BUILD, ROOT
+
+WORKLOADS = ["1 stateless filter/projection", "2 TUMBLE 10 s, 10k keys",
+             "3 HOP 1 s / 10 s, 10k keys", "4 GROUP BY 10k keys (changelog)",
+             "5 TUMBLE + checkpoints 1 s, RocksDB",
+             "5 TUMBLE + checkpoints 1 s, Sluice hashmap (Flink RocksDB)"]
+HEADER = ["workload", "rec/CPU-s Sluice", "Flink", "ratio", "peak RSS Sluice", "Flink",
+          "ratio", "first output Sluice", "Flink", "ratio"]
+NA = r"n/a \([a-z ]+\)"
+RATE = re.compile(rf"^(\d+\.\d\d M|\d+ k|{NA})$")
+MEM = re.compile(rf"^(\d+ MiB|{NA})$")
+SECS = re.compile(rf"^(\d+\.\d\d s|{NA})$")
+
+
+def cells(line):
+    assert line.startswith("| ") and line.endswith(" |"), line
+    return [c.strip() for c in line[2:-2].split(" | ")]
+
+
+@pytest.mark.release_only
+def test_bench_quick_sluice_only_prints_table():
+    cmd = [sys.executable, os.path.join(ROOT, "bench", "flink_vs_sluice.py"),
+           "--quick", "--sluice-only", "--runs", "1", "--build", BUILD]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert r.returncode == 0, f"exit {r.returncode}\n{r.stdout}\n{r.stderr}"
+    lines = r.stdout.splitlines()
+    start = lines.index("| " + " | ".join(HEADER) + " |")
+    assert lines[start + 1] == "|" + "---|" * len(HEADER)
+    rows = [cells(l) for l in lines[start + 2:start + 2 + len(WORKLOADS)]]
+    assert [row[0] for row in rows] == WORKLOADS
+    for row in rows:
+        assert len(row) == len(HEADER), row
+        assert RATE.match(row[1]), row
+        assert MEM.match(row[4]), row
+        assert SECS.match(row[7]), row
+        assert [row[2], row[5], row[8]] == ["skipped"] * 3, row
+        assert [row[3], row[6], row[9]] == ["-"] * 3, row
+    # a workload that ran reports a real rate and memory, not a placeholder
+    assert any(not row[1].startswith("n/a") for row in rows)
