@@ -69,6 +69,14 @@ static void both(void (*body)(sl_backend_kind))
     }
 }
 
+/* Run body once in a fresh temporary directory, removed even on failure. */
+static void in_tmp(void (*body)(void))
+{
+    tmp_make();
+    body();
+    tmp_remove();
+}
+
 static int kg_of(const void *k, size_t n) { return sl_kg_of_key(k, n, MAXP); }
 
 static void set_key_str(sl_kstate *s, const char *k)
@@ -746,9 +754,8 @@ static int load_ord(sl_kstate *s, int reverse, int churn)
     return SL_OK;
 }
 
-static void test_snapshot_order(void)
+static void body_snapshot_order(void)
 {
-    tmp_make();
     make_ord();
     /* the expected bytes, from the model sorted by its own comparator */
     static model_entry sorted[NORD];
@@ -784,8 +791,9 @@ static void test_snapshot_order(void)
     sl_kstate_close(h1);
     sl_kstate_close(h2);
     sl_kstate_close(r1);
-    tmp_remove();
 }
+
+static void test_snapshot_order(void) { in_tmp(body_snapshot_order); }
 
 /* ---- restore ------------------------------------------------------------ */
 
@@ -907,10 +915,9 @@ static void test_restore_errors(void) { both(body_restore_errors); }
 
 /* ---- RocksDB directories ------------------------------------------------ */
 
-static void test_rocksdb_bad_dir(void)
+static void body_rocksdb_bad_dir(void)
 {
     char path[512], dir[600], err[512] = "";
-    tmp_make();
     snprintf(path, sizeof path, "%s/plain-file", tmp_root);
     FILE *f = fopen(path, "w");
     CHECK(f);
@@ -926,13 +933,13 @@ static void test_rocksdb_bad_dir(void)
     CHECK(strstr(err, "is not a directory"));
     struct stat st;
     CHECK(stat(path, &st) == 0 && S_ISREG(st.st_mode));
-    tmp_remove();
 }
 
-static void test_rocksdb_dir_lifecycle(void)
+static void test_rocksdb_bad_dir(void) { in_tmp(body_rocksdb_bad_dir); }
+
+static void body_rocksdb_dir_lifecycle(void)
 {
     char dir[512], stale[600], err[512] = "";
-    tmp_make();
     /* nested, partly missing path with a stale file from an earlier run */
     snprintf(dir, sizeof dir, "%s/a/b/db", tmp_root);
     sl_kstate *s = sl_kstate_open(SL_BACKEND_ROCKSDB, dir, MAXP, 0, 127, err, sizeof err);
@@ -950,8 +957,9 @@ static void test_rocksdb_dir_lifecycle(void)
     CHECK(stat(stale, &st) != 0 && errno == ENOENT); /* emptied at open */
     CHECK(stat(dir, &st) == 0 && S_ISDIR(st.st_mode));
     sl_kstate_close(s);
-    tmp_remove();
 }
+
+static void test_rocksdb_dir_lifecycle(void) { in_tmp(body_rocksdb_dir_lifecycle); }
 
 SL_TEST_MAIN(SL_TEST(test_put_get_del), SL_TEST(test_errors), SL_TEST(test_open_errors),
              SL_TEST(test_many_keys), SL_TEST(test_namespaces), SL_TEST(test_scan_key),
