@@ -1,7 +1,6 @@
 /*
  * util.c -- allocation wrappers, error strings, clocks, ids and the logger.
  */
-#define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

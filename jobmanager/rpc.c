@@ -101,6 +101,30 @@ static void on_register(jm_conn *c, const Sluice__RegisterTaskManager *r)
     jm_schedule(j);
 }
 
+/* Keep a subtask's latest figures and derive its rates (under lock). */
+void jm_apply_metrics(jm *j, const Sluice__SubtaskMetrics *m)
+{
+    int64_t now = sl_mono_ms();
+    jm_job *job = m->job_id ? jm_job_find(j, m->job_id) : NULL;
+    if (!job || job->attempt != m->attempt || !job->tasks || m->chain >= (uint32_t)job->g->nchains ||
+        m->subtask >= (uint32_t)job->g->chains[m->chain].parallelism)
+        return;
+    jm_metrics *jmm = &job->tasks[m->chain][m->subtask].metrics;
+    if (jmm->has && now > jmm->at_ms) {
+        double dt = (double)(now - jmm->at_ms) / 1000.0;
+        jmm->in_rate = (double)(m->records_in - jmm->m.records_in) / dt;
+        jmm->out_rate = (double)(m->records_out - jmm->m.records_out) / dt;
+        jmm->in_bytes_rate = (double)(m->bytes_in - jmm->m.bytes_in) / dt;
+        jmm->out_bytes_rate = (double)(m->bytes_out - jmm->m.bytes_out) / dt;
+    }
+    jmm->m = *m;
+    jmm->m.job_id = NULL;
+    jmm->m.base.unknown_fields = NULL;
+    jmm->m.base.n_unknown_fields = 0;
+    jmm->at_ms = now;
+    jmm->has = 1;
+}
+
 static void on_heartbeat(jm_conn *c, const Sluice__Heartbeat *hb)
 {
     jm *j = c->jm;
@@ -112,30 +136,9 @@ static void on_heartbeat(jm_conn *c, const Sluice__Heartbeat *hb)
     ack.known = tm != NULL && hb->tm_id && !strcmp(hb->tm_id, tm->id);
     send_env(c, &env);
     if (!ack.known) return;
-    int64_t now = sl_mono_ms();
-    tm->last_heartbeat_ms = now;
+    tm->last_heartbeat_ms = sl_mono_ms();
     tm->free_memory = hb->free_memory;
-    for (size_t i = 0; i < hb->n_metrics; i++) {
-        const Sluice__SubtaskMetrics *m = hb->metrics[i];
-        jm_job *job = m->job_id ? jm_job_find(j, m->job_id) : NULL;
-        if (!job || job->attempt != m->attempt || !job->tasks || m->chain >= (uint32_t)job->g->nchains ||
-            m->subtask >= (uint32_t)job->g->chains[m->chain].parallelism)
-            continue;
-        jm_metrics *jmm = &job->tasks[m->chain][m->subtask].metrics;
-        if (jmm->has && now > jmm->at_ms) {
-            double dt = (double)(now - jmm->at_ms) / 1000.0;
-            jmm->in_rate = (double)(m->records_in - jmm->m.records_in) / dt;
-            jmm->out_rate = (double)(m->records_out - jmm->m.records_out) / dt;
-            jmm->in_bytes_rate = (double)(m->bytes_in - jmm->m.bytes_in) / dt;
-            jmm->out_bytes_rate = (double)(m->bytes_out - jmm->m.bytes_out) / dt;
-        }
-        jmm->m = *m;
-        jmm->m.job_id = NULL;
-        jmm->m.base.unknown_fields = NULL;
-        jmm->m.base.n_unknown_fields = 0;
-        jmm->at_ms = now;
-        jmm->has = 1;
-    }
+    for (size_t i = 0; i < hb->n_metrics; i++) jm_apply_metrics(j, hb->metrics[i]);
 }
 
 static void handle(jm_conn *c, Sluice__Envelope *env)

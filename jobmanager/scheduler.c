@@ -319,6 +319,7 @@ void jm_on_task_status(jm *j, const Sluice__TaskStatus *ts)
     if (!job || ts->attempt != job->attempt) return; /* a report from an older deployment */
     jm_task *t = find_task(job, ts->chain, ts->subtask);
     if (!t) return;
+    if (ts->final_metrics) jm_apply_metrics(j, ts->final_metrics);
     switch (ts->state) {
     case SLUICE__TASK_STATE__TASK_RUNNING:
         if (t->state == T_DEPLOYING || t->state == T_CREATED) t->state = T_RUNNING;

@@ -50,6 +50,7 @@
 tm_outchan **tm_task_writer_slot(tm_task *t, int out_edge_index, int consumer);
 
 static void deploy_cancel(tm_net *n, tm_deploy *d);
+static void reap_deploys(tm_net *n);
 static void peer_flush(tm_peer *p);
 static void peer_connect(tm_peer *p);
 
@@ -326,8 +327,8 @@ static int build_channels(tm_net *n, tm_deploy *d, const Sluice__DeployJob *m, c
     return SL_OK;
 }
 
-static void report_direct(tm_net *n, const char *job_id, uint32_t attempt, int chain, int subtask,
-                          Sluice__TaskState s, const char *error)
+static void report_full(tm_net *n, const char *job_id, uint32_t attempt, int chain, int subtask,
+                        Sluice__TaskState s, const char *error, Sluice__SubtaskMetrics *final)
 {
     Sluice__TaskStatus ts = SLUICE__TASK_STATUS__INIT;
     ts.job_id = (char *)job_id;
@@ -337,10 +338,17 @@ static void report_direct(tm_net *n, const char *job_id, uint32_t attempt, int c
     ts.state = s;
     ts.error = (char *)(error ? error : "");
     ts.tm_id = n->id;
+    ts.final_metrics = final;
     Sluice__Envelope env = SLUICE__ENVELOPE__INIT;
     env.msg_case = SLUICE__ENVELOPE__MSG_TASK_STATUS;
     env.task_status = &ts;
     send_jm(n, &env);
+}
+
+static void report_direct(tm_net *n, const char *job_id, uint32_t attempt, int chain, int subtask,
+                          Sluice__TaskState s, const char *error)
+{
+    report_full(n, job_id, attempt, chain, subtask, s, error, NULL);
 }
 
 /* Credits that arrived before their deployment did (another TaskManager
@@ -643,6 +651,7 @@ static void on_data_read(struct bufferevent *bev, void *arg)
         }
     }
     peer_flush(p);
+    reap_deploys(p->net); /* finished deployments waiting to send their last buffers */
 }
 
 static void on_data_event(struct bufferevent *bev, short what, void *arg)
@@ -809,6 +818,65 @@ static void send_register(tm_net *n)
     send_jm(n, &env);
 }
 
+/* One subtask's figures as of now (network thread). */
+static void fill_metrics(tm_deploy *d, tm_task *t, Sluice__SubtaskMetrics *m, int64_t now)
+{
+    sluice__subtask_metrics__init(m);
+    m->job_id = d->job_id;
+    m->attempt = d->attempt;
+    m->chain = (uint32_t)t->chain;
+    m->subtask = (uint32_t)t->subtask;
+#define LD(f) __atomic_load_n(&t->m.f, __ATOMIC_RELAXED)
+    m->records_in = LD(records_in);
+    m->records_out = LD(records_out);
+    m->bytes_in = LD(bytes_in);
+    m->bytes_out = LD(bytes_out);
+    m->late_dropped = LD(late_dropped);
+    m->input_watermark = LD(in_wm);
+    m->output_watermark = LD(out_wm);
+    /* totals plus a wait still in progress, read consistently */
+    uint64_t idle, bp, seq;
+    do {
+        seq = __atomic_load_n(&t->m.wait_seq, __ATOMIC_SEQ_CST);
+        idle = LD(idle_ns);
+        bp = LD(bp_ns);
+        if (seq & 1) {
+            int64_t since = LD(wait_since);
+            uint64_t ongoing = now > since ? (uint64_t)(now - since) : 0;
+            if (LD(wait_kind) == 2) bp += ongoing;
+            else idle += ongoing;
+        }
+    } while (seq != __atomic_load_n(&t->m.wait_seq, __ATOMIC_SEQ_CST));
+#undef LD
+    float ou;
+    __atomic_load(&t->m.out_usage, &ou, __ATOMIC_RELAXED);
+    m->out_pool_usage = ou;
+    pthread_mutex_lock(&t->gate.mu);
+    m->in_pool_usage = t->gate.queued ? SL_MIN(1.0f, (float)t->gate.queued / (float)(t->ngate_chan * 2 + 8)) : 0.0f;
+    pthread_mutex_unlock(&t->gate.mu);
+    if (!t->hb_at_ns) t->hb_at_ns = now;
+    int64_t span = now - t->hb_at_ns;
+    if (span > 0) {
+        double di = (double)(idle - t->hb_idle_ns), db = (double)(bp - t->hb_bp_ns);
+        double per = 1000.0 / (double)span;
+        double idle_ms = SL_MIN(1000.0, SL_MAX(0.0, di * per));
+        double bp_ms = SL_MIN(1000.0 - idle_ms, SL_MAX(0.0, db * per));
+        t->idle_per_s = idle_ms;
+        t->bp_per_s = bp_ms;
+        t->busy_per_s = SL_MAX(0.0, 1000.0 - idle_ms - bp_ms);
+        t->hb_busy_ns += (uint64_t)SL_MAX(0.0, (double)span - di - db);
+        t->hb_idle_ns = idle;
+        t->hb_bp_ns = bp;
+        t->hb_at_ns = now;
+    }
+    m->idle_ms_per_s = t->idle_per_s;
+    m->backpressured_ms_per_s = t->bp_per_s;
+    m->busy_ms_per_s = t->busy_per_s;
+    m->idle_ms = idle / 1000000;
+    m->backpressured_ms = bp / 1000000;
+    m->busy_ms = t->hb_busy_ns / 1000000;
+}
+
 /* Fills hb->metrics; returns the array of records behind it (caller frees). */
 static Sluice__SubtaskMetrics *heartbeat_metrics(tm_net *n, Sluice__Heartbeat *hb)
 {
@@ -822,61 +890,8 @@ static Sluice__SubtaskMetrics *heartbeat_metrics(tm_net *n, Sluice__Heartbeat *h
         for (int i = 0; i < d->ntasks; i++) {
             tm_task *t = &d->tasks[i];
             Sluice__SubtaskMetrics *m = &ms[hb->n_metrics];
-            sluice__subtask_metrics__init(m);
             hb->metrics[hb->n_metrics++] = m;
-            m->job_id = d->job_id;
-            m->attempt = d->attempt;
-            m->chain = (uint32_t)t->chain;
-            m->subtask = (uint32_t)t->subtask;
-#define LD(f) __atomic_load_n(&t->m.f, __ATOMIC_RELAXED)
-            m->records_in = LD(records_in);
-            m->records_out = LD(records_out);
-            m->bytes_in = LD(bytes_in);
-            m->bytes_out = LD(bytes_out);
-            m->late_dropped = LD(late_dropped);
-            m->input_watermark = LD(in_wm);
-            m->output_watermark = LD(out_wm);
-            /* totals plus a wait still in progress, read consistently */
-            uint64_t idle, bp, seq;
-            do {
-                seq = __atomic_load_n(&t->m.wait_seq, __ATOMIC_SEQ_CST);
-                idle = LD(idle_ns);
-                bp = LD(bp_ns);
-                if (seq & 1) {
-                    int64_t since = LD(wait_since);
-                    uint64_t ongoing = now > since ? (uint64_t)(now - since) : 0;
-                    if (LD(wait_kind) == 2) bp += ongoing;
-                    else idle += ongoing;
-                }
-            } while (seq != __atomic_load_n(&t->m.wait_seq, __ATOMIC_SEQ_CST));
-#undef LD
-            float ou;
-            __atomic_load(&t->m.out_usage, &ou, __ATOMIC_RELAXED);
-            m->out_pool_usage = ou;
-            pthread_mutex_lock(&t->gate.mu);
-            m->in_pool_usage = t->gate.queued ? SL_MIN(1.0f, (float)t->gate.queued / (float)(t->ngate_chan * 2 + 8)) : 0.0f;
-            pthread_mutex_unlock(&t->gate.mu);
-            if (!t->hb_at_ns) t->hb_at_ns = now;
-            int64_t span = now - t->hb_at_ns;
-            if (span > 0) {
-                double di = (double)(idle - t->hb_idle_ns), db = (double)(bp - t->hb_bp_ns);
-                double per = 1000.0 / (double)span;
-                double idle_ms = SL_MIN(1000.0, SL_MAX(0.0, di * per));
-                double bp_ms = SL_MIN(1000.0 - idle_ms, SL_MAX(0.0, db * per));
-                t->idle_per_s = idle_ms;
-                t->bp_per_s = bp_ms;
-                t->busy_per_s = SL_MAX(0.0, 1000.0 - idle_ms - bp_ms);
-                t->hb_busy_ns += (uint64_t)SL_MAX(0.0, (double)span - di - db);
-                t->hb_idle_ns = idle;
-                t->hb_bp_ns = bp;
-                t->hb_at_ns = now;
-            }
-            m->idle_ms_per_s = t->idle_per_s;
-            m->backpressured_ms_per_s = t->bp_per_s;
-            m->busy_ms_per_s = t->busy_per_s;
-            m->idle_ms = idle / 1000000;
-            m->backpressured_ms = bp / 1000000;
-            m->busy_ms = t->hb_busy_ns / 1000000;
+            fill_metrics(d, t, m, now);
         }
     }
     return ms;
@@ -1035,7 +1050,15 @@ static void on_inbox(evutil_socket_t fd, short what, void *arg)
     pthread_mutex_unlock(&n->mu);
     while (st) {
         tm_status *next = st->next;
-        report_direct(n, st->job_id, st->attempt, st->chain, st->subtask, st->state, st->error);
+        tm_deploy *d = find_deploy(n, st->attempt);
+        tm_task *t = d ? local_task(d, st->chain, st->subtask) : NULL;
+        if (t && st->state != SLUICE__TASK_STATE__TASK_RUNNING) {
+            Sluice__SubtaskMetrics m;
+            fill_metrics(d, t, &m, sl_mono_ns());
+            report_full(n, st->job_id, st->attempt, st->chain, st->subtask, st->state, st->error, &m);
+        } else {
+            report_direct(n, st->job_id, st->attempt, st->chain, st->subtask, st->state, st->error);
+        }
         free(st->error);
         free(st);
         st = next;
@@ -1046,23 +1069,43 @@ static void on_inbox(evutil_socket_t fd, short what, void *arg)
         credits = next;
     }
     for (tm_peer *p = n->peers; p; p = p->next) peer_flush(p);
-    if (exited) {
-        for (tm_deploy *d = n->deploys; d;) {
-            tm_deploy *next = d->next;
-            /* count the threads of d that have ended */
-            int alive = 0;
-            for (int i = 0; i < d->ntasks; i++)
-                if (d->tasks[i].started && pthread_tryjoin_np(d->tasks[i].thread, NULL) == 0)
-                    d->tasks[i].started = 0;
-                else if (d->tasks[i].started)
-                    alive++;
-            if (!alive) {
-                sl_info(TAG, "job %s attempt %u: all local tasks ended", d->job_id, d->attempt);
-                __atomic_store_n(&d->cancelled, 1, __ATOMIC_RELAXED);
-                deploy_free(n, d);
-            }
-            d = next;
+    if (exited) reap_deploys(n);
+}
+
+/* Has every buffer of d's remote channels left for the wire? */
+static int sends_drained(tm_deploy *d)
+{
+    for (uint32_t id = 0; id < d->nchan; id++) {
+        tm_outchan *oc = d->out_by_id[id];
+        if (oc && oc->peer) {
+            pthread_mutex_lock(&oc->peer->mu);
+            int empty = oc->qhead == NULL;
+            pthread_mutex_unlock(&oc->peer->mu);
+            if (!empty) return 0;
         }
+    }
+    return 1;
+}
+
+/* Free deployments whose threads have all ended and, unless cancelled,
+ * whose last buffers (end of partition included) are on the wire: the
+ * consumers elsewhere may still be granting the credit they wait for. */
+static void reap_deploys(tm_net *n)
+{
+    for (tm_deploy *d = n->deploys; d;) {
+        tm_deploy *next = d->next;
+        int alive = 0;
+        for (int i = 0; i < d->ntasks; i++)
+            if (d->tasks[i].started && pthread_tryjoin_np(d->tasks[i].thread, NULL) == 0)
+                d->tasks[i].started = 0;
+            else if (d->tasks[i].started)
+                alive++;
+        if (!alive && (d->cancelled || sends_drained(d))) {
+            sl_info(TAG, "job %s attempt %u: all local tasks ended", d->job_id, d->attempt);
+            __atomic_store_n(&d->cancelled, 1, __ATOMIC_RELAXED);
+            deploy_free(n, d);
+        }
+        d = next;
     }
 }
 
