@@ -62,6 +62,23 @@ typedef struct sl_op_def {
     /* processing time: called on the task thread once the wall clock
      * (sl_now_ms) reaches op->proc_time_at */
     int (*proc_time)(sl_op *op, int64_t now_ms);
+    /* Checkpoints. Keyed state (op->kstate) and timers are snapshotted and
+     * restored by the runtime; these hooks are for everything else.
+     *   snapshot_state: operator state at the barrier of checkpoint `cpid`
+     *     (e.g. a source's position), as one blob (*blob malloc'ed, caller
+     *     frees; *len 0 = nothing). Task thread, synchronous: keep it quick.
+     *   restore_state: after open(), before any input: the blobs this subtask
+     *     gets. Same parallelism: exactly the blob its own index wrote. New
+     *     parallelism: the old blobs dealt out round-robin (blob i goes to
+     *     subtask i % parallelism), so the union is always the old state.
+     *   checkpoint_complete: checkpoint `cpid` is durable everywhere: a
+     *     two-phase-commit sink publishes what it staged up to it.
+     *   checkpoint_abort: checkpoint `cpid` failed; staged data stays
+     *     pending for the next one. */
+    int (*snapshot_state)(sl_op *op, int64_t cpid, void **blob, size_t *len);
+    int (*restore_state)(sl_op *op, const void *const *blobs, const size_t *lens, int nblobs);
+    int (*checkpoint_complete)(sl_op *op, int64_t cpid);
+    int (*checkpoint_abort)(sl_op *op, int64_t cpid);
 } sl_op_def;
 
 /* Where an operator's output goes: the next operator in its chain, or the
