@@ -75,6 +75,48 @@ typedef struct jm_exception {
     int64_t timestamp;
 } jm_exception;
 
+/* One checkpoint or savepoint of a job, from trigger to its end. */
+typedef enum { CP_IN_PROGRESS = 0, CP_COMPLETED, CP_FAILED } jm_cp_status;
+typedef enum { CP_CHECKPOINT = 0, CP_SAVEPOINT, CP_SYNC_SAVEPOINT } jm_cp_type;
+
+typedef struct jm_cp_handle {
+    int vertex;                 /* vertex index */
+    int subtask;
+    char *file;
+    int kg_first, kg_last;
+    uint64_t size;
+    int keyed, has_opstate;
+} jm_cp_handle;
+
+typedef struct jm_checkpoint {
+    uint64_t id;
+    jm_cp_status status;
+    jm_cp_type type;
+    int64_t trigger_ms, latest_ack_ms, end_ms;  /* wall clock */
+    int64_t trigger_mono_ms;
+    int num_subtasks, num_acked;
+    uint8_t *acked;             /* per task (chain offset + subtask) */
+    char *dir;                  /* where its files go */
+    uint64_t state_size;
+    uint64_t max_alignment_ns, max_sync_ns, max_async_ns;
+    char *failure;
+    jm_cp_handle *handles;
+    int nhandles;
+    int discarded;              /* its files were removed (retention) */
+    /* savepoints: the REST trigger that asked for it */
+    char request_id[33];
+    int stop, drain;
+    struct jm_checkpoint *next; /* history, newest first */
+} jm_checkpoint;
+
+typedef struct jm_savepoint_op {
+    char request_id[33];
+    int done;                   /* 0 in progress, 1 completed, -1 failed */
+    char *location;             /* "file:/..." when done */
+    char *failure;
+    struct jm_savepoint_op *next;
+} jm_savepoint_op;
+
 typedef struct jm_job {
     char id[33];
     sl_jobgraph *g;
@@ -90,6 +132,22 @@ typedef struct jm_job {
     jm_task **tasks;            /* [chain][subtask] */
     jm_exception *exceptions;
     int nexceptions;
+    /* checkpoints */
+    uint64_t cp_counter;        /* last id used; ids never repeat, across restarts */
+    jm_checkpoint *cps;         /* history, newest first (bounded) */
+    jm_checkpoint *pending;     /* at most one in progress */
+    int64_t next_cp_mono_ms;    /* earliest next trigger */
+    int cp_total, cp_completed, cp_failed, cp_restored;
+    int cp_failed_in_a_row;
+    jm_checkpoint *latest_completed;  /* also a member of cps (or kept alone) */
+    int64_t restored_id, restored_ms;
+    int restored_is_savepoint;
+    char *restored_path;
+    char *restore_dir;          /* snapshot the next deployment restores from */
+    jm_savepoint_op *sp_ops;
+    /* restarts */
+    int restarts;
+    int64_t restart_at_mono_ms; /* RESTARTING: when to deploy again */
     struct jm_job *next;
 } jm_job;
 
@@ -120,6 +178,14 @@ typedef struct jm {
     const char *web_root;
     const char *auth_token;     /* NULL or "" = no auth */
     int stopping;
+    struct event *cp_tick;      /* checkpoint triggers and timeouts */
+    /* checkpoint configuration */
+    int64_t cp_interval_ms, cp_timeout_ms, cp_min_pause_ms;
+    int cp_tolerable, cp_exactly_once, cp_retained, cp_history;
+    const char *cp_dir, *sp_dir;
+    int restart_fixed;          /* restart-strategy fixed-delay */
+    int restart_attempts;
+    int64_t restart_delay_ms;
 } jm;
 
 /* rpc.c (libevent thread) */
@@ -137,6 +203,9 @@ void jm_on_task_status(jm *j, const Sluice__TaskStatus *ts);
 void jm_on_tm_lost(jm *j, jm_tm *tm, const char *why);
 void jm_check_timeouts(jm *j);
 void jm_job_set_state(jm_job *job, jm_job_state s);
+/* A deployed job lost a task or TaskManager: restart it from its latest
+ * checkpoint when the restart strategy allows, else fail it. */
+void jm_job_fail_or_restart(jm *j, jm_job *job, const char *reason);
 jm_job *jm_job_find(jm *j, const char *id);
 jm_tm *jm_tm_find(jm *j, const char *id);
 int jm_slots_total(jm *j);
@@ -144,6 +213,16 @@ int jm_slots_free(jm *j);
 void jm_job_add_exception(jm_job *job, const char *name, const char *trace, const char *task,
                           const char *location);
 void jm_jobs_destroy(jm *j);
+
+/* checkpoint.c (under jm->lock) */
+void jm_cp_configure(jm *j);
+void jm_cp_tick(jm *j);
+void jm_cp_on_ack(jm *j, const Sluice__AcknowledgeCheckpoint *a);
+void jm_cp_job_ended(jm *j, jm_job *job);       /* abort what is pending */
+void jm_cp_free(jm_job *job);
+jm_checkpoint *jm_cp_trigger(jm *j, jm_job *job, jm_cp_type type, const char *dir, int stop,
+                             int drain, char *err, size_t errlen);
+char *jm_savepoint_dir(jm *j, jm_job *job, const char *target); /* caller frees */
 
 /* rest.c */
 int jm_rest_start(jm *j, char *err, size_t errlen);

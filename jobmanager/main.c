@@ -71,6 +71,7 @@ int main(int argc, char **argv)
     j.slot_timeout_ms = sl_config_int(j.conf, "slot.request.timeout");
     j.default_parallelism = (int)sl_config_int(j.conf, "parallelism.default");
     j.auth_token = sl_config_str(j.conf, "rest.auth-token");
+    jm_cp_configure(&j);
     char *web_root = find_web_root(argv[0]);
     j.web_root = web_root;
     pthread_mutex_init(&j.lock, NULL);

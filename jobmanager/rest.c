@@ -213,7 +213,7 @@ static json_t *job_detail(jm *j, const jm_job *job)
 {
     const sl_jobgraph *g = job->g;
     json_t *o = json_pack("{s:s,s:s,s:b,s:s,s:I,s:I,s:I,s:i,s:I}", "jid", job->id, "name", g->name,
-                          "isStoppable", 0, "state", jm_job_state_name(job->state), "start-time",
+                          "isStoppable", job->state == JOB_RUNNING, "state", jm_job_state_name(job->state), "start-time",
                           (json_int_t)job->start_ms, "end-time",
                           (json_int_t)(job->end_ms ? job->end_ms : -1), "duration",
                           (json_int_t)job_duration(job), "maxParallelism", g->max_parallelism, "now",
@@ -470,6 +470,180 @@ static void vertex_routes(route_ctx *rc, jm_job *job, int c, reply *r)
     reply_err(r, 404, "Not found: no such vertex resource '%s'", what);
 }
 
+/* ---- checkpoints -------------------------------------------------------- */
+
+static const char *cp_status_name(jm_cp_status s)
+{
+    return s == CP_COMPLETED ? "COMPLETED" : s == CP_FAILED ? "FAILED" : "IN_PROGRESS";
+}
+
+static const char *cp_type_name(jm_cp_type t)
+{
+    return t == CP_SAVEPOINT ? "SAVEPOINT" : t == CP_SYNC_SAVEPOINT ? "SYNC_SAVEPOINT" : "CHECKPOINT";
+}
+
+static json_t *cp_json(const jm_checkpoint *cp)
+{
+    int64_t end = cp->end_ms ? cp->end_ms : (cp->latest_ack_ms ? cp->latest_ack_ms : sl_now_ms());
+    json_t *o = json_pack("{s:s,s:I,s:s,s:b,s:I,s:I,s:I,s:I,s:I,s:i,s:i,s:s,s:b}", "className",
+                          cp->status == CP_COMPLETED ? "completed" : cp->status == CP_FAILED ? "failed" : "in_progress",
+                          "id", (json_int_t)cp->id, "status", cp_status_name(cp->status),
+                          "is_savepoint", cp->type != CP_CHECKPOINT, "trigger_timestamp",
+                          (json_int_t)cp->trigger_ms, "latest_ack_timestamp",
+                          (json_int_t)(cp->latest_ack_ms ? cp->latest_ack_ms : -1), "state_size",
+                          (json_int_t)cp->state_size, "checkpointed_size", (json_int_t)cp->state_size,
+                          "end_to_end_duration", (json_int_t)(end - cp->trigger_ms), "num_subtasks",
+                          cp->num_subtasks, "num_acknowledged_subtasks", cp->num_acked,
+                          "checkpoint_type", cp_type_name(cp->type), "discarded", cp->discarded);
+    json_object_set_new(o, "alignment_buffered", json_integer(0));
+    json_object_set_new(o, "alignment_duration", json_integer((json_int_t)(cp->max_alignment_ns / 1000000)));
+    json_object_set_new(o, "sync_duration", json_integer((json_int_t)(cp->max_sync_ns / 1000000)));
+    json_object_set_new(o, "async_duration", json_integer((json_int_t)(cp->max_async_ns / 1000000)));
+    if (cp->status == CP_COMPLETED) {
+        char *path = sl_sprintf("file:%s", cp->dir);
+        json_object_set_new(o, "external_path", json_string(path));
+        free(path);
+    }
+    if (cp->status == CP_FAILED) {
+        json_object_set_new(o, "failure_timestamp", json_integer(cp->end_ms));
+        json_object_set_new(o, "failure_message", json_string(cp->failure ? cp->failure : ""));
+    }
+    return o;
+}
+
+static json_t *stat_json(int64_t mn, int64_t mx, double sum, int n)
+{
+    return json_pack("{s:I,s:I,s:I}", "min", (json_int_t)(n ? mn : 0), "max", (json_int_t)(n ? mx : 0),
+                     "avg", (json_int_t)(n ? sum / n : 0));
+}
+
+static json_t *checkpoints_json(const jm_job *job)
+{
+    json_t *hist = json_array();
+    int64_t smin = 0, smax = 0, dmin = 0, dmax = 0, amin = 0, amax = 0;
+    double ssum = 0, dsum = 0, asum = 0;
+    int n = 0;
+    const jm_checkpoint *lc = NULL, *lf = NULL, *ls = NULL;
+    int in_progress = 0;
+    for (const jm_checkpoint *cp = job->cps; cp; cp = cp->next) {
+        json_array_append_new(hist, cp_json(cp));
+        if (cp->status == CP_IN_PROGRESS) in_progress++;
+        if (cp->status == CP_FAILED && !lf) lf = cp;
+        if (cp->status == CP_COMPLETED && cp->type != CP_CHECKPOINT && !ls) ls = cp;
+        if (cp->status != CP_COMPLETED) continue;
+        if (cp->type == CP_CHECKPOINT && !lc) lc = cp;
+        int64_t size = (int64_t)cp->state_size, dur = cp->end_ms - cp->trigger_ms;
+        int64_t al = (int64_t)(cp->max_alignment_ns / 1000000);
+        if (!n || size < smin) smin = size;
+        if (!n || size > smax) smax = size;
+        if (!n || dur < dmin) dmin = dur;
+        if (!n || dur > dmax) dmax = dur;
+        if (!n || al < amin) amin = al;
+        if (!n || al > amax) amax = al;
+        ssum += (double)size;
+        dsum += (double)dur;
+        asum += (double)al;
+        n++;
+    }
+    if (!lc) lc = job->latest_completed;
+    json_t *latest = json_object();
+    json_object_set_new(latest, "completed", lc ? cp_json(lc) : json_null());
+    json_object_set_new(latest, "savepoint", ls ? cp_json(ls) : json_null());
+    json_object_set_new(latest, "failed", lf ? cp_json(lf) : json_null());
+    if (job->cp_restored)
+        json_object_set_new(latest, "restored",
+                            json_pack("{s:I,s:I,s:b,s:s}", "id", (json_int_t)job->restored_id,
+                                      "restore_timestamp", (json_int_t)job->restored_ms, "is_savepoint",
+                                      job->restored_is_savepoint, "external_path",
+                                      job->restored_path ? job->restored_path : ""));
+    else
+        json_object_set_new(latest, "restored", json_null());
+    json_t *o = json_object();
+    json_object_set_new(o, "counts", json_pack("{s:i,s:i,s:i,s:i,s:i}", "restored", job->cp_restored,
+                                               "total", job->cp_total, "in_progress", in_progress,
+                                               "completed", job->cp_completed, "failed", job->cp_failed));
+    json_object_set_new(o, "summary",
+                        json_pack("{s:o,s:o,s:o,s:o}", "state_size", stat_json(smin, smax, ssum, n),
+                                  "checkpointed_size", stat_json(smin, smax, ssum, n),
+                                  "end_to_end_duration", stat_json(dmin, dmax, dsum, n),
+                                  "alignment_buffered", stat_json(amin, amax, asum, n)));
+    json_object_set_new(o, "latest", latest);
+    json_object_set_new(o, "history", hist);
+    return o;
+}
+
+static json_t *checkpoint_details(const jm_job *job, const jm_checkpoint *cp)
+{
+    json_t *o = cp_json(cp);
+    json_t *tasks = json_object();
+    const sl_jobgraph *g = job->g;
+    int idx = 0;
+    for (int c = 0; c < g->nchains; c++) {
+        int acked = 0;
+        for (int i = 0; i < g->chains[c].parallelism; i++) acked += cp->acked[idx + i];
+        uint64_t size = 0;
+        for (int h = 0; h < cp->nhandles; h++)
+            if (g->v[cp->handles[h].vertex].chain == c) size += cp->handles[h].size;
+        json_object_set_new(tasks, g->chains[c].id,
+                            json_pack("{s:s,s:i,s:i,s:I}", "name", g->chains[c].name, "num_subtasks",
+                                      g->chains[c].parallelism, "num_acknowledged_subtasks", acked,
+                                      "state_size", (json_int_t)size));
+        idx += g->chains[c].parallelism;
+    }
+    json_object_set_new(o, "tasks", tasks);
+    return o;
+}
+
+/* POST /jobs/:id/savepoints {"target-directory", "cancel-job"} and
+ * POST /jobs/:id/stop {"targetDirectory", "drain"}. */
+static void trigger_savepoint(route_ctx *rc, jm_job *job, int stop, reply *r)
+{
+    jm *j = rc->j;
+    json_error_t jerr;
+    json_t *body = rc->rq->len ? json_loadb(rc->rq->body, rc->rq->len, 0, &jerr) : json_object();
+    if (!body || !json_is_object(body)) {
+        reply_err(r, 400, "the request body must be a JSON object%s%s", body ? "" : ": ",
+                  body ? "" : jerr.text);
+        json_decref(body);
+        return;
+    }
+    json_t *jt = json_object_get(body, stop ? "targetDirectory" : "target-directory");
+    json_t *jflag = json_object_get(body, stop ? "drain" : "cancel-job");
+    if ((jt && !json_is_string(jt) && !json_is_null(jt)) || (jflag && !json_is_boolean(jflag))) {
+        reply_err(r, 400, "'%s' must be a string and '%s' a boolean",
+                  stop ? "targetDirectory" : "target-directory", stop ? "drain" : "cancel-job");
+        json_decref(body);
+        return;
+    }
+    const char *target = json_is_string(jt) ? json_string_value(jt) : NULL;
+    int flag = jflag && json_is_true(jflag);
+    if (target && (strstr(target, "..") || (strncmp(target, "file:", 5) && target[0] != '/'))) {
+        reply_err(r, 400, "the target directory must be an absolute path (or file:///path) without '..', got '%s'", target);
+        json_decref(body);
+        return;
+    }
+    char *dir = jm_savepoint_dir(j, job, target);
+    json_decref(body);
+    if (!dir) {
+        reply_err(r, 400, "no target directory given and state.savepoints.dir is not configured");
+        return;
+    }
+    char err[300];
+    jm_checkpoint *cp = jm_cp_trigger(j, job, stop ? CP_SYNC_SAVEPOINT : CP_SAVEPOINT, dir,
+                                      stop || flag, stop && flag, err, sizeof err);
+    free(dir);
+    if (!cp) {
+        reply_err(r, 409, "cannot take a savepoint: %s", err);
+        return;
+    }
+    jm_savepoint_op *op = sl_calloc(1, sizeof *op);
+    sl_random_hex(op->request_id, 32);
+    memcpy(cp->request_id, op->request_id, sizeof cp->request_id);
+    op->next = job->sp_ops;
+    job->sp_ops = op;
+    reply_json(r, 202, json_pack("{s:s}", "request-id", op->request_id));
+}
+
 static void job_routes(route_ctx *rc, reply *r)
 {
     jm *j = rc->j;
@@ -517,7 +691,7 @@ static void job_routes(route_ctx *rc, reply *r)
     } else if (rc->nseg >= 3 && get && !strcmp(rc->seg[2], "checkpoints")) {
         if (rc->nseg == 4 && !strcmp(rc->seg[3], "config")) {
             json_t *o = json_object();
-            json_object_set_new(o, "mode", json_string("exactly_once"));
+            json_object_set_new(o, "mode", json_string(j->cp_exactly_once ? "exactly_once" : "at_least_once"));
             json_object_set_new(o, "interval", json_integer(sl_config_int(j->conf, "execution.checkpointing.interval")));
             json_object_set_new(o, "timeout", json_integer(sl_config_int(j->conf, "execution.checkpointing.timeout")));
             json_object_set_new(o, "min_pause", json_integer(sl_config_int(j->conf, "execution.checkpointing.min-pause")));
@@ -529,13 +703,35 @@ static void job_routes(route_ctx *rc, reply *r)
             json_object_set_new(o, "tolerable_failed_checkpoints", json_integer(sl_config_int(j->conf, "execution.checkpointing.tolerable-failed-checkpoints")));
             reply_json(r, 200, o);
         } else if (rc->nseg == 3) {
-            reply_json(r, 200,
-                       json_pack("{s:{s:i,s:i,s:i,s:i,s:i},s:{},s:{s:n,s:n,s:n,s:n},s:[]}", "counts",
-                                 "restored", 0, "total", 0, "in_progress", 0, "completed", 0,
-                                 "failed", 0, "summary", "latest", "completed", "savepoint",
-                                 "failed", "restored", "history"));
+            reply_json(r, 200, checkpoints_json(job));
+        } else if (rc->nseg == 5 && !strcmp(rc->seg[3], "details")) {
+            jm_checkpoint *cp = NULL;
+            for (jm_checkpoint *x = job->cps; x; x = x->next)
+                if ((uint64_t)strtoull(rc->seg[4], NULL, 10) == x->id) cp = x;
+            if (!cp) reply_err(r, 404, "Checkpoint %s of job %s not found", rc->seg[4], job->id);
+            else reply_json(r, 200, checkpoint_details(job, cp));
         } else {
-            reply_err(r, 404, "Checkpoint not found");
+            reply_err(r, 404, "Not found: checkpoint resource");
+        }
+    } else if (rc->nseg == 3 && !strcmp(rc->method, "POST") &&
+               (!strcmp(rc->seg[2], "savepoints") || !strcmp(rc->seg[2], "stop"))) {
+        trigger_savepoint(rc, job, !strcmp(rc->seg[2], "stop"), r);
+    } else if (rc->nseg == 4 && get && !strcmp(rc->seg[2], "savepoints")) {
+        jm_savepoint_op *op = NULL;
+        for (jm_savepoint_op *x = job->sp_ops; x; x = x->next)
+            if (!strcmp(x->request_id, rc->seg[3])) op = x;
+        if (!op) {
+            reply_err(r, 404, "Savepoint trigger %s of job %s not found", rc->seg[3], job->id);
+        } else if (!op->done) {
+            reply_json(r, 200, json_pack("{s:{s:s}}", "status", "id", "IN_PROGRESS"));
+        } else if (op->done > 0) {
+            reply_json(r, 200, json_pack("{s:{s:s},s:{s:s}}", "status", "id", "COMPLETED", "operation",
+                                         "location", op->location));
+        } else {
+            reply_json(r, 200, json_pack("{s:{s:s},s:{s:{s:s,s:s}}}", "status", "id", "COMPLETED",
+                                         "operation", "failure-cause", "class",
+                                         "SavepointException", "stack-trace",
+                                         op->failure ? op->failure : "savepoint failed"));
         }
     } else if (rc->nseg >= 4 && get && !strcmp(rc->seg[2], "vertices")) {
         int c = find_chain(job, rc->seg[3]);

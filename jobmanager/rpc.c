@@ -171,6 +171,9 @@ static void handle(jm_conn *c, Sluice__Envelope *env)
     case SLUICE__ENVELOPE__MSG_TASK_STATUS:
         if (c->tm) jm_on_task_status(c->jm, env->task_status);
         break;
+    case SLUICE__ENVELOPE__MSG_ACK:
+        if (c->tm) jm_cp_on_ack(c->jm, env->ack);
+        break;
     default:
         sl_warn(TAG, "%s sent an unexpected message (%d); ignored", c->peer, (int)env->msg_case);
     }
@@ -259,6 +262,14 @@ static void on_kick(evutil_socket_t fd, short what, void *arg)
 
 void jm_kick(jm *j) { event_active(j->kick, EV_TIMEOUT, 0); }
 
+static void on_cp_tick(evutil_socket_t fd, short what, void *arg)
+{
+    jm *j = arg;
+    pthread_mutex_lock(&j->lock);
+    jm_cp_tick(j);
+    pthread_mutex_unlock(&j->lock);
+}
+
 int jm_rpc_start(jm *j, char *err, size_t errlen)
 {
     struct sockaddr_in sin;
@@ -284,6 +295,9 @@ int jm_rpc_start(jm *j, char *err, size_t errlen)
     int64_t every = SL_MAX(SL_MIN(j->heartbeat_timeout_ms / 4, 1000), 20);
     struct timeval tv = {(time_t)(every / 1000), (suseconds_t)((every % 1000) * 1000)};
     event_add(j->tick, &tv);
+    j->cp_tick = event_new(j->base, -1, EV_PERSIST, on_cp_tick, j);
+    struct timeval cpt = {0, 20000};
+    event_add(j->cp_tick, &cpt);
     return SL_OK;
 }
 
@@ -302,4 +316,5 @@ void jm_rpc_stop(jm *j)
     if (j->listener) evconnlistener_free(j->listener);
     if (j->kick) event_free(j->kick);
     if (j->tick) event_free(j->tick);
+    if (j->cp_tick) event_free(j->cp_tick);
 }

@@ -174,6 +174,8 @@ void jm_job_cancel(jm *j, jm_job *job)
 {
     if (jm_job_state_terminal(job->state)) return;
     set_reason(job, NULL);
+    job->restart_at_mono_ms = 0;
+    jm_cp_job_ended(j, job);
     if (job->state == JOB_RUNNING) {
         jm_job_set_state(job, JOB_CANCELLING);
         send_cancel(j, job);
@@ -188,7 +190,33 @@ void jm_job_cancel(jm *j, jm_job *job)
 static void job_fail(jm *j, jm_job *job, const char *reason)
 {
     sl_warn(TAG, "Job %s (%s) fails: %s", job->g->name, job->id, reason);
+    jm_cp_job_ended(j, job);
     job_end(j, job, JOB_FAILED, reason);
+}
+
+void jm_job_fail_or_restart(jm *j, jm_job *job, const char *reason)
+{
+    if (!j->restart_fixed || job->restarts >= j->restart_attempts) {
+        if (j->restart_fixed) {
+            char r2[800];
+            snprintf(r2, sizeof r2, "%s (restart attempts exhausted: %d)", reason, job->restarts);
+            job_fail(j, job, r2);
+        } else {
+            job_fail(j, job, reason);
+        }
+        return;
+    }
+    job->restarts++;
+    sl_warn(TAG, "Job %s (%s) restarts (attempt %d of %d) in %lld ms: %s", job->g->name, job->id,
+            job->restarts, j->restart_attempts, (long long)j->restart_delay_ms, reason);
+    jm_cp_job_ended(j, job);
+    send_cancel(j, job);
+    release_slots(job);
+    tasks_to(job, T_CANCELED);
+    free(job->restore_dir);
+    job->restore_dir = job->latest_completed ? sl_strdup(job->latest_completed->dir) : NULL;
+    jm_job_set_state(job, JOB_RESTARTING);
+    job->restart_at_mono_ms = sl_mono_ms() + SL_MAX(j->restart_delay_ms, 1);
 }
 
 /* Pick nslots slots spread evenly: repeatedly take a free slot on the
@@ -268,6 +296,9 @@ static void deploy(jm *j, jm_job *job)
         d.n_local_slots = nlocal;
         d.local_slots = local;
         d.buffer_timeout_ms = sl_config_int(j->conf, "execution.buffer-timeout");
+        d.restore_dir = job->restore_dir ? job->restore_dir : "";
+        d.checkpointing = j->cp_interval_ms > 0;
+        d.exactly_once = j->cp_exactly_once;
         Sluice__Envelope env = SLUICE__ENVELOPE__INIT;
         env.msg_case = SLUICE__ENVELOPE__MSG_DEPLOY;
         env.deploy = &d;
@@ -276,6 +307,14 @@ static void deploy(jm *j, jm_job *job)
     free(locs);
     free(plocs);
     free(local);
+    if (job->restore_dir) {
+        job->cp_restored++;
+        job->restored_ms = sl_now_ms();
+        free(job->restored_path);
+        job->restored_path = sl_sprintf("file:%s", job->restore_dir);
+        job->restored_id = job->latest_completed ? (int64_t)job->latest_completed->id : 0;
+    }
+    job->next_cp_mono_ms = sl_mono_ms() + j->cp_interval_ms;
     jm_job_set_state(job, JOB_RUNNING);
 }
 
@@ -328,6 +367,7 @@ void jm_on_task_status(jm *j, const Sluice__TaskStatus *ts)
         t->state = T_FINISHED;
         t->end_ms = sl_now_ms();
         if (job->state == JOB_RUNNING && all_tasks_in(job, is_finished)) {
+            jm_cp_job_ended(j, job);
             release_slots(job);
             jm_job_set_state(job, JOB_FINISHED);
         }
@@ -336,6 +376,7 @@ void jm_on_task_status(jm *j, const Sluice__TaskStatus *ts)
         t->state = T_CANCELED;
         t->end_ms = sl_now_ms();
         if (job->state == JOB_CANCELLING && all_tasks_in(job, is_stopped)) {
+            jm_cp_job_ended(j, job);
             release_slots(job);
             jm_job_set_state(job, JOB_CANCELED);
         }
@@ -352,7 +393,7 @@ void jm_on_task_status(jm *j, const Sluice__TaskStatus *ts)
         if (job->state == JOB_RUNNING) {
             char reason[600];
             snprintf(reason, sizeof reason, "%s failed: %s", task, msg);
-            job_fail(j, job, reason);
+            jm_job_fail_or_restart(j, job, reason);
         }
         break;
     }
@@ -377,7 +418,7 @@ void jm_on_tm_lost(jm *j, jm_tm *tm, const char *why)
             snprintf(reason, sizeof reason, "TaskManager %s was lost: %s", tm->id, why);
             jm_job_add_exception(job, reason, reason, NULL, tm->id);
             if (job->state == JOB_CANCELLING) job_end(j, job, JOB_CANCELED, NULL);
-            else job_fail(j, job, reason);
+            else jm_job_fail_or_restart(j, job, reason);
         }
     }
     for (jm_tm **p = &j->tms; *p; p = &(*p)->next)
@@ -436,6 +477,7 @@ void jm_jobs_destroy(jm *j)
             free(job->exceptions[i].location);
         }
         free(job->exceptions);
+        jm_cp_free(job);
         free(job->slot_tm);
         free(job->state_reason);
         free(job->graph_json);

@@ -51,6 +51,7 @@ tm_outchan **tm_task_writer_slot(tm_task *t, int out_edge_index, int consumer);
 
 static void deploy_cancel(tm_net *n, tm_deploy *d);
 static void reap_deploys(tm_net *n);
+static void send_ack(tm_net *n, tm_snap_job *job);
 static void peer_flush(tm_peer *p);
 static void peer_connect(tm_peer *p);
 
@@ -381,6 +382,25 @@ static void deploy_job(tm_net *n, const Sluice__DeployJob *m)
     d->net = n;
     d->nslots = (int)m->n_slots;
     d->buffer_timeout_ms = m->buffer_timeout_ms;
+    d->checkpointing = m->checkpointing;
+    d->exactly_once = m->exactly_once;
+    if (m->restore_dir && *m->restore_dir) {
+        void *packed = NULL;
+        size_t plen = 0;
+        d->restore_dir = sl_strdup(m->restore_dir);
+        if (sl_snapshot_read_metadata(m->restore_dir, &packed, &plen, err, sizeof err) != SL_OK ||
+            !(d->restore = sluice__snapshot_metadata__unpack(NULL, plen, packed))) {
+            if (!packed) sl_warn(TAG, "job %s: cannot restore: %s", m->job_id, err);
+            else snprintf(err, sizeof err, "%s/_metadata does not decode", m->restore_dir);
+            free(packed);
+            report_direct(n, m->job_id, m->attempt, 0, 0, SLUICE__TASK_STATE__TASK_FAILED, err);
+            free(d->restore_dir);
+            sl_jobgraph_destroy(g);
+            free(d);
+            return;
+        }
+        free(packed);
+    }
     d->seg_size = (uint32_t)sl_config_int(n->conf, "taskmanager.memory.segment-size");
     d->buffers_per_channel = (int)sl_config_int(n->conf, "taskmanager.network.memory.buffers-per-channel");
     d->floating_per_gate = (int)sl_config_int(n->conf, "taskmanager.network.memory.floating-buffers-per-gate");
@@ -399,8 +419,6 @@ static void deploy_job(tm_net *n, const Sluice__DeployJob *m)
             t->chain = c;
             t->subtask = (int)m->local_slots[s];
             t->hb_at_ns = sl_mono_ns(); /* the first heartbeat covers the time since now */
-            pthread_mutex_init(&t->wake_mu, NULL);
-            pthread_cond_init(&t->wake_cv, NULL);
             const sl_vertex *head = &g->v[g->chains[c].vertices[0]];
             int nchan = 0;
             for (int k = 0; k < head->nin; k++) {
@@ -496,8 +514,6 @@ static void deploy_free(tm_net *n, tm_deploy *d)
         tm_gate_destroy(&t->gate);
         tm_writer_destroy_all(t);
         free(t->chan_input);
-        pthread_mutex_destroy(&t->wake_mu);
-        pthread_cond_destroy(&t->wake_cv);
     }
     /* receive buffers still on their way back are in the inbox: take them */
     pthread_mutex_lock(&n->mu);
@@ -517,6 +533,8 @@ static void deploy_free(tm_net *n, tm_deploy *d)
     free(d->in_by_id);
     free(d->tasks);
     sl_jobgraph_destroy(d->g);
+    if (d->restore) sluice__snapshot_metadata__free_unpacked(d->restore, NULL);
+    free(d->restore_dir);
     free(d);
 }
 
@@ -961,6 +979,37 @@ static void handle_jm(tm_net *n, Sluice__Envelope *env)
         if (d) deploy_cancel(n, d);
         break;
     }
+    case SLUICE__ENVELOPE__MSG_TRIGGER: {
+        const Sluice__TriggerCheckpoint *tc = env->trigger;
+        tm_deploy *d = find_deploy(n, tc->attempt);
+        if (!d || d->cancelled || !tc->dir) break;
+        for (int i = 0; i < d->ntasks; i++) {
+            tm_task *t = &d->tasks[i];
+            const sl_vertex *head = &d->g->v[d->g->chains[t->chain].vertices[0]];
+            if (!(head->def->flags & SL_OPF_SOURCE)) continue;
+            tm_mail *ml = sl_calloc(1, sizeof *ml);
+            ml->kind = TM_MAIL_TRIGGER;
+            ml->cpid = tc->checkpoint_id;
+            ml->ts = tc->timestamp;
+            ml->flags = (tc->is_savepoint ? SL_CP_SAVEPOINT : 0) | (tc->stop ? SL_CP_STOP : 0) |
+                        (tc->drain ? SL_CP_DRAIN : 0);
+            ml->dir = sl_strdup(tc->dir);
+            tm_task_mail(t, ml);
+        }
+        break;
+    }
+    case SLUICE__ENVELOPE__MSG_NOTIFY: {
+        const Sluice__NotifyCheckpoint *nc = env->notify;
+        tm_deploy *d = find_deploy(n, nc->attempt);
+        if (!d || d->cancelled) break;
+        for (int i = 0; i < d->ntasks; i++) {
+            tm_mail *ml = sl_calloc(1, sizeof *ml);
+            ml->kind = nc->completed ? TM_MAIL_COMPLETE : TM_MAIL_ABORT;
+            ml->cpid = nc->checkpoint_id;
+            tm_task_mail(&d->tasks[i], ml);
+        }
+        break;
+    }
     default:
         sl_warn(TAG, "unexpected message %d from the JobManager; ignored", (int)env->msg_case);
     }
@@ -1045,6 +1094,8 @@ static void on_inbox(evutil_socket_t fd, short what, void *arg)
     n->status_head = n->status_tail = NULL;
     sl_buf *credits = n->credit_head;
     n->credit_head = NULL;
+    tm_snap_job *acks = n->acks_head;
+    n->acks_head = NULL;
     int exited = n->exited;
     n->exited = 0;
     pthread_mutex_unlock(&n->mu);
@@ -1067,6 +1118,12 @@ static void on_inbox(evutil_socket_t fd, short what, void *arg)
         sl_buf *next = credits->next;
         recv_buffer_back(n, credits);
         credits = next;
+    }
+    while (acks) {
+        tm_snap_job *next = acks->next;
+        send_ack(n, acks);
+        tm_snap_job_free(acks);
+        acks = next;
     }
     for (tm_peer *p = n->peers; p; p = p->next) peer_flush(p);
     if (exited) reap_deploys(n);
@@ -1109,6 +1166,44 @@ static void reap_deploys(tm_net *n)
     }
 }
 
+/* Tell the JobManager a subtask's part of a checkpoint is written (or why not). */
+static void send_ack(tm_net *n, tm_snap_job *job)
+{
+    Sluice__AcknowledgeCheckpoint a = SLUICE__ACKNOWLEDGE_CHECKPOINT__INIT;
+    a.job_id = job->job_id;
+    a.attempt = job->attempt;
+    a.checkpoint_id = job->cpid;
+    a.chain = (uint32_t)job->chain;
+    a.subtask = (uint32_t)job->subtask;
+    a.alignment_ns = job->alignment_ns;
+    a.sync_ns = job->sync_ns;
+    a.async_ns = job->async_ns;
+    a.start_delay_ns = job->start_delay_ns;
+    a.error = job->error;
+    Sluice__OperatorSubtaskHandle *hs = sl_calloc((size_t)(job->nparts ? job->nparts : 1), sizeof *hs);
+    Sluice__OperatorSubtaskHandle **hp = sl_calloc((size_t)(job->nparts ? job->nparts : 1), sizeof *hp);
+    for (int i = 0; i < job->nparts; i++) {
+        tm_snap_part *p = &job->parts[i];
+        sluice__operator_subtask_handle__init(&hs[i]);
+        hs[i].uid = p->uid;
+        hs[i].file = p->file;
+        hs[i].kg_first = (uint32_t)p->kg_first;
+        hs[i].kg_last = (uint32_t)p->kg_last;
+        hs[i].size = p->size;
+        hs[i].keyed = p->keyed;
+        hs[i].has_opstate = p->bloblen > 0;
+        hp[i] = &hs[i];
+    }
+    a.n_handles = job->error[0] ? 0 : (size_t)job->nparts;
+    a.handles = hp;
+    Sluice__Envelope env = SLUICE__ENVELOPE__INIT;
+    env.msg_case = SLUICE__ENVELOPE__MSG_ACK;
+    env.ack = &a;
+    send_jm(n, &env);
+    free(hs);
+    free(hp);
+}
+
 /* ---- start and stop ------------------------------------------------------- */
 
 int tm_net_start(tm_net *n, char *err, size_t errlen)
@@ -1136,6 +1231,7 @@ int tm_net_start(tm_net *n, char *err, size_t errlen)
     n->reconnect = event_new(n->base, -1, 0, on_reconnect, n);
     n->heartbeat = event_new(n->base, -1, EV_PERSIST, on_heartbeat, n);
     n->hb_interval_ms = sl_config_int(n->conf, "heartbeat.interval");
+    if (tm_snapshotter_start(n, err, errlen) != SL_OK) return SL_ERR;
     jm_connect(n);
     return SL_OK;
 }
@@ -1145,7 +1241,8 @@ void tm_net_stop(tm_net *n)
     n->stopping = 1;
     for (tm_deploy *d = n->deploys; d; d = d->next) deploy_cancel(n, d);
     while (n->deploys) deploy_free(n, n->deploys);
-    on_inbox(-1, 0, n); /* statuses and credits still queued */
+    tm_snapshotter_stop(n);
+    on_inbox(-1, 0, n); /* statuses, credits and acks still queued */
     if (n->jm) bufferevent_free(n->jm);
     n->jm = NULL;
     while (n->peers) {

@@ -57,6 +57,23 @@ typedef struct run {
     uint64_t idle_ns, bp_ns;
     int64_t next_flush_ns;
     int failed;                 /* an operator failed: t->err holds why */
+    /* checkpoints */
+    uint64_t aligning;          /* checkpoint whose barriers are arriving, 0 = none */
+    int64_t align_ts;
+    int align_flags;
+    char *align_dir;
+    int64_t align_start_ns;
+    char *chan_barrier;         /* per channel: barrier `aligning` arrived */
+    int nbarriers;
+    sl_buf **held_head, **held_tail; /* exactly-once: buffers of channels that
+                                        delivered the barrier, held until all have */
+    int nheld;
+    int stopped;                /* an input ended by stop-with-savepoint (no drain) */
+    uint64_t last_cp;           /* newest checkpoint taken here */
+    uint64_t stop_cpid;         /* stop-with-savepoint: the savepoint to see complete */
+    int stop_done;              /* 1 it completed, -1 it was aborted */
+    uint8_t barrier_el[4200];   /* the barrier element's payload being sent */
+    size_t barrier_len;
     char err[600];
     uint8_t keybuf[4096];
 } run;
@@ -88,11 +105,12 @@ void tm_gate_push(tm_gate *g, sl_buf *b)
     pthread_mutex_unlock(&g->mu);
 }
 
-/* Wait for a buffer until deadline_ns (monotonic); NULL on timeout or close. */
+/* Wait for a buffer until deadline_ns (monotonic); NULL on timeout, close
+ * or mail (the caller looks at its mail after every call). */
 static sl_buf *gate_take(tm_gate *g, int64_t deadline_ns)
 {
     pthread_mutex_lock(&g->mu);
-    while (!g->head && !g->closed) {
+    while (!g->head && !g->closed && !g->mail_head) {
         struct timespec ts;
         int64_t now = sl_mono_ns();
         if (now >= deadline_ns) break;
@@ -128,6 +146,42 @@ static sl_buf *gate_take_nowait(tm_gate *g)
     return b;
 }
 
+static void mail_free(tm_mail *m)
+{
+    while (m) {
+        tm_mail *next = m->next;
+        free(m->dir);
+        free(m);
+        m = next;
+    }
+}
+
+void tm_task_mail(tm_task *t, tm_mail *m)
+{
+    tm_gate *g = &t->gate;
+    m->next = NULL;
+    pthread_mutex_lock(&g->mu);
+    if (g->closed) {
+        pthread_mutex_unlock(&g->mu);
+        mail_free(m);
+        return;
+    }
+    if (g->mail_tail) g->mail_tail->next = m;
+    else g->mail_head = m;
+    g->mail_tail = m;
+    pthread_cond_broadcast(&g->cv);
+    pthread_mutex_unlock(&g->mu);
+}
+
+static tm_mail *gate_take_mail(tm_gate *g)
+{
+    pthread_mutex_lock(&g->mu);
+    tm_mail *m = g->mail_head;
+    g->mail_head = g->mail_tail = NULL;
+    pthread_mutex_unlock(&g->mu);
+    return m;
+}
+
 void tm_gate_close(tm_gate *g)
 {
     pthread_mutex_lock(&g->mu);
@@ -135,8 +189,11 @@ void tm_gate_close(tm_gate *g)
     sl_buf *b = g->head;
     g->head = g->tail = NULL;
     g->queued = 0;
+    tm_mail *m = g->mail_head;
+    g->mail_head = g->mail_tail = NULL;
     pthread_cond_broadcast(&g->cv);
     pthread_mutex_unlock(&g->mu);
+    mail_free(m);
     while (b) {
         sl_buf *next = b->next;
         sl_buf_recycle(b);
@@ -153,9 +210,9 @@ void tm_gate_destroy(tm_gate *g)
 
 void tm_task_wake(tm_task *t)
 {
-    pthread_mutex_lock(&t->wake_mu);
-    pthread_cond_broadcast(&t->wake_cv);
-    pthread_mutex_unlock(&t->wake_mu);
+    pthread_mutex_lock(&t->gate.mu);
+    pthread_cond_broadcast(&t->gate.cv);
+    pthread_mutex_unlock(&t->gate.mu);
 }
 
 /* ---- figures ------------------------------------------------------------ */
@@ -277,13 +334,19 @@ static int put_element(run *r, tm_writer *wr, int k, int tag, const sl_row *row,
                 n = SL_EL_HDR + 8;
                 memcpy(p + SL_EL_HDR, &x, 8);
             }
+        } else if (tag == SL_EL_BARRIER) {
+            if (room >= SL_EL_HDR + r->barrier_len) {
+                n = SL_EL_HDR + r->barrier_len;
+                memcpy(p + SL_EL_HDR, r->barrier_el, r->barrier_len);
+            }
         } else if (tag == SL_EL_IDLE) {
             if (room >= SL_EL_HDR + 1) {
                 n = SL_EL_HDR + 1;
                 p[SL_EL_HDR] = (uint8_t)(x != 0);
             }
-        } else if (room >= SL_EL_HDR) {
-            n = SL_EL_HDR;
+        } else if (room >= SL_EL_HDR + 1) { /* END: u8 1 = drained, 0 = stopped */
+            n = SL_EL_HDR + 1;
+            p[SL_EL_HDR] = (uint8_t)(x != 0);
         }
         if (n) {
             uint32_t len = (uint32_t)(n - SL_EL_HDR);
@@ -570,6 +633,78 @@ static int open_chain(run *r)
     return SL_OK;
 }
 
+/* ---- restore ------------------------------------------------------------ */
+
+typedef struct restore_ctx {
+    sl_op *op;
+    char *err;
+    size_t errlen;
+} restore_ctx;
+
+static int restore_entry(void *ctx, const sl_kentry *e)
+{
+    restore_ctx *rc = ctx;
+    return sl_kstate_restore(rc->op->kstate, e, rc->err, rc->errlen) == SL_OK ? 0 : 1;
+}
+
+static int restore_timer(void *ctx, const sl_snap_timer *t)
+{
+    restore_ctx *rc = ctx;
+    sl_timer tm = {t->time, t->kg, t->key, t->klen, t->ns, t->nslen};
+    if (t->kg < rc->op->kg_first || t->kg > rc->op->kg_last) return 0;
+    sl_timers_add(t->kind ? rc->op->proc_timers : rc->op->event_timers, &tm);
+    return 0;
+}
+
+/* Load this subtask's share of a snapshot into its operators: keyed
+ * entries and timers of the key groups it owns now (from whichever old
+ * files cover them), and the operator-state blobs dealt to it. */
+static int restore_chain(run *r)
+{
+    const Sluice__SnapshotMetadata *md = r->d->restore;
+    if (!md) return SL_OK;
+    for (int k = 0; k < r->nops; k++) {
+        sl_op *op = &r->ops[k];
+        const Sluice__OperatorState *os = NULL;
+        for (size_t i = 0; i < md->n_operators; i++)
+            if (!strcmp(md->operators[i]->uid, op->vertex->uid)) os = md->operators[i];
+        if (!os) continue; /* a new operator: starts empty */
+        const void **blobs = sl_calloc(os->n_subtasks + 1, sizeof(void *));
+        size_t *lens = sl_calloc(os->n_subtasks + 1, sizeof(size_t));
+        int nblobs = 0, rc = SL_OK;
+        restore_ctx ctx = {op, op->err, sizeof op->err};
+        for (size_t i = 0; i < os->n_subtasks && rc == SL_OK; i++) {
+            const Sluice__SubtaskState *ss = os->subtasks[i];
+            if (!ss->file || !*ss->file) continue;
+            char path[4096];
+            snprintf(path, sizeof path, "%s/%s", r->d->restore_dir, ss->file);
+            if (op->kstate && ss->kg_last >= (uint32_t)op->kg_first && ss->kg_first <= (uint32_t)op->kg_last) {
+                int lo = SL_MAX(op->kg_first, (int)ss->kg_first), hi = SL_MIN(op->kg_last, (int)ss->kg_last);
+                if (sl_snapr_keyed(path, lo, hi, restore_entry, &ctx, op->err, sizeof op->err) != SL_OK ||
+                    sl_snapr_timers(path, lo, hi, restore_timer, &ctx, op->err, sizeof op->err) != SL_OK)
+                    rc = SL_ERR;
+            }
+            if (rc == SL_OK && ss->has_opstate && op->def->restore_state &&
+                (int)(ss->subtask % (uint32_t)op->parallelism) == op->subtask) {
+                void *blob = NULL;
+                size_t len = 0;
+                if (sl_snapr_opstate(path, &blob, &len, op->err, sizeof op->err) != SL_OK) rc = SL_ERR;
+                else {
+                    blobs[nblobs] = blob;
+                    lens[nblobs++] = len;
+                }
+            }
+        }
+        if (rc == SL_OK && op->def->restore_state && nblobs >= 0)
+            rc = op->def->restore_state(op, (const void *const *)blobs, lens, nblobs);
+        for (int i = 0; i < nblobs; i++) free((void *)blobs[i]);
+        free(blobs);
+        free(lens);
+        if (rc != SL_OK) return fail(r, op);
+    }
+    return SL_OK;
+}
+
 static void close_chain(run *r)
 {
     for (int k = 0; k < r->nops; k++) close_op(&r->ops[k]);
@@ -593,6 +728,24 @@ static int finish_chain(run *r)
         sl_arena_reset(&op->scratch);
         if (op->def->end_input && op->def->end_input(op) != SL_OK) return fail(r, op);
     }
+    if (writers_broadcast(r, SL_EL_END, 1) != SL_OK) return SL_ERR;
+    flush_writers(r);
+    return SL_OK;
+}
+
+/* End the outputs after a stop-with-savepoint: `drained` says whether
+ * everything already fired (then downstream drains too). */
+static int finish_ends(run *r, int drained)
+{
+    if (writers_broadcast(r, SL_EL_END, drained) != SL_OK) return SL_ERR;
+    flush_writers(r);
+    return SL_OK;
+}
+
+/* Stop-with-savepoint without drain: end the outputs without firing what
+ * is pending (windows and timers stay in the savepoint). */
+static int finish_stopped(run *r)
+{
     if (writers_broadcast(r, SL_EL_END, 0) != SL_OK) return SL_ERR;
     flush_writers(r);
     return SL_OK;
@@ -638,12 +791,284 @@ static int proc_time_due(run *r)
     return SL_OK;
 }
 
+/* ---- checkpoints ---------------------------------------------------------- */
+
+/* The maximum watermark and end of input through the whole chain, without
+ * ending the outputs (stop with drain: the savepoint follows). */
+static int drain_chain(run *r)
+{
+    if (op_watermark(&r->ops[0], INT64_MAX) != SL_OK) return fail(r, &r->ops[0]);
+    for (int k = 0; k < r->nops; k++) {
+        sl_op *op = &r->ops[k];
+        sl_arena_reset(&op->scratch);
+        if (op->def->end_input && op->def->end_input(op) != SL_OK) return fail(r, op);
+    }
+    return SL_OK;
+}
+
+typedef struct timer_copy {
+    sl_snap_timer *arr;
+    size_t n, cap;
+    int kind;
+} timer_copy;
+
+static void copy_timer(void *ctx, const sl_timer *tm)
+{
+    timer_copy *tc = ctx;
+    if (tc->n == tc->cap) {
+        tc->cap = tc->cap ? tc->cap * 2 : 64;
+        tc->arr = sl_realloc(tc->arr, tc->cap * sizeof *tc->arr);
+    }
+    sl_snap_timer *st = &tc->arr[tc->n++];
+    st->kind = tc->kind;
+    st->time = tm->time;
+    st->kg = tm->kg;
+    st->klen = tm->klen;
+    st->key = sl_malloc(tm->klen ? tm->klen : 1);
+    memcpy(st->key, tm->key, tm->klen);
+    st->nslen = tm->nslen;
+    st->ns = sl_malloc(tm->nslen ? tm->nslen : 1);
+    memcpy(st->ns, tm->ns, tm->nslen);
+}
+
+/* "<uid>-<subtask>.state" with anything but [A-Za-z0-9_.-] replaced. */
+static char *state_file_name(const char *uid, int subtask)
+{
+    char *f = sl_sprintf("%s-%d.state", uid, subtask);
+    for (char *p = f; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+              *p == '_' || *p == '-' || *p == '.'))
+            *p = '_';
+    return f;
+}
+
+/* The synchronous part of a checkpoint: views of keyed state, copies of
+ * timers, operator-state blobs; then the barrier goes downstream and the
+ * snapshot thread writes the files. */
+static int take_snapshot(run *r, uint64_t cpid, int64_t ts, int flags, const char *dir,
+                         uint64_t alignment_ns)
+{
+    tm_task *t = r->t;
+    int64_t t0 = sl_mono_ns();
+    tm_snap_job *job = sl_calloc(1, sizeof *job);
+    memcpy(job->job_id, r->d->job_id, sizeof job->job_id);
+    job->attempt = r->d->attempt;
+    job->cpid = cpid;
+    job->chain = t->chain;
+    job->subtask = t->subtask;
+    job->dir = sl_strdup(dir);
+    job->alignment_ns = alignment_ns;
+    job->start_delay_ns = (uint64_t)SL_MAX(0, (sl_now_ms() - ts) * 1000000);
+    job->parts = sl_calloc((size_t)r->nops, sizeof(tm_snap_part));
+    for (int k = 0; k < r->nops; k++) {
+        sl_op *op = &r->ops[k];
+        if (!op->kstate && !op->def->snapshot_state) continue;
+        tm_snap_part *p = &job->parts[job->nparts];
+        void *blob = NULL;
+        size_t len = 0;
+        if (op->def->snapshot_state && op->def->snapshot_state(op, (int64_t)cpid, &blob, &len) != SL_OK) {
+            snprintf(job->error, sizeof job->error, "%s: snapshot: %s", op->task_name, op->err);
+            break;
+        }
+        job->nparts++;
+        p->uid = sl_strdup(op->vertex->uid);
+        p->file = state_file_name(op->vertex->uid, op->subtask);
+        p->blob = blob;
+        p->bloblen = blob ? len : 0;
+        p->max_parallelism = op->max_parallelism;
+        if (op->kstate) {
+            char err[300];
+            p->keyed = 1;
+            p->kg_first = op->kg_first;
+            p->kg_last = op->kg_last;
+            p->ksnap = sl_kstate_snapshot(op->kstate, err, sizeof err);
+            if (!p->ksnap) {
+                snprintf(job->error, sizeof job->error, "%s: snapshot: %s", op->task_name, err);
+                break;
+            }
+            timer_copy tc = {NULL, 0, 0, 0};
+            for (int kg = op->kg_first; kg <= op->kg_last; kg++) {
+                tc.kind = 0;
+                sl_timers_each(op->event_timers, kg, copy_timer, &tc);
+                tc.kind = 1;
+                sl_timers_each(op->proc_timers, kg, copy_timer, &tc);
+            }
+            p->timers = tc.arr;
+            p->ntimers = tc.n;
+        } else {
+            p->kg_first = 0;
+            p->kg_last = op->max_parallelism - 1;
+        }
+    }
+    job->sync_ns = (uint64_t)(sl_mono_ns() - t0);
+    /* the barrier follows everything emitted before it, and is the last
+     * element of its buffer */
+    uint8_t *b = r->barrier_el;
+    size_t dl = strlen(dir);
+    if (dl > sizeof r->barrier_el - 19) dl = sizeof r->barrier_el - 19;
+    memcpy(b, &cpid, 8);
+    memcpy(b + 8, &ts, 8);
+    b[16] = (uint8_t)flags;
+    uint16_t d16 = (uint16_t)dl;
+    memcpy(b + 17, &d16, 2);
+    memcpy(b + 19, dir, dl);
+    r->barrier_len = 19 + dl;
+    int rc = writers_broadcast(r, SL_EL_BARRIER, 0);
+    flush_writers(r);
+    r->last_cp = cpid;
+    if (flags & SL_CP_STOP) r->stop_cpid = cpid;
+    tm_snapshotter_submit(r->d->net, job);
+    return rc;
+}
+
+static void hold(run *r, sl_buf *b)
+{
+    int c = b->chan;
+    b->next = NULL;
+    if (r->held_tail[c]) r->held_tail[c]->next = b;
+    else r->held_head[c] = b;
+    r->held_tail[c] = b;
+    r->nheld++;
+}
+
+/* A buffer held back for alignment whose channel is open again. */
+static sl_buf *take_held(run *r)
+{
+    if (!r->nheld) return NULL;
+    for (int c = 0; c < r->t->ngate_chan; c++) {
+        if (r->aligning && r->chan_barrier[c] && r->d->exactly_once) continue;
+        sl_buf *b = r->held_head[c];
+        if (!b) continue;
+        r->held_head[c] = b->next;
+        if (!r->held_head[c]) r->held_tail[c] = NULL;
+        r->nheld--;
+        b->next = NULL;
+        return b;
+    }
+    return NULL;
+}
+
+static sl_buf *take_all_held(run *r)
+{
+    sl_buf *all = NULL;
+    for (int c = 0; c < r->t->ngate_chan; c++) {
+        while (r->held_head[c]) {
+            sl_buf *b = r->held_head[c];
+            r->held_head[c] = b->next;
+            b->next = all;
+            all = b;
+        }
+        r->held_tail[c] = NULL;
+    }
+    r->nheld = 0;
+    return all;
+}
+
+static int channel_blocked(const run *r, int c)
+{
+    return r->aligning && r->d->exactly_once && r->chan_barrier[c];
+}
+
+/* Barriers from every live channel: snapshot and forward. */
+static int maybe_complete_alignment(run *r)
+{
+    if (!r->aligning) return SL_OK;
+    int live = 0;
+    for (int c = 0; c < r->t->ngate_chan; c++) live += !r->chan_ended[c];
+    if (r->nbarriers < live) return SL_OK;
+    uint64_t cpid = r->aligning;
+    uint64_t align_ns = (uint64_t)(sl_mono_ns() - r->align_start_ns);
+    int rc = take_snapshot(r, cpid, r->align_ts, r->align_flags, r->align_dir, align_ns);
+    r->aligning = 0;
+    r->nbarriers = 0;
+    memset(r->chan_barrier, 0, (size_t)r->t->ngate_chan);
+    free(r->align_dir);
+    r->align_dir = NULL;
+    return rc;
+}
+
+static int on_barrier(run *r, int c, const uint8_t *p, uint32_t len)
+{
+    if (len < 19) return sl_seterr(r->err, sizeof r->err, "damaged barrier");
+    uint64_t cpid;
+    int64_t ts;
+    uint16_t dl;
+    memcpy(&cpid, p, 8);
+    memcpy(&ts, p + 8, 8);
+    memcpy(&dl, p + 17, 2);
+    if (19u + dl > len) return sl_seterr(r->err, sizeof r->err, "damaged barrier");
+    if (cpid <= r->last_cp) return SL_OK; /* an older checkpoint, already superseded */
+    if (cpid > r->aligning) {
+        /* a newer checkpoint overtakes one still aligning: that one is
+         * abandoned (the coordinator times it out) */
+        r->aligning = cpid;
+        r->align_ts = ts;
+        r->align_flags = p[16];
+        free(r->align_dir);
+        r->align_dir = sl_strndup((const char *)p + 19, dl);
+        r->align_start_ns = sl_mono_ns();
+        r->nbarriers = 0;
+        memset(r->chan_barrier, 0, (size_t)r->t->ngate_chan);
+    }
+    if (!r->chan_barrier[c]) {
+        r->chan_barrier[c] = 1;
+        r->nbarriers++;
+    }
+    return maybe_complete_alignment(r);
+}
+
+static void op_checkpoint_done(run *r, uint64_t cpid, int completed)
+{
+    for (int k = 0; k < r->nops; k++) {
+        sl_op *op = &r->ops[k];
+        int (*fn)(sl_op *, int64_t) = completed ? op->def->checkpoint_complete : op->def->checkpoint_abort;
+        if (fn && fn(op, (int64_t)cpid) != SL_OK) {
+            fail(r, op);
+            return;
+        }
+    }
+}
+
+/* Mail from the network thread. Sources take a checkpoint on TRIGGER. */
+static int handle_mail(run *r, int *stop)
+{
+    tm_mail *m = gate_take_mail(&r->t->gate);
+    int rc = SL_OK;
+    for (tm_mail *x = m; x && rc == SL_OK; x = x->next) {
+        switch (x->kind) {
+        case TM_MAIL_TRIGGER:
+            if (x->cpid > r->last_cp) {
+                /* stop with drain: everything fires before the savepoint */
+                if ((x->flags & SL_CP_STOP) && (x->flags & SL_CP_DRAIN)) rc = drain_chain(r);
+                if (rc == SL_OK) rc = take_snapshot(r, x->cpid, x->ts, x->flags, x->dir, 0);
+                if (x->flags & SL_CP_STOP) *stop = x->flags;
+            }
+            break;
+        case TM_MAIL_COMPLETE:
+            op_checkpoint_done(r, x->cpid, 1);
+            if (r->failed) rc = SL_ERR;
+            if (x->cpid == r->stop_cpid) r->stop_done = 1;
+            break;
+        case TM_MAIL_ABORT:
+            op_checkpoint_done(r, x->cpid, 0);
+            if (r->failed) rc = SL_ERR;
+            if (x->cpid == r->stop_cpid) r->stop_done = -1;
+            break;
+        }
+    }
+    mail_free(m);
+    return rc;
+}
+
 static int run_source(run *r)
 {
     tm_task *t = r->t;
     sl_op *head = &r->ops[0];
     for (;;) {
         if (cancelled(r)) return SL_DONE;
+        int stop = 0;
+        if (handle_mail(r, &stop) != SL_OK) return SL_ERR;
+        if (stop) return finish_ends(r, (stop & SL_CP_DRAIN) != 0);
         sl_arena_reset(&head->scratch);
         int rc = head->def->run(head);
         int64_t now = sl_mono_ns();
@@ -661,15 +1086,9 @@ static int run_source(run *r)
             int64_t wake_ns = head->wake_at_ms * 1000000;
             int64_t until = SL_MIN(wake_ns, flush_deadline(r, now));
             if (until > now) {
-                struct timespec ts;
-                clock_gettime(CLOCK_REALTIME, &ts);
-                int64_t abs = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec + (until - now);
-                ts.tv_sec = abs / 1000000000;
-                ts.tv_nsec = abs % 1000000000;
                 wait_begin(r, WAIT_IDLE, now);
-                pthread_mutex_lock(&t->wake_mu);
-                if (!cancelled(r)) pthread_cond_timedwait(&t->wake_cv, &t->wake_mu, &ts);
-                pthread_mutex_unlock(&t->wake_mu);
+                sl_buf *none = gate_take(&t->gate, until); /* a source's gate only brings mail */
+                SL_ASSERT(none == NULL);
                 int64_t after = sl_mono_ns();
                 wait_end(r, WAIT_IDLE, after - now);
                 maybe_flush(r, after);
@@ -750,17 +1169,29 @@ static int process_buffer(run *r, sl_buf *b)
                 r->chan_wm[c] = wm;
                 advance_watermark(r, &rc);
             }
+        } else if (tag == SL_EL_BARRIER) {
+            if (pos != b->len) {
+                rc = sl_seterr(r->err, sizeof r->err, "%s: damaged buffer: data after a barrier",
+                               head->task_name);
+                r->failed = 1;
+            } else if (on_barrier(r, c, p, len) != SL_OK) {
+                rc = SL_ERR;
+                r->failed = 1;
+            }
         } else if (tag == SL_EL_IDLE && len == 1) {
             char idle = p[0] != 0;
             if (idle != r->chan_idle[c]) {
                 r->chan_idle[c] = idle;
                 advance_watermark(r, &rc);
             }
-        } else if (tag == SL_EL_END && len == 0) {
+        } else if (tag == SL_EL_END && len <= 1) {
             if (!r->chan_ended[c]) {
                 r->chan_ended[c] = 1;
                 r->nended++;
+                if (len == 1 && p[0] == 0) r->stopped = 1; /* stopped upstream, not drained */
+                if (r->chan_barrier[c]) { r->chan_barrier[c] = 0; r->nbarriers--; }
                 if (r->nended < r->t->ngate_chan) advance_watermark(r, &rc);
+                if (rc == SL_OK && maybe_complete_alignment(r) != SL_OK) rc = SL_ERR;
             }
         } else {
             rc = sl_seterr(r->err, sizeof r->err, "%s: damaged buffer: unknown element tag %u",
@@ -778,8 +1209,11 @@ static int run_consumer(run *r)
     tm_task *t = r->t;
     while (r->nended < t->ngate_chan) {
         if (cancelled(r)) return SL_DONE;
+        int stop = 0;
+        if (handle_mail(r, &stop) != SL_OK) return SL_ERR;
         int64_t now = sl_mono_ns();
-        sl_buf *b = gate_take_nowait(&t->gate);
+        sl_buf *b = take_held(r);
+        if (!b) b = gate_take_nowait(&t->gate);
         int64_t after = now;
         if (!b) {
             wait_begin(r, WAIT_IDLE, now);
@@ -793,12 +1227,17 @@ static int run_consumer(run *r)
             publish(r);
             continue;
         }
+        if (channel_blocked(r, b->chan)) {
+            hold(r, b); /* aligning: this channel already delivered the barrier */
+            continue;
+        }
         if (process_buffer(r, b) != SL_OK) return cancelled(r) ? SL_DONE : SL_ERR;
         if (proc_time_due(r) != SL_OK) return SL_ERR;
         maybe_flush(r, sl_mono_ns());
         publish(r);
     }
-    return finish_chain(r);
+    if (r->stop_cpid) return finish_ends(r, !r->stopped); /* stop-with-savepoint passed here */
+    return r->stopped ? finish_stopped(r) : finish_chain(r);
 }
 
 static void *task_main(void *arg)
@@ -819,14 +1258,30 @@ static void *task_main(void *arg)
     r.chan_wm = sl_calloc((size_t)(t->ngate_chan ? t->ngate_chan : 1), sizeof(int64_t));
     r.chan_ended = sl_calloc((size_t)(t->ngate_chan ? t->ngate_chan : 1), 1);
     r.chan_idle = sl_calloc((size_t)(t->ngate_chan ? t->ngate_chan : 1), 1);
+    r.chan_barrier = sl_calloc((size_t)(t->ngate_chan ? t->ngate_chan : 1), 1);
+    r.held_head = sl_calloc((size_t)(t->ngate_chan ? t->ngate_chan : 1), sizeof(sl_buf *));
+    r.held_tail = sl_calloc((size_t)(t->ngate_chan ? t->ngate_chan : 1), sizeof(sl_buf *));
     for (int c = 0; c < t->ngate_chan; c++) r.chan_wm[c] = INT64_MIN;
     const sl_vertex *head = &d->g->v[r.ch->vertices[0]];
     r.in_vals = sl_calloc((size_t)(head->in.n ? head->in.n : 1), sizeof(sl_value));
 
     int rc = open_chain(&r);
-    if (rc == SL_OK) {
+    if (rc == SL_OK && restore_chain(&r) != SL_OK) {
+        close_chain(&r);
+        rc = SL_ERR;
+    } else if (rc == SL_OK) {
         tm_net_report(d->net, d, t->chain, t->subtask, SLUICE__TASK_STATE__TASK_RUNNING, NULL);
         rc = (head->def->flags & SL_OPF_SOURCE) ? run_source(&r) : run_consumer(&r);
+        /* stop-with-savepoint: finish only once the savepoint is complete,
+         * so two-phase-commit sinks publish what it covers */
+        while (rc == SL_OK && r.stop_cpid && !r.stop_done && !cancelled(&r)) {
+            int stop = 0;
+            sl_buf *late = gate_take(&t->gate, sl_mono_ns() + 100000000);
+            if (late) sl_buf_recycle(late); /* every input has ended: nothing can come */
+            if (handle_mail(&r, &stop) != SL_OK) rc = SL_ERR;
+        }
+        if (rc == SL_OK && r.stop_done < 0)
+            rc = sl_seterr(r.err, sizeof r.err, "the stop-with-savepoint savepoint failed");
         publish(&r);
         close_chain(&r);
     }
@@ -843,6 +1298,15 @@ static void *task_main(void *arg)
     free(r.chan_wm);
     free(r.chan_ended);
     free(r.chan_idle);
+    free(r.chan_barrier);
+    for (sl_buf *b = take_all_held(&r); b;) {
+        sl_buf *next = b->next;
+        sl_buf_recycle(b);
+        b = next;
+    }
+    free(r.held_head);
+    free(r.held_tail);
+    free(r.align_dir);
     free(r.in_vals);
     fflush(stdout);
     tm_net_task_exited(d->net);

@@ -26,14 +26,34 @@
 #include "config.h"
 #include "jobgraph.h"
 #include "buffer.h"
+#include "snapshot.h"
 #include "control.pb-c.h"
+#include "snapshot.pb-c.h"
 
 typedef struct tm_net tm_net;
 typedef struct tm_deploy tm_deploy;
 typedef struct tm_task tm_task;
 typedef struct tm_peer tm_peer;
 
-/* Where a task's input arrives. */
+/* Control messages for a task, delivered through its gate. */
+typedef enum {
+    TM_MAIL_TRIGGER = 1,        /* sources: take checkpoint cpid now */
+    TM_MAIL_COMPLETE,           /* checkpoint cpid completed */
+    TM_MAIL_ABORT               /* checkpoint cpid was aborted */
+} tm_mail_kind;
+
+enum { SL_CP_SAVEPOINT = 1, SL_CP_STOP = 2, SL_CP_DRAIN = 4 };
+
+typedef struct tm_mail {
+    tm_mail_kind kind;
+    uint64_t cpid;
+    int64_t ts;                 /* trigger time (wall ms) */
+    int flags;                  /* SL_CP_* */
+    char *dir;                  /* TRIGGER: where state files go */
+    struct tm_mail *next;
+} tm_mail;
+
+/* Where a task's input arrives -- and its mail. */
 typedef struct tm_gate {
     pthread_mutex_t mu;
     pthread_cond_t cv;
@@ -41,7 +61,37 @@ typedef struct tm_gate {
     int queued;
     int closed;                 /* cancelled: the task should stop */
     int nchan;                  /* input channels */
+    tm_mail *mail_head, *mail_tail;
 } tm_gate;
+
+/* One operator's part of a task's snapshot, written off the task thread. */
+typedef struct tm_snap_part {
+    char *uid;
+    char *file;                 /* name inside the snapshot directory */
+    int keyed;
+    sl_ksnap *ksnap;            /* keyed state view (released by the writer) */
+    int max_parallelism, kg_first, kg_last;
+    struct sl_snap_timer *timers;
+    size_t ntimers;
+    void *blob;                 /* operator state */
+    size_t bloblen;
+    uint64_t size;              /* filled by the writer */
+} tm_snap_part;
+
+/* A task's snapshot for checkpoint cpid: written by the snapshot thread,
+ * then acknowledged to the JobManager by the network thread. */
+typedef struct tm_snap_job {
+    char job_id[33];
+    uint32_t attempt;
+    uint64_t cpid;
+    int chain, subtask;
+    char *dir;
+    int nparts;
+    tm_snap_part *parts;
+    uint64_t alignment_ns, sync_ns, async_ns, start_delay_ns;
+    char error[1100];           /* non-empty: decline */
+    struct tm_snap_job *next;
+} tm_snap_job;
 
 /* The sending end of one channel (producer subtask -> consumer subtask). */
 typedef struct tm_outchan {
@@ -102,8 +152,6 @@ struct tm_task {
     uint64_t hb_busy_ns, hb_bp_ns, hb_idle_ns;
     int64_t hb_at_ns;
     double busy_per_s, bp_per_s, idle_per_s;
-    pthread_mutex_t wake_mu;    /* sources sleep on this (rate limit) */
-    pthread_cond_t wake_cv;
 };
 
 struct tm_deploy {
@@ -122,6 +170,10 @@ struct tm_deploy {
     tm_inchan **in_by_id;       /* receiving ends of remote channels that live here */
     sl_pool *recv_pool;         /* receive buffers for remote channels */
     int cancelled;              /* set by the network thread */
+    int checkpointing;          /* checkpoints will be taken */
+    int exactly_once;           /* aligned barriers */
+    char *restore_dir;          /* restore from this snapshot, or NULL */
+    struct Sluice__SnapshotMetadata *restore;  /* its _metadata, unpacked */
     int running_tasks;          /* threads not yet exited (network thread) */
     tm_net *net;
     tm_deploy *next;
@@ -173,9 +225,16 @@ struct tm_net {
     pthread_mutex_t mu;
     tm_status *status_head, *status_tail;
     sl_buf *credit_head;            /* receive buffers coming back */
+    tm_snap_job *acks_head;         /* written snapshots to acknowledge */
     int exited;                     /* task threads that ended since last look */
     struct event *inbox;
     int stopping;
+    /* the snapshot writer thread */
+    pthread_t snap_thread;
+    pthread_mutex_t snap_mu;
+    pthread_cond_t snap_cv;
+    tm_snap_job *snap_head, *snap_tail;
+    int snap_stop;
 };
 
 /* task.c */
@@ -185,6 +244,13 @@ void tm_gate_push(tm_gate *g, sl_buf *b);
 void tm_gate_close(tm_gate *g);
 void tm_gate_destroy(tm_gate *g);
 void tm_task_wake(tm_task *t);
+void tm_task_mail(tm_task *t, tm_mail *m);  /* any thread; takes m */
+
+/* snapshotter.c */
+int tm_snapshotter_start(tm_net *n, char *err, size_t errlen);
+void tm_snapshotter_stop(tm_net *n);
+void tm_snapshotter_submit(tm_net *n, tm_snap_job *job); /* task thread; takes job */
+void tm_snap_job_free(tm_snap_job *job);
 void tm_writer_destroy_all(tm_task *t);
 int tm_task_build_outputs(tm_task *t, char *err, size_t errlen);
 

@@ -1,0 +1,90 @@
+/*
+ * snapshot.h -- checkpoint and savepoint files: a subtask's state file and
+ * the _metadata that ties a snapshot together.
+ *
+ * Layout of a snapshot directory (checkpoint `<dir>/<jobid>/chk-<n>/` or
+ * savepoint `<dir>/savepoint-<6 hex of job id>-<12 hex>/`):
+ *   _metadata                      sluice.SnapshotMetadata (proto/snapshot.proto)
+ *   <uid>-<subtask>.state          one file per stateful operator subtask
+ * Paths inside _metadata are relative to the directory, so a snapshot can be
+ * moved and still restored.
+ *
+ * A state file holds, for one operator subtask: its keyed state entries
+ * grouped by key group (in encoded-key order within a group, so the same
+ * state always gives the same bytes), its event-time and processing-time
+ * timers, also by key group, and its operator-state blob. An index of key
+ * groups lets a reader take only the groups of a new key-group range
+ * (rescaling) without reading the rest. Every section is length-prefixed and
+ * checksummed (CRC-32C); a damaged or truncated file is an error naming the
+ * file and what is wrong, never a crash.
+ *
+ * Files are written to "<path>.tmp", fsynced and renamed into place, and
+ * _metadata likewise, so a reader never sees a half-written snapshot.
+ */
+#ifndef SL_SNAPSHOT_H
+#define SL_SNAPSHOT_H
+
+#include "sl.h"
+#include "state.h"
+#include "timers.h"
+
+#define SL_SNAPSHOT_FORMAT_VERSION 1
+
+/* ---- writing a subtask's state file (any thread) ---------------------- */
+
+typedef struct sl_snapw sl_snapw;
+
+/* A timer as a snapshot carries it (copied out of sl_timers on the task
+ * thread at the barrier). kind 0 = event time, 1 = processing time. */
+typedef struct sl_snap_timer {
+    int kind;
+    int64_t time;
+    int kg;
+    void *key;      /* owned by the array's creator */
+    size_t klen;
+    void *ns;
+    size_t nslen;
+} sl_snap_timer;
+
+sl_snapw *sl_snapw_open(const char *path, int max_parallelism, int kg_first, int kg_last, char *err,
+                        size_t errlen);
+/* Every entry of the snapshot for key groups [kg_first, kg_last]. */
+int sl_snapw_keyed(sl_snapw *w, sl_ksnap *snap, char *err, size_t errlen);
+int sl_snapw_timers(sl_snapw *w, const sl_snap_timer *timers, size_t n, char *err, size_t errlen);
+int sl_snapw_opstate(sl_snapw *w, const void *blob, size_t len, char *err, size_t errlen);
+/* fsync and rename into place; *size = bytes written. Frees w either way. */
+int sl_snapw_finish(sl_snapw *w, uint64_t *size, char *err, size_t errlen);
+void sl_snapw_abort(sl_snapw *w); /* removes the temp file, frees w */
+
+/* ---- reading -------------------------------------------------------------- */
+
+/* Visit the keyed entries of key groups [kg_first, kg_last] ∩ the file's. */
+int sl_snapr_keyed(const char *path, int kg_first, int kg_last,
+                   int (*fn)(void *ctx, const sl_kentry *e), void *ctx, char *err, size_t errlen);
+int sl_snapr_timers(const char *path, int kg_first, int kg_last,
+                    int (*fn)(void *ctx, const sl_snap_timer *t), void *ctx, char *err,
+                    size_t errlen);
+/* The operator-state blob (*blob malloc'ed, caller frees; *len 0 = none). */
+int sl_snapr_opstate(const char *path, void **blob, size_t *len, char *err, size_t errlen);
+/* The key-group range and max parallelism recorded in a state file. */
+int sl_snapr_info(const char *path, int *max_parallelism, int *kg_first, int *kg_last, char *err,
+                  size_t errlen);
+
+/* ---- _metadata ------------------------------------------------------------ */
+
+/* Write a packed sluice.SnapshotMetadata as <dir>/_metadata atomically
+ * (temp file, fsync, rename, fsync of the directory). */
+int sl_snapshot_write_metadata(const char *dir, const void *packed, size_t len, char *err,
+                               size_t errlen);
+/* Read <dir>/_metadata (or `path` itself when it names the file); caller
+ * frees *packed. A missing, truncated or foreign file is a clear error. */
+int sl_snapshot_read_metadata(const char *path, void **packed, size_t *len, char *err,
+                              size_t errlen);
+
+/* mkdir -p */
+int sl_mkdirs(const char *path, char *err, size_t errlen);
+/* rm -r of a snapshot directory (only files the snapshot format names:
+ * _metadata, *.state, *.tmp), then the directory itself. */
+int sl_snapshot_remove(const char *dir, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,435 @@
+/*
+ * checkpoint.c -- the checkpoint coordinator.
+ *
+ * Every execution.checkpointing.interval (after min-pause since the last
+ * one ended, and only while every task of the job runs) the coordinator
+ * triggers checkpoint n at the TaskManagers that run the job's sources.
+ * Barriers then travel in-band; every subtask snapshots when they pass and
+ * acknowledges with the handles of the state files it wrote into
+ * <state.checkpoints.dir>/<job id>/chk-<n>/. When all subtasks have
+ * acknowledged, the coordinator writes _metadata (sluice.SnapshotMetadata,
+ * atomically), tells the TaskManagers the checkpoint completed (two-phase-
+ * commit sinks publish now) and deletes checkpoints beyond
+ * state.checkpoints.num-retained. A decline or a timeout fails the
+ * checkpoint, which is reported and counted; more than
+ * tolerable-failed-checkpoints in a row fail the job.
+ *
+ * Savepoints are checkpoints with their own directory
+ * (savepoint-<6 hex of job id>-<12 hex>) that are never retained away.
+ *
+ * Runs under jm->lock, on the libevent thread (tick, acks) or a REST thread
+ * (savepoint triggers).
+ */
+#include <string.h>
+
+#include "jm.h"
+#include "log.h"
+#include "snapshot.h"
+#include "snapshot.pb-c.h"
+
+#define TAG "jm:cp"
+
+static int job_tasks(const jm_job *job)
+{
+    int n = 0;
+    for (int c = 0; c < job->g->nchains; c++) n += job->g->chains[c].parallelism;
+    return n;
+}
+
+static int task_index(const jm_job *job, uint32_t chain, uint32_t subtask)
+{
+    if (chain >= (uint32_t)job->g->nchains || subtask >= (uint32_t)job->g->chains[chain].parallelism)
+        return -1;
+    int idx = 0;
+    for (uint32_t c = 0; c < chain; c++) idx += job->g->chains[c].parallelism;
+    return idx + (int)subtask;
+}
+
+void jm_cp_configure(jm *j)
+{
+    j->cp_interval_ms = sl_config_int(j->conf, "execution.checkpointing.interval");
+    j->cp_timeout_ms = sl_config_int(j->conf, "execution.checkpointing.timeout");
+    j->cp_min_pause_ms = sl_config_int(j->conf, "execution.checkpointing.min-pause");
+    j->cp_tolerable = (int)sl_config_int(j->conf, "execution.checkpointing.tolerable-failed-checkpoints");
+    j->cp_exactly_once = strcmp(sl_config_str(j->conf, "execution.checkpointing.mode"), "AT_LEAST_ONCE") != 0;
+    j->cp_retained = (int)sl_config_int(j->conf, "state.checkpoints.num-retained");
+    if (j->cp_retained < 1) j->cp_retained = 1;
+    j->cp_history = (int)sl_config_int(j->conf, "web.checkpoints.history");
+    j->cp_dir = sl_config_str(j->conf, "state.checkpoints.dir");
+    if (!j->cp_dir || !*j->cp_dir) j->cp_dir = "/tmp/sluice-checkpoints";
+    j->sp_dir = sl_config_str(j->conf, "state.savepoints.dir");
+    const char *rs = sl_config_str(j->conf, "restart-strategy.type");
+    j->restart_fixed = rs && (!strcmp(rs, "fixed-delay") || !strcmp(rs, "exponential-delay"));
+    j->restart_attempts = (int)sl_config_int(j->conf, "restart-strategy.fixed-delay.attempts");
+    j->restart_delay_ms = sl_config_int(j->conf, "restart-strategy.fixed-delay.delay");
+}
+
+static void cp_destroy(jm_checkpoint *cp)
+{
+    if (!cp) return;
+    for (int i = 0; i < cp->nhandles; i++) free(cp->handles[i].file);
+    free(cp->handles);
+    free(cp->acked);
+    free(cp->dir);
+    free(cp->failure);
+    free(cp);
+}
+
+void jm_cp_free(jm_job *job)
+{
+    while (job->cps) {
+        jm_checkpoint *cp = job->cps;
+        job->cps = cp->next;
+        if (cp == job->latest_completed) job->latest_completed = NULL;
+        cp_destroy(cp);
+    }
+    cp_destroy(job->latest_completed);
+    job->latest_completed = NULL;
+    job->pending = NULL;
+    while (job->sp_ops) {
+        jm_savepoint_op *op = job->sp_ops;
+        job->sp_ops = op->next;
+        free(op->location);
+        free(op->failure);
+        free(op);
+    }
+    free(job->restored_path);
+    free(job->restore_dir);
+}
+
+static jm_savepoint_op *sp_op_find(jm_job *job, const char *rid)
+{
+    for (jm_savepoint_op *op = job->sp_ops; op; op = op->next)
+        if (!strcmp(op->request_id, rid)) return op;
+    return NULL;
+}
+
+static void notify(jm *j, jm_job *job, uint64_t id, int completed)
+{
+    Sluice__NotifyCheckpoint nc = SLUICE__NOTIFY_CHECKPOINT__INIT;
+    nc.job_id = job->id;
+    nc.attempt = job->attempt;
+    nc.checkpoint_id = id;
+    nc.completed = completed;
+    Sluice__Envelope env = SLUICE__ENVELOPE__INIT;
+    env.msg_case = SLUICE__ENVELOPE__MSG_NOTIFY;
+    env.notify = &nc;
+    for (jm_tm *tm = j->tms; tm; tm = tm->next)
+        for (int s = 0; s < job->nslots; s++)
+            if (job->slot_tm[s] == tm) { jm_send(tm, &env); break; }
+}
+
+/* Keep the history bounded: drop the oldest entries beyond the limit, but
+ * never the latest completed checkpoint (restores need it). */
+static void trim_history(jm *j, jm_job *job)
+{
+    int n = 0;
+    jm_checkpoint **pp = &job->cps;
+    while (*pp) {
+        jm_checkpoint *cp = *pp;
+        if (++n > SL_MAX(j->cp_history, j->cp_retained) && cp != job->latest_completed &&
+            cp != job->pending) {
+            *pp = cp->next;
+            cp_destroy(cp);
+            continue;
+        }
+        pp = &cp->next;
+    }
+}
+
+/* Delete completed checkpoints (not savepoints) beyond num-retained. */
+static void retain(jm *j, jm_job *job)
+{
+    int kept = 0;
+    for (jm_checkpoint *cp = job->cps; cp; cp = cp->next) {
+        if (cp->status != CP_COMPLETED || cp->type != CP_CHECKPOINT || cp->discarded) continue;
+        if (++kept <= j->cp_retained) continue;
+        char err[300];
+        if (sl_snapshot_remove(cp->dir, err, sizeof err) != SL_OK)
+            sl_warn(TAG, "cannot remove old checkpoint %s: %s", cp->dir, err);
+        cp->discarded = 1;
+    }
+}
+
+/* `counts`: the failure counts toward tolerable-failed-checkpoints. */
+static void cp_fail(jm *j, jm_job *job, jm_checkpoint *cp, const char *why, int counts)
+{
+    cp->status = CP_FAILED;
+    cp->end_ms = sl_now_ms();
+    free(cp->failure);
+    cp->failure = sl_strdup(why);
+    job->cp_failed++;
+    if (job->pending == cp) job->pending = NULL;
+    job->next_cp_mono_ms = SL_MAX(job->next_cp_mono_ms, sl_mono_ms() + SL_MAX(j->cp_min_pause_ms, 0));
+    sl_warn(TAG, "Checkpoint %llu of job %s failed: %s", (unsigned long long)cp->id, job->id, why);
+    if (cp->request_id[0]) {
+        jm_savepoint_op *op = sp_op_find(job, cp->request_id);
+        if (op) {
+            op->done = -1;
+            op->failure = sl_strdup(why);
+        }
+    }
+    if (job->state == JOB_RUNNING) notify(j, job, cp->id, 0);
+    char err[300];
+    sl_snapshot_remove(cp->dir, err, sizeof err); /* partial files */
+    if (counts && cp->type == CP_CHECKPOINT && ++job->cp_failed_in_a_row > j->cp_tolerable &&
+        job->state == JOB_RUNNING) {
+        char reason[600];
+        snprintf(reason, sizeof reason,
+                 "Exceeded checkpoint tolerable failure threshold (%d): checkpoint %llu: %s",
+                 j->cp_tolerable, (unsigned long long)cp->id, why);
+        jm_job_fail_or_restart(j, job, reason);
+    }
+}
+
+void jm_cp_job_ended(jm *j, jm_job *job)
+{
+    if (job->pending) {
+        jm_checkpoint *cp = job->pending;
+        cp->status = CP_FAILED;
+        cp->end_ms = sl_now_ms();
+        cp->failure = sl_strdup("the job's tasks stopped before it completed");
+        job->cp_failed++;
+        job->pending = NULL;
+        if (cp->request_id[0]) {
+            jm_savepoint_op *op = sp_op_find(job, cp->request_id);
+            if (op && !op->done) {
+                op->done = -1;
+                op->failure = sl_strdup(cp->failure);
+            }
+        }
+    }
+    SL_UNUSED(j);
+}
+
+char *jm_savepoint_dir(jm *j, jm_job *job, const char *target)
+{
+    const char *base = target && *target ? target : j->sp_dir;
+    if (!base || !*base) return NULL;
+    if (!strncmp(base, "file://", 7)) base += 7;
+    else if (!strncmp(base, "file:", 5)) base += 5;
+    char hex[13];
+    sl_random_hex(hex, 12);
+    return sl_sprintf("%s/savepoint-%.6s-%s", base, job->id, hex);
+}
+
+jm_checkpoint *jm_cp_trigger(jm *j, jm_job *job, jm_cp_type type, const char *dir, int stop,
+                             int drain, char *err, size_t errlen)
+{
+    if (job->state != JOB_RUNNING) {
+        sl_seterr(err, errlen, "job %s is %s, not RUNNING", job->id, jm_job_state_name(job->state));
+        return NULL;
+    }
+    if (job->pending && (type == CP_CHECKPOINT || job->pending->type != CP_CHECKPOINT)) {
+        sl_seterr(err, errlen, "%s %llu of job %s is still in progress",
+                  job->pending->type == CP_CHECKPOINT ? "checkpoint" : "savepoint",
+                  (unsigned long long)job->pending->id, job->id);
+        return NULL;
+    }
+    for (int c = 0; c < job->g->nchains; c++)
+        for (int i = 0; i < job->g->chains[c].parallelism; i++)
+            if (job->tasks[c][i].state != T_RUNNING) {
+                sl_seterr(err, errlen, "not all tasks of job %s are running yet", job->id);
+                return NULL;
+            }
+    if (job->pending) {
+        /* a savepoint is asked for: the periodic checkpoint in flight gives
+         * way (its barriers are overtaken by the savepoint's) */
+        jm_checkpoint *old = job->pending;
+        cp_fail(j, job, old, "superseded by a savepoint", 0);
+    }
+    jm_checkpoint *cp = sl_calloc(1, sizeof *cp);
+    cp->id = ++job->cp_counter;
+    cp->type = type;
+    cp->status = CP_IN_PROGRESS;
+    cp->trigger_ms = sl_now_ms();
+    cp->trigger_mono_ms = sl_mono_ms();
+    cp->num_subtasks = job_tasks(job);
+    cp->acked = sl_calloc((size_t)cp->num_subtasks, 1);
+    cp->stop = stop;
+    cp->drain = drain;
+    cp->dir = dir ? sl_strdup(dir) : sl_sprintf("%s/%s/chk-%llu", j->cp_dir, job->id, (unsigned long long)cp->id);
+    cp->next = job->cps;
+    job->cps = cp;
+    job->pending = cp;
+    job->cp_total++;
+    Sluice__TriggerCheckpoint tc = SLUICE__TRIGGER_CHECKPOINT__INIT;
+    tc.job_id = job->id;
+    tc.attempt = job->attempt;
+    tc.checkpoint_id = cp->id;
+    tc.timestamp = cp->trigger_ms;
+    tc.is_savepoint = type != CP_CHECKPOINT;
+    tc.dir = cp->dir;
+    tc.stop = stop;
+    tc.drain = drain;
+    Sluice__Envelope env = SLUICE__ENVELOPE__INIT;
+    env.msg_case = SLUICE__ENVELOPE__MSG_TRIGGER;
+    env.trigger = &tc;
+    for (jm_tm *tm = j->tms; tm; tm = tm->next)
+        for (int s = 0; s < job->nslots; s++)
+            if (job->slot_tm[s] == tm) { jm_send(tm, &env); break; }
+    sl_debug(TAG, "Triggering checkpoint %llu of job %s", (unsigned long long)cp->id, job->id);
+    trim_history(j, job);
+    return cp;
+}
+
+/* All subtasks acknowledged: write _metadata and publish. */
+static void cp_complete(jm *j, jm_job *job, jm_checkpoint *cp)
+{
+    const sl_jobgraph *g = job->g;
+    Sluice__SnapshotMetadata md = SLUICE__SNAPSHOT_METADATA__INIT;
+    md.format_version = SL_SNAPSHOT_FORMAT_VERSION;
+    md.job_id = job->id;
+    md.job_name = g->name;
+    md.checkpoint_id = cp->id;
+    md.timestamp = cp->trigger_ms;
+    md.is_savepoint = cp->type != CP_CHECKPOINT;
+    md.max_parallelism = (uint32_t)g->max_parallelism;
+    md.graph_json = job->graph_json;
+    Sluice__OperatorState *ops = sl_calloc((size_t)g->nv, sizeof *ops);
+    Sluice__OperatorState **opp = sl_calloc((size_t)g->nv, sizeof *opp);
+    Sluice__SubtaskState *subs = sl_calloc((size_t)(cp->nhandles ? cp->nhandles : 1), sizeof *subs);
+    Sluice__SubtaskState **subp = sl_calloc((size_t)(cp->nhandles ? cp->nhandles : 1), sizeof *subp);
+    int nsub = 0;
+    for (int v = 0; v < g->nv; v++) {
+        int first = nsub, keyed = 0;
+        for (int h = 0; h < cp->nhandles; h++) {
+            jm_cp_handle *hd = &cp->handles[h];
+            if (hd->vertex != v) continue;
+            Sluice__SubtaskState *ss = &subs[nsub];
+            sluice__subtask_state__init(ss);
+            ss->subtask = (uint32_t)hd->subtask;
+            ss->file = hd->file;
+            ss->kg_first = (uint32_t)hd->kg_first;
+            ss->kg_last = (uint32_t)hd->kg_last;
+            ss->size = hd->size;
+            ss->has_opstate = hd->has_opstate;
+            keyed |= hd->keyed;
+            subp[nsub++] = ss;
+        }
+        if (nsub == first) continue;
+        Sluice__OperatorState *os = &ops[md.n_operators];
+        sluice__operator_state__init(os);
+        os->uid = g->v[v].uid;
+        os->type = g->v[v].type;
+        os->parallelism = (uint32_t)g->v[v].parallelism;
+        os->keyed = keyed;
+        os->n_subtasks = (size_t)(nsub - first);
+        os->subtasks = &subp[first];
+        opp[md.n_operators++] = os;
+    }
+    md.operators = opp;
+    size_t len = sluice__snapshot_metadata__get_packed_size(&md);
+    uint8_t *buf = sl_malloc(len ? len : 1);
+    sluice__snapshot_metadata__pack(&md, buf);
+    char err[400];
+    int rc = sl_snapshot_write_metadata(cp->dir, buf, len, err, sizeof err);
+    free(buf);
+    free(ops);
+    free(opp);
+    free(subs);
+    free(subp);
+    if (rc != SL_OK) {
+        char why[500];
+        snprintf(why, sizeof why, "writing _metadata: %s", err);
+        cp_fail(j, job, cp, why, 1);
+        return;
+    }
+    cp->status = CP_COMPLETED;
+    cp->end_ms = sl_now_ms();
+    job->pending = NULL;
+    job->cp_completed++;
+    job->cp_failed_in_a_row = 0;
+    job->next_cp_mono_ms = SL_MAX(job->next_cp_mono_ms, sl_mono_ms() + SL_MAX(j->cp_min_pause_ms, 0));
+    if (cp->type == CP_CHECKPOINT) {
+        jm_checkpoint *old = job->latest_completed;
+        job->latest_completed = cp;
+        /* the previous latest may have left the history list already */
+        int listed = 0;
+        for (jm_checkpoint *x = job->cps; x; x = x->next) listed |= x == old;
+        if (old && !listed) cp_destroy(old);
+    }
+    sl_info(TAG, "Completed %s %llu for job %s (%llu bytes, %lld ms).",
+            cp->type == CP_CHECKPOINT ? "checkpoint" : "savepoint", (unsigned long long)cp->id,
+            job->id, (unsigned long long)cp->state_size, (long long)(cp->end_ms - cp->trigger_ms));
+    if (cp->request_id[0]) {
+        jm_savepoint_op *op = sp_op_find(job, cp->request_id);
+        if (op) {
+            op->done = 1;
+            op->location = sl_sprintf("file:%s", cp->dir);
+        }
+    }
+    notify(j, job, cp->id, 1);
+    retain(j, job);
+    trim_history(j, job);
+}
+
+void jm_cp_on_ack(jm *j, const Sluice__AcknowledgeCheckpoint *a)
+{
+    jm_job *job = a->job_id ? jm_job_find(j, a->job_id) : NULL;
+    if (!job || job->attempt != a->attempt || !job->pending || job->pending->id != a->checkpoint_id)
+        return; /* late: the checkpoint ended already */
+    jm_checkpoint *cp = job->pending;
+    int idx = task_index(job, a->chain, a->subtask);
+    if (idx < 0 || cp->acked[idx]) return;
+    if (a->error && *a->error) {
+        char why[1300];
+        const sl_chain *ch = &job->g->chains[a->chain];
+        snprintf(why, sizeof why, "%s (%u/%d) declined: %s", ch->name, a->subtask + 1,
+                 ch->parallelism, a->error);
+        cp_fail(j, job, cp, why, 1);
+        return;
+    }
+    cp->acked[idx] = 1;
+    cp->num_acked++;
+    cp->latest_ack_ms = sl_now_ms();
+    if (a->alignment_ns > cp->max_alignment_ns) cp->max_alignment_ns = a->alignment_ns;
+    if (a->sync_ns > cp->max_sync_ns) cp->max_sync_ns = a->sync_ns;
+    if (a->async_ns > cp->max_async_ns) cp->max_async_ns = a->async_ns;
+    for (size_t i = 0; i < a->n_handles; i++) {
+        const Sluice__OperatorSubtaskHandle *h = a->handles[i];
+        int v = -1;
+        for (int q = 0; q < job->g->nv; q++)
+            if (h->uid && !strcmp(job->g->v[q].uid, h->uid)) v = q;
+        if (v < 0 || !h->file) continue;
+        cp->handles = sl_realloc(cp->handles, sizeof *cp->handles * (size_t)(cp->nhandles + 1));
+        jm_cp_handle *hd = &cp->handles[cp->nhandles++];
+        hd->vertex = v;
+        hd->subtask = (int)a->subtask;
+        hd->file = sl_strdup(h->file);
+        hd->kg_first = (int)h->kg_first;
+        hd->kg_last = (int)h->kg_last;
+        hd->size = h->size;
+        hd->keyed = h->keyed;
+        hd->has_opstate = h->has_opstate;
+        cp->state_size += h->size;
+    }
+    if (cp->num_acked == cp->num_subtasks) cp_complete(j, job, cp);
+}
+
+void jm_cp_tick(jm *j)
+{
+    int64_t now = sl_mono_ms();
+    for (jm_job *job = j->jobs; job; job = job->next) {
+        if (job->state == JOB_RESTARTING && job->restart_at_mono_ms && now >= job->restart_at_mono_ms) {
+            job->restart_at_mono_ms = 0;
+            job->created_mono_ms = now;
+            jm_job_set_state(job, JOB_CREATED);
+            jm_schedule(j);
+            continue;
+        }
+        if (job->state != JOB_RUNNING) continue;
+        jm_checkpoint *cp = job->pending;
+        if (cp && now - cp->trigger_mono_ms > j->cp_timeout_ms) {
+            char why[160];
+            snprintf(why, sizeof why, "Checkpoint expired before completing (timeout %lld ms, %d of %d subtasks acknowledged)",
+                     (long long)j->cp_timeout_ms, cp->num_acked, cp->num_subtasks);
+            cp_fail(j, job, cp, why, 1);
+            continue;
+        }
+        if (j->cp_interval_ms <= 0 || job->pending || now < job->next_cp_mono_ms) continue;
+        char err[200];
+        if (jm_cp_trigger(j, job, CP_CHECKPOINT, NULL, 0, 0, err, sizeof err))
+            job->next_cp_mono_ms = now + j->cp_interval_ms;
+    }
+}

@@ -1,0 +1,131 @@
+/*
+ * snapshotter.c -- the TaskManager's snapshot writer thread.
+ *
+ * At a checkpoint barrier a task takes only the cheap, synchronous part of
+ * its snapshot on its own thread -- a copy-on-write view of its keyed state,
+ * a copy of its timers, its operators' state blobs -- and submits it here.
+ * This thread writes each operator's state file into the snapshot
+ * directory (sl_snapw_*: temp file, fsync, rename), releases the views,
+ * and hands the finished job to the network thread, which acknowledges it
+ * to the JobManager. Jobs are written in submission order, one at a time,
+ * so the disk sees one sequential writer.
+ */
+#include <string.h>
+
+#include "tm.h"
+#include "log.h"
+
+#define TAG "tm:snap"
+
+void tm_snap_job_free(tm_snap_job *job)
+{
+    if (!job) return;
+    for (int i = 0; i < job->nparts; i++) {
+        tm_snap_part *p = &job->parts[i];
+        free(p->uid);
+        free(p->file);
+        if (p->ksnap) sl_ksnap_release(p->ksnap);
+        for (size_t k = 0; k < p->ntimers; k++) {
+            free(p->timers[k].key);
+            free(p->timers[k].ns);
+        }
+        free(p->timers);
+        free(p->blob);
+    }
+    free(job->parts);
+    free(job->dir);
+    free(job);
+}
+
+static int write_part(tm_snap_job *job, tm_snap_part *p, char *err, size_t errlen)
+{
+    char path[4096];
+    if (snprintf(path, sizeof path, "%s/%s", job->dir, p->file) >= (int)sizeof path)
+        return sl_seterr(err, errlen, "snapshot path too long");
+    sl_snapw *w = sl_snapw_open(path, p->max_parallelism, p->kg_first, p->kg_last, err, errlen);
+    if (!w) return SL_ERR;
+    if ((p->ksnap && sl_snapw_keyed(w, p->ksnap, err, errlen) != SL_OK) ||
+        (p->ntimers && sl_snapw_timers(w, p->timers, p->ntimers, err, errlen) != SL_OK) ||
+        (p->bloblen && sl_snapw_opstate(w, p->blob, p->bloblen, err, errlen) != SL_OK)) {
+        sl_snapw_abort(w);
+        return SL_ERR;
+    }
+    return sl_snapw_finish(w, &p->size, err, errlen);
+}
+
+static void write_job(tm_net *n, tm_snap_job *job)
+{
+    int64_t t0 = sl_mono_ns();
+    char err[400];
+    if (job->nparts && sl_mkdirs(job->dir, err, sizeof err) != SL_OK) {
+        snprintf(job->error, sizeof job->error, "%s", err);
+    } else {
+        for (int i = 0; i < job->nparts && !job->error[0]; i++)
+            if (write_part(job, &job->parts[i], err, sizeof err) != SL_OK)
+                snprintf(job->error, sizeof job->error, "writing state of '%s': %s", job->parts[i].uid,
+                         err);
+    }
+    /* the views are no longer needed: let the live state stop copying */
+    for (int i = 0; i < job->nparts; i++)
+        if (job->parts[i].ksnap) {
+            sl_ksnap_release(job->parts[i].ksnap);
+            job->parts[i].ksnap = NULL;
+        }
+    job->async_ns = (uint64_t)(sl_mono_ns() - t0);
+    if (job->error[0])
+        sl_warn(TAG, "checkpoint %llu of job %s, subtask %d of chain %d: %s",
+                (unsigned long long)job->cpid, job->job_id, job->subtask, job->chain, job->error);
+    pthread_mutex_lock(&n->mu);
+    job->next = n->acks_head;
+    n->acks_head = job;
+    pthread_mutex_unlock(&n->mu);
+    event_active(n->inbox, EV_TIMEOUT, 0);
+}
+
+static void *snap_main(void *arg)
+{
+    tm_net *n = arg;
+    pthread_mutex_lock(&n->snap_mu);
+    for (;;) {
+        while (!n->snap_head && !n->snap_stop) pthread_cond_wait(&n->snap_cv, &n->snap_mu);
+        if (!n->snap_head) break;
+        tm_snap_job *job = n->snap_head;
+        n->snap_head = job->next;
+        if (!n->snap_head) n->snap_tail = NULL;
+        job->next = NULL;
+        pthread_mutex_unlock(&n->snap_mu);
+        write_job(n, job);
+        pthread_mutex_lock(&n->snap_mu);
+    }
+    pthread_mutex_unlock(&n->snap_mu);
+    return NULL;
+}
+
+int tm_snapshotter_start(tm_net *n, char *err, size_t errlen)
+{
+    pthread_mutex_init(&n->snap_mu, NULL);
+    pthread_cond_init(&n->snap_cv, NULL);
+    int e = pthread_create(&n->snap_thread, NULL, snap_main, n);
+    if (e) return sl_seterr(err, errlen, "cannot start the snapshot thread: %s", strerror(e));
+    return SL_OK;
+}
+
+void tm_snapshotter_stop(tm_net *n)
+{
+    pthread_mutex_lock(&n->snap_mu);
+    n->snap_stop = 1;
+    pthread_cond_signal(&n->snap_cv);
+    pthread_mutex_unlock(&n->snap_mu);
+    pthread_join(n->snap_thread, NULL); /* writes what is queued, then ends */
+}
+
+void tm_snapshotter_submit(tm_net *n, tm_snap_job *job)
+{
+    job->next = NULL;
+    pthread_mutex_lock(&n->snap_mu);
+    if (n->snap_tail) n->snap_tail->next = job;
+    else n->snap_head = job;
+    n->snap_tail = job;
+    pthread_cond_signal(&n->snap_cv);
+    pthread_mutex_unlock(&n->snap_mu);
+}
