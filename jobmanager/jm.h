@@ -20,6 +20,7 @@
 #include "config.h"
 #include "jobgraph.h"
 #include "control.pb-c.h"
+#include <jansson.h>
 
 typedef enum {
     JOB_INITIALIZING = 0, JOB_CREATED, JOB_RUNNING, JOB_FAILING, JOB_FAILED, JOB_CANCELLING,
@@ -223,6 +224,12 @@ void jm_cp_free(jm_job *job);
 jm_checkpoint *jm_cp_trigger(jm *j, jm_job *job, jm_cp_type type, const char *dir, int stop,
                              int drain, char *err, size_t errlen);
 char *jm_savepoint_dir(jm *j, jm_job *job, const char *target); /* caller frees */
+
+/* restore.c: check a snapshot against a graph (adopting its
+ * maxParallelism when the job sets none); on success *dir_out is the
+ * snapshot directory (caller frees) and *report, if asked for, the mapping. */
+int jm_restore_plan(sl_jobgraph *g, const char *path, int allow_non_restored, json_t **report,
+                    char **dir_out, uint64_t *cpid, char *err, size_t errlen);
 
 /* rest.c */
 int jm_rest_start(jm *j, char *err, size_t errlen);

@@ -21,6 +21,7 @@
 #include "jm.h"
 #include "log.h"
 #include "keygroup.h"
+#include "snapshot.h"
 
 #define TAG "jm:rest"
 #define MAX_BODY (8u << 20)
@@ -753,10 +754,8 @@ static void submit_job(route_ctx *rc, reply *r)
         return;
     }
     const char *sp = qarg(rc, "savepointPath");
-    if (sp && *sp) {
-        reply_err(r, 400, "restoring from a savepoint is not supported by this JobManager yet");
-        return;
-    }
+    const char *anr = qarg(rc, "allowNonRestoredState");
+    int allow = anr && (!strcmp(anr, "true") || !strcmp(anr, "1"));
     if (!rc->rq->len) {
         reply_err(r, 400, "the request body must be a JSON job graph (see docs/JOBS.md)");
         return;
@@ -771,9 +770,62 @@ static void submit_job(route_ctx *rc, reply *r)
         reply_err(r, 400, "%s", err);
         return;
     }
+    char *dir = NULL;
+    uint64_t cpid = 0;
+    json_t *report = NULL;
+    int check = rc->nseg == 2; /* POST /savepoints/check: report only */
+    if ((sp && *sp) || check) {
+        if (!sp || !*sp) {
+            sl_jobgraph_destroy(g);
+            reply_err(r, 400, "savepointPath is required");
+            return;
+        }
+        if (jm_restore_plan(g, sp, allow, check ? &report : NULL, &dir, &cpid, err, sizeof err) != SL_OK) {
+            sl_jobgraph_destroy(g);
+            reply_err(r, 400, "%s", err);
+            return;
+        }
+    }
+    if (check) {
+        free(dir);
+        sl_jobgraph_destroy(g);
+        reply_json(r, 200, report);
+        return;
+    }
     jm_job *job = jm_job_submit(j, g);
+    if (dir) {
+        job->restore_dir = dir;
+        job->cp_counter = cpid; /* checkpoint ids go on from the snapshot's */
+        job->restored_is_savepoint = 1;
+    }
     jm_schedule(j);
     reply_json(r, 200, json_pack("{s:s}", "jobid", job->id));
+}
+
+/* POST /savepoints/dispose {"savepoint-path"}: remove a savepoint's files. */
+static void dispose_savepoint(route_ctx *rc, reply *r)
+{
+    json_error_t jerr;
+    json_t *body = json_loadb(rc->rq->body ? rc->rq->body : "", rc->rq->len, 0, &jerr);
+    json_t *jp = json_object_get(body, "savepoint-path");
+    if (!json_is_string(jp)) {
+        json_decref(body);
+        reply_err(r, 400, "the body must be {\"savepoint-path\": \"...\"}");
+        return;
+    }
+    const char *p = json_string_value(jp);
+    if (!strncmp(p, "file://", 7)) p += 7;
+    else if (!strncmp(p, "file:", 5)) p += 5;
+    char err[400];
+    const char *base = strrchr(p, '/');
+    if (p[0] != '/' || strstr(p, "..") || !base || strncmp(base + 1, "savepoint-", 10)) {
+        reply_err(r, 400, "'%s' is not a savepoint directory (savepoint-<id>-<hex>)", json_string_value(jp));
+    } else if (sl_snapshot_remove(p, err, sizeof err) != SL_OK) {
+        reply_err(r, 400, "cannot dispose of savepoint '%s': %s", json_string_value(jp), err);
+    } else {
+        reply_json(r, 200, json_object());
+    }
+    json_decref(body);
 }
 
 static int authorized(route_ctx *rc)
@@ -852,6 +904,12 @@ static void route(route_ctx *rc, reply *r)
         reply_json(r, 200, json_pack("{s:o}", "jobs", arr));
     } else if (rc->nseg >= 2 && !strcmp(rc->seg[0], "jobs")) {
         job_routes(rc, r);
+    } else if (rc->nseg == 2 && !strcmp(m, "POST") && !strcmp(rc->seg[0], "savepoints") &&
+               !strcmp(rc->seg[1], "check")) {
+        submit_job(rc, r);
+    } else if (rc->nseg == 2 && !strcmp(m, "POST") && !strcmp(rc->seg[0], "savepoints") &&
+               !strcmp(rc->seg[1], "dispose")) {
+        dispose_savepoint(rc, r);
     } else {
         reply_err(r, 404, "Not found: %s /%s", m, rc->nseg ? rc->seg[0] : "");
     }

@@ -213,8 +213,11 @@ void jm_job_fail_or_restart(jm *j, jm_job *job, const char *reason)
     send_cancel(j, job);
     release_slots(job);
     tasks_to(job, T_CANCELED);
-    free(job->restore_dir);
-    job->restore_dir = job->latest_completed ? sl_strdup(job->latest_completed->dir) : NULL;
+    if (job->latest_completed) { /* else: the snapshot it started from, if any */
+        free(job->restore_dir);
+        job->restore_dir = sl_strdup(job->latest_completed->dir);
+        job->restored_is_savepoint = 0;
+    }
     jm_job_set_state(job, JOB_RESTARTING);
     job->restart_at_mono_ms = sl_mono_ms() + SL_MAX(j->restart_delay_ms, 1);
 }
@@ -312,7 +315,7 @@ static void deploy(jm *j, jm_job *job)
         job->restored_ms = sl_now_ms();
         free(job->restored_path);
         job->restored_path = sl_sprintf("file:%s", job->restore_dir);
-        job->restored_id = job->latest_completed ? (int64_t)job->latest_completed->id : 0;
+        job->restored_id = job->latest_completed ? (int64_t)job->latest_completed->id : (int64_t)job->cp_counter;
     }
     job->next_cp_mono_ms = sl_mono_ms() + j->cp_interval_ms;
     jm_job_set_state(job, JOB_RUNNING);

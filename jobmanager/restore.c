@@ -1,0 +1,125 @@
+/*
+ * restore.c -- matching a savepoint (or retained checkpoint) to a job graph.
+ *
+ * State is mapped to operators by uid. Before anything runs we check that
+ * the snapshot can be restored into the graph as submitted: its
+ * _metadata reads and is a version we know; the job's maxParallelism (the
+ * number of key groups) equals the snapshot's -- when the job does not set
+ * one it adopts the snapshot's, so rescaling "just works"; and every
+ * operator state finds a vertex with its uid, unless allowNonRestoredState
+ * says to drop what does not map. The same check produces the report that
+ * `sluice savepoint check` prints: which state goes where, what would be
+ * dropped, which operators start empty.
+ */
+#include <string.h>
+
+#include "jm.h"
+#include "snapshot.h"
+#include "snapshot.pb-c.h"
+
+/* "file:///x", "file:/x" or "/x" -> "/x"; NULL for anything else. */
+static const char *local_path(const char *p)
+{
+    if (!strncmp(p, "file://", 7)) p += 7;
+    else if (!strncmp(p, "file:", 5)) p += 5;
+    return p[0] == '/' && !strstr(p, "..") ? p : NULL;
+}
+
+int jm_restore_plan(sl_jobgraph *g, const char *path, int allow_non_restored, json_t **report,
+                    char **dir_out, uint64_t *cpid, char *err, size_t errlen)
+{
+    const char *lp = local_path(path);
+    if (!lp) return sl_seterr(err, errlen, "savepoint path '%s' must be an absolute path or a file: URL", path);
+    void *packed = NULL;
+    size_t len = 0;
+    char rerr[600];
+    if (sl_snapshot_read_metadata(lp, &packed, &len, rerr, sizeof rerr) != SL_OK)
+        return sl_seterr(err, errlen, "cannot read savepoint '%s': %s", path, rerr);
+    Sluice__SnapshotMetadata *md = sluice__snapshot_metadata__unpack(NULL, len, packed);
+    free(packed);
+    if (!md) return sl_seterr(err, errlen, "savepoint '%s': _metadata does not decode", path);
+    int rc = SL_OK;
+    if (md->format_version != SL_SNAPSHOT_FORMAT_VERSION) {
+        rc = sl_seterr(err, errlen, "savepoint '%s' has format version %u; this Sluice reads version %d",
+                       path, md->format_version, SL_SNAPSHOT_FORMAT_VERSION);
+        goto out;
+    }
+    /* key groups: adopt the snapshot's unless the job pins its own */
+    if (!json_object_get(g->json, "maxParallelism")) {
+        if ((int)md->max_parallelism < g->max_vertex_parallelism) {
+            rc = sl_seterr(err, errlen,
+                           "savepoint '%s' has maxParallelism %u, below the job's largest parallelism %d",
+                           path, md->max_parallelism, g->max_vertex_parallelism);
+            goto out;
+        }
+        g->max_parallelism = (int)md->max_parallelism;
+    } else if ((uint32_t)g->max_parallelism != md->max_parallelism) {
+        rc = sl_seterr(err, errlen,
+                       "the job sets maxParallelism %d but savepoint '%s' was taken with %u: keyed "
+                       "state is split into that many key groups and cannot be restored with another "
+                       "number (remove maxParallelism from the job, or set it to %u)",
+                       g->max_parallelism, path, md->max_parallelism, md->max_parallelism);
+        goto out;
+    }
+    json_t *mapped = json_array(), *dropped = json_array(), *fresh = json_array();
+    char unmatched[600] = "";
+    size_t used = 0;
+    for (size_t i = 0; i < md->n_operators; i++) {
+        const Sluice__OperatorState *os = md->operators[i];
+        const sl_vertex *v = NULL;
+        for (int q = 0; q < g->nv; q++)
+            if (!strcmp(g->v[q].uid, os->uid)) v = &g->v[q];
+        uint64_t size = 0;
+        for (size_t k = 0; k < os->n_subtasks; k++) size += os->subtasks[k]->size;
+        if (!v) {
+            json_array_append_new(dropped, json_pack("{s:s,s:s,s:i,s:I}", "uid", os->uid, "type",
+                                                     os->type ? os->type : "", "parallelism",
+                                                     (int)os->parallelism, "state-size", (json_int_t)size));
+            if (used < sizeof unmatched - 80)
+                used += (size_t)snprintf(unmatched + used, sizeof unmatched - used, "%s'%s'",
+                                         used ? ", " : "", os->uid);
+            continue;
+        }
+        json_array_append_new(mapped, json_pack("{s:s,s:s,s:i,s:s,s:i,s:b,s:I}", "uid", os->uid, "type",
+                                                os->type ? os->type : "", "from-parallelism",
+                                                (int)os->parallelism, "vertex", v->id, "parallelism",
+                                                v->parallelism, "keyed", os->keyed, "state-size",
+                                                (json_int_t)size));
+    }
+    for (int q = 0; q < g->nv; q++) {
+        int found = 0;
+        for (size_t i = 0; i < md->n_operators; i++) found |= !strcmp(g->v[q].uid, md->operators[i]->uid);
+        if (!found)
+            json_array_append_new(fresh, json_pack("{s:s,s:s,s:s}", "vertex", g->v[q].id, "uid",
+                                                   g->v[q].uid, "type", g->v[q].type));
+    }
+    if (report) {
+        *report = json_pack("{s:s,s:I,s:b,s:i,s:o,s:o,s:o}", "savepoint", path, "checkpoint-id",
+                            (json_int_t)md->checkpoint_id, "is-savepoint", md->is_savepoint,
+                            "maxParallelism", (int)md->max_parallelism, "mapped", mapped, "dropped",
+                            dropped, "new", fresh);
+    } else {
+        json_decref(mapped);
+        json_decref(dropped);
+        json_decref(fresh);
+    }
+    if (unmatched[0] && !allow_non_restored) {
+        rc = sl_seterr(err, errlen,
+                       "Cannot map savepoint state for operator uid(s) %s to the new job: no vertex "
+                       "has that uid. Give the vertex that should own it that \"uid\", or resubmit "
+                       "with allowNonRestoredState (sluice run -n) to drop that state.",
+                       unmatched);
+        if (report) {
+            json_decref(*report);
+            *report = NULL;
+        }
+        goto out;
+    }
+    if (dir_out) *dir_out = sl_strdup(lp[strlen(lp) - 1] == '/' ? lp : lp);
+    if (dir_out && strlen(*dir_out) > 10 && !strcmp(*dir_out + strlen(*dir_out) - 10, "/_metadata"))
+        (*dir_out)[strlen(*dir_out) - 10] = '\0';
+    if (cpid) *cpid = md->checkpoint_id;
+out:
+    sluice__snapshot_metadata__free_unpacked(md, NULL);
+    return rc;
+}
