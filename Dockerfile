@@ -20,6 +20,8 @@
 
 FROM debian:bookworm AS build
 ARG DEBIAN_FRONTEND=noninteractive
+# Lets tests/docker/run.sh find and remove superseded build stages.
+LABEL sluice.stage=build
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
         build-essential pkg-config protobuf-c-compiler \
@@ -39,6 +41,7 @@ RUN mkdir -p /out/bin /out/share/sluice /out/conf /out/examples \
 
 FROM debian:bookworm-slim
 ARG DEBIAN_FRONTEND=noninteractive
+LABEL sluice.stage=runtime
 # The runtime halves of the build stage's -dev packages, nothing else.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \

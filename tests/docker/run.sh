@@ -23,6 +23,8 @@
 #   SLUICE_DEBIAN_MIRROR  mirror for debootstrap (default: from apt sources)
 #   SLUICE_REFRESH_BASE=1 debootstrap again even when the tarball is cached
 #   SLUICE_DOCKER_TIMEOUT seconds the pytest run may take (default 1500)
+#   SLUICE_BUILD_FROM=HEAD build the last commit (git archive) instead of the
+#                         working tree, e.g. while others have edits in flight
 #
 # Every failure says what failed and exits non-zero; nothing here skips.
 set -euo pipefail
@@ -183,13 +185,31 @@ build_image() {
     say "docker build -t $IMAGE $ROOT"
     local log
     log=$(mktemp "${TMPDIR:-/tmp}/sluice-docker-build.XXXXXX")
-    # The legacy builder takes FROM images from the local store; BuildKit in
-    # some engines insists on asking a registry, which this machine lacks.
-    if ! DOCKER_BUILDKIT=0 timeout 1800 docker build -t "$IMAGE" "$ROOT" >"$log" 2>&1; then
+    [ -n "${SLUICE_BUILD_FROM:-}" ] && say "building git revision $SLUICE_BUILD_FROM, not the working tree"
+    local rc=0
+    docker_build -t "$IMAGE" >"$log" 2>&1 || rc=$?
+    if [ $rc -ne 0 ]; then
         tail -n 40 "$log" >&2
         die "docker build failed (full log: $log)"
     fi
+    # Keep the newest build stage under a tag (its layers are the cache of
+    # the next build) and drop the images earlier builds left untagged.
+    docker_build --target build -t "$IMAGE-build" >"$log" 2>&1 ||
+        die "tagging the build stage failed (log: $log)"
+    docker image prune -f --filter label=sluice.stage >/dev/null 2>&1 || true
     rm -f "$log"
+}
+
+# docker build of the working tree, or of a git revision; the legacy
+# builder takes FROM images from the local store, where BuildKit in some
+# engines insists on asking a registry, which this machine lacks.
+docker_build() { # docker-build-args...
+    if [ -n "${SLUICE_BUILD_FROM:-}" ]; then
+        git -C "$ROOT" archive --format=tar "$SLUICE_BUILD_FROM" |
+            DOCKER_BUILDKIT=0 timeout 1800 docker build --force-rm "$@" -
+    else
+        DOCKER_BUILDKIT=0 timeout 1800 docker build --force-rm "$@" "$ROOT"
+    fi
 }
 
 clean() {
