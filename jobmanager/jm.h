@@ -55,8 +55,10 @@ typedef struct jm_tm {
 typedef struct jm_metrics {
     Sluice__SubtaskMetrics m;   /* last report (strings not kept) */
     int64_t at_ms;              /* when it arrived (monotonic) */
-    double in_rate, out_rate;   /* records/s, from the last two reports */
+    double in_rate, out_rate;   /* records/s over the last second or more */
     double in_bytes_rate, out_bytes_rate;
+    uint64_t ref_in, ref_out, ref_bin, ref_bout; /* counters at ref_at_ms */
+    int64_t ref_at_ms;
     int has;
 } jm_metrics;
 

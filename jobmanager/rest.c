@@ -244,6 +244,9 @@ static json_t *job_detail(jm *j, const jm_job *job)
             (json_int_t)chain_sum(job, c, "accumulatedBackPressuredTimeMs"), "accumulated-idle-time",
             (json_int_t)chain_sum(job, c, "accumulatedIdleTimeMs"), "accumulated-busy-time",
             (json_int_t)chain_sum(job, c, "accumulatedBusyTimeMs"));
+        /* beyond Flink: late rows dropped by window operators in this vertex */
+        json_object_set_new(metrics, "numLateRecordsDropped",
+                            json_integer((json_int_t)chain_sum(job, c, "numLateRecordsDropped")));
         json_array_append_new(
             vs, json_pack("{s:s,s:s,s:i,s:i,s:s,s:I,s:I,s:I,s:o,s:o}", "id", ch->id, "name", ch->name,
                           "maxParallelism", g->max_parallelism, "parallelism", ch->parallelism,

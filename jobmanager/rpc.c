@@ -110,12 +110,23 @@ void jm_apply_metrics(jm *j, const Sluice__SubtaskMetrics *m)
         m->subtask >= (uint32_t)job->g->chains[m->chain].parallelism)
         return;
     jm_metrics *jmm = &job->tasks[m->chain][m->subtask].metrics;
-    if (jmm->has && now > jmm->at_ms) {
-        double dt = (double)(now - jmm->at_ms) / 1000.0;
-        jmm->in_rate = (double)(m->records_in - jmm->m.records_in) / dt;
-        jmm->out_rate = (double)(m->records_out - jmm->m.records_out) / dt;
-        jmm->in_bytes_rate = (double)(m->bytes_in - jmm->m.bytes_in) / dt;
-        jmm->out_bytes_rate = (double)(m->bytes_out - jmm->m.bytes_out) / dt;
+    /* rates over at least a second: heartbeats come every few hundred ms,
+     * and a rate over one interval jumps with every full buffer */
+    if (!jmm->has) {
+        jmm->ref_at_ms = now;
+    } else if (now - jmm->ref_at_ms >= 1000) {
+        double dt = (double)(now - jmm->ref_at_ms) / 1000.0;
+        jmm->in_rate = (double)(m->records_in - jmm->ref_in) / dt;
+        jmm->out_rate = (double)(m->records_out - jmm->ref_out) / dt;
+        jmm->in_bytes_rate = (double)(m->bytes_in - jmm->ref_bin) / dt;
+        jmm->out_bytes_rate = (double)(m->bytes_out - jmm->ref_bout) / dt;
+        jmm->ref_at_ms = now;
+    }
+    if (jmm->ref_at_ms == now) {
+        jmm->ref_in = m->records_in;
+        jmm->ref_out = m->records_out;
+        jmm->ref_bin = m->bytes_in;
+        jmm->ref_bout = m->bytes_out;
     }
     jmm->m = *m;
     jmm->m.job_id = NULL;

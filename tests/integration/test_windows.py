@@ -1,0 +1,135 @@
+"""Event time on a cluster: watermarks, windows over a hash exchange, and
+late rows that are counted rather than lost."""
+import collections
+import glob
+import json
+import os
+
+from conftest import wait_for, ROOT
+
+BASE = 1767225600000  # 2026-01-01T00:00:00Z
+
+
+def window_job(out, n, delay, disorder_ms=5000, p=2):
+    """Rows id 1..n; event time goes up 100 ms per id, minus a scrambled
+    lag of up to disorder_ms; user = id % 5."""
+    return {"name": "tumbling counts", "parallelism": p,
+            "vertices": [
+                {"id": "gen", "uid": "gen", "type": "datagen", "parallelism": 1,
+                 "schema": [{"name": "id", "type": "BIGINT"}],
+                 "config": {"rows-per-second": "200000", "fields.id.kind": "sequence",
+                            "fields.id.start": "1", "fields.id.end": str(n)}},
+                {"id": "ev", "uid": "ev", "type": "calc", "parallelism": 1,
+                 "config": {"projection": [
+                     "id", "CAST(id % 5 AS INT) AS user_id",
+                     f"TO_TIMESTAMP_LTZ({BASE} + id * 100 - (id * 7919) % {disorder_ms}, 3) AS ts"]}},
+                {"id": "wm", "uid": "wm", "type": "watermark", "parallelism": 1,
+                 # a watermark after every row that advances it: the stream of
+                 # rows and watermarks each window subtask sees is then
+                 # fixed, and so is which rows are late
+                 "config": {"column": "ts", "delay": delay, "interval": "0 ms"}},
+                {"id": "win", "uid": "win", "type": "window",
+                 "config": {"time-column": "ts", "window": "TUMBLE(INTERVAL '10' SECOND)",
+                            "group-by": ["user_id"], "aggregates": ["COUNT(*) AS cnt", "SUM(id) AS s"]}},
+                {"id": "out", "type": "file", "config": {"path": out, "format": "json"}}],
+            "edges": [{"from": "gen", "to": "ev"}, {"from": "ev", "to": "wm"},
+                      {"from": "wm", "to": "win", "strategy": "hash", "keys": ["user_id"]},
+                      {"from": "win", "to": "out"}]}
+
+
+def expected_windows(n, disorder_ms=5000, delay_ms=None):
+    """Window results and the number of late rows, by replaying the
+    watermark: max event time seen so far - delay - 1 ms; a row is late when
+    its window's last millisecond is at or below the watermark."""
+    w = collections.defaultdict(lambda: [0, 0])
+    wm, max_ts, late = -2**63, -2**63, 0
+    for i in range(1, n + 1):
+        ts = BASE + i * 100 - (i * 7919) % disorder_ms
+        start = ts - ts % 10000
+        if delay_ms is not None and start + 10000 - 1 <= wm:
+            late += 1
+        else:
+            acc = w[(start, i % 5)]
+            acc[0] += 1
+            acc[1] += i
+        max_ts = max(max_ts, ts)
+        if delay_ms is not None:
+            wm = max(wm, max_ts - delay_ms - 1)
+    return {k: tuple(v) for k, v in w.items()}, late
+
+
+def read_windows(out):
+    import datetime
+    got = {}
+    for path in glob.glob(os.path.join(out, "part-*")):
+        with open(path) as f:
+            for line in f:
+                r = json.loads(line)
+                assert r.get("op", "+I") == "+I", r
+                ws = r["window_start"]
+                d = datetime.datetime.strptime(ws + ("" if "." in ws else ".0"), "%Y-%m-%d %H:%M:%S.%f")
+                start = int(d.replace(tzinfo=datetime.timezone.utc).timestamp() * 1000)
+                key = (start, r["user_id"])
+                assert key not in got, f"window {key} emitted twice"
+                got[key] = (r["cnt"], r["s"])
+    return got
+
+
+def late_dropped(cluster, jid):
+    return sum(v["metrics"].get("numLateRecordsDropped", 0) for v in cluster.job(jid)["vertices"])
+
+
+def test_tumbling_windows_exact_when_nothing_is_late(cluster, workdir):
+    cluster.add_tm(slots=1)
+    cluster.add_tm(slots=1)
+    n = 20000
+    out = os.path.join(workdir, "w")
+    jid = cluster.submit(window_job(out, n, delay="5 s"))
+    job = cluster.wait_state(jid, ["FINISHED", "FAILED"], timeout=60)
+    assert job["state"] == "FINISHED", cluster.get(f"/jobs/{jid}/exceptions")
+    exp, late = expected_windows(n, delay_ms=5000)
+    assert late == 0
+    assert read_windows(out) == exp
+    assert late_dropped(cluster, jid) == 0
+    # watermarks reached the end of time
+    win = [v for v in job["vertices"] if v["name"].startswith("win")][0]
+    wms = cluster.get(f"/jobs/{jid}/vertices/{win['id']}/watermarks")
+    assert len(wms) == 2
+
+
+def test_late_rows_are_counted_not_lost(cluster, workdir):
+    cluster.add_tm(slots=2)
+    n = 20000
+    out = os.path.join(workdir, "w")
+    jid = cluster.submit(window_job(out, n, delay="1 s"))
+    job = cluster.wait_state(jid, ["FINISHED", "FAILED"], timeout=60)
+    assert job["state"] == "FINISHED", cluster.get(f"/jobs/{jid}/exceptions")
+    got = read_windows(out)
+    exp, late = expected_windows(n, delay_ms=1000)
+    assert late > 0
+    assert got == exp
+    # every row is either in a window or counted as dropped
+    assert late_dropped(cluster, jid) == late
+    assert sum(c for c, _ in got.values()) + late == n
+
+
+def test_seed_demo_job_prints_window_counts(cluster):
+    cluster.add_tm(slots=1)
+    with open(os.path.join(ROOT, "examples", "clicks-windowed.json")) as f:
+        job = json.load(f)
+    job["vertices"][0]["config"]["rows-per-second"] = "200"
+    job["vertices"][1]["config"]["delay"] = "1 s"
+    job["vertices"][2]["config"]["window"] = "TUMBLE(INTERVAL '1' SECOND)"
+    job["vertices"][0]["config"]["fields.ts.max-past"] = "2 s"
+    jid = cluster.submit(job)
+    cluster.wait_state(jid, "RUNNING")
+    import re
+    line = wait_for(lambda: re.search(r"^\+I\[(\S+), (\S+), (\d+)\]$", cluster.tms[0].out_text(), re.M),
+                    timeout=20, what="a printed window")
+    assert line.group(1) < line.group(2)
+    vid = cluster.job(jid)["vertices"][0]["id"]
+    wait_for(lambda: cluster.job(jid)["vertices"][0]["metrics"]["numLateRecordsDropped"] > 0,
+             timeout=20, what="late rows counted (event time up to 2 s in the past, 1 s delay)")
+    cluster.request("PATCH", f"/jobs/{jid}?mode=cancel")
+    cluster.wait_state(jid, "CANCELED")
+    assert vid
