@@ -125,6 +125,10 @@ struct sl_op {
                                    INT64_MAX (the runtime's initial value) = none */
     int64_t current_watermark;  /* the last input watermark (INT64_MIN before any) */
     const char *task_name;      /* "calc (2/4)" for messages */
+    int checkpointing;          /* set by the runtime before open(): 1 when the
+                                   job takes checkpoints (the hooks above will be
+                                   called), so a two-phase-commit sink stages its
+                                   output instead of writing it straight out */
     char err[512];              /* failure message for SL_ERR returns */
 };
 

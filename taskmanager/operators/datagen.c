@@ -34,6 +34,32 @@
  * (backpressure) at most one second's worth of rows is made up at once, as
  * Flink's rate limiter does. No memory is allocated per row: values live in
  * one row and one string buffer, reused.
+ *
+ * Checkpoints. A subtask's work is a list of shares ("segments"); a fresh
+ * subtask has one, the chunk of 1/p described above. A segment holds all it
+ * needs to go on: each sequence field's remaining range [next, end], each
+ * random field's PRNG state, the rows it still owes (its share of
+ * number-of-rows and of the sequences), the rows it has emitted, and the
+ * fraction 1/rate_den of rows-per-second it was given. snapshot_state
+ * writes the live segments into one blob; restore_state takes the segments
+ * of every blob dealt to the subtask. With the same parallelism a subtask
+ * gets its own blob back and continues its stream row for row. After
+ * rescaling a subtask that gets several blobs serves all their segments,
+ * one batch from each in turn, each segment exactly as its old subtask
+ * would have (so random fields continue each old PRNG: the union of the
+ * new subtasks' rows is exactly the rows the old ones still owed); a
+ * subtask that gets no blob has no share and ends at once. The rate stays
+ * that of the whole source: a subtask paces itself at the sum of its live
+ * segments' fractions, and when a segment ends the others keep theirs.
+ *
+ * Blob format (little-endian), version 1:
+ *   u8 version, "SLDG", u32 nfields, u32 nsegs,
+ *   nfields x { u8 kind, u8 type },
+ *   nsegs x { u32 rate_den, u8 bounded, u64 remaining, u64 emitted,
+ *             nfields x { u64 rng, i64 seq_next, i64 seq_end } },
+ *   u64 FNV-1a of everything before it.
+ * A blob of another version, another operator, another schema, or one that
+ * is damaged or truncated fails the restore with a message saying which.
  */
 #include <errno.h>
 #include <float.h>
@@ -72,16 +98,26 @@ typedef struct datagen_plan {
     uint64_t seed;
 } datagen_plan;
 
+/* One share of the source's work (see the checkpoint note above). */
+typedef struct dg_seg {
+    uint64_t *rng;      /* per field: splitmix64 state */
+    int64_t *seq_next;  /* per field: next sequence value */
+    int64_t *seq_end;   /* per field: last sequence value of this share */
+    bool bounded;       /* some sequence or number-of-rows limits the share */
+    uint64_t remaining; /* rows this share still owes, when bounded */
+    uint64_t emitted;   /* rows of this share emitted so far, over restores */
+    uint32_t rate_den;  /* this share paces at rows-per-second / rate_den */
+} dg_seg;
+
 typedef struct datagen_state {
     const datagen_plan *plan;
-    uint64_t *rng;        /* per field: splitmix64 state */
-    int64_t *seq_next;    /* per field: next sequence value */
-    bool bounded;
-    uint64_t remaining;   /* rows left for this subtask, when bounded */
-    double rows_per_ms;   /* this subtask's share of the rate */
+    dg_seg *segs;         /* live shares; 0 <= cur < nsegs when nsegs > 0 */
+    int nsegs;
+    int cur;              /* the share the next batch draws from */
+    double rows_per_ms;   /* this subtask's rate: the sum of its shares' */
     int64_t base_ms;      /* schedule anchor, sl_mono_ms clock */
     uint64_t base_count;  /* rows allowed at base_ms */
-    uint64_t emitted;     /* rows emitted so far */
+    uint64_t emitted;     /* rows emitted since the schedule's start */
     bool need_wall_clock; /* some field is a random TIMESTAMP */
     sl_value *vals;       /* the one row, reused */
     char *strbuf;         /* random strings of the current row */
@@ -371,12 +407,68 @@ static void split_chunk(uint64_t span, int p, int i, uint64_t *offset, uint64_t 
     *offset = ui * q + (ui < r ? ui : r);
 }
 
+/* A share with its per-field arrays in one allocation (seg_free frees it). */
+static void seg_init(dg_seg *sg, int nfields)
+{
+    memset(sg, 0, sizeof *sg);
+    uint64_t *mem = sl_calloc((size_t)nfields * 3 + 1, sizeof *mem);
+    sg->rng = mem;
+    sg->seq_next = (int64_t *)(mem + nfields);
+    sg->seq_end = (int64_t *)(mem + 2 * (size_t)nfields);
+}
+
+static void seg_free(dg_seg *sg)
+{
+    free(sg->rng);
+    sg->rng = NULL;
+}
+
+static inline bool seg_done(const dg_seg *sg)
+{
+    return sg->bounded && sg->remaining == 0;
+}
+
+static void segs_free(dg_seg *segs, int n)
+{
+    for (int k = 0; k < n; k++) seg_free(&segs[k]);
+    free(segs);
+}
+
+/* Pace at the sum of the live shares' rates, anchored at `now`. With
+ * due_now the next row is due at once (a start), else one interval on. */
+static void set_rate(datagen_state *st, int64_t now, bool due_now)
+{
+    double share = 0;
+    for (int k = 0; k < st->nsegs; k++) share += 1.0 / st->segs[k].rate_den;
+    st->rows_per_ms = (double)st->plan->rows_per_second * share / 1000.0;
+    if (st->rows_per_ms <= 0) st->rows_per_ms = 1e-9; /* no shares: never due */
+    st->base_ms = now;
+    st->base_count = st->emitted + (due_now ? 1 : 0);
+}
+
+/* Forget the shares that have nothing left; the others keep their pace. */
+static void drop_done(datagen_state *st, int64_t now)
+{
+    int keep = 0, cur = -1;
+    for (int k = 0; k < st->nsegs; k++) {
+        if (seg_done(&st->segs[k])) {
+            seg_free(&st->segs[k]);
+            continue;
+        }
+        if (cur < 0 && k >= st->cur) cur = keep; /* turns go on from cur */
+        st->segs[keep++] = st->segs[k];
+    }
+    if (keep == st->nsegs) return;
+    st->nsegs = keep;
+    st->cur = cur < 0 ? 0 : cur;
+    if (keep) set_rate(st, now, false);
+}
+
 static void datagen_close(sl_op *op)
 {
     datagen_state *st = op->priv;
     if (!st) return;
-    free(st->rng);
-    free(st->seq_next);
+    segs_free(st->segs, st->nsegs);
     free(st->vals);
     free(st->strbuf);
     free(st);
@@ -393,24 +485,28 @@ static int datagen_open(sl_op *op)
     datagen_state *st = sl_calloc(1, sizeof *st);
     op->priv = st;
     st->plan = pl;
-    st->rng = sl_calloc((size_t)pl->n, sizeof *st->rng);
-    st->seq_next = sl_calloc((size_t)pl->n, sizeof *st->seq_next);
     st->vals = sl_calloc((size_t)pl->n, sizeof *st->vals);
+    st->segs = sl_calloc(1, sizeof *st->segs);
+    st->nsegs = 1;
+    dg_seg *sg = &st->segs[0];
+    seg_init(sg, pl->n);
+    sg->rate_den = (uint32_t)p;
 
     uint64_t base = mix64((pl->has_seed ? pl->seed : fresh_seed()) ^ 0x6a09e667f3bcc909ULL);
     size_t strbytes = 0;
-    st->bounded = false;
-    st->remaining = UINT64_MAX;
+    sg->bounded = false;
+    sg->remaining = UINT64_MAX;
     for (int f = 0; f < pl->n; f++) {
         const gen_field *gf = &pl->fields[f];
-        st->rng[f] = mix64(base + (uint64_t)(i + 1) * 0x9e3779b97f4a7c15ULL +
+        sg->rng[f] = mix64(base + (uint64_t)(i + 1) * 0x9e3779b97f4a7c15ULL +
                            (uint64_t)(f + 1) * 0xd1b54a32d192ed03ULL);
         if (gf->kind == GEN_SEQUENCE) {
             uint64_t off, cnt;
             split_chunk((uint64_t)gf->end - (uint64_t)gf->start, p, i, &off, &cnt);
-            st->seq_next[f] = (int64_t)((uint64_t)gf->start + off);
-            st->bounded = true;
-            if (cnt < st->remaining) st->remaining = cnt;
+            sg->seq_next[f] = (int64_t)((uint64_t)gf->start + off);
+            sg->seq_end[f] = (int64_t)((uint64_t)sg->seq_next[f] + cnt - 1);
+            sg->bounded = true;
+            if (cnt < sg->remaining) sg->remaining = cnt;
         } else if (gf->type == SL_T_STRING || gf->type == SL_T_BYTES) {
             strbytes += gf->length;
         } else if (gf->type == SL_T_TIMESTAMP) {
@@ -420,18 +516,16 @@ static int datagen_open(sl_op *op)
     if (pl->number_of_rows >= 0) {
         uint64_t total = (uint64_t)pl->number_of_rows, up = (uint64_t)p, ui = (uint64_t)i;
         uint64_t share = total / up + (ui < total % up ? 1 : 0);
-        st->bounded = true;
-        if (share < st->remaining) st->remaining = share;
+        sg->bounded = true;
+        if (share < sg->remaining) sg->remaining = share;
     }
     st->strbuf = sl_malloc(strbytes ? strbytes : 1);
-    st->rows_per_ms = (double)pl->rows_per_second / p / 1000.0;
-    st->base_ms = sl_mono_ms();
-    st->base_count = 1; /* the first row is due at once */
+    set_rate(st, sl_mono_ms(), true); /* the first row is due at once */
     return SL_OK;
 }
 
-/* Fill st->vals with the next row. */
-static void gen_row(datagen_state *st, int64_t now_wall)
+/* Fill st->vals with the next row of share sg. */
+static void gen_row(datagen_state *st, dg_seg *sg, int64_t now_wall)
 {
     const datagen_plan *pl = st->plan;
     static const char hex[] = "0123456789abcdef";
@@ -439,11 +533,11 @@ static void gen_row(datagen_state *st, int64_t now_wall)
     for (int f = 0; f < pl->n; f++) {
         const gen_field *gf = &pl->fields[f];
         sl_value *v = &st->vals[f];
-        uint64_t *rng = &st->rng[f];
+        uint64_t *rng = &sg->rng[f];
         v->isnull = false;
         if (gf->kind == GEN_SEQUENCE) {
-            v->v.i = st->seq_next[f];
-            st->seq_next[f] = (int64_t)((uint64_t)st->seq_next[f] + 1);
+            v->v.i = sg->seq_next[f];
+            sg->seq_next[f] = (int64_t)((uint64_t)sg->seq_next[f] + 1);
             continue;
         }
         switch (gf->type) {
@@ -487,9 +581,11 @@ static void gen_row(datagen_state *st, int64_t now_wall)
 static int datagen_run(sl_op *op)
 {
     datagen_state *st = op->priv;
-    if (st->bounded && st->remaining == 0) return SL_DONE;
-
     int64_t now = sl_mono_ms();
+    if (st->nsegs > 0 && seg_done(&st->segs[st->cur])) drop_done(st, now);
+    if (st->nsegs == 0) return SL_DONE;
+    dg_seg *sg = &st->segs[st->cur];
+
     double burst = st->rows_per_ms * 1000.0; /* one second's worth */
     if (burst < 1) burst = 1;
     double due = (double)st->base_count + floor((double)(now - st->base_ms) * st->rows_per_ms);
@@ -503,7 +599,7 @@ static int datagen_run(sl_op *op)
     uint64_t n = 0;
     if (due > (double)st->emitted) n = (uint64_t)(due - (double)st->emitted);
     if (n > DATAGEN_BATCH) n = DATAGEN_BATCH;
-    if (st->bounded && n > st->remaining) n = st->remaining;
+    if (sg->bounded && n > sg->remaining) n = sg->remaining;
 
     if (n == 0) {
         /* Ahead of schedule: sleep until the next row is due. */
@@ -516,9 +612,10 @@ static int datagen_run(sl_op *op)
     int64_t now_wall = st->need_wall_clock ? sl_now_ms() : 0;
     sl_row row = {SL_KIND_INSERT, st->plan->n, st->vals, SL_TS_NONE};
     for (uint64_t k = 0; k < n; k++) {
-        gen_row(st, now_wall);
+        gen_row(st, sg, now_wall);
         st->emitted++;
-        if (st->bounded) st->remaining--;
+        sg->emitted++;
+        if (sg->bounded) sg->remaining--;
         /* A row handed to emit counts as emitted whatever emit says. */
         int rc = sl_op_emit(op, &row);
         if (rc != SL_OK) {
@@ -527,12 +624,188 @@ static int datagen_run(sl_op *op)
             return rc;
         }
     }
-    if (st->bounded && st->remaining == 0) return SL_DONE;
+    if (seg_done(sg)) {
+        drop_done(st, now);
+        if (st->nsegs == 0) return SL_DONE;
+    } else if (st->nsegs > 1) {
+        st->cur = (st->cur + 1) % st->nsegs; /* the next batch from the next share */
+    }
     if ((double)st->emitted >= due) {
         double wait = ((double)(st->emitted + 1 - st->base_count)) / st->rows_per_ms;
         op->wake_at_ms = st->base_ms + (int64_t)ceil(wait + 1e-9);
         if (op->wake_at_ms > now) return SL_AGAIN;
     }
+    return SL_OK;
+}
+
+/* ---- checkpoints ------------------------------------------------------ */
+
+#define DG_BLOB_VERSION 1
+static const unsigned char dg_magic[4] = {'S', 'L', 'D', 'G'};
+#define DG_HEAD (1 + 4 + 4 + 4)         /* version, magic, nfields, nsegs */
+#define DG_SEG_HEAD (4 + 1 + 8 + 8)     /* rate_den, bounded, remaining, emitted */
+#define DG_SEG_FIELD (8 + 8 + 8)        /* rng, seq_next, seq_end */
+
+static uint64_t fnv1a(const unsigned char *p, size_t n)
+{
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ULL;
+    return h;
+}
+
+static unsigned char *put_le(unsigned char *p, uint64_t v, int bytes)
+{
+    for (int b = 0; b < bytes; b++) *p++ = (unsigned char)(v >> (8 * b));
+    return p;
+}
+
+static uint64_t get_le(const unsigned char **pp, int bytes)
+{
+    uint64_t v = 0;
+    for (int b = 0; b < bytes; b++) v |= (uint64_t)(*pp)[b] << (8 * b);
+    *pp += bytes;
+    return v;
+}
+
+/* The live shares, as one blob (malloc'ed; the runtime frees it). */
+static int datagen_snapshot(sl_op *op, int64_t cpid, void **blob, size_t *len)
+{
+    datagen_state *st = op->priv;
+    const datagen_plan *pl = st->plan;
+    size_t nlive = 0;
+    for (int k = 0; k < st->nsegs; k++) nlive += !seg_done(&st->segs[k]);
+    size_t n = (size_t)pl->n;
+    size_t total = DG_HEAD + 2 * n + nlive * (DG_SEG_HEAD + DG_SEG_FIELD * n) + 8;
+    unsigned char *b = sl_malloc(total), *p = b;
+    *p++ = DG_BLOB_VERSION;
+    memcpy(p, dg_magic, 4);
+    p += 4;
+    p = put_le(p, n, 4);
+    p = put_le(p, nlive, 4);
+    for (size_t f = 0; f < n; f++) {
+        *p++ = (unsigned char)pl->fields[f].kind;
+        *p++ = (unsigned char)pl->fields[f].type;
+    }
+    for (int k = 0; k < st->nsegs; k++) {
+        const dg_seg *sg = &st->segs[k];
+        if (seg_done(sg)) continue;
+        p = put_le(p, sg->rate_den, 4);
+        *p++ = sg->bounded ? 1 : 0;
+        p = put_le(p, sg->remaining, 8);
+        p = put_le(p, sg->emitted, 8);
+        for (size_t f = 0; f < n; f++) {
+            p = put_le(p, sg->rng[f], 8);
+            p = put_le(p, (uint64_t)sg->seq_next[f], 8);
+            p = put_le(p, (uint64_t)sg->seq_end[f], 8);
+        }
+    }
+    p = put_le(p, fnv1a(b, (size_t)(p - b)), 8);
+    SL_ASSERT((size_t)(p - b) == total);
+    *blob = b;
+    *len = total;
+    return SL_OK;
+}
+
+static const char *kind_name(int kind)
+{
+    return kind == GEN_SEQUENCE ? "sequence" : "random";
+}
+
+/* Check one blob and append its shares to *segs. On failure returns SL_ERR
+ * with the reason in why (the shares appended so far stay in *segs). */
+static int parse_blob(const datagen_plan *pl, const unsigned char *b, size_t len, dg_seg **segs,
+                      int *nsegs, char *why, size_t whylen)
+{
+    size_t n = (size_t)pl->n;
+    if (len < DG_HEAD + 8)
+        return sl_seterr(why, whylen, "%zu bytes is too short to be datagen state", len);
+    if (memcmp(b + 1, dg_magic, 4) != 0)
+        return sl_seterr(why, whylen, "not datagen state (unknown header)");
+    if (b[0] != DG_BLOB_VERSION)
+        return sl_seterr(why, whylen, "format version %u, but this build reads version %d", b[0],
+                         DG_BLOB_VERSION);
+    const unsigned char *p = b + len - 8;
+    if (get_le(&p, 8) != fnv1a(b, len - 8))
+        return sl_seterr(why, whylen, "damaged (checksum mismatch over %zu bytes)", len);
+    p = b + 5;
+    uint64_t nf = get_le(&p, 4), ns = get_le(&p, 4);
+    if (nf != n)
+        return sl_seterr(why, whylen, "taken with %llu fields, but the vertex has %zu",
+                         (unsigned long long)nf, n);
+    size_t per = DG_SEG_HEAD + DG_SEG_FIELD * n;
+    if (len < DG_HEAD + 8 + 2 * n || (len - DG_HEAD - 8 - 2 * n) / per != ns ||
+        (len - DG_HEAD - 8 - 2 * n) % per != 0)
+        return sl_seterr(why, whylen, "damaged (%zu bytes do not hold %llu shares)", len,
+                         (unsigned long long)ns);
+    for (size_t f = 0; f < n; f++) {
+        const gen_field *gf = &pl->fields[f];
+        unsigned kind = *p++, type = *p++;
+        if (kind != (unsigned)gf->kind || type != (unsigned)gf->type)
+            return sl_seterr(why, whylen,
+                             "column %zu was a %s %s when the state was taken, but is a %s %s now",
+                             f + 1, kind <= GEN_SEQUENCE ? kind_name((int)kind) : "?",
+                             type <= SL_T_TIMESTAMP ? sl_type_name((sl_type)type) : "?",
+                             kind_name(gf->kind), sl_type_name(gf->type));
+    }
+    for (uint64_t k = 0; k < ns; k++) {
+        *segs = sl_realloc(*segs, (size_t)(*nsegs + 1) * sizeof **segs);
+        dg_seg *sg = &(*segs)[*nsegs];
+        seg_init(sg, (int)n);
+        (*nsegs)++;
+        uint64_t den = get_le(&p, 4);
+        unsigned bounded = *p++;
+        sg->rate_den = (uint32_t)den;
+        sg->bounded = bounded == 1;
+        sg->remaining = get_le(&p, 8);
+        sg->emitted = get_le(&p, 8);
+        if (den == 0 || bounded > 1)
+            return sl_seterr(why, whylen, "share %llu is damaged (rate 1/%llu, bounded %u)",
+                             (unsigned long long)k, (unsigned long long)den, bounded);
+        for (size_t f = 0; f < n; f++) {
+            const gen_field *gf = &pl->fields[f];
+            sg->rng[f] = get_le(&p, 8);
+            sg->seq_next[f] = (int64_t)get_le(&p, 8);
+            sg->seq_end[f] = (int64_t)get_le(&p, 8);
+            if (gf->kind != GEN_SEQUENCE) continue;
+            /* The rows still owed must fit in [next, end] and the column. */
+            int64_t lo = sg->seq_next[f], hi = sg->seq_end[f];
+            bool ok = sg->bounded;
+            if (ok && sg->remaining > 0)
+                ok = lo <= hi && (uint64_t)hi - (uint64_t)lo >= sg->remaining - 1 &&
+                     (gf->type != SL_T_INT || (lo >= INT32_MIN && hi <= INT32_MAX));
+            if (!ok)
+                return sl_seterr(why, whylen,
+                                 "share %llu is damaged (column %zu: range %lld..%lld for %llu "
+                                 "rows)", (unsigned long long)k, f + 1, (long long)lo,
+                                 (long long)hi, (unsigned long long)sg->remaining);
+        }
+    }
+    return SL_OK;
+}
+
+/* Take the shares of every blob dealt to this subtask (none: nothing to
+ * do, the old subtasks' shares went elsewhere). */
+static int datagen_restore(sl_op *op, const void *const *blobs, const size_t *lens, int nblobs)
+{
+    datagen_state *st = op->priv;
+    dg_seg *segs = NULL;
+    int nsegs = 0;
+    for (int k = 0; k < nblobs; k++) {
+        char why[300];
+        if (parse_blob(st->plan, blobs[k], lens[k], &segs, &nsegs, why, sizeof why) != SL_OK) {
+            segs_free(segs, nsegs);
+            return sl_op_fail(op, "datagen '%s' subtask %d: cannot restore state %d of %d: %s",
+                              op->vertex ? op->vertex->id : "?", op->subtask, k + 1, nblobs,
+                              why);
+        }
+    }
+    segs_free(st->segs, st->nsegs);
+    st->segs = segs;
+    st->nsegs = nsegs;
+    st->cur = 0;
+    st->emitted = 0;
+    drop_done(st, sl_mono_ms());
+    set_rate(st, sl_mono_ms(), true);
     return SL_OK;
 }
 
@@ -548,4 +821,6 @@ const sl_op_def sl_op_datagen = {
     .open = datagen_open,
     .run = datagen_run,
     .close = datagen_close,
+    .snapshot_state = datagen_snapshot,
+    .restore_state = datagen_restore,
 };

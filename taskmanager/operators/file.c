@@ -21,7 +21,48 @@
  * Output goes through a 64 KiB buffer owned by the subtask and reaches the
  * file with one write(2) per full buffer; end of input writes the rest and
  * fsyncs, so a finished job's files are complete on disk.
+ *
+ * Exactly-once (when the runtime sets op->checkpointing): two-phase commit.
+ * Rows go to a hidden in-progress file `.part-<i>-<c>.inprogress`, c being
+ * the checkpoint expected to stage it (one past the last snapshot). At the
+ * barrier of checkpoint c, snapshot_state writes out, fsyncs and closes the
+ * file, which becomes pending under a final name `part-<i>-<n>` (n counts
+ * this subtask's files and is never reused: it starts above any part-<i>-*
+ * already in the directory), and the blob records every pending file not yet
+ * committed (its name, final name, length and staging checkpoint). The next
+ * row opens a new in-progress file. checkpoint_complete(c) renames every file
+ * staged at or before c to its final name, then fsyncs the directory: output
+ * only ever appears by an atomic rename, so a reader of the directory sees
+ * committed rows only. An aborted checkpoint leaves its files pending for the
+ * next completion.
+ *
+ * restore_state is recover-and-commit: the pending files in the restored
+ * blobs belong to a checkpoint that completed, so each is truncated to its
+ * recorded length and renamed (one already renamed before the failure is
+ * left as it is); then every other in-progress file of this subtask and of
+ * the blobs' old subtasks is deleted -- it held rows written after the
+ * checkpoint, which the restored job produces again. After rescaling, old
+ * subtask j's blob goes to one new subtask only (j % p), so no two subtasks
+ * clean up the same files. A pending file that is missing or shorter than
+ * recorded fails the restore: rows of a completed checkpoint would be lost.
+ *
+ * End of input with checkpointing on stages the last file and commits all
+ * pending ones at once, so a finished bounded job's output is complete
+ * without waiting for a final checkpoint (Flink commits at the final
+ * checkpoint instead; the difference shows only if the job fails after this
+ * subtask ended, when the rows since its last checkpoint would be written
+ * again). Without checkpointing no hook is called: the sink writes
+ * `part-<i>` directly as described above (a savepoint of such a job syncs
+ * the file and records nothing).
+ *
+ * Blob format (little-endian), version 1:
+ *   u8 version, "SLFS", u32 subtask, i64 cpid, u64 next file number,
+ *   u32 npending, npending x { i64 staging cpid, u64 length,
+ *   u16 len + in-progress name, u16 len + final name }, u64 FNV-1a of all
+ *   before it. Names are checked against the two patterns above before any
+ *   file is touched, so a damaged blob cannot rename or delete other files.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -44,14 +85,32 @@ typedef struct file_plan {
     file_format format;
 } file_plan;
 
+/* A file written out at a checkpoint, waiting for it to complete. */
+typedef struct pending_file {
+    char *stage;   /* ".part-<i>-<c>.inprogress", in the directory */
+    char *final;   /* "part-<i>-<n>" */
+    uint64_t len;  /* bytes, synced */
+    int64_t cpid;  /* the checkpoint that staged it */
+} pending_file;
+
 typedef struct file_state {
-    int fd;
-    char *fname;    /* "<path>/part-<i>" */
+    int fd;         /* -1: none open (two-phase commit: no row since the
+                       last snapshot) */
+    char *fname;    /* the file being written, for messages: "<path>/part-<i>"
+                       or "<path>/.part-<i>-<c>.inprogress" */
     char *buf;      /* FILE_BUF bytes */
     size_t len;     /* 0 <= len <= FILE_BUF */
     char **keys;    /* json: per column, the escaped `"name":` */
     size_t *keylen;
     int ncols;
+    /* two-phase commit */
+    bool twopc;          /* op->checkpointing at open */
+    char *dir;           /* the path with a trailing '/' */
+    char *cur_stage;     /* name of the open in-progress file, NULL if none */
+    pending_file *pend;  /* staged, not committed, oldest first */
+    int npend, cappend;
+    uint64_t next_n;     /* number of the next final name */
+    int64_t next_cpid;   /* names the next in-progress file */
 } file_state;
 
 /* ---- plan ------------------------------------------------------------- */
@@ -279,8 +338,6 @@ static int put_csv_value(sl_op *op, file_state *st, const sl_value *v, sl_type t
     }
 }
 
-/* ---- operator --------------------------------------------------------- */
-
 /* mkdir -p: create path and its missing parents. */
 static int make_dirs(const char *path, char *err, size_t errlen)
 {
@@ -309,17 +366,415 @@ static int make_dirs(const char *path, char *err, size_t errlen)
     return SL_OK;
 }
 
+/* ---- two-phase commit ------------------------------------------------- */
+
+/* Parse "<prefix><i>-<n><suffix>" exactly (decimal, no sign): 1 if it fits. */
+static int parse_part_name(const char *name, const char *prefix, const char *suffix, int *sub,
+                           uint64_t *num)
+{
+    size_t pl = strlen(prefix);
+    if (strncmp(name, prefix, pl) != 0) return 0;
+    const char *p = name + pl;
+    uint64_t v[2];
+    for (int k = 0; k < 2; k++) {
+        if (*p < '0' || *p > '9') return 0;
+        v[k] = 0;
+        for (; *p >= '0' && *p <= '9'; p++) {
+            if (v[k] > (UINT64_MAX - 9) / 10) return 0;
+            v[k] = v[k] * 10 + (uint64_t)(*p - '0');
+        }
+        if (k == 0 && *p++ != '-') return 0;
+    }
+    if (strcmp(p, suffix) != 0 || v[0] > INT32_MAX) return 0;
+    *sub = (int)v[0];
+    *num = v[1];
+    return 1;
+}
+
+static int sync_dir(sl_op *op, const file_state *st)
+{
+    int fd = open(st->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return sl_op_fail(op, "file sink: cannot open directory '%s': %s", st->dir,
+                          strerror(errno));
+    int rc = fsync(fd) != 0 && errno != EINVAL ? SL_ERR : SL_OK;
+    if (rc != SL_OK) sl_op_fail(op, "file sink: cannot sync directory '%s': %s", st->dir,
+                                strerror(errno));
+    close(fd);
+    return rc;
+}
+
+/* Raise next_n above every committed part-<subtask>-<n> in the directory,
+ * so this subtask never overwrites what an earlier run committed. */
+static int scan_counter(sl_op *op, file_state *st)
+{
+    DIR *d = opendir(st->dir);
+    if (!d)
+        return sl_op_fail(op, "file sink: cannot read directory '%s': %s", st->dir,
+                          strerror(errno));
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        int sub;
+        uint64_t n;
+        if (parse_part_name(e->d_name, "part-", "", &sub, &n) && sub == op->subtask &&
+            n != UINT64_MAX && n + 1 > st->next_n)
+            st->next_n = n + 1;
+    }
+    closedir(d);
+    return SL_OK;
+}
+
+/* The next row needs a file: open the in-progress file for the rows after
+ * the last snapshot. Once per checkpoint interval, not per row. */
+static int pending_open(sl_op *op, file_state *st)
+{
+    free(st->cur_stage);
+    free(st->fname);
+    st->cur_stage = sl_sprintf(".part-%d-%lld.inprogress", op->subtask, (long long)st->next_cpid);
+    st->fname = sl_sprintf("%s%s", st->dir, st->cur_stage);
+    st->fd = open(st->fname, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (st->fd < 0)
+        return sl_op_fail(op, "file sink: cannot create '%s': %s", st->fname, strerror(errno));
+    return SL_OK;
+}
+
+/* Write out, sync and close the in-progress file, which becomes pending. */
+static int stage_current(sl_op *op, file_state *st, int64_t cpid)
+{
+    if (st->fd < 0) return SL_OK; /* no row since the last snapshot */
+    if (out_flush(op, st) != SL_OK) return SL_ERR;
+    struct stat sb;
+    if (fsync(st->fd) != 0 || fstat(st->fd, &sb) != 0)
+        return sl_op_fail(op, "file sink: cannot sync '%s': %s", st->fname, strerror(errno));
+    close(st->fd);
+    st->fd = -1;
+    if (st->npend == st->cappend) {
+        st->cappend = st->cappend ? st->cappend * 2 : 4;
+        st->pend = sl_realloc(st->pend, (size_t)st->cappend * sizeof *st->pend);
+    }
+    pending_file *pf = &st->pend[st->npend++];
+    pf->stage = st->cur_stage;
+    st->cur_stage = NULL;
+    pf->final = sl_sprintf("part-%d-%llu", op->subtask, (unsigned long long)st->next_n++);
+    pf->len = (uint64_t)sb.st_size;
+    pf->cpid = cpid;
+    return SL_OK;
+}
+
+/* Publish the pending files staged at or before cpid, oldest first. */
+static int commit_upto(sl_op *op, file_state *st, int64_t cpid)
+{
+    int done = 0, rc = SL_OK;
+    while (done < st->npend && st->pend[done].cpid <= cpid) {
+        pending_file *pf = &st->pend[done];
+        char *from = sl_sprintf("%s%s", st->dir, pf->stage);
+        char *to = sl_sprintf("%s%s", st->dir, pf->final);
+        if (rename(from, to) != 0)
+            rc = sl_op_fail(op, "file sink: cannot commit '%s' as '%s': %s", from, to,
+                            strerror(errno));
+        free(from);
+        free(to);
+        if (rc != SL_OK) break;
+        free(pf->stage);
+        free(pf->final);
+        done++;
+    }
+    if (done == 0) return rc;
+    memmove(st->pend, st->pend + done, (size_t)(st->npend - done) * sizeof *st->pend);
+    st->npend -= done;
+    if (rc == SL_OK) rc = sync_dir(op, st);
+    return rc;
+}
+
+#define FS_BLOB_VERSION 1
+static const unsigned char fs_magic[4] = {'S', 'L', 'F', 'S'};
+
+static uint64_t fnv1a(const unsigned char *p, size_t n)
+{
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ULL;
+    return h;
+}
+
+static unsigned char *put_le(unsigned char *p, uint64_t v, int bytes)
+{
+    for (int b = 0; b < bytes; b++) *p++ = (unsigned char)(v >> (8 * b));
+    return p;
+}
+
+static unsigned char *put_name(unsigned char *p, const char *name)
+{
+    size_t n = strlen(name);
+    p = put_le(p, n, 2);
+    memcpy(p, name, n);
+    return p + n;
+}
+
+static int file_snapshot(sl_op *op, int64_t cpid, void **blob, size_t *len)
+{
+    file_state *st = op->priv;
+    *blob = NULL;
+    *len = 0;
+    if (!st->twopc) {
+        /* A savepoint of a job without checkpointing: make what was
+         * written durable; there is nothing to stage. */
+        if (out_flush(op, st) != SL_OK) return SL_ERR;
+        if (fsync(st->fd) != 0)
+            return sl_op_fail(op, "file sink: cannot sync '%s': %s", st->fname, strerror(errno));
+        return SL_OK;
+    }
+    if (stage_current(op, st, cpid) != SL_OK) return SL_ERR;
+    /* Checkpoint ids only grow, but names must stay unique even if not. */
+    st->next_cpid = SL_MAX(st->next_cpid + 1, cpid + 1);
+
+    size_t total = 1 + 4 + 4 + 8 + 8 + 4 + 8;
+    for (int k = 0; k < st->npend; k++)
+        total += 8 + 8 + 2 + strlen(st->pend[k].stage) + 2 + strlen(st->pend[k].final);
+    unsigned char *b = sl_malloc(total), *p = b;
+    *p++ = FS_BLOB_VERSION;
+    memcpy(p, fs_magic, 4);
+    p += 4;
+    p = put_le(p, (uint64_t)op->subtask, 4);
+    p = put_le(p, (uint64_t)cpid, 8);
+    p = put_le(p, st->next_n, 8);
+    p = put_le(p, (uint64_t)st->npend, 4);
+    for (int k = 0; k < st->npend; k++) {
+        const pending_file *pf = &st->pend[k];
+        p = put_le(p, (uint64_t)pf->cpid, 8);
+        p = put_le(p, pf->len, 8);
+        p = put_name(p, pf->stage);
+        p = put_name(p, pf->final);
+    }
+    p = put_le(p, fnv1a(b, (size_t)(p - b)), 8);
+    SL_ASSERT((size_t)(p - b) == total);
+    *blob = b;
+    *len = total;
+    return SL_OK;
+}
+
+static int file_checkpoint_complete(sl_op *op, int64_t cpid)
+{
+    file_state *st = op->priv;
+    return commit_upto(op, st, cpid);
+}
+
+static int file_checkpoint_abort(sl_op *op, int64_t cpid)
+{
+    /* The staged files stay pending: the next completed checkpoint, which
+     * covers everything before it, commits them. */
+    return SL_OK;
+}
+
+/* A restored blob, checked and decoded. */
+typedef struct fs_restored {
+    int owner;           /* the old subtask that wrote it */
+    int64_t cpid;
+    uint64_t next_n;
+    pending_file *pend;  /* names point into the blob's copy below */
+    int npend;
+    char *names;         /* NUL-terminated copies of the names */
+} fs_restored;
+
+static void fs_restored_free(fs_restored *r)
+{
+    free(r->pend);
+    free(r->names);
+}
+
+static int parse_fs_blob(const unsigned char *b, size_t len, fs_restored *r, char *why,
+                         size_t whylen)
+{
+    memset(r, 0, sizeof *r);
+    const size_t head = 1 + 4 + 4 + 8 + 8 + 4;
+    if (len < head + 8)
+        return sl_seterr(why, whylen, "%zu bytes is too short to be file sink state", len);
+    if (memcmp(b + 1, fs_magic, 4) != 0)
+        return sl_seterr(why, whylen, "not file sink state (unknown header)");
+    if (b[0] != FS_BLOB_VERSION)
+        return sl_seterr(why, whylen, "format version %u, but this build reads version %d", b[0],
+                         FS_BLOB_VERSION);
+    const unsigned char *p = b + len - 8, *end = b + len - 8;
+    uint64_t sum = 0;
+    for (int k = 0; k < 8; k++) sum |= (uint64_t)p[k] << (8 * k);
+    if (sum != fnv1a(b, len - 8))
+        return sl_seterr(why, whylen, "damaged (checksum mismatch over %zu bytes)", len);
+#define GET(var, bytes)                                                        \
+    do {                                                                       \
+        var = 0;                                                               \
+        for (int k_ = 0; k_ < (bytes); k_++) var |= (uint64_t)p[k_] << (8 * k_); \
+        p += (bytes);                                                          \
+    } while (0)
+    uint64_t owner, cpid, npend;
+    p = b + 5;
+    GET(owner, 4);
+    GET(cpid, 8);
+    GET(r->next_n, 8);
+    GET(npend, 4);
+    if (owner > INT32_MAX || npend > (size_t)(end - p) / 20)
+        return sl_seterr(why, whylen, "damaged (subtask %llu, %llu pending files in %zu bytes)",
+                         (unsigned long long)owner, (unsigned long long)npend, len);
+    r->owner = (int)owner;
+    r->cpid = (int64_t)cpid;
+    r->npend = (int)npend;
+    r->pend = sl_calloc(npend + 1, sizeof *r->pend);
+    r->names = sl_malloc(len); /* the names with NULs fit in the blob's size */
+    char *nm = r->names;
+    for (int k = 0; k < r->npend; k++) {
+        pending_file *pf = &r->pend[k];
+        uint64_t c, l, n;
+        if (end - p < 18) return sl_seterr(why, whylen, "damaged (pending file %d cut short)", k);
+        GET(c, 8);
+        GET(l, 8);
+        pf->cpid = (int64_t)c;
+        pf->len = l;
+        for (int which = 0; which < 2; which++) {
+            if (end - p < 2) return sl_seterr(why, whylen, "damaged (pending file %d cut short)", k);
+            GET(n, 2);
+            if ((uint64_t)(end - p) < n)
+                return sl_seterr(why, whylen, "damaged (pending file %d cut short)", k);
+            memcpy(nm, p, n);
+            nm[n] = '\0';
+            p += n;
+            if (which == 0) pf->stage = nm;
+            else pf->final = nm;
+            nm += n + 1;
+        }
+        /* Only this sink's own names: nothing else in the directory (or
+         * outside it) may be renamed or truncated on a blob's word. */
+        int sub;
+        uint64_t num;
+        if (!parse_part_name(pf->stage, ".part-", ".inprogress", &sub, &num) ||
+            sub != r->owner || !parse_part_name(pf->final, "part-", "", &sub, &num) ||
+            sub != r->owner)
+            return sl_seterr(why, whylen, "damaged (pending file %d has names '%.64s', '%.64s')",
+                             k, pf->stage, pf->final);
+    }
+#undef GET
+    if (p != end) return sl_seterr(why, whylen, "damaged (%zu stray bytes)", (size_t)(end - p));
+    return SL_OK;
+}
+
+/* Commit one pending file of a completed checkpoint: truncate it to its
+ * recorded length (bytes after it were never part of the checkpoint) and
+ * rename it. Already renamed (the completion was seen before the failure):
+ * nothing to do. */
+static int recover_one(sl_op *op, file_state *st, const pending_file *pf)
+{
+    char *from = sl_sprintf("%s%s", st->dir, pf->stage);
+    char *to = sl_sprintf("%s%s", st->dir, pf->final);
+    int rc = SL_OK;
+    struct stat sb;
+    if (stat(to, &sb) == 0) goto out; /* committed already */
+    int fd = open(from, O_WRONLY | O_CLOEXEC);
+    if (fd < 0) {
+        rc = sl_op_fail(op, "file sink: cannot restore: pending file '%s' of checkpoint %lld "
+                            "(%llu bytes) is gone and '%s' does not exist: %s", from,
+                        (long long)pf->cpid, (unsigned long long)pf->len, to, strerror(errno));
+        goto out;
+    }
+    if (fstat(fd, &sb) != 0) {
+        rc = sl_op_fail(op, "file sink: cannot restore: cannot stat '%s': %s", from,
+                        strerror(errno));
+    } else if ((uint64_t)sb.st_size < pf->len) {
+        rc = sl_op_fail(op, "file sink: cannot restore: pending file '%s' of checkpoint %lld "
+                            "has %lld bytes, but %llu were committed to", from,
+                        (long long)pf->cpid, (long long)sb.st_size, (unsigned long long)pf->len);
+    } else if ((uint64_t)sb.st_size > pf->len &&
+               (ftruncate(fd, (off_t)pf->len) != 0 || fsync(fd) != 0)) {
+        rc = sl_op_fail(op, "file sink: cannot restore: cannot truncate '%s' to %llu bytes: %s",
+                        from, (unsigned long long)pf->len, strerror(errno));
+    }
+    close(fd);
+    if (rc == SL_OK && rename(from, to) != 0)
+        rc = sl_op_fail(op, "file sink: cannot restore: cannot commit '%s' as '%s': %s", from, to,
+                        strerror(errno));
+out:
+    free(from);
+    free(to);
+    return rc;
+}
+
+/* Delete the in-progress files of the given old subtasks: rows written after
+ * the restored checkpoint, which the restored job writes again. */
+static int discard_uncommitted(sl_op *op, file_state *st, const int *owners, int nowners)
+{
+    DIR *d = opendir(st->dir);
+    if (!d)
+        return sl_op_fail(op, "file sink: cannot read directory '%s': %s", st->dir,
+                          strerror(errno));
+    int rc = SL_OK;
+    struct dirent *e;
+    while (rc == SL_OK && (e = readdir(d))) {
+        int sub;
+        uint64_t c;
+        if (!parse_part_name(e->d_name, ".part-", ".inprogress", &sub, &c)) continue;
+        bool mine = false;
+        for (int k = 0; k < nowners && !mine; k++) mine = owners[k] == sub;
+        if (!mine) continue;
+        char *path = sl_sprintf("%s%s", st->dir, e->d_name);
+        if (unlink(path) != 0 && errno != ENOENT)
+            rc = sl_op_fail(op, "file sink: cannot delete uncommitted '%s': %s", path,
+                            strerror(errno));
+        free(path);
+    }
+    closedir(d);
+    return rc;
+}
+
+static int file_restore(sl_op *op, const void *const *blobs, const size_t *lens, int nblobs)
+{
+    file_state *st = op->priv;
+    fs_restored *rs = sl_calloc((size_t)nblobs + 1, sizeof *rs);
+    int *owners = sl_calloc((size_t)nblobs + 1, sizeof *owners);
+    int nowners = 0, rc = SL_OK;
+    owners[nowners++] = op->subtask;
+    for (int k = 0; k < nblobs && rc == SL_OK; k++) {
+        char why[300];
+        if (parse_fs_blob(blobs[k], lens[k], &rs[k], why, sizeof why) != SL_OK) {
+            rc = sl_op_fail(op, "file sink '%s' subtask %d: cannot restore state %d of %d: %s",
+                            op->vertex ? op->vertex->id : "?", op->subtask, k + 1, nblobs, why);
+            break;
+        }
+        if (rs[k].owner != op->subtask) owners[nowners++] = rs[k].owner;
+    }
+    /* Commit first: files are only deleted once every recorded one is safe. */
+    for (int k = 0; k < nblobs && rc == SL_OK; k++)
+        for (int j = 0; j < rs[k].npend && rc == SL_OK; j++)
+            rc = recover_one(op, st, &rs[k].pend[j]);
+    if (rc == SL_OK) rc = sync_dir(op, st);
+    if (rc == SL_OK) rc = discard_uncommitted(op, st, owners, nowners);
+    for (int k = 0; k < nblobs && rc == SL_OK; k++) {
+        if (rs[k].cpid != INT64_MAX) st->next_cpid = SL_MAX(st->next_cpid, rs[k].cpid + 1);
+        if (rs[k].owner == op->subtask) st->next_n = SL_MAX(st->next_n, rs[k].next_n);
+    }
+    if (rc == SL_OK) rc = scan_counter(op, st);
+    for (int k = 0; k < nblobs; k++) fs_restored_free(&rs[k]);
+    free(rs);
+    free(owners);
+    return rc;
+}
+
+/* ---- operator --------------------------------------------------------- */
+
 static void file_close(sl_op *op)
 {
     file_state *st = op->priv;
     if (!st) return;
     if (st->fd >= 0) {
-        if (st->len && write_all(st->fd, st->buf, st->len) != SL_OK) {
-            /* close() cannot fail the task; end_input has reported errors. */
-        }
+        /* Two-phase commit: an open file holds uncommitted rows, dropped.
+         * Otherwise close() cannot fail the task; end_input has reported
+         * errors. */
+        if (!st->twopc && st->len) (void)write_all(st->fd, st->buf, st->len);
         close(st->fd);
     }
     for (int i = 0; st->keys && i < st->ncols; i++) free(st->keys[i]);
+    for (int i = 0; i < st->npend; i++) {
+        free(st->pend[i].stage);
+        free(st->pend[i].final);
+    }
+    free(st->pend);
+    free(st->cur_stage);
+    free(st->dir);
     free(st->keys);
     free(st->keylen);
     free(st->fname);
@@ -336,12 +791,20 @@ static int file_open(sl_op *op)
     st->fd = -1;
     if (make_dirs(pl->path, op->err, sizeof op->err) != SL_OK) return SL_ERR;
     size_t plen = strlen(pl->path);
-    st->fname = sl_sprintf("%s%spart-%d", pl->path,
-                           plen && pl->path[plen - 1] == '/' ? "" : "/", op->subtask);
-    st->fd = open(st->fname, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-    if (st->fd < 0)
-        return sl_op_fail(op, "file sink: cannot create '%s': %s", st->fname, strerror(errno));
+    st->dir = sl_sprintf("%s%s", pl->path, plen && pl->path[plen - 1] == '/' ? "" : "/");
     st->buf = sl_malloc(FILE_BUF);
+    st->twopc = op->checkpointing != 0;
+    st->next_cpid = 1;
+    if (st->twopc) {
+        /* Files are opened by the first row of each checkpoint interval. */
+        if (scan_counter(op, st) != SL_OK) return SL_ERR;
+    } else {
+        st->fname = sl_sprintf("%spart-%d", st->dir, op->subtask);
+        st->fd = open(st->fname, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+        if (st->fd < 0)
+            return sl_op_fail(op, "file sink: cannot create '%s': %s", st->fname,
+                              strerror(errno));
+    }
 
     if (pl->format == FMT_JSON && op->in) {
         /* Build each `"name":` once; column names are fixed for the job. */
@@ -378,6 +841,7 @@ static int file_process(sl_op *op, int input, sl_row *row)
     file_state *st = op->priv;
     const sl_schema *s = op->in;
     int n = SL_MIN(row->n, s->n);
+    if (SL_UNLIKELY(st->fd < 0) && pending_open(op, st) != SL_OK) return SL_ERR;
     if (pl->format == FMT_JSON) {
         if (out_c(op, st, '{')) return SL_ERR;
         for (int i = 0; i < n; i++) {
@@ -407,6 +871,11 @@ static int file_process(sl_op *op, int input, sl_row *row)
 static int file_end_input(sl_op *op)
 {
     file_state *st = op->priv;
+    if (st->twopc) {
+        /* The output of a finished bounded job is complete: commit all. */
+        if (stage_current(op, st, st->next_cpid) != SL_OK) return SL_ERR;
+        return commit_upto(op, st, INT64_MAX);
+    }
     if (out_flush(op, st) != SL_OK) return SL_ERR;
     if (fsync(st->fd) != 0)
         return sl_op_fail(op, "file sink: cannot sync '%s': %s", st->fname, strerror(errno));
@@ -425,4 +894,8 @@ const sl_op_def sl_op_file = {
     .process = file_process,
     .end_input = file_end_input,
     .close = file_close,
+    .snapshot_state = file_snapshot,
+    .restore_state = file_restore,
+    .checkpoint_complete = file_checkpoint_complete,
+    .checkpoint_abort = file_checkpoint_abort,
 };

@@ -6,6 +6,11 @@
  * Sequence values and chunk boundaries are worked out by hand; random
  * output is checked for bounds, for being the same on every run with the
  * same seed, and for differing between seeds and subtasks.
+ *
+ * Checkpoints: a run cut at a snapshot and resumed from its blob must give
+ * exactly the rows of an uninterrupted run (the uninterrupted run is the
+ * reference, so random columns are checked too); rescaled, the rows of all
+ * new subtasks together must be exactly the old ones' remaining rows.
  */
 #include <time.h>
 
@@ -514,7 +519,442 @@ static void test_plan_errors(void)
     json_decref(f.v.config);
 }
 
+/* ---- checkpoints --------------------------------------------------------- */
+
+/* A sink that pushes back (SL_AGAIN) once it holds `stop` rows, so a run
+ * can be cut at an exact row for a snapshot. */
+typedef struct cut_sink {
+    sink s;
+    size_t stop; /* 0: never */
+} cut_sink;
+
+static int cut_emit(void *ctx, sl_row *row)
+{
+    cut_sink *c = ctx;
+    sink_emit(&c->s, row);
+    return c->stop && c->s.n >= c->stop ? SL_AGAIN : SL_OK;
+}
+
+static int op_start(sl_op *op, fixture *f, int sub, int p, cut_sink *c)
+{
+    memset(op, 0, sizeof *op);
+    op->def = &sl_op_datagen;
+    op->vertex = &f->v;
+    op->plan = f->plan;
+    op->subtask = sub;
+    op->parallelism = p;
+    op->max_parallelism = 128;
+    op->out = &f->out;
+    op->emit = cut_emit;
+    op->emit_ctx = c;
+    c->s.schema = &f->out;
+    return op->def->open(op);
+}
+
+/* Run until SL_DONE, or until the sink holds `stop` rows (then SL_AGAIN). */
+static int drive(sl_op *op, cut_sink *c, size_t stop)
+{
+    c->stop = stop;
+    for (;;) {
+        if (stop && c->s.n >= stop) return SL_AGAIN;
+        int rc = op->def->run(op);
+        if (rc == SL_AGAIN) {
+            c->s.again++;
+            int64_t now = sl_mono_ms();
+            if (op->wake_at_ms > now) {
+                struct timespec ts = {0, (long)(op->wake_at_ms - now) * 1000000L};
+                nanosleep(&ts, NULL);
+            }
+            continue;
+        }
+        if (rc != SL_OK) return rc;
+    }
+}
+
+typedef struct blob {
+    void *p;
+    size_t len;
+} blob;
+
+static int snap(sl_op *op, int64_t cpid, blob *b)
+{
+    b->p = NULL;
+    b->len = 0;
+    return op->def->snapshot_state(op, cpid, &b->p, &b->len);
+}
+
+/* Restore subtask `sub` of `p` from the given blobs. */
+static int op_restore(sl_op *op, fixture *f, int sub, int p, cut_sink *c, const blob *bs, int n)
+{
+    if (op_start(op, f, sub, p, c) != SL_OK) return SL_ERR;
+    const void *ptrs[8];
+    size_t lens[8];
+    for (int k = 0; k < n; k++) {
+        ptrs[k] = bs[k].p;
+        lens[k] = bs[k].len;
+    }
+    return op->def->restore_state(op, ptrs, lens, n);
+}
+
+static const char *ckpt_schema = "id BIGINT, i INT, d DOUBLE, s STRING, y BYTES, b BOOLEAN, q INT";
+static const char *ckpt_config =
+    "{\"rows-per-second\": 1000000, \"seed\": 11,"
+    " \"fields.id.kind\": \"sequence\", \"fields.id.start\": 1, \"fields.id.end\": 3001,"
+    " \"fields.q.kind\": \"sequence\", \"fields.q.start\": -2147483648,"
+    " \"fields.q.end\": 2147483647, \"fields.i.min\": -50, \"fields.i.max\": 50,"
+    " \"fields.s.length\": 9, \"fields.y.length\": 3}";
+
+/* Cut subtask `sub` of `p` at each of cuts[] (rows emitted in total) and
+ * resume from the snapshot each time; the rows must equal `want`. */
+static void check_continuity(fixture *f, int sub, int p, const size_t *cuts, int ncuts,
+                             size_t total, const char *want)
+{
+    cut_sink all = {0};
+    sl_op op;
+    cut_sink c = {0};
+    CHECK_EQ_INT(op_start(&op, f, sub, p, &c), SL_OK);
+    for (int k = 0; k <= ncuts; k++) {
+        int rc = drive(&op, &c, k < ncuts ? cuts[k] - all.s.n : total - all.s.n);
+        CHECK(rc == SL_AGAIN || rc == SL_DONE);
+        blob b;
+        CHECK_EQ_INT(snap(&op, k + 1, &b), SL_OK);
+        CHECK(b.len > 0 && ((unsigned char *)b.p)[0] == 1); /* format version 1 */
+        op.def->close(&op);
+        sink_put(&all.s, c.s.text ? c.s.text : "", c.s.len);
+        all.s.n += c.s.n;
+        sink_free(&c.s);
+        if (k == ncuts) {
+            free(b.p);
+            break;
+        }
+        CHECK_EQ_INT(op_restore(&op, f, sub, p, &c, &b, 1), SL_OK);
+        free(b.p);
+    }
+    CHECK_EQ_INT(all.s.n, total);
+    CHECK_EQ_STR(all.s.text ? all.s.text : "", want);
+    sink_free(&all.s);
+}
+
+static void test_checkpoint_same_parallelism(void)
+{
+    fixture f;
+    CHECK_EQ_INT(fixture_plan(&f, ckpt_schema, ckpt_config), SL_OK);
+    /* 3001 ids over 2: 1501 and 1500 rows; q's chunks are far longer. */
+    for (int sub = 0; sub < 2; sub++) {
+        sink ref = {0};
+        CHECK_EQ_INT(run_subtask(&f, sub, 2, &ref, 0), SL_DONE);
+        CHECK_EQ_INT(ref.n, sub == 0 ? 1501 : 1500);
+        CHECK_EQ_INT(ref.col0[0], sub == 0 ? 1 : 1502);
+        /* Cut once mid-stream, at several points including before the
+         * first row and after the last, and across batch boundaries. */
+        static const size_t one[] = {777};
+        static const size_t many[] = {0, 1, 1024, 1025, 1400, 1500};
+        check_continuity(&f, sub, 2, one, 1, ref.n, ref.text);
+        check_continuity(&f, sub, 2, many, 6, ref.n, ref.text);
+        sink_free(&ref);
+    }
+    fixture_free(&f);
+
+    /* An unbounded random source continues its PRNGs exactly. */
+    CHECK_EQ_INT(fixture_plan(&f, "r BIGINT, s STRING, d DOUBLE",
+                              "{\"rows-per-second\": 1000000, \"seed\": 5,"
+                              " \"fields.s.length\": 20}"),
+                 SL_OK);
+    sl_op op;
+    cut_sink ref = {0};
+    CHECK_EQ_INT(op_start(&op, &f, 0, 1, &ref), SL_OK);
+    CHECK_EQ_INT(drive(&op, &ref, 3000), SL_AGAIN);
+    op.def->close(&op);
+    static const size_t cuts[] = {1234, 2048};
+    check_continuity(&f, 0, 1, cuts, 2, 3000, ref.s.text);
+    sink_free(&ref.s);
+    fixture_free(&f);
+
+    /* Without a seed the stream is new each run, but a restored blob
+     * carries its PRNG state: two restores of it give the same rows. */
+    CHECK_EQ_INT(fixture_plan(&f, "r BIGINT", "{\"rows-per-second\": 1000000}"), SL_OK);
+    cut_sink c0 = {0}, c1 = {0}, c2 = {0};
+    CHECK_EQ_INT(op_start(&op, &f, 0, 1, &c0), SL_OK);
+    CHECK_EQ_INT(drive(&op, &c0, 100), SL_AGAIN);
+    blob b;
+    CHECK_EQ_INT(snap(&op, 1, &b), SL_OK);
+    op.def->close(&op);
+    CHECK_EQ_INT(op_restore(&op, &f, 0, 1, &c1, &b, 1), SL_OK);
+    CHECK_EQ_INT(drive(&op, &c1, 500), SL_AGAIN);
+    op.def->close(&op);
+    CHECK_EQ_INT(op_restore(&op, &f, 0, 1, &c2, &b, 1), SL_OK);
+    CHECK_EQ_INT(drive(&op, &c2, 500), SL_AGAIN);
+    op.def->close(&op);
+    CHECK_EQ_STR(c1.s.text, c2.s.text);
+    CHECK(strcmp(c0.s.text, c1.s.text) != 0);
+    free(b.p);
+    sink_free(&c0.s);
+    sink_free(&c1.s);
+    sink_free(&c2.s);
+    fixture_free(&f);
+}
+
+static int cmp_line(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The lines of `text`, sorted, joined again: a multiset fingerprint. */
+static char *sorted_lines(const char *text, size_t *nlines)
+{
+    char *copy = sl_strdup(text ? text : ""), *save = NULL;
+    size_t n = 0, cap = 16;
+    char **lines = sl_malloc(cap * sizeof *lines);
+    for (char *l = strtok_r(copy, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+        if (n == cap) lines = sl_realloc(lines, (cap *= 2) * sizeof *lines);
+        lines[n++] = l;
+    }
+    qsort(lines, n, sizeof *lines, cmp_line);
+    size_t len = strlen(text ? text : "");
+    char *out = sl_malloc(len + 2), *o = out;
+    for (size_t k = 0; k < n; k++) {
+        size_t ln = strlen(lines[k]);
+        memcpy(o, lines[k], ln);
+        o += ln;
+        *o++ = '\n';
+    }
+    *o = '\0';
+    free(lines);
+    free(copy);
+    *nlines = n;
+    return out;
+}
+
+/* Run the source at ps[0], cutting every subtask after some rows; restore
+ * at ps[1] (blob i to subtask i % ps[1]) and so on; the last stage runs to
+ * the end. All rows together must be exactly those of an uninterrupted run
+ * at ps[0]. A subtask dealt no blob must produce nothing. */
+static void check_rescale(const char *schema, const char *config, const int *ps, int nstages,
+                          size_t total)
+{
+    fixture f;
+    CHECK_EQ_INT(fixture_plan(&f, schema, config), SL_OK);
+    sink ref = {0}, got = {0};
+    for (int i = 0; i < ps[0]; i++) {
+        sink one = {0};
+        CHECK_EQ_INT(run_subtask(&f, i, ps[0], &one, 0), SL_DONE);
+        sink_put(&ref, one.text ? one.text : "", one.len);
+        ref.n += one.n;
+        sink_free(&one);
+    }
+    CHECK_EQ_INT(ref.n, total);
+
+    blob prev[8], next[8];
+    int nprev = 0;
+    for (int st = 0; st < nstages; st++) {
+        int p = ps[st];
+        bool last = st == nstages - 1;
+        for (int j = 0; j < p; j++) {
+            blob mine[8];
+            int nmine = 0;
+            for (int i = 0; i < nprev; i++)
+                if (i % p == j) mine[nmine++] = prev[i];
+            sl_op op;
+            cut_sink c = {0};
+            if (st == 0) CHECK_EQ_INT(op_start(&op, &f, j, p, &c), SL_OK);
+            else CHECK_EQ_INT(op_restore(&op, &f, j, p, &c, mine, nmine), SL_OK);
+            /* Cuts differ per subtask; some fall past a share's end. */
+            int rc = drive(&op, &c, last ? 0 : 150 + 211 * (size_t)j);
+            if (st > 0 && nmine == 0) {
+                CHECK_EQ_INT(rc, SL_DONE);
+                CHECK_EQ_INT(c.s.n, 0);
+            }
+            if (last) CHECK_EQ_INT(rc, SL_DONE);
+            else CHECK_EQ_INT(snap(&op, st + 1, &next[j]), SL_OK);
+            op.def->close(&op);
+            sink_put(&got, c.s.text ? c.s.text : "", c.s.len);
+            sink_free(&c.s);
+        }
+        for (int i = 0; i < nprev; i++) free(prev[i].p);
+        nprev = last ? 0 : p;
+        memcpy(prev, next, sizeof next);
+    }
+    size_t nref, ngot;
+    char *a = sorted_lines(ref.text, &nref), *b = sorted_lines(got.text, &ngot);
+    CHECK_EQ_INT(ngot, nref);
+    CHECK_EQ_STR(b, a); /* nothing lost, nothing twice */
+    free(a);
+    free(b);
+    sink_free(&ref);
+    sink_free(&got);
+    fixture_free(&f);
+}
+
+static void test_checkpoint_rescale(void)
+{
+    static const int up[] = {2, 3}, down[] = {3, 2}, one[] = {4, 1}, twice[] = {4, 2, 3},
+                     back[] = {3, 2, 3};
+    check_rescale(ckpt_schema, ckpt_config, up, 2, 3001);
+    check_rescale(ckpt_schema, ckpt_config, down, 2, 3001);
+    check_rescale(ckpt_schema, ckpt_config, one, 2, 3001);
+    check_rescale(ckpt_schema, ckpt_config, twice, 3, 3001);
+    check_rescale(ckpt_schema, ckpt_config, back, 3, 3001);
+    /* Bounded by number-of-rows alone (random columns only). */
+    static const char *rows_cfg = "{\"rows-per-second\": 1000000, \"seed\": 3,"
+                                  " \"number-of-rows\": 2500, \"fields.s.length\": 16}";
+    check_rescale("v BIGINT, s STRING", rows_cfg, down, 2, 2500);
+    check_rescale("v BIGINT, s STRING", rows_cfg, up, 2, 2500);
+    check_rescale("v BIGINT, s STRING", rows_cfg, one, 2, 2500);
+}
+
+static void test_checkpoint_rate(void)
+{
+    /* 1000 rows/s over 2 subtasks: 500/s each, 150 rows each. */
+    fixture f;
+    CHECK_EQ_INT(fixture_plan(&f, "x BIGINT",
+                              "{\"rows-per-second\": 1000, \"number-of-rows\": 300}"),
+                 SL_OK);
+    blob b[2];
+    for (int i = 0; i < 2; i++) {
+        sl_op op;
+        cut_sink c = {0};
+        CHECK_EQ_INT(op_start(&op, &f, i, 2, &c), SL_OK);
+        CHECK_EQ_INT(drive(&op, &c, i == 0 ? 50 : 1), SL_AGAIN);
+        CHECK_EQ_INT(snap(&op, 1, &b[i]), SL_OK);
+        op.def->close(&op);
+        sink_free(&c.s);
+    }
+    /* Same parallelism: the other 100 rows still at 500/s (>= 198 ms; the
+     * pause since the snapshot is not made up in a burst). */
+    struct timespec pause = {0, 200 * 1000000L};
+    nanosleep(&pause, NULL);
+    sl_op op;
+    cut_sink c = {0};
+    CHECK_EQ_INT(op_restore(&op, &f, 0, 2, &c, &b[0], 1), SL_OK);
+    int64_t t0 = sl_mono_ms();
+    CHECK_EQ_INT(drive(&op, &c, 0), SL_DONE);
+    int64_t took = sl_mono_ms() - t0;
+    op.def->close(&op);
+    CHECK_EQ_INT(c.s.n, 100);
+    CHECK(took >= 190);
+    CHECK(c.s.again > 0);
+    sink_free(&c.s);
+    /* Both shares on one subtask: 100 + 149 rows at the whole source's
+     * 1000/s (>= 248 ms). */
+    CHECK_EQ_INT(op_restore(&op, &f, 0, 1, &c, b, 2), SL_OK);
+    t0 = sl_mono_ms();
+    CHECK_EQ_INT(drive(&op, &c, 0), SL_DONE);
+    took = sl_mono_ms() - t0;
+    op.def->close(&op);
+    CHECK_EQ_INT(c.s.n, 249);
+    CHECK(took >= 240);
+    sink_free(&c.s);
+    free(b[0].p);
+    free(b[1].p);
+    fixture_free(&f);
+}
+
+/* The test's own FNV-1a, to forge a blob whose checksum is right. */
+static uint64_t test_fnv1a(const unsigned char *p, size_t n)
+{
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ULL;
+    return h;
+}
+
+static void reseal(unsigned char *p, size_t len)
+{
+    uint64_t h = test_fnv1a(p, len - 8);
+    for (int b = 0; b < 8; b++) p[len - 8 + b] = (unsigned char)(h >> (8 * b));
+}
+
+/* Restoring `bs` must fail with a message naming the vertex and `needle`. */
+static int restore_fails(fixture *f, const blob *bs, int n, const char *needle)
+{
+    sl_op op;
+    cut_sink c = {0};
+    int rc = op_restore(&op, f, 0, 1, &c, bs, n);
+    int ok = rc == SL_ERR && strstr(op.err, "datagen 'gen'") && strstr(op.err, needle);
+    if (!ok) fprintf(stderr, "restore: rc %d, \"%s\", wanted \"%s\"\n", rc, op.err, needle);
+    op.def->close(&op);
+    return ok;
+}
+
+static void test_checkpoint_bad_blob(void)
+{
+    fixture f;
+    CHECK_EQ_INT(fixture_plan(&f, "id BIGINT",
+                              "{\"rows-per-second\": 1000000, \"fields.id.kind\": \"sequence\","
+                              " \"fields.id.start\": 1, \"fields.id.end\": 100}"),
+                 SL_OK);
+    sl_op op;
+    cut_sink c = {0};
+    CHECK_EQ_INT(op_start(&op, &f, 0, 1, &c), SL_OK);
+    CHECK_EQ_INT(drive(&op, &c, 10), SL_AGAIN);
+    blob good;
+    CHECK_EQ_INT(snap(&op, 1, &good), SL_OK);
+    op.def->close(&op);
+    sink_free(&c.s);
+    /* version, "SLDG", 1 field, 1 share, kind+type, one share with one
+     * field, checksum */
+    CHECK_EQ_INT(good.len, 13 + 2 + (4 + 1 + 8 + 8 + 24) + 8);
+    unsigned char *g = good.p;
+    CHECK(memcmp(g, "\001SLDG", 5) == 0);
+
+    unsigned char *bad = malloc(good.len);
+    blob b = {bad, good.len};
+    memcpy(bad, g, good.len);
+    bad[30] ^= 0x40;
+    CHECK(restore_fails(&f, &b, 1, "damaged (checksum mismatch"));
+    CHECK(restore_fails(&f, &b, 1, "state 1 of 1"));
+    blob two[2] = {good, b};
+    CHECK(restore_fails(&f, two, 2, "state 2 of 2"));
+    memcpy(bad, g, good.len);
+    b.len = good.len - 1;
+    CHECK(restore_fails(&f, &b, 1, "damaged"));
+    b.len = 6;
+    CHECK(restore_fails(&f, &b, 1, "too short"));
+    b.len = 0;
+    CHECK(restore_fails(&f, &b, 1, "too short"));
+    b.len = good.len;
+    bad[0] = 2;
+    CHECK(restore_fails(&f, &b, 1, "format version 2"));
+    memcpy(bad, "{\"offsets\": [1, 2, 3], \"x\": 1}", 31);
+    b.len = 31;
+    CHECK(restore_fails(&f, &b, 1, "not datagen state"));
+
+    /* A well-sealed blob whose share claims more rows than its range. */
+    memcpy(bad, g, good.len);
+    b.len = good.len;
+    bad[13 + 2 + 4 + 1 + 7] = 0x7f; /* remaining: top byte */
+    reseal(bad, good.len);
+    CHECK(restore_fails(&f, &b, 1, "share 0 is damaged"));
+    /* A share that owes sequence rows must be bounded. */
+    memcpy(bad, g, good.len);
+    bad[13 + 2 + 4] = 0;
+    reseal(bad, good.len);
+    CHECK(restore_fails(&f, &b, 1, "share 0 is damaged"));
+    free(bad);
+
+    /* State of another schema: more columns, or another kind. */
+    fixture f2;
+    CHECK_EQ_INT(fixture_plan(&f2, "id BIGINT, x INT", "{}"), SL_OK);
+    CHECK(restore_fails(&f2, &good, 1, "taken with 1 fields, but the vertex has 2"));
+    fixture_free(&f2);
+    CHECK_EQ_INT(fixture_plan(&f2, "id BIGINT", "{}"), SL_OK);
+    CHECK(restore_fails(&f2, &good, 1, "column 1 was a sequence BIGINT"));
+    fixture_free(&f2);
+
+    /* The good blob still restores: ids 11..100. */
+    CHECK_EQ_INT(op_restore(&op, &f, 0, 1, &c, &good, 1), SL_OK);
+    CHECK_EQ_INT(drive(&op, &c, 0), SL_DONE);
+    op.def->close(&op);
+    CHECK_EQ_INT(c.s.n, 90);
+    CHECK_EQ_INT(c.s.col0[0], 11);
+    CHECK_EQ_INT(c.s.col0[89], 100);
+    sink_free(&c.s);
+    free(good.p);
+    fixture_free(&f);
+}
+
 SL_TEST_MAIN(SL_TEST(test_sequence_exact), SL_TEST(test_sequence_split_p3),
              SL_TEST(test_sequence_whole_bigint_range), SL_TEST(test_random_within_bounds),
              SL_TEST(test_random_timestamp_now), SL_TEST(test_seed_determinism),
-             SL_TEST(test_number_of_rows), SL_TEST(test_rate_limit), SL_TEST(test_plan_errors))
+             SL_TEST(test_number_of_rows), SL_TEST(test_rate_limit), SL_TEST(test_plan_errors),
+             SL_TEST(test_checkpoint_same_parallelism), SL_TEST(test_checkpoint_rescale),
+             SL_TEST(test_checkpoint_rate), SL_TEST(test_checkpoint_bad_blob))

@@ -4,7 +4,12 @@
  *
  * The expected text is written out by hand from Flink's formats: Row's
  * toString for print, Flink's json and csv formats for the file sink.
+ *
+ * The file sink's two-phase commit is driven through its checkpoint hooks
+ * as the runtime would call them, and judged by what a reader of the
+ * directory sees: which visible part files exist and what they hold.
  */
+#include <dirent.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -395,6 +400,461 @@ static void test_file_errors(void)
     fixture_free(&f);
 }
 
+/* ---- file: two-phase commit -------------------------------------------- */
+
+/* The names in `dir`, sorted, space-separated: the visible ones, or the
+ * hidden ones (leading dot, without "." and ".."). Caller frees. */
+static char *list_dir(const char *dir, int hidden)
+{
+    char *names[64];
+    int n = 0;
+    DIR *d = opendir(dir);
+    if (!d) return strdup("(no directory)");
+    struct dirent *e;
+    while ((e = readdir(d)) && n < 64) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        if ((e->d_name[0] == '.') != (hidden != 0)) continue;
+        names[n++] = strdup(e->d_name);
+    }
+    closedir(d);
+    for (int a = 1; a < n; a++) /* insertion sort: a handful of names */
+        for (int b = a; b > 0 && strcmp(names[b - 1], names[b]) > 0; b--) {
+            char *t = names[b];
+            names[b] = names[b - 1];
+            names[b - 1] = t;
+        }
+    size_t len = 1;
+    for (int k = 0; k < n; k++) len += strlen(names[k]) + 1;
+    char *out = calloc(1, len);
+    for (int k = 0; k < n; k++) {
+        if (k) strcat(out, " ");
+        strcat(out, names[k]);
+        free(names[k]);
+    }
+    return out;
+}
+
+static int check_names(const char *dir, int hidden, const char *want)
+{
+    char *got = list_dir(dir, hidden);
+    int ok = !strcmp(got, want);
+    if (!ok) fprintf(stderr, "%s (%s): \"%s\", expected \"%s\"\n", dir,
+                     hidden ? "hidden" : "visible", got, want);
+    free(got);
+    return ok;
+}
+
+/* The contents of dir/name equal `want`. */
+static int check_file(const char *dir, const char *name, const char *want)
+{
+    char path[400];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    char *got = read_file(path);
+    int ok = got && !strcmp(got, want);
+    if (!ok) fprintf(stderr, "%s: \"%s\", expected \"%s\"\n", path, got ? got : "(missing)", want);
+    free(got);
+    return ok;
+}
+
+/* Line r (0..2) of json_expected, the sample rows in json. */
+static char jline[NROWS][256];
+
+static void json_lines(void)
+{
+    const char *p = json_expected;
+    for (int r = 0; r < NROWS; r++) {
+        const char *nl = strchr(p, '\n');
+        snprintf(jline[r], sizeof jline[r], "%.*s", (int)(nl - p + 1), p);
+        p = nl + 1;
+    }
+}
+
+static char *cat2(const char *a, const char *b)
+{
+    static char buf[2][600];
+    static int which;
+    which ^= 1;
+    snprintf(buf[which], sizeof buf[which], "%s%s", a, b);
+    return buf[which];
+}
+
+/* A json file sink over `dir` with checkpointing on (the runtime's flag). */
+static int open_2pc(fixture *f, const char *dir, int subtask, int parallelism)
+{
+    char config[512];
+    snprintf(config, sizeof config, "{\"path\": \"%s\", \"format\": \"json\"}", dir);
+    if (fixture_plan(f, &sl_op_file, config) != SL_OK) return SL_ERR;
+    f->op.checkpointing = 1;
+    int rc = fixture_open(f, subtask, parallelism, NULL);
+    if (rc != SL_OK) fprintf(stderr, "open: %s\n", f->op.err);
+    return rc;
+}
+
+typedef struct fblob {
+    void *p;
+    size_t len;
+} fblob;
+
+static int fsnap(fixture *f, int64_t cpid, fblob *b)
+{
+    fblob tmp = {0};
+    if (!b) b = &tmp;
+    int rc = f->op.def->snapshot_state(&f->op, cpid, &b->p, &b->len);
+    if (rc != SL_OK) fprintf(stderr, "snapshot: %s\n", f->op.err);
+    free(tmp.p);
+    return rc;
+}
+
+static int frestore(fixture *f, const fblob *bs, int n)
+{
+    const void *ptrs[8];
+    size_t lens[8];
+    for (int k = 0; k < n; k++) {
+        ptrs[k] = bs[k].p;
+        lens[k] = bs[k].len;
+    }
+    return f->op.def->restore_state(&f->op, ptrs, lens, n);
+}
+
+static int put_row(fixture *f, int r)
+{
+    return f->op.def->process(&f->op, 0, &rows[r]);
+}
+
+static void test_file_2pc_visibility(void)
+{
+    char dir[300];
+    snprintf(dir, sizeof dir, "%s/tp/vis", tmpdir());
+    sample_rows();
+    json_lines();
+    fixture f;
+    CHECK_EQ_INT(open_2pc(&f, dir, 0, 1), SL_OK);
+    CHECK(check_names(dir, 0, "") && check_names(dir, 1, ""));
+
+    CHECK_EQ_INT(put_row(&f, 0), SL_OK);
+    CHECK_EQ_INT(put_row(&f, 1), SL_OK);
+    CHECK(check_names(dir, 0, "") && check_names(dir, 1, ".part-0-1.inprogress"));
+    fblob b1;
+    CHECK_EQ_INT(fsnap(&f, 1, &b1), SL_OK);
+    CHECK(b1.len > 0 && ((unsigned char *)b1.p)[0] == 1); /* format version 1 */
+    free(b1.p);
+    /* Staged, written out and synced, but not visible. */
+    CHECK(check_file(dir, ".part-0-1.inprogress", cat2(jline[0], jline[1])));
+    CHECK(check_names(dir, 0, ""));
+
+    CHECK_EQ_INT(put_row(&f, 2), SL_OK); /* after the barrier of 1 */
+    CHECK(check_names(dir, 1, ".part-0-1.inprogress .part-0-2.inprogress"));
+    CHECK_EQ_INT(f.op.def->checkpoint_complete(&f.op, 1), SL_OK);
+    CHECK(check_names(dir, 0, "part-0-0"));
+    CHECK(check_file(dir, "part-0-0", cat2(jline[0], jline[1])));
+    CHECK(check_names(dir, 1, ".part-0-2.inprogress"));
+
+    /* Checkpoint 2 fails: its rows wait for the next completion. */
+    CHECK_EQ_INT(fsnap(&f, 2, NULL), SL_OK);
+    CHECK_EQ_INT(f.op.def->checkpoint_abort(&f.op, 2), SL_OK);
+    CHECK(check_names(dir, 0, "part-0-0"));
+    CHECK_EQ_INT(put_row(&f, 0), SL_OK);
+    CHECK_EQ_INT(fsnap(&f, 3, NULL), SL_OK);
+    CHECK(check_names(dir, 0, "part-0-0"));
+    CHECK_EQ_INT(f.op.def->checkpoint_complete(&f.op, 3), SL_OK);
+    CHECK(check_names(dir, 0, "part-0-0 part-0-1 part-0-2"));
+    CHECK(check_file(dir, "part-0-1", jline[2]));
+    CHECK(check_file(dir, "part-0-2", jline[0]));
+    CHECK(check_names(dir, 1, ""));
+
+    /* No row since: no empty file. */
+    CHECK_EQ_INT(fsnap(&f, 4, NULL), SL_OK);
+    CHECK_EQ_INT(f.op.def->checkpoint_complete(&f.op, 4), SL_OK);
+    CHECK(check_names(dir, 0, "part-0-0 part-0-1 part-0-2") && check_names(dir, 1, ""));
+
+    /* End of input commits what is left. */
+    CHECK_EQ_INT(put_row(&f, 1), SL_OK);
+    CHECK_EQ_INT(put_row(&f, 2), SL_OK);
+    CHECK_EQ_INT(fsnap(&f, 5, NULL), SL_OK);
+    CHECK_EQ_INT(put_row(&f, 0), SL_OK);
+    CHECK(check_names(dir, 0, "part-0-0 part-0-1 part-0-2"));
+    CHECK_EQ_INT(f.op.def->end_input(&f.op), SL_OK);
+    CHECK(check_names(dir, 0, "part-0-0 part-0-1 part-0-2 part-0-3 part-0-4"));
+    CHECK(check_file(dir, "part-0-3", cat2(jline[1], jline[2])));
+    CHECK(check_file(dir, "part-0-4", jline[0]));
+    CHECK(check_names(dir, 1, ""));
+    fixture_free(&f);
+
+    /* A later run into the same directory starts above what is there. */
+    CHECK_EQ_INT(open_2pc(&f, dir, 0, 1), SL_OK);
+    CHECK_EQ_INT(put_row(&f, 2), SL_OK);
+    CHECK_EQ_INT(f.op.def->end_input(&f.op), SL_OK);
+    fixture_free(&f);
+    CHECK(check_names(dir, 0, "part-0-0 part-0-1 part-0-2 part-0-3 part-0-4 part-0-5"));
+    CHECK(check_file(dir, "part-0-0", cat2(jline[0], jline[1])));
+    CHECK(check_file(dir, "part-0-5", jline[2]));
+}
+
+static void append_to(const char *dir, const char *name, const char *text)
+{
+    char path[400];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *fp = fopen(path, "ab");
+    if (!fp) abort();
+    fputs(text, fp);
+    fclose(fp);
+}
+
+static void test_file_2pc_restore(void)
+{
+    char dir[300];
+    snprintf(dir, sizeof dir, "%s/tp/rst", tmpdir());
+    sample_rows();
+    json_lines();
+    fixture f;
+    fblob b1, b2;
+    CHECK_EQ_INT(open_2pc(&f, dir, 0, 1), SL_OK);
+    CHECK_EQ_INT(put_row(&f, 0), SL_OK);
+    CHECK_EQ_INT(put_row(&f, 1), SL_OK);
+    CHECK_EQ_INT(fsnap(&f, 1, &b1), SL_OK);
+    CHECK_EQ_INT(put_row(&f, 2), SL_OK);
+    CHECK_EQ_INT(fsnap(&f, 2, &b2), SL_OK); /* never completes */
+    CHECK_EQ_INT(put_row(&f, 0), SL_OK);
+    fixture_free(&f); /* the task dies here */
+    CHECK(check_names(dir, 0, ""));
+    CHECK(check_names(dir, 1, ".part-0-1.inprogress .part-0-2.inprogress .part-0-3.inprogress"));
+    /* A torn write past what checkpoint 1 recorded; another subtask's file
+     * and an unrelated file, which are not this subtask's to touch. */
+    append_to(dir, ".part-0-1.inprogress", "{\"torn");
+    append_to(dir, ".part-1-7.inprogress", "other subtask\n");
+    append_to(dir, "notes.txt", "keep\n");
+
+    /* Restore from checkpoint 1 (it completed; the notification was lost). */
+    CHECK_EQ_INT(open_2pc(&f, dir, 0, 1), SL_OK);
+    CHECK_EQ_INT(frestore(&f, &b1, 1), SL_OK);
+    CHECK(check_names(dir, 0, "notes.txt part-0-0"));
+    CHECK(check_file(dir, "part-0-0", cat2(jline[0], jline[1]))); /* truncated */
+    CHECK(check_names(dir, 1, ".part-1-7.inprogress"));
+    /* The job goes on: rows after checkpoint 1 are produced again. */
+    CHECK_EQ_INT(put_row(&f, 2), SL_OK);
+    CHECK(check_names(dir, 1, ".part-0-2.inprogress .part-1-7.inprogress"));
+    CHECK_EQ_INT(fsnap(&f, 2, NULL), SL_OK);
+    CHECK_EQ_INT(f.op.def->checkpoint_complete(&f.op, 2), SL_OK);
+    CHECK(check_names(dir, 0, "notes.txt part-0-0 part-0-1"));
+    CHECK(check_file(dir, "part-0-1", jline[2]));
+    fixture_free(&f);
+
+    /* Restoring checkpoint 1 again: its file is committed already; the
+     * new output goes to a new name, nothing is overwritten. */
+    CHECK_EQ_INT(open_2pc(&f, dir, 0, 1), SL_OK);
+    CHECK_EQ_INT(frestore(&f, &b1, 1), SL_OK);
+    CHECK(check_names(dir, 0, "notes.txt part-0-0 part-0-1"));
+    CHECK(check_file(dir, "part-0-0", cat2(jline[0], jline[1])));
+    CHECK_EQ_INT(put_row(&f, 1), SL_OK);
+    CHECK_EQ_INT(f.op.def->end_input(&f.op), SL_OK);
+    fixture_free(&f);
+    CHECK(check_names(dir, 0, "notes.txt part-0-0 part-0-1 part-0-2"));
+    CHECK(check_file(dir, "part-0-1", jline[2]));
+    CHECK(check_file(dir, "part-0-2", jline[1]));
+    CHECK(check_names(dir, 1, ".part-1-7.inprogress"));
+    free(b1.p);
+    free(b2.p);
+}
+
+static void test_file_2pc_rescale(void)
+{
+    char dir[300];
+    snprintf(dir, sizeof dir, "%s/tp/resc", tmpdir());
+    sample_rows();
+    json_lines();
+    /* Three subtasks each stage one row at checkpoint 5, then write more. */
+    fblob b[3];
+    for (int i = 0; i < 3; i++) {
+        fixture f;
+        CHECK_EQ_INT(open_2pc(&f, dir, i, 3), SL_OK);
+        CHECK_EQ_INT(put_row(&f, i), SL_OK);
+        CHECK_EQ_INT(fsnap(&f, 5, &b[i]), SL_OK);
+        CHECK_EQ_INT(put_row(&f, (i + 1) % 3), SL_OK);
+        fixture_free(&f);
+    }
+    /* In-progress files are named after the checkpoint expected to stage
+     * them: the first 1 (this job has taken none before), then 6. */
+    CHECK(check_names(dir, 1, ".part-0-1.inprogress .part-0-6.inprogress .part-1-1.inprogress "
+                              ".part-1-6.inprogress .part-2-1.inprogress .part-2-6.inprogress"));
+    append_to(dir, ".part-2-9.inprogress", "stale\n");
+
+    /* 3 -> 2: subtask 0 gets blobs 0 and 2, subtask 1 gets blob 1. */
+    fixture g0, g1;
+    CHECK_EQ_INT(open_2pc(&g0, dir, 0, 2), SL_OK);
+    fblob mine[2] = {b[0], b[2]};
+    CHECK_EQ_INT(frestore(&g0, mine, 2), SL_OK);
+    CHECK(check_names(dir, 0, "part-0-0 part-2-0"));
+    CHECK(check_names(dir, 1, ".part-1-1.inprogress .part-1-6.inprogress"));
+    CHECK_EQ_INT(open_2pc(&g1, dir, 1, 2), SL_OK);
+    CHECK_EQ_INT(frestore(&g1, &b[1], 1), SL_OK);
+    CHECK(check_names(dir, 0, "part-0-0 part-1-0 part-2-0"));
+    CHECK(check_names(dir, 1, ""));
+    for (int i = 0; i < 3; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "part-%d-0", i);
+        CHECK(check_file(dir, name, jline[i]));
+    }
+    /* The new subtasks go on under their own names. */
+    CHECK_EQ_INT(put_row(&g0, 1), SL_OK);
+    CHECK_EQ_INT(put_row(&g1, 2), SL_OK);
+    CHECK_EQ_INT(g0.op.def->end_input(&g0.op), SL_OK);
+    CHECK_EQ_INT(g1.op.def->end_input(&g1.op), SL_OK);
+    fixture_free(&g0);
+    fixture_free(&g1);
+    CHECK(check_names(dir, 0, "part-0-0 part-0-1 part-1-0 part-1-1 part-2-0"));
+    CHECK(check_file(dir, "part-0-1", jline[1]));
+    CHECK(check_file(dir, "part-1-1", jline[2]));
+
+    /* A subtask dealt no blob (say 2 -> 3) still clears its own leftovers. */
+    append_to(dir, ".part-2-9.inprogress", "stale\n");
+    fixture g2;
+    CHECK_EQ_INT(open_2pc(&g2, dir, 2, 3), SL_OK);
+    CHECK_EQ_INT(frestore(&g2, NULL, 0), SL_OK);
+    CHECK(check_names(dir, 1, ""));
+    CHECK_EQ_INT(put_row(&g2, 0), SL_OK);
+    CHECK_EQ_INT(g2.op.def->end_input(&g2.op), SL_OK);
+    fixture_free(&g2);
+    CHECK(check_names(dir, 0, "part-0-0 part-0-1 part-1-0 part-1-1 part-2-0 part-2-1"));
+    for (int i = 0; i < 3; i++) free(b[i].p);
+}
+
+static uint64_t test_fnv1a(const unsigned char *p, size_t n)
+{
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ULL;
+    return h;
+}
+
+static void seal(unsigned char *p, size_t len)
+{
+    uint64_t h = test_fnv1a(p, len - 8);
+    for (int b = 0; b < 8; b++) p[len - 8 + b] = (unsigned char)(h >> (8 * b));
+}
+
+/* A version-1 file sink blob of subtask 0 at checkpoint 1 with one
+ * pending file, written out here from the documented layout. */
+static size_t forge_blob(unsigned char *p, const char *stage, const char *final, uint64_t len)
+{
+    size_t n = 0;
+    p[n++] = 1;
+    memcpy(p + n, "SLFS", 4);
+    n += 4;
+    memset(p + n, 0, 4 + 8 + 8 + 4);
+    p[n + 4] = 1;      /* cpid 1 */
+    p[n + 12] = 4;     /* next file number 4 */
+    p[n + 20] = 1;     /* one pending file */
+    n += 24;
+    memset(p + n, 0, 16);
+    p[n] = 1;          /* staged at 1 */
+    for (int b = 0; b < 8; b++) p[n + 8 + b] = (unsigned char)(len >> (8 * b));
+    n += 16;
+    const char *names[2] = {stage, final};
+    for (int k = 0; k < 2; k++) {
+        size_t l = strlen(names[k]);
+        p[n++] = (unsigned char)l;
+        p[n++] = 0;
+        memcpy(p + n, names[k], l);
+        n += l;
+    }
+    n += 8;
+    seal(p, n);
+    return n;
+}
+
+/* Restoring `b` into subtask 0 over `dir` fails naming the vertex and
+ * `needle`. */
+static int restore_fails(const char *dir, const fblob *b, const char *needle)
+{
+    fixture f;
+    if (open_2pc(&f, dir, 0, 1) != SL_OK) return 0;
+    int rc = frestore(&f, b, 1);
+    int ok = rc == SL_ERR && strstr(f.op.err, needle);
+    if (!ok) fprintf(stderr, "restore: rc %d, \"%s\", wanted \"%s\"\n", rc, f.op.err, needle);
+    fixture_free(&f);
+    return ok;
+}
+
+static void test_file_2pc_restore_errors(void)
+{
+    char dir[300];
+    snprintf(dir, sizeof dir, "%s/tp/err", tmpdir());
+    sample_rows();
+    fixture f;
+    fblob b;
+    CHECK_EQ_INT(open_2pc(&f, dir, 0, 1), SL_OK);
+    CHECK_EQ_INT(put_row(&f, 0), SL_OK);
+    CHECK_EQ_INT(fsnap(&f, 1, &b), SL_OK);
+    fixture_free(&f);
+    char staged[400];
+    snprintf(staged, sizeof staged, "%s/.part-0-1.inprogress", dir);
+
+    /* The pending file shrank: rows of a completed checkpoint are gone. */
+    CHECK_EQ_INT(truncate(staged, 5), 0);
+    CHECK(restore_fails(dir, &b, "has 5 bytes, but"));
+    CHECK(restore_fails(dir, &b, staged));
+    /* ...or vanished without being committed. */
+    CHECK_EQ_INT(unlink(staged), 0);
+    CHECK(restore_fails(dir, &b, "is gone"));
+
+    /* Damaged and foreign blobs. */
+    unsigned char *bad = malloc(b.len + 256);
+    fblob x = {bad, b.len};
+    memcpy(bad, b.p, b.len);
+    bad[b.len / 2] ^= 1;
+    CHECK(restore_fails(dir, &x, "'snk' subtask 0: cannot restore state 1 of 1: damaged"));
+    memcpy(bad, b.p, b.len);
+    bad[0] = 9;
+    CHECK(restore_fails(dir, &x, "format version 9"));
+    memcpy(bad, "\001SLDG", 5);
+    CHECK(restore_fails(dir, &x, "not file sink state"));
+    x.len = 3;
+    CHECK(restore_fails(dir, &x, "too short"));
+
+    /* Well sealed, but naming a file that is not the sink's own. */
+    x.len = forge_blob(bad, "../../x", "part-0-0", 0);
+    CHECK(restore_fails(dir, &x, "damaged (pending file 0 has names '../../x', 'part-0-0')"));
+    x.len = forge_blob(bad, ".part-1-7.inprogress", "part-1-0", 0); /* subtask 1's, in 0's */
+    CHECK(restore_fails(dir, &x, "damaged (pending file 0 has names"));
+    x.len = forge_blob(bad, ".part-0-7.inprogress", "part-0-3x", 0);
+    CHECK(restore_fails(dir, &x, "damaged (pending file 0 has names"));
+    CHECK(check_names(dir, 0, ""));
+    /* The format as written out here is the sink's: with its own names the
+     * forged blob restores. */
+    append_to(dir, ".part-0-7.inprogress", "{}\n{\"after\":1}\n");
+    x.len = forge_blob(bad, ".part-0-7.inprogress", "part-0-3", 3);
+    CHECK_EQ_INT(open_2pc(&f, dir, 0, 1), SL_OK);
+    CHECK_EQ_INT(frestore(&f, &x, 1), SL_OK);
+    fixture_free(&f);
+    CHECK(check_names(dir, 0, "part-0-3") && check_names(dir, 1, ""));
+    CHECK(check_file(dir, "part-0-3", "{}\n"));
+    free(bad);
+    free(b.p);
+}
+
+static void test_file_2pc_off(void)
+{
+    /* Without checkpointing the sink writes part-<i> straight out; a
+     * savepoint syncs it and records nothing. */
+    char dir[300], config[512];
+    snprintf(dir, sizeof dir, "%s/tp/off", tmpdir());
+    snprintf(config, sizeof config, "{\"path\": \"%s\", \"format\": \"json\"}", dir);
+    sample_rows();
+    json_lines();
+    fixture f;
+    CHECK_EQ_INT(fixture_plan(&f, &sl_op_file, config), SL_OK);
+    CHECK_EQ_INT(fixture_open(&f, 1, 2, NULL), SL_OK);
+    CHECK_EQ_INT(put_row(&f, 0), SL_OK);
+    fblob b = {(void *)1, 99};
+    CHECK_EQ_INT(fsnap(&f, 1, &b), SL_OK);
+    CHECK(b.p == NULL && b.len == 0);
+    CHECK(check_file(dir, "part-1", jline[0]));
+    CHECK_EQ_INT(put_row(&f, 1), SL_OK);
+    CHECK_EQ_INT(f.op.def->end_input(&f.op), SL_OK);
+    fixture_free(&f);
+    CHECK(check_names(dir, 0, "part-1") && check_names(dir, 1, ""));
+    CHECK(check_file(dir, "part-1", cat2(jline[0], jline[1])));
+}
+
 /* ---- blackhole ---------------------------------------------------------- */
 
 static void test_blackhole(void)
@@ -456,4 +916,7 @@ SL_TEST_MAIN(SL_TEST(test_print_format), SL_TEST(test_print_prefixes),
              SL_TEST(test_print_long_values), SL_TEST(test_print_plan_errors),
              SL_TEST(test_file_json), SL_TEST(test_file_csv),
              SL_TEST(test_file_csv_refuses_changelog), SL_TEST(test_file_large_output),
-             SL_TEST(test_file_errors), SL_TEST(test_blackhole), SL_TEST(test_registry))
+             SL_TEST(test_file_errors), SL_TEST(test_file_2pc_visibility),
+             SL_TEST(test_file_2pc_restore), SL_TEST(test_file_2pc_rescale),
+             SL_TEST(test_file_2pc_restore_errors), SL_TEST(test_file_2pc_off),
+             SL_TEST(test_blackhole), SL_TEST(test_registry))
