@@ -4,8 +4,8 @@
  *   path     a directory, created (with its parents) when missing
  *   format   json | csv
  *
- * Subtask i writes `<path>/part-<i>`, replacing what a previous run left.
- * The encodings are Flink's json and csv formats:
+ * Without checkpointing, subtask i writes `<path>/part-<i>`, replacing what
+ * a previous run left (with it, see two-phase commit below). The encodings are Flink's json and csv formats:
  *   json  one object per line, keys = column names in schema order:
  *         {"id":1,"name":"a","ts":"2026-01-01 00:00:00.02"}; a row whose
  *         kind is not +I also carries "op":"-U" (last key). TIMESTAMP uses
