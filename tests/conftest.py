@@ -92,6 +92,8 @@ class Cluster:
             "heartbeat.interval": "200 ms",
             "heartbeat.timeout": "2 s",
             "slot.request.timeout": "30 s",
+            "state.checkpoints.dir": os.path.join(workdir, "checkpoints"),
+            "state.savepoints.dir": os.path.join(workdir, "savepoints"),
         }
         conf.update(jm_conf or {})
         self.conf = conf

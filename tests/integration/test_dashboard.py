@@ -455,7 +455,6 @@ def test_exceptions_tab_of_a_failed_job(cluster, browser):
     screenshot(d, "job-exceptions")
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError, reason="checkpoints not implemented yet")
 def test_checkpoint_count_rises_while_the_page_is_open(make_cluster, browser):
     d = browser
     c = make_cluster(jm_conf={"execution.checkpointing.interval": "500 ms"})
@@ -467,7 +466,7 @@ def test_checkpoint_count_rises_while_the_page_is_open(make_cluster, browser):
     open_page(d, c, f"/jobs/{jid}/checkpoints", "job")
     count = wait_ui(d, lambda d: (css(d, "#checkpoint-count[data-count]") or [None])[0], "the count")
     first = int(count.get_attribute("data-count"))
-    # the JobManager completes checkpoints (the part not implemented yet)
+    # the JobManager completes checkpoints
     wait_for(lambda: c.get(f"/jobs/{jid}/checkpoints")["counts"]["completed"] >= first + 2,
              timeout=10, what="two more completed checkpoints in REST")
     # ... and the open page follows: same element, no reload
