@@ -600,6 +600,9 @@ static int open_chain(run *r)
         op->out_stream = stdout;
         op->proc_time_at = INT64_MAX;
         op->current_watermark = INT64_MIN;
+        /* a restored job stages like a checkpointed one: its sinks' state
+         * records what was pending */
+        op->checkpointing = r->d->checkpointing || r->d->restore != NULL;
         op->task_name = sl_sprintf("%s (%d/%d)", v->name, t->subtask + 1, v->parallelism);
         sl_arena_init(&op->scratch, 1u << 20);
         if (k + 1 < r->nops) {

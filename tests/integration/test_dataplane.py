@@ -203,3 +203,62 @@ def test_producer_finishing_first_still_delivers_everything(cluster, workdir):
     slow = [v for v in j["vertices"] if v["name"] == "slow"][0]
     wait_for(lambda: cluster.get(f"/jobs/{jid}/vertices/{slow['id']}/subtasks/metrics?get=numRecordsIn&agg=sum")[0]["sum"] == n,
              what="the slow sink's final count")
+
+
+def test_broadcast_sends_every_row_to_every_subtask(cluster, workdir):
+    cluster.add_tm(slots=1)
+    cluster.add_tm(slots=2)
+    out = workdir + "/b"
+    job = {"name": "broadcast", "parallelism": 3,
+           "vertices": [{"id": "g", "type": "datagen", "parallelism": 1,
+                         "schema": [{"name": "k", "type": "BIGINT"}],
+                         "config": {"rows-per-second": "1000000", "fields.k.kind": "sequence",
+                                    "fields.k.start": "1", "fields.k.end": "5000"}},
+                        {"id": "f", "type": "file", "config": {"path": out, "format": "csv"}}],
+           "edges": [{"from": "g", "to": "f", "strategy": "broadcast"}]}
+    jid = cluster.submit(job)
+    assert cluster.wait_state(jid, ["FINISHED", "FAILED"])["state"] == "FINISHED"
+    for i in range(3):
+        with open(f"{out}/part-{i}") as fh:
+            assert [int(x) for x in fh.read().split()] == list(range(1, 5001))
+
+
+def test_a_stalled_channel_does_not_stall_the_connection(cluster, workdir):
+    """Two jobs share the data connection between the same two TaskManagers;
+    one is throttled to a crawl by its sink. The other still runs at full
+    speed over the same TCP connection: a channel without credit stops alone."""
+    cluster.add_tm(slots=2)
+    cluster.add_tm(slots=2)
+    slow = {"name": "slow", "parallelism": 2,
+            "vertices": [{"id": "g", "type": "datagen", "schema": [{"name": "k", "type": "BIGINT"}],
+                          "config": {"rows-per-second": "1000000"}},
+                         {"id": "s", "type": "blackhole", "config": {"sink.rows-per-second": "100"}}],
+            "edges": [{"from": "g", "to": "s", "strategy": "hash", "keys": ["k"]}]}
+    sid = cluster.submit(slow)
+    vids = vertex_ids(cluster, sid)
+    wait_for(lambda: cluster.get(f"/jobs/{sid}/vertices/{vids['g']}/backpressure")["backpressure-level"] == "high",
+             what="the slow job to be backpressured")
+    out = workdir + "/fast"
+    n = 300000
+    fast = {"name": "fast", "parallelism": 2,
+            "vertices": [{"id": "g", "type": "datagen", "schema": [{"name": "k", "type": "BIGINT"}],
+                          "config": {"rows-per-second": "100000000", "fields.k.kind": "sequence",
+                                     "fields.k.start": "1", "fields.k.end": str(n)}},
+                         {"id": "f", "type": "file", "config": {"path": out, "format": "csv"}}],
+            "edges": [{"from": "g", "to": "f", "strategy": "hash", "keys": ["k"]}]}
+    fid = cluster.submit(fast)
+    j = cluster.wait_state(fid, ["FINISHED", "FAILED"], timeout=30)
+    assert j["state"] == "FINISHED"
+    # both subtasks of each job span both TaskManagers, so both jobs used the one connection
+    for jid in (sid, fid):
+        for v in cluster.job(jid)["vertices"]:
+            subs = cluster.get(f"/jobs/{jid}/vertices/{v['id']}/subtasks")["subtasks"]
+            assert sorted(s["taskmanager-id"] for s in subs) == ["tm-0", "tm-1"]
+    rows = []
+    for i in range(2):
+        with open(f"{out}/part-{i}") as fh:
+            rows += [int(x) for x in fh.read().split()]
+    assert sorted(rows) == list(range(1, n + 1))
+    assert cluster.job(sid)["state"] == "RUNNING"
+    cluster.request("PATCH", f"/jobs/{sid}?mode=cancel")
+    cluster.wait_state(sid, "CANCELED")

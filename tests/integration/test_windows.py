@@ -133,3 +133,45 @@ def test_seed_demo_job_prints_window_counts(cluster):
     cluster.request("PATCH", f"/jobs/{jid}?mode=cancel")
     cluster.wait_state(jid, "CANCELED")
     assert vid
+
+
+def test_an_idle_input_does_not_hold_windows_back(cluster, workdir):
+    """Two watermark subtasks; only one ever sees rows. After its idle
+    timeout the silent one is left out of the window's minimum watermark,
+    so windows fire while the job runs (without idleness they never would)."""
+    cluster.add_tm(slots=2)
+    half = 500_000_000_000
+    job = {"name": "idle input", "parallelism": 2,
+           "vertices": [
+               {"id": "gen", "type": "datagen", "schema": [{"name": "id", "type": "BIGINT"}],
+                "config": {"rows-per-second": "2000", "fields.id.kind": "sequence",
+                           "fields.id.start": "1", "fields.id.end": str(2 * half)}},
+               {"id": "ev", "type": "calc",
+                "config": {"projection": ["id", f"TO_TIMESTAMP_LTZ({BASE} + id * 10, 3) AS ts"],
+                           "filter": f"id <= {half}"}},
+               {"id": "wm", "type": "watermark",
+                "config": {"column": "ts", "delay": "0 s", "idle-timeout": "500 ms", "interval": "50 ms"}},
+               {"id": "win", "type": "window", "parallelism": 1,
+                "config": {"time-column": "ts", "window": "TUMBLE(INTERVAL '1' SECOND)",
+                           "group-by": [], "aggregates": ["COUNT(*) AS cnt"]}},
+               {"id": "out", "type": "print", "parallelism": 1}],
+           "edges": [{"from": "gen", "to": "ev"}, {"from": "ev", "to": "wm"},
+                     {"from": "wm", "to": "win", "strategy": "rebalance"},
+                     {"from": "win", "to": "out"}]}
+    jid = cluster.submit(job)
+    cluster.wait_state(jid, "RUNNING")
+    import re
+    # 100 rows per event-time second from the live subtask; the first window
+    # [00:00, 00:01) holds ids 1..99 (id 100 is 00:00:01.000)
+    m = wait_for(lambda: re.search(r"^\+I\[(\S+), \S+, \S+, (\d+)\]$", cluster.tms[0].out_text(), re.M),
+                 timeout=20, what="a window fired while the job runs")
+    assert (m.group(1), int(m.group(2))) == ("2026-01-01T00:00", 99)
+    vids = vertex_ids(cluster, jid)
+    wms = cluster.get(f"/jobs/{jid}/vertices/{vids['gen -> ev -> wm']}/subtasks")["subtasks"]
+    assert sorted(s["metrics"]["currentOutputWatermark"] > 0 for s in wms) == [False, True]
+    cluster.request("PATCH", f"/jobs/{jid}?mode=cancel")
+    cluster.wait_state(jid, "CANCELED")
+
+
+def vertex_ids(cluster, jid):
+    return {v["name"]: v["id"] for v in cluster.job(jid)["vertices"]}
