@@ -75,6 +75,19 @@ int sl_cli_async_status(const json_t *resp, const char **location, char **failur
  * with the name; NULL if the answer records none. Caller frees. */
 char *sl_cli_root_exception(const json_t *exceptions);
 
+/* Format a POST /savepoints/check answer as `sluice savepoint check`
+ * prints it: a line naming the snapshot, one line per operator state that
+ * maps to a vertex ("uid 'agg' (group_aggregate, keyed, 3 -> 4 subtasks,
+ * 12.3 KB) -> vertex 'agg'"), then the states that would be dropped and the
+ * vertices that start empty (each section says "none" when empty). Returns
+ * SL_OK with *out (caller frees), or SL_ERR if the answer lacks the
+ * "mapped", "dropped" or "new" arrays. */
+int sl_cli_format_check(const json_t *report, char **out, char *err, size_t errlen);
+
+/* A byte count as people read it: "512 B", "12.3 KB", "4.0 MB", "1.5 GB"
+ * (units of 1024). Writes into buf[len] and returns buf. */
+const char *sl_cli_format_size(uint64_t bytes, char *buf, size_t len);
+
 /* Check a job id: 32 hexadecimal digits, written lowercase into out[33]. */
 int sl_cli_parse_jobid(const char *s, char out[33], char *err, size_t errlen);
 

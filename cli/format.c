@@ -9,6 +9,11 @@
  * Flink lacks: a scheduled job that is waiting for resources carries its
  * reason ("waiting for 4 slots, 3 free") after the state.
  *
+ * `sluice savepoint check` has no Flink counterpart: it turns the
+ * JobManager's restore plan (POST /savepoints/check) into a short report of
+ * where each operator state would go, what would be dropped and which
+ * vertices would start empty, so a restore can be judged before it runs.
+ *
  * Nothing here does I/O; text is built in an open_memstream buffer.
  */
 #include <ctype.h>
@@ -232,6 +237,92 @@ char *sl_cli_root_exception(const json_t *exceptions)
     if (!name || !*name || strncmp(trace, name, strlen(name)) == 0)
         return rtrim(sl_strdup(trace));
     return rtrim(sl_sprintf("%s\n%s", name, trace));
+}
+
+/* ---- savepoint check ------------------------------------------------------ */
+
+const char *sl_cli_format_size(uint64_t bytes, char *buf, size_t len)
+{
+    static const char *const units[] = {"KB", "MB", "GB", "TB"};
+    if (bytes < 1024) {
+        snprintf(buf, len, "%llu B", (unsigned long long)bytes);
+        return buf;
+    }
+    double v = (double)bytes / 1024.0;
+    size_t u = 0;
+    /* move up a unit when the value would print as 1024.0 or more */
+    while (v >= 1023.95 && u + 1 < SL_ARRAY_LEN(units)) {
+        v /= 1024.0;
+        u++;
+    }
+    snprintf(buf, len, "%.1f %s", v, units[u]);
+    return buf;
+}
+
+static long long int_field(const json_t *o, const char *key)
+{
+    const json_t *v = json_object_get(o, key);
+    return json_is_integer(v) ? (long long)json_integer_value(v)
+           : json_is_real(v)  ? (long long)json_real_value(v)
+                              : 0;
+}
+
+/* "2 subtasks", "1 subtask" or "2 -> 4 subtasks". */
+static void print_subtasks(FILE *f, long long from, long long to)
+{
+    if (from == to) fprintf(f, "%lld subtask%s", from, from == 1 ? "" : "s");
+    else fprintf(f, "%lld -> %lld subtask%s", from, to, to == 1 ? "" : "s");
+}
+
+int sl_cli_format_check(const json_t *report, char **out, char *err, size_t errlen)
+{
+    const json_t *mapped = json_object_get(report, "mapped");
+    const json_t *dropped = json_object_get(report, "dropped");
+    const json_t *fresh = json_object_get(report, "new");
+    if (!json_is_array(mapped) || !json_is_array(dropped) || !json_is_array(fresh))
+        return sl_seterr(err, errlen, "unexpected answer from POST /savepoints/check: no "
+                                      "\"mapped\", \"dropped\" and \"new\" arrays");
+    char *buf = NULL, size[32];
+    size_t len = 0, i;
+    const json_t *e;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f) return sl_seterr(err, errlen, "out of memory");
+
+    const json_t *is_sp = json_object_get(report, "is-savepoint");
+    fprintf(f, "%s %s (checkpoint %lld, maxParallelism %lld)\n",
+            json_is_false(is_sp) ? "Retained checkpoint" : "Savepoint",
+            str_field(report, "savepoint", "?"), int_field(report, "checkpoint-id"),
+            int_field(report, "maxParallelism"));
+
+    fprintf(f, "State restored by uid:%s\n", json_array_size(mapped) ? "" : " none");
+    json_array_foreach(mapped, i, e) {
+        fprintf(f, "  uid '%s' (%s, %s, ", str_field(e, "uid", "?"), str_field(e, "type", "?"),
+                json_is_true(json_object_get(e, "keyed")) ? "keyed" : "operator state");
+        print_subtasks(f, int_field(e, "from-parallelism"), int_field(e, "parallelism"));
+        fprintf(f, ", %s) -> vertex '%s'\n",
+                sl_cli_format_size((uint64_t)int_field(e, "state-size"), size, sizeof size),
+                str_field(e, "vertex", "?"));
+    }
+
+    fprintf(f, "Dropped (no vertex with this uid):%s\n", json_array_size(dropped) ? "" : " none");
+    json_array_foreach(dropped, i, e) {
+        long long p = int_field(e, "parallelism");
+        fprintf(f, "  uid '%s' (%s, ", str_field(e, "uid", "?"), str_field(e, "type", "?"));
+        print_subtasks(f, p, p);
+        fprintf(f, ", %s)\n",
+                sl_cli_format_size((uint64_t)int_field(e, "state-size"), size, sizeof size));
+    }
+
+    fprintf(f, "Starts empty:%s\n", json_array_size(fresh) ? "" : " none");
+    json_array_foreach(fresh, i, e) {
+        const char *vid = str_field(e, "vertex", "?"), *uid = str_field(e, "uid", vid);
+        fprintf(f, "  vertex '%s' (", vid);
+        if (strcmp(uid, vid) != 0) fprintf(f, "uid '%s', ", uid);
+        fprintf(f, "%s)\n", str_field(e, "type", "?"));
+    }
+    fclose(f);
+    *out = buf;
+    return SL_OK;
 }
 
 /* ---- arguments ---------------------------------------------------------- */

@@ -12,6 +12,11 @@
  * a savepoint of large state takes as long as it takes, and only a single
  * unanswered request times out.
  *
+ * `sluice savepoint check PATH FILE` goes beyond Flink: it sends the job
+ * graph to POST /savepoints/check and prints the restore plan the
+ * JobManager would follow (see sl_cli_format_check), without running
+ * anything.
+ *
  * Output: progress on stdout, errors on stderr as "Error: <message>".
  * Exit status: 0 success, 1 failure (server error, no connection, failed
  * job), 2 bad usage.
@@ -56,7 +61,12 @@ static const char *const usage_stop =
     "                                   event-time windows and timers fire\n";
 static const char *const usage_savepoint =
     "  savepoint JOBID [DIR]       Trigger a savepoint of a running job.\n"
-    "  savepoint -d PATH           Dispose of a savepoint (also --dispose).\n";
+    "  savepoint -d PATH           Dispose of a savepoint (also --dispose).\n"
+    "  savepoint check PATH FILE   Show, before anything runs, how the state of a\n"
+    "                              savepoint maps to the job in FILE.\n"
+    "      -p, --parallelism N          the parallelism the job would run with\n"
+    "      -n, --allowNonRestoredState  report state without a matching uid as dropped\n"
+    "                                   instead of refusing\n";
 static const char *const usage_common =
     "Options for every command:\n"
     "  -m, --jobmanager HOST:PORT  the JobManager's REST address\n"
@@ -633,8 +643,7 @@ static int cmd_stop(common_opts *o, arg_iter *it)
     json_decref(resp);
     if (rc == 0 && !trigger) rc = 1;
     if (rc == 0) {
-        printf("Waiting for savepoint...\n");
-        fflush(stdout);
+        /* Flink prints nothing more until the savepoint is done */
         snprintf(uri, sizeof uri, "/jobs/%s/savepoints/%s", jid, trigger);
         char *location;
         rc = wait_operation(&cx, uri, &location);
@@ -712,8 +721,81 @@ static int trigger_savepoint(cli_ctx *cx, const char *jid, const char *dir)
     return rc;
 }
 
+/* sluice savepoint check PATH FILE [-p N] [-n] */
+static int cmd_savepoint_check(common_opts *o, arg_iter *it)
+{
+    const char *pos[2] = {NULL, NULL}, *par = NULL;
+    int npos = 0, allow_nonrestored = 0;
+    while (it->i < it->argc) {
+        int r;
+        const char *v = NULL;
+        if (positional(it)) {
+            if (npos == 2)
+                return usage_error("savepoint", "unexpected argument '%s'", it->argv[it->i]);
+            pos[npos++] = it->argv[it->i++];
+        } else if (it->only_pos || it->i >= it->argc) {
+            continue;
+        } else if ((r = common_option(o, it)) != 0) {
+            if (r > 1) return r;
+        } else if ((r = match(it, 'p', "parallelism", &v)) != 0) {
+            if (r < 0) return usage_error("savepoint", "%s needs a number", it->argv[it->i]);
+            par = v;
+        } else if (match(it, 'n', "allowNonRestoredState", NULL)) {
+            allow_nonrestored = 1;
+        } else {
+            return usage_error("savepoint", "unknown option '%s'", it->argv[it->i]);
+        }
+    }
+    if (o->help) { usage(stdout, "savepoint"); return 0; }
+    if (npos < 2)
+        return usage_error("savepoint", "savepoint check needs a savepoint path and a job "
+                                        "file%s", "");
+    int64_t p = 0;
+    if (par && (sl_parse_int(par, &p) != SL_OK || p < 1 || p > 32768))
+        return usage_error("savepoint", "'%s' is not a parallelism (1 to 32768)", par);
+    char err[512];
+    size_t len;
+    char *body = read_file(pos[1], &len, err, sizeof err);
+    if (!body) {
+        fprintf(stderr, "Error: %s\n", err);
+        return 1;
+    }
+    cli_ctx cx = {0};
+    int rc = connect_jm(&cx, o);
+    if (rc) {
+        free(body);
+        return rc;
+    }
+    char parq[48] = "", *enc = evhttp_uriencode(pos[0], -1, 0);
+    if (par) snprintf(parq, sizeof parq, "&parallelism=%lld", (long long)p);
+    char *uri = sl_sprintf("/savepoints/check?savepointPath=%s%s%s", enc ? enc : "", parq,
+                           allow_nonrestored ? "&allowNonRestoredState=true" : "");
+    free(enc);
+    json_t *report = NULL;
+    rc = call(&cx, "POST", uri, body, &report, NULL);
+    free(uri);
+    free(body);
+    if (rc == 0) {
+        char *text;
+        if (sl_cli_format_check(report, &text, err, sizeof err) == SL_OK) {
+            fputs(text, stdout);
+            free(text);
+        } else {
+            fprintf(stderr, "Error: %s\n", err);
+            rc = 1;
+        }
+    }
+    json_decref(report);
+    sl_cli_http_destroy(cx.http);
+    return rc;
+}
+
 static int cmd_savepoint(common_opts *o, arg_iter *it)
 {
+    if (it->i < it->argc && strcmp(it->argv[it->i], "check") == 0) {
+        it->i++;
+        return cmd_savepoint_check(o, it);
+    }
     const char *pos[2] = {NULL, NULL}, *dispose = NULL;
     int npos = 0;
     while (it->i < it->argc) {

@@ -3,7 +3,9 @@
  * operation status, root exception, argument checks) and its HTTP client
  * against an in-process evhttp server.
  *
- * Expected texts are written out by hand in Flink's `flink list` layout;
+ * Expected texts are written out by hand in Flink's `flink list` layout
+ * and in the `sluice savepoint check` report layout (sizes worked out by
+ * hand: 12595 B / 1024 = 12.299... -> "12.3 KB");
  * times are rendered with TZ=UTC, so 1606748549000 ms is
  * 30.11.2020 15:02:29 (checked with `date -u -d @1606748549`).
  */
@@ -297,6 +299,114 @@ static void test_root_exception(void)
     CHECK(root_of("{}") == NULL);
 }
 
+/* Format a check report; returns the text (static) or "<error: ...>". */
+static const char *check_of(const char *json)
+{
+    static char result[4096];
+    json_error_t jerr;
+    json_t *doc = json_loads(json, 0, &jerr);
+    if (!doc) {
+        snprintf(result, sizeof result, "<bad test json: %s>", jerr.text);
+        return result;
+    }
+    char *out = NULL, err[256];
+    if (sl_cli_format_check(doc, &out, err, sizeof err) != SL_OK)
+        snprintf(result, sizeof result, "<error: %s>", err);
+    else
+        snprintf(result, sizeof result, "%s", out);
+    free(out);
+    json_decref(doc);
+    return result;
+}
+
+static void test_check_rescale(void)
+{
+    /* 2 -> 4 subtasks everywhere; the source's operator state, the keyed
+     * aggregate, a stateless calc that starts empty. */
+    const char *report =
+        "{\"savepoint\":\"file:/sp/savepoint-cca7bc-bb1e257f0dab\",\"checkpoint-id\":7,"
+        "\"is-savepoint\":true,\"maxParallelism\":128,"
+        "\"mapped\":["
+        "{\"uid\":\"gen\",\"type\":\"datagen\",\"from-parallelism\":2,\"vertex\":\"gen\","
+        "\"parallelism\":4,\"keyed\":false,\"state-size\":96},"
+        "{\"uid\":\"agg\",\"type\":\"group_aggregate\",\"from-parallelism\":3,"
+        "\"vertex\":\"agg\",\"parallelism\":4,\"keyed\":true,\"state-size\":12595}],"
+        "\"dropped\":[],"
+        "\"new\":[{\"vertex\":\"keyed\",\"uid\":\"keyed\",\"type\":\"calc\"}]}";
+    CHECK_EQ_STR(check_of(report),
+                 "Savepoint file:/sp/savepoint-cca7bc-bb1e257f0dab (checkpoint 7, "
+                 "maxParallelism 128)\n"
+                 "State restored by uid:\n"
+                 "  uid 'gen' (datagen, operator state, 2 -> 4 subtasks, 96 B) -> vertex 'gen'\n"
+                 "  uid 'agg' (group_aggregate, keyed, 3 -> 4 subtasks, 12.3 KB) -> vertex 'agg'\n"
+                 "Dropped (no vertex with this uid): none\n"
+                 "Starts empty:\n"
+                 "  vertex 'keyed' (calc)\n");
+}
+
+static void test_check_dropped_and_new(void)
+{
+    /* A retained checkpoint; the aggregate's uid was renamed, so its state
+     * would be dropped and the renamed vertex starts empty; same
+     * parallelism is said once, and one subtask in the singular. */
+    const char *report =
+        "{\"savepoint\":\"/chk/ab/chk-3\",\"checkpoint-id\":3,\"is-savepoint\":false,"
+        "\"maxParallelism\":256,"
+        "\"mapped\":[{\"uid\":\"out\",\"type\":\"file\",\"from-parallelism\":1,"
+        "\"vertex\":\"sink\",\"parallelism\":1,\"keyed\":false,\"state-size\":1048576}],"
+        "\"dropped\":[{\"uid\":\"agg\",\"type\":\"group_aggregate\",\"parallelism\":2,"
+        "\"state-size\":3221225472}],"
+        "\"new\":[{\"vertex\":\"agg\",\"uid\":\"agg-v2\",\"type\":\"group_aggregate\"},"
+        "{\"vertex\":\"keyed\",\"uid\":\"keyed\",\"type\":\"calc\"}]}";
+    CHECK_EQ_STR(check_of(report),
+                 "Retained checkpoint /chk/ab/chk-3 (checkpoint 3, maxParallelism 256)\n"
+                 "State restored by uid:\n"
+                 "  uid 'out' (file, operator state, 1 subtask, 1.0 MB) -> vertex 'sink'\n"
+                 "Dropped (no vertex with this uid):\n"
+                 "  uid 'agg' (group_aggregate, 2 subtasks, 3.0 GB)\n"
+                 "Starts empty:\n"
+                 "  vertex 'agg' (uid 'agg-v2', group_aggregate)\n"
+                 "  vertex 'keyed' (calc)\n");
+    /* nothing at all maps */
+    CHECK_EQ_STR(check_of("{\"savepoint\":\"/s\",\"checkpoint-id\":1,\"maxParallelism\":128,"
+                          "\"mapped\":[],\"dropped\":[],\"new\":[]}"),
+                 "Savepoint /s (checkpoint 1, maxParallelism 128)\n"
+                 "State restored by uid: none\n"
+                 "Dropped (no vertex with this uid): none\n"
+                 "Starts empty: none\n");
+}
+
+static void test_check_bad_answer(void)
+{
+    const char *want = "<error: unexpected answer from POST /savepoints/check: no \"mapped\", "
+                       "\"dropped\" and \"new\" arrays>";
+    CHECK_EQ_STR(check_of("{}"), want);
+    CHECK_EQ_STR(check_of("{\"mapped\":[],\"dropped\":{},\"new\":[]}"), want);
+    CHECK_EQ_STR(check_of("[1]"), want);
+    /* missing scalar fields print as placeholders, never crash */
+    CHECK_EQ_STR(check_of("{\"mapped\":[{}],\"dropped\":[7],\"new\":[{}]}"),
+                 "Savepoint ? (checkpoint 0, maxParallelism 0)\n"
+                 "State restored by uid:\n"
+                 "  uid '?' (?, operator state, 0 subtasks, 0 B) -> vertex '?'\n"
+                 "Dropped (no vertex with this uid):\n"
+                 "  uid '?' (?, 0 subtasks, 0 B)\n"
+                 "Starts empty:\n"
+                 "  vertex '?' (?)\n");
+}
+
+static void test_format_size(void)
+{
+    char b[32];
+    CHECK_EQ_STR(sl_cli_format_size(0, b, sizeof b), "0 B");
+    CHECK_EQ_STR(sl_cli_format_size(1023, b, sizeof b), "1023 B");
+    CHECK_EQ_STR(sl_cli_format_size(1024, b, sizeof b), "1.0 KB");
+    CHECK_EQ_STR(sl_cli_format_size(1536, b, sizeof b), "1.5 KB");
+    /* 1048575 B = 1023.999 KB would print as "1024.0 KB": one unit up */
+    CHECK_EQ_STR(sl_cli_format_size(1048575, b, sizeof b), "1.0 MB");
+    CHECK_EQ_STR(sl_cli_format_size(5u * 1024 * 1024 + 104858, b, sizeof b), "5.1 MB");
+    CHECK_EQ_STR(sl_cli_format_size(UINT64_MAX, b, sizeof b), "16777216.0 TB");
+}
+
 static void test_parse_jobid(void)
 {
     char id[33], err[128];
@@ -508,6 +618,8 @@ static void test_http_timeout(void)
 
 SL_TEST_MAIN(SL_TEST(test_list_default), SL_TEST(test_list_all), SL_TEST(test_list_sections),
              SL_TEST(test_list_empty), SL_TEST(test_list_odd_input), SL_TEST(test_error_text),
-             SL_TEST(test_async_status), SL_TEST(test_root_exception), SL_TEST(test_parse_jobid),
+             SL_TEST(test_async_status), SL_TEST(test_root_exception), SL_TEST(test_check_rescale),
+             SL_TEST(test_check_dropped_and_new), SL_TEST(test_check_bad_answer),
+             SL_TEST(test_format_size), SL_TEST(test_parse_jobid),
              SL_TEST(test_parse_address), SL_TEST(test_http_roundtrip),
              SL_TEST(test_http_refused), SL_TEST(test_http_timeout))
