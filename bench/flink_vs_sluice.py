@@ -45,8 +45,9 @@ Flink (higher is better for records/CPU-s, lower for memory and start-up).
 
 A workload whose Sluice operator does not exist yet (the JobManager rejects
 the job with "unknown type") shows "n/a (operator missing)"; a checkpointed
-workload whose Sluice run completed no checkpoint shows
-"n/a (no checkpoints)". --sluice-only skips Flink entirely (the CI smoke
+workload whose Sluice run lasted three checkpoint intervals but completed no
+checkpoint shows "n/a (no checkpoints)" (a shorter run, as in --quick, may
+legitimately complete none). --sluice-only skips Flink entirely (the CI smoke
 test runs `--quick --sluice-only --runs 1`).
 """
 import argparse
@@ -383,7 +384,8 @@ def sluice_throughput(build, wl, rows, workdir):
                "wall_submit_s": t1 - t0, "peak_rss": rss}
         if "execution.checkpointing.interval" in wl["sluice_conf"]:
             res["checkpoints"] = c.completed_checkpoints(jid)
-            if res["checkpoints"] == 0:
+            if res["checkpoints"] == 0 and t1 - t_run >= 3.0:
+                # ran for three intervals and took none: not implemented yet
                 raise Missing("no checkpoints")
         return res
     finally:
@@ -555,10 +557,16 @@ def table(rows_out, sluice_only):
 # --------------------------------------------------------------------- main
 
 def run_guarded(fn, *args):
+    """A result dict, "n/a (reason)" for a known gap, or "n/a (run failed)"
+    (with the error printed) for anything else: one broken run does not throw
+    away the others, but it makes the script exit non-zero."""
     try:
         return fn(*args)
     except Missing as e:
         return f"n/a ({e})"
+    except (RuntimeError, OSError, subprocess.SubprocessError, ValueError, KeyError) as e:
+        print(f"  error: {type(e).__name__}: {e}", flush=True)
+        return "n/a (run failed)"
 
 
 def main():
@@ -581,6 +589,12 @@ def main():
     py = None if a.sluice_only else ensure_flink()
 
     top = tempfile.mkdtemp(prefix="sluice-bench-")
+    # run a private copy of the daemons, so a rebuild of build/ during a long
+    # benchmark cannot change or remove them under it
+    os.makedirs(os.path.join(top, "build", "bin"))
+    for b in ("sluice-jobmanager", "sluice-taskmanager"):
+        shutil.copy2(os.path.join(a.build, "bin", b), os.path.join(top, "build", "bin", b))
+    build = os.path.join(top, "build")
     chosen = workloads(os.path.join(top, "ck"))
     if a.workloads:
         names = a.workloads.split(",")
@@ -598,14 +612,15 @@ def main():
         return d
 
     results = {x["name"]: {"s_tp": [], "f_tp": [], "s_fo": [], "f_fo": []} for x in chosen}
+    failures = 0
     started = time.time()
     load_start = os.getloadavg()[0]
     for run in range(a.runs):
         for wl in chosen:
             rows = a.rows or (wl["quick_rows"] if a.quick else wl["rows"])
             r = results[wl["name"]]
-            steps = [("s_tp", sluice_throughput, (a.build, wl, rows)),
-                     ("s_fo", sluice_first_output, (a.build, wl))]
+            steps = [("s_tp", sluice_throughput, (build, wl, rows)),
+                     ("s_fo", sluice_first_output, (build, wl))]
             shared = wl["flink_same_as"] in results
             if py and not shared:
                 steps += [("f_tp", lambda wl_, rows_, d: flink_run(py, wl_, rows_, "blackhole",
@@ -617,7 +632,11 @@ def main():
                 if isinstance(r[key], str):
                     continue                       # already known to be n/a
                 got = run_guarded(fn, *args, wdir(f"{wl['name']}-{key}"))
-                if isinstance(got, str):
+                if got == "n/a (run failed)":
+                    failures += 1
+                    if not r[key]:
+                        r[key] = got
+                elif isinstance(got, str):
                     r[key] = got
                 else:
                     r[key].append(got)
@@ -649,11 +668,15 @@ def main():
         with open(a.json, "w") as f:
             json.dump({"flink_version": FLINK_VERSION, "runs": a.runs, "quick": a.quick,
                        "rows": {wl["name"]: rows for wl, rows, *_ in rows_out},
+                       "load_average": [load_start, load_end],
                        "results": results}, f, indent=1)
     if not a.keep:
         shutil.rmtree(top, ignore_errors=True)
     else:
         print(f"work directories kept in {top}")
+    if failures:
+        print(f"{failures} run(s) failed (see the errors above)")
+        sys.exit(1)
 
 
 if __name__ == "__main__":
