@@ -114,9 +114,7 @@ static void notify(jm *j, jm_job *job, uint64_t id, int completed)
     Sluice__Envelope env = SLUICE__ENVELOPE__INIT;
     env.msg_case = SLUICE__ENVELOPE__MSG_NOTIFY;
     env.notify = &nc;
-    for (jm_tm *tm = j->tms; tm; tm = tm->next)
-        for (int s = 0; s < job->nslots; s++)
-            if (job->slot_tm[s] == tm) { jm_send(tm, &env); break; }
+    jm_send_job(j, job, &env);
 }
 
 /* Keep the history bounded: drop the oldest entries beyond the limit, but
@@ -265,9 +263,7 @@ jm_checkpoint *jm_cp_trigger(jm *j, jm_job *job, jm_cp_type type, const char *di
     Sluice__Envelope env = SLUICE__ENVELOPE__INIT;
     env.msg_case = SLUICE__ENVELOPE__MSG_TRIGGER;
     env.trigger = &tc;
-    for (jm_tm *tm = j->tms; tm; tm = tm->next)
-        for (int s = 0; s < job->nslots; s++)
-            if (job->slot_tm[s] == tm) { jm_send(tm, &env); break; }
+    jm_send_job(j, job, &env);
     sl_debug(TAG, "Triggering checkpoint %llu of job %s", (unsigned long long)cp->id, job->id);
     trim_history(j, job);
     return cp;

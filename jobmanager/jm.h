@@ -196,6 +196,7 @@ int jm_rpc_start(jm *j, char *err, size_t errlen);
 void jm_rpc_stop(jm *j);
 void jm_kick(jm *j);                      /* any thread */
 void jm_send(jm_tm *tm, Sluice__Envelope *env); /* under lock */
+void jm_send_job(jm *j, jm_job *job, Sluice__Envelope *env); /* to every TaskManager of job */
 void jm_apply_metrics(jm *j, const Sluice__SubtaskMetrics *m); /* under lock */
 
 /* scheduler.c (under jm->lock) */

@@ -19,6 +19,7 @@
 
 #include "jm.h"
 #include "frame.h"
+#include "listen.h"
 #include "log.h"
 
 #define TAG "jm:rpc"
@@ -283,24 +284,10 @@ static void on_cp_tick(evutil_socket_t fd, short what, void *arg)
 
 int jm_rpc_start(jm *j, char *err, size_t errlen)
 {
-    struct sockaddr_in sin;
-    memset(&sin, 0, sizeof sin);
-    sin.sin_family = AF_INET;
-    sin.sin_port = htons((uint16_t)sl_config_int(j->conf, "jobmanager.rpc.port"));
-    const char *bind = sl_config_str(j->conf, "jobmanager.bind-host");
-    if (!bind || !*bind) bind = "0.0.0.0";
-    if (inet_pton(AF_INET, bind, &sin.sin_addr) != 1)
-        return sl_seterr(err, errlen, "jobmanager.bind-host: '%s' is not an IPv4 address", bind);
-    j->listener = evconnlistener_new_bind(j->base, on_accept, j,
-                                          LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE, 64,
-                                          (struct sockaddr *)&sin, sizeof sin);
-    if (!j->listener)
-        return sl_seterr(err, errlen, "cannot listen on RPC port %d: %s",
-                         ntohs(sin.sin_port), strerror(errno));
-    struct sockaddr_in got;
-    socklen_t len = sizeof got;
-    getsockname(evconnlistener_get_fd(j->listener), (struct sockaddr *)&got, &len);
-    j->rpc_port = ntohs(got.sin_port);
+    j->listener = sl_listen(j->base, sl_config_str(j->conf, "jobmanager.bind-host"),
+                            (int)sl_config_int(j->conf, "jobmanager.rpc.port"), "RPC port", on_accept,
+                            j, &j->rpc_port, err, errlen);
+    if (!j->listener) return SL_ERR;
     j->kick = event_new(j->base, -1, 0, on_kick, j);
     j->tick = event_new(j->base, -1, EV_PERSIST, on_tick, j);
     int64_t every = SL_MAX(SL_MIN(j->heartbeat_timeout_ms / 4, 1000), 20);

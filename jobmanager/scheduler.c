@@ -133,6 +133,16 @@ static void release_slots(jm_job *job)
     }
 }
 
+void jm_send_job(jm *j, jm_job *job, Sluice__Envelope *env)
+{
+    for (jm_tm *tm = j->tms; tm; tm = tm->next)
+        for (int s = 0; s < job->nslots; s++)
+            if (job->slot_tm[s] == tm) {
+                jm_send(tm, env);
+                break;
+            }
+}
+
 static void send_cancel(jm *j, jm_job *job)
 {
     Sluice__CancelJob cj = SLUICE__CANCEL_JOB__INIT;
@@ -141,9 +151,7 @@ static void send_cancel(jm *j, jm_job *job)
     cj.attempt = job->attempt;
     env.msg_case = SLUICE__ENVELOPE__MSG_CANCEL;
     env.cancel = &cj;
-    for (jm_tm *tm = j->tms; tm; tm = tm->next)
-        for (int s = 0; s < job->nslots; s++)
-            if (job->slot_tm[s] == tm) { jm_send(tm, &env); break; }
+    jm_send_job(j, job, &env);
 }
 
 /* Mark every non-terminal task as `s`. */

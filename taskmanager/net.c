@@ -36,6 +36,7 @@
 
 #include "tm.h"
 #include "frame.h"
+#include "listen.h"
 #include "log.h"
 
 #define TAG "tm:net"
@@ -1209,24 +1210,10 @@ static void send_ack(tm_net *n, tm_snap_job *job)
 int tm_net_start(tm_net *n, char *err, size_t errlen)
 {
     pthread_mutex_init(&n->mu, NULL);
-    struct sockaddr_in sin;
-    memset(&sin, 0, sizeof sin);
-    sin.sin_family = AF_INET;
-    sin.sin_port = htons((uint16_t)sl_config_int(n->conf, "taskmanager.data.port"));
-    const char *bind = sl_config_str(n->conf, "taskmanager.bind-host");
-    if (!bind || !*bind) bind = "0.0.0.0";
-    if (inet_pton(AF_INET, bind, &sin.sin_addr) != 1)
-        return sl_seterr(err, errlen, "taskmanager.bind-host: '%s' is not an IPv4 address", bind);
-    n->listener = evconnlistener_new_bind(n->base, on_data_accept, n,
-                                          LEV_OPT_CLOSE_ON_FREE | LEV_OPT_REUSEABLE, 64,
-                                          (struct sockaddr *)&sin, sizeof sin);
-    if (!n->listener)
-        return sl_seterr(err, errlen, "cannot listen on data port %d: %s", ntohs(sin.sin_port),
-                         strerror(errno));
-    struct sockaddr_in got;
-    socklen_t len = sizeof got;
-    getsockname(evconnlistener_get_fd(n->listener), (struct sockaddr *)&got, &len);
-    n->data_port = ntohs(got.sin_port);
+    n->listener = sl_listen(n->base, sl_config_str(n->conf, "taskmanager.bind-host"),
+                            (int)sl_config_int(n->conf, "taskmanager.data.port"), "data port",
+                            on_data_accept, n, &n->data_port, err, errlen);
+    if (!n->listener) return SL_ERR;
     n->inbox = event_new(n->base, -1, 0, on_inbox, n);
     n->reconnect = event_new(n->base, -1, 0, on_reconnect, n);
     n->heartbeat = event_new(n->base, -1, EV_PERSIST, on_heartbeat, n);

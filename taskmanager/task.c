@@ -105,6 +105,19 @@ void tm_gate_push(tm_gate *g, sl_buf *b)
     pthread_mutex_unlock(&g->mu);
 }
 
+/* The oldest buffer, under g->mu; NULL when none or closed. */
+static sl_buf *gate_pop_locked(tm_gate *g)
+{
+    sl_buf *b = NULL;
+    if (!g->closed && g->head) {
+        b = g->head;
+        g->head = b->next;
+        if (!g->head) g->tail = NULL;
+        g->queued--;
+    }
+    return b;
+}
+
 /* Wait for a buffer until deadline_ns (monotonic); NULL on timeout, close
  * or mail (the caller looks at its mail after every call). */
 static sl_buf *gate_take(tm_gate *g, int64_t deadline_ns)
@@ -121,27 +134,15 @@ static sl_buf *gate_take(tm_gate *g, int64_t deadline_ns)
         ts.tv_nsec = wake % 1000000000;
         pthread_cond_timedwait(&g->cv, &g->mu, &ts);
     }
-    sl_buf *b = NULL;
-    if (!g->closed && g->head) {
-        b = g->head;
-        g->head = b->next;
-        if (!g->head) g->tail = NULL;
-        g->queued--;
-    }
+    sl_buf *b = gate_pop_locked(g);
     pthread_mutex_unlock(&g->mu);
     return b;
 }
 
 static sl_buf *gate_take_nowait(tm_gate *g)
 {
-    sl_buf *b = NULL;
     pthread_mutex_lock(&g->mu);
-    if (!g->closed && g->head) {
-        b = g->head;
-        g->head = b->next;
-        if (!g->head) g->tail = NULL;
-        g->queued--;
-    }
+    sl_buf *b = gate_pop_locked(g);
     pthread_mutex_unlock(&g->mu);
     return b;
 }

@@ -486,7 +486,9 @@ static int commit_upto(sl_op *op, file_state *st, int64_t cpid)
     return rc;
 }
 
-#define FS_BLOB_VERSION 1
+/* 2: the directory the pending files were written in follows the count,
+ * so a job restored with another path still commits them where they are */
+#define FS_BLOB_VERSION 2
 static const unsigned char fs_magic[4] = {'S', 'L', 'F', 'S'};
 
 static uint64_t fnv1a(const unsigned char *p, size_t n)
@@ -527,7 +529,7 @@ static int file_snapshot(sl_op *op, int64_t cpid, void **blob, size_t *len)
     /* Checkpoint ids only grow, but names must stay unique even if not. */
     st->next_cpid = SL_MAX(st->next_cpid + 1, cpid + 1);
 
-    size_t total = 1 + 4 + 4 + 8 + 8 + 4 + 8;
+    size_t total = 1 + 4 + 4 + 8 + 8 + 4 + 2 + strlen(st->dir) + 8;
     for (int k = 0; k < st->npend; k++)
         total += 8 + 8 + 2 + strlen(st->pend[k].stage) + 2 + strlen(st->pend[k].final);
     unsigned char *b = sl_malloc(total), *p = b;
@@ -538,6 +540,7 @@ static int file_snapshot(sl_op *op, int64_t cpid, void **blob, size_t *len)
     p = put_le(p, (uint64_t)cpid, 8);
     p = put_le(p, st->next_n, 8);
     p = put_le(p, (uint64_t)st->npend, 4);
+    p = put_name(p, st->dir);
     for (int k = 0; k < st->npend; k++) {
         const pending_file *pf = &st->pend[k];
         p = put_le(p, (uint64_t)pf->cpid, 8);
@@ -572,6 +575,7 @@ typedef struct fs_restored {
     uint64_t next_n;
     pending_file *pend;  /* names point into the blob's copy below */
     int npend;
+    char *dir;           /* where its files were written (into names) */
     char *names;         /* NUL-terminated copies of the names */
 } fs_restored;
 
@@ -619,6 +623,18 @@ static int parse_fs_blob(const unsigned char *b, size_t len, fs_restored *r, cha
     r->pend = sl_calloc(npend + 1, sizeof *r->pend);
     r->names = sl_malloc(len); /* the names with NULs fit in the blob's size */
     char *nm = r->names;
+    {
+        uint64_t n;
+        if (end - p < 2) return sl_seterr(why, whylen, "damaged (directory cut short)");
+        GET(n, 2);
+        if ((uint64_t)(end - p) < n || n == 0 || p[n - 1] != '/')
+            return sl_seterr(why, whylen, "damaged (directory)");
+        memcpy(nm, p, n);
+        nm[n] = '\0';
+        p += n;
+        r->dir = nm;
+        nm += n + 1;
+    }
     for (int k = 0; k < r->npend; k++) {
         pending_file *pf = &r->pend[k];
         uint64_t c, l, n;
@@ -658,10 +674,10 @@ static int parse_fs_blob(const unsigned char *b, size_t len, fs_restored *r, cha
  * recorded length (bytes after it were never part of the checkpoint) and
  * rename it. Already renamed (the completion was seen before the failure):
  * nothing to do. */
-static int recover_one(sl_op *op, file_state *st, const pending_file *pf)
+static int recover_one(sl_op *op, file_state *st, const char *dir, const pending_file *pf)
 {
-    char *from = sl_sprintf("%s%s", st->dir, pf->stage);
-    char *to = sl_sprintf("%s%s", st->dir, pf->final);
+    char *from = sl_sprintf("%s%s", dir, pf->stage);
+    char *to = sl_sprintf("%s%s", dir, pf->final);
     int rc = SL_OK;
     struct stat sb;
     if (stat(to, &sb) == 0) goto out; /* committed already */
@@ -740,7 +756,7 @@ static int file_restore(sl_op *op, const void *const *blobs, const size_t *lens,
     /* Commit first: files are only deleted once every recorded one is safe. */
     for (int k = 0; k < nblobs && rc == SL_OK; k++)
         for (int j = 0; j < rs[k].npend && rc == SL_OK; j++)
-            rc = recover_one(op, st, &rs[k].pend[j]);
+            rc = recover_one(op, st, rs[k].dir, &rs[k].pend[j]);
     if (rc == SL_OK) rc = sync_dir(op, st);
     if (rc == SL_OK) rc = discard_uncommitted(op, st, owners, nowners);
     for (int k = 0; k < nblobs && rc == SL_OK; k++) {

@@ -536,7 +536,7 @@ static void test_file_2pc_visibility(void)
     CHECK(check_names(dir, 0, "") && check_names(dir, 1, ".part-0-1.inprogress"));
     fblob b1;
     CHECK_EQ_INT(fsnap(&f, 1, &b1), SL_OK);
-    CHECK(b1.len > 0 && ((unsigned char *)b1.p)[0] == 1); /* format version 1 */
+    CHECK(b1.len > 0 && ((unsigned char *)b1.p)[0] == 2); /* format version 2 */
     free(b1.p);
     /* Staged, written out and synced, but not visible. */
     CHECK(check_file(dir, ".part-0-1.inprogress", cat2(jline[0], jline[1])));
@@ -733,10 +733,11 @@ static void seal(unsigned char *p, size_t len)
 
 /* A version-1 file sink blob of subtask 0 at checkpoint 1 with one
  * pending file, written out here from the documented layout. */
-static size_t forge_blob(unsigned char *p, const char *stage, const char *final, uint64_t len)
+static size_t forge_blob(unsigned char *p, const char *dir, const char *stage, const char *final,
+                         uint64_t len)
 {
     size_t n = 0;
-    p[n++] = 1;
+    p[n++] = 2;
     memcpy(p + n, "SLFS", 4);
     n += 4;
     memset(p + n, 0, 4 + 8 + 8 + 4);
@@ -744,6 +745,12 @@ static size_t forge_blob(unsigned char *p, const char *stage, const char *final,
     p[n + 12] = 4;     /* next file number 4 */
     p[n + 20] = 1;     /* one pending file */
     n += 24;
+    size_t dl = strlen(dir) + 1; /* the directory, with its trailing '/' */
+    p[n++] = (unsigned char)dl;
+    p[n++] = (unsigned char)(dl >> 8);
+    memcpy(p + n, dir, dl - 1);
+    p[n + dl - 1] = '/';
+    n += dl;
     memset(p + n, 0, 16);
     p[n] = 1;          /* staged at 1 */
     for (int b = 0; b < 8; b++) p[n + 8 + b] = (unsigned char)(len >> (8 * b));
@@ -811,17 +818,17 @@ static void test_file_2pc_restore_errors(void)
     CHECK(restore_fails(dir, &x, "too short"));
 
     /* Well sealed, but naming a file that is not the sink's own. */
-    x.len = forge_blob(bad, "../../x", "part-0-0", 0);
+    x.len = forge_blob(bad, dir, "../../x", "part-0-0", 0);
     CHECK(restore_fails(dir, &x, "damaged (pending file 0 has names '../../x', 'part-0-0')"));
-    x.len = forge_blob(bad, ".part-1-7.inprogress", "part-1-0", 0); /* subtask 1's, in 0's */
+    x.len = forge_blob(bad, dir, ".part-1-7.inprogress", "part-1-0", 0); /* subtask 1's, in 0's */
     CHECK(restore_fails(dir, &x, "damaged (pending file 0 has names"));
-    x.len = forge_blob(bad, ".part-0-7.inprogress", "part-0-3x", 0);
+    x.len = forge_blob(bad, dir, ".part-0-7.inprogress", "part-0-3x", 0);
     CHECK(restore_fails(dir, &x, "damaged (pending file 0 has names"));
     CHECK(check_names(dir, 0, ""));
     /* The format as written out here is the sink's: with its own names the
      * forged blob restores. */
     append_to(dir, ".part-0-7.inprogress", "{}\n{\"after\":1}\n");
-    x.len = forge_blob(bad, ".part-0-7.inprogress", "part-0-3", 3);
+    x.len = forge_blob(bad, dir, ".part-0-7.inprogress", "part-0-3", 3);
     CHECK_EQ_INT(open_2pc(&f, dir, 0, 1), SL_OK);
     CHECK_EQ_INT(frestore(&f, &x, 1), SL_OK);
     fixture_free(&f);

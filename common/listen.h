@@ -1,0 +1,18 @@
+/*
+ * listen.h -- a TCP listener on libevent, for the JobManager's RPC port and
+ * each TaskManager's data port.
+ */
+#ifndef SL_LISTEN_H
+#define SL_LISTEN_H
+
+#include <event2/listener.h>
+#include "sl.h"
+
+/* Listen on bind:port (IPv4; "" = all interfaces; port 0 = any free port).
+ * *bound_port gets the port actually bound. `what` names the port in
+ * messages ("RPC port"). NULL with err on failure. */
+struct evconnlistener *sl_listen(struct event_base *base, const char *bind, int port,
+                                 const char *what, evconnlistener_cb cb, void *arg,
+                                 int *bound_port, char *err, size_t errlen);
+
+#endif
