@@ -176,6 +176,7 @@ static void cp_fail(jm *j, jm_job *job, jm_checkpoint *cp, const char *why, int 
         snprintf(reason, sizeof reason,
                  "Exceeded checkpoint tolerable failure threshold (%d): checkpoint %llu: %s",
                  j->cp_tolerable, (unsigned long long)cp->id, why);
+        jm_job_add_exception(job, "CheckpointException", reason, NULL, NULL);
         jm_job_fail_or_restart(j, job, reason);
     }
 }

@@ -232,7 +232,7 @@ char *jm_savepoint_dir(jm *j, jm_job *job, const char *target); /* caller frees 
  * maxParallelism when the job sets none); on success *dir_out is the
  * snapshot directory (caller frees) and *report, if asked for, the mapping. */
 int jm_restore_plan(sl_jobgraph *g, const char *path, int allow_non_restored, json_t **report,
-                    char **dir_out, uint64_t *cpid, char *err, size_t errlen);
+                    char **dir_out, uint64_t *cpid, int *is_savepoint, char *err, size_t errlen);
 
 /* rest.c */
 int jm_rest_start(jm *j, char *err, size_t errlen);

@@ -775,6 +775,7 @@ static void submit_job(route_ctx *rc, reply *r)
     }
     char *dir = NULL;
     uint64_t cpid = 0;
+    int is_sp = 0;
     json_t *report = NULL;
     int check = rc->nseg == 2; /* POST /savepoints/check: report only */
     if ((sp && *sp) || check) {
@@ -783,7 +784,7 @@ static void submit_job(route_ctx *rc, reply *r)
             reply_err(r, 400, "savepointPath is required");
             return;
         }
-        if (jm_restore_plan(g, sp, allow, check ? &report : NULL, &dir, &cpid, err, sizeof err) != SL_OK) {
+        if (jm_restore_plan(g, sp, allow, check ? &report : NULL, &dir, &cpid, &is_sp, err, sizeof err) != SL_OK) {
             sl_jobgraph_destroy(g);
             reply_err(r, 400, "%s", err);
             return;
@@ -799,7 +800,7 @@ static void submit_job(route_ctx *rc, reply *r)
     if (dir) {
         job->restore_dir = dir;
         job->cp_counter = cpid; /* checkpoint ids go on from the snapshot's */
-        job->restored_is_savepoint = 1;
+        job->restored_is_savepoint = is_sp;
     }
     jm_schedule(j);
     reply_json(r, 200, json_pack("{s:s}", "jobid", job->id));

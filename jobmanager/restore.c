@@ -26,7 +26,7 @@ static const char *local_path(const char *p)
 }
 
 int jm_restore_plan(sl_jobgraph *g, const char *path, int allow_non_restored, json_t **report,
-                    char **dir_out, uint64_t *cpid, char *err, size_t errlen)
+                    char **dir_out, uint64_t *cpid, int *is_savepoint, char *err, size_t errlen)
 {
     const char *lp = local_path(path);
     if (!lp) return sl_seterr(err, errlen, "savepoint path '%s' must be an absolute path or a file: URL", path);
@@ -119,6 +119,7 @@ int jm_restore_plan(sl_jobgraph *g, const char *path, int allow_non_restored, js
     if (dir_out && strlen(*dir_out) > 10 && !strcmp(*dir_out + strlen(*dir_out) - 10, "/_metadata"))
         (*dir_out)[strlen(*dir_out) - 10] = '\0';
     if (cpid) *cpid = md->checkpoint_id;
+    if (is_savepoint) *is_savepoint = md->is_savepoint;
 out:
     sluice__snapshot_metadata__free_unpacked(md, NULL);
     return rc;

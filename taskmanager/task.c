@@ -1121,7 +1121,9 @@ static void advance_watermark(run *r, int *rc)
         /* the head's output goes quiet with its input */
         if (sl_op_emit_idle(&r->ops[0], all_idle) != SL_OK) *rc = SL_ERR;
     }
-    if (minwm > r->in_wm && minwm != INT64_MAX) {
+    /* live - idle == 0: no channel says anything about time (all ended or
+     * idle); a real maximum watermark (stop with drain) does advance */
+    if (live - idle > 0 && minwm > r->in_wm) {
         r->in_wm = minwm;
         if (op_watermark(&r->ops[0], minwm) != SL_OK) *rc = fail(r, &r->ops[0]);
     }
