@@ -15,6 +15,12 @@
 #include "config.h"
 #include "keygroup.h"
 
+const sl_schema *sl_edge_schema(const sl_jobgraph *g, const sl_edge *e)
+{
+    const sl_vertex *from = &g->v[e->from];
+    return e->late ? &from->in : &from->out;
+}
+
 const char *sl_part_name(sl_partitioning p)
 {
     switch (p) {
@@ -131,7 +137,7 @@ static int parse_schema(json_t *arr, sl_schema *s, const char *what, char *err, 
 
 static const char *const vertex_keys[] = {"id", "uid", "name", "type", "parallelism", "schema",
                                           "config", "description", NULL};
-static const char *const edge_keys[] = {"from", "to", "strategy", "keys", NULL};
+static const char *const edge_keys[] = {"from", "to", "strategy", "keys", "output", NULL};
 static const char *const job_keys[] = {"name", "parallelism", "maxParallelism", "vertices",
                                        "edges", "description", NULL};
 
@@ -226,6 +232,15 @@ static int parse_edge(sl_jobgraph *g, int i, json_t *je, char *err, size_t errle
     }
     if (from->def->flags & SL_OPF_SINK)
         return sl_seterr(err, errlen, "%s: '%s' is a sink and has no output", what, from->id);
+    json_t *jo = json_object_get(je, "output");
+    if (jo) {
+        if (!json_is_string(jo) || strcmp(json_string_value(jo), "late"))
+            return sl_seterr(err, errlen, "%s: 'output' can only be \"late\" (a late side output)", what);
+        if (!(from->def->flags & SL_OPF_LATE_OUTPUT))
+            return sl_seterr(err, errlen, "%s: '%s' (%s) has no late side output", what, from->id,
+                             from->type);
+        e->late = 1;
+    }
     if (to->def->flags & SL_OPF_SOURCE)
         return sl_seterr(err, errlen, "%s: '%s' is a source and takes no input", what, to->id);
     return SL_OK;
@@ -269,15 +284,16 @@ static int plan_vertices(sl_jobgraph *g, char *err, size_t errlen)
             return sl_seterr(err, errlen, "vertex '%s': its output goes nowhere (add an edge to a sink)",
                              v->id);
         if (v->nin) {
-            const sl_vertex *first = &g->v[g->e[v->in_edges[0]].from];
+            const sl_edge *e0 = &g->e[v->in_edges[0]];
+            const sl_vertex *first = &g->v[e0->from];
             for (int j = 1; j < v->nin; j++) {
-                const sl_vertex *o = &g->v[g->e[v->in_edges[j]].from];
-                if (!sl_schema_equal(&first->out, &o->out))
+                const sl_edge *ej = &g->e[v->in_edges[j]];
+                if (!sl_schema_equal(sl_edge_schema(g, e0), sl_edge_schema(g, ej)))
                     return sl_seterr(err, errlen,
                                      "vertex '%s': inputs '%s' and '%s' have different schemas",
-                                     v->id, first->id, o->id);
+                                     v->id, first->id, g->v[ej->from].id);
             }
-            sl_schema_copy(&v->in, &first->out);
+            sl_schema_copy(&v->in, sl_edge_schema(g, e0));
         }
         char perr[400] = "";
         v->plan = v->def->plan(v, &v->in, &v->out, perr, sizeof perr);
@@ -297,7 +313,7 @@ static int plan_vertices(sl_jobgraph *g, char *err, size_t errlen)
             e->keys = sl_calloc((size_t)e->nkeys, sizeof(int));
             for (int q = 0; q < e->nkeys; q++) {
                 json_t *kq = json_array_get(jk, (size_t)q);
-                int col = json_is_string(kq) ? sl_schema_find(&v->out, json_string_value(kq)) : -1;
+                int col = json_is_string(kq) ? sl_schema_find(sl_edge_schema(g, e), json_string_value(kq)) : -1;
                 if (col < 0)
                     return sl_seterr(err, errlen, "edge %s -> %s: key %s is not a column of '%s'",
                                      v->id, g->v[e->to].id,
@@ -331,7 +347,7 @@ static int check_keyed_inputs(sl_jobgraph *g, char *err, size_t errlen)
             int ok = e->strategy == SL_PART_HASH && (size_t)e->nkeys == nk;
             for (int q = 0; ok && q < e->nkeys; q++) {
                 json_t *kq = json_array_get(keys, (size_t)q);
-                ok = json_is_string(kq) && !strcasecmp(json_string_value(kq), from->out.fields[e->keys[q]].name);
+                ok = json_is_string(kq) && !strcasecmp(json_string_value(kq), sl_edge_schema(g, e)->fields[e->keys[q]].name);
             }
             if (!ok) {
                 char want[256] = "";
@@ -360,7 +376,7 @@ static void make_chains(sl_jobgraph *g)
         if (v->nin == 1) {
             sl_edge *e = &g->e[v->in_edges[0]];
             sl_vertex *up = &g->v[e->from];
-            if (e->strategy == SL_PART_FORWARD && up->nout == 1 &&
+            if (e->strategy == SL_PART_FORWARD && up->nout == 1 && !e->late &&
                 up->parallelism == v->parallelism) {
                 sl_chain *c = &g->chains[up->chain];
                 v->chain = up->chain;

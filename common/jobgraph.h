@@ -33,13 +33,18 @@ typedef enum {
 
 const char *sl_part_name(sl_partitioning p); /* "FORWARD", as Flink's ship_strategy */
 
+typedef struct sl_jobgraph sl_jobgraph;
+
 typedef struct sl_edge {
     int from, to;            /* vertex indices */
     sl_partitioning strategy;
     int nkeys;
     int *keys;               /* hash: key column indices in from's output schema */
     int to_input;            /* index of this edge among `to`'s inputs */
+    int late;                /* "output": "late": the late side output of `from`,
+                                carrying `from`'s input rows */
 } sl_edge;
+
 
 struct sl_vertex {
     int index;
@@ -69,7 +74,7 @@ typedef struct sl_chain {
     char id[33];             /* 32-hex job-vertex id, stable: derived from the head's uid */
 } sl_chain;
 
-typedef struct sl_jobgraph {
+struct sl_jobgraph {
     char *name;
     int parallelism;         /* job default */
     int max_parallelism;     /* number of key groups */
@@ -80,7 +85,10 @@ typedef struct sl_jobgraph {
     int *topo;               /* vertex indices in topological order */
     json_t *json;            /* owned: the parsed document */
     int max_vertex_parallelism; /* slots a job needs (slot sharing) */
-} sl_jobgraph;
+};
+
+/* The schema of the rows an edge carries. */
+const sl_schema *sl_edge_schema(const sl_jobgraph *g, const sl_edge *e);
 
 /* Parse and validate. `default_parallelism` (parallelism.default) applies
  * when the job gives none; `override_parallelism` > 0 replaces the job's

@@ -39,6 +39,9 @@ enum {
     SL_OPF_SINK = 1 << 1,   /* has no outputs */
     SL_OPF_KEYED = 1 << 2,  /* keeps keyed state: the runtime opens op->kstate
                                and op->event_timers / op->proc_timers */
+    SL_OPF_LATE_OUTPUT = 1 << 3, /* may route late rows to a side output: an out
+                                    edge with "output": "late", carrying the
+                                    operator's *input* rows */
 };
 
 typedef struct sl_op_def {
@@ -111,6 +114,7 @@ struct sl_op {
     sl_emit_fn emit;            /* downstream */
     sl_emit_wm_fn emit_wm;
     sl_emit_idle_fn emit_idle;  /* NULL: the runtime does not track idleness here */
+    sl_emit_fn emit_late;       /* the late side output, or NULL when none is declared */
     void *emit_ctx;
     sl_arena scratch;           /* reset by the runtime before each process() */
     sl_op_metrics metrics;
@@ -141,6 +145,13 @@ static inline int sl_op_emit(sl_op *op, sl_row *row)
 static inline int sl_op_emit_watermark(sl_op *op, int64_t wm)
 {
     return op->emit_wm ? op->emit_wm(op->emit_ctx, wm) : SL_OK;
+}
+
+/* A late input row to the declared late side output. Returns SL_DONE when
+ * there is none (the caller drops and counts the row). */
+static inline int sl_op_emit_late(sl_op *op, sl_row *row)
+{
+    return op->emit_late ? op->emit_late(op->emit_ctx, row) : SL_DONE;
 }
 
 static inline int sl_op_emit_idle(sl_op *op, int idle)

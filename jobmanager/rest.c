@@ -190,9 +190,10 @@ static json_t *job_plan(const jm_job *job)
             if (e->strategy == SL_PART_HASH) {
                 json_t *keys = json_array();
                 for (int q = 0; q < e->nkeys; q++)
-                    json_array_append_new(keys, json_string(g->v[e->from].out.fields[e->keys[q]].name));
+                    json_array_append_new(keys, json_string(sl_edge_schema(g, e)->fields[e->keys[q]].name));
                 json_object_set_new(in, "keys", keys);
             }
+            if (e->late) json_object_set_new(in, "side_output", json_string("late"));
             json_array_append_new(inputs, in);
         }
         json_t *ops = json_array();

@@ -27,7 +27,8 @@
 
 typedef struct tm_writer {
     const sl_edge *e;
-    const sl_schema *schema;
+    const sl_schema *schema;    /* of the rows this edge carries */
+    int late;                   /* the late side output */
     int nsub;
     tm_outchan **chans;         /* per consumer subtask; NULL = not connected */
     sl_buf **cur;               /* buffer being filled, per subpartition */
@@ -388,12 +389,12 @@ static int route(run *r, tm_writer *wr, const sl_row *row)
     return 0;
 }
 
-static int task_emit(void *ctx, sl_row *row)
+static int emit_to(run *r, sl_row *row, int late)
 {
-    run *r = ctx;
     tm_task *t = r->t;
     for (int w = 0; w < t->nwriters; w++) {
         tm_writer *wr = &t->writers[w];
+        if (wr->late != late) continue;
         int k = route(r, wr, row);
         if (k >= 0) {
             if (put_element(r, wr, k, SL_EL_RECORD, row, 0)) return SL_ERR;
@@ -405,6 +406,9 @@ static int task_emit(void *ctx, sl_row *row)
     if (r->d->buffer_timeout_ms == 0) flush_writers(r);
     return SL_OK;
 }
+
+static int task_emit(void *ctx, sl_row *row) { return emit_to(ctx, row, 0); }
+static int task_emit_late(void *ctx, sl_row *row) { return emit_to(ctx, row, 1); }
 
 static int writers_broadcast(run *r, int tag, int64_t x)
 {
@@ -490,7 +494,8 @@ int tm_task_build_outputs(tm_task *t, char *err, size_t errlen)
     for (int w = 0; w < tail->nout; w++) {
         tm_writer *wr = &t->writers[w];
         wr->e = &g->e[tail->out_edges[w]];
-        wr->schema = &tail->out;
+        wr->schema = sl_edge_schema(g, wr->e);
+        wr->late = wr->e->late;
         wr->nsub = g->v[wr->e->to].parallelism;
         wr->chans = sl_calloc((size_t)wr->nsub, sizeof(tm_outchan *));
         wr->cur = sl_calloc((size_t)wr->nsub, sizeof(sl_buf *));
@@ -620,6 +625,8 @@ static int open_chain(run *r)
             op->emit_wm = task_emit_wm;
             op->emit_idle = task_emit_idle;
             op->emit_ctx = r;
+            for (int w = 0; w < t->nwriters; w++)
+                if (t->writers[w].late) op->emit_late = task_emit_late;
         }
     }
     for (int k = 0; k < r->nops; k++) {

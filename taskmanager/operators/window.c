@@ -976,6 +976,19 @@ static int sessions_store(sl_op *op)
     return state_store(op, st->sid_sess, NULL, 0, &st->list);
 }
 
+/* A row too late for every window it belongs to: to the late side output
+ * when the job declares one, else dropped and counted. */
+static int late_row(sl_op *op, const sl_row *row)
+{
+    /* emit borrows the row and only reads it */
+    int rc = sl_op_emit_late(op, (sl_row *)row);
+    if (rc == SL_DONE) {
+        op->metrics.late_dropped++;
+        return SL_OK;
+    }
+    return rc;
+}
+
 static int add_to_session(sl_op *op, const sl_row *row, int64_t ts)
 {
     const win_plan *pl = op->plan;
@@ -1002,10 +1015,7 @@ static int add_to_session(sl_op *op, const sl_row *row, int64_t ts)
             if (e > m.end) m.end = e;
         }
     }
-    if (window_late(pl, m.end, wm)) {
-        op->metrics.late_dropped++;
-        return SL_OK;
-    }
+    if (window_late(pl, m.end, wm)) return late_row(op, row);
     if (nhit == 1 && same.start == m.start && same.end == m.end)
         return add_to_window(op, row, m); /* inside one session: no merge */
 
@@ -1107,7 +1117,7 @@ static int win_process(sl_op *op, int input, sl_row *row)
         kept = true;
         if (add_to_window(op, row, st->wins[i]) != SL_OK) return SL_ERR;
     }
-    if (!kept) op->metrics.late_dropped++;
+    if (!kept) return late_row(op, row);
     return SL_OK;
 }
 
@@ -1177,7 +1187,7 @@ static const char *const win_options[] = {"time-column", "window", "group-by", "
 
 const sl_op_def sl_op_window = {
     .name = "window",
-    .flags = SL_OPF_KEYED,
+    .flags = SL_OPF_KEYED | SL_OPF_LATE_OUTPUT,
     .key_option = "group-by",
     .options = win_options,
     .plan = win_plan_new,

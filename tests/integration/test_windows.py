@@ -175,3 +175,88 @@ def test_an_idle_input_does_not_hold_windows_back(cluster, workdir):
 
 def vertex_ids(cluster, jid):
     return {v["name"]: v["id"] for v in cluster.job(jid)["vertices"]}
+
+
+def test_late_rows_go_to_a_declared_side_output(cluster, workdir):
+    """With a late side output declared, the rows too late for their window
+    arrive there (with the window's input columns) instead of being dropped:
+    window counts + side output = rows in, and nothing is counted as dropped."""
+    cluster.add_tm(slots=2)
+    n = 20000
+    out, late_out = os.path.join(workdir, "w"), os.path.join(workdir, "late")
+    job = window_job(out, n, delay="1 s")
+    job["vertices"].append({"id": "late", "type": "file", "parallelism": 1,
+                            "config": {"path": late_out, "format": "json"}})
+    job["edges"].append({"from": "win", "to": "late", "output": "late", "strategy": "rebalance"})
+    jid = cluster.submit(job)
+    j = cluster.wait_state(jid, ["FINISHED", "FAILED"], timeout=60)
+    assert j["state"] == "FINISHED", cluster.get(f"/jobs/{jid}/exceptions")
+    exp, late = expected_windows(n, delay_ms=1000)
+    assert read_windows(out) == exp
+    with open(os.path.join(late_out, "part-0")) as f:
+        late_rows = [json.loads(line) for line in f]
+    assert len(late_rows) == late and late > 0
+    assert set(late_rows[0]) == {"id", "user_id", "ts"}
+    ids = sorted(r["id"] for r in late_rows)
+    # exactly the rows the replayed watermark calls late
+    wm, max_ts, want = -2**63, -2**63, []
+    for i in range(1, n + 1):
+        ts = BASE + i * 100 - (i * 7919) % 5000
+        if ts - ts % 10000 + 10000 - 1 <= wm:
+            want.append(i)
+        max_ts = max(max_ts, ts)
+        wm = max(wm, max_ts - 1000 - 1)
+    assert ids == want
+    assert late_dropped(cluster, jid) == 0
+    plan = {nd["description"]: nd for nd in j["plan"]["nodes"]}
+    assert plan["late"]["inputs"][0]["side_output"] == "late"
+
+
+def test_side_output_only_from_operators_that_have_one(cluster):
+    cluster.add_tm(slots=1)
+    job = window_job("/tmp/unused", 10, delay="1 s")
+    job["edges"][1]["output"] = "late"  # ev -> wm: calc has no late output
+    status, body = cluster.request("POST", "/jobs", job)
+    assert status == 400 and "'ev' (calc) has no late side output" in body["errors"][0]
+
+
+def test_without_idle_timeout_a_silent_input_holds_windows_back(cluster):
+    """The same job without an idle timeout: the window's input watermark
+    stays at its minimum, and REST shows which upstream subtask holds it back
+    (the one whose output watermark never moved)."""
+    cluster.add_tm(slots=2)
+    half = 500_000_000_000
+    job = {"name": "held back", "parallelism": 2,
+           "vertices": [
+               {"id": "gen", "type": "datagen", "schema": [{"name": "id", "type": "BIGINT"}],
+                "config": {"rows-per-second": "2000", "fields.id.kind": "sequence",
+                           "fields.id.start": "1", "fields.id.end": str(2 * half)}},
+               {"id": "ev", "type": "calc",
+                "config": {"projection": ["id", f"TO_TIMESTAMP_LTZ({BASE} + id * 10, 3) AS ts"],
+                           "filter": f"id <= {half}"}},
+               {"id": "wm", "type": "watermark",
+                "config": {"column": "ts", "delay": "0 s", "interval": "50 ms"}},
+               {"id": "win", "type": "window", "parallelism": 1,
+                "config": {"time-column": "ts", "window": "TUMBLE(INTERVAL '1' SECOND)",
+                           "group-by": [], "aggregates": ["COUNT(*) AS cnt"]}},
+               {"id": "out", "type": "print", "parallelism": 1}],
+           "edges": [{"from": "gen", "to": "ev"}, {"from": "ev", "to": "wm"},
+                     {"from": "wm", "to": "win", "strategy": "rebalance"},
+                     {"from": "win", "to": "out"}]}
+    jid = cluster.submit(job)
+    cluster.wait_state(jid, "RUNNING")
+    vids = vertex_ids(cluster, jid)
+    up = vids["gen -> ev -> wm"]
+
+    def upstream_wms():
+        return sorted(s["metrics"]["currentOutputWatermark"]
+                      for s in cluster.get(f"/jobs/{jid}/vertices/{up}/subtasks")["subtasks"])
+    # the live subtask's watermark is past the end of several windows ...
+    wait_for(lambda: upstream_wms()[1] > BASE + 3000, timeout=20, what="the live watermark to advance")
+    # ... the silent one never emitted one, so the window waits
+    assert upstream_wms()[0] == -2**63
+    win = cluster.get(f"/jobs/{jid}/vertices/{vids['win -> out']}/watermarks")
+    assert [w["value"] for w in win] == ["-9223372036854775808"] and win[0]["idle"] is False
+    assert "+I[" not in cluster.tms[0].out_text()
+    cluster.request("PATCH", f"/jobs/{jid}?mode=cancel")
+    cluster.wait_state(jid, "CANCELED")
