@@ -17,7 +17,10 @@
 #   tests/docker/run.sh clean    remove leftover test clusters (sluice-test-*)
 #
 # Environment:
-#   SLUICE_IMAGE          image tag to build and test (default sluice:test)
+#   SLUICE_IMAGE          image tag to build and test (default: sluice:test-<pid>,
+#                         unique so that concurrent runs never test each
+#                         other's build; also tagged sluice:test, and removed
+#                         again at the end of a full run)
 #   SLUICE_TEST_CACHE     cache directory (default /var/cache/sluice-test
 #                         when writable, else ~/.cache/sluice-test)
 #   SLUICE_DEBIAN_MIRROR  mirror for debootstrap (default: from apt sources)
@@ -30,7 +33,7 @@
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-IMAGE=${SLUICE_IMAGE:-sluice:test}
+IMAGE=${SLUICE_IMAGE:-sluice:test-$$}
 SUITE=bookworm
 BASE_TAGS="debian:$SUITE debian:$SUITE-slim"
 
@@ -192,11 +195,16 @@ build_image() {
         tail -n 40 "$log" >&2
         die "docker build failed (full log: $log)"
     fi
-    # Keep the newest build stage under a tag (its layers are the cache of
-    # the next build) and drop the images earlier builds left untagged.
-    docker_build --target build -t "$IMAGE-build" >"$log" 2>&1 ||
-        die "tagging the build stage failed (log: $log)"
-    docker image prune -f --filter label=sluice.stage >/dev/null 2>&1 || true
+    # sluice:test names the newest build for people; sluice:test-build keeps
+    # the newest build stage, whose layers are the next build's cache. Images
+    # that earlier builds left untagged go (after an hour, so that no build
+    # running at the same time loses its layers).
+    docker tag "$IMAGE" sluice:test
+    local stage
+    stage=$(awk '/^Step [0-9]+\/[0-9]+ : FROM /{ if (seen) { print id; exit } seen = 1 }
+                 /^ ---> [0-9a-f]+$/{ id = $2 }' "$log")
+    if [ -n "$stage" ]; then docker tag "$stage" sluice:test-build || true; fi
+    docker image prune -f --filter label=sluice.stage --filter until=1h >/dev/null 2>&1 || true
     rm -f "$log"
 }
 
@@ -239,6 +247,7 @@ all)
     [ -x "$py" ] || py=python3
     SLUICE_IMAGE=$IMAGE SLUICE_DOCKER_IMAGE_BUILT=1 timeout "${SLUICE_DOCKER_TIMEOUT:-1500}" \
         "$py" -m pytest -p no:cacheprovider -v -rs tests/integration/test_docker.py || rc=$?
+    [ -n "${SLUICE_IMAGE:-}" ] || docker rmi "$IMAGE" >/dev/null 2>&1 || true
     [ $rc -eq 124 ] && say "the test run exceeded ${SLUICE_DOCKER_TIMEOUT:-1500} s and was stopped"
     say "finished in $(($(date +%s) - start)) s"
     exit $rc

@@ -37,7 +37,10 @@ import urllib.request
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-IMAGE = os.environ.get("SLUICE_IMAGE", "sluice:test")
+# A tag of this run's own, so that runs at the same time never test each
+# other's build; removed at the end unless the caller named the image.
+IMAGE_GIVEN = os.environ.get("SLUICE_IMAGE")
+IMAGE = IMAGE_GIVEN or f"sluice:test-{os.getpid()}"
 REPORTS = os.path.join(ROOT, "build", "test-reports")
 
 pytestmark = pytest.mark.release_only
@@ -132,7 +135,9 @@ def image():
         if r.returncode != 0:
             pytest.fail("building the image failed:\n" + r.stderr.decode(errors="replace")[-4000:])
     run(["docker", "image", "inspect", IMAGE], timeout=60)
-    return IMAGE
+    yield IMAGE
+    if not IMAGE_GIVEN:
+        run(["docker", "rmi", IMAGE], timeout=120, check=False)
 
 
 class ComposeCluster:
@@ -436,6 +441,8 @@ def test_stop_with_savepoint_then_restore_at_higher_parallelism(cluster):
     done = cluster.wait_state(jid2, ["FINISHED", "FAILED", "CANCELED"], timeout=180)
     assert done["state"] == "FINISHED", cluster.get(f"/jobs/{jid2}/exceptions")
     assert {v["parallelism"] for v in done["vertices"]} == {4}
+    # read both again: a restore may commit files its savepoint left pending
+    before = rows_of(cluster.read_output(f"{base}/before"))
     after = rows_of(cluster.read_output(f"{base}/after"))
     # every row exactly once over both runs: nothing lost or repeated at the seam
     assert sorted(before + after) == expected_keyed_rows(n)
