@@ -1,0 +1,188 @@
+#!/usr/bin/env python3
+"""Tumbling-window benchmark: datagen -> watermark -> hash -> window
+(TUMBLE 10 s, COUNT(*) per user_id) -> blackhole, parallelism 2, on one
+TaskManager with 2 slots (so the hash exchange uses local channels).
+
+The source is bounded (--rows, split across its 2 subtasks) and unthrottled;
+`user_id` is uniform over --keys keys and `ts` is the time the row is
+generated, so event time advances with the wall clock, the watermark
+(bounded out-of-orderness, 1 s) follows it, and every 10 s window fires
+while the job runs; the end of the input brings the maximum watermark,
+which fires the last windows. Each run starts a fresh JobManager and
+TaskManager from a private copy of the binaries (a rebuild of build/
+during the benchmark cannot change them) and measures, from the moment
+every vertex is RUNNING until the job is FINISHED:
+
+  * records per second: rows / wall seconds;
+  * records per CPU-second: rows / (user+sys CPU of every Sluice process,
+    read from /proc/<pid>/stat) -- the figure to compare on a busy machine,
+    since it does not count time spent waiting for a core;
+  * with --threads, the CPU split by thread (name[tid]), sampled every 20 ms from
+    /proc/<pid>/task/*/stat while the job runs.
+
+Each figure is the median of --runs runs. The window's output rows and late
+drops are checked: with a 1 s watermark delay and in-order rows, no row may
+be dropped. Needs `make` first. Usage:
+
+    python3 bench/window_bench.py [--rows N] [--keys K] [--runs R] [--threads]
+"""
+import argparse
+import collections
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CLK = os.sysconf("SC_CLK_TCK")
+
+
+def private_build():
+    """Copy the daemons into a temporary build/bin; returns that build dir."""
+    src = os.path.join(ROOT, os.environ.get("SLUICE_BUILD", "build"), "bin")
+    top = tempfile.mkdtemp(prefix="sluice-window-bench-")
+    os.makedirs(os.path.join(top, "bin"))
+    for b in ("sluice-jobmanager", "sluice-taskmanager"):
+        path = os.path.join(src, b)
+        if not os.access(path, os.X_OK):
+            raise SystemExit(f"{path} not found: run `make` first")
+        shutil.copy2(path, os.path.join(top, "bin", b))
+    return top
+
+
+BUILD = private_build()
+os.environ["SLUICE_BUILD"] = BUILD      # absolute: conftest joins it onto ROOT unchanged
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+import conftest  # noqa: E402  (the test fixtures start real daemons)
+
+
+def cpu_seconds(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / CLK
+
+
+def sample_threads(pid, seen):
+    """Record {tid: (name, CPU seconds)} of one process's live threads into
+    seen. Task threads exit when the job ends, taking their counters with
+    them, so the caller samples while the job runs and keeps the last value."""
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                raw = f.read()
+        except OSError:
+            continue                               # the thread ended meanwhile
+        name = raw[raw.index("(") + 1:raw.rindex(")")]
+        fields = raw.rsplit(")", 1)[1].split()
+        seen[(pid, tid)] = (name, (int(fields[11]) + int(fields[12])) / CLK)
+
+
+def job(rows, keys):
+    return {"name": "window bench", "parallelism": 2,
+            "vertices": [
+                {"id": "gen", "type": "datagen",
+                 "schema": [{"name": "user_id", "type": "INT"},
+                            {"name": "ts", "type": "TIMESTAMP(3)"}],
+                 "config": {"rows-per-second": "1000000000", "number-of-rows": str(rows),
+                            "fields.user_id.min": "0", "fields.user_id.max": str(keys - 1),
+                            "seed": "1"}},
+                {"id": "wm", "type": "watermark", "config": {"column": "ts", "delay": "1 s"}},
+                {"id": "win", "type": "window",
+                 "config": {"time-column": "ts", "window": "TUMBLE(INTERVAL '10' SECOND)",
+                            "group-by": ["user_id"], "aggregates": ["COUNT(*) AS cnt"]}},
+                {"id": "sink", "type": "blackhole"}],
+            "edges": [{"from": "gen", "to": "wm", "strategy": "forward"},
+                      {"from": "wm", "to": "win", "strategy": "hash", "keys": ["user_id"]},
+                      {"from": "win", "to": "sink", "strategy": "forward"}]}
+
+
+def all_running(j):
+    return j["state"] == "RUNNING" and all(v["status"] in ("RUNNING", "FINISHED")
+                                           for v in j["vertices"])
+
+
+def run_once(rows, keys, threads):
+    with tempfile.TemporaryDirectory() as d:
+        c = conftest.Cluster(d)
+        try:
+            c.add_tm(slots=2)
+            procs = [c.jm.proc.pid] + [t.proc.pid for t in c.tms]
+            jid = c.submit(job(rows, keys))
+            # poll tightly: the job may run for only a few seconds
+            while True:
+                j = c.job(jid)
+                if all_running(j) or j["state"] in ("FINISHED", "FAILED"):
+                    break
+                time.sleep(0.01)
+            t0 = time.monotonic()
+            cpu0 = sum(cpu_seconds(p) for p in procs)
+            first, last = {}, {}
+            if threads:
+                for p in procs:
+                    sample_threads(p, first)
+            while j["state"] not in ("FINISHED", "FAILED", "CANCELED"):
+                if threads:
+                    for p in procs:
+                        sample_threads(p, last)
+                time.sleep(0.02)
+                j = c.job(jid)
+            wall = time.monotonic() - t0
+            cpu = sum(cpu_seconds(p) for p in procs) - cpu0
+            split = None
+            if threads:
+                # a thread's CPU after its last sample is lost: the split is a lower bound
+                split = collections.Counter()
+                for key, (name, s) in last.items():
+                    tag = "jm" if key[0] == c.jm.proc.pid else "tm"
+                    split[f"{tag}:{name}[{key[1]}]"] += s - first.get(key, (name, 0.0))[1]
+            assert j["state"] == "FINISHED", j
+            win = [v for v in j["vertices"] if v["name"].startswith("win")][0]["metrics"]
+            return {"rate": rows / wall, "per_cpu": rows / cpu, "wall": wall, "cpu": cpu,
+                    "windows_out": win["write-records"], "late": win["numLateRecordsDropped"],
+                    "read": win["read-records"], "split": split}
+        finally:
+            problems = c.shutdown()
+            if problems:
+                print("\n".join(problems), file=sys.stderr)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rows", type=int, default=20_000_000)
+    ap.add_argument("--keys", type=int, default=10_000)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--threads", action="store_true", help="show CPU seconds per thread name")
+    a = ap.parse_args()
+    print(f"window benchmark: {a.rows:,} rows, {a.keys:,} keys, TUMBLE 10 s COUNT(*), "
+          f"parallelism 2 on 1 TaskManager x 2 slots, median of {a.runs} "
+          f"(load average {os.getloadavg()[0]:.1f})")
+    res = []
+    try:
+        for i in range(a.runs):
+            r = run_once(a.rows, a.keys, a.threads)
+            res.append(r)
+            print(f"  run {i + 1}: {r['rate']:>12,.0f} rows/s {r['per_cpu']:>12,.0f} rows/CPU-s"
+                  f"  wall {r['wall']:.2f} s, CPU {r['cpu']:.2f} s, window rows in {r['read']:,}"
+                  f", out {r['windows_out']:,}, late dropped {r['late']}", flush=True)
+            if r["split"]:
+                for name, s in r["split"].most_common():
+                    if s >= 0.01:
+                        print(f"      {name:<36}{s:8.2f} s")
+            if r["late"] != 0 or r["read"] != a.rows:
+                print("  WARNING: the window did not count every row", file=sys.stderr)
+    finally:
+        shutil.rmtree(BUILD, ignore_errors=True)
+    rate = statistics.median(r["rate"] for r in res)
+    per_cpu = statistics.median(r["per_cpu"] for r in res)
+    print(f"median: {rate:,.0f} records/s, {per_cpu:,.0f} records per CPU-second "
+          f"(target 1,000,000 per core)")
+
+
+if __name__ == "__main__":
+    main()
