@@ -5,9 +5,10 @@
   <first 6 of the id>-<12 hex>"), the job FINISHED, then `sluice run -s
   <path> -p 4 job.json` carries on. Proof: a sequence source into a keyed
   COUNT/SUM, restored 2 -> 4, and a windowed job restored 4 -> 2 from a
-  savepoint moved to another directory; the committed output of both runs
-  together equals what is worked out here from the sequence, every id of
-  the source exactly once, nothing lost or repeated at the seam.
+  savepoint moved to another directory, each on both state backends; the
+  committed output of both runs together equals what is worked out here
+  from the sequence, every id of the source exactly once, nothing lost or
+  repeated at the seam.
 - `sluice savepoint JOBID` into state.savepoints.dir while the job runs,
   then cancel: restoring from that savepoint still gives every row once.
 - `stop --drain` fires every window before the savepoint.
@@ -27,6 +28,8 @@ import json
 import os
 import re
 import shutil
+
+import pytest
 
 from conftest import wait_for
 from test_checkpoints import (PART, agg_job, apply_changelog, check_snapshot_files,
@@ -178,11 +181,12 @@ def late_dropped(c, jid):
 # ---- tests -------------------------------------------------------------------------
 
 
-def test_stop_with_savepoint_and_rescale_2_to_4_cli(make_cluster, workdir):
+@pytest.mark.parametrize("backend", ["hashmap", "rocksdb"])
+def test_stop_with_savepoint_and_rescale_2_to_4_cli(make_cluster, workdir, backend):
     """The recipe, verbatim, on a keyed aggregate: stop at p=2, run -p 4."""
     c = make_cluster(jm_conf=NO_PERIODIC)
-    c.add_tm(slots=2)
-    c.add_tm(slots=2)
+    c.add_tm(slots=2, extra={"state.backend.type": backend})
+    c.add_tm(slots=2, extra={"state.backend.type": backend})
     n, keys = 16000, 20
     out, raw = os.path.join(workdir, "out"), os.path.join(workdir, "raw")
     jf = write_job(workdir, "job.json", agg_job(out, raw, n, keys, rate=4000, p=2))
@@ -232,12 +236,13 @@ def test_stop_with_savepoint_and_rescale_2_to_4_cli(make_cluster, workdir):
     assert len(subs) > 1, subs
 
 
-def test_moved_savepoint_rescale_4_to_2_windows(make_cluster, workdir):
+@pytest.mark.parametrize("backend", ["hashmap", "rocksdb"])
+def test_moved_savepoint_rescale_4_to_2_windows(make_cluster, workdir, backend):
     """Windows at p=4, stopped with a savepoint that is then moved; restored
     at p=2 over REST, every window is emitted once with its exact count."""
     c = make_cluster(jm_conf=NO_PERIODIC)
-    c.add_tm(slots=2)
-    c.add_tm(slots=2)
+    c.add_tm(slots=2, extra={"state.backend.type": backend})
+    c.add_tm(slots=2, extra={"state.backend.type": backend})
     n, keys, p1 = 16000, 5, 4
     chunk = n // p1
     out, raw = os.path.join(workdir, "out"), os.path.join(workdir, "raw")
