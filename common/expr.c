@@ -22,7 +22,25 @@
  *
  * Beyond the list in expr.h: `||`, NULLIF, TRY_CAST (NULL instead of an
  * error), LTRIM/RTRIM, CEILING, CHARACTER_LENGTH, LIKE .. ESCAPE, IS
- * [NOT] UNKNOWN, and TIMESTAMP +/- INTERVAL. Choices where SQL dialects
+ * [NOT] UNKNOWN; the clock: CURRENT_TIMESTAMP[(p)], LOCALTIMESTAMP, NOW(),
+ * CURRENT_ROW_TIMESTAMP() (the wall clock read at each evaluation, UTC,
+ * TIMESTAMP(3)), UNIX_TIMESTAMP([s]), FROM_UNIXTIME(n), TIMESTAMPADD(unit,
+ * n, ts), TIMESTAMPDIFF(unit, t1, t2); RAND([seed]) and RAND_INTEGER([seed,]
+ * bound) on java.util.Random's generator, with their state kept per thread
+ * (see "RAND" below).
+ *
+ * Intervals are day-time only (there are no year-month ones): a node of type
+ * BIGINT flagged `interval` holds milliseconds and records its fields
+ * (INTERVAL '1:30' MINUTE TO SECOND). Literals follow Flink: '1.5' SECOND,
+ * the 'D HH:MM:SS.fff' forms, and a leading field of at most 2 digits unless
+ * a precision is written (INTERVAL '100' SECOND(3)). TIMESTAMP +/- INTERVAL
+ * is a TIMESTAMP; INTERVAL +/- INTERVAL, INTERVAL * INT and INTERVAL / INT
+ * are intervals; an interval mixes with no other number and compares only
+ * with intervals. CAST(n AS INTERVAL SECOND) counts the first field, CAST of
+ * an interval to INT/BIGINT counts its last field, to STRING gives Flink's
+ * "+0 00:00:05.000". A projected interval is a BIGINT of milliseconds (rows
+ * have no interval type). TIMESTAMP <-> number CASTs are refused, as Flink
+ * refuses them, with the function to use instead. Choices where SQL dialects
  * differ follow Flink: SUBSTRING counts a negative start from the end and
  * gives NULL for a negative length; TO_TIMESTAMP gives NULL for an
  * unparsable string; CAST(DOUBLE AS STRING) writes Java's form ("1.0E10");
@@ -33,6 +51,7 @@
  * Positions in messages are 1-based byte offsets into the text.
  */
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,20 +92,44 @@ typedef enum {
     N_BETWEEN, N_IN, N_LIKE,           /* `neg` makes them NOT ... */
     N_CASE, N_CAST,
     N_UPPER, N_LOWER, N_CHAR_LENGTH, N_ABS, N_COALESCE, N_IF, N_NULLIF,
-    N_FLOOR, N_CEIL, N_TRIM, N_SUBSTRING, N_POSITION, N_TO_TS_LTZ, N_TO_TS
+    N_FLOOR, N_CEIL, N_TRIM, N_SUBSTRING, N_POSITION, N_TO_TS_LTZ, N_TO_TS,
+    N_NOW,          /* CURRENT_TIMESTAMP, LOCALTIMESTAMP, NOW(), CURRENT_ROW_TIMESTAMP() */
+    N_UNIX_TS,      /* UNIX_TIMESTAMP([s]) */
+    N_FROM_UNIXTIME,
+    N_RAND,         /* RAND([seed]) */
+    N_RAND_INT,     /* RAND_INTEGER([seed,] bound) */
+    N_TS_ADD,       /* TIMESTAMPADD(unit, n, ts); flags: the TU_* unit */
+    N_TS_DIFF       /* TIMESTAMPDIFF(unit, t1, t2); flags: the TU_* unit */
 } n_op;
 
 /* TRIM sides (node flags) */
 enum { TRIM_BOTH = 3, TRIM_LEADING = 1, TRIM_TRAILING = 2 };
 /* CASE shape (node flags) */
 enum { CASE_OPERAND = 1, CASE_ELSE = 2 };
+/* RAND / RAND_INTEGER (node flags): a seed argument, and whether it is a literal */
+enum { RAND_SEEDED = 1, RAND_FIXED = 2 };
+
+/* Fields of a day-time interval, smallest first; an interval node records its
+ * first and last field (INTERVAL '1:30' MINUTE TO SECOND: MINUTE, SECOND).
+ * MILLISECOND is a Sluice extension (Flink writes INTERVAL '0.02' SECOND). */
+enum { IV_MS, IV_SECOND, IV_MINUTE, IV_HOUR, IV_DAY, IV_N };
+static const int64_t iv_ms[IV_N] = {1, 1000, 60000, 3600000, 86400000};
+static const char *const iv_name[IV_N] = {"MILLISECOND", "SECOND", "MINUTE", "HOUR", "DAY"};
+
+/* TIMESTAMPADD / TIMESTAMPDIFF units (node flags) */
+enum { TU_SECOND, TU_MINUTE, TU_HOUR, TU_DAY, TU_WEEK, TU_MONTH, TU_QUARTER, TU_YEAR, TU_N };
+static const char *const tu_name[TU_N] = {"SECOND", "MINUTE", "HOUR", "DAY",
+                                          "WEEK",   "MONTH",  "QUARTER", "YEAR"};
+static const int64_t tu_ms[TU_N] = {1000, 60000, 3600000, 86400000, 604800000, 0, 0, 0};
+static const int tu_months[TU_N] = {0, 0, 0, 0, 0, 1, 3, 12};
 
 typedef struct node node;
 struct node {
     n_op op;
     sl_type type;     /* result type */
     sl_type ctype;    /* arithmetic: INT (32-bit wrap), BIGINT (64-bit wrap) or DOUBLE */
-    bool interval;    /* a BIGINT holding a span of milliseconds (INTERVAL literal) */
+    bool interval;    /* a BIGINT holding a span of milliseconds: an INTERVAL ivs TO ive */
+    uint8_t ivs, ive; /* interval: first and last field (IV_*), ivs >= ive */
     bool neg;         /* IS NOT / NOT BETWEEN / NOT IN / NOT LIKE; TRY_CAST */
     int flags;        /* TRIM side, CASE shape, TO_TIMESTAMP_LTZ precision (0 or 3) */
     int pos;          /* 1-based position for messages */
@@ -97,6 +140,7 @@ struct node {
     int nkids;
     node **kids;      /* owned array of nkids borrowed nodes */
     node *next_all;   /* every node of a tree, for freeing */
+    uint64_t serial;  /* RAND with a literal seed: names its sequence (see rand_state) */
 };
 
 struct sl_expr {
@@ -210,17 +254,69 @@ static int days_in_month(int64_t y, int m)
     return m == 2 && leap ? 29 : dm[m - 1];
 }
 
-/* "YYYY-MM-DD HH:MM:SS.mmm" -- the SQL form CAST(ts AS STRING) gives. */
-static int ts_to_sql(char *dst, size_t cap, int64_t ms)
+/* "YYYY-MM-DD HH:MM:SS.mmm" -- the SQL form CAST(ts AS STRING) gives -- or,
+ * without `frac`, "YYYY-MM-DD HH:MM:SS" (FROM_UNIXTIME's default format). */
+static int ts_to_sql(char *dst, size_t cap, int64_t ms, bool frac)
 {
     int64_t days = ms / 86400000, rem = ms % 86400000; /* no overflow even at INT64_MIN */
     if (rem < 0) rem += 86400000, days--;
     int64_t y;
     int mo, d;
     civil_from_days(days, &y, &mo, &d);
-    return snprintf(dst, cap, "%04lld-%02d-%02d %02d:%02d:%02d.%03d", (long long)y, mo, d,
-                    (int)(rem / 3600000), (int)(rem / 60000 % 60), (int)(rem / 1000 % 60),
-                    (int)(rem % 1000));
+    int n = snprintf(dst, cap, "%04lld-%02d-%02d %02d:%02d:%02d", (long long)y, mo, d,
+                     (int)(rem / 3600000), (int)(rem / 60000 % 60), (int)(rem / 1000 % 60));
+    if (frac && n > 0 && (size_t)n < cap)
+        n += snprintf(dst + n, cap - (size_t)n, ".%03d", (int)(rem % 1000));
+    return n;
+}
+
+/* Add `months` to a timestamp the way java.time's plusMonths does (what
+ * Flink's TIMESTAMPADD does): the day of month is kept, or clamped to the
+ * last day of a shorter month; the time of day is kept. False if the result
+ * does not fit a TIMESTAMP. */
+static bool add_months(int64_t ms, int64_t months, int64_t *out)
+{
+    int64_t days = floor_div(ms, 86400000), tod = ms - days * 86400000, y;
+    int m, d;
+    civil_from_days(days, &y, &m, &d);
+    int64_t total; /* months since year 0 */
+    if (__builtin_mul_overflow(y, 12, &total) || __builtin_add_overflow(total, m - 1, &total) ||
+        __builtin_add_overflow(total, months, &total))
+        return false;
+    int64_t y2 = floor_div(total, 12);
+    int m2 = (int)(total - y2 * 12) + 1;
+    if (y2 < -292000000 || y2 > 292000000) return false; /* beyond the int64 ms range */
+    int d2 = d <= days_in_month(y2, m2) ? d : days_in_month(y2, m2);
+    int64_t r;
+    if (__builtin_mul_overflow(days_from_civil(y2, m2, d2), 86400000, &r) ||
+        __builtin_add_overflow(r, tod, &r))
+        return false;
+    *out = r;
+    return true;
+}
+
+/* Whole months from a to b (negative when b < a): the largest m with
+ * add_months(a, m) <= b, so Jan 31 -> Feb 28 (same time) is one month. */
+static int64_t months_between(int64_t a, int64_t b)
+{
+    if (b < a) return -months_between(b, a);
+    int64_t ya, yb, r;
+    int ma, mb, d;
+    civil_from_days(floor_div(a, 86400000), &ya, &ma, &d);
+    civil_from_days(floor_div(b, 86400000), &yb, &mb, &d);
+    int64_t m = (yb - ya) * 12 + (mb - ma); /* at most one too many */
+    if (m > 0 && (!add_months(a, m, &r) || r > b)) m--;
+    return m;
+}
+
+/* A day-time interval as Flink's CAST(... AS STRING) writes it, whatever its
+ * fields: "+0 00:00:05.000", "-1 02:03:04.005" (days, then the time). */
+static int iv_to_sql(char *dst, size_t cap, int64_t ms)
+{
+    uint64_t u = ms < 0 ? 0 - (uint64_t)ms : (uint64_t)ms; /* INT64_MIN has no positive */
+    return snprintf(dst, cap, "%c%llu %02d:%02d:%02d.%03d", ms < 0 ? '-' : '+',
+                    (unsigned long long)(u / 86400000), (int)(u / 3600000 % 24),
+                    (int)(u / 60000 % 60), (int)(u / 1000 % 60), (int)(u % 1000));
 }
 
 /* Read exactly `w` digits. */
@@ -443,6 +539,8 @@ typedef struct parser {
     node *all;     /* every node built so far */
     char *err;
     size_t errlen;
+    char names[4][40]; /* ntname()'s results, reused round robin */
+    int nname;
 } parser;
 
 static int perr(parser *p, int pos0, const char *fmt, ...) SL_PRINTF(3, 4);
@@ -636,7 +734,8 @@ static bool is_reserved(const tok *k)
 {
     static const char *const words[] = {
         "AND", "OR", "NOT", "IS", "NULL", "TRUE", "FALSE", "BETWEEN", "IN", "LIKE",
-        "ESCAPE", "CASE", "WHEN", "THEN", "ELSE", "END", "AS", "FROM", "FOR", "UNKNOWN"};
+        "ESCAPE", "CASE", "WHEN", "THEN", "ELSE", "END", "AS", "FROM", "FOR", "UNKNOWN",
+        "CURRENT_TIMESTAMP", "LOCALTIMESTAMP"};
     if (k->kind != TK_IDENT) return false;
     for (size_t i = 0; i < SL_ARRAY_LEN(words); i++)
         if (word_eq(k->s, k->len, words[i])) return true;
@@ -686,6 +785,51 @@ static void add_kid(node *n, node *kid)
 
 static const char *tname(sl_type t) { return sl_type_name(t); }
 
+/* A node's type for messages: its sl_type, or "INTERVAL SECOND",
+ * "INTERVAL DAY TO SECOND" for an interval. Valid for the next 3 calls. */
+static const char *ntname(parser *p, const node *n)
+{
+    if (!n->interval) return tname(n->type);
+    char *b = p->names[p->nname++ % 4];
+    if (n->ivs == n->ive) snprintf(b, sizeof p->names[0], "INTERVAL %s", iv_name[n->ive]);
+    else snprintf(b, sizeof p->names[0], "INTERVAL %s TO %s", iv_name[n->ivs], iv_name[n->ive]);
+    return b;
+}
+
+static void set_iv(node *n, int first, int last)
+{
+    n->interval = true;
+    n->ivs = (uint8_t)first;
+    n->ive = (uint8_t)last;
+}
+
+/* n takes the fields of both a and b (an interval or a NULL each): the
+ * widest span, as INTERVAL MINUTE + INTERVAL SECOND is MINUTE TO SECOND. */
+static void join_iv(node *n, const node *a, const node *b)
+{
+    const node *x = a->interval ? a : b, *y = b->interval ? b : a;
+    set_iv(n, x->ivs > y->ivs ? x->ivs : y->ivs, x->ive < y->ive ? x->ive : y->ive);
+}
+
+/* Fold branch `br` of a CASE / COALESCE / IF into the result node n: all
+ * typed branches must be intervals or none may be. *first: the first typed
+ * branch folded so far (NULL before). */
+static int merge_branch_iv(parser *p, node *n, const node *br, const node **first, int pos0,
+                           const char *what)
+{
+    if (br->type == SL_T_NULL) return SL_OK;
+    if (!*first) {
+        *first = br;
+        if (br->interval) set_iv(n, br->ivs, br->ive);
+        return SL_OK;
+    }
+    if ((*first)->interval != br->interval)
+        return perr(p, pos0, "%s have incompatible types %s and %s", what, ntname(p, *first),
+                    ntname(p, br));
+    if (n->interval) join_iv(n, n, br);
+    return SL_OK;
+}
+
 /* The type both a and b convert to, for CASE branches, COALESCE, IN, ... */
 static bool common_type(sl_type a, sl_type b, sl_type *out)
 {
@@ -711,10 +855,14 @@ static node *wrap_cast(parser *p, node *x, sl_type to)
 static int make_comparable(parser *p, node **a, node **b, int pos0, const char *op, bool ordered)
 {
     sl_type ta = (*a)->type, tb = (*b)->type, t;
+    if ((*a)->interval != (*b)->interval && ta != SL_T_NULL && tb != SL_T_NULL)
+        return perr(p, pos0, "cannot compare %s with %s in '%s'", ntname(p, *a), ntname(p, *b),
+                    op);
     if (ta == SL_T_TIMESTAMP && tb == SL_T_STRING) *b = wrap_cast(p, *b, SL_T_TIMESTAMP);
     else if (tb == SL_T_TIMESTAMP && ta == SL_T_STRING) *a = wrap_cast(p, *a, SL_T_TIMESTAMP);
     else if (!common_type(ta, tb, &t) && !(is_str_type(ta) && is_str_type(tb)))
-        return perr(p, pos0, "cannot compare %s with %s in '%s'", tname(ta), tname(tb), op);
+        return perr(p, pos0, "cannot compare %s with %s in '%s'", ntname(p, *a), ntname(p, *b),
+                    op);
     else if (ordered && (ta == SL_T_BOOLEAN || tb == SL_T_BOOLEAN))
         return perr(p, pos0, "BOOLEAN values have no order: '%s' is not allowed", op);
     return SL_OK;
@@ -803,34 +951,165 @@ static node *parse_string_lit(parser *p)
     return n;
 }
 
-/* INTERVAL '5' SECOND -- a BIGINT of milliseconds flagged as an interval. */
+/* An interval field: SECOND, MINUTE, HOUR, DAY, the Sluice extension
+ * MILLISECOND, and the spellings sl_interval_parse takes; -1 otherwise. */
+static int iv_field(const tok *k)
+{
+    int64_t mult;
+    if (k->kind != TK_IDENT || !interval_unit(k->s, k->len, &mult)) return -1;
+    for (int i = 0; i < IV_N; i++)
+        if (iv_ms[i] == mult) return i;
+    return -1;
+}
+
+/* A precision in an interval qualifier: "(" already consumed up to the number. */
+static int iv_precision(parser *p, int lo, int hi, int *out)
+{
+    const tok *k = peek(p);
+    int64_t v;
+    if (k->kind != TK_INT || !parse_i64(k->s, k->len, &v) || v < lo || v > hi)
+        return perr(p, k->pos, "interval precision must be a number from %d to %d", lo, hi);
+    advance(p);
+    *out = (int)v;
+    return SL_OK;
+}
+
+/* qualifier := field [(p [, f])] [TO field [(f)]], as in INTERVAL '1:30'
+ * MINUTE TO SECOND or CAST(n AS INTERVAL SECOND(3)). *lead_prec is the
+ * leading field's precision in digits: 2 unless written (Flink's default),
+ * 0 (unchecked) for MILLISECOND. Fractional-second precisions are accepted;
+ * values keep milliseconds. */
+static int parse_iv_qualifier(parser *p, int *first, int *last, int *lead_prec)
+{
+    const tok *u = peek(p);
+    int a = iv_field(u), b, frac;
+    if (a < 0) {
+        if (tok_is_kw(u, "YEAR") || tok_is_kw(u, "MONTH"))
+            return perr(p, u->pos, "year-month intervals (%.*s) are not supported, only "
+                        "day-time ones; add months with TIMESTAMPADD(MONTH, n, ts)",
+                        (int)u->len, u->s);
+        return unexpected(p, "an interval unit (SECOND, MINUTE, HOUR, DAY)");
+    }
+    advance(p);
+    *lead_prec = a == IV_MS ? 0 : 2;
+    if (accept_op(p, "(")) {
+        if (iv_precision(p, 1, 10, lead_prec)) return SL_ERR;
+        if (a == IV_SECOND && accept_op(p, ",") && iv_precision(p, 0, 9, &frac)) return SL_ERR;
+        if (expect_op(p, ")")) return SL_ERR;
+    }
+    b = a;
+    if (accept_kw(p, "TO")) {
+        const tok *u2 = peek(p);
+        b = iv_field(u2);
+        if (b < IV_SECOND || b >= a)
+            return perr(p, u2->pos, "invalid interval qualifier: expected HOUR, MINUTE or SECOND "
+                        "finer than %s after TO", iv_name[a]);
+        advance(p);
+        if (b == IV_SECOND && accept_op(p, "(") &&
+            (iv_precision(p, 0, 9, &frac) || expect_op(p, ")")))
+            return SL_ERR;
+    }
+    *first = a;
+    *last = b;
+    return SL_OK;
+}
+
+/* The milliseconds an interval literal's text stands for under the
+ * qualifier first..last: '[+|-]N' for one field (SECOND also 'N.fff'), and
+ * for several 'D H', 'D H:M', 'D H:M:S[.f]', 'H:M', 'H:M:S[.f]', 'M:S[.f]'.
+ * Fields after the first are one or two digits in their range (HOUR 0-23,
+ * MINUTE and SECOND 0-59). Returns SL_OK, or SL_ERR with the message in why. */
+static int iv_text(const char *t, int first, int last, int lead_prec, int64_t *ms, char *why,
+                   size_t whylen)
+{
+    static const int maxv[IV_N] = {999, 59, 59, 23, 0};
+    size_t n = strlen(t), i = 0;
+    while (n > 0 && t[n - 1] == ' ') n--;
+    while (i < n && t[i] == ' ') i++;
+    bool neg = false;
+    if (i < n && (t[i] == '-' || t[i] == '+')) neg = t[i++] == '-';
+    int64_t total = 0;
+    for (int f = first; f >= last; f--) {
+        if (f != first) { /* the separator before this field */
+            char sep = f == IV_HOUR ? ' ' : ':';
+            if (i >= n || t[i] != sep) goto malformed;
+            while (sep == ' ' && i + 1 < n && t[i + 1] == ' ') i++;
+            i++;
+        }
+        size_t d0 = i;
+        int64_t v = 0;
+        while (i < n && is_digit((unsigned char)t[i]) && i - d0 < 18) v = v * 10 + (t[i++] - '0');
+        size_t nd = i - d0;
+        if (nd == 0 || (i < n && is_digit((unsigned char)t[i]))) goto malformed;
+        if (f == first) {
+            if (lead_prec > 0 && nd > (size_t)lead_prec) {
+                /* leading zeros do not count */
+                size_t sig = nd;
+                for (size_t k = d0; k < i - 1 && t[k] == '0'; k++) sig--;
+                if (sig > (size_t)lead_prec) {
+                    snprintf(why, whylen, "interval field value %.*s exceeds precision of %s(%d) "
+                             "field (write %s(%d))", (int)nd, t + d0, iv_name[f], lead_prec,
+                             iv_name[f], (int)sig);
+                    return SL_ERR;
+                }
+            }
+        } else if (nd > 2 || v > maxv[f]) {
+            snprintf(why, whylen, "invalid INTERVAL literal '%s': %s must be 0 to %d", t,
+                     iv_name[f], maxv[f]);
+            return SL_ERR;
+        }
+        int64_t part;
+        if (__builtin_mul_overflow(v, iv_ms[f], &part) || __builtin_add_overflow(total, part, &total))
+            goto range;
+    }
+    if (last == IV_SECOND && i < n && t[i] == '.') { /* fraction of a second: keep ms */
+        i++;
+        int nd = 0, frac = 0;
+        for (; i < n && is_digit((unsigned char)t[i]); i++, nd++)
+            if (nd < 3) frac = frac * 10 + (t[i] - '0');
+        if (nd == 0) goto malformed;
+        for (; nd < 3; nd++) frac *= 10;
+        if (__builtin_add_overflow(total, frac, &total)) goto range;
+    }
+    if (i != n) goto malformed;
+    *ms = neg ? -total : total;
+    return SL_OK;
+malformed:
+    if (first == last) {
+        snprintf(why, whylen, "INTERVAL needs a whole number in quotes, e.g. INTERVAL '5' SECOND");
+    } else {
+        static const char *const form[IV_N] = {"", "SS[.fff]", "MM", "HH", "D"};
+        char want[40] = "";
+        size_t o = 0;
+        for (int f = first; f >= last && o < sizeof want; f--)
+            o += (size_t)snprintf(want + o, sizeof want - o, "%s%s",
+                                  f == first ? "" : f == IV_HOUR ? " " : ":", form[f]);
+        snprintf(why, whylen, "invalid INTERVAL literal '%s' for INTERVAL %s TO %s (expected '%s')",
+                 t, iv_name[first], iv_name[last], want);
+    }
+    return SL_ERR;
+range:
+    snprintf(why, whylen, "INTERVAL value out of range");
+    return SL_ERR;
+}
+
+/* INTERVAL 'text' qualifier -- a BIGINT of milliseconds flagged as an
+ * interval of the qualifier's fields. */
 static node *parse_interval(parser *p, const tok *kw)
 {
     const tok *q = advance(p); /* the string, checked by the caller */
-    const tok *u = peek(p);
-    int64_t mult, v, ms;
-    char *num = unquote(q, '\'', NULL);
-    size_t nl = strlen(num);
-    const char *ns = num;
-    while (nl > 0 && *ns == ' ') ns++, nl--;
-    while (nl > 0 && ns[nl - 1] == ' ') nl--;
-    bool ok = parse_i64(ns, nl, &v);
-    free(num);
-    if (!ok) {
-        perr(p, q->pos, "INTERVAL needs a whole number in quotes, e.g. INTERVAL '5' SECOND");
-        return NULL;
-    }
-    if (u->kind != TK_IDENT || !interval_unit(u->s, u->len, &mult)) {
-        unexpected(p, "an interval unit (SECOND, MINUTE, HOUR, DAY)");
-        return NULL;
-    }
-    advance(p);
-    if (!interval_scale(v, mult, &ms)) {
-        perr(p, q->pos, "INTERVAL value out of range");
+    int first, last, lead;
+    if (parse_iv_qualifier(p, &first, &last, &lead)) return NULL;
+    char *txt = unquote(q, '\'', NULL), why[200];
+    int64_t ms;
+    int rc = iv_text(txt, first, last, lead, &ms, why, sizeof why);
+    free(txt);
+    if (rc) {
+        perr(p, q->pos, "%s", why);
         return NULL;
     }
     node *n = lit_node(p, kw->pos, SL_T_BIGINT);
-    n->interval = true;
+    set_iv(n, first, last);
     n->lit.v.i = ms;
     return n;
 }
@@ -887,6 +1166,26 @@ static bool cast_allowed(sl_type from, sl_type to)
     return false;
 }
 
+/* CAST(x AS INTERVAL qualifier): from an integer (a count of the
+ * qualifier's first field, as Flink's CAST(5 AS INTERVAL SECOND)), from
+ * another interval, or from NULL. After AS; the ')' is consumed here. */
+static node *parse_cast_iv(parser *p, const tok *name, bool try_cast, node *x)
+{
+    int first, last, lead;
+    if (parse_iv_qualifier(p, &first, &last, &lead) || expect_op(p, ")")) return NULL;
+    node *n = new_node(p, N_CAST, name->pos, 1);
+    n->kids[0] = x;
+    n->type = SL_T_BIGINT;
+    n->neg = try_cast;
+    set_iv(n, first, last);
+    if (!x->interval && !is_int_type(x->type) && x->type != SL_T_NULL) {
+        perr(p, name->pos, "cannot CAST %s to %s (only an integer or an interval can be)",
+             ntname(p, x), ntname(p, n));
+        return NULL;
+    }
+    return seal(p, n) ? NULL : n;
+}
+
 static node *parse_cast(parser *p, const tok *name, bool try_cast)
 {
     node *x = parse_or(p);
@@ -898,6 +1197,7 @@ static node *parse_cast(parser *p, const tok *name, bool try_cast)
         return NULL;
     }
     advance(p);
+    if (tok_is_kw(tk, "INTERVAL")) return parse_cast_iv(p, name, try_cast, x);
     char tbuf[64];
     int tn = snprintf(tbuf, sizeof tbuf, "%.*s", (int)SL_MIN(tk->len, 40), tk->s);
     if (accept_op(p, "(")) {
@@ -911,8 +1211,10 @@ static node *parse_cast(parser *p, const tok *name, bool try_cast)
         if (expect_op(p, ")")) return NULL;
     }
     /* TIMESTAMP(3) WITH LOCAL TIME ZONE is TIMESTAMP_LTZ(3) */
+    bool ltz = tk->len >= 13 && strncasecmp(tk->s, "TIMESTAMP_LTZ", 13) == 0;
     if (accept_kw(p, "WITH")) {
         if (expect_kw(p, "LOCAL") || expect_kw(p, "TIME") || expect_kw(p, "ZONE")) return NULL;
+        ltz = true;
     }
     sl_type to;
     if (sl_type_parse(tbuf, &to) != SL_OK || to == SL_T_NULL) {
@@ -920,8 +1222,27 @@ static node *parse_cast(parser *p, const tok *name, bool try_cast)
         return NULL;
     }
     if (expect_op(p, ")")) return NULL;
-    if (!cast_allowed(x->type, to)) {
-        perr(p, name->pos, "cannot CAST %s to %s", tname(x->type), tname(to));
+    /* Flink refuses TIMESTAMP <-> number casts and names the function to use */
+    if (x->type == SL_T_TIMESTAMP && is_num_type(to)) {
+        perr(p, name->pos, "cannot CAST TIMESTAMP(3) to %s: a TIMESTAMP does not convert to a "
+             "number; use UNIX_TIMESTAMP(CAST(ts AS STRING)) for epoch seconds",
+             tname(to));
+        return NULL;
+    }
+    if (is_num_type(x->type) && !x->interval && to == SL_T_TIMESTAMP) {
+        if (ltz)
+            perr(p, name->pos, "cannot CAST %s to TIMESTAMP_LTZ(3): a number does not convert "
+                 "to a TIMESTAMP_LTZ; use TO_TIMESTAMP_LTZ(n, 0) for epoch seconds or "
+                 "TO_TIMESTAMP_LTZ(n, 3) for milliseconds", tname(x->type));
+        else
+            perr(p, name->pos, "cannot CAST %s to TIMESTAMP(3): a number does not convert to a "
+                 "TIMESTAMP; use TO_TIMESTAMP(FROM_UNIXTIME(n)) for epoch seconds",
+                 tname(x->type));
+        return NULL;
+    }
+    /* an interval becomes text, or a count of its last field */
+    if (x->interval ? to != SL_T_STRING && !is_int_type(to) : !cast_allowed(x->type, to)) {
+        perr(p, name->pos, "cannot CAST %s to %s", ntname(p, x), tname(to));
         return NULL;
     }
     node *n = new_node(p, N_CAST, name->pos, 1);
@@ -941,6 +1262,7 @@ static node *parse_case(parser *p, const tok *kw)
         n->flags |= CASE_OPERAND;
     }
     sl_type rt = SL_T_NULL;
+    const node *first = NULL; /* the first typed branch */
     int nwhen = 0;
     if (!operand && !tok_is_kw(peek(p), "WHEN")) {
         unexpected(p, "WHEN");
@@ -955,11 +1277,11 @@ static node *parse_case(parser *p, const tok *kw)
             if (make_comparable(p, &a, &w, wt->pos, "CASE .. WHEN", false)) return NULL;
             if (a != operand) {
                 perr(p, wt->pos, "CASE operand of type %s cannot be matched against %s",
-                     tname(operand->type), tname(w->type));
+                     ntname(p, operand), ntname(p, w));
                 return NULL;
             }
         } else if (w->type != SL_T_BOOLEAN && w->type != SL_T_NULL) {
-            perr(p, wt->pos, "WHEN condition must be BOOLEAN, got %s", tname(w->type));
+            perr(p, wt->pos, "WHEN condition must be BOOLEAN, got %s", ntname(p, w));
             return NULL;
         }
         if (expect_kw(p, "THEN")) return NULL;
@@ -968,9 +1290,10 @@ static node *parse_case(parser *p, const tok *kw)
         if (!th) return NULL;
         if (!common_type(rt, th->type, &rt)) {
             perr(p, tt->pos, "CASE branches have incompatible types %s and %s", tname(rt),
-                 tname(th->type));
+                 ntname(p, th));
             return NULL;
         }
+        if (merge_branch_iv(p, n, th, &first, tt->pos, "CASE branches")) return NULL;
         add_kid(n, w);
         add_kid(n, th);
         nwhen++;
@@ -985,9 +1308,10 @@ static node *parse_case(parser *p, const tok *kw)
         if (!el) return NULL;
         if (!common_type(rt, el->type, &rt)) {
             perr(p, et->pos, "CASE branches have incompatible types %s and %s", tname(rt),
-                 tname(el->type));
+                 ntname(p, el));
             return NULL;
         }
+        if (merge_branch_iv(p, n, el, &first, et->pos, "CASE branches")) return NULL;
         add_kid(n, el);
         n->flags |= CASE_ELSE;
     }
@@ -1023,7 +1347,7 @@ static node *parse_trim(parser *p, const tok *name)
     if (expect_op(p, ")")) return NULL;
     if (!((s->type == SL_T_STRING || s->type == SL_T_NULL) &&
           (!chars || chars->type == SL_T_STRING || chars->type == SL_T_NULL))) {
-        perr(p, name->pos, "TRIM needs STRING arguments, got %s", tname(s->type));
+        perr(p, name->pos, "TRIM needs STRING arguments, got %s", ntname(p, s));
         return NULL;
     }
     node *n = new_node(p, N_TRIM, name->pos, 2);
@@ -1055,7 +1379,7 @@ static node *parse_substring(parser *p, const tok *name)
         (!is_int_type(a->type) && a->type != SL_T_NULL) ||
         (b && !is_int_type(b->type) && b->type != SL_T_NULL)) {
         perr(p, name->pos, "SUBSTRING needs (STRING, INT[, INT]), got (%s, %s%s%s)",
-             tname(s->type), tname(a->type), b ? ", " : "", b ? tname(b->type) : "");
+             ntname(p, s), ntname(p, a), b ? ", " : "", b ? ntname(p, b) : "");
         return NULL;
     }
     add_kid(n, s);
@@ -1076,8 +1400,8 @@ static node *parse_position(parser *p, const tok *name)
     if (!a || expect_kw(p, "IN") || !(b = parse_or(p)) || expect_op(p, ")")) return NULL;
     if ((a->type != SL_T_STRING && a->type != SL_T_NULL) ||
         (b->type != SL_T_STRING && b->type != SL_T_NULL)) {
-        perr(p, name->pos, "POSITION needs STRING arguments, got %s and %s", tname(a->type),
-             tname(b->type));
+        perr(p, name->pos, "POSITION needs STRING arguments, got %s and %s", ntname(p, a),
+             ntname(p, b));
         return NULL;
     }
     node *n = new_node(p, N_POSITION, name->pos, 2);
@@ -1106,11 +1430,15 @@ static const char *op_sym(n_op op)
     }
 }
 
-/* Build and type a binary arithmetic node (also MOD() and '||'). */
+/* Build and type a binary arithmetic node (also MOD() and '||'). Intervals
+ * follow Flink: TIMESTAMP +/- INTERVAL and INTERVAL + TIMESTAMP give a
+ * TIMESTAMP; INTERVAL +/- INTERVAL an interval; an interval times or divided
+ * by an INT an interval (Flink's code generator refuses BIGINT and DOUBLE
+ * factors); nothing else mixes intervals with numbers. */
 static node *make_arith(parser *p, n_op op, int pos0, node *a, node *b)
 {
     sl_type ta = a->type, tb = b->type, t = SL_T_NULL;
-    bool interval = false;
+    int iv = 0; /* 1: the result is an interval */
     if (op == N_CONCAT) {
         if ((ta != SL_T_STRING && ta != SL_T_NULL) || (tb != SL_T_STRING && tb != SL_T_NULL))
             goto bad;
@@ -1119,12 +1447,24 @@ static node *make_arith(parser *p, n_op op, int pos0, node *a, node *b)
         t = SL_T_TIMESTAMP;
     } else if (op == N_ADD && tb == SL_T_TIMESTAMP && a->interval) {
         t = SL_T_TIMESTAMP;
+    } else if (a->interval || b->interval) {
+        node *num = a->interval ? b : a; /* the other operand */
+        if ((op == N_ADD || op == N_SUB) && (num->interval || num->type == SL_T_NULL)) {
+            iv = 1;
+        } else if ((op == N_MUL || (op == N_DIV && a->interval)) && !num->interval &&
+                   (num->type == SL_T_INT || num->type == SL_T_NULL)) {
+            iv = 1;
+        } else if ((op == N_MUL || (op == N_DIV && a->interval)) && !num->interval &&
+                   is_num_type(num->type)) {
+            perr(p, pos0, "cannot apply '%s' to %s and %s: an interval is scaled by an INT only; "
+                 "use CAST(.. AS INT)", op_sym(op), ntname(p, a), ntname(p, b));
+            return NULL;
+        } else {
+            goto bad;
+        }
+        t = SL_T_BIGINT;
     } else if ((is_num_type(ta) || ta == SL_T_NULL) && (is_num_type(tb) || tb == SL_T_NULL)) {
         common_type(ta, tb, &t);
-        if (op == N_ADD || op == N_SUB) interval = a->interval && b->interval;
-        else if (op == N_MUL) interval = (a->interval && is_int_type(tb)) ||
-                                         (b->interval && is_int_type(ta));
-        else if (op == N_DIV) interval = a->interval && is_int_type(tb) && !b->interval;
     } else {
         goto bad;
     }
@@ -1133,11 +1473,14 @@ static node *make_arith(parser *p, n_op op, int pos0, node *a, node *b)
     n->kids[1] = b;
     n->type = t;
     n->ctype = t == SL_T_TIMESTAMP ? SL_T_BIGINT : t;
-    n->interval = interval;
+    if (iv) join_iv(n, a, b);
     return seal(p, n) ? NULL : n;
 bad:
-    perr(p, pos0, "cannot apply '%s' to %s%s and %s%s", op_sym(op), tname(ta),
-         a->interval ? " (interval)" : "", tname(tb), b->interval ? " (interval)" : "");
+    if (ta == SL_T_TIMESTAMP && tb == SL_T_TIMESTAMP && op == N_SUB)
+        perr(p, pos0, "cannot apply '-' to TIMESTAMP(3) and TIMESTAMP(3); use "
+             "TIMESTAMPDIFF(SECOND, t1, t2) for the time between them");
+    else
+        perr(p, pos0, "cannot apply '%s' to %s and %s", op_sym(op), ntname(p, a), ntname(p, b));
     return NULL;
 }
 
@@ -1154,8 +1497,78 @@ static const struct fn_def {
     {"FLOOR", N_FLOOR, 1, 1},            {"CEIL", N_CEIL, 1, 1},
     {"CEILING", N_CEIL, 1, 1},           {"LTRIM", N_TRIM, 1, 1},
     {"RTRIM", N_TRIM, 1, 1},             {"TO_TIMESTAMP_LTZ", N_TO_TS_LTZ, 2, 2},
-    {"TO_TIMESTAMP", N_TO_TS, 1, 1},
+    {"TO_TIMESTAMP", N_TO_TS, 1, 1},     {"NOW", N_NOW, 0, 0},
+    {"CURRENT_ROW_TIMESTAMP", N_NOW, 0, 0}, {"UNIX_TIMESTAMP", N_UNIX_TS, 0, 2},
+    {"FROM_UNIXTIME", N_FROM_UNIXTIME, 1, 2}, {"RAND", N_RAND, 0, 1},
+    {"RAND_INTEGER", N_RAND_INT, 1, 2},
 };
+
+/* Keys of RAND sequences: one per RAND node with a literal seed, unique for
+ * the life of the process (see rand_state). */
+static _Atomic uint64_t rand_serials;
+
+/* RAND([seed]) / RAND_INTEGER([seed,] bound): type the arguments. */
+static int type_rand(parser *p, node *n, const char *fname)
+{
+    int nseed = n->nkids - (n->op == N_RAND_INT ? 1 : 0);
+    if (nseed) {
+        node *seed = n->kids[0];
+        if (seed->interval || (!is_int_type(seed->type) && seed->type != SL_T_NULL))
+            return perr(p, seed->pos - 1, "%s seed must be an INT, got %s", fname,
+                        ntname(p, seed));
+        n->flags |= RAND_SEEDED;
+        if (seed->op == N_LIT && !seed->lit.isnull) {
+            n->flags |= RAND_FIXED;
+            n->lit.v.i = seed->lit.v.i;
+            n->serial = atomic_fetch_add(&rand_serials, 1) + 1;
+        }
+    }
+    if (n->op == N_RAND_INT) {
+        node *bound = n->kids[n->nkids - 1];
+        if (bound->interval || (bound->type != SL_T_INT && bound->type != SL_T_NULL))
+            return perr(p, bound->pos - 1, "RAND_INTEGER bound must be an INT, got %s",
+                        ntname(p, bound));
+    }
+    n->type = n->op == N_RAND ? SL_T_DOUBLE : SL_T_INT;
+    return SL_OK;
+}
+
+/* TIMESTAMPADD(unit, n, ts) and TIMESTAMPDIFF(unit, t1, t2); the name and
+ * '(' are consumed. */
+static node *parse_tsfn(parser *p, const tok *name, n_op op)
+{
+    const char *fname = op == N_TS_ADD ? "TIMESTAMPADD" : "TIMESTAMPDIFF";
+    const tok *u = peek(p);
+    int unit = -1;
+    for (int i = 0; i < TU_N; i++)
+        if (tok_is_kw(u, tu_name[i])) unit = i;
+    if (unit < 0) {
+        unexpected(p, "a time unit (SECOND, MINUTE, HOUR, DAY, WEEK, MONTH, QUARTER, YEAR)");
+        return NULL;
+    }
+    advance(p);
+    node *a, *b;
+    if (expect_op(p, ",") || !(a = parse_or(p)) || expect_op(p, ",") || !(b = parse_or(p)) ||
+        expect_op(p, ")"))
+        return NULL;
+    if (op == N_TS_ADD && (a->interval || (a->type != SL_T_INT && a->type != SL_T_NULL))) {
+        perr(p, a->pos - 1, "TIMESTAMPADD needs an INT count, got %s (use CAST(.. AS INT))",
+             ntname(p, a));
+        return NULL;
+    }
+    const node *ts[2] = {op == N_TS_ADD ? b : a, b};
+    for (int i = 0; i < 2; i++)
+        if (ts[i]->type != SL_T_TIMESTAMP && ts[i]->type != SL_T_NULL) {
+            perr(p, ts[i]->pos - 1, "%s needs a TIMESTAMP, got %s", fname, ntname(p, ts[i]));
+            return NULL;
+        }
+    node *n = new_node(p, op, name->pos, 2);
+    n->kids[0] = a;
+    n->kids[1] = b;
+    n->flags = unit;
+    n->type = op == N_TS_ADD ? SL_T_TIMESTAMP : SL_T_INT;
+    return seal(p, n) ? NULL : n;
+}
 
 /* A function in plain call syntax; the name and '(' are consumed. */
 static node *parse_call(parser *p, const tok *name)
@@ -1188,7 +1601,8 @@ static node *parse_call(parser *p, const tok *name)
              want == 1 ? "" : "s", n->nkids);
         return NULL;
     }
-    sl_type t0 = n->kids[0]->type, t = SL_T_NULL;
+    sl_type t0 = n->nkids ? n->kids[0]->type : SL_T_NULL, t = SL_T_NULL;
+    const node *first = NULL; /* COALESCE / IF: the first typed branch */
     switch (f->op) {
     case N_CONCAT:
     case N_UPPER:
@@ -1199,7 +1613,7 @@ static node *parse_call(parser *p, const tok *name)
         for (int i = 0; i < n->nkids; i++)
             if (n->kids[i]->type != SL_T_STRING && n->kids[i]->type != SL_T_NULL) {
                 perr(p, n->kids[i]->pos - 1, "%s needs STRING arguments, got %s%s", f->name,
-                     tname(n->kids[i]->type),
+                     ntname(p, n->kids[i]),
                      f->op == N_CONCAT ? " (use CAST(x AS STRING))" : "");
                 return NULL;
             }
@@ -1213,20 +1627,25 @@ static node *parse_call(parser *p, const tok *name)
         return make_arith(p, N_MOD, name->pos, n->kids[0], n->kids[1]);
     case N_ABS:
     case N_FLOOR:
-    case N_CEIL:
-        if (!is_num_type(t0) && t0 != SL_T_NULL) {
-            perr(p, name->pos, "%s needs a number, got %s", f->name, tname(t0));
+    case N_CEIL: /* ABS also takes an interval, as in Flink */
+        if ((!is_num_type(t0) && t0 != SL_T_NULL) || (f->op != N_ABS && n->kids[0]->interval)) {
+            perr(p, name->pos, "%s needs a number, got %s", f->name, ntname(p, n->kids[0]));
             return NULL;
         }
+        if (n->kids[0]->interval) set_iv(n, n->kids[0]->ivs, n->kids[0]->ive);
         t = t0;
         break;
     case N_COALESCE:
-        for (int i = 0; i < n->nkids; i++)
+        for (int i = 0; i < n->nkids; i++) {
             if (!common_type(t, n->kids[i]->type, &t)) {
                 perr(p, n->kids[i]->pos - 1, "COALESCE arguments have incompatible types %s and %s",
-                     tname(t), tname(n->kids[i]->type));
+                     tname(t), ntname(p, n->kids[i]));
                 return NULL;
             }
+            if (merge_branch_iv(p, n, n->kids[i], &first, n->kids[i]->pos - 1,
+                                "COALESCE arguments"))
+                return NULL;
+        }
         break;
     case N_IF:
         if (t0 != SL_T_BOOLEAN && t0 != SL_T_NULL) {
@@ -1235,9 +1654,12 @@ static node *parse_call(parser *p, const tok *name)
         }
         if (!common_type(n->kids[1]->type, n->kids[2]->type, &t)) {
             perr(p, name->pos, "IF branches have incompatible types %s and %s",
-                 tname(n->kids[1]->type), tname(n->kids[2]->type));
+                 ntname(p, n->kids[1]), ntname(p, n->kids[2]));
             return NULL;
         }
+        if (merge_branch_iv(p, n, n->kids[1], &first, name->pos, "IF branches") ||
+            merge_branch_iv(p, n, n->kids[2], &first, name->pos, "IF branches"))
+            return NULL;
         break;
     case N_NULLIF: {
         node *a = n->kids[0], *b = n->kids[1];
@@ -1245,13 +1667,14 @@ static node *parse_call(parser *p, const tok *name)
         n->kids[0] = a;
         n->kids[1] = b;
         t = a->type;
+        if (a->interval) set_iv(n, a->ivs, a->ive);
         break;
     }
     case N_TO_TS_LTZ: {
         node *prec = n->kids[1];
-        if (!is_num_type(t0) && t0 != SL_T_NULL) {
+        if ((!is_num_type(t0) && t0 != SL_T_NULL) || n->kids[0]->interval) {
             perr(p, name->pos, "TO_TIMESTAMP_LTZ needs a number of seconds or milliseconds, got %s",
-                 tname(t0));
+                 ntname(p, n->kids[0]));
             return NULL;
         }
         if (prec->op != N_LIT || prec->type != SL_T_INT ||
@@ -1263,6 +1686,33 @@ static node *parse_call(parser *p, const tok *name)
         t = SL_T_TIMESTAMP;
         break;
     }
+    case N_NOW:
+        n->flags = 3; /* precision: milliseconds */
+        t = SL_T_TIMESTAMP;
+        break;
+    case N_UNIX_TS:
+    case N_FROM_UNIXTIME: {
+        bool unix_ts = f->op == N_UNIX_TS;
+        if (n->nkids == 2) {
+            perr(p, n->kids[1]->pos - 1, "%s: only the default format 'yyyy-MM-dd HH:mm:ss' is "
+                 "supported; leave out the format argument", f->name);
+            return NULL;
+        }
+        if (n->nkids == 1 && (unix_ts ? t0 != SL_T_STRING && t0 != SL_T_NULL
+                                      : n->kids[0]->interval || (!is_int_type(t0) &&
+                                                                 t0 != SL_T_NULL))) {
+            perr(p, n->kids[0]->pos - 1, "%s needs %s, got %s", f->name,
+                 unix_ts ? "a STRING" : "an integer number of seconds", ntname(p, n->kids[0]));
+            return NULL;
+        }
+        t = unix_ts ? SL_T_BIGINT : SL_T_STRING;
+        break;
+    }
+    case N_RAND:
+    case N_RAND_INT:
+        if (type_rand(p, n, f->name)) return NULL;
+        t = n->type;
+        break;
     default:
         break;
     }
@@ -1296,6 +1746,23 @@ static node *parse_primary(parser *p)
     }
     if (accept_kw(p, "NULL")) return lit_node(p, k->pos, SL_T_NULL);
     if (accept_kw(p, "CASE")) return parse_case(p, k);
+    if (accept_kw(p, "CURRENT_TIMESTAMP") || accept_kw(p, "LOCALTIMESTAMP")) {
+        node *n = new_node(p, N_NOW, k->pos, 0);
+        n->type = SL_T_TIMESTAMP;
+        n->flags = 3;
+        if (accept_op(p, "(")) { /* CURRENT_TIMESTAMP(p): precision 0..3 */
+            const tok *a = peek(p);
+            int64_t prec;
+            if (a->kind != TK_INT || !parse_i64(a->s, a->len, &prec) || prec > 3) {
+                perr(p, a->pos, "%.*s precision must be 0 to 3", (int)k->len, k->s);
+                return NULL;
+            }
+            advance(p);
+            if (expect_op(p, ")")) return NULL;
+            n->flags = (int)prec;
+        }
+        return n;
+    }
     const tok *next = peek_at(p, 1);
     if (tok_is_kw(k, "INTERVAL") && next->kind == TK_STR) {
         advance(p);
@@ -1313,6 +1780,8 @@ static node *parse_primary(parser *p)
         if (tok_is_kw(k, "TRIM")) return parse_trim(p, k);
         if (tok_is_kw(k, "SUBSTRING")) return parse_substring(p, k);
         if (tok_is_kw(k, "POSITION")) return parse_position(p, k);
+        if (tok_is_kw(k, "TIMESTAMPADD")) return parse_tsfn(p, k, N_TS_ADD);
+        if (tok_is_kw(k, "TIMESTAMPDIFF")) return parse_tsfn(p, k, N_TS_DIFF);
         return parse_call(p, k);
     }
     if (is_reserved(k)) {
@@ -1332,7 +1801,7 @@ static node *parse_unary(parser *p)
     p->depth--;
     if (!x) return NULL;
     if (!is_num_type(x->type) && x->type != SL_T_NULL) {
-        perr(p, k->pos, "cannot apply unary '%c' to %s", k->s[0], tname(x->type));
+        perr(p, k->pos, "cannot apply unary '%c' to %s", k->s[0], ntname(p, x));
         return NULL;
     }
     if (k->s[0] == '+') return x;
@@ -1351,7 +1820,7 @@ static node *parse_unary(parser *p)
     node *n = new_node(p, N_NEG, k->pos, 1);
     n->kids[0] = x;
     n->type = n->ctype = x->type;
-    n->interval = x->interval;
+    if (x->interval) set_iv(n, x->ivs, x->ive);
     return seal(p, n) ? NULL : n;
 }
 
@@ -1445,8 +1914,8 @@ static node *parse_pred(parser *p)
         if ((x->type != SL_T_STRING && x->type != SL_T_NULL) ||
             (pat->type != SL_T_STRING && pat->type != SL_T_NULL) ||
             (esc && esc->type != SL_T_STRING && esc->type != SL_T_NULL)) {
-            perr(p, k->pos, "LIKE needs STRING operands, got %s and %s", tname(x->type),
-                 tname(pat->type));
+            perr(p, k->pos, "LIKE needs STRING operands, got %s and %s", ntname(p, x),
+                 ntname(p, pat));
             return NULL;
         }
         node *n = new_node(p, N_LIKE, k->pos, 3);
@@ -1500,7 +1969,7 @@ static node *parse_is(parser *p)
         }
         if (op != N_IS_NULL && !is_bool_or_null(x->type)) {
             perr(p, k->pos, "IS %s%s needs a BOOLEAN, got %s", neg ? "NOT " : "",
-                 op == N_IS_TRUE ? "TRUE" : "FALSE", tname(x->type));
+                 op == N_IS_TRUE ? "TRUE" : "FALSE", ntname(p, x));
             return NULL;
         }
         node *n = new_node(p, op, k->pos, 1);
@@ -1522,7 +1991,7 @@ static node *parse_not(parser *p)
     p->depth--;
     if (!x) return NULL;
     if (!is_bool_or_null(x->type)) {
-        perr(p, k->pos, "NOT needs a BOOLEAN, got %s", tname(x->type));
+        perr(p, k->pos, "NOT needs a BOOLEAN, got %s", ntname(p, x));
         return NULL;
     }
     node *n = new_node(p, N_NOT, k->pos, 1);
@@ -1542,7 +2011,7 @@ static node *parse_logic(parser *p, bool is_or)
         if (!b) return NULL;
         if (!is_bool_or_null(a->type) || !is_bool_or_null(b->type)) {
             perr(p, k->pos, "%s needs BOOLEAN operands, got %s and %s", is_or ? "OR" : "AND",
-                 tname(a->type), tname(b->type));
+                 ntname(p, a), ntname(p, b));
             return NULL;
         }
         node *n = new_node(p, is_or ? N_OR : N_AND, k->pos, 2);
@@ -1946,12 +2415,33 @@ static int64_t d_to_i(double d, sl_type to)
     return (int64_t)d;
 }
 
+/* CASTs to and from intervals: a number to an interval counts the
+ * interval's first field; an interval to a number counts its last field
+ * (truncated), and to a STRING is Flink's "+d hh:mm:ss.fff". */
+static int eval_cast_iv(const node *n, evctx *cx, sl_value *out)
+{
+    const node *k = n->kids[0];
+    if (n->interval) {
+        if (!k->interval) set_i(out, wrap64((uint64_t)out->v.i * (uint64_t)iv_ms[n->ivs]));
+        return SL_OK;
+    }
+    if (n->type == SL_T_STRING) {
+        char buf[48];
+        return put_text(n, cx, out, buf, iv_to_sql(buf, sizeof buf, out->v.i));
+    }
+    int64_t q = out->v.i / iv_ms[k->ive];
+    set_i(out, n->type == SL_T_INT ? wrap32(q) : q);
+    return SL_OK;
+}
+
 static int eval_cast(const node *n, evctx *cx, sl_value *out)
 {
     const node *k = n->kids[0];
     sl_type from = k->type, to = n->type;
     if (ev(k, cx, out)) return SL_ERR;
-    if (out->isnull || from == to) return SL_OK;
+    if (out->isnull) return SL_OK;
+    if (n->interval || k->interval) return eval_cast_iv(n, cx, out);
+    if (from == to) return SL_OK;
     sl_value v = *out;
     char buf[64];
     switch (to) {
@@ -1962,7 +2452,7 @@ static int eval_cast(const node *n, evctx *cx, sl_value *out)
         case SL_T_BIGINT:
             return put_text(n, cx, out, buf, snprintf(buf, sizeof buf, "%lld", (long long)v.v.i));
         case SL_T_DOUBLE: return put_text(n, cx, out, buf, double_to_str(buf, sizeof buf, v.v.d));
-        case SL_T_TIMESTAMP: return put_text(n, cx, out, buf, ts_to_sql(buf, sizeof buf, v.v.i));
+        case SL_T_TIMESTAMP: return put_text(n, cx, out, buf, ts_to_sql(buf, sizeof buf, v.v.i, true));
         default: return SL_OK; /* BYTES: the same bytes */
         }
     case SL_T_BYTES: return SL_OK;
@@ -2136,6 +2626,192 @@ static int eval_case_map(const node *n, evctx *cx, sl_value *out, bool upper)
     return SL_OK;
 }
 
+/* ---- RAND: java.util.Random's generator ---------------------------------
+ * RAND and RAND_INTEGER draw from the 48-bit linear congruential generator
+ * that java.util.Random specifies, so RAND(seed) yields the sequence Flink's
+ * RAND(seed) does. The parsed tree is shared read-only by every subtask's
+ * thread, so the generators' states live outside it, in thread-local
+ * storage:
+ *   - RAND() / RAND_INTEGER(bound): one generator per thread, seeded from
+ *     the monotonic clock, the thread and a process-wide counter;
+ *   - a literal seed: one generator per RAND node per thread, found by the
+ *     node's serial in a table of RAND_SLOTS slots and started from the
+ *     seed at the node's first evaluation on that thread. The sequence runs
+ *     on across records, as Flink's does per operator instance (two subtasks
+ *     on two threads each get the whole sequence). When the table is full,
+ *     the least recently used slot is taken over -- a destroyed tree's slot
+ *     first, as it is never used again -- so a sequence starts again only
+ *     when one thread evaluates more than RAND_SLOTS seeded RAND calls in
+ *     turn;
+ *   - a seed that is not a literal (RAND(id)): a fresh generator from that
+ *     value at every evaluation, so the result is a function of the seed.
+ * No allocation, no lock, no system call. */
+#define JR_MULT 0x5DEECE66DULL
+#define JR_MASK ((1ULL << 48) - 1)
+#define RAND_SLOTS 64
+
+typedef struct rand_slot {
+    uint64_t serial; /* the RAND node's serial; 0: free */
+    uint64_t state;  /* its generator */
+    uint64_t used;   /* rand_tick at its last use */
+} rand_slot;
+
+static _Thread_local rand_slot rand_slots[RAND_SLOTS];
+static _Thread_local uint64_t rand_tick;
+static _Thread_local uint64_t rand_free_state; /* unseeded calls' generator */
+static _Thread_local bool rand_free_ready;
+static _Atomic uint64_t rand_threads;          /* tells threads' unseeded generators apart */
+
+static uint64_t jr_seed(int64_t seed) { return ((uint64_t)seed ^ JR_MULT) & JR_MASK; }
+
+/* The next `bits` (<= 31) random bits. */
+static int32_t jr_next(uint64_t *st, int bits)
+{
+    *st = (*st * JR_MULT + 0xB) & JR_MASK;
+    return (int32_t)(*st >> (48 - bits));
+}
+
+/* Uniform in [0, 1) with 53 random bits. */
+static double jr_double(uint64_t *st)
+{
+    int64_t hi = jr_next(st, 26), lo = jr_next(st, 27);
+    return (double)((hi << 27) + lo) * 0x1.0p-53;
+}
+
+/* Uniform in [0, bound), bound > 0: a power of two takes the high bits;
+ * otherwise a draw is rejected when it falls in the incomplete last run of
+ * `bound` values (in Java's int arithmetic: when u - r + (bound - 1)
+ * overflows), so every result is equally likely. */
+static int32_t jr_int(uint64_t *st, int32_t bound)
+{
+    int32_t r = jr_next(st, 31), m = bound - 1;
+    if ((bound & m) == 0) return (int32_t)(((int64_t)bound * r) >> 31);
+    for (int32_t u = r; (int64_t)u - (r = u % bound) + m > INT32_MAX; u = jr_next(st, 31)) {
+    }
+    return r;
+}
+
+/* The generator a RAND node draws from on this thread (see above). */
+static uint64_t *rand_state(const node *n)
+{
+    if (!(n->flags & RAND_FIXED)) {
+        if (!rand_free_ready) {
+            uint64_t x = (uint64_t)sl_mono_ns() ^ (uint64_t)(uintptr_t)&rand_free_state ^
+                         (atomic_fetch_add(&rand_threads, 1) + 1) * 0x9E3779B97F4A7C15ULL;
+            x ^= x >> 31, x *= 0xBF58476D1CE4E5B9ULL, x ^= x >> 29; /* spread the bits */
+            rand_free_state = jr_seed((int64_t)x);
+            rand_free_ready = true;
+        }
+        return &rand_free_state;
+    }
+    size_t home = (size_t)((n->serial * 0x9E3779B97F4A7C15ULL) >> 58); /* 6 bits */
+    rand_slot *sl = NULL, *lru = &rand_slots[home];
+    rand_tick++;
+    for (size_t i = 0; i < RAND_SLOTS; i++) {
+        rand_slot *x = &rand_slots[(home + i) % RAND_SLOTS];
+        if (x->serial == n->serial) {
+            x->used = rand_tick;
+            return &x->state;
+        }
+        if (x->serial == 0) {
+            sl = x;
+            break;
+        }
+        if (x->used < lru->used) lru = x;
+    }
+    if (!sl) sl = lru; /* full: a taken-over slot stays in its probe chain, so none is lost */
+    sl->serial = n->serial;
+    sl->state = jr_seed(n->lit.v.i);
+    sl->used = rand_tick;
+    return &sl->state;
+}
+
+static int eval_rand(const node *n, evctx *cx, sl_value *out)
+{
+    sl_value seed, bound;
+    uint64_t local, *st;
+    if (n->op == N_RAND_INT && ev(n->kids[n->nkids - 1], cx, &bound)) return SL_ERR;
+    if ((n->flags & RAND_SEEDED) && !(n->flags & RAND_FIXED)) {
+        if (ev(n->kids[0], cx, &seed)) return SL_ERR;
+        if (seed.isnull) {
+            set_null(out);
+            return SL_OK;
+        }
+        local = jr_seed(seed.v.i);
+        st = &local;
+    } else {
+        st = rand_state(n);
+    }
+    if (n->op == N_RAND) {
+        set_d(out, jr_double(st));
+        return SL_OK;
+    }
+    if (bound.isnull) {
+        set_null(out);
+        return SL_OK;
+    }
+    if (bound.v.i <= 0)
+        return everr(cx, n, "RAND_INTEGER bound must be positive, got %lld", (long long)bound.v.i);
+    set_i(out, jr_int(st, (int32_t)bound.v.i));
+    return SL_OK;
+}
+
+/* TIMESTAMPADD(unit, n, ts) and TIMESTAMPDIFF(unit, t1, t2). DIFF counts
+ * whole units from t1 to t2, truncated toward zero; MONTH, QUARTER and YEAR
+ * count calendar months (see months_between). */
+static int eval_tsfn(const node *n, evctx *cx, sl_value *out)
+{
+    sl_value a, b;
+    if (ev(n->kids[0], cx, &a) || ev(n->kids[1], cx, &b)) return SL_ERR;
+    if (a.isnull || b.isnull) {
+        set_null(out);
+        return SL_OK;
+    }
+    int u = n->flags;
+    int64_t r;
+    if (n->op == N_TS_ADD) {
+        bool ok = tu_ms[u] ? !__builtin_mul_overflow(a.v.i, tu_ms[u], &r) &&
+                                 !__builtin_add_overflow(b.v.i, r, &r)
+                           : add_months(b.v.i, a.v.i * tu_months[u], &r);
+        if (!ok)
+            return everr(cx, n, "TIMESTAMPADD: adding %lld %s gives a TIMESTAMP out of range",
+                         (long long)a.v.i, tu_name[u]);
+        set_i(out, r);
+        return SL_OK;
+    }
+    if (tu_ms[u]) {
+        if (__builtin_sub_overflow(b.v.i, a.v.i, &r))
+            return everr(cx, n, "TIMESTAMPDIFF: the difference is out of range");
+        r /= tu_ms[u];
+    } else {
+        r = months_between(a.v.i, b.v.i) / tu_months[u];
+    }
+    set_i(out, wrap32(r)); /* an INT, narrowed as Java narrows */
+    return SL_OK;
+}
+
+/* UNIX_TIMESTAMP([s]) and FROM_UNIXTIME(n): epoch seconds <-> 'yyyy-MM-dd
+ * HH:mm:ss' (UTC). A string UNIX_TIMESTAMP cannot read gives
+ * -9223372036854775808, as Flink's does. */
+static int eval_unix(const node *n, evctx *cx, sl_value *out)
+{
+    if (n->op == N_UNIX_TS && n->nkids == 0) {
+        set_i(out, floor_div(sl_now_ms(), 1000));
+        return SL_OK;
+    }
+    int rc = ev(n->kids[0], cx, out);
+    if (rc || out->isnull) return rc;
+    int64_t ms;
+    if (n->op == N_UNIX_TS) {
+        set_i(out, ts_parse(out->v.s.p, out->v.s.len, &ms) ? floor_div(ms, 1000) : INT64_MIN);
+        return SL_OK;
+    }
+    if (__builtin_mul_overflow(out->v.i, 1000, &ms))
+        return everr(cx, n, "FROM_UNIXTIME: %lld seconds is out of range", (long long)out->v.i);
+    char buf[48];
+    return put_text(n, cx, out, buf, ts_to_sql(buf, sizeof buf, ms, false));
+}
+
 static int ev(const node *n, evctx *cx, sl_value *out)
 {
     sl_value a, b;
@@ -2288,6 +2964,18 @@ static int ev(const node *n, evctx *cx, sl_value *out)
         set_i(out, ms);
         return SL_OK;
     }
+    case N_NOW: { /* the wall clock at this evaluation, as TIMESTAMP(flags) */
+        static const int64_t unit[4] = {1000, 100, 10, 1};
+        int64_t ms = sl_now_ms();
+        set_i(out, ms - (ms % unit[n->flags] + unit[n->flags]) % unit[n->flags]);
+        return SL_OK;
+    }
+    case N_UNIX_TS:
+    case N_FROM_UNIXTIME: return eval_unix(n, cx, out);
+    case N_RAND:
+    case N_RAND_INT: return eval_rand(n, cx, out);
+    case N_TS_ADD:
+    case N_TS_DIFF: return eval_tsfn(n, cx, out);
     case N_TO_TS: {
         int64_t ms;
         if ((rc = ev(n->kids[0], cx, out)) || out->isnull) return rc;

@@ -9,6 +9,7 @@
  * so each expectation below is a literal string worked out by hand (dates
  * were checked with an independent calendar).
  */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -264,7 +265,8 @@ static void test_type_errors(void)
     EXPECT("n IS TRUE", "PARSE: IS TRUE needs a BOOLEAN, got INT at position 3");
     EXPECT("ts + 1", "PARSE: cannot apply '+' to TIMESTAMP(3) and INT at position 4");
     EXPECT("ts - ts",
-           "PARSE: cannot apply '-' to TIMESTAMP(3) and TIMESTAMP(3) at position 4");
+           "PARSE: cannot apply '-' to TIMESTAMP(3) and TIMESTAMP(3); use "
+           "TIMESTAMPDIFF(SECOND, t1, t2) for the time between them at position 4");
     EXPECT("FOO(1)", "PARSE: unknown function 'FOO' at position 1");
     EXPECT("ABS(1, 2)", "PARSE: ABS takes 1 argument, got 2 at position 1");
     EXPECT("ABS()", "PARSE: ABS takes 1 argument, got 0 at position 1");
@@ -286,8 +288,12 @@ static void test_type_errors(void)
     EXPECT("CASE n WHEN 'a' THEN 1 END",
            "PARSE: cannot compare INT with STRING in 'CASE .. WHEN' at position 13");
     EXPECT("CAST(1 AS FOO)", "PARSE: unknown type 'FOO' in CAST at position 11");
-    EXPECT("CAST(ts AS INT)", "PARSE: cannot CAST TIMESTAMP(3) to INT at position 1");
-    EXPECT("CAST(1 AS TIMESTAMP(3))", "PARSE: cannot CAST INT to TIMESTAMP(3) at position 1");
+    EXPECT("CAST(ts AS INT)",
+           "PARSE: cannot CAST TIMESTAMP(3) to INT: a TIMESTAMP does not convert to a number; "
+           "use UNIX_TIMESTAMP(CAST(ts AS STRING)) for epoch seconds at position 1");
+    EXPECT("CAST(1 AS TIMESTAMP(3))",
+           "PARSE: cannot CAST INT to TIMESTAMP(3): a number does not convert to a TIMESTAMP; "
+           "use TO_TIMESTAMP(FROM_UNIXTIME(n)) for epoch seconds at position 1");
     EXPECT("TO_TIMESTAMP_LTZ(1, 2)",
            "PARSE: TO_TIMESTAMP_LTZ precision must be 0 (seconds) or 3 (milliseconds) at "
            "position 21");
@@ -516,7 +522,7 @@ static void test_timestamps(void)
     EXPECT("ts + -INTERVAL '1' SECOND", "TIMESTAMP 1767225599020");
     EXPECT("ts + (INTERVAL '1' SECOND + INTERVAL '1' MINUTE)", "TIMESTAMP 1767225661020");
     EXPECT("INTERVAL '1' SECOND - ts",
-           "PARSE: cannot apply '-' to BIGINT (interval) and TIMESTAMP(3) at position 21");
+           "PARSE: cannot apply '-' to INTERVAL SECOND and TIMESTAMP(3) at position 21");
 }
 
 static void test_strings(void)
@@ -974,6 +980,476 @@ static void test_keywords_and_quoting(void)
     EXPECT("n\t+\n1", "INT 4");
 }
 
+/* ---- time, intervals and RAND ------------------------------------------------
+ * Expected values: epoch milliseconds from Python's datetime (UTC); RAND's
+ * from java.util.Random run by the JDK (new Random(seed).nextDouble(),
+ * .nextInt(bound)); interval texts from Flink's documented CAST output. */
+
+static void test_interval_literals(void)
+{
+    EXPECT("INTERVAL '0.003' SECOND", "BIGINT 3");
+    EXPECT("INTERVAL '1.5' SECOND", "BIGINT 1500");
+    EXPECT("INTERVAL '-1.5' SECOND", "BIGINT -1500");
+    EXPECT("INTERVAL '+2' MINUTE", "BIGINT 120000");
+    EXPECT("INTERVAL '1.23456' SECOND", "BIGINT 1234"); /* below a millisecond is dropped */
+    EXPECT("INTERVAL '99' DAY", "BIGINT 8553600000");
+    EXPECT("INTERVAL '007' SECOND", "BIGINT 7000");
+    EXPECT("INTERVAL '100' SECOND",
+           "PARSE: interval field value 100 exceeds precision of SECOND(2) field (write "
+           "SECOND(3)) at position 10");
+    EXPECT("INTERVAL '100' SECOND(3)", "BIGINT 100000");
+    EXPECT("INTERVAL '1.5' SECOND(2, 3)", "BIGINT 1500");
+    EXPECT("INTERVAL '100' DAY(2)",
+           "PARSE: interval field value 100 exceeds precision of DAY(2) field (write DAY(3)) at "
+           "position 10");
+    EXPECT("INTERVAL '5' SECOND(11)",
+           "PARSE: interval precision must be a number from 1 to 10 at position 21");
+    EXPECT("INTERVAL '1 02:03:04.005' DAY TO SECOND", "BIGINT 93784005");
+    EXPECT("INTERVAL '-1 02:03:04' DAY TO SECOND", "BIGINT -93784000");
+    EXPECT("INTERVAL '2 5' DAY TO HOUR", "BIGINT 190800000");
+    EXPECT("INTERVAL '2 5:30' DAY TO MINUTE", "BIGINT 192600000");
+    EXPECT("INTERVAL '10:30' HOUR TO MINUTE", "BIGINT 37800000");
+    EXPECT("INTERVAL '1:02:03' HOUR TO SECOND", "BIGINT 3723000");
+    EXPECT("INTERVAL '1:30' MINUTE TO SECOND", "BIGINT 90000");
+    EXPECT("INTERVAL '1:30.25' MINUTE TO SECOND", "BIGINT 90250");
+    EXPECT("INTERVAL '1:75' HOUR TO MINUTE",
+           "PARSE: invalid INTERVAL literal '1:75': MINUTE must be 0 to 59 at position 10");
+    EXPECT("INTERVAL '1 24' DAY TO HOUR",
+           "PARSE: invalid INTERVAL literal '1 24': HOUR must be 0 to 23 at position 10");
+    EXPECT("INTERVAL '1:30' MINUTE",
+           "PARSE: INTERVAL needs a whole number in quotes, e.g. INTERVAL '5' SECOND at "
+           "position 10");
+    EXPECT("INTERVAL '1:30' DAY TO SECOND",
+           "PARSE: invalid INTERVAL literal '1:30' for INTERVAL DAY TO SECOND (expected "
+           "'D HH:MM:SS[.fff]') at position 10");
+    EXPECT("INTERVAL '1.5' MINUTE",
+           "PARSE: INTERVAL needs a whole number in quotes, e.g. INTERVAL '5' SECOND at "
+           "position 10");
+    EXPECT("INTERVAL '1' SECOND TO MINUTE",
+           "PARSE: invalid interval qualifier: expected HOUR, MINUTE or SECOND finer than SECOND "
+           "after TO at position 24");
+    EXPECT("INTERVAL '1' MONTH",
+           "PARSE: year-month intervals (MONTH) are not supported, only day-time ones; add months "
+           "with TIMESTAMPADD(MONTH, n, ts) at position 14");
+    EXPECT("INTERVAL '99999999999999999' SECOND(10)",
+           "PARSE: interval field value 99999999999999999 exceeds precision of SECOND(10) field "
+           "(write SECOND(17)) at position 10");
+    EXPECT("INTERVAL '999999999999999999' MILLISECOND", "BIGINT 999999999999999999");
+    EXPECT("INTERVAL '9999999999999999' DAY(10)",
+           "PARSE: interval field value 9999999999999999 exceeds precision of DAY(10) field "
+           "(write DAY(16)) at position 10");
+    EXPECT("INTERVAL '9999999999' DAY(10)", "BIGINT 863999999913600000");
+}
+
+static void test_interval_arithmetic(void)
+{
+    EXPECT("INTERVAL '1' SECOND * 3", "BIGINT 3000");
+    EXPECT("3 * INTERVAL '1' SECOND", "BIGINT 3000");
+    EXPECT("INTERVAL '10' SECOND / 4", "BIGINT 2500");
+    EXPECT("INTERVAL '10' SECOND * n - INTERVAL '1' MINUTE", "BIGINT -30000");
+    EXPECT("INTERVAL '1' SECOND * nul_i", "BIGINT NULL");
+    EXPECT("ts - INTERVAL '5' SECOND * n", "TIMESTAMP 1767225585020");
+    EXPECT("ts - INTERVAL '0.001' SECOND * CAST(price * 1000 AS INT)", "TIMESTAMP 1767225597520");
+    EXPECT("INTERVAL '1' SECOND * id",
+           "PARSE: cannot apply '*' to INTERVAL SECOND and BIGINT: an interval is scaled by an "
+           "INT only; use CAST(.. AS INT) at position 21");
+    EXPECT("price * INTERVAL '1' SECOND",
+           "PARSE: cannot apply '*' to DOUBLE and INTERVAL SECOND: an interval is scaled by an "
+           "INT only; use CAST(.. AS INT) at position 7");
+    EXPECT("INTERVAL '1' SECOND + 1",
+           "PARSE: cannot apply '+' to INTERVAL SECOND and INT at position 21");
+    EXPECT("2 / INTERVAL '1' SECOND",
+           "PARSE: cannot apply '/' to INT and INTERVAL SECOND at position 3");
+    EXPECT("INTERVAL '5' SECOND % 2",
+           "PARSE: cannot apply '%' to INTERVAL SECOND and INT at position 21");
+    EXPECT("INTERVAL '1' SECOND * INTERVAL '1' SECOND",
+           "PARSE: cannot apply '*' to INTERVAL SECOND and INTERVAL SECOND at position 21");
+    EXPECT("INTERVAL '1' SECOND / 0", "EVAL: division by zero at position 21");
+    EXPECT("CAST(INTERVAL '1' MINUTE + INTERVAL '5' SECOND AS BIGINT)", "BIGINT 65");
+    EXPECT("CAST(INTERVAL '1' DAY - INTERVAL '1' HOUR AS BIGINT)", "BIGINT 23");
+    EXPECT("INTERVAL '1' MINUTE > INTERVAL '59' SECOND", "BOOLEAN TRUE");
+    EXPECT("INTERVAL '60' SECOND = INTERVAL '1' MINUTE", "BOOLEAN TRUE");
+    EXPECT("INTERVAL '1' SECOND > 5",
+           "PARSE: cannot compare INTERVAL SECOND with INT in '>' at position 21");
+    EXPECT("INTERVAL '2' SECOND BETWEEN INTERVAL '1' SECOND AND INTERVAL '3' SECOND",
+           "BOOLEAN TRUE");
+    EXPECT("INTERVAL '2' SECOND IN (2000, 3000)",
+           "PARSE: cannot compare INTERVAL SECOND with INT in 'IN' at position 25");
+    EXPECT("CASE WHEN ok THEN INTERVAL '1' SECOND ELSE 5 END",
+           "PARSE: CASE branches have incompatible types INTERVAL SECOND and INT at position 44");
+    EXPECT("CAST(CASE WHEN ok THEN INTERVAL '1' MINUTE ELSE INTERVAL '5' SECOND END AS BIGINT)",
+           "BIGINT 60");
+    EXPECT("CAST(COALESCE(NULL, INTERVAL '2' HOUR) AS BIGINT)", "BIGINT 2");
+    EXPECT("COALESCE(INTERVAL '2' HOUR, 1)",
+           "PARSE: COALESCE arguments have incompatible types INTERVAL HOUR and INT at "
+           "position 29");
+    EXPECT("IF(ok, INTERVAL '1' SECOND, 1)",
+           "PARSE: IF branches have incompatible types INTERVAL SECOND and INT at position 1");
+    EXPECT("CAST(ABS(-INTERVAL '2' SECOND) AS STRING)", "STRING +0 00:00:02.000");
+    EXPECT("FLOOR(INTERVAL '2' SECOND)", "PARSE: FLOOR needs a number, got INTERVAL SECOND at "
+                                         "position 1");
+    EXPECT("TO_TIMESTAMP_LTZ(INTERVAL '2' SECOND, 3)",
+           "PARSE: TO_TIMESTAMP_LTZ needs a number of seconds or milliseconds, got INTERVAL "
+           "SECOND at position 1");
+    EXPECT("CAST(NULLIF(INTERVAL '2' SECOND, INTERVAL '3' SECOND) AS BIGINT)", "BIGINT 2");
+}
+
+static void test_casts_time(void)
+{
+    EXPECT("CAST(INTERVAL '5' SECOND AS BIGINT)", "BIGINT 5");
+    EXPECT("CAST(INTERVAL '1' MINUTE AS BIGINT)", "BIGINT 1");
+    EXPECT("CAST(INTERVAL '1:30' MINUTE TO SECOND AS BIGINT)", "BIGINT 90");
+    EXPECT("CAST(INTERVAL '1.5' SECOND AS BIGINT)", "BIGINT 1");
+    EXPECT("CAST(-INTERVAL '1.5' SECOND AS BIGINT)", "BIGINT -1");
+    EXPECT("CAST(INTERVAL '2' HOUR AS INT)", "INT 2");
+    EXPECT("CAST(INTERVAL '5' SECOND AS STRING)", "STRING +0 00:00:05.000");
+    EXPECT("CAST(INTERVAL '0.003' SECOND AS STRING)", "STRING +0 00:00:00.003");
+    EXPECT("CAST(INTERVAL '1 02:03:04.005' DAY TO SECOND AS STRING)", "STRING +1 02:03:04.005");
+    EXPECT("CAST(-INTERVAL '25' HOUR AS STRING)", "STRING -1 01:00:00.000");
+    EXPECT("CAST(CAST(123456789 AS INTERVAL SECOND(9)) / 1000 AS STRING)",
+           "STRING +1 10:17:36.789");
+    EXPECT("CAST(5 AS INTERVAL SECOND)", "BIGINT 5000");
+    EXPECT("CAST(id AS INTERVAL MINUTE)", "BIGINT 420000");
+    EXPECT("ts + CAST(n AS INTERVAL MINUTE)", "TIMESTAMP 1767225780020");
+    EXPECT("CAST(2 AS INTERVAL DAY TO HOUR)", "BIGINT 172800000");
+    EXPECT("CAST(nul_i AS INTERVAL SECOND)", "BIGINT NULL");
+    EXPECT("CAST(CAST(INTERVAL '90' SECOND AS INTERVAL MINUTE) AS BIGINT)", "BIGINT 1");
+    EXPECT("CAST(price AS INTERVAL SECOND)",
+           "PARSE: cannot CAST DOUBLE to INTERVAL SECOND (only an integer or an interval can be) "
+           "at position 1");
+    EXPECT("CAST('5' AS INTERVAL SECOND)",
+           "PARSE: cannot CAST STRING to INTERVAL SECOND (only an integer or an interval can be) "
+           "at position 1");
+    EXPECT("CAST(INTERVAL '5' SECOND AS DOUBLE)",
+           "PARSE: cannot CAST INTERVAL SECOND to DOUBLE at position 1");
+    EXPECT("CAST(INTERVAL '5' SECOND AS TIMESTAMP(3))",
+           "PARSE: cannot CAST INTERVAL SECOND to TIMESTAMP(3) at position 1");
+    EXPECT("CAST(ts AS BIGINT)",
+           "PARSE: cannot CAST TIMESTAMP(3) to BIGINT: a TIMESTAMP does not convert to a number; "
+           "use UNIX_TIMESTAMP(CAST(ts AS STRING)) for epoch seconds at position 1");
+    EXPECT("CAST(ts AS DOUBLE)",
+           "PARSE: cannot CAST TIMESTAMP(3) to DOUBLE: a TIMESTAMP does not convert to a number; "
+           "use UNIX_TIMESTAMP(CAST(ts AS STRING)) for epoch seconds at position 1");
+    EXPECT("TRY_CAST(ts AS INT)",
+           "PARSE: cannot CAST TIMESTAMP(3) to INT: a TIMESTAMP does not convert to a number; "
+           "use UNIX_TIMESTAMP(CAST(ts AS STRING)) for epoch seconds at position 1");
+    EXPECT("CAST(id AS TIMESTAMP(3))",
+           "PARSE: cannot CAST BIGINT to TIMESTAMP(3): a number does not convert to a TIMESTAMP; "
+           "use TO_TIMESTAMP(FROM_UNIXTIME(n)) for epoch seconds at position 1");
+    EXPECT("CAST(id AS TIMESTAMP_LTZ(3))",
+           "PARSE: cannot CAST BIGINT to TIMESTAMP_LTZ(3): a number does not convert to a "
+           "TIMESTAMP_LTZ; use TO_TIMESTAMP_LTZ(n, 0) for epoch seconds or TO_TIMESTAMP_LTZ(n, 3) "
+           "for milliseconds at position 1");
+    EXPECT("CAST(price AS TIMESTAMP(3) WITH LOCAL TIME ZONE)",
+           "PARSE: cannot CAST DOUBLE to TIMESTAMP_LTZ(3): a number does not convert to a "
+           "TIMESTAMP_LTZ; use TO_TIMESTAMP_LTZ(n, 0) for epoch seconds or TO_TIMESTAMP_LTZ(n, 3) "
+           "for milliseconds at position 1");
+    EXPECT("CAST(ok AS TIMESTAMP)", "PARSE: cannot CAST BOOLEAN to TIMESTAMP(3) at position 1");
+    EXPECT("CAST(ts AS BOOLEAN)", "PARSE: cannot CAST TIMESTAMP(3) to BOOLEAN at position 1");
+    /* what the refusals point to works */
+    EXPECT("UNIX_TIMESTAMP(CAST(ts AS STRING))", "BIGINT 1767225600");
+    EXPECT("TO_TIMESTAMP(FROM_UNIXTIME(1767225601))", "TIMESTAMP 1767225601000");
+    EXPECT("TO_TIMESTAMP_LTZ(id, 0)", "TIMESTAMP 7000");
+}
+
+static void test_unix_time(void)
+{
+    EXPECT("UNIX_TIMESTAMP('2026-01-01 00:00:01')", "BIGINT 1767225601");
+    EXPECT("UNIX_TIMESTAMP('1969-12-31 23:59:59.5')", "BIGINT -1");
+    EXPECT("UNIX_TIMESTAMP('garbage')", "BIGINT -9223372036854775808");
+    EXPECT("UNIX_TIMESTAMP(nul_s)", "BIGINT NULL");
+    EXPECT("UNIX_TIMESTAMP(5)", "PARSE: UNIX_TIMESTAMP needs a STRING, got INT at position 16");
+    EXPECT("UNIX_TIMESTAMP(name, 'yyyy')",
+           "PARSE: UNIX_TIMESTAMP: only the default format 'yyyy-MM-dd HH:mm:ss' is supported; "
+           "leave out the format argument at position 22");
+    EXPECT("FROM_UNIXTIME(44)", "STRING 1970-01-01 00:00:44");
+    EXPECT("FROM_UNIXTIME(-1)", "STRING 1969-12-31 23:59:59");
+    EXPECT("FROM_UNIXTIME(1767225601)", "STRING 2026-01-01 00:00:01");
+    EXPECT("FROM_UNIXTIME(nul_i)", "STRING NULL");
+    EXPECT("FROM_UNIXTIME(9223372036854775807)",
+           "EVAL: FROM_UNIXTIME: 9223372036854775807 seconds is out of range at position 1");
+    EXPECT("FROM_UNIXTIME(price)",
+           "PARSE: FROM_UNIXTIME needs an integer number of seconds, got DOUBLE at position 15");
+}
+
+static void test_timestampadd_diff(void)
+{
+    EXPECT("TIMESTAMPADD(SECOND, -5, ts)", "TIMESTAMP 1767225595020");
+    EXPECT("TIMESTAMPADD(MINUTE, n, ts)", "TIMESTAMP 1767225780020");
+    EXPECT("TIMESTAMPADD(WEEK, 2, ts)", "TIMESTAMP 1768435200020");
+    EXPECT("TIMESTAMPADD(MONTH, 1, TIMESTAMP '2026-01-31 10:00:00')", "TIMESTAMP 1772272800000");
+    EXPECT("TIMESTAMPADD(YEAR, 1, TIMESTAMP '2024-02-29 00:00:00')", "TIMESTAMP 1740700800000");
+    EXPECT("TIMESTAMPADD(YEAR, 4, TIMESTAMP '2024-02-29 00:00:00')", "TIMESTAMP 1835395200000");
+    EXPECT("TIMESTAMPADD(QUARTER, -1, ts)", "TIMESTAMP 1759276800020");
+    EXPECT("TIMESTAMPADD(MONTH, -1, ts)", "TIMESTAMP 1764547200020");
+    EXPECT("TIMESTAMPADD(DAY, nul_i, ts)", "TIMESTAMP NULL");
+    EXPECT("TIMESTAMPADD(DAY, 1, NULL)", "TIMESTAMP NULL");
+    EXPECT("TIMESTAMPADD(YEAR, 2147483647, ts)",
+           "EVAL: TIMESTAMPADD: adding 2147483647 YEAR gives a TIMESTAMP out of range at "
+           "position 1");
+    EXPECT("TIMESTAMPADD(DAY, id, ts)",
+           "PARSE: TIMESTAMPADD needs an INT count, got BIGINT (use CAST(.. AS INT)) at "
+           "position 19");
+    EXPECT("TIMESTAMPADD(DAY, 1, name)", "PARSE: TIMESTAMPADD needs a TIMESTAMP, got STRING at "
+                                         "position 22");
+    EXPECT("TIMESTAMPADD(FORTNIGHT, 1, ts)",
+           "PARSE: expected a time unit (SECOND, MINUTE, HOUR, DAY, WEEK, MONTH, QUARTER, YEAR), "
+           "found 'FORTNIGHT' at position 14");
+    EXPECT("TIMESTAMPDIFF(DAY, TIMESTAMP '2026-01-01 00:00:00', TIMESTAMP '2026-01-03 23:59:59')",
+           "INT 2");
+    EXPECT("TIMESTAMPDIFF(DAY, TIMESTAMP '2026-01-03 23:59:59', TIMESTAMP '2026-01-01 00:00:00')",
+           "INT -2");
+    EXPECT("TIMESTAMPDIFF(SECOND, ts, ts + INTERVAL '1.5' SECOND)", "INT 1");
+    EXPECT("TIMESTAMPDIFF(MONTH, TIMESTAMP '2026-01-31 10:00:00', "
+           "TIMESTAMP '2026-02-28 10:00:00')", "INT 1");
+    EXPECT("TIMESTAMPDIFF(MONTH, TIMESTAMP '2026-01-31 10:00:00', "
+           "TIMESTAMP '2026-02-28 09:59:59')", "INT 0");
+    EXPECT("TIMESTAMPDIFF(MONTH, TIMESTAMP '2026-02-28 10:00:00', "
+           "TIMESTAMP '2026-01-31 10:00:00')", "INT -1");
+    EXPECT("TIMESTAMPDIFF(YEAR, TIMESTAMP '2024-02-29 00:00:00', TIMESTAMP '2025-02-28 00:00:00')",
+           "INT 1");
+    EXPECT("TIMESTAMPDIFF(QUARTER, TIMESTAMP '2025-01-15 00:00:00', ts)", "INT 3");
+    EXPECT("TIMESTAMPDIFF(SECOND, TIMESTAMP '1970-01-01 00:00:00', TIMESTAMP '2100-01-01 "
+           "00:00:00')", "INT -192522496"); /* 4102444800 narrowed to an INT */
+    EXPECT("TIMESTAMPDIFF(HOUR, ts, nul_s)",
+           "PARSE: TIMESTAMPDIFF needs a TIMESTAMP, got STRING at position 25");
+}
+
+/* The wall clock, read at each evaluation. */
+static void test_current_timestamp(void)
+{
+    static const char *const now_exprs[] = {"CURRENT_TIMESTAMP", "localtimestamp", "NOW()",
+                                            "CURRENT_ROW_TIMESTAMP()", "CURRENT_TIMESTAMP(3)"};
+    setup();
+    char err[256];
+    sl_arena none;
+    sl_arena_init(&none, 0); /* no scratch at all: the clock needs none */
+    for (size_t i = 0; i < SL_ARRAY_LEN(now_exprs); i++) {
+        sl_expr *e = sl_expr_parse(now_exprs[i], &S, err, sizeof err);
+        CHECK(e != NULL);
+        if (!e) continue;
+        CHECK(sl_expr_type(e) == SL_T_TIMESTAMP);
+        for (int k = 0; k < 3; k++) {
+            sl_value v;
+            int64_t before = sl_now_ms();
+            CHECK(sl_expr_eval(e, &R, &none, &v, err, sizeof err) == SL_OK);
+            int64_t after = sl_now_ms();
+            CHECK(!v.isnull && v.v.i >= before && v.v.i <= after);
+        }
+        sl_expr_destroy(e);
+    }
+    /* precision 0 truncates to the second; arithmetic and comparisons work on it */
+    sl_expr *e = sl_expr_parse("CURRENT_TIMESTAMP(0)", &S, err, sizeof err);
+    sl_expr *past = sl_expr_parse("CURRENT_TIMESTAMP - INTERVAL '5' SECOND", &S, err, sizeof err);
+    sl_expr *cmp = sl_expr_parse("CURRENT_TIMESTAMP > ts AND UNIX_TIMESTAMP() > 1767225600", &S,
+                                 err, sizeof err);
+    sl_expr *unix_now = sl_expr_parse("UNIX_TIMESTAMP()", &S, err, sizeof err);
+    CHECK(e && past && cmp && unix_now);
+    if (e && past && cmp && unix_now) {
+        sl_value v;
+        int64_t before = sl_now_ms();
+        CHECK(sl_expr_eval(e, &R, &none, &v, err, sizeof err) == SL_OK);
+        CHECK(v.v.i % 1000 == 0 && v.v.i >= before - before % 1000 && v.v.i <= sl_now_ms());
+        before = sl_now_ms();
+        CHECK(sl_expr_eval(past, &R, &none, &v, err, sizeof err) == SL_OK);
+        CHECK(v.v.i >= before - 5000 && v.v.i <= sl_now_ms() - 5000);
+        bool pass = false;
+        CHECK(sl_expr_eval_bool(cmp, &R, &none, &pass, err, sizeof err) == SL_OK && pass);
+        before = sl_now_ms();
+        CHECK(sl_expr_eval(unix_now, &R, &none, &v, err, sizeof err) == SL_OK);
+        CHECK(v.v.i >= before / 1000 && v.v.i <= sl_now_ms() / 1000);
+    }
+    sl_expr_destroy(e);
+    sl_expr_destroy(past);
+    sl_expr_destroy(cmp);
+    sl_expr_destroy(unix_now);
+    sl_arena_free(&none);
+    EXPECT("CURRENT_TIMESTAMP(4)", "PARSE: CURRENT_TIMESTAMP precision must be 0 to 3 at "
+                                   "position 19");
+    EXPECT("CURRENT_TIMESTAMP()", "PARSE: CURRENT_TIMESTAMP precision must be 0 to 3 at "
+                                  "position 19");
+    EXPECT("NOW(1)", "PARSE: NOW takes 0 arguments, got 1 at position 1");
+    EXPECT("`current_timestamp`", "PARSE: unknown column 'current_timestamp' at position 1");
+    EXPECT("CURRENT_TIMESTAMP + 1",
+           "PARSE: cannot apply '+' to TIMESTAMP(3) and INT at position 19");
+}
+
+/* Evaluate e `n` times and render each value into out, space-separated. */
+static void draws(sl_expr *e, int n, char *out, size_t cap)
+{
+    char err[256];
+    size_t o = 0;
+    out[0] = '\0';
+    sl_arena none;
+    sl_arena_init(&none, 0);
+    for (int i = 0; i < n && o < cap; i++) {
+        sl_value v;
+        if (sl_expr_eval(e, &R, &none, &v, err, sizeof err) != SL_OK)
+            o += (size_t)snprintf(out + o, cap - o, "%sEVAL: %s", i ? " " : "", err);
+        else if (v.isnull)
+            o += (size_t)snprintf(out + o, cap - o, "%sNULL", i ? " " : "");
+        else if (sl_expr_type(e) == SL_T_DOUBLE) { /* the shortest digits that read back */
+            char d[32];
+            for (int prec = 1; prec <= 17; prec++) {
+                snprintf(d, sizeof d, "%.*g", prec, v.v.d);
+                if (strtod(d, NULL) == v.v.d) break;
+            }
+            o += (size_t)snprintf(out + o, cap - o, "%s%s", i ? " " : "", d);
+        }
+        else
+            o += (size_t)snprintf(out + o, cap - o, "%s%lld", i ? " " : "", (long long)v.v.i);
+    }
+    sl_arena_free(&none);
+}
+
+static sl_expr *parse_ok(const char *text)
+{
+    char err[256];
+    setup();
+    sl_expr *e = sl_expr_parse(text, &S, err, sizeof err);
+    if (!e) fprintf(stderr, "%s: %s\n", text, err);
+    return e;
+}
+
+static void check_draws(const char *text, int n, const char *want)
+{
+    char got[512];
+    sl_expr *e = parse_ok(text);
+    CHECK(e != NULL);
+    if (!e) return;
+    draws(e, n, got, sizeof got);
+    CHECK_EQ_STR(got, want);
+    sl_expr_destroy(e);
+}
+
+static void test_rand_seeded(void)
+{
+    /* java.util.Random(seed): nextDouble() and nextInt(bound), in sequence */
+    check_draws("RAND(42)", 3, "0.7275636800328681 0.6832234717598454 0.30871945533265976");
+    check_draws("RAND(0)", 2, "0.730967787376657 0.24053641567148587");
+    check_draws("RAND(-7)", 1, "0.2691218093260761");
+    check_draws("RAND_INTEGER(42, 10)", 10, "0 3 8 4 0 5 5 8 9 3");
+    check_draws("RAND_INTEGER(7, 16)", 5, "11 10 11 0 5");
+    check_draws("RAND_INTEGER(1, 1000000007)", 3, "569548978 215764588 880641847");
+    check_draws("RAND_INTEGER(5, 2147483647)", 1, "1568779487");
+    /* a seed that is not a literal starts afresh every time: a function of the seed */
+    check_draws("RAND(n)", 3, "0.731057369148862 0.731057369148862 0.731057369148862");
+    check_draws("RAND_INTEGER(n, 100)", 2, "34 34");
+    check_draws("RAND(nul_i)", 1, "NULL");
+    check_draws("RAND_INTEGER(nul_i)", 1, "NULL");
+    check_draws("RAND_INTEGER(0)", 1, "EVAL: RAND_INTEGER bound must be positive, got 0 at "
+                                      "position 1");
+    check_draws("RAND_INTEGER(3, -5)", 1, "EVAL: RAND_INTEGER bound must be positive, got -5 at "
+                                          "position 1");
+    /* two RAND calls with one seed give the same sequence, each its own */
+    sl_expr *a = parse_ok("RAND(42)"), *b = parse_ok("RAND(42) * 2");
+    char got[256];
+    CHECK(a && b);
+    if (a && b) {
+        draws(a, 1, got, sizeof got);
+        CHECK_EQ_STR(got, "0.7275636800328681");
+        draws(b, 2, got, sizeof got);
+        CHECK_EQ_STR(got, "1.4551273600657362 1.3664469435196909");
+        draws(a, 1, got, sizeof got);
+        CHECK_EQ_STR(got, "0.6832234717598454");
+    }
+    sl_expr_destroy(a);
+    sl_expr_destroy(b);
+    EXPECT("RAND(1.5)", "PARSE: RAND seed must be an INT, got DOUBLE at position 6");
+    EXPECT("RAND('x')", "PARSE: RAND seed must be an INT, got STRING at position 6");
+    EXPECT("RAND_INTEGER(id)", "PARSE: RAND_INTEGER bound must be an INT, got BIGINT at "
+                               "position 14");
+    EXPECT("RAND(1, 2)", "PARSE: RAND takes at most 1 argument, got 2 at position 1");
+    EXPECT("RAND_INTEGER()", "PARSE: RAND_INTEGER takes at least 1 argument, got 0 at position 1");
+}
+
+/* A thread keeps RAND_SLOTS (64) seeded sequences; a 65th takes over the
+ * least recently used one, which then starts again. */
+static void test_rand_many_sequences(void)
+{
+    enum { N = 64 };
+    sl_expr *e[N + 1];
+    char got[64];
+    for (int i = 0; i <= N; i++) e[i] = parse_ok("RAND_INTEGER(42, 10)");
+    for (int i = 0; i < N; i++) {
+        draws(e[i], 1, got, sizeof got);
+        CHECK_EQ_STR(got, "0");
+    }
+    for (int i = 0; i < N; i++) {
+        draws(e[i], 1, got, sizeof got);
+        CHECK_EQ_STR(got, "3");
+    }
+    draws(e[N], 1, got, sizeof got); /* takes over e[0]'s slot */
+    CHECK_EQ_STR(got, "0");
+    draws(e[1], 1, got, sizeof got);
+    CHECK_EQ_STR(got, "8");
+    draws(e[0], 2, got, sizeof got); /* starts again, taking over e[2]'s slot */
+    CHECK_EQ_STR(got, "0 3");
+    draws(e[N], 1, got, sizeof got);
+    CHECK_EQ_STR(got, "3");
+    for (int i = 0; i <= N; i++) sl_expr_destroy(e[i]);
+}
+
+static void test_rand_unseeded(void)
+{
+    sl_expr *d = parse_ok("RAND()"), *k = parse_ok("RAND_INTEGER(5)");
+    CHECK(d && k);
+    if (!d || !k) return;
+    CHECK(sl_expr_type(d) == SL_T_DOUBLE && sl_expr_type(k) == SL_T_INT);
+    sl_arena none;
+    sl_arena_init(&none, 0);
+    char err[256];
+    double sum = 0, lo = 1, hi = 0;
+    int seen[5] = {0};
+    bool ok = true;
+    for (int i = 0; i < 20000; i++) {
+        sl_value v, w;
+        ok &= sl_expr_eval(d, &R, &none, &v, err, sizeof err) == SL_OK && !v.isnull;
+        ok &= sl_expr_eval(k, &R, &none, &w, err, sizeof err) == SL_OK && !w.isnull;
+        ok &= w.v.i >= 0 && w.v.i < 5;
+        if (w.v.i >= 0 && w.v.i < 5) seen[w.v.i]++;
+        sum += v.v.d;
+        lo = v.v.d < lo ? v.v.d : lo;
+        hi = v.v.d > hi ? v.v.d : hi;
+    }
+    CHECK(ok);
+    /* uniform on [0, 1): the mean of 20000 draws is 0.5 +- 0.002 (1 sigma) */
+    CHECK(lo >= 0 && hi < 1 && lo < 0.001 && hi > 0.999);
+    CHECK(sum / 20000 > 0.49 && sum / 20000 < 0.51);
+    for (int i = 0; i < 5; i++) CHECK(seen[i] > 3600 && seen[i] < 4400); /* 4000 +- 63 */
+    sl_arena_free(&none);
+    sl_expr_destroy(d);
+    sl_expr_destroy(k);
+}
+
+/* One parsed tree, two threads: each thread has its own generator, so each
+ * draws RAND(42)'s whole sequence, whatever the other does. */
+typedef struct rand_job {
+    sl_expr *e;
+    char got[256];
+} rand_job;
+
+static void *rand_thread(void *arg)
+{
+    rand_job *j = arg;
+    draws(j->e, 4, j->got, sizeof j->got);
+    return NULL;
+}
+
+static void test_rand_threads(void)
+{
+    sl_expr *e = parse_ok("RAND_INTEGER(42, 10)");
+    CHECK(e != NULL);
+    if (!e) return;
+    rand_job j[2] = {{.e = e}, {.e = e}};
+    pthread_t t[2];
+    for (int i = 0; i < 2; i++) CHECK(pthread_create(&t[i], NULL, rand_thread, &j[i]) == 0);
+    for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
+    CHECK_EQ_STR(j[0].got, "0 3 8 4");
+    CHECK_EQ_STR(j[1].got, "0 3 8 4");
+    sl_expr_destroy(e);
+}
+
 SL_TEST_MAIN(SL_TEST(test_literals), SL_TEST(test_columns), SL_TEST(test_arithmetic),
              SL_TEST(test_division_by_zero), SL_TEST(test_comparisons), SL_TEST(test_type_errors),
              SL_TEST(test_syntax_errors), SL_TEST(test_logic_and_nulls), SL_TEST(test_case),
@@ -981,4 +1457,9 @@ SL_TEST_MAIN(SL_TEST(test_literals), SL_TEST(test_columns), SL_TEST(test_arithme
              SL_TEST(test_like_is_not_exponential), SL_TEST(test_numeric_functions),
              SL_TEST(test_scratch_exhausted), SL_TEST(test_parse_item), SL_TEST(test_eval_bool),
              SL_TEST(test_intervals), SL_TEST(test_depth_limit), SL_TEST(test_fuzz),
-             SL_TEST(test_keywords_and_quoting))
+             SL_TEST(test_keywords_and_quoting), SL_TEST(test_interval_literals),
+             SL_TEST(test_interval_arithmetic), SL_TEST(test_casts_time),
+             SL_TEST(test_unix_time), SL_TEST(test_timestampadd_diff),
+             SL_TEST(test_current_timestamp), SL_TEST(test_rand_seeded),
+             SL_TEST(test_rand_many_sequences), SL_TEST(test_rand_unseeded),
+             SL_TEST(test_rand_threads))
