@@ -378,6 +378,8 @@ void jm_cp_on_ack(jm *j, const Sluice__AcknowledgeCheckpoint *a)
         return;
     }
     cp->acked[idx] = 1;
+    job->tasks[a->chain][a->subtask].last_alignment_ns = a->alignment_ns;
+    job->tasks[a->chain][a->subtask].last_start_delay_ns = a->start_delay_ns;
     cp->num_acked++;
     cp->latest_ack_ms = sl_now_ms();
     if (a->alignment_ns > cp->max_alignment_ns) cp->max_alignment_ns = a->alignment_ns;

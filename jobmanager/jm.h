@@ -68,6 +68,8 @@ typedef struct jm_task {
     char *host;
     int64_t start_ms, end_ms;
     jm_metrics metrics;
+    uint64_t last_alignment_ns;  /* of its last acknowledged checkpoint */
+    uint64_t last_start_delay_ns;
 } jm_task;
 
 typedef struct jm_exception {

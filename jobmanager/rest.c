@@ -68,13 +68,22 @@ static const char *metric_names[] = {
     "busyTimeMsPerSecond", "backPressuredTimeMsPerSecond", "idleTimeMsPerSecond",
     "accumulatedBusyTimeMs", "accumulatedBackPressuredTimeMs", "accumulatedIdleTimeMs",
     "buffers.inPoolUsage", "buffers.outPoolUsage", "currentInputWatermark",
-    "currentOutputWatermark", "numLateRecordsDropped", NULL};
+    "currentOutputWatermark", "numLateRecordsDropped", "checkpointAlignmentTime",
+    "checkpointStartDelayNanos", NULL};
 
 /* Value of a named metric of one subtask; SL_ERR if the name is unknown. */
 static int task_metric(const jm_task *t, const char *name, double *out)
 {
     const jm_metrics *mm = &t->metrics;
     const Sluice__SubtaskMetrics *m = &mm->m;
+    if (!strcmp(name, "checkpointAlignmentTime")) { /* ns, as Flink's gauge */
+        *out = (double)t->last_alignment_ns;
+        return SL_OK;
+    }
+    if (!strcmp(name, "checkpointStartDelayNanos")) {
+        *out = (double)t->last_start_delay_ns;
+        return SL_OK;
+    }
     if (!mm->has) {
         /* nothing reported yet: zeros, watermarks unknown */
         for (int i = 0; metric_names[i]; i++)
@@ -599,6 +608,45 @@ static json_t *checkpoint_details(const jm_job *job, const jm_checkpoint *cp)
     return o;
 }
 
+/* GET /jobs/:id/metrics[?get=a,b]: the job's checkpoint metrics, Flink's names. */
+static json_t *job_metrics(route_ctx *rc, const jm_job *job)
+{
+    const jm_checkpoint *lc = job->latest_completed;
+    int in_progress = job->pending != NULL;
+    struct { const char *name; double v; } ms[] = {
+        {"lastCheckpointDuration", lc ? (double)(lc->end_ms - lc->trigger_ms) : -1},
+        {"lastCheckpointSize", lc ? (double)lc->state_size : -1},
+        {"lastCheckpointFullSize", lc ? (double)lc->state_size : -1},
+        {"lastCompletedCheckpointId", lc ? (double)lc->id : -1},
+        {"lastCheckpointRestoreTimestamp", job->cp_restored ? (double)job->restored_ms : -1},
+        {"numberOfCompletedCheckpoints", job->cp_completed},
+        {"numberOfFailedCheckpoints", job->cp_failed},
+        {"numberOfInProgressCheckpoints", in_progress},
+        {"totalNumberOfCheckpoints", job->cp_total},
+        {"numRestarts", job->restarts},
+    };
+    const char *get = qarg(rc, "get");
+    json_t *arr = json_array();
+    for (size_t i = 0; i < SL_ARRAY_LEN(ms); i++) {
+        if (get) {
+            /* exact names from a comma-separated list */
+            const char *p = get;
+            size_t n = strlen(ms[i].name);
+            int found = 0;
+            while ((p = strstr(p, ms[i].name))) {
+                if ((p == get || p[-1] == ',') && (p[n] == '\0' || p[n] == ',')) { found = 1; break; }
+                p += n;
+            }
+            if (!found) continue;
+            json_array_append_new(arr, json_pack("{s:s,s:o}", "id", ms[i].name, "value",
+                                                 metric_value_json(ms[i].v, ms[i].name)));
+        } else {
+            json_array_append_new(arr, json_pack("{s:s}", "id", ms[i].name));
+        }
+    }
+    return arr;
+}
+
 /* POST /jobs/:id/savepoints {"target-directory", "cancel-job"} and
  * POST /jobs/:id/stop {"targetDirectory", "drain"}. */
 static void trigger_savepoint(route_ctx *rc, jm_job *job, int stop, reply *r)
@@ -688,6 +736,8 @@ static void job_routes(route_ctx *rc, reply *r)
             json_object_set_new(root, "root-exception",
                                 json_string(job->exceptions[0].stacktrace));
         reply_json(r, 200, root);
+    } else if (rc->nseg == 3 && get && !strcmp(rc->seg[2], "metrics")) {
+        reply_json(r, 200, job_metrics(rc, job));
     } else if (rc->nseg == 3 && get && !strcmp(rc->seg[2], "plan")) {
         reply_json(r, 200, json_pack("{s:o}", "plan", job_plan(job)));
     } else if (rc->nseg == 3 && get && !strcmp(rc->seg[2], "config")) {

@@ -472,3 +472,35 @@ def test_restore_from_retained_checkpoint(make_cluster, workdir):
     # what it was restored from is a checkpoint, not a savepoint (as _metadata says)
     assert not read_metadata(path).get("is_savepoint")  # proto3 leaves a false out
     assert restored["is_savepoint"] is False, restored
+
+
+def test_job_and_subtask_checkpoint_metrics(make_cluster, workdir):
+    c = make_cluster(jm_conf={"execution.checkpointing.interval": "200 ms"})
+    c.add_tm(slots=2)
+    job = {"name": "metrics", "parallelism": 2,
+           "vertices": [{"id": "g", "type": "datagen", "schema": [{"name": "k", "type": "BIGINT"}],
+                         "config": {"rows-per-second": "2000", "fields.k.min": "1", "fields.k.max": "50"}},
+                        {"id": "a", "type": "group_aggregate",
+                         "config": {"group-by": ["k"], "aggregates": ["COUNT(*) AS n"]}},
+                        {"id": "s", "type": "blackhole"}],
+           "edges": [{"from": "g", "to": "a", "strategy": "hash", "keys": ["k"]},
+                     {"from": "a", "to": "s"}]}
+    jid = c.submit(job)
+    c.wait_state(jid, "RUNNING")
+    wait_for(lambda: c.get(f"/jobs/{jid}/checkpoints")["counts"]["completed"] >= 2, timeout=20)
+    names = {m["id"] for m in c.get(f"/jobs/{jid}/metrics")}
+    assert {"lastCheckpointDuration", "lastCheckpointSize", "numberOfCompletedCheckpoints",
+            "numberOfFailedCheckpoints", "numberOfInProgressCheckpoints"} <= names
+    got = {m["id"]: float(m["value"]) for m in
+           c.get(f"/jobs/{jid}/metrics?get=lastCheckpointSize,numberOfCompletedCheckpoints,lastCompletedCheckpointId")}
+    assert set(got) == {"lastCheckpointSize", "numberOfCompletedCheckpoints", "lastCompletedCheckpointId"}
+    cps = c.get(f"/jobs/{jid}/checkpoints")
+    assert got["numberOfCompletedCheckpoints"] <= cps["counts"]["completed"]
+    assert got["numberOfCompletedCheckpoints"] >= 2 and got["lastCheckpointSize"] > 0
+    # per subtask: the alignment time of the last checkpoint (ns), on the keyed vertex with 2 inputs
+    vid = [v["id"] for v in c.job(jid)["vertices"] if v["name"] == "a -> s"][0]
+    al = c.get(f"/jobs/{jid}/vertices/{vid}/metrics?get=checkpointAlignmentTime")
+    assert sorted(x["id"] for x in al) == ["0.checkpointAlignmentTime", "1.checkpointAlignmentTime"]
+    assert all(float(x["value"]) >= 0 for x in al)
+    c.request("PATCH", f"/jobs/{jid}?mode=cancel")
+    c.wait_state(jid, "CANCELED")
