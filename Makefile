@@ -79,10 +79,12 @@ $(B)/tests/%: $(B)/obj/tests/unit/%.o $(B)/libsluice.a
 deps:
 	@./scripts/install-deps.sh
 
-# The README's first command: a local cluster running the demo job.
+# The README's first command: a local cluster running the demo job
+# (another one with `make run JOB=examples/clicks-hop.json`).
+JOB ?=
 run: deps
 	@$(MAKE) --no-print-directory all
-	@./scripts/run-local.sh
+	@./scripts/run-local.sh $(JOB)
 
 # The README's second command: every test, normal and sanitized builds.
 test: deps
