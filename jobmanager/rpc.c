@@ -245,7 +245,12 @@ static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct socka
     }
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    c->bev = bufferevent_socket_new(j->base, fd, BEV_OPT_CLOSE_ON_FREE | BEV_OPT_THREADSAFE);
+    /* REST threads write to this connection holding jm->lock, then the
+     * bufferevent's lock; callbacks must take them in the same order, so
+     * they run without the bufferevent's lock held (deferred, unlocked) */
+    c->bev = bufferevent_socket_new(j->base, fd, BEV_OPT_CLOSE_ON_FREE | BEV_OPT_THREADSAFE |
+                                                     BEV_OPT_DEFER_CALLBACKS |
+                                                     BEV_OPT_UNLOCK_CALLBACKS);
     bufferevent_setcb(c->bev, on_read, NULL, on_event, c);
     /* a peer may not make us buffer more than one maximal frame */
     bufferevent_setwatermark(c->bev, EV_READ, 0, SL_FRAME_MAX + 8);
