@@ -12,6 +12,9 @@
  *   "input-changelog": "insert-only" (default) | "retract"
  *                 whether the input may carry -U/-D rows that MIN/MAX must
  *                 undo (see below). COUNT, SUM and AVG retract either way.
+ *   "state.ttl":  "1 h" (alias: Flink's "table.exec.state.ttl") idle-state
+ *                 retention in processing time; "0" or absent keeps state
+ *                 forever. See "State TTL" below.
  * Output schema: the group-by columns, then one column per aggregate, typed
  * as Flink types them: COUNT -> BIGINT; SUM, MIN, MAX, AVG -> the input's
  * type (AVG of an integer type truncates toward zero, as Flink's does).
@@ -40,8 +43,29 @@
  *            rescans the key's entries for the next one. Insert-only input
  *            keeps just the running extremum, and a retraction reaching a
  *            MIN/MAX there fails the task with a message saying what to set.
+ *            With a state TTL the accumulator ends with two more i64s: the
+ *            key's last update (wall-clock ms) and the time of its expiry
+ *            timer (see below).
  * The accumulator's size is checked on every read, so state from a job with
- * other aggregates is refused rather than misread.
+ * other aggregates, or written with a TTL by a job now without one (or the
+ * other way round), is refused rather than misread.
+ *
+ * State TTL, as Flink's idle-state retention (table.exec.state.ttl): a key
+ * not updated for the TTL is forgotten -- its state is deleted without
+ * emitting anything (Flink does not retract expired results), and a later
+ * row for it starts from empty and emits +I again. Every row that reaches a
+ * key's state counts as an update. The clock is wall-clock processing time
+ * (sl_now_ms, read once per record only when a TTL is set). Expiry runs on
+ * the processing-time timers, one timer per live key: registered when the
+ * key's state is created, at last update + TTL. When it fires, a key
+ * updated since then gets its timer moved to its new last update + TTL
+ * instead of being deleted, so a busy key costs one timer firing per TTL
+ * period rather than one timer per record. A row that finds its key's state
+ * expired before the timer came round treats it as absent (Flink's
+ * NeverReturnExpired), and a retraction that deletes the key removes its
+ * timer too. Timers are checkpointed with the keyed state by the runtime;
+ * restore_state re-arms op->proc_time_at from the restored ones.
+ * Tests replace the clock with sl_group_aggregate_set_clock().
  *
  * Per record the path is: encode the key exactly as the hash partitioner
  * does, find its key group, read the accumulator into a buffer owned by the
@@ -84,6 +108,8 @@ typedef struct ga_plan {
     bool retract_minmax;   /* keep MIN/MAX multisets ("input-changelog": "retract") */
     bool has_minmax;       /* some aggregate is MIN or MAX */
     size_t acc_size;       /* bytes of one accumulator */
+    int64_t ttl_ms;        /* state TTL; 0 = keep state forever */
+    size_t ttl_off;        /* with a TTL: offset of last update, then timer time */
 } ga_plan;
 
 typedef struct ga_state {
@@ -96,7 +122,20 @@ typedef struct ga_state {
     sl_value *vals_new;
     uint8_t *nsbuf;        /* namespaces collected for deletion (rare path) */
     size_t nsbuf_cap;
+    int64_t fire_now;      /* the `now` of the proc_time() call firing timers */
 } ga_state;
+
+/* ---- clock --------------------------------------------------------------- */
+
+/* Where the operator reads processing time for the TTL. Tests point it at a
+ * clock of their own; it is process-wide, so it is set before any task runs
+ * and never changed under a running job. */
+static int64_t (*ga_clock)(void) = sl_now_ms;
+
+void sl_group_aggregate_set_clock(int64_t (*fn)(void));
+
+/* Test hook: read processing time from fn (NULL: the wall clock again). */
+void sl_group_aggregate_set_clock(int64_t (*fn)(void)) { ga_clock = fn ? fn : sl_now_ms; }
 
 /* ---- little-endian fields of the accumulator ----------------------------- */
 
@@ -432,6 +471,25 @@ static void *ga_plan_new(const sl_vertex *v, const sl_schema *in, sl_schema *out
         sl_schema_add(out, name, a->out_type);
     }
     if (!pl->has_minmax) pl->retract_minmax = false;
+
+    /* state.ttl, or the same under Flink's name */
+    json_t *jt = json_object_get(v->config, "state.ttl");
+    json_t *jf = json_object_get(v->config, "table.exec.state.ttl");
+    if (jt && jf) {
+        sl_seterr(err, errlen, "vertex '%s': set either 'state.ttl' or its alias "
+                  "'table.exec.state.ttl', not both", vid);
+        goto fail;
+    }
+    if (jt || jf) {
+        const char *tkey = jt ? "state.ttl" : "table.exec.state.ttl";
+        if (!json_is_null(jt ? jt : jf) &&
+            sl_vconf_duration(v, tkey, 0, &pl->ttl_ms, err, errlen) != SL_OK)
+            goto fail;
+    }
+    if (pl->ttl_ms > 0) {
+        pl->ttl_off = pl->acc_size;
+        pl->acc_size += 16;
+    }
     return pl;
 fail:
     ga_plan_free(pl);
@@ -468,6 +526,9 @@ static int ga_open(sl_op *op)
     if (st->sid_acc < 0 || (pl->retract_minmax && st->sid_mm < 0))
         return sl_op_fail(op, "vertex '%s': cannot register its keyed state (too many states)",
                           pl->vid);
+    if (pl->ttl_ms > 0 && !op->proc_timers)
+        return sl_op_fail(op, "vertex '%s': 'state.ttl' needs processing-time timers, but none "
+                          "were set up for this operator", pl->vid);
     st->old_acc = sl_calloc(1, pl->acc_size);
     st->new_acc = sl_calloc(1, pl->acc_size);
     size_t nout = (size_t)(pl->nkeys + pl->naggs);
@@ -580,6 +641,122 @@ static int mm_clear_key(sl_op *op)
         if (sl_kstate_del(op->kstate, st->sid_mm, st->nsbuf + i * GA_MM_NSLEN, GA_MM_NSLEN, err,
                           sizeof err) == SL_ERR)
             return sl_op_fail(op, "vertex '%s': state: %s", pl->vid, err);
+    return SL_OK;
+}
+
+/* ---- state TTL ------------------------------------------------------------------ */
+
+static const uint8_t no_ns[1]; /* the empty namespace of "acc" and of TTL timers */
+
+static inline int64_t add_sat(int64_t a, int64_t b) /* b >= 0 */
+{
+    return a > INT64_MAX - b ? INT64_MAX : a + b;
+}
+
+static int acc_size_error(sl_op *op, size_t vlen)
+{
+    const ga_plan *pl = op->plan;
+    return sl_op_fail(op, "vertex '%s': its state holds a %zu-byte accumulator where %zu bytes "
+                      "were expected (the aggregates%s differ from those the state was written "
+                      "with)", pl->vid, vlen, pl->acc_size,
+                      pl->ttl_ms > 0 ? " or the use of 'state.ttl'" : "");
+}
+
+static inline bool ttl_expired(const ga_plan *pl, const uint8_t *acc, int64_t now)
+{
+    return add_sat(ld64(acc + pl->ttl_off), pl->ttl_ms) <= now;
+}
+
+/* Register (add) or remove the expiry timer of a key at `at`, keeping
+ * op->proc_time_at at the earliest timer. */
+static void ttl_timer(sl_op *op, bool add, int64_t at, int kg, const void *key, size_t klen)
+{
+    sl_timer tm = {.time = at, .kg = kg, .key = key, .klen = klen, .ns = no_ns, .nslen = 0};
+    if (add) {
+        sl_timers_add(op->proc_timers, &tm);
+        if (at < op->proc_time_at) op->proc_time_at = at;
+    } else {
+        sl_timers_del(op->proc_timers, &tm);
+    }
+}
+
+/* Forget the current key (already set on op->kstate), whose accumulator is
+ * acc: its state and its expiry timer go, nothing is emitted. */
+static int ttl_drop(sl_op *op, int kg, const void *key, size_t klen, const uint8_t *acc)
+{
+    const ga_plan *pl = op->plan;
+    ga_state *st = op->priv;
+    char err[256];
+    int64_t at = ld64(acc + pl->ttl_off + 8);
+    if (sl_kstate_del(op->kstate, st->sid_acc, no_ns, 0, err, sizeof err) == SL_ERR)
+        return sl_op_fail(op, "vertex '%s': state: %s", pl->vid, err);
+    if (pl->retract_minmax && mm_clear_key(op) != SL_OK) return SL_ERR;
+    ttl_timer(op, false, at, kg, key, klen);
+    return SL_OK;
+}
+
+/* A key's expiry timer is due: forget the key if it was not updated for the
+ * TTL, else move its timer to last update + TTL. */
+static int on_ttl_timer(void *ctx, const sl_timer *tm)
+{
+    sl_op *op = ctx;
+    const ga_plan *pl = op->plan;
+    ga_state *st = op->priv;
+    char err[256];
+    if (tm->kg < op->kg_first || tm->kg > op->kg_last) return SL_OK; /* not ours to judge */
+    sl_kstate_set_key(op->kstate, tm->key, tm->klen, tm->kg);
+    const void *val;
+    size_t vlen;
+    int rc = sl_kstate_get(op->kstate, st->sid_acc, no_ns, 0, &val, &vlen, err, sizeof err);
+    if (rc == SL_ERR) return sl_op_fail(op, "vertex '%s': state: %s", pl->vid, err);
+    if (rc == SL_DONE) return SL_OK; /* already gone */
+    if (vlen != pl->acc_size) return acc_size_error(op, vlen);
+    memcpy(st->old_acc, val, vlen);
+    if (ttl_expired(pl, st->old_acc, st->fire_now))
+        return ttl_drop(op, tm->kg, tm->key, tm->klen, st->old_acc);
+    uint8_t *t = st->old_acc + pl->ttl_off;
+    if (ld64(t + 8) != tm->time) return SL_OK; /* not the key's own timer: that one stands */
+    int64_t at = add_sat(ld64(t), pl->ttl_ms);
+    st64(t + 8, at);
+    if (sl_kstate_put(op->kstate, st->sid_acc, no_ns, 0, st->old_acc, pl->acc_size, err,
+                      sizeof err) == SL_ERR)
+        return sl_op_fail(op, "vertex '%s': state: %s", pl->vid, err);
+    ttl_timer(op, true, at, tm->kg, tm->key, tm->klen);
+    return SL_OK;
+}
+
+/* Processing time reached op->proc_time_at: run the due expiry timers. */
+static int ga_proc_time(sl_op *op, int64_t now)
+{
+    const ga_plan *pl = op->plan;
+    ga_state *st = op->priv;
+    int rc = SL_OK;
+    if (pl->ttl_ms > 0 && st && op->proc_timers) {
+        st->fire_now = now;
+        rc = sl_timers_fire(op->proc_timers, now, on_ttl_timer, op);
+        op->proc_time_at = sl_timers_next(op->proc_timers);
+    } else {
+        op->proc_time_at = INT64_MAX;
+    }
+    return rc;
+}
+
+/* After a restore: the runtime has loaded the keyed state and its timers
+ * (this operator keeps no operator state, so there are no blobs). Check the
+ * TTL setting agrees with the state's, and arm the earliest timer. */
+static int ga_restore_state(sl_op *op, const void *const *blobs, const size_t *lens, int nblobs)
+{
+    const ga_plan *pl = op->plan;
+    size_t ntimers = op->proc_timers ? sl_timers_count(op->proc_timers) : 0;
+    if (pl->ttl_ms <= 0 && ntimers > 0)
+        return sl_op_fail(op, "vertex '%s': the restored state was written with 'state.ttl' set "
+                          "(expiry timers: %zu); set 'state.ttl' on the vertex to "
+                          "restore it", pl->vid, ntimers);
+    if (pl->ttl_ms > 0 && ntimers == 0 && sl_kstate_entries(op->kstate) > 0)
+        return sl_op_fail(op, "vertex '%s': the restored state was written without "
+                          "'state.ttl'; remove 'state.ttl' from the vertex to restore it",
+                          pl->vid);
+    op->proc_time_at = ntimers ? sl_timers_next(op->proc_timers) : INT64_MAX;
     return SL_OK;
 }
 
@@ -714,23 +891,27 @@ static int ga_process(sl_op *op, int input, sl_row *row)
                           "key groups %d..%d: its input must be hash-partitioned on the group-by "
                           "columns", pl->vid, kg, op->subtask, op->kg_first, op->kg_last);
     sl_kstate_set_key(ks, st->key, klen, kg);
+    int64_t now = pl->ttl_ms > 0 ? ga_clock() : 0;
 
-    static const uint8_t no_ns[1];
     const void *val;
     size_t vlen;
     int rc = sl_kstate_get(ks, st->sid_acc, no_ns, 0, &val, &vlen, err, sizeof err);
     if (rc == SL_ERR) return sl_op_fail(op, "vertex '%s': state: %s", pl->vid, err);
     bool first = rc == SL_DONE;
+    if (!first) {
+        if (vlen != pl->acc_size) return acc_size_error(op, vlen);
+        memcpy(st->old_acc, val, vlen);
+        if (pl->ttl_ms > 0 && ttl_expired(pl, st->old_acc, now)) {
+            /* expired, its timer not yet run: the row finds no state */
+            if (ttl_drop(op, kg, st->key, klen, st->old_acc) != SL_OK) return SL_ERR;
+            first = true;
+        }
+    }
     if (first) {
         if (retract) return SL_OK; /* nothing to retract from (Flink ignores it too) */
         memset(st->new_acc, 0, pl->acc_size);
     } else {
-        if (vlen != pl->acc_size)
-            return sl_op_fail(op, "vertex '%s': its state holds a %zu-byte accumulator where "
-                              "%zu bytes were expected (the aggregates differ from those the "
-                              "state was written with)", pl->vid, vlen, pl->acc_size);
-        memcpy(st->old_acc, val, vlen);
-        memcpy(st->new_acc, val, vlen);
+        memcpy(st->new_acc, st->old_acc, pl->acc_size);
     }
 
     int sign = retract ? -1 : 1;
@@ -745,8 +926,19 @@ static int ga_process(sl_op *op, int input, sl_row *row)
         if (sl_kstate_del(ks, st->sid_acc, no_ns, 0, err, sizeof err) == SL_ERR)
             return sl_op_fail(op, "vertex '%s': state: %s", pl->vid, err);
         if (pl->retract_minmax && mm_clear_key(op) != SL_OK) return SL_ERR;
+        if (pl->ttl_ms > 0) ttl_timer(op, false, ld64(st->old_acc + pl->ttl_off + 8), kg, st->key,
+                                      klen);
         fill_row(pl, row, st->old_acc, st->vals_old);
         return emit_row(op, SL_KIND_DELETE, st->vals_old, row->ts);
+    }
+    if (pl->ttl_ms > 0) {
+        uint8_t *t = st->new_acc + pl->ttl_off;
+        st64(t, now); /* last update */
+        if (first) { /* a new key: its expiry timer */
+            int64_t at = add_sat(now, pl->ttl_ms);
+            st64(t + 8, at);
+            ttl_timer(op, true, at, kg, st->key, klen);
+        }
     }
     if (sl_kstate_put(ks, st->sid_acc, no_ns, 0, st->new_acc, pl->acc_size, err, sizeof err) ==
         SL_ERR)
@@ -760,7 +952,8 @@ static int ga_process(sl_op *op, int input, sl_row *row)
     return emit_row(op, SL_KIND_UPDATE_AFTER, st->vals_new, row->ts);
 }
 
-static const char *const ga_options[] = {"group-by", "aggregates", "input-changelog", NULL};
+static const char *const ga_options[] = {"group-by",  "aggregates",           "input-changelog",
+                                         "state.ttl", "table.exec.state.ttl", NULL};
 
 const sl_op_def sl_op_group_aggregate = {
     .name = "group_aggregate",
@@ -772,4 +965,6 @@ const sl_op_def sl_op_group_aggregate = {
     .process = ga_process,
     .close = ga_close,
     .key_option = "group-by",
+    .proc_time = ga_proc_time,
+    .restore_state = ga_restore_state,
 };

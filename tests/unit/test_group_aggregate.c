@@ -10,6 +10,10 @@
  * GROUP BY semantics. Scripted tests run on both backends (hashmap and
  * rocksdb); a longer pseudo-random changelog is checked against a model
  * kept by the test itself and must come out identical on both backends.
+ * State TTL tests drive processing time by hand: the operator reads the
+ * clock through sl_group_aggregate_set_clock() (set to the test's `now`),
+ * and the test calls proc_time() itself, as the runtime would once the
+ * clock reaches op->proc_time_at.
  */
 #include <math.h>
 #include <stdarg.h>
@@ -25,6 +29,7 @@
 
 extern const sl_op_def sl_op_group_aggregate;
 #define GA (&sl_op_group_aggregate)
+void sl_group_aggregate_set_clock(int64_t (*fn)(void)); /* group_aggregate.c's test hook */
 
 /* The runtime's sl_op_fail lives in the operator registry; a weak copy here
  * lets this test link without the whole library. */
@@ -147,6 +152,8 @@ static int open_op(harness *h, sl_backend_kind kind, sl_kstate *ks)
     op->kg_first = 0;
     op->kg_last = 127;
     op->kstate = h->ks;
+    op->event_timers = sl_timers_new();
+    op->proc_timers = sl_timers_new();
     op->in = &h->in;
     op->out = &h->out;
     op->emit = record;
@@ -165,6 +172,8 @@ static void teardown(harness *h)
     if (h->opened) {
         GA->close(&h->op);
         sl_arena_free(&h->op.scratch);
+        sl_timers_destroy(h->op.event_timers);
+        sl_timers_destroy(h->op.proc_timers);
     }
     if (h->own_ks) sl_kstate_close(h->ks);
     if (h->dir[0]) rmdir(h->dir); /* normally gone already */
@@ -231,8 +240,11 @@ static void test_definition(void)
     CHECK_EQ_STR(GA->options[0], "group-by");
     CHECK_EQ_STR(GA->options[1], "aggregates");
     CHECK_EQ_STR(GA->options[2], "input-changelog");
-    CHECK(GA->options[3] == NULL);
+    CHECK_EQ_STR(GA->options[3], "state.ttl");
+    CHECK_EQ_STR(GA->options[4], "table.exec.state.ttl");
+    CHECK(GA->options[5] == NULL);
     CHECK(GA->plan && GA->plan_free && GA->open && GA->process && GA->close);
+    CHECK(GA->proc_time && GA->restore_state);
     CHECK(sl_op_find("group_aggregate") == GA);
 }
 
@@ -795,6 +807,348 @@ static void test_plan_errors(void)
                "vertex 'agg': input-changelog must be \"insert-only\" or \"retract\"");
 }
 
+/* ---- state TTL -------------------------------------------------------------------- */
+
+static int64_t test_now; /* processing time as the operator sees it */
+static int64_t test_clock(void) { return test_now; }
+
+/* proc_time() at `now`, as the runtime calls it: returns how many rows it
+ * emitted (TTL expiry must emit none), -1 if it failed. */
+static int fire_at(harness *h, int64_t now)
+{
+    int before = h->log.n;
+    test_now = now;
+    if (GA->proc_time(&h->op, now) != SL_OK) {
+        fprintf(stderr, "  proc_time(%lld): %s\n", (long long)now, h->op.err);
+        return -1;
+    }
+    return h->log.n - before;
+}
+
+static int feed_at(harness *h, int64_t now, sl_rowkind kind, int64_t user, int64_t amount)
+{
+    test_now = now;
+    return feed3(h, kind, I(user), I(amount), N);
+}
+
+static void run_ttl_expiry(sl_backend_kind kind)
+{
+    static harness h;
+    sl_group_aggregate_set_clock(test_clock);
+    CHECK(plan(&h, "{\"group-by\": [\"user\"], \"aggregates\": [\"COUNT(*) AS cnt\","
+                   " \"SUM(amount) AS total\"], \"state.ttl\": \"10 s\"}"));
+    CHECK_EQ_INT(open_op(&h, kind, NULL), SL_OK);
+    CHECK_EQ_INT(h.op.proc_time_at, INT64_MAX);
+    CHECK_EQ_INT(feed_at(&h, 0, PI, 1, 5), SL_OK);
+    CHECK_EQ_INT(feed_at(&h, 0, PI, 2, 7), SL_OK);
+    CHECK_EQ_INT(h.op.proc_time_at, 10000);
+    CHECK_EQ_INT(sl_timers_count(h.op.proc_timers), 2);
+    CHECK_EQ_INT(feed_at(&h, 8000, PI, 2, 1), SL_OK); /* user 2 touched at 8 s */
+    CHECK_EQ_INT(sl_timers_count(h.op.proc_timers), 2); /* no new timer for an update */
+    CHECK_EQ_INT(h.op.proc_time_at, 10000);
+
+    /* 10 s: user 1 (idle since 0) expires silently; user 2 lives to 18 s */
+    CHECK_EQ_INT(fire_at(&h, 10000), 0);
+    CHECK_EQ_INT(sl_kstate_entries(h.ks), 1);
+    CHECK_EQ_INT(sl_timers_count(h.op.proc_timers), 1);
+    CHECK_EQ_INT(h.op.proc_time_at, 18000);
+    CHECK_EQ_INT(feed_at(&h, 10000, PI, 1, 3), SL_OK); /* starts from empty: +I, count 1 */
+    CHECK_EQ_INT(h.op.proc_time_at, 18000);            /* user 1's new timer is at 20 s */
+    CHECK_EQ_INT(sl_timers_count(h.op.proc_timers), 2);
+
+    CHECK_EQ_INT(fire_at(&h, 17999), 0); /* early: nothing is due */
+    CHECK_EQ_INT(sl_kstate_entries(h.ks), 2);
+    CHECK_EQ_INT(fire_at(&h, 18000), 0);
+    CHECK_EQ_INT(sl_kstate_entries(h.ks), 1);
+    CHECK_EQ_INT(h.op.proc_time_at, 20000);
+    CHECK_EQ_INT(feed_at(&h, 18000, PI, 2, 4), SL_OK);
+    CHECK_EQ_INT(feed_at(&h, 19000, PI, 1, 10), SL_OK); /* user 1 still alive at 19 s */
+    static const char *const want[] = {
+        "+I[1, 1, 5]", "+I[2, 1, 7]", "-U[2, 1, 7]", "+U[2, 2, 8]", "+I[1, 1, 3]",
+        "+I[2, 1, 4]", "-U[1, 1, 3]", "+U[1, 2, 13]", NULL};
+    CHECK(log_is(&h.log, want));
+
+    /* a late firing (the task was busy) expires everything idle too long */
+    CHECK_EQ_INT(fire_at(&h, 60000), 0);
+    CHECK_EQ_INT(sl_kstate_entries(h.ks), 0);
+    CHECK_EQ_INT(sl_timers_count(h.op.proc_timers), 0);
+    CHECK_EQ_INT(h.op.proc_time_at, INT64_MAX);
+    teardown(&h);
+    sl_group_aggregate_set_clock(NULL);
+}
+
+static void test_ttl_expiry(void)
+{
+    for (size_t b = 0; b < SL_ARRAY_LEN(backends); b++) run_ttl_expiry(backends[b]);
+}
+
+/* A row that finds its key's state past the TTL before the timer ran sees
+ * no state (Flink never returns expired state). */
+static void run_ttl_expired_before_timer(sl_backend_kind kind)
+{
+    static harness h;
+    sl_group_aggregate_set_clock(test_clock);
+    CHECK(plan(&h, "{\"group-by\": [\"user\"], \"aggregates\": [\"COUNT(*) AS cnt\","
+                   " \"MAX(amount) AS hi\"], \"input-changelog\": \"retract\","
+                   " \"table.exec.state.ttl\": \"10 s\"}"));
+    CHECK_EQ_INT(open_op(&h, kind, NULL), SL_OK);
+    CHECK_EQ_INT(feed_at(&h, 0, PI, 1, 5), SL_OK);
+    CHECK_EQ_INT(feed_at(&h, 1000, PI, 1, 9), SL_OK);
+    /* acc + two "minmax" entries (5 and 9) */
+    CHECK_EQ_INT(sl_kstate_entries(h.ks), 3);
+    CHECK_EQ_INT(feed_at(&h, 11000, PI, 1, 2), SL_OK); /* idle 10 s: expired, no timer run yet */
+    CHECK_EQ_INT(sl_kstate_entries(h.ks), 2);          /* acc + the entry of 2 */
+    CHECK_EQ_INT(sl_timers_count(h.op.proc_timers), 1); /* the old timer went with the state */
+    CHECK_EQ_INT(h.op.proc_time_at, 10000);             /* not lowered below what was set */
+    CHECK_EQ_INT(fire_at(&h, 11000), 0);                /* nothing due any more */
+    CHECK_EQ_INT(h.op.proc_time_at, 21000);
+    CHECK_EQ_INT(sl_kstate_entries(h.ks), 2);
+    /* a retraction reaching an expired key is ignored, and clears it */
+    CHECK_EQ_INT(feed_at(&h, 30000, MU, 1, 2), SL_OK);
+    CHECK_EQ_INT(sl_kstate_entries(h.ks), 0);
+    CHECK_EQ_INT(sl_timers_count(h.op.proc_timers), 0);
+    static const char *const want[] = {"+I[1, 1, 5]", "-U[1, 1, 5]", "+U[1, 2, 9]",
+                                       "+I[1, 1, 2]", NULL};
+    CHECK(log_is(&h.log, want));
+    teardown(&h);
+    sl_group_aggregate_set_clock(NULL);
+}
+
+static void test_ttl_expired_before_timer(void)
+{
+    for (size_t b = 0; b < SL_ARRAY_LEN(backends); b++) run_ttl_expired_before_timer(backends[b]);
+}
+
+/* A key retracted to nothing takes its timer with it; one re-created later
+ * gets a fresh one. */
+static void run_ttl_retraction_removes_timer(sl_backend_kind kind)
+{
+    static harness h;
+    sl_group_aggregate_set_clock(test_clock);
+    CHECK(plan(&h, "{\"group-by\": [\"user\"], \"aggregates\": [\"SUM(amount) AS s\"],"
+                   " \"state.ttl\": \"5 s\"}"));
+    CHECK_EQ_INT(open_op(&h, kind, NULL), SL_OK);
+    CHECK_EQ_INT(feed_at(&h, 1000, PI, 4, 3), SL_OK);
+    CHECK_EQ_INT(feed_at(&h, 2000, MD, 4, 3), SL_OK);
+    CHECK_EQ_INT(sl_timers_count(h.op.proc_timers), 0);
+    CHECK_EQ_INT(sl_kstate_entries(h.ks), 0);
+    CHECK_EQ_INT(feed_at(&h, 3000, PI, 4, 8), SL_OK);
+    CHECK_EQ_INT(sl_timers_count(h.op.proc_timers), 1);
+    CHECK_EQ_INT(fire_at(&h, 6000), 0); /* the timer of the first life was removed */
+    CHECK_EQ_INT(sl_kstate_entries(h.ks), 1);
+    CHECK_EQ_INT(h.op.proc_time_at, 8000);
+    CHECK_EQ_INT(fire_at(&h, 8000), 0);
+    CHECK_EQ_INT(sl_kstate_entries(h.ks), 0);
+    static const char *const want[] = {"+I[4, 3]", "-D[4, 3]", "+I[4, 8]", NULL};
+    CHECK(log_is(&h.log, want));
+    teardown(&h);
+    sl_group_aggregate_set_clock(NULL);
+}
+
+static void test_ttl_retraction_removes_timer(void)
+{
+    for (size_t b = 0; b < SL_ARRAY_LEN(backends); b++)
+        run_ttl_retraction_removes_timer(backends[b]);
+}
+
+/* A key updated every second for 100 s with a 10 s TTL keeps one timer,
+ * which fires about once per TTL period, and expires 10 s after its last
+ * update; the runtime's loop is imitated millisecond by millisecond. */
+static void test_ttl_busy_key_keeps_one_timer(void)
+{
+    static harness h;
+    sl_group_aggregate_set_clock(test_clock);
+    CHECK(plan(&h, "{\"group-by\": [\"user\"], \"aggregates\": [\"COUNT(*) AS cnt\"],"
+                   " \"state.ttl\": 10000}"));
+    CHECK_EQ_INT(open_op(&h, SL_BACKEND_HASHMAP, NULL), SL_OK);
+    int calls = 0;
+    for (int64_t t = 0; t <= 120000; t++) {
+        if (t >= h.op.proc_time_at) {
+            CHECK_EQ_INT(fire_at(&h, t), 0);
+            calls++;
+        }
+        if (t % 1000 == 0 && t < 100000) CHECK_EQ_INT(feed_at(&h, t, PI, 7, 1), SL_OK);
+        CHECK(sl_timers_count(h.op.proc_timers) <= 1);
+        if (t == 108999) CHECK_EQ_INT(sl_kstate_entries(h.ks), 1);
+        if (t == 109000) CHECK_EQ_INT(sl_kstate_entries(h.ks), 0);
+    }
+    /* the timer fires at 10 s and moves to 19 s (the last update was at
+     * 9 s), then 28, 37, ... 100 s (last update 99 s), and at 109 s the key
+     * expires: 10 + 9k s for k = 0..10, then 109 s */
+    CHECK_EQ_INT(calls, 12);
+    CHECK_EQ_INT(h.log.n, 1 + 2 * 99);
+    CHECK_EQ_STR(h.log.rows[h.log.n - 1], "+U[7, 100]");
+    CHECK_EQ_INT(h.op.proc_time_at, INT64_MAX);
+    teardown(&h);
+    sl_group_aggregate_set_clock(NULL);
+}
+
+/* A timer that is not the one the key's state records (none arise in a
+ * running job, but restored or foreign timers could) is dropped when it
+ * fires early, leaving the key's own timer as the only one. */
+static void test_ttl_stray_timer_is_dropped(void)
+{
+    static harness h;
+    sl_group_aggregate_set_clock(test_clock);
+    CHECK(plan(&h, "{\"group-by\": [\"user\"], \"aggregates\": [\"COUNT(*)\"],"
+                   " \"state.ttl\": \"10 s\"}"));
+    CHECK_EQ_INT(open_op(&h, SL_BACKEND_HASHMAP, NULL), SL_OK);
+    CHECK_EQ_INT(feed_at(&h, 0, PI, 1, 1), SL_OK);    /* its timer: 10 s */
+    CHECK_EQ_INT(feed_at(&h, 3000, PI, 1, 1), SL_OK); /* last update 3 s */
+    uint8_t key[9] = {1, 1};                          /* user 1, as the operator encodes it */
+    sl_timer stray = {.time = 5000, .kg = sl_kg_of_key(key, sizeof key, 128), .key = key,
+                      .klen = sizeof key, .ns = "", .nslen = 0};
+    sl_timers_add(h.op.proc_timers, &stray);
+    h.op.proc_time_at = 5000;
+    CHECK_EQ_INT(fire_at(&h, 5000), 0);
+    CHECK_EQ_INT(sl_timers_count(h.op.proc_timers), 1);
+    CHECK_EQ_INT(h.op.proc_time_at, 10000);
+    CHECK_EQ_INT(fire_at(&h, 10000), 0); /* its own: moved to 13 s */
+    CHECK_EQ_INT(h.op.proc_time_at, 13000);
+    CHECK_EQ_INT(fire_at(&h, 13000), 0);
+    CHECK_EQ_INT(sl_kstate_entries(h.ks), 0);
+    CHECK_EQ_INT(sl_timers_count(h.op.proc_timers), 0);
+    teardown(&h);
+    sl_group_aggregate_set_clock(NULL);
+}
+
+/* "0" (or no option) keeps state forever: no timers, the old layout. */
+static void test_ttl_zero_keeps_state(void)
+{
+    static harness h;
+    sl_group_aggregate_set_clock(test_clock);
+    CHECK(plan(&h, "{\"group-by\": [\"user\"], \"aggregates\": [\"COUNT(*)\"],"
+                   " \"state.ttl\": \"0\"}"));
+    CHECK_EQ_INT(open_op(&h, SL_BACKEND_HASHMAP, NULL), SL_OK);
+    CHECK_EQ_INT(feed_at(&h, 0, PI, 1, 1), SL_OK);
+    CHECK_EQ_INT(sl_timers_count(h.op.proc_timers), 0);
+    CHECK_EQ_INT(h.op.proc_time_at, INT64_MAX);
+    CHECK_EQ_INT(fire_at(&h, INT64_MAX), 0);
+    CHECK_EQ_INT(feed_at(&h, 1000000000, PI, 1, 1), SL_OK);
+    static const char *const want[] = {"+I[1, 1]", "-U[1, 1]", "+U[1, 2]", NULL};
+    CHECK(log_is(&h.log, want));
+    const void *val;
+    size_t vlen;
+    char err[256];
+    int sid = sl_kstate_register(h.ks, "acc");
+    uint8_t key[9] = {1, 1}; /* non-null marker, BIGINT 1 little endian */
+    sl_kstate_set_key(h.ks, key, sizeof key, sl_kg_of_key(key, sizeof key, 128));
+    CHECK_EQ_INT(sl_kstate_get(h.ks, sid, "", 0, &val, &vlen, err, sizeof err), SL_OK);
+    CHECK_EQ_INT(vlen, 8); /* the row count only, as without the option */
+    teardown(&h);
+    sl_group_aggregate_set_clock(NULL);
+}
+
+static void copy_timer(void *ctx, const sl_timer *tm) { sl_timers_add(ctx, tm); }
+
+/* State written with one TTL setting and read with the other is refused
+ * with a message saying what to set: on restore (the timers tell) and,
+ * failing that, on the first read of an accumulator of the wrong size. */
+static void test_ttl_state_mismatch(void)
+{
+    static harness h1, h2;
+    sl_group_aggregate_set_clock(test_clock);
+    const char *with = "{\"group-by\": [\"user\"], \"aggregates\": [\"COUNT(*)\"],"
+                       " \"state.ttl\": \"1 min\"}";
+    const char *without = "{\"group-by\": [\"user\"], \"aggregates\": [\"COUNT(*)\"]}";
+
+    /* with TTL -> with TTL: restore arms the earliest restored timer */
+    CHECK(plan(&h1, with));
+    CHECK_EQ_INT(open_op(&h1, SL_BACKEND_HASHMAP, NULL), SL_OK);
+    CHECK_EQ_INT(feed_at(&h1, 5000, PI, 1, 1), SL_OK);
+    CHECK_EQ_INT(feed_at(&h1, 2000, PI, 2, 1), SL_OK);
+    CHECK(plan(&h2, with));
+    CHECK_EQ_INT(open_op(&h2, SL_BACKEND_HASHMAP, h1.ks), SL_OK);
+    for (int kg = 0; kg < 128; kg++) sl_timers_each(h1.op.proc_timers, kg, copy_timer,
+                                                    h2.op.proc_timers);
+    CHECK_EQ_INT(h2.op.proc_time_at, INT64_MAX);
+    CHECK_EQ_INT(GA->restore_state(&h2.op, NULL, NULL, 0), SL_OK);
+    CHECK_EQ_INT(h2.op.proc_time_at, 62000);
+    CHECK_EQ_INT(fire_at(&h2, 62000), 0);
+    CHECK_EQ_INT(sl_kstate_entries(h1.ks), 1); /* user 2 expired, user 1 (65 s) not yet */
+    teardown(&h2);
+
+    /* with TTL -> without */
+    CHECK(plan(&h2, without));
+    CHECK_EQ_INT(open_op(&h2, SL_BACKEND_HASHMAP, h1.ks), SL_OK);
+    for (int kg = 0; kg < 128; kg++) sl_timers_each(h1.op.proc_timers, kg, copy_timer,
+                                                    h2.op.proc_timers);
+    CHECK_EQ_INT(GA->restore_state(&h2.op, NULL, NULL, 0), SL_ERR);
+    CHECK_EQ_STR(h2.op.err, "vertex 'agg': the restored state was written with 'state.ttl' set "
+                            "(expiry timers: 2); set 'state.ttl' on the vertex to "
+                            "restore it");
+    teardown(&h2);
+    teardown(&h1);
+
+    /* without TTL -> with */
+    CHECK(plan(&h1, without));
+    CHECK_EQ_INT(open_op(&h1, SL_BACKEND_HASHMAP, NULL), SL_OK);
+    CHECK_EQ_INT(feed_at(&h1, 0, PI, 1, 1), SL_OK);
+    CHECK(plan(&h2, with));
+    CHECK_EQ_INT(open_op(&h2, SL_BACKEND_HASHMAP, h1.ks), SL_OK);
+    CHECK_EQ_INT(GA->restore_state(&h2.op, NULL, NULL, 0), SL_ERR);
+    CHECK_EQ_STR(h2.op.err, "vertex 'agg': the restored state was written without "
+                            "'state.ttl'; remove 'state.ttl' from the vertex to restore it");
+    /* and read directly, the accumulator's size gives it away */
+    CHECK_EQ_INT(feed_at(&h2, 0, PI, 1, 1), SL_ERR);
+    CHECK_EQ_STR(h2.op.err, "vertex 'agg': its state holds a 8-byte accumulator where 24 bytes "
+                            "were expected (the aggregates or the use of 'state.ttl' differ "
+                            "from those the state was written with)");
+    teardown(&h2);
+    teardown(&h1);
+    sl_group_aggregate_set_clock(NULL);
+}
+
+static void test_ttl_needs_timers(void)
+{
+    static harness h;
+    CHECK(plan(&h, "{\"group-by\": [\"user\"], \"state.ttl\": \"1 s\"}"));
+    CHECK_EQ_INT(open_op(&h, SL_BACKEND_HASHMAP, NULL), SL_OK);
+    GA->close(&h.op);
+    sl_timers_destroy(h.op.proc_timers);
+    h.op.proc_timers = NULL;
+    CHECK_EQ_INT(GA->open(&h.op), SL_ERR);
+    CHECK_EQ_STR(h.op.err, "vertex 'agg': 'state.ttl' needs processing-time timers, but none "
+                           "were set up for this operator");
+    teardown(&h);
+}
+
+static void test_ttl_options(void)
+{
+    plan_error("{\"group-by\": [\"user\"], \"state.ttl\": \"abc\"}",
+               "vertex 'agg': option 'state.ttl' must be a duration like '5 s'");
+    plan_error("{\"group-by\": [\"user\"], \"state.ttl\": \"-1 s\"}",
+               "vertex 'agg': option 'state.ttl' must be a duration like '5 s'");
+    plan_error("{\"group-by\": [\"user\"], \"state.ttl\": [1]}",
+               "vertex 'agg': option 'state.ttl' must be a duration like '5 s'");
+    plan_error("{\"group-by\": [\"user\"], \"table.exec.state.ttl\": \"1 fortnight\"}",
+               "vertex 'agg': option 'table.exec.state.ttl' must be a duration like '5 s'");
+    plan_error("{\"group-by\": [\"user\"], \"state.ttl\": \"1 h\","
+               " \"table.exec.state.ttl\": \"1 h\"}",
+               "vertex 'agg': set either 'state.ttl' or its alias 'table.exec.state.ttl', not "
+               "both");
+
+    /* accepted in a job graph (the options list), errors reach the submitter */
+    static const char job[] =
+        "{\"name\": \"ttl\", \"vertices\": ["
+        " {\"id\": \"gen\", \"type\": \"datagen\", \"schema\": [{\"name\": \"k\","
+        "  \"type\": \"INT\"}], \"config\": {\"number-of-rows\": \"10\"}},"
+        " {\"id\": \"agg\", \"type\": \"group_aggregate\", \"config\": {\"group-by\": [\"k\"],"
+        "  \"aggregates\": [\"COUNT(*) AS cnt\"], \"table.exec.state.ttl\": \"%s\"}},"
+        " {\"id\": \"out\", \"type\": \"print\"}],"
+        " \"edges\": [{\"from\": \"gen\", \"to\": \"agg\", \"strategy\": \"hash\","
+        "  \"keys\": [\"k\"]}, {\"from\": \"agg\", \"to\": \"out\"}]}";
+    char text[sizeof job + 16], err[512] = "";
+    snprintf(text, sizeof text, job, "1 h");
+    sl_jobgraph *g = sl_jobgraph_parse(text, strlen(text), 1, 0, err, sizeof err);
+    if (!g) fprintf(stderr, "  %s\n", err);
+    CHECK(g != NULL);
+    sl_jobgraph_destroy(g);
+    snprintf(text, sizeof text, job, "abc");
+    CHECK(sl_jobgraph_parse(text, strlen(text), 1, 0, err, sizeof err) == NULL);
+    CHECK_EQ_STR(err, "vertex 'agg': option 'table.exec.state.ttl' must be a duration like '5 s'");
+}
+
 SL_TEST_MAIN(SL_TEST(test_definition), SL_TEST(test_output_schema),
              SL_TEST(test_inserts_several_keys), SL_TEST(test_values_and_nulls),
              SL_TEST(test_retraction_input), SL_TEST(test_unchanged_results_emit_nothing),
@@ -804,4 +1158,9 @@ SL_TEST_MAIN(SL_TEST(test_definition), SL_TEST(test_output_schema),
              SL_TEST(test_backends_agree_with_model),
              SL_TEST(test_state_from_other_aggregates_is_refused),
              SL_TEST(test_row_of_foreign_key_group_fails), SL_TEST(test_open_without_state_fails),
-             SL_TEST(test_in_job_graph), SL_TEST(test_plan_errors))
+             SL_TEST(test_in_job_graph), SL_TEST(test_plan_errors), SL_TEST(test_ttl_expiry),
+             SL_TEST(test_ttl_expired_before_timer), SL_TEST(test_ttl_retraction_removes_timer),
+             SL_TEST(test_ttl_busy_key_keeps_one_timer), SL_TEST(test_ttl_stray_timer_is_dropped),
+             SL_TEST(test_ttl_zero_keeps_state),
+             SL_TEST(test_ttl_state_mismatch), SL_TEST(test_ttl_needs_timers),
+             SL_TEST(test_ttl_options))
