@@ -708,6 +708,9 @@ static int restore_chain(run *r)
         }
         if (rc == SL_OK && op->def->restore_state && nblobs >= 0)
             rc = op->def->restore_state(op, (const void *const *)blobs, lens, nblobs);
+        /* restored processing-time timers are due whenever they say */
+        if (rc == SL_OK && op->proc_timers && sl_timers_next(op->proc_timers) < op->proc_time_at)
+            op->proc_time_at = sl_timers_next(op->proc_timers);
         for (int i = 0; i < nblobs; i++) free((void *)blobs[i]);
         free(blobs);
         free(lens);
