@@ -2662,7 +2662,8 @@ static _Thread_local uint64_t rand_free_state; /* unseeded calls' generator */
 static _Thread_local bool rand_free_ready;
 static _Atomic uint64_t rand_threads;          /* tells threads' unseeded generators apart */
 
-static uint64_t jr_seed(int64_t seed) { return ((uint64_t)seed ^ JR_MULT) & JR_MASK; }
+/* A generator started from `seed` (a Java long, taken as its 64 bits). */
+static uint64_t jr_seed(uint64_t seed) { return (seed ^ JR_MULT) & JR_MASK; }
 
 /* The next `bits` (<= 31) random bits. */
 static int32_t jr_next(uint64_t *st, int bits)
@@ -2699,7 +2700,7 @@ static uint64_t *rand_state(const node *n)
             uint64_t x = (uint64_t)sl_mono_ns() ^ (uint64_t)(uintptr_t)&rand_free_state ^
                          (atomic_fetch_add(&rand_threads, 1) + 1) * 0x9E3779B97F4A7C15ULL;
             x ^= x >> 31, x *= 0xBF58476D1CE4E5B9ULL, x ^= x >> 29; /* spread the bits */
-            rand_free_state = jr_seed((int64_t)x);
+            rand_free_state = jr_seed(x);
             rand_free_ready = true;
         }
         return &rand_free_state;
@@ -2721,7 +2722,7 @@ static uint64_t *rand_state(const node *n)
     }
     if (!sl) sl = lru; /* full: a taken-over slot stays in its probe chain, so none is lost */
     sl->serial = n->serial;
-    sl->state = jr_seed(n->lit.v.i);
+    sl->state = jr_seed((uint64_t)n->lit.v.i);
     sl->used = rand_tick;
     return &sl->state;
 }
@@ -2737,7 +2738,7 @@ static int eval_rand(const node *n, evctx *cx, sl_value *out)
             set_null(out);
             return SL_OK;
         }
-        local = jr_seed(seed.v.i);
+        local = jr_seed((uint64_t)seed.v.i);
         st = &local;
     } else {
         st = rand_state(n);
