@@ -6,7 +6,7 @@
 set -eu
 cd "$(dirname "$0")/.."
 BIN=build/bin
-JOB=${1:-examples/clicks-windowed.json}
+JOB=${1:-examples/clicks-tumble.json}
 OUT=build/local
 mkdir -p "$OUT"
 : > "$OUT/jobmanager.log"
