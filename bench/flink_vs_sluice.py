@@ -434,9 +434,12 @@ def ensure_flink():
     print(f"Installing apache-flink=={FLINK_VERSION} into {venv} (once; about 850 MB)...",
           flush=True)
     os.makedirs(cache_dir(), exist_ok=True)
-    subprocess.run([sys.executable, "-m", "venv", venv], check=True)
-    subprocess.run([py, "-m", "pip", "install", "-q", f"apache-flink=={FLINK_VERSION}"],
-                   check=True)
+    if subprocess.run([sys.executable, "-m", "venv", venv]).returncode != 0:
+        raise SystemExit(f"could not create a venv in {venv} with {sys.executable} "
+                         "(on Debian: apt-get install python3-venv)")
+    if subprocess.run([py, "-m", "pip", "install", "-q",
+                       f"apache-flink=={FLINK_VERSION}"]).returncode != 0:
+        raise SystemExit(f"pip could not install apache-flink=={FLINK_VERSION} into {venv}")
     open(marker, "w").close()
     return py
 
@@ -530,7 +533,7 @@ def ratio(a, b):
     return f"{a / b:.2f}x" if a is not None and b else "-"
 
 
-def table(rows_out, sluice_only):
+def table(rows_out):
     head = ["workload", "rec/CPU-s Sluice", "Flink", "ratio", "peak RSS Sluice", "Flink",
             "ratio", "first output Sluice", "Flink", "ratio"]
     lines = []
@@ -663,7 +666,7 @@ def main():
           f"{load_end:.1f} at end")
     print("rows per workload: " + ", ".join(
         f"{wl['name']}={rows}" for wl, rows, *_ in rows_out))
-    print(table(rows_out, a.sluice_only))
+    print(table(rows_out))
     if a.json:
         with open(a.json, "w") as f:
             json.dump({"flink_version": FLINK_VERSION, "runs": a.runs, "quick": a.quick,
