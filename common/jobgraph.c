@@ -14,6 +14,7 @@
 #include "jobgraph.h"
 #include "config.h"
 #include "keygroup.h"
+#include "expr.h"
 
 const sl_schema *sl_edge_schema(const sl_jobgraph *g, const sl_edge *e)
 {
@@ -585,6 +586,29 @@ int sl_vconf_duration(const sl_vertex *v, const char *key, int64_t dflt_ms, int6
         return sl_seterr(err, errlen, "vertex '%s': option '%s' must be a duration like '5 s'",
                          v->id, key);
     if (!s) *out = dflt_ms;
+    return SL_OK;
+}
+
+int sl_vconf_interval(const sl_vertex *v, const char *key, int64_t dflt_ms, int64_t *out,
+                      char *err, size_t errlen)
+{
+    json_t *j = json_object_get(v->config, key);
+    if (!j || json_is_null(j)) {
+        *out = dflt_ms;
+        return SL_OK;
+    }
+    if (json_is_integer(j)) {
+        if (json_integer_value(j) < 0)
+            return sl_seterr(err, errlen, "vertex '%s': option '%s' must not be negative", v->id, key);
+        *out = (int64_t)json_integer_value(j);
+        return SL_OK;
+    }
+    if (!json_is_string(j))
+        return sl_seterr(err, errlen, "vertex '%s': option '%s' must be a duration like '5 s'", v->id,
+                         key);
+    char perr[200];
+    if (sl_interval_parse(json_string_value(j), out, perr, sizeof perr) != SL_OK)
+        return sl_seterr(err, errlen, "vertex '%s': option '%s': %s", v->id, key, perr);
     return SL_OK;
 }
 

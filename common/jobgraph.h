@@ -112,6 +112,10 @@ int sl_vconf_int(const sl_vertex *v, const char *key, int64_t dflt, int64_t *out
                  size_t errlen);
 int sl_vconf_duration(const sl_vertex *v, const char *key, int64_t dflt_ms, int64_t *out,
                       char *err, size_t errlen);
+/* A non-negative interval: a JSON integer (milliseconds) or a string that
+ * sl_interval_parse reads ("5 s", "200 ms", "INTERVAL '5' SECOND"). */
+int sl_vconf_interval(const sl_vertex *v, const char *key, int64_t dflt_ms, int64_t *out,
+                      char *err, size_t errlen);
 /* A JSON array of strings (or a single string); NULL if absent. Borrowed. */
 json_t *sl_vconf_array(const sl_vertex *v, const char *key);
 

@@ -71,6 +71,7 @@
 
 #include "jobgraph.h"
 #include "operator.h"
+#include "blob.h"
 
 #define DATAGEN_BATCH 1024
 #define DATAGEN_MAX_LENGTH (1 << 20)
@@ -646,27 +647,6 @@ static const unsigned char dg_magic[4] = {'S', 'L', 'D', 'G'};
 #define DG_SEG_HEAD (4 + 1 + 8 + 8)     /* rate_den, bounded, remaining, emitted */
 #define DG_SEG_FIELD (8 + 8 + 8)        /* rng, seq_next, seq_end */
 
-static uint64_t fnv1a(const unsigned char *p, size_t n)
-{
-    uint64_t h = 0xcbf29ce484222325ULL;
-    for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ULL;
-    return h;
-}
-
-static unsigned char *put_le(unsigned char *p, uint64_t v, int bytes)
-{
-    for (int b = 0; b < bytes; b++) *p++ = (unsigned char)(v >> (8 * b));
-    return p;
-}
-
-static uint64_t get_le(const unsigned char **pp, int bytes)
-{
-    uint64_t v = 0;
-    for (int b = 0; b < bytes; b++) v |= (uint64_t)(*pp)[b] << (8 * b);
-    *pp += bytes;
-    return v;
-}
-
 /* The live shares, as one blob (malloc'ed; the runtime frees it). */
 static int datagen_snapshot(sl_op *op, int64_t cpid, void **blob, size_t *len)
 {
@@ -680,8 +660,8 @@ static int datagen_snapshot(sl_op *op, int64_t cpid, void **blob, size_t *len)
     *p++ = DG_BLOB_VERSION;
     memcpy(p, dg_magic, 4);
     p += 4;
-    p = put_le(p, n, 4);
-    p = put_le(p, nlive, 4);
+    p = sl_blob_put_le(p, n, 4);
+    p = sl_blob_put_le(p, nlive, 4);
     for (size_t f = 0; f < n; f++) {
         *p++ = (unsigned char)pl->fields[f].kind;
         *p++ = (unsigned char)pl->fields[f].type;
@@ -689,17 +669,17 @@ static int datagen_snapshot(sl_op *op, int64_t cpid, void **blob, size_t *len)
     for (int k = 0; k < st->nsegs; k++) {
         const dg_seg *sg = &st->segs[k];
         if (seg_done(sg)) continue;
-        p = put_le(p, sg->rate_den, 4);
+        p = sl_blob_put_le(p, sg->rate_den, 4);
         *p++ = sg->bounded ? 1 : 0;
-        p = put_le(p, sg->remaining, 8);
-        p = put_le(p, sg->emitted, 8);
+        p = sl_blob_put_le(p, sg->remaining, 8);
+        p = sl_blob_put_le(p, sg->emitted, 8);
         for (size_t f = 0; f < n; f++) {
-            p = put_le(p, sg->rng[f], 8);
-            p = put_le(p, (uint64_t)sg->seq_next[f], 8);
-            p = put_le(p, (uint64_t)sg->seq_end[f], 8);
+            p = sl_blob_put_le(p, sg->rng[f], 8);
+            p = sl_blob_put_le(p, (uint64_t)sg->seq_next[f], 8);
+            p = sl_blob_put_le(p, (uint64_t)sg->seq_end[f], 8);
         }
     }
-    p = put_le(p, fnv1a(b, (size_t)(p - b)), 8);
+    p = sl_blob_put_le(p, sl_blob_fnv1a(b, (size_t)(p - b)), 8);
     SL_ASSERT((size_t)(p - b) == total);
     *blob = b;
     *len = total;
@@ -725,10 +705,10 @@ static int parse_blob(const datagen_plan *pl, const unsigned char *b, size_t len
         return sl_seterr(why, whylen, "format version %u, but this build reads version %d", b[0],
                          DG_BLOB_VERSION);
     const unsigned char *p = b + len - 8;
-    if (get_le(&p, 8) != fnv1a(b, len - 8))
+    if (sl_blob_get_le(&p, 8) != sl_blob_fnv1a(b, len - 8))
         return sl_seterr(why, whylen, "damaged (checksum mismatch over %zu bytes)", len);
     p = b + 5;
-    uint64_t nf = get_le(&p, 4), ns = get_le(&p, 4);
+    uint64_t nf = sl_blob_get_le(&p, 4), ns = sl_blob_get_le(&p, 4);
     if (nf != n)
         return sl_seterr(why, whylen, "taken with %llu fields, but the vertex has %zu",
                          (unsigned long long)nf, n);
@@ -752,20 +732,20 @@ static int parse_blob(const datagen_plan *pl, const unsigned char *b, size_t len
         dg_seg *sg = &(*segs)[*nsegs];
         seg_init(sg, (int)n);
         (*nsegs)++;
-        uint64_t den = get_le(&p, 4);
+        uint64_t den = sl_blob_get_le(&p, 4);
         unsigned bounded = *p++;
         sg->rate_den = (uint32_t)den;
         sg->bounded = bounded == 1;
-        sg->remaining = get_le(&p, 8);
-        sg->emitted = get_le(&p, 8);
+        sg->remaining = sl_blob_get_le(&p, 8);
+        sg->emitted = sl_blob_get_le(&p, 8);
         if (den == 0 || bounded > 1)
             return sl_seterr(why, whylen, "share %llu is damaged (rate 1/%llu, bounded %u)",
                              (unsigned long long)k, (unsigned long long)den, bounded);
         for (size_t f = 0; f < n; f++) {
             const gen_field *gf = &pl->fields[f];
-            sg->rng[f] = get_le(&p, 8);
-            sg->seq_next[f] = (int64_t)get_le(&p, 8);
-            sg->seq_end[f] = (int64_t)get_le(&p, 8);
+            sg->rng[f] = sl_blob_get_le(&p, 8);
+            sg->seq_next[f] = (int64_t)sl_blob_get_le(&p, 8);
+            sg->seq_end[f] = (int64_t)sl_blob_get_le(&p, 8);
             if (gf->kind != GEN_SEQUENCE) continue;
             /* The rows still owed must fit in [next, end] and the column. */
             int64_t lo = sg->seq_next[f], hi = sg->seq_end[f];

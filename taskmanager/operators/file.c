@@ -75,6 +75,7 @@
 
 #include "jobgraph.h"
 #include "operator.h"
+#include "blob.h"
 
 #define FILE_BUF (64 * 1024)
 
@@ -491,23 +492,10 @@ static int commit_upto(sl_op *op, file_state *st, int64_t cpid)
 #define FS_BLOB_VERSION 2
 static const unsigned char fs_magic[4] = {'S', 'L', 'F', 'S'};
 
-static uint64_t fnv1a(const unsigned char *p, size_t n)
-{
-    uint64_t h = 0xcbf29ce484222325ULL;
-    for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ULL;
-    return h;
-}
-
-static unsigned char *put_le(unsigned char *p, uint64_t v, int bytes)
-{
-    for (int b = 0; b < bytes; b++) *p++ = (unsigned char)(v >> (8 * b));
-    return p;
-}
-
 static unsigned char *put_name(unsigned char *p, const char *name)
 {
     size_t n = strlen(name);
-    p = put_le(p, n, 2);
+    p = sl_blob_put_le(p, n, 2);
     memcpy(p, name, n);
     return p + n;
 }
@@ -536,19 +524,19 @@ static int file_snapshot(sl_op *op, int64_t cpid, void **blob, size_t *len)
     *p++ = FS_BLOB_VERSION;
     memcpy(p, fs_magic, 4);
     p += 4;
-    p = put_le(p, (uint64_t)op->subtask, 4);
-    p = put_le(p, (uint64_t)cpid, 8);
-    p = put_le(p, st->next_n, 8);
-    p = put_le(p, (uint64_t)st->npend, 4);
+    p = sl_blob_put_le(p, (uint64_t)op->subtask, 4);
+    p = sl_blob_put_le(p, (uint64_t)cpid, 8);
+    p = sl_blob_put_le(p, st->next_n, 8);
+    p = sl_blob_put_le(p, (uint64_t)st->npend, 4);
     p = put_name(p, st->dir);
     for (int k = 0; k < st->npend; k++) {
         const pending_file *pf = &st->pend[k];
-        p = put_le(p, (uint64_t)pf->cpid, 8);
-        p = put_le(p, pf->len, 8);
+        p = sl_blob_put_le(p, (uint64_t)pf->cpid, 8);
+        p = sl_blob_put_le(p, pf->len, 8);
         p = put_name(p, pf->stage);
         p = put_name(p, pf->final);
     }
-    p = put_le(p, fnv1a(b, (size_t)(p - b)), 8);
+    p = sl_blob_put_le(p, sl_blob_fnv1a(b, (size_t)(p - b)), 8);
     SL_ASSERT((size_t)(p - b) == total);
     *blob = b;
     *len = total;
@@ -600,7 +588,7 @@ static int parse_fs_blob(const unsigned char *b, size_t len, fs_restored *r, cha
     const unsigned char *p = b + len - 8, *end = b + len - 8;
     uint64_t sum = 0;
     for (int k = 0; k < 8; k++) sum |= (uint64_t)p[k] << (8 * k);
-    if (sum != fnv1a(b, len - 8))
+    if (sum != sl_blob_fnv1a(b, len - 8))
         return sl_seterr(why, whylen, "damaged (checksum mismatch over %zu bytes)", len);
 #define GET(var, bytes)                                                        \
     do {                                                                       \

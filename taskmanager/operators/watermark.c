@@ -59,33 +59,6 @@ typedef struct wm_state {
     int ended;            /* the end-of-input watermark went out */
 } wm_state;
 
-/* A duration option: a JSON integer (milliseconds) or a string that
- * sl_interval_parse accepts ("5 s", "200 ms", "INTERVAL '5' SECOND"). */
-static int conf_interval(const sl_vertex *v, const char *key, int64_t dflt, int64_t *out,
-                         char *err, size_t errlen)
-{
-    const char *vid = v->id ? v->id : "?";
-    json_t *j = json_object_get(v->config, key);
-    if (!j || json_is_null(j)) {
-        *out = dflt;
-        return SL_OK;
-    }
-    if (json_is_integer(j)) {
-        if (json_integer_value(j) < 0)
-            return sl_seterr(err, errlen, "vertex '%s': option '%s' must not be negative", vid,
-                             key);
-        *out = (int64_t)json_integer_value(j);
-        return SL_OK;
-    }
-    if (!json_is_string(j))
-        return sl_seterr(err, errlen, "vertex '%s': option '%s' must be a duration like '5 s'",
-                         vid, key);
-    char perr[200];
-    if (sl_interval_parse(json_string_value(j), out, perr, sizeof perr) != SL_OK)
-        return sl_seterr(err, errlen, "vertex '%s': option '%s': %s", vid, key, perr);
-    return SL_OK;
-}
-
 static void wm_plan_free(void *p)
 {
     wm_plan *pl = p;
@@ -122,9 +95,9 @@ static void *wm_plan_new(const sl_vertex *v, const sl_schema *in, sl_schema *out
         goto fail;
     }
     pl->colname = sl_strdup(in->fields[pl->col].name);
-    if (conf_interval(v, "delay", 0, &pl->delay_ms, err, errlen) != SL_OK ||
-        conf_interval(v, "idle-timeout", 0, &pl->idle_ms, err, errlen) != SL_OK ||
-        conf_interval(v, "interval", 200, &pl->interval_ms, err, errlen) != SL_OK)
+    if (sl_vconf_interval(v, "delay", 0, &pl->delay_ms, err, errlen) != SL_OK ||
+        sl_vconf_interval(v, "idle-timeout", 0, &pl->idle_ms, err, errlen) != SL_OK ||
+        sl_vconf_interval(v, "interval", 200, &pl->interval_ms, err, errlen) != SL_OK)
         goto fail;
     sl_schema_copy(out, in);
     return pl;

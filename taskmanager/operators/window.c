@@ -241,31 +241,6 @@ static void win_plan_free(void *p)
     free(pl);
 }
 
-/* A duration option: a JSON integer (ms) or a string for sl_interval_parse. */
-static int conf_interval(const sl_vertex *v, const char *vid, const char *key, int64_t dflt,
-                         int64_t *out, char *err, size_t errlen)
-{
-    json_t *j = json_object_get(v->config, key);
-    if (!j || json_is_null(j)) {
-        *out = dflt;
-        return SL_OK;
-    }
-    if (json_is_integer(j)) {
-        if (json_integer_value(j) < 0)
-            return sl_seterr(err, errlen, "vertex '%s': option '%s' must not be negative", vid,
-                             key);
-        *out = (int64_t)json_integer_value(j);
-        return SL_OK;
-    }
-    if (!json_is_string(j))
-        return sl_seterr(err, errlen, "vertex '%s': option '%s' must be a duration like '5 s'",
-                         vid, key);
-    char perr[200];
-    if (sl_interval_parse(json_string_value(j), out, perr, sizeof perr) != SL_OK)
-        return sl_seterr(err, errlen, "vertex '%s': option '%s': %s", vid, key, perr);
-    return SL_OK;
-}
-
 static const char *skip_space(const char *s)
 {
     while (*s && isspace((unsigned char)*s)) s++;
@@ -554,7 +529,7 @@ static void *win_plan_new(const sl_vertex *v, const sl_schema *in, sl_schema *ou
                   vid);
         goto fail;
     }
-    if (conf_interval(v, vid, "allowed-lateness", 0, &pl->lateness, err, errlen) != SL_OK)
+    if (sl_vconf_interval(v, "allowed-lateness", 0, &pl->lateness, err, errlen) != SL_OK)
         goto fail;
     if (pl->proctime && pl->lateness > 0) {
         sl_seterr(err, errlen, "vertex '%s': allowed-lateness applies to event time only", vid);
