@@ -114,7 +114,8 @@ def main():
 
 def wait_all_running(port, job_id, timeout=600):
     """Poll the mini-cluster's REST API until every vertex of the job runs
-    (or has already finished)."""
+    (or has already finished: a short job can end, and its mini-cluster shut
+    down, before the first poll)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
@@ -124,6 +125,9 @@ def wait_all_running(port, job_id, timeout=600):
             if job.get("state") in ("FINISHED", "FAILED", "CANCELED") or (
                     vs and all(v["status"] in ("RUNNING", "FINISHED") for v in vs)):
                 return
+        except ConnectionRefusedError:
+            # the per-job mini-cluster shuts down with its job: it is over
+            return
         except OSError:
             pass
         time.sleep(0.02)

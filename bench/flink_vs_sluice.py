@@ -585,6 +585,9 @@ def main():
     ap.add_argument("--json", help="also write every measurement to this file")
     ap.add_argument("--keep", action="store_true", help="keep the work directories")
     a = ap.parse_args()
+    # SIGTERM unwinds like Ctrl-C, so the finally blocks stop every daemon,
+    # JVM and driver this script started
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
 
     for b in ("sluice-jobmanager", "sluice-taskmanager"):
         if not os.access(os.path.join(a.build, "bin", b), os.X_OK):
