@@ -135,29 +135,38 @@ def test_seed_demo_job_prints_window_counts(cluster):
     assert vid
 
 
+def half_silent_job(name, idle_timeout):
+    """Two source subtasks with a sequence each; a filter keeps only the
+    first one's rows, so one watermark subtask never sees a row. 1 s tumbling
+    counts over all rows at parallelism 1, printed."""
+    half = 500_000_000_000
+    wm = {"column": "ts", "delay": "0 s", "interval": "50 ms"}
+    if idle_timeout:
+        wm["idle-timeout"] = idle_timeout
+    return {"name": name, "parallelism": 2,
+            "vertices": [
+                {"id": "gen", "type": "datagen", "schema": [{"name": "id", "type": "BIGINT"}],
+                 "config": {"rows-per-second": "2000", "fields.id.kind": "sequence",
+                            "fields.id.start": "1", "fields.id.end": str(2 * half)}},
+                {"id": "ev", "type": "calc",
+                 "config": {"projection": ["id", f"TO_TIMESTAMP_LTZ({BASE} + id * 10, 3) AS ts"],
+                            "filter": f"id <= {half}"}},
+                {"id": "wm", "type": "watermark", "config": wm},
+                {"id": "win", "type": "window", "parallelism": 1,
+                 "config": {"time-column": "ts", "window": "TUMBLE(INTERVAL '1' SECOND)",
+                            "group-by": [], "aggregates": ["COUNT(*) AS cnt"]}},
+                {"id": "out", "type": "print", "parallelism": 1}],
+            "edges": [{"from": "gen", "to": "ev"}, {"from": "ev", "to": "wm"},
+                      {"from": "wm", "to": "win", "strategy": "rebalance"},
+                      {"from": "win", "to": "out"}]}
+
+
 def test_an_idle_input_does_not_hold_windows_back(cluster, workdir):
     """Two watermark subtasks; only one ever sees rows. After its idle
     timeout the silent one is left out of the window's minimum watermark,
     so windows fire while the job runs (without idleness they never would)."""
     cluster.add_tm(slots=2)
-    half = 500_000_000_000
-    job = {"name": "idle input", "parallelism": 2,
-           "vertices": [
-               {"id": "gen", "type": "datagen", "schema": [{"name": "id", "type": "BIGINT"}],
-                "config": {"rows-per-second": "2000", "fields.id.kind": "sequence",
-                           "fields.id.start": "1", "fields.id.end": str(2 * half)}},
-               {"id": "ev", "type": "calc",
-                "config": {"projection": ["id", f"TO_TIMESTAMP_LTZ({BASE} + id * 10, 3) AS ts"],
-                           "filter": f"id <= {half}"}},
-               {"id": "wm", "type": "watermark",
-                "config": {"column": "ts", "delay": "0 s", "idle-timeout": "500 ms", "interval": "50 ms"}},
-               {"id": "win", "type": "window", "parallelism": 1,
-                "config": {"time-column": "ts", "window": "TUMBLE(INTERVAL '1' SECOND)",
-                           "group-by": [], "aggregates": ["COUNT(*) AS cnt"]}},
-               {"id": "out", "type": "print", "parallelism": 1}],
-           "edges": [{"from": "gen", "to": "ev"}, {"from": "ev", "to": "wm"},
-                     {"from": "wm", "to": "win", "strategy": "rebalance"},
-                     {"from": "win", "to": "out"}]}
+    job = half_silent_job("idle input", idle_timeout="500 ms")
     jid = cluster.submit(job)
     cluster.wait_state(jid, "RUNNING")
     import re
@@ -225,24 +234,7 @@ def test_without_idle_timeout_a_silent_input_holds_windows_back(cluster):
     stays at its minimum, and REST shows which upstream subtask holds it back
     (the one whose output watermark never moved)."""
     cluster.add_tm(slots=2)
-    half = 500_000_000_000
-    job = {"name": "held back", "parallelism": 2,
-           "vertices": [
-               {"id": "gen", "type": "datagen", "schema": [{"name": "id", "type": "BIGINT"}],
-                "config": {"rows-per-second": "2000", "fields.id.kind": "sequence",
-                           "fields.id.start": "1", "fields.id.end": str(2 * half)}},
-               {"id": "ev", "type": "calc",
-                "config": {"projection": ["id", f"TO_TIMESTAMP_LTZ({BASE} + id * 10, 3) AS ts"],
-                           "filter": f"id <= {half}"}},
-               {"id": "wm", "type": "watermark",
-                "config": {"column": "ts", "delay": "0 s", "interval": "50 ms"}},
-               {"id": "win", "type": "window", "parallelism": 1,
-                "config": {"time-column": "ts", "window": "TUMBLE(INTERVAL '1' SECOND)",
-                           "group-by": [], "aggregates": ["COUNT(*) AS cnt"]}},
-               {"id": "out", "type": "print", "parallelism": 1}],
-           "edges": [{"from": "gen", "to": "ev"}, {"from": "ev", "to": "wm"},
-                     {"from": "wm", "to": "win", "strategy": "rebalance"},
-                     {"from": "win", "to": "out"}]}
+    job = half_silent_job("held back", idle_timeout=None)
     jid = cluster.submit(job)
     cluster.wait_state(jid, "RUNNING")
     vids = vertex_ids(cluster, jid)
