@@ -797,13 +797,13 @@ static void on_data_accept(struct evconnlistener *l, evutil_socket_t fd, struct 
 
 static void jm_connect(tm_net *n);
 
+/* Retry soon at first (the JobManager may be starting right now), then
+ * back off to min(heartbeat.interval, 1 s). */
 static void schedule_reconnect(tm_net *n)
 {
-    struct timeval tv = {1, 0};
-    if (n->hb_interval_ms < 1000) {
-        tv.tv_sec = 0;
-        tv.tv_usec = (suseconds_t)(SL_MAX(n->hb_interval_ms, 50) * 1000);
-    }
+    int64_t cap = SL_MAX(SL_MIN(n->hb_interval_ms, 1000), 50);
+    n->reconnect_ms = n->reconnect_ms ? SL_MIN(n->reconnect_ms * 2, cap) : SL_MIN(50, cap);
+    struct timeval tv = {(time_t)(n->reconnect_ms / 1000), (suseconds_t)((n->reconnect_ms % 1000) * 1000)};
     event_add(n->reconnect, &tv);
 }
 
@@ -955,6 +955,7 @@ static void handle_jm(tm_net *n, Sluice__Envelope *env)
             return;
         }
         n->jm_registered = 1;
+        n->reconnect_ms = 0;
         if (env->register_ack->heartbeat_interval_ms)
             n->hb_interval_ms = (int64_t)env->register_ack->heartbeat_interval_ms;
         sl_info(TAG, "registered at the JobManager as %s (%d slots, data port %d)", n->id, n->slots,

@@ -215,6 +215,7 @@ struct tm_net {
     int jm_hello, jm_registered;
     struct event *reconnect, *heartbeat;
     int64_t hb_interval_ms;
+    int64_t reconnect_ms;       /* current reconnect delay (backs off) */
     /* data plane */
     struct evconnlistener *listener;
     tm_peer *peers;
