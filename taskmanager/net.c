@@ -670,7 +670,8 @@ static void on_data_read(struct bufferevent *bev, void *arg)
         }
     }
     peer_flush(p);
-    reap_deploys(p->net); /* finished deployments waiting to send their last buffers */
+    /* credit may have let a finished deployment send its last buffers */
+    if (p->net->reap_pending) reap_deploys(p->net);
 }
 
 static void on_data_event(struct bufferevent *bev, short what, void *arg)
@@ -1151,6 +1152,7 @@ static int sends_drained(tm_deploy *d)
  * consumers elsewhere may still be granting the credit they wait for. */
 static void reap_deploys(tm_net *n)
 {
+    n->reap_pending = 0;
     for (tm_deploy *d = n->deploys; d;) {
         tm_deploy *next = d->next;
         int alive = 0;
@@ -1163,6 +1165,8 @@ static void reap_deploys(tm_net *n)
             sl_info(TAG, "job %s attempt %u: all local tasks ended", d->job_id, d->attempt);
             __atomic_store_n(&d->cancelled, 1, __ATOMIC_RELAXED);
             deploy_free(n, d);
+        } else if (!alive) {
+            n->reap_pending = 1; /* look again when credit arrives */
         }
         d = next;
     }

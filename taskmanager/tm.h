@@ -222,6 +222,8 @@ struct tm_net {
     struct bufferevent **pending;   /* accepted, before their hello */
     tm_deploy *deploys;
     uint32_t max_attempt;           /* newest deployment seen */
+    int reap_pending;               /* a deployment's threads ended, its last
+                                       buffers still wait for credit */
     /* inbox from task threads */
     pthread_mutex_t mu;
     tm_status *status_head, *status_tail;
