@@ -21,15 +21,15 @@ PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
 CFLAGS := -std=c11 -D_GNU_SOURCE $(OPT) -Wall -Wextra -Wshadow -Wno-unused-parameter \
           -pthread -MMD -MP -I. -Icommon -I$(B)/gen $(PKG_CFLAGS) $(SANFLAGS) $(EXTRA_CFLAGS)
-LDFLAGS := -pthread $(SANFLAGS)
-LIBS := $(PKG_LIBS) -lm
+LDFLAGS := -pthread -rdynamic $(SANFLAGS)
+LIBS := $(PKG_LIBS) -lm -ldl
 
 PROTOS := $(wildcard proto/*.proto)
 PROTO_C := $(patsubst proto/%.proto,$(B)/gen/%.pb-c.c,$(PROTOS))
 PROTO_H := $(PROTO_C:.c=.h)
 
 COMMON_SRC := $(wildcard common/*.c)
-OPS_SRC := $(wildcard taskmanager/operators/*.c)
+OPS_SRC := $(wildcard operators/*.c)
 TM_SRC := $(filter-out taskmanager/main.c,$(wildcard taskmanager/*.c))
 JM_SRC := $(filter-out jobmanager/main.c,$(wildcard jobmanager/*.c))
 CLI_SRC := $(filter-out cli/main.c,$(wildcard cli/*.c))

@@ -151,6 +151,10 @@ static const sl_conf_def defs[] = {
     {{"web.checkpoints.history", SL_CT_INT, "10", NULL,
       "Number of recent checkpoints the REST API and dashboard remember per job."},
      1, 100000, NULL},
+    {{"sluice.operator-plugins", SL_CT_STRING, "", NULL,
+      "Shared objects that add operator types (comma-separated paths). Both daemons "
+      "load the same list at start-up (docs/OPERATORS.md)."},
+     NOLIM, NULL},
     {{"log.level", SL_CT_ENUM, "INFO", "DEBUG,INFO,WARN,ERROR",
       "Least severe log level printed (DEBUG, INFO, WARN or ERROR)."},
      NOLIM, "warning=WARN"},

@@ -161,9 +161,11 @@ static int parse_vertex(sl_jobgraph *g, int i, json_t *jv, char *err, size_t err
     if (!json_is_string(jt)) return sl_seterr(err, errlen, "%s: missing string 'type'", what);
     v->type = sl_strdup(json_string_value(jt));
     v->def = sl_op_find(v->type);
-    if (!v->def)
-        return sl_seterr(err, errlen, "%s: unknown type '%s' (known: %s)", what, v->type,
-                         sl_op_type_list());
+    if (!v->def) {
+        char known[1024];
+        sl_op_type_list(known, sizeof known);
+        return sl_seterr(err, errlen, "%s: unknown type '%s' (known: %s)", what, v->type, known);
+    }
     json_t *juid = json_object_get(jv, "uid"), *jname = json_object_get(jv, "name");
     if (juid && !json_is_string(juid)) return sl_seterr(err, errlen, "%s: 'uid' must be a string", what);
     if (jname && !json_is_string(jname)) return sl_seterr(err, errlen, "%s: 'name' must be a string", what);

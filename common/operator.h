@@ -2,7 +2,7 @@
  * operator.h -- the contract between the runtime and an operator.
  *
  * An operator type is a static sl_op_def table of callbacks (in
- * taskmanager/operators/, one file each, listed in registry.c). A running
+ * operators/, one file each, listed in registry.c). A running
  * instance is an sl_op: one per vertex per subtask, owned by the task thread
  * that runs its chain, so an operator never needs a lock.
  *
@@ -25,6 +25,9 @@
 #ifndef SL_OPERATOR_H
 #define SL_OPERATOR_H
 
+/* Bumped whenever sl_op_def or sl_op changes shape or meaning. */
+#define SL_OP_ABI_VERSION 1u
+
 #include <stdio.h>
 #include <jansson.h>
 #include "row.h"
@@ -45,6 +48,7 @@ enum {
 };
 
 typedef struct sl_op_def {
+    unsigned abi;                /* SL_OP_ABI_VERSION: the header it was built with */
     const char *name;            /* the vertex "type", e.g. "datagen" */
     unsigned flags;              /* SL_OPF_* */
     const char *const *options;  /* accepted config keys, NULL-terminated;
@@ -162,9 +166,28 @@ static inline int sl_op_emit_idle(sl_op *op, int idle)
 /* Set op->err and return SL_ERR. */
 int sl_op_fail(sl_op *op, const char *fmt, ...) SL_PRINTF(2, 3);
 
-/* The registry (taskmanager/operators/registry.c). */
+/* ---- the registry (common/opregistry.c) ---------------------------------- */
+
+/* Add an operator type. The table must stay valid for the life of the
+ * process. Fails (with err) when def->abi is not this header's
+ * SL_OP_ABI_VERSION, the name is not [A-Za-z0-9_.-]{1,64}, a callback the
+ * kind requires is missing, or the name is taken. Registering the same
+ * table twice is a no-op. */
+int sl_op_register(const sl_op_def *def, char *err, size_t errlen);
 const sl_op_def *sl_op_find(const char *type);
-/* Names of all types, comma-separated, for error messages. */
-const char *sl_op_type_list(void);
+/* Names of all types, comma-separated, into buf; returns how many. */
+int sl_op_type_list(char *buf, size_t len);
+/* The built-in operators (operators/builtin.c). Call once at start-up. */
+void sl_ops_register_builtin(void);
+
+/* A plugin is a shared object exporting
+ *     int sl_plugin_init(unsigned abi, char *err, size_t errlen);
+ * which checks abi == SL_OP_ABI_VERSION and calls sl_op_register() for each
+ * of its operators. sl_op_plugins_load dlopens every path of a comma- or
+ * semicolon-separated list and calls its init; the first failure is
+ * returned with the path in err. */
+#define SL_PLUGIN_INIT_SYMBOL "sl_plugin_init"
+typedef int (*sl_plugin_init_fn)(unsigned abi, char *err, size_t errlen);
+int sl_op_plugins_load(const char *list, char *err, size_t errlen);
 
 #endif

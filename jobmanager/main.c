@@ -15,6 +15,7 @@
 
 #include "jm.h"
 #include "log.h"
+#include "operator.h"
 
 #define TAG "jm"
 
@@ -66,6 +67,11 @@ int main(int argc, char **argv)
     }
     sl_log_level = sl_log_parse_level(sl_config_str(j.conf, "log.level"));
     if (sl_log_level < 0) sl_log_level = SL_LOG_INFO;
+    sl_ops_register_builtin();
+    if (sl_op_plugins_load(sl_config_str(j.conf, "sluice.operator-plugins"), err, sizeof err) != SL_OK) {
+        fprintf(stderr, "sluice-jobmanager: %s\n", err);
+        return 2;
+    }
     j.heartbeat_interval_ms = sl_config_int(j.conf, "heartbeat.interval");
     j.heartbeat_timeout_ms = sl_config_int(j.conf, "heartbeat.timeout");
     j.slot_timeout_ms = sl_config_int(j.conf, "slot.request.timeout");

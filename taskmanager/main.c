@@ -12,6 +12,7 @@
 
 #include "tm.h"
 #include "log.h"
+#include "operator.h"
 
 #define TAG "tm"
 
@@ -37,6 +38,11 @@ int main(int argc, char **argv)
     }
     sl_log_level = sl_log_parse_level(sl_config_str(n.conf, "log.level"));
     if (sl_log_level < 0) sl_log_level = SL_LOG_INFO;
+    sl_ops_register_builtin();
+    if (sl_op_plugins_load(sl_config_str(n.conf, "sluice.operator-plugins"), err, sizeof err) != SL_OK) {
+        fprintf(stderr, "sluice-taskmanager: %s\n", err);
+        return 2;
+    }
     n.slots = (int)sl_config_int(n.conf, "taskmanager.numberOfTaskSlots");
     n.host = sl_strdup(sl_config_str(n.conf, "taskmanager.host"));
     evthread_use_pthreads();

@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "operator.h"
+
 static int sl_test_failed_;
 
 #define CHECK(cond)                                                            \
@@ -58,6 +60,7 @@ static inline int sl_test_run(const sl_test_case *tests, size_t n, int argc, cha
         return 0;
     }
     int passed = 0, failed = 0;
+    sl_ops_register_builtin();
     for (size_t i = 0; i < n; i++) {
         if (argc > 1 && strcmp(argv[1], tests[i].name) != 0) continue;
         sl_test_failed_ = 0;

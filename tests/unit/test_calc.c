@@ -1,5 +1,5 @@
 /*
- * test_calc.c -- unit tests for the calc operator (taskmanager/operators/calc.c).
+ * test_calc.c -- unit tests for the calc operator (operators/calc.c).
  *
  * Each test builds an sl_vertex by hand (an id and a JSON config), calls
  * plan() against a hand-made input schema, then drives open/process/close

@@ -1,6 +1,6 @@
 /*
  * test_group_aggregate.c -- unit tests for the group_aggregate operator
- * (taskmanager/operators/group_aggregate.c).
+ * (operators/group_aggregate.c).
  *
  * Each test builds a vertex by hand (id "agg", a JSON config), plans it
  * against a fixed input schema, opens a keyed state backend for key groups

@@ -1,6 +1,6 @@
 /*
  * test_watermark.c -- unit tests for the watermark assigner
- * (taskmanager/operators/watermark.c).
+ * (operators/watermark.c).
  *
  * Each test plans a `watermark` vertex from a JSON config against the input
  * schema (user_id BIGINT, ts TIMESTAMP), opens it on a hand-made sl_op and

@@ -1,6 +1,6 @@
 /*
  * test_window.c -- unit tests for the window operator
- * (taskmanager/operators/window.c).
+ * (operators/window.c).
  *
  * Each test plans a `window` vertex (id "win") from a JSON config against
  * the input schema (user_id BIGINT, ts TIMESTAMP, amount INT, price DOUBLE,

@@ -889,6 +889,7 @@ static int file_end_input(sl_op *op)
 static const char *const file_options[] = {"path", "format", NULL};
 
 const sl_op_def sl_op_file = {
+    .abi = SL_OP_ABI_VERSION,
     .name = "file",
     .flags = SL_OPF_SINK,
     .options = file_options,

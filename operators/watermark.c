@@ -219,6 +219,7 @@ static void wm_close(sl_op *op)
 static const char *const wm_options[] = {"column", "delay", "idle-timeout", "interval", NULL};
 
 const sl_op_def sl_op_watermark = {
+    .abi = SL_OP_ABI_VERSION,
     .name = "watermark",
     .options = wm_options,
     .plan = wm_plan_new,

@@ -174,6 +174,7 @@ static void calc_close(sl_op *op)
 static const char *const calc_options[] = {"projection", "filter", NULL};
 
 const sl_op_def sl_op_calc = {
+    .abi = SL_OP_ABI_VERSION,
     .name = "calc",
     .options = calc_options,
     .plan = calc_plan_new,

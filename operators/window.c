@@ -1161,6 +1161,7 @@ static const char *const win_options[] = {"time-column", "window", "group-by", "
                                           "allowed-lateness", "time", NULL};
 
 const sl_op_def sl_op_window = {
+    .abi = SL_OP_ABI_VERSION,
     .name = "window",
     .flags = SL_OPF_KEYED | SL_OPF_LATE_OUTPUT,
     .key_option = "group-by",

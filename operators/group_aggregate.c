@@ -956,6 +956,7 @@ static const char *const ga_options[] = {"group-by",  "aggregates",           "i
                                          "state.ttl", "table.exec.state.ttl", NULL};
 
 const sl_op_def sl_op_group_aggregate = {
+    .abi = SL_OP_ABI_VERSION,
     .name = "group_aggregate",
     .flags = SL_OPF_KEYED,
     .options = ga_options,

@@ -104,6 +104,7 @@ static void blackhole_close(sl_op *op)
 static const char *const blackhole_options[] = {"sink.rows-per-second", NULL};
 
 const sl_op_def sl_op_blackhole = {
+    .abi = SL_OP_ABI_VERSION,
     .name = "blackhole",
     .flags = SL_OPF_SINK,
     .options = blackhole_options,

@@ -178,6 +178,7 @@ static void print_close(sl_op *op)
 static const char *const print_options[] = {"print-identifier", "standard-error", NULL};
 
 const sl_op_def sl_op_print = {
+    .abi = SL_OP_ABI_VERSION,
     .name = "print",
     .flags = SL_OPF_SINK,
     .options = print_options,

@@ -793,6 +793,7 @@ static const char *const datagen_options[] = {"rows-per-second", "number-of-rows
                                               "fields.*", NULL};
 
 const sl_op_def sl_op_datagen = {
+    .abi = SL_OP_ABI_VERSION,
     .name = "datagen",
     .flags = SL_OPF_SOURCE,
     .options = datagen_options,

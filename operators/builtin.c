@@ -1,0 +1,36 @@
+/*
+ * builtin.c -- registers the operators that ship with Sluice.
+ *
+ * Adding a built-in operator means writing its file in this folder and
+ * listing its sl_op_def here; nothing else refers to operators by name.
+ * Both daemons, the CLI and the unit tests call sl_ops_register_builtin()
+ * once before they parse a job graph.
+ */
+#include "operator.h"
+#include "log.h"
+
+extern const sl_op_def sl_op_datagen;
+extern const sl_op_def sl_op_calc;
+extern const sl_op_def sl_op_print;
+extern const sl_op_def sl_op_blackhole;
+extern const sl_op_def sl_op_file;
+extern const sl_op_def sl_op_watermark;
+extern const sl_op_def sl_op_window;
+extern const sl_op_def sl_op_group_aggregate;
+
+static const sl_op_def *const builtin[] = {
+    &sl_op_datagen, &sl_op_calc,   &sl_op_print,  &sl_op_blackhole,       &sl_op_file,
+    &sl_op_watermark, &sl_op_window, &sl_op_group_aggregate,
+};
+
+void sl_ops_register_builtin(void)
+{
+    for (size_t i = 0; i < SL_ARRAY_LEN(builtin); i++) {
+        char err[300];
+        /* a built-in table that does not register is a bug in this file */
+        if (sl_op_register(builtin[i], err, sizeof err) != SL_OK) {
+            sl_error("ops", "built-in operator: %s", err);
+            SL_ASSERT(0);
+        }
+    }
+}
