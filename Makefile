@@ -20,7 +20,7 @@ PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
 CFLAGS := -std=c11 -D_GNU_SOURCE $(OPT) -Wall -Wextra -Wshadow -Wno-unused-parameter \
-          -pthread -MMD -MP -I. -Icommon -I$(B)/gen $(PKG_CFLAGS) $(SANFLAGS) $(EXTRA_CFLAGS)
+          -pthread -MMD -MP -I. -Icommon -Ioperators -I$(B)/gen $(PKG_CFLAGS) $(SANFLAGS) $(EXTRA_CFLAGS)
 LDFLAGS := -pthread -rdynamic $(SANFLAGS)
 LIBS := $(PKG_LIBS) -lm -ldl
 

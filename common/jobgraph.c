@@ -16,10 +16,15 @@
 #include "keygroup.h"
 #include "expr.h"
 
+const sl_schema *sl_vertex_output_schema(const sl_vertex *v, int output)
+{
+    if (output <= 0 || !v->pc || output >= v->pc->nout) return &v->out;
+    return &v->pc->outputs[output].schema;
+}
+
 const sl_schema *sl_edge_schema(const sl_jobgraph *g, const sl_edge *e)
 {
-    const sl_vertex *from = &g->v[e->from];
-    return e->late ? &from->in : &from->out;
+    return sl_vertex_output_schema(&g->v[e->from], e->output);
 }
 
 const char *sl_part_name(sl_partitioning p)
@@ -138,7 +143,7 @@ static int parse_schema(json_t *arr, sl_schema *s, const char *what, char *err, 
 
 static const char *const vertex_keys[] = {"id", "uid", "name", "type", "parallelism", "schema",
                                           "config", "description", NULL};
-static const char *const edge_keys[] = {"from", "to", "strategy", "keys", "output", NULL};
+static const char *const edge_keys[] = {"from", "to", "strategy", "keys", "input", "output", NULL};
 static const char *const job_keys[] = {"name", "parallelism", "maxParallelism", "vertices",
                                        "edges", "description", NULL};
 
@@ -191,7 +196,6 @@ static int parse_vertex(sl_jobgraph *g, int i, json_t *jv, char *err, size_t err
                              key);
     }
     sl_schema_init(&v->declared);
-    sl_schema_init(&v->in);
     sl_schema_init(&v->out);
     json_t *js = json_object_get(jv, "schema");
     if (js && parse_schema(js, &v->declared, what, err, errlen)) return SL_ERR;
@@ -233,16 +237,21 @@ static int parse_edge(sl_jobgraph *g, int i, json_t *je, char *err, size_t errle
     } else if (jk) {
         return sl_seterr(err, errlen, "%s: 'keys' only applies to the hash strategy", what);
     }
-    if (from->def->flags & SL_OPF_SINK)
-        return sl_seterr(err, errlen, "%s: '%s' is a sink and has no output", what, from->id);
     json_t *jo = json_object_get(je, "output");
     if (jo) {
-        if (!json_is_string(jo) || strcmp(json_string_value(jo), "late"))
-            return sl_seterr(err, errlen, "%s: 'output' can only be \"late\" (a late side output)", what);
-        if (!(from->def->flags & SL_OPF_LATE_OUTPUT))
-            return sl_seterr(err, errlen, "%s: '%s' (%s) has no late side output", what, from->id,
-                             from->type);
-        e->late = 1;
+        /* resolved against from's declared outputs once from is planned */
+        if (!json_is_string(jo) || !*json_string_value(jo) || strlen(json_string_value(jo)) >= 32)
+            return sl_seterr(err, errlen, "%s: 'output' must name a side output (1-31 characters)", what);
+        e->output_name = sl_strdup(json_string_value(jo));
+    } else if (from->def->flags & SL_OPF_SINK) {
+        return sl_seterr(err, errlen, "%s: '%s' is a sink and has no output", what, from->id);
+    }
+    json_t *ji = json_object_get(je, "input");
+    if (ji) {
+        if (!json_is_integer(ji) || json_integer_value(ji) < 0 || json_integer_value(ji) >= SL_MAX_INPUTS)
+            return sl_seterr(err, errlen, "%s: 'input' must be an integer from 0 to %d", what,
+                             SL_MAX_INPUTS - 1);
+        e->to_input = (int)json_integer_value(ji);
     }
     if (to->def->flags & SL_OPF_SOURCE)
         return sl_seterr(err, errlen, "%s: '%s' is a source and takes no input", what, to->id);
@@ -274,6 +283,132 @@ static int topo_sort(sl_jobgraph *g, char *err, size_t errlen)
     return rc;
 }
 
+int sl_vertex_plan(sl_vertex *v, int nin, const sl_schema *ins, const sl_plan_input *part,
+                   char *err, size_t errlen)
+{
+    sl_vertex_plan_free(v);
+    if (nin < 0 || nin > SL_MAX_INPUTS)
+        return sl_seterr(err, errlen, "vertex '%s': more than %d inputs", v->id, SL_MAX_INPUTS);
+    sl_plan_ctx *pc = sl_calloc(1, sizeof *pc);
+    v->pc = pc;
+    v->ninputs = nin;
+    pc->v = v;
+    pc->nin = nin;
+    for (int i = 0; i < nin; i++) {
+        sl_schema_copy(&v->in[i], &ins[i]);
+        if (part) pc->in[i] = part[i];
+        pc->in[i].schema = &v->in[i];
+        pc->in[i].parallel = v->parallelism > 1;
+    }
+    sl_schema_init(&v->out);
+    pc->out = &v->out;
+    pc->nout = 1;
+    char perr[400] = "";
+    v->plan = v->def->plan(pc, perr, sizeof perr);
+    if (!v->plan) {
+        /* operators name the vertex themselves; add it when they did not */
+        if (strstr(perr, v->id)) return sl_seterr(err, errlen, "%s", perr);
+        return sl_seterr(err, errlen, "vertex '%s': %s", v->id, perr[0] ? perr : "invalid configuration");
+    }
+    return SL_OK;
+}
+
+void sl_vertex_plan_free(sl_vertex *v)
+{
+    if (v->plan && v->def && v->def->plan_free) v->def->plan_free(v->plan);
+    v->plan = NULL;
+    for (int i = 0; i < v->ninputs; i++) sl_schema_free(&v->in[i]);
+    v->ninputs = 0;
+    sl_schema_free(&v->out);
+    if (v->pc)
+        for (int o = 1; o < v->pc->nout; o++) sl_schema_free(&v->pc->outputs[o].schema);
+    free(v->pc);
+    v->pc = NULL;
+}
+
+/* "late, errors" or "none": a vertex's declared side outputs, for messages. */
+static void side_output_list(const sl_vertex *v, char *buf, size_t cap)
+{
+    size_t at = 0;
+    buf[0] = 0;
+    for (int o = 1; v->pc && o < v->pc->nout && at < cap; o++) {
+        int w = snprintf(buf + at, cap - at, "%s%s", o > 1 ? ", " : "", v->pc->outputs[o].name);
+        if (w < 0) break;
+        at += (size_t)w;
+    }
+    if (!buf[0]) snprintf(buf, cap, "none");
+}
+
+/* The inputs of vertex v: every logical input has edges, each edge names an
+ * output its upstream declares, and the edges of one input agree on the
+ * schema (several edges into one input are a UNION ALL). */
+static int plan_inputs(sl_jobgraph *g, sl_vertex *v, sl_schema *ins, sl_plan_input *part,
+                       int *nin, char *err, size_t errlen)
+{
+    int max_in = v->def->max_inputs > 0 ? v->def->max_inputs : 1;
+    int n = 0;
+    const sl_edge *first[SL_MAX_INPUTS] = {0};
+    for (int j = 0; j < v->nin; j++) {
+        sl_edge *e = &g->e[v->in_edges[j]];
+        const sl_vertex *from = &g->v[e->from];
+        if (e->to_input >= max_in)
+            return sl_seterr(err, errlen, "edge %s -> %s: input %d of '%s' (%s), which takes %d input%s",
+                             from->id, v->id, e->to_input, v->id, v->type, max_in, max_in == 1 ? "" : "s");
+        if (e->to_input + 1 > n) n = e->to_input + 1;
+        const sl_edge *f = first[e->to_input];
+        if (!f) {
+            first[e->to_input] = e;
+            part[e->to_input].strategy = e->strategy;
+            part[e->to_input].nkeys = e->nkeys;
+            part[e->to_input].keys = e->keys;
+            continue;
+        }
+        if (!sl_schema_equal(sl_edge_schema(g, f), sl_edge_schema(g, e)))
+            return sl_seterr(err, errlen, "vertex '%s': inputs '%s' and '%s' have different schemas",
+                             v->id, g->v[f->from].id, from->id);
+        int same = f->strategy == e->strategy && f->nkeys == e->nkeys;
+        for (int q = 0; same && q < e->nkeys; q++) same = f->keys[q] == e->keys[q];
+        if (!same) { /* mixed partitioning: the input as a whole is not hashed */
+            part[e->to_input].strategy = SL_PART_REBALANCE;
+            part[e->to_input].nkeys = 0;
+            part[e->to_input].keys = NULL;
+        }
+    }
+    for (int i = 0; i < n; i++) {
+        if (!first[i])
+            return sl_seterr(err, errlen, "vertex '%s': input %d has no edge (inputs are numbered from 0)",
+                             v->id, i);
+        sl_schema_copy(&ins[i], sl_edge_schema(g, first[i]));
+    }
+    *nin = n;
+    return SL_OK;
+}
+
+/* Hash keys of edges leaving v are columns of the output they leave from;
+ * the receiving keyed operator is checked in check_keyed_inputs. */
+static int resolve_edge_keys(sl_jobgraph *g, sl_vertex *v, char *err, size_t errlen)
+{
+    for (int j = 0; j < v->nout; j++) {
+        sl_edge *e = &g->e[v->out_edges[j]];
+        if (e->strategy != SL_PART_HASH) continue;
+        json_t *jk = json_object_get(json_array_get(json_object_get(g->json, "edges"),
+                                                    (size_t)v->out_edges[j]), "keys");
+        const sl_schema *s = sl_vertex_output_schema(v, e->output);
+        e->nkeys = (int)json_array_size(jk);
+        e->keys = sl_calloc((size_t)e->nkeys, sizeof(int));
+        for (int q = 0; q < e->nkeys; q++) {
+            json_t *kq = json_array_get(jk, (size_t)q);
+            int col = json_is_string(kq) ? sl_schema_find(s, json_string_value(kq)) : -1;
+            if (col < 0)
+                return sl_seterr(err, errlen, "edge %s -> %s: key %s is not a column of '%s'", v->id,
+                                 g->v[e->to].id,
+                                 json_is_string(kq) ? json_string_value(kq) : "(non-string)", v->id);
+            e->keys[q] = col;
+        }
+    }
+    return SL_OK;
+}
+
 static int plan_vertices(sl_jobgraph *g, char *err, size_t errlen)
 {
     for (int k = 0; k < g->nv; k++) {
@@ -283,87 +418,66 @@ static int plan_vertices(sl_jobgraph *g, char *err, size_t errlen)
             return sl_seterr(err, errlen, "vertex '%s': a source takes no input", v->id);
         if (!is_src && !v->nin)
             return sl_seterr(err, errlen, "vertex '%s': has no input edge", v->id);
-        if (!(v->def->flags & SL_OPF_SINK) && !v->nout)
-            return sl_seterr(err, errlen, "vertex '%s': its output goes nowhere (add an edge to a sink)",
-                             v->id);
-        if (v->nin) {
-            const sl_edge *e0 = &g->e[v->in_edges[0]];
-            const sl_vertex *first = &g->v[e0->from];
-            for (int j = 1; j < v->nin; j++) {
-                const sl_edge *ej = &g->e[v->in_edges[j]];
-                if (!sl_schema_equal(sl_edge_schema(g, e0), sl_edge_schema(g, ej)))
-                    return sl_seterr(err, errlen,
-                                     "vertex '%s': inputs '%s' and '%s' have different schemas",
-                                     v->id, first->id, g->v[ej->from].id);
-            }
-            sl_schema_copy(&v->in, sl_edge_schema(g, e0));
-        }
-        char perr[400] = "";
-        v->plan = v->def->plan(v, &v->in, &v->out, perr, sizeof perr);
-        if (!v->plan) {
-            /* operators name the vertex themselves; add it when they did not */
-            if (strstr(perr, v->id)) return sl_seterr(err, errlen, "%s", perr);
-            return sl_seterr(err, errlen, "vertex '%s': %s", v->id, perr[0] ? perr : "invalid configuration");
-        }
-        /* hash keys of edges leaving this vertex are columns of its output;
-         * the receiving keyed operator is checked in check_keyed_inputs */
+        sl_schema ins[SL_MAX_INPUTS];
+        sl_plan_input part[SL_MAX_INPUTS];
+        memset(part, 0, sizeof part);
+        int nin = 0;
+        for (int i = 0; i < SL_MAX_INPUTS; i++) sl_schema_init(&ins[i]);
+        int rc = plan_inputs(g, v, ins, part, &nin, err, errlen);
+        if (rc == SL_OK) rc = sl_vertex_plan(v, nin, ins, part, err, errlen);
+        for (int i = 0; i < SL_MAX_INPUTS; i++) sl_schema_free(&ins[i]);
+        if (rc != SL_OK) return rc;
+        /* edges leaving a named output: the output must be declared */
+        int main_used = 0;
         for (int j = 0; j < v->nout; j++) {
             sl_edge *e = &g->e[v->out_edges[j]];
-            if (e->strategy != SL_PART_HASH) continue;
-            json_t *jk = json_object_get(json_array_get(json_object_get(g->json, "edges"),
-                                                        (size_t)v->out_edges[j]), "keys");
-            e->nkeys = (int)json_array_size(jk);
-            e->keys = sl_calloc((size_t)e->nkeys, sizeof(int));
-            for (int q = 0; q < e->nkeys; q++) {
-                json_t *kq = json_array_get(jk, (size_t)q);
-                int col = json_is_string(kq) ? sl_schema_find(sl_edge_schema(g, e), json_string_value(kq)) : -1;
-                if (col < 0)
-                    return sl_seterr(err, errlen, "edge %s -> %s: key %s is not a column of '%s'",
-                                     v->id, g->v[e->to].id,
-                                     json_is_string(kq) ? json_string_value(kq) : "(non-string)",
-                                     v->id);
-                e->keys[q] = col;
+            if (!e->output_name) {
+                main_used = 1;
+                continue;
+            }
+            e->output = -1;
+            for (int o = 1; o < v->pc->nout; o++)
+                if (!strcmp(v->pc->outputs[o].name, e->output_name)) e->output = o;
+            if (e->output < 0) {
+                char have[256];
+                side_output_list(v, have, sizeof have);
+                return sl_seterr(err, errlen, "edge %s -> %s: '%s' (%s) has no side output '%s' (it declares: %s)",
+                                 v->id, g->v[e->to].id, v->id, v->type, e->output_name, have);
             }
         }
+        if (!(v->def->flags & SL_OPF_SINK) && !main_used)
+            return sl_seterr(err, errlen, "vertex '%s': its output goes nowhere (add an edge to a sink)",
+                             v->id);
+        if (resolve_edge_keys(g, v, err, errlen)) return SL_ERR;
     }
     return SL_OK;
 }
 
 /* A keyed operator running in parallel must get each key from exactly one
- * place: every input edge hashes on the operator's own key columns. */
+ * place: every edge into a keyed input hashes on the columns plan() declared
+ * as that input's key. */
 static int check_keyed_inputs(sl_jobgraph *g, char *err, size_t errlen)
 {
     for (int i = 0; i < g->nv; i++) {
         sl_vertex *v = &g->v[i];
-        if (!(v->def->flags & SL_OPF_KEYED) || !v->def->key_option || v->parallelism == 1) continue;
-        json_t *keys = json_object_get(v->config, v->def->key_option);
-        if (json_is_string(keys)) {
-            json_t *a = json_array();
-            json_array_append(a, keys);
-            json_object_set_new(v->config, v->def->key_option, a);
-            keys = a;
-        }
-        size_t nk = json_array_size(keys);
+        if (v->parallelism == 1 || !v->pc) continue;
         for (int k = 0; k < v->nin; k++) {
             const sl_edge *e = &g->e[v->in_edges[k]];
+            int in = e->to_input, nk = v->pc->nkeys[in];
+            if (!nk) continue;
             const sl_vertex *from = &g->v[e->from];
-            int ok = e->strategy == SL_PART_HASH && (size_t)e->nkeys == nk;
-            for (int q = 0; ok && q < e->nkeys; q++) {
-                json_t *kq = json_array_get(keys, (size_t)q);
-                ok = json_is_string(kq) && !strcasecmp(json_string_value(kq), sl_edge_schema(g, e)->fields[e->keys[q]].name);
-            }
+            int ok = e->strategy == SL_PART_HASH && e->nkeys == nk;
+            for (int q = 0; ok && q < nk; q++) ok = e->keys[q] == v->pc->keys[in][q];
             if (!ok) {
                 char want[256] = "";
                 size_t used = 0;
-                for (size_t q = 0; q < nk && used < sizeof want - 64; q++) {
-                    json_t *kq = json_array_get(keys, q);
+                for (int q = 0; q < nk && used < sizeof want - 64; q++)
                     used += (size_t)snprintf(want + used, sizeof want - used, "%s\"%s\"", q ? ", " : "",
-                                             json_is_string(kq) ? json_string_value(kq) : "?");
-                }
+                                             v->in[in].fields[v->pc->keys[in][q]].name);
                 return sl_seterr(err, errlen,
                                  "vertex '%s': a keyed operator with parallelism %d needs its input "
-                                 "from '%s' hashed on its %s: use {\"strategy\": \"hash\", \"keys\": [%s]}",
-                                 v->id, v->parallelism, from->id, v->def->key_option, want);
+                                 "from '%s' hashed on its key: use {\"strategy\": \"hash\", \"keys\": [%s]}",
+                                 v->id, v->parallelism, from->id, want);
             }
         }
     }
@@ -379,7 +493,7 @@ static void make_chains(sl_jobgraph *g)
         if (v->nin == 1) {
             sl_edge *e = &g->e[v->in_edges[0]];
             sl_vertex *up = &g->v[e->from];
-            if (e->strategy == SL_PART_FORWARD && up->nout == 1 && !e->late &&
+            if (e->strategy == SL_PART_FORWARD && up->nout == 1 && e->output == 0 &&
                 up->parallelism == v->parallelism) {
                 sl_chain *c = &g->chains[up->chain];
                 v->chain = up->chain;
@@ -459,7 +573,6 @@ sl_jobgraph *sl_jobgraph_parse(const char *text, size_t len, int default_paralle
     for (int i = 0; i < g->nv; i++) {
         g->v[i].id = NULL;
         sl_schema_init(&g->v[i].declared);
-        sl_schema_init(&g->v[i].in);
         sl_schema_init(&g->v[i].out);
     }
     for (int i = 0; i < g->nv; i++) {
@@ -480,7 +593,6 @@ sl_jobgraph *sl_jobgraph_parse(const char *text, size_t len, int default_paralle
         sl_vertex *f = &g->v[g->e[i].from], *t = &g->v[g->e[i].to];
         f->out_edges = sl_realloc(f->out_edges, sizeof(int) * (size_t)(f->nout + 1));
         f->out_edges[f->nout++] = i;
-        g->e[i].to_input = t->nin;
         t->in_edges = sl_realloc(t->in_edges, sizeof(int) * (size_t)(t->nin + 1));
         t->in_edges[t->nin++] = i;
     }
@@ -511,18 +623,19 @@ void sl_jobgraph_destroy(sl_jobgraph *g)
     if (!g) return;
     for (int i = 0; i < g->nv; i++) {
         sl_vertex *v = &g->v[i];
-        if (v->plan && v->def && v->def->plan_free) v->def->plan_free(v->plan);
+        sl_vertex_plan_free(v);
         free(v->id);
         free(v->uid);
         free(v->name);
         free(v->type);
         sl_schema_free(&v->declared);
-        sl_schema_free(&v->in);
-        sl_schema_free(&v->out);
         free(v->in_edges);
         free(v->out_edges);
     }
-    for (int i = 0; i < g->ne; i++) free(g->e[i].keys);
+    for (int i = 0; i < g->ne; i++) {
+        free(g->e[i].keys);
+        free(g->e[i].output_name);
+    }
     for (int i = 0; i < g->nchains; i++) {
         free(g->chains[i].vertices);
         free(g->chains[i].name);

@@ -4,7 +4,8 @@
  * The JSON form (docs/JOBS.md):
  *   {"name": .., "parallelism": N, "maxParallelism": M,
  *    "vertices": [{"id", "uid", "type", "name", "parallelism", "schema", "config"}],
- *    "edges": [{"from", "to", "strategy": "forward|rebalance|hash|broadcast", "keys": [..]}]}
+ *    "edges": [{"from", "to", "strategy": "forward|rebalance|hash|broadcast", "keys": [..],
+ *               "input": N, "output": "<side output name>"}]}
  *
  * sl_jobgraph_parse checks everything a user can get wrong -- unknown type or
  * option, missing field, duplicate id, cycle, forward edge between different
@@ -24,12 +25,6 @@
 #include <jansson.h>
 #include "operator.h"
 
-typedef enum {
-    SL_PART_FORWARD = 0,
-    SL_PART_REBALANCE,
-    SL_PART_HASH,
-    SL_PART_BROADCAST
-} sl_partitioning;
 
 const char *sl_part_name(sl_partitioning p); /* "FORWARD", as Flink's ship_strategy */
 
@@ -40,9 +35,10 @@ typedef struct sl_edge {
     sl_partitioning strategy;
     int nkeys;
     int *keys;               /* hash: key column indices in from's output schema */
-    int to_input;            /* index of this edge among `to`'s inputs */
-    int late;                /* "output": "late": the late side output of `from`,
-                                carrying `from`'s input rows */
+    int to_input;            /* "input": the logical input of `to` it feeds (0..) */
+    int output;              /* "output": index of `from`'s declared output it
+                                leaves from (0 = main) */
+    char *output_name;       /* as given, until resolved against from's plan */
 } sl_edge;
 
 
@@ -57,10 +53,12 @@ struct sl_vertex {
     json_t *config;          /* borrowed from the graph's JSON (object, maybe empty) */
     json_t *json;            /* the whole vertex object */
     sl_schema declared;      /* "schema" given in JSON (sources), else empty */
-    sl_schema in;            /* input schema (empty for sources) */
-    sl_schema out;           /* output schema (empty for sinks) */
+    int ninputs;             /* logical inputs (0 for sources) */
+    sl_schema in[SL_MAX_INPUTS]; /* schema of each logical input */
+    sl_schema out;           /* main output schema (empty for sinks) */
     void *plan;              /* def->plan result */
-    int nin, nout;
+    sl_plan_ctx *pc;         /* what plan() declared: keys per input, outputs (owned) */
+    int nin, nout;           /* input and output edges */
     int *in_edges, *out_edges;  /* edge indices */
     int chain;               /* index of the chain this vertex runs in */
     int chain_pos;           /* position inside it (0 = head) */
@@ -89,6 +87,17 @@ struct sl_jobgraph {
 
 /* The schema of the rows an edge carries. */
 const sl_schema *sl_edge_schema(const sl_jobgraph *g, const sl_edge *e);
+/* The schema of output `output` of a planned vertex (0 = main). */
+const sl_schema *sl_vertex_output_schema(const sl_vertex *v, int output);
+
+/* Plan one vertex with `nin` logical inputs (schemas copied into v->in; the
+ * partitioning of each taken from part[], or "forward" when part is NULL):
+ * runs def->plan and keeps its declarations in v->pc. The job graph parser
+ * uses it; unit tests plan lone vertices with it. SL_ERR with err (naming the
+ * vertex). Free with sl_vertex_plan_free. */
+int sl_vertex_plan(sl_vertex *v, int nin, const sl_schema *ins, const sl_plan_input *part,
+                   char *err, size_t errlen);
+void sl_vertex_plan_free(sl_vertex *v);
 
 /* Parse and validate. `default_parallelism` (parallelism.default) applies
  * when the job gives none; `override_parallelism` > 0 replaces the job's

@@ -1,32 +1,51 @@
 /*
- * operator.h -- the contract between the runtime and an operator.
+ * operator.h -- the contract between the runtime and an operator (v2).
  *
- * An operator type is a static sl_op_def table of callbacks (in
- * operators/, one file each, listed in registry.c). A running
+ * This header is Sluice's operator ABI: built-in operators (operators/, one
+ * file each, listed in operators/builtin.c) and plugins (shared objects
+ * loaded through `sluice.operator-plugins`, see docs/OPERATORS.md) are
+ * written against it alone. SL_OP_ABI_VERSION changes whenever a struct
+ * below changes shape or meaning; the registry refuses a table built for
+ * another version.
+ *
+ * An operator type is a static sl_op_def table of callbacks. A running
  * instance is an sl_op: one per vertex per subtask, owned by the task thread
  * that runs its chain, so an operator never needs a lock.
  *
  * Lifecycle, all on the task thread except plan:
- *   plan()      validate the vertex's JSON config against the input schema and
- *               derive the output schema. Runs on the JobManager at submission
- *               and again on each TaskManager at deployment; pure, no I/O.
- *   open()      allocate per-subtask state, open files.
- *   process()   one input row (borrowed: copy what you keep). Emit with
- *               sl_op_emit(); each emitted row is also borrowed by the callee.
+ *   plan()      validate the vertex's config against its inputs (schema and
+ *               partitioning of each), declare per input which columns are
+ *               the key (sl_plan_key), derive the main output schema and
+ *               declare named side outputs (sl_plan_output). Runs on the
+ *               JobManager at submission and again on each TaskManager at
+ *               deployment; pure, no I/O.
+ *   open()      allocate per-subtask state, open files, register state
+ *               handles and the descriptors a source waits on.
+ *   process()   one row of input `input` (borrowed: copy what you keep). On a
+ *               keyed input the runtime has already set the current key
+ *               (op->key, op->klen, op->kg and the state backend's key).
  *   run()       sources only: emit a batch of rows; return SL_OK when more are
- *               ready, SL_AGAIN to sleep until op->wake_at_ms (rate limit),
- *               SL_DONE when a bounded source is exhausted.
- *   watermark() a new input watermark; NULL means "forward it".
- *   end_input() every input has ended: emit what is pending.
+ *               ready, SL_AGAIN to wait until op->wake_at_ms (sl_mono_ms), a
+ *               watched descriptor is ready or mail arrives, SL_DONE when a
+ *               bounded source is exhausted.
+ *   watermark() input `input`'s watermark advanced to wm; op->input_wm[]
+ *               holds every input's, op->current_watermark their minimum
+ *               (already advanced, event timers up to it already fired).
+ *               NULL means "forward the combined watermark when it advances".
+ *   on_timer()  a timer registered with sl_op_timer_* is due; the runtime has
+ *               set the timer's key as the current key.
+ *   proc_time() non-keyed processing-time callback at op->proc_time_at.
+ *   end_input() input `input` has ended. When the last one ends the runtime
+ *               first delivers the maximum watermark (every event timer fires).
  *   close()     free everything (also called after a failed open).
- * Callbacks that fail return SL_ERR with a message in op->err; the task then
- * fails and the message becomes the job's exception.
+ * Callbacks that fail return SL_ERR with a message in op->err (sl_op_fail);
+ * the task then fails and the message becomes the job's exception.
  */
 #ifndef SL_OPERATOR_H
 #define SL_OPERATOR_H
 
-/* Bumped whenever sl_op_def or sl_op changes shape or meaning. */
-#define SL_OP_ABI_VERSION 1u
+/* Bumped whenever sl_op_def, sl_op or sl_plan_ctx changes shape or meaning. */
+#define SL_OP_ABI_VERSION 2u
 
 #include <stdio.h>
 #include <jansson.h>
@@ -36,16 +55,68 @@
 
 typedef struct sl_op sl_op;
 typedef struct sl_vertex sl_vertex;
+typedef struct sl_vstate sl_vstate;
+
+#define SL_MAX_INPUTS 16        /* logical inputs of one operator */
+#define SL_MAX_OUTPUTS 8        /* main output + named side outputs */
+#define SL_MAX_KEY_COLS 32      /* key columns per input */
+#define SL_MAX_WATCH_FDS 8      /* descriptors one source may wait on */
+
+typedef enum {
+    SL_PART_FORWARD = 0,
+    SL_PART_REBALANCE,
+    SL_PART_HASH,
+    SL_PART_BROADCAST
+} sl_partitioning;
 
 enum {
     SL_OPF_SOURCE = 1 << 0, /* has no inputs; driven by run() */
-    SL_OPF_SINK = 1 << 1,   /* has no outputs */
-    SL_OPF_KEYED = 1 << 2,  /* keeps keyed state: the runtime opens op->kstate
-                               and op->event_timers / op->proc_timers */
-    SL_OPF_LATE_OUTPUT = 1 << 3, /* may route late rows to a side output: an out
-                                    edge with "output": "late", carrying the
-                                    operator's *input* rows */
+    SL_OPF_SINK = 1 << 1,   /* has no main output (side outputs still may exist) */
+    SL_OPF_KEYED = 1 << 2,  /* keeps keyed state: the runtime opens op->kstate and
+                               the timer service for the key groups it owns */
 };
+
+typedef enum { SL_TIME_EVENT = 0, SL_TIME_PROCESSING = 1 } sl_time_domain;
+
+/* One logical input, as plan() sees it. All edges into one input carry the
+ * same schema (several edges into one input are a UNION ALL). */
+typedef struct sl_plan_input {
+    const sl_schema *schema;
+    sl_partitioning strategy;   /* of its edges; SL_PART_HASH only when every
+                                   edge hashes on the same columns */
+    int nkeys;                  /* hash: the columns its edges hash on */
+    const int *keys;
+    int parallel;               /* the operator runs with parallelism > 1 */
+} sl_plan_input;
+
+typedef struct sl_plan_outdecl {
+    char name[32];              /* "" for the main output */
+    sl_schema schema;
+} sl_plan_outdecl;
+
+/* What plan() gets and fills. */
+typedef struct sl_plan_ctx {
+    const sl_vertex *v;
+    int nin;                    /* logical inputs (0 for sources) */
+    sl_plan_input in[SL_MAX_INPUTS];
+    sl_schema *out;             /* = &outputs[0].schema: the main output to fill */
+    /* declared by plan(): */
+    int nkeys[SL_MAX_INPUTS];   /* key columns of each input (0 = not keyed) */
+    int keys[SL_MAX_INPUTS][SL_MAX_KEY_COLS];
+    int nout;                   /* 1 + side outputs */
+    sl_plan_outdecl outputs[SL_MAX_OUTPUTS];
+} sl_plan_ctx;
+
+/* Declare input `input`'s key: the runtime encodes these columns once per
+ * record (the bytes the hash exchange hashes), checks the key group and sets
+ * the current key before process(). A parallel keyed input must be fed by
+ * hash edges on exactly these columns. SL_ERR with err when out of range. */
+int sl_plan_key(sl_plan_ctx *pc, int input, const int *cols, int ncols, char *err, size_t errlen);
+/* Declare a named side output (Flink's OutputTag) with its schema (copied).
+ * An edge with "output": name leaves from it. Returns its index (>= 1) or
+ * SL_ERR with err. */
+int sl_plan_output(sl_plan_ctx *pc, const char *name, const sl_schema *schema, char *err,
+                   size_t errlen);
 
 typedef struct sl_op_def {
     unsigned abi;                /* SL_OP_ABI_VERSION: the header it was built with */
@@ -53,27 +124,24 @@ typedef struct sl_op_def {
     unsigned flags;              /* SL_OPF_* */
     const char *const *options;  /* accepted config keys, NULL-terminated;
                                     "fields.*" matches any key with that prefix */
-    void *(*plan)(const sl_vertex *v, const sl_schema *in, sl_schema *out, char *err,
-                  size_t errlen);
+    int max_inputs;              /* non-sources: logical inputs accepted (0 = 1) */
+    void *(*plan)(sl_plan_ctx *pc, char *err, size_t errlen);
     void (*plan_free)(void *plan);
     int (*open)(sl_op *op);
     int (*process)(sl_op *op, int input, sl_row *row);
     int (*run)(sl_op *op);
-    int (*watermark)(sl_op *op, int64_t wm);
-    int (*end_input)(sl_op *op);
-    void (*close)(sl_op *op);
-    /* keyed operators: the config option holding the key columns (e.g.
-     * "group-by"); when the vertex runs with parallelism > 1 the job graph
-     * requires its input edges to hash on exactly these columns */
-    const char *key_option;
-    /* processing time: called on the task thread once the wall clock
-     * (sl_now_ms) reaches op->proc_time_at */
+    int (*watermark)(sl_op *op, int input, int64_t wm);
+    int (*end_input)(sl_op *op, int input);
+    int (*on_timer)(sl_op *op, sl_time_domain domain, int64_t time, const void *ns, size_t nslen);
     int (*proc_time)(sl_op *op, int64_t now_ms);
-    /* Checkpoints. Keyed state (op->kstate) and timers are snapshotted and
-     * restored by the runtime; these hooks are for everything else.
+    void (*close)(sl_op *op);
+    /* Checkpoints. Keyed state (op->kstate, state handles) and timers are
+     * snapshotted and restored by the runtime, by key group; these hooks are
+     * for everything else.
      *   snapshot_state: operator state at the barrier of checkpoint `cpid`
      *     (e.g. a source's position), as one blob (*blob malloc'ed, caller
-     *     frees; *len 0 = nothing). Task thread, synchronous: keep it quick.
+     *     frees; *len 0 = nothing). Task thread, synchronous: keep it quick;
+     *     slow work (fsync) goes to sl_op_defer.
      *   restore_state: after open(), before any input: the blobs this subtask
      *     gets. Same parallelism: exactly the blob its own index wrote. New
      *     parallelism: the old blobs dealt out round-robin (blob i goes to
@@ -88,9 +156,14 @@ typedef struct sl_op_def {
     int (*checkpoint_abort)(sl_op *op, int64_t cpid);
 } sl_op_def;
 
+/* The asynchronous part of a snapshot: runs on the TaskManager's snapshot
+ * thread before the checkpoint is acknowledged; owns arg (frees it). Must not
+ * touch the operator's live state. SL_ERR with err declines the checkpoint. */
+typedef int (*sl_defer_fn)(void *arg, char *err, size_t errlen);
+
 /* Where an operator's output goes: the next operator in its chain, or the
- * runtime's network writer. Set up by the runtime. */
-typedef int (*sl_emit_fn)(void *ctx, sl_row *row);
+ * runtime's network writers. Set up by the runtime. */
+typedef int (*sl_emit_fn)(void *ctx, int output, sl_row *row);
 typedef int (*sl_emit_wm_fn)(void *ctx, int64_t wm);
 /* Watermark status: idle = 1 when the operator's output will carry no rows
  * or watermarks for a while (a silent input past its idle timeout), so the
@@ -113,49 +186,71 @@ struct sl_op {
     int subtask;                /* 0-based index of this subtask */
     int parallelism;            /* of this vertex */
     int max_parallelism;        /* of the job: number of key groups */
-    const sl_schema *in;        /* input schema (NULL for sources) */
-    const sl_schema *out;       /* output schema (NULL for sinks) */
+    int nin;                    /* logical inputs */
+    const sl_schema *ins[SL_MAX_INPUTS]; /* schema per input */
+    const sl_schema *in;        /* = ins[0] (NULL for sources) */
+    const sl_schema *out;       /* main output schema (NULL for sinks) */
+    int nout;                   /* declared outputs, main included */
+    const char *out_names[SL_MAX_OUTPUTS]; /* "" = main */
+    unsigned char out_connected[SL_MAX_OUTPUTS]; /* an edge leaves from it */
     sl_emit_fn emit;            /* downstream */
     sl_emit_wm_fn emit_wm;
     sl_emit_idle_fn emit_idle;  /* NULL: the runtime does not track idleness here */
-    sl_emit_fn emit_late;       /* the late side output, or NULL when none is declared */
     void *emit_ctx;
-    sl_arena scratch;           /* reset by the runtime before each process() */
+    sl_arena scratch;           /* reset by the runtime before each callback */
     sl_op_metrics metrics;
     int64_t wake_at_ms;         /* sources: when run() wants to be called again
                                    (sl_mono_ms clock) after SL_AGAIN */
     FILE *out_stream;           /* where print writes (the TaskManager's stdout) */
-    sl_kstate *kstate;          /* keyed operators: their state backend */
-    sl_timers *event_timers;    /* keyed operators: fired by the operator on watermarks */
-    sl_timers *proc_timers;     /* keyed operators: processing-time timers */
+    /* keyed operators: the runtime's key context, state and timer service */
+    sl_kstate *kstate;          /* their state backend */
+    const void *key;            /* current key: encoded key columns (borrowed) */
+    size_t klen;
+    int kg;                     /* its key group */
     int kg_first, kg_last;      /* key groups this subtask owns */
+    sl_timers *event_timers;    /* runtime-owned; use sl_op_timer_* */
+    sl_timers *proc_timers;
     int64_t proc_time_at;       /* wall-clock ms for the next proc_time() call;
                                    INT64_MAX (the runtime's initial value) = none */
-    int64_t current_watermark;  /* the last input watermark (INT64_MIN before any) */
+    int64_t input_wm[SL_MAX_INPUTS]; /* per input (INT64_MIN before any) */
+    int64_t current_watermark;  /* min over inputs: the operator's event time */
+    int inputs_ended;           /* how many inputs have ended */
     const char *task_name;      /* "calc (2/4)" for messages */
     int checkpointing;          /* set by the runtime before open(): 1 when the
                                    job takes checkpoints (the hooks above will be
                                    called), so a two-phase-commit sink stages its
                                    output instead of writing it straight out */
+    /* sources: descriptors to wait on (sl_op_watch_fd) */
+    int nwatch;
+    int watch_fd[SL_MAX_WATCH_FDS];
+    short watch_events[SL_MAX_WATCH_FDS];
+    void *rt;                   /* the runtime's own per-operator data */
     char err[512];              /* failure message for SL_ERR returns */
 };
+
+/* ---- output ---------------------------------------------------------------- */
 
 static inline int sl_op_emit(sl_op *op, sl_row *row)
 {
     op->metrics.records_out++;
-    return op->emit(op->emit_ctx, row);
+    return op->emit(op->emit_ctx, 0, row);
+}
+
+/* The index of declared output `name` ("" = main), or -1. */
+int sl_op_output(const sl_op *op, const char *name);
+
+/* A row to side output `output`. Returns SL_DONE when no edge leaves from it
+ * (the caller decides: e.g. the window drops and counts a late row). */
+static inline int sl_op_emit_to(sl_op *op, int output, sl_row *row)
+{
+    if (output < 0 || output >= op->nout || !op->out_connected[output]) return SL_DONE;
+    if (output == 0) op->metrics.records_out++;
+    return op->emit(op->emit_ctx, output, row);
 }
 
 static inline int sl_op_emit_watermark(sl_op *op, int64_t wm)
 {
     return op->emit_wm ? op->emit_wm(op->emit_ctx, wm) : SL_OK;
-}
-
-/* A late input row to the declared late side output. Returns SL_DONE when
- * there is none (the caller drops and counts the row). */
-static inline int sl_op_emit_late(sl_op *op, sl_row *row)
-{
-    return op->emit_late ? op->emit_late(op->emit_ctx, row) : SL_DONE;
 }
 
 static inline int sl_op_emit_idle(sl_op *op, int idle)
@@ -166,7 +261,62 @@ static inline int sl_op_emit_idle(sl_op *op, int idle)
 /* Set op->err and return SL_ERR. */
 int sl_op_fail(sl_op *op, const char *fmt, ...) SL_PRINTF(2, 3);
 
-/* ---- the registry (common/opregistry.c) ---------------------------------- */
+/* ---- timer service (keyed operators) ---------------------------------------- */
+
+/* Register / delete a timer for the current key in namespace ns (copied):
+ * on_timer(op, domain, time, ns) is called with the key set once the
+ * watermark (event time) or the wall clock (processing time) reaches time.
+ * Registering the same (time, key, ns) twice keeps one. Checkpointed and
+ * restored with the key groups. */
+int sl_op_timer_register(sl_op *op, sl_time_domain d, int64_t time, const void *ns, size_t nslen);
+int sl_op_timer_delete(sl_op *op, sl_time_domain d, int64_t time, const void *ns, size_t nslen);
+static inline int64_t sl_op_current_watermark(const sl_op *op) { return op->current_watermark; }
+int64_t sl_op_processing_time(const sl_op *op); /* wall clock, ms */
+
+/* ---- state handles (keyed operators, in open()) ------------------------------ */
+
+typedef enum { SL_STATE_VALUE = 0, SL_STATE_LIST = 1, SL_STATE_MAP = 2 } sl_state_kind;
+
+/* A named state of the current key, with an optional time-to-live in
+ * processing time (ttl_ms 0 = none; Flink's StateTtlConfig with OnCreateAndWrite
+ * and NeverReturnExpired: an expired value is never returned). Identical on
+ * both backends and snapshotted by key group. Handles live until close. */
+sl_vstate *sl_op_state(sl_op *op, const char *name, sl_state_kind kind, int64_t ttl_ms);
+/* Value: SL_OK with *val and *len borrowed until the next state call, SL_DONE
+ * when absent or expired. ns/nslen is a namespace (NULL/0 = none). */
+int sl_value_get(sl_vstate *s, const void *ns, size_t nslen, const void **val, size_t *len);
+int sl_value_put(sl_vstate *s, const void *ns, size_t nslen, const void *val, size_t len);
+int sl_state_clear(sl_vstate *s, const void *ns, size_t nslen); /* value, list or map */
+/* List: append one element; visit every element in insertion order (fn
+ * returns non-zero to stop). */
+int sl_list_add(sl_vstate *s, const void *ns, size_t nslen, const void *val, size_t len);
+int sl_list_each(sl_vstate *s, const void *ns, size_t nslen,
+                 int (*fn)(void *ctx, const void *val, size_t len), void *ctx);
+/* Map: user key -> value under the current key. */
+int sl_map_get(sl_vstate *s, const void *ns, size_t nslen, const void *k, size_t klen,
+               const void **val, size_t *len);
+int sl_map_put(sl_vstate *s, const void *ns, size_t nslen, const void *k, size_t klen,
+               const void *val, size_t len);
+int sl_map_remove(sl_vstate *s, const void *ns, size_t nslen, const void *k, size_t klen);
+int sl_map_each(sl_vstate *s, const void *ns, size_t nslen,
+                int (*fn)(void *ctx, const void *k, size_t klen, const void *val, size_t len),
+                void *ctx);
+
+/* ---- sources that wait on descriptors ----------------------------------------- */
+
+/* Wait on fd (POLLIN / POLLOUT) as well as on wake_at_ms when run() returns
+ * SL_AGAIN; mail (checkpoint triggers) wakes the task at once whatever the
+ * descriptors do, so barrier latency never depends on them. In open(). */
+int sl_op_watch_fd(sl_op *op, int fd, short events);
+void sl_op_unwatch_fd(sl_op *op, int fd);
+
+/* ---- asynchronous snapshot part ------------------------------------------------ */
+
+/* From snapshot_state: run fn(arg) on the snapshot thread before this
+ * checkpoint is acknowledged (e.g. fsync what was staged). */
+int sl_op_defer(sl_op *op, sl_defer_fn fn, void *arg);
+
+/* ---- the registry (common/opregistry.c) ----------------------------------------- */
 
 /* Add an operator type. The table must stay valid for the life of the
  * process. Fails (with err) when def->abi is not this header's
@@ -181,7 +331,7 @@ int sl_op_type_list(char *buf, size_t len);
 void sl_ops_register_builtin(void);
 
 /* A plugin is a shared object exporting
- *     int sl_plugin_init(unsigned abi, char *err, size_t errlen);
+ *     int sl_plugin_init(unsigned abi, char *err, size_t errlen)
  * which checks abi == SL_OP_ABI_VERSION and calls sl_op_register() for each
  * of its operators. sl_op_plugins_load dlopens every path of a comma- or
  * semicolon-separated list and calls its init; the first failure is

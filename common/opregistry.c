@@ -136,3 +136,38 @@ int sl_op_fail(sl_op *op, const char *fmt, ...)
     va_end(ap);
     return SL_ERR;
 }
+
+/* ---- plan-time declarations ------------------------------------------------ */
+
+int sl_plan_key(sl_plan_ctx *pc, int input, const int *cols, int ncols, char *err, size_t errlen)
+{
+    if (input < 0 || input >= pc->nin)
+        return sl_seterr(err, errlen, "key declared for input %d of an operator with %d input%s", input,
+                         pc->nin, pc->nin == 1 ? "" : "s");
+    if (ncols < 0 || ncols > SL_MAX_KEY_COLS)
+        return sl_seterr(err, errlen, "at most %d key columns", SL_MAX_KEY_COLS);
+    for (int i = 0; i < ncols; i++) {
+        if (cols[i] < 0 || cols[i] >= pc->in[input].schema->n)
+            return sl_seterr(err, errlen, "key column %d is not a column of input %d", cols[i], input);
+        pc->keys[input][i] = cols[i];
+    }
+    pc->nkeys[input] = ncols;
+    return SL_OK;
+}
+
+int sl_plan_output(sl_plan_ctx *pc, const char *name, const sl_schema *schema, char *err,
+                   size_t errlen)
+{
+    if (!name || !*name || strlen(name) >= sizeof pc->outputs[0].name)
+        return sl_seterr(err, errlen, "a side output needs a name of 1-%zu characters",
+                         sizeof pc->outputs[0].name - 1);
+    for (int o = 1; o < pc->nout; o++)
+        if (!strcmp(pc->outputs[o].name, name))
+            return sl_seterr(err, errlen, "side output '%s' declared twice", name);
+    if (pc->nout >= SL_MAX_OUTPUTS)
+        return sl_seterr(err, errlen, "at most %d side outputs", SL_MAX_OUTPUTS - 1);
+    sl_plan_outdecl *o = &pc->outputs[pc->nout];
+    snprintf(o->name, sizeof o->name, "%s", name);
+    sl_schema_copy(&o->schema, schema);
+    return pc->nout++;
+}

@@ -202,7 +202,7 @@ static json_t *job_plan(const jm_job *job)
                     json_array_append_new(keys, json_string(sl_edge_schema(g, e)->fields[e->keys[q]].name));
                 json_object_set_new(in, "keys", keys);
             }
-            if (e->late) json_object_set_new(in, "side_output", json_string("late"));
+            if (e->output_name) json_object_set_new(in, "side_output", json_string(e->output_name));
             json_array_append_new(inputs, in);
         }
         json_t *ops = json_array();

@@ -32,9 +32,9 @@ typedef struct blackhole_state {
 
 static void blackhole_plan_free(void *p) { free(p); }
 
-static void *blackhole_plan_new(const sl_vertex *v, const sl_schema *in, sl_schema *out,
-                                char *err, size_t errlen)
+static void *blackhole_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
 {
+    const sl_vertex *v = pc->v;
     int64_t rate = 0;
     if (sl_vconf_int(v, "sink.rows-per-second", 0, &rate, err, errlen)) return NULL;
     if (rate < 0 || (rate == 0 && json_object_get(v->config, "sink.rows-per-second"))) {

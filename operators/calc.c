@@ -49,9 +49,11 @@ static void calc_plan_free(void *p)
 
 /* Parse the config into a plan and fill `out` (which it overwrites). On
  * error returns NULL, leaves `out` empty and names the vertex in err. */
-static void *calc_plan_new(const sl_vertex *v, const sl_schema *in, sl_schema *out, char *err,
-                           size_t errlen)
+static void *calc_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
 {
+    const sl_vertex *v = pc->v;
+    const sl_schema *in = pc->nin ? pc->in[0].schema : NULL;
+    sl_schema *out = pc->out;
     const char *vid = v->id ? v->id : "?";
     calc_plan *pl = sl_calloc(1, sizeof *pl);
     pl->vid = sl_strdup(vid);

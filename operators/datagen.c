@@ -273,9 +273,10 @@ static void datagen_plan_free(void *p)
     free(pl);
 }
 
-static void *datagen_plan_new(const sl_vertex *v, const sl_schema *in, sl_schema *out,
-                              char *err, size_t errlen)
+static void *datagen_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
 {
+    const sl_vertex *v = pc->v;
+    sl_schema *out = pc->out;
     const sl_schema *decl = &v->declared;
     if (decl->n == 0) {
         sl_seterr(err, errlen, "vertex '%s': datagen needs a 'schema' with at least one column",

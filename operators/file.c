@@ -124,9 +124,9 @@ static void file_plan_free(void *p)
     free(pl);
 }
 
-static void *file_plan_new(const sl_vertex *v, const sl_schema *in, sl_schema *out, char *err,
-                           size_t errlen)
+static void *file_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
 {
+    const sl_vertex *v = pc->v;
     json_t *jp = json_object_get(v->config, "path");
     if (!json_is_string(jp) || json_string_value(jp)[0] == '\0') {
         sl_seterr(err, errlen, "vertex '%s': option 'path' (the output directory) is required",
@@ -872,7 +872,7 @@ static int file_process(sl_op *op, int input, sl_row *row)
     return out_c(op, st, '\n');
 }
 
-static int file_end_input(sl_op *op)
+static int file_end_input(sl_op *op, int input)
 {
     file_state *st = op->priv;
     if (st->twopc) {

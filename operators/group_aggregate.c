@@ -357,9 +357,11 @@ static size_t slot_size(agg_fn fn)
 
 /* Parse the config into a plan and fill `out` (which it overwrites). On
  * error returns NULL, leaves `out` empty and names the vertex in err. */
-static void *ga_plan_new(const sl_vertex *v, const sl_schema *in, sl_schema *out, char *err,
-                         size_t errlen)
+static void *ga_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
 {
+    const sl_vertex *v = pc->v;
+    const sl_schema *in = pc->nin ? pc->in[0].schema : NULL;
+    sl_schema *out = pc->out;
     const char *vid = v->id ? v->id : "?";
     ga_plan *pl = sl_calloc(1, sizeof *pl);
     pl->vid = sl_strdup(vid);
@@ -490,6 +492,7 @@ static void *ga_plan_new(const sl_vertex *v, const sl_schema *in, sl_schema *out
         pl->ttl_off = pl->acc_size;
         pl->acc_size += 16;
     }
+    if (sl_plan_key(pc, 0, pl->keys, pl->nkeys, err, errlen) != SL_OK) goto fail;
     return pl;
 fail:
     ga_plan_free(pl);
@@ -667,22 +670,16 @@ static inline bool ttl_expired(const ga_plan *pl, const uint8_t *acc, int64_t no
     return add_sat(ld64(acc + pl->ttl_off), pl->ttl_ms) <= now;
 }
 
-/* Register (add) or remove the expiry timer of a key at `at`, keeping
- * op->proc_time_at at the earliest timer. */
-static void ttl_timer(sl_op *op, bool add, int64_t at, int kg, const void *key, size_t klen)
+/* Register (add) or remove the current key's expiry timer at `at`. */
+static void ttl_timer(sl_op *op, bool add, int64_t at)
 {
-    sl_timer tm = {.time = at, .kg = kg, .key = key, .klen = klen, .ns = no_ns, .nslen = 0};
-    if (add) {
-        sl_timers_add(op->proc_timers, &tm);
-        if (at < op->proc_time_at) op->proc_time_at = at;
-    } else {
-        sl_timers_del(op->proc_timers, &tm);
-    }
+    if (add) sl_op_timer_register(op, SL_TIME_PROCESSING, at, no_ns, 0);
+    else sl_op_timer_delete(op, SL_TIME_PROCESSING, at, no_ns, 0);
 }
 
 /* Forget the current key (already set on op->kstate), whose accumulator is
  * acc: its state and its expiry timer go, nothing is emitted. */
-static int ttl_drop(sl_op *op, int kg, const void *key, size_t klen, const uint8_t *acc)
+static int ttl_drop(sl_op *op, const uint8_t *acc)
 {
     const ga_plan *pl = op->plan;
     ga_state *st = op->priv;
@@ -691,20 +688,24 @@ static int ttl_drop(sl_op *op, int kg, const void *key, size_t klen, const uint8
     if (sl_kstate_del(op->kstate, st->sid_acc, no_ns, 0, err, sizeof err) == SL_ERR)
         return sl_op_fail(op, "vertex '%s': state: %s", pl->vid, err);
     if (pl->retract_minmax && mm_clear_key(op) != SL_OK) return SL_ERR;
-    ttl_timer(op, false, at, kg, key, klen);
+    ttl_timer(op, false, at);
     return SL_OK;
 }
 
 /* A key's expiry timer is due: forget the key if it was not updated for the
  * TTL, else move its timer to last update + TTL. */
-static int on_ttl_timer(void *ctx, const sl_timer *tm)
+static int ga_on_timer(sl_op *op, sl_time_domain domain, int64_t time, const void *ns, size_t nslen)
 {
-    sl_op *op = ctx;
     const ga_plan *pl = op->plan;
     ga_state *st = op->priv;
     char err[256];
-    if (tm->kg < op->kg_first || tm->kg > op->kg_last) return SL_OK; /* not ours to judge */
-    sl_kstate_set_key(op->kstate, tm->key, tm->klen, tm->kg);
+    SL_UNUSED(domain);
+    SL_UNUSED(ns);
+    SL_UNUSED(nslen);
+    if (pl->ttl_ms <= 0 || !st) return SL_OK;
+    /* the timer's time is when it was due: judge expiry as of then (the
+     * runtime calls us at or after it) */
+    st->fire_now = time;
     const void *val;
     size_t vlen;
     int rc = sl_kstate_get(op->kstate, st->sid_acc, no_ns, 0, &val, &vlen, err, sizeof err);
@@ -713,32 +714,16 @@ static int on_ttl_timer(void *ctx, const sl_timer *tm)
     if (vlen != pl->acc_size) return acc_size_error(op, vlen);
     memcpy(st->old_acc, val, vlen);
     if (ttl_expired(pl, st->old_acc, st->fire_now))
-        return ttl_drop(op, tm->kg, tm->key, tm->klen, st->old_acc);
+        return ttl_drop(op, st->old_acc);
     uint8_t *t = st->old_acc + pl->ttl_off;
-    if (ld64(t + 8) != tm->time) return SL_OK; /* not the key's own timer: that one stands */
+    if (ld64(t + 8) != time) return SL_OK; /* not the key's own timer: that one stands */
     int64_t at = add_sat(ld64(t), pl->ttl_ms);
     st64(t + 8, at);
     if (sl_kstate_put(op->kstate, st->sid_acc, no_ns, 0, st->old_acc, pl->acc_size, err,
                       sizeof err) == SL_ERR)
         return sl_op_fail(op, "vertex '%s': state: %s", pl->vid, err);
-    ttl_timer(op, true, at, tm->kg, tm->key, tm->klen);
+    ttl_timer(op, true, at);
     return SL_OK;
-}
-
-/* Processing time reached op->proc_time_at: run the due expiry timers. */
-static int ga_proc_time(sl_op *op, int64_t now)
-{
-    const ga_plan *pl = op->plan;
-    ga_state *st = op->priv;
-    int rc = SL_OK;
-    if (pl->ttl_ms > 0 && st && op->proc_timers) {
-        st->fire_now = now;
-        rc = sl_timers_fire(op->proc_timers, now, on_ttl_timer, op);
-        op->proc_time_at = sl_timers_next(op->proc_timers);
-    } else {
-        op->proc_time_at = INT64_MAX;
-    }
-    return rc;
 }
 
 /* After a restore: the runtime has loaded the keyed state and its timers
@@ -881,16 +866,7 @@ static int ga_process(sl_op *op, int input, sl_row *row)
     char err[256];
     bool retract = row->kind == SL_KIND_UPDATE_BEFORE || row->kind == SL_KIND_DELETE;
 
-    size_t klen = sl_row_key_encode(row, op->in, pl->keys, pl->nkeys, st->key, sizeof st->key);
-    if (klen == 0)
-        return sl_op_fail(op, "vertex '%s': a group-by key is longer than %d bytes", pl->vid,
-                          GA_KEY_MAX);
-    int kg = sl_kg_of_key(st->key, klen, op->max_parallelism);
-    if (kg < op->kg_first || kg > op->kg_last)
-        return sl_op_fail(op, "vertex '%s': a row of key group %d reached subtask %d, which owns "
-                          "key groups %d..%d: its input must be hash-partitioned on the group-by "
-                          "columns", pl->vid, kg, op->subtask, op->kg_first, op->kg_last);
-    sl_kstate_set_key(ks, st->key, klen, kg);
+    /* the runtime has set the row's key */
     int64_t now = pl->ttl_ms > 0 ? ga_clock() : 0;
 
     const void *val;
@@ -903,7 +879,7 @@ static int ga_process(sl_op *op, int input, sl_row *row)
         memcpy(st->old_acc, val, vlen);
         if (pl->ttl_ms > 0 && ttl_expired(pl, st->old_acc, now)) {
             /* expired, its timer not yet run: the row finds no state */
-            if (ttl_drop(op, kg, st->key, klen, st->old_acc) != SL_OK) return SL_ERR;
+            if (ttl_drop(op, st->old_acc) != SL_OK) return SL_ERR;
             first = true;
         }
     }
@@ -926,8 +902,7 @@ static int ga_process(sl_op *op, int input, sl_row *row)
         if (sl_kstate_del(ks, st->sid_acc, no_ns, 0, err, sizeof err) == SL_ERR)
             return sl_op_fail(op, "vertex '%s': state: %s", pl->vid, err);
         if (pl->retract_minmax && mm_clear_key(op) != SL_OK) return SL_ERR;
-        if (pl->ttl_ms > 0) ttl_timer(op, false, ld64(st->old_acc + pl->ttl_off + 8), kg, st->key,
-                                      klen);
+        if (pl->ttl_ms > 0) ttl_timer(op, false, ld64(st->old_acc + pl->ttl_off + 8));
         fill_row(pl, row, st->old_acc, st->vals_old);
         return emit_row(op, SL_KIND_DELETE, st->vals_old, row->ts);
     }
@@ -937,7 +912,7 @@ static int ga_process(sl_op *op, int input, sl_row *row)
         if (first) { /* a new key: its expiry timer */
             int64_t at = add_sat(now, pl->ttl_ms);
             st64(t + 8, at);
-            ttl_timer(op, true, at, kg, st->key, klen);
+            ttl_timer(op, true, at);
         }
     }
     if (sl_kstate_put(ks, st->sid_acc, no_ns, 0, st->new_acc, pl->acc_size, err, sizeof err) ==
@@ -965,7 +940,6 @@ const sl_op_def sl_op_group_aggregate = {
     .open = ga_open,
     .process = ga_process,
     .close = ga_close,
-    .key_option = "group-by",
-    .proc_time = ga_proc_time,
+    .on_timer = ga_on_timer,
     .restore_state = ga_restore_state,
 };

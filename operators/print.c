@@ -52,9 +52,9 @@ static void print_plan_free(void *p)
     free(pl);
 }
 
-static void *print_plan_new(const sl_vertex *v, const sl_schema *in, sl_schema *out, char *err,
-                            size_t errlen)
+static void *print_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
 {
+    const sl_vertex *v = pc->v;
     json_t *jid = json_object_get(v->config, "print-identifier");
     if (jid && !json_is_string(jid)) {
         sl_seterr(err, errlen, "vertex '%s': option 'print-identifier' must be a string", v->id);
@@ -160,7 +160,7 @@ static int print_process(sl_op *op, int input, sl_row *row)
     return SL_OK;
 }
 
-static int print_end_input(sl_op *op)
+static int print_end_input(sl_op *op, int input)
 {
     return print_flush(op, op->priv);
 }

@@ -68,9 +68,11 @@ static void wm_plan_free(void *p)
     free(pl);
 }
 
-static void *wm_plan_new(const sl_vertex *v, const sl_schema *in, sl_schema *out, char *err,
-                         size_t errlen)
+static void *wm_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
 {
+    const sl_vertex *v = pc->v;
+    const sl_schema *in = pc->nin ? pc->in[0].schema : NULL;
+    sl_schema *out = pc->out;
     const char *vid = v->id ? v->id : "?";
     wm_plan *pl = sl_calloc(1, sizeof *pl);
     pl->vid = sl_strdup(vid);
@@ -195,7 +197,7 @@ static int wm_proc_time(sl_op *op, int64_t now)
 }
 
 /* Upstream watermarks are superseded by ours, except the end of input. */
-static int wm_watermark(sl_op *op, int64_t wm)
+static int wm_watermark(sl_op *op, int input, int64_t wm)
 {
     wm_state *st = op->priv;
     op->current_watermark = wm;

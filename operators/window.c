@@ -70,6 +70,7 @@
 #include "jobgraph.h"
 #include "keygroup.h"
 #include "operator.h"
+#include "runtime.h"
 
 /* Event timestamps and window bounds must stay within +-2^62 ms and window
  * sizes within 2^40 ms (~35 years), so window arithmetic cannot overflow. */
@@ -123,8 +124,7 @@ typedef struct win_range {
 typedef struct win_state {
     int sid_acc;          /* state id of the window entries */
     int sid_sess;         /* state id of the session lists (sessions only) */
-    wbuf key;             /* serialized key of the current record / timer */
-    int kg;               /* its key group */
+    int late_out;         /* index of the "late" side output */
     wbuf cur;             /* working copy of the entry being updated */
     wbuf other;           /* a second entry (a session being merged in) */
     wbuf list;            /* the key's session list */
@@ -469,9 +469,11 @@ static int parse_aggregate(win_plan *pl, const sl_schema *in, sl_schema *out, co
     return SL_OK;
 }
 
-static void *win_plan_new(const sl_vertex *v, const sl_schema *in, sl_schema *out, char *err,
-                          size_t errlen)
+static void *win_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
 {
+    const sl_vertex *v = pc->v;
+    const sl_schema *in = pc->nin ? pc->in[0].schema : NULL;
+    sl_schema *out = pc->out;
     const char *vid = v->id ? v->id : "?";
     win_plan *pl = sl_calloc(1, sizeof *pl);
     pl->vid = sl_strdup(vid);
@@ -602,6 +604,11 @@ static void *win_plan_new(const sl_vertex *v, const sl_schema *in, sl_schema *ou
             goto fail;
     }
     pl->nout = out->n;
+    /* the key is the group-by columns (none: one key for all rows), and
+     * rows too late for every window may leave through "late" */
+    if (sl_plan_key(pc, 0, pl->keys, pl->nkeys, err, errlen) != SL_OK ||
+        sl_plan_output(pc, "late", in, err, errlen) < 0)
+        goto fail;
     return pl;
 fail:
     win_plan_free(pl);
@@ -717,7 +724,7 @@ static int win_open(sl_op *op)
     st->kin = sl_calloc((size_t)pl->nkeys + 1, sizeof *st->kin);
     st->keyv = sl_calloc((size_t)pl->nkeys + 1, sizeof *st->keyv);
     st->outv = sl_calloc((size_t)pl->nout, sizeof *st->outv);
-    wbuf_reserve(&st->key, 256);
+    st->late_out = sl_op_output(op, "late");
     return SL_OK;
 }
 
@@ -725,7 +732,6 @@ static void win_close(sl_op *op)
 {
     win_state *st = op->priv;
     if (!st) return;
-    wbuf_free(&st->key);
     wbuf_free(&st->cur);
     wbuf_free(&st->other);
     wbuf_free(&st->list);
@@ -765,35 +771,6 @@ static int emit_result(sl_op *op, sl_rowkind kind, int64_t start, int64_t end, c
 }
 
 /* ---- keys, state access --------------------------------------------------- */
-
-/* Serialize the record's key, find its key group, make it current. */
-static int set_row_key(sl_op *op, const sl_row *row)
-{
-    const win_plan *pl = op->plan;
-    win_state *st = op->priv;
-    size_t n = 0;
-    if (pl->nkeys > 0) {
-        while ((n = sl_row_key_encode(row, op->in, pl->keys, pl->nkeys, st->key.p,
-                                      st->key.cap)) == 0) {
-            if (st->key.cap >= WIN_KEY_MAX)
-                return sl_op_fail(op, "vertex '%s': a group-by key is longer than %d bytes",
-                                  pl->vid, WIN_KEY_MAX);
-            wbuf_reserve(&st->key, st->key.cap * 2);
-        }
-        if (n > WIN_KEY_MAX)
-            return sl_op_fail(op, "vertex '%s': a group-by key is longer than %d bytes", pl->vid,
-                              WIN_KEY_MAX);
-    }
-    st->key.len = n;
-    st->kg = sl_kg_of_key(st->key.p, n, op->max_parallelism);
-    if (st->kg < op->kg_first || st->kg > op->kg_last)
-        return sl_op_fail(op, "vertex '%s': a row of key group %d reached subtask %d, which owns "
-                          "key groups %d..%d; the input must be hash-partitioned on the group-by "
-                          "columns", pl->vid, st->kg, op->subtask, op->kg_first, op->kg_last);
-    sl_kstate_set_key(op->kstate, st->key.p, n, st->kg);
-    st->keyrow_ok = 0;
-    return SL_OK;
-}
 
 /* Encode the record's group-by values (once per record, when needed). */
 static void encode_keyrow(sl_op *op, const sl_row *row)
@@ -859,13 +836,10 @@ static int state_delete(sl_op *op, int sid, const uint8_t *ns, size_t nslen)
 }
 
 /* Register (add = 1) or remove a timer for window ns of the current key. */
-static void timer_set(sl_op *op, sl_timers *t, int64_t time, const uint8_t *ns, int add)
+static void timer_set(sl_op *op, sl_time_domain d, int64_t time, const uint8_t *ns, int add)
 {
-    win_state *st = op->priv;
-    sl_timer tm = {.time = time, .kg = st->kg, .key = st->key.p, .klen = st->key.len,
-                   .ns = ns, .nslen = WIN_NS_LEN};
-    if (add) sl_timers_add(t, &tm);
-    else sl_timers_del(t, &tm);
+    if (add) sl_op_timer_register(op, d, time, ns, WIN_NS_LEN);
+    else sl_op_timer_delete(op, d, time, ns, WIN_NS_LEN);
 }
 
 /* ---- event-time and processing-time windows that do not merge ------------ */
@@ -932,13 +906,12 @@ static int add_to_window(sl_op *op, const sl_row *row, win_range w)
     if (state_store(op, st->sid_acc, st->ns, WIN_NS_LEN, &st->cur) != SL_OK) return SL_ERR;
     if (!fresh) return SL_OK;
     if (pl->proctime) {
-        timer_set(op, op->proc_timers, w.end - 1, st->ns, 1);
-        if (w.end - 1 < op->proc_time_at) op->proc_time_at = w.end - 1;
+        timer_set(op, SL_TIME_PROCESSING, w.end - 1, st->ns, 1);
         return SL_OK;
     }
-    if (!due) timer_set(op, op->event_timers, w.end - 1, st->ns, 1);
+    if (!due) timer_set(op, SL_TIME_EVENT, w.end - 1, st->ns, 1);
     if (pl->lateness > 0)
-        timer_set(op, op->event_timers, sat_add(w.end - 1, pl->lateness), st->ns, 1);
+        timer_set(op, SL_TIME_EVENT, sat_add(w.end - 1, pl->lateness), st->ns, 1);
     return SL_OK;
 }
 
@@ -956,7 +929,7 @@ static int sessions_store(sl_op *op)
 static int late_row(sl_op *op, const sl_row *row)
 {
     /* emit borrows the row and only reads it */
-    int rc = sl_op_emit_late(op, (sl_row *)row);
+    int rc = sl_op_emit_to(op, ((win_state *)op->priv)->late_out, (sl_row *)row);
     if (rc == SL_DONE) {
         op->metrics.late_dropped++;
         return SL_OK;
@@ -1016,9 +989,9 @@ static int add_to_session(sl_op *op, const sl_row *row, int64_t ts)
             ns_encode(st->ns, s, e);
             if (state_delete(op, st->sid_acc, st->ns, WIN_NS_LEN) != SL_OK) return SL_ERR;
         }
-        timer_set(op, op->event_timers, e - 1, st->ns, 0);
+        timer_set(op, SL_TIME_EVENT, e - 1, st->ns, 0);
         if (pl->lateness > 0)
-            timer_set(op, op->event_timers, sat_add(e - 1, pl->lateness), st->ns, 0);
+            timer_set(op, SL_TIME_EVENT, sat_add(e - 1, pl->lateness), st->ns, 0);
     }
     st->list.len = keep * 16;
     wbuf_reserve(&st->list, st->list.len + 16);
@@ -1036,9 +1009,9 @@ static int add_to_session(sl_op *op, const sl_row *row, int64_t ts)
     }
     ns_encode(st->ns, m.start, m.end);
     if (state_store(op, st->sid_acc, st->ns, WIN_NS_LEN, &st->cur) != SL_OK) return SL_ERR;
-    if (!due) timer_set(op, op->event_timers, m.end - 1, st->ns, 1);
+    if (!due) timer_set(op, SL_TIME_EVENT, m.end - 1, st->ns, 1);
     if (pl->lateness > 0)
-        timer_set(op, op->event_timers, sat_add(m.end - 1, pl->lateness), st->ns, 1);
+        timer_set(op, SL_TIME_EVENT, sat_add(m.end - 1, pl->lateness), st->ns, 1);
     return SL_OK;
 }
 
@@ -1082,7 +1055,7 @@ static int win_process(sl_op *op, int input, sl_row *row)
     if (SL_UNLIKELY(ts < -WIN_TS_LIMIT || ts > WIN_TS_LIMIT))
         return sl_op_fail(op, "vertex '%s': event time %lld ms is out of the range windows "
                           "support (+-2^62 ms)", pl->vid, (long long)ts);
-    if (set_row_key(op, row) != SL_OK) return SL_ERR;
+    st->keyrow_ok = 0; /* the runtime has set the row's key */
     if (pl->kind == WIN_SESSION) return add_to_session(op, row, ts);
 
     int n = assign_windows(pl, st, ts);
@@ -1097,30 +1070,28 @@ static int win_process(sl_op *op, int input, sl_row *row)
 }
 
 /* A timer of window ns for the timer's key: fire, clean up, or both. */
-static int on_timer(void *ctx, const sl_timer *tm)
+static int win_on_timer(sl_op *op, sl_time_domain domain, int64_t time, const void *tns,
+                        size_t nslen)
 {
-    sl_op *op = ctx;
     const win_plan *pl = op->plan;
     win_state *st = op->priv;
     int64_t start, end;
-    if (ns_decode(tm->ns, tm->nslen, &start, &end) != SL_OK)
+    SL_UNUSED(domain);
+    if (ns_decode(tns, nslen, &start, &end) != SL_OK)
         return sl_op_fail(op, "vertex '%s': damaged window timer", pl->vid);
-    wbuf_set(&st->key, tm->key, tm->klen);
-    st->kg = tm->kg;
-    sl_kstate_set_key(op->kstate, st->key.p, st->key.len, st->kg);
     uint8_t ns[WIN_NS_LEN];
-    memcpy(ns, tm->ns, WIN_NS_LEN);
+    memcpy(ns, tns, WIN_NS_LEN);
     int rc = state_load(op, st->sid_acc, ns, WIN_NS_LEN, &st->cur);
     if (rc == SL_ERR) return rc;
     if (rc == SL_DONE) return SL_OK; /* merged away or already cleaned */
     int64_t max_ts = end - 1;
     int64_t cleanup = pl->proctime ? max_ts : sat_add(max_ts, pl->lateness);
-    if (!(st->cur.p[0] & WIN_FIRED) && tm->time >= max_ts) {
+    if (!(st->cur.p[0] & WIN_FIRED) && time >= max_ts) {
         if (emit_result(op, SL_KIND_INSERT, start, end, st->cur.p, st->cur.len) != SL_OK)
             return SL_ERR;
         st->cur.p[0] |= WIN_FIRED;
     }
-    if (tm->time >= cleanup) {
+    if (time >= cleanup) {
         if (state_delete(op, st->sid_acc, ns, WIN_NS_LEN) != SL_OK) return SL_ERR;
         if (pl->kind == WIN_SESSION) return session_forget(op, start, end);
         return SL_OK;
@@ -1128,32 +1099,13 @@ static int on_timer(void *ctx, const sl_timer *tm)
     return state_store(op, st->sid_acc, ns, WIN_NS_LEN, &st->cur);
 }
 
-static int win_watermark(sl_op *op, int64_t wm)
+/* Every input ended: nothing more can arrive. Event-time windows have
+ * fired with the maximum watermark the runtime delivered first; processing-
+ * time windows fire now. */
+static int win_end_input(sl_op *op, int input)
 {
     const win_plan *pl = op->plan;
-    if (wm > op->current_watermark) op->current_watermark = wm;
-    if (!pl->proctime) {
-        int rc = sl_timers_fire(op->event_timers, op->current_watermark, on_timer, op);
-        if (rc != SL_OK) return rc;
-    }
-    return sl_op_emit_watermark(op, wm);
-}
-
-static int win_proc_time(sl_op *op, int64_t now)
-{
-    const win_plan *pl = op->plan;
-    int rc = SL_OK;
-    if (pl->proctime) rc = sl_timers_fire(op->proc_timers, now, on_timer, op);
-    op->proc_time_at = pl->proctime ? sl_timers_next(op->proc_timers) : INT64_MAX;
-    return rc;
-}
-
-/* Every input ended: nothing more can arrive, so every window fires. */
-static int win_end_input(sl_op *op)
-{
-    const win_plan *pl = op->plan;
-    if (pl->proctime) return win_proc_time(op, INT64_MAX);
-    if (op->current_watermark < INT64_MAX) return win_watermark(op, INT64_MAX);
+    if (pl->proctime) return sl_rt_fire_proc(op, INT64_MAX);
     return SL_OK;
 }
 
@@ -1163,15 +1115,13 @@ static const char *const win_options[] = {"time-column", "window", "group-by", "
 const sl_op_def sl_op_window = {
     .abi = SL_OP_ABI_VERSION,
     .name = "window",
-    .flags = SL_OPF_KEYED | SL_OPF_LATE_OUTPUT,
-    .key_option = "group-by",
+    .flags = SL_OPF_KEYED,
     .options = win_options,
     .plan = win_plan_new,
     .plan_free = win_plan_free,
     .open = win_open,
     .process = win_process,
-    .watermark = win_watermark,
     .end_input = win_end_input,
+    .on_timer = win_on_timer,
     .close = win_close,
-    .proc_time = win_proc_time,
 };

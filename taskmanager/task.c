@@ -22,13 +22,14 @@
 #include "tm.h"
 #include "log.h"
 #include "keygroup.h"
+#include "runtime.h"
 
 #define TAG "tm:task"
 
 typedef struct tm_writer {
     const sl_edge *e;
     const sl_schema *schema;    /* of the rows this edge carries */
-    int late;                   /* the late side output */
+    int output;                 /* which output of the tail it carries (0 = main) */
     int nsub;
     tm_outchan **chans;         /* per consumer subtask; NULL = not connected */
     sl_buf **cur;               /* buffer being filled, per subpartition */
@@ -389,12 +390,12 @@ static int route(run *r, tm_writer *wr, const sl_row *row)
     return 0;
 }
 
-static int emit_to(run *r, sl_row *row, int late)
+static int emit_to(run *r, int output, sl_row *row)
 {
     tm_task *t = r->t;
     for (int w = 0; w < t->nwriters; w++) {
         tm_writer *wr = &t->writers[w];
-        if (wr->late != late) continue;
+        if (wr->output != output) continue;
         int k = route(r, wr, row);
         if (k >= 0) {
             if (put_element(r, wr, k, SL_EL_RECORD, row, 0)) return SL_ERR;
@@ -407,8 +408,7 @@ static int emit_to(run *r, sl_row *row, int late)
     return SL_OK;
 }
 
-static int task_emit(void *ctx, sl_row *row) { return emit_to(ctx, row, 0); }
-static int task_emit_late(void *ctx, sl_row *row) { return emit_to(ctx, row, 1); }
+static int task_emit(void *ctx, int output, sl_row *row) { return emit_to(ctx, output, row); }
 
 static int writers_broadcast(run *r, int tag, int64_t x)
 {
@@ -439,9 +439,10 @@ static int task_emit_idle(void *ctx, int idle)
     return writers_broadcast(r, SL_EL_IDLE, idle);
 }
 
-static int sink_emit(void *ctx, sl_row *row)
+static int sink_emit(void *ctx, int output, sl_row *row)
 {
     SL_UNUSED(ctx);
+    SL_UNUSED(output);
     SL_UNUSED(row);
     return SL_OK;
 }
@@ -455,24 +456,17 @@ static int sink_emit_wm(void *ctx, int64_t wm)
 
 /* ---- the chain ---------------------------------------------------------- */
 
-static int chain_emit(void *ctx, sl_row *row)
+/* Inside a chain only the main output is connected (a vertex with a side
+ * output edge ends its chain), so output is always 0 here. */
+static int chain_emit(void *ctx, int output, sl_row *row)
 {
-    sl_op *next = ctx;
-    next->metrics.records_in++;
-    sl_arena_reset(&next->scratch);
-    return next->def->process(next, 0, row);
-}
-
-static int op_watermark(sl_op *op, int64_t wm)
-{
-    op->current_watermark = wm;
-    if (op->def->watermark) return op->def->watermark(op, wm);
-    return sl_op_emit_watermark(op, wm);
+    SL_UNUSED(output);
+    return sl_rt_process((sl_op *)ctx, 0, row);
 }
 
 static int chain_emit_wm(void *ctx, int64_t wm)
 {
-    return op_watermark((sl_op *)ctx, wm);
+    return sl_rt_watermark((sl_op *)ctx, 0, wm);
 }
 
 /* Idleness passes through a chain to its output: an operator with one idle
@@ -495,7 +489,7 @@ int tm_task_build_outputs(tm_task *t, char *err, size_t errlen)
         tm_writer *wr = &t->writers[w];
         wr->e = &g->e[tail->out_edges[w]];
         wr->schema = sl_edge_schema(g, wr->e);
-        wr->late = wr->e->late;
+        wr->output = wr->e->output;
         wr->nsub = g->v[wr->e->to].parallelism;
         wr->chans = sl_calloc((size_t)wr->nsub, sizeof(tm_outchan *));
         wr->cur = sl_calloc((size_t)wr->nsub, sizeof(sl_buf *));
@@ -554,36 +548,15 @@ static int fail(run *r, const sl_op *op)
     return SL_ERR;
 }
 
-/* Keyed operators get their state backend and timers from the runtime:
- * the backend holds exactly the key groups this subtask owns. */
-static int open_keyed(run *r, sl_op *op)
+/* The RocksDB directory of a keyed operator subtask (unique per
+ * TaskManager, job, attempt, uid and subtask). */
+static void keyed_dir(run *r, const sl_op *op, char *dir, size_t cap)
 {
     tm_deploy *d = r->d;
-    const sl_vertex *v = op->vertex;
-    sl_kg_range(op->subtask, op->parallelism, op->max_parallelism, &op->kg_first, &op->kg_last);
-    const char *kind = sl_config_str(d->net->conf, "state.backend.type");
-    sl_backend_kind bk = strcmp(kind, "rocksdb") == 0 ? SL_BACKEND_ROCKSDB : SL_BACKEND_HASHMAP;
-    char dir[1024];
-    snprintf(dir, sizeof dir, "%s/sluice-%s/job-%s-%u/%s-%d", sl_config_str(d->net->conf, "taskmanager.tmp.dirs"),
-             d->net->id, d->job_id, d->attempt, v->uid, op->subtask);
+    snprintf(dir, cap, "%s/sluice-%s/job-%s-%u/%s-%d", sl_config_str(d->net->conf, "taskmanager.tmp.dirs"),
+             d->net->id, d->job_id, d->attempt, op->vertex->uid, op->subtask);
     for (char *p = dir; *p; p++)
         if (*p == ':') *p = '_';
-    op->kstate = sl_kstate_open(bk, dir, op->max_parallelism, op->kg_first, op->kg_last, op->err,
-                                sizeof op->err);
-    if (!op->kstate) return SL_ERR;
-    op->event_timers = sl_timers_new();
-    op->proc_timers = sl_timers_new();
-    return SL_OK;
-}
-
-static void close_op(sl_op *op)
-{
-    if (op->def->close) op->def->close(op);
-    sl_kstate_close(op->kstate);
-    op->kstate = NULL;
-    sl_timers_destroy(op->event_timers);
-    sl_timers_destroy(op->proc_timers);
-    op->event_timers = op->proc_timers = NULL;
 }
 
 static int open_chain(run *r)
@@ -595,28 +568,19 @@ static int open_chain(run *r)
     for (int k = 0; k < r->nops; k++) {
         const sl_vertex *v = &g->v[r->ch->vertices[k]];
         sl_op *op = &r->ops[k];
-        op->def = v->def;
-        op->vertex = v;
-        op->plan = v->plan;
-        op->subtask = t->subtask;
-        op->parallelism = v->parallelism;
-        op->max_parallelism = g->max_parallelism;
-        op->in = v->nin ? &v->in : NULL;
-        op->out = (v->def->flags & SL_OPF_SINK) ? NULL : &v->out;
+        sl_rt_init(op, v, t->subtask, g->max_parallelism);
         op->out_stream = stdout;
-        op->proc_time_at = INT64_MAX;
-        op->current_watermark = INT64_MIN;
         /* a restored job stages like a checkpointed one: its sinks' state
          * records what was pending */
         op->checkpointing = r->d->checkpointing || r->d->restore != NULL;
         op->task_name = sl_sprintf("%s (%d/%d)", v->name, t->subtask + 1, v->parallelism);
-        sl_arena_init(&op->scratch, 1u << 20);
         if (k + 1 < r->nops) {
+            op->out_connected[0] = 1;
             op->emit = chain_emit;
             op->emit_wm = chain_emit_wm;
             op->emit_idle = chain_emit_idle;
             op->emit_ctx = &r->ops[k + 1];
-        } else if (v->def->flags & SL_OPF_SINK) {
+        } else if ((v->def->flags & SL_OPF_SINK) && !t->nwriters) {
             op->emit = sink_emit;
             op->emit_wm = sink_emit_wm;
             op->emit_ctx = r;
@@ -626,17 +590,19 @@ static int open_chain(run *r)
             op->emit_idle = task_emit_idle;
             op->emit_ctx = r;
             for (int w = 0; w < t->nwriters; w++)
-                if (t->writers[w].late) op->emit_late = task_emit_late;
+                if (t->writers[w].output < SL_MAX_OUTPUTS) op->out_connected[t->writers[w].output] = 1;
         }
     }
     for (int k = 0; k < r->nops; k++) {
         sl_op *op = &r->ops[k];
-        int rc = SL_OK;
-        if (op->def->flags & SL_OPF_KEYED) rc = open_keyed(r, op);
-        if (rc == SL_OK && op->def->open) rc = op->def->open(op);
+        char dir[1024];
+        keyed_dir(r, op, dir, sizeof dir);
+        const char *kind = sl_config_str(r->d->net->conf, "state.backend.type");
+        sl_backend_kind bk = strcmp(kind, "rocksdb") == 0 ? SL_BACKEND_ROCKSDB : SL_BACKEND_HASHMAP;
+        int rc = sl_rt_open(op, bk, dir);
         if (rc != SL_OK) {
             fail(r, op);
-            for (int q = 0; q <= k; q++) close_op(&r->ops[q]);
+            for (int q = 0; q <= k; q++) sl_rt_close(&r->ops[q]);
             r->nops = 0; /* nothing left to close */
             return SL_ERR;
         }
@@ -708,9 +674,6 @@ static int restore_chain(run *r)
         }
         if (rc == SL_OK && op->def->restore_state && nblobs >= 0)
             rc = op->def->restore_state(op, (const void *const *)blobs, lens, nblobs);
-        /* restored processing-time timers are due whenever they say */
-        if (rc == SL_OK && op->proc_timers && sl_timers_next(op->proc_timers) < op->proc_time_at)
-            op->proc_time_at = sl_timers_next(op->proc_timers);
         for (int i = 0; i < nblobs; i++) free((void *)blobs[i]);
         free(blobs);
         free(lens);
@@ -721,27 +684,31 @@ static int restore_chain(run *r)
 
 static void close_chain(run *r)
 {
-    for (int k = 0; k < r->nops; k++) close_op(&r->ops[k]);
+    for (int k = 0; k < r->nops; k++) sl_rt_close(&r->ops[k]);
 }
 
 static void free_chain(run *r)
 {
     for (int k = 0; k < r->ch->n && r->ops; k++) {
+        sl_rt_close(&r->ops[k]); /* no-op when closed */
         free((char *)r->ops[k].task_name);
-        sl_arena_free(&r->ops[k].scratch);
     }
     free(r->ops);
+}
+
+/* The end of every input through the whole chain, in order: the maximum
+ * watermark fires every timer, then each operator's end_input. */
+static int end_chain(run *r)
+{
+    for (int k = 0; k < r->nops; k++)
+        if (sl_rt_end_all(&r->ops[k]) != SL_OK) return fail(r, &r->ops[k]);
+    return SL_OK;
 }
 
 /* Everything upstream has ended: fire what is left, then end our outputs. */
 static int finish_chain(run *r)
 {
-    if (op_watermark(&r->ops[0], INT64_MAX) != SL_OK) return fail(r, &r->ops[0]);
-    for (int k = 0; k < r->nops; k++) {
-        sl_op *op = &r->ops[k];
-        sl_arena_reset(&op->scratch);
-        if (op->def->end_input && op->def->end_input(op) != SL_OK) return fail(r, op);
-    }
+    if (end_chain(r) != SL_OK) return SL_ERR;
     if (writers_broadcast(r, SL_EL_END, 1) != SL_OK) return SL_ERR;
     flush_writers(r);
     return SL_OK;
@@ -781,8 +748,10 @@ static int64_t flush_deadline(run *r, int64_t now)
 {
     int64_t dl = r->d->buffer_timeout_ms <= 0 ? now + 100000000 : r->next_flush_ns;
     int64_t wall = INT64_MAX;
-    for (int k = 0; k < r->nops; k++)
-        if (r->ops[k].def->proc_time && r->ops[k].proc_time_at < wall) wall = r->ops[k].proc_time_at;
+    for (int k = 0; k < r->nops; k++) {
+        int64_t at = sl_rt_next_proc(&r->ops[k]);
+        if (at < wall) wall = at;
+    }
     if (wall != INT64_MAX) {
         int64_t in_ns = (wall - sl_now_ms()) * 1000000;
         if (now + in_ns < dl) dl = now + (in_ns > 0 ? in_ns : 0);
@@ -796,11 +765,11 @@ static int proc_time_due(run *r)
     int64_t wall = 0;
     for (int k = 0; k < r->nops; k++) {
         sl_op *op = &r->ops[k];
-        if (!op->def->proc_time || op->proc_time_at == INT64_MAX) continue;
+        int64_t at = sl_rt_next_proc(op);
+        if (at == INT64_MAX) continue;
         if (!wall) wall = sl_now_ms();
-        if (wall < op->proc_time_at) continue;
-        sl_arena_reset(&op->scratch);
-        if (op->def->proc_time(op, wall) != SL_OK) return fail(r, op);
+        if (wall < at) continue;
+        if (sl_rt_fire_proc(op, wall) != SL_OK) return fail(r, op);
     }
     return SL_OK;
 }
@@ -809,16 +778,7 @@ static int proc_time_due(run *r)
 
 /* The maximum watermark and end of input through the whole chain, without
  * ending the outputs (stop with drain: the savepoint follows). */
-static int drain_chain(run *r)
-{
-    if (op_watermark(&r->ops[0], INT64_MAX) != SL_OK) return fail(r, &r->ops[0]);
-    for (int k = 0; k < r->nops; k++) {
-        sl_op *op = &r->ops[k];
-        sl_arena_reset(&op->scratch);
-        if (op->def->end_input && op->def->end_input(op) != SL_OK) return fail(r, op);
-    }
-    return SL_OK;
-}
+static int drain_chain(run *r) { return end_chain(r); }
 
 typedef struct timer_copy {
     sl_snap_timer *arr;
@@ -1112,38 +1072,61 @@ static int run_source(run *r)
     }
 }
 
-/* The input watermark is the minimum over channels that have neither ended
- * nor gone idle; when every live channel is idle, our output is idle too. */
+/* Each input's watermark is the minimum over its channels that have neither
+ * ended nor gone idle; the runtime combines the inputs. When every live
+ * channel is idle, our output is idle too. */
 static void advance_watermark(run *r, int *rc)
 {
-    int64_t minwm = INT64_MAX;
+    sl_op *head = &r->ops[0];
+    int64_t minwm[SL_MAX_INPUTS];
+    int open[SL_MAX_INPUTS] = {0}, speaking[SL_MAX_INPUTS] = {0};
+    for (int i = 0; i < SL_MAX_INPUTS; i++) minwm[i] = INT64_MAX;
     int live = 0, idle = 0;
     for (int c = 0; c < r->t->ngate_chan; c++) {
         if (r->chan_ended[c]) continue;
+        int in = r->t->chan_input[c];
         live++;
+        open[in]++;
         if (r->chan_idle[c]) { idle++; continue; }
-        if (r->chan_wm[c] < minwm) minwm = r->chan_wm[c];
+        speaking[in]++;
+        if (r->chan_wm[c] < minwm[in]) minwm[in] = r->chan_wm[c];
     }
     int all_idle = live > 0 && idle == live;
     __atomic_store_n(&r->t->m.wm_idle, all_idle, __ATOMIC_RELAXED);
     if (all_idle != r->in_idle) {
         r->in_idle = all_idle;
         /* the head's output goes quiet with its input */
-        if (sl_op_emit_idle(&r->ops[0], all_idle) != SL_OK) *rc = SL_ERR;
+        if (sl_op_emit_idle(head, all_idle) != SL_OK) *rc = SL_ERR;
     }
-    /* live - idle == 0: no channel says anything about time (all ended or
-     * idle); a real maximum watermark (stop with drain) does advance */
-    if (live - idle > 0 && minwm > r->in_wm) {
-        r->in_wm = minwm;
-        if (op_watermark(&r->ops[0], minwm) != SL_OK) *rc = fail(r, &r->ops[0]);
+    for (int in = 0; in < head->nin && *rc == SL_OK; in++) {
+        if (!open[in]) continue; /* ended: sl_rt_end_input accounts for it */
+        if (sl_rt_input_idle(head, in, !speaking[in]) != SL_OK) { *rc = fail(r, head); break; }
+        /* a real maximum watermark (stop with drain) does advance */
+        if (speaking[in] && minwm[in] > head->input_wm[in] &&
+            sl_rt_watermark(head, in, minwm[in]) != SL_OK)
+            *rc = fail(r, head);
     }
+    r->in_wm = head->current_watermark;
+}
+
+/* Every channel of input `in` has ended (and there are other inputs still
+ * open): the operator hears of it now; the last input ends in finish_chain. */
+static void maybe_end_input(run *r, int in, int *rc)
+{
+    int open = 0;
+    for (int c = 0; c < r->t->ngate_chan; c++)
+        if (!r->chan_ended[c] && r->t->chan_input[c] == in) open++;
+    if (open || r->nended == r->t->ngate_chan || r->stopped) return;
+    if (sl_rt_end_input(&r->ops[0], in) != SL_OK) *rc = fail(r, &r->ops[0]);
+    r->in_wm = r->ops[0].current_watermark;
 }
 
 static int process_buffer(run *r, sl_buf *b)
 {
     sl_op *head = &r->ops[0];
-    const sl_schema *in = head->in;
     int c = b->chan;
+    int input = r->t->chan_input[c];
+    const sl_schema *in = head->ins[input];
     size_t pos = 0;
     int rc = SL_OK;
     while (pos < b->len && rc == SL_OK) {
@@ -1175,9 +1158,7 @@ static int process_buffer(run *r, sl_buf *b)
                 break;
             }
             memcpy(&row.ts, p, 8);
-            head->metrics.records_in++;
-            sl_arena_reset(&head->scratch);
-            if (head->def->process(head, r->t->chan_input[c], &row) != SL_OK) rc = fail(r, head);
+            if (sl_rt_process(head, input, &row) != SL_OK) rc = fail(r, head);
         } else if (tag == SL_EL_WATERMARK && len == 8) {
             int64_t wm;
             memcpy(&wm, p, 8);
@@ -1206,7 +1187,10 @@ static int process_buffer(run *r, sl_buf *b)
                 r->nended++;
                 if (len == 1 && p[0] == 0) r->stopped = 1; /* stopped upstream, not drained */
                 if (r->chan_barrier[c]) { r->chan_barrier[c] = 0; r->nbarriers--; }
-                if (r->nended < r->t->ngate_chan) advance_watermark(r, &rc);
+                if (r->nended < r->t->ngate_chan) {
+                    advance_watermark(r, &rc);
+                    if (rc == SL_OK) maybe_end_input(r, input, &rc);
+                }
                 if (rc == SL_OK && maybe_complete_alignment(r) != SL_OK) rc = SL_ERR;
             }
         } else {
@@ -1279,7 +1263,9 @@ static void *task_main(void *arg)
     r.held_tail = sl_calloc((size_t)(t->ngate_chan ? t->ngate_chan : 1), sizeof(sl_buf *));
     for (int c = 0; c < t->ngate_chan; c++) r.chan_wm[c] = INT64_MIN;
     const sl_vertex *head = &d->g->v[r.ch->vertices[0]];
-    r.in_vals = sl_calloc((size_t)(head->in.n ? head->in.n : 1), sizeof(sl_value));
+    int nvals = 1;
+    for (int i = 0; i < head->ninputs; i++) nvals = SL_MAX(nvals, head->in[i].n);
+    r.in_vals = sl_calloc((size_t)nvals, sizeof(sl_value));
 
     int rc = open_chain(&r);
     if (rc == SL_OK && restore_chain(&r) != SL_OK) {

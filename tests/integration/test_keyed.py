@@ -86,5 +86,5 @@ def test_keyed_operator_needs_hash_input(cluster):
     status, body = cluster.request("POST", "/jobs", job)
     assert status == 400
     assert body["errors"][0] == ("vertex 'agg': a keyed operator with parallelism 2 needs its input "
-                                 "from 'keyed' hashed on its group-by: use {\"strategy\": \"hash\", "
+                                 "from 'keyed' hashed on its key: use {\"strategy\": \"hash\", "
                                  "\"keys\": [\"k\"]}")

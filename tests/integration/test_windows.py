@@ -226,7 +226,8 @@ def test_side_output_only_from_operators_that_have_one(cluster):
     job = window_job("/tmp/unused", 10, delay="1 s")
     job["edges"][1]["output"] = "late"  # ev -> wm: calc has no late output
     status, body = cluster.request("POST", "/jobs", job)
-    assert status == 400 and "'ev' (calc) has no late side output" in body["errors"][0]
+    assert status == 400 and body["errors"][0] == (
+        "edge ev -> wm: 'ev' (calc) has no side output 'late' (it declares: none)")
 
 
 def test_without_idle_timeout_a_silent_input_holds_windows_back(cluster):

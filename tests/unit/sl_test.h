@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "operator.h"
+#include "jobgraph.h"
 
 static int sl_test_failed_;
 
@@ -71,6 +72,24 @@ static inline int sl_test_run(const sl_test_case *tests, size_t n, int argc, cha
     if (passed + failed == 0) { fprintf(stderr, "no such test\n"); return 2; }
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
+}
+
+/* plan() as the job graph parser calls it, for a lone vertex v (id, def and
+ * config set) with one input of schema `in` (NULL: a source). The main
+ * output schema is copied to *out; the plan is returned to the caller, who
+ * frees it with def->plan_free, and the rest (v->pc, v->in) with
+ * sl_vertex_plan_free(v). NULL with err when plan() refuses. */
+static inline void *sl_test_plan(const sl_op_def *def, sl_vertex *v, const sl_schema *in,
+                                 sl_schema *out, char *err, size_t errlen)
+{
+    v->def = def;
+    if (!v->parallelism) v->parallelism = 1;
+    int rc = sl_vertex_plan(v, in ? 1 : 0, in, NULL, err, errlen);
+    sl_schema_init(out);
+    sl_schema_copy(out, &v->out);
+    void *plan = rc == SL_OK ? v->plan : NULL;
+    v->plan = NULL; /* the caller's now */
+    return plan;
 }
 
 #define SL_TEST_MAIN(...)                                                      \

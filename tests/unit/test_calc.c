@@ -39,7 +39,7 @@ typedef struct rec {
     int emit_rc;             /* what the downstream answers */
 } rec;
 
-static int record(void *ctx, sl_row *row)
+static int record(void *ctx, int output, sl_row *row)
 {
     rec *r = ctx;
     if (r->n < 64) {
@@ -108,7 +108,7 @@ static bool plan(harness *h, const char *config)
         abort();
     }
     input_schema(&h->in);
-    h->plan = sl_op_calc.plan(&h->v, &h->in, &h->out, h->err, sizeof h->err);
+    h->plan = sl_test_plan(&sl_op_calc, &h->v, &h->in, &h->out, h->err, sizeof h->err);
     return h->plan != NULL;
 }
 
@@ -154,6 +154,7 @@ static void teardown(harness *h)
         sl_arena_free(&h->op.scratch);
     }
     if (h->plan) sl_op_calc.plan_free(h->plan);
+    sl_vertex_plan_free(&h->v);
     sl_schema_free(&h->in);
     sl_schema_free(&h->out);
     json_decref(h->v.config);

@@ -55,13 +55,14 @@ static int fixture_plan(fixture *f, const char *schema, const char *config)
         sl_schema_add(&f->v.declared, tok, t);
     }
     free(copy);
-    f->plan = sl_op_datagen.plan(&f->v, &f->in, &f->out, f->err, sizeof f->err);
+    f->plan = sl_test_plan(&sl_op_datagen, &f->v, NULL, &f->out, f->err, sizeof f->err);
     return f->plan ? SL_OK : SL_ERR;
 }
 
 static void fixture_free(fixture *f)
 {
     if (f->plan) sl_op_datagen.plan_free(f->plan);
+    sl_vertex_plan_free(&f->v);
     sl_schema_free(&f->v.declared);
     sl_schema_free(&f->in);
     sl_schema_free(&f->out);
@@ -90,7 +91,7 @@ static void sink_put(sink *s, const char *p, size_t n)
     s->text[s->len] = '\0';
 }
 
-static int sink_emit(void *ctx, sl_row *row)
+static int sink_emit(void *ctx, int output, sl_row *row)
 {
     sink *s = ctx;
     char buf[512];
@@ -264,7 +265,7 @@ typedef struct bounds {
     int64_t lo_ts, hi_ts;
 } bounds;
 
-static int bounds_emit(void *ctx, sl_row *row)
+static int bounds_emit(void *ctx, int output, sl_row *row)
 {
     bounds *b = ctx;
     b->n++;
@@ -514,7 +515,7 @@ static void test_plan_errors(void)
     f.v.id = "gen";
     f.v.config = json_object();
     sl_schema_init(&f.v.declared);
-    CHECK(sl_op_datagen.plan(&f.v, &f.in, &f.out, f.err, sizeof f.err) == NULL);
+    CHECK(sl_test_plan(&sl_op_datagen, &f.v, NULL, &f.out, f.err, sizeof f.err) == NULL);
     CHECK(strstr(f.err, "'gen'") && strstr(f.err, "schema"));
     json_decref(f.v.config);
 }
@@ -528,10 +529,10 @@ typedef struct cut_sink {
     size_t stop; /* 0: never */
 } cut_sink;
 
-static int cut_emit(void *ctx, sl_row *row)
+static int cut_emit(void *ctx, int output, sl_row *row)
 {
     cut_sink *c = ctx;
-    sink_emit(&c->s, row);
+    sink_emit(&c->s, output, row);
     return c->stop && c->s.n >= c->stop ? SL_AGAIN : SL_OK;
 }
 

@@ -26,6 +26,7 @@
 #include "keygroup.h"
 #include "operator.h"
 #include "sl_test.h"
+#include "runtime.h"
 
 extern const sl_op_def sl_op_group_aggregate;
 #define GA (&sl_op_group_aggregate)
@@ -70,7 +71,7 @@ static void format_row(const sl_schema *s, const sl_row *row, char *d, size_t ca
     if (o < cap) snprintf(d + o, cap - o, "]");
 }
 
-static int record(void *ctx, sl_row *row)
+static int record(void *ctx, int output, sl_row *row)
 {
     outlog *l = ctx;
     if (l->n == l->cap) {
@@ -119,7 +120,7 @@ static bool plan(harness *h, const char *config)
     sl_schema_add(&h->in, "price", SL_T_DOUBLE);
     sl_schema_add(&h->in, "at", SL_T_TIMESTAMP);
     sl_schema_add(&h->in, "big", SL_T_BIGINT);
-    h->plan = GA->plan(&h->v, &h->in, &h->out, h->err, sizeof h->err);
+    h->plan = sl_test_plan(GA, &h->v, &h->in, &h->out, h->err, sizeof h->err);
     return h->plan != NULL;
 }
 
@@ -143,26 +144,16 @@ static int open_op(harness *h, sl_backend_kind kind, sl_kstate *ks)
         h->own_ks = true;
     }
     sl_op *op = &h->op;
-    op->def = GA;
-    op->vertex = &h->v;
+    sl_rt_init(op, &h->v, 0, 128);
     op->plan = h->plan;
-    op->subtask = 0;
-    op->parallelism = 1;
-    op->max_parallelism = 128;
-    op->kg_first = 0;
-    op->kg_last = 127;
-    op->kstate = h->ks;
+    op->kstate = h->ks; /* opened here, not by sl_rt_open: tests share one */
     op->event_timers = sl_timers_new();
     op->proc_timers = sl_timers_new();
-    op->in = &h->in;
-    op->out = &h->out;
     op->emit = record;
     op->emit_ctx = &h->log;
+    op->out_connected[0] = 1;
     op->task_name = "agg (1/1)";
-    op->proc_time_at = INT64_MAX;
-    op->current_watermark = INT64_MIN;
     h->log.schema = &h->out;
-    sl_arena_init(&op->scratch, 4096);
     h->opened = true;
     return GA->open(op);
 }
@@ -170,14 +161,13 @@ static int open_op(harness *h, sl_backend_kind kind, sl_kstate *ks)
 static void teardown(harness *h)
 {
     if (h->opened) {
-        GA->close(&h->op);
-        sl_arena_free(&h->op.scratch);
-        sl_timers_destroy(h->op.event_timers);
-        sl_timers_destroy(h->op.proc_timers);
+        h->op.kstate = NULL; /* the harness's, closed below */
+        sl_rt_close(&h->op);
     }
     if (h->own_ks) sl_kstate_close(h->ks);
     if (h->dir[0]) rmdir(h->dir); /* normally gone already */
     if (h->plan) GA->plan_free(h->plan);
+    sl_vertex_plan_free(&h->v);
     sl_schema_free(&h->in);
     sl_schema_free(&h->out);
     json_decref(h->v.config);
@@ -197,8 +187,7 @@ static int feed(harness *h, sl_rowkind kind, sl_value user, sl_value region, sl_
 {
     sl_value v[NCOLS] = {user, region, amount, price, at, big};
     sl_row r = {kind, NCOLS, v, 1000};
-    sl_arena_reset(&h->op.scratch);
-    return GA->process(&h->op, 0, &r);
+    return sl_rt_process(&h->op, 0, &r);
 }
 
 /* Shorthands for the common (user, amount, price) rows. */
@@ -236,7 +225,7 @@ static void test_definition(void)
 {
     CHECK_EQ_STR(GA->name, "group_aggregate");
     CHECK(GA->flags == SL_OPF_KEYED);
-    CHECK_EQ_STR(GA->key_option, "group-by");
+    CHECK(GA->on_timer != NULL && GA->proc_time == NULL); /* TTL runs on the timer service */
     CHECK_EQ_STR(GA->options[0], "group-by");
     CHECK_EQ_STR(GA->options[1], "aggregates");
     CHECK_EQ_STR(GA->options[2], "input-changelog");
@@ -244,7 +233,7 @@ static void test_definition(void)
     CHECK_EQ_STR(GA->options[4], "table.exec.state.ttl");
     CHECK(GA->options[5] == NULL);
     CHECK(GA->plan && GA->plan_free && GA->open && GA->process && GA->close);
-    CHECK(GA->proc_time && GA->restore_state);
+    CHECK(GA->on_timer && GA->restore_state);
     CHECK(sl_op_find("group_aggregate") == GA);
 }
 
@@ -680,9 +669,8 @@ static void test_row_of_foreign_key_group_fails(void)
     CHECK(kg >= 64);
     CHECK_EQ_INT(feed3(&h, PI, I(user), I(1), N), SL_ERR);
     char want[300];
-    snprintf(want, sizeof want, "vertex 'agg': a row of key group %d reached subtask 0, which "
-             "owns key groups 0..63: its input must be hash-partitioned on the group-by columns",
-             kg);
+    snprintf(want, sizeof want, "agg (1/1): a row of key group %d reached the subtask owning key "
+             "groups 0-63 (input 0 is not partitioned by its key)", kg);
     CHECK_EQ_STR(h.op.err, want);
     CHECK_EQ_INT(h.log.n, 0);
     teardown(&h);
@@ -818,7 +806,7 @@ static int fire_at(harness *h, int64_t now)
 {
     int before = h->log.n;
     test_now = now;
-    if (GA->proc_time(&h->op, now) != SL_OK) {
+    if (sl_rt_fire_proc(&h->op, now) != SL_OK) {
         fprintf(stderr, "  proc_time(%lld): %s\n", (long long)now, h->op.err);
         return -1;
     }
@@ -838,29 +826,29 @@ static void run_ttl_expiry(sl_backend_kind kind)
     CHECK(plan(&h, "{\"group-by\": [\"user\"], \"aggregates\": [\"COUNT(*) AS cnt\","
                    " \"SUM(amount) AS total\"], \"state.ttl\": \"10 s\"}"));
     CHECK_EQ_INT(open_op(&h, kind, NULL), SL_OK);
-    CHECK_EQ_INT(h.op.proc_time_at, INT64_MAX);
+    CHECK_EQ_INT(sl_rt_next_proc(&h.op), INT64_MAX);
     CHECK_EQ_INT(feed_at(&h, 0, PI, 1, 5), SL_OK);
     CHECK_EQ_INT(feed_at(&h, 0, PI, 2, 7), SL_OK);
-    CHECK_EQ_INT(h.op.proc_time_at, 10000);
+    CHECK_EQ_INT(sl_rt_next_proc(&h.op), 10000);
     CHECK_EQ_INT(sl_timers_count(h.op.proc_timers), 2);
     CHECK_EQ_INT(feed_at(&h, 8000, PI, 2, 1), SL_OK); /* user 2 touched at 8 s */
     CHECK_EQ_INT(sl_timers_count(h.op.proc_timers), 2); /* no new timer for an update */
-    CHECK_EQ_INT(h.op.proc_time_at, 10000);
+    CHECK_EQ_INT(sl_rt_next_proc(&h.op), 10000);
 
     /* 10 s: user 1 (idle since 0) expires silently; user 2 lives to 18 s */
     CHECK_EQ_INT(fire_at(&h, 10000), 0);
     CHECK_EQ_INT(sl_kstate_entries(h.ks), 1);
     CHECK_EQ_INT(sl_timers_count(h.op.proc_timers), 1);
-    CHECK_EQ_INT(h.op.proc_time_at, 18000);
+    CHECK_EQ_INT(sl_rt_next_proc(&h.op), 18000);
     CHECK_EQ_INT(feed_at(&h, 10000, PI, 1, 3), SL_OK); /* starts from empty: +I, count 1 */
-    CHECK_EQ_INT(h.op.proc_time_at, 18000);            /* user 1's new timer is at 20 s */
+    CHECK_EQ_INT(sl_rt_next_proc(&h.op), 18000);            /* user 1's new timer is at 20 s */
     CHECK_EQ_INT(sl_timers_count(h.op.proc_timers), 2);
 
     CHECK_EQ_INT(fire_at(&h, 17999), 0); /* early: nothing is due */
     CHECK_EQ_INT(sl_kstate_entries(h.ks), 2);
     CHECK_EQ_INT(fire_at(&h, 18000), 0);
     CHECK_EQ_INT(sl_kstate_entries(h.ks), 1);
-    CHECK_EQ_INT(h.op.proc_time_at, 20000);
+    CHECK_EQ_INT(sl_rt_next_proc(&h.op), 20000);
     CHECK_EQ_INT(feed_at(&h, 18000, PI, 2, 4), SL_OK);
     CHECK_EQ_INT(feed_at(&h, 19000, PI, 1, 10), SL_OK); /* user 1 still alive at 19 s */
     static const char *const want[] = {
@@ -872,7 +860,7 @@ static void run_ttl_expiry(sl_backend_kind kind)
     CHECK_EQ_INT(fire_at(&h, 60000), 0);
     CHECK_EQ_INT(sl_kstate_entries(h.ks), 0);
     CHECK_EQ_INT(sl_timers_count(h.op.proc_timers), 0);
-    CHECK_EQ_INT(h.op.proc_time_at, INT64_MAX);
+    CHECK_EQ_INT(sl_rt_next_proc(&h.op), INT64_MAX);
     teardown(&h);
     sl_group_aggregate_set_clock(NULL);
 }
@@ -899,9 +887,9 @@ static void run_ttl_expired_before_timer(sl_backend_kind kind)
     CHECK_EQ_INT(feed_at(&h, 11000, PI, 1, 2), SL_OK); /* idle 10 s: expired, no timer run yet */
     CHECK_EQ_INT(sl_kstate_entries(h.ks), 2);          /* acc + the entry of 2 */
     CHECK_EQ_INT(sl_timers_count(h.op.proc_timers), 1); /* the old timer went with the state */
-    CHECK_EQ_INT(h.op.proc_time_at, 10000);             /* not lowered below what was set */
+    CHECK_EQ_INT(sl_rt_next_proc(&h.op), 21000);      /* the runtime's: the earliest timer */
     CHECK_EQ_INT(fire_at(&h, 11000), 0);                /* nothing due any more */
-    CHECK_EQ_INT(h.op.proc_time_at, 21000);
+    CHECK_EQ_INT(sl_rt_next_proc(&h.op), 21000);
     CHECK_EQ_INT(sl_kstate_entries(h.ks), 2);
     /* a retraction reaching an expired key is ignored, and clears it */
     CHECK_EQ_INT(feed_at(&h, 30000, MU, 1, 2), SL_OK);
@@ -936,7 +924,7 @@ static void run_ttl_retraction_removes_timer(sl_backend_kind kind)
     CHECK_EQ_INT(sl_timers_count(h.op.proc_timers), 1);
     CHECK_EQ_INT(fire_at(&h, 6000), 0); /* the timer of the first life was removed */
     CHECK_EQ_INT(sl_kstate_entries(h.ks), 1);
-    CHECK_EQ_INT(h.op.proc_time_at, 8000);
+    CHECK_EQ_INT(sl_rt_next_proc(&h.op), 8000);
     CHECK_EQ_INT(fire_at(&h, 8000), 0);
     CHECK_EQ_INT(sl_kstate_entries(h.ks), 0);
     static const char *const want[] = {"+I[4, 3]", "-D[4, 3]", "+I[4, 8]", NULL};
@@ -963,7 +951,7 @@ static void test_ttl_busy_key_keeps_one_timer(void)
     CHECK_EQ_INT(open_op(&h, SL_BACKEND_HASHMAP, NULL), SL_OK);
     int calls = 0;
     for (int64_t t = 0; t <= 120000; t++) {
-        if (t >= h.op.proc_time_at) {
+        if (t >= sl_rt_next_proc(&h.op)) {
             CHECK_EQ_INT(fire_at(&h, t), 0);
             calls++;
         }
@@ -978,7 +966,7 @@ static void test_ttl_busy_key_keeps_one_timer(void)
     CHECK_EQ_INT(calls, 12);
     CHECK_EQ_INT(h.log.n, 1 + 2 * 99);
     CHECK_EQ_STR(h.log.rows[h.log.n - 1], "+U[7, 100]");
-    CHECK_EQ_INT(h.op.proc_time_at, INT64_MAX);
+    CHECK_EQ_INT(sl_rt_next_proc(&h.op), INT64_MAX);
     teardown(&h);
     sl_group_aggregate_set_clock(NULL);
 }
@@ -999,12 +987,11 @@ static void test_ttl_stray_timer_is_dropped(void)
     sl_timer stray = {.time = 5000, .kg = sl_kg_of_key(key, sizeof key, 128), .key = key,
                       .klen = sizeof key, .ns = "", .nslen = 0};
     sl_timers_add(h.op.proc_timers, &stray);
-    h.op.proc_time_at = 5000;
     CHECK_EQ_INT(fire_at(&h, 5000), 0);
     CHECK_EQ_INT(sl_timers_count(h.op.proc_timers), 1);
-    CHECK_EQ_INT(h.op.proc_time_at, 10000);
+    CHECK_EQ_INT(sl_rt_next_proc(&h.op), 10000);
     CHECK_EQ_INT(fire_at(&h, 10000), 0); /* its own: moved to 13 s */
-    CHECK_EQ_INT(h.op.proc_time_at, 13000);
+    CHECK_EQ_INT(sl_rt_next_proc(&h.op), 13000);
     CHECK_EQ_INT(fire_at(&h, 13000), 0);
     CHECK_EQ_INT(sl_kstate_entries(h.ks), 0);
     CHECK_EQ_INT(sl_timers_count(h.op.proc_timers), 0);
@@ -1022,7 +1009,7 @@ static void test_ttl_zero_keeps_state(void)
     CHECK_EQ_INT(open_op(&h, SL_BACKEND_HASHMAP, NULL), SL_OK);
     CHECK_EQ_INT(feed_at(&h, 0, PI, 1, 1), SL_OK);
     CHECK_EQ_INT(sl_timers_count(h.op.proc_timers), 0);
-    CHECK_EQ_INT(h.op.proc_time_at, INT64_MAX);
+    CHECK_EQ_INT(sl_rt_next_proc(&h.op), INT64_MAX);
     CHECK_EQ_INT(fire_at(&h, INT64_MAX), 0);
     CHECK_EQ_INT(feed_at(&h, 1000000000, PI, 1, 1), SL_OK);
     static const char *const want[] = {"+I[1, 1]", "-U[1, 1]", "+U[1, 2]", NULL};
@@ -1061,9 +1048,8 @@ static void test_ttl_state_mismatch(void)
     CHECK_EQ_INT(open_op(&h2, SL_BACKEND_HASHMAP, h1.ks), SL_OK);
     for (int kg = 0; kg < 128; kg++) sl_timers_each(h1.op.proc_timers, kg, copy_timer,
                                                     h2.op.proc_timers);
-    CHECK_EQ_INT(h2.op.proc_time_at, INT64_MAX);
     CHECK_EQ_INT(GA->restore_state(&h2.op, NULL, NULL, 0), SL_OK);
-    CHECK_EQ_INT(h2.op.proc_time_at, 62000);
+    CHECK_EQ_INT(sl_rt_next_proc(&h2.op), 62000);
     CHECK_EQ_INT(fire_at(&h2, 62000), 0);
     CHECK_EQ_INT(sl_kstate_entries(h1.ks), 1); /* user 2 expired, user 1 (65 s) not yet */
     teardown(&h2);
@@ -1108,6 +1094,7 @@ static void test_ttl_needs_timers(void)
     sl_timers_destroy(h.op.proc_timers);
     h.op.proc_timers = NULL;
     CHECK_EQ_INT(GA->open(&h.op), SL_ERR);
+    GA->close(&h.op);
     CHECK_EQ_STR(h.op.err, "vertex 'agg': 'state.ttl' needs processing-time timers, but none "
                            "were set up for this operator");
     teardown(&h);

@@ -27,8 +27,8 @@ static void test_parse_schemas_chains_and_defaults(void)
     CHECK_EQ_INT(g->max_parallelism, 128); /* min(max(roundUp(2 + 1), 128), 32768) */
     /* schemas flow: calc's output is id, k; agg adds c */
     const sl_vertex *agg = &g->v[2];
-    CHECK_EQ_INT(agg->in.n, 2);
-    CHECK_EQ_STR(agg->in.fields[1].name, "k");
+    CHECK_EQ_INT(agg->in[0].n, 2);
+    CHECK_EQ_STR(agg->in[0].fields[1].name, "k");
     CHECK_EQ_INT(agg->out.n, 2);
     CHECK_EQ_STR(agg->out.fields[1].name, "c");
     CHECK_EQ_STR(agg->uid, "agg-v1");
@@ -101,10 +101,11 @@ static void test_errors_name_the_problem(void)
     CHECK(fails("{\"parallelism\": 2, \"vertices\": [" SRC ", {\"id\": \"a\", \"type\": \"group_aggregate\","
                 " \"config\": {\"group-by\": [\"x\"], \"aggregates\": [\"COUNT(*)\"]}}, {\"id\": \"p\", \"type\": \"print\"}],"
                 " \"edges\": [{\"from\": \"g\", \"to\": \"a\", \"strategy\": \"rebalance\"}, {\"from\": \"a\", \"to\": \"p\"}]}",
-                "a keyed operator with parallelism 2 needs its input from 'g' hashed on its group-by"));
+                "a keyed operator with parallelism 2 needs its input from 'g' hashed on its key: "
+                "use {\"strategy\": \"hash\", \"keys\": [\"x\"]}"));
     CHECK(fails("{\"vertices\": [" SRC ", {\"id\": \"p\", \"type\": \"print\"}],"
                 " \"edges\": [{\"from\": \"g\", \"to\": \"p\", \"output\": \"late\"}]}",
-                "'g' (datagen) has no late side output"));
+                "'g' (datagen) has no side output 'late' (it declares: none)"));
 }
 
 SL_TEST_MAIN(SL_TEST(test_parse_schemas_chains_and_defaults), SL_TEST(test_override_parallelism),

@@ -47,7 +47,7 @@ static int fixture_plan(fixture *f, const sl_op_def *def, const char *config)
     sl_schema_add(&f->in, "ts", SL_T_TIMESTAMP);
     sl_schema_add(&f->in, "raw", SL_T_BYTES);
     sl_schema_add(&f->in, "n", SL_T_INT);
-    f->plan = def->plan(&f->v, &f->in, &f->out, f->err, sizeof f->err);
+    f->plan = sl_test_plan(def, &f->v, &f->in, &f->out, f->err, sizeof f->err);
     return f->plan ? SL_OK : SL_ERR;
 }
 
@@ -69,6 +69,7 @@ static void fixture_free(fixture *f)
 {
     if (f->op.priv && f->op.def->close) f->op.def->close(&f->op);
     if (f->plan && f->v.def->plan_free) f->v.def->plan_free(f->plan);
+    sl_vertex_plan_free(&f->v);
     sl_schema_free(&f->in);
     sl_schema_free(&f->out);
     sl_schema_free(&f->v.declared);
@@ -151,7 +152,7 @@ static char *print_rows(const char *config, int subtask, int parallelism, sl_row
     rows[0].kind = kind0;
     for (int r = 0; r < NROWS; r++)
         if (f.op.def->process(&f.op, 0, &rows[r]) != SL_OK) return NULL;
-    if (f.op.def->end_input(&f.op) != SL_OK) return NULL;
+    if (f.op.def->end_input(&f.op, 0) != SL_OK) return NULL;
     fixture_free(&f);
     char *s = slurp(out);
     fclose(out);
@@ -205,7 +206,7 @@ static void test_print_long_values(void)
     vals[0][5].v.s.p = bytes;
     vals[0][5].v.s.len = sizeof bytes;
     CHECK_EQ_INT(f.op.def->process(&f.op, 0, &rows[0]), SL_OK);
-    CHECK_EQ_INT(f.op.def->end_input(&f.op), SL_OK);
+    CHECK_EQ_INT(f.op.def->end_input(&f.op, 0), SL_OK);
     fixture_free(&f);
     char *s = slurp(out);
     fclose(out);
@@ -273,7 +274,7 @@ static char *file_rows(const char *format, const char *sub, int subtask, sl_rowk
             fixture_free(&f);
             return NULL;
         }
-    if (f.op.def->end_input(&f.op) != SL_OK) return NULL;
+    if (f.op.def->end_input(&f.op, 0) != SL_OK) return NULL;
     fixture_free(&f);
     char file[300];
     snprintf(file, sizeof file, "%s/part-%d", path, subtask);
@@ -353,7 +354,7 @@ static void test_file_large_output(void)
     vals[0][0].v.i = 0;
     CHECK_EQ_INT(f.op.def->process(&f.op, 0, &rows[0]), SL_OK);
     expect += 1 + strlen(",,2.5,true,2026-01-01 00:00:00.02,aGn/,-7\n") + 100000;
-    CHECK_EQ_INT(f.op.def->end_input(&f.op), SL_OK);
+    CHECK_EQ_INT(f.op.def->end_input(&f.op, 0), SL_OK);
     fixture_free(&f);
     snprintf(file, sizeof file, "%s/big/part-0", tmpdir());
     struct stat sb;
@@ -573,7 +574,7 @@ static void test_file_2pc_visibility(void)
     CHECK_EQ_INT(fsnap(&f, 5, NULL), SL_OK);
     CHECK_EQ_INT(put_row(&f, 0), SL_OK);
     CHECK(check_names(dir, 0, "part-0-0 part-0-1 part-0-2"));
-    CHECK_EQ_INT(f.op.def->end_input(&f.op), SL_OK);
+    CHECK_EQ_INT(f.op.def->end_input(&f.op, 0), SL_OK);
     CHECK(check_names(dir, 0, "part-0-0 part-0-1 part-0-2 part-0-3 part-0-4"));
     CHECK(check_file(dir, "part-0-3", cat2(jline[1], jline[2])));
     CHECK(check_file(dir, "part-0-4", jline[0]));
@@ -583,7 +584,7 @@ static void test_file_2pc_visibility(void)
     /* A later run into the same directory starts above what is there. */
     CHECK_EQ_INT(open_2pc(&f, dir, 0, 1), SL_OK);
     CHECK_EQ_INT(put_row(&f, 2), SL_OK);
-    CHECK_EQ_INT(f.op.def->end_input(&f.op), SL_OK);
+    CHECK_EQ_INT(f.op.def->end_input(&f.op, 0), SL_OK);
     fixture_free(&f);
     CHECK(check_names(dir, 0, "part-0-0 part-0-1 part-0-2 part-0-3 part-0-4 part-0-5"));
     CHECK(check_file(dir, "part-0-0", cat2(jline[0], jline[1])));
@@ -646,7 +647,7 @@ static void test_file_2pc_restore(void)
     CHECK(check_names(dir, 0, "notes.txt part-0-0 part-0-1"));
     CHECK(check_file(dir, "part-0-0", cat2(jline[0], jline[1])));
     CHECK_EQ_INT(put_row(&f, 1), SL_OK);
-    CHECK_EQ_INT(f.op.def->end_input(&f.op), SL_OK);
+    CHECK_EQ_INT(f.op.def->end_input(&f.op, 0), SL_OK);
     fixture_free(&f);
     CHECK(check_names(dir, 0, "notes.txt part-0-0 part-0-1 part-0-2"));
     CHECK(check_file(dir, "part-0-1", jline[2]));
@@ -697,8 +698,8 @@ static void test_file_2pc_rescale(void)
     /* The new subtasks go on under their own names. */
     CHECK_EQ_INT(put_row(&g0, 1), SL_OK);
     CHECK_EQ_INT(put_row(&g1, 2), SL_OK);
-    CHECK_EQ_INT(g0.op.def->end_input(&g0.op), SL_OK);
-    CHECK_EQ_INT(g1.op.def->end_input(&g1.op), SL_OK);
+    CHECK_EQ_INT(g0.op.def->end_input(&g0.op, 0), SL_OK);
+    CHECK_EQ_INT(g1.op.def->end_input(&g1.op, 0), SL_OK);
     fixture_free(&g0);
     fixture_free(&g1);
     CHECK(check_names(dir, 0, "part-0-0 part-0-1 part-1-0 part-1-1 part-2-0"));
@@ -712,7 +713,7 @@ static void test_file_2pc_rescale(void)
     CHECK_EQ_INT(frestore(&g2, NULL, 0), SL_OK);
     CHECK(check_names(dir, 1, ""));
     CHECK_EQ_INT(put_row(&g2, 0), SL_OK);
-    CHECK_EQ_INT(g2.op.def->end_input(&g2.op), SL_OK);
+    CHECK_EQ_INT(g2.op.def->end_input(&g2.op, 0), SL_OK);
     fixture_free(&g2);
     CHECK(check_names(dir, 0, "part-0-0 part-0-1 part-1-0 part-1-1 part-2-0 part-2-1"));
     for (int i = 0; i < 3; i++) free(b[i].p);
@@ -856,7 +857,7 @@ static void test_file_2pc_off(void)
     CHECK(b.p == NULL && b.len == 0);
     CHECK(check_file(dir, "part-1", jline[0]));
     CHECK_EQ_INT(put_row(&f, 1), SL_OK);
-    CHECK_EQ_INT(f.op.def->end_input(&f.op), SL_OK);
+    CHECK_EQ_INT(f.op.def->end_input(&f.op, 0), SL_OK);
     fixture_free(&f);
     CHECK(check_names(dir, 0, "part-1") && check_names(dir, 1, ""));
     CHECK(check_file(dir, "part-1", cat2(jline[0], jline[1])));

@@ -54,7 +54,7 @@ static void logf_(harness *h, const char *fmt, ...)
     if (n > 0) h->loglen = SL_MIN(h->loglen + (size_t)n, sizeof h->log - 1);
 }
 
-static int on_row(void *ctx, sl_row *row)
+static int on_row(void *ctx, int output, sl_row *row)
 {
     harness *h = ctx;
     logf_(h, "%srow %s[", h->loglen ? "; " : "", sl_rowkind_short(row->kind));
@@ -97,7 +97,7 @@ static bool plan(harness *h, const char *config)
     sl_schema_init(&h->in);
     sl_schema_add(&h->in, "user_id", SL_T_BIGINT);
     sl_schema_add(&h->in, "ts", SL_T_TIMESTAMP);
-    h->plan = sl_op_watermark.plan(&h->v, &h->in, &h->out, h->err, sizeof h->err);
+    h->plan = sl_test_plan(&sl_op_watermark, &h->v, &h->in, &h->out, h->err, sizeof h->err);
     return h->plan != NULL;
 }
 
@@ -126,6 +126,7 @@ static void done(harness *h)
 {
     if (h->op.priv) sl_op_watermark.close(&h->op);
     if (h->plan) sl_op_watermark.plan_free(h->plan);
+    sl_vertex_plan_free(&h->v);
     sl_schema_free(&h->in);
     sl_schema_free(&h->out);
     json_decref(h->v.config);
@@ -260,11 +261,11 @@ static void test_end_of_input(void)
     CHECK(plan(&h, "{\"column\": \"ts\", \"delay\": \"2 s\"}"));
     open_op(&h);
     CHECK_EQ_INT(feed(&h, 1, 10000), SL_OK);
-    CHECK_EQ_INT(sl_op_watermark.watermark(&h.op, T0 + 50000), SL_OK);
-    CHECK_EQ_INT(sl_op_watermark.watermark(&h.op, INT64_MAX), SL_OK);
+    CHECK_EQ_INT(sl_op_watermark.watermark(&h.op, 0, T0 + 50000), SL_OK);
+    CHECK_EQ_INT(sl_op_watermark.watermark(&h.op, 0, INT64_MAX), SL_OK);
     CHECK_EQ_INT(h.op.proc_time_at, INT64_MAX);
     CHECK_EQ_INT(tick(&h, 1000), SL_OK);
-    CHECK_EQ_INT(sl_op_watermark.watermark(&h.op, INT64_MAX), SL_OK);
+    CHECK_EQ_INT(sl_op_watermark.watermark(&h.op, 0, INT64_MAX), SL_OK);
     CHECK_EQ_STR(h.log, "row +I[1, 2026-08-19T15:00:10] ts=10000; wm MAX");
     done(&h);
 }

@@ -29,6 +29,7 @@
 #include "jobgraph.h"
 #include "operator.h"
 #include "sl_test.h"
+#include "runtime.h"
 
 extern const sl_op_def sl_op_window;
 extern const sl_op_def sl_op_watermark;
@@ -69,9 +70,10 @@ struct harness {
     char text[65536];        /* take()'s result */
 };
 
-static int on_row(void *ctx, sl_row *row)
+static int on_row(void *ctx, int output, sl_row *row)
 {
     harness *h = ctx;
+    SL_UNUSED(output);
     h->last_ts = row->ts;
     if (h->hook) return h->hook(h, row);
     if (h->n == h->cap) {
@@ -141,42 +143,26 @@ static harness *plan(const char *config)
         abort();
     }
     input_schema(&h->in);
-    h->plan = WIN->plan(&h->v, &h->in, &h->out, h->err, sizeof h->err);
+    h->plan = sl_test_plan(WIN, &h->v, &h->in, &h->out, h->err, sizeof h->err);
     return h;
 }
 
 /* Open as the runtime does: keyed state and timers first, then open(). */
 static void open_op(harness *h)
 {
-    char err[512];
     sl_op *op = &h->op;
-    op->def = WIN;
-    op->vertex = &h->v;
+    sl_rt_init(op, &h->v, 0, 128);
     op->plan = h->plan;
-    op->parallelism = 1;
-    op->max_parallelism = 128;
-    op->kg_first = 0;
-    op->kg_last = 127;
-    op->in = &h->in;
-    op->out = &h->out;
     op->emit = on_row;
     op->emit_wm = on_wm;
     op->emit_ctx = h;
-    op->proc_time_at = INT64_MAX;
-    op->current_watermark = INT64_MIN;
+    op->out_connected[0] = 1;
     op->task_name = "win (1/1)";
     if (g_backend == SL_BACKEND_ROCKSDB) {
         snprintf(h->dir, sizeof h->dir, "/tmp/sl_test_window_XXXXXX");
         if (!mkdtemp(h->dir)) abort();
     }
-    op->kstate = sl_kstate_open(g_backend, h->dir, 128, 0, 127, err, sizeof err);
-    if (!op->kstate) {
-        fprintf(stderr, "sl_kstate_open: %s\n", err);
-        abort();
-    }
-    op->event_timers = sl_timers_new();
-    op->proc_timers = sl_timers_new();
-    if (WIN->open(op) != SL_OK) {
+    if (sl_rt_open(op, g_backend, h->dir) != SL_OK) {
         fprintf(stderr, "open: %s\n", op->err);
         abort();
     }
@@ -184,12 +170,10 @@ static void open_op(harness *h)
 
 static void done(harness *h)
 {
-    if (h->op.priv) WIN->close(&h->op);
-    sl_kstate_close(h->op.kstate);
-    sl_timers_destroy(h->op.event_timers);
-    sl_timers_destroy(h->op.proc_timers);
+    sl_rt_close(&h->op);
     if (h->dir[0]) rmdir(h->dir);
     if (h->plan) WIN->plan_free(h->plan);
+    sl_vertex_plan_free(&h->v);
     sl_schema_free(&h->in);
     sl_schema_free(&h->out);
     json_decref(h->v.config);
@@ -220,7 +204,7 @@ static int feed_full(harness *h, int64_t user, int64_t off, int amount, double p
         vals[4].isnull = true;
     }
     sl_row row = {.kind = SL_KIND_INSERT, .n = 5, .vals = vals, .ts = T0 + off};
-    return WIN->process(&h->op, 0, &row);
+    return sl_rt_process(&h->op, 0, &row);
 }
 
 static int feed(harness *h, int64_t user, int64_t off, int amount)
@@ -232,8 +216,7 @@ static int feed(harness *h, int64_t user, int64_t off, int amount)
 static int wm(harness *h, int64_t off)
 {
     int64_t w = off == INT64_MAX ? INT64_MAX : T0 + off;
-    h->op.current_watermark = w;
-    return WIN->watermark(&h->op, w);
+    return sl_rt_watermark(&h->op, 0, w);
 }
 
 static void schema_text(const sl_schema *s, char *buf, size_t cap)
@@ -269,6 +252,7 @@ static void expect_plan_error(const char *config, const char *msg)
     if (h->plan || strcmp(h->err, msg) != 0) sl_test_failed_ = 1;
     if (h->plan) WIN->plan_free(h->plan);
     h->plan = NULL;
+    sl_vertex_plan_free(&h->v);
     sl_schema_free(&h->in);
     sl_schema_free(&h->out);
     json_decref(h->v.config);
@@ -350,6 +334,7 @@ static void test_output_schema(void)
     h->dir[0] = 0;
     WIN->plan_free(h->plan);
     h->plan = NULL;
+    sl_vertex_plan_free(&h->v);
     sl_schema_free(&h->in);
     sl_schema_free(&h->out);
     json_decref(h->v.config);
@@ -677,12 +662,12 @@ static void test_bad_rows(void)
     harness *h = start("{" TS_TUMBLE ", \"aggregates\": [\"COUNT(*) AS c\"]}");
     sl_value vals[5] = {{.v.i = 1}, {.isnull = true}, {.v.i = 1}, {.v.d = 0}, {.isnull = true}};
     sl_row row = {.kind = SL_KIND_INSERT, .n = 5, .vals = vals, .ts = SL_TS_NONE};
-    CHECK_EQ_INT(WIN->process(&h->op, 0, &row), SL_ERR);
+    CHECK_EQ_INT(sl_rt_process(&h->op, 0, &row), SL_ERR);
     CHECK_EQ_STR(h->op.err, "vertex 'win': time-column 'ts' is NULL in a row; event-time windows "
                             "need a timestamp on every row");
     vals[1] = (sl_value){.v.i = T0};
     row.kind = SL_KIND_UPDATE_BEFORE;
-    CHECK_EQ_INT(WIN->process(&h->op, 0, &row), SL_ERR);
+    CHECK_EQ_INT(sl_rt_process(&h->op, 0, &row), SL_ERR);
     CHECK_EQ_STR(h->op.err, "vertex 'win': window aggregation takes an insert-only stream, got a "
                             "-U row");
     done(h);
@@ -711,25 +696,25 @@ static void test_processing_time(void)
         h = NULL;
     }
     CHECK(h != NULL);
-    CHECK_EQ_INT(h->op.proc_time_at, ws + hour - 1);
+    CHECK_EQ_INT(sl_rt_next_proc(&h->op), ws + hour - 1);
     char s[40], e[40], t[40], want[512];
     sl_value vs = {.v.i = ws}, ve = {.v.i = ws + hour}, vt = {.v.i = ws + hour - 1};
     sl_value_format(s, sizeof s, &vs, SL_T_TIMESTAMP);
     sl_value_format(e, sizeof e, &ve, SL_T_TIMESTAMP);
     sl_value_format(t, sizeof t, &vt, SL_T_TIMESTAMP);
-    CHECK_EQ_INT(WIN->proc_time(&h->op, ws + hour - 2), SL_OK);
+    CHECK_EQ_INT(sl_rt_fire_proc(&h->op, ws + hour - 2), SL_OK);
     CHECK_EQ_STR(take(h), "");
     CHECK_EQ_INT(wm(h, 0), SL_OK); /* event time does not fire processing-time windows */
     CHECK_EQ_STR(take(h), "");
-    CHECK_EQ_INT(WIN->proc_time(&h->op, ws + hour - 1), SL_OK);
+    CHECK_EQ_INT(sl_rt_fire_proc(&h->op, ws + hour - 1), SL_OK);
     snprintf(want, sizeof want, "+I[%s, %s, %s, 1, 2]\n+I[%s, %s, %s, 2, 1]", s, e, t, s, e, t);
     CHECK_EQ_STR(take(h), want);
-    CHECK_EQ_INT(h->op.proc_time_at, INT64_MAX);
+    CHECK_EQ_INT(sl_rt_next_proc(&h->op), INT64_MAX);
     CHECK_EQ_INT(sl_kstate_entries(h->op.kstate), 0);
     /* end of input fires the open windows */
     CHECK_EQ_INT(feed(h, 3, 0, 0), SL_OK);
-    CHECK(h->op.proc_time_at != INT64_MAX);
-    CHECK_EQ_INT(WIN->end_input(&h->op), SL_OK);
+    CHECK(sl_rt_next_proc(&h->op) != INT64_MAX);
+    CHECK_EQ_INT(sl_rt_end_input(&h->op, 0), SL_OK);
     CHECK_EQ_INT(h->n, 3);
     CHECK(strstr(h->rows[2], ", 3, 1]") != NULL);
     CHECK_EQ_INT(sl_kstate_entries(h->op.kstate), 0);
@@ -846,19 +831,13 @@ static int model_windows(char kind, int64_t slide, int64_t size, int64_t ts, int
 
 /* Chain glue, as the runtime's: the assigner's rows and watermarks go
  * straight into the window operator. */
-static int glue_row(void *ctx, sl_row *row)
+static int glue_row(void *ctx, int output, sl_row *row)
 {
-    sl_op *win = ctx;
-    win->metrics.records_in++;
-    return win->def->process(win, 0, row);
+    SL_UNUSED(output);
+    return sl_rt_process(ctx, 0, row);
 }
 
-static int glue_wm(void *ctx, int64_t w)
-{
-    sl_op *win = ctx;
-    win->current_watermark = w;
-    return win->def->watermark(win, w);
-}
+static int glue_wm(void *ctx, int64_t w) { return sl_rt_watermark(ctx, 0, w); }
 
 /* Drive generated rows through watermark (delay, a tick every 4 rows = the
  * default 200 ms at 20 rows/s) -> window, then end of input, and compare
@@ -907,11 +886,15 @@ static void generated_case(const char *window, char kind, int64_t slide, int64_t
     wv.config = json_loads(wcfg, 0, NULL);
     sl_schema wout;
     char err[256];
-    void *wplan = sl_op_watermark.plan(&wv, &h->in, &wout, err, sizeof err);
+    void *wplan = sl_test_plan(&sl_op_watermark, &wv, &h->in, &wout, err, sizeof err);
     SL_ASSERT(wplan != NULL);
-    sl_op wop = {.def = &sl_op_watermark, .vertex = &wv, .plan = wplan, .in = &h->in,
-                 .out = &wout, .emit = glue_row, .emit_wm = glue_wm, .emit_ctx = &h->op,
-                 .proc_time_at = INT64_MAX, .current_watermark = INT64_MIN};
+    sl_op wop = {0};
+    sl_rt_init(&wop, &wv, 0, 128);
+    wop.plan = wplan;
+    wop.emit = glue_row;
+    wop.emit_wm = glue_wm;
+    wop.emit_ctx = &h->op;
+    wop.out_connected[0] = 1;
     int rc = sl_op_watermark.open(&wop);
     for (int i = 0; i < GEN_ROWS && rc == SL_OK; i++) {
         sl_value vals[5] = {{.v.i = rows[i].user}, {.v.i = rows[i].ts},
@@ -920,10 +903,7 @@ static void generated_case(const char *window, char kind, int64_t slide, int64_t
         rc = sl_op_watermark.process(&wop, 0, &row);
         if (rc == SL_OK && i % 4 == 3) rc = sl_op_watermark.proc_time(&wop, (int64_t)i * 50);
     }
-    if (rc == SL_OK) {
-        wop.current_watermark = INT64_MAX;
-        rc = sl_op_watermark.watermark(&wop, INT64_MAX); /* end of input */
-    }
+    if (rc == SL_OK) rc = sl_rt_end_input(&wop, 0); /* end of input */
     if (rc != SL_OK) fprintf(stderr, "generated run failed: %s %s\n", wop.err, h->op.err);
 
     int64_t drops = h->op.metrics.late_dropped;
@@ -936,8 +916,9 @@ static void generated_case(const char *window, char kind, int64_t slide, int64_t
     }
     *drops_out = drops;
 
-    sl_op_watermark.close(&wop);
+    sl_rt_close(&wop);
     sl_op_watermark.plan_free(wplan);
+    sl_vertex_plan_free(&wv);
     sl_schema_free(&wout);
     json_decref(wv.config);
     int64_t records_in = (int64_t)h->op.metrics.records_in;
@@ -1007,7 +988,7 @@ static void generated_sessions(uint64_t seed)
         sl_value vals[5] = {{.v.i = rows[i].user}, {.v.i = rows[i].ts},
                             {.v.i = rows[i].amount}, {.v.d = 0}, {.isnull = true}};
         sl_row row = {.kind = SL_KIND_INSERT, .n = 5, .vals = vals, .ts = rows[i].ts};
-        rc = WIN->process(&h->op, 0, &row);
+        rc = sl_rt_process(&h->op, 0, &row);
         if (rc == SL_OK && i % 500 == 499) rc = wm(h, -86400000); /* far behind */
     }
     if (rc == SL_OK) rc = wm(h, INT64_MAX);

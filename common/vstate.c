@@ -1,0 +1,283 @@
+/*
+ * vstate.c -- typed state handles over the keyed backend (see vstate.h).
+ *
+ * Every handle owns one scratch buffer that grows to the largest value it
+ * has built and is reused, so list appends and map namespaces allocate only
+ * while a state's values keep getting larger.
+ */
+#include <string.h>
+
+#include "vstate.h"
+
+struct sl_vstate {
+    sl_kstate *ks;
+    int sid;
+    sl_state_kind kind;
+    int64_t ttl_ms;
+    char *err;
+    size_t errlen;
+    uint8_t *buf;               /* scratch: built values and map namespaces */
+    size_t cap;
+    uint8_t *buf2;              /* a second one, for map namespaces while buf holds a value */
+    size_t cap2;
+    struct sl_vstate *next;
+};
+
+int64_t (*sl_vstate_clock)(void) = sl_now_ms;
+
+#define TTL_HDR 8
+
+static uint8_t *grow(uint8_t **b, size_t *cap, size_t need)
+{
+    if (need > *cap) {
+        size_t c = *cap ? *cap : 64;
+        while (c < need) c *= 2;
+        *b = sl_realloc(*b, c);
+        *cap = c;
+    }
+    return *b;
+}
+
+sl_vstate *sl_vstate_new(sl_kstate *ks, const char *name, sl_state_kind kind, int64_t ttl_ms,
+                         char *err, size_t errlen)
+{
+    if (ttl_ms < 0) {
+        sl_seterr(err, errlen, "state '%s': a negative time-to-live", name);
+        return NULL;
+    }
+    int sid = sl_kstate_register(ks, name);
+    if (sid < 0) {
+        sl_seterr(err, errlen, "state '%s': too many states in one operator", name);
+        return NULL;
+    }
+    sl_vstate *s = sl_calloc(1, sizeof *s);
+    s->ks = ks;
+    s->sid = sid;
+    s->kind = kind;
+    s->ttl_ms = ttl_ms;
+    s->err = err;
+    s->errlen = errlen;
+    return s;
+}
+
+void sl_vstate_link(sl_vstate **list, sl_vstate *s)
+{
+    s->next = *list;
+    *list = s;
+}
+
+void sl_vstate_free_all(sl_vstate *list)
+{
+    while (list) {
+        sl_vstate *next = list->next;
+        free(list->buf);
+        free(list->buf2);
+        free(list);
+        list = next;
+    }
+}
+
+static int expired(const sl_vstate *s, const uint8_t *p)
+{
+    if (!s->ttl_ms) return 0;
+    int64_t at;
+    memcpy(&at, p, 8);
+    return sl_vstate_clock() >= at;
+}
+
+/* Backend value (with the TTL header when there is one) -> user bytes. */
+static int unwrap(sl_vstate *s, const void *ns, size_t nslen, const void *raw, size_t rawlen,
+                  const void **val, size_t *len)
+{
+    size_t hdr = s->ttl_ms ? TTL_HDR : 0;
+    if (rawlen < hdr) return sl_seterr(s->err, s->errlen, "state: damaged value");
+    if (expired(s, raw)) {
+        if (sl_kstate_del(s->ks, s->sid, ns, nslen, s->err, s->errlen) != SL_OK) return SL_ERR;
+        return SL_DONE;
+    }
+    *val = (const uint8_t *)raw + hdr;
+    *len = rawlen - hdr;
+    return SL_OK;
+}
+
+static int put_wrapped(sl_vstate *s, const void *ns, size_t nslen, const void *val, size_t len)
+{
+    if (!s->ttl_ms) return sl_kstate_put(s->ks, s->sid, ns, nslen, val, len, s->err, s->errlen);
+    uint8_t *b = grow(&s->buf, &s->cap, TTL_HDR + len);
+    int64_t at = sl_vstate_clock() + s->ttl_ms;
+    memcpy(b, &at, 8);
+    if (len) memcpy(b + TTL_HDR, val, len);
+    return sl_kstate_put(s->ks, s->sid, ns, nslen, b, TTL_HDR + len, s->err, s->errlen);
+}
+
+int sl_value_get(sl_vstate *s, const void *ns, size_t nslen, const void **val, size_t *len)
+{
+    const void *raw;
+    size_t rawlen;
+    int rc = sl_kstate_get(s->ks, s->sid, ns, nslen, &raw, &rawlen, s->err, s->errlen);
+    if (rc != SL_OK) return rc;
+    return unwrap(s, ns, nslen, raw, rawlen, val, len);
+}
+
+int sl_value_put(sl_vstate *s, const void *ns, size_t nslen, const void *val, size_t len)
+{
+    return put_wrapped(s, ns, nslen, val, len);
+}
+
+/* ---- list -------------------------------------------------------------------- */
+
+int sl_list_add(sl_vstate *s, const void *ns, size_t nslen, const void *val, size_t len)
+{
+    if (len > UINT32_MAX) return sl_seterr(s->err, s->errlen, "state: list element too large");
+    const void *raw = NULL;
+    size_t rawlen = 0;
+    int rc = sl_kstate_get(s->ks, s->sid, ns, nslen, &raw, &rawlen, s->err, s->errlen);
+    if (rc == SL_ERR) return rc;
+    if (rc == SL_DONE) rawlen = 0;
+    size_t hdr = s->ttl_ms ? TTL_HDR : 0, el = 4 + hdr + len;
+    /* the old value is borrowed from the backend: copy it first */
+    uint8_t *b = grow(&s->buf, &s->cap, rawlen + el);
+    if (rawlen) memmove(b, raw, rawlen);
+    uint32_t l32 = (uint32_t)len;
+    memcpy(b + rawlen, &l32, 4);
+    if (hdr) {
+        int64_t at = sl_vstate_clock() + s->ttl_ms;
+        memcpy(b + rawlen + 4, &at, 8);
+    }
+    if (len) memcpy(b + rawlen + 4 + hdr, val, len);
+    return sl_kstate_put(s->ks, s->sid, ns, nslen, b, rawlen + el, s->err, s->errlen);
+}
+
+int sl_list_each(sl_vstate *s, const void *ns, size_t nslen,
+                 int (*fn)(void *ctx, const void *val, size_t len), void *ctx)
+{
+    const void *raw;
+    size_t rawlen;
+    int rc = sl_kstate_get(s->ks, s->sid, ns, nslen, &raw, &rawlen, s->err, s->errlen);
+    if (rc != SL_OK) return rc == SL_DONE ? SL_OK : rc;
+    /* copy: fn may call into the state */
+    uint8_t *b = grow(&s->buf2, &s->cap2, rawlen ? rawlen : 1);
+    memcpy(b, raw, rawlen);
+    size_t hdr = s->ttl_ms ? TTL_HDR : 0, pos = 0, live = 0, total = 0;
+    while (pos < rawlen) {
+        uint32_t l;
+        if (rawlen - pos < 4 + hdr) return sl_seterr(s->err, s->errlen, "state: damaged list");
+        memcpy(&l, b + pos, 4);
+        if (rawlen - pos - 4 - hdr < l) return sl_seterr(s->err, s->errlen, "state: damaged list");
+        total++;
+        if (!expired(s, b + pos + 4)) {
+            live++;
+            if (fn(ctx, b + pos + 4 + hdr, l)) return SL_OK;
+        }
+        pos += 4 + hdr + l;
+    }
+    if (total && !live) return sl_kstate_del(s->ks, s->sid, ns, nslen, s->err, s->errlen);
+    return SL_OK;
+}
+
+int sl_state_clear(sl_vstate *s, const void *ns, size_t nslen)
+{
+    if (s->kind != SL_STATE_MAP) return sl_kstate_del(s->ks, s->sid, ns, nslen, s->err, s->errlen);
+    /* a map: every entry under this namespace */
+    for (;;) {
+        /* one entry at a time: a scan may not modify the state */
+        int rc = sl_map_each(s, ns, nslen, NULL, NULL);
+        if (rc != SL_OK && rc != SL_DONE) return rc;
+        if (rc == SL_OK) return SL_OK;
+    }
+}
+
+/* ---- map --------------------------------------------------------------------- */
+
+static const uint8_t *map_ns(sl_vstate *s, const void *ns, size_t nslen, const void *k, size_t klen,
+                             size_t *outlen)
+{
+    uint8_t *b = grow(&s->buf2, &s->cap2, 4 + nslen + klen);
+    uint32_t n32 = (uint32_t)nslen;
+    memcpy(b, &n32, 4);
+    if (nslen) memcpy(b + 4, ns, nslen);
+    if (klen) memcpy(b + 4 + nslen, k, klen);
+    *outlen = 4 + nslen + klen;
+    return b;
+}
+
+int sl_map_get(sl_vstate *s, const void *ns, size_t nslen, const void *k, size_t klen,
+               const void **val, size_t *len)
+{
+    size_t mlen;
+    const uint8_t *m = map_ns(s, ns, nslen, k, klen, &mlen);
+    const void *raw;
+    size_t rawlen;
+    int rc = sl_kstate_get(s->ks, s->sid, m, mlen, &raw, &rawlen, s->err, s->errlen);
+    if (rc != SL_OK) return rc;
+    return unwrap(s, m, mlen, raw, rawlen, val, len);
+}
+
+int sl_map_put(sl_vstate *s, const void *ns, size_t nslen, const void *k, size_t klen,
+               const void *val, size_t len)
+{
+    size_t mlen;
+    const uint8_t *m = map_ns(s, ns, nslen, k, klen, &mlen);
+    return put_wrapped(s, m, mlen, val, len);
+}
+
+int sl_map_remove(sl_vstate *s, const void *ns, size_t nslen, const void *k, size_t klen)
+{
+    size_t mlen;
+    const uint8_t *m = map_ns(s, ns, nslen, k, klen, &mlen);
+    return sl_kstate_del(s->ks, s->sid, m, mlen, s->err, s->errlen);
+}
+
+typedef struct map_scan {
+    sl_vstate *s;
+    const void *ns;
+    size_t nslen;
+    int (*fn)(void *ctx, const void *k, size_t klen, const void *val, size_t len);
+    void *ctx;
+    int stopped;
+    /* clear (fn NULL): the first entry found, copied, to delete after the scan */
+    uint8_t *first;
+    size_t firstlen;
+} map_scan;
+
+static int map_visit(void *ctx, const void *mns, size_t mlen, const void *val, size_t vlen)
+{
+    map_scan *ms = ctx;
+    const uint8_t *m = mns;
+    uint32_t n32;
+    if (mlen < 4) return 0;
+    memcpy(&n32, m, 4);
+    if (n32 != ms->nslen || mlen < 4 + (size_t)n32 || (n32 && memcmp(m + 4, ms->ns, n32))) return 0;
+    size_t hdr = ms->s->ttl_ms ? TTL_HDR : 0;
+    if (!ms->fn) {
+        ms->first = sl_malloc(mlen);
+        memcpy(ms->first, mns, mlen);
+        ms->firstlen = mlen;
+        return 1;
+    }
+    if (vlen < hdr || expired(ms->s, val)) return 0;
+    if (ms->fn(ms->ctx, m + 4 + n32, mlen - 4 - n32, (const uint8_t *)val + hdr, vlen - hdr)) {
+        ms->stopped = 1;
+        return 1;
+    }
+    return 0;
+}
+
+int sl_map_each(sl_vstate *s, const void *ns, size_t nslen,
+                int (*fn)(void *ctx, const void *k, size_t klen, const void *val, size_t len),
+                void *ctx)
+{
+    map_scan ms = {s, ns, nslen, fn, ctx, 0, NULL, 0};
+    int rc = sl_kstate_scan_key(s->ks, s->sid, map_visit, &ms, s->err, s->errlen);
+    if (rc != SL_OK) {
+        free(ms.first);
+        return rc;
+    }
+    if (!fn) { /* clear: delete the entry found and tell the caller to go on */
+        if (!ms.first) return SL_OK;
+        rc = sl_kstate_del(s->ks, s->sid, ms.first, ms.firstlen, s->err, s->errlen);
+        free(ms.first);
+        return rc == SL_OK ? SL_DONE : rc;
+    }
+    return SL_OK;
+}
