@@ -41,9 +41,11 @@ CORE_OBJ := $(call obj,$(COMMON_SRC) $(OPS_SRC) $(TM_SRC) $(JM_SRC) $(CLI_SRC)) 
 
 BINS := $(B)/bin/sluice-jobmanager $(B)/bin/sluice-taskmanager $(B)/bin/sluice
 TESTS := $(patsubst tests/unit/%.c,$(B)/tests/%,$(TEST_SRC))
+# operator plugins the test suite loads into both daemons
+PLUGINS := $(patsubst tests/plugins/%.c,$(B)/plugins/%.so,$(wildcard tests/plugins/*.c))
 
 .PHONY: all deps run test unit clean format
-all: $(BINS) $(TESTS)
+all: $(BINS) $(TESTS) $(PLUGINS)
 
 $(B)/gen/%.pb-c.c $(B)/gen/%.pb-c.h: proto/%.proto
 	@mkdir -p $(B)/gen
@@ -56,17 +58,23 @@ $(B)/obj/%.o: %.c $(PROTO_H)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 
+# A plugin resolves Sluice's symbols against the daemon that loads it
+# (the daemons link with -rdynamic and the whole library).
+$(B)/plugins/%.so: tests/plugins/%.c $(PROTO_H)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -fPIC -shared -o $@ $<
+
 $(B)/libsluice.a: $(CORE_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
 $(B)/bin/sluice-jobmanager: $(call obj,jobmanager/main.c) $(B)/libsluice.a
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+	$(CC) $(LDFLAGS) -o $@ $(call obj,jobmanager/main.c) -Wl,--whole-archive $(B)/libsluice.a -Wl,--no-whole-archive $(LIBS)
 
 $(B)/bin/sluice-taskmanager: $(call obj,taskmanager/main.c) $(B)/libsluice.a
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+	$(CC) $(LDFLAGS) -o $@ $(call obj,taskmanager/main.c) -Wl,--whole-archive $(B)/libsluice.a -Wl,--no-whole-archive $(LIBS)
 
 $(B)/bin/sluice: $(call obj,cli/main.c) $(B)/libsluice.a
 	@mkdir -p $(dir $@)

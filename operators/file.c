@@ -439,15 +439,43 @@ static int pending_open(sl_op *op, file_state *st)
     return SL_OK;
 }
 
-/* Write out, sync and close the in-progress file, which becomes pending. */
+/* The asynchronous part of a snapshot: make a staged file durable and close
+ * it, on the snapshot thread, before the checkpoint is acknowledged. */
+typedef struct fsync_job {
+    int fd;
+    char *path;
+} fsync_job;
+
+static int fsync_deferred(void *arg, char *err, size_t errlen)
+{
+    fsync_job *j = arg;
+    int rc = SL_OK;
+    if (fsync(j->fd) != 0 && errno != EINVAL)
+        rc = sl_seterr(err, errlen, "file sink: cannot sync '%s': %s", j->path, strerror(errno));
+    close(j->fd);
+    free(j->path);
+    free(j);
+    return rc;
+}
+
+static void defer_fsync(sl_op *op, int fd, const char *path)
+{
+    fsync_job *j = sl_malloc(sizeof *j);
+    j->fd = fd;
+    j->path = sl_strdup(path);
+    sl_op_defer(op, fsync_deferred, j);
+}
+
+/* Write out and close the in-progress file, which becomes pending; its
+ * fsync runs off the task thread before the checkpoint is acknowledged. */
 static int stage_current(sl_op *op, file_state *st, int64_t cpid)
 {
     if (st->fd < 0) return SL_OK; /* no row since the last snapshot */
     if (out_flush(op, st) != SL_OK) return SL_ERR;
     struct stat sb;
-    if (fsync(st->fd) != 0 || fstat(st->fd, &sb) != 0)
-        return sl_op_fail(op, "file sink: cannot sync '%s': %s", st->fname, strerror(errno));
-    close(st->fd);
+    if (fstat(st->fd, &sb) != 0)
+        return sl_op_fail(op, "file sink: cannot stat '%s': %s", st->fname, strerror(errno));
+    defer_fsync(op, st->fd, st->fname);
     st->fd = -1;
     if (st->npend == st->cappend) {
         st->cappend = st->cappend ? st->cappend * 2 : 4;
@@ -509,8 +537,9 @@ static int file_snapshot(sl_op *op, int64_t cpid, void **blob, size_t *len)
         /* A savepoint of a job without checkpointing: make what was
          * written durable; there is nothing to stage. */
         if (out_flush(op, st) != SL_OK) return SL_ERR;
-        if (fsync(st->fd) != 0)
-            return sl_op_fail(op, "file sink: cannot sync '%s': %s", st->fname, strerror(errno));
+        int fd = dup(st->fd);
+        if (fd < 0) return sl_op_fail(op, "file sink: cannot sync '%s': %s", st->fname, strerror(errno));
+        defer_fsync(op, fd, st->fname);
         return SL_OK;
     }
     if (stage_current(op, st, cpid) != SL_OK) return SL_ERR;

@@ -14,6 +14,7 @@
 
 #include "tm.h"
 #include "log.h"
+#include "runtime.h"
 
 #define TAG "tm:snap"
 
@@ -31,6 +32,8 @@ void tm_snap_job_free(tm_snap_job *job)
         }
         free(p->timers);
         free(p->blob);
+        char err[8];
+        sl_rt_run_deferred(p->deferred, err, sizeof err); /* frees what did not run */
     }
     free(job->parts);
     free(job->dir);
@@ -42,6 +45,10 @@ static int write_part(tm_snap_job *job, tm_snap_part *p, char *err, size_t errle
     char path[4096];
     if (snprintf(path, sizeof path, "%s/%s", job->dir, p->file) >= (int)sizeof path)
         return sl_seterr(err, errlen, "snapshot path too long");
+    /* the operator's own asynchronous part first (e.g. a sink's fsync) */
+    sl_deferred *d = p->deferred;
+    p->deferred = NULL;
+    if (sl_rt_run_deferred(d, err, errlen) != SL_OK) return SL_ERR;
     sl_snapw *w = sl_snapw_open(path, p->max_parallelism, p->kg_first, p->kg_last, err, errlen);
     if (!w) return SL_ERR;
     if ((p->ksnap && sl_snapw_keyed(w, p->ksnap, err, errlen) != SL_OK) ||

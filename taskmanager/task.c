@@ -16,8 +16,11 @@
  * or busy (the rest); clocks are read per buffer or batch, never per record.
  */
 #include <errno.h>
+#include <poll.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#include <sys/eventfd.h>
 
 #include "tm.h"
 #include "log.h"
@@ -88,6 +91,14 @@ void tm_gate_init(tm_gate *g, int nchan)
     pthread_mutex_init(&g->mu, NULL);
     pthread_cond_init(&g->cv, NULL);
     g->nchan = nchan;
+    g->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+}
+
+static void gate_kick(tm_gate *g)
+{
+    uint64_t one = 1;
+    if (g->efd >= 0 && write(g->efd, &one, sizeof one) < 0 && errno != EAGAIN)
+        sl_warn(TAG, "waking a task: %s", strerror(errno));
 }
 
 void tm_gate_push(tm_gate *g, sl_buf *b)
@@ -174,6 +185,7 @@ void tm_task_mail(tm_task *t, tm_mail *m)
     g->mail_tail = m;
     pthread_cond_broadcast(&g->cv);
     pthread_mutex_unlock(&g->mu);
+    gate_kick(g);
 }
 
 static tm_mail *gate_take_mail(tm_gate *g)
@@ -196,6 +208,7 @@ void tm_gate_close(tm_gate *g)
     g->mail_head = g->mail_tail = NULL;
     pthread_cond_broadcast(&g->cv);
     pthread_mutex_unlock(&g->mu);
+    gate_kick(g);
     mail_free(m);
     while (b) {
         sl_buf *next = b->next;
@@ -207,6 +220,8 @@ void tm_gate_close(tm_gate *g)
 void tm_gate_destroy(tm_gate *g)
 {
     tm_gate_close(g);
+    if (g->efd >= 0) close(g->efd);
+    g->efd = -1;
     pthread_mutex_destroy(&g->mu);
     pthread_cond_destroy(&g->cv);
 }
@@ -845,6 +860,7 @@ static int take_snapshot(run *r, uint64_t cpid, int64_t ts, int flags, const cha
             break;
         }
         job->nparts++;
+        p->deferred = sl_rt_take_deferred(op);
         p->uid = sl_strdup(op->vertex->uid);
         p->file = state_file_name(op->vertex->uid, op->subtask);
         p->blob = blob;
@@ -1034,6 +1050,24 @@ static int handle_mail(run *r, int *stop)
     return rc;
 }
 
+/* A source that waits on descriptors: poll them and the gate's eventfd
+ * together, so mail (a checkpoint trigger) ends the wait at once. */
+static void source_poll(run *r, const sl_op *src, int64_t wait_ns)
+{
+    struct pollfd pf[SL_MAX_WATCH_FDS + 1];
+    int n = 0;
+    tm_gate *g = &r->t->gate;
+    pf[n++] = (struct pollfd){.fd = g->efd, .events = POLLIN};
+    for (int i = 0; i < src->nwatch; i++)
+        pf[n++] = (struct pollfd){.fd = src->watch_fd[i], .events = src->watch_events[i]};
+    int ms = (int)SL_MIN(wait_ns / 1000000 + 1, 1000); /* a second at most: cancellation */
+    if (poll(pf, (nfds_t)n, ms) > 0 && (pf[0].revents & POLLIN)) {
+        uint64_t x;
+        if (read(g->efd, &x, sizeof x) < 0 && errno != EAGAIN)
+            sl_warn(TAG, "task wake-up: %s", strerror(errno));
+    }
+}
+
 static int run_source(run *r)
 {
     tm_task *t = r->t;
@@ -1057,9 +1091,16 @@ static int run_source(run *r)
         if (proc_time_due(r) != SL_OK) return SL_ERR;
         maybe_flush(r, now);
         if (rc == SL_AGAIN) {
-            int64_t wake_ns = head->wake_at_ms * 1000000;
+            int64_t wake_ns = head->wake_at_ms > INT64_MAX / 1000000 ? INT64_MAX
+                                                                     : head->wake_at_ms * 1000000;
             int64_t until = SL_MIN(wake_ns, flush_deadline(r, now));
-            if (until > now) {
+            if (until > now && head->nwatch) {
+                wait_begin(r, WAIT_IDLE, now);
+                source_poll(r, head, until - now);
+                int64_t after = sl_mono_ns();
+                wait_end(r, WAIT_IDLE, after - now);
+                maybe_flush(r, after);
+            } else if (until > now) {
                 wait_begin(r, WAIT_IDLE, now);
                 sl_buf *none = gate_take(&t->gate, until); /* a source's gate only brings mail */
                 SL_ASSERT(none == NULL);

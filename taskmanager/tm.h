@@ -62,6 +62,8 @@ typedef struct tm_gate {
     int closed;                 /* cancelled: the task should stop */
     int nchan;                  /* input channels */
     tm_mail *mail_head, *mail_tail;
+    int efd;                    /* eventfd written with every mail and on close,
+                                   so a source polling its descriptors wakes */
 } tm_gate;
 
 /* One operator's part of a task's snapshot, written off the task thread. */
@@ -75,6 +77,7 @@ typedef struct tm_snap_part {
     size_t ntimers;
     void *blob;                 /* operator state */
     size_t bloblen;
+    struct sl_deferred *deferred; /* the operator's asynchronous part, run first */
     uint64_t size;              /* filled by the writer */
 } tm_snap_part;
 
