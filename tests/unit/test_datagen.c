@@ -517,6 +517,7 @@ static void test_plan_errors(void)
     sl_schema_init(&f.v.declared);
     CHECK(sl_test_plan(&sl_op_datagen, &f.v, NULL, &f.out, f.err, sizeof f.err) == NULL);
     CHECK(strstr(f.err, "'gen'") && strstr(f.err, "schema"));
+    sl_vertex_plan_free(&f.v);
     json_decref(f.v.config);
 }
 
