@@ -70,6 +70,7 @@ int main(int argc, char **argv)
     sl_ops_register_builtin();
     if (sl_op_plugins_load(sl_config_str(j.conf, "sluice.operator-plugins"), err, sizeof err) != SL_OK) {
         fprintf(stderr, "sluice-jobmanager: %s\n", err);
+        sl_config_destroy(j.conf);
         return 2;
     }
     j.heartbeat_interval_ms = sl_config_int(j.conf, "heartbeat.interval");

@@ -41,6 +41,7 @@ int main(int argc, char **argv)
     sl_ops_register_builtin();
     if (sl_op_plugins_load(sl_config_str(n.conf, "sluice.operator-plugins"), err, sizeof err) != SL_OK) {
         fprintf(stderr, "sluice-taskmanager: %s\n", err);
+        sl_config_destroy(n.conf);
         return 2;
     }
     n.slots = (int)sl_config_int(n.conf, "taskmanager.numberOfTaskSlots");
