@@ -28,6 +28,7 @@
 #include <strings.h>
 
 #include "row.h"
+#include "calendar.h"
 
 /* ---- types ------------------------------------------------------------ */
 
@@ -490,51 +491,11 @@ static void format_double(outbuf *o, double d)
     }
 }
 
-/* Split ms since the epoch into a proleptic Gregorian UTC date and time. */
-typedef struct {
-    int64_t year;
-    int month, day, hour, minute, second, milli;
-} civil_time;
-
-static civil_time civil_from_ms(int64_t ms)
-{
-    civil_time c;
-    int64_t days = ms / 86400000, rem = ms % 86400000;
-    if (rem < 0) {
-        rem += 86400000;
-        days--;
-    }
-    c.milli = (int)(rem % 1000);
-    c.second = (int)(rem / 1000 % 60);
-    c.minute = (int)(rem / 60000 % 60);
-    c.hour = (int)(rem / 3600000);
-
-    /* Count from 0000-03-01 so that the leap day ends a 400-year era. */
-    int64_t z = days + 719468;
-    int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-    int64_t doe = z - era * 146097;                                    /* [0, 146096] */
-    int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365; /* [0, 399] */
-    int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);             /* [0, 365] */
-    int64_t mp = (5 * doy + 2) / 153;                                  /* March = 0 */
-    c.day = (int)(doy - (153 * mp + 2) / 5 + 1);
-    c.month = (int)(mp < 10 ? mp + 3 : mp - 9);
-    c.year = yoe + era * 400 + (c.month <= 2);
-    return c;
-}
-
-/* Java's LocalDate year: 4 digits, "+" beyond 9999, "-" before year 0. */
-static int format_year(char *dst, size_t cap, int64_t y)
-{
-    if (y > 9999) return snprintf(dst, cap, "+%lld", (long long)y);
-    if (y < 0) return snprintf(dst, cap, "-%04lld", (long long)-y);
-    return snprintf(dst, cap, "%04lld", (long long)y);
-}
-
 int sl_ts_format(char *dst, size_t cap, int64_t ms)
 {
-    civil_time c = civil_from_ms(ms);
+    sl_civil c = sl_civil_from_ms(ms);
     char y[24];
-    format_year(y, sizeof y, c.year);
+    sl_civil_format_year(y, sizeof y, c.year);
     return snprintf(dst, cap, "%s-%02d-%02dT%02d:%02d:%02d.%03d", y, c.month, c.day, c.hour,
                     c.minute, c.second, c.milli);
 }
@@ -542,9 +503,9 @@ int sl_ts_format(char *dst, size_t cap, int64_t ms)
 /* Java's LocalDateTime.toString for a millisecond timestamp. */
 static void format_local_datetime(outbuf *o, int64_t ms)
 {
-    civil_time c = civil_from_ms(ms);
+    sl_civil c = sl_civil_from_ms(ms);
     char buf[64], y[24];
-    format_year(y, sizeof y, c.year);
+    sl_civil_format_year(y, sizeof y, c.year);
     int n = snprintf(buf, sizeof buf, "%s-%02d-%02dT%02d:%02d", y, c.month, c.day, c.hour,
                      c.minute);
     if (c.second || c.milli) n += snprintf(buf + n, sizeof buf - (size_t)n, ":%02d", c.second);
