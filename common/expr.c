@@ -59,6 +59,7 @@
 
 #include "expr.h"
 #include "calendar.h"
+#include "duration.h"
 
 #define SL_EXPR_MAX_DEPTH 256 /* parser recursion and tree height limit */
 #define SL_EXPR_MAX_ARGS 1000 /* arguments to one function */
@@ -386,27 +387,6 @@ static int double_to_str(char *dst, size_t cap, double x)
 
 /* ---- intervals ----------------------------------------------------------- */
 
-static bool interval_unit(const char *u, size_t n, int64_t *mult)
-{
-    static const struct {
-        const char *name;
-        int64_t ms;
-    } units[] = {
-        {"ms", 1},          {"milli", 1},        {"millis", 1},    {"millisecond", 1},
-        {"milliseconds", 1}, {"s", 1000},         {"sec", 1000},    {"secs", 1000},
-        {"second", 1000},   {"seconds", 1000},   {"m", 60000},     {"min", 60000},
-        {"mins", 60000},    {"minute", 60000},   {"minutes", 60000}, {"h", 3600000},
-        {"hour", 3600000},  {"hours", 3600000},  {"d", 86400000},  {"day", 86400000},
-        {"days", 86400000},
-    };
-    for (size_t i = 0; i < SL_ARRAY_LEN(units); i++)
-        if (word_eq(u, n, units[i].name)) {
-            *mult = units[i].ms;
-            return true;
-        }
-    return false;
-}
-
 /* Parse an optionally signed decimal integer s[0..n) into *out (no overflow). */
 static bool parse_i64(const char *s, size_t n, int64_t *out)
 {
@@ -425,11 +405,6 @@ static bool parse_i64(const char *s, size_t n, int64_t *out)
     return true;
 }
 
-static bool interval_scale(int64_t n, int64_t mult, int64_t *ms)
-{
-    return !__builtin_mul_overflow(n, mult, ms);
-}
-
 int sl_interval_parse(const char *text, int64_t *ms, char *err, size_t errlen)
 {
     if (!text) return sl_seterr(err, errlen, "missing interval");
@@ -440,6 +415,7 @@ int sl_interval_parse(const char *text, int64_t *ms, char *err, size_t errlen)
 
     const char *num, *unit;
     size_t num_len, unit_len = 0;
+    sl_dur_rc rc;
     if (n > 8 && strncasecmp(s, "INTERVAL", 8) == 0 && (s[8] == ' ' || s[8] == '\t')) {
         /* INTERVAL '10' SECOND */
         size_t i = 8;
@@ -456,27 +432,21 @@ int sl_interval_parse(const char *text, int64_t *ms, char *err, size_t errlen)
         if (unit_len == 0) goto bad;
         while (num_len > 0 && *num == ' ') num++, num_len--;
         while (num_len > 0 && num[num_len - 1] == ' ') num_len--;
+        rc = sl_duration_value(num, num_len, unit, unit_len, ms);
     } else {
-        /* 5 s, 100ms, 50000 */
-        size_t i = 0;
-        while (i < n && (is_digit((unsigned char)s[i]) || (i == 0 && (s[i] == '-' || s[i] == '+'))))
-            i++;
-        num = s;
-        num_len = i;
-        while (i < n && (s[i] == ' ' || s[i] == '\t')) i++;
-        unit = s + i;
-        unit_len = n - i;
+        rc = sl_duration_parse(s, n, ms, &unit, &unit_len); /* 5 s, 100ms, 50000 */
     }
-    int64_t v, mult = 1;
-    if (!parse_i64(num, num_len, &v)) goto bad;
-    if (unit_len > 0 && !interval_unit(unit, unit_len, &mult))
+    switch (rc) {
+    case SL_DUR_OK: return SL_OK;
+    case SL_DUR_FORM: goto bad;
+    case SL_DUR_UNIT:
         return sl_seterr(err, errlen,
                          "invalid interval '%s': unknown unit '%.*s' (use ms, s, min, h or d)",
                          text, (int)unit_len, unit);
-    if (v < 0) return sl_seterr(err, errlen, "invalid interval '%s': must not be negative", text);
-    if (!interval_scale(v, mult, ms))
-        return sl_seterr(err, errlen, "invalid interval '%s': too large", text);
-    return SL_OK;
+    case SL_DUR_NEGATIVE:
+        return sl_seterr(err, errlen, "invalid interval '%s': must not be negative", text);
+    case SL_DUR_RANGE: return sl_seterr(err, errlen, "invalid interval '%s': too large", text);
+    }
 bad:
     return sl_seterr(err, errlen,
                      "invalid interval '%s': expected a form like '5 s', '100 ms' or "
@@ -914,7 +884,7 @@ static node *parse_string_lit(parser *p)
 static int iv_field(const tok *k)
 {
     int64_t mult;
-    if (k->kind != TK_IDENT || !interval_unit(k->s, k->len, &mult)) return -1;
+    if (k->kind != TK_IDENT || !sl_duration_unit(k->s, k->len, &mult)) return -1;
     for (int i = 0; i < IV_N; i++)
         if (iv_ms[i] == mult) return i;
     return -1;
