@@ -28,6 +28,7 @@
 #include <strings.h>
 
 #include "row.h"
+#include "bytes.h"
 #include "calendar.h"
 
 /* ---- types ------------------------------------------------------------ */
@@ -182,31 +183,6 @@ bool sl_schema_equal(const sl_schema *a, const sl_schema *b)
 
 /* ---- binary form ------------------------------------------------------ */
 
-static inline void put_u32(uint8_t *p, uint32_t x)
-{
-    p[0] = (uint8_t)x;
-    p[1] = (uint8_t)(x >> 8);
-    p[2] = (uint8_t)(x >> 16);
-    p[3] = (uint8_t)(x >> 24);
-}
-
-static inline void put_u64(uint8_t *p, uint64_t x)
-{
-    for (int i = 0; i < 8; i++) p[i] = (uint8_t)(x >> (8 * i));
-}
-
-static inline uint32_t get_u32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static inline uint64_t get_u64(const uint8_t *p)
-{
-    uint64_t x = 0;
-    for (int i = 7; i >= 0; i--) x = x << 8 | p[i];
-    return x;
-}
-
 static inline uint64_t double_bits(double d)
 {
     uint64_t u;
@@ -257,13 +233,13 @@ static size_t put_value(uint8_t *p, const sl_value *v, sl_type t)
 {
     switch (t) {
     case SL_T_BOOLEAN: p[0] = v->v.i ? 1 : 0; return 1;
-    case SL_T_INT: put_u32(p, (uint32_t)v->v.i); return 4;
+    case SL_T_INT: sl_put_le32(p, (uint32_t)v->v.i); return 4;
     case SL_T_BIGINT:
-    case SL_T_TIMESTAMP: put_u64(p, (uint64_t)v->v.i); return 8;
-    case SL_T_DOUBLE: put_u64(p, double_bits(v->v.d)); return 8;
+    case SL_T_TIMESTAMP: sl_put_le64(p, (uint64_t)v->v.i); return 8;
+    case SL_T_DOUBLE: sl_put_le64(p, double_bits(v->v.d)); return 8;
     case SL_T_STRING:
     case SL_T_BYTES:
-        put_u32(p, v->v.s.len);
+        sl_put_le32(p, v->v.s.len);
         if (v->v.s.len) memcpy(p + 4, v->v.s.p, v->v.s.len);
         return 4 + (size_t)v->v.s.len;
     case SL_T_NULL: return 0;
@@ -333,13 +309,13 @@ int sl_row_decode(const uint8_t *src, size_t len, const sl_schema *s, sl_row *ou
                                  i, s->fields[i].name, p[0], pos);
             v->v.i = p[0];
             break;
-        case SL_T_INT: v->v.i = (int32_t)get_u32(p); break;
+        case SL_T_INT: v->v.i = (int32_t)sl_get_le32(p); break;
         case SL_T_BIGINT:
-        case SL_T_TIMESTAMP: v->v.i = (int64_t)get_u64(p); break;
-        case SL_T_DOUBLE: v->v.d = bits_double(get_u64(p)); break;
+        case SL_T_TIMESTAMP: v->v.i = (int64_t)sl_get_le64(p); break;
+        case SL_T_DOUBLE: v->v.d = bits_double(sl_get_le64(p)); break;
         case SL_T_STRING:
         case SL_T_BYTES: {
-            uint32_t slen = get_u32(p);
+            uint32_t slen = sl_get_le32(p);
             if (len - pos - 4 < slen)
                 return sl_seterr(err, errlen,
                                  "damaged row: field %d '%s' (%s) claims %u bytes at offset %zu, "
