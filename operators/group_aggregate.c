@@ -26,7 +26,8 @@
  * when a key's row count falls to 0 it emits -D[old] and its state is
  * deleted. Input rows +I/+U accumulate, -U/-D retract; a retraction for a
  * key without state is ignored (Flink does the same). NULLs are skipped by
- * every aggregate but COUNT(*); SUM/MIN/MAX/AVG of no non-NULL value is NULL.
+ * every aggregate but COUNT(*) / COUNT(1); SUM/MIN/MAX/AVG of no non-NULL value
+ * is NULL.
  *
  * State, in op->kstate (opened by the runtime for key groups
  * [kg_first, kg_last]):
@@ -36,7 +37,7 @@
  *            (it is the row count); COUNT(col): i64 count; SUM and AVG:
  *            i64 non-NULL count + 8-byte sum (wrapping u64 for integers,
  *            double for DOUBLE); MIN and MAX: i64 has-value + i64 order key
- *            (the value itself for integers and TIMESTAMP; for DOUBLE its
+ *            (the value itself for BOOLEAN, integers and TIMESTAMP; for DOUBLE its
  *            bits mapped so that integer order is Java's Double.compareTo
  *            order: -0.0 < 0.0, NaN above everything).
  *   "minmax" only with "input-changelog": "retract" and a MIN or MAX: the
