@@ -25,10 +25,12 @@
  * State. Aggregation is incremental: each (key, window) has one entry in
  * op->kstate, namespace = the window's [start, end) (16 bytes, big-endian
  * with the sign flipped so byte order is time order), value =
- *     u8 flags (bit 0: fired) | the aggregate list's fixed-size accumulator
+ *     u8 flags (bit 0: fired; bit 1: set, the accumulator layout of
+ *     operators/agg.h -- entries without it come from an older layout and
+ *     are refused) | the aggregate list's fixed-size accumulator
  *     (operators/agg.h) | the group-by values as a binary row (sl_row_encode)
- * The key's values are kept in the
- * entry because a timer knows only the key bytes. Session windows also keep,
+ * The key's values are kept in the entry because a timer knows only the key
+ * bytes. Session windows also keep,
  * per key, the list of its live sessions (state "window-sessions", empty
  * namespace, pairs of i64 start/end) -- Flink's merging window set.
  *
@@ -80,6 +82,7 @@
 #define WIN_KEY_MAX 65535      /* state keys carry a u16 length */
 #define WIN_NS_LEN 16
 #define WIN_FIRED 1u
+#define WIN_AGG_LAYOUT 2u      /* flags: the entry holds an operators/agg.h accumulator */
 
 typedef enum { WIN_TUMBLE, WIN_HOP, WIN_SESSION, WIN_CUMULATE } win_kind;
 
@@ -588,6 +591,7 @@ static void entry_init(sl_op *op, const sl_row *row, wbuf *b)
     size_t ko = keyrow_off(pl);
     wbuf_reserve(b, ko + st->keyrow.len);
     memset(b->p, 0, ko);
+    b->p[0] = WIN_AGG_LAYOUT;
     memcpy(b->p + ko, st->keyrow.p, st->keyrow.len);
     b->len = ko + st->keyrow.len;
 }
@@ -604,6 +608,10 @@ static int state_load(sl_op *op, int sid, const uint8_t *ns, size_t nslen, wbuf 
     if (rc == SL_OK) {
         if (sid != ((win_state *)op->priv)->sid_sess && vlen < keyrow_off(pl))
             return sl_op_fail(op, "vertex '%s': damaged window state (%zu bytes)", pl->vid, vlen);
+        if (sid != ((win_state *)op->priv)->sid_sess && !(*(const uint8_t *)val & WIN_AGG_LAYOUT))
+            return sl_op_fail(op, "vertex '%s': the window state was written by an older Sluice, "
+                              "whose accumulators are laid out differently; run the job without "
+                              "restoring it", pl->vid);
         wbuf_set(b, val, vlen);
         return SL_OK;
     }

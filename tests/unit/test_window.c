@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "jobgraph.h"
+#include "keygroup.h"
 #include "operator.h"
 #include "sl_test.h"
 
@@ -406,6 +407,31 @@ static void count_one_and_boolean_minmax(void)
     }
 }
 BOTH_BACKENDS(count_one_and_boolean_minmax)
+
+/* An entry in the layout before the shared aggregate library (flags without
+ * WIN_AGG_LAYOUT, a 16-byte COUNT(*) slot) is refused, not misread. */
+static void old_entry_layout_is_refused(void)
+{
+    harness *h = start("{" TS_TUMBLE ", \"aggregates\": [\"COUNT(*) AS c\"]}");
+    int sid = sl_kstate_register(h->op.kstate, "window-acc");
+    sl_kstate_set_key(h->op.kstate, "", 0, sl_kg_of_key("", 0, 128));
+    uint8_t ns[16], old[1 + 16 + 16] = {0};
+    uint64_t a = (uint64_t)T0 ^ ((uint64_t)1 << 63); /* [T0, T0 + 10 s), as window.c */
+    uint64_t b = (uint64_t)(T0 + 10000) ^ ((uint64_t)1 << 63);
+    for (int i = 0; i < 8; i++) {
+        ns[i] = (uint8_t)(a >> (56 - 8 * i));
+        ns[8 + i] = (uint8_t)(b >> (56 - 8 * i));
+    }
+    old[1] = 3; /* n = 3 rows */
+    char err[256];
+    CHECK_EQ_INT(sl_kstate_put(h->op.kstate, sid, ns, 16, old, sizeof old, err, sizeof err), SL_OK);
+    CHECK_EQ_INT(feed(h, 1, 1000, 0), SL_ERR);
+    CHECK_EQ_STR(h->op.err, "vertex 'win': the window state was written by an older Sluice, whose "
+                            "accumulators are laid out differently; run the job without restoring "
+                            "it");
+    done(h);
+}
+BOTH_BACKENDS(old_entry_layout_is_refused)
 
 /* ---- event-time windows ------------------------------------------------------- */
 
@@ -1135,4 +1161,6 @@ SL_TEST_MAIN(SL_TEST(test_plan_errors), SL_TEST(test_output_schema), SL_TEST(tes
              SL_TEST(test_generated_tumble_rocksdb), SL_TEST(test_generated_hop_cumulate),
              SL_TEST(test_generated_hop_cumulate_rocksdb), SL_TEST(test_generated_session),
              SL_TEST(test_generated_session_rocksdb), SL_TEST(test_count_one_and_boolean_minmax),
-             SL_TEST(test_count_one_and_boolean_minmax_rocksdb))
+             SL_TEST(test_count_one_and_boolean_minmax_rocksdb),
+             SL_TEST(test_old_entry_layout_is_refused),
+             SL_TEST(test_old_entry_layout_is_refused_rocksdb))
