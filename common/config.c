@@ -28,6 +28,7 @@
 #include <strings.h>
 
 #include "config.h"
+#include "duration.h"
 
 /* One row of the table: the public descriptor plus what validation needs. */
 typedef struct {
@@ -228,18 +229,13 @@ static int parse_with_unit(const char *s, const unit_def *units, size_t nunits, 
     return SL_OK;
 }
 
+/* Flink's duration: digits, an optional unit (common/duration.c), no sign. */
 int sl_parse_duration_ms(const char *s, int64_t *out)
 {
-    static const unit_def units[] = {
-        {"ms", 1},           {"milli", 1},          {"millis", 1},
-        {"millisecond", 1},  {"milliseconds", 1},   {"s", 1000},
-        {"sec", 1000},       {"secs", 1000},        {"second", 1000},
-        {"seconds", 1000},   {"m", 60000},          {"min", 60000},
-        {"mins", 60000},     {"minute", 60000},     {"minutes", 60000},
-        {"h", 3600000},      {"hour", 3600000},     {"hours", 3600000},
-        {"d", 86400000},     {"day", 86400000},     {"days", 86400000},
-    };
-    return parse_with_unit(s, units, SL_ARRAY_LEN(units), out);
+    const char *p = skip_ws(s), *unit;
+    size_t unit_len;
+    if (*p == '+' || *p == '-') return SL_ERR;
+    return sl_duration_parse(p, strlen(p), out, &unit, &unit_len) == SL_DUR_OK ? SL_OK : SL_ERR;
 }
 
 int sl_parse_memory(const char *s, int64_t *out)

@@ -58,6 +58,8 @@
 #include <strings.h>
 
 #include "expr.h"
+#include "calendar.h"
+#include "duration.h"
 
 #define SL_EXPR_MAX_DEPTH 256 /* parser recursion and tree height limit */
 #define SL_EXPR_MAX_ARGS 1000 /* arguments to one function */
@@ -214,59 +216,16 @@ static size_t cp_offset(const char *s, size_t n, int64_t k)
 
 /* ---- calendar: ms since the epoch <-> civil UTC time ---------------------- */
 
-static int64_t floor_div(int64_t a, int64_t b)
-{
-    int64_t q = a / b;
-    return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
-}
-
-/* Days since 1970-01-01 of a proleptic Gregorian date. Shifting the year to
- * start in March puts the leap day last, so month lengths follow a fixed
- * 153-days-per-5-months pattern. */
-static int64_t days_from_civil(int64_t y, int m, int d)
-{
-    y -= m <= 2;
-    int64_t era = floor_div(y, 400);
-    int64_t yoe = y - era * 400;                         /* [0, 399] */
-    int mp = (m + 9) % 12;                               /* March = 0 */
-    int64_t doy = (153 * mp + 2) / 5 + d - 1;            /* [0, 365] */
-    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy; /* [0, 146096] */
-    return era * 146097 + doe - 719468;
-}
-
-static void civil_from_days(int64_t z, int64_t *y, int *m, int *d)
-{
-    z += 719468;
-    int64_t era = floor_div(z, 146097);
-    int64_t doe = z - era * 146097;
-    int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-    int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    int64_t mp = (5 * doy + 2) / 153;
-    *d = (int)(doy - (153 * mp + 2) / 5 + 1);
-    *m = (int)(mp < 10 ? mp + 3 : mp - 9);
-    *y = yoe + era * 400 + (*m <= 2);
-}
-
-static int days_in_month(int64_t y, int m)
-{
-    static const int dm[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-    bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-    return m == 2 && leap ? 29 : dm[m - 1];
-}
+/* The calendar itself is common/calendar.c. */
 
 /* "YYYY-MM-DD HH:MM:SS.mmm" -- the SQL form CAST(ts AS STRING) gives -- or,
  * without `frac`, "YYYY-MM-DD HH:MM:SS" (FROM_UNIXTIME's default format). */
 static int ts_to_sql(char *dst, size_t cap, int64_t ms, bool frac)
 {
-    int64_t days = ms / 86400000, rem = ms % 86400000; /* no overflow even at INT64_MIN */
-    if (rem < 0) rem += 86400000, days--;
-    int64_t y;
-    int mo, d;
-    civil_from_days(days, &y, &mo, &d);
-    int n = snprintf(dst, cap, "%04lld-%02d-%02d %02d:%02d:%02d", (long long)y, mo, d,
-                     (int)(rem / 3600000), (int)(rem / 60000 % 60), (int)(rem / 1000 % 60));
-    if (frac && n > 0 && (size_t)n < cap)
-        n += snprintf(dst + n, cap - (size_t)n, ".%03d", (int)(rem % 1000));
+    sl_civil c = sl_civil_from_ms(ms);
+    int n = snprintf(dst, cap, "%04lld-%02d-%02d %02d:%02d:%02d", (long long)c.year, c.month,
+                     c.day, c.hour, c.minute, c.second);
+    if (frac && n > 0 && (size_t)n < cap) n += snprintf(dst + n, cap - (size_t)n, ".%03d", c.milli);
     return n;
 }
 
@@ -276,19 +235,19 @@ static int ts_to_sql(char *dst, size_t cap, int64_t ms, bool frac)
  * does not fit a TIMESTAMP. */
 static bool add_months(int64_t ms, int64_t months, int64_t *out)
 {
-    int64_t days = floor_div(ms, 86400000), tod = ms - days * 86400000, y;
+    int64_t days = sl_floor_div(ms, 86400000), tod = ms - days * 86400000, y;
     int m, d;
-    civil_from_days(days, &y, &m, &d);
+    sl_civil_from_days(days, &y, &m, &d);
     int64_t total; /* months since year 0 */
     if (__builtin_mul_overflow(y, 12, &total) || __builtin_add_overflow(total, m - 1, &total) ||
         __builtin_add_overflow(total, months, &total))
         return false;
-    int64_t y2 = floor_div(total, 12);
+    int64_t y2 = sl_floor_div(total, 12);
     int m2 = (int)(total - y2 * 12) + 1;
     if (y2 < -292000000 || y2 > 292000000) return false; /* beyond the int64 ms range */
-    int d2 = d <= days_in_month(y2, m2) ? d : days_in_month(y2, m2);
+    int d2 = d <= sl_days_in_month(y2, m2) ? d : sl_days_in_month(y2, m2);
     int64_t r;
-    if (__builtin_mul_overflow(days_from_civil(y2, m2, d2), 86400000, &r) ||
+    if (__builtin_mul_overflow(sl_days_from_civil(y2, m2, d2), 86400000, &r) ||
         __builtin_add_overflow(r, tod, &r))
         return false;
     *out = r;
@@ -302,8 +261,8 @@ static int64_t months_between(int64_t a, int64_t b)
     if (b < a) return -months_between(b, a);
     int64_t ya, yb, r;
     int ma, mb, d;
-    civil_from_days(floor_div(a, 86400000), &ya, &ma, &d);
-    civil_from_days(floor_div(b, 86400000), &yb, &mb, &d);
+    sl_civil_from_days(sl_floor_div(a, 86400000), &ya, &ma, &d);
+    sl_civil_from_days(sl_floor_div(b, 86400000), &yb, &mb, &d);
     int64_t m = (yb - ya) * 12 + (mb - ma); /* at most one too many */
     if (m > 0 && (!add_months(a, m, &r) || r > b)) m--;
     return m;
@@ -363,9 +322,9 @@ static bool ts_parse(const char *s, size_t n, int64_t *out)
         }
     }
     if (i != n) return false;
-    if (mo < 1 || mo > 12 || d < 1 || d > days_in_month(y, mo) || h > 23 || mi > 59 || sec > 59)
+    if (mo < 1 || mo > 12 || d < 1 || d > sl_days_in_month(y, mo) || h > 23 || mi > 59 || sec > 59)
         return false;
-    *out = days_from_civil(y, mo, d) * 86400000 + (int64_t)h * 3600000 + (int64_t)mi * 60000 +
+    *out = sl_days_from_civil(y, mo, d) * 86400000 + (int64_t)h * 3600000 + (int64_t)mi * 60000 +
            (int64_t)sec * 1000 + frac;
     return true;
 }
@@ -428,27 +387,6 @@ static int double_to_str(char *dst, size_t cap, double x)
 
 /* ---- intervals ----------------------------------------------------------- */
 
-static bool interval_unit(const char *u, size_t n, int64_t *mult)
-{
-    static const struct {
-        const char *name;
-        int64_t ms;
-    } units[] = {
-        {"ms", 1},          {"milli", 1},        {"millis", 1},    {"millisecond", 1},
-        {"milliseconds", 1}, {"s", 1000},         {"sec", 1000},    {"secs", 1000},
-        {"second", 1000},   {"seconds", 1000},   {"m", 60000},     {"min", 60000},
-        {"mins", 60000},    {"minute", 60000},   {"minutes", 60000}, {"h", 3600000},
-        {"hour", 3600000},  {"hours", 3600000},  {"d", 86400000},  {"day", 86400000},
-        {"days", 86400000},
-    };
-    for (size_t i = 0; i < SL_ARRAY_LEN(units); i++)
-        if (word_eq(u, n, units[i].name)) {
-            *mult = units[i].ms;
-            return true;
-        }
-    return false;
-}
-
 /* Parse an optionally signed decimal integer s[0..n) into *out (no overflow). */
 static bool parse_i64(const char *s, size_t n, int64_t *out)
 {
@@ -467,11 +405,6 @@ static bool parse_i64(const char *s, size_t n, int64_t *out)
     return true;
 }
 
-static bool interval_scale(int64_t n, int64_t mult, int64_t *ms)
-{
-    return !__builtin_mul_overflow(n, mult, ms);
-}
-
 int sl_interval_parse(const char *text, int64_t *ms, char *err, size_t errlen)
 {
     if (!text) return sl_seterr(err, errlen, "missing interval");
@@ -482,6 +415,7 @@ int sl_interval_parse(const char *text, int64_t *ms, char *err, size_t errlen)
 
     const char *num, *unit;
     size_t num_len, unit_len = 0;
+    sl_dur_rc rc;
     if (n > 8 && strncasecmp(s, "INTERVAL", 8) == 0 && (s[8] == ' ' || s[8] == '\t')) {
         /* INTERVAL '10' SECOND */
         size_t i = 8;
@@ -498,27 +432,21 @@ int sl_interval_parse(const char *text, int64_t *ms, char *err, size_t errlen)
         if (unit_len == 0) goto bad;
         while (num_len > 0 && *num == ' ') num++, num_len--;
         while (num_len > 0 && num[num_len - 1] == ' ') num_len--;
+        rc = sl_duration_value(num, num_len, unit, unit_len, ms);
     } else {
-        /* 5 s, 100ms, 50000 */
-        size_t i = 0;
-        while (i < n && (is_digit((unsigned char)s[i]) || (i == 0 && (s[i] == '-' || s[i] == '+'))))
-            i++;
-        num = s;
-        num_len = i;
-        while (i < n && (s[i] == ' ' || s[i] == '\t')) i++;
-        unit = s + i;
-        unit_len = n - i;
+        rc = sl_duration_parse(s, n, ms, &unit, &unit_len); /* 5 s, 100ms, 50000 */
     }
-    int64_t v, mult = 1;
-    if (!parse_i64(num, num_len, &v)) goto bad;
-    if (unit_len > 0 && !interval_unit(unit, unit_len, &mult))
+    switch (rc) {
+    case SL_DUR_OK: return SL_OK;
+    case SL_DUR_FORM: goto bad;
+    case SL_DUR_UNIT:
         return sl_seterr(err, errlen,
                          "invalid interval '%s': unknown unit '%.*s' (use ms, s, min, h or d)",
                          text, (int)unit_len, unit);
-    if (v < 0) return sl_seterr(err, errlen, "invalid interval '%s': must not be negative", text);
-    if (!interval_scale(v, mult, ms))
-        return sl_seterr(err, errlen, "invalid interval '%s': too large", text);
-    return SL_OK;
+    case SL_DUR_NEGATIVE:
+        return sl_seterr(err, errlen, "invalid interval '%s': must not be negative", text);
+    case SL_DUR_RANGE: return sl_seterr(err, errlen, "invalid interval '%s': too large", text);
+    }
 bad:
     return sl_seterr(err, errlen,
                      "invalid interval '%s': expected a form like '5 s', '100 ms' or "
@@ -956,7 +884,7 @@ static node *parse_string_lit(parser *p)
 static int iv_field(const tok *k)
 {
     int64_t mult;
-    if (k->kind != TK_IDENT || !interval_unit(k->s, k->len, &mult)) return -1;
+    if (k->kind != TK_IDENT || !sl_duration_unit(k->s, k->len, &mult)) return -1;
     for (int i = 0; i < IV_N; i++)
         if (iv_ms[i] == mult) return i;
     return -1;
@@ -2797,14 +2725,14 @@ static int eval_tsfn(const node *n, evctx *cx, sl_value *out)
 static int eval_unix(const node *n, evctx *cx, sl_value *out)
 {
     if (n->op == N_UNIX_TS && n->nkids == 0) {
-        set_i(out, floor_div(sl_now_ms(), 1000));
+        set_i(out, sl_floor_div(sl_now_ms(), 1000));
         return SL_OK;
     }
     int rc = ev(n->kids[0], cx, out);
     if (rc || out->isnull) return rc;
     int64_t ms;
     if (n->op == N_UNIX_TS) {
-        set_i(out, ts_parse(out->v.s.p, out->v.s.len, &ms) ? floor_div(ms, 1000) : INT64_MIN);
+        set_i(out, ts_parse(out->v.s.p, out->v.s.len, &ms) ? sl_floor_div(ms, 1000) : INT64_MIN);
         return SL_OK;
     }
     if (__builtin_mul_overflow(out->v.i, 1000, &ms))

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <event2/buffer.h>
 
+#include "bytes.h"
 #include "frame.h"
 
 int sl_frame_pull(struct evbuffer *in, Sluice__Envelope **out, char *err, size_t errlen)
@@ -13,7 +14,7 @@ int sl_frame_pull(struct evbuffer *in, Sluice__Envelope **out, char *err, size_t
     size_t avail = evbuffer_get_length(in);
     if (avail < 4) return SL_AGAIN;
     evbuffer_copyout(in, hdr, 4);
-    uint32_t n = (uint32_t)hdr[0] << 24 | (uint32_t)hdr[1] << 16 | (uint32_t)hdr[2] << 8 | hdr[3];
+    uint32_t n = sl_get_be32(hdr);
     if (n == 0 || n > SL_FRAME_MAX)
         return sl_seterr(err, errlen, "bad frame length %u (allowed 1..%u)", n, SL_FRAME_MAX);
     if (avail < 4 + (size_t)n) return SL_AGAIN;
@@ -40,10 +41,7 @@ void sl_frame_push(struct evbuffer *out, const Sluice__Envelope *env)
         SL_ASSERT(!"evbuffer_reserve_space failed");
     }
     unsigned char *p = v.iov_base;
-    p[0] = (unsigned char)(n >> 24);
-    p[1] = (unsigned char)(n >> 16);
-    p[2] = (unsigned char)(n >> 8);
-    p[3] = (unsigned char)n;
+    sl_put_be32(p, (uint32_t)n);
     sluice__envelope__pack(env, p + 4);
     v.iov_len = n + 4;
     evbuffer_commit_space(out, &v, 1);

@@ -11,6 +11,7 @@
  *
  * The range/ownership arithmetic itself is inline in keygroup.h.
  */
+#include "bytes.h"
 #include "keygroup.h"
 #include "jobgraph.h"
 
@@ -31,8 +32,7 @@ uint32_t sl_murmur3_32(const void *data, size_t len, uint32_t seed)
     size_t nblocks = len / 4;
 
     for (size_t i = 0; i < nblocks; i++, p += 4) {
-        uint32_t k = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-                     (uint32_t)p[3] << 24;
+        uint32_t k = sl_get_le32(p);
         h ^= mix_word(k);
         h = rotl32(h, 13);
         h = h * 5 + 0xe6546b64u;

@@ -28,6 +28,8 @@
 #include <strings.h>
 
 #include "row.h"
+#include "bytes.h"
+#include "calendar.h"
 
 /* ---- types ------------------------------------------------------------ */
 
@@ -181,31 +183,6 @@ bool sl_schema_equal(const sl_schema *a, const sl_schema *b)
 
 /* ---- binary form ------------------------------------------------------ */
 
-static inline void put_u32(uint8_t *p, uint32_t x)
-{
-    p[0] = (uint8_t)x;
-    p[1] = (uint8_t)(x >> 8);
-    p[2] = (uint8_t)(x >> 16);
-    p[3] = (uint8_t)(x >> 24);
-}
-
-static inline void put_u64(uint8_t *p, uint64_t x)
-{
-    for (int i = 0; i < 8; i++) p[i] = (uint8_t)(x >> (8 * i));
-}
-
-static inline uint32_t get_u32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static inline uint64_t get_u64(const uint8_t *p)
-{
-    uint64_t x = 0;
-    for (int i = 7; i >= 0; i--) x = x << 8 | p[i];
-    return x;
-}
-
 static inline uint64_t double_bits(double d)
 {
     uint64_t u;
@@ -256,13 +233,13 @@ static size_t put_value(uint8_t *p, const sl_value *v, sl_type t)
 {
     switch (t) {
     case SL_T_BOOLEAN: p[0] = v->v.i ? 1 : 0; return 1;
-    case SL_T_INT: put_u32(p, (uint32_t)v->v.i); return 4;
+    case SL_T_INT: sl_put_le32(p, (uint32_t)v->v.i); return 4;
     case SL_T_BIGINT:
-    case SL_T_TIMESTAMP: put_u64(p, (uint64_t)v->v.i); return 8;
-    case SL_T_DOUBLE: put_u64(p, double_bits(v->v.d)); return 8;
+    case SL_T_TIMESTAMP: sl_put_le64(p, (uint64_t)v->v.i); return 8;
+    case SL_T_DOUBLE: sl_put_le64(p, double_bits(v->v.d)); return 8;
     case SL_T_STRING:
     case SL_T_BYTES:
-        put_u32(p, v->v.s.len);
+        sl_put_le32(p, v->v.s.len);
         if (v->v.s.len) memcpy(p + 4, v->v.s.p, v->v.s.len);
         return 4 + (size_t)v->v.s.len;
     case SL_T_NULL: return 0;
@@ -332,13 +309,13 @@ int sl_row_decode(const uint8_t *src, size_t len, const sl_schema *s, sl_row *ou
                                  i, s->fields[i].name, p[0], pos);
             v->v.i = p[0];
             break;
-        case SL_T_INT: v->v.i = (int32_t)get_u32(p); break;
+        case SL_T_INT: v->v.i = (int32_t)sl_get_le32(p); break;
         case SL_T_BIGINT:
-        case SL_T_TIMESTAMP: v->v.i = (int64_t)get_u64(p); break;
-        case SL_T_DOUBLE: v->v.d = bits_double(get_u64(p)); break;
+        case SL_T_TIMESTAMP: v->v.i = (int64_t)sl_get_le64(p); break;
+        case SL_T_DOUBLE: v->v.d = bits_double(sl_get_le64(p)); break;
         case SL_T_STRING:
         case SL_T_BYTES: {
-            uint32_t slen = get_u32(p);
+            uint32_t slen = sl_get_le32(p);
             if (len - pos - 4 < slen)
                 return sl_seterr(err, errlen,
                                  "damaged row: field %d '%s' (%s) claims %u bytes at offset %zu, "
@@ -490,51 +467,11 @@ static void format_double(outbuf *o, double d)
     }
 }
 
-/* Split ms since the epoch into a proleptic Gregorian UTC date and time. */
-typedef struct {
-    int64_t year;
-    int month, day, hour, minute, second, milli;
-} civil_time;
-
-static civil_time civil_from_ms(int64_t ms)
-{
-    civil_time c;
-    int64_t days = ms / 86400000, rem = ms % 86400000;
-    if (rem < 0) {
-        rem += 86400000;
-        days--;
-    }
-    c.milli = (int)(rem % 1000);
-    c.second = (int)(rem / 1000 % 60);
-    c.minute = (int)(rem / 60000 % 60);
-    c.hour = (int)(rem / 3600000);
-
-    /* Count from 0000-03-01 so that the leap day ends a 400-year era. */
-    int64_t z = days + 719468;
-    int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-    int64_t doe = z - era * 146097;                                    /* [0, 146096] */
-    int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365; /* [0, 399] */
-    int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);             /* [0, 365] */
-    int64_t mp = (5 * doy + 2) / 153;                                  /* March = 0 */
-    c.day = (int)(doy - (153 * mp + 2) / 5 + 1);
-    c.month = (int)(mp < 10 ? mp + 3 : mp - 9);
-    c.year = yoe + era * 400 + (c.month <= 2);
-    return c;
-}
-
-/* Java's LocalDate year: 4 digits, "+" beyond 9999, "-" before year 0. */
-static int format_year(char *dst, size_t cap, int64_t y)
-{
-    if (y > 9999) return snprintf(dst, cap, "+%lld", (long long)y);
-    if (y < 0) return snprintf(dst, cap, "-%04lld", (long long)-y);
-    return snprintf(dst, cap, "%04lld", (long long)y);
-}
-
 int sl_ts_format(char *dst, size_t cap, int64_t ms)
 {
-    civil_time c = civil_from_ms(ms);
+    sl_civil c = sl_civil_from_ms(ms);
     char y[24];
-    format_year(y, sizeof y, c.year);
+    sl_civil_format_year(y, sizeof y, c.year);
     return snprintf(dst, cap, "%s-%02d-%02dT%02d:%02d:%02d.%03d", y, c.month, c.day, c.hour,
                     c.minute, c.second, c.milli);
 }
@@ -542,9 +479,9 @@ int sl_ts_format(char *dst, size_t cap, int64_t ms)
 /* Java's LocalDateTime.toString for a millisecond timestamp. */
 static void format_local_datetime(outbuf *o, int64_t ms)
 {
-    civil_time c = civil_from_ms(ms);
+    sl_civil c = sl_civil_from_ms(ms);
     char buf[64], y[24];
-    format_year(y, sizeof y, c.year);
+    sl_civil_format_year(y, sizeof y, c.year);
     int n = snprintf(buf, sizeof buf, "%s-%02d-%02dT%02d:%02d", y, c.month, c.day, c.hour,
                      c.minute);
     if (c.second || c.milli) n += snprintf(buf + n, sizeof buf - (size_t)n, ":%02d", c.second);

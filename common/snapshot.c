@@ -60,6 +60,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bytes.h"
 #include "snapshot.h"
 
 #define FOURCC(a, b, c, d) ((uint32_t)(a) | (uint32_t)(b) << 8 | (uint32_t)(c) << 16 | (uint32_t)(d) << 24)
@@ -115,8 +116,7 @@ static uint32_t crc_extend(uint32_t crc, const void *data, size_t n)
     const uint8_t *p = data;
     crc = ~crc;
     while (n >= 8) {
-        uint32_t lo = crc ^ ((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-                             (uint32_t)p[3] << 24);
+        uint32_t lo = crc ^ sl_get_le32(p);
         crc = crc_tab[7][lo & 0xff] ^ crc_tab[6][(lo >> 8) & 0xff] ^ crc_tab[5][(lo >> 16) & 0xff] ^
               crc_tab[4][lo >> 24] ^ crc_tab[3][p[4]] ^ crc_tab[2][p[5]] ^ crc_tab[1][p[6]] ^
               crc_tab[0][p[7]];
@@ -127,27 +127,7 @@ static uint32_t crc_extend(uint32_t crc, const void *data, size_t n)
     return ~crc;
 }
 
-/* ---- little-endian fields and varints ----------------------------------- */
-
-static void put32(uint8_t *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-    return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
-}
+/* ---- varints (fixed-width fields: common/bytes.h) ------------------------ */
 
 /* Append a LEB128 varint at p (at most 10 bytes); returns bytes written. */
 static size_t put_varint(uint8_t *p, uint64_t v)
@@ -344,11 +324,11 @@ static void sec_drop(sl_snapw *w)
 static int sec_end(sl_snapw *w, uint32_t tag, uint64_t *off, uint64_t *len)
 {
     uint8_t hdr[SEC_HDR], tail[SEC_TAIL];
-    put32(hdr, tag);
-    put32(hdr + 4, w->sec_kg < 0 ? NO_KG : (uint32_t)w->sec_kg);
-    put64(hdr + 8, w->sec_count);
-    put64(hdr + 16, w->sec_len);
-    put32(tail, crc_extend(w->sec_crc, hdr, SEC_HDR));
+    sl_put_le32(hdr, tag);
+    sl_put_le32(hdr + 4, w->sec_kg < 0 ? NO_KG : (uint32_t)w->sec_kg);
+    sl_put_le64(hdr + 8, w->sec_count);
+    sl_put_le64(hdr + 16, w->sec_len);
+    sl_put_le32(tail, crc_extend(w->sec_crc, hdr, SEC_HDR));
     if (w->sec_off >= w->buf_off) {
         memcpy(w->buf + (w->sec_off - w->buf_off), hdr, SEC_HDR);
     } else {
@@ -406,11 +386,11 @@ sl_snapw *sl_snapw_open(const char *path, int max_parallelism, int kg_first, int
 
     uint8_t hdr[HDR_SIZE];
     memcpy(hdr, state_magic, 8);
-    put32(hdr + 8, SL_SNAPSHOT_FORMAT_VERSION);
-    put32(hdr + 12, (uint32_t)max_parallelism);
-    put32(hdr + 16, (uint32_t)kg_first);
-    put32(hdr + 20, (uint32_t)kg_last);
-    put32(hdr + 24, crc_extend(0, hdr, 24));
+    sl_put_le32(hdr + 8, SL_SNAPSHOT_FORMAT_VERSION);
+    sl_put_le32(hdr + 12, (uint32_t)max_parallelism);
+    sl_put_le32(hdr + 16, (uint32_t)kg_first);
+    sl_put_le32(hdr + 20, (uint32_t)kg_last);
+    sl_put_le32(hdr + 24, crc_extend(0, hdr, 24));
     wraw(w, hdr, HDR_SIZE); /* fits the empty buffer */
     return w;
 }
@@ -593,21 +573,21 @@ int sl_snapw_finish(sl_snapw *w, uint64_t *size, char *err, size_t errlen)
     w->sec_count = nkg;
     for (size_t i = 0; rc == SL_OK && i < nkg; i++) {
         uint8_t e[IDX_PER_KG];
-        for (int k = 0; k < 4; k++) put64(e + 8 * k, w->idx[i * 4 + (size_t)k]);
+        for (int k = 0; k < 4; k++) sl_put_le64(e + 8 * k, w->idx[i * 4 + (size_t)k]);
         rc = wpay(w, e, sizeof e);
     }
     if (rc == SL_OK) {
         uint8_t e[16];
-        put64(e, w->op_off);
-        put64(e + 8, w->op_len);
+        sl_put_le64(e, w->op_off);
+        sl_put_le64(e + 8, w->op_len);
         rc = wpay(w, e, sizeof e);
     }
     if (rc == SL_OK) rc = sec_end(w, TAG_INDX, &idx_off, &idx_len);
     if (rc == SL_OK) {
         uint8_t t[TRAILER_SIZE];
-        put64(t, idx_off);
-        put64(t + 8, idx_len);
-        put32(t + 16, crc_extend(0, t, 16));
+        sl_put_le64(t, idx_off);
+        sl_put_le64(t + 8, idx_len);
+        sl_put_le32(t + 16, crc_extend(0, t, 16));
         memcpy(t + 20, trailer_magic, 8);
         rc = wraw(w, t, sizeof t);
     }
@@ -683,14 +663,14 @@ static int rsection(snapr *r, uint64_t off, uint64_t len, uint32_t tag, uint32_t
     const uint8_t *h = r->buf;
     uint64_t plen = len - SEC_MIN;
     uint32_t crc = crc_extend(crc_extend(0, h + SEC_HDR, (size_t)plen), h, SEC_HDR);
-    uint32_t stored = get32(h + SEC_HDR + plen);
+    uint32_t stored = sl_get_le32(h + SEC_HDR + plen);
     if (crc != stored)
         return sl_seterr(err, errlen, "%s: %s is damaged (CRC-32C 0x%08x, expected 0x%08x)", r->path,
                          what, crc, stored);
-    if (get32(h) != tag || get32(h + 4) != kg || get64(h + 16) != plen)
+    if (sl_get_le32(h) != tag || sl_get_le32(h + 4) != kg || sl_get_le64(h + 16) != plen)
         return sl_seterr(err, errlen, "%s: %s: the section at offset %llu is not what the index says",
                          r->path, what, (unsigned long long)off);
-    *count = get64(h + 8);
+    *count = sl_get_le64(h + 8);
     return SL_OK;
 }
 
@@ -723,15 +703,15 @@ static int snapr_open(snapr *r, const char *path, char *err, size_t errlen)
     memcpy(h, r->buf, HDR_SIZE);
     if (memcmp(h, state_magic, 8) != 0)
         return sl_seterr(err, errlen, "%s: not a Sluice state file (bad magic)", path);
-    uint32_t version = get32(h + 8);
+    uint32_t version = sl_get_le32(h + 8);
     if (version != SL_SNAPSHOT_FORMAT_VERSION)
         return sl_seterr(err, errlen,
                          "%s: state file format version %u is not supported (this build reads "
                          "version %d)",
                          path, version, SL_SNAPSHOT_FORMAT_VERSION);
-    if (crc_extend(0, h, 24) != get32(h + 24))
+    if (crc_extend(0, h, 24) != sl_get_le32(h + 24))
         return sl_seterr(err, errlen, "%s: the header is damaged (CRC-32C mismatch)", path);
-    uint32_t maxp = get32(h + 12), first = get32(h + 16), last = get32(h + 20);
+    uint32_t maxp = sl_get_le32(h + 12), first = sl_get_le32(h + 16), last = sl_get_le32(h + 20);
     if (maxp < 1 || maxp > MAX_PARALLELISM || first > last || last >= maxp)
         return sl_seterr(err, errlen,
                          "%s: key-group range [%u, %u] does not fit max parallelism %u (at most %d)",
@@ -751,9 +731,9 @@ static int snapr_open(snapr *r, const char *path, char *err, size_t errlen)
     if (memcmp(t + 20, trailer_magic, 8) != 0)
         return sl_seterr(err, errlen, "%s: truncated or damaged: no trailer at the end of the file",
                          path);
-    if (crc_extend(0, t, 16) != get32(t + 16))
+    if (crc_extend(0, t, 16) != sl_get_le32(t + 16))
         return sl_seterr(err, errlen, "%s: the trailer is damaged (CRC-32C mismatch)", path);
-    uint64_t ioff = get64(t), ilen = get64(t + 8);
+    uint64_t ioff = sl_get_le64(t), ilen = sl_get_le64(t + 8);
     uint64_t want_ilen = SEC_MIN + nkg * IDX_PER_KG + 16;
     if (ilen != want_ilen || ioff < HDR_SIZE || ioff > r->size - TRAILER_SIZE ||
         r->size - TRAILER_SIZE - ioff != ilen)
@@ -771,9 +751,9 @@ static int snapr_open(snapr *r, const char *path, char *err, size_t errlen)
                          (unsigned long long)count, (unsigned long long)nkg);
     const uint8_t *p = r->buf + SEC_HDR;
     r->idx = sl_malloc((size_t)nkg * 4 * sizeof *r->idx);
-    for (uint64_t i = 0; i < nkg * 4; i++) r->idx[i] = get64(p + 8 * i);
-    r->op_off = get64(p + nkg * IDX_PER_KG);
-    r->op_len = get64(p + nkg * IDX_PER_KG + 8);
+    for (uint64_t i = 0; i < nkg * 4; i++) r->idx[i] = sl_get_le64(p + 8 * i);
+    r->op_off = sl_get_le64(p + nkg * IDX_PER_KG);
+    r->op_len = sl_get_le64(p + nkg * IDX_PER_KG + 8);
     for (uint64_t i = 0; i < nkg; i++) {
         const uint64_t *ix = &r->idx[i * 4];
         if (!ref_ok(r, ix[0], ix[1]) || !ref_ok(r, ix[2], ix[3]))
@@ -809,7 +789,7 @@ static int walk_entries(snapr *r, int kg, uint64_t count, int deliver,
                         size_t errlen)
 {
     const uint8_t *p = r->buf + SEC_HDR;
-    const uint8_t *end = p + get64(r->buf + 16);
+    const uint8_t *end = p + sl_get_le64(r->buf + 16);
     for (uint64_t i = 0; i < count; i++) {
         uint64_t sid, klen, nslen, vlen;
         if (get_varint(&p, end, &sid) || get_varint(&p, end, &klen) ||
@@ -866,7 +846,7 @@ static int walk_timers(snapr *r, int kg, uint64_t count, int deliver,
                        size_t errlen)
 {
     uint8_t *p = r->buf + SEC_HDR;
-    const uint8_t *end = p + get64(r->buf + 16);
+    const uint8_t *end = p + sl_get_le64(r->buf + 16);
     for (uint64_t i = 0; i < count; i++) {
         uint64_t zt, klen, nslen;
         const uint8_t *q = p + 1;
@@ -969,9 +949,9 @@ int sl_snapshot_write_metadata(const char *dir, const void *packed, size_t len, 
     char *tmp = sl_sprintf("%s/_metadata.tmp", dir);
     uint8_t h[META_HDR];
     memcpy(h, meta_magic, 8);
-    put32(h + 8, SL_SNAPSHOT_FORMAT_VERSION);
-    put32(h + 12, crc_extend(0, packed, len));
-    put64(h + 16, len);
+    sl_put_le32(h + 8, SL_SNAPSHOT_FORMAT_VERSION);
+    sl_put_le32(h + 12, crc_extend(0, packed, len));
+    sl_put_le64(h + 16, len);
 
     int rc = SL_OK;
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -1026,16 +1006,16 @@ int sl_snapshot_read_metadata(const char *path, void **packed, size_t *len, char
                            file, (unsigned long long)size, META_HDR);
         } else if (memcmp(h, meta_magic, 8) != 0) {
             rc = sl_seterr(err, errlen, "%s: not a Sluice snapshot metadata file (bad magic)", file);
-        } else if (get32(h + 8) != SL_SNAPSHOT_FORMAT_VERSION) {
+        } else if (sl_get_le32(h + 8) != SL_SNAPSHOT_FORMAT_VERSION) {
             rc = sl_seterr(err, errlen,
                            "%s: metadata format version %u is not supported (this build reads "
                            "version %d)",
-                           file, get32(h + 8), SL_SNAPSHOT_FORMAT_VERSION);
-        } else if (get64(h + 16) != size - META_HDR) {
+                           file, sl_get_le32(h + 8), SL_SNAPSHOT_FORMAT_VERSION);
+        } else if (sl_get_le64(h + 16) != size - META_HDR) {
             rc = sl_seterr(err, errlen,
                            "%s: the header announces %llu bytes of metadata but the file holds "
                            "%llu (truncated?)",
-                           file, (unsigned long long)get64(h + 16),
+                           file, (unsigned long long)sl_get_le64(h + 16),
                            (unsigned long long)(size - META_HDR));
         } else {
             size_t n = (size_t)(size - META_HDR);
@@ -1044,7 +1024,7 @@ int sl_snapshot_read_metadata(const char *path, void **packed, size_t *len, char
             if (r != 0)
                 rc = sl_seterr(err, errlen, "reading %s: %s", file,
                                r < 0 ? strerror(errno) : "the file shrank while being read");
-            else if (crc_extend(0, data, n) != get32(h + 12))
+            else if (crc_extend(0, data, n) != sl_get_le32(h + 12))
                 rc = sl_seterr(err, errlen, "%s: the metadata is damaged (CRC-32C mismatch)", file);
             if (rc == SL_OK) {
                 *packed = data;

@@ -46,20 +46,6 @@ static inline uint64_t mix_word(uint64_t h, uint64_t w)
     return rotl64(h, 29) * 0x4cf5ad432745937full + 0x52dce729u;
 }
 
-static inline uint64_t load64(const uint8_t *p)
-{
-    uint64_t w;
-    memcpy(&w, p, 8);
-    return w;
-}
-
-static inline uint64_t load32(const uint8_t *p)
-{
-    uint32_t w;
-    memcpy(&w, p, 4);
-    return w;
-}
-
 /* Eight bytes at a time in host order (the hash never leaves the process);
  * the last 1-8 bytes are read as one word that may overlap the previous
  * one (or, for strings under 8 bytes, as two overlapping halves), so the
@@ -72,13 +58,13 @@ uint64_t sl_kstate_hash(const void *data, size_t len)
     if (len >= 8) {
         size_t n = len;
         while (n > 8) {
-            h = mix_word(h, load64(p));
+            h = mix_word(h, sl_load_u64(p));
             p += 8;
             n -= 8;
         }
-        h = mix_word(h, load64((const uint8_t *)data + len - 8));
+        h = mix_word(h, sl_load_u64((const uint8_t *)data + len - 8));
     } else if (len >= 4) {
-        h = mix_word(h, load32(p) | load32(p + len - 4) << 32);
+        h = mix_word(h, sl_load_u32(p) | (uint64_t)sl_load_u32(p + len - 4) << 32);
     } else if (len > 0) {
         h = mix_word(h, (uint64_t)p[0] | (uint64_t)p[len / 2] << 8 | (uint64_t)p[len - 1] << 16);
     }
@@ -93,9 +79,9 @@ uint64_t sl_kstate_hash(const void *data, size_t len)
 int sl_kenc_decode(const uint8_t *k, size_t klen, sl_kentry *e)
 {
     if (klen < SL_KENC_HDR) return SL_ERR;
-    size_t keylen = sl_kenc_get16(k + 3);
+    size_t keylen = sl_get_be16(k + 3);
     if (SL_KENC_HDR + keylen > klen) return SL_ERR;
-    e->kg = (int)sl_kenc_get16(k);
+    e->kg = (int)sl_get_be16(k);
     e->sid = k[2];
     e->key = k + SL_KENC_HDR;
     e->klen = keylen;
@@ -197,9 +183,9 @@ void sl_kstate_set_key(sl_kstate *s, const void *key, size_t len, int kg)
         return;
     }
     buf_reserve(&s->enc, &s->enc_cap, SL_KENC_HDR + len + 64);
-    sl_kenc_put16(s->enc, (unsigned)kg);
+    sl_put_be16(s->enc, (uint16_t)kg);
     s->enc[2] = 0;
-    sl_kenc_put16(s->enc + 3, (unsigned)len);
+    sl_put_be16(s->enc + 3, (uint16_t)len);
     if (len) memcpy(s->enc + SL_KENC_HDR, key, len);
     s->enc_plen = SL_KENC_HDR + len;
     s->kg = kg;
@@ -337,9 +323,9 @@ int sl_kstate_restore(sl_kstate *s, const sl_kentry *e, char *err, size_t errlen
                          e->vlen, SL_KSTATE_MAX_VAL);
     size_t n = SL_KENC_HDR + e->klen + e->nslen;
     buf_reserve(&s->rbuf, &s->rbuf_cap, n);
-    sl_kenc_put16(s->rbuf, (unsigned)e->kg);
+    sl_put_be16(s->rbuf, (uint16_t)e->kg);
     s->rbuf[2] = (uint8_t)e->sid;
-    sl_kenc_put16(s->rbuf + 3, (unsigned)e->klen);
+    sl_put_be16(s->rbuf + 3, (uint16_t)e->klen);
     if (e->klen) memcpy(s->rbuf + SL_KENC_HDR, e->key, e->klen);
     if (e->nslen) memcpy(s->rbuf + SL_KENC_HDR + e->klen, e->ns, e->nslen);
     return s->ops->put(s, e->kg, s->rbuf, n, e->val, e->vlen, err, errlen);

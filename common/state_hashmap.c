@@ -322,7 +322,7 @@ static int hm_snap_each(sl_ksnap *base, int kg, int (*fn)(void *ctx, const sl_ke
     int rc = SL_OK;
     for (size_t i = 0; i < m && rc == SL_OK; i++) {
         hm_entry *e = v[i];
-        size_t klen = sl_kenc_get16(e->data + 1);
+        size_t klen = sl_get_be16(e->data + 1);
         SL_ASSERT(3 + klen <= e->elen);
         sl_kentry ke = {
             .sid = e->data[0],

@@ -22,6 +22,7 @@
 
 #include <string.h>
 
+#include "bytes.h"
 #include "state.h"
 
 #define SL_KENC_HDR 5                  /* kg(2) + sid(1) + klen(2) */
@@ -85,14 +86,6 @@ struct sl_ksnap {
 sl_kstate *sl_kstate_hashmap_open(int kg_first, int kg_last, char *err, size_t errlen);
 sl_kstate *sl_kstate_rocksdb_open(const char *dir, char *err, size_t errlen);
 void sl_kstate_base_free(sl_kstate *s); /* the base's own buffers, not s */
-
-static inline void sl_kenc_put16(uint8_t *p, unsigned v)
-{
-    p[0] = (uint8_t)(v >> 8);
-    p[1] = (uint8_t)v;
-}
-
-static inline unsigned sl_kenc_get16(const uint8_t *p) { return ((unsigned)p[0] << 8) | p[1]; }
 
 /* Split an encoded key into e's sid/kg/key/ns (pointing into k). SL_ERR if
  * the bytes cannot be an encoded key. */

@@ -295,8 +295,8 @@ static int rdb_snap_each(sl_ksnap *base, int kg, int (*fn)(void *ctx, const sl_k
 {
     rdb_snap *sn = (rdb_snap *)base;
     uint8_t lo[2], hi[2];
-    sl_kenc_put16(lo, (unsigned)kg);
-    sl_kenc_put16(hi, (unsigned)kg + 1);
+    sl_put_be16(lo, (uint16_t)kg);
+    sl_put_be16(hi, (uint16_t)(kg + 1));
     rocksdb_readoptions_t *ro = rocksdb_readoptions_create();
     rocksdb_readoptions_set_snapshot(ro, sn->snap);
     rocksdb_readoptions_set_iterate_upper_bound(ro, (const char *)hi, 2);

@@ -18,22 +18,26 @@
  * Output schema: the group-by columns, then one column per aggregate, typed
  * as Flink types them: COUNT -> BIGINT; SUM, MIN, MAX, AVG -> the input's
  * type (AVG of an integer type truncates toward zero, as Flink's does).
+ * Parsing, result types and the accumulator are operators/agg.c's, shared
+ * with `window`; COUNT(1) is COUNT(*), MIN/MAX also take BOOLEAN.
  *
  * Semantics. The first row of a key emits +I[key, aggs]; a later row emits
  * -U[old] then +U[new], or nothing when the aggregate values did not change;
  * when a key's row count falls to 0 it emits -D[old] and its state is
  * deleted. Input rows +I/+U accumulate, -U/-D retract; a retraction for a
  * key without state is ignored (Flink does the same). NULLs are skipped by
- * every aggregate but COUNT(*); SUM/MIN/MAX/AVG of no non-NULL value is NULL.
+ * every aggregate but COUNT(*) / COUNT(1); SUM/MIN/MAX/AVG of no non-NULL value
+ * is NULL.
  *
  * State, in op->kstate (opened by the runtime for key groups
  * [kg_first, kg_last]):
- *   "acc"    per key, empty namespace: a fixed little-endian accumulator,
- *            i64 row count, then one slot per aggregate -- COUNT(*): none
+ *   "acc"    per key, empty namespace: the aggregate list's fixed
+ *            little-endian accumulator (operators/agg.h), i64 row count,
+ *            then one slot per aggregate -- COUNT(*): none
  *            (it is the row count); COUNT(col): i64 count; SUM and AVG:
  *            i64 non-NULL count + 8-byte sum (wrapping u64 for integers,
  *            double for DOUBLE); MIN and MAX: i64 has-value + i64 order key
- *            (the value itself for integers and TIMESTAMP; for DOUBLE its
+ *            (the value itself for BOOLEAN, integers and TIMESTAMP; for DOUBLE its
  *            bits mapped so that integer order is Java's Double.compareTo
  *            order: -0.0 < 0.0, NaN above everything).
  *   "minmax" only with "input-changelog": "retract" and a MIN or MAX: the
@@ -73,7 +77,6 @@
  * values and a value array the subtask allocated in open(): no allocation
  * per record (the state backend allocates only for a new or grown entry).
  */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,32 +85,19 @@
 #include "jobgraph.h"
 #include "keygroup.h"
 #include "operator.h"
+#include "agg.h"
+#include "bytes.h"
 
 #define GA_KEY_MAX 4096 /* bytes of an encoded group-by key (as the partitioner) */
 #define GA_MM_NSLEN 9   /* "minmax" namespace: aggregate index + order key */
-
-typedef enum { AGG_COUNT_STAR, AGG_COUNT, AGG_SUM, AGG_MIN, AGG_MAX, AGG_AVG } agg_fn;
-
-static const char *const agg_names[] = {"COUNT", "COUNT", "SUM", "MIN", "MAX", "AVG"};
-
-typedef struct agg_item {
-    agg_fn fn;
-    int col;          /* input column; -1 for COUNT(*) */
-    sl_type in_type;  /* of the column (SL_T_NULL for COUNT(*)) */
-    sl_type out_type;
-    size_t off;       /* of its slot in the accumulator */
-} agg_item;
 
 typedef struct ga_plan {
     char *vid;             /* vertex id, for runtime messages */
     int nkeys;
     int *keys;             /* group-by columns of the input */
-    int naggs;
-    agg_item *aggs;
-    char **texts;          /* naggs item texts as configured, for messages */
+    sl_agg_list aggs;      /* the aggregates; their accumulator opens the state value */
     bool retract_minmax;   /* keep MIN/MAX multisets ("input-changelog": "retract") */
-    bool has_minmax;       /* some aggregate is MIN or MAX */
-    size_t acc_size;       /* bytes of one accumulator */
+    size_t acc_size;       /* bytes of one state value: aggs.size, then the TTL fields */
     int64_t ttl_ms;        /* state TTL; 0 = keep state forever */
     size_t ttl_off;        /* with a TTL: offset of last update, then timer time */
 } ga_plan;
@@ -118,7 +108,7 @@ typedef struct ga_state {
     uint8_t key[GA_KEY_MAX];
     uint8_t *old_acc;      /* acc_size bytes: the accumulator before this record */
     uint8_t *new_acc;      /* acc_size bytes: after it */
-    sl_value *vals_old;    /* nkeys + naggs output values */
+    sl_value *vals_old;    /* nkeys + aggs.n output values */
     sl_value *vals_new;
     uint8_t *nsbuf;        /* namespaces collected for deletion (rare path) */
     size_t nsbuf_cap;
@@ -139,62 +129,10 @@ void sl_group_aggregate_set_clock(int64_t (*fn)(void)) { ga_clock = fn ? fn : sl
 
 /* ---- little-endian fields of the accumulator ----------------------------- */
 
-/* The accumulator is little endian everywhere, so a savepoint reads the same
- * on any host; on a little-endian host that is a plain unaligned copy. */
-static inline int64_t ld64(const uint8_t *p)
-{
-    uint64_t x = 0;
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    memcpy(&x, p, sizeof x);
-#else
-    for (int i = 7; i >= 0; i--) x = x << 8 | p[i];
-#endif
-    return (int64_t)x;
-}
-
-static inline void st64(uint8_t *p, int64_t v)
-{
-    uint64_t x = (uint64_t)v;
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    memcpy(p, &x, sizeof x);
-#else
-    for (int i = 0; i < 8; i++, x >>= 8) p[i] = (uint8_t)x;
-#endif
-}
-
-static inline double ldd(const uint8_t *p)
-{
-    int64_t b = ld64(p);
-    double d;
-    memcpy(&d, &b, sizeof d);
-    return d;
-}
-
-static inline void std_(uint8_t *p, double d)
-{
-    int64_t b;
-    memcpy(&b, &d, sizeof b);
-    st64(p, b);
-}
-
-/* DOUBLE <-> an int64 whose signed order is Java's Double.compareTo order
- * (one NaN, sorted last; -0.0 before 0.0). The map is its own inverse on
- * the non-sign bits, so it can be undone. */
-static inline int64_t dbl_key(double d)
-{
-    if (isnan(d)) d = NAN;
-    int64_t b;
-    memcpy(&b, &d, sizeof b);
-    return b < 0 ? b ^ INT64_MAX : b;
-}
-
-static inline double key_dbl(int64_t k)
-{
-    int64_t b = k < 0 ? k ^ INT64_MAX : k;
-    double d;
-    memcpy(&d, &b, sizeof d);
-    return d;
-}
+/* The accumulator is little endian everywhere (operators/agg.h), so a
+ * savepoint reads the same on any host. */
+static inline int64_t ld64(const uint8_t *p) { return sl_get_lei64(p); }
+static inline void st64(uint8_t *p, int64_t v) { sl_put_lei64(p, v); }
 
 /* ---- plan ----------------------------------------------------------------- */
 
@@ -202,157 +140,10 @@ static void ga_plan_free(void *p)
 {
     ga_plan *pl = p;
     if (!pl) return;
-    for (int i = 0; i < pl->naggs; i++) free(pl->texts[i]);
-    free(pl->texts);
-    free(pl->aggs);
+    sl_agg_list_free(&pl->aggs);
     free(pl->keys);
     free(pl->vid);
     free(pl);
-}
-
-static bool is_id_start(unsigned char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c >= 0x80;
-}
-
-static bool is_id_char(unsigned char c)
-{
-    return is_id_start(c) || (c >= '0' && c <= '9') || c == '$';
-}
-
-static const char *skip_ws(const char *s)
-{
-    while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r') s++;
-    return s;
-}
-
-/* Read an identifier, bare or `quoted` (`` doubles a backtick), at *sp into
- * out[cap]. Returns false when there is none or it is too long. */
-static bool read_ident(const char **sp, char *out, size_t cap)
-{
-    const char *s = *sp;
-    size_t n = 0;
-    if (*s == '`') {
-        s++;
-        for (;;) {
-            if (!*s) return false;
-            if (*s == '`') {
-                if (s[1] != '`') break;
-                s++;
-            }
-            if (n + 1 >= cap) return false;
-            out[n++] = *s++;
-        }
-        s++;
-        if (n == 0) return false;
-    } else {
-        if (!is_id_start((unsigned char)*s)) return false;
-        while (is_id_char((unsigned char)*s)) {
-            if (n + 1 >= cap) return false;
-            out[n++] = *s++;
-        }
-    }
-    out[n] = '\0';
-    *sp = s;
-    return true;
-}
-
-/* Parse "FN(arg) [[AS] alias]" into `a` and the output name into
- * name[cap] (empty when there is no alias). Errors go to err without the
- * vertex/item prefix, which the caller adds. */
-static int parse_item(const char *text, const sl_schema *in, agg_item *a, char *name, size_t cap,
-                      char *err, size_t errlen)
-{
-    const char *s = skip_ws(text);
-    char fn[16], col[256];
-    const char *fn_start = s;
-    while (is_id_char((unsigned char)*s)) s++;
-    size_t fnlen = (size_t)(s - fn_start);
-    int fnshow = (int)fnlen; /* the whole name, for the message */
-    s = skip_ws(s);
-    if (fnlen == 0 || *s != '(')
-        return sl_seterr(err, errlen, "expected an aggregate call such as SUM(amount)");
-    if (fnlen >= sizeof fn) fnlen = sizeof fn - 1;
-    memcpy(fn, fn_start, fnlen);
-    fn[fnlen] = '\0';
-    if (strcasecmp(fn, "COUNT") == 0) a->fn = AGG_COUNT;
-    else if (strcasecmp(fn, "SUM") == 0) a->fn = AGG_SUM;
-    else if (strcasecmp(fn, "MIN") == 0) a->fn = AGG_MIN;
-    else if (strcasecmp(fn, "MAX") == 0) a->fn = AGG_MAX;
-    else if (strcasecmp(fn, "AVG") == 0) a->fn = AGG_AVG;
-    else
-        return sl_seterr(err, errlen,
-                         "unknown aggregate function '%.*s' (expected COUNT, SUM, MIN, MAX or AVG)",
-                         fnshow, fn_start);
-    s = skip_ws(s + 1);
-    a->col = -1;
-    a->in_type = SL_T_NULL;
-    if (*s == '*') {
-        if (a->fn != AGG_COUNT)
-            return sl_seterr(err, errlen, "'*' is only allowed in COUNT(*)");
-        a->fn = AGG_COUNT_STAR;
-        s++;
-    } else {
-        const char *c0 = s;
-        if (!read_ident(&s, col, sizeof col))
-            return sl_seterr(err, errlen, "expected a column name inside %s( )", agg_names[a->fn]);
-        if (strncasecmp(c0, "DISTINCT", 8) == 0 && s - c0 == 8 && *skip_ws(s) != ')')
-            return sl_seterr(err, errlen, "DISTINCT aggregates are not supported");
-        a->col = sl_schema_find(in, col);
-        if (a->col < 0) return sl_seterr(err, errlen, "unknown column '%s'", col);
-        a->in_type = in->fields[a->col].type;
-    }
-    s = skip_ws(s);
-    if (*s != ')')
-        return sl_seterr(err, errlen, "the argument of %s must be a single column (compute "
-                         "expressions in a calc vertex first)", agg_names[a->fn]);
-    s = skip_ws(s + 1);
-
-    sl_type t = a->in_type;
-    bool numeric = t == SL_T_INT || t == SL_T_BIGINT || t == SL_T_DOUBLE;
-    switch (a->fn) {
-    case AGG_COUNT_STAR:
-    case AGG_COUNT: a->out_type = SL_T_BIGINT; break;
-    case AGG_SUM:
-    case AGG_AVG:
-        if (!numeric)
-            return sl_seterr(err, errlen, "%s needs a numeric column (INT, BIGINT or DOUBLE); "
-                             "'%s' is %s", agg_names[a->fn], in->fields[a->col].name,
-                             sl_type_name(t));
-        a->out_type = t;
-        break;
-    case AGG_MIN:
-    case AGG_MAX:
-        if (!numeric && t != SL_T_TIMESTAMP)
-            return sl_seterr(err, errlen, "%s needs a numeric or TIMESTAMP column (INT, BIGINT, "
-                             "DOUBLE or TIMESTAMP); '%s' is %s", agg_names[a->fn],
-                             in->fields[a->col].name, sl_type_name(t));
-        a->out_type = t;
-        break;
-    }
-
-    name[0] = '\0';
-    if (*s) {
-        const char *k = s;
-        if (strncasecmp(k, "AS", 2) == 0 && !is_id_char((unsigned char)k[2])) {
-            s = skip_ws(k + 2);
-            if (!*s) return sl_seterr(err, errlen, "expected an alias after AS");
-        }
-        if (!read_ident(&s, name, cap))
-            return sl_seterr(err, errlen, "expected an alias after the call, got '%s'", k);
-        s = skip_ws(s);
-        if (*s) return sl_seterr(err, errlen, "unexpected text '%s' after the alias", s);
-    }
-    return SL_OK;
-}
-
-static size_t slot_size(agg_fn fn)
-{
-    switch (fn) {
-    case AGG_COUNT_STAR: return 0;
-    case AGG_COUNT: return 8;
-    default: return 16;
-    }
 }
 
 /* Parse the config into a plan and fill `out` (which it overwrites). On
@@ -365,6 +156,7 @@ static void *ga_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
     const char *vid = v->id ? v->id : "?";
     ga_plan *pl = sl_calloc(1, sizeof *pl);
     pl->vid = sl_strdup(vid);
+    sl_agg_list_init(&pl->aggs);
     sl_schema_init(out);
 
     /* group-by: an array of column names, or one name as a string */
@@ -439,11 +231,6 @@ static void *ga_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
                   SL_MAX_FIELDS);
         goto fail;
     }
-    if (na) {
-        pl->aggs = sl_calloc(na, sizeof *pl->aggs);
-        pl->texts = sl_calloc(na, sizeof *pl->texts);
-    }
-    pl->acc_size = 8; /* the row count */
     for (size_t i = 0; i < na; i++) {
         int item = (int)i + 1;
         json_t *ji = json_is_string(ja) ? ja : json_array_get(ja, i);
@@ -452,27 +239,16 @@ static void *ga_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
                       "\"SUM(amount) AS total\"", vid, item);
             goto fail;
         }
-        const char *text = json_string_value(ji);
-        agg_item *a = &pl->aggs[i];
-        char name[256], perr[300];
-        if (parse_item(text, in, a, name, sizeof name, perr, sizeof perr) != SL_OK) {
-            sl_seterr(err, errlen, "vertex '%s': aggregate %d '%s': %s", vid, item, text, perr);
+        char aerr[600];
+        if (sl_agg_list_add(&pl->aggs, json_string_value(ji), item, in, out, aerr,
+                            sizeof aerr) != SL_OK) {
+            sl_seterr(err, errlen, "vertex '%s': %s", vid, aerr);
             goto fail;
         }
-        if (!name[0]) snprintf(name, sizeof name, "EXPR$%d", pl->nkeys + (int)i);
-        if (sl_schema_find(out, name) >= 0) {
-            sl_seterr(err, errlen, "vertex '%s': aggregate %d '%s': duplicate output column '%s' "
-                      "(rename it with AS)", vid, item, text, name);
-            goto fail;
-        }
-        pl->texts[i] = sl_strdup(text);
-        pl->naggs++;
-        a->off = pl->acc_size;
-        pl->acc_size += slot_size(a->fn);
-        if (a->fn == AGG_MIN || a->fn == AGG_MAX) pl->has_minmax = true;
-        sl_schema_add(out, name, a->out_type);
     }
-    if (!pl->has_minmax) pl->retract_minmax = false;
+    if (!pl->aggs.has_minmax) pl->retract_minmax = false;
+    pl->aggs.keep_values = pl->retract_minmax;
+    pl->acc_size = pl->aggs.size;
 
     /* state.ttl, or the same under Flink's name */
     json_t *jt = json_object_get(v->config, "state.ttl");
@@ -534,7 +310,7 @@ static int ga_open(sl_op *op)
                           "were set up for this operator", pl->vid);
     st->old_acc = sl_calloc(1, pl->acc_size);
     st->new_acc = sl_calloc(1, pl->acc_size);
-    size_t nout = (size_t)(pl->nkeys + pl->naggs);
+    size_t nout = (size_t)(pl->nkeys + pl->aggs.n);
     st->vals_old = sl_calloc(nout, sizeof *st->vals_old);
     st->vals_new = sl_calloc(nout, sizeof *st->vals_new);
     return SL_OK;
@@ -575,7 +351,7 @@ static int mm_update(sl_op *op, int i, uint8_t *slot, int64_t k, int delta)
 {
     const ga_plan *pl = op->plan;
     ga_state *st = op->priv;
-    bool is_max = pl->aggs[i].fn == AGG_MAX;
+    bool is_max = pl->aggs.aggs[i].fn == SL_AGG_MAX;
     uint8_t ns[GA_MM_NSLEN], cbuf[8];
     char err[256];
     mm_ns(ns, i, k);
@@ -747,114 +523,41 @@ static int ga_restore_state(sl_op *op, const void *const *blobs, const size_t *l
 
 /* ---- process ----------------------------------------------------------------- */
 
-/* Fold one input value into aggregate i's slot; sign +1 accumulates, -1
- * retracts. */
-static int agg_update(sl_op *op, int i, const sl_value *v, int sign, sl_rowkind kind)
+/* The MIN/MAX part of a row that needs more than the accumulator: with
+ * "input-changelog": "retract" each non-NULL value goes into (sign +1) or
+ * out of (-1) its multiset, which keeps the slot right; on insert-only
+ * input a retraction that reaches a MIN/MAX fails the task. */
+static int minmax_update(sl_op *op, const sl_row *row, int sign)
 {
     const ga_plan *pl = op->plan;
-    const agg_item *a = &pl->aggs[i];
     ga_state *st = op->priv;
-    uint8_t *slot = st->new_acc + a->off;
-    if (a->fn == AGG_COUNT_STAR || v->isnull) return SL_OK;
-    switch (a->fn) {
-    case AGG_COUNT_STAR: break;
-    case AGG_COUNT: st64(slot, ld64(slot) + sign); break;
-    case AGG_SUM:
-    case AGG_AVG:
-        st64(slot, ld64(slot) + sign);
-        if (a->in_type == SL_T_DOUBLE) {
-            std_(slot + 8, sign > 0 ? ldd(slot + 8) + v->v.d : ldd(slot + 8) - v->v.d);
-        } else {
-            /* Wrapping arithmetic, like Java's int/long sums; INT wraps when
-             * its result is narrowed to 32 bits. */
-            uint64_t s = (uint64_t)ld64(slot + 8);
-            uint64_t x = (uint64_t)v->v.i;
-            st64(slot + 8, (int64_t)(sign > 0 ? s + x : s - x));
-        }
-        break;
-    case AGG_MIN:
-    case AGG_MAX: {
-        int64_t k = a->in_type == SL_T_DOUBLE ? dbl_key(v->v.d) : v->v.i;
-        if (pl->retract_minmax) return mm_update(op, i, slot, k, sign);
-        if (sign < 0)
+    for (int i = 0; i < pl->aggs.n; i++) {
+        const sl_agg *a = &pl->aggs.aggs[i];
+        if (a->fn != SL_AGG_MIN && a->fn != SL_AGG_MAX) continue;
+        const sl_value *v = &row->vals[a->col];
+        if (v->isnull) continue;
+        if (!pl->retract_minmax)
             return sl_op_fail(op, "vertex '%s': aggregate %d '%s' received a retraction (%s) but "
                               "the vertex's input is insert-only; set \"input-changelog\": "
                               "\"retract\" on it to keep the values MIN/MAX need",
-                              pl->vid, i + 1, pl->texts[i], sl_rowkind_short(kind));
-        bool has = ld64(slot) != 0;
-        int64_t cur = ld64(slot + 8);
-        if (!has || (a->fn == AGG_MAX ? k > cur : k < cur)) {
-            st64(slot, 1);
-            st64(slot + 8, k);
-        }
-        break;
-    }
+                              pl->vid, i + 1, a->text, sl_rowkind_short(row->kind));
+        if (mm_update(op, i, st->new_acc + a->off, sl_agg_order_key(a->in_type, v), sign) !=
+            SL_OK)
+            return SL_ERR;
     }
     return SL_OK;
-}
-
-/* Output values of aggregate i from an accumulator. */
-static void agg_value(const agg_item *a, const uint8_t *acc, sl_value *out)
-{
-    const uint8_t *slot = acc + a->off;
-    out->isnull = false;
-    switch (a->fn) {
-    case AGG_COUNT_STAR: out->v.i = ld64(acc); return;
-    case AGG_COUNT: out->v.i = ld64(slot); return;
-    case AGG_SUM:
-    case AGG_AVG: {
-        int64_t n = ld64(slot);
-        if (n <= 0) {
-            out->isnull = true;
-            return;
-        }
-        if (a->in_type == SL_T_DOUBLE) {
-            double s = ldd(slot + 8);
-            out->v.d = a->fn == AGG_SUM ? s : s / (double)n;
-            return;
-        }
-        int64_t s = ld64(slot + 8);
-        int64_t r = a->fn == AGG_SUM ? s : s / n; /* n > 0: C truncates toward zero, as Java */
-        out->v.i = a->in_type == SL_T_INT ? (int64_t)(int32_t)(uint32_t)(uint64_t)r : r;
-        return;
-    }
-    case AGG_MIN:
-    case AGG_MAX:
-        if (!ld64(slot)) {
-            out->isnull = true;
-            return;
-        }
-        if (a->in_type == SL_T_DOUBLE) out->v.d = key_dbl(ld64(slot + 8));
-        else out->v.i = ld64(slot + 8);
-        return;
-    }
 }
 
 static void fill_row(const ga_plan *pl, const sl_row *in, const uint8_t *acc, sl_value *vals)
 {
     for (int k = 0; k < pl->nkeys; k++) vals[k] = in->vals[pl->keys[k]];
-    for (int i = 0; i < pl->naggs; i++) agg_value(&pl->aggs[i], acc, &vals[pl->nkeys + i]);
-}
-
-/* Equal as Flink compares result rows (Double.equals for DOUBLE). */
-static bool aggs_equal(const ga_plan *pl, const sl_value *a, const sl_value *b)
-{
-    for (int i = pl->nkeys; i < pl->nkeys + pl->naggs; i++) {
-        if (a[i].isnull != b[i].isnull) return false;
-        if (a[i].isnull) continue;
-        if (pl->aggs[i - pl->nkeys].out_type == SL_T_DOUBLE) {
-            if (dbl_key(a[i].v.d) != dbl_key(b[i].v.d)) return false;
-        } else if (a[i].v.i != b[i].v.i) {
-            return false;
-        }
-    }
-    return true;
+    sl_agg_result(&pl->aggs, acc, vals + pl->nkeys);
 }
 
 static int emit_row(sl_op *op, sl_rowkind kind, sl_value *vals, int64_t ts)
 {
     const ga_plan *pl = op->plan;
-    sl_row r = {.kind = kind, .n = pl->nkeys + pl->naggs, .vals = vals, .ts = ts};
+    sl_row r = {.kind = kind, .n = pl->nkeys + pl->aggs.n, .vals = vals, .ts = ts};
     return sl_op_emit(op, &r);
 }
 
@@ -890,15 +593,13 @@ static int ga_process(sl_op *op, int input, sl_row *row)
         memcpy(st->new_acc, st->old_acc, pl->acc_size);
     }
 
-    int sign = retract ? -1 : 1;
-    st64(st->new_acc, ld64(st->new_acc) + sign);
-    for (int i = 0; i < pl->naggs; i++) {
-        const agg_item *a = &pl->aggs[i];
-        if (a->col >= 0 && agg_update(op, i, &row->vals[a->col], sign, row->kind) != SL_OK)
-            return SL_ERR;
-    }
+    if (retract) sl_agg_retract(&pl->aggs, st->new_acc, row);
+    else sl_agg_add(&pl->aggs, st->new_acc, row);
+    if (pl->aggs.has_minmax && (retract || pl->retract_minmax) &&
+        minmax_update(op, row, retract ? -1 : 1) != SL_OK)
+        return SL_ERR;
 
-    if (!first && ld64(st->new_acc) <= 0) { /* the key's last row was retracted */
+    if (!first && sl_agg_rows(st->new_acc) <= 0) { /* the key's last row was retracted */
         if (sl_kstate_del(ks, st->sid_acc, no_ns, 0, err, sizeof err) == SL_ERR)
             return sl_op_fail(op, "vertex '%s': state: %s", pl->vid, err);
         if (pl->retract_minmax && mm_clear_key(op) != SL_OK) return SL_ERR;
@@ -921,7 +622,8 @@ static int ga_process(sl_op *op, int input, sl_row *row)
     fill_row(pl, row, st->new_acc, st->vals_new);
     if (first) return emit_row(op, SL_KIND_INSERT, st->vals_new, row->ts);
     fill_row(pl, row, st->old_acc, st->vals_old);
-    if (aggs_equal(pl, st->vals_old, st->vals_new)) return SL_OK;
+    if (sl_agg_results_equal(&pl->aggs, st->vals_old + pl->nkeys, st->vals_new + pl->nkeys))
+        return SL_OK;
     rc = emit_row(op, SL_KIND_UPDATE_BEFORE, st->vals_old, row->ts);
     if (rc != SL_OK) return rc;
     return emit_row(op, SL_KIND_UPDATE_AFTER, st->vals_new, row->ts);

@@ -12,24 +12,25 @@
  *   "group-by":         ["user_id"] key columns; empty or absent = one
  *                                   global window per period
  *   "aggregates":       ["COUNT(*) AS cnt", "SUM(price) AS total"]
- *                       COUNT(*), COUNT(col), SUM, MIN, MAX, AVG
+ *                       COUNT(*), COUNT(1), COUNT(col), SUM, MIN, MAX,
+ *                       AVG (operators/agg.c parses them)
  *   "allowed-lateness": "0 s"
  *   "time":             "event" (default) | "processing" (TUMBLE and HOP)
  *
  * Output: window_start, window_end, window_time (= window_end - 1 ms, the
- * rowtime of the result), the group-by columns, then the aggregates. Types
- * follow Flink: COUNT is BIGINT, SUM / MIN / MAX keep the input type, AVG
- * of an integer type truncates to that type. Result rows carry
+ * rowtime of the result), the group-by columns, then the aggregates, typed
+ * as Flink types them (see operators/agg.h). Result rows carry
  * ts = window_time.
  *
  * State. Aggregation is incremental: each (key, window) has one entry in
  * op->kstate, namespace = the window's [start, end) (16 bytes, big-endian
  * with the sign flipped so byte order is time order), value =
- *     u8 flags (bit 0: fired) | per aggregate { i64 n, 8-byte v } |
- *     the group-by values as a binary row (sl_row_encode)
- * where n counts the non-NULL inputs and v is the running sum, minimum or
- * maximum (a double's bits for DOUBLE). The key's values are kept in the
- * entry because a timer knows only the key bytes. Session windows also keep,
+ *     u8 flags (bit 0: fired; bit 1: set, the accumulator layout of
+ *     operators/agg.h -- entries without it come from an older layout and
+ *     are refused) | the aggregate list's fixed-size accumulator
+ *     (operators/agg.h) | the group-by values as a binary row (sl_row_encode)
+ * The key's values are kept in the entry because a timer knows only the key
+ * bytes. Session windows also keep,
  * per key, the list of its live sessions (state "window-sessions", empty
  * namespace, pairs of i64 start/end) -- Flink's merging window set.
  *
@@ -51,7 +52,7 @@
  *
  * Sessions. A row at t opens [t, t + gap); every live session of the key
  * that intersects it (touching counts, as in Flink) is merged into one
- * window by combining accumulators. If the merged window is late the row is
+ * window by combining accumulators (sl_agg_merge). If the merged window is late the row is
  * dropped. When a merge changes the bounds of a session that already fired,
  * its old result is retracted with -D (its window_start / window_end no
  * longer exist) and the merged window fires as +I when due.
@@ -71,6 +72,8 @@
 #include "keygroup.h"
 #include "operator.h"
 #include "runtime.h"
+#include "agg.h"
+#include "bytes.h"
 
 /* Event timestamps and window bounds must stay within +-2^62 ms and window
  * sizes within 2^40 ms (~35 years), so window arithmetic cannot overflow. */
@@ -80,18 +83,9 @@
 #define WIN_KEY_MAX 65535      /* state keys carry a u16 length */
 #define WIN_NS_LEN 16
 #define WIN_FIRED 1u
-#define WIN_ACC_SIZE 16        /* i64 n + 8-byte v per aggregate */
+#define WIN_AGG_LAYOUT 2u      /* flags: the entry holds an operators/agg.h accumulator */
 
 typedef enum { WIN_TUMBLE, WIN_HOP, WIN_SESSION, WIN_CUMULATE } win_kind;
-
-typedef enum { AGG_COUNT_STAR, AGG_COUNT, AGG_SUM, AGG_MIN, AGG_MAX, AGG_AVG } agg_fn;
-
-typedef struct win_agg {
-    agg_fn fn;
-    int col;          /* input column; -1 for COUNT(*) */
-    sl_type type;     /* the input column's type (BIGINT for COUNT(*)) */
-    int is_double;    /* the accumulator's v holds a double */
-} win_agg;
 
 typedef struct win_plan {
     char *vid;          /* vertex id, for runtime messages */
@@ -107,9 +101,8 @@ typedef struct win_plan {
     int nkeys;
     int *keys;          /* group-by column indices */
     sl_schema key_schema; /* the group-by columns, for the entry's key row */
-    int nagg;
-    win_agg *aggs;
-    int nout;           /* 3 + nkeys + nagg */
+    sl_agg_list aggs;   /* the aggregates; their accumulator is in every entry */
+    int nout;           /* 3 + nkeys + aggs.n */
 } win_plan;
 
 typedef struct wbuf {
@@ -163,33 +156,9 @@ static void wbuf_free(wbuf *b)
     b->len = b->cap = 0;
 }
 
-static inline void put_i64(uint8_t *p, int64_t v)
-{
-    uint64_t u = (uint64_t)v;
-    for (int i = 0; i < 8; i++) p[i] = (uint8_t)(u >> (8 * i));
-}
-
-static inline int64_t get_i64(const uint8_t *p)
-{
-    uint64_t u = 0;
-    for (int i = 0; i < 8; i++) u |= (uint64_t)p[i] << (8 * i);
-    return (int64_t)u;
-}
-
-static inline void put_f64(uint8_t *p, double d)
-{
-    uint64_t u;
-    memcpy(&u, &d, 8);
-    put_i64(p, (int64_t)u);
-}
-
-static inline double get_f64(const uint8_t *p)
-{
-    uint64_t u = (uint64_t)get_i64(p);
-    double d;
-    memcpy(&d, &u, 8);
-    return d;
-}
+/* The session list's little-endian i64 fields. */
+static inline void put_i64(uint8_t *p, int64_t v) { sl_put_lei64(p, v); }
+static inline int64_t get_i64(const uint8_t *p) { return sl_get_lei64(p); }
 
 /* Namespace bytes: start then end, big-endian, sign bit flipped. */
 static void ns_encode(uint8_t *ns, int64_t start, int64_t end)
@@ -236,7 +205,7 @@ static void win_plan_free(void *p)
     free(pl->vid);
     free(pl->tcolname);
     free(pl->keys);
-    free(pl->aggs);
+    sl_agg_list_free(&pl->aggs);
     sl_schema_free(&pl->key_schema);
     free(pl);
 }
@@ -349,126 +318,6 @@ static int parse_window(win_plan *pl, const char *text, char *err, size_t errlen
     return SL_OK;
 }
 
-/* A column reference: name or `name`; copies it into buf. */
-static size_t parse_colname(const char *s, char *buf, size_t cap)
-{
-    size_t n;
-    if (*s == '`') {
-        const char *e = strchr(s + 1, '`');
-        if (!e) return 0;
-        n = (size_t)(e - s - 1);
-        if (n == 0 || n >= cap) return 0;
-        memcpy(buf, s + 1, n);
-        buf[n] = 0;
-        return n + 2;
-    }
-    n = ident_len(s);
-    if (n == 0 || n >= cap) return 0;
-    memcpy(buf, s, n);
-    buf[n] = 0;
-    return n;
-}
-
-static bool is_numeric(sl_type t)
-{
-    return t == SL_T_INT || t == SL_T_BIGINT || t == SL_T_DOUBLE;
-}
-
-/* One aggregate item: "FN(arg) [[AS] name]". Adds its output column. */
-static int parse_aggregate(win_plan *pl, const sl_schema *in, sl_schema *out, const char *text,
-                           int item, char *err, size_t errlen)
-{
-    const char *vid = pl->vid;
-    win_agg *a = &pl->aggs[pl->nagg];
-    const char *s = skip_space(text);
-    size_t n = ident_len(s);
-    if (word_is(s, n, "COUNT")) a->fn = AGG_COUNT;
-    else if (word_is(s, n, "SUM")) a->fn = AGG_SUM;
-    else if (word_is(s, n, "MIN")) a->fn = AGG_MIN;
-    else if (word_is(s, n, "MAX")) a->fn = AGG_MAX;
-    else if (word_is(s, n, "AVG")) a->fn = AGG_AVG;
-    else
-        return sl_seterr(err, errlen, "vertex '%s': aggregate %d '%s': expected COUNT, SUM, MIN, "
-                         "MAX or AVG of a column, like 'SUM(price) AS total'", vid, item, text);
-    const char *fname = a->fn == AGG_COUNT ? "COUNT" : a->fn == AGG_SUM ? "SUM"
-                        : a->fn == AGG_MIN ? "MIN" : a->fn == AGG_MAX ? "MAX" : "AVG";
-    const char *p = skip_space(s + n);
-    if (*p != '(')
-        return sl_seterr(err, errlen, "vertex '%s': aggregate %d '%s': expected '(' after %s", vid,
-                         item, text, fname);
-    p = skip_space(p + 1);
-    char col[128];
-    if (*p == '*' || (*p == '1' && !isalnum((unsigned char)p[1]))) {
-        if (a->fn != AGG_COUNT)
-            return sl_seterr(err, errlen, "vertex '%s': aggregate %d '%s': only COUNT takes '%c'",
-                             vid, item, text, *p);
-        a->fn = AGG_COUNT_STAR;
-        a->col = -1;
-        a->type = SL_T_BIGINT;
-        p++;
-    } else {
-        size_t cl = parse_colname(p, col, sizeof col);
-        if (cl == 0)
-            return sl_seterr(err, errlen, "vertex '%s': aggregate %d '%s': expected a column name "
-                             "inside %s(...)", vid, item, text, fname);
-        if (word_is(p, cl, "DISTINCT"))
-            return sl_seterr(err, errlen, "vertex '%s': aggregate %d '%s': DISTINCT aggregates "
-                             "are not supported in windows", vid, item, text);
-        a->col = sl_schema_find(in, col);
-        if (a->col < 0)
-            return sl_seterr(err, errlen, "vertex '%s': aggregate %d '%s': column '%s' is not in "
-                             "the input", vid, item, text, col);
-        a->type = in->fields[a->col].type;
-        p += cl;
-    }
-    p = skip_space(p);
-    if (*p != ')')
-        return sl_seterr(err, errlen, "vertex '%s': aggregate %d '%s': expected ')' after the "
-                         "argument", vid, item, text);
-    p = skip_space(p + 1);
-
-    /* the result type, Flink's */
-    sl_type rt = a->type;
-    switch (a->fn) {
-    case AGG_COUNT_STAR:
-    case AGG_COUNT: rt = SL_T_BIGINT; break;
-    case AGG_SUM:
-    case AGG_AVG:
-        if (!is_numeric(a->type))
-            return sl_seterr(err, errlen, "vertex '%s': aggregate %d '%s': %s needs a numeric "
-                             "column (INT, BIGINT or DOUBLE), '%s' is %s", vid, item, text, fname,
-                             in->fields[a->col].name, sl_type_name(a->type));
-        break;
-    case AGG_MIN:
-    case AGG_MAX:
-        if (!is_numeric(a->type) && a->type != SL_T_TIMESTAMP && a->type != SL_T_BOOLEAN)
-            return sl_seterr(err, errlen, "vertex '%s': aggregate %d '%s': %s over %s is not "
-                             "supported in windows (use a numeric, BOOLEAN or TIMESTAMP column)",
-                             vid, item, text, fname, sl_type_name(a->type));
-        break;
-    }
-    a->is_double = a->fn != AGG_COUNT_STAR && a->fn != AGG_COUNT && a->type == SL_T_DOUBLE;
-
-    /* the name: [AS] alias, else EXPR$<output index> */
-    char name[128];
-    if (*p) {
-        size_t w = ident_len(p);
-        if (word_is(p, w, "AS")) p = skip_space(p + w);
-        size_t nl = parse_colname(p, name, sizeof name);
-        if (nl == 0 || *skip_space(p + nl))
-            return sl_seterr(err, errlen, "vertex '%s': aggregate %d '%s': expected 'AS name' "
-                             "after the aggregate", vid, item, text);
-    } else {
-        snprintf(name, sizeof name, "EXPR$%d", out->n);
-    }
-    if (sl_schema_find(out, name) >= 0)
-        return sl_seterr(err, errlen, "vertex '%s': aggregate %d '%s': duplicate output column "
-                         "'%s' (rename it with AS)", vid, item, text, name);
-    sl_schema_add(out, name, rt);
-    pl->nagg++;
-    return SL_OK;
-}
-
 static void *win_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
 {
     const sl_vertex *v = pc->v;
@@ -478,6 +327,7 @@ static void *win_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
     win_plan *pl = sl_calloc(1, sizeof *pl);
     pl->vid = sl_strdup(vid);
     pl->tcol = -1;
+    sl_agg_list_init(&pl->aggs);
     sl_schema_init(&pl->key_schema);
     sl_schema_init(out);
 
@@ -592,7 +442,6 @@ static void *win_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
                   SL_MAX_FIELDS);
         goto fail;
     }
-    pl->aggs = sl_calloc(na, sizeof *pl->aggs);
     for (size_t i = 0; i < na; i++) {
         json_t *ji = json_array_get(ja, i);
         if (!json_is_string(ji)) {
@@ -600,8 +449,12 @@ static void *win_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
                       "'COUNT(*) AS cnt'", vid, i + 1);
             goto fail;
         }
-        if (parse_aggregate(pl, in, out, json_string_value(ji), (int)i + 1, err, errlen) != SL_OK)
+        char aerr[600];
+        if (sl_agg_list_add(&pl->aggs, json_string_value(ji), (int)i + 1, in, out, aerr,
+                            sizeof aerr) != SL_OK) {
+            sl_seterr(err, errlen, "vertex '%s': %s", vid, aerr);
             goto fail;
+        }
     }
     pl->nout = out->n;
     /* the key is the group-by columns (none: one key for all rows), and
@@ -616,91 +469,11 @@ fail:
     return NULL;
 }
 
-/* ---- accumulators ------------------------------------------------------- */
+/* ---- entries -------------------------------------------------------------- */
 
-static inline size_t acc_off(int i) { return 1 + (size_t)i * WIN_ACC_SIZE; }
-static inline size_t keyrow_off(const win_plan *pl) { return acc_off(pl->nagg); }
-
-/* Fold one row into the entry's accumulators. */
-static void acc_add(const win_plan *pl, uint8_t *val, const sl_row *row)
-{
-    for (int i = 0; i < pl->nagg; i++) {
-        const win_agg *a = &pl->aggs[i];
-        uint8_t *acc = val + acc_off(i);
-        int64_t n = get_i64(acc);
-        if (a->fn == AGG_COUNT_STAR) {
-            put_i64(acc, n + 1);
-            continue;
-        }
-        const sl_value *x = &row->vals[a->col];
-        if (x->isnull) continue;
-        put_i64(acc, n + 1);
-        if (a->fn == AGG_COUNT) continue;
-        uint8_t *v = acc + 8;
-        if (a->is_double) {
-            double d = get_f64(v), xd = x->v.d;
-            if (a->fn == AGG_SUM || a->fn == AGG_AVG) put_f64(v, n ? d + xd : xd);
-            else if (n == 0 || (a->fn == AGG_MIN ? xd < d : xd > d)) put_f64(v, xd);
-        } else {
-            int64_t c = get_i64(v), xi = x->v.i;
-            if (a->fn == AGG_SUM || a->fn == AGG_AVG) /* wraps like Java's long */
-                put_i64(v, n ? (int64_t)((uint64_t)c + (uint64_t)xi) : xi);
-            else if (n == 0 || (a->fn == AGG_MIN ? xi < c : xi > c)) put_i64(v, xi);
-        }
-    }
-}
-
-/* Merge the accumulators of `src` into `dst` (session windows). */
-static void acc_merge(const win_plan *pl, uint8_t *dst, const uint8_t *src)
-{
-    for (int i = 0; i < pl->nagg; i++) {
-        const win_agg *a = &pl->aggs[i];
-        uint8_t *da = dst + acc_off(i);
-        const uint8_t *sa = src + acc_off(i);
-        int64_t dn = get_i64(da), sn = get_i64(sa);
-        if (sn == 0) continue;
-        put_i64(da, dn + sn);
-        if (a->fn == AGG_COUNT_STAR || a->fn == AGG_COUNT) continue;
-        if (dn == 0) {
-            memcpy(da + 8, sa + 8, 8);
-            continue;
-        }
-        if (a->is_double) {
-            double d = get_f64(da + 8), s = get_f64(sa + 8);
-            if (a->fn == AGG_SUM || a->fn == AGG_AVG) put_f64(da + 8, d + s);
-            else if (a->fn == AGG_MIN ? s < d : s > d) put_f64(da + 8, s);
-        } else {
-            int64_t d = get_i64(da + 8), s = get_i64(sa + 8);
-            if (a->fn == AGG_SUM || a->fn == AGG_AVG)
-                put_i64(da + 8, (int64_t)((uint64_t)d + (uint64_t)s));
-            else if (a->fn == AGG_MIN ? s < d : s > d) put_i64(da + 8, s);
-        }
-    }
-}
-
-/* The result value of aggregate i. */
-static void acc_result(const win_agg *a, const uint8_t *acc, sl_value *out)
-{
-    int64_t n = get_i64(acc);
-    out->isnull = false;
-    if (a->fn == AGG_COUNT_STAR || a->fn == AGG_COUNT) {
-        out->v.i = n;
-        return;
-    }
-    if (n == 0) {
-        out->isnull = true;
-        return;
-    }
-    if (a->is_double) {
-        double d = get_f64(acc + 8);
-        out->v.d = a->fn == AGG_AVG ? d / (double)n : d;
-        return;
-    }
-    int64_t v = get_i64(acc + 8);
-    if (a->fn == AGG_AVG) v /= n; /* truncates toward zero, as Flink's integer AVG */
-    if (a->type == SL_T_INT) v = (int32_t)(uint32_t)(uint64_t)v; /* SUM(INT) wraps to INT */
-    out->v.i = v;
-}
+/* An entry is u8 flags | the aggregate accumulator (sl_agg) | key row. */
+#define WIN_ACC_OFF 1
+static inline size_t keyrow_off(const win_plan *pl) { return WIN_ACC_OFF + pl->aggs.size; }
 
 /* ---- per-subtask state ---------------------------------------------------- */
 
@@ -764,8 +537,7 @@ static int emit_result(sl_op *op, sl_rowkind kind, int64_t start, int64_t end, c
     o[1] = (sl_value){.v.i = end};
     o[2] = (sl_value){.v.i = end - 1};
     for (int k = 0; k < pl->nkeys; k++) o[3 + k] = st->keyv[k];
-    for (int i = 0; i < pl->nagg; i++)
-        acc_result(&pl->aggs[i], val + acc_off(i), &o[3 + pl->nkeys + i]);
+    sl_agg_result(&pl->aggs, val + WIN_ACC_OFF, &o[3 + pl->nkeys]);
     sl_row out = {.kind = kind, .n = pl->nout, .vals = o, .ts = end - 1};
     return sl_op_emit(op, &out);
 }
@@ -796,6 +568,7 @@ static void entry_init(sl_op *op, const sl_row *row, wbuf *b)
     size_t ko = keyrow_off(pl);
     wbuf_reserve(b, ko + st->keyrow.len);
     memset(b->p, 0, ko);
+    b->p[0] = WIN_AGG_LAYOUT;
     memcpy(b->p + ko, st->keyrow.p, st->keyrow.len);
     b->len = ko + st->keyrow.len;
 }
@@ -812,6 +585,10 @@ static int state_load(sl_op *op, int sid, const uint8_t *ns, size_t nslen, wbuf 
     if (rc == SL_OK) {
         if (sid != ((win_state *)op->priv)->sid_sess && vlen < keyrow_off(pl))
             return sl_op_fail(op, "vertex '%s': damaged window state (%zu bytes)", pl->vid, vlen);
+        if (sid != ((win_state *)op->priv)->sid_sess && !(*(const uint8_t *)val & WIN_AGG_LAYOUT))
+            return sl_op_fail(op, "vertex '%s': the window state was written by an older Sluice, "
+                              "whose accumulators are laid out differently; run the job without "
+                              "restoring it", pl->vid);
         wbuf_set(b, val, vlen);
         return SL_OK;
     }
@@ -894,7 +671,7 @@ static int add_to_window(sl_op *op, const sl_row *row, win_range w)
     if (fired && emit_result(op, SL_KIND_UPDATE_BEFORE, w.start, w.end, st->cur.p,
                              st->cur.len) != SL_OK)
         return SL_ERR;
-    acc_add(pl, st->cur.p, row);
+    sl_agg_add(&pl->aggs, st->cur.p + WIN_ACC_OFF, row);
     if (due) {
         rc = emit_result(op, fired ? SL_KIND_UPDATE_AFTER : SL_KIND_INSERT, w.start, w.end,
                          st->cur.p, st->cur.len);
@@ -985,7 +762,7 @@ static int add_to_session(sl_op *op, const sl_row *row, int64_t ts)
             if ((st->other.p[0] & WIN_FIRED) &&
                 emit_result(op, SL_KIND_DELETE, s, e, st->other.p, st->other.len) != SL_OK)
                 return SL_ERR;
-            acc_merge(pl, st->cur.p, st->other.p);
+            sl_agg_merge(&pl->aggs, st->cur.p + WIN_ACC_OFF, st->other.p + WIN_ACC_OFF);
             ns_encode(st->ns, s, e);
             if (state_delete(op, st->sid_acc, st->ns, WIN_NS_LEN) != SL_OK) return SL_ERR;
         }
@@ -1000,7 +777,7 @@ static int add_to_session(sl_op *op, const sl_row *row, int64_t ts)
     st->list.len += 16;
     if (sessions_store(op) != SL_OK) return SL_ERR;
 
-    acc_add(pl, st->cur.p, row);
+    sl_agg_add(&pl->aggs, st->cur.p + WIN_ACC_OFF, row);
     bool due = m.end - 1 <= wm;
     if (due) {
         if (emit_result(op, SL_KIND_INSERT, m.start, m.end, st->cur.p, st->cur.len) != SL_OK)

@@ -35,6 +35,7 @@
 #include <event2/thread.h>
 
 #include "tm.h"
+#include "bytes.h"
 #include "frame.h"
 #include "listen.h"
 #include "log.h"
@@ -58,17 +59,14 @@ static void peer_connect(tm_peer *p);
 
 /* ---- small helpers ------------------------------------------------------ */
 
-static void put_u32(uint8_t *p, uint32_t x) { memcpy(p, &x, 4); }
-static uint32_t get_u32(const uint8_t *p) { uint32_t x; memcpy(&x, p, 4); return x; }
-
 static void df_header(uint8_t *h, uint8_t type, uint32_t attempt, uint32_t chan, uint32_t a,
                       uint32_t b)
 {
     h[0] = type;
-    put_u32(h + 1, attempt);
-    put_u32(h + 5, chan);
-    put_u32(h + 9, a);
-    put_u32(h + 13, b);
+    sl_put_le32(h + 1, attempt);
+    sl_put_le32(h + 5, chan);
+    sl_put_le32(h + 9, a);
+    sl_put_le32(h + 13, b);
 }
 
 static tm_deploy *find_deploy(tm_net *n, uint32_t attempt)
@@ -608,7 +606,8 @@ static int handle_data_frame(tm_peer *p, const uint8_t *h, struct evbuffer *in, 
 {
     tm_net *n = p->net;
     uint8_t type = h[0];
-    uint32_t attempt = get_u32(h + 1), chan = get_u32(h + 5), a = get_u32(h + 9), b = get_u32(h + 13);
+    uint32_t attempt = sl_get_le32(h + 1), chan = sl_get_le32(h + 5);
+    uint32_t a = sl_get_le32(h + 9), b = sl_get_le32(h + 13);
     tm_deploy *d = find_deploy(n, attempt);
     if (type == DF_CREDIT) {
         if (a == 0 || a > 1u << 16) return sl_seterr(err, errlen, "bad credit count %u", a);
@@ -660,7 +659,7 @@ static void on_data_read(struct bufferevent *bev, void *arg)
         if (evbuffer_get_length(in) < DF_HDR) break;
         evbuffer_copyout(in, h, DF_HDR);
         if (h[0] == DF_DATA) {
-            uint32_t len = get_u32(h + 13);
+            uint32_t len = sl_get_le32(h + 13);
             if (len <= (1u << 20) && evbuffer_get_length(in) < DF_HDR + (size_t)len) break;
         }
         evbuffer_drain(in, DF_HDR);
@@ -738,8 +737,8 @@ static void on_pending_read(struct bufferevent *bev, void *arg)
     if (evbuffer_get_length(in) < DF_HDR) return;
     uint8_t h[DF_HDR];
     evbuffer_copyout(in, h, DF_HDR);
-    uint32_t idlen = get_u32(h + 9);
-    if (h[0] != DF_HELLO || get_u32(h + 1) != DF_MAGIC || get_u32(h + 5) != DF_VERSION ||
+    uint32_t idlen = sl_get_le32(h + 9);
+    if (h[0] != DF_HELLO || sl_get_le32(h + 1) != DF_MAGIC || sl_get_le32(h + 5) != DF_VERSION ||
         idlen == 0 || idlen > 256) {
         sl_warn(TAG, "closing a data connection that did not start with a valid hello");
         bufferevent_free(bev);

@@ -26,6 +26,7 @@
 #include "log.h"
 #include "keygroup.h"
 #include "runtime.h"
+#include "bytes.h"
 
 #define TAG "tm:task"
 
@@ -344,13 +345,13 @@ static int put_element(run *r, tm_writer *wr, int k, int tag, const sl_row *row,
                 size_t body = sl_row_encode(row, wr->schema, p + SL_EL_HDR + 8, room - SL_EL_HDR - 8);
                 if (body) {
                     n = SL_EL_HDR + 8 + body;
-                    memcpy(p + SL_EL_HDR, &row->ts, 8);
+                    sl_put_lei64(p + SL_EL_HDR, row->ts);
                 }
             }
         } else if (tag == SL_EL_WATERMARK) {
             if (room >= SL_EL_HDR + 8) {
                 n = SL_EL_HDR + 8;
-                memcpy(p + SL_EL_HDR, &x, 8);
+                sl_put_lei64(p + SL_EL_HDR, x);
             }
         } else if (tag == SL_EL_BARRIER) {
             if (room >= SL_EL_HDR + r->barrier_len) {
@@ -369,7 +370,7 @@ static int put_element(run *r, tm_writer *wr, int k, int tag, const sl_row *row,
         if (n) {
             uint32_t len = (uint32_t)(n - SL_EL_HDR);
             p[0] = (uint8_t)tag;
-            memcpy(p + 1, &len, 4);
+            sl_put_le32(p + 1, len);
             b->len += (uint32_t)n;
             return SL_OK;
         }
@@ -896,11 +897,10 @@ static int take_snapshot(run *r, uint64_t cpid, int64_t ts, int flags, const cha
     uint8_t *b = r->barrier_el;
     size_t dl = strlen(dir);
     if (dl > sizeof r->barrier_el - 19) dl = sizeof r->barrier_el - 19;
-    memcpy(b, &cpid, 8);
-    memcpy(b + 8, &ts, 8);
+    sl_put_le64(b, cpid);
+    sl_put_lei64(b + 8, ts);
     b[16] = (uint8_t)flags;
-    uint16_t d16 = (uint16_t)dl;
-    memcpy(b + 17, &d16, 2);
+    sl_put_le16(b + 17, (uint16_t)dl);
     memcpy(b + 19, dir, dl);
     r->barrier_len = 19 + dl;
     int rc = writers_broadcast(r, SL_EL_BARRIER, 0);
@@ -983,9 +983,9 @@ static int on_barrier(run *r, int c, const uint8_t *p, uint32_t len)
     uint64_t cpid;
     int64_t ts;
     uint16_t dl;
-    memcpy(&cpid, p, 8);
-    memcpy(&ts, p + 8, 8);
-    memcpy(&dl, p + 17, 2);
+    cpid = sl_get_le64(p);
+    ts = sl_get_lei64(p + 8);
+    dl = sl_get_le16(p + 17);
     if (19u + dl > len) return sl_seterr(r->err, sizeof r->err, "damaged barrier");
     if (cpid <= r->last_cp) return SL_OK; /* an older checkpoint, already superseded */
     if (cpid > r->aligning) {
@@ -1179,7 +1179,7 @@ static int process_buffer(run *r, sl_buf *b)
         }
         uint8_t tag = b->data[pos];
         uint32_t len;
-        memcpy(&len, b->data + pos + 1, 4);
+        len = sl_get_le32(b->data + pos + 1);
         const uint8_t *p = b->data + pos + SL_EL_HDR;
         if (len > b->len - pos - SL_EL_HDR) {
             rc = sl_seterr(r->err, sizeof r->err, "%s: damaged buffer: element of %u bytes overruns it",
@@ -1198,11 +1198,11 @@ static int process_buffer(run *r, sl_buf *b)
                 r->failed = 1;
                 break;
             }
-            memcpy(&row.ts, p, 8);
+            row.ts = sl_get_lei64(p);
             if (sl_rt_process(head, input, &row) != SL_OK) rc = fail(r, head);
         } else if (tag == SL_EL_WATERMARK && len == 8) {
             int64_t wm;
-            memcpy(&wm, p, 8);
+            wm = sl_get_lei64(p);
             if (wm > r->chan_wm[c]) {
                 r->chan_wm[c] = wm;
                 advance_watermark(r, &rc);

@@ -726,6 +726,71 @@ static void test_in_job_graph(void)
     CHECK_EQ_STR(err, "vertex 'agg': aggregate 2 'SUM(amont) AS total': unknown column 'amont'");
 }
 
+/* ---- COUNT(1) and MIN/MAX over BOOLEAN (the shared aggregate library) ---------- */
+
+/* Plan against (user BIGINT, ok BOOLEAN), open on `kind`. */
+static bool plan_bool(harness *h, const char *config, sl_backend_kind kind)
+{
+    memset(h, 0, sizeof *h);
+    h->v.id = (char *)"agg";
+    h->v.type = (char *)"group_aggregate";
+    h->v.def = GA;
+    h->v.config = json_loads(config, 0, NULL);
+    if (!h->v.config) abort();
+    sl_schema_init(&h->in);
+    sl_schema_add(&h->in, "user", SL_T_BIGINT);
+    sl_schema_add(&h->in, "ok", SL_T_BOOLEAN);
+    h->plan = sl_test_plan(GA, &h->v, &h->in, &h->out, h->err, sizeof h->err);
+    if (!h->plan) fprintf(stderr, "  plan: %s\n", h->err);
+    return h->plan && open_op(h, kind, NULL) == SL_OK;
+}
+
+static int feed_bool(harness *h, sl_rowkind kind, int64_t user, sl_value ok)
+{
+    sl_value v[2] = {I(user), ok};
+    sl_row r = {kind, 2, v, 1000};
+    return sl_rt_process(&h->op, 0, &r);
+}
+
+static void run_count_one_and_boolean_minmax(sl_backend_kind kind, bool retract)
+{
+    static harness h;
+    char config[512];
+    snprintf(config, sizeof config, "{\"group-by\": [\"user\"], \"input-changelog\": \"%s\", "
+             "\"aggregates\": [\"COUNT(1) AS c\", \"MIN(ok) AS lo\", \"MAX(ok) AS hi\", "
+             "\"COUNT(ok) AS n\"]}", retract ? "retract" : "insert-only");
+    CHECK(plan_bool(&h, config, kind));
+    CHECK_EQ_INT(h.out.fields[1].type, SL_T_BIGINT);
+    CHECK_EQ_INT(h.out.fields[2].type, SL_T_BOOLEAN);
+    CHECK_EQ_INT(h.out.fields[3].type, SL_T_BOOLEAN);
+    CHECK_EQ_INT(feed_bool(&h, PI, 1, I(1)), SL_OK);
+    CHECK_EQ_INT(feed_bool(&h, PI, 1, N), SL_OK);  /* COUNT(1) counts it, COUNT(ok) not */
+    CHECK_EQ_INT(feed_bool(&h, PI, 1, I(0)), SL_OK); /* FALSE < TRUE */
+    CHECK_EQ_INT(feed_bool(&h, PI, 2, N), SL_OK);  /* MIN/MAX of NULLs only: NULL */
+    if (retract) {
+        CHECK_EQ_INT(feed_bool(&h, MD, 1, I(0)), SL_OK); /* the minimum goes back to TRUE */
+        CHECK_EQ_INT(feed_bool(&h, MD, 1, I(1)), SL_OK);
+    }
+    static const char *const common[] = {"+I[1, 1, 1, 1, 1]", "-U[1, 1, 1, 1, 1]",
+                                         "+U[1, 2, 1, 1, 1]", "-U[1, 2, 1, 1, 1]",
+                                         "+U[1, 3, 0, 1, 2]", "+I[2, 1, null, null, 0]", NULL};
+    static const char *const more[] = {"+I[1, 1, 1, 1, 1]", "-U[1, 1, 1, 1, 1]",
+                                       "+U[1, 2, 1, 1, 1]", "-U[1, 2, 1, 1, 1]",
+                                       "+U[1, 3, 0, 1, 2]", "+I[2, 1, null, null, 0]",
+                                       "-U[1, 3, 0, 1, 2]", "+U[1, 2, 1, 1, 1]",
+                                       "-U[1, 2, 1, 1, 1]", "+U[1, 1, null, null, 0]", NULL};
+    CHECK(log_is(&h.log, retract ? more : common));
+    teardown(&h);
+}
+
+static void test_count_one_and_boolean_minmax(void)
+{
+    for (size_t b = 0; b < SL_ARRAY_LEN(backends); b++) {
+        run_count_one_and_boolean_minmax(backends[b], false);
+        run_count_one_and_boolean_minmax(backends[b], true);
+    }
+}
+
 /* ---- plan errors ---------------------------------------------------------------- */
 
 static void plan_error(const char *config, const char *want)
@@ -763,8 +828,9 @@ static void test_plan_errors(void)
                "vertex 'agg': aggregate 1 'avg(region)': AVG needs a numeric column (INT, "
                "BIGINT or DOUBLE); 'region' is STRING");
     plan_error("{\"group-by\": [\"user\"], \"aggregates\": [\"MAX(region)\"]}",
-               "vertex 'agg': aggregate 1 'MAX(region)': MAX needs a numeric or TIMESTAMP "
-               "column (INT, BIGINT, DOUBLE or TIMESTAMP); 'region' is STRING");
+               "vertex 'agg': aggregate 1 'MAX(region)': MAX needs a numeric, BOOLEAN or "
+               "TIMESTAMP column (INT, BIGINT, DOUBLE, BOOLEAN or TIMESTAMP); 'region' is "
+               "STRING");
     plan_error("{\"group-by\": [\"user\"], \"aggregates\": [\"SUM(amount * 2)\"]}",
                "vertex 'agg': aggregate 1 'SUM(amount * 2)': the argument of SUM must be a "
                "single column (compute expressions in a calc vertex first)");
@@ -1145,7 +1211,8 @@ SL_TEST_MAIN(SL_TEST(test_definition), SL_TEST(test_output_schema),
              SL_TEST(test_backends_agree_with_model),
              SL_TEST(test_state_from_other_aggregates_is_refused),
              SL_TEST(test_row_of_foreign_key_group_fails), SL_TEST(test_open_without_state_fails),
-             SL_TEST(test_in_job_graph), SL_TEST(test_plan_errors), SL_TEST(test_ttl_expiry),
+             SL_TEST(test_in_job_graph), SL_TEST(test_count_one_and_boolean_minmax),
+             SL_TEST(test_plan_errors), SL_TEST(test_ttl_expiry),
              SL_TEST(test_ttl_expired_before_timer), SL_TEST(test_ttl_retraction_removes_timer),
              SL_TEST(test_ttl_busy_key_keeps_one_timer), SL_TEST(test_ttl_stray_timer_is_dropped),
              SL_TEST(test_ttl_zero_keeps_state),

@@ -1,0 +1,51 @@
+/*
+ * calendar.h -- the one calendar: milliseconds since the epoch <-> the
+ * proleptic Gregorian calendar in UTC, as java.time counts it (Flink's
+ * TIMESTAMP(3) and TIMESTAMP_LTZ(3) values are such milliseconds).
+ *
+ * Days are converted with Howard Hinnant's civil-from-days algorithms: the
+ * year is shifted to start in March, so the leap day ends a 400-year era
+ * and month lengths follow a fixed 153-days-per-5-months pattern. Every
+ * function is total over int64 milliseconds (no overflow, negative times
+ * round toward the past) and allocates nothing.
+ */
+#ifndef SL_CALENDAR_H
+#define SL_CALENDAR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* A UTC date and time of day split out of milliseconds since the epoch. */
+typedef struct sl_civil {
+    int64_t year;  /* proleptic Gregorian; 0 is 1 BC, as java.time's */
+    int month;     /* 1..12 */
+    int day;       /* 1..31 */
+    int hour, minute, second, milli;
+} sl_civil;
+
+#define SL_MS_PER_DAY 86400000LL
+
+/* a / b rounded toward minus infinity (b != 0). */
+static inline int64_t sl_floor_div(int64_t a, int64_t b)
+{
+    int64_t q = a / b;
+    return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+
+/* Days since 1970-01-01 of year y, month m (1..12), day d. */
+int64_t sl_days_from_civil(int64_t y, int m, int d);
+
+/* The date of day z since 1970-01-01. */
+void sl_civil_from_days(int64_t z, int64_t *y, int *m, int *d);
+
+/* Days in month m (1..12) of year y. */
+int sl_days_in_month(int64_t y, int m);
+
+/* ms since the epoch as a UTC date and time. */
+sl_civil sl_civil_from_ms(int64_t ms);
+
+/* Java's LocalDate year: 4 digits, "+" beyond 9999, "-" before year 0.
+ * Returns what snprintf returns. */
+int sl_civil_format_year(char *dst, size_t cap, int64_t y);
+
+#endif

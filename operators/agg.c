@@ -1,0 +1,409 @@
+/*
+ * agg.c -- the aggregate library (see agg.h for the accumulator layout and
+ * the semantics): the parser for aggregate items, Flink's result types, and
+ * add / retract / merge / result over the fixed-size accumulator.
+ *
+ * The parser accepts "FN(arg) [[AS] alias]" with FN one of COUNT, SUM,
+ * MIN, MAX, AVG (any case, blanks allowed around the parentheses) and arg a
+ * column, bare or `quoted` (`` doubles a backtick), or `*` / `1` for
+ * COUNT. Anything else -- expressions, DISTINCT, several arguments -- is
+ * refused with a message saying what to do instead. Which argument types
+ * each function takes follows Flink (COUNT: any; SUM, AVG: numeric; MIN,
+ * MAX: numeric, BOOLEAN, TIMESTAMP -- Flink also orders strings, which
+ * would need a variable-size accumulator, so STRING is refused for now).
+ */
+#include "agg.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "bytes.h"
+#include "sl.h"
+
+/* ---- names and parsing ---------------------------------------------------- */
+
+const char *sl_agg_fn_name(sl_agg_fn fn)
+{
+    static const char *const names[] = {"COUNT", "COUNT", "SUM", "MIN", "MAX", "AVG"};
+    return (unsigned)fn < sizeof names / sizeof names[0] ? names[fn] : "?";
+}
+
+void sl_agg_list_init(sl_agg_list *l)
+{
+    memset(l, 0, sizeof *l);
+    l->size = SL_AGG_HDR;
+}
+
+void sl_agg_list_free(sl_agg_list *l)
+{
+    if (!l) return;
+    for (int i = 0; i < l->n; i++) free(l->aggs[i].text);
+    free(l->aggs);
+    sl_agg_list_init(l);
+}
+
+static bool is_id_start(unsigned char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c >= 0x80;
+}
+
+static bool is_id_char(unsigned char c)
+{
+    return is_id_start(c) || (c >= '0' && c <= '9') || c == '$';
+}
+
+static const char *skip_ws(const char *s)
+{
+    while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r') s++;
+    return s;
+}
+
+/* Read an identifier, bare or `quoted` (`` doubles a backtick), at *sp into
+ * out[cap]. Returns false when there is none or it is too long. */
+static bool read_ident(const char **sp, char *out, size_t cap)
+{
+    const char *s = *sp;
+    size_t n = 0;
+    if (*s == '`') {
+        s++;
+        for (;;) {
+            if (!*s) return false;
+            if (*s == '`') {
+                if (s[1] != '`') break;
+                s++;
+            }
+            if (n + 1 >= cap) return false;
+            out[n++] = *s++;
+        }
+        s++;
+        if (n == 0) return false;
+    } else {
+        if (!is_id_start((unsigned char)*s)) return false;
+        while (is_id_char((unsigned char)*s)) {
+            if (n + 1 >= cap) return false;
+            out[n++] = *s++;
+        }
+    }
+    out[n] = '\0';
+    *sp = s;
+    return true;
+}
+
+static bool is_numeric(sl_type t) { return t == SL_T_INT || t == SL_T_BIGINT || t == SL_T_DOUBLE; }
+
+/* Parse one item into a and its alias into name[cap] (empty: none). Errors
+ * go to err without the "aggregate N" prefix. */
+static int parse_item(const char *text, const sl_schema *in, sl_agg *a, char *name, size_t cap,
+                      char *err, size_t errlen)
+{
+    const char *s = skip_ws(text);
+    char fn[16], col[256];
+    const char *fn_start = s;
+    while (is_id_char((unsigned char)*s)) s++;
+    size_t fnlen = (size_t)(s - fn_start);
+    int fnshow = (int)fnlen; /* the whole name, for the message */
+    s = skip_ws(s);
+    if (fnlen == 0 || *s != '(')
+        return sl_seterr(err, errlen, "expected an aggregate call such as SUM(amount)");
+    if (fnlen >= sizeof fn) fnlen = sizeof fn - 1;
+    memcpy(fn, fn_start, fnlen);
+    fn[fnlen] = '\0';
+    if (strcasecmp(fn, "COUNT") == 0) a->fn = SL_AGG_COUNT;
+    else if (strcasecmp(fn, "SUM") == 0) a->fn = SL_AGG_SUM;
+    else if (strcasecmp(fn, "MIN") == 0) a->fn = SL_AGG_MIN;
+    else if (strcasecmp(fn, "MAX") == 0) a->fn = SL_AGG_MAX;
+    else if (strcasecmp(fn, "AVG") == 0) a->fn = SL_AGG_AVG;
+    else
+        return sl_seterr(err, errlen,
+                         "unknown aggregate function '%.*s' (expected COUNT, SUM, MIN, MAX or AVG)",
+                         fnshow, fn_start);
+    const char *fname = sl_agg_fn_name(a->fn);
+    s = skip_ws(s + 1);
+    a->col = -1;
+    a->in_type = SL_T_NULL;
+    if (*s == '*') {
+        if (a->fn != SL_AGG_COUNT) return sl_seterr(err, errlen, "'*' is only allowed in COUNT(*)");
+        a->fn = SL_AGG_COUNT_STAR;
+        s++;
+    } else if (a->fn == SL_AGG_COUNT && *s == '1' && !is_id_char((unsigned char)s[1])) {
+        a->fn = SL_AGG_COUNT_STAR; /* COUNT(1) counts rows, as COUNT(*) (Flink rewrites it so) */
+        s++;
+    } else {
+        const char *c0 = s;
+        if (!read_ident(&s, col, sizeof col))
+            return sl_seterr(err, errlen, "expected a column name inside %s( )", fname);
+        if (strncasecmp(c0, "DISTINCT", 8) == 0 && s - c0 == 8 && *skip_ws(s) != ')')
+            return sl_seterr(err, errlen, "DISTINCT aggregates are not supported");
+        a->col = sl_schema_find(in, col);
+        if (a->col < 0) return sl_seterr(err, errlen, "unknown column '%s'", col);
+        a->in_type = in->fields[a->col].type;
+    }
+    s = skip_ws(s);
+    if (*s != ')')
+        return sl_seterr(err, errlen, "the argument of %s must be a single column (compute "
+                         "expressions in a calc vertex first)", fname);
+    s = skip_ws(s + 1);
+
+    sl_type t = a->in_type;
+    switch (a->fn) {
+    case SL_AGG_COUNT_STAR:
+    case SL_AGG_COUNT: a->out_type = SL_T_BIGINT; break;
+    case SL_AGG_SUM:
+    case SL_AGG_AVG:
+        if (!is_numeric(t))
+            return sl_seterr(err, errlen, "%s needs a numeric column (INT, BIGINT or DOUBLE); "
+                             "'%s' is %s", fname, in->fields[a->col].name, sl_type_name(t));
+        a->out_type = t;
+        break;
+    case SL_AGG_MIN:
+    case SL_AGG_MAX:
+        if (!is_numeric(t) && t != SL_T_TIMESTAMP && t != SL_T_BOOLEAN)
+            return sl_seterr(err, errlen, "%s needs a numeric, BOOLEAN or TIMESTAMP column (INT, "
+                             "BIGINT, DOUBLE, BOOLEAN or TIMESTAMP); '%s' is %s", fname,
+                             in->fields[a->col].name, sl_type_name(t));
+        a->out_type = t;
+        break;
+    }
+
+    name[0] = '\0';
+    if (*s) {
+        const char *k = s;
+        if (strncasecmp(k, "AS", 2) == 0 && !is_id_char((unsigned char)k[2])) {
+            s = skip_ws(k + 2);
+            if (!*s) return sl_seterr(err, errlen, "expected an alias after AS");
+        }
+        if (!read_ident(&s, name, cap))
+            return sl_seterr(err, errlen, "expected an alias after the call, got '%s'", k);
+        s = skip_ws(s);
+        if (*s) return sl_seterr(err, errlen, "unexpected text '%s' after the alias", s);
+    }
+    return SL_OK;
+}
+
+static size_t slot_size(sl_agg_fn fn)
+{
+    switch (fn) {
+    case SL_AGG_COUNT_STAR: return 0;
+    case SL_AGG_COUNT: return 8;
+    default: return 16;
+    }
+}
+
+int sl_agg_list_add(sl_agg_list *l, const char *text, int item, const sl_schema *in,
+                    sl_schema *out, char *err, size_t errlen)
+{
+    sl_agg a = {0};
+    char name[256], perr[300];
+    if (parse_item(text, in, &a, name, sizeof name, perr, sizeof perr) != SL_OK)
+        return sl_seterr(err, errlen, "aggregate %d '%s': %s", item, text, perr);
+    if (!name[0]) snprintf(name, sizeof name, "EXPR$%d", out->n);
+    if (sl_schema_find(out, name) >= 0)
+        return sl_seterr(err, errlen, "aggregate %d '%s': duplicate output column '%s' (rename "
+                         "it with AS)", item, text, name);
+    if (l->n == l->cap) {
+        l->cap = l->cap ? l->cap * 2 : 4;
+        l->aggs = sl_realloc(l->aggs, (size_t)l->cap * sizeof *l->aggs);
+    }
+    a.off = l->size;
+    a.text = sl_strdup(text);
+    l->size += slot_size(a.fn);
+    if (a.fn == SL_AGG_MIN || a.fn == SL_AGG_MAX) l->has_minmax = true;
+    l->aggs[l->n++] = a;
+    sl_schema_add(out, name, a.out_type);
+    return SL_OK;
+}
+
+/* ---- order keys ------------------------------------------------------------- */
+
+/* DOUBLE <-> an int64 whose signed order is Java's Double.compareTo order
+ * (one NaN, sorted last; -0.0 before 0.0). The map is its own inverse on
+ * the non-sign bits, so it can be undone. */
+static inline int64_t dbl_key(double d)
+{
+    if (isnan(d)) d = NAN;
+    int64_t b;
+    memcpy(&b, &d, sizeof b);
+    return b < 0 ? b ^ INT64_MAX : b;
+}
+
+static inline double key_dbl(int64_t k)
+{
+    int64_t b = k < 0 ? k ^ INT64_MAX : k;
+    double d;
+    memcpy(&d, &b, sizeof d);
+    return d;
+}
+
+int64_t sl_agg_order_key(sl_type t, const sl_value *v)
+{
+    return t == SL_T_DOUBLE ? dbl_key(v->v.d) : v->v.i;
+}
+
+bool sl_agg_minmax_get(const sl_agg *a, const uint8_t *acc, int64_t *key)
+{
+    *key = sl_get_lei64(acc + a->off + 8);
+    return sl_get_lei64(acc + a->off) != 0;
+}
+
+void sl_agg_minmax_set(const sl_agg *a, uint8_t *acc, bool has, int64_t key)
+{
+    sl_put_lei64(acc + a->off, has);
+    sl_put_lei64(acc + a->off + 8, has ? key : 0);
+}
+
+/* ---- add / retract / merge / result ----------------------------------------- */
+
+int64_t sl_agg_rows(const uint8_t *acc) { return sl_get_lei64(acc); }
+
+/* The running sum of SUM/AVG slot `slot` (non-NULL count n before this
+ * value) plus or minus x. The first value is taken as it is (so SUM of a
+ * single -0.0 is -0.0, as in Flink); integers wrap like Java's long. */
+static inline void sum_step(const sl_agg *a, uint8_t *slot, int64_t n, const sl_value *x, int sign)
+{
+    if (a->in_type == SL_T_DOUBLE) {
+        double s = sl_get_ledbl(slot + 8);
+        sl_put_ledbl(slot + 8, n == 0 && sign > 0 ? x->v.d : sign > 0 ? s + x->v.d : s - x->v.d);
+    } else {
+        uint64_t s = sl_get_le64(slot + 8), xi = (uint64_t)x->v.i;
+        sl_put_le64(slot + 8, n == 0 && sign > 0 ? xi : sign > 0 ? s + xi : s - xi);
+    }
+}
+
+void sl_agg_add(const sl_agg_list *l, uint8_t *acc, const sl_row *row)
+{
+    sl_put_lei64(acc, sl_get_lei64(acc) + 1);
+    for (int i = 0; i < l->n; i++) {
+        const sl_agg *a = &l->aggs[i];
+        if (a->fn == SL_AGG_COUNT_STAR) continue;
+        const sl_value *x = &row->vals[a->col];
+        if (x->isnull) continue;
+        uint8_t *slot = acc + a->off;
+        int64_t n = sl_get_lei64(slot);
+        switch (a->fn) {
+        case SL_AGG_COUNT_STAR: break;
+        case SL_AGG_COUNT: sl_put_lei64(slot, n + 1); break;
+        case SL_AGG_SUM:
+        case SL_AGG_AVG:
+            sum_step(a, slot, n, x, 1);
+            sl_put_lei64(slot, n + 1);
+            break;
+        case SL_AGG_MIN:
+        case SL_AGG_MAX: {
+            if (l->keep_values) break;
+            int64_t k = sl_agg_order_key(a->in_type, x);
+            if (n == 0 || sl_agg_minmax_better(a, k, sl_get_lei64(slot + 8)))
+                sl_agg_minmax_set(a, acc, true, k);
+            break;
+        }
+        }
+    }
+}
+
+void sl_agg_retract(const sl_agg_list *l, uint8_t *acc, const sl_row *row)
+{
+    sl_put_lei64(acc, sl_get_lei64(acc) - 1);
+    for (int i = 0; i < l->n; i++) {
+        const sl_agg *a = &l->aggs[i];
+        if (a->fn == SL_AGG_COUNT_STAR || a->fn == SL_AGG_MIN || a->fn == SL_AGG_MAX) continue;
+        const sl_value *x = &row->vals[a->col];
+        if (x->isnull) continue;
+        uint8_t *slot = acc + a->off;
+        int64_t n = sl_get_lei64(slot);
+        if (a->fn != SL_AGG_COUNT) sum_step(a, slot, n, x, -1);
+        sl_put_lei64(slot, n - 1);
+    }
+}
+
+void sl_agg_merge(const sl_agg_list *l, uint8_t *dst, const uint8_t *src)
+{
+    sl_put_lei64(dst, sl_get_lei64(dst) + sl_get_lei64(src));
+    for (int i = 0; i < l->n; i++) {
+        const sl_agg *a = &l->aggs[i];
+        uint8_t *d = dst + a->off;
+        const uint8_t *s = src + a->off;
+        int64_t dn = sl_get_lei64(d), sn = sl_get_lei64(s);
+        switch (a->fn) {
+        case SL_AGG_COUNT_STAR: break;
+        case SL_AGG_COUNT: sl_put_lei64(d, dn + sn); break;
+        case SL_AGG_SUM:
+        case SL_AGG_AVG:
+            if (sn == 0) break;
+            if (dn == 0) {
+                memcpy(d + 8, s + 8, 8);
+            } else if (a->in_type == SL_T_DOUBLE) {
+                sl_put_ledbl(d + 8, sl_get_ledbl(d + 8) + sl_get_ledbl(s + 8));
+            } else {
+                sl_put_le64(d + 8, sl_get_le64(d + 8) + sl_get_le64(s + 8));
+            }
+            sl_put_lei64(d, dn + sn);
+            break;
+        case SL_AGG_MIN:
+        case SL_AGG_MAX: {
+            int64_t sk, dk;
+            if (!sl_agg_minmax_get(a, src, &sk)) break;
+            if (!sl_agg_minmax_get(a, dst, &dk) || sl_agg_minmax_better(a, sk, dk))
+                sl_agg_minmax_set(a, dst, true, sk);
+            break;
+        }
+        }
+    }
+}
+
+void sl_agg_result(const sl_agg_list *l, const uint8_t *acc, sl_value *out)
+{
+    for (int i = 0; i < l->n; i++) {
+        const sl_agg *a = &l->aggs[i];
+        const uint8_t *slot = acc + a->off;
+        sl_value *o = &out[i];
+        o->isnull = false;
+        switch (a->fn) {
+        case SL_AGG_COUNT_STAR: o->v.i = sl_get_lei64(acc); break;
+        case SL_AGG_COUNT: o->v.i = sl_get_lei64(slot); break;
+        case SL_AGG_SUM:
+        case SL_AGG_AVG: {
+            int64_t n = sl_get_lei64(slot);
+            if (n <= 0) {
+                o->isnull = true;
+                break;
+            }
+            if (a->in_type == SL_T_DOUBLE) {
+                double s = sl_get_ledbl(slot + 8);
+                o->v.d = a->fn == SL_AGG_SUM ? s : s / (double)n;
+                break;
+            }
+            int64_t s = sl_get_lei64(slot + 8);
+            int64_t r = a->fn == SL_AGG_SUM ? s : s / n; /* n > 0: truncates toward zero */
+            o->v.i = a->in_type == SL_T_INT ? (int64_t)(int32_t)(uint32_t)(uint64_t)r : r;
+            break;
+        }
+        case SL_AGG_MIN:
+        case SL_AGG_MAX: {
+            int64_t k;
+            if (!sl_agg_minmax_get(a, acc, &k)) {
+                o->isnull = true;
+                break;
+            }
+            if (a->in_type == SL_T_DOUBLE) o->v.d = key_dbl(k);
+            else o->v.i = k;
+            break;
+        }
+        }
+    }
+}
+
+bool sl_agg_results_equal(const sl_agg_list *l, const sl_value *a, const sl_value *b)
+{
+    for (int i = 0; i < l->n; i++) {
+        if (a[i].isnull != b[i].isnull) return false;
+        if (a[i].isnull) continue;
+        if (l->aggs[i].out_type == SL_T_DOUBLE) {
+            if (dbl_key(a[i].v.d) != dbl_key(b[i].v.d)) return false;
+        } else if (a[i].v.i != b[i].v.i) {
+            return false;
+        }
+    }
+    return true;
+}

@@ -1,0 +1,136 @@
+/*
+ * agg.h -- the aggregate library shared by `window` and `group_aggregate`:
+ * one parser for aggregate calls, one set of result types, one accumulator
+ * layout, and the functions that add, retract, merge and read it.
+ *
+ * An aggregate list is parsed once at plan time (sl_agg_list_add per item)
+ * and then describes a fixed-size accumulator of l->size bytes, little
+ * endian, so a state value is compact and reads the same on any host:
+ *
+ *     i64 row count (rows added minus rows retracted; COUNT(*) reads it)
+ *     then per aggregate, at a->off:
+ *       COUNT(*), COUNT(1)  nothing
+ *       COUNT(col)          i64 non-NULL count
+ *       SUM, AVG            i64 non-NULL count, then the sum: a wrapping
+ *                           64-bit integer (INT, BIGINT) or a double
+ *       MIN, MAX            i64 has-value (0/1), then the extremum as an
+ *                           i64 order key (sl_agg_order_key)
+ *
+ * Semantics are Flink's: NULLs are skipped by every aggregate but COUNT(*)
+ * and COUNT(1); SUM, MIN, MAX and AVG of no non-NULL value are NULL. Result
+ * types: COUNT -> BIGINT; SUM, MIN, MAX, AVG -> the argument's type (SUM of
+ * INT wraps at 32 bits, AVG of INT or BIGINT sums in 64 bits and truncates
+ * toward zero, as Flink's IntAvgAggFunction does). MIN and MAX order DOUBLE
+ * as Java's Double.compareTo (-0.0 < 0.0, NaN above everything) and BOOLEAN
+ * as FALSE < TRUE.
+ *
+ * MIN and MAX cannot be retracted from the accumulator alone (the next
+ * extremum is not in it): a caller with retracting input sets keep_values,
+ * keeps the multiset of values itself, and maintains the slots with
+ * sl_agg_minmax_get / sl_agg_minmax_set; sl_agg_add and sl_agg_retract then
+ * leave MIN and MAX alone.
+ *
+ * Nothing here allocates after planning; every per-record function works
+ * in the caller's buffers.
+ */
+#ifndef SL_AGG_H
+#define SL_AGG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "row.h"
+
+typedef enum {
+    SL_AGG_COUNT_STAR, /* COUNT(*) and COUNT(1) */
+    SL_AGG_COUNT,      /* COUNT(col) */
+    SL_AGG_SUM,
+    SL_AGG_MIN,
+    SL_AGG_MAX,
+    SL_AGG_AVG
+} sl_agg_fn;
+
+typedef struct sl_agg {
+    sl_agg_fn fn;
+    int col;          /* input column; -1 for COUNT(*) */
+    sl_type in_type;  /* of the column (SL_T_NULL for COUNT(*)) */
+    sl_type out_type; /* Flink's result type */
+    size_t off;       /* of its slot in the accumulator */
+    char *text;       /* the item as configured, for messages (owned) */
+} sl_agg;
+
+typedef struct sl_agg_list {
+    int n;
+    sl_agg *aggs;     /* n items (owned) */
+    int cap;
+    size_t size;      /* bytes of one accumulator */
+    bool has_minmax;  /* some item is MIN or MAX */
+    bool keep_values; /* the caller maintains MIN/MAX from values it keeps */
+} sl_agg_list;
+
+#define SL_AGG_HDR 8 /* the row count that opens every accumulator */
+
+/* Plan time. ------------------------------------------------------------------ */
+
+void sl_agg_list_init(sl_agg_list *l);
+void sl_agg_list_free(sl_agg_list *l); /* frees the items; l may be reused after init */
+
+/* Parse aggregate item number `item` (1-based, for messages) "FN(arg) [[AS]
+ * alias]" against the input schema, append it to l and its output column to
+ * `out` (named by the alias, else EXPR$<its position in out>, as Flink names
+ * it). FN is COUNT, SUM, MIN, MAX or AVG in any case; arg is a column (bare
+ * or `quoted`), or * / 1 for COUNT. On error returns SL_ERR with
+ * "aggregate N 'text': why" in err (the caller adds its vertex) and leaves
+ * l and out unchanged. */
+int sl_agg_list_add(sl_agg_list *l, const char *text, int item, const sl_schema *in,
+                    sl_schema *out, char *err, size_t errlen);
+
+const char *sl_agg_fn_name(sl_agg_fn fn); /* "COUNT" */
+
+/* Per record. ------------------------------------------------------------------ */
+
+static inline void sl_agg_init(const sl_agg_list *l, uint8_t *acc) { memset(acc, 0, l->size); }
+
+/* The row count of an accumulator. */
+int64_t sl_agg_rows(const uint8_t *acc);
+
+/* Fold one input row into acc. */
+void sl_agg_add(const sl_agg_list *l, uint8_t *acc, const sl_row *row);
+
+/* Take one input row (that was added before) back out of acc: the counts
+ * and sums go down; MIN and MAX are not touched (see keep_values). */
+void sl_agg_retract(const sl_agg_list *l, uint8_t *acc, const sl_row *row);
+
+/* Combine accumulator src into dst, as if dst had seen src's rows too
+ * (merging session windows, combining slices). */
+void sl_agg_merge(const sl_agg_list *l, uint8_t *dst, const uint8_t *src);
+
+/* The l->n result values of acc into out[0 .. l->n). Strings are never
+ * results, so out borrows nothing. */
+void sl_agg_result(const sl_agg_list *l, const uint8_t *acc, sl_value *out);
+
+/* Result rows equal as Flink compares them (Double.equals for DOUBLE):
+ * a and b are l->n values each, as sl_agg_result fills them. */
+bool sl_agg_results_equal(const sl_agg_list *l, const sl_value *a, const sl_value *b);
+
+/* MIN / MAX helpers. --------------------------------------------------------- */
+
+/* A non-NULL value of type t as an int64 whose signed order is the
+ * aggregate's order (the value for BOOLEAN, INT, BIGINT and TIMESTAMP; for
+ * DOUBLE its bits mapped to Double.compareTo order). */
+int64_t sl_agg_order_key(sl_type t, const sl_value *v);
+
+/* Read (returns has-value, the key in *key) / write the slot of MIN/MAX
+ * item a in acc. */
+bool sl_agg_minmax_get(const sl_agg *a, const uint8_t *acc, int64_t *key);
+void sl_agg_minmax_set(const sl_agg *a, uint8_t *acc, bool has, int64_t key);
+
+/* Whether order key k beats the current extremum cur of MIN/MAX item a. */
+static inline bool sl_agg_minmax_better(const sl_agg *a, int64_t k, int64_t cur)
+{
+    return a->fn == SL_AGG_MAX ? k > cur : k < cur;
+}
+
+#endif
