@@ -243,6 +243,16 @@ static void deploy_build(tm_net *n, tm_plan *p)
     tm_net_flush_peers(n);
 }
 
+/* Every subtask's slot is named (the message comes from outside). */
+static int slots_cover(const sl_jobgraph *g, const Sluice__DeployJob *m)
+{
+    for (int c = 0; c < g->nchains; c++)
+        if ((size_t)g->chains[c].parallelism > m->n_slots) return 0;
+    for (size_t s = 0; s < m->n_local_slots; s++)
+        if (m->local_slots[s] >= m->n_slots) return 0;
+    return 1;
+}
+
 void tm_deploy_planned(tm_net *n, tm_plan *plans)
 {
     while (plans) {
@@ -262,6 +272,11 @@ void tm_deploy_planned(tm_net *n, tm_plan *plans)
         if (cancelled || n->stopping) {
             sl_info(TAG, "job %s attempt %u was cancelled while it was being planned", m->job_id,
                     m->attempt);
+        } else if (p->g && !p->err[0] && !slots_cover(p->g, m)) {
+            snprintf(p->err, sizeof p->err, "the deployment names %zu slots, fewer than the job's parallelism",
+                     m->n_slots);
+            sl_error(TAG, "cannot deploy job %s: %s", m->job_id, p->err);
+            tm_net_report_direct(n, m->job_id, m->attempt, 0, 0, SLUICE__TASK_STATE__TASK_FAILED, p->err);
         } else if (!p->g || p->err[0]) {
             sl_error(TAG, "cannot deploy job %s: %s", m->job_id, p->err);
             tm_net_report_direct(n, m->job_id, m->attempt, 0, 0, SLUICE__TASK_STATE__TASK_FAILED, p->err);
@@ -279,6 +294,13 @@ tm_deploy *tm_deploy_find(tm_net *n, uint64_t session, uint32_t attempt)
     for (tm_deploy *d = n->deploys; d; d = d->next)
         if (d->session == session && d->attempt == attempt) return d;
     return NULL;
+}
+
+int tm_deploy_ended(const tm_net *n, uint64_t session, uint32_t attempt)
+{
+    for (size_t i = 0; i < SL_ARRAY_LEN(n->ended); i++)
+        if (n->ended[i].attempt == attempt && n->ended[i].session == session && attempt) return 1;
+    return 0;
 }
 
 tm_task *tm_deploy_task(tm_deploy *d, int chain, int subtask)
@@ -325,6 +347,9 @@ void tm_deploy_free(tm_net *n, tm_deploy *d)
     for (tm_deploy **pp = &n->deploys; *pp; pp = &(*pp)->next)
         if (*pp == d) { *pp = d->next; break; }
     tm_exchange_unwire(n, d);
+    n->ended[n->ended_next].session = d->session;
+    n->ended[n->ended_next].attempt = d->attempt;
+    n->ended_next = (n->ended_next + 1) % (int)SL_ARRAY_LEN(n->ended);
     for (int i = 0; i < d->ntasks; i++) free(d->tasks[i].chan_input);
     free(d->tasks);
     sl_jobgraph_destroy(d->g);

@@ -764,6 +764,7 @@ int tm_exchange_credit(tm_peer *p, tm_deploy *d, uint64_t session, uint32_t atte
                        uint32_t chan, uint32_t credits, char *err, size_t errlen)
 {
     if (credits == 0 || credits > 1u << 16) return sl_seterr(err, errlen, "bad credit count %u", credits);
+    if (!d && tm_deploy_ended(p->net, session, attempt)) return SL_OK; /* its job has ended here */
     if (!d) {
         /* expired ones go first; then one entry per channel, summed */
         tm_exchange_drop_early(p, 0, 0);

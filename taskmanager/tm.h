@@ -174,6 +174,9 @@ struct tm_net {
     struct bufferevent **pending;   /* accepted, before their hello */
     tm_deploy *deploys;
     struct tm_planning *planning;   /* deployments being planned (deploy.c) */
+    struct { uint64_t session; uint32_t attempt; } ended[64]; /* recently freed deployments,
+                                       whose late credits are dropped (ring) */
+    int ended_next;
     int reap_pending;               /* a deployment's threads ended, its last
                                        buffers still wait for credit */
     /* inbox from task threads */
@@ -214,6 +217,7 @@ void tm_deploy_stop(tm_net *n);
 void tm_deploy_request(tm_net *n, Sluice__Envelope *env); /* a DeployJob; takes env */
 void tm_deploy_planned(tm_net *n, struct tm_plan *plans);  /* from the inbox */
 tm_deploy *tm_deploy_find(tm_net *n, uint64_t session, uint32_t attempt);
+int tm_deploy_ended(const tm_net *n, uint64_t session, uint32_t attempt); /* freed lately */
 tm_task *tm_deploy_task(tm_deploy *d, int chain, int subtask);
 void tm_deploy_cancel(tm_net *n, tm_deploy *d);
 void tm_deploy_cancel_attempt(tm_net *n, uint64_t session, uint32_t attempt);
