@@ -1,17 +1,23 @@
 /*
- * tm.h -- the TaskManager's state: deployments, tasks, gates and channels.
+ * tm.h -- the TaskManager's state: deployments, tasks, peers and the
+ * network thread. The exchange's own structures (gates, channels, writers,
+ * readers) are in exchange.h.
  *
  * Threads and ownership:
- *  - the network thread (net.c, libevent) owns the JobManager connection,
+ *  - the network thread (net.c transport, deploy.c deployments, the
+ *    network-thread half of exchange.c) owns the JobManager connection,
  *    the data connections to other TaskManagers, the list of deployments,
  *    and every credit counter and receive buffer;
+ *  - the deploy worker (deploy.c) plans job graphs and reads restore
+ *    metadata, and hands the result back through the inbox;
  *  - one task thread per deployed subtask chain (task.c) owns its
  *    operators, its output buffers being filled and its time accounting.
  * They meet only at these points, each under a short lock:
  *  - an input gate (tm_gate): buffers that arrived for a task;
  *  - a peer's send queues (tm_peer.mu): full buffers waiting for credit;
- *  - the network thread's inbox (tm_net.mu): task status reports and
- *    receive buffers coming back as credit.
+ *  - the network thread's inbox (tm_net.mu): task status reports,
+ *    receive buffers coming back as credit, written snapshots, plans;
+ *  - the deploy worker's queue (tm_net.plan_mu): DeployJob messages.
  * A task's figures are written by its thread with relaxed atomic stores and
  * read by the network thread for heartbeats.
  */
