@@ -7,6 +7,9 @@ import json
 import os
 import signal
 import struct
+import subprocess
+
+import pytest
 
 from conftest import BIN, Daemon, wait_for
 
@@ -84,10 +87,14 @@ def read_parts(out):
     return rows
 
 
-def test_40k_row_and_5k_key_through_a_hash_exchange(make_cluster, workdir):
+@pytest.mark.parametrize("segment", ["32kb", "4kb"])
+def test_40k_row_and_5k_key_through_a_hash_exchange(make_cluster, workdir, segment):
+    """With 4 KiB buffers each record spans 10 of them, over the wire and
+    locally, with the floating buffers lent as the backlog grows."""
     c = make_cluster()
-    c.add_tm(slots=1)
-    c.add_tm(slots=1)
+    extra = {"taskmanager.memory.segment-size": segment}
+    c.add_tm(slots=1, extra=extra)
+    c.add_tm(slots=1, extra=extra)
     out = os.path.join(workdir, "long")
     n = 40
     jid = c.submit(long_rows_job(out, n))
@@ -128,6 +135,15 @@ def test_key_over_the_limit_fails_the_job_naming_the_limit(make_cluster, workdir
     assert "c5" in exc, exc  # the vertex
     for tm in c.tms:
         assert tm.alive()
+
+
+@pytest.mark.parametrize("value,limit", [("2mb", "1048576"), ("64mb", "1048576"), ("2kb", "4096")])
+def test_segment_size_the_wire_cannot_carry_is_refused(workdir, value, limit):
+    r = subprocess.run([os.path.join(BIN, "sluice-taskmanager"), "-D",
+                        f"taskmanager.memory.segment-size={value}"],
+                       capture_output=True, text=True, timeout=30, cwd=workdir)
+    assert r.returncode != 0
+    assert "taskmanager.memory.segment-size" in r.stderr and limit in r.stderr, r.stderr
 
 
 def seq_job(out, n):
