@@ -326,10 +326,10 @@ void tm_deploy_cancel(tm_net *n, tm_deploy *d)
     SL_UNUSED(n);
 }
 
-void tm_deploy_cancel_attempt(tm_net *n, uint64_t session, uint32_t attempt)
+void tm_deploy_cancel_attempt(tm_net *n, uint64_t session, const char *job_id, uint32_t attempt)
 {
     tm_deploy *d = tm_deploy_find(n, session, attempt);
-    if (d) tm_deploy_cancel(n, d);
+    if (d && job_id && strcmp(d->job_id, job_id) == 0) tm_deploy_cancel(n, d);
     for (tm_planning *x = n->planning; x; x = x->next)
         if (x->session == session && x->attempt == attempt) x->cancelled = 1;
 }

@@ -526,6 +526,12 @@ static void on_heartbeat(evutil_socket_t fd, short what, void *arg)
     free(hb.metrics);
 }
 
+/* A JobManager message names the job as well as the attempt: both must match. */
+static int same_job(const tm_deploy *d, const char *job_id)
+{
+    return job_id && strcmp(d->job_id, job_id) == 0;
+}
+
 static void handle_jm(tm_net *n, Sluice__Envelope *env)
 {
     switch (env->msg_case) {
@@ -567,12 +573,12 @@ static void handle_jm(tm_net *n, Sluice__Envelope *env)
         }
         break;
     case SLUICE__ENVELOPE__MSG_CANCEL:
-        tm_deploy_cancel_attempt(n, n->jm_session, env->cancel->attempt);
+        tm_deploy_cancel_attempt(n, n->jm_session, env->cancel->job_id, env->cancel->attempt);
         break;
     case SLUICE__ENVELOPE__MSG_TRIGGER: {
         const Sluice__TriggerCheckpoint *tc = env->trigger;
         tm_deploy *d = tm_deploy_find(n, n->jm_session, tc->attempt);
-        if (!d || d->cancelled || !tc->dir) break;
+        if (!d || d->cancelled || !tc->dir || !same_job(d, tc->job_id)) break;
         for (int i = 0; i < d->ntasks; i++) {
             tm_task *t = &d->tasks[i];
             const sl_vertex *head = &d->g->v[d->g->chains[t->chain].vertices[0]];
@@ -591,7 +597,7 @@ static void handle_jm(tm_net *n, Sluice__Envelope *env)
     case SLUICE__ENVELOPE__MSG_NOTIFY: {
         const Sluice__NotifyCheckpoint *nc = env->notify;
         tm_deploy *d = tm_deploy_find(n, n->jm_session, nc->attempt);
-        if (!d || d->cancelled) break;
+        if (!d || d->cancelled || !same_job(d, nc->job_id)) break;
         for (int i = 0; i < d->ntasks; i++) {
             tm_mail *ml = sl_calloc(1, sizeof *ml);
             ml->kind = nc->completed ? TM_MAIL_COMPLETE : TM_MAIL_ABORT;

@@ -226,7 +226,7 @@ tm_deploy *tm_deploy_find(tm_net *n, uint64_t session, uint32_t attempt);
 int tm_deploy_ended(const tm_net *n, uint64_t session, uint32_t attempt); /* freed lately */
 tm_task *tm_deploy_task(tm_deploy *d, int chain, int subtask);
 void tm_deploy_cancel(tm_net *n, tm_deploy *d);
-void tm_deploy_cancel_attempt(tm_net *n, uint64_t session, uint32_t attempt);
+void tm_deploy_cancel_attempt(tm_net *n, uint64_t session, const char *job_id, uint32_t attempt);
 void tm_deploy_cancel_all(tm_net *n);
 void tm_deploy_free(tm_net *n, tm_deploy *d);
 void tm_deploy_reap(tm_net *n);
