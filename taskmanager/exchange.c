@@ -563,7 +563,7 @@ static void send_credit(tm_deploy *d, tm_inchan *ic, int credits)
     tm_net_send_credit(ic->peer, d->session, d->attempt, ic->id, credits);
 }
 
-static void apply_early(tm_deploy *d, tm_peer *p)
+void tm_exchange_take_early(tm_deploy *d, tm_peer *p)
 {
     int64_t now = sl_mono_ms();
     for (int i = 0; i < p->nearly;) {
@@ -665,7 +665,7 @@ int tm_exchange_wire(tm_net *n, tm_deploy *d, const tm_slot_loc *slots, char *er
     /* first credits, and those that came before us */
     for (uint32_t id = 0; id < d->nchan; id++)
         if (d->in_by_id[id]) send_credit(d, d->in_by_id[id], d->in_by_id[id]->nreserved);
-    for (tm_peer *p = n->peers; p; p = p->next) apply_early(d, p);
+    for (tm_peer *p = n->peers; p; p = p->next) tm_exchange_take_early(d, p);
     SL_UNUSED(err);
     SL_UNUSED(errlen);
     return SL_OK;

@@ -242,6 +242,8 @@ void tm_exchange_deliver(tm_deploy *d, uint32_t chan, sl_buf *b, uint32_t backlo
 void tm_exchange_recv_back(tm_net *n, sl_buf *b);
 /* p's connection is up: announce the credits granted meanwhile. */
 void tm_exchange_peer_up(tm_net *n, tm_peer *p);
+/* Apply p's early credits for d (same session and attempt) to its channels. */
+void tm_exchange_take_early(tm_deploy *d, tm_peer *p);
 /* Forget p's early credits for (session, attempt), or all expired ones. */
 void tm_exchange_drop_early(tm_peer *p, uint64_t session, uint32_t attempt);
 /* Does d have a channel through p? */

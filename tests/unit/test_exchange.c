@@ -283,6 +283,69 @@ static void test_record_over_the_limit_names_limit_and_vertex(void)
     rig_free(&r);
 }
 
+/* Early credits: kept per peer under (session, attempt, channel), applied
+ * only to the deployment with that session and attempt, bounded, expiring. */
+static void test_early_credits_by_session(void)
+{
+    static tm_net n;
+    static tm_peer p, other;
+    memset(&n, 0, sizeof n);
+    memset(&p, 0, sizeof p);
+    memset(&other, 0, sizeof other);
+    p.id = "tm-b";
+    p.net = &n;
+    other.id = "tm-c";
+    other.net = &n;
+    char err[200];
+    /* the old session's attempt 1 and the new session's attempt 1 */
+    CHECK_EQ_INT(tm_exchange_credit(&p, NULL, 0xaaaa, 1, 0, 2, err, sizeof err), SL_OK);
+    CHECK_EQ_INT(tm_exchange_credit(&p, NULL, 0xbbbb, 1, 0, 3, err, sizeof err), SL_OK);
+    CHECK_EQ_INT(tm_exchange_credit(&p, NULL, 0xbbbb, 1, 0, 1, err, sizeof err), SL_OK); /* summed */
+    CHECK_EQ_INT(p.nearly, 2);
+    CHECK_EQ_INT(tm_exchange_credit(&p, NULL, 0xbbbb, 1, 0, 0, err, sizeof err), SL_ERR);
+    CHECK(strstr(err, "bad credit count") != NULL);
+    tm_deploy d;
+    memset(&d, 0, sizeof d);
+    memcpy(d.job_id, "0123456789abcdef0123456789abcdef", 33);
+    d.session = 0xbbbb;
+    d.attempt = 1;
+    tm_outchan oc, *outs[1] = {&oc};
+    tm_inchan *ins[1] = {NULL};
+    memset(&oc, 0, sizeof oc);
+    oc.peer = &p;
+    d.nchan = 1;
+    d.out_by_id = outs;
+    d.in_by_id = ins;
+    tm_exchange_take_early(&d, &other); /* another peer's credits are not ours */
+    CHECK_EQ_INT(oc.credit, 0);
+    tm_exchange_take_early(&d, &p);
+    CHECK_EQ_INT(oc.credit, 4);         /* the new session's only */
+    CHECK_EQ_INT(p.nearly, 1);          /* the old session's stays, until it expires */
+    /* credit for the live deployment goes straight to its channel; an
+     * unknown channel of it closes the connection */
+    CHECK_EQ_INT(tm_exchange_credit(&p, &d, 0xbbbb, 1, 0, 5, err, sizeof err), SL_OK);
+    CHECK_EQ_INT(oc.credit, 9);
+    CHECK_EQ_INT(tm_exchange_credit(&p, &d, 0xbbbb, 1, 7, 5, err, sizeof err), SL_ERR);
+    CHECK(strstr(err, "unknown channel 7") != NULL);
+    /* expiry: an entry older than the time limit goes at the next arrival */
+    p.early[0].at_ms -= TM_EARLY_TTL_MS + 1;
+    CHECK_EQ_INT(tm_exchange_credit(&p, NULL, 0xcccc, 9, 1, 1, err, sizeof err), SL_OK);
+    CHECK_EQ_INT(p.nearly, 1);
+    CHECK_EQ_INT(p.early[0].session, 0xcccc);
+    /* bounded: the oldest gives way */
+    for (uint32_t c = 0; c < TM_EARLY_MAX + 10; c++)
+        CHECK_EQ_INT(tm_exchange_credit(&p, NULL, 0xdddd, 2, c, 1, err, sizeof err), SL_OK);
+    CHECK_EQ_INT(p.nearly, TM_EARLY_MAX);
+    /* credits of a deployment freed here lately are dropped */
+    n.ended[0].session = 0xeeee;
+    n.ended[0].attempt = 4;
+    tm_exchange_drop_early(&p, 0xdddd, 2);
+    CHECK_EQ_INT(p.nearly, 0);
+    CHECK_EQ_INT(tm_exchange_credit(&p, NULL, 0xeeee, 4, 0, 1, err, sizeof err), SL_OK);
+    CHECK_EQ_INT(p.nearly, 0);
+    free(p.early);
+}
+
 static void test_segment_size_limits(void)
 {
     sl_config *c = sl_config_new();
@@ -308,4 +371,4 @@ static void test_segment_size_limits(void)
 SL_TEST_MAIN(SL_TEST(test_spanning_record_roundtrip), SL_TEST(test_damaged_spans_are_refused),
              SL_TEST(test_writer_spans_a_row_and_hashes_a_long_key),
              SL_TEST(test_record_over_the_limit_names_limit_and_vertex),
-             SL_TEST(test_segment_size_limits))
+             SL_TEST(test_early_credits_by_session), SL_TEST(test_segment_size_limits))
