@@ -29,6 +29,7 @@
 
 #include "config.h"
 #include "duration.h"
+#include "sl_limits.h"
 
 /* One row of the table: the public descriptor plus what validation needs. */
 typedef struct {
@@ -102,7 +103,7 @@ static const sl_conf_def defs[] = {
      0, 65536, NULL},
     {{"taskmanager.memory.segment-size", SL_CT_MEMORY, "32kb", NULL,
       "Size of one network buffer."},
-     4096, 64 * 1024 * 1024, NULL},
+     SL_MIN_SEGMENT_BYTES, SL_MAX_SEGMENT_BYTES, NULL},
     {{"state.backend.type", SL_CT_ENUM, "hashmap", "hashmap,rocksdb",
       "Where keyed state lives: in memory (hashmap) or in RocksDB on local disk (rocksdb)."},
      NOLIM, NULL},

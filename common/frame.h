@@ -12,9 +12,10 @@
 #include <event2/buffer.h>
 #include "sl.h"
 #include "control.pb-c.h"
+#include "sl_limits.h"
 
 #define SL_PROTOCOL_VERSION 1
-#define SL_FRAME_MAX (16u << 20)
+#define SL_FRAME_MAX SL_MAX_CONTROL_FRAME_BYTES
 
 /* SL_OK with *out set (caller frees with sluice__envelope__free_unpacked(*out, NULL)),
  * SL_AGAIN when the buffer holds no whole frame yet, SL_ERR on a bad frame. */

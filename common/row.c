@@ -369,6 +369,17 @@ size_t sl_row_key_encode(const sl_row *r, const sl_schema *s, const int *keys, i
     return pos;
 }
 
+size_t sl_row_key_size(const sl_row *r, const sl_schema *s, const int *keys, int nkeys)
+{
+    size_t n = 0;
+    for (int k = 0; k < nkeys; k++) {
+        const sl_value *v = &r->vals[keys[k]];
+        sl_type t = s->fields[keys[k]].type;
+        n += 1 + (v->isnull ? 0 : fixed_width(t) + (is_var(t) ? v->v.s.len : 0));
+    }
+    return n;
+}
+
 /* ---- formatting ------------------------------------------------------- */
 
 /* Append to a bounded buffer, counting what would have been written. */

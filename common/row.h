@@ -97,6 +97,8 @@ int sl_row_decode(const uint8_t *src, size_t len, const sl_schema *s, sl_row *ou
  * does not fit. */
 size_t sl_row_key_encode(const sl_row *r, const sl_schema *s, const int *keys, int nkeys,
                          uint8_t *dst, size_t cap);
+/* The number of bytes sl_row_key_encode needs for that key. */
+size_t sl_row_key_size(const sl_row *r, const sl_schema *s, const int *keys, int nkeys);
 
 /* Format one value the way Flink's print sink does (TIMESTAMP as
  * 2026-01-01T00:00:00.020, NULL as "null"). Returns chars written (snprintf-like). */

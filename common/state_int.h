@@ -24,10 +24,11 @@
 
 #include "bytes.h"
 #include "state.h"
+#include "sl_limits.h"
 
 #define SL_KENC_HDR 5                  /* kg(2) + sid(1) + klen(2) */
 #define SL_KSTATE_MAX_STATES 255       /* ids 0..254 */
-#define SL_KSTATE_MAX_KEY 65535u       /* klen is a u16 */
+#define SL_KSTATE_MAX_KEY SL_MAX_KEY_BYTES /* klen is a u16 */
 #define SL_KSTATE_MAX_NS (1u << 24)    /* namespaces are window ids and the like */
 #define SL_KSTATE_MAX_VAL (1u << 30)   /* one value; the hashmap stores u32 lengths */
 

@@ -180,6 +180,7 @@ typedef struct jm {
     jm_conn *conns;
     jm_job *jobs;               /* newest first */
     uint32_t next_attempt;
+    uint64_t session;           /* random per start: with job and attempt, names a deployment */
     const char *web_root;
     const char *auth_token;     /* NULL or "" = no auth */
     int stopping;

@@ -9,6 +9,7 @@
  * that connection with a logged reason and nothing else.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -98,6 +99,7 @@ static void on_register(jm_conn *c, const Sluice__RegisterTaskManager *r)
             tm->slots, tm->data_port);
     ack.accepted = 1;
     ack.heartbeat_interval_ms = (uint64_t)j->heartbeat_interval_ms;
+    ack.session = j->session;
     send_env(c, &env);
     jm_schedule(j);
 }
@@ -289,6 +291,9 @@ static void on_cp_tick(evutil_socket_t fd, short what, void *arg)
 
 int jm_rpc_start(jm *j, char *err, size_t errlen)
 {
+    char sess[17];
+    sl_random_hex(sess, 16);
+    j->session = strtoull(sess, NULL, 16) | 1; /* never 0: 0 is "none" on the TaskManager */
     j->listener = sl_listen(j->base, sl_config_str(j->conf, "jobmanager.bind-host"),
                             (int)sl_config_int(j->conf, "jobmanager.rpc.port"), "RPC port", on_accept,
                             j, &j->rpc_port, err, errlen);

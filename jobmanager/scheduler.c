@@ -301,6 +301,7 @@ static void deploy(jm *j, jm_job *job)
         Sluice__DeployJob d = SLUICE__DEPLOY_JOB__INIT;
         d.job_id = job->id;
         d.attempt = job->attempt;
+        d.session = j->session;
         d.graph_json = job->graph_json;
         d.n_slots = (size_t)job->nslots;
         d.slots = plocs;

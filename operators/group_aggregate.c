@@ -88,7 +88,6 @@
 #include "agg.h"
 #include "bytes.h"
 
-#define GA_KEY_MAX 4096 /* bytes of an encoded group-by key (as the partitioner) */
 #define GA_MM_NSLEN 9   /* "minmax" namespace: aggregate index + order key */
 
 typedef struct ga_plan {
@@ -105,7 +104,6 @@ typedef struct ga_plan {
 typedef struct ga_state {
     int sid_acc;           /* "acc" */
     int sid_mm;            /* "minmax", or -1 */
-    uint8_t key[GA_KEY_MAX];
     uint8_t *old_acc;      /* acc_size bytes: the accumulator before this record */
     uint8_t *new_acc;      /* acc_size bytes: after it */
     sl_value *vals_old;    /* nkeys + aggs.n output values */

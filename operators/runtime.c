@@ -31,7 +31,7 @@ typedef struct rt_data {
 void sl_rt_init(sl_op *op, const sl_vertex *v, int subtask, int max_parallelism)
 {
     rt_data *rt = sl_calloc(1, sizeof *rt);
-    rt->keybuf = sl_malloc(SL_RT_MAX_KEY_BYTES);
+    rt->keybuf = sl_malloc(SL_MAX_KEY_BYTES);
     rt->deferred_tail = &rt->deferred;
     op->rt = rt;
     op->def = v->def;
@@ -88,11 +88,11 @@ int sl_rt_process(sl_op *op, int input, sl_row *row)
         /* no key columns: every row has the empty key */
         size_t n = rt->nkeys[input] ? sl_row_key_encode(row, op->ins[input], rt->keys[input],
                                                         rt->nkeys[input], rt->keybuf,
-                                                        SL_RT_MAX_KEY_BYTES)
+                                                        SL_MAX_KEY_BYTES)
                                     : 0;
         if (n == 0 && rt->nkeys[input])
             return sl_op_fail(op, "%s: a key of more than %u bytes (the limit for keys)", op->task_name,
-                              SL_RT_MAX_KEY_BYTES);
+                              SL_MAX_KEY_BYTES);
         int kg = sl_kg_of_key(rt->keybuf, n, op->max_parallelism);
         if (kg < op->kg_first || kg > op->kg_last)
             return sl_op_fail(op,

@@ -17,8 +17,7 @@
 #include "operator.h"
 #include "jobgraph.h"
 
-/* Keys larger than this fail the task with a message naming the limit. */
-#define SL_RT_MAX_KEY_BYTES (64u * 1024u)
+#include "sl_limits.h"
 
 /* Asynchronous snapshot work collected by sl_op_defer, in order. */
 typedef struct sl_deferred {

@@ -80,7 +80,6 @@
 #define WIN_TS_LIMIT ((int64_t)1 << 62)
 #define WIN_SIZE_LIMIT ((int64_t)1 << 40)
 #define WIN_MAX_PER_ROW 1000   /* HOP size/slide, CUMULATE size/step */
-#define WIN_KEY_MAX 65535      /* state keys carry a u16 length */
 #define WIN_NS_LEN 16
 #define WIN_FIRED 1u
 #define WIN_AGG_LAYOUT 2u      /* flags: the entry holds an operators/agg.h accumulator */

@@ -3,13 +3,12 @@
  *
  * The chain's operators are called directly, one after another: each
  * operator's emit goes straight into the next one's process(), with no copy
- * and no serialization. The tail's output goes to writers, one per outgoing
- * edge, which pick the consumer subtask (forward, rebalance, hash on the key
- * bytes' key group, broadcast) and serialize the row into that
- * subpartition's current 32 KiB buffer. A full buffer is handed on: into the
- * consumer's gate when it runs here, or onto the peer connection's send
- * queue (sent against credit by the network thread). Partly filled buffers
- * are flushed every execution.buffer-timeout.
+ * and no serialization. The tail's output goes to the exchange
+ * (exchange.c): tm_exchange_emit routes and serializes each row into its
+ * writers' buffers, tm_exchange_broadcast sends watermarks, idleness,
+ * barriers and end of partition, tm_exchange_flush hands on partly filled
+ * buffers every execution.buffer-timeout; input buffers are read element
+ * by element with tm_exchange_read (which reassembles spanning records).
  *
  * The thread's time is accounted as idle (waiting for input, or a source
  * sleeping to keep its rate), backpressured (waiting for an output buffer)
@@ -29,17 +28,6 @@
 #include "bytes.h"
 
 #define TAG "tm:task"
-
-typedef struct tm_writer {
-    const sl_edge *e;
-    const sl_schema *schema;    /* of the rows this edge carries */
-    int output;                 /* which output of the tail it carries (0 = main) */
-    int nsub;
-    tm_outchan **chans;         /* per consumer subtask; NULL = not connected */
-    sl_buf **cur;               /* buffer being filled, per subpartition */
-    int rr;                     /* rebalance: next subpartition */
-    int max_parallelism;
-} tm_writer;
 
 enum { WAIT_NONE = 0, WAIT_IDLE = 1, WAIT_BP = 2 };
 
@@ -81,158 +69,7 @@ typedef struct run {
     uint8_t barrier_el[4200];   /* the barrier element's payload being sent */
     size_t barrier_len;
     char err[600];
-    uint8_t keybuf[4096];
 } run;
-
-/* ---- gates ------------------------------------------------------------ */
-
-void tm_gate_init(tm_gate *g, int nchan)
-{
-    memset(g, 0, sizeof *g);
-    pthread_mutex_init(&g->mu, NULL);
-    pthread_cond_init(&g->cv, NULL);
-    g->nchan = nchan;
-    g->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-}
-
-static void gate_kick(tm_gate *g)
-{
-    uint64_t one = 1;
-    if (g->efd >= 0 && write(g->efd, &one, sizeof one) < 0 && errno != EAGAIN)
-        sl_warn(TAG, "waking a task: %s", strerror(errno));
-}
-
-void tm_gate_push(tm_gate *g, sl_buf *b)
-{
-    b->next = NULL;
-    pthread_mutex_lock(&g->mu);
-    if (g->closed) {
-        pthread_mutex_unlock(&g->mu);
-        sl_buf_recycle(b);
-        return;
-    }
-    if (g->tail) g->tail->next = b;
-    else g->head = b;
-    g->tail = b;
-    g->queued++;
-    pthread_cond_signal(&g->cv);
-    pthread_mutex_unlock(&g->mu);
-}
-
-/* The oldest buffer, under g->mu; NULL when none or closed. */
-static sl_buf *gate_pop_locked(tm_gate *g)
-{
-    sl_buf *b = NULL;
-    if (!g->closed && g->head) {
-        b = g->head;
-        g->head = b->next;
-        if (!g->head) g->tail = NULL;
-        g->queued--;
-    }
-    return b;
-}
-
-/* Wait for a buffer until deadline_ns (monotonic); NULL on timeout, close
- * or mail (the caller looks at its mail after every call). */
-static sl_buf *gate_take(tm_gate *g, int64_t deadline_ns)
-{
-    pthread_mutex_lock(&g->mu);
-    while (!g->head && !g->closed && !g->mail_head) {
-        struct timespec ts;
-        int64_t now = sl_mono_ns();
-        if (now >= deadline_ns) break;
-        /* condition variables here wait on CLOCK_REALTIME: convert */
-        clock_gettime(CLOCK_REALTIME, &ts);
-        int64_t wake = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec + (deadline_ns - now);
-        ts.tv_sec = wake / 1000000000;
-        ts.tv_nsec = wake % 1000000000;
-        pthread_cond_timedwait(&g->cv, &g->mu, &ts);
-    }
-    sl_buf *b = gate_pop_locked(g);
-    pthread_mutex_unlock(&g->mu);
-    return b;
-}
-
-static sl_buf *gate_take_nowait(tm_gate *g)
-{
-    pthread_mutex_lock(&g->mu);
-    sl_buf *b = gate_pop_locked(g);
-    pthread_mutex_unlock(&g->mu);
-    return b;
-}
-
-static void mail_free(tm_mail *m)
-{
-    while (m) {
-        tm_mail *next = m->next;
-        free(m->dir);
-        free(m);
-        m = next;
-    }
-}
-
-void tm_task_mail(tm_task *t, tm_mail *m)
-{
-    tm_gate *g = &t->gate;
-    m->next = NULL;
-    pthread_mutex_lock(&g->mu);
-    if (g->closed) {
-        pthread_mutex_unlock(&g->mu);
-        mail_free(m);
-        return;
-    }
-    if (g->mail_tail) g->mail_tail->next = m;
-    else g->mail_head = m;
-    g->mail_tail = m;
-    pthread_cond_broadcast(&g->cv);
-    pthread_mutex_unlock(&g->mu);
-    gate_kick(g);
-}
-
-static tm_mail *gate_take_mail(tm_gate *g)
-{
-    pthread_mutex_lock(&g->mu);
-    tm_mail *m = g->mail_head;
-    g->mail_head = g->mail_tail = NULL;
-    pthread_mutex_unlock(&g->mu);
-    return m;
-}
-
-void tm_gate_close(tm_gate *g)
-{
-    pthread_mutex_lock(&g->mu);
-    g->closed = 1;
-    sl_buf *b = g->head;
-    g->head = g->tail = NULL;
-    g->queued = 0;
-    tm_mail *m = g->mail_head;
-    g->mail_head = g->mail_tail = NULL;
-    pthread_cond_broadcast(&g->cv);
-    pthread_mutex_unlock(&g->mu);
-    gate_kick(g);
-    mail_free(m);
-    while (b) {
-        sl_buf *next = b->next;
-        sl_buf_recycle(b);
-        b = next;
-    }
-}
-
-void tm_gate_destroy(tm_gate *g)
-{
-    tm_gate_close(g);
-    if (g->efd >= 0) close(g->efd);
-    g->efd = -1;
-    pthread_mutex_destroy(&g->mu);
-    pthread_cond_destroy(&g->cv);
-}
-
-void tm_task_wake(tm_task *t)
-{
-    pthread_mutex_lock(&t->gate.mu);
-    pthread_cond_broadcast(&t->gate.cv);
-    pthread_mutex_unlock(&t->gate.mu);
-}
 
 /* ---- figures ------------------------------------------------------------ */
 
@@ -286,158 +123,28 @@ static void wait_end(run *r, int kind, int64_t waited)
     __atomic_add_fetch(&t->m.wait_seq, 1, __ATOMIC_SEQ_CST);
 }
 
-/* ---- writers ------------------------------------------------------------ */
+/* ---- output (the exchange) -------------------------------------------- */
 
 static int cancelled(const run *r) { return __atomic_load_n(&r->d->cancelled, __ATOMIC_RELAXED); }
 
-static sl_buf *get_buffer(run *r)
-{
-    int64_t waited = 0;
-    sl_buf *b = sl_pool_tryget(r->t->out_pool);
-    if (!b) {
-        wait_begin(r, WAIT_BP, sl_mono_ns());
-        b = sl_pool_get(r->t->out_pool, &waited);
-        wait_end(r, WAIT_BP, waited);
-    }
-    return b;
-}
+/* Waiting for an output buffer is backpressured time. */
+static void bp_begin(void *ctx, int64_t now) { wait_begin(ctx, WAIT_BP, now); }
+static void bp_end(void *ctx, int64_t waited) { wait_end(ctx, WAIT_BP, waited); }
 
-static void hand_on(run *r, tm_outchan *oc, sl_buf *b)
-{
-    __atomic_add_fetch(&r->t->m.bytes_out, b->len, __ATOMIC_RELAXED);
-    if (oc->local) {
-        b->chan = oc->local_idx;
-        tm_gate_push(oc->local, b);
-    } else {
-        tm_peer_enqueue(oc, b);
-    }
-}
+static void flush_writers(run *r) { tm_exchange_flush(&r->t->ws); }
 
-static void flush_writers(run *r)
+static int emit_to(run *r, sl_row *row, int output)
 {
-    tm_task *t = r->t;
-    for (int w = 0; w < t->nwriters; w++) {
-        tm_writer *wr = &t->writers[w];
-        for (int k = 0; k < wr->nsub; k++)
-            if (wr->cur[k] && wr->cur[k]->len) {
-                hand_on(r, wr->chans[k], wr->cur[k]);
-                wr->cur[k] = NULL;
-            }
-    }
+    return tm_exchange_emit(&r->t->ws, output, row, r->err, sizeof r->err);
 }
-
-/* Append one element to subpartition k of writer wr. `row` NULL means the
- * payload is the 8-byte value `x` (watermark) or empty (end). */
-static int put_element(run *r, tm_writer *wr, int k, int tag, const sl_row *row, int64_t x)
-{
-    for (int attempt = 0; attempt < 2; attempt++) {
-        sl_buf *b = wr->cur[k];
-        if (!b) {
-            b = get_buffer(r);
-            if (!b) return sl_seterr(r->err, sizeof r->err, "cancelled");
-            wr->cur[k] = b;
-        }
-        uint8_t *p = b->data + b->len;
-        size_t room = b->cap - b->len;
-        size_t n = 0;
-        if (tag == SL_EL_RECORD) {
-            if (room >= SL_EL_HDR + 8) {
-                size_t body = sl_row_encode(row, wr->schema, p + SL_EL_HDR + 8, room - SL_EL_HDR - 8);
-                if (body) {
-                    n = SL_EL_HDR + 8 + body;
-                    sl_put_lei64(p + SL_EL_HDR, row->ts);
-                }
-            }
-        } else if (tag == SL_EL_WATERMARK) {
-            if (room >= SL_EL_HDR + 8) {
-                n = SL_EL_HDR + 8;
-                sl_put_lei64(p + SL_EL_HDR, x);
-            }
-        } else if (tag == SL_EL_BARRIER) {
-            if (room >= SL_EL_HDR + r->barrier_len) {
-                n = SL_EL_HDR + r->barrier_len;
-                memcpy(p + SL_EL_HDR, r->barrier_el, r->barrier_len);
-            }
-        } else if (tag == SL_EL_IDLE) {
-            if (room >= SL_EL_HDR + 1) {
-                n = SL_EL_HDR + 1;
-                p[SL_EL_HDR] = (uint8_t)(x != 0);
-            }
-        } else if (room >= SL_EL_HDR + 1) { /* END: u8 1 = drained, 0 = stopped */
-            n = SL_EL_HDR + 1;
-            p[SL_EL_HDR] = (uint8_t)(x != 0);
-        }
-        if (n) {
-            uint32_t len = (uint32_t)(n - SL_EL_HDR);
-            p[0] = (uint8_t)tag;
-            sl_put_le32(p + 1, len);
-            b->len += (uint32_t)n;
-            return SL_OK;
-        }
-        if (b->len == 0)
-            return sl_seterr(r->err, sizeof r->err,
-                             "a row of %zu bytes does not fit in a %u-byte network buffer",
-                             sl_row_size(row, wr->schema), b->cap);
-        hand_on(r, wr->chans[k], b);
-        wr->cur[k] = NULL;
-    }
-    return sl_seterr(r->err, sizeof r->err, "internal: element does not fit");
-}
-
-static int route(run *r, tm_writer *wr, const sl_row *row)
-{
-    switch (wr->e->strategy) {
-    case SL_PART_FORWARD:
-        return r->t->subtask;
-    case SL_PART_REBALANCE: {
-        int k = wr->rr;
-        wr->rr = (wr->rr + 1) % wr->nsub;
-        return k;
-    }
-    case SL_PART_HASH: {
-        size_t n = sl_row_key_encode(row, wr->schema, wr->e->keys, wr->e->nkeys, r->keybuf,
-                                     sizeof r->keybuf);
-        int kg = sl_kg_of_key(r->keybuf, n, wr->max_parallelism);
-        return sl_kg_operator_index(kg, wr->nsub, wr->max_parallelism);
-    }
-    case SL_PART_BROADCAST:
-        return -1;
-    }
-    return 0;
-}
-
-static int emit_to(run *r, int output, sl_row *row)
-{
-    tm_task *t = r->t;
-    for (int w = 0; w < t->nwriters; w++) {
-        tm_writer *wr = &t->writers[w];
-        if (wr->output != output) continue;
-        int k = route(r, wr, row);
-        if (k >= 0) {
-            if (put_element(r, wr, k, SL_EL_RECORD, row, 0)) return SL_ERR;
-        } else {
-            for (k = 0; k < wr->nsub; k++)
-                if (put_element(r, wr, k, SL_EL_RECORD, row, 0)) return SL_ERR;
-        }
-    }
-    if (r->d->buffer_timeout_ms == 0) flush_writers(r);
-    return SL_OK;
-}
-
-static int task_emit(void *ctx, int output, sl_row *row) { return emit_to(ctx, output, row); }
 
 static int writers_broadcast(run *r, int tag, int64_t x)
 {
-    tm_task *t = r->t;
-    for (int w = 0; w < t->nwriters; w++) {
-        tm_writer *wr = &t->writers[w];
-        for (int k = 0; k < wr->nsub; k++) {
-            if (wr->e->strategy == SL_PART_FORWARD && k != t->subtask) continue;
-            if (put_element(r, wr, k, tag, NULL, x)) return SL_ERR;
-        }
-    }
-    return SL_OK;
+    return tm_exchange_broadcast(&r->t->ws, tag, x, r->barrier_el, tag == SL_EL_BARRIER ? r->barrier_len : 0,
+                                 r->err, sizeof r->err);
 }
+
+static int task_emit(void *ctx, int output, sl_row *row) { return emit_to(ctx, row, output); }
 
 static int task_emit_wm(void *ctx, int64_t wm)
 {
@@ -490,62 +197,6 @@ static int chain_emit_wm(void *ctx, int64_t wm)
 static int chain_emit_idle(void *ctx, int idle)
 {
     return sl_op_emit_idle((sl_op *)ctx, idle);
-}
-
-int tm_task_build_outputs(tm_task *t, char *err, size_t errlen)
-{
-    tm_deploy *d = t->d;
-    const sl_jobgraph *g = d->g;
-    const sl_chain *ch = &g->chains[t->chain];
-    const sl_vertex *tail = &g->v[ch->vertices[ch->n - 1]];
-    t->nwriters = tail->nout;
-    t->writers = sl_calloc((size_t)(tail->nout ? tail->nout : 1), sizeof(tm_writer));
-    int nsubs = 0;
-    for (int w = 0; w < tail->nout; w++) {
-        tm_writer *wr = &t->writers[w];
-        wr->e = &g->e[tail->out_edges[w]];
-        wr->schema = sl_edge_schema(g, wr->e);
-        wr->output = wr->e->output;
-        wr->nsub = g->v[wr->e->to].parallelism;
-        wr->chans = sl_calloc((size_t)wr->nsub, sizeof(tm_outchan *));
-        wr->cur = sl_calloc((size_t)wr->nsub, sizeof(sl_buf *));
-        wr->rr = t->subtask % wr->nsub;
-        wr->max_parallelism = g->max_parallelism;
-        nsubs += wr->e->strategy == SL_PART_FORWARD ? 1 : wr->nsub;
-    }
-    if (tail->nout) {
-        /* enough for every subpartition to fill one buffer while another is
-         * in flight, plus a few spare: the bound on what a task can have
-         * outstanding */
-        t->out_pool = sl_pool_new(2 * nsubs + 8, d->seg_size);
-    }
-    SL_UNUSED(err);
-    SL_UNUSED(errlen);
-    return SL_OK;
-}
-
-void tm_writer_destroy_all(tm_task *t)
-{
-    for (int w = 0; w < t->nwriters; w++) {
-        tm_writer *wr = &t->writers[w];
-        for (int k = 0; k < wr->nsub; k++)
-            if (wr->cur[k]) sl_buf_recycle(wr->cur[k]);
-        free(wr->chans);
-        free(wr->cur);
-    }
-    free(t->writers);
-    t->writers = NULL;
-    t->nwriters = 0;
-    if (t->out_pool) sl_pool_close(t->out_pool);
-    t->out_pool = NULL;
-}
-
-/* The network thread wires channels after tm_task_build_outputs; this gives
- * it the slot to fill. */
-tm_outchan **tm_task_writer_slot(tm_task *t, int out_edge_index, int consumer);
-tm_outchan **tm_task_writer_slot(tm_task *t, int out_edge_index, int consumer)
-{
-    return &t->writers[out_edge_index].chans[consumer];
 }
 
 static int fail(run *r, const sl_op *op)
@@ -1022,7 +673,7 @@ static void op_checkpoint_done(run *r, uint64_t cpid, int completed)
 /* Mail from the network thread. Sources take a checkpoint on TRIGGER. */
 static int handle_mail(run *r, int *stop)
 {
-    tm_mail *m = gate_take_mail(&r->t->gate);
+    tm_mail *m = tm_gate_take_mail(&r->t->gate);
     int rc = SL_OK;
     for (tm_mail *x = m; x && rc == SL_OK; x = x->next) {
         switch (x->kind) {
@@ -1046,7 +697,7 @@ static int handle_mail(run *r, int *stop)
             break;
         }
     }
-    mail_free(m);
+    tm_mail_free(m);
     return rc;
 }
 
@@ -1102,7 +753,7 @@ static int run_source(run *r)
                 maybe_flush(r, after);
             } else if (until > now) {
                 wait_begin(r, WAIT_IDLE, now);
-                sl_buf *none = gate_take(&t->gate, until); /* a source's gate only brings mail */
+                sl_buf *none = tm_gate_take(&t->gate, until); /* a source's gate only brings mail */
                 SL_ASSERT(none == NULL);
                 int64_t after = sl_mono_ns();
                 wait_end(r, WAIT_IDLE, after - now);
@@ -1170,24 +821,21 @@ static int process_buffer(run *r, sl_buf *b)
     const sl_schema *in = head->ins[input];
     size_t pos = 0;
     int rc = SL_OK;
-    while (pos < b->len && rc == SL_OK) {
-        if (b->len - pos < SL_EL_HDR) {
-            rc = sl_seterr(r->err, sizeof r->err, "%s: damaged buffer: truncated element header",
-                           head->task_name);
+    while (rc == SL_OK) {
+        tm_element el;
+        char xerr[200];
+        int x = tm_exchange_read(&r->t->rd, b, &pos, &el, xerr, sizeof xerr);
+        if (x == SL_DONE) break;
+        if (x == SL_AGAIN) continue; /* a part of a spanning record */
+        if (x != SL_OK) {
+            rc = sl_seterr(r->err, sizeof r->err, "%s: damaged buffer from input channel %d: %s",
+                           head->task_name, c, xerr);
             r->failed = 1;
             break;
         }
-        uint8_t tag = b->data[pos];
-        uint32_t len;
-        len = sl_get_le32(b->data + pos + 1);
-        const uint8_t *p = b->data + pos + SL_EL_HDR;
-        if (len > b->len - pos - SL_EL_HDR) {
-            rc = sl_seterr(r->err, sizeof r->err, "%s: damaged buffer: element of %u bytes overruns it",
-                           head->task_name, len);
-            r->failed = 1;
-            break;
-        }
-        pos += SL_EL_HDR + len;
+        int tag = el.tag;
+        uint32_t len = el.len;
+        const uint8_t *p = el.p;
         if (tag == SL_EL_RECORD) {
             sl_row row;
             char derr[200];
@@ -1254,11 +902,11 @@ static int run_consumer(run *r)
         if (handle_mail(r, &stop) != SL_OK) return SL_ERR;
         int64_t now = sl_mono_ns();
         sl_buf *b = take_held(r);
-        if (!b) b = gate_take_nowait(&t->gate);
+        if (!b) b = tm_gate_take_nowait(&t->gate);
         int64_t after = now;
         if (!b) {
             wait_begin(r, WAIT_IDLE, now);
-            b = gate_take(&t->gate, flush_deadline(r, now));
+            b = tm_gate_take(&t->gate, flush_deadline(r, now));
             after = sl_mono_ns();
             wait_end(r, WAIT_IDLE, after - now);
         }
@@ -1293,6 +941,7 @@ static void *task_main(void *arg)
     r.in_wm = INT64_MIN;
     r.out_wm = INT64_MIN;
     r.start_ns = sl_mono_ns();
+    tm_exchange_set_wait(&t->ws, bp_begin, bp_end, &r);
     r.next_flush_ns = r.start_ns + d->buffer_timeout_ms * 1000000;
     __atomic_store_n(&t->m.in_wm, INT64_MIN, __ATOMIC_RELAXED);
     __atomic_store_n(&t->m.out_wm, INT64_MIN, __ATOMIC_RELAXED);
@@ -1319,7 +968,7 @@ static void *task_main(void *arg)
          * so two-phase-commit sinks publish what it covers */
         while (rc == SL_OK && r.stop_cpid && !r.stop_done && !cancelled(&r)) {
             int stop = 0;
-            sl_buf *late = gate_take(&t->gate, sl_mono_ns() + 100000000);
+            sl_buf *late = tm_gate_take(&t->gate, sl_mono_ns() + 100000000);
             if (late) sl_buf_recycle(late); /* every input has ended: nothing can come */
             if (handle_mail(&r, &stop) != SL_OK) rc = SL_ERR;
         }

@@ -1,17 +1,23 @@
 /*
- * tm.h -- the TaskManager's state: deployments, tasks, gates and channels.
+ * tm.h -- the TaskManager's state: deployments, tasks, peers and the
+ * network thread. The exchange's own structures (gates, channels, writers,
+ * readers) are in exchange.h.
  *
  * Threads and ownership:
- *  - the network thread (net.c, libevent) owns the JobManager connection,
+ *  - the network thread (net.c transport, deploy.c deployments, the
+ *    network-thread half of exchange.c) owns the JobManager connection,
  *    the data connections to other TaskManagers, the list of deployments,
  *    and every credit counter and receive buffer;
+ *  - the deploy worker (deploy.c) plans job graphs and reads restore
+ *    metadata, and hands the result back through the inbox;
  *  - one task thread per deployed subtask chain (task.c) owns its
  *    operators, its output buffers being filled and its time accounting.
  * They meet only at these points, each under a short lock:
  *  - an input gate (tm_gate): buffers that arrived for a task;
  *  - a peer's send queues (tm_peer.mu): full buffers waiting for credit;
- *  - the network thread's inbox (tm_net.mu): task status reports and
- *    receive buffers coming back as credit.
+ *  - the network thread's inbox (tm_net.mu): task status reports,
+ *    receive buffers coming back as credit, written snapshots, plans;
+ *  - the deploy worker's queue (tm_net.plan_mu): DeployJob messages.
  * A task's figures are written by its thread with relaxed atomic stores and
  * read by the network thread for heartbeats.
  */
@@ -26,45 +32,13 @@
 #include "config.h"
 #include "jobgraph.h"
 #include "buffer.h"
+#include "exchange.h"
 #include "snapshot.h"
 #include "control.pb-c.h"
 #include "snapshot.pb-c.h"
 
-typedef struct tm_net tm_net;
-typedef struct tm_deploy tm_deploy;
-typedef struct tm_task tm_task;
-typedef struct tm_peer tm_peer;
-
-/* Control messages for a task, delivered through its gate. */
-typedef enum {
-    TM_MAIL_TRIGGER = 1,        /* sources: take checkpoint cpid now */
-    TM_MAIL_COMPLETE,           /* checkpoint cpid completed */
-    TM_MAIL_ABORT               /* checkpoint cpid was aborted */
-} tm_mail_kind;
 
 enum { SL_CP_SAVEPOINT = 1, SL_CP_STOP = 2, SL_CP_DRAIN = 4 };
-
-typedef struct tm_mail {
-    tm_mail_kind kind;
-    uint64_t cpid;
-    int64_t ts;                 /* trigger time (wall ms) */
-    int flags;                  /* SL_CP_* */
-    char *dir;                  /* TRIGGER: where state files go */
-    struct tm_mail *next;
-} tm_mail;
-
-/* Where a task's input arrives -- and its mail. */
-typedef struct tm_gate {
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    sl_buf *head, *tail;        /* buffers ready for the task, in arrival order */
-    int queued;
-    int closed;                 /* cancelled: the task should stop */
-    int nchan;                  /* input channels */
-    tm_mail *mail_head, *mail_tail;
-    int efd;                    /* eventfd written with every mail and on close,
-                                   so a source polling its descriptors wakes */
-} tm_gate;
 
 /* One operator's part of a task's snapshot, written off the task thread. */
 typedef struct tm_snap_part {
@@ -96,32 +70,6 @@ typedef struct tm_snap_job {
     struct tm_snap_job *next;
 } tm_snap_job;
 
-/* The sending end of one channel (producer subtask -> consumer subtask). */
-typedef struct tm_outchan {
-    uint32_t id;                /* channel id within the deployment */
-    tm_gate *local;             /* consumer gate when the consumer runs here */
-    int local_idx;              /* channel index at that gate */
-    tm_peer *peer;              /* else the TaskManager it runs on */
-    /* remote only; queue under peer->mu, credit owned by the network thread */
-    sl_buf *qhead, *qtail;
-    int qlen;
-    int credit;
-    tm_deploy *d;
-    struct tm_outchan *peer_next; /* peer's list of its channels */
-} tm_outchan;
-
-/* The receiving end of a remote channel (network thread only). */
-typedef struct tm_inchan {
-    uint32_t id;
-    tm_gate *gate;
-    int gate_idx;
-    tm_peer *peer;
-    sl_buf *reserved;           /* buffers granted as credit, waiting for data */
-    int nreserved;
-    int announced;              /* credits sent and not yet used */
-    int backlog;                /* sender's last announced backlog */
-} tm_inchan;
-
 /* Task figures, written by the task thread (relaxed atomics). */
 typedef struct tm_task_metrics {
     uint64_t records_in, records_out, bytes_in, bytes_out;
@@ -150,6 +98,8 @@ struct tm_task {
     int nwriters;
     struct tm_writer *writers;
     sl_pool *out_pool;
+    tm_wset ws;                 /* the rest of the sending state (exchange.c) */
+    tm_reader rd;               /* spanning records being reassembled */
     tm_task_metrics m;
     /* heartbeat bookkeeping (network thread) */
     uint64_t hb_busy_ns, hb_bp_ns, hb_idle_ns;
@@ -159,7 +109,8 @@ struct tm_task {
 
 struct tm_deploy {
     char job_id[33];
-    uint32_t attempt;
+    uint64_t session;           /* the JobManager session that deployed it */
+    uint32_t attempt;           /* unique within that session */
     sl_jobgraph *g;
     int nslots;
     char **slot_tm;             /* TaskManager id per slot */
@@ -193,12 +144,17 @@ struct tm_peer {
     pthread_mutex_t mu;         /* guards the out-channels' send queues */
     tm_outchan *chans;          /* sending ends towards this peer */
     struct event *wake;         /* a task queued data for this peer */
+    tm_early_credit *early;     /* credits for deployments not here yet
+                                   (exchange.c; network thread), up to TM_EARLY_MAX */
+    int nearly;
+    int64_t early_warned_ms;    /* last "too many early credits" warning (rate limit) */
     tm_net *net;
     tm_peer *next;
 };
 
 typedef struct tm_status {
     char job_id[33];
+    uint64_t session;
     uint32_t attempt;
     int chain, subtask;
     Sluice__TaskState state;
@@ -216,6 +172,7 @@ struct tm_net {
     /* JobManager connection */
     struct bufferevent *jm;
     int jm_hello, jm_registered;
+    uint64_t jm_session;        /* the JobManager's session (RegisterAck) */
     struct event *reconnect, *heartbeat;
     int64_t hb_interval_ms;
     int64_t reconnect_ms;       /* current reconnect delay (backs off) */
@@ -224,7 +181,10 @@ struct tm_net {
     tm_peer *peers;
     struct bufferevent **pending;   /* accepted, before their hello */
     tm_deploy *deploys;
-    uint32_t max_attempt;           /* newest deployment seen */
+    struct tm_planning *planning;   /* deployments being planned (deploy.c) */
+    struct { uint64_t session; uint32_t attempt; } ended[64]; /* recently freed deployments,
+                                       whose late credits are dropped (ring) */
+    int ended_next;
     int reap_pending;               /* a deployment's threads ended, its last
                                        buffers still wait for credit */
     /* inbox from task threads */
@@ -232,6 +192,7 @@ struct tm_net {
     tm_status *status_head, *status_tail;
     sl_buf *credit_head;            /* receive buffers coming back */
     tm_snap_job *acks_head;         /* written snapshots to acknowledge */
+    struct tm_plan *plans_head;     /* planned deployments, from the deploy worker */
     int exited;                     /* task threads that ended since last look */
     struct event *inbox;
     int stopping;
@@ -241,34 +202,52 @@ struct tm_net {
     pthread_cond_t snap_cv;
     tm_snap_job *snap_head, *snap_tail;
     int snap_stop;
+    /* the deploy worker thread: plans job graphs off the network thread */
+    pthread_t plan_thread;
+    pthread_mutex_t plan_mu;
+    pthread_cond_t plan_cv;
+    struct tm_plan *plan_head, *plan_tail;
+    int plan_stop, plan_started;
 };
 
 /* task.c */
 int tm_task_start(tm_task *t, char *err, size_t errlen);
-void tm_gate_init(tm_gate *g, int nchan);
-void tm_gate_push(tm_gate *g, sl_buf *b);
-void tm_gate_close(tm_gate *g);
-void tm_gate_destroy(tm_gate *g);
-void tm_task_wake(tm_task *t);
-void tm_task_mail(tm_task *t, tm_mail *m);  /* any thread; takes m */
 
 /* snapshotter.c */
 int tm_snapshotter_start(tm_net *n, char *err, size_t errlen);
 void tm_snapshotter_stop(tm_net *n);
 void tm_snapshotter_submit(tm_net *n, tm_snap_job *job); /* task thread; takes job */
 void tm_snap_job_free(tm_snap_job *job);
-void tm_writer_destroy_all(tm_task *t);
-int tm_task_build_outputs(tm_task *t, char *err, size_t errlen);
+
+/* deploy.c (network thread unless said otherwise) */
+int tm_deploy_start(tm_net *n, char *err, size_t errlen);  /* the deploy worker */
+void tm_deploy_stop(tm_net *n);
+void tm_deploy_request(tm_net *n, Sluice__Envelope *env); /* a DeployJob; takes env */
+void tm_deploy_planned(tm_net *n, struct tm_plan *plans);  /* from the inbox */
+tm_deploy *tm_deploy_find(tm_net *n, uint64_t session, uint32_t attempt);
+int tm_deploy_ended(const tm_net *n, uint64_t session, uint32_t attempt); /* freed lately */
+tm_task *tm_deploy_task(tm_deploy *d, int chain, int subtask);
+void tm_deploy_cancel(tm_net *n, tm_deploy *d);
+void tm_deploy_cancel_attempt(tm_net *n, uint64_t session, const char *job_id, uint32_t attempt);
+void tm_deploy_cancel_all(tm_net *n);
+void tm_deploy_free(tm_net *n, tm_deploy *d);
+void tm_deploy_reap(tm_net *n);
+void tm_deploy_fail_peer(tm_net *n, tm_peer *p, const char *why);
 
 /* net.c (callable from task threads) */
 void tm_net_report(tm_net *n, tm_deploy *d, int chain, int subtask, Sluice__TaskState s,
                    const char *error);
 void tm_net_task_exited(tm_net *n);
-void tm_net_recycle_recv(sl_buf *b);          /* a receive buffer's recycle callback */
-void tm_peer_enqueue(tm_outchan *oc, sl_buf *b); /* a full buffer for a remote channel */
+void tm_net_peer_wake(tm_peer *p);            /* a buffer was queued for p */
 
-/* net.c */
+/* net.c (network thread) */
 int tm_net_start(tm_net *n, char *err, size_t errlen);
 void tm_net_stop(tm_net *n);
+tm_peer *tm_net_peer(tm_net *n, const char *id, const char *host, int port);
+void tm_net_connect_peers(tm_net *n, tm_deploy *d);
+void tm_net_send_credit(tm_peer *p, uint64_t session, uint32_t attempt, uint32_t chan, int credits);
+void tm_net_report_direct(tm_net *n, const char *job_id, uint32_t attempt, int chain, int subtask,
+                          Sluice__TaskState s, const char *error);
+void tm_net_flush_peers(tm_net *n);
 
 #endif

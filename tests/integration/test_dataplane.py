@@ -117,11 +117,13 @@ def test_rest_metrics_shapes(cluster):
 
 HELLO = 3
 DATA = 1
+# data frame header: type, JobManager session, attempt, channel, a, b
+HDR = "<BQIIII"
 
 
 def data_hello(peer_id):
     pid = peer_id.encode()
-    return struct.pack("<BIIII", HELLO, 0x534C4443, 1, len(pid), 0) + pid
+    return struct.pack(HDR, HELLO, 0, 0x534C4443, 2, len(pid), 0) + pid
 
 
 def two_tm_job():
@@ -165,13 +167,13 @@ def run_corruption(cluster, payload):
 
 
 def test_garbage_frame_on_data_connection_fails_only_that_job(cluster):
-    j = run_corruption(cluster, struct.pack("<BIIII", 99, 1, 2, 3, 4))
+    j = run_corruption(cluster, struct.pack(HDR, 99, 0, 1, 2, 3, 4))
     assert "unknown frame type 99" in cluster.tms[0].log_text()
 
 
 def test_truncated_data_frame_fails_only_that_job(cluster):
     # a DATA header announcing 1000 bytes, then only 10, then the peer vanishes
-    run_corruption(cluster, struct.pack("<BIIII", DATA, 1, 0, 0, 1000) + b"x" * 10)
+    run_corruption(cluster, struct.pack(HDR, DATA, 0, 1, 0, 0, 1000) + b"x" * 10)
 
 
 def test_producer_finishing_first_still_delivers_everything(cluster, workdir):

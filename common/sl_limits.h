@@ -1,0 +1,43 @@
+/*
+ * sl_limits.h -- every size limit of the data and control planes, once.
+ *
+ * (Named sl_limits.h, not limits.h: common/ is on the include path, and a
+ * common/limits.h would shadow the C library's <limits.h>.)
+ *
+ * What the wire can carry decides what the configuration may ask for:
+ *  - a network buffer (taskmanager.memory.segment-size) travels as one DATA
+ *    frame, so the largest segment is the largest data frame payload;
+ *  - a record larger than a buffer travels as a spanning record (its bytes
+ *    continued over consecutive buffers of one channel) and is reassembled
+ *    by the receiver into a per-channel buffer that grows up to
+ *    SL_MAX_RECORD_BYTES, never beyond;
+ *  - a key is serialized (sl_row_key_encode) into a buffer of
+ *    SL_MAX_KEY_BYTES to be hashed for its key group.
+ * A record or key over its limit fails the task with a message that names
+ * the limit and the vertex; a configured value out of range is refused at
+ * start-up; a frame over its limit closes the connection it came on.
+ */
+#ifndef SL_LIMITS_H
+#define SL_LIMITS_H
+
+/* A serialized key (the bytes hashed for key groups and compared by keyed
+ * state): at most 64 KiB - 1, since keyed state stores its length in a u16
+ * (common/state_int.h). */
+#define SL_MAX_KEY_BYTES ((64u << 10) - 1)
+
+/* One record through an exchange (event timestamp + row encoding): at most
+ * 16 MiB. */
+#define SL_MAX_RECORD_BYTES (16u << 20)
+
+/* taskmanager.memory.segment-size: 4 KiB .. 1 MiB. */
+#define SL_MIN_SEGMENT_BYTES (4u << 10)
+#define SL_MAX_SEGMENT_BYTES (1u << 20)
+
+/* Payload of one DATA frame between TaskManagers: one network buffer. */
+#define SL_MAX_DATA_FRAME_BYTES SL_MAX_SEGMENT_BYTES
+
+/* One control frame (protobuf Envelope) between the JobManager and a
+ * TaskManager: at most 16 MiB. */
+#define SL_MAX_CONTROL_FRAME_BYTES (16u << 20)
+
+#endif

@@ -1,0 +1,400 @@
+/*
+ * deploy.c -- deployments: planning, building, wiring, cancelling, reaping.
+ *
+ * A deployment is named by the JobManager's session, the job and the
+ * attempt: attempts count from 1 again when a JobManager restarts, so the
+ * session (random per JobManager start, sent in RegisterAck and DeployJob)
+ * is what keeps a new session's attempt 1 apart from an old one that is
+ * still draining here.
+ *
+ * A DeployJob is planned off the network thread: the network thread notes
+ * it as "planning" and hands the message to the deploy worker, which parses
+ * the job graph (sl_jobgraph_parse runs every operator's plan) and reads the
+ * restore snapshot's _metadata from disk, then hands the result back
+ * through the network thread's inbox. The network thread then builds the
+ * tasks, wires the exchange and starts the task threads -- unless the
+ * attempt was cancelled meanwhile, in which case the plan is dropped.
+ *
+ * Threads: everything here runs on the network thread except plan_main.
+ */
+#include <string.h>
+
+#include "tm.h"
+#include "log.h"
+
+#define TAG "tm:deploy"
+
+/* A DeployJob on its way through the worker (owned by whoever holds it). */
+typedef struct tm_plan {
+    Sluice__Envelope *env;      /* the DeployJob envelope */
+    sl_jobgraph *g;             /* planned graph, or NULL with err */
+    struct Sluice__SnapshotMetadata *restore;
+    char err[1024];
+    struct tm_plan *next;
+} tm_plan;
+
+/* A deployment the worker is planning (network thread). */
+typedef struct tm_planning {
+    uint64_t session;
+    uint32_t attempt;
+    int cancelled;
+    struct tm_planning *next;
+} tm_planning;
+
+static void plan_free(tm_plan *p)
+{
+    if (!p) return;
+    if (p->g) sl_jobgraph_destroy(p->g);
+    if (p->restore) sluice__snapshot_metadata__free_unpacked(p->restore, NULL);
+    if (p->env) sluice__envelope__free_unpacked(p->env, NULL);
+    free(p);
+}
+
+/* ---- the worker ---------------------------------------------------------- */
+
+static void plan_one(tm_plan *p)
+{
+    const Sluice__DeployJob *m = p->env->deploy;
+    p->g = sl_jobgraph_parse(m->graph_json, strlen(m->graph_json), 1, 0, p->err, sizeof p->err);
+    if (!p->g || !m->restore_dir || !*m->restore_dir) return;
+    void *packed = NULL;
+    size_t plen = 0;
+    char err[900];
+    if (sl_snapshot_read_metadata(m->restore_dir, &packed, &plen, err, sizeof err) != SL_OK)
+        snprintf(p->err, sizeof p->err, "cannot restore: %s", err);
+    else if (!(p->restore = sluice__snapshot_metadata__unpack(NULL, plen, packed)))
+        snprintf(p->err, sizeof p->err, "%.900s/_metadata does not decode", m->restore_dir);
+    free(packed);
+}
+
+static void *plan_main(void *arg)
+{
+    tm_net *n = arg;
+    pthread_mutex_lock(&n->plan_mu);
+    for (;;) {
+        while (!n->plan_head && !n->plan_stop) pthread_cond_wait(&n->plan_cv, &n->plan_mu);
+        if (!n->plan_head) break;
+        tm_plan *p = n->plan_head;
+        n->plan_head = p->next;
+        if (!n->plan_head) n->plan_tail = NULL;
+        pthread_mutex_unlock(&n->plan_mu);
+        p->next = NULL;
+        plan_one(p);
+        /* back to the network thread, in order */
+        pthread_mutex_lock(&n->mu);
+        tm_plan **pp = &n->plans_head;
+        while (*pp) pp = &(*pp)->next;
+        *pp = p;
+        pthread_mutex_unlock(&n->mu);
+        event_active(n->inbox, EV_TIMEOUT, 0);
+        pthread_mutex_lock(&n->plan_mu);
+    }
+    pthread_mutex_unlock(&n->plan_mu);
+    return NULL;
+}
+
+int tm_deploy_start(tm_net *n, char *err, size_t errlen)
+{
+    pthread_mutex_init(&n->plan_mu, NULL);
+    pthread_cond_init(&n->plan_cv, NULL);
+    int e = pthread_create(&n->plan_thread, NULL, plan_main, n);
+    if (e) return sl_seterr(err, errlen, "cannot start the deploy worker: %s", strerror(e));
+    n->plan_started = 1;
+    return SL_OK;
+}
+
+void tm_deploy_stop(tm_net *n)
+{
+    if (!n->plan_started) return;
+    pthread_mutex_lock(&n->plan_mu);
+    n->plan_stop = 1;
+    tm_plan *p = n->plan_head; /* not started: nobody wants them now */
+    n->plan_head = n->plan_tail = NULL;
+    pthread_cond_signal(&n->plan_cv);
+    pthread_mutex_unlock(&n->plan_mu);
+    pthread_join(n->plan_thread, NULL);
+    n->plan_started = 0;
+    while (p) {
+        tm_plan *next = p->next;
+        plan_free(p);
+        p = next;
+    }
+    pthread_mutex_lock(&n->mu);
+    p = n->plans_head;
+    n->plans_head = NULL;
+    pthread_mutex_unlock(&n->mu);
+    while (p) {
+        tm_plan *next = p->next;
+        plan_free(p);
+        p = next;
+    }
+    while (n->planning) {
+        tm_planning *x = n->planning;
+        n->planning = x->next;
+        free(x);
+    }
+    pthread_mutex_destroy(&n->plan_mu);
+    pthread_cond_destroy(&n->plan_cv);
+}
+
+void tm_deploy_request(tm_net *n, Sluice__Envelope *env)
+{
+    const Sluice__DeployJob *m = env->deploy;
+    if (!m->job_id || strlen(m->job_id) != 32 || !m->graph_json || m->n_slots == 0 ||
+        m->n_slots > 65536) {
+        sl_warn(TAG, "ignoring a malformed deployment");
+        sluice__envelope__free_unpacked(env, NULL);
+        return;
+    }
+    for (size_t s = 0; s < m->n_slots; s++)
+        if (!m->slots[s] || !m->slots[s]->tm_id || !m->slots[s]->host) {
+            sl_warn(TAG, "ignoring a deployment of job %s with a slot without a location", m->job_id);
+            sluice__envelope__free_unpacked(env, NULL);
+            return;
+        }
+    tm_planning *x = sl_calloc(1, sizeof *x);
+    x->session = m->session;
+    x->attempt = m->attempt;
+    x->next = n->planning;
+    n->planning = x;
+    tm_plan *p = sl_calloc(1, sizeof *p);
+    p->env = env;
+    pthread_mutex_lock(&n->plan_mu);
+    if (n->plan_tail) n->plan_tail->next = p;
+    else n->plan_head = p;
+    n->plan_tail = p;
+    pthread_cond_signal(&n->plan_cv);
+    pthread_mutex_unlock(&n->plan_mu);
+}
+
+/* ---- building ------------------------------------------------------------ */
+
+static void deploy_build(tm_net *n, tm_plan *p)
+{
+    const Sluice__DeployJob *m = p->env->deploy;
+    char err[1024];
+    sl_jobgraph *g = p->g;
+    tm_deploy *d = sl_calloc(1, sizeof *d);
+    memcpy(d->job_id, m->job_id, 32);
+    d->session = m->session;
+    d->attempt = m->attempt;
+    d->g = g;
+    p->g = NULL;
+    d->net = n;
+    d->nslots = (int)m->n_slots;
+    d->buffer_timeout_ms = m->buffer_timeout_ms;
+    d->checkpointing = m->checkpointing;
+    d->exactly_once = m->exactly_once;
+    if (m->restore_dir && *m->restore_dir) {
+        d->restore_dir = sl_strdup(m->restore_dir);
+        d->restore = p->restore;
+        p->restore = NULL;
+    }
+    d->seg_size = (uint32_t)sl_config_int(n->conf, "taskmanager.memory.segment-size");
+    d->buffers_per_channel = (int)sl_config_int(n->conf, "taskmanager.network.memory.buffers-per-channel");
+    d->floating_per_gate = (int)sl_config_int(n->conf, "taskmanager.network.memory.floating-buffers-per-gate");
+    if (d->buffers_per_channel < 1) d->buffers_per_channel = 1;
+    /* tasks: every chain's subtask for each local slot */
+    int ntasks = 0;
+    for (size_t s = 0; s < m->n_local_slots; s++)
+        for (int c = 0; c < g->nchains; c++)
+            if (m->local_slots[s] < (uint32_t)g->chains[c].parallelism) ntasks++;
+    d->tasks = sl_calloc((size_t)(ntasks ? ntasks : 1), sizeof(tm_task));
+    for (size_t s = 0; s < m->n_local_slots; s++)
+        for (int c = 0; c < g->nchains; c++) {
+            if (m->local_slots[s] >= (uint32_t)g->chains[c].parallelism) continue;
+            tm_task *t = &d->tasks[d->ntasks++];
+            t->d = d;
+            t->chain = c;
+            t->subtask = (int)m->local_slots[s];
+            t->hb_at_ns = sl_mono_ns(); /* the first heartbeat covers the time since now */
+            const sl_vertex *head = &g->v[g->chains[c].vertices[0]];
+            int nchan = 0;
+            for (int k = 0; k < head->nin; k++) {
+                const sl_edge *e = &g->e[head->in_edges[k]];
+                nchan += e->strategy == SL_PART_FORWARD ? 1 : g->v[e->from].parallelism;
+            }
+            t->ngate_chan = nchan;
+            t->chan_input = sl_calloc((size_t)(nchan ? nchan : 1), sizeof(int));
+            tm_gate_init(&t->gate, nchan);
+            tm_exchange_build_task(t, err, sizeof err);
+        }
+    tm_slot_loc *locs = sl_calloc(m->n_slots, sizeof *locs);
+    for (size_t s = 0; s < m->n_slots; s++) {
+        locs[s].tm_id = m->slots[s]->tm_id;
+        locs[s].host = m->slots[s]->host;
+        locs[s].data_port = (int)m->slots[s]->data_port;
+    }
+    d->next = n->deploys;
+    n->deploys = d;
+    sl_info(TAG, "deploying job %s attempt %u: %d task%s", d->job_id, d->attempt, d->ntasks,
+            d->ntasks == 1 ? "" : "s");
+    tm_exchange_wire(n, d, locs, err, sizeof err);
+    free(locs);
+    tm_net_connect_peers(n, d);
+    for (int i = 0; i < d->ntasks; i++) {
+        d->running_tasks++;
+        if (tm_task_start(&d->tasks[i], err, sizeof err) != SL_OK) {
+            d->running_tasks--;
+            tm_net_report_direct(n, d->job_id, d->attempt, d->tasks[i].chain, d->tasks[i].subtask,
+                                 SLUICE__TASK_STATE__TASK_FAILED, err);
+        }
+    }
+    tm_net_flush_peers(n);
+}
+
+/* Every subtask's slot is named (the message comes from outside). */
+static int slots_cover(const sl_jobgraph *g, const Sluice__DeployJob *m)
+{
+    for (int c = 0; c < g->nchains; c++)
+        if ((size_t)g->chains[c].parallelism > m->n_slots) return 0;
+    for (size_t s = 0; s < m->n_local_slots; s++)
+        if (m->local_slots[s] >= m->n_slots) return 0;
+    return 1;
+}
+
+void tm_deploy_planned(tm_net *n, tm_plan *plans)
+{
+    while (plans) {
+        tm_plan *p = plans;
+        plans = p->next;
+        p->next = NULL;
+        const Sluice__DeployJob *m = p->env->deploy;
+        int cancelled = 1; /* not planning any more: the JobManager went away */
+        for (tm_planning **pp = &n->planning; *pp; pp = &(*pp)->next)
+            if ((*pp)->session == m->session && (*pp)->attempt == m->attempt) {
+                tm_planning *x = *pp;
+                cancelled = x->cancelled;
+                *pp = x->next;
+                free(x);
+                break;
+            }
+        if (cancelled || n->stopping) {
+            sl_info(TAG, "job %s attempt %u was cancelled while it was being planned", m->job_id,
+                    m->attempt);
+        } else if (p->g && !p->err[0] && !slots_cover(p->g, m)) {
+            snprintf(p->err, sizeof p->err, "the deployment names %zu slots, fewer than the job's parallelism",
+                     m->n_slots);
+            sl_error(TAG, "cannot deploy job %s: %s", m->job_id, p->err);
+            tm_net_report_direct(n, m->job_id, m->attempt, 0, 0, SLUICE__TASK_STATE__TASK_FAILED, p->err);
+        } else if (!p->g || p->err[0]) {
+            sl_error(TAG, "cannot deploy job %s: %s", m->job_id, p->err);
+            tm_net_report_direct(n, m->job_id, m->attempt, 0, 0, SLUICE__TASK_STATE__TASK_FAILED, p->err);
+        } else {
+            deploy_build(n, p);
+        }
+        plan_free(p);
+    }
+}
+
+/* ---- lookup, cancel, free ------------------------------------------------- */
+
+tm_deploy *tm_deploy_find(tm_net *n, uint64_t session, uint32_t attempt)
+{
+    for (tm_deploy *d = n->deploys; d; d = d->next)
+        if (d->session == session && d->attempt == attempt) return d;
+    return NULL;
+}
+
+int tm_deploy_ended(const tm_net *n, uint64_t session, uint32_t attempt)
+{
+    for (size_t i = 0; i < SL_ARRAY_LEN(n->ended); i++)
+        if (n->ended[i].attempt == attempt && n->ended[i].session == session && attempt) return 1;
+    return 0;
+}
+
+tm_task *tm_deploy_task(tm_deploy *d, int chain, int subtask)
+{
+    for (int i = 0; i < d->ntasks; i++)
+        if (d->tasks[i].chain == chain && d->tasks[i].subtask == subtask) return &d->tasks[i];
+    return NULL;
+}
+
+void tm_deploy_cancel(tm_net *n, tm_deploy *d)
+{
+    if (d->cancelled) return;
+    __atomic_store_n(&d->cancelled, 1, __ATOMIC_RELAXED);
+    for (int i = 0; i < d->ntasks; i++) {
+        tm_task *t = &d->tasks[i];
+        pthread_mutex_lock(&t->gate.mu);
+        t->gate.closed = 1;
+        pthread_cond_broadcast(&t->gate.cv);
+        pthread_mutex_unlock(&t->gate.mu);
+        if (t->out_pool) sl_pool_cancel(t->out_pool);
+        tm_task_wake(t);
+    }
+    SL_UNUSED(n);
+}
+
+void tm_deploy_cancel_attempt(tm_net *n, uint64_t session, const char *job_id, uint32_t attempt)
+{
+    tm_deploy *d = tm_deploy_find(n, session, attempt);
+    if (d && job_id && strcmp(d->job_id, job_id) == 0) tm_deploy_cancel(n, d);
+    for (tm_planning *x = n->planning; x; x = x->next)
+        if (x->session == session && x->attempt == attempt) x->cancelled = 1;
+}
+
+void tm_deploy_cancel_all(tm_net *n)
+{
+    for (tm_deploy *d = n->deploys; d; d = d->next) tm_deploy_cancel(n, d);
+    for (tm_planning *x = n->planning; x; x = x->next) x->cancelled = 1;
+}
+
+void tm_deploy_free(tm_net *n, tm_deploy *d)
+{
+    for (int i = 0; i < d->ntasks; i++)
+        if (d->tasks[i].started) pthread_join(d->tasks[i].thread, NULL);
+    for (tm_deploy **pp = &n->deploys; *pp; pp = &(*pp)->next)
+        if (*pp == d) { *pp = d->next; break; }
+    tm_exchange_unwire(n, d);
+    n->ended[n->ended_next].session = d->session;
+    n->ended[n->ended_next].attempt = d->attempt;
+    n->ended_next = (n->ended_next + 1) % (int)SL_ARRAY_LEN(n->ended);
+    for (int i = 0; i < d->ntasks; i++) free(d->tasks[i].chan_input);
+    free(d->tasks);
+    sl_jobgraph_destroy(d->g);
+    if (d->restore) sluice__snapshot_metadata__free_unpacked(d->restore, NULL);
+    free(d->restore_dir);
+    free(d);
+}
+
+/* Free deployments whose threads have all ended and, unless cancelled,
+ * whose last buffers (end of partition included) are on the wire: the
+ * consumers elsewhere may still be granting the credit they wait for. */
+void tm_deploy_reap(tm_net *n)
+{
+    n->reap_pending = 0;
+    for (tm_deploy *d = n->deploys; d;) {
+        tm_deploy *next = d->next;
+        int alive = 0;
+        for (int i = 0; i < d->ntasks; i++)
+            if (d->tasks[i].started && pthread_tryjoin_np(d->tasks[i].thread, NULL) == 0)
+                d->tasks[i].started = 0;
+            else if (d->tasks[i].started)
+                alive++;
+        if (!alive && (d->cancelled || tm_exchange_sends_drained(d))) {
+            sl_info(TAG, "job %s attempt %u: all local tasks ended", d->job_id, d->attempt);
+            __atomic_store_n(&d->cancelled, 1, __ATOMIC_RELAXED);
+            tm_deploy_free(n, d);
+        } else if (!alive) {
+            n->reap_pending = 1; /* look again when credit arrives */
+        }
+        d = next;
+    }
+}
+
+/* Fail every deployment that talks to peer p (its connection broke). */
+void tm_deploy_fail_peer(tm_net *n, tm_peer *p, const char *why)
+{
+    for (tm_deploy *d = n->deploys; d; d = d->next) {
+        if (d->cancelled || !tm_exchange_uses_peer(d, p)) continue;
+        char msg[512];
+        snprintf(msg, sizeof msg, "data connection to TaskManager %s failed: %s", p->id, why);
+        sl_warn(TAG, "job %s: %s", d->job_id, msg);
+        tm_task *t = &d->tasks[0];
+        if (d->session == n->jm_session)
+            tm_net_report_direct(n, d->job_id, d->attempt, t->chain, t->subtask,
+                                 SLUICE__TASK_STATE__TASK_FAILED, msg);
+        tm_deploy_cancel(n, d);
+    }
+}

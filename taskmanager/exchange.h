@@ -1,0 +1,255 @@
+/*
+ * exchange.h -- how records travel between subtasks: input gates, output
+ * pools, writers, channels, local and remote hand-over, credit bookkeeping.
+ *
+ * A producer task serializes elements (exchange.c, "Elements") into the
+ * current buffer of a subpartition; a full buffer (or a partly filled one
+ * at every execution.buffer-timeout) is handed on: pushed into the
+ * consumer's gate when the consumer runs on this TaskManager, else queued
+ * on the channel's send queue, which the transport (net.c) puts on the wire
+ * only against credit. On the receiving side the exchange grants credit
+ * (one per free receive buffer: buffers-per-channel exclusive buffers per
+ * remote channel, floating-buffers-per-gate lent to channels with a
+ * backlog), fills a granted buffer with an arriving DATA frame and pushes
+ * it into the gate; the consumer recycles it, and it becomes credit again.
+ *
+ * A record larger than a buffer travels as a spanning record: SPAN_FIRST
+ * (u32 total length, then the first bytes) in one buffer, SPAN_MORE with
+ * the rest in the following buffers of the same channel, nothing else in
+ * between. The reader reassembles it into a per-channel buffer that grows
+ * up to SL_MAX_RECORD_BYTES and is reused. See sl_limits.h.
+ *
+ * Threads: writers and readers belong to their task thread; gates are
+ * shared under their lock; send queues under their peer's lock; credit
+ * counters, receive buffers and early credits belong to the network thread.
+ * Every queue is bounded by the pools its buffers come from.
+ */
+#ifndef SL_EXCHANGE_H
+#define SL_EXCHANGE_H
+
+#include <pthread.h>
+
+#include "sl.h"
+#include "sl_limits.h"
+#include "row.h"
+#include "jobgraph.h"
+#include "buffer.h"
+
+typedef struct tm_net tm_net;
+typedef struct tm_deploy tm_deploy;
+typedef struct tm_task tm_task;
+typedef struct tm_peer tm_peer;
+
+/* Element tags beyond buffer.h's: the parts of a spanning record. */
+enum {
+    SL_EL_SPAN_FIRST = 6, /* u32 total payload length, then its first bytes */
+    SL_EL_SPAN_MORE = 7,  /* the next bytes of the record being spanned */
+};
+
+/* ---- mail and gates ------------------------------------------------------ */
+
+/* Control messages for a task, delivered through its gate. */
+typedef enum {
+    TM_MAIL_TRIGGER = 1,        /* sources: take checkpoint cpid now */
+    TM_MAIL_COMPLETE,           /* checkpoint cpid completed */
+    TM_MAIL_ABORT               /* checkpoint cpid was aborted */
+} tm_mail_kind;
+
+typedef struct tm_mail {
+    tm_mail_kind kind;
+    uint64_t cpid;
+    int64_t ts;                 /* trigger time (wall ms) */
+    int flags;                  /* SL_CP_* */
+    char *dir;                  /* TRIGGER: where state files go */
+    struct tm_mail *next;
+} tm_mail;
+
+/* Where a task's input arrives -- and its mail. */
+typedef struct tm_gate {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    sl_buf *head, *tail;        /* buffers ready for the task, in arrival order */
+    int queued;
+    int closed;                 /* cancelled: the task should stop */
+    int nchan;                  /* input channels */
+    tm_mail *mail_head, *mail_tail;
+    int efd;                    /* eventfd written with every mail and on close,
+                                   so a source polling its descriptors wakes */
+} tm_gate;
+
+void tm_gate_init(tm_gate *g, int nchan);
+void tm_gate_push(tm_gate *g, sl_buf *b);   /* any thread; takes b */
+void tm_gate_close(tm_gate *g);             /* any thread: recycles what is queued */
+void tm_gate_destroy(tm_gate *g);
+/* Wait for a buffer until deadline_ns (monotonic); NULL on timeout, close
+ * or mail (the caller looks at its mail after every call). Task thread. */
+sl_buf *tm_gate_take(tm_gate *g, int64_t deadline_ns);
+sl_buf *tm_gate_take_nowait(tm_gate *g);
+tm_mail *tm_gate_take_mail(tm_gate *g);     /* all mail, oldest first; caller frees */
+void tm_mail_free(tm_mail *m);              /* a list */
+void tm_task_wake(tm_task *t);
+void tm_task_mail(tm_task *t, tm_mail *m);  /* any thread; takes m */
+
+/* ---- channels ------------------------------------------------------------ */
+
+/* The sending end of one channel (producer subtask -> consumer subtask). */
+typedef struct tm_outchan {
+    uint32_t id;                /* channel id within the deployment */
+    tm_gate *local;             /* consumer gate when the consumer runs here */
+    int local_idx;              /* channel index at that gate */
+    tm_peer *peer;              /* else the TaskManager it runs on */
+    /* remote only; queue under peer->mu, credit owned by the network thread */
+    sl_buf *qhead, *qtail;
+    int qlen;
+    int credit;
+    tm_deploy *d;
+    struct tm_outchan *peer_next; /* peer's list of its channels */
+} tm_outchan;
+
+/* The receiving end of a remote channel (network thread only). */
+typedef struct tm_inchan {
+    uint32_t id;
+    tm_gate *gate;
+    int gate_idx;
+    tm_peer *peer;
+    sl_buf *reserved;           /* buffers granted as credit, waiting for data */
+    int nreserved;
+    int announced;              /* credits sent and not yet used */
+    int backlog;                /* sender's last announced backlog */
+} tm_inchan;
+
+/* Credits that arrived before their deployment (another TaskManager
+ * deployed first), kept per peer: at most TM_EARLY_MAX entries, each
+ * forgotten TM_EARLY_TTL_MS after it arrived. */
+#define TM_EARLY_MAX 1024
+#define TM_EARLY_TTL_MS 30000
+
+typedef struct tm_early_credit {
+    uint64_t session;
+    uint32_t attempt, chan, credits;
+    int64_t at_ms;              /* monotonic arrival time */
+} tm_early_credit;
+
+/* ---- writers and readers (task thread) ----------------------------------- */
+
+typedef struct tm_writer {
+    const sl_edge *e;
+    const sl_schema *schema;    /* of the rows this edge carries */
+    int output;                 /* which output of the tail it serves (0 = main,
+                                   else a side output its operator declared) */
+    int nsub;
+    tm_outchan **chans;         /* per consumer subtask; NULL = not connected */
+    sl_buf **cur;               /* buffer being filled, per subpartition */
+    int rr;                     /* rebalance: next subpartition */
+    int max_parallelism;
+} tm_writer;
+
+/* A task's sending state beside its writers (t->writers, t->out_pool). */
+typedef struct tm_wset {
+    tm_task *t;
+    const char *vertex;         /* the chain's tail, for messages */
+    uint8_t *keybuf;            /* SL_MAX_KEY_BYTES: a key being hashed */
+    uint8_t *span;              /* a spanning record's bytes; grows, reused */
+    size_t span_cap;
+    /* backpressure accounting: called around a wait for an output buffer */
+    void (*wait_begin)(void *ctx, int64_t now_ns);
+    void (*wait_end)(void *ctx, int64_t waited_ns);
+    void *wait_ctx;
+} tm_wset;
+
+/* Reassembly of spanning records, per input channel. */
+typedef struct tm_span_in {
+    uint8_t *buf;               /* grows up to SL_MAX_RECORD_BYTES, reused */
+    uint32_t cap, have, want;   /* want > 0: a record is being reassembled */
+} tm_span_in;
+
+typedef struct tm_reader {
+    int nchan;
+    tm_span_in *chan;
+} tm_reader;
+
+/* One element read from a buffer; p points into the buffer or into the
+ * channel's reassembly buffer, valid until the next read on that channel. */
+typedef struct tm_element {
+    int tag;                    /* SL_EL_* (spans come out as SL_EL_RECORD) */
+    const uint8_t *p;
+    uint32_t len;
+} tm_element;
+
+/* ---- building and wiring (network thread) -------------------------------- */
+
+/* The writers and output pool of task t (after t->d->g, t->chain, t->subtask
+ * are set) and its reader. */
+int tm_exchange_build_task(tm_task *t, char *err, size_t errlen);
+/* Every channel of d between the tasks built here and the slots in
+ * `slots` (TaskManager id, host, data port per slot), receive pools and
+ * first credits included; applies early credits from each peer. */
+typedef struct tm_slot_loc {
+    const char *tm_id, *host;
+    int data_port;
+} tm_slot_loc;
+int tm_exchange_wire(tm_net *n, tm_deploy *d, const tm_slot_loc *slots, char *err, size_t errlen);
+/* Undo tm_exchange_wire and tm_exchange_build_task for every task of d
+ * (once its threads have ended). */
+void tm_exchange_unwire(tm_net *n, tm_deploy *d);
+
+/* ---- the task's side ----------------------------------------------------- */
+
+void tm_exchange_set_wait(tm_wset *ws, void (*begin)(void *, int64_t), void (*end)(void *, int64_t),
+                          void *ctx);
+/* Route and serialize one row into every writer serving `output`
+ * (0 = main, else a declared side output). SL_ERR with err set (cancelled, a key or record over its
+ * limit, which the message names together with the vertex). */
+int tm_exchange_emit(tm_wset *ws, int output, const sl_row *row, char *err, size_t errlen);
+/* A control element to every subpartition of every writer (forward
+ * writers: to their own subtask only). x is the 8-byte value of a
+ * watermark, the flag of IDLE / END; BARRIER takes payload[len]. */
+int tm_exchange_broadcast(tm_wset *ws, int tag, int64_t x, const void *payload, size_t len,
+                          char *err, size_t errlen);
+/* Hand on every partly filled buffer. */
+void tm_exchange_flush(tm_wset *ws);
+int tm_exchange_has_output(const tm_task *t, int output);
+
+/* The next element of b from *pos (advanced): SL_OK with *el set; SL_AGAIN
+ * when the element was a part of a spanning record not yet complete;
+ * SL_DONE at the end of the buffer; SL_ERR when the buffer is damaged
+ * (err says how). */
+int tm_exchange_read(tm_reader *rd, const sl_buf *b, size_t *pos, tm_element *el, char *err,
+                     size_t errlen);
+
+/* Writing a spanning record into a buffer sequence, and reading it back:
+ * the encode/decode pair exposed for unit tests. tm_span_write writes as
+ * much of rec[len] from *done as fits in b (SPAN_FIRST when *done == 0). */
+void tm_span_write(sl_buf *b, const uint8_t *rec, uint32_t len, uint32_t *done);
+int tm_reader_init(tm_reader *rd, int nchan);
+void tm_reader_free(tm_reader *rd);
+
+/* ---- the network thread's side ------------------------------------------- */
+
+/* Credit from the receiver of channel chan of deployment (session, attempt);
+ * d NULL when no such deployment is here (yet): kept as an early credit. */
+int tm_exchange_credit(tm_peer *p, tm_deploy *d, uint64_t session, uint32_t attempt,
+                       uint32_t chan, uint32_t credits, char *err, size_t errlen);
+/* A DATA frame of len bytes for channel chan of d from p: the granted
+ * buffer to copy it into (then call tm_exchange_deliver), or NULL with err
+ * set (unknown channel, no credit, too long). */
+sl_buf *tm_exchange_recv_buffer(tm_peer *p, tm_deploy *d, uint32_t chan, uint32_t len, char *err,
+                                size_t errlen);
+void tm_exchange_deliver(tm_deploy *d, uint32_t chan, sl_buf *b, uint32_t backlog);
+/* A receive buffer came back from a task (via the inbox). */
+void tm_exchange_recv_back(tm_net *n, sl_buf *b);
+/* p's connection is up: announce the credits granted meanwhile. */
+void tm_exchange_peer_up(tm_net *n, tm_peer *p);
+/* Apply p's early credits for d (same session and attempt) to its channels. */
+void tm_exchange_take_early(tm_deploy *d, tm_peer *p);
+/* Forget p's early credits for (session, attempt), or all expired ones. */
+void tm_exchange_drop_early(tm_peer *p, uint64_t session, uint32_t attempt);
+/* Does d have a channel through p? */
+int tm_exchange_uses_peer(const tm_deploy *d, const tm_peer *p);
+/* Has every buffer of d's remote channels left for the wire? */
+int tm_exchange_sends_drained(tm_deploy *d);
+
+/* The receive buffers' recycle callback (any thread). */
+void tm_exchange_recycle_recv(sl_buf *b);
+
+#endif
