@@ -22,6 +22,8 @@
 - The state backend shown is the one the TaskManagers use: per TaskManager,
   for a job (its TaskManager's), and in /jobmanager/config -- not the
   JobManager's own state.backend.type.
+- pipeline.auto-watermark-interval is written into watermark operators that
+  set no interval (as the checkpoint's _metadata records the job).
 """
 import http.client
 import json
@@ -35,7 +37,7 @@ import time
 import pytest
 
 from conftest import BIN, wait_for
-from test_checkpoints import agg_job, checkpoints, wait_completed
+from test_checkpoints import agg_job, checkpoints, read_metadata, wait_completed
 
 
 def rss_kb(pid):
@@ -306,6 +308,40 @@ def test_reported_state_backend_is_the_taskmanagers(make_cluster, workdir):
     assert c.get(f"/jobs/{jid}/checkpoints/config")["state_backend"] == expected
     assert c.job(jid)["state-backend"] == expected
     wait_completed(c, jid, 1)
+    status, body = c.request("PATCH", f"/jobs/{jid}?mode=cancel")
+    assert status == 202, body
+    c.wait_state(jid, "CANCELED")
+
+
+# ---- pipeline.auto-watermark-interval -------------------------------------------------
+
+
+def test_auto_watermark_interval_is_the_watermark_operators_default(make_cluster, workdir):
+    """The job the TaskManagers plan (the one _metadata records) carries the
+    configured interval for the watermark that sets none, and its own for the other."""
+    c = make_cluster(jm_conf={"pipeline.auto-watermark-interval": "50 ms",
+                              "execution.checkpointing.interval": "200 ms"})
+    c.add_tm(slots=1)
+    ts = "TO_TIMESTAMP_LTZ(1700000000000 + id * 10, 3) AS ts"
+    job = {"name": "watermarks", "parallelism": 1,
+           "vertices": [{"id": "gen", "type": "datagen", "schema": [{"name": "id", "type": "BIGINT"}],
+                         "config": {"rows-per-second": "100", "fields.id.kind": "sequence",
+                                    "fields.id.start": "1", "fields.id.end": "1000000000"}},
+                        {"id": "ev", "type": "calc", "config": {"projection": ["id", ts]}},
+                        {"id": "wm1", "type": "watermark", "config": {"column": "ts"}},
+                        {"id": "wm2", "type": "watermark",
+                         "config": {"column": "ts", "interval": "300 ms"}},
+                        {"id": "out", "type": "blackhole"}],
+           "edges": [{"from": "gen", "to": "ev"}, {"from": "ev", "to": "wm1"},
+                     {"from": "wm1", "to": "wm2"}, {"from": "wm2", "to": "out"}]}
+    jid = c.submit(job)
+    c.wait_state(jid, "RUNNING")
+    cp = wait_completed(c, jid, 1)["latest"]["completed"]
+    md = read_metadata(cp["external_path"][len("file:"):])
+    graph = json.loads(md["graph_json"])
+    config = {v["id"]: v["config"] for v in graph["vertices"]}
+    assert config["wm1"] == {"column": "ts", "interval": "50 ms"}
+    assert config["wm2"] == {"column": "ts", "interval": "300 ms"}
     status, body = c.request("PATCH", f"/jobs/{jid}?mode=cancel")
     assert status == 202, body
     c.wait_state(jid, "CANCELED")
