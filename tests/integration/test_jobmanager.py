@@ -15,7 +15,9 @@
   margin of its VmRSS after the first 100.
 - restart-strategy exponential-delay with jitter 0: a job whose checkpoints
   always fail restarts with backoffs 100, 200, 400, 800 and 1000 ms (capped
-  by max-backoff), then fails once attempts-before-reset-backoff is used up.
+  by max-backoff), then fails once attempts-before-reset-backoff is used up;
+  when failures come further apart than reset-backoff-threshold, every
+  restart starts again at the initial backoff and attempt 1.
 - heartbeat.timeout not larger than heartbeat.interval, and
   max-concurrent-checkpoints above 1, stop both daemons at start-up with a
   message naming the keys.
@@ -257,6 +259,37 @@ def test_exponential_delay_backoff_grows_until_attempts_are_used(make_cluster, w
     metrics = c.get(f"/jobs/{jid}/metrics?get=numRestarts")
     assert metrics == [{"id": "numRestarts", "value": "5"}]
     assert checkpoints(c, jid)["counts"]["failed"] == 6  # one per deployment
+
+
+def test_exponential_delay_backoff_resets_after_the_threshold(make_cluster, workdir):
+    """Checkpoints every second that always fail: each failure comes at least a
+    second after the job was deployed, longer than reset-backoff-threshold
+    (500 ms), so every restart starts over at the initial backoff and attempt 1,
+    and the job never runs out of attempts."""
+    blocker = os.path.join(workdir, "a-file")
+    with open(blocker, "w") as f:
+        f.write("not a directory\n")
+    p = "restart-strategy.exponential-delay."
+    c = make_cluster(jm_conf={"execution.checkpointing.interval": "1 s",
+                              "execution.checkpointing.tolerable-failed-checkpoints": "0",
+                              "state.checkpoints.dir": os.path.join(blocker, "chk"),
+                              "restart-strategy.type": "exponential-delay",
+                              p + "initial-backoff": "100 ms",
+                              p + "backoff-multiplier": "2",
+                              p + "jitter-factor": "0",
+                              p + "reset-backoff-threshold": "500 ms",
+                              p + "attempts-before-reset-backoff": "2"})
+    c.add_tm(slots=2)
+    jid = c.submit(agg_job(os.path.join(workdir, "out"), os.path.join(workdir, "raw"), 10**9, 10,
+                           rate=1000, p=1))
+    pattern = r"restarts \(attempt (\d+) of (\d+)\) in (\d+) ms"
+    found = wait_for(lambda: (lambda d: len(d) >= 4 and d)(re.findall(pattern, c.jm.log_text())),
+                     timeout=60, what="four restarts")
+    assert found[:4] == [("1", "2", "100")] * 4, found
+    assert c.job(jid)["state"] in ("RUNNING", "RESTARTING", "CREATED")
+    status, body = c.request("PATCH", f"/jobs/{jid}?mode=cancel")
+    assert status == 202, body
+    assert c.wait_state(jid, ["CANCELED", "FAILED"])["state"] == "CANCELED"
 
 
 # ---- start-up checks ------------------------------------------------------------------
