@@ -42,6 +42,19 @@ static void conn_close(jm_conn *c, const char *why)
 
 static void send_env(jm_conn *c, Sluice__Envelope *env) { jm_send_conn(c, env); }
 
+/* The state backend a TaskManager reports, if it is a plausible name
+ * (letters, digits, '-', '_'; at most 32): it ends up in REST's JSON. An
+ * older TaskManager sends none. */
+static const char *backend_name(const char *b)
+{
+    if (!b || !*b || strlen(b) > 32) return "unknown";
+    for (const char *p = b; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+              *p == '-' || *p == '_'))
+            return "unknown";
+    return b;
+}
+
 static void on_register(jm_conn *c, const Sluice__RegisterTaskManager *r)
 {
     jm *j = c->jm;
@@ -76,7 +89,7 @@ static void on_register(jm_conn *c, const Sluice__RegisterTaskManager *r)
     tm->physical_memory = r->physical_memory;
     tm->free_memory = r->free_memory;
     tm->managed_memory = r->managed_memory;
-    tm->state_backend = sl_strdup(r->state_backend && *r->state_backend ? r->state_backend : "unknown");
+    tm->state_backend = sl_strdup(backend_name(r->state_backend));
     tm->last_heartbeat_ms = sl_mono_ms();
     tm->registered_ms = sl_now_ms();
     tm->slot_job = sl_calloc((size_t)tm->slots, sizeof(jm_job *));

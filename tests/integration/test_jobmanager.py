@@ -23,7 +23,8 @@
   message naming the keys.
 - The state backend shown is the one the TaskManagers use: per TaskManager,
   for a job (its TaskManager's), and in /jobmanager/config -- not the
-  JobManager's own state.backend.type.
+  JobManager's own state.backend.type; a garbled name from a registration
+  is shown as "unknown".
 - pipeline.auto-watermark-interval is written into watermark operators that
   set no interval (as the checkpoint's _metadata records the job).
 """
@@ -32,6 +33,8 @@ import json
 import os
 import random
 import re
+import socket
+import struct
 import subprocess
 import threading
 import time
@@ -378,3 +381,43 @@ def test_auto_watermark_interval_is_the_watermark_operators_default(make_cluster
     status, body = c.request("PATCH", f"/jobs/{jid}?mode=cancel")
     assert status == 202, body
     c.wait_state(jid, "CANCELED")
+
+
+def _pb_varint(n):
+    out = b""
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        if n:
+            out += bytes([b | 0x80])
+        else:
+            return out + bytes([b])
+
+
+def _pb_field(num, value):
+    if isinstance(value, int):
+        return _pb_varint(num << 3) + _pb_varint(value)
+    return _pb_varint(num << 3 | 2) + _pb_varint(len(value)) + value
+
+
+def _frame(envelope_field, body):
+    msg = _pb_field(envelope_field, body)
+    return struct.pack(">I", len(msg)) + msg
+
+
+def test_a_garbled_state_backend_name_is_shown_as_unknown(cluster):
+    """A registration is outside input: a backend name that is not a plain
+    word (here invalid UTF-8 and markup) is reported as 'unknown'."""
+    s = socket.create_connection(("127.0.0.1", cluster.rpc_port))
+    try:
+        s.sendall(_frame(1, _pb_field(1, 1) + _pb_field(2, b"taskmanager")))
+        reg = (_pb_field(1, b"fake-tm") + _pb_field(2, b"127.0.0.1") + _pb_field(3, 9)
+               + _pb_field(4, 1) + _pb_field(9, b"\xff<b>rocks</b>"))
+        s.sendall(_frame(2, reg))
+        tms = wait_for(lambda: (lambda t: t and t)(
+            [t for t in cluster.get("/taskmanagers")["taskmanagers"] if t["id"] == "fake-tm"]),
+            what="fake-tm to register")
+        assert tms[0]["stateBackend"] == "unknown"
+    finally:
+        s.close()
+    assert cluster.jm.alive()
