@@ -337,6 +337,11 @@ int jm_slots_free(jm *j);
 void jm_job_add_exception(jm_job *job, const char *name, const char *trace, const char *task,
                           const char *location);
 void jm_restart_configure(jm *j);
+/* exponential-delay: the delay before job's next restart at `now` (ms,
+ * monotonic), updating its backoff and counting the restart in
+ * job->cycle_restarts; -1 when attempts-before-reset-backoff restarts have
+ * been made since the backoff was last reset. */
+int64_t jm_restart_backoff(jm *j, jm_job *job, int64_t now);
 void jm_jobs_destroy(jm *j);
 
 /* ---- checkpoint.c (loop): the coordinator -------------------------------- */

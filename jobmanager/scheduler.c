@@ -234,12 +234,11 @@ void jm_restart_configure(jm *j)
     }
 }
 
-/* The next exponential-delay backoff of job, or -1 when its attempts are
- * used up. Flink's ExponentialDelayRestartBackoffTimeStrategy: the first
- * restart waits initial-backoff, each next one multiplier times the last
- * (at most max-backoff), plus or minus up to jitter-factor of it; a job
- * that ran reset-backoff-threshold since its last failure starts over. */
-static int64_t exp_backoff(jm *j, jm_job *job, int64_t now)
+/* Flink's ExponentialDelayRestartBackoffTimeStrategy: the first restart
+ * waits initial-backoff, each next one multiplier times the last (at most
+ * max-backoff), plus or minus up to jitter-factor of it; a job that ran
+ * reset-backoff-threshold since its last failure starts over. */
+int64_t jm_restart_backoff(jm *j, jm_job *job, int64_t now)
 {
     if (job->last_failure_mono_ms && now - job->last_failure_mono_ms >= j->exp_reset_ms) {
         job->backoff_ms = 0;
@@ -261,6 +260,7 @@ static int64_t exp_backoff(jm *j, jm_job *job, int64_t now)
         double u = (double)strtoul(hex, NULL, 16) / 4294967295.0; /* 0..1 */
         delay += (int64_t)((u * 2 - 1) * j->exp_jitter * (double)job->backoff_ms);
     }
+    job->cycle_restarts++;
     return SL_MAX(delay, 1);
 }
 
@@ -274,7 +274,7 @@ static void fail_or_restart(jm *j, jm_job *job, const char *reason)
         job->last_failure_mono_ms = now;
         if (job->restarts < j->restart_attempts) delay = SL_MAX(j->restart_delay_ms, 1);
     } else if (j->restart_type == JM_RESTART_EXPONENTIAL) {
-        delay = exp_backoff(j, job, now);
+        delay = jm_restart_backoff(j, job, now);
     }
     if (delay < 0) {
         if (j->restart_type != JM_RESTART_NONE) {
@@ -288,7 +288,7 @@ static void fail_or_restart(jm *j, jm_job *job, const char *reason)
         return;
     }
     job->restarts++;
-    int attempt = j->restart_type == JM_RESTART_FIXED ? job->restarts : ++job->cycle_restarts;
+    int attempt = j->restart_type == JM_RESTART_FIXED ? job->restarts : job->cycle_restarts;
     sl_warn(TAG, "Job %s (%s) restarts (attempt %d of %d) in %lld ms: %s", job->g->name, job->id,
             attempt, j->restart_attempts, (long long)delay, reason);
     jm_cp_job_ended(j, job);
