@@ -22,6 +22,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,8 +127,9 @@ static const sl_conf_def defs[] = {
       "Least time between the end of one checkpoint and the start of the next."},
      0, INT64_MAX, NULL},
     {{"execution.checkpointing.max-concurrent-checkpoints", SL_CT_INT, "1", NULL,
-      "Most checkpoints in progress at the same time."},
-     1, 1000, NULL},
+      "Most checkpoints in progress at the same time; Sluice runs one at a time, so only 1 "
+      "is accepted."},
+     1, INT32_MAX, NULL},
     {{"execution.checkpointing.tolerable-failed-checkpoints", SL_CT_INT, "0", NULL,
       "Consecutive failed checkpoints tolerated before the job fails."},
      0, INT32_MAX, NULL},
@@ -144,8 +146,37 @@ static const sl_conf_def defs[] = {
     {{"restart-strategy.fixed-delay.delay", SL_CT_DURATION, "1 s", NULL,
       "Wait between two restart attempts of the fixed-delay strategy."},
      0, INT64_MAX, NULL},
+    /* exponential-delay: Flink's keys and defaults (Flink 1.19+) */
+    {{"restart-strategy.exponential-delay.initial-backoff", SL_CT_DURATION, "1 s", NULL,
+      "Wait before the first restart of the exponential-delay strategy."},
+     1, INT64_MAX, NULL},
+    {{"restart-strategy.exponential-delay.max-backoff", SL_CT_DURATION, "1 min", NULL,
+      "Longest wait between two restarts of the exponential-delay strategy."},
+     1, INT64_MAX, NULL},
+    {{"restart-strategy.exponential-delay.backoff-multiplier", SL_CT_DOUBLE, "1.5", NULL,
+      "Factor the wait grows by after each restart (at least 1)."},
+     1, 1000000, NULL},
+    {{"restart-strategy.exponential-delay.reset-backoff-threshold", SL_CT_DURATION, "1 h", NULL,
+      "A job that has run this long without failing starts again from the initial backoff "
+      "and a fresh count of attempts."},
+     1, INT64_MAX, NULL},
+    {{"restart-strategy.exponential-delay.jitter-factor", SL_CT_DOUBLE, "0.1", NULL,
+      "Random share (0 to 1) added to or taken from each wait, so restarts of many jobs "
+      "do not fall together."},
+     0, 1, NULL},
+    {{"restart-strategy.exponential-delay.attempts-before-reset-backoff", SL_CT_INT, "2147483647",
+      NULL, "Restarts attempted by the exponential-delay strategy before the job fails."},
+     0, INT32_MAX, NULL},
     {{"pipeline.auto-watermark-interval", SL_CT_DURATION, "200 ms", NULL,
-      "Interval at which sources emit watermarks."},
+      "Default emission interval of `watermark` operators that set no 'interval' of their "
+      "own (the JobManager writes it into the job at submission)."},
+     1, INT64_MAX, NULL},
+    {{"jobstore.max-capacity", SL_CT_INT, "2147483647", NULL,
+      "Most finished (FINISHED, CANCELED, FAILED) jobs the JobManager keeps; the oldest "
+      "beyond it are forgotten."},
+     0, INT32_MAX, NULL},
+    {{"jobstore.expiration-time", SL_CT_DURATION, "3600 s", NULL,
+      "How long the JobManager keeps a finished job before forgetting it."},
      1, INT64_MAX, NULL},
     {{"rest.auth-token", SL_CT_STRING, "", NULL,
       "Bearer token required by mutating REST calls; empty means none."},
@@ -170,6 +201,7 @@ static const sl_conf_def defs[] = {
 struct sl_config {
     char *value[SL_ARRAY_LEN(defs)]; /* current text of each key, owned */
     int64_t num[SL_ARRAY_LEN(defs)]; /* parsed: ms, bytes, int, bool 0/1, enum index */
+    double real[SL_ARRAY_LEN(defs)]; /* parsed DOUBLE values */
 };
 
 /* ------------------------------------------------------------------------ */
@@ -389,6 +421,7 @@ static const char *type_name(const sl_conf_def *d)
     case SL_CT_MEMORY: return "memory size";
     case SL_CT_BOOL: return "boolean";
     case SL_CT_ENUM: return d->k.choices;
+    case SL_CT_DOUBLE: return "number";
     }
     return "?";
 }
@@ -405,6 +438,7 @@ static int set_index(sl_config *c, int i, const char *value, const char *origin,
     const sl_conf_def *d = &defs[i];
     const char *key = d->k.key;
     int64_t num = 0;
+    double real = 0;
     char *text = NULL;
 
     switch (d->k.type) {
@@ -464,6 +498,20 @@ static int set_index(sl_config *c, int i, const char *value, const char *origin,
         text = sl_strndup(canon, canon_len);
         break;
     }
+    case SL_CT_DOUBLE: {
+        char *end = NULL;
+        const char *v = skip_ws(value);
+        errno = 0;
+        real = *v ? strtod(v, &end) : 0;
+        if (!*v || errno || !end || *skip_ws(end) || !isfinite(real))
+            return sl_seterr(err, errlen, ORIGIN_FMT "%s: '%s' is not a number",
+                             ORIGIN_ARGS(origin), key, value);
+        if (real < (double)d->min || real > (double)d->max)
+            return sl_seterr(err, errlen, ORIGIN_FMT "%s: '%s' is out of range (%lld to %lld)",
+                             ORIGIN_ARGS(origin), key, value, (long long)d->min,
+                             (long long)d->max);
+        break;
+    }
     }
 
     if (d->k.type == SL_CT_INT || d->k.type == SL_CT_DURATION || d->k.type == SL_CT_MEMORY) {
@@ -487,6 +535,7 @@ static int set_index(sl_config *c, int i, const char *value, const char *origin,
     free(c->value[i]);
     c->value[i] = text ? text : sl_strdup(value);
     c->num[i] = num;
+    c->real[i] = real;
     return SL_OK;
 }
 
@@ -873,6 +922,30 @@ int sl_config_from_args(sl_config *c, int argc, char **argv, const char *default
             if (sl_config_set_kv(c, a + 2, err, errlen) != SL_OK) return SL_ERR;
         }
     }
+    return sl_config_check(c, err, errlen);
+}
+
+int sl_config_check(const sl_config *c, char *err, size_t errlen)
+{
+    int64_t hi = sl_config_int(c, "heartbeat.interval"), ht = sl_config_int(c, "heartbeat.timeout");
+    if (ht <= hi)
+        return sl_seterr(err, errlen,
+                         "heartbeat.timeout (%lld ms) must be larger than heartbeat.interval "
+                         "(%lld ms): a peer would be declared lost between two heartbeats",
+                         (long long)ht, (long long)hi);
+    int64_t mc = sl_config_int(c, "execution.checkpointing.max-concurrent-checkpoints");
+    if (mc != 1)
+        return sl_seterr(err, errlen,
+                         "execution.checkpointing.max-concurrent-checkpoints: %lld is not "
+                         "supported: Sluice runs one checkpoint at a time (set it to 1)",
+                         (long long)mc);
+    int64_t ib = sl_config_int(c, "restart-strategy.exponential-delay.initial-backoff");
+    int64_t mb = sl_config_int(c, "restart-strategy.exponential-delay.max-backoff");
+    if (ib > mb)
+        return sl_seterr(err, errlen,
+                         "restart-strategy.exponential-delay.initial-backoff (%lld ms) must not "
+                         "be larger than restart-strategy.exponential-delay.max-backoff (%lld ms)",
+                         (long long)ib, (long long)mb);
     return SL_OK;
 }
 
@@ -898,8 +971,15 @@ const char *sl_config_str(const sl_config *c, const char *key)
 int64_t sl_config_int(const sl_config *c, const char *key)
 {
     int i = must_find(key);
-    SL_ASSERT(defs[i].k.type != SL_CT_STRING);
+    SL_ASSERT(defs[i].k.type != SL_CT_STRING && defs[i].k.type != SL_CT_DOUBLE);
     return c->num[i];
+}
+
+double sl_config_double(const sl_config *c, const char *key)
+{
+    int i = must_find(key);
+    SL_ASSERT(defs[i].k.type == SL_CT_DOUBLE);
+    return c->real[i];
 }
 
 int sl_config_bool(const sl_config *c, const char *key)

@@ -25,7 +25,8 @@ typedef enum {
     SL_CT_DURATION, /* milliseconds */
     SL_CT_MEMORY,   /* bytes */
     SL_CT_BOOL,
-    SL_CT_ENUM      /* one of `choices` (comma-separated) */
+    SL_CT_ENUM,     /* one of `choices` (comma-separated) */
+    SL_CT_DOUBLE    /* a finite decimal number */
 } sl_conf_type;
 
 typedef struct sl_conf_key {
@@ -59,9 +60,16 @@ int sl_config_set(sl_config *c, const char *key, const char *value, const char *
 int sl_config_from_args(sl_config *c, int argc, char **argv, const char *default_path,
                         char *err, size_t errlen);
 
+/* Checks across keys, run by sl_config_from_args once everything is loaded
+ * (a daemon refuses to start on SL_ERR): heartbeat.timeout must be larger
+ * than heartbeat.interval; max-concurrent-checkpoints must be 1; the
+ * exponential-delay initial backoff must not exceed its maximum. */
+int sl_config_check(const sl_config *c, char *err, size_t errlen);
+
 /* Typed getters; the key must be declared in the table (else SL_ASSERT). */
 const char *sl_config_str(const sl_config *c, const char *key);
 int64_t sl_config_int(const sl_config *c, const char *key);
+double sl_config_double(const sl_config *c, const char *key);
 int sl_config_bool(const sl_config *c, const char *key);
 
 /* Iterate all keys with their current textual values (for GET /jobmanager/config). */

@@ -7,18 +7,24 @@
  * Barriers then travel in-band; every subtask snapshots when they pass and
  * acknowledges with the handles of the state files it wrote into
  * <state.checkpoints.dir>/<job id>/chk-<n>/. When all subtasks have
- * acknowledged, the coordinator writes _metadata (sluice.SnapshotMetadata,
- * atomically), tells the TaskManagers the checkpoint completed (two-phase-
- * commit sinks publish now) and deletes checkpoints beyond
- * state.checkpoints.num-retained. A decline or a timeout fails the
+ * acknowledged, the coordinator packs _metadata (sluice.SnapshotMetadata)
+ * and hands it to the I/O worker, which writes it atomically (write, fsync,
+ * rename) and answers with a JM_OP_CP_WRITTEN op; only then is the
+ * checkpoint COMPLETED: the TaskManagers are told (two-phase-commit sinks
+ * publish now), the scheduler is told (its next restart restores from it)
+ * and checkpoints beyond state.checkpoints.num-retained are deleted, again
+ * by the worker. A decline, a timeout or a failed write fails the
  * checkpoint, which is reported and counted; more than
- * tolerable-failed-checkpoints in a row fail the job.
+ * tolerable-failed-checkpoints in a row are reported to the scheduler,
+ * which fails or restarts the job -- the coordinator never changes a job's
+ * state itself.
  *
  * Savepoints are checkpoints with their own directory
- * (savepoint-<6 hex of job id>-<12 hex>) that are never retained away.
+ * (savepoint-<6 hex of job id>-<12 hex>) that are never retained away. A
+ * savepoint asked for while a checkpoint's _metadata is being written does
+ * not wait for it: that checkpoint completes on its own when written.
  *
- * Runs under jm->lock, on the libevent thread (tick, acks) or a REST thread
- * (savepoint triggers).
+ * Runs on the loop thread (tick, acks, write results, REST triggers).
  */
 #include <string.h>
 
@@ -58,10 +64,6 @@ void jm_cp_configure(jm *j)
     j->cp_dir = sl_config_str(j->conf, "state.checkpoints.dir");
     if (!j->cp_dir || !*j->cp_dir) j->cp_dir = "/tmp/sluice-checkpoints";
     j->sp_dir = sl_config_str(j->conf, "state.savepoints.dir");
-    const char *rs = sl_config_str(j->conf, "restart-strategy.type");
-    j->restart_fixed = rs && (!strcmp(rs, "fixed-delay") || !strcmp(rs, "exponential-delay"));
-    j->restart_attempts = (int)sl_config_int(j->conf, "restart-strategy.fixed-delay.attempts");
-    j->restart_delay_ms = sl_config_int(j->conf, "restart-strategy.fixed-delay.delay");
 }
 
 static void cp_destroy(jm_checkpoint *cp)
@@ -106,15 +108,7 @@ static jm_savepoint_op *sp_op_find(jm_job *job, const char *rid)
 
 static void notify(jm *j, jm_job *job, uint64_t id, int completed)
 {
-    Sluice__NotifyCheckpoint nc = SLUICE__NOTIFY_CHECKPOINT__INIT;
-    nc.job_id = job->id;
-    nc.attempt = job->attempt;
-    nc.checkpoint_id = id;
-    nc.completed = completed;
-    Sluice__Envelope env = SLUICE__ENVELOPE__INIT;
-    env.msg_case = SLUICE__ENVELOPE__MSG_NOTIFY;
-    env.notify = &nc;
-    jm_send_job(j, job, &env);
+    jm_send_notify(j, job, id, completed);
 }
 
 /* Keep the history bounded: drop the oldest entries beyond the limit, but
@@ -126,7 +120,7 @@ static void trim_history(jm *j, jm_job *job)
     while (*pp) {
         jm_checkpoint *cp = *pp;
         if (++n > SL_MAX(j->cp_history, j->cp_retained) && cp != job->latest_completed &&
-            cp != job->pending) {
+            cp != job->pending && !cp->writing) {
             *pp = cp->next;
             cp_destroy(cp);
             continue;
@@ -142,9 +136,7 @@ static void retain(jm *j, jm_job *job)
     for (jm_checkpoint *cp = job->cps; cp; cp = cp->next) {
         if (cp->status != CP_COMPLETED || cp->type != CP_CHECKPOINT || cp->discarded) continue;
         if (++kept <= j->cp_retained) continue;
-        char err[300];
-        if (sl_snapshot_remove(cp->dir, err, sizeof err) != SL_OK)
-            sl_warn(TAG, "cannot remove old checkpoint %s: %s", cp->dir, err);
+        jm_io_remove(j, cp->dir);
         cp->discarded = 1;
     }
 }
@@ -153,6 +145,7 @@ static void retain(jm *j, jm_job *job)
 static void cp_fail(jm *j, jm_job *job, jm_checkpoint *cp, const char *why, int counts)
 {
     cp->status = CP_FAILED;
+    cp->writing = 0;
     cp->end_ms = sl_now_ms();
     free(cp->failure);
     cp->failure = sl_strdup(why);
@@ -168,37 +161,42 @@ static void cp_fail(jm *j, jm_job *job, jm_checkpoint *cp, const char *why, int 
         }
     }
     if (job->state == JOB_RUNNING) notify(j, job, cp->id, 0);
-    char err[300];
-    sl_snapshot_remove(cp->dir, err, sizeof err); /* partial files */
+    jm_io_remove(j, cp->dir); /* partial files; after its _metadata write, if one is queued */
     if (counts && cp->type == CP_CHECKPOINT && ++job->cp_failed_in_a_row > j->cp_tolerable &&
         job->state == JOB_RUNNING) {
         char reason[600];
         snprintf(reason, sizeof reason,
                  "Exceeded checkpoint tolerable failure threshold (%d): checkpoint %llu: %s",
                  j->cp_tolerable, (unsigned long long)cp->id, why);
-        jm_job_add_exception(job, "CheckpointException", reason, NULL, NULL);
-        jm_job_fail_or_restart(j, job, reason);
+        jm_sched_on_cp_failed(j, job, reason);
     }
 }
 
+/* The job's tasks stopped (finished, cancelled, failed, restarting): what
+ * is in progress fails, including checkpoints whose _metadata is still
+ * being written (their files go once the write is done). */
 void jm_cp_job_ended(jm *j, jm_job *job)
 {
-    if (job->pending) {
-        jm_checkpoint *cp = job->pending;
+    for (jm_checkpoint *cp = job->cps; cp; cp = cp->next) {
+        if (cp->status != CP_IN_PROGRESS) continue;
+        int was_writing = cp->writing;
         cp->status = CP_FAILED;
+        cp->writing = 0;
         cp->end_ms = sl_now_ms();
+        free(cp->failure);
         cp->failure = sl_strdup("the job's tasks stopped before it completed");
         job->cp_failed++;
-        job->pending = NULL;
+        if (was_writing) jm_io_remove(j, cp->dir);
         if (cp->request_id[0]) {
             jm_savepoint_op *op = sp_op_find(job, cp->request_id);
             if (op && !op->done) {
                 op->done = -1;
+                free(op->failure);
                 op->failure = sl_strdup(cp->failure);
             }
         }
     }
-    SL_UNUSED(j);
+    job->pending = NULL;
 }
 
 char *jm_savepoint_dir(jm *j, jm_job *job, const char *target)
@@ -231,7 +229,11 @@ jm_checkpoint *jm_cp_trigger(jm *j, jm_job *job, jm_cp_type type, const char *di
                 sl_seterr(err, errlen, "not all tasks of job %s are running yet", job->id);
                 return NULL;
             }
-    if (job->pending) {
+    if (job->pending && job->pending->writing) {
+        /* all acknowledged, only its _metadata is still being written: it
+         * completes on its own (jm_cp_on_written finds it in the history) */
+        job->pending = NULL;
+    } else if (job->pending) {
         /* a savepoint is asked for: the periodic checkpoint in flight gives
          * way (its barriers are overtaken by the savepoint's) */
         jm_checkpoint *old = job->pending;
@@ -252,26 +254,15 @@ jm_checkpoint *jm_cp_trigger(jm *j, jm_job *job, jm_cp_type type, const char *di
     job->cps = cp;
     job->pending = cp;
     job->cp_total++;
-    Sluice__TriggerCheckpoint tc = SLUICE__TRIGGER_CHECKPOINT__INIT;
-    tc.job_id = job->id;
-    tc.attempt = job->attempt;
-    tc.checkpoint_id = cp->id;
-    tc.timestamp = cp->trigger_ms;
-    tc.is_savepoint = type != CP_CHECKPOINT;
-    tc.dir = cp->dir;
-    tc.stop = stop;
-    tc.drain = drain;
-    Sluice__Envelope env = SLUICE__ENVELOPE__INIT;
-    env.msg_case = SLUICE__ENVELOPE__MSG_TRIGGER;
-    env.trigger = &tc;
-    jm_send_job(j, job, &env);
+    jm_send_trigger(j, job, cp);
     sl_debug(TAG, "Triggering checkpoint %llu of job %s", (unsigned long long)cp->id, job->id);
     trim_history(j, job);
     return cp;
 }
 
-/* All subtasks acknowledged: write _metadata and publish. */
-static void cp_complete(jm *j, jm_job *job, jm_checkpoint *cp)
+/* All subtasks acknowledged: pack _metadata and have the I/O worker write
+ * it; jm_cp_on_written completes the checkpoint. */
+static void cp_write(jm *j, jm_job *job, jm_checkpoint *cp)
 {
     const sl_jobgraph *g = job->g;
     Sluice__SnapshotMetadata md = SLUICE__SNAPSHOT_METADATA__INIT;
@@ -319,22 +310,42 @@ static void cp_complete(jm *j, jm_job *job, jm_checkpoint *cp)
     size_t len = sluice__snapshot_metadata__get_packed_size(&md);
     uint8_t *buf = sl_malloc(len ? len : 1);
     sluice__snapshot_metadata__pack(&md, buf);
-    char err[400];
-    int rc = sl_snapshot_write_metadata(cp->dir, buf, len, err, sizeof err);
-    free(buf);
     free(ops);
     free(opp);
     free(subs);
     free(subp);
-    if (rc != SL_OK) {
+    jm_io_job *io = sl_calloc(1, sizeof *io);
+    io->kind = JM_IO_WRITE_METADATA;
+    io->dir = sl_strdup(cp->dir);
+    io->data = buf;
+    io->len = len;
+    memcpy(io->job_id, job->id, sizeof io->job_id);
+    io->attempt = job->attempt;
+    io->cp_id = cp->id;
+    cp->writing = 1;
+    jm_io_submit(j, io);
+}
+
+/* The I/O worker wrote (or failed to write) a checkpoint's _metadata. */
+void jm_cp_on_written(jm *j, const jm_op *op)
+{
+    jm_job *job = jm_job_find(j, op->u.written.job_id);
+    jm_checkpoint *cp = NULL;
+    if (job && job->attempt == op->u.written.attempt)
+        for (jm_checkpoint *x = job->cps; x; x = x->next)
+            if (x->id == op->u.written.cp_id) cp = x;
+    if (!cp || cp->status != CP_IN_PROGRESS || !cp->writing)
+        return; /* abandoned while it was written (its files are being removed) */
+    cp->writing = 0;
+    if (op->u.written.rc != SL_OK) {
         char why[500];
-        snprintf(why, sizeof why, "writing _metadata: %s", err);
+        snprintf(why, sizeof why, "writing _metadata: %s", op->u.written.err);
         cp_fail(j, job, cp, why, 1);
         return;
     }
     cp->status = CP_COMPLETED;
     cp->end_ms = sl_now_ms();
-    job->pending = NULL;
+    if (job->pending == cp) job->pending = NULL;
     job->cp_completed++;
     job->cp_failed_in_a_row = 0;
     job->next_cp_mono_ms = SL_MAX(job->next_cp_mono_ms, sl_mono_ms() + SL_MAX(j->cp_min_pause_ms, 0));
@@ -350,13 +361,14 @@ static void cp_complete(jm *j, jm_job *job, jm_checkpoint *cp)
             cp->type == CP_CHECKPOINT ? "checkpoint" : "savepoint", (unsigned long long)cp->id,
             job->id, (unsigned long long)cp->state_size, (long long)(cp->end_ms - cp->trigger_ms));
     if (cp->request_id[0]) {
-        jm_savepoint_op *op = sp_op_find(job, cp->request_id);
-        if (op) {
-            op->done = 1;
-            op->location = sl_sprintf("file:%s", cp->dir);
+        jm_savepoint_op *sop = sp_op_find(job, cp->request_id);
+        if (sop) {
+            sop->done = 1;
+            sop->location = sl_sprintf("file:%s", cp->dir);
         }
     }
     notify(j, job, cp->id, 1);
+    jm_sched_on_cp_completed(j, job, cp);
     retain(j, job);
     trim_history(j, job);
 }
@@ -364,7 +376,8 @@ static void cp_complete(jm *j, jm_job *job, jm_checkpoint *cp)
 void jm_cp_on_ack(jm *j, const Sluice__AcknowledgeCheckpoint *a)
 {
     jm_job *job = a->job_id ? jm_job_find(j, a->job_id) : NULL;
-    if (!job || job->attempt != a->attempt || !job->pending || job->pending->id != a->checkpoint_id)
+    if (!job || job->attempt != a->attempt || !job->pending || job->pending->id != a->checkpoint_id ||
+        job->pending->writing)
         return; /* late: the checkpoint ended already */
     jm_checkpoint *cp = job->pending;
     int idx = task_index(job, a->chain, a->subtask);
@@ -403,23 +416,16 @@ void jm_cp_on_ack(jm *j, const Sluice__AcknowledgeCheckpoint *a)
         hd->has_opstate = h->has_opstate;
         cp->state_size += h->size;
     }
-    if (cp->num_acked == cp->num_subtasks) cp_complete(j, job, cp);
+    if (cp->num_acked == cp->num_subtasks) cp_write(j, job, cp);
 }
 
 void jm_cp_tick(jm *j)
 {
     int64_t now = sl_mono_ms();
     for (jm_job *job = j->jobs; job; job = job->next) {
-        if (job->state == JOB_RESTARTING && job->restart_at_mono_ms && now >= job->restart_at_mono_ms) {
-            job->restart_at_mono_ms = 0;
-            job->created_mono_ms = now;
-            jm_job_set_state(job, JOB_CREATED);
-            jm_schedule(j);
-            continue;
-        }
         if (job->state != JOB_RUNNING) continue;
         jm_checkpoint *cp = job->pending;
-        if (cp && now - cp->trigger_mono_ms > j->cp_timeout_ms) {
+        if (cp && !cp->writing && now - cp->trigger_mono_ms > j->cp_timeout_ms) {
             char why[160];
             snprintf(why, sizeof why, "Checkpoint expired before completing (timeout %lld ms, %d of %d subtasks acknowledged)",
                      (long long)j->cp_timeout_ms, cp->num_acked, cp->num_subtasks);

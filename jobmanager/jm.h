@@ -1,13 +1,21 @@
 /*
- * jm.h -- the JobManager's state, shared by its three parts.
+ * jm.h -- the JobManager's state and the interfaces of its parts.
  *
- * Threads: the libevent thread (rpc.c: TaskManager connections, heartbeat
- * and scheduling timers) and libmicrohttpd's threads (rest.c) both read and
- * change this state, always under jm->lock, held briefly: REST handlers
- * build their JSON under it and never do I/O while holding it; the RPC side
- * queues outgoing frames into bufferevents, which libevent flushes later.
- * REST handlers that must make the RPC side act (a new job to schedule)
- * change the state and call jm_kick(), which wakes the libevent thread.
+ * Threads (docs/ARCHITECTURE.md, "Processes"):
+ *   - the loop thread (main.c runs libevent) owns every socket and all of
+ *     the state below: TaskManager connections (rpc.c), the scheduler, the
+ *     checkpoint coordinator, and REST requests, which it runs on behalf of
+ *     the REST threads. Only it writes a socket (sender.c) or changes a job.
+ *   - libmicrohttpd's threads (rest.c) parse a request, do its pure or file
+ *     work without touching this state (job-graph parsing; savepoint reads
+ *     and disposal through the I/O worker), then post it to the loop as a
+ *     typed op (loop.c) and wait for the reply.
+ *   - the I/O worker (io.c) writes _metadata (fsync), deletes checkpoints and
+ *     reads savepoints; results for the loop come back as ops.
+ * There is no lock on this state at all: the only locks are the op queue's
+ * and the I/O queue's, each a leaf taken for a few instructions and never
+ * held across I/O, a callback or the other lock, so no lock order exists
+ * that could deadlock.
  */
 #ifndef SL_JM_H
 #define SL_JM_H
@@ -45,6 +53,7 @@ typedef struct jm_tm {
     int slots;
     int cpu_cores;
     uint64_t physical_memory, free_memory, managed_memory;
+    char *state_backend;        /* its state.backend.type, from its registration */
     int64_t last_heartbeat_ms;  /* monotonic */
     int64_t registered_ms;      /* wall clock */
     struct jm_conn *conn;       /* live connection, or NULL */
@@ -101,6 +110,7 @@ typedef struct jm_checkpoint {
     int64_t trigger_mono_ms;
     int num_subtasks, num_acked;
     uint8_t *acked;             /* per task (chain offset + subtask) */
+    int writing;                /* all acknowledged; _metadata is being written (io.c) */
     char *dir;                  /* where its files go */
     uint64_t state_size;
     uint64_t max_alignment_ns, max_sync_ns, max_async_ns;
@@ -150,9 +160,15 @@ typedef struct jm_job {
     char *restored_path;
     char *restore_dir;          /* snapshot the next deployment restores from */
     jm_savepoint_op *sp_ops;
-    /* restarts */
-    int restarts;
+    /* restarts (scheduler.c alone) */
+    int restarts;               /* all restarts of the job (numRestarts) */
+    int cycle_restarts;         /* exponential-delay: restarts since the backoff was reset */
+    int64_t backoff_ms;         /* exponential-delay: the last backoff, 0 = none yet */
+    int64_t last_failure_mono_ms;
     int64_t restart_at_mono_ms; /* RESTARTING: when to deploy again */
+    char *state_backend;        /* state.backend.type of the TaskManagers of its last deployment */
+    char *restore_point;        /* latest completed checkpoint's dir, as the coordinator reported */
+    uint64_t restore_point_id;
     struct jm_job *next;
 } jm_job;
 
@@ -165,17 +181,22 @@ typedef struct jm_conn {
     struct jm_conn *next;
 } jm_conn;
 
+typedef struct jm_op jm_op;
+typedef struct jm_io_job jm_io_job;
+
+typedef enum { JM_RESTART_NONE = 0, JM_RESTART_FIXED, JM_RESTART_EXPONENTIAL } jm_restart_type;
+
 typedef struct jm {
-    pthread_mutex_t lock;
-    sl_config *conf;
+    sl_config *conf;            /* read-only after start-up: any thread may read it */
     struct event_base *base;
+    pthread_t loop_thread;      /* the thread that runs base */
     struct evconnlistener *listener;
     struct event *tick;         /* heartbeat checks, slot timeouts */
-    struct event *kick;         /* wake-up from REST threads */
     struct MHD_Daemon *http;
     int rpc_port, rest_port;
     int64_t heartbeat_timeout_ms, heartbeat_interval_ms, slot_timeout_ms;
     int default_parallelism;
+    int64_t auto_watermark_interval_ms;
     jm_tm *tms;
     jm_conn *conns;
     jm_job *jobs;               /* newest first */
@@ -184,61 +205,167 @@ typedef struct jm {
     const char *web_root;
     const char *auth_token;     /* NULL or "" = no auth */
     int stopping;
-    struct event *cp_tick;      /* checkpoint triggers and timeouts */
+    struct event *cp_tick;      /* checkpoint triggers and timeouts, restarts, job store */
     /* checkpoint configuration */
     int64_t cp_interval_ms, cp_timeout_ms, cp_min_pause_ms;
     int cp_tolerable, cp_exactly_once, cp_retained, cp_history;
     const char *cp_dir, *sp_dir;
-    int restart_fixed;          /* restart-strategy fixed-delay */
-    int restart_attempts;
-    int64_t restart_delay_ms;
+    /* restart strategy (scheduler.c) */
+    jm_restart_type restart_type;
+    int restart_attempts;       /* fixed-delay attempts / attempts-before-reset-backoff */
+    int64_t restart_delay_ms;   /* fixed-delay */
+    int64_t exp_initial_ms, exp_max_ms, exp_reset_ms;
+    double exp_multiplier, exp_jitter;
+    /* job store */
+    int64_t jobstore_capacity, jobstore_expiration_ms;
+    /* op queue to the loop (loop.c): any thread posts, the loop runs */
+    pthread_mutex_t op_lock;
+    pthread_cond_t op_done;     /* broadcast when a waited-for op is answered */
+    jm_op *op_head, *op_tail;
+    int op_closed;              /* the loop has stopped: ops are refused */
+    struct event *op_event;     /* activated by posters, runs the queue */
+    /* I/O worker (io.c) */
+    pthread_t io_thread;
+    int io_started;
+    pthread_mutex_t io_lock;
+    pthread_cond_t io_cond;     /* work arrived, or a waited-for job is done */
+    jm_io_job *io_head, *io_tail;
+    int io_stopping;
 } jm;
 
-/* rpc.c (libevent thread) */
+/* ---- loop.c: typed ops from other threads to the loop ------------------ */
+
+typedef enum {
+    JM_OP_REST,                 /* REST thread -> loop: run a request, reply (waited for) */
+    JM_OP_CP_WRITTEN            /* I/O worker -> loop: a checkpoint's _metadata was written */
+} jm_op_kind;
+
+struct jm_op {
+    jm_op_kind kind;
+    int waited;                 /* a thread waits in jm_op_call until done */
+    int done;                   /* 1 answered by the loop, -1 refused (loop stopped) */
+    union {
+        struct { void *ctx; } rest;             /* rest.c's request, borrowed */
+        struct {
+            char job_id[33];
+            uint32_t attempt;
+            uint64_t cp_id;
+            int rc;                             /* SL_OK or SL_ERR */
+            char err[400];
+        } written;
+    } u;
+    jm_op *next;
+};
+
+int jm_ops_init(jm *j);                   /* before the loop and the other threads start */
+/* Any thread: queue `op` (heap, taken) for the loop; refused (freed) once closed. */
+void jm_op_post(jm *j, jm_op *op);
+/* Any thread but the loop: queue `op` (caller owns it) and wait until the loop
+ * has run it. Returns SL_OK, or SL_ERR when the loop has stopped. */
+int jm_op_call(jm *j, jm_op *op);
+void jm_ops_close(jm *j);                 /* after the loop ended: refuse and answer the rest */
+void jm_ops_destroy(jm *j);
+int jm_on_loop(const jm *j);              /* is the caller the loop thread? */
+
+/* ---- io.c: the file worker -------------------------------------------- */
+
+typedef enum {
+    JM_IO_WRITE_METADATA,       /* loop: write <dir>/_metadata; answer with JM_OP_CP_WRITTEN */
+    JM_IO_REMOVE,               /* loop: delete a snapshot directory (checkpoint, failed one) */
+    JM_IO_RESTORE_PLAN,         /* REST thread (waits): check a savepoint against a graph */
+    JM_IO_DISPOSE               /* REST thread (waits): delete a savepoint */
+} jm_io_kind;
+
+struct jm_io_job {
+    jm_io_kind kind;
+    int waited, done;
+    char *dir;                  /* owned */
+    uint8_t *data;              /* WRITE_METADATA: packed bytes, owned */
+    size_t len;
+    char job_id[33];
+    uint32_t attempt;
+    uint64_t cp_id;
+    /* RESTORE_PLAN: arguments and results (borrowed from the waiting thread) */
+    sl_jobgraph *g;
+    const char *path;
+    int allow_non_restored;
+    json_t **report;
+    char **dir_out;
+    uint64_t *cpid_out;
+    int *is_savepoint_out;
+    int rc;
+    char err[1024];
+    jm_io_job *next;
+};
+
+int jm_io_start(jm *j, char *err, size_t errlen);
+void jm_io_submit(jm *j, jm_io_job *job);   /* loop: fire and forget (job taken) */
+int jm_io_call(jm *j, jm_io_job *job);      /* other threads: run and wait; returns job->rc */
+void jm_io_remove(jm *j, const char *dir);  /* loop: queue a JM_IO_REMOVE */
+void jm_io_stop(jm *j);                     /* finish queued work, join */
+
+/* ---- sender.c: every outbound message (loop only) ---------------------- */
+
+void jm_send(jm_tm *tm, Sluice__Envelope *env);
+void jm_send_conn(jm_conn *c, Sluice__Envelope *env);
+void jm_send_job(jm *j, jm_job *job, Sluice__Envelope *env); /* to every TaskManager of job */
+void jm_send_cancel(jm *j, jm_job *job);
+void jm_send_trigger(jm *j, jm_job *job, const jm_checkpoint *cp);
+void jm_send_notify(jm *j, jm_job *job, uint64_t cp_id, int completed);
+
+/* ---- rpc.c (loop) ------------------------------------------------------- */
 int jm_rpc_start(jm *j, char *err, size_t errlen);
 void jm_rpc_stop(jm *j);
-void jm_kick(jm *j);                      /* any thread */
-void jm_send(jm_tm *tm, Sluice__Envelope *env); /* under lock */
-void jm_send_job(jm *j, jm_job *job, Sluice__Envelope *env); /* to every TaskManager of job */
-void jm_apply_metrics(jm *j, const Sluice__SubtaskMetrics *m); /* under lock */
+void jm_apply_metrics(jm *j, const Sluice__SubtaskMetrics *m);
 
-/* scheduler.c (under jm->lock) */
+/* ---- scheduler.c (loop): the job lifecycle and the restart policy ------- */
 jm_job *jm_job_submit(jm *j, sl_jobgraph *g);         /* takes g */
 void jm_schedule(jm *j);
 void jm_job_cancel(jm *j, jm_job *job);
 void jm_on_task_status(jm *j, const Sluice__TaskStatus *ts);
 void jm_on_tm_lost(jm *j, jm_tm *tm, const char *why);
 void jm_check_timeouts(jm *j);
+/* Every cp tick: restarts that are due, and job store eviction. */
+void jm_sched_tick(jm *j);
+/* Reports from the checkpoint coordinator. */
+void jm_sched_on_cp_failed(jm *j, jm_job *job, const char *reason); /* past tolerance */
+void jm_sched_on_cp_completed(jm *j, jm_job *job, const jm_checkpoint *cp);
 void jm_job_set_state(jm_job *job, jm_job_state s);
-/* A deployed job lost a task or TaskManager: restart it from its latest
- * checkpoint when the restart strategy allows, else fail it. */
-void jm_job_fail_or_restart(jm *j, jm_job *job, const char *reason);
 jm_job *jm_job_find(jm *j, const char *id);
 jm_tm *jm_tm_find(jm *j, const char *id);
 int jm_slots_total(jm *j);
 int jm_slots_free(jm *j);
 void jm_job_add_exception(jm_job *job, const char *name, const char *trace, const char *task,
                           const char *location);
+void jm_restart_configure(jm *j);
+/* exponential-delay: the delay before job's next restart at `now` (ms,
+ * monotonic), updating its backoff and counting the restart in
+ * job->cycle_restarts; -1 when attempts-before-reset-backoff restarts have
+ * been made since the backoff was last reset. */
+int64_t jm_restart_backoff(jm *j, jm_job *job, int64_t now);
 void jm_jobs_destroy(jm *j);
 
-/* checkpoint.c (under jm->lock) */
+/* ---- checkpoint.c (loop): the coordinator -------------------------------- */
 void jm_cp_configure(jm *j);
 void jm_cp_tick(jm *j);
 void jm_cp_on_ack(jm *j, const Sluice__AcknowledgeCheckpoint *a);
+void jm_cp_on_written(jm *j, const jm_op *op);  /* JM_OP_CP_WRITTEN */
 void jm_cp_job_ended(jm *j, jm_job *job);       /* abort what is pending */
 void jm_cp_free(jm_job *job);
 jm_checkpoint *jm_cp_trigger(jm *j, jm_job *job, jm_cp_type type, const char *dir, int stop,
                              int drain, char *err, size_t errlen);
 char *jm_savepoint_dir(jm *j, jm_job *job, const char *target); /* caller frees */
 
-/* restore.c: check a snapshot against a graph (adopting its
- * maxParallelism when the job sets none); on success *dir_out is the
- * snapshot directory (caller frees) and *report, if asked for, the mapping. */
+/* restore.c (any thread; reads files: the I/O worker runs it): check a
+ * snapshot against a graph (adopting its maxParallelism when the job sets
+ * none); on success *dir_out is the snapshot directory (caller frees) and
+ * *report, if asked for, the mapping. */
 int jm_restore_plan(sl_jobgraph *g, const char *path, int allow_non_restored, json_t **report,
                     char **dir_out, uint64_t *cpid, int *is_savepoint, char *err, size_t errlen);
 
-/* rest.c */
+/* ---- rest.c ------------------------------------------------------------- */
 int jm_rest_start(jm *j, char *err, size_t errlen);
 void jm_rest_stop(jm *j);
+void jm_rest_on_loop(jm *j, void *ctx);   /* loop: run a posted request */
 
 #endif

@@ -1,9 +1,12 @@
 /*
  * main.c -- sluice-jobmanager: configuration, the RPC loop, the REST server.
  *
- * The main thread runs the libevent loop (RPC and timers); libmicrohttpd
- * runs REST on its own threads. SIGINT/SIGTERM end the loop, after which
- * both servers are stopped and all state freed.
+ * The main thread runs the libevent loop, which owns all state (jm.h):
+ * RPC, timers and the ops that REST threads and the I/O worker post.
+ * libmicrohttpd runs REST on its own threads; io.c runs file work on one
+ * more. SIGINT/SIGTERM end the loop; then the op queue is closed (REST
+ * threads still waiting get 503), REST stops, the I/O worker finishes what
+ * is queued, and all state is freed.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -60,10 +63,10 @@ int main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
     j.conf = sl_config_new();
     int rc = sl_config_from_args(j.conf, argc, argv, "conf/sluice.yaml", err, sizeof err);
-    if (rc == SL_DONE) return 0;
     if (rc != SL_OK) {
-        fprintf(stderr, "sluice-jobmanager: %s\n", err);
-        return 2;
+        if (rc != SL_DONE) fprintf(stderr, "sluice-jobmanager: %s\n", err);
+        sl_config_destroy(j.conf); /* refused at start-up: exit without leaks */
+        return rc == SL_DONE ? 0 : 2;
     }
     sl_log_level = sl_log_parse_level(sl_config_str(j.conf, "log.level"));
     if (sl_log_level < 0) sl_log_level = SL_LOG_INFO;
@@ -78,13 +81,22 @@ int main(int argc, char **argv)
     j.slot_timeout_ms = sl_config_int(j.conf, "slot.request.timeout");
     j.default_parallelism = (int)sl_config_int(j.conf, "parallelism.default");
     j.auth_token = sl_config_str(j.conf, "rest.auth-token");
+    j.auto_watermark_interval_ms = sl_config_int(j.conf, "pipeline.auto-watermark-interval");
+    j.jobstore_capacity = sl_config_int(j.conf, "jobstore.max-capacity");
+    j.jobstore_expiration_ms = sl_config_int(j.conf, "jobstore.expiration-time");
     jm_cp_configure(&j);
+    jm_restart_configure(&j);
     char *web_root = find_web_root(argv[0]);
     j.web_root = web_root;
-    pthread_mutex_init(&j.lock, NULL);
     evthread_use_pthreads();
     j.base = event_base_new();
-    if (jm_rpc_start(&j, err, sizeof err) != SL_OK || jm_rest_start(&j, err, sizeof err) != SL_OK) {
+    j.loop_thread = pthread_self();
+    if (!j.base || jm_ops_init(&j) != SL_OK) {
+        sl_error(TAG, "cannot set up the event loop");
+        return 1;
+    }
+    if (jm_io_start(&j, err, sizeof err) != SL_OK || jm_rpc_start(&j, err, sizeof err) != SL_OK ||
+        jm_rest_start(&j, err, sizeof err) != SL_OK) {
         sl_error(TAG, "%s", err);
         return 1;
     }
@@ -96,9 +108,12 @@ int main(int argc, char **argv)
     event_add(sigint, NULL);
     event_add(sigterm, NULL);
     event_base_dispatch(j.base);
+    jm_ops_close(&j);
     jm_rest_stop(&j);
+    jm_io_stop(&j);
     jm_rpc_stop(&j);
     jm_jobs_destroy(&j);
+    jm_ops_destroy(&j);
     event_free(sigint);
     event_free(sigterm);
     event_base_free(j.base);

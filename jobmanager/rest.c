@@ -1,12 +1,19 @@
 /*
  * rest.c -- the REST API and the dashboard's files on rest.port (8081).
  *
- * libmicrohttpd runs the connections on its own thread pool; each request is
- * routed by method and path segments to a handler that reads the
- * JobManager's state under jm->lock and answers with JSON built by jansson,
- * using Flink's paths and field names (see docs/REST.md). Bad input gets a
- * 4xx with {"errors": ["..."]}. Request bodies are capped; static files are
- * served only from the web root, by names made of safe characters.
+ * libmicrohttpd runs the connections on its own thread pool. A REST thread
+ * never reads or changes the JobManager's state: it splits the path, copies
+ * the query arguments, checks the bearer token, does the work that needs no
+ * state (parsing and planning a submitted job graph; reading a savepoint to
+ * restore from and disposing of one, both through the I/O worker), then
+ * posts the request to the loop thread as a JM_OP_REST op and waits for the
+ * reply (jm_op_call). On the loop, route() runs the handler, which reads
+ * and changes state freely, and builds the JSON with jansson, using Flink's
+ * paths and field names (see docs/REST.md). The REST thread serialises it
+ * and answers. Bad input gets a 4xx with {"errors": ["..."]}; a request
+ * that arrives while the JobManager shuts down gets 503. Request bodies are
+ * capped; static files are served only from the web root, by names made of
+ * safe characters.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -60,7 +67,30 @@ static void reply_err(reply *r, int status, const char *fmt, ...)
     reply_json(r, status, json_pack("{s:[s]}", "errors", msg));
 }
 
-/* ---- JSON builders (under lock) ---------------------------------------- */
+/* The distinct state backends of the registered TaskManagers, in
+ * registration order, into buf ("" when none is registered). */
+static const char *tms_backends(jm *j, char *buf, size_t len)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (jm_tm *tm = j->tms; tm; tm = tm->next) {
+        int seen = 0;
+        for (jm_tm *p = j->tms; p != tm; p = p->next) seen |= !strcmp(p->state_backend, tm->state_backend);
+        if (seen || used + strlen(tm->state_backend) + 2 > len) continue;
+        used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? "," : "", tm->state_backend);
+    }
+    return buf;
+}
+
+/* The backend a job's state lives in: that of the TaskManagers of its last
+ * deployment, or, before it was deployed, of those registered now. */
+static const char *job_backend(jm *j, const jm_job *job, char *buf, size_t len)
+{
+    if (job->state_backend && *job->state_backend) return job->state_backend;
+    return tms_backends(j, buf, len);
+}
+
+/* ---- JSON builders (loop thread) ---------------------------------------- */
 
 static const char *metric_names[] = {
     "numRecordsIn", "numRecordsOut", "numBytesIn", "numBytesOut", "numRecordsInPerSecond",
@@ -277,11 +307,12 @@ static json_t *job_detail(jm *j, const jm_job *job)
     json_object_set_new(o, "plan", job_plan(job));
     if (job->state_reason) json_object_set_new(o, "state-reason", json_string(job->state_reason));
     json_object_set_new(o, "slots-needed", json_integer(job->nslots));
-    SL_UNUSED(j);
+    char bk[256];
+    json_object_set_new(o, "state-backend", json_string(job_backend(j, job, bk, sizeof bk)));
     return o;
 }
 
-static json_t *tm_json(const jm_tm *tm, int detail)
+static json_t *tm_json_base(const jm_tm *tm, int detail)
 {
     int free_slots = 0;
     for (int i = 0; i < tm->slots; i++) free_slots += tm->slot_job[i] == NULL;
@@ -304,21 +335,52 @@ static json_t *tm_json(const jm_tm *tm, int detail)
     return o;
 }
 
+static json_t *tm_json(const jm_tm *tm, int detail)
+{
+    json_t *o = tm_json_base(tm, detail);
+    /* beyond Flink: where this TaskManager keeps keyed state */
+    json_object_set_new(o, "stateBackend", json_string(tm->state_backend));
+    return o;
+}
+
 /* ---- routing ---------------------------------------------------------- */
 
+#define MAX_ARGS 16
+
+/* One API request on its way from a REST thread to the loop and back. */
 typedef struct route_ctx {
     jm *j;
-    struct MHD_Connection *conn;
     const char *method;
     char *seg[12];
     int nseg;
     req *rq;
+    char *arg_key[MAX_ARGS], *arg_val[MAX_ARGS]; /* query arguments, copied (owned) */
+    int nargs;
+    /* POST /jobs: prepared on the REST thread; the loop takes g (sets NULL) */
+    sl_jobgraph *g;
+    char *restore_dir;          /* snapshot to restore from, or NULL */
+    uint64_t restore_cpid;
+    int restore_is_savepoint;
+    reply *r;                   /* the answer, written by the loop */
 } route_ctx;
 
 static const char *qarg(route_ctx *rc, const char *key)
 {
-    return MHD_lookup_connection_value(rc->conn, MHD_GET_ARGUMENT_KIND, key);
+    for (int i = 0; i < rc->nargs; i++)
+        if (!strcmp(rc->arg_key[i], key)) return rc->arg_val[i];
+    return NULL;
 }
+
+static MHD_RESULT copy_arg(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+    route_ctx *rc = cls;
+    if (rc->nargs == MAX_ARGS || !key) return MHD_YES; /* more are ignored */
+    rc->arg_key[rc->nargs] = sl_strdup(key);
+    rc->arg_val[rc->nargs] = sl_strdup(value ? value : "");
+    rc->nargs++;
+    return MHD_YES;
+}
+
 
 static int find_chain(const jm_job *job, const char *vid)
 {
@@ -750,9 +812,11 @@ static void job_routes(route_ctx *rc, reply *r)
             json_object_set_new(o, "interval", json_integer(sl_config_int(j->conf, "execution.checkpointing.interval")));
             json_object_set_new(o, "timeout", json_integer(sl_config_int(j->conf, "execution.checkpointing.timeout")));
             json_object_set_new(o, "min_pause", json_integer(sl_config_int(j->conf, "execution.checkpointing.min-pause")));
-            json_object_set_new(o, "max_concurrent", json_integer(1));
+            json_object_set_new(o, "max_concurrent", json_integer(sl_config_int(j->conf, "execution.checkpointing.max-concurrent-checkpoints")));
             json_object_set_new(o, "externalization", json_pack("{s:b,s:b}", "enabled", 1, "delete_on_cancellation", 0));
-            json_object_set_new(o, "state_backend", json_string(sl_config_str(j->conf, "state.backend.type")));
+            char bk[256];
+            /* what the TaskManagers use, not this daemon's own setting */
+            json_object_set_new(o, "state_backend", json_string(job_backend(j, job, bk, sizeof bk)));
             json_object_set_new(o, "checkpoint_storage", json_string("FileSystemCheckpointStorage"));
             json_object_set_new(o, "unaligned_checkpoints", json_false());
             json_object_set_new(o, "tolerable_failed_checkpoints", json_integer(sl_config_int(j->conf, "execution.checkpointing.tolerable-failed-checkpoints")));
@@ -798,66 +862,88 @@ static void job_routes(route_ctx *rc, reply *r)
     }
 }
 
-static void submit_job(route_ctx *rc, reply *r)
+/* REST thread, POST /jobs and POST /savepoints/check: parse and plan the
+ * graph (pure), and check the savepoint to restore from (the I/O worker
+ * reads it). Returns SL_OK when the loop should take it from here; else r
+ * holds the answer (an error, or the check's report). */
+static int prepare_submit(route_ctx *rc, reply *r)
 {
     jm *j = rc->j;
     int64_t p = 0;
     const char *ps = qarg(rc, "parallelism");
     if (ps && *ps && (sl_parse_int(ps, &p) != SL_OK || p < 1 || p > 32768)) {
         reply_err(r, 400, "parallelism must be an integer between 1 and 32768, got '%s'", ps);
-        return;
+        return SL_ERR;
     }
     const char *sp = qarg(rc, "savepointPath");
     const char *anr = qarg(rc, "allowNonRestoredState");
     int allow = anr && (!strcmp(anr, "true") || !strcmp(anr, "1"));
     if (!rc->rq->len) {
         reply_err(r, 400, "the request body must be a JSON job graph (see docs/JOBS.md)");
-        return;
+        return SL_ERR;
     }
     char err[1024];
-    /* Parse and plan outside the lock: it is pure and may be slow. */
-    pthread_mutex_unlock(&j->lock);
     sl_jobgraph *g = sl_jobgraph_parse(rc->rq->body, rc->rq->len, j->default_parallelism, (int)p,
                                        err, sizeof err);
-    pthread_mutex_lock(&j->lock);
     if (!g) {
         reply_err(r, 400, "%s", err);
-        return;
+        return SL_ERR;
     }
-    char *dir = NULL;
-    uint64_t cpid = 0;
-    int is_sp = 0;
-    json_t *report = NULL;
     int check = rc->nseg == 2; /* POST /savepoints/check: report only */
     if ((sp && *sp) || check) {
         if (!sp || !*sp) {
             sl_jobgraph_destroy(g);
             reply_err(r, 400, "savepointPath is required");
-            return;
+            return SL_ERR;
         }
-        if (jm_restore_plan(g, sp, allow, check ? &report : NULL, &dir, &cpid, &is_sp, err, sizeof err) != SL_OK) {
+        json_t *report = NULL;
+        jm_io_job io;
+        memset(&io, 0, sizeof io);
+        io.kind = JM_IO_RESTORE_PLAN;
+        io.g = g;
+        io.path = sp;
+        io.allow_non_restored = allow;
+        io.report = check ? &report : NULL;
+        io.dir_out = &rc->restore_dir;
+        io.cpid_out = &rc->restore_cpid;
+        io.is_savepoint_out = &rc->restore_is_savepoint;
+        if (jm_io_call(j, &io) != SL_OK) {
             sl_jobgraph_destroy(g);
-            reply_err(r, 400, "%s", err);
-            return;
+            free(rc->restore_dir);
+            rc->restore_dir = NULL;
+            reply_err(r, 400, "%s", io.err);
+            return SL_ERR;
+        }
+        if (check) {
+            free(rc->restore_dir);
+            rc->restore_dir = NULL;
+            sl_jobgraph_destroy(g);
+            reply_json(r, 200, report);
+            return SL_ERR;
         }
     }
-    if (check) {
-        free(dir);
-        sl_jobgraph_destroy(g);
-        reply_json(r, 200, report);
-        return;
-    }
-    jm_job *job = jm_job_submit(j, g);
-    if (dir) {
-        job->restore_dir = dir;
-        job->cp_counter = cpid; /* checkpoint ids go on from the snapshot's */
-        job->restored_is_savepoint = is_sp;
+    rc->g = g;
+    return SL_OK;
+}
+
+/* Loop: register the prepared job and try to schedule it. */
+static void submit_job(route_ctx *rc, reply *r)
+{
+    jm *j = rc->j;
+    jm_job *job = jm_job_submit(j, rc->g);
+    rc->g = NULL;
+    if (rc->restore_dir) {
+        job->restore_dir = rc->restore_dir;
+        rc->restore_dir = NULL;
+        job->cp_counter = rc->restore_cpid; /* checkpoint ids go on from the snapshot's */
+        job->restored_is_savepoint = rc->restore_is_savepoint;
     }
     jm_schedule(j);
     reply_json(r, 200, json_pack("{s:s}", "jobid", job->id));
 }
 
-/* POST /savepoints/dispose {"savepoint-path"}: remove a savepoint's files. */
+/* REST thread, POST /savepoints/dispose {"savepoint-path"}: remove a
+ * savepoint's files (on the I/O worker; no JobManager state involved). */
 static void dispose_savepoint(route_ctx *rc, reply *r)
 {
     json_error_t jerr;
@@ -871,23 +957,27 @@ static void dispose_savepoint(route_ctx *rc, reply *r)
     const char *p = json_string_value(jp);
     if (!strncmp(p, "file://", 7)) p += 7;
     else if (!strncmp(p, "file:", 5)) p += 5;
-    char err[400];
     const char *base = strrchr(p, '/');
     if (p[0] != '/' || strstr(p, "..") || !base || strncmp(base + 1, "savepoint-", 10)) {
         reply_err(r, 400, "'%s' is not a savepoint directory (savepoint-<id>-<hex>)", json_string_value(jp));
-    } else if (sl_snapshot_remove(p, err, sizeof err) != SL_OK) {
-        reply_err(r, 400, "cannot dispose of savepoint '%s': %s", json_string_value(jp), err);
     } else {
-        reply_json(r, 200, json_object());
+        jm_io_job io;
+        memset(&io, 0, sizeof io);
+        io.kind = JM_IO_DISPOSE;
+        io.dir = (char *)p; /* borrowed: a waited-for job is not freed by the worker */
+        if (jm_io_call(rc->j, &io) != SL_OK)
+            reply_err(r, 400, "cannot dispose of savepoint '%s': %s", json_string_value(jp), io.err);
+        else
+            reply_json(r, 200, json_object());
     }
     json_decref(body);
 }
 
-static int authorized(route_ctx *rc)
+static int authorized(jm *j, struct MHD_Connection *conn)
 {
-    const char *tok = rc->j->auth_token;
+    const char *tok = j->auth_token;
     if (!tok || !*tok) return 1;
-    const char *h = MHD_lookup_connection_value(rc->conn, MHD_HEADER_KIND, "Authorization");
+    const char *h = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
     if (!h || strncasecmp(h, "Bearer ", 7)) return 0;
     h += 7;
     size_t a = strlen(h), b = strlen(tok);
@@ -901,10 +991,6 @@ static void route(route_ctx *rc, reply *r)
     jm *j = rc->j;
     const char *m = rc->method;
     int get = !strcmp(m, "GET");
-    if (strcmp(m, "GET") && strcmp(m, "HEAD") && !authorized(rc)) {
-        reply_err(r, 401, "this JobManager requires 'Authorization: Bearer <rest.auth-token>'");
-        return;
-    }
     if (rc->nseg == 1 && get && !strcmp(rc->seg[0], "config")) {
         reply_json(r, 200, json_pack("{s:i,s:s,s:i,s:s,s:s,s:{s:b,s:b,s:b}}", "refresh-interval",
                                      3000, "timezone-name", "UTC", "timezone-offset", 0,
@@ -914,8 +1000,11 @@ static void route(route_ctx *rc, reply *r)
         json_t *arr = json_array();
         for (int i = 0; i < sl_config_count(j->conf); i++) {
             const char *k, *v;
+            char bk[256];
             sl_config_entry(j->conf, i, &k, &v);
             if (!strcmp(k, "rest.auth-token")) v = *v ? "******" : "";
+            /* the TaskManagers' setting is the one that counts, not ours */
+            if (!strcmp(k, "state.backend.type")) v = tms_backends(j, bk, sizeof bk);
             json_array_append_new(arr, json_pack("{s:s,s:s}", "key", k, "value", v));
         }
         reply_json(r, 200, arr);
@@ -959,12 +1048,6 @@ static void route(route_ctx *rc, reply *r)
         reply_json(r, 200, json_pack("{s:o}", "jobs", arr));
     } else if (rc->nseg >= 2 && !strcmp(rc->seg[0], "jobs")) {
         job_routes(rc, r);
-    } else if (rc->nseg == 2 && !strcmp(m, "POST") && !strcmp(rc->seg[0], "savepoints") &&
-               !strcmp(rc->seg[1], "check")) {
-        submit_job(rc, r);
-    } else if (rc->nseg == 2 && !strcmp(m, "POST") && !strcmp(rc->seg[0], "savepoints") &&
-               !strcmp(rc->seg[1], "dispose")) {
-        dispose_savepoint(rc, r);
     } else {
         reply_err(r, 404, "Not found: %s /%s", m, rc->nseg ? rc->seg[0] : "");
     }
@@ -1063,28 +1146,54 @@ static MHD_RESULT on_request(void *cls, struct MHD_Connection *conn, const char 
         return serve_file(j, conn, url);
 
     reply r = {0, NULL};
+    route_ctx rc;
+    memset(&rc, 0, sizeof rc);
+    rc.j = j;
+    rc.method = method;
+    rc.rq = rq;
+    rc.r = &r;
+    char *copy = sl_strdup(url), *save = NULL;
+    for (char *s = strtok_r(copy, "/", &save); s; s = strtok_r(NULL, "/", &save)) {
+        if (rc.nseg == (int)SL_ARRAY_LEN(rc.seg)) { rc.nseg = -1; break; }
+        rc.seg[rc.nseg++] = s;
+    }
+    int post = !strcmp(method, "POST");
+    int savepoints = rc.nseg == 2 && post && !strcmp(rc.seg[0], "savepoints");
     if (rq->too_big) {
         reply_err(&r, 413, "request body larger than %u bytes", MAX_BODY);
+    } else if (rc.nseg < 0) {
+        reply_err(&r, 404, "Not found: path too long");
+    } else if (strcmp(method, "GET") && strcmp(method, "HEAD") && !authorized(j, conn)) {
+        reply_err(&r, 401, "this JobManager requires 'Authorization: Bearer <rest.auth-token>'");
+    } else if (savepoints && !strcmp(rc.seg[1], "dispose")) {
+        dispose_savepoint(&rc, &r);
     } else {
-        route_ctx rc;
-        memset(&rc, 0, sizeof rc);
-        rc.j = j;
-        rc.conn = conn;
-        rc.method = method;
-        rc.rq = rq;
-        char *copy = sl_strdup(url), *save = NULL;
-        for (char *s = strtok_r(copy, "/", &save); s; s = strtok_r(NULL, "/", &save)) {
-            if (rc.nseg == (int)SL_ARRAY_LEN(rc.seg)) { rc.nseg = -1; break; }
-            rc.seg[rc.nseg++] = s;
+        MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, copy_arg, &rc);
+        int submit = (rc.nseg == 1 && post && !strcmp(rc.seg[0], "jobs")) ||
+                     (savepoints && !strcmp(rc.seg[1], "check"));
+        if (!submit || prepare_submit(&rc, &r) == SL_OK) {
+            if (savepoints && !submit) {
+                reply_err(&r, 404, "Not found: %s /savepoints/%s", method, rc.seg[1]);
+            } else {
+                jm_op op;
+                memset(&op, 0, sizeof op);
+                op.kind = JM_OP_REST;
+                op.u.rest.ctx = &rc;
+                if (jm_op_call(j, &op) != SL_OK) {
+                    json_decref(r.json);
+                    reply_err(&r, 503, "the JobManager is shutting down");
+                }
+            }
         }
-        if (rc.nseg < 0) reply_err(&r, 404, "Not found: path too long");
-        else {
-            pthread_mutex_lock(&j->lock);
-            route(&rc, &r);
-            pthread_mutex_unlock(&j->lock);
+        /* what the loop did not take */
+        sl_jobgraph_destroy(rc.g);
+        free(rc.restore_dir);
+        for (int i = 0; i < rc.nargs; i++) {
+            free(rc.arg_key[i]);
+            free(rc.arg_val[i]);
         }
-        free(copy);
     }
+    free(copy);
     char *text = json_dumps(r.json, JSON_COMPACT);
     json_decref(r.json);
     struct MHD_Response *resp =
@@ -1119,18 +1228,27 @@ int jm_rest_start(jm *j, char *err, size_t errlen)
     if (!strcmp(bind, "localhost")) bind = "127.0.0.1";
     if (inet_pton(AF_INET, bind, &sin.sin_addr) != 1)
         return sl_seterr(err, errlen, "rest.bind-address: '%s' is not an IPv4 address", bind);
-    j->http = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL,
-                               on_request, j, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sin,
-                               MHD_OPTION_THREAD_POOL_SIZE, (unsigned)2,
+    /* REST threads only parse and wait for the loop, so a few suffice;
+     * epoll (MHD_USE_AUTO) lets each serve hundreds of connections */
+    j->http = MHD_start_daemon(MHD_USE_AUTO | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG,
+                               0, NULL, NULL, on_request, j, MHD_OPTION_SOCK_ADDR,
+                               (struct sockaddr *)&sin, MHD_OPTION_THREAD_POOL_SIZE, (unsigned)4,
                                MHD_OPTION_NOTIFY_COMPLETED, on_completed, j,
                                MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)60,
-                               MHD_OPTION_CONNECTION_LIMIT, (unsigned)256, MHD_OPTION_END);
+                               MHD_OPTION_CONNECTION_LIMIT, (unsigned)1024, MHD_OPTION_END);
     if (!j->http)
         return sl_seterr(err, errlen, "cannot start the REST server on %s:%d (port in use?)", bind,
                          ntohs(sin.sin_port));
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(j->http, MHD_DAEMON_INFO_BIND_PORT);
     j->rest_port = info ? info->port : ntohs(sin.sin_port);
     return SL_OK;
+}
+
+void jm_rest_on_loop(jm *j, void *ctx)
+{
+    route_ctx *rc = ctx;
+    SL_UNUSED(j);
+    route(rc, rc->r);
 }
 
 void jm_rest_stop(jm *j)

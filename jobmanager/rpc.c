@@ -3,8 +3,8 @@
  * jobmanager.rpc.port, registration, heartbeats, and the timers that notice
  * lost TaskManagers and jobs waiting too long for slots.
  *
- * Everything here runs on the libevent thread and takes jm->lock around any
- * change to shared state. A connection must open with a Hello of our
+ * Everything here runs on the loop thread, which owns the state it changes,
+ * so no callback takes a lock. A connection must open with a Hello of our
  * protocol version; garbage, an oversized frame or a wrong version closes
  * that connection with a logged reason and nothing else.
  */
@@ -41,15 +41,19 @@ static void conn_close(jm_conn *c, const char *why)
     free(c);
 }
 
-void jm_send(jm_tm *tm, Sluice__Envelope *env)
-{
-    if (!tm || !tm->conn) return;
-    sl_frame_push(bufferevent_get_output(tm->conn->bev), env);
-}
+static void send_env(jm_conn *c, Sluice__Envelope *env) { jm_send_conn(c, env); }
 
-static void send_env(jm_conn *c, Sluice__Envelope *env)
+/* The state backend a TaskManager reports, if it is a plausible name
+ * (letters, digits, '-', '_'; at most 32): it ends up in REST's JSON. An
+ * older TaskManager sends none. */
+static const char *backend_name(const char *b)
 {
-    sl_frame_push(bufferevent_get_output(c->bev), env);
+    if (!b || !*b || strlen(b) > 32) return "unknown";
+    for (const char *p = b; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+              *p == '-' || *p == '_'))
+            return "unknown";
+    return b;
 }
 
 static void on_register(jm_conn *c, const Sluice__RegisterTaskManager *r)
@@ -86,6 +90,7 @@ static void on_register(jm_conn *c, const Sluice__RegisterTaskManager *r)
     tm->physical_memory = r->physical_memory;
     tm->free_memory = r->free_memory;
     tm->managed_memory = r->managed_memory;
+    tm->state_backend = sl_strdup(backend_name(r->state_backend));
     tm->last_heartbeat_ms = sl_mono_ms();
     tm->registered_ms = sl_now_ms();
     tm->slot_job = sl_calloc((size_t)tm->slots, sizeof(jm_job *));
@@ -95,8 +100,8 @@ static void on_register(jm_conn *c, const Sluice__RegisterTaskManager *r)
     jm_tm **p = &j->tms;
     while (*p) p = &(*p)->next;
     *p = tm;
-    sl_info(TAG, "TaskManager %s registered from %s (%d slots, data port %d)", tm->id, c->peer,
-            tm->slots, tm->data_port);
+    sl_info(TAG, "TaskManager %s registered from %s (%d slots, data port %d, state backend %s)",
+            tm->id, c->peer, tm->slots, tm->data_port, tm->state_backend);
     ack.accepted = 1;
     ack.heartbeat_interval_ms = (uint64_t)j->heartbeat_interval_ms;
     ack.session = j->session;
@@ -104,7 +109,7 @@ static void on_register(jm_conn *c, const Sluice__RegisterTaskManager *r)
     jm_schedule(j);
 }
 
-/* Keep a subtask's latest figures and derive its rates (under lock). */
+/* Keep a subtask's latest figures and derive its rates. */
 void jm_apply_metrics(jm *j, const Sluice__SubtaskMetrics *m)
 {
     int64_t now = sl_mono_ms();
@@ -197,7 +202,6 @@ static void on_read(struct bufferevent *bev, void *arg)
 {
     jm_conn *c = arg;
     jm *j = c->jm;
-    pthread_mutex_lock(&j->lock);
     for (;;) {
         Sluice__Envelope *env = NULL;
         char err[160];
@@ -216,19 +220,15 @@ static void on_read(struct bufferevent *bev, void *arg)
             if (p == before) { alive = 1; break; }
         if (!alive) break;
     }
-    pthread_mutex_unlock(&j->lock);
 }
 
 static void on_event(struct bufferevent *bev, short what, void *arg)
 {
     jm_conn *c = arg;
-    jm *j = c->jm;
-    pthread_mutex_lock(&j->lock);
     if (what & BEV_EVENT_ERROR)
         conn_close(c, evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
     else if (what & BEV_EVENT_EOF)
         conn_close(c, c->tm ? "TaskManager disconnected" : NULL);
-    pthread_mutex_unlock(&j->lock);
 }
 
 static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int salen,
@@ -247,46 +247,25 @@ static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct socka
     }
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    /* REST threads write to this connection holding jm->lock, then the
-     * bufferevent's lock; callbacks must take them in the same order, so
-     * they run without the bufferevent's lock held (deferred, unlocked) */
-    c->bev = bufferevent_socket_new(j->base, fd, BEV_OPT_CLOSE_ON_FREE | BEV_OPT_THREADSAFE |
-                                                     BEV_OPT_DEFER_CALLBACKS |
-                                                     BEV_OPT_UNLOCK_CALLBACKS);
+    /* only the loop thread touches this bufferevent (sender.c checks), so
+     * it has no lock: nothing can be waited on while a callback runs.
+     * Deferred callbacks let conn_close free it from inside one. */
+    c->bev = bufferevent_socket_new(j->base, fd, BEV_OPT_CLOSE_ON_FREE | BEV_OPT_DEFER_CALLBACKS);
     bufferevent_setcb(c->bev, on_read, NULL, on_event, c);
     /* a peer may not make us buffer more than one maximal frame */
     bufferevent_setwatermark(c->bev, EV_READ, 0, SL_FRAME_MAX + 8);
     bufferevent_enable(c->bev, EV_READ | EV_WRITE);
-    pthread_mutex_lock(&j->lock);
     c->next = j->conns;
     j->conns = c;
-    pthread_mutex_unlock(&j->lock);
 }
 
-static void on_tick(evutil_socket_t fd, short what, void *arg)
-{
-    jm *j = arg;
-    pthread_mutex_lock(&j->lock);
-    jm_check_timeouts(j);
-    pthread_mutex_unlock(&j->lock);
-}
-
-static void on_kick(evutil_socket_t fd, short what, void *arg)
-{
-    jm *j = arg;
-    pthread_mutex_lock(&j->lock);
-    jm_schedule(j);
-    pthread_mutex_unlock(&j->lock);
-}
-
-void jm_kick(jm *j) { event_active(j->kick, EV_TIMEOUT, 0); }
+static void on_tick(evutil_socket_t fd, short what, void *arg) { jm_check_timeouts(arg); }
 
 static void on_cp_tick(evutil_socket_t fd, short what, void *arg)
 {
     jm *j = arg;
-    pthread_mutex_lock(&j->lock);
     jm_cp_tick(j);
-    pthread_mutex_unlock(&j->lock);
+    jm_sched_tick(j);
 }
 
 int jm_rpc_start(jm *j, char *err, size_t errlen)
@@ -298,7 +277,6 @@ int jm_rpc_start(jm *j, char *err, size_t errlen)
                             (int)sl_config_int(j->conf, "jobmanager.rpc.port"), "RPC port", on_accept,
                             j, &j->rpc_port, err, errlen);
     if (!j->listener) return SL_ERR;
-    j->kick = event_new(j->base, -1, 0, on_kick, j);
     j->tick = event_new(j->base, -1, EV_PERSIST, on_tick, j);
     int64_t every = SL_MAX(SL_MIN(j->heartbeat_timeout_ms / 4, 1000), 20);
     struct timeval tv = {(time_t)(every / 1000), (suseconds_t)((every % 1000) * 1000)};
@@ -311,7 +289,6 @@ int jm_rpc_start(jm *j, char *err, size_t errlen)
 
 void jm_rpc_stop(jm *j)
 {
-    pthread_mutex_lock(&j->lock);
     while (j->conns) {
         jm_conn *c = j->conns;
         if (c->tm) c->tm->conn = NULL;
@@ -320,9 +297,7 @@ void jm_rpc_stop(jm *j)
         bufferevent_free(c->bev);
         free(c);
     }
-    pthread_mutex_unlock(&j->lock);
     if (j->listener) evconnlistener_free(j->listener);
-    if (j->kick) event_free(j->kick);
     if (j->tick) event_free(j->tick);
     if (j->cp_tick) event_free(j->cp_tick);
 }

@@ -9,11 +9,22 @@
  * with that reason after slot.request.timeout. A deployed job is RUNNING;
  * task reports move it to FINISHED (all tasks finished), FAILED (a task
  * failed: the others are cancelled and the error becomes its exception) or
- * CANCELED. A lost TaskManager fails the jobs that ran on it.
+ * CANCELED. A lost TaskManager, a failed task or a report from the
+ * checkpoint coordinator (failures past tolerable-failed-checkpoints) fails
+ * the job or, when the restart strategy allows, restarts it.
  *
- * Everything here runs under jm->lock.
+ * This file alone owns the job lifecycle and the restart policy:
+ * fixed-delay (a constant delay, a number of attempts) and exponential-delay
+ * (Flink's: initial-backoff, growing by backoff-multiplier up to max-backoff,
+ * +/- jitter-factor; attempts-before-reset-backoff attempts; after
+ * reset-backoff-threshold without a failure the backoff and the count start
+ * again). It also keeps the job store bounded: finished jobs beyond
+ * jobstore.max-capacity or older than jobstore.expiration-time are freed.
+ *
+ * Everything here runs on the loop thread.
  */
 #include <string.h>
+#include <stdlib.h>
 
 #include "jm.h"
 #include "log.h"
@@ -99,10 +110,27 @@ static void set_reason(jm_job *job, const char *reason)
     job->state_reason = reason ? sl_strdup(reason) : NULL;
 }
 
+/* pipeline.auto-watermark-interval: the default interval of `watermark`
+ * operators, which cannot read daemon configuration; written into the job
+ * so that every TaskManager plans it the same way. */
+static void apply_watermark_default(jm *j, sl_jobgraph *g)
+{
+    for (int i = 0; i < g->nv; i++) {
+        sl_vertex *v = &g->v[i];
+        if (strcmp(v->type, "watermark") || !json_is_object(v->config) ||
+            json_object_get(v->config, "interval"))
+            continue;
+        char iv[32];
+        snprintf(iv, sizeof iv, "%lld ms", (long long)j->auto_watermark_interval_ms);
+        json_object_set_new(v->config, "interval", json_string(iv));
+    }
+}
+
 jm_job *jm_job_submit(jm *j, sl_jobgraph *g)
 {
     jm_job *job = sl_calloc(1, sizeof *job);
     sl_random_hex(job->id, 32);
+    apply_watermark_default(j, g);
     job->g = g;
     job->graph_json = sl_jobgraph_dump(g);
     job->nslots = g->max_vertex_parallelism;
@@ -133,26 +161,7 @@ static void release_slots(jm_job *job)
     }
 }
 
-void jm_send_job(jm *j, jm_job *job, Sluice__Envelope *env)
-{
-    for (jm_tm *tm = j->tms; tm; tm = tm->next)
-        for (int s = 0; s < job->nslots; s++)
-            if (job->slot_tm[s] == tm) {
-                jm_send(tm, env);
-                break;
-            }
-}
-
-static void send_cancel(jm *j, jm_job *job)
-{
-    Sluice__CancelJob cj = SLUICE__CANCEL_JOB__INIT;
-    Sluice__Envelope env = SLUICE__ENVELOPE__INIT;
-    cj.job_id = job->id;
-    cj.attempt = job->attempt;
-    env.msg_case = SLUICE__ENVELOPE__MSG_CANCEL;
-    env.cancel = &cj;
-    jm_send_job(j, job, &env);
-}
+static void send_cancel(jm *j, jm_job *job) { jm_send_cancel(j, job); }
 
 /* Mark every non-terminal task as `s`. */
 static void tasks_to(jm_job *job, jm_task_state s)
@@ -202,12 +211,76 @@ static void job_fail(jm *j, jm_job *job, const char *reason)
     job_end(j, job, JOB_FAILED, reason);
 }
 
-void jm_job_fail_or_restart(jm *j, jm_job *job, const char *reason)
+void jm_restart_configure(jm *j)
 {
-    if (!j->restart_fixed || job->restarts >= j->restart_attempts) {
-        if (j->restart_fixed) {
+    const char *rs = sl_config_str(j->conf, "restart-strategy.type");
+    j->restart_type = !strcmp(rs, "fixed-delay")         ? JM_RESTART_FIXED
+                      : !strcmp(rs, "exponential-delay") ? JM_RESTART_EXPONENTIAL
+                                                         : JM_RESTART_NONE;
+    if (j->restart_type == JM_RESTART_EXPONENTIAL) {
+        const char *p = "restart-strategy.exponential-delay.";
+        char key[128];
+#define EXP_KEY(name) (snprintf(key, sizeof key, "%s%s", p, name), key)
+        j->restart_attempts = (int)sl_config_int(j->conf, EXP_KEY("attempts-before-reset-backoff"));
+        j->exp_initial_ms = sl_config_int(j->conf, EXP_KEY("initial-backoff"));
+        j->exp_max_ms = sl_config_int(j->conf, EXP_KEY("max-backoff"));
+        j->exp_reset_ms = sl_config_int(j->conf, EXP_KEY("reset-backoff-threshold"));
+        j->exp_multiplier = sl_config_double(j->conf, EXP_KEY("backoff-multiplier"));
+        j->exp_jitter = sl_config_double(j->conf, EXP_KEY("jitter-factor"));
+#undef EXP_KEY
+    } else {
+        j->restart_attempts = (int)sl_config_int(j->conf, "restart-strategy.fixed-delay.attempts");
+        j->restart_delay_ms = sl_config_int(j->conf, "restart-strategy.fixed-delay.delay");
+    }
+}
+
+/* Flink's ExponentialDelayRestartBackoffTimeStrategy: the first restart
+ * waits initial-backoff, each next one multiplier times the last (at most
+ * max-backoff), plus or minus up to jitter-factor of it; a job that ran
+ * reset-backoff-threshold since its last failure starts over. */
+int64_t jm_restart_backoff(jm *j, jm_job *job, int64_t now)
+{
+    if (job->last_failure_mono_ms && now - job->last_failure_mono_ms >= j->exp_reset_ms) {
+        job->backoff_ms = 0;
+        job->cycle_restarts = 0;
+    }
+    job->last_failure_mono_ms = now;
+    if (job->cycle_restarts >= j->restart_attempts) return -1;
+    if (!job->backoff_ms) {
+        job->backoff_ms = j->exp_initial_ms;
+    } else {
+        double next = (double)job->backoff_ms * j->exp_multiplier;
+        job->backoff_ms = next >= (double)j->exp_max_ms ? j->exp_max_ms : (int64_t)next;
+    }
+    if (job->backoff_ms > j->exp_max_ms) job->backoff_ms = j->exp_max_ms;
+    int64_t delay = job->backoff_ms;
+    if (j->exp_jitter > 0) {
+        char hex[9];
+        sl_random_hex(hex, 8);
+        double u = (double)strtoul(hex, NULL, 16) / 4294967295.0; /* 0..1 */
+        delay += (int64_t)((u * 2 - 1) * j->exp_jitter * (double)job->backoff_ms);
+    }
+    job->cycle_restarts++;
+    return SL_MAX(delay, 1);
+}
+
+/* A deployed job lost a task or TaskManager, or its checkpoints failed past
+ * tolerance: restart it from its latest checkpoint when the restart
+ * strategy allows, else fail it. */
+static void fail_or_restart(jm *j, jm_job *job, const char *reason)
+{
+    int64_t now = sl_mono_ms(), delay = -1;
+    if (j->restart_type == JM_RESTART_FIXED) {
+        job->last_failure_mono_ms = now;
+        if (job->restarts < j->restart_attempts) delay = SL_MAX(j->restart_delay_ms, 1);
+    } else if (j->restart_type == JM_RESTART_EXPONENTIAL) {
+        delay = jm_restart_backoff(j, job, now);
+    }
+    if (delay < 0) {
+        if (j->restart_type != JM_RESTART_NONE) {
             char r2[800];
-            snprintf(r2, sizeof r2, "%s (restart attempts exhausted: %d)", reason, job->restarts);
+            snprintf(r2, sizeof r2, "%s (restart attempts exhausted: %d)", reason,
+                     j->restart_type == JM_RESTART_FIXED ? job->restarts : job->cycle_restarts);
             job_fail(j, job, r2);
         } else {
             job_fail(j, job, reason);
@@ -215,19 +288,102 @@ void jm_job_fail_or_restart(jm *j, jm_job *job, const char *reason)
         return;
     }
     job->restarts++;
+    int attempt = j->restart_type == JM_RESTART_FIXED ? job->restarts : job->cycle_restarts;
     sl_warn(TAG, "Job %s (%s) restarts (attempt %d of %d) in %lld ms: %s", job->g->name, job->id,
-            job->restarts, j->restart_attempts, (long long)j->restart_delay_ms, reason);
+            attempt, j->restart_attempts, (long long)delay, reason);
     jm_cp_job_ended(j, job);
     send_cancel(j, job);
     release_slots(job);
     tasks_to(job, T_CANCELED);
-    if (job->latest_completed) { /* else: the snapshot it started from, if any */
+    if (job->restore_point) { /* else: the snapshot it started from, if any */
         free(job->restore_dir);
-        job->restore_dir = sl_strdup(job->latest_completed->dir);
+        job->restore_dir = sl_strdup(job->restore_point);
         job->restored_is_savepoint = 0;
     }
     jm_job_set_state(job, JOB_RESTARTING);
-    job->restart_at_mono_ms = sl_mono_ms() + SL_MAX(j->restart_delay_ms, 1);
+    job->restart_at_mono_ms = now + delay;
+}
+
+void jm_sched_on_cp_failed(jm *j, jm_job *job, const char *reason)
+{
+    if (job->state != JOB_RUNNING) return;
+    jm_job_add_exception(job, "CheckpointException", reason, NULL, NULL);
+    fail_or_restart(j, job, reason);
+}
+
+void jm_sched_on_cp_completed(jm *j, jm_job *job, const jm_checkpoint *cp)
+{
+    SL_UNUSED(j);
+    if (cp->type != CP_CHECKPOINT) return; /* savepoints are not restore points of the job */
+    /* the next restart of this job restores from here */
+    free(job->restore_point);
+    job->restore_point = sl_strdup(cp->dir);
+    job->restore_point_id = cp->id;
+}
+
+static void job_free(jm_job *job)
+{
+    for (int c = 0; c < job->g->nchains; c++) {
+        for (int i = 0; i < job->g->chains[c].parallelism; i++) {
+            free(job->tasks[c][i].tm_id);
+            free(job->tasks[c][i].host);
+        }
+        free(job->tasks[c]);
+    }
+    free(job->tasks);
+    for (int i = 0; i < job->nexceptions; i++) {
+        free(job->exceptions[i].name);
+        free(job->exceptions[i].stacktrace);
+        free(job->exceptions[i].task);
+        free(job->exceptions[i].location);
+    }
+    free(job->exceptions);
+    jm_cp_free(job);
+    free(job->slot_tm);
+    free(job->state_reason);
+    free(job->state_backend);
+    free(job->restore_point);
+    free(job->graph_json);
+    sl_jobgraph_destroy(job->g);
+    free(job);
+}
+
+/* Forget finished jobs beyond jobstore.max-capacity (the oldest first) and
+ * those finished longer than jobstore.expiration-time ago. */
+static void evict(jm *j)
+{
+    int64_t now = sl_now_ms();
+    int64_t kept = 0;
+    /* jobs is newest first, so the capacity keeps the newest finished ones */
+    for (jm_job **pp = &j->jobs; *pp;) {
+        jm_job *job = *pp;
+        int done = job->state == JOB_FINISHED || job->state == JOB_CANCELED || job->state == JOB_FAILED;
+        if (done && (kept >= j->jobstore_capacity || now - job->end_ms >= j->jobstore_expiration_ms)) {
+            sl_info(TAG, "Job %s (%s) leaves the job store (%s).", job->g->name, job->id,
+                    kept >= j->jobstore_capacity ? "jobstore.max-capacity" : "jobstore.expiration-time");
+            *pp = job->next;
+            job_free(job);
+            continue;
+        }
+        kept += done;
+        pp = &job->next;
+    }
+}
+
+void jm_sched_tick(jm *j)
+{
+    int64_t now = sl_mono_ms();
+    int due = 0;
+    for (jm_job *job = j->jobs; job; job = job->next) {
+        if (job->state != JOB_RESTARTING || !job->restart_at_mono_ms || now < job->restart_at_mono_ms)
+            continue;
+        job->restart_at_mono_ms = 0;
+        job->created_mono_ms = now;
+        jm_job_set_state(job, JOB_CREATED);
+        due = 1;
+    }
+    if (due) jm_schedule(j);
+    evict(j);
 }
 
 /* Pick nslots slots spread evenly: repeatedly take a free slot on the
@@ -266,6 +422,25 @@ static int place(jm *j, jm_job *job)
     }
     set_reason(job, NULL);
     return SL_OK;
+}
+
+/* The state backends the job's TaskManagers use, distinct, in slot order
+ * ("hashmap", or "hashmap,rocksdb" when they differ). */
+static void record_backends(jm_job *job)
+{
+    char buf[256] = "";
+    size_t used = 0;
+    for (int s = 0; s < job->nslots; s++) {
+        const char *b = job->slot_tm[s] ? job->slot_tm[s]->state_backend : NULL;
+        if (!b) continue;
+        int seen = 0;
+        for (int q = 0; q < s; q++)
+            seen |= job->slot_tm[q] && !strcmp(job->slot_tm[q]->state_backend, b);
+        if (seen || used + strlen(b) + 2 > sizeof buf) continue;
+        used += (size_t)snprintf(buf + used, sizeof buf - used, "%s%s", used ? "," : "", b);
+    }
+    free(job->state_backend);
+    job->state_backend = sl_strdup(buf);
 }
 
 static void deploy(jm *j, jm_job *job)
@@ -319,12 +494,13 @@ static void deploy(jm *j, jm_job *job)
     free(locs);
     free(plocs);
     free(local);
+    record_backends(job);
     if (job->restore_dir) {
         job->cp_restored++;
         job->restored_ms = sl_now_ms();
         free(job->restored_path);
         job->restored_path = sl_sprintf("file:%s", job->restore_dir);
-        job->restored_id = job->latest_completed ? (int64_t)job->latest_completed->id : (int64_t)job->cp_counter;
+        job->restored_id = job->restore_point ? (int64_t)job->restore_point_id : (int64_t)job->cp_counter;
     }
     job->next_cp_mono_ms = sl_mono_ms() + j->cp_interval_ms;
     jm_job_set_state(job, JOB_RUNNING);
@@ -405,7 +581,7 @@ void jm_on_task_status(jm *j, const Sluice__TaskStatus *ts)
         if (job->state == JOB_RUNNING) {
             char reason[600];
             snprintf(reason, sizeof reason, "%s failed: %s", task, msg);
-            jm_job_fail_or_restart(j, job, reason);
+            fail_or_restart(j, job, reason);
         }
         break;
     }
@@ -430,7 +606,7 @@ void jm_on_tm_lost(jm *j, jm_tm *tm, const char *why)
             snprintf(reason, sizeof reason, "TaskManager %s was lost: %s", tm->id, why);
             jm_job_add_exception(job, reason, reason, NULL, tm->id);
             if (job->state == JOB_CANCELLING) job_end(j, job, JOB_CANCELED, NULL);
-            else jm_job_fail_or_restart(j, job, reason);
+            else fail_or_restart(j, job, reason);
         }
     }
     for (jm_tm **p = &j->tms; *p; p = &(*p)->next)
@@ -438,6 +614,7 @@ void jm_on_tm_lost(jm *j, jm_tm *tm, const char *why)
     if (tm->conn) tm->conn->tm = NULL;
     free(tm->id);
     free(tm->host);
+    free(tm->state_backend);
     free(tm->slot_job);
     free(tm);
     jm_schedule(j);
@@ -474,33 +651,14 @@ void jm_jobs_destroy(jm *j)
     while (j->jobs) {
         jm_job *job = j->jobs;
         j->jobs = job->next;
-        for (int c = 0; c < job->g->nchains; c++) {
-            for (int i = 0; i < job->g->chains[c].parallelism; i++) {
-                free(job->tasks[c][i].tm_id);
-                free(job->tasks[c][i].host);
-            }
-            free(job->tasks[c]);
-        }
-        free(job->tasks);
-        for (int i = 0; i < job->nexceptions; i++) {
-            free(job->exceptions[i].name);
-            free(job->exceptions[i].stacktrace);
-            free(job->exceptions[i].task);
-            free(job->exceptions[i].location);
-        }
-        free(job->exceptions);
-        jm_cp_free(job);
-        free(job->slot_tm);
-        free(job->state_reason);
-        free(job->graph_json);
-        sl_jobgraph_destroy(job->g);
-        free(job);
+        job_free(job);
     }
     while (j->tms) {
         jm_tm *tm = j->tms;
         j->tms = tm->next;
         free(tm->id);
         free(tm->host);
+        free(tm->state_backend);
         free(tm->slot_job);
         free(tm);
     }

@@ -31,10 +31,10 @@ int main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
     n.conf = sl_config_new();
     int rc = sl_config_from_args(n.conf, argc, argv, "conf/sluice.yaml", err, sizeof err);
-    if (rc == SL_DONE) return 0;
     if (rc != SL_OK) {
-        fprintf(stderr, "sluice-taskmanager: %s\n", err);
-        return 2;
+        if (rc != SL_DONE) fprintf(stderr, "sluice-taskmanager: %s\n", err);
+        sl_config_destroy(n.conf); /* refused at start-up: exit without leaks */
+        return rc == SL_DONE ? 0 : 2;
     }
     sl_log_level = sl_log_parse_level(sl_config_str(n.conf, "log.level"));
     if (sl_log_level < 0) sl_log_level = SL_LOG_INFO;

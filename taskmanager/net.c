@@ -420,6 +420,7 @@ static void send_register(tm_net *n)
     r.physical_memory = (uint64_t)si.totalram * si.mem_unit;
     r.free_memory = (uint64_t)si.freeram * si.mem_unit;
     r.managed_memory = (uint64_t)sl_config_int(n->conf, "taskmanager.memory.process.size");
+    r.state_backend = (char *)sl_config_str(n->conf, "state.backend.type");
     Sluice__Envelope env = SLUICE__ENVELOPE__INIT;
     env.msg_case = SLUICE__ENVELOPE__MSG_REGISTER;
     env.register_ = &r;

@@ -69,6 +69,17 @@ static void test_defaults(void)
     CHECK_EQ_INT(sl_config_int(c, "restart-strategy.fixed-delay.attempts"), 3);
     CHECK_EQ_INT(sl_config_int(c, "restart-strategy.fixed-delay.delay"), 1000);
     CHECK_EQ_INT(sl_config_int(c, "pipeline.auto-watermark-interval"), 200);
+    /* Flink's exponential-delay and job store defaults */
+    CHECK_EQ_INT(sl_config_int(c, "restart-strategy.exponential-delay.initial-backoff"), 1000);
+    CHECK_EQ_INT(sl_config_int(c, "restart-strategy.exponential-delay.max-backoff"), 60000);
+    CHECK(sl_config_double(c, "restart-strategy.exponential-delay.backoff-multiplier") == 1.5);
+    CHECK_EQ_INT(sl_config_int(c, "restart-strategy.exponential-delay.reset-backoff-threshold"),
+                 3600000);
+    CHECK(sl_config_double(c, "restart-strategy.exponential-delay.jitter-factor") == 0.1);
+    CHECK_EQ_INT(sl_config_int(c, "restart-strategy.exponential-delay.attempts-before-reset-backoff"),
+                 2147483647);
+    CHECK_EQ_INT(sl_config_int(c, "jobstore.max-capacity"), 2147483647);
+    CHECK_EQ_INT(sl_config_int(c, "jobstore.expiration-time"), 3600000);
     CHECK_EQ_STR(sl_config_str(c, "rest.auth-token"), "");
     CHECK_EQ_INT(sl_config_int(c, "web.checkpoints.history"), 10);
     CHECK_EQ_STR(sl_config_str(c, "log.level"), "INFO");
@@ -515,6 +526,76 @@ static void test_from_args_errors(void)
     sl_config_destroy(c);
 }
 
+/* Checks across keys, made at start-up (sl_config_from_args -> sl_config_check). */
+static void test_cross_checks(void)
+{
+    sl_config *c = sl_config_new();
+    char err[256] = "", out[64];
+    CHECK(sl_config_check(c, err, sizeof err) == SL_OK); /* the defaults pass */
+
+    char *a1[] = {"jm", "-Dheartbeat.interval=10 s", "-Dheartbeat.timeout=5 s"};
+    CHECK(from_args(c, 3, a1, NULL, err, sizeof err, out, sizeof out) == SL_ERR);
+    CHECK_EQ_STR(err, "heartbeat.timeout (5000 ms) must be larger than heartbeat.interval "
+                      "(10000 ms): a peer would be declared lost between two heartbeats");
+    /* equal is refused too: the timeout must be larger */
+    char *a2[] = {"jm", "-Dheartbeat.interval=2 s", "-Dheartbeat.timeout=2000"};
+    CHECK(from_args(c, 3, a2, NULL, err, sizeof err, out, sizeof out) == SL_ERR);
+    CHECK_EQ_STR(err, "heartbeat.timeout (2000 ms) must be larger than heartbeat.interval "
+                      "(2000 ms): a peer would be declared lost between two heartbeats");
+    char *a3[] = {"jm", "-Dheartbeat.interval=200 ms", "-Dheartbeat.timeout=201 ms"};
+    CHECK(from_args(c, 3, a3, NULL, err, sizeof err, out, sizeof out) == SL_OK);
+
+    char *a4[] = {"jm", "-Dexecution.checkpointing.max-concurrent-checkpoints=2"};
+    CHECK(from_args(c, 2, a4, NULL, err, sizeof err, out, sizeof out) == SL_ERR);
+    CHECK_EQ_STR(err, "execution.checkpointing.max-concurrent-checkpoints: 2 is not supported: "
+                      "Sluice runs one checkpoint at a time (set it to 1)");
+    CHECK(sl_config_set(c, "execution.checkpointing.max-concurrent-checkpoints", "1", NULL, err,
+                        sizeof err) == SL_OK);
+    CHECK(sl_config_set(c, "execution.checkpointing.max-concurrent-checkpoints", "0", NULL, err,
+                        sizeof err) == SL_ERR);
+    CHECK_EQ_STR(err, "execution.checkpointing.max-concurrent-checkpoints: '0' is out of range "
+                      "(1 to 2147483647)");
+
+    char *a5[] = {"jm", "-Drestart-strategy.exponential-delay.initial-backoff=2 min",
+                  "-Drestart-strategy.exponential-delay.max-backoff=1 min"};
+    CHECK(from_args(c, 3, a5, NULL, err, sizeof err, out, sizeof out) == SL_ERR);
+    CHECK_EQ_STR(err, "restart-strategy.exponential-delay.initial-backoff (120000 ms) must not be "
+                      "larger than restart-strategy.exponential-delay.max-backoff (60000 ms)");
+    sl_config_destroy(c);
+}
+
+/* DOUBLE keys: decimal numbers within their bounds. */
+static void test_double_values(void)
+{
+    sl_config *c = sl_config_new();
+    char err[256] = "";
+    const char *m = "restart-strategy.exponential-delay.backoff-multiplier";
+    const char *jf = "restart-strategy.exponential-delay.jitter-factor";
+    CHECK(sl_config_set(c, m, "2", NULL, err, sizeof err) == SL_OK);
+    CHECK(sl_config_double(c, m) == 2.0);
+    CHECK(sl_config_set(c, m, " 1.25 ", NULL, err, sizeof err) == SL_OK);
+    CHECK(sl_config_double(c, m) == 1.25);
+    CHECK(sl_config_set(c, m, "0.5", NULL, err, sizeof err) == SL_ERR);
+    CHECK_EQ_STR(err, "restart-strategy.exponential-delay.backoff-multiplier: '0.5' is out of "
+                      "range (1 to 1000000)");
+    CHECK(sl_config_set(c, m, "fast", "conf.yaml:3", err, sizeof err) == SL_ERR);
+    CHECK_EQ_STR(err, "conf.yaml:3: restart-strategy.exponential-delay.backoff-multiplier: 'fast' "
+                      "is not a number");
+    CHECK(sl_config_set(c, m, "2x", NULL, err, sizeof err) == SL_ERR);
+    CHECK(sl_config_set(c, m, "", NULL, err, sizeof err) == SL_ERR);
+    CHECK(sl_config_set(c, m, "inf", NULL, err, sizeof err) == SL_ERR);
+    CHECK(sl_config_set(c, m, "nan", NULL, err, sizeof err) == SL_ERR);
+    CHECK(sl_config_double(c, m) == 1.25); /* refused values leave the last good one */
+    CHECK(sl_config_set(c, jf, "0", NULL, err, sizeof err) == SL_OK);
+    CHECK(sl_config_double(c, jf) == 0.0);
+    CHECK(sl_config_set(c, jf, "1", NULL, err, sizeof err) == SL_OK);
+    CHECK(sl_config_set(c, jf, "1.01", NULL, err, sizeof err) == SL_ERR);
+    CHECK_EQ_STR(err, "restart-strategy.exponential-delay.jitter-factor: '1.01' is out of range "
+                      "(0 to 1)");
+    CHECK(sl_config_set(c, jf, "-0.1", NULL, err, sizeof err) == SL_ERR);
+    sl_config_destroy(c);
+}
+
 static void test_help(void)
 {
     sl_config *c = sl_config_new();
@@ -573,4 +654,5 @@ SL_TEST_MAIN(SL_TEST(test_defaults), SL_TEST(test_entries), SL_TEST(test_parse_d
              SL_TEST(test_set_kv), SL_TEST(test_yaml_flat_and_nested), SL_TEST(test_yaml_errors),
              SL_TEST(test_load_file), SL_TEST(test_from_args_precedence),
              SL_TEST(test_from_args_default_path), SL_TEST(test_from_args_errors),
-             SL_TEST(test_help), SL_TEST(test_shipped_file))
+             SL_TEST(test_cross_checks), SL_TEST(test_double_values), SL_TEST(test_help),
+             SL_TEST(test_shipped_file))

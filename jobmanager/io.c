@@ -1,0 +1,150 @@
+/*
+ * io.c -- the JobManager's file worker.
+ *
+ * Everything that waits on a disk runs here, on one thread, in the order it
+ * was asked for: writing a checkpoint's _metadata (write, fsync, rename),
+ * deleting checkpoints that retention dropped or that failed, reading a
+ * savepoint's _metadata to check it against a job, disposing of a
+ * savepoint. Jobs from the loop are fire-and-forget; a write's result goes
+ * back to the loop as a JM_OP_CP_WRITTEN op. Jobs from REST threads are
+ * waited for (jm_io_call). FIFO order matters: a failed checkpoint's
+ * directory is removed after its _metadata write, if one was still queued.
+ *
+ * The job carries copies of everything it needs (directory, packed bytes,
+ * job id), never pointers into the loop's state, so the loop may forget a
+ * job while its files are still being written. io_lock is a leaf: held to
+ * link jobs and set flags, never during file work.
+ */
+#include <string.h>
+
+#include "jm.h"
+#include "log.h"
+#include "snapshot.h"
+
+#define TAG "jm:io"
+
+static void io_job_free(jm_io_job *job)
+{
+    if (!job) return;
+    free(job->dir);
+    free(job->data);
+    free(job);
+}
+
+static void run(jm *j, jm_io_job *job)
+{
+    switch (job->kind) {
+    case JM_IO_WRITE_METADATA: {
+        jm_op *op = sl_calloc(1, sizeof *op);
+        op->kind = JM_OP_CP_WRITTEN;
+        memcpy(op->u.written.job_id, job->job_id, sizeof op->u.written.job_id);
+        op->u.written.attempt = job->attempt;
+        op->u.written.cp_id = job->cp_id;
+        op->u.written.rc = sl_snapshot_write_metadata(job->dir, job->data, job->len,
+                                                      op->u.written.err, sizeof op->u.written.err);
+        jm_op_post(j, op);
+        break;
+    }
+    case JM_IO_REMOVE:
+        if (sl_snapshot_remove(job->dir, job->err, sizeof job->err) != SL_OK)
+            sl_warn(TAG, "cannot remove %s: %s", job->dir, job->err);
+        break;
+    case JM_IO_RESTORE_PLAN:
+        job->rc = jm_restore_plan(job->g, job->path, job->allow_non_restored, job->report,
+                                  job->dir_out, job->cpid_out, job->is_savepoint_out, job->err,
+                                  sizeof job->err);
+        break;
+    case JM_IO_DISPOSE:
+        job->rc = sl_snapshot_remove(job->dir, job->err, sizeof job->err);
+        break;
+    }
+}
+
+static void *io_main(void *arg)
+{
+    jm *j = arg;
+    pthread_mutex_lock(&j->io_lock);
+    for (;;) {
+        while (!j->io_head && !j->io_stopping) pthread_cond_wait(&j->io_cond, &j->io_lock);
+        jm_io_job *job = j->io_head;
+        if (!job) break; /* stopping, and nothing left */
+        j->io_head = job->next;
+        if (!j->io_head) j->io_tail = NULL;
+        pthread_mutex_unlock(&j->io_lock);
+        run(j, job);
+        pthread_mutex_lock(&j->io_lock);
+        if (job->waited) {
+            job->done = 1; /* the waiter owns it again */
+            pthread_cond_broadcast(&j->io_cond);
+        } else {
+            io_job_free(job);
+        }
+    }
+    pthread_mutex_unlock(&j->io_lock);
+    return NULL;
+}
+
+int jm_io_start(jm *j, char *err, size_t errlen)
+{
+    pthread_mutex_init(&j->io_lock, NULL);
+    pthread_cond_init(&j->io_cond, NULL);
+    if (pthread_create(&j->io_thread, NULL, io_main, j) != 0)
+        return sl_seterr(err, errlen, "cannot start the JobManager's I/O thread");
+    j->io_started = 1;
+    return SL_OK;
+}
+
+static void enqueue(jm *j, jm_io_job *job)
+{
+    job->next = NULL;
+    if (j->io_tail) j->io_tail->next = job;
+    else j->io_head = job;
+    j->io_tail = job;
+    pthread_cond_broadcast(&j->io_cond);
+}
+
+void jm_io_submit(jm *j, jm_io_job *job)
+{
+    job->waited = 0;
+    pthread_mutex_lock(&j->io_lock);
+    enqueue(j, job);
+    pthread_mutex_unlock(&j->io_lock);
+}
+
+int jm_io_call(jm *j, jm_io_job *job)
+{
+    SL_ASSERT(!jm_on_loop(j)); /* the loop never waits for a disk */
+    job->waited = 1;
+    job->done = 0;
+    pthread_mutex_lock(&j->io_lock);
+    if (j->io_stopping) {
+        pthread_mutex_unlock(&j->io_lock);
+        sl_seterr(job->err, sizeof job->err, "the JobManager is shutting down");
+        return job->rc = SL_ERR;
+    }
+    enqueue(j, job);
+    while (!job->done) pthread_cond_wait(&j->io_cond, &j->io_lock);
+    pthread_mutex_unlock(&j->io_lock);
+    return job->rc;
+}
+
+void jm_io_remove(jm *j, const char *dir)
+{
+    jm_io_job *job = sl_calloc(1, sizeof *job);
+    job->kind = JM_IO_REMOVE;
+    job->dir = sl_strdup(dir);
+    jm_io_submit(j, job);
+}
+
+void jm_io_stop(jm *j)
+{
+    if (!j->io_started) return;
+    pthread_mutex_lock(&j->io_lock);
+    j->io_stopping = 1;
+    pthread_cond_broadcast(&j->io_cond);
+    pthread_mutex_unlock(&j->io_lock);
+    pthread_join(j->io_thread, NULL);
+    j->io_started = 0;
+    pthread_cond_destroy(&j->io_cond);
+    pthread_mutex_destroy(&j->io_lock);
+}
