@@ -7,6 +7,8 @@ import glob
 import json
 import os
 
+import pytest
+
 from conftest import wait_for, BUILD
 
 BASE = 1767225600000  # 2026-01-01T00:00:00Z
@@ -36,11 +38,14 @@ def timed(vid, p, scale):
                                       f"TO_TIMESTAMP_LTZ({BASE} + id * 100, 3) AS ts"]}}
 
 
-def test_union_of_sources_with_different_parallelism(cluster, workdir):
+@pytest.mark.parametrize("shape", ["union-vertex", "edges-into-one-input"])
+def test_union_of_sources_with_different_parallelism(cluster, workdir, shape):
     """Source A (p=1) runs at full speed, source B (p=2) at 4,000 rows/s
     over the same event-time range. The union's watermark is the minimum of
     both, so B's rows are never late for the windows after it; were it the
-    maximum, A would push it 400 s ahead and B's rows would be dropped."""
+    maximum, A would push it 400 s ahead and B's rows would be dropped.
+    The union is a `union` vertex with two inputs, or simply two hash edges
+    into the window's one input (UNION ALL needs no operator)."""
     cluster.add_tm(slots=2)
     n = 4000
     out = os.path.join(workdir, "out")
@@ -63,6 +68,11 @@ def test_union_of_sources_with_different_parallelism(cluster, workdir):
                      {"from": "wb", "to": "u", "input": 1},
                      {"from": "u", "to": "win", "strategy": "hash", "keys": ["user_id"]},
                      {"from": "win", "to": "out"}]}
+    if shape == "edges-into-one-input":
+        job["vertices"] = [v for v in job["vertices"] if v["id"] != "u"]
+        job["edges"] = [e for e in job["edges"] if "u" not in (e["from"], e["to"])] + [
+            {"from": "wa", "to": "win", "strategy": "hash", "keys": ["user_id"]},
+            {"from": "wb", "to": "win", "strategy": "hash", "keys": ["user_id"]}]
     jid = cluster.submit(job)
     cluster.wait_state(jid, {"FINISHED"}, timeout=120)
     want = collections.defaultdict(lambda: [0, 0])
