@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Tumbling-window benchmark: datagen -> watermark -> hash -> window
-(TUMBLE 10 s, COUNT(*) per user_id) -> blackhole, parallelism 2, on one
-TaskManager with 2 slots (so the hash exchange uses local channels).
+"""Window benchmark: datagen -> watermark -> hash -> window (TUMBLE 10 s by
+default, or --window, e.g. "HOP(INTERVAL '1' SECOND, INTERVAL '10' SECOND)";
+COUNT(*) per user_id) -> blackhole, parallelism 2, on one TaskManager with 2
+slots (so the hash exchange uses local channels).
 
 The source is bounded (--rows, split across its 2 subtasks) and unthrottled;
 `user_id` is uniform over --keys keys and `ts` is the time the row is
@@ -24,7 +25,7 @@ Each figure is the median of --runs runs. The window's output rows and late
 drops are checked: with a 1 s watermark delay and in-order rows, no row may
 be dropped. Needs `make` first. Usage:
 
-    python3 bench/window_bench.py [--rows N] [--keys K] [--runs R] [--threads]
+    python3 bench/window_bench.py [--rows N] [--keys K] [--runs R] [--threads] [--window W]
 """
 import argparse
 import collections
@@ -83,7 +84,7 @@ def sample_threads(pid, seen):
         seen[(pid, tid)] = (name, (int(fields[11]) + int(fields[12])) / CLK)
 
 
-def job(rows, keys):
+def job(rows, keys, window):
     return {"name": "window bench", "parallelism": 2,
             "vertices": [
                 {"id": "gen", "type": "datagen",
@@ -94,7 +95,7 @@ def job(rows, keys):
                             "seed": "1"}},
                 {"id": "wm", "type": "watermark", "config": {"column": "ts", "delay": "1 s"}},
                 {"id": "win", "type": "window",
-                 "config": {"time-column": "ts", "window": "TUMBLE(INTERVAL '10' SECOND)",
+                 "config": {"time-column": "ts", "window": window,
                             "group-by": ["user_id"], "aggregates": ["COUNT(*) AS cnt"]}},
                 {"id": "sink", "type": "blackhole"}],
             "edges": [{"from": "gen", "to": "wm", "strategy": "forward"},
@@ -107,13 +108,13 @@ def all_running(j):
                                            for v in j["vertices"])
 
 
-def run_once(rows, keys, threads):
+def run_once(rows, keys, threads, window):
     with tempfile.TemporaryDirectory() as d:
         c = conftest.Cluster(d)
         try:
             c.add_tm(slots=2)
             procs = [c.jm.proc.pid] + [t.proc.pid for t in c.tms]
-            jid = c.submit(job(rows, keys))
+            jid = c.submit(job(rows, keys, window))
             # poll tightly: the job may run for only a few seconds
             while True:
                 j = c.job(jid)
@@ -158,14 +159,15 @@ def main():
     ap.add_argument("--keys", type=int, default=10_000)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--threads", action="store_true", help="show CPU seconds per thread name")
+    ap.add_argument("--window", default="TUMBLE(INTERVAL '10' SECOND)")
     a = ap.parse_args()
-    print(f"window benchmark: {a.rows:,} rows, {a.keys:,} keys, TUMBLE 10 s COUNT(*), "
+    print(f"window benchmark: {a.rows:,} rows, {a.keys:,} keys, {a.window} COUNT(*), "
           f"parallelism 2 on 1 TaskManager x 2 slots, median of {a.runs} "
           f"(load average {os.getloadavg()[0]:.1f})")
     res = []
     try:
         for i in range(a.runs):
-            r = run_once(a.rows, a.keys, a.threads)
+            r = run_once(a.rows, a.keys, a.threads, a.window)
             res.append(r)
             print(f"  run {i + 1}: {r['rate']:>12,.0f} rows/s {r['per_cpu']:>12,.0f} rows/CPU-s"
                   f"  wall {r['wall']:.2f} s, CPU {r['cpu']:.2f} s, window rows in {r['read']:,}"

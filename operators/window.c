@@ -57,6 +57,20 @@
  * its old result is retracted with -D (its window_start / window_end no
  * longer exist) and the merged window fires as +I when due.
  *
+ * Slices. Event-time HOP and CUMULATE without allowed lateness keep one entry
+ * per (key, slice) instead of one per (key, window), as Flink's slicing
+ * window aggregation does: a slice is [s, s + slide) (HOP) or
+ * [s, s + step) (CUMULATE), each row updates exactly one slice, and a
+ * window's result merges the accumulators of its slices when it fires. A
+ * slice entry is registered with one timer, for the first window not yet
+ * late that ends with or after it (namespace = that window); firing a
+ * window registers the timer of the next window of the key when that one
+ * still holds data (HOP: any slice but the fired window's oldest;
+ * CUMULATE: always, up to the period's end), and deletes the slices no
+ * later window needs (HOP: the oldest; CUMULATE: all, at the period's end).
+ * State and timer work per row drop from size/slide to one; a row is late
+ * only when the last window containing its slice is.
+ *
  * Memory: the per-record path reuses buffers held in op->priv (key bytes,
  * the working copy of an entry, the window list, the output values); they
  * grow to the largest entry seen and are never freed per record.
@@ -102,6 +116,8 @@ typedef struct win_plan {
     sl_schema key_schema; /* the group-by columns, for the entry's key row */
     sl_agg_list aggs;   /* the aggregates; their accumulator is in every entry */
     int nout;           /* 3 + nkeys + aggs.n */
+    int sliced;         /* HOP / CUMULATE in event time without lateness: state
+                           and timers by slice (see "Slices" above) */
 } win_plan;
 
 typedef struct wbuf {
@@ -456,6 +472,8 @@ static void *win_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
         }
     }
     pl->nout = out->n;
+    pl->sliced = (pl->kind == WIN_HOP || pl->kind == WIN_CUMULATE) && !pl->proctime &&
+                 pl->lateness == 0;
     /* the key is the group-by columns (none: one key for all rows), and
      * rows too late for every window may leave through "late" */
     if (sl_plan_key(pc, 0, pl->keys, pl->nkeys, err, errlen) != SL_OK ||
@@ -809,6 +827,87 @@ static int session_forget(sl_op *op, int64_t start, int64_t end)
     return sessions_store(op);
 }
 
+/* ---- sliced HOP and CUMULATE --------------------------------------------- */
+
+/* The end of the last window that contains slice [ss, se). */
+static int64_t slice_last_end(const win_plan *pl, int64_t ss, int64_t se)
+{
+    if (pl->kind == WIN_HOP) return se + pl->size - pl->slide;
+    return window_start(ss, 0, pl->size) + pl->size;
+}
+
+/* The start of the window ending at `end` that contains slice ss. */
+static int64_t slice_window_start(const win_plan *pl, int64_t ss, int64_t end)
+{
+    return pl->kind == WIN_HOP ? end - pl->size : window_start(ss, 0, pl->size);
+}
+
+static int add_to_slice(sl_op *op, const sl_row *row, int64_t ts)
+{
+    const win_plan *pl = op->plan;
+    win_state *st = op->priv;
+    int64_t wm = op->current_watermark;
+    int64_t ss = window_start(ts, 0, pl->slide), se = ss + pl->slide;
+    int64_t last = slice_last_end(pl, ss, se);
+    if (window_late(pl, last, wm)) return late_row(op, row);
+    ns_encode(st->ns, ss, se);
+    int rc = state_load(op, st->sid_acc, st->ns, WIN_NS_LEN, &st->cur);
+    if (rc == SL_ERR) return rc;
+    bool fresh = rc == SL_DONE;
+    if (fresh) entry_init(op, row, &st->cur);
+    sl_agg_add(&pl->aggs, st->cur.p + WIN_ACC_OFF, row);
+    if (state_store(op, st->sid_acc, st->ns, WIN_NS_LEN, &st->cur) != SL_OK) return SL_ERR;
+    if (!fresh) return SL_OK; /* its window's timer, or the chain, is already set */
+    /* the first window containing the slice that is not late yet (those
+     * before it fired without this row, as they must) */
+    int64_t end = se;
+    if (end - 1 <= wm) {
+        int64_t k = (wm + 2 - se + pl->slide - 1) / pl->slide;
+        end = se + k * pl->slide;
+    }
+    SL_ASSERT(end <= last);
+    uint8_t wns[WIN_NS_LEN];
+    ns_encode(wns, slice_window_start(pl, ss, end), end);
+    return sl_op_timer_register(op, SL_TIME_EVENT, end - 1, wns, WIN_NS_LEN);
+}
+
+/* The timer of window [start, end) of the current key: merge its slices,
+ * emit, chain the next window's timer and drop the slices no window needs. */
+static int fire_sliced(sl_op *op, int64_t start, int64_t end)
+{
+    const win_plan *pl = op->plan;
+    win_state *st = op->priv;
+    int found = 0, later = 0;
+    for (int64_t ss = start; ss < end; ss += pl->slide) {
+        ns_encode(st->ns, ss, ss + pl->slide);
+        int rc = state_load(op, st->sid_acc, st->ns, WIN_NS_LEN, found ? &st->other : &st->cur);
+        if (rc == SL_ERR) return rc;
+        if (rc == SL_DONE) continue;
+        if (found) sl_agg_merge(&pl->aggs, st->cur.p + WIN_ACC_OFF, st->other.p + WIN_ACC_OFF);
+        found++;
+        if (ss > start) later = 1;
+    }
+    if (!found) return SL_OK; /* nothing left (restored from an older chain) */
+    if (emit_result(op, SL_KIND_INSERT, start, end, st->cur.p, st->cur.len) != SL_OK) return SL_ERR;
+    uint8_t wns[WIN_NS_LEN];
+    if (pl->kind == WIN_HOP) {
+        ns_encode(st->ns, start, start + pl->slide);
+        if (state_delete(op, st->sid_acc, st->ns, WIN_NS_LEN) != SL_OK) return SL_ERR;
+        if (!later) return SL_OK;
+        ns_encode(wns, start + pl->slide, end + pl->slide);
+        return sl_op_timer_register(op, SL_TIME_EVENT, end + pl->slide - 1, wns, WIN_NS_LEN);
+    }
+    if (end < start + pl->size) { /* CUMULATE: the next, larger window of the period */
+        ns_encode(wns, start, end + pl->slide);
+        return sl_op_timer_register(op, SL_TIME_EVENT, end + pl->slide - 1, wns, WIN_NS_LEN);
+    }
+    for (int64_t ss = start; ss < end; ss += pl->slide) {
+        ns_encode(st->ns, ss, ss + pl->slide);
+        if (state_delete(op, st->sid_acc, st->ns, WIN_NS_LEN) != SL_OK) return SL_ERR;
+    }
+    return SL_OK;
+}
+
 /* ---- callbacks ---------------------------------------------------------------- */
 
 static int win_process(sl_op *op, int input, sl_row *row)
@@ -833,6 +932,7 @@ static int win_process(sl_op *op, int input, sl_row *row)
                           "support (+-2^62 ms)", pl->vid, (long long)ts);
     st->keyrow_ok = 0; /* the runtime has set the row's key */
     if (pl->kind == WIN_SESSION) return add_to_session(op, row, ts);
+    if (pl->sliced) return add_to_slice(op, row, ts);
 
     int n = assign_windows(pl, st, ts);
     bool kept = false;
@@ -855,6 +955,7 @@ static int win_on_timer(sl_op *op, sl_time_domain domain, int64_t time, const vo
     SL_UNUSED(domain);
     if (ns_decode(tns, nslen, &start, &end) != SL_OK)
         return sl_op_fail(op, "vertex '%s': damaged window timer", pl->vid);
+    if (pl->sliced) return fire_sliced(op, start, end);
     uint8_t ns[WIN_NS_LEN];
     memcpy(ns, tns, WIN_NS_LEN);
     int rc = state_load(op, st->sid_acc, ns, WIN_NS_LEN, &st->cur);
