@@ -15,12 +15,23 @@
  * and borrowed until the next call). RocksDB's C API allocates a small
  * handle per get; that allocation is inside RocksDB and unavoidable here.
  *
- * sl_kstate_entries and sl_kstate_bytes are exact counters. To keep them
- * without an extra read per write, the state remembers what it last learnt
- * about one encoded key (present or not, value length): the usual
- * read-modify-write -- get, then put or del of the same entry -- needs no
- * second read; a blind put or del of another entry reads first (a bloom
- * filter makes that cheap for absent keys).
+ * The write buffer. RocksDB is not touched once per record: gets, puts and
+ * deletes go through a bounded write-back buffer in front of it (an arena of
+ * entries -- encoded key, value, state -- with an open-addressing index), so
+ * the usual read-modify-write of a record is one buffer lookup, and RocksDB
+ * sees a get only for an entry not in the buffer and a write batch when the
+ * buffer flushes: when it is full (RB_ARENA bytes or RB_MAX_ENTRIES
+ * entries), before a scan and before a snapshot (a checkpoint barrier), so
+ * scans and snapshots read exactly what was written. An entry's state says
+ * what RocksDB holds for it: CLEAN (read, unchanged), ABSENT (known not to
+ * be there), DIRTY (a value to write), GONE (a delete to write). Values
+ * handed out are borrowed until the next call, 8-byte aligned. An entry
+ * larger than the buffer bypasses it (after a flush).
+ *
+ * sl_kstate_entries and sl_kstate_bytes are exact counters. The buffer knows
+ * whether each entry it holds exists; a blind put or del of an entry it
+ * does not hold reads first (a bloom filter makes that cheap for absent
+ * keys).
  *
  * Snapshots are RocksDB snapshots: sl_kstate_snapshot is O(1), and
  * sl_ksnap_each runs an iterator pinned to the snapshot over the key
@@ -63,11 +74,29 @@ typedef struct rdb_state {
     size_t ub_cap;
     uint8_t *val;                  /* the last value read, handed out borrowed */
     size_t val_cap;
-    uint8_t *known;                /* the encoded key the next three fields describe */
-    size_t known_len, known_cap;
-    int known_found;               /* known_len > 0: whether that entry exists */
-    size_t known_vlen;             /* and its value length if it does */
+    uint8_t *tmp;                  /* a put's value copied out of the state's own memory */
+    size_t tmp_cap;
+    /* the write buffer */
+    uint8_t *arena;                /* entries, each rb_ent + key + value, 8-aligned */
+    size_t arena_used;
+    uint32_t *slots;               /* index: arena offset + 1 of an entry, 0 = empty */
+    uint32_t nent;                 /* entries indexed */
+    uint32_t ndirty;               /* entries DIRTY or GONE */
 } rdb_state;
+
+enum { RB_CLEAN = 0, RB_ABSENT, RB_DIRTY, RB_GONE, RB_OBSOLETE };
+#define RB_ARENA (4u << 20)        /* bytes of buffered entries */
+#define RB_SLOTS (1u << 15)        /* index slots (power of two) */
+#define RB_MAX_ENTRIES (RB_SLOTS / 2)
+
+typedef struct rb_ent {
+    uint64_t hash;
+    uint32_t klen, vlen, vcap;
+    uint8_t state;                 /* RB_* */
+    uint8_t pad[3];
+} rb_ent;                          /* then the key (padded to 8), then vcap value bytes */
+
+#define RB_ALIGN(n) (((n) + 7u) & ~(size_t)7u)
 
 typedef struct rdb_snap {
     sl_ksnap base;
@@ -154,40 +183,118 @@ static void db_unref(rdb_db *d)
     free(d);
 }
 
-/* ---- what is known about one entry ----------------------------------------- */
+/* ---- the write buffer ------------------------------------------------------- */
 
-static void known_set(rdb_state *st, const uint8_t *k, size_t n, int found, size_t vlen)
+static inline uint8_t *rb_key(rb_ent *e) { return (uint8_t *)(e + 1); }
+static inline uint8_t *rb_val(rb_ent *e) { return rb_key(e) + RB_ALIGN(e->klen); }
+static inline size_t rb_size(size_t klen, size_t vcap)
 {
-    if (n > st->known_cap) {
-        st->known_cap = n * 2;
-        st->known = sl_realloc(st->known, st->known_cap);
-    }
-    memcpy(st->known, k, n);
-    st->known_len = n;
-    st->known_found = found;
-    st->known_vlen = vlen;
+    return sizeof(rb_ent) + RB_ALIGN(klen) + RB_ALIGN(vcap);
 }
 
-/* Whether encoded key k exists, and its value length: from what is known,
- * else by reading. */
-static int lookup(rdb_state *st, const uint8_t *k, size_t n, int *found, size_t *vlen, char *err,
-                  size_t errlen)
+/* The entry of encoded key k, or NULL; *slot is where it is (or would go). */
+static rb_ent *rb_find(rdb_state *st, const uint8_t *k, size_t n, uint64_t h, uint32_t *slot)
 {
-    if (st->known_len == n && memcmp(st->known, k, n) == 0) {
-        *found = st->known_found;
-        *vlen = st->known_vlen;
-        return SL_OK;
+    uint32_t i = (uint32_t)h & (RB_SLOTS - 1);
+    for (;; i = (i + 1) & (RB_SLOTS - 1)) {
+        uint32_t off = st->slots[i];
+        if (!off) break;
+        rb_ent *e = (rb_ent *)(st->arena + off - 1);
+        if (e->hash == h && e->klen == n && memcmp(rb_key(e), k, n) == 0) {
+            *slot = i;
+            return e;
+        }
     }
+    *slot = i;
+    return NULL;
+}
+
+/* A new entry for k at index slot (from rb_find), or NULL when the buffer
+ * has no room for it (flush first). */
+static rb_ent *rb_add(rdb_state *st, uint32_t slot, const uint8_t *k, size_t n, uint64_t h,
+                      const void *val, size_t vlen, int state)
+{
+    size_t need = rb_size(n, vlen);
+    if (st->nent >= RB_MAX_ENTRIES || need > RB_ARENA - st->arena_used) return NULL;
+    rb_ent *e = (rb_ent *)(st->arena + st->arena_used);
+    e->hash = h;
+    e->klen = (uint32_t)n;
+    e->vlen = (uint32_t)vlen;
+    e->vcap = (uint32_t)RB_ALIGN(vlen);
+    e->state = (uint8_t)state;
+    memcpy(rb_key(e), k, n);
+    if (vlen) memcpy(rb_val(e), val, vlen);
+    if (!st->slots[slot]) st->nent++;
+    st->slots[slot] = (uint32_t)st->arena_used + 1;
+    st->arena_used += need;
+    if (state == RB_DIRTY || state == RB_GONE) st->ndirty++;
+    return e;
+}
+
+/* Write every DIRTY and GONE entry in one batch, then empty the buffer. */
+static int rb_flush(rdb_state *st, char *err, size_t errlen)
+{
+    int rc = SL_OK;
+    if (st->ndirty) {
+        rocksdb_writebatch_t *wb = rocksdb_writebatch_create();
+        for (size_t off = 0; off < st->arena_used;) {
+            rb_ent *e = (rb_ent *)(st->arena + off);
+            if (e->state == RB_DIRTY)
+                rocksdb_writebatch_put(wb, (const char *)rb_key(e), e->klen,
+                                       e->vlen ? (const char *)rb_val(e) : "", e->vlen);
+            else if (e->state == RB_GONE)
+                rocksdb_writebatch_delete(wb, (const char *)rb_key(e), e->klen);
+            off += rb_size(e->klen, e->vcap);
+        }
+        char *e = NULL;
+        rocksdb_write(st->d->db, st->wo, wb, &e);
+        rocksdb_writebatch_destroy(wb);
+        if (e) rc = rdb_err(e, "write", st->d->dir, err, errlen);
+    }
+    /* on a failed write too: what RocksDB holds is unknown now, start over */
+    memset(st->slots, 0, RB_SLOTS * sizeof *st->slots);
+    st->arena_used = 0;
+    st->nent = 0;
+    st->ndirty = 0;
+    return rc;
+}
+
+/* Read k from RocksDB: SL_OK with the value in st->val, SL_DONE if absent. */
+static int rdb_read(rdb_state *st, const uint8_t *k, size_t n, size_t *vlen, char *err, size_t errlen)
+{
     char *e = NULL;
     rocksdb_pinnableslice_t *ps = rocksdb_get_pinned(st->d->db, st->ro, (const char *)k, n, &e);
     if (e) return rdb_err(e, "get", st->d->dir, err, errlen);
-    *found = ps != NULL;
-    *vlen = 0;
-    if (ps) {
-        rocksdb_pinnableslice_value(ps, vlen);
-        rocksdb_pinnableslice_destroy(ps);
-    }
+    if (!ps) return SL_DONE;
+    const char *v = rocksdb_pinnableslice_value(ps, vlen);
+    reserve(&st->val, &st->val_cap, *vlen + 1);
+    if (*vlen) memcpy(st->val, v, *vlen);
+    rocksdb_pinnableslice_destroy(ps);
     return SL_OK;
+}
+
+/* The entry of k in the buffer, reading RocksDB into it on a miss (and
+ * flushing to make room); NULL with err on a RocksDB error, or with *big
+ * set when the entry cannot fit in the buffer at all (then st->val and
+ * *found / *vlen describe it). */
+static rb_ent *rb_load(rdb_state *st, const uint8_t *k, size_t n, uint64_t h, uint32_t *slot,
+                       int *big, int *found, size_t *vlen, char *err, size_t errlen)
+{
+    *big = 0;
+    rb_ent *e = rb_find(st, k, n, h, slot);
+    if (e) return e;
+    int rc = rdb_read(st, k, n, vlen, err, errlen);
+    if (rc == SL_ERR) return NULL;
+    *found = rc == SL_OK;
+    if (!*found) *vlen = 0;
+    for (int attempt = 0; attempt < 2; attempt++) {
+        e = rb_add(st, *slot, k, n, h, st->val, *vlen, *found ? RB_CLEAN : RB_ABSENT);
+        if (e) return e;
+        if (attempt || rb_flush(st, err, errlen) != SL_OK) break;
+        rb_find(st, k, n, h, slot);
+    }
+    if (rb_size(n, *vlen) > RB_ARENA) *big = 1;
+    return NULL;
 }
 
 /* ---- operations --------------------------------------------------------- */
@@ -196,21 +303,41 @@ static int rdb_get(sl_kstate *s, int kg, const uint8_t *k, size_t klen, const vo
                    size_t *vlen, char *err, size_t errlen)
 {
     rdb_state *st = (rdb_state *)s;
-    char *e = NULL;
-    rocksdb_pinnableslice_t *ps = rocksdb_get_pinned(st->d->db, st->ro, (const char *)k, klen, &e);
-    if (e) return rdb_err(e, "get", st->d->dir, err, errlen);
-    if (!ps) {
-        known_set(st, k, klen, 0, 0);
-        return SL_DONE;
-    }
+    uint64_t h = sl_kstate_hash(k, klen);
+    uint32_t slot;
+    int big, found;
     size_t n = 0;
-    const char *v = rocksdb_pinnableslice_value(ps, &n);
-    reserve(&st->val, &st->val_cap, n + 1);
-    if (n) memcpy(st->val, v, n);
-    rocksdb_pinnableslice_destroy(ps);
-    known_set(st, k, klen, 1, n);
-    *val = st->val;
-    *vlen = n;
+    rb_ent *e = rb_load(st, k, klen, h, &slot, &big, &found, &n, err, errlen);
+    if (!e) {
+        if (!big) return SL_ERR;
+        if (!found) return SL_DONE; /* not reached: absent entries are small */
+        *val = st->val;             /* too large to buffer: handed out from st->val */
+        *vlen = n;
+        return SL_OK;
+    }
+    if (e->state == RB_ABSENT || e->state == RB_GONE) return SL_DONE;
+    *val = rb_val(e);
+    *vlen = e->vlen;
+    return SL_OK;
+}
+
+/* A write of an entry too large for the buffer goes straight to RocksDB. */
+static int rdb_put_direct(rdb_state *st, const uint8_t *k, size_t klen, const void *val,
+                          size_t vlen, char *err, size_t errlen)
+{
+    if (rb_flush(st, err, errlen) != SL_OK) return SL_ERR;
+    size_t old = 0;
+    int rc = rdb_read(st, k, klen, &old, err, errlen);
+    if (rc == SL_ERR) return rc;
+    char *e = NULL;
+    rocksdb_put(st->d->db, st->wo, (const char *)k, klen, val ? (const char *)val : "", vlen, &e);
+    if (e) return rdb_err(e, "put", st->d->dir, err, errlen);
+    if (rc == SL_OK) {
+        st->base.bytes = st->base.bytes - old + vlen;
+    } else {
+        st->base.entries++;
+        st->base.bytes += klen - SL_KENC_HDR + vlen;
+    }
     return SL_OK;
 }
 
@@ -218,42 +345,75 @@ static int rdb_put(sl_kstate *s, int kg, const uint8_t *k, size_t klen, const vo
                    size_t vlen, char *err, size_t errlen)
 {
     rdb_state *st = (rdb_state *)s;
-    int found;
-    size_t old;
-    if (lookup(st, k, klen, &found, &old, err, errlen) != SL_OK) return SL_ERR;
-    char *e = NULL;
-    rocksdb_put(st->d->db, st->wo, (const char *)k, klen, val ? (const char *)val : "", vlen, &e);
-    if (e) {
-        st->known_len = 0;
-        return rdb_err(e, "put", st->d->dir, err, errlen);
+    /* a value borrowed from this state (against the contract, but cheap to
+     * allow) could move when the buffer makes room: copy it out first */
+    const uint8_t *vp = val;
+    if (vlen && ((vp >= st->arena && vp < st->arena + RB_ARENA) ||
+                 (st->val && vp >= st->val && vp < st->val + st->val_cap))) {
+        reserve(&st->tmp, &st->tmp_cap, vlen);
+        memmove(st->tmp, val, vlen);
+        val = st->tmp;
     }
-    if (found) {
-        s->bytes = s->bytes - old + vlen;
+    if (rb_size(klen, vlen) > RB_ARENA) return rdb_put_direct(st, k, klen, val, vlen, err, errlen);
+    uint64_t h = sl_kstate_hash(k, klen);
+    uint32_t slot;
+    int big, found;
+    size_t n = 0;
+    rb_ent *e = rb_load(st, k, klen, h, &slot, &big, &found, &n, err, errlen);
+    if (!e) return big ? rdb_put_direct(st, k, klen, val, vlen, err, errlen) : SL_ERR;
+    int existed = e->state == RB_CLEAN || e->state == RB_DIRTY;
+    if (existed) {
+        s->bytes = s->bytes - e->vlen + vlen;
     } else {
         s->entries++;
         s->bytes += klen - SL_KENC_HDR + vlen;
     }
-    known_set(st, k, klen, 1, vlen);
-    return SL_OK;
+    if (vlen <= e->vcap) { /* in place */
+        if (e->state != RB_DIRTY && e->state != RB_GONE) st->ndirty++;
+        e->state = RB_DIRTY;
+        e->vlen = (uint32_t)vlen;
+        if (vlen) memmove(rb_val(e), val, vlen); /* val may be this very value */
+        return SL_OK;
+    }
+    /* grown: a new version of the entry; the old one is skipped by flushes */
+    if (e->state == RB_DIRTY || e->state == RB_GONE) st->ndirty--;
+    e->state = RB_OBSOLETE;
+    rb_ent *ne = rb_add(st, slot, k, klen, h, val, vlen, RB_DIRTY);
+    if (ne) return SL_OK;
+    /* no room: the counters already say the entry is written; write it */
+    if (rb_flush(st, err, errlen) != SL_OK) return SL_ERR;
+    rb_find(st, k, klen, h, &slot);
+    if (rb_add(st, slot, k, klen, h, val, vlen, RB_DIRTY)) return SL_OK;
+    return sl_seterr(err, errlen, "rocksdb state: write buffer cannot hold an entry of %zu bytes",
+                     vlen);
 }
 
 /* Deleting an absent entry is not an error: SL_OK either way. */
 static int rdb_del(sl_kstate *s, int kg, const uint8_t *k, size_t klen, char *err, size_t errlen)
 {
     rdb_state *st = (rdb_state *)s;
-    int found;
-    size_t old;
-    if (lookup(st, k, klen, &found, &old, err, errlen) != SL_OK) return SL_ERR;
-    if (!found) return SL_OK;
-    char *e = NULL;
-    rocksdb_delete(st->d->db, st->wo, (const char *)k, klen, &e);
-    if (e) {
-        st->known_len = 0;
-        return rdb_err(e, "delete", st->d->dir, err, errlen);
+    uint64_t h = sl_kstate_hash(k, klen);
+    uint32_t slot;
+    int big, found;
+    size_t n = 0;
+    rb_ent *e = rb_load(st, k, klen, h, &slot, &big, &found, &n, err, errlen);
+    if (!e) {
+        if (!big) return SL_ERR;
+        /* a value too large to buffer: delete it in RocksDB directly */
+        if (rb_flush(st, err, errlen) != SL_OK) return SL_ERR;
+        char *re = NULL;
+        rocksdb_delete(st->d->db, st->wo, (const char *)k, klen, &re);
+        if (re) return rdb_err(re, "delete", st->d->dir, err, errlen);
+        s->entries--;
+        s->bytes -= klen - SL_KENC_HDR + n;
+        return SL_OK;
     }
+    if (e->state == RB_ABSENT || e->state == RB_GONE) return SL_OK;
     s->entries--;
-    s->bytes -= klen - SL_KENC_HDR + old;
-    known_set(st, k, klen, 0, 0);
+    s->bytes -= klen - SL_KENC_HDR + e->vlen;
+    if (e->state == RB_CLEAN) st->ndirty++;
+    e->state = RB_GONE;
+    e->vlen = 0;
     return SL_OK;
 }
 
@@ -261,6 +421,8 @@ static int rdb_scan(sl_kstate *s, int kg, const uint8_t *prefix, size_t plen, sl
                     void *ctx, char *err, size_t errlen)
 {
     rdb_state *st = (rdb_state *)s;
+    /* the iterator reads RocksDB: what the buffer holds goes there first */
+    if (st->ndirty && rb_flush(st, err, errlen) != SL_OK) return SL_ERR;
     /* the smallest key above every key starting with prefix: bump the last
      * byte below 0xff and cut after it (byte 0 is a kg below 0x80) */
     reserve(&st->ub, &st->ub_cap, plen);
@@ -342,6 +504,8 @@ static const sl_ksnap_ops rdb_snap_ops = {
 static sl_ksnap *rdb_snapshot(sl_kstate *s, char *err, size_t errlen)
 {
     rdb_state *st = (rdb_state *)s;
+    /* a checkpoint barrier: everything written so far goes into RocksDB */
+    if (st->ndirty && rb_flush(st, err, errlen) != SL_OK) return NULL;
     rdb_snap *sn = sl_calloc(1, sizeof *sn);
     sn->base.ops = &rdb_snap_ops;
     sn->d = st->d;
@@ -360,7 +524,9 @@ static void rdb_close(sl_kstate *s)
     rocksdb_readoptions_destroy(st->ro_scan);
     free(st->ub);
     free(st->val);
-    free(st->known);
+    free(st->arena);
+    free(st->slots);
+    free(st->tmp);
     db_unref(st->d);
     sl_kstate_base_free(s);
     free(st);
@@ -414,5 +580,7 @@ sl_kstate *sl_kstate_rocksdb_open(const char *dir, char *err, size_t errlen)
     rocksdb_writeoptions_disable_WAL(st->wo, 1);
     st->ro = rocksdb_readoptions_create();
     st->ro_scan = rocksdb_readoptions_create();
+    st->arena = sl_malloc(RB_ARENA);
+    st->slots = sl_calloc(RB_SLOTS, sizeof *st->slots);
     return &st->base;
 }

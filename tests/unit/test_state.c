@@ -961,9 +961,120 @@ static void body_rocksdb_dir_lifecycle(void)
 
 static void test_rocksdb_dir_lifecycle(void) { in_tmp(body_rocksdb_dir_lifecycle); }
 
+/* ---- the RocksDB write buffer against the hashmap ----------------------------- */
+
+/* A seeded random mix of gets, puts (growing and shrinking values, blind and
+ * after a get), deletes, scans and snapshots over 60,000 entries -- far more
+ * than RocksDB's write buffer holds, so it flushes many times, before scans,
+ * before snapshots and when full -- on both backends at once: every get
+ * answers the same, the counters agree at every step, and every snapshot
+ * holds the same entries in the same order. */
+typedef struct snap_dump {
+    uint64_t h;                 /* FNV-1a over every entry of every key group */
+    uint64_t n;
+} snap_dump;
+
+static int dump_entry(void *ctx, const sl_kentry *e)
+{
+    snap_dump *d = ctx;
+    const uint8_t *parts[3] = {e->key, e->ns, e->val};
+    size_t lens[3] = {e->klen, e->nslen, e->vlen};
+    d->h = (d->h ^ (uint64_t)e->sid) * 0x100000001b3ull;
+    for (int p = 0; p < 3; p++) {
+        d->h = (d->h ^ lens[p]) * 0x100000001b3ull;
+        for (size_t i = 0; i < lens[p]; i++) d->h = (d->h ^ parts[p][i]) * 0x100000001b3ull;
+    }
+    d->n++;
+    return 0;
+}
+
+static snap_dump dump(sl_kstate *s)
+{
+    char err[256];
+    snap_dump d = {1469598103934665603ull, 0};
+    sl_ksnap *sn = sl_kstate_snapshot(s, err, sizeof err);
+    if (!sn) return d;
+    for (int kg = 0; kg < MAXP; kg++) sl_ksnap_each(sn, kg, dump_entry, &d, err, sizeof err);
+    sl_ksnap_release(sn);
+    return d;
+}
+
+static int count_scan(void *ctx, const void *ns, size_t nslen, const void *val, size_t vlen)
+{
+    (*(uint64_t *)ctx) += 1 + nslen + vlen;
+    return 0;
+}
+
+static void body_write_buffer_model(void)
+{
+    sl_kstate *hm = open_kind(SL_BACKEND_HASHMAP, 0, MAXP - 1);
+    sl_kstate *rd = open_kind(SL_BACKEND_ROCKSDB, 0, MAXP - 1);
+    SL_ASSERT(hm && rd);
+    sl_kstate *both_s[2] = {hm, rd};
+    for (int b = 0; b < 2; b++) {
+        CHECK_EQ_INT(sl_kstate_register(both_s[b], "a"), 0);
+        CHECK_EQ_INT(sl_kstate_register(both_s[b], "b"), 1);
+    }
+    uint64_t x = 12345;
+    char err[256], key[32], ns[8];
+    static uint8_t val[4096];
+    int mismatches = 0, snapshots = 0;
+    for (int step = 0; step < 400000 && !mismatches; step++) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        uint32_t r = (uint32_t)(x >> 33);
+        int k = (int)(r % 60000), sid = (r >> 16) & 1, op = (int)((x >> 20) % 100);
+        snprintf(key, sizeof key, "k%d", k);
+        snprintf(ns, sizeof ns, "n%u", (unsigned)((r >> 8) % 3));
+        size_t vlen = (x >> 40) % 97 == 0 ? 1000 + (x >> 44) % 3000 : (x >> 40) % 200;
+        for (size_t i = 0; i < vlen; i++) val[i] = (uint8_t)(k + i + step);
+        int rc[2];
+        const void *got[2];
+        size_t gotlen[2];
+        for (int b = 0; b < 2; b++) {
+            set_key_str(both_s[b], key);
+            if (op < 35) {
+                rc[b] = sl_kstate_get(both_s[b], sid, ns, strlen(ns), &got[b], &gotlen[b], err, sizeof err);
+            } else if (op < 80) {
+                rc[b] = sl_kstate_put(both_s[b], sid, ns, strlen(ns), val, vlen, err, sizeof err);
+            } else if (op < 97) {
+                rc[b] = sl_kstate_del(both_s[b], sid, ns, strlen(ns), err, sizeof err);
+            } else {
+                uint64_t sum = 0;
+                rc[b] = sl_kstate_scan_key(both_s[b], sid, count_scan, &sum, err, sizeof err);
+                gotlen[b] = (size_t)sum;
+                got[b] = NULL;
+            }
+        }
+        if (rc[0] != rc[1] || rc[0] == SL_ERR) mismatches++;
+        else if (op < 35 && rc[0] == SL_OK &&
+                 (gotlen[0] != gotlen[1] || (gotlen[0] && memcmp(got[0], got[1], gotlen[0]))))
+            mismatches++;
+        else if (op >= 97 && gotlen[0] != gotlen[1])
+            mismatches++;
+        if (sl_kstate_entries(hm) != sl_kstate_entries(rd) || sl_kstate_bytes(hm) != sl_kstate_bytes(rd))
+            mismatches++;
+        if (step % 100000 == 99999) {
+            snap_dump a = dump(hm), c = dump(rd);
+            snapshots++;
+            if (a.n != c.n || a.h != c.h) mismatches++;
+        }
+        if (mismatches) fprintf(stderr, "  step %d (op %d, key %s): backends disagree\n", step, op, key);
+    }
+    CHECK_EQ_INT(mismatches, 0);
+    CHECK_EQ_INT(snapshots, 4);
+    CHECK(sl_kstate_entries(rd) > 20000); /* the buffer (16,384 entries) was outgrown */
+    snap_dump a = dump(hm), c = dump(rd);
+    CHECK(a.n == c.n && a.h == c.h && a.n == sl_kstate_entries(hm));
+    sl_kstate_close(hm);
+    sl_kstate_close(rd);
+}
+
+static void test_write_buffer_model(void) { in_tmp(body_write_buffer_model); }
+
 SL_TEST_MAIN(SL_TEST(test_put_get_del), SL_TEST(test_errors), SL_TEST(test_open_errors),
              SL_TEST(test_many_keys), SL_TEST(test_namespaces), SL_TEST(test_scan_key),
              SL_TEST(test_register), SL_TEST(test_snapshot_isolation),
              SL_TEST(test_snapshot_range), SL_TEST(test_snapshot_order),
              SL_TEST(test_restore_split), SL_TEST(test_restore_errors),
-             SL_TEST(test_rocksdb_bad_dir), SL_TEST(test_rocksdb_dir_lifecycle))
+             SL_TEST(test_rocksdb_bad_dir), SL_TEST(test_rocksdb_dir_lifecycle),
+             SL_TEST(test_write_buffer_model))
