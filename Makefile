@@ -43,9 +43,11 @@ BINS := $(B)/bin/sluice-jobmanager $(B)/bin/sluice-taskmanager $(B)/bin/sluice
 TESTS := $(patsubst tests/unit/%.c,$(B)/tests/%,$(TEST_SRC))
 # operator plugins the test suite loads into both daemons
 PLUGINS := $(patsubst tests/plugins/%.c,$(B)/plugins/%.so,$(wildcard tests/plugins/*.c))
+# C jobs (common/datastream.h) shipped as examples
+CJOBS := $(patsubst examples/datastream/%.c,$(B)/examples/%.so,$(wildcard examples/datastream/*.c))
 
-.PHONY: all deps run test unit clean format
-all: $(BINS) $(TESTS) $(PLUGINS)
+.PHONY: all deps run test unit clean format examples
+all: $(BINS) $(TESTS) $(PLUGINS) $(CJOBS)
 
 $(B)/gen/%.pb-c.c $(B)/gen/%.pb-c.h: proto/%.proto
 	@mkdir -p $(B)/gen
@@ -64,6 +66,12 @@ $(B)/plugins/%.so: tests/plugins/%.c $(PROTO_H)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -fPIC -shared -o $@ $<
 
+$(B)/examples/%.so: examples/datastream/%.c $(PROTO_H)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -fPIC -shared -o $@ $<
+
+examples: $(CJOBS)
+
 $(B)/libsluice.a: $(CORE_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
@@ -78,7 +86,7 @@ $(B)/bin/sluice-taskmanager: $(call obj,taskmanager/main.c) $(B)/libsluice.a
 
 $(B)/bin/sluice: $(call obj,cli/main.c) $(B)/libsluice.a
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+	$(CC) $(LDFLAGS) -o $@ $(call obj,cli/main.c) -Wl,--whole-archive $(B)/libsluice.a -Wl,--no-whole-archive $(LIBS)
 
 $(B)/tests/%: $(B)/obj/tests/unit/%.o $(B)/libsluice.a
 	@mkdir -p $(dir $@)

@@ -21,7 +21,9 @@
  * Exit status: 0 success, 1 failure (server error, no connection, failed
  * job), 2 bad usage.
  */
+#include <dlfcn.h>
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +34,7 @@
 #include <jansson.h>
 
 #include "cli.h"
+#include "datastream.h"
 #include "config.h"
 
 #define EXIT_USAGE 2
@@ -411,16 +414,65 @@ static char *read_file(const char *path, size_t *len, char *err, size_t errlen)
     return buf;
 }
 
+/* A C job: a shared object with a sluice_job_main (common/datastream.h). */
+static int is_c_job(const char *file)
+{
+    size_t n = strlen(file);
+    return n > 3 && strcmp(file + n - 3, ".so") == 0;
+}
+
+/* Load a C job, run its entry point and return the job graph it built
+ * (caller frees), or NULL with err. The object stays loaded: its process
+ * functions are named by the graph, and the TaskManagers load it from the
+ * same absolute path. */
+static char *build_c_job(const char *file, int argc, char **argv, size_t *len, char *err,
+                         size_t errlen)
+{
+    char abs[PATH_MAX];
+    if (!realpath(file, abs)) {
+        sl_seterr(err, errlen, "%s: %s", file, strerror(errno));
+        return NULL;
+    }
+    void *h = dlopen(abs, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        sl_seterr(err, errlen, "cannot load %s: %s", abs, dlerror());
+        return NULL;
+    }
+    sl_ds_job_main_fn job_main;
+    *(void **)&job_main = dlsym(h, SL_DS_JOB_MAIN);
+    if (!job_main) {
+        sl_seterr(err, errlen, "%s has no %s() (is it a Sluice C job?)", abs, SL_DS_JOB_MAIN);
+        return NULL;
+    }
+    const char *base = strrchr(abs, '/');
+    sl_ds_env *env = sl_ds_env_new(base ? base + 1 : abs);
+    sl_ds_set_library(env, abs);
+    char *text = NULL;
+    int rc = job_main(env, argc, argv);
+    if (rc != 0) sl_seterr(err, errlen, "%s: %s() returned %d", abs, SL_DS_JOB_MAIN, rc);
+    else text = sl_ds_to_json(env, err, errlen);
+    sl_ds_env_free(env);
+    if (text) *len = strlen(text);
+    return text;
+}
+
 static int cmd_run(common_opts *o, arg_iter *it)
 {
     const char *par = NULL, *savepoint = NULL, *file = NULL;
     int detached = 0, allow_nonrestored = 0;
+    int job_argc = 0;
+    char **job_argv = NULL;
     while (it->i < it->argc) {
         int r;
         const char *v = NULL;
         if (positional(it)) {
             if (file) return usage_error("run", "unexpected argument '%s'", it->argv[it->i]);
             file = it->argv[it->i++];
+            if (is_c_job(file)) { /* what follows a C job are its own arguments */
+                job_argc = it->argc - it->i;
+                job_argv = it->argv + it->i;
+                it->i = it->argc;
+            }
         } else if (it->only_pos || it->i >= it->argc) {
             continue;
         } else if ((r = common_option(o, it)) != 0) {
@@ -447,7 +499,8 @@ static int cmd_run(common_opts *o, arg_iter *it)
 
     char err[512];
     size_t len;
-    char *body = read_file(file, &len, err, sizeof err);
+    char *body = is_c_job(file) ? build_c_job(file, job_argc, job_argv, &len, err, sizeof err)
+                                : read_file(file, &len, err, sizeof err);
     if (!body) {
         fprintf(stderr, "Error: %s\n", err);
         return 1;

@@ -380,6 +380,44 @@ size_t sl_row_key_size(const sl_row *r, const sl_schema *s, const int *keys, int
     return n;
 }
 
+int sl_row_key_decode(const uint8_t *src, size_t len, const sl_schema *s, const int *keys,
+                      int nkeys, sl_value *out)
+{
+    size_t pos = 0;
+    for (int k = 0; k < nkeys; k++) {
+        sl_type t = s->fields[keys[k]].type;
+        sl_value *v = &out[k];
+        memset(v, 0, sizeof *v);
+        if (pos >= len) return SL_ERR;
+        if (src[pos++] == 0) {
+            v->isnull = true;
+            continue;
+        }
+        size_t w = fixed_width(t);
+        if (len - pos < w) return SL_ERR;
+        const uint8_t *p = src + pos;
+        switch (t) {
+        case SL_T_BOOLEAN: v->v.i = p[0] != 0; break;
+        case SL_T_INT: v->v.i = (int32_t)sl_get_le32(p); break;
+        case SL_T_BIGINT:
+        case SL_T_TIMESTAMP: v->v.i = (int64_t)sl_get_le64(p); break;
+        case SL_T_DOUBLE: v->v.d = bits_double(sl_get_le64(p)); break;
+        case SL_T_STRING:
+        case SL_T_BYTES: {
+            uint32_t n = sl_get_le32(p);
+            if (len - pos - w < n) return SL_ERR;
+            v->v.s.p = (const char *)p + 4;
+            v->v.s.len = n;
+            pos += n;
+            break;
+        }
+        case SL_T_NULL: break;
+        }
+        pos += w;
+    }
+    return pos == len ? SL_OK : SL_ERR;
+}
+
 /* ---- formatting ------------------------------------------------------- */
 
 /* Append to a bounded buffer, counting what would have been written. */

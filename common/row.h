@@ -97,6 +97,10 @@ int sl_row_decode(const uint8_t *src, size_t len, const sl_schema *s, sl_row *ou
  * does not fit. */
 size_t sl_row_key_encode(const sl_row *r, const sl_schema *s, const int *keys, int nkeys,
                          uint8_t *dst, size_t cap);
+/* The inverse of sl_row_key_encode: the key columns' values into out[nkeys]
+ * (strings point into src). SL_ERR when the bytes are not such a key. */
+int sl_row_key_decode(const uint8_t *src, size_t len, const sl_schema *s, const int *keys,
+                      int nkeys, sl_value *out);
 /* The number of bytes sl_row_key_encode needs for that key. */
 size_t sl_row_key_size(const sl_row *r, const sl_schema *s, const int *keys, int nkeys);
 

@@ -1,0 +1,289 @@
+/*
+ * datastream.c -- the DataStream builder (datastream.h): C calls that grow a
+ * JSON job graph.
+ *
+ * The environment holds the graph's "vertices" and "edges" arrays (jansson)
+ * and every stream handed out, so one sl_ds_env_free releases all. A stream
+ * names the vertex (and side output) its rows leave from, and the key
+ * columns of a pending key_by; the next operator added on it gets the edge.
+ * The first problem (a bad schema string, a stream from another environment,
+ * an id used twice) is kept and reported by sl_ds_to_json, so a job's
+ * builder code needs no error checks of its own: the job graph parser then
+ * validates the graph as it does any other.
+ */
+#include <string.h>
+#include <jansson.h>
+
+#include "datastream.h"
+#include "jobgraph.h"
+
+struct sl_ds_stream {
+    sl_ds_env *env;
+    char *vertex;               /* the vertex the rows leave from */
+    char *output;               /* its side output, or NULL for the main one */
+    json_t *keys;               /* key_by columns for the next edge, or NULL */
+    json_t *jv;                 /* the vertex object (borrowed from the graph) */
+    struct sl_ds_stream *next;  /* the environment's list */
+};
+
+struct sl_ds_env {
+    json_t *job;                /* {"name", "vertices", "edges"} */
+    char *library;              /* where process functions live */
+    sl_ds_stream *streams;
+    char err[512];
+};
+
+static void fail(sl_ds_env *env, const char *fmt, const char *arg)
+{
+    if (!env->err[0]) snprintf(env->err, sizeof env->err, fmt, arg ? arg : "");
+}
+
+sl_ds_env *sl_ds_env_new(const char *job_name)
+{
+    sl_ds_env *env = sl_calloc(1, sizeof *env);
+    env->job = json_pack("{s:s, s:[], s:[]}", "name", job_name ? job_name : "C job", "vertices",
+                         "edges");
+    return env;
+}
+
+void sl_ds_env_free(sl_ds_env *env)
+{
+    if (!env) return;
+    for (sl_ds_stream *s = env->streams; s;) {
+        sl_ds_stream *next = s->next;
+        free(s->vertex);
+        free(s->output);
+        json_decref(s->keys);
+        free(s);
+        s = next;
+    }
+    json_decref(env->job);
+    free(env->library);
+    free(env);
+}
+
+void sl_ds_set_parallelism(sl_ds_env *env, int parallelism)
+{
+    json_object_set_new(env->job, "parallelism", json_integer(parallelism));
+}
+
+void sl_ds_set_library(sl_ds_env *env, const char *path)
+{
+    free(env->library);
+    env->library = path ? sl_strdup(path) : NULL;
+}
+
+static sl_ds_stream *stream_new(sl_ds_env *env, const char *vertex, const char *output, json_t *jv)
+{
+    sl_ds_stream *s = sl_calloc(1, sizeof *s);
+    s->env = env;
+    s->vertex = sl_strdup(vertex);
+    s->output = output ? sl_strdup(output) : NULL;
+    s->jv = jv;
+    s->next = env->streams;
+    env->streams = s;
+    return s;
+}
+
+/* "name TYPE, name TYPE" as the job graph's [{"name", "type"}]; NULL when
+ * it is not one. */
+static json_t *schema_json(const char *text)
+{
+    json_t *arr = json_array();
+    const char *p = text;
+    while (p && *p) {
+        while (*p == ' ' || *p == ',') p++;
+        if (!*p) break;
+        const char *end = strchr(p, ',');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        char field[256];
+        if (n >= sizeof field) goto bad;
+        memcpy(field, p, n);
+        field[n] = 0;
+        char *sp = strchr(field, ' ');
+        if (!sp) goto bad;
+        *sp++ = 0;
+        while (*sp == ' ') sp++;
+        size_t tl = strlen(sp);
+        while (tl && sp[tl - 1] == ' ') sp[--tl] = 0;
+        sl_type t;
+        if (!*field || sl_type_parse(sp, &t) != SL_OK) goto bad;
+        json_array_append_new(arr, json_pack("{s:s, s:s}", "name", field, "type", sp));
+        p = end;
+    }
+    if (json_array_size(arr) == 0) goto bad;
+    return arr;
+bad:
+    json_decref(arr);
+    return NULL;
+}
+
+static json_t *options_json(const char *const *options)
+{
+    json_t *o = json_object();
+    for (const char *const *p = options; p && p[0]; p += 2)
+        json_object_set_new(o, p[0], json_string(p[1] ? p[1] : ""));
+    return o;
+}
+
+static json_t *add_vertex(sl_ds_env *env, const char *id, const char *type, json_t *config)
+{
+    json_t *vs = json_object_get(env->job, "vertices");
+    size_t i;
+    json_t *v;
+    json_array_foreach(vs, i, v)
+        if (!strcmp(json_string_value(json_object_get(v, "id")), id)) fail(env, "vertex id '%s' used twice", id);
+    json_t *jv = json_pack("{s:s, s:s, s:o}", "id", id, "type", type, "config", config);
+    json_array_append_new(vs, jv);
+    return jv;
+}
+
+/* An edge from stream `in` into the vertex `to` (its input `input`). */
+static void connect_to(sl_ds_stream *in, const char *to, int input)
+{
+    json_t *e = json_pack("{s:s, s:s}", "from", in->vertex, "to", to);
+    if (in->output) json_object_set_new(e, "output", json_string(in->output));
+    if (in->keys) {
+        json_object_set_new(e, "strategy", json_string("hash"));
+        json_object_set(e, "keys", in->keys);
+    }
+    if (input) json_object_set_new(e, "input", json_integer(input));
+    json_array_append_new(json_object_get(in->env->job, "edges"), e);
+}
+
+static int usable(sl_ds_stream *in, const char *id)
+{
+    if (!in) return 0;
+    if (!id || !*id) {
+        fail(in->env, "an operator needs an id%s", NULL);
+        return 0;
+    }
+    return 1;
+}
+
+sl_ds_stream *sl_ds_source(sl_ds_env *env, const char *id, const char *type, const char *schema,
+                           const char *const *options)
+{
+    json_t *jv = add_vertex(env, id, type, options_json(options));
+    json_t *js = schema_json(schema);
+    if (!js) fail(env, "source '%s': schema must read \"name TYPE, name TYPE\"", id);
+    else json_object_set_new(jv, "schema", js);
+    return stream_new(env, id, NULL, jv);
+}
+
+static sl_ds_stream *calc(sl_ds_stream *in, const char *id, const char *const *projection,
+                          const char *condition)
+{
+    if (!usable(in, id)) return in;
+    json_t *cfg = json_object();
+    if (projection) {
+        json_t *p = json_array();
+        for (const char *const *x = projection; *x; x++) json_array_append_new(p, json_string(*x));
+        json_object_set_new(cfg, "projection", p);
+    }
+    if (condition) json_object_set_new(cfg, "filter", json_string(condition));
+    json_t *jv = add_vertex(in->env, id, "calc", cfg);
+    connect_to(in, id, 0);
+    return stream_new(in->env, id, NULL, jv);
+}
+
+sl_ds_stream *sl_ds_map(sl_ds_stream *in, const char *id, const char *const *projection)
+{
+    return calc(in, id, projection, NULL);
+}
+
+sl_ds_stream *sl_ds_filter(sl_ds_stream *in, const char *id, const char *condition)
+{
+    return calc(in, id, NULL, condition);
+}
+
+sl_ds_stream *sl_ds_watermarks(sl_ds_stream *in, const char *id, const char *column,
+                               const char *delay, const char *idle_timeout)
+{
+    if (!usable(in, id)) return in;
+    json_t *cfg = json_pack("{s:s, s:s}", "column", column ? column : "", "delay", delay ? delay : "0 ms");
+    if (idle_timeout) json_object_set_new(cfg, "idle-timeout", json_string(idle_timeout));
+    json_t *jv = add_vertex(in->env, id, "watermark", cfg);
+    connect_to(in, id, 0);
+    return stream_new(in->env, id, NULL, jv);
+}
+
+sl_ds_stream *sl_ds_key_by(sl_ds_stream *in, const char *const *columns)
+{
+    if (!in) return in;
+    sl_ds_stream *s = stream_new(in->env, in->vertex, in->output, in->jv);
+    s->keys = json_array();
+    for (const char *const *c = columns; c && *c; c++) json_array_append_new(s->keys, json_string(*c));
+    if (json_array_size(s->keys) == 0) fail(in->env, "key_by needs at least one column%s", NULL);
+    return s;
+}
+
+sl_ds_stream *sl_ds_process(sl_ds_stream *in, const char *id, const char *symbol,
+                            const char *out_schema, const char *const *side_outputs)
+{
+    if (!usable(in, id)) return in;
+    sl_ds_env *env = in->env;
+    if (!env->library) fail(env, "process '%s': no library (sluice run sets the job's own)", id);
+    json_t *cfg = json_pack("{s:s, s:s, s:s}", "library", env->library ? env->library : "",
+                            "function", symbol ? symbol : "", "schema", out_schema ? out_schema : "");
+    if (side_outputs && side_outputs[0]) {
+        json_t *so = json_array();
+        for (const char *const *p = side_outputs; p[0]; p += 2) {
+            char *item = p[1] ? sl_sprintf("%s: %s", p[0], p[1]) : sl_strdup(p[0]);
+            json_array_append_new(so, json_string(item));
+            free(item);
+        }
+        json_object_set_new(cfg, "side-outputs", so);
+    }
+    if (in->keys) json_object_set(cfg, "key-by", in->keys);
+    json_t *jv = add_vertex(env, id, in->keys ? "keyed_process" : "process", cfg);
+    connect_to(in, id, 0);
+    return stream_new(env, id, NULL, jv);
+}
+
+sl_ds_stream *sl_ds_side_output(sl_ds_stream *in, const char *name)
+{
+    if (!in) return in;
+    return stream_new(in->env, in->vertex, name, in->jv);
+}
+
+sl_ds_stream *sl_ds_union(sl_ds_stream *a, sl_ds_stream *b, const char *id)
+{
+    if (!usable(a, id) || !b) return a;
+    if (a->env != b->env) fail(a->env, "union '%s': streams of two environments", id);
+    json_t *jv = add_vertex(a->env, id, "union", json_object());
+    connect_to(a, id, 0);
+    connect_to(b, id, 1);
+    return stream_new(a->env, id, NULL, jv);
+}
+
+void sl_ds_sink(sl_ds_stream *in, const char *id, const char *type, const char *const *options)
+{
+    if (!usable(in, id)) return;
+    add_vertex(in->env, id, type, options_json(options));
+    connect_to(in, id, 0);
+}
+
+void sl_ds_uid(sl_ds_stream *s, const char *uid)
+{
+    if (s && s->jv) json_object_set_new(s->jv, "uid", json_string(uid));
+}
+
+void sl_ds_option(sl_ds_stream *s, const char *key, const char *value)
+{
+    if (s && s->jv) json_object_set_new(json_object_get(s->jv, "config"), key, json_string(value));
+}
+
+void sl_ds_parallelism(sl_ds_stream *s, int parallelism)
+{
+    if (s && s->jv) json_object_set_new(s->jv, "parallelism", json_integer(parallelism));
+}
+
+char *sl_ds_to_json(sl_ds_env *env, char *err, size_t errlen)
+{
+    if (env->err[0]) {
+        sl_seterr(err, errlen, "%s", env->err);
+        return NULL;
+    }
+    return json_dumps(env->job, JSON_COMPACT);
+}

@@ -1,0 +1,109 @@
+/*
+ * datastream.h -- Sluice's DataStream API in C (public, versioned).
+ *
+ * Two halves:
+ *
+ *  - A builder. A C job is a shared object exporting
+ *        int sluice_job_main(sl_ds_env *env, int argc, char **argv);
+ *    which builds a dataflow with the calls below; `sluice run job.so
+ *    [args...]` loads it, runs the entry point, and submits the result --
+ *    the same JSON job graph POST /jobs takes, so savepoints, rescaling,
+ *    the dashboard and the CLI treat C jobs like any other.
+ *
+ *  - Process functions (Flink's KeyedProcessFunction / ProcessFunction):
+ *    a static sl_process_fn table in the same object, named by
+ *    sl_ds_process(). Its callbacks run on the task thread with the
+ *    operator as the context (sl_op, common/operator.h): the current key
+ *    (sl_ds_key), the element's timestamp (row->ts), the current
+ *    watermark and processing time, timers in both time domains
+ *    (sl_op_timer_register / _delete), value / list / map state with TTL
+ *    (sl_op_state and its calls), the collector (sl_op_emit) and side
+ *    outputs by name (sl_ds_output).
+ *
+ * The TaskManagers load the object from the path the job names, so it must
+ * be readable at that path on every TaskManager (a shared directory, or the
+ * same image). SL_DS_ABI_VERSION is checked when a TaskManager loads a
+ * process function and when `sluice run` loads a job: an object built
+ * against another version is refused with both numbers.
+ */
+#ifndef SL_DATASTREAM_H
+#define SL_DATASTREAM_H
+
+#include "operator.h"
+
+#define SL_DS_ABI_VERSION 1u
+
+/* ---- process functions ------------------------------------------------------ */
+
+typedef struct sl_process_fn {
+    unsigned abi;               /* SL_DS_ABI_VERSION */
+    /* per subtask: make state handles, allocate op->priv */
+    int (*open)(sl_op *ctx);
+    /* one element of input `input`; the key is set on keyed streams */
+    int (*process_element)(sl_op *ctx, int input, const sl_row *row);
+    /* a timer of the current key is due (ns: what it was registered with) */
+    int (*on_timer)(sl_op *ctx, sl_time_domain domain, int64_t time);
+    void (*close)(sl_op *ctx);
+} sl_process_fn;
+
+/* The current key's column values (keyed streams), decoded into vals[n]
+ * (n = the number of key columns); strings point into the key bytes,
+ * borrowed for the callback. SL_ERR when the stream is not keyed. */
+int sl_ds_key(sl_op *ctx, sl_value *vals, int n);
+
+/* A row to the side output `name` declared with sl_ds_process; SL_OK also
+ * when no edge leaves from it (then the row is dropped). */
+int sl_ds_output(sl_op *ctx, const char *name, const sl_row *row);
+
+/* ---- building a job ----------------------------------------------------------- */
+
+typedef struct sl_ds_env sl_ds_env;
+typedef struct sl_ds_stream sl_ds_stream;
+
+/* Options are NULL-terminated lists of "key", "value" pairs. */
+sl_ds_env *sl_ds_env_new(const char *job_name);
+void sl_ds_env_free(sl_ds_env *env);
+void sl_ds_set_parallelism(sl_ds_env *env, int parallelism);
+/* The library the process functions of this job live in (sluice run sets
+ * it to the job's own object). */
+void sl_ds_set_library(sl_ds_env *env, const char *path);
+
+/* A source vertex of operator `type` (e.g. "datagen"), its schema as
+ * "name TYPE, name TYPE". */
+sl_ds_stream *sl_ds_source(sl_ds_env *env, const char *id, const char *type, const char *schema,
+                           const char *const *options);
+/* calc: project with SQL expressions (NULL: keep all) and/or filter. */
+sl_ds_stream *sl_ds_map(sl_ds_stream *in, const char *id, const char *const *projection);
+sl_ds_stream *sl_ds_filter(sl_ds_stream *in, const char *id, const char *condition);
+/* Bounded out-of-orderness watermarks on a TIMESTAMP column. */
+sl_ds_stream *sl_ds_watermarks(sl_ds_stream *in, const char *id, const char *column,
+                               const char *delay, const char *idle_timeout);
+/* The next operator gets this stream hashed on the columns (keyBy). */
+sl_ds_stream *sl_ds_key_by(sl_ds_stream *in, const char *const *columns);
+/* A process function `symbol` (an sl_process_fn in the job's library) with
+ * output schema out_schema; side_outputs lists "name" and "schema" pairs
+ * (NULL-terminated; a NULL schema means the input's). Keyed when `in`
+ * came from sl_ds_key_by. */
+sl_ds_stream *sl_ds_process(sl_ds_stream *in, const char *id, const char *symbol,
+                            const char *out_schema, const char *const *side_outputs);
+/* The side output `name` of a process stream, as a stream. */
+sl_ds_stream *sl_ds_side_output(sl_ds_stream *in, const char *name);
+/* UNION ALL of two streams of one schema. */
+sl_ds_stream *sl_ds_union(sl_ds_stream *a, sl_ds_stream *b, const char *id);
+/* A sink vertex of operator `type` ("print", "file", "blackhole"). */
+void sl_ds_sink(sl_ds_stream *in, const char *id, const char *type, const char *const *options);
+/* Per-vertex settings of the stream's operator: its uid (state mapping),
+ * parallelism, and any operator option (docs/JOBS.md). */
+void sl_ds_uid(sl_ds_stream *s, const char *uid);
+void sl_ds_option(sl_ds_stream *s, const char *key, const char *value);
+void sl_ds_parallelism(sl_ds_stream *s, int parallelism);
+
+/* The job graph as JSON text (caller frees), or NULL with err when a call
+ * above was given something it could not use (the first such problem). */
+char *sl_ds_to_json(sl_ds_env *env, char *err, size_t errlen);
+
+/* The entry point a C job exports. */
+#define SL_DS_JOB_MAIN "sluice_job_main"
+typedef int (*sl_ds_job_main_fn)(sl_ds_env *env, int argc, char **argv);
+
+#endif

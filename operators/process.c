@@ -1,0 +1,275 @@
+/*
+ * process.c -- `process` and `keyed_process`: hosts for user process
+ * functions written against common/datastream.h (Flink's ProcessFunction
+ * and KeyedProcessFunction).
+ *
+ * Config (written by the DataStream builder, or by hand):
+ *   "library":      "/path/job.so"   the shared object holding the function
+ *   "function":     "detector"       an sl_process_fn in it
+ *   "schema":       "k BIGINT, ts TIMESTAMP(3)"   the main output's columns
+ *   "side-outputs": ["late", "gaps: k BIGINT"]    named outputs; a bare name
+ *                                    carries the input's schema
+ *   "key-by":       ["k"]            keyed_process: the key columns (the
+ *                                    input must be hashed on them)
+ *
+ * plan() reads only the configuration: the JobManager never loads user
+ * code. The TaskManager loads the library when a subtask opens (dlopen
+ * counts references, so subtasks share one copy) and checks the function
+ * table's ABI version. keyed_process is keyed: state handles and timers
+ * work, with the key set by the runtime; process is not (no keyed state,
+ * no timers), so it runs at any parallelism on any input.
+ */
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "datastream.h"
+#include "jobgraph.h"
+#include "runtime.h"
+
+typedef struct proc_plan {
+    char *vid;
+    char *library;
+    char *function;
+} proc_plan;
+
+typedef struct proc_state {
+    void *dl;
+    const sl_process_fn *fn;
+    void *user;                 /* op->priv while the user's callbacks run */
+} proc_state;
+
+static void proc_plan_free(void *p)
+{
+    proc_plan *pl = p;
+    if (!pl) return;
+    free(pl->vid);
+    free(pl->library);
+    free(pl->function);
+    free(pl);
+}
+
+/* "name TYPE, name TYPE" into s; SL_ERR naming the problem. */
+static int parse_columns(const char *text, sl_schema *s, const char *what, char *err, size_t errlen)
+{
+    const char *p = text;
+    while (*p) {
+        while (*p == ' ' || *p == ',') p++;
+        if (!*p) break;
+        const char *end = strchr(p, ',');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        char field[256];
+        if (n >= sizeof field) return sl_seterr(err, errlen, "%s: a column is too long", what);
+        memcpy(field, p, n);
+        field[n] = 0;
+        char *sp = strchr(field, ' ');
+        sl_type t;
+        if (sp) *sp++ = 0;
+        while (sp && *sp == ' ') sp++;
+        if (sp) {
+            size_t tl = strlen(sp);
+            while (tl && sp[tl - 1] == ' ') sp[--tl] = 0;
+        }
+        if (!sp || !*field || sl_type_parse(sp, &t) != SL_OK)
+            return sl_seterr(err, errlen, "%s: '%s' is not \"name TYPE\"", what, field);
+        if (sl_schema_find(s, field) >= 0)
+            return sl_seterr(err, errlen, "%s: column '%s' appears twice", what, field);
+        sl_schema_add(s, field, t);
+        p = end ? end : p + n;
+    }
+    if (s->n == 0) return sl_seterr(err, errlen, "%s: no columns", what);
+    return SL_OK;
+}
+
+static void *plan_common(sl_plan_ctx *pc, int keyed, char *err, size_t errlen)
+{
+    const sl_vertex *v = pc->v;
+    const char *lib = sl_vconf_str(v, "library", NULL), *fn = sl_vconf_str(v, "function", NULL);
+    const char *schema = sl_vconf_str(v, "schema", NULL);
+    char what[160];
+    snprintf(what, sizeof what, "vertex '%s'", v->id);
+    if (!lib || !*lib || lib[0] != '/') {
+        sl_seterr(err, errlen, "%s: 'library' must be the absolute path of the job's shared object", what);
+        return NULL;
+    }
+    if (!fn || !*fn) {
+        sl_seterr(err, errlen, "%s: 'function' must name the sl_process_fn in it", what);
+        return NULL;
+    }
+    if (!schema) {
+        sl_seterr(err, errlen, "%s: 'schema' (the output's columns) is required", what);
+        return NULL;
+    }
+    char w2[300];
+    snprintf(w2, sizeof w2, "%s: schema", what);
+    if (parse_columns(schema, pc->out, w2, err, errlen) != SL_OK) return NULL;
+    json_t *so = sl_vconf_array(v, "side-outputs");
+    size_t i;
+    json_t *item;
+    json_array_foreach(so, i, item) {
+        const char *t = json_string_value(item);
+        if (!t) {
+            sl_seterr(err, errlen, "%s: side output %zu must be a string", what, i + 1);
+            return NULL;
+        }
+        char name[64];
+        const char *colon = strchr(t, ':');
+        size_t nl = colon ? (size_t)(colon - t) : strlen(t);
+        if (nl == 0 || nl >= sizeof name) {
+            sl_seterr(err, errlen, "%s: side output %zu needs a name of 1-31 characters", what, i + 1);
+            return NULL;
+        }
+        memcpy(name, t, nl);
+        name[nl] = 0;
+        sl_schema s;
+        sl_schema_init(&s);
+        int rc;
+        if (colon) {
+            snprintf(w2, sizeof w2, "%s: side output '%s'", what, name);
+            rc = parse_columns(colon + 1, &s, w2, err, errlen);
+        } else {
+            sl_schema_copy(&s, pc->in[0].schema);
+            rc = SL_OK;
+        }
+        if (rc == SL_OK && sl_plan_output(pc, name, &s, err, errlen) < 0) rc = SL_ERR;
+        sl_schema_free(&s);
+        if (rc != SL_OK) return NULL;
+    }
+    json_t *kb = sl_vconf_array(v, "key-by");
+    if (keyed) {
+        int cols[SL_MAX_KEY_COLS], n = 0;
+        json_array_foreach(kb, i, item) {
+            const char *c = json_string_value(item);
+            int col = c ? sl_schema_find(pc->in[0].schema, c) : -1;
+            if (col < 0 || n == SL_MAX_KEY_COLS) {
+                sl_seterr(err, errlen, "%s: key-by column '%s' is not in the input", what, c ? c : "?");
+                return NULL;
+            }
+            cols[n++] = col;
+        }
+        if (n == 0) {
+            sl_seterr(err, errlen, "%s: keyed_process needs 'key-by' columns", what);
+            return NULL;
+        }
+        if (sl_plan_key(pc, 0, cols, n, err, errlen) != SL_OK) return NULL;
+    } else if (kb) {
+        sl_seterr(err, errlen, "%s: 'key-by' belongs to keyed_process", what);
+        return NULL;
+    }
+    proc_plan *pl = sl_calloc(1, sizeof *pl);
+    pl->vid = sl_strdup(v->id);
+    pl->library = sl_strdup(lib);
+    pl->function = sl_strdup(fn);
+    return pl;
+}
+
+static void *process_plan(sl_plan_ctx *pc, char *err, size_t errlen) { return plan_common(pc, 0, err, errlen); }
+static void *keyed_plan(sl_plan_ctx *pc, char *err, size_t errlen) { return plan_common(pc, 1, err, errlen); }
+
+/* The user's callbacks see their own op->priv; ours is kept aside. */
+#define ENTER(op, st) ((op)->priv = (st)->user)
+#define LEAVE(op, st) ((st)->user = (op)->priv, (op)->priv = (st))
+
+static int proc_open(sl_op *op)
+{
+    const proc_plan *pl = op->plan;
+    proc_state *st = sl_calloc(1, sizeof *st);
+    op->priv = st;
+    st->dl = dlopen(pl->library, RTLD_NOW | RTLD_LOCAL);
+    if (!st->dl) return sl_op_fail(op, "vertex '%s': cannot load %s: %s", pl->vid, pl->library, dlerror());
+    st->fn = dlsym(st->dl, pl->function);
+    if (!st->fn)
+        return sl_op_fail(op, "vertex '%s': %s has no process function '%s'", pl->vid, pl->library,
+                          pl->function);
+    if (st->fn->abi != SL_DS_ABI_VERSION)
+        return sl_op_fail(op, "vertex '%s': '%s' in %s was built for DataStream ABI %u, this Sluice has %u",
+                          pl->vid, pl->function, pl->library, st->fn->abi, SL_DS_ABI_VERSION);
+    if (!st->fn->process_element)
+        return sl_op_fail(op, "vertex '%s': '%s' has no process_element", pl->vid, pl->function);
+    if (!st->fn->open) return SL_OK;
+    ENTER(op, st);
+    int rc = st->fn->open(op);
+    LEAVE(op, st);
+    return rc;
+}
+
+static int proc_process(sl_op *op, int input, sl_row *row)
+{
+    proc_state *st = op->priv;
+    ENTER(op, st);
+    int rc = st->fn->process_element(op, input, row);
+    LEAVE(op, st);
+    return rc;
+}
+
+static int proc_timer(sl_op *op, sl_time_domain d, int64_t time, const void *ns, size_t nslen)
+{
+    proc_state *st = op->priv;
+    SL_UNUSED(ns);
+    SL_UNUSED(nslen);
+    if (!st->fn->on_timer) return SL_OK;
+    ENTER(op, st);
+    int rc = st->fn->on_timer(op, d, time);
+    LEAVE(op, st);
+    return rc;
+}
+
+static void proc_close(sl_op *op)
+{
+    proc_state *st = op->priv;
+    if (!st) return;
+    if (st->fn && st->fn->close) {
+        ENTER(op, st);
+        st->fn->close(op);
+        LEAVE(op, st);
+    }
+    if (st->dl) dlclose(st->dl);
+    free(st);
+    op->priv = NULL;
+}
+
+/* ---- the context calls of datastream.h --------------------------------------- */
+
+int sl_ds_key(sl_op *ctx, sl_value *vals, int n)
+{
+    const sl_vertex *v = ctx->vertex;
+    if (!ctx->kstate || !v->pc || v->pc->nkeys[0] == 0 || n < v->pc->nkeys[0])
+        return sl_op_fail(ctx, "%s: no key here (a keyed_process with key-by has one)", ctx->task_name);
+    return sl_row_key_decode(ctx->key, ctx->klen, &v->in[0], v->pc->keys[0], v->pc->nkeys[0], vals);
+}
+
+int sl_ds_output(sl_op *ctx, const char *name, const sl_row *row)
+{
+    int o = sl_op_output(ctx, name);
+    if (o <= 0) return sl_op_fail(ctx, "%s: no side output '%s' was declared", ctx->task_name, name);
+    int rc = sl_op_emit_to(ctx, o, (sl_row *)row);
+    return rc == SL_DONE ? SL_OK : rc;
+}
+
+static const char *const proc_options[] = {"library", "function", "schema", "side-outputs", NULL};
+static const char *const keyed_options[] = {"library", "function", "schema", "side-outputs", "key-by",
+                                            NULL};
+
+const sl_op_def sl_op_process = {
+    .abi = SL_OP_ABI_VERSION,
+    .name = "process",
+    .options = proc_options,
+    .plan = process_plan,
+    .plan_free = proc_plan_free,
+    .open = proc_open,
+    .process = proc_process,
+    .close = proc_close,
+};
+
+const sl_op_def sl_op_keyed_process = {
+    .abi = SL_OP_ABI_VERSION,
+    .name = "keyed_process",
+    .flags = SL_OPF_KEYED,
+    .options = keyed_options,
+    .plan = keyed_plan,
+    .plan_free = proc_plan_free,
+    .open = proc_open,
+    .process = proc_process,
+    .on_timer = proc_timer,
+    .close = proc_close,
+};
