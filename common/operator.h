@@ -220,6 +220,12 @@ struct sl_op {
                                    job takes checkpoints (the hooks above will be
                                    called), so a two-phase-commit sink stages its
                                    output instead of writing it straight out */
+    int final_checkpoint;       /* set by the runtime before open(): 1 when the
+                                   task, its inputs ended, waits for a checkpoint
+                                   to complete before it finishes (a final
+                                   checkpoint), so a two-phase-commit sink commits
+                                   its last rows in checkpoint_complete, never in
+                                   end_input */
     /* sources: descriptors to wait on (sl_op_watch_fd) */
     int nwatch;
     int watch_fd[SL_MAX_WATCH_FDS];

@@ -80,6 +80,21 @@ int jm_restore_plan(sl_jobgraph *g, const char *path, int allow_non_restored, js
                                          used ? ", " : "", os->uid);
             continue;
         }
+        int nfin = 0;
+        for (size_t k = 0; k < os->n_subtasks; k++) nfin += os->subtasks[k]->finished;
+        if (nfin && nfin < (int)os->parallelism && (v->def->flags & SL_OPF_SOURCE) &&
+            (int)os->parallelism != v->parallelism) {
+            /* which new subtask would own a finished old one's input? */
+            rc = sl_seterr(err, errlen,
+                           "savepoint '%s': %d of the %u subtasks of source '%s' had finished; a "
+                           "partly finished source cannot be restored at another parallelism "
+                           "(%d): restore it with parallelism %u",
+                           path, nfin, os->parallelism, os->uid, v->parallelism, os->parallelism);
+            json_decref(mapped);
+            json_decref(dropped);
+            json_decref(fresh);
+            goto out;
+        }
         json_array_append_new(mapped, json_pack("{s:s,s:s,s:i,s:s,s:i,s:b,s:I}", "uid", os->uid, "type",
                                                 os->type ? os->type : "", "from-parallelism",
                                                 (int)os->parallelism, "vertex", v->id, "parallelism",
