@@ -9,7 +9,9 @@
  * operator state finds a vertex with its uid, unless allowNonRestoredState
  * says to drop what does not map. The same check produces the report that
  * `sluice savepoint check` prints: which state goes where, what would be
- * dropped, which operators start empty.
+ * dropped, which operators start empty. Every state file is also checked
+ * against _metadata (snapshot_verify.c): a file swapped with another, or
+ * from another job, is refused with a message naming both files.
  */
 #include <string.h>
 
@@ -60,6 +62,19 @@ int jm_restore_plan(sl_jobgraph *g, const char *path, int allow_non_restored, js
                        "number (remove maxParallelism from the job, or set it to %u)",
                        g->max_parallelism, path, md->max_parallelism, md->max_parallelism);
         goto out;
+    }
+    {
+        /* every state file must be the one _metadata says it is */
+        char *dir = sl_strdup(lp);
+        size_t dl = strlen(dir);
+        if (dl > 10 && !strcmp(dir + dl - 10, "/_metadata")) dir[dl - 10] = '\0';
+        char verr[1200];
+        rc = sl_snapshot_verify(dir, md, verr, sizeof verr);
+        free(dir);
+        if (rc != SL_OK) {
+            rc = sl_seterr(err, errlen, "cannot restore from savepoint '%s': %s", path, verr);
+            goto out;
+        }
     }
     json_t *mapped = json_array(), *dropped = json_array(), *fresh = json_array();
     char unmatched[600] = "";

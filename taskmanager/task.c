@@ -332,6 +332,12 @@ static int restore_chain(run *r)
             if (!ss->file || !*ss->file) continue;
             char path[4096];
             snprintf(path, sizeof path, "%s/%s", r->d->restore_dir, ss->file);
+            /* a file that is not what _metadata says would restore silently
+             * into the wrong subtask (or not at all): refuse it */
+            if (sl_snapshot_verify_file(r->d->restore_dir, md, os, ss, op->err, sizeof op->err) != SL_OK) {
+                rc = SL_ERR;
+                break;
+            }
             if (op->kstate && ss->kg_last >= (uint32_t)op->kg_first && ss->kg_first <= (uint32_t)op->kg_last) {
                 int lo = SL_MAX(op->kg_first, (int)ss->kg_first), hi = SL_MIN(op->kg_last, (int)ss->kg_last);
                 if (sl_snapr_keyed(path, lo, hi, restore_entry, &ctx, op->err, sizeof op->err) != SL_OK ||
