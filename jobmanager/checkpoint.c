@@ -194,7 +194,8 @@ void jm_cp_job_ended(jm *j, jm_job *job)
         free(cp->failure);
         cp->failure = sl_strdup("the job's tasks stopped before it completed");
         job->cp_failed++;
-        if (was_writing) jm_io_remove(j, cp->dir);
+        SL_UNUSED(was_writing);
+        jm_io_remove(j, cp->dir); /* what its subtasks wrote; after its _metadata write, if queued */
         if (cp->request_id[0]) {
             jm_savepoint_op *op = sp_op_find(job, cp->request_id);
             if (op && !op->done) {
@@ -416,8 +417,16 @@ void jm_cp_on_written(jm *j, const jm_op *op)
 void jm_cp_on_ack(jm *j, const Sluice__AcknowledgeCheckpoint *a)
 {
     jm_job *job = a->job_id ? jm_job_find(j, a->job_id) : NULL;
-    if (!job || job->attempt != a->attempt || !job->pending || job->pending->id != a->checkpoint_id ||
-        job->pending->writing)
+    if (job && (!job->pending || job->pending->id != a->checkpoint_id)) {
+        /* late: the checkpoint ended already. If it failed, this subtask
+         * wrote its files after the directory was removed: remove it again,
+         * so a failed checkpoint leaves nothing behind. */
+        for (jm_checkpoint *cp = job->cps; cp; cp = cp->next)
+            if (cp->id == a->checkpoint_id && cp->status == CP_FAILED)
+                jm_io_remove(j, cp->dir);
+        return;
+    }
+    if (!job || job->attempt != a->attempt || job->pending->writing)
         return; /* late: the checkpoint ended already */
     jm_checkpoint *cp = job->pending;
     int idx = task_index(job, a->chain, a->subtask);

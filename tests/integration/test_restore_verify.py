@@ -1,14 +1,21 @@
-"""A damaged snapshot never restores in silence.
+"""A damaged snapshot never restores in silence; failed checkpoints leave
+nothing behind.
 
 - Two subtasks' .state files of a savepoint swapped: each file records its
   job, uid and subtask, so the restore is refused (REST 400) with a
   message naming the file, what it holds and the file _metadata gives for
   that; no job is created. The CLI's `run -s` says the same. Put back, the
   savepoint restores and the job runs.
+- Checkpoints that expire (a 1 ms timeout) while their subtasks still
+  write: every failed checkpoint's directory is removed, also when files
+  arrive after the failure and when the job is cancelled with one in
+  progress; only the retained completed checkpoint stays.
 """
 import os
+import re
 
-from test_checkpoints import agg_job, read_metadata
+from conftest import wait_for
+from test_checkpoints import agg_job, checkpoints, read_metadata
 from test_savepoints import NO_PERIODIC, stop_with_savepoint, wait_progress, write_job
 
 
@@ -59,3 +66,31 @@ def test_swapped_state_files_are_refused(make_cluster, workdir):
     c.wait_state(jid2, "RUNNING", timeout=20)
     c.cli("cancel", jid2, check=True)
     c.wait_state(jid2, "CANCELED", timeout=20)
+
+
+def test_failed_checkpoints_leave_no_directories(make_cluster, workdir):
+    chk = os.path.join(workdir, "chk")
+    c = make_cluster(jm_conf={"execution.checkpointing.interval": "100 ms",
+                              "execution.checkpointing.timeout": "1 ms",
+                              "execution.checkpointing.tolerable-failed-checkpoints": "1000000",
+                              "state.checkpoints.dir": chk})
+    c.add_tm(slots=2)
+    jid = c.submit(agg_job(os.path.join(workdir, "out"), os.path.join(workdir, "raw"), 1_000_000,
+                           10, rate=2000))
+    c.wait_state(jid, "RUNNING", timeout=20)
+    wait_for(lambda: checkpoints(c, jid)["counts"]["failed"] >= 5, timeout=30,
+             what="five failed checkpoints")
+    c.cli("cancel", jid, check=True)
+    c.wait_state(jid, "CANCELED", timeout=20)
+    cp = checkpoints(c, jid)
+    assert cp["counts"]["failed"] >= 5, cp["counts"]
+    failed = [h for h in cp["history"] if h["status"] == "FAILED"]
+    assert failed and all(re.match(r"Checkpoint expired before completing|the job's tasks stopped",
+                                   h["failure_message"]) for h in failed), failed
+    # some may complete within the tick; the newest completed one is retained
+    # (num-retained 1), every other directory goes
+    latest = cp["latest"]["completed"]
+    want = [f"chk-{latest['id']}"] if latest else []
+    job_dir = os.path.join(chk, jid)
+    wait_for(lambda: (sorted(os.listdir(job_dir)) if os.path.isdir(job_dir) else []) == want,
+             timeout=20, what=f"only {want} left in {job_dir}")
