@@ -829,7 +829,7 @@ void tm_net_stop(tm_net *n)
         free(p->host);
         free(p);
     }
-    if (n->listener) evconnlistener_free(n->listener);
+    sl_listen_free(n->listener);
     if (n->inbox) event_free(n->inbox);
     if (n->reconnect) event_free(n->reconnect);
     if (n->heartbeat) event_free(n->heartbeat);
