@@ -79,6 +79,7 @@ static void cp_destroy(jm_checkpoint *cp)
     for (int i = 0; i < cp->nhandles; i++) free(cp->handles[i].file);
     free(cp->handles);
     free(cp->acked);
+    free(cp->finished);
     free(cp->dir);
     free(cp->failure);
     free(cp);
@@ -170,6 +171,10 @@ static void cp_fail(jm *j, jm_job *job, jm_checkpoint *cp, const char *why, int 
     }
     if (job->state == JOB_RUNNING) notify(j, job, cp->id, 0);
     jm_io_remove(j, cp->dir); /* partial files; after its _metadata write, if one is queued */
+    for (int c = 0; c < job->g->nchains; c++)
+        for (int i = 0; i < job->g->chains[c].parallelism; i++)
+            if (job->tasks[c][i].state == T_RUNNING && job->tasks[c][i].end_of_input)
+                jm_cp_on_end_of_input(j, job); /* it still waits for a final checkpoint */
     if (counts && cp->type == CP_CHECKPOINT && ++job->cp_failed_in_a_row > j->cp_tolerable &&
         job->state == JOB_RUNNING) {
         char reason[600];
@@ -256,10 +261,11 @@ jm_checkpoint *jm_cp_trigger(jm *j, jm_job *job, jm_cp_type type, const char *di
     cp->trigger_mono_ms = sl_mono_ms();
     cp->num_subtasks = job_tasks(job);
     cp->acked = sl_calloc((size_t)cp->num_subtasks, 1);
+    cp->finished = sl_calloc((size_t)cp->num_subtasks, 1);
     for (int c = 0, idx = 0; c < job->g->nchains; c++)
         for (int i = 0; i < job->g->chains[c].parallelism; i++, idx++)
             if (job->tasks[c][i].state == T_FINISHED) {
-                cp->acked[idx] = 2;
+                cp->acked[idx] = cp->finished[idx] = 1;
                 cp->num_acked++;
             }
     cp->stop = stop;
@@ -296,7 +302,7 @@ static void cp_write(jm *j, jm_job *job, jm_checkpoint *cp)
     int nfin = 0;
     for (int c = 0, idx = 0; c < g->nchains; c++)
         for (int i = 0; i < g->chains[c].parallelism; i++, idx++) {
-            if (cp->acked[idx] != 2) continue;
+            if (!cp->finished[idx]) continue;
             for (int k = 0; k < g->chains[c].n; k++) {
                 int v = g->chains[c].vertices[k];
                 if (!fin[v]) fin[v] = sl_calloc((size_t)g->v[v].parallelism, 1);
@@ -478,7 +484,7 @@ void jm_cp_on_task_finished(jm *j, jm_job *job, uint32_t chain, uint32_t subtask
     if (!cp || cp->writing) return;
     int idx = task_index(job, chain, subtask);
     if (idx < 0 || cp->acked[idx]) return;
-    cp->acked[idx] = 2;
+    cp->acked[idx] = cp->finished[idx] = 1;
     cp->num_acked++;
     if (cp->num_acked == cp->num_subtasks) cp_write(j, job, cp);
 }

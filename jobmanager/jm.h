@@ -79,6 +79,7 @@ typedef struct jm_task {
     jm_metrics metrics;
     uint64_t last_alignment_ns;  /* of its last acknowledged checkpoint */
     uint64_t last_start_delay_ns;
+    int end_of_input;           /* RUNNING, waiting for a final checkpoint */
 } jm_task;
 
 typedef struct jm_exception {
@@ -109,8 +110,9 @@ typedef struct jm_checkpoint {
     int64_t trigger_ms, latest_ack_ms, end_ms;  /* wall clock */
     int64_t trigger_mono_ms;
     int num_subtasks, num_acked;
-    uint8_t *acked;             /* per task (chain offset + subtask): 0 not yet,
-                                   1 acknowledged, 2 finished (counts as acknowledged;
+    uint8_t *acked;             /* per task (chain offset + subtask): 1 acknowledged
+                                   (or finished) */
+    uint8_t *finished;          /* per task: it had finished (counts as acknowledged;
                                    _metadata records it finished) */
     int writing;                /* all acknowledged; _metadata is being written (io.c) */
     char *dir;                  /* where its files go */

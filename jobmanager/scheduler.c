@@ -551,7 +551,10 @@ void jm_on_task_status(jm *j, const Sluice__TaskStatus *ts)
     switch (ts->state) {
     case SLUICE__TASK_STATE__TASK_RUNNING:
         if (t->state == T_DEPLOYING || t->state == T_CREATED) t->state = T_RUNNING;
-        if (ts->end_of_input && t->state == T_RUNNING) jm_cp_on_end_of_input(j, job);
+        if (ts->end_of_input && t->state == T_RUNNING) {
+            t->end_of_input = 1;
+            jm_cp_on_end_of_input(j, job);
+        }
         break;
     case SLUICE__TASK_STATE__TASK_FINISHED:
         t->state = T_FINISHED;
