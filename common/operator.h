@@ -1,5 +1,6 @@
 /*
- * operator.h -- the contract between the runtime and an operator (v2).
+ * operator.h -- the contract between the runtime and an operator (v3: v2
+ * plus sl_op.final_checkpoint).
  *
  * This header is Sluice's operator ABI: built-in operators (operators/, one
  * file each, listed in operators/builtin.c) and plugins (shared objects
@@ -45,7 +46,7 @@
 #define SL_OPERATOR_H
 
 /* Bumped whenever sl_op_def, sl_op or sl_plan_ctx changes shape or meaning. */
-#define SL_OP_ABI_VERSION 2u
+#define SL_OP_ABI_VERSION 3u
 
 #include <stdio.h>
 #include <jansson.h>
