@@ -110,3 +110,4 @@ clean:
 	rm -rf build build-san
 
 -include $(shell find $(B)/obj -name '*.d' 2>/dev/null)
+-include $(wildcard $(B)/plugins/*.d)

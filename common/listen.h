@@ -1,6 +1,7 @@
 /*
  * listen.h -- a TCP listener on libevent, for the JobManager's RPC port and
- * each TaskManager's data port.
+ * each TaskManager's data port. Accept errors for want of descriptors
+ * pause the listener instead of spinning, logged once per episode.
  */
 #ifndef SL_LISTEN_H
 #define SL_LISTEN_H
@@ -14,5 +15,11 @@
 struct evconnlistener *sl_listen(struct event_base *base, const char *bind, int port,
                                  const char *what, evconnlistener_cb cb, void *arg,
                                  int *bound_port, char *err, size_t errlen);
+/* Free a listener made by sl_listen (NULL: no-op), on its loop thread. */
+void sl_listen_free(struct evconnlistener *l);
+
+/* Out of descriptors (or memory), accepting pauses this long between tries;
+ * logged once per episode (listen.c). */
+#define SL_LISTEN_RETRY_MS 100
 
 #endif

@@ -1,5 +1,6 @@
 /*
- * operator.h -- the contract between the runtime and an operator (v2).
+ * operator.h -- the contract between the runtime and an operator (v3: v2
+ * plus sl_op.final_checkpoint).
  *
  * This header is Sluice's operator ABI: built-in operators (operators/, one
  * file each, listed in operators/builtin.c) and plugins (shared objects
@@ -45,7 +46,7 @@
 #define SL_OPERATOR_H
 
 /* Bumped whenever sl_op_def, sl_op or sl_plan_ctx changes shape or meaning. */
-#define SL_OP_ABI_VERSION 2u
+#define SL_OP_ABI_VERSION 3u
 
 #include <stdio.h>
 #include <jansson.h>
@@ -220,6 +221,12 @@ struct sl_op {
                                    job takes checkpoints (the hooks above will be
                                    called), so a two-phase-commit sink stages its
                                    output instead of writing it straight out */
+    int final_checkpoint;       /* set by the runtime before open(): 1 when the
+                                   task, its inputs ended, waits for a checkpoint
+                                   to complete before it finishes (a final
+                                   checkpoint), so a two-phase-commit sink commits
+                                   its last rows in checkpoint_complete, never in
+                                   end_input */
     /* sources: descriptors to wait on (sl_op_watch_fd) */
     int nwatch;
     int watch_fd[SL_MAX_WATCH_FDS];

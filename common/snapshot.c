@@ -2,7 +2,8 @@
  * snapshot.c -- the bytes of a snapshot: a subtask's state file, the
  * snapshot's _metadata, and the directory chores around them.
  *
- * State file (format version 1; all integers little endian):
+ * State file (format version 2, or 1 without IDNT; all integers little
+ * endian):
  *
  *   header   28 bytes: magic "SLSTATE\0" | u32 version | u32 max parallelism
  *            | u32 kg_first | u32 kg_last | u32 CRC-32C of the 24 bytes before
@@ -20,7 +21,16 @@
  * (24 bytes) | payload | u32 CRC-32C of the payload followed by those 24
  * header bytes (payload first, so that the writer can stream a section
  * whose length it learns only at the end and patch the header in place).
- * Tags: "KEYS", "TIMR", "OPST", "INDX"; kg is 0xffffffff for the last two.
+ * Tags: "IDNT", "KEYS", "TIMR", "OPST", "INDX"; kg is 0xffffffff for
+ * all but KEYS and TIMR.
+ *
+ *   IDNT payload (count 1; in version 2 files, which differ from version
+ *                 1 by this section alone, the first section, right after
+ *                 the header): u16 length | job id | u16 length | operator
+ *                 uid | u32 subtask -- whose state this is, so a restore
+ *                 can check each file against _metadata (a file swapped
+ *                 with another one is refused, not restored into the wrong
+ *                 subtask). Version 1 files read as "identity unknown".
  *
  *   KEYS payload: `count` entries, each varint sid | varint key length |
  *                 varint namespace length | varint value length | key | ns |
@@ -69,6 +79,7 @@
 #define TAG_TIMR FOURCC('T', 'I', 'M', 'R')
 #define TAG_OPST FOURCC('O', 'P', 'S', 'T')
 #define TAG_INDX FOURCC('I', 'N', 'D', 'X')
+#define TAG_IDNT FOURCC('I', 'D', 'N', 'T')
 #define NO_KG 0xffffffffu
 
 #define HDR_SIZE 28     /* file header */
@@ -220,7 +231,7 @@ static int fsync_parent(const char *path, char *err, size_t errlen)
 /* Writing a state file                                                      */
 /* ======================================================================== */
 
-enum { STAGE_OPEN, STAGE_KEYED, STAGE_TIMERS, STAGE_OPSTATE };
+enum { STAGE_OPEN, STAGE_IDENT, STAGE_KEYED, STAGE_TIMERS, STAGE_OPSTATE };
 
 struct sl_snapw {
     int fd;
@@ -406,6 +417,35 @@ static int wstage(sl_snapw *w, int stage, const char *what, char *err, size_t er
                          "keyed, timers, operator state)",
                          w->path, what);
     w->stage = stage;
+    return SL_OK;
+}
+
+int sl_snapw_identity(sl_snapw *w, const char *job_id, const char *uid, int subtask, char *err,
+                      size_t errlen)
+{
+    if (wstage(w, STAGE_IDENT, "the identity", err, errlen) != SL_OK) return SL_ERR;
+    size_t jl = job_id ? strlen(job_id) : 0, ul = uid ? strlen(uid) : 0;
+    if (jl > SL_SNAP_ID_MAX || ul > SL_SNAP_ID_MAX || subtask < 0)
+        return sl_seterr(err, errlen, "writing %s: job id, uid (at most %d bytes) or subtask %d invalid",
+                         w->path, SL_SNAP_ID_MAX, subtask);
+    uint8_t b[2 + SL_SNAP_ID_MAX + 2 + SL_SNAP_ID_MAX + 4], *p = b;
+    sl_put_le16(p, (uint16_t)jl);
+    memcpy(p + 2, job_id ? job_id : "", jl);
+    p += 2 + jl;
+    sl_put_le16(p, (uint16_t)ul);
+    memcpy(p + 2, uid ? uid : "", ul);
+    p += 2 + ul;
+    sl_put_le32(p, (uint32_t)subtask);
+    p += 4;
+    uint64_t off, len;
+    if (sec_begin(w, -1) != SL_OK) return werr(w, err, errlen);
+    w->sec_count = 1;
+    if (wpay(w, b, (size_t)(p - b)) != SL_OK || sec_end(w, TAG_IDNT, &off, &len) != SL_OK)
+        return werr(w, err, errlen);
+    SL_ASSERT(off == HDR_SIZE && w->buf_off == 0);
+    /* the header, still in the buffer, says so: version 2 */
+    sl_put_le32(w->buf + 8, SL_STATE_FORMAT_IDENT);
+    sl_put_le32(w->buf + 24, crc_extend(0, w->buf, 24));
     return SL_OK;
 }
 
@@ -628,6 +668,8 @@ typedef struct snapr {
     uint64_t idx_off;    /* sections live in [HDR_SIZE, idx_off) */
     uint64_t *idx;       /* 4 per key group, as written */
     uint64_t op_off, op_len;
+    uint64_t sec_min;    /* sections the index names start here (after IDNT) */
+    sl_snap_ident ident; /* .known 0: no IDNT section */
     uint8_t *buf;        /* the section last read */
     size_t cap;
 } snapr;
@@ -679,7 +721,42 @@ static int rsection(snapr *r, uint64_t off, uint64_t len, uint32_t tag, uint32_t
 static int ref_ok(const snapr *r, uint64_t off, uint64_t len)
 {
     if (len == 0) return off == 0;
-    return off >= HDR_SIZE && len >= SEC_MIN && off <= r->idx_off && len <= r->idx_off - off;
+    return off >= r->sec_min && len >= SEC_MIN && off <= r->idx_off && len <= r->idx_off - off;
+}
+
+/* The IDNT section right after the header of a version 2 file. */
+static int read_ident(snapr *r, char *err, size_t errlen)
+{
+    if (r->idx_off - HDR_SIZE < SEC_MIN)
+        return sl_seterr(err, errlen, "%s: a version %d state file without its identity section",
+                         r->path, SL_STATE_FORMAT_IDENT);
+    if (rread(r, HDR_SIZE, SEC_HDR, "the identity section", err, errlen) != SL_OK) return SL_ERR;
+    uint64_t plen = sl_get_le64(r->buf + 16), count;
+    if (plen > 2 + SL_SNAP_ID_MAX + 2 + SL_SNAP_ID_MAX + 4 || plen + SEC_MIN > r->idx_off - HDR_SIZE)
+        return sl_seterr(err, errlen, "%s: the identity section is damaged (length %llu)", r->path,
+                         (unsigned long long)plen);
+    if (rsection(r, HDR_SIZE, plen + SEC_MIN, TAG_IDNT, NO_KG, "the identity section", &count, err,
+                 errlen) != SL_OK)
+        return SL_ERR;
+    const uint8_t *p = r->buf + SEC_HDR, *end = p + plen;
+    sl_snap_ident *id = &r->ident;
+    size_t jl, ul;
+    if (count != 1 || end - p < 2 || (jl = sl_get_le16(p)) > SL_SNAP_ID_MAX || (size_t)(end - p) < 2 + jl + 2)
+        goto bad;
+    memcpy(id->job_id, p + 2, jl);
+    id->job_id[jl] = '\0';
+    p += 2 + jl;
+    if ((ul = sl_get_le16(p)) > SL_SNAP_ID_MAX || (size_t)(end - p) != 2 + ul + 4) goto bad;
+    memcpy(id->uid, p + 2, ul);
+    id->uid[ul] = '\0';
+    p += 2 + ul;
+    id->subtask = (int)sl_get_le32(p);
+    if (id->subtask < 0) goto bad;
+    id->known = 1;
+    r->sec_min = HDR_SIZE + plen + SEC_MIN;
+    return SL_OK;
+bad:
+    return sl_seterr(err, errlen, "%s: the identity section is malformed", r->path);
 }
 
 /* Open path and check header, trailer and index. */
@@ -704,11 +781,11 @@ static int snapr_open(snapr *r, const char *path, char *err, size_t errlen)
     if (memcmp(h, state_magic, 8) != 0)
         return sl_seterr(err, errlen, "%s: not a Sluice state file (bad magic)", path);
     uint32_t version = sl_get_le32(h + 8);
-    if (version != SL_SNAPSHOT_FORMAT_VERSION)
+    if (version != SL_SNAPSHOT_FORMAT_VERSION && version != SL_STATE_FORMAT_IDENT)
         return sl_seterr(err, errlen,
                          "%s: state file format version %u is not supported (this build reads "
-                         "version %d)",
-                         path, version, SL_SNAPSHOT_FORMAT_VERSION);
+                         "versions %d and %d)",
+                         path, version, SL_SNAPSHOT_FORMAT_VERSION, SL_STATE_FORMAT_IDENT);
     if (crc_extend(0, h, 24) != sl_get_le32(h + 24))
         return sl_seterr(err, errlen, "%s: the header is damaged (CRC-32C mismatch)", path);
     uint32_t maxp = sl_get_le32(h + 12), first = sl_get_le32(h + 16), last = sl_get_le32(h + 20);
@@ -743,6 +820,8 @@ static int snapr_open(snapr *r, const char *path, char *err, size_t errlen)
                          path, (unsigned long long)ioff, (unsigned long long)ilen,
                          (unsigned long long)r->size, (unsigned long long)nkg);
     r->idx_off = ioff;
+    r->sec_min = HDR_SIZE;
+    if (version == SL_STATE_FORMAT_IDENT && read_ident(r, err, errlen) != SL_OK) return SL_ERR;
     uint64_t count;
     if (rsection(r, ioff, ilen, TAG_INDX, NO_KG, "the index", &count, err, errlen) != SL_OK)
         return SL_ERR;
@@ -917,6 +996,21 @@ int sl_snapr_opstate(const char *path, void **blob, size_t *len, char *err, size
             if (n) memcpy(*blob, r.buf + SEC_HDR, n);
             *len = n;
         }
+    }
+    snapr_close(&r);
+    return rc;
+}
+
+int sl_snapr_ident(const char *path, sl_snap_ident *id, int *max_parallelism, int *kg_first,
+                   int *kg_last, char *err, size_t errlen)
+{
+    snapr r;
+    int rc = snapr_open(&r, path, err, errlen);
+    if (rc == SL_OK) {
+        *id = r.ident;
+        if (max_parallelism) *max_parallelism = r.max_parallelism;
+        if (kg_first) *kg_first = r.kg_first;
+        if (kg_last) *kg_last = r.kg_last;
     }
     snapr_close(&r);
     return rc;

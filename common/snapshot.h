@@ -29,6 +29,8 @@
 #include "timers.h"
 
 #define SL_SNAPSHOT_FORMAT_VERSION 1
+/* a state file with its identity (sl_snapw_identity) says version 2 */
+#define SL_STATE_FORMAT_IDENT 2
 
 /* ---- writing a subtask's state file (any thread) ---------------------- */
 
@@ -48,6 +50,12 @@ typedef struct sl_snap_timer {
 
 sl_snapw *sl_snapw_open(const char *path, int max_parallelism, int kg_first, int kg_last, char *err,
                         size_t errlen);
+/* Whose state this is (job id and uid at most SL_SNAP_ID_MAX bytes);
+ * right after open, before any other section. Restores check it against
+ * _metadata. */
+#define SL_SNAP_ID_MAX 1024
+int sl_snapw_identity(sl_snapw *w, const char *job_id, const char *uid, int subtask, char *err,
+                      size_t errlen);
 /* Every entry of the snapshot for key groups [kg_first, kg_last]. */
 int sl_snapw_keyed(sl_snapw *w, sl_ksnap *snap, char *err, size_t errlen);
 int sl_snapw_timers(sl_snapw *w, const sl_snap_timer *timers, size_t n, char *err, size_t errlen);
@@ -66,9 +74,35 @@ int sl_snapr_timers(const char *path, int kg_first, int kg_last,
                     size_t errlen);
 /* The operator-state blob (*blob malloc'ed, caller frees; *len 0 = none). */
 int sl_snapr_opstate(const char *path, void **blob, size_t *len, char *err, size_t errlen);
+/* The identity a state file records (known 0: written without one). */
+typedef struct sl_snap_ident {
+    int known;
+    char job_id[SL_SNAP_ID_MAX + 1];
+    char uid[SL_SNAP_ID_MAX + 1];
+    int subtask;
+} sl_snap_ident;
+/* Identity, key-group range and max parallelism of a state file, after
+ * checking its header, identity, trailer and index. */
+int sl_snapr_ident(const char *path, sl_snap_ident *id, int *max_parallelism, int *kg_first,
+                   int *kg_last, char *err, size_t errlen);
 /* The key-group range and max parallelism recorded in a state file. */
 int sl_snapr_info(const char *path, int *max_parallelism, int *kg_first, int *kg_last, char *err,
                   size_t errlen);
+
+/* ---- checking files against _metadata (snapshot_verify.c) ---------------- */
+
+struct Sluice__SnapshotMetadata;
+struct Sluice__OperatorState;
+struct Sluice__SubtaskState;
+/* One subtask's file (ss, of operator os, in md) or every file of md, in
+ * dir: each must record the uid, subtask, job and key-group range _metadata
+ * gives it. The error names the file, what it holds and what was expected
+ * (and the file _metadata gives for what it holds). */
+int sl_snapshot_verify_file(const char *dir, const struct Sluice__SnapshotMetadata *md,
+                            const struct Sluice__OperatorState *os,
+                            const struct Sluice__SubtaskState *ss, char *err, size_t errlen);
+int sl_snapshot_verify(const char *dir, const struct Sluice__SnapshotMetadata *md, char *err,
+                       size_t errlen);
 
 /* ---- _metadata ------------------------------------------------------------ */
 

@@ -2,9 +2,16 @@
  * checkpoint.c -- the checkpoint coordinator.
  *
  * Every execution.checkpointing.interval (after min-pause since the last
- * one ended, and only while every task of the job runs) the coordinator
- * triggers checkpoint n at the TaskManagers that run the job's sources.
- * Barriers then travel in-band; every subtask snapshots when they pass and
+ * one ended, and once every task of the job runs or has finished) the
+ * coordinator triggers checkpoint n at the TaskManagers that run the job.
+ * Barriers then travel in-band from the sources still running; a task
+ * whose inputs have all ended (its upstream finished) takes the trigger
+ * itself, as Flink's checkpoints after tasks finish (FLIP-147) trigger the
+ * first running tasks behind finished ones. Tasks that finished count as
+ * acknowledged and _metadata records them finished, so a restored finished
+ * source ends at once instead of reading its input again. A task that
+ * finishes while n is in progress counts as finished in n. Every subtask
+ * that runs snapshots when the barriers pass and
  * acknowledges with the handles of the state files it wrote into
  * <state.checkpoints.dir>/<job id>/chk-<n>/. When all subtasks have
  * acknowledged, the coordinator packs _metadata (sluice.SnapshotMetadata)
@@ -72,6 +79,7 @@ static void cp_destroy(jm_checkpoint *cp)
     for (int i = 0; i < cp->nhandles; i++) free(cp->handles[i].file);
     free(cp->handles);
     free(cp->acked);
+    free(cp->finished);
     free(cp->dir);
     free(cp->failure);
     free(cp);
@@ -152,6 +160,7 @@ static void cp_fail(jm *j, jm_job *job, jm_checkpoint *cp, const char *why, int 
     job->cp_failed++;
     if (job->pending == cp) job->pending = NULL;
     job->next_cp_mono_ms = SL_MAX(job->next_cp_mono_ms, sl_mono_ms() + SL_MAX(j->cp_min_pause_ms, 0));
+    job->cp_pause_mono_ms = sl_mono_ms() + SL_MAX(j->cp_min_pause_ms, 0);
     sl_warn(TAG, "Checkpoint %llu of job %s failed: %s", (unsigned long long)cp->id, job->id, why);
     if (cp->request_id[0]) {
         jm_savepoint_op *op = sp_op_find(job, cp->request_id);
@@ -162,6 +171,10 @@ static void cp_fail(jm *j, jm_job *job, jm_checkpoint *cp, const char *why, int 
     }
     if (job->state == JOB_RUNNING) notify(j, job, cp->id, 0);
     jm_io_remove(j, cp->dir); /* partial files; after its _metadata write, if one is queued */
+    for (int c = 0; c < job->g->nchains; c++)
+        for (int i = 0; i < job->g->chains[c].parallelism; i++)
+            if (job->tasks[c][i].state == T_RUNNING && job->tasks[c][i].end_of_input)
+                jm_cp_on_end_of_input(j, job); /* it still waits for a final checkpoint */
     if (counts && cp->type == CP_CHECKPOINT && ++job->cp_failed_in_a_row > j->cp_tolerable &&
         job->state == JOB_RUNNING) {
         char reason[600];
@@ -186,7 +199,8 @@ void jm_cp_job_ended(jm *j, jm_job *job)
         free(cp->failure);
         cp->failure = sl_strdup("the job's tasks stopped before it completed");
         job->cp_failed++;
-        if (was_writing) jm_io_remove(j, cp->dir);
+        SL_UNUSED(was_writing);
+        jm_io_remove(j, cp->dir); /* what its subtasks wrote; after its _metadata write, if queued */
         if (cp->request_id[0]) {
             jm_savepoint_op *op = sp_op_find(job, cp->request_id);
             if (op && !op->done) {
@@ -225,7 +239,7 @@ jm_checkpoint *jm_cp_trigger(jm *j, jm_job *job, jm_cp_type type, const char *di
     }
     for (int c = 0; c < job->g->nchains; c++)
         for (int i = 0; i < job->g->chains[c].parallelism; i++)
-            if (job->tasks[c][i].state != T_RUNNING) {
+            if (job->tasks[c][i].state != T_RUNNING && job->tasks[c][i].state != T_FINISHED) {
                 sl_seterr(err, errlen, "not all tasks of job %s are running yet", job->id);
                 return NULL;
             }
@@ -247,6 +261,13 @@ jm_checkpoint *jm_cp_trigger(jm *j, jm_job *job, jm_cp_type type, const char *di
     cp->trigger_mono_ms = sl_mono_ms();
     cp->num_subtasks = job_tasks(job);
     cp->acked = sl_calloc((size_t)cp->num_subtasks, 1);
+    cp->finished = sl_calloc((size_t)cp->num_subtasks, 1);
+    for (int c = 0, idx = 0; c < job->g->nchains; c++)
+        for (int i = 0; i < job->g->chains[c].parallelism; i++, idx++)
+            if (job->tasks[c][i].state == T_FINISHED) {
+                cp->acked[idx] = cp->finished[idx] = 1;
+                cp->num_acked++;
+            }
     cp->stop = stop;
     cp->drain = drain;
     cp->dir = dir ? sl_strdup(dir) : sl_sprintf("%s/%s/chk-%llu", j->cp_dir, job->id, (unsigned long long)cp->id);
@@ -276,8 +297,22 @@ static void cp_write(jm *j, jm_job *job, jm_checkpoint *cp)
     md.graph_json = job->graph_json;
     Sluice__OperatorState *ops = sl_calloc((size_t)g->nv, sizeof *ops);
     Sluice__OperatorState **opp = sl_calloc((size_t)g->nv, sizeof *opp);
-    Sluice__SubtaskState *subs = sl_calloc((size_t)(cp->nhandles ? cp->nhandles : 1), sizeof *subs);
-    Sluice__SubtaskState **subp = sl_calloc((size_t)(cp->nhandles ? cp->nhandles : 1), sizeof *subp);
+    /* finished subtasks, per vertex: every vertex of a finished task's chain */
+    char **fin = sl_calloc((size_t)g->nv, sizeof *fin);
+    int nfin = 0;
+    for (int c = 0, idx = 0; c < g->nchains; c++)
+        for (int i = 0; i < g->chains[c].parallelism; i++, idx++) {
+            if (!cp->finished[idx]) continue;
+            for (int k = 0; k < g->chains[c].n; k++) {
+                int v = g->chains[c].vertices[k];
+                if (!fin[v]) fin[v] = sl_calloc((size_t)g->v[v].parallelism, 1);
+                fin[v][i] = 1;
+                nfin++;
+            }
+        }
+    size_t nslots = (size_t)(cp->nhandles + nfin) + 1;
+    Sluice__SubtaskState *subs = sl_calloc(nslots, sizeof *subs);
+    Sluice__SubtaskState **subp = sl_calloc(nslots, sizeof *subp);
     int nsub = 0;
     for (int v = 0; v < g->nv; v++) {
         int first = nsub, keyed = 0;
@@ -293,6 +328,15 @@ static void cp_write(jm *j, jm_job *job, jm_checkpoint *cp)
             ss->size = hd->size;
             ss->has_opstate = hd->has_opstate;
             keyed |= hd->keyed;
+            subp[nsub++] = ss;
+        }
+        for (int i = 0; i < g->v[v].parallelism; i++) {
+            if (!fin[v] || !fin[v][i]) continue;
+            Sluice__SubtaskState *ss = &subs[nsub];
+            sluice__subtask_state__init(ss);
+            ss->subtask = (uint32_t)i;
+            ss->file = (char *)"";
+            ss->finished = 1;
             subp[nsub++] = ss;
         }
         if (nsub == first) continue;
@@ -314,6 +358,8 @@ static void cp_write(jm *j, jm_job *job, jm_checkpoint *cp)
     free(opp);
     free(subs);
     free(subp);
+    for (int v = 0; v < g->nv; v++) free(fin[v]);
+    free(fin);
     jm_io_job *io = sl_calloc(1, sizeof *io);
     io->kind = JM_IO_WRITE_METADATA;
     io->dir = sl_strdup(cp->dir);
@@ -349,6 +395,7 @@ void jm_cp_on_written(jm *j, const jm_op *op)
     job->cp_completed++;
     job->cp_failed_in_a_row = 0;
     job->next_cp_mono_ms = SL_MAX(job->next_cp_mono_ms, sl_mono_ms() + SL_MAX(j->cp_min_pause_ms, 0));
+    job->cp_pause_mono_ms = sl_mono_ms() + SL_MAX(j->cp_min_pause_ms, 0);
     if (cp->type == CP_CHECKPOINT) {
         jm_checkpoint *old = job->latest_completed;
         job->latest_completed = cp;
@@ -376,12 +423,20 @@ void jm_cp_on_written(jm *j, const jm_op *op)
 void jm_cp_on_ack(jm *j, const Sluice__AcknowledgeCheckpoint *a)
 {
     jm_job *job = a->job_id ? jm_job_find(j, a->job_id) : NULL;
-    if (!job || job->attempt != a->attempt || !job->pending || job->pending->id != a->checkpoint_id ||
-        job->pending->writing)
+    if (job && (!job->pending || job->pending->id != a->checkpoint_id)) {
+        /* late: the checkpoint ended already. If it failed, this subtask
+         * wrote its files after the directory was removed: remove it again,
+         * so a failed checkpoint leaves nothing behind. */
+        for (jm_checkpoint *cp = job->cps; cp; cp = cp->next)
+            if (cp->id == a->checkpoint_id && cp->status == CP_FAILED)
+                jm_io_remove(j, cp->dir);
+        return;
+    }
+    if (!job || job->attempt != a->attempt || job->pending->writing)
         return; /* late: the checkpoint ended already */
     jm_checkpoint *cp = job->pending;
     int idx = task_index(job, a->chain, a->subtask);
-    if (idx < 0 || cp->acked[idx]) return;
+    if (idx < 0 || cp->acked[idx]) return; /* twice, or it finished before its ack came */
     if (a->error && *a->error) {
         char why[1300];
         const sl_chain *ch = &job->g->chains[a->chain];
@@ -419,6 +474,32 @@ void jm_cp_on_ack(jm *j, const Sluice__AcknowledgeCheckpoint *a)
     if (cp->num_acked == cp->num_subtasks) cp_write(j, job, cp);
 }
 
+/* A task of a running job finished: while a checkpoint is in progress
+ * that it has not acknowledged, it counts as finished there (it took part
+ * in an earlier checkpoint that completed after its end of input, which
+ * committed its output; its state is needed no more). */
+void jm_cp_on_task_finished(jm *j, jm_job *job, uint32_t chain, uint32_t subtask)
+{
+    jm_checkpoint *cp = job->pending;
+    if (!cp || cp->writing) return;
+    int idx = task_index(job, chain, subtask);
+    if (idx < 0 || cp->acked[idx]) return;
+    cp->acked[idx] = cp->finished[idx] = 1;
+    cp->num_acked++;
+    if (cp->num_acked == cp->num_subtasks) cp_write(j, job, cp);
+}
+
+/* A task's input ended and it waits for a final checkpoint: the next
+ * checkpoint comes after min-pause rather than after the interval (with
+ * execution.checkpointing.interval an hour, a bounded job would otherwise
+ * wait that long to finish). One in progress may already be its final one
+ * (if it was triggered after the task's end); if not, this asks for the
+ * one after it. */
+void jm_cp_on_end_of_input(jm *j, jm_job *job)
+{
+    if (j->cp_interval_ms > 0 && job->state == JOB_RUNNING) job->final_cp_wanted = 1;
+}
+
 void jm_cp_tick(jm *j)
 {
     int64_t now = sl_mono_ms();
@@ -432,9 +513,13 @@ void jm_cp_tick(jm *j)
             cp_fail(j, job, cp, why, 1);
             continue;
         }
-        if (j->cp_interval_ms <= 0 || job->pending || now < job->next_cp_mono_ms) continue;
+        if (j->cp_interval_ms <= 0 || job->pending) continue;
+        int final = job->final_cp_wanted && now >= job->cp_pause_mono_ms;
+        if (!final && now < job->next_cp_mono_ms) continue;
         char err[200];
-        if (jm_cp_trigger(j, job, CP_CHECKPOINT, NULL, 0, 0, err, sizeof err))
+        if (jm_cp_trigger(j, job, CP_CHECKPOINT, NULL, 0, 0, err, sizeof err)) {
             job->next_cp_mono_ms = now + j->cp_interval_ms;
+            job->final_cp_wanted = 0;
+        }
     }
 }

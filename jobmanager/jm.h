@@ -79,6 +79,7 @@ typedef struct jm_task {
     jm_metrics metrics;
     uint64_t last_alignment_ns;  /* of its last acknowledged checkpoint */
     uint64_t last_start_delay_ns;
+    int end_of_input;           /* RUNNING, waiting for a final checkpoint */
 } jm_task;
 
 typedef struct jm_exception {
@@ -109,7 +110,10 @@ typedef struct jm_checkpoint {
     int64_t trigger_ms, latest_ack_ms, end_ms;  /* wall clock */
     int64_t trigger_mono_ms;
     int num_subtasks, num_acked;
-    uint8_t *acked;             /* per task (chain offset + subtask) */
+    uint8_t *acked;             /* per task (chain offset + subtask): 1 acknowledged
+                                   (or finished) */
+    uint8_t *finished;          /* per task: it had finished (counts as acknowledged;
+                                   _metadata records it finished) */
     int writing;                /* all acknowledged; _metadata is being written (io.c) */
     char *dir;                  /* where its files go */
     uint64_t state_size;
@@ -152,6 +156,9 @@ typedef struct jm_job {
     jm_checkpoint *cps;         /* history, newest first (bounded) */
     jm_checkpoint *pending;     /* at most one in progress */
     int64_t next_cp_mono_ms;    /* earliest next trigger */
+    int64_t cp_pause_mono_ms;   /* min-pause after the last one ended: no trigger before */
+    int final_cp_wanted;        /* a task waits for a final checkpoint: trigger one
+                                   after min-pause, not after the interval */
     int cp_total, cp_completed, cp_failed, cp_restored;
     int cp_failed_in_a_row;
     jm_checkpoint *latest_completed;  /* also a member of cps (or kept alone) */
@@ -349,6 +356,8 @@ void jm_jobs_destroy(jm *j);
 void jm_cp_configure(jm *j);
 void jm_cp_tick(jm *j);
 void jm_cp_on_ack(jm *j, const Sluice__AcknowledgeCheckpoint *a);
+void jm_cp_on_task_finished(jm *j, jm_job *job, uint32_t chain, uint32_t subtask);
+void jm_cp_on_end_of_input(jm *j, jm_job *job);
 void jm_cp_on_written(jm *j, const jm_op *op);  /* JM_OP_CP_WRITTEN */
 void jm_cp_job_ended(jm *j, jm_job *job);       /* abort what is pending */
 void jm_cp_free(jm_job *job);

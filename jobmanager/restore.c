@@ -9,7 +9,9 @@
  * operator state finds a vertex with its uid, unless allowNonRestoredState
  * says to drop what does not map. The same check produces the report that
  * `sluice savepoint check` prints: which state goes where, what would be
- * dropped, which operators start empty.
+ * dropped, which operators start empty. Every state file is also checked
+ * against _metadata (snapshot_verify.c): a file swapped with another, or
+ * from another job, is refused with a message naming both files.
  */
 #include <string.h>
 
@@ -61,6 +63,19 @@ int jm_restore_plan(sl_jobgraph *g, const char *path, int allow_non_restored, js
                        g->max_parallelism, path, md->max_parallelism, md->max_parallelism);
         goto out;
     }
+    {
+        /* every state file must be the one _metadata says it is */
+        char *dir = sl_strdup(lp);
+        size_t dl = strlen(dir);
+        if (dl > 10 && !strcmp(dir + dl - 10, "/_metadata")) dir[dl - 10] = '\0';
+        char verr[1200];
+        rc = sl_snapshot_verify(dir, md, verr, sizeof verr);
+        free(dir);
+        if (rc != SL_OK) {
+            rc = sl_seterr(err, errlen, "cannot restore from savepoint '%s': %s", path, verr);
+            goto out;
+        }
+    }
     json_t *mapped = json_array(), *dropped = json_array(), *fresh = json_array();
     char unmatched[600] = "";
     size_t used = 0;
@@ -79,6 +94,21 @@ int jm_restore_plan(sl_jobgraph *g, const char *path, int allow_non_restored, js
                 used += (size_t)snprintf(unmatched + used, sizeof unmatched - used, "%s'%s'",
                                          used ? ", " : "", os->uid);
             continue;
+        }
+        int nfin = 0;
+        for (size_t k = 0; k < os->n_subtasks; k++) nfin += os->subtasks[k]->finished;
+        if (nfin && nfin < (int)os->parallelism && (v->def->flags & SL_OPF_SOURCE) &&
+            (int)os->parallelism != v->parallelism) {
+            /* which new subtask would own a finished old one's input? */
+            rc = sl_seterr(err, errlen,
+                           "savepoint '%s': %d of the %u subtasks of source '%s' had finished; a "
+                           "partly finished source cannot be restored at another parallelism "
+                           "(%d): restore it with parallelism %u",
+                           path, nfin, os->parallelism, os->uid, v->parallelism, os->parallelism);
+            json_decref(mapped);
+            json_decref(dropped);
+            json_decref(fresh);
+            goto out;
         }
         json_array_append_new(mapped, json_pack("{s:s,s:s,s:i,s:s,s:i,s:b,s:I}", "uid", os->uid, "type",
                                                 os->type ? os->type : "", "from-parallelism",

@@ -297,7 +297,7 @@ void jm_rpc_stop(jm *j)
         bufferevent_free(c->bev);
         free(c);
     }
-    if (j->listener) evconnlistener_free(j->listener);
+    sl_listen_free(j->listener);
     if (j->tick) event_free(j->tick);
     if (j->cp_tick) event_free(j->cp_tick);
 }

@@ -503,6 +503,7 @@ static void deploy(jm *j, jm_job *job)
         job->restored_id = job->restore_point ? (int64_t)job->restore_point_id : (int64_t)job->cp_counter;
     }
     job->next_cp_mono_ms = sl_mono_ms() + j->cp_interval_ms;
+    job->final_cp_wanted = 0;
     jm_job_set_state(job, JOB_RUNNING);
 }
 
@@ -550,10 +551,15 @@ void jm_on_task_status(jm *j, const Sluice__TaskStatus *ts)
     switch (ts->state) {
     case SLUICE__TASK_STATE__TASK_RUNNING:
         if (t->state == T_DEPLOYING || t->state == T_CREATED) t->state = T_RUNNING;
+        if (ts->end_of_input && t->state == T_RUNNING) {
+            t->end_of_input = 1;
+            jm_cp_on_end_of_input(j, job);
+        }
         break;
     case SLUICE__TASK_STATE__TASK_FINISHED:
         t->state = T_FINISHED;
         t->end_ms = sl_now_ms();
+        if (job->state == JOB_RUNNING) jm_cp_on_task_finished(j, job, ts->chain, ts->subtask);
         if (job->state == JOB_RUNNING && all_tasks_in(job, is_finished)) {
             jm_cp_job_ended(j, job);
             release_slots(job);

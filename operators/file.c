@@ -46,12 +46,13 @@
  * clean up the same files. A pending file that is missing or shorter than
  * recorded fails the restore: rows of a completed checkpoint would be lost.
  *
- * End of input with checkpointing on stages the last file and commits all
- * pending ones at once, so a finished bounded job's output is complete
- * without waiting for a final checkpoint (Flink commits at the final
- * checkpoint instead; the difference shows only if the job fails after this
- * subtask ended, when the rows since its last checkpoint would be written
- * again). Without checkpointing no hook is called: the sink writes
+ * End of input with checkpointing on stages the last file; the task then
+ * waits for a final checkpoint (op->final_checkpoint, Flink's checkpoints
+ * after tasks finish) and its checkpoint_complete commits it. Committing at
+ * end of input would write those rows again if the job failed over after
+ * this subtask ended. Only a job restored from a savepoint but taking no
+ * checkpoints (no final checkpoint comes) commits everything at end of
+ * input. Without checkpointing no hook is called: the sink writes
  * `part-<i>` directly as described above (a savepoint of such a job syncs
  * the file and records nothing).
  *
@@ -905,9 +906,11 @@ static int file_end_input(sl_op *op, int input)
 {
     file_state *st = op->priv;
     if (st->twopc) {
-        /* The output of a finished bounded job is complete: commit all. */
+        /* The last rows are staged for the next checkpoint. With a final
+         * checkpoint to come, its completion commits them; only a restored
+         * job that takes no checkpoints commits at its end of input. */
         if (stage_current(op, st, st->next_cpid) != SL_OK) return SL_ERR;
-        return commit_upto(op, st, INT64_MAX);
+        return op->final_checkpoint ? SL_OK : commit_upto(op, st, INT64_MAX);
     }
     if (out_flush(op, st) != SL_OK) return SL_ERR;
     if (fsync(st->fd) != 0)

@@ -77,8 +77,8 @@ static void send_jm(tm_net *n, Sluice__Envelope *env)
 
 /* ---- inbox from task threads -------------------------------------------- */
 
-void tm_net_report(tm_net *n, tm_deploy *d, int chain, int subtask, Sluice__TaskState s,
-                   const char *error)
+static void report_queue(tm_net *n, tm_deploy *d, int chain, int subtask, Sluice__TaskState s,
+                         const char *error, int end_of_input)
 {
     tm_status *st = sl_calloc(1, sizeof *st);
     memcpy(st->job_id, d->job_id, sizeof st->job_id);
@@ -88,12 +88,24 @@ void tm_net_report(tm_net *n, tm_deploy *d, int chain, int subtask, Sluice__Task
     st->subtask = subtask;
     st->state = s;
     st->error = error ? sl_strdup(error) : NULL;
+    st->end_of_input = end_of_input;
     pthread_mutex_lock(&n->mu);
     if (n->status_tail) n->status_tail->next = st;
     else n->status_head = st;
     n->status_tail = st;
     pthread_mutex_unlock(&n->mu);
     event_active(n->inbox, EV_TIMEOUT, 0);
+}
+
+void tm_net_report(tm_net *n, tm_deploy *d, int chain, int subtask, Sluice__TaskState s,
+                   const char *error)
+{
+    report_queue(n, d, chain, subtask, s, error, 0);
+}
+
+void tm_net_report_end_of_input(tm_net *n, tm_deploy *d, int chain, int subtask)
+{
+    report_queue(n, d, chain, subtask, SLUICE__TASK_STATE__TASK_RUNNING, NULL, 1);
 }
 
 void tm_net_task_exited(tm_net *n)
@@ -138,7 +150,8 @@ tm_peer *tm_net_peer(tm_net *n, const char *id, const char *host, int port)
 static void on_peer_wake(evutil_socket_t fd, short what, void *arg) { peer_flush(arg); }
 
 static void report_full(tm_net *n, const char *job_id, uint32_t attempt, int chain, int subtask,
-                        Sluice__TaskState s, const char *error, Sluice__SubtaskMetrics *final)
+                        Sluice__TaskState s, const char *error, Sluice__SubtaskMetrics *final,
+                        int end_of_input)
 {
     Sluice__TaskStatus ts = SLUICE__TASK_STATUS__INIT;
     ts.job_id = (char *)job_id;
@@ -149,6 +162,7 @@ static void report_full(tm_net *n, const char *job_id, uint32_t attempt, int cha
     ts.error = (char *)(error ? error : "");
     ts.tm_id = n->id;
     ts.final_metrics = final;
+    ts.end_of_input = end_of_input;
     Sluice__Envelope env = SLUICE__ENVELOPE__INIT;
     env.msg_case = SLUICE__ENVELOPE__MSG_TASK_STATUS;
     env.task_status = &ts;
@@ -158,7 +172,7 @@ static void report_full(tm_net *n, const char *job_id, uint32_t attempt, int cha
 void tm_net_report_direct(tm_net *n, const char *job_id, uint32_t attempt, int chain, int subtask,
                           Sluice__TaskState s, const char *error)
 {
-    report_full(n, job_id, attempt, chain, subtask, s, error, NULL);
+    report_full(n, job_id, attempt, chain, subtask, s, error, NULL, 0);
 }
 
 /* A CREDIT frame, when the connection is up (else the exchange announces
@@ -577,10 +591,12 @@ static void handle_jm(tm_net *n, Sluice__Envelope *env)
         const Sluice__TriggerCheckpoint *tc = env->trigger;
         tm_deploy *d = tm_deploy_find(n, n->jm_session, tc->attempt);
         if (!d || d->cancelled || !tc->dir || !same_job(d, tc->job_id)) break;
+        /* every task hears of it: sources take it now; a task whose inputs
+         * have all ended takes it too (nothing upstream sends it a barrier
+         * any more); the others note it and take it with their barriers,
+         * or at their end of input if no barrier comes (task.c) */
         for (int i = 0; i < d->ntasks; i++) {
             tm_task *t = &d->tasks[i];
-            const sl_vertex *head = &d->g->v[d->g->chains[t->chain].vertices[0]];
-            if (!(head->def->flags & SL_OPF_SOURCE)) continue;
             tm_mail *ml = sl_calloc(1, sizeof *ml);
             ml->kind = TM_MAIL_TRIGGER;
             ml->cpid = tc->checkpoint_id;
@@ -709,7 +725,9 @@ static void on_inbox(evutil_socket_t fd, short what, void *arg)
         } else if (t && st->state != SLUICE__TASK_STATE__TASK_RUNNING) {
             Sluice__SubtaskMetrics m;
             fill_metrics(d, t, &m, sl_mono_ns());
-            report_full(n, st->job_id, st->attempt, st->chain, st->subtask, st->state, st->error, &m);
+            report_full(n, st->job_id, st->attempt, st->chain, st->subtask, st->state, st->error, &m, 0);
+        } else if (st->end_of_input) {
+            report_full(n, st->job_id, st->attempt, st->chain, st->subtask, st->state, NULL, NULL, 1);
         } else {
             tm_net_report_direct(n, st->job_id, st->attempt, st->chain, st->subtask, st->state, st->error);
         }
@@ -811,7 +829,7 @@ void tm_net_stop(tm_net *n)
         free(p->host);
         free(p);
     }
-    if (n->listener) evconnlistener_free(n->listener);
+    sl_listen_free(n->listener);
     if (n->inbox) event_free(n->inbox);
     if (n->reconnect) event_free(n->reconnect);
     if (n->heartbeat) event_free(n->heartbeat);

@@ -51,7 +51,8 @@ static int write_part(tm_snap_job *job, tm_snap_part *p, char *err, size_t errle
     if (sl_rt_run_deferred(d, err, errlen) != SL_OK) return SL_ERR;
     sl_snapw *w = sl_snapw_open(path, p->max_parallelism, p->kg_first, p->kg_last, err, errlen);
     if (!w) return SL_ERR;
-    if ((p->ksnap && sl_snapw_keyed(w, p->ksnap, err, errlen) != SL_OK) ||
+    if (sl_snapw_identity(w, job->job_id, p->uid, job->subtask, err, errlen) != SL_OK ||
+        (p->ksnap && sl_snapw_keyed(w, p->ksnap, err, errlen) != SL_OK) ||
         (p->ntimers && sl_snapw_timers(w, p->timers, p->ntimers, err, errlen) != SL_OK) ||
         (p->bloblen && sl_snapw_opstate(w, p->blob, p->bloblen, err, errlen) != SL_OK)) {
         sl_snapw_abort(w);

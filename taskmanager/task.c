@@ -66,6 +66,15 @@ typedef struct run {
     uint64_t last_cp;           /* newest checkpoint taken here */
     uint64_t stop_cpid;         /* stop-with-savepoint: the savepoint to see complete */
     int stop_done;              /* 1 it completed, -1 it was aborted */
+    /* checkpoints after tasks finish (FLIP-147) */
+    int out_ended;              /* END went to every output: snapshots send no barrier */
+    uint64_t trig_cpid;         /* newest trigger heard while running without a
+                                   barrier yet; taken at end of input if none came */
+    int64_t trig_ts;
+    int trig_flags;
+    char *trig_dir;
+    uint64_t final_from;        /* first checkpoint taken after out_ended, 0 = none */
+    int final_done;             /* a checkpoint >= final_from completed */
     uint8_t barrier_el[4200];   /* the barrier element's payload being sent */
     size_t barrier_len;
     char err[600];
@@ -240,6 +249,7 @@ static int open_chain(run *r)
         /* a restored job stages like a checkpointed one: its sinks' state
          * records what was pending */
         op->checkpointing = r->d->checkpointing || r->d->restore != NULL;
+        op->final_checkpoint = r->d->checkpointing;
         op->task_name = sl_sprintf("%s (%d/%d)", v->name, t->subtask + 1, v->parallelism);
         if (k + 1 < r->nops) {
             op->out_connected[0] = 1;
@@ -322,6 +332,12 @@ static int restore_chain(run *r)
             if (!ss->file || !*ss->file) continue;
             char path[4096];
             snprintf(path, sizeof path, "%s/%s", r->d->restore_dir, ss->file);
+            /* a file that is not what _metadata says would restore silently
+             * into the wrong subtask (or not at all): refuse it */
+            if (sl_snapshot_verify_file(r->d->restore_dir, md, os, ss, op->err, sizeof op->err) != SL_OK) {
+                rc = SL_ERR;
+                break;
+            }
             if (op->kstate && ss->kg_last >= (uint32_t)op->kg_first && ss->kg_first <= (uint32_t)op->kg_last) {
                 int lo = SL_MAX(op->kg_first, (int)ss->kg_first), hi = SL_MIN(op->kg_last, (int)ss->kg_last);
                 if (sl_snapr_keyed(path, lo, hi, restore_entry, &ctx, op->err, sizeof op->err) != SL_OK ||
@@ -376,6 +392,7 @@ static int end_chain(run *r)
 static int finish_chain(run *r)
 {
     if (end_chain(r) != SL_OK) return SL_ERR;
+    r->out_ended = 1;
     if (writers_broadcast(r, SL_EL_END, 1) != SL_OK) return SL_ERR;
     flush_writers(r);
     return SL_OK;
@@ -385,6 +402,7 @@ static int finish_chain(run *r)
  * everything already fired (then downstream drains too). */
 static int finish_ends(run *r, int drained)
 {
+    r->out_ended = 1;
     if (writers_broadcast(r, SL_EL_END, drained) != SL_OK) return SL_ERR;
     flush_writers(r);
     return SL_OK;
@@ -394,6 +412,7 @@ static int finish_ends(run *r, int drained)
  * is pending (windows and timers stay in the savepoint). */
 static int finish_stopped(run *r)
 {
+    r->out_ended = 1;
     if (writers_broadcast(r, SL_EL_END, 0) != SL_OK) return SL_ERR;
     flush_writers(r);
     return SL_OK;
@@ -554,8 +573,14 @@ static int take_snapshot(run *r, uint64_t cpid, int64_t ts, int flags, const cha
     sl_put_le16(b + 17, (uint16_t)dl);
     memcpy(b + 19, dir, dl);
     r->barrier_len = 19 + dl;
-    int rc = writers_broadcast(r, SL_EL_BARRIER, 0);
-    flush_writers(r);
+    int rc = SL_OK;
+    if (!r->out_ended) {
+        /* after END nothing follows downstream: it does not wait for us */
+        rc = writers_broadcast(r, SL_EL_BARRIER, 0);
+        flush_writers(r);
+    } else if (!r->final_from) {
+        r->final_from = cpid;
+    }
     r->last_cp = cpid;
     if (flags & SL_CP_STOP) r->stop_cpid = cpid;
     tm_snapshotter_submit(r->d->net, job);
@@ -670,7 +695,10 @@ static void op_checkpoint_done(run *r, uint64_t cpid, int completed)
     }
 }
 
-/* Mail from the network thread. Sources take a checkpoint on TRIGGER. */
+static int is_source(const run *r) { return (r->ops[0].def->flags & SL_OPF_SOURCE) != 0; }
+
+/* Mail from the network thread. Sources take a checkpoint on TRIGGER, and
+ * so do tasks whose outputs have ended (waiting for a final checkpoint). */
 static int handle_mail(run *r, int *stop)
 {
     tm_mail *m = tm_gate_take_mail(&r->t->gate);
@@ -678,7 +706,20 @@ static int handle_mail(run *r, int *stop)
     for (tm_mail *x = m; x && rc == SL_OK; x = x->next) {
         switch (x->kind) {
         case TM_MAIL_TRIGGER:
-            if (x->cpid > r->last_cp) {
+            if (x->cpid > r->last_cp && !r->out_ended && !is_source(r)) {
+                /* a consumer still running takes it with its barriers; note
+                 * it in case its inputs end without one (run_consumer) */
+                if (x->cpid > r->trig_cpid) {
+                    r->trig_cpid = x->cpid;
+                    r->trig_ts = x->ts;
+                    r->trig_flags = x->flags;
+                    free(r->trig_dir);
+                    r->trig_dir = sl_strdup(x->dir);
+                }
+            } else if (x->cpid > r->last_cp && r->out_ended) {
+                /* ended, waiting for a final checkpoint: our state now */
+                rc = take_snapshot(r, x->cpid, x->ts, x->flags, x->dir, 0);
+            } else if (x->cpid > r->last_cp) {
                 /* stop with drain: everything fires before the savepoint */
                 if ((x->flags & SL_CP_STOP) && (x->flags & SL_CP_DRAIN)) rc = drain_chain(r);
                 if (rc == SL_OK) rc = take_snapshot(r, x->cpid, x->ts, x->flags, x->dir, 0);
@@ -688,6 +729,7 @@ static int handle_mail(run *r, int *stop)
         case TM_MAIL_COMPLETE:
             op_checkpoint_done(r, x->cpid, 1);
             if (r->failed) rc = SL_ERR;
+            if (r->final_from && x->cpid >= r->final_from) r->final_done = 1;
             if (x->cpid == r->stop_cpid) r->stop_done = 1;
             break;
         case TM_MAIL_ABORT:
@@ -926,7 +968,37 @@ static int run_consumer(run *r)
         publish(r);
     }
     if (r->stop_cpid) return finish_ends(r, !r->stopped); /* stop-with-savepoint passed here */
-    return r->stopped ? finish_stopped(r) : finish_chain(r);
+    int rc = r->stopped ? finish_stopped(r) : finish_chain(r);
+    /* a checkpoint triggered while we ran whose barrier never came (every
+     * input ended first, upstream took it after its end): take it now */
+    if (rc == SL_OK && r->trig_cpid > r->last_cp && !r->failed)
+        rc = take_snapshot(r, r->trig_cpid, r->trig_ts, r->trig_flags, r->trig_dir, 0);
+    return rc;
+}
+
+/* Restored from a snapshot that records this subtask finished (its head
+ * vertex's entry says so; after a change of parallelism only when every
+ * old subtask had finished -- restore.c refuses a partly finished source
+ * at another parallelism). Only sources care: everything downstream of a
+ * finished task sees its input end at once and has no state to fire. */
+static int restored_finished(const run *r)
+{
+    const Sluice__SnapshotMetadata *md = r->d->restore;
+    if (!md || !is_source(r)) return 0;
+    const sl_op *head = &r->ops[0];
+    for (size_t i = 0; i < md->n_operators; i++) {
+        const Sluice__OperatorState *os = md->operators[i];
+        if (strcmp(os->uid, head->vertex->uid)) continue;
+        int nfin = 0, mine = 0;
+        for (size_t k = 0; k < os->n_subtasks; k++) {
+            if (!os->subtasks[k]->finished) continue;
+            nfin++;
+            mine |= os->subtasks[k]->subtask == (uint32_t)head->subtask;
+        }
+        if (os->parallelism == (uint32_t)head->parallelism) return mine;
+        return nfin > 0 && nfin == (int)os->parallelism;
+    }
+    return 0;
 }
 
 static void *task_main(void *arg)
@@ -963,10 +1035,21 @@ static void *task_main(void *arg)
         rc = SL_ERR;
     } else if (rc == SL_OK) {
         tm_net_report(d->net, d, t->chain, t->subtask, SLUICE__TASK_STATE__TASK_RUNNING, NULL);
-        rc = (head->def->flags & SL_OPF_SOURCE) ? run_source(&r) : run_consumer(&r);
+        int finished = restored_finished(&r);
+        if (finished) /* it had finished: emits nothing, ends at once */
+            rc = finish_ends(&r, 1);
+        else
+            rc = (head->def->flags & SL_OPF_SOURCE) ? run_source(&r) : run_consumer(&r);
         /* stop-with-savepoint: finish only once the savepoint is complete,
-         * so two-phase-commit sinks publish what it covers */
-        while (rc == SL_OK && r.stop_cpid && !r.stop_done && !cancelled(&r)) {
+         * so two-phase-commit sinks publish what it covers; with checkpoints
+         * on, a task whose input ended finishes only once a checkpoint taken
+         * after its end completed (its final checkpoint: two-phase-commit
+         * sinks commit their last rows there) */
+        int final_wait = rc == SL_OK && !finished && !r.stop_cpid && d->checkpointing;
+        if (final_wait && !r.final_from) /* the coordinator need not wait a whole interval */
+            tm_net_report_end_of_input(d->net, d, t->chain, t->subtask);
+        while (rc == SL_OK && !cancelled(&r) &&
+               ((r.stop_cpid && !r.stop_done) || (final_wait && !r.final_done))) {
             int stop = 0;
             sl_buf *late = tm_gate_take(&t->gate, sl_mono_ns() + 100000000);
             if (late) sl_buf_recycle(late); /* every input has ended: nothing can come */
@@ -999,6 +1082,7 @@ static void *task_main(void *arg)
     free(r.held_head);
     free(r.held_tail);
     free(r.align_dir);
+    free(r.trig_dir);
     free(r.in_vals);
     fflush(stdout);
     tm_net_task_exited(d->net);

@@ -159,6 +159,7 @@ typedef struct tm_status {
     int chain, subtask;
     Sluice__TaskState state;
     char *error;
+    int end_of_input;           /* RUNNING, input ended: waits for a final checkpoint */
     struct tm_status *next;
 } tm_status;
 
@@ -235,6 +236,8 @@ void tm_deploy_reap(tm_net *n);
 void tm_deploy_fail_peer(tm_net *n, tm_peer *p, const char *why);
 
 /* net.c (callable from task threads) */
+/* A task's input ended and it waits for a final checkpoint (task thread). */
+void tm_net_report_end_of_input(tm_net *n, tm_deploy *d, int chain, int subtask);
 void tm_net_report(tm_net *n, tm_deploy *d, int chain, int subtask, Sluice__TaskState s,
                    const char *error);
 void tm_net_task_exited(tm_net *n);

@@ -182,9 +182,9 @@ def read_metadata(snapshot_dir):
             for onum, ov in _fields(v):
                 if onum == 5:
                     st = {"subtask": 0, "file": "", "kg_first": 0, "kg_last": 0, "size": 0,
-                          "has_opstate": 0}
+                          "has_opstate": 0, "finished": 0}
                     snames = {1: "subtask", 2: "file", 3: "kg_first", 4: "kg_last", 5: "size",
-                              6: "has_opstate"}
+                              6: "has_opstate", 7: "finished"}
                     for snum, sv in _fields(ov):
                         st[snames[snum]] = sv.decode() if isinstance(sv, bytes) else sv
                     op["subtasks"].append(st)

@@ -14,8 +14,9 @@
 - `stop --drain` fires every window before the savepoint.
 - Refusals: a renamed uid (named in the error; accepted with -n, where that
   operator starts empty), another maxParallelism, a truncated _metadata, a
-  damaged state file. `sluice savepoint check` for a rescale and for a
-  renamed uid; `sluice savepoint -d` removes the directory.
+  damaged state file (refused at submission, naming it). `sluice savepoint
+  check` for a rescale and for a renamed uid; `sluice savepoint -d` removes
+  the directory.
 
 Output is read with the helpers of test_checkpoints.py: committed part
 files in write order, the aggregate's changelog applied with every -U
@@ -441,17 +442,18 @@ def test_restore_refusals_check_and_dispose(make_cluster, workdir):
                         "(truncated?)\n"), r.stderr
     assert len(c.get("/jobs")["jobs"]) == jobs_before
 
-    # a damaged state file: the restore fails naming it, never starts empty
+    # a damaged state file: the restore is refused naming it (every state
+    # file is checked against _metadata before a job is made), never starts empty
     damaged = os.path.join(workdir, "damaged", os.path.basename(sp))
     shutil.copytree(sp, damaged)
     state = os.path.join(damaged, "agg-0.state")
     os.truncate(state, os.path.getsize(state) - 9)
-    jid_d = run_detached(c, "-s", damaged, jf)
-    job_d = c.wait_state(jid_d, ["FAILED", "FINISHED", "CANCELED"], timeout=20)
-    assert job_d["state"] == "FAILED"
-    exc = json.dumps(c.get(f"/jobs/{jid_d}/exceptions"))
-    assert "agg-0.state" in exc, exc
-    assert committed_files(out) == run1_out  # the failed restore committed nothing
+    r = c.cli("run", "-d", "-s", damaged, jf)
+    assert (r.returncode, r.stdout, r.stderr) == \
+        (1, "", f"Error: cannot restore from savepoint '{damaged}': {state}: truncated or damaged: "
+                "no trailer at the end of the file\n")
+    assert len(c.get("/jobs")["jobs"]) == jobs_before
+    assert committed_files(out) == run1_out  # the refused restore committed nothing
 
     # with -n the renamed aggregate starts empty and the rest carries on
     jid2 = run_detached(c, "-n", "-s", sp, renamed)

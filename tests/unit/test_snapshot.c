@@ -782,8 +782,11 @@ static int readers_failing(const char *path)
     return failed;
 }
 
+static int small_ident; /* write_small records an identity (version 2) */
+
 /* A small file of every section kind: a few entries in three key groups
- * of max parallelism 8, timers, an opstate blob. */
+ * of max parallelism 8, timers, an opstate blob; with small_ident, the
+ * identity of job "job-1", uid "op-a", subtask 3 first. */
 static int write_small(const char *path)
 {
     char err[512] = "";
@@ -802,6 +805,7 @@ static int write_small(const char *path)
     sl_ksnap *snap = sl_kstate_snapshot(s, err, sizeof err);
     sl_snapw *w = sl_snapw_open(path, 8, 0, 7, err, sizeof err);
     int rc = w && snap ? SL_OK : SL_ERR;
+    if (rc == SL_OK && small_ident) rc = sl_snapw_identity(w, "job-1", "op-a", 3, err, sizeof err);
     if (rc == SL_OK) rc = sl_snapw_keyed(w, snap, err, sizeof err);
     if (rc == SL_OK) rc = sl_snapw_timers(w, t, 3, err, sizeof err);
     if (rc == SL_OK) rc = sl_snapw_opstate(w, "op", 2, err, sizeof err);
@@ -853,7 +857,59 @@ static void body_fuzz_state(void)
     free(orig);
 }
 
-static void test_fuzz_state_file(void) { in_tmp(body_fuzz_state); }
+static void test_fuzz_state_file(void)
+{
+    small_ident = 0;
+    in_tmp(body_fuzz_state);
+    small_ident = 1; /* every byte of the identity is checked too */
+    in_tmp(body_fuzz_state);
+    small_ident = 0;
+}
+
+/* The identity comes back as written, in a version 2 file; a version 1
+ * file has none; it must come first and only once. */
+static void body_identity(void)
+{
+    char path[512], err[512];
+    tpath(path, sizeof path, "id.state");
+    small_ident = 1;
+    CHECK_EQ_INT(write_small(path), 0);
+    small_ident = 0;
+    size_t n;
+    uint8_t *raw = slurp(path, &n);
+    CHECK(raw);
+    CHECK_EQ_INT(le32(raw + 8), SL_STATE_FORMAT_IDENT);
+    free(raw);
+    sl_snap_ident *id = calloc(1, sizeof *id);
+    int maxp = 0, first = -1, last = -1;
+    CHECK_EQ_INT(sl_snapr_ident(path, id, &maxp, &first, &last, err, sizeof err), SL_OK);
+    CHECK_EQ_INT(id->known, 1);
+    CHECK(!strcmp(id->job_id, "job-1") && !strcmp(id->uid, "op-a"));
+    CHECK_EQ_INT(id->subtask, 3);
+    CHECK_EQ_INT(maxp, 8);
+    CHECK_EQ_INT(first, 0);
+    CHECK_EQ_INT(last, 7);
+    CHECK_EQ_INT(readers_failing(path), 0);
+
+    CHECK_EQ_INT(write_small(path), 0);
+    raw = slurp(path, &n);
+    CHECK(raw);
+    CHECK_EQ_INT(le32(raw + 8), SL_SNAPSHOT_FORMAT_VERSION);
+    free(raw);
+    memset(id, 0xff, sizeof *id);
+    CHECK_EQ_INT(sl_snapr_ident(path, id, NULL, NULL, NULL, err, sizeof err), SL_OK);
+    CHECK_EQ_INT(id->known, 0);
+    free(id);
+
+    sl_snapw *w = sl_snapw_open(path, 8, 0, 7, err, sizeof err);
+    CHECK(w);
+    CHECK_EQ_INT(sl_snapw_opstate(w, "x", 1, err, sizeof err), SL_OK);
+    CHECK_EQ_INT(sl_snapw_identity(w, "j", "u", 0, err, sizeof err), SL_ERR);
+    CHECK(strstr(err, "the identity given after a later section or twice"));
+    sl_snapw_abort(w);
+}
+
+static void test_identity(void) { in_tmp(body_identity); }
 
 static void body_fuzz_metadata(void)
 {
@@ -918,11 +974,18 @@ static void body_bad_files(void)
     uint8_t *copy = malloc(n);
     /* a future version */
     memcpy(copy, orig, n);
+    set_le32(copy + 8, 3);
+    set_le32(copy + 24, crc32c_bitwise(copy, 24));
+    CHECK(spill(bad, copy, n) == 0);
+    CHECK_EQ_INT(sl_snapr_info(bad, NULL, NULL, NULL, err, sizeof err), SL_ERR);
+    CHECK(strstr(err, bad) && strstr(err, "version 3 is not supported"));
+    /* version 2 without its identity section */
+    memcpy(copy, orig, n);
     set_le32(copy + 8, 2);
     set_le32(copy + 24, crc32c_bitwise(copy, 24));
     CHECK(spill(bad, copy, n) == 0);
     CHECK_EQ_INT(sl_snapr_info(bad, NULL, NULL, NULL, err, sizeof err), SL_ERR);
-    CHECK(strstr(err, bad) && strstr(err, "version 2 is not supported"));
+    CHECK(strstr(err, bad) != NULL);
     /* key groups beyond max parallelism */
     memcpy(copy, orig, n);
     set_le32(copy + 20, 8);
@@ -1199,4 +1262,4 @@ SL_TEST_MAIN(SL_TEST(test_roundtrip_keyed), SL_TEST(test_rescale_split), SL_TEST
              SL_TEST(test_canonical_bytes), SL_TEST(test_write_on_other_thread),
              SL_TEST(test_metadata_roundtrip), SL_TEST(test_fuzz_state_file),
              SL_TEST(test_fuzz_metadata), SL_TEST(test_bad_files), SL_TEST(test_writer_rules),
-             SL_TEST(test_atomicity), SL_TEST(test_directories))
+             SL_TEST(test_atomicity), SL_TEST(test_directories), SL_TEST(test_identity))

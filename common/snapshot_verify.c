@@ -1,0 +1,93 @@
+/*
+ * snapshot_verify.c -- checking a snapshot's state files against its
+ * _metadata before anything is restored from them.
+ *
+ * _metadata says, per operator uid and subtask, which file holds that
+ * subtask's state and which key groups it covers. Each state file records
+ * its own identity (job, uid, subtask: the IDNT section, snapshot.c) and
+ * key-group range. A restore that trusted _metadata alone would load a
+ * file swapped with another one into the wrong subtask -- and keyed state
+ * outside a subtask's key groups is silently skipped, so the job would run
+ * with empty state. Here every file is opened (header, identity, trailer,
+ * index; not the sections) and compared; a mismatch is an error naming the
+ * file, what it holds, what _metadata expected, and which file _metadata
+ * gives for what it holds. Files written without an identity (older
+ * writers) are checked for their key-group range only.
+ *
+ * Any thread; reads files (the JobManager calls it on its I/O worker, a
+ * task on its own thread before it restores).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "snapshot.h"
+#include "snapshot.pb-c.h"
+
+/* Which file _metadata names for (uid, subtask); NULL if none. */
+static const char *file_of(const Sluice__SnapshotMetadata *md, const char *uid, int subtask)
+{
+    for (size_t i = 0; i < md->n_operators; i++) {
+        const Sluice__OperatorState *os = md->operators[i];
+        if (strcmp(os->uid, uid)) continue;
+        for (size_t k = 0; k < os->n_subtasks; k++)
+            if (os->subtasks[k]->subtask == (uint32_t)subtask && os->subtasks[k]->file &&
+                *os->subtasks[k]->file)
+                return os->subtasks[k]->file;
+    }
+    return NULL;
+}
+
+int sl_snapshot_verify_file(const char *dir, const Sluice__SnapshotMetadata *md,
+                            const Sluice__OperatorState *os, const Sluice__SubtaskState *ss,
+                            char *err, size_t errlen)
+{
+    const char *f = ss->file;
+    if (!f || !*f) return SL_OK;
+    if (strchr(f, '/') || !strcmp(f, ".") || !strcmp(f, ".."))
+        return sl_seterr(err, errlen, "_metadata names the state file '%s' of operator '%s' subtask %u, "
+                         "which is not a plain file name in %s", f, os->uid, ss->subtask, dir);
+    char path[4096];
+    if (snprintf(path, sizeof path, "%s/%s", dir, f) >= (int)sizeof path)
+        return sl_seterr(err, errlen, "%s/%s: path too long", dir, f);
+    sl_snap_ident *id = sl_calloc(1, sizeof *id);
+    int maxp = 0, first = 0, last = 0, rc = SL_OK;
+    char rerr[600];
+    if (sl_snapr_ident(path, id, &maxp, &first, &last, rerr, sizeof rerr) != SL_OK) {
+        rc = sl_seterr(err, errlen, "%s", rerr);
+    } else if (id->known && (strcmp(id->uid, os->uid) || id->subtask != (int)ss->subtask)) {
+        const char *other = file_of(md, id->uid, id->subtask);
+        rc = sl_seterr(err, errlen,
+                       "state file %s holds the state of operator '%s' subtask %d, but _metadata "
+                       "gives it as the state of operator '%s' subtask %u%s%s%s: the snapshot's "
+                       "files do not match its _metadata (moved or swapped); refusing to restore",
+                       path, id->uid, id->subtask, os->uid, ss->subtask,
+                       other ? " (and names " : "", other ? other : "",
+                       other ? " for what this file holds)" : "");
+    } else if (id->known && strcmp(id->job_id, md->job_id)) {
+        rc = sl_seterr(err, errlen,
+                       "state file %s holds state of job %s, but its _metadata is of job %s: the "
+                       "file comes from another snapshot; refusing to restore",
+                       path, id->job_id, md->job_id);
+    } else if (maxp != (int)md->max_parallelism || first != (int)ss->kg_first ||
+               last != (int)ss->kg_last) {
+        rc = sl_seterr(err, errlen,
+                       "state file %s covers key groups [%d, %d] of %d, but _metadata gives "
+                       "operator '%s' subtask %u key groups [%u, %u] of %u; refusing to restore",
+                       path, first, last, maxp, os->uid, ss->subtask, ss->kg_first, ss->kg_last,
+                       md->max_parallelism);
+    }
+    free(id);
+    return rc;
+}
+
+int sl_snapshot_verify(const char *dir, const Sluice__SnapshotMetadata *md, char *err,
+                       size_t errlen)
+{
+    for (size_t i = 0; i < md->n_operators; i++)
+        for (size_t k = 0; k < md->operators[i]->n_subtasks; k++)
+            if (sl_snapshot_verify_file(dir, md, md->operators[i], md->operators[i]->subtasks[k], err,
+                                        errlen) != SL_OK)
+                return SL_ERR;
+    return SL_OK;
+}
