@@ -126,6 +126,8 @@ typedef struct jm_checkpoint {
 
 typedef struct jm_savepoint_op {
     char request_id[33];
+    int is_checkpoint;          /* POST /jobs/:id/checkpoints, not a savepoint */
+    uint64_t cp_id;             /* the checkpoint or savepoint it triggered */
     int done;                   /* 0 in progress, 1 completed, -1 failed */
     char *location;             /* "file:/..." when done */
     char *failure;
@@ -218,6 +220,7 @@ typedef struct jm {
     double exp_multiplier, exp_jitter;
     /* job store */
     int64_t jobstore_capacity, jobstore_expiration_ms;
+    jm_savepoint_op *disposals; /* POST /savepoint-disposal results, newest first (rest.c, bounded) */
     /* op queue to the loop (loop.c): any thread posts, the loop runs */
     pthread_mutex_t op_lock;
     pthread_cond_t op_done;     /* broadcast when a waited-for op is answered */
@@ -362,6 +365,12 @@ char *jm_savepoint_dir(jm *j, jm_job *job, const char *target); /* caller frees 
  * *report, if asked for, the mapping. */
 int jm_restore_plan(sl_jobgraph *g, const char *path, int allow_non_restored, json_t **report,
                     char **dir_out, uint64_t *cpid, int *is_savepoint, char *err, size_t errlen);
+
+/* ---- jthrowable.c (any thread) ------------------------------------------ */
+/* Base64 of a Java-serialized org.apache.flink.util.SerializedThrowable
+ * with that class name, message and stringified trace: the
+ * "serialized-throwable" of a failure-cause. Caller frees. */
+char *jm_throwable_b64(const char *cls, const char *msg, const char *trace);
 
 /* ---- rest.c ------------------------------------------------------------- */
 int jm_rest_start(jm *j, char *err, size_t errlen);

@@ -184,7 +184,7 @@ async function loadConfig() {
   const version = ctx.config['flink-version'] || ctx.config['sluice-version'] || '';
   setText(document.getElementById('version'), version ? `version ${version}` : '');
   const features = ctx.config.features || {};
-  if (features['web-submit'] === false) {
+  if ((features['graph-submit'] === false || (features['graph-submit'] === undefined && features['web-submit'] === false))) {
     const a = document.querySelector('#nav a[data-nav=submit]');
     if (a) a.hidden = true;
   }

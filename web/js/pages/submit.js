@@ -118,7 +118,7 @@ export function create(ctx) {
 
   const paintFeatures = () => {
     const features = (ctx.config && ctx.config.features) || {};
-    show(disabledNote, features['web-submit'] === false);
+    show(disabledNote, (features['graph-submit'] === false || (features['graph-submit'] === undefined && features['web-submit'] === false)));
   };
   paintFeatures();
 
