@@ -790,12 +790,22 @@ static void trigger_savepoint(route_ctx *rc, jm_job *job, int stop, reply *r)
     }
     const char *target = json_is_string(jt) ? json_string_value(jt) : NULL;
     int flag = jflag && json_is_true(jflag);
-    if (target && (strstr(target, "..") || (strncmp(target, "file:", 5) && target[0] != '/'))) {
-        reply_err(r, 400, "the target directory must be an absolute path (or file:///path) without '..', got '%s'", target);
+    /* a file:// URI and a plain path are the same directory, as in the configuration */
+    char why[300];
+    char *local = target && *target ? sl_config_local_path(target, why, sizeof why) : NULL;
+    if (target && *target && !local) {
+        reply_err(r, 400, "target directory %s", why);
         json_decref(body);
         return;
     }
-    char *dir = jm_savepoint_dir(j, job, target);
+    if (local && (strstr(local, "..") || local[0] != '/')) {
+        reply_err(r, 400, "the target directory must be an absolute path (or file:///path) without '..', got '%s'", target);
+        free(local);
+        json_decref(body);
+        return;
+    }
+    char *dir = jm_savepoint_dir(j, job, local);
+    free(local);
     json_decref(body);
     if (!dir) {
         reply_err(r, 400, "no target directory given and state.savepoints.dir is not configured");

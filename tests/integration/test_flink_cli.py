@@ -214,3 +214,51 @@ def test_rest_paths_answer_under_v1_too(flink, cluster):
     status, body = cluster.request("GET", "/v1/no/such/path")
     assert status == 404 and body["errors"], body
     assert "GET /v1/no/such/path -> 404" in cluster.jm.log_text()
+
+
+def test_flink_2_names_and_file_uris_for_directories(flink_home, make_cluster, workdir):
+    """execution.checkpointing.dir / savepoint-dir as file:// URIs: checkpoints and
+    savepoints land in those directories, not in a relative 'file:' directory."""
+    ck, sp = os.path.join(workdir, "ck2"), os.path.join(workdir, "sp2")
+    c = make_cluster(jm_conf={"execution.checkpointing.dir": "file://" + ck,
+                              "execution.checkpointing.savepoint-dir": "file:" + sp})
+    c.add_tm(slots=1)
+    flink = FlinkCli(flink_home, c, workdir)
+    jid = run_endless(c)
+    r = flink.ok("checkpoint", jid)
+    n = int(re.search(rf"^Checkpoint (\d+) for job {jid} completed\.$", r.stdout, re.M).group(1))
+    assert os.path.isfile(os.path.join(ck, jid, f"chk-{n}", "_metadata"))
+    savepoint_path(flink.ok("savepoint", jid).stdout, sp, jid)
+    assert not os.path.exists(os.path.join(workdir, "file:"))
+    conf = {e["key"]: e["value"] for e in c.get("/jobmanager/config")}
+    assert conf["state.checkpoints.dir"] == ck and conf["state.savepoints.dir"] == sp
+
+
+def test_flinks_own_config_yaml_loads_with_one_warning(flink_home, workdir):
+    """Flink's conf/config.yaml, as shipped, starts a JobManager; the keys Sluice does
+    not use are named in one warning line; a misspelt key still stops it."""
+    from conftest import BIN, Daemon, wait_for
+    path = os.path.join(flink_home, "conf", "config.yaml")
+    args = [os.path.join(BIN, "sluice-jobmanager"), "--config", path,
+            "-D", "rest.port=0", "-D", "jobmanager.rpc.port=0"]
+    jm = Daemon("jm-flink-conf", args, workdir)
+    try:
+        wait_for(lambda: "REST port" in jm.log_text() or not jm.alive(), what="JobManager start")
+        log = jm.log_text()
+        assert jm.alive(), log
+        warnings = [l for l in log.splitlines() if "Accepted but not used" in l]
+        assert len(warnings) == 1, log
+        assert "WARN" in warnings[0]
+        for key in ("env.java.opts.all", "jobmanager.memory.process.size",
+                    "jobmanager.execution.failover-strategy"):
+            assert key in warnings[0], warnings[0]
+    finally:
+        assert jm.stop() == 0
+    bad = os.path.join(workdir, "bad.yaml")
+    with open(path) as f, open(bad, "w") as g:
+        g.write(f.read() + "\ntaskmanager.numberOfTaskSlot: 2\n")
+    r = subprocess.run([os.path.join(BIN, "sluice-jobmanager"), "--config", bad], capture_output=True,
+                       text=True, timeout=30)
+    assert r.returncode != 0
+    assert "unknown configuration key 'taskmanager.numberOfTaskSlot'; did you mean " \
+           "'taskmanager.numberOfTaskSlots'?" in r.stderr, r.stderr
