@@ -100,7 +100,9 @@ static void reply_async(reply *r, const jm_savepoint_op *op, const char *failure
         else if (op->cp_id || op->location)
             json_object_set_new(res, "location",
                                 op->done > 0 && op->location ? json_string(op->location) : json_null());
-        json_object_set_new(res, "failure-cause",
+        /* Flink spells it failureCause in a checkpoint's result (CheckpointInfo),
+         * failure-cause in the others */
+        json_object_set_new(res, op->is_checkpoint ? "failureCause" : "failure-cause",
                             op->done < 0 ? failure_cause_json(failure_class, op->failure ? op->failure : "failed")
                                          : json_null());
         json_object_set_new(o, "operation", res);
@@ -1165,10 +1167,9 @@ static void route(route_ctx *rc, reply *r)
                                      3000, "timezone-name", "UTC", "timezone-offset", 0,
                                      "flink-version", SL_VERSION, "sluice-version", SL_VERSION,
                                      "features", "web-submit", 0, "web-cancel", 1, "web-history", 0));
-        /* web-submit is Flink's jar upload, which Sluice has not; its own
-         * submission of JSON job graphs (POST /jobs) is graph-submit */
+        /* web-submit is Flink's jar upload, which Sluice has not (its own
+         * submission of JSON job graphs, POST /jobs, is always there) */
         json_object_set_new(json_object_get(r->json, "features"), "web-rescale", json_false());
-        json_object_set_new(json_object_get(r->json, "features"), "graph-submit", json_true());
     } else if (rc->nseg == 2 && get && !strcmp(rc->seg[0], "jobmanager") && !strcmp(rc->seg[1], "config")) {
         json_t *arr = json_array();
         for (int i = 0; i < sl_config_count(j->conf); i++) {
@@ -1195,6 +1196,9 @@ static void route(route_ctx *rc, reply *r)
                                      "jobs-finished", counts[JOB_FINISHED], "jobs-cancelled",
                                      counts[JOB_CANCELED], "jobs-failed", counts[JOB_FAILED],
                                      "flink-version", SL_VERSION, "flink-commit", "sluice"));
+        /* Flink's blocklist (nodes marked bad); Sluice has none */
+        json_object_set_new(r->json, "taskmanagers-blocked", json_integer(0));
+        json_object_set_new(r->json, "slots-free-and-blocked", json_integer(0));
     } else if (rc->nseg == 1 && get && !strcmp(rc->seg[0], "taskmanagers")) {
         json_t *arr = json_array();
         for (jm_tm *tm = j->tms; tm; tm = tm->next) json_array_append_new(arr, tm_json(tm, 0));

@@ -15,7 +15,9 @@ the tests assert its exit code and the lines it prints:
 - a savepoint into a directory that cannot be created (below a plain file)
   fails at once (well within Flink's client timeout) printing the reason.
 - `checkpoint <id>`, `checkpoint --full <id>`: "Checkpoint N for job <id>
-  completed." / "Checkpoint(FULL) N ...", N the checkpoint REST reports.
+  completed." / "Checkpoint(FULL) N ...", N the checkpoint REST reports; a
+  checkpoint that fails (its directory cannot be created) prints the reason
+  at once.
 - `stop --savepointPath`, `stop --drain`, `stop --type native`: Flink's
   "Suspending"/"Draining" lines, the savepoint path, the job FINISHED.
 - `cancel <id>`: "Cancelling job <id>." / "Cancelled job <id>.", CANCELED.
@@ -184,6 +186,19 @@ def test_checkpoint_and_full_checkpoint(flink, cluster):
     assert cluster.get(f"/jobs/{jid}/checkpoints")["latest"]["completed"]["id"] == int(m2.group(1))
 
 
+def test_failed_checkpoint_prints_the_reason_at_once(flink_home, make_cluster, workdir):
+    blocker = os.path.join(workdir, "a-file")
+    open(blocker, "w").close()
+    c = make_cluster(jm_conf={"state.checkpoints.dir": os.path.join(blocker, "ck")})
+    c.add_tm(slots=1)
+    flink = FlinkCli(flink_home, c, workdir)
+    jid = run_endless(c)
+    r = flink("checkpoint", jid)
+    assert r.returncode == 1, r.text
+    assert r.seconds < 30, f"took {r.seconds:.1f} s: Flink's client waited instead of failing"
+    assert re.search(r"CheckpointException: .*cannot create directory " + re.escape(blocker), r.text), r.text
+
+
 def test_stop_with_savepoint_drain_and_type(flink, cluster, workdir):
     for args, word, kind in ((["--savepointPath", os.path.join(workdir, "stop1")], "Suspending", "CANONICAL"),
                              (["--drain", "--savepointPath", os.path.join(workdir, "stop2")], "Draining", "CANONICAL"),
@@ -208,7 +223,7 @@ def test_rest_paths_answer_under_v1_too(flink, cluster):
     assert overview["pending-operators"] == 0 and overview["tasks"]["reconciling"] == 0
     assert cluster.get("/jars") == {"address": "", "files": []}
     features = cluster.get("/config")["features"]
-    assert features["web-submit"] is False and features["graph-submit"] is True
+    assert features == {"web-submit": False, "web-cancel": True, "web-rescale": False, "web-history": False}
     m = {x["id"]: x["value"] for x in cluster.get("/v1/jobmanager/metrics?get=numRegisteredTaskManagers,taskSlotsTotal,numRunningJobs")}
     assert m == {"numRegisteredTaskManagers": "1", "taskSlotsTotal": "2", "numRunningJobs": "1"}
     status, body = cluster.request("GET", "/v1/no/such/path")
