@@ -629,6 +629,10 @@ static json_t *cp_json(const jm_checkpoint *cp)
                           cp->num_subtasks, "num_acknowledged_subtasks", cp->num_acked,
                           "checkpoint_type", cp_type_name(cp->type), "discarded", cp->discarded);
     json_object_set_new(o, "alignment_buffered", json_integer(0));
+    json_object_set_new(o, "processed_data", json_integer(0)); /* unaligned checkpoints only */
+    json_object_set_new(o, "persisted_data", json_integer(0));
+    json_object_set_new(o, "savepointFormat", cp->type != CP_CHECKPOINT ? json_string("CANONICAL") : json_null());
+    json_object_set_new(o, "tasks", json_object()); /* per vertex: .../checkpoints/details/:id */
     json_object_set_new(o, "alignment_duration", json_integer((json_int_t)(cp->max_alignment_ns / 1000000)));
     json_object_set_new(o, "sync_duration", json_integer((json_int_t)(cp->max_sync_ns / 1000000)));
     json_object_set_new(o, "async_duration", json_integer((json_int_t)(cp->max_async_ns / 1000000)));
@@ -644,17 +648,47 @@ static json_t *cp_json(const jm_checkpoint *cp)
     return o;
 }
 
-static json_t *stat_json(int64_t mn, int64_t mx, double sum, int n)
+static int cmp_i64(const void *a, const void *b)
 {
-    return json_pack("{s:I,s:I,s:I}", "min", (json_int_t)(n ? mn : 0), "max", (json_int_t)(n ? mx : 0),
-                     "avg", (json_int_t)(n ? sum / n : 0));
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The p-th percentile (0 < p < 100) of n sorted values, estimated as
+ * Flink's histograms do (Apache Commons Math's default: position p(n+1)/100,
+ * interpolated between neighbours, clamped to the ends). */
+static double percentile(const int64_t *v, int n, double p)
+{
+    if (n == 0) return 0;
+    double pos = p * (n + 1) / 100.0;
+    if (pos < 1) return (double)v[0];
+    if (pos >= n) return (double)v[n - 1];
+    int lo = (int)pos;
+    return (double)v[lo - 1] + (pos - lo) * (double)(v[lo] - v[lo - 1]);
+}
+
+/* Flink's StatsSummaryDto of n values (sorted here, in place): min, max,
+ * avg and percentiles; all 0 when there are none. */
+static json_t *stats_json(int64_t *v, int n)
+{
+    double sum = 0;
+    qsort(v, (size_t)n, sizeof *v, cmp_i64);
+    for (int i = 0; i < n; i++) sum += (double)v[i];
+    return json_pack("{s:I,s:I,s:I,s:f,s:f,s:f,s:f,s:f}", "min", (json_int_t)(n ? v[0] : 0), "max",
+                     (json_int_t)(n ? v[n - 1] : 0), "avg", (json_int_t)(n ? sum / n : 0), "p50",
+                     percentile(v, n, 50), "p90", percentile(v, n, 90), "p95", percentile(v, n, 95),
+                     "p99", percentile(v, n, 99), "p999", percentile(v, n, 99.9));
 }
 
 static json_t *checkpoints_json(const jm_job *job)
 {
     json_t *hist = json_array();
-    int64_t smin = 0, smax = 0, dmin = 0, dmax = 0, amin = 0, amax = 0;
-    double ssum = 0, dsum = 0, asum = 0;
+    int ncp = 0;
+    for (const jm_checkpoint *cp = job->cps; cp; cp = cp->next) ncp++;
+    /* the completed ones' sizes, durations and alignments, for the summary */
+    int64_t *sizes = sl_calloc((size_t)ncp + 1, sizeof *sizes);
+    int64_t *durs = sl_calloc((size_t)ncp + 1, sizeof *durs);
+    int64_t *aligns = sl_calloc((size_t)ncp + 1, sizeof *aligns);
     int n = 0;
     const jm_checkpoint *lc = NULL, *lf = NULL, *ls = NULL;
     int in_progress = 0;
@@ -665,17 +699,9 @@ static json_t *checkpoints_json(const jm_job *job)
         if (cp->status == CP_COMPLETED && cp->type != CP_CHECKPOINT && !ls) ls = cp;
         if (cp->status != CP_COMPLETED) continue;
         if (cp->type == CP_CHECKPOINT && !lc) lc = cp;
-        int64_t size = (int64_t)cp->state_size, dur = cp->end_ms - cp->trigger_ms;
-        int64_t al = (int64_t)(cp->max_alignment_ns / 1000000);
-        if (!n || size < smin) smin = size;
-        if (!n || size > smax) smax = size;
-        if (!n || dur < dmin) dmin = dur;
-        if (!n || dur > dmax) dmax = dur;
-        if (!n || al < amin) amin = al;
-        if (!n || al > amax) amax = al;
-        ssum += (double)size;
-        dsum += (double)dur;
-        asum += (double)al;
+        sizes[n] = (int64_t)cp->state_size;
+        durs[n] = cp->end_ms - cp->trigger_ms;
+        aligns[n] = (int64_t)(cp->max_alignment_ns / 1000000);
         n++;
     }
     if (!lc) lc = job->latest_completed;
@@ -695,11 +721,19 @@ static json_t *checkpoints_json(const jm_job *job)
     json_object_set_new(o, "counts", json_pack("{s:i,s:i,s:i,s:i,s:i}", "restored", job->cp_restored,
                                                "total", job->cp_total, "in_progress", in_progress,
                                                "completed", job->cp_completed, "failed", job->cp_failed));
+    /* processed and persisted data are in-flight data of unaligned
+     * checkpoints, which Sluice does not take: truly 0 */
+    int64_t zero = 0;
     json_object_set_new(o, "summary",
-                        json_pack("{s:o,s:o,s:o,s:o}", "state_size", stat_json(smin, smax, ssum, n),
-                                  "checkpointed_size", stat_json(smin, smax, ssum, n),
-                                  "end_to_end_duration", stat_json(dmin, dmax, dsum, n),
-                                  "alignment_buffered", stat_json(amin, amax, asum, n)));
+                        json_pack("{s:o,s:o,s:o,s:o,s:o,s:o}", "state_size", stats_json(sizes, n),
+                                  "checkpointed_size", stats_json(sizes, n),
+                                  "end_to_end_duration", stats_json(durs, n),
+                                  "alignment_buffered", stats_json(aligns, n),
+                                  "processed_data", stats_json(&zero, 0),
+                                  "persisted_data", stats_json(&zero, 0)));
+    free(sizes);
+    free(durs);
+    free(aligns);
     json_object_set_new(o, "latest", latest);
     json_object_set_new(o, "history", hist);
     return o;
@@ -717,10 +751,22 @@ static json_t *checkpoint_details(const jm_job *job, const jm_checkpoint *cp)
         uint64_t size = 0;
         for (int h = 0; h < cp->nhandles; h++)
             if (g->v[cp->handles[h].vertex].chain == c) size += cp->handles[h].size;
-        json_object_set_new(tasks, g->chains[c].id,
-                            json_pack("{s:s,s:i,s:i,s:I}", "name", g->chains[c].name, "num_subtasks",
-                                      g->chains[c].parallelism, "num_acknowledged_subtasks", acked,
-                                      "state_size", (json_int_t)size));
+        /* Flink's TaskCheckpointStatistics; ack times are kept per
+         * checkpoint, not per vertex, so the vertex's own are -1 (unknown) */
+        json_t *t = json_pack("{s:s,s:i,s:i,s:I}", "name", g->chains[c].name, "num_subtasks",
+                              g->chains[c].parallelism, "num_acknowledged_subtasks", acked,
+                              "state_size", (json_int_t)size);
+        json_object_set_new(t, "id", json_integer((json_int_t)cp->id));
+        json_object_set_new(t, "status", json_string(acked == g->chains[c].parallelism &&
+                                                     cp->status != CP_FAILED
+                                                         ? "COMPLETED" : cp_status_name(cp->status)));
+        json_object_set_new(t, "latest_ack_timestamp", json_integer(-1));
+        json_object_set_new(t, "end_to_end_duration", json_integer(-1));
+        json_object_set_new(t, "checkpointed_size", json_integer((json_int_t)size));
+        json_object_set_new(t, "alignment_buffered", json_integer(0));
+        json_object_set_new(t, "processed_data", json_integer(0));
+        json_object_set_new(t, "persisted_data", json_integer(0));
+        json_object_set_new(tasks, g->chains[c].id, t);
         idx += g->chains[c].parallelism;
     }
     json_object_set_new(o, "tasks", tasks);
@@ -918,8 +964,11 @@ static void job_routes(route_ctx *rc, reply *r)
     } else if (rc->nseg == 3 && get && !strcmp(rc->seg[2], "plan")) {
         reply_json(r, 200, json_pack("{s:o}", "plan", job_plan(job)));
     } else if (rc->nseg == 3 && get && !strcmp(rc->seg[2], "config")) {
-        reply_json(r, 200, json_pack("{s:s,s:s,s:{s:i}}", "jid", job->id, "name", job->g->name,
-                                     "execution-config", "job-parallelism", job->g->parallelism));
+        reply_json(r, 200, json_pack("{s:s,s:s,s:{s:i,s:s,s:b,s:{}}}", "jid", job->id, "name",
+                                     job->g->name, "execution-config", "job-parallelism",
+                                     job->g->parallelism, "restart-strategy",
+                                     sl_config_str(j->conf, "restart-strategy.type"),
+                                     "object-reuse-mode", 0, "user-config"));
     } else if (rc->nseg >= 3 && get && !strcmp(rc->seg[2], "checkpoints")) {
         if (rc->nseg == 4 && !strcmp(rc->seg[3], "config")) {
             json_t *o = json_object();
@@ -935,6 +984,13 @@ static void job_routes(route_ctx *rc, reply *r)
             json_object_set_new(o, "checkpoint_storage", json_string("FileSystemCheckpointStorage"));
             json_object_set_new(o, "unaligned_checkpoints", json_false());
             json_object_set_new(o, "tolerable_failed_checkpoints", json_integer(sl_config_int(j->conf, "execution.checkpointing.tolerable-failed-checkpoints")));
+            /* Flink's fields for features Sluice has not: aligned checkpoints
+             * never time out into unaligned ones, no state changelog */
+            json_object_set_new(o, "aligned_checkpoint_timeout", json_integer(0));
+            json_object_set_new(o, "checkpoints_after_tasks_finish", json_false());
+            json_object_set_new(o, "state_changelog_enabled", json_false());
+            json_object_set_new(o, "changelog_periodic_materialization_interval", json_integer(0));
+            json_object_set_new(o, "changelog_storage", json_null());
             reply_json(r, 200, o);
         } else if (rc->nseg == 3) {
             reply_json(r, 200, checkpoints_json(job));
@@ -1163,9 +1219,10 @@ static void route(route_ctx *rc, reply *r)
     const char *m = rc->method;
     int get = !strcmp(m, "GET");
     if (rc->nseg == 1 && get && !strcmp(rc->seg[0], "config")) {
+        /* Flink's DashboardConfiguration exactly: flink-version is Sluice's */
         reply_json(r, 200, json_pack("{s:i,s:s,s:i,s:s,s:s,s:{s:b,s:b,s:b}}", "refresh-interval",
                                      3000, "timezone-name", "UTC", "timezone-offset", 0,
-                                     "flink-version", SL_VERSION, "sluice-version", SL_VERSION,
+                                     "flink-version", SL_VERSION, "flink-revision", "sluice",
                                      "features", "web-submit", 0, "web-cancel", 1, "web-history", 0));
         /* web-submit is Flink's jar upload, which Sluice has not (its own
          * submission of JSON job graphs, POST /jobs, is always there) */

@@ -277,3 +277,61 @@ def test_flinks_own_config_yaml_loads_with_one_warning(flink_home, workdir):
     assert r.returncode != 0
     assert "unknown configuration key 'taskmanager.numberOfTaskSlot'; did you mean " \
            "'taskmanager.numberOfTaskSlots'?" in r.stderr, r.stderr
+
+
+# (path under /v1, Flink's response class[, its type parameter]) that must parse
+PARSES = [
+    ("/config", "org.apache.flink.runtime.rest.messages.DashboardConfiguration"),
+    ("/jobs", "org.apache.flink.runtime.messages.webmonitor.JobIdsWithStatusOverview"),
+    ("/jobs/overview", "org.apache.flink.runtime.messages.webmonitor.MultipleJobsDetails"),
+    ("/jobs/{jid}/status", "org.apache.flink.runtime.messages.webmonitor.JobStatusInfo"),
+    ("/jobs/{jid}/config", "org.apache.flink.runtime.rest.messages.JobConfigInfo"),
+    ("/jobs/{jid}/exceptions", "org.apache.flink.runtime.rest.messages.JobExceptionsInfoWithHistory"),
+    ("/jobs/{jid}/checkpoints/config", "org.apache.flink.runtime.rest.messages.checkpoints.CheckpointConfigInfo"),
+    ("/jobs/{jid}/vertices/{vid}/backpressure", "org.apache.flink.runtime.rest.messages.JobVertexBackPressureInfo"),
+    ("/jobs/{jid}/vertices/{vid}/metrics?get=0.numRecordsIn",
+     "org.apache.flink.runtime.rest.messages.job.metrics.MetricCollectionResponseBody"),
+    ("/jobs/{jid}/vertices/{vid}/subtasks/metrics?get=numRecordsIn",
+     "org.apache.flink.runtime.rest.messages.job.metrics.AggregatedMetricsResponseBody"),
+    ("/jobs/{jid}/metrics?get=numRestarts", "org.apache.flink.runtime.rest.messages.job.metrics.MetricCollectionResponseBody"),
+    ("/jobmanager/metrics?get=taskSlotsTotal", "org.apache.flink.runtime.rest.messages.job.metrics.MetricCollectionResponseBody"),
+    ("/taskmanagers/{tm}/metrics", "org.apache.flink.runtime.rest.messages.job.metrics.MetricCollectionResponseBody"),
+    ("/jobs/{jid}/savepoints/{sp}", "org.apache.flink.runtime.rest.handler.async.AsynchronousOperationResult",
+     "org.apache.flink.runtime.rest.messages.job.savepoints.SavepointInfo"),
+    ("/jobs/{jid}/checkpoints/{ck}", "org.apache.flink.runtime.rest.handler.async.AsynchronousOperationResult",
+     "org.apache.flink.runtime.rest.messages.checkpoints.CheckpointInfo"),
+    ("/savepoint-disposal/{dp}", "org.apache.flink.runtime.rest.handler.async.AsynchronousOperationResult",
+     "org.apache.flink.runtime.rest.handler.async.AsynchronousOperationInfo"),
+]
+
+
+def test_rest_responses_parse_with_flinks_own_classes(flink_home, cluster, workdir):
+    """Flink's response classes and strict mapper read these answers (docs/REST.md lists
+    the endpoints whose Sluice-only fields still stop them)."""
+    from conftest import wait_for
+    cluster.add_tm(slots=1)
+    jid = run_endless(cluster)
+    jars = glob.glob(os.path.join(flink_home, "lib", "flink-dist-*.jar"))
+    assert jars, f"no flink-dist jar in {flink_home}/lib"
+    jar = jars[0]
+    classes = os.path.join(workdir, "classes")
+    subprocess.run(["javac", "-d", classes, "-cp", jar,
+                    os.path.join(ROOT, "tests", "integration", "FlinkRestParse.java")], check=True,
+                   capture_output=True, timeout=120)
+    _, sp = cluster.request("POST", f"/jobs/{jid}/savepoints", {})
+    wait_for(lambda: cluster.get(f"/jobs/{jid}/savepoints/{sp['request-id']}")["status"]["id"] == "COMPLETED",
+             what="the savepoint")
+    _, ck = cluster.request("POST", f"/jobs/{jid}/checkpoints", {"checkpointType": "FULL"})
+    wait_for(lambda: cluster.get(f"/jobs/{jid}/checkpoints/{ck['request-id']}")["status"]["id"] == "COMPLETED",
+             what="the checkpoint")
+    _, dp = cluster.request("POST", "/savepoint-disposal", {"savepoint-path": "/nowhere/savepoint-abc"})
+    ids = {"jid": jid, "vid": cluster.job(jid)["vertices"][0]["id"], "sp": sp["request-id"],
+           "ck": ck["request-id"], "dp": dp["request-id"],
+           "tm": cluster.get("/taskmanagers")["taskmanagers"][0]["id"]}
+    lines = "".join(" ".join([cluster.url + "/v1" + e[0].format(**ids)] + list(e[1:])) + "\n" for e in PARSES)
+    r = subprocess.run(["java", "-cp", f"{jar}:{classes}", "FlinkRestParse"], input=lines,
+                       capture_output=True, text=True, timeout=120)
+    results = [l for l in r.stdout.splitlines() if l.startswith(("OK", "FAIL", "HTTP-FAIL"))]
+    assert len(results) == len(PARSES), r.stdout + r.stderr
+    failed = [l for l in results if not l.startswith("OK")]
+    assert not failed, "\n".join(failed)

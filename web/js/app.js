@@ -181,7 +181,7 @@ async function loadConfig() {
   } catch (e) {
     ctx.config = {};
   }
-  const version = ctx.config['flink-version'] || ctx.config['sluice-version'] || '';
+  const version = ctx.config['flink-version'] || '';
   setText(document.getElementById('version'), version ? `version ${version}` : '');
   /* features.web-submit is Flink's jar upload (false here); Sluice's own
    * submission of JSON job graphs (POST /jobs) is always there */
