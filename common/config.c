@@ -193,6 +193,14 @@ static const sl_conf_def defs[] = {
     {{"log.level", SL_CT_ENUM, "INFO", "DEBUG,INFO,WARN,ERROR",
       "Least severe log level printed (DEBUG, INFO, WARN or ERROR)."},
      NOLIM, "warning=WARN"},
+    {{"metrics.reporter.prom.factory.class", SL_CT_STRING, "", NULL,
+      "Set (to org.apache.flink.metrics.prometheus.PrometheusReporterFactory) to serve "
+      "Prometheus's text format on metrics.reporter.prom.port, on both daemons."},
+     NOLIM, NULL},
+    {{"metrics.reporter.prom.port", SL_CT_STRING, "9249", NULL,
+      "Port of the Prometheus reporter, or a range (9250-9260) of which the first free one "
+      "is taken; 0 picks any free port."},
+     NOLIM, NULL},
     {{"sluice.local.print-file", SL_CT_STRING, "", NULL,
       "If set, print sinks append to this file instead of the TaskManager's stdout."},
      NOLIM, NULL},

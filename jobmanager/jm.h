@@ -234,6 +234,9 @@ typedef struct jm {
     pthread_cond_t io_cond;     /* work arrived, or a waited-for job is done */
     jm_io_job *io_head, *io_tail;
     int io_stopping;
+    /* Prometheus reporter (prom.c), or NULL */
+    struct sl_prom *prom;
+    struct event *prom_tick;    /* renders the loop's figures for it */
 } jm;
 
 /* ---- loop.c: typed ops from other threads to the loop ------------------ */
@@ -371,6 +374,10 @@ int jm_restore_plan(sl_jobgraph *g, const char *path, int allow_non_restored, js
  * with that class name, message and stringified trace: the
  * "serialized-throwable" of a failure-cause. Caller frees. */
 char *jm_throwable_b64(const char *cls, const char *msg, const char *trace);
+
+/* ---- reporter.c (loop): Flink's Prometheus reporter, when configured -------- */
+int jm_prom_start(jm *j, char *err, size_t errlen);
+void jm_prom_stop(jm *j);
 
 /* ---- rest.c ------------------------------------------------------------- */
 int jm_rest_start(jm *j, char *err, size_t errlen);

@@ -753,6 +753,7 @@ static void test_flink_config_yaml_loads(void)
         "jobmanager.execution.failover-strategy: region\n"
         "taskmanager.memory.managed.fraction: 0.4\n"
         "metrics.reporter.prom.port: 9249\n"
+        "metrics.reporter.jmx.factory.class: org.apache.flink.metrics.jmx.JMXReporterFactory\n"
         "taskmanager.numberOfTaskSlots: 2\n";
     char err[256] = "";
     sl_config *c = sl_config_new();
@@ -768,7 +769,8 @@ static void test_flink_config_yaml_loads(void)
     CHECK_EQ_INT(sl_config_int(c, "taskmanager.numberOfTaskSlots"), 2);
     CHECK_EQ_STR(sl_config_ignored(c),
                  "env.java.opts.all,jobmanager.memory.process.size,jobmanager.execution.failover-strategy,"
-                 "taskmanager.memory.managed.fraction,metrics.reporter.prom.port");
+                 "taskmanager.memory.managed.fraction,metrics.reporter.jmx.factory.class");
+    CHECK_EQ_STR(sl_config_str(c, "metrics.reporter.prom.port"), "9249"); /* Sluice's own reporter */
 
     /* misspellings fail, also inside an ignored family and beside one */
     CHECK(sl_config_load_text(c, "taskmanager:\n  numberOfTaskSlot: 2\n", "f.yaml", err, sizeof err) == SL_ERR);
