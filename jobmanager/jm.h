@@ -383,5 +383,9 @@ void jm_prom_stop(jm *j);
 int jm_rest_start(jm *j, char *err, size_t errlen);
 void jm_rest_stop(jm *j);
 void jm_rest_on_loop(jm *j, void *ctx);   /* loop: run a posted request */
+/* rest_checkpoints.c (loop): the checkpoint statistics of a job, and the
+ * details of one of its checkpoints. Caller owns the JSON. */
+json_t *jm_rest_checkpoints_json(const jm_job *job);
+json_t *jm_rest_checkpoint_details(const jm_job *job, const jm_checkpoint *cp);
 
 #endif
