@@ -30,6 +30,7 @@
 
 #include "config.h"
 #include "duration.h"
+#include "log.h"
 #include "sl_limits.h"
 
 /* One row of the table: the public descriptor plus what validation needs. */
@@ -78,7 +79,7 @@ static const sl_conf_def defs[] = {
     {{"taskmanager.memory.process.size", SL_CT_MEMORY, "1728m", NULL,
       "Total memory budget of a TaskManager process."},
      NOLIM, NULL},
-    {{"taskmanager.tmp.dirs", SL_CT_STRING, "/tmp", NULL,
+    {{"taskmanager.tmp.dirs", SL_CT_PATH, "/tmp", NULL,
       "Directory for a TaskManager's working files (local RocksDB state)."},
      NOLIM, NULL},
     {{"parallelism.default", SL_CT_INT, "1", NULL,
@@ -108,10 +109,11 @@ static const sl_conf_def defs[] = {
     {{"state.backend.type", SL_CT_ENUM, "hashmap", "hashmap,rocksdb",
       "Where keyed state lives: in memory (hashmap) or in RocksDB on local disk (rocksdb)."},
      NOLIM, NULL},
-    {{"state.checkpoints.dir", SL_CT_STRING, "", NULL,
-      "Directory that checkpoints are written to; empty keeps no checkpoints."},
+    {{"state.checkpoints.dir", SL_CT_PATH, "", NULL,
+      "Directory that checkpoints are written to (<dir>/<job id>/chk-<n>); empty means "
+      "/tmp/sluice-checkpoints."},
      NOLIM, NULL},
-    {{"state.savepoints.dir", SL_CT_STRING, "", NULL,
+    {{"state.savepoints.dir", SL_CT_PATH, "", NULL,
       "Default directory for savepoints when a request names none."},
      NOLIM, NULL},
     {{"state.checkpoints.num-retained", SL_CT_INT, "1", NULL,
@@ -191,6 +193,14 @@ static const sl_conf_def defs[] = {
     {{"log.level", SL_CT_ENUM, "INFO", "DEBUG,INFO,WARN,ERROR",
       "Least severe log level printed (DEBUG, INFO, WARN or ERROR)."},
      NOLIM, "warning=WARN"},
+    {{"metrics.reporter.prom.factory.class", SL_CT_STRING, "", NULL,
+      "Set (to org.apache.flink.metrics.prometheus.PrometheusReporterFactory) to serve "
+      "Prometheus's text format on metrics.reporter.prom.port, on both daemons."},
+     NOLIM, NULL},
+    {{"metrics.reporter.prom.port", SL_CT_STRING, "9249", NULL,
+      "Port of the Prometheus reporter, or a range (9250-9260) of which the first free one "
+      "is taken; 0 picks any free port."},
+     NOLIM, NULL},
     {{"sluice.local.print-file", SL_CT_STRING, "", NULL,
       "If set, print sinks append to this file instead of the TaskManager's stdout."},
      NOLIM, NULL},
@@ -198,7 +208,65 @@ static const sl_conf_def defs[] = {
 
 #define NDEFS ((int)SL_ARRAY_LEN(defs))
 
+/* Other names of keys in defs[]: Flink 2.x renamed some keys, and 1.x had
+ * older spellings of others. Either sets the same slot. */
+static const struct {
+    const char *name, *key;
+} aliases[] = {
+    {"execution.checkpointing.dir", "state.checkpoints.dir"},
+    {"execution.checkpointing.savepoint-dir", "state.savepoints.dir"},
+    {"execution.checkpointing.num-retained", "state.checkpoints.num-retained"},
+    {"state.backend", "state.backend.type"},
+    {"restart-strategy", "restart-strategy.type"},
+    {"io.tmp.dirs", "taskmanager.tmp.dirs"},
+};
+
+/* Flink's keys that configure the JVM, Flink's deployment or features that
+ * Sluice has not: accepted (so that Flink's config.yaml loads), not used,
+ * named in one warning. A name ending in '.' is a family (a prefix). */
+static const char *const ignored_keys[] = {
+    "env.",                          /* env.java.opts.*, env.log.dir, env.pid.dir, ... */
+    "jobmanager.memory.",            /* the JobManager's JVM memory model */
+    "taskmanager.memory.flink.size", "taskmanager.memory.task.heap.size",
+    "taskmanager.memory.task.off-heap.size", "taskmanager.memory.managed.size",
+    "taskmanager.memory.managed.fraction", "taskmanager.memory.network.min",
+    "taskmanager.memory.network.max", "taskmanager.memory.network.fraction",
+    "taskmanager.memory.jvm-metaspace.size", "taskmanager.memory.jvm-overhead.min",
+    "taskmanager.memory.jvm-overhead.max", "taskmanager.memory.jvm-overhead.fraction",
+    "taskmanager.memory.framework.heap.size", "taskmanager.memory.framework.off-heap.size",
+    "taskmanager.cpu.cores",
+    "jobmanager.execution.failover-strategy", /* Sluice restarts the whole job */
+    "jobmanager.archive.fs.dir", "historyserver.",
+    "blob.server.port", "query.server.port", "high-availability", "high-availability.",
+    "classloader.", "pekko.", "akka.", "kubernetes.", "yarn.", "security.", "fs.", "s3.",
+    "web.submit.enable", "web.cancel.enable", "web.upload.dir", "web.tmpdir",
+    "state.checkpoint-storage", "execution.checkpointing.storage",  /* always the file system */
+    "state.backend.incremental", "execution.checkpointing.incremental", /* always full */
+    "execution.checkpointing.externalized-checkpoint-retention", /* always retained */
+    "state.backend.rocksdb.", "metrics.", "rest.flamegraph.enabled", "rest.profiling.enabled",
+    "cluster.evenly-spread-out-slots", "execution.runtime-mode", "pipeline.name",
+    "python.", "table.",
+};
+
+static int is_ignored_key(const char *key)
+{
+    for (size_t i = 0; i < SL_ARRAY_LEN(ignored_keys); i++) {
+        const char *k = ignored_keys[i];
+        size_t n = strlen(k);
+        if (k[n - 1] == '.' ? !strncmp(key, k, n) && key[n] : !strcmp(key, k)) return 1;
+    }
+    return 0;
+}
+
+static const char *alias_of(const char *key)
+{
+    for (size_t i = 0; i < SL_ARRAY_LEN(aliases); i++)
+        if (!strcmp(aliases[i].name, key)) return aliases[i].key;
+    return NULL;
+}
+
 struct sl_config {
+    char *ignored;                   /* keys accepted but not used, "a,b", or NULL; owned */
     char *value[SL_ARRAY_LEN(defs)]; /* current text of each key, owned */
     int64_t num[SL_ARRAY_LEN(defs)]; /* parsed: ms, bytes, int, bool 0/1, enum index */
     double real[SL_ARRAY_LEN(defs)]; /* parsed DOUBLE values */
@@ -422,6 +490,7 @@ static const char *type_name(const sl_conf_def *d)
     case SL_CT_BOOL: return "boolean";
     case SL_CT_ENUM: return d->k.choices;
     case SL_CT_DOUBLE: return "number";
+    case SL_CT_PATH: return "directory (a path or file:// URI)";
     }
     return "?";
 }
@@ -444,6 +513,13 @@ static int set_index(sl_config *c, int i, const char *value, const char *origin,
     switch (d->k.type) {
     case SL_CT_STRING:
         break;
+    case SL_CT_PATH: {
+        char why[256];
+        text = *value ? sl_config_local_path(value, why, sizeof why) : sl_strdup("");
+        if (!text)
+            return sl_seterr(err, errlen, ORIGIN_FMT "%s: %s", ORIGIN_ARGS(origin), key, why);
+        break;
+    }
     case SL_CT_INT:
         if (sl_parse_int(value, &num) != SL_OK)
             return sl_seterr(err, errlen, ORIGIN_FMT "%s: '%s' is not an integer",
@@ -554,6 +630,7 @@ void sl_config_destroy(sl_config *c)
 {
     if (!c) return;
     for (int i = 0; i < NDEFS; i++) free(c->value[i]);
+    free(c->ignored);
     free(c);
 }
 
@@ -561,8 +638,22 @@ int sl_config_set(sl_config *c, const char *key, const char *value, const char *
                   char *err, size_t errlen)
 {
     int i = find_def(key);
+    if (i < 0 && alias_of(key)) i = find_def(alias_of(key));
     if (i < 0) {
         const char *hint = closest_key(key);
+        if (!hint && is_ignored_key(key)) {
+            /* Flink's, not Sluice's: remember it for the one warning */
+            size_t n = strlen(key);
+            int seen = 0;
+            for (const char *p = c->ignored; p && (p = strstr(p, key)); p += n)
+                seen |= (p == c->ignored || p[-1] == ',') && (p[n] == ',' || !p[n]);
+            if (!seen) {
+                char *list = c->ignored ? sl_sprintf("%s,%s", c->ignored, key) : sl_strdup(key);
+                free(c->ignored);
+                c->ignored = list;
+            }
+            return SL_OK;
+        }
         if (hint)
             return sl_seterr(err, errlen,
                              ORIGIN_FMT "unknown configuration key '%s'; did you mean '%s'?",
@@ -922,7 +1013,44 @@ int sl_config_from_args(sl_config *c, int argc, char **argv, const char *default
             if (sl_config_set_kv(c, a + 2, err, errlen) != SL_OK) return SL_ERR;
         }
     }
+    if (c->ignored)
+        sl_warn("config", "Accepted but not used (Flink's JVM or features Sluice has not): %s",
+                c->ignored);
     return sl_config_check(c, err, errlen);
+}
+
+const char *sl_config_ignored(const sl_config *c)
+{
+    return c->ignored;
+}
+
+char *sl_config_local_path(const char *value, char *err, size_t errlen)
+{
+    const char *p = value;
+    if (!strncmp(p, "file://", 7)) {
+        p += 7;
+        if (!strncmp(p, "localhost/", 10)) p += 9;
+        if (*p != '/') {
+            sl_seterr(err, errlen, "'%s' names a host; Sluice writes to local directories only "
+                      "(file:///path or /path)", value);
+            return NULL;
+        }
+    } else if (!strncmp(p, "file:", 5)) {
+        p += 5;
+    } else {
+        const char *colon = strstr(p, "://");
+        if (colon) {
+            sl_seterr(err, errlen, "'%s': the %.*s:// file system is not supported; Sluice writes "
+                      "to local directories only (file:///path or /path)", value,
+                      (int)SL_MIN((size_t)(colon - p), (size_t)32), p);
+            return NULL;
+        }
+    }
+    if (!*p) {
+        sl_seterr(err, errlen, "'%s' names no directory", value);
+        return NULL;
+    }
+    return sl_strdup(p);
 }
 
 int sl_config_check(const sl_config *c, char *err, size_t errlen)
@@ -971,7 +1099,8 @@ const char *sl_config_str(const sl_config *c, const char *key)
 int64_t sl_config_int(const sl_config *c, const char *key)
 {
     int i = must_find(key);
-    SL_ASSERT(defs[i].k.type != SL_CT_STRING && defs[i].k.type != SL_CT_DOUBLE);
+    SL_ASSERT(defs[i].k.type != SL_CT_STRING && defs[i].k.type != SL_CT_DOUBLE &&
+              defs[i].k.type != SL_CT_PATH);
     return c->num[i];
 }
 

@@ -10,6 +10,17 @@
  * a startup error that names the key and where it came from
  * ("conf/sluice.yaml:7: rest.port: 'abc' is not a port number").
  *
+ * Flink's names of both generations are accepted: a 2.x name and its 1.x
+ * predecessor set the same key (execution.checkpointing.dir and
+ * state.checkpoints.dir). Keys of Flink's that only configure the JVM or
+ * features Sluice has not (env.java.opts.*, jobmanager.memory.*, ...) are
+ * accepted and collected, so that Flink's own config.yaml loads; the daemon
+ * names them in one warning line. A key close to a real one is still a
+ * misspelling ("did you mean ...?"), whatever family it is in.
+ *
+ * Directories (SL_CT_PATH) may be written as plain paths or file:// URIs;
+ * both mean the same directory, and the getter returns the plain path.
+ *
  * Durations accept Flink's forms: "10 s", "500 ms", "1 min", "50000" (ms).
  * Memory sizes accept "64 mb", "1g", "1024" (bytes).
  */
@@ -26,7 +37,8 @@ typedef enum {
     SL_CT_MEMORY,   /* bytes */
     SL_CT_BOOL,
     SL_CT_ENUM,     /* one of `choices` (comma-separated) */
-    SL_CT_DOUBLE    /* a finite decimal number */
+    SL_CT_DOUBLE,   /* a finite decimal number */
+    SL_CT_PATH      /* a local path: "file:///x", "file:/x" and "/x" are all stored as "/x" */
 } sl_conf_type;
 
 typedef struct sl_conf_key {
@@ -65,6 +77,16 @@ int sl_config_from_args(sl_config *c, int argc, char **argv, const char *default
  * than heartbeat.interval; max-concurrent-checkpoints must be 1; the
  * exponential-delay initial backoff must not exceed its maximum. */
 int sl_config_check(const sl_config *c, char *err, size_t errlen);
+
+/* The keys accepted but not used (JVM-only, or features Sluice has not),
+ * comma-separated in the order first seen, or NULL when there are none.
+ * Borrowed from c. */
+const char *sl_config_ignored(const sl_config *c);
+
+/* "file:///x", "file://localhost/x", "file:/x" or a plain path -> the plain
+ * path (caller frees); NULL with the reason in err for a URI of another
+ * scheme or host, which Sluice cannot write to. */
+char *sl_config_local_path(const char *value, char *err, size_t errlen);
 
 /* Typed getters; the key must be declared in the table (else SL_ASSERT). */
 const char *sl_config_str(const sl_config *c, const char *key);

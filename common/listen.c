@@ -93,6 +93,8 @@ struct evconnlistener *sl_listen(struct event_base *base, const char *bind, int 
     sin.sin_family = AF_INET;
     sin.sin_port = htons((uint16_t)port);
     if (!bind || !*bind) bind = "0.0.0.0";
+    /* Flink's shipped config.yaml binds to "localhost"; as the REST server does */
+    if (!strcmp(bind, "localhost")) bind = "127.0.0.1";
     if (inet_pton(AF_INET, bind, &sin.sin_addr) != 1) {
         sl_seterr(err, errlen, "%s: bind address '%s' is not an IPv4 address", what, bind);
         return NULL;

@@ -130,6 +130,8 @@ typedef struct jm_checkpoint {
 
 typedef struct jm_savepoint_op {
     char request_id[33];
+    int is_checkpoint;          /* POST /jobs/:id/checkpoints, not a savepoint */
+    uint64_t cp_id;             /* the checkpoint or savepoint it triggered */
     int done;                   /* 0 in progress, 1 completed, -1 failed */
     char *location;             /* "file:/..." when done */
     char *failure;
@@ -225,6 +227,7 @@ typedef struct jm {
     double exp_multiplier, exp_jitter;
     /* job store */
     int64_t jobstore_capacity, jobstore_expiration_ms;
+    jm_savepoint_op *disposals; /* POST /savepoint-disposal results, newest first (rest.c, bounded) */
     /* op queue to the loop (loop.c): any thread posts, the loop runs */
     pthread_mutex_t op_lock;
     pthread_cond_t op_done;     /* broadcast when a waited-for op is answered */
@@ -238,6 +241,9 @@ typedef struct jm {
     pthread_cond_t io_cond;     /* work arrived, or a waited-for job is done */
     jm_io_job *io_head, *io_tail;
     int io_stopping;
+    /* Prometheus reporter (prom.c), or NULL */
+    struct sl_prom *prom;
+    struct event *prom_tick;    /* renders the loop's figures for it */
 } jm;
 
 /* ---- loop.c: typed ops from other threads to the loop ------------------ */
@@ -372,9 +378,23 @@ char *jm_savepoint_dir(jm *j, jm_job *job, const char *target); /* caller frees 
 int jm_restore_plan(sl_jobgraph *g, const char *path, int allow_non_restored, json_t **report,
                     char **dir_out, uint64_t *cpid, int *is_savepoint, char *err, size_t errlen);
 
+/* ---- jthrowable.c (any thread) ------------------------------------------ */
+/* Base64 of a Java-serialized org.apache.flink.util.SerializedThrowable
+ * with that class name, message and stringified trace: the
+ * "serialized-throwable" of a failure-cause. Caller frees. */
+char *jm_throwable_b64(const char *cls, const char *msg, const char *trace);
+
+/* ---- reporter.c (loop): Flink's Prometheus reporter, when configured -------- */
+int jm_prom_start(jm *j, char *err, size_t errlen);
+void jm_prom_stop(jm *j);
+
 /* ---- rest.c ------------------------------------------------------------- */
 int jm_rest_start(jm *j, char *err, size_t errlen);
 void jm_rest_stop(jm *j);
 void jm_rest_on_loop(jm *j, void *ctx);   /* loop: run a posted request */
+/* rest_checkpoints.c (loop): the checkpoint statistics of a job, and the
+ * details of one of its checkpoints. Caller owns the JSON. */
+json_t *jm_rest_checkpoints_json(const jm_job *job);
+json_t *jm_rest_checkpoint_details(const jm_job *job, const jm_checkpoint *cp);
 
 #endif

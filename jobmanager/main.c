@@ -96,7 +96,7 @@ int main(int argc, char **argv)
         return 1;
     }
     if (jm_io_start(&j, err, sizeof err) != SL_OK || jm_rpc_start(&j, err, sizeof err) != SL_OK ||
-        jm_rest_start(&j, err, sizeof err) != SL_OK) {
+        jm_rest_start(&j, err, sizeof err) != SL_OK || jm_prom_start(&j, err, sizeof err) != SL_OK) {
         sl_error(TAG, "%s", err);
         return 1;
     }
@@ -109,6 +109,7 @@ int main(int argc, char **argv)
     event_add(sigterm, NULL);
     event_base_dispatch(j.base);
     jm_ops_close(&j);
+    jm_prom_stop(&j);
     jm_rest_stop(&j);
     jm_io_stop(&j);
     jm_rpc_stop(&j);

@@ -67,6 +67,49 @@ static void reply_err(reply *r, int status, const char *fmt, ...)
     reply_json(r, status, json_pack("{s:[s]}", "errors", msg));
 }
 
+/* Flink's failure-cause of an asynchronous operation: its client reads
+ * only serialized-throwable (jthrowable.c); class and stack-trace are for
+ * people and for curl. */
+static json_t *failure_cause_json(const char *cls, const char *msg)
+{
+    char *trace = sl_sprintf("%s: %s\n", cls, msg);
+    char *ser = jm_throwable_b64(cls, msg, trace);
+    json_t *o = json_pack("{s:s,s:s,s:s}", "class", cls, "stack-trace", trace,
+                          "serialized-throwable", ser);
+    free(ser);
+    free(trace);
+    return o;
+}
+
+/* The state of an asynchronous operation, in Flink's shape: IN_PROGRESS
+ * with a null operation, or COMPLETED with the operation's result (a
+ * savepoint's location, a checkpoint's id, nothing for a disposal) or its
+ * failure-cause. Every field Flink's classes expect is present (null when
+ * it does not apply). */
+static void reply_async(reply *r, const jm_savepoint_op *op, const char *failure_class)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "status", json_pack("{s:s}", "id", op->done ? "COMPLETED" : "IN_PROGRESS"));
+    if (!op->done) {
+        json_object_set_new(o, "operation", json_null());
+    } else {
+        json_t *res = json_object();
+        if (op->is_checkpoint)
+            json_object_set_new(res, "checkpointId",
+                                op->done > 0 ? json_integer((json_int_t)op->cp_id) : json_null());
+        else if (op->cp_id || op->location)
+            json_object_set_new(res, "location",
+                                op->done > 0 && op->location ? json_string(op->location) : json_null());
+        /* Flink spells it failureCause in a checkpoint's result (CheckpointInfo),
+         * failure-cause in the others */
+        json_object_set_new(res, op->is_checkpoint ? "failureCause" : "failure-cause",
+                            op->done < 0 ? failure_cause_json(failure_class, op->failure ? op->failure : "failed")
+                                         : json_null());
+        json_object_set_new(o, "operation", res);
+    }
+    reply_json(r, 200, o);
+}
+
 /* The distinct state backends of the registered TaskManagers, in
  * registration order, into buf ("" when none is registered). */
 static const char *tms_backends(jm *j, char *buf, size_t len)
@@ -179,6 +222,9 @@ static json_t *task_counts(const jm_job *job, int chain, int lower)
             for (char *p = key; *p; p++) *p = (char)(*p >= 'A' && *p <= 'Z' ? *p + 32 : *p);
         json_object_set_new(o, key, json_integer(counts[s]));
     }
+    /* Flink's ExecutionState has RECONCILING (a JobManager fail-over with
+     * running tasks); Sluice never has a task in it */
+    json_object_set_new(o, lower ? "reconciling" : "RECONCILING", json_integer(0));
     return o;
 }
 
@@ -201,6 +247,8 @@ static json_t *job_overview(const jm_job *job)
                           (json_int_t)job_duration(job), "last-modification",
                           (json_int_t)job->timestamps[job->state]);
     json_object_set_new(o, "tasks", task_counts(job, -1, 1));
+    /* Flink counts operators not yet added to an adaptive graph; Sluice's graphs are whole */
+    json_object_set_new(o, "pending-operators", json_integer(0));
     if (job->state_reason) json_object_set_new(o, "state-reason", json_string(job->state_reason));
     return o;
 }
@@ -241,10 +289,11 @@ static json_t *job_plan(const jm_job *job)
             json_array_append_new(ops, json_pack("{s:s,s:s,s:s}", "id", v->id, "uid", v->uid, "type",
                                                  v->type));
         }
-        json_array_append_new(nodes, json_pack("{s:s,s:i,s:s,s:s,s:o,s:o}", "id", ch->id,
+        json_array_append_new(nodes, json_pack("{s:s,s:i,s:s,s:s,s:s,s:o,s:o,s:{}}", "id", ch->id,
                                                "parallelism", ch->parallelism, "operator", head->type,
-                                               "description", ch->name, "inputs", inputs,
-                                               "operators", ops));
+                                               "operator_strategy", "", "description", ch->name,
+                                               "inputs", inputs, "operators", ops,
+                                               "optimizer_properties"));
     }
     return json_pack("{s:s,s:s,s:s,s:o}", "jid", job->id, "name", g->name, "type", "STREAMING",
                      "nodes", nodes);
@@ -263,6 +312,8 @@ static json_t *job_detail(jm *j, const jm_job *job)
     for (int s = 0; s < JOB_NSTATES; s++)
         json_object_set_new(ts, jm_job_state_name((jm_job_state)s), json_integer(job->timestamps[s]));
     json_object_set_new(o, "timestamps", ts);
+    json_object_set_new(o, "job-type", json_string("STREAMING"));
+    json_object_set_new(o, "pending-operators", json_integer(0));
     json_t *vs = json_array();
     for (int c = 0; c < g->nchains; c++) {
         const sl_chain *ch = &g->chains[c];
@@ -287,8 +338,11 @@ static json_t *job_detail(jm *j, const jm_job *job)
         /* beyond Flink: late rows dropped by window operators in this vertex */
         json_object_set_new(metrics, "numLateRecordsDropped",
                             json_integer((json_int_t)chain_sum(job, c, "numLateRecordsDropped")));
+        /* every vertex of a Sluice job shares one slot sharing group (nslots
+         * = the largest parallelism), which has no id of its own: the job's */
         json_array_append_new(
-            vs, json_pack("{s:s,s:s,s:i,s:i,s:s,s:I,s:I,s:I,s:o,s:o}", "id", ch->id, "name", ch->name,
+            vs, json_pack("{s:s,s:s,s:s,s:i,s:i,s:s,s:I,s:I,s:I,s:o,s:o}", "id", ch->id,
+                          "slotSharingGroupId", job->id, "name", ch->name,
                           "maxParallelism", g->max_parallelism, "parallelism", ch->parallelism,
                           "status", jm_task_state_name(st), "start-time", (json_int_t)start,
                           "end-time", (json_int_t)(done ? end : -1), "duration",
@@ -303,6 +357,7 @@ static json_t *job_detail(jm *j, const jm_job *job)
             if (chain_state(job, c) == (jm_task_state)s) n++;
         json_object_set_new(sc, jm_task_state_name((jm_task_state)s), json_integer(n));
     }
+    json_object_set_new(sc, "RECONCILING", json_integer(0)); /* as in task_counts */
     json_object_set_new(o, "status-counts", sc);
     json_object_set_new(o, "plan", job_plan(job));
     if (job->state_reason) json_object_set_new(o, "state-reason", json_string(job->state_reason));
@@ -361,6 +416,9 @@ typedef struct route_ctx {
     char *restore_dir;          /* snapshot to restore from, or NULL */
     uint64_t restore_cpid;
     int restore_is_savepoint;
+    /* POST /savepoint-disposal: done on the REST thread, recorded by the loop */
+    int disposal_rc;            /* SL_OK or SL_ERR */
+    char disposal_err[1100];
     reply *r;                   /* the answer, written by the loop */
 } route_ctx;
 
@@ -546,128 +604,13 @@ static void vertex_routes(route_ctx *rc, jm_job *job, int c, reply *r)
     reply_err(r, 404, "Not found: no such vertex resource '%s'", what);
 }
 
-/* ---- checkpoints -------------------------------------------------------- */
-
-static const char *cp_status_name(jm_cp_status s)
+/* Is name one of the items of the comma-separated list? */
+static int list_has(const char *list, const char *name)
 {
-    return s == CP_COMPLETED ? "COMPLETED" : s == CP_FAILED ? "FAILED" : "IN_PROGRESS";
-}
-
-static const char *cp_type_name(jm_cp_type t)
-{
-    return t == CP_SAVEPOINT ? "SAVEPOINT" : t == CP_SYNC_SAVEPOINT ? "SYNC_SAVEPOINT" : "CHECKPOINT";
-}
-
-static json_t *cp_json(const jm_checkpoint *cp)
-{
-    int64_t end = cp->end_ms ? cp->end_ms : (cp->latest_ack_ms ? cp->latest_ack_ms : sl_now_ms());
-    json_t *o = json_pack("{s:s,s:I,s:s,s:b,s:I,s:I,s:I,s:I,s:I,s:i,s:i,s:s,s:b}", "className",
-                          cp->status == CP_COMPLETED ? "completed" : cp->status == CP_FAILED ? "failed" : "in_progress",
-                          "id", (json_int_t)cp->id, "status", cp_status_name(cp->status),
-                          "is_savepoint", cp->type != CP_CHECKPOINT, "trigger_timestamp",
-                          (json_int_t)cp->trigger_ms, "latest_ack_timestamp",
-                          (json_int_t)(cp->latest_ack_ms ? cp->latest_ack_ms : -1), "state_size",
-                          (json_int_t)cp->state_size, "checkpointed_size", (json_int_t)cp->state_size,
-                          "end_to_end_duration", (json_int_t)(end - cp->trigger_ms), "num_subtasks",
-                          cp->num_subtasks, "num_acknowledged_subtasks", cp->num_acked,
-                          "checkpoint_type", cp_type_name(cp->type), "discarded", cp->discarded);
-    json_object_set_new(o, "alignment_buffered", json_integer(0));
-    json_object_set_new(o, "alignment_duration", json_integer((json_int_t)(cp->max_alignment_ns / 1000000)));
-    json_object_set_new(o, "sync_duration", json_integer((json_int_t)(cp->max_sync_ns / 1000000)));
-    json_object_set_new(o, "async_duration", json_integer((json_int_t)(cp->max_async_ns / 1000000)));
-    if (cp->status == CP_COMPLETED) {
-        char *path = sl_sprintf("file:%s", cp->dir);
-        json_object_set_new(o, "external_path", json_string(path));
-        free(path);
-    }
-    if (cp->status == CP_FAILED) {
-        json_object_set_new(o, "failure_timestamp", json_integer(cp->end_ms));
-        json_object_set_new(o, "failure_message", json_string(cp->failure ? cp->failure : ""));
-    }
-    return o;
-}
-
-static json_t *stat_json(int64_t mn, int64_t mx, double sum, int n)
-{
-    return json_pack("{s:I,s:I,s:I}", "min", (json_int_t)(n ? mn : 0), "max", (json_int_t)(n ? mx : 0),
-                     "avg", (json_int_t)(n ? sum / n : 0));
-}
-
-static json_t *checkpoints_json(const jm_job *job)
-{
-    json_t *hist = json_array();
-    int64_t smin = 0, smax = 0, dmin = 0, dmax = 0, amin = 0, amax = 0;
-    double ssum = 0, dsum = 0, asum = 0;
-    int n = 0;
-    const jm_checkpoint *lc = NULL, *lf = NULL, *ls = NULL;
-    int in_progress = 0;
-    for (const jm_checkpoint *cp = job->cps; cp; cp = cp->next) {
-        json_array_append_new(hist, cp_json(cp));
-        if (cp->status == CP_IN_PROGRESS) in_progress++;
-        if (cp->status == CP_FAILED && !lf) lf = cp;
-        if (cp->status == CP_COMPLETED && cp->type != CP_CHECKPOINT && !ls) ls = cp;
-        if (cp->status != CP_COMPLETED) continue;
-        if (cp->type == CP_CHECKPOINT && !lc) lc = cp;
-        int64_t size = (int64_t)cp->state_size, dur = cp->end_ms - cp->trigger_ms;
-        int64_t al = (int64_t)(cp->max_alignment_ns / 1000000);
-        if (!n || size < smin) smin = size;
-        if (!n || size > smax) smax = size;
-        if (!n || dur < dmin) dmin = dur;
-        if (!n || dur > dmax) dmax = dur;
-        if (!n || al < amin) amin = al;
-        if (!n || al > amax) amax = al;
-        ssum += (double)size;
-        dsum += (double)dur;
-        asum += (double)al;
-        n++;
-    }
-    if (!lc) lc = job->latest_completed;
-    json_t *latest = json_object();
-    json_object_set_new(latest, "completed", lc ? cp_json(lc) : json_null());
-    json_object_set_new(latest, "savepoint", ls ? cp_json(ls) : json_null());
-    json_object_set_new(latest, "failed", lf ? cp_json(lf) : json_null());
-    if (job->cp_restored)
-        json_object_set_new(latest, "restored",
-                            json_pack("{s:I,s:I,s:b,s:s}", "id", (json_int_t)job->restored_id,
-                                      "restore_timestamp", (json_int_t)job->restored_ms, "is_savepoint",
-                                      job->restored_is_savepoint, "external_path",
-                                      job->restored_path ? job->restored_path : ""));
-    else
-        json_object_set_new(latest, "restored", json_null());
-    json_t *o = json_object();
-    json_object_set_new(o, "counts", json_pack("{s:i,s:i,s:i,s:i,s:i}", "restored", job->cp_restored,
-                                               "total", job->cp_total, "in_progress", in_progress,
-                                               "completed", job->cp_completed, "failed", job->cp_failed));
-    json_object_set_new(o, "summary",
-                        json_pack("{s:o,s:o,s:o,s:o}", "state_size", stat_json(smin, smax, ssum, n),
-                                  "checkpointed_size", stat_json(smin, smax, ssum, n),
-                                  "end_to_end_duration", stat_json(dmin, dmax, dsum, n),
-                                  "alignment_buffered", stat_json(amin, amax, asum, n)));
-    json_object_set_new(o, "latest", latest);
-    json_object_set_new(o, "history", hist);
-    return o;
-}
-
-static json_t *checkpoint_details(const jm_job *job, const jm_checkpoint *cp)
-{
-    json_t *o = cp_json(cp);
-    json_t *tasks = json_object();
-    const sl_jobgraph *g = job->g;
-    int idx = 0;
-    for (int c = 0; c < g->nchains; c++) {
-        int acked = 0;
-        for (int i = 0; i < g->chains[c].parallelism; i++) acked += cp->acked[idx + i];
-        uint64_t size = 0;
-        for (int h = 0; h < cp->nhandles; h++)
-            if (g->v[cp->handles[h].vertex].chain == c) size += cp->handles[h].size;
-        json_object_set_new(tasks, g->chains[c].id,
-                            json_pack("{s:s,s:i,s:i,s:I}", "name", g->chains[c].name, "num_subtasks",
-                                      g->chains[c].parallelism, "num_acknowledged_subtasks", acked,
-                                      "state_size", (json_int_t)size));
-        idx += g->chains[c].parallelism;
-    }
-    json_object_set_new(o, "tasks", tasks);
-    return o;
+    size_t n = strlen(name);
+    for (const char *p = list; (p = strstr(p, name)); p += n)
+        if ((p == list || p[-1] == ',') && (p[n] == '\0' || p[n] == ',')) return 1;
+    return 0;
 }
 
 /* GET /jobs/:id/metrics[?get=a,b]: the job's checkpoint metrics, Flink's names. */
@@ -691,15 +634,7 @@ static json_t *job_metrics(route_ctx *rc, const jm_job *job)
     json_t *arr = json_array();
     for (size_t i = 0; i < SL_ARRAY_LEN(ms); i++) {
         if (get) {
-            /* exact names from a comma-separated list */
-            const char *p = get;
-            size_t n = strlen(ms[i].name);
-            int found = 0;
-            while ((p = strstr(p, ms[i].name))) {
-                if ((p == get || p[-1] == ',') && (p[n] == '\0' || p[n] == ',')) { found = 1; break; }
-                p += n;
-            }
-            if (!found) continue;
+            if (!list_has(get, ms[i].name)) continue;
             json_array_append_new(arr, json_pack("{s:s,s:o}", "id", ms[i].name, "value",
                                                  metric_value_json(ms[i].v, ms[i].name)));
         } else {
@@ -711,6 +646,8 @@ static json_t *job_metrics(route_ctx *rc, const jm_job *job)
 
 /* POST /jobs/:id/savepoints {"target-directory", "cancel-job"} and
  * POST /jobs/:id/stop {"targetDirectory", "drain"}. */
+static void track_trigger(jm_job *job, jm_checkpoint *cp, int is_checkpoint, reply *r);
+
 static void trigger_savepoint(route_ctx *rc, jm_job *job, int stop, reply *r)
 {
     jm *j = rc->j;
@@ -732,12 +669,22 @@ static void trigger_savepoint(route_ctx *rc, jm_job *job, int stop, reply *r)
     }
     const char *target = json_is_string(jt) ? json_string_value(jt) : NULL;
     int flag = jflag && json_is_true(jflag);
-    if (target && (strstr(target, "..") || (strncmp(target, "file:", 5) && target[0] != '/'))) {
-        reply_err(r, 400, "the target directory must be an absolute path (or file:///path) without '..', got '%s'", target);
+    /* a file:// URI and a plain path are the same directory, as in the configuration */
+    char why[300];
+    char *local = target && *target ? sl_config_local_path(target, why, sizeof why) : NULL;
+    if (target && *target && !local) {
+        reply_err(r, 400, "target directory %s", why);
         json_decref(body);
         return;
     }
-    char *dir = jm_savepoint_dir(j, job, target);
+    if (local && (strstr(local, "..") || local[0] != '/')) {
+        reply_err(r, 400, "the target directory must be an absolute path (or file:///path) without '..', got '%s'", target);
+        free(local);
+        json_decref(body);
+        return;
+    }
+    char *dir = jm_savepoint_dir(j, job, local);
+    free(local);
     json_decref(body);
     if (!dir) {
         reply_err(r, 400, "no target directory given and state.savepoints.dir is not configured");
@@ -751,12 +698,53 @@ static void trigger_savepoint(route_ctx *rc, jm_job *job, int stop, reply *r)
         reply_err(r, 409, "cannot take a savepoint: %s", err);
         return;
     }
+    track_trigger(job, cp, 0, r);
+}
+
+/* The REST trigger that asked for cp, for GET .../savepoints/:rid or
+ * .../checkpoints/:rid; checkpoint.c answers it when cp ends. */
+static void track_trigger(jm_job *job, jm_checkpoint *cp, int is_checkpoint, reply *r)
+{
     jm_savepoint_op *op = sl_calloc(1, sizeof *op);
     sl_random_hex(op->request_id, 32);
+    op->is_checkpoint = is_checkpoint;
+    op->cp_id = cp->id;
     memcpy(cp->request_id, op->request_id, sizeof cp->request_id);
     op->next = job->sp_ops;
     job->sp_ops = op;
     reply_json(r, 202, json_pack("{s:s}", "request-id", op->request_id));
+}
+
+/* POST /jobs/:id/checkpoints {"checkpointType": "FULL"|"INCREMENTAL"|"CONFIGURED"}:
+ * a checkpoint now, into state.checkpoints.dir like the periodic ones.
+ * Sluice's checkpoints are always full snapshots, so every type is one. */
+static void trigger_checkpoint(route_ctx *rc, jm_job *job, reply *r)
+{
+    json_error_t jerr;
+    json_t *body = rc->rq->len ? json_loadb(rc->rq->body, rc->rq->len, 0, &jerr) : json_object();
+    json_t *jt = json_object_get(body, "checkpointType");
+    const char *type = json_is_string(jt) ? json_string_value(jt) : "CONFIGURED";
+    if (!body || !json_is_object(body) || (jt && !json_is_string(jt) && !json_is_null(jt)) ||
+        (strcmp(type, "FULL") && strcmp(type, "INCREMENTAL") && strcmp(type, "CONFIGURED"))) {
+        reply_err(r, 400, "the body must be {\"checkpointType\": \"FULL\", \"INCREMENTAL\" or \"CONFIGURED\"}");
+        json_decref(body);
+        return;
+    }
+    json_decref(body);
+    char err[300];
+    jm_checkpoint *cp = jm_cp_trigger(rc->j, job, CP_CHECKPOINT, NULL, 0, 0, err, sizeof err);
+    if (!cp) {
+        reply_err(r, 409, "cannot take a checkpoint: %s", err);
+        return;
+    }
+    track_trigger(job, cp, 1, r);
+}
+
+static jm_savepoint_op *find_trigger(jm_job *job, const char *rid, int is_checkpoint)
+{
+    for (jm_savepoint_op *x = job->sp_ops; x; x = x->next)
+        if (!strcmp(x->request_id, rid) && x->is_checkpoint == is_checkpoint) return x;
+    return NULL;
 }
 
 static void job_routes(route_ctx *rc, reply *r)
@@ -770,6 +758,10 @@ static void job_routes(route_ctx *rc, reply *r)
     int get = !strcmp(rc->method, "GET");
     if (rc->nseg == 2 && get) {
         reply_json(r, 200, job_detail(j, job));
+    } else if (rc->nseg == 3 && get && !strcmp(rc->seg[2], "status")) {
+        reply_json(r, 200, json_pack("{s:s}", "status", jm_job_state_name(job->state)));
+    } else if (rc->nseg == 3 && !strcmp(rc->method, "POST") && !strcmp(rc->seg[2], "checkpoints")) {
+        trigger_checkpoint(rc, job, r);
     } else if (rc->nseg == 2 && !strcmp(rc->method, "PATCH")) {
         const char *mode = qarg(rc, "mode");
         if (mode && strcmp(mode, "cancel")) {
@@ -803,8 +795,11 @@ static void job_routes(route_ctx *rc, reply *r)
     } else if (rc->nseg == 3 && get && !strcmp(rc->seg[2], "plan")) {
         reply_json(r, 200, json_pack("{s:o}", "plan", job_plan(job)));
     } else if (rc->nseg == 3 && get && !strcmp(rc->seg[2], "config")) {
-        reply_json(r, 200, json_pack("{s:s,s:s,s:{s:i}}", "jid", job->id, "name", job->g->name,
-                                     "execution-config", "job-parallelism", job->g->parallelism));
+        reply_json(r, 200, json_pack("{s:s,s:s,s:{s:i,s:s,s:b,s:{}}}", "jid", job->id, "name",
+                                     job->g->name, "execution-config", "job-parallelism",
+                                     job->g->parallelism, "restart-strategy",
+                                     sl_config_str(j->conf, "restart-strategy.type"),
+                                     "object-reuse-mode", 0, "user-config"));
     } else if (rc->nseg >= 3 && get && !strcmp(rc->seg[2], "checkpoints")) {
         if (rc->nseg == 4 && !strcmp(rc->seg[3], "config")) {
             json_t *o = json_object();
@@ -820,15 +815,26 @@ static void job_routes(route_ctx *rc, reply *r)
             json_object_set_new(o, "checkpoint_storage", json_string("FileSystemCheckpointStorage"));
             json_object_set_new(o, "unaligned_checkpoints", json_false());
             json_object_set_new(o, "tolerable_failed_checkpoints", json_integer(sl_config_int(j->conf, "execution.checkpointing.tolerable-failed-checkpoints")));
+            /* Flink's fields for features Sluice has not: aligned checkpoints
+             * never time out into unaligned ones, no state changelog */
+            json_object_set_new(o, "aligned_checkpoint_timeout", json_integer(0));
+            json_object_set_new(o, "checkpoints_after_tasks_finish", json_false());
+            json_object_set_new(o, "state_changelog_enabled", json_false());
+            json_object_set_new(o, "changelog_periodic_materialization_interval", json_integer(0));
+            json_object_set_new(o, "changelog_storage", json_null());
             reply_json(r, 200, o);
         } else if (rc->nseg == 3) {
-            reply_json(r, 200, checkpoints_json(job));
+            reply_json(r, 200, jm_rest_checkpoints_json(job));
+        } else if (rc->nseg == 4) {
+            jm_savepoint_op *op = find_trigger(job, rc->seg[3], 1);
+            if (!op) reply_err(r, 404, "Checkpoint trigger %s of job %s not found", rc->seg[3], job->id);
+            else reply_async(r, op, "org.apache.flink.runtime.checkpoint.CheckpointException");
         } else if (rc->nseg == 5 && !strcmp(rc->seg[3], "details")) {
             jm_checkpoint *cp = NULL;
             for (jm_checkpoint *x = job->cps; x; x = x->next)
                 if ((uint64_t)strtoull(rc->seg[4], NULL, 10) == x->id) cp = x;
             if (!cp) reply_err(r, 404, "Checkpoint %s of job %s not found", rc->seg[4], job->id);
-            else reply_json(r, 200, checkpoint_details(job, cp));
+            else reply_json(r, 200, jm_rest_checkpoint_details(job, cp));
         } else {
             reply_err(r, 404, "Not found: checkpoint resource");
         }
@@ -836,22 +842,9 @@ static void job_routes(route_ctx *rc, reply *r)
                (!strcmp(rc->seg[2], "savepoints") || !strcmp(rc->seg[2], "stop"))) {
         trigger_savepoint(rc, job, !strcmp(rc->seg[2], "stop"), r);
     } else if (rc->nseg == 4 && get && !strcmp(rc->seg[2], "savepoints")) {
-        jm_savepoint_op *op = NULL;
-        for (jm_savepoint_op *x = job->sp_ops; x; x = x->next)
-            if (!strcmp(x->request_id, rc->seg[3])) op = x;
-        if (!op) {
-            reply_err(r, 404, "Savepoint trigger %s of job %s not found", rc->seg[3], job->id);
-        } else if (!op->done) {
-            reply_json(r, 200, json_pack("{s:{s:s}}", "status", "id", "IN_PROGRESS"));
-        } else if (op->done > 0) {
-            reply_json(r, 200, json_pack("{s:{s:s},s:{s:s}}", "status", "id", "COMPLETED", "operation",
-                                         "location", op->location));
-        } else {
-            reply_json(r, 200, json_pack("{s:{s:s},s:{s:{s:s,s:s}}}", "status", "id", "COMPLETED",
-                                         "operation", "failure-cause", "class",
-                                         "SavepointException", "stack-trace",
-                                         op->failure ? op->failure : "savepoint failed"));
-        }
+        jm_savepoint_op *op = find_trigger(job, rc->seg[3], 0);
+        if (!op) reply_err(r, 404, "Savepoint trigger %s of job %s not found", rc->seg[3], job->id);
+        else reply_async(r, op, "org.apache.flink.runtime.checkpoint.CheckpointException");
     } else if (rc->nseg >= 4 && get && !strcmp(rc->seg[2], "vertices")) {
         int c = find_chain(job, rc->seg[3]);
         if (c < 0) reply_err(r, 404, "Vertex %s not found in job %s", rc->seg[3], job->id);
@@ -942,35 +935,75 @@ static void submit_job(route_ctx *rc, reply *r)
     reply_json(r, 200, json_pack("{s:s}", "jobid", job->id));
 }
 
-/* REST thread, POST /savepoints/dispose {"savepoint-path"}: remove a
- * savepoint's files (on the I/O worker; no JobManager state involved). */
-static void dispose_savepoint(route_ctx *rc, reply *r)
+/* REST thread: remove the savepoint named by body.savepoint-path (on the
+ * I/O worker; no JobManager state involved). SL_ERR with the reason in err
+ * when the body is not {"savepoint-path"} (*bad_body set), the path is not
+ * a savepoint directory, or removing it failed. */
+static int dispose_path(route_ctx *rc, int *bad_body, char *err, size_t errlen)
 {
     json_error_t jerr;
     json_t *body = json_loadb(rc->rq->body ? rc->rq->body : "", rc->rq->len, 0, &jerr);
     json_t *jp = json_object_get(body, "savepoint-path");
+    int rc_ = SL_OK;
+    *bad_body = 0;
     if (!json_is_string(jp)) {
         json_decref(body);
-        reply_err(r, 400, "the body must be {\"savepoint-path\": \"...\"}");
-        return;
+        *bad_body = 1;
+        return sl_seterr(err, errlen, "the body must be {\"savepoint-path\": \"...\"}");
     }
     const char *p = json_string_value(jp);
     if (!strncmp(p, "file://", 7)) p += 7;
     else if (!strncmp(p, "file:", 5)) p += 5;
     const char *base = strrchr(p, '/');
     if (p[0] != '/' || strstr(p, "..") || !base || strncmp(base + 1, "savepoint-", 10)) {
-        reply_err(r, 400, "'%s' is not a savepoint directory (savepoint-<id>-<hex>)", json_string_value(jp));
+        rc_ = sl_seterr(err, errlen, "'%s' is not a savepoint directory (savepoint-<id>-<hex>)",
+                        json_string_value(jp));
     } else {
         jm_io_job io;
         memset(&io, 0, sizeof io);
         io.kind = JM_IO_DISPOSE;
         io.dir = (char *)p; /* borrowed: a waited-for job is not freed by the worker */
         if (jm_io_call(rc->j, &io) != SL_OK)
-            reply_err(r, 400, "cannot dispose of savepoint '%s': %s", json_string_value(jp), io.err);
-        else
-            reply_json(r, 200, json_object());
+            rc_ = sl_seterr(err, errlen, "cannot dispose of savepoint '%s': %s", json_string_value(jp), io.err);
     }
     json_decref(body);
+    return rc_;
+}
+
+/* REST thread, POST /savepoints/dispose {"savepoint-path"}: Sluice's
+ * synchronous disposal, answered at once. */
+static void dispose_savepoint(route_ctx *rc, reply *r)
+{
+    char err[1100];
+    int bad;
+    if (dispose_path(rc, &bad, err, sizeof err) != SL_OK) reply_err(r, 400, "%s", err);
+    else reply_json(r, 200, json_object());
+}
+
+/* Loop, POST /savepoint-disposal (Flink's asynchronous form): the REST
+ * thread has already disposed of it; record the outcome for
+ * GET /savepoint-disposal/:rid. The newest 64 are kept. */
+static void record_disposal(route_ctx *rc, reply *r)
+{
+    jm *j = rc->j;
+    jm_savepoint_op *op = sl_calloc(1, sizeof *op);
+    sl_random_hex(op->request_id, 32);
+    op->done = rc->disposal_rc == SL_OK ? 1 : -1;
+    if (op->done < 0) op->failure = sl_strdup(rc->disposal_err);
+    op->next = j->disposals;
+    j->disposals = op;
+    int n = 0;
+    for (jm_savepoint_op *x = j->disposals; x; x = x->next)
+        if (++n == 64) {
+            while (x->next) {
+                jm_savepoint_op *dead = x->next;
+                x->next = dead->next;
+                free(dead->failure);
+                free(dead);
+            }
+            break;
+        }
+    reply_json(r, 202, json_pack("{s:s}", "request-id", op->request_id));
 }
 
 static int authorized(jm *j, struct MHD_Connection *conn)
@@ -986,16 +1019,45 @@ static int authorized(jm *j, struct MHD_Connection *conn)
     return diff == 0;
 }
 
+/* GET /jobmanager/metrics[?get=a,b]: Flink's JobManager metrics that
+ * Sluice has (the cluster's, not the process's JVM ones). */
+static json_t *jobmanager_metrics(route_ctx *rc)
+{
+    jm *j = rc->j;
+    int ntm = 0, running = 0;
+    for (jm_tm *tm = j->tms; tm; tm = tm->next) ntm++;
+    for (jm_job *job = j->jobs; job; job = job->next) running += job->state == JOB_RUNNING;
+    struct { const char *name; double v; } ms[] = {
+        {"numRegisteredTaskManagers", ntm},
+        {"numRunningJobs", running},
+        {"taskSlotsAvailable", jm_slots_free(j)},
+        {"taskSlotsTotal", jm_slots_total(j)},
+    };
+    const char *get = qarg(rc, "get");
+    json_t *arr = json_array();
+    for (size_t i = 0; i < SL_ARRAY_LEN(ms); i++) {
+        if (get && !list_has(get, ms[i].name)) continue;
+        if (get) json_array_append_new(arr, json_pack("{s:s,s:o}", "id", ms[i].name, "value",
+                                                      metric_value_json(ms[i].v, ms[i].name)));
+        else json_array_append_new(arr, json_pack("{s:s}", "id", ms[i].name));
+    }
+    return arr;
+}
+
 static void route(route_ctx *rc, reply *r)
 {
     jm *j = rc->j;
     const char *m = rc->method;
     int get = !strcmp(m, "GET");
     if (rc->nseg == 1 && get && !strcmp(rc->seg[0], "config")) {
+        /* Flink's DashboardConfiguration exactly: flink-version is Sluice's */
         reply_json(r, 200, json_pack("{s:i,s:s,s:i,s:s,s:s,s:{s:b,s:b,s:b}}", "refresh-interval",
                                      3000, "timezone-name", "UTC", "timezone-offset", 0,
-                                     "flink-version", SL_VERSION, "sluice-version", SL_VERSION,
-                                     "features", "web-submit", 1, "web-cancel", 1, "web-history", 0));
+                                     "flink-version", SL_VERSION, "flink-revision", "sluice",
+                                     "features", "web-submit", 0, "web-cancel", 1, "web-history", 0));
+        /* web-submit is Flink's jar upload, which Sluice has not (its own
+         * submission of JSON job graphs, POST /jobs, is always there) */
+        json_object_set_new(json_object_get(r->json, "features"), "web-rescale", json_false());
     } else if (rc->nseg == 2 && get && !strcmp(rc->seg[0], "jobmanager") && !strcmp(rc->seg[1], "config")) {
         json_t *arr = json_array();
         for (int i = 0; i < sl_config_count(j->conf); i++) {
@@ -1022,6 +1084,9 @@ static void route(route_ctx *rc, reply *r)
                                      "jobs-finished", counts[JOB_FINISHED], "jobs-cancelled",
                                      counts[JOB_CANCELED], "jobs-failed", counts[JOB_FAILED],
                                      "flink-version", SL_VERSION, "flink-commit", "sluice"));
+        /* Flink's blocklist (nodes marked bad); Sluice has none */
+        json_object_set_new(r->json, "taskmanagers-blocked", json_integer(0));
+        json_object_set_new(r->json, "slots-free-and-blocked", json_integer(0));
     } else if (rc->nseg == 1 && get && !strcmp(rc->seg[0], "taskmanagers")) {
         json_t *arr = json_array();
         for (jm_tm *tm = j->tms; tm; tm = tm->next) json_array_append_new(arr, tm_json(tm, 0));
@@ -1048,6 +1113,22 @@ static void route(route_ctx *rc, reply *r)
         reply_json(r, 200, json_pack("{s:o}", "jobs", arr));
     } else if (rc->nseg >= 2 && !strcmp(rc->seg[0], "jobs")) {
         job_routes(rc, r);
+    } else if (rc->nseg == 1 && !strcmp(m, "POST") && !strcmp(rc->seg[0], "savepoint-disposal")) {
+        record_disposal(rc, r);
+    } else if (rc->nseg == 2 && get && !strcmp(rc->seg[0], "savepoint-disposal")) {
+        jm_savepoint_op *op = NULL;
+        for (jm_savepoint_op *x = j->disposals; x && !op; x = x->next)
+            if (!strcmp(x->request_id, rc->seg[1])) op = x;
+        if (!op) reply_err(r, 404, "Savepoint disposal %s not found", rc->seg[1]);
+        else reply_async(r, op, "org.apache.flink.util.FlinkException");
+    } else if (rc->nseg == 2 && get && !strcmp(rc->seg[0], "jobmanager") && !strcmp(rc->seg[1], "metrics")) {
+        reply_json(r, 200, jobmanager_metrics(rc));
+    } else if (rc->nseg == 3 && get && !strcmp(rc->seg[0], "taskmanagers") && !strcmp(rc->seg[2], "metrics")) {
+        if (!jm_tm_find(j, rc->seg[1])) reply_err(r, 404, "TaskManager %s not found", rc->seg[1]);
+        else reply_json(r, 200, json_array()); /* Sluice reports no TaskManager-level metrics yet */
+    } else if (rc->nseg == 1 && get && !strcmp(rc->seg[0], "jars")) {
+        /* Sluice runs JSON job graphs, not jars: the list is always empty */
+        reply_json(r, 200, json_pack("{s:s,s:[]}", "address", "", "files"));
     } else {
         reply_err(r, 404, "Not found: %s /%s", m, rc->nseg ? rc->seg[0] : "");
     }
@@ -1112,7 +1193,8 @@ static MHD_RESULT serve_file(jm *j, struct MHD_Connection *conn, const char *url
 static int is_api_path(const char *url)
 {
     static const char *prefixes[] = {"/config", "/overview", "/jobs", "/taskmanagers",
-                                     "/jobmanager", "/savepoints", "/jars", "/sql", NULL};
+                                     "/jobmanager", "/savepoints", "/savepoint-disposal",
+                                     "/jars", "/sql", NULL};
     for (int i = 0; prefixes[i]; i++) {
         size_t n = strlen(prefixes[i]);
         if (!strncmp(url, prefixes[i], n) && (url[n] == '\0' || url[n] == '/')) return 1;
@@ -1142,7 +1224,12 @@ static MHD_RESULT on_request(void *cls, struct MHD_Connection *conn, const char 
         *upload_size = 0;
         return MHD_YES;
     }
-    if (!is_api_path(url) && (!strcmp(method, "GET") || !strcmp(method, "HEAD")))
+    /* Flink's REST client puts the API version first (/v1/jobs/overview);
+     * the same API answers with and without it */
+    const char *path = url;
+    int v1 = !strncmp(url, "/v1", 3) && (url[3] == '/' || url[3] == '\0');
+    if (v1) path = url + 3;
+    if (!v1 && !is_api_path(url) && (!strcmp(method, "GET") || !strcmp(method, "HEAD")))
         return serve_file(j, conn, url);
 
     reply r = {0, NULL};
@@ -1152,13 +1239,15 @@ static MHD_RESULT on_request(void *cls, struct MHD_Connection *conn, const char 
     rc.method = method;
     rc.rq = rq;
     rc.r = &r;
-    char *copy = sl_strdup(url), *save = NULL;
+    char *copy = sl_strdup(path), *save = NULL;
     for (char *s = strtok_r(copy, "/", &save); s; s = strtok_r(NULL, "/", &save)) {
         if (rc.nseg == (int)SL_ARRAY_LEN(rc.seg)) { rc.nseg = -1; break; }
         rc.seg[rc.nseg++] = s;
     }
     int post = !strcmp(method, "POST");
+    int bad_body = 0;
     int savepoints = rc.nseg == 2 && post && !strcmp(rc.seg[0], "savepoints");
+    int disposal = rc.nseg == 1 && post && !strcmp(rc.seg[0], "savepoint-disposal");
     if (rq->too_big) {
         reply_err(&r, 413, "request body larger than %u bytes", MAX_BODY);
     } else if (rc.nseg < 0) {
@@ -1167,6 +1256,10 @@ static MHD_RESULT on_request(void *cls, struct MHD_Connection *conn, const char 
         reply_err(&r, 401, "this JobManager requires 'Authorization: Bearer <rest.auth-token>'");
     } else if (savepoints && !strcmp(rc.seg[1], "dispose")) {
         dispose_savepoint(&rc, &r);
+    } else if (disposal && (rc.disposal_rc = dispose_path(&rc, &bad_body, rc.disposal_err,
+                                                          sizeof rc.disposal_err)) != SL_OK &&
+               bad_body) {
+        reply_err(&r, 400, "%s", rc.disposal_err);
     } else {
         MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, copy_arg, &rc);
         int submit = (rc.nseg == 1 && post && !strcmp(rc.seg[0], "jobs")) ||
@@ -1194,6 +1287,12 @@ static MHD_RESULT on_request(void *cls, struct MHD_Connection *conn, const char 
         }
     }
     free(copy);
+    if (r.status >= 400) {
+        /* a client's failing calls leave a trace, with the reason given */
+        json_t *e0 = json_array_get(json_object_get(r.json, "errors"), 0);
+        sl_info(TAG, "%s %s -> %d%s%s", method, url, r.status, json_is_string(e0) ? ": " : "",
+                json_is_string(e0) ? json_string_value(e0) : "");
+    }
     char *text = json_dumps(r.json, JSON_COMPACT);
     json_decref(r.json);
     struct MHD_Response *resp =
@@ -1201,8 +1300,6 @@ static MHD_RESULT on_request(void *cls, struct MHD_Connection *conn, const char 
     MHD_add_response_header(resp, "Content-Type", "application/json");
     MHD_RESULT ret = MHD_queue_response(conn, (unsigned)r.status, resp);
     MHD_destroy_response(resp);
-    if (r.status >= 400)
-        sl_debug(TAG, "%s %s -> %d", method, url, r.status);
     return ret;
 }
 
@@ -1255,4 +1352,11 @@ void jm_rest_stop(jm *j)
 {
     if (j->http) MHD_stop_daemon(j->http);
     j->http = NULL;
+    /* the loop has ended and the REST threads are gone: nobody else reads these */
+    while (j->disposals) {
+        jm_savepoint_op *op = j->disposals;
+        j->disposals = op->next;
+        free(op->failure);
+        free(op);
+    }
 }

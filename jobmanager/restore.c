@@ -19,18 +19,24 @@
 #include "snapshot.h"
 #include "snapshot.pb-c.h"
 
-/* "file:///x", "file:/x" or "/x" -> "/x"; NULL for anything else. */
-static const char *local_path(const char *p)
+/* The savepoint's directory: "file:///x", "file:/x" or "/x" -> "/x"
+ * (sl_config_local_path, the rule for every configured directory), into
+ * buf; NULL for a relative path, one with "..", or another file system. */
+static const char *local_path(const char *p, char *buf, size_t len)
 {
-    if (!strncmp(p, "file://", 7)) p += 7;
-    else if (!strncmp(p, "file:", 5)) p += 5;
-    return p[0] == '/' && !strstr(p, "..") ? p : NULL;
+    char why[256];
+    char *lp = sl_config_local_path(p, why, sizeof why);
+    int ok = lp && lp[0] == '/' && !strstr(lp, "..") && strlen(lp) < len;
+    if (ok) snprintf(buf, len, "%s", lp);
+    free(lp);
+    return ok ? buf : NULL;
 }
 
 int jm_restore_plan(sl_jobgraph *g, const char *path, int allow_non_restored, json_t **report,
                     char **dir_out, uint64_t *cpid, int *is_savepoint, char *err, size_t errlen)
 {
-    const char *lp = local_path(path);
+    char lpbuf[4096];
+    const char *lp = local_path(path, lpbuf, sizeof lpbuf);
     if (!lp) return sl_seterr(err, errlen, "savepoint path '%s' must be an absolute path or a file: URL", path);
     void *packed = NULL;
     size_t len = 0;

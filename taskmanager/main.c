@@ -10,6 +10,7 @@
 #include <event2/event.h>
 #include <event2/thread.h>
 
+#include "prom.h"
 #include "tm.h"
 #include "log.h"
 #include "operator.h"
@@ -68,11 +69,20 @@ int main(int argc, char **argv)
             n.id, n.slots, n.slots == 1 ? "" : "s", n.data_port,
             sl_config_str(n.conf, "jobmanager.rpc.address"),
             (long long)sl_config_int(n.conf, "jobmanager.rpc.port"));
+    if (sl_prom_enabled(n.conf)) {
+        n.prom = sl_prom_start(n.conf, err, sizeof err);
+        if (!n.prom) {
+            sl_error(TAG, "%s", err);
+            return 1;
+        }
+        sl_info(TAG, "Prometheus reporter serving on port %d", sl_prom_port(n.prom));
+    }
     struct event *sigint = evsignal_new(n.base, SIGINT, on_signal, &n);
     struct event *sigterm = evsignal_new(n.base, SIGTERM, on_signal, &n);
     event_add(sigint, NULL);
     event_add(sigterm, NULL);
     event_base_dispatch(n.base);
+    sl_prom_stop(n.prom); /* nothing publishes once the loop has ended */
     tm_net_stop(&n);
     event_free(sigint);
     event_free(sigterm);

@@ -530,6 +530,7 @@ static void on_heartbeat(evutil_socket_t fd, short what, void *arg)
     hb.tm_id = n->id;
     hb.free_memory = (uint64_t)si.freeram * si.mem_unit;
     Sluice__SubtaskMetrics *ms = heartbeat_metrics(n, &hb);
+    if (n->prom) tm_prom_publish(n, &hb);
     Sluice__Envelope env = SLUICE__ENVELOPE__INIT;
     env.msg_case = SLUICE__ENVELOPE__MSG_HEARTBEAT;
     env.heartbeat = &hb;

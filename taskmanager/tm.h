@@ -197,6 +197,7 @@ struct tm_net {
     int exited;                     /* task threads that ended since last look */
     struct event *inbox;
     int stopping;
+    struct sl_prom *prom;           /* Prometheus reporter (reporter.c), or NULL */
     /* the snapshot writer thread */
     pthread_t snap_thread;
     pthread_mutex_t snap_mu;
@@ -252,5 +253,9 @@ void tm_net_send_credit(tm_peer *p, uint64_t session, uint32_t attempt, uint32_t
 void tm_net_report_direct(tm_net *n, const char *job_id, uint32_t attempt, int chain, int subtask,
                           Sluice__TaskState s, const char *error);
 void tm_net_flush_peers(tm_net *n);
+
+/* reporter.c (network thread): hand this heartbeat's figures, with Flink's
+ * names and labels, to the Prometheus reporter. */
+void tm_prom_publish(tm_net *n, const Sluice__Heartbeat *hb);
 
 #endif

@@ -333,7 +333,7 @@ static void test_yaml_flat_and_nested(void)
     CHECK_EQ_STR(sl_config_str(c, "jobmanager.rpc.address"), "jm.example");
     CHECK_EQ_INT(sl_config_int(c, "rest.port"), 9000);
     CHECK_EQ_STR(sl_config_str(c, "rest.auth-token"), "se#cret: 'x'");
-    CHECK_EQ_STR(sl_config_str(c, "state.checkpoints.dir"), "file:///tmp/it's");
+    CHECK_EQ_STR(sl_config_str(c, "state.checkpoints.dir"), "/tmp/it's"); /* a file:// URI is its path */
     CHECK_EQ_STR(sl_config_str(c, "taskmanager.host"), "a#b");
     CHECK_EQ_INT(sl_config_int(c, "taskmanager.numberOfTaskSlots"), 4);
     CHECK_EQ_INT(sl_config_int(c, "taskmanager.memory.process.size"), 2147483648LL);
@@ -649,7 +649,142 @@ static void test_shipped_file(void)
     sl_config_destroy(c);
 }
 
-SL_TEST_MAIN(SL_TEST(test_defaults), SL_TEST(test_entries), SL_TEST(test_parse_duration),
+/* file:// URIs and plain paths name the same directory, for every
+ * directory key; other file systems and hosts are refused by name. */
+static void test_directory_uris(void)
+{
+    static const char *const keys[] = {"state.checkpoints.dir", "state.savepoints.dir",
+                                       "taskmanager.tmp.dirs"};
+    static const char *const forms[] = {"/data/x", "file:///data/x", "file:/data/x",
+                                        "file://localhost/data/x"};
+    char err[256];
+    for (size_t k = 0; k < SL_ARRAY_LEN(keys); k++)
+        for (size_t f = 0; f < SL_ARRAY_LEN(forms); f++) {
+            sl_config *c = sl_config_new();
+            CHECK(sl_config_set(c, keys[k], forms[f], NULL, err, sizeof err) == SL_OK);
+            CHECK_EQ_STR(sl_config_str(c, keys[k]), "/data/x");
+            sl_config_destroy(c);
+        }
+    sl_config *c = sl_config_new();
+    CHECK(sl_config_set(c, "state.checkpoints.dir", "", NULL, err, sizeof err) == SL_OK);
+    CHECK_EQ_STR(sl_config_str(c, "state.checkpoints.dir"), "");
+    CHECK(sl_config_set(c, "state.checkpoints.dir", "s3://bucket/ck", "f.yaml:3", err, sizeof err) == SL_ERR);
+    CHECK_EQ_STR(err, "f.yaml:3: state.checkpoints.dir: 's3://bucket/ck': the s3:// file system is "
+                      "not supported; Sluice writes to local directories only (file:///path or /path)");
+    CHECK(sl_config_set(c, "state.savepoints.dir", "file://nas/sp", NULL, err, sizeof err) == SL_ERR);
+    CHECK(strstr(err, "names a host") != NULL);
+    CHECK(sl_config_set(c, "state.savepoints.dir", "file://", NULL, err, sizeof err) == SL_ERR);
+    sl_config_destroy(c);
+
+    char *p = sl_config_local_path("file:///tmp/sp", err, sizeof err);
+    CHECK_EQ_STR(p, "/tmp/sp");
+    free(p);
+    p = sl_config_local_path("relative/dir", err, sizeof err);
+    CHECK_EQ_STR(p, "relative/dir");
+    free(p);
+    CHECK(sl_config_local_path("hdfs://nn/x", err, sizeof err) == NULL);
+}
+
+/* Flink 2.x names and their 1.x predecessors set the same key. */
+static void test_flink_names_of_both_generations(void)
+{
+    static const char *const pairs[][3] = {
+        {"execution.checkpointing.dir", "state.checkpoints.dir", "/ck"},
+        {"execution.checkpointing.savepoint-dir", "state.savepoints.dir", "/sp"},
+        {"execution.checkpointing.num-retained", "state.checkpoints.num-retained", "3"},
+        {"state.backend", "state.backend.type", "rocksdb"},
+        {"restart-strategy", "restart-strategy.type", "fixed-delay"},
+        {"io.tmp.dirs", "taskmanager.tmp.dirs", "/scratch"},
+    };
+    char err[256];
+    for (size_t i = 0; i < SL_ARRAY_LEN(pairs); i++) {
+        sl_config *c = sl_config_new();
+        CHECK(sl_config_set(c, pairs[i][0], pairs[i][2], NULL, err, sizeof err) == SL_OK);
+        CHECK_EQ_STR(sl_config_str(c, pairs[i][1]), pairs[i][2]);
+        CHECK(sl_config_ignored(c) == NULL);
+        sl_config_destroy(c);
+    }
+    sl_config *c = sl_config_new();
+    CHECK(sl_config_load_text(c, "execution:\n  checkpointing:\n    dir: file:///a/ck\n"
+                                 "    savepoint-dir: file:/a/sp\n    interval: 5 s\n",
+                              "mem", err, sizeof err) == SL_OK);
+    CHECK_EQ_STR(sl_config_str(c, "state.checkpoints.dir"), "/a/ck");
+    CHECK_EQ_STR(sl_config_str(c, "state.savepoints.dir"), "/a/sp");
+    CHECK_EQ_INT(sl_config_int(c, "execution.checkpointing.interval"), 5000);
+    sl_config_destroy(c);
+}
+
+/* Flink 2.3's own conf/config.yaml (as PyPI's apache-flink ships it, its
+ * comments left out), nested, then the same keys flat: it loads; the keys
+ * only the JVM or Flink's deployment use are collected for the warning,
+ * each once; a misspelt key still fails with a hint. */
+static void test_flink_config_yaml_loads(void)
+{
+    static const char nested[] =
+        "env:\n"
+        "  java:\n"
+        "    opts:\n"
+        "      all: --add-exports=java.rmi/sun.rmi.registry=ALL-UNNAMED --add-opens=java.base/java.lang=ALL-UNNAMED\n"
+        "jobmanager:\n"
+        "  bind-host: localhost\n"
+        "  rpc:\n"
+        "    address: localhost\n"
+        "    port: 6123\n"
+        "  memory:\n"
+        "    process:\n"
+        "      size: 1600m\n"
+        "  execution:\n"
+        "    failover-strategy: region\n"
+        "taskmanager:\n"
+        "  bind-host: localhost\n"
+        "  host: localhost\n"
+        "  numberOfTaskSlots: 1\n"
+        "  memory:\n"
+        "    process:\n"
+        "      size: 1728m\n"
+        "parallelism:\n"
+        "  default: 1\n"
+        "rest:\n"
+        "  address: localhost\n"
+        "  bind-address: localhost\n";
+    static const char flat[] =
+        "env.java.opts.all: -Xss2m\n"
+        "jobmanager.memory.process.size: 1600m\n"
+        "jobmanager.execution.failover-strategy: region\n"
+        "taskmanager.memory.managed.fraction: 0.4\n"
+        "metrics.reporter.prom.port: 9249\n"
+        "metrics.reporter.jmx.factory.class: org.apache.flink.metrics.jmx.JMXReporterFactory\n"
+        "taskmanager.numberOfTaskSlots: 2\n";
+    char err[256] = "";
+    sl_config *c = sl_config_new();
+    int rc = sl_config_load_text(c, nested, "config.yaml", err, sizeof err);
+    if (rc != SL_OK) fprintf(stderr, "error: %s\n", err);
+    CHECK(rc == SL_OK);
+    CHECK_EQ_STR(sl_config_str(c, "jobmanager.bind-host"), "localhost");
+    CHECK_EQ_INT(sl_config_int(c, "jobmanager.rpc.port"), 6123);
+    CHECK_EQ_INT(sl_config_int(c, "taskmanager.memory.process.size"), 1728LL * 1024 * 1024);
+    CHECK_EQ_STR(sl_config_ignored(c),
+                 "env.java.opts.all,jobmanager.memory.process.size,jobmanager.execution.failover-strategy");
+    CHECK(sl_config_load_text(c, flat, "flat.yaml", err, sizeof err) == SL_OK);
+    CHECK_EQ_INT(sl_config_int(c, "taskmanager.numberOfTaskSlots"), 2);
+    CHECK_EQ_STR(sl_config_ignored(c),
+                 "env.java.opts.all,jobmanager.memory.process.size,jobmanager.execution.failover-strategy,"
+                 "taskmanager.memory.managed.fraction,metrics.reporter.jmx.factory.class");
+    CHECK_EQ_STR(sl_config_str(c, "metrics.reporter.prom.port"), "9249"); /* Sluice's own reporter */
+
+    /* misspellings fail, also inside an ignored family and beside one */
+    CHECK(sl_config_load_text(c, "taskmanager:\n  numberOfTaskSlot: 2\n", "f.yaml", err, sizeof err) == SL_ERR);
+    CHECK_EQ_STR(err, "f.yaml:2: unknown configuration key 'taskmanager.numberOfTaskSlot'; did you "
+                      "mean 'taskmanager.numberOfTaskSlots'?");
+    CHECK(sl_config_set(c, "taskmanager.memory.segmnt-size", "64kb", NULL, err, sizeof err) == SL_ERR);
+    CHECK(strstr(err, "did you mean 'taskmanager.memory.segment-size'?") != NULL);
+    CHECK(sl_config_set(c, "execution.checkpointing.dirr", "/x", NULL, err, sizeof err) == SL_ERR);
+    CHECK(sl_config_set(c, "env.", "x", NULL, err, sizeof err) == SL_ERR); /* a family needs a member */
+    sl_config_destroy(c);
+}
+
+SL_TEST_MAIN(SL_TEST(test_directory_uris), SL_TEST(test_flink_names_of_both_generations),
+             SL_TEST(test_flink_config_yaml_loads), SL_TEST(test_defaults), SL_TEST(test_entries), SL_TEST(test_parse_duration),
              SL_TEST(test_parse_memory), SL_TEST(test_parse_int_bool), SL_TEST(test_set_values),
              SL_TEST(test_set_kv), SL_TEST(test_yaml_flat_and_nested), SL_TEST(test_yaml_errors),
              SL_TEST(test_load_file), SL_TEST(test_from_args_precedence),

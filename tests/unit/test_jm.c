@@ -1,5 +1,6 @@
 /*
- * test_jm.c -- the JobManager's exponential-delay backoff and its op queue.
+ * test_jm.c -- the JobManager's exponential-delay backoff, its op queue, and
+ * the Java-serialized failure cause Flink's client reads.
  *
  * The backoff figures below are worked out by hand from Flink's definition
  * (initial, times the multiplier each restart, capped; start over after the
@@ -141,8 +142,35 @@ static void test_op_queue_answers_then_refuses_after_close(void)
     event_base_free(j.base);
 }
 
+/* The serialized-throwable of a failure-cause, byte for byte what Java 17's
+ * ObjectOutputStream writes for a Flink 2.3 SerializedThrowable with the
+ * same three strings, no cause, no stack frames and no serialized original
+ * (produced once with the JDK and Flink's flink-dist jar). */
+static void test_serialized_throwable_matches_java(void)
+{
+    static const char want[] =
+        "rO0ABXNyAClvcmcuYXBhY2hlLmZsaW5rLnV0aWwuU2VyaWFsaXplZFRocm93YWJsZWUWnfUfpxPzAgADTAAZZnVs"
+        "bFN0cmluZ2lmaWVkU3RhY2tUcmFjZXQAEkxqYXZhL2xhbmcvU3RyaW5nO0wAFm9yaWdpbmFsRXJyb3JDbGFzc05h"
+        "bWVxAH4AAVsAE3NlcmlhbGl6ZWRFeGNlcHRpb250AAJbQnhyABNqYXZhLmxhbmcuRXhjZXB0aW9u0P0fPho7HMQC"
+        "AAB4cgATamF2YS5sYW5nLlRocm93YWJsZdXGNSc5d7jLAwAETAAFY2F1c2V0ABVMamF2YS9sYW5nL1Rocm93YWJs"
+        "ZTtMAA1kZXRhaWxNZXNzYWdlcQB+AAFbAApzdGFja1RyYWNldAAeW0xqYXZhL2xhbmcvU3RhY2tUcmFjZUVsZW1l"
+        "bnQ7TAAUc3VwcHJlc3NlZEV4Y2VwdGlvbnN0ABBMamF2YS91dGlsL0xpc3Q7eHBwdAAaamF2YS5sYW5nLkV4Y2Vw"
+        "dGlvbjogQE1TR0B1cgAeW0xqYXZhLmxhbmcuU3RhY2tUcmFjZUVsZW1lbnQ7AkYqPDz9IjkCAAB4cAAAAABzcgAf"
+        "amF2YS51dGlsLkNvbGxlY3Rpb25zJEVtcHR5TGlzdHq4F7Q8p57eAgAAeHB4dAAFQFRSQ0B0AAVAQ0xTQHA=";
+    char *got = jm_throwable_b64("@CLS@", "java.lang.Exception: @MSG@", "@TRC@");
+    CHECK_EQ_STR(got, want);
+    free(got);
+    /* outside bytes cannot break the stream: each becomes '?' */
+    char *odd = jm_throwable_b64("c", "caf\xc3\xa9\x01", "t");
+    char *plain = jm_throwable_b64("c", "caf???", "t");
+    CHECK_EQ_STR(odd, plain);
+    free(odd);
+    free(plain);
+}
+
 SL_TEST_MAIN(SL_TEST(test_backoff_grows_to_the_maximum_then_runs_out),
              SL_TEST(test_backoff_with_a_fractional_multiplier),
              SL_TEST(test_backoff_starts_over_after_the_threshold),
              SL_TEST(test_backoff_jitter_stays_within_its_share),
-             SL_TEST(test_op_queue_answers_then_refuses_after_close))
+             SL_TEST(test_op_queue_answers_then_refuses_after_close),
+             SL_TEST(test_serialized_throwable_matches_java))

@@ -181,13 +181,10 @@ async function loadConfig() {
   } catch (e) {
     ctx.config = {};
   }
-  const version = ctx.config['flink-version'] || ctx.config['sluice-version'] || '';
+  const version = ctx.config['flink-version'] || '';
   setText(document.getElementById('version'), version ? `version ${version}` : '');
-  const features = ctx.config.features || {};
-  if (features['web-submit'] === false) {
-    const a = document.querySelector('#nav a[data-nav=submit]');
-    if (a) a.hidden = true;
-  }
+  /* features.web-submit is Flink's jar upload (false here); Sluice's own
+   * submission of JSON job graphs (POST /jobs) is always there */
   if (current && current.configChanged) current.configChanged();
 }
 

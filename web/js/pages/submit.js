@@ -46,7 +46,6 @@ export function create(ctx) {
   const button = h('button', { id: 'submit-button', class: 'btn primary', type: 'submit' }, 'Submit job');
   const errors = errorBox();
   const result = h('div', { id: 'submit-result', class: 'callout ok', hidden: true });
-  const disabledNote = h('p', { class: 'callout warn', hidden: true }, 'This JobManager does not accept job submission from the web (features.web-submit is off).');
 
   file.addEventListener('change', () => {
     const f = file.files && file.files[0];
@@ -116,13 +115,8 @@ export function create(ctx) {
     }
   });
 
-  const paintFeatures = () => {
-    const features = (ctx.config && ctx.config.features) || {};
-    show(disabledNote, features['web-submit'] === false);
-  };
-  paintFeatures();
 
   const el = h('div', { id: 'submit', class: 'page' },
-    h('h1', { class: 'page-title' }, 'Submit a job'), disabledNote, form);
-  return { el, async refresh() {}, configChanged: paintFeatures };
+    h('h1', { class: 'page-title' }, 'Submit a job'), form);
+  return { el, async refresh() {} };
 }

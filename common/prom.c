@@ -1,0 +1,192 @@
+/*
+ * prom.c -- see prom.h. The server is one libmicrohttpd thread; every path
+ * answers the latest published text (Flink's reporter serves /metrics, and
+ * Prometheus scrapes that), with the exposition format's content type.
+ * Metric names are Flink's: "flink_" + scope + "_" + name, with characters
+ * outside [A-Za-z0-9_:] turned into '_', all exported as gauges, as Flink's
+ * reporter does.
+ */
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <microhttpd.h>
+
+#include "prom.h"
+
+#if MHD_VERSION < 0x00097002
+typedef int MHD_RESULT;
+#else
+typedef enum MHD_Result MHD_RESULT;
+#endif
+
+struct sl_prom {
+    struct MHD_Daemon *http;
+    int port;
+    pthread_mutex_t lock;   /* leaf: guards text only */
+    char *text;             /* latest published, owned */
+};
+
+int sl_prom_enabled(const sl_config *c)
+{
+    const char *f = sl_config_str(c, "metrics.reporter.prom.factory.class");
+    return f && *f;
+}
+
+static MHD_RESULT on_request(void *cls, struct MHD_Connection *conn, const char *url,
+                             const char *method, const char *version, const char *upload_data,
+                             size_t *upload_size, void **con_cls)
+{
+    sl_prom *p = cls;
+    if (!*con_cls) { /* first call: headers only */
+        *con_cls = p;
+        return MHD_YES;
+    }
+    *upload_size = 0;
+    pthread_mutex_lock(&p->lock);
+    const char *t = p->text ? p->text : "";
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer(strlen(t), (void *)t, MHD_RESPMEM_MUST_COPY);
+    pthread_mutex_unlock(&p->lock);
+    MHD_add_response_header(resp, "Content-Type", "text/plain; version=0.0.4; charset=utf-8");
+    MHD_RESULT ret = MHD_queue_response(conn, strcmp(method, "GET") && strcmp(method, "HEAD")
+                                                  ? MHD_HTTP_METHOD_NOT_ALLOWED : MHD_HTTP_OK, resp);
+    MHD_destroy_response(resp);
+    return ret;
+}
+
+sl_prom *sl_prom_start(const sl_config *c, char *err, size_t errlen)
+{
+    const char *spec = sl_config_str(c, "metrics.reporter.prom.port");
+    long lo, hi;
+    char *end;
+    lo = strtol(spec, &end, 10);
+    hi = lo;
+    if (*end == '-') hi = strtol(end + 1, &end, 10);
+    if (end == spec || *end || lo < 0 || hi > 65535 || hi < lo) {
+        sl_seterr(err, errlen, "metrics.reporter.prom.port: '%s' is not a port or a range like "
+                  "9250-9260", spec);
+        return NULL;
+    }
+    sl_prom *p = sl_calloc(1, sizeof *p);
+    pthread_mutex_init(&p->lock, NULL);
+    for (long port = lo; port <= hi && !p->http; port++) {
+        struct sockaddr_in sin;
+        memset(&sin, 0, sizeof sin);
+        sin.sin_family = AF_INET;
+        sin.sin_port = htons((uint16_t)port);
+        sin.sin_addr.s_addr = htonl(INADDR_ANY); /* Prometheus scrapes from elsewhere */
+        p->http = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD, 0, NULL, NULL, on_request, p,
+                                   MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sin,
+                                   MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
+                                   MHD_OPTION_CONNECTION_LIMIT, (unsigned)64, MHD_OPTION_END);
+    }
+    if (!p->http) {
+        sl_seterr(err, errlen, "metrics.reporter.prom.port: no free port in '%s'", spec);
+        pthread_mutex_destroy(&p->lock);
+        free(p);
+        return NULL;
+    }
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(p->http, MHD_DAEMON_INFO_BIND_PORT);
+    p->port = info ? info->port : (int)lo;
+    return p;
+}
+
+int sl_prom_port(const sl_prom *p)
+{
+    return p->port;
+}
+
+void sl_prom_publish(sl_prom *p, char *text)
+{
+    pthread_mutex_lock(&p->lock);
+    char *old = p->text;
+    p->text = text;
+    pthread_mutex_unlock(&p->lock);
+    free(old);
+}
+
+void sl_prom_stop(sl_prom *p)
+{
+    if (!p) return;
+    MHD_stop_daemon(p->http);
+    pthread_mutex_destroy(&p->lock);
+    free(p->text);
+    free(p);
+}
+
+/* ---- the text ------------------------------------------------------------ */
+
+static void put(sl_prom_text *t, const char *s, size_t n)
+{
+    if (t->len + n + 1 > t->cap) {
+        t->cap = (t->len + n + 1) * 2 + 256;
+        t->s = sl_realloc(t->s, t->cap);
+    }
+    memcpy(t->s + t->len, s, n);
+    t->len += n;
+    t->s[t->len] = '\0';
+}
+
+static void puts_(sl_prom_text *t, const char *s)
+{
+    put(t, s, strlen(s));
+}
+
+/* "flink_" + name, with what Prometheus does not allow as '_'. */
+static void put_name(sl_prom_text *t, const char *name)
+{
+    puts_(t, "flink_");
+    for (const char *c = name; *c; c++) {
+        char ch = *c;
+        int ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+                 ch == '_' || ch == ':';
+        put(t, ok ? &ch : "_", 1);
+    }
+}
+
+void sl_prom_sample(sl_prom_text *t, const char *name, double value, const char *const *labels)
+{
+    if (!t->last || strcmp(t->last, name)) {
+        const char *own = strrchr(name, '_'); /* the metric's own name, after its scope */
+        puts_(t, "# HELP ");
+        put_name(t, name);
+        puts_(t, " ");
+        puts_(t, own ? own + 1 : name);
+        puts_(t, "\n# TYPE ");
+        put_name(t, name);
+        puts_(t, " gauge\n");
+        t->last = name;
+    }
+    put_name(t, name);
+    for (int i = 0; labels && labels[i]; i += 2) {
+        put(t, i ? "," : "{", 1);
+        puts_(t, labels[i]);
+        puts_(t, "=\"");
+        for (const char *v = labels[i + 1] ? labels[i + 1] : ""; *v; v++) {
+            if (*v == '\\') puts_(t, "\\\\");
+            else if (*v == '"') puts_(t, "\\\"");
+            else if (*v == '\n') puts_(t, "\\n");
+            else put(t, v, 1);
+        }
+        put(t, "\"", 1);
+        if (!labels[i + 2]) put(t, "}", 1);
+    }
+    char num[64];
+    if (value <= (double)INT64_MIN) { /* Flink's "no watermark yet" */
+        puts_(t, " -9223372036854775808\n");
+        return;
+    }
+    if (value > -9.2e18 && value < 9.2e18 && value == (double)(long long)value) snprintf(num, sizeof num, " %lld\n", (long long)value);
+    else snprintf(num, sizeof num, " %.6g\n", value);
+    puts_(t, num);
+}
+
+char *sl_prom_text_take(sl_prom_text *t)
+{
+    char *s = t->s ? t->s : sl_strdup("");
+    memset(t, 0, sizeof *t);
+    return s;
+}

@@ -1,0 +1,181 @@
+/*
+ * rest_checkpoints.c -- the JSON of GET /jobs/:id/checkpoints and of
+ * .../checkpoints/details/:cpid, in Flink's shape (CheckpointingStatistics,
+ * CheckpointStatistics, TaskCheckpointStatistics; docs/REST.md): counts,
+ * a summary with Flink's percentiles over the completed checkpoints in the
+ * history, the latest of each kind, the history newest first, and per
+ * vertex the subtasks acknowledged and the state written. Loop thread only,
+ * like the rest of rest.c's handlers, which call it.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "jm.h"
+
+static const char *cp_status_name(jm_cp_status s)
+{
+    return s == CP_COMPLETED ? "COMPLETED" : s == CP_FAILED ? "FAILED" : "IN_PROGRESS";
+}
+
+static const char *cp_type_name(jm_cp_type t)
+{
+    return t == CP_SAVEPOINT ? "SAVEPOINT" : t == CP_SYNC_SAVEPOINT ? "SYNC_SAVEPOINT" : "CHECKPOINT";
+}
+
+static json_t *cp_json(const jm_checkpoint *cp)
+{
+    int64_t end = cp->end_ms ? cp->end_ms : (cp->latest_ack_ms ? cp->latest_ack_ms : sl_now_ms());
+    json_t *o = json_pack("{s:s,s:I,s:s,s:b,s:I,s:I,s:I,s:I,s:I,s:i,s:i,s:s,s:b}", "className",
+                          cp->status == CP_COMPLETED ? "completed" : cp->status == CP_FAILED ? "failed" : "in_progress",
+                          "id", (json_int_t)cp->id, "status", cp_status_name(cp->status),
+                          "is_savepoint", cp->type != CP_CHECKPOINT, "trigger_timestamp",
+                          (json_int_t)cp->trigger_ms, "latest_ack_timestamp",
+                          (json_int_t)(cp->latest_ack_ms ? cp->latest_ack_ms : -1), "state_size",
+                          (json_int_t)cp->state_size, "checkpointed_size", (json_int_t)cp->state_size,
+                          "end_to_end_duration", (json_int_t)(end - cp->trigger_ms), "num_subtasks",
+                          cp->num_subtasks, "num_acknowledged_subtasks", cp->num_acked,
+                          "checkpoint_type", cp_type_name(cp->type), "discarded", cp->discarded);
+    json_object_set_new(o, "alignment_buffered", json_integer(0));
+    json_object_set_new(o, "processed_data", json_integer(0)); /* unaligned checkpoints only */
+    json_object_set_new(o, "persisted_data", json_integer(0));
+    json_object_set_new(o, "savepointFormat", cp->type != CP_CHECKPOINT ? json_string("CANONICAL") : json_null());
+    json_object_set_new(o, "tasks", json_object()); /* per vertex: .../checkpoints/details/:id */
+    json_object_set_new(o, "alignment_duration", json_integer((json_int_t)(cp->max_alignment_ns / 1000000)));
+    json_object_set_new(o, "sync_duration", json_integer((json_int_t)(cp->max_sync_ns / 1000000)));
+    json_object_set_new(o, "async_duration", json_integer((json_int_t)(cp->max_async_ns / 1000000)));
+    if (cp->status == CP_COMPLETED) {
+        char *path = sl_sprintf("file:%s", cp->dir);
+        json_object_set_new(o, "external_path", json_string(path));
+        free(path);
+    }
+    if (cp->status == CP_FAILED) {
+        json_object_set_new(o, "failure_timestamp", json_integer(cp->end_ms));
+        json_object_set_new(o, "failure_message", json_string(cp->failure ? cp->failure : ""));
+    }
+    return o;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The p-th percentile (0 < p < 100) of n sorted values, estimated as
+ * Flink's histograms do (Apache Commons Math's default: position p(n+1)/100,
+ * interpolated between neighbours, clamped to the ends). */
+static double percentile(const int64_t *v, int n, double p)
+{
+    if (n == 0) return 0;
+    double pos = p * (n + 1) / 100.0;
+    if (pos < 1) return (double)v[0];
+    if (pos >= n) return (double)v[n - 1];
+    int lo = (int)pos;
+    return (double)v[lo - 1] + (pos - lo) * (double)(v[lo] - v[lo - 1]);
+}
+
+/* Flink's StatsSummaryDto of n values (sorted here, in place): min, max,
+ * avg and percentiles; all 0 when there are none. */
+static json_t *stats_json(int64_t *v, int n)
+{
+    double sum = 0;
+    qsort(v, (size_t)n, sizeof *v, cmp_i64);
+    for (int i = 0; i < n; i++) sum += (double)v[i];
+    return json_pack("{s:I,s:I,s:I,s:f,s:f,s:f,s:f,s:f}", "min", (json_int_t)(n ? v[0] : 0), "max",
+                     (json_int_t)(n ? v[n - 1] : 0), "avg", (json_int_t)(n ? sum / n : 0), "p50",
+                     percentile(v, n, 50), "p90", percentile(v, n, 90), "p95", percentile(v, n, 95),
+                     "p99", percentile(v, n, 99), "p999", percentile(v, n, 99.9));
+}
+
+json_t *jm_rest_checkpoints_json(const jm_job *job)
+{
+    json_t *hist = json_array();
+    int ncp = 0;
+    for (const jm_checkpoint *cp = job->cps; cp; cp = cp->next) ncp++;
+    /* the completed ones' sizes, durations and alignments, for the summary */
+    int64_t *sizes = sl_calloc((size_t)ncp + 1, sizeof *sizes);
+    int64_t *durs = sl_calloc((size_t)ncp + 1, sizeof *durs);
+    int64_t *aligns = sl_calloc((size_t)ncp + 1, sizeof *aligns);
+    int n = 0;
+    const jm_checkpoint *lc = NULL, *lf = NULL, *ls = NULL;
+    int in_progress = 0;
+    for (const jm_checkpoint *cp = job->cps; cp; cp = cp->next) {
+        json_array_append_new(hist, cp_json(cp));
+        if (cp->status == CP_IN_PROGRESS) in_progress++;
+        if (cp->status == CP_FAILED && !lf) lf = cp;
+        if (cp->status == CP_COMPLETED && cp->type != CP_CHECKPOINT && !ls) ls = cp;
+        if (cp->status != CP_COMPLETED) continue;
+        if (cp->type == CP_CHECKPOINT && !lc) lc = cp;
+        sizes[n] = (int64_t)cp->state_size;
+        durs[n] = cp->end_ms - cp->trigger_ms;
+        aligns[n] = (int64_t)(cp->max_alignment_ns / 1000000);
+        n++;
+    }
+    if (!lc) lc = job->latest_completed;
+    json_t *latest = json_object();
+    json_object_set_new(latest, "completed", lc ? cp_json(lc) : json_null());
+    json_object_set_new(latest, "savepoint", ls ? cp_json(ls) : json_null());
+    json_object_set_new(latest, "failed", lf ? cp_json(lf) : json_null());
+    if (job->cp_restored)
+        json_object_set_new(latest, "restored",
+                            json_pack("{s:I,s:I,s:b,s:s}", "id", (json_int_t)job->restored_id,
+                                      "restore_timestamp", (json_int_t)job->restored_ms, "is_savepoint",
+                                      job->restored_is_savepoint, "external_path",
+                                      job->restored_path ? job->restored_path : ""));
+    else
+        json_object_set_new(latest, "restored", json_null());
+    json_t *o = json_object();
+    json_object_set_new(o, "counts", json_pack("{s:i,s:i,s:i,s:i,s:i}", "restored", job->cp_restored,
+                                               "total", job->cp_total, "in_progress", in_progress,
+                                               "completed", job->cp_completed, "failed", job->cp_failed));
+    /* processed and persisted data are in-flight data of unaligned
+     * checkpoints, which Sluice does not take: truly 0 */
+    int64_t zero = 0;
+    json_object_set_new(o, "summary",
+                        json_pack("{s:o,s:o,s:o,s:o,s:o,s:o}", "state_size", stats_json(sizes, n),
+                                  "checkpointed_size", stats_json(sizes, n),
+                                  "end_to_end_duration", stats_json(durs, n),
+                                  "alignment_buffered", stats_json(aligns, n),
+                                  "processed_data", stats_json(&zero, 0),
+                                  "persisted_data", stats_json(&zero, 0)));
+    free(sizes);
+    free(durs);
+    free(aligns);
+    json_object_set_new(o, "latest", latest);
+    json_object_set_new(o, "history", hist);
+    return o;
+}
+
+json_t *jm_rest_checkpoint_details(const jm_job *job, const jm_checkpoint *cp)
+{
+    json_t *o = cp_json(cp);
+    json_t *tasks = json_object();
+    const sl_jobgraph *g = job->g;
+    int idx = 0;
+    for (int c = 0; c < g->nchains; c++) {
+        int acked = 0;
+        for (int i = 0; i < g->chains[c].parallelism; i++) acked += cp->acked[idx + i];
+        uint64_t size = 0;
+        for (int h = 0; h < cp->nhandles; h++)
+            if (g->v[cp->handles[h].vertex].chain == c) size += cp->handles[h].size;
+        /* Flink's TaskCheckpointStatistics; ack times are kept per
+         * checkpoint, not per vertex, so the vertex's own are -1 (unknown) */
+        json_t *t = json_pack("{s:s,s:i,s:i,s:I}", "name", g->chains[c].name, "num_subtasks",
+                              g->chains[c].parallelism, "num_acknowledged_subtasks", acked,
+                              "state_size", (json_int_t)size);
+        json_object_set_new(t, "id", json_integer((json_int_t)cp->id));
+        json_object_set_new(t, "status", json_string(acked == g->chains[c].parallelism &&
+                                                     cp->status != CP_FAILED
+                                                         ? "COMPLETED" : cp_status_name(cp->status)));
+        json_object_set_new(t, "latest_ack_timestamp", json_integer(-1));
+        json_object_set_new(t, "end_to_end_duration", json_integer(-1));
+        json_object_set_new(t, "checkpointed_size", json_integer((json_int_t)size));
+        json_object_set_new(t, "alignment_buffered", json_integer(0));
+        json_object_set_new(t, "processed_data", json_integer(0));
+        json_object_set_new(t, "persisted_data", json_integer(0));
+        json_object_set_new(tasks, g->chains[c].id, t);
+        idx += g->chains[c].parallelism;
+    }
+    json_object_set_new(o, "tasks", tasks);
+    return o;
+}
