@@ -818,7 +818,7 @@ static void job_routes(route_ctx *rc, reply *r)
             /* Flink's fields for features Sluice has not: aligned checkpoints
              * never time out into unaligned ones, no state changelog */
             json_object_set_new(o, "aligned_checkpoint_timeout", json_integer(0));
-            json_object_set_new(o, "checkpoints_after_tasks_finish", json_false());
+            json_object_set_new(o, "checkpoints_after_tasks_finish", json_true());
             json_object_set_new(o, "state_changelog_enabled", json_false());
             json_object_set_new(o, "changelog_periodic_materialization_interval", json_integer(0));
             json_object_set_new(o, "changelog_storage", json_null());
