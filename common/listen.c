@@ -9,8 +9,9 @@
  * listener has a guard: on such an error it logs once for the episode,
  * disables the listener and re-enables it after SL_LISTEN_RETRY_MS (the
  * backlog keeps the connections waiting meanwhile); the first accept that
- * works again ends the episode with one more line saying how many attempts
- * failed. Runs on the listener's event-loop thread; the registry that maps
+ * works with descriptors to spare ends the episode with one more line saying
+ * how many attempts failed (an accept squeezed through by one freed
+ * descriptor does not: the next would fail again). Runs on the listener's event-loop thread; the registry that maps
  * a listener to its guard (for sl_listen_free) is locked.
  */
 #include <errno.h>
@@ -26,6 +27,7 @@
 #include "log.h"
 
 #define TAG "net:listen"
+#define SL_LISTEN_SPARE_FDS 8 /* descriptors free after an accept that ends an episode */
 
 typedef struct guard {
     struct evconnlistener *l;
@@ -46,9 +48,18 @@ static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct socka
 {
     guard *g = arg;
     if (g->failures) {
-        sl_info(TAG, "%s accepts connections again (%llu accept attempts failed meanwhile)", g->what,
-                (unsigned long long)g->failures);
-        g->failures = 0;
+        /* One descriptor freed at the limit lets one accept through and the
+         * next fail: that is the same episode. It is over once accepting
+         * leaves descriptors to spare (they are allocated lowest first, so
+         * the new one's number tells how many are open). */
+        struct rlimit rl;
+        int spare = getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY ||
+                    (rlim_t)fd + SL_LISTEN_SPARE_FDS < rl.rlim_cur;
+        if (spare) {
+            sl_info(TAG, "%s accepts connections again (%llu accept attempts failed meanwhile)",
+                    g->what, (unsigned long long)g->failures);
+            g->failures = 0;
+        }
     }
     g->cb(l, fd, sa, salen, g->arg);
 }
