@@ -28,16 +28,23 @@ PROTOS := $(wildcard proto/*.proto)
 PROTO_C := $(patsubst proto/%.proto,$(B)/gen/%.pb-c.c,$(PROTOS))
 PROTO_H := $(PROTO_C:.c=.h)
 
+# The SQL grammar: lemon generates the parser at build time, like protoc-c.
+LEMON ?= lemon
+LEMPAR ?= /usr/share/lemon/lempar.c
+SQL_GEN_C := $(B)/gen/grammar.c
+SQL_GEN_H := $(B)/gen/grammar.h
+
 COMMON_SRC := $(wildcard common/*.c)
 OPS_SRC := $(wildcard operators/*.c)
 TM_SRC := $(filter-out taskmanager/main.c,$(wildcard taskmanager/*.c))
 JM_SRC := $(filter-out jobmanager/main.c,$(wildcard jobmanager/*.c))
 CLI_SRC := $(filter-out cli/main.c,$(wildcard cli/*.c))
+SQL_SRC := $(wildcard sql/*.c)
 TEST_SRC := $(wildcard tests/unit/test_*.c)
 
 obj = $(patsubst %.c,$(B)/obj/%.o,$(1))
-CORE_OBJ := $(call obj,$(COMMON_SRC) $(OPS_SRC) $(TM_SRC) $(JM_SRC) $(CLI_SRC)) \
-            $(patsubst %.c,%.o,$(PROTO_C))
+CORE_OBJ := $(call obj,$(COMMON_SRC) $(OPS_SRC) $(TM_SRC) $(JM_SRC) $(CLI_SRC) $(SQL_SRC)) \
+            $(patsubst %.c,%.o,$(PROTO_C)) $(SQL_GEN_C:.c=.o)
 
 BINS := $(B)/bin/sluice-jobmanager $(B)/bin/sluice-taskmanager $(B)/bin/sluice
 TESTS := $(patsubst tests/unit/%.c,$(B)/tests/%,$(TEST_SRC))
@@ -54,7 +61,16 @@ $(B)/gen/%.pb-c.c $(B)/gen/%.pb-c.h: proto/%.proto
 $(B)/gen/%.pb-c.o: $(B)/gen/%.pb-c.c
 	$(CC) $(CFLAGS) -Wno-shadow -c $< -o $@
 
-$(B)/obj/%.o: %.c $(PROTO_H)
+# lemon writes grammar.c, grammar.h and grammar.out next to each other.
+$(SQL_GEN_C) $(SQL_GEN_H) &: sql/grammar.y
+	@mkdir -p $(B)/gen
+	$(LEMON) -T$(LEMPAR) -d$(B)/gen -q sql/grammar.y
+	@touch $(SQL_GEN_C) $(SQL_GEN_H)
+
+$(SQL_GEN_C:.c=.o): $(SQL_GEN_C)
+	$(CC) $(CFLAGS) -Wno-unused-variable -Wno-unused-but-set-variable -c $< -o $@
+
+$(B)/obj/%.o: %.c $(PROTO_H) $(SQL_GEN_H)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 

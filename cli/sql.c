@@ -1,0 +1,287 @@
+/*
+ * sql.c -- `sluice sql`, Flink's SQL client on Sluice.
+ *
+ * Statements end at ';' (outside quotes, comments and EXECUTE STATEMENT SET
+ * BEGIN ... END; see sql_split). Each one runs in a session (sql/sql.h)
+ * whose catalog lives in this process: DDL, SET, SHOW and DESCRIBE answer
+ * locally; INSERT INTO and statement sets are planned here into a JSON job
+ * graph and submitted with POST /jobs, as `sluice run` does. The messages
+ * are Flink's:
+ *
+ *   [INFO] Submitting SQL update statement to the cluster...
+ *   [INFO] SQL update statement has been successfully submitted to the cluster:
+ *   Job ID: <id>
+ *   [INFO] Execute statement succeed.
+ *   [ERROR] Could not execute SQL statement. Reason:
+ *   <reason>
+ *
+ * `-i FILE` runs a script first (its statements must all succeed);
+ * `-f FILE` runs a script and stops at the first failing statement (exit
+ * status 1); without -f statements are read from stdin ("Flink SQL> "
+ * prompt when stdin is a terminal), errors do not end the session, and
+ * QUIT; or EXIT; or end of input does.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include <event2/http.h>
+#include <jansson.h>
+
+#include "cli.h"
+#include "sql/parse.h"
+#include "sql/sql.h"
+
+typedef struct client {
+    sl_cli_http *http;
+    sl_sql_session *session;
+    int echo;        /* print each statement of a script before running it */
+} client;
+
+static void print_error(const char *reason)
+{
+    printf("[ERROR] Could not execute SQL statement. Reason:\n%s\n\n", reason);
+    fflush(stdout);
+}
+
+/* POST the job; prints Flink's lines. Returns 0 or 1. */
+static int submit(client *c, const sl_sql_result *r)
+{
+    printf("[INFO] Submitting SQL update statement to the cluster...\n");
+    fflush(stdout);
+    if (!c->http) {
+        print_error("no JobManager to submit to");
+        return 1;
+    }
+    char *uri;
+    if (r->savepoint) {
+        char *enc = evhttp_uriencode(r->savepoint, -1, 0);
+        uri = sl_sprintf("/jobs?savepointPath=%s%s", enc ? enc : "",
+                         r->allow_nonrestored ? "&allowNonRestoredState=true" : "");
+        free(enc);
+    } else {
+        uri = sl_strdup("/jobs");
+    }
+    char err[512];
+    sl_cli_response resp;
+    int rc = 0;
+    if (sl_cli_http_request(c->http, "POST", uri, r->job, &resp, err, sizeof err) != SL_OK) {
+        print_error(err);
+        free(uri);
+        return 1;
+    }
+    free(uri);
+    if (resp.status < 200 || resp.status > 299) {
+        char *text = sl_cli_error_text(resp.status, resp.body, resp.len);
+        size_t n = strlen(text);
+        while (n && text[n - 1] == '\n') text[--n] = '\0';
+        print_error(text);
+        free(text);
+        rc = 1;
+    } else {
+        json_error_t jerr;
+        json_t *j = json_loadb(resp.body, resp.len, 0, &jerr);
+        const char *jid = json_string_value(json_object_get(j, "jobid"));
+        if (!jid) jid = json_string_value(json_object_get(j, "jid"));
+        if (!jid) {
+            print_error("unexpected answer to POST /jobs: no \"jobid\"");
+            rc = 1;
+        } else {
+            printf("[INFO] SQL update statement has been successfully submitted to the "
+                   "cluster:\nJob ID: %s\n\n", jid);
+        }
+        json_decref(j);
+    }
+    sl_cli_response_clear(&resp);
+    fflush(stdout);
+    return rc;
+}
+
+static int is_word(const char *s, size_t n, const char *w)
+{
+    size_t i = 0;
+    while (i < n && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r')) i++;
+    size_t wl = strlen(w);
+    if (n - i < wl || strncasecmp(s + i, w, wl) != 0) return 0;
+    i += wl;
+    while (i < n && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r' || s[i] == ';'))
+        i++;
+    return i == n;
+}
+
+/* Run one statement. Returns 0, 1 on failure, or -1 for QUIT/EXIT. */
+static int run_statement(client *c, const char *text, size_t len, int line, int col)
+{
+    if (is_word(text, len, "QUIT") || is_word(text, len, "EXIT")) return -1;
+    if (c->echo) {
+        size_t a = 0, b = len;
+        while (a < b && (text[a] == ' ' || text[a] == '\n' || text[a] == '\r' || text[a] == '\t')) a++;
+        printf("Flink SQL> %.*s\n", (int)(b - a), text + a);
+    }
+    char err[2048];
+    sl_sql_result r;
+    if (sl_sql_execute(c->session, text, len, line, col, &r, err, sizeof err) != SL_OK) {
+        print_error(err);
+        return 1;
+    }
+    int rc = 0;
+    switch (r.kind) {
+    case SL_SQL_OK:
+        printf("[INFO] %s\n\n", r.message ? r.message : "Execute statement succeed.");
+        break;
+    case SL_SQL_TEXT: printf("%s\n", r.text); break;
+    case SL_SQL_JOB: rc = submit(c, &r); break;
+    case SL_SQL_NONE: break;
+    }
+    fflush(stdout);
+    sl_sql_result_clear(&r);
+    return rc;
+}
+
+/* Advance line:col over text[0..n). */
+static void advance_pos(const char *text, size_t n, int *line, int *col)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (text[i] == '\n') {
+            (*line)++;
+            *col = 1;
+        } else {
+            (*col)++;
+        }
+    }
+}
+
+/* Run every statement of a script; stop at the first failure. */
+static int run_script(client *c, const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        fprintf(stderr, "Error: cannot open %s: %s\n", path, strerror(errno));
+        return 1;
+    }
+    size_t cap = 65536, len = 0;
+    char *buf = sl_malloc(cap);
+    size_t got;
+    while ((got = fread(buf + len, 1, cap - len - 1, f)) > 0) {
+        len += got;
+        if (cap - len < 2) {
+            cap *= 2;
+            buf = sl_realloc(buf, cap);
+        }
+    }
+    fclose(f);
+    buf[len] = '\0';
+    size_t pos = 0;
+    int line = 1, col = 1, rc = 0;
+    while (pos < len) {
+        size_t end;
+        int s = sql_split(buf + pos, len - pos, &end);
+        if (s < 0) break;
+        if (s == 0) end = len - pos; /* the last statement lacks its ';' */
+        int r = run_statement(c, buf + pos, end, line, col);
+        advance_pos(buf + pos, end, &line, &col);
+        pos += end;
+        if (r != 0) {
+            rc = r < 0 ? 0 : 1;
+            break;
+        }
+    }
+    free(buf);
+    return rc;
+}
+
+static int interactive(client *c)
+{
+    int tty = isatty(0);
+    if (tty)
+        printf("Sluice SQL client (Flink SQL dialect). Statements end with ';'. QUIT; leaves.\n\n");
+    size_t cap = 4096, len = 0;
+    char *buf = sl_malloc(cap);
+    buf[0] = '\0';
+    int line = 1, col = 1;
+    char *lbuf = NULL;
+    size_t lcap = 0;
+    for (;;) {
+        if (tty) {
+            printf(len ? "> " : "Flink SQL> ");
+            fflush(stdout);
+        }
+        ssize_t n = getline(&lbuf, &lcap, stdin);
+        if (n < 0) break;
+        if (len + (size_t)n + 1 > cap) {
+            cap = (len + (size_t)n + 1) * 2;
+            buf = sl_realloc(buf, cap);
+        }
+        memcpy(buf + len, lbuf, (size_t)n);
+        len += (size_t)n;
+        buf[len] = '\0';
+        size_t pos = 0;
+        int quit = 0;
+        for (;;) {
+            size_t end;
+            int s = sql_split(buf + pos, len - pos, &end);
+            if (s <= 0) {
+                if (s < 0) { /* only blanks and comments left */
+                    advance_pos(buf + pos, len - pos, &line, &col);
+                    pos = len;
+                }
+                break;
+            }
+            int r = run_statement(c, buf + pos, end, line, col);
+            advance_pos(buf + pos, end, &line, &col);
+            pos += end;
+            if (r < 0) {
+                quit = 1;
+                break;
+            }
+        }
+        memmove(buf, buf + pos, len - pos);
+        len -= pos;
+        buf[len] = '\0';
+        if (quit) break;
+    }
+    if (len && sql_split(buf, len, &(size_t){0}) == 0) /* a last statement without ';' */
+        run_statement(c, buf, len, line, col);
+    if (tty) printf("\nShutting down the session...\ndone.\n");
+    free(lbuf);
+    free(buf);
+    return 0;
+}
+
+int sl_cli_sql_main(sl_cli_http *http, int argc, char **argv)
+{
+    const char *file = NULL, *init = NULL;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if ((!strcmp(a, "-f") || !strcmp(a, "--file")) && i + 1 < argc) file = argv[++i];
+        else if (!strncmp(a, "--file=", 7)) file = a + 7;
+        else if ((!strcmp(a, "-i") || !strcmp(a, "--init")) && i + 1 < argc) init = argv[++i];
+        else if (!strncmp(a, "--init=", 7)) init = a + 7;
+        else {
+            fprintf(stderr, "Error: sql: unexpected argument '%s' (sluice sql [-i init.sql] "
+                            "[-f script.sql])\n", a);
+            return 2;
+        }
+    }
+    client c = {.http = http, .session = sl_sql_session_new()};
+    int rc = 0;
+    if (init) {
+        c.echo = 0;
+        rc = run_script(&c, init);
+        if (rc) fprintf(stderr, "Error: the initialization script %s failed\n", init);
+    }
+    if (rc == 0) {
+        if (file) {
+            c.echo = 1;
+            rc = run_script(&c, file);
+        } else {
+            rc = interactive(&c);
+        }
+    }
+    sl_sql_session_destroy(c.session);
+    fflush(stdout);
+    return rc;
+}
