@@ -1,0 +1,240 @@
+"""Flink SQL end to end: `sluice sql -f` scripts planned by the client and
+run on a real cluster. Inputs are sequence generators, so every expected
+result is computed here from the ids, independently of Sluice."""
+import collections
+import datetime
+import glob
+import json
+import os
+import re
+
+from conftest import wait_for, ROOT
+
+BASE = 1767225600000  # 2026-01-01T00:00:00Z
+
+
+def run_sql(cluster, workdir, name, text, timeout=120):
+    path = os.path.join(workdir, name)
+    with open(path, "w") as f:
+        f.write(text)
+    return cluster.cli("sql", "-f", path, timeout=timeout)
+
+
+def job_ids(out):
+    return re.findall(r"^Job ID: ([0-9a-f]{32})$", out, re.M)
+
+
+def rows(out_dir):
+    got = []
+    for path in sorted(glob.glob(os.path.join(out_dir, "part-*"))):
+        with open(path) as f:
+            got += [json.loads(line) for line in f if line.strip()]
+    return got
+
+
+def ms(ts):
+    d = datetime.datetime.strptime(ts + ("" if "." in ts else ".0"), "%Y-%m-%d %H:%M:%S.%f")
+    return int(d.replace(tzinfo=datetime.timezone.utc).timestamp() * 1000)
+
+
+def finish(cluster, jid):
+    job = cluster.wait_state(jid, ["FINISHED", "FAILED", "CANCELED"], timeout=90)
+    assert job["state"] == "FINISHED", cluster.get(f"/jobs/{jid}/exceptions")
+    return job
+
+
+EVENTS = """
+CREATE TABLE events (
+    id      BIGINT,
+    user_id AS CAST(id % 3 AS INT),
+    ts      AS TO_TIMESTAMP_LTZ({base} + id * 100, 3),
+    WATERMARK FOR ts AS ts - INTERVAL '1' SECOND
+) WITH (
+    'connector' = 'datagen', 'rows-per-second' = '100000',
+    'fields.id.kind' = 'sequence', 'fields.id.start' = '1', 'fields.id.end' = '{n}'
+);
+"""
+
+
+def test_tumble_count_over_a_sequence(cluster, workdir):
+    cluster.add_tm(slots=2)
+    n = 1000
+    out = os.path.join(workdir, "tumble")
+    r = run_sql(cluster, workdir, "tumble.sql", EVENTS.format(base=BASE, n=n) + f"""
+CREATE TABLE counts (window_start TIMESTAMP(3), window_end TIMESTAMP(3), user_id INT,
+                     cnt BIGINT, total BIGINT)
+  WITH ('connector' = 'filesystem', 'path' = 'file://{out}', 'format' = 'json');
+
+SET 'parallelism.default' = '2';
+SET 'pipeline.name' = 'sql tumble test';
+
+INSERT INTO counts
+SELECT window_start, window_end, user_id, COUNT(*) AS cnt, SUM(id) AS total
+FROM TABLE(TUMBLE(TABLE events, DESCRIPTOR(ts), INTERVAL '10' SECOND))
+GROUP BY window_start, window_end, user_id;
+""")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "[INFO] Submitting SQL update statement to the cluster..." in r.stdout
+    assert "[INFO] SQL update statement has been successfully submitted to the cluster:" in r.stdout
+    jids = job_ids(r.stdout)
+    assert len(jids) == 1, r.stdout
+    job = finish(cluster, jids[0])
+    assert job["name"] == "sql tumble test"
+
+    # independently: window of id = floor(id * 100 / 10000), key id % 3
+    want = collections.defaultdict(lambda: [0, 0])
+    for i in range(1, n + 1):
+        start = BASE + (i * 100 // 10000) * 10000
+        want[(start, i % 3)][0] += 1
+        want[(start, i % 3)][1] += i
+    got = {}
+    for row in rows(out):
+        assert row.get("op", "+I") == "+I", row
+        key = (ms(row["window_start"]), row["user_id"])
+        assert key not in got, f"window {key} emitted twice"
+        assert ms(row["window_end"]) == key[0] + 10000
+        got[key] = [row["cnt"], row["total"]]
+    assert got == dict(want)
+
+
+def test_group_by_changelog_into_a_json_file(cluster, workdir):
+    cluster.add_tm(slots=1)
+    n = 200
+    out = os.path.join(workdir, "agg")
+    r = run_sql(cluster, workdir, "agg.sql", EVENTS.format(base=BASE, n=n) + f"""
+CREATE TABLE per_key (k BIGINT, c BIGINT, s BIGINT, PRIMARY KEY (k) NOT ENFORCED)
+  WITH ('connector' = 'filesystem', 'path' = '{out}', 'format' = 'json');
+
+INSERT INTO per_key
+SELECT id % 4 AS k, COUNT(*) AS c, SUM(id) AS s FROM events WHERE id % 10 <> 0 GROUP BY id % 4;
+""")
+    assert r.returncode == 0, r.stdout + r.stderr
+    finish(cluster, job_ids(r.stdout)[0])
+
+    # the changelog, row by row: +I for a new key, then -U old / +U new
+    want, state = [], {}
+    for i in range(1, n + 1):
+        if i % 10 == 0:
+            continue
+        k = i % 4
+        if k in state:
+            c, s = state[k]
+            want.append(("-U", k, c, s))
+            state[k] = (c + 1, s + i)
+            want.append(("+U", k) + state[k])
+        else:
+            state[k] = (1, i)
+            want.append(("+I", k, 1, i))
+    got = [(row.get("op", "+I"), row["k"], row["c"], row["s"]) for row in rows(out)]
+    assert got == want
+
+
+def test_union_all_of_two_tables(cluster, workdir):
+    cluster.add_tm(slots=1)
+    out = os.path.join(workdir, "union")
+    r = run_sql(cluster, workdir, "union.sql", f"""
+CREATE TEMPORARY TABLE a (id BIGINT) WITH ('connector' = 'datagen', 'rows-per-second' = '100000',
+    'fields.id.kind' = 'sequence', 'fields.id.start' = '1', 'fields.id.end' = '300');
+CREATE TEMPORARY TABLE b (n INT, label STRING) WITH ('connector' = 'datagen',
+    'fields.n.kind' = 'sequence', 'fields.n.start' = '1', 'fields.n.end' = '50',
+    'fields.label.length' = '4');
+CREATE TABLE sink (id BIGINT, src STRING) WITH ('connector' = 'filesystem', 'path' = '{out}',
+    'format' = 'json');
+CREATE VIEW odd_a AS SELECT id FROM a WHERE id % 2 = 1;
+
+INSERT INTO sink
+WITH bb AS (SELECT CAST(n AS BIGINT) * 1000 AS id FROM b)
+SELECT id, 'a' AS src FROM odd_a
+UNION ALL
+SELECT id, CASE WHEN id > 25000 THEN 'b-high' ELSE 'b-low' END FROM bb;
+""")
+    assert r.returncode == 0, r.stdout + r.stderr
+    finish(cluster, job_ids(r.stdout)[0])
+    want = sorted([(i, "a") for i in range(1, 301, 2)] +
+                  [(n * 1000, "b-high" if n * 1000 > 25000 else "b-low") for n in range(1, 51)])
+    got = sorted((row["id"], row["src"]) for row in rows(out))
+    assert got == want
+
+
+def test_statement_set_runs_two_inserts_as_one_job(cluster, workdir):
+    cluster.add_tm(slots=1)
+    o1, o2 = os.path.join(workdir, "s1"), os.path.join(workdir, "s2")
+    r = run_sql(cluster, workdir, "set.sql", f"""
+CREATE TABLE g (id INT) WITH ('connector' = 'datagen', 'fields.id.kind' = 'sequence',
+    'fields.id.start' = '1', 'fields.id.end' = '40', 'rows-per-second' = '100000');
+CREATE TABLE small (id INT) WITH ('connector' = 'filesystem', 'path' = '{o1}', 'format' = 'csv');
+CREATE TABLE big (id INT, sq BIGINT) WITH ('connector' = 'filesystem', 'path' = '{o2}', 'format' = 'json');
+EXECUTE STATEMENT SET BEGIN
+  INSERT INTO small SELECT id FROM g WHERE id <= 10;
+  INSERT INTO big SELECT id, CAST(id AS BIGINT) * id FROM g WHERE id > 30;
+END;
+""")
+    assert r.returncode == 0, r.stdout + r.stderr
+    jids = job_ids(r.stdout)
+    assert len(jids) == 1
+    finish(cluster, jids[0])
+    small = []
+    for path in glob.glob(os.path.join(o1, "part-*")):
+        small += [int(line) for line in open(path) if line.strip()]
+    assert sorted(small) == list(range(1, 11))
+    assert sorted((row["id"], row["sq"]) for row in rows(o2)) == [(i, i * i) for i in range(31, 41)]
+
+
+def test_errors_stop_the_script_with_flinks_message(cluster, workdir):
+    r = run_sql(cluster, workdir, "bad.sql", """
+CREATE TABLE t (id INT) WITH ('connector' = 'datagen', 'rows-per-secnd' = '5');
+SHOW TABLES;
+""")
+    assert r.returncode == 1
+    assert "[ERROR] Could not execute SQL statement. Reason:\n" in r.stdout
+    assert ("line 2, column 56: table 't': unknown option 'rows-per-secnd' for connector "
+            "'datagen' (did you mean 'rows-per-second'?)") in r.stdout
+    assert "SHOW TABLES" not in r.stdout.split("[ERROR]")[1]
+
+    r = run_sql(cluster, workdir, "twice.sql", """
+CREATE TABLE t (id INT) WITH ('connector' = 'blackhole');
+CREATE TABLE t (id INT) WITH ('connector' = 'blackhole');
+""")
+    assert r.returncode == 1
+    assert "line 3, column 1: table or view 't' already exists in this session" in r.stdout
+
+
+def test_example_scripts_plan_like_the_json_examples(cluster, workdir):
+    """examples/clicks-*.sql build the same stateful pipeline as
+    examples/clicks-*.json: same window, keys, aggregates, watermark delay
+    and source options (the rows are random, so the plans are compared)."""
+    for name in ("tumble", "hop", "session"):
+        sql = open(os.path.join(ROOT, "examples", f"clicks-{name}.sql")).read()
+        sql = sql.replace("INSERT INTO", "EXPLAIN INSERT INTO")
+        r = run_sql(cluster, workdir, f"{name}.sql", sql)
+        assert r.returncode == 0, r.stdout + r.stderr
+        plan = json.loads(r.stdout.split("== Job Graph ==\n", 1)[1].split("\n\n")[0])
+        ref = json.load(open(os.path.join(ROOT, "examples", f"clicks-{name}.json")))
+
+        def by_type(job, t):
+            return [v for v in job["vertices"] if v["type"] == t]
+        w, rw = by_type(plan, "window")[0]["config"], by_type(ref, "window")[0]["config"]
+        for k in ("window", "group-by", "aggregates", "allowed-lateness"):
+            assert w[k] == rw[k], (name, k)
+        assert by_type(plan, "watermark")[0]["config"]["delay"] == "5000 ms"
+        assert by_type(ref, "watermark")[0]["config"]["delay"] == "5 s"
+        src, rsrc = by_type(plan, "datagen")[0]["config"], by_type(ref, "datagen")[0]["config"]
+        for k, v in rsrc.items():
+            assert src[k] == v, (name, k)
+        assert [c for c in plan["vertices"] if c["type"] == "calc"][-1]["config"]["projection"] == \
+            [c for c in ref["vertices"] if c["type"] == "calc"][-1]["config"]["projection"]
+        assert len(by_type(plan, "print")) == 1
+
+
+def test_seed_clicks_script_prints_window_counts(cluster, workdir):
+    cluster.add_tm(slots=1)
+    r = cluster.cli("sql", "-f", os.path.join(ROOT, "examples", "clicks-tumble.sql"))
+    assert r.returncode == 0, r.stdout + r.stderr
+    jid = job_ids(r.stdout)[0]
+    line = wait_for(lambda: re.search(r"^\+I\[(\S+), (\S+), (\d+)\]$", cluster.tms[0].out_text(), re.M),
+                    timeout=40, what="a window count")
+    start, end = (datetime.datetime.fromisoformat(line.group(i)) for i in (1, 2))
+    assert (end - start).total_seconds() == 10 and start.second % 10 == 0
+    assert 0 < int(line.group(3)) <= 20 * 10 * 2
+    cluster.request("PATCH", f"/jobs/{jid}?mode=cancel")
+    cluster.wait_state(jid, "CANCELED")
