@@ -218,13 +218,16 @@ static int check_interval_mult(const sql_node *e, const sl_schema *in, char *err
     if (type_of(other, in, &t, NULL, 0) != SL_OK) return SL_OK; /* reported later */
     if (t != SL_T_DOUBLE) return SL_OK;
     char *itxt = sql_unparse(iv), *otxt = sql_unparse(other);
+    /* the same spread in whole milliseconds: INTERVAL '0.001' SECOND * CAST(x * ms AS INT) */
+    int64_t ms = 0;
+    if (iv->kind != SQL_INTERVAL || sl_interval_parse(itxt, &ms, NULL, 0) != SL_OK || ms <= 0) ms = 1000;
     sl_seterr(err, errlen,
               "line %d, column %d: an interval cannot be multiplied by a DOUBLE (%s %s %s); "
               "Flink accepts this table and fails at INSERT with \"Unsupported casting from "
-              "DOUBLE to INTERVAL\". Multiply by an integer instead, e.g. INTERVAL '0.001' "
-              "SECOND * CAST(%s * 1000 AS INT) for milliseconds",
+              "DOUBLE to INTERVAL\". Multiply by an integer instead: INTERVAL '0.001' SECOND * "
+              "CAST(%s * %lld AS INT)",
               e->line, e->col, iv == e->kids[0] ? itxt : otxt, e->s,
-              iv == e->kids[0] ? otxt : itxt, otxt);
+              iv == e->kids[0] ? otxt : itxt, otxt, (long long)ms);
     free(itxt);
     free(otxt);
     return SL_ERR;
