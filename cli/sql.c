@@ -116,10 +116,14 @@ static int is_word(const char *s, size_t n, const char *w)
 static int run_statement(client *c, const char *text, size_t len, int line, int col)
 {
     if (is_word(text, len, "QUIT") || is_word(text, len, "EXIT")) return -1;
-    if (c->echo) {
-        size_t a = 0, b = len;
-        while (a < b && (text[a] == ' ' || text[a] == '\n' || text[a] == '\r' || text[a] == '\t')) a++;
-        printf("Flink SQL> %.*s\n", (int)(b - a), text + a);
+    if (c->echo) { /* from the statement's first token: leading comments are not echoed */
+        sql_lexer lx;
+        sql_tok t;
+        sql_lexer_init(&lx, text, len, 1, 1);
+        const char *from = sql_next_token(&lx, &t, NULL, 0) == SL_OK ? t.z : text;
+        size_t b = len - (size_t)(from - text);
+        while (b && (from[b - 1] == ' ' || from[b - 1] == '\n' || from[b - 1] == '\r')) b--;
+        printf("Flink SQL> %.*s\n", (int)b, from);
     }
     char err[2048];
     sl_sql_result r;
