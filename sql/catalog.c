@@ -744,7 +744,7 @@ static int execute(sl_sql_session *s, sql_arena *a, const sql_node *st, sl_sql_r
         if (!job) return SL_ERR;
         char *js = json_dumps(job, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
         r->kind = SL_SQL_TEXT;
-        r->text = sl_sprintf("%s\n== Job Graph ==\n%s\n", text, js);
+        r->text = sl_sprintf("%s== Job Graph ==\n%s\n", text, js);
         free(js);
         free(text);
         json_decref(job);
