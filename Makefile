@@ -51,7 +51,7 @@ TESTS := $(patsubst tests/unit/%.c,$(B)/tests/%,$(TEST_SRC))
 # operator plugins the test suite loads into both daemons
 PLUGINS := $(patsubst tests/plugins/%.c,$(B)/plugins/%.so,$(wildcard tests/plugins/*.c))
 
-.PHONY: all deps run test unit clean format
+.PHONY: all deps run test unit clean format fuzz
 all: $(BINS) $(TESTS) $(PLUGINS)
 
 $(B)/gen/%.pb-c.c $(B)/gen/%.pb-c.h: proto/%.proto
@@ -102,6 +102,20 @@ $(B)/tests/%: $(B)/obj/tests/unit/%.o $(B)/libsluice.a
 
 deps:
 	@./scripts/install-deps.sh
+
+# A bounded libFuzzer run of the SQL front end (clang; FUZZ_SECONDS, default 5).
+FUZZ_SECONDS ?= 5
+FUZZ_SRC := tests/fuzz/fuzz_sql.c $(SQL_SRC) $(SQL_GEN_C) common/expr.c common/row.c common/util.c
+$(B)/fuzz/fuzz_sql: $(FUZZ_SRC) $(SQL_GEN_H)
+	@mkdir -p $(dir $@)
+	clang -std=c11 -D_GNU_SOURCE -O1 -g -I. -Icommon -I$(B)/gen $(PKG_CFLAGS) \
+	    -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+	    -o $@ $(FUZZ_SRC) $(PKG_LIBS) -lm
+
+fuzz: $(B)/fuzz/fuzz_sql
+	@mkdir -p $(B)/fuzz/corpus
+	$(B)/fuzz/fuzz_sql -max_total_time=$(FUZZ_SECONDS) -max_len=2048 -timeout=10 \
+	    -dict=tests/fuzz/sql.dict $(B)/fuzz/corpus tests/fuzz/corpus
 
 # The README's first command: a local cluster running the demo job
 # (another one with `make run JOB=examples/clicks-hop.json`).
