@@ -20,12 +20,17 @@
  * status 1); without -f statements are read from stdin ("Flink SQL> "
  * prompt when stdin is a terminal), errors do not end the session, and
  * QUIT; or EXIT; or end of input does.
+ *
+ * SHOW JOBS and STOP JOB '<id>' [WITH SAVEPOINT] [WITH DRAIN] are answered
+ * here over REST (GET /jobs/overview; POST /jobs/:id/stop and its
+ * operation, or a cancel without a savepoint), as Flink's client does.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <event2/http.h>
@@ -100,6 +105,137 @@ static int submit(client *c, const sl_sql_result *r)
     return rc;
 }
 
+/* GET uri and decode; prints the failure and returns NULL. */
+static json_t *get_json(client *c, const char *method, const char *uri, const char *body)
+{
+    char err[512];
+    sl_cli_response resp;
+    if (!c->http) {
+        print_error("no JobManager to ask");
+        return NULL;
+    }
+    if (sl_cli_http_request(c->http, method, uri, body, &resp, err, sizeof err) != SL_OK) {
+        print_error(err);
+        return NULL;
+    }
+    json_t *j = NULL;
+    if (resp.status < 200 || resp.status > 299) {
+        char *text = sl_cli_error_text(resp.status, resp.body, resp.len);
+        size_t n = strlen(text);
+        while (n && text[n - 1] == '\n') text[--n] = '\0';
+        print_error(text);
+        free(text);
+    } else {
+        json_error_t jerr;
+        j = resp.len ? json_loadb(resp.body, resp.len, 0, &jerr) : json_object();
+        if (!j) print_error("the JobManager's answer is not JSON");
+    }
+    sl_cli_response_clear(&resp);
+    return j;
+}
+
+/* SHOW JOBS: Flink's table of job id, name, status and start time. */
+static int show_jobs(client *c)
+{
+    json_t *ov = get_json(c, "GET", "/jobs/overview", NULL);
+    if (!ov) return 1;
+    json_t *jobs = json_object_get(ov, "jobs");
+    size_t n = json_array_size(jobs);
+    char ***rows = sl_calloc(n + 1, sizeof(char **));
+    char **cells = sl_calloc(n * 4 + 1, sizeof(char *));
+    for (size_t i = 0; i < n; i++) {
+        json_t *j = json_array_get(jobs, i);
+        char **row = &cells[i * 4];
+        rows[i] = row;
+        const char *id = json_string_value(json_object_get(j, "jid"));
+        const char *name = json_string_value(json_object_get(j, "name"));
+        const char *state = json_string_value(json_object_get(j, "state"));
+        long long start = (long long)json_integer_value(json_object_get(j, "start-time"));
+        time_t secs = (time_t)(start / 1000);
+        struct tm tm;
+        char when[64] = "";
+        if (start > 0 && gmtime_r(&secs, &tm))
+            snprintf(when, sizeof when, "%04d-%02d-%02dT%02d:%02d:%02d.%03lld", tm.tm_year + 1900,
+                     tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, start % 1000);
+        row[0] = sl_strdup(id ? id : "");
+        row[1] = sl_strdup(name ? name : "");
+        row[2] = sl_strdup(state ? state : "");
+        row[3] = sl_strdup(when);
+    }
+    const char *head[] = {"job id", "job name", "status", "start time"};
+    char *text = sl_sql_tableau(head, 4, rows, (int)n);
+    printf("%s\n", text);
+    free(text);
+    for (size_t i = 0; i < n * 4; i++) free(cells[i]);
+    free(cells);
+    free(rows);
+    json_decref(ov);
+    return 0;
+}
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
+}
+
+/* STOP JOB '<id>' [WITH SAVEPOINT] [WITH DRAIN]: stop-with-savepoint through
+ * POST /jobs/:id/stop and its operation; without a savepoint, a cancel. */
+static int stop_job(client *c, const sl_sql_result *r)
+{
+    char uri[160];
+    if (!r->with_savepoint && !r->drain) {
+        snprintf(uri, sizeof uri, "/jobs/%s?mode=cancel", r->jobid);
+        json_t *j = get_json(c, "PATCH", uri, NULL);
+        if (!j) return 1;
+        json_decref(j);
+        printf("[INFO] Execute statement succeed.\n\n");
+        return 0;
+    }
+    json_t *req = json_object();
+    if (r->target_dir) json_object_set_new(req, "targetDirectory", json_string(r->target_dir));
+    json_object_set_new(req, "drain", json_boolean(r->drain));
+    char *body = json_dumps(req, JSON_COMPACT);
+    json_decref(req);
+    snprintf(uri, sizeof uri, "/jobs/%s/stop", r->jobid);
+    json_t *resp = get_json(c, "POST", uri, body);
+    free(body);
+    if (!resp) return 1;
+    const char *trig = json_string_value(json_object_get(resp, "request-id"));
+    if (!trig) {
+        json_decref(resp);
+        print_error("unexpected answer to POST /jobs/:jobid/stop: no \"request-id\"");
+        return 1;
+    }
+    snprintf(uri, sizeof uri, "/jobs/%s/savepoints/%s", r->jobid, trig);
+    json_decref(resp);
+    for (;;) {
+        json_t *st = get_json(c, "GET", uri, NULL);
+        if (!st) return 1;
+        const char *loc;
+        char *failure = NULL;
+        int rc = sl_cli_async_status(st, &loc, &failure);
+        if (rc == SL_OK) {
+            const char *head[] = {"savepoint path"};
+            char *cell = sl_strdup(loc ? loc : "");
+            char **row = &cell, ***rows = &row;
+            char *text = sl_sql_tableau(head, 1, rows, 1);
+            printf("%s\n", text);
+            free(text);
+            free(cell);
+            json_decref(st);
+            return 0;
+        }
+        json_decref(st);
+        if (rc == SL_ERR) {
+            print_error(failure ? failure : "the savepoint failed");
+            free(failure);
+            return 1;
+        }
+        sleep_ms(200);
+    }
+}
+
 static int is_word(const char *s, size_t n, const char *w)
 {
     size_t i = 0;
@@ -139,6 +275,8 @@ static int run_statement(client *c, const char *text, size_t len, int line, int 
     case SL_SQL_TEXT: printf("%s\n", r.text); break;
     case SL_SQL_JOB: rc = submit(c, &r); break;
     case SL_SQL_NONE: break;
+    case SL_SQL_STOP_JOB: rc = stop_job(c, &r); break;
+    case SL_SQL_SHOW_JOBS: rc = show_jobs(c); break;
     }
     fflush(stdout);
     sl_sql_result_clear(&r);

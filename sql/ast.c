@@ -93,7 +93,7 @@ sql_node *sql_kid(const sql_node *n, int i)
 
 static const char *const kind_names[] = {
     "CREATE_TABLE", "CREATE_VIEW", "DROP", "SHOW", "DESCRIBE", "SET", "RESET", "INSERT",
-    "STMT_SET", "BEGIN_SET", "END_SET", "EXPLAIN", "QUERY", "COLUMN", "COMPUTED", "WATERMARK",
+    "STMT_SET", "BEGIN_SET", "END_SET", "EXPLAIN", "QUERY", "STOP_JOB", "COLUMN", "COMPUTED", "WATERMARK",
     "PKEY", "OPTION", "SELECT", "UNION", "WITH", "CTE", "ITEM", "TABLE", "SUBQUERY", "TVF",
     "JOIN", "COL", "NUM", "STR", "BOOL", "NULL", "INTERVAL", "TS", "BINOP", "UNOP", "IS",
     "BETWEEN", "IN", "LIKE", "CASE", "WHEN", "CAST", "FUNC", "POSITION", "STAR", "LIST",

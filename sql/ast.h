@@ -31,6 +31,7 @@ typedef enum {
     SQL_END_SET,      /* ... END; */
     SQL_EXPLAIN,      /* flags CHANGELOG; kids: [0] statement or query */
     SQL_QUERY_STMT,   /* a plain query; kids: [0] query */
+    SQL_STOP_JOB,     /* s job id; flags SAVEPOINT|DRAIN */
     /* table elements */
     SQL_COLUMN,       /* s name; s2 type text ("TIMESTAMP(3)"); flags NOTNULL */
     SQL_COMPUTED,     /* s name; kids: [0] expr */
@@ -86,6 +87,8 @@ typedef enum {
 #define SQL_F_QUOTED 512
 #define SQL_F_NOTNULL 1024
 #define SQL_F_CHANGELOG 2048
+#define SQL_F_SAVEPOINT 4096
+#define SQL_F_DRAIN 8192
 #define SQL_F_TRUE 1
 
 typedef struct sql_node sql_node;

@@ -112,9 +112,10 @@ static void tb_put(tbuf *b, const char *s, size_t n)
 static void tb_str(tbuf *b, const char *s) { tb_put(b, s, strlen(s)); }
 
 /* Flink's tableau layout: right-aligned cells in a box, "N rows in set". */
-static char *tableau(const char *const *head, int ncol, char ***rows, int nrows)
+char *sl_sql_tableau(const char *const *head, int ncol, char ***rows, int nrows)
 {
     size_t w[16] = {0};
+    if (ncol > 16) ncol = 16;
     for (int c = 0; c < ncol; c++) w[c] = strlen(head[c]);
     for (int r = 0; r < nrows; r++)
         for (int c = 0; c < ncol; c++)
@@ -540,6 +541,26 @@ static int cmp_str(const void *a, const void *b)
 static int show(sl_sql_session *s, const sql_node *st, sl_sql_result *r, char *err, size_t errlen)
 {
     int views = !strcmp(st->s, "VIEWS");
+    if (!strcmp(st->s, "JOBS")) {
+        r->kind = SL_SQL_SHOW_JOBS;
+        return SL_OK;
+    }
+    if (!strcmp(st->s, "FUNCTIONS")) {
+        static const char *const fns[] = {
+            "ABS", "AVG", "CAST", "CEIL", "CHAR_LENGTH", "COALESCE", "CONCAT", "COUNT",
+            "CUMULATE", "CURRENT_TIMESTAMP", "FLOOR", "FROM_UNIXTIME", "HOP", "IF", "LOCALTIMESTAMP",
+            "LOWER", "LTRIM", "MAX", "MIN", "MOD", "NOW", "NULLIF", "PROCTIME", "RAND",
+            "RAND_INTEGER", "RTRIM", "SESSION", "SUM", "TIMESTAMPADD", "TIMESTAMPDIFF",
+            "TO_TIMESTAMP", "TO_TIMESTAMP_LTZ", "TRY_CAST", "TUMBLE", "UNIX_TIMESTAMP", "UPPER"};
+        int n = (int)SL_ARRAY_LEN(fns);
+        char ***rows = sl_calloc((size_t)n, sizeof(char **));
+        for (int i = 0; i < n; i++) rows[i] = (char **)&fns[i];
+        const char *head[] = {"function name"};
+        r->kind = SL_SQL_TEXT;
+        r->text = sl_sql_tableau(head, 1, rows, n);
+        free(rows);
+        return SL_OK;
+    }
     if (strcmp(st->s, "TABLES") && !views)
         return sl_seterr(err, errlen, "line %d, column %d: SHOW %s is not supported yet",
                          st->line, st->col, st->s);
@@ -552,7 +573,7 @@ static int show(sl_sql_session *s, const sql_node *st, sl_sql_result *r, char *e
     for (int i = 0; i < n; i++) rows[i] = &names[i];
     const char *head[] = {views ? "view name" : "table name"};
     r->kind = SL_SQL_TEXT;
-    r->text = tableau(head, 1, rows, n);
+    r->text = sl_sql_tableau(head, 1, rows, n);
     free(rows);
     free(names);
     return SL_OK;
@@ -592,7 +613,7 @@ static int describe(sl_sql_session *s, const sql_node *st, sl_sql_result *r, cha
     }
     const char *head[] = {"name", "type", "null", "key", "extras", "watermark"};
     r->kind = SL_SQL_TEXT;
-    r->text = tableau(head, 6, rows, t->ncols);
+    r->text = sl_sql_tableau(head, 6, rows, t->ncols);
     for (int i = 0; i < t->ncols * 6; i++) free(cells[i]);
     free(cells);
     free(rows);
@@ -618,7 +639,7 @@ static int set(sl_sql_session *s, const sql_node *st, sl_sql_result *r, char *er
         }
         const char *head[] = {"key", "value"};
         r->kind = SL_SQL_TEXT;
-        r->text = tableau(head, 2, rows, s->nopts);
+        r->text = sl_sql_tableau(head, 2, rows, s->nopts);
         free(cells);
         free(rows);
         return SL_OK;
@@ -750,6 +771,25 @@ static int execute(sl_sql_session *s, sql_arena *a, const sql_node *st, sl_sql_r
         json_decref(job);
         return SL_OK;
     }
+    case SQL_STOP_JOB: {
+        size_t n = strlen(st->s);
+        int ok = n == 32;
+        for (size_t i = 0; ok && i < n; i++)
+            ok = (st->s[i] >= '0' && st->s[i] <= '9') || (st->s[i] >= 'a' && st->s[i] <= 'f') ||
+                 (st->s[i] >= 'A' && st->s[i] <= 'F');
+        if (!ok)
+            return sl_seterr(err, errlen, "line %d, column %d: '%s' is not a job id (32 "
+                             "hexadecimal digits)", st->line, st->col, st->s);
+        r->kind = SL_SQL_STOP_JOB;
+        r->jobid = sl_strdup(st->s);
+        for (char *q = r->jobid; *q; q++)
+            if (*q >= 'A' && *q <= 'F') *q = (char)(*q - 'A' + 'a');
+        r->with_savepoint = st->flags & SQL_F_SAVEPOINT ? 1 : 0;
+        r->drain = st->flags & SQL_F_DRAIN ? 1 : 0;
+        const char *dir = sl_sql_option(s, "state.savepoints.dir");
+        if (dir && *dir) r->target_dir = sl_strdup(dir);
+        return SL_OK;
+    }
     case SQL_QUERY_STMT:
         return sl_seterr(err, errlen, "line %d, column %d: a SELECT whose rows stream back to the "
                          "client is not supported yet; INSERT INTO a 'print' table instead",
@@ -789,6 +829,8 @@ void sl_sql_result_clear(sl_sql_result *r)
     free(r->job);
     free(r->savepoint);
     free(r->message);
+    free(r->jobid);
+    free(r->target_dir);
     memset(r, 0, sizeof *r);
 }
 

@@ -163,7 +163,7 @@ static char *CAT(sql_pctx *c, const char *a, const char *b)
 %fallback ID TEMPORARY TABLES VIEWS WATERMARK SECOND MINUTE HOUR DAY MONTH YEAR ENFORCED KEY
     DESCRIPTOR STATEMENT IF EXISTS TIMESTAMP LOCAL TIME ZONE WITHOUT PARTITION RESET SHOW
     DESCRIBE DESC EXPLAIN BEGIN TO FUNCTIONS JOBS CHANGELOG_MODE PLAN COMMENT OVERWRITE
-    OUTER.
+    OUTER STOP JOB SAVEPOINT DRAIN.
 
 %left OR.
 %left AND.
@@ -206,6 +206,13 @@ stmt(A) ::= BEGIN(T) STATEMENT SET. { A = MK(ctx, SQL_BEGIN_SET, T); }
 stmt(A) ::= END(T). { A = MK(ctx, SQL_END_SET, T); }
 stmt(A) ::= EXPLAIN(T) explain_opt(F) explainable(X). { A = MK(ctx, SQL_EXPLAIN, T); A->flags = F; ADD(ctx, A, X); }
 stmt(A) ::= query(Q). { A = NAT(ctx, SQL_QUERY_STMT, Q); ADD(ctx, A, Q); }
+stmt(A) ::= STOP(T) JOB STRING(J) stop_opts(F). { A = MK(ctx, SQL_STOP_JOB, T); A->s = STRVAL(ctx, J); A->flags = F; }
+
+%type stop_opts {int}
+stop_opts(A) ::= . { A = 0; }
+stop_opts(A) ::= WITH SAVEPOINT. { A = SQL_F_SAVEPOINT; }
+stop_opts(A) ::= WITH DRAIN. { A = SQL_F_DRAIN; }
+stop_opts(A) ::= WITH SAVEPOINT WITH DRAIN. { A = SQL_F_SAVEPOINT | SQL_F_DRAIN; }
 
 %type describe_kw {sql_node *}
 describe_kw(A) ::= DESCRIBE(T). { A = MK(ctx, SQL_IDENT, T); }

@@ -21,7 +21,9 @@ typedef enum {
     SL_SQL_OK,   /* done; the client prints "[INFO] Execute statement succeed." */
     SL_SQL_TEXT, /* text to print (SHOW, DESCRIBE, SET, EXPLAIN) */
     SL_SQL_JOB,  /* a job graph to submit */
-    SL_SQL_NONE  /* nothing to say (an empty statement, a statement added to a set) */
+    SL_SQL_NONE, /* nothing to say (an empty statement) */
+    SL_SQL_STOP_JOB, /* STOP JOB: the client stops `jobid` (REST) */
+    SL_SQL_SHOW_JOBS /* SHOW JOBS: the client lists the cluster's jobs (REST) */
 } sl_sql_kind;
 
 typedef struct sl_sql_result {
@@ -31,6 +33,9 @@ typedef struct sl_sql_result {
     char *savepoint;  /* SL_SQL_JOB: execution.savepoint.path, or NULL */
     int allow_nonrestored; /* SL_SQL_JOB: execution.savepoint.ignore-unclaimed-state */
     char *message;    /* SL_SQL_OK: the [INFO] line without the prefix, or NULL */
+    char *jobid;      /* SL_SQL_STOP_JOB: 32 lowercase hex digits */
+    int with_savepoint, drain; /* SL_SQL_STOP_JOB */
+    char *target_dir; /* SL_SQL_STOP_JOB: state.savepoints.dir of the session, or NULL */
 } sl_sql_result;
 
 sl_sql_session *sl_sql_session_new(void);
@@ -45,6 +50,9 @@ void sl_sql_session_destroy(sl_sql_session *s); /* NULL is a no-op */
 int sl_sql_execute(sl_sql_session *s, const char *text, size_t len, int line, int col,
                    sl_sql_result *r, char *err, size_t errlen);
 void sl_sql_result_clear(sl_sql_result *r);
+
+/* Flink's boxed table ("+---+ | a | ... N rows in set"); caller frees. */
+char *sl_sql_tableau(const char *const *head, int ncol, char ***rows, int nrows);
 
 /* A session option (SET), or NULL; borrowed until it changes. */
 const char *sl_sql_option(const sl_sql_session *s, const char *key);

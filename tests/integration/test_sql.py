@@ -329,3 +329,25 @@ def test_seed_recipe_savepoint_rescale_and_a_changed_select(make_cluster, workdi
         cnt, tot = want.get(i % keys, (0, 0))
         want[i % keys] = (cnt + 1, tot + i)
     assert table == want
+
+
+def test_show_jobs_and_stop_job_with_savepoint(cluster, workdir):
+    cluster.add_tm(slots=1)
+    s = Session(cluster)
+    s.run("CREATE TABLE slow (id BIGINT) WITH ('connector' = 'datagen', 'rows-per-second' = '10',"
+          " 'fields.id.kind' = 'sequence', 'fields.id.start' = '1', 'fields.id.end' = '100000');")
+    s.run("CREATE TABLE nowhere (id BIGINT) WITH ('connector' = 'blackhole');")
+    s.run("SET 'pipeline.name' = 'slow one';")
+    jid = job_ids(s.run("INSERT INTO nowhere SELECT id FROM slow;"))[0]
+    cluster.wait_state(jid, "RUNNING", timeout=20)
+    out = s.run("SHOW JOBS;")
+    assert re.search(rf"^\| {jid} \| slow one \| RUNNING \| \d{{4}}-\d\d-\d\dT[\d:.]+ \|$", out, re.M), out
+    assert out.endswith("1 row in set\n"), out
+    out = s.run(f"STOP JOB '{jid}' WITH SAVEPOINT;")
+    m = re.search(r"^\| (file:\S+/savepoint-[0-9a-f]{6}-[0-9a-f]{12}) \|$", out, re.M)
+    assert m and "savepoint path" in out, out
+    assert os.path.isfile(os.path.join(m.group(1)[len("file:"):], "_metadata"))
+    assert cluster.wait_state(jid, ["FINISHED"], timeout=20)
+    out = s.run("STOP JOB 'abc';")
+    assert "'abc' is not a job id (32 hexadecimal digits)" in out, out
+    s.close()

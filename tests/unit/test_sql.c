@@ -200,6 +200,11 @@ static void test_tokenizer_errors(void)
     CHECK_EQ_STR(tree("SELECT `` FROM t"), "ERR: line 1, column 8: empty quoted identifier");
     CHECK_EQ_STR(tree("SELECT 12abc FROM t"), "ERR: line 1, column 8: malformed number '12a'");
     CHECK_EQ_INT(sql_keyword("select", 6), TK_SELECT);
+    /* the keyword table is sorted: every keyword is found */
+    static const char *const kws[] = {"ALL", "BEGIN", "CHANGELOG_MODE", "DRAIN", "DROP", "JOB",
+                                      "JOBS", "JOIN", "SAVEPOINT", "SECOND", "STATEMENT", "STOP",
+                                      "TRY_CAST", "WATERMARK", "ZONE"};
+    for (size_t i = 0; i < SL_ARRAY_LEN(kws); i++) CHECK(sql_keyword(kws[i], (int)strlen(kws[i])) != 0);
     CHECK_EQ_INT(sql_keyword("selects", 7), 0);
 }
 
@@ -239,6 +244,9 @@ static void test_every_statement_kind(void)
                  "(EXPLAIN (QUERY (SELECT (LIST (ITEM (COL a))) (TABLE t) - - -)))");
     CHECK_EQ_STR(tree("SELECT a FROM t"), "(QUERY (SELECT (LIST (ITEM (COL a))) (TABLE t) - - -))");
     CHECK_EQ_STR(tree("  -- only a comment\n"), "(empty)");
+    CHECK_EQ_STR(tree("STOP JOB 'abc' WITH SAVEPOINT WITH DRAIN"), "(STOP_JOB abc)");
+    CHECK_EQ_STR(tree("SHOW JOBS"), "(SHOW JOBS)");
+    CHECK_EQ_STR(tree("SHOW FUNCTIONS"), "(SHOW FUNCTIONS)");
 }
 
 static void test_query_shapes(void)
@@ -660,6 +668,9 @@ static void test_statement_sets_and_explain(void)
     CHECK(strstr(r, "agg[group_aggregate] uid=agg-seq-") != NULL);
     CHECK(strstr(r, "changelog=[I,UB,UA]") != NULL);
     CHECK(strstr(r, "== Job Graph ==") != NULL);
+    CHECK(strstr(run(s, "SHOW FUNCTIONS;"), "|            TUMBLE |") != NULL);
+    CHECK_EQ_STR(run(s, "STOP JOB 'xyz';"),
+                 "ERR: line 1, column 1: 'xyz' is not a job id (32 hexadecimal digits)");
     CHECK_EQ_STR(run(s, "SELECT id FROM seq;"),
                  "ERR: line 1, column 1: a SELECT whose rows stream back to the client is not "
                  "supported yet; INSERT INTO a 'print' table instead");
