@@ -19,12 +19,15 @@
  * `-f FILE` runs a script and stops at the first failing statement (exit
  * status 1); without -f statements are read from stdin ("Flink SQL> "
  * prompt when stdin is a terminal), errors do not end the session, and
- * QUIT; or EXIT; or end of input does.
+ * QUIT; or EXIT; or end of input does. On a terminal, lines are edited
+ * with libedit (history in ~/.sluice-sql-history) when libedit2 is
+ * installed; SLUICE_SQL_NO_EDITLINE=1 turns it off.
  *
  * SHOW JOBS and STOP JOB '<id>' [WITH SAVEPOINT] [WITH DRAIN] are answered
  * here over REST (GET /jobs/overview; POST /jobs/:id/stop and its
  * operation, or a cancel without a savepoint), as Flink's client does.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -335,11 +338,82 @@ static int run_script(client *c, const char *path)
     return rc;
 }
 
+/* Line editing and history from libedit when it is installed (libedit2),
+ * loaded at run time so that neither the build nor the daemons, which link
+ * the same library, depend on it. */
+typedef struct editline {
+    void *dl;
+    char *(*readline)(const char *prompt);
+    int (*add_history)(const char *line);
+    int (*read_history)(const char *file);
+    int (*write_history)(const char *file);
+    char *history;   /* ~/.sluice-sql-history */
+} editline;
+
+static void editline_open(editline *e)
+{
+    memset(e, 0, sizeof *e);
+    if (getenv("SLUICE_SQL_NO_EDITLINE")) return;
+    e->dl = dlopen("libedit.so.2", RTLD_NOW | RTLD_LOCAL);
+    if (!e->dl) return;
+    *(void **)&e->readline = dlsym(e->dl, "readline");
+    *(void **)&e->add_history = dlsym(e->dl, "add_history");
+    *(void **)&e->read_history = dlsym(e->dl, "read_history");
+    *(void **)&e->write_history = dlsym(e->dl, "write_history");
+    if (!e->readline || !e->add_history) {
+        dlclose(e->dl);
+        memset(e, 0, sizeof *e);
+        return;
+    }
+    const char *home = getenv("HOME");
+    if (home && *home) e->history = sl_sprintf("%s/.sluice-sql-history", home);
+    if (e->history && e->read_history) e->read_history(e->history);
+}
+
+static void editline_close(editline *e)
+{
+    if (!e->dl) return;
+    if (e->history && e->write_history) e->write_history(e->history);
+    free(e->history);
+    dlclose(e->dl);
+}
+
+/* One line of input with its '\n' into *buf; -1 at the end of input. */
+static ssize_t read_line(editline *e, int tty, int more, char **buf, size_t *cap)
+{
+    const char *prompt = more ? "> " : "Flink SQL> ";
+    if (e->dl && tty) {
+        char *l = e->readline(prompt);
+        if (!l) return -1;
+        if (*l) e->add_history(l);
+        size_t n = strlen(l);
+        if (*cap < n + 2) {
+            *cap = n + 2;
+            *buf = sl_realloc(*buf, *cap);
+        }
+        memcpy(*buf, l, n);
+        (*buf)[n] = '\n';
+        (*buf)[n + 1] = '\0';
+        free(l);
+        return (ssize_t)n + 1;
+    }
+    if (tty) {
+        printf("%s", prompt);
+        fflush(stdout);
+    }
+    return getline(buf, cap, stdin);
+}
+
 static int interactive(client *c)
 {
     int tty = isatty(0);
-    if (tty)
+    editline ed;
+    if (tty) {
+        editline_open(&ed);
         printf("Sluice SQL client (Flink SQL dialect). Statements end with ';'. QUIT; leaves.\n\n");
+    } else {
+        memset(&ed, 0, sizeof ed);
+    }
     size_t cap = 4096, len = 0;
     char *buf = sl_malloc(cap);
     buf[0] = '\0';
@@ -347,11 +421,7 @@ static int interactive(client *c)
     char *lbuf = NULL;
     size_t lcap = 0;
     for (;;) {
-        if (tty) {
-            printf(len ? "> " : "Flink SQL> ");
-            fflush(stdout);
-        }
-        ssize_t n = getline(&lbuf, &lcap, stdin);
+        ssize_t n = read_line(&ed, tty, len > 0, &lbuf, &lcap);
         if (n < 0) break;
         if (len + (size_t)n + 1 > cap) {
             cap = (len + (size_t)n + 1) * 2;
@@ -388,6 +458,7 @@ static int interactive(client *c)
     if (len && sql_split(buf, len, &(size_t){0}) == 0) /* a last statement without ';' */
         run_statement(c, buf, len, line, col);
     if (tty) printf("\nShutting down the session...\ndone.\n");
+    editline_close(&ed);
     free(lbuf);
     free(buf);
     return 0;
