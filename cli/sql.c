@@ -51,7 +51,17 @@ typedef struct client {
 
 static void print_error(const char *reason)
 {
-    printf("[ERROR] Could not execute SQL statement. Reason:\n%s\n\n", reason);
+    printf("[ERROR] Could not execute SQL statement. Reason:\n");
+    /* the JobManager's lines come as "Error: ..." (sl_cli_error_text) */
+    for (const char *l = reason; *l;) {
+        const char *nl = strchr(l, '\n');
+        size_t n = nl ? (size_t)(nl - l) : strlen(l);
+        if (n >= 7 && !strncmp(l, "Error: ", 7)) l += 7, n -= 7;
+        printf("%.*s\n", (int)n, l);
+        l += n;
+        if (*l == '\n') l++;
+    }
+    printf("\n");
     fflush(stdout);
 }
 

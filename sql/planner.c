@@ -829,8 +829,8 @@ static int pre_column(plan *p, aggctx *c, const sql_node *e, const char *prefix,
         return SL_OK;
     }
     char *txt = sql_unparse(e);
-    for (int i = (int)c->in->sch.n; i < c->npre; i++)
-        if (c->pre[i].expr && !strcmp(c->pre[i].text + 0, c->pre[i].text) && c->pre[i].expr) {
+    for (int i = c->in->sch.n; i < c->npre; i++) /* the same expression once */
+        if (c->pre[i].expr) {
             char *t2 = sql_unparse(c->pre[i].expr);
             int same = !strcmp(t2, txt);
             free(t2);
@@ -893,9 +893,10 @@ static int add_agg(plan *p, aggctx *c, const sql_node *e, const char *alias, cha
         else
             for (int i = 0; i < c->npre; i++)
                 if (!strcmp(c->pre[i].name, arg)) at = c->pre[i].type;
+        /* what window and group_aggregate compute: SUM/AVG of numbers, MIN/MAX also of
+         * TIMESTAMPs, COUNT of anything */
         if (strcasecmp(e->s, "COUNT") && at != SL_T_INT && at != SL_T_BIGINT && at != SL_T_DOUBLE &&
-            !((!strcasecmp(e->s, "MIN") || !strcasecmp(e->s, "MAX")) &&
-              (at == SL_T_STRING || at == SL_T_TIMESTAMP))) {
+            !((!strcasecmp(e->s, "MIN") || !strcasecmp(e->s, "MAX")) && at == SL_T_TIMESTAMP)) {
             free(txt);
             free(arg);
             return PERR(e, "%s of %s is not supported", e->s, sl_type_name(at));
@@ -1096,6 +1097,16 @@ static int plan_aggregate(plan *p, const sql_node *sel, rel *out)
         c.keys[c.nkeys] = kn;
         c.keytext[c.nkeys++] = sql_unparse(g);
     }
+    if (!window && c.nkeys == 0) {
+        /* GROUP BY nothing: group_aggregate needs a key, so one constant key holds the
+         * single group (it never matches an expression: its text is empty) */
+        sql_node *zero = sql_node_new(p->arena, SQL_NUM, sel->line, sel->col);
+        zero->s = "0";
+        char *kn;
+        if ((rc = pre_column(p, &c, zero, "__global", &kn)) != SL_OK) goto done;
+        c.keys[c.nkeys] = kn;
+        c.keytext[c.nkeys++] = sl_strdup("");
+    }
     if (window && (!has_ws || !has_we)) {
         rc = PERR(group, "a window TVF aggregation must GROUP BY window_start, window_end "
                   "(and optionally keys)");
@@ -1194,7 +1205,7 @@ static int plan_aggregate(plan *p, const sql_node *sel, rel *out)
                            fnv1a(id.s));
     free(id.s);
     char *vid = add_vertex(p, window ? "window" : "agg", window ? "window" : "group_aggregate", uid,
-                           cfg, NULL, c.nkeys ? 0 : 1, !window);
+                           cfg, NULL, c.nkeys && (window || c.keytext[0][0]) ? 0 : 1, !window);
     free(uid);
     if (c.nkeys) add_edge(p, in.vid, vid, "hash", keys, 0);
     else add_edge(p, in.vid, vid, "rebalance", NULL, 0);
@@ -1212,8 +1223,9 @@ static int plan_aggregate(plan *p, const sql_node *sel, rel *out)
         free(in.updater);
         sbuf u = {0};
         sb_fmt(&u, "group_aggregate '%s' (GROUP BY", vid);
-        for (int k = 0; k < c.nkeys; k++) sb_fmt(&u, "%s %s", k ? "," : "", c.keytext[k]);
-        sb_str(&u, c.nkeys ? ")" : " nothing)");
+        int global = c.nkeys == 1 && !c.keytext[0][0];
+        for (int k = 0; !global && k < c.nkeys; k++) sb_fmt(&u, "%s %s", k ? "," : "", c.keytext[k]);
+        sb_str(&u, global ? " nothing)" : ")");
         in.updater = sb_take(&u);
     }
     /* the SELECT list and HAVING */

@@ -351,3 +351,38 @@ def test_show_jobs_and_stop_job_with_savepoint(cluster, workdir):
     out = s.run("STOP JOB 'abc';")
     assert "'abc' is not a job id (32 hexadecimal digits)" in out, out
     s.close()
+
+
+def test_global_aggregate_having_and_a_processing_time_window(cluster, workdir):
+    """GROUP BY nothing (one keyless aggregate at parallelism 1) with HAVING
+    after it, and a TUMBLE over PROCTIME() next to it in one statement set."""
+    cluster.add_tm(slots=2)
+    n = 500
+    o1, o2 = os.path.join(workdir, "total"), os.path.join(workdir, "pt")
+    r = run_sql(cluster, workdir, "global.sql", f"""
+CREATE TABLE g (id BIGINT, pt AS PROCTIME()) WITH ('connector' = 'datagen',
+    'rows-per-second' = '100000', 'fields.id.kind' = 'sequence', 'fields.id.start' = '1',
+    'fields.id.end' = '{n}');
+CREATE TABLE total (c BIGINT, s BIGINT, lo BIGINT, hi BIGINT, a BIGINT)
+    WITH ('connector' = 'filesystem', 'path' = '{o1}', 'format' = 'json');
+CREATE TABLE per_second (c BIGINT) WITH ('connector' = 'filesystem', 'path' = '{o2}', 'format' = 'json');
+EXECUTE STATEMENT SET BEGIN
+INSERT INTO total SELECT COUNT(*), SUM(id), MIN(id), MAX(id), AVG(id) FROM g HAVING COUNT(*) > 100;
+INSERT INTO per_second SELECT COUNT(*) AS c FROM TABLE(TUMBLE(TABLE g, DESCRIPTOR(pt), INTERVAL '1' SECOND))
+    GROUP BY window_start, window_end;
+END;
+""")
+    assert r.returncode == 0, r.stdout + r.stderr
+    finish(cluster, job_ids(r.stdout)[0])
+    got = [(row.get("op", "+I"), row["c"], row["s"]) for row in rows(o1)]
+    # HAVING hides the first 100 results; then -U/+U pairs, one per row
+    final = {}
+    for op, c, s in got:
+        if op in ("+I", "+U"):
+            final = (c, s)
+    assert final == (n, n * (n + 1) // 2)
+    last = rows(o1)[-1]
+    assert (last["lo"], last["hi"], last["a"]) == (1, n, (n + 1) // 2)
+    assert all(c > 100 for _, c, _ in got)
+    # processing-time windows: every row lands in exactly one window
+    assert sum(row["c"] for row in rows(o2)) <= n

@@ -553,6 +553,16 @@ static void test_plan_group_by_changelog(void)
     CHECK_EQ_STR(cfg_str(vertex(j, "file", 0), "format"), "json");
     json_decref(j);
 
+    /* GROUP BY nothing: one constant key, one subtask */
+    j = job_of("INSERT INTO ids SELECT COUNT(*) FROM seq;", err, sizeof err);
+    CHECK(j != NULL);
+    g = vertex(j, "group_aggregate", 0);
+    CHECK_EQ_STR(joined(json_object_get(json_object_get(g, "config"), "group-by")), "__global0");
+    CHECK_EQ_INT(json_integer_value(json_object_get(g, "parallelism")), 1);
+    CHECK_EQ_STR(joined(json_object_get(json_object_get(vertex(j, "calc", 1), "config"), "projection")),
+                 "id|k|pt|0 AS __global0");
+    json_decref(j);
+
     /* an updating query into an append-only sink is refused at planning */
     CHECK(job_of("INSERT INTO kvcsv SELECT k, COUNT(*) FROM seq GROUP BY k;", err, sizeof err) == NULL);
     CHECK_EQ_STR(err, "line 1, column 1: Table sink 'kvcsv' doesn't support consuming update "
