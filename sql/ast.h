@@ -25,7 +25,7 @@ typedef enum {
     SQL_DESCRIBE,     /* s name */
     SQL_SET,          /* s key or NULL (list all); s2 value */
     SQL_RESET,        /* s key or NULL (all) */
-    SQL_INSERT,       /* s table; kids: [0] query */
+    SQL_INSERT,       /* s table; kids: [0] query, [1] LIST of IDENT target columns or absent */
     SQL_STMT_SET,     /* kids: INSERTs */
     SQL_BEGIN_SET,    /* the SQL client's BEGIN STATEMENT SET; */
     SQL_END_SET,      /* ... END; */

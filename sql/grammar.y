@@ -124,6 +124,17 @@ static char *CAT(sql_pctx *c, const char *a, const char *b)
             exp[nexp++] = i;
         }
     }
+    /* a stable order: names and literals, then keywords, then punctuation */
+    for (int i = 1; i < nexp; i++)
+        for (int j = i; j > 0; j--) {
+            const char *a = sql_token_display(exp[j - 1]), *b = sql_token_display(exp[j]);
+            int ca = a[0] == '\'' ? 2 : (a[0] >= 'a' && a[0] <= 'z') ? 0 : 1;
+            int cb = b[0] == '\'' ? 2 : (b[0] >= 'a' && b[0] <= 'z') ? 0 : 1;
+            if (ca < cb || (ca == cb && strcmp(a, b) <= 0)) break;
+            int t = exp[j - 1];
+            exp[j - 1] = exp[j];
+            exp[j] = t;
+        }
     char want[400] = "";
     size_t w = 0;
     if (expr_like) {
@@ -234,6 +245,9 @@ insertlist(A) ::= insert(X) SEMI. { A = LIST1(ctx, X); }
 insertlist(A) ::= insertlist(L) insert(X) SEMI. { A = ADD(ctx, L, X); }
 
 insert(A) ::= INSERT(T) INTO name(X) query(Q). { A = MK(ctx, SQL_INSERT, T); A->s = X->s; ADD(ctx, A, Q); }
+insert(A) ::= INSERT(T) INTO name(X) LP identlist(L) RP query(Q). {
+    A = MK(ctx, SQL_INSERT, T); A->s = X->s; ADD(ctx, A, Q); ADD(ctx, A, L);
+}
 
 /* ---- DDL ---------------------------------------------------------------- */
 

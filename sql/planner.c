@@ -1438,13 +1438,37 @@ static int plan_insert(plan *p, const sql_node *ins, char **names, int *nnames)
     int nphys = 0;
     for (int i = 0; i < t->ncols; i++)
         if (!t->cols[i].expr) nphys++;
-    if ((int)r.sch.n != nphys) {
-        sbuf cols = {0};
+    /* src[k]: the query column feeding the table's k-th physical column, -1 for NULL */
+    int *src = sl_calloc((size_t)nphys + 1, sizeof(int));
+    const sql_node *cols = sql_kid(ins, 1);
+    for (int k = 0; k < nphys; k++) src[k] = cols ? -1 : k;
+    for (int j = 0; cols && rc == SL_OK && j < cols->nkids; j++) {
+        const sql_node *cn = cols->kids[j];
+        int k = 0, found = -1;
+        for (int i = 0; i < t->ncols; i++) {
+            if (t->cols[i].expr) continue;
+            if (!strcasecmp(t->cols[i].name, cn->s)) found = k;
+            k++;
+        }
+        if (found < 0)
+            rc = PERR(cn, "INSERT INTO %s: the table has no column '%s'", t->name, cn->s);
+        else if (src[found] >= 0)
+            rc = PERR(cn, "INSERT INTO %s: column '%s' is listed twice", t->name, cn->s);
+        else
+            src[found] = j;
+    }
+    if (rc == SL_OK && cols && r.sch.n != cols->nkids) {
+        rc = PERR(sql_kid(ins, 0), "INSERT INTO %s: the query gives %d column%s for %d listed "
+                  "column%s", t->name, r.sch.n, r.sch.n == 1 ? "" : "s", cols->nkids,
+                  cols->nkids == 1 ? "" : "s");
+    } else if (rc == SL_OK && !cols && r.sch.n != nphys) {
+        sbuf have = {0};
         for (int i = 0; i < t->ncols; i++)
-            if (!t->cols[i].expr) sb_fmt(&cols, "%s%s", cols.n ? ", " : "", t->cols[i].name);
+            if (!t->cols[i].expr) sb_fmt(&have, "%s%s", have.n ? ", " : "", t->cols[i].name);
         rc = PERR(sql_kid(ins, 0), "INSERT INTO %s: the query gives %d column%s, the table has "
-                  "%d (%s)", t->name, r.sch.n, r.sch.n == 1 ? "" : "s", nphys, cols.s ? cols.s : "");
-        free(cols.s);
+                  "%d (%s)", t->name, r.sch.n, r.sch.n == 1 ? "" : "s", nphys,
+                  have.s ? have.s : "");
+        free(have.s);
     }
     const char *fmt = NULL;
     int csv = 0;
@@ -1464,26 +1488,37 @@ static int plan_insert(plan *p, const sql_node *ins, char **names, int *nnames)
         for (int i = 0; rc == SL_OK && i < t->ncols; i++) {
             const sql_column *c = &t->cols[i];
             if (c->expr) continue;
-            const sl_field *f = &r.sch.fields[k];
+            if (src[k] < 0) { /* not listed: NULL */
+                char *dst = quote_ident(c->name);
+                its[k].name = sl_strdup(c->name);
+                its[k].type = c->type;
+                its[k].text = sl_sprintf("CAST(NULL AS %s) AS %s", sl_type_name(c->type), dst);
+                free(dst);
+                need = 1;
+                k++;
+                continue;
+            }
+            const sl_field *f = &r.sch.fields[src[k]];
+            if (src[k] != k) need = 1;
             if (!widen_ok(f->type, c->type)) {
                 rc = PERR(sql_kid(ins, 0), "INSERT INTO %s: column %d ('%s') is %s, the table's "
-                          "'%s' is %s; CAST it", t->name, k + 1, f->name, sl_type_name(f->type),
+                          "'%s' is %s; CAST it", t->name, src[k] + 1, f->name, sl_type_name(f->type),
                           c->name, sl_type_name(c->type));
                 break;
             }
-            char *src = quote_ident(f->name), *dst = quote_ident(c->name);
+            char *from = quote_ident(f->name), *dst = quote_ident(c->name);
             its[k].name = sl_strdup(c->name);
             its[k].type = c->type;
             if (f->type != c->type && f->type != SL_T_NULL) {
-                its[k].text = sl_sprintf("CAST(%s AS %s) AS %s", src, sl_type_name(c->type), dst);
+                its[k].text = sl_sprintf("CAST(%s AS %s) AS %s", from, sl_type_name(c->type), dst);
                 need = 1;
             } else if (strcmp(f->name, c->name)) {
-                its[k].text = sl_sprintf("%s AS %s", src, dst);
+                its[k].text = sl_sprintf("%s AS %s", from, dst);
                 need = 1;
             } else {
-                its[k].text = sl_strdup(src);
+                its[k].text = sl_strdup(from);
             }
-            free(src);
+            free(from);
             free(dst);
             k++;
         }
@@ -1494,6 +1529,7 @@ static int plan_insert(plan *p, const sql_node *ins, char **names, int *nnames)
         }
         items_free(its, nphys);
     }
+    free(src);
     if (rc == SL_OK) {
         json_t *cfg = json_object();
         const char *type = "print";

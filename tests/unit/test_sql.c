@@ -602,6 +602,23 @@ static void test_plan_projection_filter_case_union(void)
     CHECK_EQ_INT(inputs, 3); /* inputs 0 and 1 */
     json_decref(j);
 
+    /* a column list: the others get NULL, the order follows the table */
+    j = job_of("INSERT INTO kv (c) SELECT id FROM seq;", err, sizeof err);
+    if (!j) fprintf(stderr, "%s\n", err);
+    CHECK(j != NULL);
+    CHECK_EQ_STR(joined(json_object_get(json_object_get(vertex(j, "calc", 2), "config"), "projection")),
+                 "CAST(NULL AS INT) AS k|id AS c");
+    json_decref(j);
+    j = job_of("INSERT INTO kv (c, k) SELECT id, k FROM seq;", err, sizeof err);
+    CHECK(j != NULL);
+    CHECK_EQ_STR(joined(json_object_get(json_object_get(vertex(j, "calc", 2), "config"), "projection")),
+                 "k|id AS c");
+    json_decref(j);
+    CHECK(job_of("INSERT INTO kv (c, x) SELECT id, k FROM seq;", err, sizeof err) == NULL);
+    CHECK_EQ_STR(err, "line 1, column 20: INSERT INTO kv: the table has no column 'x'");
+    CHECK(job_of("INSERT INTO kv (c) SELECT id, k FROM seq;", err, sizeof err) == NULL);
+    CHECK_EQ_STR(err, "line 1, column 20: INSERT INTO kv: the query gives 2 columns for 1 listed "
+                      "column");
     CHECK(job_of("INSERT INTO ids SELECT idd FROM seq;", err, sizeof err) == NULL);
     CHECK_EQ_STR(err, "line 1, column 24: unknown column 'idd' (did you mean 'id'?)");
     CHECK(job_of("INSERT INTO ids SELECT id, k FROM seq;", err, sizeof err) == NULL);
