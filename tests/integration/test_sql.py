@@ -205,7 +205,7 @@ def test_example_scripts_plan_like_the_json_examples(cluster, workdir):
     """examples/clicks-*.sql build the same stateful pipeline as
     examples/clicks-*.json: same window, keys, aggregates, watermark delay
     and source options (the rows are random, so the plans are compared)."""
-    for name in ("tumble", "hop", "session"):
+    for name in ("tumble", "hop", "session", "tumble-1s-delay"):
         sql = open(os.path.join(ROOT, "examples", f"clicks-{name}.sql")).read()
         sql = sql.replace("INSERT INTO", "EXPLAIN INSERT INTO")
         r = run_sql(cluster, workdir, f"{name}.sql", sql)
@@ -218,8 +218,8 @@ def test_example_scripts_plan_like_the_json_examples(cluster, workdir):
         w, rw = by_type(plan, "window")[0]["config"], by_type(ref, "window")[0]["config"]
         for k in ("window", "group-by", "aggregates", "allowed-lateness"):
             assert w[k] == rw[k], (name, k)
-        assert by_type(plan, "watermark")[0]["config"]["delay"] == "5000 ms"
-        assert by_type(ref, "watermark")[0]["config"]["delay"] == "5 s"
+        delay = by_type(ref, "watermark")[0]["config"]["delay"]  # "5 s"
+        assert by_type(plan, "watermark")[0]["config"]["delay"] == f"{int(delay.split()[0]) * 1000} ms"
         src, rsrc = by_type(plan, "datagen")[0]["config"], by_type(ref, "datagen")[0]["config"]
         for k, v in rsrc.items():
             assert src[k] == v, (name, k)
@@ -386,3 +386,17 @@ END;
     assert all(c > 100 for _, c, _ in got)
     # processing-time windows: every row lands in exactly one window
     assert sum(row["c"] for row in rows(o2)) <= n
+
+
+def test_processing_time_example_prints_counts_per_user(cluster, workdir):
+    cluster.add_tm(slots=1)
+    r = cluster.cli("sql", "-f", os.path.join(ROOT, "examples", "clicks-proctime.sql"))
+    assert r.returncode == 0, r.stdout + r.stderr
+    jid = job_ids(r.stdout)[0]
+    line = wait_for(lambda: re.search(r"^\+I\[(\S+), (\S+), ([1-5]), (\d+)\]$",
+                                      cluster.tms[0].out_text(), re.M),
+                    timeout=40, what="a processing-time window count")
+    start, end = (datetime.datetime.fromisoformat(line.group(i)) for i in (1, 2))
+    assert (end - start).total_seconds() == 10
+    cluster.request("PATCH", f"/jobs/{jid}?mode=cancel")
+    cluster.wait_state(jid, "CANCELED")
