@@ -162,11 +162,13 @@ static char *CAT(sql_pctx *c, const char *a, const char *b)
 
 %stack_overflow {
     ctx->failed = 1;
-    sl_seterr(ctx->err, ctx->errlen, "statement nested too deeply");
+    sl_seterr(ctx->err, ctx->errlen, "line %d, column %d: the statement is nested too deeply",
+              ctx->line, ctx->col);
 }
 
 %parse_failure {
-    if (!ctx->failed) sl_seterr(ctx->err, ctx->errlen, "syntax error");
+    if (!ctx->failed)
+        sl_seterr(ctx->err, ctx->errlen, "line %d, column %d: syntax error", ctx->line, ctx->col);
     ctx->failed = 1;
 }
 

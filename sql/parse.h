@@ -59,6 +59,7 @@ typedef struct sql_pctx {
     char *err;
     size_t errlen;
     int failed;
+    int line, col;     /* of the token being fed, for errors without one */
 } sql_pctx;
 void *sqlParseAlloc(void *(*alloc)(size_t));
 void sqlParse(void *p, int type, sql_tok tok, sql_pctx *ctx);

@@ -265,11 +265,17 @@ sql_node *sql_parse(sql_arena *a, const char *text, size_t len, int line, int co
     sql_tok t;
     int rc;
     while ((rc = sql_next_token(&lx, &t, err, errlen)) == SL_OK) {
+        ctx.line = t.line;
+        ctx.col = t.col;
         sqlParse(p, t.type, t, &ctx);
         if (ctx.failed) break;
     }
     if (rc == SL_ERR) ctx.failed = 1;
-    if (!ctx.failed) sqlParse(p, 0, t, &ctx); /* t: the end position */
+    if (!ctx.failed) { /* t: the end position */
+        ctx.line = t.line;
+        ctx.col = t.col;
+        sqlParse(p, 0, t, &ctx);
+    }
     sqlParseFree(p, free);
     return ctx.failed ? NULL : ctx.result;
 }

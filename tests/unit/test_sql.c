@@ -324,7 +324,8 @@ static void test_syntax_error_positions(void)
     size_t o = (size_t)snprintf(deep, sizeof deep, "SELECT ");
     for (int i = 0; i < 1000; i++) deep[o++] = '(';
     deep[o] = '\0';
-    CHECK(strstr(tree(deep), "ERR: ") != NULL);
+    CHECK(strstr(tree(deep), "ERR: line 1, column ") == tree(deep));
+    CHECK(strstr(tree(deep), "nested too deeply") != NULL);
 }
 
 static void test_split_statements(void)
@@ -467,6 +468,39 @@ static void test_plan_tumble_like_the_json_example(void)
     CHECK_EQ_STR(json_string_value(json_object_get(j, "name")),
                  "insert-into_default_catalog.default_database.out3");
     json_decref(j);
+}
+
+/* One plan written out whole, as the JobManager receives it. */
+static void test_plan_exact_job_graph(void)
+{
+    sl_sql_session *s = sl_sql_session_new();
+    const char *r = run(s, "CREATE TABLE src (id BIGINT, name STRING) WITH ('connector' = 'datagen', "
+                           "'fields.id.kind' = 'sequence', 'fields.id.start' = '1', "
+                           "'fields.id.end' = '10');\n"
+                           "CREATE TABLE snk (id BIGINT, tag STRING) WITH ('connector' = 'print', "
+                           "'print-identifier' = 'out');\n"
+                           "INSERT INTO snk SELECT id * 2 AS id, UPPER(name) AS tag FROM src "
+                           "WHERE id > 5;");
+    json_error_t je;
+    json_t *got = json_loads(r, 0, &je);
+    json_t *want = json_loads(
+        "{\"name\": \"insert-into_default_catalog.default_database.snk\","
+        " \"vertices\": ["
+        "  {\"id\": \"src\", \"uid\": \"source-src\", \"type\": \"datagen\","
+        "   \"schema\": [{\"name\": \"id\", \"type\": \"BIGINT\"}, {\"name\": \"name\", \"type\": \"STRING\"}],"
+        "   \"config\": {\"fields.id.kind\": \"sequence\", \"fields.id.start\": \"1\", \"fields.id.end\": \"10\"}},"
+        "  {\"id\": \"calc\", \"type\": \"calc\","
+        "   \"config\": {\"projection\": [\"id * 2 AS id\", \"UPPER(name) AS tag\"], \"filter\": \"id > 5\"}},"
+        "  {\"id\": \"snk\", \"uid\": \"sink-snk\", \"type\": \"print\","
+        "   \"config\": {\"print-identifier\": \"out\"}}],"
+        " \"edges\": [{\"from\": \"src\", \"to\": \"calc\"}, {\"from\": \"calc\", \"to\": \"snk\"}]}",
+        0, &je);
+    CHECK(want != NULL);
+    if (!got || !json_equal(got, want)) fprintf(stderr, "got: %s\n", r);
+    CHECK(got && json_equal(got, want));
+    json_decref(got);
+    json_decref(want);
+    sl_sql_session_destroy(s);
 }
 
 static void test_plan_hop_session_cumulate_and_keys(void)
@@ -735,7 +769,8 @@ SL_TEST_MAIN(SL_TEST(test_tokenizer_kinds_and_positions), SL_TEST(test_tokenizer
              SL_TEST(test_precedence), SL_TEST(test_quoted_identifiers_and_nonreserved_keywords),
              SL_TEST(test_syntax_error_positions), SL_TEST(test_split_statements),
              SL_TEST(test_ddl_show_describe), SL_TEST(test_set_and_reset),
-             SL_TEST(test_create_table_validation), SL_TEST(test_plan_tumble_like_the_json_example),
+             SL_TEST(test_create_table_validation), SL_TEST(test_plan_exact_job_graph),
+             SL_TEST(test_plan_tumble_like_the_json_example),
              SL_TEST(test_plan_hop_session_cumulate_and_keys), SL_TEST(test_plan_proctime_window),
              SL_TEST(test_plan_group_by_changelog), SL_TEST(test_plan_projection_filter_case_union),
              SL_TEST(test_stable_uids), SL_TEST(test_statement_sets_and_explain),
