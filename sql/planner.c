@@ -1030,6 +1030,7 @@ static int plan_aggregate(plan *p, const sql_node *sel, rel *out)
         const sql_node *tref = sql_kid(from, 0), *desc = sql_kid(from, 1);
         if ((rc = window_spec(p, from, &spec)) != SL_OK) goto done;
         if ((rc = scan_table(p, tref, tref->s, &in)) != SL_OK) goto done;
+        free(in.alias);
         in.alias = sl_strdup(from->s2 ? from->s2 : tref->s);
         if (in.updating) {
             rc = PERR(from, "a window TVF over an updating input (produced by %s) is not "
