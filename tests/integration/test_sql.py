@@ -400,3 +400,78 @@ def test_processing_time_example_prints_counts_per_user(cluster, workdir):
     assert (end - start).total_seconds() == 10
     cluster.request("PATCH", f"/jobs/{jid}?mode=cancel")
     cluster.wait_state(jid, "CANCELED")
+
+
+def test_hop_cumulate_and_session_windows_exact(cluster, workdir):
+    """Event time = BASE + id * 100 ms, plus 10 s after every 50 ids (a pause
+    that ends every session). Three window TVFs in one statement set; every
+    expected window computed here from the ids."""
+    cluster.add_tm(slots=2)
+    n = 400
+    o = {w: os.path.join(workdir, w) for w in ("hop", "cum", "ses")}
+    r = run_sql(cluster, workdir, "windows.sql", f"""
+CREATE TABLE ev (
+    id BIGINT,
+    k  AS CAST(id % 2 AS INT),
+    ts AS TO_TIMESTAMP_LTZ({BASE} + id * 100 + (id / 50) * 10000, 3),
+    WATERMARK FOR ts AS ts - INTERVAL '1' SECOND
+) WITH ('connector' = 'datagen', 'rows-per-second' = '100000', 'fields.id.kind' = 'sequence',
+        'fields.id.start' = '1', 'fields.id.end' = '{n}');
+CREATE TABLE hop_out (ws TIMESTAMP(3), we TIMESTAMP(3), c BIGINT, s BIGINT)
+    WITH ('connector' = 'filesystem', 'path' = '{o["hop"]}', 'format' = 'json');
+CREATE TABLE cum_out (ws TIMESTAMP(3), we TIMESTAMP(3), c BIGINT)
+    WITH ('connector' = 'filesystem', 'path' = '{o["cum"]}', 'format' = 'json');
+CREATE TABLE ses_out (ws TIMESTAMP(3), we TIMESTAMP(3), k INT, c BIGINT, lo BIGINT, hi BIGINT)
+    WITH ('connector' = 'filesystem', 'path' = '{o["ses"]}', 'format' = 'json');
+SET 'parallelism.default' = '2';
+EXECUTE STATEMENT SET BEGIN
+INSERT INTO hop_out SELECT window_start, window_end, COUNT(*), SUM(id)
+  FROM TABLE(HOP(TABLE ev, DESCRIPTOR(ts), INTERVAL '5' SECOND, INTERVAL '10' SECOND))
+  GROUP BY window_start, window_end;
+INSERT INTO cum_out SELECT window_start, window_end, COUNT(*)
+  FROM TABLE(CUMULATE(TABLE ev, DESCRIPTOR(ts), INTERVAL '2' SECOND, INTERVAL '10' SECOND))
+  GROUP BY window_start, window_end;
+INSERT INTO ses_out SELECT window_start, window_end, k, COUNT(*), MIN(id), MAX(id)
+  FROM TABLE(SESSION(TABLE ev PARTITION BY k, DESCRIPTOR(ts), INTERVAL '5' SECOND))
+  GROUP BY window_start, window_end, k;
+END;
+""")
+    assert r.returncode == 0, r.stdout + r.stderr
+    finish(cluster, job_ids(r.stdout)[0])
+
+    ts = {i: i * 100 + (i // 50) * 10000 for i in range(1, n + 1)}  # ms after BASE
+    hop = collections.defaultdict(lambda: [0, 0])
+    cum = collections.Counter()
+    for i, t in ts.items():
+        for start in range((t // 5000 - 1) * 5000, t + 1, 5000):
+            if start <= t < start + 10000:
+                hop[(start, start + 10000)][0] += 1
+                hop[(start, start + 10000)][1] += i
+        base = t // 10000 * 10000
+        for end in range(base + 2000, base + 10001, 2000):
+            if t < end:
+                cum[(base, end)] += 1
+    ses = {}
+    for k in (0, 1):
+        ids = [i for i in ts if i % 2 == k]
+        cur = []
+        for i in ids + [None]:
+            if cur and (i is None or ts[i] - ts[cur[-1]] >= 5000):
+                ses[(ts[cur[0]], ts[cur[-1]] + 5000, k)] = (len(cur), cur[0], cur[-1])
+                cur = []
+            if i is not None:
+                cur.append(i)
+
+    def read(name, keyf, valf):
+        got = {}
+        for row in rows(o[name]):
+            assert row.get("op", "+I") == "+I", row
+            key = keyf(row)
+            assert key not in got, f"{name}: window {key} twice"
+            got[key] = valf(row)
+        return got
+    w = lambda row: (ms(row["ws"]) - BASE, ms(row["we"]) - BASE)  # noqa: E731
+    assert read("hop", w, lambda row: [row["c"], row["s"]]) == dict(hop)
+    assert read("cum", w, lambda row: row["c"]) == dict(cum)
+    assert read("ses", lambda row: w(row) + (row["k"],),
+                lambda row: (row["c"], row["lo"], row["hi"])) == ses
