@@ -137,6 +137,25 @@ static void put_string(sbuf *b, const char *s)
     sb_str(b, "'");
 }
 
+/* A CAST target as calc names it: synonyms Sluice stores the same way
+ * become the canonical name (DECIMAL(10, 2) -> DOUBLE, VARCHAR(20) ->
+ * STRING, SMALLINT -> INT); TIMESTAMP and INTERVAL targets stay as written. */
+static const char *cast_type(const char *t)
+{
+    static const struct {
+        const char *name, *as;
+    } syn[] = {{"TINYINT", "INT"},     {"SMALLINT", "INT"},   {"INTEGER", "INT"},
+               {"FLOAT", "DOUBLE"},    {"REAL", "DOUBLE"},    {"DECIMAL", "DOUBLE"},
+               {"DEC", "DOUBLE"},      {"NUMERIC", "DOUBLE"}, {"VARCHAR", "STRING"},
+               {"CHAR", "STRING"},     {"BOOL", "BOOLEAN"},   {"VARBINARY", "BYTES"},
+               {"BINARY", "BYTES"}};
+    size_t n = 0;
+    while (t[n] && t[n] != '(' && t[n] != ' ') n++;
+    for (size_t i = 0; i < SL_ARRAY_LEN(syn); i++)
+        if (strlen(syn[i].name) == n && !strncasecmp(syn[i].name, t, n)) return syn[i].as;
+    return t;
+}
+
 static void unparse(sbuf *b, const sql_node *e)
 {
     switch (e->kind) {
@@ -211,7 +230,7 @@ static void unparse(sbuf *b, const sql_node *e)
     case SQL_CAST:
         sb_str(b, e->flags & SQL_F_TRY ? "TRY_CAST(" : "CAST(");
         unparse(b, e->kids[0]);
-        sb_fmt(b, " AS %s)", e->s);
+        sb_fmt(b, " AS %s)", cast_type(e->s));
         break;
     case SQL_FUNC:
         sb_fmt(b, "%s(", e->s);
