@@ -475,3 +475,32 @@ END;
     assert read("cum", w, lambda row: row["c"]) == dict(cum)
     assert read("ses", lambda row: w(row) + (row["k"],),
                 lambda row: (row["c"], row["lo"], row["hi"])) == ses
+
+
+def test_window_time_is_a_time_attribute_for_a_second_window(cluster, workdir):
+    """Per-second counts (a view keeping window_time), rolled up into
+    5-second windows over that window_time."""
+    cluster.add_tm(slots=1)
+    n = 1000
+    out = os.path.join(workdir, "rollup")
+    r = run_sql(cluster, workdir, "rollup.sql", EVENTS.format(base=BASE, n=n) + f"""
+CREATE VIEW per_second AS
+SELECT window_start AS ws, window_time, COUNT(*) AS c
+FROM TABLE(TUMBLE(TABLE events, DESCRIPTOR(ts), INTERVAL '1' SECOND))
+GROUP BY window_start, window_end;
+CREATE TABLE rollup (ws TIMESTAMP(3), secs BIGINT, c BIGINT)
+  WITH ('connector' = 'filesystem', 'path' = '{out}', 'format' = 'json');
+INSERT INTO rollup
+SELECT window_start, COUNT(*), SUM(c)
+FROM TABLE(TUMBLE(TABLE per_second, DESCRIPTOR(window_time), INTERVAL '5' SECOND))
+GROUP BY window_start, window_end;
+""")
+    assert r.returncode == 0, r.stdout + r.stderr
+    finish(cluster, job_ids(r.stdout)[0])
+    per_sec = collections.Counter(i * 100 // 1000 for i in range(1, n + 1))
+    want = collections.defaultdict(lambda: [0, 0])
+    for sec, c in per_sec.items():  # window_time = end - 1 ms lies in the same 5 s window
+        want[BASE + sec // 5 * 5000][0] += 1
+        want[BASE + sec // 5 * 5000][1] += c
+    got = {ms(row["ws"]): [row["secs"], row["c"]] for row in rows(out)}
+    assert got == dict(want)
