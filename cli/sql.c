@@ -68,6 +68,7 @@ static void print_error(const char *reason)
 /* POST the job; prints Flink's lines. Returns 0 or 1. */
 static int submit(client *c, const sl_sql_result *r)
 {
+    if (r->warning) printf("[WARNING] %s\n", r->warning);
     printf("[INFO] Submitting SQL update statement to the cluster...\n");
     fflush(stdout);
     if (!c->http) {

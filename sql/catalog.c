@@ -706,6 +706,25 @@ static int plan_job(sl_sql_session *s, const sql_node *st, sl_sql_result *r, cha
     if (sp && *sp) r->savepoint = sl_strdup(sp);
     const char *ig = sl_sql_option(s, "execution.savepoint.ignore-unclaimed-state");
     r->allow_nonrestored = ig && !strcasecmp(ig, "true");
+    /* what a job graph cannot carry yet is said, not silently dropped */
+    static const char *const applied[] = {"parallelism.default", "pipeline.name",
+                                          "execution.savepoint.path",
+                                          "execution.savepoint.ignore-unclaimed-state",
+                                          "table.exec.state.ttl", "state.savepoints.dir",
+                                          "sql-client.execution.result-mode"};
+    size_t w = 0;
+    char buf[1024] = "";
+    for (int i = 0; i < s->nopts; i++) {
+        int ok = 0;
+        for (size_t k = 0; k < SL_ARRAY_LEN(applied); k++)
+            if (!strcmp(s->okeys[i], applied[k])) ok = 1;
+        if (!ok && w < sizeof buf)
+            w += (size_t)snprintf(buf + w, sizeof buf - w, "%s'%s'", w ? ", " : "", s->okeys[i]);
+    }
+    if (w)
+        r->warning = sl_sprintf("%s %s not reach the job: a job graph carries no configuration yet, "
+                                "so the JobManager's applies", buf,
+                                strchr(buf, ',') ? "do" : "does");
     return SL_OK;
 }
 
@@ -831,6 +850,7 @@ void sl_sql_result_clear(sl_sql_result *r)
     free(r->message);
     free(r->jobid);
     free(r->target_dir);
+    free(r->warning);
     memset(r, 0, sizeof *r);
 }
 

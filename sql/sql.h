@@ -32,6 +32,7 @@ typedef struct sl_sql_result {
     char *job;        /* SL_SQL_JOB: the job graph (JSON text) */
     char *savepoint;  /* SL_SQL_JOB: execution.savepoint.path, or NULL */
     int allow_nonrestored; /* SL_SQL_JOB: execution.savepoint.ignore-unclaimed-state */
+    char *warning;    /* SL_SQL_JOB: session options that do not reach the job, or NULL */
     char *message;    /* SL_SQL_OK: the [INFO] line without the prefix, or NULL */
     char *jobid;      /* SL_SQL_STOP_JOB: 32 lowercase hex digits */
     int with_savepoint, drain; /* SL_SQL_STOP_JOB */

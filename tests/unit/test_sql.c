@@ -724,6 +724,16 @@ static void test_statement_sets_and_explain(void)
     CHECK(strcmp(json_string_value(json_object_get(vertex(j, "datagen", 0), "uid")),
                  json_string_value(json_object_get(vertex(j, "datagen", 1), "uid"))) != 0);
     json_decref(j);
+    /* options a job graph cannot carry yet are named */
+    sl_sql_result res;
+    char e2[512];
+    run(s, "SET 'execution.checkpointing.interval' = '10 s';");
+    const char *ins = "INSERT INTO ids SELECT id FROM seq";
+    CHECK_EQ_INT(sl_sql_execute(s, ins, strlen(ins), 1, 1, &res, e2, sizeof e2), SL_OK);
+    CHECK_EQ_STR(res.warning, "'execution.checkpointing.interval' does not reach the job: a job "
+                              "graph carries no configuration yet, so the JobManager's applies");
+    sl_sql_result_clear(&res);
+    run(s, "RESET 'execution.checkpointing.interval';");
     /* the SQL client's BEGIN STATEMENT SET; ... END; */
     CHECK_EQ_STR(run(s, "BEGIN STATEMENT SET;"), "OK Begin a statement set.");
     CHECK_EQ_STR(run(s, "INSERT INTO ids SELECT id FROM seq;"),
