@@ -266,6 +266,19 @@ static int is_word(const char *s, size_t n, const char *w)
 static int run_statement(client *c, const char *text, size_t len, int line, int col)
 {
     if (is_word(text, len, "QUIT") || is_word(text, len, "EXIT")) return -1;
+    if (is_word(text, len, "HELP")) {
+        printf("The following commands are available:\n\n"
+               "HELP             Prints the available commands.\n"
+               "QUIT/EXIT        Quits the SQL CLI client.\n"
+               "SET              Sets a session property: SET '<key>' = '<value>'; SET; lists them.\n"
+               "RESET            Resets a session property: RESET '<key>'; RESET; resets all.\n"
+               "CREATE [TEMPORARY] TABLE / VIEW, DROP TABLE / VIEW, SHOW TABLES / VIEWS /\n"
+               "FUNCTIONS / JOBS, DESCRIBE, INSERT INTO, EXECUTE STATEMENT SET BEGIN ... END,\n"
+               "BEGIN STATEMENT SET; ... END;, EXPLAIN, STOP JOB '<id>' [WITH SAVEPOINT] [WITH DRAIN]\n"
+               "\nStatements end with ';'. See docs/SQL.md.\n\n");
+        fflush(stdout);
+        return 0;
+    }
     if (c->echo) { /* from the statement's first token: leading comments are not echoed */
         sql_lexer lx;
         sql_tok t;
