@@ -93,24 +93,6 @@ static const char *opt_get(const sql_table *t, const char *key)
     return NULL;
 }
 
-/* A growing text buffer. */
-typedef struct {
-    char *s;
-    size_t n, cap;
-} tbuf;
-
-static void tb_put(tbuf *b, const char *s, size_t n)
-{
-    if (b->n + n + 1 > b->cap) {
-        b->cap = (b->n + n + 1) * 2;
-        b->s = sl_realloc(b->s, b->cap);
-    }
-    memcpy(b->s + b->n, s, n);
-    b->n += n;
-    b->s[b->n] = '\0';
-}
-static void tb_str(tbuf *b, const char *s) { tb_put(b, s, strlen(s)); }
-
 /* Flink's tableau layout: right-aligned cells in a box, "N rows in set". */
 char *sl_sql_tableau(const char *const *head, int ncol, char ***rows, int nrows)
 {
@@ -120,32 +102,32 @@ char *sl_sql_tableau(const char *const *head, int ncol, char ***rows, int nrows)
     for (int r = 0; r < nrows; r++)
         for (int c = 0; c < ncol; c++)
             if (strlen(rows[r][c]) > w[c]) w[c] = strlen(rows[r][c]);
-    tbuf b = {0};
-    tbuf line = {0};
-    tb_str(&line, "+");
+    sql_sbuf b = {0};
+    sql_sbuf line = {0};
+    sql_sb_str(&line, "+");
     for (int c = 0; c < ncol; c++) {
-        for (size_t i = 0; i < w[c] + 2; i++) tb_str(&line, "-");
-        tb_str(&line, "+");
+        for (size_t i = 0; i < w[c] + 2; i++) sql_sb_str(&line, "-");
+        sql_sb_str(&line, "+");
     }
-    tb_str(&line, "\n");
-    tb_str(&b, line.s);
+    sql_sb_str(&line, "\n");
+    sql_sb_str(&b, line.s);
     for (int r = -1; r < nrows; r++) {
-        tb_str(&b, "|");
+        sql_sb_str(&b, "|");
         for (int c = 0; c < ncol; c++) {
             const char *v = r < 0 ? head[c] : rows[r][c];
-            tb_str(&b, " ");
-            for (size_t i = strlen(v); i < w[c]; i++) tb_str(&b, " ");
-            tb_str(&b, v);
-            tb_str(&b, " |");
+            sql_sb_str(&b, " ");
+            for (size_t i = strlen(v); i < w[c]; i++) sql_sb_str(&b, " ");
+            sql_sb_str(&b, v);
+            sql_sb_str(&b, " |");
         }
-        tb_str(&b, "\n");
-        if (r < 0) tb_str(&b, line.s);
+        sql_sb_str(&b, "\n");
+        if (r < 0) sql_sb_str(&b, line.s);
     }
-    if (nrows) tb_str(&b, line.s);
+    if (nrows) sql_sb_str(&b, line.s);
     char tail[64];
     snprintf(tail, sizeof tail, nrows == 0 ? "Empty set\n" : "%d row%s in set\n", nrows,
              nrows == 1 ? "" : "s");
-    tb_str(&b, tail);
+    sql_sb_str(&b, tail);
     free(line.s);
     return b.s;
 }

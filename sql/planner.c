@@ -39,223 +39,6 @@
 #include "sql/parse.h"
 #include "sql/sql_int.h"
 
-/* ---- text --------------------------------------------------------------- */
-
-typedef struct {
-    char *s;
-    size_t n, cap;
-} sbuf;
-
-static void sb_put(sbuf *b, const char *s, size_t n)
-{
-    if (b->n + n + 1 > b->cap) {
-        b->cap = (b->n + n + 1) * 2;
-        b->s = sl_realloc(b->s, b->cap);
-    }
-    memcpy(b->s + b->n, s, n);
-    b->n += n;
-    b->s[b->n] = '\0';
-}
-static void sb_str(sbuf *b, const char *s) { sb_put(b, s, strlen(s)); }
-static void sb_fmt(sbuf *b, const char *fmt, ...) SL_PRINTF(2, 3);
-static void sb_fmt(sbuf *b, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    char *s;
-    if (vasprintf(&s, fmt, ap) < 0) s = NULL;
-    va_end(ap);
-    if (s) {
-        sb_str(b, s);
-        free(s);
-    }
-}
-static char *sb_take(sbuf *b)
-{
-    if (!b->s) return sl_strdup("");
-    return b->s;
-}
-
-static int plain_ident(const char *s)
-{
-    if (!s[0] || !(isalpha((unsigned char)s[0]) || s[0] == '_')) return 0;
-    for (const char *p = s; *p; p++)
-        if (!isalnum((unsigned char)*p) && *p != '_') return 0;
-    return sql_keyword(s, (int)strlen(s)) == 0;
-}
-
-static void put_ident(sbuf *b, const char *s, int quoted)
-{
-    if (!quoted && plain_ident(s)) {
-        sb_str(b, s);
-        return;
-    }
-    sb_str(b, "`");
-    for (const char *p = s; *p; p++) {
-        if (*p == '`') sb_str(b, "`");
-        sb_put(b, p, 1);
-    }
-    sb_str(b, "`");
-}
-
-static char *quote_ident(const char *s)
-{
-    sbuf b = {0};
-    put_ident(&b, s, 0);
-    return sb_take(&b);
-}
-
-static int compound(const sql_node *e)
-{
-    switch (e->kind) {
-    case SQL_BINOP: case SQL_BETWEEN: case SQL_IN: case SQL_LIKE: case SQL_IS: return 1;
-    case SQL_UNOP: return 1;
-    default: return 0;
-    }
-}
-
-static void unparse(sbuf *b, const sql_node *e);
-
-static void unparse_sub(sbuf *b, const sql_node *e)
-{
-    if (compound(e)) {
-        sb_str(b, "(");
-        unparse(b, e);
-        sb_str(b, ")");
-    } else {
-        unparse(b, e);
-    }
-}
-
-static void put_string(sbuf *b, const char *s)
-{
-    sb_str(b, "'");
-    for (const char *p = s; *p; p++) {
-        if (*p == '\'') sb_str(b, "'");
-        sb_put(b, p, 1);
-    }
-    sb_str(b, "'");
-}
-
-/* A CAST target as calc names it: synonyms Sluice stores the same way
- * become the canonical name (DECIMAL(10, 2) -> DOUBLE, VARCHAR(20) ->
- * STRING, SMALLINT -> INT); TIMESTAMP and INTERVAL targets stay as written. */
-static const char *cast_type(const char *t)
-{
-    static const struct {
-        const char *name, *as;
-    } syn[] = {{"TINYINT", "INT"},     {"SMALLINT", "INT"},   {"INTEGER", "INT"},
-               {"FLOAT", "DOUBLE"},    {"REAL", "DOUBLE"},    {"DECIMAL", "DOUBLE"},
-               {"DEC", "DOUBLE"},      {"NUMERIC", "DOUBLE"}, {"VARCHAR", "STRING"},
-               {"CHAR", "STRING"},     {"BOOL", "BOOLEAN"},   {"VARBINARY", "BYTES"},
-               {"BINARY", "BYTES"}};
-    size_t n = 0;
-    while (t[n] && t[n] != '(' && t[n] != ' ') n++;
-    for (size_t i = 0; i < SL_ARRAY_LEN(syn); i++)
-        if (strlen(syn[i].name) == n && !strncasecmp(syn[i].name, t, n)) return syn[i].as;
-    return t;
-}
-
-static void unparse(sbuf *b, const sql_node *e)
-{
-    switch (e->kind) {
-    case SQL_COL: put_ident(b, e->s, e->flags & SQL_F_QUOTED); break;
-    case SQL_NUM: sb_str(b, e->s); break;
-    case SQL_STR: put_string(b, e->s); break;
-    case SQL_BOOL: sb_str(b, e->flags & SQL_F_TRUE ? "TRUE" : "FALSE"); break;
-    case SQL_NULL: sb_str(b, "NULL"); break;
-    case SQL_INTERVAL:
-        sb_str(b, "INTERVAL ");
-        put_string(b, e->s);
-        sb_fmt(b, " %s", e->s2);
-        break;
-    case SQL_TS_LIT:
-        sb_str(b, "TIMESTAMP ");
-        put_string(b, e->s);
-        break;
-    case SQL_BINOP:
-        unparse_sub(b, e->kids[0]);
-        sb_fmt(b, " %s ", e->s);
-        unparse_sub(b, e->kids[1]);
-        break;
-    case SQL_UNOP:
-        sb_str(b, e->s);
-        if (!strcmp(e->s, "NOT")) sb_str(b, " ");
-        unparse_sub(b, e->kids[0]);
-        break;
-    case SQL_IS:
-        unparse_sub(b, e->kids[0]);
-        sb_fmt(b, " IS %s%s", e->flags & SQL_F_NOT ? "NOT " : "", e->s);
-        break;
-    case SQL_BETWEEN:
-        unparse_sub(b, e->kids[0]);
-        sb_str(b, e->flags & SQL_F_NOT ? " NOT BETWEEN " : " BETWEEN ");
-        unparse_sub(b, e->kids[1]);
-        sb_str(b, " AND ");
-        unparse_sub(b, e->kids[2]);
-        break;
-    case SQL_IN:
-        unparse_sub(b, e->kids[0]);
-        sb_str(b, e->flags & SQL_F_NOT ? " NOT IN (" : " IN (");
-        for (int i = 0; i < e->kids[1]->nkids; i++) {
-            if (i) sb_str(b, ", ");
-            unparse(b, e->kids[1]->kids[i]);
-        }
-        sb_str(b, ")");
-        break;
-    case SQL_LIKE:
-        unparse_sub(b, e->kids[0]);
-        sb_str(b, e->flags & SQL_F_NOT ? " NOT LIKE " : " LIKE ");
-        unparse_sub(b, e->kids[1]);
-        break;
-    case SQL_CASE:
-        sb_str(b, "CASE");
-        if (e->kids[0]) {
-            sb_str(b, " ");
-            unparse(b, e->kids[0]);
-        }
-        for (int i = 0; i < e->kids[1]->nkids; i++) {
-            const sql_node *w = e->kids[1]->kids[i];
-            sb_str(b, " WHEN ");
-            unparse(b, w->kids[0]);
-            sb_str(b, " THEN ");
-            unparse(b, w->kids[1]);
-        }
-        if (e->kids[2]) {
-            sb_str(b, " ELSE ");
-            unparse(b, e->kids[2]);
-        }
-        sb_str(b, " END");
-        break;
-    case SQL_CAST:
-        sb_str(b, e->flags & SQL_F_TRY ? "TRY_CAST(" : "CAST(");
-        unparse(b, e->kids[0]);
-        sb_fmt(b, " AS %s)", cast_type(e->s));
-        break;
-    case SQL_FUNC:
-        sb_fmt(b, "%s(", e->s);
-        for (char *p = b->s + b->n - strlen(e->s) - 1; *p && *p != '('; p++)
-            *p = (char)toupper((unsigned char)*p);
-        if (e->flags & SQL_F_DISTINCT) sb_str(b, "DISTINCT ");
-        if (e->flags & SQL_F_STAR_ARG) sb_str(b, "*");
-        for (int i = 0; i < e->nkids; i++) {
-            if (i) sb_str(b, ", ");
-            unparse(b, e->kids[i]);
-        }
-        sb_str(b, ")");
-        break;
-    case SQL_STAR: sb_str(b, "*"); break;
-    default: sb_fmt(b, "<%s>", sql_kind_name(e->kind)); break;
-    }
-}
-
-char *sql_unparse(const sql_node *e)
-{
-    sbuf b = {0};
-    unparse(&b, e);
-    return sb_take(&b);
-}
-
 /* ---- plans -------------------------------------------------------------- */
 
 typedef struct rel {
@@ -291,7 +74,7 @@ typedef struct cte_scope {
 typedef struct plan {
     const sql_catalog *cat;
     json_t *vertices, *edges;
-    sbuf explain;
+    sql_sbuf explain;
     sql_arena *arena;   /* rewritten expressions */
     char *err;
     size_t errlen;
@@ -314,12 +97,12 @@ static int vertex_exists(plan *p, const char *id, const char *field)
 /* A vertex id unique in the job, made of `base` (only [A-Za-z0-9_.-]). */
 static char *unique(plan *p, const char *base, const char *field)
 {
-    sbuf b = {0};
+    sql_sbuf b = {0};
     for (const char *c = base; *c; c++) {
         char ch = isalnum((unsigned char)*c) || *c == '_' || *c == '-' || *c == '.' ? *c : '_';
-        sb_put(&b, &ch, 1);
+        sql_sb_put(&b, &ch, 1);
     }
-    char *s = sb_take(&b);
+    char *s = sql_sb_take(&b);
     if (!vertex_exists(p, s, field)) return s;
     for (int i = 2;; i++) {
         char *t = sl_sprintf("%s-%d", s, i);
@@ -368,15 +151,15 @@ static char *add_vertex(plan *p, const char *base, const char *type, const char 
     if (config && json_object_size(config)) json_object_set(v, "config", config);
     json_decref(config);
     json_array_append_new(p->vertices, v);
-    sb_fmt(&p->explain, "%s[%s] uid=%s changelog=%s", id, type, uid ? uid : id,
+    sql_sb_fmt(&p->explain, "%s[%s] uid=%s changelog=%s", id, type, uid ? uid : id,
            updating ? "[I,UB,UA]" : "[I]");
     json_t *cfg = json_object_get(v, "config");
     if (cfg) {
         char *c = json_dumps(cfg, JSON_COMPACT | JSON_PRESERVE_ORDER);
-        sb_fmt(&p->explain, " %s", c);
+        sql_sb_fmt(&p->explain, " %s", c);
         free(c);
     }
-    sb_str(&p->explain, "\n");
+    sql_sb_str(&p->explain, "\n");
     free(uid);
     return id;
 }
@@ -450,8 +233,8 @@ static int check_cols(plan *p, const sql_node *e, const rel *r)
                 best = r->sch.fields[i].name;
             }
         }
-        sbuf cols = {0};
-        for (int i = 0; i < r->sch.n; i++) sb_fmt(&cols, "%s%s", i ? ", " : "", r->sch.fields[i].name);
+        sql_sbuf cols = {0};
+        for (int i = 0; i < r->sch.n; i++) sql_sb_fmt(&cols, "%s%s", i ? ", " : "", r->sch.fields[i].name);
         int rc;
         if (best && bd <= (int)strlen(e->s) / 2 + 1)
             rc = PERR(e, "unknown column '%s' (did you mean '%s'?)", e->s, best);
@@ -564,7 +347,7 @@ static int make_item(plan *p, item *it, const sql_node *e, const char *name, con
     if (e->kind == SQL_COL && !strcasecmp(e->s, name)) {
         it->text = x;
     } else {
-        char *q = quote_ident(name);
+        char *q = sql_quote_ident(name);
         it->text = sl_sprintf("%s AS %s", x, q);
         free(q);
         free(x);
@@ -639,7 +422,7 @@ static int scan_table(plan *p, const sql_node *at, const char *name, rel *out)
             const sql_column *c = &t->cols[i];
             if (c->proctime) {
                 its[i].name = sl_strdup(c->name);
-                char *q = quote_ident(c->name);
+                char *q = sql_quote_ident(c->name);
                 its[i].text = sl_sprintf("CURRENT_TIMESTAMP AS %s", q);
                 free(q);
                 its[i].type = SL_T_TIMESTAMP;
@@ -647,7 +430,7 @@ static int scan_table(plan *p, const sql_node *at, const char *name, rel *out)
                 rc = make_item(p, &its[i], c->expr, c->name, &phys);
             } else {
                 its[i].name = sl_strdup(c->name);
-                its[i].text = quote_ident(c->name);
+                its[i].text = sql_quote_ident(c->name);
                 its[i].type = c->type;
             }
         }
@@ -731,7 +514,7 @@ static int select_items(plan *p, const sql_node *list, rel *in, item **outp, int
             }
             for (int c = 0; c < in->sch.n; c++) {
                 its[n].name = sl_strdup(in->sch.fields[c].name);
-                its[n].text = quote_ident(in->sch.fields[c].name);
+                its[n].text = sql_quote_ident(in->sch.fields[c].name);
                 its[n].type = in->sch.fields[c].type;
                 its[n].expr = NULL;
                 n++;
@@ -930,7 +713,7 @@ static int add_agg(plan *p, aggctx *c, const sql_node *e, const char *alias, cha
     a->name = alias ? sl_strdup(alias) : sl_sprintf("__agg%d", c->n);
     char *fn = sl_strdup(e->s);
     for (char *q = fn; *q; q++) *q = (char)toupper((unsigned char)*q);
-    char *qarg = arg ? quote_ident(arg) : NULL, *qname = quote_ident(a->name);
+    char *qarg = arg ? sql_quote_ident(arg) : NULL, *qname = sql_quote_ident(a->name);
     a->spec = sl_sprintf("%s(%s) AS %s", fn, star ? "*" : qarg, qname);
     a->type = !strcasecmp(fn, "COUNT") ? SL_T_BIGINT : at;
     free(fn);
@@ -1014,10 +797,10 @@ static int window_spec(plan *p, const sql_node *tvf, char **spec)
                     hi > lo ? " or more" : "", lo > 1 ? "s" : "");
     if (!strcasecmp(fn, "HOP") && args->nkids == 3)
         return PERR(args->kids[2], "HOP with an offset is not supported yet");
-    sbuf b = {0};
+    sql_sbuf b = {0};
     char *u = sl_strdup(fn);
     for (char *q = u; *q; q++) *q = (char)toupper((unsigned char)*q);
-    sb_fmt(&b, "%s(", u);
+    sql_sb_fmt(&b, "%s(", u);
     free(u);
     for (int i = 0; i < args->nkids; i++) {
         const sql_node *a = args->kids[i];
@@ -1027,11 +810,11 @@ static int window_spec(plan *p, const sql_node *tvf, char **spec)
                         "SECOND", fn, i + 3);
         }
         char *t = sql_unparse(a);
-        sb_fmt(&b, "%s%s", i ? ", " : "", t);
+        sql_sb_fmt(&b, "%s%s", i ? ", " : "", t);
         free(t);
     }
-    sb_str(&b, ")");
-    *spec = sb_take(&b);
+    sql_sb_str(&b, ")");
+    *spec = sql_sb_take(&b);
     return SL_OK;
 }
 
@@ -1084,7 +867,7 @@ static int plan_aggregate(plan *p, const sql_node *sel, rel *out)
     c.pre = sl_calloc(in.sch.n + 1, sizeof(item));
     for (int i = 0; i < in.sch.n; i++) {
         c.pre[i].name = sl_strdup(in.sch.fields[i].name);
-        c.pre[i].text = quote_ident(in.sch.fields[i].name);
+        c.pre[i].text = sql_quote_ident(in.sch.fields[i].name);
         c.pre[i].type = in.sch.fields[i].type;
     }
     /* group keys */
@@ -1190,21 +973,21 @@ static int plan_aggregate(plan *p, const sql_node *sel, rel *out)
     }
     /* the stateful operator */
     json_t *keys = json_array();
-    sbuf id = {0};
-    sb_fmt(&id, "%s|%s|", window ? "window" : "group_aggregate", in.ident ? in.ident : "");
+    sql_sbuf id = {0};
+    sql_sb_fmt(&id, "%s|%s|", window ? "window" : "group_aggregate", in.ident ? in.ident : "");
     for (int k = 0; k < c.nkeys; k++) {
         json_array_append_new(keys, json_string(c.keys[k]));
-        sb_fmt(&id, "%s,", c.keys[k]);
+        sql_sb_fmt(&id, "%s,", c.keys[k]);
     }
     json_t *aggs = json_array();
-    sb_str(&id, "|");
+    sql_sb_str(&id, "|");
     for (int k = 0; k < c.n; k++) {
         json_array_append_new(aggs, json_string(c.a[k].spec));
-        sb_fmt(&id, "%s,", c.a[k].text);
+        sql_sb_fmt(&id, "%s,", c.a[k].text);
     }
     json_t *cfg = json_object();
     if (window) {
-        sb_fmt(&id, "|%s|%s", spec, proctime ? "proctime" : tcol);
+        sql_sb_fmt(&id, "|%s|%s", spec, proctime ? "proctime" : tcol);
         if (proctime) json_object_set_new(cfg, "time", json_string("processing"));
         else json_object_set_new(cfg, "time-column", json_string(tcol));
         json_object_set_new(cfg, "window", json_string(spec));
@@ -1241,12 +1024,12 @@ static int plan_aggregate(plan *p, const sql_node *sel, rel *out)
     if (!window) {
         in.updating = 1;
         free(in.updater);
-        sbuf u = {0};
-        sb_fmt(&u, "group_aggregate '%s' (GROUP BY", vid);
+        sql_sbuf u = {0};
+        sql_sb_fmt(&u, "group_aggregate '%s' (GROUP BY", vid);
         int global = c.nkeys == 1 && !c.keytext[0][0];
-        for (int k = 0; !global && k < c.nkeys; k++) sb_fmt(&u, "%s %s", k ? "," : "", c.keytext[k]);
-        sb_str(&u, global ? " nothing)" : ")");
-        in.updater = sb_take(&u);
+        for (int k = 0; !global && k < c.nkeys; k++) sql_sb_fmt(&u, "%s %s", k ? "," : "", c.keytext[k]);
+        sql_sb_str(&u, global ? " nothing)" : ")");
+        in.updater = sql_sb_take(&u);
     }
     /* the SELECT list and HAVING */
     item *its = sl_calloc((size_t)items->nkids + 1, sizeof(item));
@@ -1363,7 +1146,7 @@ static int plan_union(plan *p, const sql_node *q, rel *out)
             item *its = sl_calloc(rs[0].sch.n, sizeof(item));
             for (int c = 0; c < rs[0].sch.n; c++) {
                 its[c].name = sl_strdup(rs[0].sch.fields[c].name);
-                char *a = quote_ident(rs[i].sch.fields[c].name), *b = quote_ident(its[c].name);
+                char *a = sql_quote_ident(rs[i].sch.fields[c].name), *b = sql_quote_ident(its[c].name);
                 its[c].text = sl_sprintf("%s AS %s", a, b);
                 free(a);
                 free(b);
@@ -1374,20 +1157,20 @@ static int plan_union(plan *p, const sql_node *q, rel *out)
         }
     }
     if (rc == SL_OK) {
-        sbuf ident = {0};
+        sql_sbuf ident = {0};
         int upd = 0;
-        sb_str(&ident, "union(");
+        sql_sb_str(&ident, "union(");
         for (int i = 0; i < n; i++) {
-            sb_fmt(&ident, "%s%s", i ? "," : "", rs[i].ident ? rs[i].ident : "");
+            sql_sb_fmt(&ident, "%s%s", i ? "," : "", rs[i].ident ? rs[i].ident : "");
             if (rs[i].updating) upd = 1;
         }
-        sb_str(&ident, ")");
+        sql_sb_str(&ident, ")");
         char *id = add_vertex(p, "union", "union", NULL, NULL, NULL, 0, upd);
         for (int i = 0; i < n; i++) add_edge(p, rs[i].vid, id, NULL, NULL, i);
         memset(out, 0, sizeof *out);
         out->vid = id;
         sl_schema_copy(&out->sch, &rs[0].sch);
-        out->ident = sb_take(&ident);
+        out->ident = sql_sb_take(&ident);
         out->updating = upd;
         for (int i = 0; i < n; i++)
             if (rs[i].updating && !out->updater) out->updater = dup0(rs[i].updater);
@@ -1482,9 +1265,9 @@ static int plan_insert(plan *p, const sql_node *ins, char **names, int *nnames)
                   "column%s", t->name, r.sch.n, r.sch.n == 1 ? "" : "s", cols->nkids,
                   cols->nkids == 1 ? "" : "s");
     } else if (rc == SL_OK && !cols && r.sch.n != nphys) {
-        sbuf have = {0};
+        sql_sbuf have = {0};
         for (int i = 0; i < t->ncols; i++)
-            if (!t->cols[i].expr) sb_fmt(&have, "%s%s", have.n ? ", " : "", t->cols[i].name);
+            if (!t->cols[i].expr) sql_sb_fmt(&have, "%s%s", have.n ? ", " : "", t->cols[i].name);
         rc = PERR(sql_kid(ins, 0), "INSERT INTO %s: the query gives %d column%s, the table has "
                   "%d (%s)", t->name, r.sch.n, r.sch.n == 1 ? "" : "s", nphys,
                   have.s ? have.s : "");
@@ -1509,7 +1292,7 @@ static int plan_insert(plan *p, const sql_node *ins, char **names, int *nnames)
             const sql_column *c = &t->cols[i];
             if (c->expr) continue;
             if (src[k] < 0) { /* not listed: NULL */
-                char *dst = quote_ident(c->name);
+                char *dst = sql_quote_ident(c->name);
                 its[k].name = sl_strdup(c->name);
                 its[k].type = c->type;
                 its[k].text = sl_sprintf("CAST(NULL AS %s) AS %s", sl_type_name(c->type), dst);
@@ -1526,7 +1309,7 @@ static int plan_insert(plan *p, const sql_node *ins, char **names, int *nnames)
                           c->name, sl_type_name(c->type));
                 break;
             }
-            char *from = quote_ident(f->name), *dst = quote_ident(c->name);
+            char *from = sql_quote_ident(f->name), *dst = sql_quote_ident(c->name);
             its[k].name = sl_strdup(c->name);
             its[k].type = c->type;
             if (f->type != c->type && f->type != SL_T_NULL) {
@@ -1612,7 +1395,7 @@ json_t *sql_plan(const sql_catalog *cat, char **okeys, char **ovals, int nopts,
         if (!strcmp(okeys[i], "pipeline.name")) pname = ovals[i];
         if (!strcmp(okeys[i], "parallelism.default")) par = ovals[i];
     }
-    sb_str(&p.explain, "== Optimized Execution Plan ==\n");
+    sql_sb_str(&p.explain, "== Optimized Execution Plan ==\n");
     int rc = SL_OK;
     char *sinks[256];
     int nsinks = 0;
@@ -1636,19 +1419,19 @@ json_t *sql_plan(const sql_catalog *cat, char **okeys, char **ovals, int nopts,
     json_t *job = NULL;
     if (rc == SL_OK) {
         job = json_object();
-        sbuf name = {0};
-        if (pname) sb_str(&name, pname);
+        sql_sbuf name = {0};
+        if (pname) sql_sb_str(&name, pname);
         else {
-            sb_str(&name, "insert-into");
+            sql_sb_str(&name, "insert-into");
             for (int i = 0; i < nsinks; i++)
-                sb_fmt(&name, "%sdefault_catalog.default_database.%s", i ? "," : "_", sinks[i]);
+                sql_sb_fmt(&name, "%sdefault_catalog.default_database.%s", i ? "," : "_", sinks[i]);
         }
         json_object_set_new(job, "name", json_string(name.s ? name.s : "query"));
         free(name.s);
         if (par) json_object_set_new(job, "parallelism", json_integer(atoi(par)));
         json_object_set(job, "vertices", p.vertices);
         json_object_set(job, "edges", p.edges);
-        if (explain) *explain = sb_take(&p.explain), p.explain.s = NULL;
+        if (explain) *explain = sql_sb_take(&p.explain), p.explain.s = NULL;
     }
     for (int i = 0; i < nsinks; i++) free(sinks[i]);
     plan_free(&p);

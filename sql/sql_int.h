@@ -8,6 +8,7 @@
 #include <jansson.h>
 
 #include "row.h"
+#include "sl.h"
 #include "sql/ast.h"
 #include "sql/sql.h"
 
@@ -56,6 +57,20 @@ int sql_plan_schema(const sql_catalog *cat, const sql_node *query, sl_schema *sc
 
 /* Write an expression back as calc expression text (caller frees). */
 char *sql_unparse(const sql_node *e);
+
+/* An identifier as calc reads it: bare when plain, else `back-quoted`
+ * (caller frees). */
+char *sql_quote_ident(const char *s);
+
+/* A growing NUL-terminated string; {0} is empty. */
+typedef struct sql_sbuf {
+    char *s;
+    size_t n, cap;
+} sql_sbuf;
+void sql_sb_put(sql_sbuf *b, const char *s, size_t n);
+void sql_sb_str(sql_sbuf *b, const char *s);
+void sql_sb_fmt(sql_sbuf *b, const char *fmt, ...) SL_PRINTF(2, 3);
+char *sql_sb_take(sql_sbuf *b); /* the string (caller frees; "" when empty) */
 
 /* Levenshtein distance, for did-you-mean. */
 int sql_edit_distance(const char *a, const char *b);
