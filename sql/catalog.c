@@ -354,6 +354,7 @@ static int create_table(sl_sql_session *s, const sql_node *st, sl_sql_result *r,
             c->name = sl_strdup(e->s);
             c->type_text = sl_strdup(e->s2);
             c->type = ty;
+            c->notnull = e->flags & SQL_F_NOTNULL ? 1 : 0;
             sl_schema_add(&phys, e->s, ty);
         }
     }
@@ -582,7 +583,7 @@ static int describe(sl_sql_session *s, const sql_node *st, sl_sql_result *r, cha
         int key = 0;
         for (int k = 0; k < t->npk; k++)
             if (!strcasecmp(t->pk[k], c->name)) key = 1;
-        row[2] = sl_strdup(key ? "FALSE" : "TRUE");
+        row[2] = sl_strdup(key || c->notnull ? "FALSE" : "TRUE");
         row[3] = sl_strdup(key ? "PRI" : "");
         if (c->expr) {
             char *x = sql_unparse(c->expr);

@@ -18,6 +18,7 @@ typedef struct sql_column {
     sl_type type;
     sql_node *expr;   /* computed column's expression, or NULL */
     int proctime;     /* computed as PROCTIME() */
+    int notnull;      /* declared NOT NULL (or in the primary key) */
 } sql_column;
 
 typedef struct sql_table {

@@ -368,6 +368,17 @@ static void test_ddl_show_describe(void)
     const char *d = run(s, "DESCRIBE clicks;");
     CHECK(strstr(d, "| event_time | TIMESTAMP(3) *ROWTIME* |") != NULL);
     CHECK(strstr(d, "event_time - INTERVAL '5' SECOND |") != NULL);
+    run(s, "CREATE TABLE pk (id BIGINT NOT NULL, n INT, PRIMARY KEY (id) NOT ENFORCED) WITH "
+           "('connector' = 'blackhole');");
+    CHECK_EQ_STR(run(s, "DESCRIBE pk;"),
+                 "+------+--------+-------+-----+--------+-----------+\n"
+                 "| name |   type |  null | key | extras | watermark |\n"
+                 "+------+--------+-------+-----+--------+-----------+\n"
+                 "|   id | BIGINT | FALSE | PRI |        |           |\n"
+                 "|    n |    INT |  TRUE |     |        |           |\n"
+                 "+------+--------+-------+-----+--------+-----------+\n"
+                 "2 rows in set\n");
+    run(s, "DROP TABLE pk;");
     CHECK_EQ_STR(run(s, "CREATE TABLE clicks (a INT) WITH ('connector' = 'print');"),
                  "ERR: line 1, column 1: table or view 'clicks' already exists in this session "
                  "(the catalog is per session: CREATE it once, then run only the INSERT again)");
