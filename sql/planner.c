@@ -66,6 +66,20 @@ static void rel_free(rel *r)
 
 static char *dup0(const char *s) { return s ? sl_strdup(s) : NULL; }
 
+static void rel_copy(rel *dst, const rel *src)
+{
+    memset(dst, 0, sizeof *dst);
+    dst->vid = dup0(src->vid);
+    sl_schema_init(&dst->sch);
+    sl_schema_copy(&dst->sch, &src->sch);
+    dst->updating = src->updating;
+    dst->updater = dup0(src->updater);
+    dst->rowtime = dup0(src->rowtime);
+    dst->proctime = dup0(src->proctime);
+    dst->ident = dup0(src->ident);
+    dst->alias = dup0(src->alias);
+}
+
 typedef struct cte_scope {
     const sql_node *cte;           /* SQL_CTE */
     const struct cte_scope *outer;
@@ -81,6 +95,8 @@ typedef struct plan {
     int depth;
     const char *ttl;    /* table.exec.state.ttl */
     const cte_scope *scope;
+    struct rel *scans;  /* tables already read in this job, reused (a source per table) */
+    int nscans;
 } plan;
 
 static int vertex_exists(plan *p, const char *id, const char *field)
@@ -392,6 +408,13 @@ static int scan_table(plan *p, const sql_node *at, const char *name, rel *out)
         p->scope = saved;
         return rc;
     }
+    /* one source per table and job: a statement set's INSERTs (and a self-UNION) share it,
+     * so they see the same rows and the source's uid does not depend on the order */
+    for (int i = 0; i < p->nscans; i++)
+        if (!strcasecmp(p->scans[i].ident, t->name)) {
+            rel_copy(out, &p->scans[i]);
+            return SL_OK;
+        }
     if (strcmp(t->connector, "datagen") != 0) {
         if (!strcmp(t->connector, "filesystem"))
             return PERR(at, "table '%s': reading a 'filesystem' table is not supported yet (it "
@@ -458,6 +481,8 @@ static int scan_table(plan *p, const sql_node *at, const char *name, rel *out)
         free(wuid);
         out->rowtime = sl_strdup(t->wm_col);
     }
+    p->scans = sl_realloc(p->scans, sizeof(rel) * (size_t)(p->nscans + 1));
+    rel_copy(&p->scans[p->nscans++], out);
     return SL_OK;
 }
 
@@ -1156,6 +1181,14 @@ static int plan_union(plan *p, const sql_node *q, rel *out)
             items_free(its, (int)rs[0].sch.n);
         }
     }
+    /* two branches that are the same vertex (a self-UNION of a table) would be two edges
+     * between the same pair: the later ones pass through a calc of their own */
+    for (int i = 1; rc == SL_OK && i < n; i++)
+        for (int j = 0; j < i; j++)
+            if (!strcmp(rs[i].vid, rs[j].vid)) {
+                rc = emit_calc(p, &rs[i], NULL, 0, NULL, "union-branch");
+                break;
+            }
     if (rc == SL_OK) {
         sql_sbuf ident = {0};
         int upd = 0;
@@ -1378,6 +1411,8 @@ static json_t *plan_new(plan *p, const sql_catalog *cat, char *err, size_t errle
 
 static void plan_free(plan *p)
 {
+    for (int i = 0; i < p->nscans; i++) rel_free(&p->scans[i]);
+    free(p->scans);
     json_decref(p->vertices);
     json_decref(p->edges);
     free(p->explain.s);

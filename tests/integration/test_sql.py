@@ -182,6 +182,21 @@ END;
     assert sorted((row["id"], row["sq"]) for row in rows(o2)) == [(i, i * i) for i in range(31, 41)]
 
 
+def test_self_union_reads_the_table_once(cluster, workdir):
+    cluster.add_tm(slots=1)
+    out = os.path.join(workdir, "self")
+    r = run_sql(cluster, workdir, "self.sql", f"""
+CREATE TABLE g (id BIGINT) WITH ('connector' = 'datagen', 'fields.id.kind' = 'sequence',
+    'fields.id.start' = '1', 'fields.id.end' = '30', 'rows-per-second' = '100000');
+CREATE TABLE o (id BIGINT) WITH ('connector' = 'filesystem', 'path' = '{out}', 'format' = 'json');
+INSERT INTO o SELECT * FROM g UNION ALL SELECT * FROM g UNION ALL SELECT id + 100 FROM g;
+""")
+    assert r.returncode == 0, r.stdout + r.stderr
+    finish(cluster, job_ids(r.stdout)[0])
+    assert sorted(row["id"] for row in rows(out)) == sorted(
+        list(range(1, 31)) * 2 + list(range(101, 131)))
+
+
 def test_errors_stop_the_script_with_flinks_message(cluster, workdir):
     r = run_sql(cluster, workdir, "bad.sql", """
 CREATE TABLE t (id INT) WITH ('connector' = 'datagen', 'rows-per-secnd' = '5');
