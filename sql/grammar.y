@@ -33,6 +33,8 @@
 #define YYNOERRORRECOVERY 1
 #define YYSTACKDEPTH 400
 
+static int sql_would_accept(const int *stk, int n, int tok);
+
 static sql_node *MK(sql_pctx *c, sql_kind k, sql_tok t)
 {
     return sql_node_new(c->a, k, t.line, t.col);
@@ -112,16 +114,34 @@ static char *CAT(sql_pctx *c, const char *a, const char *b)
 %syntax_error {
     if (ctx->failed) return;
     ctx->failed = 1;
-    /* What this state could shift: its expected tokens. */
-    int exp[64], nexp = 0, expr_like = 0;
-    int st = yypParser->yytos->stateno;
-    if (st <= YY_MAX_SHIFT) {
-        for (int i = 1; i < YYNTOKEN && nexp < 64; i++) {
-            int k = yy_shift_ofst[st] + i;
-            if (k < 0 || k >= (int)YY_NLOOKAHEAD || yy_lookahead[k] != i) continue;
-            if (yyFallback[i] != 0) continue; /* a non-reserved keyword: ID covers it */
-            if (i == TK_INTEGER || i == TK_CASE) expr_like = 1;
-            exp[nexp++] = i;
+    /* The expected tokens: each one the parser, in its state before the offending
+     * token, would accept (the table's default reductions hide them afterwards).
+     * A non-reserved keyword counts only where an identifier would not do. */
+    int exp[128], nexp = 0, expr_like = 0;
+    int id_ok = sql_would_accept(ctx->snap, ctx->nsnap, TK_ID);
+    for (int i = 1; i < YYNTOKEN && nexp < 128; i++) {
+        if (i == TK_UMINUS) continue;
+        if (yyFallback[i] != 0 && id_ok) continue;
+        if (!sql_would_accept(ctx->snap, ctx->nsnap, i)) continue;
+        if (i == TK_INTEGER || i == TK_CASE) expr_like = 1;
+        exp[nexp++] = i;
+    }
+    /* operators that would continue an expression say little next to the clause
+     * keywords that could follow it: list them only when nothing else fits */
+    if (!expr_like) {
+        static const int ops[] = {TK_AND, TK_OR, TK_NOT, TK_IS, TK_IN, TK_LIKE, TK_BETWEEN,
+                                  TK_EQ, TK_NE, TK_LT, TK_LE, TK_GT, TK_GE, TK_PLUS, TK_MINUS,
+                                  TK_STAR, TK_SLASH, TK_PERCENT, TK_CONCAT};
+        int keep[128], nkeep = 0;
+        for (int i = 0; i < nexp; i++) {
+            int op = 0;
+            for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++)
+                if (exp[i] == ops[k]) op = 1;
+            if (!op) keep[nkeep++] = exp[i];
+        }
+        if (nkeep > 0 && nkeep < nexp) {
+            memcpy(exp, keep, sizeof(int) * (size_t)nkeep);
+            nexp = nkeep;
         }
     }
     /* a stable order: names and literals, then keywords, then punctuation */
@@ -140,13 +160,13 @@ static char *CAT(sql_pctx *c, const char *a, const char *b)
     if (expr_like) {
         w = (size_t)snprintf(want, sizeof want, "an expression");
     } else {
-        for (int i = 0; i < nexp && i < 6; i++) {
-            const char *sep = i == 0 ? "" : (i == nexp - 1 || i == 5) && nexp <= 6 ? " or " : ", ";
+        for (int i = 0; i < nexp && i < 8; i++) {
+            const char *sep = i == 0 ? "" : (i == nexp - 1 || i == 7) && nexp <= 8 ? " or " : ", ";
             w += (size_t)snprintf(want + w, sizeof want - w, "%s%s", sep,
                                   sql_token_display(exp[i]));
             if (w >= sizeof want) break;
         }
-        if (nexp > 6 && w < sizeof want) snprintf(want + w, sizeof want - w, ", ...");
+        if (nexp > 8 && w < sizeof want) snprintf(want + w, sizeof want - w, ", ...");
     }
     char got[80];
     if (yymajor == 0) snprintf(got, sizeof got, "end of input");
@@ -496,3 +516,36 @@ unit(A) ::= HOUR(T). { A = UPPER(ctx, T); }
 unit(A) ::= DAY(T). { A = UPPER(ctx, T); }
 unit(A) ::= MONTH(T). { A = UPPER(ctx, T); }
 unit(A) ::= YEAR(T). { A = UPPER(ctx, T); }
+
+%code {
+void sql_parse_snapshot(void *parser, sql_pctx *ctx)
+{
+    yyParser *p = parser;
+    int n = (int)(p->yytos - p->yystack) + 1;
+    if (n > (int)(sizeof ctx->snap / sizeof ctx->snap[0])) n = 0;
+    for (int i = 0; i < n; i++) ctx->snap[i] = p->yystack[i].stateno;
+    ctx->nsnap = n;
+}
+
+/* Would a parser with state stack stk[0..n) accept token `tok` next? Runs
+ * the reductions it would make on a copy of the stack. */
+static int sql_would_accept(const int *stk0, int n, int tok)
+{
+    int stk[YYSTACKDEPTH + 16];
+    if (n <= 0 || n > YYSTACKDEPTH) return 0;
+    memcpy(stk, stk0, sizeof(int) * (size_t)n);
+    for (int guard = 0; guard < 100000; guard++) {
+        YYACTIONTYPE act = yy_find_shift_action((YYCODETYPE)tok, (YYACTIONTYPE)stk[n - 1]);
+        if (act >= YY_MIN_REDUCE && act <= YY_MAX_REDUCE) {
+            int rule = act - YY_MIN_REDUCE;
+            n += yyRuleInfoNRhs[rule];
+            if (n < 1 || n >= YYSTACKDEPTH + 16) return 0;
+            stk[n] = yy_find_reduce_action((YYACTIONTYPE)stk[n - 1], (YYCODETYPE)yyRuleInfoLhs[rule]);
+            n++;
+            continue;
+        }
+        return act <= YY_MAX_SHIFTREDUCE || act == YY_ACCEPT_ACTION;
+    }
+    return 0;
+}
+}

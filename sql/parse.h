@@ -60,9 +60,13 @@ typedef struct sql_pctx {
     size_t errlen;
     int failed;
     int line, col;     /* of the token being fed, for errors without one */
+    int snap[420];     /* the parser's state stack before that token (expected tokens) */
+    int nsnap;
 } sql_pctx;
 void *sqlParseAlloc(void *(*alloc)(size_t));
 void sqlParse(void *p, int type, sql_tok tok, sql_pctx *ctx);
 void sqlParseFree(void *p, void (*freefn)(void *));
+/* Copy the parser's state stack into ctx->snap (before each token). */
+void sql_parse_snapshot(void *p, sql_pctx *ctx);
 
 #endif

@@ -267,6 +267,7 @@ sql_node *sql_parse(sql_arena *a, const char *text, size_t len, int line, int co
     while ((rc = sql_next_token(&lx, &t, err, errlen)) == SL_OK) {
         ctx.line = t.line;
         ctx.col = t.col;
+        sql_parse_snapshot(p, &ctx);
         sqlParse(p, t.type, t, &ctx);
         if (ctx.failed) break;
     }
@@ -274,6 +275,7 @@ sql_node *sql_parse(sql_arena *a, const char *text, size_t len, int line, int co
     if (!ctx.failed) { /* t: the end position */
         ctx.line = t.line;
         ctx.col = t.col;
+        sql_parse_snapshot(p, &ctx);
         sqlParse(p, 0, t, &ctx);
     }
     sqlParseFree(p, free);
