@@ -308,9 +308,10 @@ static int create_table(sl_sql_session *s, const sql_node *st, sl_sql_result *r,
 {
     if (sql_catalog_find(&s->cat, st->s)) {
         if (st->flags & SQL_F_IFNE) return SL_OK;
-        return sl_seterr(err, errlen, "line %d, column %d: table or view '%s' already exists in "
-                         "this session (the catalog is per session: CREATE it once, then run "
-                         "only the INSERT again)", st->line, st->col, st->s);
+        return sl_seterr(err, errlen, "line %d, column %d: Table (or view) default_database.%s "
+                         "already exists in Catalog default_catalog (the catalog is per session: "
+                         "CREATE a table once, then run only the INSERT again)", st->line,
+                         st->col, st->s);
     }
     sql_table *t = sl_calloc(1, sizeof *t);
     t->name = sl_strdup(st->s);
@@ -469,8 +470,9 @@ static int create_view(sl_sql_session *s, const sql_node *st, sl_sql_result *r, 
 {
     if (sql_catalog_find(&s->cat, st->s)) {
         if (st->flags & SQL_F_IFNE) return SL_OK;
-        return sl_seterr(err, errlen, "line %d, column %d: table or view '%s' already exists in "
-                         "this session", st->line, st->col, st->s);
+        return sl_seterr(err, errlen, "line %d, column %d: Table (or view) default_database.%s "
+                         "already exists in Catalog default_catalog (the catalog is per session)",
+                         st->line, st->col, st->s);
     }
     sl_schema sch;
     if (sql_plan_schema(&s->cat, sql_kid(st, 0), &sch, err, errlen) != SL_OK) return SL_ERR;

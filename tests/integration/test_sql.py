@@ -213,7 +213,8 @@ CREATE TABLE t (id INT) WITH ('connector' = 'blackhole');
 CREATE TABLE t (id INT) WITH ('connector' = 'blackhole');
 """)
     assert r.returncode == 1
-    assert "line 3, column 1: table or view 't' already exists in this session" in r.stdout
+    assert ("line 3, column 1: Table (or view) default_database.t already exists in Catalog "
+            "default_catalog (the catalog is per session") in r.stdout
 
 
 def test_example_scripts_plan_like_the_json_examples(cluster, workdir):
@@ -322,7 +323,7 @@ def test_seed_recipe_savepoint_rescale_and_a_changed_select(make_cluster, workdi
     assert 0 < seen < n, seen  # stopped mid-stream
 
     r = s.run(create)
-    assert "already exists in this session (the catalog is per session" in r, r
+    assert "already exists in Catalog default_catalog (the catalog is per session" in r, r
     assert "Session property has been set." in s.run(f"SET 'execution.savepoint.path' = '{sp}';")
     assert "Session property has been set." in s.run("SET 'parallelism.default' = '2';")
     plan = s.run("EXPLAIN INSERT INTO per_key SELECT id % 5 AS k, COUNT(*) AS cnt, SUM(id) * 1 AS total "

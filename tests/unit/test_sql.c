@@ -387,8 +387,9 @@ static void test_ddl_show_describe(void)
                  "2 rows in set\n");
     run(s, "DROP TABLE pk;");
     CHECK_EQ_STR(run(s, "CREATE TABLE clicks (a INT) WITH ('connector' = 'print');"),
-                 "ERR: line 1, column 1: table or view 'clicks' already exists in this session "
-                 "(the catalog is per session: CREATE it once, then run only the INSERT again)");
+                 "ERR: line 1, column 1: Table (or view) default_database.clicks already exists "
+                 "in Catalog default_catalog (the catalog is per session: CREATE a table once, "
+                 "then run only the INSERT again)");
     CHECK_EQ_STR(run(s, "CREATE TABLE IF NOT EXISTS clicks (a INT) WITH ('connector' = 'print');"),
                  "OK");
     CHECK_EQ_STR(run(s, "DROP TABLE v;"), "ERR: line 1, column 1: 'v' is a view; use DROP VIEW");
