@@ -345,6 +345,7 @@ static int run_script(client *c, const char *path)
     buf[len] = '\0';
     size_t pos = 0;
     int line = 1, col = 1, rc = 0;
+    if (len >= 3 && !memcmp(buf, "\xEF\xBB\xBF", 3)) pos = 3; /* a UTF-8 byte order mark */
     while (pos < len) {
         size_t end;
         int s = sql_split(buf + pos, len - pos, &end);
