@@ -860,10 +860,19 @@ int sl_sql_execute(sl_sql_session *s, const char *text, size_t len, int line, in
         return sl_seterr(err, errlen, "line %d, column %d: one statement at a time, please",
                          second->line, second->col);
     }
-    int rc = execute(s, a, list->kids[0], r, err, errlen);
-    /* keep the parse: views, computed columns and statement sets point into it */
-    s->arenas = sl_realloc(s->arenas, sizeof(sql_arena *) * (size_t)(s->narenas + 1));
-    s->arenas[s->narenas++] = a;
+    const sql_node *st = list->kids[0];
+    int in_set = s->in_set;
+    int rc = execute(s, a, st, r, err, errlen);
+    /* keep the parse when the session now points into it: views, computed columns,
+     * statement sets; drop it otherwise, so a long session does not grow per statement */
+    int keep = rc == SL_OK && (st->kind == SQL_CREATE_TABLE || st->kind == SQL_CREATE_VIEW ||
+                               st->kind == SQL_BEGIN_SET || (st->kind == SQL_INSERT && in_set));
+    if (keep) {
+        s->arenas = sl_realloc(s->arenas, sizeof(sql_arena *) * (size_t)(s->narenas + 1));
+        s->arenas[s->narenas++] = a;
+    } else {
+        sql_arena_destroy(a);
+    }
     if (rc != SL_OK) sl_sql_result_clear(r);
     return rc;
 }
