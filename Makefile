@@ -71,7 +71,8 @@ $(SQL_GEN_C) $(SQL_GEN_H) &: sql/grammar.y
 $(SQL_GEN_C:.c=.o): $(SQL_GEN_C)
 	$(CC) $(CFLAGS) -Wno-unused-variable -c $< -o $@
 
-$(B)/obj/%.o: %.c $(PROTO_H) $(SQL_GEN_H)
+# grammar.h is order-only: it must exist first; the -MMD files say who includes it.
+$(B)/obj/%.o: %.c $(PROTO_H) | $(SQL_GEN_H)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 
