@@ -1002,7 +1002,7 @@ static int plan_aggregate(plan *p, const sql_node *sel, rel *out)
     sql_sb_fmt(&id, "%s|%s|", window ? "window" : "group_aggregate", in.ident ? in.ident : "");
     for (int k = 0; k < c.nkeys; k++) {
         json_array_append_new(keys, json_string(c.keys[k]));
-        sql_sb_fmt(&id, "%s,", c.keys[k]);
+        sql_sb_fmt(&id, "%s,", c.keytext[k]); /* what the key is, not its column name */
     }
     json_t *aggs = json_array();
     sql_sb_str(&id, "|");

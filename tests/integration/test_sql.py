@@ -322,6 +322,28 @@ def test_seed_recipe_savepoint_rescale_and_a_changed_select(make_cluster, workdi
     seen = sum(cnt for cnt, _ in table1.values())
     assert 0 < seen < n, seen  # stopped mid-stream
 
+    # `sluice savepoint check` on the plans: the changed SELECT keeps every uid; a new key
+    # drops the aggregate's state, and the check says which
+    def plan_file(name, insert):
+        text = s.run("EXPLAIN " + insert)
+        path = os.path.join(workdir, name)
+        with open(path, "w") as f:
+            f.write(text.split("== Job Graph ==\n", 1)[1])
+        return path
+    same = plan_file("same.json", "INSERT INTO per_key SELECT id % 5 AS k, COUNT(*) AS cnt, "
+                                  "SUM(id) * 1 AS total FROM events WHERE id > 0 GROUP BY id % 5;")
+    r = c.cli("savepoint", "check", sp, same)
+    assert r.returncode == 0 and "Dropped (no vertex with this uid): none" in r.stdout, r.stdout + r.stderr
+    agg_uid = re.search(r"uid '(agg-events-[0-9a-f]{8})' \(group_aggregate", r.stdout).group(1)
+    other = plan_file("other.json", "INSERT INTO per_key SELECT id % 7 AS k, COUNT(*) AS cnt, "
+                                    "SUM(id) AS total FROM events GROUP BY id % 7;")
+    r = c.cli("savepoint", "check", sp, other)
+    assert r.returncode == 1 and f"uid(s) '{agg_uid}'" in r.stderr, r.stdout + r.stderr
+    r = c.cli("savepoint", "check", "-n", sp, other)
+    assert r.returncode == 0, r.stderr
+    assert re.search(rf"Dropped \(no vertex with this uid\):\n  uid '{agg_uid}' \(group_aggregate",
+                     r.stdout), r.stdout
+
     r = s.run(create)
     assert "already exists in Catalog default_catalog (the catalog is per session" in r, r
     assert "Session property has been set." in s.run(f"SET 'execution.savepoint.path' = '{sp}';")
