@@ -21,7 +21,8 @@
  * prompt when stdin is a terminal), errors do not end the session, and
  * QUIT; or EXIT; or end of input does. On a terminal, lines are edited
  * with libedit (history in ~/.sluice-sql-history) when libedit2 is
- * installed; SLUICE_SQL_NO_EDITLINE=1 turns it off.
+ * installed; SLUICE_SQL_NO_EDITLINE=1 turns it off. Ctrl-C drops the
+ * statement being typed instead of ending the session.
  *
  * SHOW JOBS and STOP JOB '<id>' [WITH SAVEPOINT] [WITH DRAIN] are answered
  * here over REST (GET /jobs/overview; POST /jobs/:id/stop and its
@@ -29,6 +30,7 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -403,12 +405,26 @@ static void editline_close(editline *e)
     dlclose(e->dl);
 }
 
-/* One line of input with its '\n' into *buf; -1 at the end of input. */
+static volatile sig_atomic_t interrupted;
+
+static void on_sigint(int sig)
+{
+    (void)sig;
+    interrupted = 1;
+}
+
+/* One line of input with its '\n' into *buf; -1 at the end of input, 0 when
+ * Ctrl-C interrupted it. */
 static ssize_t read_line(editline *e, int tty, int more, char **buf, size_t *cap)
 {
     const char *prompt = more ? "> " : "Flink SQL> ";
+    interrupted = 0;
     if (e->dl && tty) {
         char *l = e->readline(prompt);
+        if (!l && interrupted) {
+            printf("\n");
+            return 0;
+        }
         if (!l) return -1;
         if (*l) e->add_history(l);
         size_t n = strlen(l);
@@ -426,7 +442,13 @@ static ssize_t read_line(editline *e, int tty, int more, char **buf, size_t *cap
         printf("%s", prompt);
         fflush(stdout);
     }
-    return getline(buf, cap, stdin);
+    ssize_t n = getline(buf, cap, stdin);
+    if (n < 0 && interrupted) {
+        clearerr(stdin);
+        printf("\n");
+        return 0;
+    }
+    return n;
 }
 
 static int interactive(client *c)
@@ -434,6 +456,12 @@ static int interactive(client *c)
     int tty = isatty(0);
     editline ed;
     if (tty) {
+        /* Ctrl-C drops the statement being typed; QUIT; or Ctrl-D ends the session */
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_sigint; /* no SA_RESTART: the read returns */
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGINT, &sa, NULL);
         editline_open(&ed);
         printf("Sluice SQL client (Flink SQL dialect). Statements end with ';'. QUIT; leaves.\n\n");
     } else {
@@ -448,6 +476,11 @@ static int interactive(client *c)
     for (;;) {
         ssize_t n = read_line(&ed, tty, len > 0, &lbuf, &lcap);
         if (n < 0) break;
+        if (n == 0) { /* Ctrl-C: forget the statement typed so far */
+            len = 0;
+            buf[0] = '\0';
+            continue;
+        }
         if (len + (size_t)n + 1 > cap) {
             cap = (len + (size_t)n + 1) * 2;
             buf = sl_realloc(buf, cap);
