@@ -26,7 +26,7 @@ RUN apt-get update \
  && apt-get install -y --no-install-recommends \
         build-essential pkg-config protobuf-c-compiler \
         libevent-dev libprotobuf-c-dev librocksdb-dev librdkafka-dev \
-        libmicrohttpd-dev libjansson-dev \
+        libmicrohttpd-dev libjansson-dev lemon \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .
@@ -36,7 +36,7 @@ RUN mkdir -p /out/bin /out/share/sluice /out/conf /out/examples \
         deploy/docker-entrypoint.sh deploy/docker-healthcheck.sh /out/bin/ \
  && strip --strip-unneeded /out/bin/sluice-jobmanager /out/bin/sluice-taskmanager /out/bin/sluice \
  && cp -r web /out/share/sluice/web \
- && cp examples/*.json /out/examples/ \
+ && cp examples/*.json examples/*.sql /out/examples/ \
  && cat conf/sluice.yaml deploy/docker/container.yaml > /out/conf/sluice.yaml
 
 FROM debian:bookworm-slim
@@ -46,7 +46,7 @@ LABEL sluice.stage=runtime
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
         libevent-2.1-7 libevent-pthreads-2.1-7 libprotobuf-c1 librocksdb7.8 \
-        librdkafka1 libmicrohttpd12 libjansson4 \
+        librdkafka1 libmicrohttpd12 libjansson4 libedit2 \
  && rm -rf /var/lib/apt/lists/* \
  && groupadd --system --gid 9999 sluice \
  && useradd --system --uid 9999 --gid sluice --home-dir /opt/sluice --no-create-home \

@@ -28,16 +28,23 @@ PROTOS := $(wildcard proto/*.proto)
 PROTO_C := $(patsubst proto/%.proto,$(B)/gen/%.pb-c.c,$(PROTOS))
 PROTO_H := $(PROTO_C:.c=.h)
 
+# The SQL grammar: lemon generates the parser at build time, like protoc-c.
+LEMON ?= lemon
+LEMPAR ?= /usr/share/lemon/lempar.c
+SQL_GEN_C := $(B)/gen/grammar.c
+SQL_GEN_H := $(B)/gen/grammar.h
+
 COMMON_SRC := $(wildcard common/*.c)
 OPS_SRC := $(wildcard operators/*.c)
 TM_SRC := $(filter-out taskmanager/main.c,$(wildcard taskmanager/*.c))
 JM_SRC := $(filter-out jobmanager/main.c,$(wildcard jobmanager/*.c))
 CLI_SRC := $(filter-out cli/main.c,$(wildcard cli/*.c))
+SQL_SRC := $(wildcard sql/*.c)
 TEST_SRC := $(wildcard tests/unit/test_*.c)
 
 obj = $(patsubst %.c,$(B)/obj/%.o,$(1))
-CORE_OBJ := $(call obj,$(COMMON_SRC) $(OPS_SRC) $(TM_SRC) $(JM_SRC) $(CLI_SRC)) \
-            $(patsubst %.c,%.o,$(PROTO_C))
+CORE_OBJ := $(call obj,$(COMMON_SRC) $(OPS_SRC) $(TM_SRC) $(JM_SRC) $(CLI_SRC) $(SQL_SRC)) \
+            $(patsubst %.c,%.o,$(PROTO_C)) $(SQL_GEN_C:.c=.o)
 
 BINS := $(B)/bin/sluice-jobmanager $(B)/bin/sluice-taskmanager $(B)/bin/sluice
 TESTS := $(patsubst tests/unit/%.c,$(B)/tests/%,$(TEST_SRC))
@@ -46,7 +53,7 @@ PLUGINS := $(patsubst tests/plugins/%.c,$(B)/plugins/%.so,$(wildcard tests/plugi
 # C jobs (common/datastream.h) shipped as examples
 CJOBS := $(patsubst examples/datastream/%.c,$(B)/examples/%.so,$(wildcard examples/datastream/*.c))
 
-.PHONY: all deps run test unit clean format examples
+.PHONY: all deps run test unit clean format examples fuzz
 all: $(BINS) $(TESTS) $(PLUGINS) $(CJOBS)
 
 $(B)/gen/%.pb-c.c $(B)/gen/%.pb-c.h: proto/%.proto
@@ -56,7 +63,18 @@ $(B)/gen/%.pb-c.c $(B)/gen/%.pb-c.h: proto/%.proto
 $(B)/gen/%.pb-c.o: $(B)/gen/%.pb-c.c
 	$(CC) $(CFLAGS) -Wno-shadow -c $< -o $@
 
-$(B)/obj/%.o: %.c $(PROTO_H)
+# lemon writes grammar.c, grammar.h and grammar.out next to each other.
+$(SQL_GEN_C) $(SQL_GEN_H) &: sql/grammar.y
+	@mkdir -p $(B)/gen
+	$(LEMON) -T$(LEMPAR) -d$(B)/gen -q sql/grammar.y
+	@touch $(SQL_GEN_C) $(SQL_GEN_H)
+
+# lempar.c fetches the extra argument in functions that do not use it.
+$(SQL_GEN_C:.c=.o): $(SQL_GEN_C)
+	$(CC) $(CFLAGS) -Wno-unused-variable -c $< -o $@
+
+# grammar.h is order-only: it must exist first; the -MMD files say who includes it.
+$(B)/obj/%.o: %.c $(PROTO_H) | $(SQL_GEN_H)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 
@@ -94,6 +112,20 @@ $(B)/tests/%: $(B)/obj/tests/unit/%.o $(B)/libsluice.a
 
 deps:
 	@./scripts/install-deps.sh
+
+# A bounded libFuzzer run of the SQL front end (clang; FUZZ_SECONDS, default 5).
+FUZZ_SECONDS ?= 5
+FUZZ_SRC := tests/fuzz/fuzz_sql.c $(SQL_SRC) $(SQL_GEN_C) common/expr.c common/row.c common/util.c
+$(B)/fuzz/fuzz_sql: $(FUZZ_SRC) $(SQL_GEN_H)
+	@mkdir -p $(dir $@)
+	clang -std=c11 -D_GNU_SOURCE -O1 -g -I. -Icommon -I$(B)/gen $(PKG_CFLAGS) \
+	    -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+	    -o $@ $(FUZZ_SRC) $(PKG_LIBS) -lm
+
+fuzz: $(B)/fuzz/fuzz_sql
+	@mkdir -p $(B)/fuzz/corpus
+	$(B)/fuzz/fuzz_sql -max_total_time=$(FUZZ_SECONDS) -max_len=2048 -timeout=10 \
+	    -dict=tests/fuzz/sql.dict $(B)/fuzz/corpus tests/fuzz/corpus
 
 # The README's first command: a local cluster running the demo job
 # (another one with `make run JOB=examples/clicks-hop.json`).

@@ -96,4 +96,12 @@ int sl_cli_parse_jobid(const char *s, char out[33], char *err, size_t errlen);
 int sl_cli_parse_address(const char *s, char *host, size_t hostlen, int *port, char *err,
                          size_t errlen);
 
+/* ---- SQL client --------------------------------------------------------- */
+
+/* `sluice sql [-i init.sql] [-f script.sql]`: Flink's SQL client (cli/sql.c).
+ * argv holds the arguments after "sql" that are not common options; `http`
+ * is the JobManager's REST client (borrowed; only INSERTs use it). Without
+ * -f, statements are read from stdin. Returns the exit status. */
+int sl_cli_sql_main(sl_cli_http *http, int argc, char **argv);
+
 #endif

@@ -70,6 +70,11 @@ static const char *const usage_savepoint =
     "      -p, --parallelism N          the parallelism the job would run with\n"
     "      -n, --allowNonRestoredState  report state without a matching uid as dropped\n"
     "                                   instead of refusing\n";
+static const char *const usage_sql =
+    "  sql [-i FILE] [-f FILE]     Flink's SQL client: run statements (from stdin, or a\n"
+    "                              script with -f) and submit INSERTs as jobs.\n"
+    "      -i, --init FILE              run this script first (e.g. CREATE TABLEs)\n"
+    "      -f, --file FILE              run this script and exit\n";
 static const char *const usage_common =
     "Options for every command:\n"
     "  -m, --jobmanager HOST:PORT  the JobManager's REST address\n"
@@ -89,6 +94,7 @@ static void usage(FILE *f, const char *command)
     if (!command || !strcmp(command, "cancel")) fprintf(f, "%s", usage_cancel);
     if (!command || !strcmp(command, "stop")) fprintf(f, "%s", usage_stop);
     if (!command || !strcmp(command, "savepoint")) fprintf(f, "%s", usage_savepoint);
+    if (!command || !strcmp(command, "sql")) fprintf(f, "%s", usage_sql);
     fprintf(f, "\n%s", usage_common);
 }
 
@@ -510,8 +516,8 @@ static int cmd_run(common_opts *o, arg_iter *it)
     if (!doc) {
         size_t fl = strlen(file);
         if (fl > 4 && strcmp(file + fl - 4, ".sql") == 0)
-            fprintf(stderr, "Error: %s: SQL scripts cannot be submitted yet; give a JSON job "
-                            "graph\n", file);
+            fprintf(stderr, "Error: %s is a SQL script: run it with 'sluice sql -f %s'\n", file,
+                    file);
         else
             fprintf(stderr, "Error: %s:%d:%d: not valid JSON: %s\n", file, jerr.line,
                     jerr.column, jerr.text);
@@ -883,6 +889,30 @@ static int cmd_savepoint(common_opts *o, arg_iter *it)
     return rc;
 }
 
+/* `sluice sql`: the client is cli/sql.c; here only the options every command
+ * takes and the connection (opened lazily: DDL needs no JobManager). */
+static int cmd_sql(common_opts *o, arg_iter *it)
+{
+    char *rest[64];
+    int n = 0, rc;
+    while (it->i < it->argc) {
+        if (!positional(it) && !it->only_pos && it->i < it->argc &&
+            (rc = common_option(o, it)) != 0) {
+            if (rc > 1) return rc;
+            continue;
+        }
+        if (it->i >= it->argc) break;
+        if (n == (int)SL_ARRAY_LEN(rest)) return usage_error("sql", "too many arguments%s", "");
+        rest[n++] = it->argv[it->i++];
+    }
+    if (o->help) { usage(stdout, "sql"); return 0; }
+    cli_ctx cx = {0};
+    if ((rc = connect_jm(&cx, o)) != 0) return rc;
+    rc = sl_cli_sql_main(cx.http, n, rest);
+    sl_cli_http_destroy(cx.http);
+    return rc;
+}
+
 /* ---- main --------------------------------------------------------------- */
 
 int main(int argc, char **argv)
@@ -891,7 +921,7 @@ int main(int argc, char **argv)
         const char *name;
         int (*fn)(common_opts *, arg_iter *);
     } commands[] = {{"run", cmd_run},   {"list", cmd_list},           {"cancel", cmd_cancel},
-                    {"stop", cmd_stop}, {"savepoint", cmd_savepoint}};
+                    {"stop", cmd_stop}, {"savepoint", cmd_savepoint}, {"sql", cmd_sql}};
 
     /* A JobManager that hangs up mid-request is an error to report, not a
      * signal to die of. */

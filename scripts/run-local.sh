@@ -1,12 +1,13 @@
 #!/bin/sh
 # A local Sluice cluster for a first run: one JobManager, one TaskManager
-# with 2 slots, and the demo job from examples/. Logs and the TaskManager's
+# with 2 slots, and the demo job from examples/ (a SQL script, run through
+# `sluice sql -f`, or a JSON job graph). Logs and the TaskManager's
 # printed rows go to build/local/; the rows are shown here as they come.
 # Ctrl-C stops everything cleanly.
 set -eu
 cd "$(dirname "$0")/.."
 BIN=build/bin
-JOB=${1:-examples/clicks-tumble.json}
+JOB=${1:-examples/clicks-tumble.sql}
 OUT=build/local
 mkdir -p "$OUT"
 : > "$OUT/jobmanager.log"
@@ -44,7 +45,10 @@ until grep -q "registered at the JobManager" "$OUT/taskmanager.log" 2>/dev/null;
     sleep 0.1
 done
 
-"$BIN/sluice" run -d "$JOB"
+case "$JOB" in
+*.sql) "$BIN/sluice" sql -f "$JOB" ;;
+*) "$BIN/sluice" run -d "$JOB" ;;
+esac
 cat <<MSG
 
 Sluice is running.

@@ -1,0 +1,125 @@
+/*
+ * ast.h -- the syntax tree of Sluice's Flink SQL dialect.
+ *
+ * One generic node type serves statements, queries and expressions: a kind,
+ * the position of its first token (1-based line and column in the script),
+ * up to two strings and an ordered list of children. The lemon grammar
+ * (sql/grammar.y) builds it; the catalog and planner read it. Every node and
+ * string of one parse is owned by an sql_arena and freed with it, so error
+ * paths in the grammar never leak and never double-free.
+ *
+ * Child layout per kind is documented at each kind below; a missing
+ * optional child is NULL.
+ */
+#ifndef SL_SQL_AST_H
+#define SL_SQL_AST_H
+
+#include <stddef.h>
+
+typedef enum {
+    /* statements */
+    SQL_CREATE_TABLE, /* s name; flags TEMP|IFNE; kids: [0] LIST of elements, [1] LIST of OPTs */
+    SQL_CREATE_VIEW,  /* s name; flags TEMP|IFNE; kids: [0] query */
+    SQL_DROP,         /* s name; flags VIEW|IFEX|TEMP */
+    SQL_SHOW,         /* s "TABLES" | "VIEWS" | "FUNCTIONS" | "JOBS" */
+    SQL_DESCRIBE,     /* s name */
+    SQL_SET,          /* s key or NULL (list all); s2 value */
+    SQL_RESET,        /* s key or NULL (all) */
+    SQL_INSERT,       /* s table; kids: [0] query, [1] LIST of IDENT target columns or absent */
+    SQL_STMT_SET,     /* kids: INSERTs */
+    SQL_BEGIN_SET,    /* the SQL client's BEGIN STATEMENT SET; */
+    SQL_END_SET,      /* ... END; */
+    SQL_EXPLAIN,      /* flags CHANGELOG; kids: [0] statement or query */
+    SQL_QUERY_STMT,   /* a plain query; kids: [0] query */
+    SQL_STOP_JOB,     /* s job id; flags SAVEPOINT|DRAIN */
+    /* table elements */
+    SQL_COLUMN,       /* s name; s2 type text ("TIMESTAMP(3)"); flags NOTNULL */
+    SQL_COMPUTED,     /* s name; kids: [0] expr */
+    SQL_WATERMARK,    /* s column; kids: [0] expr */
+    SQL_PKEY,         /* kids: IDENTs */
+    SQL_OPTION,       /* s key; s2 value */
+    /* queries */
+    SQL_SELECT,       /* flags DISTINCT; kids: [0] LIST items, [1] from, [2] where, [3] LIST group, [4] having */
+    SQL_UNION,        /* flags ALL; kids: [0] left, [1] right */
+    SQL_WITH,         /* kids: [0] LIST of CTEs, [1] body */
+    SQL_CTE,          /* s name; kids: [0] query */
+    SQL_ITEM,         /* s alias or NULL; kids: [0] expr (or SQL_STAR) */
+    SQL_FROM_TABLE,   /* s name; s2 alias */
+    SQL_FROM_QUERY,   /* s2 alias; kids: [0] query */
+    SQL_FROM_TVF,     /* s TUMBLE|HOP|CUMULATE|SESSION; s2 alias; kids: [0] FROM_TABLE, [1] IDENT
+                         time column, [2] LIST of argument exprs, [3] LIST partition keys or NULL */
+    SQL_FROM_JOIN,    /* kids: [0] left, [1] right, [2] condition or NULL */
+    /* expressions */
+    SQL_COL,          /* s name; s2 qualifier or NULL; flags QUOTED */
+    SQL_NUM,          /* s text as written */
+    SQL_STR,          /* s value, quotes removed and '' unescaped */
+    SQL_BOOL,         /* flags 1 = TRUE */
+    SQL_NULL,
+    SQL_INTERVAL,     /* s value text; s2 unit ("SECOND", "MINUTE TO SECOND") */
+    SQL_TS_LIT,       /* s value text */
+    SQL_BINOP,        /* s operator ("+", "AND", "||", "<>"); kids: a, b */
+    SQL_UNOP,         /* s "-" | "+" | "NOT"; kids: a */
+    SQL_IS,           /* s "NULL" | "TRUE" | "FALSE"; flags NOT; kids: a */
+    SQL_BETWEEN,      /* flags NOT; kids: a, lo, hi */
+    SQL_IN,           /* flags NOT; kids: a, LIST */
+    SQL_LIKE,         /* flags NOT; kids: a, pattern */
+    SQL_CASE,         /* kids: [0] operand or NULL, [1] LIST of WHENs, [2] else or NULL */
+    SQL_WHEN,         /* kids: cond, result */
+    SQL_CAST,         /* s type text; flags TRY; kids: a */
+    SQL_FUNC,         /* s name (upper case); flags DISTINCT|STAR_ARG; kids: args */
+    SQL_POSITION,     /* kids: needle, haystack */
+    SQL_STAR,         /* s qualifier or NULL */
+    /* helpers */
+    SQL_LIST,
+    SQL_IDENT         /* s name */
+} sql_kind;
+
+/* flags */
+#define SQL_F_TEMP 1
+#define SQL_F_IFNE 2     /* IF NOT EXISTS */
+#define SQL_F_IFEX 4     /* IF EXISTS */
+#define SQL_F_VIEW 8
+#define SQL_F_NOT 16
+#define SQL_F_DISTINCT 32
+#define SQL_F_ALL 64
+#define SQL_F_TRY 128
+#define SQL_F_STAR_ARG 256
+#define SQL_F_QUOTED 512
+#define SQL_F_NOTNULL 1024
+#define SQL_F_CHANGELOG 2048
+#define SQL_F_SAVEPOINT 4096
+#define SQL_F_DRAIN 8192
+#define SQL_F_TRUE 1
+
+typedef struct sql_node sql_node;
+struct sql_node {
+    sql_kind kind;
+    int line, col;      /* of the node's first token, 1-based */
+    int flags;          /* SQL_F_* */
+    char *s, *s2;       /* see sql_kind; arena-owned */
+    sql_node **kids;    /* arena-owned array */
+    int nkids, cap;
+    const char *src;    /* start of the node's text in the script (statements only) */
+    size_t srclen;
+};
+
+/* Everything one parse allocates. */
+typedef struct sql_arena sql_arena;
+sql_arena *sql_arena_new(void);
+void sql_arena_destroy(sql_arena *a); /* NULL is a no-op */
+void *sql_arena_alloc(sql_arena *a, size_t n); /* zeroed; aborts on OOM */
+char *sql_arena_strndup(sql_arena *a, const char *s, size_t n);
+
+sql_node *sql_node_new(sql_arena *a, sql_kind kind, int line, int col);
+/* Append `kid` (may be NULL, keeping the slot) and return n. */
+sql_node *sql_node_add(sql_arena *a, sql_node *n, sql_node *kid);
+sql_node *sql_kid(const sql_node *n, int i); /* NULL when out of range */
+
+/* The node kind's name, for tests and error messages ("SELECT"). */
+const char *sql_kind_name(sql_kind k);
+
+/* Write a compact S-expression of the tree into buf (tests): e.g.
+ * "(BINOP + (COL a) (BINOP * (NUM 2) (COL b)))". Returns buf. */
+char *sql_node_dump(const sql_node *n, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,878 @@
+/*
+ * catalog.c -- the per-session catalog and the statements that only touch
+ * the session: CREATE/DROP TABLE and VIEW, SHOW, DESCRIBE, SET, RESET, and
+ * the SQL client's BEGIN STATEMENT SET ... END. INSERT and EXPLAIN go to
+ * the planner (sql/planner.c).
+ *
+ * CREATE TABLE is validated completely before the catalog changes: column
+ * types, computed columns (type-checked with calc's own expression checker,
+ * and the interval-times-DOUBLE mistake Flink only reports at INSERT),
+ * WATERMARK FOR (a TIMESTAMP column minus an interval), PRIMARY KEY
+ * columns, and the WITH options of the connector (Flink's keys; an unknown
+ * key names the table and suggests the nearest valid one).
+ *
+ * Every statement's parse arena is kept for the session's life: views and
+ * computed columns point into them.
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "expr.h"
+#include "sl.h"
+#include "sql/parse.h"
+#include "sql/sql_int.h"
+
+struct sl_sql_session {
+    sql_catalog cat;
+    char **okeys, **ovals; /* SET options, in the order first set */
+    int nopts;
+    sql_arena **arenas;    /* kept parses */
+    int narenas;
+    int in_set;            /* between BEGIN STATEMENT SET and END */
+    sql_node *set;         /* the collected INSERTs (a STMT_SET node) */
+    sql_arena *set_arena;
+};
+
+/* ---- helpers ------------------------------------------------------------ */
+
+int sql_edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 64 || lb > 64) return 99;
+    int d[65][65];
+    for (size_t i = 0; i <= la; i++) d[i][0] = (int)i;
+    for (size_t j = 0; j <= lb; j++) d[0][j] = (int)j;
+    for (size_t i = 1; i <= la; i++)
+        for (size_t j = 1; j <= lb; j++) {
+            int c = tolower((unsigned char)a[i - 1]) == tolower((unsigned char)b[j - 1]) ? 0 : 1;
+            int v = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < v) v = d[i][j - 1] + 1;
+            if (d[i - 1][j - 1] + c < v) v = d[i - 1][j - 1] + c;
+            d[i][j] = v;
+        }
+    return d[la][lb];
+}
+
+sql_table *sql_catalog_find(const sql_catalog *c, const char *name)
+{
+    for (int i = 0; i < c->n; i++)
+        if (strcasecmp(c->t[i]->name, name) == 0) return c->t[i];
+    return NULL;
+}
+
+static void table_free(sql_table *t)
+{
+    if (!t) return;
+    free(t->name);
+    for (int i = 0; i < t->ncols; i++) {
+        free(t->cols[i].name);
+        free(t->cols[i].type_text);
+    }
+    free(t->cols);
+    free(t->wm_col);
+    free(t->wm_text);
+    for (int i = 0; i < t->npk; i++) free(t->pk[i]);
+    free(t->pk);
+    for (int i = 0; i < t->nopts; i++) {
+        free(t->keys[i]);
+        free(t->vals[i]);
+    }
+    free(t->keys);
+    free(t->vals);
+    free(t->query_text);
+    free(t);
+}
+
+static const char *opt_get(const sql_table *t, const char *key)
+{
+    for (int i = 0; i < t->nopts; i++)
+        if (strcmp(t->keys[i], key) == 0) return t->vals[i];
+    return NULL;
+}
+
+/* Flink's tableau layout: right-aligned cells in a box, "N rows in set". */
+char *sl_sql_tableau(const char *const *head, int ncol, char ***rows, int nrows)
+{
+    size_t w[16] = {0};
+    if (ncol > 16) ncol = 16;
+    for (int c = 0; c < ncol; c++) w[c] = strlen(head[c]);
+    for (int r = 0; r < nrows; r++)
+        for (int c = 0; c < ncol; c++)
+            if (strlen(rows[r][c]) > w[c]) w[c] = strlen(rows[r][c]);
+    sql_sbuf b = {0};
+    sql_sbuf line = {0};
+    sql_sb_str(&line, "+");
+    for (int c = 0; c < ncol; c++) {
+        for (size_t i = 0; i < w[c] + 2; i++) sql_sb_str(&line, "-");
+        sql_sb_str(&line, "+");
+    }
+    sql_sb_str(&line, "\n");
+    sql_sb_str(&b, line.s);
+    for (int r = -1; r < nrows; r++) {
+        sql_sb_str(&b, "|");
+        for (int c = 0; c < ncol; c++) {
+            const char *v = r < 0 ? head[c] : rows[r][c];
+            sql_sb_str(&b, " ");
+            for (size_t i = strlen(v); i < w[c]; i++) sql_sb_str(&b, " ");
+            sql_sb_str(&b, v);
+            sql_sb_str(&b, " |");
+        }
+        sql_sb_str(&b, "\n");
+        if (r < 0) sql_sb_str(&b, line.s);
+    }
+    if (nrows) sql_sb_str(&b, line.s);
+    char tail[64];
+    snprintf(tail, sizeof tail, nrows == 0 ? "Empty set\n" : "%d row%s in set\n", nrows,
+             nrows == 1 ? "" : "s");
+    sql_sb_str(&b, tail);
+    free(line.s);
+    return b.s;
+}
+
+/* ---- types -------------------------------------------------------------- */
+
+/* Map a declared type onto Sluice's row types. */
+static int map_type(const char *text, sl_type *t)
+{
+    char name[64];
+    size_t n = 0;
+    while (text[n] && text[n] != '(' && text[n] != ' ' && n + 1 < sizeof name) {
+        name[n] = text[n];
+        n++;
+    }
+    name[n] = '\0';
+    static const struct {
+        const char *name;
+        sl_type t;
+    } map[] = {{"BOOLEAN", SL_T_BOOLEAN}, {"BOOL", SL_T_BOOLEAN},     {"TINYINT", SL_T_INT},
+               {"SMALLINT", SL_T_INT},    {"INT", SL_T_INT},          {"INTEGER", SL_T_INT},
+               {"BIGINT", SL_T_BIGINT},   {"DOUBLE", SL_T_DOUBLE},    {"FLOAT", SL_T_DOUBLE},
+               {"REAL", SL_T_DOUBLE},     {"DECIMAL", SL_T_DOUBLE},   {"DEC", SL_T_DOUBLE},
+               {"NUMERIC", SL_T_DOUBLE},  {"STRING", SL_T_STRING},    {"VARCHAR", SL_T_STRING},
+               {"CHAR", SL_T_STRING},     {"BYTES", SL_T_BYTES},      {"VARBINARY", SL_T_BYTES},
+               {"BINARY", SL_T_BYTES},    {"TIMESTAMP", SL_T_TIMESTAMP},
+               {"TIMESTAMP_LTZ", SL_T_TIMESTAMP}};
+    for (size_t i = 0; i < SL_ARRAY_LEN(map); i++)
+        if (strcasecmp(map[i].name, name) == 0) {
+            *t = map[i].t;
+            return SL_OK;
+        }
+    return SL_ERR;
+}
+
+/* Type an expression against `in` with calc's checker. */
+static int type_of(const sql_node *e, const sl_schema *in, sl_type *t, char *err, size_t errlen)
+{
+    char *txt = sql_unparse(e);
+    char ebuf[512];
+    sl_expr *x = sl_expr_parse(txt, in, ebuf, sizeof ebuf);
+    int rc = SL_OK;
+    if (!x) {
+        rc = sl_seterr(err, errlen, "line %d, column %d: %s (in %s)", e->line, e->col, ebuf, txt);
+    } else {
+        *t = sl_expr_type(x);
+        sl_expr_destroy(x);
+    }
+    free(txt);
+    return rc;
+}
+
+static int is_interval(const sql_node *e)
+{
+    return e && (e->kind == SQL_INTERVAL ||
+                 (e->kind == SQL_CAST && e->s && strncmp(e->s, "INTERVAL", 8) == 0));
+}
+
+/* Refuse INTERVAL * <DOUBLE> (Flink: "Unsupported casting from DOUBLE to
+ * INTERVAL" only at INSERT time). */
+static int check_interval_mult(const sql_node *e, const sl_schema *in, char *err, size_t errlen)
+{
+    if (!e) return SL_OK;
+    for (int i = 0; i < e->nkids; i++)
+        if (check_interval_mult(e->kids[i], in, err, errlen) != SL_OK) return SL_ERR;
+    if (e->kind != SQL_BINOP || (strcmp(e->s, "*") != 0 && strcmp(e->s, "/") != 0)) return SL_OK;
+    const sql_node *iv = is_interval(e->kids[0]) ? e->kids[0] : is_interval(e->kids[1]) ? e->kids[1] : NULL;
+    if (!iv) return SL_OK;
+    const sql_node *other = iv == e->kids[0] ? e->kids[1] : e->kids[0];
+    sl_type t;
+    if (type_of(other, in, &t, NULL, 0) != SL_OK) return SL_OK; /* reported later */
+    if (t != SL_T_DOUBLE) return SL_OK;
+    char *itxt = sql_unparse(iv), *otxt = sql_unparse(other);
+    /* the same spread in whole milliseconds: INTERVAL '0.001' SECOND * CAST(x * ms AS INT) */
+    int64_t ms = 0;
+    if (iv->kind != SQL_INTERVAL || sl_interval_parse(itxt, &ms, NULL, 0) != SL_OK || ms <= 0) ms = 1000;
+    sl_seterr(err, errlen,
+              "line %d, column %d: an interval cannot be multiplied by a DOUBLE (%s %s %s); "
+              "Flink accepts this table and fails at INSERT with \"Unsupported casting from "
+              "DOUBLE to INTERVAL\". Multiply by an integer instead: INTERVAL '0.001' SECOND * "
+              "CAST(%s * %lld AS INT)",
+              e->line, e->col, iv == e->kids[0] ? itxt : otxt, e->s,
+              iv == e->kids[0] ? otxt : itxt, otxt, (long long)ms);
+    free(itxt);
+    free(otxt);
+    return SL_ERR;
+}
+
+/* ---- connectors --------------------------------------------------------- */
+
+static const char *const datagen_field_opts[] = {"kind", "start", "end", "min", "max", "length",
+                                                 "max-past"};
+
+/* Is `key` valid for the table's connector? Fills `suggest` otherwise. */
+static int option_valid(const sql_table *t, const char *conn, const char *key, char *suggest,
+                        size_t slen)
+{
+    static const char *const dg[] = {"connector", "rows-per-second", "number-of-rows", "seed"};
+    static const char *const pr[] = {"connector", "print-identifier", "sink.parallelism"};
+    static const char *const bh[] = {"connector", "sink.rows-per-second", "sink.parallelism"};
+    static const char *const fs[] = {"connector", "path", "format", "sink.parallelism"};
+    const char *const *list;
+    size_t n;
+    if (!strcmp(conn, "datagen")) list = dg, n = SL_ARRAY_LEN(dg);
+    else if (!strcmp(conn, "print")) list = pr, n = SL_ARRAY_LEN(pr);
+    else if (!strcmp(conn, "blackhole")) list = bh, n = SL_ARRAY_LEN(bh);
+    else list = fs, n = SL_ARRAY_LEN(fs);
+    int best = 99;
+    suggest[0] = '\0';
+    for (size_t i = 0; i < n; i++) {
+        if (!strcmp(list[i], key)) return 1;
+        int d = sql_edit_distance(list[i], key);
+        if (d < best) {
+            best = d;
+            snprintf(suggest, slen, "%s", list[i]);
+        }
+    }
+    if (!strcmp(conn, "datagen")) {
+        for (int c = 0; c < t->ncols; c++) {
+            if (t->cols[c].expr) continue;
+            for (size_t k = 0; k < SL_ARRAY_LEN(datagen_field_opts); k++) {
+                char cand[256];
+                snprintf(cand, sizeof cand, "fields.%s.%s", t->cols[c].name, datagen_field_opts[k]);
+                if (!strcmp(cand, key)) return 1;
+                int d = sql_edit_distance(cand, key);
+                if (d < best) {
+                    best = d;
+                    snprintf(suggest, slen, "%s", cand);
+                }
+            }
+        }
+    }
+    if (best > (int)strlen(key) / 2 + 1) suggest[0] = '\0';
+    return 0;
+}
+
+static int check_options(sql_table *t, const sql_node *with, char *err, size_t errlen)
+{
+    const char *conn = opt_get(t, "connector");
+    int line = with ? with->line : 0, col = with ? with->col : 0;
+    if (!conn)
+        return sl_seterr(err, errlen, "line %d, column %d: table '%s' needs WITH ('connector' = "
+                         "'...'): datagen, print, blackhole or filesystem", line, col, t->name);
+    if (strcmp(conn, "datagen") && strcmp(conn, "print") && strcmp(conn, "blackhole") &&
+        strcmp(conn, "filesystem")) {
+        return sl_seterr(err, errlen, "line %d, column %d: table '%s': unknown connector '%s' "
+                         "(Sluice has datagen, print, blackhole and filesystem)", line, col,
+                         t->name, conn);
+    }
+    t->connector = conn;
+    for (int i = 0; i < t->nopts; i++) {
+        char sug[256];
+        if (!option_valid(t, conn, t->keys[i], sug, sizeof sug)) {
+            const sql_node *o = sql_kid(with, i);
+            return sl_seterr(err, errlen, "line %d, column %d: table '%s': unknown option '%s' "
+                             "for connector '%s'%s%s%s", o ? o->line : line, o ? o->col : col,
+                             t->name, t->keys[i], conn, sug[0] ? " (did you mean '" : "", sug,
+                             sug[0] ? "'?)" : "");
+        }
+    }
+    if (!strcmp(conn, "filesystem")) {
+        const char *fmt = opt_get(t, "format");
+        if (!opt_get(t, "path"))
+            return sl_seterr(err, errlen, "line %d, column %d: table '%s': connector "
+                             "'filesystem' needs 'path'", line, col, t->name);
+        if (!fmt || (strcasecmp(fmt, "json") && strcasecmp(fmt, "csv")))
+            return sl_seterr(err, errlen, "line %d, column %d: table '%s': connector "
+                             "'filesystem' needs 'format' = 'json' or 'csv'%s%s%s", line, col,
+                             t->name, fmt ? ", not '" : "", fmt ? fmt : "", fmt ? "'" : "");
+    }
+    return SL_OK;
+}
+
+/* ---- statements --------------------------------------------------------- */
+
+static int create_table(sl_sql_session *s, const sql_node *st, sl_sql_result *r, char *err,
+                        size_t errlen)
+{
+    if (sql_catalog_find(&s->cat, st->s)) {
+        if (st->flags & SQL_F_IFNE) return SL_OK;
+        return sl_seterr(err, errlen, "line %d, column %d: Table (or view) default_database.%s "
+                         "already exists in Catalog default_catalog (the catalog is per session: "
+                         "CREATE a table once, then run only the INSERT again)", st->line,
+                         st->col, st->s);
+    }
+    sql_table *t = sl_calloc(1, sizeof *t);
+    t->name = sl_strdup(st->s);
+    t->temporary = st->flags & SQL_F_TEMP ? 1 : 0;
+    const sql_node *elems = sql_kid(st, 0), *with = sql_kid(st, 1);
+    int rc = SL_OK;
+    sl_schema phys;
+    sl_schema_init(&phys);
+    t->cols = sl_calloc((size_t)elems->nkids, sizeof *t->cols);
+    const sql_node *wm = NULL, *pk = NULL;
+    for (int i = 0; rc == SL_OK && i < elems->nkids; i++) {
+        const sql_node *e = elems->kids[i];
+        if (e->kind == SQL_WATERMARK) {
+            if (wm) rc = sl_seterr(err, errlen, "line %d, column %d: table '%s' has more than one "
+                                   "WATERMARK", e->line, e->col, t->name);
+            wm = e;
+            continue;
+        }
+        if (e->kind == SQL_PKEY) {
+            if (pk) rc = sl_seterr(err, errlen, "line %d, column %d: table '%s' has more than one "
+                                   "PRIMARY KEY", e->line, e->col, t->name);
+            pk = e;
+            continue;
+        }
+        for (int j = 0; j < t->ncols; j++)
+            if (strcasecmp(t->cols[j].name, e->s) == 0) {
+                rc = sl_seterr(err, errlen, "line %d, column %d: table '%s' declares column "
+                               "'%s' twice", e->line, e->col, t->name, e->s);
+                break;
+            }
+        if (rc) break;
+        if (e->kind == SQL_COLUMN) {
+            sl_type ty;
+            if (map_type(e->s2, &ty) != SL_OK) {
+                rc = sl_seterr(err, errlen, "line %d, column %d: column '%s': type %s is not "
+                               "supported (BOOLEAN, INT, BIGINT, DOUBLE, STRING, BYTES, "
+                               "TIMESTAMP(3) and their synonyms are)", e->line, e->col, e->s, e->s2);
+                break;
+            }
+            sql_column *c = &t->cols[t->ncols++];
+            c->name = sl_strdup(e->s);
+            c->type_text = sl_strdup(e->s2);
+            c->type = ty;
+            c->notnull = e->flags & SQL_F_NOTNULL ? 1 : 0;
+            sl_schema_add(&phys, e->s, ty);
+        }
+    }
+    /* computed columns see the physical ones */
+    for (int i = 0; rc == SL_OK && i < elems->nkids; i++) {
+        const sql_node *e = elems->kids[i];
+        if (e->kind != SQL_COMPUTED) continue;
+        const sql_node *x = sql_kid(e, 0);
+        sql_column *c = &t->cols[t->ncols++];
+        c->name = sl_strdup(e->s);
+        c->expr = (sql_node *)x;
+        if (x->kind == SQL_FUNC && strcasecmp(x->s, "PROCTIME") == 0 && x->nkids == 0) {
+            c->proctime = 1;
+            c->type = SL_T_TIMESTAMP;
+            continue;
+        }
+        if ((rc = check_interval_mult(x, &phys, err, errlen)) != SL_OK) break;
+        char ebuf[600];
+        if (type_of(x, &phys, &c->type, ebuf, sizeof ebuf) != SL_OK) {
+            rc = sl_seterr(err, errlen, "%s; computed column '%s' of table '%s'", ebuf, e->s,
+                           t->name);
+        }
+    }
+    /* keep declared order: physical and computed columns as written */
+    if (rc == SL_OK) {
+        sql_column *ord = sl_calloc((size_t)elems->nkids, sizeof *ord);
+        int n = 0;
+        for (int i = 0; i < elems->nkids; i++) {
+            const sql_node *e = elems->kids[i];
+            if (e->kind != SQL_COLUMN && e->kind != SQL_COMPUTED) continue;
+            for (int j = 0; j < t->ncols; j++)
+                if (!strcmp(t->cols[j].name, e->s)) ord[n++] = t->cols[j];
+        }
+        free(t->cols);
+        t->cols = ord;
+        t->ncols = n;
+    }
+    if (rc == SL_OK && wm) {
+        int ci = -1;
+        for (int j = 0; j < t->ncols; j++)
+            if (!strcasecmp(t->cols[j].name, wm->s)) ci = j;
+        const sql_node *x = sql_kid(wm, 0);
+        if (ci < 0) {
+            rc = sl_seterr(err, errlen, "line %d, column %d: WATERMARK FOR '%s': table '%s' has "
+                           "no such column", wm->line, wm->col, wm->s, t->name);
+        } else if (t->cols[ci].type != SL_T_TIMESTAMP || t->cols[ci].proctime) {
+            rc = sl_seterr(err, errlen, "line %d, column %d: WATERMARK FOR '%s': the column must "
+                           "be a TIMESTAMP(3) (it is %s)", wm->line, wm->col, wm->s,
+                           t->cols[ci].proctime ? "PROCTIME()" : sl_type_name(t->cols[ci].type));
+        } else if (x->kind == SQL_COL && !strcasecmp(x->s, wm->s)) {
+            t->wm_delay = 0;
+        } else if (x->kind == SQL_BINOP && !strcmp(x->s, "-") && x->kids[0]->kind == SQL_COL &&
+                   !strcasecmp(x->kids[0]->s, wm->s) && x->kids[1]->kind == SQL_INTERVAL) {
+            char ivtext[256], ebuf[256];
+            snprintf(ivtext, sizeof ivtext, "INTERVAL '%s' %s", x->kids[1]->s, x->kids[1]->s2);
+            if (sl_interval_parse(ivtext, &t->wm_delay, ebuf, sizeof ebuf) != SL_OK || t->wm_delay < 0)
+                rc = sl_seterr(err, errlen, "line %d, column %d: %s", x->kids[1]->line,
+                               x->kids[1]->col, ebuf);
+        } else {
+            rc = sl_seterr(err, errlen, "line %d, column %d: WATERMARK FOR %s AS ...: Sluice "
+                           "supports '%s' and '%s - INTERVAL ...' (bounded out-of-orderness)",
+                           x->line, x->col, wm->s, wm->s, wm->s);
+        }
+        if (rc == SL_OK) {
+            t->wm_col = sl_strdup(t->cols[ci].name);
+            t->wm_text = sql_unparse(x);
+        }
+    }
+    if (rc == SL_OK && pk) {
+        t->pk = sl_calloc((size_t)pk->nkids, sizeof(char *));
+        for (int i = 0; rc == SL_OK && i < pk->nkids; i++) {
+            int found = 0;
+            for (int j = 0; j < t->ncols; j++)
+                if (!strcasecmp(t->cols[j].name, pk->kids[i]->s)) found = 1;
+            if (!found)
+                rc = sl_seterr(err, errlen, "line %d, column %d: PRIMARY KEY column '%s' is not "
+                               "a column of table '%s'", pk->kids[i]->line, pk->kids[i]->col,
+                               pk->kids[i]->s, t->name);
+            else
+                t->pk[t->npk++] = sl_strdup(pk->kids[i]->s);
+        }
+    }
+    if (rc == SL_OK && with) {
+        t->keys = sl_calloc((size_t)with->nkids, sizeof(char *));
+        t->vals = sl_calloc((size_t)with->nkids, sizeof(char *));
+        for (int i = 0; i < with->nkids; i++) {
+            for (int j = 0; j < t->nopts; j++)
+                if (!strcmp(t->keys[j], with->kids[i]->s)) {
+                    rc = sl_seterr(err, errlen, "line %d, column %d: table '%s': option '%s' is "
+                                   "given twice", with->kids[i]->line, with->kids[i]->col,
+                                   t->name, with->kids[i]->s);
+                }
+            if (rc) break;
+            t->keys[t->nopts] = sl_strdup(with->kids[i]->s);
+            t->vals[t->nopts++] = sl_strdup(with->kids[i]->s2);
+        }
+    }
+    if (rc == SL_OK) rc = check_options(t, with ? with : st, err, errlen);
+    sl_schema_free(&phys);
+    if (rc != SL_OK) {
+        table_free(t);
+        return SL_ERR;
+    }
+    s->cat.t = sl_realloc(s->cat.t, sizeof(sql_table *) * (size_t)(s->cat.n + 1));
+    s->cat.t[s->cat.n++] = t;
+    r->kind = SL_SQL_OK;
+    return SL_OK;
+}
+
+static int create_view(sl_sql_session *s, const sql_node *st, sl_sql_result *r, char *err,
+                       size_t errlen)
+{
+    if (sql_catalog_find(&s->cat, st->s)) {
+        if (st->flags & SQL_F_IFNE) return SL_OK;
+        return sl_seterr(err, errlen, "line %d, column %d: Table (or view) default_database.%s "
+                         "already exists in Catalog default_catalog (the catalog is per session)",
+                         st->line, st->col, st->s);
+    }
+    sl_schema sch;
+    if (sql_plan_schema(&s->cat, sql_kid(st, 0), &sch, err, errlen) != SL_OK) return SL_ERR;
+    sql_table *t = sl_calloc(1, sizeof *t);
+    t->name = sl_strdup(st->s);
+    t->is_view = 1;
+    t->temporary = st->flags & SQL_F_TEMP ? 1 : 0;
+    t->query = sql_kid(st, 0);
+    t->cols = sl_calloc(sch.n ? (size_t)sch.n : 1, sizeof *t->cols);
+    for (int i = 0; i < sch.n; i++) {
+        t->cols[i].name = sl_strdup(sch.fields[i].name);
+        t->cols[i].type = sch.fields[i].type;
+    }
+    t->ncols = sch.n;
+    sl_schema_free(&sch);
+    s->cat.t = sl_realloc(s->cat.t, sizeof(sql_table *) * (size_t)(s->cat.n + 1));
+    s->cat.t[s->cat.n++] = t;
+    r->kind = SL_SQL_OK;
+    return SL_OK;
+}
+
+static int drop(sl_sql_session *s, const sql_node *st, sl_sql_result *r, char *err, size_t errlen)
+{
+    int view = st->flags & SQL_F_VIEW ? 1 : 0;
+    for (int i = 0; i < s->cat.n; i++) {
+        sql_table *t = s->cat.t[i];
+        if (strcasecmp(t->name, st->s) != 0) continue;
+        if (t->is_view != view)
+            return sl_seterr(err, errlen, "line %d, column %d: '%s' is a %s; use DROP %s",
+                             st->line, st->col, st->s, t->is_view ? "view" : "table",
+                             t->is_view ? "VIEW" : "TABLE");
+        table_free(t);
+        memmove(&s->cat.t[i], &s->cat.t[i + 1], sizeof(sql_table *) * (size_t)(s->cat.n - i - 1));
+        s->cat.n--;
+        r->kind = SL_SQL_OK;
+        return SL_OK;
+    }
+    if (st->flags & SQL_F_IFEX) {
+        r->kind = SL_SQL_OK;
+        return SL_OK;
+    }
+    return sl_seterr(err, errlen, "line %d, column %d: %s '%s' does not exist in this session",
+                     st->line, st->col, view ? "view" : "table", st->s);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int show(sl_sql_session *s, const sql_node *st, sl_sql_result *r, char *err, size_t errlen)
+{
+    int views = !strcmp(st->s, "VIEWS");
+    if (!strcmp(st->s, "JOBS")) {
+        r->kind = SL_SQL_SHOW_JOBS;
+        return SL_OK;
+    }
+    if (!strcmp(st->s, "FUNCTIONS")) {
+        static const char *const fns[] = {
+            "ABS", "AVG", "CAST", "CEIL", "CHAR_LENGTH", "COALESCE", "CONCAT", "COUNT",
+            "CUMULATE", "CURRENT_TIMESTAMP", "FLOOR", "FROM_UNIXTIME", "HOP", "IF", "LOCALTIMESTAMP",
+            "LOWER", "LTRIM", "MAX", "MIN", "MOD", "NOW", "NULLIF", "PROCTIME", "RAND",
+            "RAND_INTEGER", "RTRIM", "SESSION", "SUM", "TIMESTAMPADD", "TIMESTAMPDIFF",
+            "TO_TIMESTAMP", "TO_TIMESTAMP_LTZ", "TRY_CAST", "TUMBLE", "UNIX_TIMESTAMP", "UPPER"};
+        int n = (int)SL_ARRAY_LEN(fns);
+        char ***rows = sl_calloc((size_t)n, sizeof(char **));
+        for (int i = 0; i < n; i++) rows[i] = (char **)&fns[i];
+        const char *head[] = {"function name"};
+        r->kind = SL_SQL_TEXT;
+        r->text = sl_sql_tableau(head, 1, rows, n);
+        free(rows);
+        return SL_OK;
+    }
+    if (strcmp(st->s, "TABLES") && !views)
+        return sl_seterr(err, errlen, "line %d, column %d: SHOW %s is not supported yet",
+                         st->line, st->col, st->s);
+    char **names = sl_calloc((size_t)s->cat.n + 1, sizeof(char *));
+    int n = 0;
+    for (int i = 0; i < s->cat.n; i++)
+        if (!views || s->cat.t[i]->is_view) names[n++] = s->cat.t[i]->name;
+    qsort(names, (size_t)n, sizeof(char *), cmp_str);
+    char ***rows = sl_calloc((size_t)n + 1, sizeof(char **));
+    for (int i = 0; i < n; i++) rows[i] = &names[i];
+    const char *head[] = {views ? "view name" : "table name"};
+    r->kind = SL_SQL_TEXT;
+    r->text = sl_sql_tableau(head, 1, rows, n);
+    free(rows);
+    free(names);
+    return SL_OK;
+}
+
+static int describe(sl_sql_session *s, const sql_node *st, sl_sql_result *r, char *err,
+                    size_t errlen)
+{
+    sql_table *t = sql_catalog_find(&s->cat, st->s);
+    if (!t)
+        return sl_seterr(err, errlen, "line %d, column %d: table or view '%s' does not exist in "
+                         "this session", st->line, st->col, st->s);
+    char ***rows = sl_calloc((size_t)t->ncols + 1, sizeof(char **));
+    char **cells = sl_calloc((size_t)t->ncols * 6 + 1, sizeof(char *));
+    for (int i = 0; i < t->ncols; i++) {
+        const sql_column *c = &t->cols[i];
+        char **row = &cells[i * 6];
+        rows[i] = row;
+        row[0] = sl_strdup(c->name);
+        int is_rt = t->wm_col && !strcasecmp(t->wm_col, c->name);
+        row[1] = c->proctime ? sl_strdup("TIMESTAMP_LTZ(3) *PROCTIME*")
+                 : is_rt     ? sl_sprintf("%s *ROWTIME*", sl_type_name(c->type))
+                             : sl_strdup(c->type_text ? c->type_text : sl_type_name(c->type));
+        int key = 0;
+        for (int k = 0; k < t->npk; k++)
+            if (!strcasecmp(t->pk[k], c->name)) key = 1;
+        row[2] = sl_strdup(key || c->notnull ? "FALSE" : "TRUE");
+        row[3] = sl_strdup(key ? "PRI" : "");
+        if (c->expr) {
+            char *x = sql_unparse(c->expr);
+            row[4] = sl_sprintf("AS %s", x);
+            free(x);
+        } else {
+            row[4] = sl_strdup("");
+        }
+        row[5] = is_rt ? sl_strdup(t->wm_text) : sl_strdup("");
+    }
+    const char *head[] = {"name", "type", "null", "key", "extras", "watermark"};
+    r->kind = SL_SQL_TEXT;
+    r->text = sl_sql_tableau(head, 6, rows, t->ncols);
+    for (int i = 0; i < t->ncols * 6; i++) free(cells[i]);
+    free(cells);
+    free(rows);
+    return SL_OK;
+}
+
+const char *sl_sql_option(const sl_sql_session *s, const char *key)
+{
+    for (int i = 0; i < s->nopts; i++)
+        if (!strcmp(s->okeys[i], key)) return s->ovals[i];
+    return NULL;
+}
+
+static int set(sl_sql_session *s, const sql_node *st, sl_sql_result *r, char *err, size_t errlen)
+{
+    if (!st->s) {
+        char ***rows = sl_calloc((size_t)s->nopts + 1, sizeof(char **));
+        char **cells = sl_calloc((size_t)s->nopts * 2 + 1, sizeof(char *));
+        for (int i = 0; i < s->nopts; i++) {
+            cells[2 * i] = s->okeys[i];
+            cells[2 * i + 1] = s->ovals[i];
+            rows[i] = &cells[2 * i];
+        }
+        const char *head[] = {"key", "value"};
+        r->kind = SL_SQL_TEXT;
+        r->text = sl_sql_tableau(head, 2, rows, s->nopts);
+        free(cells);
+        free(rows);
+        return SL_OK;
+    }
+    if (!strcmp(st->s, "parallelism.default")) {
+        char *end;
+        long p = strtol(st->s2, &end, 10);
+        if (*st->s2 == '\0' || *end || p < 1 || p > 32768)
+            return sl_seterr(err, errlen, "line %d, column %d: 'parallelism.default' must be a "
+                             "number from 1 to 32768, not '%s'", st->line, st->col, st->s2);
+    }
+    if (!strcmp(st->s, "table.exec.state.ttl") && strcmp(st->s2, "0")) {
+        int64_t ms;
+        char ebuf[256];
+        if (sl_interval_parse(st->s2, &ms, ebuf, sizeof ebuf) != SL_OK)
+            return sl_seterr(err, errlen, "line %d, column %d: 'table.exec.state.ttl': %s",
+                             st->line, st->col, ebuf);
+    }
+    if (!strcmp(st->s, "sql-client.execution.result-mode") && strcasecmp(st->s2, "table") &&
+        strcasecmp(st->s2, "changelog") && strcasecmp(st->s2, "tableau"))
+        return sl_seterr(err, errlen, "line %d, column %d: 'sql-client.execution.result-mode' is "
+                         "table, changelog or tableau", st->line, st->col);
+    for (int i = 0; i < s->nopts; i++)
+        if (!strcmp(s->okeys[i], st->s)) {
+            free(s->ovals[i]);
+            s->ovals[i] = sl_strdup(st->s2);
+            r->kind = SL_SQL_OK;
+            r->message = sl_strdup("Session property has been set.");
+            return SL_OK;
+        }
+    s->okeys = sl_realloc(s->okeys, sizeof(char *) * (size_t)(s->nopts + 1));
+    s->ovals = sl_realloc(s->ovals, sizeof(char *) * (size_t)(s->nopts + 1));
+    s->okeys[s->nopts] = sl_strdup(st->s);
+    s->ovals[s->nopts++] = sl_strdup(st->s2);
+    r->kind = SL_SQL_OK;
+    r->message = sl_strdup("Session property has been set.");
+    return SL_OK;
+}
+
+static void reset(sl_sql_session *s, const sql_node *st, sl_sql_result *r)
+{
+    for (int i = s->nopts - 1; i >= 0; i--) {
+        if (st->s && strcmp(s->okeys[i], st->s)) continue;
+        free(s->okeys[i]);
+        free(s->ovals[i]);
+        memmove(&s->okeys[i], &s->okeys[i + 1], sizeof(char *) * (size_t)(s->nopts - i - 1));
+        memmove(&s->ovals[i], &s->ovals[i + 1], sizeof(char *) * (size_t)(s->nopts - i - 1));
+        s->nopts--;
+    }
+    r->kind = SL_SQL_OK;
+    r->message = sl_strdup(st->s ? "Session property has been reset."
+                                 : "All session properties have been set to their default values.");
+}
+
+static int plan_job(sl_sql_session *s, const sql_node *st, sl_sql_result *r, char *err,
+                    size_t errlen)
+{
+    json_t *job = sql_plan(&s->cat, s->okeys, s->ovals, s->nopts, st, NULL, err, errlen);
+    if (!job) return SL_ERR;
+    r->kind = SL_SQL_JOB;
+    r->job = json_dumps(job, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
+    json_decref(job);
+    const char *sp = sl_sql_option(s, "execution.savepoint.path");
+    if (sp && *sp) r->savepoint = sl_strdup(sp);
+    const char *ig = sl_sql_option(s, "execution.savepoint.ignore-unclaimed-state");
+    r->allow_nonrestored = ig && !strcasecmp(ig, "true");
+    /* what a job graph cannot carry yet is said, not silently dropped */
+    static const char *const applied[] = {"parallelism.default", "pipeline.name",
+                                          "execution.savepoint.path",
+                                          "execution.savepoint.ignore-unclaimed-state",
+                                          "table.exec.state.ttl", "state.savepoints.dir",
+                                          "sql-client.execution.result-mode"};
+    size_t w = 0;
+    char buf[1024] = "";
+    for (int i = 0; i < s->nopts; i++) {
+        int ok = 0;
+        for (size_t k = 0; k < SL_ARRAY_LEN(applied); k++)
+            if (!strcmp(s->okeys[i], applied[k])) ok = 1;
+        if (!ok && w < sizeof buf)
+            w += (size_t)snprintf(buf + w, sizeof buf - w, "%s'%s'", w ? ", " : "", s->okeys[i]);
+    }
+    if (w)
+        r->warning = sl_sprintf("%s %s not reach the job: a job graph carries no configuration yet, "
+                                "so the JobManager's applies", buf,
+                                strchr(buf, ',') ? "do" : "does");
+    return SL_OK;
+}
+
+static int execute(sl_sql_session *s, sql_arena *a, const sql_node *st, sl_sql_result *r,
+                   char *err, size_t errlen)
+{
+    if (s->in_set && st->kind != SQL_INSERT && st->kind != SQL_END_SET)
+        return sl_seterr(err, errlen, "line %d, column %d: only INSERT statements can be added "
+                         "to a statement set (END it first)", st->line, st->col);
+    switch (st->kind) {
+    case SQL_CREATE_TABLE: return create_table(s, st, r, err, errlen);
+    case SQL_CREATE_VIEW: return create_view(s, st, r, err, errlen);
+    case SQL_DROP: return drop(s, st, r, err, errlen);
+    case SQL_SHOW: return show(s, st, r, err, errlen);
+    case SQL_DESCRIBE: return describe(s, st, r, err, errlen);
+    case SQL_SET: return set(s, st, r, err, errlen);
+    case SQL_RESET: reset(s, st, r); return SL_OK;
+    case SQL_INSERT:
+        if (s->in_set) {
+            /* validate now, run at END */
+            json_t *j = sql_plan(&s->cat, s->okeys, s->ovals, s->nopts, st, NULL, err, errlen);
+            if (!j) return SL_ERR;
+            json_decref(j);
+            sql_node_add(s->set_arena, s->set, (sql_node *)st);
+            r->kind = SL_SQL_OK;
+            r->message = sl_strdup("Add SQL update statement to the statement set.");
+            return SL_OK;
+        }
+        return plan_job(s, st, r, err, errlen);
+    case SQL_STMT_SET: return plan_job(s, st, r, err, errlen);
+    case SQL_BEGIN_SET:
+        if (s->in_set)
+            return sl_seterr(err, errlen, "line %d, column %d: a statement set is already open",
+                             st->line, st->col);
+        s->in_set = 1;
+        s->set = sql_node_new(a, SQL_STMT_SET, st->line, st->col);
+        s->set_arena = a;
+        r->kind = SL_SQL_OK;
+        r->message = sl_strdup("Begin a statement set.");
+        return SL_OK;
+    case SQL_END_SET: {
+        if (!s->in_set)
+            return sl_seterr(err, errlen, "line %d, column %d: END without BEGIN STATEMENT SET",
+                             st->line, st->col);
+        s->in_set = 0;
+        if (s->set->nkids == 0) {
+            r->kind = SL_SQL_OK;
+            r->message = sl_strdup("No SQL statement is in the statement set; nothing to run.");
+            return SL_OK;
+        }
+        return plan_job(s, s->set, r, err, errlen);
+    }
+    case SQL_EXPLAIN: {
+        const sql_node *x = sql_kid(st, 0);
+        char *text = NULL;
+        json_t *job = sql_plan(&s->cat, s->okeys, s->ovals, s->nopts, x, &text, err, errlen);
+        if (!job) return SL_ERR;
+        char *js = json_dumps(job, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+        r->kind = SL_SQL_TEXT;
+        r->text = sl_sprintf("%s== Job Graph ==\n%s\n", text, js);
+        free(js);
+        free(text);
+        json_decref(job);
+        return SL_OK;
+    }
+    case SQL_STOP_JOB: {
+        size_t n = strlen(st->s);
+        int ok = n == 32;
+        for (size_t i = 0; ok && i < n; i++)
+            ok = (st->s[i] >= '0' && st->s[i] <= '9') || (st->s[i] >= 'a' && st->s[i] <= 'f') ||
+                 (st->s[i] >= 'A' && st->s[i] <= 'F');
+        if (!ok)
+            return sl_seterr(err, errlen, "line %d, column %d: '%s' is not a job id (32 "
+                             "hexadecimal digits)", st->line, st->col, st->s);
+        r->kind = SL_SQL_STOP_JOB;
+        r->jobid = sl_strdup(st->s);
+        for (char *q = r->jobid; *q; q++)
+            if (*q >= 'A' && *q <= 'F') *q = (char)(*q - 'A' + 'a');
+        r->with_savepoint = st->flags & SQL_F_SAVEPOINT ? 1 : 0;
+        r->drain = st->flags & SQL_F_DRAIN ? 1 : 0;
+        const char *dir = sl_sql_option(s, "state.savepoints.dir");
+        if (dir && *dir) r->target_dir = sl_strdup(dir);
+        return SL_OK;
+    }
+    case SQL_QUERY_STMT:
+        return sl_seterr(err, errlen, "line %d, column %d: a SELECT whose rows stream back to the "
+                         "client is not supported yet; INSERT INTO a 'print' table instead",
+                         st->line, st->col);
+    default:
+        return sl_seterr(err, errlen, "line %d, column %d: unsupported statement", st->line,
+                         st->col);
+    }
+}
+
+/* ---- session ------------------------------------------------------------ */
+
+sl_sql_session *sl_sql_session_new(void)
+{
+    return sl_calloc(1, sizeof(sl_sql_session));
+}
+
+void sl_sql_session_destroy(sl_sql_session *s)
+{
+    if (!s) return;
+    for (int i = 0; i < s->cat.n; i++) table_free(s->cat.t[i]);
+    free(s->cat.t);
+    for (int i = 0; i < s->nopts; i++) {
+        free(s->okeys[i]);
+        free(s->ovals[i]);
+    }
+    free(s->okeys);
+    free(s->ovals);
+    for (int i = 0; i < s->narenas; i++) sql_arena_destroy(s->arenas[i]);
+    free(s->arenas);
+    free(s);
+}
+
+void sl_sql_result_clear(sl_sql_result *r)
+{
+    free(r->text);
+    free(r->job);
+    free(r->savepoint);
+    free(r->message);
+    free(r->jobid);
+    free(r->target_dir);
+    free(r->warning);
+    memset(r, 0, sizeof *r);
+}
+
+int sl_sql_execute(sl_sql_session *s, const char *text, size_t len, int line, int col,
+                   sl_sql_result *r, char *err, size_t errlen)
+{
+    memset(r, 0, sizeof *r);
+    sql_arena *a = sql_arena_new();
+    sql_node *list = sql_parse(a, text, len, line, col, err, errlen);
+    if (!list) {
+        sql_arena_destroy(a);
+        return SL_ERR;
+    }
+    if (list->nkids == 0) {
+        sql_arena_destroy(a);
+        r->kind = SL_SQL_NONE;
+        return SL_OK;
+    }
+    if (list->nkids > 1) {
+        const sql_node *second = list->kids[1];
+        sql_arena_destroy(a);
+        return sl_seterr(err, errlen, "line %d, column %d: one statement at a time, please",
+                         second->line, second->col);
+    }
+    const sql_node *st = list->kids[0];
+    int in_set = s->in_set;
+    int rc = execute(s, a, st, r, err, errlen);
+    /* keep the parse when the session now points into it: views, computed columns,
+     * statement sets; drop it otherwise, so a long session does not grow per statement */
+    int keep = rc == SL_OK && (st->kind == SQL_CREATE_TABLE || st->kind == SQL_CREATE_VIEW ||
+                               st->kind == SQL_BEGIN_SET || (st->kind == SQL_INSERT && in_set));
+    if (keep) {
+        s->arenas = sl_realloc(s->arenas, sizeof(sql_arena *) * (size_t)(s->narenas + 1));
+        s->arenas[s->narenas++] = a;
+    } else {
+        sql_arena_destroy(a);
+    }
+    if (rc != SL_OK) sl_sql_result_clear(r);
+    return rc;
+}

@@ -1,0 +1,551 @@
+/*
+ * grammar.y -- the one lemon grammar of Sluice's Flink SQL dialect:
+ * statements, queries and expressions. lemon turns it into
+ * $(B)/gen/grammar.c and grammar.h at build time (never committed).
+ *
+ * Tokens come from sql/tokenize.c. Keywords that Flink does not reserve
+ * (TABLES, WATERMARK, SECOND, TEMPORARY, ...) fall back to ID, so they stay
+ * usable as column and table names. Precedence, lowest first: OR, AND, NOT,
+ * IS / LIKE / BETWEEN / IN, comparisons, + - , * / % ||, unary minus.
+ *
+ * On the first syntax error %syntax_error writes "line L, column C:
+ * unexpected X, expected Y" (Y from the parser state's shift actions) into
+ * the context and the driver stops feeding tokens.
+ */
+%name sqlParse
+%token_prefix TK_
+%token_type {sql_tok}
+%default_type {sql_node *}
+%extra_argument {sql_pctx *ctx}
+%start_symbol input
+
+%include {
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <assert.h>
+
+#include "sl.h"
+#include "sql/ast.h"
+#include "sql/parse.h"
+
+#define YYNOERRORRECOVERY 1
+#define YYSTACKDEPTH 400
+
+static int sql_would_accept(const int *stk, int n, int tok);
+
+static sql_node *MK(sql_pctx *c, sql_kind k, sql_tok t)
+{
+    return sql_node_new(c->a, k, t.line, t.col);
+}
+static sql_node *NAT(sql_pctx *c, sql_kind k, const sql_node *at)
+{
+    return sql_node_new(c->a, k, at ? at->line : 0, at ? at->col : 0);
+}
+static char *TXT(sql_pctx *c, sql_tok t)
+{
+    return sql_arena_strndup(c->a, t.z, (size_t)t.n);
+}
+static char *UPSTR(sql_pctx *c, const char *in)
+{
+    char *s = sql_arena_strndup(c->a, in, strlen(in));
+    for (char *p = s; *p; p++) if (*p >= 'a' && *p <= 'z') *p = (char)(*p - 32);
+    return s;
+}
+static char *UPPER(sql_pctx *c, sql_tok t)
+{
+    return UPSTR(c, TXT(c, t));
+}
+/* The value of a '...' literal: quotes off, '' -> '. */
+static char *STRVAL(sql_pctx *c, sql_tok t)
+{
+    char *s = sql_arena_alloc(c->a, (size_t)t.n + 1);
+    size_t o = 0;
+    for (int i = 1; i < t.n - 1; i++) {
+        s[o++] = t.z[i];
+        if (t.z[i] == '\'' && i + 1 < t.n - 1 && t.z[i + 1] == '\'') i++;
+    }
+    s[o] = '\0';
+    return s;
+}
+/* The name of an identifier token: `quoted` ones lose their quotes. */
+static char *IDVAL(sql_pctx *c, sql_tok t)
+{
+    if (t.n >= 2 && t.z[0] == '`') {
+        char *s = sql_arena_alloc(c->a, (size_t)t.n + 1);
+        size_t o = 0;
+        for (int i = 1; i < t.n - 1; i++) {
+            s[o++] = t.z[i];
+            if (t.z[i] == '`' && i + 1 < t.n - 1 && t.z[i + 1] == '`') i++;
+        }
+        s[o] = '\0';
+        return s;
+    }
+    return TXT(c, t);
+}
+static sql_node *BIN(sql_pctx *c, sql_node *a, const char *op, sql_node *b)
+{
+    sql_node *n = NAT(c, SQL_BINOP, a);
+    n->s = sql_arena_strndup(c->a, op, strlen(op));
+    sql_node_add(c->a, n, a);
+    sql_node_add(c->a, n, b);
+    return n;
+}
+static sql_node *LIST1(sql_pctx *c, sql_node *x)
+{
+    sql_node *l = NAT(c, SQL_LIST, x);
+    return sql_node_add(c->a, l, x);
+}
+static sql_node *ADD(sql_pctx *c, sql_node *l, sql_node *x)
+{
+    return sql_node_add(c->a, l, x);
+}
+static char *CAT(sql_pctx *c, const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    char *s = sql_arena_alloc(c->a, la + lb + 1);
+    memcpy(s, a, la);
+    memcpy(s + la, b, lb);
+    return s;
+}
+}
+
+%syntax_error {
+    if (ctx->failed) return;
+    ctx->failed = 1;
+    /* The expected tokens: each one the parser, in its state before the offending
+     * token, would accept (the table's default reductions hide them afterwards).
+     * A non-reserved keyword counts only where an identifier would not do. */
+    int exp[128], nexp = 0, expr_like = 0;
+    int id_ok = sql_would_accept(ctx->snap, ctx->nsnap, TK_ID);
+    for (int i = 1; i < YYNTOKEN && nexp < 128; i++) {
+        if (i == TK_UMINUS) continue;
+        if (yyFallback[i] != 0 && id_ok) continue;
+        if (!sql_would_accept(ctx->snap, ctx->nsnap, i)) continue;
+        if (i == TK_INTEGER || i == TK_CASE) expr_like = 1;
+        exp[nexp++] = i;
+    }
+    /* operators that would continue an expression say little next to the clause
+     * keywords that could follow it: list them only when nothing else fits */
+    if (!expr_like) {
+        static const int ops[] = {TK_AND, TK_OR, TK_NOT, TK_IS, TK_IN, TK_LIKE, TK_BETWEEN,
+                                  TK_EQ, TK_NE, TK_LT, TK_LE, TK_GT, TK_GE, TK_PLUS, TK_MINUS,
+                                  TK_STAR, TK_SLASH, TK_PERCENT, TK_CONCAT};
+        int keep[128], nkeep = 0;
+        for (int i = 0; i < nexp; i++) {
+            int op = 0;
+            for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++)
+                if (exp[i] == ops[k]) op = 1;
+            if (!op) keep[nkeep++] = exp[i];
+        }
+        if (nkeep > 0 && nkeep < nexp) {
+            memcpy(exp, keep, sizeof(int) * (size_t)nkeep);
+            nexp = nkeep;
+        }
+    }
+    /* a stable order: names and literals, then keywords, then punctuation */
+    for (int i = 1; i < nexp; i++)
+        for (int j = i; j > 0; j--) {
+            const char *a = sql_token_display(exp[j - 1]), *b = sql_token_display(exp[j]);
+            int ca = a[0] == '\'' ? 2 : (a[0] >= 'a' && a[0] <= 'z') ? 0 : 1;
+            int cb = b[0] == '\'' ? 2 : (b[0] >= 'a' && b[0] <= 'z') ? 0 : 1;
+            if (ca < cb || (ca == cb && strcmp(a, b) <= 0)) break;
+            int t = exp[j - 1];
+            exp[j - 1] = exp[j];
+            exp[j] = t;
+        }
+    char want[400] = "";
+    size_t w = 0;
+    if (expr_like) {
+        w = (size_t)snprintf(want, sizeof want, "an expression");
+    } else {
+        for (int i = 0; i < nexp && i < 8; i++) {
+            const char *sep = i == 0 ? "" : (i == nexp - 1 || i == 7) && nexp <= 8 ? " or " : ", ";
+            w += (size_t)snprintf(want + w, sizeof want - w, "%s%s", sep,
+                                  sql_token_display(exp[i]));
+            if (w >= sizeof want) break;
+        }
+        if (nexp > 8 && w < sizeof want) snprintf(want + w, sizeof want - w, ", ...");
+    }
+    char got[80];
+    if (yymajor == 0) snprintf(got, sizeof got, "end of input");
+    else if (TOKEN.n > 40) snprintf(got, sizeof got, "'%.37s...'", TOKEN.z);
+    else snprintf(got, sizeof got, "'%.*s'", TOKEN.n, TOKEN.z);
+    int line = yymajor == 0 ? TOKEN.line : TOKEN.line, col = TOKEN.col;
+    if (nexp)
+        sl_seterr(ctx->err, ctx->errlen, "line %d, column %d: unexpected %s, expected %s", line,
+                  col, got, want);
+    else
+        sl_seterr(ctx->err, ctx->errlen, "line %d, column %d: unexpected %s", line, col, got);
+}
+
+%stack_overflow {
+    ctx->failed = 1;
+    sl_seterr(ctx->err, ctx->errlen, "line %d, column %d: the statement is nested too deeply",
+              ctx->line, ctx->col);
+}
+
+%parse_failure {
+    if (!ctx->failed)
+        sl_seterr(ctx->err, ctx->errlen, "line %d, column %d: syntax error", ctx->line, ctx->col);
+    ctx->failed = 1;
+}
+
+/* Non-reserved keywords. */
+%fallback ID TEMPORARY TABLES VIEWS WATERMARK SECOND MINUTE HOUR DAY MONTH YEAR ENFORCED KEY
+    DESCRIPTOR STATEMENT IF EXISTS TIMESTAMP LOCAL TIME ZONE WITHOUT PARTITION RESET SHOW
+    DESCRIBE DESC EXPLAIN BEGIN TO FUNCTIONS JOBS CHANGELOG_MODE PLAN COMMENT OVERWRITE
+    OUTER STOP JOB SAVEPOINT DRAIN.
+
+%left OR.
+%left AND.
+%right NOT.
+%nonassoc IS LIKE BETWEEN IN.
+%nonassoc EQ NE LT LE GT GE.
+%left PLUS MINUS.
+%left STAR SLASH PERCENT CONCAT.
+%right UMINUS.
+
+/* ---- scripts ------------------------------------------------------------ */
+
+input ::= stmtlist(L). { ctx->result = L; }
+
+%type stmtlist {sql_node *}
+stmtlist(A) ::= stmt_opt(X). { A = sql_node_new(ctx->a, SQL_LIST, 1, 1); if (X) ADD(ctx, A, X); }
+stmtlist(A) ::= stmtlist(L) SEMI stmt_opt(X). { A = L; if (X) ADD(ctx, A, X); }
+
+stmt_opt(A) ::= . { A = NULL; }
+stmt_opt(A) ::= stmt(X). { A = X; }
+
+stmt(A) ::= create_table(X). { A = X; }
+stmt(A) ::= create_view(X). { A = X; }
+stmt(A) ::= drop(X). { A = X; }
+stmt(A) ::= SHOW(T) TABLES. { A = MK(ctx, SQL_SHOW, T); A->s = "TABLES"; }
+stmt(A) ::= SHOW(T) VIEWS. { A = MK(ctx, SQL_SHOW, T); A->s = "VIEWS"; }
+stmt(A) ::= SHOW(T) FUNCTIONS. { A = MK(ctx, SQL_SHOW, T); A->s = "FUNCTIONS"; }
+stmt(A) ::= SHOW(T) JOBS. { A = MK(ctx, SQL_SHOW, T); A->s = "JOBS"; }
+stmt(A) ::= describe_kw(T) name(X). { A = NAT(ctx, SQL_DESCRIBE, T); A->s = X->s; }
+stmt(A) ::= SET(T). { A = MK(ctx, SQL_SET, T); }
+stmt(A) ::= SET(T) STRING(K) EQ STRING(V). { A = MK(ctx, SQL_SET, T); A->s = STRVAL(ctx, K); A->s2 = STRVAL(ctx, V); }
+stmt(A) ::= RESET(T). { A = MK(ctx, SQL_RESET, T); }
+stmt(A) ::= RESET(T) STRING(K). { A = MK(ctx, SQL_RESET, T); A->s = STRVAL(ctx, K); }
+stmt(A) ::= insert(X). { A = X; }
+stmt(A) ::= EXECUTE(T) STATEMENT SET BEGIN insertlist(L) END. {
+    A = MK(ctx, SQL_STMT_SET, T);
+    for (int i = 0; i < L->nkids; i++) ADD(ctx, A, L->kids[i]);
+}
+stmt(A) ::= BEGIN(T) STATEMENT SET. { A = MK(ctx, SQL_BEGIN_SET, T); }
+stmt(A) ::= END(T). { A = MK(ctx, SQL_END_SET, T); }
+stmt(A) ::= EXPLAIN(T) explain_opt(F) explainable(X). { A = MK(ctx, SQL_EXPLAIN, T); A->flags = F; ADD(ctx, A, X); }
+stmt(A) ::= query(Q). { A = NAT(ctx, SQL_QUERY_STMT, Q); ADD(ctx, A, Q); }
+stmt(A) ::= STOP(T) JOB STRING(J) stop_opts(F). { A = MK(ctx, SQL_STOP_JOB, T); A->s = STRVAL(ctx, J); A->flags = F; }
+
+%type stop_opts {int}
+stop_opts(A) ::= . { A = 0; }
+stop_opts(A) ::= WITH SAVEPOINT. { A = SQL_F_SAVEPOINT; }
+stop_opts(A) ::= WITH DRAIN. { A = SQL_F_DRAIN; }
+stop_opts(A) ::= WITH SAVEPOINT WITH DRAIN. { A = SQL_F_SAVEPOINT | SQL_F_DRAIN; }
+
+%type describe_kw {sql_node *}
+describe_kw(A) ::= DESCRIBE(T). { A = MK(ctx, SQL_IDENT, T); }
+describe_kw(A) ::= DESC(T). { A = MK(ctx, SQL_IDENT, T); }
+
+%type explain_opt {int}
+explain_opt(A) ::= . { A = 0; }
+explain_opt(A) ::= PLAN FOR. { A = 0; }
+explain_opt(A) ::= CHANGELOG_MODE. { A = SQL_F_CHANGELOG; }
+
+explainable(A) ::= insert(X). { A = X; }
+explainable(A) ::= query(Q). { A = NAT(ctx, SQL_QUERY_STMT, Q); ADD(ctx, A, Q); }
+explainable(A) ::= STATEMENT(T) SET BEGIN insertlist(L) END. {
+    A = MK(ctx, SQL_STMT_SET, T);
+    for (int i = 0; i < L->nkids; i++) ADD(ctx, A, L->kids[i]);
+}
+
+insertlist(A) ::= insert(X) SEMI. { A = LIST1(ctx, X); }
+insertlist(A) ::= insertlist(L) insert(X) SEMI. { A = ADD(ctx, L, X); }
+
+insert(A) ::= INSERT(T) INTO name(X) query(Q). { A = MK(ctx, SQL_INSERT, T); A->s = X->s; ADD(ctx, A, Q); }
+insert(A) ::= INSERT(T) INTO name(X) LP identlist(L) RP query(Q). {
+    A = MK(ctx, SQL_INSERT, T); A->s = X->s; ADD(ctx, A, Q); ADD(ctx, A, L);
+}
+
+/* ---- DDL ---------------------------------------------------------------- */
+
+%type temp_opt {int}
+temp_opt(A) ::= . { A = 0; }
+temp_opt(A) ::= TEMPORARY. { A = SQL_F_TEMP; }
+
+%type ifne_opt {int}
+ifne_opt(A) ::= . { A = 0; }
+ifne_opt(A) ::= IF NOT EXISTS. { A = SQL_F_IFNE; }
+
+%type ifex_opt {int}
+ifex_opt(A) ::= . { A = 0; }
+ifex_opt(A) ::= IF EXISTS. { A = SQL_F_IFEX; }
+
+create_table(A) ::= CREATE(T) temp_opt(F) TABLE ifne_opt(G) name(X) LP tbl_elems(E) RP with_opt(W). {
+    A = MK(ctx, SQL_CREATE_TABLE, T);
+    A->flags = F | G;
+    A->s = X->s;
+    ADD(ctx, A, E);
+    ADD(ctx, A, W);
+}
+
+create_view(A) ::= CREATE(T) temp_opt(F) VIEW ifne_opt(G) name(X) AS query(Q). {
+    A = MK(ctx, SQL_CREATE_VIEW, T);
+    A->flags = F | G;
+    A->s = X->s;
+    ADD(ctx, A, Q);
+}
+
+drop(A) ::= DROP(T) temp_opt(F) TABLE ifex_opt(G) name(X). { A = MK(ctx, SQL_DROP, T); A->flags = F | G; A->s = X->s; }
+drop(A) ::= DROP(T) temp_opt(F) VIEW ifex_opt(G) name(X). { A = MK(ctx, SQL_DROP, T); A->flags = F | G | SQL_F_VIEW; A->s = X->s; }
+
+tbl_elems(A) ::= tbl_elem(X). { A = LIST1(ctx, X); }
+tbl_elems(A) ::= tbl_elems(L) COMMA tbl_elem(X). { A = ADD(ctx, L, X); }
+
+tbl_elem(A) ::= ident(X) typename(T) notnull_opt(F) comment_opt. {
+    A = NAT(ctx, SQL_COLUMN, X); A->s = X->s; A->s2 = T->s; A->flags = F;
+}
+tbl_elem(A) ::= ident(X) AS expr(E) comment_opt. { A = NAT(ctx, SQL_COMPUTED, X); A->s = X->s; ADD(ctx, A, E); }
+tbl_elem(A) ::= WATERMARK(T) FOR ident(X) AS expr(E). { A = MK(ctx, SQL_WATERMARK, T); A->s = X->s; ADD(ctx, A, E); }
+tbl_elem(A) ::= PRIMARY(T) KEY LP identlist(L) RP NOT ENFORCED. {
+    A = MK(ctx, SQL_PKEY, T);
+    for (int i = 0; i < L->nkids; i++) ADD(ctx, A, L->kids[i]);
+}
+
+%type notnull_opt {int}
+notnull_opt(A) ::= . { A = 0; }
+notnull_opt(A) ::= NOT NULL. { A = SQL_F_NOTNULL; }
+notnull_opt(A) ::= NULL. { A = 0; }
+
+comment_opt ::= .
+comment_opt ::= COMMENT STRING.
+
+with_opt(A) ::= . { A = NULL; }
+with_opt(A) ::= WITH(T) LP optlist(L) RP. { A = L; A->line = T.line; A->col = T.col; }
+
+optlist(A) ::= option(X). { A = LIST1(ctx, X); }
+optlist(A) ::= optlist(L) COMMA option(X). { A = ADD(ctx, L, X); }
+option(A) ::= STRING(K) EQ STRING(V). { A = MK(ctx, SQL_OPTION, K); A->s = STRVAL(ctx, K); A->s2 = STRVAL(ctx, V); }
+
+/* Types: a name, an optional (n) or (p, s), WITH[OUT] TIME ZONE. */
+typename(A) ::= ident(X) tlen_opt(L) tz_opt(Z). {
+    A = X;
+    A->s = CAT(ctx, CAT(ctx, UPSTR(ctx, X->s), L), Z);
+}
+%type tlen_opt {char *}
+tlen_opt(A) ::= . { A = ""; }
+tlen_opt(A) ::= LP INTEGER(N) RP. { A = CAT(ctx, CAT(ctx, "(", TXT(ctx, N)), ")"); }
+tlen_opt(A) ::= LP INTEGER(N) COMMA INTEGER(M) RP. { A = CAT(ctx, CAT(ctx, CAT(ctx, CAT(ctx, "(", TXT(ctx, N)), ", "), TXT(ctx, M)), ")"); }
+%type tz_opt {char *}
+tz_opt(A) ::= . { A = ""; }
+tz_opt(A) ::= WITH LOCAL TIME ZONE. { A = " WITH LOCAL TIME ZONE"; }
+tz_opt(A) ::= WITHOUT TIME ZONE. { A = ""; }
+
+ident(A) ::= ID(T). { A = MK(ctx, SQL_IDENT, T); A->s = IDVAL(ctx, T); if (T.z[0] == '`') A->flags = SQL_F_QUOTED; }
+
+/* catalog.database.table: only the last part names the table here */
+name(A) ::= ident(X). { A = X; }
+name(A) ::= ident DOT ident(X). { A = X; }
+name(A) ::= ident DOT ident DOT ident(X). { A = X; }
+
+identlist(A) ::= ident(X). { A = LIST1(ctx, X); }
+identlist(A) ::= identlist(L) COMMA ident(X). { A = ADD(ctx, L, X); }
+
+/* ---- queries ------------------------------------------------------------ */
+
+query(A) ::= WITH(T) ctelist(L) select_set(B). { A = MK(ctx, SQL_WITH, T); ADD(ctx, A, L); ADD(ctx, A, B); }
+query(A) ::= select_set(X). { A = X; }
+
+ctelist(A) ::= cte(X). { A = LIST1(ctx, X); }
+ctelist(A) ::= ctelist(L) COMMA cte(X). { A = ADD(ctx, L, X); }
+cte(A) ::= ident(X) AS LP query(Q) RP. { A = NAT(ctx, SQL_CTE, X); A->s = X->s; ADD(ctx, A, Q); }
+
+select_set(A) ::= select_core(X). { A = X; }
+select_set(A) ::= select_set(L) UNION(T) ALL select_core(R). {
+    A = MK(ctx, SQL_UNION, T); A->flags = SQL_F_ALL; ADD(ctx, A, L); ADD(ctx, A, R);
+}
+select_set(A) ::= select_set(L) UNION(T) select_core(R). {
+    A = MK(ctx, SQL_UNION, T); ADD(ctx, A, L); ADD(ctx, A, R);
+}
+
+select_core(A) ::= SELECT(T) distinct_opt(D) selitems(I) from_opt(F) where_opt(W) group_opt(G) having_opt(H). {
+    A = MK(ctx, SQL_SELECT, T);
+    A->flags = D;
+    ADD(ctx, A, I); ADD(ctx, A, F); ADD(ctx, A, W); ADD(ctx, A, G); ADD(ctx, A, H);
+}
+
+%type distinct_opt {int}
+distinct_opt(A) ::= . { A = 0; }
+distinct_opt(A) ::= ALL. { A = 0; }
+distinct_opt(A) ::= DISTINCT. { A = SQL_F_DISTINCT; }
+
+selitems(A) ::= selitem(X). { A = LIST1(ctx, X); }
+selitems(A) ::= selitems(L) COMMA selitem(X). { A = ADD(ctx, L, X); }
+
+selitem(A) ::= expr(E) alias_opt(AL). { A = NAT(ctx, SQL_ITEM, E); A->s = AL ? AL->s : NULL; ADD(ctx, A, E); }
+selitem(A) ::= STAR(T). { A = MK(ctx, SQL_ITEM, T); ADD(ctx, A, MK(ctx, SQL_STAR, T)); }
+selitem(A) ::= ident(Q) DOT STAR. { A = NAT(ctx, SQL_ITEM, Q); sql_node *s = NAT(ctx, SQL_STAR, Q); s->s = Q->s; ADD(ctx, A, s); }
+
+alias_opt(A) ::= . { A = NULL; }
+alias_opt(A) ::= AS ident(X). { A = X; }
+alias_opt(A) ::= ident(X). { A = X; }
+
+from_opt(A) ::= . { A = NULL; }
+from_opt(A) ::= FROM fromexpr(X). { A = X; }
+
+fromexpr(A) ::= fromitem(X). { A = X; }
+fromexpr(A) ::= fromexpr(L) join_kw(T) fromitem(R) ON expr(E). { A = NAT(ctx, SQL_FROM_JOIN, T); ADD(ctx, A, L); ADD(ctx, A, R); ADD(ctx, A, E); }
+fromexpr(A) ::= fromexpr(L) COMMA(T) fromitem(R). { A = MK(ctx, SQL_FROM_JOIN, T); ADD(ctx, A, L); ADD(ctx, A, R); ADD(ctx, A, NULL); }
+
+join_kw(A) ::= JOIN(T). { A = MK(ctx, SQL_IDENT, T); }
+join_kw(A) ::= INNER(T) JOIN. { A = MK(ctx, SQL_IDENT, T); }
+join_kw(A) ::= LEFT(T) outer_opt JOIN. { A = MK(ctx, SQL_IDENT, T); }
+join_kw(A) ::= RIGHT(T) outer_opt JOIN. { A = MK(ctx, SQL_IDENT, T); }
+join_kw(A) ::= FULL(T) outer_opt JOIN. { A = MK(ctx, SQL_IDENT, T); }
+outer_opt ::= .
+outer_opt ::= OUTER.
+
+fromitem(A) ::= name(X) alias_opt(AL). { A = NAT(ctx, SQL_FROM_TABLE, X); A->s = X->s; A->s2 = AL ? AL->s : NULL; }
+fromitem(A) ::= LP(T) query(Q) RP alias_opt(AL). { A = MK(ctx, SQL_FROM_QUERY, T); A->s2 = AL ? AL->s : NULL; ADD(ctx, A, Q); }
+fromitem(A) ::= TABLE LP ident(F) LP TABLE name(X) partition_opt(P) COMMA DESCRIPTOR LP ident(C) RP COMMA exprlist(L) RP RP alias_opt(AL). {
+    A = NAT(ctx, SQL_FROM_TVF, F);
+    A->s = F->s;
+    A->s2 = AL ? AL->s : NULL;
+    sql_node *t = NAT(ctx, SQL_FROM_TABLE, X);
+    t->s = X->s;
+    ADD(ctx, A, t); ADD(ctx, A, C); ADD(ctx, A, L); ADD(ctx, A, P);
+}
+
+partition_opt(A) ::= . { A = NULL; }
+partition_opt(A) ::= PARTITION BY ident(X). { A = LIST1(ctx, X); }
+partition_opt(A) ::= PARTITION BY LP identlist(L) RP. { A = L; }
+
+where_opt(A) ::= . { A = NULL; }
+where_opt(A) ::= WHERE expr(E). { A = E; }
+
+group_opt(A) ::= . { A = NULL; }
+group_opt(A) ::= GROUP BY exprlist(L). { A = L; }
+
+having_opt(A) ::= . { A = NULL; }
+having_opt(A) ::= HAVING expr(E). { A = E; }
+
+/* ---- expressions -------------------------------------------------------- */
+
+exprlist(A) ::= expr(X). { A = LIST1(ctx, X); }
+exprlist(A) ::= exprlist(L) COMMA expr(X). { A = ADD(ctx, L, X); }
+
+expr(A) ::= ident(X). { A = NAT(ctx, SQL_COL, X); A->s = X->s; A->flags = X->flags; }
+expr(A) ::= ident(Q) DOT ident(X). { A = NAT(ctx, SQL_COL, Q); A->s = X->s; A->s2 = Q->s; A->flags = X->flags; }
+expr(A) ::= INTEGER(T). { A = MK(ctx, SQL_NUM, T); A->s = TXT(ctx, T); }
+expr(A) ::= DECIMAL(T). { A = MK(ctx, SQL_NUM, T); A->s = TXT(ctx, T); }
+expr(A) ::= STRING(T). { A = MK(ctx, SQL_STR, T); A->s = STRVAL(ctx, T); }
+expr(A) ::= TRUE(T). { A = MK(ctx, SQL_BOOL, T); A->flags = SQL_F_TRUE; }
+expr(A) ::= FALSE(T). { A = MK(ctx, SQL_BOOL, T); }
+expr(A) ::= NULL(T). { A = MK(ctx, SQL_NULL, T); }
+expr(A) ::= INTERVAL(T) STRING(V) iv_unit(U). { A = MK(ctx, SQL_INTERVAL, T); A->s = STRVAL(ctx, V); A->s2 = U; }
+expr(A) ::= TIMESTAMP(T) STRING(V). { A = MK(ctx, SQL_TS_LIT, T); A->s = STRVAL(ctx, V); }
+expr(A) ::= LP expr(X) RP. { A = X; }
+expr(A) ::= MINUS(T) expr(X). [UMINUS] { A = MK(ctx, SQL_UNOP, T); A->s = "-"; ADD(ctx, A, X); }
+expr(A) ::= PLUS(T) expr(X). [UMINUS] { A = MK(ctx, SQL_UNOP, T); A->s = "+"; ADD(ctx, A, X); }
+expr(A) ::= NOT(T) expr(X). { A = MK(ctx, SQL_UNOP, T); A->s = "NOT"; ADD(ctx, A, X); }
+expr(A) ::= expr(X) OR expr(Y). { A = BIN(ctx, X, "OR", Y); }
+expr(A) ::= expr(X) AND expr(Y). { A = BIN(ctx, X, "AND", Y); }
+expr(A) ::= expr(X) EQ expr(Y). { A = BIN(ctx, X, "=", Y); }
+expr(A) ::= expr(X) NE(T) expr(Y). { A = BIN(ctx, X, T.n == 2 && T.z[0] == '!' ? "<>" : "<>", Y); }
+expr(A) ::= expr(X) LT expr(Y). { A = BIN(ctx, X, "<", Y); }
+expr(A) ::= expr(X) LE expr(Y). { A = BIN(ctx, X, "<=", Y); }
+expr(A) ::= expr(X) GT expr(Y). { A = BIN(ctx, X, ">", Y); }
+expr(A) ::= expr(X) GE expr(Y). { A = BIN(ctx, X, ">=", Y); }
+expr(A) ::= expr(X) PLUS expr(Y). { A = BIN(ctx, X, "+", Y); }
+expr(A) ::= expr(X) MINUS expr(Y). { A = BIN(ctx, X, "-", Y); }
+expr(A) ::= expr(X) STAR expr(Y). { A = BIN(ctx, X, "*", Y); }
+expr(A) ::= expr(X) SLASH expr(Y). { A = BIN(ctx, X, "/", Y); }
+expr(A) ::= expr(X) PERCENT expr(Y). { A = BIN(ctx, X, "%", Y); }
+expr(A) ::= expr(X) CONCAT expr(Y). { A = BIN(ctx, X, "||", Y); }
+expr(A) ::= expr(X) IS NULL. { A = NAT(ctx, SQL_IS, X); A->s = "NULL"; ADD(ctx, A, X); }
+expr(A) ::= expr(X) IS NOT NULL. { A = NAT(ctx, SQL_IS, X); A->s = "NULL"; A->flags = SQL_F_NOT; ADD(ctx, A, X); }
+expr(A) ::= expr(X) IS TRUE. { A = NAT(ctx, SQL_IS, X); A->s = "TRUE"; ADD(ctx, A, X); }
+expr(A) ::= expr(X) IS NOT TRUE. { A = NAT(ctx, SQL_IS, X); A->s = "TRUE"; A->flags = SQL_F_NOT; ADD(ctx, A, X); }
+expr(A) ::= expr(X) IS FALSE. { A = NAT(ctx, SQL_IS, X); A->s = "FALSE"; ADD(ctx, A, X); }
+expr(A) ::= expr(X) IS NOT FALSE. { A = NAT(ctx, SQL_IS, X); A->s = "FALSE"; A->flags = SQL_F_NOT; ADD(ctx, A, X); }
+expr(A) ::= expr(X) BETWEEN expr(L) AND expr(H). [BETWEEN] {
+    A = NAT(ctx, SQL_BETWEEN, X); ADD(ctx, A, X); ADD(ctx, A, L); ADD(ctx, A, H);
+}
+expr(A) ::= expr(X) NOT BETWEEN expr(L) AND expr(H). [BETWEEN] {
+    A = NAT(ctx, SQL_BETWEEN, X); A->flags = SQL_F_NOT; ADD(ctx, A, X); ADD(ctx, A, L); ADD(ctx, A, H);
+}
+expr(A) ::= expr(X) IN LP exprlist(L) RP. { A = NAT(ctx, SQL_IN, X); ADD(ctx, A, X); ADD(ctx, A, L); }
+expr(A) ::= expr(X) NOT IN LP exprlist(L) RP. [IN] { A = NAT(ctx, SQL_IN, X); A->flags = SQL_F_NOT; ADD(ctx, A, X); ADD(ctx, A, L); }
+expr(A) ::= expr(X) LIKE expr(P). { A = NAT(ctx, SQL_LIKE, X); ADD(ctx, A, X); ADD(ctx, A, P); }
+expr(A) ::= expr(X) NOT LIKE expr(P). [LIKE] { A = NAT(ctx, SQL_LIKE, X); A->flags = SQL_F_NOT; ADD(ctx, A, X); ADD(ctx, A, P); }
+expr(A) ::= CASE(T) case_operand(O) whenlist(W) else_opt(E) END. {
+    A = MK(ctx, SQL_CASE, T); ADD(ctx, A, O); ADD(ctx, A, W); ADD(ctx, A, E);
+}
+expr(A) ::= CAST(T) LP expr(X) AS typename(Y) RP. { A = MK(ctx, SQL_CAST, T); A->s = Y->s; ADD(ctx, A, X); }
+expr(A) ::= CAST(T) LP expr(X) AS INTERVAL iv_unit(U) RP. { A = MK(ctx, SQL_CAST, T); A->s = CAT(ctx, "INTERVAL ", U); ADD(ctx, A, X); }
+expr(A) ::= TRY_CAST(T) LP expr(X) AS typename(Y) RP. { A = MK(ctx, SQL_CAST, T); A->s = Y->s; A->flags = SQL_F_TRY; ADD(ctx, A, X); }
+expr(A) ::= ident(F) LP RP. { A = NAT(ctx, SQL_FUNC, F); A->s = F->s; }
+expr(A) ::= ident(F) LP STAR RP. { A = NAT(ctx, SQL_FUNC, F); A->s = F->s; A->flags = SQL_F_STAR_ARG; }
+expr(A) ::= ident(F) LP exprlist(L) RP. {
+    A = NAT(ctx, SQL_FUNC, F); A->s = F->s;
+    for (int i = 0; i < L->nkids; i++) ADD(ctx, A, L->kids[i]);
+}
+expr(A) ::= ident(F) LP DISTINCT exprlist(L) RP. {
+    A = NAT(ctx, SQL_FUNC, F); A->s = F->s; A->flags = SQL_F_DISTINCT;
+    for (int i = 0; i < L->nkids; i++) ADD(ctx, A, L->kids[i]);
+}
+
+case_operand(A) ::= . { A = NULL; }
+case_operand(A) ::= expr(X). { A = X; }
+whenlist(A) ::= WHEN(T) expr(C) THEN expr(R). { sql_node *w = MK(ctx, SQL_WHEN, T); ADD(ctx, w, C); ADD(ctx, w, R); A = LIST1(ctx, w); }
+whenlist(A) ::= whenlist(L) WHEN(T) expr(C) THEN expr(R). { sql_node *w = MK(ctx, SQL_WHEN, T); ADD(ctx, w, C); ADD(ctx, w, R); A = ADD(ctx, L, w); }
+else_opt(A) ::= . { A = NULL; }
+else_opt(A) ::= ELSE expr(X). { A = X; }
+
+%type iv_unit {char *}
+iv_unit(A) ::= unit(U). { A = U; }
+iv_unit(A) ::= unit(U) TO unit(V). { A = CAT(ctx, CAT(ctx, U, " TO "), V); }
+%type unit {char *}
+unit(A) ::= SECOND(T). { A = UPPER(ctx, T); }
+unit(A) ::= MINUTE(T). { A = UPPER(ctx, T); }
+unit(A) ::= HOUR(T). { A = UPPER(ctx, T); }
+unit(A) ::= DAY(T). { A = UPPER(ctx, T); }
+unit(A) ::= MONTH(T). { A = UPPER(ctx, T); }
+unit(A) ::= YEAR(T). { A = UPPER(ctx, T); }
+
+%code {
+void sql_parse_snapshot(void *parser, sql_pctx *ctx)
+{
+    yyParser *p = parser;
+    int n = (int)(p->yytos - p->yystack) + 1;
+    if (n > (int)(sizeof ctx->snap / sizeof ctx->snap[0])) n = 0;
+    for (int i = 0; i < n; i++) ctx->snap[i] = p->yystack[i].stateno;
+    ctx->nsnap = n;
+}
+
+/* Would a parser with state stack stk[0..n) accept token `tok` next? Runs
+ * the reductions it would make on a copy of the stack. */
+static int sql_would_accept(const int *stk0, int n, int tok)
+{
+    int stk[YYSTACKDEPTH + 16];
+    if (n <= 0 || n > YYSTACKDEPTH) return 0;
+    memcpy(stk, stk0, sizeof(int) * (size_t)n);
+    for (int guard = 0; guard < 100000; guard++) {
+        YYACTIONTYPE act = yy_find_shift_action((YYCODETYPE)tok, (YYACTIONTYPE)stk[n - 1]);
+        if (act >= YY_MIN_REDUCE && act <= YY_MAX_REDUCE) {
+            int rule = act - YY_MIN_REDUCE;
+            n += yyRuleInfoNRhs[rule];
+            if (n < 1 || n >= YYSTACKDEPTH + 16) return 0;
+            stk[n] = yy_find_reduce_action((YYACTIONTYPE)stk[n - 1], (YYCODETYPE)yyRuleInfoLhs[rule]);
+            n++;
+            continue;
+        }
+        return act <= YY_MAX_SHIFTREDUCE || act == YY_ACCEPT_ACTION;
+    }
+    return 0;
+}
+}

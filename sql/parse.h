@@ -1,0 +1,72 @@
+/*
+ * parse.h -- Sluice's Flink SQL front end: the hand-written tokenizer
+ * (sql/tokenize.c) and the lemon-generated parser (sql/grammar.y, built
+ * into $(B)/gen/grammar.c at build time).
+ *
+ * sql_parse turns a script into a LIST of statement nodes (sql/ast.h).
+ * Errors say where and what, in one line:
+ *   "line 3, column 17: unexpected ')', expected an expression"
+ * and never abort: bad SQL is outside input.
+ */
+#ifndef SL_SQL_PARSE_H
+#define SL_SQL_PARSE_H
+
+#include <stddef.h>
+
+#include "sql/ast.h"
+
+typedef struct sql_tok {
+    int type;        /* TK_* of the generated grammar.h; 0 at end of input */
+    const char *z;   /* text in the script (borrowed) */
+    int n;           /* its length */
+    int line, col;   /* 1-based */
+} sql_tok;
+
+typedef struct sql_lexer {
+    const char *p, *end;  /* next character, end of input */
+    int line, col;        /* of p */
+} sql_lexer;
+
+void sql_lexer_init(sql_lexer *lx, const char *text, size_t len, int line, int col);
+
+/* Next token into *t: SL_OK, SL_DONE at the end (t->type 0), or SL_ERR with
+ * "line L, column C: ..." in err (an unterminated string or comment, a
+ * character no token starts with). */
+int sql_next_token(sql_lexer *lx, sql_tok *t, char *err, size_t errlen);
+
+/* Keyword token type of an identifier's text, or 0 when it is none. */
+int sql_keyword(const char *z, int n);
+
+/* A token type's name for messages: "')'", "FROM", "an identifier". */
+const char *sql_token_display(int type);
+
+/* Parse `len` bytes of `text` whose first character sits at line:col of the
+ * script. Returns the LIST of statements (arena-owned) or NULL with err. */
+sql_node *sql_parse(sql_arena *a, const char *text, size_t len, int line, int col, char *err,
+                    size_t errlen);
+
+/* Statement splitting for the client: find the end of the first complete
+ * statement in text[0..len) -- the ';' that ends it, outside quotes and
+ * comments and outside EXECUTE STATEMENT SET BEGIN ... END. Returns 1 with
+ * *end just past that ';', 0 when the text holds no complete statement yet
+ * (more lines needed), or -1 when only whitespace and comments remain. */
+int sql_split(const char *text, size_t len, size_t *end);
+
+/* internal: the lemon parser's interface (gen/grammar.c) */
+typedef struct sql_pctx {
+    sql_arena *a;
+    sql_node *result;  /* LIST of statements */
+    char *err;
+    size_t errlen;
+    int failed;
+    int line, col;     /* of the token being fed, for errors without one */
+    int snap[420];     /* the parser's state stack before that token (expected tokens) */
+    int nsnap;
+} sql_pctx;
+void *sqlParseAlloc(void *(*alloc)(size_t));
+void sqlParse(void *p, int type, sql_tok tok, sql_pctx *ctx);
+void sqlParseFree(void *p, void (*freefn)(void *));
+/* Copy the parser's state stack into ctx->snap (before each token). */
+void sql_parse_snapshot(void *p, sql_pctx *ctx);
+
+#endif

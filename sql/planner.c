@@ -1,0 +1,1490 @@
+/*
+ * planner.c -- turns INSERT INTO ... SELECT (and statement sets of them)
+ * into Sluice's JSON job graph (docs/JOBS.md), using only the operators
+ * that exist: datagen, calc, watermark, window, group_aggregate, union,
+ * print, blackhole, file.
+ *
+ * A query is planned bottom-up into a `rel`: the vertex whose output it
+ * is, its columns and types, whether it is a changelog (updating), and its
+ * time attributes. Table scans become datagen [-> calc for computed
+ * columns] [-> watermark]; projections and filters become calc; window TVFs
+ * grouped by window_start, window_end[, keys] become window (with a calc
+ * before it for expression arguments and a calc after it for the SELECT
+ * list and HAVING); GROUP BY becomes group_aggregate the same way; UNION
+ * ALL becomes union. Expressions are written back as calc expression text
+ * (sql_unparse) and type-checked with calc's own checker (common/expr.h),
+ * so a plan that passes here passes the JobManager's validation.
+ *
+ * Operator uids: stateful operators (sources, watermarks, windows,
+ * aggregates, sinks) get uids made from what they are -- kind, input
+ * tables, keys, window, aggregates -- so a savepoint keeps mapping after
+ * edits that leave the stateful part alone (a changed projection, a new
+ * filter after the aggregate). Stateless calc and union vertices have no
+ * state and use their id.
+ *
+ * Changelog: group_aggregate makes a rel updating; calc and union keep the
+ * mode; a window over an updating input is refused, and so is an updating
+ * query into an append-only sink (a csv filesystem table), naming the sink
+ * and the operator.
+ */
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "expr.h"
+#include "sl.h"
+#include "sql/parse.h"
+#include "sql/sql_int.h"
+
+/* ---- plans -------------------------------------------------------------- */
+
+typedef struct rel {
+    char *vid;        /* the vertex whose output this is */
+    sl_schema sch;    /* its columns */
+    int updating;     /* a changelog with -U/+U */
+    char *updater;    /* the operator that made it updating */
+    char *rowtime;    /* event-time attribute column, or NULL */
+    char *proctime;   /* processing-time attribute column, or NULL */
+    char *ident;      /* what it reads, for uids: "clicks", "union(a,b)" */
+    char *alias;      /* the name qualified columns use, or NULL */
+} rel;
+
+static void rel_free(rel *r)
+{
+    free(r->vid);
+    sl_schema_free(&r->sch);
+    free(r->updater);
+    free(r->rowtime);
+    free(r->proctime);
+    free(r->ident);
+    free(r->alias);
+    memset(r, 0, sizeof *r);
+}
+
+static char *dup0(const char *s) { return s ? sl_strdup(s) : NULL; }
+
+static void rel_copy(rel *dst, const rel *src)
+{
+    memset(dst, 0, sizeof *dst);
+    dst->vid = dup0(src->vid);
+    sl_schema_init(&dst->sch);
+    sl_schema_copy(&dst->sch, &src->sch);
+    dst->updating = src->updating;
+    dst->updater = dup0(src->updater);
+    dst->rowtime = dup0(src->rowtime);
+    dst->proctime = dup0(src->proctime);
+    dst->ident = dup0(src->ident);
+    dst->alias = dup0(src->alias);
+}
+
+typedef struct cte_scope {
+    const sql_node *cte;           /* SQL_CTE */
+    const struct cte_scope *outer;
+} cte_scope;
+
+typedef struct plan {
+    const sql_catalog *cat;
+    json_t *vertices, *edges;
+    sql_sbuf explain;
+    sql_arena *arena;   /* rewritten expressions */
+    char *err;
+    size_t errlen;
+    int depth;
+    const char *ttl;    /* table.exec.state.ttl */
+    const cte_scope *scope;
+    struct rel *scans;  /* tables already read in this job, reused (a source per table) */
+    int nscans;
+} plan;
+
+static int vertex_exists(plan *p, const char *id, const char *field)
+{
+    size_t i;
+    json_t *v;
+    json_array_foreach(p->vertices, i, v) {
+        const char *x = json_string_value(json_object_get(v, field));
+        if (x && !strcmp(x, id)) return 1;
+    }
+    return 0;
+}
+
+/* A vertex id unique in the job, made of `base` (only [A-Za-z0-9_.-]). */
+static char *unique(plan *p, const char *base, const char *field)
+{
+    sql_sbuf b = {0};
+    for (const char *c = base; *c; c++) {
+        char ch = isalnum((unsigned char)*c) || *c == '_' || *c == '-' || *c == '.' ? *c : '_';
+        sql_sb_put(&b, &ch, 1);
+    }
+    char *s = sql_sb_take(&b);
+    if (!vertex_exists(p, s, field)) return s;
+    for (int i = 2;; i++) {
+        char *t = sl_sprintf("%s-%d", s, i);
+        if (!vertex_exists(p, t, field)) {
+            free(s);
+            return t;
+        }
+        free(t);
+    }
+}
+
+static uint32_t fnv1a(const char *s)
+{
+    uint32_t h = 2166136261u;
+    for (; *s; s++) {
+        h ^= (unsigned char)*s;
+        h *= 16777619u;
+    }
+    return h;
+}
+
+static json_t *schema_json(const sl_schema *s)
+{
+    json_t *a = json_array();
+    for (int i = 0; i < s->n; i++)
+        json_array_append_new(a, json_pack("{s:s, s:s}", "name", s->fields[i].name, "type",
+                                           sl_type_name(s->fields[i].type)));
+    return a;
+}
+
+/* Add a vertex; returns its id (caller frees). `config` is stolen. */
+static char *add_vertex(plan *p, const char *base, const char *type, const char *uid_src,
+                        json_t *config, const sl_schema *schema, int parallelism, int updating)
+{
+    char *id = unique(p, base, "id");
+    json_t *v = json_object();
+    json_object_set_new(v, "id", json_string(id));
+    char *uid = NULL;
+    if (uid_src) {
+        uid = unique(p, uid_src, "uid");
+        json_object_set_new(v, "uid", json_string(uid));
+    }
+    json_object_set_new(v, "type", json_string(type));
+    if (parallelism > 0) json_object_set_new(v, "parallelism", json_integer(parallelism));
+    if (schema) json_object_set_new(v, "schema", schema_json(schema));
+    if (config && json_object_size(config)) json_object_set(v, "config", config);
+    json_decref(config);
+    json_array_append_new(p->vertices, v);
+    sql_sb_fmt(&p->explain, "%s[%s] uid=%s changelog=%s", id, type, uid ? uid : id,
+           updating ? "[I,UB,UA]" : "[I]");
+    json_t *cfg = json_object_get(v, "config");
+    if (cfg) {
+        char *c = json_dumps(cfg, JSON_COMPACT | JSON_PRESERVE_ORDER);
+        sql_sb_fmt(&p->explain, " %s", c);
+        free(c);
+    }
+    sql_sb_str(&p->explain, "\n");
+    free(uid);
+    return id;
+}
+
+static void add_edge(plan *p, const char *from, const char *to, const char *strategy,
+                     json_t *keys, int input)
+{
+    json_t *e = json_pack("{s:s, s:s}", "from", from, "to", to);
+    if (strategy) json_object_set_new(e, "strategy", json_string(strategy));
+    if (keys) json_object_set(e, "keys", keys);
+    if (input) json_object_set_new(e, "input", json_integer(input));
+    json_array_append_new(p->edges, e);
+}
+
+#define PERR(node, ...) plan_err(p, (node), __VA_ARGS__)
+static int plan_err(plan *p, const sql_node *at, const char *fmt, ...) SL_PRINTF(3, 4);
+static int plan_err(plan *p, const sql_node *at, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (at && at->line)
+        sl_seterr(p->err, p->errlen, "line %d, column %d: %s", at->line, at->col, msg);
+    else
+        sl_seterr(p->err, p->errlen, "%s", msg);
+    return SL_ERR;
+}
+
+/* ---- expressions against a rel ------------------------------------------ */
+
+static int is_agg_name(const char *s)
+{
+    return !strcasecmp(s, "COUNT") || !strcasecmp(s, "SUM") || !strcasecmp(s, "MIN") ||
+           !strcasecmp(s, "MAX") || !strcasecmp(s, "AVG");
+}
+
+static int is_niladic(const char *s)
+{
+    return !strcasecmp(s, "CURRENT_TIMESTAMP") || !strcasecmp(s, "LOCALTIMESTAMP") ||
+           !strcasecmp(s, "CURRENT_DATE") || !strcasecmp(s, "CURRENT_TIME") ||
+           !strcasecmp(s, "LOCALTIME");
+}
+
+static int has_agg(const sql_node *e)
+{
+    if (!e) return 0;
+    if (e->kind == SQL_FUNC && is_agg_name(e->s)) return 1;
+    for (int i = 0; i < e->nkids; i++)
+        if (has_agg(e->kids[i])) return 1;
+    return 0;
+}
+
+/* Check every column reference of e against r. */
+static int check_cols(plan *p, const sql_node *e, const rel *r)
+{
+    if (!e) return SL_OK;
+    if (e->kind == SQL_COL) {
+        if (e->s2 && r->alias && strcasecmp(e->s2, r->alias) != 0)
+            return PERR(e, "unknown table or alias '%s' (the FROM clause names '%s')", e->s2,
+                        r->alias);
+        if (sl_schema_find(&r->sch, e->s) >= 0) return SL_OK;
+        if (!e->s2 && !(e->flags & SQL_F_QUOTED) && is_niladic(e->s)) return SL_OK;
+        const char *best = NULL;
+        int bd = 99;
+        for (int i = 0; i < r->sch.n; i++) {
+            int d = sql_edit_distance(r->sch.fields[i].name, e->s);
+            if (d < bd) {
+                bd = d;
+                best = r->sch.fields[i].name;
+            }
+        }
+        sql_sbuf cols = {0};
+        for (int i = 0; i < r->sch.n; i++) sql_sb_fmt(&cols, "%s%s", i ? ", " : "", r->sch.fields[i].name);
+        int rc;
+        if (best && bd <= (int)strlen(e->s) / 2 + 1)
+            rc = PERR(e, "unknown column '%s' (did you mean '%s'?)", e->s, best);
+        else
+            rc = PERR(e, "unknown column '%s' (the input has: %s)", e->s, cols.s ? cols.s : "");
+        free(cols.s);
+        return rc;
+    }
+    if (e->kind == SQL_FUNC && (!strcasecmp(e->s, "TIMESTAMPADD") || !strcasecmp(e->s, "TIMESTAMPDIFF"))) {
+        for (int i = 1; i < e->nkids; i++)
+            if (check_cols(p, e->kids[i], r) != SL_OK) return SL_ERR;
+        return SL_OK;
+    }
+    if (e->kind == SQL_FUNC && !strcasecmp(e->s, "PROCTIME"))
+        return PERR(e, "PROCTIME() declares a processing-time column in CREATE TABLE "
+                    "(pt AS PROCTIME()); it cannot be used in a query");
+    for (int i = 0; i < e->nkids; i++)
+        if (check_cols(p, e->kids[i], r) != SL_OK) return SL_ERR;
+    return SL_OK;
+}
+
+/* Type e (after check_cols) against sch with calc's checker. */
+static int type_expr(plan *p, const sql_node *e, const sl_schema *sch, sl_type *t)
+{
+    char *txt = sql_unparse(e);
+    char ebuf[512];
+    sl_expr *x = sl_expr_parse(txt, sch, ebuf, sizeof ebuf);
+    int rc = SL_OK;
+    if (!x) rc = PERR(e, "%s (in the expression %s)", ebuf, txt);
+    else {
+        *t = sl_expr_type(x);
+        sl_expr_destroy(x);
+    }
+    free(txt);
+    return rc;
+}
+
+/* ---- calc --------------------------------------------------------------- */
+
+typedef struct item {
+    char *name;       /* output column */
+    char *text;       /* calc projection entry "expr AS name" */
+    sl_type type;
+    const sql_node *expr;
+} item;
+
+/* One calc vertex over `in`: projection items (n) and an optional filter.
+ * Replaces *in with the result. */
+static int emit_calc(plan *p, rel *in, item *items, int n, const sql_node *filter,
+                     const char *base)
+{
+    json_t *cfg = json_object();
+    if (filter) {
+        if (check_cols(p, filter, in) != SL_OK) {
+            json_decref(cfg);
+            return SL_ERR;
+        }
+        sl_type ft;
+        if (type_expr(p, filter, &in->sch, &ft) != SL_OK) {
+            json_decref(cfg);
+            return SL_ERR;
+        }
+        if (ft != SL_T_BOOLEAN && ft != SL_T_NULL) {
+            json_decref(cfg);
+            return PERR(filter, "the condition must be BOOLEAN, not %s", sl_type_name(ft));
+        }
+    }
+    sl_schema out;
+    sl_schema_init(&out);
+    if (items) {
+        json_t *proj = json_array();
+        for (int i = 0; i < n; i++) {
+            json_array_append_new(proj, json_string(items[i].text));
+            sl_schema_add(&out, items[i].name, items[i].type);
+        }
+        json_object_set_new(cfg, "projection", proj);
+    } else {
+        sl_schema_copy(&out, &in->sch);
+    }
+    if (filter) {
+        char *f = sql_unparse(filter);
+        json_object_set_new(cfg, "filter", json_string(f));
+        free(f);
+    }
+    char *id = add_vertex(p, base, "calc", NULL, cfg, NULL, 0, in->updating);
+    add_edge(p, in->vid, id, NULL, NULL, 0);
+    free(in->vid);
+    in->vid = id;
+    sl_schema_free(&in->sch);
+    in->sch = out;
+    return SL_OK;
+}
+
+static void items_free(item *it, int n)
+{
+    for (int i = 0; i < n; i++) {
+        free(it[i].name);
+        free(it[i].text);
+    }
+    free(it);
+}
+
+/* Make a projection item of expression e named `name` against sch. */
+static int make_item(plan *p, item *it, const sql_node *e, const char *name, const sl_schema *sch)
+{
+    if (type_expr(p, e, sch, &it->type) != SL_OK) return SL_ERR;
+    char *x = sql_unparse(e);
+    it->name = sl_strdup(name);
+    it->expr = e;
+    if (e->kind == SQL_COL && !strcasecmp(e->s, name)) {
+        it->text = x;
+    } else {
+        char *q = sql_quote_ident(name);
+        it->text = sl_sprintf("%s AS %s", x, q);
+        free(q);
+        free(x);
+    }
+    return SL_OK;
+}
+
+/* ---- scans -------------------------------------------------------------- */
+
+static int plan_query(plan *p, const sql_node *q, rel *out);
+
+static int scan_table(plan *p, const sql_node *at, const char *name, rel *out)
+{
+    for (const cte_scope *s = p->scope; s; s = s->outer) {
+        if (strcasecmp(s->cte->s, name) != 0) continue;
+        const cte_scope *saved = p->scope;
+        p->scope = s->outer; /* a CTE sees only the ones before it */
+        int rc = plan_query(p, sql_kid(s->cte, 0), out);
+        p->scope = saved;
+        return rc;
+    }
+    const sql_table *t = sql_catalog_find(p->cat, name);
+    if (!t) {
+        const char *best = NULL;
+        int bd = 99;
+        for (int i = 0; i < p->cat->n; i++) {
+            int d = sql_edit_distance(p->cat->t[i]->name, name);
+            if (d < bd) bd = d, best = p->cat->t[i]->name;
+        }
+        if (best && bd <= (int)strlen(name) / 2 + 1)
+            return PERR(at, "table or view '%s' does not exist in this session (did you mean "
+                        "'%s'?)", name, best);
+        return PERR(at, "table or view '%s' does not exist in this session", name);
+    }
+    if (t->is_view) {
+        if (p->depth > 32) return PERR(at, "views nested too deeply at '%s'", name);
+        const cte_scope *saved = p->scope;
+        p->scope = NULL;
+        p->depth++;
+        int rc = plan_query(p, t->query, out);
+        p->depth--;
+        p->scope = saved;
+        return rc;
+    }
+    /* one source per table and job: a statement set's INSERTs (and a self-UNION) share it,
+     * so they see the same rows and the source's uid does not depend on the order */
+    for (int i = 0; i < p->nscans; i++)
+        if (!strcasecmp(p->scans[i].ident, t->name)) {
+            rel_copy(out, &p->scans[i]);
+            return SL_OK;
+        }
+    if (strcmp(t->connector, "datagen") != 0) {
+        if (!strcmp(t->connector, "filesystem"))
+            return PERR(at, "table '%s': reading a 'filesystem' table is not supported yet (it "
+                        "can be written)", name);
+        return PERR(at, "table '%s' (connector '%s') is a sink; it cannot be read", name,
+                    t->connector);
+    }
+    sl_schema phys;
+    sl_schema_init(&phys);
+    int ncomp = 0;
+    for (int i = 0; i < t->ncols; i++) {
+        if (t->cols[i].expr) ncomp++;
+        else sl_schema_add(&phys, t->cols[i].name, t->cols[i].type);
+    }
+    json_t *cfg = json_object();
+    for (int i = 0; i < t->nopts; i++)
+        if (strcmp(t->keys[i], "connector")) json_object_set_new(cfg, t->keys[i], json_string(t->vals[i]));
+    char *uid = sl_sprintf("source-%s", t->name);
+    memset(out, 0, sizeof *out);
+    out->vid = add_vertex(p, t->name, "datagen", uid, cfg, &phys, 0, 0);
+    free(uid);
+    out->sch = phys;
+    out->ident = sl_strdup(t->name);
+    if (ncomp) {
+        item *its = sl_calloc((size_t)t->ncols, sizeof *its);
+        int rc = SL_OK;
+        for (int i = 0; rc == SL_OK && i < t->ncols; i++) {
+            const sql_column *c = &t->cols[i];
+            if (c->proctime) {
+                its[i].name = sl_strdup(c->name);
+                char *q = sql_quote_ident(c->name);
+                its[i].text = sl_sprintf("CURRENT_TIMESTAMP AS %s", q);
+                free(q);
+                its[i].type = SL_T_TIMESTAMP;
+            } else if (c->expr) {
+                rc = make_item(p, &its[i], c->expr, c->name, &phys);
+            } else {
+                its[i].name = sl_strdup(c->name);
+                its[i].text = sql_quote_ident(c->name);
+                its[i].type = c->type;
+            }
+        }
+        char *base = sl_sprintf("%s-columns", t->name);
+        if (rc == SL_OK) rc = emit_calc(p, out, its, t->ncols, NULL, base);
+        free(base);
+        items_free(its, t->ncols);
+        if (rc != SL_OK) return SL_ERR;
+        for (int i = 0; i < t->ncols; i++)
+            if (t->cols[i].proctime) out->proctime = sl_strdup(t->cols[i].name);
+    }
+    if (t->wm_col) {
+        json_t *w = json_object();
+        json_object_set_new(w, "column", json_string(t->wm_col));
+        char d[64];
+        snprintf(d, sizeof d, "%lld ms", (long long)t->wm_delay);
+        json_object_set_new(w, "delay", json_string(d));
+        char *base = sl_sprintf("%s-watermark", t->name);
+        char *wuid = sl_sprintf("watermark-%s", t->name);
+        char *id = add_vertex(p, base, "watermark", wuid, w, NULL, 0, 0);
+        add_edge(p, out->vid, id, NULL, NULL, 0);
+        free(out->vid);
+        out->vid = id;
+        free(base);
+        free(wuid);
+        out->rowtime = sl_strdup(t->wm_col);
+    }
+    p->scans = sl_realloc(p->scans, sizeof(rel) * (size_t)(p->nscans + 1));
+    rel_copy(&p->scans[p->nscans++], out);
+    return SL_OK;
+}
+
+static int plan_from(plan *p, const sql_node *f, rel *out)
+{
+    switch (f->kind) {
+    case SQL_FROM_TABLE:
+        if (scan_table(p, f, f->s, out) != SL_OK) return SL_ERR;
+        free(out->alias);
+        out->alias = sl_strdup(f->s2 ? f->s2 : f->s);
+        return SL_OK;
+    case SQL_FROM_QUERY:
+        if (plan_query(p, sql_kid(f, 0), out) != SL_OK) return SL_ERR;
+        free(out->alias);
+        out->alias = dup0(f->s2);
+        return SL_OK;
+    case SQL_FROM_JOIN:
+        return PERR(f, "joins are not supported yet (they plug into this planner with the "
+                    "join operators)");
+    case SQL_FROM_TVF:
+        return PERR(f, "a window TVF must be aggregated: GROUP BY window_start, window_end");
+    default: return PERR(f, "unsupported FROM item");
+    }
+}
+
+/* ---- SELECT without aggregation ------------------------------------------ */
+
+/* Output name of select item i. */
+static char *item_name(const sql_node *it, int i)
+{
+    if (it->s) return sl_strdup(it->s);
+    const sql_node *e = it->kids[0];
+    if (e->kind == SQL_COL) return sl_strdup(e->s);
+    return sl_sprintf("EXPR$%d", i);
+}
+
+/* Expand the select list against `in` into items (* and t.*). */
+static int select_items(plan *p, const sql_node *list, rel *in, item **outp, int *np)
+{
+    int cap = list->nkids + (int)in->sch.n + 1, n = 0;
+    item *its = sl_calloc((size_t)cap, sizeof *its);
+    int rc = SL_OK;
+    for (int i = 0; rc == SL_OK && i < list->nkids; i++) {
+        const sql_node *it = list->kids[i];
+        const sql_node *e = it->kids[0];
+        if (e->kind == SQL_STAR) {
+            if (e->s && in->alias && strcasecmp(e->s, in->alias)) {
+                rc = PERR(e, "unknown table or alias '%s'", e->s);
+                break;
+            }
+            if (n + (int)in->sch.n > cap) {
+                cap = n + (int)in->sch.n + list->nkids;
+                its = sl_realloc(its, sizeof *its * (size_t)cap);
+            }
+            for (int c = 0; c < in->sch.n; c++) {
+                its[n].name = sl_strdup(in->sch.fields[c].name);
+                its[n].text = sql_quote_ident(in->sch.fields[c].name);
+                its[n].type = in->sch.fields[c].type;
+                its[n].expr = NULL;
+                n++;
+            }
+            continue;
+        }
+        if (has_agg(e)) {
+            rc = PERR(e, "aggregate functions need GROUP BY (or a window TVF)");
+            break;
+        }
+        if (check_cols(p, e, in) != SL_OK) {
+            rc = SL_ERR;
+            break;
+        }
+        if (n == cap) {
+            cap *= 2;
+            its = sl_realloc(its, sizeof *its * (size_t)cap);
+        }
+        memset(&its[n], 0, sizeof its[n]);
+        char *nm = item_name(it, i);
+        rc = make_item(p, &its[n], e, nm, &in->sch);
+        free(nm);
+        if (rc == SL_OK) n++;
+    }
+    for (int i = 0; rc == SL_OK && i < n; i++)
+        for (int j = 0; j < i; j++)
+            if (!strcasecmp(its[i].name, its[j].name)) {
+                rc = PERR(list->kids[SL_MIN(i, list->nkids - 1)],
+                          "the query has two columns named '%s'; give one an alias with AS",
+                          its[i].name);
+                break;
+            }
+    if (rc != SL_OK) {
+        items_free(its, n);
+        return SL_ERR;
+    }
+    *outp = its;
+    *np = n;
+    return SL_OK;
+}
+
+/* Time attributes survive a projection that keeps the column bare. */
+static void carry_time_attrs(rel *r, item *its, int n)
+{
+    char *rt = NULL, *pt = NULL;
+    for (int i = 0; i < n; i++) {
+        const sql_node *e = its[i].expr;
+        const char *src = e ? (e->kind == SQL_COL ? e->s : NULL) : its[i].name;
+        if (!src) continue;
+        if (r->rowtime && !strcasecmp(src, r->rowtime) && !rt) rt = sl_strdup(its[i].name);
+        if (r->proctime && !strcasecmp(src, r->proctime) && !pt) pt = sl_strdup(its[i].name);
+    }
+    free(r->rowtime);
+    free(r->proctime);
+    r->rowtime = rt;
+    r->proctime = pt;
+}
+
+static int identity(const item *its, int n, const sl_schema *sch)
+{
+    if (n != sch->n) return 0;
+    for (int i = 0; i < n; i++) {
+        if (strcmp(its[i].name, sch->fields[i].name)) return 0;
+        if (its[i].expr && (its[i].expr->kind != SQL_COL || strcmp(its[i].expr->s, its[i].name)))
+            return 0;
+    }
+    return 1;
+}
+
+/* ---- aggregation ---------------------------------------------------------- */
+
+typedef struct agg {
+    char *text;      /* the call as written back: "SUM(amount)" (dedup key) */
+    char *name;      /* output column */
+    char *spec;      /* operator entry "SUM(amount) AS total" */
+    sl_type type;
+} agg;
+
+typedef struct aggctx {
+    agg *a;
+    int n, cap;
+    char **keys;     /* key column names (window: not window_start/end) */
+    char **keytext;  /* group expressions as written back */
+    int nkeys;
+    item *pre;       /* pre-projection: expressions for keys and arguments */
+    int npre;
+    int need_pre;
+    const rel *in;
+    int window;      /* window_start/window_end/window_time are outputs */
+} aggctx;
+
+static void aggctx_free(aggctx *c)
+{
+    for (int i = 0; i < c->n; i++) {
+        free(c->a[i].text);
+        free(c->a[i].name);
+        free(c->a[i].spec);
+    }
+    free(c->a);
+    for (int i = 0; i < c->nkeys; i++) {
+        free(c->keys[i]);
+        free(c->keytext[i]);
+    }
+    free(c->keys);
+    free(c->keytext);
+    items_free(c->pre, c->npre);
+}
+
+/* The pre-projection column holding expression e (added on first use). */
+static int pre_column(plan *p, aggctx *c, const sql_node *e, const char *prefix, char **name)
+{
+    if (e->kind == SQL_COL && sl_schema_find(&c->in->sch, e->s) >= 0) {
+        *name = sl_strdup(c->in->sch.fields[sl_schema_find(&c->in->sch, e->s)].name);
+        return SL_OK;
+    }
+    char *txt = sql_unparse(e);
+    for (int i = c->in->sch.n; i < c->npre; i++) /* the same expression once */
+        if (c->pre[i].expr) {
+            char *t2 = sql_unparse(c->pre[i].expr);
+            int same = !strcmp(t2, txt);
+            free(t2);
+            if (same) {
+                free(txt);
+                *name = sl_strdup(c->pre[i].name);
+                return SL_OK;
+            }
+        }
+    free(txt);
+    if (check_cols(p, e, c->in) != SL_OK) return SL_ERR;
+    c->pre = sl_realloc(c->pre, sizeof(item) * (size_t)(c->npre + 1));
+    memset(&c->pre[c->npre], 0, sizeof(item));
+    char *nm = sl_sprintf("%s%d", prefix, c->npre - (int)c->in->sch.n);
+    int rc = make_item(p, &c->pre[c->npre], e, nm, &c->in->sch);
+    free(nm);
+    if (rc != SL_OK) return SL_ERR;
+    *name = sl_strdup(c->pre[c->npre].name);
+    c->npre++;
+    c->need_pre = 1;
+    return SL_OK;
+}
+
+/* Register aggregate call e; its output column name into *name. */
+static int add_agg(plan *p, aggctx *c, const sql_node *e, const char *alias, char **name)
+{
+    char *txt = sql_unparse(e);
+    for (int i = 0; i < c->n; i++)
+        if (!strcmp(c->a[i].text, txt)) {
+            free(txt);
+            *name = sl_strdup(c->a[i].name);
+            return SL_OK;
+        }
+    if (e->flags & SQL_F_DISTINCT) {
+        free(txt);
+        return PERR(e, "DISTINCT aggregates are not supported yet");
+    }
+    int star = e->flags & SQL_F_STAR_ARG;
+    if (star && strcasecmp(e->s, "COUNT")) {
+        free(txt);
+        return PERR(e, "'*' is only allowed in COUNT(*)");
+    }
+    if (!star && e->nkids != 1) {
+        free(txt);
+        return PERR(e, "%s takes one argument", e->s);
+    }
+    if (!star && has_agg(e->kids[0])) {
+        free(txt);
+        return PERR(e->kids[0], "aggregate functions cannot be nested");
+    }
+    char *arg = NULL;
+    sl_type at = SL_T_BIGINT;
+    if (!star) {
+        if (pre_column(p, c, e->kids[0], "__arg", &arg) != SL_OK) {
+            free(txt);
+            return SL_ERR;
+        }
+        int ci = sl_schema_find(&c->in->sch, arg);
+        if (ci >= 0) at = c->in->sch.fields[ci].type;
+        else
+            for (int i = 0; i < c->npre; i++)
+                if (!strcmp(c->pre[i].name, arg)) at = c->pre[i].type;
+        /* what window and group_aggregate compute: SUM/AVG of numbers, MIN/MAX also of
+         * TIMESTAMPs, COUNT of anything */
+        if (strcasecmp(e->s, "COUNT") && at != SL_T_INT && at != SL_T_BIGINT && at != SL_T_DOUBLE &&
+            !((!strcasecmp(e->s, "MIN") || !strcasecmp(e->s, "MAX")) && at == SL_T_TIMESTAMP)) {
+            free(txt);
+            free(arg);
+            return PERR(e, "%s of %s is not supported", e->s, sl_type_name(at));
+        }
+    }
+    if (c->n == c->cap) {
+        c->cap = c->cap ? c->cap * 2 : 8;
+        c->a = sl_realloc(c->a, sizeof(agg) * (size_t)c->cap);
+    }
+    agg *a = &c->a[c->n];
+    a->text = txt;
+    a->name = alias ? sl_strdup(alias) : sl_sprintf("__agg%d", c->n);
+    char *fn = sl_strdup(e->s);
+    for (char *q = fn; *q; q++) *q = (char)toupper((unsigned char)*q);
+    char *qarg = arg ? sql_quote_ident(arg) : NULL, *qname = sql_quote_ident(a->name);
+    a->spec = sl_sprintf("%s(%s) AS %s", fn, star ? "*" : qarg, qname);
+    a->type = !strcasecmp(fn, "COUNT") ? SL_T_BIGINT : at;
+    free(fn);
+    free(qarg);
+    free(qname);
+    free(arg);
+    c->n++;
+    *name = sl_strdup(a->name);
+    return SL_OK;
+}
+
+static sql_node *col_node(plan *p, const sql_node *at, const char *name)
+{
+    sql_node *n = sql_node_new(p->arena, SQL_COL, at->line, at->col);
+    n->s = sql_arena_strndup(p->arena, name, strlen(name));
+    return n;
+}
+
+/* Rewrite e over the aggregate's output: group expressions and aggregate
+ * calls become columns; any other column is an error. */
+static int rewrite(plan *p, aggctx *c, const sql_node *e, sql_node **out)
+{
+    if (!e) {
+        *out = NULL;
+        return SL_OK;
+    }
+    char *txt = sql_unparse(e);
+    for (int i = 0; i < c->nkeys; i++)
+        if (!strcmp(c->keytext[i], txt)) {
+            free(txt);
+            *out = col_node(p, e, c->keys[i]);
+            return SL_OK;
+        }
+    free(txt);
+    if (e->kind == SQL_FUNC && is_agg_name(e->s)) {
+        char *nm;
+        if (add_agg(p, c, e, NULL, &nm) != SL_OK) return SL_ERR;
+        *out = col_node(p, e, nm);
+        free(nm);
+        return SL_OK;
+    }
+    if (e->kind == SQL_COL) {
+        if (c->window && (!strcasecmp(e->s, "window_start") || !strcasecmp(e->s, "window_end") ||
+                          !strcasecmp(e->s, "window_time"))) {
+            *out = col_node(p, e, e->s);
+            return SL_OK;
+        }
+        if (!e->s2 && is_niladic(e->s)) {
+            *out = (sql_node *)e;
+            return SL_OK;
+        }
+        if (sl_schema_find(&c->in->sch, e->s) < 0) return check_cols(p, e, c->in);
+        return PERR(e, "column '%s' must be in GROUP BY or inside an aggregate function", e->s);
+    }
+    sql_node *n = sql_node_new(p->arena, e->kind, e->line, e->col);
+    n->flags = e->flags;
+    n->s = e->s;
+    n->s2 = e->s2;
+    for (int i = 0; i < e->nkids; i++) {
+        sql_node *k;
+        if (rewrite(p, c, e->kids[i], &k) != SL_OK) return SL_ERR;
+        sql_node_add(p->arena, n, k);
+    }
+    *out = n;
+    return SL_OK;
+}
+
+/* Window TVF spec "TUMBLE(INTERVAL '10' SECOND)" from the TVF's arguments. */
+static int window_spec(plan *p, const sql_node *tvf, char **spec)
+{
+    const sql_node *args = sql_kid(tvf, 2);
+    const char *fn = tvf->s;
+    int lo, hi;
+    if (!strcasecmp(fn, "TUMBLE")) lo = 1, hi = 2;
+    else if (!strcasecmp(fn, "HOP")) lo = 2, hi = 3;
+    else if (!strcasecmp(fn, "CUMULATE")) lo = 2, hi = 2;
+    else if (!strcasecmp(fn, "SESSION")) lo = 1, hi = 1;
+    else return PERR(tvf, "unknown window function '%s' (TUMBLE, HOP, CUMULATE or SESSION)", fn);
+    if (args->nkids < lo || args->nkids > hi)
+        return PERR(tvf, "%s takes TABLE t, DESCRIPTOR(time column) and %d%s interval%s", fn, lo,
+                    hi > lo ? " or more" : "", lo > 1 ? "s" : "");
+    if (!strcasecmp(fn, "HOP") && args->nkids == 3)
+        return PERR(args->kids[2], "HOP with an offset is not supported yet");
+    sql_sbuf b = {0};
+    char *u = sl_strdup(fn);
+    for (char *q = u; *q; q++) *q = (char)toupper((unsigned char)*q);
+    sql_sb_fmt(&b, "%s(", u);
+    free(u);
+    for (int i = 0; i < args->nkids; i++) {
+        const sql_node *a = args->kids[i];
+        if (a->kind != SQL_INTERVAL) {
+            free(b.s);
+            return PERR(a, "%s: argument %d must be an interval literal such as INTERVAL '10' "
+                        "SECOND", fn, i + 3);
+        }
+        char *t = sql_unparse(a);
+        sql_sb_fmt(&b, "%s%s", i ? ", " : "", t);
+        free(t);
+    }
+    sql_sb_str(&b, ")");
+    *spec = sql_sb_take(&b);
+    return SL_OK;
+}
+
+static int plan_aggregate(plan *p, const sql_node *sel, rel *out)
+{
+    const sql_node *items = sql_kid(sel, 0), *from = sql_kid(sel, 1), *where = sql_kid(sel, 2),
+                   *group = sql_kid(sel, 3), *having = sql_kid(sel, 4);
+    int window = from->kind == SQL_FROM_TVF;
+    rel in = {0};
+    char *spec = NULL, *tcol = NULL;
+    int proctime = 0;
+    aggctx c = {0};
+    int rc = SL_OK;
+    if (window) {
+        const sql_node *tref = sql_kid(from, 0), *desc = sql_kid(from, 1);
+        if ((rc = window_spec(p, from, &spec)) != SL_OK) goto done;
+        if ((rc = scan_table(p, tref, tref->s, &in)) != SL_OK) goto done;
+        free(in.alias);
+        in.alias = sl_strdup(from->s2 ? from->s2 : tref->s);
+        if (in.updating) {
+            rc = PERR(from, "a window TVF over an updating input (produced by %s) is not "
+                      "supported", in.updater);
+            goto done;
+        }
+        if (in.rowtime && !strcasecmp(in.rowtime, desc->s)) {
+            tcol = sl_strdup(in.rowtime);
+        } else if (in.proctime && !strcasecmp(in.proctime, desc->s)) {
+            proctime = 1;
+            if (strcasecmp(from->s, "TUMBLE") && strcasecmp(from->s, "HOP")) {
+                rc = PERR(from, "processing-time windows can be TUMBLE or HOP only");
+                goto done;
+            }
+        } else {
+            rc = PERR(desc, "DESCRIPTOR(%s): '%s' is not a time attribute of '%s' (declare "
+                      "WATERMARK FOR %s AS %s - INTERVAL '5' SECOND, or %s AS PROCTIME(), in "
+                      "CREATE TABLE)", desc->s, desc->s, tref->s, desc->s, desc->s, desc->s);
+            goto done;
+        }
+        if (!group) {
+            rc = PERR(sel, "a window TVF must be aggregated: GROUP BY window_start, window_end");
+            goto done;
+        }
+    } else {
+        if ((rc = plan_from(p, from, &in)) != SL_OK) goto done;
+    }
+    c.in = &in;
+    c.window = window;
+    /* the pre-projection starts as all input columns */
+    c.npre = (int)in.sch.n;
+    c.pre = sl_calloc(in.sch.n + 1, sizeof(item));
+    for (int i = 0; i < in.sch.n; i++) {
+        c.pre[i].name = sl_strdup(in.sch.fields[i].name);
+        c.pre[i].text = sql_quote_ident(in.sch.fields[i].name);
+        c.pre[i].type = in.sch.fields[i].type;
+    }
+    /* group keys */
+    int has_ws = 0, has_we = 0;
+    c.keys = sl_calloc((size_t)(group ? group->nkids : 0) + 1, sizeof(char *));
+    c.keytext = sl_calloc((size_t)(group ? group->nkids : 0) + 1, sizeof(char *));
+    for (int i = 0; group && i < group->nkids; i++) {
+        const sql_node *g = group->kids[i];
+        if (has_agg(g)) {
+            rc = PERR(g, "aggregate functions are not allowed in GROUP BY");
+            goto done;
+        }
+        if (window && g->kind == SQL_COL &&
+            (!strcasecmp(g->s, "window_start") || !strcasecmp(g->s, "window_end"))) {
+            if (!strcasecmp(g->s, "window_start")) has_ws = 1;
+            else has_we = 1;
+            continue;
+        }
+        if (window && g->kind != SQL_COL) {
+            rc = PERR(g, "window aggregation groups by columns only (window_start, window_end "
+                      "and keys)");
+            goto done;
+        }
+        if (window && g->kind == SQL_COL && !strcasecmp(g->s, "window_time")) {
+            rc = PERR(g, "GROUP BY window_start, window_end (window_time is an output)");
+            goto done;
+        }
+        char *kn;
+        if ((rc = pre_column(p, &c, g, "__key", &kn)) != SL_OK) goto done;
+        c.keys[c.nkeys] = kn;
+        c.keytext[c.nkeys++] = sql_unparse(g);
+    }
+    if (!window && c.nkeys == 0) {
+        /* GROUP BY nothing: group_aggregate needs a key, so one constant key holds the
+         * single group (it never matches an expression: its text is empty) */
+        sql_node *zero = sql_node_new(p->arena, SQL_NUM, sel->line, sel->col);
+        zero->s = "0";
+        char *kn;
+        if ((rc = pre_column(p, &c, zero, "__global", &kn)) != SL_OK) goto done;
+        c.keys[c.nkeys] = kn;
+        c.keytext[c.nkeys++] = sl_strdup("");
+    }
+    if (window && (!has_ws || !has_we)) {
+        rc = PERR(group, "a window TVF aggregation must GROUP BY window_start, window_end "
+                  "(and optionally keys)");
+        goto done;
+    }
+    const sql_node *part = sql_kid(from, 3);
+    for (int i = 0; window && part && i < part->nkids; i++) {
+        int found = 0;
+        for (int k = 0; k < c.nkeys; k++)
+            if (!strcasecmp(c.keys[k], part->kids[i]->s)) found = 1;
+        if (!found) {
+            rc = PERR(part->kids[i], "PARTITION BY %s: the column must also be in GROUP BY",
+                      part->kids[i]->s);
+            goto done;
+        }
+    }
+    /* aggregates named by their select alias when the item is just the call */
+    for (int i = 0; i < items->nkids; i++) {
+        const sql_node *it = items->kids[i], *e = it->kids[0];
+        if (e->kind == SQL_STAR) {
+            rc = PERR(e, "SELECT * cannot be used with GROUP BY");
+            goto done;
+        }
+        if (e->kind == SQL_FUNC && is_agg_name(e->s) && it->s) {
+            int clash = 0;
+            for (int k = 0; k < c.nkeys; k++)
+                if (!strcasecmp(c.keys[k], it->s)) clash = 1;
+            if (sl_schema_find(&in.sch, it->s) >= 0) clash = 1;
+            char *nm;
+            if ((rc = add_agg(p, &c, e, clash ? NULL : it->s, &nm)) != SL_OK) goto done;
+            free(nm);
+        }
+    }
+    /* post-projection over the aggregate's output */
+    sl_schema aggout;
+    sl_schema_init(&aggout);
+    sql_node **post = sl_calloc((size_t)items->nkids + 1, sizeof(sql_node *));
+    sql_node *post_having = NULL;
+    for (int i = 0; rc == SL_OK && i < items->nkids; i++)
+        rc = rewrite(p, &c, items->kids[i]->kids[0], &post[i]);
+    if (rc == SL_OK && having) {
+        rc = rewrite(p, &c, having, &post_having);
+    }
+    if (rc != SL_OK) {
+        free(post);
+        sl_schema_free(&aggout);
+        goto done;
+    }
+    /* the pre-projection: only when a key or argument is an expression or WHERE filters */
+    if (where && has_agg(where)) {
+        rc = PERR(where, "aggregate functions are not allowed in WHERE (use HAVING)");
+    } else if (c.need_pre || where) {
+        if (where && check_cols(p, where, &in) != SL_OK) rc = SL_ERR;
+        else rc = emit_calc(p, &in, c.need_pre ? c.pre : NULL, c.need_pre ? c.npre : 0, where,
+                            window ? "window-input" : "agg-input");
+    }
+    if (rc != SL_OK) {
+        free(post);
+        sl_schema_free(&aggout);
+        goto done;
+    }
+    /* the stateful operator */
+    json_t *keys = json_array();
+    sql_sbuf id = {0};
+    sql_sb_fmt(&id, "%s|%s|", window ? "window" : "group_aggregate", in.ident ? in.ident : "");
+    for (int k = 0; k < c.nkeys; k++) {
+        json_array_append_new(keys, json_string(c.keys[k]));
+        sql_sb_fmt(&id, "%s,", c.keytext[k]); /* what the key is, not its column name */
+    }
+    json_t *aggs = json_array();
+    sql_sb_str(&id, "|");
+    for (int k = 0; k < c.n; k++) {
+        json_array_append_new(aggs, json_string(c.a[k].spec));
+        sql_sb_fmt(&id, "%s,", c.a[k].text);
+    }
+    json_t *cfg = json_object();
+    if (window) {
+        sql_sb_fmt(&id, "|%s|%s", spec, proctime ? "proctime" : tcol);
+        if (proctime) json_object_set_new(cfg, "time", json_string("processing"));
+        else json_object_set_new(cfg, "time-column", json_string(tcol));
+        json_object_set_new(cfg, "window", json_string(spec));
+        sl_schema_add(&aggout, "window_start", SL_T_TIMESTAMP);
+        sl_schema_add(&aggout, "window_end", SL_T_TIMESTAMP);
+        sl_schema_add(&aggout, "window_time", SL_T_TIMESTAMP);
+    }
+    json_object_set(cfg, "group-by", keys);
+    json_object_set_new(cfg, "aggregates", aggs);
+    if (window && !proctime) json_object_set_new(cfg, "allowed-lateness", json_string("0 s"));
+    if (!window && p->ttl && strcmp(p->ttl, "0")) json_object_set_new(cfg, "table.exec.state.ttl", json_string(p->ttl));
+    for (int k = 0; k < c.nkeys; k++) {
+        int ci = sl_schema_find(&in.sch, c.keys[k]);
+        sl_schema_add(&aggout, c.keys[k], ci >= 0 ? in.sch.fields[ci].type : SL_T_STRING);
+    }
+    for (int k = 0; k < c.n; k++) sl_schema_add(&aggout, c.a[k].name, c.a[k].type);
+    char *uid = sl_sprintf("%s-%s-%08x", window ? "window" : "agg", in.ident ? in.ident : "q",
+                           fnv1a(id.s));
+    free(id.s);
+    char *vid = add_vertex(p, window ? "window" : "agg", window ? "window" : "group_aggregate", uid,
+                           cfg, NULL, c.nkeys && (window || c.keytext[0][0]) ? 0 : 1, !window);
+    free(uid);
+    if (c.nkeys) add_edge(p, in.vid, vid, "hash", keys, 0);
+    else add_edge(p, in.vid, vid, "rebalance", NULL, 0);
+    json_decref(keys);
+    free(in.vid);
+    in.vid = vid;
+    sl_schema_free(&in.sch);
+    in.sch = aggout;
+    free(in.rowtime);
+    free(in.proctime);
+    in.rowtime = window ? sl_strdup("window_time") : NULL;
+    in.proctime = NULL;
+    if (!window) {
+        in.updating = 1;
+        free(in.updater);
+        sql_sbuf u = {0};
+        sql_sb_fmt(&u, "group_aggregate '%s' (GROUP BY", vid);
+        int global = c.nkeys == 1 && !c.keytext[0][0];
+        for (int k = 0; !global && k < c.nkeys; k++) sql_sb_fmt(&u, "%s %s", k ? "," : "", c.keytext[k]);
+        sql_sb_str(&u, global ? " nothing)" : ")");
+        in.updater = sql_sb_take(&u);
+    }
+    /* the SELECT list and HAVING */
+    item *its = sl_calloc((size_t)items->nkids + 1, sizeof(item));
+    rel tmp = {.sch = in.sch, .alias = NULL};
+    for (int i = 0; rc == SL_OK && i < items->nkids; i++) {
+        char *nm = item_name(items->kids[i], i);
+        rc = make_item(p, &its[i], post[i], nm, &tmp.sch);
+        free(nm);
+    }
+    if (rc == SL_OK) {
+        rc = emit_calc(p, &in, its, items->nkids, post_having, window ? "window-select" : "agg-select");
+        if (rc == SL_OK) carry_time_attrs(&in, its, items->nkids);
+    }
+    items_free(its, items->nkids);
+    free(post);
+done:
+    free(spec);
+    free(tcol);
+    aggctx_free(&c);
+    if (rc != SL_OK) {
+        rel_free(&in);
+        return SL_ERR;
+    }
+    *out = in;
+    return SL_OK;
+}
+
+static int plan_select(plan *p, const sql_node *sel, rel *out)
+{
+    const sql_node *items = sql_kid(sel, 0), *from = sql_kid(sel, 1), *where = sql_kid(sel, 2),
+                   *group = sql_kid(sel, 3), *having = sql_kid(sel, 4);
+    if (!from) return PERR(sel, "SELECT without FROM is not supported yet");
+    if (sel->flags & SQL_F_DISTINCT) return PERR(sel, "SELECT DISTINCT is not supported yet");
+    int is_agg = group || having;
+    for (int i = 0; i < items->nkids; i++)
+        if (has_agg(items->kids[i]->kids[0])) is_agg = 1;
+    if (is_agg || from->kind == SQL_FROM_TVF) {
+        if (from->kind == SQL_FROM_TVF && !group)
+            return PERR(from, "a window TVF must be aggregated: GROUP BY window_start, window_end");
+        return plan_aggregate(p, sel, out);
+    }
+    rel in = {0};
+    if (plan_from(p, from, &in) != SL_OK) return SL_ERR;
+    if (where && has_agg(where)) {
+        rel_free(&in);
+        return PERR(where, "aggregate functions are not allowed in WHERE");
+    }
+    item *its;
+    int n;
+    if (select_items(p, items, &in, &its, &n) != SL_OK) {
+        rel_free(&in);
+        return SL_ERR;
+    }
+    int rc = SL_OK;
+    if (!identity(its, n, &in.sch) || where) {
+        if (where && check_cols(p, where, &in) != SL_OK) rc = SL_ERR;
+        else rc = emit_calc(p, &in, identity(its, n, &in.sch) ? NULL : its, n, where, "calc");
+        if (rc == SL_OK) carry_time_attrs(&in, its, n);
+    }
+    items_free(its, n);
+    if (rc != SL_OK) {
+        rel_free(&in);
+        return SL_ERR;
+    }
+    *out = in;
+    return SL_OK;
+}
+
+static void union_branches(const sql_node *q, const sql_node ***b, int *n, int *cap)
+{
+    if (q->kind == SQL_UNION && (q->flags & SQL_F_ALL)) {
+        union_branches(q->kids[0], b, n, cap);
+        union_branches(q->kids[1], b, n, cap);
+        return;
+    }
+    if (*n == *cap) {
+        *cap = *cap ? *cap * 2 : 4;
+        *b = sl_realloc(*b, sizeof(sql_node *) * (size_t)*cap);
+    }
+    (*b)[(*n)++] = q;
+}
+
+static int plan_union(plan *p, const sql_node *q, rel *out)
+{
+    if (!(q->flags & SQL_F_ALL))
+        return PERR(q, "UNION (without ALL) removes duplicates and is not supported yet; use "
+                    "UNION ALL");
+    const sql_node **br = NULL;
+    int n = 0, cap = 0;
+    union_branches(q, &br, &n, &cap);
+    rel *rs = sl_calloc((size_t)n, sizeof(rel));
+    int rc = SL_OK, done = 0;
+    for (int i = 0; rc == SL_OK && i < n; i++) {
+        rc = plan_query(p, br[i], &rs[i]);
+        if (rc == SL_OK) done++;
+    }
+    for (int i = 1; rc == SL_OK && i < n; i++) {
+        if (rs[i].sch.n != rs[0].sch.n) {
+            rc = PERR(br[i], "UNION ALL: this branch gives %d columns, the first gives %d",
+                      rs[i].sch.n, rs[0].sch.n);
+            break;
+        }
+        int rename = 0;
+        for (int c = 0; c < rs[0].sch.n; c++) {
+            if (rs[i].sch.fields[c].type != rs[0].sch.fields[c].type) {
+                rc = PERR(br[i], "UNION ALL: column %d is %s here and %s in the first branch; "
+                          "CAST one of them", c + 1, sl_type_name(rs[i].sch.fields[c].type),
+                          sl_type_name(rs[0].sch.fields[c].type));
+                break;
+            }
+            if (strcmp(rs[i].sch.fields[c].name, rs[0].sch.fields[c].name)) rename = 1;
+        }
+        if (rc == SL_OK && rename) {
+            item *its = sl_calloc(rs[0].sch.n, sizeof(item));
+            for (int c = 0; c < rs[0].sch.n; c++) {
+                its[c].name = sl_strdup(rs[0].sch.fields[c].name);
+                char *a = sql_quote_ident(rs[i].sch.fields[c].name), *b = sql_quote_ident(its[c].name);
+                its[c].text = sl_sprintf("%s AS %s", a, b);
+                free(a);
+                free(b);
+                its[c].type = rs[0].sch.fields[c].type;
+            }
+            rc = emit_calc(p, &rs[i], its, (int)rs[0].sch.n, NULL, "union-rename");
+            items_free(its, (int)rs[0].sch.n);
+        }
+    }
+    /* two branches that are the same vertex (a self-UNION of a table) would be two edges
+     * between the same pair: the later ones pass through a calc of their own */
+    for (int i = 1; rc == SL_OK && i < n; i++)
+        for (int j = 0; j < i; j++)
+            if (!strcmp(rs[i].vid, rs[j].vid)) {
+                rc = emit_calc(p, &rs[i], NULL, 0, NULL, "union-branch");
+                break;
+            }
+    if (rc == SL_OK) {
+        sql_sbuf ident = {0};
+        int upd = 0;
+        sql_sb_str(&ident, "union(");
+        for (int i = 0; i < n; i++) {
+            sql_sb_fmt(&ident, "%s%s", i ? "," : "", rs[i].ident ? rs[i].ident : "");
+            if (rs[i].updating) upd = 1;
+        }
+        sql_sb_str(&ident, ")");
+        char *id = add_vertex(p, "union", "union", NULL, NULL, NULL, 0, upd);
+        for (int i = 0; i < n; i++) add_edge(p, rs[i].vid, id, NULL, NULL, i);
+        memset(out, 0, sizeof *out);
+        out->vid = id;
+        sl_schema_copy(&out->sch, &rs[0].sch);
+        out->ident = sql_sb_take(&ident);
+        out->updating = upd;
+        for (int i = 0; i < n; i++)
+            if (rs[i].updating && !out->updater) out->updater = dup0(rs[i].updater);
+        int same_rt = rs[0].rowtime != NULL;
+        for (int i = 1; i < n; i++)
+            if (!rs[i].rowtime || !rs[0].rowtime || strcasecmp(rs[i].rowtime, rs[0].rowtime)) same_rt = 0;
+        if (same_rt) out->rowtime = sl_strdup(rs[0].rowtime);
+    }
+    for (int i = 0; i < n; i++) rel_free(&rs[i]);
+    free(rs);
+    free(br);
+    return rc;
+}
+
+static int plan_query(plan *p, const sql_node *q, rel *out)
+{
+    if (++p->depth > 64) {
+        p->depth--;
+        return PERR(q, "query nested too deeply");
+    }
+    int rc;
+    memset(out, 0, sizeof *out);
+    switch (q->kind) {
+    case SQL_SELECT: rc = plan_select(p, q, out); break;
+    case SQL_UNION: rc = plan_union(p, q, out); break;
+    case SQL_WITH: {
+        const sql_node *ctes = sql_kid(q, 0);
+        cte_scope *sc = sl_calloc((size_t)ctes->nkids, sizeof *sc);
+        const cte_scope *saved = p->scope;
+        for (int i = 0; i < ctes->nkids; i++) {
+            sc[i].cte = ctes->kids[i];
+            sc[i].outer = i ? &sc[i - 1] : saved;
+        }
+        p->scope = &sc[ctes->nkids - 1];
+        rc = plan_query(p, sql_kid(q, 1), out);
+        p->scope = saved;
+        free(sc);
+        break;
+    }
+    default: rc = PERR(q, "unsupported query"); break;
+    }
+    p->depth--;
+    return rc;
+}
+
+/* ---- INSERT ------------------------------------------------------------- */
+
+static int widen_ok(sl_type from, sl_type to)
+{
+    if (from == to || from == SL_T_NULL) return 1;
+    if (to == SL_T_BIGINT && from == SL_T_INT) return 1;
+    if (to == SL_T_DOUBLE && (from == SL_T_INT || from == SL_T_BIGINT)) return 1;
+    if (to == SL_T_INT && from == SL_T_BIGINT) return 1; /* Flink narrows implicitly too */
+    return 0;
+}
+
+static int plan_insert(plan *p, const sql_node *ins, char **names, int *nnames)
+{
+    const sql_table *t = sql_catalog_find(p->cat, ins->s);
+    if (!t) return PERR(ins, "table '%s' does not exist in this session", ins->s);
+    if (t->is_view) return PERR(ins, "'%s' is a view; INSERT INTO a table", ins->s);
+    if (!strcmp(t->connector, "datagen"))
+        return PERR(ins, "table '%s' (connector 'datagen') is a source; it cannot be written",
+                    ins->s);
+    rel r;
+    if (plan_query(p, sql_kid(ins, 0), &r) != SL_OK) return SL_ERR;
+    int rc = SL_OK;
+    int nphys = 0;
+    for (int i = 0; i < t->ncols; i++)
+        if (!t->cols[i].expr) nphys++;
+    /* src[k]: the query column feeding the table's k-th physical column, -1 for NULL */
+    int *src = sl_calloc((size_t)nphys + 1, sizeof(int));
+    const sql_node *cols = sql_kid(ins, 1);
+    for (int k = 0; k < nphys; k++) src[k] = cols ? -1 : k;
+    for (int j = 0; cols && rc == SL_OK && j < cols->nkids; j++) {
+        const sql_node *cn = cols->kids[j];
+        int k = 0, found = -1;
+        for (int i = 0; i < t->ncols; i++) {
+            if (t->cols[i].expr) continue;
+            if (!strcasecmp(t->cols[i].name, cn->s)) found = k;
+            k++;
+        }
+        if (found < 0)
+            rc = PERR(cn, "INSERT INTO %s: the table has no column '%s'", t->name, cn->s);
+        else if (src[found] >= 0)
+            rc = PERR(cn, "INSERT INTO %s: column '%s' is listed twice", t->name, cn->s);
+        else
+            src[found] = j;
+    }
+    if (rc == SL_OK && cols && r.sch.n != cols->nkids) {
+        rc = PERR(sql_kid(ins, 0), "INSERT INTO %s: the query gives %d column%s for %d listed "
+                  "column%s", t->name, r.sch.n, r.sch.n == 1 ? "" : "s", cols->nkids,
+                  cols->nkids == 1 ? "" : "s");
+    } else if (rc == SL_OK && !cols && r.sch.n != nphys) {
+        sql_sbuf have = {0};
+        for (int i = 0; i < t->ncols; i++)
+            if (!t->cols[i].expr) sql_sb_fmt(&have, "%s%s", have.n ? ", " : "", t->cols[i].name);
+        rc = PERR(sql_kid(ins, 0), "INSERT INTO %s: the query gives %d column%s, the table has "
+                  "%d (%s)", t->name, r.sch.n, r.sch.n == 1 ? "" : "s", nphys,
+                  have.s ? have.s : "");
+        free(have.s);
+    }
+    const char *fmt = NULL;
+    int csv = 0;
+    if (!strcmp(t->connector, "filesystem")) {
+        for (int i = 0; i < t->nopts; i++)
+            if (!strcmp(t->keys[i], "format")) fmt = t->vals[i];
+        csv = fmt && !strcasecmp(fmt, "csv");
+    }
+    if (rc == SL_OK && r.updating && csv)
+        rc = PERR(ins, "Table sink '%s' doesn't support consuming update changes which is "
+                  "produced by %s: a 'filesystem' table with format 'csv' is append-only (format "
+                  "'json' carries each row's kind, 'print' prints it)", t->name, r.updater);
+    /* shape to the sink's names and types */
+    if (rc == SL_OK) {
+        item *its = sl_calloc((size_t)nphys + 1, sizeof(item));
+        int need = 0, k = 0;
+        for (int i = 0; rc == SL_OK && i < t->ncols; i++) {
+            const sql_column *c = &t->cols[i];
+            if (c->expr) continue;
+            if (src[k] < 0) { /* not listed: NULL */
+                char *dst = sql_quote_ident(c->name);
+                its[k].name = sl_strdup(c->name);
+                its[k].type = c->type;
+                its[k].text = sl_sprintf("CAST(NULL AS %s) AS %s", sl_type_name(c->type), dst);
+                free(dst);
+                need = 1;
+                k++;
+                continue;
+            }
+            const sl_field *f = &r.sch.fields[src[k]];
+            if (src[k] != k) need = 1;
+            if (!widen_ok(f->type, c->type)) {
+                rc = PERR(sql_kid(ins, 0), "INSERT INTO %s: column %d ('%s') is %s, the table's "
+                          "'%s' is %s; CAST it", t->name, src[k] + 1, f->name, sl_type_name(f->type),
+                          c->name, sl_type_name(c->type));
+                break;
+            }
+            char *from = sql_quote_ident(f->name), *dst = sql_quote_ident(c->name);
+            its[k].name = sl_strdup(c->name);
+            its[k].type = c->type;
+            if (f->type != c->type && f->type != SL_T_NULL) {
+                its[k].text = sl_sprintf("CAST(%s AS %s) AS %s", from, sl_type_name(c->type), dst);
+                need = 1;
+            } else if (strcmp(f->name, c->name)) {
+                its[k].text = sl_sprintf("%s AS %s", from, dst);
+                need = 1;
+            } else {
+                its[k].text = sl_strdup(from);
+            }
+            free(from);
+            free(dst);
+            k++;
+        }
+        if (rc == SL_OK && need) {
+            char *base = sl_sprintf("%s-shape", t->name);
+            rc = emit_calc(p, &r, its, nphys, NULL, base);
+            free(base);
+        }
+        items_free(its, nphys);
+    }
+    free(src);
+    if (rc == SL_OK) {
+        json_t *cfg = json_object();
+        const char *type = "print";
+        int par = 0;
+        for (int i = 0; i < t->nopts; i++) {
+            const char *key = t->keys[i], *v = t->vals[i];
+            if (!strcmp(key, "sink.parallelism")) par = atoi(v);
+            else if (!strcmp(key, "print-identifier") || !strcmp(key, "sink.rows-per-second"))
+                json_object_set_new(cfg, key, json_string(v));
+            else if (!strcmp(key, "path"))
+                json_object_set_new(cfg, "path", json_string(!strncmp(v, "file://", 7) ? v + 7 : v));
+            else if (!strcmp(key, "format")) {
+                char low[16];
+                snprintf(low, sizeof low, "%s", v);
+                for (char *q = low; *q; q++) *q = (char)tolower((unsigned char)*q);
+                json_object_set_new(cfg, "format", json_string(low));
+            }
+        }
+        if (!strcmp(t->connector, "blackhole")) type = "blackhole";
+        else if (!strcmp(t->connector, "filesystem")) type = "file";
+        char *uid = sl_sprintf("sink-%s", t->name);
+        char *id = add_vertex(p, t->name, type, uid, cfg, NULL, par, r.updating);
+        add_edge(p, r.vid, id, NULL, NULL, 0);
+        free(id);
+        free(uid);
+        names[(*nnames)++] = sl_strdup(t->name);
+    }
+    rel_free(&r);
+    return rc;
+}
+
+static json_t *plan_new(plan *p, const sql_catalog *cat, char *err, size_t errlen)
+{
+    memset(p, 0, sizeof *p);
+    p->cat = cat;
+    p->vertices = json_array();
+    p->edges = json_array();
+    p->arena = sql_arena_new();
+    p->err = err;
+    p->errlen = errlen;
+    return p->vertices;
+}
+
+static void plan_free(plan *p)
+{
+    for (int i = 0; i < p->nscans; i++) rel_free(&p->scans[i]);
+    free(p->scans);
+    json_decref(p->vertices);
+    json_decref(p->edges);
+    free(p->explain.s);
+    sql_arena_destroy(p->arena);
+}
+
+json_t *sql_plan(const sql_catalog *cat, char **okeys, char **ovals, int nopts,
+                 const sql_node *stmt, char **explain, char *err, size_t errlen)
+{
+    plan p;
+    plan_new(&p, cat, err, errlen);
+    const char *pname = NULL, *par = NULL;
+    for (int i = 0; i < nopts; i++) {
+        if (!strcmp(okeys[i], "table.exec.state.ttl")) p.ttl = ovals[i];
+        if (!strcmp(okeys[i], "pipeline.name")) pname = ovals[i];
+        if (!strcmp(okeys[i], "parallelism.default")) par = ovals[i];
+    }
+    sql_sb_str(&p.explain, "== Optimized Execution Plan ==\n");
+    int rc = SL_OK;
+    char *sinks[256];
+    int nsinks = 0;
+    if (stmt->kind == SQL_INSERT) {
+        rc = plan_insert(&p, stmt, sinks, &nsinks);
+    } else if (stmt->kind == SQL_STMT_SET) {
+        for (int i = 0; rc == SL_OK && i < stmt->nkids; i++) {
+            if (nsinks == 256) {
+                rc = plan_err(&p, stmt->kids[i], "a statement set holds at most 256 INSERTs");
+                break;
+            }
+            rc = plan_insert(&p, stmt->kids[i], sinks, &nsinks);
+        }
+    } else if (stmt->kind == SQL_QUERY_STMT) {
+        rel r;
+        rc = plan_query(&p, sql_kid(stmt, 0), &r);
+        if (rc == SL_OK) rel_free(&r);
+    } else {
+        rc = plan_err(&p, stmt, "EXPLAIN needs a query, an INSERT or a statement set");
+    }
+    json_t *job = NULL;
+    if (rc == SL_OK) {
+        job = json_object();
+        sql_sbuf name = {0};
+        if (pname) sql_sb_str(&name, pname);
+        else {
+            sql_sb_str(&name, "insert-into");
+            for (int i = 0; i < nsinks; i++)
+                sql_sb_fmt(&name, "%sdefault_catalog.default_database.%s", i ? "," : "_", sinks[i]);
+        }
+        json_object_set_new(job, "name", json_string(name.s ? name.s : "query"));
+        free(name.s);
+        if (par) json_object_set_new(job, "parallelism", json_integer(atoi(par)));
+        json_object_set(job, "vertices", p.vertices);
+        json_object_set(job, "edges", p.edges);
+        if (explain) *explain = sql_sb_take(&p.explain), p.explain.s = NULL;
+    }
+    for (int i = 0; i < nsinks; i++) free(sinks[i]);
+    plan_free(&p);
+    return job;
+}
+
+int sql_plan_schema(const sql_catalog *cat, const sql_node *query, sl_schema *schema, char *err,
+                    size_t errlen)
+{
+    plan p;
+    plan_new(&p, cat, err, errlen);
+    rel r;
+    int rc = plan_query(&p, query, &r);
+    if (rc == SL_OK) {
+        sl_schema_init(schema);
+        sl_schema_copy(schema, &r.sch);
+        rel_free(&r);
+    }
+    plan_free(&p);
+    return rc;
+}

@@ -1,0 +1,61 @@
+/*
+ * sql.h -- Sluice's Flink SQL: a session (its catalog and SET options) that
+ * executes statements one at a time, the way Flink's SQL client does.
+ *
+ * DDL, SET, SHOW and DESCRIBE change or read the session; INSERT INTO and
+ * EXECUTE STATEMENT SET plan a JSON job graph (docs/JOBS.md) that the caller
+ * submits with POST /jobs; EXPLAIN returns the plan as text. The catalog
+ * lives in the session, i.e. in the client process: it is lost when the
+ * session ends, exactly as Flink's in-memory catalog.
+ *
+ * Not thread-safe: one session belongs to one thread.
+ */
+#ifndef SL_SQL_H
+#define SL_SQL_H
+
+#include <stddef.h>
+
+typedef struct sl_sql_session sl_sql_session;
+
+typedef enum {
+    SL_SQL_OK,   /* done; the client prints "[INFO] Execute statement succeed." */
+    SL_SQL_TEXT, /* text to print (SHOW, DESCRIBE, SET, EXPLAIN) */
+    SL_SQL_JOB,  /* a job graph to submit */
+    SL_SQL_NONE, /* nothing to say (an empty statement) */
+    SL_SQL_STOP_JOB, /* STOP JOB: the client stops `jobid` (REST) */
+    SL_SQL_SHOW_JOBS /* SHOW JOBS: the client lists the cluster's jobs (REST) */
+} sl_sql_kind;
+
+typedef struct sl_sql_result {
+    sl_sql_kind kind;
+    char *text;       /* SL_SQL_TEXT: what to print, ending in '\n' */
+    char *job;        /* SL_SQL_JOB: the job graph (JSON text) */
+    char *savepoint;  /* SL_SQL_JOB: execution.savepoint.path, or NULL */
+    int allow_nonrestored; /* SL_SQL_JOB: execution.savepoint.ignore-unclaimed-state */
+    char *warning;    /* SL_SQL_JOB: session options that do not reach the job, or NULL */
+    char *message;    /* SL_SQL_OK: the [INFO] line without the prefix, or NULL */
+    char *jobid;      /* SL_SQL_STOP_JOB: 32 lowercase hex digits */
+    int with_savepoint, drain; /* SL_SQL_STOP_JOB */
+    char *target_dir; /* SL_SQL_STOP_JOB: state.savepoints.dir of the session, or NULL */
+} sl_sql_result;
+
+sl_sql_session *sl_sql_session_new(void);
+void sl_sql_session_destroy(sl_sql_session *s); /* NULL is a no-op */
+
+/* Execute the statement(s) in text[0..len), whose first character is at
+ * line:col of the script (for error positions). A chunk holds one
+ * statement (see sql_split in sql/parse.h); several are refused. Returns
+ * SL_OK with *r filled (clear it with sl_sql_result_clear), or SL_ERR with
+ * the reason in err ("line 3, column 17: ..."); the session is unchanged by
+ * a failed statement. */
+int sl_sql_execute(sl_sql_session *s, const char *text, size_t len, int line, int col,
+                   sl_sql_result *r, char *err, size_t errlen);
+void sl_sql_result_clear(sl_sql_result *r);
+
+/* Flink's boxed table ("+---+ | a | ... N rows in set"); caller frees. */
+char *sl_sql_tableau(const char *const *head, int ncol, char ***rows, int nrows);
+
+/* A session option (SET), or NULL; borrowed until it changes. */
+const char *sl_sql_option(const sl_sql_session *s, const char *key);
+
+#endif

@@ -1,0 +1,79 @@
+/*
+ * sql_int.h -- what the SQL catalog (sql/catalog.c) and planner
+ * (sql/planner.c) share inside the sql/ module.
+ */
+#ifndef SL_SQL_INT_H
+#define SL_SQL_INT_H
+
+#include <jansson.h>
+
+#include "row.h"
+#include "sl.h"
+#include "sql/ast.h"
+#include "sql/sql.h"
+
+typedef struct sql_column {
+    char *name;
+    char *type_text;  /* as declared, "TIMESTAMP(3)"; NULL for computed columns */
+    sl_type type;
+    sql_node *expr;   /* computed column's expression, or NULL */
+    int proctime;     /* computed as PROCTIME() */
+    int notnull;      /* declared NOT NULL (or in the primary key) */
+} sql_column;
+
+typedef struct sql_table {
+    char *name;
+    int is_view, temporary;
+    sql_column *cols;
+    int ncols;
+    char *wm_col;     /* WATERMARK FOR column, or NULL */
+    int64_t wm_delay; /* its delay in ms */
+    char *wm_text;    /* the watermark expression as written back */
+    char **pk;
+    int npk;
+    char **keys, **vals; /* WITH options, in order */
+    int nopts;
+    const char *connector; /* borrowed from vals */
+    sql_node *query;  /* views: the query (in the session's arenas) */
+    char *query_text; /* views: the query as written */
+} sql_table;
+
+typedef struct sql_catalog {
+    sql_table **t;
+    int n;
+} sql_catalog;
+
+sql_table *sql_catalog_find(const sql_catalog *c, const char *name);
+
+/* Plan INSERT / STMT_SET (stmt) into a job graph. `opts` are the session's
+ * SET options (keys, vals, n). Returns the job (caller decrefs) or NULL with
+ * err. *explain (may be NULL) gets the plan's text (caller frees). */
+json_t *sql_plan(const sql_catalog *cat, char **okeys, char **ovals, int nopts,
+                 const sql_node *stmt, char **explain, char *err, size_t errlen);
+
+/* Validate a query (for CREATE VIEW) and give its output columns; returns
+ * SL_OK with *schema filled (caller frees with sl_schema_free). */
+int sql_plan_schema(const sql_catalog *cat, const sql_node *query, sl_schema *schema, char *err,
+                    size_t errlen);
+
+/* Write an expression back as calc expression text (caller frees). */
+char *sql_unparse(const sql_node *e);
+
+/* An identifier as calc reads it: bare when plain, else `back-quoted`
+ * (caller frees). */
+char *sql_quote_ident(const char *s);
+
+/* A growing NUL-terminated string; {0} is empty. */
+typedef struct sql_sbuf {
+    char *s;
+    size_t n, cap;
+} sql_sbuf;
+void sql_sb_put(sql_sbuf *b, const char *s, size_t n);
+void sql_sb_str(sql_sbuf *b, const char *s);
+void sql_sb_fmt(sql_sbuf *b, const char *fmt, ...) SL_PRINTF(2, 3);
+char *sql_sb_take(sql_sbuf *b); /* the string (caller frees; "" when empty) */
+
+/* Levenshtein distance, for did-you-mean. */
+int sql_edit_distance(const char *a, const char *b);
+
+#endif

@@ -1,0 +1,313 @@
+/*
+ * tokenize.c -- the hand-written tokenizer of Sluice's Flink SQL, the
+ * driver that feeds its tokens to the lemon parser, and the client's
+ * statement splitter.
+ *
+ * Tokens: identifiers (letters, digits, '_', '$'; `back-quoted` with ``
+ * for a quote), 'strings' ('' for a quote), integers and decimals (1, 1.5,
+ * .5, 1e3), the operators ( ) , ; . = <> != < <= > >= + - * / % ||, and
+ * whitespace and comments (-- to the end of the line, / * ... * /) that
+ * separate them. Identifiers that are keywords get their keyword's token
+ * type; the grammar lets non-reserved ones fall back to ID.
+ *
+ * Positions are 1-based lines and columns, counted in bytes.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "sl.h"
+#include "sql/parse.h"
+#include "grammar.h"
+
+static const struct kw {
+    const char *name;
+    int type;
+} keywords[] = {
+    {"ALL", TK_ALL}, {"AND", TK_AND}, {"AS", TK_AS}, {"BEGIN", TK_BEGIN}, {"BETWEEN", TK_BETWEEN},
+    {"BY", TK_BY}, {"CASE", TK_CASE}, {"CAST", TK_CAST}, {"CHANGELOG_MODE", TK_CHANGELOG_MODE},
+    {"COMMENT", TK_COMMENT}, {"CREATE", TK_CREATE}, {"DAY", TK_DAY}, {"DESC", TK_DESC},
+    {"DESCRIBE", TK_DESCRIBE}, {"DESCRIPTOR", TK_DESCRIPTOR}, {"DISTINCT", TK_DISTINCT},
+    {"DRAIN", TK_DRAIN}, {"DROP", TK_DROP}, {"ELSE", TK_ELSE}, {"END", TK_END}, {"ENFORCED", TK_ENFORCED},
+    {"EXECUTE", TK_EXECUTE}, {"EXISTS", TK_EXISTS}, {"EXPLAIN", TK_EXPLAIN}, {"FALSE", TK_FALSE},
+    {"FOR", TK_FOR}, {"FROM", TK_FROM}, {"FULL", TK_FULL}, {"FUNCTIONS", TK_FUNCTIONS},
+    {"GROUP", TK_GROUP}, {"HAVING", TK_HAVING}, {"HOUR", TK_HOUR}, {"IF", TK_IF}, {"IN", TK_IN},
+    {"INNER", TK_INNER}, {"INSERT", TK_INSERT}, {"INTERVAL", TK_INTERVAL}, {"INTO", TK_INTO},
+    {"IS", TK_IS}, {"JOB", TK_JOB}, {"JOBS", TK_JOBS}, {"JOIN", TK_JOIN}, {"KEY", TK_KEY}, {"LEFT", TK_LEFT},
+    {"LIKE", TK_LIKE}, {"LOCAL", TK_LOCAL}, {"MINUTE", TK_MINUTE}, {"MONTH", TK_MONTH},
+    {"NOT", TK_NOT}, {"NULL", TK_NULL}, {"ON", TK_ON}, {"OR", TK_OR}, {"OUTER", TK_OUTER},
+    {"OVERWRITE", TK_OVERWRITE}, {"PARTITION", TK_PARTITION}, {"PLAN", TK_PLAN},
+    {"PRIMARY", TK_PRIMARY}, {"RESET", TK_RESET}, {"RIGHT", TK_RIGHT}, {"SAVEPOINT", TK_SAVEPOINT}, {"SECOND", TK_SECOND},
+    {"SELECT", TK_SELECT}, {"SET", TK_SET}, {"SHOW", TK_SHOW}, {"STATEMENT", TK_STATEMENT}, {"STOP", TK_STOP},
+    {"TABLE", TK_TABLE}, {"TABLES", TK_TABLES}, {"TEMPORARY", TK_TEMPORARY}, {"THEN", TK_THEN},
+    {"TIME", TK_TIME}, {"TIMESTAMP", TK_TIMESTAMP}, {"TO", TK_TO}, {"TRUE", TK_TRUE},
+    {"TRY_CAST", TK_TRY_CAST}, {"UNION", TK_UNION}, {"VIEW", TK_VIEW}, {"VIEWS", TK_VIEWS},
+    {"WATERMARK", TK_WATERMARK}, {"WHEN", TK_WHEN}, {"WHERE", TK_WHERE}, {"WITH", TK_WITH},
+    {"WITHOUT", TK_WITHOUT}, {"YEAR", TK_YEAR}, {"ZONE", TK_ZONE},
+};
+
+int sql_keyword(const char *z, int n)
+{
+    size_t lo = 0, hi = SL_ARRAY_LEN(keywords);
+    while (lo < hi) { /* the table is sorted */
+        size_t mid = (lo + hi) / 2;
+        int c = strncasecmp(keywords[mid].name, z, (size_t)n);
+        if (c == 0 && keywords[mid].name[n] != '\0') c = 1;
+        if (c == 0) return keywords[mid].type;
+        if (c < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    return 0;
+}
+
+const char *sql_token_display(int type)
+{
+    switch (type) {
+    case 0: return "end of input";
+    case TK_ID: return "an identifier";
+    case TK_STRING: return "a string literal";
+    case TK_INTEGER: return "an integer";
+    case TK_DECIMAL: return "a number";
+    case TK_LP: return "'('";
+    case TK_RP: return "')'";
+    case TK_COMMA: return "','";
+    case TK_SEMI: return "';'";
+    case TK_DOT: return "'.'";
+    case TK_EQ: return "'='";
+    case TK_NE: return "'<>'";
+    case TK_LT: return "'<'";
+    case TK_LE: return "'<='";
+    case TK_GT: return "'>'";
+    case TK_GE: return "'>='";
+    case TK_PLUS: return "'+'";
+    case TK_MINUS: return "'-'";
+    case TK_STAR: return "'*'";
+    case TK_SLASH: return "'/'";
+    case TK_PERCENT: return "'%'";
+    case TK_CONCAT: return "'||'";
+    }
+    for (size_t i = 0; i < SL_ARRAY_LEN(keywords); i++)
+        if (keywords[i].type == type) return keywords[i].name;
+    return "a token";
+}
+
+void sql_lexer_init(sql_lexer *lx, const char *text, size_t len, int line, int col)
+{
+    lx->p = text;
+    lx->end = text + len;
+    lx->line = line;
+    lx->col = col;
+}
+
+static void adv(sql_lexer *lx, size_t n)
+{
+    for (size_t i = 0; i < n && lx->p < lx->end; i++, lx->p++) {
+        if (*lx->p == '\n') {
+            lx->line++;
+            lx->col = 1;
+        } else {
+            lx->col++;
+        }
+    }
+}
+
+static int is_id0(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' ||
+           (unsigned char)c >= 0x80;
+}
+static int is_digit(char c) { return c >= '0' && c <= '9'; }
+
+/* Sets *unterminated when the error is an unclosed quote or comment. */
+static int next_token(sql_lexer *lx, sql_tok *t, int *unterminated, char *err, size_t errlen)
+{
+    *unterminated = 0;
+    for (;;) { /* whitespace and comments */
+        while (lx->p < lx->end && (*lx->p == ' ' || *lx->p == '\t' || *lx->p == '\n' ||
+                                    *lx->p == '\r' || *lx->p == '\f'))
+            adv(lx, 1);
+        if (lx->end - lx->p >= 2 && lx->p[0] == '-' && lx->p[1] == '-') {
+            while (lx->p < lx->end && *lx->p != '\n') adv(lx, 1);
+            continue;
+        }
+        if (lx->end - lx->p >= 2 && lx->p[0] == '/' && lx->p[1] == '*') {
+            int l = lx->line, c = lx->col;
+            adv(lx, 2);
+            while (lx->end - lx->p >= 2 && !(lx->p[0] == '*' && lx->p[1] == '/')) adv(lx, 1);
+            if (lx->end - lx->p < 2) {
+                adv(lx, 2);
+                *unterminated = 1;
+                return sl_seterr(err, errlen, "line %d, column %d: unterminated comment", l, c);
+            }
+            adv(lx, 2);
+            continue;
+        }
+        break;
+    }
+    t->z = lx->p;
+    t->line = lx->line;
+    t->col = lx->col;
+    t->n = 0;
+    t->type = 0;
+    if (lx->p >= lx->end) return SL_DONE;
+    const char *p = lx->p;
+    size_t left = (size_t)(lx->end - p);
+    size_t n = 1;
+    char c = *p;
+    if (is_id0(c)) {
+        while (n < left && (is_id0(p[n]) || is_digit(p[n]) || p[n] == '$')) n++;
+        t->type = sql_keyword(p, (int)n);
+        if (!t->type) t->type = TK_ID;
+    } else if (c == '`' || c == '\'') {
+        for (;;) {
+            if (n >= left) {
+                *unterminated = 1;
+                return sl_seterr(err, errlen, "line %d, column %d: unterminated %s", t->line,
+                                 t->col, c == '`' ? "quoted identifier" : "string literal");
+            }
+            if (p[n] == c) {
+                if (n + 1 < left && p[n + 1] == c) {
+                    n += 2;
+                    continue;
+                }
+                n++;
+                break;
+            }
+            n++;
+        }
+        t->type = c == '`' ? TK_ID : TK_STRING;
+        if (c == '`' && n == 2)
+            return sl_seterr(err, errlen, "line %d, column %d: empty quoted identifier", t->line,
+                             t->col);
+    } else if (is_digit(c) || (c == '.' && left > 1 && is_digit(p[1]))) {
+        int dec = 0;
+        while (n < left && is_digit(p[n])) n++;
+        if (c == '.' || (n < left && p[n] == '.')) {
+            dec = 1;
+            if (c != '.') n++;
+            while (n < left && is_digit(p[n])) n++;
+        }
+        if (n < left && (p[n] == 'e' || p[n] == 'E')) {
+            size_t m = n + 1;
+            if (m < left && (p[m] == '+' || p[m] == '-')) m++;
+            if (m < left && is_digit(p[m])) {
+                while (m < left && is_digit(p[m])) m++;
+                n = m;
+                dec = 1;
+            }
+        }
+        if (n < left && is_id0(p[n]))
+            return sl_seterr(err, errlen, "line %d, column %d: malformed number '%.*s'", t->line,
+                             t->col, (int)(n + 1), p);
+        t->type = dec ? TK_DECIMAL : TK_INTEGER;
+    } else {
+        char d = left > 1 ? p[1] : '\0';
+        switch (c) {
+        case '(': t->type = TK_LP; break;
+        case ')': t->type = TK_RP; break;
+        case ',': t->type = TK_COMMA; break;
+        case ';': t->type = TK_SEMI; break;
+        case '.': t->type = TK_DOT; break;
+        case '+': t->type = TK_PLUS; break;
+        case '-': t->type = TK_MINUS; break;
+        case '*': t->type = TK_STAR; break;
+        case '/': t->type = TK_SLASH; break;
+        case '%': t->type = TK_PERCENT; break;
+        case '=': t->type = TK_EQ; if (d == '=') n = 2; break;
+        case '<':
+            if (d == '>') { t->type = TK_NE; n = 2; }
+            else if (d == '=') { t->type = TK_LE; n = 2; }
+            else t->type = TK_LT;
+            break;
+        case '>':
+            if (d == '=') { t->type = TK_GE; n = 2; }
+            else t->type = TK_GT;
+            break;
+        case '!':
+            if (d == '=') { t->type = TK_NE; n = 2; }
+            break;
+        case '|':
+            if (d == '|') { t->type = TK_CONCAT; n = 2; }
+            break;
+        default: break;
+        }
+        if (!t->type) {
+            if ((unsigned char)c < 0x20 || (unsigned char)c >= 0x7f)
+                return sl_seterr(err, errlen, "line %d, column %d: unexpected character 0x%02x",
+                                 t->line, t->col, (unsigned char)c);
+            return sl_seterr(err, errlen, "line %d, column %d: unexpected character '%c'",
+                             t->line, t->col, c);
+        }
+    }
+    t->n = (int)n;
+    adv(lx, n);
+    return SL_OK;
+}
+
+int sql_next_token(sql_lexer *lx, sql_tok *t, char *err, size_t errlen)
+{
+    int unterminated;
+    int rc = next_token(lx, t, &unterminated, err, errlen);
+    if (rc == SL_ERR && lx->p < lx->end && !unterminated) adv(lx, 1);
+    return rc;
+}
+
+static void *parser_alloc(size_t n) { return sl_malloc(n); }
+
+sql_node *sql_parse(sql_arena *a, const char *text, size_t len, int line, int col, char *err,
+                    size_t errlen)
+{
+    sql_pctx ctx = {.a = a, .err = err, .errlen = errlen};
+    void *p = sqlParseAlloc(parser_alloc);
+    sql_lexer lx;
+    sql_lexer_init(&lx, text, len, line, col);
+    sql_tok t;
+    int rc;
+    while ((rc = sql_next_token(&lx, &t, err, errlen)) == SL_OK) {
+        ctx.line = t.line;
+        ctx.col = t.col;
+        sql_parse_snapshot(p, &ctx);
+        sqlParse(p, t.type, t, &ctx);
+        if (ctx.failed) break;
+    }
+    if (rc == SL_ERR) ctx.failed = 1;
+    if (!ctx.failed) { /* t: the end position */
+        ctx.line = t.line;
+        ctx.col = t.col;
+        sql_parse_snapshot(p, &ctx);
+        sqlParse(p, 0, t, &ctx);
+    }
+    sqlParseFree(p, free);
+    return ctx.failed ? NULL : ctx.result;
+}
+
+int sql_split(const char *text, size_t len, size_t *end)
+{
+    sql_lexer lx;
+    sql_lexer_init(&lx, text, len, 1, 1);
+    int prev[3] = {0, 0, 0}, in_set = 0, any = 0;
+    for (;;) {
+        sql_tok t;
+        int unterminated;
+        int rc = next_token(&lx, &t, &unterminated, NULL, 0);
+        if (rc == SL_DONE) return any ? 0 : -1;
+        if (rc == SL_ERR) {
+            if (unterminated) return 0;
+            adv(&lx, 1); /* the parser will report it */
+            any = 1;
+            continue;
+        }
+        if (t.type == TK_SEMI && !in_set) {
+            if (!any) continue; /* an empty statement */
+            *end = (size_t)(lx.p - text);
+            return 1;
+        }
+        any = 1;
+        if (t.type == TK_BEGIN && prev[2] == TK_SET && prev[1] == TK_STATEMENT) in_set = 1;
+        if (t.type == TK_END && in_set && prev[2] == TK_SEMI) in_set = 0;
+        prev[0] = prev[1];
+        prev[1] = prev[2];
+        prev[2] = t.type;
+    }
+}

@@ -1,0 +1,231 @@
+/*
+ * unparse.c -- writes SQL expressions back as calc expression text (the
+ * "projection" and "filter" strings of a job graph), and the small text
+ * buffer the planner builds its strings with.
+ *
+ * The output is fully determined by the tree: a child that is itself an
+ * operator expression is parenthesized, so the text means the same under
+ * calc's precedence rules whatever they are; identifiers that are not plain
+ * (or are keywords) are back-quoted; CAST targets Sluice stores alike get
+ * calc's canonical type name.
+ */
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "sl.h"
+#include "sql/parse.h"
+#include "sql/sql_int.h"
+
+void sql_sb_put(sql_sbuf *b, const char *s, size_t n)
+{
+    if (b->n + n + 1 > b->cap) {
+        b->cap = (b->n + n + 1) * 2;
+        b->s = sl_realloc(b->s, b->cap);
+    }
+    memcpy(b->s + b->n, s, n);
+    b->n += n;
+    b->s[b->n] = '\0';
+}
+void sql_sb_str(sql_sbuf *b, const char *s) { sql_sb_put(b, s, strlen(s)); }
+void sql_sb_fmt(sql_sbuf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *s;
+    if (vasprintf(&s, fmt, ap) < 0) s = NULL;
+    va_end(ap);
+    if (s) {
+        sql_sb_str(b, s);
+        free(s);
+    }
+}
+char *sql_sb_take(sql_sbuf *b)
+{
+    if (!b->s) return sl_strdup("");
+    return b->s;
+}
+
+static int plain_ident(const char *s)
+{
+    if (!s[0] || !(isalpha((unsigned char)s[0]) || s[0] == '_')) return 0;
+    for (const char *p = s; *p; p++)
+        if (!isalnum((unsigned char)*p) && *p != '_') return 0;
+    return sql_keyword(s, (int)strlen(s)) == 0;
+}
+
+static void put_ident(sql_sbuf *b, const char *s, int quoted)
+{
+    if (!quoted && plain_ident(s)) {
+        sql_sb_str(b, s);
+        return;
+    }
+    sql_sb_str(b, "`");
+    for (const char *p = s; *p; p++) {
+        if (*p == '`') sql_sb_str(b, "`");
+        sql_sb_put(b, p, 1);
+    }
+    sql_sb_str(b, "`");
+}
+
+char *sql_quote_ident(const char *s)
+{
+    sql_sbuf b = {0};
+    put_ident(&b, s, 0);
+    return sql_sb_take(&b);
+}
+
+static int compound(const sql_node *e)
+{
+    switch (e->kind) {
+    case SQL_BINOP: case SQL_BETWEEN: case SQL_IN: case SQL_LIKE: case SQL_IS: return 1;
+    case SQL_UNOP: return 1;
+    default: return 0;
+    }
+}
+
+static void unparse(sql_sbuf *b, const sql_node *e);
+
+static void unparse_sub(sql_sbuf *b, const sql_node *e)
+{
+    if (compound(e)) {
+        sql_sb_str(b, "(");
+        unparse(b, e);
+        sql_sb_str(b, ")");
+    } else {
+        unparse(b, e);
+    }
+}
+
+static void put_string(sql_sbuf *b, const char *s)
+{
+    sql_sb_str(b, "'");
+    for (const char *p = s; *p; p++) {
+        if (*p == '\'') sql_sb_str(b, "'");
+        sql_sb_put(b, p, 1);
+    }
+    sql_sb_str(b, "'");
+}
+
+/* A CAST target as calc names it: synonyms Sluice stores the same way
+ * become the canonical name (DECIMAL(10, 2) -> DOUBLE, VARCHAR(20) ->
+ * STRING, SMALLINT -> INT); TIMESTAMP and INTERVAL targets stay as written. */
+static const char *cast_type(const char *t)
+{
+    static const struct {
+        const char *name, *as;
+    } syn[] = {{"TINYINT", "INT"},     {"SMALLINT", "INT"},   {"INTEGER", "INT"},
+               {"FLOAT", "DOUBLE"},    {"REAL", "DOUBLE"},    {"DECIMAL", "DOUBLE"},
+               {"DEC", "DOUBLE"},      {"NUMERIC", "DOUBLE"}, {"VARCHAR", "STRING"},
+               {"CHAR", "STRING"},     {"BOOL", "BOOLEAN"},   {"VARBINARY", "BYTES"},
+               {"BINARY", "BYTES"}};
+    size_t n = 0;
+    while (t[n] && t[n] != '(' && t[n] != ' ') n++;
+    for (size_t i = 0; i < SL_ARRAY_LEN(syn); i++)
+        if (strlen(syn[i].name) == n && !strncasecmp(syn[i].name, t, n)) return syn[i].as;
+    return t;
+}
+
+static void unparse(sql_sbuf *b, const sql_node *e)
+{
+    switch (e->kind) {
+    case SQL_COL: put_ident(b, e->s, e->flags & SQL_F_QUOTED); break;
+    case SQL_NUM: sql_sb_str(b, e->s); break;
+    case SQL_STR: put_string(b, e->s); break;
+    case SQL_BOOL: sql_sb_str(b, e->flags & SQL_F_TRUE ? "TRUE" : "FALSE"); break;
+    case SQL_NULL: sql_sb_str(b, "NULL"); break;
+    case SQL_INTERVAL:
+        sql_sb_str(b, "INTERVAL ");
+        put_string(b, e->s);
+        sql_sb_fmt(b, " %s", e->s2);
+        break;
+    case SQL_TS_LIT:
+        sql_sb_str(b, "TIMESTAMP ");
+        put_string(b, e->s);
+        break;
+    case SQL_BINOP:
+        unparse_sub(b, e->kids[0]);
+        sql_sb_fmt(b, " %s ", e->s);
+        unparse_sub(b, e->kids[1]);
+        break;
+    case SQL_UNOP:
+        sql_sb_str(b, e->s);
+        if (!strcmp(e->s, "NOT")) sql_sb_str(b, " ");
+        unparse_sub(b, e->kids[0]);
+        break;
+    case SQL_IS:
+        unparse_sub(b, e->kids[0]);
+        sql_sb_fmt(b, " IS %s%s", e->flags & SQL_F_NOT ? "NOT " : "", e->s);
+        break;
+    case SQL_BETWEEN:
+        unparse_sub(b, e->kids[0]);
+        sql_sb_str(b, e->flags & SQL_F_NOT ? " NOT BETWEEN " : " BETWEEN ");
+        unparse_sub(b, e->kids[1]);
+        sql_sb_str(b, " AND ");
+        unparse_sub(b, e->kids[2]);
+        break;
+    case SQL_IN:
+        unparse_sub(b, e->kids[0]);
+        sql_sb_str(b, e->flags & SQL_F_NOT ? " NOT IN (" : " IN (");
+        for (int i = 0; i < e->kids[1]->nkids; i++) {
+            if (i) sql_sb_str(b, ", ");
+            unparse(b, e->kids[1]->kids[i]);
+        }
+        sql_sb_str(b, ")");
+        break;
+    case SQL_LIKE:
+        unparse_sub(b, e->kids[0]);
+        sql_sb_str(b, e->flags & SQL_F_NOT ? " NOT LIKE " : " LIKE ");
+        unparse_sub(b, e->kids[1]);
+        break;
+    case SQL_CASE:
+        sql_sb_str(b, "CASE");
+        if (e->kids[0]) {
+            sql_sb_str(b, " ");
+            unparse(b, e->kids[0]);
+        }
+        for (int i = 0; i < e->kids[1]->nkids; i++) {
+            const sql_node *w = e->kids[1]->kids[i];
+            sql_sb_str(b, " WHEN ");
+            unparse(b, w->kids[0]);
+            sql_sb_str(b, " THEN ");
+            unparse(b, w->kids[1]);
+        }
+        if (e->kids[2]) {
+            sql_sb_str(b, " ELSE ");
+            unparse(b, e->kids[2]);
+        }
+        sql_sb_str(b, " END");
+        break;
+    case SQL_CAST:
+        sql_sb_str(b, e->flags & SQL_F_TRY ? "TRY_CAST(" : "CAST(");
+        unparse(b, e->kids[0]);
+        sql_sb_fmt(b, " AS %s)", cast_type(e->s));
+        break;
+    case SQL_FUNC:
+        sql_sb_fmt(b, "%s(", e->s);
+        for (char *p = b->s + b->n - strlen(e->s) - 1; *p && *p != '('; p++)
+            *p = (char)toupper((unsigned char)*p);
+        if (e->flags & SQL_F_DISTINCT) sql_sb_str(b, "DISTINCT ");
+        if (e->flags & SQL_F_STAR_ARG) sql_sb_str(b, "*");
+        for (int i = 0; i < e->nkids; i++) {
+            if (i) sql_sb_str(b, ", ");
+            unparse(b, e->kids[i]);
+        }
+        sql_sb_str(b, ")");
+        break;
+    case SQL_STAR: sql_sb_str(b, "*"); break;
+    default: sql_sb_fmt(b, "<%s>", sql_kind_name(e->kind)); break;
+    }
+}
+
+char *sql_unparse(const sql_node *e)
+{
+    sql_sbuf b = {0};
+    unparse(&b, e);
+    return sql_sb_take(&b);
+}
+
