@@ -50,6 +50,7 @@ void kf_buf_free(kf_buf *b)
 
 static inline void buf_put(kf_buf *b, const char *p, size_t n)
 {
+    if (n == 0) return; /* p may be NULL (an empty value) */
     kf_buf_reserve(b, n);
     memcpy(b->p + b->len, p, n);
     b->len += n;

@@ -665,8 +665,10 @@ static int kk_checkpoint_complete(sl_op *op, int64_t cpid)
     int k = 0;
     for (; k < st->npend && st->pend[k].cpid <= cpid; k++)
         if (txn_commit(op, &st->pend[k]) != SL_OK) return SL_ERR;
-    memmove(st->pend, st->pend + k, (size_t)(st->npend - k) * sizeof *st->pend);
-    st->npend -= k;
+    if (k > 0) {
+        memmove(st->pend, st->pend + k, (size_t)(st->npend - k) * sizeof *st->pend);
+        st->npend -= k;
+    }
     return SL_OK;
 }
 

@@ -692,3 +692,43 @@ def test_examples_run_against_the_broker(make_cluster, broker):
              what="a window of orders printed")
     c.cli("cancel", jid, check=True)
     c.wait_state(jid, "CANCELED", timeout=20)
+
+
+def test_source_waits_on_the_consumer_queue_and_mail(make_cluster, broker):
+    """With watermark.interval at an hour the source asks to be woken in an
+    hour; the runtime's poll gives up after a second. Records still reach the
+    sink at once (the consumer queue's descriptor wakes the task) and
+    checkpoints complete at once (mail wakes it): neither waits for a poll
+    timeout."""
+    bs = broker.bootstrap
+    c = make_cluster(jm_conf={"execution.checkpointing.interval": "200 ms"})
+    c.add_tm(slots=1)
+    create_topic(bs, "live", 1)
+    job = {"name": "live", "parallelism": 1,
+           "vertices": [source_vertex(bs, "live", scan_startup_mode="latest-offset",
+                                      watermark_interval="1 h"),
+                        {"id": "out", "type": "print", "config": {}}],
+           "edges": [{"from": "src", "to": "out"}]}
+    jid = c.submit(job)
+    c.wait_state(jid, "RUNNING", timeout=20)
+    wait_for(lambda: "kafka source 'src' (1/1): 1 partition" in c.tms[0].log_text(),
+             what="the source to start")
+    from confluent_kafka import Producer
+    p = Producer({"bootstrap.servers": bs, "linger.ms": 0})
+    lat = []
+    for i in range(8):
+        time.sleep(0.3)
+        t0 = time.monotonic()
+        p.produce("live", value=json.dumps({"id": i, "name": f"n{i}"}).encode(), partition=0)
+        p.flush(5)
+        wait_for(lambda: f"+I[{i}, n{i}, 0, " in c.tms[0].out_text(), timeout=5, interval=0.01,
+                 what=f"record {i} printed")
+        lat.append(time.monotonic() - t0)
+    lat.sort()
+    assert lat[len(lat) // 2] < 0.3, lat  # a poll timeout would cost 0.5 s on average
+    wait_completed(c, jid, 8)
+    durs = sorted(h["end_to_end_duration"] for h in c.get(f"/jobs/{jid}/checkpoints")["history"]
+                  if h["status"] == "COMPLETED")
+    assert durs[len(durs) // 2] < 300, durs
+    c.cli("cancel", jid, check=True)
+    c.wait_state(jid, "CANCELED", timeout=20)
