@@ -395,7 +395,8 @@ static int topic_partitions(sl_op *op, rd_kafka_t *rk, int32_t *n)
                           kf_prop(op->vertex, "bootstrap.servers", "?"), rd_kafka_err2str(e));
     int rc = SL_OK;
     if (md->topic_cnt < 1 || md->topics[0].err || md->topics[0].partition_cnt < 1)
-        rc = sl_op_fail(op, "kafka sink '%s': topic '%s': %s", pl->vid, pl->topic,
+        rc = sl_op_fail(op, "kafka sink '%s': topic '%s' on brokers %s: %s", pl->vid, pl->topic,
+                        kf_prop(op->vertex, "bootstrap.servers", "?"),
                         md->topic_cnt < 1 || !md->topics[0].err ? "it has no partitions"
                                                                 : rd_kafka_err2str(md->topics[0].err));
     else *n = md->topics[0].partition_cnt;
@@ -493,14 +494,19 @@ static int kk_open(sl_op *op)
         if (pl->txn_timeout_ms <= 0)
             return sl_op_fail(op, "kafka sink '%s': properties.transaction.timeout.ms must be a "
                               "positive number of milliseconds", pl->vid);
-        /* the first transaction begins with the first row, after restore */
-    } else {
-        st->sh = producer_new(op, NULL, op->err, sizeof op->err);
-        if (!st->sh) return SL_ERR;
-        if (pl->partitioner != PART_DEFAULT && topic_partitions(op, st->sh->rk, &st->npart) != SL_OK)
-            return SL_ERR;
+        /* the first transaction begins with the first row, after restore;
+         * the topic is checked now, with a plain producer */
+        kk_shared *probe = producer_new(op, NULL, op->err, sizeof op->err);
+        if (!probe) return SL_ERR;
+        int rc = topic_partitions(op, probe->rk, &st->npart);
+        shared_unref(probe);
+        return rc;
     }
-    return SL_OK;
+    st->sh = producer_new(op, NULL, op->err, sizeof op->err);
+    if (!st->sh) return SL_ERR;
+    /* a missing topic or unreachable brokers fail the task now, not when
+     * the first deliveries time out */
+    return topic_partitions(op, st->sh->rk, &st->npart);
 }
 
 /* Fence the ids old subtask `owner` may have used after its checkpoint:
@@ -526,11 +532,7 @@ static int eos_start(sl_op *op, kk_state *st)
         st->recovered = true;
         if (abort_lingering(op, op->subtask, st->next_n) != SL_OK) return SL_ERR;
     }
-    if (txn_begin(op, st) != SL_OK) return SL_ERR;
-    if (op->plan && ((const kk_plan *)op->plan)->partitioner != PART_DEFAULT && st->npart == 0 &&
-        topic_partitions(op, st->cur.sh->rk, &st->npart) != SL_OK)
-        return SL_ERR;
-    return SL_OK;
+    return txn_begin(op, st);
 }
 
 static int kk_process(sl_op *op, int input, sl_row *row)

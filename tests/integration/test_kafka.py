@@ -732,3 +732,76 @@ def test_source_waits_on_the_consumer_queue_and_mail(make_cluster, broker):
     assert durs[len(durs) // 2] < 300, durs
     c.cli("cancel", jid, check=True)
     c.wait_state(jid, "CANCELED", timeout=20)
+
+
+def test_sink_missing_topic_and_broker_down_fail_clearly(make_cluster, broker):
+    cluster = make_cluster(jm_conf={"execution.checkpointing.interval": "500 ms"})
+    cluster.add_tm(slots=2)
+    for guarantee in ("at-least-once", "exactly-once"):
+        # (with auto-creation, as librdkafka's producer default, the topic would appear)
+        jid = cluster.submit(sink_job(broker.bootstrap, "nope", 10, 100, p=1,
+                                      sink_delivery__guarantee=guarantee,
+                                      sink_transactional__id__prefix="x",
+                                      properties_allow_auto_create_topics="false"))
+        st = cluster.wait_state(jid, ["FAILED", "FINISHED"], timeout=40)
+        exc = json.dumps(cluster.get(f"/jobs/{jid}/exceptions"))
+        assert st["state"] == "FAILED" and "topic 'nope'" in exc, exc
+    port = kafka_broker.free_port()
+    jid = cluster.submit(sink_job(f"127.0.0.1:{port}", "t", 10, 100, p=1))
+    st = cluster.wait_state(jid, ["FAILED", "FINISHED"], timeout=40)
+    exc = json.dumps(cluster.get(f"/jobs/{jid}/exceptions"))
+    assert st["state"] == "FAILED" and f"brokers 127.0.0.1:{port}" in exc, exc
+    # and exactly-once without checkpoints says what is missing
+    c2 = make_cluster()
+    c2.add_tm(slots=1)
+    jid = c2.submit(sink_job(broker.bootstrap, "t", 10, 100, p=1,
+                             sink_delivery__guarantee="exactly-once",
+                             sink_transactional__id__prefix="x"))
+    st = c2.wait_state(jid, ["FAILED", "FINISHED"], timeout=40)
+    exc = json.dumps(c2.get(f"/jobs/{jid}/exceptions"))
+    assert st["state"] == "FAILED" and "this job takes no checkpoints" in exc, exc
+
+
+def test_csv_and_raw_round_trip_and_topic_pattern(cluster, broker, workdir):
+    """kafka-sink csv and raw into two topics, read back by one source with
+    a topic-pattern per format; STRINGs with commas and quotes survive."""
+    bs = broker.bootstrap
+    cluster.add_tm(slots=2)
+    for t in ("fmt-csv", "fmt-raw", "other"):
+        create_topic(bs, t, 2)
+    n = 50
+    gen = {"id": "gen", "type": "datagen", "schema": [{"name": "id", "type": "BIGINT"}],
+           "config": {"rows-per-second": "100000", "fields.id.kind": "sequence",
+                      "fields.id.start": "1", "fields.id.end": str(n)}}
+    calc = {"id": "c", "type": "calc",
+            "config": {"projection": ["id", "CONCAT('a,\"', CAST(id AS STRING), '\"') AS s"]}}
+    # one record per batch: tansu's latest offset is the last batch's base + 1
+    one = {"properties.bootstrap.servers": bs, "properties.batch.num.messages": "1"}
+    sinks = [{"id": "csv", "type": "kafka-sink",
+              "config": dict(one, topic="fmt-csv", format="csv")},
+             {"id": "rawc", "type": "calc", "config": {"projection": ["s"]}},
+             {"id": "raw", "type": "kafka-sink",
+              "config": dict(one, topic="fmt-raw", format="raw")}]
+    run_to_end(cluster, {"name": "write", "parallelism": 1, "vertices": [gen, calc] + sinks,
+                         "edges": [{"from": "gen", "to": "c"}, {"from": "c", "to": "csv"},
+                                   {"from": "c", "to": "rawc"}, {"from": "rawc", "to": "raw"}]})
+    produce(bs, "other", [(0, b"1,x", BASE)])
+    exp = [f'a,"{i}"' for i in range(1, n + 1)]
+    out = os.path.join(workdir, "csv")
+    src = {"id": "src", "uid": "src", "type": "kafka",
+           "schema": [{"name": "id", "type": "BIGINT"}, {"name": "s", "type": "STRING"},
+                      {"name": "topic", "type": "STRING", "metadata": "topic"}],
+           "config": {"topic-pattern": "fmt-c.*", "properties.bootstrap.servers": bs,
+                      "format": "csv", "scan.startup.mode": "earliest-offset",
+                      "scan.bounded.mode": "latest-offset"}}
+    run_to_end(cluster, read_job(src, out))
+    rows = out_rows(out)
+    assert sorted((r["id"], r["s"], r["topic"]) for r in rows) == \
+        [(i, f'a,"{i}"', "fmt-csv") for i in range(1, n + 1)]
+    out = os.path.join(workdir, "raw")
+    src = {"id": "src", "uid": "src", "type": "kafka",
+           "schema": [{"name": "line", "type": "STRING"}],
+           "config": {"topic": "fmt-raw", "properties.bootstrap.servers": bs, "format": "raw",
+                      "scan.startup.mode": "earliest-offset", "scan.bounded.mode": "latest-offset"}}
+    run_to_end(cluster, read_job(src, out))
+    assert sorted(r["line"] for r in out_rows(out)) == sorted(exp)
