@@ -152,22 +152,24 @@ static int roundtrip(int fd, int api, int version, int32_t corr, const wbuf *bod
     w.n += body->n;
     uint32_t len = (uint32_t)(w.n - 4);
     for (int i = 0; i < 4; i++) w.b[i] = (unsigned char)(len >> (24 - 8 * i));
+    const char *name = api == API_END_TXN ? "EndTxn" : "FindCoordinator";
     if (send_all(fd, w.b, w.n, deadline) != SL_OK)
-        return sl_seterr(why, whylen, "cannot send the request: %s", strerror(errno));
+        return sl_seterr(why, whylen, "%s: cannot send the request: %s", name, strerror(errno));
     unsigned char hdr[8];
     if (recv_all(fd, hdr, 8, deadline) != SL_OK)
-        return sl_seterr(why, whylen, "no response (connection closed or timed out)");
+        return sl_seterr(why, whylen, "%s: no response (connection closed or timed out)", name);
     uint32_t n = (uint32_t)hdr[0] << 24 | (uint32_t)hdr[1] << 16 | (uint32_t)hdr[2] << 8 | hdr[3];
     int32_t c = (int32_t)((uint32_t)hdr[4] << 24 | (uint32_t)hdr[5] << 16 | (uint32_t)hdr[6] << 8 |
                           hdr[7]);
     if (n < 4 || n > (1u << 20) || c != corr)
-        return sl_seterr(why, whylen, "bad response frame (length %u, correlation %d)", n, c);
+        return sl_seterr(why, whylen, "%s: bad response frame (length %u, correlation %d)", name,
+                         n, c);
     *rlen = n - 4;
     *resp = sl_malloc(*rlen + 1);
     if (recv_all(fd, *resp, *rlen, deadline) != SL_OK) {
         free(*resp);
         *resp = NULL;
-        return sl_seterr(why, whylen, "response cut short");
+        return sl_seterr(why, whylen, "%s: response cut short", name);
     }
     return SL_OK;
 }

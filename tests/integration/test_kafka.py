@@ -805,3 +805,56 @@ def test_csv_and_raw_round_trip_and_topic_pattern(cluster, broker, workdir):
                       "scan.startup.mode": "earliest-offset", "scan.bounded.mode": "latest-offset"}}
     run_to_end(cluster, read_job(src, out))
     assert sorted(r["line"] for r in out_rows(out)) == sorted(exp)
+
+
+LOST_COMMIT_PRODUCER = r"""
+import os, sys
+sys.path.insert(0, sys.argv[3])
+from confluent_kafka import Producer
+p = Producer({"bootstrap.servers": sys.argv[1], "transactional.id": sys.argv[2]})
+p.init_transactions(10)
+p.begin_transaction()
+for i in range(10):
+    p.produce("lost", value=('{"id": %d}' % i).encode(), partition=0)
+assert p.flush(10) == 0
+os._exit(0)  # gone with its transaction open: pre-committed, never committed
+"""
+
+
+def test_transaction_of_a_dead_producer_is_committed_by_endtxn(broker, kafka_env):
+    """The recover-and-commit path on its own: a producer flushes a
+    transaction and dies without committing (the lost commit). From the
+    producer id and epoch in its record batches, kf_txn_end (the code the
+    sink's restore runs, through tests/unit/test_kafka_txn.c) commits it:
+    the oracle sees the 10 records committed; a second commit is a no-op
+    success; an abort with the wrong epoch is refused."""
+    import subprocess
+    bs = broker.bootstrap
+    create_topic(bs, "lost", 1)
+    r = subprocess.run([sys.executable, "-c", LOST_COMMIT_PRODUCER, bs, "lost-1",
+                        kafka_env["site"]], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    got = kafka_rawlog.committed(bs, "lost")
+    assert got["values"] == [] and got["open"] == 10, got
+    conn = kafka_rawlog.Conn(bs)
+    batch = next(b for b in kafka_rawlog.batches(kafka_rawlog.fetch(conn, "lost", 0, 0))
+                 if b["transactional"])
+    conn.close()
+    exe = os.path.join(ROOT, os.environ.get("SLUICE_BUILD", "build"), "tests", "test_kafka_txn")
+
+    def end_txn(pid, epoch, commit, expect):
+        env = dict(os.environ, SLUICE_TEST_TXN_END=f"{bs} lost-1 {pid} {epoch} {commit}",
+                   SLUICE_TEST_TXN_EXPECT=expect)
+        r = subprocess.run([exe, "test_txn_end_live"], capture_output=True, text=True,
+                           timeout=60, env=env)
+        assert r.returncode == 0, r.stdout + r.stderr
+        return r.stdout
+    end_txn(batch["pid"], batch["epoch"], 1, "ok")
+    got = kafka_rawlog.committed(bs, "lost")
+    assert sorted(ids_of(got["values"])) == list(range(10)) and got["open"] == 0, got
+    end_txn(batch["pid"], batch["epoch"], 1, "ok")  # already committed: done
+    # a wrong epoch is refused (Kafka answers INVALID_PRODUCER_EPOCH; tansu 0.6
+    # closes the connection): an error either way, and nothing changes
+    out = end_txn(batch["pid"], batch["epoch"] + 5, 0, "EndTxn")
+    assert "kf_txn_end: EndTxn" in out, out
+    assert sorted(ids_of(kafka_rawlog.committed(bs, "lost")["values"])) == list(range(10))
