@@ -336,6 +336,13 @@ def test_offsets_restored_after_taskmanager_kill(make_cluster, broker, workdir):
     assert st["state"] == "FINISHED", c.get(f"/jobs/{jid}/exceptions")
     assert c.get(f"/jobs/{jid}/checkpoints")["counts"]["restored"] == 1
     exactly_once_ids(out_rows(out), n)
+    # completed checkpoints committed their offsets to the group (monitoring only)
+    from confluent_kafka import Consumer, TopicPartition
+    cons = Consumer({"bootstrap.servers": bs, "group.id": "sluice-src"})
+    committed = {tp.partition: tp.offset for tp in
+                 cons.committed([TopicPartition("k", p) for p in range(4)], timeout=10)}
+    cons.close()
+    assert all(0 < o <= n // 4 for o in committed.values()), committed
 
 
 def test_offsets_restored_after_savepoint_and_rescale(make_cluster, broker, workdir):
