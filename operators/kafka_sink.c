@@ -278,11 +278,12 @@ static void kk_dr_cb(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque)
     uintptr_t slot = (uintptr_t)m->_private;
     if (m->err) {
         int zero = 0;
-        if (atomic_compare_exchange_strong(&sh->failed, &zero, 1))
+        if (atomic_compare_exchange_strong(&sh->failed, &zero, 1)) {
             snprintf(sh->failmsg, sizeof sh->failmsg, "delivery to topic '%s' partition %d failed: %s",
                      m->rkt ? rd_kafka_topic_name(m->rkt) : "?", m->partition,
                      rd_kafka_err2str(m->err));
-        atomic_store(&sh->failed, 2); /* the message is written */
+            atomic_store(&sh->failed, 2); /* the message is written */
+        }
     }
     atomic_fetch_sub(&sh->inflight[slot % KK_SLOTS], 1);
 }
@@ -461,18 +462,22 @@ static int kk_flush_run(void *arg, char *err, size_t errlen)
         rd_kafka_resp_err_t e = rd_kafka_flush(f->sh->rk, KK_TXN_TIMEOUT_MS);
         if (e) rc = sl_seterr(err, errlen, "%s: flush: %s", f->what, rd_kafka_err2str(e));
     } else {
-        /* every interval up to this barrier: nothing in flight */
+        /* every interval up to this barrier: nothing in flight. The last
+         * KK_SLOTS - 1 intervals only: the slot before them is the one the
+         * task is filling now (upto + 1 modulo KK_SLOTS). */
         for (;;) {
             int64_t left = 0;
-            for (uint64_t s = f->upto_slot + 1 > KK_SLOTS ? f->upto_slot + 1 - KK_SLOTS : 0;
+            for (uint64_t s = f->upto_slot + 2 > KK_SLOTS ? f->upto_slot + 2 - KK_SLOTS : 0;
                  s <= f->upto_slot; s++)
                 left += atomic_load(&f->sh->inflight[s % KK_SLOTS]);
             if (left <= 0 || atomic_load(&f->sh->failed)) break;
             rd_kafka_poll(f->sh->rk, 20);
         }
     }
-    if (rc == SL_OK && atomic_load(&f->sh->failed) == 2)
+    if (rc == SL_OK && atomic_load(&f->sh->failed)) {
+        while (atomic_load(&f->sh->failed) != 2) usleep(100); /* its message is being written */
         rc = sl_seterr(err, errlen, "%s: %s", f->what, f->sh->failmsg);
+    }
     shared_unref(f->sh);
     free(f);
     return rc;
