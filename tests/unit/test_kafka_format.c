@@ -1,0 +1,238 @@
+/*
+ * test_kafka_format.c -- the Kafka connector's record formats
+ * (operators/kafka_common.c): json, csv and raw decoding and encoding.
+ *
+ * Expected values are written out by hand from Flink's json and csv formats.
+ * Every prefix of a valid record and a batch of random bytes must decode to
+ * an error or a row, never a crash or a read out of bounds (ASan build).
+ */
+#include "sl_test.h"
+#include "kafka_common.h"
+
+typedef struct cfix {
+    sl_schema s;
+    kf_codec c;
+    sl_value vals[8];
+    kf_buf str;
+    char why[300];
+} cfix;
+
+/* id BIGINT, name STRING, ok BOOLEAN, x DOUBLE, ts TIMESTAMP, n INT, b BYTES */
+static void cfix_init(cfix *f, kf_format fmt)
+{
+    memset(f, 0, sizeof *f);
+    sl_schema_init(&f->s);
+    sl_schema_add(&f->s, "id", SL_T_BIGINT);
+    sl_schema_add(&f->s, "name", SL_T_STRING);
+    sl_schema_add(&f->s, "ok", SL_T_BOOLEAN);
+    sl_schema_add(&f->s, "x", SL_T_DOUBLE);
+    sl_schema_add(&f->s, "ts", SL_T_TIMESTAMP);
+    sl_schema_add(&f->s, "n", SL_T_INT);
+    sl_schema_add(&f->s, "b", SL_T_BYTES);
+    int cols[7] = {0, 1, 2, 3, 4, 5, 6};
+    char err[200];
+    if (kf_codec_init(&f->c, fmt, &f->s, cols, 7, "v", err, sizeof err) != SL_OK) abort();
+}
+
+static void cfix_free(cfix *f)
+{
+    kf_codec_free(&f->c);
+    kf_buf_free(&f->str);
+    sl_schema_free(&f->s);
+}
+
+static int dec(cfix *f, const char *text)
+{
+    return kf_decode(&f->c, text, strlen(text), f->vals, &f->str, f->why, sizeof f->why);
+}
+
+static int str_is(const sl_value *v, const char *s)
+{
+    return !v->isnull && v->v.s.len == strlen(s) && !memcmp(v->v.s.p, s, v->v.s.len);
+}
+
+static void test_json_values(void)
+{
+    cfix f;
+    cfix_init(&f, KF_JSON);
+    CHECK_EQ_INT(dec(&f, "{\"id\": 42, \"name\": \"a\\\"b\\u00e9\\ud83d\\ude00\", \"ok\": true, "
+                         "\"x\": -1.5e3, \"ts\": \"2026-01-01 00:00:01.5\", \"n\": \"7\", "
+                         "\"b\": \"aGk=\", \"extra\": {\"deep\": [1, {\"a\": null}]}}"),
+                 SL_OK);
+    CHECK_EQ_INT(f.vals[0].v.i, 42);
+    CHECK(str_is(&f.vals[1], "a\"b\xc3\xa9\xf0\x9f\x98\x80"));
+    CHECK_EQ_INT(f.vals[2].v.i, 1);
+    CHECK(f.vals[3].v.d == -1500.0);
+    CHECK_EQ_INT(f.vals[4].v.i, 1767225601500LL);
+    CHECK_EQ_INT(f.vals[5].v.i, 7);
+    CHECK(str_is(&f.vals[6], "hi"));
+    /* missing and null fields are NULL; ISO timestamps and epoch ms; a
+     * nested value is kept as text in a STRING column */
+    CHECK_EQ_INT(dec(&f, "{\"name\": {\"k\": [1,2]}, \"ts\": \"2026-01-01T00:00:00Z\", "
+                         "\"x\": null}"), SL_OK);
+    CHECK(f.vals[0].isnull && f.vals[2].isnull && f.vals[3].isnull && f.vals[5].isnull);
+    CHECK(str_is(&f.vals[1], "{\"k\": [1,2]}"));
+    CHECK_EQ_INT(f.vals[4].v.i, 1767225600000LL);
+    CHECK_EQ_INT(dec(&f, "{\"ts\": 1767225600123, \"name\": 12}"), SL_OK);
+    CHECK_EQ_INT(f.vals[4].v.i, 1767225600123LL);
+    CHECK(str_is(&f.vals[1], "12"));
+    CHECK_EQ_INT(dec(&f, "  {}  "), SL_OK);
+    cfix_free(&f);
+}
+
+static void test_json_errors(void)
+{
+    cfix f;
+    cfix_init(&f, KF_JSON);
+    static const struct { const char *in, *why; } cases[] = {
+        {"", "not a JSON object"},
+        {"[1]", "not a JSON object"},
+        {"{\"id\": 1", "expected ',' or '}'"},
+        {"{\"id\": \"x\"}", "field 'id': 'x' is not a BIGINT"},
+        {"{\"n\": 3000000000}", "field 'n': 3000000000 does not fit an INT"},
+        {"{\"ok\": 1}", "field 'ok': '1' is not a BOOLEAN"},
+        {"{\"ts\": \"yesterday\"}", "field 'ts': 'yesterday' is not a TIMESTAMP (yyyy-MM-dd HH:mm:ss[.SSS])"},
+        {"{\"id\": [1]}", "field 'id': a JSON array for a BIGINT column"},
+        {"{\"name\": \"a\\q\"}", "bad escape '\\q'"},
+        {"{\"id\": 1} x", "trailing characters after the object"},
+        {"{\"b\": \"***\"}", "field 'b': '***' is not base64"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        CHECK_EQ_INT(dec(&f, cases[i].in), SL_ERR);
+        CHECK_EQ_STR(f.why, cases[i].why);
+    }
+    /* deep nesting is an error, not a deep recursion */
+    char deep[400];
+    size_t n = 0;
+    n += (size_t)snprintf(deep, sizeof deep, "{\"z\": ");
+    for (int i = 0; i < 100; i++) deep[n++] = '[';
+    deep[n] = '\0';
+    CHECK_EQ_INT(dec(&f, deep), SL_ERR);
+    CHECK_EQ_STR(f.why, "nested deeper than 64");
+    cfix_free(&f);
+}
+
+/* Every prefix of a valid record, and random bytes: an answer, no crash. */
+static void test_truncations_and_garbage(void)
+{
+    const char *full = "{\"id\": 42, \"name\": \"a\\u00e9\\\"\", \"ok\": false, \"x\": 1e5, "
+                       "\"ts\": \"2026-01-01 00:00:01.500\", \"n\": -3, \"b\": \"aGk\"}";
+    for (int fmt = KF_JSON; fmt <= KF_CSV; fmt++) {
+        cfix f;
+        cfix_init(&f, (kf_format)fmt);
+        const char *rec = fmt == KF_JSON ? full : "42,\"a,\"\"b\",false,1e5,2026-01-01 00:00:01.5,-3,aGk=";
+        size_t len = strlen(rec);
+        for (size_t k = 0; k < len; k++) {
+            char *cut = malloc(k ? k : 1); /* exactly k bytes: ASan sees any overrun */
+            memcpy(cut, rec, k);
+            int rc = kf_decode(&f.c, cut, k, f.vals, &f.str, f.why, sizeof f.why);
+            CHECK(rc == SL_OK || rc == SL_ERR);
+            free(cut);
+        }
+        CHECK_EQ_INT(kf_decode(&f.c, rec, len, f.vals, &f.str, f.why, sizeof f.why), SL_OK);
+        uint64_t s = 88172645463325252ULL;
+        for (int k = 0; k < 2000; k++) {
+            size_t n = (size_t)(k % 64) + 1;
+            char *g = malloc(n);
+            for (size_t j = 0; j < n; j++) {
+                s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+                g[j] = "{}[]\",:\\ 0123456789.-eEtrufalsn"[s % 32];
+            }
+            int rc = kf_decode(&f.c, g, n, f.vals, &f.str, f.why, sizeof f.why);
+            CHECK(rc == SL_OK || rc == SL_ERR);
+            free(g);
+        }
+        cfix_free(&f);
+    }
+}
+
+static void test_csv(void)
+{
+    cfix f;
+    cfix_init(&f, KF_CSV);
+    CHECK_EQ_INT(dec(&f, "1,\"a,\"\"q\"\"\",true,2.5,2026-01-01 00:00:00,9,aGk=\n"), SL_OK);
+    CHECK_EQ_INT(f.vals[0].v.i, 1);
+    CHECK(str_is(&f.vals[1], "a,\"q\""));
+    CHECK_EQ_INT(f.vals[2].v.i, 1);
+    CHECK(f.vals[3].v.d == 2.5);
+    CHECK_EQ_INT(f.vals[4].v.i, 1767225600000LL);
+    CHECK(str_is(&f.vals[6], "hi"));
+    /* empty unquoted: NULL; "" in a STRING column: the empty string */
+    CHECK_EQ_INT(dec(&f, ",\"\",,,,,"), SL_OK);
+    CHECK(f.vals[0].isnull && str_is(&f.vals[1], "") && f.vals[6].isnull);
+    CHECK_EQ_INT(dec(&f, "1,2"), SL_ERR);
+    CHECK_EQ_STR(f.why, "2 fields, but the format has 7 columns");
+    CHECK_EQ_INT(dec(&f, "x,a,true,1,2026-01-01 00:00:00,1,"), SL_ERR);
+    CHECK_EQ_STR(f.why, "field 1 ('id'): 'x' is not a BIGINT");
+    CHECK_EQ_INT(dec(&f, "1,\"abc,true,1,x,1,"), SL_ERR);
+    CHECK_EQ_STR(f.why, "field 2: unterminated quote");
+    cfix_free(&f);
+}
+
+static void test_encode_roundtrip(void)
+{
+    for (int fmt = KF_JSON; fmt <= KF_CSV; fmt++) {
+        cfix f;
+        cfix_init(&f, (kf_format)fmt);
+        sl_value v[7] = {
+            {.v.i = -5}, {.v.s = {"x,\"y\"\n", 6}}, {.v.i = 0}, {.v.d = 0.25},
+            {.v.i = 1767225600020LL}, {.isnull = true}, {.v.s = {"\x00\xff", 2}},
+        };
+        sl_row row = {SL_KIND_INSERT, 7, v, SL_TS_NONE};
+        kf_buf out = {0};
+        CHECK_EQ_INT(kf_encode(&f.c, &row, &out, f.why, sizeof f.why), SL_OK);
+        if (fmt == KF_JSON) {
+            kf_buf_reserve(&out, 1);
+            out.p[out.len] = '\0';
+            CHECK_EQ_STR(out.p, "{\"id\":-5,\"name\":\"x,\\\"y\\\"\\n\",\"ok\":false,\"x\":0.25,"
+                                "\"ts\":\"2026-01-01 00:00:00.02\",\"n\":null,\"b\":\"AP8=\"}");
+        }
+        CHECK_EQ_INT(kf_decode(&f.c, out.p, out.len, f.vals, &f.str, f.why, sizeof f.why), SL_OK);
+        CHECK_EQ_INT(f.vals[0].v.i, -5);
+        CHECK(str_is(&f.vals[1], "x,\"y\"\n"));
+        CHECK_EQ_INT(f.vals[2].v.i, 0);
+        CHECK(f.vals[3].v.d == 0.25);
+        CHECK_EQ_INT(f.vals[4].v.i, 1767225600020LL);
+        CHECK(f.vals[5].isnull);
+        CHECK(f.vals[6].v.s.len == 2 && !memcmp(f.vals[6].v.s.p, "\x00\xff", 2));
+        kf_buf_free(&out);
+        cfix_free(&f);
+    }
+}
+
+static void test_raw_and_timestamps(void)
+{
+    sl_schema s;
+    sl_schema_init(&s);
+    sl_schema_add(&s, "line", SL_T_STRING);
+    sl_schema_add(&s, "id", SL_T_BIGINT);
+    int one = 0, two[2] = {0, 1};
+    kf_codec c;
+    char err[300];
+    CHECK_EQ_INT(kf_codec_init(&c, KF_RAW, &s, &one, 1, "v", err, sizeof err), SL_OK);
+    sl_value v[2];
+    kf_buf str = {0};
+    CHECK_EQ_INT(kf_decode(&c, "a\0b", 3, v, &str, err, sizeof err), SL_OK);
+    CHECK(v[0].v.s.len == 3 && !v[0].isnull);
+    CHECK_EQ_INT(kf_decode(&c, NULL, 0, v, &str, err, sizeof err), SL_OK);
+    CHECK(v[0].isnull);
+    kf_codec_free(&c);
+    CHECK_EQ_INT(kf_codec_init(&c, KF_RAW, &s, two, 2, "v", err, sizeof err), SL_ERR);
+    kf_buf_free(&str);
+    sl_schema_free(&s);
+
+    int64_t ms;
+    CHECK_EQ_INT(kf_parse_timestamp("1970-01-01 00:00:00", 19, &ms), SL_OK);
+    CHECK_EQ_INT(ms, 0);
+    CHECK_EQ_INT(kf_parse_timestamp("1969-12-31T23:59:59.999", 23, &ms), SL_OK);
+    CHECK_EQ_INT(ms, -1);
+    CHECK_EQ_INT(kf_parse_timestamp("2024-02-29 12:00:00.123456789", 29, &ms), SL_OK);
+    CHECK_EQ_INT(ms, 1709208000123LL);
+    CHECK_EQ_INT(kf_parse_timestamp("2024-13-01 00:00:00", 19, &ms), SL_ERR);
+    CHECK_EQ_INT(kf_parse_timestamp("2024-01-01 00:00", 16, &ms), SL_ERR);
+    CHECK_EQ_INT(kf_parse_timestamp("2024-01-01 00:00:00.", 20, &ms), SL_ERR);
+}
+
+SL_TEST_MAIN(SL_TEST(test_json_values), SL_TEST(test_json_errors),
+             SL_TEST(test_truncations_and_garbage), SL_TEST(test_csv),
+             SL_TEST(test_encode_roundtrip), SL_TEST(test_raw_and_timestamps))
