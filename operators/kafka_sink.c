@@ -743,7 +743,11 @@ static int kk_end_input(sl_op *op, int input)
     const kk_plan *pl = op->plan;
     kk_state *st = op->priv;
     if (pl->guarantee == DG_EOS) {
-        /* commit everything: a finished bounded job's output is complete */
+        /* with checkpoints, the final checkpoint stages the open transaction
+         * and its completion commits it (committing here would duplicate
+         * rows if the job failed over before that checkpoint) */
+        if (op->final_checkpoint) return SL_OK;
+        /* a restored job without checkpoints: commit everything now */
         for (int k = 0; k < st->npend; k++) {
             rd_kafka_flush(st->pend[k].sh->rk, KK_TXN_TIMEOUT_MS);
             if (txn_commit(op, &st->pend[k]) != SL_OK) return SL_ERR;
