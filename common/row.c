@@ -229,6 +229,19 @@ size_t sl_row_size(const sl_row *r, const sl_schema *s)
 }
 
 /* Write one non-null value at p (room already checked); returns its size. */
+/* A fixed-width value of type t at p (BOOLEAN: any non-zero byte is TRUE). */
+static void get_fixed(const uint8_t *p, sl_type t, sl_value *v)
+{
+    switch (t) {
+    case SL_T_BOOLEAN: v->v.i = p[0] != 0; break;
+    case SL_T_INT: v->v.i = (int32_t)sl_get_le32(p); break;
+    case SL_T_BIGINT:
+    case SL_T_TIMESTAMP: v->v.i = (int64_t)sl_get_le64(p); break;
+    case SL_T_DOUBLE: v->v.d = bits_double(sl_get_le64(p)); break;
+    default: break;
+    }
+}
+
 static size_t put_value(uint8_t *p, const sl_value *v, sl_type t)
 {
     switch (t) {
@@ -309,10 +322,10 @@ int sl_row_decode(const uint8_t *src, size_t len, const sl_schema *s, sl_row *ou
                                  i, s->fields[i].name, p[0], pos);
             v->v.i = p[0];
             break;
-        case SL_T_INT: v->v.i = (int32_t)sl_get_le32(p); break;
+        case SL_T_INT:
         case SL_T_BIGINT:
-        case SL_T_TIMESTAMP: v->v.i = (int64_t)sl_get_le64(p); break;
-        case SL_T_DOUBLE: v->v.d = bits_double(sl_get_le64(p)); break;
+        case SL_T_TIMESTAMP:
+        case SL_T_DOUBLE: get_fixed(p, t, v); break;
         case SL_T_STRING:
         case SL_T_BYTES: {
             uint32_t slen = sl_get_le32(p);
@@ -397,11 +410,11 @@ int sl_row_key_decode(const uint8_t *src, size_t len, const sl_schema *s, const 
         if (len - pos < w) return SL_ERR;
         const uint8_t *p = src + pos;
         switch (t) {
-        case SL_T_BOOLEAN: v->v.i = p[0] != 0; break;
-        case SL_T_INT: v->v.i = (int32_t)sl_get_le32(p); break;
+        case SL_T_BOOLEAN:
+        case SL_T_INT:
         case SL_T_BIGINT:
-        case SL_T_TIMESTAMP: v->v.i = (int64_t)sl_get_le64(p); break;
-        case SL_T_DOUBLE: v->v.d = bits_double(sl_get_le64(p)); break;
+        case SL_T_TIMESTAMP:
+        case SL_T_DOUBLE: get_fixed(p, t, v); break;
         case SL_T_STRING:
         case SL_T_BYTES: {
             uint32_t n = sl_get_le32(p);
