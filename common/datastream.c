@@ -89,33 +89,17 @@ static sl_ds_stream *stream_new(sl_ds_env *env, const char *vertex, const char *
  * it is not one. */
 static json_t *schema_json(const char *text)
 {
-    json_t *arr = json_array();
-    const char *p = text;
-    while (p && *p) {
-        while (*p == ' ' || *p == ',') p++;
-        if (!*p) break;
-        const char *end = strchr(p, ',');
-        size_t n = end ? (size_t)(end - p) : strlen(p);
-        char field[256];
-        if (n >= sizeof field) goto bad;
-        memcpy(field, p, n);
-        field[n] = 0;
-        char *sp = strchr(field, ' ');
-        if (!sp) goto bad;
-        *sp++ = 0;
-        while (*sp == ' ') sp++;
-        size_t tl = strlen(sp);
-        while (tl && sp[tl - 1] == ' ') sp[--tl] = 0;
-        sl_type t;
-        if (!*field || sl_type_parse(sp, &t) != SL_OK) goto bad;
-        json_array_append_new(arr, json_pack("{s:s, s:s}", "name", field, "type", sp));
-        p = end;
+    sl_schema s;
+    sl_schema_init(&s);
+    json_t *arr = NULL;
+    if (sl_schema_parse(text, &s, NULL, 0) == SL_OK) {
+        arr = json_array();
+        for (int i = 0; i < s.n; i++)
+            json_array_append_new(arr, json_pack("{s:s, s:s}", "name", s.fields[i].name, "type",
+                                                 sl_type_name(s.fields[i].type)));
     }
-    if (json_array_size(arr) == 0) goto bad;
+    sl_schema_free(&s);
     return arr;
-bad:
-    json_decref(arr);
-    return NULL;
 }
 
 static json_t *options_json(const char *const *options)

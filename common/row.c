@@ -431,6 +431,38 @@ int sl_row_key_decode(const uint8_t *src, size_t len, const sl_schema *s, const 
     return pos == len ? SL_OK : SL_ERR;
 }
 
+int sl_schema_parse(const char *text, sl_schema *s, char *err, size_t errlen)
+{
+    const char *p = text ? text : "";
+    while (*p) {
+        while (*p == ' ' || *p == ',') p++;
+        if (!*p) break;
+        const char *end = strchr(p, ',');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        char field[256];
+        if (n >= sizeof field) return sl_seterr(err, errlen, "a column is too long");
+        memcpy(field, p, n);
+        field[n] = 0;
+        char *sp = strchr(field, ' ');
+        sl_type t;
+        if (sp) *sp++ = 0;
+        while (sp && *sp == ' ') sp++;
+        if (sp) {
+            size_t tl = strlen(sp);
+            while (tl && sp[tl - 1] == ' ') sp[--tl] = 0;
+        }
+        if (!sp || !*field || sl_type_parse(sp, &t) != SL_OK)
+            return sl_seterr(err, errlen, "'%s' is not \"name TYPE\"", field);
+        if (sl_schema_find(s, field) >= 0)
+            return sl_seterr(err, errlen, "column '%s' appears twice", field);
+        if (s->n >= SL_MAX_FIELDS) return sl_seterr(err, errlen, "more than %d columns", SL_MAX_FIELDS);
+        sl_schema_add(s, field, t);
+        p = end ? end : p + n;
+    }
+    if (s->n == 0) return sl_seterr(err, errlen, "no columns");
+    return SL_OK;
+}
+
 /* ---- formatting ------------------------------------------------------- */
 
 /* Append to a bounded buffer, counting what would have been written. */

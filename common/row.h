@@ -81,6 +81,10 @@ int sl_schema_find(const sl_schema *s, const char *name); /* index or -1, case-i
 void sl_schema_copy(sl_schema *dst, const sl_schema *src);
 void sl_schema_free(sl_schema *s);
 bool sl_schema_equal(const sl_schema *a, const sl_schema *b);
+/* Append the columns of "name TYPE, name TYPE" to s (SQL type names as
+ * sl_type_parse reads them). SL_ERR with err saying which column is wrong,
+ * a name twice, or none at all. */
+int sl_schema_parse(const char *text, sl_schema *s, char *err, size_t errlen);
 
 /* Encoded size of a row (bytes). */
 size_t sl_row_size(const sl_row *r, const sl_schema *s);

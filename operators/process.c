@@ -49,36 +49,12 @@ static void proc_plan_free(void *p)
     free(pl);
 }
 
-/* "name TYPE, name TYPE" into s; SL_ERR naming the problem. */
+/* "name TYPE, name TYPE" into s; SL_ERR with `what` before the problem. */
 static int parse_columns(const char *text, sl_schema *s, const char *what, char *err, size_t errlen)
 {
-    const char *p = text;
-    while (*p) {
-        while (*p == ' ' || *p == ',') p++;
-        if (!*p) break;
-        const char *end = strchr(p, ',');
-        size_t n = end ? (size_t)(end - p) : strlen(p);
-        char field[256];
-        if (n >= sizeof field) return sl_seterr(err, errlen, "%s: a column is too long", what);
-        memcpy(field, p, n);
-        field[n] = 0;
-        char *sp = strchr(field, ' ');
-        sl_type t;
-        if (sp) *sp++ = 0;
-        while (sp && *sp == ' ') sp++;
-        if (sp) {
-            size_t tl = strlen(sp);
-            while (tl && sp[tl - 1] == ' ') sp[--tl] = 0;
-        }
-        if (!sp || !*field || sl_type_parse(sp, &t) != SL_OK)
-            return sl_seterr(err, errlen, "%s: '%s' is not \"name TYPE\"", what, field);
-        if (sl_schema_find(s, field) >= 0)
-            return sl_seterr(err, errlen, "%s: column '%s' appears twice", what, field);
-        sl_schema_add(s, field, t);
-        p = end ? end : p + n;
-    }
-    if (s->n == 0) return sl_seterr(err, errlen, "%s: no columns", what);
-    return SL_OK;
+    char why[300];
+    if (sl_schema_parse(text, s, why, sizeof why) == SL_OK) return SL_OK;
+    return sl_seterr(err, errlen, "%s: %s", what, why);
 }
 
 static void *plan_common(sl_plan_ctx *pc, int keyed, char *err, size_t errlen)
