@@ -31,7 +31,7 @@ typedef struct rt_data {
 void sl_rt_init(sl_op *op, const sl_vertex *v, int subtask, int max_parallelism)
 {
     rt_data *rt = sl_calloc(1, sizeof *rt);
-    rt->keybuf = sl_malloc(SL_MAX_KEY_BYTES);
+    if (v->def->flags & SL_OPF_KEYED) rt->keybuf = sl_malloc(SL_MAX_KEY_BYTES); /* keyed only */
     rt->deferred_tail = &rt->deferred;
     op->rt = rt;
     op->def = v->def;
