@@ -175,16 +175,25 @@ int sl_list_each(sl_vstate *s, const void *ns, size_t nslen,
     return SL_OK;
 }
 
+static int map_scan_run(sl_vstate *s, const void *ns, size_t nslen,
+                        int (*fn)(void *ctx, const void *k, size_t klen, const void *val, size_t len),
+                        void *ctx, size_t *collected);
+
 int sl_state_clear(sl_vstate *s, const void *ns, size_t nslen)
 {
     if (s->kind != SL_STATE_MAP) return sl_kstate_del(s->ks, s->sid, ns, nslen, s->err, s->errlen);
-    /* a map: every entry under this namespace */
-    for (;;) {
-        /* one entry at a time: a scan may not modify the state */
-        int rc = sl_map_each(s, ns, nslen, NULL, NULL);
-        if (rc != SL_OK && rc != SL_DONE) return rc;
-        if (rc == SL_OK) return SL_OK;
+    /* a map: a scan may not modify the state, so collect the entries of this
+     * namespace first ([u32 len][bytes] each, in the handle's buffer), then
+     * delete them */
+    size_t used = 0;
+    int rc = map_scan_run(s, ns, nslen, NULL, NULL, &used);
+    for (size_t pos = 0; rc == SL_OK && pos < used;) {
+        uint32_t n;
+        memcpy(&n, s->buf + pos, 4);
+        rc = sl_kstate_del(s->ks, s->sid, s->buf + pos + 4, n, s->err, s->errlen);
+        pos += 4 + n;
     }
+    return rc;
 }
 
 /* ---- map --------------------------------------------------------------------- */
@@ -235,9 +244,7 @@ typedef struct map_scan {
     int (*fn)(void *ctx, const void *k, size_t klen, const void *val, size_t len);
     void *ctx;
     int stopped;
-    /* clear (fn NULL): the first entry found, copied, to delete after the scan */
-    uint8_t *first;
-    size_t firstlen;
+    size_t *collected;          /* fn NULL: every entry's namespace appended to s->buf */
 } map_scan;
 
 static int map_visit(void *ctx, const void *mns, size_t mlen, const void *val, size_t vlen)
@@ -250,10 +257,12 @@ static int map_visit(void *ctx, const void *mns, size_t mlen, const void *val, s
     if (n32 != ms->nslen || mlen < 4 + (size_t)n32 || (n32 && memcmp(m + 4, ms->ns, n32))) return 0;
     size_t hdr = ms->s->ttl_ms ? TTL_HDR : 0;
     if (!ms->fn) {
-        ms->first = sl_malloc(mlen);
-        memcpy(ms->first, mns, mlen);
-        ms->firstlen = mlen;
-        return 1;
+        uint8_t *b = grow(&ms->s->buf, &ms->s->cap, *ms->collected + 4 + mlen);
+        uint32_t l32 = (uint32_t)mlen;
+        memcpy(b + *ms->collected, &l32, 4);
+        memcpy(b + *ms->collected + 4, mns, mlen);
+        *ms->collected += 4 + mlen;
+        return 0;
     }
     if (vlen < hdr || expired(ms->s, val)) return 0;
     if (ms->fn(ms->ctx, m + 4 + n32, mlen - 4 - n32, (const uint8_t *)val + hdr, vlen - hdr)) {
@@ -263,21 +272,18 @@ static int map_visit(void *ctx, const void *mns, size_t mlen, const void *val, s
     return 0;
 }
 
+static int map_scan_run(sl_vstate *s, const void *ns, size_t nslen,
+                        int (*fn)(void *ctx, const void *k, size_t klen, const void *val, size_t len),
+                        void *ctx, size_t *collected)
+{
+    map_scan ms = {s, ns, nslen, fn, ctx, 0, collected};
+    return sl_kstate_scan_key(s->ks, s->sid, map_visit, &ms, s->err, s->errlen);
+}
+
 int sl_map_each(sl_vstate *s, const void *ns, size_t nslen,
                 int (*fn)(void *ctx, const void *k, size_t klen, const void *val, size_t len),
                 void *ctx)
 {
-    map_scan ms = {s, ns, nslen, fn, ctx, 0, NULL, 0};
-    int rc = sl_kstate_scan_key(s->ks, s->sid, map_visit, &ms, s->err, s->errlen);
-    if (rc != SL_OK) {
-        free(ms.first);
-        return rc;
-    }
-    if (!fn) { /* clear: delete the entry found and tell the caller to go on */
-        if (!ms.first) return SL_OK;
-        rc = sl_kstate_del(s->ks, s->sid, ms.first, ms.firstlen, s->err, s->errlen);
-        free(ms.first);
-        return rc == SL_OK ? SL_DONE : rc;
-    }
-    return SL_OK;
+    if (!fn) return SL_OK; /* nothing to call */
+    return map_scan_run(s, ns, nslen, fn, ctx, NULL);
 }
