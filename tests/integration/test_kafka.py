@@ -662,8 +662,19 @@ def test_kafka_to_kafka_exactly_once_with_five_kills(make_cluster, broker):
     finally:
         stop.set()
         feeder.join()
-    assert c.get(f"/jobs/{jid}/checkpoints")["counts"]["restored"] == 5
+    restored = c.get(f"/jobs/{jid}/checkpoints")["counts"]["restored"]
+    assert restored == 5, restart_causes(c, jid)
     exactly_once_committed(bs, "out", range(n))
+
+
+def restart_causes(c, jid):
+    """Why the job restarted, for a failure message: the exception history
+    and the JobManager's lines about failures and restarts."""
+    hist = c.get(f"/jobs/{jid}/exceptions").get("exceptionHistory", {}).get("entries", [])
+    causes = [e.get("exceptionName", "") + ": " + (e.get("stacktrace") or "")[:300] for e in hist]
+    lines = [ln for ln in c.jm.log_text().splitlines()
+             if re.search(r"fail|restart|declin|expired|lost", ln, re.I)]
+    return "\n".join(["exception history:"] + causes + ["JobManager log:"] + lines[-60:])
 
 
 def checkpoints_completed(c, jid):
