@@ -24,15 +24,18 @@ are not used because Flink's sequence generator materialises its whole
 range in memory up front, which would charge Flink for its test source.
 
 Each run of a workload measures, per engine:
-  * records per CPU-second: N / (user+sys CPU of the engine's processes
-    from the moment every vertex of the job is RUNNING, polled on the
-    engine's REST API, until the job has FINISHED): the cost of processing,
-    including JIT warm-up, not of planning and deployment. Sluice: the
-    JobManager and TaskManager processes. Flink: the JVM of the local
-    mini-cluster (the idle PyFlink driver process is reported apart). The
-    CPU from just before submission ("cpu_submit_s": adds Flink's SQL
-    planning and the lazy start of its mini-cluster) is kept in --json.
-  * peak RSS: VmHWM of the same processes (summed for Sluice's two).
+  * records per CPU-second, as a marginal cost: the job runs twice on fresh
+    processes, with N rows and with N/10 rows, and the figure is
+    (N - N/10) / (CPU(N) - CPU(N/10)), where CPU is the whole user+sys CPU
+    of the engine's processes from their spawn to the job's end, read from
+    /proc/<pid>/stat once the job has FINISHED (Sluice: the JobManager and
+    TaskManager; Flink: the JVM of the local mini-cluster, started by
+    PyFlink; the idle PyFlink driver is reported apart). Start-up, class
+    loading, planning, deployment and shutdown are the same in both runs
+    and cancel; nothing is polled, so no window can miss work. Both runs'
+    raw CPU figures are kept in --json.
+  * peak RSS: VmHWM of the same processes in the N-row run (summed for
+    Sluice's two).
   * time to first output: a separate run of the same job with N = 1000 and
     a `print` sink; from the moment the first engine process is spawned
     (Sluice: both daemons spawned together, job posted as soon as REST
@@ -83,12 +86,13 @@ class Missing(Exception):
 # ---------------------------------------------------------------- workloads
 
 def w(name, title, rows, quick_rows, kind, window=None, sluice_conf=None, flink_conf=None,
-      flink_same_as=None):
+      flink_same_as=None, sluice_missing=None):
     """flink_same_as: the Flink side of this workload is exactly that of another
-    workload (so its Flink runs are shared, not repeated)."""
+    workload (so its Flink runs are shared, not repeated). sluice_missing: what
+    Sluice lacks to run it (its row shows Flink's figures only)."""
     return {"name": name, "title": title, "rows": rows, "quick_rows": quick_rows, "kind": kind,
             "window": window, "sluice_conf": sluice_conf or {}, "flink_conf": flink_conf or {},
-            "flink_same_as": flink_same_as}
+            "flink_same_as": flink_same_as, "sluice_missing": sluice_missing}
 
 
 def checkpoint_confs(backend, ckdir):
@@ -101,20 +105,26 @@ def checkpoint_confs(backend, ckdir):
 
 TUMBLE = ("TUMBLE", "INTERVAL '10' SECOND")
 HOP = ("HOP", "INTERVAL '1' SECOND, INTERVAL '10' SECOND")
+CUMULATE = ("CUMULATE", "INTERVAL '1' SECOND, INTERVAL '10' SECOND")
 
 
 def workloads(ckdir):
     rs, rf = checkpoint_confs("rocksdb", ckdir)
     hs, hf = checkpoint_confs("hashmap", ckdir)
     return [
-        w("stateless", "1 stateless filter/projection", 20_000_000, 200_000, "stateless"),
-        w("tumble", "2 TUMBLE 10 s, 10k keys", 5_000_000, 200_000, "window", TUMBLE),
-        w("hop", "3 HOP 1 s / 10 s, 10k keys", 2_000_000, 50_000, "window", HOP),
-        w("group", "4 GROUP BY 10k keys (changelog)", 5_000_000, 200_000, "group"),
+        w("stateless", "1 stateless filter/projection", 20_000_000, 2_000_000, "stateless"),
+        w("tumble", "2 TUMBLE 10 s, 10k keys", 5_000_000, 1_000_000, "window", TUMBLE),
+        w("hop", "3 HOP 1 s / 10 s, 10k keys", 2_000_000, 400_000, "window", HOP),
+        w("cumulate", "3b CUMULATE 1 s / 10 s, 10k keys", 2_000_000, 400_000, "window", CUMULATE),
+        w("group", "4 GROUP BY 10k keys (changelog)", 5_000_000, 1_000_000, "group"),
         w("ckpt-rocksdb", "5 TUMBLE + checkpoints 1 s, RocksDB", 5_000_000, 200_000,
           "window", TUMBLE, rs, rf),
         w("ckpt-hashmap", "5 TUMBLE + checkpoints 1 s, Sluice hashmap (Flink RocksDB)",
           5_000_000, 200_000, "window", TUMBLE, hs, hf, flink_same_as="ckpt-rocksdb"),
+        w("ckpt-incremental", "5c TUMBLE + incremental checkpoints 1 s, RocksDB",
+          5_000_000, 200_000, "window", TUMBLE, rs,
+          dict(rf, **{"execution.checkpointing.incremental": "true"}),
+          sluice_missing="incremental checkpoints not implemented"),
     ]
 
 
@@ -380,8 +390,8 @@ def sluice_throughput(build, wl, rows, workdir):
         t1 = time.monotonic()
         cpu1 = sum(cpu_seconds(p) for p in c.pids())
         rss = sum(peak_rss(p) for p in c.pids())
-        res = {"cpu_s": cpu1 - cpu_run, "wall_s": t1 - t_run, "cpu_submit_s": cpu1 - cpu0,
-               "wall_submit_s": t1 - t0, "peak_rss": rss}
+        res = {"cpu_total_s": cpu1, "cpu_s": cpu1 - cpu_run, "wall_s": t1 - t_run,
+               "cpu_submit_s": cpu1 - cpu0, "wall_submit_s": t1 - t0, "peak_rss": rss}
         if "execution.checkpointing.interval" in wl["sluice_conf"]:
             res["checkpoints"] = c.completed_checkpoints(jid)
             if res["checkpoints"] == 0 and t1 - t_run >= 3.0:
@@ -390,6 +400,37 @@ def sluice_throughput(build, wl, rows, workdir):
         return res
     finally:
         c.shutdown()
+
+
+def marginal(run_one, rows, workdir):
+    """Run the job with rows and with rows // 10 on fresh processes; the
+    records per CPU-second of the difference (fixed costs cancel)."""
+    small_rows = max(rows // 10, 1)
+    small = run_one(small_rows, os.path.join(workdir, "small"))
+    large = run_one(rows, os.path.join(workdir, "large"))
+    extra = large["cpu_total_s"] - small["cpu_total_s"]
+    if extra <= 0:
+        raise RuntimeError(f"{rows} rows cost no more CPU than {small_rows} "
+                           f"({large['cpu_total_s']:.2f} s vs {small['cpu_total_s']:.2f} s): "
+                           "raise the row count")
+    res = dict(large)
+    res.update({"rate": (rows - small_rows) / extra, "small_rows": small_rows,
+                "small": small})
+    return res
+
+
+def sluice_marginal(build, wl, rows, workdir):
+    def one(n, d):
+        os.makedirs(d)
+        return sluice_throughput(build, wl, n, d)
+    return marginal(one, rows, workdir)
+
+
+def flink_marginal(py, wl, rows, workdir):
+    def one(n, d):
+        os.makedirs(d)
+        return flink_run(py, wl, n, "blackhole", "throughput", d)
+    return marginal(one, rows, workdir)
 
 
 def sluice_first_output(build, wl, workdir):
@@ -538,10 +579,8 @@ def table(rows_out):
             "ratio", "first output Sluice", "Flink", "ratio"]
     lines = []
     for wl, rows, s_tp, f_tp, s_fo, f_fo in rows_out:
-        s_rate = None if isinstance(s_tp, str) else \
-            statistics.median([rows / max(r["cpu_s"], 1 / CLK_TCK) for r in s_tp])
-        f_rate = None if isinstance(f_tp, str) else \
-            statistics.median([rows / max(r["cpu_s"], 1 / CLK_TCK) for r in f_tp])
+        s_rate = None if isinstance(s_tp, str) else median(s_tp, "rate")
+        f_rate = None if isinstance(f_tp, str) else median(f_tp, "rate")
         lines.append([
             wl["title"],
             s_tp if isinstance(s_tp, str) else fmt_rate(s_rate),
@@ -625,12 +664,13 @@ def main():
         for wl in chosen:
             rows = a.rows or (wl["quick_rows"] if a.quick else wl["rows"])
             r = results[wl["name"]]
-            steps = [("s_tp", sluice_throughput, (build, wl, rows)),
+            steps = [("s_tp", sluice_marginal, (build, wl, rows)),
                      ("s_fo", sluice_first_output, (build, wl))]
+            if wl.get("sluice_missing"):
+                r["s_tp"] = r["s_fo"] = f"n/a ({wl['sluice_missing']})"
             shared = wl["flink_same_as"] in results
             if py and not shared:
-                steps += [("f_tp", lambda wl_, rows_, d: flink_run(py, wl_, rows_, "blackhole",
-                                                                    "throughput", d),
+                steps += [("f_tp", lambda wl_, rows_, d: flink_marginal(py, wl_, rows_, d),
                            (wl, rows)),
                           ("f_fo", lambda wl_, d: flink_run(py, wl_, FIRST_OUTPUT_ROWS, "print",
                                                             "first-output", d), (wl,))]

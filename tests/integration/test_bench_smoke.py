@@ -18,9 +18,11 @@ import pytest
 from conftest import BUILD, ROOT
 
 WORKLOADS = ["1 stateless filter/projection", "2 TUMBLE 10 s, 10k keys",
-             "3 HOP 1 s / 10 s, 10k keys", "4 GROUP BY 10k keys (changelog)",
+             "3 HOP 1 s / 10 s, 10k keys", "3b CUMULATE 1 s / 10 s, 10k keys",
+             "4 GROUP BY 10k keys (changelog)",
              "5 TUMBLE + checkpoints 1 s, RocksDB",
-             "5 TUMBLE + checkpoints 1 s, Sluice hashmap (Flink RocksDB)"]
+             "5 TUMBLE + checkpoints 1 s, Sluice hashmap (Flink RocksDB)",
+             "5c TUMBLE + incremental checkpoints 1 s, RocksDB"]
 HEADER = ["workload", "rec/CPU-s Sluice", "Flink", "ratio", "peak RSS Sluice", "Flink",
           "ratio", "first output Sluice", "Flink", "ratio"]
 NA = r"n/a \([a-z ]+\)"
