@@ -19,13 +19,15 @@ exactly once and the per-key COUNT/SUM worked out here.
   it must step down to standby without completing a checkpoint, deploying
   or writing _metadata, and the output stays exact.
 - test_standby_rest_and_job_store: a standby answers REST with 503 and the
-  leader's address, /config says who leads; a cancelled job leaves the
+  leader's address, /config says who leads; `sluice list` without -m finds
+  the leader through ZooKeeper; a cancelled job leaves the
   high-availability store (its submitted graph is removed) and is not
   recovered by the next leader.
 """
 import os
 import re
 import signal
+import subprocess
 import time
 
 import pytest
@@ -319,6 +321,12 @@ def test_standby_rest_and_job_store(ha_cluster, workdir):
     c.wait_state(jid, "RUNNING", leader)
     graph = os.path.join(workdir, "ha", "test-cluster", f"submittedJobGraph-{jid}.json")
     assert os.path.exists(graph)
+    # the CLI without -m finds the leader through ZooKeeper
+    args = [os.path.join(BIN, "sluice")]
+    for k, v in c.ha.items():
+        args += ["-D", f"{k}={v}"]
+    r = subprocess.run(args + ["list"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and jid in r.stdout, (r.returncode, r.stdout, r.stderr)
     status, _ = c.request(leader, "PATCH", f"/jobs/{jid}?mode=cancel")
     assert status == 202, status
     c.wait_state(jid, "CANCELED", leader)
