@@ -14,6 +14,9 @@ exactly once and the per-key COUNT/SUM worked out here.
   as a standby. Prints the time from each kill to the job RUNNING again.
 - test_zookeeper_node_killed: one ZooKeeper node is SIGKILLed mid-run, then
   the leader; the ensemble's majority carries on.
+- test_zookeeper_quorum_lost_suspends_and_resumes: two of three nodes down
+  within the session timeout: the leader is SUSPENDED (no checkpoint
+  completes, the job keeps running), and resumes when they are back.
 - test_paused_leader_is_fenced: the leader is SIGSTOPped past the session
   timeout, another JobManager takes over, then the old one gets SIGCONT:
   it must step down to standby without completing a checkpoint, deploying
@@ -42,7 +45,8 @@ SESSION_TIMEOUT = "2 s"
 
 
 class HACluster:
-    def __init__(self, workdir, zk, njm=3, ntm=3, slots=2, jm_conf=None):
+    def __init__(self, workdir, zk, njm=3, ntm=3, slots=2, jm_conf=None,
+                 session_timeout=SESSION_TIMEOUT):
         import urllib.request  # noqa: F401  (the conftest helpers use it)
         self.workdir = workdir
         self.zk = zk
@@ -51,7 +55,7 @@ class HACluster:
             "high-availability.zookeeper.quorum": zk.quorum,
             "high-availability.cluster-id": "/test-cluster",
             "high-availability.storageDir": "file://" + os.path.join(workdir, "ha"),
-            "high-availability.zookeeper.client.session-timeout": SESSION_TIMEOUT,
+            "high-availability.zookeeper.client.session-timeout": session_timeout,
             "high-availability.zookeeper.client.connection-timeout": "10 s",
             "heartbeat.interval": "200 ms",
             "heartbeat.timeout": "3 s",
@@ -268,6 +272,39 @@ def test_zookeeper_node_killed(ha_cluster, workdir, zk):
     took = kill_leader_and_wait(c, jid, restart=False)
     print(f"\nHA failover with a ZooKeeper node down: {took:.2f} s")
     leader = c.leader()
+    job = c.wait_state(jid, ["FINISHED", "FAILED", "CANCELED"], leader, timeout=120)
+    assert job == "FINISHED", c.get(f"/jobs/{jid}/exceptions", leader)
+    check_exact(out, raw, n, keys)
+
+
+def test_zookeeper_quorum_lost_suspends_and_resumes(ha_cluster, workdir, zk):
+    """Two of three ZooKeeper nodes down (no quorum) for less than the
+    session timeout: the leader stays leader but SUSPENDED, the job keeps
+    RUNNING and completes no checkpoint; with the nodes back it resumes,
+    checkpoints again and finishes with exact output."""
+    c = ha_cluster(njm=2, ntm=3, session_timeout="30 s")
+    n, keys = 12000, 10
+    out, raw = os.path.join(workdir, "out"), os.path.join(workdir, "raw")
+    jid = submit(c, agg_job(out, raw, n, keys, rate=800, p=3))
+    leader = c.leader()
+    c.wait_state(jid, "RUNNING", leader)
+    wait_for(lambda: c.completed(jid, leader) >= 2, timeout=30, what="checkpoints")
+    zk.kill(0)
+    zk.kill(1)
+    wait_for(lambda: c.role(leader) == "SUSPENDED", timeout=30, what="the leader to suspend")
+    base = c.completed(jid, leader)
+    # a window of several checkpoint intervals (300 ms): none may complete
+    deadline = time.monotonic() + 2.0
+    while time.monotonic() < deadline:
+        assert c.job_state(jid, leader) == "RUNNING"
+        assert c.completed(jid, leader) == base, "a checkpoint completed without ZooKeeper"
+        time.sleep(0.1)
+    assert "ZooKeeper connection suspended" in leader.log_text()
+    zk.start(0, wait=False)
+    zk.start(1, wait=False)
+    wait_for(lambda: c.role(leader) == "LEADER", timeout=60, what="the leader to resume")
+    wait_for(lambda: c.completed(jid, leader) > base, timeout=30, what="checkpoints to resume")
+    assert "ZooKeeper connection resumed" in leader.log_text()
     job = c.wait_state(jid, ["FINISHED", "FAILED", "CANCELED"], leader, timeout=120)
     assert job == "FINISHED", c.get(f"/jobs/{jid}/exceptions", leader)
     check_exact(out, raw, n, keys)
