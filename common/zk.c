@@ -196,7 +196,7 @@ sl_zk_retriever *sl_zk_retriever_start(const sl_config *c, void (*changed)(void 
     pthread_mutex_init(&r->mu, NULL);
     r->zh = zookeeper_init(r->quorum, watcher, r->timeout_ms, NULL, r, 0);
     if (!r->zh) {
-        sl_seterr(err, errlen, "high-availability.zookeeper.quorum '%s': %s", quorum, strerror(errno));
+        sl_seterr(err, errlen, "high-availability.zookeeper.quorum '%s' is no usable server list (host:port,...): %s", quorum, strerror(errno));
         sl_zk_retriever_stop(r);
         return NULL;
     }
@@ -277,7 +277,7 @@ int sl_zk_leader_once(const sl_config *c, sl_zk_leader *out, char *err, size_t e
     once_ctx o = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0};
     int64_t timeout = sl_config_int(c, "high-availability.zookeeper.client.connection-timeout");
     zhandle_t *zh = zookeeper_init(quorum, once_watcher, (int)sl_config_int(c, "high-availability.zookeeper.client.session-timeout"), NULL, &o, 0);
-    if (!zh) return sl_seterr(err, errlen, "high-availability.zookeeper.quorum '%s': %s", quorum, strerror(errno));
+    if (!zh) return sl_seterr(err, errlen, "high-availability.zookeeper.quorum '%s' is no usable server list (host:port,...): %s", quorum, strerror(errno));
     struct timespec deadline;
     clock_gettime(CLOCK_REALTIME, &deadline);
     deadline.tv_sec += (time_t)(timeout / 1000);

@@ -37,7 +37,15 @@
 
 #define TAG "jm:ha"
 
-typedef struct jm_ha {
+typedef struct jm_ha jm_ha;
+
+/* The watcher's context: which handle generation an event comes from. */
+typedef struct {
+    jm_ha *h;
+    int gen;
+} watch_ctx;
+
+struct jm_ha {
     jm *j;
     char *quorum;
     char *base, *latch_dir, *leader_path, *jobgraphs, *checkpoints, *counters;
@@ -45,6 +53,8 @@ typedef struct jm_ha {
     int session_timeout_ms;
     zhandle_t *zh;              /* loop only */
     int gen;                    /* of zh: ops from an older handle are ignored */
+    watch_ctx wctx[2];          /* the current handle's, and the one before (closed, but
+                                   its last events may still be queued as ops) */
     char *latch_node;           /* our latch node (full path), or NULL */
     int role;                   /* jm_ha_role, atomic */
     int connected;              /* atomic */
@@ -54,7 +64,7 @@ typedef struct jm_ha {
     pthread_mutex_t mu;         /* guards leader_url */
     char leader_url[300];       /* the current leader's REST URL ("" unknown) */
     sl_zk_leader me;            /* what we publish when we lead */
-} jm_ha;
+};
 
 static const char *role_names[] = {"OFF", "CONNECTING", "STANDBY", "LEADER", "SUSPENDED"};
 const char *jm_ha_role_name(jm_ha_role r) { return role_names[r]; }
@@ -87,11 +97,6 @@ int jm_ha_may_act(const jm *j)
 
 /* ---- the watcher (ZooKeeper's thread): hand the event to the loop -------------- */
 
-typedef struct {
-    jm_ha *h;
-    int gen;
-} watch_ctx;
-
 static void watcher(zhandle_t *zh, int type, int state, const char *path, void *ctx)
 {
     watch_ctx *w = ctx;
@@ -106,9 +111,9 @@ static void watcher(zhandle_t *zh, int type, int state, const char *path, void *
 
 static watch_ctx *wctx(jm_ha *h)
 {
-    /* one per handle generation, kept until stop (a watch may fire late) */
-    static watch_ctx ctxs[64];
-    watch_ctx *w = &ctxs[h->gen % 64];
+    /* the handle calls back only until zookeeper_close returns, so the
+     * context of the handle before the current one is never used again */
+    watch_ctx *w = &h->wctx[h->gen % 2];
     w->h = h;
     w->gen = h->gen;
     return w;
@@ -119,7 +124,7 @@ static int open_session(jm_ha *h, char *err, size_t errlen)
     h->gen++;
     h->zh = zookeeper_init(h->quorum, watcher, h->session_timeout_ms, NULL, wctx(h), 0);
     if (!h->zh)
-        return sl_seterr(err, errlen, "high-availability.zookeeper.quorum '%s': %s", h->quorum,
+        return sl_seterr(err, errlen, "high-availability.zookeeper.quorum '%s' is no usable server list (host:port,...): %s", h->quorum,
                          strerror(errno));
     return SL_OK;
 }
