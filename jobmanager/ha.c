@@ -505,12 +505,16 @@ static void step_down(jm_ha *h, const char *why)
 static void read_leader(jm_ha *h)
 {
     char buf[2048];
-    int len = sizeof buf - 1;
+    int len, rc;
     sl_zk_leader l;
-    int64_t t = sl_mono_ms();
-    int rc = zoo_wget(h->zh, h->leader_path, watcher, wctx(h), buf, &len, NULL);
-    note(h, rc, t);
-    if (rc == ZNONODE) zoo_wexists(h->zh, h->leader_path, watcher, wctx(h), NULL);
+    for (int round = 0; round < 3; round++) {
+        len = sizeof buf - 1;
+        int64_t t = sl_mono_ms();
+        rc = zoo_wget(h->zh, h->leader_path, watcher, wctx(h), buf, &len, NULL);
+        note(h, rc, t);
+        /* none yet: watch for its creation, unless it was created meanwhile */
+        if (rc != ZNONODE || zoo_wexists(h->zh, h->leader_path, watcher, wctx(h), NULL) != ZOK) break;
+    }
     int ok = rc == ZOK && sl_zk_leader_parse(buf, len, &l) == SL_OK;
     pthread_mutex_lock(&h->mu);
     snprintf(h->leader_url, sizeof h->leader_url, "%s", ok ? l.rest_url : "");

@@ -344,8 +344,10 @@ def test_standby_rest_and_job_store(ha_cluster, workdir):
     leader = c.leader()
     standby = [jm for jm in c.jms if jm is not leader][0]
     wait_for(lambda: c.role(standby) == "STANDBY", what="a standby")
-    conf = c.get("/config", standby)["high-availability"]
-    assert conf["leader-rest-url"] == leader.url, conf
+    # the standby learns the leader's address from ZooKeeper (a watch)
+    conf = wait_for(lambda: (lambda h: h["leader-rest-url"] == leader.url and h)(
+        c.get("/config", standby)["high-availability"]), what="the standby to know the leader")
+    assert conf["rest-url"] == standby.url and conf["zookeeper-connected"] is True, conf
     status, body = c.request(standby, "GET", "/overview")
     assert status == 503 and body["leader-rest-url"] == leader.url, (status, body)
     assert "leader election" in body["errors"][0]
