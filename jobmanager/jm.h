@@ -12,6 +12,9 @@
  *     typed op (loop.c) and wait for the reply.
  *   - the I/O worker (io.c) writes _metadata (fsync), deletes checkpoints and
  *     reads savepoints; results for the loop come back as ops.
+ *   - with high availability, the ZooKeeper client's two threads (ha.c):
+ *     its watcher only posts JM_OP_HA ops; ha.c's own few fields shared with
+ *     them and with REST are atomics and one leaf mutex.
  * There is no lock on this state at all: the only locks are the op queue's
  * and the I/O queue's, each a leaf taken for a few instructions and never
  * held across I/O, a callback or the other lock, so no lock order exists
