@@ -56,6 +56,7 @@ struct jm_ha {
     watch_ctx wctx[2];          /* the current handle's, and the one before (closed, but
                                    its last events may still be queued as ops) */
     char *latch_node;           /* our latch node (full path), or NULL */
+    int last_rc;                /* of the last fenced() write */
     int role;                   /* jm_ha_role, atomic */
     int connected;              /* atomic */
     int64_t confirmed_ms;       /* atomic: send time of the last request the server answered */
@@ -166,11 +167,13 @@ static int fenced(jm_ha *h, zoo_op_t *op, int nops, char *err, size_t errlen)
     zoo_op_t ops[4];
     zoo_op_result_t res[4];
     SL_ASSERT(nops <= 3);
+    memset(res, 0, sizeof res); /* filled only when the server answered */
     zoo_check_op_init(&ops[0], h->latch_node, -1);
     memcpy(&ops[1], op, sizeof *op * (size_t)nops);
     int64_t t = sl_mono_ms();
     int rc = zoo_multi(h->zh, nops + 1, ops, res);
     note(h, rc, t);
+    h->last_rc = rc;
     if (rc == ZOK) return SL_OK;
     if (res[0].err == ZNONODE)
         return sl_seterr(err, errlen, "leadership lost (the latch node %s is gone)", h->latch_node);
@@ -323,8 +326,8 @@ int jm_ha_next_checkpoint_id(jm *j, jm_job *job, uint64_t *id, char *err, size_t
             job->cp_counter = next;
             *id = next;
             rc = SL_OK;
-        } else if (!h->latch_node || strstr(err, "leadership lost")) {
-            break;
+        } else if (h->last_rc != ZBADVERSION && h->last_rc != ZNODEEXISTS) {
+            break; /* leadership lost or no connection: no retry */
         } /* else: a concurrent change (version or existence): read again */
     }
     free(node);
