@@ -22,7 +22,8 @@ PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CFLAGS := -std=c11 -D_GNU_SOURCE $(OPT) -Wall -Wextra -Wshadow -Wno-unused-parameter \
           -pthread -MMD -MP -I. -Icommon -Ioperators -I$(B)/gen $(PKG_CFLAGS) $(SANFLAGS) $(EXTRA_CFLAGS)
 LDFLAGS := -pthread -rdynamic $(SANFLAGS)
-LIBS := $(PKG_LIBS) -lm -ldl
+# the ZooKeeper C client (multi-threaded) has no pkg-config file
+LIBS := $(PKG_LIBS) -lzookeeper_mt -lm -ldl
 
 PROTOS := $(wildcard proto/*.proto)
 PROTO_C := $(patsubst proto/%.proto,$(B)/gen/%.pb-c.c,$(PROTOS))

@@ -33,6 +33,7 @@
 #include <event2/http.h>
 #include <jansson.h>
 
+#include "zk.h"
 #include "cli.h"
 #include "datastream.h"
 #include "config.h"
@@ -235,6 +236,12 @@ static int connect_jm(cli_ctx *cx, const common_opts *o)
     int port = 0;
     if (rc == 0 && o->jobmanager) {
         if (sl_cli_parse_address(o->jobmanager, host, sizeof host, &port, err, sizeof err))
+            rc = 1;
+    } else if (rc == 0 && sl_ha_enabled(c)) {
+        /* high availability: the leader's REST address, from ZooKeeper */
+        sl_zk_leader l;
+        if (sl_zk_leader_once(c, &l, err, sizeof err) != SL_OK ||
+            sl_cli_parse_address(l.rest_url, host, sizeof host, &port, err, sizeof err))
             rc = 1;
     } else if (rc == 0) {
         const char *addr = sl_config_str(c, "rest.address");

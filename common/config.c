@@ -201,6 +201,30 @@ static const sl_conf_def defs[] = {
       "Port of the Prometheus reporter, or a range (9250-9260) of which the first free one "
       "is taken; 0 picks any free port."},
      NOLIM, NULL},
+    {{"high-availability.type", SL_CT_ENUM, "none", "none,zookeeper",
+      "High availability: none (one JobManager), or zookeeper (standby JobManagers, leader "
+      "election and job recovery through ZooKeeper; docs/HA.md)."},
+     NOLIM, "NONE=none,ZOOKEEPER=zookeeper"},
+    {{"high-availability.zookeeper.quorum", SL_CT_STRING, "", NULL,
+      "ZooKeeper servers (host:port,host:port,...) when high-availability.type is zookeeper."},
+     NOLIM, NULL},
+    {{"high-availability.zookeeper.path.root", SL_CT_STRING, "/flink", NULL,
+      "ZooKeeper node under which every cluster keeps its high-availability data."},
+     NOLIM, NULL},
+    {{"high-availability.cluster-id", SL_CT_STRING, "/default", NULL,
+      "This cluster's node under path.root: JobManagers and TaskManagers with the same "
+      "cluster-id form one cluster."},
+     NOLIM, NULL},
+    {{"high-availability.storageDir", SL_CT_PATH, "", NULL,
+      "Directory (shared by every JobManager) holding submitted job graphs; ZooKeeper keeps "
+      "only pointers to them. Required with high-availability.type zookeeper."},
+     NOLIM, NULL},
+    {{"high-availability.zookeeper.client.session-timeout", SL_CT_DURATION, "60000 ms", NULL,
+      "ZooKeeper session timeout: a leader silent for longer loses its leadership."},
+     1, INT32_MAX, NULL},
+    {{"high-availability.zookeeper.client.connection-timeout", SL_CT_DURATION, "15000 ms", NULL,
+      "How long a daemon waits for its first ZooKeeper connection before giving up."},
+     1, INT32_MAX, NULL},
     {{"sluice.local.print-file", SL_CT_STRING, "", NULL,
       "If set, print sinks append to this file instead of the TaskManager's stdout."},
      NOLIM, NULL},
@@ -219,6 +243,8 @@ static const struct {
     {"state.backend", "state.backend.type"},
     {"restart-strategy", "restart-strategy.type"},
     {"io.tmp.dirs", "taskmanager.tmp.dirs"},
+    {"high-availability", "high-availability.type"},
+    {"high-availability.zookeeper.storageDir", "high-availability.storageDir"},
 };
 
 /* Flink's keys that configure the JVM, Flink's deployment or features that
@@ -237,7 +263,7 @@ static const char *const ignored_keys[] = {
     "taskmanager.cpu.cores",
     "jobmanager.execution.failover-strategy", /* Sluice restarts the whole job */
     "jobmanager.archive.fs.dir", "historyserver.",
-    "blob.server.port", "query.server.port", "high-availability", "high-availability.",
+    "blob.server.port", "query.server.port", "high-availability.",
     "classloader.", "pekko.", "akka.", "kubernetes.", "yarn.", "security.", "fs.", "s3.",
     "web.submit.enable", "web.cancel.enable", "web.upload.dir", "web.tmpdir",
     "state.checkpoint-storage", "execution.checkpointing.storage",  /* always the file system */

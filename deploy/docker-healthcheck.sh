@@ -3,7 +3,9 @@
 # doing its job?
 #
 # The program running as PID 1 says which daemon this container is:
-#   sluice-jobmanager   healthy when its REST API answers GET /overview;
+#   sluice-jobmanager   healthy when its REST API answers GET /overview, or,
+#                       as a high-availability standby (which answers 503
+#                       there), when GET /config says STANDBY;
 #   sluice-taskmanager  healthy when the JobManager lists this TaskManager
 #                       in GET /taskmanagers, i.e. it is registered (its id
 #                       is taskmanager.resource-id, or by default starts
@@ -91,7 +93,13 @@ sluice-jobmanager)
     port=$(conf_get rest.port 8081)
     host=$(conf_get rest.bind-address 127.0.0.1)
     is_loopback "$host" && host=127.0.0.1
-    body=$(http_get "$host" "$port" /overview) || exit 1
+    if ! body=$(http_get "$host" "$port" /overview 2>/dev/null); then
+        conf=$(http_get "$host" "$port" /config) || exit 1
+        case "$conf" in
+        *'"role":"STANDBY"'*) echo "standby JobManager, REST answers on $host:$port"; exit 0 ;;
+        *) echo "GET /overview on $host:$port failed and it is no standby"; exit 1 ;;
+        esac
+    fi
     case "$body" in
     *'"slots-total"'*) echo "REST answers on $host:$port"; exit 0 ;;
     *) echo "GET /overview on $host:$port did not return an overview"; exit 1 ;;

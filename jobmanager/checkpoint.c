@@ -36,6 +36,7 @@
 #include <string.h>
 
 #include "jm.h"
+#include "ha.h"
 #include "log.h"
 #include "snapshot.h"
 #include "snapshot.pb-c.h"
@@ -231,6 +232,10 @@ jm_checkpoint *jm_cp_trigger(jm *j, jm_job *job, jm_cp_type type, const char *di
         sl_seterr(err, errlen, "job %s is %s, not RUNNING", job->id, jm_job_state_name(job->state));
         return NULL;
     }
+    if (!jm_ha_may_act(j)) {
+        sl_seterr(err, errlen, "this JobManager is not the confirmed leader (docs/HA.md)");
+        return NULL;
+    }
     if (job->pending && (type == CP_CHECKPOINT || job->pending->type != CP_CHECKPOINT)) {
         sl_seterr(err, errlen, "%s %llu of job %s is still in progress",
                   job->pending->type == CP_CHECKPOINT ? "checkpoint" : "savepoint",
@@ -253,8 +258,10 @@ jm_checkpoint *jm_cp_trigger(jm *j, jm_job *job, jm_cp_type type, const char *di
         jm_checkpoint *old = job->pending;
         cp_fail(j, job, old, "superseded by a savepoint", 0);
     }
+    uint64_t id;
+    if (jm_ha_next_checkpoint_id(j, job, &id, err, errlen) != SL_OK) return NULL;
     jm_checkpoint *cp = sl_calloc(1, sizeof *cp);
-    cp->id = ++job->cp_counter;
+    cp->id = id;
     cp->type = type;
     cp->status = CP_IN_PROGRESS;
     cp->trigger_ms = sl_now_ms();
@@ -389,6 +396,13 @@ void jm_cp_on_written(jm *j, const jm_op *op)
         cp_fail(j, job, cp, why, 1);
         return;
     }
+    char herr[400];
+    if (jm_ha_checkpoint_completed(j, job, cp->id, cp->dir, herr, sizeof herr) != SL_OK) {
+        char why[500];
+        snprintf(why, sizeof why, "recording it in ZooKeeper: %s", herr);
+        cp_fail(j, job, cp, why, 0); /* not the job's fault: it does not count */
+        return;
+    }
     cp->status = CP_COMPLETED;
     cp->end_ms = sl_now_ms();
     if (job->pending == cp) job->pending = NULL;
@@ -471,7 +485,10 @@ void jm_cp_on_ack(jm *j, const Sluice__AcknowledgeCheckpoint *a)
         hd->has_opstate = h->has_opstate;
         cp->state_size += h->size;
     }
-    if (cp->num_acked == cp->num_subtasks) cp_write(j, job, cp);
+    if (cp->num_acked == cp->num_subtasks) {
+        if (jm_ha_may_act(j)) cp_write(j, job, cp);
+        else cp_fail(j, job, cp, "this JobManager is not the confirmed leader", 0);
+    }
 }
 
 /* A task of a running job finished: while a checkpoint is in progress

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "jm.h"
+#include "ha.h"
 #include "log.h"
 #include "snapshot.h"
 
@@ -40,8 +41,12 @@ static void run(jm *j, jm_io_job *job)
         memcpy(op->u.written.job_id, job->job_id, sizeof op->u.written.job_id);
         op->u.written.attempt = job->attempt;
         op->u.written.cp_id = job->cp_id;
-        op->u.written.rc = sl_snapshot_write_metadata(job->dir, job->data, job->len,
-                                                      op->u.written.err, sizeof op->u.written.err);
+        if (!jm_ha_may_act(j)) /* fenced: a deposed leader writes no metadata */
+            op->u.written.rc = sl_seterr(op->u.written.err, sizeof op->u.written.err,
+                                         "this JobManager is not the confirmed leader");
+        else
+            op->u.written.rc = sl_snapshot_write_metadata(job->dir, job->data, job->len,
+                                                          op->u.written.err, sizeof op->u.written.err);
         jm_op_post(j, op);
         break;
     }

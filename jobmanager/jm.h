@@ -12,6 +12,9 @@
  *     typed op (loop.c) and wait for the reply.
  *   - the I/O worker (io.c) writes _metadata (fsync), deletes checkpoints and
  *     reads savepoints; results for the loop come back as ops.
+ *   - with high availability, the ZooKeeper client's two threads (ha.c):
+ *     its watcher only posts JM_OP_HA ops; ha.c's own few fields shared with
+ *     them and with REST are atomics and one leaf mutex.
  * There is no lock on this state at all: the only locks are the op queue's
  * and the I/O queue's, each a leaf taken for a few instructions and never
  * held across I/O, a callback or the other lock, so no lock order exists
@@ -178,6 +181,7 @@ typedef struct jm_job {
     char *state_backend;        /* state.backend.type of the TaskManagers of its last deployment */
     char *restore_point;        /* latest completed checkpoint's dir, as the coordinator reported */
     uint64_t restore_point_id;
+    int ha_removed;             /* ha.c: its pointer left ZooKeeper (it ended for good) */
     struct jm_job *next;
 } jm_job;
 
@@ -244,13 +248,16 @@ typedef struct jm {
     /* Prometheus reporter (prom.c), or NULL */
     struct sl_prom *prom;
     struct event *prom_tick;    /* renders the loop's figures for it */
+    /* high availability (ha.c), or NULL when high-availability.type is none */
+    struct jm_ha *ha;
 } jm;
 
 /* ---- loop.c: typed ops from other threads to the loop ------------------ */
 
 typedef enum {
     JM_OP_REST,                 /* REST thread -> loop: run a request, reply (waited for) */
-    JM_OP_CP_WRITTEN            /* I/O worker -> loop: a checkpoint's _metadata was written */
+    JM_OP_CP_WRITTEN,           /* I/O worker -> loop: a checkpoint's _metadata was written */
+    JM_OP_HA                    /* ZooKeeper's thread -> loop: a session or watch event (ha.c) */
 } jm_op_kind;
 
 struct jm_op {
@@ -266,6 +273,11 @@ struct jm_op {
             int rc;                             /* SL_OK or SL_ERR */
             char err[400];
         } written;
+        struct {
+            int type, state;                    /* the ZooKeeper watcher's arguments */
+            int gen;                            /* of the session handle */
+            char path[512];
+        } ha;
     } u;
     jm_op *next;
 };
@@ -329,10 +341,15 @@ void jm_send_notify(jm *j, jm_job *job, uint64_t cp_id, int completed);
 /* ---- rpc.c (loop) ------------------------------------------------------- */
 int jm_rpc_start(jm *j, char *err, size_t errlen);
 void jm_rpc_stop(jm *j);
+void jm_rpc_close_all(jm *j, const char *why);  /* drop every TaskManager connection */
 void jm_apply_metrics(jm *j, const Sluice__SubtaskMetrics *m);
 
 /* ---- scheduler.c (loop): the job lifecycle and the restart policy ------- */
 jm_job *jm_job_submit(jm *j, sl_jobgraph *g);         /* takes g */
+/* A job a new leader recovers (ha.c): the same as a submission, under its old id. */
+jm_job *jm_job_recover(jm *j, sl_jobgraph *g, const char *id);
+/* Leadership lost (ha.c): forget every job without telling any TaskManager. */
+void jm_jobs_suspend_all(jm *j);
 void jm_schedule(jm *j);
 void jm_job_cancel(jm *j, jm_job *job);
 void jm_on_task_status(jm *j, const Sluice__TaskStatus *ts);

@@ -17,6 +17,7 @@
 #include <event2/thread.h>
 
 #include "jm.h"
+#include "ha.h"
 #include "log.h"
 #include "operator.h"
 
@@ -96,7 +97,8 @@ int main(int argc, char **argv)
         return 1;
     }
     if (jm_io_start(&j, err, sizeof err) != SL_OK || jm_rpc_start(&j, err, sizeof err) != SL_OK ||
-        jm_rest_start(&j, err, sizeof err) != SL_OK || jm_prom_start(&j, err, sizeof err) != SL_OK) {
+        jm_rest_start(&j, err, sizeof err) != SL_OK || jm_prom_start(&j, err, sizeof err) != SL_OK ||
+        jm_ha_start(&j, err, sizeof err) != SL_OK) {
         sl_error(TAG, "%s", err);
         return 1;
     }
@@ -108,6 +110,7 @@ int main(int argc, char **argv)
     event_add(sigint, NULL);
     event_add(sigterm, NULL);
     event_base_dispatch(j.base);
+    jm_ha_stop(&j); /* first: our ephemeral nodes go, a standby takes over */
     jm_ops_close(&j);
     jm_prom_stop(&j);
     jm_rest_stop(&j);

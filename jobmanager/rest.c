@@ -26,6 +26,7 @@
 #include <jansson.h>
 
 #include "jm.h"
+#include "ha.h"
 #include "log.h"
 #include "keygroup.h"
 #include "snapshot.h"
@@ -923,6 +924,10 @@ static int prepare_submit(route_ctx *rc, reply *r)
 static void submit_job(route_ctx *rc, reply *r)
 {
     jm *j = rc->j;
+    if (!jm_ha_may_act(j)) {
+        reply_err(r, 503, "this JobManager cannot accept jobs while it is not the confirmed leader");
+        return;
+    }
     jm_job *job = jm_job_submit(j, rc->g);
     rc->g = NULL;
     if (rc->restore_dir) {
@@ -930,6 +935,13 @@ static void submit_job(route_ctx *rc, reply *r)
         rc->restore_dir = NULL;
         job->cp_counter = rc->restore_cpid; /* checkpoint ids go on from the snapshot's */
         job->restored_is_savepoint = rc->restore_is_savepoint;
+    }
+    char herr[600];
+    if (jm_ha_job_submitted(j, job, herr, sizeof herr) != SL_OK) { /* not recoverable: refused */
+        job->ha_removed = 1;
+        jm_job_cancel(j, job);
+        reply_err(r, 503, "cannot persist job %s for high availability: %s", job->id, herr);
+        return;
     }
     jm_schedule(j);
     reply_json(r, 200, json_pack("{s:s}", "jobid", job->id));
@@ -1058,6 +1070,7 @@ static void route(route_ctx *rc, reply *r)
         /* web-submit is Flink's jar upload, which Sluice has not (its own
          * submission of JSON job graphs, POST /jobs, is always there) */
         json_object_set_new(json_object_get(r->json, "features"), "web-rescale", json_false());
+        json_object_set_new(r->json, "high-availability", jm_ha_json(j));
     } else if (rc->nseg == 2 && get && !strcmp(rc->seg[0], "jobmanager") && !strcmp(rc->seg[1], "config")) {
         json_t *arr = json_array();
         for (int i = 0; i < sl_config_count(j->conf); i++) {
@@ -1250,6 +1263,9 @@ static MHD_RESULT on_request(void *cls, struct MHD_Connection *conn, const char 
     int disposal = rc.nseg == 1 && post && !strcmp(rc.seg[0], "savepoint-disposal");
     if (rq->too_big) {
         reply_err(&r, 413, "request body larger than %u bytes", MAX_BODY);
+    } else if (!(rc.nseg == 1 && !strcmp(rc.seg[0], "config")) &&
+               jm_ha_rest_refuse(j, &r.status, &r.json)) {
+        /* a standby JobManager: says where the leader is (ha.c) */
     } else if (rc.nseg < 0) {
         reply_err(&r, 404, "Not found: path too long");
     } else if (strcmp(method, "GET") && strcmp(method, "HEAD") && !authorized(j, conn)) {

@@ -19,6 +19,7 @@
 #include <event2/thread.h>
 
 #include "jm.h"
+#include "ha.h"
 #include "frame.h"
 #include "listen.h"
 #include "log.h"
@@ -67,6 +68,12 @@ static void on_register(jm_conn *c, const Sluice__RegisterTaskManager *r)
         r->data_port > 65535) {
         ack.accepted = 0;
         ack.reason = "registration needs an id, a host, a data port and 1..1024 slots";
+        send_env(c, &env);
+        return;
+    }
+    if (!jm_ha_may_act(j)) {
+        ack.accepted = 0;
+        ack.reason = "this JobManager is not the leader";
         send_env(c, &env);
         return;
     }
@@ -264,6 +271,7 @@ static void on_tick(evutil_socket_t fd, short what, void *arg) { jm_check_timeou
 static void on_cp_tick(evutil_socket_t fd, short what, void *arg)
 {
     jm *j = arg;
+    jm_ha_tick(j);
     jm_cp_tick(j);
     jm_sched_tick(j);
 }
@@ -285,6 +293,11 @@ int jm_rpc_start(jm *j, char *err, size_t errlen)
     struct timeval cpt = {0, 20000};
     event_add(j->cp_tick, &cpt);
     return SL_OK;
+}
+
+void jm_rpc_close_all(jm *j, const char *why)
+{
+    while (j->conns) conn_close(j->conns, why);
 }
 
 void jm_rpc_stop(jm *j)

@@ -27,6 +27,7 @@
 #include <stdlib.h>
 
 #include "jm.h"
+#include "ha.h"
 #include "log.h"
 
 #define TAG "jm:sched"
@@ -126,10 +127,11 @@ static void apply_watermark_default(jm *j, sl_jobgraph *g)
     }
 }
 
-jm_job *jm_job_submit(jm *j, sl_jobgraph *g)
+static jm_job *job_new(jm *j, sl_jobgraph *g, const char *id)
 {
     jm_job *job = sl_calloc(1, sizeof *job);
-    sl_random_hex(job->id, 32);
+    if (id) snprintf(job->id, sizeof job->id, "%s", id);
+    else sl_random_hex(job->id, 32);
     apply_watermark_default(j, g);
     job->g = g;
     job->graph_json = sl_jobgraph_dump(g);
@@ -149,6 +151,9 @@ jm_job *jm_job_submit(jm *j, sl_jobgraph *g)
     jm_job_set_state(job, JOB_CREATED);
     return job;
 }
+
+jm_job *jm_job_submit(jm *j, sl_jobgraph *g) { return job_new(j, g, NULL); }
+jm_job *jm_job_recover(jm *j, sl_jobgraph *g, const char *id) { return job_new(j, g, id); }
 
 static void release_slots(jm_job *job)
 {
@@ -509,6 +514,7 @@ static void deploy(jm *j, jm_job *job)
 
 void jm_schedule(jm *j)
 {
+    if (!jm_ha_may_act(j)) return; /* standby, or ZooKeeper suspended: nothing is deployed */
     /* oldest first: jobs is newest-first, so walk to the end */
     int n = 0;
     for (jm_job *job = j->jobs; job; job = job->next) n++;
@@ -649,6 +655,22 @@ void jm_check_timeouts(jm *j)
             jm_job_add_exception(job, "NoResourceAvailableException", reason, NULL, NULL);
             job_fail(j, job, reason);
         }
+    }
+}
+
+void jm_jobs_suspend_all(jm *j)
+{
+    for (jm_job *job = j->jobs; job; job = job->next) {
+        if (jm_job_state_terminal(job->state)) continue;
+        jm_cp_job_ended(j, job);
+        release_slots(job);
+        tasks_to(job, T_CANCELED);
+        jm_job_set_state(job, JOB_SUSPENDED);
+    }
+    while (j->jobs) {
+        jm_job *job = j->jobs;
+        j->jobs = job->next;
+        job_free(job);
     }
 }
 

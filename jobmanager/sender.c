@@ -14,6 +14,7 @@
 #include <event2/bufferevent.h>
 
 #include "jm.h"
+#include "ha.h"
 #include "frame.h"
 
 void jm_send_conn(jm_conn *c, Sluice__Envelope *env)
@@ -25,6 +26,7 @@ void jm_send_conn(jm_conn *c, Sluice__Envelope *env)
 void jm_send(jm_tm *tm, Sluice__Envelope *env)
 {
     if (!tm || !tm->conn) return;
+    if (!jm_ha_may_act(tm->conn->jm)) return; /* fenced: not the confirmed leader */
     jm_send_conn(tm->conn, env);
 }
 

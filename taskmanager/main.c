@@ -65,10 +65,15 @@ int main(int argc, char **argv)
         sl_random_hex(hex, 6);
         n.id = sl_sprintf("%s:%d-%s", host, n.data_port, hex);
     }
-    sl_info(TAG, "Sluice TaskManager %s started: %d slot%s, data port %d, JobManager at %s:%lld",
-            n.id, n.slots, n.slots == 1 ? "" : "s", n.data_port,
-            sl_config_str(n.conf, "jobmanager.rpc.address"),
-            (long long)sl_config_int(n.conf, "jobmanager.rpc.port"));
+    if (n.leader_rt)
+        sl_info(TAG, "Sluice TaskManager %s started: %d slot%s, data port %d, JobManager: the leader "
+                "ZooKeeper names (%s)", n.id, n.slots, n.slots == 1 ? "" : "s", n.data_port,
+                sl_config_str(n.conf, "high-availability.zookeeper.quorum"));
+    else
+        sl_info(TAG, "Sluice TaskManager %s started: %d slot%s, data port %d, JobManager at %s:%lld",
+                n.id, n.slots, n.slots == 1 ? "" : "s", n.data_port,
+                sl_config_str(n.conf, "jobmanager.rpc.address"),
+                (long long)sl_config_int(n.conf, "jobmanager.rpc.port"));
     if (sl_prom_enabled(n.conf)) {
         n.prom = sl_prom_start(n.conf, err, sizeof err);
         if (!n.prom) {

@@ -7,7 +7,12 @@
  * JobManager: connect, Hello, RegisterTaskManager, then a Heartbeat every
  * heartbeat.interval carrying every task's figures. When the JobManager
  * goes away, every task here is cancelled (its jobs are the JobManager's to
- * restart) and we keep trying to reconnect.
+ * restart) and we keep trying to reconnect. With high availability the
+ * JobManager to connect to is the leader ZooKeeper names (common/zk.h); a
+ * new leader replaces the connection (and cancels the old leader's tasks),
+ * a RegisterAck or DeployJob whose session is not the published leader
+ * session is refused (fencing), and a JobManager silent for longer than
+ * heartbeat.timeout counts as gone.
  *
  * Data connections: all channels between two TaskManagers share one TCP
  * connection, opened by the one whose id sorts lower. Frames (little
@@ -43,6 +48,7 @@
 #include "frame.h"
 #include "listen.h"
 #include "log.h"
+#include "zk.h"
 
 #define TAG "tm:net"
 
@@ -524,6 +530,10 @@ static void on_heartbeat(evutil_socket_t fd, short what, void *arg)
 {
     tm_net *n = arg;
     if (!n->jm_registered) return;
+    if (n->leader_rt && sl_mono_ms() - n->jm_heard_ms > sl_config_int(n->conf, "heartbeat.timeout")) {
+        jm_lost(n, "no message from the JobManager within heartbeat.timeout");
+        return;
+    }
     Sluice__Heartbeat hb = SLUICE__HEARTBEAT__INIT;
     struct sysinfo si;
     sysinfo(&si);
@@ -563,6 +573,13 @@ static void handle_jm(tm_net *n, Sluice__Envelope *env)
         if (!env->register_ack->accepted) {
             sl_error(TAG, "the JobManager refused our registration: %s", env->register_ack->reason);
             jm_lost(n, "registration refused");
+            return;
+        }
+        if (n->leader_rt && env->register_ack->session != n->leader_session) {
+            sl_warn(TAG, "refusing a JobManager whose session %016llx is not the leader's (%016llx)",
+                    (unsigned long long)env->register_ack->session,
+                    (unsigned long long)n->leader_session);
+            jm_lost(n, "stale leader session");
             return;
         }
         n->jm_registered = 1;
@@ -638,9 +655,12 @@ static void on_jm_read(struct bufferevent *bev, void *arg)
             jm_lost(n, err);
             return;
         }
+        n->jm_heard_ms = sl_mono_ms();
         if (env->msg_case == SLUICE__ENVELOPE__MSG_DEPLOY) {
-            if (n->jm_registered) tm_deploy_request(n, env); /* takes env: planned off this thread */
-            else sluice__envelope__free_unpacked(env, NULL);
+            if (n->jm_registered && env->deploy->session == n->jm_session)
+                tm_deploy_request(n, env); /* takes env: planned off this thread */
+            else
+                sluice__envelope__free_unpacked(env, NULL); /* not our registration's session */
         } else {
             handle_jm(n, env);
             sluice__envelope__free_unpacked(env, NULL);
@@ -685,6 +705,12 @@ static void jm_connect(tm_net *n)
 {
     const char *host = sl_config_str(n->conf, "jobmanager.rpc.address");
     int port = (int)sl_config_int(n->conf, "jobmanager.rpc.port");
+    if (n->leader_rt) {
+        if (!n->has_leader) return; /* on_leader connects once one is known */
+        host = n->leader_host;
+        port = n->leader_port;
+    }
+    n->jm_heard_ms = sl_mono_ms();
     n->jm = bufferevent_socket_new(n->base, -1, BEV_OPT_CLOSE_ON_FREE);
     bufferevent_setcb(n->jm, on_jm_read, NULL, on_jm_event, n);
     bufferevent_setwatermark(n->jm, EV_READ, 0, SL_FRAME_MAX + 8);
@@ -698,6 +724,35 @@ static void on_reconnect(evutil_socket_t fd, short what, void *arg)
 {
     tm_net *n = arg;
     if (!n->jm) jm_connect(n);
+}
+
+/* ZooKeeper's thread: the leader may have changed; look on ours. */
+static void leader_changed(void *arg)
+{
+    tm_net *n = arg;
+    event_active(n->leader_ev, EV_TIMEOUT, 0);
+}
+
+static void on_leader(evutil_socket_t fd, short what, void *arg)
+{
+    tm_net *n = arg;
+    sl_zk_leader l;
+    if (n->stopping || sl_zk_retriever_get(n->leader_rt, &l) != SL_OK) return;
+    if (n->has_leader && l.session == n->leader_session && l.rpc_port == n->leader_port &&
+        !strcmp(l.rpc_host, n->leader_host))
+        return;
+    sl_info(TAG, "JobManager leader is %s:%d (leader session %016llx)", l.rpc_host, l.rpc_port,
+            (unsigned long long)l.session);
+    n->has_leader = 1;
+    snprintf(n->leader_host, sizeof n->leader_host, "%s", l.rpc_host);
+    n->leader_port = l.rpc_port;
+    n->leader_session = l.session;
+    if (n->jm) {
+        jm_lost(n, "a new JobManager leader was elected"); /* reconnects to it */
+    } else {
+        n->reconnect_ms = 0;
+        jm_connect(n);
+    }
 }
 
 /* ---- inbox ---------------------------------------------------------------- */
@@ -805,6 +860,12 @@ int tm_net_start(tm_net *n, char *err, size_t errlen)
     n->hb_interval_ms = sl_config_int(n->conf, "heartbeat.interval");
     if (tm_snapshotter_start(n, err, errlen) != SL_OK) return SL_ERR;
     if (tm_deploy_start(n, err, errlen) != SL_OK) return SL_ERR;
+    if (sl_ha_enabled(n->conf)) {
+        n->leader_ev = event_new(n->base, -1, 0, on_leader, n);
+        n->leader_rt = sl_zk_retriever_start(n->conf, leader_changed, n, err, errlen);
+        if (!n->leader_rt) return SL_ERR;
+        return SL_OK; /* on_leader connects */
+    }
     jm_connect(n);
     return SL_OK;
 }
@@ -812,6 +873,8 @@ int tm_net_start(tm_net *n, char *err, size_t errlen)
 void tm_net_stop(tm_net *n)
 {
     n->stopping = 1;
+    sl_zk_retriever_stop(n->leader_rt); /* no callback runs after this */
+    n->leader_rt = NULL;
     tm_deploy_cancel_all(n);
     tm_deploy_stop(n);
     while (n->deploys) tm_deploy_free(n, n->deploys);
@@ -834,4 +897,5 @@ void tm_net_stop(tm_net *n)
     if (n->inbox) event_free(n->inbox);
     if (n->reconnect) event_free(n->reconnect);
     if (n->heartbeat) event_free(n->heartbeat);
+    if (n->leader_ev) event_free(n->leader_ev);
 }

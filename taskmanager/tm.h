@@ -177,6 +177,14 @@ struct tm_net {
     struct event *reconnect, *heartbeat;
     int64_t hb_interval_ms;
     int64_t reconnect_ms;       /* current reconnect delay (backs off) */
+    /* high availability: the leader comes from ZooKeeper (common/zk.h) */
+    struct sl_zk_retriever *leader_rt;  /* NULL: the fixed jobmanager.rpc.address */
+    struct event *leader_ev;    /* the retriever saw a change */
+    int has_leader;
+    char leader_host[256];
+    int leader_port;
+    uint64_t leader_session;    /* the fencing token the leader published */
+    int64_t jm_heard_ms;        /* last message from the JobManager (monotonic) */
     /* data plane */
     struct evconnlistener *listener;
     tm_peer *peers;

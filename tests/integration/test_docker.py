@@ -323,11 +323,12 @@ def write_job(tmp_path, job):
 # ---------------------------------------------------------------------------
 
 
-def test_compose_file_is_accepted_by_every_installed_tool(tools):
+@pytest.mark.parametrize("compose_file", ["docker-compose.yml", "docker-compose.ha.yml"])
+def test_compose_file_is_accepted_by_every_installed_tool(tools, compose_file):
     for tool in tools:
-        r = run(tool + ["-f", os.path.join(ROOT, "docker-compose.yml"), "config", "-q"],
+        r = run(tool + ["-f", os.path.join(ROOT, compose_file), "config", "-q"],
                 timeout=60, check=False, cwd=ROOT)
-        assert r.returncode == 0, f"{' '.join(tool)} rejects docker-compose.yml: {r.stderr.decode()}"
+        assert r.returncode == 0, f"{' '.join(tool)} rejects {compose_file}: {r.stderr.decode()}"
 
 
 def test_taskmanagers_register_from_two_containers_and_turn_healthy(cluster):

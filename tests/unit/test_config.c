@@ -695,6 +695,8 @@ static void test_flink_names_of_both_generations(void)
         {"state.backend", "state.backend.type", "rocksdb"},
         {"restart-strategy", "restart-strategy.type", "fixed-delay"},
         {"io.tmp.dirs", "taskmanager.tmp.dirs", "/scratch"},
+        {"high-availability", "high-availability.type", "zookeeper"},
+        {"high-availability.zookeeper.storageDir", "high-availability.storageDir", "/ha"},
     };
     char err[256];
     for (size_t i = 0; i < SL_ARRAY_LEN(pairs); i++) {
@@ -711,6 +713,17 @@ static void test_flink_names_of_both_generations(void)
     CHECK_EQ_STR(sl_config_str(c, "state.checkpoints.dir"), "/a/ck");
     CHECK_EQ_STR(sl_config_str(c, "state.savepoints.dir"), "/a/sp");
     CHECK_EQ_INT(sl_config_int(c, "execution.checkpointing.interval"), 5000);
+    sl_config_destroy(c);
+    /* high availability: defaults as Flink's, a bad type named with its choices */
+    c = sl_config_new();
+    CHECK_EQ_STR(sl_config_str(c, "high-availability.type"), "none");
+    CHECK_EQ_STR(sl_config_str(c, "high-availability.zookeeper.path.root"), "/flink");
+    CHECK_EQ_STR(sl_config_str(c, "high-availability.cluster-id"), "/default");
+    CHECK_EQ_INT(sl_config_int(c, "high-availability.zookeeper.client.session-timeout"), 60000);
+    CHECK(sl_config_set(c, "high-availability.type", "kubernetes", NULL, err, sizeof err) == SL_ERR);
+    CHECK(strstr(err, "none, zookeeper") != NULL);
+    CHECK(sl_config_set(c, "high-availability.storageDir", "file:///shared/ha", NULL, err, sizeof err) == SL_OK);
+    CHECK_EQ_STR(sl_config_str(c, "high-availability.storageDir"), "/shared/ha");
     sl_config_destroy(c);
 }
 

@@ -175,6 +175,32 @@ function initToken() {
   paint();
 }
 
+/* High availability (/config's high-availability): which JobManager
+ * leads, and this one's role; a standby links to the leader. */
+function paintHA(ha) {
+  const el = document.getElementById('ha-role');
+  if (!ha || !ha.enabled) {
+    el.hidden = true;
+    return;
+  }
+  el.hidden = false;
+  setAttr(el, 'data-role', ha.role);
+  const leader = ha['leader-rest-url'] || '';
+  let text = `HA: ${ha.role.toLowerCase()}`;
+  if (ha.role === 'SUSPENDED') text += ' (ZooKeeper connection lost: scheduling and checkpoints paused)';
+  else if (ha.role !== 'LEADER') text += leader ? ` \u2014 leader at ${leader}` : ' \u2014 no leader yet';
+  setText(el, text);
+}
+
+async function refreshHA() {
+  try {
+    const c = await api.get('config');
+    if (c) paintHA(c['high-availability']);
+  } catch (e) {
+    /* the next round tries again */
+  }
+}
+
 async function loadConfig() {
   try {
     ctx.config = (await api.get('config')) || {};
@@ -183,6 +209,7 @@ async function loadConfig() {
   }
   const version = ctx.config['flink-version'] || '';
   setText(document.getElementById('version'), version ? `version ${version}` : '');
+  paintHA(ctx.config['high-availability']);
   /* features.web-submit is Flink's jar upload (false here); Sluice's own
    * submission of JSON job graphs (POST /jobs) is always there */
   if (current && current.configChanged) current.configChanged();
@@ -195,4 +222,5 @@ document.addEventListener('visibilitychange', () => {
 });
 if (!location.hash) history.replaceState(null, '', '#/overview');
 loadConfig();
+setInterval(refreshHA, 3000);
 onRoute();
