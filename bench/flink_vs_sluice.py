@@ -86,13 +86,14 @@ class Missing(Exception):
 # ---------------------------------------------------------------- workloads
 
 def w(name, title, rows, quick_rows, kind, window=None, sluice_conf=None, flink_conf=None,
-      flink_same_as=None, sluice_missing=None):
+      flink_same_as=None, sluice_missing=None, rate=HUGE_RATE):
     """flink_same_as: the Flink side of this workload is exactly that of another
     workload (so its Flink runs are shared, not repeated). sluice_missing: what
-    Sluice lacks to run it (its row shows Flink's figures only)."""
+    Sluice lacks to run it (its row shows Flink's figures only). rate: the
+    source's rows-per-second (unthrottled unless a steady state is the point)."""
     return {"name": name, "title": title, "rows": rows, "quick_rows": quick_rows, "kind": kind,
             "window": window, "sluice_conf": sluice_conf or {}, "flink_conf": flink_conf or {},
-            "flink_same_as": flink_same_as, "sluice_missing": sluice_missing}
+            "flink_same_as": flink_same_as, "sluice_missing": sluice_missing, "rate": rate}
 
 
 def checkpoint_confs(backend, ckdir):
@@ -125,13 +126,15 @@ def workloads(ckdir):
           5_000_000, 200_000, "window", TUMBLE, rs,
           dict(rf, **{"execution.checkpointing.incremental": "true"}),
           sluice_missing="incremental checkpoints not implemented"),
+        w("ckpt-steady", "6 TUMBLE + checkpoints 1 s, RocksDB, steady 100k rows/s",
+          3_000_000, 300_000, "window", TUMBLE, rs, rf, rate="100000"),
     ]
 
 
 def sluice_job(wl, rows, sink):
     """The workload as a Sluice job graph; sink is 'blackhole' or 'print'."""
     schema = [{"name": "user_id", "type": "INT"}, {"name": "amount", "type": "INT"}]
-    conf = {"number-of-rows": str(rows), "rows-per-second": HUGE_RATE,
+    conf = {"number-of-rows": str(rows), "rows-per-second": wl["rate"],
             "fields.user_id.min": "0", "fields.user_id.max": str(KEYS - 1),
             "fields.amount.min": "1", "fields.amount.max": "100"}
     if wl["kind"] == "stateless":
@@ -172,7 +175,7 @@ def sluice_job(wl, rows, sink):
 
 def flink_sql(wl, rows, sink):
     """The workload as Flink SQL: (ddl statements, insert statement)."""
-    opts = {"connector": "datagen", "number-of-rows": str(rows), "rows-per-second": HUGE_RATE,
+    opts = {"connector": "datagen", "number-of-rows": str(rows), "rows-per-second": wl["rate"],
             "fields.user_id.min": "0", "fields.user_id.max": str(KEYS - 1),
             "fields.amount.min": "1", "fields.amount.max": "100"}
     cols = ["user_id INT", "amount INT"]
