@@ -5,7 +5,8 @@
  * partition columns and both emitting Flink's changelog.
  *
  * rank config:
- *   "partition-by":  ["category"]              key columns (one or more)
+ *   "partition-by":  ["category"]              key columns; [] = one global ranking
+ *                    (run it with parallelism 1)
  *   "order-by":      ["sales DESC", "id"]      sort columns, ASC (default) or
  *                    DESC each; ASC puts NULLs first, DESC last (Flink's
  *                    defaults)
@@ -15,7 +16,16 @@
  *   "input-changelog": "insert-only" (default) | "retract"
  *   "state.ttl" / "table.exec.state.ttl": idle-state retention, as
  *                    group_aggregate's (0 or absent: forever)
+ *   "window-end":    "window_end"              optional: a window Top-N (see below)
  * Output: the input's columns [+ the row number].
+ *
+ * Window Top-N ("window-end" names a TIMESTAMP partition column, Flink's
+ * Top-N over a window TVF result partitioned by window_start, window_end
+ * and keys): the list is kept as for insert-only input but nothing is
+ * emitted until the watermark passes the window's end - 1, when an
+ * event-time timer emits the final list as +I rows (append-only output) and
+ * the partition's state is deleted. A row whose window already fired is
+ * late: dropped and counted in numLateRecordsDropped.
  *
  * Order. Rows compare by their sort columns; rows that tie keep arrival
  * order (the earlier row ranks higher), as Flink's Top-N does. Each stored
@@ -137,9 +147,9 @@ static void gb_u32(gbuf *b, uint32_t x)
 /* ---- shared config -------------------------------------------------------------- */
 
 /* Columns named by option `key` (an array of names, or one name) into
- * cols[] (at most SL_MAX_KEY_COLS); with `dirs` each name may end in ASC or
- * DESC (dirs[i] = 1 for DESC). */
-static int parse_cols(const sl_vertex *v, const sl_schema *in, const char *key, int *cols,
+ * cols[] (at most SL_MAX_KEY_COLS; at least `min`); with `dirs` each name
+ * may end in ASC or DESC (dirs[i] = 1 for DESC). */
+static int parse_cols(const sl_vertex *v, const sl_schema *in, const char *key, int min, int *cols,
                       unsigned char *dirs, int *n, char *err, size_t errlen)
 {
     const char *vid = v->id ? v->id : "?";
@@ -148,7 +158,9 @@ static int parse_cols(const sl_vertex *v, const sl_schema *in, const char *key, 
         return sl_seterr(err, errlen, "vertex '%s': option '%s' is required (an array of column "
                          "names%s)", vid, key, dirs ? ", each optionally followed by ASC or DESC" : "");
     size_t cnt = json_is_string(j) ? 1 : json_array_size(j);
-    if (cnt == 0) return sl_seterr(err, errlen, "vertex '%s': '%s' must list at least one column", vid, key);
+    *n = 0;
+    if (cnt < (size_t)min)
+        return sl_seterr(err, errlen, "vertex '%s': '%s' must list at least one column", vid, key);
     if (cnt > SL_MAX_KEY_COLS)
         return sl_seterr(err, errlen, "vertex '%s': '%s' has %zu columns, the limit is %d", vid,
                          key, cnt, SL_MAX_KEY_COLS);
@@ -255,6 +267,7 @@ typedef struct rank_plan {
     int row_number;        /* output the rank as the last column */
     int retract;           /* keep every row ("rows") so retractions can promote */
     int64_t ttl_ms;
+    int wend;              /* window Top-N: the window_end column, else -1 */
 } rank_plan;
 
 /* One row of a Top-N list: its rank key and encoded row, pointing into a
@@ -293,8 +306,8 @@ static void *rank_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
     rank_plan *pl = sl_calloc(1, sizeof *pl);
     pl->vid = sl_strdup(v->id ? v->id : "?");
     sl_schema_init(pc->out);
-    if (parse_cols(v, in, "partition-by", pl->part, NULL, &pl->npart, err, errlen) != SL_OK ||
-        parse_cols(v, in, "order-by", pl->ord, pl->desc, &pl->nord, err, errlen) != SL_OK ||
+    if (parse_cols(v, in, "partition-by", 0, pl->part, NULL, &pl->npart, err, errlen) != SL_OK ||
+        parse_cols(v, in, "order-by", 1, pl->ord, pl->desc, &pl->nord, err, errlen) != SL_OK ||
         parse_changelog(v, &pl->retract, err, errlen) != SL_OK ||
         parse_ttl(v, &pl->ttl_ms, err, errlen) != SL_OK)
         goto fail;
@@ -307,6 +320,23 @@ static void *rank_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
         sl_seterr(err, errlen, "vertex '%s': limit must be between 1 and %d, not %lld", pl->vid,
                   SL_RANK_MAX_N, (long long)pl->limit);
         goto fail;
+    }
+    pl->wend = -1;
+    const char *we = sl_vconf_str(v, "window-end", NULL);
+    if (we) {
+        int c = sl_schema_find(in, we), part = 0;
+        for (int i = 0; i < pl->npart; i++) part |= pl->part[i] == c;
+        if (c < 0 || in->fields[c].type != SL_T_TIMESTAMP || !part) {
+            sl_seterr(err, errlen, "vertex '%s': window-end '%s' must be a TIMESTAMP column listed "
+                      "in partition-by", pl->vid, we);
+            goto fail;
+        }
+        if (pl->retract || pl->ttl_ms > 0) {
+            sl_seterr(err, errlen, "vertex '%s': a window Top-N (window-end) takes an insert-only "
+                      "input and needs no state.ttl: the window's end bounds its state", pl->vid);
+            goto fail;
+        }
+        pl->wend = c;
     }
     sl_schema_copy(pc->out, in);
     const char *rn = sl_vconf_str(v, "row-number", NULL);
@@ -577,6 +607,18 @@ static int rank_process(sl_op *op, int input, sl_row *row)
                           "an updating input keeps every row to promote the next one)", pl->vid,
                           sl_rowkind_short(row->kind));
     int64_t now = pl->ttl_ms > 0 ? rank_clock() : 0;
+    int64_t wfire = 0; /* window Top-N: when the row's window fires */
+    if (pl->wend >= 0) {
+        const sl_value *we = &row->vals[pl->wend];
+        if (we->isnull)
+            return sl_op_fail(op, "vertex '%s': window-end column '%s' is NULL in a row", pl->vid,
+                              op->in->fields[pl->wend].name);
+        wfire = we->v.i - 1;
+        if (wfire <= op->current_watermark) { /* its window already fired */
+            op->metrics.late_dropped++;
+            return SL_OK;
+        }
+    }
 
     /* the current list */
     const void *val;
@@ -602,6 +644,7 @@ static int rank_process(sl_op *op, int input, sl_row *row)
     }
     bool fresh = rc == SL_DONE;
     if (fresh && retract) return SL_OK; /* nothing to retract from */
+    if (fresh && pl->wend >= 0) sl_op_timer_register(op, SL_TIME_EVENT, wfire, no_ns, 0);
 
     /* the row's rank key (sort columns, then an arrival number) and encoding */
     st->in.n = 0;
@@ -686,7 +729,32 @@ static int rank_process(sl_op *op, int input, sl_row *row)
     }
     if (nnew == 0 && pl->ttl_ms > 0) sl_op_timer_delete(op, SL_TIME_PROCESSING, timer, no_ns, 0);
     if (top_write(op, nnew, last, timer, seq) != SL_OK) return SL_ERR;
+    if (pl->wend >= 0) return SL_OK; /* emitted when the window fires */
     return emit_diff(op, count, nnew, row->ts);
+}
+
+/* Window Top-N: the current partition's window fired at `time`; emit its
+ * final list (+I rows) and forget it. */
+static int rank_fire_window(sl_op *op, int64_t time)
+{
+    rank_state *st = op->priv;
+    char err[256];
+    const void *val;
+    size_t vlen;
+    int rc = sl_kstate_get(op->kstate, st->sid_top, no_ns, 0, &val, &vlen, err, sizeof err);
+    if (rc == SL_ERR) return state_err(op, err);
+    if (rc == SL_DONE) return SL_OK;
+    st->cur.n = 0;
+    gb_put(&st->cur, val, vlen);
+    int count;
+    if (top_parse(op, &count) != SL_OK) return SL_ERR;
+    if (sl_kstate_del(op->kstate, st->sid_top, no_ns, 0, err, sizeof err) != SL_OK)
+        return state_err(op, err);
+    for (int i = 0; i < count; i++) {
+        rc = emit_ent(op, SL_KIND_INSERT, &st->old[i], i + 1, st->va, time);
+        if (rc != SL_OK) return rc;
+    }
+    return SL_OK;
 }
 
 static int rank_on_timer(sl_op *op, sl_time_domain domain, int64_t time, const void *ns,
@@ -695,10 +763,11 @@ static int rank_on_timer(sl_op *op, sl_time_domain domain, int64_t time, const v
     const rank_plan *pl = op->plan;
     rank_state *st = op->priv;
     char err[256];
-    SL_UNUSED(domain);
     SL_UNUSED(ns);
     SL_UNUSED(nslen);
-    if (pl->ttl_ms <= 0 || !st) return SL_OK;
+    if (!st) return SL_OK;
+    if (domain == SL_TIME_EVENT) return pl->wend >= 0 ? rank_fire_window(op, time) : SL_OK;
+    if (pl->ttl_ms <= 0) return SL_OK;
     const void *val;
     size_t vlen;
     int rc = sl_kstate_get(op->kstate, st->sid_top, no_ns, 0, &val, &vlen, err, sizeof err);
@@ -733,7 +802,7 @@ static int keyed_restore(sl_op *op, const void *const *blobs, const size_t *lens
 
 static const char *const rank_options[] = {"partition-by", "order-by", "limit", "row-number",
                                            "input-changelog", "state.ttl",
-                                           "table.exec.state.ttl", NULL};
+                                           "table.exec.state.ttl", "window-end", NULL};
 
 const sl_op_def sl_op_rank = {
     .abi = SL_OP_ABI_VERSION,
@@ -783,7 +852,7 @@ static void *dd_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
     pl->vid = sl_strdup(v->id ? v->id : "?");
     pl->tcol = -1;
     sl_schema_init(pc->out);
-    if (parse_cols(v, in, "key", pl->keys, NULL, &pl->nkeys, err, errlen) != SL_OK ||
+    if (parse_cols(v, in, "key", 1, pl->keys, NULL, &pl->nkeys, err, errlen) != SL_OK ||
         parse_ttl(v, &pl->ttl_ms, err, errlen) != SL_OK)
         goto fail;
     const char *keep = sl_vconf_str(v, "keep", NULL);

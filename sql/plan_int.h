@@ -24,6 +24,8 @@ typedef struct rel {
     char *proctime;   /* processing-time attribute column, or NULL */
     char *ident;      /* what it reads, for uids: "clicks", "union(a,b)" */
     char *alias;      /* the name qualified columns use, or NULL */
+    int windowed;     /* the result of an event-time window aggregation, whose
+                         window_start / window_end columns a window Top-N uses */
 } rel;
 
 typedef struct cte_scope {

@@ -20,6 +20,11 @@
  *   anything else: `rank` (Top-N), updating; an updating input makes it keep
  *     every row so a retraction can promote the next ("input-changelog":
  *     "retract"); "row-number" when the outer query selects rn.
+ *   PARTITION BY window_start, window_end[, keys] over the result of an
+ *     event-time window aggregation: Flink's window Top-N, a
+ *     `rank` with "window-end" that emits each window's final rows as +I
+ *     when the watermark passes its end -- append-only, its state bounded
+ *     by the window.
  * Without PARTITION BY the ranking is global: one subtask (parallelism 1).
  * The partition and ORDER BY expressions must be columns of the inner
  * query's output. table.exec.state.ttl reaches both operators; without it
@@ -225,10 +230,22 @@ int sql_plan_rank(plan *p, const sql_node *sel, rel *out)
             desc0 = (o->flags & SQL_F_DESC) != 0;
         }
     }
+    /* Flink's window Top-N: over a windowed table, partitioned by its window */
+    int ws = sl_schema_find(&in.sch, "window_start"), we = sl_schema_find(&in.sch, "window_end");
+    int has_ws = 0, has_we = 0;
+    for (int i = 0; part && i < part->nkids; i++) {
+        const sql_node *e = part->kids[i];
+        if (e->kind != SQL_COL) continue;
+        if (!strcasecmp(e->s, "window_start")) has_ws = 1;
+        if (!strcasecmp(e->s, "window_end")) has_we = 1;
+    }
+    int windowed = rc == SL_OK && has_ws && has_we && in.windowed && !in.updating &&
+                   in.sch.fields[ws].type == SL_T_TIMESTAMP &&
+                   in.sch.fields[we].type == SL_T_TIMESTAMP;
     int rn_out = selects_rn(items, rn);
     int is_rowtime = tcol && in.rowtime && !strcasecmp(tcol, in.rowtime);
     int is_proctime = tcol && in.proctime && !strcasecmp(tcol, in.proctime);
-    int dedup = rc == SL_OK && limit == 1 && !rn_out && order->nkids == 1 &&
+    int dedup = rc == SL_OK && !windowed && limit == 1 && !rn_out && order->nkids == 1 &&
                 (is_rowtime || is_proctime);
     int updating = 1;
     if (rc == SL_OK && dedup) {
@@ -248,11 +265,16 @@ int sql_plan_rank(plan *p, const sql_node *sel, rel *out)
         json_object_set_new(cfg, "limit", json_integer(limit));
         if (rn_out) json_object_set_new(cfg, "row-number", json_string(rn));
         if (in.updating) json_object_set_new(cfg, "input-changelog", json_string("retract"));
+        if (windowed) {
+            json_object_set_new(cfg, "window-end", json_string(in.sch.fields[we].name));
+            updating = 0; /* final rows when the window fires */
+        }
     }
     if (rc == SL_OK) {
-        if (sqlp_ttl_set(p)) json_object_set_new(cfg, "table.exec.state.ttl", json_string(p->ttl));
+        if (sqlp_ttl_set(p) && !windowed) json_object_set_new(cfg, "table.exec.state.ttl", json_string(p->ttl));
         char *o = json_dumps(ord, JSON_COMPACT), *k = json_dumps(keys, JSON_COMPACT);
-        sql_sb_fmt(&id, "%s|%s|%s|%s|%lld|%d", dedup ? "deduplicate" : "rank",
+        sql_sb_fmt(&id, "%s|%s|%s|%s|%lld|%d",
+                   dedup ? "deduplicate" : windowed ? "window_rank" : "rank",
                    in.ident ? in.ident : "", k, o, (long long)limit, rn_out);
         free(o);
         free(k);
@@ -265,7 +287,7 @@ int sql_plan_rank(plan *p, const sql_node *sel, rel *out)
         free(uid);
         if (global) sqlp_add_edge(p, in.vid, vid, "rebalance", NULL, 0);
         else sqlp_add_edge(p, in.vid, vid, "hash", keys, 0);
-        if (!sqlp_ttl_set(p))
+        if (!sqlp_ttl_set(p) && !windowed)
             sql_warn_unbounded(p, dedup ? "deduplicate" : "rank", vid,
                                global ? "none (one global ranking)" : keytext.s);
         free(in.vid);

@@ -1050,6 +1050,7 @@ static int plan_aggregate(plan *p, const sql_node *sel, rel *out)
     free(in.proctime);
     in.rowtime = window ? sl_strdup("window_time") : NULL;
     in.proctime = NULL;
+    in.windowed = window && !proctime;
     if (!window) {
         in.updating = 1;
         free(in.updater);

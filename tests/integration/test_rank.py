@@ -7,6 +7,7 @@ is applied with each -U/-D checked against the row it retracts.
 - Top-N with the row number, over an append-only and over an updating
   input (a GROUP BY), and the submission warning about unbounded state.
 - Deduplication on event time, keep first and keep last.
+- Window Top-N over a TUMBLE aggregation: append-only final rows.
 - COUNT/SUM(DISTINCT ...) and COUNT(*) FILTER (WHERE ...) in GROUP BY and in
   a TUMBLE window.
 - Stop with a savepoint in the middle of a Top-N, restore at another
@@ -229,6 +230,54 @@ END;
         assert key not in got, f"window {key} twice"
         got[key] = (row["dv"], row["n"])
     assert got == {k: (len(s), cnt) for k, (s, cnt) in wwant.items()}
+
+
+def test_window_topn_emits_final_rows(make_cluster, workdir):
+    """Top-2 keys of every 2-second window by their count: append-only
+    +I rows, each window's final list once, as Flink's window Top-N."""
+    c = two_tms(make_cluster)
+    n = 3000
+    out = os.path.join(workdir, "wtop")
+    r = run_sql(c, workdir, "wtop.sql", f"""
+CREATE TABLE ev (
+    id BIGINT,
+    k  AS CAST(id * 13 % 7 AS INT),
+    ts AS TO_TIMESTAMP_LTZ({BASE} + id * 10, 3),
+    WATERMARK FOR ts AS ts - INTERVAL '1' SECOND
+) WITH ('connector' = 'datagen', 'rows-per-second' = '100000',
+        'fields.id.kind' = 'sequence', 'fields.id.start' = '1', 'fields.id.end' = '{n}');
+CREATE TABLE wtop (window_start TIMESTAMP(3), k INT, c BIGINT, rn BIGINT)
+  WITH ('connector' = 'filesystem', 'path' = '{out}', 'format' = 'csv');
+SET 'parallelism.default' = '2';
+INSERT INTO wtop
+SELECT window_start, k, c, rn FROM (
+  SELECT *, ROW_NUMBER() OVER (PARTITION BY window_start, window_end ORDER BY c DESC, k) AS rn
+  FROM (SELECT window_start, window_end, k, COUNT(*) AS c
+        FROM TABLE(TUMBLE(TABLE ev, DESCRIPTOR(ts), INTERVAL '2' SECOND))
+        WHERE id % (k + 2) <> 0
+        GROUP BY window_start, window_end, k))
+WHERE rn <= 2;
+""")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "unbounded" not in r.stdout, r.stdout
+    finish(c, job_ids(r.stdout)[0])
+    counts = collections.Counter()
+    for i in range(1, n + 1):
+        k = i * 13 % 7
+        if i % (k + 2):
+            counts[((BASE + i * 10) // 2000 * 2000, k)] += 1
+    per = collections.defaultdict(list)
+    for (w, k), cnt in counts.items():
+        per[w].append((-cnt, k))
+    want = sorted((w, k, -neg, rn) for w, rows in per.items()
+                  for rn, (neg, k) in enumerate(sorted(rows)[:2], 1))
+    got = []
+    for path in committed_files(out):
+        with open(path) as f:
+            for line in f:
+                ws, k, cnt, rn = line.strip().split(",")
+                got.append((ms(ws), int(k), int(cnt), int(rn)))
+    assert sorted(got) == want
 
 
 @pytest.mark.parametrize("p1,p2,backend", [(2, 4, "rocksdb"), (4, 2, "hashmap")])

@@ -303,6 +303,52 @@ static void test_rank_retract(void)
     }
 }
 
+/* Window Top-N: nothing until the watermark passes the window's end - 1,
+ * then the final list as +I rows; late rows are counted and dropped; the
+ * state goes with the window. Without partition columns: one ranking. */
+static void test_rank_window(void)
+{
+    for (size_t b = 0; b < SL_ARRAY_LEN(backends); b++) {
+        harness h;
+        CHECK(plan(&h, &sl_op_rank, "{\"partition-by\": [\"part\", \"ts\"], \"order-by\": "
+                   "[\"score DESC\"], \"limit\": 2, \"row-number\": \"rn\", \"window-end\": "
+                   "\"ts\"}"));
+        CHECK_EQ_INT(open_op(&h, backends[b]), SL_OK);
+        CHECK_EQ_INT(feed(&h, PI, 1, I(5), "a", 1000), SL_OK);
+        CHECK_EQ_INT(feed(&h, PI, 1, I(9), "b", 1000), SL_OK);
+        CHECK_EQ_INT(feed(&h, PI, 1, I(7), "c", 1000), SL_OK);
+        CHECK_EQ_INT(feed(&h, PI, 1, I(1), "d", 2000), SL_OK);
+        CHECK_EQ_INT(feed(&h, PI, 2, I(3), "e", 1000), SL_OK);
+        CHECK_EQ_INT(sl_rt_watermark(&h.op, 0, 998), SL_OK);
+        CHECK_EQ_STR(drain(&h), "");
+        CHECK_EQ_INT(sl_rt_watermark(&h.op, 0, 999), SL_OK);
+        const char *got = drain(&h);
+        /* two partitions fire at 999; their order is the timer service's */
+        CHECK(!strcmp(got, "+I[1, 9, b, 1000, 1]; +I[1, 7, c, 1000, 2]; +I[2, 3, e, 1000, 1]") ||
+              !strcmp(got, "+I[2, 3, e, 1000, 1]; +I[1, 9, b, 1000, 1]; +I[1, 7, c, 1000, 2]"));
+        CHECK_EQ_INT(feed(&h, PI, 1, I(99), "late", 1000), SL_OK);
+        CHECK_EQ_INT((int)h.op.metrics.late_dropped, 1);
+        CHECK_EQ_INT(sl_rt_end_input(&h.op, 0), SL_OK);
+        CHECK_EQ_STR(drain(&h), "+I[1, 1, d, 2000, 1]");
+        CHECK_EQ_INT((int)sl_kstate_entries(h.ks), 0);
+        teardown(&h);
+
+        CHECK(!plan(&h, &sl_op_rank, "{\"partition-by\": [\"part\"], \"order-by\": [\"score\"], "
+                    "\"limit\": 2, \"window-end\": \"ts\"}"));
+        CHECK(strstr(h.err, "window-end 'ts' must be a TIMESTAMP column listed in partition-by"));
+        teardown(&h);
+
+        CHECK(plan(&h, &sl_op_rank, "{\"partition-by\": [], \"order-by\": [\"score\"], "
+                   "\"limit\": 1}"));
+        CHECK_EQ_INT(open_op(&h, backends[b]), SL_OK);
+        CHECK_EQ_INT(feed(&h, PI, 1, I(5), "a", 1), SL_OK);
+        CHECK_EQ_INT(feed(&h, PI, 2, I(4), "b", 2), SL_OK);
+        CHECK_EQ_INT(feed(&h, PI, 3, I(6), "c", 3), SL_OK);
+        CHECK_EQ_STR(drain(&h), "+I[1, 5, a, 1]; -D[1, 5, a, 1]; +I[2, 4, b, 2]");
+        teardown(&h);
+    }
+}
+
 static int64_t fake_now;
 static int64_t fake_clock(void) { return fake_now; }
 
@@ -676,6 +722,6 @@ static void test_dedup_random(void)
 
 SL_TEST_MAIN(SL_TEST(test_rank_plan_errors), SL_TEST(test_rank_append_with_row_number),
              SL_TEST(test_rank_append_without_row_number), SL_TEST(test_rank_retract),
-             SL_TEST(test_rank_ttl), SL_TEST(test_rank_random_append),
+             SL_TEST(test_rank_ttl), SL_TEST(test_rank_window), SL_TEST(test_rank_random_append),
              SL_TEST(test_rank_random_updating), SL_TEST(test_dedup_plan_errors),
              SL_TEST(test_dedup_scripted), SL_TEST(test_dedup_random))

@@ -216,6 +216,23 @@ static void test_plan_topn(void)
     CHECK(strstr(errbuf, "produced by rank 'rank' (Top-N)") != NULL);
 }
 
+/* Window Top-N: over a window aggregation, partitioned by its window */
+static void test_plan_window_topn(void)
+{
+    json_t *j = job_of(NULL, "INSERT INTO out2 SELECT k, c FROM (SELECT *, ROW_NUMBER() OVER "
+                             "(PARTITION BY window_start, window_end ORDER BY c DESC) AS rn FROM "
+                             "(SELECT window_start, window_end, k, COUNT(*) AS c FROM TABLE(TUMBLE("
+                             "TABLE ev, DESCRIPTOR(ts), INTERVAL '10' SECOND)) GROUP BY "
+                             "window_start, window_end, k)) WHERE rn <= 2;");
+    if (!j) fprintf(stderr, "%s\n", errbuf);
+    CHECK(j != NULL); /* append-only: the csv sink takes it */
+    CHECK_EQ_STR(cfg(vertex(j, "rank", 0)), "{\"partition-by\":[\"window_start\",\"window_end\"],"
+                                            "\"order-by\":[\"c DESC\"],\"limit\":2,"
+                                            "\"window-end\":\"window_end\"}");
+    CHECK(strstr(warning, "unbounded") == NULL);
+    json_decref(j);
+}
+
 static void test_plan_topn_errors(void)
 {
     static const struct {
@@ -347,5 +364,5 @@ static void test_plan_distinct_filter(void)
 }
 
 SL_TEST_MAIN(SL_TEST(test_parse_over_and_filter), SL_TEST(test_plan_topn),
-             SL_TEST(test_plan_topn_errors), SL_TEST(test_plan_dedup),
+             SL_TEST(test_plan_window_topn), SL_TEST(test_plan_topn_errors), SL_TEST(test_plan_dedup),
              SL_TEST(test_plan_distinct_filter))
