@@ -60,6 +60,11 @@
  * A retraction of a row in the list finds it there; one of a row outside
  * it (retract mode) scans the partition's "rows" for it. A retraction that
  * matches no row is ignored (Flink does the same once state has expired).
+ * Cost: inserts and retractions within the list are O(N) in memory plus one
+ * state read and write; a retraction that must scan "rows" (to promote the
+ * next row, or to find a row outside the list) is a scan of the key's
+ * entries, which on the hashmap backend walks the key group's table -- an
+ * updating input with many partitions per key group pays for that.
  *
  * deduplicate config:
  *   "key":        ["user_id"]                 key columns
@@ -571,7 +576,19 @@ static int rows_scan_fn(void *ctx, const void *ns, size_t nslen, const void *val
     return 1;
 }
 
-/* Forget the current key: its list, its rows and its timer. */
+static int collect_fn(void *ctx, const void *ns, size_t nslen, const void *val, size_t vlen)
+{
+    gbuf *b = ctx;
+    SL_UNUSED(val);
+    SL_UNUSED(vlen);
+    gb_u32(b, (uint32_t)nslen);
+    gb_put(b, ns, nslen);
+    return 0;
+}
+
+/* Forget the current key: its list, its rows and its timer. The rows'
+ * namespaces are collected in one scan (a scan may not modify the state),
+ * then deleted. */
 static int rank_drop_key(sl_op *op, int64_t timer)
 {
     const rank_plan *pl = op->plan;
@@ -579,15 +596,18 @@ static int rank_drop_key(sl_op *op, int64_t timer)
     char err[256];
     if (sl_kstate_del(op->kstate, st->sid_top, no_ns, 0, err, sizeof err) != SL_OK)
         return state_err(op, err);
-    while (pl->retract) { /* one scan per entry: the rare TTL path */
-        rows_scan s = {.st = st};
-        if (sl_kstate_scan_key(op->kstate, st->sid_rows, rows_scan_fn, &s, err, sizeof err) ==
+    if (pl->retract) {
+        st->scan.n = 0;
+        if (sl_kstate_scan_key(op->kstate, st->sid_rows, collect_fn, &st->scan, err, sizeof err) ==
             SL_ERR)
             return state_err(op, err);
-        if (!s.found) break;
-        if (sl_kstate_del(op->kstate, st->sid_rows, st->scan.p, st->scan.n, err, sizeof err) !=
-            SL_OK)
-            return state_err(op, err);
+        for (size_t pos = 0; pos < st->scan.n;) {
+            uint32_t n = sl_get_le32(st->scan.p + pos);
+            if (sl_kstate_del(op->kstate, st->sid_rows, st->scan.p + pos + 4, n, err, sizeof err) !=
+                SL_OK)
+                return state_err(op, err);
+            pos += 4 + n;
+        }
     }
     if (pl->ttl_ms > 0) sl_op_timer_delete(op, SL_TIME_PROCESSING, timer, no_ns, 0);
     return SL_OK;

@@ -776,8 +776,8 @@ static int execute(sl_sql_session *s, sql_arena *a, const sql_node *st, sl_sql_r
         if (!job) return SL_ERR;
         char *js = json_dumps(job, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
         r->kind = SL_SQL_TEXT;
-        r->text = sl_sprintf("%s%s%s== Job Graph ==\n%s\n", text, warn ? "== Warnings ==\n" : "",
-                             warn ? warn : "", js);
+        r->text = sl_sprintf("%s%s%s%s== Job Graph ==\n%s\n", text, warn ? "== Warnings ==\n" : "",
+                             warn ? warn : "", warn ? "\n" : "", js);
         free(warn);
         free(js);
         free(text);

@@ -1,8 +1,10 @@
 /*
  * planner.c -- turns INSERT INTO ... SELECT (and statement sets of them)
  * into Sluice's JSON job graph (docs/JOBS.md), using only the operators
- * that exist: datagen, calc, watermark, window, group_aggregate, union,
- * print, blackhole, file.
+ * that exist: datagen, calc, watermark, window, group_aggregate, rank,
+ * deduplicate, union, print, blackhole, file. Top-N and deduplication
+ * (ROW_NUMBER() OVER ...) are planned in sql/plan_rank.c, which shares this
+ * file's plan and helpers through sql/plan_int.h.
  *
  * A query is planned bottom-up into a `rel`: the vertex whose output it
  * is, its columns and types, whether it is a changelog (updating), and its
@@ -21,6 +23,10 @@
  * edits that leave the stateful part alone (a changed projection, a new
  * filter after the aggregate). Stateless calc and union vertices have no
  * state and use their id.
+ *
+ * Unbounded state: a group_aggregate (and, in plan_rank.c, a rank or
+ * deduplicate) without table.exec.state.ttl adds a submission warning
+ * (sql_warn_unbounded) that sql_plan hands back with the job.
  *
  * Changelog: group_aggregate makes a rel updating; calc and union keep the
  * mode; a window over an updating input is refused, and so is an updating

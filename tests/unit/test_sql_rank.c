@@ -209,6 +209,20 @@ static void test_plan_topn(void)
     CHECK(strstr(warning, "group_aggregate 'agg' (key: cat)") != NULL);
     json_decref(j);
 
+    /* EXPLAIN shows the warnings before the job graph */
+    sl_sql_session *s = sl_sql_session_new();
+    run(s, TABLES);
+    const char *text = run(s, "EXPLAIN INSERT INTO out2j SELECT cat, id FROM (SELECT cat, id, "
+                              "ROW_NUMBER() OVER (PARTITION BY cat ORDER BY id DESC) AS rn FROM "
+                              "sales) WHERE rn <= 2;");
+    CHECK(strstr(text, "rank[rank] uid=rank-sales-") != NULL);
+    CHECK(strstr(text, "changelog=[I,UB,UA]") != NULL);
+    CHECK(strstr(text, "== Warnings ==\nThe state of rank 'rank' (key: cat) is unbounded") != NULL);
+    CHECK(strstr(text, "time-to-live bounds it, so it grows with every distinct key for the "
+                       "life of the job. Set 'table.exec.state.ttl' (e.g. SET "
+                       "'table.exec.state.ttl' = '1 h') to bound it.\n== Job Graph ==\n") != NULL);
+    sl_sql_session_destroy(s);
+
     /* Top-N is updating: an append-only sink refuses it */
     CHECK(job_of(NULL, "INSERT INTO out2 SELECT cat, id FROM (SELECT cat, id, ROW_NUMBER() OVER "
                        "(PARTITION BY cat ORDER BY id DESC) AS rn FROM sales) WHERE rn <= 2;") ==
