@@ -46,25 +46,29 @@
  *     as Flink emits them).
  *
  * State per partition key, in op->kstate:
- *   "top"   the Top-N list as one value: i64 last update, i64 TTL timer
- *           time, u64 next arrival number, u32 count, then per row in rank
- *           order u32 rank-key length, rank key, u32 row length, row
- *           (sl_row_encode of the input schema). At most N rows.
+ *   "top"   the list as one value: i64 last update, i64 TTL timer time, u64
+ *           next arrival number, u32 count, u64 live rows of the partition
+ *           (retract mode), then per row in rank order u32 rank-key length,
+ *           rank key, u32 row length, row (sl_row_encode of the input
+ *           schema). It holds the cap best rows: N, and with "retract" as
+ *           many again (at least 16) as a cache of the next best, so that
+ *           retractions from the Top-N rarely need the store below.
  *   "rows"  only with "input-changelog": "retract": every live row of the
- *           partition (namespace = rank key, value = the encoded row), so a
- *           retraction from the list can promote the next row. The list is
- *           always the first min(N, rows) entries of this store in rank-key
- *           order. Insert-only input keeps no rows beyond the N best: an
- *           append-only Top-N's state is bounded by N per partition, an
- *           updating one's by the live rows of the input.
- * A retraction of a row in the list finds it there; one of a row outside
- * it (retract mode) scans the partition's "rows" for it. A retraction that
- * matches no row is ignored (Flink does the same once state has expired).
- * Cost: inserts and retractions within the list are O(N) in memory plus one
- * state read and write; a retraction that must scan "rows" (to promote the
- * next row, or to find a row outside the list) is a scan of the key's
- * entries, which on the hashmap backend walks the key group's table -- an
- * updating input with many partitions per key group pays for that.
+ *           partition (namespace = rank key, value = the encoded row). The
+ *           "top" value is always the first min(cap, rows) entries of this
+ *           store in rank-key order; when a retraction leaves fewer than N
+ *           and the partition has more, one scan refills it.
+ *   "index" only with "retract": namespace = the sort prefix and the row's
+ *           bytes, value = the arrival numbers of its live copies (u64
+ *           each, ascending), so a retraction finds its row's rank key
+ *           without a scan; it retracts the earliest copy.
+ * Insert-only input keeps no rows beyond the N best: an append-only
+ * Top-N's state is bounded by N per partition, an updating one's by the
+ * live rows of the input. A retraction that matches no live row is ignored
+ * (Flink does the same once state has expired). Cost per row: the "top"
+ * value is read and written whole (O(cap)), plus in retract mode one
+ * "rows" and one "index" write; a refill scans the partition's rows (on
+ * the hashmap backend, its key group's table).
  *
  * deduplicate config:
  *   "key":        ["user_id"]                 key columns
@@ -100,7 +104,8 @@
 #include "operator.h"
 
 #define SL_RANK_MAX_N 10000     /* the list is read and written whole per record */
-#define TOP_HDR 28              /* i64 last update, i64 timer, u64 next seq, u32 count */
+#define TOP_HDR 36              /* i64 last update, i64 timer, u64 next seq, u32 count,
+                                   u64 live rows of the partition (retract mode) */
 #define DD_HDR 24               /* i64 last update, i64 timer, i64 rowtime */
 
 static const uint8_t no_ns[1];
@@ -273,6 +278,8 @@ typedef struct rank_plan {
     int retract;           /* keep every row ("rows") so retractions can promote */
     int64_t ttl_ms;
     int wend;              /* window Top-N: the window_end column, else -1 */
+    int cap;               /* rows the "top" value holds: limit, and in retract mode
+                              as many again (at least 16) of the next best */
 } rank_plan;
 
 /* One row of a Top-N list: its rank key and encoded row, pointing into a
@@ -285,13 +292,13 @@ typedef struct rank_ent {
 } rank_ent;
 
 typedef struct rank_state {
-    int sid_top, sid_rows;
+    int sid_top, sid_rows, sid_idx;
     gbuf cur;              /* the list as read from state */
     gbuf next;             /* the list to write back */
     gbuf in;               /* the input row's rank key, then its encoding */
-    gbuf scan;             /* a rank key found by a scan of "rows" */
-    gbuf scanrow;          /* and its row */
-    rank_ent *old, *new_;  /* limit + 1 entries each */
+    gbuf scan;             /* rows collected by a scan of "rows" */
+    gbuf idx;              /* an "index" value being rebuilt */
+    rank_ent *old, *new_;  /* cap + 1 entries each */
     sl_value *va, *vb;     /* decoded output rows: input columns + 1 */
     int64_t fire_now;
 } rank_state;
@@ -343,6 +350,8 @@ static void *rank_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
         }
         pl->wend = c;
     }
+    pl->cap = (int)pl->limit;
+    if (pl->retract) pl->cap += pl->limit > 16 ? (int)pl->limit : 16;
     sl_schema_copy(pc->out, in);
     const char *rn = sl_vconf_str(v, "row-number", NULL);
     if (rn && *rn) {
@@ -374,7 +383,7 @@ static void rank_close(sl_op *op)
     free(st->next.p);
     free(st->in.p);
     free(st->scan.p);
-    free(st->scanrow.p);
+    free(st->idx.p);
     free(st->old);
     free(st->new_);
     free(st->va);
@@ -391,15 +400,18 @@ static int rank_open(sl_op *op)
                           "operator", pl->vid);
     rank_state *st = sl_calloc(1, sizeof *st);
     op->priv = st;
-    st->sid_rows = -1;
+    st->sid_rows = st->sid_idx = -1;
     st->sid_top = sl_kstate_register(op->kstate, "top");
-    if (pl->retract) st->sid_rows = sl_kstate_register(op->kstate, "rows");
-    if (st->sid_top < 0 || (pl->retract && st->sid_rows < 0))
+    if (pl->retract) {
+        st->sid_rows = sl_kstate_register(op->kstate, "rows");
+        st->sid_idx = sl_kstate_register(op->kstate, "index");
+    }
+    if (st->sid_top < 0 || (pl->retract && (st->sid_rows < 0 || st->sid_idx < 0)))
         return sl_op_fail(op, "vertex '%s': cannot register its keyed state", pl->vid);
     if (pl->ttl_ms > 0 && !op->proc_timers)
         return sl_op_fail(op, "vertex '%s': 'state.ttl' needs processing-time timers", pl->vid);
-    st->old = sl_calloc((size_t)pl->limit + 1, sizeof *st->old);
-    st->new_ = sl_calloc((size_t)pl->limit + 1, sizeof *st->new_);
+    st->old = sl_calloc((size_t)pl->cap + 1, sizeof *st->old);
+    st->new_ = sl_calloc((size_t)pl->cap + 1, sizeof *st->new_);
     st->va = sl_calloc((size_t)op->in->n + 1, sizeof *st->va);
     st->vb = sl_calloc((size_t)op->in->n + 1, sizeof *st->vb);
     return SL_OK;
@@ -419,7 +431,7 @@ static int top_parse(sl_op *op, int *count)
     const uint8_t *p = st->cur.p, *end = st->cur.p + st->cur.n;
     if (st->cur.n < TOP_HDR) goto bad;
     uint32_t n = sl_get_le32(p + 24);
-    if (n > (uint32_t)pl->limit) goto bad;
+    if (n > (uint32_t)pl->cap) goto bad;
     p += TOP_HDR;
     for (uint32_t i = 0; i < n; i++) {
         rank_ent *e = &st->old[i];
@@ -439,7 +451,8 @@ static int top_parse(sl_op *op, int *count)
     return SL_OK;
 bad:
     return sl_op_fail(op, "vertex '%s': its \"top\" state is damaged or was written with "
-                      "another limit (%lld now)", pl->vid, (long long)pl->limit);
+                      "another limit or input-changelog (limit %lld now)", pl->vid,
+                      (long long)pl->limit);
 }
 
 /* Emit row bytes e (+ rank when row-number is on) as kind. */
@@ -517,7 +530,7 @@ static int rk_cmp(const uint8_t *a, size_t al, const uint8_t *b, size_t bl)
 }
 
 /* Write new[0..n) with header fields into "top" (or delete it when n = 0). */
-static int top_write(sl_op *op, int n, int64_t last, int64_t timer, uint64_t seq)
+static int top_write(sl_op *op, int n, int64_t last, int64_t timer, uint64_t seq, uint64_t total)
 {
     rank_state *st = op->priv;
     char err[256];
@@ -532,9 +545,9 @@ static int top_write(sl_op *op, int n, int64_t last, int64_t timer, uint64_t seq
     sl_put_lei64(h + 8, timer);
     sl_put_le64(h + 16, seq);
     sl_put_le32(h + 24, (uint32_t)n);
+    sl_put_le64(h + 28, total);
     st->next.n = TOP_HDR;
-    for (int i = 0; i < n; i++) {
-        /* entries may point into next's own old storage? no: into cur, in, scan */
+    for (int i = 0; i < n; i++) { /* entries point into cur, in or scan, never next */
         gb_u32(&st->next, st->new_[i].rklen);
         gb_put(&st->next, st->new_[i].rk, st->new_[i].rklen);
         gb_u32(&st->next, st->new_[i].rowlen);
@@ -546,34 +559,78 @@ static int top_write(sl_op *op, int n, int64_t last, int64_t timer, uint64_t seq
     return SL_OK;
 }
 
-/* ---- scans of "rows" (retract mode) ------------------------------------------- */
+/* ---- "rows" and "index" (retract mode) ------------------------------------------ */
 
-typedef struct rows_scan {
+typedef struct refill {
     rank_state *st;
-    const uint8_t *after;   /* first entry with rank key > after (NULL: the first) */
+    const uint8_t *after;   /* entries with a rank key > after (NULL: from the first) */
     size_t afterlen;
-    const uint8_t *row;     /* or: the first entry whose rank key starts with prefix */
-    size_t rowlen;          /*     and whose row is this */
-    size_t prefixlen;
-    int found;
-} rows_scan;
+    int want, got;          /* how many to collect into st->scan */
+} refill;
 
-static int rows_scan_fn(void *ctx, const void *ns, size_t nslen, const void *val, size_t vlen)
+static int refill_fn(void *ctx, const void *ns, size_t nslen, const void *val, size_t vlen)
 {
-    rows_scan *s = ctx;
-    if (s->row) {
-        if (nslen != s->prefixlen + 8 || memcmp(ns, s->after, s->prefixlen) ||
-            vlen != s->rowlen || memcmp(val, s->row, vlen))
-            return 0;
-    } else if (s->after && rk_cmp(ns, nslen, s->after, s->afterlen) <= 0) {
-        return 0;
+    refill *r = ctx;
+    if (r->after && rk_cmp(ns, nslen, r->after, r->afterlen) <= 0) return 0;
+    gb_u32(&r->st->scan, (uint32_t)nslen);
+    gb_put(&r->st->scan, ns, nslen);
+    gb_u32(&r->st->scan, (uint32_t)vlen);
+    gb_put(&r->st->scan, val, vlen);
+    return ++r->got >= r->want;
+}
+
+/* Append to new[*n..cap) the best rows of the partition after new[*n - 1]
+ * (one scan of "rows", in rank-key order). */
+static int rank_refill(sl_op *op, int *n)
+{
+    const rank_plan *pl = op->plan;
+    rank_state *st = op->priv;
+    char err[256];
+    st->scan.n = 0;
+    refill r = {.st = st, .want = pl->cap - *n};
+    if (*n > 0) r.after = st->new_[*n - 1].rk, r.afterlen = st->new_[*n - 1].rklen;
+    if (sl_kstate_scan_key(op->kstate, st->sid_rows, refill_fn, &r, err, sizeof err) == SL_ERR)
+        return state_err(op, err);
+    for (size_t pos = 0; pos < st->scan.n;) {
+        rank_ent *e = &st->new_[(*n)++];
+        e->rklen = sl_get_le32(st->scan.p + pos);
+        e->rk = st->scan.p + pos + 4;
+        pos += 4 + e->rklen;
+        e->rowlen = sl_get_le32(st->scan.p + pos);
+        e->row = st->scan.p + pos + 4;
+        pos += 4 + e->rowlen;
     }
-    s->st->scan.n = 0;
-    gb_put(&s->st->scan, ns, nslen);
-    s->st->scanrow.n = 0;
-    gb_put(&s->st->scanrow, val, vlen);
-    s->found = 1;
-    return 1;
+    return SL_OK;
+}
+
+/* The "index" maps a row's sort prefix and bytes (the namespace k, klen) to
+ * the arrival numbers of its live copies (u64 little endian each,
+ * ascending). Add arrival `seq`, or (seq = NULL) take the earliest out into
+ * *taken: SL_DONE when the row has no live copy. */
+static int index_update(sl_op *op, const uint8_t *k, size_t klen, const uint64_t *seq,
+                        uint64_t *taken)
+{
+    rank_state *st = op->priv;
+    char err[256];
+    const void *val;
+    size_t vlen;
+    int rc = sl_kstate_get(op->kstate, st->sid_idx, k, klen, &val, &vlen, err, sizeof err);
+    if (rc == SL_ERR) return state_err(op, err);
+    st->idx.n = 0;
+    if (rc == SL_OK) gb_put(&st->idx, val, vlen - vlen % 8);
+    if (seq) {
+        sl_put_le64(gb_room(&st->idx, 8), *seq);
+        st->idx.n += 8;
+    } else {
+        if (st->idx.n == 0) return SL_DONE;
+        *taken = sl_get_le64(st->idx.p);
+        memmove(st->idx.p, st->idx.p + 8, st->idx.n - 8);
+        st->idx.n -= 8;
+    }
+    rc = st->idx.n ? sl_kstate_put(op->kstate, st->sid_idx, k, klen, st->idx.p, st->idx.n, err,
+                                   sizeof err)
+                   : sl_kstate_del(op->kstate, st->sid_idx, k, klen, err, sizeof err);
+    return rc == SL_ERR ? state_err(op, err) : SL_OK;
 }
 
 static int collect_fn(void *ctx, const void *ns, size_t nslen, const void *val, size_t vlen)
@@ -596,15 +653,14 @@ static int rank_drop_key(sl_op *op, int64_t timer)
     char err[256];
     if (sl_kstate_del(op->kstate, st->sid_top, no_ns, 0, err, sizeof err) != SL_OK)
         return state_err(op, err);
-    if (pl->retract) {
+    for (int k = 0; pl->retract && k < 2; k++) {
+        int sid = k ? st->sid_idx : st->sid_rows;
         st->scan.n = 0;
-        if (sl_kstate_scan_key(op->kstate, st->sid_rows, collect_fn, &st->scan, err, sizeof err) ==
-            SL_ERR)
+        if (sl_kstate_scan_key(op->kstate, sid, collect_fn, &st->scan, err, sizeof err) == SL_ERR)
             return state_err(op, err);
         for (size_t pos = 0; pos < st->scan.n;) {
             uint32_t n = sl_get_le32(st->scan.p + pos);
-            if (sl_kstate_del(op->kstate, st->sid_rows, st->scan.p + pos + 4, n, err, sizeof err) !=
-                SL_OK)
+            if (sl_kstate_del(op->kstate, sid, st->scan.p + pos + 4, n, err, sizeof err) != SL_OK)
                 return state_err(op, err);
             pos += 4 + n;
         }
@@ -645,7 +701,7 @@ static int rank_process(sl_op *op, int input, sl_row *row)
     size_t vlen;
     int count = 0;
     int64_t last = 0, timer = 0;
-    uint64_t seq = 0;
+    uint64_t seq = 0, total = 0;
     int rc = sl_kstate_get(ks, st->sid_top, no_ns, 0, &val, &vlen, err, sizeof err);
     if (rc == SL_ERR) return state_err(op, err);
     st->cur.n = 0;
@@ -655,16 +711,16 @@ static int rank_process(sl_op *op, int input, sl_row *row)
         last = sl_get_lei64(st->cur.p);
         timer = sl_get_lei64(st->cur.p + 8);
         seq = sl_get_le64(st->cur.p + 16);
+        total = sl_get_le64(st->cur.p + 28);
         if (pl->ttl_ms > 0 && add_sat(last, pl->ttl_ms) <= now) { /* expired, not yet swept */
             if (rank_drop_key(op, timer) != SL_OK) return SL_ERR;
             count = 0;
-            seq = 0;
+            seq = total = 0;
             rc = SL_DONE;
         }
     }
     bool fresh = rc == SL_DONE;
     if (fresh && retract) return SL_OK; /* nothing to retract from */
-    if (fresh && pl->wend >= 0) sl_op_timer_register(op, SL_TIME_EVENT, wfire, no_ns, 0);
 
     /* the row's rank key (sort columns, then an arrival number) and encoding */
     st->in.n = 0;
@@ -681,65 +737,56 @@ static int rank_process(sl_op *op, int input, sl_row *row)
     rp[0] = SL_KIND_INSERT; /* stored rows compare by their values alone */
     st->in.n += rsz;
     rank_ent me = {st->in.p, (uint32_t)(prefix + 8), st->in.p + roff, (uint32_t)rsz};
+    if (pl->retract) { /* the index key: sort prefix, then the row (after it in st->in) */
+        gb_put(&st->in, st->in.p, prefix);
+        gb_put(&st->in, st->in.p + roff, rsz);
+        me.rk = st->in.p; /* gb_put may have moved the buffer */
+        me.row = st->in.p + roff;
+    }
+    const uint8_t *ikey = st->in.p + roff + rsz;
+    size_t iklen = prefix + rsz;
 
     int nnew = 0;
     if (!retract) {
-        seq++;
         int pos = count;
         for (int i = 0; i < count; i++)
             if (rk_cmp(me.rk, me.rklen, st->old[i].rk, st->old[i].rklen) < 0) {
                 pos = i;
                 break;
             }
-        if (pl->retract &&
-            sl_kstate_put(ks, st->sid_rows, me.rk, me.rklen, me.row, me.rowlen, err, sizeof err) !=
-                SL_OK)
-            return state_err(op, err);
-        if (pos >= pl->limit) { /* not in the Top-N */
-            if (!pl->retract) return SL_OK; /* and never will be: not kept */
-            nnew = count;
-            memcpy(st->new_, st->old, sizeof *st->old * (size_t)count);
-        } else {
-            for (int i = 0; i < pos; i++) st->new_[nnew++] = st->old[i];
-            st->new_[nnew++] = me;
-            for (int i = pos; i < count && nnew < pl->limit; i++) st->new_[nnew++] = st->old[i];
-        }
-    } else {
-        int at = -1;
-        for (int i = 0; i < count && at < 0; i++)
-            if (st->old[i].rklen == me.rklen && !memcmp(st->old[i].rk, me.rk, prefix) &&
-                st->old[i].rowlen == me.rowlen && !memcmp(st->old[i].row, me.row, me.rowlen))
-                at = i;
-        if (at < 0) {
-            /* not in the list: drop it from the rows, the list stays */
-            rows_scan s = {.st = st, .after = me.rk, .prefixlen = prefix, .row = me.row,
-                           .rowlen = me.rowlen};
-            if (sl_kstate_scan_key(ks, st->sid_rows, rows_scan_fn, &s, err, sizeof err) == SL_ERR)
-                return state_err(op, err);
-            if (s.found &&
-                sl_kstate_del(ks, st->sid_rows, st->scan.p, st->scan.n, err, sizeof err) != SL_OK)
-                return state_err(op, err);
-            if (!s.found || pl->ttl_ms <= 0) return SL_OK;
-            nnew = count;
-            memcpy(st->new_, st->old, sizeof *st->old * (size_t)count);
-        } else {
-            if (sl_kstate_del(ks, st->sid_rows, st->old[at].rk, st->old[at].rklen, err,
+        /* the "top" value holds the cap best rows, all of them while there are fewer */
+        bool keep = pos < count ||
+                    (count < pl->cap && (!pl->retract || total == (uint64_t)count));
+        if (!pl->retract && !keep) return SL_OK; /* never in the Top-N: not kept */
+        if (pl->retract) {
+            if (sl_kstate_put(ks, st->sid_rows, me.rk, me.rklen, me.row, me.rowlen, err,
                               sizeof err) != SL_OK)
                 return state_err(op, err);
-            for (int i = 0; i < count; i++)
-                if (i != at) st->new_[nnew++] = st->old[i];
-            /* promote the best row after the list's old last one */
-            const rank_ent *tail = &st->old[count - 1];
-            rows_scan s = {.st = st, .after = tail->rk, .afterlen = tail->rklen};
-            if (sl_kstate_scan_key(ks, st->sid_rows, rows_scan_fn, &s, err, sizeof err) == SL_ERR)
-                return state_err(op, err);
-            if (s.found)
-                st->new_[nnew++] = (rank_ent){st->scan.p, (uint32_t)st->scan.n, st->scanrow.p,
-                                              (uint32_t)st->scanrow.n};
+            if (index_update(op, ikey, iklen, &seq, NULL) != SL_OK) return SL_ERR;
+            total++;
         }
+        seq++;
+        for (int i = 0; i < pos; i++) st->new_[nnew++] = st->old[i];
+        if (keep) st->new_[nnew++] = me;
+        for (int i = pos; i < count && nnew < pl->cap; i++) st->new_[nnew++] = st->old[i];
+    } else {
+        uint64_t s0;
+        rc = index_update(op, ikey, iklen, NULL, &s0);
+        if (rc == SL_ERR) return SL_ERR;
+        if (rc == SL_DONE) return SL_OK; /* no such live row: ignored */
+        sl_put_be64(st->in.p + prefix, s0); /* the rank key of its earliest copy */
+        if (sl_kstate_del(ks, st->sid_rows, me.rk, me.rklen, err, sizeof err) != SL_OK)
+            return state_err(op, err);
+        total--;
+        for (int i = 0; i < count; i++)
+            if (!ent_same(&st->old[i], &me)) st->new_[nnew++] = st->old[i];
+        /* the visible list lost a row and the partition has more: refill */
+        if (nnew < pl->limit && total > (uint64_t)nnew && rank_refill(op, &nnew) != SL_OK)
+            return SL_ERR;
     }
 
     /* state: the new list, its TTL fields */
+    if (fresh && pl->wend >= 0) sl_op_timer_register(op, SL_TIME_EVENT, wfire, no_ns, 0);
     if (pl->ttl_ms > 0) {
         if (fresh) {
             timer = add_sat(now, pl->ttl_ms);
@@ -748,9 +795,10 @@ static int rank_process(sl_op *op, int input, sl_row *row)
         last = now;
     }
     if (nnew == 0 && pl->ttl_ms > 0) sl_op_timer_delete(op, SL_TIME_PROCESSING, timer, no_ns, 0);
-    if (top_write(op, nnew, last, timer, seq) != SL_OK) return SL_ERR;
+    if (top_write(op, nnew, last, timer, seq, total) != SL_OK) return SL_ERR;
     if (pl->wend >= 0) return SL_OK; /* emitted when the window fires */
-    return emit_diff(op, count, nnew, row->ts);
+    int lim = (int)pl->limit;
+    return emit_diff(op, count < lim ? count : lim, nnew < lim ? nnew : lim, row->ts);
 }
 
 /* Window Top-N: the current partition's window fired at `time`; emit its

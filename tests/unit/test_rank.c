@@ -600,6 +600,9 @@ static void test_rank_random_updating(void)
             CHECK(ok);
             run_random(backends[b], seed * 49979687, true, true, 1, 500, &ok);
             CHECK(ok);
+            /* a longer list than the rows per partition, so the cache never fills */
+            run_random(backends[b], seed * 67867967, true, true, 40, 600, &ok);
+            CHECK(ok);
         }
 }
 
