@@ -46,6 +46,7 @@ typedef struct plan {
     const cte_scope *scope;
     struct rel *scans;  /* tables already read in this job, reused (a source per table) */
     int nscans;
+    int schema_only;    /* sql_plan_schema (CREATE VIEW): only the columns matter */
 } plan;
 
 typedef struct item {
@@ -73,9 +74,13 @@ void sqlp_rel_free(rel *r);
 uint32_t sqlp_fnv1a(const char *s);
 int sqlp_ttl_set(const plan *p);  /* table.exec.state.ttl is set and not 0 */
 
-/* plan_rank.c. A SELECT over a subquery with ROW_NUMBER() OVER (...): Top-N
- * or deduplication. sql_is_rank_query says whether sel is one. */
-int sql_is_rank_query(const sql_node *sel);
+/* plan_rank.c. A SELECT over a subquery, CTE or view with ROW_NUMBER()
+ * OVER (...): Top-N or deduplication. sql_is_rank_query says whether sel
+ * is one. */
+int sql_is_rank_query(const plan *p, const sql_node *sel);
+/* The columns of a SELECT with a ROW_NUMBER() item itself, for a view that
+ * a Top-N query will read (p->schema_only); SL_DONE when sel has none. */
+int sql_rank_view_columns(plan *p, const sql_node *sel, rel *out);
 int sql_plan_rank(plan *p, const sql_node *sel, rel *out);
 
 /* A stateful operator whose state nothing bounds (no window, interval or

@@ -6,6 +6,7 @@
  *         FROM t [WHERE ...]) [alias]
  *     WHERE rn <= N [AND other conditions]
  *
+ * (the inner query may also be a CTE or a view that the outer one reads).
  * The inner SELECT without its ROW_NUMBER item is planned as any query;
  * the ranking becomes one keyed vertex hashed on the partition columns, and
  * the outer SELECT list and the other conditions a calc after it (Flink
@@ -51,12 +52,61 @@ static int over_item(const sql_node *sel)
     return at;
 }
 
-int sql_is_rank_query(const sql_node *sel)
+/* The query the FROM item f reads when it is a subquery, a CTE or a view
+ * (NULL otherwise), and the CTE scope it is planned in (*view: a view,
+ * planned with no CTEs in scope). */
+static const sql_node *from_query(const plan *p, const sql_node *f, const cte_scope **scope,
+                                  int *view)
 {
-    const sql_node *from = sql_kid(sel, 1);
-    if (!from || from->kind != SQL_FROM_QUERY) return 0;
-    const sql_node *q = sql_kid(from, 0);
+    *scope = p->scope;
+    *view = 0;
+    if (f && f->kind == SQL_FROM_QUERY) return sql_kid(f, 0);
+    if (!f || f->kind != SQL_FROM_TABLE) return NULL;
+    for (const cte_scope *c = p->scope; c; c = c->outer)
+        if (!strcasecmp(c->cte->s, f->s)) {
+            *scope = c->outer; /* a CTE sees only the ones before it */
+            return sql_kid(c->cte, 0);
+        }
+    const sql_table *t = sql_catalog_find(p->cat, f->s);
+    if (!t || !t->is_view) return NULL;
+    *scope = NULL;
+    *view = 1;
+    return t->query;
+}
+
+int sql_is_rank_query(const plan *p, const sql_node *sel)
+{
+    const cte_scope *scope;
+    int view;
+    const sql_node *q = from_query(p, sql_kid(sel, 1), &scope, &view);
     return q && q->kind == SQL_SELECT && over_item(q) != -1;
+}
+
+/* The inner SELECT without its ROW_NUMBER item oi, in p's arena. */
+static sql_node *without_over(plan *p, const sql_node *sel, int oi)
+{
+    const sql_node *items = sql_kid(sel, 0);
+    sql_node *syn = sql_node_new(p->arena, SQL_SELECT, sel->line, sel->col);
+    syn->flags = sel->flags;
+    sql_node *list = sql_node_new(p->arena, SQL_LIST, items->line, items->col);
+    for (int i = 0; i < items->nkids; i++)
+        if (i != oi) sql_node_add(p->arena, list, items->kids[i]);
+    sql_node_add(p->arena, syn, list);
+    for (int k = 1; k <= 4; k++) sql_node_add(p->arena, syn, sql_kid(sel, k));
+    return syn;
+}
+
+int sql_rank_view_columns(plan *p, const sql_node *sel, rel *out)
+{
+    int oi = over_item(sel);
+    if (oi == -1) return SL_DONE;
+    const sql_node *it = sql_kid(sel, 0)->kids[oi < 0 ? 0 : oi];
+    if (oi == -2 || !it->s || strcmp(sql_kid(it, 0)->s, "ROW_NUMBER"))
+        return PERR(sel, "a view with ROW_NUMBER() OVER (...) needs one ROW_NUMBER() item with a "
+                    "name (AS rn), for a Top-N query over it");
+    if (sqlp_plan_query(p, without_over(p, sel, oi), out) != SL_OK) return SL_ERR;
+    sl_schema_add(&out->sch, it->s, SL_T_BIGINT);
+    return SL_OK;
 }
 
 void sql_warn_unbounded(plan *p, const char *op, const char *vid, const char *key)
@@ -135,7 +185,9 @@ static int selects_rn(const sql_node *items, const char *rn)
 int sql_plan_rank(plan *p, const sql_node *sel, rel *out)
 {
     const sql_node *items = sql_kid(sel, 0), *from = sql_kid(sel, 1), *where = sql_kid(sel, 2);
-    const sql_node *inner = sql_kid(from, 0), *iitems = sql_kid(inner, 0);
+    const cte_scope *scope;
+    int view;
+    const sql_node *inner = from_query(p, from, &scope, &view), *iitems = sql_kid(inner, 0);
     if (sql_kid(sel, 3) || sql_kid(sel, 4))
         return PERR(sel, "a Top-N query cannot GROUP BY in the same SELECT; aggregate in an "
                     "outer query");
@@ -179,17 +231,21 @@ int sql_plan_rank(plan *p, const sql_node *sel, rel *out)
                     "or %s = 1 (deduplication)", rn, rn);
 
     /* the inner query without its ROW_NUMBER item */
-    sql_node *syn = sql_node_new(p->arena, SQL_SELECT, inner->line, inner->col);
-    syn->flags = inner->flags;
-    sql_node *list = sql_node_new(p->arena, SQL_LIST, iitems->line, iitems->col);
-    for (int i = 0; i < iitems->nkids; i++)
-        if (i != oi) sql_node_add(p->arena, list, iitems->kids[i]);
-    if (list->nkids == 0)
+    if (iitems->nkids == 1)
         return PERR(inner, "the ROW_NUMBER() query selects no columns besides the row number");
-    sql_node_add(p->arena, syn, list);
-    for (int k = 1; k <= 4; k++) sql_node_add(p->arena, syn, sql_kid(inner, k));
+    sql_node *syn = without_over(p, inner, oi);
     rel in;
-    if (sqlp_plan_query(p, syn, &in) != SL_OK) return SL_ERR;
+    const cte_scope *saved = p->scope;
+    p->scope = scope;
+    if (view && p->depth > 32) {
+        p->scope = saved;
+        return PERR(from, "views nested too deeply at '%s'", from->s);
+    }
+    p->depth += view;
+    int prc = sqlp_plan_query(p, syn, &in);
+    p->depth -= view;
+    p->scope = saved;
+    if (prc != SL_OK) return SL_ERR;
     if (sl_schema_find(&in.sch, rn) >= 0) {
         sqlp_rel_free(&in);
         return PERR(it, "the row number '%s' has the name of another column", rn);
@@ -310,7 +366,9 @@ int sql_plan_rank(plan *p, const sql_node *sel, rel *out)
     /* the outer SELECT list and the other conditions */
     if (rc == SL_OK) {
         free(in.alias);
-        in.alias = from->s2 ? sl_strdup(from->s2) : NULL;
+        in.alias = from->s2                        ? sl_strdup(from->s2)
+                   : from->kind == SQL_FROM_TABLE ? sl_strdup(from->s)
+                                                  : NULL;
         item *its;
         int n;
         if (sqlp_select_items(p, items, &in, &its, &n) != SL_OK) {

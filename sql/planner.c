@@ -1099,7 +1099,11 @@ static int plan_select(plan *p, const sql_node *sel, rel *out)
                    *group = sql_kid(sel, 3), *having = sql_kid(sel, 4);
     if (!from) return PERR(sel, "SELECT without FROM is not supported yet");
     if (sel->flags & SQL_F_DISTINCT) return PERR(sel, "SELECT DISTINCT is not supported yet");
-    if (sql_is_rank_query(sel)) return sql_plan_rank(p, sel, out);
+    if (sql_is_rank_query(p, sel)) return sql_plan_rank(p, sel, out);
+    if (p->schema_only) {
+        int rc = sql_rank_view_columns(p, sel, out);
+        if (rc != SL_DONE) return rc;
+    }
     int is_agg = group || having;
     for (int i = 0; i < items->nkids; i++)
         if (has_agg(items->kids[i]->kids[0])) is_agg = 1;
@@ -1492,6 +1496,7 @@ int sql_plan_schema(const sql_catalog *cat, const sql_node *query, sl_schema *sc
 {
     plan p;
     plan_new(&p, cat, err, errlen);
+    p.schema_only = 1;
     rel r;
     int rc = plan_query(&p, query, &r);
     if (rc == SL_OK) {

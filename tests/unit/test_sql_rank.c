@@ -209,6 +209,23 @@ static void test_plan_topn(void)
     CHECK(strstr(warning, "group_aggregate 'agg' (key: cat)") != NULL);
     json_decref(j);
 
+    /* the ranking query as a CTE and as a view */
+    j = job_of(NULL, "INSERT INTO out2j WITH r AS (SELECT cat, id, ROW_NUMBER() OVER (PARTITION "
+                     "BY cat ORDER BY id DESC) AS rn FROM sales) SELECT cat, id FROM r WHERE rn "
+                     "<= 2 AND r.id > 5;");
+    if (!j) fprintf(stderr, "%s\n", errbuf);
+    CHECK(j != NULL);
+    CHECK_EQ_STR(cfg(vertex(j, "rank", 0)), "{\"partition-by\":[\"cat\"],\"order-by\":[\"id "
+                                            "DESC\"],\"limit\":2}");
+    json_decref(j);
+    j = job_of("CREATE VIEW ranked AS SELECT cat, id, ROW_NUMBER() OVER (PARTITION BY cat ORDER "
+               "BY id DESC) AS rn FROM sales;",
+               "INSERT INTO out2j SELECT cat, id FROM ranked WHERE rn <= 2;");
+    if (!j) fprintf(stderr, "%s\n", errbuf);
+    CHECK(j != NULL);
+    CHECK(vertex(j, "rank", 0) != NULL);
+    json_decref(j);
+
     /* EXPLAIN shows the warnings before the job graph */
     sl_sql_session *s = sl_sql_session_new();
     run(s, TABLES);
