@@ -140,15 +140,18 @@ WHERE rn <= 2;
 
 def test_deduplicate_on_event_time(make_cluster, workdir):
     """Rows arrive out of event-time order; keep first / keep last per key
-    end at the row with the smallest / largest rowtime."""
+    end at the row with the smallest / largest rowtime. Keep first on
+    processing time: one append-only row per key."""
     c = two_tms(make_cluster)
     n = 2000
     first, last = os.path.join(workdir, "first"), os.path.join(workdir, "last")
+    pfirst = os.path.join(workdir, "pfirst")
     r = run_sql(c, workdir, "dedup.sql", f"""
 CREATE TABLE ev (
     id BIGINT,
     k  AS CAST(id % 7 AS INT),
     ts AS TO_TIMESTAMP_LTZ({BASE} + (id * 7919 % {n}) * 10, 3),
+    pt AS PROCTIME(),
     WATERMARK FOR ts AS ts - INTERVAL '1' SECOND
 ) WITH ('connector' = 'datagen', 'rows-per-second' = '100000',
         'fields.id.kind' = 'sequence', 'fields.id.start' = '1', 'fields.id.end' = '{n}');
@@ -156,12 +159,16 @@ CREATE TABLE firsts (k INT, id BIGINT, ts TIMESTAMP(3))
   WITH ('connector' = 'filesystem', 'path' = '{first}', 'format' = 'json');
 CREATE TABLE lasts (k INT, id BIGINT, ts TIMESTAMP(3))
   WITH ('connector' = 'filesystem', 'path' = '{last}', 'format' = 'json');
+CREATE TABLE pfirsts (k INT, id BIGINT)
+  WITH ('connector' = 'filesystem', 'path' = '{pfirst}', 'format' = 'csv');
 SET 'parallelism.default' = '2';
 EXECUTE STATEMENT SET BEGIN
 INSERT INTO firsts SELECT k, id, ts FROM (
   SELECT *, ROW_NUMBER() OVER (PARTITION BY k ORDER BY ts ASC) AS rn FROM ev) WHERE rn = 1;
 INSERT INTO lasts SELECT k, id, ts FROM (
   SELECT *, ROW_NUMBER() OVER (PARTITION BY k ORDER BY ts DESC) AS rn FROM ev) WHERE rn = 1;
+INSERT INTO pfirsts SELECT k, id FROM (
+  SELECT *, ROW_NUMBER() OVER (PARTITION BY k ORDER BY pt) AS rn FROM ev) WHERE rn = 1;
 END;
 """)
     assert r.returncode == 0, r.stdout + r.stderr
@@ -176,6 +183,14 @@ END;
             i = pick((i for i in ts if i % 7 == k), key=lambda i: ts[i])
             want[k] = (i, ts[i])
         assert got == want, path
+    # keep first on processing time is append-only (a csv sink takes it): one row per key,
+    # whichever reached its subtask first
+    got = []
+    for path in committed_files(pfirst):
+        with open(path) as f:
+            got += [tuple(int(x) for x in line.strip().split(",")) for line in f]
+    assert sorted(k for k, _ in got) == list(range(7)), got
+    assert all(i % 7 == k and 1 <= i <= n for k, i in got), got
 
 
 def test_distinct_and_filter_in_group_by_and_window(make_cluster, workdir):
