@@ -3,11 +3,11 @@
  * the semantics): the parser for aggregate items, Flink's result types, and
  * add / retract / merge / result over the fixed-size accumulator.
  *
- * The parser accepts "FN(arg) [[AS] alias]" with FN one of COUNT, SUM,
- * MIN, MAX, AVG (any case, blanks allowed around the parentheses) and arg a
- * column, bare or `quoted` (`` doubles a backtick), or `*` / `1` for
- * COUNT. Anything else -- expressions, DISTINCT, several arguments -- is
- * refused with a message saying what to do instead. Which argument types
+ * The parser accepts "FN([DISTINCT] arg) [FILTER (WHERE col)] [[AS] alias]"
+ * with FN one of COUNT, SUM, MIN, MAX, AVG (any case, blanks allowed around
+ * the parentheses), arg a column, bare or `quoted` (`` doubles a
+ * backtick), or `*` / `1` for COUNT, and col a BOOLEAN column. Anything
+ * else -- expressions, several arguments -- is refused with a message saying what to do instead. Which argument types
  * each function takes follows Flink (COUNT: any; SUM, AVG: numeric; MIN,
  * MAX: numeric, BOOLEAN, TIMESTAMP -- Flink also orders strings, which
  * would need a variable-size accumulator, so STRING is refused for now).
@@ -135,8 +135,14 @@ static int parse_item(const char *text, const sl_schema *in, sl_agg *a, char *na
         const char *c0 = s;
         if (!read_ident(&s, col, sizeof col))
             return sl_seterr(err, errlen, "expected a column name inside %s( )", fname);
-        if (strncasecmp(c0, "DISTINCT", 8) == 0 && s - c0 == 8 && *skip_ws(s) != ')')
-            return sl_seterr(err, errlen, "DISTINCT aggregates are not supported");
+        if (strncasecmp(c0, "DISTINCT", 8) == 0 && s - c0 == 8 && *skip_ws(s) != ')') {
+            s = skip_ws(s);
+            if (*s == '*') return sl_seterr(err, errlen, "DISTINCT needs a column, not *");
+            if (!read_ident(&s, col, sizeof col))
+                return sl_seterr(err, errlen, "expected a column name after DISTINCT");
+            /* MIN/MAX of the distinct values are MIN/MAX of all of them */
+            a->distinct = a->fn != SL_AGG_MIN && a->fn != SL_AGG_MAX;
+        }
         a->col = sl_schema_find(in, col);
         if (a->col < 0) return sl_seterr(err, errlen, "unknown column '%s'", col);
         a->in_type = in->fields[a->col].type;
@@ -168,6 +174,27 @@ static int parse_item(const char *text, const sl_schema *in, sl_agg *a, char *na
         break;
     }
 
+    a->filter = -1;
+    if (strncasecmp(s, "FILTER", 6) == 0 && !is_id_char((unsigned char)s[6])) {
+        s = skip_ws(s + 6);
+        char fcol[256];
+        if (*s != '(' || strncasecmp(s = skip_ws(s + 1), "WHERE", 5) != 0 ||
+            is_id_char((unsigned char)s[5]))
+            return sl_seterr(err, errlen, "expected FILTER (WHERE column)");
+        s = skip_ws(s + 5);
+        if (!read_ident(&s, fcol, sizeof fcol))
+            return sl_seterr(err, errlen, "FILTER (WHERE ...) takes a BOOLEAN column (compute "
+                             "conditions in a calc vertex first)");
+        s = skip_ws(s);
+        if (*s != ')') return sl_seterr(err, errlen, "expected ')' after FILTER (WHERE %s", fcol);
+        s = skip_ws(s + 1);
+        a->filter = sl_schema_find(in, fcol);
+        if (a->filter < 0) return sl_seterr(err, errlen, "FILTER: unknown column '%s'", fcol);
+        if (in->fields[a->filter].type != SL_T_BOOLEAN)
+            return sl_seterr(err, errlen, "FILTER: column '%s' is %s, not BOOLEAN", fcol,
+                             sl_type_name(in->fields[a->filter].type));
+    }
+
     name[0] = '\0';
     if (*s) {
         const char *k = s;
@@ -183,10 +210,10 @@ static int parse_item(const char *text, const sl_schema *in, sl_agg *a, char *na
     return SL_OK;
 }
 
-static size_t slot_size(sl_agg_fn fn)
+static size_t slot_size(const sl_agg *a)
 {
-    switch (fn) {
-    case SL_AGG_COUNT_STAR: return 0;
+    switch (a->fn) {
+    case SL_AGG_COUNT_STAR: return a->filter >= 0 ? 8 : 0;
     case SL_AGG_COUNT: return 8;
     default: return 16;
     }
@@ -209,8 +236,9 @@ int sl_agg_list_add(sl_agg_list *l, const char *text, int item, const sl_schema 
     }
     a.off = l->size;
     a.text = sl_strdup(text);
-    l->size += slot_size(a.fn);
+    l->size += slot_size(&a);
     if (a.fn == SL_AGG_MIN || a.fn == SL_AGG_MAX) l->has_minmax = true;
+    if (a.distinct) l->has_distinct = true;
     l->aggs[l->n++] = a;
     sl_schema_add(out, name, a.out_type);
     return SL_OK;
@@ -272,12 +300,24 @@ static inline void sum_step(const sl_agg *a, uint8_t *slot, int64_t n, const sl_
     }
 }
 
+/* Whether row counts for item a under its FILTER. */
+static inline bool passes(const sl_agg *a, const sl_row *row)
+{
+    if (a->filter < 0) return true;
+    const sl_value *f = &row->vals[a->filter];
+    return !f->isnull && f->v.i != 0;
+}
+
 void sl_agg_add(const sl_agg_list *l, uint8_t *acc, const sl_row *row)
 {
     sl_put_lei64(acc, sl_get_lei64(acc) + 1);
     for (int i = 0; i < l->n; i++) {
         const sl_agg *a = &l->aggs[i];
-        if (a->fn == SL_AGG_COUNT_STAR) continue;
+        if (a->distinct || !passes(a, row)) continue;
+        if (a->fn == SL_AGG_COUNT_STAR) {
+            if (a->filter >= 0) sl_put_lei64(acc + a->off, sl_get_lei64(acc + a->off) + 1);
+            continue;
+        }
         const sl_value *x = &row->vals[a->col];
         if (x->isnull) continue;
         uint8_t *slot = acc + a->off;
@@ -307,7 +347,12 @@ void sl_agg_retract(const sl_agg_list *l, uint8_t *acc, const sl_row *row)
     sl_put_lei64(acc, sl_get_lei64(acc) - 1);
     for (int i = 0; i < l->n; i++) {
         const sl_agg *a = &l->aggs[i];
-        if (a->fn == SL_AGG_COUNT_STAR || a->fn == SL_AGG_MIN || a->fn == SL_AGG_MAX) continue;
+        if (a->distinct || !passes(a, row)) continue;
+        if (a->fn == SL_AGG_COUNT_STAR) {
+            if (a->filter >= 0) sl_put_lei64(acc + a->off, sl_get_lei64(acc + a->off) - 1);
+            continue;
+        }
+        if (a->fn == SL_AGG_MIN || a->fn == SL_AGG_MAX) continue;
         const sl_value *x = &row->vals[a->col];
         if (x->isnull) continue;
         uint8_t *slot = acc + a->off;
@@ -326,7 +371,9 @@ void sl_agg_merge(const sl_agg_list *l, uint8_t *dst, const uint8_t *src)
         const uint8_t *s = src + a->off;
         int64_t dn = sl_get_lei64(d), sn = sl_get_lei64(s);
         switch (a->fn) {
-        case SL_AGG_COUNT_STAR: break;
+        case SL_AGG_COUNT_STAR:
+            if (a->filter >= 0) sl_put_lei64(d, dn + sn);
+            break;
         case SL_AGG_COUNT: sl_put_lei64(d, dn + sn); break;
         case SL_AGG_SUM:
         case SL_AGG_AVG:
@@ -360,7 +407,7 @@ void sl_agg_result(const sl_agg_list *l, const uint8_t *acc, sl_value *out)
         sl_value *o = &out[i];
         o->isnull = false;
         switch (a->fn) {
-        case SL_AGG_COUNT_STAR: o->v.i = sl_get_lei64(acc); break;
+        case SL_AGG_COUNT_STAR: o->v.i = sl_get_lei64(a->filter >= 0 ? slot : acc); break;
         case SL_AGG_COUNT: o->v.i = sl_get_lei64(slot); break;
         case SL_AGG_SUM:
         case SL_AGG_AVG: {
@@ -406,4 +453,31 @@ bool sl_agg_results_equal(const sl_agg_list *l, const sl_value *a, const sl_valu
         }
     }
     return true;
+}
+
+/* ---- DISTINCT ------------------------------------------------------------------ */
+
+bool sl_agg_distinct_value(const sl_agg *a, const sl_row *row, uint8_t tmp[8], const void **p,
+                           size_t *len)
+{
+    const sl_value *x = &row->vals[a->col];
+    if (!a->distinct || x->isnull || !passes(a, row)) return false;
+    if (a->in_type == SL_T_STRING || a->in_type == SL_T_BYTES) {
+        *p = x->v.s.p;
+        *len = x->v.s.len;
+    } else {
+        sl_put_lei64(tmp, sl_agg_order_key(a->in_type, x));
+        *p = tmp;
+        *len = 8;
+    }
+    return true;
+}
+
+void sl_agg_distinct_apply(const sl_agg_list *l, int i, uint8_t *acc, const sl_row *row, int sign)
+{
+    const sl_agg *a = &l->aggs[i];
+    uint8_t *slot = acc + a->off;
+    int64_t n = sl_get_lei64(slot);
+    if (a->fn == SL_AGG_SUM || a->fn == SL_AGG_AVG) sum_step(a, slot, n, &row->vals[a->col], sign);
+    sl_put_lei64(slot, n + sign);
 }

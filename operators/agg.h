@@ -30,6 +30,22 @@
  * sl_agg_minmax_get / sl_agg_minmax_set; sl_agg_add and sl_agg_retract then
  * leave MIN and MAX alone.
  *
+ * FILTER. "FN(...) FILTER (WHERE flag)" names a BOOLEAN input column (the
+ * SQL planner computes the condition into one); a row counts for that item
+ * only when the column is TRUE. COUNT(*) with a FILTER has a slot of its
+ * own (i64 count) instead of reading the row count.
+ *
+ * DISTINCT. "COUNT(DISTINCT col)", "SUM(DISTINCT col)", "AVG(DISTINCT
+ * col)": the slot is the same as without DISTINCT, but holds only distinct
+ * values. The caller keeps, per key (and window), a count per distinct
+ * value of each such item -- sl_agg_distinct_value gives the value's bytes
+ * -- and folds a value in with sl_agg_distinct_apply(+1) when its count
+ * goes 0 -> 1 and out with (-1) when it goes 1 -> 0; sl_agg_add and
+ * sl_agg_retract leave DISTINCT items alone. sl_agg_merge of two
+ * accumulators with DISTINCT items is only right when their value sets are
+ * disjoint, so callers that merge (session windows, slices) do not offer
+ * DISTINCT.
+ *
  * Nothing here allocates after planning; every per-record function works
  * in the caller's buffers.
  */
@@ -59,6 +75,9 @@ typedef struct sl_agg {
     sl_type out_type; /* Flink's result type */
     size_t off;       /* of its slot in the accumulator */
     char *text;       /* the item as configured, for messages (owned) */
+    bool distinct;    /* FN(DISTINCT col): COUNT, SUM, AVG (MIN/MAX DISTINCT are
+                         plain MIN/MAX) -- see "DISTINCT" above */
+    int filter;       /* FILTER (WHERE col): a BOOLEAN input column, -1 = none */
 } sl_agg;
 
 typedef struct sl_agg_list {
@@ -68,6 +87,7 @@ typedef struct sl_agg_list {
     size_t size;      /* bytes of one accumulator */
     bool has_minmax;  /* some item is MIN or MAX */
     bool keep_values; /* the caller maintains MIN/MAX from values it keeps */
+    bool has_distinct; /* some item is DISTINCT (the caller keeps value sets) */
 } sl_agg_list;
 
 #define SL_AGG_HDR 8 /* the row count that opens every accumulator */
@@ -77,8 +97,8 @@ typedef struct sl_agg_list {
 void sl_agg_list_init(sl_agg_list *l);
 void sl_agg_list_free(sl_agg_list *l); /* frees the items; l may be reused after init */
 
-/* Parse aggregate item number `item` (1-based, for messages) "FN(arg) [[AS]
- * alias]" against the input schema, append it to l and its output column to
+/* Parse aggregate item number `item` (1-based, for messages) "FN([DISTINCT]
+ * arg) [FILTER (WHERE col)] [[AS] alias]" against the input schema, append it to l and its output column to
  * `out` (named by the alias, else EXPR$<its position in out>, as Flink names
  * it). FN is COUNT, SUM, MIN, MAX or AVG in any case; arg is a column (bare
  * or `quoted`), or * / 1 for COUNT. On error returns SL_ERR with
@@ -114,6 +134,19 @@ void sl_agg_result(const sl_agg_list *l, const uint8_t *acc, sl_value *out);
 /* Result rows equal as Flink compares them (Double.equals for DOUBLE):
  * a and b are l->n values each, as sl_agg_result fills them. */
 bool sl_agg_results_equal(const sl_agg_list *l, const sl_value *a, const sl_value *b);
+
+/* DISTINCT helpers. ----------------------------------------------------------- */
+
+/* Whether row counts for DISTINCT item a (its value is not NULL and its
+ * FILTER, if any, is TRUE); then *p / *len are the bytes its value set is
+ * keyed by: the 8-byte little-endian order key, or a string's bytes
+ * (borrowed from row, or from tmp). */
+bool sl_agg_distinct_value(const sl_agg *a, const sl_row *row, uint8_t tmp[8], const void **p,
+                           size_t *len);
+
+/* Fold row's value of DISTINCT item i into acc (sign +1: the value is new
+ * to the set) or out of it (-1: its last copy left). */
+void sl_agg_distinct_apply(const sl_agg_list *l, int i, uint8_t *acc, const sl_row *row, int sign);
 
 /* MIN / MAX helpers. --------------------------------------------------------- */
 

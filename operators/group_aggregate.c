@@ -47,6 +47,12 @@
  *            rescans the key's entries for the next one. Insert-only input
  *            keeps just the running extremum, and a retraction reaching a
  *            MIN/MAX there fails the task with a message saying what to set.
+ *   "distinct" only with DISTINCT aggregates (COUNT/SUM/AVG(DISTINCT col)):
+ *            each one's set of values for the key (namespace = aggregate
+ *            index u8 + the value's bytes, value = i64 copies); a value
+ *            enters the accumulator with its first copy and leaves with its
+ *            last, so retractions work on either input-changelog.
+ *            FILTER (WHERE flag) items count only rows whose flag is TRUE.
  *            With a state TTL the accumulator ends with two more i64s: the
  *            key's last update (wall-clock ms) and the time of its expiry
  *            timer (see below).
@@ -104,6 +110,9 @@ typedef struct ga_plan {
 typedef struct ga_state {
     int sid_acc;           /* "acc" */
     int sid_mm;            /* "minmax", or -1 */
+    int sid_distinct;      /* "distinct" (DISTINCT aggregates), or -1 */
+    uint8_t *dns;          /* a "distinct" namespace being built */
+    size_t dns_cap;
     uint8_t *old_acc;      /* acc_size bytes: the accumulator before this record */
     uint8_t *new_acc;      /* acc_size bytes: after it */
     sl_value *vals_old;    /* nkeys + aggs.n output values */
@@ -285,6 +294,7 @@ static void ga_close(sl_op *op)
     free(st->vals_old);
     free(st->vals_new);
     free(st->nsbuf);
+    free(st->dns);
     free(st);
     op->priv = NULL;
 }
@@ -300,7 +310,9 @@ static int ga_open(sl_op *op)
     st->sid_mm = -1;
     st->sid_acc = sl_kstate_register(op->kstate, "acc");
     if (pl->retract_minmax) st->sid_mm = sl_kstate_register(op->kstate, "minmax");
-    if (st->sid_acc < 0 || (pl->retract_minmax && st->sid_mm < 0))
+    st->sid_distinct = pl->aggs.has_distinct ? sl_kstate_register(op->kstate, "distinct") : -1;
+    if (st->sid_acc < 0 || (pl->retract_minmax && st->sid_mm < 0) ||
+        (pl->aggs.has_distinct && st->sid_distinct < 0))
         return sl_op_fail(op, "vertex '%s': cannot register its keyed state (too many states)",
                           pl->vid);
     if (pl->ttl_ms > 0 && !op->proc_timers)
@@ -421,6 +433,86 @@ static int mm_clear_key(sl_op *op)
     return SL_OK;
 }
 
+/* ---- DISTINCT value sets ---------------------------------------------------------- */
+
+/* The row's value of each DISTINCT aggregate goes into (sign +1) or out of
+ * (-1) that aggregate's value set for the key (namespace = aggregate index
+ * u8 + the value's bytes, value = i64 copies); the accumulator takes the
+ * value in when its first copy arrives and out when its last one leaves.
+ * A retraction of a value the set does not hold is ignored. */
+static int distinct_update(sl_op *op, const sl_row *row, int sign)
+{
+    const ga_plan *pl = op->plan;
+    ga_state *st = op->priv;
+    char err[256];
+    for (int i = 0; i < pl->aggs.n; i++) {
+        uint8_t tmp[8], cbuf[8];
+        const void *vp, *val;
+        size_t vl, vlen;
+        if (!sl_agg_distinct_value(&pl->aggs.aggs[i], row, tmp, &vp, &vl)) continue;
+        if (vl + 1 > st->dns_cap) {
+            st->dns_cap = (vl + 1) * 2;
+            st->dns = sl_realloc(st->dns, st->dns_cap);
+        }
+        st->dns[0] = (uint8_t)i;
+        if (vl) memcpy(st->dns + 1, vp, vl);
+        int rc = sl_kstate_get(op->kstate, st->sid_distinct, st->dns, vl + 1, &val, &vlen, err,
+                               sizeof err);
+        if (rc == SL_ERR) return sl_op_fail(op, "vertex '%s': state: %s", pl->vid, err);
+        int64_t count = rc == SL_OK && vlen == 8 ? ld64(val) : 0;
+        if (count == 0 && sign < 0) continue;
+        count += sign;
+        if (count == 0) {
+            rc = sl_kstate_del(op->kstate, st->sid_distinct, st->dns, vl + 1, err, sizeof err);
+        } else {
+            st64(cbuf, count);
+            rc = sl_kstate_put(op->kstate, st->sid_distinct, st->dns, vl + 1, cbuf, sizeof cbuf,
+                               err, sizeof err);
+        }
+        if (rc == SL_ERR) return sl_op_fail(op, "vertex '%s': state: %s", pl->vid, err);
+        if ((sign > 0 && count == 1) || (sign < 0 && count == 0))
+            sl_agg_distinct_apply(&pl->aggs, i, st->new_acc, row, sign);
+    }
+    return SL_OK;
+}
+
+static int vcollect_fn(void *ctx, const void *ns, size_t nslen, const void *val, size_t vlen)
+{
+    ns_collect *c = ctx;
+    ga_state *st = c->st;
+    SL_UNUSED(val);
+    SL_UNUSED(vlen);
+    if (c->n + 4 + nslen > st->nsbuf_cap) {
+        st->nsbuf_cap = (c->n + 4 + nslen) * 2;
+        st->nsbuf = sl_realloc(st->nsbuf, st->nsbuf_cap);
+    }
+    sl_put_le32(st->nsbuf + c->n, (uint32_t)nslen);
+    memcpy(st->nsbuf + c->n + 4, ns, nslen);
+    c->n += 4 + nslen;
+    return 0;
+}
+
+/* Delete the current key's DISTINCT value sets (the key is going). */
+static int distinct_clear_key(sl_op *op)
+{
+    const ga_plan *pl = op->plan;
+    ga_state *st = op->priv;
+    char err[256];
+    if (st->sid_distinct < 0) return SL_OK;
+    ns_collect c = {.st = st}; /* here n counts bytes of [u32 len][ns] records */
+    if (sl_kstate_scan_key(op->kstate, st->sid_distinct, vcollect_fn, &c, err, sizeof err) ==
+        SL_ERR)
+        return sl_op_fail(op, "vertex '%s': state: %s", pl->vid, err);
+    for (size_t pos = 0; pos < c.n;) {
+        uint32_t n = sl_get_le32(st->nsbuf + pos);
+        if (sl_kstate_del(op->kstate, st->sid_distinct, st->nsbuf + pos + 4, n, err, sizeof err) ==
+            SL_ERR)
+            return sl_op_fail(op, "vertex '%s': state: %s", pl->vid, err);
+        pos += 4 + n;
+    }
+    return SL_OK;
+}
+
 /* ---- state TTL ------------------------------------------------------------------ */
 
 static const uint8_t no_ns[1]; /* the empty namespace of "acc" and of TTL timers */
@@ -462,6 +554,7 @@ static int ttl_drop(sl_op *op, const uint8_t *acc)
     if (sl_kstate_del(op->kstate, st->sid_acc, no_ns, 0, err, sizeof err) == SL_ERR)
         return sl_op_fail(op, "vertex '%s': state: %s", pl->vid, err);
     if (pl->retract_minmax && mm_clear_key(op) != SL_OK) return SL_ERR;
+    if (distinct_clear_key(op) != SL_OK) return SL_ERR;
     ttl_timer(op, false, at);
     return SL_OK;
 }
@@ -596,11 +689,14 @@ static int ga_process(sl_op *op, int input, sl_row *row)
     if (pl->aggs.has_minmax && (retract || pl->retract_minmax) &&
         minmax_update(op, row, retract ? -1 : 1) != SL_OK)
         return SL_ERR;
+    if (pl->aggs.has_distinct && distinct_update(op, row, retract ? -1 : 1) != SL_OK)
+        return SL_ERR;
 
     if (!first && sl_agg_rows(st->new_acc) <= 0) { /* the key's last row was retracted */
         if (sl_kstate_del(ks, st->sid_acc, no_ns, 0, err, sizeof err) == SL_ERR)
             return sl_op_fail(op, "vertex '%s': state: %s", pl->vid, err);
         if (pl->retract_minmax && mm_clear_key(op) != SL_OK) return SL_ERR;
+        if (distinct_clear_key(op) != SL_OK) return SL_ERR;
         if (pl->ttl_ms > 0) ttl_timer(op, false, ld64(st->old_acc + pl->ttl_off + 8));
         fill_row(pl, row, st->old_acc, st->vals_old);
         return emit_row(op, SL_KIND_DELETE, st->vals_old, row->ts);

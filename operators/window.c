@@ -71,6 +71,14 @@
  * State and timer work per row drop from size/slide to one; a row is late
  * only when the last window containing its slice is.
  *
+ * DISTINCT aggregates (COUNT/SUM/AVG(DISTINCT col)) keep each window's set
+ * of values per key in "window-distinct" (namespace = window | aggregate
+ * index | value); the accumulator takes a value in when it is new to the
+ * window's set; the sets go with the window's entry at cleanup. Windows
+ * with DISTINCT are not sliced (slices would merge accumulators whose sets
+ * overlap) and SESSION windows refuse DISTINCT. FILTER (WHERE flag) items
+ * count only rows whose flag is TRUE.
+ *
  * Memory: the per-record path reuses buffers held in op->priv (key bytes,
  * the working copy of an entry, the window list, the output values); they
  * grow to the largest entry seen and are never freed per record.
@@ -144,6 +152,8 @@ typedef struct win_state {
     sl_value *keyv;       /* group-by values decoded from an entry */
     sl_value *outv;       /* the output row's values */
     uint8_t ns[WIN_NS_LEN];
+    int sid_distinct;     /* "window-distinct" (DISTINCT aggregates), or -1 */
+    wbuf dns;             /* a "window-distinct" namespace, or the ones to delete */
 } win_state;
 
 /* ---- small helpers ------------------------------------------------------ */
@@ -472,8 +482,15 @@ static void *win_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
         }
     }
     pl->nout = out->n;
+    if (pl->aggs.has_distinct && pl->kind == WIN_SESSION) {
+        sl_seterr(err, errlen, "vertex '%s': DISTINCT aggregates in SESSION windows are not "
+                  "supported (merging sessions would have to merge their value sets)", vid);
+        goto fail;
+    }
+    /* slices merge accumulators, which DISTINCT value sets do not survive:
+     * with DISTINCT each window keeps its own entry and set */
     pl->sliced = (pl->kind == WIN_HOP || pl->kind == WIN_CUMULATE) && !pl->proctime &&
-                 pl->lateness == 0;
+                 pl->lateness == 0 && !pl->aggs.has_distinct;
     /* the key is the group-by columns (none: one key for all rows), and
      * rows too late for every window may leave through "late" */
     if (sl_plan_key(pc, 0, pl->keys, pl->nkeys, err, errlen) != SL_OK ||
@@ -505,7 +522,10 @@ static int win_open(sl_op *op)
     st->sid_acc = sl_kstate_register(op->kstate, "window-acc");
     st->sid_sess = pl->kind == WIN_SESSION ? sl_kstate_register(op->kstate, "window-sessions")
                                            : -1;
-    if (st->sid_acc < 0 || (pl->kind == WIN_SESSION && st->sid_sess < 0))
+    st->sid_distinct = pl->aggs.has_distinct ? sl_kstate_register(op->kstate, "window-distinct")
+                                             : -1;
+    if (st->sid_acc < 0 || (pl->kind == WIN_SESSION && st->sid_sess < 0) ||
+        (pl->aggs.has_distinct && st->sid_distinct < 0))
         return sl_op_fail(op, "vertex '%s': cannot register keyed state", pl->vid);
     int per_row = pl->kind == WIN_HOP || pl->kind == WIN_CUMULATE ? (int)(pl->size / pl->slide)
                                                                   : 1;
@@ -526,6 +546,7 @@ static void win_close(sl_op *op)
     wbuf_free(&st->other);
     wbuf_free(&st->list);
     wbuf_free(&st->keyrow);
+    wbuf_free(&st->dns);
     free(st->wins);
     free(st->kin);
     free(st->keyv);
@@ -672,6 +693,77 @@ static int assign_windows(const win_plan *pl, win_state *st, int64_t ts)
     return n;
 }
 
+/* DISTINCT aggregates: the record's value of each goes into window ns's
+ * value set (namespace = window | aggregate index u8 | the value's bytes,
+ * empty value); a value new to the set enters the accumulator acc. The
+ * input is insert-only, so sets only grow until the window is cleaned. */
+static int distinct_add(sl_op *op, const sl_row *row, const uint8_t *ns, uint8_t *acc)
+{
+    const win_plan *pl = op->plan;
+    win_state *st = op->priv;
+    char serr[256];
+    for (int i = 0; i < pl->aggs.n; i++) {
+        uint8_t tmp[8];
+        const void *vp, *val;
+        size_t vl, vlen;
+        if (!sl_agg_distinct_value(&pl->aggs.aggs[i], row, tmp, &vp, &vl)) continue;
+        wbuf_reserve(&st->dns, WIN_NS_LEN + 1 + vl);
+        memcpy(st->dns.p, ns, WIN_NS_LEN);
+        st->dns.p[WIN_NS_LEN] = (uint8_t)i;
+        if (vl) memcpy(st->dns.p + WIN_NS_LEN + 1, vp, vl);
+        size_t dl = WIN_NS_LEN + 1 + vl;
+        int rc = sl_kstate_get(op->kstate, st->sid_distinct, st->dns.p, dl, &val, &vlen, serr,
+                               sizeof serr);
+        if (rc == SL_OK) continue; /* seen in this window */
+        if (rc == SL_ERR ||
+            sl_kstate_put(op->kstate, st->sid_distinct, st->dns.p, dl, "", 0, serr, sizeof serr) !=
+                SL_OK)
+            return sl_op_fail(op, "vertex '%s': state: %s", pl->vid, serr);
+        sl_agg_distinct_apply(&pl->aggs, i, acc, row, 1);
+    }
+    return SL_OK;
+}
+
+typedef struct dcollect {
+    wbuf *b;
+    const uint8_t *ns;
+} dcollect;
+
+static int dcollect_fn(void *ctx, const void *ns, size_t nslen, const void *val, size_t vlen)
+{
+    dcollect *c = ctx;
+    SL_UNUSED(val);
+    SL_UNUSED(vlen);
+    if (nslen < WIN_NS_LEN || memcmp(ns, c->ns, WIN_NS_LEN)) return 0;
+    wbuf_reserve(c->b, c->b->len + 4 + nslen);
+    sl_put_le32(c->b->p + c->b->len, (uint32_t)nslen);
+    memcpy(c->b->p + c->b->len + 4, ns, nslen);
+    c->b->len += 4 + nslen;
+    return 0;
+}
+
+/* Delete window ns's DISTINCT value sets (the window is being cleaned). */
+static int distinct_clear(sl_op *op, const uint8_t *ns)
+{
+    const win_plan *pl = op->plan;
+    win_state *st = op->priv;
+    char serr[256];
+    if (st->sid_distinct < 0) return SL_OK;
+    st->dns.len = 0;
+    dcollect c = {&st->dns, ns};
+    if (sl_kstate_scan_key(op->kstate, st->sid_distinct, dcollect_fn, &c, serr, sizeof serr) ==
+        SL_ERR)
+        return sl_op_fail(op, "vertex '%s': state: %s", pl->vid, serr);
+    for (size_t pos = 0; pos < st->dns.len;) {
+        uint32_t n = sl_get_le32(st->dns.p + pos);
+        if (sl_kstate_del(op->kstate, st->sid_distinct, st->dns.p + pos + 4, n, serr,
+                          sizeof serr) != SL_OK)
+            return sl_op_fail(op, "vertex '%s': state: %s", pl->vid, serr);
+        pos += 4 + n;
+    }
+    return SL_OK;
+}
+
 /* Add the record to window w of the current key. */
 static int add_to_window(sl_op *op, const sl_row *row, win_range w)
 {
@@ -689,6 +781,11 @@ static int add_to_window(sl_op *op, const sl_row *row, win_range w)
                              st->cur.len) != SL_OK)
         return SL_ERR;
     sl_agg_add(&pl->aggs, st->cur.p + WIN_ACC_OFF, row);
+    if (pl->aggs.has_distinct) {
+        uint8_t dns[WIN_NS_LEN];
+        ns_encode(dns, w.start, w.end);
+        if (distinct_add(op, row, dns, st->cur.p + WIN_ACC_OFF) != SL_OK) return SL_ERR;
+    }
     if (due) {
         rc = emit_result(op, fired ? SL_KIND_UPDATE_AFTER : SL_KIND_INSERT, w.start, w.end,
                          st->cur.p, st->cur.len);
@@ -970,6 +1067,7 @@ static int win_on_timer(sl_op *op, sl_time_domain domain, int64_t time, const vo
     }
     if (time >= cleanup) {
         if (state_delete(op, st->sid_acc, ns, WIN_NS_LEN) != SL_OK) return SL_ERR;
+        if (distinct_clear(op, ns) != SL_OK) return SL_ERR;
         if (pl->kind == WIN_SESSION) return session_forget(op, start, end);
         return SL_OK;
     }

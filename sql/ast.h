@@ -66,12 +66,16 @@ typedef enum {
     SQL_CASE,         /* kids: [0] operand or NULL, [1] LIST of WHENs, [2] else or NULL */
     SQL_WHEN,         /* kids: cond, result */
     SQL_CAST,         /* s type text; flags TRY; kids: a */
-    SQL_FUNC,         /* s name (upper case); flags DISTINCT|STAR_ARG; kids: args */
+    SQL_FUNC,         /* s name (upper case); flags DISTINCT|STAR_ARG|FILTER; kids: args
+                         (then the FILTER condition) */
     SQL_POSITION,     /* kids: needle, haystack */
     SQL_STAR,         /* s qualifier or NULL */
     /* helpers */
     SQL_LIST,
-    SQL_IDENT         /* s name */
+    SQL_IDENT,        /* s name */
+    SQL_OVER,         /* s function ("ROW_NUMBER"); kids: [0] LIST partition exprs or NULL,
+                         [1] LIST of ORDERs */
+    SQL_ORDER         /* flags DESC; kids: [0] expr */
 } sql_kind;
 
 /* flags */
@@ -89,6 +93,8 @@ typedef enum {
 #define SQL_F_CHANGELOG 2048
 #define SQL_F_SAVEPOINT 4096
 #define SQL_F_DRAIN 8192
+#define SQL_F_FILTER 16384 /* FUNC: agg(...) FILTER (WHERE c), c the last child */
+#define SQL_F_DESC 32768   /* ORDER: DESC */
 #define SQL_F_TRUE 1
 
 typedef struct sql_node sql_node;

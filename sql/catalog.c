@@ -682,7 +682,8 @@ static void reset(sl_sql_session *s, const sql_node *st, sl_sql_result *r)
 static int plan_job(sl_sql_session *s, const sql_node *st, sl_sql_result *r, char *err,
                     size_t errlen)
 {
-    json_t *job = sql_plan(&s->cat, s->okeys, s->ovals, s->nopts, st, NULL, err, errlen);
+    char *warn = NULL;
+    json_t *job = sql_plan(&s->cat, s->okeys, s->ovals, s->nopts, st, NULL, &warn, err, errlen);
     if (!job) return SL_ERR;
     r->kind = SL_SQL_JOB;
     r->job = json_dumps(job, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
@@ -708,8 +709,12 @@ static int plan_job(sl_sql_session *s, const sql_node *st, sl_sql_result *r, cha
     }
     if (w)
         r->warning = sl_sprintf("%s %s not reach the job: a job graph carries no configuration yet, "
-                                "so the JobManager's applies", buf,
-                                strchr(buf, ',') ? "do" : "does");
+                                "so the JobManager's applies%s%s", buf,
+                                strchr(buf, ',') ? "do" : "does", warn ? "\n" : "",
+                                warn ? warn : "");
+    else if (warn)
+        r->warning = sl_strdup(warn);
+    free(warn);
     return SL_OK;
 }
 
@@ -730,7 +735,8 @@ static int execute(sl_sql_session *s, sql_arena *a, const sql_node *st, sl_sql_r
     case SQL_INSERT:
         if (s->in_set) {
             /* validate now, run at END */
-            json_t *j = sql_plan(&s->cat, s->okeys, s->ovals, s->nopts, st, NULL, err, errlen);
+            json_t *j = sql_plan(&s->cat, s->okeys, s->ovals, s->nopts, st, NULL, NULL, err,
+                                 errlen);
             if (!j) return SL_ERR;
             json_decref(j);
             sql_node_add(s->set_arena, s->set, (sql_node *)st);
@@ -764,12 +770,15 @@ static int execute(sl_sql_session *s, sql_arena *a, const sql_node *st, sl_sql_r
     }
     case SQL_EXPLAIN: {
         const sql_node *x = sql_kid(st, 0);
-        char *text = NULL;
-        json_t *job = sql_plan(&s->cat, s->okeys, s->ovals, s->nopts, x, &text, err, errlen);
+        char *text = NULL, *warn = NULL;
+        json_t *job = sql_plan(&s->cat, s->okeys, s->ovals, s->nopts, x, &text, &warn, err,
+                               errlen);
         if (!job) return SL_ERR;
         char *js = json_dumps(job, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
         r->kind = SL_SQL_TEXT;
-        r->text = sl_sprintf("%s== Job Graph ==\n%s\n", text, js);
+        r->text = sl_sprintf("%s%s%s%s== Job Graph ==\n%s\n", text, warn ? "== Warnings ==\n" : "",
+                             warn ? warn : "", warn ? "\n" : "", js);
+        free(warn);
         free(js);
         free(text);
         json_decref(job);

@@ -196,7 +196,7 @@ static char *CAT(sql_pctx *c, const char *a, const char *b)
 %fallback ID TEMPORARY TABLES VIEWS WATERMARK SECOND MINUTE HOUR DAY MONTH YEAR ENFORCED KEY
     DESCRIPTOR STATEMENT IF EXISTS TIMESTAMP LOCAL TIME ZONE WITHOUT PARTITION RESET SHOW
     DESCRIBE DESC EXPLAIN BEGIN TO FUNCTIONS JOBS CHANGELOG_MODE PLAN COMMENT OVERWRITE
-    OUTER STOP JOB SAVEPOINT DRAIN.
+    OUTER STOP JOB SAVEPOINT DRAIN ASC FILTER ORDER OVER.
 
 %left OR.
 %left AND.
@@ -498,6 +498,33 @@ expr(A) ::= ident(F) LP DISTINCT exprlist(L) RP. {
     A = NAT(ctx, SQL_FUNC, F); A->s = F->s; A->flags = SQL_F_DISTINCT;
     for (int i = 0; i < L->nkids; i++) ADD(ctx, A, L->kids[i]);
 }
+/* agg(...) FILTER (WHERE cond): the condition is the call's last child */
+expr(A) ::= ident(F) LP STAR RP FILTER LP WHERE expr(C) RP. {
+    A = NAT(ctx, SQL_FUNC, F); A->s = F->s; A->flags = SQL_F_STAR_ARG | SQL_F_FILTER; ADD(ctx, A, C);
+}
+expr(A) ::= ident(F) LP exprlist(L) RP FILTER LP WHERE expr(C) RP. {
+    A = NAT(ctx, SQL_FUNC, F); A->s = F->s; A->flags = SQL_F_FILTER;
+    for (int i = 0; i < L->nkids; i++) ADD(ctx, A, L->kids[i]);
+    ADD(ctx, A, C);
+}
+expr(A) ::= ident(F) LP DISTINCT exprlist(L) RP FILTER LP WHERE expr(C) RP. {
+    A = NAT(ctx, SQL_FUNC, F); A->s = F->s; A->flags = SQL_F_DISTINCT | SQL_F_FILTER;
+    for (int i = 0; i < L->nkids; i++) ADD(ctx, A, L->kids[i]);
+    ADD(ctx, A, C);
+}
+/* ROW_NUMBER() OVER ([PARTITION BY ...] ORDER BY x [ASC|DESC], ...) */
+expr(A) ::= ident(F) LP RP OVER LP over_part(P) ORDER BY orderlist(O) RP. {
+    A = NAT(ctx, SQL_OVER, F); A->s = UPSTR(ctx, F->s); ADD(ctx, A, P); ADD(ctx, A, O);
+}
+over_part(A) ::= . { A = NULL; }
+over_part(A) ::= PARTITION BY exprlist(L). { A = L; }
+orderlist(A) ::= orderitem(X). { A = LIST1(ctx, X); }
+orderlist(A) ::= orderlist(L) COMMA orderitem(X). { A = ADD(ctx, L, X); }
+orderitem(A) ::= expr(E) order_dir(D). { A = NAT(ctx, SQL_ORDER, E); A->flags = D; ADD(ctx, A, E); }
+%type order_dir {int}
+order_dir(A) ::= . { A = 0; }
+order_dir(A) ::= ASC. { A = 0; }
+order_dir(A) ::= DESC. { A = SQL_F_DESC; }
 
 case_operand(A) ::= . { A = NULL; }
 case_operand(A) ::= expr(X). { A = X; }

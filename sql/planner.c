@@ -1,8 +1,10 @@
 /*
  * planner.c -- turns INSERT INTO ... SELECT (and statement sets of them)
  * into Sluice's JSON job graph (docs/JOBS.md), using only the operators
- * that exist: datagen, calc, watermark, window, group_aggregate, union,
- * print, blackhole, file.
+ * that exist: datagen, calc, watermark, window, group_aggregate, rank,
+ * deduplicate, union, print, blackhole, file. Top-N and deduplication
+ * (ROW_NUMBER() OVER ...) are planned in sql/plan_rank.c, which shares this
+ * file's plan and helpers through sql/plan_int.h.
  *
  * A query is planned bottom-up into a `rel`: the vertex whose output it
  * is, its columns and types, whether it is a changelog (updating), and its
@@ -22,6 +24,10 @@
  * filter after the aggregate). Stateless calc and union vertices have no
  * state and use their id.
  *
+ * Unbounded state: a group_aggregate (and, in plan_rank.c, a rank or
+ * deduplicate) without table.exec.state.ttl adds a submission warning
+ * (sql_warn_unbounded) that sql_plan hands back with the job.
+ *
  * Changelog: group_aggregate makes a rel updating; calc and union keep the
  * mode; a window over an updating input is refused, and so is an updating
  * query into an append-only sink (a csv filesystem table), naming the sink
@@ -38,19 +44,9 @@
 #include "sl.h"
 #include "sql/parse.h"
 #include "sql/sql_int.h"
+#include "sql/plan_int.h"
 
 /* ---- plans -------------------------------------------------------------- */
-
-typedef struct rel {
-    char *vid;        /* the vertex whose output this is */
-    sl_schema sch;    /* its columns */
-    int updating;     /* a changelog with -U/+U */
-    char *updater;    /* the operator that made it updating */
-    char *rowtime;    /* event-time attribute column, or NULL */
-    char *proctime;   /* processing-time attribute column, or NULL */
-    char *ident;      /* what it reads, for uids: "clicks", "union(a,b)" */
-    char *alias;      /* the name qualified columns use, or NULL */
-} rel;
 
 static void rel_free(rel *r)
 {
@@ -79,25 +75,6 @@ static void rel_copy(rel *dst, const rel *src)
     dst->ident = dup0(src->ident);
     dst->alias = dup0(src->alias);
 }
-
-typedef struct cte_scope {
-    const sql_node *cte;           /* SQL_CTE */
-    const struct cte_scope *outer;
-} cte_scope;
-
-typedef struct plan {
-    const sql_catalog *cat;
-    json_t *vertices, *edges;
-    sql_sbuf explain;
-    sql_arena *arena;   /* rewritten expressions */
-    char *err;
-    size_t errlen;
-    int depth;
-    const char *ttl;    /* table.exec.state.ttl */
-    const cte_scope *scope;
-    struct rel *scans;  /* tables already read in this job, reused (a source per table) */
-    int nscans;
-} plan;
 
 static int vertex_exists(plan *p, const char *id, const char *field)
 {
@@ -190,9 +167,8 @@ static void add_edge(plan *p, const char *from, const char *to, const char *stra
     json_array_append_new(p->edges, e);
 }
 
-#define PERR(node, ...) plan_err(p, (node), __VA_ARGS__)
-static int plan_err(plan *p, const sql_node *at, const char *fmt, ...) SL_PRINTF(3, 4);
-static int plan_err(plan *p, const sql_node *at, const char *fmt, ...)
+#define PERR(node, ...) sqlp_err(p, (node), __VA_ARGS__)
+int sqlp_err(plan *p, const sql_node *at, const char *fmt, ...)
 {
     char msg[1024];
     va_list ap;
@@ -267,6 +243,13 @@ static int check_cols(plan *p, const sql_node *e, const rel *r)
     if (e->kind == SQL_FUNC && !strcasecmp(e->s, "PROCTIME"))
         return PERR(e, "PROCTIME() declares a processing-time column in CREATE TABLE "
                     "(pt AS PROCTIME()); it cannot be used in a query");
+    if (e->kind == SQL_OVER)
+        return PERR(e, "%s() OVER (...) is supported as Flink's Top-N and deduplication only: "
+                    "SELECT ... FROM (SELECT ..., ROW_NUMBER() OVER (PARTITION BY k ORDER BY x) "
+                    "AS rn FROM t) WHERE rn <= N", e->s);
+    if (e->kind == SQL_FUNC && (e->flags & SQL_F_FILTER) && !is_agg_name(e->s))
+        return PERR(e, "FILTER (WHERE ...) is only allowed on aggregate functions, not %s()",
+                    e->s);
     for (int i = 0; i < e->nkids; i++)
         if (check_cols(p, e->kids[i], r) != SL_OK) return SL_ERR;
     return SL_OK;
@@ -289,13 +272,6 @@ static int type_expr(plan *p, const sql_node *e, const sl_schema *sch, sl_type *
 }
 
 /* ---- calc --------------------------------------------------------------- */
-
-typedef struct item {
-    char *name;       /* output column */
-    char *text;       /* calc projection entry "expr AS name" */
-    sl_type type;
-    const sql_node *expr;
-} item;
 
 /* One calc vertex over `in`: projection items (n) and an optional filter.
  * Replaces *in with the result. */
@@ -691,21 +667,39 @@ static int add_agg(plan *p, aggctx *c, const sql_node *e, const char *alias, cha
             *name = sl_strdup(c->a[i].name);
             return SL_OK;
         }
-    if (e->flags & SQL_F_DISTINCT) {
-        free(txt);
-        return PERR(e, "DISTINCT aggregates are not supported yet");
-    }
     int star = e->flags & SQL_F_STAR_ARG;
+    const sql_node *cond = e->flags & SQL_F_FILTER ? e->kids[e->nkids - 1] : NULL;
+    int nargs = e->nkids - (cond ? 1 : 0);
     if (star && strcasecmp(e->s, "COUNT")) {
         free(txt);
         return PERR(e, "'*' is only allowed in COUNT(*)");
     }
-    if (!star && e->nkids != 1) {
+    if (!star && nargs != 1) {
         free(txt);
         return PERR(e, "%s takes one argument", e->s);
     }
+    if (cond && has_agg(cond)) {
+        free(txt);
+        return PERR(cond, "aggregate functions are not allowed in FILTER (WHERE ...)");
+    }
+    char *fcol = NULL; /* the pre-projection column holding the FILTER condition */
+    if (cond) {
+        if (pre_column(p, c, cond, "__filter", &fcol) != SL_OK) {
+            free(txt);
+            return SL_ERR;
+        }
+        sl_type ft = SL_T_NULL;
+        for (int i = 0; i < c->npre; i++)
+            if (!strcmp(c->pre[i].name, fcol)) ft = c->pre[i].type;
+        if (ft != SL_T_BOOLEAN) {
+            free(txt);
+            free(fcol);
+            return PERR(cond, "the FILTER condition must be BOOLEAN, not %s", sl_type_name(ft));
+        }
+    }
     if (!star && has_agg(e->kids[0])) {
         free(txt);
+        free(fcol);
         return PERR(e->kids[0], "aggregate functions cannot be nested");
     }
     char *arg = NULL;
@@ -713,6 +707,7 @@ static int add_agg(plan *p, aggctx *c, const sql_node *e, const char *alias, cha
     if (!star) {
         if (pre_column(p, c, e->kids[0], "__arg", &arg) != SL_OK) {
             free(txt);
+            free(fcol);
             return SL_ERR;
         }
         int ci = sl_schema_find(&c->in->sch, arg);
@@ -726,6 +721,7 @@ static int add_agg(plan *p, aggctx *c, const sql_node *e, const char *alias, cha
             !((!strcasecmp(e->s, "MIN") || !strcasecmp(e->s, "MAX")) && at == SL_T_TIMESTAMP)) {
             free(txt);
             free(arg);
+            free(fcol);
             return PERR(e, "%s of %s is not supported", e->s, sl_type_name(at));
         }
     }
@@ -739,7 +735,13 @@ static int add_agg(plan *p, aggctx *c, const sql_node *e, const char *alias, cha
     char *fn = sl_strdup(e->s);
     for (char *q = fn; *q; q++) *q = (char)toupper((unsigned char)*q);
     char *qarg = arg ? sql_quote_ident(arg) : NULL, *qname = sql_quote_ident(a->name);
-    a->spec = sl_sprintf("%s(%s) AS %s", fn, star ? "*" : qarg, qname);
+    char *qf = fcol ? sql_quote_ident(fcol) : NULL;
+    char *fl = qf ? sl_sprintf(" FILTER (WHERE %s)", qf) : sl_strdup("");
+    a->spec = sl_sprintf("%s(%s%s)%s AS %s", fn, e->flags & SQL_F_DISTINCT ? "DISTINCT " : "",
+                         star ? "*" : qarg, fl, qname);
+    free(qf);
+    free(fl);
+    free(fcol);
     a->type = !strcasecmp(fn, "COUNT") ? SL_T_BIGINT : at;
     free(fn);
     free(qarg);
@@ -1023,7 +1025,7 @@ static int plan_aggregate(plan *p, const sql_node *sel, rel *out)
     json_object_set(cfg, "group-by", keys);
     json_object_set_new(cfg, "aggregates", aggs);
     if (window && !proctime) json_object_set_new(cfg, "allowed-lateness", json_string("0 s"));
-    if (!window && p->ttl && strcmp(p->ttl, "0")) json_object_set_new(cfg, "table.exec.state.ttl", json_string(p->ttl));
+    if (!window && sqlp_ttl_set(p)) json_object_set_new(cfg, "table.exec.state.ttl", json_string(p->ttl));
     for (int k = 0; k < c.nkeys; k++) {
         int ci = sl_schema_find(&in.sch, c.keys[k]);
         sl_schema_add(&aggout, c.keys[k], ci >= 0 ? in.sch.fields[ci].type : SL_T_STRING);
@@ -1037,6 +1039,14 @@ static int plan_aggregate(plan *p, const sql_node *sel, rel *out)
     free(uid);
     if (c.nkeys) add_edge(p, in.vid, vid, "hash", keys, 0);
     else add_edge(p, in.vid, vid, "rebalance", NULL, 0);
+    if (!window && !sqlp_ttl_set(p)) {
+        sql_sbuf kt = {0};
+        int global = c.nkeys == 1 && !c.keytext[0][0];
+        for (int k = 0; !global && k < c.nkeys; k++)
+            sql_sb_fmt(&kt, "%s%s", k ? ", " : "", c.keytext[k]);
+        sql_warn_unbounded(p, "group_aggregate", vid, global ? "none (one global group)" : kt.s);
+        free(kt.s);
+    }
     json_decref(keys);
     free(in.vid);
     in.vid = vid;
@@ -1046,6 +1056,7 @@ static int plan_aggregate(plan *p, const sql_node *sel, rel *out)
     free(in.proctime);
     in.rowtime = window ? sl_strdup("window_time") : NULL;
     in.proctime = NULL;
+    in.windowed = window && !proctime;
     if (!window) {
         in.updating = 1;
         free(in.updater);
@@ -1088,6 +1099,11 @@ static int plan_select(plan *p, const sql_node *sel, rel *out)
                    *group = sql_kid(sel, 3), *having = sql_kid(sel, 4);
     if (!from) return PERR(sel, "SELECT without FROM is not supported yet");
     if (sel->flags & SQL_F_DISTINCT) return PERR(sel, "SELECT DISTINCT is not supported yet");
+    if (sql_is_rank_query(p, sel)) return sql_plan_rank(p, sel, out);
+    if (p->schema_only) {
+        int rc = sql_rank_view_columns(p, sel, out);
+        if (rc != SL_DONE) return rc;
+    }
     int is_agg = group || having;
     for (int i = 0; i < items->nkids; i++)
         if (has_agg(items->kids[i]->kids[0])) is_agg = 1;
@@ -1416,11 +1432,12 @@ static void plan_free(plan *p)
     json_decref(p->vertices);
     json_decref(p->edges);
     free(p->explain.s);
+    free(p->warnings.s);
     sql_arena_destroy(p->arena);
 }
 
 json_t *sql_plan(const sql_catalog *cat, char **okeys, char **ovals, int nopts,
-                 const sql_node *stmt, char **explain, char *err, size_t errlen)
+                 const sql_node *stmt, char **explain, char **warning, char *err, size_t errlen)
 {
     plan p;
     plan_new(&p, cat, err, errlen);
@@ -1439,7 +1456,7 @@ json_t *sql_plan(const sql_catalog *cat, char **okeys, char **ovals, int nopts,
     } else if (stmt->kind == SQL_STMT_SET) {
         for (int i = 0; rc == SL_OK && i < stmt->nkids; i++) {
             if (nsinks == 256) {
-                rc = plan_err(&p, stmt->kids[i], "a statement set holds at most 256 INSERTs");
+                rc = sqlp_err(&p, stmt->kids[i], "a statement set holds at most 256 INSERTs");
                 break;
             }
             rc = plan_insert(&p, stmt->kids[i], sinks, &nsinks);
@@ -1449,7 +1466,7 @@ json_t *sql_plan(const sql_catalog *cat, char **okeys, char **ovals, int nopts,
         rc = plan_query(&p, sql_kid(stmt, 0), &r);
         if (rc == SL_OK) rel_free(&r);
     } else {
-        rc = plan_err(&p, stmt, "EXPLAIN needs a query, an INSERT or a statement set");
+        rc = sqlp_err(&p, stmt, "EXPLAIN needs a query, an INSERT or a statement set");
     }
     json_t *job = NULL;
     if (rc == SL_OK) {
@@ -1467,6 +1484,7 @@ json_t *sql_plan(const sql_catalog *cat, char **okeys, char **ovals, int nopts,
         json_object_set(job, "vertices", p.vertices);
         json_object_set(job, "edges", p.edges);
         if (explain) *explain = sql_sb_take(&p.explain), p.explain.s = NULL;
+        if (warning && p.warnings.s) *warning = sql_sb_take(&p.warnings), p.warnings.s = NULL;
     }
     for (int i = 0; i < nsinks; i++) free(sinks[i]);
     plan_free(&p);
@@ -1478,6 +1496,7 @@ int sql_plan_schema(const sql_catalog *cat, const sql_node *query, sl_schema *sc
 {
     plan p;
     plan_new(&p, cat, err, errlen);
+    p.schema_only = 1;
     rel r;
     int rc = plan_query(&p, query, &r);
     if (rc == SL_OK) {
@@ -1488,3 +1507,38 @@ int sql_plan_schema(const sql_catalog *cat, const sql_node *query, sl_schema *sc
     plan_free(&p);
     return rc;
 }
+
+/* ---- for the other planner files (sql/plan_int.h) ------------------------ */
+
+char *sqlp_add_vertex(plan *p, const char *base, const char *type, const char *uid_src,
+                      json_t *config, const sl_schema *schema, int parallelism, int updating)
+{
+    return add_vertex(p, base, type, uid_src, config, schema, parallelism, updating);
+}
+
+void sqlp_add_edge(plan *p, const char *from, const char *to, const char *strategy, json_t *keys,
+                   int input)
+{
+    add_edge(p, from, to, strategy, keys, input);
+}
+
+int sqlp_plan_query(plan *p, const sql_node *q, rel *out) { return plan_query(p, q, out); }
+int sqlp_plan_from(plan *p, const sql_node *f, rel *out) { return plan_from(p, f, out); }
+
+int sqlp_emit_calc(plan *p, rel *in, item *items, int n, const sql_node *filter, const char *base)
+{
+    return emit_calc(p, in, items, n, filter, base);
+}
+
+int sqlp_select_items(plan *p, const sql_node *list, rel *in, item **outp, int *np)
+{
+    return select_items(p, list, in, outp, np);
+}
+
+void sqlp_items_free(item *it, int n) { items_free(it, n); }
+int sqlp_check_cols(plan *p, const sql_node *e, const rel *r) { return check_cols(p, e, r); }
+void sqlp_carry_time_attrs(rel *r, item *its, int n) { carry_time_attrs(r, its, n); }
+int sqlp_identity(const item *its, int n, const sl_schema *sch) { return identity(its, n, sch); }
+void sqlp_rel_free(rel *r) { rel_free(r); }
+uint32_t sqlp_fnv1a(const char *s) { return fnv1a(s); }
+int sqlp_ttl_set(const plan *p) { return p->ttl && strcmp(p->ttl, "0") != 0; }

@@ -47,9 +47,12 @@ sql_table *sql_catalog_find(const sql_catalog *c, const char *name);
 
 /* Plan INSERT / STMT_SET (stmt) into a job graph. `opts` are the session's
  * SET options (keys, vals, n). Returns the job (caller decrefs) or NULL with
- * err. *explain (may be NULL) gets the plan's text (caller frees). */
+ * err. *explain (may be NULL) gets the plan's text (caller frees);
+ * *warning (may be NULL) the submission warnings, one per line, or stays
+ * untouched when there are none (caller frees). */
 json_t *sql_plan(const sql_catalog *cat, char **okeys, char **ovals, int nopts,
-                 const sql_node *stmt, char **explain, char *err, size_t errlen);
+                 const sql_node *stmt, char **explain, char **warning, char *err,
+                 size_t errlen);
 
 /* Validate a query (for CREATE VIEW) and give its output columns; returns
  * SL_OK with *schema filled (caller frees with sl_schema_free). */

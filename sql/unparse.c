@@ -211,11 +211,16 @@ static void unparse(sql_sbuf *b, const sql_node *e)
             *p = (char)toupper((unsigned char)*p);
         if (e->flags & SQL_F_DISTINCT) sql_sb_str(b, "DISTINCT ");
         if (e->flags & SQL_F_STAR_ARG) sql_sb_str(b, "*");
-        for (int i = 0; i < e->nkids; i++) {
+        for (int i = 0; i < e->nkids - (e->flags & SQL_F_FILTER ? 1 : 0); i++) {
             if (i) sql_sb_str(b, ", ");
             unparse(b, e->kids[i]);
         }
         sql_sb_str(b, ")");
+        if (e->flags & SQL_F_FILTER) {
+            sql_sb_str(b, " FILTER (WHERE ");
+            unparse(b, e->kids[e->nkids - 1]);
+            sql_sb_str(b, ")");
+        }
         break;
     case SQL_STAR: sql_sb_str(b, "*"); break;
     default: sql_sb_fmt(b, "<%s>", sql_kind_name(e->kind)); break;

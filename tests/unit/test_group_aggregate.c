@@ -834,9 +834,8 @@ static void test_plan_errors(void)
     plan_error("{\"group-by\": [\"user\"], \"aggregates\": [\"SUM(amount * 2)\"]}",
                "vertex 'agg': aggregate 1 'SUM(amount * 2)': the argument of SUM must be a "
                "single column (compute expressions in a calc vertex first)");
-    plan_error("{\"group-by\": [\"user\"], \"aggregates\": [\"COUNT(DISTINCT amount)\"]}",
-               "vertex 'agg': aggregate 1 'COUNT(DISTINCT amount)': DISTINCT aggregates are not "
-               "supported");
+    plan_error("{\"group-by\": [\"user\"], \"aggregates\": [\"COUNT(DISTINCT *)\"]}",
+               "vertex 'agg': aggregate 1 'COUNT(DISTINCT *)': DISTINCT needs a column, not *");
     plan_error("{\"group-by\": [\"user\"], \"aggregates\": [\"amount\"]}",
                "vertex 'agg': aggregate 1 'amount': expected an aggregate call such as "
                "SUM(amount)");

@@ -1,0 +1,392 @@
+/*
+ * plan_rank.c -- plans Flink's Top-N and deduplication queries:
+ *
+ *     SELECT cols FROM (
+ *         SELECT ..., ROW_NUMBER() OVER ([PARTITION BY k, ...] ORDER BY x [ASC|DESC], ...) AS rn
+ *         FROM t [WHERE ...]) [alias]
+ *     WHERE rn <= N [AND other conditions]
+ *
+ * (the inner query may also be a CTE or a view that the outer one reads).
+ * The inner SELECT without its ROW_NUMBER item is planned as any query;
+ * the ranking becomes one keyed vertex hashed on the partition columns, and
+ * the outer SELECT list and the other conditions a calc after it (Flink
+ * applies them after ranking too). The rank bound may be written rn <= N,
+ * rn < N, N >= rn, N > rn or rn = 1.
+ *
+ * Which operator (operators/rank.c), as Flink's planner chooses:
+ *   rn = 1 (or <= 1) ordered by a single time attribute, the row number not
+ *     selected: `deduplicate`, keep first (ASC) or last (DESC) row, on
+ *     processing time or event time; append-only for keep-first on
+ *     processing time, updating otherwise. Its input must be insert-only.
+ *   anything else: `rank` (Top-N), updating; an updating input makes it keep
+ *     every row so a retraction can promote the next ("input-changelog":
+ *     "retract"); "row-number" when the outer query selects rn.
+ *   PARTITION BY window_start, window_end[, keys] over the result of an
+ *     event-time window aggregation: Flink's window Top-N, a
+ *     `rank` with "window-end" that emits each window's final rows as +I
+ *     when the watermark passes its end -- append-only, its state bounded
+ *     by the window.
+ * Without PARTITION BY the ranking is global: one subtask (parallelism 1).
+ * The partition and ORDER BY expressions must be columns of the inner
+ * query's output. table.exec.state.ttl reaches both operators; without it
+ * they get the unbounded-state warning (sql_warn_unbounded).
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "sl.h"
+#include "sql/plan_int.h"
+
+#define PERR(node, ...) sqlp_err(p, (node), __VA_ARGS__)
+
+/* The ROW_NUMBER() item of a SELECT, or -1 (-2 when there are several). */
+static int over_item(const sql_node *sel)
+{
+    const sql_node *items = sql_kid(sel, 0);
+    int at = -1;
+    for (int i = 0; items && i < items->nkids; i++) {
+        const sql_node *e = sql_kid(items->kids[i], 0);
+        if (e && e->kind == SQL_OVER) at = at == -1 ? i : -2;
+    }
+    return at;
+}
+
+/* The query the FROM item f reads when it is a subquery, a CTE or a view
+ * (NULL otherwise), and the CTE scope it is planned in (*view: a view,
+ * planned with no CTEs in scope). */
+static const sql_node *from_query(const plan *p, const sql_node *f, const cte_scope **scope,
+                                  int *view)
+{
+    *scope = p->scope;
+    *view = 0;
+    if (f && f->kind == SQL_FROM_QUERY) return sql_kid(f, 0);
+    if (!f || f->kind != SQL_FROM_TABLE) return NULL;
+    for (const cte_scope *c = p->scope; c; c = c->outer)
+        if (!strcasecmp(c->cte->s, f->s)) {
+            *scope = c->outer; /* a CTE sees only the ones before it */
+            return sql_kid(c->cte, 0);
+        }
+    const sql_table *t = sql_catalog_find(p->cat, f->s);
+    if (!t || !t->is_view) return NULL;
+    *scope = NULL;
+    *view = 1;
+    return t->query;
+}
+
+int sql_is_rank_query(const plan *p, const sql_node *sel)
+{
+    const cte_scope *scope;
+    int view;
+    const sql_node *q = from_query(p, sql_kid(sel, 1), &scope, &view);
+    return q && q->kind == SQL_SELECT && over_item(q) != -1;
+}
+
+/* The inner SELECT without its ROW_NUMBER item oi, in p's arena. */
+static sql_node *without_over(plan *p, const sql_node *sel, int oi)
+{
+    const sql_node *items = sql_kid(sel, 0);
+    sql_node *syn = sql_node_new(p->arena, SQL_SELECT, sel->line, sel->col);
+    syn->flags = sel->flags;
+    sql_node *list = sql_node_new(p->arena, SQL_LIST, items->line, items->col);
+    for (int i = 0; i < items->nkids; i++)
+        if (i != oi) sql_node_add(p->arena, list, items->kids[i]);
+    sql_node_add(p->arena, syn, list);
+    for (int k = 1; k <= 4; k++) sql_node_add(p->arena, syn, sql_kid(sel, k));
+    return syn;
+}
+
+int sql_rank_view_columns(plan *p, const sql_node *sel, rel *out)
+{
+    int oi = over_item(sel);
+    if (oi == -1) return SL_DONE;
+    const sql_node *it = sql_kid(sel, 0)->kids[oi < 0 ? 0 : oi];
+    if (oi == -2 || !it->s || strcmp(sql_kid(it, 0)->s, "ROW_NUMBER"))
+        return PERR(sel, "a view with ROW_NUMBER() OVER (...) needs one ROW_NUMBER() item with a "
+                    "name (AS rn), for a Top-N query over it");
+    if (sqlp_plan_query(p, without_over(p, sel, oi), out) != SL_OK) return SL_ERR;
+    sl_schema_add(&out->sch, it->s, SL_T_BIGINT);
+    return SL_OK;
+}
+
+void sql_warn_unbounded(plan *p, const char *op, const char *vid, const char *key)
+{
+    sql_sb_fmt(&p->warnings, "%sThe state of %s '%s' (key: %s) is unbounded: no window, interval "
+               "or time-to-live bounds it, so it grows with every distinct key for the life of "
+               "the job. Set 'table.exec.state.ttl' (e.g. SET 'table.exec.state.ttl' = '1 h') to "
+               "bound it.", p->warnings.n ? "\n" : "", op, vid, key && *key ? key : "none");
+}
+
+/* Conjuncts of an AND tree into c[] (at most cap). */
+static int conjuncts(const sql_node *e, const sql_node **c, int n, int cap)
+{
+    if (!e) return n;
+    if (e->kind == SQL_BINOP && !strcmp(e->s, "AND")) {
+        n = conjuncts(e->kids[0], c, n, cap);
+        return conjuncts(e->kids[1], c, n, cap);
+    }
+    if (n < cap) c[n] = e;
+    return n + 1;
+}
+
+static int mentions(const sql_node *e, const char *col)
+{
+    if (!e) return 0;
+    if (e->kind == SQL_COL && !strcasecmp(e->s, col)) return 1;
+    for (int i = 0; i < e->nkids; i++)
+        if (mentions(e->kids[i], col)) return 1;
+    return 0;
+}
+
+/* A rank bound "rn <= N" and its mirror forms into *limit; SL_ERR otherwise. */
+static int rank_bound(plan *p, const sql_node *e, const char *rn, int64_t *limit)
+{
+    const char *how = "the row number may only be bounded as rn <= N, rn < N or rn = 1 "
+                      "(other conditions on it are not supported)";
+    if (e->kind != SQL_BINOP || e->nkids != 2) return PERR(e, "%s", how);
+    const sql_node *a = e->kids[0], *b = e->kids[1];
+    const char *op = e->s;
+    int mirrored = 0;
+    if (b->kind == SQL_COL && !strcasecmp(b->s, rn)) {
+        const sql_node *t = a;
+        a = b;
+        b = t;
+        mirrored = 1;
+    }
+    if (a->kind != SQL_COL || strcasecmp(a->s, rn) || b->kind != SQL_NUM) return PERR(e, "%s", how);
+    char *end;
+    long long n = strtoll(b->s, &end, 10);
+    if (*end || n < 1 || n > 10000)
+        return PERR(b, "the rank bound must be an integer between 1 and 10000, not %s", b->s);
+    if (mirrored) { /* N >= rn is rn <= N */
+        if (!strcmp(op, ">=")) op = "<=";
+        else if (!strcmp(op, ">")) op = "<";
+        else if (strcmp(op, "=")) return PERR(e, "%s", how);
+    }
+    if (!strcmp(op, "<=")) *limit = n;
+    else if (!strcmp(op, "<") && n > 1) *limit = n - 1;
+    else if (!strcmp(op, "=") && n == 1) *limit = 1;
+    else if (!strcmp(op, "=")) return PERR(e, "rn = %lld selects one rank other than the first, "
+                                           "which is not supported; use rn <= N", n);
+    else return PERR(e, "%s", how);
+    return SL_OK;
+}
+
+/* Whether the outer SELECT list gives the row number `rn`. */
+static int selects_rn(const sql_node *items, const char *rn)
+{
+    for (int i = 0; i < items->nkids; i++) {
+        const sql_node *e = sql_kid(items->kids[i], 0);
+        if (e->kind == SQL_STAR || mentions(e, rn)) return 1;
+    }
+    return 0;
+}
+
+int sql_plan_rank(plan *p, const sql_node *sel, rel *out)
+{
+    const sql_node *items = sql_kid(sel, 0), *from = sql_kid(sel, 1), *where = sql_kid(sel, 2);
+    const cte_scope *scope;
+    int view;
+    const sql_node *inner = from_query(p, from, &scope, &view), *iitems = sql_kid(inner, 0);
+    if (sql_kid(sel, 3) || sql_kid(sel, 4))
+        return PERR(sel, "a Top-N query cannot GROUP BY in the same SELECT; aggregate in an "
+                    "outer query");
+    int oi = over_item(inner);
+    if (oi == -2)
+        return PERR(inner, "one ROW_NUMBER() OVER (...) per query is supported");
+    const sql_node *it = iitems->kids[oi], *over = sql_kid(it, 0);
+    if (strcmp(over->s, "ROW_NUMBER"))
+        return PERR(over, "%s() OVER (...) is not supported; Top-N and deduplication use "
+                    "ROW_NUMBER()", over->s);
+    if (!it->s)
+        return PERR(over, "name the row number (ROW_NUMBER() OVER (...) AS rn) so the outer query "
+                    "can bound it");
+    const char *rn = it->s;
+
+    /* the rank bound and the other conditions */
+    const sql_node *conj[64];
+    int nc = conjuncts(where, conj, 0, 64);
+    if (nc > 64) return PERR(where, "too many conditions (more than 64 ANDed)");
+    int64_t limit = 0;
+    sql_node *rest = NULL;
+    for (int i = 0; i < nc; i++) {
+        if (!mentions(conj[i], rn)) {
+            if (!rest) {
+                rest = (sql_node *)conj[i];
+            } else {
+                sql_node *a = sql_node_new(p->arena, SQL_BINOP, rest->line, rest->col);
+                a->s = "AND";
+                sql_node_add(p->arena, a, rest);
+                sql_node_add(p->arena, a, (sql_node *)conj[i]);
+                rest = a;
+            }
+            continue;
+        }
+        int64_t l;
+        if (rank_bound(p, conj[i], rn, &l) != SL_OK) return SL_ERR;
+        if (!limit || l < limit) limit = l;
+    }
+    if (!limit)
+        return PERR(sel, "ROW_NUMBER() needs a bound in the outer query: WHERE %s <= N (Top-N) "
+                    "or %s = 1 (deduplication)", rn, rn);
+
+    /* the inner query without its ROW_NUMBER item */
+    if (iitems->nkids == 1)
+        return PERR(inner, "the ROW_NUMBER() query selects no columns besides the row number");
+    sql_node *syn = without_over(p, inner, oi);
+    rel in;
+    const cte_scope *saved = p->scope;
+    p->scope = scope;
+    if (view && p->depth > 32) {
+        p->scope = saved;
+        return PERR(from, "views nested too deeply at '%s'", from->s);
+    }
+    p->depth += view;
+    int prc = sqlp_plan_query(p, syn, &in);
+    p->depth -= view;
+    p->scope = saved;
+    if (prc != SL_OK) return SL_ERR;
+    if (sl_schema_find(&in.sch, rn) >= 0) {
+        sqlp_rel_free(&in);
+        return PERR(it, "the row number '%s' has the name of another column", rn);
+    }
+
+    int rc = SL_OK;
+    const sql_node *part = sql_kid(over, 0), *order = sql_kid(over, 1);
+    json_t *keys = json_array(), *ord = json_array(), *cfg = json_object();
+    sql_sbuf id = {0}, keytext = {0};
+    char *vid = NULL;
+    for (int i = 0; rc == SL_OK && part && i < part->nkids; i++) {
+        const sql_node *e = part->kids[i];
+        int c = e->kind == SQL_COL ? sl_schema_find(&in.sch, e->s) : -1;
+        if (c < 0) {
+            rc = PERR(e, "PARTITION BY: a column of the query's output is expected (compute "
+                      "expressions in the inner SELECT list and name them)");
+            break;
+        }
+        json_array_append_new(keys, json_string(in.sch.fields[c].name));
+        sql_sb_fmt(&keytext, "%s%s", i ? ", " : "", in.sch.fields[c].name);
+    }
+    const char *tcol = NULL;
+    int desc0 = 0;
+    for (int i = 0; rc == SL_OK && i < order->nkids; i++) {
+        const sql_node *o = order->kids[i], *e = sql_kid(o, 0);
+        int c = e->kind == SQL_COL ? sl_schema_find(&in.sch, e->s) : -1;
+        if (c < 0) {
+            rc = PERR(e, "ORDER BY: a column of the query's output is expected (compute "
+                      "expressions in the inner SELECT list and name them)");
+            break;
+        }
+        const char *name = in.sch.fields[c].name;
+        char *entry = sl_sprintf("%s%s", name, o->flags & SQL_F_DESC ? " DESC" : "");
+        json_array_append_new(ord, json_string(entry));
+        free(entry);
+        if (i == 0) {
+            tcol = name;
+            desc0 = (o->flags & SQL_F_DESC) != 0;
+        }
+    }
+    /* Flink's window Top-N: over a windowed table, partitioned by its window */
+    int ws = sl_schema_find(&in.sch, "window_start"), we = sl_schema_find(&in.sch, "window_end");
+    int has_ws = 0, has_we = 0;
+    for (int i = 0; part && i < part->nkids; i++) {
+        const sql_node *e = part->kids[i];
+        if (e->kind != SQL_COL) continue;
+        if (!strcasecmp(e->s, "window_start")) has_ws = 1;
+        if (!strcasecmp(e->s, "window_end")) has_we = 1;
+    }
+    int windowed = rc == SL_OK && has_ws && has_we && in.windowed && !in.updating &&
+                   in.sch.fields[ws].type == SL_T_TIMESTAMP &&
+                   in.sch.fields[we].type == SL_T_TIMESTAMP;
+    int rn_out = selects_rn(items, rn);
+    int is_rowtime = tcol && in.rowtime && !strcasecmp(tcol, in.rowtime);
+    int is_proctime = tcol && in.proctime && !strcasecmp(tcol, in.proctime);
+    int dedup = rc == SL_OK && !windowed && limit == 1 && !rn_out && order->nkids == 1 &&
+                (is_rowtime || is_proctime);
+    int updating = 1;
+    if (rc == SL_OK && dedup) {
+        if (in.updating) {
+            rc = PERR(over, "deduplication over an updating input (produced by %s) is not "
+                      "supported", in.updater);
+        } else {
+            json_object_set(cfg, "key", keys);
+            if (is_rowtime) json_object_set_new(cfg, "time-column", json_string(tcol));
+            else json_object_set_new(cfg, "time", json_string("processing"));
+            json_object_set_new(cfg, "keep", json_string(desc0 ? "last" : "first"));
+            updating = !(is_proctime && !desc0);
+        }
+    } else if (rc == SL_OK) {
+        json_object_set(cfg, "partition-by", keys);
+        json_object_set(cfg, "order-by", ord);
+        json_object_set_new(cfg, "limit", json_integer(limit));
+        if (rn_out) json_object_set_new(cfg, "row-number", json_string(rn));
+        if (in.updating) json_object_set_new(cfg, "input-changelog", json_string("retract"));
+        if (windowed) {
+            json_object_set_new(cfg, "window-end", json_string(in.sch.fields[we].name));
+            updating = 0; /* final rows when the window fires */
+        }
+    }
+    if (rc == SL_OK) {
+        if (sqlp_ttl_set(p) && !windowed) json_object_set_new(cfg, "table.exec.state.ttl", json_string(p->ttl));
+        char *o = json_dumps(ord, JSON_COMPACT), *k = json_dumps(keys, JSON_COMPACT);
+        sql_sb_fmt(&id, "%s|%s|%s|%s|%lld|%d",
+                   dedup ? "deduplicate" : windowed ? "window_rank" : "rank",
+                   in.ident ? in.ident : "", k, o, (long long)limit, rn_out);
+        free(o);
+        free(k);
+        char *uid = sl_sprintf("%s-%s-%08x", dedup ? "dedup" : "rank", in.ident ? in.ident : "q",
+                               sqlp_fnv1a(id.s));
+        int global = json_array_size(keys) == 0;
+        vid = sqlp_add_vertex(p, dedup ? "dedup" : "rank", dedup ? "deduplicate" : "rank", uid,
+                              cfg, NULL, global ? 1 : 0, updating);
+        cfg = NULL;
+        free(uid);
+        if (global) sqlp_add_edge(p, in.vid, vid, "rebalance", NULL, 0);
+        else sqlp_add_edge(p, in.vid, vid, "hash", keys, 0);
+        if (!sqlp_ttl_set(p) && !windowed)
+            sql_warn_unbounded(p, dedup ? "deduplicate" : "rank", vid,
+                               global ? "none (one global ranking)" : keytext.s);
+        free(in.vid);
+        in.vid = vid;
+        if (rn_out && !dedup) sl_schema_add(&in.sch, rn, SL_T_BIGINT);
+        if (updating) {
+            in.updating = 1;
+            free(in.updater);
+            in.updater = sl_sprintf("%s '%s' (%s)", dedup ? "deduplicate" : "rank", vid,
+                                    dedup ? "keep the last row, or the first by event time"
+                                          : "Top-N");
+        }
+    }
+    json_decref(cfg);
+    json_decref(keys);
+    json_decref(ord);
+    free(id.s);
+    free(keytext.s);
+
+    /* the outer SELECT list and the other conditions */
+    if (rc == SL_OK) {
+        free(in.alias);
+        in.alias = from->s2                        ? sl_strdup(from->s2)
+                   : from->kind == SQL_FROM_TABLE ? sl_strdup(from->s)
+                                                  : NULL;
+        item *its;
+        int n;
+        if (sqlp_select_items(p, items, &in, &its, &n) != SL_OK) {
+            rc = SL_ERR;
+        } else {
+            int same = sqlp_identity(its, n, &in.sch);
+            if (!same || rest) {
+                if (rest && sqlp_check_cols(p, rest, &in) != SL_OK) rc = SL_ERR;
+                else rc = sqlp_emit_calc(p, &in, same ? NULL : its, n, rest, "calc");
+                if (rc == SL_OK) sqlp_carry_time_attrs(&in, its, n);
+            }
+            sqlp_items_free(its, n);
+        }
+    }
+    if (rc != SL_OK) {
+        sqlp_rel_free(&in);
+        return SL_ERR;
+    }
+    *out = in;
+    return SL_OK;
+}

@@ -1,0 +1,3 @@
+INSERT INTO o2 SELECT user_id, c FROM (SELECT user_id, c, ROW_NUMBER() OVER (PARTITION BY user_id ORDER BY c DESC, user_id ASC) AS rn FROM (SELECT user_id, COUNT(DISTINCT url) FILTER (WHERE user_id > 2) AS c FROM clicks GROUP BY user_id)) WHERE rn <= 3 AND c > 1;
+INSERT INTO o2 SELECT user_id, 1 FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY user_id ORDER BY ts DESC) AS rn FROM clicks) WHERE rn = 1;
+INSERT INTO o1 SELECT window_start, window_end, c FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY window_start, window_end ORDER BY c DESC) AS rn FROM (SELECT window_start, window_end, user_id, SUM(DISTINCT user_id) AS c FROM TABLE(TUMBLE(TABLE clicks, DESCRIPTOR(ts), INTERVAL '10' SECOND)) GROUP BY window_start, window_end, user_id)) WHERE rn <= 2;

@@ -1,0 +1,395 @@
+/*
+ * test_distinct.c -- DISTINCT aggregates and FILTER (WHERE ...) in the
+ * group_aggregate and window operators (operators/agg.c keeps the
+ * accumulators, each operator the value sets).
+ *
+ * Seeded random streams go through each operator on both state backends;
+ * the test applies the emitted changelog to a table and compares it with
+ * the aggregates it computes itself from the live input rows (GROUP BY,
+ * with retractions of earlier rows) or from all rows of each window
+ * (TUMBLE and HOP, insert-only as window input is). Every -U/-D must
+ * retract the row the table holds for its key.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "jobgraph.h"
+#include "operator.h"
+#include "runtime.h"
+#include "sl_test.h"
+
+extern const sl_op_def sl_op_group_aggregate;
+extern const sl_op_def sl_op_window;
+
+#define ROWLEN 200
+#define NKEYS 5
+
+typedef struct outlog {
+    const sl_schema *schema;
+    int n, cap;
+    char (*rows)[ROWLEN];
+} outlog;
+
+static int record(void *ctx, int output, sl_row *row)
+{
+    static const char *const kinds[] = {"+I", "-U", "+U", "-D"};
+    outlog *l = ctx;
+    if (output != 0) return SL_OK;
+    if (l->n == l->cap) {
+        l->cap = l->cap ? l->cap * 2 : 64;
+        l->rows = realloc(l->rows, (size_t)l->cap * ROWLEN);
+        if (!l->rows) abort();
+    }
+    size_t o = (size_t)snprintf(l->rows[l->n], ROWLEN, "%s[", kinds[row->kind]);
+    for (int i = 0; i < row->n; i++) {
+        const sl_value *v = &row->vals[i];
+        if (v->isnull) o += (size_t)snprintf(l->rows[l->n] + o, ROWLEN - o, "%snull", i ? ", " : "");
+        else o += (size_t)snprintf(l->rows[l->n] + o, ROWLEN - o, "%s%lld", i ? ", " : "",
+                                   (long long)v->v.i);
+    }
+    snprintf(l->rows[l->n] + o, ROWLEN - o, "]");
+    l->n++;
+    return SL_OK;
+}
+
+typedef struct harness {
+    sl_vertex v;
+    sl_schema in, out;
+    const sl_op_def *def;
+    void *plan;
+    sl_op op;
+    sl_kstate *ks;
+    char dir[64];
+    outlog log;
+    char err[512];
+} harness;
+
+/* Input: k BIGINT, v INT, s STRING, f BOOLEAN, ts TIMESTAMP. */
+enum { C_K, C_V, C_S, C_F, C_TS, NCOLS };
+
+static int setup(harness *h, const sl_op_def *def, const char *config, sl_backend_kind kind)
+{
+    memset(h, 0, sizeof *h);
+    h->def = def;
+    h->v.id = (char *)"a";
+    h->v.type = (char *)def->name;
+    h->v.config = json_loads(config, 0, NULL);
+    if (!h->v.config) abort();
+    sl_schema_init(&h->in);
+    sl_schema_add(&h->in, "k", SL_T_BIGINT);
+    sl_schema_add(&h->in, "v", SL_T_INT);
+    sl_schema_add(&h->in, "s", SL_T_STRING);
+    sl_schema_add(&h->in, "f", SL_T_BOOLEAN);
+    sl_schema_add(&h->in, "ts", SL_T_TIMESTAMP);
+    h->plan = sl_test_plan(def, &h->v, &h->in, &h->out, h->err, sizeof h->err);
+    if (!h->plan) {
+        fprintf(stderr, "plan: %s\n", h->err);
+        return SL_ERR;
+    }
+    if (kind == SL_BACKEND_ROCKSDB) {
+        snprintf(h->dir, sizeof h->dir, "/tmp/sl_test_distinct_XXXXXX");
+        if (!mkdtemp(h->dir)) abort();
+    }
+    h->ks = sl_kstate_open(kind, h->dir, 128, 0, 127, h->err, sizeof h->err);
+    if (!h->ks) return SL_ERR;
+    sl_op *op = &h->op;
+    sl_rt_init(op, &h->v, 0, 128);
+    op->plan = h->plan;
+    op->kstate = h->ks;
+    op->event_timers = sl_timers_new();
+    op->proc_timers = sl_timers_new();
+    op->emit = record;
+    op->emit_ctx = &h->log;
+    op->out_connected[0] = 1;
+    op->task_name = "a (1/1)";
+    h->log.schema = &h->out;
+    return def->open(op);
+}
+
+static void teardown(harness *h)
+{
+    h->op.kstate = NULL;
+    sl_rt_close(&h->op);
+    if (h->ks) sl_kstate_close(h->ks);
+    if (h->dir[0]) rmdir(h->dir);
+    if (h->plan) h->def->plan_free(h->plan);
+    sl_vertex_plan_free(&h->v);
+    sl_schema_free(&h->in);
+    sl_schema_free(&h->out);
+    json_decref(h->v.config);
+    free(h->log.rows);
+}
+
+typedef struct mrow {
+    int64_t k, v, ts;
+    bool vnull, f, fnull;
+    char s[4];
+    bool live;
+} mrow;
+
+static int feed(harness *h, sl_rowkind kind, const mrow *m)
+{
+    sl_value vals[NCOLS] = {
+        {.v.i = m->k}, {.isnull = m->vnull, .v.i = m->v}, {.v.s = {m->s, (uint32_t)strlen(m->s)}},
+        {.isnull = m->fnull, .v.i = m->f}, {.v.i = m->ts}};
+    sl_row r = {kind, NCOLS, vals, m->ts};
+    return sl_rt_process(&h->op, 0, &r);
+}
+
+static uint64_t rng;
+static uint32_t rnd(uint32_t n)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (uint32_t)(rng % n);
+}
+
+static void random_row(mrow *m)
+{
+    memset(m, 0, sizeof *m);
+    m->k = rnd(NKEYS);
+    m->vnull = rnd(8) == 0;
+    m->v = (int64_t)rnd(9) - 3;
+    m->fnull = rnd(6) == 0;
+    m->f = rnd(2);
+    snprintf(m->s, sizeof m->s, "%c", 'a' + (int)rnd(5));
+    m->live = true;
+}
+
+#define AGGS "[\"COUNT(DISTINCT v) AS dv\", \"SUM(DISTINCT v) AS sv\", \"COUNT(DISTINCT s) AS ds\"," \
+             " \"COUNT(*) FILTER (WHERE f) AS nf\", \"SUM(v) FILTER (WHERE f) AS svf\"," \
+             " \"COUNT(DISTINCT v) FILTER (WHERE f) AS dvf\", \"AVG(DISTINCT v) AS av\"," \
+             " \"COUNT(*) AS n\"]"
+
+/* The expected aggregates over rows[0..n) that match pred into buf (the
+ * same order as AGGS), after `prefix`. */
+static void expect(const mrow *const *rows, int n, const char *prefix, char *buf, size_t cap)
+{
+    bool seen_v[9] = {0}, seen_s[5] = {0}, seen_vf[9] = {0};
+    int64_t dv = 0, sv = 0, ds = 0, nf = 0, svf = 0, nsvf = 0, dvf = 0;
+    for (int i = 0; i < n; i++) {
+        const mrow *m = rows[i];
+        bool f = !m->fnull && m->f;
+        if (!m->vnull && !seen_v[m->v + 3]) seen_v[m->v + 3] = true, dv++, sv += m->v;
+        if (!seen_s[m->s[0] - 'a']) seen_s[m->s[0] - 'a'] = true, ds++;
+        if (f) nf++;
+        if (f && !m->vnull) svf += m->v, nsvf++;
+        if (f && !m->vnull && !seen_vf[m->v + 3]) seen_vf[m->v + 3] = true, dvf++;
+    }
+    char svs[24], svfs[24], avs[24];
+    snprintf(svs, sizeof svs, dv ? "%lld" : "null", (long long)sv);
+    snprintf(svfs, sizeof svfs, nsvf ? "%lld" : "null", (long long)svf);
+    snprintf(avs, sizeof avs, dv ? "%lld" : "null", dv ? (long long)(sv / dv) : 0LL);
+    snprintf(buf, cap, "[%s%lld, %s, %lld, %lld, %s, %lld, %s, %d]", prefix, (long long)dv, svs,
+             (long long)ds, (long long)nf, svfs, (long long)dvf, avs, n);
+}
+
+/* ---- GROUP BY --------------------------------------------------------------- */
+
+#define MAXR 3000
+
+static void run_group(sl_backend_kind kind, uint64_t seed, bool *ok)
+{
+    static harness h;
+    static mrow rows[MAXR];
+    static char table[NKEYS][ROWLEN];
+    *ok = false;
+    if (setup(&h, &sl_op_group_aggregate, "{\"group-by\": [\"k\"], \"input-changelog\": "
+              "\"retract\", \"aggregates\": " AGGS "}", kind) != SL_OK) {
+        fprintf(stderr, "setup: %s %s\n", h.err, h.op.err);
+        return;
+    }
+    rng = seed;
+    int n = 0;
+    memset(table, 0, sizeof table);
+    bool good = true;
+    for (int step = 0; good && step < 1500; step++) {
+        if (n > 0 && rnd(3) == 0) {
+            int i = (int)rnd((uint32_t)n);
+            if (!rows[i].live) continue;
+            rows[i].live = false;
+            good = feed(&h, rnd(2) ? SL_KIND_UPDATE_BEFORE : SL_KIND_DELETE, &rows[i]) == SL_OK;
+        } else {
+            random_row(&rows[n]);
+            good = feed(&h, rnd(5) ? SL_KIND_INSERT : SL_KIND_UPDATE_AFTER, &rows[n]) == SL_OK;
+            n++;
+        }
+        if (!good) fprintf(stderr, "process: %s\n", h.op.err);
+    }
+    /* apply the changelog */
+    for (int i = 0; good && i < h.log.n; i++) {
+        const char *r = h.log.rows[i];
+        int key = atoi(r + 3);
+        if (key < 0 || key >= NKEYS) good = false;
+        else if (r[0] == '+') snprintf(table[key], ROWLEN, "%s", r + 2);
+        else if (strcmp(table[key], r + 2)) {
+            fprintf(stderr, "retraction %s of a row the table does not hold (%s)\n", r, table[key]);
+            good = false;
+        } else table[key][0] = '\0';
+    }
+    for (int key = 0; good && key < NKEYS; key++) {
+        const mrow *sel[MAXR];
+        int ns = 0;
+        for (int i = 0; i < n; i++)
+            if (rows[i].live && rows[i].k == key) sel[ns++] = &rows[i];
+        char want[ROWLEN] = "", prefix[32];
+        snprintf(prefix, sizeof prefix, "%d, ", key);
+        if (ns) expect(sel, ns, prefix, want, sizeof want);
+        if (strcmp(table[key], want)) {
+            fprintf(stderr, "key %d: got %s, want %s\n", key, table[key], want);
+            good = false;
+        }
+    }
+    /* every key's state went with its last row; the value sets too */
+    int live = 0;
+    for (int i = 0; i < n; i++) live += rows[i].live;
+    if (good && live == 0 && sl_kstate_entries(h.ks) != 0) good = false;
+    teardown(&h);
+    *ok = good;
+}
+
+static void test_group_distinct_filter_model(void)
+{
+    for (int b = 0; b < 2; b++)
+        for (uint64_t seed = 11; seed <= 13; seed++) {
+            bool ok;
+            run_group(b ? SL_BACKEND_ROCKSDB : SL_BACKEND_HASHMAP, seed * 2654435761u, &ok);
+            CHECK(ok);
+        }
+}
+
+/* A key whose rows are all retracted leaves no value sets behind. */
+static void test_group_distinct_state_cleared(void)
+{
+    for (int b = 0; b < 2; b++) {
+        static harness h;
+        CHECK_EQ_INT(setup(&h, &sl_op_group_aggregate, "{\"group-by\": [\"k\"], \"aggregates\": "
+                           "[\"COUNT(DISTINCT s) AS ds\", \"SUM(DISTINCT v)\"]}",
+                           b ? SL_BACKEND_ROCKSDB : SL_BACKEND_HASHMAP), SL_OK);
+        mrow a = {.k = 1, .v = 4, .s = "x"}, c = {.k = 1, .v = 4, .s = "y"};
+        CHECK_EQ_INT(feed(&h, SL_KIND_INSERT, &a), SL_OK);
+        CHECK_EQ_INT(feed(&h, SL_KIND_INSERT, &c), SL_OK);
+        CHECK_EQ_INT(feed(&h, SL_KIND_INSERT, &a), SL_OK);
+        CHECK_EQ_INT(feed(&h, SL_KIND_DELETE, &c), SL_OK);
+        CHECK_EQ_INT(feed(&h, SL_KIND_DELETE, &a), SL_OK);
+        CHECK_EQ_INT(feed(&h, SL_KIND_DELETE, &a), SL_OK);
+        /* the third row (a again) changes nothing; deleting c: back to 1 value; the
+         * first a going changes nothing; the last one deletes the key */
+        CHECK_EQ_INT(h.log.n, 6);
+        CHECK_EQ_STR(h.log.rows[0], "+I[1, 1, 4]");
+        CHECK_EQ_STR(h.log.rows[1], "-U[1, 1, 4]");
+        CHECK_EQ_STR(h.log.rows[2], "+U[1, 2, 4]");
+        CHECK_EQ_STR(h.log.rows[3], "-U[1, 2, 4]");
+        CHECK_EQ_STR(h.log.rows[4], "+U[1, 1, 4]");
+        CHECK_EQ_STR(h.log.rows[5], "-D[1, 1, 4]");
+        CHECK_EQ_INT((int)sl_kstate_entries(h.ks), 0);
+        teardown(&h);
+    }
+}
+
+/* ---- windows -------------------------------------------------------------------- */
+
+static void run_window(sl_backend_kind kind, const char *win, int64_t size, int64_t slide,
+                       uint64_t seed, bool *ok)
+{
+    static harness h;
+    static mrow rows[MAXR];
+    *ok = false;
+    char cfg[1024];
+    snprintf(cfg, sizeof cfg, "{\"time-column\": \"ts\", \"window\": \"%s\", \"group-by\": "
+             "[\"k\"], \"aggregates\": " AGGS "}", win);
+    if (setup(&h, &sl_op_window, cfg, kind) != SL_OK) {
+        fprintf(stderr, "setup: %s %s\n", h.err, h.op.err);
+        return;
+    }
+    rng = seed;
+    int n = 0;
+    bool good = true;
+    int64_t wm = 0;
+    for (int step = 0; good && step < 1200; step++) {
+        random_row(&rows[n]);
+        rows[n].ts = wm + 1 + rnd(3000); /* never late */
+        good = feed(&h, SL_KIND_INSERT, &rows[n]) == SL_OK;
+        n++;
+        if (step % 50 == 49) {
+            wm += 1500;
+            good = good && sl_rt_watermark(&h.op, 0, wm) == SL_OK;
+        }
+    }
+    good = good && sl_rt_end_input(&h.op, 0) == SL_OK;
+    if (!good) fprintf(stderr, "process: %s\n", h.op.err);
+    /* expected: per window (start from the earliest), per key */
+    static char want[20000][ROWLEN];
+    int nw = 0;
+    int64_t maxts = 0;
+    for (int i = 0; i < n; i++) maxts = rows[i].ts > maxts ? rows[i].ts : maxts;
+    for (int64_t s = -size + slide; good && s <= maxts; s += slide)
+        for (int key = 0; key < NKEYS; key++) {
+            static const mrow *sel[MAXR];
+            int ns = 0;
+            for (int i = 0; i < n; i++)
+                if (rows[i].k == key && rows[i].ts >= s && rows[i].ts < s + size) sel[ns++] = &rows[i];
+            if (!ns) continue;
+            char prefix[80];
+            snprintf(prefix, sizeof prefix, "%lld, %lld, %lld, %d, ", (long long)s,
+                     (long long)(s + size), (long long)(s + size - 1), key);
+            expect(sel, ns, prefix, want[nw], ROWLEN);
+            char tmp[ROWLEN];
+            snprintf(tmp, sizeof tmp, "+I%s", want[nw]);
+            snprintf(want[nw++], ROWLEN, "%s", tmp);
+        }
+    if (good && nw != h.log.n) {
+        fprintf(stderr, "%d windows emitted, %d expected\n", h.log.n, nw);
+        good = false;
+    }
+    for (int i = 0; good && i < nw; i++) {
+        int found = 0;
+        for (int j = 0; j < h.log.n && !found; j++) found = !strcmp(h.log.rows[j], want[i]);
+        if (!found) {
+            fprintf(stderr, "missing %s\n", want[i]);
+            good = false;
+        }
+    }
+    if (good && sl_kstate_entries(h.ks) != 0) {
+        fprintf(stderr, "%llu state entries left\n", (unsigned long long)sl_kstate_entries(h.ks));
+        good = false;
+    }
+    teardown(&h);
+    *ok = good;
+}
+
+static void test_window_distinct_filter_model(void)
+{
+    for (int b = 0; b < 2; b++) {
+        sl_backend_kind k = b ? SL_BACKEND_ROCKSDB : SL_BACKEND_HASHMAP;
+        bool ok;
+        run_window(k, "TUMBLE(INTERVAL '2' SECOND)", 2000, 2000, 5, &ok);
+        CHECK(ok);
+        run_window(k, "HOP(INTERVAL '1' SECOND, INTERVAL '3' SECOND)", 3000, 1000, 6, &ok);
+        CHECK(ok);
+    }
+}
+
+static void test_window_distinct_refused_in_sessions(void)
+{
+    static harness h;
+    CHECK_EQ_INT(setup(&h, &sl_op_window, "{\"time-column\": \"ts\", \"window\": \"SESSION("
+                       "INTERVAL '1' SECOND)\", \"aggregates\": [\"COUNT(DISTINCT v)\"]}",
+                       SL_BACKEND_HASHMAP), SL_ERR);
+    CHECK(strstr(h.err, "DISTINCT aggregates in SESSION windows are not supported") != NULL);
+    if (h.plan) teardown(&h);
+    else {
+        sl_vertex_plan_free(&h.v);
+        sl_schema_free(&h.in);
+        sl_schema_free(&h.out);
+        json_decref(h.v.config);
+    }
+}
+
+SL_TEST_MAIN(SL_TEST(test_group_distinct_filter_model), SL_TEST(test_group_distinct_state_cleared),
+             SL_TEST(test_window_distinct_filter_model),
+             SL_TEST(test_window_distinct_refused_in_sessions))
