@@ -103,6 +103,14 @@ typedef struct jm_cp_handle {
     int keyed, has_opstate;
 } jm_cp_handle;
 
+/* One subtask's acknowledgement of a checkpoint, for the per-subtask
+ * statistics (GET .../checkpoints/details/:cpid/subtasks/:vid). */
+typedef struct jm_cp_ack {
+    int64_t ack_ms;             /* wall clock; 0 = not acknowledged */
+    uint64_t alignment_ns, sync_ns, async_ns, start_delay_ns;
+    uint64_t state_size;        /* bytes of the state files it wrote */
+} jm_cp_ack;
+
 typedef struct jm_checkpoint {
     uint64_t id;
     jm_cp_status status;
@@ -114,6 +122,7 @@ typedef struct jm_checkpoint {
                                    (or finished) */
     uint8_t *finished;          /* per task: it had finished (counts as acknowledged;
                                    _metadata records it finished) */
+    jm_cp_ack *acks;            /* per task: what its acknowledgement reported */
     int writing;                /* all acknowledged; _metadata is being written (io.c) */
     char *dir;                  /* where its files go */
     uint64_t state_size;
@@ -396,5 +405,7 @@ void jm_rest_on_loop(jm *j, void *ctx);   /* loop: run a posted request */
  * details of one of its checkpoints. Caller owns the JSON. */
 json_t *jm_rest_checkpoints_json(const jm_job *job);
 json_t *jm_rest_checkpoint_details(const jm_job *job, const jm_checkpoint *cp);
+json_t *jm_rest_checkpoint_subtasks(const jm_job *job, const jm_checkpoint *cp, int chain);
+json_t *jm_rest_checkpoints_sluice(const jm_job *job);
 
 #endif

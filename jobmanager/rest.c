@@ -253,14 +253,31 @@ static json_t *job_overview(const jm_job *job)
     return o;
 }
 
-static double chain_sum(const jm_job *job, int c, const char *metric)
+/* Sum of a metric over n subtasks. */
+static double tasks_sum(const jm_task *ts, int n, const char *metric)
 {
     double sum = 0, v;
-    for (int i = 0; i < job->g->chains[c].parallelism; i++)
-        if (task_metric(&job->tasks[c][i], metric, &v) == SL_OK) sum += v;
+    for (int i = 0; i < n; i++)
+        if (task_metric(&ts[i], metric, &v) == SL_OK) sum += v;
     return sum;
 }
 
+/* Flink's IOMetricsInfo over n subtasks (a vertex's, or one subtask's). */
+static json_t *io_metrics_json(const jm_task *ts, int n)
+{
+    return json_pack("{s:I,s:b,s:I,s:b,s:I,s:b,s:I,s:b,s:I,s:I,s:I}", "read-bytes",
+                     (json_int_t)tasks_sum(ts, n, "numBytesIn"), "read-bytes-complete", 1,
+                     "write-bytes", (json_int_t)tasks_sum(ts, n, "numBytesOut"),
+                     "write-bytes-complete", 1, "read-records",
+                     (json_int_t)tasks_sum(ts, n, "numRecordsIn"), "read-records-complete", 1,
+                     "write-records", (json_int_t)tasks_sum(ts, n, "numRecordsOut"),
+                     "write-records-complete", 1, "accumulated-backpressured-time",
+                     (json_int_t)tasks_sum(ts, n, "accumulatedBackPressuredTimeMs"),
+                     "accumulated-idle-time", (json_int_t)tasks_sum(ts, n, "accumulatedIdleTimeMs"),
+                     "accumulated-busy-time", (json_int_t)tasks_sum(ts, n, "accumulatedBusyTimeMs"));
+}
+
+/* Flink's JobPlanInfo.Plan: one node per chain (Flink's job vertex), its inputs. */
 static json_t *job_plan(const jm_job *job)
 {
     const sl_jobgraph *g = job->g;
@@ -271,9 +288,34 @@ static json_t *job_plan(const jm_job *job)
         json_t *inputs = json_array();
         for (int k = 0; k < head->nin; k++) {
             const sl_edge *e = &g->e[head->in_edges[k]];
-            json_t *in = json_pack("{s:i,s:s,s:s,s:s}", "num", k, "id",
-                                   g->chains[g->v[e->from].chain].id, "ship_strategy",
-                                   sl_part_name(e->strategy), "exchange", "pipelined_bounded");
+            json_array_append_new(inputs, json_pack("{s:i,s:s,s:s,s:s}", "num", k, "id",
+                                                    g->chains[g->v[e->from].chain].id, "ship_strategy",
+                                                    sl_part_name(e->strategy), "exchange",
+                                                    "pipelined_bounded"));
+        }
+        json_array_append_new(nodes, json_pack("{s:s,s:i,s:s,s:s,s:s,s:o,s:{}}", "id", ch->id,
+                                               "parallelism", ch->parallelism, "operator", head->type,
+                                               "operator_strategy", "", "description", ch->name,
+                                               "inputs", inputs, "optimizer_properties"));
+    }
+    return json_pack("{s:s,s:s,s:s,s:o}", "jid", job->id, "name", g->name, "type", "STREAMING",
+                     "nodes", nodes);
+}
+
+/* What Flink's plan has no field for: per node (chain) the operators
+ * chained in it, and per input the key columns of a hash edge and the side
+ * output it reads. For GET /sluice/jobs/:id. */
+static json_t *sluice_plan(const jm_job *job)
+{
+    const sl_jobgraph *g = job->g;
+    json_t *nodes = json_array();
+    for (int c = 0; c < g->nchains; c++) {
+        const sl_chain *ch = &g->chains[c];
+        const sl_vertex *head = &g->v[ch->vertices[0]];
+        json_t *inputs = json_array();
+        for (int k = 0; k < head->nin; k++) {
+            const sl_edge *e = &g->e[head->in_edges[k]];
+            json_t *in = json_pack("{s:i,s:s}", "num", k, "id", g->chains[g->v[e->from].chain].id);
             if (e->strategy == SL_PART_HASH) {
                 json_t *keys = json_array();
                 for (int q = 0; q < e->nkeys; q++)
@@ -289,17 +331,13 @@ static json_t *job_plan(const jm_job *job)
             json_array_append_new(ops, json_pack("{s:s,s:s,s:s}", "id", v->id, "uid", v->uid, "type",
                                                  v->type));
         }
-        json_array_append_new(nodes, json_pack("{s:s,s:i,s:s,s:s,s:s,s:o,s:o,s:{}}", "id", ch->id,
-                                               "parallelism", ch->parallelism, "operator", head->type,
-                                               "operator_strategy", "", "description", ch->name,
-                                               "inputs", inputs, "operators", ops,
-                                               "optimizer_properties"));
+        json_array_append_new(nodes, json_pack("{s:s,s:o,s:o}", "id", ch->id, "operators", ops,
+                                               "inputs", inputs));
     }
-    return json_pack("{s:s,s:s,s:s,s:o}", "jid", job->id, "name", g->name, "type", "STREAMING",
-                     "nodes", nodes);
+    return json_pack("{s:o}", "nodes", nodes);
 }
 
-static json_t *job_detail(jm *j, const jm_job *job)
+static json_t *job_detail(const jm_job *job)
 {
     const sl_jobgraph *g = job->g;
     json_t *o = json_pack("{s:s,s:s,s:b,s:s,s:I,s:I,s:I,s:i,s:I}", "jid", job->id, "name", g->name,
@@ -325,19 +363,7 @@ static json_t *job_detail(jm *j, const jm_job *job)
         if (start == INT64_MAX) start = -1;
         jm_task_state st = chain_state(job, c);
         int done = st == T_FINISHED || st == T_CANCELED || st == T_FAILED;
-        json_t *metrics = json_pack(
-            "{s:I,s:b,s:I,s:b,s:I,s:b,s:I,s:b,s:I,s:I,s:I}", "read-bytes",
-            (json_int_t)chain_sum(job, c, "numBytesIn"), "read-bytes-complete", 1, "write-bytes",
-            (json_int_t)chain_sum(job, c, "numBytesOut"), "write-bytes-complete", 1, "read-records",
-            (json_int_t)chain_sum(job, c, "numRecordsIn"), "read-records-complete", 1,
-            "write-records", (json_int_t)chain_sum(job, c, "numRecordsOut"),
-            "write-records-complete", 1, "accumulated-backpressured-time",
-            (json_int_t)chain_sum(job, c, "accumulatedBackPressuredTimeMs"), "accumulated-idle-time",
-            (json_int_t)chain_sum(job, c, "accumulatedIdleTimeMs"), "accumulated-busy-time",
-            (json_int_t)chain_sum(job, c, "accumulatedBusyTimeMs"));
-        /* beyond Flink: late rows dropped by window operators in this vertex */
-        json_object_set_new(metrics, "numLateRecordsDropped",
-                            json_integer((json_int_t)chain_sum(job, c, "numLateRecordsDropped")));
+        json_t *metrics = io_metrics_json(job->tasks[c], ch->parallelism);
         /* every vertex of a Sluice job shares one slot sharing group (nslots
          * = the largest parallelism), which has no id of its own: the job's */
         json_array_append_new(
@@ -360,42 +386,114 @@ static json_t *job_detail(jm *j, const jm_job *job)
     json_object_set_new(sc, "RECONCILING", json_integer(0)); /* as in task_counts */
     json_object_set_new(o, "status-counts", sc);
     json_object_set_new(o, "plan", job_plan(job));
-    if (job->state_reason) json_object_set_new(o, "state-reason", json_string(job->state_reason));
-    json_object_set_new(o, "slots-needed", json_integer(job->nslots));
-    char bk[256];
-    json_object_set_new(o, "state-backend", json_string(job_backend(j, job, bk, sizeof bk)));
     return o;
 }
 
-static json_t *tm_json_base(const jm_tm *tm, int detail)
+/* GET /sluice/jobs/:id: what Sluice knows of a job that Flink's job
+ * details have no field for. */
+static json_t *sluice_job(jm *j, const jm_job *job)
+{
+    char bk[256];
+    json_t *o = json_pack("{s:s,s:i,s:s,s:o}", "jid", job->id, "slots-needed", job->nslots,
+                          "state-backend", job_backend(j, job, bk, sizeof bk), "plan",
+                          sluice_plan(job));
+    json_object_set_new(o, "state-reason", job->state_reason ? json_string(job->state_reason) : json_null());
+    return o;
+}
+
+/* Tasks of live (not terminal) jobs deployed on tm. */
+static int tm_tasks(jm *j, const jm_tm *tm, const jm_job *only)
+{
+    int n = 0;
+    for (jm_job *job = j->jobs; job; job = job->next) {
+        if ((only && job != only) || jm_job_state_terminal(job->state)) continue;
+        for (int c = 0; c < job->g->nchains; c++)
+            for (int i = 0; i < job->g->chains[c].parallelism; i++) {
+                const jm_task *t = &job->tasks[c][i];
+                n += t->tm_id && !strcmp(t->tm_id, tm->id) && t->state != T_FINISHED &&
+                     t->state != T_CANCELED && t->state != T_FAILED;
+            }
+    }
+    return n;
+}
+
+/* Flink's ResourceProfileInfo of `share` of a TaskManager's slots: its
+ * cores and managed memory (MB); Sluice has no JVM heap or network
+ * buffer pool sized apart, so those are 0. */
+static json_t *resource_json(const jm_tm *tm, int share)
+{
+    double frac = tm->slots ? (double)share / tm->slots : 0;
+    return json_pack("{s:f,s:i,s:i,s:i,s:i,s:{}}", "cpuCores", tm->cpu_cores * frac,
+                     "taskHeapMemory", 0, "taskOffHeapMemory", 0, "managedMemory",
+                     (int)((double)tm->managed_memory * frac / (1 << 20)), "networkMemory", 0,
+                     "extendedResources");
+}
+
+/* Flink's TaskManagerInfo (and, with detail, TaskManagerDetailsInfo). */
+static json_t *tm_json(jm *j, const jm_tm *tm, int detail)
 {
     int free_slots = 0;
     for (int i = 0; i < tm->slots; i++) free_slots += tm->slot_job[i] == NULL;
-    json_t *o = json_pack("{s:s,s:s,s:i,s:I,s:I,s:i,s:i,s:{s:i,s:I,s:I,s:I}}", "id", tm->id, "path",
-                          tm->host, "dataPort", tm->data_port, "timeSinceLastHeartbeat",
-                          (json_int_t)(sl_mono_ms() - tm->last_heartbeat_ms), "registered",
-                          (json_int_t)tm->registered_ms, "slotsNumber", tm->slots, "freeSlots",
-                          free_slots, "hardware", "cpuCores", tm->cpu_cores, "physicalMemory",
-                          (json_int_t)tm->physical_memory, "freeMemory", (json_int_t)tm->free_memory,
-                          "managedMemory", (json_int_t)tm->managed_memory);
+    json_t *o = json_pack("{s:s,s:s,s:i,s:i,s:I,s:i,s:i,s:i,s:o,s:o,s:{s:i,s:I,s:I,s:I},s:b}", "id",
+                          tm->id, "path", tm->host, "dataPort", tm->data_port, "jmxPort", -1,
+                          "timeSinceLastHeartbeat", (json_int_t)(sl_mono_ms() - tm->last_heartbeat_ms),
+                          "slotsNumber", tm->slots, "freeSlots", free_slots, "assignedTasks",
+                          tm_tasks(j, tm, NULL), "totalResource", resource_json(tm, tm->slots),
+                          "freeResource", resource_json(tm, free_slots), "hardware", "cpuCores",
+                          tm->cpu_cores, "physicalMemory", (json_int_t)tm->physical_memory,
+                          "freeMemory", (json_int_t)tm->free_memory, "managedMemory",
+                          (json_int_t)tm->managed_memory, "blocked", 0);
+    /* Flink's memory model is the JVM's; only the managed part exists here */
+    json_t *mc = json_object();
+    static const char *jvm_parts[] = {"frameworkHeap", "taskHeap", "frameworkOffHeap", "taskOffHeap",
+                                      "networkMemory", "jvmMetaspace", "jvmOverhead",
+                                      "totalFlinkMemory", "totalProcessMemory"};
+    for (size_t i = 0; i < SL_ARRAY_LEN(jvm_parts); i++) json_object_set_new(mc, jvm_parts[i], json_null());
+    json_object_set_new(mc, "managedMemory", json_integer((json_int_t)tm->managed_memory));
+    json_object_set_new(o, "memoryConfiguration", mc);
     if (detail) {
         json_t *as = json_array();
         for (int i = 0; i < tm->slots; i++)
             if (tm->slot_job[i])
-                json_array_append_new(as, json_pack("{s:i,s:s,s:s}", "slot", i, "jobId",
-                                                    tm->slot_job[i]->id, "jobName",
-                                                    tm->slot_job[i]->g->name));
+                json_array_append_new(as, json_pack("{s:s,s:o,s:i}", "jobId", tm->slot_job[i]->id,
+                                                    "resource", resource_json(tm, 1), "assignedTasks",
+                                                    tm_tasks(j, tm, tm->slot_job[i])));
         json_object_set_new(o, "allocatedSlots", as);
+        /* Flink's TaskManagerMetricsInfo is the JVM's heap, direct and
+         * mapped buffers and Netty's network pool: none of them exist here */
+        json_t *m = json_object();
+        static const char *jvm_metrics[] = {
+            "heapUsed", "heapCommitted", "heapMax", "nonHeapUsed", "nonHeapCommitted", "nonHeapMax",
+            "directCount", "directUsed", "directMax", "mappedCount", "mappedUsed", "mappedMax",
+            "nettyShuffleMemorySegmentsAvailable", "nettyShuffleMemorySegmentsUsed",
+            "nettyShuffleMemorySegmentsTotal", "nettyShuffleMemoryAvailable",
+            "nettyShuffleMemoryUsed", "nettyShuffleMemoryTotal"};
+        for (size_t i = 0; i < SL_ARRAY_LEN(jvm_metrics); i++) json_object_set_new(m, jvm_metrics[i], json_integer(0));
+        json_object_set_new(m, "garbageCollectors", json_array());
+        json_object_set_new(o, "metrics", m);
     }
     return o;
 }
 
-static json_t *tm_json(const jm_tm *tm, int detail)
+/* GET /sluice/taskmanagers: what Flink's TaskManagerInfo has no field
+ * for -- when each registered, its state backend, and its slots by index
+ * with the job holding each. */
+static json_t *sluice_tms(jm *j)
 {
-    json_t *o = tm_json_base(tm, detail);
-    /* beyond Flink: where this TaskManager keeps keyed state */
-    json_object_set_new(o, "stateBackend", json_string(tm->state_backend));
-    return o;
+    json_t *arr = json_array();
+    for (jm_tm *tm = j->tms; tm; tm = tm->next) {
+        json_t *slots = json_array();
+        for (int i = 0; i < tm->slots; i++)
+            json_array_append_new(slots, tm->slot_job[i]
+                                             ? json_pack("{s:i,s:s,s:s}", "slot", i, "jobId",
+                                                         tm->slot_job[i]->id, "jobName",
+                                                         tm->slot_job[i]->g->name)
+                                             : json_pack("{s:i,s:n,s:n}", "slot", i, "jobId", "jobName"));
+        json_array_append_new(arr, json_pack("{s:s,s:I,s:s,s:o}", "id", tm->id, "registered",
+                                             (json_int_t)tm->registered_ms, "stateBackend",
+                                             tm->state_backend, "slots", slots));
+    }
+    return json_pack("{s:o}", "taskmanagers", arr);
 }
 
 /* ---- routing ---------------------------------------------------------- */
@@ -516,18 +614,62 @@ static const char *bp_level(double ratio)
     return ratio <= 0.10 ? "ok" : ratio <= 0.5 ? "low" : "high";
 }
 
+/* GET /sluice/jobs/:id/vertices/:vid/subtasks: per subtask its
+ * TaskManager, host, state and every metric (numbers), with watermarkIdle. */
+static json_t *sluice_subtasks(const jm_job *job, int c)
+{
+    const sl_chain *ch = &job->g->chains[c];
+    json_t *subs = json_array();
+    for (int i = 0; i < ch->parallelism; i++) {
+        const jm_task *t = &job->tasks[c][i];
+        json_t *m = json_object();
+        for (int k = 0; metric_names[k]; k++) {
+            double v;
+            task_metric(t, metric_names[k], &v);
+            if (strstr(metric_names[k], "Watermark"))
+                json_object_set_new(m, metric_names[k], json_integer((json_int_t)(v <= (double)INT64_MIN ? INT64_MIN : (int64_t)v)));
+            else
+                json_object_set_new(m, metric_names[k], json_real(v));
+        }
+        json_object_set_new(m, "watermarkIdle", json_boolean(t->metrics.has && t->metrics.m.watermark_idle));
+        json_array_append_new(subs, json_pack("{s:i,s:s,s:s,s:s,s:o}", "subtask", i,
+                                              "taskmanager-id", t->tm_id ? t->tm_id : "",
+                                              "host", t->host ? t->host : "", "status",
+                                              jm_task_state_name(t->state), "metrics", m));
+    }
+    return json_pack("{s:o}", "subtasks", subs);
+}
+
 static void vertex_routes(route_ctx *rc, jm_job *job, int c, reply *r)
 {
     const sl_chain *ch = &job->g->chains[c];
     const char *what = rc->nseg > 4 ? rc->seg[4] : NULL;
     if (!what) {
+        /* Flink's JobVertexDetailsInfo: per subtask its attempt (the job's
+         * deployment: Sluice restarts whole jobs), where it runs, its times
+         * and I/O metrics */
         json_t *subs = json_array();
         for (int i = 0; i < ch->parallelism; i++) {
             const jm_task *t = &job->tasks[c][i];
-            json_array_append_new(subs, json_pack("{s:i,s:s,s:s,s:I}", "subtask", i, "status",
-                                                  jm_task_state_name(t->state), "host",
-                                                  t->host ? t->host : "", "start-time",
-                                                  (json_int_t)t->start_ms));
+            const jm_tm *tm = t->tm_id ? jm_tm_find(rc->j, t->tm_id) : NULL;
+            char endpoint[300];
+            snprintf(endpoint, sizeof endpoint, "%s:%d", t->host ? t->host : "", tm ? tm->data_port : -1);
+            int done = t->state == T_FINISHED || t->state == T_CANCELED || t->state == T_FAILED;
+            int64_t start = t->start_ms ? t->start_ms : -1, end = done && t->end_ms ? t->end_ms : -1;
+            /* the time in each state: Sluice records when a task started
+             * running and when it ended, not the earlier states' times */
+            int64_t running = start < 0 ? 0 : (end >= 0 ? end : sl_now_ms()) - start;
+            json_t *o = json_pack("{s:i,s:s,s:i,s:s,s:I,s:I,s:I,s:I,s:o,s:s,s:{s:i,s:i,s:i,s:i,s:I}}", "subtask", i,
+                                  "status", jm_task_state_name(t->state), "attempt", (int)job->attempt,
+                                  "endpoint", t->host ? endpoint : "(unassigned)", "start-time",
+                                  (json_int_t)start, "start_time", (json_int_t)start, "end-time",
+                                  (json_int_t)end, "duration",
+                                  (json_int_t)(start < 0 ? -1 : (end >= 0 ? end : sl_now_ms()) - start),
+                                  "metrics", io_metrics_json(t, 1), "taskmanager-id",
+                                  t->tm_id ? t->tm_id : "(unassigned)", "status-duration", "CREATED", 0,
+                                  "SCHEDULED", 0, "DEPLOYING", 0, "INITIALIZING", 0, "RUNNING",
+                                  (json_int_t)running);
+            json_array_append_new(subs, o);
         }
         reply_json(r, 200, json_pack("{s:s,s:s,s:i,s:i,s:I,s:o}", "id", ch->id, "name", ch->name,
                                      "parallelism", ch->parallelism, "maxParallelism",
@@ -568,37 +710,15 @@ static void vertex_routes(route_ctx *rc, jm_job *job, int c, reply *r)
             char id[64];
             snprintf(id, sizeof id, "%d.currentInputWatermark", i);
             task_metric(t, "currentInputWatermark", &v);
-            json_t *o = json_pack("{s:s,s:o}", "id", id, "value", metric_value_json(v, "Watermark"));
-            json_object_set_new(o, "idle", json_boolean(t->metrics.has && t->metrics.m.watermark_idle));
-            json_array_append_new(arr, o);
+            /* whether it is idle: watermarkIdle in GET /sluice/.../subtasks */
+            json_array_append_new(arr, json_pack("{s:s,s:o}", "id", id, "value",
+                                                 metric_value_json(v, "Watermark")));
         }
         reply_json(r, 200, arr);
         return;
     }
     if (!strcmp(what, "subtasks") && rc->nseg == 6 && !strcmp(rc->seg[5], "metrics")) {
         reply_json(r, 200, metrics_list(rc, job, c, 1));
-        return;
-    }
-    if (!strcmp(what, "subtasks") && rc->nseg == 5) {
-        json_t *subs = json_array();
-        for (int i = 0; i < ch->parallelism; i++) {
-            const jm_task *t = &job->tasks[c][i];
-            json_t *m = json_object();
-            for (int k = 0; metric_names[k]; k++) {
-                double v;
-                task_metric(t, metric_names[k], &v);
-                if (strstr(metric_names[k], "Watermark"))
-                    json_object_set_new(m, metric_names[k], json_integer((json_int_t)(v <= (double)INT64_MIN ? INT64_MIN : (int64_t)v)));
-                else
-                    json_object_set_new(m, metric_names[k], json_real(v));
-            }
-            json_object_set_new(m, "watermarkIdle", json_boolean(t->metrics.has && t->metrics.m.watermark_idle));
-            json_array_append_new(subs, json_pack("{s:i,s:s,s:s,s:s,s:o}", "subtask", i,
-                                                  "taskmanager-id", t->tm_id ? t->tm_id : "",
-                                                  "host", t->host ? t->host : "", "status",
-                                                  jm_task_state_name(t->state), "metrics", m));
-        }
-        reply_json(r, 200, json_pack("{s:o}", "subtasks", subs));
         return;
     }
     reply_err(r, 404, "Not found: no such vertex resource '%s'", what);
@@ -747,6 +867,43 @@ static jm_savepoint_op *find_trigger(jm_job *job, const char *rid, int is_checkp
     return NULL;
 }
 
+static jm_checkpoint *find_checkpoint(jm_job *job, const char *id)
+{
+    char *end;
+    errno = 0;
+    unsigned long long n = strtoull(id, &end, 10);
+    if (errno || end == id || *end) return NULL;
+    for (jm_checkpoint *x = job->cps; x; x = x->next)
+        if (x->id == n) return x;
+    return NULL;
+}
+
+/* GET /sluice/...: what Sluice has and Flink's REST API has no place for
+ * (docs/REST.md). Flink's own endpoints keep Flink's shapes exactly. */
+static void sluice_routes(route_ctx *rc, reply *r)
+{
+    jm *j = rc->j;
+    if (strcmp(rc->method, "GET")) {
+        reply_err(r, 405, "%s is not allowed on /sluice/...", rc->method);
+    } else if (rc->nseg == 2 && !strcmp(rc->seg[1], "taskmanagers")) {
+        reply_json(r, 200, sluice_tms(j));
+    } else if (rc->nseg >= 3 && !strcmp(rc->seg[1], "jobs")) {
+        jm_job *job = jm_job_find(j, rc->seg[2]);
+        int c = -1;
+        if (!job) reply_err(r, 404, "Job %s not found", rc->seg[2]);
+        else if (rc->nseg == 3) reply_json(r, 200, sluice_job(j, job));
+        else if (rc->nseg == 4 && !strcmp(rc->seg[3], "checkpoints"))
+            reply_json(r, 200, jm_rest_checkpoints_sluice(job));
+        else if (rc->nseg == 6 && !strcmp(rc->seg[3], "vertices") && !strcmp(rc->seg[5], "subtasks")) {
+            if ((c = find_chain(job, rc->seg[4])) < 0)
+                reply_err(r, 404, "Vertex %s not found in job %s", rc->seg[4], job->id);
+            else reply_json(r, 200, sluice_subtasks(job, c));
+        } else reply_err(r, 404, "Not found: no such Sluice resource of job %s", job->id);
+    } else {
+        reply_err(r, 404, "Not found: GET /sluice/%s", rc->nseg > 1 ? rc->seg[1] : "");
+    }
+}
+
 static void job_routes(route_ctx *rc, reply *r)
 {
     jm *j = rc->j;
@@ -757,7 +914,7 @@ static void job_routes(route_ctx *rc, reply *r)
     }
     int get = !strcmp(rc->method, "GET");
     if (rc->nseg == 2 && get) {
-        reply_json(r, 200, job_detail(j, job));
+        reply_json(r, 200, job_detail(job));
     } else if (rc->nseg == 3 && get && !strcmp(rc->seg[2], "status")) {
         reply_json(r, 200, json_pack("{s:s}", "status", jm_job_state_name(job->state)));
     } else if (rc->nseg == 3 && !strcmp(rc->method, "POST") && !strcmp(rc->seg[2], "checkpoints")) {
@@ -830,11 +987,15 @@ static void job_routes(route_ctx *rc, reply *r)
             if (!op) reply_err(r, 404, "Checkpoint trigger %s of job %s not found", rc->seg[3], job->id);
             else reply_async(r, op, "org.apache.flink.runtime.checkpoint.CheckpointException");
         } else if (rc->nseg == 5 && !strcmp(rc->seg[3], "details")) {
-            jm_checkpoint *cp = NULL;
-            for (jm_checkpoint *x = job->cps; x; x = x->next)
-                if ((uint64_t)strtoull(rc->seg[4], NULL, 10) == x->id) cp = x;
+            jm_checkpoint *cp = find_checkpoint(job, rc->seg[4]);
             if (!cp) reply_err(r, 404, "Checkpoint %s of job %s not found", rc->seg[4], job->id);
             else reply_json(r, 200, jm_rest_checkpoint_details(job, cp));
+        } else if (rc->nseg == 7 && !strcmp(rc->seg[3], "details") && !strcmp(rc->seg[5], "subtasks")) {
+            jm_checkpoint *cp = find_checkpoint(job, rc->seg[4]);
+            int c = find_chain(job, rc->seg[6]);
+            if (!cp) reply_err(r, 404, "Checkpoint %s of job %s not found", rc->seg[4], job->id);
+            else if (c < 0) reply_err(r, 404, "Vertex %s not found in job %s", rc->seg[6], job->id);
+            else reply_json(r, 200, jm_rest_checkpoint_subtasks(job, cp, c));
         } else {
             reply_err(r, 404, "Not found: checkpoint resource");
         }
@@ -1075,12 +1236,13 @@ static void route(route_ctx *rc, reply *r)
         for (jm_job *job = j->jobs; job; job = job->next) counts[job->state]++;
         int ntm = 0;
         for (jm_tm *tm = j->tms; tm; tm = tm->next) ntm++;
-        reply_json(r, 200, json_pack("{s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:s,s:s}", "taskmanagers", ntm,
+        /* Flink's ClusterOverview: jobs-running counts what Flink counts
+         * (jobs not globally terminal and not waiting to be scheduled) */
+        reply_json(r, 200, json_pack("{s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:s,s:s}", "taskmanagers", ntm,
                                      "slots-total", jm_slots_total(j), "slots-available",
                                      jm_slots_free(j), "jobs-running",
                                      counts[JOB_RUNNING] + counts[JOB_RESTARTING] +
                                          counts[JOB_CANCELLING] + counts[JOB_FAILING],
-                                     "jobs-scheduled", counts[JOB_CREATED] + counts[JOB_INITIALIZING],
                                      "jobs-finished", counts[JOB_FINISHED], "jobs-cancelled",
                                      counts[JOB_CANCELED], "jobs-failed", counts[JOB_FAILED],
                                      "flink-version", SL_VERSION, "flink-commit", "sluice"));
@@ -1089,12 +1251,12 @@ static void route(route_ctx *rc, reply *r)
         json_object_set_new(r->json, "slots-free-and-blocked", json_integer(0));
     } else if (rc->nseg == 1 && get && !strcmp(rc->seg[0], "taskmanagers")) {
         json_t *arr = json_array();
-        for (jm_tm *tm = j->tms; tm; tm = tm->next) json_array_append_new(arr, tm_json(tm, 0));
+        for (jm_tm *tm = j->tms; tm; tm = tm->next) json_array_append_new(arr, tm_json(j, tm, 0));
         reply_json(r, 200, json_pack("{s:o}", "taskmanagers", arr));
     } else if (rc->nseg == 2 && get && !strcmp(rc->seg[0], "taskmanagers")) {
         jm_tm *tm = jm_tm_find(j, rc->seg[1]);
         if (!tm) reply_err(r, 404, "TaskManager %s not found", rc->seg[1]);
-        else reply_json(r, 200, tm_json(tm, 1));
+        else reply_json(r, 200, tm_json(j, tm, 1));
     } else if (rc->nseg == 1 && !strcmp(rc->seg[0], "jobs")) {
         if (get) {
             json_t *arr = json_array();
@@ -1113,6 +1275,8 @@ static void route(route_ctx *rc, reply *r)
         reply_json(r, 200, json_pack("{s:o}", "jobs", arr));
     } else if (rc->nseg >= 2 && !strcmp(rc->seg[0], "jobs")) {
         job_routes(rc, r);
+    } else if (rc->nseg >= 1 && !strcmp(rc->seg[0], "sluice")) {
+        sluice_routes(rc, r);
     } else if (rc->nseg == 1 && !strcmp(m, "POST") && !strcmp(rc->seg[0], "savepoint-disposal")) {
         record_disposal(rc, r);
     } else if (rc->nseg == 2 && get && !strcmp(rc->seg[0], "savepoint-disposal")) {
@@ -1194,7 +1358,7 @@ static int is_api_path(const char *url)
 {
     static const char *prefixes[] = {"/config", "/overview", "/jobs", "/taskmanagers",
                                      "/jobmanager", "/savepoints", "/savepoint-disposal",
-                                     "/jars", "/sql", NULL};
+                                     "/jars", "/sql", "/sluice", NULL};
     for (int i = 0; prefixes[i]; i++) {
         size_t n = strlen(prefixes[i]);
         if (!strncmp(url, prefixes[i], n) && (url[n] == '\0' || url[n] == '/')) return 1;

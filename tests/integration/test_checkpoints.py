@@ -338,7 +338,7 @@ def test_failover_exactly_once(make_cluster, workdir, backend):
     c.wait_state(jid, "RUNNING", timeout=20)
     # one subtask of every vertex on each TaskManager
     for v in c.job(jid)["vertices"]:
-        subs = c.get(f"/jobs/{jid}/vertices/{v['id']}/subtasks")["subtasks"]
+        subs = c.get(f"/sluice/jobs/{jid}/vertices/{v['id']}/subtasks")["subtasks"]
         assert sorted(s["taskmanager-id"] for s in subs) == ["tm-0", "tm-1"], (v["name"], subs)
 
     # mid-run: some checkpoints done and their output committed

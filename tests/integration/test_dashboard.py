@@ -391,7 +391,7 @@ def test_clicking_a_vertex_lists_its_subtasks_and_taskmanagers(cluster, browser)
     assert shown(d, "#subtasks") and attr_of(d, "#subtasks", "data-vertex-id") == vid
     assert attr_of(d, vertex, "aria-pressed") == "true"
     assert d.current_url.endswith(f"#/jobs/{jid}/graph/{vid}")
-    rest = cluster.get(f"/jobs/{jid}/vertices/{vid}/subtasks")["subtasks"]
+    rest = cluster.get(f"/sluice/jobs/{jid}/vertices/{vid}/subtasks")["subtasks"]
     assert got == sorted((str(s["subtask"]), s["taskmanager-id"]) for s in rest)
     # two subtasks on two TaskManagers of one slot each: one on each
     assert sorted(tm for _, tm in got) == ["tm-0", "tm-1"]

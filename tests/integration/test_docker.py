@@ -366,7 +366,7 @@ def test_keyed_job_across_two_containers_writes_exactly_the_expected_rows(cluste
     # each parallel vertex ran one subtask in each container
     tm_ids = cluster.tm_ids()
     for v in job["vertices"]:
-        subs = cluster.get(f"/jobs/{jid}/vertices/{v['id']}/subtasks")["subtasks"]
+        subs = cluster.get(f"/sluice/jobs/{jid}/vertices/{v['id']}/subtasks")["subtasks"]
         assert sorted(s["taskmanager-id"] for s in subs) == tm_ids, (v["name"], subs)
 
 
@@ -477,7 +477,7 @@ def test_killed_taskmanager_is_noticed_within_the_heartbeat_timeout(cluster):
 
     # kill the TaskManager container running subtask 0 of the source
     vid = [v["id"] for v in cluster.job(jid)["vertices"] if v["name"].startswith("gen")][0]
-    victim_id = cluster.get(f"/jobs/{jid}/vertices/{vid}/subtasks")["subtasks"][0]["taskmanager-id"]
+    victim_id = cluster.get(f"/sluice/jobs/{jid}/vertices/{vid}/subtasks")["subtasks"][0]["taskmanager-id"]
     victim = [c for c in cluster.containers("taskmanager") if victim_id.startswith(c[:12] + ":")]
     assert len(victim) == 1, (victim_id, cluster.containers("taskmanager"))
     run(["docker", "kill", victim[0]], timeout=60)

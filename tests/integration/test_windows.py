@@ -176,7 +176,7 @@ def test_an_idle_input_does_not_hold_windows_back(cluster, workdir):
                  timeout=20, what="a window fired while the job runs")
     assert (m.group(1), int(m.group(2))) == ("2026-01-01T00:00", 99)
     vids = vertex_ids(cluster, jid)
-    wms = cluster.get(f"/jobs/{jid}/vertices/{vids['gen -> ev -> wm']}/subtasks")["subtasks"]
+    wms = cluster.get(f"/sluice/jobs/{jid}/vertices/{vids['gen -> ev -> wm']}/subtasks")["subtasks"]
     assert sorted(s["metrics"]["currentOutputWatermark"] > 0 for s in wms) == [False, True]
     cluster.request("PATCH", f"/jobs/{jid}?mode=cancel")
     cluster.wait_state(jid, "CANCELED")
@@ -217,7 +217,8 @@ def test_late_rows_go_to_a_declared_side_output(cluster, workdir):
         wm = max(wm, max_ts - 1000 - 1)
     assert ids == want
     assert late_dropped(cluster, jid) == 0
-    plan = {nd["description"]: nd for nd in j["plan"]["nodes"]}
+    names = {nd["id"]: nd["description"] for nd in j["plan"]["nodes"]}
+    plan = {names[nd["id"]]: nd for nd in cluster.get(f"/sluice/jobs/{jid}")["plan"]["nodes"]}
     assert plan["late"]["inputs"][0]["side_output"] == "late"
 
 
@@ -243,13 +244,15 @@ def test_without_idle_timeout_a_silent_input_holds_windows_back(cluster):
 
     def upstream_wms():
         return sorted(s["metrics"]["currentOutputWatermark"]
-                      for s in cluster.get(f"/jobs/{jid}/vertices/{up}/subtasks")["subtasks"])
+                      for s in cluster.get(f"/sluice/jobs/{jid}/vertices/{up}/subtasks")["subtasks"])
     # the live subtask's watermark is past the end of several windows ...
     wait_for(lambda: upstream_wms()[1] > BASE + 3000, timeout=20, what="the live watermark to advance")
     # ... the silent one never emitted one, so the window waits
     assert upstream_wms()[0] == -2**63
     win = cluster.get(f"/jobs/{jid}/vertices/{vids['win -> out']}/watermarks")
-    assert [w["value"] for w in win] == ["-9223372036854775808"] and win[0]["idle"] is False
+    assert [w["value"] for w in win] == ["-9223372036854775808"]
+    subs = cluster.get(f"/sluice/jobs/{jid}/vertices/{vids['win -> out']}/subtasks")["subtasks"]
+    assert [s["metrics"]["watermarkIdle"] for s in subs] == [False]
     assert "+I[" not in cluster.tms[0].out_text()
     cluster.request("PATCH", f"/jobs/{jid}?mode=cancel")
     cluster.wait_state(jid, "CANCELED")
