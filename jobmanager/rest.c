@@ -239,7 +239,9 @@ static jm_task_state chain_state(const jm_job *job, int c)
     return T_CREATED;
 }
 
-static json_t *job_overview(const jm_job *job)
+/* Flink's JobDetails of a job; with_reason adds Sluice's state-reason
+ * (GET /sluice/jobs/overview). */
+static json_t *job_overview(const jm_job *job, int with_reason)
 {
     json_t *o = json_pack("{s:s,s:s,s:s,s:I,s:I,s:I,s:I}", "jid", job->id, "name", job->g->name,
                           "state", jm_job_state_name(job->state), "start-time", (json_int_t)job->start_ms,
@@ -249,7 +251,8 @@ static json_t *job_overview(const jm_job *job)
     json_object_set_new(o, "tasks", task_counts(job, -1, 1));
     /* Flink counts operators not yet added to an adaptive graph; Sluice's graphs are whole */
     json_object_set_new(o, "pending-operators", json_integer(0));
-    if (job->state_reason) json_object_set_new(o, "state-reason", json_string(job->state_reason));
+    if (with_reason)
+        json_object_set_new(o, "state-reason", job->state_reason ? json_string(job->state_reason) : json_null());
     return o;
 }
 
@@ -394,7 +397,8 @@ static json_t *job_detail(const jm_job *job)
 static json_t *sluice_job(jm *j, const jm_job *job)
 {
     char bk[256];
-    json_t *o = json_pack("{s:s,s:i,s:s,s:o}", "jid", job->id, "slots-needed", job->nslots,
+    json_t *o = json_pack("{s:s,s:s,s:i,s:s,s:o}", "jid", job->id, "state",
+                          jm_job_state_name(job->state), "slots-needed", job->nslots,
                           "state-backend", job_backend(j, job, bk, sizeof bk), "plan",
                           sluice_plan(job));
     json_object_set_new(o, "state-reason", job->state_reason ? json_string(job->state_reason) : json_null());
@@ -887,6 +891,10 @@ static void sluice_routes(route_ctx *rc, reply *r)
         reply_err(r, 405, "%s is not allowed on /sluice/...", rc->method);
     } else if (rc->nseg == 2 && !strcmp(rc->seg[1], "taskmanagers")) {
         reply_json(r, 200, sluice_tms(j));
+    } else if (rc->nseg == 3 && !strcmp(rc->seg[1], "jobs") && !strcmp(rc->seg[2], "overview")) {
+        json_t *arr = json_array();
+        for (jm_job *job = j->jobs; job; job = job->next) json_array_append_new(arr, job_overview(job, 1));
+        reply_json(r, 200, json_pack("{s:o}", "jobs", arr));
     } else if (rc->nseg >= 3 && !strcmp(rc->seg[1], "jobs")) {
         jm_job *job = jm_job_find(j, rc->seg[2]);
         int c = -1;
@@ -1271,7 +1279,7 @@ static void route(route_ctx *rc, reply *r)
         }
     } else if (rc->nseg == 2 && get && !strcmp(rc->seg[0], "jobs") && !strcmp(rc->seg[1], "overview")) {
         json_t *arr = json_array();
-        for (jm_job *job = j->jobs; job; job = job->next) json_array_append_new(arr, job_overview(job));
+        for (jm_job *job = j->jobs; job; job = job->next) json_array_append_new(arr, job_overview(job, 0));
         reply_json(r, 200, json_pack("{s:o}", "jobs", arr));
     } else if (rc->nseg >= 2 && !strcmp(rc->seg[0], "jobs")) {
         job_routes(rc, r);

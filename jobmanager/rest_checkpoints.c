@@ -25,7 +25,7 @@ static const char *cp_type_name(jm_cp_type t)
 static json_t *cp_json(const jm_checkpoint *cp)
 {
     int64_t end = cp->end_ms ? cp->end_ms : (cp->latest_ack_ms ? cp->latest_ack_ms : sl_now_ms());
-    json_t *o = json_pack("{s:s,s:I,s:s,s:b,s:I,s:I,s:I,s:I,s:I,s:i,s:i,s:s,s:b}", "className",
+    json_t *o = json_pack("{s:s,s:I,s:s,s:b,s:I,s:I,s:I,s:I,s:I,s:i,s:i,s:s}", "className",
                           cp->status == CP_COMPLETED ? "completed" : cp->status == CP_FAILED ? "failed" : "in_progress",
                           "id", (json_int_t)cp->id, "status", cp_status_name(cp->status),
                           "is_savepoint", cp->type != CP_CHECKPOINT, "trigger_timestamp",
@@ -34,13 +34,14 @@ static json_t *cp_json(const jm_checkpoint *cp)
                           (json_int_t)cp->state_size, "checkpointed_size", (json_int_t)cp->state_size,
                           "end_to_end_duration", (json_int_t)(end - cp->trigger_ms), "num_subtasks",
                           cp->num_subtasks, "num_acknowledged_subtasks", cp->num_acked,
-                          "checkpoint_type", cp_type_name(cp->type), "discarded", cp->discarded);
+                          "checkpoint_type", cp_type_name(cp->type));
     json_object_set_new(o, "alignment_buffered", json_integer(0));
     json_object_set_new(o, "processed_data", json_integer(0)); /* unaligned checkpoints only */
     json_object_set_new(o, "persisted_data", json_integer(0));
     json_object_set_new(o, "savepointFormat", cp->type != CP_CHECKPOINT ? json_string("CANONICAL") : json_null());
     json_object_set_new(o, "tasks", json_object()); /* per vertex: .../checkpoints/details/:id */
     if (cp->status == CP_COMPLETED) {
+        json_object_set_new(o, "discarded", json_boolean(cp->discarded));
         char *path = sl_sprintf("file:%s", cp->dir);
         json_object_set_new(o, "external_path", json_string(path));
         free(path);
