@@ -1244,13 +1244,15 @@ static void route(route_ctx *rc, reply *r)
         for (jm_job *job = j->jobs; job; job = job->next) counts[job->state]++;
         int ntm = 0;
         for (jm_tm *tm = j->tms; tm; tm = tm->next) ntm++;
-        /* Flink's ClusterOverview: jobs-running counts what Flink counts
-         * (jobs not globally terminal and not waiting to be scheduled) */
+        /* Flink's ClusterOverview: jobs-running counts every job that has
+         * not ended, the ones waiting to be scheduled too, as Flink does */
         reply_json(r, 200, json_pack("{s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:s,s:s}", "taskmanagers", ntm,
                                      "slots-total", jm_slots_total(j), "slots-available",
                                      jm_slots_free(j), "jobs-running",
                                      counts[JOB_RUNNING] + counts[JOB_RESTARTING] +
-                                         counts[JOB_CANCELLING] + counts[JOB_FAILING],
+                                         counts[JOB_CANCELLING] + counts[JOB_FAILING] +
+                                         counts[JOB_CREATED] + counts[JOB_INITIALIZING] +
+                                         counts[JOB_SUSPENDED],
                                      "jobs-finished", counts[JOB_FINISHED], "jobs-cancelled",
                                      counts[JOB_CANCELED], "jobs-failed", counts[JOB_FAILED],
                                      "flink-version", SL_VERSION, "flink-commit", "sluice"));

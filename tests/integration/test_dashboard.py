@@ -302,7 +302,7 @@ def test_job_waiting_for_slots_shows_its_reason(cluster, browser):
     assert attr_of(d, item + " [data-job-state]", "data-job-state") == "CREATED"
     assert text_of(d, item + " a.job-name") == "too wide"
     assert text_of(d, f'.job-row[data-jid="{jid}"] .state-reason') == reason
-    assert cluster.job(jid)["state-reason"] == reason  # the REST API says the same
+    assert cluster.get(f"/sluice/jobs/{jid}")["state-reason"] == reason  # the REST API says the same
     screenshot(d, "overview-waiting")
 
     # the job page's header carries it too, with the slots it needs
