@@ -316,6 +316,7 @@ struct jm_io_job {
     uint64_t *cpid_out;
     int *is_savepoint_out;
     int rc;
+    int not_found;              /* JM_IO_DISPOSE: no savepoint there at all */
     char err[1024];
     jm_io_job *next;
 };
@@ -401,6 +402,16 @@ void jm_prom_stop(jm *j);
 int jm_rest_start(jm *j, char *err, size_t errlen);
 void jm_rest_stop(jm *j);
 void jm_rest_on_loop(jm *j, void *ctx);   /* loop: run a posted request */
+/* rest_guard.c (REST threads): SL_ERR when a request must be refused for
+ * its Host, Origin or Content-Type; err then starts with the HTTP status
+ * ("403 ...", "415 ..."). */
+int jm_rest_guard(jm *j, const char *method, const char *path, const char *host, const char *origin,
+                  const char *content_type, char *err, size_t errlen);
+/* The canonical local path of a directory a request names (a plain path or
+ * a file: URI) if it lies under state.savepoints.dir, state.checkpoints.dir
+ * or rest.allowed-dirs; else NULL, err naming the roots. `what` starts the
+ * message ("savepoint target"). Caller frees. */
+char *jm_rest_allowed_dir(jm *j, const char *value, const char *what, char *err, size_t errlen);
 /* rest_checkpoints.c (loop): the checkpoint statistics of a job, and the
  * details of one of its checkpoints. Caller owns the JSON. */
 json_t *jm_rest_checkpoints_json(const jm_job *job);

@@ -32,6 +32,12 @@
 
 #define TAG "jm:rest"
 #define MAX_BODY (8u << 20)
+/* One client (IP address) holds at most this many connections, so a few
+ * hundred half-open ones cannot lock others out; a connection that sends
+ * nothing (a request's headers trickling in, or idle keep-alive) for this
+ * long is closed. */
+#define REST_PER_CLIENT_CONNECTIONS 64
+#define REST_IDLE_TIMEOUT_S 10
 
 #if MHD_VERSION < 0x00097002
 typedef int MHD_RESULT;
@@ -520,7 +526,11 @@ typedef struct route_ctx {
     int restore_is_savepoint;
     /* POST /savepoint-disposal: done on the REST thread, recorded by the loop */
     int disposal_rc;            /* SL_OK or SL_ERR */
-    char disposal_err[1100];
+    int disposal_not_found;     /* no savepoint there (404) */
+    char disposal_err[1400];
+    /* POST /jobs/:id/savepoints and /stop: the target directory, checked
+     * and made canonical on the REST thread; NULL when none was given */
+    char *target_dir;
     reply *r;                   /* the answer, written by the loop */
 } route_ctx;
 
@@ -791,24 +801,10 @@ static void trigger_savepoint(route_ctx *rc, jm_job *job, int stop, reply *r)
         json_decref(body);
         return;
     }
-    const char *target = json_is_string(jt) ? json_string_value(jt) : NULL;
     int flag = jflag && json_is_true(jflag);
-    /* a file:// URI and a plain path are the same directory, as in the configuration */
-    char why[300];
-    char *local = target && *target ? sl_config_local_path(target, why, sizeof why) : NULL;
-    if (target && *target && !local) {
-        reply_err(r, 400, "target directory %s", why);
-        json_decref(body);
-        return;
-    }
-    if (local && (strstr(local, "..") || local[0] != '/')) {
-        reply_err(r, 400, "the target directory must be an absolute path (or file:///path) without '..', got '%s'", target);
-        free(local);
-        json_decref(body);
-        return;
-    }
-    char *dir = jm_savepoint_dir(j, job, local);
-    free(local);
+    /* the target, if any, was checked against the allowed roots and made
+     * canonical on the REST thread (prepare_target) */
+    char *dir = jm_savepoint_dir(j, job, rc->target_dir);
     json_decref(body);
     if (!dir) {
         reply_err(r, 400, "no target directory given and state.savepoints.dir is not configured");
@@ -823,6 +819,29 @@ static void trigger_savepoint(route_ctx *rc, jm_job *job, int stop, reply *r)
         return;
     }
     track_trigger(job, cp, 0, r);
+}
+
+/* REST thread, POST /jobs/:id/savepoints and /stop: a target directory
+ * given must lie under an allowed root (rest_guard.c); keep its canonical
+ * form for the loop. A body that is not JSON is left to the loop to refuse. */
+static int prepare_target(route_ctx *rc, reply *r)
+{
+    int stop = !strcmp(rc->seg[2], "stop");
+    json_error_t jerr;
+    json_t *body = rc->rq->len ? json_loadb(rc->rq->body, rc->rq->len, 0, &jerr) : NULL;
+    json_t *jt = json_object_get(body, stop ? "targetDirectory" : "target-directory");
+    int rc_ = SL_OK;
+    if (json_is_string(jt) && *json_string_value(jt)) {
+        char err[1400];
+        rc->target_dir = jm_rest_allowed_dir(rc->j, json_string_value(jt), "the savepoint target", err,
+                                             sizeof err);
+        if (!rc->target_dir) {
+            reply_err(r, 400, "%s", err);
+            rc_ = SL_ERR;
+        }
+    }
+    json_decref(body);
+    return rc_;
 }
 
 /* The REST trigger that asked for cp, for GET .../savepoints/:rid or
@@ -1058,18 +1077,27 @@ static int prepare_submit(route_ctx *rc, reply *r)
             reply_err(r, 400, "savepointPath is required");
             return SL_ERR;
         }
+        char perr[1400];
+        char *from = jm_rest_allowed_dir(j, sp, "savepointPath", perr, sizeof perr);
+        if (!from) {
+            sl_jobgraph_destroy(g);
+            reply_err(r, 400, "%s", perr);
+            return SL_ERR;
+        }
         json_t *report = NULL;
         jm_io_job io;
         memset(&io, 0, sizeof io);
         io.kind = JM_IO_RESTORE_PLAN;
         io.g = g;
-        io.path = sp;
+        io.path = from;
         io.allow_non_restored = allow;
         io.report = check ? &report : NULL;
         io.dir_out = &rc->restore_dir;
         io.cpid_out = &rc->restore_cpid;
         io.is_savepoint_out = &rc->restore_is_savepoint;
-        if (jm_io_call(j, &io) != SL_OK) {
+        int io_rc = jm_io_call(j, &io);
+        free(from);
+        if (io_rc != SL_OK) {
             sl_jobgraph_destroy(g);
             free(rc->restore_dir);
             rc->restore_dir = NULL;
@@ -1107,45 +1135,45 @@ static void submit_job(route_ctx *rc, reply *r)
 /* REST thread: remove the savepoint named by body.savepoint-path (on the
  * I/O worker; no JobManager state involved). SL_ERR with the reason in err
  * when the body is not {"savepoint-path"} (*bad_body set), the path is not
- * a savepoint directory, or removing it failed. */
-static int dispose_path(route_ctx *rc, int *bad_body, char *err, size_t errlen)
+ * under an allowed root, there is no savepoint there (*not_found set), its
+ * _metadata is not a savepoint's, or removing it failed. */
+static int dispose_path(route_ctx *rc, int *bad_body, int *not_found, char *err, size_t errlen)
 {
     json_error_t jerr;
     json_t *body = json_loadb(rc->rq->body ? rc->rq->body : "", rc->rq->len, 0, &jerr);
     json_t *jp = json_object_get(body, "savepoint-path");
     int rc_ = SL_OK;
-    *bad_body = 0;
+    *bad_body = *not_found = 0;
     if (!json_is_string(jp)) {
         json_decref(body);
         *bad_body = 1;
         return sl_seterr(err, errlen, "the body must be {\"savepoint-path\": \"...\"}");
     }
-    const char *p = json_string_value(jp);
-    if (!strncmp(p, "file://", 7)) p += 7;
-    else if (!strncmp(p, "file:", 5)) p += 5;
-    const char *base = strrchr(p, '/');
-    if (p[0] != '/' || strstr(p, "..") || !base || strncmp(base + 1, "savepoint-", 10)) {
-        rc_ = sl_seterr(err, errlen, "'%s' is not a savepoint directory (savepoint-<id>-<hex>)",
-                        json_string_value(jp));
+    char *dir = jm_rest_allowed_dir(rc->j, json_string_value(jp), "the savepoint to dispose of", err, errlen);
+    if (!dir) {
+        rc_ = SL_ERR;
     } else {
         jm_io_job io;
         memset(&io, 0, sizeof io);
         io.kind = JM_IO_DISPOSE;
-        io.dir = (char *)p; /* borrowed: a waited-for job is not freed by the worker */
-        if (jm_io_call(rc->j, &io) != SL_OK)
+        io.dir = dir; /* borrowed: a waited-for job is not freed by the worker */
+        if (jm_io_call(rc->j, &io) != SL_OK) {
+            *not_found = io.not_found;
             rc_ = sl_seterr(err, errlen, "cannot dispose of savepoint '%s': %s", json_string_value(jp), io.err);
+        }
+        free(dir);
     }
     json_decref(body);
     return rc_;
 }
 
 /* REST thread, POST /savepoints/dispose {"savepoint-path"}: Sluice's
- * synchronous disposal, answered at once. */
+ * synchronous disposal, answered at once: 404 when there is no savepoint. */
 static void dispose_savepoint(route_ctx *rc, reply *r)
 {
-    char err[1100];
-    int bad;
-    if (dispose_path(rc, &bad, err, sizeof err) != SL_OK) reply_err(r, 400, "%s", err);
+    char err[1400];
+    int bad, not_found;
+    if (dispose_path(rc, &bad, &not_found, err, sizeof err) != SL_OK) reply_err(r, not_found ? 404 : 400, "%s", err);
     else reply_json(r, 200, json_object());
 }
 
@@ -1403,7 +1431,13 @@ static MHD_RESULT on_request(void *cls, struct MHD_Connection *conn, const char 
     const char *path = url;
     int v1 = !strncmp(url, "/v1", 3) && (url[3] == '/' || url[3] == '\0');
     if (v1) path = url + 3;
-    if (!v1 && !is_api_path(url) && (!strcmp(method, "GET") || !strcmp(method, "HEAD")))
+    char gerr[700];
+    int refused = jm_rest_guard(j, method, path,
+                                MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Host"),
+                                MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Origin"),
+                                MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Type"),
+                                gerr, sizeof gerr) != SL_OK;
+    if (!refused && !v1 && !is_api_path(url) && (!strcmp(method, "GET") || !strcmp(method, "HEAD")))
         return serve_file(j, conn, url);
 
     reply r = {0, NULL};
@@ -1422,7 +1456,9 @@ static MHD_RESULT on_request(void *cls, struct MHD_Connection *conn, const char 
     int bad_body = 0;
     int savepoints = rc.nseg == 2 && post && !strcmp(rc.seg[0], "savepoints");
     int disposal = rc.nseg == 1 && post && !strcmp(rc.seg[0], "savepoint-disposal");
-    if (rq->too_big) {
+    if (refused) {
+        reply_err(&r, atoi(gerr), "%s", gerr + 4); /* "403 ..." or "415 ..." */
+    } else if (rq->too_big) {
         reply_err(&r, 413, "request body larger than %u bytes", MAX_BODY);
     } else if (rc.nseg < 0) {
         reply_err(&r, 404, "Not found: path too long");
@@ -1430,15 +1466,17 @@ static MHD_RESULT on_request(void *cls, struct MHD_Connection *conn, const char 
         reply_err(&r, 401, "this JobManager requires 'Authorization: Bearer <rest.auth-token>'");
     } else if (savepoints && !strcmp(rc.seg[1], "dispose")) {
         dispose_savepoint(&rc, &r);
-    } else if (disposal && (rc.disposal_rc = dispose_path(&rc, &bad_body, rc.disposal_err,
-                                                          sizeof rc.disposal_err)) != SL_OK &&
+    } else if (disposal && (rc.disposal_rc = dispose_path(&rc, &bad_body, &rc.disposal_not_found,
+                                                          rc.disposal_err, sizeof rc.disposal_err)) != SL_OK &&
                bad_body) {
         reply_err(&r, 400, "%s", rc.disposal_err);
     } else {
         MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, copy_arg, &rc);
         int submit = (rc.nseg == 1 && post && !strcmp(rc.seg[0], "jobs")) ||
                      (savepoints && !strcmp(rc.seg[1], "check"));
-        if (!submit || prepare_submit(&rc, &r) == SL_OK) {
+        int target = rc.nseg == 3 && post && !strcmp(rc.seg[0], "jobs") &&
+                     (!strcmp(rc.seg[2], "savepoints") || !strcmp(rc.seg[2], "stop"));
+        if ((!submit || prepare_submit(&rc, &r) == SL_OK) && (!target || prepare_target(&rc, &r) == SL_OK)) {
             if (savepoints && !submit) {
                 reply_err(&r, 404, "Not found: %s /savepoints/%s", method, rc.seg[1]);
             } else {
@@ -1455,6 +1493,7 @@ static MHD_RESULT on_request(void *cls, struct MHD_Connection *conn, const char 
         /* what the loop did not take */
         sl_jobgraph_destroy(rc.g);
         free(rc.restore_dir);
+        free(rc.target_dir);
         for (int i = 0; i < rc.nargs; i++) {
             free(rc.arg_key[i]);
             free(rc.arg_val[i]);
@@ -1505,8 +1544,10 @@ int jm_rest_start(jm *j, char *err, size_t errlen)
                                0, NULL, NULL, on_request, j, MHD_OPTION_SOCK_ADDR,
                                (struct sockaddr *)&sin, MHD_OPTION_THREAD_POOL_SIZE, (unsigned)4,
                                MHD_OPTION_NOTIFY_COMPLETED, on_completed, j,
-                               MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)60,
-                               MHD_OPTION_CONNECTION_LIMIT, (unsigned)1024, MHD_OPTION_END);
+                               MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)REST_IDLE_TIMEOUT_S,
+                               MHD_OPTION_CONNECTION_LIMIT, (unsigned)1024,
+                               MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)REST_PER_CLIENT_CONNECTIONS,
+                               MHD_OPTION_END);
     if (!j->http)
         return sl_seterr(err, errlen, "cannot start the REST server on %s:%d (port in use?)", bind,
                          ntohs(sin.sin_port));

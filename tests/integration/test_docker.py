@@ -178,7 +178,8 @@ class ComposeCluster:
     # --- REST from the host ---
     def request(self, method, path, body=None):
         data = None if body is None else json.dumps(body).encode()
-        req = urllib.request.Request(self.url + path, data=data, method=method)
+        req = urllib.request.Request(self.url + path, data=data, method=method,
+                                     headers={} if method == "GET" else {"Content-Type": "application/json"})
         try:
             with urllib.request.urlopen(req, timeout=30) as r:
                 raw = r.read()
@@ -217,8 +218,8 @@ class ComposeCluster:
 
     def submit_with_curl(self, job_file):
         """POST the job file from the host exactly as a user would."""
-        r = run(["curl", "-sS", "--max-time", "30", "-X", "POST", f"localhost:{self.port}/jobs",
-                 "-d", "@" + job_file], timeout=60, cwd=ROOT)
+        r = run(["curl", "-sS", "--max-time", "30", "-X", "POST", "-H", "Content-Type: application/json",
+                 f"localhost:{self.port}/jobs", "-d", "@" + job_file], timeout=60, cwd=ROOT)
         body = json.loads(r.stdout)
         assert "jobid" in body, body
         return body["jobid"]
