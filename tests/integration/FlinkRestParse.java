@@ -15,7 +15,8 @@ public class FlinkRestParse {
   static final java.net.http.HttpClient HTTP = java.net.http.HttpClient.newHttpClient();
   static String call(String method, String url, String body) throws Exception {
     var b = java.net.http.HttpRequest.newBuilder(URI.create(url));
-    if (body != null) b.header("Content-Type", "application/json");
+    /* as Flink's RestClient: every call that is not a GET is JSON, bodiless ones too */
+    if (!method.equals("GET")) b.header("Content-Type", "application/json");
     b.method(method, body == null ? java.net.http.HttpRequest.BodyPublishers.noBody()
                                   : java.net.http.HttpRequest.BodyPublishers.ofString(body));
     var r = HTTP.send(b.build(), java.net.http.HttpResponse.BodyHandlers.ofString());

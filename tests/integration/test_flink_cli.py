@@ -110,7 +110,11 @@ def savepoint_path(out, base, jid):
     return m.group(1)
 
 
-def test_list_running_scheduled_and_terminated(flink, cluster):
+def test_list_running_scheduled_and_terminated(flink_home, make_cluster, workdir):
+    # the job waiting for slots must still wait after several JVM starts
+    cluster = make_cluster(jm_conf={"slot.request.timeout": "10 min"})
+    cluster.add_tm(slots=2)
+    flink = FlinkCli(flink_home, cluster, workdir)
     jid = run_endless(cluster)
     waiting = cluster.submit(dict(ENDLESS, name="too big", parallelism=5))  # 2 slots only
     cluster.wait_state(waiting, "CREATED")
