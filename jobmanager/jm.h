@@ -69,6 +69,12 @@ typedef struct jm_metrics {
     uint64_t ref_in, ref_out, ref_bin, ref_bout; /* counters at ref_at_ms */
     int64_t ref_at_ms;
     int has;
+    /* per chained operator, from the last report (m.operators is not kept) */
+    struct jm_op_metrics {
+        uint64_t records_in, records_out, late_dropped;
+        int64_t in_wm, out_wm;
+    } *ops;
+    int nops;
 } jm_metrics;
 
 typedef struct jm_task {

@@ -195,6 +195,46 @@ static int task_metric(const jm_task *t, const char *name, double *out)
     return SL_OK;
 }
 
+/* Flink's operator-scope metrics, one per chained operator. */
+static const char *op_metric_names[] = {"numRecordsIn", "numRecordsOut", "numLateRecordsDropped",
+                                        "currentInputWatermark", "currentOutputWatermark", NULL};
+
+/* "<operator name>.<metric>" of subtask i of chain c (Flink's id of an
+ * operator's metric in a vertex); SL_ERR if there is no such. */
+static int op_metric(const jm_job *job, int c, int i, const char *name, double *out)
+{
+    const sl_chain *ch = &job->g->chains[c];
+    const char *dot = strrchr(name, '.');
+    if (!dot) return SL_ERR;
+    int m = -1;
+    for (int k = 0; op_metric_names[k]; k++)
+        if (!strcmp(dot + 1, op_metric_names[k])) m = k;
+    if (m < 0) return SL_ERR;
+    size_t n = (size_t)(dot - name);
+    for (int k = 0; k < ch->n; k++) {
+        const char *vname = job->g->v[ch->vertices[k]].name;
+        if (strlen(vname) != n || strncmp(vname, name, n)) continue;
+        const jm_metrics *mm = &job->tasks[c][i].metrics;
+        if (mm->nops != ch->n) { /* nothing reported yet */
+            *out = m >= 3 ? (double)INT64_MIN : 0;
+            return SL_OK;
+        }
+        const struct jm_op_metrics *o = &mm->ops[k];
+        double v[] = {(double)o->records_in, (double)o->records_out, (double)o->late_dropped,
+                      (double)o->in_wm, (double)o->out_wm};
+        *out = v[m];
+        return SL_OK;
+    }
+    return SL_ERR;
+}
+
+/* A subtask's metric by Flink's name: the task's, or one of an operator's. */
+static int subtask_metric(const jm_job *job, int c, int i, const char *name, double *out)
+{
+    if (task_metric(&job->tasks[c][i], name, out) == SL_OK) return SL_OK;
+    return op_metric(job, c, i, name, out);
+}
+
 static json_t *metric_value_json(double v, const char *name)
 {
     char buf[64];
@@ -566,14 +606,21 @@ static json_t *metrics_list(route_ctx *rc, const jm_job *job, int c, int per_sub
     json_t *arr = json_array();
     const sl_chain *ch = &job->g->chains[c];
     if (!get) {
-        /* no selection: list the available metric ids, as Flink does */
-        for (int k = 0; metric_names[k]; k++) {
+        /* no selection: list the available metric ids, as Flink does: the
+         * task's, then each operator's ("<operator name>.<metric>") */
+        int nnames = 0;
+        while (metric_names[nnames]) nnames++;
+        for (int k = 0; k < nnames + ch->n * 5; k++) {
+            char name[300];
+            if (k < nnames) snprintf(name, sizeof name, "%s", metric_names[k]);
+            else snprintf(name, sizeof name, "%s.%s", job->g->v[ch->vertices[(k - nnames) / 5]].name,
+                          op_metric_names[(k - nnames) % 5]);
             if (per_subtask) {
-                json_array_append_new(arr, json_pack("{s:s}", "id", metric_names[k]));
+                json_array_append_new(arr, json_pack("{s:s}", "id", name));
             } else {
                 for (int i = 0; i < ch->parallelism; i++) {
-                    char id[128];
-                    snprintf(id, sizeof id, "%d.%s", i, metric_names[k]);
+                    char id[320];
+                    snprintf(id, sizeof id, "%d.%s", i, name);
                     json_array_append_new(arr, json_pack("{s:s}", "id", id));
                 }
             }
@@ -587,7 +634,7 @@ static json_t *metrics_list(route_ctx *rc, const jm_job *job, int c, int per_sub
             double mn = 0, mx = 0, sum = 0, v;
             int n = 0;
             for (int i = 0; i < ch->parallelism; i++) {
-                if (task_metric(&job->tasks[c][i], name, &v) != SL_OK) continue;
+                if (subtask_metric(job, c, i, name, &v) != SL_OK) continue;
                 if (!n || v < mn) mn = v;
                 if (!n || v > mx) mx = v;
                 sum += v;
@@ -611,8 +658,8 @@ static json_t *metrics_list(route_ctx *rc, const jm_job *job, int c, int per_sub
             for (int i = 0; i < ch->parallelism; i++) {
                 double v;
                 if (explicit_idx && i != idx) continue;
-                if (task_metric(&job->tasks[c][i], metric, &v) != SL_OK) continue;
-                char id[160];
+                if (subtask_metric(job, c, i, metric, &v) != SL_OK) continue;
+                char id[320];
                 snprintf(id, sizeof id, "%d.%s", i, metric);
                 json_array_append_new(arr, json_pack("{s:s,s:o}", "id", id, "value",
                                                      metric_value_json(v, metric)));
