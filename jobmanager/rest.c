@@ -1427,6 +1427,7 @@ static MHD_RESULT serve_file(jm *j, struct MHD_Connection *conn, const char *url
         status = 200;
     } else {
         if (fd >= 0) close(fd);
+        sl_info(TAG, "GET %s -> 404: no such file in the web root", url);
         static const char nf[] = "{\"errors\":[\"Not found.\"]}";
         resp = MHD_create_response_from_buffer(sizeof nf - 1, (void *)nf, MHD_RESPMEM_PERSISTENT);
         MHD_add_response_header(resp, "Content-Type", "application/json");

@@ -106,7 +106,7 @@ def test_waiting_for_slots_is_explained_then_fails(make_cluster):
     reason = "waiting for 3 slots, 2 free"
     wait_for(lambda: c.get(f"/sluice/jobs/{jid}")["state-reason"] == reason, what="reason")
     assert c.job(jid)["state"] == "CREATED"
-    ov = [x for x in c.get("/jobs/overview")["jobs"] if x["jid"] == jid][0]
+    ov = [x for x in c.get("/sluice/jobs/overview")["jobs"] if x["jid"] == jid][0]
     assert ov["state-reason"] == reason
     listing = c.cli("list", check=True).stdout
     assert jid in listing and reason in listing and "(CREATED)" in listing
