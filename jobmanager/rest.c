@@ -32,11 +32,11 @@
 
 #define TAG "jm:rest"
 #define MAX_BODY (8u << 20)
-/* One client (IP address) holds at most this many connections, so a few
- * hundred half-open ones cannot lock others out; a connection that sends
+/* One client (IP address) holds at most this many connections (a quarter
+ * of them all), so one client's half-open ones cannot lock others out; a connection that sends
  * nothing (a request's headers trickling in, or idle keep-alive) for this
  * long is closed. */
-#define REST_PER_CLIENT_CONNECTIONS 64
+#define REST_PER_CLIENT_CONNECTIONS 256
 #define REST_IDLE_TIMEOUT_S 10
 
 #if MHD_VERSION < 0x00097002
@@ -1136,7 +1136,7 @@ static int prepare_submit(route_ctx *rc, reply *r)
         memset(&io, 0, sizeof io);
         io.kind = JM_IO_RESTORE_PLAN;
         io.g = g;
-        io.path = from;
+        io.path = sp; /* allowed (checked above); messages name it as the user gave it */
         io.allow_non_restored = allow;
         io.report = check ? &report : NULL;
         io.dir_out = &rc->restore_dir;

@@ -106,7 +106,7 @@ class Client(threading.Thread):
             try:
                 data = json.dumps(body) if body is not None else None
                 conn.request(method, path, body=data,
-                             headers={"Content-Type": "application/json"} if data else {})
+                             headers={} if method == "GET" else {"Content-Type": "application/json"})
                 r = conn.getresponse()
                 raw = r.read()
                 status = r.status

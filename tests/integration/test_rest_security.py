@@ -17,6 +17,7 @@ deleted.
   when there is none, 400 for a checkpoint, and nothing is deleted;
 - one client cannot hold more than its share of connections.
 """
+import http.client
 import os
 import socket
 
@@ -177,7 +178,7 @@ def test_one_client_cannot_hold_every_connection(cluster):
     # half-open connections (a request line, never the end of the headers)
     socks = []
     try:
-        for _ in range(200):
+        for _ in range(400):
             s = socket.create_connection(("127.0.0.1", cluster.rest_port), timeout=10)
             s.sendall(b"GET /overview HTTP/1.1\r\nHost: 127.0.0.1\r\n")
             socks.append(s)
@@ -191,7 +192,13 @@ def test_one_client_cannot_hold_every_connection(cluster):
                 return False
             except OSError:
                 return True
-        wait_for(lambda: sum(closed(s) for s in socks) >= 200 - 64, what="connections over the limit closed")
+        wait_for(lambda: sum(closed(s) for s in socks) >= 400 - 256, what="connections over the limit closed")
+        # while this client holds all it may, another client address is served
+        other = http.client.HTTPConnection("127.0.0.1", cluster.rest_port, timeout=10,
+                                           source_address=("127.0.0.2", 0))
+        other.request("GET", "/overview")
+        assert other.getresponse().status == 200
+        other.close()
         # the ones held are closed after the idle timeout too, without any
         # request from us: the server does not keep them for ever
         wait_for(lambda: all(closed(s) for s in socks), timeout=60, what="half-open connections timed out")
