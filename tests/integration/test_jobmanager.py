@@ -359,7 +359,9 @@ def test_auto_watermark_interval_is_the_watermark_operators_default(make_cluster
     """The job the TaskManagers plan (the one _metadata records) carries the
     configured interval for the watermark that sets none, and its own for the other."""
     c = make_cluster(jm_conf={"pipeline.auto-watermark-interval": "50 ms",
-                              "execution.checkpointing.interval": "200 ms"})
+                              "execution.checkpointing.interval": "200 ms",
+                              # the checkpoint read below must outlive the next ones
+                              "state.checkpoints.num-retained": "1000"})
     c.add_tm(slots=1)
     ts = "TO_TIMESTAMP_LTZ(1700000000000 + id * 10, 3) AS ts"
     job = {"name": "watermarks", "parallelism": 1,
@@ -418,7 +420,7 @@ def test_a_garbled_state_backend_name_is_shown_as_unknown(cluster):
                + _pb_field(4, 1) + _pb_field(9, b"\xff<b>rocks</b>"))
         s.sendall(_frame(2, reg))
         tms = wait_for(lambda: (lambda t: t and t)(
-            [t for t in cluster.get("/taskmanagers")["taskmanagers"] if t["id"] == "fake-tm"]),
+            [t for t in cluster.get("/sluice/taskmanagers")["taskmanagers"] if t["id"] == "fake-tm"]),
             what="fake-tm to register")
         assert tms[0]["stateBackend"] == "unknown"
     finally:
