@@ -158,7 +158,7 @@ def run_corruption(cluster, payload):
     s = socket.create_connection(("127.0.0.1", ports["tm-0"]))
     s.sendall(data_hello("tm-1") + payload)
     s.close()
-    cluster.wait_state(cross, "FAILED", timeout=15)
+    j = cluster.wait_state(cross, "FAILED", timeout=15)
     why = cluster.get(f"/sluice/jobs/{cross}")["state-reason"]
     assert "data connection" in why, why
     # the other job, which needs no data connection, runs on
