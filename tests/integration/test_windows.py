@@ -117,6 +117,11 @@ def test_late_rows_are_counted_not_lost(cluster, workdir):
     # every row is either in a window or counted as dropped
     assert late_dropped(cluster, jid) == late
     assert sum(c for c, _ in got.values()) + late == n
+    # ... by the window operator itself (Flink's operator scope), no other
+    vid = [v["id"] for v in job["vertices"] if v["name"].startswith("win")][0]
+    per_op = lambda op: cluster.get(f"/jobs/{jid}/vertices/{vid}/subtasks/metrics"
+                                    f"?get={op}.numLateRecordsDropped&agg=sum")[0]["sum"]
+    assert per_op("win") == late and per_op("out") == 0
 
 
 def test_seed_demo_job_prints_window_counts(cluster):
