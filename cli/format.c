@@ -96,7 +96,7 @@ int sl_cli_format_list(const json_t *overview, int flags, char **out, char *err,
 {
     const json_t *jobs = json_object_get(overview, "jobs");
     if (!json_is_array(jobs))
-        return sl_seterr(err, errlen, "unexpected answer from GET /jobs/overview: no \"jobs\" array");
+        return sl_seterr(err, errlen, "unexpected answer from GET /sluice/jobs/overview: no \"jobs\" array");
     size_t n = json_array_size(jobs), m = 0;
     list_item *items = sl_calloc(n ? n : 1, sizeof *items);
     for (size_t i = 0; i < n; i++) {

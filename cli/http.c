@@ -193,6 +193,8 @@ static int attempt(sl_cli_http *h, const char *addr, enum evhttp_cmd_type type, 
         evhttp_add_header(hdr, "Content-Length", len);
         evbuffer_add(evhttp_request_get_output_buffer(req), body, strlen(body));
     } else if (type != EVHTTP_REQ_GET && type != EVHTTP_REQ_DELETE) {
+        /* the JobManager takes mutating calls as JSON only, bodiless ones too */
+        evhttp_add_header(hdr, "Content-Type", "application/json");
         evhttp_add_header(hdr, "Content-Length", "0");
     }
 

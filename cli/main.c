@@ -364,7 +364,8 @@ static int print_root_exception(cli_ctx *cx, const char *jid)
 static int follow_job(cli_ctx *cx, const char *jid)
 {
     char uri[64], *last_reason = NULL;
-    snprintf(uri, sizeof uri, "/jobs/%s", jid);
+    /* Sluice's view of the job: its state and why it is not running yet */
+    snprintf(uri, sizeof uri, "/sluice/jobs/%s", jid);
     int rc = 1;
     for (;;) {
         json_t *job;
@@ -598,7 +599,8 @@ static int cmd_list(common_opts *o, arg_iter *it)
     printf("Waiting for response...\n");
     fflush(stdout);
     json_t *overview;
-    rc = call(&cx, "GET", "/jobs/overview", NULL, &overview, NULL);
+    /* Flink's job list with Sluice's state-reason for each job */
+    rc = call(&cx, "GET", "/sluice/jobs/overview", NULL, &overview, NULL);
     if (rc == 0) {
         char *text, err[256];
         if (sl_cli_format_list(overview, flags, &text, err, sizeof err) == SL_OK) {

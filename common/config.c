@@ -183,6 +183,20 @@ static const sl_conf_def defs[] = {
     {{"rest.auth-token", SL_CT_STRING, "", NULL,
       "Bearer token required by mutating REST calls; empty means none."},
      NOLIM, NULL},
+    {{"rest.allowed-hosts", SL_CT_STRING, "", NULL,
+      "Host names (comma-separated) under which clients may reach the REST API besides "
+      "rest.address, localhost, this machine's name and IP addresses; other Host headers "
+      "are refused (DNS rebinding)."},
+     NOLIM, NULL},
+    {{"web.access-control-allow-origin", SL_CT_STRING, "", NULL,
+      "Web origins (comma-separated, like https://ops.example.com) whose pages may make "
+      "mutating REST calls besides the dashboard's own; '*' allows any (unsafe)."},
+     NOLIM, NULL},
+    {{"rest.allowed-dirs", SL_CT_STRING, "", NULL,
+      "Directories (comma-separated) under which REST requests may name savepoint targets, "
+      "snapshots to restore from and savepoints to dispose of, besides state.savepoints.dir "
+      "and state.checkpoints.dir."},
+     NOLIM, NULL},
     {{"web.checkpoints.history", SL_CT_INT, "10", NULL,
       "Number of recent checkpoints the REST API and dashboard remember per job."},
      1, 100000, NULL},

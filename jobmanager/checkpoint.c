@@ -81,6 +81,7 @@ static void cp_destroy(jm_checkpoint *cp)
     free(cp->handles);
     free(cp->acked);
     free(cp->finished);
+    free(cp->acks);
     free(cp->dir);
     free(cp->failure);
     free(cp);
@@ -269,6 +270,7 @@ jm_checkpoint *jm_cp_trigger(jm *j, jm_job *job, jm_cp_type type, const char *di
     cp->num_subtasks = job_tasks(job);
     cp->acked = sl_calloc((size_t)cp->num_subtasks, 1);
     cp->finished = sl_calloc((size_t)cp->num_subtasks, 1);
+    cp->acks = sl_calloc((size_t)cp->num_subtasks, sizeof *cp->acks);
     for (int c = 0, idx = 0; c < job->g->nchains; c++)
         for (int i = 0; i < job->g->chains[c].parallelism; i++, idx++)
             if (job->tasks[c][i].state == T_FINISHED) {
@@ -467,6 +469,13 @@ void jm_cp_on_ack(jm *j, const Sluice__AcknowledgeCheckpoint *a)
     if (a->alignment_ns > cp->max_alignment_ns) cp->max_alignment_ns = a->alignment_ns;
     if (a->sync_ns > cp->max_sync_ns) cp->max_sync_ns = a->sync_ns;
     if (a->async_ns > cp->max_async_ns) cp->max_async_ns = a->async_ns;
+    jm_cp_ack *ack = &cp->acks[idx];
+    ack->ack_ms = cp->latest_ack_ms;
+    ack->alignment_ns = a->alignment_ns;
+    ack->sync_ns = a->sync_ns;
+    ack->async_ns = a->async_ns;
+    ack->start_delay_ns = a->start_delay_ns;
+    for (size_t i = 0; i < a->n_handles; i++) ack->state_size += a->handles[i]->size;
     for (size_t i = 0; i < a->n_handles; i++) {
         const Sluice__OperatorSubtaskHandle *h = a->handles[i];
         int v = -1;

@@ -15,12 +15,17 @@
  * job while its files are still being written. io_lock is a leaf: held to
  * link jobs and set flags, never during file work.
  */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "jm.h"
 #include "ha.h"
 #include "log.h"
 #include "snapshot.h"
+#include "snapshot.pb-c.h"
 
 #define TAG "jm:io"
 
@@ -30,6 +35,37 @@ static void io_job_free(jm_io_job *job)
     free(job->dir);
     free(job->data);
     free(job);
+}
+
+/* Remove job->dir only if its _metadata says it is a Sluice savepoint
+ * (not a checkpoint, not anything else); not_found when there is no
+ * _metadata at all. */
+static int dispose(jm_io_job *job)
+{
+    char path[PATH_MAX], why[600];
+    struct stat st;
+    if (snprintf(path, sizeof path, "%s/_metadata", job->dir) >= (int)sizeof path)
+        return sl_seterr(job->err, sizeof job->err, "'%s': path too long", job->dir);
+    if (stat(path, &st) != 0) {
+        job->not_found = errno == ENOENT || errno == ENOTDIR;
+        return sl_seterr(job->err, sizeof job->err, "'%s' is not a savepoint directory: %s", job->dir,
+                         job->not_found ? "there is no _metadata in it" : strerror(errno));
+    }
+    void *packed = NULL;
+    size_t len = 0;
+    if (sl_snapshot_read_metadata(job->dir, &packed, &len, why, sizeof why) != SL_OK)
+        return sl_seterr(job->err, sizeof job->err, "'%s' is not a savepoint directory: %s", job->dir, why);
+    Sluice__SnapshotMetadata *md = sluice__snapshot_metadata__unpack(NULL, len, packed);
+    free(packed);
+    if (!md)
+        return sl_seterr(job->err, sizeof job->err,
+                         "'%s' is not a savepoint directory: its _metadata does not decode", job->dir);
+    int is_savepoint = md->is_savepoint;
+    sluice__snapshot_metadata__free_unpacked(md, NULL);
+    if (!is_savepoint)
+        return sl_seterr(job->err, sizeof job->err,
+                         "'%s' is not a savepoint directory: its _metadata is a checkpoint's", job->dir);
+    return sl_snapshot_remove(job->dir, job->err, sizeof job->err);
 }
 
 static void run(jm *j, jm_io_job *job)
@@ -60,7 +96,7 @@ static void run(jm *j, jm_io_job *job)
                                   sizeof job->err);
         break;
     case JM_IO_DISPOSE:
-        job->rc = sl_snapshot_remove(job->dir, job->err, sizeof job->err);
+        job->rc = dispose(job);
         break;
     }
 }

@@ -72,6 +72,12 @@ typedef struct jm_metrics {
     uint64_t ref_in, ref_out, ref_bin, ref_bout; /* counters at ref_at_ms */
     int64_t ref_at_ms;
     int has;
+    /* per chained operator, from the last report (m.operators is not kept) */
+    struct jm_op_metrics {
+        uint64_t records_in, records_out, late_dropped;
+        int64_t in_wm, out_wm;
+    } *ops;
+    int nops;
 } jm_metrics;
 
 typedef struct jm_task {
@@ -106,6 +112,14 @@ typedef struct jm_cp_handle {
     int keyed, has_opstate;
 } jm_cp_handle;
 
+/* One subtask's acknowledgement of a checkpoint, for the per-subtask
+ * statistics (GET .../checkpoints/details/:cpid/subtasks/:vid). */
+typedef struct jm_cp_ack {
+    int64_t ack_ms;             /* wall clock; 0 = not acknowledged */
+    uint64_t alignment_ns, sync_ns, async_ns, start_delay_ns;
+    uint64_t state_size;        /* bytes of the state files it wrote */
+} jm_cp_ack;
+
 typedef struct jm_checkpoint {
     uint64_t id;
     jm_cp_status status;
@@ -117,6 +131,7 @@ typedef struct jm_checkpoint {
                                    (or finished) */
     uint8_t *finished;          /* per task: it had finished (counts as acknowledged;
                                    _metadata records it finished) */
+    jm_cp_ack *acks;            /* per task: what its acknowledgement reported */
     int writing;                /* all acknowledged; _metadata is being written (io.c) */
     char *dir;                  /* where its files go */
     uint64_t state_size;
@@ -319,6 +334,7 @@ struct jm_io_job {
     uint64_t *cpid_out;
     int *is_savepoint_out;
     int rc;
+    int not_found;              /* JM_IO_DISPOSE: no savepoint there at all */
     char err[1024];
     jm_io_job *next;
 };
@@ -409,9 +425,21 @@ void jm_prom_stop(jm *j);
 int jm_rest_start(jm *j, char *err, size_t errlen);
 void jm_rest_stop(jm *j);
 void jm_rest_on_loop(jm *j, void *ctx);   /* loop: run a posted request */
+/* rest_guard.c (REST threads): SL_ERR when a request must be refused for
+ * its Host, Origin or Content-Type; err then starts with the HTTP status
+ * ("403 ...", "415 ..."). */
+int jm_rest_guard(jm *j, const char *method, const char *path, const char *host, const char *origin,
+                  const char *content_type, char *err, size_t errlen);
+/* The canonical local path of a directory a request names (a plain path or
+ * a file: URI) if it lies under state.savepoints.dir, state.checkpoints.dir
+ * or rest.allowed-dirs; else NULL, err naming the roots. `what` starts the
+ * message ("savepoint target"). Caller frees. */
+char *jm_rest_allowed_dir(jm *j, const char *value, const char *what, char *err, size_t errlen);
 /* rest_checkpoints.c (loop): the checkpoint statistics of a job, and the
  * details of one of its checkpoints. Caller owns the JSON. */
 json_t *jm_rest_checkpoints_json(const jm_job *job);
 json_t *jm_rest_checkpoint_details(const jm_job *job, const jm_checkpoint *cp);
+json_t *jm_rest_checkpoint_subtasks(const jm_job *job, const jm_checkpoint *cp, int chain);
+json_t *jm_rest_checkpoints_sluice(const jm_job *job);
 
 #endif

@@ -33,6 +33,12 @@
 
 #define TAG "jm:rest"
 #define MAX_BODY (8u << 20)
+/* One client (IP address) holds at most this many connections (a quarter
+ * of them all), so one client's half-open ones cannot lock others out; a connection that sends
+ * nothing (a request's headers trickling in, or idle keep-alive) for this
+ * long is closed. */
+#define REST_PER_CLIENT_CONNECTIONS 256
+#define REST_IDLE_TIMEOUT_S 10
 
 #if MHD_VERSION < 0x00097002
 typedef int MHD_RESULT;
@@ -190,6 +196,46 @@ static int task_metric(const jm_task *t, const char *name, double *out)
     return SL_OK;
 }
 
+/* Flink's operator-scope metrics, one per chained operator. */
+static const char *op_metric_names[] = {"numRecordsIn", "numRecordsOut", "numLateRecordsDropped",
+                                        "currentInputWatermark", "currentOutputWatermark", NULL};
+
+/* "<operator name>.<metric>" of subtask i of chain c (Flink's id of an
+ * operator's metric in a vertex); SL_ERR if there is no such. */
+static int op_metric(const jm_job *job, int c, int i, const char *name, double *out)
+{
+    const sl_chain *ch = &job->g->chains[c];
+    const char *dot = strrchr(name, '.');
+    if (!dot) return SL_ERR;
+    int m = -1;
+    for (int k = 0; op_metric_names[k]; k++)
+        if (!strcmp(dot + 1, op_metric_names[k])) m = k;
+    if (m < 0) return SL_ERR;
+    size_t n = (size_t)(dot - name);
+    for (int k = 0; k < ch->n; k++) {
+        const char *vname = job->g->v[ch->vertices[k]].name;
+        if (strlen(vname) != n || strncmp(vname, name, n)) continue;
+        const jm_metrics *mm = &job->tasks[c][i].metrics;
+        if (mm->nops != ch->n) { /* nothing reported yet */
+            *out = m >= 3 ? (double)INT64_MIN : 0;
+            return SL_OK;
+        }
+        const struct jm_op_metrics *o = &mm->ops[k];
+        double v[] = {(double)o->records_in, (double)o->records_out, (double)o->late_dropped,
+                      (double)o->in_wm, (double)o->out_wm};
+        *out = v[m];
+        return SL_OK;
+    }
+    return SL_ERR;
+}
+
+/* A subtask's metric by Flink's name: the task's, or one of an operator's. */
+static int subtask_metric(const jm_job *job, int c, int i, const char *name, double *out)
+{
+    if (task_metric(&job->tasks[c][i], name, out) == SL_OK) return SL_OK;
+    return op_metric(job, c, i, name, out);
+}
+
 static json_t *metric_value_json(double v, const char *name)
 {
     char buf[64];
@@ -240,7 +286,9 @@ static jm_task_state chain_state(const jm_job *job, int c)
     return T_CREATED;
 }
 
-static json_t *job_overview(const jm_job *job)
+/* Flink's JobDetails of a job; with_reason adds Sluice's state-reason
+ * (GET /sluice/jobs/overview). */
+static json_t *job_overview(const jm_job *job, int with_reason)
 {
     json_t *o = json_pack("{s:s,s:s,s:s,s:I,s:I,s:I,s:I}", "jid", job->id, "name", job->g->name,
                           "state", jm_job_state_name(job->state), "start-time", (json_int_t)job->start_ms,
@@ -250,18 +298,36 @@ static json_t *job_overview(const jm_job *job)
     json_object_set_new(o, "tasks", task_counts(job, -1, 1));
     /* Flink counts operators not yet added to an adaptive graph; Sluice's graphs are whole */
     json_object_set_new(o, "pending-operators", json_integer(0));
-    if (job->state_reason) json_object_set_new(o, "state-reason", json_string(job->state_reason));
+    if (with_reason)
+        json_object_set_new(o, "state-reason", job->state_reason ? json_string(job->state_reason) : json_null());
     return o;
 }
 
-static double chain_sum(const jm_job *job, int c, const char *metric)
+/* Sum of a metric over n subtasks. */
+static double tasks_sum(const jm_task *ts, int n, const char *metric)
 {
     double sum = 0, v;
-    for (int i = 0; i < job->g->chains[c].parallelism; i++)
-        if (task_metric(&job->tasks[c][i], metric, &v) == SL_OK) sum += v;
+    for (int i = 0; i < n; i++)
+        if (task_metric(&ts[i], metric, &v) == SL_OK) sum += v;
     return sum;
 }
 
+/* Flink's IOMetricsInfo over n subtasks (a vertex's, or one subtask's). */
+static json_t *io_metrics_json(const jm_task *ts, int n)
+{
+    return json_pack("{s:I,s:b,s:I,s:b,s:I,s:b,s:I,s:b,s:I,s:I,s:I}", "read-bytes",
+                     (json_int_t)tasks_sum(ts, n, "numBytesIn"), "read-bytes-complete", 1,
+                     "write-bytes", (json_int_t)tasks_sum(ts, n, "numBytesOut"),
+                     "write-bytes-complete", 1, "read-records",
+                     (json_int_t)tasks_sum(ts, n, "numRecordsIn"), "read-records-complete", 1,
+                     "write-records", (json_int_t)tasks_sum(ts, n, "numRecordsOut"),
+                     "write-records-complete", 1, "accumulated-backpressured-time",
+                     (json_int_t)tasks_sum(ts, n, "accumulatedBackPressuredTimeMs"),
+                     "accumulated-idle-time", (json_int_t)tasks_sum(ts, n, "accumulatedIdleTimeMs"),
+                     "accumulated-busy-time", (json_int_t)tasks_sum(ts, n, "accumulatedBusyTimeMs"));
+}
+
+/* Flink's JobPlanInfo.Plan: one node per chain (Flink's job vertex), its inputs. */
 static json_t *job_plan(const jm_job *job)
 {
     const sl_jobgraph *g = job->g;
@@ -272,9 +338,34 @@ static json_t *job_plan(const jm_job *job)
         json_t *inputs = json_array();
         for (int k = 0; k < head->nin; k++) {
             const sl_edge *e = &g->e[head->in_edges[k]];
-            json_t *in = json_pack("{s:i,s:s,s:s,s:s}", "num", k, "id",
-                                   g->chains[g->v[e->from].chain].id, "ship_strategy",
-                                   sl_part_name(e->strategy), "exchange", "pipelined_bounded");
+            json_array_append_new(inputs, json_pack("{s:i,s:s,s:s,s:s}", "num", k, "id",
+                                                    g->chains[g->v[e->from].chain].id, "ship_strategy",
+                                                    sl_part_name(e->strategy), "exchange",
+                                                    "pipelined_bounded"));
+        }
+        json_array_append_new(nodes, json_pack("{s:s,s:i,s:s,s:s,s:s,s:o,s:{}}", "id", ch->id,
+                                               "parallelism", ch->parallelism, "operator", head->type,
+                                               "operator_strategy", "", "description", ch->name,
+                                               "inputs", inputs, "optimizer_properties"));
+    }
+    return json_pack("{s:s,s:s,s:s,s:o}", "jid", job->id, "name", g->name, "type", "STREAMING",
+                     "nodes", nodes);
+}
+
+/* What Flink's plan has no field for: per node (chain) the operators
+ * chained in it, and per input the key columns of a hash edge and the side
+ * output it reads. For GET /sluice/jobs/:id. */
+static json_t *sluice_plan(const jm_job *job)
+{
+    const sl_jobgraph *g = job->g;
+    json_t *nodes = json_array();
+    for (int c = 0; c < g->nchains; c++) {
+        const sl_chain *ch = &g->chains[c];
+        const sl_vertex *head = &g->v[ch->vertices[0]];
+        json_t *inputs = json_array();
+        for (int k = 0; k < head->nin; k++) {
+            const sl_edge *e = &g->e[head->in_edges[k]];
+            json_t *in = json_pack("{s:i,s:s}", "num", k, "id", g->chains[g->v[e->from].chain].id);
             if (e->strategy == SL_PART_HASH) {
                 json_t *keys = json_array();
                 for (int q = 0; q < e->nkeys; q++)
@@ -290,17 +381,13 @@ static json_t *job_plan(const jm_job *job)
             json_array_append_new(ops, json_pack("{s:s,s:s,s:s}", "id", v->id, "uid", v->uid, "type",
                                                  v->type));
         }
-        json_array_append_new(nodes, json_pack("{s:s,s:i,s:s,s:s,s:s,s:o,s:o,s:{}}", "id", ch->id,
-                                               "parallelism", ch->parallelism, "operator", head->type,
-                                               "operator_strategy", "", "description", ch->name,
-                                               "inputs", inputs, "operators", ops,
-                                               "optimizer_properties"));
+        json_array_append_new(nodes, json_pack("{s:s,s:o,s:o}", "id", ch->id, "operators", ops,
+                                               "inputs", inputs));
     }
-    return json_pack("{s:s,s:s,s:s,s:o}", "jid", job->id, "name", g->name, "type", "STREAMING",
-                     "nodes", nodes);
+    return json_pack("{s:o}", "nodes", nodes);
 }
 
-static json_t *job_detail(jm *j, const jm_job *job)
+static json_t *job_detail(const jm_job *job)
 {
     const sl_jobgraph *g = job->g;
     json_t *o = json_pack("{s:s,s:s,s:b,s:s,s:I,s:I,s:I,s:i,s:I}", "jid", job->id, "name", g->name,
@@ -326,19 +413,7 @@ static json_t *job_detail(jm *j, const jm_job *job)
         if (start == INT64_MAX) start = -1;
         jm_task_state st = chain_state(job, c);
         int done = st == T_FINISHED || st == T_CANCELED || st == T_FAILED;
-        json_t *metrics = json_pack(
-            "{s:I,s:b,s:I,s:b,s:I,s:b,s:I,s:b,s:I,s:I,s:I}", "read-bytes",
-            (json_int_t)chain_sum(job, c, "numBytesIn"), "read-bytes-complete", 1, "write-bytes",
-            (json_int_t)chain_sum(job, c, "numBytesOut"), "write-bytes-complete", 1, "read-records",
-            (json_int_t)chain_sum(job, c, "numRecordsIn"), "read-records-complete", 1,
-            "write-records", (json_int_t)chain_sum(job, c, "numRecordsOut"),
-            "write-records-complete", 1, "accumulated-backpressured-time",
-            (json_int_t)chain_sum(job, c, "accumulatedBackPressuredTimeMs"), "accumulated-idle-time",
-            (json_int_t)chain_sum(job, c, "accumulatedIdleTimeMs"), "accumulated-busy-time",
-            (json_int_t)chain_sum(job, c, "accumulatedBusyTimeMs"));
-        /* beyond Flink: late rows dropped by window operators in this vertex */
-        json_object_set_new(metrics, "numLateRecordsDropped",
-                            json_integer((json_int_t)chain_sum(job, c, "numLateRecordsDropped")));
+        json_t *metrics = io_metrics_json(job->tasks[c], ch->parallelism);
         /* every vertex of a Sluice job shares one slot sharing group (nslots
          * = the largest parallelism), which has no id of its own: the job's */
         json_array_append_new(
@@ -361,42 +436,115 @@ static json_t *job_detail(jm *j, const jm_job *job)
     json_object_set_new(sc, "RECONCILING", json_integer(0)); /* as in task_counts */
     json_object_set_new(o, "status-counts", sc);
     json_object_set_new(o, "plan", job_plan(job));
-    if (job->state_reason) json_object_set_new(o, "state-reason", json_string(job->state_reason));
-    json_object_set_new(o, "slots-needed", json_integer(job->nslots));
-    char bk[256];
-    json_object_set_new(o, "state-backend", json_string(job_backend(j, job, bk, sizeof bk)));
     return o;
 }
 
-static json_t *tm_json_base(const jm_tm *tm, int detail)
+/* GET /sluice/jobs/:id: what Sluice knows of a job that Flink's job
+ * details have no field for. */
+static json_t *sluice_job(jm *j, const jm_job *job)
+{
+    char bk[256];
+    json_t *o = json_pack("{s:s,s:s,s:i,s:s,s:o}", "jid", job->id, "state",
+                          jm_job_state_name(job->state), "slots-needed", job->nslots,
+                          "state-backend", job_backend(j, job, bk, sizeof bk), "plan",
+                          sluice_plan(job));
+    json_object_set_new(o, "state-reason", job->state_reason ? json_string(job->state_reason) : json_null());
+    return o;
+}
+
+/* Tasks of live (not terminal) jobs deployed on tm. */
+static int tm_tasks(jm *j, const jm_tm *tm, const jm_job *only)
+{
+    int n = 0;
+    for (jm_job *job = j->jobs; job; job = job->next) {
+        if ((only && job != only) || jm_job_state_terminal(job->state)) continue;
+        for (int c = 0; c < job->g->nchains; c++)
+            for (int i = 0; i < job->g->chains[c].parallelism; i++) {
+                const jm_task *t = &job->tasks[c][i];
+                n += t->tm_id && !strcmp(t->tm_id, tm->id) && t->state != T_FINISHED &&
+                     t->state != T_CANCELED && t->state != T_FAILED;
+            }
+    }
+    return n;
+}
+
+/* Flink's ResourceProfileInfo of `share` of a TaskManager's slots: its
+ * cores and managed memory (MB); Sluice has no JVM heap or network
+ * buffer pool sized apart, so those are 0. */
+static json_t *resource_json(const jm_tm *tm, int share)
+{
+    double frac = tm->slots ? (double)share / tm->slots : 0;
+    return json_pack("{s:f,s:i,s:i,s:i,s:i,s:{}}", "cpuCores", tm->cpu_cores * frac,
+                     "taskHeapMemory", 0, "taskOffHeapMemory", 0, "managedMemory",
+                     (int)((double)tm->managed_memory * frac / (1 << 20)), "networkMemory", 0,
+                     "extendedResources");
+}
+
+/* Flink's TaskManagerInfo (and, with detail, TaskManagerDetailsInfo). */
+static json_t *tm_json(jm *j, const jm_tm *tm, int detail)
 {
     int free_slots = 0;
     for (int i = 0; i < tm->slots; i++) free_slots += tm->slot_job[i] == NULL;
-    json_t *o = json_pack("{s:s,s:s,s:i,s:I,s:I,s:i,s:i,s:{s:i,s:I,s:I,s:I}}", "id", tm->id, "path",
-                          tm->host, "dataPort", tm->data_port, "timeSinceLastHeartbeat",
-                          (json_int_t)(sl_mono_ms() - tm->last_heartbeat_ms), "registered",
-                          (json_int_t)tm->registered_ms, "slotsNumber", tm->slots, "freeSlots",
-                          free_slots, "hardware", "cpuCores", tm->cpu_cores, "physicalMemory",
-                          (json_int_t)tm->physical_memory, "freeMemory", (json_int_t)tm->free_memory,
-                          "managedMemory", (json_int_t)tm->managed_memory);
+    json_t *o = json_pack("{s:s,s:s,s:i,s:i,s:I,s:i,s:i,s:i,s:o,s:o,s:{s:i,s:I,s:I,s:I},s:b}", "id",
+                          tm->id, "path", tm->host, "dataPort", tm->data_port, "jmxPort", -1,
+                          "timeSinceLastHeartbeat", (json_int_t)(sl_mono_ms() - tm->last_heartbeat_ms),
+                          "slotsNumber", tm->slots, "freeSlots", free_slots, "assignedTasks",
+                          tm_tasks(j, tm, NULL), "totalResource", resource_json(tm, tm->slots),
+                          "freeResource", resource_json(tm, free_slots), "hardware", "cpuCores",
+                          tm->cpu_cores, "physicalMemory", (json_int_t)tm->physical_memory,
+                          "freeMemory", (json_int_t)tm->free_memory, "managedMemory",
+                          (json_int_t)tm->managed_memory, "blocked", 0);
+    /* Flink's memory model is the JVM's; only the managed part exists here */
+    json_t *mc = json_object();
+    static const char *jvm_parts[] = {"frameworkHeap", "taskHeap", "frameworkOffHeap", "taskOffHeap",
+                                      "networkMemory", "jvmMetaspace", "jvmOverhead",
+                                      "totalFlinkMemory", "totalProcessMemory"};
+    for (size_t i = 0; i < SL_ARRAY_LEN(jvm_parts); i++) json_object_set_new(mc, jvm_parts[i], json_null());
+    json_object_set_new(mc, "managedMemory", json_integer((json_int_t)tm->managed_memory));
+    json_object_set_new(o, "memoryConfiguration", mc);
     if (detail) {
         json_t *as = json_array();
         for (int i = 0; i < tm->slots; i++)
             if (tm->slot_job[i])
-                json_array_append_new(as, json_pack("{s:i,s:s,s:s}", "slot", i, "jobId",
-                                                    tm->slot_job[i]->id, "jobName",
-                                                    tm->slot_job[i]->g->name));
+                json_array_append_new(as, json_pack("{s:s,s:o,s:i}", "jobId", tm->slot_job[i]->id,
+                                                    "resource", resource_json(tm, 1), "assignedTasks",
+                                                    tm_tasks(j, tm, tm->slot_job[i])));
         json_object_set_new(o, "allocatedSlots", as);
+        /* Flink's TaskManagerMetricsInfo is the JVM's heap, direct and
+         * mapped buffers and Netty's network pool: none of them exist here */
+        json_t *m = json_object();
+        static const char *jvm_metrics[] = {
+            "heapUsed", "heapCommitted", "heapMax", "nonHeapUsed", "nonHeapCommitted", "nonHeapMax",
+            "directCount", "directUsed", "directMax", "mappedCount", "mappedUsed", "mappedMax",
+            "nettyShuffleMemorySegmentsAvailable", "nettyShuffleMemorySegmentsUsed",
+            "nettyShuffleMemorySegmentsTotal", "nettyShuffleMemoryAvailable",
+            "nettyShuffleMemoryUsed", "nettyShuffleMemoryTotal"};
+        for (size_t i = 0; i < SL_ARRAY_LEN(jvm_metrics); i++) json_object_set_new(m, jvm_metrics[i], json_integer(0));
+        json_object_set_new(m, "garbageCollectors", json_array());
+        json_object_set_new(o, "metrics", m);
     }
     return o;
 }
 
-static json_t *tm_json(const jm_tm *tm, int detail)
+/* GET /sluice/taskmanagers: what Flink's TaskManagerInfo has no field
+ * for -- when each registered, its state backend, and its slots by index
+ * with the job holding each. */
+static json_t *sluice_tms(jm *j)
 {
-    json_t *o = tm_json_base(tm, detail);
-    /* beyond Flink: where this TaskManager keeps keyed state */
-    json_object_set_new(o, "stateBackend", json_string(tm->state_backend));
-    return o;
+    json_t *arr = json_array();
+    for (jm_tm *tm = j->tms; tm; tm = tm->next) {
+        json_t *slots = json_array();
+        for (int i = 0; i < tm->slots; i++)
+            json_array_append_new(slots, tm->slot_job[i]
+                                             ? json_pack("{s:i,s:s,s:s}", "slot", i, "jobId",
+                                                         tm->slot_job[i]->id, "jobName",
+                                                         tm->slot_job[i]->g->name)
+                                             : json_pack("{s:i,s:n,s:n}", "slot", i, "jobId", "jobName"));
+        json_array_append_new(arr, json_pack("{s:s,s:I,s:s,s:o}", "id", tm->id, "registered",
+                                             (json_int_t)tm->registered_ms, "stateBackend",
+                                             tm->state_backend, "slots", slots));
+    }
+    return json_pack("{s:o}", "taskmanagers", arr);
 }
 
 /* ---- routing ---------------------------------------------------------- */
@@ -419,7 +567,11 @@ typedef struct route_ctx {
     int restore_is_savepoint;
     /* POST /savepoint-disposal: done on the REST thread, recorded by the loop */
     int disposal_rc;            /* SL_OK or SL_ERR */
-    char disposal_err[1100];
+    int disposal_not_found;     /* no savepoint there (404) */
+    char disposal_err[1400];
+    /* POST /jobs/:id/savepoints and /stop: the target directory, checked
+     * and made canonical on the REST thread; NULL when none was given */
+    char *target_dir;
     reply *r;                   /* the answer, written by the loop */
 } route_ctx;
 
@@ -455,14 +607,21 @@ static json_t *metrics_list(route_ctx *rc, const jm_job *job, int c, int per_sub
     json_t *arr = json_array();
     const sl_chain *ch = &job->g->chains[c];
     if (!get) {
-        /* no selection: list the available metric ids, as Flink does */
-        for (int k = 0; metric_names[k]; k++) {
+        /* no selection: list the available metric ids, as Flink does: the
+         * task's, then each operator's ("<operator name>.<metric>") */
+        int nnames = 0;
+        while (metric_names[nnames]) nnames++;
+        for (int k = 0; k < nnames + ch->n * 5; k++) {
+            char name[300];
+            if (k < nnames) snprintf(name, sizeof name, "%s", metric_names[k]);
+            else snprintf(name, sizeof name, "%s.%s", job->g->v[ch->vertices[(k - nnames) / 5]].name,
+                          op_metric_names[(k - nnames) % 5]);
             if (per_subtask) {
-                json_array_append_new(arr, json_pack("{s:s}", "id", metric_names[k]));
+                json_array_append_new(arr, json_pack("{s:s}", "id", name));
             } else {
                 for (int i = 0; i < ch->parallelism; i++) {
-                    char id[128];
-                    snprintf(id, sizeof id, "%d.%s", i, metric_names[k]);
+                    char id[320];
+                    snprintf(id, sizeof id, "%d.%s", i, name);
                     json_array_append_new(arr, json_pack("{s:s}", "id", id));
                 }
             }
@@ -476,7 +635,7 @@ static json_t *metrics_list(route_ctx *rc, const jm_job *job, int c, int per_sub
             double mn = 0, mx = 0, sum = 0, v;
             int n = 0;
             for (int i = 0; i < ch->parallelism; i++) {
-                if (task_metric(&job->tasks[c][i], name, &v) != SL_OK) continue;
+                if (subtask_metric(job, c, i, name, &v) != SL_OK) continue;
                 if (!n || v < mn) mn = v;
                 if (!n || v > mx) mx = v;
                 sum += v;
@@ -500,8 +659,8 @@ static json_t *metrics_list(route_ctx *rc, const jm_job *job, int c, int per_sub
             for (int i = 0; i < ch->parallelism; i++) {
                 double v;
                 if (explicit_idx && i != idx) continue;
-                if (task_metric(&job->tasks[c][i], metric, &v) != SL_OK) continue;
-                char id[160];
+                if (subtask_metric(job, c, i, metric, &v) != SL_OK) continue;
+                char id[320];
                 snprintf(id, sizeof id, "%d.%s", i, metric);
                 json_array_append_new(arr, json_pack("{s:s,s:o}", "id", id, "value",
                                                      metric_value_json(v, metric)));
@@ -517,18 +676,62 @@ static const char *bp_level(double ratio)
     return ratio <= 0.10 ? "ok" : ratio <= 0.5 ? "low" : "high";
 }
 
+/* GET /sluice/jobs/:id/vertices/:vid/subtasks: per subtask its
+ * TaskManager, host, state and every metric (numbers), with watermarkIdle. */
+static json_t *sluice_subtasks(const jm_job *job, int c)
+{
+    const sl_chain *ch = &job->g->chains[c];
+    json_t *subs = json_array();
+    for (int i = 0; i < ch->parallelism; i++) {
+        const jm_task *t = &job->tasks[c][i];
+        json_t *m = json_object();
+        for (int k = 0; metric_names[k]; k++) {
+            double v;
+            task_metric(t, metric_names[k], &v);
+            if (strstr(metric_names[k], "Watermark"))
+                json_object_set_new(m, metric_names[k], json_integer((json_int_t)(v <= (double)INT64_MIN ? INT64_MIN : (int64_t)v)));
+            else
+                json_object_set_new(m, metric_names[k], json_real(v));
+        }
+        json_object_set_new(m, "watermarkIdle", json_boolean(t->metrics.has && t->metrics.m.watermark_idle));
+        json_array_append_new(subs, json_pack("{s:i,s:s,s:s,s:s,s:o}", "subtask", i,
+                                              "taskmanager-id", t->tm_id ? t->tm_id : "",
+                                              "host", t->host ? t->host : "", "status",
+                                              jm_task_state_name(t->state), "metrics", m));
+    }
+    return json_pack("{s:o}", "subtasks", subs);
+}
+
 static void vertex_routes(route_ctx *rc, jm_job *job, int c, reply *r)
 {
     const sl_chain *ch = &job->g->chains[c];
     const char *what = rc->nseg > 4 ? rc->seg[4] : NULL;
     if (!what) {
+        /* Flink's JobVertexDetailsInfo: per subtask its attempt (the job's
+         * deployment: Sluice restarts whole jobs), where it runs, its times
+         * and I/O metrics */
         json_t *subs = json_array();
         for (int i = 0; i < ch->parallelism; i++) {
             const jm_task *t = &job->tasks[c][i];
-            json_array_append_new(subs, json_pack("{s:i,s:s,s:s,s:I}", "subtask", i, "status",
-                                                  jm_task_state_name(t->state), "host",
-                                                  t->host ? t->host : "", "start-time",
-                                                  (json_int_t)t->start_ms));
+            const jm_tm *tm = t->tm_id ? jm_tm_find(rc->j, t->tm_id) : NULL;
+            char endpoint[300];
+            snprintf(endpoint, sizeof endpoint, "%s:%d", t->host ? t->host : "", tm ? tm->data_port : -1);
+            int done = t->state == T_FINISHED || t->state == T_CANCELED || t->state == T_FAILED;
+            int64_t start = t->start_ms ? t->start_ms : -1, end = done && t->end_ms ? t->end_ms : -1;
+            /* the time in each state: Sluice records when a task started
+             * running and when it ended, not the earlier states' times */
+            int64_t running = start < 0 ? 0 : (end >= 0 ? end : sl_now_ms()) - start;
+            json_t *o = json_pack("{s:i,s:s,s:i,s:s,s:I,s:I,s:I,s:I,s:o,s:s,s:{s:i,s:i,s:i,s:i,s:I}}", "subtask", i,
+                                  "status", jm_task_state_name(t->state), "attempt", (int)job->attempt,
+                                  "endpoint", t->host ? endpoint : "(unassigned)", "start-time",
+                                  (json_int_t)start, "start_time", (json_int_t)start, "end-time",
+                                  (json_int_t)end, "duration",
+                                  (json_int_t)(start < 0 ? -1 : (end >= 0 ? end : sl_now_ms()) - start),
+                                  "metrics", io_metrics_json(t, 1), "taskmanager-id",
+                                  t->tm_id ? t->tm_id : "(unassigned)", "status-duration", "CREATED", 0,
+                                  "SCHEDULED", 0, "DEPLOYING", 0, "INITIALIZING", 0, "RUNNING",
+                                  (json_int_t)running);
+            json_array_append_new(subs, o);
         }
         reply_json(r, 200, json_pack("{s:s,s:s,s:i,s:i,s:I,s:o}", "id", ch->id, "name", ch->name,
                                      "parallelism", ch->parallelism, "maxParallelism",
@@ -569,37 +772,15 @@ static void vertex_routes(route_ctx *rc, jm_job *job, int c, reply *r)
             char id[64];
             snprintf(id, sizeof id, "%d.currentInputWatermark", i);
             task_metric(t, "currentInputWatermark", &v);
-            json_t *o = json_pack("{s:s,s:o}", "id", id, "value", metric_value_json(v, "Watermark"));
-            json_object_set_new(o, "idle", json_boolean(t->metrics.has && t->metrics.m.watermark_idle));
-            json_array_append_new(arr, o);
+            /* whether it is idle: watermarkIdle in GET /sluice/.../subtasks */
+            json_array_append_new(arr, json_pack("{s:s,s:o}", "id", id, "value",
+                                                 metric_value_json(v, "Watermark")));
         }
         reply_json(r, 200, arr);
         return;
     }
     if (!strcmp(what, "subtasks") && rc->nseg == 6 && !strcmp(rc->seg[5], "metrics")) {
         reply_json(r, 200, metrics_list(rc, job, c, 1));
-        return;
-    }
-    if (!strcmp(what, "subtasks") && rc->nseg == 5) {
-        json_t *subs = json_array();
-        for (int i = 0; i < ch->parallelism; i++) {
-            const jm_task *t = &job->tasks[c][i];
-            json_t *m = json_object();
-            for (int k = 0; metric_names[k]; k++) {
-                double v;
-                task_metric(t, metric_names[k], &v);
-                if (strstr(metric_names[k], "Watermark"))
-                    json_object_set_new(m, metric_names[k], json_integer((json_int_t)(v <= (double)INT64_MIN ? INT64_MIN : (int64_t)v)));
-                else
-                    json_object_set_new(m, metric_names[k], json_real(v));
-            }
-            json_object_set_new(m, "watermarkIdle", json_boolean(t->metrics.has && t->metrics.m.watermark_idle));
-            json_array_append_new(subs, json_pack("{s:i,s:s,s:s,s:s,s:o}", "subtask", i,
-                                                  "taskmanager-id", t->tm_id ? t->tm_id : "",
-                                                  "host", t->host ? t->host : "", "status",
-                                                  jm_task_state_name(t->state), "metrics", m));
-        }
-        reply_json(r, 200, json_pack("{s:o}", "subtasks", subs));
         return;
     }
     reply_err(r, 404, "Not found: no such vertex resource '%s'", what);
@@ -668,24 +849,10 @@ static void trigger_savepoint(route_ctx *rc, jm_job *job, int stop, reply *r)
         json_decref(body);
         return;
     }
-    const char *target = json_is_string(jt) ? json_string_value(jt) : NULL;
     int flag = jflag && json_is_true(jflag);
-    /* a file:// URI and a plain path are the same directory, as in the configuration */
-    char why[300];
-    char *local = target && *target ? sl_config_local_path(target, why, sizeof why) : NULL;
-    if (target && *target && !local) {
-        reply_err(r, 400, "target directory %s", why);
-        json_decref(body);
-        return;
-    }
-    if (local && (strstr(local, "..") || local[0] != '/')) {
-        reply_err(r, 400, "the target directory must be an absolute path (or file:///path) without '..', got '%s'", target);
-        free(local);
-        json_decref(body);
-        return;
-    }
-    char *dir = jm_savepoint_dir(j, job, local);
-    free(local);
+    /* the target, if any, was checked against the allowed roots and made
+     * canonical on the REST thread (prepare_target) */
+    char *dir = jm_savepoint_dir(j, job, rc->target_dir);
     json_decref(body);
     if (!dir) {
         reply_err(r, 400, "no target directory given and state.savepoints.dir is not configured");
@@ -700,6 +867,29 @@ static void trigger_savepoint(route_ctx *rc, jm_job *job, int stop, reply *r)
         return;
     }
     track_trigger(job, cp, 0, r);
+}
+
+/* REST thread, POST /jobs/:id/savepoints and /stop: a target directory
+ * given must lie under an allowed root (rest_guard.c); keep its canonical
+ * form for the loop. A body that is not JSON is left to the loop to refuse. */
+static int prepare_target(route_ctx *rc, reply *r)
+{
+    int stop = !strcmp(rc->seg[2], "stop");
+    json_error_t jerr;
+    json_t *body = rc->rq->len ? json_loadb(rc->rq->body, rc->rq->len, 0, &jerr) : NULL;
+    json_t *jt = json_object_get(body, stop ? "targetDirectory" : "target-directory");
+    int rc_ = SL_OK;
+    if (json_is_string(jt) && *json_string_value(jt)) {
+        char err[1400];
+        rc->target_dir = jm_rest_allowed_dir(rc->j, json_string_value(jt), "the savepoint target", err,
+                                             sizeof err);
+        if (!rc->target_dir) {
+            reply_err(r, 400, "%s", err);
+            rc_ = SL_ERR;
+        }
+    }
+    json_decref(body);
+    return rc_;
 }
 
 /* The REST trigger that asked for cp, for GET .../savepoints/:rid or
@@ -748,6 +938,47 @@ static jm_savepoint_op *find_trigger(jm_job *job, const char *rid, int is_checkp
     return NULL;
 }
 
+static jm_checkpoint *find_checkpoint(jm_job *job, const char *id)
+{
+    char *end;
+    errno = 0;
+    unsigned long long n = strtoull(id, &end, 10);
+    if (errno || end == id || *end) return NULL;
+    for (jm_checkpoint *x = job->cps; x; x = x->next)
+        if (x->id == n) return x;
+    return NULL;
+}
+
+/* GET /sluice/...: what Sluice has and Flink's REST API has no place for
+ * (docs/REST.md). Flink's own endpoints keep Flink's shapes exactly. */
+static void sluice_routes(route_ctx *rc, reply *r)
+{
+    jm *j = rc->j;
+    if (strcmp(rc->method, "GET")) {
+        reply_err(r, 405, "%s is not allowed on /sluice/...", rc->method);
+    } else if (rc->nseg == 2 && !strcmp(rc->seg[1], "taskmanagers")) {
+        reply_json(r, 200, sluice_tms(j));
+    } else if (rc->nseg == 3 && !strcmp(rc->seg[1], "jobs") && !strcmp(rc->seg[2], "overview")) {
+        json_t *arr = json_array();
+        for (jm_job *job = j->jobs; job; job = job->next) json_array_append_new(arr, job_overview(job, 1));
+        reply_json(r, 200, json_pack("{s:o}", "jobs", arr));
+    } else if (rc->nseg >= 3 && !strcmp(rc->seg[1], "jobs")) {
+        jm_job *job = jm_job_find(j, rc->seg[2]);
+        int c = -1;
+        if (!job) reply_err(r, 404, "Job %s not found", rc->seg[2]);
+        else if (rc->nseg == 3) reply_json(r, 200, sluice_job(j, job));
+        else if (rc->nseg == 4 && !strcmp(rc->seg[3], "checkpoints"))
+            reply_json(r, 200, jm_rest_checkpoints_sluice(job));
+        else if (rc->nseg == 6 && !strcmp(rc->seg[3], "vertices") && !strcmp(rc->seg[5], "subtasks")) {
+            if ((c = find_chain(job, rc->seg[4])) < 0)
+                reply_err(r, 404, "Vertex %s not found in job %s", rc->seg[4], job->id);
+            else reply_json(r, 200, sluice_subtasks(job, c));
+        } else reply_err(r, 404, "Not found: no such Sluice resource of job %s", job->id);
+    } else {
+        reply_err(r, 404, "Not found: GET /sluice/%s", rc->nseg > 1 ? rc->seg[1] : "");
+    }
+}
+
 static void job_routes(route_ctx *rc, reply *r)
 {
     jm *j = rc->j;
@@ -758,7 +989,7 @@ static void job_routes(route_ctx *rc, reply *r)
     }
     int get = !strcmp(rc->method, "GET");
     if (rc->nseg == 2 && get) {
-        reply_json(r, 200, job_detail(j, job));
+        reply_json(r, 200, job_detail(job));
     } else if (rc->nseg == 3 && get && !strcmp(rc->seg[2], "status")) {
         reply_json(r, 200, json_pack("{s:s}", "status", jm_job_state_name(job->state)));
     } else if (rc->nseg == 3 && !strcmp(rc->method, "POST") && !strcmp(rc->seg[2], "checkpoints")) {
@@ -831,11 +1062,15 @@ static void job_routes(route_ctx *rc, reply *r)
             if (!op) reply_err(r, 404, "Checkpoint trigger %s of job %s not found", rc->seg[3], job->id);
             else reply_async(r, op, "org.apache.flink.runtime.checkpoint.CheckpointException");
         } else if (rc->nseg == 5 && !strcmp(rc->seg[3], "details")) {
-            jm_checkpoint *cp = NULL;
-            for (jm_checkpoint *x = job->cps; x; x = x->next)
-                if ((uint64_t)strtoull(rc->seg[4], NULL, 10) == x->id) cp = x;
+            jm_checkpoint *cp = find_checkpoint(job, rc->seg[4]);
             if (!cp) reply_err(r, 404, "Checkpoint %s of job %s not found", rc->seg[4], job->id);
             else reply_json(r, 200, jm_rest_checkpoint_details(job, cp));
+        } else if (rc->nseg == 7 && !strcmp(rc->seg[3], "details") && !strcmp(rc->seg[5], "subtasks")) {
+            jm_checkpoint *cp = find_checkpoint(job, rc->seg[4]);
+            int c = find_chain(job, rc->seg[6]);
+            if (!cp) reply_err(r, 404, "Checkpoint %s of job %s not found", rc->seg[4], job->id);
+            else if (c < 0) reply_err(r, 404, "Vertex %s not found in job %s", rc->seg[6], job->id);
+            else reply_json(r, 200, jm_rest_checkpoint_subtasks(job, cp, c));
         } else {
             reply_err(r, 404, "Not found: checkpoint resource");
         }
@@ -890,18 +1125,27 @@ static int prepare_submit(route_ctx *rc, reply *r)
             reply_err(r, 400, "savepointPath is required");
             return SL_ERR;
         }
+        char perr[1400];
+        char *from = jm_rest_allowed_dir(j, sp, "savepointPath", perr, sizeof perr);
+        if (!from) {
+            sl_jobgraph_destroy(g);
+            reply_err(r, 400, "%s", perr);
+            return SL_ERR;
+        }
         json_t *report = NULL;
         jm_io_job io;
         memset(&io, 0, sizeof io);
         io.kind = JM_IO_RESTORE_PLAN;
         io.g = g;
-        io.path = sp;
+        io.path = sp; /* allowed (checked above); messages name it as the user gave it */
         io.allow_non_restored = allow;
         io.report = check ? &report : NULL;
         io.dir_out = &rc->restore_dir;
         io.cpid_out = &rc->restore_cpid;
         io.is_savepoint_out = &rc->restore_is_savepoint;
-        if (jm_io_call(j, &io) != SL_OK) {
+        int io_rc = jm_io_call(j, &io);
+        free(from);
+        if (io_rc != SL_OK) {
             sl_jobgraph_destroy(g);
             free(rc->restore_dir);
             rc->restore_dir = NULL;
@@ -950,45 +1194,45 @@ static void submit_job(route_ctx *rc, reply *r)
 /* REST thread: remove the savepoint named by body.savepoint-path (on the
  * I/O worker; no JobManager state involved). SL_ERR with the reason in err
  * when the body is not {"savepoint-path"} (*bad_body set), the path is not
- * a savepoint directory, or removing it failed. */
-static int dispose_path(route_ctx *rc, int *bad_body, char *err, size_t errlen)
+ * under an allowed root, there is no savepoint there (*not_found set), its
+ * _metadata is not a savepoint's, or removing it failed. */
+static int dispose_path(route_ctx *rc, int *bad_body, int *not_found, char *err, size_t errlen)
 {
     json_error_t jerr;
     json_t *body = json_loadb(rc->rq->body ? rc->rq->body : "", rc->rq->len, 0, &jerr);
     json_t *jp = json_object_get(body, "savepoint-path");
     int rc_ = SL_OK;
-    *bad_body = 0;
+    *bad_body = *not_found = 0;
     if (!json_is_string(jp)) {
         json_decref(body);
         *bad_body = 1;
         return sl_seterr(err, errlen, "the body must be {\"savepoint-path\": \"...\"}");
     }
-    const char *p = json_string_value(jp);
-    if (!strncmp(p, "file://", 7)) p += 7;
-    else if (!strncmp(p, "file:", 5)) p += 5;
-    const char *base = strrchr(p, '/');
-    if (p[0] != '/' || strstr(p, "..") || !base || strncmp(base + 1, "savepoint-", 10)) {
-        rc_ = sl_seterr(err, errlen, "'%s' is not a savepoint directory (savepoint-<id>-<hex>)",
-                        json_string_value(jp));
+    char *dir = jm_rest_allowed_dir(rc->j, json_string_value(jp), "the savepoint to dispose of", err, errlen);
+    if (!dir) {
+        rc_ = SL_ERR;
     } else {
         jm_io_job io;
         memset(&io, 0, sizeof io);
         io.kind = JM_IO_DISPOSE;
-        io.dir = (char *)p; /* borrowed: a waited-for job is not freed by the worker */
-        if (jm_io_call(rc->j, &io) != SL_OK)
+        io.dir = dir; /* borrowed: a waited-for job is not freed by the worker */
+        if (jm_io_call(rc->j, &io) != SL_OK) {
+            *not_found = io.not_found;
             rc_ = sl_seterr(err, errlen, "cannot dispose of savepoint '%s': %s", json_string_value(jp), io.err);
+        }
+        free(dir);
     }
     json_decref(body);
     return rc_;
 }
 
 /* REST thread, POST /savepoints/dispose {"savepoint-path"}: Sluice's
- * synchronous disposal, answered at once. */
+ * synchronous disposal, answered at once: 404 when there is no savepoint. */
 static void dispose_savepoint(route_ctx *rc, reply *r)
 {
-    char err[1100];
-    int bad;
-    if (dispose_path(rc, &bad, err, sizeof err) != SL_OK) reply_err(r, 400, "%s", err);
+    char err[1400];
+    int bad, not_found;
+    if (dispose_path(rc, &bad, &not_found, err, sizeof err) != SL_OK) reply_err(r, not_found ? 404 : 400, "%s", err);
     else reply_json(r, 200, json_object());
 }
 
@@ -1088,12 +1332,15 @@ static void route(route_ctx *rc, reply *r)
         for (jm_job *job = j->jobs; job; job = job->next) counts[job->state]++;
         int ntm = 0;
         for (jm_tm *tm = j->tms; tm; tm = tm->next) ntm++;
-        reply_json(r, 200, json_pack("{s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:s,s:s}", "taskmanagers", ntm,
+        /* Flink's ClusterOverview: jobs-running counts every job that has
+         * not ended, the ones waiting to be scheduled too, as Flink does */
+        reply_json(r, 200, json_pack("{s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:s,s:s}", "taskmanagers", ntm,
                                      "slots-total", jm_slots_total(j), "slots-available",
                                      jm_slots_free(j), "jobs-running",
                                      counts[JOB_RUNNING] + counts[JOB_RESTARTING] +
-                                         counts[JOB_CANCELLING] + counts[JOB_FAILING],
-                                     "jobs-scheduled", counts[JOB_CREATED] + counts[JOB_INITIALIZING],
+                                         counts[JOB_CANCELLING] + counts[JOB_FAILING] +
+                                         counts[JOB_CREATED] + counts[JOB_INITIALIZING] +
+                                         counts[JOB_SUSPENDED],
                                      "jobs-finished", counts[JOB_FINISHED], "jobs-cancelled",
                                      counts[JOB_CANCELED], "jobs-failed", counts[JOB_FAILED],
                                      "flink-version", SL_VERSION, "flink-commit", "sluice"));
@@ -1102,12 +1349,12 @@ static void route(route_ctx *rc, reply *r)
         json_object_set_new(r->json, "slots-free-and-blocked", json_integer(0));
     } else if (rc->nseg == 1 && get && !strcmp(rc->seg[0], "taskmanagers")) {
         json_t *arr = json_array();
-        for (jm_tm *tm = j->tms; tm; tm = tm->next) json_array_append_new(arr, tm_json(tm, 0));
+        for (jm_tm *tm = j->tms; tm; tm = tm->next) json_array_append_new(arr, tm_json(j, tm, 0));
         reply_json(r, 200, json_pack("{s:o}", "taskmanagers", arr));
     } else if (rc->nseg == 2 && get && !strcmp(rc->seg[0], "taskmanagers")) {
         jm_tm *tm = jm_tm_find(j, rc->seg[1]);
         if (!tm) reply_err(r, 404, "TaskManager %s not found", rc->seg[1]);
-        else reply_json(r, 200, tm_json(tm, 1));
+        else reply_json(r, 200, tm_json(j, tm, 1));
     } else if (rc->nseg == 1 && !strcmp(rc->seg[0], "jobs")) {
         if (get) {
             json_t *arr = json_array();
@@ -1122,10 +1369,12 @@ static void route(route_ctx *rc, reply *r)
         }
     } else if (rc->nseg == 2 && get && !strcmp(rc->seg[0], "jobs") && !strcmp(rc->seg[1], "overview")) {
         json_t *arr = json_array();
-        for (jm_job *job = j->jobs; job; job = job->next) json_array_append_new(arr, job_overview(job));
+        for (jm_job *job = j->jobs; job; job = job->next) json_array_append_new(arr, job_overview(job, 0));
         reply_json(r, 200, json_pack("{s:o}", "jobs", arr));
     } else if (rc->nseg >= 2 && !strcmp(rc->seg[0], "jobs")) {
         job_routes(rc, r);
+    } else if (rc->nseg >= 1 && !strcmp(rc->seg[0], "sluice")) {
+        sluice_routes(rc, r);
     } else if (rc->nseg == 1 && !strcmp(m, "POST") && !strcmp(rc->seg[0], "savepoint-disposal")) {
         record_disposal(rc, r);
     } else if (rc->nseg == 2 && get && !strcmp(rc->seg[0], "savepoint-disposal")) {
@@ -1191,6 +1440,7 @@ static MHD_RESULT serve_file(jm *j, struct MHD_Connection *conn, const char *url
         status = 200;
     } else {
         if (fd >= 0) close(fd);
+        sl_info(TAG, "GET %s -> 404: no such file in the web root", url);
         static const char nf[] = "{\"errors\":[\"Not found.\"]}";
         resp = MHD_create_response_from_buffer(sizeof nf - 1, (void *)nf, MHD_RESPMEM_PERSISTENT);
         MHD_add_response_header(resp, "Content-Type", "application/json");
@@ -1207,7 +1457,7 @@ static int is_api_path(const char *url)
 {
     static const char *prefixes[] = {"/config", "/overview", "/jobs", "/taskmanagers",
                                      "/jobmanager", "/savepoints", "/savepoint-disposal",
-                                     "/jars", "/sql", NULL};
+                                     "/jars", "/sql", "/sluice", NULL};
     for (int i = 0; prefixes[i]; i++) {
         size_t n = strlen(prefixes[i]);
         if (!strncmp(url, prefixes[i], n) && (url[n] == '\0' || url[n] == '/')) return 1;
@@ -1242,7 +1492,13 @@ static MHD_RESULT on_request(void *cls, struct MHD_Connection *conn, const char 
     const char *path = url;
     int v1 = !strncmp(url, "/v1", 3) && (url[3] == '/' || url[3] == '\0');
     if (v1) path = url + 3;
-    if (!v1 && !is_api_path(url) && (!strcmp(method, "GET") || !strcmp(method, "HEAD")))
+    char gerr[700];
+    int refused = jm_rest_guard(j, method, path,
+                                MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Host"),
+                                MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Origin"),
+                                MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Type"),
+                                gerr, sizeof gerr) != SL_OK;
+    if (!refused && !v1 && !is_api_path(url) && (!strcmp(method, "GET") || !strcmp(method, "HEAD")))
         return serve_file(j, conn, url);
 
     reply r = {0, NULL};
@@ -1261,7 +1517,9 @@ static MHD_RESULT on_request(void *cls, struct MHD_Connection *conn, const char 
     int bad_body = 0;
     int savepoints = rc.nseg == 2 && post && !strcmp(rc.seg[0], "savepoints");
     int disposal = rc.nseg == 1 && post && !strcmp(rc.seg[0], "savepoint-disposal");
-    if (rq->too_big) {
+    if (refused) {
+        reply_err(&r, atoi(gerr), "%s", gerr + 4); /* "403 ..." or "415 ..." */
+    } else if (rq->too_big) {
         reply_err(&r, 413, "request body larger than %u bytes", MAX_BODY);
     } else if (!(rc.nseg == 1 && !strcmp(rc.seg[0], "config")) &&
                jm_ha_rest_refuse(j, &r.status, &r.json)) {
@@ -1272,15 +1530,17 @@ static MHD_RESULT on_request(void *cls, struct MHD_Connection *conn, const char 
         reply_err(&r, 401, "this JobManager requires 'Authorization: Bearer <rest.auth-token>'");
     } else if (savepoints && !strcmp(rc.seg[1], "dispose")) {
         dispose_savepoint(&rc, &r);
-    } else if (disposal && (rc.disposal_rc = dispose_path(&rc, &bad_body, rc.disposal_err,
-                                                          sizeof rc.disposal_err)) != SL_OK &&
+    } else if (disposal && (rc.disposal_rc = dispose_path(&rc, &bad_body, &rc.disposal_not_found,
+                                                          rc.disposal_err, sizeof rc.disposal_err)) != SL_OK &&
                bad_body) {
         reply_err(&r, 400, "%s", rc.disposal_err);
     } else {
         MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, copy_arg, &rc);
         int submit = (rc.nseg == 1 && post && !strcmp(rc.seg[0], "jobs")) ||
                      (savepoints && !strcmp(rc.seg[1], "check"));
-        if (!submit || prepare_submit(&rc, &r) == SL_OK) {
+        int target = rc.nseg == 3 && post && !strcmp(rc.seg[0], "jobs") &&
+                     (!strcmp(rc.seg[2], "savepoints") || !strcmp(rc.seg[2], "stop"));
+        if ((!submit || prepare_submit(&rc, &r) == SL_OK) && (!target || prepare_target(&rc, &r) == SL_OK)) {
             if (savepoints && !submit) {
                 reply_err(&r, 404, "Not found: %s /savepoints/%s", method, rc.seg[1]);
             } else {
@@ -1297,6 +1557,7 @@ static MHD_RESULT on_request(void *cls, struct MHD_Connection *conn, const char 
         /* what the loop did not take */
         sl_jobgraph_destroy(rc.g);
         free(rc.restore_dir);
+        free(rc.target_dir);
         for (int i = 0; i < rc.nargs; i++) {
             free(rc.arg_key[i]);
             free(rc.arg_val[i]);
@@ -1347,8 +1608,10 @@ int jm_rest_start(jm *j, char *err, size_t errlen)
                                0, NULL, NULL, on_request, j, MHD_OPTION_SOCK_ADDR,
                                (struct sockaddr *)&sin, MHD_OPTION_THREAD_POOL_SIZE, (unsigned)4,
                                MHD_OPTION_NOTIFY_COMPLETED, on_completed, j,
-                               MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)60,
-                               MHD_OPTION_CONNECTION_LIMIT, (unsigned)1024, MHD_OPTION_END);
+                               MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)REST_IDLE_TIMEOUT_S,
+                               MHD_OPTION_CONNECTION_LIMIT, (unsigned)1024,
+                               MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)REST_PER_CLIENT_CONNECTIONS,
+                               MHD_OPTION_END);
     if (!j->http)
         return sl_seterr(err, errlen, "cannot start the REST server on %s:%d (port in use?)", bind,
                          ntohs(sin.sin_port));

@@ -25,7 +25,7 @@ static const char *cp_type_name(jm_cp_type t)
 static json_t *cp_json(const jm_checkpoint *cp)
 {
     int64_t end = cp->end_ms ? cp->end_ms : (cp->latest_ack_ms ? cp->latest_ack_ms : sl_now_ms());
-    json_t *o = json_pack("{s:s,s:I,s:s,s:b,s:I,s:I,s:I,s:I,s:I,s:i,s:i,s:s,s:b}", "className",
+    json_t *o = json_pack("{s:s,s:I,s:s,s:b,s:I,s:I,s:I,s:I,s:I,s:i,s:i,s:s}", "className",
                           cp->status == CP_COMPLETED ? "completed" : cp->status == CP_FAILED ? "failed" : "in_progress",
                           "id", (json_int_t)cp->id, "status", cp_status_name(cp->status),
                           "is_savepoint", cp->type != CP_CHECKPOINT, "trigger_timestamp",
@@ -34,16 +34,14 @@ static json_t *cp_json(const jm_checkpoint *cp)
                           (json_int_t)cp->state_size, "checkpointed_size", (json_int_t)cp->state_size,
                           "end_to_end_duration", (json_int_t)(end - cp->trigger_ms), "num_subtasks",
                           cp->num_subtasks, "num_acknowledged_subtasks", cp->num_acked,
-                          "checkpoint_type", cp_type_name(cp->type), "discarded", cp->discarded);
+                          "checkpoint_type", cp_type_name(cp->type));
     json_object_set_new(o, "alignment_buffered", json_integer(0));
     json_object_set_new(o, "processed_data", json_integer(0)); /* unaligned checkpoints only */
     json_object_set_new(o, "persisted_data", json_integer(0));
     json_object_set_new(o, "savepointFormat", cp->type != CP_CHECKPOINT ? json_string("CANONICAL") : json_null());
     json_object_set_new(o, "tasks", json_object()); /* per vertex: .../checkpoints/details/:id */
-    json_object_set_new(o, "alignment_duration", json_integer((json_int_t)(cp->max_alignment_ns / 1000000)));
-    json_object_set_new(o, "sync_duration", json_integer((json_int_t)(cp->max_sync_ns / 1000000)));
-    json_object_set_new(o, "async_duration", json_integer((json_int_t)(cp->max_async_ns / 1000000)));
     if (cp->status == CP_COMPLETED) {
+        json_object_set_new(o, "discarded", json_boolean(cp->discarded));
         char *path = sl_sprintf("file:%s", cp->dir);
         json_object_set_new(o, "external_path", json_string(path));
         free(path);
@@ -146,36 +144,126 @@ json_t *jm_rest_checkpoints_json(const jm_job *job)
     return o;
 }
 
+/* The index of chain c's first subtask in a checkpoint's per-task arrays. */
+static int chain_offset(const sl_jobgraph *g, int c)
+{
+    int idx = 0;
+    for (int k = 0; k < c; k++) idx += g->chains[k].parallelism;
+    return idx;
+}
+
+/* One vertex's acknowledgements: how many, the latest, the state written. */
+static void vertex_acks(const jm_job *job, const jm_checkpoint *cp, int c, int *acked,
+                        int64_t *latest_ms, uint64_t *size)
+{
+    int idx = chain_offset(job->g, c);
+    *acked = 0;
+    *latest_ms = -1;
+    *size = 0;
+    for (int i = 0; i < job->g->chains[c].parallelism; i++) {
+        const jm_cp_ack *a = &cp->acks[idx + i];
+        *acked += cp->acked[idx + i];
+        if (a->ack_ms > *latest_ms) *latest_ms = a->ack_ms;
+        *size += a->state_size;
+    }
+    if (*latest_ms == 0) *latest_ms = -1;
+}
+
+/* Flink's TaskCheckpointStatistics fields of chain c in cp, into o. */
+static void vertex_stats(json_t *o, const jm_job *job, const jm_checkpoint *cp, int c)
+{
+    const sl_chain *ch = &job->g->chains[c];
+    int acked;
+    int64_t latest;
+    uint64_t size;
+    vertex_acks(job, cp, c, &acked, &latest, &size);
+    json_object_set_new(o, "id", json_integer((json_int_t)cp->id));
+    json_object_set_new(o, "status", json_string(acked == ch->parallelism && cp->status != CP_FAILED
+                                                     ? "COMPLETED" : cp_status_name(cp->status)));
+    json_object_set_new(o, "latest_ack_timestamp", json_integer(latest));
+    json_object_set_new(o, "end_to_end_duration",
+                        json_integer(latest < 0 ? -1 : latest - cp->trigger_ms));
+    json_object_set_new(o, "state_size", json_integer((json_int_t)size));
+    json_object_set_new(o, "checkpointed_size", json_integer((json_int_t)size));
+    json_object_set_new(o, "alignment_buffered", json_integer(0));
+    json_object_set_new(o, "processed_data", json_integer(0));
+    json_object_set_new(o, "persisted_data", json_integer(0));
+    json_object_set_new(o, "num_subtasks", json_integer(ch->parallelism));
+    json_object_set_new(o, "num_acknowledged_subtasks", json_integer(acked));
+}
+
 json_t *jm_rest_checkpoint_details(const jm_job *job, const jm_checkpoint *cp)
 {
     json_t *o = cp_json(cp);
     json_t *tasks = json_object();
-    const sl_jobgraph *g = job->g;
-    int idx = 0;
-    for (int c = 0; c < g->nchains; c++) {
-        int acked = 0;
-        for (int i = 0; i < g->chains[c].parallelism; i++) acked += cp->acked[idx + i];
-        uint64_t size = 0;
-        for (int h = 0; h < cp->nhandles; h++)
-            if (g->v[cp->handles[h].vertex].chain == c) size += cp->handles[h].size;
-        /* Flink's TaskCheckpointStatistics; ack times are kept per
-         * checkpoint, not per vertex, so the vertex's own are -1 (unknown) */
-        json_t *t = json_pack("{s:s,s:i,s:i,s:I}", "name", g->chains[c].name, "num_subtasks",
-                              g->chains[c].parallelism, "num_acknowledged_subtasks", acked,
-                              "state_size", (json_int_t)size);
-        json_object_set_new(t, "id", json_integer((json_int_t)cp->id));
-        json_object_set_new(t, "status", json_string(acked == g->chains[c].parallelism &&
-                                                     cp->status != CP_FAILED
-                                                         ? "COMPLETED" : cp_status_name(cp->status)));
-        json_object_set_new(t, "latest_ack_timestamp", json_integer(-1));
-        json_object_set_new(t, "end_to_end_duration", json_integer(-1));
-        json_object_set_new(t, "checkpointed_size", json_integer((json_int_t)size));
-        json_object_set_new(t, "alignment_buffered", json_integer(0));
-        json_object_set_new(t, "processed_data", json_integer(0));
-        json_object_set_new(t, "persisted_data", json_integer(0));
-        json_object_set_new(tasks, g->chains[c].id, t);
-        idx += g->chains[c].parallelism;
+    for (int c = 0; c < job->g->nchains; c++) {
+        json_t *t = json_object();
+        vertex_stats(t, job, cp, c);
+        json_object_set_new(tasks, job->g->chains[c].id, t);
     }
     json_object_set_new(o, "tasks", tasks);
     return o;
+}
+
+/* GET .../checkpoints/details/:cpid/subtasks/:vid: Flink's
+ * TaskCheckpointStatisticsWithSubtaskDetails -- the vertex's statistics,
+ * their summary over its acknowledged subtasks and each subtask's
+ * acknowledgement (sync and async parts, alignment, start delay; ms). */
+json_t *jm_rest_checkpoint_subtasks(const jm_job *job, const jm_checkpoint *cp, int c)
+{
+    int n = job->g->chains[c].parallelism, idx = chain_offset(job->g, c), k = 0;
+    int64_t *v[7];
+    for (int q = 0; q < 7; q++) v[q] = sl_calloc((size_t)n + 1, sizeof *v[q]);
+    json_t *subs = json_array();
+    for (int i = 0; i < n; i++) {
+        const jm_cp_ack *a = &cp->acks[idx + i];
+        if (!cp->acked[idx + i]) {
+            json_array_append_new(subs, json_pack("{s:s,s:i,s:s}", "className", "pending", "index", i,
+                                                  "status", "pending_or_failed"));
+            continue;
+        }
+        /* a subtask that had finished before the checkpoint took no part in it */
+        int64_t e2e = a->ack_ms ? a->ack_ms - cp->trigger_ms : 0;
+        int64_t sync = (int64_t)(a->sync_ns / 1000000), async = (int64_t)(a->async_ns / 1000000);
+        int64_t align = (int64_t)(a->alignment_ns / 1000000), delay = (int64_t)(a->start_delay_ns / 1000000);
+        json_array_append_new(
+            subs, json_pack("{s:s,s:i,s:s,s:I,s:I,s:I,s:I,s:{s:I,s:I},s:{s:i,s:i,s:i,s:I},s:I,s:b,s:b}",
+                            "className", "completed", "index", i, "status", "completed", "ack_timestamp",
+                            (json_int_t)(a->ack_ms ? a->ack_ms : -1), "end_to_end_duration",
+                            (json_int_t)e2e, "state_size", (json_int_t)a->state_size,
+                            "checkpointed_size", (json_int_t)a->state_size, "checkpoint", "sync",
+                            (json_int_t)sync, "async", (json_int_t)async, "alignment", "buffered", 0,
+                            "processed", 0, "persisted", 0, "duration", (json_int_t)align,
+                            "start_delay", (json_int_t)delay, "unaligned_checkpoint", 0, "aborted", 0));
+        int64_t row[7] = {(int64_t)a->state_size, (int64_t)a->state_size, e2e, sync, async, align, delay};
+        for (int q = 0; q < 7; q++) v[q][k] = row[q];
+        k++;
+    }
+    int64_t zero = 0;
+    json_t *summary = json_pack(
+        "{s:o,s:o,s:o,s:{s:o,s:o},s:{s:o,s:o,s:o,s:o},s:o}", "checkpointed_size", stats_json(v[0], k),
+        "state_size", stats_json(v[1], k), "end_to_end_duration", stats_json(v[2], k),
+        "checkpoint_duration", "sync", stats_json(v[3], k), "async", stats_json(v[4], k), "alignment",
+        "buffered", stats_json(&zero, 0), "processed", stats_json(&zero, 0), "persisted",
+        stats_json(&zero, 0), "duration", stats_json(v[5], k), "start_delay", stats_json(v[6], k));
+    for (int q = 0; q < 7; q++) free(v[q]);
+    json_t *o = json_object();
+    vertex_stats(o, job, cp, c);
+    json_object_set_new(o, "summary", summary);
+    json_object_set_new(o, "subtasks", subs);
+    return o;
+}
+
+/* GET /sluice/jobs/:id/checkpoints: what Flink's checkpoint statistics
+ * have no field for -- per checkpoint the longest alignment, synchronous
+ * and asynchronous part over its subtasks (ms), newest first. */
+json_t *jm_rest_checkpoints_sluice(const jm_job *job)
+{
+    json_t *hist = json_array();
+    for (const jm_checkpoint *cp = job->cps; cp; cp = cp->next)
+        json_array_append_new(hist, json_pack("{s:I,s:I,s:I,s:I}", "id", (json_int_t)cp->id,
+                                              "alignment_duration", (json_int_t)(cp->max_alignment_ns / 1000000),
+                                              "sync_duration", (json_int_t)(cp->max_sync_ns / 1000000),
+                                              "async_duration", (json_int_t)(cp->max_async_ns / 1000000)));
+    return json_pack("{s:o}", "history", hist);
 }

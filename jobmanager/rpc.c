@@ -143,7 +143,20 @@ void jm_apply_metrics(jm *j, const Sluice__SubtaskMetrics *m)
         jmm->ref_bin = m->bytes_in;
         jmm->ref_bout = m->bytes_out;
     }
+    /* one figure per operator of the chain, or none */
+    size_t nops = m->n_operators == (size_t)job->g->chains[m->chain].n ? m->n_operators : 0;
+    if (jmm->nops != (int)nops) {
+        jmm->ops = sl_realloc(jmm->ops, sizeof *jmm->ops * (nops ? nops : 1));
+        jmm->nops = (int)nops;
+    }
+    for (size_t k = 0; k < nops; k++) {
+        const Sluice__OperatorMetrics *o = m->operators[k];
+        jmm->ops[k] = (struct jm_op_metrics){o->records_in, o->records_out, o->late_dropped,
+                                             o->input_watermark, o->output_watermark};
+    }
     jmm->m = *m;
+    jmm->m.operators = NULL;
+    jmm->m.n_operators = 0;
     jmm->m.job_id = NULL;
     jmm->m.base.unknown_fields = NULL;
     jmm->m.base.n_unknown_fields = 0;

@@ -332,6 +332,7 @@ static void job_free(jm_job *job)
         for (int i = 0; i < job->g->chains[c].parallelism; i++) {
             free(job->tasks[c][i].tm_id);
             free(job->tasks[c][i].host);
+            free(job->tasks[c][i].metrics.ops);
         }
         free(job->tasks[c]);
     }
@@ -457,6 +458,7 @@ static void deploy(jm *j, jm_job *job)
             jm_tm *tm = job->slot_tm[i];
             free(t->tm_id);
             free(t->host);
+            free(t->metrics.ops);
             memset(t, 0, sizeof *t);
             t->state = T_DEPLOYING;
             t->tm_id = sl_strdup(tm->id);

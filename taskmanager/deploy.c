@@ -216,6 +216,17 @@ static void deploy_build(tm_net *n, tm_plan *p)
             }
             t->ngate_chan = nchan;
             t->chan_input = sl_calloc((size_t)(nchan ? nchan : 1), sizeof(int));
+            /* per-operator figures, and the heartbeat's records of them */
+            int nops = g->chains[c].n;
+            t->m.nops = nops;
+            t->m.ops = sl_calloc((size_t)nops, sizeof *t->m.ops);
+            t->hb_ops = sl_calloc((size_t)nops, sizeof *t->hb_ops);
+            t->hb_op_ptrs = sl_calloc((size_t)nops, sizeof *t->hb_op_ptrs);
+            for (int k = 0; k < nops; k++) {
+                t->m.ops[k].in_wm = t->m.ops[k].out_wm = INT64_MIN;
+                sluice__operator_metrics__init(&t->hb_ops[k]);
+                t->hb_op_ptrs[k] = &t->hb_ops[k];
+            }
             tm_gate_init(&t->gate, nchan);
             tm_exchange_build_task(t, err, sizeof err);
         }
@@ -350,7 +361,12 @@ void tm_deploy_free(tm_net *n, tm_deploy *d)
     n->ended[n->ended_next].session = d->session;
     n->ended[n->ended_next].attempt = d->attempt;
     n->ended_next = (n->ended_next + 1) % (int)SL_ARRAY_LEN(n->ended);
-    for (int i = 0; i < d->ntasks; i++) free(d->tasks[i].chan_input);
+    for (int i = 0; i < d->ntasks; i++) {
+        free(d->tasks[i].chan_input);
+        free(d->tasks[i].m.ops);
+        free(d->tasks[i].hb_ops);
+        free(d->tasks[i].hb_op_ptrs);
+    }
     free(d->tasks);
     sl_jobgraph_destroy(d->g);
     if (d->restore) sluice__snapshot_metadata__free_unpacked(d->restore, NULL);

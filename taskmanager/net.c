@@ -463,6 +463,17 @@ static void fill_metrics(tm_deploy *d, tm_task *t, Sluice__SubtaskMetrics *m, in
     m->late_dropped = LD(late_dropped);
     m->input_watermark = LD(in_wm);
     m->output_watermark = LD(out_wm);
+    for (int k = 0; k < t->m.nops; k++) {
+        const tm_op_figures *f = &t->m.ops[k];
+        Sluice__OperatorMetrics *o = &t->hb_ops[k];
+        o->records_in = __atomic_load_n(&f->records_in, __ATOMIC_RELAXED);
+        o->records_out = __atomic_load_n(&f->records_out, __ATOMIC_RELAXED);
+        o->late_dropped = __atomic_load_n(&f->late_dropped, __ATOMIC_RELAXED);
+        o->input_watermark = __atomic_load_n(&f->in_wm, __ATOMIC_RELAXED);
+        o->output_watermark = __atomic_load_n(&f->out_wm, __ATOMIC_RELAXED);
+    }
+    m->n_operators = (size_t)t->m.nops;
+    m->operators = t->hb_op_ptrs;
     /* totals plus a wait still in progress, read consistently */
     uint64_t idle, bp, seq;
     do {

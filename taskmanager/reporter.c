@@ -6,10 +6,12 @@
  * reporter's server (common/prom.c) under Flink's task-scope names,
  * flink_taskmanager_job_task_<metric>, labelled as Flink labels them (host,
  * tm_id, job_id, job_name, task_id, task_name, subtask_index,
- * task_attempt_num). Sluice's task is a chain of operators, so the
- * operator-scope figures Flink reports per operator (currentInputWatermark,
- * numLateRecordsDropped) are the chain's, under the task scope. REST shows
- * the same reports, as they reach the JobManager.
+ * task_attempt_num); per chained operator, Flink's operator scope,
+ * flink_taskmanager_job_task_operator_<metric> with operator_id (its uid)
+ * and operator_name as well: numRecordsIn/Out, currentInputWatermark,
+ * currentOutputWatermark, numLateRecordsDropped. REST shows the same
+ * reports, as they reach the JobManager (the operator ones as
+ * <subtask>.<operator name>.<metric> of the vertex).
  */
 #include <string.h>
 
@@ -57,6 +59,33 @@ void tm_prom_publish(tm_net *n, const Sluice__Heartbeat *hb)
                                           "task_name", ch->name, "subtask_index", sub,
                                           "task_attempt_num", att, NULL};
             sl_prom_sample(&t, names[k], v[k], labels);
+        }
+    static const char *const op_names[] = {
+        "taskmanager_job_task_operator_numRecordsIn", "taskmanager_job_task_operator_numRecordsOut",
+        "taskmanager_job_task_operator_numLateRecordsDropped",
+        "taskmanager_job_task_operator_currentInputWatermark",
+        "taskmanager_job_task_operator_currentOutputWatermark"};
+    for (size_t k = 0; k < SL_ARRAY_LEN(op_names); k++)
+        for (size_t i = 0; i < hb->n_metrics; i++) {
+            const Sluice__SubtaskMetrics *m = hb->metrics[i];
+            const tm_deploy *d = find_deploy(n, m);
+            if (!d || m->chain >= (uint32_t)d->g->nchains) continue;
+            const sl_chain *ch = &d->g->chains[m->chain];
+            char sub[16], att[16];
+            snprintf(sub, sizeof sub, "%u", m->subtask);
+            snprintf(att, sizeof att, "%u", m->attempt);
+            for (size_t q = 0; q < m->n_operators && q < (size_t)ch->n; q++) {
+                const Sluice__OperatorMetrics *o = m->operators[q];
+                const sl_vertex *v = &d->g->v[ch->vertices[q]];
+                double vals[] = {(double)o->records_in, (double)o->records_out, (double)o->late_dropped,
+                                 (double)o->input_watermark, (double)o->output_watermark};
+                const char *const labels[] = {"host", host, "tm_id", n->id, "job_id", d->job_id,
+                                              "job_name", d->g->name, "task_id", ch->id,
+                                              "task_name", ch->name, "subtask_index", sub,
+                                              "task_attempt_num", att, "operator_id", v->uid,
+                                              "operator_name", v->name, NULL};
+                sl_prom_sample(&t, op_names[k], vals[k], labels);
+            }
         }
     sl_prom_publish(n->prom, sl_prom_text_take(&t));
 }

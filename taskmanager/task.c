@@ -97,6 +97,17 @@ static void publish(run *r)
     uint64_t late = 0;
     for (int i = 0; i < r->nops; i++) late += r->ops[i].metrics.late_dropped;
     ST(late_dropped, late);
+    for (int i = 0; i < r->nops && i < t->m.nops; i++) {
+        const sl_op *op = &r->ops[i];
+        tm_op_figures *f = &t->m.ops[i];
+        __atomic_store_n(&f->records_in, op->metrics.records_in, __ATOMIC_RELAXED);
+        __atomic_store_n(&f->records_out, op->metrics.records_out, __ATOMIC_RELAXED);
+        __atomic_store_n(&f->late_dropped, op->metrics.late_dropped, __ATOMIC_RELAXED);
+        __atomic_store_n(&f->in_wm, op->current_watermark, __ATOMIC_RELAXED);
+        /* what it emitted is what the next one in the chain has seen */
+        __atomic_store_n(&f->out_wm, i + 1 < r->nops ? r->ops[i + 1].current_watermark : r->out_wm,
+                         __ATOMIC_RELAXED);
+    }
     ST(idle_ns, r->idle_ns);
     ST(bp_ns, r->bp_ns);
     ST(in_wm, r->in_wm);

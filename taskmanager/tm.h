@@ -83,7 +83,16 @@ typedef struct tm_task_metrics {
     int64_t in_wm, out_wm;
     float in_usage, out_usage;
     int wm_idle;
+    struct tm_op_figures *ops;  /* per operator of the chain (nops of them) */
+    int nops;
 } tm_task_metrics;
+
+/* One chained operator's figures (Flink's operator scope), written by the
+ * task thread like the task's. */
+typedef struct tm_op_figures {
+    uint64_t records_in, records_out, late_dropped;
+    int64_t in_wm, out_wm;
+} tm_op_figures;
 
 struct tm_task {
     tm_deploy *d;
@@ -102,6 +111,8 @@ struct tm_task {
     tm_reader rd;               /* spanning records being reassembled */
     tm_task_metrics m;
     /* heartbeat bookkeeping (network thread) */
+    Sluice__OperatorMetrics *hb_ops;   /* m.nops, reused by every heartbeat */
+    Sluice__OperatorMetrics **hb_op_ptrs;
     uint64_t hb_busy_ns, hb_bp_ns, hb_idle_ns;
     int64_t hb_at_ns;
     double busy_per_s, bp_per_s, idle_per_s;

@@ -94,6 +94,9 @@ class Cluster:
             "slot.request.timeout": "30 s",
             "state.checkpoints.dir": os.path.join(workdir, "checkpoints"),
             "state.savepoints.dir": os.path.join(workdir, "savepoints"),
+            # tests name savepoint targets and restore paths anywhere in their
+            # scratch directory; the REST API refuses paths outside these roots
+            "rest.allowed-dirs": workdir,
         }
         conf.update(jm_conf or {})
         self.conf = conf
@@ -131,13 +134,17 @@ class Cluster:
 
     # --- REST ---
     def request(self, method, path, body=None, headers=None):
+        """A REST call; mutating ones go as application/json (the JobManager
+        refuses any other Content-Type) unless headers say otherwise."""
+        headers = dict(headers or {})
+        if method not in ("GET", "HEAD"):
+            headers.setdefault("Content-Type", "application/json")
         data = None
         if body is not None:
             data = body if isinstance(body, (bytes, str)) else json.dumps(body)
             if isinstance(data, str):
                 data = data.encode()
-        req = urllib.request.Request(self.url + path, data=data, method=method,
-                                     headers=headers or {})
+        req = urllib.request.Request(self.url + path, data=data, method=method, headers=headers)
         try:
             with urllib.request.urlopen(req, timeout=30) as r:
                 raw = r.read()

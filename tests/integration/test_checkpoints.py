@@ -305,8 +305,21 @@ def test_checkpoints_complete_periodically(make_cluster, workdir):
     vertices = {v["id"]: v for v in c.job(jid)["vertices"]}
     assert set(details["tasks"]) == set(vertices)
     for vid, t in details["tasks"].items():
-        assert t["name"] == vertices[vid]["name"]
         assert t["num_subtasks"] == t["num_acknowledged_subtasks"] == vertices[vid]["parallelism"]
+        assert details["trigger_timestamp"] <= t["latest_ack_timestamp"] <= details["latest_ack_timestamp"]
+        # Flink's per-subtask statistics: every subtask acknowledged, its state
+        # adding up to the vertex's, the files _metadata lists for it
+        sub = c.get(f"/jobs/{jid}/checkpoints/details/{n_latest}/subtasks/{vid}")
+        assert [s["index"] for s in sub["subtasks"]] == list(range(vertices[vid]["parallelism"]))
+        assert all(s["status"] == "completed" for s in sub["subtasks"]), sub
+        assert sum(s["state_size"] for s in sub["subtasks"]) == t["state_size"] == sub["state_size"]
+        assert max(s["ack_timestamp"] for s in sub["subtasks"]) == t["latest_ack_timestamp"]
+        assert sub["summary"]["state_size"]["max"] == max(s["state_size"] for s in sub["subtasks"])
+        nodes = {n["id"]: n for n in c.get(f"/sluice/jobs/{jid}")["plan"]["nodes"]}
+        uids = [o["uid"] for o in nodes[vid]["operators"]]
+        for s in sub["subtasks"]:
+            files = [f["size"] for u in uids if u in ops for f in ops[u]["subtasks"] if f["subtask"] == s["index"]]
+            assert s["state_size"] == sum(files), (vid, s, files)
     assert sum(t["state_size"] for t in details["tasks"].values()) == latest["state_size"]
     status, body = c.request("GET", f"/jobs/{jid}/checkpoints/details/999999")
     assert status == 404
@@ -338,7 +351,7 @@ def test_failover_exactly_once(make_cluster, workdir, backend):
     c.wait_state(jid, "RUNNING", timeout=20)
     # one subtask of every vertex on each TaskManager
     for v in c.job(jid)["vertices"]:
-        subs = c.get(f"/jobs/{jid}/vertices/{v['id']}/subtasks")["subtasks"]
+        subs = c.get(f"/sluice/jobs/{jid}/vertices/{v['id']}/subtasks")["subtasks"]
         assert sorted(s["taskmanager-id"] for s in subs) == ["tm-0", "tm-1"], (v["name"], subs)
 
     # mid-run: some checkpoints done and their output committed

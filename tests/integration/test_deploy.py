@@ -53,7 +53,8 @@ def test_example_configuration_makes_a_working_cluster(workdir):
         assert conf["restart-strategy.type"] == "fixed-delay"  # from deploy/conf/jobmanager.yaml
         assert conf["rest.auth-token"] == "******"
         # the example's token guards mutating calls
-        req = urllib.request.Request(f"http://127.0.0.1:{rest}/jobs", data=b"{}", method="POST")
+        req = urllib.request.Request(f"http://127.0.0.1:{rest}/jobs", data=b"{}", method="POST",
+                                     headers={"Content-Type": "application/json"})
         with pytest.raises(urllib.error.HTTPError) as e:
             urllib.request.urlopen(req, timeout=10)
         assert e.value.code == 401

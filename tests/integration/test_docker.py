@@ -178,7 +178,8 @@ class ComposeCluster:
     # --- REST from the host ---
     def request(self, method, path, body=None):
         data = None if body is None else json.dumps(body).encode()
-        req = urllib.request.Request(self.url + path, data=data, method=method)
+        req = urllib.request.Request(self.url + path, data=data, method=method,
+                                     headers={} if method == "GET" else {"Content-Type": "application/json"})
         try:
             with urllib.request.urlopen(req, timeout=30) as r:
                 raw = r.read()
@@ -217,8 +218,8 @@ class ComposeCluster:
 
     def submit_with_curl(self, job_file):
         """POST the job file from the host exactly as a user would."""
-        r = run(["curl", "-sS", "--max-time", "30", "-X", "POST", f"localhost:{self.port}/jobs",
-                 "-d", "@" + job_file], timeout=60, cwd=ROOT)
+        r = run(["curl", "-sS", "--max-time", "30", "-X", "POST", "-H", "Content-Type: application/json",
+                 f"localhost:{self.port}/jobs", "-d", "@" + job_file], timeout=60, cwd=ROOT)
         body = json.loads(r.stdout)
         assert "jobid" in body, body
         return body["jobid"]
@@ -367,7 +368,7 @@ def test_keyed_job_across_two_containers_writes_exactly_the_expected_rows(cluste
     # each parallel vertex ran one subtask in each container
     tm_ids = cluster.tm_ids()
     for v in job["vertices"]:
-        subs = cluster.get(f"/jobs/{jid}/vertices/{v['id']}/subtasks")["subtasks"]
+        subs = cluster.get(f"/sluice/jobs/{jid}/vertices/{v['id']}/subtasks")["subtasks"]
         assert sorted(s["taskmanager-id"] for s in subs) == tm_ids, (v["name"], subs)
 
 
@@ -478,7 +479,7 @@ def test_killed_taskmanager_is_noticed_within_the_heartbeat_timeout(cluster):
 
     # kill the TaskManager container running subtask 0 of the source
     vid = [v["id"] for v in cluster.job(jid)["vertices"] if v["name"].startswith("gen")][0]
-    victim_id = cluster.get(f"/jobs/{jid}/vertices/{vid}/subtasks")["subtasks"][0]["taskmanager-id"]
+    victim_id = cluster.get(f"/sluice/jobs/{jid}/vertices/{vid}/subtasks")["subtasks"][0]["taskmanager-id"]
     victim = [c for c in cluster.containers("taskmanager") if victim_id.startswith(c[:12] + ":")]
     assert len(victim) == 1, (victim_id, cluster.containers("taskmanager"))
     run(["docker", "kill", victim[0]], timeout=60)

@@ -111,7 +111,7 @@ def test_40k_row_and_5k_key_through_a_hash_exchange(make_cluster, workdir, segme
     assert {sub for sub, _ in rows.values()} == {0, 1}
     # both producers ran, one on each TaskManager: records crossed the wire
     gen = [v for v in job["vertices"] if v["name"].startswith("gen")][0]
-    subs = c.get(f"/jobs/{jid}/vertices/{gen['id']}/subtasks")["subtasks"]
+    subs = c.get(f"/sluice/jobs/{jid}/vertices/{gen['id']}/subtasks")["subtasks"]
     assert sorted(s["taskmanager-id"] for s in subs) == ["tm-0", "tm-1"]
 
 

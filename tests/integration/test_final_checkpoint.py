@@ -183,8 +183,10 @@ def test_bounded_job_commits_at_its_final_checkpoint(make_cluster, workdir):
     seen_uncommitted = []
 
     def poll():
-        cp = checkpoints(c, jid)
+        # files first: a checkpoint completing between the two reads then
+        # shows as completed, never as files committed before it
         files = committed_files(out)
+        cp = checkpoints(c, jid)
         if cp["counts"]["completed"] == 0:
             assert files == [], f"committed before any checkpoint completed: {files}"
             seen_uncommitted.append(1)

@@ -110,7 +110,11 @@ def savepoint_path(out, base, jid):
     return m.group(1)
 
 
-def test_list_running_scheduled_and_terminated(flink, cluster):
+def test_list_running_scheduled_and_terminated(flink_home, make_cluster, workdir):
+    # the job waiting for slots must still wait after several JVM starts
+    cluster = make_cluster(jm_conf={"slot.request.timeout": "10 min"})
+    cluster.add_tm(slots=2)
+    flink = FlinkCli(flink_home, cluster, workdir)
     jid = run_endless(cluster)
     waiting = cluster.submit(dict(ENDLESS, name="too big", parallelism=5))  # 2 slots only
     cluster.wait_state(waiting, "CREATED")
@@ -279,59 +283,130 @@ def test_flinks_own_config_yaml_loads_with_one_warning(flink_home, workdir):
            "'taskmanager.numberOfTaskSlots'?" in r.stderr, r.stderr
 
 
-# (path under /v1, Flink's response class[, its type parameter]) that must parse
-PARSES = [
-    ("/config", "org.apache.flink.runtime.rest.messages.DashboardConfiguration"),
-    ("/jobs", "org.apache.flink.runtime.messages.webmonitor.JobIdsWithStatusOverview"),
-    ("/jobs/overview", "org.apache.flink.runtime.messages.webmonitor.MultipleJobsDetails"),
-    ("/jobs/{jid}/status", "org.apache.flink.runtime.messages.webmonitor.JobStatusInfo"),
-    ("/jobs/{jid}/config", "org.apache.flink.runtime.rest.messages.JobConfigInfo"),
-    ("/jobs/{jid}/exceptions", "org.apache.flink.runtime.rest.messages.JobExceptionsInfoWithHistory"),
-    ("/jobs/{jid}/checkpoints/config", "org.apache.flink.runtime.rest.messages.checkpoints.CheckpointConfigInfo"),
-    ("/jobs/{jid}/vertices/{vid}/backpressure", "org.apache.flink.runtime.rest.messages.JobVertexBackPressureInfo"),
-    ("/jobs/{jid}/vertices/{vid}/metrics?get=0.numRecordsIn",
-     "org.apache.flink.runtime.rest.messages.job.metrics.MetricCollectionResponseBody"),
-    ("/jobs/{jid}/vertices/{vid}/subtasks/metrics?get=numRecordsIn",
-     "org.apache.flink.runtime.rest.messages.job.metrics.AggregatedMetricsResponseBody"),
-    ("/jobs/{jid}/metrics?get=numRestarts", "org.apache.flink.runtime.rest.messages.job.metrics.MetricCollectionResponseBody"),
-    ("/jobmanager/metrics?get=taskSlotsTotal", "org.apache.flink.runtime.rest.messages.job.metrics.MetricCollectionResponseBody"),
-    ("/taskmanagers/{tm}/metrics", "org.apache.flink.runtime.rest.messages.job.metrics.MetricCollectionResponseBody"),
-    ("/jobs/{jid}/savepoints/{sp}", "org.apache.flink.runtime.rest.handler.async.AsynchronousOperationResult",
-     "org.apache.flink.runtime.rest.messages.job.savepoints.SavepointInfo"),
-    ("/jobs/{jid}/checkpoints/{ck}", "org.apache.flink.runtime.rest.handler.async.AsynchronousOperationResult",
-     "org.apache.flink.runtime.rest.messages.checkpoints.CheckpointInfo"),
-    ("/savepoint-disposal/{dp}", "org.apache.flink.runtime.rest.handler.async.AsynchronousOperationResult",
-     "org.apache.flink.runtime.rest.handler.async.AsynchronousOperationInfo"),
+M = "org.apache.flink.runtime.rest.messages."
+ASYNC = "org.apache.flink.runtime.rest.handler.async."
+METRICS = M + "job.metrics.MetricCollectionResponseBody"
+# (method, path, Flink's response class[, its type parameter[, JSON body]]): every
+# endpoint of Flink's API that Sluice serves; each must parse under /v1 and without
+GETS = [
+    ("GET", "/config", M + "DashboardConfiguration"),
+    ("GET", "/overview", "org.apache.flink.runtime.rest.handler.legacy.messages.ClusterOverviewWithVersion"),
+    ("GET", "/jobmanager/config", M + "ConfigurationInfo"),
+    ("GET", "/jobmanager/metrics", METRICS),
+    ("GET", "/jobmanager/metrics?get=taskSlotsTotal,numRunningJobs", METRICS),
+    ("GET", "/taskmanagers", M + "taskmanager.TaskManagersInfo"),
+    ("GET", "/taskmanagers/{tm}", M + "taskmanager.TaskManagerDetailsInfo"),
+    ("GET", "/taskmanagers/{tm}/metrics", METRICS),
+    ("GET", "/jars", "org.apache.flink.runtime.webmonitor.handlers.JarListInfo"),
+    ("GET", "/jobs", "org.apache.flink.runtime.messages.webmonitor.JobIdsWithStatusOverview"),
+    ("GET", "/jobs/overview", "org.apache.flink.runtime.messages.webmonitor.MultipleJobsDetails"),
+    ("GET", "/jobs/{jid}", M + "job.JobDetailsInfo"),
+    ("GET", "/jobs/{waiting}", M + "job.JobDetailsInfo"),
+    ("GET", "/jobs/{jid}/status", "org.apache.flink.runtime.messages.webmonitor.JobStatusInfo"),
+    ("GET", "/jobs/{jid}/plan", M + "JobPlanInfo"),
+    ("GET", "/jobs/{jid}/config", M + "JobConfigInfo"),
+    ("GET", "/jobs/{jid}/exceptions", M + "JobExceptionsInfoWithHistory"),
+    ("GET", "/jobs/{jid}/metrics", METRICS),
+    ("GET", "/jobs/{jid}/metrics?get=numRestarts,lastCheckpointDuration", METRICS),
+    ("GET", "/jobs/{jid}/checkpoints", M + "checkpoints.CheckpointingStatistics"),
+    ("GET", "/jobs/{jid}/checkpoints/config", M + "checkpoints.CheckpointConfigInfo"),
+    ("GET", "/jobs/{jid}/checkpoints/details/{cpid}", M + "checkpoints.CheckpointStatistics"),
+    ("GET", "/jobs/{jid}/checkpoints/details/{failed}", M + "checkpoints.CheckpointStatistics"),
+    ("GET", "/jobs/{jid}/checkpoints/details/{cpid}/subtasks/{vid}",
+     M + "checkpoints.TaskCheckpointStatisticsWithSubtaskDetails"),
+    ("GET", "/jobs/{jid}/checkpoints/details/{cpid}/subtasks/{vid2}",
+     M + "checkpoints.TaskCheckpointStatisticsWithSubtaskDetails"),
+    ("GET", "/jobs/{jid}/checkpoints/{ck}", ASYNC + "AsynchronousOperationResult", M + "checkpoints.CheckpointInfo"),
+    ("GET", "/jobs/{jid}/savepoints/{sp}", ASYNC + "AsynchronousOperationResult", M + "job.savepoints.SavepointInfo"),
+    ("GET", "/jobs/{jid}/savepoints/{spfail}", ASYNC + "AsynchronousOperationResult", M + "job.savepoints.SavepointInfo"),
+    ("GET", "/jobs/{jid}/vertices/{vid}", M + "JobVertexDetailsInfo"),
+    ("GET", "/jobs/{jid}/vertices/{vid}/backpressure", M + "JobVertexBackPressureInfo"),
+    ("GET", "/jobs/{jid}/vertices/{vid}/metrics", METRICS),
+    ("GET", "/jobs/{jid}/vertices/{vid}/metrics?get=0.numRecordsIn,0.numLateRecordsDropped", METRICS),
+    ("GET", "/jobs/{jid}/vertices/{vid}/subtasks/metrics", M + "job.metrics.AggregatedMetricsResponseBody"),
+    ("GET", "/jobs/{jid}/vertices/{vid}/subtasks/metrics?get=numRecordsIn&agg=sum,max",
+     M + "job.metrics.AggregatedMetricsResponseBody"),
+    ("GET", "/jobs/{jid}/vertices/{vid}/watermarks", METRICS),
+    ("GET", "/savepoint-disposal/{dp}", ASYNC + "AsynchronousOperationResult", ASYNC + "AsynchronousOperationInfo"),
+]
+TRIGGER = ASYNC + "TriggerResponse"
+POSTS = [
+    ("POST", "/jobs/{jid}/savepoints", TRIGGER, "-", '{"target-directory": null, "cancel-job": false}'),
+    ("POST", "/jobs/{jid}/checkpoints", TRIGGER, "-", '{"checkpointType": "FULL"}'),
+    ("POST", "/savepoint-disposal", TRIGGER, "-", '{"savepoint-path": "{workdir}/savepoints/savepoint-000000-000000000000"}'),
+    ("PATCH", "/jobs/{waiting}?mode=cancel", M + "EmptyResponseBody"),
+    ("POST", "/jobs/{jid}/stop", TRIGGER, "-", '{"targetDirectory": null, "drain": false}'),
 ]
 
 
-def test_rest_responses_parse_with_flinks_own_classes(flink_home, cluster, workdir):
-    """Flink's response classes and strict mapper read these answers (docs/REST.md lists
-    the endpoints whose Sluice-only fields still stop them)."""
-    from conftest import wait_for
-    cluster.add_tm(slots=1)
-    jid = run_endless(cluster)
+def run_harness(flink_home, workdir, lines):
     jars = glob.glob(os.path.join(flink_home, "lib", "flink-dist-*.jar"))
     assert jars, f"no flink-dist jar in {flink_home}/lib"
-    jar = jars[0]
     classes = os.path.join(workdir, "classes")
-    subprocess.run(["javac", "-d", classes, "-cp", jar,
-                    os.path.join(ROOT, "tests", "integration", "FlinkRestParse.java")], check=True,
-                   capture_output=True, timeout=120)
-    _, sp = cluster.request("POST", f"/jobs/{jid}/savepoints", {})
-    wait_for(lambda: cluster.get(f"/jobs/{jid}/savepoints/{sp['request-id']}")["status"]["id"] == "COMPLETED",
-             what="the savepoint")
-    _, ck = cluster.request("POST", f"/jobs/{jid}/checkpoints", {"checkpointType": "FULL"})
-    wait_for(lambda: cluster.get(f"/jobs/{jid}/checkpoints/{ck['request-id']}")["status"]["id"] == "COMPLETED",
-             what="the checkpoint")
-    _, dp = cluster.request("POST", "/savepoint-disposal", {"savepoint-path": "/nowhere/savepoint-abc"})
-    ids = {"jid": jid, "vid": cluster.job(jid)["vertices"][0]["id"], "sp": sp["request-id"],
-           "ck": ck["request-id"], "dp": dp["request-id"],
-           "tm": cluster.get("/taskmanagers")["taskmanagers"][0]["id"]}
-    lines = "".join(" ".join([cluster.url + "/v1" + e[0].format(**ids)] + list(e[1:])) + "\n" for e in PARSES)
-    r = subprocess.run(["java", "-cp", f"{jar}:{classes}", "FlinkRestParse"], input=lines,
+    if not os.path.isdir(classes):
+        subprocess.run(["javac", "-d", classes, "-cp", jars[0],
+                        os.path.join(ROOT, "tests", "integration", "FlinkRestParse.java")], check=True,
+                       capture_output=True, timeout=120)
+    r = subprocess.run(["java", "-cp", f"{jars[0]}:{classes}", "FlinkRestParse"], input="".join(lines),
                        capture_output=True, text=True, timeout=120)
     results = [l for l in r.stdout.splitlines() if l.startswith(("OK", "FAIL", "HTTP-FAIL"))]
-    assert len(results) == len(PARSES), r.stdout + r.stderr
+    assert len(results) == len(lines), r.stdout + r.stderr
+    return results
+
+
+def test_rest_responses_parse_with_flinks_own_classes(flink_home, cluster, workdir):
+    """Flink's response classes and strict mapper read every answer of Flink's API that
+    Sluice serves, with and without /v1: a running job with a keyed edge, a job waiting
+    for slots, completed and failed checkpoints and savepoints, a disposal; then the
+    trigger, stop and cancel answers themselves."""
+    from conftest import wait_for
+    cluster.add_tm(slots=1)
+    job = dict(ENDLESS, parallelism=1)
+    job["vertices"] = [dict(ENDLESS["vertices"][0], schema=[{"name": "x", "type": "BIGINT"}]),
+                       ENDLESS["vertices"][1]]
+    job["edges"] = [{"from": "g", "to": "s", "strategy": "hash", "keys": ["x"]}]
+    jid = cluster.submit(job)
+    cluster.wait_state(jid, "RUNNING")
+    wait_for(lambda: all(v["status"] == "RUNNING" for v in cluster.job(jid)["vertices"]),
+             what="the tasks to run")
+    waiting = cluster.submit(dict(ENDLESS, name="too big", parallelism=5))
+    wait_for(lambda: cluster.get(f"/sluice/jobs/{waiting}")["state-reason"], what="the waiting job's reason")
+    json_hdr = {"Content-Type": "application/json"}
+    _, sp = cluster.request("POST", f"/jobs/{jid}/savepoints", {}, headers=json_hdr)
+    wait_for(lambda: cluster.get(f"/jobs/{jid}/savepoints/{sp['request-id']}")["status"]["id"] == "COMPLETED",
+             what="the savepoint")
+    blocker = os.path.join(workdir, "savepoints", "a-file")
+    open(blocker, "w").close()
+    _, spfail = cluster.request("POST", f"/jobs/{jid}/savepoints", {"target-directory": blocker + "/x"},
+                                headers=json_hdr)
+    wait_for(lambda: cluster.get(f"/jobs/{jid}/savepoints/{spfail['request-id']}")["status"]["id"] == "COMPLETED",
+             what="the failed savepoint")
+    _, ck = cluster.request("POST", f"/jobs/{jid}/checkpoints", {"checkpointType": "FULL"}, headers=json_hdr)
+    wait_for(lambda: cluster.get(f"/jobs/{jid}/checkpoints/{ck['request-id']}")["status"]["id"] == "COMPLETED",
+             what="the checkpoint")
+    _, dp = cluster.request("POST", "/savepoint-disposal",
+                            {"savepoint-path": os.path.join(workdir, "savepoints", "savepoint-abc")}, headers=json_hdr)
+    st = cluster.get(f"/jobs/{jid}/checkpoints")
+    assert st["latest"]["failed"] and st["latest"]["completed"] and st["latest"]["savepoint"]
+    vids = [v["id"] for v in cluster.job(jid)["vertices"]]
+    ids = {"jid": jid, "waiting": waiting, "vid": vids[0], "vid2": vids[1], "sp": sp["request-id"],
+           "spfail": spfail["request-id"], "ck": ck["request-id"], "dp": dp["request-id"],
+           "cpid": st["latest"]["completed"]["id"], "failed": st["latest"]["failed"]["id"],
+           "tm": cluster.get("/taskmanagers")["taskmanagers"][0]["id"], "workdir": workdir}
+
+    def line(e, prefix):
+        fields = [e[0], cluster.url + prefix + e[1].format(**ids)] + list(e[2:])
+        if len(fields) == 5:
+            fields[4] = fields[4].replace("{workdir}", workdir)
+        return "\t".join(fields) + "\n"
+
+    lines = [line(e, p) for p in ("/v1", "") for e in GETS]
+    results = run_harness(flink_home, workdir, lines)
     failed = [l for l in results if not l.startswith("OK")]
     assert not failed, "\n".join(failed)
+    # the triggers' answers, once each (under /v1, as Flink's client sends them)
+    results = run_harness(flink_home, workdir, [line(e, "/v1") for e in POSTS])
+    failed = [l for l in results if not l.startswith("OK")]
+    assert not failed, "\n".join(failed)
+    cluster.wait_state(jid, "FINISHED")
+    cluster.wait_state(waiting, "CANCELED")

@@ -56,7 +56,7 @@ def rss_kb(pid):
 def task_manager_of(c, jid):
     """The TaskManager id that runs subtask 0 of the job's first vertex."""
     v = c.job(jid)["vertices"][0]["id"]
-    subs = c.get(f"/jobs/{jid}/vertices/{v}/subtasks")["subtasks"]
+    subs = c.get(f"/sluice/jobs/{jid}/vertices/{v}/subtasks")["subtasks"]
     return subs[0]["taskmanager-id"]
 
 
@@ -106,7 +106,7 @@ class Client(threading.Thread):
             try:
                 data = json.dumps(body) if body is not None else None
                 conn.request(method, path, body=data,
-                             headers={"Content-Type": "application/json"} if data else {})
+                             headers={} if method == "GET" else {"Content-Type": "application/json"})
                 r = conn.getresponse()
                 raw = r.read()
                 status = r.status
@@ -257,7 +257,8 @@ def test_exponential_delay_backoff_grows_until_attempts_are_used(make_cluster, w
                            rate=1000, p=1))
     job = c.wait_state(jid, ["FAILED", "FINISHED", "CANCELED"], timeout=60)
     assert job["state"] == "FAILED"
-    assert job["state-reason"].endswith("(restart attempts exhausted: 5)"), job["state-reason"]
+    why = c.get(f"/sluice/jobs/{jid}")["state-reason"]
+    assert why.endswith("(restart attempts exhausted: 5)"), why
     log = c.jm.log_text()
     delays = [(int(a), int(n), int(d)) for a, n, d in
               re.findall(r"restarts \(attempt (\d+) of (\d+)\) in (\d+) ms", log)]
@@ -334,9 +335,8 @@ def test_reported_state_backend_is_the_taskmanagers(make_cluster, workdir):
     assert conf["state.backend.type"] == ""  # no TaskManager yet: nothing to report
     c.add_tm(slots=1, extra={"state.backend.type": "rocksdb"})
     c.add_tm(slots=1, extra={"state.backend.type": "hashmap"})
-    tms = {t["id"]: t["stateBackend"] for t in c.get("/taskmanagers")["taskmanagers"]}
+    tms = {t["id"]: t["stateBackend"] for t in c.get("/sluice/taskmanagers")["taskmanagers"]}
     assert tms == {"tm-0": "rocksdb", "tm-1": "hashmap"}
-    assert c.get("/taskmanagers/tm-0")["stateBackend"] == "rocksdb"
     conf = {k["key"]: k["value"] for k in c.get("/jobmanager/config")}
     assert conf["state.backend.type"] == "rocksdb,hashmap"
     jid = c.submit(agg_job(os.path.join(workdir, "out"), os.path.join(workdir, "raw"), 10**9, 10,
@@ -345,7 +345,7 @@ def test_reported_state_backend_is_the_taskmanagers(make_cluster, workdir):
     where = task_manager_of(c, jid)
     expected = {"tm-0": "rocksdb", "tm-1": "hashmap"}[where]
     assert c.get(f"/jobs/{jid}/checkpoints/config")["state_backend"] == expected
-    assert c.job(jid)["state-backend"] == expected
+    assert c.get(f"/sluice/jobs/{jid}")["state-backend"] == expected
     wait_completed(c, jid, 1)
     status, body = c.request("PATCH", f"/jobs/{jid}?mode=cancel")
     assert status == 202, body
@@ -359,7 +359,9 @@ def test_auto_watermark_interval_is_the_watermark_operators_default(make_cluster
     """The job the TaskManagers plan (the one _metadata records) carries the
     configured interval for the watermark that sets none, and its own for the other."""
     c = make_cluster(jm_conf={"pipeline.auto-watermark-interval": "50 ms",
-                              "execution.checkpointing.interval": "200 ms"})
+                              "execution.checkpointing.interval": "200 ms",
+                              # the checkpoint read below must outlive the next ones
+                              "state.checkpoints.num-retained": "1000"})
     c.add_tm(slots=1)
     ts = "TO_TIMESTAMP_LTZ(1700000000000 + id * 10, 3) AS ts"
     job = {"name": "watermarks", "parallelism": 1,
@@ -418,7 +420,7 @@ def test_a_garbled_state_backend_name_is_shown_as_unknown(cluster):
                + _pb_field(4, 1) + _pb_field(9, b"\xff<b>rocks</b>"))
         s.sendall(_frame(2, reg))
         tms = wait_for(lambda: (lambda t: t and t)(
-            [t for t in cluster.get("/taskmanagers")["taskmanagers"] if t["id"] == "fake-tm"]),
+            [t for t in cluster.get("/sluice/taskmanagers")["taskmanagers"] if t["id"] == "fake-tm"]),
             what="fake-tm to register")
         assert tms[0]["stateBackend"] == "unknown"
     finally:

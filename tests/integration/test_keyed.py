@@ -75,7 +75,7 @@ def test_million_rows_group_aggregate_exact(make_cluster, workdir, backend):
     assert nodes["agg -> out"]["inputs"][0]["ship_strategy"] == "HASH"
     # every subtask of both vertices ran somewhere, spread over the two TaskManagers
     for v in job["vertices"]:
-        subs = c.get(f"/jobs/{jid}/vertices/{v['id']}/subtasks")["subtasks"]
+        subs = c.get(f"/sluice/jobs/{jid}/vertices/{v['id']}/subtasks")["subtasks"]
         assert sorted(s["taskmanager-id"] for s in subs) == ["tm-0", "tm-0", "tm-1", "tm-1"]
 
 

@@ -88,3 +88,57 @@ def test_both_daemons_serve_flink_metric_names_with_values_matching_rest(make_cl
     assert by_name["flink_jobmanager_taskSlotsTotal"] == 2
     assert by_name["flink_jobmanager_numRunningJobs"] == 1
     assert by_name["flink_jobmanager_job_lastCheckpointDuration"] >= 0
+
+
+def test_operator_scope_metrics_per_chained_operator_match_rest(make_cluster):
+    """A chain of three operators (datagen -> calc filter -> blackhole, forward
+    edges): Flink's operator-scope samples, one per operator with operator_id
+    and operator_name, lie between two REST reads of the same operator's
+    metric (<subtask>.<operator name>.<metric> of the vertex)."""
+    c = make_cluster(jm_conf=dict(PROM))
+    tm = c.add_tm(slots=1, extra=PROM)
+    tm_port = port_of(tm)
+    job = {"name": "ops job", "parallelism": 1,
+           "vertices": [{"id": "gen", "uid": "gen-uid", "type": "datagen",
+                         "schema": [{"name": "x", "type": "BIGINT"}],
+                         "config": {"rows-per-second": "500", "fields.x.kind": "sequence",
+                                    "fields.x.start": "1", "fields.x.end": "100000000"}},
+                        {"id": "even", "uid": "even-uid", "type": "calc", "config": {"filter": "x % 2 = 0"}},
+                        {"id": "out", "uid": "out-uid", "type": "blackhole"}],
+           "edges": [{"from": "gen", "to": "even", "strategy": "forward"},
+                     {"from": "even", "to": "out", "strategy": "forward"}]}
+    jid = c.submit(job)
+    c.wait_state(jid, "RUNNING")
+    vertices = c.job(jid)["vertices"]
+    assert len(vertices) == 1, vertices  # one chain
+    vid = vertices[0]["id"]
+
+    def rest(op, metric):
+        m = c.get(f"/jobs/{jid}/vertices/{vid}/metrics?get=0.{op}.{metric}")
+        assert [x["id"] for x in m] == [f"0.{op}.{metric}"], m
+        return float(m[0]["value"])
+    wait_for(lambda: rest("even", "numRecordsOut") > 10, what="rows through the filter")
+    checks = [("gen", "numRecordsOut"), ("even", "numRecordsIn"), ("even", "numRecordsOut"),
+              ("out", "numRecordsIn")]
+    before = {k: rest(*k) for k in checks}
+    _, samples = scrape(tm_port)
+    time.sleep(0.6)  # the TaskManager's next heartbeats reach REST
+    after = {k: rest(*k) for k in checks}
+    ops = {}
+    for name, labels, value in samples:
+        if name.startswith("flink_taskmanager_job_task_operator_"):
+            assert labels["job_id"] == jid and labels["task_id"] == vid and labels["subtask_index"] == "0"
+            ops[(labels["operator_name"], name[len("flink_taskmanager_job_task_operator_"):])] = value
+            assert labels["operator_id"] == labels["operator_name"] + "-uid"
+    for op in ("gen", "even", "out"):
+        for metric in ("numRecordsIn", "numRecordsOut", "numLateRecordsDropped", "currentInputWatermark",
+                       "currentOutputWatermark"):
+            assert (op, metric) in ops, (op, metric, sorted(ops))
+    for k in checks:
+        assert before[k] <= ops[k] <= after[k], (k, before[k], ops[k], after[k])
+    # the filter passes the even half of the sequence 1, 2, 3, ...: of n in, n // 2 out
+    assert ops[("even", "numRecordsOut")] == ops[("even", "numRecordsIn")] // 2
+    assert ops[("gen", "numRecordsIn")] == 0 and ops[("out", "numRecordsOut")] == 0
+    assert all(ops[(op, "numLateRecordsDropped")] == 0 for op in ("gen", "even", "out"))
+    # no event time in this job: no watermark anywhere
+    assert ops[("even", "currentInputWatermark")] == -2**63

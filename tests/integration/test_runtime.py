@@ -154,7 +154,7 @@ def test_plugin_side_output_and_keyed_state(make_cluster, workdir):
         c = sum(1 for i in range(2, n + 1, 2) if i % 7 == k)
         assert sorted(got[k]) == list(range(1, c + 1)), k
     # the plan names the side output its edge leaves from
-    plan = cluster.get(f"/jobs/{jid}/plan")["plan"]
+    plan = cluster.get(f"/sluice/jobs/{jid}")["plan"]
     sides = [i.get("side_output") for node in plan["nodes"] for i in node.get("inputs", [])]
     assert "odd" in sides
 

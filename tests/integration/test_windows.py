@@ -75,8 +75,14 @@ def read_windows(out):
     return got
 
 
+def vertex_late(cluster, jid, vid):
+    """numLateRecordsDropped of a vertex: the sum over its subtasks."""
+    m = cluster.get(f"/jobs/{jid}/vertices/{vid}/subtasks/metrics?get=numLateRecordsDropped&agg=sum")
+    return int(m[0]["sum"])
+
+
 def late_dropped(cluster, jid):
-    return sum(v["metrics"].get("numLateRecordsDropped", 0) for v in cluster.job(jid)["vertices"])
+    return sum(vertex_late(cluster, jid, v["id"]) for v in cluster.job(jid)["vertices"])
 
 
 def test_tumbling_windows_exact_when_nothing_is_late(cluster, workdir):
@@ -111,6 +117,11 @@ def test_late_rows_are_counted_not_lost(cluster, workdir):
     # every row is either in a window or counted as dropped
     assert late_dropped(cluster, jid) == late
     assert sum(c for c, _ in got.values()) + late == n
+    # ... by the window operator itself (Flink's operator scope), no other
+    vid = [v["id"] for v in job["vertices"] if v["name"].startswith("win")][0]
+    per_op = lambda op: cluster.get(f"/jobs/{jid}/vertices/{vid}/subtasks/metrics"
+                                    f"?get={op}.numLateRecordsDropped&agg=sum")[0]["sum"]
+    assert per_op("win") == late and per_op("out") == 0
 
 
 def test_seed_demo_job_prints_window_counts(cluster):
@@ -128,7 +139,7 @@ def test_seed_demo_job_prints_window_counts(cluster):
                     timeout=20, what="a printed window")
     assert line.group(1) < line.group(2)
     vid = cluster.job(jid)["vertices"][0]["id"]
-    wait_for(lambda: cluster.job(jid)["vertices"][0]["metrics"]["numLateRecordsDropped"] > 0,
+    wait_for(lambda: vertex_late(cluster, jid, vid) > 0,
              timeout=20, what="late rows counted (event time up to 2 s in the past, 1 s delay)")
     cluster.request("PATCH", f"/jobs/{jid}?mode=cancel")
     cluster.wait_state(jid, "CANCELED")
@@ -176,7 +187,7 @@ def test_an_idle_input_does_not_hold_windows_back(cluster, workdir):
                  timeout=20, what="a window fired while the job runs")
     assert (m.group(1), int(m.group(2))) == ("2026-01-01T00:00", 99)
     vids = vertex_ids(cluster, jid)
-    wms = cluster.get(f"/jobs/{jid}/vertices/{vids['gen -> ev -> wm']}/subtasks")["subtasks"]
+    wms = cluster.get(f"/sluice/jobs/{jid}/vertices/{vids['gen -> ev -> wm']}/subtasks")["subtasks"]
     assert sorted(s["metrics"]["currentOutputWatermark"] > 0 for s in wms) == [False, True]
     cluster.request("PATCH", f"/jobs/{jid}?mode=cancel")
     cluster.wait_state(jid, "CANCELED")
@@ -217,7 +228,8 @@ def test_late_rows_go_to_a_declared_side_output(cluster, workdir):
         wm = max(wm, max_ts - 1000 - 1)
     assert ids == want
     assert late_dropped(cluster, jid) == 0
-    plan = {nd["description"]: nd for nd in j["plan"]["nodes"]}
+    names = {nd["id"]: nd["description"] for nd in j["plan"]["nodes"]}
+    plan = {names[nd["id"]]: nd for nd in cluster.get(f"/sluice/jobs/{jid}")["plan"]["nodes"]}
     assert plan["late"]["inputs"][0]["side_output"] == "late"
 
 
@@ -243,13 +255,15 @@ def test_without_idle_timeout_a_silent_input_holds_windows_back(cluster):
 
     def upstream_wms():
         return sorted(s["metrics"]["currentOutputWatermark"]
-                      for s in cluster.get(f"/jobs/{jid}/vertices/{up}/subtasks")["subtasks"])
+                      for s in cluster.get(f"/sluice/jobs/{jid}/vertices/{up}/subtasks")["subtasks"])
     # the live subtask's watermark is past the end of several windows ...
     wait_for(lambda: upstream_wms()[1] > BASE + 3000, timeout=20, what="the live watermark to advance")
     # ... the silent one never emitted one, so the window waits
     assert upstream_wms()[0] == -2**63
     win = cluster.get(f"/jobs/{jid}/vertices/{vids['win -> out']}/watermarks")
-    assert [w["value"] for w in win] == ["-9223372036854775808"] and win[0]["idle"] is False
+    assert [w["value"] for w in win] == ["-9223372036854775808"]
+    subs = cluster.get(f"/sluice/jobs/{jid}/vertices/{vids['win -> out']}/subtasks")["subtasks"]
+    assert [s["metrics"]["watermarkIdle"] for s in subs] == [False]
     assert "+I[" not in cluster.tms[0].out_text()
     cluster.request("PATCH", f"/jobs/{jid}?mode=cancel")
     cluster.wait_state(jid, "CANCELED")

@@ -162,11 +162,11 @@ static void test_list_odd_input(void)
                          "\"state\":\"SUSPENDED\"}]}", SL_CLI_LIST_RUNNING),
                  RUNNING_HDR "01.01.1970 00:00:00 : ab : n (SUSPENDED)\n" FOOTER);
     CHECK_EQ_STR(list_of("{}", 0),
-                 "<error: unexpected answer from GET /jobs/overview: no \"jobs\" array>");
+                 "<error: unexpected answer from GET /sluice/jobs/overview: no \"jobs\" array>");
     CHECK_EQ_STR(list_of("{\"jobs\":{}}", 0),
-                 "<error: unexpected answer from GET /jobs/overview: no \"jobs\" array>");
+                 "<error: unexpected answer from GET /sluice/jobs/overview: no \"jobs\" array>");
     CHECK_EQ_STR(list_of("[1]", 0),
-                 "<error: unexpected answer from GET /jobs/overview: no \"jobs\" array>");
+                 "<error: unexpected answer from GET /sluice/jobs/overview: no \"jobs\" array>");
 }
 
 static void check_error_text(int status, const char *body, const char *expected, int *ok)

@@ -64,10 +64,9 @@ export function withQuery(path, params) {
 async function request(method, path, body) {
   const headers = { Accept: 'application/json' };
   let payload;
-  if (body !== undefined) {
-    headers['Content-Type'] = 'application/json';
-    payload = typeof body === 'string' ? body : JSON.stringify(body);
-  }
+  /* the JobManager takes mutating calls as JSON only, bodiless ones too */
+  if (method !== 'GET') headers['Content-Type'] = 'application/json';
+  if (body !== undefined) payload = typeof body === 'string' ? body : JSON.stringify(body);
   const token = memoryToken || getToken();
   if (token) headers.Authorization = `Bearer ${token}`;
   let resp;

@@ -68,9 +68,12 @@ export function createCheckpointsTab(jid) {
   return {
     el,
     async refresh() {
-      const [cp, cfg] = await Promise.all([
+      const [cp, cfg, own] = await Promise.all([
         api.get(`jobs/${seg(jid)}/checkpoints`),
         optional(api.get(`jobs/${seg(jid)}/checkpoints/config`)),
+        /* the longest alignment per checkpoint, which Flink's statistics
+         * keep only per subtask */
+        optional(api.get(`sluice/jobs/${seg(jid)}/checkpoints`)),
       ]);
       const c = (cp && cp.counts) || {};
       for (const [k] of COUNTS) {
@@ -83,7 +86,11 @@ export function createCheckpointsTab(jid) {
       paintLatest(latestBlocks.failed, l.failed, 'failed');
       paintLatest(latestBlocks.restored, l.restored, 'restored');
 
-      const history = cp && Array.isArray(cp.history) ? cp.history : [];
+      const durations = new Map((own && Array.isArray(own.history) ? own.history : []).map((x) => [x.id, x]));
+      const history = (cp && Array.isArray(cp.history) ? cp.history : []).map((x) => {
+        const d = durations.get(x.id);
+        return d ? Object.assign({}, x, { alignment_duration: d.alignment_duration }) : x;
+      });
       const hasAlign = history.some((x) => x.alignment_buffered !== undefined || x.alignment_duration !== undefined);
       for (const th of alignHead) show(th, hasAlign);
       show(htable, history.length > 0);

@@ -6,7 +6,9 @@
  *   subtasks/metrics?get=busyTimeMsPerSecond,backPressuredTimeMsPerSecond,
  *       idleTimeMsPerSecond&agg=max     -> colour (max over subtasks)
  *   backpressure                        -> level badge (ok/low/high)
- *   subtasks                            -> records, rates, watermarks, late drops
+ *   sluice/jobs/<jid>/vertices/<vid>/subtasks
+ *                                       -> records, rates, watermarks (with
+ *                                          whether idle), late drops
  * in parallel. If "subtasks" is unavailable it falls back to
  * subtasks/metrics?agg=sum and the watermarks endpoint; if the aggregated
  * metrics are unavailable, the maxima are taken from "subtasks". Records
@@ -95,7 +97,7 @@ async function loadVertex(jid, v) {
   const [agg, bp, subs] = await Promise.all([
     optional(api.get(`${vbase}/subtasks/metrics?get=${COLOUR_METRICS}&agg=max`)),
     optional(api.get(`${vbase}/backpressure`)),
-    optional(api.get(`${vbase}/subtasks`)),
+    optional(api.get(`sluice/${vbase}/subtasks`)),
   ]);
   let subtasks = subs && Array.isArray(subs.subtasks) ? subs.subtasks : null;
   let sums = null;
@@ -156,7 +158,8 @@ function vertexView(v, data, isSource) {
   } else if (Array.isArray(data.marks)) {
     const suffix = isSource ? '.currentOutputWatermark' : '.currentInputWatermark';
     const list = data.marks.filter((m) => m && typeof m.id === 'string' && m.id.endsWith(suffix))
-      .map((m) => ({ metrics: { [suffix.slice(1)]: m.value, watermarkIdle: m.idle === true } }));
+      /* Flink's watermarks endpoint does not say which subtasks are idle */
+      .map((m) => ({ metrics: { [suffix.slice(1)]: m.value, watermarkIdle: false } }));
     wm = list.length ? vertexWatermark(list, isSource) : { kind: 'none', ms: null, idle: 0, total: 0 };
   } else {
     wm = { kind: 'none', ms: null, idle: 0, total: 0 };

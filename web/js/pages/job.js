@@ -14,7 +14,7 @@
  */
 
 import { h, setText, setAttr, show } from '../dom.js';
-import { api, seg, withQuery, pollSavepoint } from '../api.js';
+import { api, seg, withQuery, pollSavepoint, optional } from '../api.js';
 import { fmtTime, fmtDuration } from '../format.js';
 import { stateBadge, taskChips, errorBox, isTerminal } from '../widgets.js';
 import { createGraphTab } from './job-graph.js';
@@ -199,14 +199,15 @@ export function create(ctx, firstRoute) {
     document.title = `${j.name || jid} \u2013 Sluice`;
     badge.update(state);
     setAttr(el, 'data-state', state);
-    const r = j['state-reason'] ? String(j['state-reason']) : '';
+    const own = j.sluice || {}; /* GET sluice/jobs/<jid>: what Flink's job details have no field for */
+    const r = own['state-reason'] ? String(own['state-reason']) : '';
     setText(reason, r);
     show(reason, r !== '');
     setText(fields['start-time'], fmtTime(j['start-time']));
     setText(fields['end-time'], fmtTime(j['end-time']));
     setText(fields.duration, fmtDuration(j.duration));
     setText(fields.parallelism, j.maxParallelism !== undefined && j.maxParallelism !== null ? String(j.maxParallelism) : '\u2014');
-    const slots = j['slots-needed'];
+    const slots = own['slots-needed'];
     setText(fields['slots-needed'], slots !== undefined && slots !== null ? String(slots) : '\u2014');
     show(fields['slots-needed'].parentNode, slots !== undefined && slots !== null);
     chips.update(j['status-counts'] || {});
@@ -225,8 +226,8 @@ export function create(ctx, firstRoute) {
     el,
     route: applyRoute,
     async refresh() {
-      const j = await api.get(`jobs/${seg(jid)}`);
-      job = j || {};
+      const [j, own] = await Promise.all([api.get(`jobs/${seg(jid)}`), optional(api.get(`sluice/jobs/${seg(jid)}`))]);
+      job = Object.assign({}, j || {}, { sluice: own || {} });
       updateHeader(job);
       await tab(route.tab).refresh(job);
     },

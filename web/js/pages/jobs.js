@@ -23,7 +23,7 @@ export function create(ctx) {
   return {
     el,
     async refresh() {
-      const data = await api.get('jobs/overview');
+      const data = await api.get('sluice/jobs/overview'); /* Flink's list, with state-reason */
       const list = (data && Array.isArray(data.jobs) ? data.jobs : []).slice();
       list.sort((a, b) => (Number(b['start-time']) || 0) - (Number(a['start-time']) || 0));
       runningTable.update(list.filter((j) => !isTerminal(j.state)));

@@ -24,6 +24,9 @@ const STATS = [
   ['jobs-failed', 'Jobs failed'],
 ];
 
+const RUNNING = new Set(['RUNNING', 'RESTARTING', 'CANCELLING', 'FAILING']);
+const SCHEDULED = new Set(['CREATED', 'INITIALIZING']);
+
 export function create(ctx) {
   const values = {};
   const statEls = STATS.map(([key, label]) => {
@@ -54,9 +57,17 @@ export function create(ctx) {
   return {
     el,
     async refresh() {
-      const [ov, jobs] = await Promise.all([api.get('overview'), api.get('jobs/overview')]);
+      /* Sluice's job list: Flink's, with each job's state-reason */
+      const [ov, jobs] = await Promise.all([api.get('overview'), api.get('sluice/jobs/overview')]);
+      const all = jobs && Array.isArray(jobs.jobs) ? jobs.jobs : [];
+      /* Flink's jobs-running counts every job not yet ended; the page splits
+       * the running from those waiting to be scheduled */
+      const counted = {
+        'jobs-running': all.filter((j) => RUNNING.has(j.state)).length,
+        'jobs-scheduled': all.filter((j) => SCHEDULED.has(j.state)).length,
+      };
       for (const [key] of STATS) {
-        const raw = ov ? ov[key] : undefined;
+        const raw = key in counted ? counted[key] : (ov ? ov[key] : undefined);
         setText(values[key], fmtInt(raw));
         setAttr(values[key], 'data-value', raw === undefined || raw === null ? null : String(raw));
       }
@@ -66,7 +77,7 @@ export function create(ctx) {
       slotFill.style.width = total > 0 ? `${(100 * used) / total}%` : '0%';
       setText(slotText, total > 0 ? `${used} of ${total} slots in use` : 'no slots registered');
 
-      const list = (jobs && Array.isArray(jobs.jobs) ? jobs.jobs : []).slice();
+      const list = all.slice();
       list.sort((a, b) => (Number(b['start-time']) || 0) - (Number(a['start-time']) || 0));
       const active = list.filter((j) => !isTerminal(j.state));
       const waitingJobs = active.filter((j) => j['state-reason']);
