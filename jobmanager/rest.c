@@ -1314,7 +1314,10 @@ static void route(route_ctx *rc, reply *r)
         /* web-submit is Flink's jar upload, which Sluice has not (its own
          * submission of JSON job graphs, POST /jobs, is always there) */
         json_object_set_new(json_object_get(r->json, "features"), "web-rescale", json_false());
-        json_object_set_new(r->json, "high-availability", jm_ha_json(j));
+    } else if (rc->nseg == 2 && get && !strcmp(rc->seg[0], "sluice") && !strcmp(rc->seg[1], "ha")) {
+        /* which JobManager leads and this one's role (Flink's /config has
+         * no place for it; standbys answer this too) */
+        reply_json(r, 200, jm_ha_json(j));
     } else if (rc->nseg == 2 && get && !strcmp(rc->seg[0], "jobmanager") && !strcmp(rc->seg[1], "config")) {
         json_t *arr = json_array();
         for (int i = 0; i < sl_config_count(j->conf); i++) {
@@ -1522,6 +1525,7 @@ static MHD_RESULT on_request(void *cls, struct MHD_Connection *conn, const char 
     } else if (rq->too_big) {
         reply_err(&r, 413, "request body larger than %u bytes", MAX_BODY);
     } else if (!(rc.nseg == 1 && !strcmp(rc.seg[0], "config")) &&
+               !(rc.nseg == 2 && !strcmp(rc.seg[0], "sluice") && !strcmp(rc.seg[1], "ha")) &&
                jm_ha_rest_refuse(j, &r.status, &r.json)) {
         /* a standby JobManager: says where the leader is (ha.c) */
     } else if (rc.nseg < 0) {

@@ -22,7 +22,7 @@ exactly once and the per-key COUNT/SUM worked out here.
   it must step down to standby without completing a checkpoint, deploying
   or writing _metadata, and the output stays exact.
 - test_standby_rest_and_job_store: a standby answers REST with 503 and the
-  leader's address, /config says who leads; `sluice list` without -m finds
+  leader's address, /sluice/ha says who leads; `sluice list` without -m finds
   the leader through ZooKeeper; a cancelled job leaves the
   high-availability store (its submitted graph is removed) and is not
   recovered by the next leader.
@@ -112,7 +112,8 @@ class HACluster:
         data = None
         if body is not None:
             data = json.dumps(body).encode()
-        req = urllib.request.Request(jm.url + path, data=data, method=method)
+        req = urllib.request.Request(jm.url + path, data=data, method=method,
+                                     headers={"Content-Type": "application/json"})
         try:
             with urllib.request.urlopen(req, timeout=30) as r:
                 raw = r.read()
@@ -129,10 +130,10 @@ class HACluster:
     def role(self, jm):
         if not jm.alive():
             return None
-        status, body = self.request(jm, "GET", "/config")
+        status, body = self.request(jm, "GET", "/sluice/ha")
         if status != 200:
             return None
-        return body["high-availability"]["role"]
+        return body["role"]
 
     def leader(self, timeout=60, exclude=()):
         def find():
@@ -346,7 +347,7 @@ def test_standby_rest_and_job_store(ha_cluster, workdir):
     wait_for(lambda: c.role(standby) == "STANDBY", what="a standby")
     # the standby learns the leader's address from ZooKeeper (a watch)
     conf = wait_for(lambda: (lambda h: h["leader-rest-url"] == leader.url and h)(
-        c.get("/config", standby)["high-availability"]), what="the standby to know the leader")
+        c.get("/sluice/ha", standby)), what="the standby to know the leader")
     assert conf["rest-url"] == standby.url and conf["zookeeper-connected"] is True, conf
     status, body = c.request(standby, "GET", "/overview")
     assert status == 503 and body["leader-rest-url"] == leader.url, (status, body)

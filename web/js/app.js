@@ -175,7 +175,7 @@ function initToken() {
   paint();
 }
 
-/* High availability (/config's high-availability): which JobManager
+/* High availability (GET /sluice/ha): which JobManager
  * leads, and this one's role; a standby links to the leader. */
 function paintHA(ha) {
   const el = document.getElementById('ha-role');
@@ -194,8 +194,7 @@ function paintHA(ha) {
 
 async function refreshHA() {
   try {
-    const c = await api.get('config');
-    if (c) paintHA(c['high-availability']);
+    paintHA(await api.get('sluice/ha'));
   } catch (e) {
     /* the next round tries again */
   }
@@ -209,7 +208,7 @@ async function loadConfig() {
   }
   const version = ctx.config['flink-version'] || '';
   setText(document.getElementById('version'), version ? `version ${version}` : '');
-  paintHA(ctx.config['high-availability']);
+  refreshHA();
   /* features.web-submit is Flink's jar upload (false here); Sluice's own
    * submission of JSON job graphs (POST /jobs) is always there */
   if (current && current.configChanged) current.configChanged();
