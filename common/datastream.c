@@ -23,6 +23,7 @@ struct sl_ds_stream {
     char *output;               /* its side output, or NULL for the main one */
     json_t *keys;               /* key_by columns for the next edge, or NULL */
     json_t *jv;                 /* the vertex object (borrowed from the graph) */
+    struct sl_ds_stream *second; /* connect: the stream feeding input 1 */
     struct sl_ds_stream *next;  /* the environment's list */
 };
 
@@ -202,6 +203,29 @@ sl_ds_stream *sl_ds_key_by(sl_ds_stream *in, const char *const *columns)
     return s;
 }
 
+sl_ds_stream *sl_ds_connect(sl_ds_stream *a, sl_ds_stream *b)
+{
+    if (!a || !b) return a ? a : b;
+    if (a->env != b->env) fail(a->env, "connect: streams of two environments%s", NULL);
+    if (a->second || b->second) fail(a->env, "connect: a connected stream cannot be connected again%s", NULL);
+    if (!a->keys != !b->keys)
+        fail(a->env, "connect: key_by both streams or neither (the second of '%s' is not)", a->vertex);
+    sl_ds_stream *s = stream_new(a->env, a->vertex, a->output, a->jv);
+    if (a->keys) s->keys = json_incref(a->keys);
+    s->second = b;
+    return s;
+}
+
+/* The key-by of a process vertex: one list of names when every input keys
+ * on the same names, else one list per input. */
+static json_t *key_by_json(const sl_ds_stream *in)
+{
+    if (!in->second || json_equal(in->keys, in->second->keys)) return json_incref(in->keys);
+    if (json_array_size(in->keys) != json_array_size(in->second->keys))
+        fail(in->env, "connect into '%s': both streams need as many key columns", in->vertex);
+    return json_pack("[O, O]", in->keys, in->second->keys);
+}
+
 sl_ds_stream *sl_ds_process(sl_ds_stream *in, const char *id, const char *symbol,
                             const char *out_schema, const char *const *side_outputs)
 {
@@ -219,9 +243,10 @@ sl_ds_stream *sl_ds_process(sl_ds_stream *in, const char *id, const char *symbol
         }
         json_object_set_new(cfg, "side-outputs", so);
     }
-    if (in->keys) json_object_set(cfg, "key-by", in->keys);
+    if (in->keys) json_object_set_new(cfg, "key-by", key_by_json(in));
     json_t *jv = add_vertex(env, id, in->keys ? "keyed_process" : "process", cfg);
     connect_to(in, id, 0);
+    if (in->second) connect_to(in->second, id, 1);
     return stream_new(env, id, NULL, jv);
 }
 

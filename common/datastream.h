@@ -31,16 +31,30 @@
 
 #include "operator.h"
 
-#define SL_DS_ABI_VERSION 1u
+/* 2: process_element1/2 (connect) and process_broadcast_element */
+#define SL_DS_ABI_VERSION 2u
 
 /* ---- process functions ------------------------------------------------------ */
 
+/* One table serves Flink's ProcessFunction and KeyedProcessFunction (one
+ * input), CoProcessFunction and KeyedCoProcessFunction (two connected
+ * inputs: process_element1 for the first, process_element2 for the second,
+ * sharing the key's state and timers), and BroadcastProcessFunction /
+ * KeyedBroadcastProcessFunction (process_element for the data side,
+ * process_broadcast_element for the broadcast side). A callback left NULL
+ * falls back to process_element with the input's number (0, 1). */
 typedef struct sl_process_fn {
     unsigned abi;               /* SL_DS_ABI_VERSION */
     /* per subtask: make state handles, allocate op->priv */
     int (*open)(sl_op *ctx);
     /* one element of input `input`; the key is set on keyed streams */
     int (*process_element)(sl_op *ctx, int input, const sl_row *row);
+    /* connect(a, b): an element of a / of b (NULL: process_element) */
+    int (*process_element1)(sl_op *ctx, const sl_row *row);
+    int (*process_element2)(sl_op *ctx, const sl_row *row);
+    /* broadcast: an element of the broadcast input; no current key, the
+     * broadcast state is read-write here and read-only everywhere else */
+    int (*process_broadcast_element)(sl_op *ctx, const sl_row *row);
     /* a timer of the current key is due (ns: what it was registered with) */
     int (*on_timer)(sl_op *ctx, sl_time_domain domain, int64_t time);
     void (*close)(sl_op *ctx);
@@ -86,6 +100,12 @@ sl_ds_stream *sl_ds_key_by(sl_ds_stream *in, const char *const *columns);
  * came from sl_ds_key_by. */
 sl_ds_stream *sl_ds_process(sl_ds_stream *in, const char *id, const char *symbol,
                             const char *out_schema, const char *const *side_outputs);
+/* Two streams connected for one process function (Flink's connect):
+ * sl_ds_process on the result makes a co-process vertex whose input 0 is a
+ * and input 1 is b. Keyed (KeyedCoProcessFunction) when both came from
+ * sl_ds_key_by, on key columns of the same types; neither keyed makes a
+ * CoProcessFunction; one keyed and not the other is an error. */
+sl_ds_stream *sl_ds_connect(sl_ds_stream *a, sl_ds_stream *b);
 /* The side output `name` of a process stream, as a stream. */
 sl_ds_stream *sl_ds_side_output(sl_ds_stream *in, const char *name);
 /* UNION ALL of two streams of one schema. */

@@ -10,7 +10,14 @@
  *   "side-outputs": ["late", "gaps: k BIGINT"]    named outputs; a bare name
  *                                    carries the input's schema
  *   "key-by":       ["k"]            keyed_process: the key columns (the
- *                                    input must be hashed on them)
+ *                                    input must be hashed on them); with
+ *                                    two inputs, names found in both or
+ *                                    [["a"], ["b"]], one list per input
+ *
+ * Two inputs are a connected stream (Flink's CoProcessFunction and
+ * KeyedCoProcessFunction): input 0 goes to process_element1, input 1 to
+ * process_element2 (or both to process_element). Keyed, the two keys must
+ * have the same column types, so they encode alike and share state.
  *
  * plan() reads only the configuration: the JobManager never loads user
  * code. The TaskManager loads the library when a subtask opens (dlopen
@@ -55,6 +62,45 @@ static int parse_columns(const char *text, sl_schema *s, const char *what, char 
     char why[300];
     if (sl_schema_parse(text, s, why, sizeof why) == SL_OK) return SL_OK;
     return sl_seterr(err, errlen, "%s: %s", what, why);
+}
+
+/* "key-by": ["k"] names the key columns of every input (by name in each);
+ * [["a"], ["b"]] names them per input. Every input's key must have the same
+ * types, column by column, so that one key encodes to the same bytes
+ * whichever input it came from: connected inputs share the key's state. */
+static int plan_keys(sl_plan_ctx *pc, json_t *kb, const char *what, char *err, size_t errlen)
+{
+    int per_input = json_is_array(json_array_get(kb, 0));
+    if (per_input && json_array_size(kb) != (size_t)pc->nin)
+        return sl_seterr(err, errlen, "%s: 'key-by' has %zu lists for %d inputs", what,
+                         json_array_size(kb), pc->nin);
+    for (int in = 0; in < pc->nin; in++) {
+        json_t *names = per_input ? json_array_get(kb, (size_t)in) : kb;
+        int cols[SL_MAX_KEY_COLS], n = 0;
+        size_t i;
+        json_t *item;
+        json_array_foreach(names, i, item) {
+            const char *c = json_string_value(item);
+            int col = c ? sl_schema_find(pc->in[in].schema, c) : -1;
+            if (col < 0 || n == SL_MAX_KEY_COLS)
+                return sl_seterr(err, errlen, "%s: key-by column '%s' is not in input %d", what,
+                                 c ? c : "?", in);
+            cols[n++] = col;
+        }
+        if (n == 0) return sl_seterr(err, errlen, "%s: keyed_process needs 'key-by' columns", what);
+        if (in > 0 && n != pc->nkeys[0])
+            return sl_seterr(err, errlen, "%s: input %d has %d key columns, input 0 has %d", what, in,
+                             n, pc->nkeys[0]);
+        for (int q = 0; in > 0 && q < n; q++) {
+            sl_type a = pc->in[0].schema->fields[pc->keys[0][q]].type;
+            sl_type b = pc->in[in].schema->fields[cols[q]].type;
+            if (a != b)
+                return sl_seterr(err, errlen, "%s: key column %d is %s in input 0 but %s in input %d",
+                                 what, q + 1, sl_type_name(a), sl_type_name(b), in);
+        }
+        if (sl_plan_key(pc, in, cols, n, err, errlen) != SL_OK) return SL_ERR;
+    }
+    return SL_OK;
 }
 
 static void *plan_common(sl_plan_ctx *pc, int keyed, char *err, size_t errlen)
@@ -113,21 +159,7 @@ static void *plan_common(sl_plan_ctx *pc, int keyed, char *err, size_t errlen)
     }
     json_t *kb = sl_vconf_array(v, "key-by");
     if (keyed) {
-        int cols[SL_MAX_KEY_COLS], n = 0;
-        json_array_foreach(kb, i, item) {
-            const char *c = json_string_value(item);
-            int col = c ? sl_schema_find(pc->in[0].schema, c) : -1;
-            if (col < 0 || n == SL_MAX_KEY_COLS) {
-                sl_seterr(err, errlen, "%s: key-by column '%s' is not in the input", what, c ? c : "?");
-                return NULL;
-            }
-            cols[n++] = col;
-        }
-        if (n == 0) {
-            sl_seterr(err, errlen, "%s: keyed_process needs 'key-by' columns", what);
-            return NULL;
-        }
-        if (sl_plan_key(pc, 0, cols, n, err, errlen) != SL_OK) return NULL;
+        if (plan_keys(pc, kb, what, err, errlen) != SL_OK) return NULL;
     } else if (kb) {
         sl_seterr(err, errlen, "%s: 'key-by' belongs to keyed_process", what);
         return NULL;
@@ -160,8 +192,11 @@ static int proc_open(sl_op *op)
     if (st->fn->abi != SL_DS_ABI_VERSION)
         return sl_op_fail(op, "vertex '%s': '%s' in %s was built for DataStream ABI %u, this Sluice has %u",
                           pl->vid, pl->function, pl->library, st->fn->abi, SL_DS_ABI_VERSION);
-    if (!st->fn->process_element)
+    if (!st->fn->process_element && !st->fn->process_element1)
         return sl_op_fail(op, "vertex '%s': '%s' has no process_element", pl->vid, pl->function);
+    if (op->nin > 1 && !st->fn->process_element && !st->fn->process_element2)
+        return sl_op_fail(op, "vertex '%s': '%s' has no process_element2 for its second input",
+                          pl->vid, pl->function);
     if (!st->fn->open) return SL_OK;
     ENTER(op, st);
     int rc = st->fn->open(op);
@@ -172,8 +207,14 @@ static int proc_open(sl_op *op)
 static int proc_process(sl_op *op, int input, sl_row *row)
 {
     proc_state *st = op->priv;
+    const sl_process_fn *fn = st->fn;
     ENTER(op, st);
-    int rc = st->fn->process_element(op, input, row);
+    int rc;
+    if (input == 0 && fn->process_element1) rc = fn->process_element1(op, row);
+    else if (input == 1 && fn->process_element2) rc = fn->process_element2(op, row);
+    else if (fn->process_element) rc = fn->process_element(op, input, row);
+    else rc = sl_op_fail(op, "%s: '%s' has no callback for input %d", op->task_name,
+                         ((const proc_plan *)op->plan)->function, input);
     LEAVE(op, st);
     return rc;
 }
@@ -230,6 +271,7 @@ const sl_op_def sl_op_process = {
     .abi = SL_OP_ABI_VERSION,
     .name = "process",
     .options = proc_options,
+    .max_inputs = 2,
     .plan = process_plan,
     .plan_free = proc_plan_free,
     .open = proc_open,
@@ -242,6 +284,7 @@ const sl_op_def sl_op_keyed_process = {
     .name = "keyed_process",
     .flags = SL_OPF_KEYED,
     .options = keyed_options,
+    .max_inputs = 2,
     .plan = keyed_plan,
     .plan_free = proc_plan_free,
     .open = proc_open,
