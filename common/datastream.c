@@ -250,6 +250,22 @@ sl_ds_stream *sl_ds_process(sl_ds_stream *in, const char *id, const char *symbol
     return stream_new(env, id, NULL, jv);
 }
 
+sl_ds_stream *sl_ds_async(sl_ds_stream *in, const char *id, const char *symbol,
+                          const char *out_schema, const char *const *options)
+{
+    if (!usable(in, id)) return in;
+    sl_ds_env *env = in->env;
+    if (!env->library) fail(env, "async '%s': no library (sluice run sets the job's own)", id);
+    if (in->second) fail(env, "async '%s': a connected stream goes to sl_ds_process", id);
+    json_t *cfg = options_json(options);
+    json_object_set_new(cfg, "library", json_string(env->library ? env->library : ""));
+    json_object_set_new(cfg, "function", json_string(symbol ? symbol : ""));
+    json_object_set_new(cfg, "schema", json_string(out_schema ? out_schema : ""));
+    json_t *jv = add_vertex(env, id, "async_wait", cfg);
+    connect_to(in, id, 0);
+    return stream_new(env, id, NULL, jv);
+}
+
 sl_ds_stream *sl_ds_side_output(sl_ds_stream *in, const char *name)
 {
     if (!in) return in;

@@ -69,6 +69,49 @@ int sl_ds_key(sl_op *ctx, sl_value *vals, int n);
  * when no edge leaves from it (then the row is dropped). */
 int sl_ds_output(sl_op *ctx, const char *name, const sl_row *row);
 
+/* A parameter of the function, from the vertex option "user.<name>" (set
+ * with sl_ds_option(stream, "user.<name>", value) when building the job):
+ * Flink's open(Configuration). Borrowed for the job's life; dflt when
+ * absent. */
+const char *sl_ds_param(sl_op *ctx, const char *name, const char *dflt);
+
+/* ---- async I/O (Flink's AsyncFunction) ------------------------------------------- */
+
+/* One request in flight: a handle the user function keeps (by value) and
+ * completes from any thread. A handle whose request already ended (timed
+ * out, failed, or was completed once) is stale: completing it does nothing. */
+typedef struct sl_async_req {
+    struct sl_async_slot *slot;
+    uint64_t gen;               /* which use of the slot this request is */
+} sl_async_req;
+
+typedef struct sl_async_fn {
+    unsigned abi;               /* SL_DS_ABI_VERSION */
+    /* per subtask: allocate ctx->priv, start worker threads */
+    int (*open)(sl_op *ctx);
+    /* Start the request for `row` (borrowed: copy what the request needs)
+     * and return at once; complete it later with sl_async_complete or
+     * sl_async_fail, from any thread. Task thread. A retry calls it again
+     * with a new handle. SL_ERR fails the job. */
+    int (*async_invoke)(sl_op *ctx, sl_async_req req, const sl_row *row);
+    /* The request for `row` ran past the timeout: complete `req` here (a
+     * fallback result, or none) or return SL_ERR to fail the job. NULL: the
+     * job fails with "Async function call has timed out." Task thread. */
+    int (*timeout)(sl_op *ctx, sl_async_req req, const sl_row *row);
+    /* Stop every thread that could complete a request and wait for them:
+     * after close returns no handle of this subtask may be completed. */
+    void (*close)(sl_op *ctx);
+} sl_async_fn;
+
+/* Complete a request with n rows of the operator's output schema (copied;
+ * n = 0: no output for this input). Any thread. SL_OK, SL_DONE when the
+ * handle is stale (the row is dropped), SL_ERR when the rows do not fit
+ * the operator's max-result-bytes (the request then fails). */
+int sl_async_complete(sl_async_req req, const sl_row *rows, int n);
+/* The request failed: retried per the retry strategy while attempts
+ * remain, else the job fails with `message`. Any thread. */
+int sl_async_fail(sl_async_req req, const char *message);
+
 /* ---- building a job ----------------------------------------------------------- */
 
 typedef struct sl_ds_env sl_ds_env;
@@ -106,6 +149,14 @@ sl_ds_stream *sl_ds_process(sl_ds_stream *in, const char *id, const char *symbol
  * sl_ds_key_by, on key columns of the same types; neither keyed makes a
  * CoProcessFunction; one keyed and not the other is an error. */
 sl_ds_stream *sl_ds_connect(sl_ds_stream *a, sl_ds_stream *b);
+/* Async I/O on `in` (AsyncDataStream.orderedWait / unorderedWait): an
+ * sl_async_fn `symbol` in the job's library, output schema out_schema.
+ * options: "mode" ("ordered" | "unordered"), "capacity", "timeout",
+ * "retry-strategy" ("no-retry" | "fixed-delay" | "exponential-delay"),
+ * "retry.max-attempts", "retry.delay", "retry.max-delay",
+ * "retry.multiplier", "max-result-bytes" (docs/DATASTREAM.md). */
+sl_ds_stream *sl_ds_async(sl_ds_stream *in, const char *id, const char *symbol,
+                          const char *out_schema, const char *const *options);
 /* The side output `name` of a process stream, as a stream. */
 sl_ds_stream *sl_ds_side_output(sl_ds_stream *in, const char *name);
 /* UNION ALL of two streams of one schema. */

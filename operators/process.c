@@ -33,6 +33,7 @@
 #include "datastream.h"
 #include "jobgraph.h"
 #include "runtime.h"
+#include "userfn.h"
 
 typedef struct proc_plan {
     char *vid;
@@ -103,28 +104,51 @@ static int plan_keys(sl_plan_ctx *pc, json_t *kb, const char *what, char *err, s
     return SL_OK;
 }
 
-static void *plan_common(sl_plan_ctx *pc, int keyed, char *err, size_t errlen)
+int sl_ds_plan_user(sl_plan_ctx *pc, const char *kind, char *err, size_t errlen)
 {
     const sl_vertex *v = pc->v;
     const char *lib = sl_vconf_str(v, "library", NULL), *fn = sl_vconf_str(v, "function", NULL);
     const char *schema = sl_vconf_str(v, "schema", NULL);
+    if (!lib || !*lib || lib[0] != '/')
+        return sl_seterr(err, errlen, "vertex '%s': 'library' must be the absolute path of the job's shared object",
+                         v->id);
+    if (!fn || !*fn)
+        return sl_seterr(err, errlen, "vertex '%s': 'function' must name the %s in it", v->id, kind);
+    if (!schema)
+        return sl_seterr(err, errlen, "vertex '%s': 'schema' (the output's columns) is required", v->id);
+    char what[300];
+    snprintf(what, sizeof what, "vertex '%s': schema", v->id);
+    return parse_columns(schema, pc->out, what, err, errlen);
+}
+
+const void *sl_ds_load_user(sl_op *op, const char *library, const char *function, void **dl)
+{
+    const char *vid = op->vertex->id;
+    *dl = dlopen(library, RTLD_NOW | RTLD_LOCAL);
+    if (!*dl) {
+        sl_op_fail(op, "vertex '%s': cannot load %s: %s", vid, library, dlerror());
+        return NULL;
+    }
+    const unsigned *abi = dlsym(*dl, function);
+    if (!abi) {
+        sl_op_fail(op, "vertex '%s': %s has no function table '%s'", vid, library, function);
+        return NULL;
+    }
+    if (*abi != SL_DS_ABI_VERSION) {
+        sl_op_fail(op, "vertex '%s': '%s' in %s was built for DataStream ABI %u, this Sluice has %u",
+                   vid, function, library, *abi, SL_DS_ABI_VERSION);
+        return NULL;
+    }
+    return abi;
+}
+
+static void *plan_common(sl_plan_ctx *pc, int keyed, char *err, size_t errlen)
+{
+    const sl_vertex *v = pc->v;
     char what[160];
     snprintf(what, sizeof what, "vertex '%s'", v->id);
-    if (!lib || !*lib || lib[0] != '/') {
-        sl_seterr(err, errlen, "%s: 'library' must be the absolute path of the job's shared object", what);
-        return NULL;
-    }
-    if (!fn || !*fn) {
-        sl_seterr(err, errlen, "%s: 'function' must name the sl_process_fn in it", what);
-        return NULL;
-    }
-    if (!schema) {
-        sl_seterr(err, errlen, "%s: 'schema' (the output's columns) is required", what);
-        return NULL;
-    }
+    if (sl_ds_plan_user(pc, "sl_process_fn", err, errlen) != SL_OK) return NULL;
     char w2[300];
-    snprintf(w2, sizeof w2, "%s: schema", what);
-    if (parse_columns(schema, pc->out, w2, err, errlen) != SL_OK) return NULL;
     json_t *so = sl_vconf_array(v, "side-outputs");
     size_t i;
     json_t *item;
@@ -166,8 +190,8 @@ static void *plan_common(sl_plan_ctx *pc, int keyed, char *err, size_t errlen)
     }
     proc_plan *pl = sl_calloc(1, sizeof *pl);
     pl->vid = sl_strdup(v->id);
-    pl->library = sl_strdup(lib);
-    pl->function = sl_strdup(fn);
+    pl->library = sl_strdup(sl_vconf_str(v, "library", ""));
+    pl->function = sl_strdup(sl_vconf_str(v, "function", ""));
     return pl;
 }
 
@@ -183,15 +207,8 @@ static int proc_open(sl_op *op)
     const proc_plan *pl = op->plan;
     proc_state *st = sl_calloc(1, sizeof *st);
     op->priv = st;
-    st->dl = dlopen(pl->library, RTLD_NOW | RTLD_LOCAL);
-    if (!st->dl) return sl_op_fail(op, "vertex '%s': cannot load %s: %s", pl->vid, pl->library, dlerror());
-    st->fn = dlsym(st->dl, pl->function);
-    if (!st->fn)
-        return sl_op_fail(op, "vertex '%s': %s has no process function '%s'", pl->vid, pl->library,
-                          pl->function);
-    if (st->fn->abi != SL_DS_ABI_VERSION)
-        return sl_op_fail(op, "vertex '%s': '%s' in %s was built for DataStream ABI %u, this Sluice has %u",
-                          pl->vid, pl->function, pl->library, st->fn->abi, SL_DS_ABI_VERSION);
+    st->fn = sl_ds_load_user(op, pl->library, pl->function, &st->dl);
+    if (!st->fn) return SL_ERR;
     if (!st->fn->process_element && !st->fn->process_element1)
         return sl_op_fail(op, "vertex '%s': '%s' has no process_element", pl->vid, pl->function);
     if (op->nin > 1 && !st->fn->process_element && !st->fn->process_element2)
@@ -263,9 +280,17 @@ int sl_ds_output(sl_op *ctx, const char *name, const sl_row *row)
     return rc == SL_DONE ? SL_OK : rc;
 }
 
-static const char *const proc_options[] = {"library", "function", "schema", "side-outputs", NULL};
+const char *sl_ds_param(sl_op *ctx, const char *name, const char *dflt)
+{
+    char key[200];
+    snprintf(key, sizeof key, "user.%s", name);
+    return sl_vconf_str(ctx->vertex, key, dflt);
+}
+
+static const char *const proc_options[] = {"library", "function", "schema", "side-outputs", "user.*",
+                                           NULL};
 static const char *const keyed_options[] = {"library", "function", "schema", "side-outputs", "key-by",
-                                            NULL};
+                                            "user.*", NULL};
 
 const sl_op_def sl_op_process = {
     .abi = SL_OP_ABI_VERSION,

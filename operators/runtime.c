@@ -235,6 +235,13 @@ int sl_rt_fire_proc(sl_op *op, int64_t now_ms)
     return SL_OK;
 }
 
+int sl_rt_ready(sl_op *op)
+{
+    if (!op->def->ready || !op->nwatch) return SL_OK;
+    sl_arena_reset(&op->scratch);
+    return op->def->ready(op);
+}
+
 sl_deferred *sl_rt_take_deferred(sl_op *op)
 {
     rt_data *rt = op->rt;
