@@ -11,6 +11,7 @@
  * builder code needs no error checks of its own: the job graph parser then
  * validates the graph as it does any other.
  */
+#include <dlfcn.h>
 #include <string.h>
 #include <jansson.h>
 
@@ -311,4 +312,57 @@ char *sl_ds_to_json(sl_ds_env *env, char *err, size_t errlen)
         return NULL;
     }
     return json_dumps(env->job, JSON_COMPACT);
+}
+
+/* Every function table the graph names ("function" of a vertex with a
+ * "library") must be in h and carry this Sluice's DataStream ABI. */
+static int check_tables(void *h, const char *text, const char *shown, char *err, size_t errlen)
+{
+    json_t *doc = json_loads(text, 0, NULL);
+    json_t *vs = json_object_get(doc, "vertices"), *v;
+    size_t i;
+    int rc = SL_OK;
+    json_array_foreach(vs, i, v) {
+        const char *fn = json_string_value(json_object_get(json_object_get(v, "config"), "function"));
+        if (!fn || rc != SL_OK) continue;
+        const unsigned *abi = dlsym(h, fn);
+        if (!abi)
+            rc = sl_seterr(err, errlen, "%s has no function table '%s' (vertex '%s')", shown, fn,
+                           json_string_value(json_object_get(v, "id")));
+        else if (*abi != SL_DS_ABI_VERSION)
+            rc = sl_seterr(err, errlen, "'%s' in %s was built for DataStream ABI %u, this Sluice has %u",
+                           fn, shown, *abi, SL_DS_ABI_VERSION);
+    }
+    json_decref(doc);
+    return rc;
+}
+
+char *sl_ds_build(const char *path, const char *entry, const char *library, const char *shown,
+                  int argc, char **argv, char *err, size_t errlen)
+{
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        sl_seterr(err, errlen, "cannot load %s: %s", shown, dlerror());
+        return NULL;
+    }
+    if (!entry || !*entry) entry = SL_DS_JOB_MAIN;
+    sl_ds_job_main_fn job_main;
+    *(void **)&job_main = dlsym(h, entry);
+    if (!job_main) {
+        sl_seterr(err, errlen, "%s has no %s() (is it a Sluice C job?)", shown, entry);
+        return NULL;
+    }
+    const char *base = strrchr(shown, '/');
+    sl_ds_env *env = sl_ds_env_new(base ? base + 1 : shown);
+    sl_ds_set_library(env, library);
+    char *text = NULL;
+    int rc = job_main(env, argc, argv);
+    if (rc != 0) sl_seterr(err, errlen, "%s: %s() returned %d", shown, entry, rc);
+    else text = sl_ds_to_json(env, err, errlen);
+    sl_ds_env_free(env);
+    if (text && check_tables(h, text, shown, err, errlen) != SL_OK) {
+        free(text);
+        text = NULL;
+    }
+    return text; /* the object stays loaded: the caller may still need its code */
 }

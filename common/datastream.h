@@ -177,4 +177,14 @@ char *sl_ds_to_json(sl_ds_env *env, char *err, size_t errlen);
 #define SL_DS_JOB_MAIN "sluice_job_main"
 typedef int (*sl_ds_job_main_fn)(sl_ds_env *env, int argc, char **argv);
 
+/* Load the C job at path, run its entry point (`entry`, NULL: sluice_job_main) with argv and return the job
+ * graph it built (caller frees), its process functions' "library" set to
+ * `library` (where the TaskManagers find it: the absolute path, or
+ * "jar:<id>" for an uploaded one). Every function table the graph names
+ * must be in the object with this SL_DS_ABI_VERSION (else an error naming
+ * both versions). NULL with err, which names the object as `shown`. The
+ * object stays loaded. */
+char *sl_ds_build(const char *path, const char *entry, const char *library, const char *shown,
+                  int argc, char **argv, char *err, size_t errlen);
+
 #endif

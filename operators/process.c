@@ -104,13 +104,26 @@ static int plan_keys(sl_plan_ctx *pc, json_t *kb, const char *what, char *err, s
     return SL_OK;
 }
 
+int sl_ds_jar_ref_ok(const char *lib)
+{
+    if (strncmp(lib, "jar:", 4)) return 0;
+    const char *id = lib + 4;
+    size_t n = strlen(id);
+    if (!n || n > 200 || id[0] == '.') return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-", id[i])) return 0;
+    return 1;
+}
+
 int sl_ds_plan_user(sl_plan_ctx *pc, const char *kind, char *err, size_t errlen)
 {
     const sl_vertex *v = pc->v;
     const char *lib = sl_vconf_str(v, "library", NULL), *fn = sl_vconf_str(v, "function", NULL);
     const char *schema = sl_vconf_str(v, "schema", NULL);
-    if (!lib || !*lib || lib[0] != '/')
-        return sl_seterr(err, errlen, "vertex '%s': 'library' must be the absolute path of the job's shared object",
+    if (!lib || !*lib || (lib[0] != '/' && !sl_ds_jar_ref_ok(lib)))
+        return sl_seterr(err, errlen,
+                         "vertex '%s': 'library' must be the absolute path of the job's shared object "
+                         "(or jar:<id> of one uploaded with POST /jars/upload)",
                          v->id);
     if (!fn || !*fn)
         return sl_seterr(err, errlen, "vertex '%s': 'function' must name the %s in it", v->id, kind);

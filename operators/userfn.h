@@ -8,6 +8,10 @@
 
 #include "operator.h"
 
+/* "jar:<id>" with an id of [A-Za-z0-9._-] (1-200, no leading dot): a C
+ * job uploaded to the JobManager, shipped to the TaskManagers with the
+ * deployment (which point it at their copy before planning). */
+int sl_ds_jar_ref_ok(const char *lib);
 /* Check the vertex's "library" (an absolute path), "function" (a `kind`
  * table in it) and "schema" (parsed into pc->out). SL_ERR with err. */
 int sl_ds_plan_user(sl_plan_ctx *pc, const char *kind, char *err, size_t errlen);
