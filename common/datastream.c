@@ -25,6 +25,7 @@ struct sl_ds_stream {
     json_t *keys;               /* key_by columns for the next edge, or NULL */
     json_t *jv;                 /* the vertex object (borrowed from the graph) */
     struct sl_ds_stream *second; /* connect: the stream feeding input 1 */
+    int broadcast;              /* sl_ds_broadcast: its edge broadcasts */
     struct sl_ds_stream *next;  /* the environment's list */
 };
 
@@ -129,7 +130,8 @@ static void connect_to(sl_ds_stream *in, const char *to, int input)
 {
     json_t *e = json_pack("{s:s, s:s}", "from", in->vertex, "to", to);
     if (in->output) json_object_set_new(e, "output", json_string(in->output));
-    if (in->keys) {
+    if (in->broadcast) json_object_set_new(e, "strategy", json_string("broadcast"));
+    else if (in->keys) {
         json_object_set_new(e, "strategy", json_string("hash"));
         json_object_set(e, "keys", in->keys);
     }
@@ -209,7 +211,8 @@ sl_ds_stream *sl_ds_connect(sl_ds_stream *a, sl_ds_stream *b)
     if (!a || !b) return a ? a : b;
     if (a->env != b->env) fail(a->env, "connect: streams of two environments%s", NULL);
     if (a->second || b->second) fail(a->env, "connect: a connected stream cannot be connected again%s", NULL);
-    if (!a->keys != !b->keys)
+    if (a->broadcast) fail(a->env, "connect: the broadcast stream goes second (from '%s')", a->vertex);
+    if (!b->broadcast && !a->keys != !b->keys)
         fail(a->env, "connect: key_by both streams or neither (the second of '%s' is not)", a->vertex);
     sl_ds_stream *s = stream_new(a->env, a->vertex, a->output, a->jv);
     if (a->keys) s->keys = json_incref(a->keys);
@@ -221,7 +224,8 @@ sl_ds_stream *sl_ds_connect(sl_ds_stream *a, sl_ds_stream *b)
  * on the same names, else one list per input. */
 static json_t *key_by_json(const sl_ds_stream *in)
 {
-    if (!in->second || json_equal(in->keys, in->second->keys)) return json_incref(in->keys);
+    if (!in->second || in->second->broadcast || json_equal(in->keys, in->second->keys))
+        return json_incref(in->keys);
     if (json_array_size(in->keys) != json_array_size(in->second->keys))
         fail(in->env, "connect into '%s': both streams need as many key columns", in->vertex);
     return json_pack("[O, O]", in->keys, in->second->keys);
@@ -245,10 +249,19 @@ sl_ds_stream *sl_ds_process(sl_ds_stream *in, const char *id, const char *symbol
         json_object_set_new(cfg, "side-outputs", so);
     }
     if (in->keys) json_object_set_new(cfg, "key-by", key_by_json(in));
+    if (in->second && in->second->broadcast) json_object_set_new(cfg, "broadcast-input", json_integer(1));
     json_t *jv = add_vertex(env, id, in->keys ? "keyed_process" : "process", cfg);
     connect_to(in, id, 0);
     if (in->second) connect_to(in->second, id, 1);
     return stream_new(env, id, NULL, jv);
+}
+
+sl_ds_stream *sl_ds_broadcast(sl_ds_stream *in)
+{
+    if (!in) return in;
+    sl_ds_stream *s = stream_new(in->env, in->vertex, in->output, in->jv);
+    s->broadcast = 1;
+    return s;
 }
 
 sl_ds_stream *sl_ds_async(sl_ds_stream *in, const char *id, const char *symbol,

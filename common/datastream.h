@@ -75,6 +75,26 @@ int sl_ds_output(sl_op *ctx, const char *name, const sl_row *row);
  * absent. */
 const char *sl_ds_param(sl_op *ctx, const char *name, const char *dflt);
 
+/* ---- broadcast state (BroadcastProcessFunction, KeyedBroadcastProcessFunction) -- */
+
+/* Operator state of a process function fed by a broadcast stream: a map of
+ * bytes to bytes, one per name (Flink's MapStateDescriptor), the same on
+ * every subtask because every subtask sees every broadcast element.
+ * Read-write in process_broadcast_element, read-only everywhere else (a
+ * write there fails the job). Checkpointed with the operator; at restore
+ * every subtask gets it, whatever the new parallelism. Make the handles in
+ * open(); they live until close. */
+typedef struct sl_bstate sl_bstate;
+sl_bstate *sl_ds_broadcast_state(sl_op *ctx, const char *name);
+/* SL_OK with *v, *vlen borrowed until the next write; SL_DONE when absent. */
+int sl_bstate_get(sl_bstate *s, const void *k, size_t klen, const void **v, size_t *vlen);
+int sl_bstate_put(sl_bstate *s, const void *k, size_t klen, const void *v, size_t vlen);
+int sl_bstate_remove(sl_bstate *s, const void *k, size_t klen);
+/* Every entry in key order (bytes compared as unsigned, shorter first on a
+ * tie); fn returns non-zero to stop. */
+int sl_bstate_each(sl_bstate *s, int (*fn)(void *ctx, const void *k, size_t klen, const void *v, size_t vlen),
+                   void *ctx);
+
 /* ---- async I/O (Flink's AsyncFunction) ------------------------------------------- */
 
 /* One request in flight: a handle the user function keeps (by value) and
@@ -149,6 +169,11 @@ sl_ds_stream *sl_ds_process(sl_ds_stream *in, const char *id, const char *symbol
  * sl_ds_key_by, on key columns of the same types; neither keyed makes a
  * CoProcessFunction; one keyed and not the other is an error. */
 sl_ds_stream *sl_ds_connect(sl_ds_stream *a, sl_ds_stream *b);
+/* The stream sent whole to every subtask of what it is connected to
+ * (Flink's broadcast(descriptor)): sl_ds_connect(data, sl_ds_broadcast(rules))
+ * then sl_ds_process makes a (keyed) broadcast process function, input 1 the
+ * broadcast side. Only for sl_ds_connect's second stream. */
+sl_ds_stream *sl_ds_broadcast(sl_ds_stream *in);
 /* Async I/O on `in` (AsyncDataStream.orderedWait / unorderedWait): an
  * sl_async_fn `symbol` in the job's library, output schema out_schema.
  * options: "mode" ("ordered" | "unordered"), "capacity", "timeout",

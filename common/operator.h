@@ -81,6 +81,9 @@ enum {
     SL_OPF_SINK = 1 << 1,   /* has no main output (side outputs still may exist) */
     SL_OPF_KEYED = 1 << 2,  /* keeps keyed state: the runtime opens op->kstate and
                                the timer service for the key groups it owns */
+    SL_OPF_UNION_STATE = 1 << 3, /* restore_state gets every old subtask's blob on every
+                               subtask, whatever the parallelism (Flink's union and
+                               broadcast state), not a round-robin share */
 };
 
 typedef enum { SL_TIME_EVENT = 0, SL_TIME_PROCESSING = 1 } sl_time_domain;
@@ -154,6 +157,7 @@ typedef struct sl_op_def {
      *     gets. Same parallelism: exactly the blob its own index wrote. New
      *     parallelism: the old blobs dealt out round-robin (blob i goes to
      *     subtask i % parallelism), so the union is always the old state.
+     *     With SL_OPF_UNION_STATE: every old blob, on every subtask.
      *   checkpoint_complete: checkpoint `cpid` is durable everywhere: a
      *     two-phase-commit sink publishes what it staged up to it.
      *   checkpoint_abort: checkpoint `cpid` failed; staged data stays

@@ -118,8 +118,8 @@ static int id_ok(const char *id)
 {
     size_t n = strlen(id);
     if (n <= 33 || n >= sizeof ((jar *)0)->id || id[32] != '_') return 0;
-    char ref[sizeof ((jar *)0)->id + 8];
-    snprintf(ref, sizeof ref, "jar:%s", id);
+    char ref[300];
+    snprintf(ref, sizeof ref, "jar:%.200s", id);
     return sl_ds_jar_ref_ok(ref);
 }
 
@@ -157,8 +157,8 @@ int jm_jars_start(jm *j, char *err, size_t errlen)
         snprintf(path, sizeof path, "%s/%s", js->dir, e->d_name);
         if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) continue;
         jar *x = sl_calloc(1, sizeof *x);
-        snprintf(x->id, sizeof x->id, "%s", e->d_name);
-        snprintf(x->name, sizeof x->name, "%s", e->d_name + 33);
+        snprintf(x->id, sizeof x->id, "%.150s", e->d_name); /* id_ok: shorter than that */
+        snprintf(x->name, sizeof x->name, "%.110s", e->d_name + 33);
         x->uploaded = (int64_t)st.st_mtime * 1000;
         x->next = js->list;
         js->list = x;

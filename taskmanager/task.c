@@ -345,7 +345,8 @@ static int restore_chain(run *r)
                     rc = SL_ERR;
             }
             if (rc == SL_OK && ss->has_opstate && op->def->restore_state &&
-                (int)(ss->subtask % (uint32_t)op->parallelism) == op->subtask) {
+                ((op->def->flags & SL_OPF_UNION_STATE) ||
+                 (int)(ss->subtask % (uint32_t)op->parallelism) == op->subtask)) {
                 void *blob = NULL;
                 size_t len = 0;
                 if (sl_snapr_opstate(path, &blob, &len, op->err, sizeof op->err) != SL_OK) rc = SL_ERR;

@@ -201,3 +201,58 @@ def test_enrich_and_correlate_across_savepoint_rescale(make_cluster, workdir, ba
     matches, unmatched = correlate(n)
     check_enrich_counts(n, matches, unmatched)
     assert enrich_rows(out) == (matches, unmatched)
+
+
+# ---- broadcast state (examples/datastream/rules.c) -----------------------------------
+
+RULES = os.path.join(BUILD, "examples", "rules.so")
+
+
+def expected_alerts(n):
+    threshold = {k: 60 + 10 * k for k in range(3)}
+    return sorted((i, i % 5, i % 3, i * 37 % 100, threshold[i % 3])
+                  for i in range(1, n + 1) if i * 37 % 100 > threshold[i % 3])
+
+
+def alerts(out):
+    return sorted((r["id"], r["sensor"], r["kind"], r["level"], r["threshold"]) for r in read(out, "alerts"))
+
+
+def test_broadcast_rules(cluster, workdir):
+    cluster.add_tm(slots=4)
+    out = os.path.join(workdir, "out")
+    r = cluster.cli("run", RULES, out, "3000", "100000", check=True)
+    jid = re.search(r"JobID ([0-9a-f]{32})", r.stdout).group(1)
+    job = cluster.wait_state(jid, {"FINISHED", "FAILED"}, timeout=120)
+    assert job["state"] == "FINISHED", cluster.get(f"/jobs/{jid}/exceptions")
+    assert alerts(out) == expected_alerts(3000)
+
+
+@pytest.mark.parametrize("backend", ["hashmap", "rocksdb"])
+def test_broadcast_state_restored_on_rescale(make_cluster, workdir, backend):
+    """Stopped with a savepoint at parallelism 2 after the rules source has
+    finished, restored at 3: the new third subtask has never seen a rule
+    arrive, only the broadcast state every subtask restores -- and still
+    judges its readings by it."""
+    c = make_cluster(jm_conf=NO_PERIODIC)
+    c.add_tm(slots=4, extra={"state.backend.type": backend})
+    out = os.path.join(workdir, "out")
+    n = 3000
+    r = c.cli("run", "-d", RULES, out, str(n), "600", check=True)
+    jid = re.search(r"JobID ([0-9a-f]{32})", r.stdout).group(1)
+    c.wait_state(jid, "RUNNING", timeout=20)
+    wait_for(lambda: sum(v["metrics"]["read-records"] for v in c.job(jid)["vertices"]
+                         if v["name"].startswith("checker")) >= 600, timeout=30, what="600 readings in")
+    sp = stop_with_savepoint(c, jid, os.path.join(workdir, "sp"))
+    first = alerts(out)
+    assert 0 < len(first) < len(expected_alerts(n))
+    r = c.cli("run", "-s", f"file:{sp}", "-p", "3", RULES, out, str(n), "100000", timeout=120)
+    assert r.returncode == 0 and "finished with state FINISHED" in r.stdout, r.stdout + r.stderr
+    jid2 = re.search(r"JobID ([0-9a-f]{32})", r.stdout).group(1)
+    # the rules source was restored finished: not one rule travelled in this run
+    assert [v["metrics"]["write-records"] for v in c.job(jid2)["vertices"]
+            if v["name"].startswith("rule_gen")] == [0]
+    got = alerts(out)
+    assert got == expected_alerts(n)
+    # the third subtask wrote alerts (part-2-*): it judged with restored rules only
+    assert glob.glob(os.path.join(out, "alerts", "part-2-*"))
