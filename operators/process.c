@@ -261,7 +261,10 @@ static int proc_open(sl_op *op)
     if (!st->fn) return SL_ERR;
     if (!st->fn->process_element && !st->fn->process_element1)
         return sl_op_fail(op, "vertex '%s': '%s' has no process_element", pl->vid, pl->function);
-    if (op->nin > 1 && !st->fn->process_element && !st->fn->process_element2)
+    if (op->nin > 1 && pl->bcast == 1 && !st->fn->process_element && !st->fn->process_broadcast_element)
+        return sl_op_fail(op, "vertex '%s': '%s' has no process_broadcast_element for its broadcast input",
+                          pl->vid, pl->function);
+    if (op->nin > 1 && pl->bcast != 1 && !st->fn->process_element && !st->fn->process_element2)
         return sl_op_fail(op, "vertex '%s': '%s' has no process_element2 for its second input",
                           pl->vid, pl->function);
     if (!st->fn->open) return SL_OK;
