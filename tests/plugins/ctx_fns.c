@@ -159,3 +159,71 @@ const sl_process_fn bc_fn = {
     .abi = SL_DS_ABI_VERSION, .open = b_open, .process_element1 = b_data,
     .process_broadcast_element = b_rule,
 };
+
+/* ---- async: requests are only recorded; the test completes them from a
+ * thread of its own with ctx_async_finish ---------------------------------- */
+
+#include <pthread.h>
+
+typedef struct pending_req {
+    sl_async_req req;
+    int64_t x;
+} pending_req;
+
+pending_req ctx_async_pending[64];
+int ctx_async_n;
+int ctx_async_fail_first; /* fail a request's first attempt */
+
+static int a_invoke(sl_op *ctx, sl_async_req req, const sl_row *row)
+{
+    (void)ctx;
+    if (ctx_async_n == 64) return SL_ERR;
+    say("ask %lld", (long long)row->vals[0].v.i);
+    ctx_async_pending[ctx_async_n++] = (pending_req){req, row->vals[0].v.i};
+    return SL_OK;
+}
+
+static int a_timeout(sl_op *ctx, sl_async_req req, const sl_row *row)
+{
+    (void)ctx;
+    sl_value v[2] = {{.v.i = row->vals[0].v.i}, {.v.i = -1}};
+    sl_row r = {.kind = SL_KIND_INSERT, .n = 2, .vals = v};
+    return sl_async_complete(req, &r, 1) == SL_OK ? SL_OK : SL_ERR;
+}
+
+const sl_async_fn async_fn = {.abi = SL_DS_ABI_VERSION, .async_invoke = a_invoke, .timeout = a_timeout};
+
+typedef struct finish_arg {
+    int order[64];
+    int n;
+    int rc[64];
+} finish_arg;
+
+static void *finish_main(void *p)
+{
+    finish_arg *f = p;
+    for (int i = 0; i < f->n; i++) {
+        pending_req *q = &ctx_async_pending[f->order[i]];
+        if (ctx_async_fail_first && q->x % 2 == 0) {
+            f->rc[i] = sl_async_fail(q->req, "even, first time");
+            continue;
+        }
+        sl_value v[2] = {{.v.i = q->x}, {.v.i = q->x * 10}};
+        sl_row r = {.kind = SL_KIND_INSERT, .n = 2, .vals = v};
+        f->rc[i] = sl_async_complete(q->req, &r, 1);
+    }
+    return NULL;
+}
+
+/* Complete the recorded requests order[0..n) from a new thread (joined);
+ * rc[i] is what each completion returned. */
+void ctx_async_finish(const int *order, int n, int *rc);
+void ctx_async_finish(const int *order, int n, int *rc)
+{
+    finish_arg f = {.n = n};
+    memcpy(f.order, order, (size_t)n * sizeof *order);
+    pthread_t t;
+    if (pthread_create(&t, NULL, finish_main, &f) != 0) return;
+    pthread_join(t, NULL);
+    memcpy(rc, f.rc, (size_t)n * sizeof *rc);
+}

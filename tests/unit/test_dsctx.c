@@ -221,6 +221,128 @@ static void broadcast_state(sl_backend_kind bk)
 static void test_broadcast_state_hashmap(void) { broadcast_state(SL_BACKEND_HASHMAP); }
 static void test_broadcast_state_rocksdb(void) { broadcast_state(SL_BACKEND_ROCKSDB); }
 
+/* ---- async I/O ------------------------------------------------------------------ */
+
+static int capture_wm(void *ctx, int64_t wm)
+{
+    host *h = ctx;
+    size_t o = strlen(h->out);
+    snprintf(h->out + o, sizeof h->out - o, "%swm%lld", o ? " " : "", wm == INT64_MAX ? -1LL : (long long)wm);
+    return SL_OK;
+}
+
+static char *async_graph(const char *mode)
+{
+    sl_ds_env *env = sl_ds_env_new("t");
+    sl_ds_set_library(env, plugin);
+    sl_ds_stream *s = sl_ds_source(env, "gen", "datagen", "k BIGINT, x BIGINT", NULL);
+    const char *opts[] = {"mode", mode, "capacity", "8", "timeout", "1 h", "retry-strategy", "fixed-delay",
+                          "retry.delay", "0 ms", "retry.max-attempts", "2", NULL};
+    sl_ds_stream *a = sl_ds_async(s, "a", "async_fn", "k BIGINT, y BIGINT", opts);
+    sl_ds_sink(a, "out", "blackhole", NULL);
+    char err[300];
+    char *json = sl_ds_to_json(env, err, sizeof err);
+    sl_ds_env_free(env);
+    return json;
+}
+
+static void (*async_finish)(const int *, int, int *);
+static int *async_n, *async_fail_first;
+
+static int async_open(host *h, const char *mode)
+{
+    if (host_open(h, async_graph(mode), "a", SL_BACKEND_HASHMAP) != SL_OK) return SL_ERR;
+    h->op.emit_wm = capture_wm;
+    void *dl = dlopen(plugin, RTLD_NOW | RTLD_LOCAL);
+    *(void **)&async_finish = dlsym(dl, "ctx_async_finish");
+    async_n = dlsym(dl, "ctx_async_n");
+    async_fail_first = dlsym(dl, "ctx_async_fail_first");
+    *async_n = 0;
+    *async_fail_first = 0;
+    return async_finish && async_n ? SL_OK : SL_ERR;
+}
+
+/* Ordered: answers completed from another thread in reverse order go out
+ * in input order, a watermark waits behind the record before it; a handle
+ * completed twice is stale. */
+static void test_async_ordered(void)
+{
+    CHECK(find_plugin());
+    host h;
+    CHECK_EQ_INT(async_open(&h, "ordered"), SL_OK);
+    CHECK_EQ_INT(feed(&h, 0, 1, 0, 10), SL_OK);
+    CHECK_EQ_INT(sl_rt_watermark(&h.op, 0, 15), SL_OK);
+    CHECK_EQ_INT(feed(&h, 0, 2, 0, 20), SL_OK);
+    CHECK_EQ_INT(feed(&h, 0, 3, 0, 30), SL_OK);
+    CHECK_EQ_STR(trace, "ask 1 ask 2 ask 3");
+    CHECK_EQ_STR(h.out, "");
+    int order[4] = {2, 1, 0, 0}, rc[4];
+    async_finish(order, 4, rc);
+    CHECK(rc[0] == SL_OK && rc[1] == SL_OK && rc[2] == SL_OK && rc[3] == SL_DONE);
+    CHECK_EQ_STR(h.out, ""); /* nothing is emitted from the user's thread */
+    CHECK(h.op.nwatch == 1);
+    CHECK_EQ_INT(sl_rt_ready(&h.op), SL_OK);
+    CHECK_EQ_STR(h.out, "o0:1,10 wm15 o0:2,20 o0:3,30");
+    host_close(&h);
+}
+
+/* Unordered: a completed answer goes out at once, but never past a
+ * watermark that came before its input. */
+static void test_async_unordered(void)
+{
+    CHECK(find_plugin());
+    host h;
+    CHECK_EQ_INT(async_open(&h, "unordered"), SL_OK);
+    CHECK_EQ_INT(feed(&h, 0, 1, 0, 10), SL_OK);
+    CHECK_EQ_INT(feed(&h, 0, 2, 0, 11), SL_OK);
+    CHECK_EQ_INT(sl_rt_watermark(&h.op, 0, 15), SL_OK);
+    CHECK_EQ_INT(feed(&h, 0, 3, 0, 20), SL_OK);
+    int order[2] = {2, 1}, rc[2];
+    async_finish(order, 2, rc); /* 3 (behind the watermark) and 2 */
+    CHECK_EQ_INT(sl_rt_ready(&h.op), SL_OK);
+    CHECK_EQ_STR(h.out, "o0:2,20");
+    int first[1] = {0};
+    async_finish(first, 1, rc);
+    CHECK_EQ_INT(sl_rt_ready(&h.op), SL_OK);
+    CHECK_EQ_STR(h.out, "o0:2,20 o0:1,10 wm15 o0:3,30");
+    host_close(&h);
+}
+
+/* A failed attempt is retried (fixed delay 0: as soon as the failure is
+ * seen); the in-flight inputs are the snapshot, re-issued on restore. */
+static void test_async_retry_and_restore(void)
+{
+    CHECK(find_plugin());
+    host h;
+    CHECK_EQ_INT(async_open(&h, "ordered"), SL_OK);
+    *async_fail_first = 1;
+    CHECK_EQ_INT(feed(&h, 0, 1, 0, 10), SL_OK);
+    CHECK_EQ_INT(feed(&h, 0, 2, 0, 20), SL_OK);
+    int order[2] = {0, 1}, rc[2];
+    async_finish(order, 2, rc); /* 1 answered, 2 failed */
+    CHECK_EQ_INT(sl_rt_ready(&h.op), SL_OK);
+    CHECK_EQ_STR(h.out, "o0:1,10");
+    CHECK_EQ_STR(trace, "ask 1 ask 2 ask 2"); /* the retry, due at once */
+    void *blob = NULL;
+    size_t len = 0;
+    CHECK_EQ_INT(h.op.def->snapshot_state(&h.op, 1, &blob, &len), SL_OK);
+    CHECK(blob != NULL);
+    host_close(&h);
+    host r;
+    CHECK_EQ_INT(async_open(&r, "ordered"), SL_OK);
+    const void *blobs[1] = {blob};
+    CHECK_EQ_INT(r.op.def->restore_state(&r.op, blobs, &len, 1), SL_OK);
+    CHECK_EQ_INT(sl_rt_fire_proc(&r.op, sl_now_ms()), SL_OK);
+    CHECK_EQ_STR(trace, "ask 2"); /* issued again, before any new input */
+    int one[1] = {0};
+    *async_fail_first = 0;
+    async_finish(one, 1, rc);
+    CHECK_EQ_INT(sl_rt_end_all(&r.op), SL_OK);
+    CHECK_EQ_STR(r.out, "o0:2,20 wm-1");
+    free(blob);
+    host_close(&r);
+}
+
 /* A connect of a keyed and an unkeyed stream, and keys of two types. */
 static void test_connect_mistakes(void)
 {
@@ -252,4 +374,5 @@ static void test_connect_mistakes(void)
 
 SL_TEST_MAIN(SL_TEST(test_context_calls_hashmap), SL_TEST(test_context_calls_rocksdb),
              SL_TEST(test_broadcast_state_hashmap), SL_TEST(test_broadcast_state_rocksdb),
-             SL_TEST(test_connect_mistakes))
+             SL_TEST(test_connect_mistakes), SL_TEST(test_async_ordered), SL_TEST(test_async_unordered),
+             SL_TEST(test_async_retry_and_restore))
