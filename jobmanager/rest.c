@@ -1054,9 +1054,10 @@ static void route(route_ctx *rc, reply *r)
         reply_json(r, 200, json_pack("{s:i,s:s,s:i,s:s,s:s,s:{s:b,s:b,s:b}}", "refresh-interval",
                                      3000, "timezone-name", "UTC", "timezone-offset", 0,
                                      "flink-version", SL_VERSION, "flink-revision", "sluice",
-                                     "features", "web-submit", 0, "web-cancel", 1, "web-history", 0));
-        /* web-submit is Flink's jar upload, which Sluice has not (its own
-         * submission of JSON job graphs, POST /jobs, is always there) */
+                                     "features", "web-submit", sl_config_bool(j->conf, "web.submit.enable"),
+                                     "web-cancel", 1, "web-history", 0));
+        /* web-submit: the jar API with C jobs (jars.c), whose upload the
+         * submit page offers; POST /jobs with JSON graphs is always there */
         json_object_set_new(json_object_get(r->json, "features"), "web-rescale", json_false());
     } else if (rc->nseg == 2 && get && !strcmp(rc->seg[0], "jobmanager") && !strcmp(rc->seg[1], "config")) {
         json_t *arr = json_array();

@@ -64,7 +64,9 @@ export function withQuery(path, params) {
 async function request(method, path, body) {
   const headers = { Accept: 'application/json' };
   let payload;
-  if (body !== undefined) {
+  if (body instanceof FormData) {
+    payload = body; /* multipart: the browser writes the boundary */
+  } else if (body !== undefined) {
     headers['Content-Type'] = 'application/json';
     payload = typeof body === 'string' ? body : JSON.stringify(body);
   }
@@ -111,6 +113,8 @@ export const api = {
   get: (path) => request('GET', path),
   post: (path, body) => request('POST', path, body === undefined ? {} : body),
   patch: (path, body) => request('PATCH', path, body),
+  /* POST a multipart form (a file upload) */
+  upload: (path, form) => request('POST', path, form),
 };
 
 /* Returns the value of a promise, or null when it failed (optional data). */
