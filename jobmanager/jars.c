@@ -732,8 +732,10 @@ int jm_jars_request(jm *j, struct MHD_Connection *conn, const char *url, const c
         js->conns = c;
         pthread_mutex_unlock(&js->mu);
         *con_cls = c;
-        if (upload && js->enabled) c->pp = MHD_create_post_processor(conn, 65536, on_file, c);
-        if (upload && js->enabled && !c->pp) c->bad = 1;
+        /* an unauthorised upload is not even written down (401 at the end) */
+        if (upload && js->enabled && jm_rest_authorized(j, conn))
+            c->pp = MHD_create_post_processor(conn, 65536, on_file, c);
+        if (upload && !c->pp) c->bad = 1;
         return MHD_YES;
     }
     if (*upload_size) {

@@ -144,3 +144,11 @@ def test_submit_disabled(make_cluster, workdir):
     assert status == 404 and "web.submit.enable: false" in body["errors"][0]
     status, body = c.request("GET", "/jars")
     assert status == 404
+
+
+def test_upload_needs_the_token(make_cluster, workdir):
+    c = make_cluster(jm_conf=jar_conf(workdir, **{"rest.auth-token": "s3cret"}))
+    status, body = upload(c, b"\x7fELF" + b"\0" * 100, "x.so")
+    assert status == 401 and "rest.auth-token" in body["errors"][0]
+    assert os.listdir(os.path.join(workdir, "uploads")) == []  # not even a temporary file
+    assert c.get("/jars")["files"] == []  # reading needs no token
