@@ -20,11 +20,16 @@
  *    (sl_op_state and its calls), the collector (sl_op_emit) and side
  *    outputs by name (sl_ds_output).
  *
- * The TaskManagers load the object from the path the job names, so it must
- * be readable at that path on every TaskManager (a shared directory, or the
- * same image). SL_DS_ABI_VERSION is checked when a TaskManager loads a
- * process function and when `sluice run` loads a job: an object built
- * against another version is refused with both numbers.
+ * With `sluice run` the TaskManagers load the object from the absolute
+ * path the job names (a shared directory, or the same image); uploaded with
+ * POST /jars/upload and run with POST /jars/:id/run it travels to them with
+ * the deployment instead ("library": "jar:<id>"). SL_DS_ABI_VERSION is
+ * checked for every function table a job names when it is built and when
+ * a TaskManager loads it: one built against another version is refused with
+ * both numbers.
+ *
+ * Besides process functions: connect (CoProcessFunction), broadcast state,
+ * async I/O (sl_async_fn) -- see their sections below.
  */
 #ifndef SL_DATASTREAM_H
 #define SL_DATASTREAM_H
