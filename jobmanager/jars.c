@@ -52,6 +52,7 @@
 #define SL_JAR_MAX_GRAPH (8u << 20) /* the child's output at most */
 #define SL_JAR_MAX_BODY (64u << 10) /* a run / plan request body at most */
 #define SL_JAR_MAX_UPLOAD (15u << 20) /* must fit one control frame to the TaskManagers */
+#define SIGNAL_OPTS "handle_segv=0:handle_sigbus=0:handle_abort=0:handle_sigfpe=0:handle_sigill=0"
 
 #if MHD_VERSION < 0x00097002
 typedef int MHD_RESULT;
@@ -399,8 +400,23 @@ static char *build_in_child(jm *j, const jar *x, const char *entry, json_t *args
     posix_spawn_file_actions_adddup2(&fa, out[1], 1);
     posix_spawn_file_actions_adddup2(&fa, errp[1], 2);
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    /* the environment as ours; in a sanitizer build a crash of the user's
+     * code must still end the child by its signal, not by a report */
     extern char **environ;
-    int e = posix_spawn(&pid, exe, &fa, NULL, argv, environ);
+    size_t ne = 0;
+    while (environ[ne]) ne++;
+    char **envp = sl_calloc(ne + 2, sizeof(char *));
+    char *asan = NULL;
+    size_t k = 0;
+    for (size_t i = 0; i < ne; i++) {
+        if (!strncmp(environ[i], "ASAN_OPTIONS=", 13)) asan = sl_sprintf("%s:%s", environ[i], SIGNAL_OPTS);
+        else envp[k++] = environ[i];
+    }
+    if (!asan) asan = sl_sprintf("ASAN_OPTIONS=%s", SIGNAL_OPTS);
+    envp[k++] = asan;
+    int e = posix_spawn(&pid, exe, &fa, NULL, argv, envp);
+    free(asan);
+    free(envp);
     posix_spawn_file_actions_destroy(&fa);
     close(out[1]);
     close(errp[1]);
