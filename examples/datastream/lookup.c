@@ -12,11 +12,11 @@
  * all attempts; a request the service answers with ERR is retried with a
  * fixed 50 ms delay, up to ATTEMPTS attempts in all.
  *
- * The function keeps a pool of worker threads, each with its own
- * connection. async_invoke only queues the request; a worker sends it,
- * blocks for the answer and completes the handle from its own thread.
- * close() shuts the connections down (so blocked reads return) and joins
- * the workers: after it no handle is completed.
+ * async_invoke starts a thread per request (at most MAX_CALLS at once),
+ * which connects, sends, blocks for the answer and completes the handle
+ * from its own thread; finished threads are joined at the next invoke.
+ * close() shuts the open connections down (so blocked reads return) and
+ * joins every thread: after it no handle is completed.
  */
 #include <errno.h>
 #include <netdb.h>
@@ -31,35 +31,27 @@
 
 #include "datastream.h"
 
-#define WORKERS_MAX 32
+#define MAX_CALLS 256 /* requests (threads) at once, stale ones included */
 
-typedef struct request {
+/* One request: a thread of its own with its own connection, so a slow
+ * answer holds up nothing else (a pool of blocking workers would make a
+ * fast request wait behind slow ones, and time out for their sake). */
+typedef struct call {
     sl_async_req req;
     int64_t id;
-} request;
+    int used;                   /* slot taken (until joined) */
+    int done;                   /* the thread has finished (join it) */
+    int fd;                     /* its connection, -1 none */
+    pthread_t thread;
+    struct lookup *lk;
+} call;
 
 typedef struct lookup {
     pthread_mutex_t mu;
-    pthread_cond_t cv;
-    request *ring;              /* queued requests */
-    int cap, head, len;
     int stop;
     struct sockaddr_in addr;
-    int nworkers;
-    pthread_t workers[WORKERS_MAX];
-    int fds[WORKERS_MAX];       /* each worker's connection (-1 none), under mu */
+    call calls[MAX_CALLS];
 } lookup;
-
-static int connect_to(lookup *lk)
-{
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) return -1;
-    if (connect(fd, (struct sockaddr *)&lk->addr, sizeof lk->addr) < 0) {
-        close(fd);
-        return -1;
-    }
-    return fd;
-}
 
 /* One answer line into buf; -1 on a closed or broken connection. */
 static int read_line(int fd, char *buf, size_t cap)
@@ -75,92 +67,81 @@ static int read_line(int fd, char *buf, size_t cap)
     return (int)n;
 }
 
-static void answer(const request *rq, int64_t value)
+static void *run_call(void *arg)
 {
-    sl_value out[3] = {{.v.i = rq->id}, {.v.i = value}, {.v.s = {"ok", 2}}};
-    sl_row r = {.kind = SL_KIND_INSERT, .n = 3, .vals = out};
-    sl_async_complete(rq->req, &r, 1);
-}
-
-static void *worker(void *arg)
-{
-    lookup *lk = arg;
+    call *c = arg;
+    lookup *lk = c->lk;
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     pthread_mutex_lock(&lk->mu);
-    int me = 0;
-    while (me < lk->nworkers && !pthread_equal(lk->workers[me], pthread_self())) me++;
-    for (;;) {
-        while (!lk->len && !lk->stop) pthread_cond_wait(&lk->cv, &lk->mu);
-        if (lk->stop) break;
-        request rq = lk->ring[lk->head];
-        lk->head = (lk->head + 1) % lk->cap;
-        lk->len--;
-        int fd = lk->fds[me];
-        pthread_mutex_unlock(&lk->mu);
-        if (fd < 0) fd = connect_to(lk);
-        char line[128];
-        int n = snprintf(line, sizeof line, "%lld\n", (long long)rq.id);
-        if (fd < 0 || write(fd, line, (size_t)n) != n || read_line(fd, line, sizeof line) < 0) {
-            if (fd >= 0) close(fd);
-            fd = -1;
-            sl_async_fail(rq.req, "lookup service: connection lost");
-        } else if (!strncmp(line, "OK ", 3)) {
-            answer(&rq, atoll(line + 3));
-        } else {
-            sl_async_fail(rq.req, line);
-        }
-        pthread_mutex_lock(&lk->mu);
-        if (lk->stop && fd >= 0) {
-            close(fd);
-            fd = -1;
-        }
-        lk->fds[me] = fd;
-    }
+    c->fd = lk->stop ? -1 : fd; /* close() shuts it down to end a blocked read */
+    int stop = lk->stop;
     pthread_mutex_unlock(&lk->mu);
+    char line[128];
+    int n = snprintf(line, sizeof line, "%lld\n", (long long)c->id);
+    if (stop || fd < 0 || connect(fd, (struct sockaddr *)&lk->addr, sizeof lk->addr) < 0 ||
+        write(fd, line, (size_t)n) != n || read_line(fd, line, sizeof line) < 0) {
+        sl_async_fail(c->req, "lookup service: connection lost");
+    } else if (!strncmp(line, "OK ", 3)) {
+        sl_value out[3] = {{.v.i = c->id}, {.v.i = atoll(line + 3)}, {.v.s = {"ok", 2}}};
+        sl_row r = {.kind = SL_KIND_INSERT, .n = 3, .vals = out};
+        sl_async_complete(c->req, &r, 1);
+    } else {
+        sl_async_fail(c->req, line);
+    }
+    pthread_mutex_lock(&lk->mu);
+    c->fd = -1;
+    c->done = 1;
+    pthread_mutex_unlock(&lk->mu);
+    if (fd >= 0) close(fd);
     return NULL;
 }
 
 static int lk_open(sl_op *ctx)
 {
     const char *addr = sl_ds_param(ctx, "address", NULL);
-    int workers = atoi(sl_ds_param(ctx, "workers", "8"));
-    int cap = atoi(sl_ds_param(ctx, "queue", "1024"));
     char host[64];
     int port = 0;
     if (!addr || sscanf(addr, "%63[^:]:%d", host, &port) != 2 || port <= 0 || port > 65535)
         return sl_op_fail(ctx, "lookup: 'user.address' must be HOST:PORT, not '%s'", addr ? addr : "");
-    if (workers < 1 || workers > WORKERS_MAX || cap < 1)
-        return sl_op_fail(ctx, "lookup: 'user.workers' must be 1 to %d", WORKERS_MAX);
     lookup *lk = sl_calloc(1, sizeof *lk);
     ctx->priv = lk;
+    pthread_mutex_init(&lk->mu, NULL);
     lk->addr.sin_family = AF_INET;
     lk->addr.sin_port = htons((uint16_t)port);
     if (inet_pton(AF_INET, host, &lk->addr.sin_addr) != 1)
         return sl_op_fail(ctx, "lookup: '%s' is not an IPv4 address", host);
-    pthread_mutex_init(&lk->mu, NULL);
-    pthread_cond_init(&lk->cv, NULL);
-    lk->cap = cap;
-    lk->ring = sl_calloc((size_t)cap, sizeof *lk->ring);
-    pthread_mutex_lock(&lk->mu); /* the workers find their index once all exist */
-    for (int i = 0; i < workers; i++) {
-        lk->fds[i] = -1;
-        if (pthread_create(&lk->workers[i], NULL, worker, lk) != 0) break;
-        lk->nworkers++;
+    return SL_OK;
+}
+
+/* Join the calls that have finished; the index of a free slot, or -1. */
+static int reap(lookup *lk)
+{
+    int free_slot = -1;
+    for (int i = 0; i < MAX_CALLS; i++) {
+        call *c = &lk->calls[i];
+        pthread_mutex_lock(&lk->mu);
+        int done = c->used && c->done;
+        pthread_mutex_unlock(&lk->mu);
+        if (done) {
+            pthread_join(c->thread, NULL);
+            c->used = 0;
+        }
+        if (!c->used && free_slot < 0) free_slot = i;
     }
-    pthread_mutex_unlock(&lk->mu);
-    return lk->nworkers == workers ? SL_OK : sl_op_fail(ctx, "lookup: cannot start its workers");
+    return free_slot;
 }
 
 static int lk_invoke(sl_op *ctx, sl_async_req req, const sl_row *row)
 {
     lookup *lk = ctx->priv;
-    pthread_mutex_lock(&lk->mu);
-    int full = lk->len == lk->cap;
-    if (!full) {
-        lk->ring[(lk->head + lk->len++) % lk->cap] = (request){req, row->vals[0].v.i};
-        pthread_cond_signal(&lk->cv);
+    int i = reap(lk);
+    if (i < 0) return sl_async_fail(req, "lookup: too many requests at once") == SL_ERR ? SL_ERR : SL_OK;
+    call *c = &lk->calls[i];
+    *c = (call){.req = req, .id = row->vals[0].v.i, .used = 1, .fd = -1, .lk = lk};
+    if (pthread_create(&c->thread, NULL, run_call, c) != 0) {
+        c->used = 0;
+        sl_async_fail(req, "lookup: cannot start a thread");
     }
-    pthread_mutex_unlock(&lk->mu);
-    if (full) sl_async_fail(req, "lookup: request queue full");
     return SL_OK;
 }
 
@@ -175,20 +156,14 @@ static void lk_close(sl_op *ctx)
 {
     lookup *lk = ctx->priv;
     if (!lk) return;
-    if (lk->ring) { /* open got as far as the workers */
-        pthread_mutex_lock(&lk->mu);
-        lk->stop = 1;
-        for (int i = 0; i < lk->nworkers; i++)
-            if (lk->fds[i] >= 0) shutdown(lk->fds[i], SHUT_RDWR); /* a blocked read returns */
-        pthread_cond_broadcast(&lk->cv);
-        pthread_mutex_unlock(&lk->mu);
-        for (int i = 0; i < lk->nworkers; i++) pthread_join(lk->workers[i], NULL);
-        for (int i = 0; i < lk->nworkers; i++)
-            if (lk->fds[i] >= 0) close(lk->fds[i]);
-        pthread_mutex_destroy(&lk->mu);
-        pthread_cond_destroy(&lk->cv);
-    }
-    free(lk->ring);
+    pthread_mutex_lock(&lk->mu);
+    lk->stop = 1;
+    for (int i = 0; i < MAX_CALLS; i++)
+        if (lk->calls[i].used && lk->calls[i].fd >= 0) shutdown(lk->calls[i].fd, SHUT_RDWR);
+    pthread_mutex_unlock(&lk->mu);
+    for (int i = 0; i < MAX_CALLS; i++)
+        if (lk->calls[i].used) pthread_join(lk->calls[i].thread, NULL);
+    pthread_mutex_destroy(&lk->mu);
     free(lk);
     ctx->priv = NULL;
 }
@@ -214,7 +189,7 @@ int sluice_job_main(sl_ds_env *env, int argc, char **argv)
     sl_ds_uid(gen, "gen");
     const char *opts[] = {"mode", mode, "capacity", capacity, "timeout", timeout,
                           "retry-strategy", "fixed-delay", "retry.max-attempts", attempts,
-                          "retry.delay", "50 ms", "user.address", argv[1], "user.workers", "16", NULL};
+                          "retry.delay", "50 ms", "user.address", argv[1], NULL};
     sl_ds_stream *res = sl_ds_async(gen, "lookup", "lookup_fn", "id BIGINT, value BIGINT, status STRING", opts);
     sl_ds_uid(res, "lookup");
     size_t n = strlen(argv[0]) + 16;
