@@ -149,8 +149,15 @@ static void context_calls(sl_backend_kind bk)
     CHECK_EQ_STR(h.out, "o0:1,1000");
     /* the value state outlived the timers: a third row of key 1 counts 3 */
     h.out[0] = 0;
+    trace[0] = 0;
     CHECK_EQ_INT(feed(&h, 0, 1, 2, 200), SL_OK);
     CHECK_EQ_STR(h.out, "o0:1,3");
+    /* its processing-time timer (at wall-clock 1) fires with the key set */
+    CHECK_EQ_INT(sl_rt_next_proc(&h.op), 1);
+    CHECK_EQ_INT(sl_rt_fire_proc(&h.op, sl_now_ms()), SL_OK);
+    CHECK_EQ_STR(trace, "p0 k=1 ts=200 wm=9223372036854775807 t k=1 @1 d=1 map=1"); /* after the end */
+    CHECK_EQ_STR(h.out, "o0:1,3 o0:1,1002");
+    CHECK(sl_rt_next_proc(&h.op) == INT64_MAX);
     host_close(&h);
 }
 
