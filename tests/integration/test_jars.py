@@ -138,6 +138,38 @@ def test_bad_entry_points(make_cluster, workdir):
     assert c.get("/overview")["jobs-failed"] == 0
 
 
+def test_hanging_entry_point_is_killed(make_cluster, workdir):
+    """An entry point that never returns: the child is killed after 30 s
+    with an error saying so, and the JobManager answers other requests all
+    the while (the run waits on one REST thread)."""
+    import threading
+    c = make_cluster(jm_conf=jar_conf(workdir))
+    fid, _ = upload_file(c, BAD)
+    answer = {}
+    t = threading.Thread(target=lambda: answer.update(
+        r=c.request("POST", f"/jars/{fid}/run", {"entryClass": "hang_main"})))
+    t.start()
+    wait_for(lambda: any(_child_of(p, c.jm.proc.pid) for p in os.listdir("/proc") if p.isdigit()),
+             timeout=10, what="the JobManager's child building the graph")
+    assert c.get("/overview")["jobs-running"] == 0  # served while the child hangs
+    t.join(timeout=60)
+    status, body = answer["r"]
+    assert status == 400
+    assert body["errors"] == ["the entry point of bad_jobs.so did not return within 30 s (the process was killed)"]
+    assert c.jm.alive()
+
+
+def _child_of(pid, parent):
+    """Is /proc/pid a --build-c-job child of process `parent`?"""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+        with open(f"/proc/{pid}/cmdline") as f:
+            return ppid == parent and "--build-c-job" in f.read().split("\0")
+    except (OSError, ValueError, IndexError):
+        return False
+
+
 def test_submit_disabled(make_cluster, workdir):
     c = make_cluster(jm_conf=jar_conf(workdir, **{"web.submit.enable": "false"}))
     status, body = upload(c, b"\x7fELF", "x.so")

@@ -2,7 +2,8 @@
  * bad_jobs.c -- C jobs that misbehave, for the jar API's tests
  * (tests/integration/test_jars.py), each reached as its own entry point
  * (entryClass): one crashes while building, one names a process function
- * built for another DataStream ABI, one fails with a message.
+ * built for another DataStream ABI, one fails with a message, one never
+ * returns.
  */
 #include <signal.h>
 #include <stdlib.h>
@@ -47,4 +48,15 @@ int failing_main(sl_ds_env *env, int argc, char **argv)
     (void)argc;
     (void)argv;
     return 7;
+}
+
+#include <unistd.h>
+
+int hang_main(sl_ds_env *env, int argc, char **argv);
+int hang_main(sl_ds_env *env, int argc, char **argv)
+{
+    (void)env;
+    (void)argc;
+    (void)argv;
+    for (;;) pause();
 }
