@@ -447,25 +447,7 @@ static char *build_c_job(const char *file, int argc, char **argv, size_t *len, c
         sl_seterr(err, errlen, "%s: %s", file, strerror(errno));
         return NULL;
     }
-    void *h = dlopen(abs, RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-        sl_seterr(err, errlen, "cannot load %s: %s", abs, dlerror());
-        return NULL;
-    }
-    sl_ds_job_main_fn job_main;
-    *(void **)&job_main = dlsym(h, SL_DS_JOB_MAIN);
-    if (!job_main) {
-        sl_seterr(err, errlen, "%s has no %s() (is it a Sluice C job?)", abs, SL_DS_JOB_MAIN);
-        return NULL;
-    }
-    const char *base = strrchr(abs, '/');
-    sl_ds_env *env = sl_ds_env_new(base ? base + 1 : abs);
-    sl_ds_set_library(env, abs);
-    char *text = NULL;
-    int rc = job_main(env, argc, argv);
-    if (rc != 0) sl_seterr(err, errlen, "%s: %s() returned %d", abs, SL_DS_JOB_MAIN, rc);
-    else text = sl_ds_to_json(env, err, errlen);
-    sl_ds_env_free(env);
+    char *text = sl_ds_build(abs, NULL, abs, abs, argc, argv, err, errlen);
     if (text) *len = strlen(text);
     return text;
 }

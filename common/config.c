@@ -197,6 +197,18 @@ static const sl_conf_def defs[] = {
       "snapshots to restore from and savepoints to dispose of, besides state.savepoints.dir "
       "and state.checkpoints.dir."},
      NOLIM, NULL},
+    {{"web.submit.enable", SL_CT_BOOL, "true", NULL,
+      "Accept C jobs over REST (POST /jars/upload, /jars/:id/run, ...); false turns the jar "
+      "API off."},
+     NOLIM, NULL},
+    {{"web.upload.dir", SL_CT_PATH, "", NULL,
+      "Where uploaded C jobs are stored (a directory the JobManager makes); empty: "
+      "<tmp>/sluice-web-upload-<rest port>. File names are the JobManager's own, never the client's."},
+     NOLIM, NULL},
+    {{"web.upload.max-size", SL_CT_MEMORY, "8 mb", NULL,
+      "Largest C job (shared object) POST /jars/upload accepts, at most 15 mb (it travels to "
+      "the TaskManagers inside one control message)."},
+     NOLIM, NULL},
     {{"web.checkpoints.history", SL_CT_INT, "10", NULL,
       "Number of recent checkpoints the REST API and dashboard remember per job."},
      1, 100000, NULL},
@@ -279,7 +291,7 @@ static const char *const ignored_keys[] = {
     "jobmanager.archive.fs.dir", "historyserver.",
     "blob.server.port", "query.server.port", "high-availability.",
     "classloader.", "pekko.", "akka.", "kubernetes.", "yarn.", "security.", "fs.", "s3.",
-    "web.submit.enable", "web.cancel.enable", "web.upload.dir", "web.tmpdir",
+    "web.cancel.enable", "web.tmpdir",
     "state.checkpoint-storage", "execution.checkpointing.storage",  /* always the file system */
     "state.backend.incremental", "execution.checkpointing.incremental", /* always full */
     "execution.checkpointing.externalized-checkpoint-retention", /* always retained */

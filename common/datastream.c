@@ -11,6 +11,7 @@
  * builder code needs no error checks of its own: the job graph parser then
  * validates the graph as it does any other.
  */
+#include <dlfcn.h>
 #include <string.h>
 #include <jansson.h>
 
@@ -23,6 +24,8 @@ struct sl_ds_stream {
     char *output;               /* its side output, or NULL for the main one */
     json_t *keys;               /* key_by columns for the next edge, or NULL */
     json_t *jv;                 /* the vertex object (borrowed from the graph) */
+    struct sl_ds_stream *second; /* connect: the stream feeding input 1 */
+    int broadcast;              /* sl_ds_broadcast: its edge broadcasts */
     struct sl_ds_stream *next;  /* the environment's list */
 };
 
@@ -127,7 +130,8 @@ static void connect_to(sl_ds_stream *in, const char *to, int input)
 {
     json_t *e = json_pack("{s:s, s:s}", "from", in->vertex, "to", to);
     if (in->output) json_object_set_new(e, "output", json_string(in->output));
-    if (in->keys) {
+    if (in->broadcast) json_object_set_new(e, "strategy", json_string("broadcast"));
+    else if (in->keys) {
         json_object_set_new(e, "strategy", json_string("hash"));
         json_object_set(e, "keys", in->keys);
     }
@@ -202,6 +206,31 @@ sl_ds_stream *sl_ds_key_by(sl_ds_stream *in, const char *const *columns)
     return s;
 }
 
+sl_ds_stream *sl_ds_connect(sl_ds_stream *a, sl_ds_stream *b)
+{
+    if (!a || !b) return a ? a : b;
+    if (a->env != b->env) fail(a->env, "connect: streams of two environments%s", NULL);
+    if (a->second || b->second) fail(a->env, "connect: a connected stream cannot be connected again%s", NULL);
+    if (a->broadcast) fail(a->env, "connect: the broadcast stream goes second (from '%s')", a->vertex);
+    if (!b->broadcast && !a->keys != !b->keys)
+        fail(a->env, "connect: key_by both streams or neither (the second of '%s' is not)", a->vertex);
+    sl_ds_stream *s = stream_new(a->env, a->vertex, a->output, a->jv);
+    if (a->keys) s->keys = json_incref(a->keys);
+    s->second = b;
+    return s;
+}
+
+/* The key-by of a process vertex: one list of names when every input keys
+ * on the same names, else one list per input. */
+static json_t *key_by_json(const sl_ds_stream *in)
+{
+    if (!in->second || in->second->broadcast || json_equal(in->keys, in->second->keys))
+        return json_incref(in->keys);
+    if (json_array_size(in->keys) != json_array_size(in->second->keys))
+        fail(in->env, "connect into '%s': both streams need as many key columns", in->vertex);
+    return json_pack("[O, O]", in->keys, in->second->keys);
+}
+
 sl_ds_stream *sl_ds_process(sl_ds_stream *in, const char *id, const char *symbol,
                             const char *out_schema, const char *const *side_outputs)
 {
@@ -219,8 +248,34 @@ sl_ds_stream *sl_ds_process(sl_ds_stream *in, const char *id, const char *symbol
         }
         json_object_set_new(cfg, "side-outputs", so);
     }
-    if (in->keys) json_object_set(cfg, "key-by", in->keys);
+    if (in->keys) json_object_set_new(cfg, "key-by", key_by_json(in));
+    if (in->second && in->second->broadcast) json_object_set_new(cfg, "broadcast-input", json_integer(1));
     json_t *jv = add_vertex(env, id, in->keys ? "keyed_process" : "process", cfg);
+    connect_to(in, id, 0);
+    if (in->second) connect_to(in->second, id, 1);
+    return stream_new(env, id, NULL, jv);
+}
+
+sl_ds_stream *sl_ds_broadcast(sl_ds_stream *in)
+{
+    if (!in) return in;
+    sl_ds_stream *s = stream_new(in->env, in->vertex, in->output, in->jv);
+    s->broadcast = 1;
+    return s;
+}
+
+sl_ds_stream *sl_ds_async(sl_ds_stream *in, const char *id, const char *symbol,
+                          const char *out_schema, const char *const *options)
+{
+    if (!usable(in, id)) return in;
+    sl_ds_env *env = in->env;
+    if (!env->library) fail(env, "async '%s': no library (sluice run sets the job's own)", id);
+    if (in->second) fail(env, "async '%s': a connected stream goes to sl_ds_process", id);
+    json_t *cfg = options_json(options);
+    json_object_set_new(cfg, "library", json_string(env->library ? env->library : ""));
+    json_object_set_new(cfg, "function", json_string(symbol ? symbol : ""));
+    json_object_set_new(cfg, "schema", json_string(out_schema ? out_schema : ""));
+    json_t *jv = add_vertex(env, id, "async_wait", cfg);
     connect_to(in, id, 0);
     return stream_new(env, id, NULL, jv);
 }
@@ -270,4 +325,57 @@ char *sl_ds_to_json(sl_ds_env *env, char *err, size_t errlen)
         return NULL;
     }
     return json_dumps(env->job, JSON_COMPACT);
+}
+
+/* Every function table the graph names ("function" of a vertex with a
+ * "library") must be in h and carry this Sluice's DataStream ABI. */
+static int check_tables(void *h, const char *text, const char *shown, char *err, size_t errlen)
+{
+    json_t *doc = json_loads(text, 0, NULL);
+    json_t *vs = json_object_get(doc, "vertices"), *v;
+    size_t i;
+    int rc = SL_OK;
+    json_array_foreach(vs, i, v) {
+        const char *fn = json_string_value(json_object_get(json_object_get(v, "config"), "function"));
+        if (!fn || rc != SL_OK) continue;
+        const unsigned *abi = dlsym(h, fn);
+        if (!abi)
+            rc = sl_seterr(err, errlen, "%s has no function table '%s' (vertex '%s')", shown, fn,
+                           json_string_value(json_object_get(v, "id")));
+        else if (*abi != SL_DS_ABI_VERSION)
+            rc = sl_seterr(err, errlen, "'%s' in %s was built for DataStream ABI %u, this Sluice has %u",
+                           fn, shown, *abi, SL_DS_ABI_VERSION);
+    }
+    json_decref(doc);
+    return rc;
+}
+
+char *sl_ds_build(const char *path, const char *entry, const char *library, const char *shown,
+                  int argc, char **argv, char *err, size_t errlen)
+{
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        sl_seterr(err, errlen, "cannot load %s: %s", shown, dlerror());
+        return NULL;
+    }
+    if (!entry || !*entry) entry = SL_DS_JOB_MAIN;
+    sl_ds_job_main_fn job_main;
+    *(void **)&job_main = dlsym(h, entry);
+    if (!job_main) {
+        sl_seterr(err, errlen, "%s has no %s() (is it a Sluice C job?)", shown, entry);
+        return NULL;
+    }
+    const char *base = strrchr(shown, '/');
+    sl_ds_env *env = sl_ds_env_new(base ? base + 1 : shown);
+    sl_ds_set_library(env, library);
+    char *text = NULL;
+    int rc = job_main(env, argc, argv);
+    if (rc != 0) sl_seterr(err, errlen, "%s: %s() returned %d", shown, entry, rc);
+    else text = sl_ds_to_json(env, err, errlen);
+    sl_ds_env_free(env);
+    if (text && check_tables(h, text, shown, err, errlen) != SL_OK) {
+        free(text);
+        text = NULL;
+    }
+    return text; /* the object stays loaded: the caller may still need its code */
 }

@@ -20,27 +20,46 @@
  *    (sl_op_state and its calls), the collector (sl_op_emit) and side
  *    outputs by name (sl_ds_output).
  *
- * The TaskManagers load the object from the path the job names, so it must
- * be readable at that path on every TaskManager (a shared directory, or the
- * same image). SL_DS_ABI_VERSION is checked when a TaskManager loads a
- * process function and when `sluice run` loads a job: an object built
- * against another version is refused with both numbers.
+ * With `sluice run` the TaskManagers load the object from the absolute
+ * path the job names (a shared directory, or the same image); uploaded with
+ * POST /jars/upload and run with POST /jars/:id/run it travels to them with
+ * the deployment instead ("library": "jar:<id>"). SL_DS_ABI_VERSION is
+ * checked for every function table a job names when it is built and when
+ * a TaskManager loads it: one built against another version is refused with
+ * both numbers.
+ *
+ * Besides process functions: connect (CoProcessFunction), broadcast state,
+ * async I/O (sl_async_fn) -- see their sections below.
  */
 #ifndef SL_DATASTREAM_H
 #define SL_DATASTREAM_H
 
 #include "operator.h"
 
-#define SL_DS_ABI_VERSION 1u
+/* 2: process_element1/2 (connect) and process_broadcast_element */
+#define SL_DS_ABI_VERSION 2u
 
 /* ---- process functions ------------------------------------------------------ */
 
+/* One table serves Flink's ProcessFunction and KeyedProcessFunction (one
+ * input), CoProcessFunction and KeyedCoProcessFunction (two connected
+ * inputs: process_element1 for the first, process_element2 for the second,
+ * sharing the key's state and timers), and BroadcastProcessFunction /
+ * KeyedBroadcastProcessFunction (process_element for the data side,
+ * process_broadcast_element for the broadcast side). A callback left NULL
+ * falls back to process_element with the input's number (0, 1). */
 typedef struct sl_process_fn {
     unsigned abi;               /* SL_DS_ABI_VERSION */
     /* per subtask: make state handles, allocate op->priv */
     int (*open)(sl_op *ctx);
     /* one element of input `input`; the key is set on keyed streams */
     int (*process_element)(sl_op *ctx, int input, const sl_row *row);
+    /* connect(a, b): an element of a / of b (NULL: process_element) */
+    int (*process_element1)(sl_op *ctx, const sl_row *row);
+    int (*process_element2)(sl_op *ctx, const sl_row *row);
+    /* broadcast: an element of the broadcast input; no current key, the
+     * broadcast state is read-write here and read-only everywhere else */
+    int (*process_broadcast_element)(sl_op *ctx, const sl_row *row);
     /* a timer of the current key is due (ns: what it was registered with) */
     int (*on_timer)(sl_op *ctx, sl_time_domain domain, int64_t time);
     void (*close)(sl_op *ctx);
@@ -54,6 +73,69 @@ int sl_ds_key(sl_op *ctx, sl_value *vals, int n);
 /* A row to the side output `name` declared with sl_ds_process; SL_OK also
  * when no edge leaves from it (then the row is dropped). */
 int sl_ds_output(sl_op *ctx, const char *name, const sl_row *row);
+
+/* A parameter of the function, from the vertex option "user.<name>" (set
+ * with sl_ds_option(stream, "user.<name>", value) when building the job):
+ * Flink's open(Configuration). Borrowed for the job's life; dflt when
+ * absent. */
+const char *sl_ds_param(sl_op *ctx, const char *name, const char *dflt);
+
+/* ---- broadcast state (BroadcastProcessFunction, KeyedBroadcastProcessFunction) -- */
+
+/* Operator state of a process function fed by a broadcast stream: a map of
+ * bytes to bytes, one per name (Flink's MapStateDescriptor), the same on
+ * every subtask because every subtask sees every broadcast element.
+ * Read-write in process_broadcast_element, read-only everywhere else (a
+ * write there fails the job). Checkpointed with the operator; at restore
+ * every subtask gets it, whatever the new parallelism. Make the handles in
+ * open(); they live until close. */
+typedef struct sl_bstate sl_bstate;
+sl_bstate *sl_ds_broadcast_state(sl_op *ctx, const char *name);
+/* SL_OK with *v, *vlen borrowed until the next write; SL_DONE when absent. */
+int sl_bstate_get(sl_bstate *s, const void *k, size_t klen, const void **v, size_t *vlen);
+int sl_bstate_put(sl_bstate *s, const void *k, size_t klen, const void *v, size_t vlen);
+int sl_bstate_remove(sl_bstate *s, const void *k, size_t klen);
+/* Every entry in key order (bytes compared as unsigned, shorter first on a
+ * tie); fn returns non-zero to stop. */
+int sl_bstate_each(sl_bstate *s, int (*fn)(void *ctx, const void *k, size_t klen, const void *v, size_t vlen),
+                   void *ctx);
+
+/* ---- async I/O (Flink's AsyncFunction) ------------------------------------------- */
+
+/* One request in flight: a handle the user function keeps (by value) and
+ * completes from any thread. A handle whose request already ended (timed
+ * out, failed, or was completed once) is stale: completing it does nothing. */
+typedef struct sl_async_req {
+    struct sl_async_slot *slot;
+    uint64_t gen;               /* which use of the slot this request is */
+} sl_async_req;
+
+typedef struct sl_async_fn {
+    unsigned abi;               /* SL_DS_ABI_VERSION */
+    /* per subtask: allocate ctx->priv, start worker threads */
+    int (*open)(sl_op *ctx);
+    /* Start the request for `row` (borrowed: copy what the request needs)
+     * and return at once; complete it later with sl_async_complete or
+     * sl_async_fail, from any thread. Task thread. A retry calls it again
+     * with a new handle. SL_ERR fails the job. */
+    int (*async_invoke)(sl_op *ctx, sl_async_req req, const sl_row *row);
+    /* The request for `row` ran past the timeout: complete `req` here (a
+     * fallback result, or none) or return SL_ERR to fail the job. NULL: the
+     * job fails with "Async function call has timed out." Task thread. */
+    int (*timeout)(sl_op *ctx, sl_async_req req, const sl_row *row);
+    /* Stop every thread that could complete a request and wait for them:
+     * after close returns no handle of this subtask may be completed. */
+    void (*close)(sl_op *ctx);
+} sl_async_fn;
+
+/* Complete a request with n rows of the operator's output schema (copied;
+ * n = 0: no output for this input). Any thread. SL_OK, SL_DONE when the
+ * handle is stale (the row is dropped), SL_ERR when the rows do not fit
+ * the operator's max-result-bytes (the request then fails). */
+int sl_async_complete(sl_async_req req, const sl_row *rows, int n);
+/* The request failed: retried per the retry strategy while attempts
+ * remain, else the job fails with `message`. Any thread. */
+int sl_async_fail(sl_async_req req, const char *message);
 
 /* ---- building a job ----------------------------------------------------------- */
 
@@ -86,6 +168,25 @@ sl_ds_stream *sl_ds_key_by(sl_ds_stream *in, const char *const *columns);
  * came from sl_ds_key_by. */
 sl_ds_stream *sl_ds_process(sl_ds_stream *in, const char *id, const char *symbol,
                             const char *out_schema, const char *const *side_outputs);
+/* Two streams connected for one process function (Flink's connect):
+ * sl_ds_process on the result makes a co-process vertex whose input 0 is a
+ * and input 1 is b. Keyed (KeyedCoProcessFunction) when both came from
+ * sl_ds_key_by, on key columns of the same types; neither keyed makes a
+ * CoProcessFunction; one keyed and not the other is an error. */
+sl_ds_stream *sl_ds_connect(sl_ds_stream *a, sl_ds_stream *b);
+/* The stream sent whole to every subtask of what it is connected to
+ * (Flink's broadcast(descriptor)): sl_ds_connect(data, sl_ds_broadcast(rules))
+ * then sl_ds_process makes a (keyed) broadcast process function, input 1 the
+ * broadcast side. Only for sl_ds_connect's second stream. */
+sl_ds_stream *sl_ds_broadcast(sl_ds_stream *in);
+/* Async I/O on `in` (AsyncDataStream.orderedWait / unorderedWait): an
+ * sl_async_fn `symbol` in the job's library, output schema out_schema.
+ * options: "mode" ("ordered" | "unordered"), "capacity", "timeout",
+ * "retry-strategy" ("no-retry" | "fixed-delay" | "exponential-delay"),
+ * "retry.max-attempts", "retry.delay", "retry.max-delay",
+ * "retry.multiplier", "max-result-bytes" (docs/DATASTREAM.md). */
+sl_ds_stream *sl_ds_async(sl_ds_stream *in, const char *id, const char *symbol,
+                          const char *out_schema, const char *const *options);
 /* The side output `name` of a process stream, as a stream. */
 sl_ds_stream *sl_ds_side_output(sl_ds_stream *in, const char *name);
 /* UNION ALL of two streams of one schema. */
@@ -105,5 +206,15 @@ char *sl_ds_to_json(sl_ds_env *env, char *err, size_t errlen);
 /* The entry point a C job exports. */
 #define SL_DS_JOB_MAIN "sluice_job_main"
 typedef int (*sl_ds_job_main_fn)(sl_ds_env *env, int argc, char **argv);
+
+/* Load the C job at path, run its entry point (`entry`, NULL: sluice_job_main) with argv and return the job
+ * graph it built (caller frees), its process functions' "library" set to
+ * `library` (where the TaskManagers find it: the absolute path, or
+ * "jar:<id>" for an uploaded one). Every function table the graph names
+ * must be in the object with this SL_DS_ABI_VERSION (else an error naming
+ * both versions). NULL with err, which names the object as `shown`. The
+ * object stays loaded. */
+char *sl_ds_build(const char *path, const char *entry, const char *library, const char *shown,
+                  int argc, char **argv, char *err, size_t errlen);
 
 #endif

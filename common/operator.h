@@ -1,6 +1,6 @@
 /*
- * operator.h -- the contract between the runtime and an operator (v3: v2
- * plus sl_op.final_checkpoint).
+ * operator.h -- the contract between the runtime and an operator (v4: v3
+ * plus sl_op_def.ready, descriptors watched by any operator).
  *
  * This header is Sluice's operator ABI: built-in operators (operators/, one
  * file each, listed in operators/builtin.c) and plugins (shared objects
@@ -36,6 +36,12 @@
  *   on_timer()  a timer registered with sl_op_timer_* is due; the runtime has
  *               set the timer's key as the current key.
  *   proc_time() non-keyed processing-time callback at op->proc_time_at.
+ *   ready()     non-sources: one of the descriptors the operator watches
+ *               (sl_op_watch_fd) may be ready -- also called now and then
+ *               without one being ready, so it must not block (read
+ *               non-blocking descriptors). The task waits on these
+ *               descriptors as well as on its input, so an operator woken
+ *               by another thread (an eventfd) emits without new input.
  *   end_input() input `input` has ended. When the last one ends the runtime
  *               first delivers the maximum watermark (every event timer fires).
  *   close()     free everything (also called after a failed open).
@@ -46,7 +52,7 @@
 #define SL_OPERATOR_H
 
 /* Bumped whenever sl_op_def, sl_op or sl_plan_ctx changes shape or meaning. */
-#define SL_OP_ABI_VERSION 3u
+#define SL_OP_ABI_VERSION 4u
 
 #include <stdio.h>
 #include <jansson.h>
@@ -75,6 +81,9 @@ enum {
     SL_OPF_SINK = 1 << 1,   /* has no main output (side outputs still may exist) */
     SL_OPF_KEYED = 1 << 2,  /* keeps keyed state: the runtime opens op->kstate and
                                the timer service for the key groups it owns */
+    SL_OPF_UNION_STATE = 1 << 3, /* restore_state gets every old subtask's blob on every
+                               subtask, whatever the parallelism (Flink's union and
+                               broadcast state), not a round-robin share */
 };
 
 typedef enum { SL_TIME_EVENT = 0, SL_TIME_PROCESSING = 1 } sl_time_domain;
@@ -135,6 +144,7 @@ typedef struct sl_op_def {
     int (*end_input)(sl_op *op, int input);
     int (*on_timer)(sl_op *op, sl_time_domain domain, int64_t time, const void *ns, size_t nslen);
     int (*proc_time)(sl_op *op, int64_t now_ms);
+    int (*ready)(sl_op *op);
     void (*close)(sl_op *op);
     /* Checkpoints. Keyed state (op->kstate, state handles) and timers are
      * snapshotted and restored by the runtime, by key group; these hooks are
@@ -147,6 +157,7 @@ typedef struct sl_op_def {
      *     gets. Same parallelism: exactly the blob its own index wrote. New
      *     parallelism: the old blobs dealt out round-robin (blob i goes to
      *     subtask i % parallelism), so the union is always the old state.
+     *     With SL_OPF_UNION_STATE: every old blob, on every subtask.
      *   checkpoint_complete: checkpoint `cpid` is durable everywhere: a
      *     two-phase-commit sink publishes what it staged up to it.
      *   checkpoint_abort: checkpoint `cpid` failed; staged data stays
@@ -227,7 +238,7 @@ struct sl_op {
                                    checkpoint), so a two-phase-commit sink commits
                                    its last rows in checkpoint_complete, never in
                                    end_input */
-    /* sources: descriptors to wait on (sl_op_watch_fd) */
+    /* descriptors to wait on (sl_op_watch_fd) */
     int nwatch;
     int watch_fd[SL_MAX_WATCH_FDS];
     short watch_events[SL_MAX_WATCH_FDS];
@@ -309,11 +320,13 @@ int sl_map_each(sl_vstate *s, const void *ns, size_t nslen,
                 int (*fn)(void *ctx, const void *k, size_t klen, const void *val, size_t len),
                 void *ctx);
 
-/* ---- sources that wait on descriptors ----------------------------------------- */
+/* ---- operators that wait on descriptors ----------------------------------------- */
 
-/* Wait on fd (POLLIN / POLLOUT) as well as on wake_at_ms when run() returns
- * SL_AGAIN; mail (checkpoint triggers) wakes the task at once whatever the
- * descriptors do, so barrier latency never depends on them. In open(). */
+/* Sources: wait on fd (POLLIN / POLLOUT) as well as on wake_at_ms when run()
+ * returns SL_AGAIN; mail (checkpoint triggers) wakes the task at once
+ * whatever the descriptors do, so barrier latency never depends on them.
+ * Other operators: the task waits on fd as well as on its input, and
+ * calls ready() when it may be ready. In open(). */
 int sl_op_watch_fd(sl_op *op, int fd, short events);
 void sl_op_unwatch_fd(sl_op *op, int fd);
 

@@ -199,6 +199,8 @@ static int key_error(const sl_kstate *s, char *err, size_t errlen)
         return sl_seterr(err, errlen, "keyed state: key of %zu bytes is longer than %u bytes",
                          s->bad_klen, SL_KSTATE_MAX_KEY);
     case KEY_BAD_KG:
+        if (s->kg < 0) /* set by the runtime on an unkeyed input of a keyed operator */
+            return sl_seterr(err, errlen, "keyed state: no current key here (the broadcast side has none)");
         return sl_seterr(err, errlen,
                          "keyed state: key group %d is not owned by this subtask ([%d, %d])", s->kg,
                          s->kg_first, s->kg_last);

@@ -186,6 +186,9 @@ typedef struct jm_job {
     int restored_is_savepoint;
     char *restored_path;
     char *restore_dir;          /* snapshot the next deployment restores from */
+    struct Sluice__UserLibrary **libs; /* C jobs run from POST /jars (jars.c): shipped
+                                   with every deployment, owned */
+    size_t nlibs;
     jm_savepoint_op *sp_ops;
     /* restarts (scheduler.c alone) */
     int restarts;               /* all restarts of the job (numRestarts) */
@@ -265,12 +268,14 @@ typedef struct jm {
     struct event *prom_tick;    /* renders the loop's figures for it */
     /* high availability (ha.c), or NULL when high-availability.type is none */
     struct jm_ha *ha;
+    struct jm_jars *jars;       /* uploaded C jobs (jars.c) */
 } jm;
 
 /* ---- loop.c: typed ops from other threads to the loop ------------------ */
 
 typedef enum {
     JM_OP_REST,                 /* REST thread -> loop: run a request, reply (waited for) */
+    JM_OP_JAR_RUN,              /* REST thread -> loop: submit a job built from a jar (waited for) */
     JM_OP_CP_WRITTEN,           /* I/O worker -> loop: a checkpoint's _metadata was written */
     JM_OP_HA                    /* ZooKeeper's thread -> loop: a session or watch event (ha.c) */
 } jm_op_kind;
@@ -280,7 +285,7 @@ struct jm_op {
     int waited;                 /* a thread waits in jm_op_call until done */
     int done;                   /* 1 answered by the loop, -1 refused (loop stopped) */
     union {
-        struct { void *ctx; } rest;             /* rest.c's request, borrowed */
+        struct { void *ctx; } rest;             /* rest.c's / jars.c's request, borrowed */
         struct {
             char job_id[33];
             uint32_t attempt;
@@ -306,6 +311,24 @@ int jm_op_call(jm *j, jm_op *op);
 void jm_ops_close(jm *j);                 /* after the loop ended: refuse and answer the rest */
 void jm_ops_destroy(jm *j);
 int jm_on_loop(const jm *j);              /* is the caller the loop thread? */
+
+/* ---- jars.c: the jar API with C jobs (POST /jars/upload, /jars/:id/run) -- */
+
+struct MHD_Connection;
+int jm_jars_start(jm *j, char *err, size_t errlen);     /* main thread, before REST */
+void jm_jars_stop(jm *j);                               /* after REST stopped */
+int jm_jars_path(const char *url);                      /* /jars or /v1/jars...: jars.c answers */
+/* libmicrohttpd's access handler for those paths (REST threads); returns an
+ * MHD_Result. jars.c owns *con_cls for them. */
+int jm_jars_request(jm *j, struct MHD_Connection *conn, const char *url, const char *method,
+                    const char *upload_data, size_t *upload_size, void **con_cls);
+/* libmicrohttpd's completion callback: 1 when con_cls was jars.c's (freed). */
+int jm_jars_completed(jm *j, void *con_cls);
+void jm_jars_on_loop(jm *j, void *ctx);                 /* JM_OP_JAR_RUN */
+/* The child process that runs a C job's entry point (main.c's
+ * --build-c-job): prints the job graph, or the error and exits 1. */
+int jm_jars_child(int argc, char **argv);
+int jm_rest_authorized(jm *j, struct MHD_Connection *conn);
 
 /* ---- io.c: the file worker -------------------------------------------- */
 

@@ -25,6 +25,7 @@ static void run_op(jm *j, jm_op *op)
 {
     switch (op->kind) {
     case JM_OP_REST: jm_rest_on_loop(j, op->u.rest.ctx); break;
+    case JM_OP_JAR_RUN: jm_jars_on_loop(j, op->u.rest.ctx); break;
     case JM_OP_CP_WRITTEN: jm_cp_on_written(j, op); break;
     case JM_OP_HA: jm_ha_on_loop(j, op); break;
     }

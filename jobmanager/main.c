@@ -58,6 +58,8 @@ static char *find_web_root(const char *argv0)
 
 int main(int argc, char **argv)
 {
+    /* a child the JobManager started to run an uploaded job's entry point */
+    if (argc >= 2 && !strcmp(argv[1], "--build-c-job")) return jm_jars_child(argc - 2, argv + 2);
     char err[1024];
     jm j;
     memset(&j, 0, sizeof j);
@@ -97,8 +99,8 @@ int main(int argc, char **argv)
         return 1;
     }
     if (jm_io_start(&j, err, sizeof err) != SL_OK || jm_rpc_start(&j, err, sizeof err) != SL_OK ||
-        jm_rest_start(&j, err, sizeof err) != SL_OK || jm_prom_start(&j, err, sizeof err) != SL_OK ||
-        jm_ha_start(&j, err, sizeof err) != SL_OK) {
+        jm_jars_start(&j, err, sizeof err) != SL_OK || jm_rest_start(&j, err, sizeof err) != SL_OK ||
+        jm_prom_start(&j, err, sizeof err) != SL_OK || jm_ha_start(&j, err, sizeof err) != SL_OK) {
         sl_error(TAG, "%s", err);
         return 1;
     }
@@ -114,6 +116,7 @@ int main(int argc, char **argv)
     jm_ops_close(&j);
     jm_prom_stop(&j);
     jm_rest_stop(&j);
+    jm_jars_stop(&j);
     jm_io_stop(&j);
     jm_rpc_stop(&j);
     jm_jobs_destroy(&j);

@@ -1262,7 +1262,7 @@ static void record_disposal(route_ctx *rc, reply *r)
     reply_json(r, 202, json_pack("{s:s}", "request-id", op->request_id));
 }
 
-static int authorized(jm *j, struct MHD_Connection *conn)
+int jm_rest_authorized(jm *j, struct MHD_Connection *conn)
 {
     const char *tok = j->auth_token;
     if (!tok || !*tok) return 1;
@@ -1310,9 +1310,10 @@ static void route(route_ctx *rc, reply *r)
         reply_json(r, 200, json_pack("{s:i,s:s,s:i,s:s,s:s,s:{s:b,s:b,s:b}}", "refresh-interval",
                                      3000, "timezone-name", "UTC", "timezone-offset", 0,
                                      "flink-version", SL_VERSION, "flink-revision", "sluice",
-                                     "features", "web-submit", 0, "web-cancel", 1, "web-history", 0));
-        /* web-submit is Flink's jar upload, which Sluice has not (its own
-         * submission of JSON job graphs, POST /jobs, is always there) */
+                                     "features", "web-submit", sl_config_bool(j->conf, "web.submit.enable"),
+                                     "web-cancel", 1, "web-history", 0));
+        /* web-submit: the jar API with C jobs (jars.c), whose upload the
+         * submit page offers; POST /jobs with JSON graphs is always there */
         json_object_set_new(json_object_get(r->json, "features"), "web-rescale", json_false());
     } else if (rc->nseg == 2 && get && !strcmp(rc->seg[0], "sluice") && !strcmp(rc->seg[1], "ha")) {
         /* which JobManager leads and this one's role (Flink's /config has
@@ -1391,9 +1392,6 @@ static void route(route_ctx *rc, reply *r)
     } else if (rc->nseg == 3 && get && !strcmp(rc->seg[0], "taskmanagers") && !strcmp(rc->seg[2], "metrics")) {
         if (!jm_tm_find(j, rc->seg[1])) reply_err(r, 404, "TaskManager %s not found", rc->seg[1]);
         else reply_json(r, 200, json_array()); /* Sluice reports no TaskManager-level metrics yet */
-    } else if (rc->nseg == 1 && get && !strcmp(rc->seg[0], "jars")) {
-        /* Sluice runs JSON job graphs, not jars: the list is always empty */
-        reply_json(r, 200, json_pack("{s:s,s:[]}", "address", "", "files"));
     } else {
         reply_err(r, 404, "Not found: %s /%s", m, rc->nseg ? rc->seg[0] : "");
     }
@@ -1473,6 +1471,7 @@ static MHD_RESULT on_request(void *cls, struct MHD_Connection *conn, const char 
                              size_t *upload_size, void **con_cls)
 {
     jm *j = cls;
+    if (jm_jars_path(url)) return (MHD_RESULT)jm_jars_request(j, conn, url, method, upload_data, upload_size, con_cls);
     req *rq = *con_cls;
     if (!rq) {
         rq = sl_calloc(1, sizeof *rq);
@@ -1530,7 +1529,7 @@ static MHD_RESULT on_request(void *cls, struct MHD_Connection *conn, const char 
         /* a standby JobManager: says where the leader is (ha.c) */
     } else if (rc.nseg < 0) {
         reply_err(&r, 404, "Not found: path too long");
-    } else if (strcmp(method, "GET") && strcmp(method, "HEAD") && !authorized(j, conn)) {
+    } else if (strcmp(method, "GET") && strcmp(method, "HEAD") && !jm_rest_authorized(j, conn)) {
         reply_err(&r, 401, "this JobManager requires 'Authorization: Bearer <rest.auth-token>'");
     } else if (savepoints && !strcmp(rc.seg[1], "dispose")) {
         dispose_savepoint(&rc, &r);
@@ -1587,6 +1586,10 @@ static MHD_RESULT on_request(void *cls, struct MHD_Connection *conn, const char 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
+    if (jm_jars_completed(cls, *con_cls)) {
+        *con_cls = NULL;
+        return;
+    }
     req *rq = *con_cls;
     if (rq) {
         free(rq->body);

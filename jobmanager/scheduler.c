@@ -350,6 +350,12 @@ static void job_free(jm_job *job)
     free(job->state_backend);
     free(job->restore_point);
     free(job->graph_json);
+    for (size_t i = 0; i < job->nlibs; i++) {
+        free(job->libs[i]->id);
+        free(job->libs[i]->data.data);
+        free(job->libs[i]);
+    }
+    free(job->libs);
     sl_jobgraph_destroy(job->g);
     free(job);
 }
@@ -493,6 +499,8 @@ static void deploy(jm *j, jm_job *job)
         d.restore_dir = job->restore_dir ? job->restore_dir : "";
         d.checkpointing = j->cp_interval_ms > 0;
         d.exactly_once = j->cp_exactly_once;
+        d.n_libraries = job->nlibs;
+        d.libraries = job->libs;
         Sluice__Envelope env = SLUICE__ENVELOPE__INIT;
         env.msg_case = SLUICE__ENVELOPE__MSG_DEPLOY;
         env.deploy = &d;

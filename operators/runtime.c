@@ -23,6 +23,7 @@ typedef struct rt_data {
     const int *keys[SL_MAX_INPUTS];
     unsigned char ended[SL_MAX_INPUTS];
     unsigned char idle[SL_MAX_INPUTS];   /* every channel of the input is idle */
+    int any_keyed;              /* some input declares key columns */
     sl_vstate *states;          /* handles made by sl_op_state */
     sl_deferred *deferred, **deferred_tail;
     int closed;
@@ -45,6 +46,7 @@ void sl_rt_init(sl_op *op, const sl_vertex *v, int subtask, int max_parallelism)
         op->ins[i] = &v->in[i];
         rt->nkeys[i] = v->pc ? v->pc->nkeys[i] : 0;
         rt->keys[i] = v->pc ? v->pc->keys[i] : NULL;
+        if (rt->nkeys[i]) rt->any_keyed = 1;
     }
     op->in = v->ninputs ? &v->in[0] : NULL;
     op->out = (v->def->flags & SL_OPF_SINK) ? NULL : &v->out;
@@ -84,7 +86,11 @@ int sl_rt_process(sl_op *op, int input, sl_row *row)
 {
     rt_data *rt = op->rt;
     if (input < 0 || input >= SL_MAX_INPUTS) input = 0;
-    if (op->kstate) {
+    if (op->kstate && !rt->nkeys[input] && rt->any_keyed) {
+        /* the unkeyed input of a keyed operator (a broadcast side): no
+         * current key; keyed state calls fail, timers are refused */
+        set_key(op, NULL, 0, -1);
+    } else if (op->kstate) {
         /* no key columns: every row has the empty key */
         size_t n = rt->nkeys[input] ? sl_row_key_encode(row, op->ins[input], rt->keys[input],
                                                         rt->nkeys[input], rt->keybuf,
@@ -235,6 +241,13 @@ int sl_rt_fire_proc(sl_op *op, int64_t now_ms)
     return SL_OK;
 }
 
+int sl_rt_ready(sl_op *op)
+{
+    if (!op->def->ready || !op->nwatch) return SL_OK;
+    sl_arena_reset(&op->scratch);
+    return op->def->ready(op);
+}
+
 sl_deferred *sl_rt_take_deferred(sl_op *op)
 {
     rt_data *rt = op->rt;
@@ -294,6 +307,7 @@ int sl_op_timer_register(sl_op *op, sl_time_domain d, int64_t time, const void *
 {
     sl_timers *t = d == SL_TIME_EVENT ? op->event_timers : op->proc_timers;
     if (!t) return sl_op_fail(op, "%s: timers need a keyed operator", op->task_name);
+    if (op->kg < 0) return sl_op_fail(op, "%s: no current key here (the broadcast side): no timers", op->task_name);
     sl_timer tm = {time, op->kg, op->key, op->klen, ns, nslen};
     sl_timers_add(t, &tm);
     return SL_OK;

@@ -53,6 +53,8 @@ int sl_rt_end_all(sl_op *op);
 int64_t sl_rt_next_proc(const sl_op *op);
 /* Fire what is due at wall-clock now_ms. */
 int sl_rt_fire_proc(sl_op *op, int64_t now_ms);
+/* A watched descriptor of a non-source operator may be ready: ready(). */
+int sl_rt_ready(sl_op *op);
 /* The deferred work registered by the last snapshot_state (caller owns). */
 sl_deferred *sl_rt_take_deferred(sl_op *op);
 /* Run and free a list of deferred work; the first failure's message goes to

@@ -17,10 +17,17 @@
  *
  * Threads: everything here runs on the network thread except plan_main.
  */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
 
 #include "tm.h"
 #include "log.h"
+#include "snapshot.h"
+#include "userfn.h"
 
 #define TAG "tm:deploy"
 
@@ -52,10 +59,80 @@ static void plan_free(tm_plan *p)
 
 /* ---- the worker ---------------------------------------------------------- */
 
-static void plan_one(tm_plan *p)
+/* Write a shipped C job to path unless it is there (same id, same
+ * content): a temporary file renamed into place, so a task never loads a
+ * half-written object. */
+static int write_library(const char *path, const Sluice__UserLibrary *lib, char *err, size_t errlen)
+{
+    struct stat st;
+    if (stat(path, &st) == 0 && (size_t)st.st_size == lib->data.len) return SL_OK;
+    char *tmp = sl_sprintf("%s.%d.tmp", path, (int)getpid());
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0700);
+    int rc = SL_OK;
+    if (fd < 0) rc = sl_seterr(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
+    else {
+        size_t at = 0;
+        while (at < lib->data.len && rc == SL_OK) {
+            ssize_t w = write(fd, lib->data.data + at, lib->data.len - at);
+            if (w < 0 && errno == EINTR) continue;
+            if (w <= 0) rc = sl_seterr(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
+            else at += (size_t)w;
+        }
+        if (close(fd) != 0 && rc == SL_OK) rc = sl_seterr(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
+        if (rc == SL_OK && rename(tmp, path) != 0)
+            rc = sl_seterr(err, errlen, "cannot rename %s: %s", tmp, strerror(errno));
+        if (rc != SL_OK) unlink(tmp);
+    }
+    free(tmp);
+    return rc;
+}
+
+/* The C jobs shipped with the deployment go under this TaskManager's
+ * taskmanager.tmp.dirs, and every "library": "jar:<id>" of the graph is
+ * pointed at its file. Returns the graph text to plan (caller frees), or
+ * NULL with err. */
+static char *place_libraries(tm_net *n, const Sluice__DeployJob *m, char *err, size_t errlen)
+{
+    if (!m->n_libraries) return sl_strdup(m->graph_json);
+    char *dir = sl_sprintf("%s/sluice-%s/jars", sl_config_str(n->conf, "taskmanager.tmp.dirs"), n->id);
+    for (char *c = dir; *c; c++)
+        if (*c == ':') *c = '_';
+    int rc = sl_mkdirs(dir, err, errlen);
+    json_t *doc = rc == SL_OK ? json_loads(m->graph_json, 0, NULL) : NULL;
+    if (rc == SL_OK && !doc) rc = sl_seterr(err, errlen, "the deployed graph is not JSON");
+    for (size_t i = 0; rc == SL_OK && i < m->n_libraries; i++) {
+        const Sluice__UserLibrary *lib = m->libraries[i];
+        char *path = sl_sprintf("%s/%s", dir, lib->id ? lib->id : ""), *ref = sl_sprintf("jar:%s", lib->id ? lib->id : "");
+        if (!sl_ds_jar_ref_ok(ref)) {
+            rc = sl_seterr(err, errlen, "a shipped library has a bad id");
+            free(path);
+            free(ref);
+            break;
+        }
+        rc = write_library(path, lib, err, errlen);
+        json_t *vs = json_object_get(doc, "vertices"), *v;
+        size_t k;
+        json_array_foreach(vs, k, v) {
+            json_t *cfg = json_object_get(v, "config");
+            const char *l = json_string_value(json_object_get(cfg, "library"));
+            if (rc == SL_OK && l && !strcmp(l, ref)) json_object_set_new(cfg, "library", json_string(path));
+        }
+        free(path);
+        free(ref);
+    }
+    char *text = rc == SL_OK ? json_dumps(doc, JSON_COMPACT) : NULL;
+    json_decref(doc);
+    free(dir);
+    return text;
+}
+
+static void plan_one(tm_net *n, tm_plan *p)
 {
     const Sluice__DeployJob *m = p->env->deploy;
-    p->g = sl_jobgraph_parse(m->graph_json, strlen(m->graph_json), 1, 0, p->err, sizeof p->err);
+    char *graph = place_libraries(n, m, p->err, sizeof p->err);
+    if (!graph) return;
+    p->g = sl_jobgraph_parse(graph, strlen(graph), 1, 0, p->err, sizeof p->err);
+    free(graph);
     if (!p->g || !m->restore_dir || !*m->restore_dir) return;
     void *packed = NULL;
     size_t plen = 0;
@@ -79,7 +156,7 @@ static void *plan_main(void *arg)
         if (!n->plan_head) n->plan_tail = NULL;
         pthread_mutex_unlock(&n->plan_mu);
         p->next = NULL;
-        plan_one(p);
+        plan_one(n, p);
         /* back to the network thread, in order */
         pthread_mutex_lock(&n->mu);
         tm_plan **pp = &n->plans_head;

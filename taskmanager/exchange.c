@@ -12,6 +12,7 @@
  * buffer with the elements that follow.
  */
 #include <errno.h>
+#include <poll.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -57,8 +58,10 @@ void tm_gate_push(tm_gate *g, sl_buf *b)
     else g->head = b;
     g->tail = b;
     g->queued++;
+    int kick = g->polling;
     pthread_cond_signal(&g->cv);
     pthread_mutex_unlock(&g->mu);
+    if (kick) gate_kick(g);
 }
 
 /* The oldest buffer, under g->mu; NULL when none or closed. */
@@ -89,6 +92,34 @@ sl_buf *tm_gate_take(tm_gate *g, int64_t deadline_ns)
         pthread_cond_timedwait(&g->cv, &g->mu, &ts);
     }
     sl_buf *b = gate_pop_locked(g);
+    pthread_mutex_unlock(&g->mu);
+    return b;
+}
+
+sl_buf *tm_gate_take_poll(tm_gate *g, int64_t deadline_ns, struct pollfd *fds, int nfds)
+{
+    pthread_mutex_lock(&g->mu);
+    sl_buf *b = gate_pop_locked(g);
+    int wait = !b && !g->closed && !g->mail_head;
+    /* set under the lock: a push after this point writes efd */
+    if (wait) g->polling = 1;
+    pthread_mutex_unlock(&g->mu);
+    if (!wait) return b;
+    struct pollfd pf[SL_MAX_WATCH_FDS * 4 + 1];
+    int n = 0;
+    pf[n++] = (struct pollfd){.fd = g->efd, .events = POLLIN};
+    for (int i = 0; i < nfds && n < (int)SL_ARRAY_LEN(pf); i++) pf[n++] = fds[i];
+    int64_t now = sl_mono_ns();
+    int ms = deadline_ns <= now ? 0 : (int)SL_MIN((deadline_ns - now) / 1000000 + 1, 1000);
+    if (poll(pf, (nfds_t)n, ms) > 0 && (pf[0].revents & POLLIN)) {
+        uint64_t x;
+        if (read(g->efd, &x, sizeof x) < 0 && errno != EAGAIN)
+            sl_warn(TAG, "task wake-up: %s", strerror(errno));
+    }
+    for (int i = 1; i < n; i++) fds[i - 1].revents = pf[i].revents;
+    pthread_mutex_lock(&g->mu);
+    g->polling = 0;
+    b = gate_pop_locked(g);
     pthread_mutex_unlock(&g->mu);
     return b;
 }

@@ -75,6 +75,8 @@ typedef struct tm_gate {
     tm_mail *mail_head, *mail_tail;
     int efd;                    /* eventfd written with every mail and on close,
                                    so a source polling its descriptors wakes */
+    int polling;                /* the task polls efd and its operators'
+                                   descriptors: a pushed buffer writes efd too */
 } tm_gate;
 
 void tm_gate_init(tm_gate *g, int nchan);
@@ -85,6 +87,10 @@ void tm_gate_destroy(tm_gate *g);
  * or mail (the caller looks at its mail after every call). Task thread. */
 sl_buf *tm_gate_take(tm_gate *g, int64_t deadline_ns);
 sl_buf *tm_gate_take_nowait(tm_gate *g);
+/* tm_gate_take that also returns (NULL) when one of fds[0..nfds) is ready
+ * (revents set). Task thread. */
+struct pollfd;
+sl_buf *tm_gate_take_poll(tm_gate *g, int64_t deadline_ns, struct pollfd *fds, int nfds);
 tm_mail *tm_gate_take_mail(tm_gate *g);     /* all mail, oldest first; caller frees */
 void tm_mail_free(tm_mail *m);              /* a list */
 void tm_task_wake(tm_task *t);

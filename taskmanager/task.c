@@ -356,7 +356,8 @@ static int restore_chain(run *r)
                     rc = SL_ERR;
             }
             if (rc == SL_OK && ss->has_opstate && op->def->restore_state &&
-                (int)(ss->subtask % (uint32_t)op->parallelism) == op->subtask) {
+                ((op->def->flags & SL_OPF_UNION_STATE) ||
+                 (int)(ss->subtask % (uint32_t)op->parallelism) == op->subtask)) {
                 void *blob = NULL;
                 size_t len = 0;
                 if (sl_snapr_opstate(path, &blob, &len, op->err, sizeof op->err) != SL_OK) rc = SL_ERR;
@@ -754,16 +755,37 @@ static int handle_mail(run *r, int *stop)
     return rc;
 }
 
-/* A source that waits on descriptors: poll them and the gate's eventfd
- * together, so mail (a checkpoint trigger) ends the wait at once. */
+/* The descriptors operators k >= from of the chain watch, into pf[cap]. */
+static int chain_fds(const run *r, int from, struct pollfd *pf, int cap)
+{
+    int n = 0;
+    for (int k = from; k < r->nops; k++)
+        for (int i = 0; i < r->ops[k].nwatch && n < cap; i++)
+            pf[n++] = (struct pollfd){.fd = r->ops[k].watch_fd[i], .events = r->ops[k].watch_events[i]};
+    return n;
+}
+
+/* Operators k >= from that watch descriptors look at them (non-blocking):
+ * another thread may have handed them work (async I/O completions). */
+static int chain_ready(run *r, int from)
+{
+    for (int k = from; k < r->nops; k++)
+        if (r->ops[k].nwatch && sl_rt_ready(&r->ops[k]) != SL_OK) return fail(r, &r->ops[k]);
+    return SL_OK;
+}
+
+/* A source that waits on descriptors (its own and those of the operators
+ * chained after it): poll them and the gate's eventfd together, so mail (a
+ * checkpoint trigger) ends the wait at once. */
 static void source_poll(run *r, const sl_op *src, int64_t wait_ns)
 {
-    struct pollfd pf[SL_MAX_WATCH_FDS + 1];
+    struct pollfd pf[SL_MAX_WATCH_FDS * 4 + 1];
     int n = 0;
     tm_gate *g = &r->t->gate;
     pf[n++] = (struct pollfd){.fd = g->efd, .events = POLLIN};
     for (int i = 0; i < src->nwatch; i++)
         pf[n++] = (struct pollfd){.fd = src->watch_fd[i], .events = src->watch_events[i]};
+    n += chain_fds(r, 1, pf + n, (int)SL_ARRAY_LEN(pf) - n);
     int ms = (int)SL_MIN(wait_ns / 1000000 + 1, 1000); /* a second at most: cancellation */
     if (poll(pf, (nfds_t)n, ms) > 0 && (pf[0].revents & POLLIN)) {
         uint64_t x;
@@ -792,13 +814,15 @@ static int run_source(run *r)
             publish(r);
             return finish_chain(r);
         }
+        if (chain_ready(r, 1) != SL_OK) return SL_ERR;
         if (proc_time_due(r) != SL_OK) return SL_ERR;
         maybe_flush(r, now);
         if (rc == SL_AGAIN) {
             int64_t wake_ns = head->wake_at_ms > INT64_MAX / 1000000 ? INT64_MAX
                                                                      : head->wake_at_ms * 1000000;
             int64_t until = SL_MIN(wake_ns, flush_deadline(r, now));
-            if (until > now && head->nwatch) {
+            struct pollfd probe[1];
+            if (until > now && (head->nwatch || chain_fds(r, 1, probe, 1))) {
                 wait_begin(r, WAIT_IDLE, now);
                 source_poll(r, head, until - now);
                 int64_t after = sl_mono_ns();
@@ -958,11 +982,15 @@ static int run_consumer(run *r)
         if (!b) b = tm_gate_take_nowait(&t->gate);
         int64_t after = now;
         if (!b) {
+            struct pollfd pf[SL_MAX_WATCH_FDS * 4];
+            int nfds = chain_fds(r, 0, pf, (int)SL_ARRAY_LEN(pf));
             wait_begin(r, WAIT_IDLE, now);
-            b = tm_gate_take(&t->gate, flush_deadline(r, now));
+            b = nfds ? tm_gate_take_poll(&t->gate, flush_deadline(r, now), pf, nfds)
+                     : tm_gate_take(&t->gate, flush_deadline(r, now));
             after = sl_mono_ns();
             wait_end(r, WAIT_IDLE, after - now);
         }
+        if (chain_ready(r, 0) != SL_OK) return SL_ERR;
         if (!b) {
             if (proc_time_due(r) != SL_OK) return SL_ERR;
             maybe_flush(r, after);

@@ -553,3 +553,26 @@ def test_no_javascript_errors_in_the_console(cluster, browser):
     assert any("sluice-console-probe" in e.get("message", "") and e.get("level") == "SEVERE"
                for e in entries), entries[-5:]
     assert dashboard_errors(entries) == []
+
+
+def test_upload_and_run_a_c_job_from_the_page(cluster, browser, workdir):
+    """features.web-submit: the submit page uploads the SilenceDetector's
+    shared object and runs it with its program arguments; the job's GAPs
+    are those test_datastream's replay works out."""
+    from test_datastream import JOB as SILENCE, ms, read, replay
+    d = browser
+    cluster.add_tm(slots=2)
+    assert cluster.get("/config")["features"]["web-submit"] is True
+    out = os.path.join(workdir, "out")
+    open_page(d, cluster, "/submit", "submit")
+    wait_ui(d, lambda d: shown(d, "#jar-form"), "the C job form")
+    d.find_element(By.ID, "jar-file").send_keys(SILENCE)
+    d.find_element(By.ID, "jar-args").send_keys(f"{out} 3000")
+    d.find_element(By.ID, "jar-button").click()
+    jid = wait_ui(d, lambda d: attr_of(d, "#jar-result", "data-jid"), "a job id")
+    assert text_of(d, "#jar-result") == f"Job has been submitted with JobID {jid}"
+    assert [f["name"] for f in cluster.get("/jars")["files"]] == ["silence.so"]
+    job = cluster.wait_state(jid, {"FINISHED", "FAILED"}, timeout=120)
+    assert job["state"] == "FINISHED", cluster.get(f"/jobs/{jid}/exceptions")
+    gaps, _, _ = replay(3000)
+    assert sorted((g["sensor"], ms(g["deadline"])) for g in read(out, "gaps")) == sorted(gaps)

@@ -64,9 +64,13 @@ export function withQuery(path, params) {
 async function request(method, path, body) {
   const headers = { Accept: 'application/json' };
   let payload;
-  /* the JobManager takes mutating calls as JSON only, bodiless ones too */
-  if (method !== 'GET') headers['Content-Type'] = 'application/json';
-  if (body !== undefined) payload = typeof body === 'string' ? body : JSON.stringify(body);
+  if (body instanceof FormData) {
+    payload = body; /* multipart: the browser writes the boundary */
+  } else {
+    /* the JobManager takes mutating calls as JSON only, bodiless ones too */
+    if (method !== 'GET') headers['Content-Type'] = 'application/json';
+    if (body !== undefined) payload = typeof body === 'string' ? body : JSON.stringify(body);
+  }
   const token = memoryToken || getToken();
   if (token) headers.Authorization = `Bearer ${token}`;
   let resp;
@@ -110,6 +114,8 @@ export const api = {
   get: (path) => request('GET', path),
   post: (path, body) => request('POST', path, body === undefined ? {} : body),
   patch: (path, body) => request('PATCH', path, body),
+  /* POST a multipart form (a file upload) */
+  upload: (path, form) => request('POST', path, form),
 };
 
 /* Returns the value of a promise, or null when it failed (optional data). */

@@ -209,8 +209,8 @@ async function loadConfig() {
   const version = ctx.config['flink-version'] || '';
   setText(document.getElementById('version'), version ? `version ${version}` : '');
   refreshHA();
-  /* features.web-submit is Flink's jar upload (false here); Sluice's own
-   * submission of JSON job graphs (POST /jobs) is always there */
+  /* features.web-submit: the submit page also uploads C jobs (jars);
+   * Sluice's own submission of JSON job graphs (POST /jobs) is always there */
   if (current && current.configChanged) current.configChanged();
 }
 

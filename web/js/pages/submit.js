@@ -8,6 +8,11 @@
  * &savepointPath=..&allowNonRestoredState=true with the graph as the body.
  * The answer {"jobid"} becomes a link to the job page; {"errors":[..]} is
  * listed as the server wrote it.
+ *
+ * When /config says features.web-submit, a second form uploads a C job
+ * (a shared object, docs/DATASTREAM.md) with POST jars/upload and runs it
+ * with POST jars/<id>/run (its program arguments, entry point and the same
+ * parallelism / savepoint fields), as Flink's submit page does with jars.
  */
 
 import { h, setText, setAttr, show, replaceChildren } from '../dom.js';
@@ -116,7 +121,70 @@ export function create(ctx) {
   });
 
 
+  const jar = jarForm(parallelism, savepoint, allowNonRestored);
   const el = h('div', { id: 'submit', class: 'page' },
-    h('h1', { class: 'page-title' }, 'Submit a job'), form);
-  return { el, async refresh() {} };
+    h('h1', { class: 'page-title' }, 'Submit a job'), form, jar.el);
+  const showJar = () => show(jar.el, Boolean(ctx.config && ctx.config.features && ctx.config.features['web-submit']));
+  showJar();
+  return { el, async refresh() {}, configChanged: showJar };
+}
+
+/* The C job upload form (features.web-submit). */
+function jarForm(parallelism, savepoint, allowNonRestored) {
+  const file = h('input', { id: 'jar-file', type: 'file', accept: '.so' });
+  const args = h('input', { id: 'jar-args', type: 'text', size: '48', placeholder: 'program arguments, space-separated' });
+  const entry = h('input', { id: 'jar-entry', type: 'text', placeholder: 'sluice_job_main' });
+  const button = h('button', { id: 'jar-button', class: 'btn primary', type: 'submit' }, 'Upload and run');
+  const errors = errorBox();
+  const result = h('div', { id: 'jar-result', class: 'callout ok', hidden: true });
+  const form = h('form', { id: 'jar-form', class: 'panel form', autocomplete: 'off', hidden: true },
+    h('div', { class: 'panel-body' },
+      h('h2', null, 'Upload a C job'),
+      h('div', { class: 'field-row' }, h('label', { class: 'file' }, 'Shared object (.so)\u2026 ', file)),
+      h('div', { class: 'field-row' },
+        h('label', { class: 'field inline grow' }, h('span', null, 'Program arguments'), args),
+        h('label', { class: 'field inline' }, h('span', null, 'Entry point'), entry)),
+      h('p', { class: 'hint' }, 'Parallelism and the savepoint to restore from are taken from the form above.'),
+      h('div', { class: 'field-row' }, button),
+      errors.el, result));
+  form.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    errors.set([]);
+    show(result, false);
+    const f = file.files && file.files[0];
+    if (!f) {
+      errors.set(['Choose a shared object (.so) first.']);
+      return;
+    }
+    button.disabled = true;
+    setText(button, 'Uploading\u2026');
+    try {
+      const body = new FormData();
+      body.append('jarfile', f, f.name);
+      const up = await api.upload('jars/upload', body);
+      const id = up && up.filename ? up.filename.split('/').pop() : '';
+      if (!id) throw new Error('The server stored the upload but returned no file name.');
+      setText(button, 'Running\u2026');
+      const run = {
+        programArgsList: args.value.trim() ? args.value.trim().split(/\s+/) : [],
+      };
+      if (entry.value.trim()) run.entryClass = entry.value.trim();
+      if (parallelism.value.trim()) run.parallelism = Number(parallelism.value.trim());
+      if (savepoint.value.trim()) run.savepointPath = savepoint.value.trim();
+      if (allowNonRestored.checked) run.allowNonRestoredState = true;
+      const resp = await api.post(`jars/${encodeURIComponent(id)}/run`, run);
+      const jid = resp && resp.jobid;
+      if (!jid) throw new Error('The server ran the job but returned no job id.');
+      setAttr(result, 'data-jid', jid);
+      replaceChildren(result, 'Job has been submitted with JobID ',
+        h('a', { href: `#/jobs/${encodeURIComponent(jid)}`, class: 'mono', id: 'jar-job-link' }, String(jid)));
+      show(result, true);
+    } catch (e) {
+      errors.fromError(e);
+    } finally {
+      button.disabled = false;
+      setText(button, 'Upload and run');
+    }
+  });
+  return { el: form };
 }
