@@ -10,7 +10,7 @@
  * sl_jobgraph_parse checks everything a user can get wrong -- unknown type or
  * option, missing field, duplicate id, cycle, forward edge between different
  * parallelisms, unknown column, type error -- and names the vertex in the
- * message ("vertex 'calc': unknown column 'usr' at position 3"). Each
+ * message ("vertex 'calc': line 1, column 3: unknown column 'usr'"). Each
  * vertex's operator plan() derives its output schema from its input, in
  * topological order.
  *

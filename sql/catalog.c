@@ -166,18 +166,11 @@ static int map_type(const char *text, sl_type *t)
 /* Type an expression against `in` with calc's checker. */
 static int type_of(const sql_node *e, const sl_schema *in, sl_type *t, char *err, size_t errlen)
 {
-    char *txt = sql_unparse(e);
-    char ebuf[512];
-    sl_expr *x = sl_expr_parse(txt, in, ebuf, sizeof ebuf);
-    int rc = SL_OK;
-    if (!x) {
-        rc = sl_seterr(err, errlen, "line %d, column %d: %s (in %s)", e->line, e->col, ebuf, txt);
-    } else {
-        *t = sl_expr_type(x);
-        sl_expr_destroy(x);
-    }
-    free(txt);
-    return rc;
+    sl_expr *x = sl_expr_from_sql(e, in, err, errlen); /* errors name line and column */
+    if (!x) return SL_ERR;
+    *t = sl_expr_type(x);
+    sl_expr_destroy(x);
+    return SL_OK;
 }
 
 static int is_interval(const sql_node *e)

@@ -275,17 +275,12 @@ static int check_cols(plan *p, const sql_node *e, const rel *r)
 /* Type e (after check_cols) against sch with calc's checker. */
 static int type_expr(plan *p, const sql_node *e, const sl_schema *sch, sl_type *t)
 {
-    char *txt = sql_unparse(e);
     char ebuf[512];
-    sl_expr *x = sl_expr_parse(txt, sch, ebuf, sizeof ebuf);
-    int rc = SL_OK;
-    if (!x) rc = PERR(e, "%s (in the expression %s)", ebuf, txt);
-    else {
-        *t = sl_expr_type(x);
-        sl_expr_destroy(x);
-    }
-    free(txt);
-    return rc;
+    sl_expr *x = sl_expr_from_sql(e, sch, ebuf, sizeof ebuf);
+    if (!x) return sl_seterr(p->err, p->errlen, "%s", ebuf); /* names line and column */
+    *t = sl_expr_type(x);
+    sl_expr_destroy(x);
+    return SL_OK;
 }
 
 /* ---- calc --------------------------------------------------------------- */

@@ -15,6 +15,7 @@
 #include <jansson.h>
 
 #include "sl_test.h"
+#include "expr.h"
 #include "sql/parse.h"
 #include "sql/sql.h"
 #include "grammar.h"
@@ -449,7 +450,7 @@ static void test_create_table_validation(void)
                  "ERR: line 1, column 25: WATERMARK FOR 'id': the column must be a TIMESTAMP(3) "
                  "(it is INT)");
     CHECK_EQ_STR(run(s, "CREATE TABLE c (id INT, x AS nope + 1) WITH ('connector' = 'print');"),
-                 "ERR: line 1, column 30: unknown column 'nope' at position 1 (in nope + 1); "
+                 "ERR: line 1, column 30: unknown column 'nope'; "
                  "computed column 'x' of table 'c'");
     CHECK_EQ_STR(run(s, "CREATE TABLE c (id INT, PRIMARY KEY (k) NOT ENFORCED) WITH ('connector' = 'print');"),
                  "ERR: line 1, column 38: PRIMARY KEY column 'k' is not a column of table 'c'");
@@ -701,6 +702,52 @@ static void test_plan_projection_filter_case_union(void)
                       "(did you mean 'seq'?)");
 }
 
+/* SUBSTRING .. FROM .. FOR, TRIM(side c FROM s), POSITION(a IN b), LIKE ..
+ * ESCAPE and IS UNKNOWN plan into calc texts that calc reads back through the
+ * same grammar; a type error names the operator's place in the script. */
+static void test_plan_special_argument_forms(void)
+{
+    char err[2048] = "";
+    json_t *j = job_of("INSERT INTO kv SELECT POSITION('a' IN url) AS k,\n"
+                       "  CAST(CHAR_LENGTH(SUBSTRING(url FROM 2 FOR 3) || TRIM(LEADING 'x' FROM url))"
+                       " AS BIGINT) AS c\n"
+                       "FROM clicks WHERE url LIKE 'a!%' ESCAPE '!' AND url IS NOT UNKNOWN;",
+                       err, sizeof err);
+    if (!j) fprintf(stderr, "%s\n", err);
+    CHECK(j != NULL);
+    json_t *c = vertex(j, "calc", 1);
+    const char *filter = cfg_str(c, "filter");
+    CHECK_EQ_STR(filter, "(url LIKE 'a!%' ESCAPE '!') AND (url IS NOT UNKNOWN)");
+    json_t *proj = json_object_get(json_object_get(c, "config"), "projection");
+    CHECK_EQ_STR(joined(proj),
+                 "POSITION('a' IN url) AS k|CAST(CHAR_LENGTH(SUBSTRING(url FROM 2 FOR 3) || "
+                 "TRIM(LEADING 'x' FROM url)) AS BIGINT) AS c");
+    sl_schema in;
+    sl_schema_init(&in);
+    sl_schema_add(&in, "user_id", SL_T_INT);
+    sl_schema_add(&in, "url", SL_T_STRING);
+    char eb[256];
+    sl_expr *x = sl_expr_parse(filter, &in, eb, sizeof eb);
+    CHECK(x != NULL && sl_expr_type(x) == SL_T_BOOLEAN);
+    sl_expr_destroy(x);
+    for (size_t i = 0; i < json_array_size(proj); i++) {
+        char *name = NULL;
+        x = sl_expr_parse_item(json_string_value(json_array_get(proj, i)), &in, (int)i, &name,
+                               eb, sizeof eb);
+        CHECK(x != NULL);
+        CHECK_EQ_STR(name, i ? "c" : "k");
+        CHECK(sl_expr_type(x) == (i ? SL_T_BIGINT : SL_T_INT));
+        free(name);
+        sl_expr_destroy(x);
+    }
+    sl_schema_free(&in);
+    json_decref(j);
+
+    CHECK(job_of("INSERT INTO ids SELECT user_id\nFROM clicks WHERE url  +  1 > 2;", err,
+                 sizeof err) == NULL);
+    CHECK_EQ_STR(err, "line 2, column 24: cannot apply '+' to STRING and INT");
+}
+
 /* Uids come from what the stateful operator is: a new projection or filter
  * after it keeps them, a different key changes them. */
 static void test_stable_uids(void)
@@ -824,5 +871,6 @@ SL_TEST_MAIN(SL_TEST(test_tokenizer_kinds_and_positions), SL_TEST(test_tokenizer
              SL_TEST(test_plan_tumble_like_the_json_example),
              SL_TEST(test_plan_hop_session_cumulate_and_keys), SL_TEST(test_plan_proctime_window),
              SL_TEST(test_plan_group_by_changelog), SL_TEST(test_plan_projection_filter_case_union),
+             SL_TEST(test_plan_special_argument_forms),
              SL_TEST(test_stable_uids), SL_TEST(test_statement_sets_and_explain),
              SL_TEST(test_garbage_does_not_crash))
