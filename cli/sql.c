@@ -44,6 +44,7 @@
 #include "cli.h"
 #include "sql/parse.h"
 #include "sql/sql.h"
+#include "sql_results.h"
 
 typedef struct client {
     sl_cli_http *http;
@@ -264,6 +265,39 @@ static int is_word(const char *s, size_t n, const char *w)
     return i == n;
 }
 
+static volatile sig_atomic_t interrupted;
+
+static void on_sigint(int sig)
+{
+    (void)sig;
+    interrupted = 1;
+}
+
+/* A plain SELECT: its rows as they come (cli/sql_results.c); Ctrl-C stops
+ * it and cancels its job. */
+static int run_query(client *c, const sl_sql_result *r)
+{
+    if (!c->http) {
+        print_error("no JobManager to run the query on");
+        return 1;
+    }
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_sigint; /* no SA_RESTART: a wait returns */
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old);
+    interrupted = 0;
+    char err[2048];
+    int rc = sl_sql_show_query(c->http, r, &interrupted, stdout, err, sizeof err);
+    interrupted = 0;
+    sigaction(SIGINT, &old, NULL);
+    if (rc != SL_OK) {
+        print_error(err);
+        return 1;
+    }
+    return 0;
+}
+
 /* Run one statement. Returns 0, 1 on failure, or -1 for QUIT/EXIT. */
 static int run_statement(client *c, const char *text, size_t len, int line, int col)
 {
@@ -306,6 +340,7 @@ static int run_statement(client *c, const char *text, size_t len, int line, int 
     case SL_SQL_NONE: break;
     case SL_SQL_STOP_JOB: rc = stop_job(c, &r); break;
     case SL_SQL_SHOW_JOBS: rc = show_jobs(c); break;
+    case SL_SQL_QUERY: rc = run_query(c, &r); break;
     }
     fflush(stdout);
     sl_sql_result_clear(&r);
@@ -403,14 +438,6 @@ static void editline_close(editline *e)
     if (e->history && e->write_history) e->write_history(e->history);
     free(e->history);
     dlclose(e->dl);
-}
-
-static volatile sig_atomic_t interrupted;
-
-static void on_sigint(int sig)
-{
-    (void)sig;
-    interrupted = 1;
 }
 
 /* One line of input with its '\n' into *buf; -1 at the end of input, 0 when

@@ -177,6 +177,7 @@ typedef struct jm_job {
     int64_t restart_at_mono_ms; /* RESTARTING: when to deploy again */
     char *state_backend;        /* state.backend.type of the TaskManagers of its last deployment */
     char *restore_point;        /* latest completed checkpoint's dir, as the coordinator reported */
+    struct jm_results *results; /* a SELECT's rows waiting for the client (collect.c), or NULL */
     uint64_t restore_point_id;
     struct jm_job *next;
 } jm_job;
@@ -362,6 +363,15 @@ void jm_jobs_destroy(jm *j);
 void jm_cp_configure(jm *j);
 void jm_cp_tick(jm *j);
 void jm_cp_on_ack(jm *j, const Sluice__AcknowledgeCheckpoint *a);
+
+/* collect.c: the rows of a job's collect sinks, for GET /jobs/:jobid/results */
+typedef struct jm_results jm_results;
+void jm_collect_on_rows(jm *j, const Sluice__CollectRows *m);
+/* The rows from `token` (at most max), acknowledging those before it; NULL
+ * with *status (400, 410) and err when the token does not fit. */
+json_t *jm_results_fetch(jm *j, jm_job *job, uint64_t token, int max, int *status, char *err,
+                         size_t errlen);
+void jm_results_free(jm_job *job);
 void jm_cp_on_task_finished(jm *j, jm_job *job, uint32_t chain, uint32_t subtask);
 void jm_cp_on_end_of_input(jm *j, jm_job *job);
 void jm_cp_on_written(jm *j, const jm_op *op);  /* JM_OP_CP_WRITTEN */

@@ -25,6 +25,7 @@
 #include <microhttpd.h>
 #include <jansson.h>
 
+#include "collect.h"
 #include "jm.h"
 #include "log.h"
 #include "keygroup.h"
@@ -774,6 +775,21 @@ static void job_routes(route_ctx *rc, reply *r)
         }
         jm_job_cancel(j, job);
         reply_json(r, 202, json_object());
+    } else if (rc->nseg == 3 && get && !strcmp(rc->seg[2], "results")) {
+        const char *tk = qarg(rc, "token"), *mx = qarg(rc, "max");
+        char *e1 = NULL, *e2 = NULL;
+        unsigned long long token = tk ? strtoull(tk, &e1, 10) : 0;
+        long max = mx ? strtol(mx, &e2, 10) : SL_COLLECT_CREDIT;
+        if ((tk && (!*tk || *e1 || tk[0] == '-')) || (mx && (!*mx || *e2 || max < 1))) {
+            reply_err(r, 400, "token and max must be whole numbers (max at least 1)");
+            return;
+        }
+        int status;
+        char err[300];
+        json_t *o = jm_results_fetch(j, job, token, (int)SL_MIN(max, SL_COLLECT_CREDIT), &status,
+                                     err, sizeof err);
+        if (o) reply_json(r, 200, o);
+        else reply_err(r, status, "%s", err);
     } else if (rc->nseg == 3 && get && !strcmp(rc->seg[2], "exceptions")) {
         json_t *entries = json_array();
         for (int i = job->nexceptions - 1; i >= 0; i--) {

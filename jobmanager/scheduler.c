@@ -339,6 +339,7 @@ static void job_free(jm_job *job)
     }
     free(job->exceptions);
     jm_cp_free(job);
+    jm_results_free(job);
     free(job->slot_tm);
     free(job->state_reason);
     free(job->state_backend);

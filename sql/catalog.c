@@ -689,7 +689,8 @@ static int plan_job(sl_sql_session *s, const sql_node *st, sl_sql_result *r, cha
                                           "execution.savepoint.path",
                                           "execution.savepoint.ignore-unclaimed-state",
                                           "table.exec.state.ttl", "state.savepoints.dir",
-                                          "sql-client.execution.result-mode"};
+                                          "sql-client.execution.result-mode",
+                                          "sql-client.execution.max-table-result.rows"};
     size_t w = 0;
     char buf[1024] = "";
     for (int i = 0; i < s->nopts; i++) {
@@ -703,6 +704,40 @@ static int plan_job(sl_sql_session *s, const sql_node *st, sl_sql_result *r, cha
         r->warning = sl_sprintf("%s %s not reach the job: a job graph carries no configuration yet, "
                                 "so the JobManager's applies", buf,
                                 strchr(buf, ',') ? "do" : "does");
+    return SL_OK;
+}
+
+/* A plain SELECT: a job with a collect sink, and what the client needs to
+ * show its rows. */
+static int plan_select(sl_sql_session *s, const sql_node *st, sl_sql_result *r, char *err,
+                       size_t errlen)
+{
+    sl_schema cols;
+    sl_schema_init(&cols);
+    int updating = 0;
+    json_t *job = sql_plan_query(&s->cat, s->okeys, s->ovals, s->nopts, st, &cols, &updating,
+                                 err, errlen);
+    if (!job) {
+        sl_schema_free(&cols);
+        return SL_ERR;
+    }
+    r->kind = SL_SQL_QUERY;
+    r->job = json_dumps(job, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
+    json_decref(job);
+    r->ncols = cols.n;
+    r->col_names = sl_calloc((size_t)cols.n + 1, sizeof(char *));
+    r->col_types = sl_calloc((size_t)cols.n + 1, sizeof(char *));
+    for (int i = 0; i < cols.n; i++) {
+        r->col_names[i] = sl_strdup(cols.fields[i].name);
+        r->col_types[i] = sl_strdup(sl_type_name(cols.fields[i].type));
+    }
+    sl_schema_free(&cols);
+    r->changelog = updating;
+    const char *mode = sl_sql_option(s, "sql-client.execution.result-mode");
+    r->result_mode = sl_strdup(mode && *mode ? mode : "table");
+    for (char *q = r->result_mode; *q; q++) *q = (char)tolower((unsigned char)*q);
+    const char *maxr = sl_sql_option(s, "sql-client.execution.max-table-result.rows");
+    if (maxr) r->max_table_rows = atoll(maxr);
     return SL_OK;
 }
 
@@ -787,10 +822,7 @@ static int execute(sl_sql_session *s, sql_arena *a, const sql_node *st, sl_sql_r
         if (dir && *dir) r->target_dir = sl_strdup(dir);
         return SL_OK;
     }
-    case SQL_QUERY_STMT:
-        return sl_seterr(err, errlen, "line %d, column %d: a SELECT whose rows stream back to the "
-                         "client is not supported yet; INSERT INTO a 'print' table instead",
-                         st->line, st->col);
+    case SQL_QUERY_STMT: return plan_select(s, st, r, err, errlen);
     default:
         return sl_seterr(err, errlen, "line %d, column %d: unsupported statement", st->line,
                          st->col);
@@ -829,6 +861,13 @@ void sl_sql_result_clear(sl_sql_result *r)
     free(r->jobid);
     free(r->target_dir);
     free(r->warning);
+    for (int i = 0; i < r->ncols; i++) {
+        free(r->col_names[i]);
+        free(r->col_types[i]);
+    }
+    free(r->col_names);
+    free(r->col_types);
+    free(r->result_mode);
     memset(r, 0, sizeof *r);
 }
 

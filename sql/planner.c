@@ -1414,8 +1414,36 @@ static void plan_free(plan *p)
     sql_arena_destroy(p->arena);
 }
 
+static json_t *plan_stmt(const sql_catalog *cat, char **okeys, char **ovals, int nopts,
+                         const sql_node *stmt, sl_schema *cols, int *updating, char **explain,
+                         char *err, size_t errlen);
+
 json_t *sql_plan(const sql_catalog *cat, char **okeys, char **ovals, int nopts,
                  const sql_node *stmt, char **explain, char *err, size_t errlen)
+{
+    return plan_stmt(cat, okeys, ovals, nopts, stmt, NULL, NULL, explain, err, errlen);
+}
+
+json_t *sql_plan_query(const sql_catalog *cat, char **okeys, char **ovals, int nopts,
+                       const sql_node *stmt, sl_schema *cols, int *updating, char *err,
+                       size_t errlen)
+{
+    return plan_stmt(cat, okeys, ovals, nopts, stmt, cols, updating, NULL, err, errlen);
+}
+
+/* A plain query's rows go to the client: one `collect` sink (parallelism 1,
+ * so the client sees one sequence), read through the JobManager. */
+static int plan_collect(plan *p, const rel *r)
+{
+    char *id = add_vertex(p, "collect", "collect", "sink-collect", NULL, NULL, 1, r->updating);
+    add_edge(p, r->vid, id, NULL, NULL, 0);
+    free(id);
+    return SL_OK;
+}
+
+static json_t *plan_stmt(const sql_catalog *cat, char **okeys, char **ovals, int nopts,
+                         const sql_node *stmt, sl_schema *cols, int *updating, char **explain,
+                         char *err, size_t errlen)
 {
     plan p;
     plan_new(&p, cat, err, errlen);
@@ -1442,6 +1470,9 @@ json_t *sql_plan(const sql_catalog *cat, char **okeys, char **ovals, int nopts,
     } else if (stmt->kind == SQL_QUERY_STMT) {
         rel r;
         rc = plan_query(&p, sql_kid(stmt, 0), &r);
+        if (rc == SL_OK) rc = plan_collect(&p, &r);
+        if (rc == SL_OK && cols) sl_schema_copy(cols, &r.sch);
+        if (rc == SL_OK && updating) *updating = r.updating;
         if (rc == SL_OK) rel_free(&r);
     } else {
         rc = plan_err(&p, stmt, "EXPLAIN needs a query, an INSERT or a statement set");
@@ -1451,6 +1482,8 @@ json_t *sql_plan(const sql_catalog *cat, char **okeys, char **ovals, int nopts,
         job = json_object();
         sql_sbuf name = {0};
         if (pname) sql_sb_str(&name, pname);
+        else if (stmt->kind == SQL_QUERY_STMT)
+            sql_sb_str(&name, "collect");
         else {
             sql_sb_str(&name, "insert-into");
             for (int i = 0; i < nsinks; i++)

@@ -1005,6 +1005,7 @@ static void *task_main(void *arg)
 {
     tm_task *t = arg;
     tm_deploy *d = t->d;
+    tm_self = t; /* for a collect sink in its chain (collect.c) */
     run r;
     memset(&r, 0, sizeof r);
     r.t = t;

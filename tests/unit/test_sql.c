@@ -71,6 +71,14 @@ static const char *run(sl_sql_session *s, const char *script)
         }
         if (r.kind == SL_SQL_TEXT) snprintf(out, sizeof out, "%s", r.text);
         else if (r.kind == SL_SQL_JOB) snprintf(out, sizeof out, "%s", r.job);
+        else if (r.kind == SL_SQL_QUERY) {
+            int o = snprintf(out, sizeof out, "QUERY %s%s", r.result_mode,
+                             r.changelog ? " changelog" : "");
+            for (int i = 0; i < r.ncols && o > 0 && (size_t)o < sizeof out; i++)
+                o += snprintf(out + o, sizeof out - (size_t)o, " %s:%s", r.col_names[i],
+                              r.col_types[i]);
+            if (o > 0 && (size_t)o < sizeof out) snprintf(out + o, sizeof out - (size_t)o, "\n%s", r.job);
+        }
         else snprintf(out, sizeof out, "OK%s%s", r.message ? " " : "", r.message ? r.message : "");
         sl_sql_result_clear(&r);
         for (size_t i = 0; i < end; i++) {
@@ -830,9 +838,19 @@ static void test_statement_sets_and_explain(void)
     CHECK(strstr(run(s, "SHOW FUNCTIONS;"), "|            TUMBLE |") != NULL);
     CHECK_EQ_STR(run(s, "STOP JOB 'xyz';"),
                  "ERR: line 1, column 1: 'xyz' is not a job id (32 hexadecimal digits)");
-    CHECK_EQ_STR(run(s, "SELECT id FROM seq;"),
-                 "ERR: line 1, column 1: a SELECT whose rows stream back to the client is not "
-                 "supported yet; INSERT INTO a 'print' table instead");
+    /* a plain SELECT: a job whose collect sink the client reads */
+    r = run(s, "SELECT id, id * 2 AS twice FROM seq WHERE id < 3;");
+    CHECK(strncmp(r, "QUERY table id:BIGINT twice:BIGINT\n", 35) == 0);
+    j = json_loads(strchr(r, '\n') + 1, 0, &je);
+    CHECK(j != NULL);
+    CHECK_EQ_STR(types(j), "datagen calc calc collect");
+    CHECK_EQ_STR(json_string_value(json_object_get(j, "name")), "collect");
+    CHECK_EQ_INT(json_integer_value(json_object_get(vertex(j, "collect", 0), "parallelism")), 1);
+    json_decref(j);
+    CHECK_EQ_STR(run(s, "SET 'sql-client.execution.result-mode' = 'TABLEAU';"),
+                 "OK Session property has been set.");
+    r = run(s, "SELECT k, COUNT(*) AS c FROM seq GROUP BY k;");
+    CHECK(strncmp(r, "QUERY tableau changelog k:INT c:BIGINT\n", 39) == 0);
     sl_sql_session_destroy(s);
 }
 
