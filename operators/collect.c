@@ -5,7 +5,8 @@
  *
  * Each row becomes one JSON array of its kind and its values as the SQL
  * client shows them: ["+I", "1", "Bob", null] (TIMESTAMP as
- * 2026-01-01 00:00:00.020, DOUBLE as Java writes it, NULL as null). Rows
+ * 2026-01-01 00:00:00.000, always with milliseconds; DOUBLE as Java writes
+ * it; NULL as null). Rows
  * are gathered into a batch in a buffer the subtask owns (no allocation per
  * row) and sent when the batch holds SL_COLLECT_BATCH_ROWS rows or
  * SL_COLLECT_BATCH_BYTES bytes, 100 ms after its first row, and at the end
@@ -110,7 +111,9 @@ static int collect_process(sl_op *op, int input, sl_row *row)
             put_escaped(st, v->v.s.p, v->v.s.len);
         } else {
             char tmp[64];
-            int n = sl_value_format(tmp, sizeof tmp, v, s->fields[i].type);
+            int n = s->fields[i].type == SL_T_TIMESTAMP ? sl_ts_format(tmp, sizeof tmp, v->v.i)
+                                                        : sl_value_format(tmp, sizeof tmp, v,
+                                                                          s->fields[i].type);
             if (n < 0) n = 0;
             if ((size_t)n >= sizeof tmp) n = (int)sizeof tmp - 1;
             /* the SQL client's form of a TIMESTAMP: 2026-01-01 00:00:00.020 */

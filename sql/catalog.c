@@ -852,6 +852,13 @@ void sl_sql_session_destroy(sl_sql_session *s)
     free(s);
 }
 
+int sl_sql_options(const sl_sql_session *s, char *const **keys, char *const **vals)
+{
+    *keys = s->okeys;
+    *vals = s->ovals;
+    return s->nopts;
+}
+
 void sl_sql_result_clear(sl_sql_result *r)
 {
     free(r->text);

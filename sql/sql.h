@@ -63,6 +63,10 @@ void sl_sql_result_clear(sl_sql_result *r);
 /* Flink's boxed table ("+---+ | a | ... N rows in set"); caller frees. */
 char *sl_sql_tableau(const char *const *head, int ncol, char ***rows, int nrows);
 
+/* The session's SET options, in the order first set: returns their number;
+ * keys and values borrowed until the next statement. */
+int sl_sql_options(const sl_sql_session *s, char *const **keys, char *const **vals);
+
 /* A session option (SET), or NULL; borrowed until it changes. */
 const char *sl_sql_option(const sl_sql_session *s, const char *key);
 
