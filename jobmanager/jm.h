@@ -138,6 +138,20 @@ typedef struct jm_savepoint_op {
     struct jm_savepoint_op *next;
 } jm_savepoint_op;
 
+typedef enum { JM_RESTART_NONE = 0, JM_RESTART_FIXED, JM_RESTART_EXPONENTIAL } jm_restart_type;
+
+/* A job's checkpointing and restart settings: the cluster's configuration
+ * with the job's own "config" over it (jm_job_settings). */
+typedef struct jm_settings {
+    int64_t cp_interval_ms, cp_timeout_ms, cp_min_pause_ms;
+    int cp_tolerable, cp_exactly_once;
+    jm_restart_type restart_type;
+    int restart_attempts;       /* fixed-delay attempts / attempts-before-reset-backoff */
+    int64_t restart_delay_ms;   /* fixed-delay */
+    int64_t exp_initial_ms, exp_max_ms, exp_reset_ms;
+    double exp_multiplier, exp_jitter;
+} jm_settings;
+
 typedef struct jm_job {
     char id[33];
     sl_jobgraph *g;
@@ -178,6 +192,7 @@ typedef struct jm_job {
     char *state_backend;        /* state.backend.type of the TaskManagers of its last deployment */
     char *restore_point;        /* latest completed checkpoint's dir, as the coordinator reported */
     struct jm_results *results; /* a SELECT's rows waiting for the client (collect.c), or NULL */
+    jm_settings set;            /* its checkpointing and restart strategy */
     uint64_t restore_point_id;
     struct jm_job *next;
 } jm_job;
@@ -193,8 +208,6 @@ typedef struct jm_conn {
 
 typedef struct jm_op jm_op;
 typedef struct jm_io_job jm_io_job;
-
-typedef enum { JM_RESTART_NONE = 0, JM_RESTART_FIXED, JM_RESTART_EXPONENTIAL } jm_restart_type;
 
 typedef struct jm {
     sl_config *conf;            /* read-only after start-up: any thread may read it */
@@ -216,16 +229,9 @@ typedef struct jm {
     const char *auth_token;     /* NULL or "" = no auth */
     int stopping;
     struct event *cp_tick;      /* checkpoint triggers and timeouts, restarts, job store */
-    /* checkpoint configuration */
-    int64_t cp_interval_ms, cp_timeout_ms, cp_min_pause_ms;
-    int cp_tolerable, cp_exactly_once, cp_retained, cp_history;
+    /* checkpoint configuration (checkpointing and restarts are per job: jm_job.set) */
+    int cp_retained, cp_history;
     const char *cp_dir, *sp_dir;
-    /* restart strategy (scheduler.c) */
-    jm_restart_type restart_type;
-    int restart_attempts;       /* fixed-delay attempts / attempts-before-reset-backoff */
-    int64_t restart_delay_ms;   /* fixed-delay */
-    int64_t exp_initial_ms, exp_max_ms, exp_reset_ms;
-    double exp_multiplier, exp_jitter;
     /* job store */
     int64_t jobstore_capacity, jobstore_expiration_ms;
     jm_savepoint_op *disposals; /* POST /savepoint-disposal results, newest first (rest.c, bounded) */
@@ -351,7 +357,8 @@ int jm_slots_total(jm *j);
 int jm_slots_free(jm *j);
 void jm_job_add_exception(jm_job *job, const char *name, const char *trace, const char *task,
                           const char *location);
-void jm_restart_configure(jm *j);
+/* job->set: the cluster's settings with the job's "config" over them. */
+void jm_job_settings(jm *j, jm_job *job);
 /* exponential-delay: the delay before job's next restart at `now` (ms,
  * monotonic), updating its backoff and counting the restart in
  * job->cycle_restarts; -1 when attempts-before-reset-backoff restarts have

@@ -130,6 +130,8 @@ static const char *tms_backends(jm *j, char *buf, size_t len)
  * deployment, or, before it was deployed, of those registered now. */
 static const char *job_backend(jm *j, const jm_job *job, char *buf, size_t len)
 {
+    const char *own = sl_jobgraph_conf(job->g, "state.backend.type"); /* the job's config */
+    if (own) return own;
     if (job->state_backend && *job->state_backend) return job->state_backend;
     return tms_backends(j, buf, len);
 }
@@ -814,15 +816,17 @@ static void job_routes(route_ctx *rc, reply *r)
         reply_json(r, 200, json_pack("{s:s,s:s,s:{s:i,s:s,s:b,s:{}}}", "jid", job->id, "name",
                                      job->g->name, "execution-config", "job-parallelism",
                                      job->g->parallelism, "restart-strategy",
-                                     sl_config_str(j->conf, "restart-strategy.type"),
+                                     job->set.restart_type == JM_RESTART_FIXED ? "fixed-delay"
+                                     : job->set.restart_type == JM_RESTART_EXPONENTIAL
+                                         ? "exponential-delay" : "none",
                                      "object-reuse-mode", 0, "user-config"));
     } else if (rc->nseg >= 3 && get && !strcmp(rc->seg[2], "checkpoints")) {
         if (rc->nseg == 4 && !strcmp(rc->seg[3], "config")) {
             json_t *o = json_object();
-            json_object_set_new(o, "mode", json_string(j->cp_exactly_once ? "exactly_once" : "at_least_once"));
-            json_object_set_new(o, "interval", json_integer(sl_config_int(j->conf, "execution.checkpointing.interval")));
-            json_object_set_new(o, "timeout", json_integer(sl_config_int(j->conf, "execution.checkpointing.timeout")));
-            json_object_set_new(o, "min_pause", json_integer(sl_config_int(j->conf, "execution.checkpointing.min-pause")));
+            json_object_set_new(o, "mode", json_string(job->set.cp_exactly_once ? "exactly_once" : "at_least_once"));
+            json_object_set_new(o, "interval", json_integer(job->set.cp_interval_ms));
+            json_object_set_new(o, "timeout", json_integer(job->set.cp_timeout_ms));
+            json_object_set_new(o, "min_pause", json_integer(job->set.cp_min_pause_ms));
             json_object_set_new(o, "max_concurrent", json_integer(sl_config_int(j->conf, "execution.checkpointing.max-concurrent-checkpoints")));
             json_object_set_new(o, "externalization", json_pack("{s:b,s:b}", "enabled", 1, "delete_on_cancellation", 0));
             char bk[256];
@@ -830,7 +834,7 @@ static void job_routes(route_ctx *rc, reply *r)
             json_object_set_new(o, "state_backend", json_string(job_backend(j, job, bk, sizeof bk)));
             json_object_set_new(o, "checkpoint_storage", json_string("FileSystemCheckpointStorage"));
             json_object_set_new(o, "unaligned_checkpoints", json_false());
-            json_object_set_new(o, "tolerable_failed_checkpoints", json_integer(sl_config_int(j->conf, "execution.checkpointing.tolerable-failed-checkpoints")));
+            json_object_set_new(o, "tolerable_failed_checkpoints", json_integer(job->set.cp_tolerable));
             /* Flink's fields for features Sluice has not: aligned checkpoints
              * never time out into unaligned ones, no state changelog */
             json_object_set_new(o, "aligned_checkpoint_timeout", json_integer(0));

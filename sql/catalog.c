@@ -24,6 +24,8 @@
 #include "sl.h"
 #include "sql/parse.h"
 #include "sql/sql_int.h"
+#include "config.h"
+#include "jobgraph.h"
 
 struct sl_sql_session {
     sql_catalog cat;
@@ -605,6 +607,27 @@ const char *sl_sql_option(const sl_sql_session *s, const char *key)
     return NULL;
 }
 
+/* Options the job's "config" carries (common/jobgraph.c decides which). */
+static int is_job_key(const char *k)
+{
+    for (const char *const *p = sl_jobgraph_conf_keys(); *p; p++)
+        if (!strcmp(*p, k)) return 1;
+    return 0;
+}
+
+/* Options the client applies itself. */
+static int is_client_key(const char *k)
+{
+    static const char *const client[] = {"execution.savepoint.path",
+                                         "execution.savepoint.ignore-unclaimed-state",
+                                         "state.savepoints.dir",
+                                         "sql-client.execution.result-mode",
+                                         "sql-client.execution.max-table-result.rows"};
+    for (size_t i = 0; i < SL_ARRAY_LEN(client); i++)
+        if (!strcmp(client[i], k)) return 1;
+    return 0;
+}
+
 static int set(sl_sql_session *s, const sql_node *st, sl_sql_result *r, char *err, size_t errlen)
 {
     if (!st->s) {
@@ -640,6 +663,17 @@ static int set(sl_sql_session *s, const sql_node *st, sl_sql_result *r, char *er
         strcasecmp(st->s2, "changelog") && strcasecmp(st->s2, "tableau"))
         return sl_seterr(err, errlen, "line %d, column %d: 'sql-client.execution.result-mode' is "
                          "table, changelog or tableau", st->line, st->col);
+    if (!is_job_key(st->s) && !is_client_key(st->s)) {
+        const char *hint = sl_closest(st->s, sl_jobgraph_conf_keys());
+        if (hint)
+            return sl_seterr(err, errlen, "line %d, column %d: unknown key '%s'; did you mean "
+                             "'%s'?", st->line, st->col, st->s, hint);
+    }
+    if (is_job_key(st->s)) { /* the value as the job's config will check it */
+        char e2[512];
+        if (sl_jobgraph_conf_check(st->s, st->s2, e2, sizeof e2) != SL_OK)
+            return sl_seterr(err, errlen, "line %d, column %d: %s", st->line, st->col, e2);
+    }
     for (int i = 0; i < s->nopts; i++)
         if (!strcmp(s->okeys[i], st->s)) {
             free(s->ovals[i]);
@@ -672,11 +706,22 @@ static void reset(sl_sql_session *s, const sql_node *st, sl_sql_result *r)
                                  : "All session properties have been set to their default values.");
 }
 
+/* SET values travel with the job: its "config" object. */
+static void add_job_config(const sl_sql_session *s, json_t *job)
+{
+    json_t *cfg = json_object();
+    for (int i = 0; i < s->nopts; i++)
+        if (is_job_key(s->okeys[i])) json_object_set_new(cfg, s->okeys[i], json_string(s->ovals[i]));
+    if (json_object_size(cfg)) json_object_set_new(job, "config", cfg);
+    else json_decref(cfg);
+}
+
 static int plan_job(sl_sql_session *s, const sql_node *st, sl_sql_result *r, char *err,
                     size_t errlen)
 {
     json_t *job = sql_plan(&s->cat, s->okeys, s->ovals, s->nopts, st, NULL, err, errlen);
     if (!job) return SL_ERR;
+    add_job_config(s, job);
     r->kind = SL_SQL_JOB;
     r->job = json_dumps(job, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
     json_decref(job);
@@ -684,26 +729,15 @@ static int plan_job(sl_sql_session *s, const sql_node *st, sl_sql_result *r, cha
     if (sp && *sp) r->savepoint = sl_strdup(sp);
     const char *ig = sl_sql_option(s, "execution.savepoint.ignore-unclaimed-state");
     r->allow_nonrestored = ig && !strcasecmp(ig, "true");
-    /* what a job graph cannot carry yet is said, not silently dropped */
-    static const char *const applied[] = {"parallelism.default", "pipeline.name",
-                                          "execution.savepoint.path",
-                                          "execution.savepoint.ignore-unclaimed-state",
-                                          "table.exec.state.ttl", "state.savepoints.dir",
-                                          "sql-client.execution.result-mode",
-                                          "sql-client.execution.max-table-result.rows"};
+    /* what does not reach the job is said, not silently dropped */
     size_t w = 0;
     char buf[1024] = "";
-    for (int i = 0; i < s->nopts; i++) {
-        int ok = 0;
-        for (size_t k = 0; k < SL_ARRAY_LEN(applied); k++)
-            if (!strcmp(s->okeys[i], applied[k])) ok = 1;
-        if (!ok && w < sizeof buf)
+    for (int i = 0; i < s->nopts; i++)
+        if (!is_job_key(s->okeys[i]) && !is_client_key(s->okeys[i]) && w < sizeof buf)
             w += (size_t)snprintf(buf + w, sizeof buf - w, "%s'%s'", w ? ", " : "", s->okeys[i]);
-    }
     if (w)
-        r->warning = sl_sprintf("%s %s not reach the job: a job graph carries no configuration yet, "
-                                "so the JobManager's applies", buf,
-                                strchr(buf, ',') ? "do" : "does");
+        r->warning = sl_sprintf("%s %s not a per-job setting: the cluster's configuration "
+                                "applies", buf, strchr(buf, ',') ? "are" : "is");
     return SL_OK;
 }
 
@@ -721,6 +755,7 @@ static int plan_select(sl_sql_session *s, const sql_node *st, sl_sql_result *r, 
         sl_schema_free(&cols);
         return SL_ERR;
     }
+    add_job_config(s, job);
     r->kind = SL_SQL_QUERY;
     r->job = json_dumps(job, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
     json_decref(job);

@@ -274,7 +274,9 @@ static int open_chain(run *r)
         sl_op *op = &r->ops[k];
         char dir[1024];
         keyed_dir(r, op, dir, sizeof dir);
-        const char *kind = sl_config_str(r->d->net->conf, "state.backend.type");
+        /* the job's own state backend (its "config"), else this TaskManager's */
+        const char *kind = sl_jobgraph_conf(r->d->g, "state.backend.type");
+        if (!kind) kind = sl_config_str(r->d->net->conf, "state.backend.type");
         sl_backend_kind bk = strcmp(kind, "rocksdb") == 0 ? SL_BACKEND_ROCKSDB : SL_BACKEND_HASHMAP;
         int rc = sl_rt_open(op, bk, dir);
         if (rc != SL_OK) {

@@ -4,6 +4,7 @@ job), and `sluice sql` printing them in Flink's tableau, changelog and table
 result modes. Inputs are sequence generators; every expected output is
 computed here from the ids."""
 import os
+import re
 import signal
 import subprocess
 
@@ -191,3 +192,56 @@ def test_ctrl_c_stops_an_unbounded_select_and_cancels_its_job(cluster, workdir):
     jobs = [j for j in cluster.get("/jobs/overview")["jobs"] if j["name"] == "collect"]
     assert len(jobs) == 1
     assert cluster.wait_state(jobs[0]["jid"], ["CANCELED", "FAILED", "FINISHED"])["state"] == "CANCELED"
+
+
+def test_a_jobs_config_overrides_the_clusters(cluster, workdir):
+    """Per-job checkpointing, restart strategy and state backend: the
+    cluster takes no checkpoints, one job takes them every 100 ms."""
+    cluster.add_tm(slots=2)
+    def job(config):
+        j = {"name": "cfg", "vertices": [
+            {"id": "gen", "type": "datagen", "schema": [{"name": "id", "type": "BIGINT"}],
+             "config": {"rows-per-second": 100}},
+            {"id": "out", "type": "blackhole"}], "edges": [{"from": "gen", "to": "out"}]}
+        if config:
+            j["config"] = config
+        return j
+    plain = cluster.submit(job(None))
+    own = cluster.submit(job({"execution.checkpointing.interval": "100 ms",
+                              "restart-strategy.type": "fixed-delay",
+                              "restart-strategy.fixed-delay.attempts": 2,
+                              "state.backend.type": "rocksdb"}))
+    cluster.wait_state(own, "RUNNING")
+    wait_for(lambda: cluster.get(f"/jobs/{own}/checkpoints")["counts"]["completed"] >= 2,
+             what="the job's own checkpoints")
+    conf = cluster.get(f"/jobs/{own}/checkpoints/config")
+    assert conf["interval"] == 100 and conf["state_backend"] == "rocksdb"
+    assert cluster.get(f"/jobs/{own}/config")["execution-config"]["restart-strategy"] == "fixed-delay"
+    assert cluster.get(f"/jobs/{plain}/checkpoints/config")["interval"] == 0
+    assert cluster.get(f"/jobs/{plain}/checkpoints")["counts"]["completed"] == 0
+    assert cluster.get(f"/jobs/{plain}/config")["execution-config"]["restart-strategy"] == "none"
+    status, body = cluster.request("POST", "/jobs", job({"execution.checkpointing.intervl": "1 s"}))
+    assert status == 400 and body["errors"] == [
+        "job: config: unknown key 'execution.checkpointing.intervl'; did you mean "
+        "'execution.checkpointing.interval'?"], body
+    for jid in (plain, own):  # free the slots
+        cluster.request("PATCH", f"/jobs/{jid}?mode=cancel")
+        cluster.wait_state(jid, "CANCELED")
+    # SET in sluice sql reaches the job through the same object
+    r = cluster.cli("sql", "-f", _script(workdir, seq_table(10 ** 9, rate=50) + """
+SET 'execution.checkpointing.interval' = '100 ms';
+CREATE TABLE sink (id BIGINT) WITH ('connector' = 'blackhole');
+INSERT INTO sink SELECT id FROM seq;
+"""))
+    assert r.returncode == 0, r.stdout + r.stderr
+    jid = re.findall(r"^Job ID: ([0-9a-f]{32})$", r.stdout, re.M)[0]
+    wait_for(lambda: cluster.get(f"/jobs/{jid}/checkpoints")["counts"]["completed"] >= 1,
+             what="the SQL job's checkpoints")
+    assert cluster.get(f"/jobs/{jid}/checkpoints/config")["interval"] == 100
+
+
+def _script(workdir, text):
+    path = os.path.join(workdir, "cfg.sql")
+    with open(path, "w") as f:
+        f.write(text)
+    return path

@@ -812,16 +812,31 @@ static void test_statement_sets_and_explain(void)
     CHECK(j != NULL);
     CHECK_EQ_STR(types(j), "datagen calc calc calc union blackhole");
     json_decref(j);
-    /* options a job graph cannot carry yet are named */
+    /* per-job options travel in the job's "config"; others are named */
     sl_sql_result res;
     char e2[512];
-    run(s, "SET 'execution.checkpointing.interval' = '10 s';");
+    run(s, "SET 'execution.checkpointing.interval' = '10 s'; SET 'state.backend.type' = 'rocksdb';"
+           "SET 'taskmanager.memory.process.size' = '1g';");
     const char *ins = "INSERT INTO ids SELECT id FROM seq";
     CHECK_EQ_INT(sl_sql_execute(s, ins, strlen(ins), 1, 1, &res, e2, sizeof e2), SL_OK);
-    CHECK_EQ_STR(res.warning, "'execution.checkpointing.interval' does not reach the job: a job "
-                              "graph carries no configuration yet, so the JobManager's applies");
+    CHECK_EQ_STR(res.warning, "'taskmanager.memory.process.size' is not a per-job setting: the "
+                              "cluster's configuration applies");
+    j = json_loads(res.job, 0, &je);
+    CHECK(j != NULL);
+    char *cfg = json_dumps(json_object_get(j, "config"), JSON_COMPACT | JSON_SORT_KEYS);
+    CHECK_EQ_STR(cfg, "{\"execution.checkpointing.interval\":\"10 s\",\"parallelism.default\":\"3\","
+                      "\"pipeline.name\":\"two\",\"state.backend.type\":\"rocksdb\"}");
+    free(cfg);
+    json_decref(j);
     sl_sql_result_clear(&res);
-    run(s, "RESET 'execution.checkpointing.interval';");
+    run(s, "RESET 'execution.checkpointing.interval'; RESET 'state.backend.type';"
+           "RESET 'taskmanager.memory.process.size';");
+    /* checked when SET, with the job config's messages */
+    CHECK_EQ_STR(run(s, "SET 'execution.checkpointing.intervl' = '10 s';"),
+                 "ERR: line 1, column 1: unknown key 'execution.checkpointing.intervl'; did you "
+                 "mean 'execution.checkpointing.interval'?");
+    CHECK(strncmp(run(s, "SET 'state.backend.type' = 'memory';"),
+                  "ERR: line 1, column 1: ", 23) == 0);
     /* the SQL client's BEGIN STATEMENT SET; ... END; */
     CHECK_EQ_STR(run(s, "BEGIN STATEMENT SET;"), "OK Begin a statement set.");
     CHECK_EQ_STR(run(s, "INSERT INTO ids SELECT id FROM seq;"),
@@ -844,7 +859,7 @@ static void test_statement_sets_and_explain(void)
     j = json_loads(strchr(r, '\n') + 1, 0, &je);
     CHECK(j != NULL);
     CHECK_EQ_STR(types(j), "datagen calc calc collect");
-    CHECK_EQ_STR(json_string_value(json_object_get(j, "name")), "collect");
+    CHECK_EQ_STR(json_string_value(json_object_get(j, "name")), "two"); /* pipeline.name */
     CHECK_EQ_INT(json_integer_value(json_object_get(vertex(j, "collect", 0), "parallelism")), 1);
     json_decref(j);
     CHECK_EQ_STR(run(s, "SET 'sql-client.execution.result-mode' = 'TABLEAU';"),
