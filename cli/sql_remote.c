@@ -28,7 +28,9 @@ static json_t *call(sl_cli_http *h, const char *method, const char *uri, json_t 
     if (rc != SL_OK) return NULL;
     json_error_t je;
     json_t *j = resp.len ? json_loadb(resp.body, resp.len, 0, &je) : json_object();
-    if (resp.status < 200 || resp.status > 299) {
+    int status = resp.status;
+    sl_cli_response_clear(&resp);
+    if (status < 200 || status > 299) {
         json_t *errs = json_object_get(j, "errors");
         const char *e0 = json_string_value(json_array_get(errs, 0));
         snprintf(err, errlen, "%s", e0 ? e0 : "the gateway refused the request");
