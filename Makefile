@@ -116,7 +116,7 @@ deps:
 
 # A bounded libFuzzer run of the SQL front end (clang; FUZZ_SECONDS, default 5).
 FUZZ_SECONDS ?= 5
-FUZZ_SRC := tests/fuzz/fuzz_sql.c $(SQL_SRC) $(SQL_GEN_C) common/expr.c common/row.c common/util.c common/calendar.c common/duration.c
+FUZZ_SRC := tests/fuzz/fuzz_sql.c $(SQL_SRC) $(SQL_GEN_C) common/expr.c common/expr_check.c common/expr_eval.c common/config.c common/jobconf.c common/row.c common/util.c common/calendar.c common/duration.c
 $(B)/fuzz/fuzz_sql: $(FUZZ_SRC) $(SQL_GEN_H)
 	@mkdir -p $(dir $@)
 	clang -std=c11 -D_GNU_SOURCE -O1 -g -I. -Icommon -I$(B)/gen $(PKG_CFLAGS) \

@@ -103,5 +103,7 @@ int sl_cli_parse_address(const char *s, char *host, size_t hostlen, int *port, c
  * is the JobManager's REST client (borrowed; only INSERTs use it). Without
  * -f, statements are read from stdin. Returns the exit status. */
 int sl_cli_sql_main(sl_cli_http *http, int argc, char **argv);
+/* `sluice sql-gateway`: Flink's SQL Gateway REST API (cli/sql_gateway.c). */
+int sl_cli_sql_gateway_main(sl_cli_http *http, int argc, char **argv);
 
 #endif

@@ -76,6 +76,10 @@ static const char *const usage_sql =
     "                              script with -f) and submit INSERTs as jobs.\n"
     "      -i, --init FILE              run this script first (e.g. CREATE TABLEs)\n"
     "      -f, --file FILE              run this script and exit\n";
+static const char *const usage_sql_gateway =
+    "  sql-gateway [-Dkey=value]   Flink's SQL Gateway REST API (sessions, statements,\n"
+    "                              results) on sql-gateway.endpoint.rest.address:port\n"
+    "                              (127.0.0.1:8083), submitting to the JobManager\n";
 static const char *const usage_common =
     "Options for every command:\n"
     "  -m, --jobmanager HOST:PORT  the JobManager's REST address\n"
@@ -96,6 +100,7 @@ static void usage(FILE *f, const char *command)
     if (!command || !strcmp(command, "stop")) fprintf(f, "%s", usage_stop);
     if (!command || !strcmp(command, "savepoint")) fprintf(f, "%s", usage_savepoint);
     if (!command || !strcmp(command, "sql")) fprintf(f, "%s", usage_sql);
+    if (!command || !strcmp(command, "sql-gateway")) fprintf(f, "%s", usage_sql_gateway);
     fprintf(f, "\n%s", usage_common);
 }
 
@@ -904,6 +909,30 @@ static int cmd_sql(common_opts *o, arg_iter *it)
     return rc;
 }
 
+/* `sluice sql-gateway`: Flink's SQL Gateway REST API in front of the JobManager. */
+static int cmd_sql_gateway(common_opts *o, arg_iter *it)
+{
+    char *rest[64];
+    int n = 0, rc;
+    while (it->i < it->argc) {
+        if (!positional(it) && !it->only_pos && it->i < it->argc &&
+            strncmp(it->argv[it->i], "-D", 2) && (rc = common_option(o, it)) != 0) {
+            if (rc > 1) return rc;
+            continue;
+        }
+        if (it->i >= it->argc) break;
+        if (n == (int)SL_ARRAY_LEN(rest))
+            return usage_error("sql-gateway", "too many arguments%s", "");
+        rest[n++] = it->argv[it->i++];
+    }
+    if (o->help) { usage(stdout, "sql-gateway"); return 0; }
+    cli_ctx cx = {0};
+    if ((rc = connect_jm(&cx, o)) != 0) return rc;
+    rc = sl_cli_sql_gateway_main(cx.http, n, rest);
+    sl_cli_http_destroy(cx.http);
+    return rc;
+}
+
 /* ---- main --------------------------------------------------------------- */
 
 int main(int argc, char **argv)
@@ -912,7 +941,8 @@ int main(int argc, char **argv)
         const char *name;
         int (*fn)(common_opts *, arg_iter *);
     } commands[] = {{"run", cmd_run},   {"list", cmd_list},           {"cancel", cmd_cancel},
-                    {"stop", cmd_stop}, {"savepoint", cmd_savepoint}, {"sql", cmd_sql}};
+                    {"stop", cmd_stop}, {"savepoint", cmd_savepoint}, {"sql", cmd_sql},
+                    {"sql-gateway", cmd_sql_gateway}};
 
     /* A JobManager that hangs up mid-request is an error to report, not a
      * signal to die of. */

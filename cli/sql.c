@@ -44,11 +44,15 @@
 #include "cli.h"
 #include "sql/parse.h"
 #include "sql/sql.h"
+#include "sql_remote.h"
+#include "sql_results.h"
 
 typedef struct client {
     sl_cli_http *http;
     sl_sql_session *session;
     int echo;        /* print each statement of a script before running it */
+    sl_cli_http *gw; /* --endpoint: statements go to this SQL gateway (sql_remote.c) */
+    char *gw_session;
 } client;
 
 static void print_error(const char *reason)
@@ -264,6 +268,39 @@ static int is_word(const char *s, size_t n, const char *w)
     return i == n;
 }
 
+static volatile sig_atomic_t interrupted;
+
+static void on_sigint(int sig)
+{
+    (void)sig;
+    interrupted = 1;
+}
+
+/* A plain SELECT: its rows as they come (cli/sql_results.c); Ctrl-C stops
+ * it and cancels its job. */
+static int run_query(client *c, const sl_sql_result *r)
+{
+    if (!c->http) {
+        print_error("no JobManager to run the query on");
+        return 1;
+    }
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_sigint; /* no SA_RESTART: a wait returns */
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old);
+    interrupted = 0;
+    char err[2048];
+    int rc = sl_sql_show_query(c->http, r, &interrupted, stdout, err, sizeof err);
+    interrupted = 0;
+    sigaction(SIGINT, &old, NULL);
+    if (rc != SL_OK) {
+        print_error(err);
+        return 1;
+    }
+    return 0;
+}
+
 /* Run one statement. Returns 0, 1 on failure, or -1 for QUIT/EXIT. */
 static int run_statement(client *c, const char *text, size_t len, int line, int col)
 {
@@ -291,6 +328,20 @@ static int run_statement(client *c, const char *text, size_t len, int line, int 
         printf("Flink SQL> %.*s\n", (int)b, from);
     }
     char err[2048];
+    if (c->gw) { /* through the gateway's session */
+        struct sigaction sa, old;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_sigint; /* no SA_RESTART: a wait returns */
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGINT, &sa, &old);
+        interrupted = 0;
+        int grc = sl_sql_remote_statement(c->gw, &c->gw_session, text, len, &interrupted, err,
+                                          sizeof err);
+        interrupted = 0;
+        sigaction(SIGINT, &old, NULL);
+        if (grc != SL_OK) print_error(err);
+        return grc == SL_OK ? 0 : 1;
+    }
     sl_sql_result r;
     if (sl_sql_execute(c->session, text, len, line, col, &r, err, sizeof err) != SL_OK) {
         print_error(err);
@@ -306,6 +357,7 @@ static int run_statement(client *c, const char *text, size_t len, int line, int 
     case SL_SQL_NONE: break;
     case SL_SQL_STOP_JOB: rc = stop_job(c, &r); break;
     case SL_SQL_SHOW_JOBS: rc = show_jobs(c); break;
+    case SL_SQL_QUERY: rc = run_query(c, &r); break;
     }
     fflush(stdout);
     sl_sql_result_clear(&r);
@@ -403,14 +455,6 @@ static void editline_close(editline *e)
     if (e->history && e->write_history) e->write_history(e->history);
     free(e->history);
     dlclose(e->dl);
-}
-
-static volatile sig_atomic_t interrupted;
-
-static void on_sigint(int sig)
-{
-    (void)sig;
-    interrupted = 1;
 }
 
 /* One line of input with its '\n' into *buf; -1 at the end of input, 0 when
@@ -524,21 +568,42 @@ static int interactive(client *c)
 
 int sl_cli_sql_main(sl_cli_http *http, int argc, char **argv)
 {
-    const char *file = NULL, *init = NULL;
+    const char *file = NULL, *init = NULL, *endpoint = NULL;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
+        if ((!strcmp(a, "-e") || !strcmp(a, "--endpoint")) && i + 1 < argc) {
+            endpoint = argv[++i];
+            continue;
+        }
+        if (!strncmp(a, "--endpoint=", 11)) {
+            endpoint = a + 11;
+            continue;
+        }
         if ((!strcmp(a, "-f") || !strcmp(a, "--file")) && i + 1 < argc) file = argv[++i];
         else if (!strncmp(a, "--file=", 7)) file = a + 7;
         else if ((!strcmp(a, "-i") || !strcmp(a, "--init")) && i + 1 < argc) init = argv[++i];
         else if (!strncmp(a, "--init=", 7)) init = a + 7;
         else {
             fprintf(stderr, "Error: sql: unexpected argument '%s' (sluice sql [-i init.sql] "
-                            "[-f script.sql])\n", a);
+                            "[-f script.sql] [--endpoint host:port])\n", a);
             return 2;
         }
     }
     client c = {.http = http, .session = sl_sql_session_new()};
     int rc = 0;
+    if (endpoint) {
+        const char *colon = strrchr(endpoint, ':');
+        char *end = NULL;
+        long port = colon ? strtol(colon + 1, &end, 10) : 0;
+        if (!colon || colon == endpoint || !*(colon + 1) || *end || port < 1 || port > 65535) {
+            fprintf(stderr, "Error: sql: --endpoint '%s' is not host:port\n", endpoint);
+            sl_sql_session_destroy(c.session);
+            return 2;
+        }
+        char *host = sl_strndup(endpoint, (size_t)(colon - endpoint));
+        c.gw = sl_cli_http_new(host, (int)port, NULL, 60);
+        free(host);
+    }
     if (init) {
         c.echo = 0;
         rc = run_script(&c, init);
@@ -551,6 +616,10 @@ int sl_cli_sql_main(sl_cli_http *http, int argc, char **argv)
         } else {
             rc = interactive(&c);
         }
+    }
+    if (c.gw) {
+        sl_sql_remote_close(c.gw, &c.gw_session);
+        sl_cli_http_destroy(c.gw);
     }
     sl_sql_session_destroy(c.session);
     fflush(stdout);

@@ -486,6 +486,17 @@ static const char *closest_key(const char *key)
     return best <= limit ? found : NULL;
 }
 
+const char *sl_closest(const char *key, const char *const *choices)
+{
+    size_t limit = strlen(key) >= 12 ? 3 : 2, best = (size_t)-1;
+    const char *found = NULL;
+    for (const char *const *c = choices; *c; c++) {
+        size_t d = edit_distance(key, *c);
+        if (d < best) { best = d; found = *c; }
+    }
+    return best <= limit ? found : NULL;
+}
+
 /* Find `value` among the comma-separated `list`, case-insensitively.
  * Returns its index and its canonical spelling, or -1. */
 static int find_choice(const char *list, const char *value, const char **canon, size_t *canon_len)

@@ -99,6 +99,10 @@ int sl_config_count(const sl_config *c);
 void sl_config_entry(const sl_config *c, int i, const char **key, const char **value);
 
 /* Shared parsers (also used for operator options). */
+/* The entry of the NULL-terminated `choices` closest to `key` (a plausible
+ * typo of it), or NULL: for "did you mean" hints. */
+const char *sl_closest(const char *key, const char *const *choices);
+
 int sl_parse_duration_ms(const char *s, int64_t *out);
 int sl_parse_memory(const char *s, int64_t *out);
 int sl_parse_int(const char *s, int64_t *out);

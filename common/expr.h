@@ -1,8 +1,8 @@
 /*
  * expr.h -- Flink SQL scalar expressions: parse, type-check, evaluate.
  *
- * Used by the `calc` operator (projection and filter) and, later, by the SQL
- * front-end. An expression is parsed against an input schema into a typed
+ * Used by the `calc` operator (projection and filter) and by the SQL
+ * planner, which type-checks every expression it writes. An expression is parsed against an input schema into a typed
  * tree; every column reference is resolved to an index and every operator's
  * types are checked at parse time, so evaluation cannot meet a type error.
  *
@@ -26,9 +26,11 @@
 
 typedef struct sl_expr sl_expr;
 
-/* Parse `text` against `in`. Returns a tree (caller frees with
- * sl_expr_destroy) or NULL with a message in err naming the problem and its
- * position, e.g. "unknown column 'usr_id' at position 5". */
+/* Parse `text` against `in` (through the SQL grammar, sql/grammar.y).
+ * Returns a tree (caller frees with sl_expr_destroy) or NULL with a message
+ * in err naming the position and the problem, e.g. "line 1, column 5:
+ * unknown column 'usr_id'" or "line 1, column 8: unexpected end of input,
+ * expected ')'". */
 sl_expr *sl_expr_parse(const char *text, const sl_schema *in, char *err, size_t errlen);
 
 /* Parse a projection item "expr [AS name]". When no alias is given the name
@@ -36,6 +38,14 @@ sl_expr *sl_expr_parse(const char *text, const sl_schema *in, char *err, size_t 
  * caller-freed. */
 sl_expr *sl_expr_parse_item(const char *text, const sl_schema *in, int index, char **name,
                             char *err, size_t errlen);
+
+/* Type a node of the SQL grammar's tree (sql/ast.h) against `in`: the SQL
+ * planner's check of the expressions it writes into calc vertices. Errors
+ * name the node's line and column in the script; qualified column names are
+ * looked up by their last part (the planner has resolved them). */
+struct sql_node;
+sl_expr *sl_expr_from_sql(const struct sql_node *e, const sl_schema *in, char *err,
+                          size_t errlen);
 
 sl_type sl_expr_type(const sl_expr *e);
 void sl_expr_destroy(sl_expr *e);

@@ -145,7 +145,70 @@ static const char *const vertex_keys[] = {"id", "uid", "name", "type", "parallel
                                           "config", "description", NULL};
 static const char *const edge_keys[] = {"from", "to", "strategy", "keys", "input", "output", NULL};
 static const char *const job_keys[] = {"name", "parallelism", "maxParallelism", "vertices",
-                                       "edges", "description", NULL};
+                                       "edges", "description", "config", NULL};
+
+const char *sl_jobgraph_conf(const sl_jobgraph *g, const char *key)
+{
+    return g && g->conf ? json_string_value(json_object_get(g->conf, key)) : NULL;
+}
+
+/* Check the job's "config" object and keep it with string values. */
+static int parse_job_conf(sl_jobgraph *g, json_t *root, char *err, size_t errlen)
+{
+    json_t *jc = json_object_get(root, "config");
+    if (!jc) return SL_OK;
+    if (!json_is_object(jc)) return sl_seterr(err, errlen, "job: 'config' must be an object");
+    json_t *norm = json_object();
+    sl_config *scratch = sl_config_new();
+    const char *key;
+    json_t *val;
+    int rc = SL_OK;
+    json_object_foreach(jc, key, val) {
+        int known = 0;
+        for (const char *const *k = sl_jobgraph_conf_keys(); *k; k++)
+            if (!strcmp(*k, key)) known = 1;
+        if (!known) {
+            const char *hint = sl_closest(key, sl_jobgraph_conf_keys());
+            if (hint)
+                rc = sl_seterr(err, errlen, "job: config: unknown key '%s'; did you mean '%s'?", key,
+                               hint);
+            else
+                rc = sl_seterr(err, errlen, "job: config: '%s' cannot be set per job (a job sets "
+                               "parallelism.default, pipeline.name, table.exec.state.ttl, "
+                               "state.backend.type, execution.checkpointing.* and "
+                               "restart-strategy.*; the rest is the cluster's configuration)", key);
+            break;
+        }
+        char buf[64];
+        const char *v = NULL;
+        if (json_is_string(val)) v = json_string_value(val);
+        else if (json_is_integer(val))
+            snprintf(buf, sizeof buf, "%lld", (long long)json_integer_value(val)), v = buf;
+        else if (json_is_real(val)) snprintf(buf, sizeof buf, "%.17g", json_real_value(val)), v = buf;
+        else if (json_is_boolean(val)) v = json_is_true(val) ? "true" : "false";
+        if (!v) {
+            rc = sl_seterr(err, errlen, "job: config: '%s' must be a string or a number", key);
+            break;
+        }
+        char e2[512];
+        if (sl_jobgraph_conf_check(key, v, e2, sizeof e2) != SL_OK) {
+            rc = sl_seterr(err, errlen, "job: config: %s", e2);
+            break;
+        }
+        if (strcmp(key, "pipeline.name") && strcmp(key, "table.exec.state.ttl"))
+            sl_config_set(scratch, key, v, NULL, NULL, 0);
+        json_object_set_new(norm, key, json_string(v));
+    }
+    if (rc == SL_OK && sl_config_check(scratch, err, errlen) != SL_OK) rc = SL_ERR;
+    sl_config_destroy(scratch);
+    if (rc != SL_OK) {
+        json_decref(norm);
+        return SL_ERR;
+    }
+    json_object_set_new(root, "config", norm);
+    g->conf = norm;
+    return SL_OK;
+}
 
 static int parse_vertex(sl_jobgraph *g, int i, json_t *jv, char *err, size_t errlen)
 {
@@ -538,6 +601,13 @@ sl_jobgraph *sl_jobgraph_parse(const char *text, size_t len, int default_paralle
         goto fail;
     }
     if (check_keys(root, job_keys, "job", err, errlen)) goto fail;
+    if (parse_job_conf(g, root, err, errlen)) goto fail;
+    /* the job's config names and sizes it when the graph itself does not */
+    if (!json_object_get(root, "name") && sl_jobgraph_conf(g, "pipeline.name"))
+        json_object_set_new(root, "name", json_string(sl_jobgraph_conf(g, "pipeline.name")));
+    if (!json_object_get(root, "parallelism") && sl_jobgraph_conf(g, "parallelism.default"))
+        json_object_set_new(root, "parallelism",
+                            json_string(sl_jobgraph_conf(g, "parallelism.default")));
     json_t *jn = json_object_get(root, "name");
     if (jn && !json_is_string(jn)) {
         sl_seterr(err, errlen, "job: 'name' must be a string");
@@ -574,6 +644,19 @@ sl_jobgraph *sl_jobgraph_parse(const char *text, size_t len, int default_paralle
         g->v[i].id = NULL;
         sl_schema_init(&g->v[i].declared);
         sl_schema_init(&g->v[i].out);
+    }
+    const char *ttl = sl_jobgraph_conf(g, "table.exec.state.ttl");
+    for (size_t i = 0; ttl && i < json_array_size(jvs); i++) {
+        /* the job's state TTL for each GROUP BY aggregate that does not set its own */
+        json_t *jv = json_array_get(jvs, i), *type = json_object_get(jv, "type");
+        if (!json_is_object(jv) || !json_is_string(type) ||
+            strcmp(json_string_value(type), "group_aggregate"))
+            continue;
+        json_t *cfg = json_object_get(jv, "config");
+        if (!cfg) json_object_set_new(jv, "config", cfg = json_object());
+        if (json_is_object(cfg) && !json_object_get(cfg, "state.ttl") &&
+            !json_object_get(cfg, "table.exec.state.ttl"))
+            json_object_set_new(cfg, "state.ttl", json_string(ttl));
     }
     for (int i = 0; i < g->nv; i++) {
         /* ids must be set in order for the duplicate check */

@@ -10,7 +10,7 @@
  * sl_jobgraph_parse checks everything a user can get wrong -- unknown type or
  * option, missing field, duplicate id, cycle, forward edge between different
  * parallelisms, unknown column, type error -- and names the vertex in the
- * message ("vertex 'calc': unknown column 'usr' at position 3"). Each
+ * message ("vertex 'calc': line 1, column 3: unknown column 'usr'"). Each
  * vertex's operator plan() derives its output schema from its input, in
  * topological order.
  *
@@ -83,7 +83,16 @@ struct sl_jobgraph {
     int *topo;               /* vertex indices in topological order */
     json_t *json;            /* owned: the parsed document */
     int max_vertex_parallelism; /* slots a job needs (slot sharing) */
+    json_t *conf;            /* the job's "config" (string values, validated) in json, or NULL */
 };
+
+/* A job's own setting of `key` from its "config" object (it overrides the
+ * cluster's for this job), or NULL when the job does not set it. */
+const char *sl_jobgraph_conf(const sl_jobgraph *g, const char *key);
+/* The keys a job's "config" may set, NULL-terminated. */
+const char *const *sl_jobgraph_conf_keys(void);
+/* Check one value of a job's "config" (the key one of those); SL_ERR with err. */
+int sl_jobgraph_conf_check(const char *key, const char *value, char *err, size_t errlen);
 
 /* The schema of the rows an edge carries. */
 const sl_schema *sl_edge_schema(const sl_jobgraph *g, const sl_edge *e);

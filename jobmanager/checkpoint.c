@@ -61,11 +61,6 @@ static int task_index(const jm_job *job, uint32_t chain, uint32_t subtask)
 
 void jm_cp_configure(jm *j)
 {
-    j->cp_interval_ms = sl_config_int(j->conf, "execution.checkpointing.interval");
-    j->cp_timeout_ms = sl_config_int(j->conf, "execution.checkpointing.timeout");
-    j->cp_min_pause_ms = sl_config_int(j->conf, "execution.checkpointing.min-pause");
-    j->cp_tolerable = (int)sl_config_int(j->conf, "execution.checkpointing.tolerable-failed-checkpoints");
-    j->cp_exactly_once = strcmp(sl_config_str(j->conf, "execution.checkpointing.mode"), "AT_LEAST_ONCE") != 0;
     j->cp_retained = (int)sl_config_int(j->conf, "state.checkpoints.num-retained");
     if (j->cp_retained < 1) j->cp_retained = 1;
     j->cp_history = (int)sl_config_int(j->conf, "web.checkpoints.history");
@@ -161,8 +156,8 @@ static void cp_fail(jm *j, jm_job *job, jm_checkpoint *cp, const char *why, int 
     cp->failure = sl_strdup(why);
     job->cp_failed++;
     if (job->pending == cp) job->pending = NULL;
-    job->next_cp_mono_ms = SL_MAX(job->next_cp_mono_ms, sl_mono_ms() + SL_MAX(j->cp_min_pause_ms, 0));
-    job->cp_pause_mono_ms = sl_mono_ms() + SL_MAX(j->cp_min_pause_ms, 0);
+    job->next_cp_mono_ms = SL_MAX(job->next_cp_mono_ms, sl_mono_ms() + SL_MAX(job->set.cp_min_pause_ms, 0));
+    job->cp_pause_mono_ms = sl_mono_ms() + SL_MAX(job->set.cp_min_pause_ms, 0);
     sl_warn(TAG, "Checkpoint %llu of job %s failed: %s", (unsigned long long)cp->id, job->id, why);
     if (cp->request_id[0]) {
         jm_savepoint_op *op = sp_op_find(job, cp->request_id);
@@ -177,12 +172,12 @@ static void cp_fail(jm *j, jm_job *job, jm_checkpoint *cp, const char *why, int 
         for (int i = 0; i < job->g->chains[c].parallelism; i++)
             if (job->tasks[c][i].state == T_RUNNING && job->tasks[c][i].end_of_input)
                 jm_cp_on_end_of_input(j, job); /* it still waits for a final checkpoint */
-    if (counts && cp->type == CP_CHECKPOINT && ++job->cp_failed_in_a_row > j->cp_tolerable &&
+    if (counts && cp->type == CP_CHECKPOINT && ++job->cp_failed_in_a_row > job->set.cp_tolerable &&
         job->state == JOB_RUNNING) {
         char reason[600];
         snprintf(reason, sizeof reason,
                  "Exceeded checkpoint tolerable failure threshold (%d): checkpoint %llu: %s",
-                 j->cp_tolerable, (unsigned long long)cp->id, why);
+                 job->set.cp_tolerable, (unsigned long long)cp->id, why);
         jm_sched_on_cp_failed(j, job, reason);
     }
 }
@@ -410,8 +405,8 @@ void jm_cp_on_written(jm *j, const jm_op *op)
     if (job->pending == cp) job->pending = NULL;
     job->cp_completed++;
     job->cp_failed_in_a_row = 0;
-    job->next_cp_mono_ms = SL_MAX(job->next_cp_mono_ms, sl_mono_ms() + SL_MAX(j->cp_min_pause_ms, 0));
-    job->cp_pause_mono_ms = sl_mono_ms() + SL_MAX(j->cp_min_pause_ms, 0);
+    job->next_cp_mono_ms = SL_MAX(job->next_cp_mono_ms, sl_mono_ms() + SL_MAX(job->set.cp_min_pause_ms, 0));
+    job->cp_pause_mono_ms = sl_mono_ms() + SL_MAX(job->set.cp_min_pause_ms, 0);
     if (cp->type == CP_CHECKPOINT) {
         jm_checkpoint *old = job->latest_completed;
         job->latest_completed = cp;
@@ -523,7 +518,7 @@ void jm_cp_on_task_finished(jm *j, jm_job *job, uint32_t chain, uint32_t subtask
  * one after it. */
 void jm_cp_on_end_of_input(jm *j, jm_job *job)
 {
-    if (j->cp_interval_ms > 0 && job->state == JOB_RUNNING) job->final_cp_wanted = 1;
+    if (job->set.cp_interval_ms > 0 && job->state == JOB_RUNNING) job->final_cp_wanted = 1;
 }
 
 void jm_cp_tick(jm *j)
@@ -532,19 +527,19 @@ void jm_cp_tick(jm *j)
     for (jm_job *job = j->jobs; job; job = job->next) {
         if (job->state != JOB_RUNNING) continue;
         jm_checkpoint *cp = job->pending;
-        if (cp && !cp->writing && now - cp->trigger_mono_ms > j->cp_timeout_ms) {
+        if (cp && !cp->writing && now - cp->trigger_mono_ms > job->set.cp_timeout_ms) {
             char why[160];
             snprintf(why, sizeof why, "Checkpoint expired before completing (timeout %lld ms, %d of %d subtasks acknowledged)",
-                     (long long)j->cp_timeout_ms, cp->num_acked, cp->num_subtasks);
+                     (long long)job->set.cp_timeout_ms, cp->num_acked, cp->num_subtasks);
             cp_fail(j, job, cp, why, 1);
             continue;
         }
-        if (j->cp_interval_ms <= 0 || job->pending) continue;
+        if (job->set.cp_interval_ms <= 0 || job->pending) continue;
         int final = job->final_cp_wanted && now >= job->cp_pause_mono_ms;
         if (!final && now < job->next_cp_mono_ms) continue;
         char err[200];
         if (jm_cp_trigger(j, job, CP_CHECKPOINT, NULL, 0, 0, err, sizeof err)) {
-            job->next_cp_mono_ms = now + j->cp_interval_ms;
+            job->next_cp_mono_ms = now + job->set.cp_interval_ms;
             job->final_cp_wanted = 0;
         }
     }

@@ -156,6 +156,20 @@ typedef struct jm_savepoint_op {
     struct jm_savepoint_op *next;
 } jm_savepoint_op;
 
+typedef enum { JM_RESTART_NONE = 0, JM_RESTART_FIXED, JM_RESTART_EXPONENTIAL } jm_restart_type;
+
+/* A job's checkpointing and restart settings: the cluster's configuration
+ * with the job's own "config" over it (jm_job_settings). */
+typedef struct jm_settings {
+    int64_t cp_interval_ms, cp_timeout_ms, cp_min_pause_ms;
+    int cp_tolerable, cp_exactly_once;
+    jm_restart_type restart_type;
+    int restart_attempts;       /* fixed-delay attempts / attempts-before-reset-backoff */
+    int64_t restart_delay_ms;   /* fixed-delay */
+    int64_t exp_initial_ms, exp_max_ms, exp_reset_ms;
+    double exp_multiplier, exp_jitter;
+} jm_settings;
+
 typedef struct jm_job {
     char id[33];
     sl_jobgraph *g;
@@ -198,6 +212,8 @@ typedef struct jm_job {
     int64_t restart_at_mono_ms; /* RESTARTING: when to deploy again */
     char *state_backend;        /* state.backend.type of the TaskManagers of its last deployment */
     char *restore_point;        /* latest completed checkpoint's dir, as the coordinator reported */
+    struct jm_results *results; /* a SELECT's rows waiting for the client (collect.c), or NULL */
+    jm_settings set;            /* its checkpointing and restart strategy */
     uint64_t restore_point_id;
     int ha_removed;             /* ha.c: its pointer left ZooKeeper (it ended for good) */
     struct jm_job *next;
@@ -214,8 +230,6 @@ typedef struct jm_conn {
 
 typedef struct jm_op jm_op;
 typedef struct jm_io_job jm_io_job;
-
-typedef enum { JM_RESTART_NONE = 0, JM_RESTART_FIXED, JM_RESTART_EXPONENTIAL } jm_restart_type;
 
 typedef struct jm {
     sl_config *conf;            /* read-only after start-up: any thread may read it */
@@ -237,16 +251,9 @@ typedef struct jm {
     const char *auth_token;     /* NULL or "" = no auth */
     int stopping;
     struct event *cp_tick;      /* checkpoint triggers and timeouts, restarts, job store */
-    /* checkpoint configuration */
-    int64_t cp_interval_ms, cp_timeout_ms, cp_min_pause_ms;
-    int cp_tolerable, cp_exactly_once, cp_retained, cp_history;
+    /* checkpoint configuration (checkpointing and restarts are per job: jm_job.set) */
+    int cp_retained, cp_history;
     const char *cp_dir, *sp_dir;
-    /* restart strategy (scheduler.c) */
-    jm_restart_type restart_type;
-    int restart_attempts;       /* fixed-delay attempts / attempts-before-reset-backoff */
-    int64_t restart_delay_ms;   /* fixed-delay */
-    int64_t exp_initial_ms, exp_max_ms, exp_reset_ms;
-    double exp_multiplier, exp_jitter;
     /* job store */
     int64_t jobstore_capacity, jobstore_expiration_ms;
     jm_savepoint_op *disposals; /* POST /savepoint-disposal results, newest first (rest.c, bounded) */
@@ -406,7 +413,8 @@ int jm_slots_total(jm *j);
 int jm_slots_free(jm *j);
 void jm_job_add_exception(jm_job *job, const char *name, const char *trace, const char *task,
                           const char *location);
-void jm_restart_configure(jm *j);
+/* job->set: the cluster's settings with the job's "config" over them. */
+void jm_job_settings(jm *j, jm_job *job);
 /* exponential-delay: the delay before job's next restart at `now` (ms,
  * monotonic), updating its backoff and counting the restart in
  * job->cycle_restarts; -1 when attempts-before-reset-backoff restarts have
@@ -418,6 +426,15 @@ void jm_jobs_destroy(jm *j);
 void jm_cp_configure(jm *j);
 void jm_cp_tick(jm *j);
 void jm_cp_on_ack(jm *j, const Sluice__AcknowledgeCheckpoint *a);
+
+/* collect.c: the rows of a job's collect sinks, for GET /jobs/:jobid/results */
+typedef struct jm_results jm_results;
+void jm_collect_on_rows(jm *j, const Sluice__CollectRows *m);
+/* The rows from `token` (at most max), acknowledging those before it; NULL
+ * with *status (400, 410) and err when the token does not fit. */
+json_t *jm_results_fetch(jm *j, jm_job *job, uint64_t token, int max, int *status, char *err,
+                         size_t errlen);
+void jm_results_free(jm_job *job);
 void jm_cp_on_task_finished(jm *j, jm_job *job, uint32_t chain, uint32_t subtask);
 void jm_cp_on_end_of_input(jm *j, jm_job *job);
 void jm_cp_on_written(jm *j, const jm_op *op);  /* JM_OP_CP_WRITTEN */

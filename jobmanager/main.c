@@ -88,7 +88,6 @@ int main(int argc, char **argv)
     j.jobstore_capacity = sl_config_int(j.conf, "jobstore.max-capacity");
     j.jobstore_expiration_ms = sl_config_int(j.conf, "jobstore.expiration-time");
     jm_cp_configure(&j);
-    jm_restart_configure(&j);
     char *web_root = find_web_root(argv[0]);
     j.web_root = web_root;
     evthread_use_pthreads();

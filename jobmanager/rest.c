@@ -25,6 +25,7 @@
 #include <microhttpd.h>
 #include <jansson.h>
 
+#include "collect.h"
 #include "jm.h"
 #include "ha.h"
 #include "log.h"
@@ -136,6 +137,8 @@ static const char *tms_backends(jm *j, char *buf, size_t len)
  * deployment, or, before it was deployed, of those registered now. */
 static const char *job_backend(jm *j, const jm_job *job, char *buf, size_t len)
 {
+    const char *own = sl_jobgraph_conf(job->g, "state.backend.type"); /* the job's config */
+    if (own) return own;
     if (job->state_backend && *job->state_backend) return job->state_backend;
     return tms_backends(j, buf, len);
 }
@@ -1006,6 +1009,21 @@ static void job_routes(route_ctx *rc, reply *r)
         }
         jm_job_cancel(j, job);
         reply_json(r, 202, json_object());
+    } else if (rc->nseg == 3 && get && !strcmp(rc->seg[2], "results")) {
+        const char *tk = qarg(rc, "token"), *mx = qarg(rc, "max");
+        char *e1 = NULL, *e2 = NULL;
+        unsigned long long token = tk ? strtoull(tk, &e1, 10) : 0;
+        long max = mx ? strtol(mx, &e2, 10) : SL_COLLECT_CREDIT;
+        if ((tk && (!*tk || *e1 || tk[0] == '-')) || (mx && (!*mx || *e2 || max < 1))) {
+            reply_err(r, 400, "token and max must be whole numbers (max at least 1)");
+            return;
+        }
+        int status;
+        char err[300];
+        json_t *o = jm_results_fetch(j, job, token, (int)SL_MIN(max, SL_COLLECT_CREDIT), &status,
+                                     err, sizeof err);
+        if (o) reply_json(r, 200, o);
+        else reply_err(r, status, "%s", err);
     } else if (rc->nseg == 3 && get && !strcmp(rc->seg[2], "exceptions")) {
         json_t *entries = json_array();
         for (int i = job->nexceptions - 1; i >= 0; i--) {
@@ -1030,15 +1048,17 @@ static void job_routes(route_ctx *rc, reply *r)
         reply_json(r, 200, json_pack("{s:s,s:s,s:{s:i,s:s,s:b,s:{}}}", "jid", job->id, "name",
                                      job->g->name, "execution-config", "job-parallelism",
                                      job->g->parallelism, "restart-strategy",
-                                     sl_config_str(j->conf, "restart-strategy.type"),
+                                     job->set.restart_type == JM_RESTART_FIXED ? "fixed-delay"
+                                     : job->set.restart_type == JM_RESTART_EXPONENTIAL
+                                         ? "exponential-delay" : "none",
                                      "object-reuse-mode", 0, "user-config"));
     } else if (rc->nseg >= 3 && get && !strcmp(rc->seg[2], "checkpoints")) {
         if (rc->nseg == 4 && !strcmp(rc->seg[3], "config")) {
             json_t *o = json_object();
-            json_object_set_new(o, "mode", json_string(j->cp_exactly_once ? "exactly_once" : "at_least_once"));
-            json_object_set_new(o, "interval", json_integer(sl_config_int(j->conf, "execution.checkpointing.interval")));
-            json_object_set_new(o, "timeout", json_integer(sl_config_int(j->conf, "execution.checkpointing.timeout")));
-            json_object_set_new(o, "min_pause", json_integer(sl_config_int(j->conf, "execution.checkpointing.min-pause")));
+            json_object_set_new(o, "mode", json_string(job->set.cp_exactly_once ? "exactly_once" : "at_least_once"));
+            json_object_set_new(o, "interval", json_integer(job->set.cp_interval_ms));
+            json_object_set_new(o, "timeout", json_integer(job->set.cp_timeout_ms));
+            json_object_set_new(o, "min_pause", json_integer(job->set.cp_min_pause_ms));
             json_object_set_new(o, "max_concurrent", json_integer(sl_config_int(j->conf, "execution.checkpointing.max-concurrent-checkpoints")));
             json_object_set_new(o, "externalization", json_pack("{s:b,s:b}", "enabled", 1, "delete_on_cancellation", 0));
             char bk[256];
@@ -1046,7 +1066,7 @@ static void job_routes(route_ctx *rc, reply *r)
             json_object_set_new(o, "state_backend", json_string(job_backend(j, job, bk, sizeof bk)));
             json_object_set_new(o, "checkpoint_storage", json_string("FileSystemCheckpointStorage"));
             json_object_set_new(o, "unaligned_checkpoints", json_false());
-            json_object_set_new(o, "tolerable_failed_checkpoints", json_integer(sl_config_int(j->conf, "execution.checkpointing.tolerable-failed-checkpoints")));
+            json_object_set_new(o, "tolerable_failed_checkpoints", json_integer(job->set.cp_tolerable));
             /* Flink's fields for features Sluice has not: aligned checkpoints
              * never time out into unaligned ones, no state changelog */
             json_object_set_new(o, "aligned_checkpoint_timeout", json_integer(0));

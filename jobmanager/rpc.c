@@ -213,6 +213,9 @@ static void handle(jm_conn *c, Sluice__Envelope *env)
     case SLUICE__ENVELOPE__MSG_ACK:
         if (c->tm) jm_cp_on_ack(c->jm, env->ack);
         break;
+    case SLUICE__ENVELOPE__MSG_COLLECT_ROWS:
+        if (c->tm) jm_collect_on_rows(c->jm, env->collect_rows);
+        break;
     default:
         sl_warn(TAG, "%s sent an unexpected message (%d); ignored", c->peer, (int)env->msg_case);
     }

@@ -134,6 +134,7 @@ static jm_job *job_new(jm *j, sl_jobgraph *g, const char *id)
     else sl_random_hex(job->id, 32);
     apply_watermark_default(j, g);
     job->g = g;
+    jm_job_settings(j, job);
     job->graph_json = sl_jobgraph_dump(g);
     job->nslots = g->max_vertex_parallelism;
     job->state = JOB_INITIALIZING;
@@ -216,27 +217,54 @@ static void job_fail(jm *j, jm_job *job, const char *reason)
     job_end(j, job, JOB_FAILED, reason);
 }
 
-void jm_restart_configure(jm *j)
+/* Read the checkpointing and restart settings of configuration c. */
+static void settings_read(jm_settings *st, const sl_config *c)
 {
-    const char *rs = sl_config_str(j->conf, "restart-strategy.type");
-    j->restart_type = !strcmp(rs, "fixed-delay")         ? JM_RESTART_FIXED
-                      : !strcmp(rs, "exponential-delay") ? JM_RESTART_EXPONENTIAL
-                                                         : JM_RESTART_NONE;
-    if (j->restart_type == JM_RESTART_EXPONENTIAL) {
+    memset(st, 0, sizeof *st);
+    st->cp_interval_ms = sl_config_int(c, "execution.checkpointing.interval");
+    st->cp_timeout_ms = sl_config_int(c, "execution.checkpointing.timeout");
+    st->cp_min_pause_ms = sl_config_int(c, "execution.checkpointing.min-pause");
+    st->cp_tolerable = (int)sl_config_int(c, "execution.checkpointing.tolerable-failed-checkpoints");
+    st->cp_exactly_once = strcmp(sl_config_str(c, "execution.checkpointing.mode"), "AT_LEAST_ONCE") != 0;
+    const char *rs = sl_config_str(c, "restart-strategy.type");
+    st->restart_type = !strcmp(rs, "fixed-delay")         ? JM_RESTART_FIXED
+                       : !strcmp(rs, "exponential-delay") ? JM_RESTART_EXPONENTIAL
+                                                          : JM_RESTART_NONE;
+    if (st->restart_type == JM_RESTART_EXPONENTIAL) {
         const char *p = "restart-strategy.exponential-delay.";
         char key[128];
 #define EXP_KEY(name) (snprintf(key, sizeof key, "%s%s", p, name), key)
-        j->restart_attempts = (int)sl_config_int(j->conf, EXP_KEY("attempts-before-reset-backoff"));
-        j->exp_initial_ms = sl_config_int(j->conf, EXP_KEY("initial-backoff"));
-        j->exp_max_ms = sl_config_int(j->conf, EXP_KEY("max-backoff"));
-        j->exp_reset_ms = sl_config_int(j->conf, EXP_KEY("reset-backoff-threshold"));
-        j->exp_multiplier = sl_config_double(j->conf, EXP_KEY("backoff-multiplier"));
-        j->exp_jitter = sl_config_double(j->conf, EXP_KEY("jitter-factor"));
+        st->restart_attempts = (int)sl_config_int(c, EXP_KEY("attempts-before-reset-backoff"));
+        st->exp_initial_ms = sl_config_int(c, EXP_KEY("initial-backoff"));
+        st->exp_max_ms = sl_config_int(c, EXP_KEY("max-backoff"));
+        st->exp_reset_ms = sl_config_int(c, EXP_KEY("reset-backoff-threshold"));
+        st->exp_multiplier = sl_config_double(c, EXP_KEY("backoff-multiplier"));
+        st->exp_jitter = sl_config_double(c, EXP_KEY("jitter-factor"));
 #undef EXP_KEY
     } else {
-        j->restart_attempts = (int)sl_config_int(j->conf, "restart-strategy.fixed-delay.attempts");
-        j->restart_delay_ms = sl_config_int(j->conf, "restart-strategy.fixed-delay.delay");
+        st->restart_attempts = (int)sl_config_int(c, "restart-strategy.fixed-delay.attempts");
+        st->restart_delay_ms = sl_config_int(c, "restart-strategy.fixed-delay.delay");
     }
+}
+
+void jm_job_settings(jm *j, jm_job *job)
+{
+    if (!job->g->conf || !json_object_size(job->g->conf)) {
+        settings_read(&job->set, j->conf);
+        return;
+    }
+    /* the cluster's configuration, then the job's keys over it (checked at parse) */
+    sl_config *c = sl_config_new();
+    for (int i = 0; i < sl_config_count(j->conf); i++) {
+        const char *k, *v;
+        sl_config_entry(j->conf, i, &k, &v);
+        sl_config_set(c, k, v, NULL, NULL, 0);
+    }
+    const char *k;
+    json_t *v;
+    json_object_foreach(job->g->conf, k, v) sl_config_set(c, k, json_string_value(v), NULL, NULL, 0);
+    settings_read(&job->set, c);
+    sl_config_destroy(c);
 }
 
 /* Flink's ExponentialDelayRestartBackoffTimeStrategy: the first restart
@@ -245,25 +273,25 @@ void jm_restart_configure(jm *j)
  * reset-backoff-threshold since its last failure starts over. */
 int64_t jm_restart_backoff(jm *j, jm_job *job, int64_t now)
 {
-    if (job->last_failure_mono_ms && now - job->last_failure_mono_ms >= j->exp_reset_ms) {
+    if (job->last_failure_mono_ms && now - job->last_failure_mono_ms >= job->set.exp_reset_ms) {
         job->backoff_ms = 0;
         job->cycle_restarts = 0;
     }
     job->last_failure_mono_ms = now;
-    if (job->cycle_restarts >= j->restart_attempts) return -1;
+    if (job->cycle_restarts >= job->set.restart_attempts) return -1;
     if (!job->backoff_ms) {
-        job->backoff_ms = j->exp_initial_ms;
+        job->backoff_ms = job->set.exp_initial_ms;
     } else {
-        double next = (double)job->backoff_ms * j->exp_multiplier;
-        job->backoff_ms = next >= (double)j->exp_max_ms ? j->exp_max_ms : (int64_t)next;
+        double next = (double)job->backoff_ms * job->set.exp_multiplier;
+        job->backoff_ms = next >= (double)job->set.exp_max_ms ? job->set.exp_max_ms : (int64_t)next;
     }
-    if (job->backoff_ms > j->exp_max_ms) job->backoff_ms = j->exp_max_ms;
+    if (job->backoff_ms > job->set.exp_max_ms) job->backoff_ms = job->set.exp_max_ms;
     int64_t delay = job->backoff_ms;
-    if (j->exp_jitter > 0) {
+    if (job->set.exp_jitter > 0) {
         char hex[9];
         sl_random_hex(hex, 8);
         double u = (double)strtoul(hex, NULL, 16) / 4294967295.0; /* 0..1 */
-        delay += (int64_t)((u * 2 - 1) * j->exp_jitter * (double)job->backoff_ms);
+        delay += (int64_t)((u * 2 - 1) * job->set.exp_jitter * (double)job->backoff_ms);
     }
     job->cycle_restarts++;
     return SL_MAX(delay, 1);
@@ -275,17 +303,17 @@ int64_t jm_restart_backoff(jm *j, jm_job *job, int64_t now)
 static void fail_or_restart(jm *j, jm_job *job, const char *reason)
 {
     int64_t now = sl_mono_ms(), delay = -1;
-    if (j->restart_type == JM_RESTART_FIXED) {
+    if (job->set.restart_type == JM_RESTART_FIXED) {
         job->last_failure_mono_ms = now;
-        if (job->restarts < j->restart_attempts) delay = SL_MAX(j->restart_delay_ms, 1);
-    } else if (j->restart_type == JM_RESTART_EXPONENTIAL) {
+        if (job->restarts < job->set.restart_attempts) delay = SL_MAX(job->set.restart_delay_ms, 1);
+    } else if (job->set.restart_type == JM_RESTART_EXPONENTIAL) {
         delay = jm_restart_backoff(j, job, now);
     }
     if (delay < 0) {
-        if (j->restart_type != JM_RESTART_NONE) {
+        if (job->set.restart_type != JM_RESTART_NONE) {
             char r2[800];
             snprintf(r2, sizeof r2, "%s (restart attempts exhausted: %d)", reason,
-                     j->restart_type == JM_RESTART_FIXED ? job->restarts : job->cycle_restarts);
+                     job->set.restart_type == JM_RESTART_FIXED ? job->restarts : job->cycle_restarts);
             job_fail(j, job, r2);
         } else {
             job_fail(j, job, reason);
@@ -293,9 +321,9 @@ static void fail_or_restart(jm *j, jm_job *job, const char *reason)
         return;
     }
     job->restarts++;
-    int attempt = j->restart_type == JM_RESTART_FIXED ? job->restarts : job->cycle_restarts;
+    int attempt = job->set.restart_type == JM_RESTART_FIXED ? job->restarts : job->cycle_restarts;
     sl_warn(TAG, "Job %s (%s) restarts (attempt %d of %d) in %lld ms: %s", job->g->name, job->id,
-            attempt, j->restart_attempts, (long long)delay, reason);
+            attempt, job->set.restart_attempts, (long long)delay, reason);
     jm_cp_job_ended(j, job);
     send_cancel(j, job);
     release_slots(job);
@@ -345,6 +373,7 @@ static void job_free(jm_job *job)
     }
     free(job->exceptions);
     jm_cp_free(job);
+    jm_results_free(job);
     free(job->slot_tm);
     free(job->state_reason);
     free(job->state_backend);
@@ -497,8 +526,8 @@ static void deploy(jm *j, jm_job *job)
         d.local_slots = local;
         d.buffer_timeout_ms = sl_config_int(j->conf, "execution.buffer-timeout");
         d.restore_dir = job->restore_dir ? job->restore_dir : "";
-        d.checkpointing = j->cp_interval_ms > 0;
-        d.exactly_once = j->cp_exactly_once;
+        d.checkpointing = job->set.cp_interval_ms > 0;
+        d.exactly_once = job->set.cp_exactly_once;
         d.n_libraries = job->nlibs;
         d.libraries = job->libs;
         Sluice__Envelope env = SLUICE__ENVELOPE__INIT;
@@ -517,7 +546,7 @@ static void deploy(jm *j, jm_job *job)
         job->restored_path = sl_sprintf("file:%s", job->restore_dir);
         job->restored_id = job->restore_point ? (int64_t)job->restore_point_id : (int64_t)job->cp_counter;
     }
-    job->next_cp_mono_ms = sl_mono_ms() + j->cp_interval_ms;
+    job->next_cp_mono_ms = sl_mono_ms() + job->set.cp_interval_ms;
     job->final_cp_wanted = 0;
     jm_job_set_state(job, JOB_RUNNING);
 }

@@ -132,7 +132,9 @@ static void dump(dumpbuf *d, const sql_node *n)
         put(d, " ");
         put(d, n->s2);
     }
-    for (int i = 0; i < n->nkids; i++) {
+    /* an interval's qualifier units are in s2 already */
+    int nk = n->kind == SQL_INTERVAL ? 0 : n->kind == SQL_CAST && n->nkids > 1 ? 1 : n->nkids;
+    for (int i = 0; i < nk; i++) {
         put(d, " ");
         dump(d, n->kids[i]);
     }

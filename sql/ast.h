@@ -55,19 +55,20 @@ typedef enum {
     SQL_STR,          /* s value, quotes removed and '' unescaped */
     SQL_BOOL,         /* flags 1 = TRUE */
     SQL_NULL,
-    SQL_INTERVAL,     /* s value text; s2 unit ("SECOND", "MINUTE TO SECOND") */
+    SQL_INTERVAL,     /* s value text; s2 qualifier ("SECOND", "MINUTE TO SECOND", "SECOND(3)");
+                         kids: [0] LIST of the qualifier's IDENT units (s2: precision) */
     SQL_TS_LIT,       /* s value text */
     SQL_BINOP,        /* s operator ("+", "AND", "||", "<>"); kids: a, b */
     SQL_UNOP,         /* s "-" | "+" | "NOT"; kids: a */
-    SQL_IS,           /* s "NULL" | "TRUE" | "FALSE"; flags NOT; kids: a */
+    SQL_IS,           /* s "NULL" | "UNKNOWN" | "TRUE" | "FALSE"; flags NOT; kids: a */
     SQL_BETWEEN,      /* flags NOT; kids: a, lo, hi */
     SQL_IN,           /* flags NOT; kids: a, LIST */
-    SQL_LIKE,         /* flags NOT; kids: a, pattern */
+    SQL_LIKE,         /* flags NOT; kids: a, pattern[, escape] */
     SQL_CASE,         /* kids: [0] operand or NULL, [1] LIST of WHENs, [2] else or NULL */
     SQL_WHEN,         /* kids: cond, result */
-    SQL_CAST,         /* s type text; flags TRY; kids: a */
-    SQL_FUNC,         /* s name (upper case); flags DISTINCT|STAR_ARG|FILTER; kids: args
-                         (then the FILTER condition) */
+    SQL_CAST,         /* s type text; flags TRY; kids: a[, LIST qualifier of CAST AS INTERVAL] */
+    SQL_FUNC,         /* s name as written; flags DISTINCT|STAR_ARG|FILTER|FROM; kids: args
+                         (FROM: see grammar.y; then the FILTER condition); s2 TRIM's side or NULL */
     SQL_POSITION,     /* kids: needle, haystack */
     SQL_STAR,         /* s qualifier or NULL */
     /* helpers */
@@ -95,12 +96,15 @@ typedef enum {
 #define SQL_F_DRAIN 8192
 #define SQL_F_FILTER 16384 /* FUNC: agg(...) FILTER (WHERE c), c the last child */
 #define SQL_F_DESC 32768   /* ORDER: DESC */
+#define SQL_F_FROM 65536  /* SUBSTRING(s FROM a FOR b), TRIM(c FROM s) */
 #define SQL_F_TRUE 1
 
 typedef struct sql_node sql_node;
 struct sql_node {
     sql_kind kind;
     int line, col;      /* of the node's first token, 1-based */
+    int oline, ocol;    /* of the operator's token (BINOP, IS, IN, LIKE, BETWEEN) or the
+                           literal's string (INTERVAL, TIMESTAMP); 0 when none */
     int flags;          /* SQL_F_* */
     char *s, *s2;       /* see sql_kind; arena-owned */
     sql_node **kids;    /* arena-owned array */

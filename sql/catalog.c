@@ -24,6 +24,8 @@
 #include "sl.h"
 #include "sql/parse.h"
 #include "sql/sql_int.h"
+#include "config.h"
+#include "jobgraph.h"
 
 struct sl_sql_session {
     sql_catalog cat;
@@ -166,18 +168,11 @@ static int map_type(const char *text, sl_type *t)
 /* Type an expression against `in` with calc's checker. */
 static int type_of(const sql_node *e, const sl_schema *in, sl_type *t, char *err, size_t errlen)
 {
-    char *txt = sql_unparse(e);
-    char ebuf[512];
-    sl_expr *x = sl_expr_parse(txt, in, ebuf, sizeof ebuf);
-    int rc = SL_OK;
-    if (!x) {
-        rc = sl_seterr(err, errlen, "line %d, column %d: %s (in %s)", e->line, e->col, ebuf, txt);
-    } else {
-        *t = sl_expr_type(x);
-        sl_expr_destroy(x);
-    }
-    free(txt);
-    return rc;
+    sl_expr *x = sl_expr_from_sql(e, in, err, errlen); /* errors name line and column */
+    if (!x) return SL_ERR;
+    *t = sl_expr_type(x);
+    sl_expr_destroy(x);
+    return SL_OK;
 }
 
 static int is_interval(const sql_node *e)
@@ -612,6 +607,27 @@ const char *sl_sql_option(const sl_sql_session *s, const char *key)
     return NULL;
 }
 
+/* Options the job's "config" carries (common/jobgraph.c decides which). */
+static int is_job_key(const char *k)
+{
+    for (const char *const *p = sl_jobgraph_conf_keys(); *p; p++)
+        if (!strcmp(*p, k)) return 1;
+    return 0;
+}
+
+/* Options the client applies itself. */
+static int is_client_key(const char *k)
+{
+    static const char *const client[] = {"execution.savepoint.path",
+                                         "execution.savepoint.ignore-unclaimed-state",
+                                         "state.savepoints.dir",
+                                         "sql-client.execution.result-mode",
+                                         "sql-client.execution.max-table-result.rows"};
+    for (size_t i = 0; i < SL_ARRAY_LEN(client); i++)
+        if (!strcmp(client[i], k)) return 1;
+    return 0;
+}
+
 static int set(sl_sql_session *s, const sql_node *st, sl_sql_result *r, char *err, size_t errlen)
 {
     if (!st->s) {
@@ -647,6 +663,17 @@ static int set(sl_sql_session *s, const sql_node *st, sl_sql_result *r, char *er
         strcasecmp(st->s2, "changelog") && strcasecmp(st->s2, "tableau"))
         return sl_seterr(err, errlen, "line %d, column %d: 'sql-client.execution.result-mode' is "
                          "table, changelog or tableau", st->line, st->col);
+    if (!is_job_key(st->s) && !is_client_key(st->s)) {
+        const char *hint = sl_closest(st->s, sl_jobgraph_conf_keys());
+        if (hint)
+            return sl_seterr(err, errlen, "line %d, column %d: unknown key '%s'; did you mean "
+                             "'%s'?", st->line, st->col, st->s, hint);
+    }
+    if (is_job_key(st->s)) { /* the value as the job's config will check it */
+        char e2[512];
+        if (sl_jobgraph_conf_check(st->s, st->s2, e2, sizeof e2) != SL_OK)
+            return sl_seterr(err, errlen, "line %d, column %d: %s", st->line, st->col, e2);
+    }
     for (int i = 0; i < s->nopts; i++)
         if (!strcmp(s->okeys[i], st->s)) {
             free(s->ovals[i]);
@@ -679,12 +706,23 @@ static void reset(sl_sql_session *s, const sql_node *st, sl_sql_result *r)
                                  : "All session properties have been set to their default values.");
 }
 
+/* SET values travel with the job: its "config" object. */
+static void add_job_config(const sl_sql_session *s, json_t *job)
+{
+    json_t *cfg = json_object();
+    for (int i = 0; i < s->nopts; i++)
+        if (is_job_key(s->okeys[i])) json_object_set_new(cfg, s->okeys[i], json_string(s->ovals[i]));
+    if (json_object_size(cfg)) json_object_set_new(job, "config", cfg);
+    else json_decref(cfg);
+}
+
 static int plan_job(sl_sql_session *s, const sql_node *st, sl_sql_result *r, char *err,
                     size_t errlen)
 {
     char *warn = NULL;
     json_t *job = sql_plan(&s->cat, s->okeys, s->ovals, s->nopts, st, NULL, &warn, err, errlen);
     if (!job) return SL_ERR;
+    add_job_config(s, job);
     r->kind = SL_SQL_JOB;
     r->job = json_dumps(job, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
     json_decref(job);
@@ -692,29 +730,54 @@ static int plan_job(sl_sql_session *s, const sql_node *st, sl_sql_result *r, cha
     if (sp && *sp) r->savepoint = sl_strdup(sp);
     const char *ig = sl_sql_option(s, "execution.savepoint.ignore-unclaimed-state");
     r->allow_nonrestored = ig && !strcasecmp(ig, "true");
-    /* what a job graph cannot carry yet is said, not silently dropped */
-    static const char *const applied[] = {"parallelism.default", "pipeline.name",
-                                          "execution.savepoint.path",
-                                          "execution.savepoint.ignore-unclaimed-state",
-                                          "table.exec.state.ttl", "state.savepoints.dir",
-                                          "sql-client.execution.result-mode"};
+    /* what does not reach the job is said, not silently dropped */
     size_t w = 0;
     char buf[1024] = "";
-    for (int i = 0; i < s->nopts; i++) {
-        int ok = 0;
-        for (size_t k = 0; k < SL_ARRAY_LEN(applied); k++)
-            if (!strcmp(s->okeys[i], applied[k])) ok = 1;
-        if (!ok && w < sizeof buf)
+    for (int i = 0; i < s->nopts; i++)
+        if (!is_job_key(s->okeys[i]) && !is_client_key(s->okeys[i]) && w < sizeof buf)
             w += (size_t)snprintf(buf + w, sizeof buf - w, "%s'%s'", w ? ", " : "", s->okeys[i]);
-    }
     if (w)
-        r->warning = sl_sprintf("%s %s not reach the job: a job graph carries no configuration yet, "
-                                "so the JobManager's applies%s%s", buf,
-                                strchr(buf, ',') ? "do" : "does", warn ? "\n" : "",
-                                warn ? warn : "");
+        r->warning = sl_sprintf("%s %s not a per-job setting: the cluster's configuration "
+                                "applies%s%s", buf, strchr(buf, ',') ? "are" : "is",
+                                warn ? "\n" : "", warn ? warn : "");
     else if (warn)
         r->warning = sl_strdup(warn);
     free(warn);
+    return SL_OK;
+}
+
+/* A plain SELECT: a job with a collect sink, and what the client needs to
+ * show its rows. */
+static int plan_select(sl_sql_session *s, const sql_node *st, sl_sql_result *r, char *err,
+                       size_t errlen)
+{
+    sl_schema cols;
+    sl_schema_init(&cols);
+    int updating = 0;
+    json_t *job = sql_plan_query(&s->cat, s->okeys, s->ovals, s->nopts, st, &cols, &updating,
+                                 &r->warning, err, errlen);
+    if (!job) {
+        sl_schema_free(&cols);
+        return SL_ERR;
+    }
+    add_job_config(s, job);
+    r->kind = SL_SQL_QUERY;
+    r->job = json_dumps(job, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
+    json_decref(job);
+    r->ncols = cols.n;
+    r->col_names = sl_calloc((size_t)cols.n + 1, sizeof(char *));
+    r->col_types = sl_calloc((size_t)cols.n + 1, sizeof(char *));
+    for (int i = 0; i < cols.n; i++) {
+        r->col_names[i] = sl_strdup(cols.fields[i].name);
+        r->col_types[i] = sl_strdup(sl_type_name(cols.fields[i].type));
+    }
+    sl_schema_free(&cols);
+    r->changelog = updating;
+    const char *mode = sl_sql_option(s, "sql-client.execution.result-mode");
+    r->result_mode = sl_strdup(mode && *mode ? mode : "table");
+    for (char *q = r->result_mode; *q; q++) *q = (char)tolower((unsigned char)*q);
+    const char *maxr = sl_sql_option(s, "sql-client.execution.max-table-result.rows");
+    if (maxr) r->max_table_rows = atoll(maxr);
     return SL_OK;
 }
 
@@ -803,10 +866,7 @@ static int execute(sl_sql_session *s, sql_arena *a, const sql_node *st, sl_sql_r
         if (dir && *dir) r->target_dir = sl_strdup(dir);
         return SL_OK;
     }
-    case SQL_QUERY_STMT:
-        return sl_seterr(err, errlen, "line %d, column %d: a SELECT whose rows stream back to the "
-                         "client is not supported yet; INSERT INTO a 'print' table instead",
-                         st->line, st->col);
+    case SQL_QUERY_STMT: return plan_select(s, st, r, err, errlen);
     default:
         return sl_seterr(err, errlen, "line %d, column %d: unsupported statement", st->line,
                          st->col);
@@ -836,6 +896,13 @@ void sl_sql_session_destroy(sl_sql_session *s)
     free(s);
 }
 
+int sl_sql_options(const sl_sql_session *s, char *const **keys, char *const **vals)
+{
+    *keys = s->okeys;
+    *vals = s->ovals;
+    return s->nopts;
+}
+
 void sl_sql_result_clear(sl_sql_result *r)
 {
     free(r->text);
@@ -845,6 +912,13 @@ void sl_sql_result_clear(sl_sql_result *r)
     free(r->jobid);
     free(r->target_dir);
     free(r->warning);
+    for (int i = 0; i < r->ncols; i++) {
+        free(r->col_names[i]);
+        free(r->col_types[i]);
+    }
+    free(r->col_names);
+    free(r->col_types);
+    free(r->result_mode);
     memset(r, 0, sizeof *r);
 }
 

@@ -8,6 +8,11 @@
  * usable as column and table names. Precedence, lowest first: OR, AND, NOT,
  * IS / LIKE / BETWEEN / IN, comparisons, + - , * / % ||, unary minus.
  *
+ * The same grammar parses the `calc` expressions of JSON job graphs: the
+ * driver (sql_parse_expr) feeds EXPR_START or ITEM_START first, so `input`
+ * is then one expression, or one projection item "expr [AS alias]"
+ * (common/expr_check.c types the tree).
+ *
  * On the first syntax error %syntax_error writes "line L, column C:
  * unexpected X, expected Y" (Y from the parser state's shift actions) into
  * the context and the driver stops feeding tokens.
@@ -84,9 +89,16 @@ static char *IDVAL(sql_pctx *c, sql_tok t)
     }
     return TXT(c, t);
 }
-static sql_node *BIN(sql_pctx *c, sql_node *a, const char *op, sql_node *b)
+/* Record the position of an operator's token (messages about the operator). */
+static sql_node *OPAT(sql_node *n, sql_tok t)
 {
-    sql_node *n = NAT(c, SQL_BINOP, a);
+    n->oline = t.line;
+    n->ocol = t.col;
+    return n;
+}
+static sql_node *BIN(sql_pctx *c, sql_node *a, const char *op, sql_tok t, sql_node *b)
+{
+    sql_node *n = OPAT(NAT(c, SQL_BINOP, a), t);
     n->s = sql_arena_strndup(c->a, op, strlen(op));
     sql_node_add(c->a, n, a);
     sql_node_add(c->a, n, b);
@@ -117,10 +129,10 @@ static char *CAT(sql_pctx *c, const char *a, const char *b)
     /* The expected tokens: each one the parser, in its state before the offending
      * token, would accept (the table's default reductions hide them afterwards).
      * A non-reserved keyword counts only where an identifier would not do. */
-    int exp[128], nexp = 0, expr_like = 0;
+    int exp[128], nexp = 0, expr_like = 0, op_only = 0;
     int id_ok = sql_would_accept(ctx->snap, ctx->nsnap, TK_ID);
     for (int i = 1; i < YYNTOKEN && nexp < 128; i++) {
-        if (i == TK_UMINUS) continue;
+        if (i == TK_UMINUS || i == TK_EXPR_START || i == TK_ITEM_START) continue;
         if (yyFallback[i] != 0 && id_ok) continue;
         if (!sql_would_accept(ctx->snap, ctx->nsnap, i)) continue;
         if (i == TK_INTEGER || i == TK_CASE) expr_like = 1;
@@ -132,12 +144,21 @@ static char *CAT(sql_pctx *c, const char *a, const char *b)
         static const int ops[] = {TK_AND, TK_OR, TK_NOT, TK_IS, TK_IN, TK_LIKE, TK_BETWEEN,
                                   TK_EQ, TK_NE, TK_LT, TK_LE, TK_GT, TK_GE, TK_PLUS, TK_MINUS,
                                   TK_STAR, TK_SLASH, TK_PERCENT, TK_CONCAT};
-        int keep[128], nkeep = 0;
+        int keep[128], nkeep = 0, any_op = 0;
+        for (int i = 0; i < nexp; i++)
+            for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++)
+                if (exp[i] == ops[k]) any_op = 1;
+        /* after an operand, '(' and '.' (a call, a qualified name) continue it too */
         for (int i = 0; i < nexp; i++) {
-            int op = 0;
+            int op = any_op && (exp[i] == TK_LP || exp[i] == TK_DOT);
             for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++)
                 if (exp[i] == ops[k]) op = 1;
             if (!op) keep[nkeep++] = exp[i];
+        }
+        if (nkeep == 0 && any_op && nexp > 3) { /* nothing but an operator would do */
+            exp[0] = TK_PLUS;
+            nexp = 1;
+            op_only = 1;
         }
         if (nkeep > 0 && nkeep < nexp) {
             memcpy(exp, keep, sizeof(int) * (size_t)nkeep);
@@ -159,6 +180,8 @@ static char *CAT(sql_pctx *c, const char *a, const char *b)
     size_t w = 0;
     if (expr_like) {
         w = (size_t)snprintf(want, sizeof want, "an expression");
+    } else if (op_only) {
+        w = (size_t)snprintf(want, sizeof want, "an operator");
     } else {
         for (int i = 0; i < nexp && i < 8; i++) {
             const char *sep = i == 0 ? "" : (i == nexp - 1 || i == 7) && nexp <= 8 ? " or " : ", ";
@@ -196,20 +219,28 @@ static char *CAT(sql_pctx *c, const char *a, const char *b)
 %fallback ID TEMPORARY TABLES VIEWS WATERMARK SECOND MINUTE HOUR DAY MONTH YEAR ENFORCED KEY
     DESCRIPTOR STATEMENT IF EXISTS TIMESTAMP LOCAL TIME ZONE WITHOUT PARTITION RESET SHOW
     DESCRIBE DESC EXPLAIN BEGIN TO FUNCTIONS JOBS CHANGELOG_MODE PLAN COMMENT OVERWRITE
-    OUTER STOP JOB SAVEPOINT DRAIN ASC FILTER ORDER OVER.
+    OUTER STOP JOB SAVEPOINT DRAIN ASC FILTER ORDER OVER ESCAPE UNKNOWN BOTH LEADING TRAILING POSITION.
+
+/* COMMA and RP only decide POSITION(a IN (b)): the haystack in parentheses,
+ * not an IN list (see exprlist). */
+%left COMMA.
 
 %left OR.
 %left AND.
 %right NOT.
 %nonassoc IS LIKE BETWEEN IN.
-%nonassoc EQ NE LT LE GT GE.
+%left EQ NE LT LE GT GE.
 %left PLUS MINUS.
 %left STAR SLASH PERCENT CONCAT.
 %right UMINUS.
+%nonassoc ESCAPE.
+%nonassoc RP.
 
 /* ---- scripts ------------------------------------------------------------ */
 
 input ::= stmtlist(L). { ctx->result = L; }
+input ::= EXPR_START expr(E). { ctx->result = E; }
+input ::= ITEM_START expr(E) alias_opt(AL). { ctx->result = NAT(ctx, SQL_ITEM, E); ctx->result->s = AL ? AL->s : NULL; if (AL) OPAT(ctx->result, (sql_tok){.line = AL->line, .col = AL->col}); ADD(ctx, ctx->result, E); }
 
 %type stmtlist {sql_node *}
 stmtlist(A) ::= stmt_opt(X). { A = sql_node_new(ctx->a, SQL_LIST, 1, 1); if (X) ADD(ctx, A, X); }
@@ -435,7 +466,7 @@ having_opt(A) ::= HAVING expr(E). { A = E; }
 
 /* ---- expressions -------------------------------------------------------- */
 
-exprlist(A) ::= expr(X). { A = LIST1(ctx, X); }
+exprlist(A) ::= expr(X). [COMMA] { A = LIST1(ctx, X); }
 exprlist(A) ::= exprlist(L) COMMA expr(X). { A = ADD(ctx, L, X); }
 
 expr(A) ::= ident(X). { A = NAT(ctx, SQL_COL, X); A->s = X->s; A->flags = X->flags; }
@@ -446,48 +477,53 @@ expr(A) ::= STRING(T). { A = MK(ctx, SQL_STR, T); A->s = STRVAL(ctx, T); }
 expr(A) ::= TRUE(T). { A = MK(ctx, SQL_BOOL, T); A->flags = SQL_F_TRUE; }
 expr(A) ::= FALSE(T). { A = MK(ctx, SQL_BOOL, T); }
 expr(A) ::= NULL(T). { A = MK(ctx, SQL_NULL, T); }
-expr(A) ::= INTERVAL(T) STRING(V) iv_unit(U). { A = MK(ctx, SQL_INTERVAL, T); A->s = STRVAL(ctx, V); A->s2 = U; }
-expr(A) ::= TIMESTAMP(T) STRING(V). { A = MK(ctx, SQL_TS_LIT, T); A->s = STRVAL(ctx, V); }
+expr(A) ::= INTERVAL(T) STRING(V) iv_unit(U). { A = OPAT(MK(ctx, SQL_INTERVAL, T), V); A->s = STRVAL(ctx, V); A->s2 = U->s; ADD(ctx, A, U); }
+expr(A) ::= TIMESTAMP(T) STRING(V). { A = OPAT(MK(ctx, SQL_TS_LIT, T), V); A->s = STRVAL(ctx, V); }
 expr(A) ::= LP expr(X) RP. { A = X; }
 expr(A) ::= MINUS(T) expr(X). [UMINUS] { A = MK(ctx, SQL_UNOP, T); A->s = "-"; ADD(ctx, A, X); }
 expr(A) ::= PLUS(T) expr(X). [UMINUS] { A = MK(ctx, SQL_UNOP, T); A->s = "+"; ADD(ctx, A, X); }
 expr(A) ::= NOT(T) expr(X). { A = MK(ctx, SQL_UNOP, T); A->s = "NOT"; ADD(ctx, A, X); }
-expr(A) ::= expr(X) OR expr(Y). { A = BIN(ctx, X, "OR", Y); }
-expr(A) ::= expr(X) AND expr(Y). { A = BIN(ctx, X, "AND", Y); }
-expr(A) ::= expr(X) EQ expr(Y). { A = BIN(ctx, X, "=", Y); }
-expr(A) ::= expr(X) NE(T) expr(Y). { A = BIN(ctx, X, T.n == 2 && T.z[0] == '!' ? "<>" : "<>", Y); }
-expr(A) ::= expr(X) LT expr(Y). { A = BIN(ctx, X, "<", Y); }
-expr(A) ::= expr(X) LE expr(Y). { A = BIN(ctx, X, "<=", Y); }
-expr(A) ::= expr(X) GT expr(Y). { A = BIN(ctx, X, ">", Y); }
-expr(A) ::= expr(X) GE expr(Y). { A = BIN(ctx, X, ">=", Y); }
-expr(A) ::= expr(X) PLUS expr(Y). { A = BIN(ctx, X, "+", Y); }
-expr(A) ::= expr(X) MINUS expr(Y). { A = BIN(ctx, X, "-", Y); }
-expr(A) ::= expr(X) STAR expr(Y). { A = BIN(ctx, X, "*", Y); }
-expr(A) ::= expr(X) SLASH expr(Y). { A = BIN(ctx, X, "/", Y); }
-expr(A) ::= expr(X) PERCENT expr(Y). { A = BIN(ctx, X, "%", Y); }
-expr(A) ::= expr(X) CONCAT expr(Y). { A = BIN(ctx, X, "||", Y); }
-expr(A) ::= expr(X) IS NULL. { A = NAT(ctx, SQL_IS, X); A->s = "NULL"; ADD(ctx, A, X); }
-expr(A) ::= expr(X) IS NOT NULL. { A = NAT(ctx, SQL_IS, X); A->s = "NULL"; A->flags = SQL_F_NOT; ADD(ctx, A, X); }
-expr(A) ::= expr(X) IS TRUE. { A = NAT(ctx, SQL_IS, X); A->s = "TRUE"; ADD(ctx, A, X); }
-expr(A) ::= expr(X) IS NOT TRUE. { A = NAT(ctx, SQL_IS, X); A->s = "TRUE"; A->flags = SQL_F_NOT; ADD(ctx, A, X); }
-expr(A) ::= expr(X) IS FALSE. { A = NAT(ctx, SQL_IS, X); A->s = "FALSE"; ADD(ctx, A, X); }
-expr(A) ::= expr(X) IS NOT FALSE. { A = NAT(ctx, SQL_IS, X); A->s = "FALSE"; A->flags = SQL_F_NOT; ADD(ctx, A, X); }
-expr(A) ::= expr(X) BETWEEN expr(L) AND expr(H). [BETWEEN] {
-    A = NAT(ctx, SQL_BETWEEN, X); ADD(ctx, A, X); ADD(ctx, A, L); ADD(ctx, A, H);
+expr(A) ::= expr(X) OR(T) expr(Y). { A = BIN(ctx, X, "OR", T, Y); }
+expr(A) ::= expr(X) AND(T) expr(Y). { A = BIN(ctx, X, "AND", T, Y); }
+expr(A) ::= expr(X) EQ(T) expr(Y). { A = BIN(ctx, X, "=", T, Y); }
+expr(A) ::= expr(X) NE(T) expr(Y). { A = BIN(ctx, X, "<>", T, Y); }
+expr(A) ::= expr(X) LT(T) expr(Y). { A = BIN(ctx, X, "<", T, Y); }
+expr(A) ::= expr(X) LE(T) expr(Y). { A = BIN(ctx, X, "<=", T, Y); }
+expr(A) ::= expr(X) GT(T) expr(Y). { A = BIN(ctx, X, ">", T, Y); }
+expr(A) ::= expr(X) GE(T) expr(Y). { A = BIN(ctx, X, ">=", T, Y); }
+expr(A) ::= expr(X) PLUS(T) expr(Y). { A = BIN(ctx, X, "+", T, Y); }
+expr(A) ::= expr(X) MINUS(T) expr(Y). { A = BIN(ctx, X, "-", T, Y); }
+expr(A) ::= expr(X) STAR(T) expr(Y). { A = BIN(ctx, X, "*", T, Y); }
+expr(A) ::= expr(X) SLASH(T) expr(Y). { A = BIN(ctx, X, "/", T, Y); }
+expr(A) ::= expr(X) PERCENT(T) expr(Y). { A = BIN(ctx, X, "%", T, Y); }
+expr(A) ::= expr(X) CONCAT(T) expr(Y). { A = BIN(ctx, X, "||", T, Y); }
+expr(A) ::= expr(X) IS(T) NULL. { A = OPAT(NAT(ctx, SQL_IS, X), T); A->s = "NULL"; ADD(ctx, A, X); }
+expr(A) ::= expr(X) IS(T) NOT NULL. { A = OPAT(NAT(ctx, SQL_IS, X), T); A->s = "NULL"; A->flags = SQL_F_NOT; ADD(ctx, A, X); }
+expr(A) ::= expr(X) IS(T) TRUE. { A = OPAT(NAT(ctx, SQL_IS, X), T); A->s = "TRUE"; ADD(ctx, A, X); }
+expr(A) ::= expr(X) IS(T) NOT TRUE. { A = OPAT(NAT(ctx, SQL_IS, X), T); A->s = "TRUE"; A->flags = SQL_F_NOT; ADD(ctx, A, X); }
+expr(A) ::= expr(X) IS(T) FALSE. { A = OPAT(NAT(ctx, SQL_IS, X), T); A->s = "FALSE"; ADD(ctx, A, X); }
+expr(A) ::= expr(X) IS(T) NOT FALSE. { A = OPAT(NAT(ctx, SQL_IS, X), T); A->s = "FALSE"; A->flags = SQL_F_NOT; ADD(ctx, A, X); }
+expr(A) ::= expr(X) BETWEEN(T) expr(L) AND expr(H). [BETWEEN] {
+    A = OPAT(NAT(ctx, SQL_BETWEEN, X), T); ADD(ctx, A, X); ADD(ctx, A, L); ADD(ctx, A, H);
 }
-expr(A) ::= expr(X) NOT BETWEEN expr(L) AND expr(H). [BETWEEN] {
-    A = NAT(ctx, SQL_BETWEEN, X); A->flags = SQL_F_NOT; ADD(ctx, A, X); ADD(ctx, A, L); ADD(ctx, A, H);
+expr(A) ::= expr(X) NOT BETWEEN(T) expr(L) AND expr(H). [BETWEEN] {
+    A = OPAT(NAT(ctx, SQL_BETWEEN, X), T); A->flags = SQL_F_NOT; ADD(ctx, A, X); ADD(ctx, A, L); ADD(ctx, A, H);
 }
-expr(A) ::= expr(X) IN LP exprlist(L) RP. { A = NAT(ctx, SQL_IN, X); ADD(ctx, A, X); ADD(ctx, A, L); }
-expr(A) ::= expr(X) NOT IN LP exprlist(L) RP. [IN] { A = NAT(ctx, SQL_IN, X); A->flags = SQL_F_NOT; ADD(ctx, A, X); ADD(ctx, A, L); }
-expr(A) ::= expr(X) LIKE expr(P). { A = NAT(ctx, SQL_LIKE, X); ADD(ctx, A, X); ADD(ctx, A, P); }
-expr(A) ::= expr(X) NOT LIKE expr(P). [LIKE] { A = NAT(ctx, SQL_LIKE, X); A->flags = SQL_F_NOT; ADD(ctx, A, X); ADD(ctx, A, P); }
+expr(A) ::= expr(X) IS(T) UNKNOWN. { A = OPAT(NAT(ctx, SQL_IS, X), T); A->s = "UNKNOWN"; ADD(ctx, A, X); }
+expr(A) ::= expr(X) IS(T) NOT UNKNOWN. { A = OPAT(NAT(ctx, SQL_IS, X), T); A->s = "UNKNOWN"; A->flags = SQL_F_NOT; ADD(ctx, A, X); }
+expr(A) ::= expr(X) IN(T) LP exprlist(L) RP. { A = OPAT(NAT(ctx, SQL_IN, X), T); ADD(ctx, A, X); ADD(ctx, A, L); }
+expr(A) ::= expr(X) NOT IN(T) LP exprlist(L) RP. [IN] { A = OPAT(NAT(ctx, SQL_IN, X), T); A->flags = SQL_F_NOT; ADD(ctx, A, X); ADD(ctx, A, L); }
+expr(A) ::= expr(X) LIKE(T) expr(P). { A = OPAT(NAT(ctx, SQL_LIKE, X), T); ADD(ctx, A, X); ADD(ctx, A, P); }
+expr(A) ::= expr(X) NOT LIKE(T) expr(P). [LIKE] { A = OPAT(NAT(ctx, SQL_LIKE, X), T); A->flags = SQL_F_NOT; ADD(ctx, A, X); ADD(ctx, A, P); }
+expr(A) ::= expr(X) LIKE(T) expr(P) ESCAPE expr(E). [LIKE] { A = OPAT(NAT(ctx, SQL_LIKE, X), T); ADD(ctx, A, X); ADD(ctx, A, P); ADD(ctx, A, E); }
+expr(A) ::= expr(X) NOT LIKE(T) expr(P) ESCAPE expr(E). [LIKE] { A = OPAT(NAT(ctx, SQL_LIKE, X), T); A->flags = SQL_F_NOT; ADD(ctx, A, X); ADD(ctx, A, P); ADD(ctx, A, E); }
 expr(A) ::= CASE(T) case_operand(O) whenlist(W) else_opt(E) END. {
     A = MK(ctx, SQL_CASE, T); ADD(ctx, A, O); ADD(ctx, A, W); ADD(ctx, A, E);
 }
-expr(A) ::= CAST(T) LP expr(X) AS typename(Y) RP. { A = MK(ctx, SQL_CAST, T); A->s = Y->s; ADD(ctx, A, X); }
-expr(A) ::= CAST(T) LP expr(X) AS INTERVAL iv_unit(U) RP. { A = MK(ctx, SQL_CAST, T); A->s = CAT(ctx, "INTERVAL ", U); ADD(ctx, A, X); }
-expr(A) ::= TRY_CAST(T) LP expr(X) AS typename(Y) RP. { A = MK(ctx, SQL_CAST, T); A->s = Y->s; A->flags = SQL_F_TRY; ADD(ctx, A, X); }
+expr(A) ::= CAST(T) LP expr(X) AS typename(Y) RP. { A = MK(ctx, SQL_CAST, T); A->s = Y->s; A->oline = Y->line; A->ocol = Y->col; ADD(ctx, A, X); }
+expr(A) ::= CAST(T) LP expr(X) AS INTERVAL iv_unit(U) RP. { A = MK(ctx, SQL_CAST, T); A->s = CAT(ctx, "INTERVAL ", U->s); ADD(ctx, A, X); ADD(ctx, A, U); }
+expr(A) ::= TRY_CAST(T) LP expr(X) AS INTERVAL iv_unit(U) RP. { A = MK(ctx, SQL_CAST, T); A->s = CAT(ctx, "INTERVAL ", U->s); A->flags = SQL_F_TRY; ADD(ctx, A, X); ADD(ctx, A, U); }
+expr(A) ::= TRY_CAST(T) LP expr(X) AS typename(Y) RP. { A = MK(ctx, SQL_CAST, T); A->s = Y->s; A->oline = Y->line; A->ocol = Y->col; A->flags = SQL_F_TRY; ADD(ctx, A, X); }
 expr(A) ::= ident(F) LP RP. { A = NAT(ctx, SQL_FUNC, F); A->s = F->s; }
 expr(A) ::= ident(F) LP STAR RP. { A = NAT(ctx, SQL_FUNC, F); A->s = F->s; A->flags = SQL_F_STAR_ARG; }
 expr(A) ::= ident(F) LP exprlist(L) RP. {
@@ -526,6 +562,21 @@ order_dir(A) ::= . { A = 0; }
 order_dir(A) ::= ASC. { A = 0; }
 order_dir(A) ::= DESC. { A = SQL_F_DESC; }
 
+/* The special argument forms: SUBSTRING(s FROM a [FOR b]) and TRIM(c FROM s)
+ * (FROM in the node's flags; kids: before FROM, after FROM, after FOR),
+ * TRIM(BOTH|LEADING|TRAILING [c] FROM s) (the side in s2, kid 0 NULL without c),
+ * POSITION(a IN b). */
+expr(A) ::= ident(F) LP expr(X) FROM expr(Y) RP. { A = NAT(ctx, SQL_FUNC, F); A->s = F->s; A->flags = SQL_F_FROM; ADD(ctx, A, X); ADD(ctx, A, Y); }
+expr(A) ::= ident(F) LP expr(X) FROM expr(Y) FOR expr(Z) RP. { A = NAT(ctx, SQL_FUNC, F); A->s = F->s; A->flags = SQL_F_FROM; ADD(ctx, A, X); ADD(ctx, A, Y); ADD(ctx, A, Z); }
+expr(A) ::= ident(F) LP trim_side(S) FROM expr(Y) RP. { A = NAT(ctx, SQL_FUNC, F); A->s = F->s; A->s2 = S; A->flags = SQL_F_FROM; ADD(ctx, A, NULL); ADD(ctx, A, Y); }
+expr(A) ::= ident(F) LP trim_side(S) expr(X) FROM expr(Y) RP. { A = NAT(ctx, SQL_FUNC, F); A->s = F->s; A->s2 = S; A->flags = SQL_F_FROM; ADD(ctx, A, X); ADD(ctx, A, Y); }
+expr(A) ::= POSITION(T) LP expr(X) IN expr(Y) RP. { A = MK(ctx, SQL_POSITION, T); A->s = "POSITION"; ADD(ctx, A, X); ADD(ctx, A, Y); }
+expr(A) ::= POSITION(T). { A = MK(ctx, SQL_COL, T); A->s = IDVAL(ctx, T); }
+%type trim_side {char *}
+trim_side(A) ::= BOTH. { A = "BOTH"; }
+trim_side(A) ::= LEADING. { A = "LEADING"; }
+trim_side(A) ::= TRAILING. { A = "TRAILING"; }
+
 case_operand(A) ::= . { A = NULL; }
 case_operand(A) ::= expr(X). { A = X; }
 whenlist(A) ::= WHEN(T) expr(C) THEN expr(R). { sql_node *w = MK(ctx, SQL_WHEN, T); ADD(ctx, w, C); ADD(ctx, w, R); A = LIST1(ctx, w); }
@@ -533,16 +584,26 @@ whenlist(A) ::= whenlist(L) WHEN(T) expr(C) THEN expr(R). { sql_node *w = MK(ctx
 else_opt(A) ::= . { A = NULL; }
 else_opt(A) ::= ELSE expr(X). { A = X; }
 
-%type iv_unit {char *}
-iv_unit(A) ::= unit(U). { A = U; }
-iv_unit(A) ::= unit(U) TO unit(V). { A = CAT(ctx, CAT(ctx, U, " TO "), V); }
-%type unit {char *}
-unit(A) ::= SECOND(T). { A = UPPER(ctx, T); }
-unit(A) ::= MINUTE(T). { A = UPPER(ctx, T); }
-unit(A) ::= HOUR(T). { A = UPPER(ctx, T); }
-unit(A) ::= DAY(T). { A = UPPER(ctx, T); }
-unit(A) ::= MONTH(T). { A = UPPER(ctx, T); }
-unit(A) ::= YEAR(T). { A = UPPER(ctx, T); }
+/* An interval qualifier: a LIST of one or two IDENT units (s the unit in upper
+ * case, s2 its precision "3" or "3,6" when written); the LIST's s is the
+ * qualifier's text ("SECOND(3)", "MINUTE TO SECOND"). */
+iv_unit(A) ::= unit(U). { A = LIST1(ctx, U); A->s = U->s2 ? CAT(ctx, CAT(ctx, CAT(ctx, U->s, "("), U->s2), ")") : U->s; }
+iv_unit(A) ::= unit(U) TO unit(V). {
+    A = LIST1(ctx, U); ADD(ctx, A, V);
+    char *a = U->s2 ? CAT(ctx, CAT(ctx, CAT(ctx, U->s, "("), U->s2), ")") : U->s;
+    char *b = V->s2 ? CAT(ctx, CAT(ctx, CAT(ctx, V->s, "("), V->s2), ")") : V->s;
+    A->s = CAT(ctx, CAT(ctx, a, " TO "), b);
+}
+unit(A) ::= unit_name(U). { A = U; }
+unit(A) ::= unit_name(U) LP INTEGER(N) RP. { A = U; A->s2 = TXT(ctx, N); }
+unit(A) ::= unit_name(U) LP INTEGER(N) COMMA INTEGER(M) RP. { A = U; A->s2 = CAT(ctx, CAT(ctx, TXT(ctx, N), ","), TXT(ctx, M)); }
+unit_name(A) ::= SECOND(T). { A = MK(ctx, SQL_IDENT, T); A->s = UPPER(ctx, T); }
+unit_name(A) ::= MINUTE(T). { A = MK(ctx, SQL_IDENT, T); A->s = UPPER(ctx, T); }
+unit_name(A) ::= HOUR(T). { A = MK(ctx, SQL_IDENT, T); A->s = UPPER(ctx, T); }
+unit_name(A) ::= DAY(T). { A = MK(ctx, SQL_IDENT, T); A->s = UPPER(ctx, T); }
+unit_name(A) ::= MONTH(T). { A = MK(ctx, SQL_IDENT, T); A->s = UPPER(ctx, T); }
+unit_name(A) ::= YEAR(T). { A = MK(ctx, SQL_IDENT, T); A->s = UPPER(ctx, T); }
+unit_name(A) ::= ID(T). { A = MK(ctx, SQL_IDENT, T); A->s = UPPER(ctx, T); }
 
 %code {
 void sql_parse_snapshot(void *parser, sql_pctx *ctx)

@@ -45,6 +45,18 @@ const char *sql_token_display(int type);
 sql_node *sql_parse(sql_arena *a, const char *text, size_t len, int line, int col, char *err,
                     size_t errlen);
 
+/* Parse `len` bytes of `text` as one expression (item 0) or one projection
+ * item "expr [AS alias]" (item 1: an SQL_ITEM node) -- the `calc` operator's
+ * texts, through the same grammar. Returns the node (arena-owned) or NULL
+ * with "line L, column C: ..." in err. */
+sql_node *sql_parse_expr(sql_arena *a, const char *text, size_t len, int item, char *err,
+                         size_t errlen);
+
+/* A CAST target as calc names it: a synonym Sluice stores alike becomes the
+ * canonical name ("DECIMAL(10, 2)" -> "DOUBLE", "VARCHAR(20)" -> "STRING");
+ * other names come back as given. */
+const char *sql_cast_type(const char *t);
+
 /* Statement splitting for the client: find the end of the first complete
  * statement in text[0..len) -- the ';' that ends it, outside quotes and
  * comments and outside EXECUTE STATEMENT SET BEGIN ... END. Returns 1 with

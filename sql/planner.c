@@ -258,17 +258,12 @@ static int check_cols(plan *p, const sql_node *e, const rel *r)
 /* Type e (after check_cols) against sch with calc's checker. */
 static int type_expr(plan *p, const sql_node *e, const sl_schema *sch, sl_type *t)
 {
-    char *txt = sql_unparse(e);
     char ebuf[512];
-    sl_expr *x = sl_expr_parse(txt, sch, ebuf, sizeof ebuf);
-    int rc = SL_OK;
-    if (!x) rc = PERR(e, "%s (in the expression %s)", ebuf, txt);
-    else {
-        *t = sl_expr_type(x);
-        sl_expr_destroy(x);
-    }
-    free(txt);
-    return rc;
+    sl_expr *x = sl_expr_from_sql(e, sch, ebuf, sizeof ebuf);
+    if (!x) return sl_seterr(p->err, p->errlen, "%s", ebuf); /* names line and column */
+    *t = sl_expr_type(x);
+    sl_expr_destroy(x);
+    return SL_OK;
 }
 
 /* ---- calc --------------------------------------------------------------- */
@@ -1436,8 +1431,36 @@ static void plan_free(plan *p)
     sql_arena_destroy(p->arena);
 }
 
+static json_t *plan_stmt(const sql_catalog *cat, char **okeys, char **ovals, int nopts,
+                         const sql_node *stmt, sl_schema *cols, int *updating, char **explain,
+                         char **warning, char *err, size_t errlen);
+
 json_t *sql_plan(const sql_catalog *cat, char **okeys, char **ovals, int nopts,
                  const sql_node *stmt, char **explain, char **warning, char *err, size_t errlen)
+{
+    return plan_stmt(cat, okeys, ovals, nopts, stmt, NULL, NULL, explain, warning, err, errlen);
+}
+
+json_t *sql_plan_query(const sql_catalog *cat, char **okeys, char **ovals, int nopts,
+                       const sql_node *stmt, sl_schema *cols, int *updating, char **warning,
+                       char *err, size_t errlen)
+{
+    return plan_stmt(cat, okeys, ovals, nopts, stmt, cols, updating, NULL, warning, err, errlen);
+}
+
+/* A plain query's rows go to the client: one `collect` sink (parallelism 1,
+ * so the client sees one sequence), read through the JobManager. */
+static int plan_collect(plan *p, const rel *r)
+{
+    char *id = add_vertex(p, "collect", "collect", "sink-collect", NULL, NULL, 1, r->updating);
+    add_edge(p, r->vid, id, NULL, NULL, 0);
+    free(id);
+    return SL_OK;
+}
+
+static json_t *plan_stmt(const sql_catalog *cat, char **okeys, char **ovals, int nopts,
+                         const sql_node *stmt, sl_schema *cols, int *updating, char **explain,
+                         char **warning, char *err, size_t errlen)
 {
     plan p;
     plan_new(&p, cat, err, errlen);
@@ -1464,6 +1487,9 @@ json_t *sql_plan(const sql_catalog *cat, char **okeys, char **ovals, int nopts,
     } else if (stmt->kind == SQL_QUERY_STMT) {
         rel r;
         rc = plan_query(&p, sql_kid(stmt, 0), &r);
+        if (rc == SL_OK) rc = plan_collect(&p, &r);
+        if (rc == SL_OK && cols) sl_schema_copy(cols, &r.sch);
+        if (rc == SL_OK && updating) *updating = r.updating;
         if (rc == SL_OK) rel_free(&r);
     } else {
         rc = sqlp_err(&p, stmt, "EXPLAIN needs a query, an INSERT or a statement set");
@@ -1473,6 +1499,8 @@ json_t *sql_plan(const sql_catalog *cat, char **okeys, char **ovals, int nopts,
         job = json_object();
         sql_sbuf name = {0};
         if (pname) sql_sb_str(&name, pname);
+        else if (stmt->kind == SQL_QUERY_STMT)
+            sql_sb_str(&name, "collect");
         else {
             sql_sb_str(&name, "insert-into");
             for (int i = 0; i < nsinks; i++)

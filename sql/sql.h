@@ -4,7 +4,8 @@
  *
  * DDL, SET, SHOW and DESCRIBE change or read the session; INSERT INTO and
  * EXECUTE STATEMENT SET plan a JSON job graph (docs/JOBS.md) that the caller
- * submits with POST /jobs; EXPLAIN returns the plan as text. The catalog
+ * submits with POST /jobs; a plain SELECT plans one with a `collect` sink
+ * whose rows the caller reads back; EXPLAIN returns the plan as text. The catalog
  * lives in the session, i.e. in the client process: it is lost when the
  * session ends, exactly as Flink's in-memory catalog.
  *
@@ -23,7 +24,9 @@ typedef enum {
     SL_SQL_JOB,  /* a job graph to submit */
     SL_SQL_NONE, /* nothing to say (an empty statement) */
     SL_SQL_STOP_JOB, /* STOP JOB: the client stops `jobid` (REST) */
-    SL_SQL_SHOW_JOBS /* SHOW JOBS: the client lists the cluster's jobs (REST) */
+    SL_SQL_SHOW_JOBS, /* SHOW JOBS: the client lists the cluster's jobs (REST) */
+    SL_SQL_QUERY      /* a plain SELECT: submit `job`, then read its rows back
+                         (GET /jobs/:jobid/results) and show them in the result mode */
 } sl_sql_kind;
 
 typedef struct sl_sql_result {
@@ -37,6 +40,11 @@ typedef struct sl_sql_result {
     char *jobid;      /* SL_SQL_STOP_JOB: 32 lowercase hex digits */
     int with_savepoint, drain; /* SL_SQL_STOP_JOB */
     char *target_dir; /* SL_SQL_STOP_JOB: state.savepoints.dir of the session, or NULL */
+    int ncols;        /* SL_SQL_QUERY: the result's columns */
+    char **col_names, **col_types; /* their names and types ("BIGINT", "TIMESTAMP(3)") */
+    int changelog;    /* SL_SQL_QUERY: the rows are a changelog with -U/+U */
+    char *result_mode; /* SL_SQL_QUERY: sql-client.execution.result-mode (lower case) */
+    long long max_table_rows; /* SL_SQL_QUERY: sql-client.execution.max-table-result.rows, 0 = default */
 } sl_sql_result;
 
 sl_sql_session *sl_sql_session_new(void);
@@ -54,6 +62,10 @@ void sl_sql_result_clear(sl_sql_result *r);
 
 /* Flink's boxed table ("+---+ | a | ... N rows in set"); caller frees. */
 char *sl_sql_tableau(const char *const *head, int ncol, char ***rows, int nrows);
+
+/* The session's SET options, in the order first set: returns their number;
+ * keys and values borrowed until the next statement. */
+int sl_sql_options(const sl_sql_session *s, char *const **keys, char *const **vals);
 
 /* A session option (SET), or NULL; borrowed until it changes. */
 const char *sl_sql_option(const sl_sql_session *s, const char *key);

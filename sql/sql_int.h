@@ -54,6 +54,14 @@ json_t *sql_plan(const sql_catalog *cat, char **okeys, char **ovals, int nopts,
                  const sql_node *stmt, char **explain, char **warning, char *err,
                  size_t errlen);
 
+/* Plan a plain query (SQL_QUERY_STMT) whose rows go to the client: a job
+ * whose `collect` sink the client reads through the JobManager. *cols gets
+ * the result's columns (initialized by the caller; caller frees), *updating
+ * whether they are a changelog with -U/+U; *warning as sql_plan's. */
+json_t *sql_plan_query(const sql_catalog *cat, char **okeys, char **ovals, int nopts,
+                       const sql_node *stmt, sl_schema *cols, int *updating, char **warning,
+                       char *err, size_t errlen);
+
 /* Validate a query (for CREATE VIEW) and give its output columns; returns
  * SL_OK with *schema filled (caller frees with sl_schema_free). */
 int sql_plan_schema(const sql_catalog *cat, const sql_node *query, sl_schema *schema, char *err,

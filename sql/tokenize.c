@@ -25,24 +25,26 @@ static const struct kw {
     const char *name;
     int type;
 } keywords[] = {
-    {"ALL", TK_ALL}, {"AND", TK_AND}, {"AS", TK_AS}, {"ASC", TK_ASC}, {"BEGIN", TK_BEGIN}, {"BETWEEN", TK_BETWEEN},
-    {"BY", TK_BY}, {"CASE", TK_CASE}, {"CAST", TK_CAST}, {"CHANGELOG_MODE", TK_CHANGELOG_MODE},
-    {"COMMENT", TK_COMMENT}, {"CREATE", TK_CREATE}, {"DAY", TK_DAY}, {"DESC", TK_DESC},
-    {"DESCRIBE", TK_DESCRIBE}, {"DESCRIPTOR", TK_DESCRIPTOR}, {"DISTINCT", TK_DISTINCT},
-    {"DRAIN", TK_DRAIN}, {"DROP", TK_DROP}, {"ELSE", TK_ELSE}, {"END", TK_END}, {"ENFORCED", TK_ENFORCED},
-    {"EXECUTE", TK_EXECUTE}, {"EXISTS", TK_EXISTS}, {"EXPLAIN", TK_EXPLAIN}, {"FALSE", TK_FALSE}, {"FILTER", TK_FILTER},
+    {"ALL", TK_ALL}, {"AND", TK_AND}, {"AS", TK_AS}, {"ASC", TK_ASC}, {"BEGIN", TK_BEGIN},
+    {"BETWEEN", TK_BETWEEN}, {"BOTH", TK_BOTH}, {"BY", TK_BY}, {"CASE", TK_CASE}, {"CAST", TK_CAST},
+    {"CHANGELOG_MODE", TK_CHANGELOG_MODE}, {"COMMENT", TK_COMMENT}, {"CREATE", TK_CREATE},
+    {"DAY", TK_DAY}, {"DESC", TK_DESC}, {"DESCRIBE", TK_DESCRIBE}, {"DESCRIPTOR", TK_DESCRIPTOR},
+    {"DISTINCT", TK_DISTINCT}, {"DRAIN", TK_DRAIN}, {"DROP", TK_DROP}, {"ELSE", TK_ELSE},
+    {"END", TK_END}, {"ENFORCED", TK_ENFORCED}, {"ESCAPE", TK_ESCAPE}, {"EXECUTE", TK_EXECUTE},
+    {"EXISTS", TK_EXISTS}, {"EXPLAIN", TK_EXPLAIN}, {"FALSE", TK_FALSE}, {"FILTER", TK_FILTER},
     {"FOR", TK_FOR}, {"FROM", TK_FROM}, {"FULL", TK_FULL}, {"FUNCTIONS", TK_FUNCTIONS},
     {"GROUP", TK_GROUP}, {"HAVING", TK_HAVING}, {"HOUR", TK_HOUR}, {"IF", TK_IF}, {"IN", TK_IN},
     {"INNER", TK_INNER}, {"INSERT", TK_INSERT}, {"INTERVAL", TK_INTERVAL}, {"INTO", TK_INTO},
-    {"IS", TK_IS}, {"JOB", TK_JOB}, {"JOBS", TK_JOBS}, {"JOIN", TK_JOIN}, {"KEY", TK_KEY}, {"LEFT", TK_LEFT},
+    {"IS", TK_IS}, {"JOB", TK_JOB}, {"JOBS", TK_JOBS}, {"JOIN", TK_JOIN}, {"KEY", TK_KEY}, {"LEADING", TK_LEADING}, {"LEFT", TK_LEFT},
     {"LIKE", TK_LIKE}, {"LOCAL", TK_LOCAL}, {"MINUTE", TK_MINUTE}, {"MONTH", TK_MONTH},
-    {"NOT", TK_NOT}, {"NULL", TK_NULL}, {"ON", TK_ON}, {"OR", TK_OR}, {"ORDER", TK_ORDER}, {"OUTER", TK_OUTER}, {"OVER", TK_OVER},
-    {"OVERWRITE", TK_OVERWRITE}, {"PARTITION", TK_PARTITION}, {"PLAN", TK_PLAN},
+    {"NOT", TK_NOT}, {"NULL", TK_NULL}, {"ON", TK_ON}, {"OR", TK_OR}, {"ORDER", TK_ORDER},
+    {"OUTER", TK_OUTER}, {"OVER", TK_OVER}, {"OVERWRITE", TK_OVERWRITE},
+    {"PARTITION", TK_PARTITION}, {"PLAN", TK_PLAN}, {"POSITION", TK_POSITION},
     {"PRIMARY", TK_PRIMARY}, {"RESET", TK_RESET}, {"RIGHT", TK_RIGHT}, {"SAVEPOINT", TK_SAVEPOINT}, {"SECOND", TK_SECOND},
     {"SELECT", TK_SELECT}, {"SET", TK_SET}, {"SHOW", TK_SHOW}, {"STATEMENT", TK_STATEMENT}, {"STOP", TK_STOP},
     {"TABLE", TK_TABLE}, {"TABLES", TK_TABLES}, {"TEMPORARY", TK_TEMPORARY}, {"THEN", TK_THEN},
-    {"TIME", TK_TIME}, {"TIMESTAMP", TK_TIMESTAMP}, {"TO", TK_TO}, {"TRUE", TK_TRUE},
-    {"TRY_CAST", TK_TRY_CAST}, {"UNION", TK_UNION}, {"VIEW", TK_VIEW}, {"VIEWS", TK_VIEWS},
+    {"TIME", TK_TIME}, {"TIMESTAMP", TK_TIMESTAMP}, {"TO", TK_TO}, {"TRAILING", TK_TRAILING}, {"TRUE", TK_TRUE},
+    {"TRY_CAST", TK_TRY_CAST}, {"UNION", TK_UNION}, {"UNKNOWN", TK_UNKNOWN}, {"VIEW", TK_VIEW}, {"VIEWS", TK_VIEWS},
     {"WATERMARK", TK_WATERMARK}, {"WHEN", TK_WHEN}, {"WHERE", TK_WHERE}, {"WITH", TK_WITH},
     {"WITHOUT", TK_WITHOUT}, {"YEAR", TK_YEAR}, {"ZONE", TK_ZONE},
 };
@@ -255,15 +257,21 @@ int sql_next_token(sql_lexer *lx, sql_tok *t, char *err, size_t errlen)
 
 static void *parser_alloc(size_t n) { return sl_malloc(n); }
 
-sql_node *sql_parse(sql_arena *a, const char *text, size_t len, int line, int col, char *err,
-                    size_t errlen)
+/* Feed the tokens of text to a fresh parser, after `start` (0, or the
+ * EXPR_START / ITEM_START token that selects an expression-only parse). */
+static sql_node *parse_from(sql_arena *a, int start, const char *text, size_t len, int line,
+                            int col, char *err, size_t errlen)
 {
     sql_pctx ctx = {.a = a, .err = err, .errlen = errlen};
     void *p = sqlParseAlloc(parser_alloc);
     sql_lexer lx;
     sql_lexer_init(&lx, text, len, line, col);
-    sql_tok t;
+    sql_tok t = {.line = line, .col = col};
     int rc;
+    if (start) {
+        sql_parse_snapshot(p, &ctx);
+        sqlParse(p, start, t, &ctx);
+    }
     while ((rc = sql_next_token(&lx, &t, err, errlen)) == SL_OK) {
         ctx.line = t.line;
         ctx.col = t.col;
@@ -280,6 +288,18 @@ sql_node *sql_parse(sql_arena *a, const char *text, size_t len, int line, int co
     }
     sqlParseFree(p, free);
     return ctx.failed ? NULL : ctx.result;
+}
+
+sql_node *sql_parse(sql_arena *a, const char *text, size_t len, int line, int col, char *err,
+                    size_t errlen)
+{
+    return parse_from(a, 0, text, len, line, col, err, errlen);
+}
+
+sql_node *sql_parse_expr(sql_arena *a, const char *text, size_t len, int item, char *err,
+                         size_t errlen)
+{
+    return parse_from(a, item ? TK_ITEM_START : TK_EXPR_START, text, len, 1, 1, err, errlen);
 }
 
 int sql_split(const char *text, size_t len, size_t *end)

@@ -113,7 +113,7 @@ static void put_string(sql_sbuf *b, const char *s)
 /* A CAST target as calc names it: synonyms Sluice stores the same way
  * become the canonical name (DECIMAL(10, 2) -> DOUBLE, VARCHAR(20) ->
  * STRING, SMALLINT -> INT); TIMESTAMP and INTERVAL targets stay as written. */
-static const char *cast_type(const char *t)
+const char *sql_cast_type(const char *t)
 {
     static const struct {
         const char *name, *as;
@@ -180,6 +180,17 @@ static void unparse(sql_sbuf *b, const sql_node *e)
         unparse_sub(b, e->kids[0]);
         sql_sb_str(b, e->flags & SQL_F_NOT ? " NOT LIKE " : " LIKE ");
         unparse_sub(b, e->kids[1]);
+        if (sql_kid(e, 2)) {
+            sql_sb_str(b, " ESCAPE ");
+            unparse_sub(b, e->kids[2]);
+        }
+        break;
+    case SQL_POSITION:
+        sql_sb_str(b, "POSITION(");
+        unparse_sub(b, e->kids[0]);
+        sql_sb_str(b, " IN ");
+        unparse_sub(b, e->kids[1]);
+        sql_sb_str(b, ")");
         break;
     case SQL_CASE:
         sql_sb_str(b, "CASE");
@@ -203,12 +214,27 @@ static void unparse(sql_sbuf *b, const sql_node *e)
     case SQL_CAST:
         sql_sb_str(b, e->flags & SQL_F_TRY ? "TRY_CAST(" : "CAST(");
         unparse(b, e->kids[0]);
-        sql_sb_fmt(b, " AS %s)", cast_type(e->s));
+        sql_sb_fmt(b, " AS %s)", sql_cast_type(e->s));
         break;
     case SQL_FUNC:
         sql_sb_fmt(b, "%s(", e->s);
         for (char *p = b->s + b->n - strlen(e->s) - 1; *p && *p != '('; p++)
             *p = (char)toupper((unsigned char)*p);
+        if (e->flags & SQL_F_FROM) { /* SUBSTRING(s FROM a FOR b), TRIM([side] [c] FROM s) */
+            if (e->s2) sql_sb_fmt(b, "%s ", e->s2);
+            if (e->kids[0]) {
+                unparse(b, e->kids[0]);
+                sql_sb_str(b, " ");
+            }
+            sql_sb_str(b, "FROM ");
+            unparse(b, e->kids[1]);
+            if (sql_kid(e, 2)) {
+                sql_sb_str(b, " FOR ");
+                unparse(b, e->kids[2]);
+            }
+            sql_sb_str(b, ")");
+            break;
+        }
         if (e->flags & SQL_F_DISTINCT) sql_sb_str(b, "DISTINCT ");
         if (e->flags & SQL_F_STAR_ARG) sql_sb_str(b, "*");
         for (int i = 0; i < e->nkids - (e->flags & SQL_F_FILTER ? 1 : 0); i++) {

@@ -25,6 +25,7 @@
 #include <sys/stat.h>
 
 #include "tm.h"
+#include "collect.h"
 #include "log.h"
 #include "snapshot.h"
 #include "userfn.h"
@@ -252,6 +253,9 @@ static void deploy_build(tm_net *n, tm_plan *p)
     char err[1024];
     sl_jobgraph *g = p->g;
     tm_deploy *d = sl_calloc(1, sizeof *d);
+    pthread_mutex_init(&d->collect_mu, NULL);
+    pthread_cond_init(&d->collect_cv, NULL);
+    d->collect_credit = SL_COLLECT_CREDIT;
     memcpy(d->job_id, m->job_id, 32);
     d->session = m->session;
     d->attempt = m->attempt;
@@ -448,6 +452,8 @@ void tm_deploy_free(tm_net *n, tm_deploy *d)
     sl_jobgraph_destroy(d->g);
     if (d->restore) sluice__snapshot_metadata__free_unpacked(d->restore, NULL);
     free(d->restore_dir);
+    pthread_cond_destroy(&d->collect_cv);
+    pthread_mutex_destroy(&d->collect_mu);
     free(d);
 }
 

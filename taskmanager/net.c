@@ -649,6 +649,12 @@ static void handle_jm(tm_net *n, Sluice__Envelope *env)
         }
         break;
     }
+    case SLUICE__ENVELOPE__MSG_COLLECT_CREDIT: {
+        const Sluice__CollectCredit *cc = env->collect_credit;
+        tm_deploy *d = tm_deploy_find(n, n->jm_session, cc->attempt);
+        if (d && same_job(d, cc->job_id)) tm_collect_credit(d, (int)SL_MIN(cc->rows, 1u << 20));
+        break;
+    }
     default:
         sl_warn(TAG, "unexpected message %d from the JobManager; ignored", (int)env->msg_case);
     }
@@ -780,6 +786,8 @@ static void on_inbox(evutil_socket_t fd, short what, void *arg)
     n->acks_head = NULL;
     struct tm_plan *plans = n->plans_head;
     n->plans_head = NULL;
+    tm_collect_out *collected = n->collect_head;
+    n->collect_head = n->collect_tail = NULL;
     int exited = n->exited;
     n->exited = 0;
     pthread_mutex_unlock(&n->mu);
@@ -813,6 +821,21 @@ static void on_inbox(evutil_socket_t fd, short what, void *arg)
         tm_snap_job_free(acks);
         acks = next;
     }
+    for (tm_collect_out *o = collected; o; o = o->next) {
+        if (o->session != n->jm_session) continue; /* its JobManager is gone */
+        Sluice__CollectRows cr = SLUICE__COLLECT_ROWS__INIT;
+        cr.job_id = o->job_id;
+        cr.attempt = o->attempt;
+        cr.rows.data = (uint8_t *)o->rows;
+        cr.rows.len = o->len;
+        cr.nrows = (uint32_t)o->nrows;
+        cr.end = o->end != 0;
+        Sluice__Envelope env = SLUICE__ENVELOPE__INIT;
+        env.msg_case = SLUICE__ENVELOPE__MSG_COLLECT_ROWS;
+        env.collect_rows = &cr;
+        send_jm(n, &env);
+    }
+    tm_collect_out_free(collected);
     if (plans) tm_deploy_planned(n, plans);
     for (tm_peer *p = n->peers; p; p = p->next) peer_flush(p);
     if (exited) tm_deploy_reap(n);

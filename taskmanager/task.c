@@ -285,7 +285,9 @@ static int open_chain(run *r)
         sl_op *op = &r->ops[k];
         char dir[1024];
         keyed_dir(r, op, dir, sizeof dir);
-        const char *kind = sl_config_str(r->d->net->conf, "state.backend.type");
+        /* the job's own state backend (its "config"), else this TaskManager's */
+        const char *kind = sl_jobgraph_conf(r->d->g, "state.backend.type");
+        if (!kind) kind = sl_config_str(r->d->net->conf, "state.backend.type");
         sl_backend_kind bk = strcmp(kind, "rocksdb") == 0 ? SL_BACKEND_ROCKSDB : SL_BACKEND_HASHMAP;
         int rc = sl_rt_open(op, bk, dir);
         if (rc != SL_OK) {
@@ -1044,6 +1046,7 @@ static void *task_main(void *arg)
 {
     tm_task *t = arg;
     tm_deploy *d = t->d;
+    tm_self = t; /* for a collect sink in its chain (collect.c) */
     run r;
     memset(&r, 0, sizeof r);
     r.t = t;

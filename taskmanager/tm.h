@@ -140,9 +140,25 @@ struct tm_deploy {
     char *restore_dir;          /* restore from this snapshot, or NULL */
     struct Sluice__SnapshotMetadata *restore;  /* its _metadata, unpacked */
     int running_tasks;          /* threads not yet exited (network thread) */
+    /* collect sinks (collect.c): rows they may still send to the JobManager */
+    pthread_mutex_t collect_mu;
+    pthread_cond_t collect_cv;
+    int collect_credit;
     tm_net *net;
     tm_deploy *next;
 };
+
+/* A collect sink's batch on its way to the JobManager (collect.c). */
+typedef struct tm_collect_out {
+    char job_id[33];
+    uint64_t session;
+    uint32_t attempt;
+    char *rows;
+    size_t len;
+    int nrows;
+    int end;
+    struct tm_collect_out *next;
+} tm_collect_out;
 
 /* A data connection to another TaskManager, shared by every channel. */
 struct tm_peer {
@@ -213,6 +229,7 @@ struct tm_net {
     sl_buf *credit_head;            /* receive buffers coming back */
     tm_snap_job *acks_head;         /* written snapshots to acknowledge */
     struct tm_plan *plans_head;     /* planned deployments, from the deploy worker */
+    tm_collect_out *collect_head, *collect_tail; /* collect sinks' batches */
     int exited;                     /* task threads that ended since last look */
     struct event *inbox;
     int stopping;
@@ -272,6 +289,12 @@ void tm_net_send_credit(tm_peer *p, uint64_t session, uint32_t attempt, uint32_t
 void tm_net_report_direct(tm_net *n, const char *job_id, uint32_t attempt, int chain, int subtask,
                           Sluice__TaskState s, const char *error);
 void tm_net_flush_peers(tm_net *n);
+
+/* collect.c: the task a thread runs (set by the task thread itself), credit
+ * from the JobManager (network thread), freeing a list of batches. */
+extern _Thread_local tm_task *tm_self;
+void tm_collect_credit(tm_deploy *d, int rows);
+void tm_collect_out_free(tm_collect_out *o);
 
 /* reporter.c (network thread): hand this heartbeat's figures, with Flink's
  * names and labels, to the Prometheus reporter. */

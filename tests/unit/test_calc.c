@@ -315,15 +315,15 @@ static void test_plan_errors(void)
         const char *err;
     } cases[] = {
         {"{\"projection\": [\"id\", \"usr_id % 5 AS user_id\"]}",
-         "vertex 'calc': projection item 2: unknown column 'usr_id' at position 1"},
+         "vertex 'calc': projection item 2: line 1, column 1: unknown column 'usr_id'"},
         {"{\"projection\": [\"id\", \"id + usr\"]}",
-         "vertex 'calc': projection item 2: unknown column 'usr' at position 6"},
+         "vertex 'calc': projection item 2: line 1, column 6: unknown column 'usr'"},
         {"{\"projection\": [\"'a' + 1\"]}",
-         "vertex 'calc': projection item 1: cannot apply '+' to STRING and INT at position 5"},
+         "vertex 'calc': projection item 1: line 1, column 5: cannot apply '+' to STRING and INT"},
         {"{\"projection\": [\"NOPE(id)\"]}",
-         "vertex 'calc': projection item 1: unknown function 'NOPE' at position 1"},
+         "vertex 'calc': projection item 1: line 1, column 1: unknown function 'NOPE'"},
         {"{\"projection\": [\"ABS(id, id)\"]}",
-         "vertex 'calc': projection item 1: ABS takes 1 argument, got 2 at position 1"},
+         "vertex 'calc': projection item 1: line 1, column 1: ABS takes 1 argument, got 2"},
         {"{\"projection\": [\"id\", \"id + 1 AS ID\"]}",
          "vertex 'calc': projection item 2: duplicate output column 'ID' (rename it with AS)"},
         {"{\"projection\": [\"name\", \"id AS name\"]}",
@@ -338,18 +338,18 @@ static void test_plan_errors(void)
         {"{\"projection\": []}",
          "vertex 'calc': projection must list at least one item"},
         {"{\"projection\": [\"id AS\"]}",
-         "vertex 'calc': projection item 1: expected a column alias after AS but the "
-         "expression ended at position 6"},
+         "vertex 'calc': projection item 1: line 1, column 6: unexpected end of input, "
+         "expected an identifier"},
         {"{\"filter\": \"idd = 1\"}",
-         "vertex 'calc': filter: unknown column 'idd' at position 1"},
+         "vertex 'calc': filter: line 1, column 1: unknown column 'idd'"},
         {"{\"filter\": \"id + 1\"}",
          "vertex 'calc': filter must be a BOOLEAN condition, got BIGINT"},
         {"{\"filter\": true}",
          "vertex 'calc': filter must be a string expression"},
         {"{\"filter\": \"\"}",
-         "vertex 'calc': filter: empty expression at position 1"},
+         "vertex 'calc': filter: line 1, column 1: unexpected end of input, expected an expression"},
         {"{\"projection\": [\"id\"], \"filter\": \"(id > 1\"}",
-         "vertex 'calc': filter: expected ')' but the expression ended at position 8"},
+         "vertex 'calc': filter: line 1, column 8: unexpected end of input, expected ')'"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         static harness h;

@@ -16,25 +16,25 @@
 #include "jobmanager/jm.h"
 #include "sl_test.h"
 
-static void exp_config(jm *j, int64_t initial, int64_t max, double mult, double jitter,
-                       int64_t reset, int attempts)
+static void exp_config(jm *j, jm_job *job, int64_t initial, int64_t max, double mult,
+                       double jitter, int64_t reset, int attempts)
 {
     memset(j, 0, sizeof *j);
-    j->restart_type = JM_RESTART_EXPONENTIAL;
-    j->exp_initial_ms = initial;
-    j->exp_max_ms = max;
-    j->exp_multiplier = mult;
-    j->exp_jitter = jitter;
-    j->exp_reset_ms = reset;
-    j->restart_attempts = attempts;
+    memset(job, 0, sizeof *job);
+    job->set.restart_type = JM_RESTART_EXPONENTIAL;
+    job->set.exp_initial_ms = initial;
+    job->set.exp_max_ms = max;
+    job->set.exp_multiplier = mult;
+    job->set.exp_jitter = jitter;
+    job->set.exp_reset_ms = reset;
+    job->set.restart_attempts = attempts;
 }
 
 static void test_backoff_grows_to_the_maximum_then_runs_out(void)
 {
     jm j;
     jm_job job;
-    exp_config(&j, 100, 1000, 2.0, 0, 3600000, 6);
-    memset(&job, 0, sizeof job);
+    exp_config(&j, &job, 100, 1000, 2.0, 0, 3600000, 6);
     static const int64_t want[] = {100, 200, 400, 800, 1000, 1000};
     int64_t now = 5000;
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
@@ -50,8 +50,7 @@ static void test_backoff_with_a_fractional_multiplier(void)
 {
     jm j;
     jm_job job;
-    exp_config(&j, 1000, 60000, 1.5, 0, 3600000, 100);
-    memset(&job, 0, sizeof job);
+    exp_config(&j, &job, 1000, 60000, 1.5, 0, 3600000, 100);
     static const int64_t want[] = {1000, 1500, 2250, 3375, 5062, 7593};
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
         CHECK_EQ_INT(jm_restart_backoff(&j, &job, 100 + (int64_t)i), want[i]);
@@ -61,8 +60,7 @@ static void test_backoff_starts_over_after_the_threshold(void)
 {
     jm j;
     jm_job job;
-    exp_config(&j, 100, 10000, 2.0, 0, 500, 3);
-    memset(&job, 0, sizeof job);
+    exp_config(&j, &job, 100, 10000, 2.0, 0, 500, 3);
     CHECK_EQ_INT(jm_restart_backoff(&j, &job, 1000), 100);
     CHECK_EQ_INT(jm_restart_backoff(&j, &job, 1200), 200);  /* 200 ms later: grows */
     CHECK_EQ_INT(jm_restart_backoff(&j, &job, 1699), 400);  /* 499 ms: still grows */
@@ -77,8 +75,7 @@ static void test_backoff_jitter_stays_within_its_share(void)
 {
     jm j;
     jm_job job;
-    exp_config(&j, 1000, 1000, 1.0, 0.25, 3600000, 1000000);
-    memset(&job, 0, sizeof job);
+    exp_config(&j, &job, 1000, 1000, 1.0, 0.25, 3600000, 1000000);
     int64_t lo = INT64_MAX, hi = 0;
     for (int i = 0; i < 500; i++) {
         int64_t d = jm_restart_backoff(&j, &job, 1000 + i);

@@ -108,5 +108,45 @@ static void test_errors_name_the_problem(void)
                 "'g' (datagen) has no side output 'late' (it declares: none)"));
 }
 
+/* A job's "config": per-job keys only, each checked like the cluster's, kept
+ * as strings; it names and sizes the job and gives GROUP BY state its TTL. */
+static void test_job_config(void)
+{
+    char err[512] = "";
+    const char *j =
+        "{\"config\": {\"execution.checkpointing.interval\": \"100 ms\", \"parallelism.default\": 3,"
+        " \"pipeline.name\": \"mine\", \"table.exec.state.ttl\": \"1 h\","
+        " \"restart-strategy.type\": \"fixed-delay\", \"state.backend.type\": \"rocksdb\"},"
+        " \"vertices\": [" SRC ", {\"id\": \"a\", \"type\": \"group_aggregate\","
+        " \"config\": {\"group-by\": [\"x\"], \"aggregates\": [\"COUNT(*)\"]}}, {\"id\": \"p\", \"type\": \"print\"}],"
+        " \"edges\": [{\"from\": \"g\", \"to\": \"a\", \"strategy\": \"hash\", \"keys\": [\"x\"]}, {\"from\": \"a\", \"to\": \"p\"}]}";
+    sl_jobgraph *g = sl_jobgraph_parse(j, strlen(j), 1, 0, err, sizeof err);
+    if (!g) fprintf(stderr, "%s\n", err);
+    CHECK(g != NULL);
+    CHECK_EQ_STR(sl_jobgraph_conf(g, "execution.checkpointing.interval"), "100 ms");
+    CHECK_EQ_STR(sl_jobgraph_conf(g, "parallelism.default"), "3");
+    CHECK_EQ_STR(sl_jobgraph_conf(g, "state.backend.type"), "rocksdb");
+    CHECK(sl_jobgraph_conf(g, "execution.checkpointing.timeout") == NULL);
+    CHECK_EQ_STR(g->name, "mine");
+    CHECK_EQ_INT(g->parallelism, 3);
+    CHECK_EQ_STR(json_string_value(json_object_get(g->v[1].config, "state.ttl")), "1 h");
+    sl_jobgraph_destroy(g);
+
+    CHECK(fails("{\"config\": {\"execution.checkpointing.intervl\": \"1 s\"}, \"vertices\": [" SRC "]}",
+                "job: config: unknown key 'execution.checkpointing.intervl'; did you mean "
+                "'execution.checkpointing.interval'?"));
+    CHECK(fails("{\"config\": {\"taskmanager.numberOfTaskSlots\": \"4\"}, \"vertices\": [" SRC "]}",
+                "job: config: 'taskmanager.numberOfTaskSlots' cannot be set per job"));
+    CHECK(fails("{\"config\": {\"state.backend.type\": \"memory\"}, \"vertices\": [" SRC "]}",
+                "job: config: "));
+    CHECK(fails("{\"config\": {\"table.exec.state.ttl\": \"soon\"}, \"vertices\": [" SRC "]}",
+                "job: config: 'table.exec.state.ttl': invalid interval 'soon'"));
+    CHECK(fails("{\"config\": {\"parallelism.default\": \"0\"}, \"vertices\": [" SRC "]}",
+                "job: config: 'parallelism.default' must be a number from 1 to 32768, not '0'"));
+    CHECK(fails("{\"config\": [1], \"vertices\": [" SRC "]}", "job: 'config' must be an object"));
+    CHECK(fails("{\"config\": {\"execution.checkpointing.interval\": [1]}, \"vertices\": [" SRC "]}",
+                "job: config: 'execution.checkpointing.interval' must be a string or a number"));
+}
+
 SL_TEST_MAIN(SL_TEST(test_parse_schemas_chains_and_defaults), SL_TEST(test_override_parallelism),
-             SL_TEST(test_errors_name_the_problem))
+             SL_TEST(test_errors_name_the_problem), SL_TEST(test_job_config))

@@ -15,6 +15,7 @@
 #include <jansson.h>
 
 #include "sl_test.h"
+#include "expr.h"
 #include "sql/parse.h"
 #include "sql/sql.h"
 #include "grammar.h"
@@ -70,6 +71,14 @@ static const char *run(sl_sql_session *s, const char *script)
         }
         if (r.kind == SL_SQL_TEXT) snprintf(out, sizeof out, "%s", r.text);
         else if (r.kind == SL_SQL_JOB) snprintf(out, sizeof out, "%s", r.job);
+        else if (r.kind == SL_SQL_QUERY) {
+            int o = snprintf(out, sizeof out, "QUERY %s%s", r.result_mode,
+                             r.changelog ? " changelog" : "");
+            for (int i = 0; i < r.ncols && o > 0 && (size_t)o < sizeof out; i++)
+                o += snprintf(out + o, sizeof out - (size_t)o, " %s:%s", r.col_names[i],
+                              r.col_types[i]);
+            if (o > 0 && (size_t)o < sizeof out) snprintf(out + o, sizeof out - (size_t)o, "\n%s", r.job);
+        }
         else snprintf(out, sizeof out, "OK%s%s", r.message ? " " : "", r.message ? r.message : "");
         sl_sql_result_clear(&r);
         for (size_t i = 0; i < end; i++) {
@@ -449,7 +458,7 @@ static void test_create_table_validation(void)
                  "ERR: line 1, column 25: WATERMARK FOR 'id': the column must be a TIMESTAMP(3) "
                  "(it is INT)");
     CHECK_EQ_STR(run(s, "CREATE TABLE c (id INT, x AS nope + 1) WITH ('connector' = 'print');"),
-                 "ERR: line 1, column 30: unknown column 'nope' at position 1 (in nope + 1); "
+                 "ERR: line 1, column 30: unknown column 'nope'; "
                  "computed column 'x' of table 'c'");
     CHECK_EQ_STR(run(s, "CREATE TABLE c (id INT, PRIMARY KEY (k) NOT ENFORCED) WITH ('connector' = 'print');"),
                  "ERR: line 1, column 38: PRIMARY KEY column 'k' is not a column of table 'c'");
@@ -701,6 +710,52 @@ static void test_plan_projection_filter_case_union(void)
                       "(did you mean 'seq'?)");
 }
 
+/* SUBSTRING .. FROM .. FOR, TRIM(side c FROM s), POSITION(a IN b), LIKE ..
+ * ESCAPE and IS UNKNOWN plan into calc texts that calc reads back through the
+ * same grammar; a type error names the operator's place in the script. */
+static void test_plan_special_argument_forms(void)
+{
+    char err[2048] = "";
+    json_t *j = job_of("INSERT INTO kv SELECT POSITION('a' IN url) AS k,\n"
+                       "  CAST(CHAR_LENGTH(SUBSTRING(url FROM 2 FOR 3) || TRIM(LEADING 'x' FROM url))"
+                       " AS BIGINT) AS c\n"
+                       "FROM clicks WHERE url LIKE 'a!%' ESCAPE '!' AND url IS NOT UNKNOWN;",
+                       err, sizeof err);
+    if (!j) fprintf(stderr, "%s\n", err);
+    CHECK(j != NULL);
+    json_t *c = vertex(j, "calc", 1);
+    const char *filter = cfg_str(c, "filter");
+    CHECK_EQ_STR(filter, "(url LIKE 'a!%' ESCAPE '!') AND (url IS NOT UNKNOWN)");
+    json_t *proj = json_object_get(json_object_get(c, "config"), "projection");
+    CHECK_EQ_STR(joined(proj),
+                 "POSITION('a' IN url) AS k|CAST(CHAR_LENGTH(SUBSTRING(url FROM 2 FOR 3) || "
+                 "TRIM(LEADING 'x' FROM url)) AS BIGINT) AS c");
+    sl_schema in;
+    sl_schema_init(&in);
+    sl_schema_add(&in, "user_id", SL_T_INT);
+    sl_schema_add(&in, "url", SL_T_STRING);
+    char eb[256];
+    sl_expr *x = sl_expr_parse(filter, &in, eb, sizeof eb);
+    CHECK(x != NULL && sl_expr_type(x) == SL_T_BOOLEAN);
+    sl_expr_destroy(x);
+    for (size_t i = 0; i < json_array_size(proj); i++) {
+        char *name = NULL;
+        x = sl_expr_parse_item(json_string_value(json_array_get(proj, i)), &in, (int)i, &name,
+                               eb, sizeof eb);
+        CHECK(x != NULL);
+        CHECK_EQ_STR(name, i ? "c" : "k");
+        CHECK(sl_expr_type(x) == (i ? SL_T_BIGINT : SL_T_INT));
+        free(name);
+        sl_expr_destroy(x);
+    }
+    sl_schema_free(&in);
+    json_decref(j);
+
+    CHECK(job_of("INSERT INTO ids SELECT user_id\nFROM clicks WHERE url  +  1 > 2;", err,
+                 sizeof err) == NULL);
+    CHECK_EQ_STR(err, "line 2, column 24: cannot apply '+' to STRING and INT");
+}
+
 /* Uids come from what the stateful operator is: a new projection or filter
  * after it keeps them, a different key changes them. */
 static void test_stable_uids(void)
@@ -757,16 +812,31 @@ static void test_statement_sets_and_explain(void)
     CHECK(j != NULL);
     CHECK_EQ_STR(types(j), "datagen calc calc calc union blackhole");
     json_decref(j);
-    /* options a job graph cannot carry yet are named */
+    /* per-job options travel in the job's "config"; others are named */
     sl_sql_result res;
     char e2[512];
-    run(s, "SET 'execution.checkpointing.interval' = '10 s';");
+    run(s, "SET 'execution.checkpointing.interval' = '10 s'; SET 'state.backend.type' = 'rocksdb';"
+           "SET 'taskmanager.memory.process.size' = '1g';");
     const char *ins = "INSERT INTO ids SELECT id FROM seq";
     CHECK_EQ_INT(sl_sql_execute(s, ins, strlen(ins), 1, 1, &res, e2, sizeof e2), SL_OK);
-    CHECK_EQ_STR(res.warning, "'execution.checkpointing.interval' does not reach the job: a job "
-                              "graph carries no configuration yet, so the JobManager's applies");
+    CHECK_EQ_STR(res.warning, "'taskmanager.memory.process.size' is not a per-job setting: the "
+                              "cluster's configuration applies");
+    j = json_loads(res.job, 0, &je);
+    CHECK(j != NULL);
+    char *cfg = json_dumps(json_object_get(j, "config"), JSON_COMPACT | JSON_SORT_KEYS);
+    CHECK_EQ_STR(cfg, "{\"execution.checkpointing.interval\":\"10 s\",\"parallelism.default\":\"3\","
+                      "\"pipeline.name\":\"two\",\"state.backend.type\":\"rocksdb\"}");
+    free(cfg);
+    json_decref(j);
     sl_sql_result_clear(&res);
-    run(s, "RESET 'execution.checkpointing.interval';");
+    run(s, "RESET 'execution.checkpointing.interval'; RESET 'state.backend.type';"
+           "RESET 'taskmanager.memory.process.size';");
+    /* checked when SET, with the job config's messages */
+    CHECK_EQ_STR(run(s, "SET 'execution.checkpointing.intervl' = '10 s';"),
+                 "ERR: line 1, column 1: unknown key 'execution.checkpointing.intervl'; did you "
+                 "mean 'execution.checkpointing.interval'?");
+    CHECK(strncmp(run(s, "SET 'state.backend.type' = 'memory';"),
+                  "ERR: line 1, column 1: ", 23) == 0);
     /* the SQL client's BEGIN STATEMENT SET; ... END; */
     CHECK_EQ_STR(run(s, "BEGIN STATEMENT SET;"), "OK Begin a statement set.");
     CHECK_EQ_STR(run(s, "INSERT INTO ids SELECT id FROM seq;"),
@@ -783,9 +853,19 @@ static void test_statement_sets_and_explain(void)
     CHECK(strstr(run(s, "SHOW FUNCTIONS;"), "|            TUMBLE |") != NULL);
     CHECK_EQ_STR(run(s, "STOP JOB 'xyz';"),
                  "ERR: line 1, column 1: 'xyz' is not a job id (32 hexadecimal digits)");
-    CHECK_EQ_STR(run(s, "SELECT id FROM seq;"),
-                 "ERR: line 1, column 1: a SELECT whose rows stream back to the client is not "
-                 "supported yet; INSERT INTO a 'print' table instead");
+    /* a plain SELECT: a job whose collect sink the client reads */
+    r = run(s, "SELECT id, id * 2 AS twice FROM seq WHERE id < 3;");
+    CHECK(strncmp(r, "QUERY table id:BIGINT twice:BIGINT\n", 35) == 0);
+    j = json_loads(strchr(r, '\n') + 1, 0, &je);
+    CHECK(j != NULL);
+    CHECK_EQ_STR(types(j), "datagen calc calc collect");
+    CHECK_EQ_STR(json_string_value(json_object_get(j, "name")), "two"); /* pipeline.name */
+    CHECK_EQ_INT(json_integer_value(json_object_get(vertex(j, "collect", 0), "parallelism")), 1);
+    json_decref(j);
+    CHECK_EQ_STR(run(s, "SET 'sql-client.execution.result-mode' = 'TABLEAU';"),
+                 "OK Session property has been set.");
+    r = run(s, "SELECT k, COUNT(*) AS c FROM seq GROUP BY k;");
+    CHECK(strncmp(r, "QUERY tableau changelog k:INT c:BIGINT\n", 39) == 0);
     sl_sql_session_destroy(s);
 }
 
@@ -824,5 +904,6 @@ SL_TEST_MAIN(SL_TEST(test_tokenizer_kinds_and_positions), SL_TEST(test_tokenizer
              SL_TEST(test_plan_tumble_like_the_json_example),
              SL_TEST(test_plan_hop_session_cumulate_and_keys), SL_TEST(test_plan_proctime_window),
              SL_TEST(test_plan_group_by_changelog), SL_TEST(test_plan_projection_filter_case_union),
+             SL_TEST(test_plan_special_argument_forms),
              SL_TEST(test_stable_uids), SL_TEST(test_statement_sets_and_explain),
              SL_TEST(test_garbage_does_not_crash))

@@ -158,7 +158,7 @@ static void test_parse_over_and_filter(void)
     CHECK_EQ_STR(expr("`order` + asc + filter"), "(BINOP + (BINOP + (COL order) (COL asc)) "
                                                  "(COL filter))");
     CHECK_EQ_STR(expr("ROW_NUMBER() OVER (PARTITION BY a)"),
-                 "ERR: line 1, column 41: unexpected ')', expected ORDER, '(', ',' or '.'");
+                 "ERR: line 1, column 41: unexpected ')', expected ORDER or ','");
 }
 
 /* ---- Top-N ------------------------------------------------------------------ */

@@ -1,0 +1,27 @@
+/*
+ * collect.h -- the channel from a `collect` sink (operators/collect.c) to
+ * the JobManager, which keeps the rows for the client that reads the job's
+ * results (GET /jobs/:jobid/results, docs/REST.md).
+ *
+ * Flow control is by credit, in rows: a sink starts with SL_COLLECT_CREDIT
+ * and gets back what the client takes, so the JobManager never holds more
+ * than SL_COLLECT_CREDIT rows of a job and a slow client backpressures the
+ * job instead of growing anyone's memory.
+ */
+#ifndef SL_COLLECT_H
+#define SL_COLLECT_H
+
+#include <stddef.h>
+
+#define SL_COLLECT_CREDIT 512                /* rows buffered per job */
+#define SL_COLLECT_BATCH_ROWS 64             /* rows per message at most */
+#define SL_COLLECT_BATCH_BYTES (256u << 10)  /* bytes per message, about */
+
+/* Send nrows rows (each a JSON array ending '\n', len bytes in all) and,
+ * with `end`, the end of the results. Blocks until the job holds credit for
+ * them. Implemented by the TaskManager for its task threads
+ * (taskmanager/collect.c). Returns SL_OK, SL_DONE when the deployment is
+ * being cancelled, or SL_ERR with err (not running in a TaskManager task). */
+int sl_collect_send(const char *rows, size_t len, int nrows, int end, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,1285 @@
+/*
+ * expr_check.c -- the typed tree of a scalar expression, built from the SQL
+ * grammar's syntax tree (sql/ast.h): every column is resolved to an index
+ * and every operator's operands are checked and promoted here, once per job.
+ *
+ * A `calc` text is parsed by the SQL grammar in its expression-only mode
+ * (sql_parse_expr), so calc and SQL share one syntax, one precedence table
+ * and one set of syntax errors; the SQL planner hands its own trees to
+ * sl_expr_from_sql. Messages say "line L, column C: ..." like the parser's.
+ * Each node also keeps the 1-based byte offset of its first character in
+ * the text, which run-time errors name ("at position N").
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "expr_int.h"
+#include "duration.h"
+#include "sql/parse.h"
+
+typedef struct bld {
+    const sl_schema *in;
+    const char *text;  /* the calc text, or NULL for a planner's tree */
+    size_t textlen;
+    int *lines;        /* byte offset of each line's start in text */
+    int nlines;
+    int depth;         /* build recursion */
+    bool failed;       /* an error is set: keep the first, it is the precise one */
+    node *all;         /* every node built so far */
+    char *err;
+    size_t errlen;
+    char names[4][40]; /* ntname()'s results, reused round robin */
+    int nname;
+} bld;
+
+static int perr(bld *b, int line, int col, const char *fmt, ...) SL_PRINTF(4, 5);
+
+/* Set an error (the first one wins) as "line L, column C: ...". */
+static int perr(bld *b, int line, int col, const char *fmt, ...)
+{
+    if (b->err && b->errlen && !b->failed) {
+        char msg[320];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(msg, sizeof msg, fmt, ap);
+        va_end(ap);
+        snprintf(b->err, b->errlen, "line %d, column %d: %s", line, col, msg);
+    }
+    b->failed = true;
+    return SL_ERR;
+}
+/* at a syntax node's first token, at its operator, at a typed node */
+#define AT(e) (e)->line, (e)->col
+#define OPAT(e) ((e)->oline ? (e)->oline : (e)->line), ((e)->oline ? (e)->ocol : (e)->col)
+#define NAT(n) (n)->ln, (n)->cn
+
+/* 1-based byte offset of line:col in the text (run-time messages). */
+static int offset_of(const bld *b, int line, int col)
+{
+    if (line >= 1 && line <= b->nlines) return b->lines[line - 1] + col;
+    return col;
+}
+
+static node *new_node(bld *b, n_op op, int line, int col, int nkids)
+{
+    node *n = sl_calloc(1, sizeof *n);
+    n->op = op;
+    n->ln = line;
+    n->cn = col;
+    n->pos = offset_of(b, line, col);
+    n->nkids = nkids;
+    n->kids = nkids ? sl_calloc((size_t)nkids, sizeof *n->kids) : NULL;
+    n->height = 1;
+    n->next_all = b->all;
+    b->all = n;
+    return n;
+}
+
+/* Recompute the height after children are in place; refuse deep trees. */
+static int seal(bld *b, node *n)
+{
+    for (int i = 0; i < n->nkids; i++)
+        if (n->kids[i] && n->kids[i]->height + 1 > n->height) n->height = n->kids[i]->height + 1;
+    if (n->height > SL_EXPR_MAX_DEPTH)
+        return perr(b, NAT(n), "expression nested too deeply (limit %d)", SL_EXPR_MAX_DEPTH);
+    return SL_OK;
+}
+
+/* Grow a node's child array by one (variadic forms: IN, CASE, functions). */
+static void add_kid(node *n, node *kid)
+{
+    n->kids = sl_realloc(n->kids, (size_t)(n->nkids + 1) * sizeof *n->kids);
+    n->kids[n->nkids++] = kid;
+}
+
+static const char *tname(sl_type t) { return sl_type_name(t); }
+
+/* A node's type for messages: its sl_type, or "INTERVAL SECOND",
+ * "INTERVAL DAY TO SECOND" for an interval. Valid for the next 3 calls. */
+static const char *ntname(bld *b, const node *n)
+{
+    if (!n->interval) return tname(n->type);
+    char *s = b->names[b->nname++ % 4];
+    if (n->ivs == n->ive) snprintf(s, sizeof b->names[0], "INTERVAL %s", iv_name[n->ive]);
+    else snprintf(s, sizeof b->names[0], "INTERVAL %s TO %s", iv_name[n->ivs], iv_name[n->ive]);
+    return s;
+}
+
+static void set_iv(node *n, int first, int last)
+{
+    n->interval = true;
+    n->ivs = (uint8_t)first;
+    n->ive = (uint8_t)last;
+}
+
+/* n takes the fields of both a and b (an interval or a NULL each): the
+ * widest span, as INTERVAL MINUTE + INTERVAL SECOND is MINUTE TO SECOND. */
+static void join_iv(node *n, const node *a, const node *c)
+{
+    const node *x = a->interval ? a : c, *y = c->interval ? c : a;
+    set_iv(n, x->ivs > y->ivs ? x->ivs : y->ivs, x->ive < y->ive ? x->ive : y->ive);
+}
+
+/* Fold branch `br` of a CASE / COALESCE / IF into the result node n: all
+ * typed branches must be intervals or none may be. *first: the first typed
+ * branch folded so far (NULL before). */
+static int merge_branch_iv(bld *b, node *n, const node *br, const node **first, int line,
+                           int col, const char *what)
+{
+    if (br->type == SL_T_NULL) return SL_OK;
+    if (!*first) {
+        *first = br;
+        if (br->interval) set_iv(n, br->ivs, br->ive);
+        return SL_OK;
+    }
+    if ((*first)->interval != br->interval)
+        return perr(b, line, col, "%s have incompatible types %s and %s", what,
+                    ntname(b, *first), ntname(b, br));
+    if (n->interval) join_iv(n, n, br);
+    return SL_OK;
+}
+
+/* The type both a and b convert to, for CASE branches, COALESCE, IN, ... */
+static bool common_type(sl_type a, sl_type c, sl_type *out)
+{
+    if (a == SL_T_NULL) *out = c;
+    else if (c == SL_T_NULL || a == c) *out = a;
+    else if (is_num_type(a) && is_num_type(c)) *out = num_rank(a) >= num_rank(c) ? a : c;
+    else return false;
+    return true;
+}
+
+static node *wrap_cast(bld *b, node *x, sl_type to)
+{
+    node *c = new_node(b, N_CAST, NAT(x), 1);
+    c->kids[0] = x;
+    c->type = to;
+    c->height = x->height + 1;
+    return c;
+}
+
+/* Make *a and *c comparable: numbers of any width; equal types; STRING
+ * with BYTES; TIMESTAMP with STRING (the string side gets a CAST). An
+ * `ordered` comparison refuses BOOLEAN, which has no order. */
+static int make_comparable(bld *b, node **a, node **c, int line, int col, const char *op,
+                           bool ordered)
+{
+    sl_type ta = (*a)->type, tc = (*c)->type, t;
+    if ((*a)->interval != (*c)->interval && ta != SL_T_NULL && tc != SL_T_NULL)
+        return perr(b, line, col, "cannot compare %s with %s in '%s'", ntname(b, *a),
+                    ntname(b, *c), op);
+    if (ta == SL_T_TIMESTAMP && tc == SL_T_STRING) *c = wrap_cast(b, *c, SL_T_TIMESTAMP);
+    else if (tc == SL_T_TIMESTAMP && ta == SL_T_STRING) *a = wrap_cast(b, *a, SL_T_TIMESTAMP);
+    else if (!common_type(ta, tc, &t) && !(is_str_type(ta) && is_str_type(tc)))
+        return perr(b, line, col, "cannot compare %s with %s in '%s'", ntname(b, *a),
+                    ntname(b, *c), op);
+    else if (ordered && (ta == SL_T_BOOLEAN || tc == SL_T_BOOLEAN))
+        return perr(b, line, col, "BOOLEAN values have no order: '%s' is not allowed", op);
+    return SL_OK;
+}
+
+static bool is_bool_or_null(sl_type t) { return t == SL_T_BOOLEAN || t == SL_T_NULL; }
+
+static node *build(bld *b, const sql_node *e);
+
+/* ---- literals ------------------------------------------------------------ */
+
+static node *lit_node(bld *b, const sql_node *at, sl_type t)
+{
+    node *n = new_node(b, N_LIT, AT(at), 0);
+    n->type = t;
+    n->lit.isnull = t == SL_T_NULL;
+    return n;
+}
+
+static node *build_number(bld *b, const sql_node *e)
+{
+    const char *s = e->s;
+    size_t len = strlen(s);
+    if (strcspn(s, ".eE") == len) {
+        int64_t v;
+        if (!sl_expr_parse_i64(s, len, &v)) {
+            perr(b, AT(e), "integer literal %.*s is out of range", (int)SL_MIN(len, 40), s);
+            return NULL;
+        }
+        node *n = lit_node(b, e, v <= INT32_MAX ? SL_T_INT : SL_T_BIGINT);
+        n->lit.v.i = v;
+        return n;
+    }
+    if (len >= 64) {
+        perr(b, AT(e), "decimal literal is too long");
+        return NULL;
+    }
+    double d = strtod(s, NULL);
+    if (isinf(d)) {
+        perr(b, AT(e), "decimal literal %s is out of range", s);
+        return NULL;
+    }
+    node *n = lit_node(b, e, SL_T_DOUBLE);
+    n->lit.v.d = d;
+    return n;
+}
+
+static node *build_string(bld *b, const sql_node *e)
+{
+    node *n = lit_node(b, e, SL_T_STRING);
+    size_t len = strlen(e->s);
+    if (len > UINT32_MAX) {
+        perr(b, AT(e), "string literal too long");
+        return NULL;
+    }
+    n->owned = sl_strndup(e->s, len);
+    n->lit.v.s.p = n->owned;
+    n->lit.v.s.len = (uint32_t)len;
+    return n;
+}
+
+/* An interval field: SECOND, MINUTE, HOUR, DAY, the Sluice extension
+ * MILLISECOND, and the spellings sl_interval_parse takes; -1 otherwise. */
+static int iv_field(const char *s)
+{
+    int64_t mult;
+    if (!sl_duration_unit(s, strlen(s), &mult)) return -1;
+    for (int i = 0; i < IV_N; i++)
+        if (iv_ms[i] == mult) return i;
+    return -1;
+}
+
+/* A precision written in a qualifier ("3" or "3,6"): the first number in
+ * lo..hi, the second (fractional seconds) in 0..9 and only after SECOND. */
+static int iv_precision(bld *b, const sql_node *u, int field, int lo, int hi, int *out)
+{
+    const char *s = u->s2, *comma = strchr(s, ',');
+    int64_t v, f;
+    size_t n1 = comma ? (size_t)(comma - s) : strlen(s);
+    if (!sl_expr_parse_i64(s, n1, &v) || v < lo || v > hi)
+        return perr(b, AT(u), "interval precision must be a number from %d to %d", lo, hi);
+    if (comma) {
+        if (field != IV_SECOND || lo == 0)
+            return perr(b, AT(u), "only a leading SECOND field takes a fractional precision");
+        if (!sl_expr_parse_i64(comma + 1, strlen(comma + 1), &f) || f < 0 || f > 9)
+            return perr(b, AT(u), "interval precision must be a number from 0 to 9");
+    }
+    *out = (int)v;
+    return SL_OK;
+}
+
+/* qualifier := field [(p [, f])] [TO field [(f)]], as in INTERVAL '1:30'
+ * MINUTE TO SECOND or CAST(n AS INTERVAL SECOND(3)) -- a LIST of one or two
+ * IDENT units. *lead_prec is the leading field's precision in digits: 2
+ * unless written (Flink's default), 0 (unchecked) for MILLISECOND.
+ * Fractional-second precisions are accepted; values keep milliseconds. */
+static int iv_qualifier(bld *b, const sql_node *q, int *first, int *last, int *lead_prec)
+{
+    const sql_node *u = sql_kid(q, 0), *u2 = sql_kid(q, 1);
+    if (!u) return perr(b, AT(q), "missing interval unit");
+    int a = iv_field(u->s), c, frac;
+    if (a < 0) {
+        if (!strcasecmp(u->s, "YEAR") || !strcasecmp(u->s, "MONTH"))
+            return perr(b, AT(u), "year-month intervals (%s) are not supported, only "
+                        "day-time ones; add months with TIMESTAMPADD(MONTH, n, ts)", u->s);
+        return perr(b, AT(u), "unexpected '%s', expected an interval unit (SECOND, MINUTE, "
+                    "HOUR, DAY)", u->s);
+    }
+    *lead_prec = a == IV_MS ? 0 : 2;
+    if (u->s2 && iv_precision(b, u, a, 1, 10, lead_prec)) return SL_ERR;
+    c = a;
+    if (u2) {
+        c = iv_field(u2->s);
+        if (c < IV_SECOND || c >= a)
+            return perr(b, AT(u2), "invalid interval qualifier: expected HOUR, MINUTE or SECOND "
+                        "finer than %s after TO", iv_name[a]);
+        if (u2->s2 && (c != IV_SECOND || strchr(u2->s2, ',')))
+            return perr(b, AT(u2), "only a trailing SECOND field takes a precision");
+        if (u2->s2 && iv_precision(b, u2, c, 0, 9, &frac)) return SL_ERR;
+    }
+    *first = a;
+    *last = c;
+    return SL_OK;
+}
+
+/* The milliseconds an interval literal's text stands for under the
+ * qualifier first..last: '[+|-]N' for one field (SECOND also 'N.fff'), and
+ * for several 'D H', 'D H:M', 'D H:M:S[.f]', 'H:M', 'H:M:S[.f]', 'M:S[.f]'.
+ * Fields after the first are one or two digits in their range (HOUR 0-23,
+ * MINUTE and SECOND 0-59). Returns SL_OK, or SL_ERR with the message in why. */
+static int iv_text(const char *t, int first, int last, int lead_prec, int64_t *ms, char *why,
+                   size_t whylen)
+{
+    static const int maxv[IV_N] = {999, 59, 59, 23, 0};
+    size_t n = strlen(t), i = 0;
+    while (n > 0 && t[n - 1] == ' ') n--;
+    while (i < n && t[i] == ' ') i++;
+    bool neg = false;
+    if (i < n && (t[i] == '-' || t[i] == '+')) neg = t[i++] == '-';
+    int64_t total = 0;
+    for (int f = first; f >= last; f--) {
+        if (f != first) { /* the separator before this field */
+            char sep = f == IV_HOUR ? ' ' : ':';
+            if (i >= n || t[i] != sep) goto malformed;
+            while (sep == ' ' && i + 1 < n && t[i + 1] == ' ') i++;
+            i++;
+        }
+        size_t d0 = i;
+        int64_t v = 0;
+        while (i < n && is_digit((unsigned char)t[i]) && i - d0 < 18) v = v * 10 + (t[i++] - '0');
+        size_t nd = i - d0;
+        if (nd == 0 || (i < n && is_digit((unsigned char)t[i]))) goto malformed;
+        if (f == first) {
+            if (lead_prec > 0 && nd > (size_t)lead_prec) {
+                /* leading zeros do not count */
+                size_t sig = nd;
+                for (size_t k = d0; k < i - 1 && t[k] == '0'; k++) sig--;
+                if (sig > (size_t)lead_prec) {
+                    snprintf(why, whylen, "interval field value %.*s exceeds precision of %s(%d) "
+                             "field (write %s(%d))", (int)nd, t + d0, iv_name[f], lead_prec,
+                             iv_name[f], (int)sig);
+                    return SL_ERR;
+                }
+            }
+        } else if (nd > 2 || v > maxv[f]) {
+            snprintf(why, whylen, "invalid INTERVAL literal '%s': %s must be 0 to %d", t,
+                     iv_name[f], maxv[f]);
+            return SL_ERR;
+        }
+        int64_t part;
+        if (__builtin_mul_overflow(v, iv_ms[f], &part) || __builtin_add_overflow(total, part, &total))
+            goto range;
+    }
+    if (last == IV_SECOND && i < n && t[i] == '.') { /* fraction of a second: keep ms */
+        i++;
+        int nd = 0, frac = 0;
+        for (; i < n && is_digit((unsigned char)t[i]); i++, nd++)
+            if (nd < 3) frac = frac * 10 + (t[i] - '0');
+        if (nd == 0) goto malformed;
+        for (; nd < 3; nd++) frac *= 10;
+        if (__builtin_add_overflow(total, frac, &total)) goto range;
+    }
+    if (i != n) goto malformed;
+    *ms = neg ? -total : total;
+    return SL_OK;
+malformed:
+    if (first == last) {
+        snprintf(why, whylen, "INTERVAL needs a whole number in quotes, e.g. INTERVAL '5' SECOND");
+    } else {
+        static const char *const form[IV_N] = {"", "SS[.fff]", "MM", "HH", "D"};
+        char want[40] = "";
+        size_t o = 0;
+        for (int f = first; f >= last && o < sizeof want; f--)
+            o += (size_t)snprintf(want + o, sizeof want - o, "%s%s",
+                                  f == first ? "" : f == IV_HOUR ? " " : ":", form[f]);
+        snprintf(why, whylen, "invalid INTERVAL literal '%s' for INTERVAL %s TO %s (expected '%s')",
+                 t, iv_name[first], iv_name[last], want);
+    }
+    return SL_ERR;
+range:
+    snprintf(why, whylen, "INTERVAL value out of range");
+    return SL_ERR;
+}
+
+/* INTERVAL 'text' qualifier -- a BIGINT of milliseconds flagged as an
+ * interval of the qualifier's fields. */
+static node *build_interval(bld *b, const sql_node *e)
+{
+    int first, last, lead;
+    if (iv_qualifier(b, sql_kid(e, 0), &first, &last, &lead)) return NULL;
+    char why[200];
+    int64_t ms;
+    if (iv_text(e->s, first, last, lead, &ms, why, sizeof why)) {
+        perr(b, OPAT(e), "%s", why);
+        return NULL;
+    }
+    node *n = lit_node(b, e, SL_T_BIGINT);
+    set_iv(n, first, last);
+    n->lit.v.i = ms;
+    return n;
+}
+
+static node *build_timestamp(bld *b, const sql_node *e)
+{
+    int64_t ms;
+    if (!sl_expr_ts_parse(e->s, strlen(e->s), &ms)) {
+        perr(b, OPAT(e), "invalid TIMESTAMP literal '%.*s' (expected 'YYYY-MM-DD HH:MM:SS[.fff]')",
+             (int)SL_MIN(strlen(e->s), 40), e->s);
+        return NULL;
+    }
+    node *n = lit_node(b, e, SL_T_TIMESTAMP);
+    n->lit.v.i = ms;
+    return n;
+}
+
+/* ---- columns --------------------------------------------------------------- */
+
+static bool is_clock_word(const sql_node *e)
+{
+    return !(e->flags & SQL_F_QUOTED) && !e->s2 &&
+           (!strcasecmp(e->s, "CURRENT_TIMESTAMP") || !strcasecmp(e->s, "LOCALTIMESTAMP"));
+}
+
+static node *build_column(bld *b, const sql_node *e)
+{
+    if (is_clock_word(e)) { /* CURRENT_TIMESTAMP, LOCALTIMESTAMP: milliseconds */
+        node *n = new_node(b, N_NOW, AT(e), 0);
+        n->type = SL_T_TIMESTAMP;
+        n->flags = 3;
+        return n;
+    }
+    /* a calc text names its input's columns alone; the planner has
+     * resolved qualified names already */
+    if (e->s2 && b->text) {
+        perr(b, AT(e), "unknown column '%s.%s' (a calc expression names columns without a "
+             "table)", e->s2, e->s);
+        return NULL;
+    }
+    int idx = b->in ? sl_schema_find(b->in, e->s) : -1;
+    if (idx < 0) {
+        perr(b, AT(e), "unknown column '%s'", e->s);
+        return NULL;
+    }
+    node *n = new_node(b, N_COL, AT(e), 0);
+    n->col = idx;
+    n->type = b->in->fields[idx].type;
+    return n;
+}
+
+/* ---- CAST ------------------------------------------------------------------ */
+
+static bool cast_allowed(sl_type from, sl_type to)
+{
+    if (from == to || from == SL_T_NULL) return true;
+    switch (to) {
+    case SL_T_STRING: return true;
+    case SL_T_BYTES: return from == SL_T_STRING;
+    case SL_T_INT:
+    case SL_T_BIGINT:
+    case SL_T_DOUBLE:
+    case SL_T_BOOLEAN: return is_num_type(from) || from == SL_T_BOOLEAN || from == SL_T_STRING;
+    case SL_T_TIMESTAMP: return from == SL_T_STRING;
+    case SL_T_NULL: return false;
+    }
+    return false;
+}
+
+/* CAST(x AS INTERVAL qualifier): from an integer (a count of the
+ * qualifier's first field, as Flink's CAST(5 AS INTERVAL SECOND)), from
+ * another interval, or from NULL. */
+static node *build_cast_iv(bld *b, const sql_node *e, node *x)
+{
+    int first, last, lead;
+    if (iv_qualifier(b, sql_kid(e, 1), &first, &last, &lead)) return NULL;
+    node *n = new_node(b, N_CAST, AT(e), 1);
+    n->kids[0] = x;
+    n->type = SL_T_BIGINT;
+    n->neg = e->flags & SQL_F_TRY;
+    set_iv(n, first, last);
+    if (!x->interval && !is_int_type(x->type) && x->type != SL_T_NULL) {
+        perr(b, AT(e), "cannot CAST %s to %s (only an integer or an interval can be)",
+             ntname(b, x), ntname(b, n));
+        return NULL;
+    }
+    return seal(b, n) ? NULL : n;
+}
+
+static node *build_cast(bld *b, const sql_node *e)
+{
+    bool try_cast = e->flags & SQL_F_TRY;
+    node *x = build(b, sql_kid(e, 0));
+    if (!x) return NULL;
+    if (!strncmp(e->s, "INTERVAL ", 9)) return build_cast_iv(b, e, x);
+    /* TIMESTAMP(3) WITH LOCAL TIME ZONE is TIMESTAMP_LTZ(3) */
+    char tbuf[64];
+    snprintf(tbuf, sizeof tbuf, "%s", e->s);
+    char *wl = strstr(tbuf, " WITH LOCAL TIME ZONE");
+    bool ltz = !strncasecmp(tbuf, "TIMESTAMP_LTZ", 13) || wl;
+    if (wl) *wl = '\0';
+    sl_type to;
+    if (sl_type_parse(sql_cast_type(tbuf), &to) != SL_OK || to == SL_T_NULL) {
+        perr(b, OPAT(e), "unknown type '%s' in %s", tbuf, try_cast ? "TRY_CAST" : "CAST");
+        return NULL;
+    }
+    /* Flink refuses TIMESTAMP <-> number casts and names the function to use */
+    if (x->type == SL_T_TIMESTAMP && is_num_type(to)) {
+        perr(b, AT(e), "cannot CAST TIMESTAMP(3) to %s: a TIMESTAMP does not convert to a "
+             "number; use UNIX_TIMESTAMP(CAST(ts AS STRING)) for epoch seconds",
+             tname(to));
+        return NULL;
+    }
+    if (is_num_type(x->type) && !x->interval && to == SL_T_TIMESTAMP) {
+        if (ltz)
+            perr(b, AT(e), "cannot CAST %s to TIMESTAMP_LTZ(3): a number does not convert "
+                 "to a TIMESTAMP_LTZ; use TO_TIMESTAMP_LTZ(n, 0) for epoch seconds or "
+                 "TO_TIMESTAMP_LTZ(n, 3) for milliseconds", tname(x->type));
+        else
+            perr(b, AT(e), "cannot CAST %s to TIMESTAMP(3): a number does not convert to a "
+                 "TIMESTAMP; use TO_TIMESTAMP(FROM_UNIXTIME(n)) for epoch seconds",
+                 tname(x->type));
+        return NULL;
+    }
+    /* an interval becomes text, or a count of its last field */
+    if (x->interval ? to != SL_T_STRING && !is_int_type(to) : !cast_allowed(x->type, to)) {
+        perr(b, AT(e), "cannot CAST %s to %s", ntname(b, x), tname(to));
+        return NULL;
+    }
+    node *n = new_node(b, N_CAST, AT(e), 1);
+    n->kids[0] = x;
+    n->type = to;
+    n->neg = try_cast;
+    return seal(b, n) ? NULL : n;
+}
+
+/* ---- CASE ------------------------------------------------------------------ */
+
+static node *build_case(bld *b, const sql_node *e)
+{
+    node *n = new_node(b, N_CASE, AT(e), 0);
+    node *operand = NULL;
+    if (sql_kid(e, 0)) {
+        if (!(operand = build(b, e->kids[0]))) return NULL;
+        add_kid(n, operand);
+        n->flags |= CASE_OPERAND;
+    }
+    sl_type rt = SL_T_NULL;
+    const node *first = NULL; /* the first typed branch */
+    const sql_node *whens = sql_kid(e, 1);
+    for (int i = 0; whens && i < whens->nkids; i++) {
+        const sql_node *wn = whens->kids[i], *we = sql_kid(wn, 0), *te = sql_kid(wn, 1);
+        node *w = build(b, we);
+        if (!w) return NULL;
+        if (operand) {
+            node *a = operand;
+            if (make_comparable(b, &a, &w, AT(we), "CASE .. WHEN", false)) return NULL;
+            if (a != operand) {
+                perr(b, AT(we), "CASE operand of type %s cannot be matched against %s",
+                     ntname(b, operand), ntname(b, w));
+                return NULL;
+            }
+        } else if (w->type != SL_T_BOOLEAN && w->type != SL_T_NULL) {
+            perr(b, AT(we), "WHEN condition must be BOOLEAN, got %s", ntname(b, w));
+            return NULL;
+        }
+        node *th = build(b, te);
+        if (!th) return NULL;
+        if (!common_type(rt, th->type, &rt)) {
+            perr(b, AT(te), "CASE branches have incompatible types %s and %s", tname(rt),
+                 ntname(b, th));
+            return NULL;
+        }
+        if (merge_branch_iv(b, n, th, &first, AT(te), "CASE branches")) return NULL;
+        add_kid(n, w);
+        add_kid(n, th);
+    }
+    if (sql_kid(e, 2)) {
+        const sql_node *ee = e->kids[2];
+        node *el = build(b, ee);
+        if (!el) return NULL;
+        if (!common_type(rt, el->type, &rt)) {
+            perr(b, AT(ee), "CASE branches have incompatible types %s and %s", tname(rt),
+                 ntname(b, el));
+            return NULL;
+        }
+        if (merge_branch_iv(b, n, el, &first, AT(ee), "CASE branches")) return NULL;
+        add_kid(n, el);
+        n->flags |= CASE_ELSE;
+    }
+    n->type = rt;
+    return seal(b, n) ? NULL : n;
+}
+
+/* ---- operators ------------------------------------------------------------- */
+
+static const char *op_sym(n_op op)
+{
+    switch (op) {
+    case N_ADD: return "+";
+    case N_SUB: return "-";
+    case N_MUL: return "*";
+    case N_DIV: return "/";
+    case N_MOD: return "%";
+    case N_CONCAT: return "||";
+    case N_EQ: return "=";
+    case N_NE: return "<>";
+    case N_LT: return "<";
+    case N_LE: return "<=";
+    case N_GT: return ">";
+    case N_GE: return ">=";
+    default: return "?";
+    }
+}
+
+/* Build and type a binary arithmetic node (also MOD() and '||'). Intervals
+ * follow Flink: TIMESTAMP +/- INTERVAL and INTERVAL + TIMESTAMP give a
+ * TIMESTAMP; INTERVAL +/- INTERVAL an interval; an interval times or divided
+ * by an INT an interval (Flink's code generator refuses BIGINT and DOUBLE
+ * factors); nothing else mixes intervals with numbers. */
+static node *make_arith(bld *b, n_op op, int line, int col, node *a, node *c)
+{
+    sl_type ta = a->type, tc = c->type, t = SL_T_NULL;
+    int iv = 0; /* 1: the result is an interval */
+    if (op == N_CONCAT) {
+        if ((ta != SL_T_STRING && ta != SL_T_NULL) || (tc != SL_T_STRING && tc != SL_T_NULL))
+            goto bad;
+        t = SL_T_STRING;
+    } else if ((op == N_ADD || op == N_SUB) && ta == SL_T_TIMESTAMP && c->interval) {
+        t = SL_T_TIMESTAMP;
+    } else if (op == N_ADD && tc == SL_T_TIMESTAMP && a->interval) {
+        t = SL_T_TIMESTAMP;
+    } else if (a->interval || c->interval) {
+        node *num = a->interval ? c : a; /* the other operand */
+        if ((op == N_ADD || op == N_SUB) && (num->interval || num->type == SL_T_NULL)) {
+            iv = 1;
+        } else if ((op == N_MUL || (op == N_DIV && a->interval)) && !num->interval &&
+                   (num->type == SL_T_INT || num->type == SL_T_NULL)) {
+            iv = 1;
+        } else if ((op == N_MUL || (op == N_DIV && a->interval)) && !num->interval &&
+                   is_num_type(num->type)) {
+            perr(b, line, col, "cannot apply '%s' to %s and %s: an interval is scaled by an INT "
+                 "only; use CAST(.. AS INT)", op_sym(op), ntname(b, a), ntname(b, c));
+            return NULL;
+        } else {
+            goto bad;
+        }
+        t = SL_T_BIGINT;
+    } else if ((is_num_type(ta) || ta == SL_T_NULL) && (is_num_type(tc) || tc == SL_T_NULL)) {
+        common_type(ta, tc, &t);
+    } else {
+        goto bad;
+    }
+    node *n = new_node(b, op, line, col, 2);
+    n->kids[0] = a;
+    n->kids[1] = c;
+    n->type = t;
+    n->ctype = t == SL_T_TIMESTAMP ? SL_T_BIGINT : t;
+    if (iv) join_iv(n, a, c);
+    return seal(b, n) ? NULL : n;
+bad:
+    if (ta == SL_T_TIMESTAMP && tc == SL_T_TIMESTAMP && op == N_SUB)
+        perr(b, line, col, "cannot apply '-' to TIMESTAMP(3) and TIMESTAMP(3); use "
+             "TIMESTAMPDIFF(SECOND, t1, t2) for the time between them");
+    else
+        perr(b, line, col, "cannot apply '%s' to %s and %s", op_sym(op), ntname(b, a),
+             ntname(b, c));
+    return NULL;
+}
+
+static node *build_unary(bld *b, const sql_node *e)
+{
+    node *x = build(b, sql_kid(e, 0));
+    if (!x) return NULL;
+    if (!strcmp(e->s, "NOT")) {
+        if (!is_bool_or_null(x->type)) {
+            perr(b, AT(e), "NOT needs a BOOLEAN, got %s", ntname(b, x));
+            return NULL;
+        }
+        node *n = new_node(b, N_NOT, AT(e), 1);
+        n->kids[0] = x;
+        n->type = SL_T_BOOLEAN;
+        return seal(b, n) ? NULL : n;
+    }
+    if (!is_num_type(x->type) && x->type != SL_T_NULL) {
+        perr(b, AT(e), "cannot apply unary '%s' to %s", e->s, ntname(b, x));
+        return NULL;
+    }
+    if (e->s[0] == '+') return x;
+    if (x->op == N_LIT && !x->lit.isnull) { /* fold: -2147483648 is an INT literal */
+        if (x->type == SL_T_DOUBLE) {
+            x->lit.v.d = -x->lit.v.d;
+        } else {
+            x->lit.v.i = wrap64(0 - (uint64_t)x->lit.v.i);
+            if (!x->interval)
+                x->type = x->lit.v.i >= INT32_MIN && x->lit.v.i <= INT32_MAX ? SL_T_INT
+                                                                            : SL_T_BIGINT;
+        }
+        x->ln = e->line;
+        x->cn = e->col;
+        x->pos = offset_of(b, e->line, e->col);
+        return x;
+    }
+    node *n = new_node(b, N_NEG, AT(e), 1);
+    n->kids[0] = x;
+    n->type = n->ctype = x->type;
+    if (x->interval) set_iv(n, x->ivs, x->ive);
+    return seal(b, n) ? NULL : n;
+}
+
+static node *build_binop(bld *b, const sql_node *e)
+{
+    static const struct {
+        const char *sym;
+        n_op op;
+    } ops[] = {{"+", N_ADD},  {"-", N_SUB}, {"*", N_MUL}, {"/", N_DIV},  {"%", N_MOD},
+               {"||", N_CONCAT}, {"=", N_EQ}, {"<>", N_NE}, {"<", N_LT}, {"<=", N_LE},
+               {">", N_GT},   {">=", N_GE}, {"AND", N_AND}, {"OR", N_OR}};
+    n_op op = N_LIT;
+    for (size_t i = 0; i < SL_ARRAY_LEN(ops); i++)
+        if (!strcmp(e->s, ops[i].sym)) op = ops[i].op;
+    if (op == N_LIT) {
+        perr(b, OPAT(e), "unknown operator '%s'", e->s);
+        return NULL;
+    }
+    node *a = build(b, sql_kid(e, 0)), *c;
+    if (!a || !(c = build(b, sql_kid(e, 1)))) return NULL;
+    if (op == N_AND || op == N_OR) {
+        if (!is_bool_or_null(a->type) || !is_bool_or_null(c->type)) {
+            perr(b, OPAT(e), "%s needs BOOLEAN operands, got %s and %s", e->s, ntname(b, a),
+                 ntname(b, c));
+            return NULL;
+        }
+    } else if (op >= N_EQ && op <= N_GE) {
+        if (make_comparable(b, &a, &c, OPAT(e), op_sym(op), op != N_EQ && op != N_NE))
+            return NULL;
+    } else {
+        return make_arith(b, op, OPAT(e), a, c);
+    }
+    node *n = new_node(b, op, OPAT(e), 2);
+    n->kids[0] = a, n->kids[1] = c;
+    n->type = SL_T_BOOLEAN;
+    return seal(b, n) ? NULL : n;
+}
+
+static node *build_is(bld *b, const sql_node *e)
+{
+    node *x = build(b, sql_kid(e, 0));
+    if (!x) return NULL;
+    bool neg = e->flags & SQL_F_NOT;
+    n_op op = !strcmp(e->s, "TRUE") ? N_IS_TRUE : !strcmp(e->s, "FALSE") ? N_IS_FALSE : N_IS_NULL;
+    if (op != N_IS_NULL && !is_bool_or_null(x->type)) {
+        perr(b, OPAT(e), "IS %s%s needs a BOOLEAN, got %s", neg ? "NOT " : "", e->s,
+             ntname(b, x));
+        return NULL;
+    }
+    node *n = new_node(b, op, OPAT(e), 1);
+    n->kids[0] = x;
+    n->neg = neg;
+    n->type = SL_T_BOOLEAN;
+    return seal(b, n) ? NULL : n;
+}
+
+static node *build_between(bld *b, const sql_node *e)
+{
+    node *x = build(b, sql_kid(e, 0)), *lo, *hi;
+    if (!x || !(lo = build(b, sql_kid(e, 1))) || !(hi = build(b, sql_kid(e, 2)))) return NULL;
+    /* twice: a CAST put on x by the second pair must reach the first */
+    for (int pass = 0; pass < 2; pass++)
+        if (make_comparable(b, &x, &lo, OPAT(e), "BETWEEN", true) ||
+            make_comparable(b, &x, &hi, OPAT(e), "BETWEEN", true))
+            return NULL;
+    node *n = new_node(b, N_BETWEEN, OPAT(e), 3);
+    n->kids[0] = x, n->kids[1] = lo, n->kids[2] = hi;
+    n->neg = e->flags & SQL_F_NOT;
+    n->type = SL_T_BOOLEAN;
+    return seal(b, n) ? NULL : n;
+}
+
+static node *build_in(bld *b, const sql_node *e)
+{
+    node *x = build(b, sql_kid(e, 0));
+    if (!x) return NULL;
+    node *n = new_node(b, N_IN, OPAT(e), 0);
+    add_kid(n, x);
+    const sql_node *list = sql_kid(e, 1);
+    for (int i = 0; list && i < list->nkids; i++) {
+        node *it = build(b, list->kids[i]);
+        if (!it) return NULL;
+        if (make_comparable(b, &n->kids[0], &it, AT(list->kids[i]), "IN", false)) return NULL;
+        add_kid(n, it);
+    }
+    /* a CAST put on x by a later item must reach the earlier ones */
+    for (int i = 1; i < n->nkids; i++)
+        if (make_comparable(b, &n->kids[0], &n->kids[i], OPAT(e), "IN", false)) return NULL;
+    n->neg = e->flags & SQL_F_NOT;
+    n->type = SL_T_BOOLEAN;
+    return seal(b, n) ? NULL : n;
+}
+
+static node *build_like(bld *b, const sql_node *e)
+{
+    node *x = build(b, sql_kid(e, 0)), *pat, *esc = NULL;
+    if (!x || !(pat = build(b, sql_kid(e, 1)))) return NULL;
+    if (sql_kid(e, 2) && !(esc = build(b, e->kids[2]))) return NULL;
+    if ((x->type != SL_T_STRING && x->type != SL_T_NULL) ||
+        (pat->type != SL_T_STRING && pat->type != SL_T_NULL) ||
+        (esc && esc->type != SL_T_STRING && esc->type != SL_T_NULL)) {
+        perr(b, OPAT(e), "LIKE needs STRING operands, got %s and %s", ntname(b, x),
+             ntname(b, pat));
+        return NULL;
+    }
+    node *n = new_node(b, N_LIKE, OPAT(e), 3);
+    n->kids[0] = x, n->kids[1] = pat, n->kids[2] = esc;
+    n->neg = e->flags & SQL_F_NOT;
+    n->type = SL_T_BOOLEAN;
+    return seal(b, n) ? NULL : n;
+}
+
+/* ---- functions ------------------------------------------------------------- */
+
+/* TRIM([BOTH|LEADING|TRAILING] [chars] FROM s) and TRIM(s). kids: s, chars */
+static node *build_trim(bld *b, const sql_node *e)
+{
+    const sql_node *ce = NULL, *se;
+    int side = TRIM_BOTH;
+    if (e->flags & SQL_F_FROM) {
+        if (e->nkids != 2) {
+            perr(b, AT(e), "TRIM takes ([BOTH | LEADING | TRAILING] [characters] FROM string)");
+            return NULL;
+        }
+        ce = e->kids[0];
+        se = e->kids[1];
+        if (e->s2) side = !strcmp(e->s2, "LEADING") ? TRIM_LEADING
+                          : !strcmp(e->s2, "TRAILING") ? TRIM_TRAILING : TRIM_BOTH;
+    } else if (e->nkids == 1) {
+        se = e->kids[0];
+    } else {
+        perr(b, AT(e), "TRIM takes 1 argument, got %d", e->nkids);
+        return NULL;
+    }
+    node *chars = NULL, *s;
+    if (ce && !(chars = build(b, ce))) return NULL;
+    if (!(s = build(b, se))) return NULL;
+    if (!((s->type == SL_T_STRING || s->type == SL_T_NULL) &&
+          (!chars || chars->type == SL_T_STRING || chars->type == SL_T_NULL))) {
+        perr(b, AT(e), "TRIM needs STRING arguments, got %s", ntname(b, s));
+        return NULL;
+    }
+    node *n = new_node(b, N_TRIM, AT(e), 2);
+    n->kids[0] = s;
+    n->kids[1] = chars;
+    n->flags = side;
+    n->type = SL_T_STRING;
+    return seal(b, n) ? NULL : n;
+}
+
+/* SUBSTRING(s FROM i [FOR n]) or SUBSTRING(s, i [, n]). */
+static node *build_substring(bld *b, const sql_node *e)
+{
+    if (e->nkids < 2 || e->nkids > 3 || !e->kids[0]) {
+        perr(b, AT(e), "SUBSTRING takes (string FROM start [FOR length]) or (string, start "
+             "[, length]), got %d argument%s", e->nkids, e->nkids == 1 ? "" : "s");
+        return NULL;
+    }
+    node *s = build(b, e->kids[0]), *a, *c = NULL;
+    if (!s || !(a = build(b, e->kids[1]))) return NULL;
+    if (e->nkids == 3 && !(c = build(b, e->kids[2]))) return NULL;
+    if ((s->type != SL_T_STRING && s->type != SL_T_NULL) ||
+        (!is_int_type(a->type) && a->type != SL_T_NULL) ||
+        (c && !is_int_type(c->type) && c->type != SL_T_NULL)) {
+        perr(b, AT(e), "SUBSTRING needs (STRING, INT[, INT]), got (%s, %s%s%s)", ntname(b, s),
+             ntname(b, a), c ? ", " : "", c ? ntname(b, c) : "");
+        return NULL;
+    }
+    node *n = new_node(b, N_SUBSTRING, AT(e), 0);
+    add_kid(n, s);
+    add_kid(n, a);
+    if (c) add_kid(n, c);
+    n->type = SL_T_STRING;
+    return seal(b, n) ? NULL : n;
+}
+
+/* POSITION(needle IN haystack) */
+static node *build_position(bld *b, const sql_node *e)
+{
+    node *a = build(b, sql_kid(e, 0)), *c;
+    if (!a || !(c = build(b, sql_kid(e, 1)))) return NULL;
+    if ((a->type != SL_T_STRING && a->type != SL_T_NULL) ||
+        (c->type != SL_T_STRING && c->type != SL_T_NULL)) {
+        perr(b, AT(e), "POSITION needs STRING arguments, got %s and %s", ntname(b, a),
+             ntname(b, c));
+        return NULL;
+    }
+    node *n = new_node(b, N_POSITION, AT(e), 2);
+    n->kids[0] = a;
+    n->kids[1] = c;
+    n->type = SL_T_INT;
+    return seal(b, n) ? NULL : n;
+}
+
+static const struct fn_def {
+    const char *name;
+    n_op op;
+    int min, max; /* argument counts */
+} fn_defs[] = {
+    {"CONCAT", N_CONCAT, 1, SL_EXPR_MAX_ARGS},        {"UPPER", N_UPPER, 1, 1},
+    {"LOWER", N_LOWER, 1, 1},            {"CHAR_LENGTH", N_CHAR_LENGTH, 1, 1},
+    {"CHARACTER_LENGTH", N_CHAR_LENGTH, 1, 1}, {"ABS", N_ABS, 1, 1},
+    {"MOD", N_MOD, 2, 2},                {"COALESCE", N_COALESCE, 1, SL_EXPR_MAX_ARGS},
+    {"IF", N_IF, 3, 3},                  {"NULLIF", N_NULLIF, 2, 2},
+    {"FLOOR", N_FLOOR, 1, 1},            {"CEIL", N_CEIL, 1, 1},
+    {"CEILING", N_CEIL, 1, 1},           {"LTRIM", N_TRIM, 1, 1},
+    {"RTRIM", N_TRIM, 1, 1},             {"TO_TIMESTAMP_LTZ", N_TO_TS_LTZ, 2, 2},
+    {"TO_TIMESTAMP", N_TO_TS, 1, 1},     {"NOW", N_NOW, 0, 0},
+    {"CURRENT_ROW_TIMESTAMP", N_NOW, 0, 0}, {"UNIX_TIMESTAMP", N_UNIX_TS, 0, 2},
+    {"FROM_UNIXTIME", N_FROM_UNIXTIME, 1, 2}, {"RAND", N_RAND, 0, 1},
+    {"RAND_INTEGER", N_RAND_INT, 1, 2},
+};
+
+/* Keys of RAND sequences: one per RAND node with a literal seed, unique for
+ * the life of the process (see rand_state in expr_eval.c). */
+static _Atomic uint64_t rand_serials;
+
+/* RAND([seed]) / RAND_INTEGER([seed,] bound): type the arguments. */
+static int type_rand(bld *b, node *n, const char *fname)
+{
+    int nseed = n->nkids - (n->op == N_RAND_INT ? 1 : 0);
+    if (nseed) {
+        node *seed = n->kids[0];
+        if (seed->interval || (!is_int_type(seed->type) && seed->type != SL_T_NULL))
+            return perr(b, NAT(seed), "%s seed must be an INT, got %s", fname, ntname(b, seed));
+        n->flags |= RAND_SEEDED;
+        if (seed->op == N_LIT && !seed->lit.isnull) {
+            n->flags |= RAND_FIXED;
+            n->lit.v.i = seed->lit.v.i;
+            n->serial = atomic_fetch_add(&rand_serials, 1) + 1;
+        }
+    }
+    if (n->op == N_RAND_INT) {
+        node *bound = n->kids[n->nkids - 1];
+        if (bound->interval || (bound->type != SL_T_INT && bound->type != SL_T_NULL))
+            return perr(b, NAT(bound), "RAND_INTEGER bound must be an INT, got %s",
+                        ntname(b, bound));
+    }
+    n->type = n->op == N_RAND ? SL_T_DOUBLE : SL_T_INT;
+    return SL_OK;
+}
+
+/* TIMESTAMPADD(unit, n, ts) and TIMESTAMPDIFF(unit, t1, t2). */
+static node *build_tsfn(bld *b, const sql_node *e, n_op op)
+{
+    const char *fname = op == N_TS_ADD ? "TIMESTAMPADD" : "TIMESTAMPDIFF";
+    const sql_node *u = sql_kid(e, 0);
+    int unit = -1;
+    if (u && u->kind == SQL_COL && !u->s2 && !(u->flags & SQL_F_QUOTED))
+        for (int i = 0; i < TU_N; i++)
+            if (!strcasecmp(u->s, tu_name[i])) unit = i;
+    if (unit < 0) {
+        perr(b, u ? u->line : e->line, u ? u->col : e->col,
+             "%s needs a time unit (SECOND, MINUTE, HOUR, DAY, WEEK, MONTH, QUARTER, YEAR) "
+             "first", fname);
+        return NULL;
+    }
+    if (e->nkids != 3) {
+        perr(b, AT(e), "%s takes 3 arguments, got %d", fname, e->nkids);
+        return NULL;
+    }
+    node *a = build(b, e->kids[1]), *c;
+    if (!a || !(c = build(b, e->kids[2]))) return NULL;
+    if (op == N_TS_ADD && (a->interval || (a->type != SL_T_INT && a->type != SL_T_NULL))) {
+        perr(b, NAT(a), "TIMESTAMPADD needs an INT count, got %s (use CAST(.. AS INT))",
+             ntname(b, a));
+        return NULL;
+    }
+    const node *ts[2] = {op == N_TS_ADD ? c : a, c};
+    for (int i = 0; i < 2; i++)
+        if (ts[i]->type != SL_T_TIMESTAMP && ts[i]->type != SL_T_NULL) {
+            perr(b, NAT(ts[i]), "%s needs a TIMESTAMP, got %s", fname, ntname(b, ts[i]));
+            return NULL;
+        }
+    node *n = new_node(b, op, AT(e), 2);
+    n->kids[0] = a;
+    n->kids[1] = c;
+    n->flags = unit;
+    n->type = op == N_TS_ADD ? SL_T_TIMESTAMP : SL_T_INT;
+    return seal(b, n) ? NULL : n;
+}
+
+/* CURRENT_TIMESTAMP(p) / LOCALTIMESTAMP(p): precision 0..3 */
+static node *build_clock(bld *b, const sql_node *e)
+{
+    const sql_node *a = sql_kid(e, 0);
+    int64_t prec;
+    if (e->nkids != 1 || a->kind != SQL_NUM || !sl_expr_parse_i64(a->s, strlen(a->s), &prec) ||
+        prec > 3) {
+        perr(b, a ? a->line : e->line, a ? a->col : e->col, "%s precision must be 0 to 3",
+             e->s);
+        return NULL;
+    }
+    node *n = new_node(b, N_NOW, AT(e), 0);
+    n->type = SL_T_TIMESTAMP;
+    n->flags = (int)prec;
+    return n;
+}
+
+/* A function call. */
+static node *build_call(bld *b, const sql_node *e)
+{
+    const char *name = e->s;
+    if (!strcasecmp(name, "TRIM")) return build_trim(b, e);
+    if (e->flags & SQL_F_FROM) {
+        if (!strcasecmp(name, "SUBSTRING") && !e->s2) return build_substring(b, e);
+        perr(b, AT(e), "%s does not take the FROM form (only SUBSTRING and TRIM do)", name);
+        return NULL;
+    }
+    if (!strcasecmp(name, "SUBSTRING")) return build_substring(b, e);
+    if (!strcasecmp(name, "TIMESTAMPADD")) return build_tsfn(b, e, N_TS_ADD);
+    if (!strcasecmp(name, "TIMESTAMPDIFF")) return build_tsfn(b, e, N_TS_DIFF);
+    if (!strcasecmp(name, "CURRENT_TIMESTAMP") || !strcasecmp(name, "LOCALTIMESTAMP"))
+        return build_clock(b, e);
+    const struct fn_def *f = NULL;
+    for (size_t i = 0; i < SL_ARRAY_LEN(fn_defs); i++)
+        if (!strcasecmp(name, fn_defs[i].name)) f = &fn_defs[i];
+    if (!f) {
+        perr(b, AT(e), "unknown function '%.*s'", (int)SL_MIN(strlen(name), 40), name);
+        return NULL;
+    }
+    if (e->flags & (SQL_F_DISTINCT | SQL_F_STAR_ARG)) {
+        perr(b, AT(e), "%s takes no %s", f->name, e->flags & SQL_F_DISTINCT ? "DISTINCT" : "'*'");
+        return NULL;
+    }
+    if (e->nkids > SL_EXPR_MAX_ARGS) {
+        perr(b, AT(e->kids[SL_EXPR_MAX_ARGS]), "too many arguments to %s (limit %d)", f->name,
+             SL_EXPR_MAX_ARGS);
+        return NULL;
+    }
+    if (e->nkids < f->min || e->nkids > f->max) {
+        const char *qual = f->min == f->max ? "" : e->nkids < f->min ? "at least " : "at most ";
+        int want = e->nkids < f->min ? f->min : f->max;
+        perr(b, AT(e), "%s takes %s%d argument%s, got %d", f->name, qual, want,
+             want == 1 ? "" : "s", e->nkids);
+        return NULL;
+    }
+    node *n = new_node(b, f->op, AT(e), 0);
+    for (int i = 0; i < e->nkids; i++) {
+        node *a = build(b, e->kids[i]);
+        if (!a) return NULL;
+        add_kid(n, a);
+    }
+    sl_type t0 = n->nkids ? n->kids[0]->type : SL_T_NULL, t = SL_T_NULL;
+    const node *first = NULL; /* COALESCE / IF: the first typed branch */
+    switch (f->op) {
+    case N_CONCAT:
+    case N_UPPER:
+    case N_LOWER:
+    case N_CHAR_LENGTH:
+    case N_TRIM:
+    case N_TO_TS:
+        for (int i = 0; i < n->nkids; i++)
+            if (n->kids[i]->type != SL_T_STRING && n->kids[i]->type != SL_T_NULL) {
+                perr(b, NAT(n->kids[i]), "%s needs STRING arguments, got %s%s", f->name,
+                     ntname(b, n->kids[i]),
+                     f->op == N_CONCAT ? " (use CAST(x AS STRING))" : "");
+                return NULL;
+            }
+        t = f->op == N_CHAR_LENGTH ? SL_T_INT : f->op == N_TO_TS ? SL_T_TIMESTAMP : SL_T_STRING;
+        if (f->op == N_TRIM) {
+            add_kid(n, NULL); /* default characters: a blank */
+            n->flags = !strcasecmp(name, "LTRIM") ? TRIM_LEADING : TRIM_TRAILING;
+        }
+        break;
+    case N_MOD: /* MOD(a, b) is a % b; the call node stays unused in b->all */
+        return make_arith(b, N_MOD, AT(e), n->kids[0], n->kids[1]);
+    case N_ABS:
+    case N_FLOOR:
+    case N_CEIL: /* ABS also takes an interval, as in Flink */
+        if ((!is_num_type(t0) && t0 != SL_T_NULL) || (f->op != N_ABS && n->kids[0]->interval)) {
+            perr(b, AT(e), "%s needs a number, got %s", f->name, ntname(b, n->kids[0]));
+            return NULL;
+        }
+        if (n->kids[0]->interval) set_iv(n, n->kids[0]->ivs, n->kids[0]->ive);
+        t = t0;
+        break;
+    case N_COALESCE:
+        for (int i = 0; i < n->nkids; i++) {
+            if (!common_type(t, n->kids[i]->type, &t)) {
+                perr(b, NAT(n->kids[i]), "COALESCE arguments have incompatible types %s and %s",
+                     tname(t), ntname(b, n->kids[i]));
+                return NULL;
+            }
+            if (merge_branch_iv(b, n, n->kids[i], &first, NAT(n->kids[i]), "COALESCE arguments"))
+                return NULL;
+        }
+        break;
+    case N_IF:
+        if (t0 != SL_T_BOOLEAN && t0 != SL_T_NULL) {
+            perr(b, AT(e), "IF condition must be BOOLEAN, got %s", tname(t0));
+            return NULL;
+        }
+        if (!common_type(n->kids[1]->type, n->kids[2]->type, &t)) {
+            perr(b, AT(e), "IF branches have incompatible types %s and %s",
+                 ntname(b, n->kids[1]), ntname(b, n->kids[2]));
+            return NULL;
+        }
+        if (merge_branch_iv(b, n, n->kids[1], &first, AT(e), "IF branches") ||
+            merge_branch_iv(b, n, n->kids[2], &first, AT(e), "IF branches"))
+            return NULL;
+        break;
+    case N_NULLIF: {
+        node *a = n->kids[0], *c = n->kids[1];
+        if (make_comparable(b, &a, &c, AT(e), "NULLIF", false)) return NULL;
+        n->kids[0] = a;
+        n->kids[1] = c;
+        t = a->type;
+        if (a->interval) set_iv(n, a->ivs, a->ive);
+        break;
+    }
+    case N_TO_TS_LTZ: {
+        node *prec = n->kids[1];
+        if ((!is_num_type(t0) && t0 != SL_T_NULL) || n->kids[0]->interval) {
+            perr(b, AT(e), "TO_TIMESTAMP_LTZ needs a number of seconds or milliseconds, got %s",
+                 ntname(b, n->kids[0]));
+            return NULL;
+        }
+        if (prec->op != N_LIT || prec->type != SL_T_INT ||
+            (prec->lit.v.i != 0 && prec->lit.v.i != 3)) {
+            perr(b, NAT(prec), "TO_TIMESTAMP_LTZ precision must be 0 (seconds) or 3 "
+                 "(milliseconds)");
+            return NULL;
+        }
+        n->flags = (int)prec->lit.v.i;
+        t = SL_T_TIMESTAMP;
+        break;
+    }
+    case N_NOW:
+        n->flags = 3; /* precision: milliseconds */
+        t = SL_T_TIMESTAMP;
+        break;
+    case N_UNIX_TS:
+    case N_FROM_UNIXTIME: {
+        bool unix_ts = f->op == N_UNIX_TS;
+        if (n->nkids == 2) {
+            perr(b, NAT(n->kids[1]), "%s: only the default format 'yyyy-MM-dd HH:mm:ss' is "
+                 "supported; leave out the format argument", f->name);
+            return NULL;
+        }
+        if (n->nkids == 1 && (unix_ts ? t0 != SL_T_STRING && t0 != SL_T_NULL
+                                      : n->kids[0]->interval || (!is_int_type(t0) &&
+                                                                 t0 != SL_T_NULL))) {
+            perr(b, NAT(n->kids[0]), "%s needs %s, got %s", f->name,
+                 unix_ts ? "a STRING" : "an integer number of seconds", ntname(b, n->kids[0]));
+            return NULL;
+        }
+        t = unix_ts ? SL_T_BIGINT : SL_T_STRING;
+        break;
+    }
+    case N_RAND:
+    case N_RAND_INT:
+        if (type_rand(b, n, f->name)) return NULL;
+        t = n->type;
+        break;
+    default:
+        break;
+    }
+    n->type = t;
+    return seal(b, n) ? NULL : n;
+}
+
+/* ---- the walk ---------------------------------------------------------------- */
+
+static node *build_one(bld *b, const sql_node *e)
+{
+    switch (e->kind) {
+    case SQL_NUM: return build_number(b, e);
+    case SQL_STR: return build_string(b, e);
+    case SQL_BOOL: {
+        node *n = lit_node(b, e, SL_T_BOOLEAN);
+        n->lit.v.i = (e->flags & SQL_F_TRUE) != 0;
+        return n;
+    }
+    case SQL_NULL: return lit_node(b, e, SL_T_NULL);
+    case SQL_INTERVAL: return build_interval(b, e);
+    case SQL_TS_LIT: return build_timestamp(b, e);
+    case SQL_COL: return build_column(b, e);
+    case SQL_UNOP: return build_unary(b, e);
+    case SQL_BINOP: return build_binop(b, e);
+    case SQL_IS: return build_is(b, e);
+    case SQL_BETWEEN: return build_between(b, e);
+    case SQL_IN: return build_in(b, e);
+    case SQL_LIKE: return build_like(b, e);
+    case SQL_CASE: return build_case(b, e);
+    case SQL_CAST: return build_cast(b, e);
+    case SQL_FUNC: return build_call(b, e);
+    case SQL_POSITION: return build_position(b, e);
+    case SQL_STAR: perr(b, AT(e), "unexpected '*', expected an expression"); return NULL;
+    default:
+        perr(b, AT(e), "%s is not a scalar expression", sql_kind_name(e->kind));
+        return NULL;
+    }
+}
+
+static node *build(bld *b, const sql_node *e)
+{
+    if (!e) {
+        perr(b, 1, 1, "missing expression");
+        return NULL;
+    }
+    if (++b->depth > SL_EXPR_MAX_DEPTH) {
+        perr(b, AT(e), "expression nested too deeply (limit %d)", SL_EXPR_MAX_DEPTH);
+        b->depth--;
+        return NULL;
+    }
+    node *n = build_one(b, e);
+    b->depth--;
+    return n;
+}
+
+static sl_expr *finish(bld *b, node *root)
+{
+    free(b->lines);
+    if (!root) {
+        sl_expr_free_nodes(b->all);
+        return NULL;
+    }
+    sl_expr *x = sl_malloc(sizeof *x);
+    x->root = root;
+    x->all = b->all;
+    return x;
+}
+
+/* ---- public ------------------------------------------------------------------ */
+
+static sl_expr *parse_text(const char *text, const sl_schema *in, bool item, int index,
+                           char **name, char *err, size_t errlen)
+{
+    if (name) *name = NULL;
+    if (!text) {
+        sl_seterr(err, errlen, "missing expression");
+        return NULL;
+    }
+    bld b = {.in = in, .text = text, .textlen = strlen(text), .err = err, .errlen = errlen};
+    int cap = 8;
+    b.lines = sl_malloc(sizeof *b.lines * (size_t)cap);
+    b.lines[b.nlines++] = 0;
+    for (size_t i = 0; i < b.textlen; i++)
+        if (text[i] == '\n') {
+            if (b.nlines == cap) b.lines = sl_realloc(b.lines, sizeof *b.lines * (size_t)(cap *= 2));
+            b.lines[b.nlines++] = (int)SL_MIN(i + 1, (size_t)INT32_MAX / 2);
+        }
+    sql_arena *a = sql_arena_new();
+    const sql_node *ast = sql_parse_expr(a, text, b.textlen, item, err, errlen);
+    node *root = NULL;
+    if (ast) {
+        const sql_node *e = item ? sql_kid(ast, 0) : ast;
+        root = build(&b, e);
+        if (root && item && ast->s && !ast->s[0]) {
+            perr(&b, OPAT(ast), "empty column alias");
+            root = NULL;
+        }
+        if (root && name) {
+            if (ast->s) *name = sl_strdup(ast->s);
+            else if (root->op == N_COL) *name = sl_strdup(in->fields[root->col].name);
+            else *name = sl_sprintf("EXPR$%d", index);
+        }
+    }
+    sql_arena_destroy(a);
+    return finish(&b, root);
+}
+
+sl_expr *sl_expr_parse(const char *text, const sl_schema *in, char *err, size_t errlen)
+{
+    return parse_text(text, in, false, 0, NULL, err, errlen);
+}
+
+sl_expr *sl_expr_parse_item(const char *text, const sl_schema *in, int index, char **name,
+                            char *err, size_t errlen)
+{
+    return parse_text(text, in, true, index, name, err, errlen);
+}
+
+sl_expr *sl_expr_from_sql(const struct sql_node *e, const sl_schema *in, char *err,
+                          size_t errlen)
+{
+    bld b = {.in = in, .err = err, .errlen = errlen};
+    return finish(&b, build(&b, e));
+}

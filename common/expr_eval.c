@@ -1,0 +1,1079 @@
+/*
+ * expr_eval.c -- evaluation of Sluice's typed scalar expressions (the tree
+ * expr_check.c builds; see expr.c for the semantics).
+ *
+ * Evaluation (data plane) never mallocs and never writes to the tree:
+ * children are evaluated into sl_values on the C stack, string results are
+ * carved from the caller's scratch arena, and results that are a slice of
+ * an input (SUBSTRING, TRIM) borrow it without copying. Integer arithmetic
+ * wraps like Java's int/long (what Flink does); integer `/` truncates toward
+ * zero and `%` takes the sign of the dividend, as C99 defines them.
+ * Recursion is bounded by the tree's height (SL_EXPR_MAX_DEPTH).
+ */
+#include <math.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "expr_int.h"
+#include "calendar.h"
+
+static const char *tname(sl_type t) { return sl_type_name(t); }
+
+/* Length of the UTF-8 sequence starting at s (at least 1, at most what is left). */
+static size_t cp_len(const char *s, size_t left)
+{
+    unsigned char c = (unsigned char)s[0];
+    size_t n = c < 0x80 ? 1 : c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+    return n > left ? left : n;
+}
+
+static int64_t cp_count(const char *s, size_t n)
+{
+    int64_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (((unsigned char)s[i] & 0xC0) != 0x80) k++;
+    return k;
+}
+
+/* Byte offset of code point `k` (0-based) in s; n if past the end. */
+static size_t cp_offset(const char *s, size_t n, int64_t k)
+{
+    size_t i = 0;
+    while (k > 0 && i < n) {
+        i += cp_len(s + i, n - i);
+        k--;
+    }
+    return i;
+}
+
+/* ---- calendar: ms since the epoch <-> civil UTC time ---------------------- */
+
+/* The calendar itself is common/calendar.c. */
+
+/* "YYYY-MM-DD HH:MM:SS.mmm" -- the SQL form CAST(ts AS STRING) gives -- or,
+ * without `frac`, "YYYY-MM-DD HH:MM:SS" (FROM_UNIXTIME's default format). */
+static int ts_to_sql(char *dst, size_t cap, int64_t ms, bool frac)
+{
+    sl_civil c = sl_civil_from_ms(ms);
+    int n = snprintf(dst, cap, "%04lld-%02d-%02d %02d:%02d:%02d", (long long)c.year, c.month,
+                     c.day, c.hour, c.minute, c.second);
+    if (frac && n > 0 && (size_t)n < cap) n += snprintf(dst + n, cap - (size_t)n, ".%03d", c.milli);
+    return n;
+}
+
+/* Add `months` to a timestamp the way java.time's plusMonths does (what
+ * Flink's TIMESTAMPADD does): the day of month is kept, or clamped to the
+
+ * last day of a shorter month; the time of day is kept. False if the result
+ * does not fit a TIMESTAMP. */
+static bool add_months(int64_t ms, int64_t months, int64_t *out)
+{
+    int64_t days = sl_floor_div(ms, 86400000), tod = ms - days * 86400000, y;
+    int m, d;
+    sl_civil_from_days(days, &y, &m, &d);
+    int64_t total; /* months since year 0 */
+    if (__builtin_mul_overflow(y, 12, &total) || __builtin_add_overflow(total, m - 1, &total) ||
+        __builtin_add_overflow(total, months, &total))
+        return false;
+    int64_t y2 = sl_floor_div(total, 12);
+    int m2 = (int)(total - y2 * 12) + 1;
+    if (y2 < -292000000 || y2 > 292000000) return false; /* beyond the int64 ms range */
+    int d2 = d <= sl_days_in_month(y2, m2) ? d : sl_days_in_month(y2, m2);
+    int64_t r;
+    if (__builtin_mul_overflow(sl_days_from_civil(y2, m2, d2), 86400000, &r) ||
+        __builtin_add_overflow(r, tod, &r))
+        return false;
+    *out = r;
+    return true;
+}
+
+/* Whole months from a to b (negative when b < a): the largest m with
+ * add_months(a, m) <= b, so Jan 31 -> Feb 28 (same time) is one month. */
+static int64_t months_between(int64_t a, int64_t b)
+{
+    if (b < a) return -months_between(b, a);
+    int64_t ya, yb, r;
+    int ma, mb, d;
+    sl_civil_from_days(sl_floor_div(a, 86400000), &ya, &ma, &d);
+    sl_civil_from_days(sl_floor_div(b, 86400000), &yb, &mb, &d);
+    int64_t m = (yb - ya) * 12 + (mb - ma); /* at most one too many */
+    if (m > 0 && (!add_months(a, m, &r) || r > b)) m--;
+    return m;
+}
+
+/* A day-time interval as Flink's CAST(... AS STRING) writes it, whatever its
+ * fields: "+0 00:00:05.000", "-1 02:03:04.005" (days, then the time). */
+static int iv_to_sql(char *dst, size_t cap, int64_t ms)
+{
+    uint64_t u = ms < 0 ? 0 - (uint64_t)ms : (uint64_t)ms; /* INT64_MIN has no positive */
+    return snprintf(dst, cap, "%c%llu %02d:%02d:%02d.%03d", ms < 0 ? '-' : '+',
+                    (unsigned long long)(u / 86400000), (int)(u / 3600000 % 24),
+                    (int)(u / 60000 % 60), (int)(u / 1000 % 60), (int)(u % 1000));
+}
+
+
+/* A DOUBLE as Java's Double.toString writes it (what Flink's CAST gives):
+ * the shortest digits that read back exactly, plain between 1e-3 and 1e7
+ * ("0.1", "100.0"), else scientific ("1.0E10", "1.5E-5"). */
+static int double_to_str(char *dst, size_t cap, double x)
+{
+    if (isnan(x)) return snprintf(dst, cap, "NaN");
+    if (isinf(x)) return snprintf(dst, cap, x < 0 ? "-Infinity" : "Infinity");
+    if (x == 0) return snprintf(dst, cap, signbit(x) ? "-0.0" : "0.0");
+    char sci[40];
+    for (int p = 1; p <= 17; p++) {
+        snprintf(sci, sizeof sci, "%.*e", p - 1, x);
+        if (strtod(sci, NULL) == x) break;
+    }
+    /* sci is "-d.ddde+XX": gather the digits and the exponent */
+    char digits[24];
+    int nd = 0;
+    const char *c = sci;
+    bool minus = *c == '-';
+    if (minus) c++;
+    for (; *c && *c != 'e'; c++)
+        if (is_digit((unsigned char)*c) && nd < (int)sizeof digits - 1) digits[nd++] = *c;
+    int exp10 = *c == 'e' ? atoi(c + 1) : 0;
+    while (nd > 1 && digits[nd - 1] == '0') nd--;
+    digits[nd] = '\0';
+
+    char out[64];
+    size_t o = 0;
+    if (minus) out[o++] = '-';
+    double ax = fabs(x);
+    if (ax >= 1e-3 && ax < 1e7) {
+        if (exp10 >= 0) {
+            for (int k = 0; k <= exp10; k++) out[o++] = k < nd ? digits[k] : '0';
+            out[o++] = '.';
+            if (nd > exp10 + 1)
+                for (int k = exp10 + 1; k < nd; k++) out[o++] = digits[k];
+            else
+                out[o++] = '0';
+        } else {
+            out[o++] = '0';
+            out[o++] = '.';
+            for (int k = 0; k < -exp10 - 1; k++) out[o++] = '0';
+            for (int k = 0; k < nd; k++) out[o++] = digits[k];
+        }
+        out[o] = '\0';
+    } else {
+        out[o++] = digits[0];
+        out[o++] = '.';
+        if (nd > 1)
+            for (int k = 1; k < nd; k++) out[o++] = digits[k];
+        else
+            out[o++] = '0';
+        snprintf(out + o, sizeof out - o, "E%d", exp10);
+    }
+    return snprintf(dst, cap, "%s", out);
+}
+
+/* ---- evaluation ---------------------------------------------------------------- */
+
+typedef struct evctx {
+    const sl_row *row;
+    sl_arena *scratch;
+    char *err;
+    size_t errlen;
+} evctx;
+
+static int ev(const node *n, evctx *cx, sl_value *out);
+
+static int everr(evctx *cx, const node *n, const char *fmt, ...) SL_PRINTF(3, 4);
+
+static int everr(evctx *cx, const node *n, const char *fmt, ...)
+{
+    if (cx->err && cx->errlen) {
+        char msg[256];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(msg, sizeof msg, fmt, ap);
+        va_end(ap);
+        snprintf(cx->err, cx->errlen, "%s at position %d", msg, n->pos);
+    }
+    return SL_ERR;
+}
+
+/* Room for a string result, or NULL with the error set. */
+static char *salloc(evctx *cx, const node *n, size_t len)
+{
+    static char empty[1];
+    if (len == 0) return empty;
+    char *s = len <= UINT32_MAX ? sl_arena_alloc(cx->scratch, len) : NULL;
+    if (!s) everr(cx, n, "string result too large (%zu bytes; scratch space exhausted)", len);
+    return s;
+}
+
+static void set_null(sl_value *out) { out->isnull = true; }
+static void set_i(sl_value *out, int64_t i) { out->isnull = false, out->v.i = i; }
+static void set_d(sl_value *out, double d) { out->isnull = false, out->v.d = d; }
+static void set_s(sl_value *out, const char *p, size_t len)
+{
+    out->isnull = false;
+    out->v.s.p = p;
+    out->v.s.len = (uint32_t)len;
+}
+
+static double as_d(const sl_value *v, sl_type t) { return t == SL_T_DOUBLE ? v->v.d : (double)v->v.i; }
+
+/* Convert a value of a child's type to the node's (wider) numeric type. */
+static void widen(sl_value *v, sl_type from, sl_type to)
+{
+    if (!v->isnull && to == SL_T_DOUBLE && is_int_type(from)) v->v.d = (double)v->v.i;
+}
+
+/* Total order on two comparable non-NULL values: -1, 0, 1. NaN sorts after
+ * every number and equals itself, as Java's Double.compare. */
+static int cmpv(const sl_value *a, sl_type ta, const sl_value *b, sl_type tb)
+{
+    if (is_str_type(ta)) {
+        uint32_t n = SL_MIN(a->v.s.len, b->v.s.len);
+        int c = n ? memcmp(a->v.s.p, b->v.s.p, n) : 0;
+        if (c) return c < 0 ? -1 : 1;
+        return a->v.s.len < b->v.s.len ? -1 : a->v.s.len > b->v.s.len;
+    }
+    if (ta == SL_T_DOUBLE || tb == SL_T_DOUBLE) {
+        double x = as_d(a, ta), y = as_d(b, tb);
+        if (x < y) return -1;
+        if (x > y) return 1;
+        if (x == y) return 0;
+        return isnan(x) ? (isnan(y) ? 0 : 1) : -1;
+    }
+    return a->v.i < b->v.i ? -1 : a->v.i > b->v.i;
+}
+
+/* Three-valued logic: 0 FALSE, 1 TRUE, 2 UNKNOWN. */
+enum { F3 = 0, T3 = 1, U3 = 2 };
+static int and3(int a, int b) { return a == F3 || b == F3 ? F3 : a == U3 || b == U3 ? U3 : T3; }
+static int not3(int a) { return a == U3 ? U3 : !a; }
+static void set3(sl_value *out, int t)
+{
+    if (t == U3) set_null(out);
+    else set_i(out, t);
+}
+
+static int eval_arith(const node *n, evctx *cx, sl_value *out)
+{
+    sl_value a, b;
+    if (ev(n->kids[0], cx, &a) || ev(n->kids[1], cx, &b)) return SL_ERR;
+    if (a.isnull || b.isnull) {
+        set_null(out);
+        return SL_OK;
+    }
+    sl_type ta = n->kids[0]->type, tb = n->kids[1]->type;
+    if (n->ctype == SL_T_DOUBLE) {
+        double x = as_d(&a, ta), y = as_d(&b, tb);
+        switch (n->op) {
+        case N_ADD: set_d(out, x + y); break;
+        case N_SUB: set_d(out, x - y); break;
+        case N_MUL: set_d(out, x * y); break;
+        case N_DIV:
+            if (y == 0) return everr(cx, n, "division by zero");
+            set_d(out, x / y);
+            break;
+        default:
+            if (y == 0) return everr(cx, n, "division by zero (modulo)");
+            set_d(out, fmod(x, y));
+            break;
+        }
+        return SL_OK;
+    }
+    int64_t x = a.v.i, y = b.v.i;
+    if ((n->op == N_DIV || n->op == N_MOD) && y == 0)
+        return everr(cx, n, n->op == N_DIV ? "division by zero" : "division by zero (modulo)");
+    if (n->ctype == SL_T_INT) { /* both operands fit 32 bits: exact in 64, then wrap */
+        int64_t r = n->op == N_ADD ? x + y : n->op == N_SUB ? x - y : n->op == N_MUL ? x * y
+                  : n->op == N_DIV ? x / y : x % y;
+        set_i(out, wrap32(r));
+        return SL_OK;
+    }
+    uint64_t ux = (uint64_t)x, uy = (uint64_t)y;
+    switch (n->op) {
+    case N_ADD: set_i(out, wrap64(ux + uy)); break;
+    case N_SUB: set_i(out, wrap64(ux - uy)); break;
+    case N_MUL: set_i(out, wrap64(ux * uy)); break;
+    case N_DIV: set_i(out, y == -1 ? wrap64(0 - ux) : x / y); break;
+    default: set_i(out, y == -1 ? 0 : x % y); break;
+    }
+    return SL_OK;
+}
+
+/* Evaluate a node's children into vals (a caller-provided array). */
+static int eval_kids(const node *n, evctx *cx, sl_value *vals)
+{
+    for (int i = 0; i < n->nkids; i++)
+        if (ev(n->kids[i], cx, &vals[i])) return SL_ERR;
+    return SL_OK;
+}
+
+static int eval_concat(const node *n, evctx *cx, sl_value *out)
+{
+    sl_value local[4], *vals = local;
+    if (n->nkids > (int)SL_ARRAY_LEN(local)) {
+        /* many arguments: a value array from the scratch arena, aligned by hand */
+        size_t al = _Alignof(sl_value), need = (size_t)n->nkids * sizeof(sl_value) + al;
+        char *raw = sl_arena_alloc(cx->scratch, need);
+        if (!raw) return everr(cx, n, "scratch space exhausted evaluating CONCAT");
+        vals = (sl_value *)(void *)(raw + (al - (uintptr_t)raw % al) % al);
+    }
+    if (eval_kids(n, cx, vals)) return SL_ERR;
+    size_t total = 0;
+    for (int i = 0; i < n->nkids; i++) {
+        if (vals[i].isnull) {
+            set_null(out);
+            return SL_OK;
+        }
+        total += vals[i].v.s.len;
+    }
+    char *d = salloc(cx, n, total);
+    if (!d) return SL_ERR;
+    size_t o = 0;
+    for (int i = 0; i < n->nkids; i++) {
+        if (vals[i].v.s.len) memcpy(d + o, vals[i].v.s.p, vals[i].v.s.len);
+        o += vals[i].v.s.len;
+    }
+    set_s(out, d, total);
+    return SL_OK;
+}
+
+/* SQL LIKE: '%' any run, '_' one code point, esc (or -1) quotes the next
+ * character. Greedy with a single backtrack point -- the last '%' -- which
+ * is enough for this pattern language and keeps the cost O(len * plen). */
+static bool like_match(const char *s, size_t sn, const char *pt, size_t pn, int esc)
+{
+    size_t si = 0, pi = 0, star_p = SIZE_MAX, star_s = 0;
+    while (si < sn) {
+        if (pi < pn) {
+            unsigned char c = (unsigned char)pt[pi];
+            if (esc >= 0 && c == esc) {
+                if (pi + 1 < pn && pt[pi + 1] == s[si]) {
+                    pi += 2, si++;
+                    continue;
+                }
+            } else if (c == '%') {
+                star_p = ++pi;
+                star_s = si;
+                continue;
+            } else if (c == '_') {
+                si += cp_len(s + si, sn - si);
+                pi++;
+                continue;
+            } else if (c == (unsigned char)s[si]) {
+                pi++, si++;
+                continue;
+            }
+        }
+        if (star_p == SIZE_MAX) return false;
+        star_s += cp_len(s + star_s, sn - star_s);
+        si = star_s;
+        pi = star_p;
+    }
+    while (pi < pn && pt[pi] == '%' && esc != '%') pi++;
+    return pi == pn;
+}
+
+static int eval_like(const node *n, evctx *cx, sl_value *out)
+{
+    sl_value x, pt, es;
+    es.isnull = false;
+    if (ev(n->kids[0], cx, &x) || ev(n->kids[1], cx, &pt) ||
+        (n->kids[2] && ev(n->kids[2], cx, &es)))
+        return SL_ERR;
+    if (x.isnull || pt.isnull || es.isnull) {
+        set_null(out);
+        return SL_OK;
+    }
+    int esc = -1;
+    if (n->kids[2]) {
+        if (es.v.s.len != 1)
+            return everr(cx, n, "LIKE ESCAPE must be a single character, got %u bytes",
+                         es.v.s.len);
+        esc = (unsigned char)es.v.s.p[0];
+        /* an escape must quote something */
+        for (uint32_t i = 0; i < pt.v.s.len; i++) {
+            if ((unsigned char)pt.v.s.p[i] != esc) continue;
+            if (i + 1 == pt.v.s.len)
+                return everr(cx, n, "LIKE pattern ends with the escape character");
+            i++; /* skip the quoted character */
+        }
+    }
+    bool m = like_match(x.v.s.p, x.v.s.len, pt.v.s.p, pt.v.s.len, esc);
+    set_i(out, m != n->neg);
+    return SL_OK;
+}
+
+static int eval_case(const node *n, evctx *cx, sl_value *out)
+{
+    int i = 0;
+    sl_value opv, w;
+    const node *operand = NULL;
+    if (n->flags & CASE_OPERAND) {
+        operand = n->kids[0];
+        if (ev(operand, cx, &opv)) return SL_ERR;
+        i = 1;
+    }
+    int end = n->nkids - ((n->flags & CASE_ELSE) ? 1 : 0);
+    const node *pick = NULL;
+    for (; i < end; i += 2) {
+        if (ev(n->kids[i], cx, &w)) return SL_ERR;
+        bool hit = operand ? !opv.isnull && !w.isnull &&
+                                 cmpv(&opv, operand->type, &w, n->kids[i]->type) == 0
+                           : !w.isnull && w.v.i;
+        if (hit) {
+            pick = n->kids[i + 1];
+            break;
+        }
+    }
+    if (!pick && (n->flags & CASE_ELSE)) pick = n->kids[n->nkids - 1];
+    if (!pick) {
+        set_null(out);
+        return SL_OK;
+    }
+    if (ev(pick, cx, out)) return SL_ERR;
+    widen(out, pick->type, n->type);
+    return SL_OK;
+}
+
+/* Copy a formatted string into scratch. */
+static int put_text(const node *n, evctx *cx, sl_value *out, const char *txt, int len)
+{
+    if (len < 0) len = 0;
+    char *d = salloc(cx, n, (size_t)len);
+    if (!d) return SL_ERR;
+    memcpy(d, txt, (size_t)len);
+    set_s(out, d, (size_t)len);
+    return SL_OK;
+}
+
+/* Trim blanks around a string slice (for CAST from STRING). */
+static void trim_blanks(const char **s, uint32_t *n)
+{
+    while (*n > 0 && (**s == ' ' || **s == '\t' || **s == '\n' || **s == '\r')) (*s)++, (*n)--;
+    while (*n > 0 && ((*s)[*n - 1] == ' ' || (*s)[*n - 1] == '\t' || (*s)[*n - 1] == '\n' ||
+                      (*s)[*n - 1] == '\r'))
+        (*n)--;
+}
+
+static bool str_to_double(const char *s, uint32_t n, double *out)
+{
+    char buf[128];
+    if (n == 0 || n >= sizeof buf) return false;
+    memcpy(buf, s, n);
+    buf[n] = '\0';
+    const char *b = buf + (buf[0] == '-' || buf[0] == '+');
+    if (strcmp(b, "NaN") == 0) return *out = NAN, true;
+    if (strcmp(b, "Infinity") == 0) return *out = buf[0] == '-' ? -INFINITY : INFINITY, true;
+    for (const char *c = b; *c; c++) /* refuse hex floats, "inf", "nan(...)" */
+        if (!is_digit((unsigned char)*c) && !strchr(".eE+-", *c)) return false;
+    char *end;
+    *out = strtod(buf, &end);
+    return end != buf && *end == '\0';
+}
+
+/* Java's saturating double -> long / int conversion (what Flink's CAST does). */
+static int64_t d_to_i(double d, sl_type to)
+{
+    double lo = to == SL_T_INT ? (double)INT32_MIN : -9223372036854775808.0;
+    double hi = to == SL_T_INT ? (double)INT32_MAX : 9223372036854775807.0;
+    if (isnan(d)) return 0;
+    if (d <= lo) return to == SL_T_INT ? INT32_MIN : INT64_MIN;
+    if (d >= hi) return to == SL_T_INT ? INT32_MAX : INT64_MAX;
+    return (int64_t)d;
+}
+
+/* CASTs to and from intervals: a number to an interval counts the
+ * interval's first field; an interval to a number counts its last field
+ * (truncated), and to a STRING is Flink's "+d hh:mm:ss.fff". */
+static int eval_cast_iv(const node *n, evctx *cx, sl_value *out)
+{
+    const node *k = n->kids[0];
+    if (n->interval) {
+        if (!k->interval) set_i(out, wrap64((uint64_t)out->v.i * (uint64_t)iv_ms[n->ivs]));
+        return SL_OK;
+    }
+    if (n->type == SL_T_STRING) {
+        char buf[48];
+        return put_text(n, cx, out, buf, iv_to_sql(buf, sizeof buf, out->v.i));
+    }
+    int64_t q = out->v.i / iv_ms[k->ive];
+    set_i(out, n->type == SL_T_INT ? wrap32(q) : q);
+    return SL_OK;
+}
+
+static int eval_cast(const node *n, evctx *cx, sl_value *out)
+{
+    const node *k = n->kids[0];
+    sl_type from = k->type, to = n->type;
+    if (ev(k, cx, out)) return SL_ERR;
+    if (out->isnull) return SL_OK;
+    if (n->interval || k->interval) return eval_cast_iv(n, cx, out);
+    if (from == to) return SL_OK;
+    sl_value v = *out;
+    char buf[64];
+    switch (to) {
+    case SL_T_STRING:
+        switch (from) {
+        case SL_T_BOOLEAN: return put_text(n, cx, out, v.v.i ? "TRUE" : "FALSE", v.v.i ? 4 : 5);
+        case SL_T_INT:
+        case SL_T_BIGINT:
+            return put_text(n, cx, out, buf, snprintf(buf, sizeof buf, "%lld", (long long)v.v.i));
+        case SL_T_DOUBLE: return put_text(n, cx, out, buf, double_to_str(buf, sizeof buf, v.v.d));
+        case SL_T_TIMESTAMP: return put_text(n, cx, out, buf, ts_to_sql(buf, sizeof buf, v.v.i, true));
+        default: return SL_OK; /* BYTES: the same bytes */
+        }
+    case SL_T_BYTES: return SL_OK;
+    case SL_T_INT:
+    case SL_T_BIGINT:
+        if (from == SL_T_DOUBLE) set_i(out, d_to_i(v.v.d, to));
+        else if (from == SL_T_BIGINT) set_i(out, wrap32(v.v.i)); /* to INT: Java narrowing */
+        else if (from == SL_T_STRING) {
+            const char *s = v.v.s.p;
+            uint32_t len = v.v.s.len;
+            int64_t x;
+            trim_blanks(&s, &len);
+            if (!sl_expr_parse_i64(s, len, &x) || (to == SL_T_INT && (x < INT32_MIN || x > INT32_MAX)))
+                goto bad_string;
+            set_i(out, x);
+        }
+        /* INT -> BIGINT and BOOLEAN -> integer: the stored 0/1 or value is right */
+        return SL_OK;
+    case SL_T_DOUBLE:
+        if (from == SL_T_STRING) {
+            const char *s = v.v.s.p;
+            uint32_t len = v.v.s.len;
+            double d;
+            trim_blanks(&s, &len);
+            if (!str_to_double(s, len, &d)) goto bad_string;
+            set_d(out, d);
+        } else {
+            set_d(out, (double)v.v.i);
+        }
+        return SL_OK;
+    case SL_T_BOOLEAN:
+        if (from == SL_T_STRING) {
+            const char *s = v.v.s.p;
+            uint32_t len = v.v.s.len;
+            trim_blanks(&s, &len);
+            static const char *const yes[] = {"true", "t", "yes", "y", "1"};
+            static const char *const no[] = {"false", "f", "no", "n", "0"};
+            for (size_t i = 0; i < SL_ARRAY_LEN(yes); i++) {
+                if (word_eq(s, len, yes[i])) return set_i(out, 1), SL_OK;
+                if (word_eq(s, len, no[i])) return set_i(out, 0), SL_OK;
+            }
+            goto bad_string;
+        }
+        set_i(out, from == SL_T_DOUBLE ? v.v.d != 0 : v.v.i != 0);
+        return SL_OK;
+    case SL_T_TIMESTAMP: {
+        int64_t ms;
+        if (!sl_expr_ts_parse(v.v.s.p, v.v.s.len, &ms)) goto bad_string;
+        set_i(out, ms);
+        return SL_OK;
+    }
+    case SL_T_NULL: break;
+    }
+    return SL_OK;
+bad_string:
+    if (n->neg) { /* TRY_CAST */
+        set_null(out);
+        return SL_OK;
+    }
+    return everr(cx, n, "cannot CAST '%.*s' to %s", (int)SL_MIN(v.v.s.len, 40u), v.v.s.p,
+                 tname(to));
+}
+
+/* Does the code point at s[0..cl) occur in set? */
+static bool in_set(const char *s, size_t cl, const char *set, size_t sn)
+{
+    for (size_t i = 0; i < sn;) {
+        size_t l = cp_len(set + i, sn - i);
+        if (l == cl && memcmp(set + i, s, cl) == 0) return true;
+        i += l;
+    }
+    return false;
+}
+
+static int eval_trim(const node *n, evctx *cx, sl_value *out)
+{
+    sl_value s, c;
+    if (ev(n->kids[0], cx, &s)) return SL_ERR;
+    if (n->kids[1]) {
+        if (ev(n->kids[1], cx, &c)) return SL_ERR;
+    } else {
+        set_s(&c, " ", 1);
+    }
+    if (s.isnull || c.isnull) {
+        set_null(out);
+        return SL_OK;
+    }
+    const char *p = s.v.s.p;
+    size_t len = s.v.s.len;
+    if (n->flags & TRIM_LEADING)
+        while (len > 0) {
+            size_t cl = cp_len(p, len);
+            if (!in_set(p, cl, c.v.s.p, c.v.s.len)) break;
+            p += cl, len -= cl;
+        }
+    if (n->flags & TRIM_TRAILING)
+        while (len > 0) {
+            size_t b = len - 1; /* back up to the start of the last code point */
+            while (b > 0 && ((unsigned char)p[b] & 0xC0) == 0x80) b--;
+            if (!in_set(p + b, len - b, c.v.s.p, c.v.s.len)) break;
+            len = b;
+        }
+    set_s(out, p, len); /* a slice of the input: nothing to copy */
+    return SL_OK;
+}
+
+static int eval_substring(const node *n, evctx *cx, sl_value *out)
+{
+    sl_value v[3];
+    if (eval_kids(n, cx, v)) return SL_ERR;
+    for (int i = 0; i < n->nkids; i++)
+        if (v[i].isnull) {
+            set_null(out);
+            return SL_OK;
+        }
+    if (n->nkids == 3 && v[2].v.i < 0) { /* a negative length gives NULL, as in Flink */
+        set_null(out);
+        return SL_OK;
+    }
+    const char *s = v[0].v.s.p;
+    size_t len = v[0].v.s.len;
+    int64_t nch = cp_count(s, len), pos = v[1].v.i;
+    /* 1-based; 0 is read as 1; a negative start counts from the end */
+    int64_t start = pos > 0 ? pos - 1 : pos < 0 ? nch + pos : 0;
+    int64_t end = nch;
+    if (n->nkids == 3 && __builtin_add_overflow(start, v[2].v.i, &end)) end = INT64_MAX;
+    if (start < 0) start = 0;
+    if (end > nch) end = nch;
+    if (end <= start) {
+        set_s(out, s, 0);
+        return SL_OK;
+    }
+    size_t b0 = cp_offset(s, len, start);
+    size_t b1 = b0 + cp_offset(s + b0, len - b0, end - start);
+    set_s(out, s + b0, b1 - b0);
+    return SL_OK;
+}
+
+static int eval_position(const node *n, evctx *cx, sl_value *out)
+{
+    sl_value a, b;
+    if (ev(n->kids[0], cx, &a) || ev(n->kids[1], cx, &b)) return SL_ERR;
+    if (a.isnull || b.isnull) {
+        set_null(out);
+        return SL_OK;
+    }
+    if (a.v.s.len == 0) {
+        set_i(out, 1);
+        return SL_OK;
+    }
+    const char *hit = b.v.s.len >= a.v.s.len ? memmem(b.v.s.p, b.v.s.len, a.v.s.p, a.v.s.len)
+                                             : NULL;
+    set_i(out, hit ? cp_count(b.v.s.p, (size_t)(hit - b.v.s.p)) + 1 : 0);
+    return SL_OK;
+}
+
+static int eval_case_map(const node *n, evctx *cx, sl_value *out, bool upper)
+{
+    int rc = ev(n->kids[0], cx, out);
+    if (rc || out->isnull) return rc;
+    uint32_t len = out->v.s.len;
+    char *d = salloc(cx, n, len);
+    if (!d) return SL_ERR;
+    for (uint32_t i = 0; i < len; i++) {
+        char c = out->v.s.p[i];
+        if (upper && c >= 'a' && c <= 'z') c = (char)(c - 32);
+        else if (!upper && c >= 'A' && c <= 'Z') c = (char)(c + 32);
+        d[i] = c;
+    }
+    set_s(out, d, len);
+    return SL_OK;
+}
+
+/* ---- RAND: java.util.Random's generator ---------------------------------
+ * RAND and RAND_INTEGER draw from the 48-bit linear congruential generator
+ * that java.util.Random specifies, so RAND(seed) yields the sequence Flink's
+ * RAND(seed) does. The parsed tree is shared read-only by every subtask's
+ * thread, so the generators' states live outside it, in thread-local
+ * storage:
+ *   - RAND() / RAND_INTEGER(bound): one generator per thread, seeded from
+ *     the monotonic clock, the thread and a process-wide counter;
+ *   - a literal seed: one generator per RAND node per thread, found by the
+ *     node's serial in a table of RAND_SLOTS slots and started from the
+ *     seed at the node's first evaluation on that thread. The sequence runs
+ *     on across records, as Flink's does per operator instance (two subtasks
+ *     on two threads each get the whole sequence). When the table is full,
+ *     the least recently used slot is taken over -- a destroyed tree's slot
+ *     first, as it is never used again -- so a sequence starts again only
+ *     when one thread evaluates more than RAND_SLOTS seeded RAND calls in
+ *     turn;
+ *   - a seed that is not a literal (RAND(id)): a fresh generator from that
+ *     value at every evaluation, so the result is a function of the seed.
+ * No allocation, no lock, no system call. */
+#define JR_MULT 0x5DEECE66DULL
+#define JR_MASK ((1ULL << 48) - 1)
+#define RAND_SLOTS 64
+
+typedef struct rand_slot {
+    uint64_t serial; /* the RAND node's serial; 0: free */
+    uint64_t state;  /* its generator */
+    uint64_t used;   /* rand_tick at its last use */
+} rand_slot;
+
+static _Thread_local rand_slot rand_slots[RAND_SLOTS];
+static _Thread_local uint64_t rand_tick;
+static _Thread_local uint64_t rand_free_state; /* unseeded calls' generator */
+static _Thread_local bool rand_free_ready;
+static _Atomic uint64_t rand_threads;          /* tells threads' unseeded generators apart */
+
+/* A generator started from `seed` (a Java long, taken as its 64 bits). */
+static uint64_t jr_seed(uint64_t seed) { return (seed ^ JR_MULT) & JR_MASK; }
+
+/* The next `bits` (<= 31) random bits. */
+static int32_t jr_next(uint64_t *st, int bits)
+{
+    *st = (*st * JR_MULT + 0xB) & JR_MASK;
+    return (int32_t)(*st >> (48 - bits));
+}
+
+/* Uniform in [0, 1) with 53 random bits. */
+static double jr_double(uint64_t *st)
+{
+    int64_t hi = jr_next(st, 26), lo = jr_next(st, 27);
+    return (double)((hi << 27) + lo) * 0x1.0p-53;
+}
+
+/* Uniform in [0, bound), bound > 0: a power of two takes the high bits;
+ * otherwise a draw is rejected when it falls in the incomplete last run of
+ * `bound` values (in Java's int arithmetic: when u - r + (bound - 1)
+ * overflows), so every result is equally likely. */
+static int32_t jr_int(uint64_t *st, int32_t bound)
+{
+    int32_t r = jr_next(st, 31), m = bound - 1;
+    if ((bound & m) == 0) return (int32_t)(((int64_t)bound * r) >> 31);
+    for (int32_t u = r; (int64_t)u - (r = u % bound) + m > INT32_MAX; u = jr_next(st, 31)) {
+    }
+    return r;
+}
+
+/* The generator a RAND node draws from on this thread (see above). */
+static uint64_t *rand_state(const node *n)
+{
+    if (!(n->flags & RAND_FIXED)) {
+        if (!rand_free_ready) {
+            uint64_t x = (uint64_t)sl_mono_ns() ^ (uint64_t)(uintptr_t)&rand_free_state ^
+                         (atomic_fetch_add(&rand_threads, 1) + 1) * 0x9E3779B97F4A7C15ULL;
+            x ^= x >> 31, x *= 0xBF58476D1CE4E5B9ULL, x ^= x >> 29; /* spread the bits */
+            rand_free_state = jr_seed(x);
+            rand_free_ready = true;
+        }
+        return &rand_free_state;
+    }
+    size_t home = (size_t)((n->serial * 0x9E3779B97F4A7C15ULL) >> 58); /* 6 bits */
+    rand_slot *sl = NULL, *lru = &rand_slots[home];
+    rand_tick++;
+    for (size_t i = 0; i < RAND_SLOTS; i++) {
+        rand_slot *x = &rand_slots[(home + i) % RAND_SLOTS];
+        if (x->serial == n->serial) {
+            x->used = rand_tick;
+            return &x->state;
+        }
+        if (x->serial == 0) {
+            sl = x;
+            break;
+        }
+        if (x->used < lru->used) lru = x;
+    }
+    if (!sl) sl = lru; /* full: a taken-over slot stays in its probe chain, so none is lost */
+    sl->serial = n->serial;
+    sl->state = jr_seed((uint64_t)n->lit.v.i);
+    sl->used = rand_tick;
+    return &sl->state;
+}
+
+static int eval_rand(const node *n, evctx *cx, sl_value *out)
+{
+    sl_value seed, bound;
+    uint64_t local, *st;
+    if (n->op == N_RAND_INT && ev(n->kids[n->nkids - 1], cx, &bound)) return SL_ERR;
+    if ((n->flags & RAND_SEEDED) && !(n->flags & RAND_FIXED)) {
+        if (ev(n->kids[0], cx, &seed)) return SL_ERR;
+        if (seed.isnull) {
+            set_null(out);
+            return SL_OK;
+        }
+        local = jr_seed((uint64_t)seed.v.i);
+        st = &local;
+    } else {
+        st = rand_state(n);
+    }
+    if (n->op == N_RAND) {
+        set_d(out, jr_double(st));
+        return SL_OK;
+    }
+    if (bound.isnull) {
+        set_null(out);
+        return SL_OK;
+    }
+    if (bound.v.i <= 0)
+        return everr(cx, n, "RAND_INTEGER bound must be positive, got %lld", (long long)bound.v.i);
+    set_i(out, jr_int(st, (int32_t)bound.v.i));
+    return SL_OK;
+}
+
+/* TIMESTAMPADD(unit, n, ts) and TIMESTAMPDIFF(unit, t1, t2). DIFF counts
+ * whole units from t1 to t2, truncated toward zero; MONTH, QUARTER and YEAR
+ * count calendar months (see months_between). */
+static int eval_tsfn(const node *n, evctx *cx, sl_value *out)
+{
+    sl_value a, b;
+    if (ev(n->kids[0], cx, &a) || ev(n->kids[1], cx, &b)) return SL_ERR;
+    if (a.isnull || b.isnull) {
+        set_null(out);
+        return SL_OK;
+    }
+    int u = n->flags;
+    int64_t r;
+    if (n->op == N_TS_ADD) {
+        bool ok = tu_ms[u] ? !__builtin_mul_overflow(a.v.i, tu_ms[u], &r) &&
+                                 !__builtin_add_overflow(b.v.i, r, &r)
+                           : add_months(b.v.i, a.v.i * tu_months[u], &r);
+        if (!ok)
+            return everr(cx, n, "TIMESTAMPADD: adding %lld %s gives a TIMESTAMP out of range",
+                         (long long)a.v.i, tu_name[u]);
+        set_i(out, r);
+        return SL_OK;
+    }
+    if (tu_ms[u]) {
+        if (__builtin_sub_overflow(b.v.i, a.v.i, &r))
+            return everr(cx, n, "TIMESTAMPDIFF: the difference is out of range");
+        r /= tu_ms[u];
+    } else {
+        r = months_between(a.v.i, b.v.i) / tu_months[u];
+    }
+    set_i(out, wrap32(r)); /* an INT, narrowed as Java narrows */
+    return SL_OK;
+}
+
+/* UNIX_TIMESTAMP([s]) and FROM_UNIXTIME(n): epoch seconds <-> 'yyyy-MM-dd
+ * HH:mm:ss' (UTC). A string UNIX_TIMESTAMP cannot read gives
+ * -9223372036854775808, as Flink's does. */
+static int eval_unix(const node *n, evctx *cx, sl_value *out)
+{
+    if (n->op == N_UNIX_TS && n->nkids == 0) {
+        set_i(out, sl_floor_div(sl_now_ms(), 1000));
+        return SL_OK;
+    }
+    int rc = ev(n->kids[0], cx, out);
+    if (rc || out->isnull) return rc;
+    int64_t ms;
+    if (n->op == N_UNIX_TS) {
+        set_i(out, sl_expr_ts_parse(out->v.s.p, out->v.s.len, &ms) ? sl_floor_div(ms, 1000) : INT64_MIN);
+        return SL_OK;
+    }
+    if (__builtin_mul_overflow(out->v.i, 1000, &ms))
+        return everr(cx, n, "FROM_UNIXTIME: %lld seconds is out of range", (long long)out->v.i);
+    char buf[48];
+    return put_text(n, cx, out, buf, ts_to_sql(buf, sizeof buf, ms, false));
+}
+
+static int ev(const node *n, evctx *cx, sl_value *out)
+{
+    sl_value a, b;
+    int rc;
+    switch (n->op) {
+    case N_LIT: *out = n->lit; return SL_OK;
+    case N_COL:
+        if (n->col >= cx->row->n)
+            return everr(cx, n, "row has %d values, expression reads column %d", cx->row->n,
+                         n->col + 1);
+        *out = cx->row->vals[n->col];
+        return SL_OK;
+    case N_NEG:
+        if ((rc = ev(n->kids[0], cx, out)) || out->isnull) return rc;
+        if (n->ctype == SL_T_DOUBLE) out->v.d = -out->v.d;
+        else if (n->ctype == SL_T_INT) out->v.i = wrap32(-out->v.i);
+        else out->v.i = wrap64(0 - (uint64_t)out->v.i);
+        return SL_OK;
+    case N_ADD:
+    case N_SUB:
+    case N_MUL:
+    case N_DIV:
+    case N_MOD: return eval_arith(n, cx, out);
+    case N_CONCAT: return eval_concat(n, cx, out);
+    case N_EQ:
+    case N_NE:
+    case N_LT:
+    case N_LE:
+    case N_GT:
+    case N_GE: {
+        if (ev(n->kids[0], cx, &a) || ev(n->kids[1], cx, &b)) return SL_ERR;
+        if (a.isnull || b.isnull) {
+            set_null(out);
+            return SL_OK;
+        }
+        int c = cmpv(&a, n->kids[0]->type, &b, n->kids[1]->type);
+        bool r = n->op == N_EQ ? c == 0 : n->op == N_NE ? c != 0 : n->op == N_LT ? c < 0
+               : n->op == N_LE ? c <= 0 : n->op == N_GT ? c > 0 : c >= 0;
+        set_i(out, r);
+        return SL_OK;
+    }
+    case N_AND:
+    case N_OR: {
+        /* the left side decides alone when it can (FALSE for AND, TRUE for OR) */
+        bool dominant = n->op == N_OR;
+        if (ev(n->kids[0], cx, &a)) return SL_ERR;
+        if (a.isnull || (a.v.i != 0) != dominant) {
+            if (ev(n->kids[1], cx, &b)) return SL_ERR;
+            a = !b.isnull && (b.v.i != 0) == dominant ? b : a.isnull || b.isnull ? a : b;
+            if (b.isnull && !a.isnull) set_null(&a);
+        }
+        if (a.isnull) set_null(out);
+        else set_i(out, a.v.i != 0);
+        return SL_OK;
+    }
+    case N_NOT:
+        if (ev(n->kids[0], cx, out)) return SL_ERR;
+        if (!out->isnull) out->v.i = !out->v.i;
+        return SL_OK;
+    case N_IS_NULL:
+    case N_IS_TRUE:
+    case N_IS_FALSE: {
+        if (ev(n->kids[0], cx, &a)) return SL_ERR;
+        bool r = n->op == N_IS_NULL ? a.isnull
+               : n->op == N_IS_TRUE ? !a.isnull && a.v.i : !a.isnull && !a.v.i;
+        set_i(out, r != n->neg);
+        return SL_OK;
+    }
+    case N_BETWEEN: {
+        sl_value v[3];
+        if (eval_kids(n, cx, v)) return SL_ERR;
+        sl_type tx = n->kids[0]->type;
+        int ge = v[0].isnull || v[1].isnull ? U3 : cmpv(&v[0], tx, &v[1], n->kids[1]->type) >= 0;
+        int le = v[0].isnull || v[2].isnull ? U3 : cmpv(&v[0], tx, &v[2], n->kids[2]->type) <= 0;
+        int r = and3(ge, le);
+        set3(out, n->neg ? not3(r) : r);
+        return SL_OK;
+    }
+    case N_IN: {
+        if (ev(n->kids[0], cx, &a)) return SL_ERR;
+        if (a.isnull) {
+            set_null(out);
+            return SL_OK;
+        }
+        int r = F3;
+        for (int i = 1; i < n->nkids && r != T3; i++) {
+            if (ev(n->kids[i], cx, &b)) return SL_ERR;
+            if (b.isnull) r = U3;
+            else if (cmpv(&a, n->kids[0]->type, &b, n->kids[i]->type) == 0) r = T3;
+        }
+        set3(out, n->neg ? not3(r) : r);
+        return SL_OK;
+    }
+    case N_LIKE: return eval_like(n, cx, out);
+    case N_CASE: return eval_case(n, cx, out);
+    case N_CAST: return eval_cast(n, cx, out);
+    case N_UPPER:
+    case N_LOWER: return eval_case_map(n, cx, out, n->op == N_UPPER);
+    case N_CHAR_LENGTH:
+        if ((rc = ev(n->kids[0], cx, out)) || out->isnull) return rc;
+        set_i(out, cp_count(out->v.s.p, out->v.s.len));
+        return SL_OK;
+    case N_ABS:
+    case N_FLOOR:
+    case N_CEIL:
+        if ((rc = ev(n->kids[0], cx, out)) || out->isnull) return rc;
+        if (n->type == SL_T_DOUBLE)
+            out->v.d = n->op == N_ABS ? fabs(out->v.d) : n->op == N_FLOOR ? floor(out->v.d)
+                                                                         : ceil(out->v.d);
+        else if (n->op == N_ABS && out->v.i < 0) /* ABS(INT_MIN) wraps, as Java's Math.abs */
+            out->v.i = n->type == SL_T_INT ? wrap32(-out->v.i) : wrap64(0 - (uint64_t)out->v.i);
+        return SL_OK;
+    case N_COALESCE:
+        for (int i = 0; i < n->nkids; i++) {
+            if (ev(n->kids[i], cx, out)) return SL_ERR;
+            if (!out->isnull) {
+                widen(out, n->kids[i]->type, n->type);
+                return SL_OK;
+            }
+        }
+        return SL_OK;
+    case N_IF: {
+        if (ev(n->kids[0], cx, &a)) return SL_ERR;
+        const node *pick = !a.isnull && a.v.i ? n->kids[1] : n->kids[2];
+        if (ev(pick, cx, out)) return SL_ERR;
+        widen(out, pick->type, n->type);
+        return SL_OK;
+    }
+    case N_NULLIF:
+        if (ev(n->kids[0], cx, out) || ev(n->kids[1], cx, &b)) return SL_ERR;
+        if (!out->isnull && !b.isnull &&
+            cmpv(out, n->kids[0]->type, &b, n->kids[1]->type) == 0)
+            set_null(out);
+        return SL_OK;
+    case N_TRIM: return eval_trim(n, cx, out);
+    case N_SUBSTRING: return eval_substring(n, cx, out);
+    case N_POSITION: return eval_position(n, cx, out);
+    case N_TO_TS_LTZ: {
+        if ((rc = ev(n->kids[0], cx, out)) || out->isnull) return rc;
+        int64_t scale = n->flags == 0 ? 1000 : 1, ms;
+        if (n->kids[0]->type == SL_T_DOUBLE) {
+            double d = out->v.d * (double)scale;
+            if (!(d > -9.2e18 && d < 9.2e18))
+                return everr(cx, n, "TO_TIMESTAMP_LTZ: %g is out of range", out->v.d);
+            ms = (int64_t)d;
+        } else if (__builtin_mul_overflow(out->v.i, scale, &ms)) {
+            return everr(cx, n, "TO_TIMESTAMP_LTZ: %lld seconds is out of range",
+                         (long long)out->v.i);
+        }
+        set_i(out, ms);
+        return SL_OK;
+    }
+    case N_NOW: { /* the wall clock at this evaluation, as TIMESTAMP(flags) */
+        static const int64_t unit[4] = {1000, 100, 10, 1};
+        int64_t ms = sl_now_ms();
+        set_i(out, ms - (ms % unit[n->flags] + unit[n->flags]) % unit[n->flags]);
+        return SL_OK;
+    }
+    case N_UNIX_TS:
+    case N_FROM_UNIXTIME: return eval_unix(n, cx, out);
+    case N_RAND:
+    case N_RAND_INT: return eval_rand(n, cx, out);
+    case N_TS_ADD:
+    case N_TS_DIFF: return eval_tsfn(n, cx, out);
+    case N_TO_TS: {
+        int64_t ms;
+        if ((rc = ev(n->kids[0], cx, out)) || out->isnull) return rc;
+        /* an unparsable string gives NULL, as Flink's TO_TIMESTAMP does */
+        if (sl_expr_ts_parse(out->v.s.p, out->v.s.len, &ms)) set_i(out, ms);
+        else set_null(out);
+        return SL_OK;
+    }
+    }
+    return everr(cx, n, "internal error: unknown node %d", (int)n->op);
+}
+
+int sl_expr_eval(const sl_expr *e, const sl_row *row, sl_arena *scratch, sl_value *out,
+                 char *err, size_t errlen)
+{
+    evctx cx = {row, scratch, err, errlen};
+    return ev(e->root, &cx, out);
+}
+
+int sl_expr_eval_bool(const sl_expr *e, const sl_row *row, sl_arena *scratch, bool *pass,
+                      char *err, size_t errlen)
+{
+    sl_value v;
+    *pass = false;
+    if (e->root->type != SL_T_BOOLEAN && e->root->type != SL_T_NULL)
+        return sl_seterr(err, errlen, "condition is %s, not BOOLEAN", tname(e->root->type));
+    if (sl_expr_eval(e, row, scratch, &v, err, errlen)) return SL_ERR;
+    *pass = !v.isnull && v.v.i != 0;
+    return SL_OK;
+}
+

@@ -1,0 +1,126 @@
+/*
+ * expr_int.h -- what the parts of Sluice's scalar expressions share: the
+ * typed tree (built by expr_check.c from the SQL grammar's syntax tree,
+ * walked by expr_eval.c) and a few helpers. Not for use outside common/expr*.c.
+ */
+#ifndef SL_EXPR_INT_H
+#define SL_EXPR_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+#include <strings.h>
+
+#include "expr.h"
+
+#define SL_EXPR_MAX_DEPTH 256 /* tree height limit (checking and evaluation recursion) */
+#define SL_EXPR_MAX_ARGS 1000 /* arguments to one function */
+
+/* ---- the tree ------------------------------------------------------------ */
+
+typedef enum {
+    N_LIT, N_COL,
+    N_NEG, N_ADD, N_SUB, N_MUL, N_DIV, N_MOD, N_CONCAT,
+    N_EQ, N_NE, N_LT, N_LE, N_GT, N_GE,
+    N_AND, N_OR, N_NOT,
+    N_IS_NULL, N_IS_TRUE, N_IS_FALSE, /* `neg` makes them IS NOT ... */
+    N_BETWEEN, N_IN, N_LIKE,           /* `neg` makes them NOT ... */
+    N_CASE, N_CAST,
+    N_UPPER, N_LOWER, N_CHAR_LENGTH, N_ABS, N_COALESCE, N_IF, N_NULLIF,
+    N_FLOOR, N_CEIL, N_TRIM, N_SUBSTRING, N_POSITION, N_TO_TS_LTZ, N_TO_TS,
+    N_NOW,          /* CURRENT_TIMESTAMP, LOCALTIMESTAMP, NOW(), CURRENT_ROW_TIMESTAMP() */
+    N_UNIX_TS,      /* UNIX_TIMESTAMP([s]) */
+    N_FROM_UNIXTIME,
+    N_RAND,         /* RAND([seed]) */
+    N_RAND_INT,     /* RAND_INTEGER([seed,] bound) */
+    N_TS_ADD,       /* TIMESTAMPADD(unit, n, ts); flags: the TU_* unit */
+    N_TS_DIFF       /* TIMESTAMPDIFF(unit, t1, t2); flags: the TU_* unit */
+} n_op;
+
+/* TRIM sides (node flags) */
+enum { TRIM_BOTH = 3, TRIM_LEADING = 1, TRIM_TRAILING = 2 };
+/* CASE shape (node flags) */
+enum { CASE_OPERAND = 1, CASE_ELSE = 2 };
+/* RAND / RAND_INTEGER (node flags): a seed argument, and whether it is a literal */
+enum { RAND_SEEDED = 1, RAND_FIXED = 2 };
+
+/* Fields of a day-time interval, smallest first; an interval node records its
+ * first and last field (INTERVAL '1:30' MINUTE TO SECOND: MINUTE, SECOND).
+ * MILLISECOND is a Sluice extension (Flink writes INTERVAL '0.02' SECOND). */
+enum { IV_MS, IV_SECOND, IV_MINUTE, IV_HOUR, IV_DAY, IV_N };
+extern const int64_t sl_expr_iv_ms[IV_N];
+extern const char *const sl_expr_iv_name[IV_N];
+#define iv_ms sl_expr_iv_ms
+#define iv_name sl_expr_iv_name
+
+/* TIMESTAMPADD / TIMESTAMPDIFF units (node flags) */
+enum { TU_SECOND, TU_MINUTE, TU_HOUR, TU_DAY, TU_WEEK, TU_MONTH, TU_QUARTER, TU_YEAR, TU_N };
+extern const char *const sl_expr_tu_name[TU_N];
+extern const int64_t sl_expr_tu_ms[TU_N];
+extern const int sl_expr_tu_months[TU_N];
+#define tu_name sl_expr_tu_name
+#define tu_ms sl_expr_tu_ms
+#define tu_months sl_expr_tu_months
+
+typedef struct node node;
+struct node {
+    n_op op;
+    sl_type type;     /* result type */
+    sl_type ctype;    /* arithmetic: INT (32-bit wrap), BIGINT (64-bit wrap) or DOUBLE */
+    bool interval;    /* a BIGINT holding a span of milliseconds: an INTERVAL ivs TO ive */
+    uint8_t ivs, ive; /* interval: first and last field (IV_*), ivs >= ive */
+    bool neg;         /* IS NOT / NOT BETWEEN / NOT IN / NOT LIKE; TRY_CAST */
+    int flags;        /* TRIM side, CASE shape, TO_TIMESTAMP_LTZ precision (0 or 3) */
+    int pos;          /* 1-based byte offset in the text, for run-time messages */
+    int ln, cn;       /* line and column, for messages while checking */
+    int height;       /* 1 for a leaf; bounds evaluation recursion */
+    int col;          /* N_COL: index in the input schema */
+    sl_value lit;     /* N_LIT: the value (a string points at `owned`) */
+    char *owned;      /* N_LIT strings: the unescaped bytes */
+    int nkids;
+    node **kids;      /* owned array of nkids borrowed nodes */
+    node *next_all;   /* every node of a tree, for freeing */
+    uint64_t serial;  /* RAND with a literal seed: names its sequence (see rand_state) */
+};
+
+struct sl_expr {
+    node *root;
+    node *all; /* list through next_all: owns every node */
+};
+
+/* ---- small helpers ------------------------------------------------------- */
+
+static inline bool is_int_type(sl_type t) { return t == SL_T_INT || t == SL_T_BIGINT; }
+static inline bool is_num_type(sl_type t) { return is_int_type(t) || t == SL_T_DOUBLE; }
+static inline bool is_str_type(sl_type t) { return t == SL_T_STRING || t == SL_T_BYTES; }
+static inline int num_rank(sl_type t) { return t == SL_T_INT ? 1 : t == SL_T_BIGINT ? 2 : 3; }
+static inline bool is_digit(unsigned char c) { return c >= '0' && c <= '9'; }
+
+/* Wrap to 32 / 64 bits the way Java's int and long overflow, without UB. */
+static inline int64_t wrap32(int64_t x)
+{
+    uint32_t u = (uint32_t)(uint64_t)x;
+    return u >= 0x80000000u ? (int64_t)u - 0x100000000LL : (int64_t)u;
+}
+
+static inline int64_t wrap64(uint64_t u)
+{
+    return u <= (uint64_t)INT64_MAX ? (int64_t)u : -(int64_t)(~u) - 1;
+}
+
+static inline bool word_eq(const char *s, size_t n, const char *word)
+{
+    return strlen(word) == n && strncasecmp(s, word, n) == 0;
+}
+
+/* Parse an optionally signed decimal integer s[0..n) into *out (no overflow). */
+bool sl_expr_parse_i64(const char *s, size_t n, int64_t *out);
+
+/* Parse 'YYYY-MM-DD[( |T)HH:MM[:SS[.fff]]]' (blanks around are allowed; digits
+ * beyond milliseconds are dropped) into ms since the epoch, UTC. */
+bool sl_expr_ts_parse(const char *s, size_t n, int64_t *out);
+
+/* Free every node of a tree (the next_all list). */
+void sl_expr_free_nodes(node *all);
+
+#endif

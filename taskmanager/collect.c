@@ -1,0 +1,79 @@
+/*
+ * collect.c -- the TaskManager's side of the collect channel (common/collect.h):
+ * a collect sink's batches go from its task thread to the network thread,
+ * which sends them to the JobManager as CollectRows; CollectCredit from the
+ * JobManager returns credit to the deployment, waking a sink that waits.
+ *
+ * The sink blocks while the deployment has no credit for its batch: the task
+ * thread waits on the deployment's condition variable, waking at least every
+ * COLLECT_WAIT_MS to notice a cancellation (the network thread sets
+ * d->cancelled without knowing who waits).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "collect.h"
+#include "log.h"
+#include "tm.h"
+
+#define COLLECT_WAIT_MS 200
+
+_Thread_local tm_task *tm_self;
+
+int sl_collect_send(const char *rows, size_t len, int nrows, int end, char *err, size_t errlen)
+{
+    tm_task *t = tm_self;
+    if (!t) return sl_seterr(err, errlen, "the collect sink runs only in a TaskManager's task");
+    tm_deploy *d = t->d;
+    pthread_mutex_lock(&d->collect_mu);
+    while (d->collect_credit < nrows && !__atomic_load_n(&d->cancelled, __ATOMIC_RELAXED)) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_nsec += COLLECT_WAIT_MS * 1000000L;
+        if (until.tv_nsec >= 1000000000L) until.tv_sec++, until.tv_nsec -= 1000000000L;
+        pthread_cond_timedwait(&d->collect_cv, &d->collect_mu, &until);
+    }
+    int cancelled = __atomic_load_n(&d->cancelled, __ATOMIC_RELAXED);
+    if (!cancelled) d->collect_credit -= nrows;
+    pthread_mutex_unlock(&d->collect_mu);
+    if (cancelled) return SL_DONE;
+
+    tm_collect_out *o = sl_calloc(1, sizeof *o);
+    memcpy(o->job_id, d->job_id, sizeof o->job_id);
+    o->session = d->session;
+    o->attempt = d->attempt;
+    o->rows = sl_malloc(len ? len : 1);
+    memcpy(o->rows, rows, len);
+    o->len = len;
+    o->nrows = nrows;
+    o->end = end;
+    tm_net *n = d->net;
+    pthread_mutex_lock(&n->mu);
+    if (n->collect_tail) n->collect_tail->next = o;
+    else n->collect_head = o;
+    n->collect_tail = o;
+    pthread_mutex_unlock(&n->mu);
+    event_active(n->inbox, EV_TIMEOUT, 0);
+    return SL_OK;
+}
+
+void tm_collect_credit(tm_deploy *d, int rows)
+{
+    pthread_mutex_lock(&d->collect_mu);
+    if (rows > 0 && d->collect_credit <= SL_COLLECT_CREDIT) d->collect_credit += rows;
+    if (d->collect_credit > SL_COLLECT_CREDIT) d->collect_credit = SL_COLLECT_CREDIT;
+    pthread_cond_broadcast(&d->collect_cv);
+    pthread_mutex_unlock(&d->collect_mu);
+}
+
+void tm_collect_out_free(tm_collect_out *o)
+{
+    while (o) {
+        tm_collect_out *next = o->next;
+        free(o->rows);
+        free(o);
+        o = next;
+    }
+}

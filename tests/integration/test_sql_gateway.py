@@ -1,0 +1,227 @@
+"""Flink's SQL Gateway REST API (`sluice sql-gateway`) driven over HTTP like
+any client: sessions, statements, operations, results fetched page by page,
+STOP JOB WITH SAVEPOINT, clear 4xx for bad ids and bodies; and
+`sluice sql --endpoint` running a script through it. Inputs are sequence
+generators; expected rows are computed here."""
+import json
+import os
+import re
+import subprocess
+import urllib.error
+import urllib.request
+
+import pytest
+
+from conftest import wait_for, BIN
+
+from test_sql_select import tableau, seq_table
+
+
+class Gateway:
+    def __init__(self, cluster, workdir):
+        cmd = [os.path.join(BIN, "sluice"), "-m", f"127.0.0.1:{cluster.rest_port}", "sql-gateway",
+               "-Dsql-gateway.endpoint.rest.port=0"]
+        self.log = open(os.path.join(workdir, "gateway.log"), "w+")
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=self.log, text=True)
+        line = self.proc.stdout.readline()
+        m = re.match(r"SQL gateway listening on http://127\.0\.0\.1:(\d+) ", line)
+        assert m, line
+        self.port = int(m.group(1))
+        self.url = f"http://127.0.0.1:{self.port}"
+
+    def request(self, method, path, body=None, raw=None):
+        data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
+        req = urllib.request.Request(self.url + path, data=data, method=method,
+                                     headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(req, timeout=60) as r:
+                return r.status, json.loads(r.read())
+        except urllib.error.HTTPError as e:
+            return e.code, json.loads(e.read())
+
+    def ok(self, method, path, body=None):
+        status, got = self.request(method, path, body)
+        assert status == 200, (method, path, status, got)
+        return got
+
+    def run(self, sid, statement):
+        return self.ok("POST", f"/v1/sessions/{sid}/statements", {"statement": statement})["operationHandle"]
+
+    def fetch_all(self, sid, oh, fmt="JSON"):
+        """Every page until EOS; NOT_READY pages are retried at the same token."""
+        uri, data, pages = f"/v1/sessions/{sid}/operations/{oh}/result/0?rowFormat={fmt}", [], []
+        while True:
+            page = self.ok("GET", uri)
+            pages.append(page)
+            data += page["results"]["data"]
+            if page["resultType"] == "EOS":
+                assert "nextResultUri" not in page
+                return pages, data
+            uri = page["nextResultUri"]
+
+    def stop(self):
+        self.proc.terminate()
+        rc = self.proc.wait(timeout=30)
+        self.log.seek(0)
+        text = self.log.read()
+        self.log.close()
+        assert rc == 0, text
+        for marker in ("ERROR: AddressSanitizer", "runtime error:", "ERROR: LeakSanitizer"):
+            assert marker not in text, text
+
+
+@pytest.fixture
+def gateway(cluster, workdir):
+    g = Gateway(cluster, workdir)
+    yield g
+    g.stop()
+
+
+def test_info_sessions_and_configuration(cluster, gateway):
+    assert gateway.ok("GET", "/v1/api_versions") == {"versions": ["V1", "V2"]}
+    info = gateway.ok("GET", "/v1/info")
+    assert set(info) == {"productName", "version"}
+    sid = gateway.ok("POST", "/v1/sessions", {"sessionName": "t", "properties": {
+        "parallelism.default": "1", "pipeline.name": "it's mine"}})["sessionHandle"]
+    assert re.fullmatch(r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}", sid)
+    assert gateway.ok("GET", f"/v1/sessions/{sid}") == {"properties": {
+        "parallelism.default": "1", "pipeline.name": "it's mine"}}
+    assert gateway.ok("POST", f"/v1/sessions/{sid}/heartbeat") == {}
+    assert gateway.ok("POST", f"/v2/sessions/{sid}/configure-session",
+                      {"statement": "SET 'sql-client.execution.result-mode' = 'tableau'"}) == {}
+    oh = gateway.run(sid, "SET 'table.exec.state.ttl' = '1 h'")
+    assert gateway.ok("GET", f"/v1/sessions/{sid}/operations/{oh}/status") == {"status": "FINISHED"}
+    pages, data = gateway.fetch_all(sid, oh)
+    assert pages[0]["resultKind"] == "SUCCESS" and pages[0]["isQueryResult"] is False
+    assert data == [{"kind": "INSERT", "fields": ["OK"]}]
+    props = gateway.ok("GET", f"/v1/sessions/{sid}")["properties"]
+    assert props["table.exec.state.ttl"] == "1 h"
+    assert props["sql-client.execution.result-mode"] == "tableau"
+    assert gateway.ok("DELETE", f"/v1/sessions/{sid}") == {"status": "CLOSED"}
+    status, body = gateway.request("GET", f"/v1/sessions/{sid}")
+    assert status == 404 and body == {"errors": [f"Session '{sid}' does not exist."]}
+
+
+def test_create_insert_and_a_select_fetched_page_by_page(cluster, workdir, gateway):
+    cluster.add_tm(slots=1)
+    n = 1300  # more than a page (512 rows)
+    sid = gateway.ok("POST", "/v1/sessions", {})["sessionHandle"]
+    assert gateway.ok("POST", f"/v1/sessions/{sid}/configure-session",
+                      {"statement": seq_table(n)}) == {}
+    oh = gateway.run(sid, "CREATE TABLE sink (id BIGINT) WITH ('connector' = 'blackhole')")
+    assert gateway.fetch_all(sid, oh)[1] == [{"kind": "INSERT", "fields": ["OK"]}]
+    oh = gateway.run(sid, "INSERT INTO sink SELECT id FROM seq")
+    pages, data = gateway.fetch_all(sid, oh)
+    jid = data[0]["fields"][0]
+    assert pages[0]["jobID"] == jid and pages[0]["resultKind"] == "SUCCESS_WITH_CONTENT"
+    assert pages[0]["results"]["columns"][0]["name"] == "job id"
+    assert cluster.wait_state(jid, ["FINISHED", "FAILED"])["state"] == "FINISHED"
+
+    oh = gateway.run(sid, "SELECT id, id % 7 = 0 AS sevens, CAST(id AS STRING) AS s, "
+                          "TIMESTAMP '2026-01-01 00:00:00' + CAST(id AS INT) * INTERVAL '1' SECOND AS ts "
+                          "FROM seq")
+    pages, data = gateway.fetch_all(sid, oh)
+    assert all(p["isQueryResult"] is True for p in pages)
+    cols = pages[0]["results"]["columns"]
+    assert [(c["name"], c["logicalType"]["type"]) for c in cols] == [
+        ("id", "BIGINT"), ("sevens", "BOOLEAN"), ("s", "VARCHAR"),
+        ("ts", "TIMESTAMP_WITHOUT_TIME_ZONE")]
+    assert max(len(p["results"]["data"]) for p in pages) <= 512
+    want = [{"kind": "INSERT", "fields": [i, i % 7 == 0, str(i),
+                                          "2026-01-01T%02d:%02d:%02d.000" % (i // 3600, i // 60 % 60, i % 60)]}
+            for i in range(1, n + 1)]
+    assert data == want
+    assert gateway.ok("GET", f"/v1/sessions/{sid}/operations/{oh}/status") == {"status": "FINISHED"}
+    # a page may be fetched again until the next one is asked for; older ones are gone
+    oh = gateway.run(sid, "SELECT id FROM seq WHERE id <= 3")
+    first = wait_for(lambda: (lambda p: p if p["resultType"] == "PAYLOAD" else None)(
+        gateway.ok("GET", f"/v1/sessions/{sid}/operations/{oh}/result/0?rowFormat=PLAIN_TEXT")))
+    again = gateway.ok("GET", f"/v1/sessions/{sid}/operations/{oh}/result/0?rowFormat=PLAIN_TEXT")
+    assert again["results"]["data"] == first["results"]["data"]
+    assert first["results"]["rowFormat"] == "PLAIN_TEXT"
+    assert [d["fields"][0] for d in first["results"]["data"]] == ["1", "2", "3"]
+    status, body = gateway.request("GET", f"/v1/sessions/{sid}/operations/{oh}/result/5?rowFormat=JSON")
+    assert status == 400 and body["errors"] == [
+        "token 5 is not available: fetch 1 (the next page) or 0 (the last page again)"]
+    assert gateway.ok("DELETE", f"/v1/sessions/{sid}/operations/{oh}/close") == {"status": "CLOSED"}
+    status, body = gateway.request("GET", f"/v1/sessions/{sid}/operations/{oh}/status")
+    assert status == 404 and body == {"errors": [f"Operation '{oh}' does not exist in session '{sid}'."]}
+
+
+def test_stop_job_with_savepoint_and_cancel_of_a_query(cluster, workdir, gateway):
+    cluster.add_tm(slots=2)
+    sp = os.path.join(workdir, "sp")
+    sid = gateway.ok("POST", "/v1/sessions", {"properties": {"state.savepoints.dir": sp}})["sessionHandle"]
+    gateway.run(sid, seq_table(10 ** 9, rate=50))
+    gateway.run(sid, "CREATE TABLE sink (id BIGINT) WITH ('connector' = 'blackhole')")
+    jid = gateway.fetch_all(sid, gateway.run(sid, "INSERT INTO sink SELECT id FROM seq"))[1][0]["fields"][0]
+    cluster.wait_state(jid, "RUNNING")
+    wait_for(lambda: all(v["status"] == "RUNNING" for v in cluster.job(jid)["vertices"]))
+    pages, data = gateway.fetch_all(sid, gateway.run(sid, f"STOP JOB '{jid}' WITH SAVEPOINT"))
+    assert pages[0]["results"]["columns"][0]["name"] == "savepoint path"
+    path = data[0]["fields"][0]
+    assert path.startswith("file:" + sp + "/savepoint-"), path
+    assert os.path.exists(os.path.join(path[len("file:"):], "_metadata"))
+    assert cluster.wait_state(jid, ["FINISHED", "FAILED", "CANCELED"])["state"] == "FINISHED"
+    # an unbounded query, cancelled through its operation: its job is cancelled
+    oh = gateway.run(sid, "SELECT id FROM seq")
+    wait_for(lambda: gateway.ok("GET", f"/v1/sessions/{sid}/operations/{oh}/result/0?rowFormat=JSON")
+             ["resultType"] == "PAYLOAD")
+    assert gateway.ok("POST", f"/v1/sessions/{sid}/operations/{oh}/cancel") == {"status": "CANCELED"}
+    q = [j for j in cluster.get("/jobs/overview")["jobs"] if j["name"] == "collect"]
+    assert len(q) == 1
+    assert cluster.wait_state(q[0]["jid"], ["CANCELED", "FAILED", "FINISHED"])["state"] == "CANCELED"
+
+
+def test_bad_ids_bodies_and_statements(cluster, gateway):
+    zero = "00000000-0000-4000-8000-000000000000"
+    status, body = gateway.request("POST", f"/v1/sessions/{zero}/statements", {"statement": "SET"})
+    assert status == 404 and body == {"errors": [f"Session '{zero}' does not exist."]}
+    status, body = gateway.request("POST", "/v1/sessions", raw=b"{not json")
+    assert status == 400 and body["errors"][0].startswith(
+        "Request did not match expected format OpenSessionRequestBody: ")
+    status, body = gateway.request("POST", "/v1/sessions", {"properties": {"a": 1}})
+    assert status == 400 and body == {"errors": ["property 'a' must be a string"]}
+    status, body = gateway.request("POST", "/v1/sessions", {"properties": {"parallelism.default": "0"}})
+    assert status == 400 and "'parallelism.default' must be a number from 1 to 32768" in body["errors"][0]
+    sid = gateway.ok("POST", "/v1/sessions")["sessionHandle"]
+    for raw in (b"[]", b"{\"statement\": 5}", b"{}", b"nope"):
+        status, body = gateway.request("POST", f"/v1/sessions/{sid}/statements", raw=raw)
+        assert status == 400 and body["errors"][0].startswith(
+            "Request did not match expected format ExecuteStatementRequestBody"), (raw, body)
+    status, body = gateway.request("GET", f"/v1/sessions/{sid}/operations/{zero}/status")
+    assert status == 404 and body == {"errors": [f"Operation '{zero}' does not exist in session '{sid}'."]}
+    oh = gateway.run(sid, "SELECT nope FROM nowhere")
+    assert gateway.ok("GET", f"/v1/sessions/{sid}/operations/{oh}/status") == {"status": "ERROR"}
+    status, body = gateway.request("GET", f"/v1/sessions/{sid}/operations/{oh}/result/0")
+    assert status == 500 and body == {"errors": [
+        "Failed to execute the statement: line 1, column 18: table or view 'nowhere' does not exist in this session"]}, body
+    oh = gateway.run(sid, "SET")
+    for tok, want in [("x", "token 'x' is not a whole number"), ("2", "token 2: this result has tokens 0 and 1")]:
+        status, body = gateway.request("GET", f"/v1/sessions/{sid}/operations/{oh}/result/{tok}")
+        assert status == 400 and body == {"errors": [want]}
+    status, body = gateway.request("GET", f"/v1/sessions/{sid}/operations/{oh}/result/0?rowFormat=XML")
+    assert status == 400 and body == {"errors": ["rowFormat must be JSON or PLAIN_TEXT, got 'XML'"]}
+    status, body = gateway.request("GET", "/v1/nothing")
+    assert status == 404 and body == {"errors": ["Not found: GET /v1/nothing"]}
+
+
+def test_sql_client_runs_a_script_through_the_gateway(cluster, workdir, gateway):
+    cluster.add_tm(slots=1)
+    path = os.path.join(workdir, "g.sql")
+    with open(path, "w") as f:
+        f.write(seq_table(4) + """
+SET 'sql-client.execution.result-mode' = 'tableau';
+SELECT id, id * id AS sq FROM seq;
+CREATE TABLE sink (id BIGINT) WITH ('connector' = 'blackhole');
+INSERT INTO sink SELECT id FROM seq;
+""")
+    r = cluster.cli("sql", "--endpoint", f"127.0.0.1:{gateway.port}", "-f", path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert tableau(["id", "sq"], [20, 20], [("+I", i, i * i) for i in range(1, 5)]) in r.stdout, r.stdout
+    jids = re.findall(r"^Job ID: ([0-9a-f]{32})$", r.stdout, re.M)
+    assert len(jids) == 1
+    assert cluster.wait_state(jids[0], ["FINISHED", "FAILED"])["state"] == "FINISHED"
+    # the session was closed at the end
+    bad = cluster.cli("sql", "--endpoint", "127.0.0.1", "-f", path)
+    assert bad.returncode == 2 and "--endpoint '127.0.0.1' is not host:port" in bad.stderr
