@@ -97,6 +97,7 @@ typedef struct kk_plan {
     char *prefix;
     kk_partitioner partitioner;
     kf_codec value;
+    bool upsert;                /* upsert-kafka: -D is a tombstone, -U is dropped */
     bool has_key;
     kf_codec key;
     int64_t txn_timeout_ms;
@@ -154,7 +155,7 @@ static void kk_plan_free(void *p)
 
 static const char *const kk_reserved[] = {"transactional.id", "enable.idempotence", NULL};
 
-static void *kk_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
+static void *kk_plan_common(sl_plan_ctx *pc, bool upsert, char *err, size_t errlen)
 {
     const sl_vertex *v = pc->v;
     const sl_schema *in = pc->in[0].schema;
@@ -192,61 +193,17 @@ static void *kk_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
                   "fixed or round-robin", v->id, part);
         goto fail;
     }
-    const char *fmt = sl_vconf_str(v, "value.format", sl_vconf_str(v, "format", NULL));
+    int phys[SL_MAX_FIELDS], kcols[SL_MAX_FIELDS], vcols[SL_MAX_FIELDS], nk = 0, nv = 0;
+    for (int i = 0; i < in->n; i++) phys[i] = i;
     kf_format f;
-    if (!fmt || kf_format_parse(fmt, &f) != SL_OK) {
-        sl_seterr(err, errlen, "vertex '%s': option 'format' must be json, csv or raw%s%s%s", v->id,
-                  fmt ? " (not '" : "", fmt ? fmt : "", fmt ? "')" : "");
+    pl->upsert = upsert;
+    if (kf_key_value_plan(v, in, phys, in->n, upsert, &f, kcols, &nk, vcols, &nv, err, errlen))
         goto fail;
-    }
-    int cols[SL_MAX_FIELDS];
-    for (int i = 0; i < in->n; i++) cols[i] = i;
-    if (kf_codec_init(&pl->value, f, in, cols, in->n, v->id, err, errlen) != SL_OK) goto fail;
-    const char *kfmt = sl_vconf_str(v, "key.format", NULL);
-    json_t *kf = sl_vconf_array(v, "key.fields");
-    if ((kfmt != NULL) != (kf != NULL)) {
-        sl_seterr(err, errlen, "vertex '%s': 'key.format' and 'key.fields' go together", v->id);
-        goto fail;
-    }
-    if (kfmt) {
+    if (kf_codec_init(&pl->value, f, in, vcols, nv, v->id, err, errlen) != SL_OK) goto fail;
+    if (nk) {
         kf_format kfo;
-        if (kf_format_parse(kfmt, &kfo) != SL_OK) {
-            sl_seterr(err, errlen, "vertex '%s': option 'key.format': '%s' is not json, csv or raw",
-                      v->id, kfmt);
-            goto fail;
-        }
-        int nk = 0;
-        size_t i;
-        json_t *e;
-        /* "a;b" as one string, or an array */
-        char *names = json_is_string(kf) ? sl_strdup(json_string_value(kf)) : NULL;
-        if (names) {
-            for (char *save = NULL, *t = strtok_r(names, ";", &save); t; t = strtok_r(NULL, ";", &save)) {
-                int c = sl_schema_find(in, t);
-                if (c < 0 || nk >= SL_MAX_FIELDS) {
-                    sl_seterr(err, errlen, "vertex '%s': option 'key.fields': no column '%s'", v->id, t);
-                    free(names);
-                    goto fail;
-                }
-                cols[nk++] = c;
-            }
-            free(names);
-        } else {
-            json_array_foreach(kf, i, e) {
-                int c = json_is_string(e) ? sl_schema_find(in, json_string_value(e)) : -1;
-                if (c < 0 || nk >= SL_MAX_FIELDS) {
-                    sl_seterr(err, errlen, "vertex '%s': option 'key.fields': item %zu is not a column",
-                              v->id, i + 1);
-                    goto fail;
-                }
-                cols[nk++] = c;
-            }
-        }
-        if (nk == 0) {
-            sl_seterr(err, errlen, "vertex '%s': option 'key.fields' is empty", v->id);
-            goto fail;
-        }
-        if (kf_codec_init(&pl->key, kfo, in, cols, nk, v->id, err, errlen) != SL_OK) goto fail;
+        kf_format_parse(sl_vconf_str(v, "key.format", ""), &kfo);
+        if (kf_codec_init(&pl->key, kfo, in, kcols, nk, v->id, err, errlen) != SL_OK) goto fail;
         pl->has_key = true;
     }
     const char *tt = kf_prop(v, "transaction.timeout.ms", "60000");
@@ -259,6 +216,16 @@ static void *kk_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
 fail:
     kk_plan_free(pl);
     return NULL;
+}
+
+static void *kk_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
+{
+    return kk_plan_common(pc, false, err, errlen);
+}
+
+static void *kk_plan_upsert(sl_plan_ctx *pc, char *err, size_t errlen)
+{
+    return kk_plan_common(pc, true, err, errlen);
 }
 
 /* ---- producers ------------------------------------------------------------------ */
@@ -545,16 +512,24 @@ static int kk_process(sl_op *op, int input, sl_row *row)
     const kk_plan *pl = op->plan;
     kk_state *st = op->priv;
     char why[300];
-    if (row->kind != SL_KIND_INSERT)
+    bool tombstone = false;
+    if (pl->upsert) {
+        /* Flink's upsert-kafka: the key's latest value, a delete is a
+         * tombstone, an update's before image says nothing new */
+        if (row->kind == SL_KIND_UPDATE_BEFORE) return SL_OK;
+        tombstone = row->kind == SL_KIND_DELETE;
+    } else if (row->kind != SL_KIND_INSERT && pl->value.fmt != KF_DEBEZIUM) {
         return sl_op_fail(op, "kafka sink '%s': a %s row arrived, but the kafka sink takes "
-                          "inserts only (the input is an updating changelog; upsert-kafka is not "
-                          "implemented)", pl->vid, sl_rowkind_short(row->kind));
+                          "inserts only (the input is an updating changelog: write it with "
+                          "upsert-kafka, or with value.format 'debezium-json')", pl->vid,
+                          sl_rowkind_short(row->kind));
+    }
     if (pl->guarantee == DG_EOS && !st->cur.sh && eos_start(op, st) != SL_OK) return SL_ERR;
     kk_shared *sh = pl->guarantee == DG_EOS ? st->cur.sh : st->sh;
     st->val.len = 0;
     st->key.len = 0;
-    bool null_value = pl->value.fmt == KF_RAW && row->vals[pl->value.slot[0]].isnull;
-    if (kf_encode(&pl->value, row, &st->val, why, sizeof why) != SL_OK ||
+    bool null_value = tombstone || (pl->value.fmt == KF_RAW && row->vals[pl->value.slot[0]].isnull);
+    if ((!tombstone && kf_encode(&pl->value, row, &st->val, why, sizeof why) != SL_OK) ||
         (pl->has_key && kf_encode(&pl->key, row, &st->key, why, sizeof why) != SL_OK))
         return sl_op_fail(op, "kafka sink '%s': %s", pl->vid, why);
     int32_t partition = RD_KAFKA_PARTITION_UA;
@@ -786,8 +761,13 @@ static void kk_close(sl_op *op)
 
 static const char *const kk_options[] = {
     "topic", "properties.*", "sink.delivery-guarantee", "sink.transactional-id-prefix",
-    "sink.partitioner", "format", "value.format", "key.format", "key.fields", "sink.parallelism",
-    NULL};
+    "sink.partitioner", "format", "value.format", "key.format", "key.fields",
+    "value.fields-include", "sink.parallelism", NULL};
+
+static const char *const kk_upsert_options[] = {
+    "topic", "properties.*", "sink.delivery-guarantee", "sink.transactional-id-prefix",
+    "sink.partitioner", "value.format", "key.format", "primary-key", "value.fields-include",
+    "sink.parallelism", NULL};
 
 const sl_op_def sl_op_kafka_sink = {
     .abi = SL_OP_ABI_VERSION,
@@ -795,6 +775,25 @@ const sl_op_def sl_op_kafka_sink = {
     .flags = SL_OPF_SINK,
     .options = kk_options,
     .plan = kk_plan_new,
+    .plan_free = kk_plan_free,
+    .open = kk_open,
+    .process = kk_process,
+    .end_input = kk_end_input,
+    .close = kk_close,
+    .snapshot_state = kk_snapshot,
+    .restore_state = kk_restore,
+    .checkpoint_complete = kk_checkpoint_complete,
+    .checkpoint_abort = kk_checkpoint_abort,
+};
+
+/* upsert-kafka: the same sink, keyed by the primary key, writing the latest
+ * value of each key and a tombstone for a delete. */
+const sl_op_def sl_op_upsert_kafka_sink = {
+    .abi = SL_OP_ABI_VERSION,
+    .name = "upsert-kafka-sink",
+    .flags = SL_OPF_SINK,
+    .options = kk_upsert_options,
+    .plan = kk_plan_upsert,
     .plan_free = kk_plan_free,
     .open = kk_open,
     .process = kk_process,

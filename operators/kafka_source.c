@@ -93,7 +93,9 @@ static const char ks_magic[4] = {'S', 'L', 'K', 'S'};
 
 typedef enum { START_GROUP = 0, START_EARLIEST, START_LATEST, START_TIMESTAMP, START_SPECIFIC } ks_start;
 typedef enum { BOUND_NONE = 0, BOUND_LATEST, BOUND_SPECIFIC } ks_bound;
-typedef enum { META_NONE = 0, META_OFFSET, META_PARTITION, META_TIMESTAMP, META_TOPIC } ks_meta;
+typedef enum {
+    META_NONE = 0, META_OFFSET, META_PARTITION, META_TIMESTAMP, META_TOPIC, META_HEADERS
+} ks_meta;
 
 typedef struct ks_spec {
     int32_t partition;
@@ -114,7 +116,10 @@ typedef struct ks_plan {
     ks_bound bound;
     ks_spec *bound_spec;
     int nbound_spec;
-    kf_codec codec;
+    kf_codec codec;         /* the value */
+    bool has_key;
+    kf_codec key;           /* key.format over key.fields (upsert-kafka: the primary key) */
+    bool upsert;            /* upsert-kafka: values are +U, tombstones -D */
     int ncols;
     ks_meta *meta;          /* per column */
     int wm_col;             /* -1: no watermarks */
@@ -160,7 +165,9 @@ typedef struct ks_state {
     int ncounts;
     int last_idx;           /* partition of the previous record */
     sl_value *vals;
-    kf_buf str;
+    sl_value *before;       /* debezium-json: the before image of an update */
+    kf_buf str, kstr;       /* decoding scratch of the value and the key */
+    kf_buf hdr;             /* the headers column's text */
     bool out_idle;
     int64_t wm_emitted;
     int64_t next_tick;      /* mono ms */
@@ -182,6 +189,7 @@ static void ks_plan_free(void *p)
     free(pl->start_spec);
     free(pl->bound_spec);
     kf_codec_free(&pl->codec);
+    kf_codec_free(&pl->key);
     free(pl->meta);
     free(pl->vid);
     free(pl);
@@ -237,7 +245,7 @@ static int parse_bool_opt(const sl_vertex *v, const char *key, bool *out, char *
 
 static const char *const ks_reserved[] = {"enable.auto.commit", "enable.auto.offset.store", NULL};
 
-static void *ks_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
+static void *ks_plan_common(sl_plan_ctx *pc, bool upsert, char *err, size_t errlen)
 {
     const sl_vertex *v = pc->v;
     const sl_schema *decl = &v->declared;
@@ -305,9 +313,10 @@ static void *ks_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
         else if (!strcmp(m, "partition")) pl->meta[i] = META_PARTITION, want = SL_T_INT;
         else if (!strcmp(m, "timestamp")) pl->meta[i] = META_TIMESTAMP, want = SL_T_TIMESTAMP;
         else if (!strcmp(m, "topic")) pl->meta[i] = META_TOPIC, want = SL_T_STRING;
+        else if (!strcmp(m, "headers")) pl->meta[i] = META_HEADERS, want = SL_T_STRING;
         else {
             sl_seterr(err, errlen, "vertex '%s': schema field '%s': unknown metadata '%s' (offset, "
-                      "partition, timestamp, topic)", v->id, decl->fields[i].name, m);
+                      "partition, timestamp, topic, headers)", v->id, decl->fields[i].name, m);
             goto fail;
         }
         sl_type t = decl->fields[i].type;
@@ -319,18 +328,20 @@ static void *ks_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
         }
     }
 
-    /* format */
-    const char *fmt = sl_vconf_str(v, "value.format", sl_vconf_str(v, "format", NULL));
+    /* formats: the key's columns, then the value's */
+    pl->upsert = upsert;
     kf_format f;
-    if (!fmt) {
-        sl_seterr(err, errlen, "vertex '%s': option 'format' (json, csv or raw) is required", v->id);
+    int kcols[SL_MAX_FIELDS], nk = 0, vcols[SL_MAX_FIELDS], nv = 0;
+    if (kf_key_value_plan(v, decl, phys, nphys, upsert, &f, kcols, &nk, vcols, &nv, err,
+                          errlen) != SL_OK)
         goto fail;
+    if (nk) {
+        kf_format kfo;
+        kf_format_parse(sl_vconf_str(v, "key.format", ""), &kfo);
+        if (kf_codec_init(&pl->key, kfo, decl, kcols, nk, v->id, err, errlen) != SL_OK) goto fail;
+        pl->has_key = true;
     }
-    if (kf_format_parse(fmt, &f) != SL_OK) {
-        sl_seterr(err, errlen, "vertex '%s': option 'format': '%s' is not json, csv or raw", v->id, fmt);
-        goto fail;
-    }
-    if (kf_codec_init(&pl->codec, f, decl, phys, nphys, v->id, err, errlen) != SL_OK) goto fail;
+    if (kf_codec_init(&pl->codec, f, decl, vcols, nv, v->id, err, errlen) != SL_OK) goto fail;
     bool ij = false, ic = false;
     if (parse_bool_opt(v, "json.ignore-parse-errors", &ij, err, errlen) ||
         parse_bool_opt(v, "csv.ignore-parse-errors", &ic, err, errlen))
@@ -338,7 +349,8 @@ static void *ks_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
     pl->codec.ignore_errors = f == KF_JSON ? ij : f == KF_CSV ? ic : false;
 
     /* startup and bounds */
-    const char *sm = sl_vconf_str(v, "scan.startup.mode", "group-offsets");
+    /* upsert-kafka reads every topic from its start, as Flink's */
+    const char *sm = sl_vconf_str(v, "scan.startup.mode", upsert ? "earliest-offset" : "group-offsets");
     if (!strcmp(sm, "group-offsets")) pl->start = START_GROUP;
     else if (!strcmp(sm, "earliest-offset")) pl->start = START_EARLIEST;
     else if (!strcmp(sm, "latest-offset")) pl->start = START_LATEST;
@@ -422,6 +434,16 @@ fail:
     free(phys);
     ks_plan_free(pl);
     return NULL;
+}
+
+static void *ks_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
+{
+    return ks_plan_common(pc, false, err, errlen);
+}
+
+static void *ks_plan_upsert(sl_plan_ctx *pc, char *err, size_t errlen)
+{
+    return ks_plan_common(pc, true, err, errlen);
 }
 
 /* ---- helpers -------------------------------------------------------------------- */
@@ -749,6 +771,7 @@ static int ks_open(sl_op *op)
     st->pipe_r = st->pipe_w = -1;
     st->wm_emitted = INT64_MIN;
     st->vals = sl_calloc((size_t)pl->ncols + 1, sizeof *st->vals);
+    st->before = sl_calloc((size_t)pl->ncols + 1, sizeof *st->before);
     rd_kafka_conf_t *conf;
     if (kf_conf_build(op->vertex, ks_reserved, &conf, op->err, sizeof op->err) != SL_OK)
         return SL_ERR;
@@ -883,6 +906,38 @@ static int handle_error(sl_op *op, ks_state *st, const rd_kafka_message_t *m)
     }
 }
 
+/* The record's headers as a JSON object {"name": "value", ...} (a header
+ * without a value is null; Sluice has no MAP type) into b. */
+static void headers_text(const rd_kafka_message_t *m, kf_buf *b)
+{
+    b->len = 0;
+    kf_buf_reserve(b, 2);
+    b->p[b->len++] = '{';
+    rd_kafka_headers_t *h = NULL;
+    if (rd_kafka_message_headers(m, &h) == RD_KAFKA_RESP_ERR_NO_ERROR && h) {
+        const char *name;
+        const void *val;
+        size_t size;
+        for (size_t i = 0; rd_kafka_header_get_all(h, i, &name, &val, &size) == 0; i++) {
+            if (i) {
+                kf_buf_reserve(b, 1);
+                b->p[b->len++] = ',';
+            }
+            kf_json_string(b, name, strlen(name));
+            kf_buf_reserve(b, 5);
+            b->p[b->len++] = ':';
+            if (val) {
+                kf_json_string(b, val, size);
+            } else {
+                memcpy(b->p + b->len, "null", 4);
+                b->len += 4;
+            }
+        }
+    }
+    kf_buf_reserve(b, 1);
+    b->p[b->len++] = '}';
+}
+
 /* One record: decode, fill metadata columns, watermark bookkeeping, emit. */
 static int handle_record(sl_op *op, ks_state *st, const rd_kafka_message_t *m, int64_t now)
 {
@@ -904,21 +959,50 @@ static int handle_record(sl_op *op, ks_state *st, const rd_kafka_message_t *m, i
         if (ts >= 0 && ts < p->min_ts) goto out;
         p->min_ts = INT64_MIN;
     }
-    if (!m->payload && pl->codec.fmt != KF_RAW) goto out; /* a tombstone: no row */
+    bool tomb = !m->payload;
+    if (tomb && !pl->upsert && pl->codec.fmt != KF_RAW) goto out; /* a tombstone: no row */
     char why[300];
-    if (kf_decode(&pl->codec, m->payload, m->len, st->vals, &st->str, why, sizeof why) != SL_OK) {
+    const char *part_name = "key";
+    kf_format bad_fmt = pl->key.fmt;
+    kf_change change = KF_CHANGE_INSERT;
+    int drc = SL_OK;
+    if (pl->has_key) {
+        if (!m->key) {
+            for (int i = 0; i < pl->key.n; i++) st->vals[pl->key.slot[i]].isnull = true;
+        } else {
+            drc = kf_decode(&pl->key, m->key, m->key_len, st->vals, &st->kstr, why, sizeof why);
+        }
+    }
+    if (drc == SL_OK) {
+        part_name = "value";
+        bad_fmt = pl->codec.fmt;
+        if (tomb && pl->upsert) {
+            change = KF_CHANGE_DELETE; /* the key's row is gone */
+            for (int i = 0; i < pl->codec.n; i++) st->vals[pl->codec.slot[i]].isnull = true;
+        } else if (pl->codec.fmt == KF_DEBEZIUM) {
+            drc = kf_decode_debezium(&pl->codec, m->payload, m->len, st->before, st->vals, &change,
+                                     &st->str, why, sizeof why);
+        } else {
+            drc = kf_decode(&pl->codec, m->payload, m->len, st->vals, &st->str, why, sizeof why);
+        }
+    }
+    if (drc != SL_OK) {
         if (!pl->codec.ignore_errors)
-            return sl_op_fail(op, "kafka source '%s': cannot decode the value of topic '%s' "
-                              "partition %d offset %lld as %s: %s", pl->vid, topic, m->partition,
-                              (long long)m->offset, kf_format_name(pl->codec.fmt), why);
+            return sl_op_fail(op, "kafka source '%s': cannot decode the %s of topic '%s' "
+                              "partition %d offset %lld as %s: %s", pl->vid, part_name, topic,
+                              m->partition, (long long)m->offset, kf_format_name(bad_fmt), why);
         st->skipped++;
         if (st->skipped <= 10 || st->skipped % 1000 == 0)
             sl_warn("kafka", "kafka source '%s' (%d/%d): skipped topic '%s' partition %d offset "
-                    "%lld (%s): %s; %llu skipped so far", pl->vid, op->subtask + 1,
-                    op->parallelism, topic, m->partition, (long long)m->offset,
-                    kf_format_name(pl->codec.fmt), why, (unsigned long long)st->skipped);
+                    "%lld (%s %s): %s; %llu skipped so far", pl->vid, op->subtask + 1,
+                    op->parallelism, topic, m->partition, (long long)m->offset, part_name,
+                    kf_format_name(bad_fmt), why, (unsigned long long)st->skipped);
         goto out;
     }
+    /* debezium-json: the update's or delete's before image is a row too */
+    bool two = pl->codec.fmt == KF_DEBEZIUM && change != KF_CHANGE_INSERT;
+    if (two && pl->has_key)
+        for (int i = 0; i < pl->key.n; i++) st->before[pl->key.slot[i]] = st->vals[pl->key.slot[i]];
     for (int i = 0; i < pl->ncols; i++) {
         sl_value *v = &st->vals[i];
         switch (pl->meta[i]) {
@@ -932,17 +1016,27 @@ static int handle_record(sl_op *op, ks_state *st, const rd_kafka_message_t *m, i
         case META_TOPIC:
             *v = (sl_value){.v.s = {topic, (uint32_t)strlen(topic)}};
             break;
+        case META_HEADERS:
+            headers_text(m, &st->hdr);
+            *v = (sl_value){.v.s = {st->hdr.p, (uint32_t)st->hdr.len}};
+            break;
         }
+        if (two && pl->meta[i] != META_NONE) st->before[i] = *v;
     }
+    /* debezium deletes carry only the before image */
+    sl_value *img = pl->codec.fmt == KF_DEBEZIUM && change == KF_CHANGE_DELETE ? st->before
+                                                                                  : st->vals;
     int64_t evt = SL_TS_NONE;
     if (pl->wm_col >= 0) {
-        const sl_value *v = &st->vals[pl->wm_col];
-        if (v->isnull)
+        const sl_value *v = &img[pl->wm_col];
+        if (v->isnull && !(tomb && pl->upsert))
             return sl_op_fail(op, "kafka source '%s': topic '%s' partition %d offset %lld: the "
                               "watermark column '%s' is NULL", pl->vid, topic, m->partition,
                               (long long)m->offset, op->out->fields[pl->wm_col].name);
-        evt = v->v.i;
-        if (evt > p->max_ts) p->max_ts = evt;
+        if (!v->isnull) { /* an upsert tombstone may have no time: it moves no watermark */
+            evt = v->v.i;
+            if (evt > p->max_ts) p->max_ts = evt;
+        }
     }
     p->last_ms = now;
     p->idle = false;
@@ -950,8 +1044,20 @@ static int handle_record(sl_op *op, ks_state *st, const rd_kafka_message_t *m, i
         st->out_idle = false;
         if (sl_op_emit_idle(op, 0) != SL_OK) return SL_ERR;
     }
-    sl_row row = {SL_KIND_INSERT, pl->ncols, st->vals, evt};
-    rc = sl_op_emit(op, &row);
+    sl_row row = {SL_KIND_INSERT, pl->ncols, img, evt};
+    if (change == KF_CHANGE_DELETE) {
+        row.kind = SL_KIND_DELETE;
+    } else if (change == KF_CHANGE_UPDATE) {
+        sl_row ub = {SL_KIND_UPDATE_BEFORE, pl->ncols, st->before, evt};
+        rc = sl_op_emit(op, &ub);
+        if (rc == SL_ERR) goto emitted;
+        row.kind = SL_KIND_UPDATE_AFTER;
+    } else if (pl->upsert) {
+        row.kind = SL_KIND_UPDATE_AFTER; /* the key's latest value */
+    }
+    int rc2 = sl_op_emit(op, &row);
+    if (rc2 != SL_OK) rc = rc2;
+emitted:
     if (rc == SL_ERR && !op->err[0]) sl_op_fail(op, "kafka source '%s': downstream failed", pl->vid);
 out:
     if (p->next >= p->stop) mark_done(st, p);
@@ -1157,7 +1263,10 @@ static void ks_close(sl_op *op)
     counts_free(st->counts, st->ncounts);
     counts_free(st->rcounts, st->nrcounts);
     kf_buf_free(&st->str);
+    kf_buf_free(&st->kstr);
+    kf_buf_free(&st->hdr);
     free(st->vals);
+    free(st->before);
     free(st);
     op->priv = NULL;
 }
@@ -1165,8 +1274,15 @@ static void ks_close(sl_op *op)
 static const char *const ks_options[] = {
     "topic", "topic-pattern", "properties.*", "scan.startup.mode", "scan.startup.timestamp-millis",
     "scan.startup.specific-offsets", "scan.bounded.mode", "scan.bounded.specific-offsets",
-    "format", "value.format", "json.ignore-parse-errors", "csv.ignore-parse-errors",
-    "watermark.column", "watermark.delay", "watermark.idle-timeout", "watermark.interval", NULL};
+    "format", "value.format", "key.format", "key.fields", "value.fields-include",
+    "json.ignore-parse-errors", "csv.ignore-parse-errors", "watermark.column", "watermark.delay",
+    "watermark.idle-timeout", "watermark.interval", NULL};
+
+static const char *const ks_upsert_options[] = {
+    "topic", "topic-pattern", "properties.*", "scan.bounded.mode", "scan.bounded.specific-offsets",
+    "key.format", "value.format", "primary-key", "value.fields-include",
+    "json.ignore-parse-errors", "csv.ignore-parse-errors", "watermark.column", "watermark.delay",
+    "watermark.idle-timeout", "watermark.interval", NULL};
 
 const sl_op_def sl_op_kafka_source = {
     .abi = SL_OP_ABI_VERSION,
@@ -1174,6 +1290,23 @@ const sl_op_def sl_op_kafka_source = {
     .flags = SL_OPF_SOURCE,
     .options = ks_options,
     .plan = ks_plan_new,
+    .plan_free = ks_plan_free,
+    .open = ks_open,
+    .run = ks_run,
+    .close = ks_close,
+    .snapshot_state = ks_snapshot,
+    .restore_state = ks_restore,
+    .checkpoint_complete = ks_checkpoint_complete,
+};
+
+/* upsert-kafka: the same source, reading key and value as an upsert
+ * changelog on the primary key. */
+const sl_op_def sl_op_upsert_kafka_source = {
+    .abi = SL_OP_ABI_VERSION,
+    .name = "upsert-kafka",
+    .flags = SL_OPF_SOURCE,
+    .options = ks_upsert_options,
+    .plan = ks_plan_upsert,
     .plan_free = ks_plan_free,
     .open = ks_open,
     .run = ks_run,

@@ -220,7 +220,15 @@ def test_source_rejects_bad_options(cluster, broker):
         ({"scan.startup.mode": "earliest"}, "option 'scan.startup.mode': 'earliest' is not one of"),
         ({"properties.no.such.thing": "1"}, "option 'properties.no.such.thing': No such configuration property"),
         ({"scan.startup.mode": "timestamp"}, "needs 'scan.startup.timestamp-millis'"),
-        ({"format": "avro"}, "option 'format': 'avro' is not json, csv or raw"),
+        ({"format": "avro"}, "option 'format': 'avro' is not json, csv, raw or debezium-json"),
+        ({"key.format": "json"}, "'key.format' and 'key.fields' go together"),
+        ({"key.format": "debezium-json", "key.fields": "id"},
+         "option 'key.format': 'debezium-json' is not json, csv or raw"),
+        ({"key.format": "json", "key.fields": "id;part"},
+         "option 'key.fields': column 'part' is a metadata column"),
+        ({"key.format": "json", "key.fields": "nope"}, "option 'key.fields': no column 'nope'"),
+        ({"value.fields-include": "SOME"}, "'SOME' is not ALL or EXCEPT_KEY"),
+        ({"value.fields-include": "EXCEPT_KEY"}, "'EXCEPT_KEY' needs a key"),
         ({"properties.enable.auto.commit": "true"}, "is set by the connector itself"),
     ]
     for conf, msg in cases:
@@ -865,3 +873,164 @@ def test_transaction_of_a_dead_producer_is_committed_by_endtxn(broker, kafka_env
     out = end_txn(batch["pid"], batch["epoch"] + 5, 0, "EndTxn")
     assert "kf_txn_end: EndTxn" in out, out
     assert sorted(ids_of(kafka_rawlog.committed(bs, "lost")["values"])) == list(range(10))
+
+
+# ---- formats: debezium-json, upsert-kafka, keys, headers ---------------------------
+
+
+def log_records(bs, topic):
+    """Every record of the topic (no transactions): {partition: [(key, value)]}
+    in log order, from the raw record batches."""
+    conn = kafka_rawlog.Conn(bs)
+    out = {}
+    try:
+        for p in kafka_rawlog.partitions(conn, topic):
+            off, recs = 0, []
+            while True:
+                bl = [b for b in kafka_rawlog.batches(kafka_rawlog.fetch(conn, topic, p, off))
+                      if b["last"] >= off]
+                if not bl:
+                    break
+                for b in bl:
+                    off = b["last"] + 1
+                    recs += [(k, v) for _, k, v in b["records"]]
+            out[p] = recs
+    finally:
+        conn.close()
+    return out
+
+
+def produce_kv(bs, topic, records):
+    """records: (partition, key bytes or None, value bytes or None, headers or None)."""
+    from confluent_kafka import Producer
+    p = Producer({"bootstrap.servers": bs, "linger.ms": 5, "batch.num.messages": 1})
+    for part, key, value, headers in records:
+        p.produce(topic, key=key, value=value, partition=part, headers=headers)
+        p.poll(0)
+    assert p.flush(20) == 0
+
+
+def test_debezium_source_into_three_sinks(cluster, broker, workdir):
+    """Debezium change events (c, r, u, d, a tombstone, one with the schema
+    envelope) read as a changelog (+I/-U/+U/-D) with a headers column, into
+    the file sink, a kafka-sink writing debezium-json again and an
+    upsert-kafka sink (key from the primary key, -D a tombstone, -U dropped).
+    Every expectation is derived from the events by the model below."""
+    bs = broker.bootstrap
+    cluster.add_tm(slots=4)
+    for t in ("cdc", "cdc-out", "cdc-upsert"):
+        create_topic(bs, t, 1)
+    ev = [("c", None, {"id": 1, "name": "a"}, [("h1", b"v1"), ("h2", None)]),
+          ("r", None, {"id": 2, "name": "b"}, None),
+          ("u", {"id": 1, "name": "a"}, {"id": 1, "name": "a2"}, [("h", b"x\"y")]),
+          ("d", {"id": 2, "name": "b"}, None, None),
+          None,  # the tombstone Debezium writes after a delete: no row
+          ("schema", None, {"id": 3, "name": "c"}, None),
+          ("u", {"id": 3, "name": "c"}, {"id": 3, "name": "d"}, None)]
+    recs = []
+    for e in ev:
+        if e is None:
+            recs.append((0, b'{"id":2}', None, None))
+            continue
+        op, before, after, hdrs = e
+        body = {"before": before, "after": after, "op": op, "ts_ms": 1, "source": {"db": "x"}}
+        if op == "schema":
+            body = {"schema": {"type": "struct"}, "payload": dict(body, op="c")}
+        recs.append((0, None, json.dumps(body).encode(), hdrs))
+    produce_kv(bs, "cdc", recs)
+
+    # the model: the changelog rows each event stands for
+    def hdr_text(h):
+        return "{" + ",".join(json.dumps(k) + ":" + ("null" if v is None else json.dumps(v.decode()))
+                              for k, v in (h or [])) + "}"
+    rows = []
+    for e in ev:
+        if e is None:
+            continue
+        op, before, after, hdrs = e
+        h = hdr_text(hdrs)
+        if op in ("c", "r", "schema"):
+            rows.append(("+I", dict(after, hdrs=h)))
+        elif op == "u":
+            rows += [("-U", dict(before, hdrs=h)), ("+U", dict(after, hdrs=h))]
+        else:
+            rows.append(("-D", dict(before, hdrs=h)))
+
+    out = os.path.join(workdir, "cdc")
+    src = {"id": "src", "uid": "src", "type": "kafka",
+           "schema": [{"name": "id", "type": "BIGINT"}, {"name": "name", "type": "STRING"},
+                      {"name": "hdrs", "type": "STRING", "metadata": "headers"}],
+           "config": {"topic": "cdc", "properties.bootstrap.servers": bs,
+                      "value.format": "debezium-json", "scan.startup.mode": "earliest-offset",
+                      "scan.bounded.mode": "latest-offset"}}
+    job = {"name": "cdc", "parallelism": 1, "vertices": [
+        src,
+        {"id": "out", "type": "file", "config": {"path": out, "format": "json"}},
+        {"id": "dbz", "type": "kafka-sink",
+         "config": {"topic": "cdc-out", "properties.bootstrap.servers": bs,
+                    "value.format": "debezium-json", "sink.delivery-guarantee": "at-least-once"}},
+        {"id": "ups", "type": "upsert-kafka-sink",
+         "config": {"topic": "cdc-upsert", "properties.bootstrap.servers": bs,
+                    "key.format": "json", "primary-key": "id", "value.format": "json",
+                    "value.fields-include": "EXCEPT_KEY"}}],
+        "edges": [{"from": "src", "to": t, "strategy": "forward"} for t in ("out", "dbz", "ups")]}
+    run_to_end(cluster, job)
+    got = [(r.pop("op", "+I"), r) for r in out_rows(out)]
+    assert got == rows
+
+    want_dbz = [{"before": None, "after": r, "op": "c"} if k in ("+I", "+U")
+                else {"before": r, "after": None, "op": "d"} for k, r in rows]
+    assert [json.loads(v) for k, v in log_records(bs, "cdc-out")[0]] == want_dbz
+    assert all(k is None for k, v in log_records(bs, "cdc-out")[0])
+
+    want_ups = [({"id": r["id"]}, None if k == "-D" else {"name": r["name"], "hdrs": r["hdrs"]})
+                for k, r in rows if k != "-U"]
+    assert [(json.loads(k), v and json.loads(v)) for k, v in log_records(bs, "cdc-upsert")[0]] \
+        == want_ups
+
+
+def test_upsert_kafka_source(cluster, broker, workdir):
+    """upsert-kafka over a keyed topic of 2 partitions: each value is the
+    key's latest row (+U), a tombstone deletes it (-D with the key alone);
+    the key's columns come from the key (value.fields-include EXCEPT_KEY).
+    Per key, the rows come in log order; the model is the record list."""
+    bs = broker.bootstrap
+    cluster.add_tm(slots=2)
+    create_topic(bs, "users", 2)
+    import random
+    rnd = random.Random(16)
+    recs, model = [], {}
+    for i in range(60):
+        k = rnd.randrange(6)
+        tomb = rnd.random() < 0.25
+        value = None if tomb else json.dumps({"v": f"v{i}"}).encode()
+        recs.append((k % 2, json.dumps({"k": k}).encode(), value, None))
+        model.setdefault(k, []).append(("-D", None) if tomb else ("+U", f"v{i}"))
+    produce_kv(bs, "users", recs)
+    out = os.path.join(workdir, "users")
+    src = {"id": "src", "uid": "src", "type": "upsert-kafka", "parallelism": 2,
+           "schema": [{"name": "k", "type": "BIGINT"}, {"name": "v", "type": "STRING"},
+                      {"name": "part", "type": "INT", "metadata": "partition"}],
+           "config": {"topic": "users", "properties.bootstrap.servers": bs, "key.format": "json",
+                      "primary-key": "k", "value.format": "json",
+                      "value.fields-include": "EXCEPT_KEY", "scan.bounded.mode": "latest-offset"}}
+    run_to_end(cluster, read_job(src, out))
+    got = {}
+    for r in out_rows(out):
+        assert r["part"] == r["k"] % 2, r
+        got.setdefault(r["k"], []).append((r.get("op", "+I"), r["v"]))
+    assert got == model
+
+    # the options Flink's upsert-kafka has, and what it refuses
+    cases = [({"primary-key": None}, "upsert-kafka needs 'key.format' and a 'primary-key'"),
+             ({"value.format": "debezium-json"}, "upsert-kafka needs an insert-only 'value.format'"),
+             ({"scan.startup.mode": "latest-offset"}, "scan.startup.mode")]
+    for conf, msg in cases:
+        v = json.loads(json.dumps(src))
+        for k, val in conf.items():
+            if val is None:
+                del v["config"][k]
+            else:
+                v["config"][k] = val
+        status, body = cluster.request("POST", "/jobs", read_job(v, "/tmp/unused"))
+        assert status == 400 and msg in json.dumps(body), (conf, status, body)
