@@ -75,6 +75,9 @@ enum {
     SL_OPF_SINK = 1 << 1,   /* has no main output (side outputs still may exist) */
     SL_OPF_KEYED = 1 << 2,  /* keeps keyed state: the runtime opens op->kstate and
                                the timer service for the key groups it owns */
+    SL_OPF_UNION_STATE = 1 << 3, /* operator state is a union (Flink's union list
+                               state): on restore every subtask gets the blobs
+                               of all old subtasks and keeps its own share */
 };
 
 typedef enum { SL_TIME_EVENT = 0, SL_TIME_PROCESSING = 1 } sl_time_domain;
@@ -147,6 +150,8 @@ typedef struct sl_op_def {
      *     gets. Same parallelism: exactly the blob its own index wrote. New
      *     parallelism: the old blobs dealt out round-robin (blob i goes to
      *     subtask i % parallelism), so the union is always the old state.
+     *     With SL_OPF_UNION_STATE: every subtask gets every old blob, at any
+     *     parallelism, and picks what it owns (e.g. a source its partitions).
      *   checkpoint_complete: checkpoint `cpid` is durable everywhere: a
      *     two-phase-commit sink publishes what it staged up to it.
      *   checkpoint_abort: checkpoint `cpid` failed; staged data stays

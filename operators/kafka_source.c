@@ -92,7 +92,7 @@
 static const char ks_magic[4] = {'S', 'L', 'K', 'S'};
 
 typedef enum { START_GROUP = 0, START_EARLIEST, START_LATEST, START_TIMESTAMP, START_SPECIFIC } ks_start;
-typedef enum { BOUND_NONE = 0, BOUND_LATEST, BOUND_SPECIFIC } ks_bound;
+typedef enum { BOUND_NONE = 0, BOUND_LATEST, BOUND_SPECIFIC, BOUND_TIMESTAMP, BOUND_GROUP } ks_bound;
 typedef enum {
     META_NONE = 0, META_OFFSET, META_PARTITION, META_TIMESTAMP, META_TOPIC, META_HEADERS
 } ks_meta;
@@ -116,6 +116,8 @@ typedef struct ks_plan {
     ks_bound bound;
     ks_spec *bound_spec;
     int nbound_spec;
+    int64_t bound_ts;       /* BOUND_TIMESTAMP: records at or after it are not read */
+    int64_t discovery_ms;   /* scan.topic-partition-discovery.interval (0: off) */
     kf_codec codec;         /* the value */
     bool has_key;
     kf_codec key;           /* key.format over key.fields (upsert-kafka: the primary key) */
@@ -132,6 +134,7 @@ typedef struct ks_part {
     int32_t partition;
     int64_t next;           /* next offset to read; KS_UNSET until resolved */
     int64_t stop;           /* bounded: end before this offset (INT64_MAX: none) */
+    int64_t stop_ts;        /* bounded by time: end at a record this new (INT64_MAX: none) */
     int64_t min_ts;         /* timestamp start: skip older records (INT64_MIN: off) */
     int64_t max_ts;         /* largest event time seen (INT64_MIN: none) */
     int64_t last_ms;        /* mono ms of its last record (or of the start) */
@@ -158,9 +161,6 @@ typedef struct ks_state {
     int nparts;
     ks_part *rparts;        /* restored positions, until start */
     int nrparts;
-    ks_topic_count *rcounts; /* restored universe: partitions per topic */
-    int nrcounts;
-    bool have_rcounts;
     ks_topic_count *counts; /* universe at start */
     int ncounts;
     int last_idx;           /* partition of the previous record */
@@ -171,6 +171,7 @@ typedef struct ks_state {
     bool out_idle;
     int64_t wm_emitted;
     int64_t next_tick;      /* mono ms */
+    int64_t discover_at;    /* mono ms of the next partition discovery (0: none) */
     uint64_t skipped;       /* undecodable records skipped */
     ks_commit commits[KS_PENDING_COMMITS];
     int64_t last_warn_ms;
@@ -383,12 +384,31 @@ static void *ks_plan_common(sl_plan_ctx *pc, bool upsert, char *err, size_t errl
     if (!strcmp(bm, "unbounded")) pl->bound = BOUND_NONE;
     else if (!strcmp(bm, "latest-offset")) pl->bound = BOUND_LATEST;
     else if (!strcmp(bm, "specific-offsets")) pl->bound = BOUND_SPECIFIC;
+    else if (!strcmp(bm, "timestamp")) pl->bound = BOUND_TIMESTAMP;
+    else if (!strcmp(bm, "group-offsets")) pl->bound = BOUND_GROUP;
     else {
         sl_seterr(err, errlen, "vertex '%s': option 'scan.bounded.mode': '%s' is not one of "
-                  "unbounded, latest-offset, specific-offsets (timestamp and group-offsets are not "
-                  "supported yet)", v->id, bm);
+                  "unbounded, latest-offset, group-offsets, timestamp, specific-offsets", v->id, bm);
         goto fail;
     }
+    if (pl->bound == BOUND_TIMESTAMP) {
+        if (!json_object_get(v->config, "scan.bounded.timestamp-millis")) {
+            sl_seterr(err, errlen, "vertex '%s': scan.bounded.mode 'timestamp' needs "
+                      "'scan.bounded.timestamp-millis'", v->id);
+            goto fail;
+        }
+        if (sl_vconf_int(v, "scan.bounded.timestamp-millis", 0, &pl->bound_ts, err, errlen))
+            goto fail;
+    } else if (json_object_get(v->config, "scan.bounded.timestamp-millis")) {
+        sl_seterr(err, errlen, "vertex '%s': 'scan.bounded.timestamp-millis' only applies to "
+                  "scan.bounded.mode 'timestamp'", v->id);
+        goto fail;
+    }
+    /* Flink's default: every 5 minutes; a bounded read discovers nothing */
+    if (sl_vconf_interval(v, "scan.topic-partition-discovery.interval", 300000, &pl->discovery_ms,
+                          err, errlen))
+        goto fail;
+    if (pl->bound != BOUND_NONE) pl->discovery_ms = 0;
     if (pl->bound == BOUND_SPECIFIC &&
         parse_specific(v, "scan.bounded.specific-offsets", &pl->bound_spec, &pl->nbound_spec, err,
                        errlen))
@@ -522,6 +542,7 @@ static int read_universe(sl_op *op, ks_state *st, ks_part **out, int *nout)
                                     .partition = mt->partitions[k].id,
                                     .next = KS_UNSET,
                                     .stop = INT64_MAX,
+                                    .stop_ts = INT64_MAX,
                                     .min_ts = INT64_MIN,
                                     .max_ts = INT64_MIN};
             }
@@ -544,13 +565,6 @@ static int read_universe(sl_op *op, ks_state *st, ks_part **out, int *nout)
     *out = u;
     *nout = nu;
     return SL_OK;
-}
-
-static int restored_count(const ks_state *st, const char *topic)
-{
-    for (int i = 0; i < st->nrcounts; i++)
-        if (!strcmp(st->rcounts[i].topic, topic)) return st->rcounts[i].n;
-    return 0;
 }
 
 static const ks_part *restored_pos(const ks_state *st, const char *topic, int32_t partition)
@@ -656,25 +670,72 @@ static int resolve_starts(sl_op *op, ks_state *st)
 static int resolve_stops(sl_op *op, ks_state *st)
 {
     const ks_plan *pl = op->plan;
-    for (int i = 0; i < st->nparts; i++) {
+    if (pl->bound == BOUND_NONE) return SL_OK;
+    rd_kafka_topic_partition_list_t *group = NULL;
+    if (pl->bound == BOUND_GROUP && st->nparts > 0) {
+        group = rd_kafka_topic_partition_list_new(st->nparts);
+        for (int i = 0; i < st->nparts; i++)
+            rd_kafka_topic_partition_list_add(group, st->parts[i].topic, st->parts[i].partition);
+        rd_kafka_resp_err_t e = rd_kafka_committed(st->rk, group, KS_META_TIMEOUT_MS);
+        if (e) {
+            rd_kafka_topic_partition_list_destroy(group);
+            return sl_op_fail(op, "kafka source '%s': cannot read the committed offsets of group "
+                              "'%s' (scan.bounded.mode group-offsets): %s", vid_of(op),
+                              kf_prop(op->vertex, "group.id", "?"), rd_kafka_err2str(e));
+        }
+    }
+    int rc = SL_OK;
+    for (int i = 0; i < st->nparts && rc == SL_OK; i++) {
         ks_part *p = &st->parts[i];
         const ks_spec *sp = pl->bound == BOUND_SPECIFIC
                                 ? find_spec(pl->bound_spec, pl->nbound_spec, p->partition)
                                 : NULL;
-        if (pl->bound == BOUND_NONE) continue;
+        int64_t lo, hi;
         if (sp) {
             p->stop = sp->offset;
+        } else if ((rc = watermarks(op, st, p, &lo, &hi)) != SL_OK) {
+            break;
+        } else if (group) {
+            /* the group's committed offset; without one, auto.offset.reset */
+            const rd_kafka_topic_partition_t *tp =
+                rd_kafka_topic_partition_list_find(group, p->topic, p->partition);
+            p->stop = tp && tp->offset >= 0 ? tp->offset : pl->reset_earliest ? lo : hi;
         } else {
-            int64_t lo, hi;
-            if (watermarks(op, st, p, &lo, &hi) != SL_OK) return SL_ERR;
             p->stop = hi;
         }
+        /* by time: the first record at or after it ends the partition (the
+         * source checks each record's time, so a broker's coarse offset
+         * lookup by time cannot make it stop early) */
+        if (pl->bound == BOUND_TIMESTAMP) p->stop_ts = pl->bound_ts;
         if (p->next >= p->stop) p->done = true;
     }
-    return SL_OK;
+    if (group) rd_kafka_topic_partition_list_destroy(group);
+    return rc;
 }
 
-/* Read the topics, decide the partitions, resolve positions, assign. */
+/* Which subtask reads a partition: Flink's rule (its Kafka source
+ * enumerator), the topic's partitions dealt round-robin from a start that
+ * depends on the topic's name (Java's String.hashCode; Kafka topic names
+ * are ASCII). Stable when partitions or topics are added. */
+static int owner_of(const char *topic, int32_t partition, int parallelism)
+{
+    uint32_t h = 0;
+    for (const unsigned char *c = (const unsigned char *)topic; *c; c++) h = 31u * h + *c;
+    uint32_t start = (h * 31u & 0x7FFFFFFFu) % (uint32_t)parallelism;
+    return (int)((start + (uint32_t)partition) % (uint32_t)parallelism);
+}
+
+static bool in_parts(const ks_part *p, int n, const char *topic, int32_t partition)
+{
+    for (int i = 0; i < n; i++)
+        if (p[i].partition == partition && !strcmp(p[i].topic, topic)) return true;
+    return false;
+}
+
+/* Read the topics, decide the partitions, resolve positions, assign. The
+ * state is a union (SL_OPF_UNION_STATE): after a restore every subtask has
+ * every partition's offset and keeps those the rule gives it, so a rescale
+ * deals the partitions out again. */
 static int ks_start_consuming(sl_op *op, ks_state *st)
 {
     const ks_plan *pl = op->plan;
@@ -684,37 +745,24 @@ static int ks_start_consuming(sl_op *op, ks_state *st)
     if (read_universe(op, st, &u, &nu) != SL_OK) return SL_ERR;
     st->parts = sl_calloc((size_t)nu + 1, sizeof *st->parts);
     for (int i = 0; i < nu; i++) {
-        bool mine;
-        const ks_part *r = NULL;
-        if (!st->restored) {
-            mine = i % op->parallelism == op->subtask;
-        } else if ((r = restored_pos(st, u[i].topic, u[i].partition))) {
-            mine = true;
-        } else {
-            /* new since the checkpoint: subtask 0 holds old blob 0 and the universe */
-            mine = st->have_rcounts && op->subtask == 0 &&
-                   u[i].partition >= restored_count(st, u[i].topic);
-        }
-        if (!mine) continue;
+        if (owner_of(u[i].topic, u[i].partition, op->parallelism) != op->subtask) continue;
+        const ks_part *r = st->restored ? restored_pos(st, u[i].topic, u[i].partition) : NULL;
         ks_part *p = &st->parts[st->nparts++];
         *p = u[i];
         u[i].topic = NULL;
-        if (r) p->next = r->next;
-        else if (st->restored) p->next = KS_UNSET; /* resolved below: earliest */
+        if (r) p->next = r->next; /* else: fresh, or new since the checkpoint (resolved below) */
     }
     for (int i = 0; i < st->nrparts; i++) {
-        bool found = false;
-        for (int k = 0; k < st->nparts && !found; k++)
-            found = st->parts[k].partition == st->rparts[i].partition &&
-                    !strcmp(st->parts[k].topic, st->rparts[i].topic);
-        if (!found)
+        const ks_part *rp = &st->rparts[i];
+        if (owner_of(rp->topic, rp->partition, op->parallelism) == op->subtask &&
+            !in_parts(st->parts, st->nparts, rp->topic, rp->partition))
             sl_warn("kafka", "kafka source '%s' (%d/%d): topic '%s' partition %d of the restored "
                     "state no longer exists; its records are not read", pl->vid, op->subtask + 1,
-                    op->parallelism, st->rparts[i].topic, st->rparts[i].partition);
+                    op->parallelism, rp->topic, rp->partition);
     }
     parts_free(u, nu);
     if (st->restored) {
-        /* new partitions start from the earliest offset */
+        /* partitions new since the checkpoint start from the earliest offset */
         for (int i = 0; i < st->nparts; i++) {
             ks_part *p = &st->parts[i];
             if (p->next != KS_UNSET) continue;
@@ -751,6 +799,7 @@ static int ks_start_consuming(sl_op *op, ks_state *st)
             op->subtask + 1, op->parallelism, st->nparts, st->nparts == 1 ? "" : "s",
             st->nparts ? ": " : "", list, rd_kafka_version_str());
     st->next_tick = now + pl->wm_interval;
+    if (pl->discovery_ms > 0) st->discover_at = now + pl->discovery_ms;
     if (st->nparts == 0) {
         st->out_idle = true;
         if (sl_op_emit_idle(op, 1) != SL_OK) return SL_ERR;
@@ -951,9 +1000,13 @@ static int handle_record(sl_op *op, ks_state *st, const rd_kafka_message_t *m, i
         mark_done(st, p);
         return SL_OK;
     }
-    p->next = m->offset + 1;
     rd_kafka_timestamp_type_t tstype;
     int64_t ts = rd_kafka_message_timestamp(m, &tstype);
+    if (ts >= p->stop_ts) { /* scan.bounded.mode timestamp: the end */
+        mark_done(st, p);
+        return SL_OK;
+    }
+    p->next = m->offset + 1;
     int rc = SL_OK;
     if (p->min_ts != INT64_MIN) {
         if (ts >= 0 && ts < p->min_ts) goto out;
@@ -1064,6 +1117,62 @@ out:
     return rc;
 }
 
+/* scan.topic-partition-discovery.interval: read the topics again and take
+ * the partitions (and, with a topic-pattern, topics) that appeared and the
+ * rule gives this subtask, from their earliest offset, as Flink does. A
+ * failed metadata read is logged and retried at the next interval. */
+static int ks_discover(sl_op *op, ks_state *st)
+{
+    const ks_plan *pl = op->plan;
+    ks_topic_count *old = st->counts;
+    int nold = st->ncounts;
+    st->counts = NULL;
+    st->ncounts = 0;
+    ks_part *u;
+    int nu;
+    if (read_universe(op, st, &u, &nu) != SL_OK) {
+        sl_warn("kafka", "kafka source '%s' (%d/%d): partition discovery: %s (retrying in %lld ms)",
+                pl->vid, op->subtask + 1, op->parallelism, op->err, (long long)pl->discovery_ms);
+        op->err[0] = '\0';
+        counts_free(st->counts, st->ncounts);
+        st->counts = old;
+        st->ncounts = nold;
+        return SL_OK;
+    }
+    counts_free(old, nold);
+    rd_kafka_topic_partition_list_t *l = NULL;
+    int rc = SL_OK;
+    for (int i = 0; i < nu && rc == SL_OK; i++) {
+        if (owner_of(u[i].topic, u[i].partition, op->parallelism) != op->subtask ||
+            in_parts(st->parts, st->nparts, u[i].topic, u[i].partition))
+            continue;
+        int64_t lo, hi;
+        if ((rc = watermarks(op, st, &u[i], &lo, &hi)) != SL_OK) break;
+        st->parts = sl_realloc(st->parts, (size_t)(st->nparts + 1) * sizeof *st->parts);
+        ks_part *p = &st->parts[st->nparts++];
+        *p = u[i];
+        u[i].topic = NULL;
+        p->next = lo;
+        p->last_ms = sl_mono_ms();
+        if (!l) l = rd_kafka_topic_partition_list_new(4);
+        rd_kafka_topic_partition_list_add(l, p->topic, p->partition)->offset = lo;
+        sl_info("kafka", "kafka source '%s' (%d/%d): discovered topic '%s' partition %d, reading "
+                "it from offset %lld", pl->vid, op->subtask + 1, op->parallelism, p->topic,
+                p->partition, (long long)lo);
+    }
+    parts_free(u, nu);
+    if (rc == SL_OK && l) {
+        rd_kafka_error_t *e = rd_kafka_incremental_assign(st->rk, l);
+        if (e) {
+            rc = sl_op_fail(op, "kafka source '%s': cannot assign the discovered partitions: %s",
+                            pl->vid, rd_kafka_error_string(e));
+            rd_kafka_error_destroy(e);
+        }
+    }
+    if (l) rd_kafka_topic_partition_list_destroy(l);
+    return rc;
+}
+
 static bool all_done(const ks_state *st)
 {
     for (int i = 0; i < st->nparts; i++)
@@ -1085,6 +1194,10 @@ static int ks_run(sl_op *op)
     while (read(st->pipe_r, drain, sizeof drain) > 0) {
     }
     int64_t now = sl_mono_ms();
+    if (st->discover_at && now >= st->discover_at) {
+        st->discover_at = now + pl->discovery_ms;
+        if (ks_discover(op, st) != SL_OK) return SL_ERR;
+    }
     int n = 0, rc = SL_OK;
     while (n < KS_BATCH && rc == SL_OK) {
         rd_kafka_message_t *m = rd_kafka_consume_queue(st->q, 0);
@@ -1215,16 +1328,7 @@ static int ks_restore(sl_op *op, const void *const *blobs, const size_t *lens, i
             if (end - p < 2) { why = "damaged (cut short)"; break; }
             size_t tl = sl_blob_get_le(&p, 2);
             if ((size_t)(end - p) < tl + 4) { why = "damaged (cut short)"; break; }
-            char *t = sl_strndup((const char *)p, tl);
-            p += tl;
-            int32_t cnt = (int32_t)sl_blob_get_le(&p, 4);
-            if (restored_count(st, t) < cnt) {
-                st->rcounts = sl_realloc(st->rcounts, (size_t)(st->nrcounts + 1) * sizeof *st->rcounts);
-                st->rcounts[st->nrcounts++] = (ks_topic_count){t, cnt};
-            } else {
-                free(t);
-            }
-            st->have_rcounts = true;
+            p += tl + 4; /* the partition count at the checkpoint: not needed to restore */
         }
         if (!why && p != end) why = "damaged (stray bytes)";
         if (why)
@@ -1261,7 +1365,6 @@ static void ks_close(sl_op *op)
     parts_free(st->parts, st->nparts);
     parts_free(st->rparts, st->nrparts);
     counts_free(st->counts, st->ncounts);
-    counts_free(st->rcounts, st->nrcounts);
     kf_buf_free(&st->str);
     kf_buf_free(&st->kstr);
     kf_buf_free(&st->hdr);
@@ -1274,20 +1377,20 @@ static void ks_close(sl_op *op)
 static const char *const ks_options[] = {
     "topic", "topic-pattern", "properties.*", "scan.startup.mode", "scan.startup.timestamp-millis",
     "scan.startup.specific-offsets", "scan.bounded.mode", "scan.bounded.specific-offsets",
-    "format", "value.format", "key.format", "key.fields", "value.fields-include",
+    "scan.bounded.timestamp-millis", "scan.topic-partition-discovery.interval", "format", "value.format", "key.format", "key.fields", "value.fields-include",
     "json.ignore-parse-errors", "csv.ignore-parse-errors", "watermark.column", "watermark.delay",
     "watermark.idle-timeout", "watermark.interval", NULL};
 
 static const char *const ks_upsert_options[] = {
     "topic", "topic-pattern", "properties.*", "scan.bounded.mode", "scan.bounded.specific-offsets",
-    "key.format", "value.format", "primary-key", "value.fields-include",
+    "scan.bounded.timestamp-millis", "scan.topic-partition-discovery.interval", "key.format", "value.format", "primary-key", "value.fields-include",
     "json.ignore-parse-errors", "csv.ignore-parse-errors", "watermark.column", "watermark.delay",
     "watermark.idle-timeout", "watermark.interval", NULL};
 
 const sl_op_def sl_op_kafka_source = {
     .abi = SL_OP_ABI_VERSION,
     .name = "kafka",
-    .flags = SL_OPF_SOURCE,
+    .flags = SL_OPF_SOURCE | SL_OPF_UNION_STATE,
     .options = ks_options,
     .plan = ks_plan_new,
     .plan_free = ks_plan_free,
@@ -1304,7 +1407,7 @@ const sl_op_def sl_op_kafka_source = {
 const sl_op_def sl_op_upsert_kafka_source = {
     .abi = SL_OP_ABI_VERSION,
     .name = "upsert-kafka",
-    .flags = SL_OPF_SOURCE,
+    .flags = SL_OPF_SOURCE | SL_OPF_UNION_STATE,
     .options = ks_upsert_options,
     .plan = ks_plan_upsert,
     .plan_free = ks_plan_free,

@@ -312,7 +312,8 @@ static int restore_timer(void *ctx, const sl_snap_timer *t)
 
 /* Load this subtask's share of a snapshot into its operators: keyed
  * entries and timers of the key groups it owns now (from whichever old
- * files cover them), and the operator-state blobs dealt to it. */
+ * files cover them), and the operator-state blobs dealt to it (every blob
+ * for an operator with union state, SL_OPF_UNION_STATE). */
 static int restore_chain(run *r)
 {
     const Sluice__SnapshotMetadata *md = r->d->restore;
@@ -344,8 +345,10 @@ static int restore_chain(run *r)
                     sl_snapr_timers(path, lo, hi, restore_timer, &ctx, op->err, sizeof op->err) != SL_OK)
                     rc = SL_ERR;
             }
-            if (rc == SL_OK && ss->has_opstate && op->def->restore_state &&
-                (int)(ss->subtask % (uint32_t)op->parallelism) == op->subtask) {
+            /* dealt round-robin, or all of them for union state */
+            bool mine = (op->def->flags & SL_OPF_UNION_STATE) ||
+                        (int)(ss->subtask % (uint32_t)op->parallelism) == op->subtask;
+            if (rc == SL_OK && ss->has_opstate && op->def->restore_state && mine) {
                 void *blob = NULL;
                 size_t len = 0;
                 if (sl_snapr_opstate(path, &blob, &len, op->err, sizeof op->err) != SL_OK) rc = SL_ERR;

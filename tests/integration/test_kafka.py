@@ -10,8 +10,8 @@ Source:
 - startup modes earliest / latest / group-offsets / timestamp /
   specific-offsets, each read to a bounded end (scan.bounded.mode), with the
   offset / partition / timestamp / topic metadata columns;
-- a topic with more partitions than subtasks and one with fewer: partition
-  i goes to subtask i % p, every record once, idle subtasks do not hold the
+- a topic with more partitions than subtasks and one with fewer: partitions
+  dealt by Flink's rule (owner() below), every record once, idle subtasks do not hold the
   job back;
 - a poison record fails the job naming topic, partition, offset and reason,
   or with json.ignore-parse-errors is skipped and counted;
@@ -99,6 +99,15 @@ def commit_group(bs, group, topic, offsets):
     c = Consumer({"bootstrap.servers": bs, "group.id": group, "enable.auto.commit": False})
     c.commit(offsets=[TopicPartition(topic, p, o) for p, o in offsets.items()], asynchronous=False)
     c.close()
+
+
+def owner(topic, partition, p):
+    """The subtask that reads a partition: Flink's Kafka source rule, a start
+    from the topic name's Java hashCode, then round-robin."""
+    h = 0
+    for ch in topic:
+        h = (31 * h + ord(ch)) & 0xFFFFFFFF
+    return (((h * 31) & 0x7FFFFFFF) % p + partition) % p
 
 
 def id_records(n, partitions, ts0=BASE, step=1000):
@@ -271,14 +280,14 @@ def test_more_and_fewer_partitions_than_subtasks(cluster, broker, workdir, parti
                                                scan_bounded_mode="latest-offset"), out, p=p))
     rows = out_rows(out)
     assert sorted(r["id"] for r in rows) == list(range(n))
-    # partition i was read by subtask i % p, whose file is part-<subtask>-*
+    # partition i was read by subtask owner(i), whose file is part-<subtask>-*
     for path in committed_files(out):
         sub = int(re.match(r"part-(\d+)", os.path.basename(path)).group(1))
         for r in read_rows([path]):
-            assert r["part"] % p == sub, (path, r)
+            assert owner("t", r["part"], p) == sub, (path, r)
     log = "".join(t.log_text() for t in cluster.tms)
     for s in range(p):
-        mine = [i for i in range(partitions) if i % p == s]
+        mine = [i for i in range(partitions) if owner("t", i, p) == s]
         m = re.search(rf"kafka source 'src' \({s + 1}/{p}\): (\d+) partition", log)
         assert m and int(m.group(1)) == len(mine), log[-3000:]
 
@@ -369,13 +378,27 @@ def test_offsets_restored_after_savepoint_and_rescale(make_cluster, broker, work
     sp = stop_with_savepoint(c, jid, os.path.join(workdir, "sp"))
     first = out_rows(out)
     assert 0 < len(first) < n, len(first)
+    # more records in every partition, so that each has some left after the
+    # savepoint however far the first run got
+    produce(bs, "r", id_records(n + 400, 4, step=1)[n:])
     status, body = c.request("POST", f"/jobs?savepointPath=file:{sp}&parallelism=4", job)
     assert status == 200, body
     jid2 = body["jobid"]
     st = c.wait_state(jid2, ["FINISHED", "FAILED", "CANCELED"], timeout=60)
     assert st["state"] == "FINISHED", c.get(f"/jobs/{jid2}/exceptions")
     assert {v["parallelism"] for v in c.job(jid2)["vertices"]} == {4}
-    exactly_once_ids(out_rows(out), n)
+    exactly_once_ids(out_rows(out), n + 400)
+    # union state: every new subtask got every offset and kept its own
+    # partition, so all four read (not two restored ones and two idle)
+    seen = {(r["part"], r["off"]) for r in first}
+    later = {}
+    for path in committed_files(out):
+        sub = int(re.match(r"part-(\d+)", os.path.basename(path)).group(1))
+        for r in read_rows([path]):
+            if (r["part"], r["off"]) not in seen:
+                later.setdefault(r["part"], set()).add(sub)
+    assert later == {q: {owner("r", q, 4)} for q in range(4)}, later
+    assert sorted(owner("r", q, 4) for q in range(4)) == [0, 1, 2, 3]
 
 
 def test_per_partition_watermarks_with_an_idle_partition(cluster, broker, workdir):
