@@ -1057,3 +1057,76 @@ def test_upsert_kafka_source(cluster, broker, workdir):
                 v["config"][k] = val
         status, body = cluster.request("POST", "/jobs", read_job(v, "/tmp/unused"))
         assert status == 400 and msg in json.dumps(body), (conf, status, body)
+
+
+# ---- bounded modes, partition discovery ----------------------------------------------
+
+
+def test_bounded_timestamp_and_group_offsets(cluster, broker, workdir):
+    """scan.bounded.mode timestamp ends each partition at its first record at
+    or after the time; group-offsets at the group's committed offsets (a
+    partition without one follows auto.offset.reset: latest here)."""
+    bs = broker.bootstrap
+    cluster.add_tm(slots=2)
+    create_topic(bs, "bt", 3)
+    produce(bs, "bt", id_records(30, 3))  # id = 3 * offset + partition, time BASE + id s
+
+    def ids(name, **conf):
+        out = os.path.join(workdir, name)
+        run_to_end(cluster, read_job(source_vertex(bs, "bt", scan_startup_mode="earliest-offset",
+                                                   **conf), out))
+        got = sorted(r["id"] for r in out_rows(out))
+        assert len(got) == len(set(got)), got
+        return got
+
+    assert ids("ts", scan_bounded_mode="timestamp",
+               scan_bounded_timestamp__millis=BASE + 15000) == list(range(15))
+    commit_group(bs, "g2", "bt", {0: 4, 1: 2})
+    stops = {0: 4, 1: 2, 2: 10}
+    assert ids("group", scan_bounded_mode="group-offsets", properties_group_id="g2") == \
+        sorted(i for i in range(30) if i // 3 < stops[i % 3])
+    v = source_vertex(bs, "bt", scan_bounded_mode="timestamp")
+    status, body = cluster.request("POST", "/jobs", read_job(v, "/tmp/unused"))
+    assert status == 400 and "needs 'scan.bounded.timestamp-millis'" in json.dumps(body), body
+
+
+def test_partition_discovery_takes_new_topics(cluster, broker, workdir):
+    """A topic-pattern source with scan.topic-partition-discovery.interval
+    picks up a topic created while it runs: its partitions go to their
+    owners by the rule and are read from the earliest offset, every record
+    once. (tansu cannot add partitions to a topic, CreatePartitions is not
+    supported, so a new topic is how discovery is exercised here.)"""
+    bs = broker.bootstrap
+    cluster.add_tm(slots=4)
+    create_topic(bs, "disc-a", 2)
+    create_topic(bs, "out-disc", 1)
+    produce(bs, "disc-a", id_records(20, 2))
+    src = source_vertex(bs, "disc-a", scan_startup_mode="earliest-offset",
+                        scan_topic__partition__discovery_interval="300 ms")
+    del src["config"]["topic"]
+    src["config"]["topic-pattern"] = "^disc-[a-z]$"
+    job = {"name": "discovery", "parallelism": 2, "vertices": [
+        src, {"id": "sink", "type": "kafka-sink",
+              "config": {"topic": "out-disc", "properties.bootstrap.servers": bs,
+                         "format": "json", "sink.delivery-guarantee": "at-least-once"}}],
+        "edges": [{"from": "src", "to": "sink", "strategy": "forward"}]}
+    jid = cluster.submit(job)
+
+    def out():
+        return [json.loads(v) for _, v in log_records(bs, "out-disc")[0]]
+    wait_for(lambda: len(out()) >= 20, timeout=30, what="the first topic's 20 records")
+    create_topic(bs, "disc-b", 3)
+    produce(bs, "disc-b", [(i % 3, json.dumps({"id": i, "name": f"n{i}"}).encode(), BASE)
+                           for i in range(20, 50)])
+    wait_for(lambda: len(out()) >= 50, timeout=30, what="the discovered topic's records")
+    assert cluster.job(jid)["state"] == "RUNNING"
+    rows = out()
+    assert sorted(r["id"] for r in rows) == list(range(50)), rows
+    for r in rows:
+        assert r["topic"] == ("disc-a" if r["id"] < 20 else "disc-b"), r
+    log = "".join(t.log_text() for t in cluster.tms)
+    for q in range(3):
+        m = re.findall(rf"kafka source 'src' \((\d)/2\): discovered topic 'disc-b' partition {q},",
+                       log)
+        assert m == [str(owner("disc-b", q, 2) + 1)], (q, m)
+    cluster.cli("cancel", jid, check=True)
