@@ -1130,3 +1130,135 @@ def test_partition_discovery_takes_new_topics(cluster, broker, workdir):
                        log)
         assert m == [str(owner("disc-b", q, 2) + 1)], (q, m)
     cluster.cli("cancel", jid, check=True)
+
+
+# ---- the seed's stand in SQL -----------------------------------------------------------
+
+
+def example_sql(name, bs):
+    with open(os.path.join(ROOT, "examples", "kafka", name)) as f:
+        return f.read().replace("127.0.0.1:9092", bs)
+
+
+def statements(text):
+    """A script's statements, comments dropped (one per Session.run)."""
+    body = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("--"))
+    out, cur = [], []
+    for part in re.split(r"(;\s*\n)", body + "\n"):
+        cur.append(part)
+        joined = "".join(cur).strip()
+        if part.strip() == ";" and joined:
+            # a statement set ends with END; its INSERTs end with ';' too
+            if joined.upper().startswith("EXECUTE STATEMENT SET") and not joined.upper().endswith("END;"):
+                continue
+            out.append(joined)
+            cur = []
+    return out
+
+
+def test_seed_stand_sql_savepoint_and_rescale(make_cluster, broker, workdir):
+    """examples/kafka/*.sql against the broker: the feeders (datagen -> orders
+    and payments, one statement set) run; enrich.sql copies orders into
+    orders-enriched exactly-once at parallelism 2; it is stopped with a
+    savepoint mid-stream and only its INSERT runs again in the same session
+    from the savepoint at parallelism 4, then stopped again. By the raw-log
+    oracle the committed records of orders-enriched are the order ids 1..N,
+    each exactly once, contiguous."""
+    from test_sql import Session, job_ids
+    bs = broker.bootstrap
+    c = make_cluster(jm_conf={"execution.checkpointing.interval": "500 ms"})
+    c.add_tm(slots=4)
+    c.add_tm(slots=4)
+    for t in ("orders", "payments", "orders-enriched"):
+        create_topic(bs, t, 2)
+    n = 1500
+    feeders = example_sql("feeders.sql", bs).replace(
+        "'rows-per-second' = '5'", "'rows-per-second' = '100'").replace(
+        "'fields.order_id.end' = '1000000'", f"'fields.order_id.end' = '{n}'")
+    path = os.path.join(workdir, "feeders.sql")
+    with open(path, "w") as f:
+        f.write(example_sql("tables.sql", bs) + feeders)
+    r = c.cli("sql", "-f", path, timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr
+    feed = job_ids(r.stdout)
+    assert len(feed) == 1, r.stdout
+
+    s = Session(c)
+    for stmt in statements(example_sql("tables.sql", bs)):
+        assert s.run(stmt) == "[INFO] Execute statement succeed.\n", stmt
+    assert "Session property has been set." in s.run("SET 'parallelism.default' = '2';")
+    create, insert = statements(example_sql("enrich.sql", bs))
+    assert s.run(create) == "[INFO] Execute statement succeed.\n"
+    plan = s.run("EXPLAIN " + insert)
+    assert "orders[kafka]" in plan and "enriched[kafka-sink]" in plan, plan
+    assert '"watermark.column":"ts"' in plan, plan  # the table's watermark, per partition
+    jid = job_ids(s.run(insert))[0]
+    c.wait_state(jid, "RUNNING", timeout=20)
+    wait_for(lambda: len(kafka_rawlog.committed(bs, "orders-enriched")["values"]) >= 200,
+             timeout=60, what="some committed records in orders-enriched")
+    sp = stop_with_savepoint(c, jid, "file://" + os.path.join(workdir, "sp"))
+    first = kafka_rawlog.committed(bs, "orders-enriched")
+    assert 0 < len(first["values"]) < n, len(first["values"])  # stopped mid-stream
+
+    assert "Session property has been set." in s.run(f"SET 'execution.savepoint.path' = '{sp}';")
+    assert "Session property has been set." in s.run("SET 'parallelism.default' = '4';")
+    jid2 = job_ids(s.run(insert))[0]
+    s.close()
+    c.wait_state(jid2, "RUNNING", timeout=20)
+    assert {v["parallelism"] for v in c.job(jid2)["vertices"]} == {4}
+    assert c.get(f"/jobs/{jid2}/checkpoints")["counts"]["restored"] == 1
+    c.wait_state(feed[0], "FINISHED", timeout=90)
+    wait_for(lambda: len(kafka_rawlog.committed(bs, "orders-enriched")["values"]) >= n,
+             timeout=60, what=f"{n} committed records in orders-enriched")
+    stop_with_savepoint(c, jid2, "file://" + os.path.join(workdir, "sp2"))
+    got = kafka_rawlog.committed(bs, "orders-enriched")
+    ids = [json.loads(v)["order_id"] for v in got["values"]]
+    assert len(ids) == n and sorted(ids) == list(range(1, n + 1)), (len(ids), len(set(ids)))
+    assert got["open"] == 0, got
+    # the feeders wrote every order and payment once
+    assert sorted(json.loads(v)["order_id"] for v in
+                  kafka_rawlog.committed(bs, "payments")["values"]) == list(range(1, n + 1))
+
+
+def test_sql_kafka_tables_refuse_what_flink_refuses(cluster, broker, workdir):
+    """Flink's option names with did-you-mean, the upsert-kafka primary key,
+    and an updating query into the append-only kafka connector."""
+    from test_sql import Session
+    bs = broker.bootstrap
+    s = Session(cluster)
+    base = f"'topic' = 't', 'properties.bootstrap.servers' = '{bs}'"
+    cases = [
+        (f"CREATE TABLE a (x INT) WITH ('connector' = 'kafka', {base}, 'format' = 'json', "
+         "'scan.startup.mod' = 'earliest-offset');",
+         "unknown option 'scan.startup.mod' for connector 'kafka' (did you mean "
+         "'scan.startup.mode'?)"),
+        (f"CREATE TABLE a (x INT) WITH ('connector' = 'kafak', {base});",
+         "unknown connector 'kafak' (did you mean 'kafka'?)"),
+        (f"CREATE TABLE a (x INT) WITH ('connector' = 'upsert-kafka', {base}, "
+         "'key.format' = 'json', 'value.format' = 'json');",
+         "'upsert-kafka' tables require to define a PRIMARY KEY constraint"),
+        (f"CREATE TABLE a (x INT, PRIMARY KEY (x) NOT ENFORCED) WITH ('connector' = 'kafka', "
+         f"{base}, 'format' = 'json');",
+         "the 'kafka' connector doesn't support PRIMARY KEY constraints"),
+        ("CREATE TABLE a (x INT) WITH ('connector' = 'kafka', 'topic' = 't', 'format' = 'json');",
+         "needs 'properties.bootstrap.servers'"),
+    ]
+    for stmt, msg in cases:
+        out = s.run(stmt)
+        assert msg in out, (stmt, out)
+    for stmt in [
+        "CREATE TABLE g (id INT) WITH ('connector' = 'datagen', 'number-of-rows' = '10');",
+        f"CREATE TABLE k (id INT, cnt BIGINT) WITH ('connector' = 'kafka', {base}, "
+        "'format' = 'json');",
+        f"CREATE TABLE u (id INT, cnt BIGINT, PRIMARY KEY (id) NOT ENFORCED) WITH ("
+        f"'connector' = 'upsert-kafka', {base}, 'key.format' = 'json', 'value.format' = 'json');"]:
+        assert s.run(stmt) == "[INFO] Execute statement succeed.\n", stmt
+    agg = "SELECT id, COUNT(*) AS cnt FROM g GROUP BY id;"
+    out = s.run("INSERT INTO k " + agg)
+    assert "Table sink 'k' doesn't support consuming update and delete changes which is " \
+           "produced by group_aggregate" in out, out
+    plan = s.run("EXPLAIN INSERT INTO u " + agg)
+    assert "u[upsert-kafka-sink]" in plan and '"primary-key":"id"' in plan, plan
+    out = s.run("INSERT INTO k SELECT * FROM u;")
+    assert "reading an 'upsert-kafka' table in SQL is not supported yet" in out, out
+    s.close()
