@@ -322,6 +322,17 @@ int sl_map_each(sl_vstate *s, const void *ns, size_t nslen,
 int sl_op_watch_fd(sl_op *op, int fd, short events);
 void sl_op_unwatch_fd(sl_op *op, int fd);
 
+/* ---- what an operator shows about itself -------------------------------------- */
+
+#define SL_OP_INFO_MAX 2048     /* bytes of one operator's published info */
+
+/* Publish a small JSON object describing the operator's live state (e.g. a
+ * transactional sink's open transactions; at most SL_OP_INFO_MAX bytes, a
+ * longer one is dropped with a warning). It replaces the previous one; the
+ * TaskManager sends it with its heartbeats and the JobManager's REST API
+ * shows it (GET /jobs/:jobid/operator-info). Task thread; not per record. */
+void sl_op_set_info(sl_op *op, const char *json);
+
 /* ---- asynchronous snapshot part ------------------------------------------------ */
 
 /* From snapshot_state: run fn(arg) on the snapshot thread before this

@@ -69,6 +69,7 @@ typedef struct jm_metrics {
     uint64_t ref_in, ref_out, ref_bin, ref_bout; /* counters at ref_at_ms */
     int64_t ref_at_ms;
     int has;
+    char *info;                 /* its operators' published info (JSON), or NULL */
 } jm_metrics;
 
 typedef struct jm_task {

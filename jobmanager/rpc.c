@@ -136,8 +136,11 @@ void jm_apply_metrics(jm *j, const Sluice__SubtaskMetrics *m)
         jmm->ref_bin = m->bytes_in;
         jmm->ref_bout = m->bytes_out;
     }
+    free(jmm->info);
+    jmm->info = m->operator_info && *m->operator_info ? sl_strdup(m->operator_info) : NULL;
     jmm->m = *m;
     jmm->m.job_id = NULL;
+    jmm->m.operator_info = NULL;
     jmm->m.base.unknown_fields = NULL;
     jmm->m.base.n_unknown_fields = 0;
     jmm->at_ms = now;

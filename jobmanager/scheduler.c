@@ -327,6 +327,7 @@ static void job_free(jm_job *job)
         for (int i = 0; i < job->g->chains[c].parallelism; i++) {
             free(job->tasks[c][i].tm_id);
             free(job->tasks[c][i].host);
+            free(job->tasks[c][i].metrics.info);
         }
         free(job->tasks[c]);
     }

@@ -122,6 +122,7 @@ typedef struct kk_txn {
     int64_t cpid;               /* staged at this checkpoint (0: still open) */
     uint64_t records;
     int64_t started_ms;         /* mono */
+    int64_t started_wall;       /* wall-clock ms, for the REST API's age */
 } kk_txn;
 
 typedef struct kk_state {
@@ -374,6 +375,37 @@ static int topic_partitions(sl_op *op, rd_kafka_t *rk, int32_t *n)
 
 /* ---- exactly-once transactions ------------------------------------------------------ */
 
+/* The open and pre-committed transactions as the operator's published info
+ * (GET /jobs/:jobid/kafka-transactions, `sluice kafka transactions`). At
+ * most the 16 oldest pre-committed ones are listed, with their count. */
+static void publish_txns(sl_op *op, const kk_state *st)
+{
+    const kk_plan *pl = op->plan;
+    json_t *list = json_array();
+    char id[512];
+    for (int k = 0; k < st->npend && k < 16; k++) {
+        const kk_txn *t = &st->pend[k];
+        txn_id_of(pl, op->subtask, t->n, id, sizeof id);
+        json_array_append_new(list, json_pack("{s:s,s:s,s:I,s:I,s:I}", "transactional-id", id,
+                                              "state", "pre-committed", "checkpoint-id",
+                                              (json_int_t)t->cpid, "records",
+                                              (json_int_t)t->records, "started-at",
+                                              (json_int_t)t->started_wall));
+    }
+    if (st->cur.sh) {
+        txn_id_of(pl, op->subtask, st->cur.n, id, sizeof id);
+        json_array_append_new(list, json_pack("{s:s,s:s,s:n,s:I,s:I}", "transactional-id", id,
+                                              "state", "open", "checkpoint-id", "records",
+                                              (json_int_t)st->cur.records, "started-at",
+                                              (json_int_t)st->cur.started_wall));
+    }
+    json_t *o = json_pack("{s:o,s:i}", "kafka-transactions", list, "pre-committed", st->npend);
+    char *txt = json_dumps(o, JSON_COMPACT);
+    json_decref(o);
+    sl_op_set_info(op, txt);
+    free(txt);
+}
+
 static int txn_begin(sl_op *op, kk_state *st)
 {
     const kk_plan *pl = op->plan;
@@ -389,7 +421,9 @@ static int txn_begin(sl_op *op, kk_state *st)
         shared_unref(sh);
         return SL_ERR;
     }
-    st->cur = (kk_txn){.sh = sh, .n = st->next_n++, .started_ms = sl_mono_ms()};
+    st->cur = (kk_txn){.sh = sh, .n = st->next_n++, .started_ms = sl_mono_ms(),
+                       .started_wall = sl_now_ms()};
+    publish_txns(op, st);
     return SL_OK;
 }
 
@@ -553,7 +587,7 @@ static int kk_process(sl_op *op, int input, sl_row *row)
         rd_kafka_poll(sh->rk, 10); /* backpressure: wait for deliveries */
         if (check_failed(op, sh) != SL_OK) return SL_ERR;
     }
-    if (pl->guarantee == DG_EOS) st->cur.records++;
+    if (pl->guarantee == DG_EOS && (++st->cur.records & 4095) == 0) publish_txns(op, st);
     if (++st->since_poll >= 256) {
         st->since_poll = 0;
         rd_kafka_poll(sh->rk, 0);
@@ -611,6 +645,7 @@ static int kk_snapshot(sl_op *op, int64_t cpid, void **blob, size_t *len)
         snprintf(f->what, sizeof f->what, "kafka sink '%s' (%d/%d) transaction %llu", pl->vid,
                  op->subtask + 1, op->parallelism, (unsigned long long)st->cur.n);
         memset(&st->cur, 0, sizeof st->cur);
+        publish_txns(op, st);
         if (sl_op_defer(op, kk_flush_run, f) != SL_OK) return SL_ERR;
     } else if (!st->recovered) {
         /* no row yet: fence what an earlier attempt may have left now */
@@ -650,6 +685,7 @@ static int kk_checkpoint_complete(sl_op *op, int64_t cpid)
     if (k > 0) {
         memmove(st->pend, st->pend + k, (size_t)(st->npend - k) * sizeof *st->pend);
         st->npend -= k;
+        publish_txns(op, st);
     }
     return SL_OK;
 }
@@ -732,6 +768,7 @@ static int kk_end_input(sl_op *op, int input)
             if (txn_commit(op, &st->cur) != SL_OK) return SL_ERR;
             memset(&st->cur, 0, sizeof st->cur);
         }
+        publish_txns(op, st);
         return SL_OK;
     }
     rd_kafka_resp_err_t e = rd_kafka_flush(st->sh->rk, KK_TXN_TIMEOUT_MS);

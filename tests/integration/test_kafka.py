@@ -1262,3 +1262,54 @@ def test_sql_kafka_tables_refuse_what_flink_refuses(cluster, broker, workdir):
     out = s.run("INSERT INTO k SELECT * FROM u;")
     assert "reading an 'upsert-kafka' table in SQL is not supported yet" in out, out
     s.close()
+
+
+# ---- open transactions, visible ----------------------------------------------------------
+
+
+def test_open_transactions_listed_by_rest_and_cli(make_cluster, broker):
+    """GET /jobs/:id/kafka-transactions and `sluice kafka transactions`: each
+    exactly-once sink subtask's open transaction (id prefix-subtask-n), then,
+    after a checkpoint completes, the next ones open and nothing left
+    pre-committed; the committed records by the raw-log oracle are the
+    first transactions' ids."""
+    bs = broker.bootstrap
+    c = make_cluster(jm_conf={"execution.checkpointing.interval": "1 h"})
+    c.add_tm(slots=2)
+    create_topic(bs, "vis", 2)
+    job = sink_job(bs, "vis", 1000000, 40, sink_delivery__guarantee="exactly-once",
+                   sink_transactional__id__prefix="vis")
+    jid = c.submit(job)
+    c.wait_state(jid, "RUNNING", timeout=20)
+
+    def txns():
+        return sorted((t["transactional-id"], t["state"], t["subtask"], t["checkpoint-id"])
+                      for t in c.get(f"/jobs/{jid}/kafka-transactions")["transactions"])
+    wait_for(lambda: txns() == [("vis-0-0", "open", 0, None), ("vis-1-0", "open", 1, None)],
+             timeout=20, what="two open transactions")
+    info = c.get(f"/jobs/{jid}/operator-info")["subtasks"]
+    assert sorted((s["vertex"], s["subtask"]) for s in info) == [("sink", 0), ("sink", 1)], info
+    for t in c.get(f"/jobs/{jid}/kafka-transactions")["transactions"]:
+        assert t["vertex"] == "sink" and t["age-ms"] >= 0 and t["records"] >= 0, t
+    r = c.cli("kafka", "transactions", jid)
+    assert r.returncode == 0, r.stdout + r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0].split() == ["VERTEX", "SUBTASK", "TRANSACTIONAL", "ID", "STATE", "CHECKPOINT",
+                                "RECORDS", "AGE"], r.stdout
+    assert sorted(tuple(line.split()[:5]) for line in lines[1:]) == [
+        ("sink", "0", "vis-0-0", "open", "-"), ("sink", "1", "vis-1-0", "open", "-")], r.stdout
+    assert kafka_rawlog.committed(bs, "vis")["values"] == []
+
+    status, _ = c.request("POST", f"/jobs/{jid}/checkpoints", {"checkpointType": "FULL"})
+    assert status in (200, 202)
+    wait_completed(c, jid, 1)
+    wait_for(lambda: txns() == [("vis-0-1", "open", 0, None), ("vis-1-1", "open", 1, None)],
+             timeout=20, what="the first transactions committed, the next ones open")
+    got = kafka_rawlog.committed(bs, "vis")
+    ids = sorted(ids_of(got["values"]))
+    assert ids and len(ids) == len(set(ids)), ids
+    c.cli("cancel", jid, check=True)
+    r = c.cli("kafka", "transactions", "0" * 32)
+    assert r.returncode == 1 and "not found" in r.stderr, r.stderr
+    r = c.cli("kafka", "nope", jid)
+    assert r.returncode == 2 and "unknown kafka command 'nope'" in r.stderr, r.stderr
