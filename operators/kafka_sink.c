@@ -8,8 +8,12 @@
  *   sink.delivery-guarantee        none | at-least-once (default) | exactly-once
  *   sink.transactional-id-prefix   required for exactly-once
  *   sink.partitioner               default | fixed | round-robin
- *   format | value.format          json | csv | raw (the value)
+ *   format | value.format          json | csv | raw | debezium-json (the value)
  *   key.format, key.fields         optional key: columns "a;b" in that format
+ *   value.fields-include           ALL | EXCEPT_KEY
+ *
+ * upsert-kafka-sink (its own type, same code): key.format + primary-key;
+ * +I/+U write the value, -D a tombstone, -U is dropped (Flink's upsert-kafka).
  *
  * (A separate type from the `kafka` source because the job graph refuses an
  * edge into a source; the SQL layer maps 'connector' = 'kafka' to either.)
@@ -18,8 +22,9 @@
  * rd_kafka_producev (which copies them into librdkafka's queue, bounded by
  * queue.buffering.max.kbytes: 16 MiB here unless given). A full queue is
  * backpressure: the task serves delivery reports until there is room. The
- * plain kafka sink takes inserts only (as Flink's refuses an updating query;
- * upsert-kafka is not implemented): another row kind fails the task.
+ * plain kafka sink takes inserts only unless its value format is
+ * debezium-json (Flink refuses an updating query into it): another row kind
+ * fails the task.
  *
  * Partitioners: default leaves it to librdkafka (hash of the key, or spread
  * when there is none); fixed sends subtask i's rows to partition

@@ -12,21 +12,32 @@
  *   scan.startup.timestamp-millis  for timestamp
  *   scan.startup.specific-offsets  "partition:0,offset:42;partition:1,offset:7"
  *   scan.bounded.mode              unbounded (default) | latest-offset |
- *                                  specific-offsets (+ scan.bounded.specific-offsets)
- *   format | value.format          json | csv | raw
+ *                                  group-offsets | timestamp (+ scan.bounded.
+ *                                  timestamp-millis) | specific-offsets (+
+ *                                  scan.bounded.specific-offsets)
+ *   scan.topic-partition-discovery.interval   new partitions (default 5 min)
+ *   format | value.format          json | csv | raw | debezium-json
+ *   key.format, key.fields         the record key's columns ("a;b")
+ *   value.fields-include           ALL | EXCEPT_KEY
  *   json.ignore-parse-errors /     skip (and count) records the format cannot
  *   csv.ignore-parse-errors        decode instead of failing the job
  *   watermark.column / .delay /    per-partition watermarks, see below
  *   watermark.idle-timeout / .interval
  *
+ * upsert-kafka (its own type, same code): key.format + primary-key, values
+ * are +U of their key, tombstones -D; always from the earliest offset.
+ *
  * Columns: the vertex's "schema"; a field with "metadata": "offset" |
- * "partition" | "timestamp" | "topic" (or "metadata": true, taking the name
- * of the field) is filled from the record, the others ("physical") are the
- * format's, in schema order.
+ * "partition" | "timestamp" | "topic" | "headers" (or "metadata": true,
+ * taking the name of the field) is filled from the record, the others
+ * ("physical") are the formats', in schema order: the key's from the key,
+ * the value's from the value (which wins for a column in both).
  *
  * Partitions. At the first run() (after restore_state) the subtask reads
- * the topics' metadata, sorts the (topic, partition) pairs and, on a fresh
- * start, takes pair i when i % parallelism == subtask. Assignment is manual
+ * the topics' metadata and takes the partitions Flink's rule gives it
+ * (owner_of: a topic's partitions round-robin from a start derived from the
+ * topic's name), and later, every discovery interval, the new ones (from
+ * their earliest offset, as Flink does). Assignment is manual
  * (rd_kafka_assign, no group rebalancing): positions are this operator's
  * state alone. Each position is made concrete at start-up (earliest, latest
  * and group offsets are looked up, a timestamp through offsets_for_times),
@@ -37,16 +48,12 @@
  *
  * Checkpoints. snapshot_state writes every owned partition's next offset;
  * checkpoint_complete commits those of that checkpoint to the group (for
- * monitoring only: restores never read them). The runtime deals the blobs
- * of the old subtasks round-robin over the new ones, so a restored subtask
- * serves exactly the partitions in the blobs it was given: the union over
- * the subtasks is the old state, every partition once, none lost (a subtask
- * given no blob has no partition and marks itself idle). Re-dealing the
- * partitions evenly after rescaling would need union redistribution of
- * operator state from the runtime (every subtask seeing every blob); see
- * docs/KAFKA.md. Partitions that did not exist at the checkpoint (the blob
- * records how many each topic had) are new: subtask 0, which always gets
- * old blob 0, takes them from the earliest offset, as Flink does.
+ * monitoring only: restores never read them). The state is a union
+ * (SL_OPF_UNION_STATE): every restored subtask gets every old blob, knows
+ * every partition's offset and keeps the partitions the rule gives it at
+ * its parallelism, so a rescale deals them out again; a partition without
+ * an offset in the state is new since the checkpoint and starts from the
+ * earliest offset.
  *
  * Waiting. The consumer queue's io-event writes a byte into a non-blocking
  * pipe when records arrive; the pipe is watched (sl_op_watch_fd), so a task
