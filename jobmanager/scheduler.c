@@ -453,6 +453,7 @@ static void deploy(jm *j, jm_job *job)
             jm_tm *tm = job->slot_tm[i];
             free(t->tm_id);
             free(t->host);
+            free(t->metrics.info);
             memset(t, 0, sizeof *t);
             t->state = T_DEPLOYING;
             t->tm_id = sl_strdup(tm->id);

@@ -1054,8 +1054,9 @@ static int handle_record(sl_op *op, ks_state *st, const rd_kafka_message_t *m, i
         st->skipped++;
         if (st->skipped <= 10 || st->skipped % 1000 == 0)
             sl_warn("kafka", "kafka source '%s' (%d/%d): skipped topic '%s' partition %d offset "
-                    "%lld (%s %s): %s; %llu skipped so far", pl->vid, op->subtask + 1,
-                    op->parallelism, topic, m->partition, (long long)m->offset, part_name,
+                    "%lld (%s%s): %s; %llu skipped so far", pl->vid, op->subtask + 1,
+                    op->parallelism, topic, m->partition, (long long)m->offset,
+                    strcmp(part_name, "value") ? "key " : "",
                     kf_format_name(bad_fmt), why, (unsigned long long)st->skipped);
         goto out;
     }
