@@ -39,6 +39,8 @@ from test_savepoints import stop_with_savepoint
 
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import kafka_broker  # noqa: E402
+# the dashboard's browser fixtures, for the job page's transactions
+from test_dashboard import driver, browser, open_page, wait_ui, attr_of  # noqa: E402,F401
 
 BASE = 1767225600000  # 2026-01-01T00:00:00Z
 # small network buffers, so that a throttled blackhole holds the source back
@@ -1416,3 +1418,27 @@ def test_mock_cluster_commit_error_and_brokers_down(make_cluster):
         assert ids == set(range(1, n + 1)), sorted(set(range(1, n + 1)) - ids)[:20]
     finally:
         mock.stop()
+
+
+@pytest.mark.release_only  # a browser, as the dashboard's own tests
+def test_job_page_shows_open_transactions(make_cluster, broker, browser):
+    """The job page's checkpoints tab lists the exactly-once sink's open
+    transactions (as GET /jobs/:id/kafka-transactions gives them)."""
+    bs = broker.bootstrap
+    c = make_cluster(jm_conf={"execution.checkpointing.interval": "1 h"})
+    c.add_tm(slots=2)
+    create_topic(bs, "page", 2)
+    jid = c.submit(sink_job(bs, "page", 1000000, 40, sink_delivery__guarantee="exactly-once",
+                            sink_transactional__id__prefix="page"))
+    c.wait_state(jid, "RUNNING", timeout=20)
+    wait_for(lambda: len(c.get(f"/jobs/{jid}/kafka-transactions")["transactions"]) == 2,
+             timeout=20, what="two open transactions")
+    d = browser
+    open_page(d, c, f"/jobs/{jid}/checkpoints", "job")
+    wait_ui(d, lambda d: attr_of(d, "#kafka-transactions", "data-count") == "2",
+            "the two open transactions")
+    rows = d.execute_script(
+        "return Array.from(document.querySelectorAll('#kafka-transactions tr.kafka-txn'))"
+        ".map(r => [r.dataset.txn, r.dataset.txnState, r.children[0].textContent]);")
+    assert sorted(rows) == [["page-0-0", "open", "sink"], ["page-1-0", "open", "sink"]], rows
+    c.cli("cancel", jid, check=True)
