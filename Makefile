@@ -54,8 +54,11 @@ PLUGINS := $(patsubst tests/plugins/%.c,$(B)/plugins/%.so,$(wildcard tests/plugi
 # C jobs (common/datastream.h) shipped as examples
 CJOBS := $(patsubst examples/datastream/%.c,$(B)/examples/%.so,$(wildcard examples/datastream/*.c))
 
+# test tools: librdkafka's mock cluster as a process (tests/tools/kafka_mock.c)
+TOOLS := $(B)/tools/kafka_mock
+
 .PHONY: all deps run test unit clean format examples fuzz
-all: $(BINS) $(TESTS) $(PLUGINS) $(CJOBS)
+all: $(BINS) $(TESTS) $(PLUGINS) $(CJOBS) $(TOOLS)
 
 $(B)/gen/%.pb-c.c $(B)/gen/%.pb-c.h: proto/%.proto
 	@mkdir -p $(B)/gen
@@ -106,6 +109,10 @@ $(B)/bin/sluice-taskmanager: $(call obj,taskmanager/main.c) $(B)/libsluice.a
 $(B)/bin/sluice: $(call obj,cli/main.c) $(B)/libsluice.a
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $(call obj,cli/main.c) -Wl,--whole-archive $(B)/libsluice.a -Wl,--no-whole-archive $(LIBS)
+
+$(B)/tools/kafka_mock: $(B)/obj/tests/tools/kafka_mock.o
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
 
 $(B)/tests/%: $(B)/obj/tests/unit/%.o $(B)/libsluice.a
 	@mkdir -p $(dir $@)

@@ -58,6 +58,13 @@ void sl_cli_response_clear(sl_cli_response *r);
  * (caller frees), or SL_ERR if the answer has no "jobs" array. */
 int sl_cli_format_list(const json_t *overview, int flags, char **out, char *err, size_t errlen);
 
+/* Format a GET /jobs/:id/kafka-transactions answer as `sluice kafka
+ * transactions` prints it: one line per open or pre-committed transaction
+ * of the job's exactly-once Kafka sinks (vertex, subtask, transactional id,
+ * state, checkpoint, records, age), or a line saying there is none. SL_ERR
+ * if the answer has no "transactions" array. *out: caller frees. */
+int sl_cli_format_kafka_txns(const json_t *answer, char **out, char *err, size_t errlen);
+
 /* Turn a non-2xx answer into the lines the CLI prints on stderr: one
  * "Error: <message>\n" per entry of {"errors":[...]}, or one line naming
  * the status when the body says nothing usable. Caller frees. */

@@ -382,3 +382,40 @@ int sl_cli_parse_address(const char *s, char *host, size_t hostlen, int *port, c
     *port = (int)v;
     return SL_OK;
 }
+
+int sl_cli_format_kafka_txns(const json_t *answer, char **out, char *err, size_t errlen)
+{
+    const json_t *list = json_object_get(answer, "transactions");
+    if (!json_is_array(list))
+        return sl_seterr(err, errlen, "unexpected answer: no \"transactions\" array");
+    size_t cap = 256 + json_array_size(list) * 300, len = 0;
+    char *s = sl_malloc(cap);
+    s[0] = '\0';
+    if (json_array_size(list) == 0) {
+        snprintf(s, cap, "No open or pre-committed Kafka transactions.\n");
+        *out = s;
+        return SL_OK;
+    }
+    len += (size_t)snprintf(s + len, cap - len, "%-16s %-7s %-32s %-13s %-10s %-9s %s\n", "VERTEX",
+                            "SUBTASK", "TRANSACTIONAL ID", "STATE", "CHECKPOINT", "RECORDS", "AGE");
+    size_t i;
+    const json_t *t;
+    json_array_foreach(list, i, t) {
+        const json_t *cp = json_object_get(t, "checkpoint-id");
+        char cps[32];
+        if (json_is_integer(cp)) snprintf(cps, sizeof cps, "%lld", (long long)json_integer_value(cp));
+        else snprintf(cps, sizeof cps, "-");
+        const char *vid = json_string_value(json_object_get(t, "vertex"));
+        const char *id = json_string_value(json_object_get(t, "transactional-id"));
+        const char *st = json_string_value(json_object_get(t, "state"));
+        double age = (double)json_integer_value(json_object_get(t, "age-ms")) / 1000.0;
+        len += (size_t)snprintf(s + len, cap - len, "%-16.100s %-7lld %-32.200s %-13.20s %-10s %-9lld %.1f s\n",
+                                vid ? vid : "?",
+                                (long long)json_integer_value(json_object_get(t, "subtask")),
+                                id ? id : "?", st ? st : "?", cps,
+                                (long long)json_integer_value(json_object_get(t, "records")), age);
+        if (len >= cap) len = cap - 1;
+    }
+    *out = s;
+    return SL_OK;
+}

@@ -80,6 +80,9 @@ static const char *const usage_sql_gateway =
     "  sql-gateway [-Dkey=value]   Flink's SQL Gateway REST API (sessions, statements,\n"
     "                              results) on sql-gateway.endpoint.rest.address:port\n"
     "                              (127.0.0.1:8083), submitting to the JobManager\n";
+static const char *const usage_kafka =
+    "  kafka transactions JOBID    List the open and pre-committed transactions of the\n"
+    "                              job's exactly-once Kafka sinks (id, checkpoint, age).\n";
 static const char *const usage_common =
     "Options for every command:\n"
     "  -m, --jobmanager HOST:PORT  the JobManager's REST address\n"
@@ -101,6 +104,7 @@ static void usage(FILE *f, const char *command)
     if (!command || !strcmp(command, "savepoint")) fprintf(f, "%s", usage_savepoint);
     if (!command || !strcmp(command, "sql")) fprintf(f, "%s", usage_sql);
     if (!command || !strcmp(command, "sql-gateway")) fprintf(f, "%s", usage_sql_gateway);
+    if (!command || !strcmp(command, "kafka")) fprintf(f, "%s", usage_kafka);
     fprintf(f, "\n%s", usage_common);
 }
 
@@ -933,6 +937,53 @@ static int cmd_sql_gateway(common_opts *o, arg_iter *it)
     return rc;
 }
 
+/* ---- kafka ---------------------------------------------------------------- */
+
+static int cmd_kafka(common_opts *o, arg_iter *it)
+{
+    const char *pos[2] = {NULL, NULL};
+    int npos = 0;
+    while (it->i < it->argc) {
+        int r;
+        if (positional(it)) {
+            if (npos == 2) return usage_error("kafka", "unexpected argument '%s'", it->argv[it->i]);
+            pos[npos++] = it->argv[it->i++];
+        } else if (it->only_pos || it->i >= it->argc) {
+            continue;
+        } else if ((r = common_option(o, it)) != 0) {
+            if (r > 1) return r;
+        } else {
+            return usage_error("kafka", "unknown option '%s'", it->argv[it->i]);
+        }
+    }
+    if (o->help) { usage(stdout, "kafka"); return 0; }
+    if (!pos[0] || strcmp(pos[0], "transactions"))
+        return usage_error("kafka", "unknown kafka command '%s' (transactions)",
+                           pos[0] ? pos[0] : "");
+    char jid[33];
+    int rc = take_jobid("kafka", pos[1], jid);
+    if (rc) return rc;
+    cli_ctx cx = {0};
+    if ((rc = connect_jm(&cx, o)) != 0) return rc;
+    char uri[80];
+    snprintf(uri, sizeof uri, "/sluice/jobs/%s/kafka-transactions", jid);
+    json_t *ans = NULL;
+    rc = call(&cx, "GET", uri, NULL, &ans, NULL);
+    if (rc == 0) {
+        char *text, err[256];
+        if (sl_cli_format_kafka_txns(ans, &text, err, sizeof err) != SL_OK) {
+            fprintf(stderr, "Error: %s\n", err);
+            rc = 1;
+        } else {
+            fputs(text, stdout);
+            free(text);
+        }
+    }
+    json_decref(ans);
+    sl_cli_http_destroy(cx.http);
+    return rc;
+}
+
 /* ---- main --------------------------------------------------------------- */
 
 int main(int argc, char **argv)
@@ -942,7 +993,8 @@ int main(int argc, char **argv)
         int (*fn)(common_opts *, arg_iter *);
     } commands[] = {{"run", cmd_run},   {"list", cmd_list},           {"cancel", cmd_cancel},
                     {"stop", cmd_stop}, {"savepoint", cmd_savepoint}, {"sql", cmd_sql},
-                    {"sql-gateway", cmd_sql_gateway}};
+                    {"sql-gateway", cmd_sql_gateway},
+                    {"kafka", cmd_kafka}};
 
     /* A JobManager that hangs up mid-request is an error to report, not a
      * signal to die of. */

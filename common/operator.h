@@ -81,9 +81,9 @@ enum {
     SL_OPF_SINK = 1 << 1,   /* has no main output (side outputs still may exist) */
     SL_OPF_KEYED = 1 << 2,  /* keeps keyed state: the runtime opens op->kstate and
                                the timer service for the key groups it owns */
-    SL_OPF_UNION_STATE = 1 << 3, /* restore_state gets every old subtask's blob on every
-                               subtask, whatever the parallelism (Flink's union and
-                               broadcast state), not a round-robin share */
+    SL_OPF_UNION_STATE = 1 << 3, /* operator state is a union (Flink's union list
+                               state): on restore every subtask gets the blobs
+                               of all old subtasks and keeps its own share */
 };
 
 typedef enum { SL_TIME_EVENT = 0, SL_TIME_PROCESSING = 1 } sl_time_domain;
@@ -157,7 +157,8 @@ typedef struct sl_op_def {
      *     gets. Same parallelism: exactly the blob its own index wrote. New
      *     parallelism: the old blobs dealt out round-robin (blob i goes to
      *     subtask i % parallelism), so the union is always the old state.
-     *     With SL_OPF_UNION_STATE: every old blob, on every subtask.
+     *     With SL_OPF_UNION_STATE: every subtask gets every old blob, at any
+     *     parallelism, and picks what it owns (e.g. a source its partitions).
      *   checkpoint_complete: checkpoint `cpid` is durable everywhere: a
      *     two-phase-commit sink publishes what it staged up to it.
      *   checkpoint_abort: checkpoint `cpid` failed; staged data stays
@@ -329,6 +330,17 @@ int sl_map_each(sl_vstate *s, const void *ns, size_t nslen,
  * calls ready() when it may be ready. In open(). */
 int sl_op_watch_fd(sl_op *op, int fd, short events);
 void sl_op_unwatch_fd(sl_op *op, int fd);
+
+/* ---- what an operator shows about itself -------------------------------------- */
+
+#define SL_OP_INFO_MAX 2048     /* bytes of one operator's published info */
+
+/* Publish a small JSON object describing the operator's live state (e.g. a
+ * transactional sink's open transactions; at most SL_OP_INFO_MAX bytes, a
+ * longer one is dropped with a warning). It replaces the previous one; the
+ * TaskManager sends it with its heartbeats and the JobManager's REST API
+ * shows it (GET /jobs/:jobid/operator-info). Task thread; not per record. */
+void sl_op_set_info(sl_op *op, const char *json);
 
 /* ---- asynchronous snapshot part ------------------------------------------------ */
 

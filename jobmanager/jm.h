@@ -78,6 +78,7 @@ typedef struct jm_metrics {
         int64_t in_wm, out_wm;
     } *ops;
     int nops;
+    char *info;                 /* its operators' published info (JSON), or NULL */
 } jm_metrics;
 
 typedef struct jm_task {

@@ -941,6 +941,44 @@ static jm_savepoint_op *find_trigger(jm_job *job, const char *rid, int is_checkp
     return NULL;
 }
 
+/* What the operators of the job's current attempt published
+ * (sl_op_set_info): {"subtasks": [{"vertex", "subtask", "info"}]}; with
+ * kafka_only, the open and pre-committed transactions of exactly-once
+ * Kafka sinks as {"transactions": [...]} with their age. */
+static json_t *operator_info(const jm_job *job, int kafka_only)
+{
+    json_t *out = json_array();
+    int64_t now = sl_now_ms();
+    for (int c = 0; c < job->g->nchains; c++)
+        for (int i = 0; i < job->g->chains[c].parallelism; i++) {
+            const jm_metrics *mm = &job->tasks[c][i].metrics;
+            if (!mm->info || mm->m.attempt != job->attempt) continue;
+            json_t *all = json_loads(mm->info, 0, NULL);
+            const char *vid;
+            json_t *one;
+            json_object_foreach(all, vid, one) {
+                if (!kafka_only) {
+                    json_array_append_new(out, json_pack("{s:s,s:i,s:O}", "vertex", vid,
+                                                         "subtask", i, "info", one));
+                    continue;
+                }
+                size_t k;
+                json_t *tx;
+                json_array_foreach(json_object_get(one, "kafka-transactions"), k, tx) {
+                    json_t *o = json_deep_copy(tx);
+                    json_object_set_new(o, "vertex", json_string(vid));
+                    json_object_set_new(o, "subtask", json_integer(i));
+                    json_t *at = json_object_get(o, "started-at");
+                    if (json_is_integer(at))
+                        json_object_set_new(o, "age-ms", json_integer(now - json_integer_value(at)));
+                    json_array_append_new(out, o);
+                }
+            }
+            json_decref(all);
+        }
+    return json_pack("{s:o}", kafka_only ? "transactions" : "subtasks", out);
+}
+
 static jm_checkpoint *find_checkpoint(jm_job *job, const char *id)
 {
     char *end;
@@ -972,6 +1010,10 @@ static void sluice_routes(route_ctx *rc, reply *r)
         else if (rc->nseg == 3) reply_json(r, 200, sluice_job(j, job));
         else if (rc->nseg == 4 && !strcmp(rc->seg[3], "checkpoints"))
             reply_json(r, 200, jm_rest_checkpoints_sluice(job));
+        else if (rc->nseg == 4 && !strcmp(rc->seg[3], "operator-info"))
+            reply_json(r, 200, operator_info(job, 0));
+        else if (rc->nseg == 4 && !strcmp(rc->seg[3], "kafka-transactions"))
+            reply_json(r, 200, operator_info(job, 1));
         else if (rc->nseg == 6 && !strcmp(rc->seg[3], "vertices") && !strcmp(rc->seg[5], "subtasks")) {
             if ((c = find_chain(job, rc->seg[4])) < 0)
                 reply_err(r, 404, "Vertex %s not found in job %s", rc->seg[4], job->id);

@@ -154,10 +154,13 @@ void jm_apply_metrics(jm *j, const Sluice__SubtaskMetrics *m)
         jmm->ops[k] = (struct jm_op_metrics){o->records_in, o->records_out, o->late_dropped,
                                              o->input_watermark, o->output_watermark};
     }
+    free(jmm->info);
+    jmm->info = m->operator_info && *m->operator_info ? sl_strdup(m->operator_info) : NULL;
     jmm->m = *m;
     jmm->m.operators = NULL;
     jmm->m.n_operators = 0;
     jmm->m.job_id = NULL;
+    jmm->m.operator_info = NULL;
     jmm->m.base.unknown_fields = NULL;
     jmm->m.base.n_unknown_fields = 0;
     jmm->at_ms = now;

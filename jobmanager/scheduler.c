@@ -361,6 +361,7 @@ static void job_free(jm_job *job)
             free(job->tasks[c][i].tm_id);
             free(job->tasks[c][i].host);
             free(job->tasks[c][i].metrics.ops);
+            free(job->tasks[c][i].metrics.info);
         }
         free(job->tasks[c]);
     }
@@ -494,6 +495,7 @@ static void deploy(jm *j, jm_job *job)
             free(t->tm_id);
             free(t->host);
             free(t->metrics.ops);
+            free(t->metrics.info);
             memset(t, 0, sizeof *t);
             t->state = T_DEPLOYING;
             t->tm_id = sl_strdup(tm->id);

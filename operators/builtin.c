@@ -26,13 +26,15 @@ extern const sl_op_def sl_op_rank;
 extern const sl_op_def sl_op_deduplicate;
 extern const sl_op_def sl_op_async_wait;
 extern const sl_op_def sl_op_collect;
+extern const sl_op_def sl_op_upsert_kafka_source;
+extern const sl_op_def sl_op_upsert_kafka_sink;
 
 static const sl_op_def *const builtin[] = {
     &sl_op_datagen,   &sl_op_calc,         &sl_op_print,           &sl_op_blackhole,
     &sl_op_file,      &sl_op_watermark,    &sl_op_window,          &sl_op_group_aggregate,
     &sl_op_union,     &sl_op_process,      &sl_op_keyed_process,   &sl_op_kafka_source,
     &sl_op_kafka_sink, &sl_op_rank,         &sl_op_deduplicate,     &sl_op_async_wait,
-    &sl_op_collect,
+    &sl_op_collect,    &sl_op_upsert_kafka_source, &sl_op_upsert_kafka_sink,
 };
 
 void sl_ops_register_builtin(void)

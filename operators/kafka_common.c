@@ -67,13 +67,14 @@ int kf_format_parse(const char *s, kf_format *out)
     if (!strcasecmp(s, "json")) *out = KF_JSON;
     else if (!strcasecmp(s, "csv")) *out = KF_CSV;
     else if (!strcasecmp(s, "raw")) *out = KF_RAW;
+    else if (!strcasecmp(s, "debezium-json")) *out = KF_DEBEZIUM;
     else return SL_ERR;
     return SL_OK;
 }
 
 const char *kf_format_name(kf_format f)
 {
-    return f == KF_JSON ? "json" : f == KF_CSV ? "csv" : "raw";
+    return f == KF_JSON ? "json" : f == KF_CSV ? "csv" : f == KF_RAW ? "raw" : "debezium-json";
 }
 
 int kf_codec_init(kf_codec *c, kf_format fmt, const sl_schema *s, const int *cols, int n,
@@ -487,10 +488,11 @@ bad:;
     return SL_ERR;
 }
 
-static int decode_json(const kf_codec *cd, const char *p, size_t n, sl_value *vals, kf_buf *str,
-                       char *why, size_t whylen)
+/* One flat object at the cursor into the codec's columns. */
+static int decode_json_obj(const kf_codec *cd, jcur *cur, sl_value *vals, kf_buf *str, char *why,
+                           size_t whylen)
 {
-    jcur c = {p, p + n};
+    jcur c = *cur;
     jws(&c);
     if (c.p >= c.e || *c.p != '{') return sl_seterr(why, whylen, "not a JSON object");
     c.p++;
@@ -531,9 +533,131 @@ static int decode_json(const kf_codec *cd, const char *p, size_t n, sl_value *va
             return sl_seterr(why, whylen, "expected ',' or '}'");
         }
     }
+    *cur = c;
+    return SL_OK;
+}
+
+static int decode_json(const kf_codec *cd, const char *p, size_t n, sl_value *vals, kf_buf *str,
+                       char *why, size_t whylen)
+{
+    jcur c = {p, p + n};
+    if (decode_json_obj(cd, &c, vals, str, why, whylen) != SL_OK) return SL_ERR;
     jws(&c);
     if (c.p != c.e) return sl_seterr(why, whylen, "trailing characters after the object");
     return SL_OK;
+}
+
+/* ---- debezium-json decoding ------------------------------------------------ */
+
+typedef struct dbz_out {
+    sl_value *before, *after;
+    bool has_before, has_after;
+    char op;
+} dbz_out;
+
+static bool key_is(const char *k, size_t n, const char *want)
+{
+    return n == strlen(want) && !memcmp(k, want, n);
+}
+
+/* The envelope {"before": {..}|null, "after": {..}|null, "op": "c", ...}, or
+ * the same inside {"schema": .., "payload": {..}} (schema included). */
+static int decode_dbz_env(const kf_codec *cd, jcur *c, int depth, dbz_out *o, kf_buf *str,
+                          char *why, size_t whylen)
+{
+    jws(c);
+    if (c->p >= c->e || *c->p != '{') return sl_seterr(why, whylen, "not a JSON object");
+    c->p++;
+    jws(c);
+    if (c->p < c->e && *c->p == '}') {
+        c->p++;
+        return SL_OK;
+    }
+    for (;;) {
+        jws(c);
+        if (c->p >= c->e || *c->p != '"') return sl_seterr(why, whylen, "expected a field name");
+        const char *key;
+        size_t klen, mark = str->len;
+        if (jstring(c, str, &key, &klen, why, whylen)) return SL_ERR;
+        str->len = mark; /* the names compared below never need unescaping */
+        jws(c);
+        if (c->p >= c->e || *c->p != ':') return sl_seterr(why, whylen, "expected ':'");
+        c->p++;
+        jws(c);
+        bool isobj = c->p < c->e && *c->p == '{';
+        bool before = key_is(key, klen, "before"), after = key_is(key, klen, "after");
+        if ((before || after) && isobj) {
+            char inner[300];
+            if (decode_json_obj(cd, c, before ? o->before : o->after, str, inner, sizeof inner)) {
+                snprintf(why, whylen, "'%s': %s", before ? "before" : "after", inner);
+                return SL_ERR;
+            }
+            if (before) o->has_before = true;
+            else o->has_after = true;
+        } else if (key_is(key, klen, "op") && c->p < c->e && *c->p == '"') {
+            const char *opv;
+            size_t on;
+            if (jstring(c, str, &opv, &on, why, whylen)) return SL_ERR;
+            if (on != 1 || !strchr("crud", opv[0]))
+                return sl_seterr(why, whylen, "unknown 'op' '%.*s' (c, r, u or d)",
+                                 (int)SL_MIN(on, 20), opv);
+            o->op = opv[0];
+        } else if (key_is(key, klen, "payload") && depth == 0 && isobj) {
+            if (decode_dbz_env(cd, c, 1, o, str, why, whylen)) return SL_ERR;
+        } else {
+            if (before || after) {
+                const char *s = c->p;
+                if (jskip(c, 1, str, why, whylen)) return SL_ERR;
+                if (!((size_t)(c->p - s) == 4 && !memcmp(s, "null", 4)))
+                    return sl_seterr(why, whylen, "'%s' is neither an object nor null",
+                                     before ? "before" : "after");
+            } else if (jskip(c, 1, str, why, whylen)) {
+                return SL_ERR;
+            }
+        }
+        jws(c);
+        if (c->p < c->e && *c->p == ',') {
+            c->p++;
+            continue;
+        }
+        if (c->p < c->e && *c->p == '}') {
+            c->p++;
+            return SL_OK;
+        }
+        return sl_seterr(why, whylen, "expected ',' or '}'");
+    }
+}
+
+int kf_decode_debezium(const kf_codec *c, const char *p, size_t n, sl_value *before,
+                       sl_value *after, kf_change *out, kf_buf *str, char *why, size_t whylen)
+{
+    str->len = 0;
+    kf_buf_reserve(str, n + 16);
+    for (int i = 0; i < c->n; i++) before[c->slot[i]].isnull = after[c->slot[i]].isnull = true;
+    dbz_out o = {before, after, false, false, 0};
+    jcur cur = {p, p + n};
+    if (decode_dbz_env(c, &cur, 0, &o, str, why, whylen) != SL_OK) return SL_ERR;
+    jws(&cur);
+    if (cur.p != cur.e) return sl_seterr(why, whylen, "trailing characters after the object");
+    switch (o.op) {
+    case 0: return sl_seterr(why, whylen, "no 'op' field (a Debezium change event has one)");
+    case 'c':
+    case 'r':
+        if (!o.has_after) return sl_seterr(why, whylen, "op '%c' without an 'after' image", o.op);
+        *out = KF_CHANGE_INSERT;
+        return SL_OK;
+    case 'u':
+        if (!o.has_after) return sl_seterr(why, whylen, "op 'u' without an 'after' image");
+        if (!o.has_before)
+            return sl_seterr(why, whylen, "op 'u' without a 'before' image (the source table "
+                             "must log full rows, e.g. REPLICA IDENTITY FULL)");
+        *out = KF_CHANGE_UPDATE;
+        return SL_OK;
+    default:
+        if (!o.has_before) return sl_seterr(why, whylen, "op 'd' without a 'before' image");
+        *out = KF_CHANGE_DELETE;
+        return SL_OK;
+    }
 }
 
 /* ---- csv decoding ---------------------------------------------------------- */
@@ -603,6 +727,7 @@ int kf_decode(const kf_codec *c, const char *p, size_t n, sl_value *vals, kf_buf
     switch (c->fmt) {
     case KF_JSON: return decode_json(c, p, n, vals, str, why, whylen);
     case KF_CSV: return decode_csv(c, p, n, vals, str, why, whylen);
+    case KF_DEBEZIUM: return sl_seterr(why, whylen, "debezium-json decodes through kf_decode_debezium");
     case KF_RAW: {
         sl_value *v = &vals[c->slot[0]];
         if (!p) return SL_OK; /* NULL */
@@ -682,20 +807,23 @@ static void put_plain(kf_buf *b, const sl_value *v, sl_type t)
     if (n > 0) buf_put(b, tmp, (size_t)SL_MIN((size_t)n, sizeof tmp - 1));
 }
 
-int kf_encode(const kf_codec *c, const sl_row *row, kf_buf *out, char *why, size_t whylen)
+void kf_json_string(kf_buf *b, const char *s, size_t n)
+{
+    buf_c(b, '"');
+    put_json_escaped(b, s, n);
+    buf_c(b, '"');
+}
+
+/* The codec's columns of row as json (json: true) or csv. */
+static void encode_fields(const kf_codec *c, const sl_row *row, bool json, kf_buf *out)
 {
     char tmp[64];
-    if (c->fmt == KF_RAW) {
-        const sl_value *v = &row->vals[c->slot[0]];
-        if (!v->isnull) buf_put(out, v->v.s.p, v->v.s.len);
-        return SL_OK;
-    }
-    if (c->fmt == KF_JSON) buf_c(out, '{');
+    if (json) buf_c(out, '{');
     for (int i = 0; i < c->n; i++) {
         const sl_value *v = &row->vals[c->slot[i]];
         sl_type t = c->type[i];
         if (i) buf_c(out, ',');
-        if (c->fmt == KF_JSON) {
+        if (json) {
             buf_c(out, '"');
             put_json_escaped(out, c->name[i], c->namelen[i]);
             buf_put(out, "\":", 2);
@@ -758,13 +886,147 @@ int kf_encode(const kf_codec *c, const sl_row *row, kf_buf *out, char *why, size
         default: put_plain(out, v, t);
         }
     }
-    if (c->fmt == KF_JSON) buf_c(out, '}');
-    SL_UNUSED(why);
-    SL_UNUSED(whylen);
-    return SL_OK;
+    if (json) buf_c(out, '}');
+}
+
+int kf_encode(const kf_codec *c, const sl_row *row, kf_buf *out, char *why, size_t whylen)
+{
+    switch (c->fmt) {
+    case KF_RAW: {
+        const sl_value *v = &row->vals[c->slot[0]];
+        if (!v->isnull) buf_put(out, v->v.s.p, v->v.s.len);
+        return SL_OK;
+    }
+    case KF_DEBEZIUM: {
+        /* as Flink writes it: an insert or update-after is a create with
+         * its after image, an update-before or delete a delete with its
+         * before image */
+        bool add = row->kind == SL_KIND_INSERT || row->kind == SL_KIND_UPDATE_AFTER;
+        buf_put(out, "{\"before\":", 10);
+        if (add) buf_put(out, "null", 4);
+        else encode_fields(c, row, true, out);
+        buf_put(out, ",\"after\":", 9);
+        if (add) encode_fields(c, row, true, out);
+        else buf_put(out, "null", 4);
+        buf_put(out, add ? ",\"op\":\"c\"}" : ",\"op\":\"d\"}", 10);
+        return SL_OK;
+    }
+    case KF_JSON:
+    case KF_CSV:
+        if (c->fmt == KF_CSV && row->kind != SL_KIND_INSERT)
+            return sl_seterr(why, whylen, "a %s row cannot be written as csv, which carries no "
+                             "row kind (use debezium-json)", sl_rowkind_short(row->kind));
+        encode_fields(c, row, c->fmt == KF_JSON, out);
+        return SL_OK;
+    }
+    return SL_ERR;
 }
 
 /* ---- configuration ----------------------------------------------------------------- */
+
+int kf_fields(const sl_vertex *v, const char *key, const sl_schema *s, int *cols, int *n,
+              char *err, size_t errlen)
+{
+    *n = 0;
+    json_t *j = json_object_get(v->config, key);
+    if (!j) return SL_OK;
+    if (json_is_string(j)) {
+        const char *p = json_string_value(j);
+        while (*p) {
+            const char *e = strchr(p, ';');
+            size_t len = e ? (size_t)(e - p) : strlen(p);
+            while (len && *p == ' ') p++, len--;
+            while (len && p[len - 1] == ' ') len--;
+            if (len) {
+                char name[256];
+                snprintf(name, sizeof name, "%.*s", (int)SL_MIN(len, (size_t)255), p);
+                int c = sl_schema_find(s, name);
+                if (c < 0 || *n >= SL_MAX_FIELDS)
+                    return sl_seterr(err, errlen, "vertex '%s': option '%s': no column '%s'",
+                                     v->id, key, name);
+                cols[(*n)++] = c;
+            }
+            if (!e) break;
+            p = e + 1;
+        }
+    } else if (json_is_array(j)) {
+        size_t i;
+        json_t *e;
+        json_array_foreach(j, i, e) {
+            int c = json_is_string(e) ? sl_schema_find(s, json_string_value(e)) : -1;
+            if (c < 0 || *n >= SL_MAX_FIELDS)
+                return sl_seterr(err, errlen, "vertex '%s': option '%s': item %zu is not a column",
+                                 v->id, key, i + 1);
+            cols[(*n)++] = c;
+        }
+    } else {
+        return sl_seterr(err, errlen, "vertex '%s': option '%s' must be \"a;b\" or an array of "
+                         "column names", v->id, key);
+    }
+    if (*n == 0) return sl_seterr(err, errlen, "vertex '%s': option '%s' is empty", v->id, key);
+    for (int i = 0; i < *n; i++)
+        for (int k = 0; k < i; k++)
+            if (cols[i] == cols[k])
+                return sl_seterr(err, errlen, "vertex '%s': option '%s' names column '%s' twice",
+                                 v->id, key, s->fields[cols[i]].name);
+    return SL_OK;
+}
+
+int kf_key_value_plan(const sl_vertex *v, const sl_schema *s, const int *phys, int nphys,
+                      bool upsert, kf_format *vfmt, int *kcols, int *nk, int *vcols, int *nv,
+                      char *err, size_t errlen)
+{
+    *nk = *nv = 0;
+    const char *fmt = sl_vconf_str(v, "value.format", sl_vconf_str(v, "format", NULL));
+    if (!fmt)
+        return sl_seterr(err, errlen, "vertex '%s': option '%s' (json, csv, raw or debezium-json) "
+                         "is required", v->id, upsert ? "value.format" : "format");
+    if (kf_format_parse(fmt, vfmt) != SL_OK)
+        return sl_seterr(err, errlen, "vertex '%s': option '%s': '%s' is not json, csv, raw or "
+                         "debezium-json", v->id,
+                         json_object_get(v->config, "value.format") ? "value.format" : "format", fmt);
+    if (upsert && *vfmt == KF_DEBEZIUM)
+        return sl_seterr(err, errlen, "vertex '%s': upsert-kafka needs an insert-only "
+                         "'value.format' (json, csv or raw); debezium-json is a changelog format "
+                         "for the kafka connector", v->id);
+    const char *kfmt = sl_vconf_str(v, "key.format", NULL);
+    const char *kopt = upsert ? "primary-key" : "key.fields";
+    if (kf_fields(v, kopt, s, kcols, nk, err, errlen) != SL_OK) return SL_ERR;
+    if (upsert && (!kfmt || *nk == 0))
+        return sl_seterr(err, errlen, "vertex '%s': upsert-kafka needs 'key.format' and a "
+                         "'primary-key' (the columns written as the record key)", v->id);
+    if (!upsert && (kfmt != NULL) != (*nk > 0))
+        return sl_seterr(err, errlen, "vertex '%s': 'key.format' and 'key.fields' go together",
+                         v->id);
+    kf_format kf;
+    if (kfmt && (kf_format_parse(kfmt, &kf) != SL_OK || kf == KF_DEBEZIUM))
+        return sl_seterr(err, errlen, "vertex '%s': option 'key.format': '%s' is not json, csv "
+                         "or raw", v->id, kfmt);
+    for (int i = 0; i < *nk; i++) {
+        bool ok = false;
+        for (int k = 0; k < nphys && !ok; k++) ok = phys[k] == kcols[i];
+        if (!ok)
+            return sl_seterr(err, errlen, "vertex '%s': option '%s': column '%s' is a metadata "
+                             "column, not one the record carries", v->id, kopt,
+                             s->fields[kcols[i]].name);
+    }
+    const char *inc = sl_vconf_str(v, "value.fields-include", "ALL");
+    bool except_key;
+    if (!strcasecmp(inc, "ALL")) except_key = false;
+    else if (!strcasecmp(inc, "EXCEPT_KEY")) except_key = true;
+    else
+        return sl_seterr(err, errlen, "vertex '%s': option 'value.fields-include': '%s' is not "
+                         "ALL or EXCEPT_KEY", v->id, inc);
+    if (except_key && *nk == 0)
+        return sl_seterr(err, errlen, "vertex '%s': value.fields-include 'EXCEPT_KEY' needs a "
+                         "key ('key.format' and 'key.fields')", v->id);
+    for (int k = 0; k < nphys; k++) {
+        bool is_key = false;
+        for (int i = 0; i < *nk && !is_key; i++) is_key = kcols[i] == phys[k];
+        if (!(except_key && is_key)) vcols[(*nv)++] = phys[k];
+    }
+    return SL_OK;
+}
 
 const char *kf_prop(const sl_vertex *v, const char *name, const char *dflt)
 {

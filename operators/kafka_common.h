@@ -18,7 +18,11 @@
 #include "jobgraph.h"
 #include "operator.h"
 
-typedef enum { KF_JSON = 0, KF_CSV, KF_RAW } kf_format;
+typedef enum { KF_JSON = 0, KF_CSV, KF_RAW, KF_DEBEZIUM } kf_format;
+
+/* What one debezium-json record is: a row added (op c or r: +I), an update
+ * (op u: -U of the before image, +U of the after), a delete (op d: -D). */
+typedef enum { KF_CHANGE_INSERT = 0, KF_CHANGE_UPDATE, KF_CHANGE_DELETE } kf_change;
 
 /* A reusable byte buffer: 0 <= len <= cap. */
 typedef struct kf_buf {
@@ -39,7 +43,7 @@ typedef struct kf_codec {
     bool ignore_errors; /* json.ignore-parse-errors / csv.ignore-parse-errors */
 } kf_codec;
 
-/* Parse a format name ("json", "csv", "raw"); SL_ERR when unknown. */
+/* Parse a format name ("json", "csv", "raw", "debezium-json"); SL_ERR when unknown. */
 int kf_format_parse(const char *s, kf_format *out);
 const char *kf_format_name(kf_format f);
 /* Fill a codec for format fmt over columns cols[0..n) of schema s (copied).
@@ -53,9 +57,33 @@ void kf_codec_free(kf_codec *c);
  * codec's scratch for unescaped strings. */
 int kf_decode(const kf_codec *c, const char *p, size_t n, sl_value *vals, kf_buf *str, char *why,
               size_t whylen);
-/* Encode the codec's columns of row into out (appended). SL_ERR with why
- * (a csv row that is not an insert). */
+/* debezium-json: the change event (p, n) -- {"before", "after", "op"},
+ * also inside {"schema", "payload"} -- with its before image into
+ * before[slot[i]] and its after image into after[slot[i]]. */
+int kf_decode_debezium(const kf_codec *c, const char *p, size_t n, sl_value *before,
+                       sl_value *after, kf_change *out, kf_buf *str, char *why, size_t whylen);
+/* Encode the codec's columns of row into out (appended); debezium-json
+ * wraps them by row kind (+I/+U: op c with after, -U/-D: op d with before).
+ * SL_ERR with why (a csv row that is not an insert). */
 int kf_encode(const kf_codec *c, const sl_row *row, kf_buf *out, char *why, size_t whylen);
+
+/* s[0..n) as a JSON string (quoted, escaped) appended to b. */
+void kf_json_string(kf_buf *b, const char *s, size_t n);
+
+/* A ';'-separated list of column names (or a JSON array of them) in option
+ * `key` of v, resolved against s into cols (at most SL_MAX_FIELDS); *n 0
+ * when the option is absent. SL_ERR with err naming the option. */
+int kf_fields(const sl_vertex *v, const char *key, const sl_schema *s, int *cols, int *n,
+              char *err, size_t errlen);
+
+/* The key and value layout of a kafka / upsert-kafka table, Flink's
+ * options: value.format (or format), key.format with key.fields (kafka) or
+ * primary-key (upsert-kafka, required), value.fields-include ALL | EXCEPT_KEY.
+ * phys: the columns records carry (in schema order). Fills the value
+ * format, the key columns (*nk 0: no key) and the value columns. */
+int kf_key_value_plan(const sl_vertex *v, const sl_schema *s, const int *phys, int nphys,
+                      bool upsert, kf_format *vfmt, int *kcols, int *nk, int *vcols, int *nv,
+                      char *err, size_t errlen);
 
 /* A librdkafka configuration from the vertex's `properties.*` options
  * (properties.bootstrap.servers is required), each checked by librdkafka

@@ -8,8 +8,12 @@
  *   sink.delivery-guarantee        none | at-least-once (default) | exactly-once
  *   sink.transactional-id-prefix   required for exactly-once
  *   sink.partitioner               default | fixed | round-robin
- *   format | value.format          json | csv | raw (the value)
+ *   format | value.format          json | csv | raw | debezium-json (the value)
  *   key.format, key.fields         optional key: columns "a;b" in that format
+ *   value.fields-include           ALL | EXCEPT_KEY
+ *
+ * upsert-kafka-sink (its own type, same code): key.format + primary-key;
+ * +I/+U write the value, -D a tombstone, -U is dropped (Flink's upsert-kafka).
  *
  * (A separate type from the `kafka` source because the job graph refuses an
  * edge into a source; the SQL layer maps 'connector' = 'kafka' to either.)
@@ -18,8 +22,9 @@
  * rd_kafka_producev (which copies them into librdkafka's queue, bounded by
  * queue.buffering.max.kbytes: 16 MiB here unless given). A full queue is
  * backpressure: the task serves delivery reports until there is room. The
- * plain kafka sink takes inserts only (as Flink's refuses an updating query;
- * upsert-kafka is not implemented): another row kind fails the task.
+ * plain kafka sink takes inserts only unless its value format is
+ * debezium-json (Flink refuses an updating query into it): another row kind
+ * fails the task.
  *
  * Partitioners: default leaves it to librdkafka (hash of the key, or spread
  * when there is none); fixed sends subtask i's rows to partition
@@ -97,6 +102,7 @@ typedef struct kk_plan {
     char *prefix;
     kk_partitioner partitioner;
     kf_codec value;
+    bool upsert;                /* upsert-kafka: -D is a tombstone, -U is dropped */
     bool has_key;
     kf_codec key;
     int64_t txn_timeout_ms;
@@ -121,6 +127,7 @@ typedef struct kk_txn {
     int64_t cpid;               /* staged at this checkpoint (0: still open) */
     uint64_t records;
     int64_t started_ms;         /* mono */
+    int64_t started_wall;       /* wall-clock ms, for the REST API's age */
 } kk_txn;
 
 typedef struct kk_state {
@@ -154,7 +161,7 @@ static void kk_plan_free(void *p)
 
 static const char *const kk_reserved[] = {"transactional.id", "enable.idempotence", NULL};
 
-static void *kk_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
+static void *kk_plan_common(sl_plan_ctx *pc, bool upsert, char *err, size_t errlen)
 {
     const sl_vertex *v = pc->v;
     const sl_schema *in = pc->in[0].schema;
@@ -192,61 +199,17 @@ static void *kk_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
                   "fixed or round-robin", v->id, part);
         goto fail;
     }
-    const char *fmt = sl_vconf_str(v, "value.format", sl_vconf_str(v, "format", NULL));
+    int phys[SL_MAX_FIELDS], kcols[SL_MAX_FIELDS], vcols[SL_MAX_FIELDS], nk = 0, nv = 0;
+    for (int i = 0; i < in->n; i++) phys[i] = i;
     kf_format f;
-    if (!fmt || kf_format_parse(fmt, &f) != SL_OK) {
-        sl_seterr(err, errlen, "vertex '%s': option 'format' must be json, csv or raw%s%s%s", v->id,
-                  fmt ? " (not '" : "", fmt ? fmt : "", fmt ? "')" : "");
+    pl->upsert = upsert;
+    if (kf_key_value_plan(v, in, phys, in->n, upsert, &f, kcols, &nk, vcols, &nv, err, errlen))
         goto fail;
-    }
-    int cols[SL_MAX_FIELDS];
-    for (int i = 0; i < in->n; i++) cols[i] = i;
-    if (kf_codec_init(&pl->value, f, in, cols, in->n, v->id, err, errlen) != SL_OK) goto fail;
-    const char *kfmt = sl_vconf_str(v, "key.format", NULL);
-    json_t *kf = sl_vconf_array(v, "key.fields");
-    if ((kfmt != NULL) != (kf != NULL)) {
-        sl_seterr(err, errlen, "vertex '%s': 'key.format' and 'key.fields' go together", v->id);
-        goto fail;
-    }
-    if (kfmt) {
+    if (kf_codec_init(&pl->value, f, in, vcols, nv, v->id, err, errlen) != SL_OK) goto fail;
+    if (nk) {
         kf_format kfo;
-        if (kf_format_parse(kfmt, &kfo) != SL_OK) {
-            sl_seterr(err, errlen, "vertex '%s': option 'key.format': '%s' is not json, csv or raw",
-                      v->id, kfmt);
-            goto fail;
-        }
-        int nk = 0;
-        size_t i;
-        json_t *e;
-        /* "a;b" as one string, or an array */
-        char *names = json_is_string(kf) ? sl_strdup(json_string_value(kf)) : NULL;
-        if (names) {
-            for (char *save = NULL, *t = strtok_r(names, ";", &save); t; t = strtok_r(NULL, ";", &save)) {
-                int c = sl_schema_find(in, t);
-                if (c < 0 || nk >= SL_MAX_FIELDS) {
-                    sl_seterr(err, errlen, "vertex '%s': option 'key.fields': no column '%s'", v->id, t);
-                    free(names);
-                    goto fail;
-                }
-                cols[nk++] = c;
-            }
-            free(names);
-        } else {
-            json_array_foreach(kf, i, e) {
-                int c = json_is_string(e) ? sl_schema_find(in, json_string_value(e)) : -1;
-                if (c < 0 || nk >= SL_MAX_FIELDS) {
-                    sl_seterr(err, errlen, "vertex '%s': option 'key.fields': item %zu is not a column",
-                              v->id, i + 1);
-                    goto fail;
-                }
-                cols[nk++] = c;
-            }
-        }
-        if (nk == 0) {
-            sl_seterr(err, errlen, "vertex '%s': option 'key.fields' is empty", v->id);
-            goto fail;
-        }
-        if (kf_codec_init(&pl->key, kfo, in, cols, nk, v->id, err, errlen) != SL_OK) goto fail;
+        kf_format_parse(sl_vconf_str(v, "key.format", ""), &kfo);
+        if (kf_codec_init(&pl->key, kfo, in, kcols, nk, v->id, err, errlen) != SL_OK) goto fail;
         pl->has_key = true;
     }
     const char *tt = kf_prop(v, "transaction.timeout.ms", "60000");
@@ -259,6 +222,16 @@ static void *kk_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
 fail:
     kk_plan_free(pl);
     return NULL;
+}
+
+static void *kk_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
+{
+    return kk_plan_common(pc, false, err, errlen);
+}
+
+static void *kk_plan_upsert(sl_plan_ctx *pc, char *err, size_t errlen)
+{
+    return kk_plan_common(pc, true, err, errlen);
 }
 
 /* ---- producers ------------------------------------------------------------------ */
@@ -407,6 +380,37 @@ static int topic_partitions(sl_op *op, rd_kafka_t *rk, int32_t *n)
 
 /* ---- exactly-once transactions ------------------------------------------------------ */
 
+/* The open and pre-committed transactions as the operator's published info
+ * (GET /sluice/jobs/:jobid/kafka-transactions, `sluice kafka transactions`). At
+ * most the 16 oldest pre-committed ones are listed, with their count. */
+static void publish_txns(sl_op *op, const kk_state *st)
+{
+    const kk_plan *pl = op->plan;
+    json_t *list = json_array();
+    char id[512];
+    for (int k = 0; k < st->npend && k < 16; k++) {
+        const kk_txn *t = &st->pend[k];
+        txn_id_of(pl, op->subtask, t->n, id, sizeof id);
+        json_array_append_new(list, json_pack("{s:s,s:s,s:I,s:I,s:I}", "transactional-id", id,
+                                              "state", "pre-committed", "checkpoint-id",
+                                              (json_int_t)t->cpid, "records",
+                                              (json_int_t)t->records, "started-at",
+                                              (json_int_t)t->started_wall));
+    }
+    if (st->cur.sh) {
+        txn_id_of(pl, op->subtask, st->cur.n, id, sizeof id);
+        json_array_append_new(list, json_pack("{s:s,s:s,s:n,s:I,s:I}", "transactional-id", id,
+                                              "state", "open", "checkpoint-id", "records",
+                                              (json_int_t)st->cur.records, "started-at",
+                                              (json_int_t)st->cur.started_wall));
+    }
+    json_t *o = json_pack("{s:o,s:i}", "kafka-transactions", list, "pre-committed", st->npend);
+    char *txt = json_dumps(o, JSON_COMPACT);
+    json_decref(o);
+    sl_op_set_info(op, txt);
+    free(txt);
+}
+
 static int txn_begin(sl_op *op, kk_state *st)
 {
     const kk_plan *pl = op->plan;
@@ -422,7 +426,9 @@ static int txn_begin(sl_op *op, kk_state *st)
         shared_unref(sh);
         return SL_ERR;
     }
-    st->cur = (kk_txn){.sh = sh, .n = st->next_n++, .started_ms = sl_mono_ms()};
+    st->cur = (kk_txn){.sh = sh, .n = st->next_n++, .started_ms = sl_mono_ms(),
+                       .started_wall = sl_now_ms()};
+    publish_txns(op, st);
     return SL_OK;
 }
 
@@ -545,16 +551,24 @@ static int kk_process(sl_op *op, int input, sl_row *row)
     const kk_plan *pl = op->plan;
     kk_state *st = op->priv;
     char why[300];
-    if (row->kind != SL_KIND_INSERT)
+    bool tombstone = false;
+    if (pl->upsert) {
+        /* Flink's upsert-kafka: the key's latest value, a delete is a
+         * tombstone, an update's before image says nothing new */
+        if (row->kind == SL_KIND_UPDATE_BEFORE) return SL_OK;
+        tombstone = row->kind == SL_KIND_DELETE;
+    } else if (row->kind != SL_KIND_INSERT && pl->value.fmt != KF_DEBEZIUM) {
         return sl_op_fail(op, "kafka sink '%s': a %s row arrived, but the kafka sink takes "
-                          "inserts only (the input is an updating changelog; upsert-kafka is not "
-                          "implemented)", pl->vid, sl_rowkind_short(row->kind));
+                          "inserts only (the input is an updating changelog: write it with "
+                          "upsert-kafka, or with value.format 'debezium-json')", pl->vid,
+                          sl_rowkind_short(row->kind));
+    }
     if (pl->guarantee == DG_EOS && !st->cur.sh && eos_start(op, st) != SL_OK) return SL_ERR;
     kk_shared *sh = pl->guarantee == DG_EOS ? st->cur.sh : st->sh;
     st->val.len = 0;
     st->key.len = 0;
-    bool null_value = pl->value.fmt == KF_RAW && row->vals[pl->value.slot[0]].isnull;
-    if (kf_encode(&pl->value, row, &st->val, why, sizeof why) != SL_OK ||
+    bool null_value = tombstone || (pl->value.fmt == KF_RAW && row->vals[pl->value.slot[0]].isnull);
+    if ((!tombstone && kf_encode(&pl->value, row, &st->val, why, sizeof why) != SL_OK) ||
         (pl->has_key && kf_encode(&pl->key, row, &st->key, why, sizeof why) != SL_OK))
         return sl_op_fail(op, "kafka sink '%s': %s", pl->vid, why);
     int32_t partition = RD_KAFKA_PARTITION_UA;
@@ -578,7 +592,7 @@ static int kk_process(sl_op *op, int input, sl_row *row)
         rd_kafka_poll(sh->rk, 10); /* backpressure: wait for deliveries */
         if (check_failed(op, sh) != SL_OK) return SL_ERR;
     }
-    if (pl->guarantee == DG_EOS) st->cur.records++;
+    if (pl->guarantee == DG_EOS && (++st->cur.records & 4095) == 0) publish_txns(op, st);
     if (++st->since_poll >= 256) {
         st->since_poll = 0;
         rd_kafka_poll(sh->rk, 0);
@@ -636,6 +650,7 @@ static int kk_snapshot(sl_op *op, int64_t cpid, void **blob, size_t *len)
         snprintf(f->what, sizeof f->what, "kafka sink '%s' (%d/%d) transaction %llu", pl->vid,
                  op->subtask + 1, op->parallelism, (unsigned long long)st->cur.n);
         memset(&st->cur, 0, sizeof st->cur);
+        publish_txns(op, st);
         if (sl_op_defer(op, kk_flush_run, f) != SL_OK) return SL_ERR;
     } else if (!st->recovered) {
         /* no row yet: fence what an earlier attempt may have left now */
@@ -675,6 +690,7 @@ static int kk_checkpoint_complete(sl_op *op, int64_t cpid)
     if (k > 0) {
         memmove(st->pend, st->pend + k, (size_t)(st->npend - k) * sizeof *st->pend);
         st->npend -= k;
+        publish_txns(op, st);
     }
     return SL_OK;
 }
@@ -757,6 +773,7 @@ static int kk_end_input(sl_op *op, int input)
             if (txn_commit(op, &st->cur) != SL_OK) return SL_ERR;
             memset(&st->cur, 0, sizeof st->cur);
         }
+        publish_txns(op, st);
         return SL_OK;
     }
     rd_kafka_resp_err_t e = rd_kafka_flush(st->sh->rk, KK_TXN_TIMEOUT_MS);
@@ -786,8 +803,13 @@ static void kk_close(sl_op *op)
 
 static const char *const kk_options[] = {
     "topic", "properties.*", "sink.delivery-guarantee", "sink.transactional-id-prefix",
-    "sink.partitioner", "format", "value.format", "key.format", "key.fields", "sink.parallelism",
-    NULL};
+    "sink.partitioner", "format", "value.format", "key.format", "key.fields",
+    "value.fields-include", "sink.parallelism", NULL};
+
+static const char *const kk_upsert_options[] = {
+    "topic", "properties.*", "sink.delivery-guarantee", "sink.transactional-id-prefix",
+    "sink.partitioner", "value.format", "key.format", "primary-key", "value.fields-include",
+    "sink.parallelism", NULL};
 
 const sl_op_def sl_op_kafka_sink = {
     .abi = SL_OP_ABI_VERSION,
@@ -795,6 +817,25 @@ const sl_op_def sl_op_kafka_sink = {
     .flags = SL_OPF_SINK,
     .options = kk_options,
     .plan = kk_plan_new,
+    .plan_free = kk_plan_free,
+    .open = kk_open,
+    .process = kk_process,
+    .end_input = kk_end_input,
+    .close = kk_close,
+    .snapshot_state = kk_snapshot,
+    .restore_state = kk_restore,
+    .checkpoint_complete = kk_checkpoint_complete,
+    .checkpoint_abort = kk_checkpoint_abort,
+};
+
+/* upsert-kafka: the same sink, keyed by the primary key, writing the latest
+ * value of each key and a tombstone for a delete. */
+const sl_op_def sl_op_upsert_kafka_sink = {
+    .abi = SL_OP_ABI_VERSION,
+    .name = "upsert-kafka-sink",
+    .flags = SL_OPF_SINK,
+    .options = kk_upsert_options,
+    .plan = kk_plan_upsert,
     .plan_free = kk_plan_free,
     .open = kk_open,
     .process = kk_process,

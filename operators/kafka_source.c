@@ -12,21 +12,32 @@
  *   scan.startup.timestamp-millis  for timestamp
  *   scan.startup.specific-offsets  "partition:0,offset:42;partition:1,offset:7"
  *   scan.bounded.mode              unbounded (default) | latest-offset |
- *                                  specific-offsets (+ scan.bounded.specific-offsets)
- *   format | value.format          json | csv | raw
+ *                                  group-offsets | timestamp (+ scan.bounded.
+ *                                  timestamp-millis) | specific-offsets (+
+ *                                  scan.bounded.specific-offsets)
+ *   scan.topic-partition-discovery.interval   new partitions (default 5 min)
+ *   format | value.format          json | csv | raw | debezium-json
+ *   key.format, key.fields         the record key's columns ("a;b")
+ *   value.fields-include           ALL | EXCEPT_KEY
  *   json.ignore-parse-errors /     skip (and count) records the format cannot
  *   csv.ignore-parse-errors        decode instead of failing the job
  *   watermark.column / .delay /    per-partition watermarks, see below
  *   watermark.idle-timeout / .interval
  *
+ * upsert-kafka (its own type, same code): key.format + primary-key, values
+ * are +U of their key, tombstones -D; always from the earliest offset.
+ *
  * Columns: the vertex's "schema"; a field with "metadata": "offset" |
- * "partition" | "timestamp" | "topic" (or "metadata": true, taking the name
- * of the field) is filled from the record, the others ("physical") are the
- * format's, in schema order.
+ * "partition" | "timestamp" | "topic" | "headers" (or "metadata": true,
+ * taking the name of the field) is filled from the record, the others
+ * ("physical") are the formats', in schema order: the key's from the key,
+ * the value's from the value (which wins for a column in both).
  *
  * Partitions. At the first run() (after restore_state) the subtask reads
- * the topics' metadata, sorts the (topic, partition) pairs and, on a fresh
- * start, takes pair i when i % parallelism == subtask. Assignment is manual
+ * the topics' metadata and takes the partitions Flink's rule gives it
+ * (owner_of: a topic's partitions round-robin from a start derived from the
+ * topic's name), and later, every discovery interval, the new ones (from
+ * their earliest offset, as Flink does). Assignment is manual
  * (rd_kafka_assign, no group rebalancing): positions are this operator's
  * state alone. Each position is made concrete at start-up (earliest, latest
  * and group offsets are looked up, a timestamp through offsets_for_times),
@@ -37,16 +48,12 @@
  *
  * Checkpoints. snapshot_state writes every owned partition's next offset;
  * checkpoint_complete commits those of that checkpoint to the group (for
- * monitoring only: restores never read them). The runtime deals the blobs
- * of the old subtasks round-robin over the new ones, so a restored subtask
- * serves exactly the partitions in the blobs it was given: the union over
- * the subtasks is the old state, every partition once, none lost (a subtask
- * given no blob has no partition and marks itself idle). Re-dealing the
- * partitions evenly after rescaling would need union redistribution of
- * operator state from the runtime (every subtask seeing every blob); see
- * docs/KAFKA.md. Partitions that did not exist at the checkpoint (the blob
- * records how many each topic had) are new: subtask 0, which always gets
- * old blob 0, takes them from the earliest offset, as Flink does.
+ * monitoring only: restores never read them). The state is a union
+ * (SL_OPF_UNION_STATE): every restored subtask gets every old blob, knows
+ * every partition's offset and keeps the partitions the rule gives it at
+ * its parallelism, so a rescale deals them out again; a partition without
+ * an offset in the state is new since the checkpoint and starts from the
+ * earliest offset.
  *
  * Waiting. The consumer queue's io-event writes a byte into a non-blocking
  * pipe when records arrive; the pipe is watched (sl_op_watch_fd), so a task
@@ -92,8 +99,10 @@
 static const char ks_magic[4] = {'S', 'L', 'K', 'S'};
 
 typedef enum { START_GROUP = 0, START_EARLIEST, START_LATEST, START_TIMESTAMP, START_SPECIFIC } ks_start;
-typedef enum { BOUND_NONE = 0, BOUND_LATEST, BOUND_SPECIFIC } ks_bound;
-typedef enum { META_NONE = 0, META_OFFSET, META_PARTITION, META_TIMESTAMP, META_TOPIC } ks_meta;
+typedef enum { BOUND_NONE = 0, BOUND_LATEST, BOUND_SPECIFIC, BOUND_TIMESTAMP, BOUND_GROUP } ks_bound;
+typedef enum {
+    META_NONE = 0, META_OFFSET, META_PARTITION, META_TIMESTAMP, META_TOPIC, META_HEADERS
+} ks_meta;
 
 typedef struct ks_spec {
     int32_t partition;
@@ -114,7 +123,12 @@ typedef struct ks_plan {
     ks_bound bound;
     ks_spec *bound_spec;
     int nbound_spec;
-    kf_codec codec;
+    int64_t bound_ts;       /* BOUND_TIMESTAMP: records at or after it are not read */
+    int64_t discovery_ms;   /* scan.topic-partition-discovery.interval (0: off) */
+    kf_codec codec;         /* the value */
+    bool has_key;
+    kf_codec key;           /* key.format over key.fields (upsert-kafka: the primary key) */
+    bool upsert;            /* upsert-kafka: values are +U, tombstones -D */
     int ncols;
     ks_meta *meta;          /* per column */
     int wm_col;             /* -1: no watermarks */
@@ -127,6 +141,7 @@ typedef struct ks_part {
     int32_t partition;
     int64_t next;           /* next offset to read; KS_UNSET until resolved */
     int64_t stop;           /* bounded: end before this offset (INT64_MAX: none) */
+    int64_t stop_ts;        /* bounded by time: end at a record this new (INT64_MAX: none) */
     int64_t min_ts;         /* timestamp start: skip older records (INT64_MIN: off) */
     int64_t max_ts;         /* largest event time seen (INT64_MIN: none) */
     int64_t last_ms;        /* mono ms of its last record (or of the start) */
@@ -153,17 +168,17 @@ typedef struct ks_state {
     int nparts;
     ks_part *rparts;        /* restored positions, until start */
     int nrparts;
-    ks_topic_count *rcounts; /* restored universe: partitions per topic */
-    int nrcounts;
-    bool have_rcounts;
     ks_topic_count *counts; /* universe at start */
     int ncounts;
     int last_idx;           /* partition of the previous record */
     sl_value *vals;
-    kf_buf str;
+    sl_value *before;       /* debezium-json: the before image of an update */
+    kf_buf str, kstr;       /* decoding scratch of the value and the key */
+    kf_buf hdr;             /* the headers column's text */
     bool out_idle;
     int64_t wm_emitted;
     int64_t next_tick;      /* mono ms */
+    int64_t discover_at;    /* mono ms of the next partition discovery (0: none) */
     uint64_t skipped;       /* undecodable records skipped */
     ks_commit commits[KS_PENDING_COMMITS];
     int64_t last_warn_ms;
@@ -182,6 +197,7 @@ static void ks_plan_free(void *p)
     free(pl->start_spec);
     free(pl->bound_spec);
     kf_codec_free(&pl->codec);
+    kf_codec_free(&pl->key);
     free(pl->meta);
     free(pl->vid);
     free(pl);
@@ -237,7 +253,7 @@ static int parse_bool_opt(const sl_vertex *v, const char *key, bool *out, char *
 
 static const char *const ks_reserved[] = {"enable.auto.commit", "enable.auto.offset.store", NULL};
 
-static void *ks_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
+static void *ks_plan_common(sl_plan_ctx *pc, bool upsert, char *err, size_t errlen)
 {
     const sl_vertex *v = pc->v;
     const sl_schema *decl = &v->declared;
@@ -305,9 +321,10 @@ static void *ks_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
         else if (!strcmp(m, "partition")) pl->meta[i] = META_PARTITION, want = SL_T_INT;
         else if (!strcmp(m, "timestamp")) pl->meta[i] = META_TIMESTAMP, want = SL_T_TIMESTAMP;
         else if (!strcmp(m, "topic")) pl->meta[i] = META_TOPIC, want = SL_T_STRING;
+        else if (!strcmp(m, "headers")) pl->meta[i] = META_HEADERS, want = SL_T_STRING;
         else {
             sl_seterr(err, errlen, "vertex '%s': schema field '%s': unknown metadata '%s' (offset, "
-                      "partition, timestamp, topic)", v->id, decl->fields[i].name, m);
+                      "partition, timestamp, topic, headers)", v->id, decl->fields[i].name, m);
             goto fail;
         }
         sl_type t = decl->fields[i].type;
@@ -319,18 +336,20 @@ static void *ks_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
         }
     }
 
-    /* format */
-    const char *fmt = sl_vconf_str(v, "value.format", sl_vconf_str(v, "format", NULL));
+    /* formats: the key's columns, then the value's */
+    pl->upsert = upsert;
     kf_format f;
-    if (!fmt) {
-        sl_seterr(err, errlen, "vertex '%s': option 'format' (json, csv or raw) is required", v->id);
+    int kcols[SL_MAX_FIELDS], nk = 0, vcols[SL_MAX_FIELDS], nv = 0;
+    if (kf_key_value_plan(v, decl, phys, nphys, upsert, &f, kcols, &nk, vcols, &nv, err,
+                          errlen) != SL_OK)
         goto fail;
+    if (nk) {
+        kf_format kfo;
+        kf_format_parse(sl_vconf_str(v, "key.format", ""), &kfo);
+        if (kf_codec_init(&pl->key, kfo, decl, kcols, nk, v->id, err, errlen) != SL_OK) goto fail;
+        pl->has_key = true;
     }
-    if (kf_format_parse(fmt, &f) != SL_OK) {
-        sl_seterr(err, errlen, "vertex '%s': option 'format': '%s' is not json, csv or raw", v->id, fmt);
-        goto fail;
-    }
-    if (kf_codec_init(&pl->codec, f, decl, phys, nphys, v->id, err, errlen) != SL_OK) goto fail;
+    if (kf_codec_init(&pl->codec, f, decl, vcols, nv, v->id, err, errlen) != SL_OK) goto fail;
     bool ij = false, ic = false;
     if (parse_bool_opt(v, "json.ignore-parse-errors", &ij, err, errlen) ||
         parse_bool_opt(v, "csv.ignore-parse-errors", &ic, err, errlen))
@@ -338,7 +357,8 @@ static void *ks_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
     pl->codec.ignore_errors = f == KF_JSON ? ij : f == KF_CSV ? ic : false;
 
     /* startup and bounds */
-    const char *sm = sl_vconf_str(v, "scan.startup.mode", "group-offsets");
+    /* upsert-kafka reads every topic from its start, as Flink's */
+    const char *sm = sl_vconf_str(v, "scan.startup.mode", upsert ? "earliest-offset" : "group-offsets");
     if (!strcmp(sm, "group-offsets")) pl->start = START_GROUP;
     else if (!strcmp(sm, "earliest-offset")) pl->start = START_EARLIEST;
     else if (!strcmp(sm, "latest-offset")) pl->start = START_LATEST;
@@ -371,12 +391,31 @@ static void *ks_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
     if (!strcmp(bm, "unbounded")) pl->bound = BOUND_NONE;
     else if (!strcmp(bm, "latest-offset")) pl->bound = BOUND_LATEST;
     else if (!strcmp(bm, "specific-offsets")) pl->bound = BOUND_SPECIFIC;
+    else if (!strcmp(bm, "timestamp")) pl->bound = BOUND_TIMESTAMP;
+    else if (!strcmp(bm, "group-offsets")) pl->bound = BOUND_GROUP;
     else {
         sl_seterr(err, errlen, "vertex '%s': option 'scan.bounded.mode': '%s' is not one of "
-                  "unbounded, latest-offset, specific-offsets (timestamp and group-offsets are not "
-                  "supported yet)", v->id, bm);
+                  "unbounded, latest-offset, group-offsets, timestamp, specific-offsets", v->id, bm);
         goto fail;
     }
+    if (pl->bound == BOUND_TIMESTAMP) {
+        if (!json_object_get(v->config, "scan.bounded.timestamp-millis")) {
+            sl_seterr(err, errlen, "vertex '%s': scan.bounded.mode 'timestamp' needs "
+                      "'scan.bounded.timestamp-millis'", v->id);
+            goto fail;
+        }
+        if (sl_vconf_int(v, "scan.bounded.timestamp-millis", 0, &pl->bound_ts, err, errlen))
+            goto fail;
+    } else if (json_object_get(v->config, "scan.bounded.timestamp-millis")) {
+        sl_seterr(err, errlen, "vertex '%s': 'scan.bounded.timestamp-millis' only applies to "
+                  "scan.bounded.mode 'timestamp'", v->id);
+        goto fail;
+    }
+    /* Flink's default: every 5 minutes; a bounded read discovers nothing */
+    if (sl_vconf_interval(v, "scan.topic-partition-discovery.interval", 300000, &pl->discovery_ms,
+                          err, errlen))
+        goto fail;
+    if (pl->bound != BOUND_NONE) pl->discovery_ms = 0;
     if (pl->bound == BOUND_SPECIFIC &&
         parse_specific(v, "scan.bounded.specific-offsets", &pl->bound_spec, &pl->nbound_spec, err,
                        errlen))
@@ -422,6 +461,16 @@ fail:
     free(phys);
     ks_plan_free(pl);
     return NULL;
+}
+
+static void *ks_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
+{
+    return ks_plan_common(pc, false, err, errlen);
+}
+
+static void *ks_plan_upsert(sl_plan_ctx *pc, char *err, size_t errlen)
+{
+    return ks_plan_common(pc, true, err, errlen);
 }
 
 /* ---- helpers -------------------------------------------------------------------- */
@@ -500,6 +549,7 @@ static int read_universe(sl_op *op, ks_state *st, ks_part **out, int *nout)
                                     .partition = mt->partitions[k].id,
                                     .next = KS_UNSET,
                                     .stop = INT64_MAX,
+                                    .stop_ts = INT64_MAX,
                                     .min_ts = INT64_MIN,
                                     .max_ts = INT64_MIN};
             }
@@ -522,13 +572,6 @@ static int read_universe(sl_op *op, ks_state *st, ks_part **out, int *nout)
     *out = u;
     *nout = nu;
     return SL_OK;
-}
-
-static int restored_count(const ks_state *st, const char *topic)
-{
-    for (int i = 0; i < st->nrcounts; i++)
-        if (!strcmp(st->rcounts[i].topic, topic)) return st->rcounts[i].n;
-    return 0;
 }
 
 static const ks_part *restored_pos(const ks_state *st, const char *topic, int32_t partition)
@@ -634,25 +677,72 @@ static int resolve_starts(sl_op *op, ks_state *st)
 static int resolve_stops(sl_op *op, ks_state *st)
 {
     const ks_plan *pl = op->plan;
-    for (int i = 0; i < st->nparts; i++) {
+    if (pl->bound == BOUND_NONE) return SL_OK;
+    rd_kafka_topic_partition_list_t *group = NULL;
+    if (pl->bound == BOUND_GROUP && st->nparts > 0) {
+        group = rd_kafka_topic_partition_list_new(st->nparts);
+        for (int i = 0; i < st->nparts; i++)
+            rd_kafka_topic_partition_list_add(group, st->parts[i].topic, st->parts[i].partition);
+        rd_kafka_resp_err_t e = rd_kafka_committed(st->rk, group, KS_META_TIMEOUT_MS);
+        if (e) {
+            rd_kafka_topic_partition_list_destroy(group);
+            return sl_op_fail(op, "kafka source '%s': cannot read the committed offsets of group "
+                              "'%s' (scan.bounded.mode group-offsets): %s", vid_of(op),
+                              kf_prop(op->vertex, "group.id", "?"), rd_kafka_err2str(e));
+        }
+    }
+    int rc = SL_OK;
+    for (int i = 0; i < st->nparts && rc == SL_OK; i++) {
         ks_part *p = &st->parts[i];
         const ks_spec *sp = pl->bound == BOUND_SPECIFIC
                                 ? find_spec(pl->bound_spec, pl->nbound_spec, p->partition)
                                 : NULL;
-        if (pl->bound == BOUND_NONE) continue;
+        int64_t lo, hi;
         if (sp) {
             p->stop = sp->offset;
+        } else if ((rc = watermarks(op, st, p, &lo, &hi)) != SL_OK) {
+            break;
+        } else if (group) {
+            /* the group's committed offset; without one, auto.offset.reset */
+            const rd_kafka_topic_partition_t *tp =
+                rd_kafka_topic_partition_list_find(group, p->topic, p->partition);
+            p->stop = tp && tp->offset >= 0 ? tp->offset : pl->reset_earliest ? lo : hi;
         } else {
-            int64_t lo, hi;
-            if (watermarks(op, st, p, &lo, &hi) != SL_OK) return SL_ERR;
             p->stop = hi;
         }
+        /* by time: the first record at or after it ends the partition (the
+         * source checks each record's time, so a broker's coarse offset
+         * lookup by time cannot make it stop early) */
+        if (pl->bound == BOUND_TIMESTAMP) p->stop_ts = pl->bound_ts;
         if (p->next >= p->stop) p->done = true;
     }
-    return SL_OK;
+    if (group) rd_kafka_topic_partition_list_destroy(group);
+    return rc;
 }
 
-/* Read the topics, decide the partitions, resolve positions, assign. */
+/* Which subtask reads a partition: Flink's rule (its Kafka source
+ * enumerator), the topic's partitions dealt round-robin from a start that
+ * depends on the topic's name (Java's String.hashCode; Kafka topic names
+ * are ASCII). Stable when partitions or topics are added. */
+static int owner_of(const char *topic, int32_t partition, int parallelism)
+{
+    uint32_t h = 0;
+    for (const unsigned char *c = (const unsigned char *)topic; *c; c++) h = 31u * h + *c;
+    uint32_t start = (h * 31u & 0x7FFFFFFFu) % (uint32_t)parallelism;
+    return (int)((start + (uint32_t)partition) % (uint32_t)parallelism);
+}
+
+static bool in_parts(const ks_part *p, int n, const char *topic, int32_t partition)
+{
+    for (int i = 0; i < n; i++)
+        if (p[i].partition == partition && !strcmp(p[i].topic, topic)) return true;
+    return false;
+}
+
+/* Read the topics, decide the partitions, resolve positions, assign. The
+ * state is a union (SL_OPF_UNION_STATE): after a restore every subtask has
+ * every partition's offset and keeps those the rule gives it, so a rescale
+ * deals the partitions out again. */
 static int ks_start_consuming(sl_op *op, ks_state *st)
 {
     const ks_plan *pl = op->plan;
@@ -662,37 +752,24 @@ static int ks_start_consuming(sl_op *op, ks_state *st)
     if (read_universe(op, st, &u, &nu) != SL_OK) return SL_ERR;
     st->parts = sl_calloc((size_t)nu + 1, sizeof *st->parts);
     for (int i = 0; i < nu; i++) {
-        bool mine;
-        const ks_part *r = NULL;
-        if (!st->restored) {
-            mine = i % op->parallelism == op->subtask;
-        } else if ((r = restored_pos(st, u[i].topic, u[i].partition))) {
-            mine = true;
-        } else {
-            /* new since the checkpoint: subtask 0 holds old blob 0 and the universe */
-            mine = st->have_rcounts && op->subtask == 0 &&
-                   u[i].partition >= restored_count(st, u[i].topic);
-        }
-        if (!mine) continue;
+        if (owner_of(u[i].topic, u[i].partition, op->parallelism) != op->subtask) continue;
+        const ks_part *r = st->restored ? restored_pos(st, u[i].topic, u[i].partition) : NULL;
         ks_part *p = &st->parts[st->nparts++];
         *p = u[i];
         u[i].topic = NULL;
-        if (r) p->next = r->next;
-        else if (st->restored) p->next = KS_UNSET; /* resolved below: earliest */
+        if (r) p->next = r->next; /* else: fresh, or new since the checkpoint (resolved below) */
     }
     for (int i = 0; i < st->nrparts; i++) {
-        bool found = false;
-        for (int k = 0; k < st->nparts && !found; k++)
-            found = st->parts[k].partition == st->rparts[i].partition &&
-                    !strcmp(st->parts[k].topic, st->rparts[i].topic);
-        if (!found)
+        const ks_part *rp = &st->rparts[i];
+        if (owner_of(rp->topic, rp->partition, op->parallelism) == op->subtask &&
+            !in_parts(st->parts, st->nparts, rp->topic, rp->partition))
             sl_warn("kafka", "kafka source '%s' (%d/%d): topic '%s' partition %d of the restored "
                     "state no longer exists; its records are not read", pl->vid, op->subtask + 1,
-                    op->parallelism, st->rparts[i].topic, st->rparts[i].partition);
+                    op->parallelism, rp->topic, rp->partition);
     }
     parts_free(u, nu);
     if (st->restored) {
-        /* new partitions start from the earliest offset */
+        /* partitions new since the checkpoint start from the earliest offset */
         for (int i = 0; i < st->nparts; i++) {
             ks_part *p = &st->parts[i];
             if (p->next != KS_UNSET) continue;
@@ -729,6 +806,7 @@ static int ks_start_consuming(sl_op *op, ks_state *st)
             op->subtask + 1, op->parallelism, st->nparts, st->nparts == 1 ? "" : "s",
             st->nparts ? ": " : "", list, rd_kafka_version_str());
     st->next_tick = now + pl->wm_interval;
+    if (pl->discovery_ms > 0) st->discover_at = now + pl->discovery_ms;
     if (st->nparts == 0) {
         st->out_idle = true;
         if (sl_op_emit_idle(op, 1) != SL_OK) return SL_ERR;
@@ -749,6 +827,7 @@ static int ks_open(sl_op *op)
     st->pipe_r = st->pipe_w = -1;
     st->wm_emitted = INT64_MIN;
     st->vals = sl_calloc((size_t)pl->ncols + 1, sizeof *st->vals);
+    st->before = sl_calloc((size_t)pl->ncols + 1, sizeof *st->before);
     rd_kafka_conf_t *conf;
     if (kf_conf_build(op->vertex, ks_reserved, &conf, op->err, sizeof op->err) != SL_OK)
         return SL_ERR;
@@ -883,6 +962,38 @@ static int handle_error(sl_op *op, ks_state *st, const rd_kafka_message_t *m)
     }
 }
 
+/* The record's headers as a JSON object {"name": "value", ...} (a header
+ * without a value is null; Sluice has no MAP type) into b. */
+static void headers_text(const rd_kafka_message_t *m, kf_buf *b)
+{
+    b->len = 0;
+    kf_buf_reserve(b, 2);
+    b->p[b->len++] = '{';
+    rd_kafka_headers_t *h = NULL;
+    if (rd_kafka_message_headers(m, &h) == RD_KAFKA_RESP_ERR_NO_ERROR && h) {
+        const char *name;
+        const void *val;
+        size_t size;
+        for (size_t i = 0; rd_kafka_header_get_all(h, i, &name, &val, &size) == 0; i++) {
+            if (i) {
+                kf_buf_reserve(b, 1);
+                b->p[b->len++] = ',';
+            }
+            kf_json_string(b, name, strlen(name));
+            kf_buf_reserve(b, 5);
+            b->p[b->len++] = ':';
+            if (val) {
+                kf_json_string(b, val, size);
+            } else {
+                memcpy(b->p + b->len, "null", 4);
+                b->len += 4;
+            }
+        }
+    }
+    kf_buf_reserve(b, 1);
+    b->p[b->len++] = '}';
+}
+
 /* One record: decode, fill metadata columns, watermark bookkeeping, emit. */
 static int handle_record(sl_op *op, ks_state *st, const rd_kafka_message_t *m, int64_t now)
 {
@@ -896,29 +1007,63 @@ static int handle_record(sl_op *op, ks_state *st, const rd_kafka_message_t *m, i
         mark_done(st, p);
         return SL_OK;
     }
-    p->next = m->offset + 1;
     rd_kafka_timestamp_type_t tstype;
     int64_t ts = rd_kafka_message_timestamp(m, &tstype);
+    if (ts >= p->stop_ts) { /* scan.bounded.mode timestamp: the end */
+        mark_done(st, p);
+        return SL_OK;
+    }
+    p->next = m->offset + 1;
     int rc = SL_OK;
     if (p->min_ts != INT64_MIN) {
         if (ts >= 0 && ts < p->min_ts) goto out;
         p->min_ts = INT64_MIN;
     }
-    if (!m->payload && pl->codec.fmt != KF_RAW) goto out; /* a tombstone: no row */
+    bool tomb = !m->payload;
+    if (tomb && !pl->upsert && pl->codec.fmt != KF_RAW) goto out; /* a tombstone: no row */
     char why[300];
-    if (kf_decode(&pl->codec, m->payload, m->len, st->vals, &st->str, why, sizeof why) != SL_OK) {
+    const char *part_name = "key";
+    kf_format bad_fmt = pl->key.fmt;
+    kf_change change = KF_CHANGE_INSERT;
+    int drc = SL_OK;
+    if (pl->has_key) {
+        if (!m->key) {
+            for (int i = 0; i < pl->key.n; i++) st->vals[pl->key.slot[i]].isnull = true;
+        } else {
+            drc = kf_decode(&pl->key, m->key, m->key_len, st->vals, &st->kstr, why, sizeof why);
+        }
+    }
+    if (drc == SL_OK) {
+        part_name = "value";
+        bad_fmt = pl->codec.fmt;
+        if (tomb && pl->upsert) {
+            change = KF_CHANGE_DELETE; /* the key's row is gone */
+            for (int i = 0; i < pl->codec.n; i++) st->vals[pl->codec.slot[i]].isnull = true;
+        } else if (pl->codec.fmt == KF_DEBEZIUM) {
+            drc = kf_decode_debezium(&pl->codec, m->payload, m->len, st->before, st->vals, &change,
+                                     &st->str, why, sizeof why);
+        } else {
+            drc = kf_decode(&pl->codec, m->payload, m->len, st->vals, &st->str, why, sizeof why);
+        }
+    }
+    if (drc != SL_OK) {
         if (!pl->codec.ignore_errors)
-            return sl_op_fail(op, "kafka source '%s': cannot decode the value of topic '%s' "
-                              "partition %d offset %lld as %s: %s", pl->vid, topic, m->partition,
-                              (long long)m->offset, kf_format_name(pl->codec.fmt), why);
+            return sl_op_fail(op, "kafka source '%s': cannot decode the %s of topic '%s' "
+                              "partition %d offset %lld as %s: %s", pl->vid, part_name, topic,
+                              m->partition, (long long)m->offset, kf_format_name(bad_fmt), why);
         st->skipped++;
         if (st->skipped <= 10 || st->skipped % 1000 == 0)
             sl_warn("kafka", "kafka source '%s' (%d/%d): skipped topic '%s' partition %d offset "
-                    "%lld (%s): %s; %llu skipped so far", pl->vid, op->subtask + 1,
+                    "%lld (%s%s): %s; %llu skipped so far", pl->vid, op->subtask + 1,
                     op->parallelism, topic, m->partition, (long long)m->offset,
-                    kf_format_name(pl->codec.fmt), why, (unsigned long long)st->skipped);
+                    strcmp(part_name, "value") ? "key " : "",
+                    kf_format_name(bad_fmt), why, (unsigned long long)st->skipped);
         goto out;
     }
+    /* debezium-json: the update's or delete's before image is a row too */
+    bool two = pl->codec.fmt == KF_DEBEZIUM && change != KF_CHANGE_INSERT;
+    if (two && pl->has_key)
+        for (int i = 0; i < pl->key.n; i++) st->before[pl->key.slot[i]] = st->vals[pl->key.slot[i]];
     for (int i = 0; i < pl->ncols; i++) {
         sl_value *v = &st->vals[i];
         switch (pl->meta[i]) {
@@ -932,17 +1077,27 @@ static int handle_record(sl_op *op, ks_state *st, const rd_kafka_message_t *m, i
         case META_TOPIC:
             *v = (sl_value){.v.s = {topic, (uint32_t)strlen(topic)}};
             break;
+        case META_HEADERS:
+            headers_text(m, &st->hdr);
+            *v = (sl_value){.v.s = {st->hdr.p, (uint32_t)st->hdr.len}};
+            break;
         }
+        if (two && pl->meta[i] != META_NONE) st->before[i] = *v;
     }
+    /* debezium deletes carry only the before image */
+    sl_value *img = pl->codec.fmt == KF_DEBEZIUM && change == KF_CHANGE_DELETE ? st->before
+                                                                                  : st->vals;
     int64_t evt = SL_TS_NONE;
     if (pl->wm_col >= 0) {
-        const sl_value *v = &st->vals[pl->wm_col];
-        if (v->isnull)
+        const sl_value *v = &img[pl->wm_col];
+        if (v->isnull && !(tomb && pl->upsert))
             return sl_op_fail(op, "kafka source '%s': topic '%s' partition %d offset %lld: the "
                               "watermark column '%s' is NULL", pl->vid, topic, m->partition,
                               (long long)m->offset, op->out->fields[pl->wm_col].name);
-        evt = v->v.i;
-        if (evt > p->max_ts) p->max_ts = evt;
+        if (!v->isnull) { /* an upsert tombstone may have no time: it moves no watermark */
+            evt = v->v.i;
+            if (evt > p->max_ts) p->max_ts = evt;
+        }
     }
     p->last_ms = now;
     p->idle = false;
@@ -950,11 +1105,79 @@ static int handle_record(sl_op *op, ks_state *st, const rd_kafka_message_t *m, i
         st->out_idle = false;
         if (sl_op_emit_idle(op, 0) != SL_OK) return SL_ERR;
     }
-    sl_row row = {SL_KIND_INSERT, pl->ncols, st->vals, evt};
-    rc = sl_op_emit(op, &row);
+    sl_row row = {SL_KIND_INSERT, pl->ncols, img, evt};
+    if (change == KF_CHANGE_DELETE) {
+        row.kind = SL_KIND_DELETE;
+    } else if (change == KF_CHANGE_UPDATE) {
+        sl_row ub = {SL_KIND_UPDATE_BEFORE, pl->ncols, st->before, evt};
+        rc = sl_op_emit(op, &ub);
+        if (rc == SL_ERR) goto emitted;
+        row.kind = SL_KIND_UPDATE_AFTER;
+    } else if (pl->upsert) {
+        row.kind = SL_KIND_UPDATE_AFTER; /* the key's latest value */
+    }
+    int rc2 = sl_op_emit(op, &row);
+    if (rc2 != SL_OK) rc = rc2;
+emitted:
     if (rc == SL_ERR && !op->err[0]) sl_op_fail(op, "kafka source '%s': downstream failed", pl->vid);
 out:
     if (p->next >= p->stop) mark_done(st, p);
+    return rc;
+}
+
+/* scan.topic-partition-discovery.interval: read the topics again and take
+ * the partitions (and, with a topic-pattern, topics) that appeared and the
+ * rule gives this subtask, from their earliest offset, as Flink does. A
+ * failed metadata read is logged and retried at the next interval. */
+static int ks_discover(sl_op *op, ks_state *st)
+{
+    const ks_plan *pl = op->plan;
+    ks_topic_count *old = st->counts;
+    int nold = st->ncounts;
+    st->counts = NULL;
+    st->ncounts = 0;
+    ks_part *u;
+    int nu;
+    if (read_universe(op, st, &u, &nu) != SL_OK) {
+        sl_warn("kafka", "kafka source '%s' (%d/%d): partition discovery: %s (retrying in %lld ms)",
+                pl->vid, op->subtask + 1, op->parallelism, op->err, (long long)pl->discovery_ms);
+        op->err[0] = '\0';
+        counts_free(st->counts, st->ncounts);
+        st->counts = old;
+        st->ncounts = nold;
+        return SL_OK;
+    }
+    counts_free(old, nold);
+    rd_kafka_topic_partition_list_t *l = NULL;
+    int rc = SL_OK;
+    for (int i = 0; i < nu && rc == SL_OK; i++) {
+        if (owner_of(u[i].topic, u[i].partition, op->parallelism) != op->subtask ||
+            in_parts(st->parts, st->nparts, u[i].topic, u[i].partition))
+            continue;
+        int64_t lo, hi;
+        if ((rc = watermarks(op, st, &u[i], &lo, &hi)) != SL_OK) break;
+        st->parts = sl_realloc(st->parts, (size_t)(st->nparts + 1) * sizeof *st->parts);
+        ks_part *p = &st->parts[st->nparts++];
+        *p = u[i];
+        u[i].topic = NULL;
+        p->next = lo;
+        p->last_ms = sl_mono_ms();
+        if (!l) l = rd_kafka_topic_partition_list_new(4);
+        rd_kafka_topic_partition_list_add(l, p->topic, p->partition)->offset = lo;
+        sl_info("kafka", "kafka source '%s' (%d/%d): discovered topic '%s' partition %d, reading "
+                "it from offset %lld", pl->vid, op->subtask + 1, op->parallelism, p->topic,
+                p->partition, (long long)lo);
+    }
+    parts_free(u, nu);
+    if (rc == SL_OK && l) {
+        rd_kafka_error_t *e = rd_kafka_incremental_assign(st->rk, l);
+        if (e) {
+            rc = sl_op_fail(op, "kafka source '%s': cannot assign the discovered partitions: %s",
+                            pl->vid, rd_kafka_error_string(e));
+            rd_kafka_error_destroy(e);
+        }
+    }
+    if (l) rd_kafka_topic_partition_list_destroy(l);
     return rc;
 }
 
@@ -979,6 +1202,10 @@ static int ks_run(sl_op *op)
     while (read(st->pipe_r, drain, sizeof drain) > 0) {
     }
     int64_t now = sl_mono_ms();
+    if (st->discover_at && now >= st->discover_at) {
+        st->discover_at = now + pl->discovery_ms;
+        if (ks_discover(op, st) != SL_OK) return SL_ERR;
+    }
     int n = 0, rc = SL_OK;
     while (n < KS_BATCH && rc == SL_OK) {
         rd_kafka_message_t *m = rd_kafka_consume_queue(st->q, 0);
@@ -1109,16 +1336,7 @@ static int ks_restore(sl_op *op, const void *const *blobs, const size_t *lens, i
             if (end - p < 2) { why = "damaged (cut short)"; break; }
             size_t tl = sl_blob_get_le(&p, 2);
             if ((size_t)(end - p) < tl + 4) { why = "damaged (cut short)"; break; }
-            char *t = sl_strndup((const char *)p, tl);
-            p += tl;
-            int32_t cnt = (int32_t)sl_blob_get_le(&p, 4);
-            if (restored_count(st, t) < cnt) {
-                st->rcounts = sl_realloc(st->rcounts, (size_t)(st->nrcounts + 1) * sizeof *st->rcounts);
-                st->rcounts[st->nrcounts++] = (ks_topic_count){t, cnt};
-            } else {
-                free(t);
-            }
-            st->have_rcounts = true;
+            p += tl + 4; /* the partition count at the checkpoint: not needed to restore */
         }
         if (!why && p != end) why = "damaged (stray bytes)";
         if (why)
@@ -1155,9 +1373,11 @@ static void ks_close(sl_op *op)
     parts_free(st->parts, st->nparts);
     parts_free(st->rparts, st->nrparts);
     counts_free(st->counts, st->ncounts);
-    counts_free(st->rcounts, st->nrcounts);
     kf_buf_free(&st->str);
+    kf_buf_free(&st->kstr);
+    kf_buf_free(&st->hdr);
     free(st->vals);
+    free(st->before);
     free(st);
     op->priv = NULL;
 }
@@ -1165,15 +1385,39 @@ static void ks_close(sl_op *op)
 static const char *const ks_options[] = {
     "topic", "topic-pattern", "properties.*", "scan.startup.mode", "scan.startup.timestamp-millis",
     "scan.startup.specific-offsets", "scan.bounded.mode", "scan.bounded.specific-offsets",
-    "format", "value.format", "json.ignore-parse-errors", "csv.ignore-parse-errors",
-    "watermark.column", "watermark.delay", "watermark.idle-timeout", "watermark.interval", NULL};
+    "scan.bounded.timestamp-millis", "scan.topic-partition-discovery.interval", "format", "value.format", "key.format", "key.fields", "value.fields-include",
+    "json.ignore-parse-errors", "csv.ignore-parse-errors", "watermark.column", "watermark.delay",
+    "watermark.idle-timeout", "watermark.interval", NULL};
+
+static const char *const ks_upsert_options[] = {
+    "topic", "topic-pattern", "properties.*", "scan.bounded.mode", "scan.bounded.specific-offsets",
+    "scan.bounded.timestamp-millis", "scan.topic-partition-discovery.interval", "key.format", "value.format", "primary-key", "value.fields-include",
+    "json.ignore-parse-errors", "csv.ignore-parse-errors", "watermark.column", "watermark.delay",
+    "watermark.idle-timeout", "watermark.interval", NULL};
 
 const sl_op_def sl_op_kafka_source = {
     .abi = SL_OP_ABI_VERSION,
     .name = "kafka",
-    .flags = SL_OPF_SOURCE,
+    .flags = SL_OPF_SOURCE | SL_OPF_UNION_STATE,
     .options = ks_options,
     .plan = ks_plan_new,
+    .plan_free = ks_plan_free,
+    .open = ks_open,
+    .run = ks_run,
+    .close = ks_close,
+    .snapshot_state = ks_snapshot,
+    .restore_state = ks_restore,
+    .checkpoint_complete = ks_checkpoint_complete,
+};
+
+/* upsert-kafka: the same source, reading key and value as an upsert
+ * changelog on the primary key. */
+const sl_op_def sl_op_upsert_kafka_source = {
+    .abi = SL_OP_ABI_VERSION,
+    .name = "upsert-kafka",
+    .flags = SL_OPF_SOURCE | SL_OPF_UNION_STATE,
+    .options = ks_upsert_options,
+    .plan = ks_plan_upsert,
     .plan_free = ks_plan_free,
     .open = ks_open,
     .run = ks_run,

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "runtime.h"
+#include "log.h"
 #include "keygroup.h"
 #include "vstate.h"
 
@@ -26,6 +27,9 @@ typedef struct rt_data {
     int any_keyed;              /* some input declares key columns */
     sl_vstate *states;          /* handles made by sl_op_state */
     sl_deferred *deferred, **deferred_tail;
+    void (*info_fn)(void *ctx, int pos, const char *json); /* sl_op_set_info */
+    void *info_ctx;
+    int info_pos;
     int closed;
 } rt_data;
 
@@ -364,6 +368,27 @@ void sl_op_unwatch_fd(sl_op *op, int fd)
             op->nwatch--;
             return;
         }
+}
+
+void sl_rt_set_info_fn(sl_op *op, void (*fn)(void *ctx, int pos, const char *json), void *ctx,
+                       int pos)
+{
+    rt_data *rt = op->rt;
+    rt->info_fn = fn;
+    rt->info_ctx = ctx;
+    rt->info_pos = pos;
+}
+
+void sl_op_set_info(sl_op *op, const char *json)
+{
+    rt_data *rt = op->rt;
+    if (!rt || !rt->info_fn) return;
+    if (json && strlen(json) >= SL_OP_INFO_MAX) {
+        sl_warn("runtime", "%s: published info of %zu bytes exceeds %d; dropped", op->task_name,
+                strlen(json), SL_OP_INFO_MAX);
+        return;
+    }
+    rt->info_fn(rt->info_ctx, rt->info_pos, json);
 }
 
 int sl_op_defer(sl_op *op, sl_defer_fn fn, void *arg)

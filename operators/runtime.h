@@ -61,6 +61,10 @@ sl_deferred *sl_rt_take_deferred(sl_op *op);
  * err and the rest are freed without running (their fn gets arg NULL? no:
  * each fn is called, so each frees its arg; only the first error is kept). */
 int sl_rt_run_deferred(sl_deferred *d, char *err, size_t errlen);
+/* Where sl_op_set_info goes: fn(ctx, pos, json) (the host keeps a copy of
+ * json). Without one, published info is dropped. */
+void sl_rt_set_info_fn(sl_op *op, void (*fn)(void *ctx, int pos, const char *json), void *ctx,
+                       int pos);
 /* def->close, then state handles, state backend and timers. Idempotent. */
 void sl_rt_close(sl_op *op);
 

@@ -224,12 +224,32 @@ static int option_valid(const sql_table *t, const char *conn, const char *key, c
     static const char *const pr[] = {"connector", "print-identifier", "sink.parallelism"};
     static const char *const bh[] = {"connector", "sink.rows-per-second", "sink.parallelism"};
     static const char *const fs[] = {"connector", "path", "format", "sink.parallelism"};
+    /* Flink's kafka and upsert-kafka options (properties.* below) */
+    static const char *const kf[] = {
+        "connector", "topic", "topic-pattern", "scan.startup.mode", "scan.startup.timestamp-millis",
+        "scan.startup.specific-offsets", "scan.bounded.mode", "scan.bounded.specific-offsets",
+        "scan.bounded.timestamp-millis", "scan.topic-partition-discovery.interval", "format",
+        "value.format", "key.format", "key.fields", "value.fields-include",
+        "json.ignore-parse-errors", "csv.ignore-parse-errors", "sink.delivery-guarantee",
+        "sink.transactional-id-prefix", "sink.partitioner", "sink.parallelism"};
+    static const char *const uk[] = {
+        "connector", "topic", "topic-pattern", "scan.bounded.mode", "scan.bounded.specific-offsets",
+        "scan.bounded.timestamp-millis", "scan.topic-partition-discovery.interval", "key.format",
+        "value.format", "value.fields-include", "json.ignore-parse-errors",
+        "csv.ignore-parse-errors", "sink.delivery-guarantee", "sink.transactional-id-prefix",
+        "sink.parallelism"};
     const char *const *list;
     size_t n;
     if (!strcmp(conn, "datagen")) list = dg, n = SL_ARRAY_LEN(dg);
     else if (!strcmp(conn, "print")) list = pr, n = SL_ARRAY_LEN(pr);
     else if (!strcmp(conn, "blackhole")) list = bh, n = SL_ARRAY_LEN(bh);
+    else if (!strcmp(conn, "kafka")) list = kf, n = SL_ARRAY_LEN(kf);
+    else if (!strcmp(conn, "upsert-kafka")) list = uk, n = SL_ARRAY_LEN(uk);
     else list = fs, n = SL_ARRAY_LEN(fs);
+    /* any librdkafka property: librdkafka checks it at submission */
+    if ((!strcmp(conn, "kafka") || !strcmp(conn, "upsert-kafka")) &&
+        !strncmp(key, "properties.", 11) && key[11])
+        return 1;
     int best = 99;
     suggest[0] = '\0';
     for (size_t i = 0; i < n; i++) {
@@ -265,12 +285,23 @@ static int check_options(sql_table *t, const sql_node *with, char *err, size_t e
     int line = with ? with->line : 0, col = with ? with->col : 0;
     if (!conn)
         return sl_seterr(err, errlen, "line %d, column %d: table '%s' needs WITH ('connector' = "
-                         "'...'): datagen, print, blackhole or filesystem", line, col, t->name);
-    if (strcmp(conn, "datagen") && strcmp(conn, "print") && strcmp(conn, "blackhole") &&
-        strcmp(conn, "filesystem")) {
-        return sl_seterr(err, errlen, "line %d, column %d: table '%s': unknown connector '%s' "
-                         "(Sluice has datagen, print, blackhole and filesystem)", line, col,
-                         t->name, conn);
+                         "'...'): datagen, print, blackhole, filesystem, kafka or upsert-kafka",
+                         line, col, t->name);
+    static const char *const conns[] = {"datagen", "print", "blackhole", "filesystem", "kafka",
+                                        "upsert-kafka"};
+    int known = 0, best = 99;
+    const char *near = NULL;
+    for (size_t i = 0; i < SL_ARRAY_LEN(conns); i++) {
+        if (!strcmp(conn, conns[i])) known = 1;
+        int d = sql_edit_distance(conn, conns[i]);
+        if (d < best) best = d, near = conns[i];
+    }
+    if (!known) {
+        if (best > (int)strlen(conn) / 2 + 1) near = NULL;
+        return sl_seterr(err, errlen, "line %d, column %d: table '%s': unknown connector '%s'%s%s%s "
+                         "(Sluice has datagen, print, blackhole, filesystem, kafka and "
+                         "upsert-kafka)", line, col, t->name, conn, near ? " (did you mean '" : "",
+                         near ? near : "", near ? "'?)" : "");
     }
     t->connector = conn;
     for (int i = 0; i < t->nopts; i++) {
@@ -283,6 +314,26 @@ static int check_options(sql_table *t, const sql_node *with, char *err, size_t e
                              sug[0] ? "'?)" : "");
         }
     }
+    if (!strcmp(conn, "kafka") || !strcmp(conn, "upsert-kafka")) {
+        int up = !strcmp(conn, "upsert-kafka");
+        if (!opt_get(t, "topic") && !opt_get(t, "topic-pattern"))
+            return sl_seterr(err, errlen, "line %d, column %d: table '%s': connector '%s' needs "
+                             "'topic' (or 'topic-pattern')", line, col, t->name, conn);
+        if (!opt_get(t, "properties.bootstrap.servers"))
+            return sl_seterr(err, errlen, "line %d, column %d: table '%s': connector '%s' needs "
+                             "'properties.bootstrap.servers'", line, col, t->name, conn);
+        if (!opt_get(t, "value.format") && (up || !opt_get(t, "format")))
+            return sl_seterr(err, errlen, "line %d, column %d: table '%s': connector '%s' needs "
+                             "'%s'", line, col, t->name, conn, up ? "value.format" : "format");
+        if (up && (t->npk == 0 || !opt_get(t, "key.format")))
+            return sl_seterr(err, errlen, "line %d, column %d: table '%s': 'upsert-kafka' tables "
+                             "require to define a PRIMARY KEY constraint and 'key.format' (the "
+                             "primary key is the record key)", line, col, t->name);
+        if (!up && t->npk)
+            return sl_seterr(err, errlen, "line %d, column %d: table '%s': the 'kafka' connector "
+                             "doesn't support PRIMARY KEY constraints; use 'upsert-kafka' for a "
+                             "keyed changelog table", line, col, t->name);
+    }
     if (!strcmp(conn, "filesystem")) {
         const char *fmt = opt_get(t, "format");
         if (!opt_get(t, "path"))
@@ -294,6 +345,51 @@ static int check_options(sql_table *t, const sql_node *with, char *err, size_t e
                              t->name, fmt ? ", not '" : "", fmt ? fmt : "", fmt ? "'" : "");
     }
     return SL_OK;
+}
+
+/* ---- what the planner makes of a table ------------------------------------ */
+
+int sql_table_is_kafka(const sql_table *t)
+{
+    return !strcmp(t->connector, "kafka") || !strcmp(t->connector, "upsert-kafka");
+}
+
+int sql_table_changelog(const sql_table *t)
+{
+    if (!strcmp(t->connector, "upsert-kafka")) return 1;
+    const char *f = opt_get(t, "value.format");
+    if (!f) f = opt_get(t, "format");
+    return !strcmp(t->connector, "kafka") && f && !strcasecmp(f, "debezium-json");
+}
+
+/* A table's options serve both directions, as in Flink: the scan ones
+ * (and the consumer's group) are the source's, the sink ones the sink's. */
+static int kafka_option_for(const char *key, int sink)
+{
+    static const char *const read_only[] = {"json.ignore-parse-errors", "csv.ignore-parse-errors",
+                                            "properties.group.id", "properties.auto.offset.reset",
+                                            "topic-pattern"};
+    if (!strcmp(key, "connector") || !strcmp(key, "sink.parallelism")) return 0;
+    if (!sink) return strncmp(key, "sink.", 5) != 0;
+    if (!strncmp(key, "scan.", 5)) return 0;
+    for (size_t i = 0; i < SL_ARRAY_LEN(read_only); i++)
+        if (!strcmp(key, read_only[i])) return 0;
+    return 1;
+}
+
+json_t *sql_kafka_config(const sql_table *t, int sink)
+{
+    json_t *cfg = json_object();
+    for (int i = 0; i < t->nopts; i++)
+        if (kafka_option_for(t->keys[i], sink))
+            json_object_set_new(cfg, t->keys[i], json_string(t->vals[i]));
+    if (t->npk) {
+        sql_sbuf pk = {0};
+        for (int i = 0; i < t->npk; i++) sql_sb_fmt(&pk, "%s%s", i ? ";" : "", t->pk[i]);
+        json_object_set_new(cfg, "primary-key", json_string(pk.s));
+        free(pk.s);
+    }
+    return cfg;
 }
 
 /* ---- statements --------------------------------------------------------- */

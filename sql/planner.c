@@ -386,13 +386,18 @@ static int scan_table(plan *p, const sql_node *at, const char *name, rel *out)
             rel_copy(out, &p->scans[i]);
             return SL_OK;
         }
-    if (strcmp(t->connector, "datagen") != 0) {
+    if (strcmp(t->connector, "datagen") != 0 && !sql_table_is_kafka(t)) {
         if (!strcmp(t->connector, "filesystem"))
             return PERR(at, "table '%s': reading a 'filesystem' table is not supported yet (it "
                         "can be written)", name);
         return PERR(at, "table '%s' (connector '%s') is a sink; it cannot be read", name,
                     t->connector);
     }
+    if (!strcmp(t->connector, "upsert-kafka"))
+        return PERR(at, "table '%s': reading an 'upsert-kafka' table in SQL is not supported yet "
+                    "(its upserts need Flink's changelog normalization into retractions, which "
+                    "Sluice's planner does not have); it can be written, and read in a job graph "
+                    "(vertex type 'upsert-kafka')", name);
     sl_schema phys;
     sl_schema_init(&phys);
     int ncomp = 0;
@@ -400,13 +405,30 @@ static int scan_table(plan *p, const sql_node *at, const char *name, rel *out)
         if (t->cols[i].expr) ncomp++;
         else sl_schema_add(&phys, t->cols[i].name, t->cols[i].type);
     }
-    json_t *cfg = json_object();
-    for (int i = 0; i < t->nopts; i++)
+    int kafka = sql_table_is_kafka(t), changelog = sql_table_changelog(t);
+    /* a kafka table's watermark on a physical column is the source's own,
+     * per partition */
+    int wm_in_source = 0;
+    for (int i = 0; kafka && t->wm_col && i < phys.n; i++)
+        wm_in_source |= !strcasecmp(phys.fields[i].name, t->wm_col);
+    json_t *cfg = kafka ? sql_kafka_config(t, 0) : json_object();
+    for (int i = 0; !kafka && i < t->nopts; i++)
         if (strcmp(t->keys[i], "connector")) json_object_set_new(cfg, t->keys[i], json_string(t->vals[i]));
+    if (wm_in_source) {
+        char d[64];
+        snprintf(d, sizeof d, "%lld ms", (long long)t->wm_delay);
+        json_object_set_new(cfg, "watermark.column", json_string(t->wm_col));
+        json_object_set_new(cfg, "watermark.delay", json_string(d));
+    }
     char *uid = sl_sprintf("source-%s", t->name);
     memset(out, 0, sizeof *out);
-    out->vid = add_vertex(p, t->name, "datagen", uid, cfg, &phys, 0, 0);
+    out->vid = add_vertex(p, t->name, kafka ? t->connector : "datagen", uid, cfg, &phys, 0,
+                          changelog);
     free(uid);
+    if (changelog) {
+        out->updating = 1;
+        out->updater = sl_sprintf("table '%s' (connector '%s')", t->name, t->connector);
+    }
     out->sch = phys;
     out->ident = sl_strdup(t->name);
     if (ncomp) {
@@ -436,7 +458,9 @@ static int scan_table(plan *p, const sql_node *at, const char *name, rel *out)
         for (int i = 0; i < t->ncols; i++)
             if (t->cols[i].proctime) out->proctime = sl_strdup(t->cols[i].name);
     }
-    if (t->wm_col) {
+    if (t->wm_col && wm_in_source) {
+        out->rowtime = sl_strdup(t->wm_col);
+    } else if (t->wm_col) {
         json_t *w = json_object();
         json_object_set_new(w, "column", json_string(t->wm_col));
         char d[64];
@@ -1324,6 +1348,11 @@ static int plan_insert(plan *p, const sql_node *ins, char **names, int *nnames)
             if (!strcmp(t->keys[i], "format")) fmt = t->vals[i];
         csv = fmt && !strcasecmp(fmt, "csv");
     }
+    if (rc == SL_OK && r.updating && !strcmp(t->connector, "kafka") && !sql_table_changelog(t))
+        rc = PERR(ins, "Table sink '%s' doesn't support consuming update and delete changes "
+                  "which is produced by %s: the 'kafka' connector is append-only (use "
+                  "'upsert-kafka' with a PRIMARY KEY, or 'value.format' = 'debezium-json')",
+                  t->name, r.updater);
     if (rc == SL_OK && r.updating && csv)
         rc = PERR(ins, "Table sink '%s' doesn't support consuming update changes which is "
                   "produced by %s: a 'filesystem' table with format 'csv' is append-only (format "
@@ -1397,6 +1426,12 @@ static int plan_insert(plan *p, const sql_node *ins, char **names, int *nnames)
         }
         if (!strcmp(t->connector, "blackhole")) type = "blackhole";
         else if (!strcmp(t->connector, "filesystem")) type = "file";
+        else if (!strcmp(t->connector, "kafka")) type = "kafka-sink";
+        else if (!strcmp(t->connector, "upsert-kafka")) type = "upsert-kafka-sink";
+        if (sql_table_is_kafka(t)) {
+            json_decref(cfg);
+            cfg = sql_kafka_config(t, 1);
+        }
         char *uid = sl_sprintf("sink-%s", t->name);
         char *id = add_vertex(p, t->name, type, uid, cfg, NULL, par, r.updating);
         add_edge(p, r.vid, id, NULL, NULL, 0);

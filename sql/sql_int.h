@@ -45,6 +45,15 @@ typedef struct sql_catalog {
 
 sql_table *sql_catalog_find(const sql_catalog *c, const char *name);
 
+/* Kafka tables (connector kafka or upsert-kafka), for the planner: whether
+ * t is one, whether reading it gives a changelog (upsert-kafka, or kafka
+ * with debezium-json), and the vertex config of its source (sink 0) or
+ * sink (sink 1): the WITH options of that direction as Flink names them,
+ * the PRIMARY KEY as "primary-key". */
+int sql_table_is_kafka(const sql_table *t);
+int sql_table_changelog(const sql_table *t);
+json_t *sql_kafka_config(const sql_table *t, int sink);
+
 /* Plan INSERT / STMT_SET (stmt) into a job graph. `opts` are the session's
  * SET options (keys, vals, n). Returns the job (caller decrefs) or NULL with
  * err. *explain (may be NULL) gets the plan's text (caller frees);

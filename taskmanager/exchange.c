@@ -744,6 +744,7 @@ void tm_exchange_unwire(tm_net *n, tm_deploy *d)
     for (int i = 0; i < d->ntasks; i++) {
         tm_task *t = &d->tasks[i];
         tm_gate_destroy(&t->gate);
+        free(t->info);
         task_outputs_free(t);
     }
     /* receive buffers still on their way back are in the inbox: take them */

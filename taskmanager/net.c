@@ -493,7 +493,20 @@ static void fill_metrics(tm_deploy *d, tm_task *t, Sluice__SubtaskMetrics *m, in
     m->out_pool_usage = ou;
     pthread_mutex_lock(&t->gate.mu);
     m->in_pool_usage = t->gate.queued ? SL_MIN(1.0f, (float)t->gate.queued / (float)(t->ngate_chan * 2 + 8)) : 0.0f;
+    /* the operators' published info: {"<vertex id>": {...}, ...} */
+    const sl_chain *ch = &d->g->chains[t->chain];
+    json_t *info = NULL;
+    for (int k = 0; k < t->ninfo && k < ch->n; k++) {
+        json_t *one = t->info[k][0] ? json_loads(t->info[k], 0, NULL) : NULL;
+        if (!one) continue;
+        if (!info) info = json_object();
+        json_object_set_new(info, d->g->v[ch->vertices[k]].id, one);
+    }
     pthread_mutex_unlock(&t->gate.mu);
+    if (info) {
+        m->operator_info = json_dumps(info, JSON_COMPACT); /* freed by free_metrics */
+        json_decref(info);
+    }
     if (!t->hb_at_ns) t->hb_at_ns = now;
     int64_t span = now - t->hb_at_ns;
     if (span > 0) {
@@ -515,6 +528,13 @@ static void fill_metrics(tm_deploy *d, tm_task *t, Sluice__SubtaskMetrics *m, in
     m->idle_ms = idle / 1000000;
     m->backpressured_ms = bp / 1000000;
     m->busy_ms = t->hb_busy_ns / 1000000;
+}
+
+/* What fill_metrics allocated in m. */
+static void free_metrics(Sluice__SubtaskMetrics *m)
+{
+    if (m->operator_info != protobuf_c_empty_string) free(m->operator_info);
+    m->operator_info = NULL;
 }
 
 /* Fills hb->metrics; returns the array of records behind it (caller frees). */
@@ -556,6 +576,7 @@ static void on_heartbeat(evutil_socket_t fd, short what, void *arg)
     env.msg_case = SLUICE__ENVELOPE__MSG_HEARTBEAT;
     env.heartbeat = &hb;
     send_jm(n, &env);
+    for (size_t i = 0; i < hb.n_metrics; i++) free_metrics(&ms[i]);
     free(ms);
     free(hb.metrics);
 }
@@ -801,6 +822,7 @@ static void on_inbox(evutil_socket_t fd, short what, void *arg)
             Sluice__SubtaskMetrics m;
             fill_metrics(d, t, &m, sl_mono_ns());
             report_full(n, st->job_id, st->attempt, st->chain, st->subtask, st->state, st->error, &m, 0);
+            free_metrics(&m);
         } else if (st->end_of_input) {
             report_full(n, st->job_id, st->attempt, st->chain, st->subtask, st->state, NULL, NULL, 1);
         } else {

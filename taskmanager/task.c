@@ -246,16 +246,33 @@ static void keyed_dir(run *r, const sl_op *op, char *dir, size_t cap)
         if (*p == ':') *p = '_';
 }
 
+/* sl_op_set_info of the operator at chain position pos (task thread). */
+static void task_info(void *ctx, int pos, const char *json)
+{
+    tm_task *t = ctx;
+    pthread_mutex_lock(&t->gate.mu);
+    if (pos < t->ninfo) snprintf(t->info[pos], SL_OP_INFO_MAX, "%s", json ? json : "");
+    pthread_mutex_unlock(&t->gate.mu);
+}
+
 static int open_chain(run *r)
 {
     tm_task *t = r->t;
     const sl_jobgraph *g = r->d->g;
     r->nops = r->ch->n;
     r->ops = sl_calloc((size_t)r->nops, sizeof(sl_op));
+    pthread_mutex_lock(&t->gate.mu);
+    if (!t->info) {
+        t->info = sl_calloc((size_t)r->nops, sizeof *t->info);
+        t->ninfo = r->nops;
+    }
+    for (int k = 0; k < t->ninfo; k++) t->info[k][0] = '\0';
+    pthread_mutex_unlock(&t->gate.mu);
     for (int k = 0; k < r->nops; k++) {
         const sl_vertex *v = &g->v[r->ch->vertices[k]];
         sl_op *op = &r->ops[k];
         sl_rt_init(op, v, t->subtask, g->max_parallelism);
+        sl_rt_set_info_fn(op, task_info, t, k);
         op->out_stream = stdout;
         /* a restored job stages like a checkpointed one: its sinks' state
          * records what was pending */
@@ -325,7 +342,8 @@ static int restore_timer(void *ctx, const sl_snap_timer *t)
 
 /* Load this subtask's share of a snapshot into its operators: keyed
  * entries and timers of the key groups it owns now (from whichever old
- * files cover them), and the operator-state blobs dealt to it. */
+ * files cover them), and the operator-state blobs dealt to it (every blob
+ * for an operator with union state, SL_OPF_UNION_STATE). */
 static int restore_chain(run *r)
 {
     const Sluice__SnapshotMetadata *md = r->d->restore;
@@ -357,9 +375,10 @@ static int restore_chain(run *r)
                     sl_snapr_timers(path, lo, hi, restore_timer, &ctx, op->err, sizeof op->err) != SL_OK)
                     rc = SL_ERR;
             }
-            if (rc == SL_OK && ss->has_opstate && op->def->restore_state &&
-                ((op->def->flags & SL_OPF_UNION_STATE) ||
-                 (int)(ss->subtask % (uint32_t)op->parallelism) == op->subtask)) {
+            /* dealt round-robin, or all of them for union state */
+            bool mine = (op->def->flags & SL_OPF_UNION_STATE) ||
+                        (int)(ss->subtask % (uint32_t)op->parallelism) == op->subtask;
+            if (rc == SL_OK && ss->has_opstate && op->def->restore_state && mine) {
                 void *blob = NULL;
                 size_t len = 0;
                 if (sl_snapr_opstate(path, &blob, &len, op->err, sizeof op->err) != SL_OK) rc = SL_ERR;

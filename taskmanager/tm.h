@@ -110,6 +110,10 @@ struct tm_task {
     tm_wset ws;                 /* the rest of the sending state (exchange.c) */
     tm_reader rd;               /* spanning records being reassembled */
     tm_task_metrics m;
+    /* what the chain's operators publish (sl_op_set_info): per chain
+     * position, "" = nothing; under gate.mu, read by the heartbeat */
+    char (*info)[SL_OP_INFO_MAX];
+    int ninfo;
     /* heartbeat bookkeeping (network thread) */
     Sluice__OperatorMetrics *hb_ops;   /* m.nops, reused by every heartbeat */
     Sluice__OperatorMetrics **hb_op_ptrs;

@@ -10,8 +10,8 @@ Source:
 - startup modes earliest / latest / group-offsets / timestamp /
   specific-offsets, each read to a bounded end (scan.bounded.mode), with the
   offset / partition / timestamp / topic metadata columns;
-- a topic with more partitions than subtasks and one with fewer: partition
-  i goes to subtask i % p, every record once, idle subtasks do not hold the
+- a topic with more partitions than subtasks and one with fewer: partitions
+  dealt by Flink's rule (owner() below), every record once, idle subtasks do not hold the
   job back;
 - a poison record fails the job naming topic, partition, offset and reason,
   or with json.ignore-parse-errors is skipped and counted;
@@ -39,6 +39,8 @@ from test_savepoints import stop_with_savepoint
 
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 import kafka_broker  # noqa: E402
+# the dashboard's browser fixtures, for the job page's transactions
+from test_dashboard import driver, browser, open_page, wait_ui, attr_of  # noqa: E402,F401
 
 BASE = 1767225600000  # 2026-01-01T00:00:00Z
 # small network buffers, so that a throttled blackhole holds the source back
@@ -99,6 +101,15 @@ def commit_group(bs, group, topic, offsets):
     c = Consumer({"bootstrap.servers": bs, "group.id": group, "enable.auto.commit": False})
     c.commit(offsets=[TopicPartition(topic, p, o) for p, o in offsets.items()], asynchronous=False)
     c.close()
+
+
+def owner(topic, partition, p):
+    """The subtask that reads a partition: Flink's Kafka source rule, a start
+    from the topic name's Java hashCode, then round-robin."""
+    h = 0
+    for ch in topic:
+        h = (31 * h + ord(ch)) & 0xFFFFFFFF
+    return (((h * 31) & 0x7FFFFFFF) % p + partition) % p
 
 
 def id_records(n, partitions, ts0=BASE, step=1000):
@@ -220,7 +231,15 @@ def test_source_rejects_bad_options(cluster, broker):
         ({"scan.startup.mode": "earliest"}, "option 'scan.startup.mode': 'earliest' is not one of"),
         ({"properties.no.such.thing": "1"}, "option 'properties.no.such.thing': No such configuration property"),
         ({"scan.startup.mode": "timestamp"}, "needs 'scan.startup.timestamp-millis'"),
-        ({"format": "avro"}, "option 'format': 'avro' is not json, csv or raw"),
+        ({"format": "avro"}, "option 'format': 'avro' is not json, csv, raw or debezium-json"),
+        ({"key.format": "json"}, "'key.format' and 'key.fields' go together"),
+        ({"key.format": "debezium-json", "key.fields": "id"},
+         "option 'key.format': 'debezium-json' is not json, csv or raw"),
+        ({"key.format": "json", "key.fields": "id;part"},
+         "option 'key.fields': column 'part' is a metadata column"),
+        ({"key.format": "json", "key.fields": "nope"}, "option 'key.fields': no column 'nope'"),
+        ({"value.fields-include": "SOME"}, "'SOME' is not ALL or EXCEPT_KEY"),
+        ({"value.fields-include": "EXCEPT_KEY"}, "'EXCEPT_KEY' needs a key"),
         ({"properties.enable.auto.commit": "true"}, "is set by the connector itself"),
     ]
     for conf, msg in cases:
@@ -263,14 +282,14 @@ def test_more_and_fewer_partitions_than_subtasks(cluster, broker, workdir, parti
                                                scan_bounded_mode="latest-offset"), out, p=p))
     rows = out_rows(out)
     assert sorted(r["id"] for r in rows) == list(range(n))
-    # partition i was read by subtask i % p, whose file is part-<subtask>-*
+    # partition i was read by subtask owner(i), whose file is part-<subtask>-*
     for path in committed_files(out):
         sub = int(re.match(r"part-(\d+)", os.path.basename(path)).group(1))
         for r in read_rows([path]):
-            assert r["part"] % p == sub, (path, r)
+            assert owner("t", r["part"], p) == sub, (path, r)
     log = "".join(t.log_text() for t in cluster.tms)
     for s in range(p):
-        mine = [i for i in range(partitions) if i % p == s]
+        mine = [i for i in range(partitions) if owner("t", i, p) == s]
         m = re.search(rf"kafka source 'src' \({s + 1}/{p}\): (\d+) partition", log)
         assert m and int(m.group(1)) == len(mine), log[-3000:]
 
@@ -361,13 +380,27 @@ def test_offsets_restored_after_savepoint_and_rescale(make_cluster, broker, work
     sp = stop_with_savepoint(c, jid, os.path.join(workdir, "sp"))
     first = out_rows(out)
     assert 0 < len(first) < n, len(first)
+    # more records in every partition, so that each has some left after the
+    # savepoint however far the first run got
+    produce(bs, "r", id_records(n + 400, 4, step=1)[n:])
     status, body = c.request("POST", f"/jobs?savepointPath=file:{sp}&parallelism=4", job)
     assert status == 200, body
     jid2 = body["jobid"]
     st = c.wait_state(jid2, ["FINISHED", "FAILED", "CANCELED"], timeout=60)
     assert st["state"] == "FINISHED", c.get(f"/jobs/{jid2}/exceptions")
     assert {v["parallelism"] for v in c.job(jid2)["vertices"]} == {4}
-    exactly_once_ids(out_rows(out), n)
+    exactly_once_ids(out_rows(out), n + 400)
+    # union state: every new subtask got every offset and kept its own
+    # partition, so all four read (not two restored ones and two idle)
+    seen = {(r["part"], r["off"]) for r in first}
+    later = {}
+    for path in committed_files(out):
+        sub = int(re.match(r"part-(\d+)", os.path.basename(path)).group(1))
+        for r in read_rows([path]):
+            if (r["part"], r["off"]) not in seen:
+                later.setdefault(r["part"], set()).add(sub)
+    assert later == {q: {owner("r", q, 4)} for q in range(4)}, later
+    assert sorted(owner("r", q, 4) for q in range(4)) == [0, 1, 2, 3]
 
 
 def test_per_partition_watermarks_with_an_idle_partition(cluster, broker, workdir):
@@ -876,3 +909,557 @@ def test_transaction_of_a_dead_producer_is_committed_by_endtxn(broker, kafka_env
     out = end_txn(batch["pid"], batch["epoch"] + 5, 0, "EndTxn")
     assert "kf_txn_end: EndTxn" in out, out
     assert sorted(ids_of(kafka_rawlog.committed(bs, "lost")["values"])) == list(range(10))
+
+
+# ---- formats: debezium-json, upsert-kafka, keys, headers ---------------------------
+
+
+def log_records(bs, topic):
+    """Every record of the topic (no transactions): {partition: [(key, value)]}
+    in log order, from the raw record batches."""
+    conn = kafka_rawlog.Conn(bs)
+    out = {}
+    try:
+        for p in kafka_rawlog.partitions(conn, topic):
+            off, recs = 0, []
+            while True:
+                bl = [b for b in kafka_rawlog.batches(kafka_rawlog.fetch(conn, topic, p, off))
+                      if b["last"] >= off]
+                if not bl:
+                    break
+                for b in bl:
+                    off = b["last"] + 1
+                    recs += [(k, v) for _, k, v in b["records"]]
+            out[p] = recs
+    finally:
+        conn.close()
+    return out
+
+
+def produce_kv(bs, topic, records):
+    """records: (partition, key bytes or None, value bytes or None, headers or None)."""
+    from confluent_kafka import Producer
+    p = Producer({"bootstrap.servers": bs, "linger.ms": 5, "batch.num.messages": 1})
+    for part, key, value, headers in records:
+        p.produce(topic, key=key, value=value, partition=part, headers=headers)
+        p.poll(0)
+    assert p.flush(20) == 0
+
+
+def test_debezium_source_into_three_sinks(cluster, broker, workdir):
+    """Debezium change events (c, r, u, d, a tombstone, one with the schema
+    envelope) read as a changelog (+I/-U/+U/-D) with a headers column, into
+    the file sink, a kafka-sink writing debezium-json again and an
+    upsert-kafka sink (key from the primary key, -D a tombstone, -U dropped).
+    Every expectation is derived from the events by the model below."""
+    bs = broker.bootstrap
+    cluster.add_tm(slots=4)
+    for t in ("cdc", "cdc-out", "cdc-upsert"):
+        create_topic(bs, t, 1)
+    ev = [("c", None, {"id": 1, "name": "a"}, [("h1", b"v1"), ("h2", None)]),
+          ("r", None, {"id": 2, "name": "b"}, None),
+          ("u", {"id": 1, "name": "a"}, {"id": 1, "name": "a2"}, [("h", b"x\"y")]),
+          ("d", {"id": 2, "name": "b"}, None, None),
+          None,  # the tombstone Debezium writes after a delete: no row
+          ("schema", None, {"id": 3, "name": "c"}, None),
+          ("u", {"id": 3, "name": "c"}, {"id": 3, "name": "d"}, None)]
+    recs = []
+    for e in ev:
+        if e is None:
+            recs.append((0, b'{"id":2}', None, None))
+            continue
+        op, before, after, hdrs = e
+        body = {"before": before, "after": after, "op": op, "ts_ms": 1, "source": {"db": "x"}}
+        if op == "schema":
+            body = {"schema": {"type": "struct"}, "payload": dict(body, op="c")}
+        recs.append((0, None, json.dumps(body).encode(), hdrs))
+    produce_kv(bs, "cdc", recs)
+
+    # the model: the changelog rows each event stands for
+    def hdr_text(h):
+        return "{" + ",".join(json.dumps(k) + ":" + ("null" if v is None else json.dumps(v.decode()))
+                              for k, v in (h or [])) + "}"
+    rows = []
+    for e in ev:
+        if e is None:
+            continue
+        op, before, after, hdrs = e
+        h = hdr_text(hdrs)
+        if op in ("c", "r", "schema"):
+            rows.append(("+I", dict(after, hdrs=h)))
+        elif op == "u":
+            rows += [("-U", dict(before, hdrs=h)), ("+U", dict(after, hdrs=h))]
+        else:
+            rows.append(("-D", dict(before, hdrs=h)))
+
+    out = os.path.join(workdir, "cdc")
+    src = {"id": "src", "uid": "src", "type": "kafka",
+           "schema": [{"name": "id", "type": "BIGINT"}, {"name": "name", "type": "STRING"},
+                      {"name": "hdrs", "type": "STRING", "metadata": "headers"}],
+           "config": {"topic": "cdc", "properties.bootstrap.servers": bs,
+                      "value.format": "debezium-json", "scan.startup.mode": "earliest-offset",
+                      "scan.bounded.mode": "latest-offset"}}
+    job = {"name": "cdc", "parallelism": 1, "vertices": [
+        src,
+        {"id": "out", "type": "file", "config": {"path": out, "format": "json"}},
+        {"id": "dbz", "type": "kafka-sink",
+         "config": {"topic": "cdc-out", "properties.bootstrap.servers": bs,
+                    "value.format": "debezium-json", "sink.delivery-guarantee": "at-least-once"}},
+        {"id": "ups", "type": "upsert-kafka-sink",
+         "config": {"topic": "cdc-upsert", "properties.bootstrap.servers": bs,
+                    "key.format": "json", "primary-key": "id", "value.format": "json",
+                    "value.fields-include": "EXCEPT_KEY"}}],
+        "edges": [{"from": "src", "to": t, "strategy": "forward"} for t in ("out", "dbz", "ups")]}
+    run_to_end(cluster, job)
+    got = [(r.pop("op", "+I"), r) for r in out_rows(out)]
+    assert got == rows
+
+    want_dbz = [{"before": None, "after": r, "op": "c"} if k in ("+I", "+U")
+                else {"before": r, "after": None, "op": "d"} for k, r in rows]
+    assert [json.loads(v) for k, v in log_records(bs, "cdc-out")[0]] == want_dbz
+    assert all(k is None for k, v in log_records(bs, "cdc-out")[0])
+
+    want_ups = [({"id": r["id"]}, None if k == "-D" else {"name": r["name"], "hdrs": r["hdrs"]})
+                for k, r in rows if k != "-U"]
+    assert [(json.loads(k), v and json.loads(v)) for k, v in log_records(bs, "cdc-upsert")[0]] \
+        == want_ups
+
+
+def test_upsert_kafka_source(cluster, broker, workdir):
+    """upsert-kafka over a keyed topic of 2 partitions: each value is the
+    key's latest row (+U), a tombstone deletes it (-D with the key alone);
+    the key's columns come from the key (value.fields-include EXCEPT_KEY).
+    Per key, the rows come in log order; the model is the record list."""
+    bs = broker.bootstrap
+    cluster.add_tm(slots=2)
+    create_topic(bs, "users", 2)
+    import random
+    rnd = random.Random(16)
+    recs, model = [], {}
+    for i in range(60):
+        k = rnd.randrange(6)
+        tomb = rnd.random() < 0.25
+        value = None if tomb else json.dumps({"v": f"v{i}"}).encode()
+        recs.append((k % 2, json.dumps({"k": k}).encode(), value, None))
+        model.setdefault(k, []).append(("-D", None) if tomb else ("+U", f"v{i}"))
+    produce_kv(bs, "users", recs)
+    out = os.path.join(workdir, "users")
+    src = {"id": "src", "uid": "src", "type": "upsert-kafka", "parallelism": 2,
+           "schema": [{"name": "k", "type": "BIGINT"}, {"name": "v", "type": "STRING"},
+                      {"name": "part", "type": "INT", "metadata": "partition"}],
+           "config": {"topic": "users", "properties.bootstrap.servers": bs, "key.format": "json",
+                      "primary-key": "k", "value.format": "json",
+                      "value.fields-include": "EXCEPT_KEY", "scan.bounded.mode": "latest-offset"}}
+    run_to_end(cluster, read_job(src, out))
+    got = {}
+    for r in out_rows(out):
+        assert r["part"] == r["k"] % 2, r
+        got.setdefault(r["k"], []).append((r.get("op", "+I"), r["v"]))
+    assert got == model
+
+    # the options Flink's upsert-kafka has, and what it refuses
+    cases = [({"primary-key": None}, "upsert-kafka needs 'key.format' and a 'primary-key'"),
+             ({"value.format": "debezium-json"}, "upsert-kafka needs an insert-only 'value.format'"),
+             ({"scan.startup.mode": "latest-offset"}, "scan.startup.mode")]
+    for conf, msg in cases:
+        v = json.loads(json.dumps(src))
+        for k, val in conf.items():
+            if val is None:
+                del v["config"][k]
+            else:
+                v["config"][k] = val
+        status, body = cluster.request("POST", "/jobs", read_job(v, "/tmp/unused"))
+        assert status == 400 and msg in json.dumps(body), (conf, status, body)
+
+
+# ---- bounded modes, partition discovery ----------------------------------------------
+
+
+def test_bounded_timestamp_and_group_offsets(cluster, broker, workdir):
+    """scan.bounded.mode timestamp ends each partition at its first record at
+    or after the time; group-offsets at the group's committed offsets (a
+    partition without one follows auto.offset.reset: latest here)."""
+    bs = broker.bootstrap
+    cluster.add_tm(slots=2)
+    create_topic(bs, "bt", 3)
+    produce(bs, "bt", id_records(30, 3))  # id = 3 * offset + partition, time BASE + id s
+
+    def ids(name, **conf):
+        out = os.path.join(workdir, name)
+        run_to_end(cluster, read_job(source_vertex(bs, "bt", scan_startup_mode="earliest-offset",
+                                                   **conf), out))
+        got = sorted(r["id"] for r in out_rows(out))
+        assert len(got) == len(set(got)), got
+        return got
+
+    assert ids("ts", scan_bounded_mode="timestamp",
+               scan_bounded_timestamp__millis=BASE + 15000) == list(range(15))
+    commit_group(bs, "g2", "bt", {0: 4, 1: 2})
+    stops = {0: 4, 1: 2, 2: 10}
+    assert ids("group", scan_bounded_mode="group-offsets", properties_group_id="g2") == \
+        sorted(i for i in range(30) if i // 3 < stops[i % 3])
+    v = source_vertex(bs, "bt", scan_bounded_mode="timestamp")
+    status, body = cluster.request("POST", "/jobs", read_job(v, "/tmp/unused"))
+    assert status == 400 and "needs 'scan.bounded.timestamp-millis'" in json.dumps(body), body
+
+
+def test_partition_discovery_takes_new_topics(cluster, broker, workdir):
+    """A topic-pattern source with scan.topic-partition-discovery.interval
+    picks up a topic created while it runs: its partitions go to their
+    owners by the rule and are read from the earliest offset, every record
+    once. (tansu cannot add partitions to a topic, CreatePartitions is not
+    supported, so a new topic is how discovery is exercised here.)"""
+    bs = broker.bootstrap
+    cluster.add_tm(slots=4)
+    create_topic(bs, "disc-a", 2)
+    create_topic(bs, "out-disc", 1)
+    produce(bs, "disc-a", id_records(20, 2))
+    src = source_vertex(bs, "disc-a", scan_startup_mode="earliest-offset",
+                        scan_topic__partition__discovery_interval="300 ms")
+    del src["config"]["topic"]
+    src["config"]["topic-pattern"] = "^disc-[a-z]$"
+    job = {"name": "discovery", "parallelism": 2, "vertices": [
+        src, {"id": "sink", "type": "kafka-sink",
+              "config": {"topic": "out-disc", "properties.bootstrap.servers": bs,
+                         "format": "json", "sink.delivery-guarantee": "at-least-once"}}],
+        "edges": [{"from": "src", "to": "sink", "strategy": "forward"}]}
+    jid = cluster.submit(job)
+
+    def out():
+        return [json.loads(v) for _, v in log_records(bs, "out-disc")[0]]
+    wait_for(lambda: len(out()) >= 20, timeout=30, what="the first topic's 20 records")
+    create_topic(bs, "disc-b", 3)
+    produce(bs, "disc-b", [(i % 3, json.dumps({"id": i, "name": f"n{i}"}).encode(), BASE)
+                           for i in range(20, 50)])
+    wait_for(lambda: len(out()) >= 50, timeout=30, what="the discovered topic's records")
+    assert cluster.job(jid)["state"] == "RUNNING"
+    rows = out()
+    assert sorted(r["id"] for r in rows) == list(range(50)), rows
+    for r in rows:
+        assert r["topic"] == ("disc-a" if r["id"] < 20 else "disc-b"), r
+    log = "".join(t.log_text() for t in cluster.tms)
+    for q in range(3):
+        m = re.findall(rf"kafka source 'src' \((\d)/2\): discovered topic 'disc-b' partition {q},",
+                       log)
+        assert m == [str(owner("disc-b", q, 2) + 1)], (q, m)
+    cluster.cli("cancel", jid, check=True)
+
+
+# ---- the seed's stand in SQL -----------------------------------------------------------
+
+
+def example_sql(name, bs):
+    with open(os.path.join(ROOT, "examples", "kafka", name)) as f:
+        return f.read().replace("127.0.0.1:9092", bs)
+
+
+def statements(text):
+    """A script's statements, comments dropped (one per Session.run)."""
+    body = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("--"))
+    out, cur = [], []
+    for part in re.split(r"(;\s*\n)", body + "\n"):
+        cur.append(part)
+        joined = "".join(cur).strip()
+        if part.strip() == ";" and joined:
+            # a statement set ends with END; its INSERTs end with ';' too
+            if joined.upper().startswith("EXECUTE STATEMENT SET") and not joined.upper().endswith("END;"):
+                continue
+            out.append(joined)
+            cur = []
+    return out
+
+
+def test_seed_stand_sql_savepoint_and_rescale(make_cluster, broker, workdir):
+    """examples/kafka/*.sql against the broker: the feeders (datagen -> orders
+    and payments, one statement set) run; enrich.sql copies orders into
+    orders-enriched exactly-once at parallelism 2; it is stopped with a
+    savepoint mid-stream and only its INSERT runs again in the same session
+    from the savepoint at parallelism 4, then stopped again. By the raw-log
+    oracle the committed records of orders-enriched are the order ids 1..N,
+    each exactly once, contiguous."""
+    from test_sql import Session, job_ids
+    bs = broker.bootstrap
+    c = make_cluster(jm_conf={"execution.checkpointing.interval": "500 ms"})
+    c.add_tm(slots=4)
+    c.add_tm(slots=4)
+    for t in ("orders", "payments", "orders-enriched"):
+        create_topic(bs, t, 2)
+    n = 1500
+    feeders = example_sql("feeders.sql", bs).replace(
+        "'rows-per-second' = '5'", "'rows-per-second' = '100'").replace(
+        "'fields.order_id.end' = '1000000'", f"'fields.order_id.end' = '{n}'")
+    path = os.path.join(workdir, "feeders.sql")
+    with open(path, "w") as f:
+        f.write(example_sql("tables.sql", bs) + feeders)
+    r = c.cli("sql", "-f", path, timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr
+    feed = job_ids(r.stdout)
+    assert len(feed) == 1, r.stdout
+
+    s = Session(c)
+    for stmt in statements(example_sql("tables.sql", bs)):
+        assert s.run(stmt) == "[INFO] Execute statement succeed.\n", stmt
+    assert "Session property has been set." in s.run("SET 'parallelism.default' = '2';")
+    create, insert = statements(example_sql("enrich.sql", bs))
+    assert s.run(create) == "[INFO] Execute statement succeed.\n"
+    plan = s.run("EXPLAIN " + insert)
+    assert "orders[kafka]" in plan and "enriched[kafka-sink]" in plan, plan
+    assert '"watermark.column":"ts"' in plan, plan  # the table's watermark, per partition
+    jid = job_ids(s.run(insert))[0]
+    c.wait_state(jid, "RUNNING", timeout=20)
+    wait_for(lambda: len(kafka_rawlog.committed(bs, "orders-enriched")["values"]) >= 200,
+             timeout=60, what="some committed records in orders-enriched")
+    sp = stop_with_savepoint(c, jid, "file://" + os.path.join(workdir, "sp"))
+    first = kafka_rawlog.committed(bs, "orders-enriched")
+    assert 0 < len(first["values"]) < n, len(first["values"])  # stopped mid-stream
+
+    assert "Session property has been set." in s.run(f"SET 'execution.savepoint.path' = '{sp}';")
+    assert "Session property has been set." in s.run("SET 'parallelism.default' = '4';")
+    jid2 = job_ids(s.run(insert))[0]
+    s.close()
+    c.wait_state(jid2, "RUNNING", timeout=20)
+    assert {v["parallelism"] for v in c.job(jid2)["vertices"]} == {4}
+    assert c.get(f"/jobs/{jid2}/checkpoints")["counts"]["restored"] == 1
+    c.wait_state(feed[0], "FINISHED", timeout=90)
+    wait_for(lambda: len(kafka_rawlog.committed(bs, "orders-enriched")["values"]) >= n,
+             timeout=60, what=f"{n} committed records in orders-enriched")
+    stop_with_savepoint(c, jid2, "file://" + os.path.join(workdir, "sp2"))
+    got = kafka_rawlog.committed(bs, "orders-enriched")
+    ids = [json.loads(v)["order_id"] for v in got["values"]]
+    assert len(ids) == n and sorted(ids) == list(range(1, n + 1)), (len(ids), len(set(ids)))
+    assert got["open"] == 0, got
+    # the feeders wrote every order and payment once
+    assert sorted(json.loads(v)["order_id"] for v in
+                  kafka_rawlog.committed(bs, "payments")["values"]) == list(range(1, n + 1))
+
+
+def test_sql_kafka_tables_refuse_what_flink_refuses(cluster, broker, workdir):
+    """Flink's option names with did-you-mean, the upsert-kafka primary key,
+    and an updating query into the append-only kafka connector."""
+    from test_sql import Session
+    bs = broker.bootstrap
+    s = Session(cluster)
+    base = f"'topic' = 't', 'properties.bootstrap.servers' = '{bs}'"
+    cases = [
+        (f"CREATE TABLE a (x INT) WITH ('connector' = 'kafka', {base}, 'format' = 'json', "
+         "'scan.startup.mod' = 'earliest-offset');",
+         "unknown option 'scan.startup.mod' for connector 'kafka' (did you mean "
+         "'scan.startup.mode'?)"),
+        (f"CREATE TABLE a (x INT) WITH ('connector' = 'kafak', {base});",
+         "unknown connector 'kafak' (did you mean 'kafka'?)"),
+        (f"CREATE TABLE a (x INT) WITH ('connector' = 'upsert-kafka', {base}, "
+         "'key.format' = 'json', 'value.format' = 'json');",
+         "'upsert-kafka' tables require to define a PRIMARY KEY constraint"),
+        (f"CREATE TABLE a (x INT, PRIMARY KEY (x) NOT ENFORCED) WITH ('connector' = 'kafka', "
+         f"{base}, 'format' = 'json');",
+         "the 'kafka' connector doesn't support PRIMARY KEY constraints"),
+        ("CREATE TABLE a (x INT) WITH ('connector' = 'kafka', 'topic' = 't', 'format' = 'json');",
+         "needs 'properties.bootstrap.servers'"),
+    ]
+    for stmt, msg in cases:
+        out = s.run(stmt)
+        assert msg in out, (stmt, out)
+    for stmt in [
+        "CREATE TABLE g (id INT) WITH ('connector' = 'datagen', 'number-of-rows' = '10');",
+        f"CREATE TABLE k (id INT, cnt BIGINT) WITH ('connector' = 'kafka', {base}, "
+        "'format' = 'json');",
+        f"CREATE TABLE u (id INT, cnt BIGINT, PRIMARY KEY (id) NOT ENFORCED) WITH ("
+        f"'connector' = 'upsert-kafka', {base}, 'key.format' = 'json', 'value.format' = 'json');"]:
+        assert s.run(stmt) == "[INFO] Execute statement succeed.\n", stmt
+    agg = "SELECT id, COUNT(*) AS cnt FROM g GROUP BY id;"
+    out = s.run("INSERT INTO k " + agg)
+    assert "Table sink 'k' doesn't support consuming update and delete changes which is " \
+           "produced by group_aggregate" in out, out
+    plan = s.run("EXPLAIN INSERT INTO u " + agg)
+    assert "u[upsert-kafka-sink]" in plan and '"primary-key":"id"' in plan, plan
+    out = s.run("INSERT INTO k SELECT * FROM u;")
+    assert "reading an 'upsert-kafka' table in SQL is not supported yet" in out, out
+    s.close()
+
+
+# ---- open transactions, visible ----------------------------------------------------------
+
+
+def test_open_transactions_listed_by_rest_and_cli(make_cluster, broker):
+    """GET /sluice/jobs/:id/kafka-transactions and `sluice kafka transactions`: each
+    exactly-once sink subtask's open transaction (id prefix-subtask-n), then,
+    after a checkpoint completes, the next ones open and nothing left
+    pre-committed; the committed records by the raw-log oracle are the
+    first transactions' ids."""
+    bs = broker.bootstrap
+    c = make_cluster(jm_conf={"execution.checkpointing.interval": "1 h"})
+    c.add_tm(slots=2)
+    create_topic(bs, "vis", 2)
+    job = sink_job(bs, "vis", 1000000, 40, sink_delivery__guarantee="exactly-once",
+                   sink_transactional__id__prefix="vis")
+    jid = c.submit(job)
+    c.wait_state(jid, "RUNNING", timeout=20)
+
+    def txns():
+        return sorted((t["transactional-id"], t["state"], t["subtask"], t["checkpoint-id"])
+                      for t in c.get(f"/sluice/jobs/{jid}/kafka-transactions")["transactions"])
+    wait_for(lambda: txns() == [("vis-0-0", "open", 0, None), ("vis-1-0", "open", 1, None)],
+             timeout=20, what="two open transactions")
+    info = c.get(f"/sluice/jobs/{jid}/operator-info")["subtasks"]
+    assert sorted((s["vertex"], s["subtask"]) for s in info) == [("sink", 0), ("sink", 1)], info
+    for t in c.get(f"/sluice/jobs/{jid}/kafka-transactions")["transactions"]:
+        assert t["vertex"] == "sink" and t["age-ms"] >= 0 and t["records"] >= 0, t
+    r = c.cli("kafka", "transactions", jid)
+    assert r.returncode == 0, r.stdout + r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0].split() == ["VERTEX", "SUBTASK", "TRANSACTIONAL", "ID", "STATE", "CHECKPOINT",
+                                "RECORDS", "AGE"], r.stdout
+    assert sorted(tuple(line.split()[:5]) for line in lines[1:]) == [
+        ("sink", "0", "vis-0-0", "open", "-"), ("sink", "1", "vis-1-0", "open", "-")], r.stdout
+    assert kafka_rawlog.committed(bs, "vis")["values"] == []
+
+    status, _ = c.request("POST", f"/jobs/{jid}/checkpoints", {"checkpointType": "FULL"})
+    assert status in (200, 202)
+    wait_completed(c, jid, 1)
+    wait_for(lambda: txns() == [("vis-0-1", "open", 0, None), ("vis-1-1", "open", 1, None)],
+             timeout=20, what="the first transactions committed, the next ones open")
+    got = kafka_rawlog.committed(bs, "vis")
+    ids = sorted(ids_of(got["values"]))
+    assert ids and len(ids) == len(set(ids)), ids
+    c.cli("cancel", jid, check=True)
+    r = c.cli("kafka", "transactions", "0" * 32)
+    assert r.returncode == 1 and "not found" in r.stderr, r.stderr
+    r = c.cli("kafka", "nope", jid)
+    assert r.returncode == 2 and "unknown kafka command 'nope'" in r.stderr, r.stderr
+
+
+# ---- librdkafka's mock cluster: error injection ---------------------------------------
+
+
+class MockCluster:
+    """tests/tools/kafka_mock.c: librdkafka's mock cluster in a process of its
+    own, its brokers on loopback ports, failures driven through stdin."""
+
+    def __init__(self, brokers=3):
+        import subprocess
+        from conftest import BIN
+        tool = os.path.join(os.path.dirname(BIN), "tools", "kafka_mock")
+        self.p = subprocess.Popen([tool, str(brokers)], stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                                  bufsize=1)
+        self.bootstrap = self.p.stdout.readline().strip()
+        assert self.bootstrap, "the mock cluster did not start"
+
+    def do(self, cmd):
+        self.p.stdin.write(cmd + "\n")
+        self.p.stdin.flush()
+        answer = self.p.stdout.readline().strip()
+        assert answer == "ok", (cmd, answer)
+
+    def stop(self):
+        self.p.stdin.close()
+        self.p.wait(timeout=10)
+
+
+def kafka_ids_so_far(bs):
+    """Every id in the mock's topic 'm' (it has no markers: read uncommitted),
+    through a client that follows each partition's leader."""
+    from confluent_kafka import Consumer, TopicPartition
+    cons = Consumer({"bootstrap.servers": bs, "group.id": "check",
+                     "isolation.level": "read_uncommitted", "enable.partition.eof": True,
+                     "enable.auto.commit": False})
+    cons.assign([TopicPartition("m", q, 0) for q in range(2)])
+    ids, eof = set(), set()
+    deadline = time.monotonic() + 30
+    while len(eof) < 2 and time.monotonic() < deadline:
+        m = cons.poll(1.0)
+        if m is None:
+            continue
+        if m.error():
+            if m.error().code() == -191:  # _PARTITION_EOF
+                eof.add(m.partition())
+            continue
+        ids.add(json.loads(m.value())["id"])
+    cons.close()
+    assert eof == {0, 1}, eof
+    return ids
+
+
+def test_mock_cluster_commit_error_and_brokers_down(make_cluster):
+    """Against librdkafka's mock cluster: an EndTxn error fails the commit,
+    and the job's exception names the transaction, its checkpoint and the
+    broker's reason; the job restarts and recovers. Then every broker goes
+    down mid-transaction: the pending deliveries time out, the checkpoint
+    fails with the delivery's reason, and once the brokers are back the job
+    restarts and finishes (a transaction begun while they are down fails its
+    initialisation instead, naming its id). No id is lost. (The mock writes no transaction
+    markers, so it cannot show duplicates apart from committed records: the
+    exactly-once count is verified against tansu, by the raw-log oracle.)"""
+    mock = MockCluster(3)
+    try:
+        bs = mock.bootstrap
+        mock.do("topic m 2")
+        c = make_cluster(jm_conf={"execution.checkpointing.interval": "300 ms",
+                                  "restart-strategy.type": "fixed-delay",
+                                  "restart-strategy.fixed-delay.attempts": "30",
+                                  "restart-strategy.fixed-delay.delay": "300 ms"})
+        c.add_tm(slots=2)
+        n = 3000  # 20 s of input: both failures land while it runs
+        jid = c.submit(sink_job(bs, "m", n, 150, sink_delivery__guarantee="exactly-once",
+                                sink_transactional__id__prefix="mock",
+                                properties_message_timeout_ms="1500",
+                                properties_transaction_timeout_ms="60000"))
+        c.wait_state(jid, "RUNNING", timeout=20)
+        wait_completed(c, jid, 2)
+        mock.do("errors 26 48 1")  # EndTxn: INVALID_TXN_STATE, once
+
+        def exceptions():
+            return json.dumps(c.get(f"/jobs/{jid}/exceptions"))
+        wait_for(lambda: "cannot commit transaction 'mock-" in exceptions(), timeout=30,
+                 what="the failed commit in the job's exceptions")
+        assert re.search(r"cannot commit transaction 'mock-\d-\d+' \(checkpoint \d+, \d+ records\)",
+                         exceptions()), exceptions()
+        c.wait_state(jid, "RUNNING", timeout=30)
+        restored = c.get(f"/jobs/{jid}/checkpoints")["counts"]["restored"]
+        wait_completed(c, jid, c.get(f"/jobs/{jid}/checkpoints")["counts"]["completed"] + 1)
+        assert c.job(jid)["state"] == "RUNNING"
+        assert len(kafka_ids_so_far(bs)) < n  # the input has not all been written yet
+        for b in (1, 2, 3):
+            mock.do(f"down {b}")
+        before = len(c.get(f"/jobs/{jid}/exceptions")["exceptionHistory"]["entries"])
+
+        def new_failure():
+            e = c.get(f"/jobs/{jid}/exceptions")["exceptionHistory"]["entries"]
+            return e[0]["stacktrace"] if len(e) > before else None
+        # the pending deliveries time out (1.5 s), or a new transaction's
+        # initialisation does (30 s), whichever the sink is at
+        why = wait_for(new_failure, timeout=60, what="a failure while the brokers are down")
+        assert re.search(r"kafka sink 'sink'.*(timed out|Timed out)", why), why
+        for b in (1, 2, 3):
+            mock.do(f"up {b}")
+        st = c.wait_state(jid, ["FINISHED", "FAILED", "CANCELED"], timeout=120)
+        assert st["state"] == "FINISHED", exceptions()
+        assert c.get(f"/jobs/{jid}/checkpoints")["counts"]["restored"] > restored
+        ids = kafka_ids_so_far(bs)
+        assert ids == set(range(1, n + 1)), sorted(set(range(1, n + 1)) - ids)[:20]
+    finally:
+        mock.stop()
+
+
+@pytest.mark.release_only  # a browser, as the dashboard's own tests
+def test_job_page_shows_open_transactions(make_cluster, broker, browser):
+    """The job page's checkpoints tab lists the exactly-once sink's open
+    transactions (as GET /sluice/jobs/:id/kafka-transactions gives them)."""
+    bs = broker.bootstrap
+    c = make_cluster(jm_conf={"execution.checkpointing.interval": "1 h"})
+    c.add_tm(slots=2)
+    create_topic(bs, "page", 2)
+    jid = c.submit(sink_job(bs, "page", 1000000, 40, sink_delivery__guarantee="exactly-once",
+                            sink_transactional__id__prefix="page"))
+    c.wait_state(jid, "RUNNING", timeout=20)
+    wait_for(lambda: len(c.get(f"/sluice/jobs/{jid}/kafka-transactions")["transactions"]) == 2,
+             timeout=20, what="two open transactions")
+    d = browser
+    open_page(d, c, f"/jobs/{jid}/checkpoints", "job")
+    wait_ui(d, lambda d: attr_of(d, "#kafka-transactions", "data-count") == "2",
+            "the two open transactions")
+    rows = d.execute_script(
+        "return Array.from(document.querySelectorAll('#kafka-transactions tr.kafka-txn'))"
+        ".map(r => [r.dataset.txn, r.dataset.txnState, r.children[0].textContent]);")
+    assert sorted(rows) == [["page-0-0", "open", "sink"], ["page-1-0", "open", "sink"]], rows
+    c.cli("cancel", jid, check=True)

@@ -616,7 +616,35 @@ static void test_http_timeout(void)
     CHECK_EQ_STR(err, expected);
 }
 
-SL_TEST_MAIN(SL_TEST(test_list_default), SL_TEST(test_list_all), SL_TEST(test_list_sections),
+/* `sluice kafka transactions`: one line per transaction, or a line saying none. */
+static void test_kafka_txns(void)
+{
+    char *out = NULL, err[200];
+    json_t *a = json_loads("{\"transactions\": [{\"vertex\": \"sink\", \"subtask\": 1, "
+                           "\"transactional-id\": \"p-1-7\", \"state\": \"pre-committed\", "
+                           "\"checkpoint-id\": 12, \"records\": 300, \"age-ms\": 2500}, "
+                           "{\"vertex\": \"sink\", \"subtask\": 1, \"transactional-id\": \"p-1-8\", "
+                           "\"state\": \"open\", \"checkpoint-id\": null, \"records\": 4, "
+                           "\"age-ms\": 100}]}", 0, NULL);
+    CHECK_EQ_INT(sl_cli_format_kafka_txns(a, &out, err, sizeof err), SL_OK);
+    CHECK_EQ_STR(out,
+                 "VERTEX           SUBTASK TRANSACTIONAL ID                 STATE         CHECKPOINT RECORDS   AGE\n"
+                 "sink             1       p-1-7                            pre-committed 12         300       2.5 s\n"
+                 "sink             1       p-1-8                            open          -          4         0.1 s\n");
+    free(out);
+    json_decref(a);
+    a = json_loads("{\"transactions\": []}", 0, NULL);
+    CHECK_EQ_INT(sl_cli_format_kafka_txns(a, &out, err, sizeof err), SL_OK);
+    CHECK_EQ_STR(out, "No open or pre-committed Kafka transactions.\n");
+    free(out);
+    json_decref(a);
+    a = json_loads("{\"jobs\": []}", 0, NULL);
+    CHECK_EQ_INT(sl_cli_format_kafka_txns(a, &out, err, sizeof err), SL_ERR);
+    CHECK_EQ_STR(err, "unexpected answer: no \"transactions\" array");
+    json_decref(a);
+}
+
+SL_TEST_MAIN(SL_TEST(test_kafka_txns), SL_TEST(test_list_default), SL_TEST(test_list_all), SL_TEST(test_list_sections),
              SL_TEST(test_list_empty), SL_TEST(test_list_odd_input), SL_TEST(test_error_text),
              SL_TEST(test_async_status), SL_TEST(test_root_exception), SL_TEST(test_check_rescale),
              SL_TEST(test_check_dropped_and_new), SL_TEST(test_check_bad_answer),

@@ -233,6 +233,94 @@ static void test_raw_and_timestamps(void)
     CHECK_EQ_INT(kf_parse_timestamp("2024-01-01 00:00:00.", 20, &ms), SL_ERR);
 }
 
+/* debezium-json: op c/r/u/d into the before and after images, the
+ * schema-included envelope, the errors, and the encoding by row kind. */
+static void test_debezium(void)
+{
+    cfix f;
+    cfix_init(&f, KF_DEBEZIUM);
+    sl_value before[8];
+    kf_change ch;
+#define DBZ(text) kf_decode_debezium(&f.c, text, strlen(text), before, f.vals, &ch, &f.str, \
+                                     f.why, sizeof f.why)
+    CHECK_EQ_INT(DBZ("{\"before\":null,\"after\":{\"id\":1,\"name\":\"a\"},\"op\":\"c\","
+                     "\"ts_ms\":5,\"source\":{\"db\":\"x\"}}"), SL_OK);
+    CHECK_EQ_INT(ch, KF_CHANGE_INSERT);
+    CHECK(f.vals[0].v.i == 1 && str_is(&f.vals[1], "a") && f.vals[2].isnull);
+    CHECK_EQ_INT(DBZ("{\"op\":\"r\",\"after\":{\"id\":2}}"), SL_OK);
+    CHECK_EQ_INT(ch, KF_CHANGE_INSERT);
+    CHECK_EQ_INT(DBZ("{\"before\":{\"id\":3,\"name\":\"old\\u0021\"},\"after\":{\"id\":3,"
+                     "\"name\":\"new\"},\"op\":\"u\"}"), SL_OK);
+    CHECK_EQ_INT(ch, KF_CHANGE_UPDATE);
+    CHECK(before[0].v.i == 3 && str_is(&before[1], "old!") && str_is(&f.vals[1], "new"));
+    CHECK_EQ_INT(DBZ("{\"schema\":{\"type\":\"struct\"},\"payload\":{\"before\":{\"id\":4},"
+                     "\"after\":null,\"op\":\"d\"}}"), SL_OK);
+    CHECK_EQ_INT(ch, KF_CHANGE_DELETE);
+    CHECK(before[0].v.i == 4 && f.vals[0].isnull);
+    static const struct { const char *in, *why; } bad[] = {
+        {"{\"after\":{\"id\":1}}", "no 'op' field (a Debezium change event has one)"},
+        {"{\"op\":\"x\",\"after\":{}}", "unknown 'op' 'x' (c, r, u or d)"},
+        {"{\"op\":\"u\",\"after\":{\"id\":1}}",
+         "op 'u' without a 'before' image (the source table must log full rows, e.g. REPLICA "
+         "IDENTITY FULL)"},
+        {"{\"op\":\"d\",\"before\":null}", "op 'd' without a 'before' image"},
+        {"{\"op\":\"c\",\"after\":{\"id\":\"z\"}}", "'after': field 'id': 'z' is not a BIGINT"},
+        {"{\"op\":\"c\",\"after\":7}", "'after' is neither an object nor null"},
+        {"{\"op\":\"c\",\"after\":{}} x", "trailing characters after the object"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        CHECK_EQ_INT(DBZ(bad[i].in), SL_ERR);
+        CHECK_EQ_STR(f.why, bad[i].why);
+    }
+    /* every prefix: an answer, no overrun */
+    const char *full = "{\"before\":{\"id\":3,\"name\":\"o\\\"\"},\"after\":{\"id\":3},\"op\":\"u\"}";
+    for (size_t k = 0; k < strlen(full); k++) {
+        char *cut = malloc(k ? k : 1);
+        memcpy(cut, full, k);
+        int rc = kf_decode_debezium(&f.c, cut, k, before, f.vals, &ch, &f.str, f.why, sizeof f.why);
+        CHECK(rc == SL_ERR);
+        free(cut);
+    }
+    /* encoding: +I/+U as a create, -U/-D as a delete */
+    sl_value v[7] = {{.v.i = 9}, {.v.s = {"q", 1}}, {.isnull = true}, {.isnull = true},
+                     {.isnull = true}, {.isnull = true}, {.isnull = true}};
+    const struct { sl_rowkind k; const char *want; } enc[] = {
+        {SL_KIND_INSERT, "{\"before\":null,\"after\":{\"id\":9,\"name\":\"q\",\"ok\":null,"
+                         "\"x\":null,\"ts\":null,\"n\":null,\"b\":null},\"op\":\"c\"}"},
+        {SL_KIND_UPDATE_AFTER, "{\"before\":null,\"after\":{\"id\":9,\"name\":\"q\",\"ok\":null,"
+                               "\"x\":null,\"ts\":null,\"n\":null,\"b\":null},\"op\":\"c\"}"},
+        {SL_KIND_UPDATE_BEFORE, "{\"before\":{\"id\":9,\"name\":\"q\",\"ok\":null,\"x\":null,"
+                                "\"ts\":null,\"n\":null,\"b\":null},\"after\":null,\"op\":\"d\"}"},
+        {SL_KIND_DELETE, "{\"before\":{\"id\":9,\"name\":\"q\",\"ok\":null,\"x\":null,"
+                         "\"ts\":null,\"n\":null,\"b\":null},\"after\":null,\"op\":\"d\"}"},
+    };
+    for (size_t i = 0; i < sizeof enc / sizeof enc[0]; i++) {
+        sl_row row = {enc[i].k, 7, v, SL_TS_NONE};
+        kf_buf out = {0};
+        CHECK_EQ_INT(kf_encode(&f.c, &row, &out, f.why, sizeof f.why), SL_OK);
+        kf_buf_reserve(&out, 1);
+        out.p[out.len] = '\0';
+        CHECK_EQ_STR(out.p, enc[i].want);
+        CHECK_EQ_INT(kf_decode_debezium(&f.c, out.p, out.len, before, f.vals, &ch, &f.str, f.why,
+                                        sizeof f.why), SL_OK);
+        CHECK_EQ_INT(ch, i < 2 ? KF_CHANGE_INSERT : KF_CHANGE_DELETE);
+        CHECK_EQ_INT((i < 2 ? f.vals : before)[0].v.i, 9);
+        kf_buf_free(&out);
+    }
+#undef DBZ
+    cfix_free(&f);
+    /* csv carries no row kind */
+    cfix_init(&f, KF_CSV);
+    sl_row del = {SL_KIND_DELETE, 7, v, SL_TS_NONE};
+    kf_buf out = {0};
+    CHECK_EQ_INT(kf_encode(&f.c, &del, &out, f.why, sizeof f.why), SL_ERR);
+    CHECK_EQ_STR(f.why, "a -D row cannot be written as csv, which carries no row kind (use "
+                        "debezium-json)");
+    kf_buf_free(&out);
+    cfix_free(&f);
+}
+
 SL_TEST_MAIN(SL_TEST(test_json_values), SL_TEST(test_json_errors),
              SL_TEST(test_truncations_and_garbage), SL_TEST(test_csv),
-             SL_TEST(test_encode_roundtrip), SL_TEST(test_raw_and_timestamps))
+             SL_TEST(test_encode_roundtrip), SL_TEST(test_raw_and_timestamps),
+             SL_TEST(test_debezium))

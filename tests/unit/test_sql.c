@@ -445,9 +445,22 @@ static void test_create_table_validation(void)
                         "'fields.idd.kind' = 'sequence');"),
                  "ERR: line 1, column 56: table 'c': unknown option 'fields.idd.kind' for "
                  "connector 'datagen' (did you mean 'fields.id.kind'?)");
+    CHECK_EQ_STR(run(s, "CREATE TABLE c (id INT) WITH ('connector' = 'jdbc');"),
+                 "ERR: line 1, column 25: table 'c': unknown connector 'jdbc' (Sluice has "
+                 "datagen, print, blackhole, filesystem, kafka and upsert-kafka)");
+    CHECK_EQ_STR(run(s, "CREATE TABLE c (id INT) WITH ('connector' = 'upsert-kafak');"),
+                 "ERR: line 1, column 25: table 'c': unknown connector 'upsert-kafak' (did you "
+                 "mean 'upsert-kafka'?) (Sluice has datagen, print, blackhole, filesystem, kafka "
+                 "and upsert-kafka)");
     CHECK_EQ_STR(run(s, "CREATE TABLE c (id INT) WITH ('connector' = 'kafka');"),
-                 "ERR: line 1, column 25: table 'c': unknown connector 'kafka' (Sluice has "
-                 "datagen, print, blackhole and filesystem)");
+                 "ERR: line 1, column 25: table 'c': connector 'kafka' needs 'topic' (or "
+                 "'topic-pattern')");
+    CHECK_EQ_STR(run(s, "CREATE TABLE c (id INT) WITH ('connector' = 'kafka', 'topic' = 't', "
+                        "'properties.bootstrap.servers' = 'b:9092', 'format' = 'json', "
+                        "'sink.delivery-guarantee' = 'exactly-once', 'properties.linger.ms' = '5', "
+                        "'sink.transactional-id-prefx' = 'x');"),
+                 "ERR: line 1, column 205: table 'c': unknown option 'sink.transactional-id-prefx' "
+                 "for connector 'kafka' (did you mean 'sink.transactional-id-prefix'?)");
     CHECK_EQ_STR(run(s, "CREATE TABLE c (id INT) WITH ('connector' = 'filesystem', 'path' = '/x');"),
                  "ERR: line 1, column 25: table 'c': connector 'filesystem' needs 'format' = "
                  "'json' or 'csv'");

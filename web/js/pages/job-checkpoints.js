@@ -6,7 +6,10 @@
  * config. Shows the counts (#checkpoint-count carries the number of completed
  * checkpoints in data-count), the latest entries with their external paths,
  * two small bar charts (end-to-end duration and state size over the
- * history), the history table, and the configuration.
+ * history), the history table, and the configuration. A job with
+ * exactly-once Kafka sinks also gets their open and pre-committed
+ * transactions (GET sluice/jobs/<jid>/kafka-transactions; #kafka-transactions
+ * carries their number in data-count), shown only when there are some.
  */
 
 import { h, setText, setAttr, syncKeyed, show, replaceChildren } from '../dom.js';
@@ -62,19 +65,35 @@ export function createCheckpointsTab(jid) {
   const config = kvGrid({ id: 'checkpoint-config' });
   configPanel.body.append(config.el);
 
+  const txPanel = panel('Kafka transactions');
+  const txBody = h('tbody');
+  const txTable = h('table', { class: 'grid', id: 'kafka-transactions' },
+    h('thead', null, h('tr', null,
+      h('th', null, 'Vertex'), h('th', { class: 'num' }, 'Subtask'), h('th', null, 'Transactional id'),
+      h('th', null, 'State'), h('th', { class: 'num' }, 'Checkpoint'), h('th', { class: 'num' }, 'Records'),
+      h('th', { class: 'num' }, 'Age'))),
+    txBody);
+  txPanel.body.append(h('div', { class: 'table-wrap' }, txTable));
+  show(txPanel.el, false);
+
   const el = h('div', { class: 'tab-checkpoints' }, counts,
-    h('div', { class: 'split' }, latest.el, configPanel.el), charts.el);
+    h('div', { class: 'split' }, latest.el, configPanel.el), txPanel.el, charts.el);
 
   return {
     el,
     async refresh() {
-      const [cp, cfg, own] = await Promise.all([
+      const [cp, cfg, own, tx] = await Promise.all([
         api.get(`jobs/${seg(jid)}/checkpoints`),
         optional(api.get(`jobs/${seg(jid)}/checkpoints/config`)),
         /* the longest alignment per checkpoint, which Flink's statistics
          * keep only per subtask */
         optional(api.get(`sluice/jobs/${seg(jid)}/checkpoints`)),
+        optional(api.get(`sluice/jobs/${seg(jid)}/kafka-transactions`)),
       ]);
+      const txs = tx && Array.isArray(tx.transactions) ? tx.transactions : [];
+      show(txPanel.el, txs.length > 0);
+      setAttr(txTable, 'data-count', txs.length);
+      syncKeyed(txBody, txs, (t) => `${t.vertex}|${t['transactional-id']}`, createTxRow, updateTxRow);
       const c = (cp && cp.counts) || {};
       for (const [k] of COUNTS) {
         setText(countEls[k], fmtInt(c[k] ?? 0));
@@ -104,6 +123,26 @@ export function createCheckpointsTab(jid) {
       config.update(configPairs(cfg));
     },
   };
+}
+
+function createTxRow() {
+  const cells = [0, 1, 2, 3, 4, 5, 6].map((i) => h('td', { class: i === 1 || i >= 4 ? 'num' : null }));
+  const tr = h('tr', { class: 'kafka-txn' }, cells);
+  tr._c = cells;
+  return tr;
+}
+
+function updateTxRow(tr, t) {
+  const c = tr._c;
+  setAttr(tr, 'data-txn', t['transactional-id']);
+  setAttr(tr, 'data-txn-state', t.state);
+  setText(c[0], t.vertex ?? DASH);
+  setText(c[1], String(t.subtask ?? DASH));
+  setText(c[2], t['transactional-id'] ?? DASH);
+  setText(c[3], t.state ?? DASH);
+  setText(c[4], t['checkpoint-id'] == null ? DASH : String(t['checkpoint-id']));
+  setText(c[5], fmtInt(t.records ?? 0));
+  setText(c[6], fmtDuration(num(t['age-ms'])));
 }
 
 function paintLatest(body, entry, kind) {
