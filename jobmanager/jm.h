@@ -329,6 +329,10 @@ void jm_send_notify(jm *j, jm_job *job, uint64_t cp_id, int completed);
 /* ---- rpc.c (loop) ------------------------------------------------------- */
 int jm_rpc_start(jm *j, char *err, size_t errlen);
 void jm_rpc_stop(jm *j);
+/* Handle every whole frame in c's input (c may be closed and freed by it);
+ * the connection's read callback, and the control-frame fuzz target's way
+ * in without a socket. */
+void jm_rpc_input(jm_conn *c);
 void jm_apply_metrics(jm *j, const Sluice__SubtaskMetrics *m);
 
 /* ---- scheduler.c (loop): the job lifecycle and the restart policy ------- */

@@ -198,14 +198,13 @@ static void handle(jm_conn *c, Sluice__Envelope *env)
     }
 }
 
-static void on_read(struct bufferevent *bev, void *arg)
+void jm_rpc_input(jm_conn *c)
 {
-    jm_conn *c = arg;
     jm *j = c->jm;
     for (;;) {
         Sluice__Envelope *env = NULL;
         char err[160];
-        int rc = sl_frame_pull(bufferevent_get_input(bev), &env, err, sizeof err);
+        int rc = sl_frame_pull(bufferevent_get_input(c->bev), &env, err, sizeof err);
         if (rc == SL_AGAIN) break;
         if (rc != SL_OK) {
             conn_close(c, err);
@@ -221,6 +220,8 @@ static void on_read(struct bufferevent *bev, void *arg)
         if (!alive) break;
     }
 }
+
+static void on_read(struct bufferevent *bev, void *arg) { jm_rpc_input(arg); }
 
 static void on_event(struct bufferevent *bev, short what, void *arg)
 {
