@@ -183,6 +183,15 @@ static const sl_conf_def defs[] = {
     {{"rest.auth-token", SL_CT_STRING, "", NULL,
       "Bearer token required by mutating REST calls; empty means none."},
      NOLIM, NULL},
+    {{"security.cluster.secret", SL_CT_STRING, "", NULL,
+      "Shared secret every JobManager and TaskManager of the cluster must hold: RPC and data "
+      "connections prove it (HMAC-SHA256 challenge-response) before anything else; empty means "
+      "no authentication."},
+     NOLIM, NULL},
+    {{"security.cluster.secret-file", SL_CT_PATH, "", NULL,
+      "File holding the cluster secret (instead of security.cluster.secret; a trailing newline "
+      "is ignored)."},
+     NOLIM, NULL},
     {{"web.checkpoints.history", SL_CT_INT, "10", NULL,
       "Number of recent checkpoints the REST API and dashboard remember per job."},
      1, 100000, NULL},

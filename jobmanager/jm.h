@@ -26,6 +26,7 @@
 
 #include "sl.h"
 #include "config.h"
+#include "auth.h"
 #include "jobgraph.h"
 #include "control.pb-c.h"
 #include <jansson.h>
@@ -185,6 +186,10 @@ typedef struct jm_conn {
     struct bufferevent *bev;
     struct jm *jm;
     int hello_done;
+    int auth_wait;              /* our challenge sent, its answer not yet (auth.h) */
+    int closing;                /* refused: closed once its output is sent */
+    uint8_t nonce[32], peer_nonce[32];
+    char *peer_id;              /* the id its Hello claims */
     jm_tm *tm;                  /* after registration */
     char peer[64];              /* address for logs */
     struct jm_conn *next;
@@ -213,6 +218,7 @@ typedef struct jm {
     uint64_t session;           /* random per start: with job and attempt, names a deployment */
     const char *web_root;
     const char *auth_token;     /* NULL or "" = no auth */
+    sl_auth cluster_auth;       /* security.cluster.secret: TaskManagers prove it */
     int stopping;
     struct event *cp_tick;      /* checkpoint triggers and timeouts, restarts, job store */
     /* checkpoint configuration */

@@ -38,10 +38,12 @@ static void conn_close(jm_conn *c, const char *why)
     for (jm_conn **p = &j->conns; *p; p = &(*p)->next)
         if (*p == c) { *p = c->next; break; }
     bufferevent_free(c->bev);
+    free(c->peer_id);
     free(c);
 }
 
 static void send_env(jm_conn *c, Sluice__Envelope *env) { jm_send_conn(c, env); }
+static void on_event(struct bufferevent *bev, short what, void *arg);
 
 /* The state backend a TaskManager reports, if it is a plausible name
  * (letters, digits, '-', '_'; at most 32): it ends up in REST's JSON. An
@@ -160,11 +162,84 @@ static void on_heartbeat(jm_conn *c, const Sluice__Heartbeat *hb)
     for (size_t i = 0; i < hb->n_metrics; i++) jm_apply_metrics(j, hb->metrics[i]);
 }
 
+static void send_hello(jm_conn *c, const uint8_t *nonce, const uint8_t *proof)
+{
+    Sluice__Hello h = SLUICE__HELLO__INIT;
+    h.version = SL_PROTOCOL_VERSION;
+    h.role = "jobmanager";
+    if (nonce) {
+        h.nonce.data = (uint8_t *)nonce;
+        h.nonce.len = SL_AUTH_NONCE;
+    }
+    if (proof) {
+        h.proof.data = (uint8_t *)proof;
+        h.proof.len = SL_AUTH_MAC;
+    }
+    Sluice__Envelope out = SLUICE__ENVELOPE__INIT;
+    out.msg_case = SLUICE__ENVELOPE__MSG_HELLO;
+    out.hello = &h;
+    send_env(c, &out);
+}
+
+static void on_drained(struct bufferevent *bev, void *arg) { conn_close(arg, NULL); }
+
+/* Refuse c, but let what we queued for it (why it is refused) go out first. */
+static void close_after_flush(jm_conn *c, const char *why)
+{
+    sl_warn(TAG, "closing connection from %s: %s", c->peer, why);
+    c->closing = 1;
+    bufferevent_disable(c->bev, EV_READ);
+    bufferevent_setcb(c->bev, NULL, on_drained, on_event, c);
+    if (!evbuffer_get_length(bufferevent_get_output(c->bev))) conn_close(c, NULL);
+}
+
+/* With a cluster secret: the TaskManager's first Hello carries its nonce;
+ * we answer with ours and our proof, and wait for its proof in a second
+ * Hello. Nothing else is accepted before (the connection is closed and the
+ * refusal logged), so a peer without the secret never registers. */
+static void auth_hello(jm_conn *c, const Sluice__Hello *h)
+{
+    jm *j = c->jm;
+    if (!c->auth_wait) {
+        if (h->nonce.len != SL_AUTH_NONCE) {
+            /* a TaskManager without the secret: our nonce tells it one is needed */
+            sl_auth_nonce(c->nonce);
+            send_hello(c, c->nonce, NULL);
+            close_after_flush(c, "refused: it sent no challenge (this cluster requires "
+                                 "security.cluster.secret)");
+            return;
+        }
+        free(c->peer_id);
+        c->peer_id = sl_strdup(h->peer_id ? h->peer_id : "");
+        memcpy(c->peer_nonce, h->nonce.data, SL_AUTH_NONCE);
+        sl_auth_nonce(c->nonce);
+        uint8_t proof[SL_AUTH_MAC];
+        sl_auth_mac(&j->cluster_auth, "sluice-rpc-jobmanager", c->peer_nonce, c->nonce, c->peer_id,
+                    proof);
+        c->auth_wait = 1;
+        send_hello(c, c->nonce, proof);
+        return;
+    }
+    if (!sl_auth_check(&j->cluster_auth, "sluice-rpc-taskmanager", c->nonce, c->peer_nonce,
+                       c->peer_id, h->proof.data, h->proof.len)) {
+        conn_close(c, "refused: it did not prove the cluster secret (security.cluster.secret)");
+        return;
+    }
+    c->auth_wait = 0;
+    c->hello_done = 1;
+}
+
 static void handle(jm_conn *c, Sluice__Envelope *env)
 {
+    if (c->closing) return;
     if (!c->hello_done) {
         if (env->msg_case != SLUICE__ENVELOPE__MSG_HELLO) {
-            conn_close(c, "first message is not a Hello");
+            conn_close(c, c->auth_wait ? "refused: a message before it proved the cluster secret"
+                                       : "first message is not a Hello");
+            return;
+        }
+        if (c->auth_wait) {
+            auth_hello(c, env->hello);
             return;
         }
         if (env->hello->version != SL_PROTOCOL_VERSION) {
@@ -174,14 +249,12 @@ static void handle(jm_conn *c, Sluice__Envelope *env)
             conn_close(c, why);
             return;
         }
+        if (sl_auth_on(&c->jm->cluster_auth)) {
+            auth_hello(c, env->hello);
+            return;
+        }
         c->hello_done = 1;
-        Sluice__Hello h = SLUICE__HELLO__INIT;
-        h.version = SL_PROTOCOL_VERSION;
-        h.role = "jobmanager";
-        Sluice__Envelope out = SLUICE__ENVELOPE__INIT;
-        out.msg_case = SLUICE__ENVELOPE__MSG_HELLO;
-        out.hello = &h;
-        send_env(c, &out);
+        send_hello(c, NULL, NULL);
         return;
     }
     switch (env->msg_case) {
@@ -217,7 +290,7 @@ void jm_rpc_input(jm_conn *c)
         int alive = 0;
         for (jm_conn *p = j->conns; p; p = p->next)
             if (p == before) { alive = 1; break; }
-        if (!alive) break;
+        if (!alive || c->closing) break;
     }
 }
 
@@ -274,6 +347,9 @@ int jm_rpc_start(jm *j, char *err, size_t errlen)
     char sess[17];
     sl_random_hex(sess, 16);
     j->session = strtoull(sess, NULL, 16) | 1; /* never 0: 0 is "none" on the TaskManager */
+    if (sl_auth_load(&j->cluster_auth, j->conf, err, errlen) != SL_OK) return SL_ERR;
+    if (sl_auth_on(&j->cluster_auth))
+        sl_info(TAG, "TaskManagers must prove the cluster secret (security.cluster.secret)");
     j->listener = sl_listen(j->base, sl_config_str(j->conf, "jobmanager.bind-host"),
                             (int)sl_config_int(j->conf, "jobmanager.rpc.port"), "RPC port", on_accept,
                             j, &j->rpc_port, err, errlen);
@@ -296,9 +372,11 @@ void jm_rpc_stop(jm *j)
         c->tm = NULL;
         j->conns = c->next;
         bufferevent_free(c->bev);
+        free(c->peer_id);
         free(c);
     }
     sl_listen_free(j->listener);
+    sl_auth_free(&j->cluster_auth);
     if (j->tick) event_free(j->tick);
     if (j->cp_tick) event_free(j->cp_tick);
 }

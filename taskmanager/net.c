@@ -49,6 +49,7 @@
 #define DF_DATA 1
 #define DF_CREDIT 2
 #define DF_HELLO 3
+#define DF_AUTH 4 /* the challenge-response after a HELLO (auth.h); a = its length */
 #define DF_HDR 25
 #define DF_MAGIC 0x534c4443u /* "SLDC" */
 #define DF_VERSION 2 /* 2: the header carries the JobManager session */
@@ -241,6 +242,7 @@ static void peer_close(tm_peer *p, const char *why)
         p->bev = NULL;
     }
     p->hello_done = 0;
+    p->auth_wait = 0;
     tm_deploy_fail_peer(n, p, why);
 }
 
@@ -268,11 +270,54 @@ static int handle_data_frame(tm_peer *p, const uint8_t *h, struct evbuffer *in, 
     return SL_OK;
 }
 
+static void peer_up(tm_peer *p)
+{
+    p->hello_done = 1;
+    sl_info(TAG, "data connection to %s (%s:%d) established", p->id, p->host, p->port);
+    /* credits announced before the connection existed */
+    tm_exchange_peer_up(p->net, p);
+    peer_flush(p);
+}
+
+/* We connected with a challenge: the acceptor answers with its nonce and
+ * its proof; we check it and send ours. SL_AGAIN until it is all in. */
+static int connector_auth(tm_peer *p, struct evbuffer *in, char *err, size_t errlen)
+{
+    tm_net *n = p->net;
+    uint8_t h[DF_HDR + SL_AUTH_NONCE + SL_AUTH_MAC];
+    if (evbuffer_get_length(in) < DF_HDR) return SL_AGAIN;
+    evbuffer_copyout(in, h, DF_HDR);
+    if (h[0] != DF_AUTH || sl_get_le32(h + 17) != SL_AUTH_NONCE + SL_AUTH_MAC)
+        return sl_seterr(err, errlen, "refused: %s did not answer our challenge (has it the cluster "
+                         "secret, security.cluster.secret?)", p->id);
+    if (evbuffer_get_length(in) < sizeof h) return SL_AGAIN;
+    evbuffer_remove(in, h, sizeof h);
+    const uint8_t *theirs = h + DF_HDR;
+    if (!sl_auth_check(&n->auth, "sluice-data-acceptor", p->nonce, theirs, n->id,
+                       theirs + SL_AUTH_NONCE, SL_AUTH_MAC))
+        return sl_seterr(err, errlen, "refused: %s did not prove the cluster secret", p->id);
+    uint8_t out[DF_HDR + SL_AUTH_MAC];
+    df_header(out, DF_AUTH, 0, DF_MAGIC, DF_VERSION, SL_AUTH_MAC, 0);
+    sl_auth_mac(&n->auth, "sluice-data-connector", theirs, p->nonce, n->id, out + DF_HDR);
+    evbuffer_add(bufferevent_get_output(p->bev), out, sizeof out);
+    p->auth_wait = 0;
+    peer_up(p);
+    return SL_OK;
+}
+
 static void on_data_read(struct bufferevent *bev, void *arg)
 {
     tm_peer *p = arg;
     struct evbuffer *in = bufferevent_get_input(bev);
     char err[256];
+    if (p->auth_wait) {
+        int rc = connector_auth(p, in, err, sizeof err);
+        if (rc == SL_AGAIN) return;
+        if (rc != SL_OK) {
+            peer_close(p, err);
+            return;
+        }
+    }
     for (;;) {
         uint8_t h[DF_HDR];
         if (evbuffer_get_length(in) < DF_HDR) break;
@@ -298,16 +343,20 @@ static void on_data_event(struct bufferevent *bev, short what, void *arg)
     if (what & BEV_EVENT_CONNECTED) {
         uint8_t h[DF_HDR];
         size_t idlen = strlen(p->net->id);
-        df_header(h, DF_HELLO, 0, DF_MAGIC, DF_VERSION, (uint32_t)idlen, 0);
+        int auth = sl_auth_on(&p->net->auth);
+        df_header(h, DF_HELLO, 0, DF_MAGIC, DF_VERSION, (uint32_t)idlen, auth ? SL_AUTH_NONCE : 0);
         evbuffer_add(bufferevent_get_output(bev), h, DF_HDR);
         evbuffer_add(bufferevent_get_output(bev), p->net->id, idlen);
-        p->hello_done = 1;
         int one = 1;
         setsockopt(bufferevent_getfd(bev), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-        sl_info(TAG, "data connection to %s (%s:%d) established", p->id, p->host, p->port);
-        /* credits announced before the connection existed */
-        tm_exchange_peer_up(p->net, p);
-        peer_flush(p);
+        if (auth) {
+            /* nothing else until the acceptor has proved the secret */
+            sl_auth_nonce(p->nonce);
+            evbuffer_add(bufferevent_get_output(bev), p->nonce, SL_AUTH_NONCE);
+            p->auth_wait = 1;
+            return;
+        }
+        peer_up(p);
         return;
     }
     if (what & (BEV_EVENT_ERROR | BEV_EVENT_EOF))
@@ -338,29 +387,77 @@ static void peer_connect(tm_peer *p)
 typedef struct pending_conn {
     tm_net *n;
     struct bufferevent *bev;
+    char addr[64];              /* for logs */
+    int auth_wait;              /* our challenge sent, its proof not yet in */
+    char id[257];               /* the id its HELLO claims */
+    uint8_t theirs[SL_AUTH_NONCE], ours[SL_AUTH_NONCE];
 } pending_conn;
+
+static void pending_refuse(pending_conn *pc, const char *fmt, const char *id)
+{
+    char why[300];
+    snprintf(why, sizeof why, fmt, id);
+    sl_warn(TAG, "refused a data connection from %s: %s", pc->addr, why);
+    bufferevent_free(pc->bev);
+    free(pc);
+}
 
 static void on_pending_read(struct bufferevent *bev, void *arg)
 {
     pending_conn *pc = arg;
     tm_net *n = pc->n;
     struct evbuffer *in = bufferevent_get_input(bev);
+    int auth = sl_auth_on(&n->auth);
     if (evbuffer_get_length(in) < DF_HDR) return;
-    uint8_t h[DF_HDR];
+    uint8_t h[DF_HDR + SL_AUTH_MAC];
     evbuffer_copyout(in, h, DF_HDR);
-    uint32_t idlen = sl_get_le32(h + 17);
-    if (h[0] != DF_HELLO || sl_get_le32(h + 9) != DF_MAGIC || sl_get_le32(h + 13) != DF_VERSION ||
-        idlen == 0 || idlen > 256) {
-        sl_warn(TAG, "closing a data connection that did not start with a valid hello");
-        bufferevent_free(bev);
-        free(pc);
-        return;
+    if (pc->auth_wait) {
+        /* the connector's proof, after our challenge */
+        if (h[0] != DF_AUTH || sl_get_le32(h + 17) != SL_AUTH_MAC) {
+            pending_refuse(pc, "%s did not answer our challenge", pc->id);
+            return;
+        }
+        if (evbuffer_get_length(in) < sizeof h) return;
+        evbuffer_remove(in, h, sizeof h);
+        if (!sl_auth_check(&n->auth, "sluice-data-connector", pc->ours, pc->theirs, pc->id,
+                           h + DF_HDR, SL_AUTH_MAC)) {
+            pending_refuse(pc, "it claims to be %s but did not prove the cluster secret", pc->id);
+            return;
+        }
+    } else {
+        uint32_t idlen = sl_get_le32(h + 17), nlen = sl_get_le32(h + 21);
+        if (h[0] != DF_HELLO || sl_get_le32(h + 9) != DF_MAGIC || sl_get_le32(h + 13) != DF_VERSION ||
+            idlen == 0 || idlen > 256 || (nlen != 0 && nlen != SL_AUTH_NONCE)) {
+            pending_refuse(pc, "%sit did not start with a valid hello", "");
+            return;
+        }
+        if (evbuffer_get_length(in) < DF_HDR + idlen + nlen) return;
+        evbuffer_drain(in, DF_HDR);
+        evbuffer_remove(in, pc->id, idlen);
+        pc->id[idlen] = '\0';
+        if (auth != (nlen != 0)) {
+            pending_refuse(pc, auth ? "it claims to be %s but sent no challenge (this cluster "
+                                      "requires security.cluster.secret)"
+                                    : "%s requires the cluster secret, which this TaskManager "
+                                      "does not have (security.cluster.secret)", pc->id);
+            return;
+        }
+        if (auth) {
+            evbuffer_remove(in, pc->theirs, SL_AUTH_NONCE);
+            sl_auth_nonce(pc->ours);
+            uint8_t out[DF_HDR + SL_AUTH_NONCE + SL_AUTH_MAC];
+            df_header(out, DF_AUTH, 0, DF_MAGIC, DF_VERSION, SL_AUTH_NONCE + SL_AUTH_MAC, 0);
+            memcpy(out + DF_HDR, pc->ours, SL_AUTH_NONCE);
+            sl_auth_mac(&n->auth, "sluice-data-acceptor", pc->theirs, pc->ours, pc->id,
+                        out + DF_HDR + SL_AUTH_NONCE);
+            evbuffer_add(bufferevent_get_output(bev), out, sizeof out);
+            pc->auth_wait = 1;
+            if (evbuffer_get_length(in)) on_pending_read(bev, pc);
+            return;
+        }
     }
-    if (evbuffer_get_length(in) < DF_HDR + idlen) return;
-    evbuffer_drain(in, DF_HDR);
     char id[257];
-    evbuffer_remove(in, id, idlen);
-    id[idlen] = '\0';
+    memcpy(id, pc->id, sizeof id);
     tm_peer *p = tm_net_peer(n, id, NULL, 0);
     if (p->bev) {
         sl_warn(TAG, "TaskManager %s connected again; replacing its data connection", id);
@@ -391,6 +488,13 @@ static void on_data_accept(struct evconnlistener *l, evutil_socket_t fd, struct 
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     pending_conn *pc = sl_calloc(1, sizeof *pc);
     pc->n = n;
+    if (sa->sa_family == AF_INET) {
+        char ip[INET_ADDRSTRLEN] = "?";
+        inet_ntop(AF_INET, &((struct sockaddr_in *)sa)->sin_addr, ip, sizeof ip);
+        snprintf(pc->addr, sizeof pc->addr, "%s:%d", ip, ntohs(((struct sockaddr_in *)sa)->sin_port));
+    } else {
+        snprintf(pc->addr, sizeof pc->addr, "a peer");
+    }
     pc->bev = bufferevent_socket_new(n->base, fd, BEV_OPT_CLOSE_ON_FREE);
     bufferevent_setcb(pc->bev, on_pending_read, NULL, on_pending_event, pc);
     bufferevent_enable(pc->bev, EV_READ | EV_WRITE);
@@ -545,6 +649,41 @@ static int same_job(const tm_deploy *d, const char *job_id)
     return job_id && strcmp(d->job_id, job_id) == 0;
 }
 
+/* With a cluster secret the JobManager's Hello answers our challenge with
+ * its own nonce and proof; we check the proof and answer with ours in a
+ * second Hello. SL_ERR (the connection dropped, the reason logged) when it
+ * cannot prove the secret. */
+static int jm_auth(tm_net *n, const Sluice__Hello *h)
+{
+    if (!sl_auth_on(&n->auth)) {
+        if (h->nonce.len)
+            sl_error(TAG, "the JobManager requires the cluster secret (security.cluster.secret), "
+                          "which this TaskManager does not have");
+        return SL_OK; /* it refuses us then, and says so in its log */
+    }
+    if (h->nonce.len != SL_AUTH_NONCE ||
+        !sl_auth_check(&n->auth, "sluice-rpc-jobmanager", n->jm_nonce, h->nonce.data, n->id,
+                       h->proof.data, h->proof.len)) {
+        sl_error(TAG, "the JobManager did not prove the cluster secret (security.cluster.secret); "
+                      "not registering");
+        jm_lost(n, "JobManager not authenticated");
+        return SL_ERR;
+    }
+    uint8_t proof[SL_AUTH_MAC];
+    sl_auth_mac(&n->auth, "sluice-rpc-taskmanager", h->nonce.data, n->jm_nonce, n->id, proof);
+    Sluice__Hello out = SLUICE__HELLO__INIT;
+    out.version = SL_PROTOCOL_VERSION;
+    out.role = "taskmanager";
+    out.peer_id = n->id;
+    out.proof.data = proof;
+    out.proof.len = SL_AUTH_MAC;
+    Sluice__Envelope env = SLUICE__ENVELOPE__INIT;
+    env.msg_case = SLUICE__ENVELOPE__MSG_HELLO;
+    env.hello = &out;
+    sl_frame_push(bufferevent_get_output(n->jm), &env);
+    return SL_OK;
+}
+
 static void handle_jm(tm_net *n, Sluice__Envelope *env)
 {
     switch (env->msg_case) {
@@ -556,6 +695,7 @@ static void handle_jm(tm_net *n, Sluice__Envelope *env)
             jm_lost(n, why);
             return;
         }
+        if (jm_auth(n, env->hello) != SL_OK) return;
         n->jm_hello = 1;
         send_register(n);
         break;
@@ -667,6 +807,11 @@ static void on_jm_event(struct bufferevent *bev, short what, void *arg)
         h.version = SL_PROTOCOL_VERSION;
         h.role = "taskmanager";
         h.peer_id = n->id;
+        if (sl_auth_on(&n->auth)) {
+            sl_auth_nonce(n->jm_nonce);
+            h.nonce.data = n->jm_nonce;
+            h.nonce.len = SL_AUTH_NONCE;
+        }
         Sluice__Envelope env = SLUICE__ENVELOPE__INIT;
         env.msg_case = SLUICE__ENVELOPE__MSG_HELLO;
         env.hello = &h;
@@ -795,6 +940,7 @@ static void send_ack(tm_net *n, tm_snap_job *job)
 int tm_net_start(tm_net *n, char *err, size_t errlen)
 {
     pthread_mutex_init(&n->mu, NULL);
+    if (sl_auth_load(&n->auth, n->conf, err, errlen) != SL_OK) return SL_ERR;
     n->listener = sl_listen(n->base, sl_config_str(n->conf, "taskmanager.bind-host"),
                             (int)sl_config_int(n->conf, "taskmanager.data.port"), "data port",
                             on_data_accept, n, &n->data_port, err, errlen);
@@ -831,6 +977,7 @@ void tm_net_stop(tm_net *n)
         free(p);
     }
     sl_listen_free(n->listener);
+    sl_auth_free(&n->auth);
     if (n->inbox) event_free(n->inbox);
     if (n->reconnect) event_free(n->reconnect);
     if (n->heartbeat) event_free(n->heartbeat);

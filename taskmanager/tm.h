@@ -30,6 +30,7 @@
 
 #include "sl.h"
 #include "config.h"
+#include "auth.h"
 #include "jobgraph.h"
 #include "buffer.h"
 #include "exchange.h"
@@ -140,6 +141,8 @@ struct tm_peer {
     int port;
     struct bufferevent *bev;    /* NULL until connected */
     int hello_done;
+    int auth_wait;              /* we connected: the acceptor's proof not yet in (auth.h) */
+    uint8_t nonce[32];          /* our challenge on that connection */
     int initiator;              /* we connect (our id sorts lower) */
     pthread_mutex_t mu;         /* guards the out-channels' send queues */
     tm_outchan *chans;          /* sending ends towards this peer */
@@ -173,6 +176,8 @@ struct tm_net {
     /* JobManager connection */
     struct bufferevent *jm;
     int jm_hello, jm_registered;
+    uint8_t jm_nonce[32];       /* our challenge on the JobManager connection */
+    sl_auth auth;               /* security.cluster.secret (auth.h); none: key NULL */
     uint64_t jm_session;        /* the JobManager's session (RegisterAck) */
     struct event *reconnect, *heartbeat;
     int64_t hb_interval_ms;
