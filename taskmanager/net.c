@@ -628,6 +628,14 @@ static void on_heartbeat(evutil_socket_t fd, short what, void *arg)
 {
     tm_net *n = arg;
     if (!n->jm_registered) return;
+    /* a partition sends no reset: silence is how a lost JobManager shows */
+    if (sl_mono_ms() - n->jm_heard_ms > n->hb_timeout_ms) {
+        char why[96];
+        snprintf(why, sizeof why, "no answer to heartbeats for %lld ms (heartbeat.timeout)",
+                 (long long)(sl_mono_ms() - n->jm_heard_ms));
+        jm_lost(n, why);
+        return;
+    }
     Sluice__Heartbeat hb = SLUICE__HEARTBEAT__INIT;
     struct sysinfo si;
     sysinfo(&si);
@@ -706,6 +714,7 @@ static void handle_jm(tm_net *n, Sluice__Envelope *env)
             return;
         }
         n->jm_registered = 1;
+        n->jm_heard_ms = sl_mono_ms();
         n->jm_session = env->register_ack->session;
         n->reconnect_ms = 0;
         if (env->register_ack->heartbeat_interval_ms)
@@ -719,6 +728,7 @@ static void handle_jm(tm_net *n, Sluice__Envelope *env)
         }
         break;
     case SLUICE__ENVELOPE__MSG_HEARTBEAT_ACK:
+        n->jm_heard_ms = sl_mono_ms();
         if (!env->heartbeat_ack->known && n->jm_registered) {
             sl_warn(TAG, "the JobManager no longer knows us; registering again");
             tm_deploy_cancel_all(n);
@@ -793,6 +803,7 @@ static void on_jm_event(struct bufferevent *bev, short what, void *arg)
 {
     tm_net *n = arg;
     if (what & BEV_EVENT_CONNECTED) {
+        bufferevent_set_timeouts(bev, NULL, NULL); /* the connect's, below */
         if (!*n->host) {
             /* the address the JobManager sees us at is the one others can use */
             struct sockaddr_in sin;
@@ -818,7 +829,7 @@ static void on_jm_event(struct bufferevent *bev, short what, void *arg)
         sl_frame_push(bufferevent_get_output(bev), &env);
         return;
     }
-    if (what & (BEV_EVENT_ERROR | BEV_EVENT_EOF)) {
+    if (what & (BEV_EVENT_ERROR | BEV_EVENT_EOF | BEV_EVENT_TIMEOUT)) {
         if (n->jm_registered || n->jm_hello)
             jm_lost(n, (what & BEV_EVENT_EOF) ? "connection closed" : evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
         else
@@ -834,6 +845,11 @@ static void jm_connect(tm_net *n)
     bufferevent_setcb(n->jm, on_jm_read, NULL, on_jm_event, n);
     bufferevent_setwatermark(n->jm, EV_READ, 0, SL_FRAME_MAX + 8);
     bufferevent_enable(n->jm, EV_READ | EV_WRITE);
+    /* an unanswered connect (a partition) gives up after a heartbeat
+     * timeout at most, and the reconnect backoff tries again */
+    int64_t limit = SL_MIN(n->hb_timeout_ms, 5000);
+    struct timeval ct = {(time_t)(limit / 1000), (suseconds_t)((limit % 1000) * 1000)};
+    bufferevent_set_timeouts(n->jm, NULL, &ct);
     if (bufferevent_socket_connect_hostname(n->jm, NULL, AF_INET, host, port) < 0) {
         /* reported through on_jm_event */
     }
@@ -949,6 +965,7 @@ int tm_net_start(tm_net *n, char *err, size_t errlen)
     n->reconnect = event_new(n->base, -1, 0, on_reconnect, n);
     n->heartbeat = event_new(n->base, -1, EV_PERSIST, on_heartbeat, n);
     n->hb_interval_ms = sl_config_int(n->conf, "heartbeat.interval");
+    n->hb_timeout_ms = sl_config_int(n->conf, "heartbeat.timeout");
     if (tm_snapshotter_start(n, err, errlen) != SL_OK) return SL_ERR;
     if (tm_deploy_start(n, err, errlen) != SL_OK) return SL_ERR;
     jm_connect(n);

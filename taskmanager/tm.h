@@ -181,6 +181,8 @@ struct tm_net {
     uint64_t jm_session;        /* the JobManager's session (RegisterAck) */
     struct event *reconnect, *heartbeat;
     int64_t hb_interval_ms;
+    int64_t hb_timeout_ms;      /* heartbeat.timeout: a JobManager silent this long is lost */
+    int64_t jm_heard_ms;        /* monotonic: its last RegisterAck or HeartbeatAck */
     int64_t reconnect_ms;       /* current reconnect delay (backs off) */
     /* data plane */
     struct evconnlistener *listener;

@@ -13,6 +13,14 @@
   their failure_message while the job goes on running (the failures are
   tolerated); once space is freed checkpoints complete again, and the job
   finishes with exact output. Needs root to mount; skipped otherwise.
+- A network partition: one TaskManager runs in its own network namespace,
+  joined to the host by a veth pair; mid-run the pair is set down, cutting
+  it off from the JobManager and its peers with no reset sent. Both sides
+  find out by silence: the JobManager fails its tasks at heartbeat.timeout
+  and the job restarts on the two TaskManagers left, the cut-off one
+  cancels its tasks at its own heartbeat.timeout. The job finishes with
+  exact output; the link set up again, the TaskManager registers again.
+  Needs root for `ip netns`; skipped otherwise.
 """
 import os
 import random
@@ -23,7 +31,7 @@ import time
 
 import pytest
 
-from conftest import wait_for
+from conftest import BIN, Daemon, wait_for
 from test_checkpoints import (agg_job, apply_changelog, checkpoints, committed_files,
                               expected_agg, raw_ids)
 
@@ -144,3 +152,77 @@ def test_disk_full_fails_checkpoints_not_the_job(make_cluster, workdir):
     finally:
         subprocess.run(["umount", "-l", chk], capture_output=True)
         shutil.rmtree(chk, ignore_errors=True)
+
+
+# ---- a network partition ------------------------------------------------------------
+
+
+def sh(*args):
+    return subprocess.run(list(args), capture_output=True, text=True)
+
+
+def test_partitioned_taskmanager_is_replaced_and_rejoins(make_cluster, workdir):
+    tag = f"{os.getpid() % 10000}"
+    ns, host_if, ns_if = f"slpart{tag}", f"slh{tag}", f"sln{tag}"
+    sub = 10 + os.getpid() % 200
+    host_ip, ns_ip = f"10.213.{sub}.1", f"10.213.{sub}.2"
+    r = sh("ip", "netns", "add", ns)
+    if r.returncode != 0:
+        pytest.skip(f"cannot make a network namespace ({r.stderr.strip()}); needs root")
+    try:
+        for cmd in (["ip", "link", "add", host_if, "type", "veth", "peer", "name", ns_if],
+                    ["ip", "link", "set", ns_if, "netns", ns],
+                    ["ip", "addr", "add", f"{host_ip}/30", "dev", host_if],
+                    ["ip", "link", "set", host_if, "up"],
+                    ["ip", "netns", "exec", ns, "ip", "addr", "add", f"{ns_ip}/30", "dev", ns_if],
+                    ["ip", "netns", "exec", ns, "ip", "link", "set", ns_if, "up"],
+                    ["ip", "netns", "exec", ns, "ip", "link", "set", "lo", "up"]):
+            r = sh(*cmd)
+            assert r.returncode == 0, (cmd, r.stderr)
+        c = make_cluster(jm_conf={"execution.checkpointing.interval": "200 ms",
+                                  "heartbeat.timeout": "1500 ms",
+                                  "restart-strategy.type": "fixed-delay",
+                                  "restart-strategy.fixed-delay.attempts": "10",
+                                  "restart-strategy.fixed-delay.delay": "100 ms"})
+        # every TaskManager reaches the JobManager and its peers over the veth
+        # address, so the one in the namespace can reach them and they it
+        hb = {"heartbeat.timeout": "1500 ms", "jobmanager.rpc.address": host_ip}
+        conf = {"jobmanager.rpc.port": str(c.rpc_port), "taskmanager.numberOfTaskSlots": "1",
+                "heartbeat.interval": "200 ms", "taskmanager.resource-id": "tm-cut", **hb}
+        args = ["ip", "netns", "exec", ns, os.path.join(BIN, "sluice-taskmanager")]
+        for k, v in conf.items():
+            args += ["-D", f"{k}={v}"]
+        cut = Daemon("taskmanager-cut", args, workdir)
+        cut.id = "tm-cut"
+        c.tms.append(cut)
+        wait_for(lambda: any(t["id"] == "tm-cut" for t in c.get("/taskmanagers")["taskmanagers"]),
+                 what="tm-cut to register from its namespace")
+        c.add_tm(slots=2, extra={**hb, "taskmanager.host": host_ip})
+        n, keys = 16000, 20  # 2000 rows/s: 8 s
+        out, raw = os.path.join(workdir, "out"), os.path.join(workdir, "raw")
+        jid = c.submit(agg_job(out, raw, n, keys, rate=2000, p=3))
+        c.wait_state(jid, "RUNNING", timeout=20)
+        c.add_tm(slots=2, extra={**hb, "taskmanager.host": host_ip})  # room to recover in
+        subs = c.get(f"/jobs/{jid}/vertices/{c.job(jid)['vertices'][0]['id']}/subtasks")["subtasks"]
+        assert "tm-cut" in {s["taskmanager-id"] for s in subs}, subs
+        wait_for(lambda: checkpoints(c, jid)["counts"]["completed"] >= 2, timeout=20,
+                 what="two completed checkpoints")
+
+        assert sh("ip", "link", "set", host_if, "down").returncode == 0
+        wait_for(lambda: "lost the JobManager (no answer to heartbeats" in cut.log_text(),
+                 timeout=10, what="the cut-off TaskManager to cancel its tasks")
+        wait_for(lambda: all(t["id"] != "tm-cut" for t in c.get("/taskmanagers")["taskmanagers"]),
+                 timeout=10, what="the JobManager to give tm-cut up")
+        job = c.wait_state(jid, ["FINISHED", "FAILED", "CANCELED"], timeout=60)
+        assert job["state"] == "FINISHED", c.get(f"/jobs/{jid}/exceptions")
+        assert job["timestamps"]["RESTARTING"] > 0, job["timestamps"]
+        exc = c.get(f"/jobs/{jid}/exceptions")["exceptionHistory"]["entries"]
+        assert any("tm-cut" in str(e) for e in exc), exc
+        exact_output(out, raw, n, keys)
+
+        assert sh("ip", "link", "set", host_if, "up").returncode == 0
+        wait_for(lambda: any(t["id"] == "tm-cut" for t in c.get("/taskmanagers")["taskmanagers"]),
+                 timeout=30, what="tm-cut to register again once the partition healed")
+    finally:
+        sh("ip", "link", "del", host_if)
+        sh("ip", "netns", "del", ns)
