@@ -13,6 +13,9 @@
  * HELLO and, with bit 1, a valid registration; then the rest is a list of
  * [u8 message kind][u16 length][bytes of that message], each wrapped in an
  * envelope and framed, so mutations reach the fields of every message.
+ * Bit 3 gives the JobManager a cluster secret (security.cluster.secret);
+ * then the harness's HELLO carries a nonce and, with bit 4, the harness
+ * answers the JobManager's challenge correctly (it knows the secret).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -45,16 +48,45 @@ static char cpdir[64];
 
 static void push(struct evbuffer *in, Sluice__Envelope *env) { sl_frame_push(in, env); }
 
-static void push_hello(struct evbuffer *in)
+static uint8_t tm_nonce[SL_AUTH_NONCE];
+
+static void push_hello(struct evbuffer *in, int auth)
 {
     Sluice__Hello h = SLUICE__HELLO__INIT;
     h.version = SL_PROTOCOL_VERSION;
     h.role = "taskmanager";
     h.peer_id = "fuzz-tm";
+    if (auth) {
+        memset(tm_nonce, 7, sizeof tm_nonce);
+        h.nonce.data = tm_nonce;
+        h.nonce.len = SL_AUTH_NONCE;
+    }
     Sluice__Envelope env = SLUICE__ENVELOPE__INIT;
     env.msg_case = SLUICE__ENVELOPE__MSG_HELLO;
     env.hello = &h;
     push(in, &env);
+}
+
+/* The JobManager's answer to our Hello is in out: answer its challenge. */
+static void push_proof(struct evbuffer *in, struct evbuffer *out, const sl_auth *a)
+{
+    Sluice__Envelope *env = NULL;
+    char err[160];
+    evbuffer_unfreeze(out, 1); /* a bufferevent's output gives bytes only to its socket */
+    if (sl_frame_pull(out, &env, err, sizeof err) != SL_OK) return;
+    if (env->msg_case == SLUICE__ENVELOPE__MSG_HELLO && env->hello->nonce.len == SL_AUTH_NONCE) {
+        uint8_t proof[SL_AUTH_MAC];
+        sl_auth_mac(a, "sluice-rpc-taskmanager", env->hello->nonce.data, tm_nonce, "fuzz-tm", proof);
+        Sluice__Hello h = SLUICE__HELLO__INIT;
+        h.version = SL_PROTOCOL_VERSION;
+        h.proof.data = proof;
+        h.proof.len = SL_AUTH_MAC;
+        Sluice__Envelope e = SLUICE__ENVELOPE__INIT;
+        e.msg_case = SLUICE__ENVELOPE__MSG_HELLO;
+        e.hello = &h;
+        push(in, &e);
+    }
+    sluice__envelope__free_unpacked(env, NULL);
 }
 
 static void push_register(struct evbuffer *in)
@@ -114,7 +146,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!once) {
         evthread_use_pthreads();
         sl_ops_register_builtin();
-        sl_log_level = SL_LOG_ERROR + 1; /* quiet: the handlers log what they refuse */
+        /* quiet (the handlers log what they refuse), unless SLUICE_FUZZ_LOG is set */
+        if (!getenv("SLUICE_FUZZ_LOG")) sl_log_level = SL_LOG_ERROR + 1;
         snprintf(cpdir, sizeof cpdir, "/tmp/sluice-fuzz-control-%d", (int)getpid());
         once = 1;
     }
@@ -124,6 +157,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memset(&j, 0, sizeof j);
     j.conf = sl_config_new();
     if (sl_config_set(j.conf, "state.checkpoints.dir", cpdir, "fuzz", err, sizeof err) != SL_OK) abort();
+    int auth = (data[0] & 8) != 0;
+    if (auth && (sl_config_set(j.conf, "security.cluster.secret", "fuzz secret", "fuzz", err,
+                               sizeof err) != SL_OK ||
+                 sl_auth_load(&j.cluster_auth, j.conf, err, sizeof err) != SL_OK))
+        abort();
     j.heartbeat_interval_ms = 1000;
     j.heartbeat_timeout_ms = 5000;
     j.slot_timeout_ms = 300000;
@@ -152,9 +190,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     evbuffer_unfreeze(in, 0); /* a bufferevent's input takes bytes only from its socket */
 
     if (data[0] & 1) {
-        push_hello(in);
-        if (data[0] & 2) push_register(in);
+        push_hello(in, auth);
         jm_rpc_input(c);
+        if (auth && (data[0] & 16) && j.conns) {
+            struct evbuffer *reply = evbuffer_get_length(bufferevent_get_output(c->bev))
+                                         ? bufferevent_get_output(c->bev)
+                                         : bufferevent_get_input(pair[1]);
+            push_proof(in, reply, &j.cluster_auth);
+            jm_rpc_input(c);
+        }
+        if ((data[0] & 2) && j.conns) {
+            push_register(in);
+            jm_rpc_input(c);
+        }
         /* deployed onto the fuzz TaskManager: a checkpoint to acknowledge */
         if ((data[0] & 4) && job->state == JOB_RUNNING)
             jm_cp_trigger(&j, job, CP_CHECKPOINT, NULL, 0, 0, err, sizeof err);
