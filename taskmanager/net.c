@@ -486,16 +486,21 @@ static void on_data_accept(struct evconnlistener *l, evutil_socket_t fd, struct 
     tm_net *n = arg;
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    pending_conn *pc = sl_calloc(1, sizeof *pc);
-    pc->n = n;
+    char addr[64] = "a peer";
     if (sa->sa_family == AF_INET) {
         char ip[INET_ADDRSTRLEN] = "?";
         inet_ntop(AF_INET, &((struct sockaddr_in *)sa)->sin_addr, ip, sizeof ip);
-        snprintf(pc->addr, sizeof pc->addr, "%s:%d", ip, ntohs(((struct sockaddr_in *)sa)->sin_port));
-    } else {
-        snprintf(pc->addr, sizeof pc->addr, "a peer");
+        snprintf(addr, sizeof addr, "%s:%d", ip, ntohs(((struct sockaddr_in *)sa)->sin_port));
     }
-    pc->bev = bufferevent_socket_new(n->base, fd, BEV_OPT_CLOSE_ON_FREE);
+    tm_net_data_accepted(n, bufferevent_socket_new(n->base, fd, BEV_OPT_CLOSE_ON_FREE), addr);
+}
+
+void tm_net_data_accepted(tm_net *n, struct bufferevent *bev, const char *addr)
+{
+    pending_conn *pc = sl_calloc(1, sizeof *pc);
+    pc->n = n;
+    snprintf(pc->addr, sizeof pc->addr, "%s", addr);
+    pc->bev = bev;
     bufferevent_setcb(pc->bev, on_pending_read, NULL, on_pending_event, pc);
     bufferevent_enable(pc->bev, EV_READ | EV_WRITE);
 }
@@ -982,6 +987,16 @@ void tm_net_stop(tm_net *n)
     on_inbox(-1, 0, n); /* statuses, credits and acks still queued */
     if (n->jm) bufferevent_free(n->jm);
     n->jm = NULL;
+    tm_net_free_peers(n);
+    sl_listen_free(n->listener);
+    sl_auth_free(&n->auth);
+    if (n->inbox) event_free(n->inbox);
+    if (n->reconnect) event_free(n->reconnect);
+    if (n->heartbeat) event_free(n->heartbeat);
+}
+
+void tm_net_free_peers(tm_net *n)
+{
     while (n->peers) {
         tm_peer *p = n->peers;
         n->peers = p->next;
@@ -993,9 +1008,4 @@ void tm_net_stop(tm_net *n)
         free(p->host);
         free(p);
     }
-    sl_listen_free(n->listener);
-    sl_auth_free(&n->auth);
-    if (n->inbox) event_free(n->inbox);
-    if (n->reconnect) event_free(n->reconnect);
-    if (n->heartbeat) event_free(n->heartbeat);
 }

@@ -254,6 +254,12 @@ void tm_net_peer_wake(tm_peer *p);            /* a buffer was queued for p */
 /* net.c (network thread) */
 int tm_net_start(tm_net *n, char *err, size_t errlen);
 void tm_net_stop(tm_net *n);
+/* A data connection accepted (bev; addr for logs): it must open with a
+ * HELLO, and prove the cluster secret when there is one. The listener's
+ * callback, and the data-connection fuzz target's way in without a socket. */
+void tm_net_data_accepted(tm_net *n, struct bufferevent *bev, const char *addr);
+/* Close and free every peer (tm_net_stop; the fuzz target). */
+void tm_net_free_peers(tm_net *n);
 tm_peer *tm_net_peer(tm_net *n, const char *id, const char *host, int port);
 void tm_net_connect_peers(tm_net *n, tm_deploy *d);
 void tm_net_send_credit(tm_peer *p, uint64_t session, uint32_t attempt, uint32_t chan, int credits);

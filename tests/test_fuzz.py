@@ -1,5 +1,6 @@
 """Bounded libFuzzer runs of every outside input's parser (tests/fuzz/,
-one target per input kind: SQL, control frames, data frames, rows, job
+one target per input kind: SQL, control frames, data connections (HELLO,
+AUTH, DATA and CREDIT frames), network buffers, rows, job
 graphs, calc expressions, snapshot files, REST bodies): `make fuzz` for a
 few seconds each from the committed seeds; any crash, sanitizer report,
 leak or timeout fails. The targets carry their own ASan + UBSan, so they run
@@ -17,7 +18,7 @@ TARGETS = sorted(os.path.basename(p)[len("fuzz_"):-2]
 
 
 def test_every_input_kind_has_a_target():
-    assert {"sql", "control", "data", "rows", "jobgraph", "expr", "snapshot", "rest"} <= set(TARGETS)
+    assert {"sql", "control", "wire", "data", "rows", "jobgraph", "expr", "snapshot", "rest"} <= set(TARGETS)
     for t in TARGETS:
         assert os.listdir(os.path.join(ROOT, "tests", "fuzz", t)), f"no seeds for {t}"
 
