@@ -346,6 +346,11 @@ jm_job *jm_job_submit(jm *j, sl_jobgraph *g);         /* takes g */
 void jm_schedule(jm *j);
 void jm_job_cancel(jm *j, jm_job *job);
 void jm_on_task_status(jm *j, const Sluice__TaskStatus *ts);
+/* Whether task (chain, subtask) of the job's current attempt was deployed to
+ * tm (1 too for an unknown job, attempt or task: the handlers ignore those).
+ * A TaskManager's report about a task placed elsewhere is not believed. */
+int jm_task_runs_on(jm *j, const char *job_id, uint32_t attempt, uint32_t chain, uint32_t subtask,
+                    const jm_tm *tm);
 void jm_on_tm_lost(jm *j, jm_tm *tm, const char *why);
 void jm_check_timeouts(jm *j);
 /* Every cp tick: restarts that are due, and job store eviction. */

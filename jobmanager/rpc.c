@@ -260,12 +260,28 @@ static void handle(jm_conn *c, Sluice__Envelope *env)
     switch (env->msg_case) {
     case SLUICE__ENVELOPE__MSG_REGISTER: on_register(c, env->register_); break;
     case SLUICE__ENVELOPE__MSG_HEARTBEAT: on_heartbeat(c, env->heartbeat); break;
-    case SLUICE__ENVELOPE__MSG_TASK_STATUS:
-        if (c->tm) jm_on_task_status(c->jm, env->task_status);
+    case SLUICE__ENVELOPE__MSG_TASK_STATUS: {
+        const Sluice__TaskStatus *ts = env->task_status;
+        if (!c->tm) break;
+        if (!jm_task_runs_on(c->jm, ts->job_id, ts->attempt, ts->chain, ts->subtask, c->tm))
+            sl_warn(TAG, "TaskManager %s reported the state of a task that does not run there "
+                         "(job %.32s chain %u subtask %u); ignored",
+                    c->tm->id, ts->job_id, ts->chain, ts->subtask);
+        else
+            jm_on_task_status(c->jm, ts);
         break;
-    case SLUICE__ENVELOPE__MSG_ACK:
-        if (c->tm) jm_cp_on_ack(c->jm, env->ack);
+    }
+    case SLUICE__ENVELOPE__MSG_ACK: {
+        const Sluice__AcknowledgeCheckpoint *a = env->ack;
+        if (!c->tm) break;
+        if (!jm_task_runs_on(c->jm, a->job_id, a->attempt, a->chain, a->subtask, c->tm))
+            sl_warn(TAG, "TaskManager %s acknowledged a checkpoint for a task that does not run "
+                         "there (job %.32s chain %u subtask %u); ignored",
+                    c->tm->id, a->job_id, a->chain, a->subtask);
+        else
+            jm_cp_on_ack(c->jm, a);
         break;
+    }
     default:
         sl_warn(TAG, "%s sent an unexpected message (%d); ignored", c->peer, (int)env->msg_case);
     }

@@ -13,7 +13,13 @@
   restarts and its output is exact.
 - A real TaskManager without the secret is refused by the JobManager and
   says why in its log; one with a wrong secret is refused too.
+- A peer that does hold the secret (the handshake computed here with
+  Python's hmac) registers under its own id, but its reports of other
+  TaskManagers' tasks -- FAILED states, checkpoint acknowledgements -- are
+  ignored and logged: the job never restarts.
 """
+import hashlib
+import hmac
 import os
 import socket
 import struct
@@ -186,3 +192,55 @@ def test_taskmanager_without_the_secret_is_refused(make_cluster, workdir):
     wait_for(lambda: c.jm.log_text().count("refused:") >= 2, what="the JobManager's refusals")
     assert [t["id"] for t in c.get("/taskmanagers")["taskmanagers"]] == [good.id]
     assert none.alive() and wrong.alive()  # they keep trying; they never get in
+
+
+def mac(secret, label, first, second, tm_id):
+    return hmac.new(secret.encode(), label.encode() + b"\0" + first + second + tm_id.encode(),
+                    hashlib.sha256).digest()
+
+
+def ack(job_id, attempt, cp_id, chain, subtask):
+    body = (_len_field(1, job_id) + _int_field(2, attempt) + _int_field(3, cp_id) +
+            _int_field(4, chain) + _int_field(5, subtask))
+    return frame(10, body)
+
+
+def test_authenticated_peer_cannot_speak_for_another(make_cluster, workdir):
+    c = make_cluster(jm_conf={"security.cluster.secret": SECRET,
+                              "execution.checkpointing.interval": "200 ms"})
+    c.add_tm(slots=1, extra={"security.cluster.secret": SECRET})
+    c.add_tm(slots=1, extra={"security.cluster.secret": SECRET})
+    n, keys = 8000, 10
+    out, raw = os.path.join(workdir, "out"), os.path.join(workdir, "raw")
+    jid = c.submit(agg_job(out, raw, n, keys, rate=2000))
+    c.wait_state(jid, "RUNNING", timeout=20)
+    with socket.create_connection(("127.0.0.1", c.rpc_port)) as s:
+        mine = os.urandom(32)
+        s.sendall(hello("rogue", nonce=mine))
+        reply = dict(_fields(_fields(read_frame(s))[0][1]))
+        theirs = reply[4]
+        assert reply[5] == mac(SECRET, "sluice-rpc-jobmanager", mine, theirs, "rogue")
+        s.sendall(hello("rogue", proof=mac(SECRET, "sluice-rpc-taskmanager", theirs, mine, "rogue")))
+        s.sendall(register("rogue"))
+        wait_for(lambda: any(t["id"] == "rogue" for t in c.get("/taskmanagers")["taskmanagers"]),
+                 what="the secret holder to register")
+        forged = b""
+        for attempt in (0, 1, 2):
+            for chain in range(4):
+                for sub in range(2):
+                    forged += task_failed(jid, attempt, "tm-0") if chain == 0 else b""
+                    forged += ack(jid, attempt, 1 + chain, chain, sub)
+        for chain in range(4):
+            for sub in range(2):
+                body = (_len_field(1, jid) + _int_field(2, 1) + _int_field(3, chain) +
+                        _int_field(4, sub) + _int_field(5, 5) + _len_field(6, "forged") +
+                        _len_field(7, "tm-1"))
+                forged += frame(8, body)
+        s.sendall(forged)
+        wait_for(lambda: "reported the state of a task that does not run there" in c.jm.log_text(),
+                 what="the forged reports ignored")
+    job = c.wait_state(jid, ["FINISHED", "FAILED", "CANCELED"], timeout=60)
+    assert job["state"] == "FINISHED", c.get(f"/jobs/{jid}/exceptions")
+    assert job["timestamps"]["RESTARTING"] == 0, job["timestamps"]
+    assert "forged" not in c.jm.log_text().replace("the forged", "")
+    exact_output(out, raw, n, keys)
