@@ -188,6 +188,17 @@ static const sl_conf_def defs[] = {
       "connections prove it (HMAC-SHA256 challenge-response) before anything else; empty means "
       "no authentication."},
      NOLIM, NULL},
+    {{"security.ssl.internal.enabled", SL_CT_BOOL, "false", NULL,
+      "Mutual TLS on RPC and data connections: both ends present a certificate from "
+      "security.ssl.internal.keystore that the CA certificates in "
+      "security.ssl.internal.truststore vouch for."},
+     NOLIM, NULL},
+    {{"security.ssl.internal.keystore", SL_CT_PATH, "", NULL,
+      "PEM file with this daemon's certificate chain and private key (internal TLS)."},
+     NOLIM, NULL},
+    {{"security.ssl.internal.truststore", SL_CT_PATH, "", NULL,
+      "PEM file with the CA certificates a peer's certificate must chain to (internal TLS)."},
+     NOLIM, NULL},
     {{"security.cluster.secret-file", SL_CT_PATH, "", NULL,
       "File holding the cluster secret (instead of security.cluster.secret; a trailing newline "
       "is ignored)."},

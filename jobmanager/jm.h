@@ -27,6 +27,7 @@
 #include "sl.h"
 #include "config.h"
 #include "auth.h"
+#include "tls.h"
 #include "jobgraph.h"
 #include "control.pb-c.h"
 #include <jansson.h>
@@ -219,6 +220,7 @@ typedef struct jm {
     const char *web_root;
     const char *auth_token;     /* NULL or "" = no auth */
     sl_auth cluster_auth;       /* security.cluster.secret: TaskManagers prove it */
+    SSL_CTX *tls;               /* security.ssl.internal.*: mutual TLS, or NULL */
     int stopping;
     struct event *cp_tick;      /* checkpoint triggers and timeouts, restarts, job store */
     /* checkpoint configuration */

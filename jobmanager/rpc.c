@@ -315,8 +315,9 @@ static void on_read(struct bufferevent *bev, void *arg) { jm_rpc_input(arg); }
 static void on_event(struct bufferevent *bev, short what, void *arg)
 {
     jm_conn *c = arg;
+    char why[256];
     if (what & BEV_EVENT_ERROR)
-        conn_close(c, evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
+        conn_close(c, sl_tls_error(bev, why, sizeof why));
     else if (what & BEV_EVENT_EOF)
         conn_close(c, c->tm ? "TaskManager disconnected" : NULL);
 }
@@ -340,7 +341,7 @@ static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct socka
     /* only the loop thread touches this bufferevent (sender.c checks), so
      * it has no lock: nothing can be waited on while a callback runs.
      * Deferred callbacks let conn_close free it from inside one. */
-    c->bev = bufferevent_socket_new(j->base, fd, BEV_OPT_CLOSE_ON_FREE | BEV_OPT_DEFER_CALLBACKS);
+    c->bev = sl_tls_bev(j->base, j->tls, fd, 1, BEV_OPT_CLOSE_ON_FREE | BEV_OPT_DEFER_CALLBACKS);
     bufferevent_setcb(c->bev, on_read, NULL, on_event, c);
     /* a peer may not make us buffer more than one maximal frame */
     bufferevent_setwatermark(c->bev, EV_READ, 0, SL_FRAME_MAX + 8);
@@ -364,6 +365,8 @@ int jm_rpc_start(jm *j, char *err, size_t errlen)
     sl_random_hex(sess, 16);
     j->session = strtoull(sess, NULL, 16) | 1; /* never 0: 0 is "none" on the TaskManager */
     if (sl_auth_load(&j->cluster_auth, j->conf, err, errlen) != SL_OK) return SL_ERR;
+    if (sl_tls_internal(j->conf, &j->tls, err, errlen) != SL_OK) return SL_ERR;
+    if (j->tls) sl_info(TAG, "RPC connections use mutual TLS (security.ssl.internal.*)");
     if (sl_auth_on(&j->cluster_auth))
         sl_info(TAG, "TaskManagers must prove the cluster secret (security.cluster.secret)");
     j->listener = sl_listen(j->base, sl_config_str(j->conf, "jobmanager.bind-host"),
@@ -393,6 +396,8 @@ void jm_rpc_stop(jm *j)
     }
     sl_listen_free(j->listener);
     sl_auth_free(&j->cluster_auth);
+    sl_tls_free(j->tls);
+    j->tls = NULL;
     if (j->tick) event_free(j->tick);
     if (j->cp_tick) event_free(j->cp_tick);
 }

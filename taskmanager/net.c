@@ -359,9 +359,9 @@ static void on_data_event(struct bufferevent *bev, short what, void *arg)
         peer_up(p);
         return;
     }
+    char why[256];
     if (what & (BEV_EVENT_ERROR | BEV_EVENT_EOF))
-        peer_close(p, (what & BEV_EVENT_EOF) ? "closed by peer"
-                                             : evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
+        peer_close(p, (what & BEV_EVENT_EOF) ? "closed by peer" : sl_tls_error(bev, why, sizeof why));
 }
 
 static void peer_attach(tm_peer *p, struct bufferevent *bev)
@@ -374,7 +374,7 @@ static void peer_attach(tm_peer *p, struct bufferevent *bev)
 static void peer_connect(tm_peer *p)
 {
     if (p->bev || !p->host || !p->port) return;
-    struct bufferevent *bev = bufferevent_socket_new(p->net->base, -1, BEV_OPT_CLOSE_ON_FREE);
+    struct bufferevent *bev = sl_tls_bev(p->net->base, p->net->tls, -1, 0, BEV_OPT_CLOSE_ON_FREE);
     peer_attach(p, bev);
     char port[16];
     snprintf(port, sizeof port, "%d", p->port);
@@ -474,7 +474,12 @@ static void on_pending_read(struct bufferevent *bev, void *arg)
 
 static void on_pending_event(struct bufferevent *bev, short what, void *arg)
 {
+    pending_conn *pc = arg;
     if (what & (BEV_EVENT_ERROR | BEV_EVENT_EOF)) {
+        char why[256];
+        if (pc->n->tls && (what & BEV_EVENT_ERROR))
+            sl_warn(TAG, "refused a data connection from %s: %s", pc->addr,
+                    sl_tls_error(bev, why, sizeof why));
         bufferevent_free(bev);
         free(arg);
     }
@@ -492,7 +497,7 @@ static void on_data_accept(struct evconnlistener *l, evutil_socket_t fd, struct 
         inet_ntop(AF_INET, &((struct sockaddr_in *)sa)->sin_addr, ip, sizeof ip);
         snprintf(addr, sizeof addr, "%s:%d", ip, ntohs(((struct sockaddr_in *)sa)->sin_port));
     }
-    tm_net_data_accepted(n, bufferevent_socket_new(n->base, fd, BEV_OPT_CLOSE_ON_FREE), addr);
+    tm_net_data_accepted(n, sl_tls_bev(n->base, n->tls, fd, 1, BEV_OPT_CLOSE_ON_FREE), addr);
 }
 
 void tm_net_data_accepted(tm_net *n, struct bufferevent *bev, const char *addr)
@@ -835,10 +840,12 @@ static void on_jm_event(struct bufferevent *bev, short what, void *arg)
         return;
     }
     if (what & (BEV_EVENT_ERROR | BEV_EVENT_EOF | BEV_EVENT_TIMEOUT)) {
-        if (n->jm_registered || n->jm_hello)
-            jm_lost(n, (what & BEV_EVENT_EOF) ? "connection closed" : evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
-        else
-            jm_lost(n, "cannot connect");
+        char why[256];
+        const char *err = (what & BEV_EVENT_EOF) ? "connection closed"
+                          : (what & BEV_EVENT_TIMEOUT) ? "timed out" : sl_tls_error(bev, why, sizeof why);
+        if (n->tls && (what & BEV_EVENT_ERROR) && !n->jm_hello)
+            sl_warn(TAG, "cannot connect to the JobManager over TLS: %s", err);
+        jm_lost(n, n->jm_registered || n->jm_hello ? err : "cannot connect");
     }
 }
 
@@ -846,7 +853,7 @@ static void jm_connect(tm_net *n)
 {
     const char *host = sl_config_str(n->conf, "jobmanager.rpc.address");
     int port = (int)sl_config_int(n->conf, "jobmanager.rpc.port");
-    n->jm = bufferevent_socket_new(n->base, -1, BEV_OPT_CLOSE_ON_FREE);
+    n->jm = sl_tls_bev(n->base, n->tls, -1, 0, BEV_OPT_CLOSE_ON_FREE);
     bufferevent_setcb(n->jm, on_jm_read, NULL, on_jm_event, n);
     bufferevent_setwatermark(n->jm, EV_READ, 0, SL_FRAME_MAX + 8);
     bufferevent_enable(n->jm, EV_READ | EV_WRITE);
@@ -962,6 +969,7 @@ int tm_net_start(tm_net *n, char *err, size_t errlen)
 {
     pthread_mutex_init(&n->mu, NULL);
     if (sl_auth_load(&n->auth, n->conf, err, errlen) != SL_OK) return SL_ERR;
+    if (sl_tls_internal(n->conf, &n->tls, err, errlen) != SL_OK) return SL_ERR;
     n->listener = sl_listen(n->base, sl_config_str(n->conf, "taskmanager.bind-host"),
                             (int)sl_config_int(n->conf, "taskmanager.data.port"), "data port",
                             on_data_accept, n, &n->data_port, err, errlen);
@@ -990,6 +998,8 @@ void tm_net_stop(tm_net *n)
     tm_net_free_peers(n);
     sl_listen_free(n->listener);
     sl_auth_free(&n->auth);
+    sl_tls_free(n->tls);
+    n->tls = NULL;
     if (n->inbox) event_free(n->inbox);
     if (n->reconnect) event_free(n->reconnect);
     if (n->heartbeat) event_free(n->heartbeat);

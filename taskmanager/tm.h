@@ -31,6 +31,7 @@
 #include "sl.h"
 #include "config.h"
 #include "auth.h"
+#include "tls.h"
 #include "jobgraph.h"
 #include "buffer.h"
 #include "exchange.h"
@@ -178,6 +179,7 @@ struct tm_net {
     int jm_hello, jm_registered;
     uint8_t jm_nonce[32];       /* our challenge on the JobManager connection */
     sl_auth auth;               /* security.cluster.secret (auth.h); none: key NULL */
+    SSL_CTX *tls;               /* security.ssl.internal.* (tls.h), or NULL */
     uint64_t jm_session;        /* the JobManager's session (RegisterAck) */
     struct event *reconnect, *heartbeat;
     int64_t hb_interval_ms;
