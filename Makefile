@@ -15,7 +15,7 @@ SANFLAGS :=
 OPT := -O2 -g
 endif
 
-PKGS := libevent libevent_pthreads libprotobuf-c rocksdb rdkafka libmicrohttpd jansson
+PKGS := libevent libevent_pthreads libprotobuf-c rocksdb rdkafka libmicrohttpd jansson libcrypto libssl libevent_openssl
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
@@ -57,7 +57,7 @@ CJOBS := $(patsubst examples/datastream/%.c,$(B)/examples/%.so,$(wildcard exampl
 # test tools: librdkafka's mock cluster as a process (tests/tools/kafka_mock.c)
 TOOLS := $(B)/tools/kafka_mock
 
-.PHONY: all deps run test unit clean format examples fuzz
+.PHONY: all deps run test unit clean format examples fuzz fuzz-seeds
 all: $(BINS) $(TESTS) $(PLUGINS) $(CJOBS) $(TOOLS)
 
 $(B)/gen/%.pb-c.c $(B)/gen/%.pb-c.h: proto/%.proto
@@ -121,19 +121,48 @@ $(B)/tests/%: $(B)/obj/tests/unit/%.o $(B)/libsluice.a
 deps:
 	@./scripts/install-deps.sh
 
-# A bounded libFuzzer run of the SQL front end (clang; FUZZ_SECONDS, default 5).
+# libFuzzer targets, one per kind of outside input (tests/fuzz/fuzz_<name>.c,
+# seeds in tests/fuzz/<name>/, an optional tests/fuzz/<name>.dict). The
+# whole library is compiled once more with clang, ASan and UBSan and
+# coverage (build*/fuzz/obj); each target links what it calls.
+# `make fuzz` runs every target for FUZZ_SECONDS (default 5) each;
+# `make fuzz FUZZ_TARGETS=rows FUZZ_SECONDS=600` runs one for longer.
 FUZZ_SECONDS ?= 5
-FUZZ_SRC := tests/fuzz/fuzz_sql.c $(SQL_SRC) $(SQL_GEN_C) common/expr.c common/expr_check.c common/expr_eval.c common/config.c common/jobconf.c common/row.c common/util.c common/calendar.c common/duration.c
-$(B)/fuzz/fuzz_sql: $(FUZZ_SRC) $(SQL_GEN_H)
-	@mkdir -p $(dir $@)
-	clang -std=c11 -D_GNU_SOURCE -O1 -g -I. -Icommon -I$(B)/gen $(PKG_CFLAGS) \
-	    -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-	    -o $@ $(FUZZ_SRC) $(PKG_LIBS) -lm
+FUZZ_ALL := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_TARGETS ?= $(FUZZ_ALL)
+FZ := $(B)/fuzz
+FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -O1 -g -pthread -I. -Icommon -Ioperators -I$(B)/gen \
+               $(PKG_CFLAGS) -fsanitize=fuzzer-no-link,address,undefined \
+               -fno-sanitize-recover=undefined -Wno-unused-command-line-argument \
+               -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+FUZZ_LIB_SRC := $(COMMON_SRC) $(OPS_SRC) $(TM_SRC) $(JM_SRC) $(SQL_SRC)
+FUZZ_LIB_OBJ := $(patsubst %.c,$(FZ)/obj/%.o,$(FUZZ_LIB_SRC)) \
+                $(patsubst $(B)/gen/%.c,$(FZ)/obj/gen/%.o,$(PROTO_C) $(SQL_GEN_C))
 
-fuzz: $(B)/fuzz/fuzz_sql
-	@mkdir -p $(B)/fuzz/corpus
-	$(B)/fuzz/fuzz_sql -max_total_time=$(FUZZ_SECONDS) -max_len=2048 -timeout=10 \
-	    -dict=tests/fuzz/sql.dict $(B)/fuzz/corpus tests/fuzz/corpus
+$(FZ)/obj/gen/%.o: $(B)/gen/%.c
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -MMD -MP -w -c $< -o $@
+
+$(FZ)/obj/%.o: %.c $(PROTO_H) | $(SQL_GEN_H)
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -MMD -MP -c $< -o $@
+
+$(FZ)/libsluice-fuzz.a: $(FUZZ_LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(FZ)/fuzz_%: $(FZ)/obj/tests/fuzz/fuzz_%.o $(FZ)/libsluice-fuzz.a
+	clang -fsanitize=fuzzer,address,undefined -pthread -o $@ $< $(FZ)/libsluice-fuzz.a $(LIBS)
+
+fuzz: $(patsubst %,$(FZ)/fuzz_%,$(FUZZ_TARGETS))
+	@set -e; for t in $(FUZZ_TARGETS); do \
+	    mkdir -p $(FZ)/corpus/$$t $(FZ)/artifacts; \
+	    dict=; [ -f tests/fuzz/$$t.dict ] && dict=-dict=tests/fuzz/$$t.dict; \
+	    echo "fuzz $$t: $(FUZZ_SECONDS) s"; \
+	    $(FZ)/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -timeout=10 \
+	        -rss_limit_mb=2048 -print_final_stats=1 \
+	        -artifact_prefix=$(FZ)/artifacts/$$t- $$dict $(FZ)/corpus/$$t tests/fuzz/$$t; \
+	done
 
 # The README's first command: a local cluster running the demo job
 # (another one with `make run JOB=examples/clicks-hop.json`).
@@ -151,3 +180,13 @@ clean:
 
 -include $(shell find $(B)/obj -name '*.d' 2>/dev/null)
 -include $(wildcard $(B)/plugins/*.d)
+-include $(shell find $(FZ)/obj -name '*.d' 2>/dev/null)
+.SECONDARY: $(patsubst %,$(FZ)/obj/tests/fuzz/fuzz_%.o,$(FUZZ_ALL)) $(PROTO_C) $(PROTO_H) $(SQL_GEN_C) $(SQL_GEN_H)
+
+# The fuzz targets' binary seeds (tests/fuzz/make_seeds.c writes them with
+# the daemon's encoders; the output is committed).
+fuzz-seeds: $(FZ)/libsluice-fuzz.a $(PROTO_H)
+	clang $(FUZZ_CFLAGS) -fsanitize=address,undefined -o $(FZ)/make_seeds tests/fuzz/make_seeds.c \
+	    $(FZ)/libsluice-fuzz.a $(LIBS) -fsanitize=fuzzer-no-link
+	mkdir -p tests/fuzz/rows tests/fuzz/data tests/fuzz/control tests/fuzz/snapshot
+	$(FZ)/make_seeds

@@ -209,6 +209,26 @@ static const sl_conf_def defs[] = {
       "Largest C job (shared object) POST /jars/upload accepts, at most 15 mb (it travels to "
       "the TaskManagers inside one control message)."},
      NOLIM, NULL},
+    {{"security.cluster.secret", SL_CT_STRING, "", NULL,
+      "Shared secret every JobManager and TaskManager of the cluster must hold: RPC and data "
+      "connections prove it (HMAC-SHA256 challenge-response) before anything else; empty means "
+      "no authentication."},
+     NOLIM, NULL},
+    {{"security.ssl.internal.enabled", SL_CT_BOOL, "false", NULL,
+      "Mutual TLS on RPC and data connections: both ends present a certificate from "
+      "security.ssl.internal.keystore that the CA certificates in "
+      "security.ssl.internal.truststore vouch for."},
+     NOLIM, NULL},
+    {{"security.ssl.internal.keystore", SL_CT_PATH, "", NULL,
+      "PEM file with this daemon's certificate chain and private key (internal TLS)."},
+     NOLIM, NULL},
+    {{"security.ssl.internal.truststore", SL_CT_PATH, "", NULL,
+      "PEM file with the CA certificates a peer's certificate must chain to (internal TLS)."},
+     NOLIM, NULL},
+    {{"security.cluster.secret-file", SL_CT_PATH, "", NULL,
+      "File holding the cluster secret (instead of security.cluster.secret; a trailing newline "
+      "is ignored)."},
+     NOLIM, NULL},
     {{"web.checkpoints.history", SL_CT_INT, "10", NULL,
       "Number of recent checkpoints the REST API and dashboard remember per job."},
      1, 100000, NULL},

@@ -29,6 +29,8 @@
 
 #include "sl.h"
 #include "config.h"
+#include "auth.h"
+#include "tls.h"
 #include "jobgraph.h"
 #include "control.pb-c.h"
 #include <jansson.h>
@@ -224,6 +226,10 @@ typedef struct jm_conn {
     struct bufferevent *bev;
     struct jm *jm;
     int hello_done;
+    int auth_wait;              /* our challenge sent, its answer not yet (auth.h) */
+    int closing;                /* refused: closed once its output is sent */
+    uint8_t nonce[32], peer_nonce[32];
+    char *peer_id;              /* the id its Hello claims */
     jm_tm *tm;                  /* after registration */
     char peer[64];              /* address for logs */
     struct jm_conn *next;
@@ -250,6 +256,8 @@ typedef struct jm {
     uint64_t session;           /* random per start: with job and attempt, names a deployment */
     const char *web_root;
     const char *auth_token;     /* NULL or "" = no auth */
+    sl_auth cluster_auth;       /* security.cluster.secret: TaskManagers prove it */
+    SSL_CTX *tls;               /* security.ssl.internal.*: mutual TLS, or NULL */
     int stopping;
     struct event *cp_tick;      /* checkpoint triggers and timeouts, restarts, job store */
     /* checkpoint configuration (checkpointing and restarts are per job: jm_job.set) */
@@ -389,6 +397,10 @@ void jm_send_notify(jm *j, jm_job *job, uint64_t cp_id, int completed);
 int jm_rpc_start(jm *j, char *err, size_t errlen);
 void jm_rpc_stop(jm *j);
 void jm_rpc_close_all(jm *j, const char *why);  /* drop every TaskManager connection */
+/* Handle every whole frame in c's input (c may be closed and freed by it);
+ * the connection's read callback, and the control-frame fuzz target's way
+ * in without a socket. */
+void jm_rpc_input(jm_conn *c);
 void jm_apply_metrics(jm *j, const Sluice__SubtaskMetrics *m);
 
 /* ---- scheduler.c (loop): the job lifecycle and the restart policy ------- */
@@ -400,6 +412,11 @@ void jm_jobs_suspend_all(jm *j);
 void jm_schedule(jm *j);
 void jm_job_cancel(jm *j, jm_job *job);
 void jm_on_task_status(jm *j, const Sluice__TaskStatus *ts);
+/* Whether task (chain, subtask) of the job's current attempt was deployed to
+ * tm (1 too for an unknown job, attempt or task: the handlers ignore those).
+ * A TaskManager's report about a task placed elsewhere is not believed. */
+int jm_task_runs_on(jm *j, const char *job_id, uint32_t attempt, uint32_t chain, uint32_t subtask,
+                    const jm_tm *tm);
 void jm_on_tm_lost(jm *j, jm_tm *tm, const char *why);
 void jm_check_timeouts(jm *j);
 /* Every cp tick: restarts that are due, and job store eviction. */

@@ -1387,7 +1387,8 @@ static void route(route_ctx *rc, reply *r)
             const char *k, *v;
             char bk[256];
             sl_config_entry(j->conf, i, &k, &v);
-            if (!strcmp(k, "rest.auth-token")) v = *v ? "******" : "";
+            if (!strcmp(k, "rest.auth-token") || !strcmp(k, "security.cluster.secret"))
+                v = *v ? "******" : "";
             /* the TaskManagers' setting is the one that counts, not ours */
             if (!strcmp(k, "state.backend.type")) v = tms_backends(j, bk, sizeof bk);
             json_array_append_new(arr, json_pack("{s:s,s:s}", "key", k, "value", v));

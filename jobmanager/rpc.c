@@ -39,10 +39,12 @@ static void conn_close(jm_conn *c, const char *why)
     for (jm_conn **p = &j->conns; *p; p = &(*p)->next)
         if (*p == c) { *p = c->next; break; }
     bufferevent_free(c->bev);
+    free(c->peer_id);
     free(c);
 }
 
 static void send_env(jm_conn *c, Sluice__Envelope *env) { jm_send_conn(c, env); }
+static void on_event(struct bufferevent *bev, short what, void *arg);
 
 /* The state backend a TaskManager reports, if it is a plausible name
  * (letters, digits, '-', '_'; at most 32): it ends up in REST's JSON. An
@@ -183,11 +185,84 @@ static void on_heartbeat(jm_conn *c, const Sluice__Heartbeat *hb)
     for (size_t i = 0; i < hb->n_metrics; i++) jm_apply_metrics(j, hb->metrics[i]);
 }
 
+static void send_hello(jm_conn *c, const uint8_t *nonce, const uint8_t *proof)
+{
+    Sluice__Hello h = SLUICE__HELLO__INIT;
+    h.version = SL_PROTOCOL_VERSION;
+    h.role = "jobmanager";
+    if (nonce) {
+        h.nonce.data = (uint8_t *)nonce;
+        h.nonce.len = SL_AUTH_NONCE;
+    }
+    if (proof) {
+        h.proof.data = (uint8_t *)proof;
+        h.proof.len = SL_AUTH_MAC;
+    }
+    Sluice__Envelope out = SLUICE__ENVELOPE__INIT;
+    out.msg_case = SLUICE__ENVELOPE__MSG_HELLO;
+    out.hello = &h;
+    send_env(c, &out);
+}
+
+static void on_drained(struct bufferevent *bev, void *arg) { conn_close(arg, NULL); }
+
+/* Refuse c, but let what we queued for it (why it is refused) go out first. */
+static void close_after_flush(jm_conn *c, const char *why)
+{
+    sl_warn(TAG, "closing connection from %s: %s", c->peer, why);
+    c->closing = 1;
+    bufferevent_disable(c->bev, EV_READ);
+    bufferevent_setcb(c->bev, NULL, on_drained, on_event, c);
+    if (!evbuffer_get_length(bufferevent_get_output(c->bev))) conn_close(c, NULL);
+}
+
+/* With a cluster secret: the TaskManager's first Hello carries its nonce;
+ * we answer with ours and our proof, and wait for its proof in a second
+ * Hello. Nothing else is accepted before (the connection is closed and the
+ * refusal logged), so a peer without the secret never registers. */
+static void auth_hello(jm_conn *c, const Sluice__Hello *h)
+{
+    jm *j = c->jm;
+    if (!c->auth_wait) {
+        if (h->nonce.len != SL_AUTH_NONCE) {
+            /* a TaskManager without the secret: our nonce tells it one is needed */
+            sl_auth_nonce(c->nonce);
+            send_hello(c, c->nonce, NULL);
+            close_after_flush(c, "refused: it sent no challenge (this cluster requires "
+                                 "security.cluster.secret)");
+            return;
+        }
+        free(c->peer_id);
+        c->peer_id = sl_strdup(h->peer_id ? h->peer_id : "");
+        memcpy(c->peer_nonce, h->nonce.data, SL_AUTH_NONCE);
+        sl_auth_nonce(c->nonce);
+        uint8_t proof[SL_AUTH_MAC];
+        sl_auth_mac(&j->cluster_auth, "sluice-rpc-jobmanager", c->peer_nonce, c->nonce, c->peer_id,
+                    proof);
+        c->auth_wait = 1;
+        send_hello(c, c->nonce, proof);
+        return;
+    }
+    if (!sl_auth_check(&j->cluster_auth, "sluice-rpc-taskmanager", c->nonce, c->peer_nonce,
+                       c->peer_id, h->proof.data, h->proof.len)) {
+        conn_close(c, "refused: it did not prove the cluster secret (security.cluster.secret)");
+        return;
+    }
+    c->auth_wait = 0;
+    c->hello_done = 1;
+}
+
 static void handle(jm_conn *c, Sluice__Envelope *env)
 {
+    if (c->closing) return;
     if (!c->hello_done) {
         if (env->msg_case != SLUICE__ENVELOPE__MSG_HELLO) {
-            conn_close(c, "first message is not a Hello");
+            conn_close(c, c->auth_wait ? "refused: a message before it proved the cluster secret"
+                                       : "first message is not a Hello");
+            return;
+        }
+        if (c->auth_wait) {
+            auth_hello(c, env->hello);
             return;
         }
         if (env->hello->version != SL_PROTOCOL_VERSION) {
@@ -197,25 +272,39 @@ static void handle(jm_conn *c, Sluice__Envelope *env)
             conn_close(c, why);
             return;
         }
+        if (sl_auth_on(&c->jm->cluster_auth)) {
+            auth_hello(c, env->hello);
+            return;
+        }
         c->hello_done = 1;
-        Sluice__Hello h = SLUICE__HELLO__INIT;
-        h.version = SL_PROTOCOL_VERSION;
-        h.role = "jobmanager";
-        Sluice__Envelope out = SLUICE__ENVELOPE__INIT;
-        out.msg_case = SLUICE__ENVELOPE__MSG_HELLO;
-        out.hello = &h;
-        send_env(c, &out);
+        send_hello(c, NULL, NULL);
         return;
     }
     switch (env->msg_case) {
     case SLUICE__ENVELOPE__MSG_REGISTER: on_register(c, env->register_); break;
     case SLUICE__ENVELOPE__MSG_HEARTBEAT: on_heartbeat(c, env->heartbeat); break;
-    case SLUICE__ENVELOPE__MSG_TASK_STATUS:
-        if (c->tm) jm_on_task_status(c->jm, env->task_status);
+    case SLUICE__ENVELOPE__MSG_TASK_STATUS: {
+        const Sluice__TaskStatus *ts = env->task_status;
+        if (!c->tm) break;
+        if (!jm_task_runs_on(c->jm, ts->job_id, ts->attempt, ts->chain, ts->subtask, c->tm))
+            sl_warn(TAG, "TaskManager %s reported the state of a task that does not run there "
+                         "(job %.32s chain %u subtask %u); ignored",
+                    c->tm->id, ts->job_id, ts->chain, ts->subtask);
+        else
+            jm_on_task_status(c->jm, ts);
         break;
-    case SLUICE__ENVELOPE__MSG_ACK:
-        if (c->tm) jm_cp_on_ack(c->jm, env->ack);
+    }
+    case SLUICE__ENVELOPE__MSG_ACK: {
+        const Sluice__AcknowledgeCheckpoint *a = env->ack;
+        if (!c->tm) break;
+        if (!jm_task_runs_on(c->jm, a->job_id, a->attempt, a->chain, a->subtask, c->tm))
+            sl_warn(TAG, "TaskManager %s acknowledged a checkpoint for a task that does not run "
+                         "there (job %.32s chain %u subtask %u); ignored",
+                    c->tm->id, a->job_id, a->chain, a->subtask);
+        else
+            jm_cp_on_ack(c->jm, a);
         break;
+    }
     case SLUICE__ENVELOPE__MSG_COLLECT_ROWS:
         if (c->tm) jm_collect_on_rows(c->jm, env->collect_rows);
         break;
@@ -224,14 +313,13 @@ static void handle(jm_conn *c, Sluice__Envelope *env)
     }
 }
 
-static void on_read(struct bufferevent *bev, void *arg)
+void jm_rpc_input(jm_conn *c)
 {
-    jm_conn *c = arg;
     jm *j = c->jm;
     for (;;) {
         Sluice__Envelope *env = NULL;
         char err[160];
-        int rc = sl_frame_pull(bufferevent_get_input(bev), &env, err, sizeof err);
+        int rc = sl_frame_pull(bufferevent_get_input(c->bev), &env, err, sizeof err);
         if (rc == SL_AGAIN) break;
         if (rc != SL_OK) {
             conn_close(c, err);
@@ -244,15 +332,18 @@ static void on_read(struct bufferevent *bev, void *arg)
         int alive = 0;
         for (jm_conn *p = j->conns; p; p = p->next)
             if (p == before) { alive = 1; break; }
-        if (!alive) break;
+        if (!alive || c->closing) break;
     }
 }
+
+static void on_read(struct bufferevent *bev, void *arg) { jm_rpc_input(arg); }
 
 static void on_event(struct bufferevent *bev, short what, void *arg)
 {
     jm_conn *c = arg;
+    char why[256];
     if (what & BEV_EVENT_ERROR)
-        conn_close(c, evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
+        conn_close(c, sl_tls_error(bev, why, sizeof why));
     else if (what & BEV_EVENT_EOF)
         conn_close(c, c->tm ? "TaskManager disconnected" : NULL);
 }
@@ -276,7 +367,7 @@ static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct socka
     /* only the loop thread touches this bufferevent (sender.c checks), so
      * it has no lock: nothing can be waited on while a callback runs.
      * Deferred callbacks let conn_close free it from inside one. */
-    c->bev = bufferevent_socket_new(j->base, fd, BEV_OPT_CLOSE_ON_FREE | BEV_OPT_DEFER_CALLBACKS);
+    c->bev = sl_tls_bev(j->base, j->tls, fd, 1, BEV_OPT_CLOSE_ON_FREE | BEV_OPT_DEFER_CALLBACKS);
     bufferevent_setcb(c->bev, on_read, NULL, on_event, c);
     /* a peer may not make us buffer more than one maximal frame */
     bufferevent_setwatermark(c->bev, EV_READ, 0, SL_FRAME_MAX + 8);
@@ -300,6 +391,11 @@ int jm_rpc_start(jm *j, char *err, size_t errlen)
     char sess[17];
     sl_random_hex(sess, 16);
     j->session = strtoull(sess, NULL, 16) | 1; /* never 0: 0 is "none" on the TaskManager */
+    if (sl_auth_load(&j->cluster_auth, j->conf, err, errlen) != SL_OK) return SL_ERR;
+    if (sl_tls_internal(j->conf, &j->tls, err, errlen) != SL_OK) return SL_ERR;
+    if (j->tls) sl_info(TAG, "RPC connections use mutual TLS (security.ssl.internal.*)");
+    if (sl_auth_on(&j->cluster_auth))
+        sl_info(TAG, "TaskManagers must prove the cluster secret (security.cluster.secret)");
     j->listener = sl_listen(j->base, sl_config_str(j->conf, "jobmanager.bind-host"),
                             (int)sl_config_int(j->conf, "jobmanager.rpc.port"), "RPC port", on_accept,
                             j, &j->rpc_port, err, errlen);
@@ -327,9 +423,13 @@ void jm_rpc_stop(jm *j)
         c->tm = NULL;
         j->conns = c->next;
         bufferevent_free(c->bev);
+        free(c->peer_id);
         free(c);
     }
     sl_listen_free(j->listener);
+    sl_auth_free(&j->cluster_auth);
+    sl_tls_free(j->tls);
+    j->tls = NULL;
     if (j->tick) event_free(j->tick);
     if (j->cp_tick) event_free(j->cp_tick);
 }

@@ -577,6 +577,15 @@ static jm_task *find_task(jm_job *job, uint32_t chain, uint32_t subtask)
     return &job->tasks[chain][subtask];
 }
 
+int jm_task_runs_on(jm *j, const char *job_id, uint32_t attempt, uint32_t chain, uint32_t subtask,
+                    const jm_tm *tm)
+{
+    jm_job *job = job_id ? jm_job_find(j, job_id) : NULL;
+    if (!job || attempt != job->attempt || !job->tasks) return 1;
+    jm_task *t = find_task(job, chain, subtask);
+    return !t || !t->tm_id || !strcmp(t->tm_id, tm->id);
+}
+
 static int all_tasks_in(jm_job *job, int (*pred)(jm_task_state))
 {
     for (int c = 0; c < job->g->nchains; c++)

@@ -55,6 +55,7 @@
 #define DF_DATA 1
 #define DF_CREDIT 2
 #define DF_HELLO 3
+#define DF_AUTH 4 /* the challenge-response after a HELLO (auth.h); a = its length */
 #define DF_HDR 25
 #define DF_MAGIC 0x534c4443u /* "SLDC" */
 #define DF_VERSION 2 /* 2: the header carries the JobManager session */
@@ -247,6 +248,7 @@ static void peer_close(tm_peer *p, const char *why)
         p->bev = NULL;
     }
     p->hello_done = 0;
+    p->auth_wait = 0;
     tm_deploy_fail_peer(n, p, why);
 }
 
@@ -274,11 +276,54 @@ static int handle_data_frame(tm_peer *p, const uint8_t *h, struct evbuffer *in, 
     return SL_OK;
 }
 
+static void peer_up(tm_peer *p)
+{
+    p->hello_done = 1;
+    sl_info(TAG, "data connection to %s (%s:%d) established", p->id, p->host, p->port);
+    /* credits announced before the connection existed */
+    tm_exchange_peer_up(p->net, p);
+    peer_flush(p);
+}
+
+/* We connected with a challenge: the acceptor answers with its nonce and
+ * its proof; we check it and send ours. SL_AGAIN until it is all in. */
+static int connector_auth(tm_peer *p, struct evbuffer *in, char *err, size_t errlen)
+{
+    tm_net *n = p->net;
+    uint8_t h[DF_HDR + SL_AUTH_NONCE + SL_AUTH_MAC];
+    if (evbuffer_get_length(in) < DF_HDR) return SL_AGAIN;
+    evbuffer_copyout(in, h, DF_HDR);
+    if (h[0] != DF_AUTH || sl_get_le32(h + 17) != SL_AUTH_NONCE + SL_AUTH_MAC)
+        return sl_seterr(err, errlen, "refused: %s did not answer our challenge (has it the cluster "
+                         "secret, security.cluster.secret?)", p->id);
+    if (evbuffer_get_length(in) < sizeof h) return SL_AGAIN;
+    evbuffer_remove(in, h, sizeof h);
+    const uint8_t *theirs = h + DF_HDR;
+    if (!sl_auth_check(&n->auth, "sluice-data-acceptor", p->nonce, theirs, n->id,
+                       theirs + SL_AUTH_NONCE, SL_AUTH_MAC))
+        return sl_seterr(err, errlen, "refused: %s did not prove the cluster secret", p->id);
+    uint8_t out[DF_HDR + SL_AUTH_MAC];
+    df_header(out, DF_AUTH, 0, DF_MAGIC, DF_VERSION, SL_AUTH_MAC, 0);
+    sl_auth_mac(&n->auth, "sluice-data-connector", theirs, p->nonce, n->id, out + DF_HDR);
+    evbuffer_add(bufferevent_get_output(p->bev), out, sizeof out);
+    p->auth_wait = 0;
+    peer_up(p);
+    return SL_OK;
+}
+
 static void on_data_read(struct bufferevent *bev, void *arg)
 {
     tm_peer *p = arg;
     struct evbuffer *in = bufferevent_get_input(bev);
     char err[256];
+    if (p->auth_wait) {
+        int rc = connector_auth(p, in, err, sizeof err);
+        if (rc == SL_AGAIN) return;
+        if (rc != SL_OK) {
+            peer_close(p, err);
+            return;
+        }
+    }
     for (;;) {
         uint8_t h[DF_HDR];
         if (evbuffer_get_length(in) < DF_HDR) break;
@@ -304,21 +349,25 @@ static void on_data_event(struct bufferevent *bev, short what, void *arg)
     if (what & BEV_EVENT_CONNECTED) {
         uint8_t h[DF_HDR];
         size_t idlen = strlen(p->net->id);
-        df_header(h, DF_HELLO, 0, DF_MAGIC, DF_VERSION, (uint32_t)idlen, 0);
+        int auth = sl_auth_on(&p->net->auth);
+        df_header(h, DF_HELLO, 0, DF_MAGIC, DF_VERSION, (uint32_t)idlen, auth ? SL_AUTH_NONCE : 0);
         evbuffer_add(bufferevent_get_output(bev), h, DF_HDR);
         evbuffer_add(bufferevent_get_output(bev), p->net->id, idlen);
-        p->hello_done = 1;
         int one = 1;
         setsockopt(bufferevent_getfd(bev), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-        sl_info(TAG, "data connection to %s (%s:%d) established", p->id, p->host, p->port);
-        /* credits announced before the connection existed */
-        tm_exchange_peer_up(p->net, p);
-        peer_flush(p);
+        if (auth) {
+            /* nothing else until the acceptor has proved the secret */
+            sl_auth_nonce(p->nonce);
+            evbuffer_add(bufferevent_get_output(bev), p->nonce, SL_AUTH_NONCE);
+            p->auth_wait = 1;
+            return;
+        }
+        peer_up(p);
         return;
     }
+    char why[256];
     if (what & (BEV_EVENT_ERROR | BEV_EVENT_EOF))
-        peer_close(p, (what & BEV_EVENT_EOF) ? "closed by peer"
-                                             : evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
+        peer_close(p, (what & BEV_EVENT_EOF) ? "closed by peer" : sl_tls_error(bev, why, sizeof why));
 }
 
 static void peer_attach(tm_peer *p, struct bufferevent *bev)
@@ -331,7 +380,7 @@ static void peer_attach(tm_peer *p, struct bufferevent *bev)
 static void peer_connect(tm_peer *p)
 {
     if (p->bev || !p->host || !p->port) return;
-    struct bufferevent *bev = bufferevent_socket_new(p->net->base, -1, BEV_OPT_CLOSE_ON_FREE);
+    struct bufferevent *bev = sl_tls_bev(p->net->base, p->net->tls, -1, 0, BEV_OPT_CLOSE_ON_FREE);
     peer_attach(p, bev);
     char port[16];
     snprintf(port, sizeof port, "%d", p->port);
@@ -344,29 +393,77 @@ static void peer_connect(tm_peer *p)
 typedef struct pending_conn {
     tm_net *n;
     struct bufferevent *bev;
+    char addr[64];              /* for logs */
+    int auth_wait;              /* our challenge sent, its proof not yet in */
+    char id[257];               /* the id its HELLO claims */
+    uint8_t theirs[SL_AUTH_NONCE], ours[SL_AUTH_NONCE];
 } pending_conn;
+
+static void pending_refuse(pending_conn *pc, const char *fmt, const char *id)
+{
+    char why[300];
+    snprintf(why, sizeof why, fmt, id);
+    sl_warn(TAG, "refused a data connection from %s: %s", pc->addr, why);
+    bufferevent_free(pc->bev);
+    free(pc);
+}
 
 static void on_pending_read(struct bufferevent *bev, void *arg)
 {
     pending_conn *pc = arg;
     tm_net *n = pc->n;
     struct evbuffer *in = bufferevent_get_input(bev);
+    int auth = sl_auth_on(&n->auth);
     if (evbuffer_get_length(in) < DF_HDR) return;
-    uint8_t h[DF_HDR];
+    uint8_t h[DF_HDR + SL_AUTH_MAC];
     evbuffer_copyout(in, h, DF_HDR);
-    uint32_t idlen = sl_get_le32(h + 17);
-    if (h[0] != DF_HELLO || sl_get_le32(h + 9) != DF_MAGIC || sl_get_le32(h + 13) != DF_VERSION ||
-        idlen == 0 || idlen > 256) {
-        sl_warn(TAG, "closing a data connection that did not start with a valid hello");
-        bufferevent_free(bev);
-        free(pc);
-        return;
+    if (pc->auth_wait) {
+        /* the connector's proof, after our challenge */
+        if (h[0] != DF_AUTH || sl_get_le32(h + 17) != SL_AUTH_MAC) {
+            pending_refuse(pc, "%s did not answer our challenge", pc->id);
+            return;
+        }
+        if (evbuffer_get_length(in) < sizeof h) return;
+        evbuffer_remove(in, h, sizeof h);
+        if (!sl_auth_check(&n->auth, "sluice-data-connector", pc->ours, pc->theirs, pc->id,
+                           h + DF_HDR, SL_AUTH_MAC)) {
+            pending_refuse(pc, "it claims to be %s but did not prove the cluster secret", pc->id);
+            return;
+        }
+    } else {
+        uint32_t idlen = sl_get_le32(h + 17), nlen = sl_get_le32(h + 21);
+        if (h[0] != DF_HELLO || sl_get_le32(h + 9) != DF_MAGIC || sl_get_le32(h + 13) != DF_VERSION ||
+            idlen == 0 || idlen > 256 || (nlen != 0 && nlen != SL_AUTH_NONCE)) {
+            pending_refuse(pc, "%sit did not start with a valid hello", "");
+            return;
+        }
+        if (evbuffer_get_length(in) < DF_HDR + idlen + nlen) return;
+        evbuffer_drain(in, DF_HDR);
+        evbuffer_remove(in, pc->id, idlen);
+        pc->id[idlen] = '\0';
+        if (auth != (nlen != 0)) {
+            pending_refuse(pc, auth ? "it claims to be %s but sent no challenge (this cluster "
+                                      "requires security.cluster.secret)"
+                                    : "%s requires the cluster secret, which this TaskManager "
+                                      "does not have (security.cluster.secret)", pc->id);
+            return;
+        }
+        if (auth) {
+            evbuffer_remove(in, pc->theirs, SL_AUTH_NONCE);
+            sl_auth_nonce(pc->ours);
+            uint8_t out[DF_HDR + SL_AUTH_NONCE + SL_AUTH_MAC];
+            df_header(out, DF_AUTH, 0, DF_MAGIC, DF_VERSION, SL_AUTH_NONCE + SL_AUTH_MAC, 0);
+            memcpy(out + DF_HDR, pc->ours, SL_AUTH_NONCE);
+            sl_auth_mac(&n->auth, "sluice-data-acceptor", pc->theirs, pc->ours, pc->id,
+                        out + DF_HDR + SL_AUTH_NONCE);
+            evbuffer_add(bufferevent_get_output(bev), out, sizeof out);
+            pc->auth_wait = 1;
+            if (evbuffer_get_length(in)) on_pending_read(bev, pc);
+            return;
+        }
     }
-    if (evbuffer_get_length(in) < DF_HDR + idlen) return;
-    evbuffer_drain(in, DF_HDR);
     char id[257];
-    evbuffer_remove(in, id, idlen);
-    id[idlen] = '\0';
+    memcpy(id, pc->id, sizeof id);
     tm_peer *p = tm_net_peer(n, id, NULL, 0);
     if (p->bev) {
         sl_warn(TAG, "TaskManager %s connected again; replacing its data connection", id);
@@ -383,7 +480,12 @@ static void on_pending_read(struct bufferevent *bev, void *arg)
 
 static void on_pending_event(struct bufferevent *bev, short what, void *arg)
 {
+    pending_conn *pc = arg;
     if (what & (BEV_EVENT_ERROR | BEV_EVENT_EOF)) {
+        char why[256];
+        if (pc->n->tls && (what & BEV_EVENT_ERROR))
+            sl_warn(TAG, "refused a data connection from %s: %s", pc->addr,
+                    sl_tls_error(bev, why, sizeof why));
         bufferevent_free(bev);
         free(arg);
     }
@@ -395,9 +497,21 @@ static void on_data_accept(struct evconnlistener *l, evutil_socket_t fd, struct 
     tm_net *n = arg;
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    char addr[64] = "a peer";
+    if (sa->sa_family == AF_INET) {
+        char ip[INET_ADDRSTRLEN] = "?";
+        inet_ntop(AF_INET, &((struct sockaddr_in *)sa)->sin_addr, ip, sizeof ip);
+        snprintf(addr, sizeof addr, "%s:%d", ip, ntohs(((struct sockaddr_in *)sa)->sin_port));
+    }
+    tm_net_data_accepted(n, sl_tls_bev(n->base, n->tls, fd, 1, BEV_OPT_CLOSE_ON_FREE), addr);
+}
+
+void tm_net_data_accepted(tm_net *n, struct bufferevent *bev, const char *addr)
+{
     pending_conn *pc = sl_calloc(1, sizeof *pc);
     pc->n = n;
-    pc->bev = bufferevent_socket_new(n->base, fd, BEV_OPT_CLOSE_ON_FREE);
+    snprintf(pc->addr, sizeof pc->addr, "%s", addr);
+    pc->bev = bev;
     bufferevent_setcb(pc->bev, on_pending_read, NULL, on_pending_event, pc);
     bufferevent_enable(pc->bev, EV_READ | EV_WRITE);
 }
@@ -561,8 +675,12 @@ static void on_heartbeat(evutil_socket_t fd, short what, void *arg)
 {
     tm_net *n = arg;
     if (!n->jm_registered) return;
-    if (n->leader_rt && sl_mono_ms() - n->jm_heard_ms > sl_config_int(n->conf, "heartbeat.timeout")) {
-        jm_lost(n, "no message from the JobManager within heartbeat.timeout");
+    /* a partition sends no reset: silence is how a lost JobManager shows */
+    if (sl_mono_ms() - n->jm_heard_ms > n->hb_timeout_ms) {
+        char why[96];
+        snprintf(why, sizeof why, "no answer to heartbeats for %lld ms (heartbeat.timeout)",
+                 (long long)(sl_mono_ms() - n->jm_heard_ms));
+        jm_lost(n, why);
         return;
     }
     Sluice__Heartbeat hb = SLUICE__HEARTBEAT__INIT;
@@ -587,6 +705,41 @@ static int same_job(const tm_deploy *d, const char *job_id)
     return job_id && strcmp(d->job_id, job_id) == 0;
 }
 
+/* With a cluster secret the JobManager's Hello answers our challenge with
+ * its own nonce and proof; we check the proof and answer with ours in a
+ * second Hello. SL_ERR (the connection dropped, the reason logged) when it
+ * cannot prove the secret. */
+static int jm_auth(tm_net *n, const Sluice__Hello *h)
+{
+    if (!sl_auth_on(&n->auth)) {
+        if (h->nonce.len)
+            sl_error(TAG, "the JobManager requires the cluster secret (security.cluster.secret), "
+                          "which this TaskManager does not have");
+        return SL_OK; /* it refuses us then, and says so in its log */
+    }
+    if (h->nonce.len != SL_AUTH_NONCE ||
+        !sl_auth_check(&n->auth, "sluice-rpc-jobmanager", n->jm_nonce, h->nonce.data, n->id,
+                       h->proof.data, h->proof.len)) {
+        sl_error(TAG, "the JobManager did not prove the cluster secret (security.cluster.secret); "
+                      "not registering");
+        jm_lost(n, "JobManager not authenticated");
+        return SL_ERR;
+    }
+    uint8_t proof[SL_AUTH_MAC];
+    sl_auth_mac(&n->auth, "sluice-rpc-taskmanager", h->nonce.data, n->jm_nonce, n->id, proof);
+    Sluice__Hello out = SLUICE__HELLO__INIT;
+    out.version = SL_PROTOCOL_VERSION;
+    out.role = "taskmanager";
+    out.peer_id = n->id;
+    out.proof.data = proof;
+    out.proof.len = SL_AUTH_MAC;
+    Sluice__Envelope env = SLUICE__ENVELOPE__INIT;
+    env.msg_case = SLUICE__ENVELOPE__MSG_HELLO;
+    env.hello = &out;
+    sl_frame_push(bufferevent_get_output(n->jm), &env);
+    return SL_OK;
+}
+
 static void handle_jm(tm_net *n, Sluice__Envelope *env)
 {
     switch (env->msg_case) {
@@ -598,6 +751,7 @@ static void handle_jm(tm_net *n, Sluice__Envelope *env)
             jm_lost(n, why);
             return;
         }
+        if (jm_auth(n, env->hello) != SL_OK) return;
         n->jm_hello = 1;
         send_register(n);
         break;
@@ -615,6 +769,7 @@ static void handle_jm(tm_net *n, Sluice__Envelope *env)
             return;
         }
         n->jm_registered = 1;
+        n->jm_heard_ms = sl_mono_ms();
         n->jm_session = env->register_ack->session;
         n->reconnect_ms = 0;
         if (env->register_ack->heartbeat_interval_ms)
@@ -628,6 +783,7 @@ static void handle_jm(tm_net *n, Sluice__Envelope *env)
         }
         break;
     case SLUICE__ENVELOPE__MSG_HEARTBEAT_ACK:
+        n->jm_heard_ms = sl_mono_ms();
         if (!env->heartbeat_ack->known && n->jm_registered) {
             sl_warn(TAG, "the JobManager no longer knows us; registering again");
             tm_deploy_cancel_all(n);
@@ -711,6 +867,7 @@ static void on_jm_event(struct bufferevent *bev, short what, void *arg)
 {
     tm_net *n = arg;
     if (what & BEV_EVENT_CONNECTED) {
+        bufferevent_set_timeouts(bev, NULL, NULL); /* the connect's, below */
         if (!*n->host) {
             /* the address the JobManager sees us at is the one others can use */
             struct sockaddr_in sin;
@@ -725,17 +882,24 @@ static void on_jm_event(struct bufferevent *bev, short what, void *arg)
         h.version = SL_PROTOCOL_VERSION;
         h.role = "taskmanager";
         h.peer_id = n->id;
+        if (sl_auth_on(&n->auth)) {
+            sl_auth_nonce(n->jm_nonce);
+            h.nonce.data = n->jm_nonce;
+            h.nonce.len = SL_AUTH_NONCE;
+        }
         Sluice__Envelope env = SLUICE__ENVELOPE__INIT;
         env.msg_case = SLUICE__ENVELOPE__MSG_HELLO;
         env.hello = &h;
         sl_frame_push(bufferevent_get_output(bev), &env);
         return;
     }
-    if (what & (BEV_EVENT_ERROR | BEV_EVENT_EOF)) {
-        if (n->jm_registered || n->jm_hello)
-            jm_lost(n, (what & BEV_EVENT_EOF) ? "connection closed" : evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
-        else
-            jm_lost(n, "cannot connect");
+    if (what & (BEV_EVENT_ERROR | BEV_EVENT_EOF | BEV_EVENT_TIMEOUT)) {
+        char why[256];
+        const char *err = (what & BEV_EVENT_EOF) ? "connection closed"
+                          : (what & BEV_EVENT_TIMEOUT) ? "timed out" : sl_tls_error(bev, why, sizeof why);
+        if (n->tls && (what & BEV_EVENT_ERROR) && !n->jm_hello)
+            sl_warn(TAG, "cannot connect to the JobManager over TLS: %s", err);
+        jm_lost(n, n->jm_registered || n->jm_hello ? err : "cannot connect");
     }
 }
 
@@ -749,10 +913,15 @@ static void jm_connect(tm_net *n)
         port = n->leader_port;
     }
     n->jm_heard_ms = sl_mono_ms();
-    n->jm = bufferevent_socket_new(n->base, -1, BEV_OPT_CLOSE_ON_FREE);
+    n->jm = sl_tls_bev(n->base, n->tls, -1, 0, BEV_OPT_CLOSE_ON_FREE);
     bufferevent_setcb(n->jm, on_jm_read, NULL, on_jm_event, n);
     bufferevent_setwatermark(n->jm, EV_READ, 0, SL_FRAME_MAX + 8);
     bufferevent_enable(n->jm, EV_READ | EV_WRITE);
+    /* an unanswered connect (a partition) gives up after a heartbeat
+     * timeout at most, and the reconnect backoff tries again */
+    int64_t limit = SL_MIN(n->hb_timeout_ms, 5000);
+    struct timeval ct = {(time_t)(limit / 1000), (suseconds_t)((limit % 1000) * 1000)};
+    bufferevent_set_timeouts(n->jm, NULL, &ct);
     if (bufferevent_socket_connect_hostname(n->jm, NULL, AF_INET, host, port) < 0) {
         /* reported through on_jm_event */
     }
@@ -906,6 +1075,8 @@ static void send_ack(tm_net *n, tm_snap_job *job)
 int tm_net_start(tm_net *n, char *err, size_t errlen)
 {
     pthread_mutex_init(&n->mu, NULL);
+    if (sl_auth_load(&n->auth, n->conf, err, errlen) != SL_OK) return SL_ERR;
+    if (sl_tls_internal(n->conf, &n->tls, err, errlen) != SL_OK) return SL_ERR;
     n->listener = sl_listen(n->base, sl_config_str(n->conf, "taskmanager.bind-host"),
                             (int)sl_config_int(n->conf, "taskmanager.data.port"), "data port",
                             on_data_accept, n, &n->data_port, err, errlen);
@@ -914,6 +1085,7 @@ int tm_net_start(tm_net *n, char *err, size_t errlen)
     n->reconnect = event_new(n->base, -1, 0, on_reconnect, n);
     n->heartbeat = event_new(n->base, -1, EV_PERSIST, on_heartbeat, n);
     n->hb_interval_ms = sl_config_int(n->conf, "heartbeat.interval");
+    n->hb_timeout_ms = sl_config_int(n->conf, "heartbeat.timeout");
     if (tm_snapshotter_start(n, err, errlen) != SL_OK) return SL_ERR;
     if (tm_deploy_start(n, err, errlen) != SL_OK) return SL_ERR;
     if (sl_ha_enabled(n->conf)) {
@@ -938,6 +1110,19 @@ void tm_net_stop(tm_net *n)
     on_inbox(-1, 0, n); /* statuses, credits and acks still queued */
     if (n->jm) bufferevent_free(n->jm);
     n->jm = NULL;
+    tm_net_free_peers(n);
+    sl_listen_free(n->listener);
+    sl_auth_free(&n->auth);
+    sl_tls_free(n->tls);
+    n->tls = NULL;
+    if (n->inbox) event_free(n->inbox);
+    if (n->reconnect) event_free(n->reconnect);
+    if (n->heartbeat) event_free(n->heartbeat);
+    if (n->leader_ev) event_free(n->leader_ev);
+}
+
+void tm_net_free_peers(tm_net *n)
+{
     while (n->peers) {
         tm_peer *p = n->peers;
         n->peers = p->next;
@@ -949,9 +1134,4 @@ void tm_net_stop(tm_net *n)
         free(p->host);
         free(p);
     }
-    sl_listen_free(n->listener);
-    if (n->inbox) event_free(n->inbox);
-    if (n->reconnect) event_free(n->reconnect);
-    if (n->heartbeat) event_free(n->heartbeat);
-    if (n->leader_ev) event_free(n->leader_ev);
 }

@@ -30,6 +30,8 @@
 
 #include "sl.h"
 #include "config.h"
+#include "auth.h"
+#include "tls.h"
 #include "jobgraph.h"
 #include "buffer.h"
 #include "exchange.h"
@@ -171,6 +173,8 @@ struct tm_peer {
     int port;
     struct bufferevent *bev;    /* NULL until connected */
     int hello_done;
+    int auth_wait;              /* we connected: the acceptor's proof not yet in (auth.h) */
+    uint8_t nonce[32];          /* our challenge on that connection */
     int initiator;              /* we connect (our id sorts lower) */
     pthread_mutex_t mu;         /* guards the out-channels' send queues */
     tm_outchan *chans;          /* sending ends towards this peer */
@@ -204,9 +208,14 @@ struct tm_net {
     /* JobManager connection */
     struct bufferevent *jm;
     int jm_hello, jm_registered;
+    uint8_t jm_nonce[32];       /* our challenge on the JobManager connection */
+    sl_auth auth;               /* security.cluster.secret (auth.h); none: key NULL */
+    SSL_CTX *tls;               /* security.ssl.internal.* (tls.h), or NULL */
     uint64_t jm_session;        /* the JobManager's session (RegisterAck) */
     struct event *reconnect, *heartbeat;
     int64_t hb_interval_ms;
+    int64_t hb_timeout_ms;      /* heartbeat.timeout: a JobManager silent this long is lost */
+    int64_t jm_heard_ms;        /* monotonic: its last RegisterAck or HeartbeatAck */
     int64_t reconnect_ms;       /* current reconnect delay (backs off) */
     /* high availability: the leader comes from ZooKeeper (common/zk.h) */
     struct sl_zk_retriever *leader_rt;  /* NULL: the fixed jobmanager.rpc.address */
@@ -215,7 +224,6 @@ struct tm_net {
     char leader_host[256];
     int leader_port;
     uint64_t leader_session;    /* the fencing token the leader published */
-    int64_t jm_heard_ms;        /* last message from the JobManager (monotonic) */
     /* data plane */
     struct evconnlistener *listener;
     tm_peer *peers;
@@ -287,6 +295,12 @@ void tm_net_peer_wake(tm_peer *p);            /* a buffer was queued for p */
 /* net.c (network thread) */
 int tm_net_start(tm_net *n, char *err, size_t errlen);
 void tm_net_stop(tm_net *n);
+/* A data connection accepted (bev; addr for logs): it must open with a
+ * HELLO, and prove the cluster secret when there is one. The listener's
+ * callback, and the data-connection fuzz target's way in without a socket. */
+void tm_net_data_accepted(tm_net *n, struct bufferevent *bev, const char *addr);
+/* Close and free every peer (tm_net_stop; the fuzz target). */
+void tm_net_free_peers(tm_net *n);
 tm_peer *tm_net_peer(tm_net *n, const char *id, const char *host, int port);
 void tm_net_connect_peers(tm_net *n, tm_deploy *d);
 void tm_net_send_credit(tm_peer *p, uint64_t session, uint32_t attempt, uint32_t chan, int credits);
