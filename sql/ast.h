@@ -48,7 +48,7 @@ typedef enum {
     SQL_FROM_QUERY,   /* s2 alias; kids: [0] query */
     SQL_FROM_TVF,     /* s TUMBLE|HOP|CUMULATE|SESSION; s2 alias; kids: [0] FROM_TABLE, [1] IDENT
                          time column, [2] LIST of argument exprs, [3] LIST partition keys or NULL */
-    SQL_FROM_JOIN,    /* kids: [0] left, [1] right, [2] condition or NULL */
+    SQL_FROM_JOIN,    /* s INNER|LEFT|RIGHT|FULL (NULL: a comma); kids: [0] left, [1] right, [2] condition or NULL */
     /* expressions */
     SQL_COL,          /* s name; s2 qualifier or NULL; flags QUOTED */
     SQL_NUM,          /* s text as written */

@@ -398,14 +398,14 @@ from_opt(A) ::= . { A = NULL; }
 from_opt(A) ::= FROM fromexpr(X). { A = X; }
 
 fromexpr(A) ::= fromitem(X). { A = X; }
-fromexpr(A) ::= fromexpr(L) join_kw(T) fromitem(R) ON expr(E). { A = NAT(ctx, SQL_FROM_JOIN, T); ADD(ctx, A, L); ADD(ctx, A, R); ADD(ctx, A, E); }
+fromexpr(A) ::= fromexpr(L) join_kw(T) fromitem(R) ON expr(E). { A = NAT(ctx, SQL_FROM_JOIN, T); A->s = T->s; ADD(ctx, A, L); ADD(ctx, A, R); ADD(ctx, A, E); }
 fromexpr(A) ::= fromexpr(L) COMMA(T) fromitem(R). { A = MK(ctx, SQL_FROM_JOIN, T); ADD(ctx, A, L); ADD(ctx, A, R); ADD(ctx, A, NULL); }
 
-join_kw(A) ::= JOIN(T). { A = MK(ctx, SQL_IDENT, T); }
-join_kw(A) ::= INNER(T) JOIN. { A = MK(ctx, SQL_IDENT, T); }
-join_kw(A) ::= LEFT(T) outer_opt JOIN. { A = MK(ctx, SQL_IDENT, T); }
-join_kw(A) ::= RIGHT(T) outer_opt JOIN. { A = MK(ctx, SQL_IDENT, T); }
-join_kw(A) ::= FULL(T) outer_opt JOIN. { A = MK(ctx, SQL_IDENT, T); }
+join_kw(A) ::= JOIN(T). { A = MK(ctx, SQL_IDENT, T); A->s = UPSTR(ctx, "INNER"); }
+join_kw(A) ::= INNER(T) JOIN. { A = MK(ctx, SQL_IDENT, T); A->s = UPSTR(ctx, "INNER"); }
+join_kw(A) ::= LEFT(T) outer_opt JOIN. { A = MK(ctx, SQL_IDENT, T); A->s = UPSTR(ctx, "LEFT"); }
+join_kw(A) ::= RIGHT(T) outer_opt JOIN. { A = MK(ctx, SQL_IDENT, T); A->s = UPSTR(ctx, "RIGHT"); }
+join_kw(A) ::= FULL(T) outer_opt JOIN. { A = MK(ctx, SQL_IDENT, T); A->s = UPSTR(ctx, "FULL"); }
 outer_opt ::= .
 outer_opt ::= OUTER.
 

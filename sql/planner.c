@@ -38,21 +38,11 @@
 #include "sl.h"
 #include "sql/parse.h"
 #include "sql/sql_int.h"
+#include "sql/plan_int.h"
 
-/* ---- plans -------------------------------------------------------------- */
+/* ---- plans (struct rel, struct plan: sql/plan_int.h) ------------------------ */
 
-typedef struct rel {
-    char *vid;        /* the vertex whose output this is */
-    sl_schema sch;    /* its columns */
-    int updating;     /* a changelog with -U/+U */
-    char *updater;    /* the operator that made it updating */
-    char *rowtime;    /* event-time attribute column, or NULL */
-    char *proctime;   /* processing-time attribute column, or NULL */
-    char *ident;      /* what it reads, for uids: "clicks", "union(a,b)" */
-    char *alias;      /* the name qualified columns use, or NULL */
-} rel;
-
-static void rel_free(rel *r)
+void rel_free(rel *r)
 {
     free(r->vid);
     sl_schema_free(&r->sch);
@@ -61,12 +51,13 @@ static void rel_free(rel *r)
     free(r->proctime);
     free(r->ident);
     free(r->alias);
+    sql_join_map_free(r->jmap);
     memset(r, 0, sizeof *r);
 }
 
-static char *dup0(const char *s) { return s ? sl_strdup(s) : NULL; }
+char *dup0(const char *s) { return s ? sl_strdup(s) : NULL; }
 
-static void rel_copy(rel *dst, const rel *src)
+void rel_copy(rel *dst, const rel *src)
 {
     memset(dst, 0, sizeof *dst);
     dst->vid = dup0(src->vid);
@@ -78,26 +69,8 @@ static void rel_copy(rel *dst, const rel *src)
     dst->proctime = dup0(src->proctime);
     dst->ident = dup0(src->ident);
     dst->alias = dup0(src->alias);
+    dst->jmap = sql_join_map_copy(src->jmap);
 }
-
-typedef struct cte_scope {
-    const sql_node *cte;           /* SQL_CTE */
-    const struct cte_scope *outer;
-} cte_scope;
-
-typedef struct plan {
-    const sql_catalog *cat;
-    json_t *vertices, *edges;
-    sql_sbuf explain;
-    sql_arena *arena;   /* rewritten expressions */
-    char *err;
-    size_t errlen;
-    int depth;
-    const char *ttl;    /* table.exec.state.ttl */
-    const cte_scope *scope;
-    struct rel *scans;  /* tables already read in this job, reused (a source per table) */
-    int nscans;
-} plan;
 
 static int vertex_exists(plan *p, const char *id, const char *field)
 {
@@ -130,7 +103,7 @@ static char *unique(plan *p, const char *base, const char *field)
     }
 }
 
-static uint32_t fnv1a(const char *s)
+uint32_t fnv1a(const char *s)
 {
     uint32_t h = 2166136261u;
     for (; *s; s++) {
@@ -150,7 +123,7 @@ static json_t *schema_json(const sl_schema *s)
 }
 
 /* Add a vertex; returns its id (caller frees). `config` is stolen. */
-static char *add_vertex(plan *p, const char *base, const char *type, const char *uid_src,
+char *add_vertex(plan *p, const char *base, const char *type, const char *uid_src,
                         json_t *config, const sl_schema *schema, int parallelism, int updating)
 {
     char *id = unique(p, base, "id");
@@ -180,7 +153,7 @@ static char *add_vertex(plan *p, const char *base, const char *type, const char 
     return id;
 }
 
-static void add_edge(plan *p, const char *from, const char *to, const char *strategy,
+void add_edge(plan *p, const char *from, const char *to, const char *strategy,
                      json_t *keys, int input)
 {
     json_t *e = json_pack("{s:s, s:s}", "from", from, "to", to);
@@ -191,8 +164,7 @@ static void add_edge(plan *p, const char *from, const char *to, const char *stra
 }
 
 #define PERR(node, ...) plan_err(p, (node), __VA_ARGS__)
-static int plan_err(plan *p, const sql_node *at, const char *fmt, ...) SL_PRINTF(3, 4);
-static int plan_err(plan *p, const sql_node *at, const char *fmt, ...)
+int plan_err(plan *p, const sql_node *at, const char *fmt, ...)
 {
     char msg[1024];
     va_list ap;
@@ -231,7 +203,7 @@ static int has_agg(const sql_node *e)
 }
 
 /* Check every column reference of e against r. */
-static int check_cols(plan *p, const sql_node *e, const rel *r)
+int check_cols(plan *p, const sql_node *e, const rel *r)
 {
     if (!e) return SL_OK;
     if (e->kind == SQL_COL) {
@@ -273,7 +245,7 @@ static int check_cols(plan *p, const sql_node *e, const rel *r)
 }
 
 /* Type e (after check_cols) against sch with calc's checker. */
-static int type_expr(plan *p, const sql_node *e, const sl_schema *sch, sl_type *t)
+int type_expr(plan *p, const sql_node *e, const sl_schema *sch, sl_type *t)
 {
     char *txt = sql_unparse(e);
     char ebuf[512];
@@ -290,16 +262,9 @@ static int type_expr(plan *p, const sql_node *e, const sl_schema *sch, sl_type *
 
 /* ---- calc --------------------------------------------------------------- */
 
-typedef struct item {
-    char *name;       /* output column */
-    char *text;       /* calc projection entry "expr AS name" */
-    sl_type type;
-    const sql_node *expr;
-} item;
-
 /* One calc vertex over `in`: projection items (n) and an optional filter.
  * Replaces *in with the result. */
-static int emit_calc(plan *p, rel *in, item *items, int n, const sql_node *filter,
+int emit_calc(plan *p, rel *in, item *items, int n, const sql_node *filter,
                      const char *base)
 {
     json_t *cfg = json_object();
@@ -344,7 +309,7 @@ static int emit_calc(plan *p, rel *in, item *items, int n, const sql_node *filte
     return SL_OK;
 }
 
-static void items_free(item *it, int n)
+void items_free(item *it, int n)
 {
     for (int i = 0; i < n; i++) {
         free(it[i].name);
@@ -354,7 +319,7 @@ static void items_free(item *it, int n)
 }
 
 /* Make a projection item of expression e named `name` against sch. */
-static int make_item(plan *p, item *it, const sql_node *e, const char *name, const sl_schema *sch)
+int make_item(plan *p, item *it, const sql_node *e, const char *name, const sl_schema *sch)
 {
     if (type_expr(p, e, sch, &it->type) != SL_OK) return SL_ERR;
     char *x = sql_unparse(e);
@@ -373,7 +338,7 @@ static int make_item(plan *p, item *it, const sql_node *e, const char *name, con
 
 /* ---- scans -------------------------------------------------------------- */
 
-static int plan_query(plan *p, const sql_node *q, rel *out);
+int plan_query(plan *p, const sql_node *q, rel *out);
 
 static int scan_table(plan *p, const sql_node *at, const char *name, rel *out)
 {
@@ -486,7 +451,7 @@ static int scan_table(plan *p, const sql_node *at, const char *name, rel *out)
     return SL_OK;
 }
 
-static int plan_from(plan *p, const sql_node *f, rel *out)
+int plan_from(plan *p, const sql_node *f, rel *out)
 {
     switch (f->kind) {
     case SQL_FROM_TABLE:
@@ -499,9 +464,7 @@ static int plan_from(plan *p, const sql_node *f, rel *out)
         free(out->alias);
         out->alias = dup0(f->s2);
         return SL_OK;
-    case SQL_FROM_JOIN:
-        return PERR(f, "joins are not supported yet (they plug into this planner with the "
-                    "join operators)");
+    case SQL_FROM_JOIN: return sql_plan_join(p, f, out);
     case SQL_FROM_TVF:
         return PERR(f, "a window TVF must be aggregated: GROUP BY window_start, window_end");
     default: return PERR(f, "unsupported FROM item");
@@ -1084,6 +1047,7 @@ done:
 
 static int plan_select(plan *p, const sql_node *sel, rel *out)
 {
+    if (sql_join_resolve_select(p, sel, &sel) != SL_OK) return SL_ERR;
     const sql_node *items = sql_kid(sel, 0), *from = sql_kid(sel, 1), *where = sql_kid(sel, 2),
                    *group = sql_kid(sel, 3), *having = sql_kid(sel, 4);
     if (!from) return PERR(sel, "SELECT without FROM is not supported yet");
@@ -1218,7 +1182,7 @@ static int plan_union(plan *p, const sql_node *q, rel *out)
     return rc;
 }
 
-static int plan_query(plan *p, const sql_node *q, rel *out)
+int plan_query(plan *p, const sql_node *q, rel *out)
 {
     if (++p->depth > 64) {
         p->depth--;
@@ -1406,6 +1370,7 @@ static json_t *plan_new(plan *p, const sql_catalog *cat, char *err, size_t errle
     p->arena = sql_arena_new();
     p->err = err;
     p->errlen = errlen;
+    p->warnings = json_array();
     return p->vertices;
 }
 
@@ -1413,6 +1378,8 @@ static void plan_free(plan *p)
 {
     for (int i = 0; i < p->nscans; i++) rel_free(&p->scans[i]);
     free(p->scans);
+    sql_plan_joins_free(p);
+    json_decref(p->warnings);
     json_decref(p->vertices);
     json_decref(p->edges);
     free(p->explain.s);

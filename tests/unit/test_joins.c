@@ -28,6 +28,7 @@
 #include "jobgraph.h"
 #include "operator.h"
 #include "runtime.h"
+#include "vstate.h"
 #include "sl_test.h"
 
 /* ---- harness ------------------------------------------------------------------ */
@@ -432,6 +433,216 @@ static void interval_random(sl_backend_kind bk)
 static void test_interval_random_hashmap(void) { interval_random(SL_BACKEND_HASHMAP); }
 static void test_interval_random_rocksdb(void) { interval_random(SL_BACKEND_ROCKSDB); }
 
+
+/* ---- regular join ------------------------------------------------------------------ */
+
+static const char *rj_config(const char *type, const char *extra)
+{
+    snprintf(cfgbuf, sizeof cfgbuf,
+             "{\"join-type\": \"%s\", \"left-keys\": [\"k\"], \"right-keys\": [\"k\"]%s}", type, extra);
+    return cfgbuf;
+}
+
+static void regular_scripted(sl_backend_kind bk)
+{
+    harness h;
+    CHECK(plan(&h, "regular_join", rj_config("left", "")));
+    CHECK_EQ_INT(open_op(&h, bk), SL_OK);
+    CHECK_EQ_INT(feed(&h, 0, SL_KIND_INSERT, 1, 0, 1), SL_OK);   /* +I[l1, -] */
+    CHECK_EQ_INT(feed(&h, 1, SL_KIND_INSERT, 1, 0, 1), SL_OK);   /* -D[l1, -] +I[l1, r1] */
+    CHECK_EQ_INT(feed(&h, 1, SL_KIND_INSERT, 1, 0, 2), SL_OK);   /* +I[l1, r2] */
+    CHECK_EQ_INT(feed(&h, 1, SL_KIND_INSERT, 2, 0, 3), SL_OK);   /* nothing: right is inner */
+    CHECK_EQ_INT(feed(&h, 1, SL_KIND_DELETE, 1, 0, 1), SL_OK);   /* -D[l1, r1] */
+    CHECK_EQ_INT(feed(&h, 1, SL_KIND_UPDATE_BEFORE, 1, 0, 2), SL_OK); /* -D[l1, r2] +I[l1, -] */
+    CHECK_EQ_INT(feed(&h, 1, SL_KIND_UPDATE_AFTER, 1, 0, 4), SL_OK);  /* -D[l1, -] +I[l1, r4] */
+    CHECK_EQ_INT(feed(&h, 0, SL_KIND_INSERT, 2, 0, 2), SL_OK);   /* +I[l2, r3] */
+    CHECK_EQ_INT(feed(&h, 0, SL_KIND_DELETE, 1, 0, 1), SL_OK);   /* -D[l1, r4] */
+    CHECK_EQ_INT(feed(&h, 0, SL_KIND_INSERT, -1, 0, 9), SL_OK);  /* +I[l9, -]: NULL key */
+    static const char *const want[] = {"+I[l1, -]", "-D[l1, -]", "+I[l1, r1]", "+I[l1, r2]",
+                                       "-D[l1, r1]", "-D[l1, r2]", "+I[l1, -]", "-D[l1, -]",
+                                       "+I[l1, r4]", "+I[l2, r3]", "-D[l1, r4]", "+I[l9, -]"};
+    CHECK_EQ_INT(h.log.n, (int)SL_ARRAY_LEN(want));
+    for (size_t i = 0; i < SL_ARRAY_LEN(want); i++) CHECK_EQ_STR(h.log.rows[i], want[i]);
+    teardown(&h);
+}
+
+static void test_regular_scripted_hashmap(void) { regular_scripted(SL_BACKEND_HASHMAP); }
+static void test_regular_scripted_rocksdb(void) { regular_scripted(SL_BACKEND_ROCKSDB); }
+
+/* The test's processing-time clock for state TTL. */
+static int64_t fake_now;
+static int64_t fake_clock(void) { return fake_now; }
+
+static void regular_ttl(sl_backend_kind bk)
+{
+    harness h;
+    CHECK(plan(&h, "regular_join", rj_config("inner", ", \"table.exec.state.ttl\": \"100 ms\", "
+                                             "\"right.state.ttl\": \"1 s\"")));
+    int64_t (*saved)(void) = sl_vstate_clock;
+    sl_vstate_clock = fake_clock;
+    fake_now = 1000;
+    CHECK_EQ_INT(open_op(&h, bk), SL_OK);
+    CHECK_EQ_INT(feed(&h, 0, SL_KIND_INSERT, 1, 0, 1), SL_OK);
+    CHECK_EQ_INT(feed(&h, 1, SL_KIND_INSERT, 2, 0, 1), SL_OK);
+    CHECK(sl_kstate_entries(h.op.kstate) > 0);
+    fake_now = 1050;
+    CHECK_EQ_INT(feed(&h, 0, SL_KIND_INSERT, 1, 0, 2), SL_OK); /* key 1's left side written at 1050 */
+    fake_now = 1120; /* l1 expired (1000 + 100), l2 not */
+    CHECK_EQ_INT(sl_rt_fire_proc(&h.op, fake_now), SL_OK);
+    CHECK_EQ_INT(feed(&h, 1, SL_KIND_INSERT, 1, 0, 3), SL_OK);
+    CHECK_EQ_INT(h.log.n, 1);
+    CHECK_EQ_STR(h.log.rows[0], "+I[l2, r3]");
+    fake_now = 1160; /* key 1's left side idle for the TTL: cleared; right rows keep 1 s */
+    CHECK_EQ_INT(sl_rt_fire_proc(&h.op, fake_now), SL_OK);
+    CHECK_EQ_INT(feed(&h, 0, SL_KIND_INSERT, 2, 0, 4), SL_OK); /* r1 (1 s TTL) still there */
+    CHECK_EQ_INT(h.log.n, 2);
+    CHECK_EQ_STR(h.log.rows[1], "+I[l4, r1]");
+    fake_now = 5000; /* everything idle for its TTL: the state is empty */
+    CHECK_EQ_INT(sl_rt_fire_proc(&h.op, fake_now), SL_OK);
+    CHECK_EQ_INT(sl_kstate_entries(h.op.kstate), 0);
+    sl_vstate_clock = saved;
+    teardown(&h);
+}
+
+static void test_regular_ttl_hashmap(void) { regular_ttl(SL_BACKEND_HASHMAP); }
+static void test_regular_ttl_rocksdb(void) { regular_ttl(SL_BACKEND_ROCKSDB); }
+
+/* A multiset of rows "[l3, r7]" as a table the changelog is applied to. */
+typedef struct table {
+    int n;
+    char rows[4000][ROWLEN];
+} table;
+
+static int table_apply(table *t, const char *change)
+{
+    const char *row = change + 2;
+    if (!strncmp(change, "+I", 2) || !strncmp(change, "+U", 2)) {
+        if (t->n == 4000) return 0;
+        snprintf(t->rows[t->n++], ROWLEN, "%s", row);
+        return 1;
+    }
+    for (int i = 0; i < t->n; i++)
+        if (!strcmp(t->rows[i], row)) {
+            memcpy(t->rows[i], t->rows[--t->n], ROWLEN);
+            return 1;
+        }
+    fprintf(stderr, "%s retracts a row the table does not hold\n", change);
+    return 0;
+}
+
+typedef struct live {
+    int64_t k, id;
+    int count;
+} live;
+
+/* The join of the live rows, as the table should read. */
+static void join_table(const live *L, int nl, const live *R, int nr, int lo, int ro, table *t)
+{
+    t->n = 0;
+    for (int i = 0; i < nl; i++)
+        for (int c = 0; c < L[i].count; c++) {
+            int m = 0;
+            for (int j = 0; j < nr; j++)
+                if (L[i].k >= 0 && L[i].k == R[j].k)
+                    for (int d = 0; d < R[j].count; d++, m++)
+                        snprintf(t->rows[t->n++], ROWLEN, "[l%lld, r%lld]", (long long)L[i].id,
+                                 (long long)R[j].id);
+            if (!m && lo) snprintf(t->rows[t->n++], ROWLEN, "[l%lld, -]", (long long)L[i].id);
+        }
+    for (int j = 0; j < nr && ro; j++)
+        for (int d = 0; d < R[j].count; d++) {
+            int m = 0;
+            for (int i = 0; i < nl; i++)
+                if (R[j].k >= 0 && L[i].k == R[j].k && L[i].count) m = 1;
+            if (!m) snprintf(t->rows[t->n++], ROWLEN, "[-, r%lld]", (long long)R[j].id);
+        }
+}
+
+static int same_table(table *a, table *b)
+{
+    qsort(a->rows, (size_t)a->n, ROWLEN, cmp_str);
+    qsort(b->rows, (size_t)b->n, ROWLEN, cmp_str);
+    if (a->n != b->n) {
+        fprintf(stderr, "table has %d rows, the model %d\n", a->n, b->n);
+        return 0;
+    }
+    for (int i = 0; i < a->n; i++)
+        if (strcmp(a->rows[i], b->rows[i])) {
+            fprintf(stderr, "table row %s, model row %s\n", a->rows[i], b->rows[i]);
+            return 0;
+        }
+    return 1;
+}
+
+static void regular_random(sl_backend_kind bk)
+{
+    static const char *const types[] = {"inner", "left", "right", "full"};
+    static live side[2][400];
+    static table got, want;
+    for (int seed = 1; seed <= 6; seed++)
+        for (int ti = 0; ti < 4; ti++) {
+            rng_state = 0x2545f4914f6cdd1dull * (uint64_t)(seed * 7 + ti + 1);
+            harness h;
+            CHECK(plan(&h, "regular_join", rj_config(types[ti], "")));
+            CHECK_EQ_INT(open_op(&h, bk), SL_OK);
+            int n[2] = {0, 0}, applied = 0;
+            got.n = 0;
+            int64_t next_id = 1;
+            for (int step = 0; step < 300; step++) {
+                int s = (int)(rnd() % 2);
+                live *rows = side[s];
+                int op = (int)(rnd() % 10);
+                int pick = -1;
+                for (int tries = 0; n[s] && tries < 4 && pick < 0; tries++) {
+                    int i = (int)(rnd() % (uint64_t)n[s]);
+                    if (rows[i].count) pick = i;
+                }
+                if (op < 5 || pick < 0) { /* insert: a new row, or a duplicate of a live one */
+                    if (op == 0 && pick >= 0) {
+                        rows[pick].count++;
+                        CHECK_EQ_INT(feed(&h, s, SL_KIND_INSERT, rows[pick].k, 0, rows[pick].id), SL_OK);
+                    } else {
+                        CHECK(n[s] < 400);
+                        live *r = &rows[n[s]++];
+                        r->k = rnd() % 17 == 0 ? -1 : (int64_t)(rnd() % 5);
+                        r->id = next_id++;
+                        r->count = 1;
+                        CHECK_EQ_INT(feed(&h, s, SL_KIND_INSERT, r->k, 0, r->id), SL_OK);
+                    }
+                } else if (op < 8) { /* delete */
+                    rows[pick].count--;
+                    CHECK_EQ_INT(feed(&h, s, SL_KIND_DELETE, rows[pick].k, 0, rows[pick].id), SL_OK);
+                } else { /* update: -U old, +U new (maybe another key) */
+                    rows[pick].count--;
+                    CHECK_EQ_INT(feed(&h, s, SL_KIND_UPDATE_BEFORE, rows[pick].k, 0, rows[pick].id), SL_OK);
+                    CHECK(n[s] < 400);
+                    live *r = &rows[n[s]++];
+                    r->k = rnd() % 3 == 0 ? (int64_t)(rnd() % 5) : rows[pick].k;
+                    r->id = next_id++;
+                    r->count = 1;
+                    CHECK_EQ_INT(feed(&h, s, SL_KIND_UPDATE_AFTER, r->k, 0, r->id), SL_OK);
+                }
+                for (; applied < h.log.n; applied++) CHECK(table_apply(&got, h.log.rows[applied]));
+                int lo = ti == 1 || ti == 3, ro = ti == 2 || ti == 3;
+                join_table(side[0], n[0], side[1], n[1], lo, ro, &want);
+                if (!same_table(&got, &want)) {
+                    fprintf(stderr, "seed %d, %s join, step %d\n", seed, types[ti], step);
+                    CHECK(0);
+                }
+            }
+            /* only +I and -D come out */
+            for (int i = 0; i < h.log.n; i++)
+                CHECK(!strncmp(h.log.rows[i], "+I", 2) || !strncmp(h.log.rows[i], "-D", 2));
+            teardown(&h);
+        }
+}
+
+static void test_regular_random_hashmap(void) { regular_random(SL_BACKEND_HASHMAP); }
+static void test_regular_random_rocksdb(void) { regular_random(SL_BACKEND_ROCKSDB); }
+
 SL_TEST_MAIN(SL_TEST(test_interval_plan_errors), SL_TEST(test_interval_scripted_hashmap),
              SL_TEST(test_interval_scripted_rocksdb), SL_TEST(test_interval_random_hashmap),
-             SL_TEST(test_interval_random_rocksdb))
+             SL_TEST(test_interval_random_rocksdb), SL_TEST(test_regular_scripted_hashmap),
+             SL_TEST(test_regular_scripted_rocksdb), SL_TEST(test_regular_ttl_hashmap),
+             SL_TEST(test_regular_ttl_rocksdb), SL_TEST(test_regular_random_hashmap),
+             SL_TEST(test_regular_random_rocksdb))

@@ -1,0 +1,114 @@
+/*
+ * plan_int.h -- what the planner's files share: sql/planner.c (queries,
+ * aggregates, INSERT) and sql/plan_join.c (joins).
+ *
+ * The planner's helpers keep their short names in the source; the macros
+ * below give them a prefixed symbol so they stay private to the planner.
+ */
+#ifndef SL_SQL_PLAN_INT_H
+#define SL_SQL_PLAN_INT_H
+
+#include <jansson.h>
+
+#include "sql/sql_int.h"
+
+#define rel_free sqlp_rel_free
+#define rel_copy sqlp_rel_copy
+#define dup0 sqlp_dup0
+#define add_vertex sqlp_add_vertex
+#define add_edge sqlp_add_edge
+#define plan_err sqlp_plan_err
+#define check_cols sqlp_check_cols
+#define type_expr sqlp_type_expr
+#define emit_calc sqlp_emit_calc
+#define items_free sqlp_items_free
+#define make_item sqlp_make_item
+#define plan_from sqlp_plan_from
+#define plan_query sqlp_plan_query
+#define fnv1a sqlp_fnv1a
+
+/* A join's columns by the names the query uses: (qualifier, column) -> the
+ * column of the joined row (plan_join.c). */
+typedef struct sql_join_map sql_join_map;
+
+typedef struct rel {
+    char *vid;        /* the vertex whose output this is */
+    sl_schema sch;    /* its columns */
+    int updating;     /* a changelog with -U/+U */
+    char *updater;    /* the operator that made it updating */
+    char *rowtime;    /* event-time attribute column, or NULL */
+    char *proctime;   /* processing-time attribute column, or NULL */
+    char *ident;      /* what it reads, for uids: "clicks", "union(a,b)" */
+    char *alias;      /* the name qualified columns use, or NULL */
+    sql_join_map *jmap; /* a join's: its inputs' qualified names, or NULL */
+} rel;
+
+typedef struct cte_scope {
+    const sql_node *cte;           /* SQL_CTE */
+    const struct cte_scope *outer;
+} cte_scope;
+
+typedef struct plan_joins plan_joins; /* joins planned in this job (plan_join.c) */
+
+typedef struct plan {
+    const sql_catalog *cat;
+    json_t *vertices, *edges;
+    sql_sbuf explain;
+    sql_arena *arena;   /* rewritten expressions */
+    char *err;
+    size_t errlen;
+    int depth;
+    const char *ttl;    /* table.exec.state.ttl */
+    const cte_scope *scope;
+    struct rel *scans;  /* tables already read in this job, reused (a source per table) */
+    int nscans;
+    plan_joins *joins;
+    json_t *warnings;   /* unbounded state: [{"vertex", "operator", "key", "setting", "message"}] */
+} plan;
+
+typedef struct item {
+    char *name;       /* output column */
+    char *text;       /* calc projection entry "expr AS name" */
+    sl_type type;
+    const sql_node *expr;
+} item;
+
+void rel_free(rel *r);
+void rel_copy(rel *dst, const rel *src);
+char *dup0(const char *s);
+uint32_t fnv1a(const char *s);
+/* Add a vertex; returns its id (caller frees). `config` is stolen. */
+char *add_vertex(plan *p, const char *base, const char *type, const char *uid_src, json_t *config,
+                 const sl_schema *schema, int parallelism, int updating);
+void add_edge(plan *p, const char *from, const char *to, const char *strategy, json_t *keys,
+              int input);
+int plan_err(plan *p, const sql_node *at, const char *fmt, ...) SL_PRINTF(3, 4);
+int check_cols(plan *p, const sql_node *e, const rel *r);
+int type_expr(plan *p, const sql_node *e, const sl_schema *sch, sl_type *t);
+int emit_calc(plan *p, rel *in, item *items, int n, const sql_node *filter, const char *base);
+void items_free(item *it, int n);
+int make_item(plan *p, item *it, const sql_node *e, const char *name, const sl_schema *sch);
+int plan_from(plan *p, const sql_node *f, rel *out);
+int plan_query(plan *p, const sql_node *q, rel *out);
+
+/* ---- plan_join.c ----------------------------------------------------------- */
+
+/* FROM a JOIN b ON ...: an interval_join or regular_join vertex. */
+int sql_plan_join(plan *p, const sql_node *f, rel *out);
+/* A SELECT over a join, with every column reference resolved to the joined
+ * row's names (o.order_id -> order_id, p.order_id -> order_id0): *out is the
+ * rewritten SELECT (in p->arena) or sel itself when its FROM is no join. */
+int sql_join_resolve_select(plan *p, const sql_node *sel, const sql_node **out);
+sql_join_map *sql_join_map_copy(const sql_join_map *m);
+void sql_join_map_free(sql_join_map *m);
+void sql_plan_joins_free(plan *p);
+
+/* Unbounded state, said once for every operator kind: a stateful operator
+ * `vid` (of `kind`, e.g. "regular join", "GROUP BY") keyed by `key` whose
+ * state nothing bounds gets a warning naming the setting that would bound
+ * it. `bounded` is that setting's value when set (e.g. the state TTL), NULL
+ * or "0" when not: then the warning is added to p->warnings and to EXPLAIN. */
+void sql_warn_unbounded(plan *p, const char *vid, const char *kind, const char *key,
+                        const char *bounded, const char *setting);
+
+#endif
