@@ -1,0 +1,150 @@
+"""Streaming joins from SQL on a real cluster: the seed's 02-sql-ops interval
+join of orders and payments (p.ts within one minute of o.ts), planned by
+`sluice sql -f` and run at parallelism 2 across two TaskManagers. The
+feeders are sequence generators whose every column is a function of the
+sequence number, so the expected enriched rows are computed here by a
+brute-force join, independently of Sluice."""
+import collections
+import os
+
+from test_sql import BASE, finish, job_ids, rows, run_sql
+
+N_ORDERS = 600
+N_PAYMENTS = 700
+METHODS = ["card", "cash", "wallet"]
+
+
+def order(i):
+    return {"order_id": i, "user_id": i % 7, "amount": i * 37 % 500 + 1, "ts": BASE + i * 1000}
+
+
+def payment(j):
+    # the order it pays: near its own number, off by -75..74, so some fall
+    # outside the minute and some name no order at all
+    return {"order_id": j + (j * 13) % 150 - 75, "method": METHODS[j % 3], "ts": BASE + j * 1000}
+
+
+FEEDERS = f"""
+CREATE TABLE orders (
+    order_id INT,
+    user_id  AS order_id % 7,
+    amount   AS order_id * 37 % 500 + 1,
+    ts       AS TO_TIMESTAMP_LTZ({BASE} + order_id * 1000, 3),
+    WATERMARK FOR ts AS ts - INTERVAL '5' SECOND
+) WITH ('connector' = 'datagen', 'rows-per-second' = '100000',
+        'fields.order_id.kind' = 'sequence', 'fields.order_id.start' = '1',
+        'fields.order_id.end' = '{N_ORDERS}');
+
+CREATE TABLE payments (
+    pay_id   INT,
+    order_id AS pay_id + (pay_id * 13) % 150 - 75,
+    `method` AS CASE WHEN pay_id % 3 = 0 THEN 'card' WHEN pay_id % 3 = 1 THEN 'cash'
+                     ELSE 'wallet' END,
+    ts       AS TO_TIMESTAMP_LTZ({BASE} + pay_id * 1000, 3),
+    WATERMARK FOR ts AS ts - INTERVAL '5' SECOND
+) WITH ('connector' = 'datagen', 'rows-per-second' = '100000',
+        'fields.pay_id.kind' = 'sequence', 'fields.pay_id.start' = '1',
+        'fields.pay_id.end' = '{N_PAYMENTS}');
+"""
+
+
+def interval_join(kind="inner", lo=-60000, hi=60000):
+    """The brute-force join: every order/payment pair of one order_id with
+    o.ts + lo <= p.ts <= o.ts + hi; outer rows for the rest."""
+    orders = [order(i) for i in range(1, N_ORDERS + 1)]
+    pays = [payment(j) for j in range(1, N_PAYMENTS + 1)]
+    out = collections.Counter()
+    matched_p = set()
+    for o in orders:
+        hit = False
+        for j, p in enumerate(pays):
+            if p["order_id"] == o["order_id"] and o["ts"] + lo <= p["ts"] <= o["ts"] + hi:
+                out[(o["order_id"], o["user_id"], o["amount"], p["method"])] += 1
+                matched_p.add(j)
+                hit = True
+        if not hit and kind in ("left", "full"):
+            out[(o["order_id"], o["user_id"], o["amount"], None)] += 1
+    if kind in ("right", "full"):
+        for j, p in enumerate(pays):
+            if j not in matched_p:
+                out[(None, None, None, p["method"])] += 1
+    return out
+
+
+def enriched_sink(out):
+    return f"""
+CREATE TABLE enriched (order_id INT, user_id INT, amount INT, `method` STRING)
+  WITH ('connector' = 'filesystem', 'path' = 'file://{out}', 'format' = 'json');
+SET 'parallelism.default' = '2';
+"""
+
+
+def test_seed_interval_join_of_orders_and_payments(cluster, workdir):
+    cluster.add_tm(slots=1)
+    cluster.add_tm(slots=1)
+    out = os.path.join(workdir, "enriched")
+    r = run_sql(cluster, workdir, "join.sql", FEEDERS + enriched_sink(out) + """
+INSERT INTO enriched
+SELECT o.order_id, o.user_id, o.amount, p.`method`
+FROM orders o
+JOIN payments p
+  ON o.order_id = p.order_id
+ AND p.ts BETWEEN o.ts - INTERVAL '1' MINUTE AND o.ts + INTERVAL '1' MINUTE;
+""")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "WARNING" not in r.stdout, r.stdout  # an interval join's state is bounded
+    jid = job_ids(r.stdout)[0]
+    finish(cluster, jid)
+    detail = cluster.get(f"/jobs/{jid}")
+    joins = [v for v in detail["vertices"] if "interval" in v["name"]]
+    assert joins and joins[0]["parallelism"] == 2, detail["vertices"]
+    subs = cluster.get(f"/jobs/{jid}/vertices/{joins[0]['id']}/subtasks")["subtasks"]
+    assert len({s["taskmanager-id"] for s in subs}) == 2, subs  # one subtask on each TaskManager
+    late = cluster.get(f"/jobs/{jid}/vertices/{joins[0]['id']}/metrics?get=numLateRecordsDropped")
+    assert late and all(float(m["value"]) == 0 for m in late), late  # in-order feeders: nothing is late
+    got = collections.Counter()
+    for row in rows(out):
+        assert row.get("op", "+I") == "+I", row
+        got[(row["order_id"], row["user_id"], row["amount"], row["method"])] += 1
+    want = interval_join()
+    assert sum(want.values()) > 300  # the data does exercise the join
+    assert got == want
+
+
+def test_left_interval_join_pads_orders_without_payment(cluster, workdir):
+    cluster.add_tm(slots=1)
+    cluster.add_tm(slots=1)
+    out = os.path.join(workdir, "left")
+    r = run_sql(cluster, workdir, "left.sql", FEEDERS + enriched_sink(out) + """
+INSERT INTO enriched
+SELECT o.order_id, o.user_id, o.amount, p.`method`
+FROM orders AS o LEFT OUTER JOIN payments AS p
+  ON o.order_id = p.order_id AND p.ts >= o.ts - INTERVAL '10' SECOND AND p.ts < o.ts + INTERVAL '30' SECOND;
+""")
+    assert r.returncode == 0, r.stdout + r.stderr
+    finish(cluster, job_ids(r.stdout)[0])
+    got = collections.Counter()
+    for row in rows(out):
+        assert row.get("op", "+I") == "+I", row
+        got[(row["order_id"], row["user_id"], row["amount"], row["method"])] += 1
+    want = interval_join("left", -10000, 29999)
+    assert sum(1 for k in want if k[3] is None) > 20
+    assert got == want
+
+
+def test_join_errors_name_the_problem(cluster, workdir):
+    r = run_sql(cluster, workdir, "bad.sql", FEEDERS + enriched_sink(os.path.join(workdir, "x")) + """
+INSERT INTO enriched SELECT o.order_id, o.user_id, o.amount, p.`method`
+FROM orders o JOIN payments p ON o.amount > p.pay_id;
+""")
+    assert "needs an equality between a column of each side" in r.stdout + r.stderr
+    r = run_sql(cluster, workdir, "bad2.sql", FEEDERS + enriched_sink(os.path.join(workdir, "x")) + """
+INSERT INTO enriched SELECT order_id, user_id, amount, `method`
+FROM orders o JOIN payments p ON o.order_id = p.order_id;
+""")
+    assert "column 'order_id' is ambiguous" in r.stdout + r.stderr
+    r = run_sql(cluster, workdir, "bad3.sql", FEEDERS + enriched_sink(os.path.join(workdir, "x")) + """
+INSERT INTO enriched SELECT o.order_id, o.user_id, o.amount, q.`method`
+FROM orders o JOIN payments p ON o.order_id = p.order_id;
+""")
+    assert "unknown table or alias 'q' (the join names 'o', 'p')" in r.stdout + r.stderr
