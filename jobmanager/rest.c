@@ -142,7 +142,7 @@ static const char *metric_names[] = {
     "accumulatedBusyTimeMs", "accumulatedBackPressuredTimeMs", "accumulatedIdleTimeMs",
     "buffers.inPoolUsage", "buffers.outPoolUsage", "currentInputWatermark",
     "currentOutputWatermark", "numLateRecordsDropped", "checkpointAlignmentTime",
-    "checkpointStartDelayNanos", NULL};
+    "checkpointStartDelayNanos", "stateEntries", "stateSizeBytes", NULL};
 
 /* Value of a named metric of one subtask; SL_ERR if the name is unknown. */
 static int task_metric(const jm_task *t, const char *name, double *out)
@@ -185,6 +185,8 @@ static int task_metric(const jm_task *t, const char *name, double *out)
     else if (!strcmp(name, "currentInputWatermark")) *out = (double)m->input_watermark;
     else if (!strcmp(name, "currentOutputWatermark")) *out = (double)m->output_watermark;
     else if (!strcmp(name, "numLateRecordsDropped")) *out = (double)m->late_dropped;
+    else if (!strcmp(name, "stateEntries")) *out = (double)m->state_entries;
+    else if (!strcmp(name, "stateSizeBytes")) *out = (double)m->state_bytes;
     else return SL_ERR;
     return SL_OK;
 }
@@ -338,6 +340,11 @@ static json_t *job_detail(jm *j, const jm_job *job)
         /* beyond Flink: late rows dropped by window operators in this vertex */
         json_object_set_new(metrics, "numLateRecordsDropped",
                             json_integer((json_int_t)chain_sum(job, c, "numLateRecordsDropped")));
+        /* beyond Flink: the live keyed state of the vertex's operators */
+        json_object_set_new(metrics, "stateEntries",
+                            json_integer((json_int_t)chain_sum(job, c, "stateEntries")));
+        json_object_set_new(metrics, "stateSizeBytes",
+                            json_integer((json_int_t)chain_sum(job, c, "stateSizeBytes")));
         /* every vertex of a Sluice job shares one slot sharing group (nslots
          * = the largest parallelism), which has no id of its own: the job's */
         json_array_append_new(
@@ -350,6 +357,7 @@ static json_t *job_detail(jm *j, const jm_job *job)
                           task_counts(job, c, 0), "metrics", metrics));
     }
     json_object_set_new(o, "vertices", vs);
+    json_object_set_new(o, "warnings", sl_jobgraph_warnings(job->g));
     json_t *sc = json_object();
     for (int s = 0; s < T_NSTATES; s++) {
         int n = 0;
@@ -932,7 +940,7 @@ static void submit_job(route_ctx *rc, reply *r)
         job->restored_is_savepoint = rc->restore_is_savepoint;
     }
     jm_schedule(j);
-    reply_json(r, 200, json_pack("{s:s}", "jobid", job->id));
+    reply_json(r, 200, json_pack("{s:s, s:o}", "jobid", job->id, "warnings", sl_jobgraph_warnings(job->g)));
 }
 
 /* REST thread: remove the savepoint named by body.savepoint-path (on the

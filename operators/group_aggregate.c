@@ -267,6 +267,15 @@ static void *ga_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
         pl->acc_size += 16;
     }
     if (sl_plan_key(pc, 0, pl->keys, pl->nkeys, err, errlen) != SL_OK) goto fail;
+    if (pl->ttl_ms <= 0) {
+        char kt[256];
+        size_t at = 0;
+        kt[0] = 0;
+        for (int k = 0; k < pl->nkeys && at < sizeof kt; k++)
+            at += (size_t)snprintf(kt + at, sizeof kt - at, "%s%s", k ? ", " : "",
+                                   in->fields[pl->keys[k]].name);
+        sl_plan_unbounded(pc, "GROUP BY", kt, "table.exec.state.ttl");
+    }
     return pl;
 fail:
     ga_plan_free(pl);

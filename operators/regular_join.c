@@ -87,6 +87,20 @@ static void *rj_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
             sl_seterr(err, errlen, "vertex '%s': a negative state TTL", v->id);
             goto fail;
         }
+    if (pl->ttl[0] == 0 || pl->ttl[1] == 0) {
+        char kt[256];
+        size_t at = 0;
+        kt[0] = 0;
+        for (int k = 0; k < pl->js.nkeys && at < sizeof kt; k++) {
+            const char *a = pl->js.left.fields[pl->js.lkeys[k]].name;
+            const char *b = pl->js.right.fields[pl->js.rkeys[k]].name;
+            at += (size_t)snprintf(kt + at, sizeof kt - at, "%s%s%s%s", k ? ", " : "", a,
+                                   strcmp(a, b) ? " = " : "", strcmp(a, b) ? b : "");
+        }
+        sl_plan_unbounded(pc, "regular join", kt,
+                          pl->ttl[0] || pl->ttl[1] ? (pl->ttl[0] ? "right.state.ttl" : "left.state.ttl")
+                                                   : "table.exec.state.ttl");
+    }
     return pl;
 fail:
     rj_plan_free(pl);

@@ -696,6 +696,7 @@ static int plan_job(sl_sql_session *s, const sql_node *st, sl_sql_result *r, cha
                                           "execution.savepoint.path",
                                           "execution.savepoint.ignore-unclaimed-state",
                                           "table.exec.state.ttl", "state.savepoints.dir",
+                                          "pipeline.auto-watermark-interval",
                                           "sql-client.execution.result-mode"};
     size_t w = 0;
     char buf[1024] = "";
@@ -770,7 +771,7 @@ static int execute(sl_sql_session *s, sql_arena *a, const sql_node *st, sl_sql_r
         char *js = json_dumps(job, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
         r->kind = SL_SQL_TEXT;
         r->text = sl_sprintf("%s== Job Graph ==\n%s\n", text, js);
-        free(js);
+        r->job = js; /* the client prints what its operators warn about */
         free(text);
         json_decref(job);
         return SL_OK;

@@ -59,11 +59,11 @@ typedef struct plan {
     size_t errlen;
     int depth;
     const char *ttl;    /* table.exec.state.ttl */
+    const char *wm_interval; /* pipeline.auto-watermark-interval, or NULL */
     const cte_scope *scope;
     struct rel *scans;  /* tables already read in this job, reused (a source per table) */
     int nscans;
     plan_joins *joins;
-    json_t *warnings;   /* unbounded state: [{"vertex", "operator", "key", "setting", "message"}] */
 } plan;
 
 typedef struct item {
@@ -102,13 +102,5 @@ int sql_join_resolve_select(plan *p, const sql_node *sel, const sql_node **out);
 sql_join_map *sql_join_map_copy(const sql_join_map *m);
 void sql_join_map_free(sql_join_map *m);
 void sql_plan_joins_free(plan *p);
-
-/* Unbounded state, said once for every operator kind: a stateful operator
- * `vid` (of `kind`, e.g. "regular join", "GROUP BY") keyed by `key` whose
- * state nothing bounds gets a warning naming the setting that would bound
- * it. `bounded` is that setting's value when set (e.g. the state TTL), NULL
- * or "0" when not: then the warning is added to p->warnings and to EXPLAIN. */
-void sql_warn_unbounded(plan *p, const char *vid, const char *kind, const char *key,
-                        const char *bounded, const char *setting);
 
 #endif

@@ -16,7 +16,8 @@
  * (operators/interval_join.c: append-only inputs, state bounded by the
  * interval, the left time attribute stays a time attribute); otherwise it
  * is a regular_join (operators/regular_join.c: state bounded only by
- * table.exec.state.ttl, so an unbounded-state warning goes with it; its
+ * table.exec.state.ttl: the operator declares its state unbounded without one
+ * (sl_plan_unbounded), and the submission warns; its
  * output has no time attribute and is a changelog when an input is or the
  * join is outer).
  *
@@ -495,15 +496,6 @@ int sql_plan_join(plan *p, const sql_node *f, rel *out)
     free(uid);
     add_edge(p, j.s[0].r.vid, vid, "hash", lk, 0);
     add_edge(p, j.s[1].r.vid, vid, "hash", rk, 1);
-    if (!interval) {
-        sql_sbuf key = {0};
-        for (int k = 0; k < j.nkeys; k++)
-            sql_sb_fmt(&key, "%s%s.%s = %s.%s", k ? ", " : "", j.s[0].r.alias ? j.s[0].r.alias : "left",
-                       j.s[0].r.sch.fields[j.kcol[0][k]].name, j.s[1].r.alias ? j.s[1].r.alias : "right",
-                       j.s[1].r.sch.fields[j.kcol[1][k]].name);
-        sql_warn_unbounded(p, vid, "regular join", key.s, p->ttl, "table.exec.state.ttl");
-        free(key.s);
-    }
     json_decref(lk);
     json_decref(rk);
 
@@ -624,24 +616,4 @@ int sql_join_resolve_select(plan *p, const sql_node *sel, const sql_node **out)
     if (rc != SL_OK) return SL_ERR;
     *out = n;
     return SL_OK;
-}
-
-/* ---- unbounded state ------------------------------------------------------------ */
-
-void sql_warn_unbounded(plan *p, const char *vid, const char *kind, const char *key,
-                        const char *bounded, const char *setting)
-{
-    if (bounded && *bounded && strcmp(bounded, "0")) return;
-    char *msg = sl_sprintf("%s '%s' keeps state per key (%s) that nothing bounds: it grows with "
-                           "every distinct key for as long as the job runs. Set '%s' (e.g. SET "
-                           "'%s' = '1 d') to expire idle keys%s.", kind, vid, key && *key ? key : "one global key",
-                           setting, setting,
-                           !strcmp(kind, "regular join") ? ", or bound the join in time (an interval "
-                           "join: ... AND b.ts BETWEEN a.ts - INTERVAL ... AND a.ts + INTERVAL ...)"
-                                                         : "");
-    json_array_append_new(p->warnings, json_pack("{s:s, s:s, s:s, s:s, s:s}", "vertex", vid,
-                                                 "operator", kind, "key", key ? key : "",
-                                                 "setting", setting, "message", msg));
-    sql_sb_fmt(&p->explain, "WARNING: %s\n", msg);
-    free(msg);
 }

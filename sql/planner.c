@@ -436,6 +436,7 @@ static int scan_table(plan *p, const sql_node *at, const char *name, rel *out)
         char d[64];
         snprintf(d, sizeof d, "%lld ms", (long long)t->wm_delay);
         json_object_set_new(w, "delay", json_string(d));
+        if (p->wm_interval) json_object_set_new(w, "interval", json_string(p->wm_interval));
         char *base = sl_sprintf("%s-watermark", t->name);
         char *wuid = sl_sprintf("watermark-%s", t->name);
         char *id = add_vertex(p, base, "watermark", wuid, w, NULL, 0, 0);
@@ -1370,7 +1371,6 @@ static json_t *plan_new(plan *p, const sql_catalog *cat, char *err, size_t errle
     p->arena = sql_arena_new();
     p->err = err;
     p->errlen = errlen;
-    p->warnings = json_array();
     return p->vertices;
 }
 
@@ -1379,7 +1379,6 @@ static void plan_free(plan *p)
     for (int i = 0; i < p->nscans; i++) rel_free(&p->scans[i]);
     free(p->scans);
     sql_plan_joins_free(p);
-    json_decref(p->warnings);
     json_decref(p->vertices);
     json_decref(p->edges);
     free(p->explain.s);
@@ -1394,6 +1393,7 @@ json_t *sql_plan(const sql_catalog *cat, char **okeys, char **ovals, int nopts,
     const char *pname = NULL, *par = NULL;
     for (int i = 0; i < nopts; i++) {
         if (!strcmp(okeys[i], "table.exec.state.ttl")) p.ttl = ovals[i];
+        if (!strcmp(okeys[i], "pipeline.auto-watermark-interval")) p.wm_interval = ovals[i];
         if (!strcmp(okeys[i], "pipeline.name")) pname = ovals[i];
         if (!strcmp(okeys[i], "parallelism.default")) par = ovals[i];
     }

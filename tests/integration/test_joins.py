@@ -7,6 +7,7 @@ brute-force join, independently of Sluice."""
 import collections
 import os
 
+from conftest import wait_for
 from test_sql import BASE, finish, job_ids, rows, run_sql
 
 N_ORDERS = 600
@@ -148,3 +149,81 @@ INSERT INTO enriched SELECT o.order_id, o.user_id, o.amount, q.`method`
 FROM orders o JOIN payments p ON o.order_id = p.order_id;
 """)
     assert "unknown table or alias 'q' (the join names 'o', 'p')" in r.stdout + r.stderr
+
+
+ONE_SOURCE = f"""
+SET 'pipeline.auto-watermark-interval' = '0 ms';
+CREATE TABLE events (
+    id BIGINT,
+    ts AS TO_TIMESTAMP_LTZ({BASE} + id * 1000, 3),
+    WATERMARK FOR ts AS ts - INTERVAL '5' SECOND
+) WITH ('connector' = 'datagen', 'rows-per-second' = '3000',
+        'fields.id.kind' = 'sequence', 'fields.id.start' = '1', 'fields.id.end' = '1000000000');
+CREATE VIEW orders AS SELECT id AS order_id, id % 100 AS amount, ts FROM events WHERE id % 2 = 0;
+CREATE VIEW payments AS SELECT id + 1 AS order_id, id AS pay_id, ts FROM events WHERE id % 2 = 1;
+CREATE TABLE sink (order_id BIGINT, amount BIGINT, pay_id BIGINT) WITH ('connector' = 'blackhole');
+"""
+
+
+def join_vertex(cluster, jid, word):
+    vs = cluster.get(f"/jobs/{jid}")["vertices"]
+    found = [v["id"] for v in vs if word in v["name"]]
+    assert found, vs
+    return found[0]
+
+
+def state_sample(cluster, jid, vid):
+    ms = cluster.get(f"/jobs/{jid}/vertices/{vid}/metrics?get=numRecordsIn,stateEntries,"
+                     "stateSizeBytes,numLateRecordsDropped")
+    return {m["id"].split(".", 1)[1]: float(m["value"]) for m in ms}  # subtask 0 (parallelism 1)
+
+
+def test_regular_join_warns_and_its_state_grows_while_the_interval_joins_stays_flat(cluster, workdir):
+    """One source feeds both sides (even ids are orders, each odd id pays the
+    next order one second later), with a watermark after every row, so the
+    interval join's state holds the rows of the last 125 s of event time
+    (one row per second: 126 rows) plus whatever is in flight between the
+    two inputs; the regular join keeps every row it has seen."""
+    cluster.add_tm(slots=2)
+    r = run_sql(cluster, workdir, "interval.sql", ONE_SOURCE + """
+INSERT INTO sink SELECT o.order_id, o.amount, p.pay_id FROM orders o JOIN payments p
+  ON o.order_id = p.order_id AND p.ts BETWEEN o.ts - INTERVAL '1' MINUTE AND o.ts + INTERVAL '1' MINUTE;
+""")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "[WARNING]" not in r.stdout, r.stdout
+    ij = job_ids(r.stdout)[0]
+    r = run_sql(cluster, workdir, "regular.sql", ONE_SOURCE + """
+INSERT INTO sink SELECT o.order_id, o.amount, p.pay_id FROM orders o JOIN payments p
+  ON o.order_id = p.order_id;
+""")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "[WARNING] regular join 'join' keeps state per key (order_id) that nothing bounds" in r.stdout
+    assert "Set 'table.exec.state.ttl'" in r.stdout
+    rj = job_ids(r.stdout)[0]
+    # the same warning in the job's REST detail (the dashboard shows it)
+    ws = cluster.get(f"/jobs/{rj}")["warnings"]
+    assert [(w["operator"], w["key"], w["setting"]) for w in ws] == \
+        [("regular join", "order_id", "table.exec.state.ttl")], ws
+    assert cluster.get(f"/jobs/{ij}")["warnings"] == []
+    for jid in (ij, rj):
+        cluster.wait_state(jid, "RUNNING")
+    iv, rv = join_vertex(cluster, ij, "interval"), join_vertex(cluster, rj, "join")
+
+    def after(jid, vid, n):
+        return wait_for(lambda: (lambda s: s["numRecordsIn"] >= n and s)(state_sample(cluster, jid, vid)),
+                        timeout=60, what=f"{n} rows into the join")
+    ra, ia = after(rj, rv, 2000), after(ij, iv, 2000)
+    rb = after(rj, rv, ra["numRecordsIn"] + 5000)
+    ib = after(ij, iv, ia["numRecordsIn"] + 5000)
+    # regular: every row it has seen stays (each is distinct): entries >= rows in
+    for s in (ra, rb):
+        assert s["stateEntries"] >= s["numRecordsIn"], s
+        assert s["stateSizeBytes"] > 0
+    assert rb["stateEntries"] >= ra["stateEntries"] + 4000
+    # interval: bounded by the interval, whatever has gone through
+    for s in (ia, ib):
+        assert s["stateEntries"] <= 1000, s
+        assert s["numLateRecordsDropped"] == 0, s
+    for jid in (ij, rj):
+        cluster.request("PATCH", f"/jobs/{jid}?mode=cancel")
+        cluster.wait_state(jid, "CANCELED")
