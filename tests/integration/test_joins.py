@@ -6,6 +6,9 @@ sequence number, so the expected enriched rows are computed here by a
 brute-force join, independently of Sluice."""
 import collections
 import os
+import re
+
+import pytest
 
 from conftest import wait_for
 from test_sql import BASE, finish, job_ids, rows, run_sql
@@ -227,3 +230,90 @@ INSERT INTO sink SELECT o.order_id, o.amount, p.pay_id FROM orders o JOIN paymen
     for jid in (ij, rj):
         cluster.request("PATCH", f"/jobs/{jid}?mode=cancel")
         cluster.wait_state(jid, "CANCELED")
+
+
+# ---- savepoint + rescale in the middle of an interval join -------------------------
+
+def join_job(out, n, rate, p, chunk):
+    """orders 1..n and payments 1..n from sequence generators; a payment pays
+    order pay_id - pay_id % 3; times are BASE + (id - 1) % chunk ms,
+    with `chunk` the share of one source subtask of the first run (n / p):
+    every subtask walks through the same times in order and no row is ever
+    late, before or after a rescale (the new subtasks go on with the old
+    shares; a subtask serving several shares takes batches of up to 1024
+    rows from each in turn, well within the watermark's 5 s). p.ts - o.ts
+    within [-1, 1] ms."""
+    def src(name, col, extra):
+        return [
+            {"id": name, "uid": name, "type": "datagen",
+             "schema": [{"name": col, "type": "BIGINT"}],
+             "config": {"rows-per-second": str(rate), f"fields.{col}.kind": "sequence",
+                        f"fields.{col}.start": "1", f"fields.{col}.end": str(n)}},
+            {"id": f"{name}-cols", "type": "calc",
+             "config": {"projection": [col] + extra +
+                        [f"TO_TIMESTAMP_LTZ({BASE} + (({col} - 1) % {chunk}), 3) AS ts"]}},
+            {"id": f"{name}-wm", "uid": f"{name}-wm", "type": "watermark",
+             "config": {"column": "ts", "delay": "5 s", "interval": "0 ms"}}]
+    vs = src("orders", "order_id", []) + src("payments", "pay_id", ["pay_id - pay_id % 3 AS order_id"])
+    vs += [{"id": "join", "uid": "join", "type": "interval_join",
+            "config": {"join-type": "inner", "left-keys": ["order_id"], "right-keys": ["order_id"],
+                       "left-time": "ts", "right-time": "ts", "lower-bound": -1, "upper-bound": 1}},
+           {"id": "proj", "type": "calc", "config": {"projection": ["order_id", "pay_id"]}},
+           {"id": "out", "uid": "out", "type": "file", "config": {"path": out, "format": "json"}}]
+    es = []
+    for s in ("orders", "payments"):
+        es += [{"from": s, "to": f"{s}-cols", "strategy": "forward"},
+               {"from": f"{s}-cols", "to": f"{s}-wm", "strategy": "forward"}]
+    es += [{"from": "orders-wm", "to": "join", "strategy": "hash", "keys": ["order_id"], "input": 0},
+           {"from": "payments-wm", "to": "join", "strategy": "hash", "keys": ["order_id"], "input": 1},
+           {"from": "join", "to": "proj", "strategy": "forward"},
+           {"from": "proj", "to": "out", "strategy": "forward"}]
+    return {"name": "interval join", "parallelism": p, "vertices": vs, "edges": es}
+
+
+def job_ids_of_run(out):
+    return re.search(r"JobID ([0-9a-f]{32})", out).group(1)
+
+
+def expected_pairs(n, chunk):
+    def ts(i):
+        return (i - 1) % chunk
+    want = collections.Counter()
+    for j in range(1, n + 1):
+        o = j - j % 3
+        if 1 <= o <= n and -1 <= ts(j) - ts(o) <= 1:
+            want[(o, j)] += 1
+    return want
+
+
+@pytest.mark.parametrize("backend,p1,p2", [("hashmap", 2, 4), ("rocksdb", 2, 4),
+                                           ("hashmap", 4, 2), ("rocksdb", 4, 2)])
+def test_savepoint_and_rescale_in_the_middle_of_an_interval_join(make_cluster, workdir, backend, p1, p2):
+    from test_checkpoints import committed_files, read_rows
+    from test_savepoints import NO_PERIODIC, new_files, run_detached, stop_with_savepoint, write_job
+    c = make_cluster(jm_conf=NO_PERIODIC)
+    c.add_tm(slots=2, extra={"state.backend.type": backend})
+    c.add_tm(slots=2, extra={"state.backend.type": backend})
+    n = 16000
+    out = os.path.join(workdir, "out")
+    jf = write_job(workdir, "join.json", join_job(out, n, rate=2000, p=p1, chunk=n // p1))
+    jid = run_detached(c, "-p", str(p1), jf)
+    c.wait_state(jid, "RUNNING", timeout=20)
+    jv = join_vertex(c, jid, "join")
+    # stop mid-stream, with rows of both sides waiting in the join's state
+    rows_in = lambda: sum(float(m["value"]) for m in
+                          c.get(f"/jobs/{jid}/vertices/{jv}/metrics?get=numRecordsIn"))
+    wait_for(lambda: rows_in() >= n // 2, timeout=60, what="a quarter of the rows into the join")
+    sp = stop_with_savepoint(c, jid, "file://" + os.path.join(workdir, "sp"))
+    run1 = committed_files(out)
+    got1 = collections.Counter((r["order_id"], r["pay_id"]) for r in read_rows(run1))
+    assert 0 < sum(got1.values()) < sum(expected_pairs(n, n // p1).values())  # stopped mid-stream
+
+    r = c.cli("run", "-s", f"file:{sp}", "-p", str(p2), jf, timeout=90)
+    assert r.returncode == 0 and "finished with state FINISHED" in r.stdout, r.stdout + r.stderr
+    got = got1 + collections.Counter((r["order_id"], r["pay_id"]) for r in read_rows(new_files(out, run1)))
+    want = expected_pairs(n, n // p1)
+    assert len(want) > 5000
+    late = sum(v["metrics"].get("numLateRecordsDropped", 0) for v in c.job(job_ids_of_run(r.stdout))["vertices"])
+    missing, extra = want - got, got - want
+    assert (late, sorted(missing)[:20], len(missing), sorted(extra)[:20]) == (0, [], 0, [])
