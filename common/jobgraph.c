@@ -328,12 +328,13 @@ json_t *sl_jobgraph_warnings(const sl_jobgraph *g)
         const sl_vertex *v = &g->v[i];
         if (!v->pc || !v->pc->unbounded.what[0]) continue;
         const sl_plan_unbounded_decl *u = &v->pc->unbounded;
+        int join = !strcmp(u->what, "regular join");
         char *msg = sl_sprintf("%s '%s' keeps state per key (%s) that nothing bounds: it grows "
-                               "with every distinct key for as long as the job runs. Set '%s' "
-                               "(e.g. SET '%s' = '1 d') to expire idle state%s.",
+                               "with every distinct key for as long as the job runs. Set '%s' to "
+                               "expire idle state (in SQL: SET 'table.exec.state.ttl' = '1 d'%s)%s.",
                                u->what, v->name ? v->name : v->id, u->key[0] ? u->key : "one key",
-                               u->setting, u->setting,
-                               !strcmp(u->what, "regular join")
+                               u->setting, join ? ", or the hint /*+ STATE_TTL('alias' = '1 d') */" : "",
+                               join
                                    ? ", or bound the join in time (an interval join: AND b.ts "
                                      "BETWEEN a.ts - INTERVAL ... AND a.ts + INTERVAL ...)"
                                    : "");

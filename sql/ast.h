@@ -39,7 +39,8 @@ typedef enum {
     SQL_PKEY,         /* kids: IDENTs */
     SQL_OPTION,       /* s key; s2 value */
     /* queries */
-    SQL_SELECT,       /* flags DISTINCT; kids: [0] LIST items, [1] from, [2] where, [3] LIST group, [4] having */
+    SQL_SELECT,       /* flags DISTINCT; kids: [0] LIST items, [1] from, [2] where, [3] LIST group, [4] having,
+                         [5] LIST of hints (IDENT s = name, kids: OPTIONs) or absent */
     SQL_UNION,        /* flags ALL; kids: [0] left, [1] right */
     SQL_WITH,         /* kids: [0] LIST of CTEs, [1] body */
     SQL_CTE,          /* s name; kids: [0] query */

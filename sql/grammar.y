@@ -372,11 +372,22 @@ select_set(A) ::= select_set(L) UNION(T) select_core(R). {
     A = MK(ctx, SQL_UNION, T); ADD(ctx, A, L); ADD(ctx, A, R);
 }
 
-select_core(A) ::= SELECT(T) distinct_opt(D) selitems(I) from_opt(F) where_opt(W) group_opt(G) having_opt(H). {
+select_core(A) ::= SELECT(T) hint_opt(HI) distinct_opt(D) selitems(I) from_opt(F) where_opt(W) group_opt(G) having_opt(H). {
     A = MK(ctx, SQL_SELECT, T);
     A->flags = D;
     ADD(ctx, A, I); ADD(ctx, A, F); ADD(ctx, A, W); ADD(ctx, A, G); ADD(ctx, A, H);
+    if (HI) ADD(ctx, A, HI);
 }
+
+// Query hints after SELECT: the hint opener, NAME('k' = 'v', ...), ..., then star slash.
+%type hint_opt {sql_node *}
+hint_opt(A) ::= . { A = NULL; }
+hint_opt(A) ::= HINT hints(L) STAR SLASH. { A = L; }
+hints(A) ::= hint(X). { A = LIST1(ctx, X); }
+hints(A) ::= hints(L) COMMA hint(X). { A = ADD(ctx, L, X); }
+hint(A) ::= ident(N) LP hint_kvs(L) RP. { A = L; A->kind = SQL_IDENT; A->s = UPSTR(ctx, N->s); A->line = N->line; A->col = N->col; }
+hint_kvs(A) ::= option(X). { A = LIST1(ctx, X); }
+hint_kvs(A) ::= hint_kvs(L) COMMA option(X). { A = ADD(ctx, L, X); }
 
 %type distinct_opt {int}
 distinct_opt(A) ::= . { A = 0; }

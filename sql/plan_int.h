@@ -64,6 +64,7 @@ typedef struct plan {
     struct rel *scans;  /* tables already read in this job, reused (a source per table) */
     int nscans;
     plan_joins *joins;
+    const sql_node *hints; /* the hints of the SELECT whose join is being planned */
 } plan;
 
 typedef struct item {

@@ -357,6 +357,49 @@ static int conjunct(plan *p, jplan *j, const sql_node *e)
 
 /* ---- planning ------------------------------------------------------------------- */
 
+/* Does alias q name (a table of) side s? */
+static int names_side(const jplan *j, int s, const char *q)
+{
+    const rel *r = &j->s[s].r;
+    if (r->alias && !strcasecmp(r->alias, q)) return 1;
+    for (int i = 0; r->jmap && i < r->jmap->nquals; i++)
+        if (!strcasecmp(r->jmap->quals[i], q)) return 1;
+    return 0;
+}
+
+/* STATE_TTL('alias' = 'duration', ...) of the SELECT into per-side TTLs. */
+static int state_ttl_hints(plan *p, const jplan *j, int interval, const char *ttl[2])
+{
+    const sql_node *hs = p->hints;
+    for (int h = 0; hs && h < hs->nkids; h++) {
+        const sql_node *hint = hs->kids[h];
+        if (strcmp(hint->s, "STATE_TTL"))
+            return PERR(hint, "unknown hint '%s' (Sluice knows STATE_TTL)", hint->s);
+        if (interval)
+            return PERR(hint, "STATE_TTL: this join is an interval join, whose state its time "
+                        "bounds limit; the hint applies to regular joins");
+        for (int i = 0; i < hint->nkids; i++) {
+            const sql_node *o = hint->kids[i];
+            int s = names_side(j, 0, o->s) ? 0 : names_side(j, 1, o->s) ? 1 : -1;
+            if (s < 0) {
+                sql_sbuf b = {0};
+                quals_text(j->map, &b);
+                int rc = PERR(o, "STATE_TTL: '%s' is not an input of the join (it reads %s)", o->s,
+                              b.s ? b.s : "");
+                free(b.s);
+                return rc;
+            }
+            int64_t ms;
+            char ebuf[256];
+            if (sl_interval_parse(o->s2, &ms, ebuf, sizeof ebuf) != SL_OK || ms <= 0)
+                return PERR(o, "STATE_TTL: '%s' for '%s' is not a positive duration such as '1 d' "
+                            "or '12 h'", o->s2, o->s);
+            ttl[s] = o->s2;
+        }
+    }
+    return SL_OK;
+}
+
 static json_t *key_names(const jplan *j, int side)
 {
     json_t *a = json_array();
@@ -462,6 +505,8 @@ int sql_plan_join(plan *p, const sql_node *f, rel *out)
             goto done;
         }
     }
+    const char *ttl_hint[2] = {NULL, NULL};
+    if (state_ttl_hints(p, &j, interval, ttl_hint) != SL_OK) goto done;
     /* a self-join reads one vertex on both inputs: the right one through a calc of its own */
     if (!strcmp(j.s[0].r.vid, j.s[1].r.vid) && emit_calc(p, &j.s[1].r, NULL, 0, NULL, "join-right") != SL_OK)
         goto done;
@@ -482,8 +527,11 @@ int sql_plan_join(plan *p, const sql_node *f, rel *out)
         json_object_set_new(cfg, "lower-bound", json_integer((json_int_t)j.lo));
         json_object_set_new(cfg, "upper-bound", json_integer((json_int_t)j.hi));
         sql_sb_fmt(&id, "|%lld|%lld", (long long)j.lo, (long long)j.hi);
-    } else if (p->ttl && strcmp(p->ttl, "0")) {
-        json_object_set_new(cfg, "table.exec.state.ttl", json_string(p->ttl));
+    } else {
+        if (p->ttl && strcmp(p->ttl, "0"))
+            json_object_set_new(cfg, "table.exec.state.ttl", json_string(p->ttl));
+        if (ttl_hint[0]) json_object_set_new(cfg, "left.state.ttl", json_string(ttl_hint[0]));
+        if (ttl_hint[1]) json_object_set_new(cfg, "right.state.ttl", json_string(ttl_hint[1]));
     }
     int updating = !interval && (outer || j.s[0].r.updating || j.s[1].r.updating);
     sql_sbuf ident = {0};
@@ -558,10 +606,19 @@ done:
 int sql_join_resolve_select(plan *p, const sql_node *sel, const sql_node **out)
 {
     *out = sel;
-    const sql_node *from = sql_kid(sel, 1);
-    if (!from || from->kind != SQL_FROM_JOIN) return SL_OK;
+    const sql_node *from = sql_kid(sel, 1), *hints = sql_kid(sel, 5);
+    if (!from || from->kind != SQL_FROM_JOIN) {
+        if (hints && hints->nkids)
+            return PERR(hints->kids[0], "the %s hint applies to a SELECT over a regular join "
+                        "(Sluice supports STATE_TTL there)", hints->kids[0]->s);
+        return SL_OK;
+    }
     rel r;
-    if (sql_plan_join(p, from, &r) != SL_OK) return SL_ERR;
+    const sql_node *saved = p->hints;
+    p->hints = hints;
+    int prc = sql_plan_join(p, from, &r);
+    p->hints = saved;
+    if (prc != SL_OK) return SL_ERR;
     sql_node *n = sql_node_new(p->arena, SQL_SELECT, sel->line, sel->col);
     n->flags = sel->flags;
     n->s = sel->s;

@@ -5,6 +5,7 @@ feeders are sequence generators whose every column is a function of the
 sequence number, so the expected enriched rows are computed here by a
 brute-force join, independently of Sluice."""
 import collections
+import json
 import os
 import re
 
@@ -152,6 +153,83 @@ INSERT INTO enriched SELECT o.order_id, o.user_id, o.amount, q.`method`
 FROM orders o JOIN payments p ON o.order_id = p.order_id;
 """)
     assert "unknown table or alias 'q' (the join names 'o', 'p')" in r.stdout + r.stderr
+
+
+def regular_left_join():
+    """orders LEFT JOIN payments ON order_id, as a multiset of rows."""
+    pays = collections.defaultdict(list)
+    for j in range(1, N_PAYMENTS + 1):
+        pays[payment(j)["order_id"]].append(payment(j)["method"])
+    out = collections.Counter()
+    for i in range(1, N_ORDERS + 1):
+        o = order(i)
+        for m in pays.get(i, [None]):
+            out[(o["order_id"], o["user_id"], o["amount"], m)] += 1
+    return out
+
+
+def test_regular_left_join_changelog_across_two_taskmanagers(cluster, workdir):
+    """Without the time condition: a regular LEFT JOIN, whose changelog
+    (+I[o, null], then -D[o, null] +I[o, p] when the payment comes) applied
+    row by row ends as the left join of everything; each -D must retract a
+    row the table holds."""
+    cluster.add_tm(slots=1)
+    cluster.add_tm(slots=1)
+    out = os.path.join(workdir, "regular")
+    r = run_sql(cluster, workdir, "regular.sql", FEEDERS + f"""
+CREATE TABLE enriched (order_id INT, user_id INT, amount INT, `method` STRING)
+  WITH ('connector' = 'filesystem', 'path' = 'file://{out}', 'format' = 'json');
+SET 'parallelism.default' = '2';
+INSERT INTO enriched
+SELECT o.order_id, o.user_id, o.amount, p.`method`
+FROM orders o LEFT JOIN payments p ON o.order_id = p.order_id;
+""")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "[WARNING] regular join" in r.stdout
+    jid = job_ids(r.stdout)[0]
+    finish(cluster, jid)
+    subs = cluster.get(f"/jobs/{jid}/vertices/{join_vertex(cluster, jid, 'join')}/subtasks")["subtasks"]
+    assert len({s["taskmanager-id"] for s in subs}) == 2, subs
+    table, ops = collections.Counter(), collections.Counter()
+    for row in rows(out):
+        op = row.pop("op", "+I")
+        ops[op] += 1
+        key = (row["order_id"], row["user_id"], row["amount"], row["method"])
+        if op == "+I":
+            table[key] += 1
+        else:
+            assert op == "-D" and table[key] > 0, (op, key, table[key])
+            table[key] -= 1
+    assert +table == regular_left_join()
+    assert ops["-D"] > 0 and set(ops) == {"+I", "-D"}  # Flink's join changelog: inserts and deletes
+
+
+def test_state_ttl_setting_and_hint_bound_a_regular_join(cluster, workdir):
+    base = FEEDERS + enriched_sink(os.path.join(workdir, "x"))
+    q = ("INSERT INTO enriched SELECT {hint} o.order_id, o.user_id, o.amount, p.`method` "
+         "FROM orders o JOIN payments p ON o.order_id = p.order_id;\n")
+
+    def plan(pre, hint=""):
+        r = run_sql(cluster, workdir, "ttl.sql", base + pre + "EXPLAIN " + q.format(hint=hint))
+        assert r.returncode == 0, r.stdout + r.stderr
+        job = json.loads(r.stdout.split("== Job Graph ==\n", 1)[1].split("\n\n")[0])
+        cfg = [v for v in job["vertices"] if v["type"] == "regular_join"][0].get("config", {})
+        return cfg, "[WARNING]" in r.stdout
+
+    cfg, warned = plan("")
+    assert warned and "table.exec.state.ttl" not in cfg
+    cfg, warned = plan("SET 'table.exec.state.ttl' = '1 h';\n")
+    assert not warned and cfg["table.exec.state.ttl"] == "1 h"
+    cfg, warned = plan("", "/*+ STATE_TTL('o' = '1d', 'p' = '12 h') */")
+    assert not warned and cfg["left.state.ttl"] == "1d" and cfg["right.state.ttl"] == "12 h"
+    cfg, warned = plan("", "/*+ STATE_TTL('p' = '12 h') */")
+    assert warned and cfg["right.state.ttl"] == "12 h"  # the left side is still unbounded
+    r = run_sql(cluster, workdir, "bad.sql", base + q.format(hint="/*+ STATE_TTL('q' = '1 d') */"))
+    assert "STATE_TTL: 'q' is not an input of the join (it reads 'o', 'p')" in r.stdout
+    r = run_sql(cluster, workdir, "bad.sql", base + q.format(hint="/*+ STATE_TTL('o' = 'soon') */"))
+    assert "'soon' for 'o' is not a positive duration" in r.stdout
+    r = run_sql(cluster, workdir, "bad.sql", base + q.format(hint="/*+ NO_SUCH('o' = '1') */"))
+    assert "unknown hint 'NO_SUCH'" in r.stdout
 
 
 ONE_SOURCE = f"""
