@@ -20,7 +20,9 @@ from conftest import BUILD, ROOT
 WORKLOADS = ["1 stateless filter/projection", "2 TUMBLE 10 s, 10k keys",
              "3 HOP 1 s / 10 s, 10k keys", "4 GROUP BY 10k keys (changelog)",
              "5 TUMBLE + checkpoints 1 s, RocksDB",
-             "5 TUMBLE + checkpoints 1 s, Sluice hashmap (Flink RocksDB)"]
+             "5 TUMBLE + checkpoints 1 s, Sluice hashmap (Flink RocksDB)",
+             "6 interval join +-1 min, orders x payments",
+             "7 regular join, orders x payments (unbounded state)"]
 HEADER = ["workload", "rec/CPU-s Sluice", "Flink", "ratio", "peak RSS Sluice", "Flink",
           "ratio", "first output Sluice", "Flink", "ratio"]
 NA = r"n/a \([a-z ]+\)"
