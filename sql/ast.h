@@ -45,7 +45,8 @@ typedef enum {
     SQL_WITH,         /* kids: [0] LIST of CTEs, [1] body */
     SQL_CTE,          /* s name; kids: [0] query */
     SQL_ITEM,         /* s alias or NULL; kids: [0] expr (or SQL_STAR) */
-    SQL_FROM_TABLE,   /* s name; s2 alias */
+    SQL_FROM_TABLE,   /* s name; s2 alias; t FOR SYSTEM_TIME AS OF e: kids [0] e, [1] IDENT
+                         SYSTEM_TIME, [2] IDENT OF (the words as written, checked by the planner) */
     SQL_FROM_QUERY,   /* s2 alias; kids: [0] query */
     SQL_FROM_TVF,     /* s TUMBLE|HOP|CUMULATE|SESSION; s2 alias; kids: [0] FROM_TABLE, [1] IDENT
                          time column, [2] LIST of argument exprs, [3] LIST partition keys or NULL */

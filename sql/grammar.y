@@ -421,6 +421,10 @@ outer_opt ::= .
 outer_opt ::= OUTER.
 
 fromitem(A) ::= name(X) alias_opt(AL). { A = NAT(ctx, SQL_FROM_TABLE, X); A->s = X->s; A->s2 = AL ? AL->s : NULL; }
+fromitem(A) ::= name(X) FOR ident(S) AS ident(O) expr(E) alias_opt(AL). {
+    A = NAT(ctx, SQL_FROM_TABLE, X); A->s = X->s; A->s2 = AL ? AL->s : NULL;
+    ADD(ctx, A, E); ADD(ctx, A, S); ADD(ctx, A, O);
+}
 fromitem(A) ::= LP(T) query(Q) RP alias_opt(AL). { A = MK(ctx, SQL_FROM_QUERY, T); A->s2 = AL ? AL->s : NULL; ADD(ctx, A, Q); }
 fromitem(A) ::= TABLE LP ident(F) LP TABLE name(X) partition_opt(P) COMMA DESCRIPTOR LP ident(C) RP COMMA exprlist(L) RP RP alias_opt(AL). {
     A = NAT(ctx, SQL_FROM_TVF, F);

@@ -445,6 +445,9 @@ static void jplan_free(jplan *j)
     free(j->resid);
 }
 
+static int plan_temporal(plan *p, const sql_node *f, const sql_node *asof, jplan *j, const char *jt,
+                         rel *out);
+
 int sql_plan_join(plan *p, const sql_node *f, rel *out)
 {
     const rel *done = joins_find(p, f);
@@ -459,8 +462,22 @@ int sql_plan_join(plan *p, const sql_node *f, rel *out)
     jplan j = {.tcol = {-1, -1}};
     sl_schema_init(&j.out);
     int rc = SL_ERR;
+    const sql_node *rnode = sql_kid(f, 1), *asof = NULL;
+    if (rnode->kind == SQL_FROM_TABLE && sql_kid(rnode, 0)) {
+        /* t FOR SYSTEM_TIME AS OF e: a temporal join; the table itself is read as usual */
+        asof = sql_kid(rnode, 0);
+        const sql_node *w1 = sql_kid(rnode, 1), *w2 = sql_kid(rnode, 2);
+        if (strcasecmp(w1->s, "SYSTEM_TIME") || strcasecmp(w2->s, "OF"))
+            return PERR(w1, "expected FOR SYSTEM_TIME AS OF, found FOR %s AS %s", w1->s, w2->s);
+        sql_node *plain = sql_node_new(p->arena, SQL_FROM_TABLE, rnode->line, rnode->col);
+        plain->s = rnode->s;
+        plain->s2 = rnode->s2;
+        rnode = plain;
+    }
     if (plan_from(p, sql_kid(f, 0), &j.s[0].r) != SL_OK) goto done;
-    if (plan_from(p, sql_kid(f, 1), &j.s[1].r) != SL_OK) goto done;
+    if (plan_from(p, rnode, &j.s[1].r) != SL_OK) goto done;
+    free(j.s[1].r.alias);
+    j.s[1].r.alias = sl_strdup(rnode->s2 ? rnode->s2 : rnode->s);
     j.s[1].off = j.s[0].r.sch.n;
     j.map = sl_calloc(1, sizeof *j.map);
     side_names(&j.s[0].r, j.map, 0);
@@ -476,6 +493,10 @@ int sql_plan_join(plan *p, const sql_node *f, rel *out)
     if (j.nkeys == 0) {
         rc = PERR(on, "the join condition needs an equality between a column of each side (e.g. "
                   "o.id = p.id): Sluice joins on keys and has no cross join");
+        goto done;
+    }
+    if (asof) {
+        rc = plan_temporal(p, f, asof, &j, jt, out);
         goto done;
     }
     int interval = j.has_lo && j.has_hi;
@@ -601,6 +622,113 @@ fail_out:
 done:
     jplan_free(&j);
     return rc;
+}
+
+/* s JOIN t FOR SYSTEM_TIME AS OF s.ts ON s.k = t.k: a temporal_join vertex.
+ * t must be a versioned table: a primary key (the join's keys) and a
+ * watermark (each version's time). */
+static int plan_temporal(plan *p, const sql_node *f, const sql_node *asof, jplan *j, const char *jt,
+                         rel *out)
+{
+    const sql_node *rnode = sql_kid(f, 1);
+    const sql_table *t = sql_catalog_find(p->cat, rnode->s);
+    if (strcmp(jt, "inner") && strcmp(jt, "left"))
+        return PERR(f, "a temporal join is an inner or LEFT join, not %s", f->s);
+    if (!t || t->is_view || !t->npk || !j->s[1].r.rowtime)
+        return PERR(rnode, "FOR SYSTEM_TIME AS OF: '%s' is not a versioned table (it needs a "
+                    "PRIMARY KEY and a WATERMARK in CREATE TABLE)", rnode->s);
+    int tl, c;
+    if (asof->kind != SQL_COL || resolve(p, j->map, asof, &tl) != SL_OK || side_of(j, tl, &c) != 0 ||
+        !j->s[0].r.rowtime || strcasecmp(j->s[0].r.rowtime, j->s[0].r.sch.fields[c].name))
+        return PERR(asof, "FOR SYSTEM_TIME AS OF needs the event-time attribute of the left side "
+                    "(its watermarked column); processing-time temporal joins are not supported");
+    /* the keys: exactly the primary key */
+    for (int k = 0; k < t->npk; k++) {
+        int found = 0;
+        for (int q = 0; q < j->nkeys; q++)
+            if (!strcasecmp(j->s[1].r.sch.fields[j->kcol[1][q]].name, t->pk[k])) found = 1;
+        if (!found)
+            return PERR(sql_kid(f, 2), "a temporal join must join on the versioned table's whole "
+                        "primary key; '%s' has no equality in the ON condition", t->pk[k]);
+    }
+    if (j->nkeys != t->npk)
+        return PERR(sql_kid(f, 2), "a temporal join joins on the versioned table's primary key "
+                    "only; move other equalities to WHERE");
+    if (j->has_lo || j->has_hi || j->nresid) {
+        if (strcmp(jt, "inner") || j->has_lo || j->has_hi)
+            return PERR(sql_kid(f, 2), "a temporal join takes equalities on the primary key%s",
+                        strcmp(jt, "inner") ? "" : " and non-time conditions");
+    }
+    if (j->s[0].r.updating)
+        return PERR(sql_kid(f, 0), "the left side of a temporal join must be append-only (it is "
+                    "a changelog produced by %s)", j->s[0].r.updater);
+    json_t *cfg = json_object();
+    json_object_set_new(cfg, "join-type", json_string(jt));
+    json_t *lk = key_names(j, 0), *rk = key_names(j, 1);
+    json_object_set(cfg, "left-keys", lk);
+    json_object_set(cfg, "right-keys", rk);
+    json_object_set_new(cfg, "left-time", json_string(j->s[0].r.sch.fields[c].name));
+    json_object_set_new(cfg, "right-time", json_string(j->s[1].r.rowtime));
+    sql_sbuf id = {0};
+    sql_sb_fmt(&id, "temporal|%s|%s|%s|", jt, j->s[0].r.ident ? j->s[0].r.ident : "", t->name);
+    for (int k = 0; k < j->nkeys; k++)
+        sql_sb_fmt(&id, "%s=%s,", j->s[0].r.sch.fields[j->kcol[0][k]].name,
+                   j->s[1].r.sch.fields[j->kcol[1][k]].name);
+    char *uid = sl_sprintf("join-temporal-%08x", fnv1a(id.s));
+    free(id.s);
+    if (!strcmp(j->s[0].r.vid, j->s[1].r.vid) &&
+        emit_calc(p, &j->s[1].r, NULL, 0, NULL, "join-right") != SL_OK) {
+        json_decref(cfg);
+        json_decref(lk);
+        json_decref(rk);
+        free(uid);
+        return SL_ERR;
+    }
+    char *vid = add_vertex(p, "temporal-join", "temporal_join", uid, cfg, NULL, 0, 0);
+    free(uid);
+    add_edge(p, j->s[0].r.vid, vid, "hash", lk, 0);
+    add_edge(p, j->s[1].r.vid, vid, "hash", rk, 1);
+    json_decref(lk);
+    json_decref(rk);
+    memset(out, 0, sizeof *out);
+    out->vid = vid;
+    out->sch = j->out;
+    sl_schema_init(&j->out);
+    sql_sbuf ident = {0};
+    sql_sb_fmt(&ident, "temporal(%s,%s)", j->s[0].r.ident ? j->s[0].r.ident : "", t->name);
+    out->ident = sql_sb_take(&ident);
+    out->jmap = j->map;
+    j->map = NULL;
+    out->rowtime = sl_strdup(out->sch.fields[c].name);
+    if (j->nresid) {
+        sql_node *cond = NULL;
+        for (int i = 0; i < j->nresid; i++) {
+            sql_node *r;
+            if (rewrite(p, out->jmap, &out->sch, j->resid[i], &r) != SL_OK) {
+                rel_free(out);
+                return SL_ERR;
+            }
+            if (!cond) {
+                cond = r;
+                continue;
+            }
+            sql_node *a = sql_node_new(p->arena, SQL_BINOP, r->line, r->col);
+            a->s = "AND";
+            sql_node_add(p->arena, a, cond);
+            sql_node_add(p->arena, a, r);
+            cond = a;
+        }
+        sql_join_map *keep = out->jmap;
+        out->jmap = NULL;
+        int rc = emit_calc(p, out, NULL, 0, cond, "join-filter");
+        out->jmap = keep;
+        if (rc != SL_OK) {
+            rel_free(out);
+            return SL_ERR;
+        }
+    }
+    joins_add(p, f, out);
+    return SL_OK;
 }
 
 int sql_join_resolve_select(plan *p, const sql_node *sel, const sql_node **out)

@@ -456,6 +456,9 @@ int plan_from(plan *p, const sql_node *f, rel *out)
 {
     switch (f->kind) {
     case SQL_FROM_TABLE:
+        if (sql_kid(f, 0))
+            return PERR(f, "FOR SYSTEM_TIME AS OF belongs to the right side of a join (a temporal "
+                        "join: s JOIN t FOR SYSTEM_TIME AS OF s.ts ON ...)");
         if (scan_table(p, f, f->s, out) != SL_OK) return SL_ERR;
         free(out->alias);
         out->alias = sl_strdup(f->s2 ? f->s2 : f->s);

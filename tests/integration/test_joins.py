@@ -232,6 +232,80 @@ def test_state_ttl_setting_and_hint_bound_a_regular_join(cluster, workdir):
     assert "unknown hint 'NO_SUCH'" in r.stdout
 
 
+RATES = f"""
+CREATE TABLE orders2 (
+    order_id INT,
+    currency AS CASE order_id % 3 WHEN 0 THEN 'EUR' WHEN 1 THEN 'USD' ELSE 'GBP' END,
+    ts       AS TO_TIMESTAMP_LTZ({BASE} + order_id * 1000, 3),
+    WATERMARK FOR ts AS ts - INTERVAL '2' SECOND
+) WITH ('connector' = 'datagen', 'rows-per-second' = '100000',
+        'fields.order_id.kind' = 'sequence', 'fields.order_id.start' = '1', 'fields.order_id.end' = '600');
+CREATE TABLE rates (
+    id       INT,
+    currency AS CASE id % 3 WHEN 0 THEN 'EUR' WHEN 1 THEN 'USD' ELSE 'GBP' END,
+    rate     AS id * 7 % 100,
+    ts       AS TO_TIMESTAMP_LTZ({BASE} + id * 3000 + 500, 3),
+    WATERMARK FOR ts AS ts - INTERVAL '2' SECOND,
+    PRIMARY KEY (currency) NOT ENFORCED
+) WITH ('connector' = 'datagen', 'rows-per-second' = '100000',
+        'fields.id.kind' = 'sequence', 'fields.id.start' = '1', 'fields.id.end' = '200');
+"""
+
+
+def currency(i):
+    return ["EUR", "USD", "GBP"][i % 3]
+
+
+def temporal_expected(left):
+    versions = collections.defaultdict(list)  # currency -> [(ts, rate)]
+    for j in range(1, 201):
+        versions[currency(j)].append((j * 3000 + 500, j * 7 % 100))
+    out = collections.Counter()
+    for i in range(1, 601):
+        t = i * 1000
+        valid = [v for v in versions[currency(i)] if v[0] <= t]
+        if valid:
+            out[(i, currency(i), max(valid)[1])] += 1
+        elif left:
+            out[(i, currency(i), None)] += 1
+    return out
+
+
+def test_temporal_join_against_a_versioned_table(cluster, workdir):
+    """FOR SYSTEM_TIME AS OF o.ts: each order gets the rate of its currency
+    valid at its time (the latest version at or before it), at parallelism 2
+    across two TaskManagers; a LEFT join pads the orders before any rate."""
+    cluster.add_tm(slots=1)
+    cluster.add_tm(slots=1)
+    for kind, left in (("JOIN", False), ("LEFT JOIN", True)):
+        out = os.path.join(workdir, f"temporal-{left}")
+        r = run_sql(cluster, workdir, "temporal.sql", RATES + f"""
+CREATE TABLE priced (order_id INT, currency STRING, rate INT)
+  WITH ('connector' = 'filesystem', 'path' = 'file://{out}', 'format' = 'json');
+SET 'parallelism.default' = '2';
+INSERT INTO priced
+SELECT o.order_id, o.currency, r.rate
+FROM orders2 AS o {kind} rates FOR SYSTEM_TIME AS OF o.ts AS r ON o.currency = r.currency;
+""")
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert "[WARNING]" not in r.stdout  # versions are bounded by the watermark
+        jid = job_ids(r.stdout)[0]
+        finish(cluster, jid)
+        got = collections.Counter()
+        for row in rows(out):
+            assert row.get("op", "+I") == "+I", row
+            got[(row["order_id"], row["currency"], row["rate"])] += 1
+        want = temporal_expected(left)
+        assert (sum(1 for k in want if k[2] is None) > 0) == left
+        assert got == want
+    r = run_sql(cluster, workdir, "bad.sql", RATES + """
+CREATE TABLE priced (order_id INT, currency STRING, rate INT) WITH ('connector' = 'blackhole');
+INSERT INTO priced SELECT o.order_id, o.currency, r.rate
+FROM rates AS r JOIN orders2 FOR SYSTEM_TIME AS OF r.ts AS o ON o.currency = r.currency;
+""")
+    assert "'orders2' is not a versioned table (it needs a PRIMARY KEY and a WATERMARK" in r.stdout
+
+
 ONE_SOURCE = f"""
 SET 'pipeline.auto-watermark-interval' = '0 ms';
 CREATE TABLE events (
