@@ -25,13 +25,14 @@ extern const sl_op_def sl_op_kafka_sink;
 extern const sl_op_def sl_op_interval_join;
 extern const sl_op_def sl_op_regular_join;
 extern const sl_op_def sl_op_temporal_join;
+extern const sl_op_def sl_op_window_join;
 
 static const sl_op_def *const builtin[] = {
     &sl_op_datagen,   &sl_op_calc,         &sl_op_print,           &sl_op_blackhole,
     &sl_op_file,      &sl_op_watermark,    &sl_op_window,          &sl_op_group_aggregate,
     &sl_op_union,     &sl_op_process,      &sl_op_keyed_process,   &sl_op_kafka_source,
     &sl_op_kafka_sink, &sl_op_interval_join, &sl_op_regular_join,
-    &sl_op_temporal_join,
+    &sl_op_temporal_join, &sl_op_window_join,
 };
 
 void sl_ops_register_builtin(void)

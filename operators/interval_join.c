@@ -160,8 +160,8 @@ static void ij_close(sl_op *op)
     op->priv = NULL;
 }
 
-static void time_key(uint8_t *k, int64_t t) { sl_put_be64(k, (uint64_t)t ^ (UINT64_C(1) << 63)); }
-static int64_t time_of(const uint8_t *k) { return (int64_t)(sl_get_be64(k) ^ (UINT64_C(1) << 63)); }
+#define time_key sl_join_time_key
+#define time_of sl_join_time_of
 
 static inline int64_t sat_add(int64_t a, int64_t b)
 {

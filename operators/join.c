@@ -122,6 +122,9 @@ int sl_join_emit(sl_op *op, const sl_join_spec *js, sl_value *vals, sl_rowkind k
     return sl_op_emit(op, &out);
 }
 
+void sl_join_time_key(uint8_t *k, int64_t t) { sl_put_be64(k, (uint64_t)t ^ (UINT64_C(1) << 63)); }
+int64_t sl_join_time_of(const uint8_t *k) { return (int64_t)(sl_get_be64(k) ^ (UINT64_C(1) << 63)); }
+
 void sl_jbuf_reserve(sl_jbuf *b, size_t n)
 {
     if (b->len + n <= b->cap) return;

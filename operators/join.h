@@ -52,6 +52,11 @@ int sl_join_null_key(const sl_join_spec *js, int side, const sl_row *row);
 int sl_join_emit(sl_op *op, const sl_join_spec *js, sl_value *vals, sl_rowkind kind,
                  const sl_row *left, const sl_row *right, int64_t ts);
 
+/* A time as 8 state-key bytes whose byte order is time order (big-endian,
+ * sign flipped), and back. */
+void sl_join_time_key(uint8_t *k, int64_t t);
+int64_t sl_join_time_of(const uint8_t *k);
+
 /* A growable byte buffer kept per subtask (never freed per record). */
 typedef struct sl_jbuf {
     uint8_t *p;

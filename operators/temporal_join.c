@@ -127,8 +127,8 @@ static void tj_close(sl_op *op)
     op->priv = NULL;
 }
 
-static void time_key(uint8_t *k, int64_t t) { sl_put_be64(k, (uint64_t)t ^ (UINT64_C(1) << 63)); }
-static int64_t time_of(const uint8_t *k) { return (int64_t)(sl_get_be64(k) ^ (UINT64_C(1) << 63)); }
+#define time_key sl_join_time_key
+#define time_of sl_join_time_of
 
 static int check_time(sl_op *op, int side, const sl_row *row, int64_t *t)
 {

@@ -41,6 +41,7 @@ typedef struct outlog {
     int64_t *ts;
     int64_t wm;          /* last output watermark */
     int behind;          /* rows emitted at or behind the output watermark */
+    int right_off;       /* the right side's first column (0: NCOLS) */
 } outlog;
 
 /* Both inputs: k BIGINT, ts TIMESTAMP(3), id BIGINT, s STRING. */
@@ -63,10 +64,11 @@ static int record(void *ctx, int output, sl_row *row)
         if (!l->rows || !l->ts) abort();
     }
     char a[24], b[24];
+    int ro = l->right_off ? l->right_off : NCOLS;
     fmt_id(a, sizeof a, 'l', &row->vals[C_ID]);
-    fmt_id(b, sizeof b, 'r', &row->vals[NCOLS + C_ID]);
+    fmt_id(b, sizeof b, 'r', &row->vals[ro + C_ID]);
     /* the string columns travel too: they must be the row's own */
-    const sl_value *ls = &row->vals[C_S], *rs = &row->vals[NCOLS + C_S];
+    const sl_value *ls = &row->vals[C_S], *rs = &row->vals[ro + C_S];
     if (!ls->isnull && (ls->v.s.len < 1 || ls->v.s.p[0] != 'L')) abort();
     if (!rs->isnull && (rs->v.s.len < 1 || rs->v.s.p[0] != 'R')) abort();
     snprintf(l->rows[l->n], ROWLEN, "%s[%s, %s]", sl_rowkind_short(row->kind), a, b);
@@ -785,6 +787,113 @@ static void temporal_random(sl_backend_kind bk)
 static void test_temporal_random_hashmap(void) { temporal_random(SL_BACKEND_HASHMAP); }
 static void test_temporal_random_rocksdb(void) { temporal_random(SL_BACKEND_ROCKSDB); }
 
+
+/* ---- window join -------------------------------------------------------------------- */
+
+/* The window join's inputs carry one more column, `we`: a row's window is
+ * [ts, we) = [ts, ts + 10), ts a multiple of 10 (a TUMBLE of 10 ms). */
+static int feed_w(harness *h, int side, int64_t k, int64_t wstart, int64_t id)
+{
+    char s[32];
+    snprintf(s, sizeof s, "%c-%lld", side ? 'R' : 'L', (long long)id);
+    sl_value v[NCOLS + 1] = {
+        k < 0 ? (sl_value){.isnull = true} : (sl_value){.v.i = k},
+        {.v.i = wstart},
+        {.v.i = id},
+        {.v.s = {s, (uint32_t)strlen(s)}},
+        {.v.i = wstart + 10},
+    };
+    sl_row r = {SL_KIND_INSERT, NCOLS + 1, v, wstart};
+    int rc = sl_rt_process(&h->op, side, &r);
+    if (rc != SL_OK) fprintf(stderr, "process: %s\n", h->op.err);
+    return rc;
+}
+
+static int plan_w(harness *h, const char *type)
+{
+    memset(h, 0, sizeof *h);
+    h->v.id = (char *)"j";
+    h->v.type = (char *)"window_join";
+    h->v.def = sl_op_find("window_join");
+    h->v.parallelism = 1;
+    snprintf(cfgbuf, sizeof cfgbuf,
+             "{\"join-type\": \"%s\", \"left-keys\": [\"k\"], \"right-keys\": [\"k\"], "
+             "\"left-window\": [\"ts\", \"we\"], \"right-window\": [\"ts\", \"we\"]}", type);
+    h->v.config = json_loads(cfgbuf, 0, NULL);
+    for (int s = 0; s < 2; s++) {
+        schema_make(&h->ins[s]);
+        sl_schema_add(&h->ins[s], "we", SL_T_TIMESTAMP);
+    }
+    return sl_vertex_plan(&h->v, 2, h->ins, NULL, h->err, sizeof h->err) == SL_OK;
+}
+
+static void window_random(sl_backend_kind bk)
+{
+    static const char *const types[] = {"inner", "left", "right", "full"};
+    static ev evs[MAXEV];
+    static char exp[MAXEV * 20][ROWLEN];
+    static int accepted[MAXEV];
+    int total_late = 0, total_rows = 0;
+    for (int seed = 1; seed <= 6; seed++)
+        for (int ti = 0; ti < 4; ti++) {
+            rng_state = 0xda942042e4dd58b5ull * (uint64_t)(seed * 5 + ti + 1);
+            int n = gen_stream(evs, 500, 40, 12, 4);
+            for (int i = 0; i < n; i++) /* the row's window: [ts / 10 * 10, + 10) */
+                if (evs[i].kind == 0) evs[i].ts = evs[i].ts / 10 * 10;
+            /* the model */
+            int64_t wm[2] = {INT64_MIN, INT64_MIN};
+            int late = 0, m = 0;
+            for (int i = 0; i < n; i++) {
+                accepted[i] = 0;
+                if (evs[i].kind == 1) {
+                    if (evs[i].wm > wm[evs[i].side]) wm[evs[i].side] = evs[i].wm;
+                    continue;
+                }
+                int64_t W = wm[0] < wm[1] ? wm[0] : wm[1];
+                if (evs[i].ts + 9 <= W) late++;
+                else accepted[i] = 1;
+            }
+            int lo = ti == 1 || ti == 3, ro = ti == 2 || ti == 3;
+            for (int i = 0; i < n; i++) {
+                if (!accepted[i]) continue;
+                const ev *a = &evs[i];
+                int matched = 0;
+                for (int j = 0; j < n; j++) {
+                    const ev *b = &evs[j];
+                    if (!accepted[j] || b->side == a->side || a->k < 0 || b->k != a->k || b->ts != a->ts) continue;
+                    matched = 1;
+                    if (a->side == 0)
+                        snprintf(exp[m++], ROWLEN, "+I[l%lld, r%lld]", (long long)a->id, (long long)b->id);
+                }
+                if (!matched && a->side == 0 && lo) snprintf(exp[m++], ROWLEN, "+I[l%lld, -]", (long long)a->id);
+                if (!matched && a->side == 1 && ro) snprintf(exp[m++], ROWLEN, "+I[-, r%lld]", (long long)a->id);
+            }
+            harness h;
+            CHECK(plan_w(&h, types[ti]));
+            CHECK_EQ_INT(open_op(&h, bk), SL_OK);
+            h.log.right_off = NCOLS + 1;
+            for (int i = 0; i < n; i++) {
+                if (evs[i].kind == 0) CHECK_EQ_INT(feed_w(&h, evs[i].side, evs[i].k, evs[i].ts, evs[i].id), SL_OK);
+                else CHECK_EQ_INT(sl_rt_watermark(&h.op, evs[i].side, evs[i].wm), SL_OK);
+            }
+            CHECK_EQ_INT(sl_rt_end_all(&h.op), SL_OK);
+            if (!same_multiset(&h.log, exp, m)) {
+                fprintf(stderr, "seed %d, %s window join\n", seed, types[ti]);
+                CHECK(0);
+            }
+            CHECK_EQ_INT(h.op.metrics.late_dropped, late);
+            CHECK_EQ_INT(h.log.behind, 0);
+            CHECK_EQ_INT(sl_kstate_entries(h.op.kstate), 0);
+            total_late += late;
+            total_rows += m;
+            teardown(&h);
+        }
+    CHECK(total_late > 0 && total_rows > 1000);
+}
+
+static void test_window_random_hashmap(void) { window_random(SL_BACKEND_HASHMAP); }
+static void test_window_random_rocksdb(void) { window_random(SL_BACKEND_ROCKSDB); }
+
 SL_TEST_MAIN(SL_TEST(test_interval_plan_errors), SL_TEST(test_interval_scripted_hashmap),
              SL_TEST(test_interval_scripted_rocksdb), SL_TEST(test_interval_random_hashmap),
              SL_TEST(test_interval_random_rocksdb), SL_TEST(test_regular_scripted_hashmap),
@@ -792,4 +901,5 @@ SL_TEST_MAIN(SL_TEST(test_interval_plan_errors), SL_TEST(test_interval_scripted_
              SL_TEST(test_regular_ttl_rocksdb), SL_TEST(test_regular_random_hashmap),
              SL_TEST(test_regular_random_rocksdb), SL_TEST(test_temporal_scripted_hashmap),
              SL_TEST(test_temporal_scripted_rocksdb), SL_TEST(test_temporal_random_hashmap),
-             SL_TEST(test_temporal_random_rocksdb))
+             SL_TEST(test_temporal_random_rocksdb), SL_TEST(test_window_random_hashmap),
+             SL_TEST(test_window_random_rocksdb))
