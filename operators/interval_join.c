@@ -37,6 +37,9 @@
  * "interval-join-right") from the row time (8 bytes, big-endian with the
  * sign flipped: byte order is time order) to an entry
  *     u8 matched | (u32 length | binary row)...
+ * and a value ("interval-join-left-times", "...-right-times") listing the
+ * times the map holds, in order, through which a probe reads just the
+ * entries in its range (never a scan of the backend);
  * All rows of one time share an entry and have the same partners, so one
  * `matched` flag serves them; an outer side's flag is set when a row of the
  * other side first matches the entry. The timer (namespace: side byte +
@@ -62,6 +65,8 @@ typedef struct ij_plan {
 
 typedef struct ij_state {
     sl_vstate *side[2];
+    sl_vstate *times[2];        /* per key and side: the times its map holds */
+    sl_jbuf idx;                /* a times value being read or changed */
     sl_value *vals;             /* output row */
     sl_value *dec;              /* a stored row, decoded */
     sl_jbuf entry;              /* working copy of an entry */
@@ -140,7 +145,9 @@ static int ij_open(sl_op *op)
     op->priv = st;
     st->side[0] = sl_op_state(op, "interval-join-left", SL_STATE_MAP, 0);
     st->side[1] = sl_op_state(op, "interval-join-right", SL_STATE_MAP, 0);
-    if (!st->side[0] || !st->side[1]) return SL_ERR;
+    st->times[0] = sl_op_state(op, "interval-join-left-times", SL_STATE_VALUE, 0);
+    st->times[1] = sl_op_state(op, "interval-join-right-times", SL_STATE_VALUE, 0);
+    if (!st->side[0] || !st->side[1] || !st->times[0] || !st->times[1]) return SL_ERR;
     int n = pl->js.nleft > pl->js.nright ? pl->js.nleft : pl->js.nright;
     st->vals = sl_calloc((size_t)(pl->js.nleft + pl->js.nright), sizeof *st->vals);
     st->dec = sl_calloc((size_t)n + 1, sizeof *st->dec);
@@ -156,6 +163,7 @@ static void ij_close(sl_op *op)
     free(st->dec);
     sl_jbuf_free(&st->entry);
     sl_jbuf_free(&st->marks);
+    sl_jbuf_free(&st->idx);
     free(st);
     op->priv = NULL;
 }
@@ -232,6 +240,47 @@ static int probe_entry(void *ctx, const void *k, size_t klen, const void *val, s
     return 0;
 }
 
+/* ---- the times of a key's side --------------------------------------------------------
+ * A key's rows of one side are found through a value listing the times its
+ * map holds (8-byte time keys, in order), so a probe reads the entries it
+ * needs by key and never scans the backend (a scan of one key's entries
+ * walks a whole key group on the hashmap backend). */
+
+/* The times of `side` for the current key into st->idx (empty when none). */
+static int times_load(sl_op *op, int side)
+{
+    ij_state *st = op->priv;
+    const void *v;
+    size_t len;
+    st->idx.len = 0;
+    int rc = sl_value_get(st->times[side], NULL, 0, &v, &len);
+    if (rc == SL_ERR) return SL_ERR;
+    if (rc == SL_OK) sl_jbuf_append(&st->idx, v, len);
+    return SL_OK;
+}
+
+/* Add (add = 1) or remove time key k in the current key's list of `side`. */
+static int times_change(sl_op *op, int side, const uint8_t *k, int add)
+{
+    ij_state *st = op->priv;
+    if (times_load(op, side) != SL_OK) return SL_ERR;
+    size_t n = st->idx.len / 8, at = 0;
+    while (at < n && memcmp(st->idx.p + at * 8, k, 8) < 0) at++;
+    int present = at < n && !memcmp(st->idx.p + at * 8, k, 8);
+    if (add == present) return SL_OK;
+    if (add) {
+        sl_jbuf_reserve(&st->idx, 8);
+        memmove(st->idx.p + at * 8 + 8, st->idx.p + at * 8, (n - at) * 8);
+        memcpy(st->idx.p + at * 8, k, 8);
+        st->idx.len += 8;
+    } else {
+        memmove(st->idx.p + at * 8, st->idx.p + at * 8 + 8, (n - at - 1) * 8);
+        st->idx.len -= 8;
+    }
+    if (!st->idx.len) return sl_state_clear(st->times[side], NULL, 0);
+    return sl_value_put(st->times[side], NULL, 0, st->idx.p, st->idx.len);
+}
+
 static int emit_outer(sl_op *op, void *ctx, const sl_row *row)
 {
     const ij_plan *pl = op->plan;
@@ -272,8 +321,23 @@ static int ij_process(sl_op *op, int input, sl_row *row)
     pr.lo = side ? t - pl->upper : t + pl->lower;
     pr.hi = side ? t - pl->lower : t + pl->upper;
     st->marks.len = 0;
-    if (sl_map_each(st->side[!side], NULL, 0, probe_entry, &pr) != SL_OK) return SL_ERR;
-    if (pr.rc != SL_OK) return SL_ERR;
+    if (times_load(op, !side) != SL_OK) return SL_ERR;
+    /* the times are copied out of idx: reading an entry reuses no buffer of ours */
+    size_t nt = st->idx.len / 8;
+    uint8_t tk[8];
+    for (size_t i = 0; i < nt; i++) {
+        int64_t t2 = time_of(st->idx.p + i * 8);
+        if (t2 < pr.lo) continue;
+        if (t2 > pr.hi) break;
+        memcpy(tk, st->idx.p + i * 8, 8);
+        const void *v;
+        size_t len;
+        int rc = sl_map_get(st->side[!side], NULL, 0, tk, 8, &v, &len);
+        if (rc == SL_ERR) return SL_ERR;
+        if (rc == SL_DONE) continue;
+        probe_entry(&pr, tk, 8, v, len);
+        if (pr.rc != SL_OK) return SL_ERR;
+    }
     for (size_t i = 0; i < st->marks.len; i += 8) {
         const void *v;
         size_t len;
@@ -300,6 +364,7 @@ static int ij_process(sl_op *op, int input, sl_row *row)
     sl_jbuf_put_row(&st->entry, row, side ? &pl->js.right : &pl->js.left);
     if (sl_map_put(st->side[side], NULL, 0, k, 8, st->entry.p, st->entry.len) != SL_OK) return SL_ERR;
     if (rc == SL_OK) return SL_OK; /* the entry's timer exists */
+    if (times_change(op, side, k, 1) != SL_OK) return SL_ERR;
     uint8_t ns[NS_LEN];
     ns[0] = (uint8_t)side;
     memcpy(ns + 1, k, 8);
@@ -326,7 +391,8 @@ static int ij_on_timer(sl_op *op, sl_time_domain d, int64_t time, const void *ns
         sl_jbuf_append(&st->entry, v, len);
         if (each_row(op, side, st->entry.p, st->entry.len, emit_outer, &side) != SL_OK) return SL_ERR;
     }
-    return sl_map_remove(st->side[side], NULL, 0, n + 1, 8);
+    if (sl_map_remove(st->side[side], NULL, 0, n + 1, 8) != SL_OK) return SL_ERR;
+    return times_change(op, side, n + 1, 0);
 }
 
 static int ij_watermark(sl_op *op, int input, int64_t wm)

@@ -28,7 +28,10 @@
  *     u32 count (identical rows) | u32 associations (rows of the other side
  *                                  it joins; kept for outer sides)
  * with the TTL of its side (processing time since the entry's last write;
- * an expired entry is never seen again), and per key and side a value
+ * an expired entry is never seen again); an index value per key and side
+ * ("join-left-index", "join-right-index") listing the map's row keys,
+ * through which the other side's rows are read by key, never by a scan of
+ * the backend; and per key and side a value
  * ("join-left-ttl", "join-right-ttl") holding the last write and the
  * pending clean-up timer: a processing-time timer clears the side's rows of
  * a key once the key has gone a whole TTL without a write on that side, so
@@ -50,6 +53,8 @@ typedef struct rj_plan {
 typedef struct rj_state {
     sl_vstate *rows[2];
     sl_vstate *meta[2];
+    sl_vstate *index[2];        /* per key and side: the rows its map holds */
+    sl_jbuf idx;                /* an index value being read or changed */
     sl_value *vals;             /* output row */
     sl_value *dec;              /* a stored row, decoded */
     sl_jbuf others;             /* the other side's entries, copied: (u32 len | row | u32 count | u32 assoc)* */
@@ -117,10 +122,12 @@ static int rj_open(sl_op *op)
     op->priv = st;
     static const char *const names[2] = {"join-left", "join-right"};
     static const char *const metas[2] = {"join-left-ttl", "join-right-ttl"};
+    static const char *const indexes[2] = {"join-left-index", "join-right-index"};
     for (int s = 0; s < 2; s++) {
         st->rows[s] = sl_op_state(op, names[s], SL_STATE_MAP, pl->ttl[s]);
         st->meta[s] = sl_op_state(op, metas[s], SL_STATE_VALUE, 0);
-        if (!st->rows[s] || !st->meta[s]) return SL_ERR;
+        st->index[s] = sl_op_state(op, indexes[s], SL_STATE_VALUE, 0);
+        if (!st->rows[s] || !st->meta[s] || !st->index[s]) return SL_ERR;
     }
     int n = pl->js.nleft > pl->js.nright ? pl->js.nleft : pl->js.nright;
     st->vals = sl_calloc((size_t)(pl->js.nleft + pl->js.nright), sizeof *st->vals);
@@ -136,6 +143,7 @@ static void rj_close(sl_op *op)
     free(st->dec);
     sl_jbuf_free(&st->others);
     sl_jbuf_free(&st->key);
+    sl_jbuf_free(&st->idx);
     free(st);
     op->priv = NULL;
 }
@@ -164,23 +172,83 @@ static int decode(sl_op *op, int side, const uint8_t *p, size_t n, sl_row *r)
 
 /* ---- state ---------------------------------------------------------------------- */
 
-typedef struct collect {
-    sl_jbuf *b;
-    int n;
-} collect;
+/* A key's rows of one side are found through an index value listing the
+ * map's keys ((u32 length | row)*), so a probe reads the entries by key and
+ * never scans the backend (a scan of one key's entries walks a whole key
+ * group on the hashmap backend). */
 
-static int collect_entry(void *ctx, const void *k, size_t klen, const void *val, size_t len)
+static int index_load(sl_op *op, int side)
 {
-    collect *c = ctx;
-    uint8_t hdr[4];
-    uint8_t cv[8] = {0};
-    sl_put_le32(hdr, (uint32_t)klen);
-    if (len == 8) memcpy(cv, val, 8);
-    sl_jbuf_append(c->b, hdr, 4);
-    sl_jbuf_append(c->b, k, klen);
-    sl_jbuf_append(c->b, cv, 8);
-    c->n++;
-    return 0;
+    rj_state *st = op->priv;
+    const void *v;
+    size_t len;
+    st->idx.len = 0;
+    int rc = sl_value_get(st->index[side], NULL, 0, &v, &len);
+    if (rc == SL_ERR) return SL_ERR;
+    if (rc == SL_OK) sl_jbuf_append(&st->idx, v, len);
+    return SL_OK;
+}
+
+static int index_store(sl_op *op, int side)
+{
+    rj_state *st = op->priv;
+    if (!st->idx.len) return sl_state_clear(st->index[side], NULL, 0);
+    return sl_value_put(st->index[side], NULL, 0, st->idx.p, st->idx.len);
+}
+
+/* Add (add = 1) or remove row key k of `side` in the current key's index. */
+static int index_change(sl_op *op, int side, const void *k, size_t klen, int add)
+{
+    rj_state *st = op->priv;
+    if (index_load(op, side) != SL_OK) return SL_ERR;
+    if (add) {
+        uint8_t hdr[4];
+        sl_put_le32(hdr, (uint32_t)klen);
+        sl_jbuf_append(&st->idx, hdr, 4);
+        sl_jbuf_append(&st->idx, k, klen);
+        return index_store(op, side);
+    }
+    for (size_t pos = 0; pos + 4 <= st->idx.len;) {
+        uint32_t n = sl_get_le32(st->idx.p + pos);
+        if (n == klen && !memcmp(st->idx.p + pos + 4, k, klen)) {
+            memmove(st->idx.p + pos, st->idx.p + pos + 4 + n, st->idx.len - pos - 4 - n);
+            st->idx.len -= 4 + n;
+            return index_store(op, side);
+        }
+        pos += 4 + n;
+    }
+    return SL_OK;
+}
+
+/* The other side's live entries of the current key into st->others
+ * ((u32 length | row | u32 count | u32 associations)*); index entries whose
+ * rows expired are dropped. Returns their number, or -1 on error. */
+static int collect_others(sl_op *op, int side)
+{
+    rj_state *st = op->priv;
+    st->others.len = 0;
+    if (index_load(op, side) != SL_OK) return -1;
+    int n = 0, dropped = 0;
+    for (size_t pos = 0; pos + 4 <= st->idx.len;) {
+        uint32_t kl = sl_get_le32(st->idx.p + pos);
+        const uint8_t *k = st->idx.p + pos + 4;
+        const void *v;
+        size_t len;
+        int rc = sl_map_get(st->rows[side], NULL, 0, k, kl, &v, &len);
+        if (rc == SL_ERR) return -1;
+        if (rc == SL_DONE || len != 8) { /* expired */
+            memmove(st->idx.p + pos, st->idx.p + pos + 4 + kl, st->idx.len - pos - 4 - kl);
+            st->idx.len -= 4 + kl;
+            dropped = 1;
+            continue;
+        }
+        sl_jbuf_append(&st->others, st->idx.p + pos, 4 + kl);
+        sl_jbuf_append(&st->others, v, 8);
+        n++;
+        pos += 4 + kl;
+    }
+    if (dropped && index_store(op, side) != SL_OK) return -1;
+    return n;
 }
 
 /* Note a write on `side` for the current key: its clean-up timer. */
@@ -205,7 +273,10 @@ static int touch(sl_op *op, int side)
 static int put_counts(sl_op *op, int side, const void *k, size_t klen, uint32_t count, uint32_t assoc)
 {
     rj_state *st = op->priv;
-    if (count == 0) return sl_map_remove(st->rows[side], NULL, 0, k, klen);
+    if (count == 0) {
+        if (sl_map_remove(st->rows[side], NULL, 0, k, klen) != SL_OK) return SL_ERR;
+        return index_change(op, side, k, klen, 0);
+    }
     uint8_t v[8];
     sl_put_le32(v, count);
     sl_put_le32(v + 4, assoc);
@@ -226,9 +297,8 @@ static int rj_process(sl_op *op, int input, sl_row *row)
         return outer ? emit(op, acc ? SL_KIND_INSERT : SL_KIND_DELETE, side, row, NULL) : SL_OK;
 
     /* the other side's rows of this key, copied: state changes as we go */
-    st->others.len = 0;
-    collect c = {&st->others, 0};
-    if (sl_map_each(st->rows[other], NULL, 0, collect_entry, &c) != SL_OK) return SL_ERR;
+    int nothers = collect_others(op, other);
+    if (nothers < 0) return SL_ERR;
     uint32_t matches = 0;
 
     /* this row's own entry */
@@ -267,7 +337,7 @@ static int rj_process(sl_op *op, int input, sl_row *row)
             }
         }
     }
-    if (c.n == 0 && outer && emit(op, acc ? SL_KIND_INSERT : SL_KIND_DELETE, side, row, NULL) != SL_OK)
+    if (nothers == 0 && outer && emit(op, acc ? SL_KIND_INSERT : SL_KIND_DELETE, side, row, NULL) != SL_OK)
         return SL_ERR;
 
     const void *v;
@@ -276,6 +346,7 @@ static int rj_process(sl_op *op, int input, sl_row *row)
     int rc = sl_map_get(st->rows[side], NULL, 0, st->key.p, st->key.len, &v, &len);
     if (rc == SL_ERR) return SL_ERR;
     if (rc == SL_OK && len == 8) cnt = sl_get_le32(v);
+    if (acc && cnt == 0 && index_change(op, side, st->key.p, st->key.len, 1) != SL_OK) return SL_ERR;
     if (acc) return put_counts(op, side, st->key.p, st->key.len, cnt + 1, matches);
     if (cnt == 0) return SL_OK; /* never seen, or expired: nothing to retract from state */
     return put_counts(op, side, st->key.p, st->key.len, cnt - 1, matches);
@@ -300,6 +371,7 @@ static int rj_on_timer(sl_op *op, sl_time_domain d, int64_t time, const void *ns
     if (m[1] != time) return SL_OK; /* not the pending one */
     if (m[0] + pl->ttl[side] <= time) {
         if (sl_state_clear(st->rows[side], NULL, 0) != SL_OK) return SL_ERR;
+        if (sl_state_clear(st->index[side], NULL, 0) != SL_OK) return SL_ERR;
         return sl_state_clear(st->meta[side], NULL, 0);
     }
     m[1] = m[0] + pl->ttl[side];
