@@ -25,7 +25,8 @@
  * State, per key: "temporal-left" maps a stream time (8 bytes, big-endian,
  * sign flipped) to the rows of that time ((u32 length | row)*), with an
  * event-time timer at that time (namespace 'L' + time); "temporal-right"
- * maps a version time to u8 live (0 = tombstone) | row, with a timer at the
+ * maps a version time to u8 live (0 = tombstone) | row, its times listed in
+ * order in "temporal-right-times" (read instead of scanning), with a timer at the
  * version time (namespace 'R' + time). When a timer at T fires (timers
  * fire in time order, so every stream row still waiting is later than T),
  * versions older than the key's latest version at or before T are
@@ -48,9 +49,10 @@ typedef struct tj_plan {
 } tj_plan;
 
 typedef struct tj_state {
-    sl_vstate *left, *right;
+    sl_vstate *left, *right, *rtimes;
+    sl_jbuf times;                  /* the key's version times being read or changed */
     sl_value *vals, *dec, *rdec;
-    sl_jbuf entry, version, drop;
+    sl_jbuf entry, version;
 } tj_state;
 
 static void tj_plan_free(void *p)
@@ -106,7 +108,8 @@ static int tj_open(sl_op *op)
     op->priv = st;
     st->left = sl_op_state(op, "temporal-left", SL_STATE_MAP, 0);
     st->right = sl_op_state(op, "temporal-right", SL_STATE_MAP, 0);
-    if (!st->left || !st->right) return SL_ERR;
+    st->rtimes = sl_op_state(op, "temporal-right-times", SL_STATE_VALUE, 0);
+    if (!st->left || !st->right || !st->rtimes) return SL_ERR;
     st->vals = sl_calloc((size_t)(pl->js.nleft + pl->js.nright), sizeof *st->vals);
     st->dec = sl_calloc((size_t)pl->js.nleft + 1, sizeof *st->dec);
     st->rdec = sl_calloc((size_t)pl->js.nright + 1, sizeof *st->rdec);
@@ -122,7 +125,7 @@ static void tj_close(sl_op *op)
     free(st->rdec);
     sl_jbuf_free(&st->entry);
     sl_jbuf_free(&st->version);
-    sl_jbuf_free(&st->drop);
+    sl_jbuf_free(&st->times);
     free(st);
     op->priv = NULL;
 }
@@ -154,36 +157,36 @@ static int emit(sl_op *op, const sl_row *l, const sl_row *r)
 
 /* ---- versions ------------------------------------------------------------------- */
 
-typedef struct find {
-    int64_t at;         /* the time asked for */
-    int64_t best;       /* largest version time <= at, INT64_MIN = none */
-    int bad;
-} find;
+/* A key's version times are kept in order in a value ("temporal-right-times"),
+ * so finding the version valid at a time reads that value and one entry,
+ * never a scan of the backend (which on the hashmap backend walks the whole
+ * key group). */
 
-static int find_version(void *ctx, const void *k, size_t klen, const void *val, size_t len)
+static int times_load(sl_op *op)
 {
-    find *f = ctx;
-    if (klen != 8 || len < 1) {
-        f->bad = 1;
-        return 1;
-    }
-    int64_t t = time_of(k);
-    if (t <= f->at && (f->best == INT64_MIN || t > f->best)) f->best = t;
-    return 0;
+    tj_state *st = op->priv;
+    const void *v;
+    size_t len;
+    st->times.len = 0;
+    int rc = sl_value_get(st->rtimes, NULL, 0, &v, &len);
+    if (rc == SL_ERR) return SL_ERR;
+    if (rc == SL_OK) sl_jbuf_append(&st->times, v, len);
+    return SL_OK;
 }
 
-typedef struct older {
-    int64_t than;
-    sl_jbuf *drop;
-} older;
-
-static int collect_older(void *ctx, const void *k, size_t klen, const void *val, size_t len)
+static int times_store(sl_op *op)
 {
-    older *o = ctx;
-    SL_UNUSED(val);
-    SL_UNUSED(len);
-    if (klen == 8 && time_of(k) < o->than) sl_jbuf_append(o->drop, k, 8);
-    return 0;
+    tj_state *st = op->priv;
+    if (!st->times.len) return sl_state_clear(st->rtimes, NULL, 0);
+    return sl_value_put(st->rtimes, NULL, 0, st->times.p, st->times.len);
+}
+
+/* Index in st->times of the largest version time <= at, or -1. */
+static long best_at(const tj_state *st, int64_t at)
+{
+    long best = -1;
+    for (size_t i = 0; i < st->times.len / 8 && time_of(st->times.p + i * 8) <= at; i++) best = (long)i;
+    return best;
 }
 
 /* Delete the current key's versions no stream row can reach any more: every
@@ -192,25 +195,38 @@ static int collect_older(void *ctx, const void *k, size_t klen, const void *val,
 static int forget_unreachable(sl_op *op, int64_t horizon)
 {
     tj_state *st = op->priv;
-    find f = {.at = horizon, .best = INT64_MIN};
-    if (sl_map_each(st->right, NULL, 0, find_version, &f) != SL_OK) return SL_ERR;
-    if (f.bad) return sl_op_fail(op, "vertex '%s': damaged temporal-join state",
-                                 ((const tj_plan *)op->plan)->js.vid);
-    if (f.best == INT64_MIN) return SL_OK;
-    st->drop.len = 0;
-    older o = {f.best, &st->drop};
-    if (sl_map_each(st->right, NULL, 0, collect_older, &o) != SL_OK) return SL_ERR;
-    /* the latest at or before W stays unless it is a tombstone: then nothing
-     * before it matters and it says no more than an absent version */
-    uint8_t k[8];
-    time_key(k, f.best);
+    if (times_load(op) != SL_OK) return SL_ERR;
+    long b = best_at(st, horizon);
+    if (b < 0) return SL_OK;
+    /* the latest at or before the horizon stays unless it is a tombstone: then
+     * nothing before it matters and it says no more than an absent version */
     const void *v;
     size_t len;
-    if (sl_map_get(st->right, NULL, 0, k, 8, &v, &len) == SL_OK && len >= 1 && !*(const uint8_t *)v)
-        sl_jbuf_append(&st->drop, k, 8);
-    for (size_t i = 0; i < st->drop.len; i += 8)
-        if (sl_map_remove(st->right, NULL, 0, st->drop.p + i, 8) != SL_OK) return SL_ERR;
-    return SL_OK;
+    long keep = b;
+    if (sl_map_get(st->right, NULL, 0, st->times.p + b * 8, 8, &v, &len) == SL_OK && len >= 1 &&
+        !*(const uint8_t *)v)
+        keep = b + 1;
+    if (keep == 0) return SL_OK;
+    for (long i = 0; i < keep; i++)
+        if (sl_map_remove(st->right, NULL, 0, st->times.p + i * 8, 8) != SL_OK) return SL_ERR;
+    memmove(st->times.p, st->times.p + keep * 8, st->times.len - (size_t)keep * 8);
+    st->times.len -= (size_t)keep * 8;
+    return times_store(op);
+}
+
+/* A version at time key k is new: add it to the key's times. */
+static int times_add(sl_op *op, const uint8_t *k)
+{
+    tj_state *st = op->priv;
+    if (times_load(op) != SL_OK) return SL_ERR;
+    size_t n = st->times.len / 8, at = 0;
+    while (at < n && memcmp(st->times.p + at * 8, k, 8) < 0) at++;
+    if (at < n && !memcmp(st->times.p + at * 8, k, 8)) return SL_OK;
+    sl_jbuf_reserve(&st->times, 8);
+    memmove(st->times.p + at * 8 + 8, st->times.p + at * 8, (n - at) * 8);
+    memcpy(st->times.p + at * 8, k, 8);
+    st->times.len += 8;
+    return times_store(op);
 }
 
 /* ---- callbacks ------------------------------------------------------------------- */
@@ -258,6 +274,7 @@ static int tj_process(sl_op *op, int input, sl_row *row)
         st->version.len += sl_row_encode(&ins, &pl->js.right, st->version.p + 1, need);
     }
     if (sl_map_put(st->right, NULL, 0, k, 8, st->version.p, st->version.len) != SL_OK) return SL_ERR;
+    if (times_add(op, k) != SL_OK) return SL_ERR;
     if (t <= op->current_watermark) return forget_unreachable(op, op->current_watermark);
     return sl_op_timer_register(op, SL_TIME_EVENT, t, ns, NS_LEN);
 }
@@ -283,14 +300,14 @@ static int tj_on_timer(sl_op *op, sl_time_domain d, int64_t time, const void *ns
         if (rc == SL_OK) {
             st->entry.len = 0; /* copies: state calls follow */
             sl_jbuf_append(&st->entry, v, len);
-            find f = {.at = time, .best = INT64_MIN};
-            if (sl_map_each(st->right, NULL, 0, find_version, &f) != SL_OK) return SL_ERR;
+            if (times_load(op) != SL_OK) return SL_ERR;
+            long b = best_at(st, time);
             sl_row ver = {.vals = st->rdec, .ts = SL_TS_NONE};
             const sl_row *vp = NULL;
             st->version.len = 0;
-            if (f.best != INT64_MIN) {
+            if (b >= 0) {
                 uint8_t k[8];
-                time_key(k, f.best);
+                memcpy(k, st->times.p + b * 8, 8);
                 if (sl_map_get(st->right, NULL, 0, k, 8, &v, &len) == SL_OK && len > 1 &&
                     *(const uint8_t *)v) {
                     sl_jbuf_append(&st->version, (const uint8_t *)v + 1, len - 1);
