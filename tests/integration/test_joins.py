@@ -386,15 +386,16 @@ INSERT INTO sink SELECT o.order_id, o.amount, p.pay_id FROM orders o JOIN paymen
 
 # ---- savepoint + rescale in the middle of an interval join -------------------------
 
-def join_job(out, n, rate, p, chunk):
+def join_job(out, n, rate, p, chunk, kind="interval"):
     """orders 1..n and payments 1..n from sequence generators; a payment pays
     order pay_id - pay_id % 3; times are BASE + (id - 1) % chunk ms,
     with `chunk` the share of one source subtask of the first run (n / p):
     every subtask walks through the same times in order and no row is ever
     late, before or after a rescale (the new subtasks go on with the old
     shares; a subtask serving several shares takes batches of up to 1024
-    rows from each in turn, well within the watermark's 5 s). p.ts - o.ts
-    within [-1, 1] ms."""
+    rows from each in turn, well within the watermark's 5 s). kind
+    "interval": p.ts - o.ts within [-1, 1] ms; "regular": no time condition
+    (the regular join's state crosses the savepoint whole)."""
     def src(name, col, extra):
         return [
             {"id": name, "uid": name, "type": "datagen",
@@ -407,9 +408,10 @@ def join_job(out, n, rate, p, chunk):
             {"id": f"{name}-wm", "uid": f"{name}-wm", "type": "watermark",
              "config": {"column": "ts", "delay": "5 s", "interval": "0 ms"}}]
     vs = src("orders", "order_id", []) + src("payments", "pay_id", ["pay_id - pay_id % 3 AS order_id"])
-    vs += [{"id": "join", "uid": "join", "type": "interval_join",
-            "config": {"join-type": "inner", "left-keys": ["order_id"], "right-keys": ["order_id"],
-                       "left-time": "ts", "right-time": "ts", "lower-bound": -1, "upper-bound": 1}},
+    cfg = {"join-type": "inner", "left-keys": ["order_id"], "right-keys": ["order_id"]}
+    if kind == "interval":
+        cfg.update({"left-time": "ts", "right-time": "ts", "lower-bound": -1, "upper-bound": 1})
+    vs += [{"id": "join", "uid": "join", "type": f"{kind}_join", "config": cfg},
            {"id": "proj", "type": "calc", "config": {"projection": ["order_id", "pay_id"]}},
            {"id": "out", "uid": "out", "type": "file", "config": {"path": out, "format": "json"}}]
     es = []
@@ -427,20 +429,21 @@ def job_ids_of_run(out):
     return re.search(r"JobID ([0-9a-f]{32})", out).group(1)
 
 
-def expected_pairs(n, chunk):
+def expected_pairs(n, chunk, kind="interval"):
     def ts(i):
         return (i - 1) % chunk
     want = collections.Counter()
     for j in range(1, n + 1):
         o = j - j % 3
-        if 1 <= o <= n and -1 <= ts(j) - ts(o) <= 1:
+        if 1 <= o <= n and (kind == "regular" or -1 <= ts(j) - ts(o) <= 1):
             want[(o, j)] += 1
     return want
 
 
-@pytest.mark.parametrize("backend,p1,p2", [("hashmap", 2, 4), ("rocksdb", 2, 4),
-                                           ("hashmap", 4, 2), ("rocksdb", 4, 2)])
-def test_savepoint_and_rescale_in_the_middle_of_an_interval_join(make_cluster, workdir, backend, p1, p2):
+@pytest.mark.parametrize("kind,backend,p1,p2", [("interval", "hashmap", 2, 4), ("interval", "rocksdb", 2, 4),
+                                                ("interval", "hashmap", 4, 2), ("interval", "rocksdb", 4, 2),
+                                                ("regular", "rocksdb", 2, 4), ("regular", "hashmap", 4, 2)])
+def test_savepoint_and_rescale_in_the_middle_of_a_join(make_cluster, workdir, kind, backend, p1, p2):
     from test_checkpoints import committed_files, read_rows
     from test_savepoints import NO_PERIODIC, new_files, run_detached, stop_with_savepoint, write_job
     c = make_cluster(jm_conf=NO_PERIODIC)
@@ -448,7 +451,7 @@ def test_savepoint_and_rescale_in_the_middle_of_an_interval_join(make_cluster, w
     c.add_tm(slots=2, extra={"state.backend.type": backend})
     n = 16000
     out = os.path.join(workdir, "out")
-    jf = write_job(workdir, "join.json", join_job(out, n, rate=2000, p=p1, chunk=n // p1))
+    jf = write_job(workdir, "join.json", join_job(out, n, rate=2000, p=p1, chunk=n // p1, kind=kind))
     jid = run_detached(c, "-p", str(p1), jf)
     c.wait_state(jid, "RUNNING", timeout=20)
     jv = join_vertex(c, jid, "join")
@@ -459,12 +462,12 @@ def test_savepoint_and_rescale_in_the_middle_of_an_interval_join(make_cluster, w
     sp = stop_with_savepoint(c, jid, "file://" + os.path.join(workdir, "sp"))
     run1 = committed_files(out)
     got1 = collections.Counter((r["order_id"], r["pay_id"]) for r in read_rows(run1))
-    assert 0 < sum(got1.values()) < sum(expected_pairs(n, n // p1).values())  # stopped mid-stream
+    assert 0 < sum(got1.values()) < sum(expected_pairs(n, n // p1, kind).values())  # stopped mid-stream
 
     r = c.cli("run", "-s", f"file:{sp}", "-p", str(p2), jf, timeout=90)
     assert r.returncode == 0 and "finished with state FINISHED" in r.stdout, r.stdout + r.stderr
     got = got1 + collections.Counter((r["order_id"], r["pay_id"]) for r in read_rows(new_files(out, run1)))
-    want = expected_pairs(n, n // p1)
+    want = expected_pairs(n, n // p1, kind)
     assert len(want) > 5000
     late = sum(v["metrics"].get("numLateRecordsDropped", 0) for v in c.job(job_ids_of_run(r.stdout))["vertices"])
     missing, extra = want - got, got - want
