@@ -267,7 +267,11 @@ static void *ga_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
         pl->acc_size += 16;
     }
     if (sl_plan_key(pc, 0, pl->keys, pl->nkeys, err, errlen) != SL_OK) goto fail;
-    if (pl->ttl_ms <= 0) {
+    /* unbounded state is declared (sl_plan_unbounded) unless a TTL bounds it,
+     * or the group is the SQL planner's single constant one of GROUP BY
+     * nothing (its key column "__global0"): one entry whatever comes */
+    bool global = pl->nkeys == 1 && !strncmp(in->fields[pl->keys[0]].name, "__global", 8);
+    if (pl->ttl_ms <= 0 && !global) {
         char kt[256];
         size_t at = 0;
         kt[0] = 0;

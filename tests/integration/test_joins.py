@@ -472,3 +472,22 @@ def test_savepoint_and_rescale_in_the_middle_of_a_join(make_cluster, workdir, ki
     late = sum(v["metrics"].get("numLateRecordsDropped", 0) for v in c.job(job_ids_of_run(r.stdout))["vertices"])
     missing, extra = want - got, got - want
     assert (late, sorted(missing)[:20], len(missing), sorted(extra)[:20]) == (0, [], 0, [])
+
+
+def test_group_by_without_ttl_warns_too(cluster, workdir):
+    """The same check serves GROUP BY: a key per group grows without a TTL; a
+    global aggregate (one group) or a TTL is bounded."""
+    src = """
+CREATE TABLE g (id BIGINT) WITH ('connector' = 'datagen', 'fields.id.kind' = 'sequence',
+                                 'fields.id.start' = '1', 'fields.id.end' = '10');
+CREATE TABLE o (c BIGINT, k BIGINT) WITH ('connector' = 'print');
+"""
+    r = run_sql(cluster, workdir, "g.sql", src + "EXPLAIN INSERT INTO o SELECT COUNT(*) AS c, id % 3 AS k "
+                "FROM g GROUP BY id % 3;\n")
+    assert "[WARNING] GROUP BY 'agg' keeps state per key" in r.stdout, r.stdout
+    assert "Set 'table.exec.state.ttl'" in r.stdout
+    r = run_sql(cluster, workdir, "g.sql", src + "EXPLAIN INSERT INTO o SELECT COUNT(*) AS c, 0 AS k FROM g;\n")
+    assert r.returncode == 0 and "[WARNING]" not in r.stdout, r.stdout
+    r = run_sql(cluster, workdir, "g.sql", src + "SET 'table.exec.state.ttl' = '1 h';\n"
+                "EXPLAIN INSERT INTO o SELECT COUNT(*) AS c, id % 3 AS k FROM g GROUP BY id % 3;\n")
+    assert r.returncode == 0 and "[WARNING] GROUP BY" not in r.stdout, r.stdout
