@@ -201,6 +201,11 @@ static int index_change(sl_op *op, int side, const void *k, size_t klen, int add
 {
     rj_state *st = op->priv;
     if (index_load(op, side) != SL_OK) return SL_ERR;
+    for (size_t pos = 0; add && pos + 4 <= st->idx.len;) { /* an expired row may still be listed */
+        uint32_t n = sl_get_le32(st->idx.p + pos);
+        if (n == klen && !memcmp(st->idx.p + pos + 4, k, klen)) return SL_OK;
+        pos += 4 + n;
+    }
     if (add) {
         uint8_t hdr[4];
         sl_put_le32(hdr, (uint32_t)klen);

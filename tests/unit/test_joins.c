@@ -506,6 +506,34 @@ static void regular_ttl(sl_backend_kind bk)
     teardown(&h);
 }
 
+/* A row that expired and comes again is one row, not two. */
+static void regular_ttl_again(sl_backend_kind bk)
+{
+    harness h;
+    CHECK(plan(&h, "regular_join", rj_config("inner", ", \"state.ttl\": \"100 ms\"")));
+    int64_t (*saved)(void) = sl_vstate_clock;
+    sl_vstate_clock = fake_clock;
+    fake_now = 1000;
+    CHECK_EQ_INT(open_op(&h, bk), SL_OK);
+    CHECK_EQ_INT(feed(&h, 0, SL_KIND_INSERT, 1, 0, 1), SL_OK);
+    CHECK_EQ_INT(feed(&h, 0, SL_KIND_INSERT, 1, 0, 2), SL_OK);
+    fake_now = 1090;
+    CHECK_EQ_INT(feed(&h, 0, SL_KIND_INSERT, 1, 0, 2), SL_OK); /* l2 rewritten: twice now */
+    fake_now = 1150; /* l1 expired (1000 + 100), l2 not (1090 + 100) */
+    CHECK_EQ_INT(feed(&h, 0, SL_KIND_INSERT, 1, 0, 1), SL_OK); /* l1 again, once */
+    CHECK_EQ_INT(feed(&h, 1, SL_KIND_INSERT, 1, 0, 7), SL_OK);
+    CHECK_EQ_INT(h.log.n, 3);
+    qsort(h.log.rows, (size_t)h.log.n, ROWLEN, cmp_str);
+    CHECK_EQ_STR(h.log.rows[0], "+I[l1, r7]");
+    CHECK_EQ_STR(h.log.rows[1], "+I[l2, r7]");
+    CHECK_EQ_STR(h.log.rows[2], "+I[l2, r7]");
+    sl_vstate_clock = saved;
+    teardown(&h);
+}
+
+static void test_regular_ttl_again_hashmap(void) { regular_ttl_again(SL_BACKEND_HASHMAP); }
+static void test_regular_ttl_again_rocksdb(void) { regular_ttl_again(SL_BACKEND_ROCKSDB); }
+
 static void test_regular_ttl_hashmap(void) { regular_ttl(SL_BACKEND_HASHMAP); }
 static void test_regular_ttl_rocksdb(void) { regular_ttl(SL_BACKEND_ROCKSDB); }
 
@@ -898,7 +926,8 @@ SL_TEST_MAIN(SL_TEST(test_interval_plan_errors), SL_TEST(test_interval_scripted_
              SL_TEST(test_interval_scripted_rocksdb), SL_TEST(test_interval_random_hashmap),
              SL_TEST(test_interval_random_rocksdb), SL_TEST(test_regular_scripted_hashmap),
              SL_TEST(test_regular_scripted_rocksdb), SL_TEST(test_regular_ttl_hashmap),
-             SL_TEST(test_regular_ttl_rocksdb), SL_TEST(test_regular_random_hashmap),
+             SL_TEST(test_regular_ttl_rocksdb), SL_TEST(test_regular_ttl_again_hashmap),
+             SL_TEST(test_regular_ttl_again_rocksdb), SL_TEST(test_regular_random_hashmap),
              SL_TEST(test_regular_random_rocksdb), SL_TEST(test_temporal_scripted_hashmap),
              SL_TEST(test_temporal_scripted_rocksdb), SL_TEST(test_temporal_random_hashmap),
              SL_TEST(test_temporal_random_rocksdb), SL_TEST(test_window_random_hashmap),
