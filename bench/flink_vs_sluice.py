@@ -128,11 +128,22 @@ def workloads(ckdir):
           sluice_missing="incremental checkpoints not implemented"),
         w("ckpt-steady", "6 TUMBLE + checkpoints 1 s, RocksDB, steady 100k rows/s",
           3_000_000, 300_000, "window", TUMBLE, rs, rf, rate="100000"),
+        w("interval-join", "7 interval join +-1 min, orders x payments", 2_000_000, 100_000,
+          "interval-join"),
+        w("regular-join", "8 regular join, orders x payments (unbounded state)", 2_000_000, 100_000,
+          "regular-join"),
     ]
+
+
+def join_keys(rows):
+    """order_id range of the join workloads: about one payment per order."""
+    return max(1000, rows // 2)
 
 
 def sluice_job(wl, rows, sink):
     """The workload as a Sluice job graph; sink is 'blackhole' or 'print'."""
+    if wl["kind"] in ("interval-join", "regular-join"):
+        return sluice_join_job(wl, rows, sink)
     schema = [{"name": "user_id", "type": "INT"}, {"name": "amount", "type": "INT"}]
     conf = {"number-of-rows": str(rows), "rows-per-second": wl["rate"],
             "fields.user_id.min": "0", "fields.user_id.max": str(KEYS - 1),
@@ -173,8 +184,67 @@ def sluice_job(wl, rows, sink):
             "vertices": vs, "edges": es}
 
 
+def join_sides(rows):
+    """orders and payments: rows / 2 each, order_id uniform in [0, join_keys),
+    ts = generation time with a 1 s watermark."""
+    half = str(rows // 2)
+    keys = str(join_keys(rows) - 1)
+    common = {"number-of-rows": half, "rows-per-second": HUGE_RATE,
+              "fields.order_id.min": "0", "fields.order_id.max": keys}
+    orders = dict(common, **{"fields.amount.min": "1", "fields.amount.max": "500"})
+    pays = dict(common, **{"fields.method.length": "6"})
+    return orders, pays
+
+
+JOIN_ON = {"interval-join": " AND p.ts BETWEEN o.ts - INTERVAL '1' MINUTE AND o.ts + INTERVAL '1' MINUTE",
+           "regular-join": ""}
+
+
+def sluice_join_job(wl, rows, sink):
+    orders, pays = join_sides(rows)
+    vs = [{"id": "orders", "type": "datagen",
+           "schema": [{"name": "order_id", "type": "INT"}, {"name": "amount", "type": "INT"},
+                      {"name": "ts", "type": "TIMESTAMP(3)"}], "config": orders},
+          {"id": "owm", "type": "watermark", "config": {"column": "ts", "delay": "1 s"}},
+          {"id": "payments", "type": "datagen",
+           "schema": [{"name": "order_id", "type": "INT"}, {"name": "method", "type": "STRING"},
+                      {"name": "ts", "type": "TIMESTAMP(3)"}], "config": pays},
+          {"id": "pwm", "type": "watermark", "config": {"column": "ts", "delay": "1 s"}}]
+    cfg = {"join-type": "inner", "left-keys": ["order_id"], "right-keys": ["order_id"]}
+    if wl["kind"] == "interval-join":
+        cfg.update({"left-time": "ts", "right-time": "ts", "lower-bound": -60000,
+                    "upper-bound": 60000})
+    vs += [{"id": "join", "type": wl["kind"].replace("-", "_"), "config": cfg},
+           {"id": "proj", "type": "calc", "config": {"projection": ["order_id", "amount", "method"]}},
+           {"id": "sink", "type": sink, "config": {}}]
+    es = [{"from": "orders", "to": "owm", "strategy": "forward"},
+          {"from": "payments", "to": "pwm", "strategy": "forward"},
+          {"from": "owm", "to": "join", "strategy": "hash", "keys": ["order_id"], "input": 0},
+          {"from": "pwm", "to": "join", "strategy": "hash", "keys": ["order_id"], "input": 1},
+          {"from": "join", "to": "proj", "strategy": "forward"},
+          {"from": "proj", "to": "sink", "strategy": "forward"}]
+    return {"name": f"bench {wl['name']}", "parallelism": PARALLELISM, "vertices": vs, "edges": es}
+
+
+def flink_join_sql(wl, rows, sink):
+    orders, pays = join_sides(rows)
+
+    def table(name, cols, opts):
+        with_ = ", ".join(f"'{k}' = '{v}'" for k, v in dict(opts, connector="datagen").items())
+        return (f"CREATE TABLE {name} ({cols}, ts TIMESTAMP(3), "
+                f"WATERMARK FOR ts AS ts - INTERVAL '1' SECOND) WITH ({with_})")
+    ddl = [table("orders", "order_id INT, amount INT", orders),
+           table("payments", "order_id INT, `method` STRING", pays),
+           f"CREATE TABLE snk (order_id INT, amount INT, `method` STRING) WITH ('connector' = '{sink}')"]
+    q = ("INSERT INTO snk SELECT o.order_id, o.amount, p.`method` FROM orders o JOIN payments p "
+         "ON o.order_id = p.order_id" + JOIN_ON[wl["kind"]])
+    return ddl, q
+
+
 def flink_sql(wl, rows, sink):
     """The workload as Flink SQL: (ddl statements, insert statement)."""
+    if wl["kind"] in ("interval-join", "regular-join"):
+        return flink_join_sql(wl, rows, sink)
     opts = {"connector": "datagen", "number-of-rows": str(rows), "rows-per-second": wl["rate"],
             "fields.user_id.min": "0", "fields.user_id.max": str(KEYS - 1),
             "fields.amount.min": "1", "fields.amount.max": "100"}

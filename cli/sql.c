@@ -42,6 +42,8 @@
 #include <jansson.h>
 
 #include "cli.h"
+#include "jobgraph.h"
+#include "operator.h"
 #include "sql/parse.h"
 #include "sql/sql.h"
 #include "sql_remote.h"
@@ -69,6 +71,32 @@ static void print_error(const char *reason)
     }
     printf("\n");
     fflush(stdout);
+}
+
+/* "[WARNING] ..." for each entry of a warnings array (unbounded state). */
+static void print_warnings(const json_t *ws)
+{
+    size_t i;
+    json_t *w;
+    json_array_foreach(ws, i, w) {
+        const char *m = json_string_value(json_object_get(w, "message"));
+        if (m) printf("[WARNING] %s\n", m);
+    }
+}
+
+/* The warnings the job graph's operators declare, as the JobManager will
+ * answer them (EXPLAIN prints them before the plan). */
+static void print_plan_warnings(const char *job)
+{
+    static int registered;
+    if (!registered) sl_ops_register_builtin(), registered = 1;
+    char err[512];
+    sl_jobgraph *g = sl_jobgraph_parse(job, strlen(job), 1, 0, err, sizeof err);
+    if (!g) return; /* a plugin operator the client lacks; the submission tells */
+    json_t *ws = sl_jobgraph_warnings(g);
+    print_warnings(ws);
+    json_decref(ws);
+    sl_jobgraph_destroy(g);
 }
 
 /* POST the job; prints Flink's lines. Returns 0 or 1. */
@@ -115,6 +143,7 @@ static int submit(client *c, const sl_sql_result *r)
             print_error("unexpected answer to POST /jobs: no \"jobid\"");
             rc = 1;
         } else {
+            print_warnings(json_object_get(j, "warnings"));
             printf("[INFO] SQL update statement has been successfully submitted to the "
                    "cluster:\nJob ID: %s\n\n", jid);
         }
@@ -352,7 +381,10 @@ static int run_statement(client *c, const char *text, size_t len, int line, int 
     case SL_SQL_OK:
         printf("[INFO] %s\n\n", r.message ? r.message : "Execute statement succeed.");
         break;
-    case SL_SQL_TEXT: printf("%s\n", r.text); break;
+    case SL_SQL_TEXT:
+        if (r.job) print_plan_warnings(r.job); /* EXPLAIN */
+        printf("%s\n", r.text);
+        break;
     case SL_SQL_JOB: rc = submit(c, &r); break;
     case SL_SQL_NONE: break;
     case SL_SQL_STOP_JOB: rc = stop_job(c, &r); break;

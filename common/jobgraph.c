@@ -376,6 +376,50 @@ int sl_vertex_plan(sl_vertex *v, int nin, const sl_schema *ins, const sl_plan_in
     return SL_OK;
 }
 
+void sl_plan_unbounded(sl_plan_ctx *pc, const char *what, const char *key, const char *setting)
+{
+    sl_plan_unbounded_decl *u = &pc->unbounded;
+    snprintf(u->what, sizeof u->what, "%s", what ? what : "operator");
+    snprintf(u->key, sizeof u->key, "%s", key ? key : "");
+    snprintf(u->setting, sizeof u->setting, "%s", setting ? setting : "");
+}
+
+void sl_plan_unbounded_cols(sl_plan_ctx *pc, const char *what, const sl_schema *in,
+                            const int *cols, int ncols, const char *setting)
+{
+    char kt[256] = "";
+    size_t at = 0;
+    for (int k = 0; k < ncols && at < sizeof kt; k++)
+        at += (size_t)snprintf(kt + at, sizeof kt - at, "%s%s", k ? ", " : "",
+                               in->fields[cols[k]].name);
+    sl_plan_unbounded(pc, what, ncols ? kt : "none (one global group)", setting);
+}
+
+json_t *sl_jobgraph_warnings(const sl_jobgraph *g)
+{
+    json_t *a = json_array();
+    for (int i = 0; i < g->nv; i++) {
+        const sl_vertex *v = &g->v[i];
+        if (!v->pc || !v->pc->unbounded.what[0]) continue;
+        const sl_plan_unbounded_decl *u = &v->pc->unbounded;
+        int join = !strcmp(u->what, "regular join");
+        char *msg = sl_sprintf("%s '%s' keeps state per key (%s) that nothing bounds: it grows "
+                               "with every distinct key for as long as the job runs. Set '%s' to "
+                               "expire idle state (in SQL: SET 'table.exec.state.ttl' = '1 d'%s)%s.",
+                               u->what, v->name ? v->name : v->id, u->key[0] ? u->key : "one key",
+                               u->setting, join ? ", or the hint /*+ STATE_TTL('alias' = '1 d') */" : "",
+                               join
+                                   ? ", or bound the join in time (an interval join: AND b.ts "
+                                     "BETWEEN a.ts - INTERVAL ... AND a.ts + INTERVAL ...)"
+                                   : "");
+        json_array_append_new(a, json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "vertex", v->id,
+                                           "vertex-id", g->chains[v->chain].id, "operator", u->what,
+                                           "key", u->key, "setting", u->setting, "message", msg));
+        free(msg);
+    }
+    return a;
+}
+
 void sl_vertex_plan_free(sl_vertex *v)
 {
     if (v->plan && v->def && v->def->plan_free) v->def->plan_free(v->plan);

@@ -119,6 +119,10 @@ void sl_jobgraph_destroy(sl_jobgraph *g);
  * document with the effective parallelism of every vertex filled in.
  * Caller frees. */
 char *sl_jobgraph_dump(const sl_jobgraph *g);
+/* The vertices whose state nothing bounds (sl_plan_unbounded), as a JSON
+ * array of {"vertex", "vertex-id" (its chain's job-vertex id), "operator",
+ * "key", "setting", "message"} (caller decrefs; empty when none). */
+json_t *sl_jobgraph_warnings(const sl_jobgraph *g);
 
 int sl_kg_default_max_parallelism(int p);
 

@@ -1,6 +1,7 @@
 /*
  * operator.h -- the contract between the runtime and an operator (v4: v3
- * plus sl_op_def.ready, descriptors watched by any operator).
+ * plus sl_op_def.ready with descriptors watched by any operator, and
+ * sl_plan_ctx.unbounded; v3 was v2 plus sl_op.final_checkpoint).
  *
  * This header is Sluice's operator ABI: built-in operators (operators/, one
  * file each, listed in operators/builtin.c) and plugins (shared objects
@@ -104,6 +105,13 @@ typedef struct sl_plan_outdecl {
     sl_schema schema;
 } sl_plan_outdecl;
 
+/* State that nothing bounds (sl_plan_unbounded). */
+typedef struct sl_plan_unbounded_decl {
+    char what[48];              /* "regular join", "GROUP BY" */
+    char key[256];              /* what the state is keyed by, as the user wrote it */
+    char setting[64];           /* the option that would bound it */
+} sl_plan_unbounded_decl;
+
 /* What plan() gets and fills. */
 typedef struct sl_plan_ctx {
     const sl_vertex *v;
@@ -115,6 +123,7 @@ typedef struct sl_plan_ctx {
     int keys[SL_MAX_INPUTS][SL_MAX_KEY_COLS];
     int nout;                   /* 1 + side outputs */
     sl_plan_outdecl outputs[SL_MAX_OUTPUTS];
+    sl_plan_unbounded_decl unbounded; /* sl_plan_unbounded: what[0] == 0 = bounded */
 } sl_plan_ctx;
 
 /* Declare input `input`'s key: the runtime encodes these columns once per
@@ -127,6 +136,18 @@ int sl_plan_key(sl_plan_ctx *pc, int input, const int *cols, int ncols, char *er
  * SL_ERR with err. */
 int sl_plan_output(sl_plan_ctx *pc, const char *name, const sl_schema *schema, char *err,
                    size_t errlen);
+
+/* Declare that this vertex's keyed state grows without bound: `what` kind
+ * of operator, keyed by `key`, and the `setting` (a config key of the
+ * vertex, e.g. "table.exec.state.ttl") that would bound it. An operator
+ * calls it from plan() exactly when that bounding setting is unset, so the
+ * one decision lives with the operator; the job graph parser collects the
+ * declarations (sl_jobgraph_warnings) for the REST submit response, the
+ * SQL client, EXPLAIN and the dashboard. */
+void sl_plan_unbounded(sl_plan_ctx *pc, const char *what, const char *key, const char *setting);
+/* The same with the key given as input columns (their names, comma-separated). */
+void sl_plan_unbounded_cols(sl_plan_ctx *pc, const char *what, const sl_schema *in,
+                            const int *cols, int ncols, const char *setting);
 
 typedef struct sl_op_def {
     unsigned abi;                /* SL_OP_ABI_VERSION: the header it was built with */

@@ -152,7 +152,7 @@ static const char *metric_names[] = {
     "accumulatedBusyTimeMs", "accumulatedBackPressuredTimeMs", "accumulatedIdleTimeMs",
     "buffers.inPoolUsage", "buffers.outPoolUsage", "currentInputWatermark",
     "currentOutputWatermark", "numLateRecordsDropped", "checkpointAlignmentTime",
-    "checkpointStartDelayNanos", NULL};
+    "checkpointStartDelayNanos", "stateEntries", "stateSizeBytes", NULL};
 
 /* Value of a named metric of one subtask; SL_ERR if the name is unknown. */
 static int task_metric(const jm_task *t, const char *name, double *out)
@@ -195,6 +195,8 @@ static int task_metric(const jm_task *t, const char *name, double *out)
     else if (!strcmp(name, "currentInputWatermark")) *out = (double)m->input_watermark;
     else if (!strcmp(name, "currentOutputWatermark")) *out = (double)m->output_watermark;
     else if (!strcmp(name, "numLateRecordsDropped")) *out = (double)m->late_dropped;
+    else if (!strcmp(name, "stateEntries")) *out = (double)m->state_entries;
+    else if (!strcmp(name, "stateSizeBytes")) *out = (double)m->state_bytes;
     else return SL_ERR;
     return SL_OK;
 }
@@ -303,6 +305,7 @@ static json_t *job_overview(const jm_job *job, int with_reason)
     json_object_set_new(o, "pending-operators", json_integer(0));
     if (with_reason)
         json_object_set_new(o, "state-reason", job->state_reason ? json_string(job->state_reason) : json_null());
+    json_object_set_new(o, "warnings", sl_jobgraph_warnings(job->g));
     return o;
 }
 
@@ -1250,7 +1253,7 @@ static void submit_job(route_ctx *rc, reply *r)
         return;
     }
     jm_schedule(j);
-    reply_json(r, 200, json_pack("{s:s}", "jobid", job->id));
+    reply_json(r, 200, json_pack("{s:s, s:o}", "jobid", job->id, "warnings", sl_jobgraph_warnings(job->g)));
 }
 
 /* REST thread: remove the savepoint named by body.savepoint-path (on the

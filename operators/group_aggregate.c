@@ -276,6 +276,12 @@ static void *ga_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
         pl->acc_size += 16;
     }
     if (sl_plan_key(pc, 0, pl->keys, pl->nkeys, err, errlen) != SL_OK) goto fail;
+    /* unbounded state is declared (sl_plan_unbounded) unless a TTL bounds it,
+     * or the group is the SQL planner's single constant one of GROUP BY
+     * nothing (its key column "__global0"): one entry whatever comes */
+    bool global = pl->nkeys == 1 && !strncmp(in->fields[pl->keys[0]].name, "__global", 8);
+    if (pl->ttl_ms <= 0 && !global)
+        sl_plan_unbounded_cols(pc, "GROUP BY", in, pl->keys, pl->nkeys, "table.exec.state.ttl");
     return pl;
 fail:
     ga_plan_free(pl);

@@ -350,6 +350,9 @@ static void *rank_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
         }
         pl->wend = c;
     }
+    /* a window Top-N's state ends with its window; otherwise only a TTL bounds it */
+    if (pl->wend < 0 && pl->ttl_ms <= 0)
+        sl_plan_unbounded_cols(pc, "Top-N", in, pl->part, pl->npart, "table.exec.state.ttl");
     pl->cap = (int)pl->limit;
     if (pl->retract) pl->cap += pl->limit > 16 ? (int)pl->limit : 16;
     sl_schema_copy(pc->out, in);
@@ -923,6 +926,8 @@ static void *dd_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
     if (parse_cols(v, in, "key", 1, pl->keys, NULL, &pl->nkeys, err, errlen) != SL_OK ||
         parse_ttl(v, &pl->ttl_ms, err, errlen) != SL_OK)
         goto fail;
+    if (pl->ttl_ms <= 0)
+        sl_plan_unbounded_cols(pc, "deduplication", in, pl->keys, pl->nkeys, "table.exec.state.ttl");
     const char *keep = sl_vconf_str(v, "keep", NULL);
     if (!keep || (strcasecmp(keep, "first") && strcasecmp(keep, "last"))) {
         sl_seterr(err, errlen, "vertex '%s': option 'keep' must be \"first\" or \"last\"", pl->vid);

@@ -715,6 +715,7 @@ static int is_job_key(const char *k)
 static int is_client_key(const char *k)
 {
     static const char *const client[] = {"execution.savepoint.path",
+                                         "pipeline.auto-watermark-interval",
                                          "execution.savepoint.ignore-unclaimed-state",
                                          "state.savepoints.dir",
                                          "sql-client.execution.result-mode",
@@ -815,8 +816,7 @@ static void add_job_config(const sl_sql_session *s, json_t *job)
 static int plan_job(sl_sql_session *s, const sql_node *st, sl_sql_result *r, char *err,
                     size_t errlen)
 {
-    char *warn = NULL;
-    json_t *job = sql_plan(&s->cat, s->okeys, s->ovals, s->nopts, st, NULL, &warn, err, errlen);
+    json_t *job = sql_plan(&s->cat, s->okeys, s->ovals, s->nopts, st, NULL, err, errlen);
     if (!job) return SL_ERR;
     add_job_config(s, job);
     r->kind = SL_SQL_JOB;
@@ -834,11 +834,7 @@ static int plan_job(sl_sql_session *s, const sql_node *st, sl_sql_result *r, cha
             w += (size_t)snprintf(buf + w, sizeof buf - w, "%s'%s'", w ? ", " : "", s->okeys[i]);
     if (w)
         r->warning = sl_sprintf("%s %s not a per-job setting: the cluster's configuration "
-                                "applies%s%s", buf, strchr(buf, ',') ? "are" : "is",
-                                warn ? "\n" : "", warn ? warn : "");
-    else if (warn)
-        r->warning = sl_strdup(warn);
-    free(warn);
+                                "applies", buf, strchr(buf, ',') ? "are" : "is");
     return SL_OK;
 }
 
@@ -851,7 +847,7 @@ static int plan_select(sl_sql_session *s, const sql_node *st, sl_sql_result *r, 
     sl_schema_init(&cols);
     int updating = 0;
     json_t *job = sql_plan_query(&s->cat, s->okeys, s->ovals, s->nopts, st, &cols, &updating,
-                                 &r->warning, err, errlen);
+                                 err, errlen);
     if (!job) {
         sl_schema_free(&cols);
         return SL_ERR;
@@ -894,8 +890,7 @@ static int execute(sl_sql_session *s, sql_arena *a, const sql_node *st, sl_sql_r
     case SQL_INSERT:
         if (s->in_set) {
             /* validate now, run at END */
-            json_t *j = sql_plan(&s->cat, s->okeys, s->ovals, s->nopts, st, NULL, NULL, err,
-                                 errlen);
+            json_t *j = sql_plan(&s->cat, s->okeys, s->ovals, s->nopts, st, NULL, err, errlen);
             if (!j) return SL_ERR;
             json_decref(j);
             sql_node_add(s->set_arena, s->set, (sql_node *)st);
@@ -929,16 +924,14 @@ static int execute(sl_sql_session *s, sql_arena *a, const sql_node *st, sl_sql_r
     }
     case SQL_EXPLAIN: {
         const sql_node *x = sql_kid(st, 0);
-        char *text = NULL, *warn = NULL;
-        json_t *job = sql_plan(&s->cat, s->okeys, s->ovals, s->nopts, x, &text, &warn, err,
+        char *text = NULL;
+        json_t *job = sql_plan(&s->cat, s->okeys, s->ovals, s->nopts, x, &text, err,
                                errlen);
         if (!job) return SL_ERR;
         char *js = json_dumps(job, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
         r->kind = SL_SQL_TEXT;
-        r->text = sl_sprintf("%s%s%s%s== Job Graph ==\n%s\n", text, warn ? "== Warnings ==\n" : "",
-                             warn ? warn : "", warn ? "\n" : "", js);
-        free(warn);
-        free(js);
+        r->text = sl_sprintf("%s== Job Graph ==\n%s\n", text, js);
+        r->job = js; /* the client prints what its operators warn about */
         free(text);
         json_decref(job);
         return SL_OK;

@@ -403,11 +403,22 @@ select_set(A) ::= select_set(L) UNION(T) select_core(R). {
     A = MK(ctx, SQL_UNION, T); ADD(ctx, A, L); ADD(ctx, A, R);
 }
 
-select_core(A) ::= SELECT(T) distinct_opt(D) selitems(I) from_opt(F) where_opt(W) group_opt(G) having_opt(H). {
+select_core(A) ::= SELECT(T) hint_opt(HI) distinct_opt(D) selitems(I) from_opt(F) where_opt(W) group_opt(G) having_opt(H). {
     A = MK(ctx, SQL_SELECT, T);
     A->flags = D;
     ADD(ctx, A, I); ADD(ctx, A, F); ADD(ctx, A, W); ADD(ctx, A, G); ADD(ctx, A, H);
+    if (HI) ADD(ctx, A, HI);
 }
+
+// Query hints after SELECT: the hint opener, NAME('k' = 'v', ...), ..., then star slash.
+%type hint_opt {sql_node *}
+hint_opt(A) ::= . { A = NULL; }
+hint_opt(A) ::= HINT hints(L) STAR SLASH. { A = L; }
+hints(A) ::= hint(X). { A = LIST1(ctx, X); }
+hints(A) ::= hints(L) COMMA hint(X). { A = ADD(ctx, L, X); }
+hint(A) ::= ident(N) LP hint_kvs(L) RP. { A = L; A->kind = SQL_IDENT; A->s = UPSTR(ctx, N->s); A->line = N->line; A->col = N->col; }
+hint_kvs(A) ::= option(X). { A = LIST1(ctx, X); }
+hint_kvs(A) ::= hint_kvs(L) COMMA option(X). { A = ADD(ctx, L, X); }
 
 %type distinct_opt {int}
 distinct_opt(A) ::= . { A = 0; }
@@ -429,18 +440,22 @@ from_opt(A) ::= . { A = NULL; }
 from_opt(A) ::= FROM fromexpr(X). { A = X; }
 
 fromexpr(A) ::= fromitem(X). { A = X; }
-fromexpr(A) ::= fromexpr(L) join_kw(T) fromitem(R) ON expr(E). { A = NAT(ctx, SQL_FROM_JOIN, T); ADD(ctx, A, L); ADD(ctx, A, R); ADD(ctx, A, E); }
+fromexpr(A) ::= fromexpr(L) join_kw(T) fromitem(R) ON expr(E). { A = NAT(ctx, SQL_FROM_JOIN, T); A->s = T->s; ADD(ctx, A, L); ADD(ctx, A, R); ADD(ctx, A, E); }
 fromexpr(A) ::= fromexpr(L) COMMA(T) fromitem(R). { A = MK(ctx, SQL_FROM_JOIN, T); ADD(ctx, A, L); ADD(ctx, A, R); ADD(ctx, A, NULL); }
 
-join_kw(A) ::= JOIN(T). { A = MK(ctx, SQL_IDENT, T); }
-join_kw(A) ::= INNER(T) JOIN. { A = MK(ctx, SQL_IDENT, T); }
-join_kw(A) ::= LEFT(T) outer_opt JOIN. { A = MK(ctx, SQL_IDENT, T); }
-join_kw(A) ::= RIGHT(T) outer_opt JOIN. { A = MK(ctx, SQL_IDENT, T); }
-join_kw(A) ::= FULL(T) outer_opt JOIN. { A = MK(ctx, SQL_IDENT, T); }
+join_kw(A) ::= JOIN(T). { A = MK(ctx, SQL_IDENT, T); A->s = UPSTR(ctx, "INNER"); }
+join_kw(A) ::= INNER(T) JOIN. { A = MK(ctx, SQL_IDENT, T); A->s = UPSTR(ctx, "INNER"); }
+join_kw(A) ::= LEFT(T) outer_opt JOIN. { A = MK(ctx, SQL_IDENT, T); A->s = UPSTR(ctx, "LEFT"); }
+join_kw(A) ::= RIGHT(T) outer_opt JOIN. { A = MK(ctx, SQL_IDENT, T); A->s = UPSTR(ctx, "RIGHT"); }
+join_kw(A) ::= FULL(T) outer_opt JOIN. { A = MK(ctx, SQL_IDENT, T); A->s = UPSTR(ctx, "FULL"); }
 outer_opt ::= .
 outer_opt ::= OUTER.
 
 fromitem(A) ::= name(X) alias_opt(AL). { A = NAT(ctx, SQL_FROM_TABLE, X); A->s = X->s; A->s2 = AL ? AL->s : NULL; }
+fromitem(A) ::= name(X) FOR ident(S) AS ident(O) expr(E) alias_opt(AL). {
+    A = NAT(ctx, SQL_FROM_TABLE, X); A->s = X->s; A->s2 = AL ? AL->s : NULL;
+    ADD(ctx, A, E); ADD(ctx, A, S); ADD(ctx, A, O);
+}
 fromitem(A) ::= LP(T) query(Q) RP alias_opt(AL). { A = MK(ctx, SQL_FROM_QUERY, T); A->s2 = AL ? AL->s : NULL; ADD(ctx, A, Q); }
 fromitem(A) ::= TABLE LP ident(F) LP TABLE name(X) partition_opt(P) COMMA DESCRIPTOR LP ident(C) RP COMMA exprlist(L) RP RP alias_opt(AL). {
     A = NAT(ctx, SQL_FROM_TVF, F);

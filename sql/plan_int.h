@@ -1,8 +1,11 @@
 /*
  * plan_int.h -- what the planner's files share: the plan being built, the
- * relation a query plans into, projection items, and the planner.c helpers
- * the other planner files (sql/plan_rank.c) build vertices with.
+ * relation a query plans into, projection items, and the helpers of
+ * sql/planner.c (queries, aggregates, INSERT) that sql/plan_join.c (joins)
+ * and sql/plan_rank.c (Top-N, deduplication) build vertices with.
  *
+ * The planner's helpers keep their short names in the source; the macros
+ * below give them a prefixed symbol so they stay private to the planner.
  * Everything here runs on the thread planning one statement; a `plan` is
  * owned by sql_plan() for the length of the call.
  */
@@ -15,6 +18,28 @@
 #include "sql/ast.h"
 #include "sql/sql_int.h"
 
+#define rel_free sqlp_rel_free
+#define rel_copy sqlp_rel_copy
+#define dup0 sqlp_dup0
+#define add_vertex sqlp_add_vertex
+#define add_edge sqlp_add_edge
+#define plan_err sqlp_plan_err
+#define check_cols sqlp_check_cols
+#define type_expr sqlp_type_expr
+#define emit_calc sqlp_emit_calc
+#define items_free sqlp_items_free
+#define make_item sqlp_make_item
+#define plan_from sqlp_plan_from
+#define plan_query sqlp_plan_query
+#define fnv1a sqlp_fnv1a
+#define select_items sqlp_select_items
+#define carry_time_attrs sqlp_carry_time_attrs
+#define identity sqlp_identity
+
+/* A join's columns by the names the query uses: (qualifier, column) -> the
+ * column of the joined row (plan_join.c). */
+typedef struct sql_join_map sql_join_map;
+
 typedef struct rel {
     char *vid;        /* the vertex whose output this is */
     sl_schema sch;    /* its columns */
@@ -26,6 +51,7 @@ typedef struct rel {
     char *alias;      /* the name qualified columns use, or NULL */
     int windowed;     /* the result of an event-time window aggregation, whose
                          window_start / window_end columns a window Top-N uses */
+    sql_join_map *jmap; /* a join's: its inputs' qualified names, or NULL */
 } rel;
 
 typedef struct cte_scope {
@@ -33,20 +59,24 @@ typedef struct cte_scope {
     const struct cte_scope *outer;
 } cte_scope;
 
+typedef struct plan_joins plan_joins; /* joins planned in this job (plan_join.c) */
+
 typedef struct plan {
     const sql_catalog *cat;
     json_t *vertices, *edges;
     sql_sbuf explain;
-    sql_sbuf warnings;  /* submission warnings, one per line (sql_warn_unbounded) */
     sql_arena *arena;   /* rewritten expressions */
     char *err;
     size_t errlen;
     int depth;
     const char *ttl;    /* table.exec.state.ttl */
+    const char *wm_interval; /* pipeline.auto-watermark-interval, or NULL */
     const cte_scope *scope;
     struct rel *scans;  /* tables already read in this job, reused (a source per table) */
     int nscans;
     int schema_only;    /* sql_plan_schema (CREATE VIEW): only the columns matter */
+    plan_joins *joins;
+    const sql_node *hints; /* the hints of the SELECT whose join is being planned */
 } plan;
 
 typedef struct item {
@@ -56,22 +86,39 @@ typedef struct item {
     const sql_node *expr;
 } item;
 
-/* planner.c's helpers (see each one there). */
-int sqlp_err(plan *p, const sql_node *at, const char *fmt, ...) SL_PRINTF(3, 4);
-char *sqlp_add_vertex(plan *p, const char *base, const char *type, const char *uid_src,
-                      json_t *config, const sl_schema *schema, int parallelism, int updating);
-void sqlp_add_edge(plan *p, const char *from, const char *to, const char *strategy, json_t *keys,
-                   int input);
-int sqlp_plan_query(plan *p, const sql_node *q, rel *out);
-int sqlp_plan_from(plan *p, const sql_node *f, rel *out);
-int sqlp_emit_calc(plan *p, rel *in, item *items, int n, const sql_node *filter, const char *base);
-int sqlp_select_items(plan *p, const sql_node *list, rel *in, item **outp, int *np);
-void sqlp_items_free(item *it, int n);
-int sqlp_check_cols(plan *p, const sql_node *e, const rel *r);
-void sqlp_carry_time_attrs(rel *r, item *its, int n);
-int sqlp_identity(const item *its, int n, const sl_schema *sch);
-void sqlp_rel_free(rel *r);
-uint32_t sqlp_fnv1a(const char *s);
+void rel_free(rel *r);
+void rel_copy(rel *dst, const rel *src);
+char *dup0(const char *s);
+uint32_t fnv1a(const char *s);
+/* Add a vertex; returns its id (caller frees). `config` is stolen. */
+char *add_vertex(plan *p, const char *base, const char *type, const char *uid_src, json_t *config,
+                 const sl_schema *schema, int parallelism, int updating);
+void add_edge(plan *p, const char *from, const char *to, const char *strategy, json_t *keys,
+              int input);
+int plan_err(plan *p, const sql_node *at, const char *fmt, ...) SL_PRINTF(3, 4);
+int check_cols(plan *p, const sql_node *e, const rel *r);
+int type_expr(plan *p, const sql_node *e, const sl_schema *sch, sl_type *t);
+int emit_calc(plan *p, rel *in, item *items, int n, const sql_node *filter, const char *base);
+void items_free(item *it, int n);
+int make_item(plan *p, item *it, const sql_node *e, const char *name, const sl_schema *sch);
+int plan_from(plan *p, const sql_node *f, rel *out);
+int plan_query(plan *p, const sql_node *q, rel *out);
+int select_items(plan *p, const sql_node *list, rel *in, item **outp, int *np);
+void carry_time_attrs(rel *r, item *its, int n);
+int identity(const item *its, int n, const sl_schema *sch);
+
+/* ---- plan_join.c ----------------------------------------------------------- */
+
+/* FROM a JOIN b ON ...: an interval_join or regular_join vertex. */
+int sql_plan_join(plan *p, const sql_node *f, rel *out);
+/* A SELECT over a join, with every column reference resolved to the joined
+ * row's names (o.order_id -> order_id, p.order_id -> order_id0): *out is the
+ * rewritten SELECT (in p->arena) or sel itself when its FROM is no join. */
+int sql_join_resolve_select(plan *p, const sql_node *sel, const sql_node **out);
+sql_join_map *sql_join_map_copy(const sql_join_map *m);
+void sql_join_map_free(sql_join_map *m);
+void sql_plan_joins_free(plan *p);
+
 int sqlp_ttl_set(const plan *p);  /* table.exec.state.ttl is set and not 0 */
 
 /* plan_rank.c. A SELECT over a subquery, CTE or view with ROW_NUMBER()
@@ -83,9 +130,5 @@ int sql_is_rank_query(const plan *p, const sql_node *sel);
 int sql_rank_view_columns(plan *p, const sql_node *sel, rel *out);
 int sql_plan_rank(plan *p, const sql_node *sel, rel *out);
 
-/* A stateful operator whose state nothing bounds (no window, interval or
- * TTL): a warning at submission naming the operator, its key and the
- * setting that would bound it. */
-void sql_warn_unbounded(plan *p, const char *op, const char *vid, const char *key);
 
 #endif

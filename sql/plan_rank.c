@@ -29,7 +29,7 @@
  * Without PARTITION BY the ranking is global: one subtask (parallelism 1).
  * The partition and ORDER BY expressions must be columns of the inner
  * query's output. table.exec.state.ttl reaches both operators; without it
- * they get the unbounded-state warning (sql_warn_unbounded).
+ * the operators declare their state unbounded (sl_plan_unbounded).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -38,7 +38,7 @@
 #include "sl.h"
 #include "sql/plan_int.h"
 
-#define PERR(node, ...) sqlp_err(p, (node), __VA_ARGS__)
+#define PERR(node, ...) plan_err(p, (node), __VA_ARGS__)
 
 /* The ROW_NUMBER() item of a SELECT, or -1 (-2 when there are several). */
 static int over_item(const sql_node *sel)
@@ -107,14 +107,6 @@ int sql_rank_view_columns(plan *p, const sql_node *sel, rel *out)
     if (sqlp_plan_query(p, without_over(p, sel, oi), out) != SL_OK) return SL_ERR;
     sl_schema_add(&out->sch, it->s, SL_T_BIGINT);
     return SL_OK;
-}
-
-void sql_warn_unbounded(plan *p, const char *op, const char *vid, const char *key)
-{
-    sql_sb_fmt(&p->warnings, "%sThe state of %s '%s' (key: %s) is unbounded: no window, interval "
-               "or time-to-live bounds it, so it grows with every distinct key for the life of "
-               "the job. Set 'table.exec.state.ttl' (e.g. SET 'table.exec.state.ttl' = '1 h') to "
-               "bound it.", p->warnings.n ? "\n" : "", op, vid, key && *key ? key : "none");
 }
 
 /* Conjuncts of an AND tree into c[] (at most cap). */
@@ -343,9 +335,6 @@ int sql_plan_rank(plan *p, const sql_node *sel, rel *out)
         free(uid);
         if (global) sqlp_add_edge(p, in.vid, vid, "rebalance", NULL, 0);
         else sqlp_add_edge(p, in.vid, vid, "hash", keys, 0);
-        if (!sqlp_ttl_set(p) && !windowed)
-            sql_warn_unbounded(p, dedup ? "deduplicate" : "rank", vid,
-                               global ? "none (one global ranking)" : keytext.s);
         free(in.vid);
         in.vid = vid;
         if (rn_out && !dedup) sl_schema_add(&in.sch, rn, SL_T_BIGINT);

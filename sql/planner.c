@@ -24,9 +24,9 @@
  * filter after the aggregate). Stateless calc and union vertices have no
  * state and use their id.
  *
- * Unbounded state: a group_aggregate (and, in plan_rank.c, a rank or
- * deduplicate) without table.exec.state.ttl adds a submission warning
- * (sql_warn_unbounded) that sql_plan hands back with the job.
+ * Unbounded state: a group_aggregate, rank, deduplicate or regular_join
+ * without table.exec.state.ttl declares it in its own plan()
+ * (sl_plan_unbounded), so JSON job graphs and SQL get the same warning.
  *
  * Changelog: group_aggregate makes a rel updating; calc and union keep the
  * mode; a window over an updating input is refused, and so is an updating
@@ -46,9 +46,9 @@
 #include "sql/sql_int.h"
 #include "sql/plan_int.h"
 
-/* ---- plans -------------------------------------------------------------- */
+/* ---- plans (struct rel, struct plan: sql/plan_int.h) ------------------------ */
 
-static void rel_free(rel *r)
+void rel_free(rel *r)
 {
     free(r->vid);
     sl_schema_free(&r->sch);
@@ -57,12 +57,13 @@ static void rel_free(rel *r)
     free(r->proctime);
     free(r->ident);
     free(r->alias);
+    sql_join_map_free(r->jmap);
     memset(r, 0, sizeof *r);
 }
 
-static char *dup0(const char *s) { return s ? sl_strdup(s) : NULL; }
+char *dup0(const char *s) { return s ? sl_strdup(s) : NULL; }
 
-static void rel_copy(rel *dst, const rel *src)
+void rel_copy(rel *dst, const rel *src)
 {
     memset(dst, 0, sizeof *dst);
     dst->vid = dup0(src->vid);
@@ -74,6 +75,7 @@ static void rel_copy(rel *dst, const rel *src)
     dst->proctime = dup0(src->proctime);
     dst->ident = dup0(src->ident);
     dst->alias = dup0(src->alias);
+    dst->jmap = sql_join_map_copy(src->jmap);
 }
 
 static int vertex_exists(plan *p, const char *id, const char *field)
@@ -107,7 +109,7 @@ static char *unique(plan *p, const char *base, const char *field)
     }
 }
 
-static uint32_t fnv1a(const char *s)
+uint32_t fnv1a(const char *s)
 {
     uint32_t h = 2166136261u;
     for (; *s; s++) {
@@ -127,7 +129,7 @@ static json_t *schema_json(const sl_schema *s)
 }
 
 /* Add a vertex; returns its id (caller frees). `config` is stolen. */
-static char *add_vertex(plan *p, const char *base, const char *type, const char *uid_src,
+char *add_vertex(plan *p, const char *base, const char *type, const char *uid_src,
                         json_t *config, const sl_schema *schema, int parallelism, int updating)
 {
     char *id = unique(p, base, "id");
@@ -157,7 +159,7 @@ static char *add_vertex(plan *p, const char *base, const char *type, const char 
     return id;
 }
 
-static void add_edge(plan *p, const char *from, const char *to, const char *strategy,
+void add_edge(plan *p, const char *from, const char *to, const char *strategy,
                      json_t *keys, int input)
 {
     json_t *e = json_pack("{s:s, s:s}", "from", from, "to", to);
@@ -167,8 +169,8 @@ static void add_edge(plan *p, const char *from, const char *to, const char *stra
     json_array_append_new(p->edges, e);
 }
 
-#define PERR(node, ...) sqlp_err(p, (node), __VA_ARGS__)
-int sqlp_err(plan *p, const sql_node *at, const char *fmt, ...)
+#define PERR(node, ...) plan_err(p, (node), __VA_ARGS__)
+int plan_err(plan *p, const sql_node *at, const char *fmt, ...)
 {
     char msg[1024];
     va_list ap;
@@ -207,7 +209,7 @@ static int has_agg(const sql_node *e)
 }
 
 /* Check every column reference of e against r. */
-static int check_cols(plan *p, const sql_node *e, const rel *r)
+int check_cols(plan *p, const sql_node *e, const rel *r)
 {
     if (!e) return SL_OK;
     if (e->kind == SQL_COL) {
@@ -256,7 +258,7 @@ static int check_cols(plan *p, const sql_node *e, const rel *r)
 }
 
 /* Type e (after check_cols) against sch with calc's checker. */
-static int type_expr(plan *p, const sql_node *e, const sl_schema *sch, sl_type *t)
+int type_expr(plan *p, const sql_node *e, const sl_schema *sch, sl_type *t)
 {
     char ebuf[512];
     sl_expr *x = sl_expr_from_sql(e, sch, ebuf, sizeof ebuf);
@@ -270,7 +272,7 @@ static int type_expr(plan *p, const sql_node *e, const sl_schema *sch, sl_type *
 
 /* One calc vertex over `in`: projection items (n) and an optional filter.
  * Replaces *in with the result. */
-static int emit_calc(plan *p, rel *in, item *items, int n, const sql_node *filter,
+int emit_calc(plan *p, rel *in, item *items, int n, const sql_node *filter,
                      const char *base)
 {
     json_t *cfg = json_object();
@@ -315,7 +317,7 @@ static int emit_calc(plan *p, rel *in, item *items, int n, const sql_node *filte
     return SL_OK;
 }
 
-static void items_free(item *it, int n)
+void items_free(item *it, int n)
 {
     for (int i = 0; i < n; i++) {
         free(it[i].name);
@@ -325,7 +327,7 @@ static void items_free(item *it, int n)
 }
 
 /* Make a projection item of expression e named `name` against sch. */
-static int make_item(plan *p, item *it, const sql_node *e, const char *name, const sl_schema *sch)
+int make_item(plan *p, item *it, const sql_node *e, const char *name, const sl_schema *sch)
 {
     if (type_expr(p, e, sch, &it->type) != SL_OK) return SL_ERR;
     char *x = sql_unparse(e);
@@ -344,7 +346,7 @@ static int make_item(plan *p, item *it, const sql_node *e, const char *name, con
 
 /* ---- scans -------------------------------------------------------------- */
 
-static int plan_query(plan *p, const sql_node *q, rel *out);
+int plan_query(plan *p, const sql_node *q, rel *out);
 
 static int scan_table(plan *p, const sql_node *at, const char *name, rel *out)
 {
@@ -466,6 +468,7 @@ static int scan_table(plan *p, const sql_node *at, const char *name, rel *out)
         char d[64];
         snprintf(d, sizeof d, "%lld ms", (long long)t->wm_delay);
         json_object_set_new(w, "delay", json_string(d));
+        if (p->wm_interval) json_object_set_new(w, "interval", json_string(p->wm_interval));
         char *base = sl_sprintf("%s-watermark", t->name);
         char *wuid = sl_sprintf("watermark-%s", t->name);
         char *id = add_vertex(p, base, "watermark", wuid, w, NULL, 0, 0);
@@ -481,10 +484,13 @@ static int scan_table(plan *p, const sql_node *at, const char *name, rel *out)
     return SL_OK;
 }
 
-static int plan_from(plan *p, const sql_node *f, rel *out)
+int plan_from(plan *p, const sql_node *f, rel *out)
 {
     switch (f->kind) {
     case SQL_FROM_TABLE:
+        if (sql_kid(f, 0))
+            return PERR(f, "FOR SYSTEM_TIME AS OF belongs to the right side of a join (a temporal "
+                        "join: s JOIN t FOR SYSTEM_TIME AS OF s.ts ON ...)");
         if (scan_table(p, f, f->s, out) != SL_OK) return SL_ERR;
         free(out->alias);
         out->alias = sl_strdup(f->s2 ? f->s2 : f->s);
@@ -494,9 +500,7 @@ static int plan_from(plan *p, const sql_node *f, rel *out)
         free(out->alias);
         out->alias = dup0(f->s2);
         return SL_OK;
-    case SQL_FROM_JOIN:
-        return PERR(f, "joins are not supported yet (they plug into this planner with the "
-                    "join operators)");
+    case SQL_FROM_JOIN: return sql_plan_join(p, f, out);
     case SQL_FROM_TVF:
         return PERR(f, "a window TVF must be aggregated: GROUP BY window_start, window_end");
     default: return PERR(f, "unsupported FROM item");
@@ -515,7 +519,7 @@ static char *item_name(const sql_node *it, int i)
 }
 
 /* Expand the select list against `in` into items (* and t.*). */
-static int select_items(plan *p, const sql_node *list, rel *in, item **outp, int *np)
+int select_items(plan *p, const sql_node *list, rel *in, item **outp, int *np)
 {
     int cap = list->nkids + (int)in->sch.n + 1, n = 0;
     item *its = sl_calloc((size_t)cap, sizeof *its);
@@ -577,7 +581,7 @@ static int select_items(plan *p, const sql_node *list, rel *in, item **outp, int
 }
 
 /* Time attributes survive a projection that keeps the column bare. */
-static void carry_time_attrs(rel *r, item *its, int n)
+void carry_time_attrs(rel *r, item *its, int n)
 {
     char *rt = NULL, *pt = NULL;
     for (int i = 0; i < n; i++) {
@@ -593,7 +597,7 @@ static void carry_time_attrs(rel *r, item *its, int n)
     r->proctime = pt;
 }
 
-static int identity(const item *its, int n, const sl_schema *sch)
+int identity(const item *its, int n, const sl_schema *sch)
 {
     if (n != sch->n) return 0;
     for (int i = 0; i < n; i++) {
@@ -1058,14 +1062,6 @@ static int plan_aggregate(plan *p, const sql_node *sel, rel *out)
     free(uid);
     if (c.nkeys) add_edge(p, in.vid, vid, "hash", keys, 0);
     else add_edge(p, in.vid, vid, "rebalance", NULL, 0);
-    if (!window && !sqlp_ttl_set(p)) {
-        sql_sbuf kt = {0};
-        int global = c.nkeys == 1 && !c.keytext[0][0];
-        for (int k = 0; !global && k < c.nkeys; k++)
-            sql_sb_fmt(&kt, "%s%s", k ? ", " : "", c.keytext[k]);
-        sql_warn_unbounded(p, "group_aggregate", vid, global ? "none (one global group)" : kt.s);
-        free(kt.s);
-    }
     json_decref(keys);
     free(in.vid);
     in.vid = vid;
@@ -1114,6 +1110,7 @@ done:
 
 static int plan_select(plan *p, const sql_node *sel, rel *out)
 {
+    if (sql_join_resolve_select(p, sel, &sel) != SL_OK) return SL_ERR;
     const sql_node *items = sql_kid(sel, 0), *from = sql_kid(sel, 1), *where = sql_kid(sel, 2),
                    *group = sql_kid(sel, 3), *having = sql_kid(sel, 4);
     if (!from) return PERR(sel, "SELECT without FROM is not supported yet");
@@ -1253,7 +1250,7 @@ static int plan_union(plan *p, const sql_node *q, rel *out)
     return rc;
 }
 
-static int plan_query(plan *p, const sql_node *q, rel *out)
+int plan_query(plan *p, const sql_node *q, rel *out)
 {
     if (++p->depth > 64) {
         p->depth--;
@@ -1459,28 +1456,28 @@ static void plan_free(plan *p)
 {
     for (int i = 0; i < p->nscans; i++) rel_free(&p->scans[i]);
     free(p->scans);
+    sql_plan_joins_free(p);
     json_decref(p->vertices);
     json_decref(p->edges);
     free(p->explain.s);
-    free(p->warnings.s);
     sql_arena_destroy(p->arena);
 }
 
 static json_t *plan_stmt(const sql_catalog *cat, char **okeys, char **ovals, int nopts,
                          const sql_node *stmt, sl_schema *cols, int *updating, char **explain,
-                         char **warning, char *err, size_t errlen);
+                         char *err, size_t errlen);
 
 json_t *sql_plan(const sql_catalog *cat, char **okeys, char **ovals, int nopts,
-                 const sql_node *stmt, char **explain, char **warning, char *err, size_t errlen)
+                 const sql_node *stmt, char **explain, char *err, size_t errlen)
 {
-    return plan_stmt(cat, okeys, ovals, nopts, stmt, NULL, NULL, explain, warning, err, errlen);
+    return plan_stmt(cat, okeys, ovals, nopts, stmt, NULL, NULL, explain, err, errlen);
 }
 
 json_t *sql_plan_query(const sql_catalog *cat, char **okeys, char **ovals, int nopts,
-                       const sql_node *stmt, sl_schema *cols, int *updating, char **warning,
-                       char *err, size_t errlen)
+                       const sql_node *stmt, sl_schema *cols, int *updating, char *err,
+                       size_t errlen)
 {
-    return plan_stmt(cat, okeys, ovals, nopts, stmt, cols, updating, NULL, warning, err, errlen);
+    return plan_stmt(cat, okeys, ovals, nopts, stmt, cols, updating, NULL, err, errlen);
 }
 
 /* A plain query's rows go to the client: one `collect` sink (parallelism 1,
@@ -1495,13 +1492,14 @@ static int plan_collect(plan *p, const rel *r)
 
 static json_t *plan_stmt(const sql_catalog *cat, char **okeys, char **ovals, int nopts,
                          const sql_node *stmt, sl_schema *cols, int *updating, char **explain,
-                         char **warning, char *err, size_t errlen)
+                         char *err, size_t errlen)
 {
     plan p;
     plan_new(&p, cat, err, errlen);
     const char *pname = NULL, *par = NULL;
     for (int i = 0; i < nopts; i++) {
         if (!strcmp(okeys[i], "table.exec.state.ttl")) p.ttl = ovals[i];
+        if (!strcmp(okeys[i], "pipeline.auto-watermark-interval")) p.wm_interval = ovals[i];
         if (!strcmp(okeys[i], "pipeline.name")) pname = ovals[i];
         if (!strcmp(okeys[i], "parallelism.default")) par = ovals[i];
     }
@@ -1514,7 +1512,7 @@ static json_t *plan_stmt(const sql_catalog *cat, char **okeys, char **ovals, int
     } else if (stmt->kind == SQL_STMT_SET) {
         for (int i = 0; rc == SL_OK && i < stmt->nkids; i++) {
             if (nsinks == 256) {
-                rc = sqlp_err(&p, stmt->kids[i], "a statement set holds at most 256 INSERTs");
+                rc = plan_err(&p, stmt->kids[i], "a statement set holds at most 256 INSERTs");
                 break;
             }
             rc = plan_insert(&p, stmt->kids[i], sinks, &nsinks);
@@ -1527,7 +1525,7 @@ static json_t *plan_stmt(const sql_catalog *cat, char **okeys, char **ovals, int
         if (rc == SL_OK && updating) *updating = r.updating;
         if (rc == SL_OK) rel_free(&r);
     } else {
-        rc = sqlp_err(&p, stmt, "EXPLAIN needs a query, an INSERT or a statement set");
+        rc = plan_err(&p, stmt, "EXPLAIN needs a query, an INSERT or a statement set");
     }
     json_t *job = NULL;
     if (rc == SL_OK) {
@@ -1547,7 +1545,6 @@ static json_t *plan_stmt(const sql_catalog *cat, char **okeys, char **ovals, int
         json_object_set(job, "vertices", p.vertices);
         json_object_set(job, "edges", p.edges);
         if (explain) *explain = sql_sb_take(&p.explain), p.explain.s = NULL;
-        if (warning && p.warnings.s) *warning = sql_sb_take(&p.warnings), p.warnings.s = NULL;
     }
     for (int i = 0; i < nsinks; i++) free(sinks[i]);
     plan_free(&p);
@@ -1573,35 +1570,4 @@ int sql_plan_schema(const sql_catalog *cat, const sql_node *query, sl_schema *sc
 
 /* ---- for the other planner files (sql/plan_int.h) ------------------------ */
 
-char *sqlp_add_vertex(plan *p, const char *base, const char *type, const char *uid_src,
-                      json_t *config, const sl_schema *schema, int parallelism, int updating)
-{
-    return add_vertex(p, base, type, uid_src, config, schema, parallelism, updating);
-}
-
-void sqlp_add_edge(plan *p, const char *from, const char *to, const char *strategy, json_t *keys,
-                   int input)
-{
-    add_edge(p, from, to, strategy, keys, input);
-}
-
-int sqlp_plan_query(plan *p, const sql_node *q, rel *out) { return plan_query(p, q, out); }
-int sqlp_plan_from(plan *p, const sql_node *f, rel *out) { return plan_from(p, f, out); }
-
-int sqlp_emit_calc(plan *p, rel *in, item *items, int n, const sql_node *filter, const char *base)
-{
-    return emit_calc(p, in, items, n, filter, base);
-}
-
-int sqlp_select_items(plan *p, const sql_node *list, rel *in, item **outp, int *np)
-{
-    return select_items(p, list, in, outp, np);
-}
-
-void sqlp_items_free(item *it, int n) { items_free(it, n); }
-int sqlp_check_cols(plan *p, const sql_node *e, const rel *r) { return check_cols(p, e, r); }
-void sqlp_carry_time_attrs(rel *r, item *its, int n) { carry_time_attrs(r, its, n); }
-int sqlp_identity(const item *its, int n, const sl_schema *sch) { return identity(its, n, sch); }
-void sqlp_rel_free(rel *r) { rel_free(r); }
-uint32_t sqlp_fnv1a(const char *s) { return fnv1a(s); }
 int sqlp_ttl_set(const plan *p) { return p->ttl && strcmp(p->ttl, "0") != 0; }

@@ -32,7 +32,7 @@ typedef enum {
 typedef struct sl_sql_result {
     sl_sql_kind kind;
     char *text;       /* SL_SQL_TEXT: what to print, ending in '\n' */
-    char *job;        /* SL_SQL_JOB: the job graph (JSON text) */
+    char *job;        /* SL_SQL_JOB: the job graph (JSON text); EXPLAIN (SL_SQL_TEXT) too */
     char *savepoint;  /* SL_SQL_JOB: execution.savepoint.path, or NULL */
     int allow_nonrestored; /* SL_SQL_JOB: execution.savepoint.ignore-unclaimed-state */
     char *warning;    /* SL_SQL_JOB: session options that do not reach the job, or NULL */

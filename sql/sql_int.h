@@ -56,20 +56,19 @@ json_t *sql_kafka_config(const sql_table *t, int sink);
 
 /* Plan INSERT / STMT_SET (stmt) into a job graph. `opts` are the session's
  * SET options (keys, vals, n). Returns the job (caller decrefs) or NULL with
- * err. *explain (may be NULL) gets the plan's text (caller frees);
- * *warning (may be NULL) the submission warnings, one per line, or stays
- * untouched when there are none (caller frees). */
+ * err. *explain (may be NULL) gets the plan's text (caller frees). What
+ * the job's operators warn about (unbounded state) they declare themselves:
+ * sl_jobgraph_warnings of the parsed job. */
 json_t *sql_plan(const sql_catalog *cat, char **okeys, char **ovals, int nopts,
-                 const sql_node *stmt, char **explain, char **warning, char *err,
-                 size_t errlen);
+                 const sql_node *stmt, char **explain, char *err, size_t errlen);
 
 /* Plan a plain query (SQL_QUERY_STMT) whose rows go to the client: a job
  * whose `collect` sink the client reads through the JobManager. *cols gets
  * the result's columns (initialized by the caller; caller frees), *updating
- * whether they are a changelog with -U/+U; *warning as sql_plan's. */
+ * whether they are a changelog with -U/+U. */
 json_t *sql_plan_query(const sql_catalog *cat, char **okeys, char **ovals, int nopts,
-                       const sql_node *stmt, sl_schema *cols, int *updating, char **warning,
-                       char *err, size_t errlen);
+                       const sql_node *stmt, sl_schema *cols, int *updating, char *err,
+                       size_t errlen);
 
 /* Validate a query (for CREATE VIEW) and give its output columns; returns
  * SL_OK with *schema filled (caller frees with sl_schema_free). */

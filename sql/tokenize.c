@@ -88,6 +88,7 @@ const char *sql_token_display(int type)
     case TK_SLASH: return "'/'";
     case TK_PERCENT: return "'%'";
     case TK_CONCAT: return "'||'";
+    case TK_HINT: return "'/*+'";
     }
     for (size_t i = 0; i < SL_ARRAY_LEN(keywords); i++)
         if (keywords[i].type == type) return keywords[i].name;
@@ -133,6 +134,8 @@ static int next_token(sql_lexer *lx, sql_tok *t, int *unterminated, char *err, s
             while (lx->p < lx->end && *lx->p != '\n') adv(lx, 1);
             continue;
         }
+        if (lx->end - lx->p >= 3 && lx->p[0] == '/' && lx->p[1] == '*' && lx->p[2] == '+')
+            break; /* a hint opener (slash, star, plus) is a token; star, slash end it */
         if (lx->end - lx->p >= 2 && lx->p[0] == '/' && lx->p[1] == '*') {
             int l = lx->line, c = lx->col;
             adv(lx, 2);
@@ -157,6 +160,12 @@ static int next_token(sql_lexer *lx, sql_tok *t, int *unterminated, char *err, s
     size_t left = (size_t)(lx->end - p);
     size_t n = 1;
     char c = *p;
+    if (left >= 3 && c == '/' && p[1] == '*' && p[2] == '+') {
+        t->type = TK_HINT;
+        t->n = 3;
+        adv(lx, 3);
+        return SL_OK;
+    }
     if (is_id0(c)) {
         while (n < left && (is_id0(p[n]) || is_digit(p[n]) || p[n] == '$')) n++;
         t->type = sql_keyword(p, (int)n);

@@ -575,6 +575,9 @@ static void fill_metrics(tm_deploy *d, tm_task *t, Sluice__SubtaskMetrics *m, in
     m->bytes_in = LD(bytes_in);
     m->bytes_out = LD(bytes_out);
     m->late_dropped = LD(late_dropped);
+    __atomic_thread_fence(__ATOMIC_ACQUIRE); /* after records_in: see publish() */
+    m->state_entries = LD(state_entries);
+    m->state_bytes = LD(state_bytes);
     m->input_watermark = LD(in_wm);
     m->output_watermark = LD(out_wm);
     for (int k = 0; k < t->m.nops; k++) {

@@ -90,6 +90,17 @@ static void publish(run *r)
     sl_op *head = &r->ops[0], *tail = &r->ops[r->nops - 1];
     int is_src = (head->def->flags & SL_OPF_SOURCE) != 0;
     int is_sink = (tail->def->flags & SL_OPF_SINK) != 0;
+    /* keyed state before the record count (released): a reader that sees
+     * the count sees the state of at least those records */
+    uint64_t se = 0, sb = 0;
+    for (int i = 0; i < r->nops; i++)
+        if (r->ops[i].kstate) {
+            se += sl_kstate_entries(r->ops[i].kstate);
+            sb += sl_kstate_bytes(r->ops[i].kstate);
+        }
+    ST(state_entries, se);
+    ST(state_bytes, sb);
+    __atomic_thread_fence(__ATOMIC_RELEASE);
     /* sources count what they read as input and sinks what they write as
      * output, so neither end of a job shows zero */
     ST(records_in, is_src ? head->metrics.records_out : head->metrics.records_in);

@@ -82,6 +82,7 @@ typedef struct tm_task_metrics {
     int64_t wait_since;
     int wait_kind;
     uint64_t late_dropped;
+    uint64_t state_entries, state_bytes; /* keyed state of the chain's operators */
     int64_t in_wm, out_wm;
     float in_usage, out_usage;
     int wm_idle;

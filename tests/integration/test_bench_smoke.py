@@ -23,7 +23,9 @@ WORKLOADS = ["1 stateless filter/projection", "2 TUMBLE 10 s, 10k keys",
              "5 TUMBLE + checkpoints 1 s, RocksDB",
              "5 TUMBLE + checkpoints 1 s, Sluice hashmap (Flink RocksDB)",
              "5c TUMBLE + incremental checkpoints 1 s, RocksDB",
-             "6 TUMBLE + checkpoints 1 s, RocksDB, steady 100k rows/s"]
+             "6 TUMBLE + checkpoints 1 s, RocksDB, steady 100k rows/s",
+             "7 interval join +-1 min, orders x payments",
+             "8 regular join, orders x payments (unbounded state)"]
 HEADER = ["workload", "rec/CPU-s Sluice", "Flink", "ratio", "peak RSS Sluice", "Flink",
           "ratio", "first output Sluice", "Flink", "ratio"]
 NA = r"n/a \([a-z ]+\)"

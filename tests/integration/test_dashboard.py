@@ -511,6 +511,36 @@ def dashboard_errors(entries):
     return bad
 
 
+
+def test_regular_join_shows_its_warning_and_growing_state(cluster, browser, workdir):
+    """The seed's failure made visible: a regular join's job page says its
+    state is unbounded (and which setting bounds it) and its live state
+    entries climb."""
+    from test_joins import ONE_SOURCE, join_vertex
+    from test_sql import job_ids, run_sql
+    d = browser
+    cluster.add_tm(slots=1)
+    r = run_sql(cluster, workdir, "regular.sql", ONE_SOURCE + """
+INSERT INTO sink SELECT o.order_id, o.amount, p.pay_id FROM orders o JOIN payments p
+  ON o.order_id = p.order_id;
+""")
+    assert r.returncode == 0, r.stdout + r.stderr
+    jid = job_ids(r.stdout)[0]
+    cluster.wait_state(jid, "RUNNING")
+    vid = join_vertex(cluster, jid, "join")
+    open_page(d, cluster, f"/jobs/{jid}", "job")
+    wait_ui(d, lambda d: shown(d, "#job-warnings"), "the unbounded-state warning")
+    item = '#job-warnings li[data-setting="table.exec.state.ttl"]'
+    assert "regular join 'join' keeps state per key (order_id)" in text_of(d, item)
+    cell = f'#vertices-table tr[data-vertex-id="{vid}"] td.state-entries'
+    entries = lambda d: int(attr_of(d, cell, "data-state-entries") or 0)
+    first = wait_ui(d, lambda d: entries(d) >= 1000 and entries(d), "state entries shown")
+    wait_ui(d, lambda d: entries(d) >= first + 2000, "state entries growing")
+    assert text_of(d, f'#vertices-table tr[data-vertex-id="{vid}"] td.state-bytes').endswith("iB")
+    screenshot(d, "job-unbounded-state")
+    cluster.request("PATCH", f"/jobs/{jid}?mode=cancel")
+    cluster.wait_state(jid, "CANCELED")
+
 def test_no_javascript_errors_in_the_console(cluster, browser):
     """Visits every page and tab (with a running and a failed job), then
     checks the console of the whole module's run."""

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jobgraph.h"
+#include "operator.h"
 #include "sl_test.h"
 #include "sql/ast.h"
 #include "sql/parse.h"
@@ -28,6 +30,27 @@ static const char *expr(const char *e)
 }
 
 static char warning[4096];
+
+/* The unbounded-state warnings the job's operators declare (as the
+ * JobManager and the SQL client report them), appended to `warning`. */
+static void job_warnings(const char *job)
+{
+    static int registered;
+    if (!registered) sl_ops_register_builtin(), registered = 1;
+    char err[512];
+    sl_jobgraph *g = sl_jobgraph_parse(job, strlen(job), 1, 0, err, sizeof err);
+    if (!g) return;
+    json_t *ws = sl_jobgraph_warnings(g);
+    size_t i;
+    json_t *w;
+    json_array_foreach(ws, i, w) {
+        size_t at = strlen(warning);
+        snprintf(warning + at, sizeof warning - at, "%s%s", at ? "\n" : "",
+                 json_string_value(json_object_get(w, "message")));
+    }
+    json_decref(ws);
+    sl_jobgraph_destroy(g);
+}
 
 /* Run a script; the last result's text or job, "OK", or "ERR: ..."; its
  * warning (or "") into `warning`. */
@@ -53,6 +76,7 @@ static const char *run(sl_sql_session *s, const char *script)
         else if (r.kind == SL_SQL_JOB) snprintf(out, sizeof out, "%s", r.job);
         else snprintf(out, sizeof out, "OK");
         if (r.warning) snprintf(warning, sizeof warning, "%s", r.warning);
+        if (r.job) job_warnings(r.job);
         sl_sql_result_clear(&r);
         for (size_t i = 0; i < end; i++) {
             if (script[pos + i] == '\n') line++, col = 1;
@@ -175,7 +199,7 @@ static void test_plan_topn(void)
     CHECK_EQ_STR(cfg(r), "{\"partition-by\":[\"cat\"],\"order-by\":[\"amount DESC\",\"id\"],"
                          "\"limit\":3,\"row-number\":\"rn\"}");
     CHECK_EQ_STR(edge_into(j, vid(r)), "hash [\"cat\"]");
-    CHECK(strstr(warning, "The state of rank 'rank' (key: cat) is unbounded") != NULL);
+    CHECK(strstr(warning, "Top-N 'rank' keeps state per key (cat) that nothing bounds") != NULL);
     CHECK(strstr(warning, "'table.exec.state.ttl'") != NULL);
     json_decref(j);
 
@@ -191,7 +215,7 @@ static void test_plan_topn(void)
     CHECK_EQ_STR(types(j), "datagen calc rank calc print");
     CHECK_EQ_STR(cfg(vertex(j, "calc", 1)), "{\"projection\":[\"cat\",\"id\"],\"filter\":\"id > "
                                             "10\"}");
-    CHECK(!strstr(warning, "unbounded"));
+    CHECK(!strstr(warning, "nothing bounds"));
     json_decref(j);
 
     /* over an updating input (a GROUP BY), no PARTITION BY: global, retracting */
@@ -205,8 +229,8 @@ static void test_plan_topn(void)
                          "\"input-changelog\":\"retract\"}");
     CHECK_EQ_INT(json_integer_value(json_object_get(r, "parallelism")), 1);
     CHECK_EQ_STR(edge_into(j, vid(r)), "rebalance -");
-    CHECK(strstr(warning, "rank 'rank' (key: none (one global ranking))") != NULL);
-    CHECK(strstr(warning, "group_aggregate 'agg' (key: cat)") != NULL);
+    CHECK(strstr(warning, "Top-N 'rank' keeps state per key (none (one global group))") != NULL);
+    CHECK(strstr(warning, "GROUP BY 'agg' keeps state per key (cat)") != NULL);
     json_decref(j);
 
     /* the ranking query as a CTE and as a view */
@@ -226,7 +250,7 @@ static void test_plan_topn(void)
     CHECK(vertex(j, "rank", 0) != NULL);
     json_decref(j);
 
-    /* EXPLAIN shows the warnings before the job graph */
+    /* EXPLAIN's job carries the operators' warnings (the client prints them before the plan) */
     sl_sql_session *s = sl_sql_session_new();
     run(s, TABLES);
     const char *text = run(s, "EXPLAIN INSERT INTO out2j SELECT cat, id FROM (SELECT cat, id, "
@@ -234,10 +258,7 @@ static void test_plan_topn(void)
                               "sales) WHERE rn <= 2;");
     CHECK(strstr(text, "rank[rank] uid=rank-sales-") != NULL);
     CHECK(strstr(text, "changelog=[I,UB,UA]") != NULL);
-    CHECK(strstr(text, "== Warnings ==\nThe state of rank 'rank' (key: cat) is unbounded") != NULL);
-    CHECK(strstr(text, "time-to-live bounds it, so it grows with every distinct key for the "
-                       "life of the job. Set 'table.exec.state.ttl' (e.g. SET "
-                       "'table.exec.state.ttl' = '1 h') to bound it.\n== Job Graph ==\n") != NULL);
+    CHECK(strstr(warning, "Top-N 'rank' keeps state per key (cat) that nothing bounds") != NULL);
     sl_sql_session_destroy(s);
 
     /* Top-N is updating: an append-only sink refuses it */
@@ -260,7 +281,7 @@ static void test_plan_window_topn(void)
     CHECK_EQ_STR(cfg(vertex(j, "rank", 0)), "{\"partition-by\":[\"window_start\",\"window_end\"],"
                                             "\"order-by\":[\"c DESC\"],\"limit\":2,"
                                             "\"window-end\":\"window_end\"}");
-    CHECK(strstr(warning, "unbounded") == NULL);
+    CHECK(strstr(warning, "nothing bounds") == NULL);
     json_decref(j);
 }
 
@@ -317,7 +338,7 @@ static void test_plan_dedup(void)
     json_t *d = vertex(j, "deduplicate", 0);
     CHECK_EQ_STR(cfg(d), "{\"key\":[\"cat\"],\"time\":\"processing\",\"keep\":\"first\"}");
     CHECK_EQ_STR(edge_into(j, vid(d)), "hash [\"cat\"]");
-    CHECK(strstr(warning, "The state of deduplicate 'dedup' (key: cat) is unbounded") != NULL);
+    CHECK(strstr(warning, "deduplication 'dedup' keeps state per key (cat) that nothing bounds") != NULL);
     json_decref(j);
 
     /* keep last: updating */
@@ -382,7 +403,7 @@ static void test_plan_distinct_filter(void)
     CHECK(j != NULL);
     CHECK(strstr(cfg(vertex(j, "window", 0)), "\"aggregates\":[\"COUNT(DISTINCT id) AS __agg0\","
                  "\"SUM(DISTINCT id) FILTER (WHERE __filter0) AS __agg1\"]") != NULL);
-    CHECK(strstr(warning, "unbounded") == NULL); /* windows bound their state */
+    CHECK(strstr(warning, "nothing bounds") == NULL); /* windows bound their state */
     json_decref(j);
 
     CHECK(job_of(NULL, "INSERT INTO out2j SELECT cat, COUNT(*) FILTER (WHERE id) FROM sales GROUP "

@@ -24,7 +24,7 @@ import { h, setText, setAttr, syncKeyed, show } from '../dom.js';
 import { api, seg, optional } from '../api.js';
 import { JobGraph, nameLines } from '../graph.js';
 import { vertexFill, vertexBorder, bpLevel, perMille, normLevel, COLOR_IDLE, COLOR_BUSY, COLOR_BACKPRESSURED } from '../colors.js';
-import { num, fmtInt, fmtCompact, fmtRate, fmtPerMille, fmtWatermark, fmtWatermarkLong, watermarkKind, fmtDuration, fmtTime, stateKey, DASH } from '../format.js';
+import { num, fmtInt, fmtCompact, fmtRate, fmtPerMille, fmtWatermark, fmtWatermarkLong, watermarkKind, fmtDuration, fmtTime, stateKey, fmtBytes, DASH } from '../format.js';
 import { panel, stateBadge } from '../widgets.js';
 
 const COLOUR_METRICS = 'busyTimeMsPerSecond,backPressuredTimeMsPerSecond,idleTimeMsPerSecond';
@@ -151,6 +151,8 @@ function vertexView(v, data, isSource) {
   const rateIn = sum('numRecordsInPerSecond');
   const rateOut = sum('numRecordsOutPerSecond');
   const late = sum('numLateRecordsDropped');
+  const stateEntries = sum('stateEntries');
+  const stateBytes = sum('stateSizeBytes');
 
   let wm;
   if (data.subtasks && subs.length) {
@@ -167,6 +169,7 @@ function vertexView(v, data, isSource) {
 
   return {
     busy, backpressured, idle, level, hasLoad, recIn, recOut, rateIn, rateOut, late, wm,
+    stateEntries, stateBytes,
     fill: vertexFill(busy, backpressured),
     border: vertexBorder(busy, backpressured),
   };
@@ -199,7 +202,9 @@ export function createGraphTab(jid, onSelect) {
       h('th', { class: 'num' }, 'In/s'), h('th', { class: 'num' }, 'Out/s'),
       h('th', { class: 'num', title: 'busy time, max over subtasks' }, 'Busy'),
       h('th', { class: 'num', title: 'backpressured time, max over subtasks' }, 'Backpr.'),
-      h('th', null, 'Level'), h('th', null, 'Watermark'), h('th', { class: 'num', title: 'late records dropped' }, 'Late'))),
+      h('th', null, 'Level'), h('th', null, 'Watermark'), h('th', { class: 'num', title: 'late records dropped' }, 'Late'),
+      h('th', { class: 'num', title: 'keyed state entries, live (e.g. a join: one per distinct row and side)' }, 'State'),
+      h('th', { class: 'num', title: 'keyed state size: bytes of keys and values, live' }, 'State size'))),
     vbody);
   const vpanel = panel('Vertices');
   vpanel.body.append(h('div', { class: 'table-wrap' }, vtable));
@@ -312,7 +317,8 @@ function createVertexRow(v, onSelect, getSelected) {
     h('td', { class: 'num' }), h('td', { class: 'num' }), h('td', { class: 'num' }),
     h('td', { class: 'num' }), h('td', { class: 'num' }),
     h('td', { class: 'num' }), h('td', { class: 'num' }),
-    h('td', null, level), h('td', { class: 'wm' }), h('td', { class: 'num' }));
+    h('td', null, level), h('td', { class: 'wm' }), h('td', { class: 'num' }),
+    h('td', { class: 'num state-entries' }), h('td', { class: 'num state-bytes' }));
   tr._w = { badge, level };
   const toggle = () => onSelect(getSelected() === tr.dataset.vertexId ? null : tr.dataset.vertexId);
   tr.addEventListener('click', toggle);
@@ -341,6 +347,11 @@ function updateVertexRow(tr, v, vw, isSource) {
   setText(c[11], fmtInt(vw.late ?? 0));
   setAttr(c[11], 'data-late-dropped', vw.late ?? 0);
   c[11].classList.toggle('warn-text', (vw.late || 0) > 0);
+  /* live keyed state (the subtasks' metrics stateEntries / stateSizeBytes, summed) */
+  setText(c[12], vw.stateEntries === null ? DASH : fmtInt(vw.stateEntries));
+  setAttr(c[12], 'data-state-entries', vw.stateEntries);
+  setText(c[13], vw.stateBytes === null ? DASH : fmtBytes(vw.stateBytes));
+  setAttr(c[13], 'data-state-bytes', vw.stateBytes);
   setAttr(c[0], 'title', `${v.name || v.id}\nstarted ${fmtTime(v['start-time'])}, duration ${fmtDuration(v.duration)}`);
 }
 

@@ -38,6 +38,10 @@ export function create(ctx, firstRoute) {
   const badge = stateBadge('data-job-state');
   badge.el.id = 'job-state';
   const reason = h('div', { class: 'state-reason big', id: 'job-state-reason', hidden: true });
+  /* unbounded-state warnings of the job's operators (GET sluice/jobs/<jid> "warnings") */
+  const warnList = h('ul', { class: 'job-warnings-list' });
+  const warnings = h('div', { class: 'job-warnings warn-text', id: 'job-warnings', hidden: true },
+    h('strong', null, 'Unbounded state'), warnList);
   const fields = {};
   const field = (key, label) => {
     fields[key] = h('span', { class: 'v', dataset: { field: key } }, '\u2014');
@@ -69,7 +73,7 @@ export function create(ctx, firstRoute) {
 
   const header = h('section', { class: 'job-header panel' },
     h('div', { class: 'job-head-row' }, h('div', { class: 'job-head-title' }, title, badge.el)),
-    reason, meta, actions, opStatus, errors.el);
+    reason, warnings, meta, actions, opStatus, errors.el);
 
   /* ---- tabs ---- */
   const tabLinks = {};
@@ -203,6 +207,10 @@ export function create(ctx, firstRoute) {
     const r = own['state-reason'] ? String(own['state-reason']) : '';
     setText(reason, r);
     show(reason, r !== '');
+    const ws = Array.isArray(own.warnings) ? own.warnings : [];
+    warnList.replaceChildren(...ws.map((w) => h('li', { dataset: { vertex: w.vertex || '', setting: w.setting || '' } },
+      String(w.message || ''))));
+    show(warnings, ws.length > 0);
     setText(fields['start-time'], fmtTime(j['start-time']));
     setText(fields['end-time'], fmtTime(j['end-time']));
     setText(fields.duration, fmtDuration(j.duration));

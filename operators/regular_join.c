@@ -1,0 +1,404 @@
+/*
+ * regular_join.c -- the `regular_join` operator: an equi-join of two
+ * changelog inputs with no time bound (Flink SQL's streaming join of
+ * `a JOIN b ON a.k = b.k`), inner, left, right or full outer.
+ *
+ * Config (plus join-type, left-keys, right-keys: operators/join.h):
+ *   "state.ttl" (alias "table.exec.state.ttl"): "1 d"   both sides
+ *   "left.state.ttl", "right.state.ttl"                 one side (the
+ *                                   STATE_TTL hint); overrides the above
+ *   Without any TTL the state grows with every distinct row for as long
+ *   as the job runs (the SQL planner warns at submission).
+ *
+ * Changelog, as Flink's join emits it (insert and delete only; an update
+ * of an input, -U old / +U new, comes out as -D of the rows the old row
+ * joined and +I of those the new one joins). With R the arriving row, O the
+ * other side's rows of its key:
+ *   +I/+U R: for each O row: +I[R, O] (an outer O row that had no partner
+ *            yet is first withdrawn: -D[null, O]); with no O row and R on
+ *            an outer side: +I[R, null]
+ *   -D/-U R: for each O row: -D[R, O] (an outer O row left without
+ *            partner comes back: +I[null, O]); with no O row and R on an
+ *            outer side: -D[R, null]
+ * A row with a NULL key column matches nothing: on an outer side it goes
+ * out padded at once (+I, or -D when retracted), else it is dropped.
+ *
+ * State, per key and side: a map state ("join-left", "join-right") from
+ * the row's bytes (sl_row_encode of the row as an insert) to
+ *     u32 count (identical rows) | u32 associations (rows of the other side
+ *                                  it joins; kept for outer sides)
+ * with the TTL of its side (processing time since the entry's last write;
+ * an expired entry is never seen again); an index value per key and side
+ * ("join-left-index", "join-right-index") listing the map's row keys,
+ * through which the other side's rows are read by key, never by a scan of
+ * the backend; and per key and side a value
+ * ("join-left-ttl", "join-right-ttl") holding the last write and the
+ * pending clean-up timer: a processing-time timer clears the side's rows of
+ * a key once the key has gone a whole TTL without a write on that side, so
+ * the state is really freed, not just hidden.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bytes.h"
+#include "join.h"
+#include "vstate.h"
+
+typedef struct rj_plan {
+    sl_join_spec js;
+    int64_t ttl[2];
+} rj_plan;
+
+typedef struct rj_state {
+    sl_vstate *rows[2];
+    sl_vstate *meta[2];
+    sl_vstate *index[2];        /* per key and side: the rows its map holds */
+    sl_jbuf idx;                /* an index value being read or changed */
+    sl_value *vals;             /* output row */
+    sl_value *dec;              /* a stored row, decoded */
+    sl_jbuf others;             /* the other side's entries, copied: (u32 len | row | u32 count | u32 assoc)* */
+    sl_jbuf key;                /* the arriving row's bytes */
+} rj_state;
+
+static void rj_plan_free(void *p)
+{
+    rj_plan *pl = p;
+    if (!pl) return;
+    sl_join_spec_free(&pl->js);
+    free(pl);
+}
+
+static void *rj_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
+{
+    rj_plan *pl = sl_calloc(1, sizeof *pl);
+    const sl_vertex *v = pc->v;
+    if (sl_join_plan(pc, &pl->js, err, errlen) != SL_OK) goto fail;
+    json_t *jt = json_object_get(v->config, "state.ttl"), *jf = json_object_get(v->config, "table.exec.state.ttl");
+    if (jt && jf) {
+        sl_seterr(err, errlen, "vertex '%s': set either 'state.ttl' or its alias 'table.exec.state.ttl', "
+                  "not both", v->id);
+        goto fail;
+    }
+    int64_t both = 0;
+    if ((jt || jf) && sl_vconf_duration(v, jt ? "state.ttl" : "table.exec.state.ttl", 0, &both, err,
+                                        errlen) != SL_OK)
+        goto fail;
+    if (sl_vconf_duration(v, "left.state.ttl", both, &pl->ttl[0], err, errlen) != SL_OK ||
+        sl_vconf_duration(v, "right.state.ttl", both, &pl->ttl[1], err, errlen) != SL_OK)
+        goto fail;
+    for (int s = 0; s < 2; s++)
+        if (pl->ttl[s] < 0) {
+            sl_seterr(err, errlen, "vertex '%s': a negative state TTL", v->id);
+            goto fail;
+        }
+    if (pl->ttl[0] == 0 || pl->ttl[1] == 0) {
+        char kt[256];
+        size_t at = 0;
+        kt[0] = 0;
+        for (int k = 0; k < pl->js.nkeys && at < sizeof kt; k++) {
+            const char *a = pl->js.left.fields[pl->js.lkeys[k]].name;
+            const char *b = pl->js.right.fields[pl->js.rkeys[k]].name;
+            at += (size_t)snprintf(kt + at, sizeof kt - at, "%s%s%s%s", k ? ", " : "", a,
+                                   strcmp(a, b) ? " = " : "", strcmp(a, b) ? b : "");
+        }
+        sl_plan_unbounded(pc, "regular join", kt,
+                          pl->ttl[0] || pl->ttl[1] ? (pl->ttl[0] ? "right.state.ttl" : "left.state.ttl")
+                                                   : "table.exec.state.ttl");
+    }
+    return pl;
+fail:
+    rj_plan_free(pl);
+    return NULL;
+}
+
+static int rj_open(sl_op *op)
+{
+    const rj_plan *pl = op->plan;
+    if (!op->kstate || !op->proc_timers)
+        return sl_op_fail(op, "vertex '%s': the join needs keyed state and timers from the runtime",
+                          pl->js.vid);
+    rj_state *st = sl_calloc(1, sizeof *st);
+    op->priv = st;
+    static const char *const names[2] = {"join-left", "join-right"};
+    static const char *const metas[2] = {"join-left-ttl", "join-right-ttl"};
+    static const char *const indexes[2] = {"join-left-index", "join-right-index"};
+    for (int s = 0; s < 2; s++) {
+        st->rows[s] = sl_op_state(op, names[s], SL_STATE_MAP, pl->ttl[s]);
+        st->meta[s] = sl_op_state(op, metas[s], SL_STATE_VALUE, 0);
+        st->index[s] = sl_op_state(op, indexes[s], SL_STATE_VALUE, 0);
+        if (!st->rows[s] || !st->meta[s] || !st->index[s]) return SL_ERR;
+    }
+    int n = pl->js.nleft > pl->js.nright ? pl->js.nleft : pl->js.nright;
+    st->vals = sl_calloc((size_t)(pl->js.nleft + pl->js.nright), sizeof *st->vals);
+    st->dec = sl_calloc((size_t)n + 1, sizeof *st->dec);
+    return SL_OK;
+}
+
+static void rj_close(sl_op *op)
+{
+    rj_state *st = op->priv;
+    if (!st) return;
+    free(st->vals);
+    free(st->dec);
+    sl_jbuf_free(&st->others);
+    sl_jbuf_free(&st->key);
+    sl_jbuf_free(&st->idx);
+    free(st);
+    op->priv = NULL;
+}
+
+/* ---- emitting ------------------------------------------------------------------ */
+
+static int emit(sl_op *op, sl_rowkind kind, int side, const sl_row *mine, const sl_row *other)
+{
+    const rj_plan *pl = op->plan;
+    rj_state *st = op->priv;
+    const sl_row *l = side ? other : mine, *r = side ? mine : other;
+    int64_t ts = mine ? mine->ts : other->ts;
+    return sl_join_emit(op, &pl->js, st->vals, kind, l, r, ts);
+}
+
+static int decode(sl_op *op, int side, const uint8_t *p, size_t n, sl_row *r)
+{
+    const rj_plan *pl = op->plan;
+    rj_state *st = op->priv;
+    char derr[200];
+    *r = (sl_row){.vals = st->dec, .ts = SL_TS_NONE};
+    if (sl_row_decode(p, n, side ? &pl->js.right : &pl->js.left, r, derr, sizeof derr) != SL_OK)
+        return sl_op_fail(op, "vertex '%s': damaged join state: %s", pl->js.vid, derr);
+    return SL_OK;
+}
+
+/* ---- state ---------------------------------------------------------------------- */
+
+/* A key's rows of one side are found through an index value listing the
+ * map's keys ((u32 length | row)*), so a probe reads the entries by key and
+ * never scans the backend (a scan of one key's entries walks a whole key
+ * group on the hashmap backend). */
+
+static int index_load(sl_op *op, int side)
+{
+    rj_state *st = op->priv;
+    const void *v;
+    size_t len;
+    st->idx.len = 0;
+    int rc = sl_value_get(st->index[side], NULL, 0, &v, &len);
+    if (rc == SL_ERR) return SL_ERR;
+    if (rc == SL_OK) sl_jbuf_append(&st->idx, v, len);
+    return SL_OK;
+}
+
+static int index_store(sl_op *op, int side)
+{
+    rj_state *st = op->priv;
+    if (!st->idx.len) return sl_state_clear(st->index[side], NULL, 0);
+    return sl_value_put(st->index[side], NULL, 0, st->idx.p, st->idx.len);
+}
+
+/* Add (add = 1) or remove row key k of `side` in the current key's index. */
+static int index_change(sl_op *op, int side, const void *k, size_t klen, int add)
+{
+    rj_state *st = op->priv;
+    if (index_load(op, side) != SL_OK) return SL_ERR;
+    for (size_t pos = 0; add && pos + 4 <= st->idx.len;) { /* an expired row may still be listed */
+        uint32_t n = sl_get_le32(st->idx.p + pos);
+        if (n == klen && !memcmp(st->idx.p + pos + 4, k, klen)) return SL_OK;
+        pos += 4 + n;
+    }
+    if (add) {
+        uint8_t hdr[4];
+        sl_put_le32(hdr, (uint32_t)klen);
+        sl_jbuf_append(&st->idx, hdr, 4);
+        sl_jbuf_append(&st->idx, k, klen);
+        return index_store(op, side);
+    }
+    for (size_t pos = 0; pos + 4 <= st->idx.len;) {
+        uint32_t n = sl_get_le32(st->idx.p + pos);
+        if (n == klen && !memcmp(st->idx.p + pos + 4, k, klen)) {
+            memmove(st->idx.p + pos, st->idx.p + pos + 4 + n, st->idx.len - pos - 4 - n);
+            st->idx.len -= 4 + n;
+            return index_store(op, side);
+        }
+        pos += 4 + n;
+    }
+    return SL_OK;
+}
+
+/* The other side's live entries of the current key into st->others
+ * ((u32 length | row | u32 count | u32 associations)*); index entries whose
+ * rows expired are dropped. Returns their number, or -1 on error. */
+static int collect_others(sl_op *op, int side)
+{
+    rj_state *st = op->priv;
+    st->others.len = 0;
+    if (index_load(op, side) != SL_OK) return -1;
+    int n = 0, dropped = 0;
+    for (size_t pos = 0; pos + 4 <= st->idx.len;) {
+        uint32_t kl = sl_get_le32(st->idx.p + pos);
+        const uint8_t *k = st->idx.p + pos + 4;
+        const void *v;
+        size_t len;
+        int rc = sl_map_get(st->rows[side], NULL, 0, k, kl, &v, &len);
+        if (rc == SL_ERR) return -1;
+        if (rc == SL_DONE || len != 8) { /* expired */
+            memmove(st->idx.p + pos, st->idx.p + pos + 4 + kl, st->idx.len - pos - 4 - kl);
+            st->idx.len -= 4 + kl;
+            dropped = 1;
+            continue;
+        }
+        sl_jbuf_append(&st->others, st->idx.p + pos, 4 + kl);
+        sl_jbuf_append(&st->others, v, 8);
+        n++;
+        pos += 4 + kl;
+    }
+    if (dropped && index_store(op, side) != SL_OK) return -1;
+    return n;
+}
+
+/* Note a write on `side` for the current key: its clean-up timer. */
+static int touch(sl_op *op, int side)
+{
+    const rj_plan *pl = op->plan;
+    rj_state *st = op->priv;
+    if (pl->ttl[side] <= 0) return SL_OK;
+    int64_t now = sl_vstate_clock(), m[2] = {now, 0};
+    const void *v;
+    size_t len;
+    int rc = sl_value_get(st->meta[side], NULL, 0, &v, &len);
+    if (rc == SL_ERR) return SL_ERR;
+    if (rc == SL_OK && len == sizeof m) memcpy(&m[1], (const int64_t *)v + 1, sizeof m[1]);
+    int arm = m[1] == 0;
+    if (arm) m[1] = now + pl->ttl[side];
+    if (sl_value_put(st->meta[side], NULL, 0, m, sizeof m) != SL_OK) return SL_ERR;
+    uint8_t ns = (uint8_t)side;
+    return arm ? sl_op_timer_register(op, SL_TIME_PROCESSING, m[1], &ns, 1) : SL_OK;
+}
+
+static int put_counts(sl_op *op, int side, const void *k, size_t klen, uint32_t count, uint32_t assoc)
+{
+    rj_state *st = op->priv;
+    if (count == 0) {
+        if (sl_map_remove(st->rows[side], NULL, 0, k, klen) != SL_OK) return SL_ERR;
+        return index_change(op, side, k, klen, 0);
+    }
+    uint8_t v[8];
+    sl_put_le32(v, count);
+    sl_put_le32(v + 4, assoc);
+    if (sl_map_put(st->rows[side], NULL, 0, k, klen, v, 8) != SL_OK) return SL_ERR;
+    return touch(op, side);
+}
+
+/* ---- callbacks ------------------------------------------------------------------- */
+
+static int rj_process(sl_op *op, int input, sl_row *row)
+{
+    const rj_plan *pl = op->plan;
+    rj_state *st = op->priv;
+    int side = input ? 1 : 0, other = !side;
+    int acc = row->kind == SL_KIND_INSERT || row->kind == SL_KIND_UPDATE_AFTER;
+    int outer = sl_join_outer(&pl->js, side), oouter = sl_join_outer(&pl->js, other);
+    if (sl_join_null_key(&pl->js, side, row))
+        return outer ? emit(op, acc ? SL_KIND_INSERT : SL_KIND_DELETE, side, row, NULL) : SL_OK;
+
+    /* the other side's rows of this key, copied: state changes as we go */
+    int nothers = collect_others(op, other);
+    if (nothers < 0) return SL_ERR;
+    uint32_t matches = 0;
+
+    /* this row's own entry */
+    sl_row ins = *row;
+    ins.kind = SL_KIND_INSERT;
+    const sl_schema *sch = side ? &pl->js.right : &pl->js.left;
+    size_t need = sl_row_size(&ins, sch);
+    st->key.len = 0;
+    sl_jbuf_reserve(&st->key, need);
+    st->key.len = sl_row_encode(&ins, sch, st->key.p, need);
+    SL_ASSERT(st->key.len == need);
+
+    for (size_t pos = 0; pos < st->others.len;) {
+        uint32_t kl = sl_get_le32(st->others.p + pos);
+        const uint8_t *k = st->others.p + pos + 4;
+        uint32_t cnt = sl_get_le32(k + kl), assoc = sl_get_le32(k + kl + 4);
+        pos += 4 + kl + 8;
+        sl_row o;
+        if (decode(op, other, k, kl, &o) != SL_OK) return SL_ERR;
+        matches += cnt;
+        if (acc) {
+            if (oouter && assoc == 0)
+                for (uint32_t i = 0; i < cnt; i++)
+                    if (emit(op, SL_KIND_DELETE, other, &o, NULL) != SL_OK) return SL_ERR;
+            for (uint32_t i = 0; i < cnt; i++)
+                if (emit(op, SL_KIND_INSERT, side, row, &o) != SL_OK) return SL_ERR;
+            if (oouter && put_counts(op, other, k, kl, cnt, assoc + 1) != SL_OK) return SL_ERR;
+        } else {
+            for (uint32_t i = 0; i < cnt; i++)
+                if (emit(op, SL_KIND_DELETE, side, row, &o) != SL_OK) return SL_ERR;
+            if (oouter) {
+                if (assoc == 1)
+                    for (uint32_t i = 0; i < cnt; i++)
+                        if (emit(op, SL_KIND_INSERT, other, &o, NULL) != SL_OK) return SL_ERR;
+                if (put_counts(op, other, k, kl, cnt, assoc ? assoc - 1 : 0) != SL_OK) return SL_ERR;
+            }
+        }
+    }
+    if (nothers == 0 && outer && emit(op, acc ? SL_KIND_INSERT : SL_KIND_DELETE, side, row, NULL) != SL_OK)
+        return SL_ERR;
+
+    const void *v;
+    size_t len;
+    uint32_t cnt = 0;
+    int rc = sl_map_get(st->rows[side], NULL, 0, st->key.p, st->key.len, &v, &len);
+    if (rc == SL_ERR) return SL_ERR;
+    if (rc == SL_OK && len == 8) cnt = sl_get_le32(v);
+    if (acc && cnt == 0 && index_change(op, side, st->key.p, st->key.len, 1) != SL_OK) return SL_ERR;
+    if (acc) return put_counts(op, side, st->key.p, st->key.len, cnt + 1, matches);
+    if (cnt == 0) return SL_OK; /* never seen, or expired: nothing to retract from state */
+    return put_counts(op, side, st->key.p, st->key.len, cnt - 1, matches);
+}
+
+/* A side's clean-up timer: clear its rows of the key when idle for the TTL. */
+static int rj_on_timer(sl_op *op, sl_time_domain d, int64_t time, const void *ns, size_t nslen)
+{
+    const rj_plan *pl = op->plan;
+    rj_state *st = op->priv;
+    SL_UNUSED(d);
+    if (nslen != 1 || *(const uint8_t *)ns > 1)
+        return sl_op_fail(op, "vertex '%s': damaged join timer", pl->js.vid);
+    int side = *(const uint8_t *)ns;
+    const void *v;
+    size_t len;
+    int rc = sl_value_get(st->meta[side], NULL, 0, &v, &len);
+    if (rc == SL_ERR) return SL_ERR;
+    if (rc == SL_DONE || len != 16) return SL_OK;
+    int64_t m[2];
+    memcpy(m, v, sizeof m);
+    if (m[1] != time) return SL_OK; /* not the pending one */
+    if (m[0] + pl->ttl[side] <= time) {
+        if (sl_state_clear(st->rows[side], NULL, 0) != SL_OK) return SL_ERR;
+        if (sl_state_clear(st->index[side], NULL, 0) != SL_OK) return SL_ERR;
+        return sl_state_clear(st->meta[side], NULL, 0);
+    }
+    m[1] = m[0] + pl->ttl[side];
+    if (sl_value_put(st->meta[side], NULL, 0, m, sizeof m) != SL_OK) return SL_ERR;
+    uint8_t nsb = (uint8_t)side;
+    return sl_op_timer_register(op, SL_TIME_PROCESSING, m[1], &nsb, 1);
+}
+
+static const char *const rj_options[] = {"join-type", "left-keys", "right-keys", "state.ttl",
+                                         "table.exec.state.ttl", "left.state.ttl", "right.state.ttl",
+                                         NULL};
+
+const sl_op_def sl_op_regular_join = {
+    .abi = SL_OP_ABI_VERSION,
+    .name = "regular_join",
+    .flags = SL_OPF_KEYED,
+    .options = rj_options,
+    .max_inputs = 2,
+    .plan = rj_plan_new,
+    .plan_free = rj_plan_free,
+    .open = rj_open,
+    .process = rj_process,
+    .on_timer = rj_on_timer,
+    .close = rj_close,
+};

@@ -1,0 +1,804 @@
+/*
+ * plan_join.c -- planning FROM a [INNER|LEFT|RIGHT|FULL] JOIN b ON ... (and
+ * FROM a, b WHERE ... is refused: Sluice has no cross join).
+ *
+ * The ON condition is split at AND into conjuncts:
+ *   - `x = y` with x a column of one side and y of the other: an equi-key
+ *     (the join is hashed on these columns; at least one is needed);
+ *   - comparisons of the two sides' event-time attributes, possibly shifted
+ *     by interval literals (`p.ts BETWEEN o.ts - INTERVAL '1' MINUTE AND
+ *     o.ts + INTERVAL '1' MINUTE`, `p.ts >= o.ts - ...`, `o.ts < p.ts`):
+ *     each is turned into a bound on right.time - left.time;
+ *   - anything else: a residual condition. An inner join applies it in a
+ *     calc after the join; an outer join refuses it (it would decide which
+ *     rows are outer).
+ * With a lower and an upper time bound the join is an interval_join
+ * (operators/interval_join.c: append-only inputs, state bounded by the
+ * interval, the left time attribute stays a time attribute); otherwise it
+ * is a regular_join (operators/regular_join.c: state bounded only by
+ * table.exec.state.ttl: the operator declares its state unbounded without one
+ * (sl_plan_unbounded), and the submission warns; its
+ * output has no time attribute and is a changelog when an input is or the
+ * join is outer).
+ *
+ * Names: the joined row carries the left columns, then the right ones, a
+ * right name already taken getting a numeric suffix (operators/join.h).
+ * The query above the join names columns as `alias.column` or, when
+ * unambiguous, `column`; sql_join_resolve_select rewrites every reference
+ * into the joined row's name before the rest of the planner sees it.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "expr.h"
+#include "operator.h"
+#include "sl.h"
+#include "sql/parse.h"
+#include "sql/plan_int.h"
+
+#define PERR(node, ...) plan_err(p, (node), __VA_ARGS__)
+
+/* ---- column maps ------------------------------------------------------------ */
+
+typedef struct jcol {
+    char *qual;     /* the alias that names it (NULL: none) */
+    char *name;     /* its name under that alias */
+    int col;        /* its column in the joined row */
+} jcol;
+
+struct sql_join_map {
+    jcol *c;
+    int n;
+    char **quals;   /* every alias of the join, for messages */
+    int nquals;
+};
+
+void sql_join_map_free(sql_join_map *m)
+{
+    if (!m) return;
+    for (int i = 0; i < m->n; i++) {
+        free(m->c[i].qual);
+        free(m->c[i].name);
+    }
+    for (int i = 0; i < m->nquals; i++) free(m->quals[i]);
+    free(m->quals);
+    free(m->c);
+    free(m);
+}
+
+static void map_add(sql_join_map *m, const char *qual, const char *name, int col)
+{
+    m->c = sl_realloc(m->c, sizeof *m->c * (size_t)(m->n + 1));
+    m->c[m->n++] = (jcol){dup0(qual), sl_strdup(name), col};
+}
+
+static void map_qual(sql_join_map *m, const char *q)
+{
+    if (!q) return;
+    for (int i = 0; i < m->nquals; i++)
+        if (!strcasecmp(m->quals[i], q)) return;
+    m->quals = sl_realloc(m->quals, sizeof *m->quals * (size_t)(m->nquals + 1));
+    m->quals[m->nquals++] = sl_strdup(q);
+}
+
+sql_join_map *sql_join_map_copy(const sql_join_map *m)
+{
+    if (!m) return NULL;
+    sql_join_map *c = sl_calloc(1, sizeof *c);
+    for (int i = 0; i < m->n; i++) map_add(c, m->c[i].qual, m->c[i].name, m->c[i].col);
+    for (int i = 0; i < m->nquals; i++) map_qual(c, m->quals[i]);
+    return c;
+}
+
+/* One side's names: a nested join's map, or its columns under its alias. */
+static void side_names(const rel *r, sql_join_map *into, int offset)
+{
+    if (r->jmap) {
+        for (int i = 0; i < r->jmap->n; i++)
+            map_add(into, r->jmap->c[i].qual, r->jmap->c[i].name, r->jmap->c[i].col + offset);
+        for (int i = 0; i < r->jmap->nquals; i++) map_qual(into, r->jmap->quals[i]);
+        return;
+    }
+    for (int i = 0; i < r->sch.n; i++) map_add(into, r->alias, r->sch.fields[i].name, i + offset);
+    map_qual(into, r->alias);
+}
+
+static void quals_text(const sql_join_map *m, sql_sbuf *b)
+{
+    for (int i = 0; i < m->nquals; i++) sql_sb_fmt(b, "%s'%s'", i ? ", " : "", m->quals[i]);
+}
+
+/* The joined-row column a reference names: SL_OK with *col, SL_DONE when no
+ * such name exists (unqualified: it may be a function such as
+ * CURRENT_TIMESTAMP), SL_ERR for a wrong qualifier or an ambiguous name. */
+static int resolve(plan *p, const sql_join_map *m, const sql_node *e, int *col)
+{
+    int found = -1, qual_known = 0;
+    for (int i = 0; i < m->n; i++) {
+        const jcol *c = &m->c[i];
+        if (e->s2 && (!c->qual || strcasecmp(c->qual, e->s2))) continue;
+        qual_known = 1;
+        if (strcasecmp(c->name, e->s)) continue;
+        if (found >= 0 && found != c->col) {
+            return PERR(e, "column '%s' is ambiguous: both sides of the join have it; qualify it "
+                        "(%s.%s or %s.%s)", e->s, m->c[found].qual ? m->c[found].qual : "?", e->s,
+                        c->qual ? c->qual : "?", e->s);
+        }
+        if (found < 0) found = i;
+    }
+    if (found >= 0) {
+        *col = m->c[found].col;
+        return SL_OK;
+    }
+    if (e->s2 && !qual_known) {
+        sql_sbuf b = {0};
+        quals_text(m, &b);
+        int rc = PERR(e, "unknown table or alias '%s' (the join names %s)", e->s2, b.s ? b.s : "");
+        free(b.s);
+        return rc;
+    }
+    if (e->s2) return PERR(e, "unknown column '%s' in '%s'", e->s, e->s2);
+    return SL_DONE;
+}
+
+/* A copy of e with every column reference renamed to its joined-row name. */
+static int rewrite(plan *p, const sql_join_map *m, const sl_schema *sch, const sql_node *e,
+                   sql_node **out)
+{
+    if (!e) {
+        *out = NULL;
+        return SL_OK;
+    }
+    sql_node *n = sql_node_new(p->arena, e->kind, e->line, e->col);
+    n->flags = e->flags;
+    n->s = e->s;
+    n->s2 = e->s2;
+    n->src = e->src;
+    n->srclen = e->srclen;
+    *out = n;
+    if (e->kind == SQL_COL) {
+        int col;
+        int rc = resolve(p, m, e, &col);
+        if (rc == SL_ERR) return SL_ERR;
+        if (rc == SL_OK) {
+            const char *nm = sch->fields[col].name;
+            n->s = sql_arena_strndup(p->arena, nm, strlen(nm));
+            n->s2 = NULL;
+            n->flags |= SQL_F_QUOTED;
+        }
+        return SL_OK;
+    }
+    for (int i = 0; i < e->nkids; i++) {
+        sql_node *k;
+        if (rewrite(p, m, sch, e->kids[i], &k) != SL_OK) return SL_ERR;
+        sql_node_add(p->arena, n, k);
+    }
+    return SL_OK;
+}
+
+/* ---- the joins planned in this job ------------------------------------------- */
+
+struct plan_joins {
+    const sql_node **node;
+    rel *r;
+    int n;
+};
+
+void sql_plan_joins_free(plan *p)
+{
+    plan_joins *j = p->joins;
+    if (!j) return;
+    for (int i = 0; i < j->n; i++) rel_free(&j->r[i]);
+    free(j->r);
+    free(j->node);
+    free(j);
+    p->joins = NULL;
+}
+
+static const rel *joins_find(plan *p, const sql_node *f)
+{
+    for (int i = 0; p->joins && i < p->joins->n; i++)
+        if (p->joins->node[i] == f) return &p->joins->r[i];
+    return NULL;
+}
+
+static void joins_add(plan *p, const sql_node *f, const rel *r)
+{
+    if (!p->joins) p->joins = sl_calloc(1, sizeof *p->joins);
+    plan_joins *j = p->joins;
+    j->node = sl_realloc(j->node, sizeof *j->node * (size_t)(j->n + 1));
+    j->r = sl_realloc(j->r, sizeof *j->r * (size_t)(j->n + 1));
+    j->node[j->n] = f;
+    rel_copy(&j->r[j->n], r);
+    j->n++;
+}
+
+/* ---- the ON condition --------------------------------------------------------- */
+
+typedef struct jside {
+    rel r;
+    int off;            /* its first column in the joined row */
+} jside;
+
+typedef struct jplan {
+    jside s[2];
+    sql_join_map *map;  /* both sides' names */
+    sl_schema out;      /* the joined row */
+    int nkeys;
+    int kcol[2][SL_MAX_KEY_COLS];
+    int has_lo, has_hi;
+    int64_t lo, hi;     /* bounds on right.time - left.time */
+    int tcol[2];        /* the time columns the bounds use (-1: none yet) */
+    const sql_node **resid;
+    int nresid;
+} jplan;
+
+/* Which side a joined-row column belongs to, and its column there. */
+static int side_of(const jplan *j, int col, int *c)
+{
+    int side = col >= j->s[1].off;
+    *c = col - j->s[side].off;
+    return side;
+}
+
+/* A term `col`, `col + INTERVAL`, `col - INTERVAL` over an event-time
+ * attribute of one side: SL_OK with side, column and offset in ms; SL_DONE
+ * when e is not such a term. */
+static int time_term(plan *p, jplan *j, const sql_node *e, int *side, int *col, int64_t *off)
+{
+    if (e->kind == SQL_COL) {
+        int jc;
+        int rc = resolve(p, j->map, e, &jc);
+        if (rc != SL_OK) return rc;
+        *side = side_of(j, jc, col);
+        const rel *r = &j->s[*side].r;
+        if (!r->rowtime || strcasecmp(r->rowtime, r->sch.fields[*col].name)) return SL_DONE;
+        *off = 0;
+        return SL_OK;
+    }
+    if (e->kind == SQL_BINOP && (!strcmp(e->s, "+") || !strcmp(e->s, "-")) &&
+        e->kids[1]->kind == SQL_INTERVAL) {
+        int rc = time_term(p, j, e->kids[0], side, col, off);
+        if (rc != SL_OK) return rc;
+        char txt[256], ebuf[256];
+        int64_t ms;
+        snprintf(txt, sizeof txt, "INTERVAL '%s' %s", e->kids[1]->s, e->kids[1]->s2);
+        if (sl_interval_parse(txt, &ms, ebuf, sizeof ebuf) != SL_OK) return PERR(e->kids[1], "%s", ebuf);
+        *off += e->s[0] == '+' ? ms : -ms;
+        return SL_OK;
+    }
+    return SL_DONE;
+}
+
+/* a op b over the two sides' time attributes into a bound: SL_OK when
+ * taken, SL_DONE when the comparison is not one. */
+static int time_bound(plan *p, jplan *j, const sql_node *a, const char *op, const sql_node *b)
+{
+    int sa, sb, ca, cb;
+    int64_t oa, ob;
+    int rc = time_term(p, j, a, &sa, &ca, &oa);
+    if (rc != SL_OK) return rc;
+    if ((rc = time_term(p, j, b, &sb, &cb, &ob)) != SL_OK) return rc;
+    if (sa == sb) return SL_DONE;
+    /* (time_a + oa) op (time_b + ob), as right.time - left.time op c */
+    int64_t c = ob - oa;
+    char o0 = op[0];
+    int eq = op[1] == '=';
+    if (sa == 0) { /* left op right: right op' left */
+        c = -c;
+        o0 = o0 == '<' ? '>' : '<';
+    }
+    int lt = sa == 0 ? ca : cb, rt = sa == 0 ? cb : ca;
+    if ((j->tcol[0] >= 0 && j->tcol[0] != lt) || (j->tcol[1] >= 0 && j->tcol[1] != rt)) return SL_DONE;
+    j->tcol[0] = lt;
+    j->tcol[1] = rt;
+    if (o0 == '>') {
+        int64_t lo = eq ? c : c + 1;
+        if (!j->has_lo || lo > j->lo) j->lo = lo;
+        j->has_lo = 1;
+    } else {
+        int64_t hi = eq ? c : c - 1;
+        if (!j->has_hi || hi < j->hi) j->hi = hi;
+        j->has_hi = 1;
+    }
+    return SL_OK;
+}
+
+static int conjunct(plan *p, jplan *j, const sql_node *e)
+{
+    if (e->kind == SQL_BINOP && !strcasecmp(e->s, "AND")) {
+        if (conjunct(p, j, e->kids[0]) != SL_OK) return SL_ERR;
+        return conjunct(p, j, e->kids[1]);
+    }
+    if (e->kind == SQL_BINOP && !strcmp(e->s, "=") && e->kids[0]->kind == SQL_COL &&
+        e->kids[1]->kind == SQL_COL) {
+        int a, b, rc;
+        if ((rc = resolve(p, j->map, e->kids[0], &a)) == SL_ERR) return SL_ERR;
+        int rc2 = resolve(p, j->map, e->kids[1], &b);
+        if (rc2 == SL_ERR) return SL_ERR;
+        int ca, cb;
+        if (rc == SL_OK && rc2 == SL_OK) {
+            int sa = side_of(j, a, &ca), sb = side_of(j, b, &cb);
+            if (sa != sb) {
+                if (j->nkeys == SL_MAX_KEY_COLS) return PERR(e, "too many join keys");
+                j->kcol[sa][j->nkeys] = ca;
+                j->kcol[sb][j->nkeys] = cb;
+                sl_type ta = j->s[sa].r.sch.fields[ca].type, tb = j->s[sb].r.sch.fields[cb].type;
+                if (ta != tb)
+                    return PERR(e, "join key %s = %s compares %s with %s; CAST one side in a "
+                                "subquery so both have the same type", e->kids[0]->s, e->kids[1]->s,
+                                sl_type_name(ta), sl_type_name(tb));
+                j->nkeys++;
+                return SL_OK;
+            }
+        }
+    }
+    if (e->kind == SQL_BINOP && (!strcmp(e->s, ">=") || !strcmp(e->s, "<=") || !strcmp(e->s, ">") ||
+                                 !strcmp(e->s, "<"))) {
+        int rc = time_bound(p, j, e->kids[0], e->s, e->kids[1]);
+        if (rc != SL_DONE) return rc;
+    }
+    if (e->kind == SQL_BETWEEN && !(e->flags & SQL_F_NOT)) {
+        jplan save = *j;
+        int rc = time_bound(p, j, e->kids[0], ">=", e->kids[1]);
+        if (rc == SL_OK) rc = time_bound(p, j, e->kids[0], "<=", e->kids[2]);
+        if (rc == SL_ERR) return SL_ERR;
+        if (rc == SL_OK) return SL_OK;
+        save.resid = j->resid; /* keep what was collected meanwhile */
+        save.nresid = j->nresid;
+        *j = save;
+    }
+    j->resid = sl_realloc(j->resid, sizeof *j->resid * (size_t)(j->nresid + 1));
+    j->resid[j->nresid++] = e;
+    return SL_OK;
+}
+
+/* ---- planning ------------------------------------------------------------------- */
+
+/* Does alias q name (a table of) side s? */
+static int names_side(const jplan *j, int s, const char *q)
+{
+    const rel *r = &j->s[s].r;
+    if (r->alias && !strcasecmp(r->alias, q)) return 1;
+    for (int i = 0; r->jmap && i < r->jmap->nquals; i++)
+        if (!strcasecmp(r->jmap->quals[i], q)) return 1;
+    return 0;
+}
+
+/* STATE_TTL('alias' = 'duration', ...) of the SELECT into per-side TTLs. */
+static int state_ttl_hints(plan *p, const jplan *j, int interval, const char *ttl[2])
+{
+    const sql_node *hs = p->hints;
+    for (int h = 0; hs && h < hs->nkids; h++) {
+        const sql_node *hint = hs->kids[h];
+        if (strcmp(hint->s, "STATE_TTL"))
+            return PERR(hint, "unknown hint '%s' (Sluice knows STATE_TTL)", hint->s);
+        if (interval)
+            return PERR(hint, "STATE_TTL: this join is an interval join, whose state its time "
+                        "bounds limit; the hint applies to regular joins");
+        for (int i = 0; i < hint->nkids; i++) {
+            const sql_node *o = hint->kids[i];
+            int s = names_side(j, 0, o->s) ? 0 : names_side(j, 1, o->s) ? 1 : -1;
+            if (s < 0) {
+                sql_sbuf b = {0};
+                quals_text(j->map, &b);
+                int rc = PERR(o, "STATE_TTL: '%s' is not an input of the join (it reads %s)", o->s,
+                              b.s ? b.s : "");
+                free(b.s);
+                return rc;
+            }
+            int64_t ms;
+            char ebuf[256];
+            if (sl_interval_parse(o->s2, &ms, ebuf, sizeof ebuf) != SL_OK || ms <= 0)
+                return PERR(o, "STATE_TTL: '%s' for '%s' is not a positive duration such as '1 d' "
+                            "or '12 h'", o->s2, o->s);
+            ttl[s] = o->s2;
+        }
+    }
+    return SL_OK;
+}
+
+static json_t *key_names(const jplan *j, int side)
+{
+    json_t *a = json_array();
+    for (int k = 0; k < j->nkeys; k++)
+        json_array_append_new(a, json_string(j->s[side].r.sch.fields[j->kcol[side][k]].name));
+    return a;
+}
+
+static const char *type_name(const char *kw)
+{
+    if (!kw || !strcasecmp(kw, "INNER")) return "inner";
+    if (!strcasecmp(kw, "LEFT")) return "left";
+    if (!strcasecmp(kw, "RIGHT")) return "right";
+    return "full";
+}
+
+/* The joined row's schema: the rule of operators/join.h. */
+static void joined_schema(const sl_schema *l, const sl_schema *r, sl_schema *out)
+{
+    sl_schema_init(out);
+    sl_schema_copy(out, l);
+    for (int i = 0; i < r->n; i++) {
+        const char *name = r->fields[i].name;
+        if (sl_schema_find(out, name) < 0) {
+            sl_schema_add(out, name, r->fields[i].type);
+            continue;
+        }
+        char alt[300];
+        for (int k = 0;; k++) {
+            snprintf(alt, sizeof alt, "%s%d", name, k);
+            if (sl_schema_find(out, alt) < 0) break;
+        }
+        sl_schema_add(out, alt, r->fields[i].type);
+    }
+}
+
+static void jplan_free(jplan *j)
+{
+    rel_free(&j->s[0].r);
+    rel_free(&j->s[1].r);
+    sql_join_map_free(j->map);
+    sl_schema_free(&j->out);
+    free(j->resid);
+}
+
+static int plan_temporal(plan *p, const sql_node *f, const sql_node *asof, jplan *j, const char *jt,
+                         rel *out);
+
+int sql_plan_join(plan *p, const sql_node *f, rel *out)
+{
+    const rel *done = joins_find(p, f);
+    if (done) {
+        rel_copy(out, done);
+        return SL_OK;
+    }
+    const sql_node *on = sql_kid(f, 2);
+    if (!on)
+        return PERR(f, "FROM a, b (a cross join) is not supported; join on keys: a JOIN b ON "
+                    "a.k = b.k");
+    jplan j = {.tcol = {-1, -1}};
+    sl_schema_init(&j.out);
+    int rc = SL_ERR;
+    const sql_node *rnode = sql_kid(f, 1), *asof = NULL;
+    if (rnode->kind == SQL_FROM_TABLE && sql_kid(rnode, 0)) {
+        /* t FOR SYSTEM_TIME AS OF e: a temporal join; the table itself is read as usual */
+        asof = sql_kid(rnode, 0);
+        const sql_node *w1 = sql_kid(rnode, 1), *w2 = sql_kid(rnode, 2);
+        if (strcasecmp(w1->s, "SYSTEM_TIME") || strcasecmp(w2->s, "OF"))
+            return PERR(w1, "expected FOR SYSTEM_TIME AS OF, found FOR %s AS %s", w1->s, w2->s);
+        sql_node *plain = sql_node_new(p->arena, SQL_FROM_TABLE, rnode->line, rnode->col);
+        plain->s = rnode->s;
+        plain->s2 = rnode->s2;
+        rnode = plain;
+    }
+    if (plan_from(p, sql_kid(f, 0), &j.s[0].r) != SL_OK) goto done;
+    if (plan_from(p, rnode, &j.s[1].r) != SL_OK) goto done;
+    free(j.s[1].r.alias);
+    j.s[1].r.alias = sl_strdup(rnode->s2 ? rnode->s2 : rnode->s);
+    j.s[1].off = j.s[0].r.sch.n;
+    j.map = sl_calloc(1, sizeof *j.map);
+    side_names(&j.s[0].r, j.map, 0);
+    side_names(&j.s[1].r, j.map, j.s[1].off);
+    joined_schema(&j.s[0].r.sch, &j.s[1].r.sch, &j.out);
+    if (j.out.n > SL_MAX_FIELDS) {
+        rc = PERR(f, "the joined row would have %d columns (at most %d)", j.out.n, SL_MAX_FIELDS);
+        goto done;
+    }
+    if (conjunct(p, &j, on) != SL_OK) goto done;
+    const char *jt = type_name(f->s);
+    int outer = strcmp(jt, "inner") != 0;
+    if (j.nkeys == 0) {
+        rc = PERR(on, "the join condition needs an equality between a column of each side (e.g. "
+                  "o.id = p.id): Sluice joins on keys and has no cross join");
+        goto done;
+    }
+    if (asof) {
+        rc = plan_temporal(p, f, asof, &j, jt, out);
+        goto done;
+    }
+    int interval = j.has_lo && j.has_hi;
+    if (!interval && (j.has_lo || j.has_hi)) {
+        rc = PERR(on, "the join condition bounds the time of one side against the other only from "
+                  "%s; an interval join needs both bounds (b.ts BETWEEN a.ts - INTERVAL ... AND "
+                  "a.ts + INTERVAL ...)", j.has_lo ? "below" : "above");
+        goto done;
+    }
+    if (outer && j.nresid) {
+        char *t = sql_unparse(j.resid[0]);
+        rc = PERR(j.resid[0], "%s OUTER JOIN: the condition %s is neither an equality of keys nor "
+                  "a time bound; Sluice supports such conditions in inner joins only", f->s, t);
+        free(t);
+        goto done;
+    }
+    if (interval) {
+        for (int s = 0; s < 2; s++)
+            if (j.s[s].r.updating) {
+                rc = PERR(sql_kid(f, s), "an interval join takes append-only inputs; the %s input is "
+                          "a changelog (produced by %s)", s ? "right" : "left", j.s[s].r.updater);
+                goto done;
+            }
+        if (j.lo > j.hi) {
+            rc = PERR(on, "the time bounds leave no room: right.time - left.time between %lld and "
+                      "%lld ms", (long long)j.lo, (long long)j.hi);
+            goto done;
+        }
+    }
+    const char *ttl_hint[2] = {NULL, NULL};
+    if (state_ttl_hints(p, &j, interval, ttl_hint) != SL_OK) goto done;
+    /* a self-join reads one vertex on both inputs: the right one through a calc of its own */
+    if (!strcmp(j.s[0].r.vid, j.s[1].r.vid) && emit_calc(p, &j.s[1].r, NULL, 0, NULL, "join-right") != SL_OK)
+        goto done;
+    json_t *cfg = json_object();
+    json_object_set_new(cfg, "join-type", json_string(jt));
+    json_t *lk = key_names(&j, 0), *rk = key_names(&j, 1);
+    json_object_set(cfg, "left-keys", lk);
+    json_object_set(cfg, "right-keys", rk);
+    sql_sbuf id = {0};
+    sql_sb_fmt(&id, "%s|%s|%s|%s|", interval ? "interval" : "regular", jt,
+               j.s[0].r.ident ? j.s[0].r.ident : "", j.s[1].r.ident ? j.s[1].r.ident : "");
+    for (int k = 0; k < j.nkeys; k++)
+        sql_sb_fmt(&id, "%s=%s,", j.s[0].r.sch.fields[j.kcol[0][k]].name,
+                   j.s[1].r.sch.fields[j.kcol[1][k]].name);
+    if (interval) {
+        json_object_set_new(cfg, "left-time", json_string(j.s[0].r.sch.fields[j.tcol[0]].name));
+        json_object_set_new(cfg, "right-time", json_string(j.s[1].r.sch.fields[j.tcol[1]].name));
+        json_object_set_new(cfg, "lower-bound", json_integer((json_int_t)j.lo));
+        json_object_set_new(cfg, "upper-bound", json_integer((json_int_t)j.hi));
+        sql_sb_fmt(&id, "|%lld|%lld", (long long)j.lo, (long long)j.hi);
+    } else {
+        if (p->ttl && strcmp(p->ttl, "0"))
+            json_object_set_new(cfg, "table.exec.state.ttl", json_string(p->ttl));
+        if (ttl_hint[0]) json_object_set_new(cfg, "left.state.ttl", json_string(ttl_hint[0]));
+        if (ttl_hint[1]) json_object_set_new(cfg, "right.state.ttl", json_string(ttl_hint[1]));
+    }
+    int updating = !interval && (outer || j.s[0].r.updating || j.s[1].r.updating);
+    sql_sbuf ident = {0};
+    sql_sb_fmt(&ident, "join(%s,%s)", j.s[0].r.ident ? j.s[0].r.ident : "",
+               j.s[1].r.ident ? j.s[1].r.ident : "");
+    char *uid = sl_sprintf("join-%s-%08x", interval ? "interval" : "regular", fnv1a(id.s));
+    free(id.s);
+    const char *type = interval ? "interval_join" : "regular_join";
+    char *vid = add_vertex(p, interval ? "interval-join" : "join", type, uid, cfg, NULL, 0, updating);
+    free(uid);
+    add_edge(p, j.s[0].r.vid, vid, "hash", lk, 0);
+    add_edge(p, j.s[1].r.vid, vid, "hash", rk, 1);
+    json_decref(lk);
+    json_decref(rk);
+
+    memset(out, 0, sizeof *out);
+    out->vid = vid;
+    out->sch = j.out;
+    sl_schema_init(&j.out);
+    out->ident = sql_sb_take(&ident);
+    out->jmap = j.map;
+    j.map = NULL;
+    out->updating = updating;
+    if (updating) {
+        out->updater = j.s[0].r.updating ? dup0(j.s[0].r.updater)
+                       : j.s[1].r.updating ? dup0(j.s[1].r.updater)
+                                           : sl_sprintf("%s join '%s'", jt, vid);
+    }
+    if (interval) {
+        /* the left time attribute stays one (the right one too in Flink; Sluice tracks one) */
+        out->rowtime = sl_strdup(out->sch.fields[j.s[0].off + j.tcol[0]].name);
+    }
+    if (j.nresid) {
+        /* inner join: the rest of the condition filters the joined rows */
+        sql_node *cond = NULL;
+        for (int i = 0; i < j.nresid; i++) {
+            sql_node *r;
+            if (rewrite(p, out->jmap, &out->sch, j.resid[i], &r) != SL_OK) goto fail_out;
+            if (!cond) {
+                cond = r;
+                continue;
+            }
+            sql_node *a = sql_node_new(p->arena, SQL_BINOP, r->line, r->col);
+            a->s = "AND";
+            sql_node_add(p->arena, a, cond);
+            sql_node_add(p->arena, a, r);
+            cond = a;
+        }
+        rel tmp = {0};
+        rel_copy(&tmp, out);
+        sql_join_map_free(tmp.jmap);
+        tmp.jmap = NULL;
+        if (emit_calc(p, &tmp, NULL, 0, cond, "join-filter") != SL_OK) {
+            rel_free(&tmp);
+            goto fail_out;
+        }
+        free(out->vid);
+        out->vid = tmp.vid;
+        tmp.vid = NULL;
+        rel_free(&tmp);
+    }
+    joins_add(p, f, out);
+    rc = SL_OK;
+    goto done;
+fail_out:
+    rel_free(out);
+done:
+    jplan_free(&j);
+    return rc;
+}
+
+/* s JOIN t FOR SYSTEM_TIME AS OF s.ts ON s.k = t.k: a temporal_join vertex.
+ * t must be a versioned table: a primary key (the join's keys) and a
+ * watermark (each version's time). */
+static int plan_temporal(plan *p, const sql_node *f, const sql_node *asof, jplan *j, const char *jt,
+                         rel *out)
+{
+    const sql_node *rnode = sql_kid(f, 1);
+    const sql_table *t = sql_catalog_find(p->cat, rnode->s);
+    if (strcmp(jt, "inner") && strcmp(jt, "left"))
+        return PERR(f, "a temporal join is an inner or LEFT join, not %s", f->s);
+    if (!t || t->is_view || !t->npk || !j->s[1].r.rowtime)
+        return PERR(rnode, "FOR SYSTEM_TIME AS OF: '%s' is not a versioned table (it needs a "
+                    "PRIMARY KEY and a WATERMARK in CREATE TABLE)", rnode->s);
+    int tl, c;
+    if (asof->kind != SQL_COL || resolve(p, j->map, asof, &tl) != SL_OK || side_of(j, tl, &c) != 0 ||
+        !j->s[0].r.rowtime || strcasecmp(j->s[0].r.rowtime, j->s[0].r.sch.fields[c].name))
+        return PERR(asof, "FOR SYSTEM_TIME AS OF needs the event-time attribute of the left side "
+                    "(its watermarked column); processing-time temporal joins are not supported");
+    /* the keys: exactly the primary key */
+    for (int k = 0; k < t->npk; k++) {
+        int found = 0;
+        for (int q = 0; q < j->nkeys; q++)
+            if (!strcasecmp(j->s[1].r.sch.fields[j->kcol[1][q]].name, t->pk[k])) found = 1;
+        if (!found)
+            return PERR(sql_kid(f, 2), "a temporal join must join on the versioned table's whole "
+                        "primary key; '%s' has no equality in the ON condition", t->pk[k]);
+    }
+    if (j->nkeys != t->npk)
+        return PERR(sql_kid(f, 2), "a temporal join joins on the versioned table's primary key "
+                    "only; move other equalities to WHERE");
+    if (j->has_lo || j->has_hi || j->nresid) {
+        if (strcmp(jt, "inner") || j->has_lo || j->has_hi)
+            return PERR(sql_kid(f, 2), "a temporal join takes equalities on the primary key%s",
+                        strcmp(jt, "inner") ? "" : " and non-time conditions");
+    }
+    if (j->s[0].r.updating)
+        return PERR(sql_kid(f, 0), "the left side of a temporal join must be append-only (it is "
+                    "a changelog produced by %s)", j->s[0].r.updater);
+    json_t *cfg = json_object();
+    json_object_set_new(cfg, "join-type", json_string(jt));
+    json_t *lk = key_names(j, 0), *rk = key_names(j, 1);
+    json_object_set(cfg, "left-keys", lk);
+    json_object_set(cfg, "right-keys", rk);
+    json_object_set_new(cfg, "left-time", json_string(j->s[0].r.sch.fields[c].name));
+    json_object_set_new(cfg, "right-time", json_string(j->s[1].r.rowtime));
+    sql_sbuf id = {0};
+    sql_sb_fmt(&id, "temporal|%s|%s|%s|", jt, j->s[0].r.ident ? j->s[0].r.ident : "", t->name);
+    for (int k = 0; k < j->nkeys; k++)
+        sql_sb_fmt(&id, "%s=%s,", j->s[0].r.sch.fields[j->kcol[0][k]].name,
+                   j->s[1].r.sch.fields[j->kcol[1][k]].name);
+    char *uid = sl_sprintf("join-temporal-%08x", fnv1a(id.s));
+    free(id.s);
+    if (!strcmp(j->s[0].r.vid, j->s[1].r.vid) &&
+        emit_calc(p, &j->s[1].r, NULL, 0, NULL, "join-right") != SL_OK) {
+        json_decref(cfg);
+        json_decref(lk);
+        json_decref(rk);
+        free(uid);
+        return SL_ERR;
+    }
+    char *vid = add_vertex(p, "temporal-join", "temporal_join", uid, cfg, NULL, 0, 0);
+    free(uid);
+    add_edge(p, j->s[0].r.vid, vid, "hash", lk, 0);
+    add_edge(p, j->s[1].r.vid, vid, "hash", rk, 1);
+    json_decref(lk);
+    json_decref(rk);
+    memset(out, 0, sizeof *out);
+    out->vid = vid;
+    out->sch = j->out;
+    sl_schema_init(&j->out);
+    sql_sbuf ident = {0};
+    sql_sb_fmt(&ident, "temporal(%s,%s)", j->s[0].r.ident ? j->s[0].r.ident : "", t->name);
+    out->ident = sql_sb_take(&ident);
+    out->jmap = j->map;
+    j->map = NULL;
+    out->rowtime = sl_strdup(out->sch.fields[c].name);
+    if (j->nresid) {
+        sql_node *cond = NULL;
+        for (int i = 0; i < j->nresid; i++) {
+            sql_node *r;
+            if (rewrite(p, out->jmap, &out->sch, j->resid[i], &r) != SL_OK) {
+                rel_free(out);
+                return SL_ERR;
+            }
+            if (!cond) {
+                cond = r;
+                continue;
+            }
+            sql_node *a = sql_node_new(p->arena, SQL_BINOP, r->line, r->col);
+            a->s = "AND";
+            sql_node_add(p->arena, a, cond);
+            sql_node_add(p->arena, a, r);
+            cond = a;
+        }
+        sql_join_map *keep = out->jmap;
+        out->jmap = NULL;
+        int rc = emit_calc(p, out, NULL, 0, cond, "join-filter");
+        out->jmap = keep;
+        if (rc != SL_OK) {
+            rel_free(out);
+            return SL_ERR;
+        }
+    }
+    joins_add(p, f, out);
+    return SL_OK;
+}
+
+int sql_join_resolve_select(plan *p, const sql_node *sel, const sql_node **out)
+{
+    *out = sel;
+    const sql_node *from = sql_kid(sel, 1), *hints = sql_kid(sel, 5);
+    if (!from || from->kind != SQL_FROM_JOIN) {
+        if (hints && hints->nkids)
+            return PERR(hints->kids[0], "the %s hint applies to a SELECT over a regular join "
+                        "(Sluice supports STATE_TTL there)", hints->kids[0]->s);
+        return SL_OK;
+    }
+    rel r;
+    const sql_node *saved = p->hints;
+    p->hints = hints;
+    int prc = sql_plan_join(p, from, &r);
+    p->hints = saved;
+    if (prc != SL_OK) return SL_ERR;
+    sql_node *n = sql_node_new(p->arena, SQL_SELECT, sel->line, sel->col);
+    n->flags = sel->flags;
+    n->s = sel->s;
+    n->s2 = sel->s2;
+    int rc = SL_OK;
+    for (int i = 0; rc == SL_OK && i < sel->nkids; i++) {
+        const sql_node *k = sel->kids[i];
+        sql_node *nk = NULL;
+        if (i == 1) {
+            nk = (sql_node *)from; /* planned already: plan_from finds it */
+        } else if (i == 0 && k) {
+            /* the select list: alias.* becomes that side's columns */
+            nk = sql_node_new(p->arena, k->kind, k->line, k->col);
+            for (int it = 0; rc == SL_OK && it < k->nkids; it++) {
+                const sql_node *si = k->kids[it], *e = si->kids[0];
+                if (e->kind == SQL_STAR && e->s) {
+                    int any = 0;
+                    for (int c = 0; c < r.jmap->n; c++) {
+                        const jcol *jc = &r.jmap->c[c];
+                        if (!jc->qual || strcasecmp(jc->qual, e->s)) continue;
+                        sql_node *ni = sql_node_new(p->arena, SQL_ITEM, e->line, e->col);
+                        sql_node *col = sql_node_new(p->arena, SQL_COL, e->line, e->col);
+                        const char *nm = r.sch.fields[jc->col].name;
+                        col->s = sql_arena_strndup(p->arena, nm, strlen(nm));
+                        col->flags = SQL_F_QUOTED;
+                        sql_node_add(p->arena, ni, col);
+                        sql_node_add(p->arena, nk, ni);
+                        any = 1;
+                    }
+                    if (!any) {
+                        sql_sbuf b = {0};
+                        quals_text(r.jmap, &b);
+                        rc = PERR(e, "unknown table or alias '%s' (the join names %s)", e->s, b.s ? b.s : "");
+                        free(b.s);
+                    }
+                    continue;
+                }
+                sql_node *ni = sql_node_new(p->arena, SQL_ITEM, si->line, si->col);
+                ni->s = si->s;
+                sql_node *ne;
+                if ((rc = rewrite(p, r.jmap, &r.sch, e, &ne)) == SL_OK) {
+                    sql_node_add(p->arena, ni, ne);
+                    sql_node_add(p->arena, nk, ni);
+                }
+            }
+        } else {
+            rc = rewrite(p, r.jmap, &r.sch, k, &nk);
+        }
+        if (rc == SL_OK) sql_node_add(p->arena, n, nk);
+    }
+    rel_free(&r);
+    if (rc != SL_OK) return SL_ERR;
+    *out = n;
+    return SL_OK;
+}
