@@ -109,6 +109,20 @@ static const sl_conf_def defs[] = {
     {{"state.backend.type", SL_CT_ENUM, "hashmap", "hashmap,rocksdb",
       "Where keyed state lives: in memory (hashmap) or in RocksDB on local disk (rocksdb)."},
      NOLIM, NULL},
+    {{"state.backend.rocksdb.memory.managed", SL_CT_BOOL, "true", NULL,
+      "RocksDB states of a TaskManager share one memory budget (block cache and memtables) of "
+      "taskmanager.memory.managed.size; false leaves each instance RocksDB's own defaults."},
+     NOLIM, NULL},
+    {{"taskmanager.memory.managed.size", SL_CT_MEMORY, "256mb", NULL,
+      "A TaskManager's managed memory: the budget that all its RocksDB states share."},
+     0, INT64_MAX, NULL},
+    {{"state.backend.rocksdb.memory.fixed-per-slot", SL_CT_MEMORY, "0", NULL,
+      "When above 0, the RocksDB budget is this much per slot (times "
+      "taskmanager.numberOfTaskSlots), in place of the managed memory."},
+     0, INT64_MAX, NULL},
+    {{"state.backend.rocksdb.memory.write-buffer-ratio", SL_CT_DOUBLE, "0.5", NULL,
+      "Share of the RocksDB budget for memtables; the rest is the shared block cache."},
+     0, 1, NULL},
     {{"state.checkpoints.dir", SL_CT_PATH, "", NULL,
       "Directory that checkpoints are written to (<dir>/<job id>/chk-<n>); empty means "
       "/tmp/sluice-checkpoints."},
@@ -254,7 +268,7 @@ static const char *const ignored_keys[] = {
     "env.",                          /* env.java.opts.*, env.log.dir, env.pid.dir, ... */
     "jobmanager.memory.",            /* the JobManager's JVM memory model */
     "taskmanager.memory.flink.size", "taskmanager.memory.task.heap.size",
-    "taskmanager.memory.task.off-heap.size", "taskmanager.memory.managed.size",
+    "taskmanager.memory.task.off-heap.size",
     "taskmanager.memory.managed.fraction", "taskmanager.memory.network.min",
     "taskmanager.memory.network.max", "taskmanager.memory.network.fraction",
     "taskmanager.memory.jvm-metaspace.size", "taskmanager.memory.jvm-overhead.min",
