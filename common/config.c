@@ -123,6 +123,10 @@ static const sl_conf_def defs[] = {
     {{"state.backend.rocksdb.memory.write-buffer-ratio", SL_CT_DOUBLE, "0.5", NULL,
       "Share of the RocksDB budget for memtables; the rest is the shared block cache."},
      0, 1, NULL},
+    {{"execution.checkpointing.incremental", SL_CT_BOOL, "false", NULL,
+      "With the rocksdb backend, a checkpoint uploads only the SST files that no earlier "
+      "retained checkpoint has; savepoints and the hashmap backend stay full."},
+     NOLIM, NULL},
     {{"state.checkpoints.dir", SL_CT_PATH, "", NULL,
       "Directory that checkpoints are written to (<dir>/<job id>/chk-<n>); empty means "
       "/tmp/sluice-checkpoints."},
@@ -255,6 +259,7 @@ static const struct {
     {"execution.checkpointing.savepoint-dir", "state.savepoints.dir"},
     {"execution.checkpointing.num-retained", "state.checkpoints.num-retained"},
     {"state.backend", "state.backend.type"},
+    {"state.backend.incremental", "execution.checkpointing.incremental"},
     {"restart-strategy", "restart-strategy.type"},
     {"io.tmp.dirs", "taskmanager.tmp.dirs"},
     {"high-availability", "high-availability.type"},
@@ -281,7 +286,6 @@ static const char *const ignored_keys[] = {
     "classloader.", "pekko.", "akka.", "kubernetes.", "yarn.", "security.", "fs.", "s3.",
     "web.submit.enable", "web.cancel.enable", "web.upload.dir", "web.tmpdir",
     "state.checkpoint-storage", "execution.checkpointing.storage",  /* always the file system */
-    "state.backend.incremental", "execution.checkpointing.incremental", /* always full */
     "execution.checkpointing.externalized-checkpoint-retention", /* always retained */
     "state.backend.rocksdb.", "metrics.", "rest.flamegraph.enabled", "rest.profiling.enabled",
     "cluster.evenly-spread-out-slots", "execution.runtime-mode", "pipeline.name",

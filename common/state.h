@@ -128,4 +128,24 @@ void sl_rocksdb_memory_stats(sl_rocksdb_memory *out);
  * identity, for tests and diagnostics); NULL otherwise. */
 const void *sl_kstate_rocksdb_cache(const sl_kstate *s);
 
+/* ---- incremental checkpoints (rocksdb only) ----------------------------- */
+
+/* rm -r of a directory (a missing one is fine; refuses a non-directory). */
+int sl_rm_tree(const char *dir, char *err, size_t errlen);
+
+/* 16 hex digits, random per instance: prefixes its SST files' names in a
+ * checkpoint's shared directory (RocksDB's file numbers restart with every
+ * instance; an SST file of one instance never changes). */
+const char *sl_kstate_rocksdb_instance(const sl_kstate *s);
+/* A RocksDB checkpoint of the state as of now into `dir` (created; must not
+ * exist or is emptied): the write buffer and memtables are flushed, SST
+ * files hard-linked. The task thread, at a barrier. */
+int sl_kstate_rocksdb_checkpoint(sl_kstate *s, const char *dir, char *err, size_t errlen);
+/* Open a RocksDB checkpoint directory read-only and visit its entries of key
+ * groups [kg_lo, kg_hi] in encoded-key order; fn returning non-zero stops
+ * it with SL_ERR (fn's own message). */
+int sl_rocksdb_read_checkpoint(const char *dir, int kg_lo, int kg_hi,
+                               int (*fn)(void *ctx, const sl_kentry *e), void *ctx, char *err,
+                               size_t errlen);
+
 #endif

@@ -78,6 +78,7 @@ typedef struct rdb_db {
     rocksdb_options_t *opts;
     rocksdb_block_based_table_options_t *topts;
     char *dir;
+    char instance[17];             /* 16 random hex: names this instance's files in shared/ */
     rocksdb_cache_t *cache;        /* the shared block cache, or NULL (not owned) */
     struct rdb_db *next, *prev;    /* in mem.live while open under a budget */
 } rdb_db;
@@ -655,6 +656,7 @@ sl_kstate *sl_kstate_rocksdb_open(const char *dir, char *err, size_t errlen)
     rdb_db *d = sl_calloc(1, sizeof *d);
     atomic_init(&d->refs, 1);
     d->dir = sl_strdup(dir);
+    sl_random_hex(d->instance, 16);
     d->opts = rocksdb_options_create();
     rocksdb_options_set_create_if_missing(d->opts, 1);
     rocksdb_options_set_info_log_level(d->opts, 2 /* WARN */);
@@ -721,4 +723,72 @@ const void *sl_kstate_rocksdb_cache(const sl_kstate *s)
 {
     if (!s || sl_kstate_kind(s) != SL_BACKEND_ROCKSDB) return NULL;
     return ((const rdb_state *)s)->d->cache;
+}
+
+int sl_rm_tree(const char *dir, char *err, size_t errlen) { return rm_tree(dir, err, errlen); }
+
+/* ---- incremental checkpoints ---------------------------------------------- */
+
+const char *sl_kstate_rocksdb_instance(const sl_kstate *s)
+{
+    return ((const rdb_state *)s)->d->instance;
+}
+
+int sl_kstate_rocksdb_checkpoint(sl_kstate *s, const char *dir, char *err, size_t errlen)
+{
+    rdb_state *st = (rdb_state *)s;
+    /* a checkpoint barrier: everything written so far goes into RocksDB */
+    if (st->ndirty && rb_flush(st, err, errlen) != SL_OK) return SL_ERR;
+    if (rm_tree(dir, err, errlen) != SL_OK) return SL_ERR;
+    char *e = NULL;
+    rocksdb_checkpoint_t *cp = rocksdb_checkpoint_object_create(st->d->db, &e);
+    if (e) return rdb_err(e, "checkpoint", st->d->dir, err, errlen);
+    /* 0: flush the memtables first, so the checkpoint is SST files only */
+    rocksdb_checkpoint_create(cp, dir, 0, &e);
+    rocksdb_checkpoint_object_destroy(cp);
+    if (e) {
+        (void)rm_tree(dir, NULL, 0);
+        return rdb_err(e, "checkpoint", st->d->dir, err, errlen);
+    }
+    return SL_OK;
+}
+
+int sl_rocksdb_read_checkpoint(const char *dir, int kg_lo, int kg_hi,
+                               int (*fn)(void *ctx, const sl_kentry *e), void *ctx, char *err,
+                               size_t errlen)
+{
+    rocksdb_options_t *o = rocksdb_options_create();
+    rocksdb_options_set_info_log_level(o, 2 /* WARN */);
+    char *e = NULL;
+    rocksdb_t *db = rocksdb_open_for_read_only(o, dir, 0, &e);
+    rocksdb_options_destroy(o);
+    if (e || !db) return rdb_err(e, "opening the restored checkpoint", dir, err, errlen);
+    uint8_t lo[2], hi[2];
+    sl_put_be16(lo, (uint16_t)kg_lo);
+    sl_put_be16(hi, (uint16_t)(kg_hi + 1));
+    rocksdb_readoptions_t *ro = rocksdb_readoptions_create();
+    rocksdb_readoptions_set_iterate_upper_bound(ro, (const char *)hi, 2);
+    rocksdb_readoptions_set_fill_cache(ro, 0);
+    rocksdb_iterator_t *it = rocksdb_create_iterator(db, ro);
+    int rc = SL_OK;
+    for (rocksdb_iter_seek(it, (const char *)lo, 2); rc == SL_OK && rocksdb_iter_valid(it);
+         rocksdb_iter_next(it)) {
+        size_t kn = 0, vn = 0;
+        const uint8_t *key = (const uint8_t *)rocksdb_iter_key(it, &kn);
+        sl_kentry ke;
+        if (sl_kenc_decode(key, kn, &ke) != SL_OK || ke.kg < kg_lo || ke.kg > kg_hi) {
+            rc = sl_seterr(err, errlen, "restored rocksdb checkpoint in '%s': malformed key of %zu "
+                           "bytes", dir, kn);
+            break;
+        }
+        ke.val = rocksdb_iter_value(it, &vn);
+        ke.vlen = vn;
+        if (fn(ctx, &ke)) rc = SL_ERR;
+    }
+    rocksdb_iter_get_error(it, &e);
+    rocksdb_iter_destroy(it);
+    rocksdb_readoptions_destroy(ro);
+    rocksdb_close(db);
+    if (e) return rdb_err(e, "reading the restored checkpoint", dir, err, errlen);
+    return rc;
 }

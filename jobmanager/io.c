@@ -15,7 +15,9 @@
  * job while its files are still being written. io_lock is a leaf: held to
  * link jobs and set flags, never during file work.
  */
+#include <errno.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "jm.h"
 #include "ha.h"
@@ -53,6 +55,10 @@ static void run(jm *j, jm_io_job *job)
     case JM_IO_REMOVE:
         if (sl_snapshot_remove(job->dir, job->err, sizeof job->err) != SL_OK)
             sl_warn(TAG, "cannot remove %s: %s", job->dir, job->err);
+        break;
+    case JM_IO_UNLINK:
+        if (unlink(job->dir) != 0 && errno != ENOENT)
+            sl_warn(TAG, "cannot remove shared file %s: %s", job->dir, strerror(errno));
         break;
     case JM_IO_RESTORE_PLAN:
         job->rc = jm_restore_plan(job->g, job->path, job->allow_non_restored, job->report,
@@ -138,6 +144,14 @@ void jm_io_remove(jm *j, const char *dir)
     jm_io_job *job = sl_calloc(1, sizeof *job);
     job->kind = JM_IO_REMOVE;
     job->dir = sl_strdup(dir);
+    jm_io_submit(j, job);
+}
+
+void jm_io_unlink(jm *j, const char *path)
+{
+    jm_io_job *job = sl_calloc(1, sizeof *job);
+    job->kind = JM_IO_UNLINK;
+    job->dir = sl_strdup(path);
     jm_io_submit(j, job);
 }
 

@@ -104,6 +104,11 @@ typedef struct jm_cp_handle {
     int kg_first, kg_last;
     uint64_t size;
     int keyed, has_opstate;
+    char **shared;              /* incremental RocksDB state: files in <job>/shared/ */
+    size_t nshared;
+    char **priv;                /* ... and private files next to `file` */
+    size_t npriv;
+    uint64_t checkpointed_size;
 } jm_cp_handle;
 
 typedef struct jm_checkpoint {
@@ -119,7 +124,9 @@ typedef struct jm_checkpoint {
                                    _metadata records it finished) */
     int writing;                /* all acknowledged; _metadata is being written (io.c) */
     char *dir;                  /* where its files go */
-    uint64_t state_size;
+    uint64_t state_size;        /* every file the checkpoint needs */
+    uint64_t checkpointed_size; /* what it wrote anew (less when incremental) */
+    int refs_counted;           /* its shared files are counted in job->shared_refs */
     uint64_t max_alignment_ns, max_sync_ns, max_async_ns;
     char *failure;
     jm_cp_handle *handles;
@@ -167,6 +174,7 @@ typedef struct jm_job {
     int cp_total, cp_completed, cp_failed, cp_restored;
     int cp_failed_in_a_row;
     jm_checkpoint *latest_completed;  /* also a member of cps (or kept alone) */
+    struct sl_shared_refs *shared_refs; /* retained checkpoints per shared file (checkpoint.c) */
     int64_t restored_id, restored_ms;
     int restored_is_savepoint;
     char *restored_path;
@@ -297,6 +305,7 @@ int jm_on_loop(const jm *j);              /* is the caller the loop thread? */
 typedef enum {
     JM_IO_WRITE_METADATA,       /* loop: write <dir>/_metadata; answer with JM_OP_CP_WRITTEN */
     JM_IO_REMOVE,               /* loop: delete a snapshot directory (checkpoint, failed one) */
+    JM_IO_UNLINK,               /* loop: delete a shared file no retained checkpoint needs */
     JM_IO_RESTORE_PLAN,         /* REST thread (waits): check a savepoint against a graph */
     JM_IO_DISPOSE               /* REST thread (waits): delete a savepoint */
 } jm_io_kind;
@@ -327,6 +336,7 @@ int jm_io_start(jm *j, char *err, size_t errlen);
 void jm_io_submit(jm *j, jm_io_job *job);   /* loop: fire and forget (job taken) */
 int jm_io_call(jm *j, jm_io_job *job);      /* other threads: run and wait; returns job->rc */
 void jm_io_remove(jm *j, const char *dir);  /* loop: queue a JM_IO_REMOVE */
+void jm_io_unlink(jm *j, const char *path); /* loop: queue a JM_IO_UNLINK */
 void jm_io_stop(jm *j);                     /* finish queued work, join */
 
 /* ---- sender.c: every outbound message (loop only) ---------------------- */

@@ -31,7 +31,7 @@ static json_t *cp_json(const jm_checkpoint *cp)
                           "is_savepoint", cp->type != CP_CHECKPOINT, "trigger_timestamp",
                           (json_int_t)cp->trigger_ms, "latest_ack_timestamp",
                           (json_int_t)(cp->latest_ack_ms ? cp->latest_ack_ms : -1), "state_size",
-                          (json_int_t)cp->state_size, "checkpointed_size", (json_int_t)cp->state_size,
+                          (json_int_t)cp->state_size, "checkpointed_size", (json_int_t)cp->checkpointed_size,
                           "end_to_end_duration", (json_int_t)(end - cp->trigger_ms), "num_subtasks",
                           cp->num_subtasks, "num_acknowledged_subtasks", cp->num_acked,
                           "checkpoint_type", cp_type_name(cp->type), "discarded", cp->discarded);
@@ -94,6 +94,7 @@ json_t *jm_rest_checkpoints_json(const jm_job *job)
     for (const jm_checkpoint *cp = job->cps; cp; cp = cp->next) ncp++;
     /* the completed ones' sizes, durations and alignments, for the summary */
     int64_t *sizes = sl_calloc((size_t)ncp + 1, sizeof *sizes);
+    int64_t *csizes = sl_calloc((size_t)ncp + 1, sizeof *csizes);
     int64_t *durs = sl_calloc((size_t)ncp + 1, sizeof *durs);
     int64_t *aligns = sl_calloc((size_t)ncp + 1, sizeof *aligns);
     int n = 0;
@@ -107,6 +108,7 @@ json_t *jm_rest_checkpoints_json(const jm_job *job)
         if (cp->status != CP_COMPLETED) continue;
         if (cp->type == CP_CHECKPOINT && !lc) lc = cp;
         sizes[n] = (int64_t)cp->state_size;
+        csizes[n] = (int64_t)cp->checkpointed_size;
         durs[n] = cp->end_ms - cp->trigger_ms;
         aligns[n] = (int64_t)(cp->max_alignment_ns / 1000000);
         n++;
@@ -133,12 +135,13 @@ json_t *jm_rest_checkpoints_json(const jm_job *job)
     int64_t zero = 0;
     json_object_set_new(o, "summary",
                         json_pack("{s:o,s:o,s:o,s:o,s:o,s:o}", "state_size", stats_json(sizes, n),
-                                  "checkpointed_size", stats_json(sizes, n),
+                                  "checkpointed_size", stats_json(csizes, n),
                                   "end_to_end_duration", stats_json(durs, n),
                                   "alignment_buffered", stats_json(aligns, n),
                                   "processed_data", stats_json(&zero, 0),
                                   "persisted_data", stats_json(&zero, 0)));
     free(sizes);
+    free(csizes);
     free(durs);
     free(aligns);
     json_object_set_new(o, "latest", latest);
@@ -155,9 +158,12 @@ json_t *jm_rest_checkpoint_details(const jm_job *job, const jm_checkpoint *cp)
     for (int c = 0; c < g->nchains; c++) {
         int acked = 0;
         for (int i = 0; i < g->chains[c].parallelism; i++) acked += cp->acked[idx + i];
-        uint64_t size = 0;
+        uint64_t size = 0, csize = 0;
         for (int h = 0; h < cp->nhandles; h++)
-            if (g->v[cp->handles[h].vertex].chain == c) size += cp->handles[h].size;
+            if (g->v[cp->handles[h].vertex].chain == c) {
+                size += cp->handles[h].size;
+                csize += cp->handles[h].checkpointed_size;
+            }
         /* Flink's TaskCheckpointStatistics; ack times are kept per
          * checkpoint, not per vertex, so the vertex's own are -1 (unknown) */
         json_t *t = json_pack("{s:s,s:i,s:i,s:I}", "name", g->chains[c].name, "num_subtasks",
@@ -169,7 +175,7 @@ json_t *jm_rest_checkpoint_details(const jm_job *job, const jm_checkpoint *cp)
                                                          ? "COMPLETED" : cp_status_name(cp->status)));
         json_object_set_new(t, "latest_ack_timestamp", json_integer(-1));
         json_object_set_new(t, "end_to_end_duration", json_integer(-1));
-        json_object_set_new(t, "checkpointed_size", json_integer((json_int_t)size));
+        json_object_set_new(t, "checkpointed_size", json_integer((json_int_t)csize));
         json_object_set_new(t, "alignment_buffered", json_integer(0));
         json_object_set_new(t, "processed_data", json_integer(0));
         json_object_set_new(t, "persisted_data", json_integer(0));
