@@ -322,3 +322,40 @@ int sl_shared_refs_count(const sl_shared_refs *r, const char *name)
 }
 
 size_t sl_shared_refs_size(const sl_shared_refs *r) { return r->n; }
+
+const char *sl_shared_refs_name(const sl_shared_refs *r, size_t i) { return r->v[i].name; }
+
+int sl_inc_sweep(const char *shared_dir, const char *const *keep, size_t n, char *err,
+                 size_t errlen)
+{
+    DIR *d = opendir(shared_dir);
+    if (!d) {
+        if (errno == ENOENT) return SL_OK;
+        return sl_seterr(err, errlen, "cannot read %s: %s", shared_dir, strerror(errno));
+    }
+    int rc = SL_OK, left = 0;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        const char *name = de->d_name;
+        if (!strcmp(name, ".") || !strcmp(name, "..")) continue;
+        int ours = sl_inc_name_ok(name, 0);
+        if (!ours && has_suffix(name, ".tmp")) {
+            char *base = sl_strndup(name, strlen(name) - 4);
+            ours = sl_inc_name_ok(base, 0);
+            free(base);
+        }
+        const char *key = name;
+        if (!ours || (n && bsearch(&key, keep, n, sizeof *keep, cmp_str))) {
+            left++;
+            continue;
+        }
+        if (unlinkat(dirfd(d), name, 0) != 0 && errno != ENOENT) {
+            rc = sl_seterr(err, errlen, "cannot remove %s/%s: %s", shared_dir, name, strerror(errno));
+            left++;
+        }
+    }
+    closedir(d);
+    if (rc == SL_OK && !left && rmdir(shared_dir) != 0 && errno != ENOENT && errno != ENOTEMPTY)
+        rc = sl_seterr(err, errlen, "cannot remove %s: %s", shared_dir, strerror(errno));
+    return rc;
+}

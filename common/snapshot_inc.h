@@ -71,5 +71,14 @@ char **sl_shared_refs_release(sl_shared_refs *r, char *const *names, size_t n, s
 /* References to name (0 if unknown). */
 int sl_shared_refs_count(const sl_shared_refs *r, const char *name);
 size_t sl_shared_refs_size(const sl_shared_refs *r); /* distinct files referenced */
+/* The i-th referenced name, in strcmp order (i < sl_shared_refs_size). */
+const char *sl_shared_refs_name(const sl_shared_refs *r, size_t i);
+
+/* Delete the files in shared_dir that incremental checkpoints write (and
+ * their temp files) but `keep` (n names, strcmp-sorted) does not list; then
+ * the directory itself if nothing is left. For the end of a job, when no
+ * checkpoint can still reference a file that no retained one does. */
+int sl_inc_sweep(const char *shared_dir, const char *const *keep, size_t n, char *err,
+                 size_t errlen);
 
 #endif

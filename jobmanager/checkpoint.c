@@ -107,6 +107,8 @@ void jm_cp_free(jm_job *job)
     job->pending = NULL;
     sl_shared_refs_free(job->shared_refs);
     job->shared_refs = NULL;
+    free(job->shared_dir);
+    job->shared_dir = NULL;
     while (job->sp_ops) {
         jm_savepoint_op *op = job->sp_ops;
         job->sp_ops = op->next;
@@ -258,6 +260,16 @@ void jm_cp_job_ended(jm *j, jm_job *job)
         }
     }
     job->pending = NULL;
+    /* no checkpoint of this attempt can come any more, and the next attempt's
+     * RocksDB instances write new names: shared files no retained checkpoint
+     * references (uploaded by ones that failed or stopped) go */
+    if (job->shared_dir && !job->shared_untracked) {
+        size_t n = job->shared_refs ? sl_shared_refs_size(job->shared_refs) : 0;
+        const char **keep = sl_calloc(n + 1, sizeof *keep);
+        for (size_t i = 0; i < n; i++) keep[i] = sl_shared_refs_name(job->shared_refs, i);
+        jm_io_sweep(j, job->shared_dir, keep, n);
+        free(keep);
+    }
 }
 
 char *jm_savepoint_dir(jm *j, jm_job *job, const char *target)
@@ -543,6 +555,7 @@ void jm_cp_on_ack(jm *j, const Sluice__AcknowledgeCheckpoint *a)
         hd->priv = hd->npriv ? sl_calloc(hd->npriv, sizeof *hd->priv) : NULL;
         for (size_t k = 0; k < hd->npriv; k++) hd->priv[k] = sl_strdup(h->private_files[k]);
         hd->checkpointed_size = h->checkpointed_size;
+        if (hd->nshared && !job->shared_dir) job->shared_dir = sl_inc_shared_dir(cp->dir);
         cp->state_size += h->size;
         cp->checkpointed_size += h->checkpointed_size;
     }

@@ -175,6 +175,9 @@ typedef struct jm_job {
     int cp_failed_in_a_row;
     jm_checkpoint *latest_completed;  /* also a member of cps (or kept alone) */
     struct sl_shared_refs *shared_refs; /* retained checkpoints per shared file (checkpoint.c) */
+    char *shared_dir;           /* <checkpoints>/<job>/shared once an incremental one was acked */
+    int shared_untracked;       /* recovered (HA): retained checkpoints this JobManager did
+                                   not see complete may need shared files: never sweep */
     int64_t restored_id, restored_ms;
     int restored_is_savepoint;
     char *restored_path;
@@ -306,6 +309,7 @@ typedef enum {
     JM_IO_WRITE_METADATA,       /* loop: write <dir>/_metadata; answer with JM_OP_CP_WRITTEN */
     JM_IO_REMOVE,               /* loop: delete a snapshot directory (checkpoint, failed one) */
     JM_IO_UNLINK,               /* loop: delete a shared file no retained checkpoint needs */
+    JM_IO_SWEEP,                /* loop: at a job's end, delete shared files not in data */
     JM_IO_RESTORE_PLAN,         /* REST thread (waits): check a savepoint against a graph */
     JM_IO_DISPOSE               /* REST thread (waits): delete a savepoint */
 } jm_io_kind;
@@ -337,6 +341,8 @@ void jm_io_submit(jm *j, jm_io_job *job);   /* loop: fire and forget (job taken)
 int jm_io_call(jm *j, jm_io_job *job);      /* other threads: run and wait; returns job->rc */
 void jm_io_remove(jm *j, const char *dir);  /* loop: queue a JM_IO_REMOVE */
 void jm_io_unlink(jm *j, const char *path); /* loop: queue a JM_IO_UNLINK */
+/* loop: queue a JM_IO_SWEEP of shared_dir keeping the n sorted names */
+void jm_io_sweep(jm *j, const char *shared_dir, const char *const *keep, size_t n);
 void jm_io_stop(jm *j);                     /* finish queued work, join */
 
 /* ---- sender.c: every outbound message (loop only) ---------------------- */
