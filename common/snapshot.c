@@ -1202,7 +1202,7 @@ int sl_snapshot_remove(const char *dir, char *err, size_t errlen)
         else if (!snapshot_file_name(de->d_name) || !S_ISREG(st.st_mode))
             rc = sl_seterr(err, errlen,
                            "refusing to remove snapshot directory %s: it holds '%s', which is not a "
-                           "snapshot file (only _metadata, *.state and *.tmp are removed)",
+                           "snapshot file (only _metadata, *.state, *.tmp and incremental *.rdb files are removed)",
                            dir, de->d_name);
         nfiles++;
     }
