@@ -127,6 +127,11 @@ static const sl_conf_def defs[] = {
       "With the rocksdb backend, a checkpoint uploads only the SST files that no earlier "
       "retained checkpoint has; savepoints and the hashmap backend stay full."},
      NOLIM, NULL},
+    {{"execution.checkpointing.externalized-checkpoint-retention", SL_CT_ENUM,
+      "RETAIN_ON_CANCELLATION", "RETAIN_ON_CANCELLATION,DELETE_ON_CANCELLATION,NO_EXTERNALIZED_CHECKPOINTS",
+      "Whether a cancelled job keeps its retained checkpoints (and the shared files they need); "
+      "the other two delete them on cancellation."},
+     NOLIM, NULL},
     {{"state.checkpoints.dir", SL_CT_PATH, "", NULL,
       "Directory that checkpoints are written to (<dir>/<job id>/chk-<n>); empty means "
       "/tmp/sluice-checkpoints."},
@@ -286,7 +291,6 @@ static const char *const ignored_keys[] = {
     "classloader.", "pekko.", "akka.", "kubernetes.", "yarn.", "security.", "fs.", "s3.",
     "web.submit.enable", "web.cancel.enable", "web.upload.dir", "web.tmpdir",
     "state.checkpoint-storage", "execution.checkpointing.storage",  /* always the file system */
-    "execution.checkpointing.externalized-checkpoint-retention", /* always retained */
     "state.backend.rocksdb.", "metrics.", "rest.flamegraph.enabled", "rest.profiling.enabled",
     "cluster.evenly-spread-out-slots", "execution.runtime-mode", "pipeline.name",
     "python.", "table.",

@@ -68,6 +68,8 @@ void jm_cp_configure(jm *j)
     j->cp_tolerable = (int)sl_config_int(j->conf, "execution.checkpointing.tolerable-failed-checkpoints");
     j->cp_exactly_once = strcmp(sl_config_str(j->conf, "execution.checkpointing.mode"), "AT_LEAST_ONCE") != 0;
     j->cp_retained = (int)sl_config_int(j->conf, "state.checkpoints.num-retained");
+    j->cp_delete_on_cancel = strcmp(sl_config_str(j->conf, "execution.checkpointing.externalized-checkpoint-retention"),
+                                    "RETAIN_ON_CANCELLATION") != 0;
     if (j->cp_retained < 1) j->cp_retained = 1;
     j->cp_history = (int)sl_config_int(j->conf, "web.checkpoints.history");
     j->cp_dir = sl_config_str(j->conf, "state.checkpoints.dir");
@@ -237,6 +239,34 @@ static void cp_fail(jm *j, jm_job *job, jm_checkpoint *cp, const char *why, int 
 /* The job's tasks stopped (finished, cancelled, failed, restarting): what
  * is in progress fails, including checkpoints whose _metadata is still
  * being written (their files go once the write is done). */
+static void sweep_shared(jm *j, jm_job *job)
+{
+    if (!job->shared_dir || job->shared_untracked) return;
+    size_t n = job->shared_refs ? sl_shared_refs_size(job->shared_refs) : 0;
+    const char **keep = sl_calloc(n + 1, sizeof *keep);
+    for (size_t i = 0; i < n; i++) keep[i] = sl_shared_refs_name(job->shared_refs, i);
+    jm_io_sweep(j, job->shared_dir, keep, n);
+    free(keep);
+}
+
+void jm_cp_job_canceled(jm *j, jm_job *job)
+{
+    if (!j->cp_delete_on_cancel) return;
+    for (jm_checkpoint *cp = job->cps; cp; cp = cp->next) {
+        if (cp->status != CP_COMPLETED || cp->type != CP_CHECKPOINT || cp->discarded) continue;
+        jm_io_remove(j, cp->dir);
+        refs_release(j, job, cp);
+        cp->discarded = 1;
+    }
+    jm_checkpoint *lc = job->latest_completed;
+    if (lc && !lc->discarded && lc->type == CP_CHECKPOINT) {
+        jm_io_remove(j, lc->dir);
+        refs_release(j, job, lc);
+        lc->discarded = 1;
+    }
+    sweep_shared(j, job); /* what is left: nothing a checkpoint references */
+}
+
 void jm_cp_job_ended(jm *j, jm_job *job)
 {
     for (jm_checkpoint *cp = job->cps; cp; cp = cp->next) {
@@ -263,13 +293,7 @@ void jm_cp_job_ended(jm *j, jm_job *job)
     /* no checkpoint of this attempt can come any more, and the next attempt's
      * RocksDB instances write new names: shared files no retained checkpoint
      * references (uploaded by ones that failed or stopped) go */
-    if (job->shared_dir && !job->shared_untracked) {
-        size_t n = job->shared_refs ? sl_shared_refs_size(job->shared_refs) : 0;
-        const char **keep = sl_calloc(n + 1, sizeof *keep);
-        for (size_t i = 0; i < n; i++) keep[i] = sl_shared_refs_name(job->shared_refs, i);
-        jm_io_sweep(j, job->shared_dir, keep, n);
-        free(keep);
-    }
+    sweep_shared(j, job);
 }
 
 char *jm_savepoint_dir(jm *j, jm_job *job, const char *target)

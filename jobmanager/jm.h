@@ -233,6 +233,7 @@ typedef struct jm {
     /* checkpoint configuration */
     int64_t cp_interval_ms, cp_timeout_ms, cp_min_pause_ms;
     int cp_tolerable, cp_exactly_once, cp_retained, cp_history;
+    int cp_delete_on_cancel;    /* externalized-checkpoint-retention is not RETAIN_ON_CANCELLATION */
     const char *cp_dir, *sp_dir;
     /* restart strategy (scheduler.c) */
     jm_restart_type restart_type;
@@ -399,6 +400,9 @@ void jm_cp_on_task_finished(jm *j, jm_job *job, uint32_t chain, uint32_t subtask
 void jm_cp_on_end_of_input(jm *j, jm_job *job);
 void jm_cp_on_written(jm *j, const jm_op *op);  /* JM_OP_CP_WRITTEN */
 void jm_cp_job_ended(jm *j, jm_job *job);       /* abort what is pending */
+/* the job reached CANCELED: unless retained on cancellation, its
+ * checkpoints and shared files go */
+void jm_cp_job_canceled(jm *j, jm_job *job);
 void jm_cp_free(jm_job *job);
 jm_checkpoint *jm_cp_trigger(jm *j, jm_job *job, jm_cp_type type, const char *dir, int stop,
                              int drain, char *err, size_t errlen);

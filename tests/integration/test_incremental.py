@@ -12,6 +12,8 @@ real daemons.
   _metadata reference (dropped checkpoints took theirs along, nothing a
   retained one needs is missing); savepoints stay full (no shared files).
 - Rescale 2 -> 3 from a retained incremental checkpoint: exact output.
+- Cancelled with DELETE_ON_CANCELLATION: no checkpoint and no shared file is
+  left behind.
 """
 import json
 import os
@@ -76,9 +78,19 @@ def test_incremental_sizes_and_shared_files(make_cluster, workdir):
                               "state.checkpoints.num-retained": "2"})
     c.add_tm(slots=2, extra=INC)
     # every row a new key: the state grows by ~250 entries per checkpoint
-    n = 3000
+    n = 6000
     out, raw = os.path.join(workdir, "out"), os.path.join(workdir, "raw")
     jid = c.submit(agg_job(out, raw, n, n, rate=1000))
+    shared = os.path.join(chk, jid, "shared")
+    wait_completed(c, jid, 3)
+    early = set(os.listdir(shared))
+    assert early
+    # while the job runs, RocksDB compacts the early files away and, once no
+    # retained checkpoint lists them, the JobManager deletes them
+    def dropped_while_running():
+        gone = early - set(os.listdir(shared))
+        return gone and c.job(jid)["state"] == "RUNNING"
+    wait_for(dropped_while_running, timeout=30, what="an early shared file deleted by retention")
     job = c.wait_state(jid, ["FINISHED", "FAILED", "CANCELED"], timeout=60)
     assert job["state"] == "FINISHED", c.get(f"/jobs/{jid}/exceptions")
     assert apply_changelog(committed_files(out)) == expected_agg(range(1, n + 1), n)
@@ -109,7 +121,6 @@ def test_incremental_sizes_and_shared_files(make_cluster, workdir):
         for p in priv:
             assert os.path.isfile(os.path.join(jobdir, d, p)), p
         want |= refs
-    shared = os.path.join(jobdir, "shared")
     # the JobManager sweeps what stopped or failed checkpoints uploaded once
     # the job has ended (on its file worker: awaited)
     wait_for(lambda: set(os.listdir(shared)) <= want, timeout=10,
@@ -172,3 +183,23 @@ def test_savepoint_of_incremental_job_is_full(make_cluster, workdir):
     md, refs, priv = shared_refs(spdir)
     assert md.get("is_savepoint") and not refs and not priv, (refs, priv)
     c.cli("cancel", jid, check=True)
+
+
+def test_cancel_without_retention_leaves_no_shared_file(make_cluster, workdir):
+    chk = os.path.join(workdir, "chk")
+    c = make_cluster(jm_conf={"execution.checkpointing.interval": "200 ms",
+                              "state.checkpoints.dir": chk,
+                              "execution.checkpointing.externalized-checkpoint-retention":
+                                  "DELETE_ON_CANCELLATION"})
+    c.add_tm(slots=2, extra=INC)
+    out, raw = os.path.join(workdir, "out"), os.path.join(workdir, "raw")
+    jid = c.submit(agg_job(out, raw, 100_000, 1000, rate=2000))
+    c.wait_state(jid, "RUNNING", timeout=20)
+    wait_completed(c, jid, 3)
+    jobdir = os.path.join(chk, jid)
+    assert os.listdir(os.path.join(jobdir, "shared"))
+    assert c.get(f"/jobs/{jid}/checkpoints/config")["externalization"]["delete_on_cancellation"]
+    c.cli("cancel", jid, check=True)
+    c.wait_state(jid, "CANCELED", timeout=20)
+    wait_for(lambda: os.listdir(jobdir) == [], timeout=10,
+             what="the job's checkpoints and shared files removed")
