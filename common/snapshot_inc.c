@@ -39,7 +39,11 @@ void sl_inc_files_free(sl_inc_files *f)
 
 char *sl_inc_shared_dir(const char *snap_dir)
 {
-    const char *slash = strrchr(snap_dir, '/');
+    size_t n = strlen(snap_dir);
+    while (n > 1 && snap_dir[n - 1] == '/') n--; /* "chk-5/" is "chk-5" */
+    const char *slash = NULL;
+    for (size_t i = 0; i < n; i++)
+        if (snap_dir[i] == '/') slash = snap_dir + i;
     if (!slash) return sl_strdup(SL_INC_SHARED);
     return sl_sprintf("%.*s/%s", (int)(slash - snap_dir), snap_dir, SL_INC_SHARED);
 }

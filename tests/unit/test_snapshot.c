@@ -1436,6 +1436,15 @@ static void test_incremental_upload_stage(void)
     }
     CHECK_EQ_INT(half.n, want);
     CHECK_EQ_INT(half.bad, 0);
+    /* the shared directory is the snapshot directory's sibling, written any way */
+    char *a = sl_inc_shared_dir("/c/job/chk-2"), *b = sl_inc_shared_dir("/c/job/chk-2//"),
+         *c = sl_inc_shared_dir("chk-2");
+    CHECK_EQ_STR(a, "/c/job/shared");
+    CHECK_EQ_STR(b, "/c/job/shared");
+    CHECK_EQ_STR(c, "shared");
+    free(a);
+    free(b);
+    free(c);
     /* a missing shared file is a clear error */
     char *sh = sl_inc_shared_dir(chk2);
     char gone[600];
