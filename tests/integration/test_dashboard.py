@@ -473,8 +473,13 @@ def test_checkpoint_count_rises_while_the_page_is_open(make_cluster, browser):
     wait_ui(d, lambda d: int(count.get_attribute("data-count")) >= first + 2, "the count rising")
     shown_count = int(count.get_attribute("data-count"))
     assert c.get(f"/jobs/{jid}/checkpoints")["counts"]["completed"] >= shown_count
-    wait_ui(d, lambda d: css(d, '#checkpoint-history .checkpoint-row[data-status="COMPLETED"]'),
-            "a completed checkpoint in the history")
+    row = wait_ui(d, lambda d: (css(d, '#checkpoint-history .checkpoint-row[data-status="COMPLETED"]')
+                                or [None])[0], "a completed checkpoint in the history")
+    # what it wrote anew is shown next to its state size
+    cid = int(row.get_attribute("data-checkpoint-id"))
+    rest = [h for h in c.get(f"/jobs/{jid}/checkpoints")["history"] if h["id"] == cid]
+    cell = row.find_element(By.CSS_SELECTOR, "td.checkpointed-size").text
+    assert rest and cell and cell != "\u2014" and re.search(r"\d", cell), (cell, rest)
     screenshot(d, "job-checkpoints")
 
 
