@@ -26,7 +26,7 @@ drops are checked: with a 1 s watermark delay and in-order rows, no row may
 be dropped. Needs `make` first. Usage:
 
     python3 bench/window_bench.py [--rows N] [--keys K] [--runs R] [--threads] [--window W]
-        [--backend hashmap|rocksdb] [--checkpoint-ms MS]
+        [--backend hashmap|rocksdb] [--checkpoint-ms MS] [--incremental]
 """
 import argparse
 import collections
@@ -109,12 +109,13 @@ def all_running(j):
                                            for v in j["vertices"])
 
 
-def run_once(rows, keys, threads, window, backend, checkpoint_ms):
+def run_once(rows, keys, threads, window, backend, checkpoint_ms, incremental=False):
     with tempfile.TemporaryDirectory() as d:
         jm_conf = {"execution.checkpointing.interval": f"{checkpoint_ms} ms"} if checkpoint_ms else {}
         c = conftest.Cluster(d, jm_conf=jm_conf)
         try:
-            c.add_tm(slots=2, extra={"state.backend.type": backend, "taskmanager.tmp.dirs": d})
+            c.add_tm(slots=2, extra={"state.backend.type": backend, "taskmanager.tmp.dirs": d,
+                                     "execution.checkpointing.incremental": str(incremental).lower()})
             procs = [c.jm.proc.pid] + [t.proc.pid for t in c.tms]
             jid = c.submit(job(rows, keys, window))
             # poll tightly: the job may run for only a few seconds
@@ -164,15 +165,19 @@ def main():
     ap.add_argument("--window", default="TUMBLE(INTERVAL '10' SECOND)")
     ap.add_argument("--backend", default="hashmap", choices=["hashmap", "rocksdb"])
     ap.add_argument("--checkpoint-ms", type=int, default=0, help="checkpoint interval (0: none)")
+    ap.add_argument("--incremental", action="store_true",
+                    help="execution.checkpointing.incremental: true (rocksdb)")
     a = ap.parse_args()
     print(f"window benchmark: {a.rows:,} rows, {a.keys:,} keys, {a.window} COUNT(*), "
-          f"{a.backend}, checkpoints {a.checkpoint_ms or 'off'} ms, "
+          f"{a.backend}, checkpoints {a.checkpoint_ms or 'off'} ms"
+          f"{' incremental' if a.incremental else ''}, "
           f"parallelism 2 on 1 TaskManager x 2 slots, median of {a.runs} "
           f"(load average {os.getloadavg()[0]:.1f})")
     res = []
     try:
         for i in range(a.runs):
-            r = run_once(a.rows, a.keys, a.threads, a.window, a.backend, a.checkpoint_ms)
+            r = run_once(a.rows, a.keys, a.threads, a.window, a.backend, a.checkpoint_ms,
+                         a.incremental)
             res.append(r)
             print(f"  run {i + 1}: {r['rate']:>12,.0f} rows/s {r['per_cpu']:>12,.0f} rows/CPU-s"
                   f"  wall {r['wall']:.2f} s, CPU {r['cpu']:.2f} s, window rows in {r['read']:,}"

@@ -109,6 +109,29 @@ static const sl_conf_def defs[] = {
     {{"state.backend.type", SL_CT_ENUM, "hashmap", "hashmap,rocksdb",
       "Where keyed state lives: in memory (hashmap) or in RocksDB on local disk (rocksdb)."},
      NOLIM, NULL},
+    {{"state.backend.rocksdb.memory.managed", SL_CT_BOOL, "true", NULL,
+      "RocksDB states of a TaskManager share one memory budget (block cache and memtables) of "
+      "taskmanager.memory.managed.size; false leaves each instance RocksDB's own defaults."},
+     NOLIM, NULL},
+    {{"taskmanager.memory.managed.size", SL_CT_MEMORY, "256mb", NULL,
+      "A TaskManager's managed memory: the budget that all its RocksDB states share."},
+     0, INT64_MAX, NULL},
+    {{"state.backend.rocksdb.memory.fixed-per-slot", SL_CT_MEMORY, "0", NULL,
+      "When above 0, the RocksDB budget is this much per slot (times "
+      "taskmanager.numberOfTaskSlots), in place of the managed memory."},
+     0, INT64_MAX, NULL},
+    {{"state.backend.rocksdb.memory.write-buffer-ratio", SL_CT_DOUBLE, "0.5", NULL,
+      "Share of the RocksDB budget for memtables; the rest is the shared block cache."},
+     0, 1, NULL},
+    {{"execution.checkpointing.incremental", SL_CT_BOOL, "false", NULL,
+      "With the rocksdb backend, a checkpoint uploads only the SST files that no earlier "
+      "retained checkpoint has; savepoints and the hashmap backend stay full."},
+     NOLIM, NULL},
+    {{"execution.checkpointing.externalized-checkpoint-retention", SL_CT_ENUM,
+      "RETAIN_ON_CANCELLATION", "RETAIN_ON_CANCELLATION,DELETE_ON_CANCELLATION,NO_EXTERNALIZED_CHECKPOINTS",
+      "Whether a cancelled job keeps its retained checkpoints (and the shared files they need); "
+      "the other two delete them on cancellation."},
+     NOLIM, NULL},
     {{"state.checkpoints.dir", SL_CT_PATH, "", NULL,
       "Directory that checkpoints are written to (<dir>/<job id>/chk-<n>); empty means "
       "/tmp/sluice-checkpoints."},
@@ -287,6 +310,7 @@ static const struct {
     {"execution.checkpointing.savepoint-dir", "state.savepoints.dir"},
     {"execution.checkpointing.num-retained", "state.checkpoints.num-retained"},
     {"state.backend", "state.backend.type"},
+    {"state.backend.incremental", "execution.checkpointing.incremental"},
     {"restart-strategy", "restart-strategy.type"},
     {"io.tmp.dirs", "taskmanager.tmp.dirs"},
     {"high-availability", "high-availability.type"},
@@ -300,7 +324,7 @@ static const char *const ignored_keys[] = {
     "env.",                          /* env.java.opts.*, env.log.dir, env.pid.dir, ... */
     "jobmanager.memory.",            /* the JobManager's JVM memory model */
     "taskmanager.memory.flink.size", "taskmanager.memory.task.heap.size",
-    "taskmanager.memory.task.off-heap.size", "taskmanager.memory.managed.size",
+    "taskmanager.memory.task.off-heap.size",
     "taskmanager.memory.managed.fraction", "taskmanager.memory.network.min",
     "taskmanager.memory.network.max", "taskmanager.memory.network.fraction",
     "taskmanager.memory.jvm-metaspace.size", "taskmanager.memory.jvm-overhead.min",
@@ -313,8 +337,6 @@ static const char *const ignored_keys[] = {
     "classloader.", "pekko.", "akka.", "kubernetes.", "yarn.", "security.", "fs.", "s3.",
     "web.cancel.enable", "web.tmpdir",
     "state.checkpoint-storage", "execution.checkpointing.storage",  /* always the file system */
-    "state.backend.incremental", "execution.checkpointing.incremental", /* always full */
-    "execution.checkpointing.externalized-checkpoint-retention", /* always retained */
     "state.backend.rocksdb.", "metrics.", "rest.flamegraph.enabled", "rest.profiling.enabled",
     "cluster.evenly-spread-out-slots", "execution.runtime-mode", "pipeline.name",
     "python.", "table.",

@@ -72,6 +72,7 @@
 
 #include "bytes.h"
 #include "snapshot.h"
+#include "snapshot_inc.h"
 
 #define FOURCC(a, b, c, d) ((uint32_t)(a) | (uint32_t)(b) << 8 | (uint32_t)(c) << 16 | (uint32_t)(d) << 24)
 
@@ -1186,7 +1187,8 @@ static int has_suffix(const char *s, const char *suf)
 /* A name the snapshot format writes (a regular file is required too). */
 static int snapshot_file_name(const char *name)
 {
-    return strcmp(name, "_metadata") == 0 || has_suffix(name, ".state") || has_suffix(name, ".tmp");
+    return strcmp(name, "_metadata") == 0 || has_suffix(name, ".state") || has_suffix(name, ".tmp") ||
+           sl_inc_name_ok(name, 1); /* an incremental checkpoint's private files */
 }
 
 int sl_snapshot_remove(const char *dir, char *err, size_t errlen)
@@ -1209,7 +1211,7 @@ int sl_snapshot_remove(const char *dir, char *err, size_t errlen)
         else if (!snapshot_file_name(de->d_name) || !S_ISREG(st.st_mode))
             rc = sl_seterr(err, errlen,
                            "refusing to remove snapshot directory %s: it holds '%s', which is not a "
-                           "snapshot file (only _metadata, *.state and *.tmp are removed)",
+                           "snapshot file (only _metadata, *.state, *.tmp and incremental *.rdb files are removed)",
                            dir, de->d_name);
         nfiles++;
     }

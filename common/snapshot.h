@@ -118,7 +118,8 @@ int sl_snapshot_read_metadata(const char *path, void **packed, size_t *len, char
 /* mkdir -p */
 int sl_mkdirs(const char *path, char *err, size_t errlen);
 /* rm -r of a snapshot directory (only files the snapshot format names:
- * _metadata, *.state, *.tmp), then the directory itself. */
+ * _metadata, *.state, *.tmp, and an incremental checkpoint's private
+ * <16 hex>-<name>.rdb files), then the directory itself. */
 int sl_snapshot_remove(const char *dir, char *err, size_t errlen);
 
 #endif

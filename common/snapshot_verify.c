@@ -21,7 +21,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <errno.h>
+#include <unistd.h>
+
 #include "snapshot.h"
+#include "snapshot_inc.h"
 #include "snapshot.pb-c.h"
 
 /* Which file _metadata names for (uid, subtask); NULL if none. */
@@ -78,6 +82,24 @@ int sl_snapshot_verify_file(const char *dir, const Sluice__SnapshotMetadata *md,
                        md->max_parallelism);
     }
     free(id);
+    /* an incremental RocksDB state's files: names it writes, all present */
+    char *shared = rc == SL_OK && ss->n_shared_files ? sl_inc_shared_dir(dir) : NULL;
+    for (size_t i = 0; rc == SL_OK && i < ss->n_shared_files + ss->n_private_files; i++) {
+        int priv = i >= ss->n_shared_files;
+        const char *name = priv ? ss->private_files[i - ss->n_shared_files] : ss->shared_files[i];
+        if (!sl_inc_name_ok(name, priv)) {
+            rc = sl_seterr(err, errlen, "_metadata names the %s file '%s' of operator '%s' subtask "
+                           "%u, which is not a name incremental checkpoints write",
+                           priv ? "private" : "shared", name, os->uid, ss->subtask);
+            break;
+        }
+        snprintf(path, sizeof path, "%s/%s", priv ? dir : shared, name);
+        if (access(path, R_OK) != 0)
+            rc = sl_seterr(err, errlen, "the incremental checkpoint file %s of operator '%s' "
+                           "subtask %u is missing or unreadable: %s; refusing to restore",
+                           path, os->uid, ss->subtask, strerror(errno));
+    }
+    free(shared);
     return rc;
 }
 

@@ -102,4 +102,50 @@ void sl_ksnap_release(sl_ksnap *snap); /* any thread */
  * in the owned range, else SL_ERR. */
 int sl_kstate_restore(sl_kstate *s, const sl_kentry *e, char *err, size_t errlen);
 
+/* ---- the RocksDB memory budget ----------------------------------------- */
+
+/* One budget for every RocksDB state of the process (a TaskManager's managed
+ * memory): states opened afterwards share one LRU block cache of
+ * (1 - write_buffer_ratio) * budget bytes, index and filter blocks included,
+ * and their memtables share write_buffer_ratio * budget bytes. budget 0:
+ * none, each instance has RocksDB's own defaults (as without a call).
+ * Refused (SL_ERR) while any RocksDB state is open. */
+int sl_rocksdb_memory_configure(uint64_t budget, double write_buffer_ratio, char *err,
+                                size_t errlen);
+
+typedef struct sl_rocksdb_memory {
+    uint64_t budget;                    /* 0 = none configured */
+    uint64_t cache_capacity;            /* the shared block cache */
+    uint64_t cache_usage;               /* what it holds now */
+    uint64_t write_buffer_total;        /* the memtable share */
+    uint64_t write_buffer_per_instance; /* write_buffer_size of each live instance */
+    int instances;                      /* RocksDB states open */
+} sl_rocksdb_memory;
+
+void sl_rocksdb_memory_stats(sl_rocksdb_memory *out);
+
+/* The block cache a RocksDB state uses when it shares the budget's (an
+ * identity, for tests and diagnostics); NULL otherwise. */
+const void *sl_kstate_rocksdb_cache(const sl_kstate *s);
+
+/* ---- incremental checkpoints (rocksdb only) ----------------------------- */
+
+/* rm -r of a directory (a missing one is fine; refuses a non-directory). */
+int sl_rm_tree(const char *dir, char *err, size_t errlen);
+
+/* 16 hex digits, random per instance: prefixes its SST files' names in a
+ * checkpoint's shared directory (RocksDB's file numbers restart with every
+ * instance; an SST file of one instance never changes). */
+const char *sl_kstate_rocksdb_instance(const sl_kstate *s);
+/* A RocksDB checkpoint of the state as of now into `dir` (created; must not
+ * exist or is emptied): the write buffer and memtables are flushed, SST
+ * files hard-linked. The task thread, at a barrier. */
+int sl_kstate_rocksdb_checkpoint(sl_kstate *s, const char *dir, char *err, size_t errlen);
+/* Open a RocksDB checkpoint directory read-only and visit its entries of key
+ * groups [kg_lo, kg_hi] in encoded-key order; fn returning non-zero stops
+ * it with SL_ERR (fn's own message). */
+int sl_rocksdb_read_checkpoint(const char *dir, int kg_lo, int kg_hi,
+                               int (*fn)(void *ctx, const sl_kentry *e), void *ctx, char *err,
+                               size_t errlen);
+
 #endif

@@ -40,11 +40,26 @@
  * correctly; the database closes and its directory goes when the last of
  * them is released.
  *
+ * The memory budget. sl_rocksdb_memory_configure gives the process (a
+ * TaskManager) one budget for all its RocksDB instances, Flink's managed
+ * memory: one LRU block cache of (1 - write-buffer ratio) of it, shared by
+ * every instance opened afterwards, with index and filter blocks charged to
+ * it, and the ratio's share for memtables. RocksDB 7.8's C API has no
+ * write-buffer manager, so the memtable share is enforced here instead:
+ * each live instance gets write_buffer_size = share / (RDB_MEMTABLES * live
+ * instances), set at open and reset on every live instance (SetOptions)
+ * whenever one opens or closes, so the memtables of all instances together
+ * stay within the share (down to a floor of RDB_MIN_WRITE_BUFFER per
+ * memtable, which a warning names when reached). The live instances are a
+ * list under mem.mu; nothing on the data path takes it.
+ *
  * RocksDB reports errors through `char **errptr`; rdb_err translates that,
  * once, into the caller's err buffer.
  */
 #include <errno.h>
 #include <ftw.h>
+#include <inttypes.h>
+#include <pthread.h>
 #include <rocksdb/c.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -53,6 +68,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "log.h"
 #include "state_int.h"
 
 /* The database, shared by the state and its live snapshots. */
@@ -62,7 +78,83 @@ typedef struct rdb_db {
     rocksdb_options_t *opts;
     rocksdb_block_based_table_options_t *topts;
     char *dir;
+    char instance[17];             /* 16 random hex: names this instance's files in shared/ */
+    rocksdb_cache_t *cache;        /* the shared block cache, or NULL (not owned) */
+    struct rdb_db *next, *prev;    /* in mem.live while open under a budget */
 } rdb_db;
+
+/* ---- the process's memory budget ----------------------------------------- */
+
+#define RDB_MEMTABLES 2                   /* max_write_buffer_number */
+#define RDB_MIN_WRITE_BUFFER (256u << 10) /* floor of one memtable */
+
+static struct {
+    pthread_mutex_t mu;
+    rocksdb_cache_t *cache;  /* NULL: no budget, each instance has RocksDB's defaults */
+    uint64_t budget;
+    uint64_t wb_total;       /* bytes for all memtables together */
+    rdb_db *live;
+    int nlive;
+    int nopen;               /* instances open, budget or not */
+} mem = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+static uint64_t wb_per_instance(int n)
+{
+    uint64_t b = mem.wb_total / RDB_MEMTABLES / (uint64_t)(n > 0 ? n : 1);
+    return b < RDB_MIN_WRITE_BUFFER ? RDB_MIN_WRITE_BUFFER : b;
+}
+
+/* Give every live instance its share of the memtable budget. mem.mu held. */
+static void wb_rebalance(void)
+{
+    char v[32];
+    snprintf(v, sizeof v, "%" PRIu64, wb_per_instance(mem.nlive));
+    const char *keys[] = {"write_buffer_size"}, *vals[] = {v};
+    for (rdb_db *d = mem.live; d; d = d->next) {
+        char *e = NULL;
+        rocksdb_set_options(d->db, 1, keys, vals, &e);
+        if (e) {
+            sl_warn("rocksdb", "state in '%s': cannot set write_buffer_size to %s: %s", d->dir, v, e);
+            rocksdb_free(e);
+        }
+    }
+}
+
+int sl_rocksdb_memory_configure(uint64_t budget, double write_buffer_ratio, char *err, size_t errlen)
+{
+    if (!(write_buffer_ratio >= 0 && write_buffer_ratio <= 1))
+        return sl_seterr(err, errlen, "rocksdb memory: write-buffer ratio %g is not within [0, 1]",
+                         write_buffer_ratio);
+    pthread_mutex_lock(&mem.mu);
+    int rc = SL_OK;
+    if (mem.nopen) {
+        rc = sl_seterr(err, errlen, "rocksdb memory: the budget cannot change while %d RocksDB "
+                       "state%s open", mem.nopen, mem.nopen == 1 ? " is" : "s are");
+    } else {
+        if (mem.cache) rocksdb_cache_destroy(mem.cache);
+        mem.cache = NULL;
+        mem.budget = budget;
+        mem.wb_total = (uint64_t)((double)budget * write_buffer_ratio);
+        if (budget) mem.cache = rocksdb_cache_create_lru((size_t)(budget - mem.wb_total));
+    }
+    pthread_mutex_unlock(&mem.mu);
+    return rc;
+}
+
+void sl_rocksdb_memory_stats(sl_rocksdb_memory *out)
+{
+    pthread_mutex_lock(&mem.mu);
+    memset(out, 0, sizeof *out);
+    out->budget = mem.budget;
+    if (mem.cache) {
+        out->cache_capacity = mem.budget - mem.wb_total;
+        out->cache_usage = rocksdb_cache_get_usage(mem.cache);
+        out->write_buffer_total = mem.wb_total;
+        out->write_buffer_per_instance = wb_per_instance(mem.nlive);
+    }
+    out->instances = mem.nopen;
+    pthread_mutex_unlock(&mem.mu);
+}
 
 typedef struct rdb_state {
     sl_kstate base;
@@ -175,7 +267,19 @@ static int mk_tree(const char *dir, char *err, size_t errlen)
 static void db_unref(rdb_db *d)
 {
     if (atomic_fetch_sub_explicit(&d->refs, 1, memory_order_acq_rel) != 1) return;
-    if (d->db) rocksdb_close(d->db);
+    if (d->db) {
+        pthread_mutex_lock(&mem.mu);
+        if (d->cache) {
+            if (d->prev) d->prev->next = d->next;
+            else mem.live = d->next;
+            if (d->next) d->next->prev = d->prev;
+            mem.nlive--;
+            wb_rebalance();
+        }
+        mem.nopen--;
+        rocksdb_close(d->db);
+        pthread_mutex_unlock(&mem.mu);
+    }
     rocksdb_options_destroy(d->opts);
     rocksdb_block_based_options_destroy(d->topts);
     if (d->db) (void)rm_tree(d->dir, NULL, 0); /* best effort: nobody to tell */
@@ -552,6 +656,7 @@ sl_kstate *sl_kstate_rocksdb_open(const char *dir, char *err, size_t errlen)
     rdb_db *d = sl_calloc(1, sizeof *d);
     atomic_init(&d->refs, 1);
     d->dir = sl_strdup(dir);
+    sl_random_hex(d->instance, 16);
     d->opts = rocksdb_options_create();
     rocksdb_options_set_create_if_missing(d->opts, 1);
     rocksdb_options_set_info_log_level(d->opts, 2 /* WARN */);
@@ -560,11 +665,24 @@ sl_kstate *sl_kstate_rocksdb_open(const char *dir, char *err, size_t errlen)
     /* a bloom filter keeps the existence read of a blind put of a new entry cheap */
     d->topts = rocksdb_block_based_options_create();
     rocksdb_block_based_options_set_filter_policy(d->topts, rocksdb_filterpolicy_create_bloom(10));
+
+    /* under the budget: the shared cache, and this instance's memtable share
+     * (the lock is held across the open so the share counts it) */
+    pthread_mutex_lock(&mem.mu);
+    if (mem.cache) {
+        d->cache = mem.cache;
+        rocksdb_block_based_options_set_block_cache(d->topts, mem.cache);
+        rocksdb_block_based_options_set_cache_index_and_filter_blocks(d->topts, 1);
+        rocksdb_block_based_options_set_pin_l0_filter_and_index_blocks_in_cache(d->topts, 1);
+        rocksdb_options_set_max_write_buffer_number(d->opts, RDB_MEMTABLES);
+        rocksdb_options_set_write_buffer_size(d->opts, (size_t)wb_per_instance(mem.nlive + 1));
+    }
     rocksdb_options_set_block_based_table_factory(d->opts, d->topts);
 
     char *e = NULL;
     d->db = rocksdb_open(d->opts, dir, &e);
     if (e || !d->db) {
+        pthread_mutex_unlock(&mem.mu);
         rdb_err(e, "open", dir, err, errlen);
         if (d->db) rocksdb_close(d->db);
         d->db = NULL;
@@ -572,6 +690,22 @@ sl_kstate *sl_kstate_rocksdb_open(const char *dir, char *err, size_t errlen)
         (void)rm_tree(dir, NULL, 0);
         return NULL;
     }
+    mem.nopen++;
+    if (d->cache) {
+        d->next = mem.live;
+        if (mem.live) mem.live->prev = d;
+        mem.live = d;
+        mem.nlive++;
+        if (wb_per_instance(mem.nlive) == RDB_MIN_WRITE_BUFFER &&
+            (uint64_t)mem.nlive * RDB_MEMTABLES * RDB_MIN_WRITE_BUFFER > mem.wb_total)
+            sl_warn("rocksdb", "%d RocksDB states share a write-buffer budget of %" PRIu64
+                    " bytes: each gets the floor of %u bytes per memtable, %" PRIu64
+                    " bytes together (raise taskmanager.memory.managed.size)",
+                    mem.nlive, mem.wb_total, RDB_MIN_WRITE_BUFFER,
+                    (uint64_t)mem.nlive * RDB_MEMTABLES * RDB_MIN_WRITE_BUFFER);
+        wb_rebalance();
+    }
+    pthread_mutex_unlock(&mem.mu);
 
     rdb_state *st = sl_calloc(1, sizeof *st);
     st->base.ops = &rdb_ops;
@@ -583,4 +717,78 @@ sl_kstate *sl_kstate_rocksdb_open(const char *dir, char *err, size_t errlen)
     st->arena = sl_malloc(RB_ARENA);
     st->slots = sl_calloc(RB_SLOTS, sizeof *st->slots);
     return &st->base;
+}
+
+const void *sl_kstate_rocksdb_cache(const sl_kstate *s)
+{
+    if (!s || sl_kstate_kind(s) != SL_BACKEND_ROCKSDB) return NULL;
+    return ((const rdb_state *)s)->d->cache;
+}
+
+int sl_rm_tree(const char *dir, char *err, size_t errlen) { return rm_tree(dir, err, errlen); }
+
+/* ---- incremental checkpoints ---------------------------------------------- */
+
+const char *sl_kstate_rocksdb_instance(const sl_kstate *s)
+{
+    return ((const rdb_state *)s)->d->instance;
+}
+
+int sl_kstate_rocksdb_checkpoint(sl_kstate *s, const char *dir, char *err, size_t errlen)
+{
+    rdb_state *st = (rdb_state *)s;
+    /* a checkpoint barrier: everything written so far goes into RocksDB */
+    if (st->ndirty && rb_flush(st, err, errlen) != SL_OK) return SL_ERR;
+    if (rm_tree(dir, err, errlen) != SL_OK) return SL_ERR;
+    char *e = NULL;
+    rocksdb_checkpoint_t *cp = rocksdb_checkpoint_object_create(st->d->db, &e);
+    if (e) return rdb_err(e, "checkpoint", st->d->dir, err, errlen);
+    /* 0: flush the memtables first, so the checkpoint is SST files only */
+    rocksdb_checkpoint_create(cp, dir, 0, &e);
+    rocksdb_checkpoint_object_destroy(cp);
+    if (e) {
+        (void)rm_tree(dir, NULL, 0);
+        return rdb_err(e, "checkpoint", st->d->dir, err, errlen);
+    }
+    return SL_OK;
+}
+
+int sl_rocksdb_read_checkpoint(const char *dir, int kg_lo, int kg_hi,
+                               int (*fn)(void *ctx, const sl_kentry *e), void *ctx, char *err,
+                               size_t errlen)
+{
+    rocksdb_options_t *o = rocksdb_options_create();
+    rocksdb_options_set_info_log_level(o, 2 /* WARN */);
+    char *e = NULL;
+    rocksdb_t *db = rocksdb_open_for_read_only(o, dir, 0, &e);
+    rocksdb_options_destroy(o);
+    if (e || !db) return rdb_err(e, "opening the restored checkpoint", dir, err, errlen);
+    uint8_t lo[2], hi[2];
+    sl_put_be16(lo, (uint16_t)kg_lo);
+    sl_put_be16(hi, (uint16_t)(kg_hi + 1));
+    rocksdb_readoptions_t *ro = rocksdb_readoptions_create();
+    rocksdb_readoptions_set_iterate_upper_bound(ro, (const char *)hi, 2);
+    rocksdb_readoptions_set_fill_cache(ro, 0);
+    rocksdb_iterator_t *it = rocksdb_create_iterator(db, ro);
+    int rc = SL_OK;
+    for (rocksdb_iter_seek(it, (const char *)lo, 2); rc == SL_OK && rocksdb_iter_valid(it);
+         rocksdb_iter_next(it)) {
+        size_t kn = 0, vn = 0;
+        const uint8_t *key = (const uint8_t *)rocksdb_iter_key(it, &kn);
+        sl_kentry ke;
+        if (sl_kenc_decode(key, kn, &ke) != SL_OK || ke.kg < kg_lo || ke.kg > kg_hi) {
+            rc = sl_seterr(err, errlen, "restored rocksdb checkpoint in '%s': malformed key of %zu "
+                           "bytes", dir, kn);
+            break;
+        }
+        ke.val = rocksdb_iter_value(it, &vn);
+        ke.vlen = vn;
+        if (fn(ctx, &ke)) rc = SL_ERR;
+    }
+    rocksdb_iter_get_error(it, &e);
+    rocksdb_iter_destroy(it);
+    rocksdb_readoptions_destroy(ro);
+    rocksdb_close(db);
+    if (e) return rdb_err(e, "reading the restored checkpoint", dir, err, errlen);
+    return rc;
 }

@@ -39,6 +39,7 @@
 #include "ha.h"
 #include "log.h"
 #include "snapshot.h"
+#include "snapshot_inc.h"
 #include "snapshot.pb-c.h"
 
 #define TAG "jm:cp"
@@ -62,6 +63,8 @@ static int task_index(const jm_job *job, uint32_t chain, uint32_t subtask)
 void jm_cp_configure(jm *j)
 {
     j->cp_retained = (int)sl_config_int(j->conf, "state.checkpoints.num-retained");
+    j->cp_delete_on_cancel = strcmp(sl_config_str(j->conf, "execution.checkpointing.externalized-checkpoint-retention"),
+                                    "RETAIN_ON_CANCELLATION") != 0;
     if (j->cp_retained < 1) j->cp_retained = 1;
     j->cp_history = (int)sl_config_int(j->conf, "web.checkpoints.history");
     j->cp_dir = sl_config_str(j->conf, "state.checkpoints.dir");
@@ -72,7 +75,14 @@ void jm_cp_configure(jm *j)
 static void cp_destroy(jm_checkpoint *cp)
 {
     if (!cp) return;
-    for (int i = 0; i < cp->nhandles; i++) free(cp->handles[i].file);
+    for (int i = 0; i < cp->nhandles; i++) {
+        jm_cp_handle *h = &cp->handles[i];
+        free(h->file);
+        for (size_t k = 0; k < h->nshared; k++) free(h->shared[k]);
+        for (size_t k = 0; k < h->npriv; k++) free(h->priv[k]);
+        free(h->shared);
+        free(h->priv);
+    }
     free(cp->handles);
     free(cp->acked);
     free(cp->finished);
@@ -93,6 +103,10 @@ void jm_cp_free(jm_job *job)
     cp_destroy(job->latest_completed);
     job->latest_completed = NULL;
     job->pending = NULL;
+    sl_shared_refs_free(job->shared_refs);
+    job->shared_refs = NULL;
+    free(job->shared_dir);
+    job->shared_dir = NULL;
     while (job->sp_ops) {
         jm_savepoint_op *op = job->sp_ops;
         job->sp_ops = op->next;
@@ -134,7 +148,42 @@ static void trim_history(jm *j, jm_job *job)
     }
 }
 
-/* Delete completed checkpoints (not savepoints) beyond num-retained. */
+/* A completed checkpoint is retained: count its references to shared files. */
+static void refs_add(jm_job *job, jm_checkpoint *cp)
+{
+    if (cp->refs_counted) return;
+    if (!job->shared_refs) job->shared_refs = sl_shared_refs_new();
+    for (int h = 0; h < cp->nhandles; h++)
+        sl_shared_refs_add(job->shared_refs, cp->handles[h].shared, cp->handles[h].nshared);
+    cp->refs_counted = 1;
+}
+
+/* A checkpoint is dropped: delete the shared files no retained checkpoint
+ * needs any more. The next checkpoint can never reference one of them: an
+ * SST file that is in no retained checkpoint was compacted away before the
+ * latest one was taken, and its instance never writes that name again. */
+static void refs_release(jm *j, jm_job *job, jm_checkpoint *cp)
+{
+    if (!cp->refs_counted) return;
+    cp->refs_counted = 0;
+    char *shared = sl_inc_shared_dir(cp->dir);
+    for (int h = 0; h < cp->nhandles; h++) {
+        size_t ndead = 0;
+        char **dead = sl_shared_refs_release(job->shared_refs, cp->handles[h].shared,
+                                             cp->handles[h].nshared, &ndead);
+        for (size_t k = 0; k < ndead; k++) {
+            char *path = sl_sprintf("%s/%s", shared, dead[k]);
+            jm_io_unlink(j, path);
+            free(path);
+            free(dead[k]);
+        }
+        free(dead);
+    }
+    free(shared);
+}
+
+/* Delete completed checkpoints (not savepoints) beyond num-retained, and the
+ * shared files that only they needed. */
 static void retain(jm *j, jm_job *job)
 {
     int kept = 0;
@@ -142,6 +191,7 @@ static void retain(jm *j, jm_job *job)
         if (cp->status != CP_COMPLETED || cp->type != CP_CHECKPOINT || cp->discarded) continue;
         if (++kept <= j->cp_retained) continue;
         jm_io_remove(j, cp->dir);
+        refs_release(j, job, cp);
         cp->discarded = 1;
     }
 }
@@ -185,6 +235,34 @@ static void cp_fail(jm *j, jm_job *job, jm_checkpoint *cp, const char *why, int 
 /* The job's tasks stopped (finished, cancelled, failed, restarting): what
  * is in progress fails, including checkpoints whose _metadata is still
  * being written (their files go once the write is done). */
+static void sweep_shared(jm *j, jm_job *job)
+{
+    if (!job->shared_dir || job->shared_untracked) return;
+    size_t n = job->shared_refs ? sl_shared_refs_size(job->shared_refs) : 0;
+    const char **keep = sl_calloc(n + 1, sizeof *keep);
+    for (size_t i = 0; i < n; i++) keep[i] = sl_shared_refs_name(job->shared_refs, i);
+    jm_io_sweep(j, job->shared_dir, keep, n);
+    free(keep);
+}
+
+void jm_cp_job_canceled(jm *j, jm_job *job)
+{
+    if (!j->cp_delete_on_cancel) return;
+    for (jm_checkpoint *cp = job->cps; cp; cp = cp->next) {
+        if (cp->status != CP_COMPLETED || cp->type != CP_CHECKPOINT || cp->discarded) continue;
+        jm_io_remove(j, cp->dir);
+        refs_release(j, job, cp);
+        cp->discarded = 1;
+    }
+    jm_checkpoint *lc = job->latest_completed;
+    if (lc && !lc->discarded && lc->type == CP_CHECKPOINT) {
+        jm_io_remove(j, lc->dir);
+        refs_release(j, job, lc);
+        lc->discarded = 1;
+    }
+    sweep_shared(j, job); /* what is left: nothing a checkpoint references */
+}
+
 void jm_cp_job_ended(jm *j, jm_job *job)
 {
     for (jm_checkpoint *cp = job->cps; cp; cp = cp->next) {
@@ -208,6 +286,10 @@ void jm_cp_job_ended(jm *j, jm_job *job)
         }
     }
     job->pending = NULL;
+    /* no checkpoint of this attempt can come any more, and the next attempt's
+     * RocksDB instances write new names: shared files no retained checkpoint
+     * references (uploaded by ones that failed or stopped) go */
+    sweep_shared(j, job);
 }
 
 char *jm_savepoint_dir(jm *j, jm_job *job, const char *target)
@@ -331,6 +413,11 @@ static void cp_write(jm *j, jm_job *job, jm_checkpoint *cp)
             ss->kg_last = (uint32_t)hd->kg_last;
             ss->size = hd->size;
             ss->has_opstate = hd->has_opstate;
+            ss->shared_files = hd->shared;
+            ss->n_shared_files = hd->nshared;
+            ss->private_files = hd->priv;
+            ss->n_private_files = hd->npriv;
+            ss->checkpointed_size = hd->checkpointed_size;
             keyed |= hd->keyed;
             subp[nsub++] = ss;
         }
@@ -415,9 +502,10 @@ void jm_cp_on_written(jm *j, const jm_op *op)
         for (jm_checkpoint *x = job->cps; x; x = x->next) listed |= x == old;
         if (old && !listed) cp_destroy(old);
     }
-    sl_info(TAG, "Completed %s %llu for job %s (%llu bytes, %lld ms).",
+    sl_info(TAG, "Completed %s %llu for job %s (%llu bytes, %llu written, %lld ms).",
             cp->type == CP_CHECKPOINT ? "checkpoint" : "savepoint", (unsigned long long)cp->id,
-            job->id, (unsigned long long)cp->state_size, (long long)(cp->end_ms - cp->trigger_ms));
+            job->id, (unsigned long long)cp->state_size, (unsigned long long)cp->checkpointed_size,
+            (long long)(cp->end_ms - cp->trigger_ms));
     if (cp->request_id[0]) {
         jm_savepoint_op *sop = sp_op_find(job, cp->request_id);
         if (sop) {
@@ -427,6 +515,7 @@ void jm_cp_on_written(jm *j, const jm_op *op)
     }
     notify(j, job, cp->id, 1);
     jm_sched_on_cp_completed(j, job, cp);
+    if (cp->type == CP_CHECKPOINT) refs_add(job, cp); /* before retain releases older ones */
     retain(j, job);
     trim_history(j, job);
 }
@@ -487,7 +576,16 @@ void jm_cp_on_ack(jm *j, const Sluice__AcknowledgeCheckpoint *a)
         hd->size = h->size;
         hd->keyed = h->keyed;
         hd->has_opstate = h->has_opstate;
+        hd->nshared = h->n_shared_files;
+        hd->shared = hd->nshared ? sl_calloc(hd->nshared, sizeof *hd->shared) : NULL;
+        for (size_t k = 0; k < hd->nshared; k++) hd->shared[k] = sl_strdup(h->shared_files[k]);
+        hd->npriv = h->n_private_files;
+        hd->priv = hd->npriv ? sl_calloc(hd->npriv, sizeof *hd->priv) : NULL;
+        for (size_t k = 0; k < hd->npriv; k++) hd->priv[k] = sl_strdup(h->private_files[k]);
+        hd->checkpointed_size = h->checkpointed_size;
+        if (hd->nshared && !job->shared_dir) job->shared_dir = sl_inc_shared_dir(cp->dir);
         cp->state_size += h->size;
+        cp->checkpointed_size += h->checkpointed_size;
     }
     if (cp->num_acked == cp->num_subtasks) {
         if (jm_ha_may_act(j)) cp_write(j, job, cp);

@@ -400,6 +400,7 @@ static void recover_job(jm_ha *h, const char *job_id)
         return;
     }
     jm_job *job = jm_job_recover(j, g, job_id);
+    job->shared_untracked = 1; /* its retained checkpoints' shared files are not counted here */
     const char *rdir = json_string_value(json_object_get(o, "restore-dir"));
     if (rdir) { /* submitted with a savepoint: until a checkpoint completes */
         job->restore_dir = sl_strdup(rdir);

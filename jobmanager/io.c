@@ -20,12 +20,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "jm.h"
 #include "ha.h"
 #include "log.h"
 #include "snapshot.h"
 #include "snapshot.pb-c.h"
+#include "snapshot_inc.h"
 
 #define TAG "jm:io"
 
@@ -90,6 +92,21 @@ static void run(jm *j, jm_io_job *job)
         if (sl_snapshot_remove(job->dir, job->err, sizeof job->err) != SL_OK)
             sl_warn(TAG, "cannot remove %s: %s", job->dir, job->err);
         break;
+    case JM_IO_UNLINK:
+        if (unlink(job->dir) != 0 && errno != ENOENT)
+            sl_warn(TAG, "cannot remove shared file %s: %s", job->dir, strerror(errno));
+        break;
+    case JM_IO_SWEEP: {
+        /* data: the names to keep, each NUL-terminated, sorted */
+        const char **keep = sl_calloc(job->len + 1, sizeof *keep);
+        size_t n = 0;
+        for (size_t off = 0; off < job->len; off += strlen((const char *)job->data + off) + 1)
+            keep[n++] = (const char *)job->data + off;
+        if (sl_inc_sweep(job->dir, keep, n, job->err, sizeof job->err) != SL_OK)
+            sl_warn(TAG, "%s", job->err);
+        free(keep);
+        break;
+    }
     case JM_IO_RESTORE_PLAN:
         job->rc = jm_restore_plan(job->g, job->path, job->allow_non_restored, job->report,
                                   job->dir_out, job->cpid_out, job->is_savepoint_out, job->err,
@@ -174,6 +191,31 @@ void jm_io_remove(jm *j, const char *dir)
     jm_io_job *job = sl_calloc(1, sizeof *job);
     job->kind = JM_IO_REMOVE;
     job->dir = sl_strdup(dir);
+    jm_io_submit(j, job);
+}
+
+void jm_io_unlink(jm *j, const char *path)
+{
+    jm_io_job *job = sl_calloc(1, sizeof *job);
+    job->kind = JM_IO_UNLINK;
+    job->dir = sl_strdup(path);
+    jm_io_submit(j, job);
+}
+
+void jm_io_sweep(jm *j, const char *shared_dir, const char *const *keep, size_t n)
+{
+    jm_io_job *job = sl_calloc(1, sizeof *job);
+    job->kind = JM_IO_SWEEP;
+    job->dir = sl_strdup(shared_dir);
+    size_t len = 0;
+    for (size_t i = 0; i < n; i++) len += strlen(keep[i]) + 1;
+    job->data = sl_malloc(len ? len : 1);
+    for (size_t i = 0, off = 0; i < n; i++) {
+        size_t l = strlen(keep[i]) + 1;
+        memcpy(job->data + off, keep[i], l);
+        off += l;
+    }
+    job->len = len;
     jm_io_submit(j, job);
 }
 

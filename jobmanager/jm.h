@@ -113,6 +113,11 @@ typedef struct jm_cp_handle {
     int kg_first, kg_last;
     uint64_t size;
     int keyed, has_opstate;
+    char **shared;              /* incremental RocksDB state: files in <job>/shared/ */
+    size_t nshared;
+    char **priv;                /* ... and private files next to `file` */
+    size_t npriv;
+    uint64_t checkpointed_size;
 } jm_cp_handle;
 
 /* One subtask's acknowledgement of a checkpoint, for the per-subtask
@@ -137,7 +142,9 @@ typedef struct jm_checkpoint {
     jm_cp_ack *acks;            /* per task: what its acknowledgement reported */
     int writing;                /* all acknowledged; _metadata is being written (io.c) */
     char *dir;                  /* where its files go */
-    uint64_t state_size;
+    uint64_t state_size;        /* every file the checkpoint needs */
+    uint64_t checkpointed_size; /* what it wrote anew (less when incremental) */
+    int refs_counted;           /* its shared files are counted in job->shared_refs */
     uint64_t max_alignment_ns, max_sync_ns, max_async_ns;
     char *failure;
     jm_cp_handle *handles;
@@ -199,6 +206,10 @@ typedef struct jm_job {
     int cp_total, cp_completed, cp_failed, cp_restored;
     int cp_failed_in_a_row;
     jm_checkpoint *latest_completed;  /* also a member of cps (or kept alone) */
+    struct sl_shared_refs *shared_refs; /* retained checkpoints per shared file (checkpoint.c) */
+    char *shared_dir;           /* <checkpoints>/<job>/shared once an incremental one was acked */
+    int shared_untracked;       /* recovered (HA): retained checkpoints this JobManager did
+                                   not see complete may need shared files: never sweep */
     int64_t restored_id, restored_ms;
     int restored_is_savepoint;
     char *restored_path;
@@ -262,6 +273,7 @@ typedef struct jm {
     struct event *cp_tick;      /* checkpoint triggers and timeouts, restarts, job store */
     /* checkpoint configuration (checkpointing and restarts are per job: jm_job.set) */
     int cp_retained, cp_history;
+    int cp_delete_on_cancel;    /* externalized-checkpoint-retention is not RETAIN_ON_CANCELLATION */
     const char *cp_dir, *sp_dir;
     /* job store */
     int64_t jobstore_capacity, jobstore_expiration_ms;
@@ -351,6 +363,8 @@ int jm_rest_authorized(jm *j, struct MHD_Connection *conn);
 typedef enum {
     JM_IO_WRITE_METADATA,       /* loop: write <dir>/_metadata; answer with JM_OP_CP_WRITTEN */
     JM_IO_REMOVE,               /* loop: delete a snapshot directory (checkpoint, failed one) */
+    JM_IO_UNLINK,               /* loop: delete a shared file no retained checkpoint needs */
+    JM_IO_SWEEP,                /* loop: at a job's end, delete shared files not in data */
     JM_IO_RESTORE_PLAN,         /* REST thread (waits): check a savepoint against a graph */
     JM_IO_DISPOSE               /* REST thread (waits): delete a savepoint */
 } jm_io_kind;
@@ -382,6 +396,9 @@ int jm_io_start(jm *j, char *err, size_t errlen);
 void jm_io_submit(jm *j, jm_io_job *job);   /* loop: fire and forget (job taken) */
 int jm_io_call(jm *j, jm_io_job *job);      /* other threads: run and wait; returns job->rc */
 void jm_io_remove(jm *j, const char *dir);  /* loop: queue a JM_IO_REMOVE */
+void jm_io_unlink(jm *j, const char *path); /* loop: queue a JM_IO_UNLINK */
+/* loop: queue a JM_IO_SWEEP of shared_dir keeping the n sorted names */
+void jm_io_sweep(jm *j, const char *shared_dir, const char *const *keep, size_t n);
 void jm_io_stop(jm *j);                     /* finish queued work, join */
 
 /* ---- sender.c: every outbound message (loop only) ---------------------- */
@@ -457,6 +474,9 @@ void jm_cp_on_task_finished(jm *j, jm_job *job, uint32_t chain, uint32_t subtask
 void jm_cp_on_end_of_input(jm *j, jm_job *job);
 void jm_cp_on_written(jm *j, const jm_op *op);  /* JM_OP_CP_WRITTEN */
 void jm_cp_job_ended(jm *j, jm_job *job);       /* abort what is pending */
+/* the job reached CANCELED: unless retained on cancellation, its
+ * checkpoints and shared files go */
+void jm_cp_job_canceled(jm *j, jm_job *job);
 void jm_cp_free(jm_job *job);
 jm_checkpoint *jm_cp_trigger(jm *j, jm_job *job, jm_cp_type type, const char *dir, int stop,
                              int drain, char *err, size_t errlen);

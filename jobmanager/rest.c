@@ -1105,7 +1105,7 @@ static void job_routes(route_ctx *rc, reply *r)
             json_object_set_new(o, "timeout", json_integer(job->set.cp_timeout_ms));
             json_object_set_new(o, "min_pause", json_integer(job->set.cp_min_pause_ms));
             json_object_set_new(o, "max_concurrent", json_integer(sl_config_int(j->conf, "execution.checkpointing.max-concurrent-checkpoints")));
-            json_object_set_new(o, "externalization", json_pack("{s:b,s:b}", "enabled", 1, "delete_on_cancellation", 0));
+            json_object_set_new(o, "externalization", json_pack("{s:b,s:b}", "enabled", 1, "delete_on_cancellation", j->cp_delete_on_cancel));
             char bk[256];
             /* what the TaskManagers use, not this daemon's own setting */
             json_object_set_new(o, "state_backend", json_string(job_backend(j, job, bk, sizeof bk)));

@@ -31,7 +31,7 @@ static json_t *cp_json(const jm_checkpoint *cp)
                           "is_savepoint", cp->type != CP_CHECKPOINT, "trigger_timestamp",
                           (json_int_t)cp->trigger_ms, "latest_ack_timestamp",
                           (json_int_t)(cp->latest_ack_ms ? cp->latest_ack_ms : -1), "state_size",
-                          (json_int_t)cp->state_size, "checkpointed_size", (json_int_t)cp->state_size,
+                          (json_int_t)cp->state_size, "checkpointed_size", (json_int_t)cp->checkpointed_size,
                           "end_to_end_duration", (json_int_t)(end - cp->trigger_ms), "num_subtasks",
                           cp->num_subtasks, "num_acknowledged_subtasks", cp->num_acked,
                           "checkpoint_type", cp_type_name(cp->type));
@@ -92,6 +92,7 @@ json_t *jm_rest_checkpoints_json(const jm_job *job)
     for (const jm_checkpoint *cp = job->cps; cp; cp = cp->next) ncp++;
     /* the completed ones' sizes, durations and alignments, for the summary */
     int64_t *sizes = sl_calloc((size_t)ncp + 1, sizeof *sizes);
+    int64_t *csizes = sl_calloc((size_t)ncp + 1, sizeof *csizes);
     int64_t *durs = sl_calloc((size_t)ncp + 1, sizeof *durs);
     int64_t *aligns = sl_calloc((size_t)ncp + 1, sizeof *aligns);
     int n = 0;
@@ -105,6 +106,7 @@ json_t *jm_rest_checkpoints_json(const jm_job *job)
         if (cp->status != CP_COMPLETED) continue;
         if (cp->type == CP_CHECKPOINT && !lc) lc = cp;
         sizes[n] = (int64_t)cp->state_size;
+        csizes[n] = (int64_t)cp->checkpointed_size;
         durs[n] = cp->end_ms - cp->trigger_ms;
         aligns[n] = (int64_t)(cp->max_alignment_ns / 1000000);
         n++;
@@ -131,12 +133,13 @@ json_t *jm_rest_checkpoints_json(const jm_job *job)
     int64_t zero = 0;
     json_object_set_new(o, "summary",
                         json_pack("{s:o,s:o,s:o,s:o,s:o,s:o}", "state_size", stats_json(sizes, n),
-                                  "checkpointed_size", stats_json(sizes, n),
+                                  "checkpointed_size", stats_json(csizes, n),
                                   "end_to_end_duration", stats_json(durs, n),
                                   "alignment_buffered", stats_json(aligns, n),
                                   "processed_data", stats_json(&zero, 0),
                                   "persisted_data", stats_json(&zero, 0)));
     free(sizes);
+    free(csizes);
     free(durs);
     free(aligns);
     json_object_set_new(o, "latest", latest);
@@ -183,8 +186,13 @@ static void vertex_stats(json_t *o, const jm_job *job, const jm_checkpoint *cp, 
     json_object_set_new(o, "latest_ack_timestamp", json_integer(latest));
     json_object_set_new(o, "end_to_end_duration",
                         json_integer(latest < 0 ? -1 : latest - cp->trigger_ms));
+    /* what the chain's operators wrote anew (incremental checkpoints share
+     * earlier files; a full one writes its whole state) */
+    uint64_t csize = 0;
+    for (int h = 0; h < cp->nhandles; h++)
+        if (job->g->v[cp->handles[h].vertex].chain == c) csize += cp->handles[h].checkpointed_size;
     json_object_set_new(o, "state_size", json_integer((json_int_t)size));
-    json_object_set_new(o, "checkpointed_size", json_integer((json_int_t)size));
+    json_object_set_new(o, "checkpointed_size", json_integer((json_int_t)(cp->nhandles ? csize : size)));
     json_object_set_new(o, "alignment_buffered", json_integer(0));
     json_object_set_new(o, "processed_data", json_integer(0));
     json_object_set_new(o, "persisted_data", json_integer(0));

@@ -191,6 +191,7 @@ static void job_end(jm *j, jm_job *job, jm_job_state final, const char *reason)
     tasks_to(job, final == JOB_FAILED ? T_CANCELED : T_CANCELED);
     if (reason) set_reason(job, reason);
     jm_job_set_state(job, final);
+    if (final == JOB_CANCELED) jm_cp_job_canceled(j, job);
 }
 
 void jm_job_cancel(jm *j, jm_job *job)
@@ -629,6 +630,7 @@ void jm_on_task_status(jm *j, const Sluice__TaskStatus *ts)
             jm_cp_job_ended(j, job);
             release_slots(job);
             jm_job_set_state(job, JOB_CANCELED);
+            jm_cp_job_canceled(j, job);
         }
         break;
     case SLUICE__TASK_STATE__TASK_FAILED: {

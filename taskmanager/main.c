@@ -14,8 +14,39 @@
 #include "tm.h"
 #include "log.h"
 #include "operator.h"
+#include "state.h"
 
 #define TAG "tm"
+
+/* The one memory budget of this TaskManager's RocksDB states (Flink's
+ * managed memory): fixed-per-slot times the slots when set, else the
+ * managed size; none when state.backend.rocksdb.memory.managed is false. */
+static int rocksdb_budget(const tm_net *n, char *err, size_t errlen)
+{
+    const sl_config *c = n->conf;
+    int64_t per_slot = sl_config_int(c, "state.backend.rocksdb.memory.fixed-per-slot");
+    double ratio = sl_config_double(c, "state.backend.rocksdb.memory.write-buffer-ratio");
+    uint64_t budget = 0;
+    const char *from = "";
+    if (per_slot > 0) {
+        budget = (uint64_t)per_slot * (uint64_t)n->slots;
+        from = "state.backend.rocksdb.memory.fixed-per-slot x slots";
+    } else if (sl_config_bool(c, "state.backend.rocksdb.memory.managed")) {
+        budget = (uint64_t)sl_config_int(c, "taskmanager.memory.managed.size");
+        from = "taskmanager.memory.managed.size";
+    }
+    if (sl_rocksdb_memory_configure(budget, ratio, err, errlen) != SL_OK) return SL_ERR;
+    if (!budget) {
+        sl_info(TAG, "RocksDB memory: not managed, each RocksDB state has RocksDB's defaults");
+        return SL_OK;
+    }
+    sl_rocksdb_memory m;
+    sl_rocksdb_memory_stats(&m);
+    sl_info(TAG, "RocksDB memory budget %llu bytes (%s), shared by all RocksDB states: block cache "
+            "%llu bytes, memtables %llu bytes", (unsigned long long)m.budget, from,
+            (unsigned long long)m.cache_capacity, (unsigned long long)m.write_buffer_total);
+    return SL_OK;
+}
 
 static void on_signal(evutil_socket_t sig, short what, void *arg)
 {
@@ -47,6 +78,12 @@ int main(int argc, char **argv)
     }
     n.slots = (int)sl_config_int(n.conf, "taskmanager.numberOfTaskSlots");
     n.host = sl_strdup(sl_config_str(n.conf, "taskmanager.host"));
+    if (rocksdb_budget(&n, err, sizeof err) != SL_OK) {
+        fprintf(stderr, "sluice-taskmanager: %s\n", err);
+        sl_config_destroy(n.conf);
+        free(n.host);
+        return 2;
+    }
     evthread_use_pthreads();
     n.base = event_base_new();
     /* stdout carries the print sink's rows: line-buffer it so they show up */

@@ -1061,6 +1061,11 @@ static void send_ack(tm_net *n, tm_snap_job *job)
         hs[i].size = p->size;
         hs[i].keyed = p->keyed;
         hs[i].has_opstate = p->bloblen > 0;
+        hs[i].shared_files = p->inc.shared;
+        hs[i].n_shared_files = p->inc.nshared;
+        hs[i].private_files = p->inc.priv;
+        hs[i].n_private_files = p->inc.npriv;
+        hs[i].checkpointed_size = p->checkpointed_size;
         hp[i] = &hs[i];
     }
     a.n_handles = job->error[0] ? 0 : (size_t)job->nparts;

@@ -26,6 +26,12 @@ void tm_snap_job_free(tm_snap_job *job)
         free(p->uid);
         free(p->file);
         if (p->ksnap) sl_ksnap_release(p->ksnap);
+        if (p->rdb_local) {
+            char err[8];
+            (void)sl_rm_tree(p->rdb_local, err, sizeof err);
+            free(p->rdb_local);
+        }
+        sl_inc_files_free(&p->inc);
         for (size_t k = 0; k < p->ntimers; k++) {
             free(p->timers[k].key);
             free(p->timers[k].ns);
@@ -58,7 +64,21 @@ static int write_part(tm_snap_job *job, tm_snap_part *p, char *err, size_t errle
         sl_snapw_abort(w);
         return SL_ERR;
     }
-    return sl_snapw_finish(w, &p->size, err, errlen);
+    if (sl_snapw_finish(w, &p->size, err, errlen) != SL_OK) return SL_ERR;
+    p->checkpointed_size = p->size;
+    if (!p->rdb_local) return SL_OK;
+    /* incremental: the RocksDB checkpoint's new SST files into shared/,
+     * the rest next to the state file; then the local copy goes */
+    int rc = sl_inc_upload(p->rdb_local, p->rdb_instance, job->dir, &p->inc, err, errlen);
+    char rerr[300];
+    if (sl_rm_tree(p->rdb_local, rerr, sizeof rerr) != SL_OK)
+        sl_warn(TAG, "cannot remove local checkpoint %s: %s", p->rdb_local, rerr);
+    free(p->rdb_local);
+    p->rdb_local = NULL;
+    if (rc != SL_OK) return SL_ERR;
+    p->size += p->inc.size;
+    p->checkpointed_size += p->inc.written;
+    return SL_OK;
 }
 
 static void write_job(tm_net *n, tm_snap_job *job)

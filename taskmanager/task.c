@@ -351,6 +351,26 @@ static int restore_timer(void *ctx, const sl_snap_timer *t)
     return 0;
 }
 
+/* The keyed state of an incremental RocksDB checkpoint: its files put back
+ * under RocksDB's names in a local directory, opened read-only, and the
+ * entries of key groups [lo, hi] inserted as a full restore inserts them --
+ * the same whether the key-group ranges changed (rescale) or not. */
+static int restore_incremental(run *r, sl_op *op, const Sluice__SubtaskState *ss, int lo, int hi,
+                               restore_ctx *ctx)
+{
+    char stage[1100];
+    keyed_dir(r, op, stage, sizeof stage - 40);
+    size_t n = strlen(stage);
+    snprintf(stage + n, sizeof stage - n, ".restore-%u", ss->subtask);
+    int rc = sl_inc_stage(r->d->restore_dir, ss, stage, op->err, sizeof op->err);
+    if (rc == SL_OK)
+        rc = sl_rocksdb_read_checkpoint(stage, lo, hi, restore_entry, ctx, op->err, sizeof op->err);
+    char err[300];
+    if (sl_rm_tree(stage, err, sizeof err) != SL_OK)
+        sl_warn(TAG, "cannot remove restore directory %s: %s", stage, err);
+    return rc;
+}
+
 /* Load this subtask's share of a snapshot into its operators: keyed
  * entries and timers of the key groups it owns now (from whichever old
  * files cover them), and the operator-state blobs dealt to it (every blob
@@ -385,6 +405,8 @@ static int restore_chain(run *r)
                 if (sl_snapr_keyed(path, lo, hi, restore_entry, &ctx, op->err, sizeof op->err) != SL_OK ||
                     sl_snapr_timers(path, lo, hi, restore_timer, &ctx, op->err, sizeof op->err) != SL_OK)
                     rc = SL_ERR;
+                if (rc == SL_OK && (ss->n_shared_files || ss->n_private_files))
+                    rc = restore_incremental(r, op, ss, lo, hi, &ctx);
             }
             /* dealt round-robin, or all of them for union state */
             bool mine = (op->def->flags & SL_OPF_UNION_STATE) ||
@@ -586,8 +608,22 @@ static int take_snapshot(run *r, uint64_t cpid, int64_t ts, int flags, const cha
             p->keyed = 1;
             p->kg_first = op->kg_first;
             p->kg_last = op->kg_last;
-            p->ksnap = sl_kstate_snapshot(op->kstate, err, sizeof err);
-            if (!p->ksnap) {
+            if (sl_kstate_kind(op->kstate) == SL_BACKEND_ROCKSDB && !(flags & SL_CP_SAVEPOINT) &&
+                sl_config_bool(r->d->net->conf, "execution.checkpointing.incremental")) {
+                /* incremental: a RocksDB checkpoint, whose new SST files the
+                 * writer uploads (savepoints stay full, self-contained) */
+                char local[1100];
+                keyed_dir(r, op, local, sizeof local - 40);
+                size_t ln = strlen(local);
+                snprintf(local + ln, sizeof local - ln, ".chk-%llu", (unsigned long long)cpid);
+                if (sl_kstate_rocksdb_checkpoint(op->kstate, local, err, sizeof err) != SL_OK) {
+                    snprintf(job->error, sizeof job->error, "%s: snapshot: %s", op->task_name, err);
+                    break;
+                }
+                p->rdb_local = sl_strdup(local);
+                snprintf(p->rdb_instance, sizeof p->rdb_instance, "%s",
+                         sl_kstate_rocksdb_instance(op->kstate));
+            } else if (!(p->ksnap = sl_kstate_snapshot(op->kstate, err, sizeof err))) {
                 snprintf(job->error, sizeof job->error, "%s: snapshot: %s", op->task_name, err);
                 break;
             }

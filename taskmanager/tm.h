@@ -36,6 +36,7 @@
 #include "buffer.h"
 #include "exchange.h"
 #include "snapshot.h"
+#include "snapshot_inc.h"
 #include "control.pb-c.h"
 #include "snapshot.pb-c.h"
 
@@ -55,6 +56,12 @@ typedef struct tm_snap_part {
     size_t bloblen;
     struct sl_deferred *deferred; /* the operator's asynchronous part, run first */
     uint64_t size;              /* filled by the writer */
+    /* an incremental RocksDB checkpoint: the local checkpoint directory
+     * (removed by the writer), the instance, and what was uploaded */
+    char *rdb_local;
+    char rdb_instance[17];
+    sl_inc_files inc;
+    uint64_t checkpointed_size; /* bytes written anew (all of them when full) */
 } tm_snap_part;
 
 /* A task's snapshot for checkpoint cpid: written by the snapshot thread,

@@ -182,11 +182,17 @@ def read_metadata(snapshot_dir):
             for onum, ov in _fields(v):
                 if onum == 5:
                     st = {"subtask": 0, "file": "", "kg_first": 0, "kg_last": 0, "size": 0,
-                          "has_opstate": 0, "finished": 0}
+                          "has_opstate": 0, "finished": 0, "shared_files": [],
+                          "private_files": [], "checkpointed_size": 0}
                     snames = {1: "subtask", 2: "file", 3: "kg_first", 4: "kg_last", 5: "size",
-                              6: "has_opstate", 7: "finished"}
+                              6: "has_opstate", 7: "finished", 8: "shared_files",
+                              9: "private_files", 10: "checkpointed_size"}
                     for snum, sv in _fields(ov):
-                        st[snames[snum]] = sv.decode() if isinstance(sv, bytes) else sv
+                        sv = sv.decode() if isinstance(sv, bytes) else sv
+                        if snum in (8, 9):
+                            st[snames[snum]].append(sv)  # repeated
+                        else:
+                            st[snames[snum]] = sv
                     op["subtasks"].append(st)
                 else:
                     key = {1: "uid", 2: "type", 3: "parallelism", 4: "keyed"}[onum]

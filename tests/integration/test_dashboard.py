@@ -487,6 +487,10 @@ def test_checkpoint_count_rises_while_the_page_is_open(make_cluster, browser):
     ms = own[cpid]["alignment_duration"]
     want = f"{ms} ms" if ms < 1000 else f"{ms / 1000:.2f} s"  # the page's format, below 10 s
     assert row.find_elements(By.CSS_SELECTOR, "td.align")[1].text == want
+    # what it wrote anew is shown next to its state size
+    rest = [h for h in c.get(f"/jobs/{jid}/checkpoints")["history"] if h["id"] == cpid]
+    cell = row.find_element(By.CSS_SELECTOR, "td.checkpointed-size").text
+    assert rest and cell and cell != "\u2014" and re.search(r"\d", cell), (cell, rest)
     screenshot(d, "job-checkpoints")
 
 

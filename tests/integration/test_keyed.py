@@ -88,3 +88,35 @@ def test_keyed_operator_needs_hash_input(cluster):
     assert body["errors"][0] == ("vertex 'agg': a keyed operator with parallelism 2 needs its input "
                                  "from 'keyed' hashed on its key: use {\"strategy\": \"hash\", "
                                  "\"keys\": [\"k\"]}")
+
+
+def test_rocksdb_states_of_one_tm_share_one_budget(make_cluster, workdir):
+    """Four RocksDB states in one TaskManager under one small managed budget:
+    the TaskManager states the budget, and the job's result is exact."""
+    c = make_cluster()
+    tm = c.add_tm(slots=4, extra={"state.backend.type": "rocksdb",
+                                  "taskmanager.memory.managed.size": "16mb",
+                                  "state.backend.rocksdb.memory.write-buffer-ratio": "0.25"})
+    assert ("RocksDB memory budget 16777216 bytes (taskmanager.memory.managed.size), shared by "
+            "all RocksDB states: block cache 12582912 bytes, memtables 4194304 bytes"
+            in tm.log_text())
+    n, keys = 50_000, 5000
+    out = os.path.join(workdir, "agg")
+    jid = c.submit(agg_job(out, n, keys))
+    job = c.wait_state(jid, ["FINISHED", "FAILED"], timeout=240)
+    assert job["state"] == "FINISHED", c.get(f"/jobs/{jid}/exceptions")
+    table, _ = apply_changelog(out)
+    exp = {}
+    for k in range(keys):
+        ids = range(k if k else keys, n + 1, keys)
+        exp[k] = (len(ids), sum(ids), max(ids))
+    assert table == exp
+
+
+def test_rocksdb_budget_per_slot_and_off(make_cluster):
+    c = make_cluster()
+    tm = c.add_tm(slots=3, extra={"state.backend.rocksdb.memory.fixed-per-slot": "10mb"})
+    assert ("RocksDB memory budget 31457280 bytes (state.backend.rocksdb.memory.fixed-per-slot "
+            "x slots)" in tm.log_text())
+    tm2 = c.add_tm(slots=1, extra={"state.backend.rocksdb.memory.managed": "false"})
+    assert "RocksDB memory: not managed" in tm2.log_text()

@@ -28,6 +28,7 @@
 #include "sl_test.h"
 #include "snapshot.h"
 #include "snapshot.pb-c.h"
+#include "snapshot_inc.h"
 #include "state.h"
 
 #define MAXP 128
@@ -1258,8 +1259,208 @@ static void body_dirs(void)
 
 static void test_directories(void) { in_tmp(body_dirs); }
 
+/* ---- incremental checkpoints --------------------------------------------- */
+
+static int rm_entry_for_inc(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st, (void)flag, (void)ftw;
+    remove(path);
+    return 0;
+}
+
+/* Reference counts against a brute-force model: a seeded stream of
+ * checkpoints, each referencing files that appear, live a while and are
+ * compacted away (as SST files are); with R retained, dropping the oldest
+ * must free exactly the files of it that no retained one lists. */
+static void test_shared_refs_model(void)
+{
+    enum { STEPS = 400, R = 3, MAXF = 64 };
+    uint64_t seed = 0x9e3779b97f4a7c15ull;
+    sl_shared_refs *r = sl_shared_refs_new();
+    char *ckpt[STEPS][MAXF];
+    size_t nf[STEPS];
+    int live[1024] = {0}; /* files alive now, by number */
+    int next_file = 0, first_retained = 0;
+    for (int step = 0; step < STEPS; step++) {
+        /* some files get compacted away, some new ones appear */
+        for (int f = 0; f < next_file; f++) {
+            seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+            if (live[f] && (seed >> 33) % 5 == 0) live[f] = 0;
+        }
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        int fresh = (int)((seed >> 33) % 4);
+        for (int k = 0; k < fresh && next_file < 1024; k++) live[next_file++] = 1;
+        nf[step] = 0;
+        for (int f = 0; f < next_file && nf[step] < MAXF; f++)
+            if (live[f]) ckpt[step][nf[step]++] = sl_sprintf("0123456789abcdef-%06d.sst", f);
+        sl_shared_refs_add(r, ckpt[step], nf[step]);
+        if (step - first_retained + 1 > R) {
+            int drop = first_retained++;
+            size_t ndead = 0;
+            char **dead = sl_shared_refs_release(r, ckpt[drop], nf[drop], &ndead);
+            /* the model: files of drop in none of the retained */
+            size_t want = 0;
+            for (size_t i = 0; i < nf[drop]; i++) {
+                int still = 0;
+                for (int c = first_retained; c <= step && !still; c++)
+                    for (size_t k = 0; k < nf[c] && !still; k++) still = !strcmp(ckpt[c][k], ckpt[drop][i]);
+                if (still) continue;
+                want++;
+                int listed = 0;
+                for (size_t k = 0; k < ndead; k++) listed |= !strcmp(dead[k], ckpt[drop][i]);
+                CHECK(listed);
+            }
+            CHECK_EQ_INT(ndead, want);
+            for (size_t k = 0; k < ndead; k++) free(dead[k]);
+            free(dead);
+        }
+        /* every count equals the number of retained checkpoints listing it */
+        size_t distinct = 0;
+        for (int f = 0; f < next_file; f++) {
+            char name[64];
+            snprintf(name, sizeof name, "0123456789abcdef-%06d.sst", f);
+            int n = 0;
+            for (int c = first_retained; c <= step; c++)
+                for (size_t k = 0; k < nf[c]; k++) n += !strcmp(ckpt[c][k], name);
+            CHECK_EQ_INT(sl_shared_refs_count(r, name), n);
+            distinct += n > 0;
+        }
+        CHECK_EQ_INT(sl_shared_refs_size(r), distinct);
+    }
+    /* a name listed twice in one checkpoint counts once; unknown names are ignored */
+    char *dup[] = {"0123456789abcdef-999999.sst", "0123456789abcdef-999999.sst"};
+    sl_shared_refs_add(r, dup, 2);
+    CHECK_EQ_INT(sl_shared_refs_count(r, dup[0]), 1);
+    size_t nd = 0;
+    char **d = sl_shared_refs_release(r, dup, 2, &nd);
+    CHECK_EQ_INT(nd, 1);
+    free(d[0]);
+    free(d);
+    char *unknown[] = {"ffffffffffffffff-000001.sst"};
+    d = sl_shared_refs_release(r, unknown, 1, &nd);
+    CHECK_EQ_INT(nd, 0);
+    free(d);
+    for (int c = 0; c < STEPS; c++)
+        for (size_t k = 0; k < nf[c]; k++) free(ckpt[c][k]);
+    sl_shared_refs_free(r);
+}
+
+typedef struct inc_count { uint64_t n, sum; int bad; } inc_count;
+
+static int inc_visit(void *ctx, const sl_kentry *e)
+{
+    inc_count *c = ctx;
+    /* key "k<i>", value "v<i>-<gen>" written by the test */
+    char key[32], val[48];
+    snprintf(key, sizeof key, "%.*s", (int)e->klen, (const char *)e->key);
+    snprintf(val, sizeof val, "%.*s", (int)e->vlen, (const char *)e->val);
+    int i = atoi(key + 1);
+    char want[48];
+    snprintf(want, sizeof want, "v%d-%d", i, i % 10 == 0 ? 1 : 0);
+    if (strcmp(val, want)) c->bad++;
+    c->n++;
+    c->sum += (uint64_t)i;
+    return 0;
+}
+
+/* A RocksDB state checkpointed twice: the second upload writes less than
+ * it references, the files come back under RocksDB's names, and reading
+ * them gives exactly the entries written. */
+static void test_incremental_upload_stage(void)
+{
+    char root[256], err[512] = "";
+    snprintf(root, sizeof root, "/tmp/sl-inc-XXXXXX");
+    CHECK(mkdtemp(root));
+    char db[400], local[400], chk1[400], chk2[400], stage[400];
+    snprintf(db, sizeof db, "%s/db", root);
+    snprintf(local, sizeof local, "%s/db.chk", root);
+    snprintf(chk1, sizeof chk1, "%s/job/chk-1", root);
+    snprintf(chk2, sizeof chk2, "%s/job/chk-2", root);
+    snprintf(stage, sizeof stage, "%s/stage", root);
+    sl_kstate *s = sl_kstate_open(SL_BACKEND_ROCKSDB, db, 128, 0, 127, err, sizeof err);
+    CHECK(s);
+    CHECK_EQ_INT(sl_kstate_register(s, "v"), 0);
+    enum { N = 20000 };
+    for (int i = 0; i < N; i++) {
+        char key[32], val[48];
+        snprintf(key, sizeof key, "k%d", i);
+        snprintf(val, sizeof val, "v%d-0", i);
+        sl_kstate_set_key(s, key, strlen(key), sl_kg_of_key(key, strlen(key), 128));
+        CHECK_EQ_INT(sl_kstate_put(s, 0, "", 0, val, strlen(val), err, sizeof err), SL_OK);
+    }
+    CHECK_EQ_INT(sl_mkdirs(chk1, err, sizeof err), SL_OK);
+    CHECK_EQ_INT(sl_kstate_rocksdb_checkpoint(s, local, err, sizeof err), SL_OK);
+    sl_inc_files f1, f2;
+    CHECK_EQ_INT(sl_inc_upload(local, sl_kstate_rocksdb_instance(s), chk1, &f1, err, sizeof err), SL_OK);
+    CHECK(f1.nshared >= 1 && f1.npriv >= 2);
+    CHECK_EQ_INT(f1.written, f1.size); /* the first one writes everything */
+    CHECK_EQ_INT(sl_rm_tree(local, err, sizeof err), SL_OK);
+    /* a tenth of the keys change */
+    for (int i = 0; i < N; i += 10) {
+        char key[32], val[48];
+        snprintf(key, sizeof key, "k%d", i);
+        snprintf(val, sizeof val, "v%d-1", i);
+        sl_kstate_set_key(s, key, strlen(key), sl_kg_of_key(key, strlen(key), 128));
+        CHECK_EQ_INT(sl_kstate_put(s, 0, "", 0, val, strlen(val), err, sizeof err), SL_OK);
+    }
+    CHECK_EQ_INT(sl_mkdirs(chk2, err, sizeof err), SL_OK);
+    CHECK_EQ_INT(sl_kstate_rocksdb_checkpoint(s, local, err, sizeof err), SL_OK);
+    CHECK_EQ_INT(sl_inc_upload(local, sl_kstate_rocksdb_instance(s), chk2, &f2, err, sizeof err), SL_OK);
+    CHECK(f2.nshared > f1.nshared);  /* the old SST file is referenced again */
+    CHECK(f2.written < f2.size);     /* ... not written again */
+    for (size_t i = 0; i < f1.nshared; i++) {
+        int again = 0;
+        for (size_t k = 0; k < f2.nshared; k++) again |= !strcmp(f1.shared[i], f2.shared[k]);
+        CHECK(again);
+        CHECK(sl_inc_name_ok(f1.shared[i], 0));
+    }
+    sl_kstate_close(s);
+    /* restore the second one, key groups [0, 63] and then all of them */
+    Sluice__SubtaskState ss = SLUICE__SUBTASK_STATE__INIT;
+    ss.shared_files = f2.shared;
+    ss.n_shared_files = f2.nshared;
+    ss.private_files = f2.priv;
+    ss.n_private_files = f2.npriv;
+    CHECK_EQ_INT(sl_inc_stage(chk2, &ss, stage, err, sizeof err), SL_OK);
+    inc_count all = {0, 0, 0}, half = {0, 0, 0};
+    CHECK_EQ_INT(sl_rocksdb_read_checkpoint(stage, 0, 127, inc_visit, &all, err, sizeof err), SL_OK);
+    CHECK_EQ_INT(all.n, N);
+    CHECK_EQ_INT(all.sum, (uint64_t)N * (N - 1) / 2);
+    CHECK_EQ_INT(all.bad, 0);
+    CHECK_EQ_INT(sl_rocksdb_read_checkpoint(stage, 0, 63, inc_visit, &half, err, sizeof err), SL_OK);
+    uint64_t want = 0;
+    for (int i = 0; i < N; i++) {
+        char key[32];
+        snprintf(key, sizeof key, "k%d", i);
+        want += sl_kg_of_key(key, strlen(key), 128) <= 63;
+    }
+    CHECK_EQ_INT(half.n, want);
+    CHECK_EQ_INT(half.bad, 0);
+    /* the shared directory is the snapshot directory's sibling, written any way */
+    char *a = sl_inc_shared_dir("/c/job/chk-2"), *b = sl_inc_shared_dir("/c/job/chk-2//"),
+         *c = sl_inc_shared_dir("chk-2");
+    CHECK_EQ_STR(a, "/c/job/shared");
+    CHECK_EQ_STR(b, "/c/job/shared");
+    CHECK_EQ_STR(c, "shared");
+    free(a);
+    free(b);
+    free(c);
+    /* a missing shared file is a clear error */
+    char *sh = sl_inc_shared_dir(chk2);
+    char gone[600];
+    snprintf(gone, sizeof gone, "%s/%s", sh, f2.shared[0]);
+    CHECK_EQ_INT(unlink(gone), 0);
+    CHECK_EQ_INT(sl_inc_stage(chk2, &ss, stage, err, sizeof err), SL_ERR);
+    CHECK(strstr(err, "missing or unreadable") != NULL);
+    free(sh);
+    sl_inc_files_free(&f1);
+    sl_inc_files_free(&f2);
+    nftw(root, rm_entry_for_inc, 16, FTW_DEPTH | FTW_PHYS);
+}
+
 SL_TEST_MAIN(SL_TEST(test_roundtrip_keyed), SL_TEST(test_rescale_split), SL_TEST(test_timers_opstate),
              SL_TEST(test_canonical_bytes), SL_TEST(test_write_on_other_thread),
              SL_TEST(test_metadata_roundtrip), SL_TEST(test_fuzz_state_file),
              SL_TEST(test_fuzz_metadata), SL_TEST(test_bad_files), SL_TEST(test_writer_rules),
-             SL_TEST(test_atomicity), SL_TEST(test_directories), SL_TEST(test_identity))
+             SL_TEST(test_atomicity), SL_TEST(test_directories), SL_TEST(test_identity),
+             SL_TEST(test_shared_refs_model), SL_TEST(test_incremental_upload_stage))

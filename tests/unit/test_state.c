@@ -1071,10 +1071,85 @@ static void body_write_buffer_model(void)
 
 static void test_write_buffer_model(void) { in_tmp(body_write_buffer_model); }
 
+/* ---- the shared memory budget ------------------------------------------- */
+
+#define BUDGET (8u << 20)
+#define NSTATES 4
+#define BKEYS 15000
+
+static void budget_val(char *out, size_t cap, int st, int i)
+{
+    /* ~200 bytes, different per state and key */
+    snprintf(out, cap, "s%d-k%d-%0190d", st, i, i * 7 + st);
+}
+
+static void body_shared_budget(void)
+{
+    char err[256] = "", key[32], val[256];
+    CHECK_EQ_INT(sl_rocksdb_memory_configure(BUDGET, 0.5, err, sizeof err), SL_OK);
+    sl_kstate *s[NSTATES];
+    for (int k = 0; k < NSTATES; k++) {
+        CHECK((s[k] = open_kind(SL_BACKEND_ROCKSDB, 0, MAXP - 1)));
+        CHECK_EQ_INT(sl_kstate_register(s[k], "v"), 0);
+    }
+    /* one cache object for all of them */
+    const void *cache = sl_kstate_rocksdb_cache(s[0]);
+    CHECK(cache != NULL);
+    for (int k = 1; k < NSTATES; k++) CHECK(sl_kstate_rocksdb_cache(s[k]) == cache);
+    sl_rocksdb_memory m;
+    sl_rocksdb_memory_stats(&m);
+    CHECK_EQ_INT(m.budget, BUDGET);
+    CHECK_EQ_INT(m.cache_capacity, BUDGET / 2);
+    CHECK_EQ_INT(m.write_buffer_total, BUDGET / 2);
+    CHECK_EQ_INT(m.instances, NSTATES);
+    /* the memtable share is split among the live instances */
+    CHECK_EQ_INT(m.write_buffer_per_instance, BUDGET / 2 / 2 / NSTATES);
+    /* the budget does not change under open states */
+    CHECK_EQ_INT(sl_rocksdb_memory_configure(0, 0.5, err, sizeof err), SL_ERR);
+    CHECK(strstr(err, "while 4 RocksDB states are open") != NULL);
+
+    /* more data than the whole budget: 4 x 15000 x ~200 bytes */
+    for (int i = 0; i < BKEYS; i++)
+        for (int k = 0; k < NSTATES; k++) {
+            snprintf(key, sizeof key, "key-%d", i);
+            set_key_str(s[k], key);
+            budget_val(val, sizeof val, k, i);
+            int rc = sl_kstate_put(s[k], 0, "n", 1, val, strlen(val), err, sizeof err);
+            if (rc != SL_OK) fprintf(stderr, "put: %s\n", err);
+            CHECK_EQ_INT(rc, SL_OK);
+        }
+    /* read every key back, in another order, through the cache */
+    for (int k = 0; k < NSTATES; k++)
+        for (int j = 0; j < BKEYS; j++) {
+            int i = (int)(((uint64_t)j * 7919u) % BKEYS);
+            snprintf(key, sizeof key, "key-%d", i);
+            set_key_str(s[k], key);
+            budget_val(val, sizeof val, k, i);
+            CHECK(holds(s[k], 0, "n", val, strlen(val)));
+        }
+    sl_rocksdb_memory_stats(&m);
+    CHECK(m.cache_usage > 0);                /* the reads did go through the shared cache */
+    CHECK(m.cache_usage <= m.cache_capacity); /* and it stayed within its share */
+    /* closing one gives the others its memtable share */
+    sl_kstate_close(s[NSTATES - 1]);
+    sl_rocksdb_memory_stats(&m);
+    CHECK_EQ_INT(m.instances, NSTATES - 1);
+    CHECK_EQ_INT(m.write_buffer_per_instance, BUDGET / 2 / 2 / (NSTATES - 1));
+    for (int k = 0; k < NSTATES - 1; k++) sl_kstate_close(s[k]);
+    /* back to no budget for the other tests */
+    CHECK_EQ_INT(sl_rocksdb_memory_configure(0, 0.5, err, sizeof err), SL_OK);
+    CHECK_EQ_INT(sl_rocksdb_memory_configure(1, 1.5, err, sizeof err), SL_ERR);
+    CHECK((s[0] = open_kind(SL_BACKEND_ROCKSDB, 0, MAXP - 1)));
+    CHECK(sl_kstate_rocksdb_cache(s[0]) == NULL);
+    sl_kstate_close(s[0]);
+}
+
+static void test_rocksdb_shared_budget(void) { in_tmp(body_shared_budget); }
+
 SL_TEST_MAIN(SL_TEST(test_put_get_del), SL_TEST(test_errors), SL_TEST(test_open_errors),
              SL_TEST(test_many_keys), SL_TEST(test_namespaces), SL_TEST(test_scan_key),
              SL_TEST(test_register), SL_TEST(test_snapshot_isolation),
              SL_TEST(test_snapshot_range), SL_TEST(test_snapshot_order),
              SL_TEST(test_restore_split), SL_TEST(test_restore_errors),
              SL_TEST(test_rocksdb_bad_dir), SL_TEST(test_rocksdb_dir_lifecycle),
-             SL_TEST(test_write_buffer_model))
+             SL_TEST(test_write_buffer_model), SL_TEST(test_rocksdb_shared_budget))

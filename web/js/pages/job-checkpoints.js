@@ -55,6 +55,7 @@ export function createCheckpointsTab(jid) {
     h('thead', null, h('tr', null,
       h('th', { class: 'num' }, 'ID'), h('th', null, 'Status'), h('th', null, 'Type'),
       h('th', null, 'Triggered'), h('th', { class: 'num' }, 'End to end'), h('th', { class: 'num' }, 'State size'),
+      h('th', { class: 'num', title: 'Bytes this checkpoint wrote anew (less than the state size when incremental)' }, 'Checkpointed'),
       alignHead, h('th', { class: 'num' }, 'Acknowledged'), h('th', null, 'Path / failure'))),
     hbody);
   const hEmpty = h('p', { class: 'empty' }, 'No checkpoints yet.');
@@ -167,6 +168,7 @@ function paintLatest(body, entry, kind) {
     rows.push(['Completed', fmtTime(entry.latest_ack_timestamp)]);
     rows.push(['End to end', fmtDuration(entry.end_to_end_duration)]);
     rows.push(['State size', fmtBytes(entry.state_size ?? entry.checkpointed_size)]);
+    rows.push(['Checkpointed', fmtBytes(entry.checkpointed_size ?? entry.state_size)]);
   }
   const dl = h('dl', { class: 'kv compact' }, rows.map(([k, v]) => h('div', { class: 'kv-item' }, h('dt', null, k), h('dd', null, v ?? DASH))));
   const extra = [];
@@ -184,7 +186,8 @@ function createHistoryRow() {
   const status = h('span', { class: 'badge' });
   const tr = h('tr', { class: 'checkpoint-row' },
     h('td', { class: 'num' }), h('td', null, status), h('td'), h('td'),
-    h('td', { class: 'num' }), h('td', { class: 'num' }), h('td', { class: 'num align' }), h('td', { class: 'num align' }),
+    h('td', { class: 'num' }), h('td', { class: 'num' }), h('td', { class: 'num checkpointed-size' }),
+    h('td', { class: 'num align' }), h('td', { class: 'num align' }),
     h('td', { class: 'num' }), h('td', { class: 'path-cell' }, h('span', { class: 'path-text' })));
   tr._status = status;
   return tr;
@@ -203,15 +206,16 @@ function updateHistoryRow(tr, x, hasAlign) {
   setText(c[3], fmtTime(x.trigger_timestamp));
   setText(c[4], fmtDuration(x.end_to_end_duration));
   setText(c[5], fmtBytes(x.state_size ?? x.checkpointed_size));
-  show(c[6], hasAlign);
+  setText(c[6], fmtBytes(x.checkpointed_size ?? x.state_size));
   show(c[7], hasAlign);
-  setText(c[6], fmtBytes(x.alignment_buffered));
-  setText(c[7], fmtDuration(x.alignment_duration));
+  show(c[8], hasAlign);
+  setText(c[7], fmtBytes(x.alignment_buffered));
+  setText(c[8], fmtDuration(x.alignment_duration));
   const acked = x.num_acknowledged_subtasks;
-  setText(c[8], acked === undefined ? DASH : `${acked}/${x.num_subtasks ?? '?'}`);
+  setText(c[9], acked === undefined ? DASH : `${acked}/${x.num_subtasks ?? '?'}`);
   const text = x.failure_message ? String(x.failure_message) : x.external_path ? String(x.external_path) : '';
-  setText(c[9].firstChild, text || DASH);
-  setAttr(c[9].firstChild, 'title', text || null);
+  setText(c[10].firstChild, text || DASH);
+  setAttr(c[10].firstChild, 'title', text || null);
 }
 
 function configPairs(cfg) {
