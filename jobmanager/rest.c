@@ -303,9 +303,10 @@ static json_t *job_overview(const jm_job *job, int with_reason)
     json_object_set_new(o, "tasks", task_counts(job, -1, 1));
     /* Flink counts operators not yet added to an adaptive graph; Sluice's graphs are whole */
     json_object_set_new(o, "pending-operators", json_integer(0));
-    if (with_reason)
+    if (with_reason) { /* Sluice's own list (/sluice/jobs/overview) */
         json_object_set_new(o, "state-reason", job->state_reason ? json_string(job->state_reason) : json_null());
-    json_object_set_new(o, "warnings", sl_jobgraph_warnings(job->g));
+        json_object_set_new(o, "warnings", sl_jobgraph_warnings(job->g));
+    }
     return o;
 }
 
@@ -455,6 +456,7 @@ static json_t *sluice_job(jm *j, const jm_job *job)
                           "state-backend", job_backend(j, job, bk, sizeof bk), "plan",
                           sluice_plan(job));
     json_object_set_new(o, "state-reason", job->state_reason ? json_string(job->state_reason) : json_null());
+    json_object_set_new(o, "warnings", sl_jobgraph_warnings(job->g));
     return o;
 }
 

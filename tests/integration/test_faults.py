@@ -203,7 +203,7 @@ def test_partitioned_taskmanager_is_replaced_and_rejoins(make_cluster, workdir):
         jid = c.submit(agg_job(out, raw, n, keys, rate=2000, p=3))
         c.wait_state(jid, "RUNNING", timeout=20)
         c.add_tm(slots=2, extra={**hb, "taskmanager.host": host_ip})  # room to recover in
-        subs = c.get(f"/jobs/{jid}/vertices/{c.job(jid)['vertices'][0]['id']}/subtasks")["subtasks"]
+        subs = c.get(f"/sluice/jobs/{jid}/vertices/{c.job(jid)['vertices'][0]['id']}/subtasks")["subtasks"]
         assert "tm-cut" in {s["taskmanager-id"] for s in subs}, subs
         wait_for(lambda: checkpoints(c, jid)["counts"]["completed"] >= 2, timeout=20,
                  what="two completed checkpoints")

@@ -103,7 +103,7 @@ JOIN payments p
     detail = cluster.get(f"/jobs/{jid}")
     joins = [v for v in detail["vertices"] if "interval" in v["name"]]
     assert joins and joins[0]["parallelism"] == 2, detail["vertices"]
-    subs = cluster.get(f"/jobs/{jid}/vertices/{joins[0]['id']}/subtasks")["subtasks"]
+    subs = cluster.get(f"/sluice/jobs/{jid}/vertices/{joins[0]['id']}/subtasks")["subtasks"]
     assert len({s["taskmanager-id"] for s in subs}) == 2, subs  # one subtask on each TaskManager
     late = cluster.get(f"/jobs/{jid}/vertices/{joins[0]['id']}/metrics?get=numLateRecordsDropped")
     assert late and all(float(m["value"]) == 0 for m in late), late  # in-order feeders: nothing is late
@@ -188,7 +188,7 @@ FROM orders o LEFT JOIN payments p ON o.order_id = p.order_id;
     assert "[WARNING] regular join" in r.stdout
     jid = job_ids(r.stdout)[0]
     finish(cluster, jid)
-    subs = cluster.get(f"/jobs/{jid}/vertices/{join_vertex(cluster, jid, 'join')}/subtasks")["subtasks"]
+    subs = cluster.get(f"/sluice/jobs/{jid}/vertices/{join_vertex(cluster, jid, 'join')}/subtasks")["subtasks"]
     assert len({s["taskmanager-id"] for s in subs}) == 2, subs
     table, ops = collections.Counter(), collections.Counter()
     for row in rows(out):

@@ -97,8 +97,8 @@ def test_topn_append_only_input(make_cluster, workdir):
     out = os.path.join(workdir, "top")
     r = run_sql(c, workdir, "top.sql", sales(n) + TOPN.format(out=out, p=2, extra=""))
     assert r.returncode == 0, r.stdout + r.stderr
-    assert ("[WARNING] The state of rank 'rank' (key: cat) is unbounded: no window, interval or "
-            "time-to-live bounds it") in r.stdout, r.stdout
+    assert ("[WARNING] Top-N 'rank' keeps state per key (cat) that nothing bounds") in r.stdout, \
+        r.stdout
     job = finish(c, job_ids(r.stdout)[0])
     rank = [v for v in job["vertices"] if v["name"].startswith("rank")]
     assert rank and rank[0]["parallelism"] == 2
@@ -172,7 +172,7 @@ INSERT INTO pfirsts SELECT k, id FROM (
 END;
 """)
     assert r.returncode == 0, r.stdout + r.stderr
-    assert "The state of deduplicate 'dedup' (key: k) is unbounded" in r.stdout, r.stdout
+    assert "deduplication 'dedup' keeps state per key (k) that nothing bounds" in r.stdout, r.stdout
     finish(c, job_ids(r.stdout)[0])
     ts = {i: BASE + (i * 7919 % n) * 10 for i in range(1, n + 1)}
     for path, pick in ((first, min), (last, max)):
