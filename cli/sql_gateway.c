@@ -33,17 +33,13 @@
 
 #include <jansson.h>
 #include <microhttpd.h>
+#include "http_reply.h"
 #include <event2/http.h>
 
 #include "cli.h"
 #include "expr.h"
 #include "sql/sql.h"
 
-#if MHD_VERSION < 0x00097002
-typedef int MHD_RESULT;
-#else
-typedef enum MHD_Result MHD_RESULT;
-#endif
 
 #define MAX_BODY (1u << 20)
 #define MAX_SESSIONS 1000
@@ -91,27 +87,10 @@ typedef struct gw {
     int64_t idle_ms;
 } gw;
 
-typedef struct reply {
-    int status;
-    json_t *json;
-} reply;
-
-static void reply_json(reply *r, int status, json_t *j)
-{
-    r->status = status;
-    r->json = j;
-}
-
-static void reply_err(reply *r, int status, const char *fmt, ...) SL_PRINTF(3, 4);
-static void reply_err(reply *r, int status, const char *fmt, ...)
-{
-    char msg[2048];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    reply_json(r, status, json_pack("{s:[s]}", "errors", msg));
-}
+/* a handler's answer (common/http_reply.h) */
+typedef sl_reply reply;
+#define reply_json sl_reply_json
+#define reply_err sl_reply_err
 
 static int64_t now_ms(void)
 {
@@ -831,14 +810,7 @@ static MHD_RESULT on_request(void *cls, struct MHD_Connection *conn, const char 
         route(g, conn, url, method, rq, &r);
         pthread_mutex_unlock(&g->mu);
     }
-    char *text = json_dumps(r.json, JSON_COMPACT);
-    json_decref(r.json);
-    struct MHD_Response *resp =
-        MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE);
-    MHD_add_response_header(resp, "Content-Type", "application/json");
-    MHD_RESULT ret = MHD_queue_response(conn, (unsigned)r.status, resp);
-    MHD_destroy_response(resp);
-    return ret;
+    return sl_reply_send(conn, &r);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,

@@ -248,6 +248,13 @@ static const sl_conf_def defs[] = {
     {{"security.ssl.internal.truststore", SL_CT_PATH, "", NULL,
       "PEM file with the CA certificates a peer's certificate must chain to (internal TLS)."},
      NOLIM, NULL},
+    {{"security.ssl.rest.enabled", SL_CT_BOOL, "false", NULL,
+      "Serve the REST API and dashboard over HTTPS (TLS through libmicrohttpd and GnuTLS) with "
+      "the certificate and key of security.ssl.rest.keystore."},
+     NOLIM, NULL},
+    {{"security.ssl.rest.keystore", SL_CT_PATH, "", NULL,
+      "PEM file with the REST server's certificate chain and private key (REST TLS)."},
+     NOLIM, NULL},
     {{"security.cluster.secret-file", SL_CT_PATH, "", NULL,
       "File holding the cluster secret (instead of security.cluster.secret; a trailing newline "
       "is ignored)."},

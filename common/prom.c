@@ -13,14 +13,10 @@
 #include <string.h>
 #include <arpa/inet.h>
 #include <microhttpd.h>
+#include "http_reply.h"
 
 #include "prom.h"
 
-#if MHD_VERSION < 0x00097002
-typedef int MHD_RESULT;
-#else
-typedef enum MHD_Result MHD_RESULT;
-#endif
 
 struct sl_prom {
     struct MHD_Daemon *http;

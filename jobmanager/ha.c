@@ -194,15 +194,17 @@ static int get_data(jm_ha *h, const char *path, char *buf, int cap, struct Stat 
 
 /* ---- storageDir ----------------------------------------------------------------- */
 
-static int write_file_atomic(const char *path, const char *text, char *err, size_t errlen)
+static int write_file_atomic(const char *path, const void *data, size_t len, char *err,
+                             size_t errlen)
 {
+    const char *text = data;
     char *tmp = sl_sprintf("%s.tmp", path);
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     int rc = SL_ERR;
     if (fd < 0) {
         sl_seterr(err, errlen, "%s: %s", tmp, strerror(errno));
     } else {
-        size_t len = strlen(text), off = 0;
+        size_t off = 0;
         while (off < len) {
             ssize_t n = write(fd, text + off, len - off);
             if (n < 0 && errno == EINTR) continue;
@@ -224,7 +226,23 @@ static char *job_file(jm_ha *h, const char *job_id)
     return sl_sprintf("%s/submittedJobGraph-%s.json", h->storage, job_id);
 }
 
+/* The i-th C job object a job's deployments ship (POST /jars/:id/run). */
+static char *lib_file(jm_ha *h, const char *job_id, size_t i)
+{
+    return sl_sprintf("%s/submittedJobLib-%s-%zu.so", h->storage, job_id, i);
+}
+
 /* ---- persistence (loop) ---------------------------------------------------------- */
+
+static void remove_lib_files(jm_ha *h, const char *job_id)
+{
+    for (size_t i = 0;; i++) {
+        char *lp = lib_file(h, job_id, i);
+        int gone = unlink(lp) != 0;
+        free(lp);
+        if (gone) break;
+    }
+}
 
 int jm_ha_job_submitted(jm *j, const jm_job *job, char *err, size_t errlen)
 {
@@ -239,10 +257,20 @@ int jm_ha_job_submitted(jm *j, const jm_job *job, char *err, size_t errlen)
                           "restore-checkpoint-id", (json_int_t)job->cp_counter,
                           "restore-is-savepoint", job->restored_is_savepoint);
     if (job->restore_dir) json_object_set_new(o, "restore-dir", json_string(job->restore_dir));
+    /* the C job objects first: the graph file names them */
+    json_t *libs = json_array();
+    int rc = SL_OK;
+    for (size_t i = 0; rc == SL_OK && i < job->nlibs; i++) {
+        char *lp = lib_file(h, job->id, i);
+        rc = write_file_atomic(lp, job->libs[i]->data.data, job->libs[i]->data.len, err, errlen);
+        json_array_append_new(libs, json_pack("{s:s,s:s}", "id", job->libs[i]->id, "file", lp));
+        free(lp);
+    }
+    json_object_set_new(o, "libraries", libs);
     char *text = json_dumps(o, JSON_COMPACT);
     json_decref(o);
     char *path = job_file(h, job->id);
-    int rc = write_file_atomic(path, text, err, errlen);
+    if (rc == SL_OK) rc = write_file_atomic(path, text, strlen(text), err, errlen);
     free(text);
     if (rc == SL_OK) {
         char *node = sl_sprintf("%s/%s", h->jobgraphs, job->id);
@@ -253,6 +281,7 @@ int jm_ha_job_submitted(jm *j, const jm_job *job, char *err, size_t errlen)
         if (rc == SL_OK) sl_info(TAG, "Job %s persisted: %s", job->id, path);
         else unlink(path);
     }
+    if (rc != SL_OK) remove_lib_files(h, job->id);
     free(path);
     return rc;
 }
@@ -268,6 +297,7 @@ static void job_removed(jm_ha *h, const char *job_id)
         char *path = job_file(h, job_id);
         unlink(path);
         free(path);
+        remove_lib_files(h, job_id);
         /* its checkpoint pointers and counter */
         char *cdir = sl_sprintf("%s/%s", h->checkpoints, job_id);
         struct String_vector kids = {0, NULL};
@@ -399,7 +429,28 @@ static void recover_job(jm_ha *h, const char *job_id)
         json_decref(o);
         return;
     }
+    /* the C job objects its deployments ship */
+    json_t *libs = json_object_get(o, "libraries");
+    size_t nlibs = json_array_size(libs);
+    Sluice__UserLibrary **lv = nlibs ? sl_calloc(nlibs, sizeof *lv) : NULL;
+    for (size_t i = 0; i < nlibs; i++) {
+        json_t *l = json_array_get(libs, i);
+        const char *lid = json_string_value(json_object_get(l, "id"));
+        const char *lp = json_string_value(json_object_get(l, "file"));
+        lv[i] = sl_calloc(1, sizeof *lv[i]);
+        if (!lid || !lp || jm_jars_read_object(lp, lv[i], lid, err, sizeof err) != SL_OK) {
+            sl_error(TAG, "Job %s cannot be recovered: its C job object: %s", job_id,
+                     lid && lp ? err : "a library entry without \"id\" or \"file\"");
+            for (size_t k = 0; k <= i; k++) jm_user_library_free(lv[k]);
+            free(lv);
+            sl_jobgraph_destroy(g);
+            json_decref(o);
+            return;
+        }
+    }
     jm_job *job = jm_job_recover(j, g, job_id);
+    job->libs = lv;
+    job->nlibs = nlibs;
     job->shared_untracked = 1; /* its retained checkpoints' shared files are not counted here */
     const char *rdir = json_string_value(json_object_get(o, "restore-dir"));
     if (rdir) { /* submitted with a savepoint: until a checkpoint completes */
@@ -691,7 +742,9 @@ int jm_ha_start(jm *j, char *err, size_t errlen)
     const char *host = sl_config_str(j->conf, "jobmanager.rpc.address");
     snprintf(h->me.rpc_host, sizeof h->me.rpc_host, "%s", host);
     h->me.rpc_port = j->rpc_port;
-    snprintf(h->me.rest_url, sizeof h->me.rest_url, "http://%s:%d", sl_config_str(j->conf, "rest.address"),
+    snprintf(h->me.rest_url, sizeof h->me.rest_url, "%s://%s:%d",
+             sl_config_bool(j->conf, "security.ssl.rest.enabled") ? "https" : "http",
+             sl_config_str(j->conf, "rest.address"),
              j->rest_port);
     h->role = JM_HA_CONNECTING;
     j->ha = h;

@@ -39,6 +39,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <microhttpd.h>
+#include "http_reply.h"
 #include <jansson.h>
 
 #include "jm.h"
@@ -54,11 +55,6 @@
 #define SL_JAR_MAX_UPLOAD (15u << 20) /* must fit one control frame to the TaskManagers */
 #define SIGNAL_OPTS "handle_segv=0:handle_sigbus=0:handle_abort=0:handle_sigfpe=0:handle_sigill=0"
 
-#if MHD_VERSION < 0x00097002
-typedef int MHD_RESULT;
-#else
-typedef enum MHD_Result MHD_RESULT;
-#endif
 
 typedef struct jar {
     char id[160];               /* "<32 hex>_<name>": also the file name */
@@ -193,13 +189,8 @@ int jm_jars_path(const char *url)
 
 static MHD_RESULT send_json(struct MHD_Connection *conn, int status, json_t *body)
 {
-    char *text = json_dumps(body, JSON_COMPACT);
-    json_decref(body);
-    struct MHD_Response *resp = MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE);
-    MHD_add_response_header(resp, "Content-Type", "application/json");
-    MHD_RESULT ret = MHD_queue_response(conn, (unsigned)status, resp);
-    MHD_destroy_response(resp);
-    return ret;
+    sl_reply r = {status, body};
+    return sl_reply_send(conn, &r);
 }
 
 static MHD_RESULT send_err(struct MHD_Connection *conn, int status, const char *fmt, ...) SL_PRINTF(3, 4);
@@ -489,26 +480,19 @@ typedef struct jar_run {
     int restore_is_savepoint;
     Sluice__UserLibrary *lib;
     char jobid[33];
+    char err[700];              /* when the job was refused (jobid empty) */
 } jar_run;
 
 void jm_jars_on_loop(jm *j, void *ctx)
 {
     jar_run *run = ctx;
-    /* as rest.c's submit_job, plus the object the deployments ship */
-    jm_job *job = jm_job_submit(j, run->g);
+    /* as POST /jobs, plus the object the deployments ship */
+    jm_job *job = jm_job_admit(j, run->g, run->restore_dir, run->restore_cpid,
+                               run->restore_is_savepoint, run->lib, run->err, sizeof run->err);
     run->g = NULL;
-    if (run->restore_dir) {
-        job->restore_dir = run->restore_dir;
-        run->restore_dir = NULL;
-        job->cp_counter = run->restore_cpid;
-        job->restored_is_savepoint = run->restore_is_savepoint;
-    }
-    job->libs = sl_calloc(1, sizeof *job->libs);
-    job->libs[0] = run->lib;
-    job->nlibs = 1;
+    run->restore_dir = NULL;
     run->lib = NULL;
-    jm_schedule(j);
-    snprintf(run->jobid, sizeof run->jobid, "%s", job->id);
+    if (job) snprintf(run->jobid, sizeof run->jobid, "%s", job->id);
 }
 
 /* A request parameter: the query argument, else the JSON body's field. */
@@ -547,7 +531,8 @@ static json_t *program_args(struct MHD_Connection *conn, json_t *body)
     return out;
 }
 
-static int read_object(const char *path, Sluice__UserLibrary *lib, const char *id, char *err, size_t errlen)
+int jm_jars_read_object(const char *path, Sluice__UserLibrary *lib, const char *id, char *err,
+                        size_t errlen)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     struct stat st;
@@ -663,7 +648,7 @@ static MHD_RESULT run_or_plan(jm *j, struct MHD_Connection *conn, jar_conn *c, c
     }
     run.lib = sl_calloc(1, sizeof *run.lib);
     char *path = sl_sprintf("%s/%s", js->dir, x.id);
-    int rc = read_object(path, run.lib, x.id, err, sizeof err);
+    int rc = jm_jars_read_object(path, run.lib, x.id, err, sizeof err);
     free(path);
     if (rc != SL_OK) {
         ret = send_err(conn, 500, "%s", err);
@@ -674,16 +659,13 @@ static MHD_RESULT run_or_plan(jm *j, struct MHD_Connection *conn, jar_conn *c, c
     op.kind = JM_OP_JAR_RUN;
     op.u.rest.ctx = &run;
     if (jm_op_call(j, &op) != SL_OK) ret = send_err(conn, 503, "the JobManager is shutting down");
+    else if (!run.jobid[0]) ret = send_err(conn, 503, "%s", run.err);
     else ret = send_json(conn, 200, json_pack("{s:s}", "jobid", run.jobid));
 out:
     json_decref(body);
     if (run.g) sl_jobgraph_destroy(run.g);
     free(run.restore_dir);
-    if (run.lib) {
-        free(run.lib->id);
-        free(run.lib->data.data);
-        free(run.lib);
-    }
+    jm_user_library_free(run.lib);
     return ret;
 }
 

@@ -422,6 +422,18 @@ void jm_apply_metrics(jm *j, const Sluice__SubtaskMetrics *m);
 
 /* ---- scheduler.c (loop): the job lifecycle and the restart policy ------- */
 jm_job *jm_job_submit(jm *j, sl_jobgraph *g);         /* takes g */
+/* A submission over REST (POST /jobs, POST /jars/:id/run): the job, its
+ * snapshot to restore from (restore_dir NULL: none; taken), the C job
+ * object its deployments ship (lib NULL: none; taken), persisted for high
+ * availability before it is scheduled. NULL with err (the job refused and
+ * gone) when it cannot be persisted or this JobManager may not act. */
+void jm_user_library_free(struct Sluice__UserLibrary *lib); /* its id, bytes and itself */
+/* Read a C job object file into lib (initialised here) under id (jars.c). */
+int jm_jars_read_object(const char *path, struct Sluice__UserLibrary *lib, const char *id,
+                        char *err, size_t errlen);
+jm_job *jm_job_admit(jm *j, sl_jobgraph *g, char *restore_dir, uint64_t restore_cpid,
+                     int restore_is_savepoint, struct Sluice__UserLibrary *lib, char *err,
+                     size_t errlen);
 /* A job a new leader recovers (ha.c): the same as a submission, under its old id. */
 jm_job *jm_job_recover(jm *j, sl_jobgraph *g, const char *id);
 /* Leadership lost (ha.c): forget every job without telling any TaskManager. */

@@ -103,9 +103,10 @@ int main(int argc, char **argv)
         sl_error(TAG, "%s", err);
         return 1;
     }
-    sl_info(TAG, "Sluice JobManager %s started: RPC port %d, REST port %d (http://%s:%d/), web root %s",
-            SL_VERSION, j.rpc_port, j.rest_port, sl_config_str(j.conf, "rest.bind-address"),
-            j.rest_port, web_root);
+    sl_info(TAG, "Sluice JobManager %s started: RPC port %d, REST port %d (%s://%s:%d/), web root %s",
+            SL_VERSION, j.rpc_port, j.rest_port,
+            sl_config_bool(j.conf, "security.ssl.rest.enabled") ? "https" : "http",
+            sl_config_str(j.conf, "rest.bind-address"), j.rest_port, web_root);
     struct event *sigint = evsignal_new(j.base, SIGINT, on_signal, &j);
     struct event *sigterm = evsignal_new(j.base, SIGTERM, on_signal, &j);
     event_add(sigint, NULL);

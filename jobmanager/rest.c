@@ -23,6 +23,7 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <microhttpd.h>
+#include "http_reply.h"
 #include <jansson.h>
 
 #include "collect.h"
@@ -41,11 +42,6 @@
 #define REST_PER_CLIENT_CONNECTIONS 256
 #define REST_IDLE_TIMEOUT_S 10
 
-#if MHD_VERSION < 0x00097002
-typedef int MHD_RESULT;
-#else
-typedef enum MHD_Result MHD_RESULT;
-#endif
 
 typedef struct req {
     char *body;
@@ -53,27 +49,10 @@ typedef struct req {
     int too_big;
 } req;
 
-typedef struct reply {
-    int status;
-    json_t *json;     /* owned */
-} reply;
-
-static void reply_json(reply *r, int status, json_t *j)
-{
-    r->status = status;
-    r->json = j;
-}
-
-static void reply_err(reply *r, int status, const char *fmt, ...) SL_PRINTF(3, 4);
-static void reply_err(reply *r, int status, const char *fmt, ...)
-{
-    char msg[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    reply_json(r, status, json_pack("{s:[s]}", "errors", msg));
-}
+/* a handler's answer (common/http_reply.h) */
+typedef sl_reply reply;
+#define reply_json sl_reply_json
+#define reply_err sl_reply_err
 
 /* Flink's failure-cause of an asynchronous operation: its client reads
  * only serialized-throwable (jthrowable.c); class and stack-trace are for
@@ -1234,27 +1213,15 @@ static int prepare_submit(route_ctx *rc, reply *r)
 /* Loop: register the prepared job and try to schedule it. */
 static void submit_job(route_ctx *rc, reply *r)
 {
-    jm *j = rc->j;
-    if (!jm_ha_may_act(j)) {
-        reply_err(r, 503, "this JobManager cannot accept jobs while it is not the confirmed leader");
-        return;
-    }
-    jm_job *job = jm_job_submit(j, rc->g);
+    char err[700];
+    jm_job *job = jm_job_admit(rc->j, rc->g, rc->restore_dir, rc->restore_cpid,
+                               rc->restore_is_savepoint, NULL, err, sizeof err);
     rc->g = NULL;
-    if (rc->restore_dir) {
-        job->restore_dir = rc->restore_dir;
-        rc->restore_dir = NULL;
-        job->cp_counter = rc->restore_cpid; /* checkpoint ids go on from the snapshot's */
-        job->restored_is_savepoint = rc->restore_is_savepoint;
-    }
-    char herr[600];
-    if (jm_ha_job_submitted(j, job, herr, sizeof herr) != SL_OK) { /* not recoverable: refused */
-        job->ha_removed = 1;
-        jm_job_cancel(j, job);
-        reply_err(r, 503, "cannot persist job %s for high availability: %s", job->id, herr);
+    rc->restore_dir = NULL;
+    if (!job) {
+        reply_err(r, 503, "%s", err);
         return;
     }
-    jm_schedule(j);
     reply_json(r, 200, json_pack("{s:s, s:o}", "jobid", job->id, "warnings", sl_jobgraph_warnings(job->g)));
 }
 
@@ -1641,14 +1608,7 @@ static MHD_RESULT on_request(void *cls, struct MHD_Connection *conn, const char 
         sl_info(TAG, "%s %s -> %d%s%s", method, url, r.status, json_is_string(e0) ? ": " : "",
                 json_is_string(e0) ? json_string_value(e0) : "");
     }
-    char *text = json_dumps(r.json, JSON_COMPACT);
-    json_decref(r.json);
-    struct MHD_Response *resp =
-        MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE);
-    MHD_add_response_header(resp, "Content-Type", "application/json");
-    MHD_RESULT ret = MHD_queue_response(conn, (unsigned)r.status, resp);
-    MHD_destroy_response(resp);
-    return ret;
+    return sl_reply_send(conn, &r);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
@@ -1666,6 +1626,30 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     }
 }
 
+/* The REST keystore (a PEM file) as a string, or NULL with err. */
+static char *read_pem(const char *path, char *err, size_t errlen)
+{
+    if (!strncmp(path, "file://", 7)) path += 7;
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        sl_seterr(err, errlen, "security.ssl.rest.keystore %s: %s", path, strerror(errno));
+        return NULL;
+    }
+    size_t cap = 1 << 16;
+    char *buf = sl_malloc(cap + 1);
+    size_t n = fread(buf, 1, cap, f);
+    buf[n] = 0;
+    int big = n == cap && fgetc(f) != EOF;
+    fclose(f);
+    if (big || !n || !strstr(buf, "-----BEGIN")) {
+        free(buf);
+        sl_seterr(err, errlen, "security.ssl.rest.keystore %s: %s", path,
+                  big ? "larger than 64 KiB" : "not a PEM file (no -----BEGIN line)");
+        return NULL;
+    }
+    return buf;
+}
+
 int jm_rest_start(jm *j, char *err, size_t errlen)
 {
     struct sockaddr_in sin;
@@ -1677,19 +1661,38 @@ int jm_rest_start(jm *j, char *err, size_t errlen)
     if (!strcmp(bind, "localhost")) bind = "127.0.0.1";
     if (inet_pton(AF_INET, bind, &sin.sin_addr) != 1)
         return sl_seterr(err, errlen, "rest.bind-address: '%s' is not an IPv4 address", bind);
+    /* HTTPS: the keystore's PEM holds the certificate chain and the key;
+     * GnuTLS finds each block in it */
+    unsigned tls = 0;
+    char *pem = NULL;
+    if (sl_config_bool(j->conf, "security.ssl.rest.enabled")) {
+        const char *ks = sl_config_str(j->conf, "security.ssl.rest.keystore");
+        if (!ks || !*ks)
+            return sl_seterr(err, errlen, "security.ssl.rest.enabled is true: set "
+                             "security.ssl.rest.keystore (a PEM file with certificate and key)");
+        if (!MHD_is_feature_supported(MHD_FEATURE_TLS))
+            return sl_seterr(err, errlen, "security.ssl.rest.enabled: this libmicrohttpd has no TLS");
+        pem = read_pem(ks, err, errlen);
+        if (!pem) return SL_ERR;
+        tls = MHD_USE_TLS;
+    }
     /* REST threads only parse and wait for the loop, so a few suffice;
      * epoll (MHD_USE_AUTO) lets each serve hundreds of connections */
-    j->http = MHD_start_daemon(MHD_USE_AUTO | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG,
-                               0, NULL, NULL, on_request, j, MHD_OPTION_SOCK_ADDR,
+    j->http = MHD_start_daemon(MHD_USE_AUTO | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG | tls,
+                               0, NULL, NULL, on_request, j,
+                               MHD_OPTION_HTTPS_MEM_CERT, tls ? pem : NULL,
+                               MHD_OPTION_HTTPS_MEM_KEY, tls ? pem : NULL,
+                               MHD_OPTION_SOCK_ADDR,
                                (struct sockaddr *)&sin, MHD_OPTION_THREAD_POOL_SIZE, (unsigned)4,
                                MHD_OPTION_NOTIFY_COMPLETED, on_completed, j,
                                MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)REST_IDLE_TIMEOUT_S,
                                MHD_OPTION_CONNECTION_LIMIT, (unsigned)1024,
                                MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)REST_PER_CLIENT_CONNECTIONS,
                                MHD_OPTION_END);
+    free(pem); /* libmicrohttpd has made its own credentials from it */
     if (!j->http)
-        return sl_seterr(err, errlen, "cannot start the REST server on %s:%d (port in use?)", bind,
-                         ntohs(sin.sin_port));
+        return sl_seterr(err, errlen, "cannot start the REST server on %s:%d (port in use%s?)", bind,
+                         ntohs(sin.sin_port), tls ? ", or a keystore GnuTLS cannot read" : "");
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(j->http, MHD_DAEMON_INFO_BIND_PORT);
     j->rest_port = info ? info->port : ntohs(sin.sin_port);
     return SL_OK;

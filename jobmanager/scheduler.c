@@ -154,6 +154,46 @@ static jm_job *job_new(jm *j, sl_jobgraph *g, const char *id)
 }
 
 jm_job *jm_job_submit(jm *j, sl_jobgraph *g) { return job_new(j, g, NULL); }
+jm_job *jm_job_admit(jm *j, sl_jobgraph *g, char *restore_dir, uint64_t restore_cpid,
+                     int restore_is_savepoint, Sluice__UserLibrary *lib, char *err, size_t errlen)
+{
+    if (!jm_ha_may_act(j)) {
+        sl_jobgraph_destroy(g);
+        free(restore_dir);
+        jm_user_library_free(lib);
+        sl_seterr(err, errlen, "this JobManager cannot accept jobs while it is not the confirmed leader");
+        return NULL;
+    }
+    jm_job *job = jm_job_submit(j, g);
+    if (restore_dir) {
+        job->restore_dir = restore_dir;
+        job->cp_counter = restore_cpid; /* checkpoint ids go on from the snapshot's */
+        job->restored_is_savepoint = restore_is_savepoint;
+    }
+    if (lib) {
+        job->libs = sl_calloc(1, sizeof *job->libs);
+        job->libs[0] = lib;
+        job->nlibs = 1;
+    }
+    char herr[600];
+    if (jm_ha_job_submitted(j, job, herr, sizeof herr) != SL_OK) { /* not recoverable: refused */
+        job->ha_removed = 1;
+        jm_job_cancel(j, job);
+        sl_seterr(err, errlen, "cannot persist job %s for high availability: %s", job->id, herr);
+        return NULL;
+    }
+    jm_schedule(j);
+    return job;
+}
+
+void jm_user_library_free(Sluice__UserLibrary *lib)
+{
+    if (!lib) return;
+    free(lib->id);
+    free(lib->data.data);
+    free(lib);
+}
+
 jm_job *jm_job_recover(jm *j, sl_jobgraph *g, const char *id) { return job_new(j, g, id); }
 
 static void release_slots(jm_job *job)
@@ -381,11 +421,7 @@ static void job_free(jm_job *job)
     free(job->state_backend);
     free(job->restore_point);
     free(job->graph_json);
-    for (size_t i = 0; i < job->nlibs; i++) {
-        free(job->libs[i]->id);
-        free(job->libs[i]->data.data);
-        free(job->libs[i]);
-    }
+    for (size_t i = 0; i < job->nlibs; i++) jm_user_library_free(job->libs[i]);
     free(job->libs);
     sl_jobgraph_destroy(job->g);
     free(job);

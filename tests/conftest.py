@@ -133,7 +133,7 @@ class Cluster:
         return tm
 
     # --- REST ---
-    def request(self, method, path, body=None, headers=None):
+    def request(self, method, path, body=None, headers=None, timeout=30):
         """A REST call; mutating ones go as application/json (the JobManager
         refuses any other Content-Type) unless headers say otherwise."""
         headers = dict(headers or {})
@@ -146,7 +146,7 @@ class Cluster:
                 data = data.encode()
         req = urllib.request.Request(self.url + path, data=data, method=method, headers=headers)
         try:
-            with urllib.request.urlopen(req, timeout=30) as r:
+            with urllib.request.urlopen(req, timeout=timeout) as r:
                 raw = r.read()
                 return r.status, (json.loads(raw) if raw else None)
         except urllib.error.HTTPError as e:

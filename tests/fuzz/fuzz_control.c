@@ -169,7 +169,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     j.jobstore_capacity = 10;
     j.jobstore_expiration_ms = 3600000;
     jm_cp_configure(&j);
-    jm_restart_configure(&j);
     j.base = event_base_new();
     j.loop_thread = pthread_self();
     if (jm_ops_init(&j) != SL_OK || jm_io_start(&j, err, sizeof err) != SL_OK) abort();

@@ -27,6 +27,8 @@ exactly once and the per-key COUNT/SUM worked out here.
   high-availability store (its submitted graph is removed) and is not
   recovered by the next leader.
 """
+import glob
+import json
 import os
 import re
 import signal
@@ -375,3 +377,41 @@ def test_standby_rest_and_job_store(ha_cluster, workdir):
     new = c.leader(exclude=(leader,))
     # the new leader recovers nothing: the cancelled job stays gone
     assert c.get("/jobs/overview", new)["jobs"] == []
+
+
+def test_c_job_recovered_with_its_object(ha_cluster, workdir):
+    """A C job run from POST /jars/:id/run: its object is written to
+    storageDir with the graph, so a new leader can ship it again; the
+    SilenceDetector's GAPs after a leader SIGKILL equal the uninterrupted
+    replay (test_datastream's model)."""
+    import urllib.request
+    import uuid
+    from test_datastream import JOB as SILENCE, ms, read, replay
+    c = ha_cluster(njm=2, ntm=2, jm_conf={"web.upload.dir": os.path.join(workdir, "uploads")})
+    leader = c.leader()
+    boundary = uuid.uuid4().hex
+    with open(SILENCE, "rb") as f:
+        data = f.read()
+    body = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"jarfile\"; "
+            f"filename=\"silence.so\"\r\nContent-Type: application/x-sharedlib\r\n\r\n").encode() + \
+        data + f"\r\n--{boundary}--\r\n".encode()
+    req = urllib.request.Request(leader.url + "/jars/upload", data=body, method="POST",
+                                 headers={"Content-Type": f"multipart/form-data; boundary={boundary}"})
+    with urllib.request.urlopen(req, timeout=30) as r:
+        jar = os.path.basename(json.loads(r.read())["filename"])
+    n, out = 160000, os.path.join(workdir, "out")
+    status, ans = c.request(leader, "POST", f"/jars/{jar}/run",
+                            {"programArgsList": [out, str(n)], "parallelism": 2})
+    assert status == 200, ans
+    jid = ans["jobid"]
+    libs = glob.glob(os.path.join(workdir, "ha", "test-cluster", f"submittedJobLib-{jid}-*.so"))
+    assert len(libs) == 1 and open(libs[0], "rb").read() == data
+    kill_leader_and_wait(c, jid, restart=False)
+    new = c.leader(exclude=(leader,))
+    assert c.wait_state(jid, ["FINISHED", "FAILED", "CANCELED"], new, timeout=120) == "FINISHED", \
+        c.get(f"/jobs/{jid}/exceptions", new)
+    assert c.get(f"/jobs/{jid}/checkpoints", new)["latest"]["restored"] is not None
+    gaps, _, _ = replay(n)
+    assert sorted((g["sensor"], ms(g["deadline"])) for g in read(out, "gaps")) == sorted(gaps)
+    wait_for(lambda: not glob.glob(os.path.join(workdir, "ha", "test-cluster", "submittedJobLib-*")),
+             what="the finished job's object to leave storageDir")

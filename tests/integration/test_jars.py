@@ -147,12 +147,12 @@ def test_hanging_entry_point_is_killed(make_cluster, workdir):
     fid, _ = upload_file(c, BAD)
     answer = {}
     t = threading.Thread(target=lambda: answer.update(
-        r=c.request("POST", f"/jars/{fid}/run", {"entryClass": "hang_main"})))
+        r=c.request("POST", f"/jars/{fid}/run", {"entryClass": "hang_main"}, timeout=90)))
     t.start()
     wait_for(lambda: any(_child_of(p, c.jm.proc.pid) for p in os.listdir("/proc") if p.isdigit()),
              timeout=10, what="the JobManager's child building the graph")
     assert c.get("/overview")["jobs-running"] == 0  # served while the child hangs
-    t.join(timeout=60)
+    t.join(timeout=90)
     status, body = answer["r"]
     assert status == 400
     assert body["errors"] == ["the entry point of bad_jobs.so did not return within 30 s (the process was killed)"]
