@@ -1676,12 +1676,15 @@ int jm_rest_start(jm *j, char *err, size_t errlen)
         if (!pem) return SL_ERR;
         tls = MHD_USE_TLS;
     }
+    /* the HTTPS options only with TLS: libmicrohttpd complains of them otherwise */
+    struct MHD_OptionItem tls_opts[] = {{MHD_OPTION_HTTPS_MEM_CERT, 0, pem},
+                                        {MHD_OPTION_HTTPS_MEM_KEY, 0, pem},
+                                        {MHD_OPTION_END, 0, NULL}};
+    if (!tls) tls_opts[0].option = MHD_OPTION_END;
     /* REST threads only parse and wait for the loop, so a few suffice;
      * epoll (MHD_USE_AUTO) lets each serve hundreds of connections */
     j->http = MHD_start_daemon(MHD_USE_AUTO | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG | tls,
-                               0, NULL, NULL, on_request, j,
-                               MHD_OPTION_HTTPS_MEM_CERT, tls ? pem : NULL,
-                               MHD_OPTION_HTTPS_MEM_KEY, tls ? pem : NULL,
+                               0, NULL, NULL, on_request, j, MHD_OPTION_ARRAY, tls_opts,
                                MHD_OPTION_SOCK_ADDR,
                                (struct sockaddr *)&sin, MHD_OPTION_THREAD_POOL_SIZE, (unsigned)4,
                                MHD_OPTION_NOTIFY_COMPLETED, on_completed, j,
