@@ -270,9 +270,9 @@ static jm_task_state chain_state(const jm_job *job, int c)
     return T_CREATED;
 }
 
-/* Flink's JobDetails of a job; with_reason adds Sluice's state-reason
- * (GET /sluice/jobs/overview). */
-static json_t *job_overview(const jm_job *job, int with_reason)
+/* Flink's JobDetails of a job; sluice adds Sluice's state-reason and
+ * unbounded-state warnings (GET /sluice/jobs/overview). */
+static json_t *job_overview(const jm_job *job, int sluice)
 {
     json_t *o = json_pack("{s:s,s:s,s:s,s:I,s:I,s:I,s:I}", "jid", job->id, "name", job->g->name,
                           "state", jm_job_state_name(job->state), "start-time", (json_int_t)job->start_ms,
@@ -282,7 +282,7 @@ static json_t *job_overview(const jm_job *job, int with_reason)
     json_object_set_new(o, "tasks", task_counts(job, -1, 1));
     /* Flink counts operators not yet added to an adaptive graph; Sluice's graphs are whole */
     json_object_set_new(o, "pending-operators", json_integer(0));
-    if (with_reason) { /* Sluice's own list (/sluice/jobs/overview) */
+    if (sluice) {
         json_object_set_new(o, "state-reason", job->state_reason ? json_string(job->state_reason) : json_null());
         json_object_set_new(o, "warnings", sl_jobgraph_warnings(job->g));
     }
