@@ -395,11 +395,6 @@ static int scan_table(plan *p, const sql_node *at, const char *name, rel *out)
         return PERR(at, "table '%s' (connector '%s') is a sink; it cannot be read", name,
                     t->connector);
     }
-    if (!strcmp(t->connector, "upsert-kafka"))
-        return PERR(at, "table '%s': reading an 'upsert-kafka' table in SQL is not supported yet "
-                    "(its upserts need Flink's changelog normalization into retractions, which "
-                    "Sluice's planner does not have); it can be written, and read in a job graph "
-                    "(vertex type 'upsert-kafka')", name);
     sl_schema phys;
     sl_schema_init(&phys);
     int ncomp = 0;
@@ -427,6 +422,24 @@ static int scan_table(plan *p, const sql_node *at, const char *name, rel *out)
     out->vid = add_vertex(p, t->name, kafka ? t->connector : "datagen", uid, cfg, &phys, 0,
                           changelog);
     free(uid);
+    if (!strcmp(t->connector, "upsert-kafka")) {
+        /* Flink's ChangelogNormalize: the upserts and tombstones keyed by
+         * the primary key become +I / -U +U / -D with full rows */
+        json_t *keys = json_array();
+        for (int k = 0; k < t->npk; k++) json_array_append_new(keys, json_string(t->pk[k]));
+        json_t *ncfg = json_object();
+        json_object_set(ncfg, "key", keys);
+        if (sqlp_ttl_set(p)) json_object_set_new(ncfg, "table.exec.state.ttl", json_string(p->ttl));
+        char *base = sl_sprintf("%s-normalize", t->name);
+        char *nuid = sl_sprintf("normalize-%s", t->name);
+        char *id = add_vertex(p, base, "changelog-normalize", nuid, ncfg, NULL, 0, 1);
+        add_edge(p, out->vid, id, "hash", keys, 0);
+        json_decref(keys);
+        free(out->vid);
+        out->vid = id;
+        free(base);
+        free(nuid);
+    }
     if (changelog) {
         out->updating = 1;
         out->updater = sl_sprintf("table '%s' (connector '%s')", t->name, t->connector);
@@ -1049,6 +1062,7 @@ static int plan_aggregate(plan *p, const sql_node *sel, rel *out)
     json_object_set_new(cfg, "aggregates", aggs);
     if (window && !proctime) json_object_set_new(cfg, "allowed-lateness", json_string("0 s"));
     if (!window && sqlp_ttl_set(p)) json_object_set_new(cfg, "table.exec.state.ttl", json_string(p->ttl));
+    if (!window && in.updating) json_object_set_new(cfg, "input-changelog", json_string("retract"));
     for (int k = 0; k < c.nkeys; k++) {
         int ci = sl_schema_find(&in.sch, c.keys[k]);
         sl_schema_add(&aggout, c.keys[k], ci >= 0 ? in.sch.fields[ci].type : SL_T_STRING);
