@@ -547,6 +547,59 @@ static int decode_json(const kf_codec *cd, const char *p, size_t n, sl_value *va
     return SL_OK;
 }
 
+/* ---- headers -------------------------------------------------------------- */
+
+int kf_headers_parse(const char *p, size_t n, kf_buf *str,
+                     int (*fn)(void *ctx, const char *name, size_t nlen, const char *val,
+                               size_t vlen),
+                     void *ctx, char *why, size_t whylen)
+{
+    jcur c = {p, p + n};
+    str->len = 0;
+    kf_buf_reserve(str, n + 1); /* unescaped text is never longer: no realloc below */
+    jws(&c);
+    if (c.p >= c.e || *c.p != '{') return sl_seterr(why, whylen, "the headers are not a JSON object");
+    c.p++;
+    jws(&c);
+    if (c.p < c.e && *c.p == '}') c.p++;
+    else
+        for (;;) {
+            const char *name, *val = NULL;
+            size_t nlen, vlen = 0;
+            jws(&c);
+            if (c.p >= c.e || *c.p != '"') return sl_seterr(why, whylen, "expected a header name");
+            if (jstring(&c, str, &name, &nlen, why, whylen) != SL_OK) return SL_ERR;
+            jws(&c);
+            if (c.p >= c.e || *c.p != ':') return sl_seterr(why, whylen, "expected ':'");
+            c.p++;
+            jws(&c);
+            if (c.p < c.e && *c.p == '"') {
+                if (jstring(&c, str, &val, &vlen, why, whylen) != SL_OK) return SL_ERR;
+            } else if (c.e - c.p >= 4 && !memcmp(c.p, "null", 4)) {
+                c.p += 4;
+            } else {
+                return sl_seterr(why, whylen, "header '%.*s': the value must be a string or null",
+                                 (int)SL_MIN(nlen, 64), name);
+            }
+            if (fn(ctx, name, nlen, val, vlen) != SL_OK)
+                return sl_seterr(why, whylen, "header '%.*s' cannot be added",
+                                 (int)SL_MIN(nlen, 64), name);
+            jws(&c);
+            if (c.p < c.e && *c.p == ',') {
+                c.p++;
+                continue;
+            }
+            if (c.p < c.e && *c.p == '}') {
+                c.p++;
+                break;
+            }
+            return sl_seterr(why, whylen, "expected ',' or '}'");
+        }
+    jws(&c);
+    if (c.p != c.e) return sl_seterr(why, whylen, "trailing characters after the headers");
+    return SL_OK;
+}
+
 /* ---- debezium-json decoding ------------------------------------------------ */
 
 typedef struct dbz_out {

@@ -67,6 +67,17 @@ int kf_decode_debezium(const kf_codec *c, const char *p, size_t n, sl_value *bef
  * SL_ERR with why (a csv row that is not an insert). */
 int kf_encode(const kf_codec *c, const sl_row *row, kf_buf *out, char *why, size_t whylen);
 
+/* The headers column's text -- a JSON object of name -> string or null,
+ * as the source writes it -- one fn(ctx, name, nlen, value, vlen) per
+ * header in order (value NULL for null; both borrowed from p or str, valid
+ * until the next call). str is scratch (reserved here: no allocation once it
+ * has grown). SL_ERR with why when the text is not such an object or fn
+ * fails. */
+int kf_headers_parse(const char *p, size_t n, kf_buf *str,
+                     int (*fn)(void *ctx, const char *name, size_t nlen, const char *val,
+                               size_t vlen),
+                     void *ctx, char *why, size_t whylen);
+
 /* s[0..n) as a JSON string (quoted, escaped) appended to b. */
 void kf_json_string(kf_buf *b, const char *s, size_t n);
 

@@ -422,6 +422,17 @@ static int scan_table(plan *p, const sql_node *at, const char *name, rel *out)
     out->vid = add_vertex(p, t->name, kafka ? t->connector : "datagen", uid, cfg, &phys, 0,
                           changelog);
     free(uid);
+    if (kafka) { /* METADATA columns: "metadata": key in the source's schema */
+        json_t *sj = json_object_get(json_array_get(p->vertices, json_array_size(p->vertices) - 1),
+                                     "schema");
+        for (int i = 0, k = 0; i < t->ncols; i++) {
+            if (t->cols[i].expr) continue;
+            if (t->cols[i].meta)
+                json_object_set_new(json_array_get(sj, (size_t)k), "metadata",
+                                    json_string(t->cols[i].meta));
+            k++;
+        }
+    }
     if (!strcmp(t->connector, "upsert-kafka")) {
         /* Flink's ChangelogNormalize: the upserts and tombstones keyed by
          * the primary key become +I / -U +U / -D with full rows */
@@ -1314,12 +1325,19 @@ static int plan_insert(plan *p, const sql_node *ins, char **names, int *nnames)
     if (!strcmp(t->connector, "datagen"))
         return PERR(ins, "table '%s' (connector 'datagen') is a source; it cannot be written",
                     ins->s);
+    for (int i = 0; i < t->ncols; i++)
+        if (sql_column_written(&t->cols[i]) && t->cols[i].meta &&
+            !sql_kafka_meta_writable(t->cols[i].meta))
+            return PERR(ins, "Invalid metadata key '%s' in column '%s' of table '%s'. The %s "
+                        "connector supports the following metadata keys for writing: %s (declare "
+                        "the column VIRTUAL to only read it)", t->cols[i].meta, t->cols[i].name,
+                        t->name, t->connector, sql_kafka_meta_keys(1));
     rel r;
     if (plan_query(p, sql_kid(ins, 0), &r) != SL_OK) return SL_ERR;
     int rc = SL_OK;
     int nphys = 0;
     for (int i = 0; i < t->ncols; i++)
-        if (!t->cols[i].expr) nphys++;
+        if (sql_column_written(&t->cols[i])) nphys++;
     /* src[k]: the query column feeding the table's k-th physical column, -1 for NULL */
     int *src = sl_calloc((size_t)nphys + 1, sizeof(int));
     const sql_node *cols = sql_kid(ins, 1);
@@ -1328,7 +1346,7 @@ static int plan_insert(plan *p, const sql_node *ins, char **names, int *nnames)
         const sql_node *cn = cols->kids[j];
         int k = 0, found = -1;
         for (int i = 0; i < t->ncols; i++) {
-            if (t->cols[i].expr) continue;
+            if (!sql_column_written(&t->cols[i])) continue;
             if (!strcasecmp(t->cols[i].name, cn->s)) found = k;
             k++;
         }
@@ -1346,7 +1364,7 @@ static int plan_insert(plan *p, const sql_node *ins, char **names, int *nnames)
     } else if (rc == SL_OK && !cols && r.sch.n != nphys) {
         sql_sbuf have = {0};
         for (int i = 0; i < t->ncols; i++)
-            if (!t->cols[i].expr) sql_sb_fmt(&have, "%s%s", have.n ? ", " : "", t->cols[i].name);
+            if (sql_column_written(&t->cols[i])) sql_sb_fmt(&have, "%s%s", have.n ? ", " : "", t->cols[i].name);
         rc = PERR(sql_kid(ins, 0), "INSERT INTO %s: the query gives %d column%s, the table has "
                   "%d (%s)", t->name, r.sch.n, r.sch.n == 1 ? "" : "s", nphys,
                   have.s ? have.s : "");
@@ -1374,7 +1392,7 @@ static int plan_insert(plan *p, const sql_node *ins, char **names, int *nnames)
         int need = 0, k = 0;
         for (int i = 0; rc == SL_OK && i < t->ncols; i++) {
             const sql_column *c = &t->cols[i];
-            if (c->expr) continue;
+            if (!sql_column_written(c)) continue;
             if (src[k] < 0) { /* not listed: NULL */
                 char *dst = sql_quote_ident(c->name);
                 its[k].name = sl_strdup(c->name);

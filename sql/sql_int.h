@@ -19,7 +19,13 @@ typedef struct sql_column {
     sql_node *expr;   /* computed column's expression, or NULL */
     int proctime;     /* computed as PROCTIME() */
     int notnull;      /* declared NOT NULL (or in the primary key) */
+    char *meta;       /* METADATA [FROM 'key']: the key (kafka: offset, partition,
+                         timestamp, topic, headers); NULL for a physical column */
+    int virt;         /* METADATA ... VIRTUAL: read only, not a sink column */
 } sql_column;
+
+/* Is c a column an INSERT writes (physical, or metadata that is not VIRTUAL)? */
+static inline int sql_column_written(const sql_column *c) { return !c->expr && !c->virt; }
 
 typedef struct sql_table {
     char *name;
@@ -53,6 +59,10 @@ sql_table *sql_catalog_find(const sql_catalog *c, const char *name);
 int sql_table_is_kafka(const sql_table *t);
 int sql_table_changelog(const sql_table *t);
 json_t *sql_kafka_config(const sql_table *t, int sink);
+/* The kafka connector's metadata keys a source reads (writable 0) or a sink
+ * writes (1), as a list for messages; whether a sink writes `key`. */
+const char *sql_kafka_meta_keys(int writable);
+int sql_kafka_meta_writable(const char *key);
 
 /* Plan INSERT / STMT_SET (stmt) into a job graph. `opts` are the session's
  * SET options (keys, vals, n). Returns the job (caller decrefs) or NULL with
