@@ -1273,8 +1273,147 @@ def test_sql_kafka_tables_refuse_what_flink_refuses(cluster, broker, workdir):
     plan = s.run("EXPLAIN INSERT INTO u " + agg)
     assert "u[upsert-kafka-sink]" in plan and '"primary-key":"id"' in plan, plan
     out = s.run("INSERT INTO k SELECT * FROM u;")
-    assert "reading an 'upsert-kafka' table in SQL is not supported yet" in out, out
+    assert "Table sink 'k' doesn't support consuming update and delete changes which is " \
+           "produced by table 'u' (connector 'upsert-kafka')" in out, out
     s.close()
+
+
+def log_records_meta(bs, topic):
+    """Every record of the topic in log order, per partition: (key, value,
+    timestamp, headers) from the raw record batches."""
+    conn = kafka_rawlog.Conn(bs)
+    out = {}
+    try:
+        for p in kafka_rawlog.partitions(conn, topic):
+            off, recs = 0, []
+            while True:
+                bl = [b for b in kafka_rawlog.batches(kafka_rawlog.fetch(conn, topic, p, off))
+                      if b["last"] >= off]
+                if not bl:
+                    break
+                for b in bl:
+                    off = b["last"] + 1
+                    recs += [(k, v, ts, h) for (_, k, v), (ts, h) in zip(b["records"], b["meta"])]
+            out[p] = recs
+    finally:
+        conn.close()
+    return out
+
+
+def test_sql_reads_upsert_kafka_through_changelog_normalize(cluster, broker):
+    """SQL reads an upsert-kafka table: the planner's changelog-normalize
+    turns its upserts (duplicates among them) and tombstones (some of absent
+    keys) into +I / -U+U / -D, so `SELECT k, v` into an upsert-kafka sink
+    writes per key exactly the model's changes (a duplicate writes nothing, a
+    tombstone of an absent key nothing), and a GROUP BY v over it ends with
+    the model's live-key count per v (a tombstone where it falls to 0). The
+    model is the seeded record list, per key in log order."""
+    from test_sql import Session, job_ids
+    bs = broker.bootstrap
+    cluster.add_tm(slots=4)
+    create_topic(bs, "ups", 2)
+    create_topic(bs, "ups-out", 1)
+    create_topic(bs, "ups-counts", 1)
+    import random
+    rnd = random.Random(1616)
+    recs, live, changes = [], {}, {}
+    for i in range(120):
+        k = rnd.randrange(8)
+        if rnd.random() < 0.25:
+            recs.append((k % 2, json.dumps({"k": k}).encode(), None, None))
+            if k in live:
+                changes.setdefault(k, []).append(None)
+                del live[k]
+        else:
+            v = rnd.choice("abc")
+            recs.append((k % 2, json.dumps({"k": k}).encode(), json.dumps({"v": v}).encode(), None))
+            if live.get(k) != v:
+                changes.setdefault(k, []).append(v)
+                live[k] = v
+    produce_kv(bs, "ups", recs)
+    counts = {v: sum(1 for x in live.values() if x == v) for v in "abc"}
+
+    s = Session(cluster)
+    up = ("'connector' = 'upsert-kafka', 'properties.bootstrap.servers' = '%s', "
+          "'key.format' = 'json', 'value.format' = 'json'" % bs)
+    for stmt in [
+        f"CREATE TABLE ups (k BIGINT, v STRING, PRIMARY KEY (k) NOT ENFORCED) WITH ({up}, "
+        "'topic' = 'ups', 'value.fields-include' = 'EXCEPT_KEY', "
+        "'scan.bounded.mode' = 'latest-offset');",
+        f"CREATE TABLE ups_out (k BIGINT, v STRING, PRIMARY KEY (k) NOT ENFORCED) WITH ({up}, "
+        "'topic' = 'ups-out', 'value.fields-include' = 'EXCEPT_KEY');",
+        f"CREATE TABLE counts (v STRING, n BIGINT, PRIMARY KEY (v) NOT ENFORCED) WITH ({up}, "
+        "'topic' = 'ups-counts');"]:
+        assert s.run(stmt) == "[INFO] Execute statement succeed.\n", stmt
+    assert "Session property has been set." in s.run("SET 'parallelism.default' = '2';")
+    plan = s.run("EXPLAIN INSERT INTO ups_out SELECT k, v FROM ups;")
+    assert "ups-normalize[changelog-normalize]" in plan, plan
+    jobs = [job_ids(s.run("INSERT INTO ups_out SELECT k, v FROM ups;"))[0],
+            job_ids(s.run("INSERT INTO counts SELECT v, COUNT(*) AS n FROM ups GROUP BY v;"))[0]]
+    s.close()
+    for jid in jobs:
+        st = cluster.wait_state(jid, ["FINISHED", "FAILED", "CANCELED"], timeout=60)
+        assert st["state"] == "FINISHED", cluster.get(f"/jobs/{jid}/exceptions")
+
+    got = {}
+    for k, v in log_records(bs, "ups-out")[0]:
+        got.setdefault(json.loads(k)["k"], []).append(v and json.loads(v)["v"])
+    assert got == changes
+    final = {}
+    for k, v in log_records(bs, "ups-counts")[0]:
+        final[json.loads(k)["v"]] = v and json.loads(v)["n"]
+    assert {v: n for v, n in final.items() if n is not None} == \
+        {v: n for v, n in counts.items() if n}
+    assert all(final.get(v) is None for v, n in counts.items() if n == 0)
+
+
+def test_sql_metadata_columns_read_and_written(cluster, broker):
+    """METADATA columns in DDL: the source reads offset, partition, topic,
+    timestamp and headers of each record exactly as produced (2 partitions,
+    explicit timestamps, headers with a null value and none at all); the
+    sink writes the timestamp and headers metadata back into the record and
+    the read-only ones as plain columns. Checked against the raw log of the
+    output topic."""
+    from test_sql import Session, job_ids
+    bs = broker.bootstrap
+    cluster.add_tm(slots=2)
+    create_topic(bs, "m", 2)
+    create_topic(bs, "m-out", 1)
+    from confluent_kafka import Producer
+    pr = Producer({"bootstrap.servers": bs, "linger.ms": 5, "batch.num.messages": 1})
+    want = []
+    offsets = {0: 0, 1: 0}
+    for i in range(10):
+        part, ts = i % 2, BASE + 7 * i
+        hdrs = [] if i % 3 == 0 else [("trace", f"t{i}".encode()), ("empty", None)]
+        pr.produce("m", value=json.dumps({"id": i}).encode(), partition=part, timestamp=ts,
+                   headers=hdrs or None)
+        pr.poll(0)
+        want.append(({"id": i, "o": offsets[part], "part": part, "tp": "m"}, ts, hdrs))
+        offsets[part] += 1
+    assert pr.flush(20) == 0
+
+    s = Session(cluster)
+    for stmt in [
+        "CREATE TABLE src (id BIGINT, `offset` BIGINT METADATA VIRTUAL, "
+        "part INT METADATA FROM 'partition' VIRTUAL, tp STRING METADATA FROM 'topic' VIRTUAL, "
+        "ts TIMESTAMP_LTZ(3) METADATA FROM 'timestamp', headers MAP<STRING, BYTES> METADATA) "
+        f"WITH ('connector' = 'kafka', 'topic' = 'm', 'properties.bootstrap.servers' = '{bs}', "
+        "'format' = 'json', 'scan.startup.mode' = 'earliest-offset', "
+        "'scan.bounded.mode' = 'latest-offset');",
+        "CREATE TABLE dst (id BIGINT, o BIGINT, part INT, tp STRING, "
+        "ts TIMESTAMP_LTZ(3) METADATA FROM 'timestamp', h MAP<STRING, BYTES> METADATA FROM "
+        f"'headers') WITH ('connector' = 'kafka', 'topic' = 'm-out', "
+        f"'properties.bootstrap.servers' = '{bs}', 'format' = 'json');"]:
+        assert s.run(stmt) == "[INFO] Execute statement succeed.\n", stmt
+    out = s.run("INSERT INTO dst SELECT id, `offset`, part, tp, ts, headers FROM src;")
+    jid = job_ids(out)[0]
+    s.close()
+    st = cluster.wait_state(jid, ["FINISHED", "FAILED", "CANCELED"], timeout=60)
+    assert st["state"] == "FINISHED", cluster.get(f"/jobs/{jid}/exceptions")
+    got = sorted(((json.loads(v), ts, h) for _, v, ts, h in log_records_meta(bs, "m-out")[0]),
+                 key=lambda r: r[0]["id"])
+    assert got == want
 
 
 # ---- open transactions, visible ----------------------------------------------------------
