@@ -911,6 +911,32 @@ def test_transaction_of_a_dead_producer_is_committed_by_endtxn(broker, kafka_env
     assert sorted(ids_of(kafka_rawlog.committed(bs, "lost")["values"])) == list(range(10))
 
 
+def test_cli_aborts_a_dead_jobs_lingering_transaction(broker, kafka_env):
+    """`sluice kafka abort -b SERVERS ID`: a producer flushes a transaction
+    and dies without ending it (as a killed job's sink leaves one, holding
+    back read_committed consumers of the partition); the CLI fences the id
+    and the broker aborts the transaction: by the raw-log oracle 10 records
+    aborted, none open, none committed. Aborting it again is harmless."""
+    import subprocess
+    from conftest import BIN
+    bs = broker.bootstrap
+    create_topic(bs, "lost", 1)
+    r = subprocess.run([sys.executable, "-c", LOST_COMMIT_PRODUCER, bs, "dead-0-3",
+                        kafka_env["site"]], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert kafka_rawlog.committed(bs, "lost")["open"] == 10
+    for _ in range(2):
+        r = subprocess.run([os.path.join(BIN, "sluice"), "kafka", "abort", "-b", bs, "dead-0-3"],
+                           capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert "Transactional id 'dead-0-3': fenced" in r.stdout, r.stdout
+        got = kafka_rawlog.committed(bs, "lost")
+        assert (got["values"], got["open"], got["aborted"], got["aborts"]) == ([], 0, 10, 1), got
+    r = subprocess.run([os.path.join(BIN, "sluice"), "kafka", "abort", "dead-0-3"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "kafka abort needs --bootstrap-servers" in r.stderr, r.stderr
+
+
 # ---- formats: debezium-json, upsert-kafka, keys, headers ---------------------------
 
 
