@@ -943,23 +943,7 @@ def test_cli_aborts_a_dead_jobs_lingering_transaction(broker, kafka_env):
 def log_records(bs, topic):
     """Every record of the topic (no transactions): {partition: [(key, value)]}
     in log order, from the raw record batches."""
-    conn = kafka_rawlog.Conn(bs)
-    out = {}
-    try:
-        for p in kafka_rawlog.partitions(conn, topic):
-            off, recs = 0, []
-            while True:
-                bl = [b for b in kafka_rawlog.batches(kafka_rawlog.fetch(conn, topic, p, off))
-                      if b["last"] >= off]
-                if not bl:
-                    break
-                for b in bl:
-                    off = b["last"] + 1
-                    recs += [(k, v) for _, k, v in b["records"]]
-            out[p] = recs
-    finally:
-        conn.close()
-    return out
+    return {p: [(k, v) for k, v, _, _ in recs] for p, recs in log_records_meta(bs, topic).items()}
 
 
 def produce_kv(bs, topic, records):

@@ -16,45 +16,29 @@
 #include "sl_test.h"
 #include "sql/parse.h"
 #include "sql/sql.h"
+#include "sql_run.h"
 
 static char graph_err[512];
 
-/* Run a script in s; the last result's text or job, "OK", or "ERR: ...".
- * A job that sl_jobgraph_parse refuses gives "GRAPH: <why>". */
+/* A result: its text or job, or "OK"; a job that sl_jobgraph_parse refuses
+ * gives "GRAPH: <why>". */
+static void graph_result(const sl_sql_result *r, char *out, size_t cap)
+{
+    if (r->kind == SL_SQL_TEXT) snprintf(out, cap, "%s", r->text);
+    else if (r->kind == SL_SQL_JOB) snprintf(out, cap, "%s", r->job);
+    else snprintf(out, cap, "OK");
+    if (r->job) {
+        sl_jobgraph *g = sl_jobgraph_parse(r->job, strlen(r->job), 2, 0, graph_err,
+                                           sizeof graph_err);
+        if (!g) snprintf(out, cap, "GRAPH: %s", graph_err);
+        sl_jobgraph_destroy(g);
+    }
+}
+
 static const char *run(sl_sql_session *s, const char *script)
 {
     static char out[65536];
-    size_t pos = 0, len = strlen(script);
-    int line = 1, col = 1;
-    snprintf(out, sizeof out, "(nothing)");
-    while (pos < len) {
-        size_t end;
-        int k = sql_split(script + pos, len - pos, &end);
-        if (k < 0) break;
-        if (k == 0) end = len - pos;
-        sl_sql_result r;
-        char err[2048];
-        if (sl_sql_execute(s, script + pos, end, line, col, &r, err, sizeof err) != SL_OK) {
-            snprintf(out, sizeof out, "ERR: %s", err);
-            return out;
-        }
-        if (r.kind == SL_SQL_TEXT) snprintf(out, sizeof out, "%s", r.text);
-        else if (r.kind == SL_SQL_JOB) snprintf(out, sizeof out, "%s", r.job);
-        else snprintf(out, sizeof out, "OK");
-        if (r.job) {
-            sl_jobgraph *g = sl_jobgraph_parse(r.job, strlen(r.job), 2, 0, graph_err,
-                                               sizeof graph_err);
-            if (!g) snprintf(out, sizeof out, "GRAPH: %s", graph_err);
-            sl_jobgraph_destroy(g);
-        }
-        sl_sql_result_clear(&r);
-        for (size_t i = 0; i < end; i++) {
-            if (script[pos + i] == '\n') line++, col = 1;
-            else col++;
-        }
-        pos += end;
-    }
-    return out;
+    return sql_run_script(s, script, out, sizeof out, graph_result);
 }
 
 #define KAFKA_WITH(topic)                                                                     \
