@@ -1181,8 +1181,9 @@ def statements(text):
 
 def test_seed_stand_sql_savepoint_and_rescale(make_cluster, broker, workdir):
     """examples/kafka/*.sql against the broker: the feeders (datagen -> orders
-    and payments, one statement set) run; enrich.sql copies orders into
-    orders-enriched exactly-once at parallelism 2; it is stopped with a
+    and payments, one statement set) run; enrich.sql joins each order with
+    its payment (an interval join) into orders-enriched exactly-once at
+    parallelism 2; it is stopped with a
     savepoint mid-stream and only its INSERT runs again in the same session
     from the savepoint at parallelism 4, then stopped again. By the raw-log
     oracle the committed records of orders-enriched are the order ids 1..N,
@@ -1214,6 +1215,7 @@ def test_seed_stand_sql_savepoint_and_rescale(make_cluster, broker, workdir):
     assert s.run(create) == "[INFO] Execute statement succeed.\n"
     plan = s.run("EXPLAIN " + insert)
     assert "orders[kafka]" in plan and "enriched[kafka-sink]" in plan, plan
+    assert "[interval_join]" in plan, plan
     assert '"watermark.column":"ts"' in plan, plan  # the table's watermark, per partition
     jid = job_ids(s.run(insert))[0]
     c.wait_state(jid, "RUNNING", timeout=20)
@@ -1235,8 +1237,10 @@ def test_seed_stand_sql_savepoint_and_rescale(make_cluster, broker, workdir):
              timeout=60, what=f"{n} committed records in orders-enriched")
     stop_with_savepoint(c, jid2, "file://" + os.path.join(workdir, "sp2"))
     got = kafka_rawlog.committed(bs, "orders-enriched")
-    ids = [json.loads(v)["order_id"] for v in got["values"]]
+    recs = [json.loads(v) for v in got["values"]]
+    ids = [r["order_id"] for r in recs]
     assert len(ids) == n and sorted(ids) == list(range(1, n + 1)), (len(ids), len(set(ids)))
+    assert all(len(r["method"]) == 6 for r in recs), recs[:3]  # each joined with its payment
     assert got["open"] == 0, got
     # the feeders wrote every order and payment once
     assert sorted(json.loads(v)["order_id"] for v in
