@@ -635,11 +635,13 @@ def test_sink_exactly_once_savepoint_and_rescale(make_cluster, broker, workdir):
 
 
 def test_kafka_to_kafka_exactly_once_with_five_kills(make_cluster, broker):
-    """A producer writes n records into a topic at about 400 per second while
-    a kafka source (bounded at exactly those n) feeds an exactly-once kafka
+    """Kafka -> interval join -> Kafka: a producer writes n orders into a
+    topic at about 400 per second while a kafka source (bounded at exactly
+    those n) joins them, by id and within a minute of event time, with their
+    n payments (another topic, written first) into an exactly-once kafka
     sink, checkpoints every 300 ms; five TaskManager SIGKILLs with restarts:
-    every record is committed exactly once in the output topic (raw-log
-    oracle), no transaction left open."""
+    every order is committed exactly once in the output topic, joined with
+    its payment (raw-log oracle), no transaction left open."""
     import threading
     from confluent_kafka import Producer
     bs = broker.bootstrap
@@ -651,17 +653,29 @@ def test_kafka_to_kafka_exactly_once_with_five_kills(make_cluster, broker):
     c.add_tm(slots=2)
     n, parts = 8000, 4
     create_topic(bs, "in", parts)
+    create_topic(bs, "pay", 2)
     create_topic(bs, "out", 2)
+    produce(bs, "pay", [(i % 2, json.dumps({"id": i, "name": f"p{i}"}).encode(), BASE + i)
+                        for i in range(n)])
     ends = ";".join(f"partition:{p},offset:{n // parts}" for p in range(parts))
-    src = source_vertex(bs, "in", scan_startup_mode="earliest-offset",
+    src = source_vertex(bs, "in", scan_startup_mode="earliest-offset", watermark_column="ts",
                         scan_bounded_mode="specific-offsets", scan_bounded_specific__offsets=ends)
-    job = {"name": "kafka to kafka", "parallelism": 2,
-           "vertices": [src,
+    pay = source_vertex(bs, "pay", scan_startup_mode="earliest-offset", watermark_column="ts",
+                        scan_bounded_mode="latest-offset")
+    pay.update(id="pay", uid="pay")
+    job = {"name": "kafka join kafka", "parallelism": 2,
+           "vertices": [src, pay,
+                        {"id": "join", "uid": "join", "type": "interval_join",
+                         "config": {"left-keys": ["id"], "right-keys": ["id"],
+                                    "left-time": "ts", "right-time": "ts",
+                                    "lower-bound": -60000, "upper-bound": 60000}},
                         {"id": "sink", "uid": "sink", "type": "kafka-sink",
                          "config": {"topic": "out", "properties.bootstrap.servers": bs,
                                     "format": "json", "sink.delivery-guarantee": "exactly-once",
                                     "sink.transactional-id-prefix": "k2k"}}],
-           "edges": [{"from": "src", "to": "sink", "strategy": "forward"}]}
+           "edges": [{"from": "src", "to": "join", "strategy": "hash", "keys": ["id"], "input": 0},
+                     {"from": "pay", "to": "join", "strategy": "hash", "keys": ["id"], "input": 1},
+                     {"from": "join", "to": "sink", "strategy": "forward"}]}
     jid = c.submit(job)
     c.wait_state(jid, "RUNNING", timeout=20)
     stop = threading.Event()
@@ -697,7 +711,8 @@ def test_kafka_to_kafka_exactly_once_with_five_kills(make_cluster, broker):
         feeder.join()
     restored = c.get(f"/jobs/{jid}/checkpoints")["counts"]["restored"]
     assert restored == 5, restart_causes(c, jid)
-    exactly_once_committed(bs, "out", range(n))
+    got = exactly_once_committed(bs, "out", range(n))
+    assert all(json.loads(v)["name0"] == f"p{json.loads(v)['id']}" for v in got["values"])
 
 
 def restart_causes(c, jid):
