@@ -1396,6 +1396,72 @@ def test_sql_reads_upsert_kafka_through_changelog_normalize(cluster, broker):
     assert all(final.get(v) is None for v, n in counts.items() if n == 0)
 
 
+def test_sql_upsert_normalize_state_survives_savepoint_and_rescale(make_cluster, broker,
+                                                                     workdir):
+    """The changelog-normalize state across stop-with-savepoint and a restore
+    from parallelism 2 to 4 (its key groups re-dealt): after the seam each
+    live key gets its own value again (nothing may be written), half of them
+    a tombstone (a tombstone must be written: the restored row is there) and
+    half a new value, and absent keys a tombstone (nothing). The upsert sink's
+    records per key are exactly the model's changes across both runs; a lost
+    state would write the repeats and drop the tombstones."""
+    from test_sql import Session, job_ids
+    bs = broker.bootstrap
+    c = make_cluster()
+    c.add_tm(slots=4)
+    create_topic(bs, "ups", 2)
+    create_topic(bs, "ups-out", 1)
+
+    def key(k):
+        return json.dumps({"k": k}).encode()
+
+    def val(v):
+        return json.dumps({"v": v}).encode()
+    first = [(k % 2, key(k), val(f"a{k}"), None) for k in range(40)]
+    first += [(k % 2, key(k), None, None) for k in range(0, 40, 5)]  # 8 keys deleted
+    live = {k: f"a{k}" for k in range(40) if k % 5}
+    changes = {k: [f"a{k}"] + ([None] if k % 5 == 0 else []) for k in range(40)}
+    second = [(k % 2, key(k), val(v), None) for k, v in live.items()]  # repeats
+    for i, k in enumerate(sorted(live)):
+        new = None if i % 2 else f"b{k}"
+        second.append((k % 2, key(k), new and val(new), None))
+        changes[k].append(new)
+    second += [(k % 2, key(k), None, None) for k in range(0, 40, 5)]  # absent: nothing
+
+    s = Session(c)
+    up = ("'connector' = 'upsert-kafka', 'properties.bootstrap.servers' = '%s', "
+          "'key.format' = 'json', 'value.format' = 'json', "
+          "'value.fields-include' = 'EXCEPT_KEY'" % bs)
+    for stmt in [f"CREATE TABLE ups (k BIGINT, v STRING, PRIMARY KEY (k) NOT ENFORCED) WITH ("
+                 f"{up}, 'topic' = 'ups');",
+                 f"CREATE TABLE ups_out (k BIGINT, v STRING, PRIMARY KEY (k) NOT ENFORCED) WITH ("
+                 f"{up}, 'topic' = 'ups-out');"]:
+        assert s.run(stmt) == "[INFO] Execute statement succeed.\n", stmt
+    insert = "INSERT INTO ups_out SELECT k, v FROM ups;"
+    assert "Session property has been set." in s.run("SET 'parallelism.default' = '2';")
+    produce_kv(bs, "ups", first)
+    jid = job_ids(s.run(insert))[0]
+    n1 = sum(len(v) for v in changes.values()) - len(live)
+    wait_for(lambda: len(log_records(bs, "ups-out")[0]) >= n1, timeout=60,
+             what=f"{n1} records in ups-out")
+    sp = stop_with_savepoint(c, jid, "file://" + os.path.join(workdir, "sp"))
+    produce_kv(bs, "ups", second)
+    assert "Session property has been set." in s.run(f"SET 'execution.savepoint.path' = '{sp}';")
+    assert "Session property has been set." in s.run("SET 'parallelism.default' = '4';")
+    jid2 = job_ids(s.run(insert))[0]
+    s.close()
+    c.wait_state(jid2, "RUNNING", timeout=20)
+    assert c.get(f"/jobs/{jid2}/checkpoints")["counts"]["restored"] == 1
+    n = sum(len(v) for v in changes.values())
+    wait_for(lambda: len(log_records(bs, "ups-out")[0]) >= n, timeout=60,
+             what=f"{n} records in ups-out")
+    stop_with_savepoint(c, jid2, "file://" + os.path.join(workdir, "sp2"))
+    got = {}
+    for k, v in log_records(bs, "ups-out")[0]:
+        got.setdefault(json.loads(k)["k"], []).append(v and json.loads(v)["v"])
+    assert got == changes
+
+
 def test_sql_metadata_columns_read_and_written(cluster, broker):
     """METADATA columns in DDL: the source reads offset, partition, topic,
     timestamp and headers of each record exactly as produced (2 partitions,
