@@ -6,7 +6,8 @@
  * sl_rt_process) with its keyed state backend opened by the runtime for the
  * subtask's key groups. The scripted test states the exact changelog of a
  * few upserts and tombstones, worked out by hand from Flink's
- * ChangelogNormalize. The randomized test feeds seeded upserts and
+ * ChangelogNormalize, and with a state TTL (a repeated row emitted again, an
+ * idle key forgotten) on a fake clock. The randomized test feeds seeded upserts and
  * tombstones (a tombstone carries the key only, as the upsert-kafka source
  * emits it) and checks every input's output against a brute-force model
  * that keeps each key's last row in a plain array: the exact rows and kinds
@@ -25,6 +26,7 @@
 #include "keygroup.h"
 #include "operator.h"
 #include "runtime.h"
+#include "vstate.h"
 #include "sl_test.h"
 
 extern const sl_op_def sl_op_changelog_normalize;
@@ -245,6 +247,37 @@ static void test_cn_scripted(void)
     }
 }
 
+static int64_t fake_now;
+static int64_t fake_clock(void) { return fake_now; }
+
+/* With a state TTL a repeated row is emitted again (-U/+U, as Flink does, so
+ * downstream state is refreshed) and a key idle past the TTL starts over. */
+static void test_cn_ttl(void)
+{
+    int64_t (*saved)(void) = sl_vstate_clock;
+    sl_vstate_clock = fake_clock;
+    for (size_t b = 0; b < SL_ARRAY_LEN(backends); b++) {
+        outlog log = {0};
+        stage s;
+        fake_now = 1000;
+        CHECK_EQ_INT(stage_open(&s, 1, backends[b], "{\"key\": \"k\", \"state.ttl\": \"10 s\"}",
+                                &log), SL_OK);
+        CHECK_EQ_INT(feed(&s, PU, 1, "a", 1, 1), SL_OK);
+        CHECK_EQ_STR(drain(&log), "+I[1, a, 1]@1");
+        fake_now = 2000;
+        CHECK_EQ_INT(feed(&s, PU, 1, "a", 1, 2), SL_OK);
+        CHECK_EQ_STR(drain(&log), "-U[1, a, 1]@2; +U[1, a, 1]@2");
+        fake_now = 12001; /* idle for 10.001 s */
+        CHECK_EQ_INT(feed(&s, MD, 1, NULL, -1, 3), SL_OK);
+        CHECK_EQ_STR(drain(&log), "");
+        CHECK_EQ_INT(feed(&s, PU, 1, "b", 2, 4), SL_OK);
+        CHECK_EQ_STR(drain(&log), "+I[1, b, 2]@4");
+        stage_close(&s);
+        free(log.rows);
+    }
+    sl_vstate_clock = saved;
+}
+
 /* ---- randomized, against a brute-force model -------------------------------------- */
 
 #define NKEYS 37
@@ -381,5 +414,5 @@ static void test_cn_random_rescaled(void)
     }
 }
 
-SL_TEST_MAIN(SL_TEST(test_cn_plan_errors), SL_TEST(test_cn_scripted),
+SL_TEST_MAIN(SL_TEST(test_cn_plan_errors), SL_TEST(test_cn_scripted), SL_TEST(test_cn_ttl),
              SL_TEST(test_cn_random_rescaled))
