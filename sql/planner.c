@@ -28,6 +28,11 @@
  * without table.exec.state.ttl declares it in its own plan()
  * (sl_plan_unbounded), so JSON job graphs and SQL get the same warning.
  *
+ * Kafka tables scan as the `kafka` / `upsert-kafka` source with their
+ * METADATA columns marked in its schema; an upsert-kafka scan is followed by
+ * `changelog-normalize` hashed on the primary key (Flink's
+ * ChangelogNormalize), which makes the rel a full changelog.
+ *
  * Changelog: group_aggregate makes a rel updating; calc and union keep the
  * mode; a window over an updating input is refused, and so is an updating
  * query into an append-only sink (a csv filesystem table), naming the sink
