@@ -232,13 +232,14 @@ static int option_valid(const sql_table *t, const char *conn, const char *key, c
         "scan.bounded.timestamp-millis", "scan.topic-partition-discovery.interval", "format",
         "value.format", "key.format", "key.fields", "value.fields-include",
         "json.ignore-parse-errors", "csv.ignore-parse-errors", "sink.delivery-guarantee",
-        "sink.transactional-id-prefix", "sink.partitioner", "sink.parallelism"};
+        "sink.transactional-id-prefix", "sink.partitioner", "sink.parallelism",
+        "scan.watermark.idle-timeout"};
     static const char *const uk[] = {
         "connector", "topic", "topic-pattern", "scan.bounded.mode", "scan.bounded.specific-offsets",
         "scan.bounded.timestamp-millis", "scan.topic-partition-discovery.interval", "key.format",
         "value.format", "value.fields-include", "json.ignore-parse-errors",
         "csv.ignore-parse-errors", "sink.delivery-guarantee", "sink.transactional-id-prefix",
-        "sink.parallelism"};
+        "sink.parallelism", "scan.watermark.idle-timeout"};
     const char *const *list;
     size_t n;
     if (!strcmp(conn, "datagen")) list = dg, n = SL_ARRAY_LEN(dg);
@@ -446,6 +447,7 @@ static int kafka_option_for(const char *key, int sink)
                                             "properties.group.id", "properties.auto.offset.reset",
                                             "topic-pattern"};
     if (!strcmp(key, "connector") || !strcmp(key, "sink.parallelism")) return 0;
+    if (!strncmp(key, "scan.watermark.", 15)) return 0; /* the planner's (watermark.*) */
     if (!sink) return strncmp(key, "sink.", 5) != 0;
     if (!strncmp(key, "scan.", 5)) return 0;
     for (size_t i = 0; i < SL_ARRAY_LEN(read_only); i++)

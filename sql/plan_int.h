@@ -71,6 +71,7 @@ typedef struct plan {
     int depth;
     const char *ttl;    /* table.exec.state.ttl */
     const char *wm_interval; /* pipeline.auto-watermark-interval, or NULL */
+    const char *idle_timeout; /* table.exec.source.idle-timeout, or NULL */
     const cte_scope *scope;
     struct rel *scans;  /* tables already read in this job, reused (a source per table) */
     int nscans;

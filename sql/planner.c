@@ -416,11 +416,18 @@ static int scan_table(plan *p, const sql_node *at, const char *name, rel *out)
     json_t *cfg = kafka ? sql_kafka_config(t, 0) : json_object();
     for (int i = 0; !kafka && i < t->nopts; i++)
         if (strcmp(t->keys[i], "connector")) json_object_set_new(cfg, t->keys[i], json_string(t->vals[i]));
+    /* a silent source (partition) stops holding the watermark back after
+     * Flink's scan.watermark.idle-timeout, else table.exec.source.idle-timeout */
+    const char *idle = p->idle_timeout;
+    for (int i = 0; i < t->nopts; i++)
+        if (!strcmp(t->keys[i], "scan.watermark.idle-timeout")) idle = t->vals[i];
     if (wm_in_source) {
         char d[64];
         snprintf(d, sizeof d, "%lld ms", (long long)t->wm_delay);
         json_object_set_new(cfg, "watermark.column", json_string(t->wm_col));
         json_object_set_new(cfg, "watermark.delay", json_string(d));
+        if (idle) json_object_set_new(cfg, "watermark.idle-timeout", json_string(idle));
+        if (p->wm_interval) json_object_set_new(cfg, "watermark.interval", json_string(p->wm_interval));
     }
     char *uid = sl_sprintf("source-%s", t->name);
     memset(out, 0, sizeof *out);
@@ -498,6 +505,7 @@ static int scan_table(plan *p, const sql_node *at, const char *name, rel *out)
         snprintf(d, sizeof d, "%lld ms", (long long)t->wm_delay);
         json_object_set_new(w, "delay", json_string(d));
         if (p->wm_interval) json_object_set_new(w, "interval", json_string(p->wm_interval));
+        if (idle) json_object_set_new(w, "idle-timeout", json_string(idle));
         char *base = sl_sprintf("%s-watermark", t->name);
         char *wuid = sl_sprintf("watermark-%s", t->name);
         char *id = add_vertex(p, base, "watermark", wuid, w, NULL, 0, 0);
@@ -1537,6 +1545,7 @@ static json_t *plan_stmt(const sql_catalog *cat, char **okeys, char **ovals, int
     for (int i = 0; i < nopts; i++) {
         if (!strcmp(okeys[i], "table.exec.state.ttl")) p.ttl = ovals[i];
         if (!strcmp(okeys[i], "pipeline.auto-watermark-interval")) p.wm_interval = ovals[i];
+        if (!strcmp(okeys[i], "table.exec.source.idle-timeout")) p.idle_timeout = ovals[i];
         if (!strcmp(okeys[i], "pipeline.name")) pname = ovals[i];
         if (!strcmp(okeys[i], "parallelism.default")) par = ovals[i];
     }

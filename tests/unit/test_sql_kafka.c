@@ -232,6 +232,43 @@ static void test_upsert_read_plan(void)
     sl_sql_session_destroy(s);
 }
 
+/* Idle sources: Flink's scan.watermark.idle-timeout on the table, else
+ * table.exec.source.idle-timeout of the session, into the source's own
+ * per-partition watermarks (or a datagen table's watermark vertex). */
+static void test_idle_timeout(void)
+{
+    sl_sql_session *s = session();
+    CHECK_EQ_STR(run(s, "CREATE TABLE w1 (id BIGINT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts - "
+                        "INTERVAL '2' SECOND) WITH (" KAFKA_WITH("w")
+                        ", 'scan.watermark.idle-timeout' = '5 s');"), "OK");
+    CHECK_EQ_STR(run(s, "CREATE TABLE w2 (id BIGINT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts) "
+                        "WITH (" KAFKA_WITH("w") ");"), "OK");
+    CHECK_EQ_STR(run(s, "CREATE TABLE g (id BIGINT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts) "
+                        "WITH ('connector' = 'datagen');"), "OK");
+    CHECK_EQ_STR(run(s, "CREATE TABLE out2 (id BIGINT, ts TIMESTAMP(3)) WITH ('connector' = "
+                        "'blackhole');"), "OK");
+    const char *j = run(s, "INSERT INTO out2 SELECT id, ts FROM w1;");
+    CHECK_EQ_STR(vertex_field(j, "kafka", "config"),
+                 "{\"topic\":\"w\",\"properties.bootstrap.servers\":\"127.0.0.1:9\","
+                 "\"format\":\"json\",\"scan.startup.mode\":\"earliest-offset\","
+                 "\"watermark.column\":\"ts\",\"watermark.delay\":\"2000 ms\","
+                 "\"watermark.idle-timeout\":\"5 s\"}");
+    j = run(s, "INSERT INTO out2 SELECT id, ts FROM w2;");
+    CHECK(strstr(vertex_field(j, "kafka", "config"), "idle-timeout") == NULL);
+    CHECK_EQ_STR(run(s, "SET 'table.exec.source.idle-timeout' = '3 s';"), "OK");
+    CHECK_EQ_STR(run(s, "SET 'pipeline.auto-watermark-interval' = '50 ms';"), "OK");
+    j = run(s, "INSERT INTO out2 SELECT id, ts FROM w2;");
+    CHECK(strstr(vertex_field(j, "kafka", "config"),
+                 "\"watermark.idle-timeout\":\"3 s\",\"watermark.interval\":\"50 ms\"") != NULL);
+    j = run(s, "INSERT INTO out2 SELECT id, ts FROM w1;"); /* the table's own wins */
+    CHECK(strstr(vertex_field(j, "kafka", "config"), "\"watermark.idle-timeout\":\"5 s\""));
+    j = run(s, "INSERT INTO out2 SELECT id, ts FROM g;");
+    CHECK_EQ_STR(vertex_field(j, "watermark", "config"),
+                 "{\"column\":\"ts\",\"delay\":\"0 ms\",\"interval\":\"50 ms\","
+                 "\"idle-timeout\":\"3 s\"}");
+    sl_sql_session_destroy(s);
+}
+
 SL_TEST_MAIN(SL_TEST(test_metadata_describe), SL_TEST(test_metadata_source_plan),
              SL_TEST(test_metadata_sink_plan), SL_TEST(test_metadata_errors),
-             SL_TEST(test_upsert_read_plan))
+             SL_TEST(test_upsert_read_plan), SL_TEST(test_idle_timeout))
