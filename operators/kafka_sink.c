@@ -69,10 +69,12 @@
  *
  * transaction.timeout.ms must exceed the checkpoint interval plus a margin,
  * or the broker aborts transactions before their checkpoint commits them.
- * Neither plan() nor open() can see the interval (daemon configuration), so
- * the sink measures it: a transaction whose age at its barrier plus the
- * margin (10 s, or half the timeout when that is smaller) reaches the
- * timeout fails the task, naming both numbers.
+ * The JobManager refuses such a job at submission (kk_sink_check_interval,
+ * called with the job's effective interval: the cluster's setting with the
+ * job's "config" over it), naming both numbers. The sink also measures it,
+ * for what the interval cannot show (min-pause, slow checkpoints): a
+ * transaction whose age at its barrier plus the margin (10 s, or half the
+ * timeout when that is smaller) reaches the timeout fails the task.
  *
  * Blob (exactly-once only), little-endian, version 1: u8 version, "SLKK",
  * u32 owner subtask, u64 next n, u32 npending, npending x { i64 cpid,
@@ -891,6 +893,24 @@ const sl_op_def sl_op_kafka_sink = {
     .checkpoint_complete = kk_checkpoint_complete,
     .checkpoint_abort = kk_checkpoint_abort,
 };
+
+extern const sl_op_def sl_op_upsert_kafka_sink;
+
+int kk_sink_check_interval(const sl_vertex *v, int64_t interval_ms, char *err, size_t errlen)
+{
+    if (v->def != &sl_op_kafka_sink && v->def != &sl_op_upsert_kafka_sink) return SL_OK;
+    const kk_plan *pl = v->plan;
+    if (!pl || pl->guarantee != DG_EOS || interval_ms <= 0 || pl->txn_timeout_ms <= 0) return SL_OK;
+    int64_t margin = SL_MIN(KK_MARGIN_MS, pl->txn_timeout_ms / 2);
+    if (interval_ms + margin < pl->txn_timeout_ms) return SL_OK;
+    return sl_seterr(err, errlen, "kafka sink '%s': properties.transaction.timeout.ms is %lld ms, "
+                     "but execution.checkpointing.interval is %lld ms and a margin of %lld ms is "
+                     "needed: the broker would abort transactions before their checkpoint "
+                     "commits them; raise transaction.timeout.ms above %lld ms or checkpoint "
+                     "more often", pl->vid, (long long)pl->txn_timeout_ms,
+                     (long long)interval_ms, (long long)margin,
+                     (long long)(interval_ms + margin));
+}
 
 /* upsert-kafka: the same sink, keyed by the primary key, writing the latest
  * value of each key and a tombstone for a delete. */
