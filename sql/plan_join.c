@@ -19,7 +19,12 @@
  * table.exec.state.ttl: the operator declares its state unbounded without one
  * (sl_plan_unbounded), and the submission warns; its
  * output has no time attribute and is a changelog when an input is or the
- * join is outer).
+ * join is outer). Two windowed inputs (window TVFs, window aggregations)
+ * whose keys include both window bounds make a window_join instead, keyed by
+ * the other keys (window_start when there are none).
+ *
+ * Window TVFs read without aggregation are planned here too
+ * (sql_plan_window_tvf): a window_tvf vertex appending the window columns.
  *
  * Names: the joined row carries the left columns, then the right ones, a
  * right name already taken getting a numeric suffix (operators/join.h).
@@ -752,9 +757,6 @@ static int plan_window(plan *p, const sql_node *f, jplan *j, const char *jt, rel
     int ks = window_key(j, "window_start"), ke = window_key(j, "window_end");
     if (ks < 0 || ke < 0) return SL_DONE;
     const sql_node *on = sql_kid(f, 2);
-    if (j->has_lo || j->has_hi)
-        return PERR(on, "a window join joins rows of the same window: its condition takes "
-                    "equalities (and, in an inner join, other conditions), not time bounds");
     if (p->hints && p->hints->nkids)
         return PERR(p->hints->kids[0], "%s: this join is a window join, whose state its windows "
                     "bound; the hint applies to regular joins", p->hints->kids[0]->s);

@@ -547,16 +547,20 @@ def window_join_model(kind, windows):
 def test_window_joins_from_sql_equal_a_brute_force_join(cluster, workdir):
     """Flink's window join from SQL -- two window TVFs joined on their
     window bounds and a key -- at parallelism 2 over two TaskManagers: a FULL
-    OUTER join of tumbling windows and an inner join of hopping ones, in one
-    statement set; each sink's rows equal the join computed here."""
+    OUTER join of tumbling windows and an inner join of hopping ones (and a
+    window Top-N over a window TVF), in one statement set; each sink's rows
+    equal the result computed here."""
     cluster.add_tm(slots=2)
     cluster.add_tm(slots=2)
     full_out, hop_out = os.path.join(workdir, "full"), os.path.join(workdir, "hop")
+    top_out = os.path.join(workdir, "top")
     r = run_sql(cluster, workdir, "wjoin.sql", WINDOW_FEEDERS + f"""
 CREATE TABLE full_out (lid INT, rid INT, ws TIMESTAMP(3))
   WITH ('connector' = 'filesystem', 'path' = 'file://{full_out}', 'format' = 'json');
 CREATE TABLE hop_out (lid INT, rid INT, ws TIMESTAMP(3))
   WITH ('connector' = 'filesystem', 'path' = 'file://{hop_out}', 'format' = 'json');
+CREATE TABLE top_out (id INT, ws TIMESTAMP(3), rn BIGINT)
+  WITH ('connector' = 'filesystem', 'path' = 'file://{top_out}', 'format' = 'json');
 SET 'parallelism.default' = '2';
 EXECUTE STATEMENT SET BEGIN
 INSERT INTO full_out
@@ -569,6 +573,11 @@ SELECT L.id, R.id, L.window_start
 FROM TABLE(HOP(TABLE lefts, DESCRIPTOR(ts), INTERVAL '5' SECOND, INTERVAL '15' SECOND)) AS L
 JOIN TABLE(HOP(TABLE rights, DESCRIPTOR(ts), INTERVAL '5' SECOND, INTERVAL '15' SECOND)) AS R
   ON L.k = R.k AND L.window_end = R.window_end AND L.window_start = R.window_start;
+INSERT INTO top_out
+SELECT id, window_start, rn FROM (
+  SELECT *, ROW_NUMBER() OVER (PARTITION BY window_start, window_end ORDER BY k DESC, id) AS rn
+  FROM TABLE(TUMBLE(TABLE rights, DESCRIPTOR(ts), INTERVAL '10' SECOND)))
+WHERE rn <= 2;
 END;
 """)
     assert r.returncode == 0, r.stdout + r.stderr
@@ -594,3 +603,13 @@ END;
     want_hop = window_join_model("inner", lambda ts: hop_windows(ts, 5000, 15000))
     assert sum(want_hop.values()) > 1000
     assert got(hop_out) == want_hop
+    # a window Top-N straight over a window TVF: each window's two rows of highest k
+    per_window = collections.defaultdict(list)
+    for i in range(1, WJ_NR + 1):
+        ts = BASE + i * 1700
+        per_window[ts - ts % 10000].append((-(i % 9), i))
+    want_top = sorted((i, ws, rn + 1) for ws, rs in per_window.items()
+                      for rn, (_, i) in enumerate(sorted(rs)[:2]))
+    got_top = sorted((r["id"], ms(r["ws"]), r["rn"]) for r in rows(top_out))
+    assert all(r.get("op", "+I") == "+I" for r in rows(top_out))
+    assert got_top == want_top
