@@ -285,20 +285,59 @@ static void test_plan_window_topn(void)
     json_decref(j);
 }
 
+/* Rank ranges other than 1..N: the rank operator's rank-start. */
+static void test_plan_topn_range(void)
+{
+    static const struct {
+        const char *where;
+        int start, limit;
+    } cases[] = {
+        {"rn BETWEEN 2 AND 5", 2, 5}, {"rn > 1 AND rn <= 3", 2, 3}, {"3 >= rn AND 2 <= rn", 2, 3},
+        {"rn = 4", 4, 4}, {"rn >= 2 AND rn < 9 AND rn <= 6 AND cat > 0", 2, 6},
+    };
+    for (size_t i = 0; i < SL_ARRAY_LEN(cases); i++) {
+        char q[512], want[300];
+        snprintf(q, sizeof q, "INSERT INTO out_json SELECT cat, id, amount, rn FROM (SELECT cat, "
+                 "id, amount, ROW_NUMBER() OVER (PARTITION BY cat ORDER BY amount DESC) AS rn FROM "
+                 "sales) WHERE %s;", cases[i].where);
+        json_t *j = job_of(NULL, q);
+        if (!j) fprintf(stderr, "%s: %s\n", cases[i].where, errbuf);
+        CHECK(j != NULL);
+        snprintf(want, sizeof want, "{\"partition-by\":[\"cat\"],\"order-by\":[\"amount DESC\"],"
+                 "\"limit\":%d,\"rank-start\":%d,\"row-number\":\"rn\"}", cases[i].limit,
+                 cases[i].start);
+        CHECK_EQ_STR(cfg(vertex(j, "rank", 0)), want);
+        json_decref(j);
+    }
+    /* rn = 1 stays a Top-1 (or a deduplication), no rank-start */
+    json_t *j = job_of(NULL, "INSERT INTO out_json SELECT cat, id, amount, rn FROM (SELECT cat, id, "
+                             "amount, ROW_NUMBER() OVER (PARTITION BY cat ORDER BY amount) AS rn "
+                             "FROM sales) WHERE rn = 1;");
+    CHECK(j != NULL && !strstr(cfg(vertex(j, "rank", 0)), "rank-start"));
+    json_decref(j);
+}
+
 static void test_plan_topn_errors(void)
 {
     static const struct {
         const char *sql, *want;
     } cases[] = {
         {"INSERT INTO out2j SELECT cat, id FROM (SELECT cat, id, ROW_NUMBER() OVER (ORDER BY id) "
-         "AS rn FROM sales);", "line 1, column 19: ROW_NUMBER() needs a bound in the outer query: "
-         "WHERE rn <= N (Top-N) or rn = 1 (deduplication)"},
+         "AS rn FROM sales);", "line 1, column 19: ROW_NUMBER() needs an upper bound in the outer "
+         "query: WHERE rn <= N (Top-N), rn BETWEEN M AND N or rn = 1 (deduplication)"},
         {"INSERT INTO out2j SELECT cat, id FROM (SELECT cat, id, ROW_NUMBER() OVER (ORDER BY id) "
-         "AS rn FROM sales) WHERE rn > 2;", "line 1, column 112: the row number may only be "
-         "bounded as rn <= N, rn < N or rn = 1 (other conditions on it are not supported)"},
+         "AS rn FROM sales) WHERE rn > 2;", "line 1, column 19: ROW_NUMBER() needs an upper "
+         "bound in the outer query: WHERE rn <= N (Top-N), rn BETWEEN M AND N or rn = 1 "
+         "(deduplication)"},
         {"INSERT INTO out2j SELECT cat, id FROM (SELECT cat, id, ROW_NUMBER() OVER (ORDER BY id) "
-         "AS rn FROM sales) WHERE rn = 2;", "line 1, column 112: rn = 2 selects one rank other "
-         "than the first, which is not supported; use rn <= N"},
+         "AS rn FROM sales) WHERE rn <> 2;", "line 1, column 112: the row number may only be "
+         "bounded by constants: rn <= N, rn < N, rn = N, rn >= M, rn > M or rn BETWEEN M AND N"},
+        {"INSERT INTO out2j SELECT cat, id FROM (SELECT cat, id, ROW_NUMBER() OVER (ORDER BY id) "
+         "AS rn FROM sales) WHERE rn > 3 AND rn <= 3;", "line 1, column 112: the conditions on "
+         "rn select no rank (from 4 to 3)"},
+        {"INSERT INTO out2j SELECT cat, id FROM (SELECT cat, id, ROW_NUMBER() OVER (ORDER BY id) "
+         "AS rn FROM sales) WHERE rn < 1;", "line 1, column 112: the conditions on rn select no "
+         "rank (from 1 to -1)"},
         {"INSERT INTO out2j SELECT cat, id FROM (SELECT cat, id, RANK() OVER (ORDER BY id) AS rn "
          "FROM sales) WHERE rn <= 2;", "line 1, column 56: RANK() OVER (...) is not supported; "
          "Top-N and deduplication use ROW_NUMBER()"},
@@ -522,5 +561,5 @@ static void test_plan_window_join_errors(void)
 
 SL_TEST_MAIN(SL_TEST(test_parse_over_and_filter), SL_TEST(test_plan_topn), SL_TEST(test_plan_window_join),
              SL_TEST(test_plan_window_join_errors),
-             SL_TEST(test_plan_window_topn), SL_TEST(test_plan_topn_errors), SL_TEST(test_plan_dedup),
+             SL_TEST(test_plan_window_topn), SL_TEST(test_plan_topn_errors), SL_TEST(test_plan_topn_range), SL_TEST(test_plan_dedup),
              SL_TEST(test_plan_distinct_filter))
