@@ -212,6 +212,9 @@ int sql_plan_rank(plan *p, const sql_node *sel, rel *out)
     if (oi == -2)
         return PERR(inner, "one ROW_NUMBER() OVER (...) per query is supported");
     const sql_node *it = iitems->kids[oi], *over = sql_kid(it, 0);
+    if (!strcmp(over->s, "RANK") || !strcmp(over->s, "DENSE_RANK")) /* Flink's words */
+        return PERR(over, "%s() on streaming table is not supported currently; Top-N and "
+                    "deduplication use ROW_NUMBER()", over->s);
     if (strcmp(over->s, "ROW_NUMBER"))
         return PERR(over, "%s() OVER (...) is not supported; Top-N and deduplication use "
                     "ROW_NUMBER()", over->s);

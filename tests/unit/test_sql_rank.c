@@ -339,8 +339,8 @@ static void test_plan_topn_errors(void)
          "AS rn FROM sales) WHERE rn < 1;", "line 1, column 112: the conditions on rn select no "
          "rank (from 1 to -1)"},
         {"INSERT INTO out2j SELECT cat, id FROM (SELECT cat, id, RANK() OVER (ORDER BY id) AS rn "
-         "FROM sales) WHERE rn <= 2;", "line 1, column 56: RANK() OVER (...) is not supported; "
-         "Top-N and deduplication use ROW_NUMBER()"},
+         "FROM sales) WHERE rn <= 2;", "line 1, column 56: RANK() on streaming table is not supported "
+         "currently; Top-N and deduplication use ROW_NUMBER()"},
         {"INSERT INTO out2j SELECT cat, id FROM (SELECT cat, id, ROW_NUMBER() OVER (ORDER BY id) "
          "FROM sales) WHERE rn <= 2;", "line 1, column 56: name the row number (ROW_NUMBER() OVER "
          "(...) AS rn) so the outer query can bound it"},
