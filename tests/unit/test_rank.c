@@ -474,12 +474,12 @@ static void model_expect(view *v, int nparts, int start, int limit, bool rn)
             row_text(sel[i], rn ? i + 1 : 0, v->r[v->n++], ROWLEN);
         }
     }
-    qsort(v->r, (size_t)v->n, ROWLEN, strcmp_q);
+    if (v->n) qsort(v->r, (size_t)v->n, ROWLEN, strcmp_q);
 }
 
 static bool views_equal(view *got, view *want)
 {
-    qsort(got->r, (size_t)got->n, ROWLEN, strcmp_q);
+    if (got->n) qsort(got->r, (size_t)got->n, ROWLEN, strcmp_q);
     bool eq = got->n == want->n;
     for (int i = 0; eq && i < got->n; i++) eq = !strcmp(got->r[i], want->r[i]);
     if (!eq) {
