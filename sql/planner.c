@@ -62,6 +62,7 @@ void rel_free(rel *r)
     free(r->proctime);
     free(r->ident);
     free(r->alias);
+    free(r->window);
     sql_join_map_free(r->jmap);
     memset(r, 0, sizeof *r);
 }
@@ -80,6 +81,8 @@ void rel_copy(rel *dst, const rel *src)
     dst->proctime = dup0(src->proctime);
     dst->ident = dup0(src->ident);
     dst->alias = dup0(src->alias);
+    dst->windowed = src->windowed;
+    dst->window = dup0(src->window);
     dst->jmap = sql_join_map_copy(src->jmap);
 }
 
@@ -538,8 +541,7 @@ int plan_from(plan *p, const sql_node *f, rel *out)
         out->alias = dup0(f->s2);
         return SL_OK;
     case SQL_FROM_JOIN: return sql_plan_join(p, f, out);
-    case SQL_FROM_TVF:
-        return PERR(f, "a window TVF must be aggregated: GROUP BY window_start, window_end");
+    case SQL_FROM_TVF: return sql_plan_window_tvf(p, f, out);
     default: return PERR(f, "unsupported FROM item");
     }
 }
@@ -1161,11 +1163,7 @@ static int plan_select(plan *p, const sql_node *sel, rel *out)
     int is_agg = group || having;
     for (int i = 0; i < items->nkids; i++)
         if (has_agg(items->kids[i]->kids[0])) is_agg = 1;
-    if (is_agg || from->kind == SQL_FROM_TVF) {
-        if (from->kind == SQL_FROM_TVF && !group)
-            return PERR(from, "a window TVF must be aggregated: GROUP BY window_start, window_end");
-        return plan_aggregate(p, sel, out);
-    }
+    if (is_agg) return plan_aggregate(p, sel, out);
     rel in = {0};
     if (plan_from(p, from, &in) != SL_OK) return SL_ERR;
     if (where && has_agg(where)) {
