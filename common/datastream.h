@@ -199,6 +199,38 @@ void sl_ds_uid(sl_ds_stream *s, const char *uid);
 void sl_ds_option(sl_ds_stream *s, const char *key, const char *value);
 void sl_ds_parallelism(sl_ds_stream *s, int parallelism);
 
+/* ---- the bridges to SQL (Flink's StreamTableEnvironment) ---------------------------- */
+
+/* The job has a SQL session of its own (a catalog and SET options, as the
+ * SQL client's): a stream becomes a table in it, a query over its tables
+ * becomes a stream. The query's operators are vertices of this job's graph
+ * -- one job, one graph, one checkpoint -- planned by the same planner as
+ * the SQL client's. An error is kept and reported by sl_ds_to_json. */
+
+/* A DDL statement or SET in the job's SQL session: CREATE TABLE (a datagen
+ * or Kafka table the queries may join), CREATE VIEW, SET
+ * 'table.exec.state.ttl' = ...; SL_ERR (kept for sl_ds_to_json) when it
+ * fails or is a query or INSERT. */
+int sl_ds_sql(sl_ds_env *env, const char *statement);
+/* fromDataStream + createTemporaryView: `in` becomes the temporary table
+ * `name`. schema NULL: the stream's columns, and its event-time attribute
+ * when it came from sl_ds_watermarks (through filter, key_by or map(NULL)).
+ * Otherwise the body of a CREATE TABLE (Flink's Schema): the stream's
+ * columns (all, in order, with their types) or none of them, computed
+ * columns ("amount_eur AS amount * 0.9", "proc AS PROCTIME()") and
+ * "WATERMARK FOR ts AS ts - INTERVAL '5' SECOND", e.g.
+ *     sl_ds_from_data_stream(clicks, "clicks",
+ *         "WATERMARK FOR ts AS ts - INTERVAL '5' SECOND"); */
+void sl_ds_from_data_stream(sl_ds_stream *in, const char *name, const char *schema);
+/* toDataStream: a SELECT over the session's tables as a stream of its
+ * rows (all +I). An updating query (GROUP BY without a window, Top-N, a
+ * regular join...) is refused here, naming the operator that makes it
+ * updating, as Flink does. The stream's vertex ids are the planner's. */
+sl_ds_stream *sl_ds_to_data_stream(sl_ds_env *env, const char *query);
+/* toChangelogStream: any query; each row carries its kind in row->kind
+ * (+I, -U, +U, -D: sl_rowkind_short). */
+sl_ds_stream *sl_ds_to_changelog_stream(sl_ds_env *env, const char *query);
+
 /* The job graph as JSON text (caller frees), or NULL with err when a call
  * above was given something it could not use (the first such problem). */
 char *sl_ds_to_json(sl_ds_env *env, char *err, size_t errlen);
