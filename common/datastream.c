@@ -373,6 +373,7 @@ int sl_ds_sql(sl_ds_env *env, const char *statement)
 static int stream_schema(sl_ds_stream *in, sl_schema *out, char *err, size_t errlen)
 {
     static const char probe[] = "sluice-schema-probe";
+    if (!sl_op_find("calc")) sl_ops_register_builtin(); /* `sluice run` builds before it plans */
     json_t *job = json_deep_copy(in->env->job);
     json_array_append_new(json_object_get(job, "vertices"),
                           json_pack("{s:s, s:s}", "id", probe, "type", "blackhole"));
