@@ -65,7 +65,7 @@ def replay(n):
 
 def read(out, name):
     rows = []
-    for path in glob.glob(os.path.join(out, name, "part-*")):
+    for path in sorted(glob.glob(os.path.join(out, name, "part-*"))):
         with open(path) as f:
             rows += [json.loads(line) for line in f]
     return rows
@@ -364,3 +364,38 @@ def test_hybrid_pipeline_across_savepoint_rescale(make_cluster, workdir):
     assert {v["parallelism"] for v in c.job(jid2)["vertices"] if v["name"].startswith("detector")} == {3}
     check_hybrid_counts(n, windows, anomalies, bad)
     assert hybrid_rows(out) == (windows, anomalies, bad)
+
+
+# ---- toChangelogStream / toDataStream of an updating query (tests/plugins/bridge_job.c) --
+
+BRIDGE = os.path.join(BUILD, "plugins", "bridge_job.so")
+
+
+def test_to_changelog_stream_rows_carry_their_kind(cluster, workdir):
+    """COUNT(*) GROUP BY k as a changelog: per key +I[k, 1], then -U[k, c-1]
+    and +U[k, c] for each further row -- read by a C process function as
+    each row's kind."""
+    cluster.add_tm(slots=2)
+    out = os.path.join(workdir, "out")
+    n = 300
+    r = cluster.cli("run", BRIDGE, out, str(n), "changelog", check=True)
+    jid = re.search(r"JobID ([0-9a-f]{32})", r.stdout).group(1)
+    job = cluster.wait_state(jid, {"FINISHED", "FAILED"}, timeout=120)
+    assert job["state"] == "FINISHED", cluster.get(f"/jobs/{jid}/exceptions")
+    expected = []
+    for k in range(3):
+        c = sum(1 for i in range(1, n + 1) if i % 3 == k)
+        expected += [("+I", k, 1)] + [x for j in range(2, c + 1) for x in (("-U", k, j - 1), ("+U", k, j))]
+    got = [(r["kind"], r["k"], r["cnt"]) for r in read(out, "")]
+    assert sorted(got) == sorted(expected)
+    # and in each key's order: the changelog of one key is one sequence
+    for k in range(3):
+        assert [g for g in got if g[1] == k] == [e for e in expected if e[1] == k]
+
+
+def test_to_data_stream_refuses_an_updating_query(cluster, workdir):
+    r = cluster.cli("run", BRIDGE, os.path.join(workdir, "out"), "10", "append")
+    assert r.returncode == 1
+    assert ("toDataStream: Table sink '*anonymous_datastream_sink$1*' doesn't support consuming "
+            "update changes which is produced by group_aggregate '") in r.stderr, r.stderr
+    assert "(GROUP BY k)" in r.stderr and "sl_ds_to_changelog_stream" in r.stderr
