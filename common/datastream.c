@@ -217,6 +217,47 @@ sl_ds_stream *sl_ds_watermarks(sl_ds_stream *in, const char *id, const char *col
     return s;
 }
 
+sl_ds_stream *sl_ds_watermarks_with_assigner(sl_ds_stream *in, const char *id, const char *symbol,
+                                             const char *delay, const char *idle_timeout)
+{
+    if (!usable(in, id)) return in;
+    sl_ds_env *env = in->env;
+    if (!env->library) fail(env, "watermarks '%s': no library (sluice run sets the job's own)", id);
+    json_t *cfg = json_pack("{s:s, s:s, s:s}", "library", env->library ? env->library : "",
+                            "function", symbol ? symbol : "", "delay", delay ? delay : "0 ms");
+    if (idle_timeout) json_object_set_new(cfg, "idle-timeout", json_string(idle_timeout));
+    json_t *jv = add_vertex(env, id, "watermark", cfg);
+    connect_to(in, id, 0);
+    return stream_new(env, id, NULL, jv);
+}
+
+sl_ds_stream *sl_ds_key_by_fn(sl_ds_stream *in, const char *id, const char *symbol,
+                              const char *key_schema)
+{
+    if (!usable(in, id)) return in;
+    sl_ds_env *env = in->env;
+    if (!env->library) fail(env, "key_by '%s': no library (sluice run sets the job's own)", id);
+    json_t *cols = schema_json(key_schema ? key_schema : "");
+    if (!cols) fail(env, "key_by '%s': the key's schema must read \"name TYPE, name TYPE\"", id);
+    json_t *cfg = json_pack("{s:s, s:s, s:s}", "library", env->library ? env->library : "",
+                            "function", symbol ? symbol : "", "schema", key_schema ? key_schema : "");
+    json_t *jv = add_vertex(env, id, "key_select", cfg);
+    connect_to(in, id, 0);
+    sl_ds_stream *s = keep_rowtime(stream_new(env, id, NULL, jv), in);
+    s->keys = json_array();
+    size_t i;
+    json_t *c;
+    json_array_foreach(cols, i, c) json_array_append(s->keys, json_object_get(c, "name"));
+    json_decref(cols);
+    return s;
+}
+
+sl_ds_stream *sl_ds_flat_map(sl_ds_stream *in, const char *id, const char *symbol,
+                             const char *out_schema)
+{
+    return sl_ds_process(in, id, symbol, out_schema, NULL);
+}
+
 sl_ds_stream *sl_ds_key_by(sl_ds_stream *in, const char *const *columns)
 {
     if (!in) return in;

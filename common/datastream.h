@@ -80,6 +80,25 @@ int sl_ds_output(sl_op *ctx, const char *name, const sl_row *row);
  * absent. */
 const char *sl_ds_param(sl_op *ctx, const char *name, const char *dflt);
 
+/* ---- timestamp assigners and key selectors ----------------------------------------- */
+
+/* Flink's TimestampAssigner (sl_ds_watermarks_with_assigner): the event
+ * time of a row, in ms since the epoch; record_ts is the timestamp the row
+ * carries (row->ts). Task thread, once per row; no state, no context. */
+typedef struct sl_timestamp_assigner {
+    unsigned abi;               /* SL_DS_ABI_VERSION */
+    int64_t (*extract_timestamp)(const sl_row *row, int64_t record_ts);
+} sl_timestamp_assigner;
+
+/* Flink's KeySelector (sl_ds_key_by_fn): the row's key into key[0..n) (n =
+ * the key's columns, zeroed before the call; a string may point into the
+ * row or into memory of the function's own, read before the next call).
+ * SL_OK, or SL_ERR to fail the job. Task thread; no state, no context. */
+typedef struct sl_key_selector {
+    unsigned abi;               /* SL_DS_ABI_VERSION */
+    int (*get_key)(const sl_row *row, sl_value *key);
+} sl_key_selector;
+
 /* ---- broadcast state (BroadcastProcessFunction, KeyedBroadcastProcessFunction) -- */
 
 /* Operator state of a process function fed by a broadcast stream: a map of
@@ -160,8 +179,26 @@ sl_ds_stream *sl_ds_filter(sl_ds_stream *in, const char *id, const char *conditi
 /* Bounded out-of-orderness watermarks on a TIMESTAMP column. */
 sl_ds_stream *sl_ds_watermarks(sl_ds_stream *in, const char *id, const char *column,
                                const char *delay, const char *idle_timeout);
+/* Watermarks with a timestamp assigner (WatermarkStrategy
+ * .forBoundedOutOfOrderness(delay).withTimestampAssigner(...).withIdleness(...)):
+ * `symbol` is an sl_timestamp_assigner in the job's library. */
+sl_ds_stream *sl_ds_watermarks_with_assigner(sl_ds_stream *in, const char *id, const char *symbol,
+                                             const char *delay, const char *idle_timeout);
 /* The next operator gets this stream hashed on the columns (keyBy). */
 sl_ds_stream *sl_ds_key_by(sl_ds_stream *in, const char *const *columns);
+/* keyBy(KeySelector): an sl_key_selector `symbol` in the job's library
+ * computes each row's key, of columns key_schema ("name TYPE, ..."; names
+ * apart from the row's). A `key_select` vertex `id` appends the key's
+ * columns to the row, and the next operator gets the stream hashed on them:
+ * it sees them after the row's own columns, and sl_ds_key returns them. */
+sl_ds_stream *sl_ds_key_by_fn(sl_ds_stream *in, const char *id, const char *symbol,
+                              const char *key_schema);
+/* flatMap: zero, one or more rows per input row -- an sl_process_fn whose
+ * process_element emits them with sl_op_emit (no key, state or timers
+ * needed; side outputs as with sl_ds_process). On a keyed stream it is keyed
+ * like sl_ds_process. */
+sl_ds_stream *sl_ds_flat_map(sl_ds_stream *in, const char *id, const char *symbol,
+                             const char *out_schema);
 /* A process function `symbol` (an sl_process_fn in the job's library) with
  * output schema out_schema; side_outputs lists "name" and "schema" pairs
  * (NULL-terminated; a NULL schema means the input's). Keyed when `in`

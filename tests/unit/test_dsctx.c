@@ -380,6 +380,114 @@ static void test_connect_mistakes(void)
     sl_ds_env_free(env);
 }
 
+/* ---- timestamp assigner, key selector, flat map ------------------------------------- */
+
+/* gen (k, x) -> `build` adds what is tested as vertex "t" -> blackhole */
+static char *one_vertex_graph(void (*build)(sl_ds_stream *gen))
+{
+    sl_ds_env *env = sl_ds_env_new("t");
+    sl_ds_set_library(env, plugin);
+    sl_ds_stream *s = sl_ds_source(env, "gen", "datagen", "k BIGINT, x BIGINT", NULL);
+    build(s);
+    char err[300];
+    char *json = sl_ds_to_json(env, err, sizeof err);
+    if (!json) fprintf(stderr, "  %s\n", err);
+    sl_ds_env_free(env);
+    return json;
+}
+
+static void build_assigner(sl_ds_stream *gen)
+{
+    sl_ds_stream *w = sl_ds_watermarks_with_assigner(gen, "t", "ts_fn", "1 s", NULL);
+    sl_ds_option(w, "interval", "0 ms");
+    sl_ds_sink(w, "out", "blackhole", NULL);
+}
+
+static void build_key_select(sl_ds_stream *gen)
+{
+    sl_ds_stream *k = sl_ds_key_by_fn(gen, "t", "key_fn", "parity STRING, decade BIGINT");
+    sl_ds_stream *p = sl_ds_process(k, "p", "ctx_fn", "k BIGINT, n BIGINT", NULL);
+    sl_ds_sink(p, "out", "blackhole", NULL);
+}
+
+static void build_flat_map(sl_ds_stream *gen)
+{
+    sl_ds_sink(sl_ds_flat_map(gen, "t", "flat_fn", "k BIGINT, i BIGINT"), "out", "blackhole", NULL);
+}
+
+static int capture_ts(void *ctx, int output, sl_row *row)
+{
+    host *h = ctx;
+    size_t o = strlen(h->out);
+    snprintf(h->out + o, sizeof h->out - o, "%sr%d:%lld@%lld", o ? " " : "", output,
+             (long long)row->vals[0].v.i, (long long)row->ts);
+    return SL_OK;
+}
+
+static int capture_key(void *ctx, int output, sl_row *row)
+{
+    host *h = ctx;
+    size_t o = strlen(h->out);
+    snprintf(h->out + o, sizeof h->out - o, "%s%lld,%lld,%.*s,%lld", o ? " " : "",
+             (long long)row->vals[0].v.i, (long long)row->vals[1].v.i, (int)row->vals[2].v.s.len,
+             row->vals[2].v.s.p, (long long)row->vals[3].v.i);
+    (void)output;
+    return SL_OK;
+}
+
+static void test_timestamp_assigner(void)
+{
+    CHECK(find_plugin());
+    host h;
+    CHECK_EQ_INT(host_open(&h, one_vertex_graph(build_assigner), "t", SL_BACKEND_HASHMAP), SL_OK);
+    h.op.emit = capture_ts;
+    h.op.emit_wm = capture_wm;
+    CHECK_EQ_INT(feed(&h, 0, 1, 5, 7), SL_OK);  /* 5 s + 7 ms */
+    CHECK_EQ_INT(feed(&h, 0, 2, 3, 0), SL_OK);  /* behind: no new watermark */
+    CHECK_EQ_INT(feed(&h, 0, 3, 9, 0), SL_OK);
+    /* each row stamped with what the assigner said; watermark = max - 1 s - 1 ms */
+    CHECK_EQ_STR(h.out, "r0:1@5007 wm4006 r0:2@3000 r0:3@9000 wm7999");
+    host_close(&h);
+}
+
+static void test_key_by_function(void)
+{
+    CHECK(find_plugin());
+    char *json = one_vertex_graph(build_key_select);
+    char err[400];
+    sl_jobgraph *g = json ? sl_jobgraph_parse(json, strlen(json), 1, 0, err, sizeof err) : NULL;
+    CHECK(g != NULL);
+    if (g) { /* the process behind is keyed on the key's two columns, hashed */
+        const sl_vertex *p = NULL;
+        for (int i = 0; i < g->nv; i++)
+            if (!strcmp(g->v[i].id, "p")) p = &g->v[i];
+        CHECK(p && !strcmp(p->type, "keyed_process") && p->pc->nkeys[0] == 2 && p->in[0].n == 4);
+        CHECK(p && g->e[g->v[p->index].in_edges[0]].strategy == SL_PART_HASH);
+        sl_jobgraph_destroy(g);
+    }
+    host h;
+    CHECK_EQ_INT(host_open(&h, json, "t", SL_BACKEND_HASHMAP), SL_OK);
+    h.op.emit = capture_key;
+    CHECK_EQ_INT(feed(&h, 0, 13, 1, 0), SL_OK);
+    CHECK_EQ_INT(feed(&h, 0, 20, 2, 0), SL_OK);
+    CHECK_EQ_STR(h.out, "13,1,odd,1 20,2,even,2");
+    CHECK_EQ_INT(feed(&h, 0, -1, 0, 0), SL_ERR); /* the function's failure fails the task */
+    CHECK(strstr(h.op.err, "vertex 't': key_fn() failed on a row") != NULL);
+    host_close(&h);
+}
+
+static void test_flat_map(void)
+{
+    CHECK(find_plugin());
+    host h;
+    CHECK_EQ_INT(host_open(&h, one_vertex_graph(build_flat_map), "t", SL_BACKEND_HASHMAP), SL_OK);
+    CHECK_EQ_INT(feed(&h, 0, 7, 3, 0), SL_OK);
+    CHECK_EQ_INT(feed(&h, 0, 8, 0, 0), SL_OK); /* none */
+    CHECK_EQ_INT(feed(&h, 0, 9, 1, 0), SL_OK);
+    CHECK_EQ_STR(h.out, "o0:7,0 o0:7,1 o0:7,2 o0:9,0");
+    host_close(&h);
+}
+
 /* ---- StateTtlConfig: update type, visibility, cleanup ------------------------------ */
 
 static int64_t ttl_now;
@@ -540,7 +648,8 @@ static void state_ttl_config(sl_backend_kind bk)
 static void test_state_ttl_config_hashmap(void) { state_ttl_config(SL_BACKEND_HASHMAP); }
 static void test_state_ttl_config_rocksdb(void) { state_ttl_config(SL_BACKEND_ROCKSDB); }
 
-SL_TEST_MAIN(SL_TEST(test_state_ttl_config_hashmap), SL_TEST(test_state_ttl_config_rocksdb),
+SL_TEST_MAIN(SL_TEST(test_timestamp_assigner), SL_TEST(test_key_by_function), SL_TEST(test_flat_map),
+             SL_TEST(test_state_ttl_config_hashmap), SL_TEST(test_state_ttl_config_rocksdb),
              SL_TEST(test_context_calls_hashmap), SL_TEST(test_context_calls_rocksdb),
              SL_TEST(test_broadcast_state_hashmap), SL_TEST(test_broadcast_state_rocksdb),
              SL_TEST(test_connect_mistakes), SL_TEST(test_async_ordered), SL_TEST(test_async_unordered),
