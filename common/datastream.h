@@ -36,7 +36,9 @@
 
 #include "operator.h"
 
-/* 2: process_element1/2 (connect) and process_broadcast_element */
+/* 2: process_element1/2 (connect) and process_broadcast_element.
+ * Bumped when the layout of a table below changes; new table types
+ * (sl_timestamp_assigner, sl_key_selector) and new calls leave it as is. */
 #define SL_DS_ABI_VERSION 2u
 
 /* ---- process functions ------------------------------------------------------ */
