@@ -399,3 +399,24 @@ def test_to_data_stream_refuses_an_updating_query(cluster, workdir):
     assert ("toDataStream: Table sink '*anonymous_datastream_sink$1*' doesn't support consuming "
             "update changes which is produced by group_aggregate '") in r.stderr, r.stderr
     assert "(GROUP BY k)" in r.stderr and "sl_ds_to_changelog_stream" in r.stderr
+
+
+def test_from_data_stream_takes_the_streams_event_time(cluster, workdir):
+    """No schema given: the table's columns and its event-time attribute are
+    the stream's (it came from a watermark vertex), so TUMBLE runs on the
+    watermarks the stream already carries: 100 ids per 10 s window, split
+    by id % 3."""
+    cluster.add_tm(slots=2)
+    out = os.path.join(workdir, "out")
+    n = 1000
+    r = cluster.cli("run", BRIDGE, out, str(n), "window", check=True)
+    jid = re.search(r"JobID ([0-9a-f]{32})", r.stdout).group(1)
+    job = cluster.wait_state(jid, {"FINISHED", "FAILED"}, timeout=120)
+    assert job["state"] == "FINISHED", cluster.get(f"/jobs/{jid}/exceptions")
+    counts = {}
+    for i in range(1, n + 1):
+        ts = BASE + i * 100
+        key = (i % 3, ts - ts % 10000)
+        counts[key] = counts.get(key, 0) + 1
+    got = sorted((r["k"], ms(r["window_start"]), r["cnt"]) for r in read(out, ""))
+    assert got == sorted((k, s, c) for (k, s), c in counts.items())

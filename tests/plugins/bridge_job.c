@@ -4,9 +4,11 @@
  * table `events`; an unbounded GROUP BY over it comes back as a stream
  * with toChangelogStream ("changelog") -- a process function writes each
  * row's kind as a column -- or, refused as Flink refuses it, with
- * toDataStream ("append").
+ * toDataStream ("append"). "window": the table takes its columns and its
+ * event time from a stream with watermarks (no schema given), and a TUMBLE
+ * over it comes back with toDataStream.
  *
- *     sluice run bridge_job.so <out dir> <n> changelog|append
+ *     sluice run bridge_job.so <out dir> <n> changelog|append|window
  */
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +35,19 @@ int sluice_job_main(sl_ds_env *env, int argc, char **argv)
     const char *gen_opts[] = {"fields.id.kind", "sequence", "fields.id.start", "1",
                               "fields.id.end", argv[1], NULL};
     sl_ds_stream *gen = sl_ds_source(env, "gen", "datagen", "id BIGINT", gen_opts);
+    if (!strcmp(argv[2], "window")) {
+        const char *cols[] = {"id % 3 AS k", "TO_TIMESTAMP_LTZ(1767225600000 + id * 100, 3) AS ts", NULL};
+        sl_ds_stream *w = sl_ds_watermarks(sl_ds_map(gen, "events", cols), "wm", "ts", "0 ms", NULL);
+        sl_ds_option(w, "interval", "0 ms");
+        sl_ds_from_data_stream(w, "events", NULL);
+        sl_ds_stream *t = sl_ds_to_data_stream(env, "SELECT k, window_start, COUNT(*) AS cnt FROM "
+                                                    "TABLE(TUMBLE(TABLE events, DESCRIPTOR(ts), "
+                                                    "INTERVAL '10' SECOND)) GROUP BY k, "
+                                                    "window_start, window_end");
+        const char *sink[] = {"path", argv[0], "format", "json", NULL};
+        sl_ds_sink(t, "out", "file", sink);
+        return 0;
+    }
     const char *proj[] = {"id % 3 AS k", "id AS v", NULL};
     sl_ds_from_data_stream(sl_ds_map(gen, "pairs", proj), "events", NULL);
     const char *query = "SELECT k, COUNT(*) AS cnt FROM events GROUP BY k";
