@@ -97,7 +97,7 @@ int sl_sql_bridge_register(sl_sql_session *s, const char *name, const char *vert
         free(q);
     }
     if (*schema) sql_sb_fmt(&b, "%s%s", declared == 0 && cols->n ? ", " : "", schema);
-    sql_sb_str(&b, ") WITH ('connector' = 'datastream', 'vertex' = '");
+    sql_sb_str(&b, "\n) WITH ('connector' = 'datastream', 'vertex' = '"); /* past a -- comment */
     put_literal(&b, vertex);
     if (rowtime) {
         sql_sb_str(&b, "', 'rowtime' = '");

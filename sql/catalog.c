@@ -548,8 +548,16 @@ static int create_table(sl_sql_session *s, const sql_node *st, sl_sql_result *r,
             t->vals[t->nopts++] = sl_strdup(with->kids[i]->s2);
         }
     }
-    if (rc == SL_OK && s->bridging) t->connector = opt_get(t, "connector");
-    else if (rc == SL_OK) rc = check_options(t, with ? with : st, err, errlen);
+    if (rc == SL_OK && s->bridging) {
+        t->connector = opt_get(t, "connector");
+        if (!t->connector || strcmp(t->connector, "datastream") != 0 || !opt_get(t, "vertex") ||
+            t->nopts > 3)
+            rc = sl_seterr(err, errlen, "table '%s': the schema of a stream is columns, computed "
+                           "columns and a WATERMARK; it cannot close the column list or add "
+                           "options", t->name);
+    } else if (rc == SL_OK) {
+        rc = check_options(t, with ? with : st, err, errlen);
+    }
     sl_schema_free(&phys);
     if (rc != SL_OK) {
         table_free(t);

@@ -173,6 +173,23 @@ static void test_bridge_refusals_and_changelog(void)
     CHECK(strstr(err, "fromDataStream 'events': ") == err && strstr(err, "TIMESTAMP(3)"));
     sl_ds_env_free(env);
 
+    /* a schema that tries to close the column list and name a connector */
+    const char *hostile[] = {"k2 AS k) WITH ('connector' = 'datagen') --",
+                             "k2 AS k) WITH ('connector' = 'datastream', 'vertex' = 'gen', 'x' = 'y') --",
+                             "k2 AS k -- the rest is a comment"};
+    for (int i = 0; i < 3; i++) {
+        env = sl_ds_env_new("t");
+        g = sl_ds_source(env, "gen", "datagen", "k STRING", NULL);
+        sl_ds_from_data_stream(g, "events", hostile[i]);
+        sl_ds_stream *q = sl_ds_to_data_stream(env, "SELECT k2 FROM events");
+        if (q) sl_ds_sink(q, "out", "blackhole", NULL);
+        char *json = sl_ds_to_json(env, err, sizeof err);
+        CHECK(i == 2 ? json != NULL : json == NULL); /* the comment ends at the line */
+        if (i < 2) CHECK(strstr(err, "fromDataStream 'events': ") == err); /* refused, not obeyed */
+        free(json);
+        sl_ds_env_free(env);
+    }
+
     env = sl_ds_env_new("t");
     g = sl_ds_source(env, "gen", "datagen", "k STRING", NULL);
     sl_ds_from_data_stream(g, "events", NULL);
