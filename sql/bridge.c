@@ -40,7 +40,7 @@ static void put_literal(sql_sbuf *b, const char *s)
 static int declared_columns(const char *schema)
 {
     sql_sbuf b = {0};
-    sql_sb_fmt(&b, "CREATE TEMPORARY TABLE t (%s) WITH ('connector' = 'datastream')", schema);
+    sql_sb_fmt(&b, "CREATE TEMPORARY TABLE t (%s\n) WITH ('connector' = 'datastream')", schema);
     sql_arena *a = sql_arena_new();
     char err[256];
     sql_node *list = sql_parse(a, b.s, b.n, 1, 1, err, sizeof err);
@@ -86,17 +86,17 @@ int sl_sql_bridge_register(sl_sql_session *s, const char *name, const char *vert
 {
     if (!name || !*name) return sl_seterr(err, errlen, "fromDataStream: the table needs a name");
     if (!schema) schema = "";
-    int declared = *schema ? declared_columns(schema) : 0;
+    int declared = *schema ? declared_columns(schema) : 0; /* -1: the CREATE below says why */
     sql_sbuf b = {0};
     char *q = sql_quote_ident(name);
     sql_sb_fmt(&b, "CREATE TEMPORARY TABLE %s (", q);
     free(q);
-    for (int i = 0; declared == 0 && i < cols->n; i++) {
+    for (int i = 0; declared <= 0 && i < cols->n; i++) {
         q = sql_quote_ident(cols->fields[i].name);
         sql_sb_fmt(&b, "%s%s %s", i ? ", " : "", q, sl_type_name(cols->fields[i].type));
         free(q);
     }
-    if (*schema) sql_sb_fmt(&b, "%s%s", declared == 0 && cols->n ? ", " : "", schema);
+    if (*schema) sql_sb_fmt(&b, "%s%s", declared <= 0 && cols->n ? ", " : "", schema);
     sql_sb_str(&b, "\n) WITH ('connector' = 'datastream', 'vertex' = '"); /* past a -- comment */
     put_literal(&b, vertex);
     if (rowtime) {
