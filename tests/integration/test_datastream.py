@@ -340,13 +340,14 @@ def detector_records_in(c, jid):
                if v["name"].startswith("detector"))
 
 
-def test_hybrid_pipeline_across_savepoint_rescale(make_cluster, workdir):
+@pytest.mark.parametrize("backend", ["hashmap", "rocksdb"])
+def test_hybrid_pipeline_across_savepoint_rescale(make_cluster, workdir, backend):
     """Stopped with a savepoint mid-stream at parallelism 2 (open windows in
     the SQL window operator, previous counts in the detector's state, the
     parser's source position), restored at 3: both runs together give
     exactly the windows and anomalies worked out above."""
     c = make_cluster(jm_conf=NO_PERIODIC)
-    c.add_tm(slots=4)
+    c.add_tm(slots=4, extra={"state.backend.type": backend})
     out = os.path.join(workdir, "out")
     n = 3000
     r = c.cli("run", "-d", HYBRID, out, str(n), "500", check=True)
