@@ -435,11 +435,11 @@ static int capture_key(void *ctx, int output, sl_row *row)
     return SL_OK;
 }
 
-static void test_timestamp_assigner(void)
+static void timestamp_assigner(sl_backend_kind bk)
 {
     CHECK(find_plugin());
     host h;
-    CHECK_EQ_INT(host_open(&h, one_vertex_graph(build_assigner), "t", SL_BACKEND_HASHMAP), SL_OK);
+    CHECK_EQ_INT(host_open(&h, one_vertex_graph(build_assigner), "t", bk), SL_OK);
     h.op.emit = capture_ts;
     h.op.emit_wm = capture_wm;
     CHECK_EQ_INT(feed(&h, 0, 1, 5, 7), SL_OK);  /* 5 s + 7 ms */
@@ -450,7 +450,7 @@ static void test_timestamp_assigner(void)
     host_close(&h);
 }
 
-static void test_key_by_function(void)
+static void key_by_function(sl_backend_kind bk)
 {
     CHECK(find_plugin());
     char *json = one_vertex_graph(build_key_select);
@@ -466,7 +466,7 @@ static void test_key_by_function(void)
         sl_jobgraph_destroy(g);
     }
     host h;
-    CHECK_EQ_INT(host_open(&h, json, "t", SL_BACKEND_HASHMAP), SL_OK);
+    CHECK_EQ_INT(host_open(&h, json, "t", bk), SL_OK);
     h.op.emit = capture_key;
     CHECK_EQ_INT(feed(&h, 0, 13, 1, 0), SL_OK);
     CHECK_EQ_INT(feed(&h, 0, 20, 2, 0), SL_OK);
@@ -476,17 +476,24 @@ static void test_key_by_function(void)
     host_close(&h);
 }
 
-static void test_flat_map(void)
+static void flat_map(sl_backend_kind bk)
 {
     CHECK(find_plugin());
     host h;
-    CHECK_EQ_INT(host_open(&h, one_vertex_graph(build_flat_map), "t", SL_BACKEND_HASHMAP), SL_OK);
+    CHECK_EQ_INT(host_open(&h, one_vertex_graph(build_flat_map), "t", bk), SL_OK);
     CHECK_EQ_INT(feed(&h, 0, 7, 3, 0), SL_OK);
     CHECK_EQ_INT(feed(&h, 0, 8, 0, 0), SL_OK); /* none */
     CHECK_EQ_INT(feed(&h, 0, 9, 1, 0), SL_OK);
     CHECK_EQ_STR(h.out, "o0:7,0 o0:7,1 o0:7,2 o0:9,0");
     host_close(&h);
 }
+
+static void test_timestamp_assigner_hashmap(void) { timestamp_assigner(SL_BACKEND_HASHMAP); }
+static void test_timestamp_assigner_rocksdb(void) { timestamp_assigner(SL_BACKEND_ROCKSDB); }
+static void test_key_by_function_hashmap(void) { key_by_function(SL_BACKEND_HASHMAP); }
+static void test_key_by_function_rocksdb(void) { key_by_function(SL_BACKEND_ROCKSDB); }
+static void test_flat_map_hashmap(void) { flat_map(SL_BACKEND_HASHMAP); }
+static void test_flat_map_rocksdb(void) { flat_map(SL_BACKEND_ROCKSDB); }
 
 /* ---- StateTtlConfig: update type, visibility, cleanup ------------------------------ */
 
@@ -648,7 +655,9 @@ static void state_ttl_config(sl_backend_kind bk)
 static void test_state_ttl_config_hashmap(void) { state_ttl_config(SL_BACKEND_HASHMAP); }
 static void test_state_ttl_config_rocksdb(void) { state_ttl_config(SL_BACKEND_ROCKSDB); }
 
-SL_TEST_MAIN(SL_TEST(test_timestamp_assigner), SL_TEST(test_key_by_function), SL_TEST(test_flat_map),
+SL_TEST_MAIN(SL_TEST(test_timestamp_assigner_hashmap), SL_TEST(test_timestamp_assigner_rocksdb),
+             SL_TEST(test_key_by_function_hashmap), SL_TEST(test_key_by_function_rocksdb),
+             SL_TEST(test_flat_map_hashmap), SL_TEST(test_flat_map_rocksdb),
              SL_TEST(test_state_ttl_config_hashmap), SL_TEST(test_state_ttl_config_rocksdb),
              SL_TEST(test_context_calls_hashmap), SL_TEST(test_context_calls_rocksdb),
              SL_TEST(test_broadcast_state_hashmap), SL_TEST(test_broadcast_state_rocksdb),
