@@ -29,7 +29,9 @@
  * both numbers.
  *
  * Besides process functions: connect (CoProcessFunction), broadcast state,
- * async I/O (sl_async_fn) -- see their sections below.
+ * async I/O (sl_async_fn), timestamp assigners and key selectors, and the
+ * bridges to SQL (fromDataStream / toDataStream / toChangelogStream) -- see
+ * their sections below.
  */
 #ifndef SL_DATASTREAM_H
 #define SL_DATASTREAM_H
