@@ -76,14 +76,20 @@ def ms(text):
     return int(d.replace(tzinfo=datetime.timezone.utc).timestamp() * 1000)
 
 
+def run_to_finish(cluster, *args):
+    """`sluice run` a C job with its arguments; its JobID once it FINISHED."""
+    r = cluster.cli("run", *args, check=True)
+    jid = re.search(r"JobID ([0-9a-f]{32})", r.stdout).group(1)
+    job = cluster.wait_state(jid, {"FINISHED", "FAILED"}, timeout=120)
+    assert job["state"] == "FINISHED", cluster.get(f"/jobs/{jid}/exceptions")
+    return jid
+
+
 def test_silence_detector(cluster, workdir):
     cluster.add_tm(slots=2)
     out = os.path.join(workdir, "out")
     n = 3000
-    r = cluster.cli("run", JOB, out, str(n), check=True)
-    jid = re.search(r"JobID ([0-9a-f]{32})", r.stdout).group(1)
-    job = cluster.wait_state(jid, {"FINISHED", "FAILED"}, timeout=120)
-    assert job["state"] == "FINISHED", cluster.get(f"/jobs/{jid}/exceptions")
+    run_to_finish(cluster, JOB, out, str(n))
     gaps, ooo, late = replay(n)
     # the seed's reading: one real gap (sensor 2 goes silent mid-stream) and
     # one per sensor from the final watermark of the bounded source
@@ -164,10 +170,7 @@ def test_enrich_and_correlate(cluster, workdir):
     cluster.add_tm(slots=4)
     out = os.path.join(workdir, "out")
     n = 2000
-    r = cluster.cli("run", ENRICH, out, str(n), "20000", check=True)
-    jid = re.search(r"JobID ([0-9a-f]{32})", r.stdout).group(1)
-    job = cluster.wait_state(jid, {"FINISHED", "FAILED"}, timeout=120)
-    assert job["state"] == "FINISHED", cluster.get(f"/jobs/{jid}/exceptions")
+    run_to_finish(cluster, ENRICH, out, str(n), "20000")
     matches, unmatched = correlate(n)
     check_enrich_counts(n, matches, unmatched)
     assert enrich_rows(out) == (matches, unmatched)
@@ -221,10 +224,7 @@ def alerts(out):
 def test_broadcast_rules(cluster, workdir):
     cluster.add_tm(slots=4)
     out = os.path.join(workdir, "out")
-    r = cluster.cli("run", RULES, out, "3000", "100000", check=True)
-    jid = re.search(r"JobID ([0-9a-f]{32})", r.stdout).group(1)
-    job = cluster.wait_state(jid, {"FINISHED", "FAILED"}, timeout=120)
-    assert job["state"] == "FINISHED", cluster.get(f"/jobs/{jid}/exceptions")
+    run_to_finish(cluster, RULES, out, "3000", "100000")
     assert alerts(out) == expected_alerts(3000)
 
 
@@ -323,10 +323,7 @@ def test_hybrid_pipeline(cluster, workdir):
     cluster.add_tm(slots=4)
     out = os.path.join(workdir, "out")
     n = 3000
-    r = cluster.cli("run", HYBRID, out, str(n), check=True)
-    jid = re.search(r"JobID ([0-9a-f]{32})", r.stdout).group(1)
-    job = cluster.wait_state(jid, {"FINISHED", "FAILED"}, timeout=120)
-    assert job["state"] == "FINISHED", cluster.get(f"/jobs/{jid}/exceptions")
+    jid = run_to_finish(cluster, HYBRID, out, str(n))
     windows, anomalies, bad = hybrid_expected(n)
     check_hybrid_counts(n, windows, anomalies, bad)
     assert hybrid_rows(out) == (windows, anomalies, bad)
@@ -379,10 +376,7 @@ def test_to_changelog_stream_rows_carry_their_kind(cluster, workdir):
     cluster.add_tm(slots=2)
     out = os.path.join(workdir, "out")
     n = 300
-    r = cluster.cli("run", BRIDGE, out, str(n), "changelog", check=True)
-    jid = re.search(r"JobID ([0-9a-f]{32})", r.stdout).group(1)
-    job = cluster.wait_state(jid, {"FINISHED", "FAILED"}, timeout=120)
-    assert job["state"] == "FINISHED", cluster.get(f"/jobs/{jid}/exceptions")
+    run_to_finish(cluster, BRIDGE, out, str(n), "changelog")
     expected = []
     for k in range(3):
         c = sum(1 for i in range(1, n + 1) if i % 3 == k)
@@ -410,10 +404,7 @@ def test_from_data_stream_takes_the_streams_event_time(cluster, workdir):
     cluster.add_tm(slots=2)
     out = os.path.join(workdir, "out")
     n = 1000
-    r = cluster.cli("run", BRIDGE, out, str(n), "window", check=True)
-    jid = re.search(r"JobID ([0-9a-f]{32})", r.stdout).group(1)
-    job = cluster.wait_state(jid, {"FINISHED", "FAILED"}, timeout=120)
-    assert job["state"] == "FINISHED", cluster.get(f"/jobs/{jid}/exceptions")
+    run_to_finish(cluster, BRIDGE, out, str(n), "window")
     counts = {}
     for i in range(1, n + 1):
         ts = BASE + i * 100
