@@ -34,6 +34,7 @@ extern const sl_op_def sl_op_temporal_join;
 extern const sl_op_def sl_op_window_join;
 extern const sl_op_def sl_op_changelog_normalize;
 extern const sl_op_def sl_op_window_tvf;
+extern const sl_op_def sl_op_key_select;
 
 static const sl_op_def *const builtin[] = {
     &sl_op_datagen,   &sl_op_calc,         &sl_op_print,           &sl_op_blackhole,
@@ -44,6 +45,7 @@ static const sl_op_def *const builtin[] = {
     &sl_op_interval_join, &sl_op_regular_join, &sl_op_temporal_join, &sl_op_window_join,
     &sl_op_changelog_normalize,
     &sl_op_window_tvf,
+    &sl_op_key_select,
 };
 
 void sl_ops_register_builtin(void)

@@ -36,6 +36,8 @@ struct sl_sql_session {
     int in_set;            /* between BEGIN STATEMENT SET and END */
     sql_node *set;         /* the collected INSERTs (a STMT_SET node) */
     sql_arena *set_arena;
+    int bridging;          /* sql/bridge.c is registering a C job's stream: WITH
+                              ('connector' = 'datastream', ...) is its own, not checked */
 };
 
 /* ---- helpers ------------------------------------------------------------ */
@@ -95,6 +97,8 @@ static const char *opt_get(const sql_table *t, const char *key)
         if (strcmp(t->keys[i], key) == 0) return t->vals[i];
     return NULL;
 }
+
+const char *sql_table_option(const sql_table *t, const char *key) { return opt_get(t, key); }
 
 /* Flink's tableau layout: right-aligned cells in a box, "N rows in set". */
 char *sl_sql_tableau(const char *const *head, int ncol, char ***rows, int nrows)
@@ -643,7 +647,16 @@ static int create_table(sl_sql_session *s, const sql_node *st, sl_sql_result *r,
             t->vals[t->nopts++] = sl_strdup(with->kids[i]->s2);
         }
     }
-    if (rc == SL_OK) rc = check_options(t, with ? with : st, err, errlen);
+    if (rc == SL_OK && s->bridging) {
+        t->connector = opt_get(t, "connector");
+        if (!t->connector || strcmp(t->connector, "datastream") != 0 || !opt_get(t, "vertex") ||
+            t->nopts > 3)
+            rc = sl_seterr(err, errlen, "table '%s': the schema of a stream is columns, computed "
+                           "columns and a WATERMARK; it cannot close the column list or add "
+                           "options", t->name);
+    } else if (rc == SL_OK) {
+        rc = check_options(t, with ? with : st, err, errlen);
+    }
     if (rc == SL_OK) rc = check_metadata(t, elems, err, errlen);
     sl_schema_free(&phys);
     if (rc != SL_OK) {
@@ -1085,6 +1098,18 @@ void sl_sql_session_destroy(sl_sql_session *s)
     for (int i = 0; i < s->narenas; i++) sql_arena_destroy(s->arenas[i]);
     free(s->arenas);
     free(s);
+}
+
+const sql_catalog *sql_session_catalog(const sl_sql_session *s) { return &s->cat; }
+
+int sql_session_create_stream_table(sl_sql_session *s, const char *ddl, char *err, size_t errlen)
+{
+    sl_sql_result r;
+    s->bridging = 1;
+    int rc = sl_sql_execute(s, ddl, strlen(ddl), 1, 1, &r, err, errlen);
+    s->bridging = 0;
+    if (rc == SL_OK) sl_sql_result_clear(&r);
+    return rc;
 }
 
 int sl_sql_options(const sl_sql_session *s, char *const **keys, char *const **vals)

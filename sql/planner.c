@@ -396,7 +396,9 @@ static int scan_table(plan *p, const sql_node *at, const char *name, rel *out)
             rel_copy(out, &p->scans[i]);
             return SL_OK;
         }
-    if (strcmp(t->connector, "datagen") != 0 && !sql_table_is_kafka(t)) {
+    /* a C job's stream (sql/bridge.c): its rows already leave from a vertex */
+    int stream = !strcmp(t->connector, "datastream");
+    if (!stream && strcmp(t->connector, "datagen") != 0 && !sql_table_is_kafka(t)) {
         if (!strcmp(t->connector, "filesystem"))
             return PERR(at, "table '%s': reading a 'filesystem' table is not supported yet (it "
                         "can be written)", name);
@@ -416,8 +418,8 @@ static int scan_table(plan *p, const sql_node *at, const char *name, rel *out)
     int wm_in_source = 0;
     for (int i = 0; kafka && t->wm_col && i < phys.n; i++)
         wm_in_source |= !strcasecmp(phys.fields[i].name, t->wm_col);
-    json_t *cfg = kafka ? sql_kafka_config(t, 0) : json_object();
-    for (int i = 0; !kafka && i < t->nopts; i++)
+    json_t *cfg = kafka ? sql_kafka_config(t, 0) : stream ? NULL : json_object();
+    for (int i = 0; !kafka && !stream && i < t->nopts; i++)
         if (strcmp(t->keys[i], "connector")) json_object_set_new(cfg, t->keys[i], json_string(t->vals[i]));
     /* a silent source (partition) stops holding the watermark back after
      * Flink's scan.watermark.idle-timeout, else table.exec.source.idle-timeout */
@@ -434,8 +436,9 @@ static int scan_table(plan *p, const sql_node *at, const char *name, rel *out)
     }
     char *uid = sl_sprintf("source-%s", t->name);
     memset(out, 0, sizeof *out);
-    out->vid = add_vertex(p, t->name, kafka ? t->connector : "datagen", uid, cfg, &phys, 0,
-                          changelog);
+    out->vid = stream ? sl_strdup(sql_table_option(t, "vertex"))
+                      : add_vertex(p, t->name, kafka ? t->connector : "datagen", uid, cfg, &phys,
+                                   0, changelog);
     free(uid);
     if (kafka) { /* METADATA columns: "metadata": key in the source's schema */
         json_t *sj = json_object_get(json_array_get(p->vertices, json_array_size(p->vertices) - 1),
@@ -501,6 +504,8 @@ static int scan_table(plan *p, const sql_node *at, const char *name, rel *out)
     }
     if (t->wm_col && wm_in_source) {
         out->rowtime = sl_strdup(t->wm_col);
+    } else if (stream && !t->wm_col) {
+        out->rowtime = dup0(sql_table_option(t, "rowtime")); /* the stream's own watermarks */
     } else if (t->wm_col) {
         json_t *w = json_object();
         json_object_set_new(w, "column", json_string(t->wm_col));
@@ -1593,6 +1598,34 @@ static json_t *plan_stmt(const sql_catalog *cat, char **okeys, char **ovals, int
     for (int i = 0; i < nsinks; i++) free(sinks[i]);
     plan_free(&p);
     return job;
+}
+
+int sql_plan_into(const sql_catalog *cat, char **okeys, char **ovals, int nopts,
+                  const sql_node *query, json_t *vertices, json_t *edges, sl_sql_stream *out,
+                  char *err, size_t errlen)
+{
+    plan p;
+    plan_new(&p, cat, err, errlen);
+    json_decref(p.vertices);
+    json_decref(p.edges);
+    p.vertices = json_incref(vertices);
+    p.edges = json_incref(edges);
+    for (int i = 0; i < nopts; i++) {
+        if (!strcmp(okeys[i], "table.exec.state.ttl")) p.ttl = ovals[i];
+        if (!strcmp(okeys[i], "pipeline.auto-watermark-interval")) p.wm_interval = ovals[i];
+    }
+    rel r;
+    int rc = plan_query(&p, query, &r);
+    if (rc == SL_OK) {
+        out->vertex = sl_strdup(r.vid);
+        sl_schema_copy(&out->cols, &r.sch);
+        out->updating = r.updating;
+        out->updater = dup0(r.updater);
+        out->rowtime = dup0(r.rowtime);
+        rel_free(&r);
+    }
+    plan_free(&p);
+    return rc;
 }
 
 int sql_plan_schema(const sql_catalog *cat, const sql_node *query, sl_schema *schema, char *err,

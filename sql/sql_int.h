@@ -11,6 +11,7 @@
 #include "sl.h"
 #include "sql/ast.h"
 #include "sql/sql.h"
+#include "sql/bridge.h"
 
 typedef struct sql_column {
     char *name;
@@ -50,6 +51,15 @@ typedef struct sql_catalog {
 } sql_catalog;
 
 sql_table *sql_catalog_find(const sql_catalog *c, const char *name);
+/* A WITH option of t, or NULL; borrowed. */
+const char *sql_table_option(const sql_table *t, const char *key);
+
+/* For the DataStream bridge (sql/bridge.c): the session's catalog, and
+ * CREATE TABLE `ddl` run with WITH ('connector' = 'datastream', 'vertex' =
+ * ..., 'rowtime' = ...) accepted -- a table whose rows are a C job's stream,
+ * which the planner reads from that vertex instead of adding a source. */
+const sql_catalog *sql_session_catalog(const sl_sql_session *s);
+int sql_session_create_stream_table(sl_sql_session *s, const char *ddl, char *err, size_t errlen);
 
 /* Kafka tables (connector kafka or upsert-kafka), for the planner: whether
  * t is one, whether reading it gives a changelog (upsert-kafka, or kafka
@@ -79,6 +89,14 @@ json_t *sql_plan(const sql_catalog *cat, char **okeys, char **ovals, int nopts,
 json_t *sql_plan_query(const sql_catalog *cat, char **okeys, char **ovals, int nopts,
                        const sql_node *stmt, sl_schema *cols, int *updating, char *err,
                        size_t errlen);
+
+/* Plan `query` (a SQL_QUERY node) into an existing job graph: its vertices
+ * and edges are appended to `vertices` and `edges` (ids kept unique among
+ * what is there), and *out (zeroed by the caller; sl_sql_stream_clear) names
+ * the vertex whose output is the query's result. For sql/bridge.c. */
+int sql_plan_into(const sql_catalog *cat, char **okeys, char **ovals, int nopts,
+                  const sql_node *query, json_t *vertices, json_t *edges, sl_sql_stream *out,
+                  char *err, size_t errlen);
 
 /* Validate a query (for CREATE VIEW) and give its output columns; returns
  * SL_OK with *schema filled (caller frees with sl_schema_free). */
