@@ -1,7 +1,8 @@
 /*
- * operator.h -- the contract between the runtime and an operator (v4: v3
- * plus sl_op_def.ready with descriptors watched by any operator, and
- * sl_plan_ctx.unbounded; v3 was v2 plus sl_op.final_checkpoint).
+ * operator.h -- the contract between the runtime and an operator (v5: v4
+ * plus sl_op_metrics.records_in_errors; v4 was v3 plus sl_op_def.ready with
+ * descriptors watched by any operator, and sl_plan_ctx.unbounded; v3 was v2
+ * plus sl_op.final_checkpoint).
  *
  * This header is Sluice's operator ABI: built-in operators (operators/, one
  * file each, listed in operators/builtin.c) and plugins (shared objects
@@ -53,7 +54,7 @@
 #define SL_OPERATOR_H
 
 /* Bumped whenever sl_op_def, sl_op or sl_plan_ctx changes shape or meaning. */
-#define SL_OP_ABI_VERSION 4u
+#define SL_OP_ABI_VERSION 5u
 
 #include <stdio.h>
 #include <jansson.h>
@@ -210,6 +211,7 @@ typedef struct sl_op_metrics {
     uint64_t records_in;
     uint64_t records_out;
     uint64_t late_dropped; /* numLateRecordsDropped */
+    uint64_t records_in_errors; /* numRecordsInErrors: input records skipped as undecodable */
 } sl_op_metrics;
 
 struct sl_op {

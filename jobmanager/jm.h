@@ -78,6 +78,7 @@ typedef struct jm_metrics {
     struct jm_op_metrics {
         uint64_t records_in, records_out, late_dropped;
         int64_t in_wm, out_wm;
+        uint64_t records_in_errors;
     } *ops;
     int nops;
     char *info;                 /* its operators' published info (JSON), or NULL */

@@ -182,7 +182,9 @@ static int task_metric(const jm_task *t, const char *name, double *out)
 
 /* Flink's operator-scope metrics, one per chained operator. */
 static const char *op_metric_names[] = {"numRecordsIn", "numRecordsOut", "numLateRecordsDropped",
-                                        "currentInputWatermark", "currentOutputWatermark", NULL};
+                                        "currentInputWatermark", "currentOutputWatermark",
+                                        "numRecordsInErrors", NULL};
+#define N_OP_METRICS (SL_ARRAY_LEN(op_metric_names) - 1)
 
 /* "<operator name>.<metric>" of subtask i of chain c (Flink's id of an
  * operator's metric in a vertex); SL_ERR if there is no such. */
@@ -201,12 +203,12 @@ static int op_metric(const jm_job *job, int c, int i, const char *name, double *
         if (strlen(vname) != n || strncmp(vname, name, n)) continue;
         const jm_metrics *mm = &job->tasks[c][i].metrics;
         if (mm->nops != ch->n) { /* nothing reported yet */
-            *out = m >= 3 ? (double)INT64_MIN : 0;
+            *out = m == 3 || m == 4 ? (double)INT64_MIN : 0; /* the watermarks */
             return SL_OK;
         }
         const struct jm_op_metrics *o = &mm->ops[k];
         double v[] = {(double)o->records_in, (double)o->records_out, (double)o->late_dropped,
-                      (double)o->in_wm, (double)o->out_wm};
+                      (double)o->in_wm, (double)o->out_wm, (double)o->records_in_errors};
         *out = v[m];
         return SL_OK;
     }
@@ -598,11 +600,12 @@ static json_t *metrics_list(route_ctx *rc, const jm_job *job, int c, int per_sub
          * task's, then each operator's ("<operator name>.<metric>") */
         int nnames = 0;
         while (metric_names[nnames]) nnames++;
-        for (int k = 0; k < nnames + ch->n * 5; k++) {
+        for (int k = 0; k < nnames + ch->n * (int)N_OP_METRICS; k++) {
             char name[300];
             if (k < nnames) snprintf(name, sizeof name, "%s", metric_names[k]);
-            else snprintf(name, sizeof name, "%s.%s", job->g->v[ch->vertices[(k - nnames) / 5]].name,
-                          op_metric_names[(k - nnames) % 5]);
+            else snprintf(name, sizeof name, "%s.%s",
+                          job->g->v[ch->vertices[(k - nnames) / (int)N_OP_METRICS]].name,
+                          op_metric_names[(k - nnames) % (int)N_OP_METRICS]);
             if (per_subtask) {
                 json_array_append_new(arr, json_pack("{s:s}", "id", name));
             } else {

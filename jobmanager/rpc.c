@@ -154,7 +154,8 @@ void jm_apply_metrics(jm *j, const Sluice__SubtaskMetrics *m)
     for (size_t k = 0; k < nops; k++) {
         const Sluice__OperatorMetrics *o = m->operators[k];
         jmm->ops[k] = (struct jm_op_metrics){o->records_in, o->records_out, o->late_dropped,
-                                             o->input_watermark, o->output_watermark};
+                                             o->input_watermark, o->output_watermark,
+                                             o->records_in_errors};
     }
     free(jmm->info);
     jmm->info = m->operator_info && *m->operator_info ? sl_strdup(m->operator_info) : NULL;

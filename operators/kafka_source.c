@@ -1052,6 +1052,7 @@ static int handle_record(sl_op *op, ks_state *st, const rd_kafka_message_t *m, i
                               "partition %d offset %lld as %s: %s", pl->vid, part_name, topic,
                               m->partition, (long long)m->offset, kf_format_name(bad_fmt), why);
         st->skipped++;
+        op->metrics.records_in_errors++;
         if (st->skipped <= 10 || st->skipped % 1000 == 0)
             sl_warn("kafka", "kafka source '%s' (%d/%d): skipped topic '%s' partition %d offset "
                     "%lld (%s%s): %s; %llu skipped so far", pl->vid, op->subtask + 1,

@@ -586,6 +586,7 @@ static void fill_metrics(tm_deploy *d, tm_task *t, Sluice__SubtaskMetrics *m, in
         o->records_in = __atomic_load_n(&f->records_in, __ATOMIC_RELAXED);
         o->records_out = __atomic_load_n(&f->records_out, __ATOMIC_RELAXED);
         o->late_dropped = __atomic_load_n(&f->late_dropped, __ATOMIC_RELAXED);
+        o->records_in_errors = __atomic_load_n(&f->records_in_errors, __ATOMIC_RELAXED);
         o->input_watermark = __atomic_load_n(&f->in_wm, __ATOMIC_RELAXED);
         o->output_watermark = __atomic_load_n(&f->out_wm, __ATOMIC_RELAXED);
     }

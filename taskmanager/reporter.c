@@ -64,7 +64,8 @@ void tm_prom_publish(tm_net *n, const Sluice__Heartbeat *hb)
         "taskmanager_job_task_operator_numRecordsIn", "taskmanager_job_task_operator_numRecordsOut",
         "taskmanager_job_task_operator_numLateRecordsDropped",
         "taskmanager_job_task_operator_currentInputWatermark",
-        "taskmanager_job_task_operator_currentOutputWatermark"};
+        "taskmanager_job_task_operator_currentOutputWatermark",
+        "taskmanager_job_task_operator_numRecordsInErrors"};
     for (size_t k = 0; k < SL_ARRAY_LEN(op_names); k++)
         for (size_t i = 0; i < hb->n_metrics; i++) {
             const Sluice__SubtaskMetrics *m = hb->metrics[i];
@@ -78,7 +79,8 @@ void tm_prom_publish(tm_net *n, const Sluice__Heartbeat *hb)
                 const Sluice__OperatorMetrics *o = m->operators[q];
                 const sl_vertex *v = &d->g->v[ch->vertices[q]];
                 double vals[] = {(double)o->records_in, (double)o->records_out, (double)o->late_dropped,
-                                 (double)o->input_watermark, (double)o->output_watermark};
+                                 (double)o->input_watermark, (double)o->output_watermark,
+                                 (double)o->records_in_errors};
                 const char *const labels[] = {"host", host, "tm_id", n->id, "job_id", d->job_id,
                                               "job_name", d->g->name, "task_id", ch->id,
                                               "task_name", ch->name, "subtask_index", sub,

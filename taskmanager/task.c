@@ -114,6 +114,7 @@ static void publish(run *r)
         __atomic_store_n(&f->records_in, op->metrics.records_in, __ATOMIC_RELAXED);
         __atomic_store_n(&f->records_out, op->metrics.records_out, __ATOMIC_RELAXED);
         __atomic_store_n(&f->late_dropped, op->metrics.late_dropped, __ATOMIC_RELAXED);
+        __atomic_store_n(&f->records_in_errors, op->metrics.records_in_errors, __ATOMIC_RELAXED);
         __atomic_store_n(&f->in_wm, op->current_watermark, __ATOMIC_RELAXED);
         /* what it emitted is what the next one in the chain has seen */
         __atomic_store_n(&f->out_wm, i + 1 < r->nops ? r->ops[i + 1].current_watermark : r->out_wm,

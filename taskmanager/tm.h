@@ -100,7 +100,7 @@ typedef struct tm_task_metrics {
 /* One chained operator's figures (Flink's operator scope), written by the
  * task thread like the task's. */
 typedef struct tm_op_figures {
-    uint64_t records_in, records_out, late_dropped;
+    uint64_t records_in, records_out, late_dropped, records_in_errors;
     int64_t in_wm, out_wm;
 } tm_op_figures;
 

@@ -313,10 +313,15 @@ def test_poison_record_fails_or_is_skipped(cluster, broker, workdir):
                      exc), exc
 
     out = os.path.join(workdir, "o2")
-    run_to_end(cluster, read_job(source_vertex(bs, "p", scan_startup_mode="earliest-offset",
-                                               scan_bounded_mode="latest-offset",
-                                               json_ignore__parse__errors="true"), out))
+    jid = run_to_end(cluster, read_job(source_vertex(bs, "p", scan_startup_mode="earliest-offset",
+                                                     scan_bounded_mode="latest-offset",
+                                                     json_ignore__parse__errors="true"), out))
     assert sorted(r["id"] for r in out_rows(out)) == [i for i in range(20) if i not in (9, 12)]
+    # the two skipped records, in Flink's operator metric numRecordsInErrors
+    vid = cluster.job(jid)["vertices"][0]["id"]
+    got = cluster.get(f"/jobs/{jid}/vertices/{vid}/metrics"
+                      "?get=0.src.numRecordsInErrors,1.src.numRecordsInErrors")
+    assert sum(float(m["value"]) for m in got) == 2, got
     log = "".join(t.log_text() for t in cluster.tms)
     assert "skipped topic 'p' partition 1 offset 4 (json): unexpected end" in log, log[-3000:]
     assert re.search(r"kafka source 'src' \(1/2\): 1 undecodable record skipped", log)
