@@ -17,6 +17,7 @@ extern const sl_op_def sl_op_file;
 extern const sl_op_def sl_op_watermark;
 extern const sl_op_def sl_op_window;
 extern const sl_op_def sl_op_group_aggregate;
+extern const sl_op_def sl_op_local_aggregate;
 extern const sl_op_def sl_op_union;
 extern const sl_op_def sl_op_process;
 extern const sl_op_def sl_op_keyed_process;
@@ -40,6 +41,7 @@ static const sl_op_def *const builtin[] = {
     &sl_op_kafka_sink, &sl_op_rank,         &sl_op_deduplicate,     &sl_op_async_wait,
     &sl_op_collect,    &sl_op_upsert_kafka_source, &sl_op_upsert_kafka_sink,
     &sl_op_interval_join, &sl_op_regular_join, &sl_op_temporal_join, &sl_op_window_join,
+    &sl_op_local_aggregate,
 };
 
 void sl_ops_register_builtin(void)
