@@ -181,7 +181,9 @@ typedef struct rdb_state {
     /* the write buffer */
     uint8_t *arena;                /* entries, each rb_ent + key + value, 8-aligned */
     size_t arena_used;
-    uint32_t *slots;               /* index: arena offset + 1 of an entry, 0 = empty */
+    uint64_t *slots;               /* index: the entry's hash's top 32 bits << 32 | its
+                                      arena offset + 1; 0 = empty (the tag spares a
+                                      probe the cache miss of reading the entry) */
     uint32_t nent;                 /* entries indexed */
     uint32_t ndirty;               /* entries DIRTY or GONE */
 } rdb_state;
@@ -314,10 +316,12 @@ static inline size_t rb_size(size_t klen, size_t vcap)
 static rb_ent *rb_find(rdb_state *st, const uint8_t *k, size_t n, uint64_t h, uint32_t *slot)
 {
     uint32_t i = (uint32_t)h & (RB_SLOTS - 1);
+    uint32_t tag = (uint32_t)(h >> 32);
     for (;; i = (i + 1) & (RB_SLOTS - 1)) {
-        uint32_t off = st->slots[i];
-        if (!off) break;
-        rb_ent *e = (rb_ent *)(st->arena + off - 1);
+        uint64_t sv = st->slots[i];
+        if (!sv) break;
+        if ((uint32_t)(sv >> 32) != tag) continue;
+        rb_ent *e = (rb_ent *)(st->arena + (uint32_t)sv - 1);
         if (e->hash == h && e->klen == n && memcmp(rb_key(e), k, n) == 0) {
             *slot = i;
             return e;
@@ -344,7 +348,7 @@ static rb_ent *rb_add(rdb_state *st, uint32_t slot, const uint8_t *k, size_t n, 
     memcpy(rb_key(e), k, n);
     if (vlen) memcpy(rb_val(e), val, vlen);
     if (!st->slots[slot]) st->nent++;
-    st->slots[slot] = (uint32_t)st->arena_used + 1;
+    st->slots[slot] = (h >> 32) << 32 | ((uint64_t)st->arena_used + 1);
     st->arena_used += need;
     if (state == RB_DIRTY || state == RB_GONE) st->ndirty++;
     return e;

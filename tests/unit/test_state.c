@@ -1102,7 +1102,7 @@ static void bval(uint8_t *out, int k, int step, size_t len)
 static int bstep(sl_kstate **live, bmodel *m, uint64_t *x, int step)
 {
     static uint8_t val[600];
-    char err[256], key[24], ns[4];
+    char err[256], key[24], ns[16];
     *x = *x * 6364136223846793005ull + 1442695040888963407ull;
     uint32_t r = (uint32_t)(*x >> 33);
     int k = (int)(r % BK), sid = (r >> 15) & 1, n = (int)((r >> 16) % BNS);
@@ -1128,7 +1128,7 @@ static int bstep(sl_kstate **live, bmodel *m, uint64_t *x, int step)
  * them against m: every slot, and the entry count. */
 static int brestore_check(sl_ksnap *sn, sl_kstate **dst, const bmodel *m)
 {
-    char err[256], key[24], ns[4];
+    char err[256], key[24], ns[16];
     static uint8_t want[600];
     restore_ctx rc = {.split = 63, .dst = {dst[0], dst[1]}};
     for (int kg = 0; kg < MAXP; kg++)
