@@ -16,7 +16,9 @@
  * Where no row is late the results must also equal the model: COUNT, SUM,
  * MIN, MAX, AVG and COUNT(col) recomputed per window and user from the
  * window definitions. SUM/AVG are of an INT column (exact in any order) and
- * MIN/MAX of a DOUBLE one. Every case runs on both state backends.
+ * MIN/MAX of a DOUBLE one. Every case runs on both state backends. Last, the
+ * SQL planner: with Flink's mini-batch keys it puts the local phase where
+ * Flink would, and the job it plans passes the job-graph parser.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -28,6 +30,8 @@
 #include "operator.h"
 #include "runtime.h"
 #include "sl_test.h"
+#include "sql/parse.h"
+#include "sql/sql.h"
 
 extern const sl_op_def sl_op_window;
 extern const sl_op_def sl_op_group_aggregate;
@@ -511,4 +515,131 @@ BOTH(group)
 
 static void test_refusals(void) { body_refusals(); }
 
-SL_TEST_MAIN(SL_TEST(test_windows), SL_TEST(test_group), SL_TEST(test_refusals))
+
+/* ---- planned from SQL ------------------------------------------------------------ */
+
+static const char *SQL_TABLES =
+    "CREATE TABLE ev (user_id BIGINT, amount INT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts - "
+    "INTERVAL '1' SECOND) WITH ('connector' = 'datagen');\n"
+    "CREATE TABLE out_w (ws TIMESTAMP(3), user_id BIGINT, c BIGINT, s INT) WITH ('connector' = "
+    "'print');\n"
+    "CREATE TABLE out_g (user_id BIGINT, c BIGINT, s INT) WITH ('connector' = 'print');\n";
+
+/* The job planned for `insert` after `set` (SET statements, may be empty):
+ * its vertex types in order, "ERR: ..." on an error; the job in *job. */
+static const char *sql_types(const char *set, const char *insert, json_t **job)
+{
+    static char out[1200];
+    char script[4096], err[1024];
+    snprintf(script, sizeof script, "%s%s", set, insert);
+    sl_sql_session *s = sl_sql_session_new();
+    const char *parts[2] = {SQL_TABLES, script};
+    snprintf(out, sizeof out, "(nothing)");
+    *job = NULL;
+    for (int k = 0; k < 2; k++) {
+        const char *t = parts[k];
+        size_t pos = 0, len = strlen(t);
+        while (pos < len) {
+            size_t end;
+            int r = sql_split(t + pos, len - pos, &end);
+            if (r < 0) break;
+            if (r == 0) end = len - pos;
+            sl_sql_result res;
+            if (sl_sql_execute(s, t + pos, end, 1, 1, &res, err, sizeof err) != SL_OK) {
+                snprintf(out, sizeof out, "ERR: %s", err);
+                sl_sql_session_destroy(s);
+                return out;
+            }
+            if (res.kind == SL_SQL_JOB) *job = json_loads(res.job, 0, NULL);
+            sl_sql_result_clear(&res);
+            pos += end;
+        }
+    }
+    sl_sql_session_destroy(s);
+    out[0] = 0;
+    size_t i;
+    json_t *v;
+    json_array_foreach(json_object_get(*job, "vertices"), i, v) {
+        size_t o = strlen(out);
+        snprintf(out + o, sizeof out - o, "%s%s", o ? " " : "",
+                 json_string_value(json_object_get(v, "type")));
+    }
+    return out;
+}
+
+/* The config of the first vertex of `type`, compact. */
+static const char *vcfg(json_t *job, const char *type)
+{
+    static char out[2048];
+    size_t i;
+    json_t *v;
+    snprintf(out, sizeof out, "(none)");
+    json_array_foreach(json_object_get(job, "vertices"), i, v) {
+        if (strcmp(json_string_value(json_object_get(v, "type")), type)) continue;
+        char *c = json_dumps(json_object_get(v, "config"), JSON_COMPACT | JSON_PRESERVE_ORDER);
+        snprintf(out, sizeof out, "%s", c);
+        free(c);
+        break;
+    }
+    return out;
+}
+
+static int job_parses(json_t *job)
+{
+    char err[1024], *text = json_dumps(job, 0);
+    sl_jobgraph *g = sl_jobgraph_parse(text, strlen(text), 1, 0, err, sizeof err);
+    if (!g) fprintf(stderr, "  job refused: %s\n", err);
+    free(text);
+    sl_jobgraph_destroy(g);
+    return g != NULL;
+}
+
+static void test_sql_plans(void)
+{
+    const char *on = "SET 'table.exec.mini-batch.enabled' = 'true';\n"
+                     "SET 'table.exec.mini-batch.allow-latency' = '2 s';\n"
+                     "SET 'table.exec.mini-batch.size' = '500';\n";
+    const char *win = "INSERT INTO out_w SELECT window_start, user_id, COUNT(*), SUM(amount) FROM "
+                      "TABLE(HOP(TABLE ev, DESCRIPTOR(ts), INTERVAL '1' SECOND, INTERVAL '10' "
+                      "SECOND)) GROUP BY window_start, window_end, user_id;";
+    const char *grp = "INSERT INTO out_g SELECT user_id, COUNT(*), SUM(amount) FROM ev GROUP BY "
+                      "user_id;";
+    json_t *j;
+    /* off by default, as in Flink */
+    CHECK_EQ_STR(sql_types("", win, &j), "datagen watermark window calc calc print");
+    json_decref(j);
+    CHECK_EQ_STR(sql_types(on, win, &j),
+                 "datagen watermark local_aggregate window calc calc print");
+    CHECK_EQ_STR(vcfg(j, "local_aggregate"),
+                 "{\"group-by\":[\"user_id\"],\"aggregates\":[\"COUNT(*) AS __agg0\","
+                 "\"SUM(amount) AS __agg1\"],\"window\":\"HOP(INTERVAL '1' SECOND, INTERVAL '10' "
+                 "SECOND)\",\"time-column\":\"ts\",\"table.exec.mini-batch.allow-latency\":\"2 s\","
+                 "\"table.exec.mini-batch.size\":\"500\"}");
+    CHECK(strstr(vcfg(j, "window"), "\"phase\":\"global\""));
+    CHECK(job_parses(j));
+    json_decref(j);
+    CHECK_EQ_STR(sql_types(on, grp, &j),
+                 "datagen watermark local_aggregate group_aggregate calc calc print");
+    CHECK(strstr(vcfg(j, "group_aggregate"), "\"phase\":\"global\""));
+    CHECK(job_parses(j));
+    json_decref(j);
+    /* ONE_PHASE, DISTINCT: one phase */
+    char set[1024];
+    snprintf(set, sizeof set, "%sSET 'table.optimizer.agg-phase-strategy' = 'ONE_PHASE';\n", on);
+    CHECK_EQ_STR(sql_types(set, grp, &j), "datagen watermark group_aggregate calc calc print");
+    json_decref(j);
+    CHECK_EQ_STR(sql_types(on, "INSERT INTO out_g SELECT user_id, COUNT(DISTINCT amount), "
+                               "SUM(amount) FROM ev GROUP BY user_id;", &j),
+                 "datagen watermark group_aggregate calc calc print");
+    json_decref(j);
+    /* bad values are refused at SET, naming the key */
+    CHECK(strstr(sql_types("SET 'table.optimizer.agg-phase-strategy' = 'THREE_PHASE';\n", grp,
+                           &j), "must be AUTO, ONE_PHASE or TWO_PHASE, not 'THREE_PHASE'"));
+    json_decref(j);
+    CHECK(strstr(sql_types("SET 'table.exec.mini-batch.size' = '0';\n", grp, &j),
+                 "'table.exec.mini-batch.size' must be a number from 1"));
+    json_decref(j);
+}
+
+SL_TEST_MAIN(SL_TEST(test_windows), SL_TEST(test_group), SL_TEST(test_refusals),
+             SL_TEST(test_sql_plans))
