@@ -31,8 +31,10 @@ subtask would take F of all rows. --two-phase runs every run twice, one
 phase (as above) and two phases (a local_aggregate chained after the
 watermark combines rows per key and slice, mini-batch size
 --mini-batch-size, and the window merges partial accumulators), alternated,
-and prints both plans' records per CPU-second and the ratio two / one; the
-two plans must emit the same number of window results. Needs `make` first.
+and prints both plans' records per CPU-second and the ratio two / one (event
+time is generation time, so a plan that runs faster spans fewer windows; that
+the plans' results are equal is tests/unit/test_two_phase.c's job). Needs
+`make` first.
 Usage:
 
     python3 bench/window_bench.py [--rows N] [--keys K] [--runs R] [--threads] [--window W]
@@ -256,9 +258,6 @@ def compare_two_phase(a):
                       f"{r['windows_out']:,}, late dropped {r['late']}", flush=True)
                 if r["late"] != 0:
                     print("  WARNING: rows were dropped as late", file=sys.stderr)
-            if res[True][-1]["windows_out"] != res[False][-1]["windows_out"]:
-                print("  WARNING: the plans emitted different numbers of results",
-                      file=sys.stderr)
     finally:
         shutil.rmtree(BUILD, ignore_errors=True)
     one = statistics.median(r["per_cpu"] for r in res[False])
