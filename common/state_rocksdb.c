@@ -186,6 +186,10 @@ typedef struct rdb_state {
                                       probe the cache miss of reading the entry) */
     uint32_t nent;                 /* entries indexed */
     uint32_t ndirty;               /* entries DIRTY or GONE */
+    uint32_t last_off;             /* arena offset + 1 of the entry the last call found
+                                      or made (0 = none): a record's put after its get
+                                      neither hashes nor probes again */
+    uint32_t last_slot;            /* its index slot */
 } rdb_state;
 
 enum { RB_CLEAN = 0, RB_ABSENT, RB_DIRTY, RB_GONE, RB_OBSOLETE };
@@ -351,6 +355,8 @@ static rb_ent *rb_add(rdb_state *st, uint32_t slot, const uint8_t *k, size_t n, 
     st->slots[slot] = (h >> 32) << 32 | ((uint64_t)st->arena_used + 1);
     st->arena_used += need;
     if (state == RB_DIRTY || state == RB_GONE) st->ndirty++;
+    st->last_off = (uint32_t)((uint8_t *)e - st->arena) + 1;
+    st->last_slot = slot;
     return e;
 }
 
@@ -379,6 +385,7 @@ static int rb_flush(rdb_state *st, char *err, size_t errlen)
     st->arena_used = 0;
     st->nent = 0;
     st->ndirty = 0;
+    st->last_off = 0;
     return rc;
 }
 
@@ -400,12 +407,25 @@ static int rdb_read(rdb_state *st, const uint8_t *k, size_t n, size_t *vlen, cha
  * flushing to make room); NULL with err on a RocksDB error, or with *big
  * set when the entry cannot fit in the buffer at all (then st->val and
  * *found / *vlen describe it). */
-static rb_ent *rb_load(rdb_state *st, const uint8_t *k, size_t n, uint64_t h, uint32_t *slot,
+static rb_ent *rb_load(rdb_state *st, const uint8_t *k, size_t n, uint64_t *hp, uint32_t *slot,
                        int *big, int *found, size_t *vlen, char *err, size_t errlen)
 {
     *big = 0;
+    if (st->last_off) {
+        rb_ent *l = (rb_ent *)(st->arena + st->last_off - 1);
+        if (l->state != RB_OBSOLETE && l->klen == n && memcmp(rb_key(l), k, n) == 0) {
+            *hp = l->hash;
+            *slot = st->last_slot;
+            return l;
+        }
+    }
+    uint64_t h = *hp = sl_kstate_hash(k, n);
     rb_ent *e = rb_find(st, k, n, h, slot);
-    if (e) return e;
+    if (e) {
+        st->last_off = (uint32_t)((uint8_t *)e - st->arena) + 1;
+        st->last_slot = *slot;
+        return e;
+    }
     int rc = rdb_read(st, k, n, vlen, err, errlen);
     if (rc == SL_ERR) return NULL;
     *found = rc == SL_OK;
@@ -426,11 +446,11 @@ static int rdb_get(sl_kstate *s, int kg, const uint8_t *k, size_t klen, const vo
                    size_t *vlen, char *err, size_t errlen)
 {
     rdb_state *st = (rdb_state *)s;
-    uint64_t h = sl_kstate_hash(k, klen);
+    uint64_t h;
     uint32_t slot;
     int big, found;
     size_t n = 0;
-    rb_ent *e = rb_load(st, k, klen, h, &slot, &big, &found, &n, err, errlen);
+    rb_ent *e = rb_load(st, k, klen, &h, &slot, &big, &found, &n, err, errlen);
     if (!e) {
         if (!big) return SL_ERR;
         if (!found) return SL_DONE; /* not reached: absent entries are small */
@@ -478,11 +498,11 @@ static int rdb_put(sl_kstate *s, int kg, const uint8_t *k, size_t klen, const vo
         val = st->tmp;
     }
     if (rb_size(klen, vlen) > RB_ARENA) return rdb_put_direct(st, k, klen, val, vlen, err, errlen);
-    uint64_t h = sl_kstate_hash(k, klen);
+    uint64_t h;
     uint32_t slot;
     int big, found;
     size_t n = 0;
-    rb_ent *e = rb_load(st, k, klen, h, &slot, &big, &found, &n, err, errlen);
+    rb_ent *e = rb_load(st, k, klen, &h, &slot, &big, &found, &n, err, errlen);
     if (!e) return big ? rdb_put_direct(st, k, klen, val, vlen, err, errlen) : SL_ERR;
     int existed = e->state == RB_CLEAN || e->state == RB_DIRTY;
     if (existed) {
@@ -516,11 +536,11 @@ static int rdb_put(sl_kstate *s, int kg, const uint8_t *k, size_t klen, const vo
 static int rdb_del(sl_kstate *s, int kg, const uint8_t *k, size_t klen, char *err, size_t errlen)
 {
     rdb_state *st = (rdb_state *)s;
-    uint64_t h = sl_kstate_hash(k, klen);
+    uint64_t h;
     uint32_t slot;
     int big, found;
     size_t n = 0;
-    rb_ent *e = rb_load(st, k, klen, h, &slot, &big, &found, &n, err, errlen);
+    rb_ent *e = rb_load(st, k, klen, &h, &slot, &big, &found, &n, err, errlen);
     if (!e) {
         if (!big) return SL_ERR;
         /* a value too large to buffer: delete it in RocksDB directly */
