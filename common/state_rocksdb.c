@@ -181,9 +181,9 @@ typedef struct rdb_state {
     /* the write buffer */
     uint8_t *arena;                /* entries, each rb_ent + key + value, 8-aligned */
     size_t arena_used;
-    uint64_t *slots;               /* index: the entry's hash's top 32 bits << 32 | its
-                                      arena offset + 1; 0 = empty (the tag spares a
-                                      probe the cache miss of reading the entry) */
+    uint32_t *slots;               /* index: RB_TAG(hash) | (arena offset / 8 + 1);
+                                      0 = empty (the tag spares a probe the cache miss
+                                      of reading a wrong entry; 256 KiB stay in cache) */
     uint32_t nent;                 /* entries indexed */
     uint32_t ndirty;               /* entries DIRTY or GONE */
     uint32_t last_off;             /* arena offset + 1 of the entry the last call found
@@ -206,6 +206,12 @@ typedef struct rb_ent {
 } rb_ent;                          /* then the key (padded to 8), then vcap value bytes */
 
 #define RB_ALIGN(n) (((n) + 7u) & ~(size_t)7u)
+/* A slot: the top 12 bits of the hash, then the entry's 8-byte arena unit + 1
+ * in 20 bits (RB_ARENA / 8 units fit). */
+#define RB_UNIT_BITS 20
+#define RB_TAG(h) ((uint32_t)((h) >> 52) << RB_UNIT_BITS)
+#define RB_SLOT_OFF(sv) ((size_t)(((sv) & ((1u << RB_UNIT_BITS) - 1)) - 1) * 8)
+_Static_assert(RB_ARENA / 8 < (1u << RB_UNIT_BITS), "arena units must fit a slot");
 
 typedef struct rdb_snap {
     sl_ksnap base;
@@ -320,12 +326,12 @@ static inline size_t rb_size(size_t klen, size_t vcap)
 static rb_ent *rb_find(rdb_state *st, const uint8_t *k, size_t n, uint64_t h, uint32_t *slot)
 {
     uint32_t i = (uint32_t)h & (RB_SLOTS - 1);
-    uint32_t tag = (uint32_t)(h >> 32);
+    uint32_t tag = RB_TAG(h);
     for (;; i = (i + 1) & (RB_SLOTS - 1)) {
-        uint64_t sv = st->slots[i];
+        uint32_t sv = st->slots[i];
         if (!sv) break;
-        if ((uint32_t)(sv >> 32) != tag) continue;
-        rb_ent *e = (rb_ent *)(st->arena + (uint32_t)sv - 1);
+        if ((sv & ~((1u << RB_UNIT_BITS) - 1)) != tag) continue;
+        rb_ent *e = (rb_ent *)(st->arena + RB_SLOT_OFF(sv));
         if (e->hash == h && e->klen == n && memcmp(rb_key(e), k, n) == 0) {
             *slot = i;
             return e;
@@ -352,7 +358,7 @@ static rb_ent *rb_add(rdb_state *st, uint32_t slot, const uint8_t *k, size_t n, 
     memcpy(rb_key(e), k, n);
     if (vlen) memcpy(rb_val(e), val, vlen);
     if (!st->slots[slot]) st->nent++;
-    st->slots[slot] = (h >> 32) << 32 | ((uint64_t)st->arena_used + 1);
+    st->slots[slot] = RB_TAG(h) | (uint32_t)(st->arena_used / 8 + 1);
     st->arena_used += need;
     if (state == RB_DIRTY || state == RB_GONE) st->ndirty++;
     st->last_off = (uint32_t)((uint8_t *)e - st->arena) + 1;
