@@ -179,6 +179,10 @@ static inline bool sl_agg_minmax_better(const sl_agg *a, int64_t k, int64_t cur)
 #define SL_AGG_SLICE_COL "$slice_end"
 #define SL_AGG_ACC_COL "$acc"
 
+/* The "phase" option of vertex vid ("single", the default, or "global"):
+ * SL_OK with *global set, SL_ERR with a message naming the vertex. */
+int sl_agg_phase(const char *vid, const char *phase, bool *global, char *err, size_t errlen);
+
 /* Whether partial accumulators of l can be merged exactly: no DISTINCT
  * (merging value sets that overlap double-counts) and no MIN/MAX kept from
  * retracting input (keep_values). */

@@ -265,8 +265,10 @@ static void *ga_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
     if (!pl->aggs.has_minmax) pl->retract_minmax = false;
     pl->aggs.keep_values = pl->retract_minmax;
     pl->acc_size = pl->aggs.size;
-    const char *phase = sl_vconf_str(v, "phase", "single");
-    if (strcasecmp(phase, "global") == 0) {
+    bool two_phase;
+    if (sl_agg_phase(vid, sl_vconf_str(v, "phase", NULL), &two_phase, err, errlen) != SL_OK)
+        goto fail;
+    if (two_phase) {
         pl->acccol = sl_schema_find(in, SL_AGG_ACC_COL);
         if (pl->acccol < 0 || in->fields[pl->acccol].type != SL_T_BYTES) {
             sl_seterr(err, errlen, "vertex '%s': a global phase takes a local_aggregate's output "
@@ -278,10 +280,6 @@ static void *ga_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
                       "aggregates without DISTINCT", vid);
             goto fail;
         }
-    } else if (strcasecmp(phase, "single") != 0) {
-        sl_seterr(err, errlen, "vertex '%s': option 'phase' must be 'single' or 'global', not "
-                  "'%s'", vid, phase);
-        goto fail;
     }
 
     /* state.ttl, or the same under Flink's name */

@@ -388,13 +388,10 @@ static void *win_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
     sl_schema_init(&pl->key_schema);
     sl_schema_init(out);
 
-    const char *phase = sl_vconf_str(v, "phase", "single");
-    if (strcasecmp(phase, "global") == 0) pl->global = 1;
-    else if (strcasecmp(phase, "single") != 0) {
-        sl_seterr(err, errlen, "vertex '%s': option 'phase' must be 'single' or 'global', not "
-                  "'%s'", vid, phase);
+    bool global;
+    if (sl_agg_phase(vid, sl_vconf_str(v, "phase", NULL), &global, err, errlen) != SL_OK)
         goto fail;
-    }
+    pl->global = global;
     /* time */
     const char *tmode = sl_vconf_str(v, "time", "event");
     if (strcasecmp(tmode, "event") == 0) pl->proctime = 0;

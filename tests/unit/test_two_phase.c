@@ -495,6 +495,14 @@ static void body_refusals(void)
     CHECK(!s.plan);
     CHECK(strstr(err, "'table.exec.mini-batch.size' must be from 1"));
     stage_close(&s);
+    memset(&s, 0, sizeof s);
+    s.v.id = (char *)"agg";
+    s.v.config = json_loads("{\"phase\": \"local\", \"group-by\": [\"user_id\"], "
+                            "\"aggregates\": [\"COUNT(*)\"]}", 0, NULL);
+    s.plan = sl_test_plan(&sl_op_group_aggregate, &s.v, &in, &s.out, err, sizeof err);
+    CHECK(!s.plan);
+    CHECK(strstr(err, "vertex 'agg': option 'phase' must be 'single' or 'global', not 'local'"));
+    stage_close(&s);
     sl_schema_free(&in);
 }
 
