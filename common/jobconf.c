@@ -4,6 +4,7 @@
  * SQL session (SET) checks values the same way without the operators.
  */
 #include <string.h>
+#include <strings.h>
 
 #include "config.h"
 #include "expr.h"
@@ -22,7 +23,9 @@ static const char *const job_conf_keys[] = {
     "restart-strategy.exponential-delay.backoff-multiplier",
     "restart-strategy.exponential-delay.reset-backoff-threshold",
     "restart-strategy.exponential-delay.jitter-factor",
-    "restart-strategy.exponential-delay.attempts-before-reset-backoff", NULL};
+    "restart-strategy.exponential-delay.attempts-before-reset-backoff",
+    "table.exec.mini-batch.enabled", "table.exec.mini-batch.allow-latency",
+    "table.exec.mini-batch.size", "table.optimizer.agg-phase-strategy", NULL};
 
 const char *const *sl_jobgraph_conf_keys(void) { return job_conf_keys; }
 
@@ -34,6 +37,33 @@ int sl_jobgraph_conf_check(const char *key, const char *value, char *err, size_t
         char e2[256];
         if (strcmp(value, "0") && sl_interval_parse(value, &ms, e2, sizeof e2) != SL_OK)
             return sl_seterr(err, errlen, "'table.exec.state.ttl': %s", e2);
+        return SL_OK;
+    }
+    if (!strcmp(key, "table.exec.mini-batch.enabled")) {
+        if (strcasecmp(value, "true") && strcasecmp(value, "false"))
+            return sl_seterr(err, errlen, "'table.exec.mini-batch.enabled' must be true or false, "
+                             "not '%s'", value);
+        return SL_OK;
+    }
+    if (!strcmp(key, "table.exec.mini-batch.allow-latency")) {
+        int64_t ms;
+        char e2[256];
+        if (sl_interval_parse(value, &ms, e2, sizeof e2) != SL_OK)
+            return sl_seterr(err, errlen, "'table.exec.mini-batch.allow-latency': %s", e2);
+        return SL_OK;
+    }
+    if (!strcmp(key, "table.exec.mini-batch.size")) {
+        int64_t n;
+        if (sl_parse_int(value, &n) != SL_OK || n < 1 || n > (1 << 20))
+            return sl_seterr(err, errlen, "'table.exec.mini-batch.size' must be a number from 1 "
+                             "to 1048576, not '%s'", value);
+        return SL_OK;
+    }
+    if (!strcmp(key, "table.optimizer.agg-phase-strategy")) {
+        if (strcasecmp(value, "AUTO") && strcasecmp(value, "ONE_PHASE") &&
+            strcasecmp(value, "TWO_PHASE"))
+            return sl_seterr(err, errlen, "'table.optimizer.agg-phase-strategy' must be AUTO, "
+                             "ONE_PHASE or TWO_PHASE, not '%s'", value);
         return SL_OK;
     }
     if (!strcmp(key, "parallelism.default")) {

@@ -481,3 +481,13 @@ void sl_agg_distinct_apply(const sl_agg_list *l, int i, uint8_t *acc, const sl_r
     if (a->fn == SL_AGG_SUM || a->fn == SL_AGG_AVG) sum_step(a, slot, n, &row->vals[a->col], sign);
     sl_put_lei64(slot, n + sign);
 }
+
+bool sl_agg_mergeable(const sl_agg_list *l) { return !l->has_distinct && !l->keep_values; }
+
+int sl_agg_phase(const char *vid, const char *phase, bool *global, char *err, size_t errlen)
+{
+    *global = phase && strcasecmp(phase, "global") == 0;
+    if (*global || !phase || strcasecmp(phase, "single") == 0) return SL_OK;
+    return sl_seterr(err, errlen, "vertex '%s': option 'phase' must be 'single' or 'global', not "
+                     "'%s'", vid, phase);
+}

@@ -166,4 +166,31 @@ static inline bool sl_agg_minmax_better(const sl_agg *a, int64_t k, int64_t cur)
     return a->fn == SL_AGG_MAX ? k > cur : k < cur;
 }
 
+/* Two-phase aggregation. ---------------------------------------------------- */
+
+/* A local_aggregate vertex (operators/local_aggregate.c) combines rows per
+ * key (and slice) before the exchange and sends partial accumulators: rows
+ * of the group-by columns, each aggregate's argument and FILTER column with
+ * its name and type but always NULL (so that the global operator parses the
+ * same aggregate list into the same accumulator layout), then for windows
+ * SL_AGG_SLICE_COL (TIMESTAMP: the end of the slice), then SL_AGG_ACC_COL
+ * (BYTES: the accumulator). A window or group_aggregate vertex with
+ * "phase": "global" folds them in with sl_agg_merge. */
+#define SL_AGG_SLICE_COL "$slice_end"
+#define SL_AGG_ACC_COL "$acc"
+
+/* The "phase" option of vertex vid ("single", the default, or "global"):
+ * SL_OK with *global set, SL_ERR with a message naming the vertex. */
+int sl_agg_phase(const char *vid, const char *phase, bool *global, char *err, size_t errlen);
+
+/* Whether partial accumulators of l can be merged exactly: no DISTINCT
+ * (merging value sets that overlap double-counts) and no MIN/MAX kept from
+ * retracting input (keep_values). */
+bool sl_agg_mergeable(const sl_agg_list *l);
+
+/* The slices of window spec `text` (operators/window.c): [s, s + *slide)
+ * with s = *offset modulo *slide; SL_ERR for SESSION windows, which merge. */
+int sl_window_slicing(const char *vid, const char *text, int64_t *slide, int64_t *offset,
+                      char *err, size_t errlen);
+
 #endif

@@ -17,6 +17,7 @@ extern const sl_op_def sl_op_file;
 extern const sl_op_def sl_op_watermark;
 extern const sl_op_def sl_op_window;
 extern const sl_op_def sl_op_group_aggregate;
+extern const sl_op_def sl_op_local_aggregate;
 extern const sl_op_def sl_op_union;
 extern const sl_op_def sl_op_process;
 extern const sl_op_def sl_op_keyed_process;
@@ -46,6 +47,7 @@ static const sl_op_def *const builtin[] = {
     &sl_op_changelog_normalize,
     &sl_op_window_tvf,
     &sl_op_key_select,
+    &sl_op_local_aggregate,
 };
 
 void sl_ops_register_builtin(void)

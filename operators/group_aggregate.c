@@ -77,6 +77,13 @@
  * restore_state re-arms op->proc_time_at from the restored ones.
  * Tests replace the clock with sl_group_aggregate_set_clock().
  *
+ * Two phases. With "phase": "global" the input is a local_aggregate's
+ * (operators/local_aggregate.c): per key a partial accumulator of several
+ * rows (column SL_AGG_ACC_COL), merged in with sl_agg_merge where a row
+ * would be added, so one partial makes one -U/+U pair (Flink's mini-batch
+ * does the same: fewer intermediate updates, the same final values). Only
+ * insert-only partials without DISTINCT are taken.
+ *
  * Per record the path is: encode the key exactly as the hash partitioner
  * does, find its key group, read the accumulator into a buffer owned by the
  * subtask, update, write back, emit. Output rows borrow the input's key
@@ -105,6 +112,7 @@ typedef struct ga_plan {
     size_t acc_size;       /* bytes of one state value: aggs.size, then the TTL fields */
     int64_t ttl_ms;        /* state TTL; 0 = keep state forever */
     size_t ttl_off;        /* with a TTL: offset of last update, then timer time */
+    int acccol;            /* "phase": "global": the partial accumulator column; -1 */
 } ga_plan;
 
 typedef struct ga_state {
@@ -163,6 +171,7 @@ static void *ga_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
     const char *vid = v->id ? v->id : "?";
     ga_plan *pl = sl_calloc(1, sizeof *pl);
     pl->vid = sl_strdup(vid);
+    pl->acccol = -1;
     sl_agg_list_init(&pl->aggs);
     sl_schema_init(out);
 
@@ -256,6 +265,22 @@ static void *ga_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
     if (!pl->aggs.has_minmax) pl->retract_minmax = false;
     pl->aggs.keep_values = pl->retract_minmax;
     pl->acc_size = pl->aggs.size;
+    bool two_phase;
+    if (sl_agg_phase(vid, sl_vconf_str(v, "phase", NULL), &two_phase, err, errlen) != SL_OK)
+        goto fail;
+    if (two_phase) {
+        pl->acccol = sl_schema_find(in, SL_AGG_ACC_COL);
+        if (pl->acccol < 0 || in->fields[pl->acccol].type != SL_T_BYTES) {
+            sl_seterr(err, errlen, "vertex '%s': a global phase takes a local_aggregate's output "
+                      "(no BYTES column '%s' in the input)", vid, SL_AGG_ACC_COL);
+            goto fail;
+        }
+        if (!sl_agg_mergeable(&pl->aggs) || pl->retract_minmax || na == 0) {
+            sl_seterr(err, errlen, "vertex '%s': two-phase GROUP BY needs insert-only input and "
+                      "aggregates without DISTINCT", vid);
+            goto fail;
+        }
+    }
 
     /* state.ttl, or the same under Flink's name */
     json_t *jt = json_object_get(v->config, "state.ttl");
@@ -690,8 +715,18 @@ static int ga_process(sl_op *op, int input, sl_row *row)
         memcpy(st->new_acc, st->old_acc, pl->acc_size);
     }
 
-    if (retract) sl_agg_retract(&pl->aggs, st->new_acc, row);
-    else sl_agg_add(&pl->aggs, st->new_acc, row);
+    if (pl->acccol >= 0) {
+        const sl_value *av = &row->vals[pl->acccol];
+        if (SL_UNLIKELY(retract || av->isnull || av->v.s.len != pl->aggs.size))
+            return sl_op_fail(op, "vertex '%s': a partial accumulator must be an insert of %zu "
+                              "bytes, got a %s row of %u bytes", pl->vid, pl->aggs.size,
+                              sl_rowkind_short(row->kind), av->isnull ? 0u : av->v.s.len);
+        sl_agg_merge(&pl->aggs, st->new_acc, (const uint8_t *)av->v.s.p);
+    } else if (retract) {
+        sl_agg_retract(&pl->aggs, st->new_acc, row);
+    } else {
+        sl_agg_add(&pl->aggs, st->new_acc, row);
+    }
     if (pl->aggs.has_minmax && (retract || pl->retract_minmax) &&
         minmax_update(op, row, retract ? -1 : 1) != SL_OK)
         return SL_ERR;
@@ -730,7 +765,7 @@ static int ga_process(sl_op *op, int input, sl_row *row)
 }
 
 static const char *const ga_options[] = {"group-by",  "aggregates",           "input-changelog",
-                                         "state.ttl", "table.exec.state.ttl", NULL};
+                                         "state.ttl", "table.exec.state.ttl", "phase", NULL};
 
 const sl_op_def sl_op_group_aggregate = {
     .abi = SL_OP_ABI_VERSION,

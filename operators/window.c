@@ -79,6 +79,17 @@
  * overlap) and SESSION windows refuse DISTINCT. FILTER (WHERE flag) items
  * count only rows whose flag is TRUE.
  *
+ * Two phases. With "phase": "global" the input is a local_aggregate's
+ * (operators/local_aggregate.c): per key and slice a partial accumulator
+ * (column SL_AGG_ACC_COL) and the slice's end (SL_AGG_SLICE_COL), which
+ * stands for the event time (end - 1 lies in the same slice and window).
+ * The partial is merged (sl_agg_merge) where a row would be added; a late
+ * one counts all its rows as dropped. Only event-time TUMBLE and sliced
+ * HOP / CUMULATE without lateness and DISTINCT take partials, and there is
+ * no "late" output (the rows are gone). "group-by" and "aggregates" are the
+ * local phase's: the partial rows carry the argument columns' names and
+ * types, so the accumulator layout is the same.
+ *
  * Memory: the per-record path reuses buffers held in op->priv (key bytes,
  * the working copy of an entry, the window list, the output values); they
  * grow to the largest entry seen and are never freed per record.
@@ -126,6 +137,9 @@ typedef struct win_plan {
     int nout;           /* 3 + nkeys + aggs.n */
     int sliced;         /* HOP / CUMULATE in event time without lateness: state
                            and timers by slice (see "Slices" above) */
+    int global;         /* "phase": "global": the input is local_aggregate's
+                           partial accumulators (see "Two phases" above) */
+    int acccol;         /* global: the accumulator column */
 } win_plan;
 
 typedef struct wbuf {
@@ -153,6 +167,7 @@ typedef struct win_state {
     sl_value *outv;       /* the output row's values */
     uint8_t ns[WIN_NS_LEN];
     int sid_distinct;     /* "window-distinct" (DISTINCT aggregates), or -1 */
+    const uint8_t *partial; /* global phase: the record's accumulator */
     wbuf dns;             /* a "window-distinct" namespace, or the ones to delete */
 } win_state;
 
@@ -343,6 +358,23 @@ static int parse_window(win_plan *pl, const char *text, char *err, size_t errlen
     return SL_OK;
 }
 
+/* For local_aggregate: the slices of window spec `text` -- [s, s + *slide)
+ * with s = *offset modulo *slide (a TUMBLE window, or a HOP / CUMULATE
+ * slice as in "Slices" above). SESSION windows merge and have no slices:
+ * SL_ERR. */
+int sl_window_slicing(const char *vid, const char *text, int64_t *slide, int64_t *offset,
+                      char *err, size_t errlen)
+{
+    win_plan pl = {.vid = (char *)vid};
+    if (parse_window(&pl, text, err, errlen) != SL_OK) return SL_ERR;
+    if (pl.kind == WIN_SESSION)
+        return sl_seterr(err, errlen, "vertex '%s': window '%s': SESSION windows merge, so they "
+                         "cannot be pre-aggregated in slices", vid, text);
+    *slide = pl.slide;
+    *offset = pl.kind == WIN_TUMBLE ? pl.offset : 0;
+    return SL_OK;
+}
+
 static void *win_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
 {
     const sl_vertex *v = pc->v;
@@ -356,6 +388,10 @@ static void *win_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
     sl_schema_init(&pl->key_schema);
     sl_schema_init(out);
 
+    bool global;
+    if (sl_agg_phase(vid, sl_vconf_str(v, "phase", NULL), &global, err, errlen) != SL_OK)
+        goto fail;
+    pl->global = global;
     /* time */
     const char *tmode = sl_vconf_str(v, "time", "event");
     if (strcasecmp(tmode, "event") == 0) pl->proctime = 0;
@@ -365,8 +401,10 @@ static void *win_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
                   "'%s'", vid, tmode);
         goto fail;
     }
-    json_t *jt = json_object_get(v->config, "time-column");
+    json_t *jt = pl->global ? json_string(SL_AGG_SLICE_COL)
+                            : json_incref(json_object_get(v->config, "time-column"));
     if (jt && !json_is_string(jt)) {
+        json_decref(jt);
         sl_seterr(err, errlen, "vertex '%s': option 'time-column' must be a column name", vid);
         goto fail;
     }
@@ -376,10 +414,14 @@ static void *win_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
         goto fail;
     }
     if (jt) {
-        const char *tname = json_string_value(jt);
+        char tname[256];
+        snprintf(tname, sizeof tname, "%s", json_string_value(jt));
+        json_decref(jt);
         int tc = sl_schema_find(in, tname);
         if (tc < 0) {
-            sl_seterr(err, errlen, "vertex '%s': time-column '%s' is not in the input", vid, tname);
+            sl_seterr(err, errlen, "vertex '%s': time-column '%s' is not in the input%s", vid,
+                      tname, pl->global ? " (a global phase takes a local_aggregate's output)"
+                                        : "");
             goto fail;
         }
         if (!pl->proctime) {
@@ -491,6 +533,23 @@ static void *win_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
      * with DISTINCT each window keeps its own entry and set */
     pl->sliced = (pl->kind == WIN_HOP || pl->kind == WIN_CUMULATE) && !pl->proctime &&
                  pl->lateness == 0 && !pl->aggs.has_distinct;
+    if (pl->global) {
+        pl->acccol = sl_schema_find(in, SL_AGG_ACC_COL);
+        if (pl->acccol < 0 || in->fields[pl->acccol].type != SL_T_BYTES) {
+            sl_seterr(err, errlen, "vertex '%s': a global phase takes a local_aggregate's output "
+                      "(no BYTES column '%s' in the input)", vid, SL_AGG_ACC_COL);
+            goto fail;
+        }
+        if (pl->proctime || pl->kind == WIN_SESSION || pl->lateness > 0 ||
+            !sl_agg_mergeable(&pl->aggs) || (pl->kind != WIN_TUMBLE && !pl->sliced)) {
+            sl_seterr(err, errlen, "vertex '%s': two-phase window aggregation needs event-time "
+                      "TUMBLE, HOP or CUMULATE windows without allowed lateness and without "
+                      "DISTINCT aggregates", vid);
+            goto fail;
+        }
+        if (sl_plan_key(pc, 0, pl->keys, pl->nkeys, err, errlen) != SL_OK) goto fail;
+        return pl;
+    }
     /* the key is the group-by columns (none: one key for all rows), and
      * rows too late for every window may leave through "late" */
     if (sl_plan_key(pc, 0, pl->keys, pl->nkeys, err, errlen) != SL_OK ||
@@ -578,6 +637,15 @@ static int emit_result(sl_op *op, sl_rowkind kind, int64_t start, int64_t end, c
     sl_agg_result(&pl->aggs, val + WIN_ACC_OFF, &o[3 + pl->nkeys]);
     sl_row out = {.kind = kind, .n = pl->nout, .vals = o, .ts = end - 1};
     return sl_op_emit(op, &out);
+}
+
+/* Fold the current record into acc: its row, or in a global phase its
+ * partial accumulator. */
+static inline void acc_fold(const win_plan *pl, const win_state *st, uint8_t *acc,
+                            const sl_row *row)
+{
+    if (st->partial) sl_agg_merge(&pl->aggs, acc, st->partial);
+    else sl_agg_add(&pl->aggs, acc, row);
 }
 
 /* ---- keys, state access --------------------------------------------------- */
@@ -780,7 +848,7 @@ static int add_to_window(sl_op *op, const sl_row *row, win_range w)
     if (fired && emit_result(op, SL_KIND_UPDATE_BEFORE, w.start, w.end, st->cur.p,
                              st->cur.len) != SL_OK)
         return SL_ERR;
-    sl_agg_add(&pl->aggs, st->cur.p + WIN_ACC_OFF, row);
+    acc_fold(pl, st, st->cur.p + WIN_ACC_OFF, row);
     if (pl->aggs.has_distinct) {
         uint8_t dns[WIN_NS_LEN];
         ns_encode(dns, w.start, w.end);
@@ -819,6 +887,11 @@ static int sessions_store(sl_op *op)
  * when the job declares one, else dropped and counted. */
 static int late_row(sl_op *op, const sl_row *row)
 {
+    win_state *st = op->priv;
+    if (st->partial) { /* a global phase: every row of the partial */
+        op->metrics.late_dropped += (uint64_t)sl_agg_rows(st->partial);
+        return SL_OK;
+    }
     /* emit borrows the row and only reads it */
     int rc = sl_op_emit_to(op, ((win_state *)op->priv)->late_out, (sl_row *)row);
     if (rc == SL_DONE) {
@@ -952,7 +1025,7 @@ static int add_to_slice(sl_op *op, const sl_row *row, int64_t ts)
     if (rc == SL_ERR) return rc;
     bool fresh = rc == SL_DONE;
     if (fresh) entry_init(op, row, &st->cur);
-    sl_agg_add(&pl->aggs, st->cur.p + WIN_ACC_OFF, row);
+    acc_fold(pl, st, st->cur.p + WIN_ACC_OFF, row);
     if (state_store(op, st->sid_acc, st->ns, WIN_NS_LEN, &st->cur) != SL_OK) return SL_ERR;
     if (!fresh) return SL_OK; /* its window's timer, or the chain, is already set */
     /* the first window containing the slice that is not late yet (those
@@ -1023,6 +1096,15 @@ static int win_process(sl_op *op, int input, sl_row *row)
             return sl_op_fail(op, "vertex '%s': time-column '%s' is NULL in a row; event-time "
                               "windows need a timestamp on every row", pl->vid, pl->tcolname);
         ts = tv->v.i;
+        if (pl->global) { /* the slice's end: its last ms stands for its rows */
+            const sl_value *av = &row->vals[pl->acccol];
+            if (SL_UNLIKELY(av->isnull || av->v.s.len != pl->aggs.size))
+                return sl_op_fail(op, "vertex '%s': a partial accumulator of %u bytes where %zu "
+                                  "were expected (the local phase plans other aggregates)",
+                                  pl->vid, av->isnull ? 0u : av->v.s.len, pl->aggs.size);
+            st->partial = (const uint8_t *)av->v.s.p;
+            ts--;
+        }
     }
     if (SL_UNLIKELY(ts < -WIN_TS_LIMIT || ts > WIN_TS_LIMIT))
         return sl_op_fail(op, "vertex '%s': event time %lld ms is out of the range windows "
@@ -1085,7 +1167,7 @@ static int win_end_input(sl_op *op, int input)
 }
 
 static const char *const win_options[] = {"time-column", "window", "group-by", "aggregates",
-                                          "allowed-lateness", "time", NULL};
+                                          "allowed-lateness", "time", "phase", NULL};
 
 const sl_op_def sl_op_window = {
     .abi = SL_OP_ABI_VERSION,

@@ -72,6 +72,8 @@ typedef struct plan {
     size_t errlen;
     int depth;
     const char *ttl;    /* table.exec.state.ttl */
+    const char *mb[4];  /* table.exec.mini-batch.enabled, .allow-latency, .size,
+                           table.optimizer.agg-phase-strategy (planner.c: two phases) */
     const char *wm_interval; /* pipeline.auto-watermark-interval, or NULL */
     const char *idle_timeout; /* table.exec.source.idle-timeout, or NULL */
     const cte_scope *scope;

@@ -912,6 +912,38 @@ static int window_spec(plan *p, const sql_node *tvf, char **spec)
     return SL_OK;
 }
 
+/* Two-phase aggregation, as Flink plans it with mini-batch on: a
+ * local_aggregate before the exchange when table.exec.mini-batch.enabled is
+ * true, table.optimizer.agg-phase-strategy is not ONE_PHASE, the input is
+ * insert-only, no aggregate is DISTINCT and the window (if any) is an
+ * event-time TUMBLE, HOP or CUMULATE. Returns the local vertex's config
+ * (NULL: one phase). */
+static const char *const two_phase_keys[4] = {
+    "table.exec.mini-batch.enabled", "table.exec.mini-batch.allow-latency",
+    "table.exec.mini-batch.size", "table.optimizer.agg-phase-strategy"};
+
+static json_t *two_phase_local(const plan *p, json_t *cfg, int window, int proctime,
+                               const char *spec, int updating)
+{
+    if (!p->mb[0] || strcasecmp(p->mb[0], "true") || (p->mb[3] && !strcasecmp(p->mb[3], "ONE_PHASE")))
+        return NULL;
+    if (updating || (window && (proctime || !strncasecmp(spec, "SESSION", 7)))) return NULL;
+    json_t *aggs = json_object_get(cfg, "aggregates");
+    if (!json_array_size(aggs)) return NULL; /* SELECT DISTINCT */
+    for (size_t i = 0; i < json_array_size(aggs); i++)
+        if (strcasestr(json_string_value(json_array_get(aggs, i)), "DISTINCT")) return NULL;
+    json_t *l = json_object();
+    json_object_set(l, "group-by", json_object_get(cfg, "group-by"));
+    json_object_set(l, "aggregates", aggs);
+    if (window) {
+        json_object_set(l, "window", json_object_get(cfg, "window"));
+        json_object_set(l, "time-column", json_object_get(cfg, "time-column"));
+    }
+    if (p->mb[1]) json_object_set_new(l, two_phase_keys[1], json_string(p->mb[1]));
+    if (p->mb[2]) json_object_set_new(l, two_phase_keys[2], json_string(p->mb[2]));
+    return l;
+}
+
 static int plan_aggregate(plan *p, const sql_node *sel, rel *out)
 {
     const sql_node *items = sql_kid(sel, 0), *from = sql_kid(sel, 1), *where = sql_kid(sel, 2),
@@ -1102,11 +1134,21 @@ static int plan_aggregate(plan *p, const sql_node *sel, rel *out)
     char *uid = sl_sprintf("%s-%s-%08x", window ? "window" : "agg", in.ident ? in.ident : "q",
                            fnv1a(id.s));
     free(id.s);
+    json_t *local = two_phase_local(p, cfg, window, proctime, spec, in.updating);
+    char *lvid = NULL;
+    if (local) { /* the local phase, chained to the input; the global one merges */
+        lvid = add_vertex(p, window ? "local-window" : "local-agg", "local_aggregate", NULL, local,
+                          NULL, 0, 0);
+        add_edge(p, in.vid, lvid, NULL, NULL, 0);
+        json_object_set_new(cfg, "phase", json_string("global"));
+    }
     char *vid = add_vertex(p, window ? "window" : "agg", window ? "window" : "group_aggregate", uid,
                            cfg, NULL, c.nkeys && (window || c.keytext[0][0]) ? 0 : 1, !window);
     free(uid);
-    if (c.nkeys) add_edge(p, in.vid, vid, "hash", keys, 0);
-    else add_edge(p, in.vid, vid, "rebalance", NULL, 0);
+    const char *feed = lvid ? lvid : in.vid;
+    if (c.nkeys) add_edge(p, feed, vid, "hash", keys, 0);
+    else add_edge(p, feed, vid, "rebalance", NULL, 0);
+    free(lvid);
     json_decref(keys);
     free(in.vid);
     in.vid = vid;
@@ -1547,6 +1589,8 @@ static json_t *plan_stmt(const sql_catalog *cat, char **okeys, char **ovals, int
     const char *pname = NULL, *par = NULL;
     for (int i = 0; i < nopts; i++) {
         if (!strcmp(okeys[i], "table.exec.state.ttl")) p.ttl = ovals[i];
+        for (int k = 0; k < 4; k++)
+            if (!strcmp(okeys[i], two_phase_keys[k])) p.mb[k] = ovals[i];
         if (!strcmp(okeys[i], "pipeline.auto-watermark-interval")) p.wm_interval = ovals[i];
         if (!strcmp(okeys[i], "table.exec.source.idle-timeout")) p.idle_timeout = ovals[i];
         if (!strcmp(okeys[i], "pipeline.name")) pname = ovals[i];

@@ -597,6 +597,12 @@ static int take_snapshot(run *r, uint64_t cpid, int64_t ts, int flags, const cha
             snprintf(job->error, sizeof job->error, "%s: snapshot: %s", op->task_name, op->err);
             break;
         }
+        if (!op->kstate && !op->def->restore_state) {
+            /* it could restore nothing: a barrier hook only (local_aggregate
+             * flushes its buffer), no state in the snapshot */
+            free(blob);
+            continue;
+        }
         job->nparts++;
         p->deferred = sl_rt_take_deferred(op);
         p->uid = sl_strdup(op->vertex->uid);

@@ -231,7 +231,8 @@ static void test_definition(void)
     CHECK_EQ_STR(GA->options[2], "input-changelog");
     CHECK_EQ_STR(GA->options[3], "state.ttl");
     CHECK_EQ_STR(GA->options[4], "table.exec.state.ttl");
-    CHECK(GA->options[5] == NULL);
+    CHECK_EQ_STR(GA->options[5], "phase");
+    CHECK(GA->options[6] == NULL);
     CHECK(GA->plan && GA->plan_free && GA->open && GA->process && GA->close);
     CHECK(GA->on_timer && GA->restore_state);
     CHECK(sl_op_find("group_aggregate") == GA);

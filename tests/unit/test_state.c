@@ -1138,7 +1138,7 @@ static void body_write_buffer_model(void)
     }
     CHECK_EQ_INT(mismatches, 0);
     CHECK_EQ_INT(snapshots, 4);
-    CHECK(sl_kstate_entries(rd) > 20000); /* the buffer (16,384 entries) was outgrown */
+    CHECK(sl_kstate_entries(rd) > 40000); /* the buffer (32,768 entries) was outgrown */
     snap_dump a = dump(hm), c = dump(rd);
     CHECK(a.n == c.n && a.h == c.h && a.n == sl_kstate_entries(hm));
     sl_kstate_close(hm);
@@ -1146,6 +1146,165 @@ static void body_write_buffer_model(void)
 }
 
 static void test_write_buffer_model(void) { in_tmp(body_write_buffer_model); }
+
+/* ---- snapshots of a non-empty write buffer -------------------------------- */
+
+/* A snapshot does not flush RocksDB's write buffer: it is RocksDB's
+ * snapshot merged with a copy of the buffered changes. Seeded random puts
+ * and deletes fill both backends far past the buffer (so RocksDB holds most
+ * entries), a scan then empties the buffer (a scan flushes it), and BUF_OPS
+ * more changes -- overwrites, growths, deletes of flushed entries, new
+ * entries, new entries deleted again -- stay in the buffer, which cannot
+ * flush with so few. The snapshot taken then, read only after far more
+ * changes (flushing many times), restores into fresh states of both
+ * backends, split over two key-group ranges as a rescale does, to exactly
+ * the model's entries of that moment: the test's own table of which step
+ * last wrote each (key, state, namespace) and with what length. */
+#define BK 30000       /* keys */
+#define BNS 2          /* namespaces per key and state */
+#define BUF_OPS 6000   /* changes while the buffer holds them */
+
+typedef struct bmodel {
+    int32_t step[BK * 2 * BNS];  /* step of the last put; -1 absent */
+    uint16_t len[BK * 2 * BNS];
+} bmodel;
+
+static void bval(uint8_t *out, int k, int step, size_t len)
+{
+    for (size_t i = 0; i < len; i++) out[i] = (uint8_t)(k * 31 + step + i);
+}
+
+/* One seeded change on both live states and the model. */
+static int bstep(sl_kstate **live, bmodel *m, uint64_t *x, int step)
+{
+    static uint8_t val[600];
+    char err[256], key[24], ns[16];
+    *x = *x * 6364136223846793005ull + 1442695040888963407ull;
+    uint32_t r = (uint32_t)(*x >> 33);
+    int k = (int)(r % BK), sid = (r >> 15) & 1, n = (int)((r >> 16) % BNS);
+    int del = (*x >> 24) % 5 == 0;
+    size_t len = (*x >> 40) % 50 == 0 ? 300 + (*x >> 44) % 300 : (*x >> 40) % 40;
+    size_t slot = ((size_t)k * 2 + (size_t)sid) * BNS + (size_t)n;
+    snprintf(key, sizeof key, "key-%d", k);
+    snprintf(ns, sizeof ns, "n%d", n);
+    bval(val, k, step, len);
+    int bad = 0;
+    for (int b = 0; b < 2; b++) {
+        set_key_str(live[b], key);
+        int rc = del ? sl_kstate_del(live[b], sid, ns, 2, err, sizeof err)
+                     : sl_kstate_put(live[b], sid, ns, 2, val, len, err, sizeof err);
+        if (rc != SL_OK) bad++;
+    }
+    m->step[slot] = del ? -1 : step;
+    m->len[slot] = (uint16_t)len;
+    return bad;
+}
+
+/* Restore sn into dst[0] (key groups 0..63) and dst[1] (64..127) and check
+ * them against m: every slot, and the entry count. */
+static int brestore_check(sl_ksnap *sn, sl_kstate **dst, const bmodel *m)
+{
+    char err[256], key[24], ns[16];
+    static uint8_t want[600];
+    restore_ctx rc = {.split = 63, .dst = {dst[0], dst[1]}};
+    for (int kg = 0; kg < MAXP; kg++)
+        if (sl_ksnap_each(sn, kg, restore_cb, &rc, err, sizeof err) != SL_OK) return -1;
+    if (rc.errors) return -1;
+    uint64_t present = 0;
+    int wrong = 0;
+    for (int k = 0; k < BK; k++) {
+        snprintf(key, sizeof key, "key-%d", k);
+        int kg = kg_of(key, strlen(key));
+        sl_kstate *own = dst[kg > 63];
+        sl_kstate_set_key(own, key, strlen(key), kg);
+        for (int sid = 0; sid < 2; sid++)
+            for (int n = 0; n < BNS; n++) {
+                size_t slot = ((size_t)k * 2 + (size_t)sid) * BNS + (size_t)n;
+                snprintf(ns, sizeof ns, "n%d", n);
+                if (m->step[slot] < 0) {
+                    wrong += !holds(own, sid, ns, NULL, 0);
+                    continue;
+                }
+                present++;
+                bval(want, k, m->step[slot], m->len[slot]);
+                wrong += !holds(own, sid, ns, want, m->len[slot]);
+            }
+    }
+    if (wrong) fprintf(stderr, "  %d entries differ from the model\n", wrong);
+    return wrong || sl_kstate_entries(dst[0]) + sl_kstate_entries(dst[1]) != present ? -1 : 0;
+}
+
+static void body_snapshot_buffered(void)
+{
+    char err[256];
+    static bmodel m, at_snap;
+    for (size_t i = 0; i < BK * 2 * BNS; i++) m.step[i] = -1;
+    sl_kstate *live[2] = {open_kind(SL_BACKEND_HASHMAP, 0, MAXP - 1),
+                          open_kind(SL_BACKEND_ROCKSDB, 0, MAXP - 1)};
+    SL_ASSERT(live[0] && live[1]);
+    for (int b = 0; b < 2; b++) {
+        CHECK_EQ_INT(sl_kstate_register(live[b], "a"), 0);
+        CHECK_EQ_INT(sl_kstate_register(live[b], "b"), 1);
+    }
+    uint64_t x = 777;
+    int step = 0, bad = 0;
+    for (; step < 150000; step++) bad += bstep(live, &m, &x, step);
+    uint64_t ignored = 0;
+    for (int b = 0; b < 2; b++) {
+        set_key_str(live[b], "key-0");
+        CHECK_EQ_INT(sl_kstate_scan_key(live[b], 0, count_scan, &ignored, err, sizeof err), SL_OK);
+    }
+    for (int end = step + BUF_OPS; step < end; step++) bad += bstep(live, &m, &x, step);
+    CHECK_EQ_INT(bad, 0);
+    sl_ksnap *sn[2];
+    for (int b = 0; b < 2; b++) CHECK((sn[b] = sl_kstate_snapshot(live[b], err, sizeof err)));
+    at_snap = m;
+    /* the live states go on, past many flushes, before the snapshots are read */
+    for (int end = step + 200000; step < end; step++) bad += bstep(live, &m, &x, step);
+    CHECK_EQ_INT(bad, 0);
+    /* both snapshots hold the same entries in the same order */
+    snap_dump d[2];
+    for (int b = 0; b < 2; b++) {
+        d[b] = (snap_dump){1469598103934665603ull, 0};
+        for (int kg = 0; kg < MAXP; kg++)
+            CHECK_EQ_INT(sl_ksnap_each(sn[b], kg, dump_entry, &d[b], err, sizeof err), SL_OK);
+    }
+    CHECK(d[0].n == d[1].n && d[0].h == d[1].h);
+    /* each restores, rescaled, into either backend exactly as the model was */
+    const sl_backend_kind kinds[2] = {SL_BACKEND_HASHMAP, SL_BACKEND_ROCKSDB};
+    for (int from = 0; from < 2; from++)
+        for (int to = 0; to < 2; to++) {
+            sl_kstate *dst[2] = {open_kind(kinds[to], 0, 63), open_kind(kinds[to], 64, MAXP - 1)};
+            SL_ASSERT(dst[0] && dst[1]);
+            for (int b = 0; b < 2; b++) {
+                CHECK_EQ_INT(sl_kstate_register(dst[b], "a"), 0);
+                CHECK_EQ_INT(sl_kstate_register(dst[b], "b"), 1);
+            }
+            CHECK_EQ_INT(brestore_check(sn[from], dst, &at_snap), 0);
+            if (sl_test_failed_)
+                fprintf(stderr, "  (from %s to %s)\n", kind_name(kinds[from]), kind_name(kinds[to]));
+            sl_kstate_close(dst[0]);
+            sl_kstate_close(dst[1]);
+        }
+    for (int b = 0; b < 2; b++) sl_ksnap_release(sn[b]);
+    /* and a snapshot of the end state too */
+    CHECK((sn[1] = sl_kstate_snapshot(live[1], err, sizeof err)));
+    sl_kstate *dst[2] = {open_kind(SL_BACKEND_HASHMAP, 0, 63),
+                         open_kind(SL_BACKEND_HASHMAP, 64, MAXP - 1)};
+    SL_ASSERT(dst[0] && dst[1]);
+    for (int b = 0; b < 2; b++) {
+        CHECK_EQ_INT(sl_kstate_register(dst[b], "a"), 0);
+        CHECK_EQ_INT(sl_kstate_register(dst[b], "b"), 1);
+    }
+    CHECK_EQ_INT(brestore_check(sn[1], dst, &m), 0);
+    sl_ksnap_release(sn[1]);
+    sl_kstate_close(dst[0]);
+    sl_kstate_close(dst[1]);
+    sl_kstate_close(live[0]);
+    sl_kstate_close(live[1]);
+}
+
+static void test_snapshot_buffered(void) { in_tmp(body_snapshot_buffered); }
 
 /* ---- the shared memory budget ------------------------------------------- */
 
@@ -1228,4 +1387,5 @@ SL_TEST_MAIN(SL_TEST(test_put_get_del), SL_TEST(test_errors), SL_TEST(test_open_
              SL_TEST(test_snapshot_range), SL_TEST(test_snapshot_order),
              SL_TEST(test_restore_split), SL_TEST(test_restore_errors),
              SL_TEST(test_rocksdb_bad_dir), SL_TEST(test_rocksdb_dir_lifecycle),
-             SL_TEST(test_write_buffer_model), SL_TEST(test_rocksdb_shared_budget))
+             SL_TEST(test_write_buffer_model), SL_TEST(test_snapshot_buffered),
+             SL_TEST(test_rocksdb_shared_budget))
