@@ -624,10 +624,12 @@ static int show(sl_sql_session *s, const sql_node *st, sl_sql_result *r, char *e
     if (!strcmp(st->s, "FUNCTIONS")) {
         static const char *const fns[] = {
             "ABS", "AVG", "CAST", "CEIL", "CHAR_LENGTH", "COALESCE", "CONCAT", "COUNT",
-            "CUMULATE", "CURRENT_TIMESTAMP", "FLOOR", "FROM_UNIXTIME", "HOP", "IF", "LOCALTIMESTAMP",
-            "LOWER", "LTRIM", "MAX", "MIN", "MOD", "NOW", "NULLIF", "PROCTIME", "RAND",
-            "RAND_INTEGER", "RTRIM", "SESSION", "SUM", "TIMESTAMPADD", "TIMESTAMPDIFF",
-            "TO_TIMESTAMP", "TO_TIMESTAMP_LTZ", "TRY_CAST", "TUMBLE", "UNIX_TIMESTAMP", "UPPER"};
+            "CUMULATE", "CURRENT_TIMESTAMP", "DAYOFMONTH", "DAYOFWEEK", "DAYOFYEAR", "EXTRACT",
+            "FLOOR", "FROM_UNIXTIME", "HOP", "HOUR", "IF", "LOCALTIMESTAMP", "LOWER", "LTRIM",
+            "MAX", "MIN", "MINUTE", "MOD", "MONTH", "NOW", "NULLIF", "PROCTIME", "QUARTER", "RAND",
+            "RAND_INTEGER", "RTRIM", "SECOND", "SESSION", "SUM", "TIMESTAMPADD", "TIMESTAMPDIFF",
+            "TO_TIMESTAMP", "TO_TIMESTAMP_LTZ", "TRY_CAST", "TUMBLE", "UNIX_TIMESTAMP", "UPPER",
+            "WEEK", "YEAR"};
         int n = (int)SL_ARRAY_LEN(fns);
         char ***rows = sl_calloc((size_t)n, sizeof(char **));
         for (int i = 0; i < n; i++) rows[i] = (char **)&fns[i];

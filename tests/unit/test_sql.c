@@ -764,6 +764,24 @@ static void test_plan_special_argument_forms(void)
     sl_schema_free(&in);
     json_decref(j);
 
+    /* EXTRACT: its unit is no column, in a GROUP BY and over a window's columns too */
+    j = job_of("INSERT INTO kv SELECT CAST(EXTRACT(HOUR FROM event_time) AS INT) AS k, COUNT(*) "
+               "AS c FROM clicks GROUP BY EXTRACT(HOUR FROM event_time);", err, sizeof err);
+    if (!j) fprintf(stderr, "%s\n", err);
+    CHECK(j != NULL);
+    CHECK(strstr(joined(json_object_get(json_object_get(vertex(j, "calc", 1), "config"),
+                                        "projection")), "EXTRACT(HOUR FROM event_time)") != NULL);
+    json_decref(j);
+    j = job_of("INSERT INTO out3 SELECT window_start, window_end, EXTRACT(MINUTE FROM window_end) "
+               "* YEAR(window_start) FROM TABLE(TUMBLE(TABLE clicks, DESCRIPTOR(event_time), "
+               "INTERVAL '1' MINUTE)) GROUP BY window_start, window_end;", err, sizeof err);
+    if (!j) fprintf(stderr, "%s\n", err);
+    CHECK(j != NULL);
+    json_decref(j);
+    CHECK(job_of("INSERT INTO ids SELECT EXTRACT(hours FROM event_time) FROM clicks;", err,
+                 sizeof err) == NULL);
+    CHECK(strstr(err, "line 1, column 32: EXTRACT needs a time unit before FROM") == err);
+
     CHECK(job_of("INSERT INTO ids SELECT user_id\nFROM clicks WHERE url  +  1 > 2;", err,
                  sizeof err) == NULL);
     CHECK_EQ_STR(err, "line 2, column 24: cannot apply '+' to STRING and INT");
