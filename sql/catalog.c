@@ -818,7 +818,7 @@ static void add_job_config(const sl_sql_session *s, json_t *job)
 static int plan_job(sl_sql_session *s, const sql_node *st, sl_sql_result *r, char *err,
                     size_t errlen)
 {
-    json_t *job = sql_plan(&s->cat, s->okeys, s->ovals, s->nopts, st, NULL, err, errlen);
+    json_t *job = sql_plan(&s->cat, s->okeys, s->ovals, s->nopts, st, err, errlen);
     if (!job) return SL_ERR;
     add_job_config(s, job);
     r->kind = SL_SQL_JOB;
@@ -892,7 +892,7 @@ static int execute(sl_sql_session *s, sql_arena *a, const sql_node *st, sl_sql_r
     case SQL_INSERT:
         if (s->in_set) {
             /* validate now, run at END */
-            json_t *j = sql_plan(&s->cat, s->okeys, s->ovals, s->nopts, st, NULL, err, errlen);
+            json_t *j = sql_plan(&s->cat, s->okeys, s->ovals, s->nopts, st, err, errlen);
             if (!j) return SL_ERR;
             json_decref(j);
             sql_node_add(s->set_arena, s->set, (sql_node *)st);
@@ -926,10 +926,9 @@ static int execute(sl_sql_session *s, sql_arena *a, const sql_node *st, sl_sql_r
     }
     case SQL_EXPLAIN: {
         const sql_node *x = sql_kid(st, 0);
-        char *text = NULL;
-        json_t *job = sql_plan(&s->cat, s->okeys, s->ovals, s->nopts, x, &text, err,
-                               errlen);
+        json_t *job = sql_plan(&s->cat, s->okeys, s->ovals, s->nopts, x, err, errlen);
         if (!job) return SL_ERR;
+        char *text = sql_explain_text(job, st->flags & SQL_F_CHANGELOG);
         char *js = json_dumps(job, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
         r->kind = SL_SQL_TEXT;
         r->text = sl_sprintf("%s== Job Graph ==\n%s\n", text, js);
