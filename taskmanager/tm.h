@@ -158,6 +158,7 @@ struct tm_deploy {
     pthread_mutex_t collect_mu;
     pthread_cond_t collect_cv;
     int collect_credit;
+    int collect_efd;            /* eventfd: readable when credit came back */
     tm_net *net;
     tm_deploy *next;
 };
