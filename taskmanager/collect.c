@@ -26,7 +26,8 @@
 
 _Thread_local tm_task *tm_self;
 
-int sl_collect_send(const char *rows, size_t len, int nrows, int end, char *err, size_t errlen)
+int sl_collect_send(const char *rows, size_t len, int nrows, uint64_t offset, int end, char *err,
+                    size_t errlen)
 {
     tm_task *t = tm_self;
     if (!t) return sl_seterr(err, errlen, "the collect sink runs only in a TaskManager's task");
@@ -52,6 +53,7 @@ int sl_collect_send(const char *rows, size_t len, int nrows, int end, char *err,
     memcpy(o->rows, rows, len);
     o->len = len;
     o->nrows = nrows;
+    o->offset = offset;
     o->end = end;
     tm_net *n = d->net;
     pthread_mutex_lock(&n->mu);

@@ -256,7 +256,7 @@ static void deploy_build(tm_net *n, tm_plan *p)
     tm_deploy *d = sl_calloc(1, sizeof *d);
     pthread_mutex_init(&d->collect_mu, NULL);
     pthread_cond_init(&d->collect_cv, NULL);
-    d->collect_credit = SL_COLLECT_CREDIT;
+    d->collect_credit = (int)SL_MIN(m->collect_credit, SL_COLLECT_CREDIT);
     d->collect_efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC); /* -1: sinks fall back to polling */
     memcpy(d->job_id, m->job_id, 32);
     d->session = m->session;

@@ -172,6 +172,7 @@ typedef struct tm_collect_out {
     size_t len;
     int nrows;
     int end;
+    uint64_t offset;            /* number of the first row in the results */
     struct tm_collect_out *next;
 } tm_collect_out;
 

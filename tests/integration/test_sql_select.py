@@ -179,6 +179,40 @@ def test_checkpoints_complete_while_the_client_does_not_read(cluster, workdir):
     assert cluster.wait_state(jid, ["CANCELED", "FAILED"])["state"] == "CANCELED"
 
 
+def test_a_taskmanager_kill_mid_select_loses_and_repeats_no_row(make_cluster, workdir):
+    """With checkpointing a SELECT's rows reach the client exactly once across
+    a restart: the sink sends only rows a completed checkpoint covers, a
+    restored sink sends again what the JobManager may lack, and the
+    JobManager drops what it has. The TaskManager running the query is
+    killed after the client has read some rows; every row then arrives once,
+    in order."""
+    c = make_cluster(jm_conf={"restart-strategy.type": "fixed-delay",
+                              "restart-strategy.fixed-delay.attempts": "5",
+                              "restart-strategy.fixed-delay.delay": "50 ms"})
+    first = c.add_tm(slots=1)
+    n = 4 * CREDIT
+    job = collect_job(n, 500)
+    job["config"] = {"execution.checkpointing.interval": "100 ms"}
+    jid = c.submit(job)
+    got, token, killed = [], 0, False
+    while True:
+        page = c.get(f"/jobs/{jid}/results?token={token}&max=100")
+        assert "error" not in page, page
+        got += page["rows"]
+        token = page["nextToken"]
+        if page["end"]:
+            break
+        if not killed and len(got) >= 300:
+            # the job cannot have finished: the client has not read its end
+            first.kill(signal.SIGKILL)
+            c.add_tm(slots=1)
+            killed = True
+    assert killed
+    assert got == [["+I", str(i)] for i in range(1, n + 1)]
+    final = c.wait_state(jid, ["FINISHED", "FAILED", "CANCELED"])
+    assert final["state"] == "FINISHED" and final["timestamps"]["RESTARTING"] > 0, final
+
+
 def test_results_errors(cluster, workdir):
     cluster.add_tm(slots=1)
     status, body = cluster.request("GET", "/jobs/" + "0" * 32 + "/results")
