@@ -91,6 +91,15 @@ static int seal(bld *b, node *n)
     return SL_OK;
 }
 
+/* A node of one child and a result type, at e's position. */
+static node *unary(bld *b, n_op op, const sql_node *e, node *kid, sl_type type)
+{
+    node *n = new_node(b, op, AT(e), 1);
+    n->kids[0] = kid;
+    n->type = type;
+    return seal(b, n) ? NULL : n;
+}
+
 /* Grow a node's child array by one (variadic forms: IN, CASE, functions). */
 static void add_kid(node *n, node *kid)
 {
@@ -526,11 +535,9 @@ static node *build_cast(bld *b, const sql_node *e)
         perr(b, AT(e), "cannot CAST %s to %s", ntname(b, x), tname(to));
         return NULL;
     }
-    node *n = new_node(b, N_CAST, AT(e), 1);
-    n->kids[0] = x;
-    n->type = to;
-    n->neg = try_cast;
-    return seal(b, n) ? NULL : n;
+    node *n = unary(b, N_CAST, e, x, to);
+    if (n) n->neg = try_cast;
+    return n;
 }
 
 /* ---- CASE ------------------------------------------------------------------ */
@@ -1035,11 +1042,9 @@ static node *build_extract(bld *b, const sql_node *e, int unit)
         perr(b, NAT(a), "%s needs a TIMESTAMP, got %s", fname, ntname(b, a));
         return NULL;
     }
-    node *n = new_node(b, N_EXTRACT, AT(e), 1);
-    n->kids[0] = a;
-    n->flags = unit;
-    n->type = SL_T_BIGINT;
-    return seal(b, n) ? NULL : n;
+    node *n = unary(b, N_EXTRACT, e, a, SL_T_BIGINT);
+    if (n) n->flags = unit;
+    return n;
 }
 
 /* CURRENT_TIMESTAMP(p) / LOCALTIMESTAMP(p): precision 0..3 */
