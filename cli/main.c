@@ -37,6 +37,7 @@
 #include "cli.h"
 #include "datastream.h"
 #include "config.h"
+#include "kafka_txn.h"
 
 #define EXIT_USAGE 2
 #define POLL_MS 500
@@ -82,7 +83,13 @@ static const char *const usage_sql_gateway =
     "                              (127.0.0.1:8083), submitting to the JobManager\n";
 static const char *const usage_kafka =
     "  kafka transactions JOBID    List the open and pre-committed transactions of the\n"
-    "                              job's exactly-once Kafka sinks (id, checkpoint, age).\n";
+    "                              job's exactly-once Kafka sinks (id, checkpoint, age).\n"
+    "  kafka abort -b SERVERS ID...  Abort the lingering transactions of these\n"
+    "                              transactional ids (a dead job's sink), talking to the\n"
+    "                              brokers directly: each id is initialised once, which\n"
+    "                              fences its old producer and aborts its transaction.\n"
+    "      -b, --bootstrap-servers HOST:PORT[,...]  the brokers\n"
+    "      -X name=value                a librdkafka property (e.g. security.protocol)\n";
 static const char *const usage_common =
     "Options for every command:\n"
     "  -m, --jobmanager HOST:PORT  the JobManager's REST address\n"
@@ -939,27 +946,62 @@ static int cmd_sql_gateway(common_opts *o, arg_iter *it)
 
 /* ---- kafka ---------------------------------------------------------------- */
 
+#define CLI_MAX_TXN_IDS 64
+
+/* `kafka abort`: no JobManager involved (the job that left them is gone). */
+static int kafka_abort(const char *bootstrap, const char *const *ids, int nids,
+                       const char *const *props, int nprops)
+{
+    if (!bootstrap) return usage_error("kafka", "kafka abort needs %s", "--bootstrap-servers");
+    if (nids == 0) return usage_error("kafka", "kafka abort needs at least one %s", "transactional id");
+    int rc = 0;
+    for (int i = 0; i < nids; i++) {
+        char why[600];
+        if (kf_txn_fence(bootstrap, ids[i], props, nprops, 30000, why, sizeof why) != SL_OK) {
+            fprintf(stderr, "Error: %s\n", why);
+            rc = 1;
+        } else {
+            printf("Transactional id '%s': fenced; its open transaction (if any) is aborted.\n",
+                   ids[i]);
+        }
+    }
+    return rc;
+}
+
 static int cmd_kafka(common_opts *o, arg_iter *it)
 {
-    const char *pos[2] = {NULL, NULL};
-    int npos = 0;
+    const char *pos[CLI_MAX_TXN_IDS + 1] = {NULL};
+    const char *props[32], *bootstrap = NULL;
+    int npos = 0, nprops = 0;
     while (it->i < it->argc) {
         int r;
+        const char *a = it->argv[it->i];
         if (positional(it)) {
-            if (npos == 2) return usage_error("kafka", "unexpected argument '%s'", it->argv[it->i]);
+            if (npos == CLI_MAX_TXN_IDS + 1)
+                return usage_error("kafka", "unexpected argument '%s'", a);
             pos[npos++] = it->argv[it->i++];
         } else if (it->only_pos || it->i >= it->argc) {
             continue;
+        } else if (!strcmp(a, "-b") || !strcmp(a, "--bootstrap-servers") || !strcmp(a, "-X")) {
+            if (it->i + 1 >= it->argc) return usage_error("kafka", "%s needs a value", a);
+            if (a[1] == 'X' && nprops == (int)SL_ARRAY_LEN(props))
+                return usage_error("kafka", "too many %s properties", "-X");
+            if (a[1] == 'X') props[nprops++] = it->argv[it->i + 1];
+            else bootstrap = it->argv[it->i + 1];
+            it->i += 2;
         } else if ((r = common_option(o, it)) != 0) {
             if (r > 1) return r;
         } else {
-            return usage_error("kafka", "unknown option '%s'", it->argv[it->i]);
+            return usage_error("kafka", "unknown option '%s'", a);
         }
     }
     if (o->help) { usage(stdout, "kafka"); return 0; }
+    if (pos[0] && !strcmp(pos[0], "abort"))
+        return kafka_abort(bootstrap, pos + 1, npos - 1, props, nprops);
     if (!pos[0] || strcmp(pos[0], "transactions"))
-        return usage_error("kafka", "unknown kafka command '%s' (transactions)",
+        return usage_error("kafka", "unknown kafka command '%s' (transactions, abort)",
                            pos[0] ? pos[0] : "");
+    if (npos > 2) return usage_error("kafka", "unexpected argument '%s'", pos[2]);
     char jid[33];
     int rc = take_jobid("kafka", pos[1], jid);
     if (rc) return rc;

@@ -17,6 +17,7 @@
 
 #include "datastream.h"
 #include "jobgraph.h"
+#include "sql/bridge.h"
 
 struct sl_ds_stream {
     sl_ds_env *env;
@@ -26,6 +27,7 @@ struct sl_ds_stream {
     json_t *jv;                 /* the vertex object (borrowed from the graph) */
     struct sl_ds_stream *second; /* connect: the stream feeding input 1 */
     int broadcast;              /* sl_ds_broadcast: its edge broadcasts */
+    char *rowtime;              /* the event-time column its watermarks follow, or NULL */
     struct sl_ds_stream *next;  /* the environment's list */
 };
 
@@ -33,12 +35,21 @@ struct sl_ds_env {
     json_t *job;                /* {"name", "vertices", "edges"} */
     char *library;              /* where process functions live */
     sl_ds_stream *streams;
-    char err[512];
+    sl_sql_session *sql;        /* the SQL bridges' catalog and SET options, or NULL */
+    int anonymous;              /* toDataStream sinks named so far (for messages) */
+    char err[768];
 };
 
 static void fail(sl_ds_env *env, const char *fmt, const char *arg)
 {
     if (!env->err[0]) snprintf(env->err, sizeof env->err, fmt, arg ? arg : "");
+}
+
+/* A stream derived from `in` keeps its event-time column. */
+static sl_ds_stream *keep_rowtime(sl_ds_stream *s, const sl_ds_stream *in)
+{
+    if (s != in && in->rowtime && !s->rowtime) s->rowtime = sl_strdup(in->rowtime);
+    return s;
 }
 
 sl_ds_env *sl_ds_env_new(const char *job_name)
@@ -57,10 +68,12 @@ void sl_ds_env_free(sl_ds_env *env)
         free(s->vertex);
         free(s->output);
         json_decref(s->keys);
+        free(s->rowtime);
         free(s);
         s = next;
     }
     json_decref(env->job);
+    sl_sql_session_destroy(env->sql);
     free(env->library);
     free(env);
 }
@@ -125,8 +138,8 @@ static json_t *add_vertex(sl_ds_env *env, const char *id, const char *type, json
     return jv;
 }
 
-/* An edge from stream `in` into the vertex `to` (its input `input`). */
-static void connect_to(sl_ds_stream *in, const char *to, int input)
+/* The edge from stream `in` into the vertex `to` (its input `input`). */
+static json_t *edge_json(const sl_ds_stream *in, const char *to, int input)
 {
     json_t *e = json_pack("{s:s, s:s}", "from", in->vertex, "to", to);
     if (in->output) json_object_set_new(e, "output", json_string(in->output));
@@ -136,7 +149,12 @@ static void connect_to(sl_ds_stream *in, const char *to, int input)
         json_object_set(e, "keys", in->keys);
     }
     if (input) json_object_set_new(e, "input", json_integer(input));
-    json_array_append_new(json_object_get(in->env->job, "edges"), e);
+    return e;
+}
+
+static void connect_to(sl_ds_stream *in, const char *to, int input)
+{
+    json_array_append_new(json_object_get(in->env->job, "edges"), edge_json(in, to, input));
 }
 
 static int usable(sl_ds_stream *in, const char *id)
@@ -177,12 +195,13 @@ static sl_ds_stream *calc(sl_ds_stream *in, const char *id, const char *const *p
 
 sl_ds_stream *sl_ds_map(sl_ds_stream *in, const char *id, const char *const *projection)
 {
-    return calc(in, id, projection, NULL);
+    sl_ds_stream *s = calc(in, id, projection, NULL);
+    return in && !projection ? keep_rowtime(s, in) : s;
 }
 
 sl_ds_stream *sl_ds_filter(sl_ds_stream *in, const char *id, const char *condition)
 {
-    return calc(in, id, NULL, condition);
+    return in ? keep_rowtime(calc(in, id, NULL, condition), in) : in;
 }
 
 sl_ds_stream *sl_ds_watermarks(sl_ds_stream *in, const char *id, const char *column,
@@ -193,7 +212,50 @@ sl_ds_stream *sl_ds_watermarks(sl_ds_stream *in, const char *id, const char *col
     if (idle_timeout) json_object_set_new(cfg, "idle-timeout", json_string(idle_timeout));
     json_t *jv = add_vertex(in->env, id, "watermark", cfg);
     connect_to(in, id, 0);
-    return stream_new(in->env, id, NULL, jv);
+    sl_ds_stream *s = stream_new(in->env, id, NULL, jv);
+    s->rowtime = column ? sl_strdup(column) : NULL;
+    return s;
+}
+
+sl_ds_stream *sl_ds_watermarks_with_assigner(sl_ds_stream *in, const char *id, const char *symbol,
+                                             const char *delay, const char *idle_timeout)
+{
+    if (!usable(in, id)) return in;
+    sl_ds_env *env = in->env;
+    if (!env->library) fail(env, "watermarks '%s': no library (sluice run sets the job's own)", id);
+    json_t *cfg = json_pack("{s:s, s:s, s:s}", "library", env->library ? env->library : "",
+                            "function", symbol ? symbol : "", "delay", delay ? delay : "0 ms");
+    if (idle_timeout) json_object_set_new(cfg, "idle-timeout", json_string(idle_timeout));
+    json_t *jv = add_vertex(env, id, "watermark", cfg);
+    connect_to(in, id, 0);
+    return stream_new(env, id, NULL, jv);
+}
+
+sl_ds_stream *sl_ds_key_by_fn(sl_ds_stream *in, const char *id, const char *symbol,
+                              const char *key_schema)
+{
+    if (!usable(in, id)) return in;
+    sl_ds_env *env = in->env;
+    if (!env->library) fail(env, "key_by '%s': no library (sluice run sets the job's own)", id);
+    json_t *cols = schema_json(key_schema ? key_schema : "");
+    if (!cols) fail(env, "key_by '%s': the key's schema must read \"name TYPE, name TYPE\"", id);
+    json_t *cfg = json_pack("{s:s, s:s, s:s}", "library", env->library ? env->library : "",
+                            "function", symbol ? symbol : "", "schema", key_schema ? key_schema : "");
+    json_t *jv = add_vertex(env, id, "key_select", cfg);
+    connect_to(in, id, 0);
+    sl_ds_stream *s = keep_rowtime(stream_new(env, id, NULL, jv), in);
+    s->keys = json_array();
+    size_t i;
+    json_t *c;
+    json_array_foreach(cols, i, c) json_array_append(s->keys, json_object_get(c, "name"));
+    json_decref(cols);
+    return s;
+}
+
+sl_ds_stream *sl_ds_flat_map(sl_ds_stream *in, const char *id, const char *symbol,
+                             const char *out_schema)
+{
+    return sl_ds_process(in, id, symbol, out_schema, NULL);
 }
 
 sl_ds_stream *sl_ds_key_by(sl_ds_stream *in, const char *const *columns)
@@ -203,7 +265,7 @@ sl_ds_stream *sl_ds_key_by(sl_ds_stream *in, const char *const *columns)
     s->keys = json_array();
     for (const char *const *c = columns; c && *c; c++) json_array_append_new(s->keys, json_string(*c));
     if (json_array_size(s->keys) == 0) fail(in->env, "key_by needs at least one column%s", NULL);
-    return s;
+    return keep_rowtime(s, in);
 }
 
 sl_ds_stream *sl_ds_connect(sl_ds_stream *a, sl_ds_stream *b)
@@ -316,6 +378,122 @@ void sl_ds_option(sl_ds_stream *s, const char *key, const char *value)
 void sl_ds_parallelism(sl_ds_stream *s, int parallelism)
 {
     if (s && s->jv) json_object_set_new(s->jv, "parallelism", json_integer(parallelism));
+}
+
+/* ---- the bridges to SQL ----------------------------------------------------------- */
+
+static sl_sql_session *sql_session(sl_ds_env *env)
+{
+    if (!env->sql) env->sql = sl_sql_session_new();
+    return env->sql;
+}
+
+int sl_ds_sql(sl_ds_env *env, const char *statement)
+{
+    char why[600];
+    sl_sql_result r;
+    if (!statement) statement = "";
+    if (sl_sql_execute(sql_session(env), statement, strlen(statement), 1, 1, &r, why, sizeof why) != SL_OK) {
+        fail(env, "sl_ds_sql: %s", why);
+        return SL_ERR;
+    }
+    int rc = SL_OK;
+    if (r.kind == SL_SQL_JOB || r.kind == SL_SQL_QUERY || r.kind == SL_SQL_STOP_JOB ||
+        r.kind == SL_SQL_SHOW_JOBS) {
+        fail(env, "sl_ds_sql: only DDL and SET belong here; a query becomes a stream with "
+             "sl_ds_to_data_stream (not '%.80s')", statement);
+        rc = SL_ERR;
+    }
+    sl_sql_result_clear(&r);
+    return rc;
+}
+
+/* The columns of the rows stream `in` carries: the graph so far, with a
+ * probe sink on `in`, through the job graph parser (which plans every
+ * vertex's output schema). */
+static int stream_schema(sl_ds_stream *in, sl_schema *out, char *err, size_t errlen)
+{
+    static const char probe[] = "sluice-schema-probe";
+    if (!sl_op_find("calc")) sl_ops_register_builtin(); /* `sluice run` builds before it plans */
+    json_t *job = json_deep_copy(in->env->job);
+    json_array_append_new(json_object_get(job, "vertices"),
+                          json_pack("{s:s, s:s}", "id", probe, "type", "blackhole"));
+    json_array_append_new(json_object_get(job, "edges"), edge_json(in, probe, 0));
+    char *text = json_dumps(job, JSON_COMPACT);
+    json_decref(job);
+    sl_jobgraph *g = sl_jobgraph_parse(text, strlen(text), 1, 0, err, errlen);
+    free(text);
+    int rc = SL_ERR;
+    for (int i = 0; g && i < g->nv; i++)
+        if (!strcmp(g->v[i].id, probe)) {
+            sl_schema_copy(out, &g->v[i].in[0]);
+            rc = SL_OK;
+        }
+    sl_jobgraph_destroy(g);
+    return rc;
+}
+
+void sl_ds_from_data_stream(sl_ds_stream *in, const char *name, const char *schema)
+{
+    if (!in) return;
+    sl_ds_env *env = in->env;
+    char why[600];
+    sl_schema cols;
+    sl_schema_init(&cols);
+    if (stream_schema(in, &cols, why, sizeof why) != SL_OK) {
+        if (!env->err[0])
+            snprintf(env->err, sizeof env->err, "fromDataStream '%s': %s", name ? name : "", why);
+    } else {
+        const sl_ds_stream *from = in;
+        if (in->output) { /* the planner reads main outputs: a side output goes through a calc */
+            char *id = sl_sprintf("%s-%s", in->vertex, in->output);
+            from = sl_ds_map(in, id, NULL);
+            free(id);
+        }
+        if (sl_sql_bridge_register(sql_session(env), name, from->vertex, &cols, in->rowtime,
+                                           schema, why, sizeof why) != SL_OK)
+            fail(env, "%s", why);
+    }
+    sl_schema_free(&cols);
+}
+
+static sl_ds_stream *query_stream(sl_ds_env *env, const char *query, int changelog)
+{
+    char why[600];
+    sl_sql_stream out;
+    if (sl_sql_bridge_plan(sql_session(env), query ? query : "", json_object_get(env->job, "vertices"),
+                           json_object_get(env->job, "edges"), &out, why, sizeof why) != SL_OK) {
+        fail(env, changelog ? "toChangelogStream: %s" : "toDataStream: %s", why);
+        return NULL;
+    }
+    sl_ds_stream *s = NULL;
+    if (out.updating && !changelog) {
+        if (!env->err[0])
+            snprintf(env->err, sizeof env->err,
+                     "toDataStream: Table sink '*anonymous_datastream_sink$%d*' doesn't support "
+                     "consuming update changes which is produced by %s (an updating query becomes "
+                     "a stream with sl_ds_to_changelog_stream)", env->anonymous + 1, out.updater);
+    } else {
+        json_t *vs = json_object_get(env->job, "vertices"), *v, *jv = NULL;
+        size_t i;
+        json_array_foreach(vs, i, v)
+            if (!strcmp(json_string_value(json_object_get(v, "id")), out.vertex)) jv = v;
+        s = stream_new(env, out.vertex, NULL, jv);
+        s->rowtime = out.rowtime ? sl_strdup(out.rowtime) : NULL;
+    }
+    env->anonymous++;
+    sl_sql_stream_clear(&out);
+    return s;
+}
+
+sl_ds_stream *sl_ds_to_data_stream(sl_ds_env *env, const char *query)
+{
+    return query_stream(env, query, 0);
+}
+
+sl_ds_stream *sl_ds_to_changelog_stream(sl_ds_env *env, const char *query)
+{
+    return query_stream(env, query, 1);
 }
 
 char *sl_ds_to_json(sl_ds_env *env, char *err, size_t errlen)

@@ -29,14 +29,18 @@
  * both numbers.
  *
  * Besides process functions: connect (CoProcessFunction), broadcast state,
- * async I/O (sl_async_fn) -- see their sections below.
+ * async I/O (sl_async_fn), timestamp assigners and key selectors, and the
+ * bridges to SQL (fromDataStream / toDataStream / toChangelogStream) -- see
+ * their sections below.
  */
 #ifndef SL_DATASTREAM_H
 #define SL_DATASTREAM_H
 
 #include "operator.h"
 
-/* 2: process_element1/2 (connect) and process_broadcast_element */
+/* 2: process_element1/2 (connect) and process_broadcast_element.
+ * Bumped when the layout of a table below changes; new table types
+ * (sl_timestamp_assigner, sl_key_selector) and new calls leave it as is. */
 #define SL_DS_ABI_VERSION 2u
 
 /* ---- process functions ------------------------------------------------------ */
@@ -79,6 +83,25 @@ int sl_ds_output(sl_op *ctx, const char *name, const sl_row *row);
  * Flink's open(Configuration). Borrowed for the job's life; dflt when
  * absent. */
 const char *sl_ds_param(sl_op *ctx, const char *name, const char *dflt);
+
+/* ---- timestamp assigners and key selectors ----------------------------------------- */
+
+/* Flink's TimestampAssigner (sl_ds_watermarks_with_assigner): the event
+ * time of a row, in ms since the epoch; record_ts is the timestamp the row
+ * carries (row->ts). Task thread, once per row; no state, no context. */
+typedef struct sl_timestamp_assigner {
+    unsigned abi;               /* SL_DS_ABI_VERSION */
+    int64_t (*extract_timestamp)(const sl_row *row, int64_t record_ts);
+} sl_timestamp_assigner;
+
+/* Flink's KeySelector (sl_ds_key_by_fn): the row's key into key[0..n) (n =
+ * the key's columns, zeroed before the call; a string may point into the
+ * row or into memory of the function's own, read before the next call).
+ * SL_OK, or SL_ERR to fail the job. Task thread; no state, no context. */
+typedef struct sl_key_selector {
+    unsigned abi;               /* SL_DS_ABI_VERSION */
+    int (*get_key)(const sl_row *row, sl_value *key);
+} sl_key_selector;
 
 /* ---- broadcast state (BroadcastProcessFunction, KeyedBroadcastProcessFunction) -- */
 
@@ -160,8 +183,26 @@ sl_ds_stream *sl_ds_filter(sl_ds_stream *in, const char *id, const char *conditi
 /* Bounded out-of-orderness watermarks on a TIMESTAMP column. */
 sl_ds_stream *sl_ds_watermarks(sl_ds_stream *in, const char *id, const char *column,
                                const char *delay, const char *idle_timeout);
+/* Watermarks with a timestamp assigner (WatermarkStrategy
+ * .forBoundedOutOfOrderness(delay).withTimestampAssigner(...).withIdleness(...)):
+ * `symbol` is an sl_timestamp_assigner in the job's library. */
+sl_ds_stream *sl_ds_watermarks_with_assigner(sl_ds_stream *in, const char *id, const char *symbol,
+                                             const char *delay, const char *idle_timeout);
 /* The next operator gets this stream hashed on the columns (keyBy). */
 sl_ds_stream *sl_ds_key_by(sl_ds_stream *in, const char *const *columns);
+/* keyBy(KeySelector): an sl_key_selector `symbol` in the job's library
+ * computes each row's key, of columns key_schema ("name TYPE, ..."; names
+ * apart from the row's). A `key_select` vertex `id` appends the key's
+ * columns to the row, and the next operator gets the stream hashed on them:
+ * it sees them after the row's own columns, and sl_ds_key returns them. */
+sl_ds_stream *sl_ds_key_by_fn(sl_ds_stream *in, const char *id, const char *symbol,
+                              const char *key_schema);
+/* flatMap: zero, one or more rows per input row -- an sl_process_fn whose
+ * process_element emits them with sl_op_emit (no key, state or timers
+ * needed; side outputs as with sl_ds_process). On a keyed stream it is keyed
+ * like sl_ds_process. */
+sl_ds_stream *sl_ds_flat_map(sl_ds_stream *in, const char *id, const char *symbol,
+                             const char *out_schema);
 /* A process function `symbol` (an sl_process_fn in the job's library) with
  * output schema out_schema; side_outputs lists "name" and "schema" pairs
  * (NULL-terminated; a NULL schema means the input's). Keyed when `in`
@@ -198,6 +239,38 @@ void sl_ds_sink(sl_ds_stream *in, const char *id, const char *type, const char *
 void sl_ds_uid(sl_ds_stream *s, const char *uid);
 void sl_ds_option(sl_ds_stream *s, const char *key, const char *value);
 void sl_ds_parallelism(sl_ds_stream *s, int parallelism);
+
+/* ---- the bridges to SQL (Flink's StreamTableEnvironment) ---------------------------- */
+
+/* The job has a SQL session of its own (a catalog and SET options, as the
+ * SQL client's): a stream becomes a table in it, a query over its tables
+ * becomes a stream. The query's operators are vertices of this job's graph
+ * -- one job, one graph, one checkpoint -- planned by the same planner as
+ * the SQL client's. An error is kept and reported by sl_ds_to_json. */
+
+/* A DDL statement or SET in the job's SQL session: CREATE TABLE (a datagen
+ * or Kafka table the queries may join), CREATE VIEW, SET
+ * 'table.exec.state.ttl' = ...; SL_ERR (kept for sl_ds_to_json) when it
+ * fails or is a query or INSERT. */
+int sl_ds_sql(sl_ds_env *env, const char *statement);
+/* fromDataStream + createTemporaryView: `in` becomes the temporary table
+ * `name`. schema NULL: the stream's columns, and its event-time attribute
+ * when it came from sl_ds_watermarks (through filter, key_by or map(NULL)).
+ * Otherwise the body of a CREATE TABLE (Flink's Schema): the stream's
+ * columns (all, in order, with their types) or none of them, computed
+ * columns ("amount_eur AS amount * 0.9", "proc AS PROCTIME()") and
+ * "WATERMARK FOR ts AS ts - INTERVAL '5' SECOND", e.g.
+ *     sl_ds_from_data_stream(clicks, "clicks",
+ *         "WATERMARK FOR ts AS ts - INTERVAL '5' SECOND"); */
+void sl_ds_from_data_stream(sl_ds_stream *in, const char *name, const char *schema);
+/* toDataStream: a SELECT over the session's tables as a stream of its
+ * rows (all +I). An updating query (GROUP BY without a window, Top-N, a
+ * regular join...) is refused here, naming the operator that makes it
+ * updating, as Flink does. The stream's vertex ids are the planner's. */
+sl_ds_stream *sl_ds_to_data_stream(sl_ds_env *env, const char *query);
+/* toChangelogStream: any query; each row carries its kind in row->kind
+ * (+I, -U, +U, -D: sl_rowkind_short). */
+sl_ds_stream *sl_ds_to_changelog_stream(sl_ds_env *env, const char *query);
 
 /* The job graph as JSON text (caller frees), or NULL with err when a call
  * above was given something it could not use (the first such problem). */

@@ -322,6 +322,31 @@ typedef enum { SL_STATE_VALUE = 0, SL_STATE_LIST = 1, SL_STATE_MAP = 2 } sl_stat
  * and NeverReturnExpired: an expired value is never returned). Identical on
  * both backends and snapshotted by key group. Handles live until close. */
 sl_vstate *sl_op_state(sl_op *op, const char *name, sl_state_kind kind, int64_t ttl_ms);
+
+/* Flink's StateTtlConfig in full (sl_op_state_ttl): how long, what refreshes
+ * the time-to-live, whether an expired value that is still stored may be
+ * returned, and when expired entries are removed. {0} is no TTL. */
+typedef enum {
+    SL_TTL_ON_CREATE_AND_WRITE = 0, /* a write (re)starts the time-to-live */
+    SL_TTL_ON_READ_AND_WRITE = 1    /* so does a read that returns the value */
+} sl_ttl_update;
+typedef enum {
+    SL_TTL_NEVER_RETURN_EXPIRED = 0,        /* expired is absent, always */
+    SL_TTL_RETURN_EXPIRED_IF_NOT_CLEANED_UP = 1 /* returned once more, then removed */
+} sl_ttl_visibility;
+enum {
+    SL_TTL_CLEANUP_ON_READ = 1,       /* an expired entry read is removed (Flink's default) */
+    SL_TTL_CLEANUP_FULL_SNAPSHOT = 2  /* expired entries are left out of checkpoints and
+                                         savepoints (not RocksDB's incremental ones) */
+};
+typedef struct sl_state_ttl {
+    int64_t ttl_ms;                 /* processing time; 0 = no TTL */
+    sl_ttl_update update;
+    sl_ttl_visibility visibility;
+    unsigned cleanup;               /* SL_TTL_CLEANUP_* bits; 0 = ON_READ */
+} sl_state_ttl;
+/* sl_op_state with a whole StateTtlConfig (ttl NULL: none). */
+sl_vstate *sl_op_state_ttl(sl_op *op, const char *name, sl_state_kind kind, const sl_state_ttl *ttl);
 /* Value: SL_OK with *val and *len borrowed until the next state call, SL_DONE
  * when absent or expired. ns/nslen is a namespace (NULL/0 = none). */
 int sl_value_get(sl_vstate *s, const void *ns, size_t nslen, const void **val, size_t *len);

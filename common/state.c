@@ -279,14 +279,59 @@ uint64_t sl_kstate_bytes(const sl_kstate *s) { return s->bytes; }
 
 /* ---- snapshots and restore ---------------------------------------------- */
 
+void sl_kstate_set_ttl(sl_kstate *s, int sid, int layout, int64_t (*clock)(void))
+{
+    if (sid < 0 || sid >= SL_KSTATE_MAX_STATES) return;
+    s->ttl_layout[sid] = (uint8_t)layout;
+    if (clock) s->ttl_clock = clock;
+}
+
 sl_ksnap *sl_kstate_snapshot(sl_kstate *s, char *err, size_t errlen)
 {
     sl_ksnap *snap = s->ops->snapshot(s, err, errlen);
     if (snap) {
         snap->kg_first = s->kg_first;
         snap->kg_last = s->kg_last;
+        memcpy(snap->ttl_layout, s->ttl_layout, sizeof snap->ttl_layout);
+        snap->ttl_any = 0;
+        for (int i = 0; i < s->nstates; i++) snap->ttl_any |= s->ttl_layout[i] != 0;
+        snap->ttl_now = snap->ttl_any && s->ttl_clock ? s->ttl_clock() : 0;
     }
     return snap;
+}
+
+/* Has every value of the entry expired by `now`? */
+static int ttl_gone(int layout, const uint8_t *v, size_t vlen, int64_t now)
+{
+    int64_t at;
+    if (layout == SL_KTTL_VALUE) {
+        if (vlen < 8) return 0;
+        memcpy(&at, v, 8);
+        return now >= at;
+    }
+    for (size_t pos = 0; pos < vlen;) { /* a list: gone when all its elements are */
+        uint32_t l;
+        if (vlen - pos < 12) return 0;
+        memcpy(&l, v + pos, 4);
+        memcpy(&at, v + pos + 4, 8);
+        if (now < at || vlen - pos - 12 < l) return 0;
+        pos += 12 + (size_t)l;
+    }
+    return 1;
+}
+
+typedef struct ttl_filter {
+    const sl_ksnap *snap;
+    int (*fn)(void *ctx, const sl_kentry *e);
+    void *ctx;
+} ttl_filter;
+
+static int ttl_visit(void *ctx, const sl_kentry *e)
+{
+    ttl_filter *f = ctx;
+    int layout = e->sid >= 0 && e->sid < SL_KSTATE_MAX_STATES ? f->snap->ttl_layout[e->sid] : 0;
+    if (layout && ttl_gone(layout, e->val, e->vlen, f->snap->ttl_now)) return 0;
+    return f->fn(f->ctx, e);
 }
 
 int sl_ksnap_each(sl_ksnap *snap, int kg, int (*fn)(void *ctx, const sl_kentry *e), void *ctx,
@@ -295,7 +340,9 @@ int sl_ksnap_each(sl_ksnap *snap, int kg, int (*fn)(void *ctx, const sl_kentry *
     if (kg < snap->kg_first || kg > snap->kg_last)
         return sl_seterr(err, errlen, "keyed state snapshot: key group %d is outside its range [%d, %d]",
                          kg, snap->kg_first, snap->kg_last);
-    return snap->ops->each(snap, kg, fn, ctx, err, errlen);
+    if (!snap->ttl_any) return snap->ops->each(snap, kg, fn, ctx, err, errlen);
+    ttl_filter f = {snap, fn, ctx};
+    return snap->ops->each(snap, kg, ttl_visit, &f, err, errlen);
 }
 
 void sl_ksnap_release(sl_ksnap *snap)

@@ -72,6 +72,15 @@ int sl_kstate_scan_key(sl_kstate *s, int sid,
 uint64_t sl_kstate_entries(const sl_kstate *s);
 uint64_t sl_kstate_bytes(const sl_kstate *s);
 
+/* State `sid` holds values with a time-to-live (common/vstate.h's
+ * encoding): layout SL_KTTL_VALUE (an i64 expiry first: value and map
+ * entries) or SL_KTTL_LIST ([u32 len][i64 expiry][bytes] elements); 0 turns
+ * it off. Snapshots taken afterwards leave out every entry that has expired
+ * by `clock` at that moment (a list when all its elements have): Flink's
+ * cleanupFullSnapshot. */
+enum { SL_KTTL_NONE = 0, SL_KTTL_VALUE = 1, SL_KTTL_LIST = 2 };
+void sl_kstate_set_ttl(sl_kstate *s, int sid, int layout, int64_t (*clock)(void));
+
 /* ---- snapshots and restore -------------------------------------------- */
 
 /* A raw entry, as snapshots carry it: state id, key group, key, namespace. */

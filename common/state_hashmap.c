@@ -34,10 +34,16 @@
  * written while a snapshot is alive (bench/state_bench.c measures both).
  *
  * sl_ksnap_each sorts a key group's entries on demand into encoded-key
- * order (state_int.h), the order RocksDB keeps. scan_key walks the current
- * key group's table (the hash covers the namespace, so one key's entries
- * are not adjacent) and sorts the matches by namespace, so both backends
- * visit them in the same order.
+ * order (state_int.h), the order RocksDB keeps. The hash covers the
+ * namespace, so one key's entries are not adjacent; scan_key finds them
+ * through a key index instead of walking the key group's table: per state
+ * id that has been scanned once, a table of the same kind (never shared with
+ * snapshots) maps kg|sid|klen|key to the list of that key's namespaces. It
+ * is built by one walk over every table at the first scan of the state id
+ * and kept by put (a new entry) and del from then on, so states that are
+ * never scanned cost nothing, and a scan costs the key's entries: one
+ * lookup per namespace, then a sort by namespace, so both backends visit
+ * them in the same order.
  *
  * Threads: everything runs on the task thread except sl_ksnap_each and
  * sl_ksnap_release, which only read shared (hence frozen) arrays and
@@ -75,6 +81,10 @@ typedef struct hm_state {
     hm_array **tables;  /* per owned key group; NULL until its first put */
     hm_entry **scanv;   /* scan_key's matches, reused */
     size_t scancap;
+    hm_array *kidx[256]; /* per state id: the key index (NULL: not scanned yet);
+                            value: (u32 nslen | ns)* */
+    uint8_t *kbuf;      /* a full key rebuilt from the index, reused */
+    size_t kbufcap;
 } hm_state;
 
 typedef struct hm_snap {
@@ -204,6 +214,87 @@ static int entry_cmp(const void *pa, const void *pb)
     return sl_kenc_cmp(a->data, a->elen, b->data, b->elen);
 }
 
+/* ---- the key index ------------------------------------------------------- */
+
+/* Length of the kg|sid|klen|key prefix of full encoded key k (state_int.h). */
+static inline size_t key_prefix_len(const uint8_t *k) { return 5 + (size_t)sl_get_be16(k + 3); }
+
+/* Add (add = 1) or remove namespace ns of the key of full encoded key k
+ * (kg|sid|klen|key|ns) to or from state id sid's key index. */
+static void kidx_update(hm_state *st, const uint8_t *k, size_t klen, int add)
+{
+    hm_array *a = st->kidx[k[2]];
+    size_t pn = key_prefix_len(k), nslen = klen - pn;
+    const uint8_t *ns = k + pn;
+    uint64_t h = sl_kstate_hash(k, pn);
+    size_t i = array_find(a, h, k, pn);
+    if (i == HM_NOTFOUND) {
+        if (!add) return;
+        if ((size_t)(a->count + 1) * 10 > (a->mask + 1) * 7) {
+            hm_array *g = array_new((a->mask + 1) * 2);
+            for (size_t j = 0; j <= a->mask; j++)
+                if (a->slots[j].e) array_insert(g, a->slots[j].hash, a->slots[j].e);
+            free(a);
+            st->kidx[k[2]] = a = g;
+        }
+        hm_entry *e = entry_new(k, pn, NULL, 0);
+        array_insert(a, h, e);
+        i = array_find(a, h, k, pn);
+    }
+    hm_entry *e = a->slots[i].e;
+    if (add) {
+        size_t vlen = e->vlen + 4 + nslen;
+        if (vlen > e->vcap) {
+            uint32_t cap = vcap_for(vlen);
+            e = sl_realloc(e, sizeof *e + voff(e->elen) + cap);
+            e->vcap = cap;
+            a->slots[i].e = e;
+        }
+        uint8_t *v = hm_val(e) + e->vlen;
+        sl_put_le32(v, (uint32_t)nslen);
+        if (nslen) memcpy(v + 4, ns, nslen);
+        e->vlen = (uint32_t)vlen;
+        return;
+    }
+    uint8_t *v = hm_val(e);
+    for (size_t pos = 0; pos + 4 <= e->vlen;) {
+        size_t n = sl_get_le32(v + pos);
+        if (n == nslen && !memcmp(v + pos + 4, ns, n)) {
+            memmove(v + pos, v + pos + 4 + n, e->vlen - pos - 4 - n);
+            e->vlen -= (uint32_t)(4 + n);
+            break;
+        }
+        pos += 4 + n;
+    }
+    if (e->vlen == 0) {
+        array_remove(a, i);
+        entry_unref(e);
+    }
+}
+
+/* State id sid's key index, built from every table at its first use. */
+static hm_array *kidx_get(hm_state *st, int sid)
+{
+    if (st->kidx[sid]) return st->kidx[sid];
+    st->kidx[sid] = array_new(HM_MIN_SLOTS);
+    for (int t = 0; t < st->ntables; t++) {
+        hm_array *a = st->tables[t];
+        for (size_t i = 0; a && i <= a->mask; i++) {
+            hm_entry *e = a->slots[i].e;
+            if (!e || e->data[0] != sid) continue;
+            size_t n = e->elen + 2;
+            if (n > st->kbufcap) {
+                st->kbufcap = n * 2;
+                st->kbuf = sl_realloc(st->kbuf, st->kbufcap);
+            }
+            sl_put_be16(st->kbuf, (uint16_t)(st->base.kg_first + t));
+            memcpy(st->kbuf + 2, e->data, e->elen);
+            kidx_update(st, st->kbuf, n, 1);
+        }
+    }
+    return st->kidx[sid];
+}
+
 /* ---- operations --------------------------------------------------------- */
 
 static int hm_get(sl_kstate *s, int kg, const uint8_t *k, size_t klen, const void **val,
@@ -254,6 +345,7 @@ static int hm_put(sl_kstate *s, int kg, const uint8_t *k, size_t klen, const voi
     }
     if ((size_t)(a->count + 1) * 10 > (a->mask + 1) * 7) a = table_grow(st, idx);
     array_insert(a, h, entry_new(k2, n, val, vlen));
+    if (st->kidx[k[2]]) kidx_update(st, k, klen, 1);
     s->entries++;
     s->bytes += (n - 3) + vlen; /* key + namespace + value */
     return SL_OK;
@@ -276,6 +368,7 @@ static int hm_del(sl_kstate *s, int kg, const uint8_t *k, size_t klen, char *err
     s->bytes -= (n - 3) + e->vlen;
     array_remove(a, i);
     entry_unref(e);
+    if (st->kidx[k[2]]) kidx_update(st, k, klen, 0);
     return SL_OK;
 }
 
@@ -288,14 +381,26 @@ static int hm_scan(sl_kstate *s, int kg, const uint8_t *prefix, size_t plen, sl_
     const uint8_t *p2 = prefix + 2;
     size_t pn = plen - 2;
     size_t m = 0;
-    for (size_t i = 0; i <= a->mask; i++) {
-        hm_entry *e = a->slots[i].e;
-        if (!e || e->elen < pn || memcmp(e->data, p2, pn) != 0) continue;
+    hm_array *ix = kidx_get(st, prefix[2]);
+    size_t at = array_find(ix, sl_kstate_hash(prefix, plen), prefix, plen);
+    const hm_entry *nsl = at == HM_NOTFOUND ? NULL : ix->slots[at].e;
+    const uint8_t *v = nsl ? nsl->data + voff(nsl->elen) : NULL;
+    for (size_t pos = 0; nsl && pos + 4 <= nsl->vlen;) {
+        size_t nslen = sl_get_le32(v + pos), n = pn + nslen;
+        if (n > st->kbufcap) {
+            st->kbufcap = n * 2;
+            st->kbuf = sl_realloc(st->kbuf, st->kbufcap);
+        }
+        memcpy(st->kbuf, p2, pn);
+        memcpy(st->kbuf + pn, v + pos + 4, nslen);
+        pos += 4 + nslen;
+        size_t i = array_find(a, sl_kstate_hash(st->kbuf, n), st->kbuf, n);
+        SL_ASSERT(i != HM_NOTFOUND); /* the index lists exactly the live entries */
         if (m == st->scancap) {
             st->scancap = st->scancap ? st->scancap * 2 : 16;
             st->scanv = sl_realloc(st->scanv, st->scancap * sizeof *st->scanv);
         }
-        st->scanv[m++] = e;
+        st->scanv[m++] = a->slots[i].e;
     }
     if (m > 1) qsort(st->scanv, m, sizeof *st->scanv, entry_cmp);
     for (size_t i = 0; i < m; i++) {
@@ -372,8 +477,10 @@ static void hm_close(sl_kstate *s)
 {
     hm_state *st = (hm_state *)s;
     for (int i = 0; i < st->ntables; i++) array_unref(st->tables[i]);
+    for (int i = 0; i < 256; i++) array_unref(st->kidx[i]);
     free(st->tables);
     free(st->scanv);
+    free(st->kbuf);
     sl_kstate_base_free(s);
     free(st);
 }

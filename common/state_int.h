@@ -68,6 +68,9 @@ struct sl_kstate {
     size_t rbuf_cap;
     uint64_t entries;           /* maintained by the backend */
     uint64_t bytes;             /* key + namespace + value bytes */
+    uint8_t ttl_layout[SL_KSTATE_MAX_STATES]; /* SL_KTTL_* per state: expired entries are
+                                                 left out of snapshots */
+    int64_t (*ttl_clock)(void); /* the clock their expiry is read against */
 };
 
 /* The common head of a snapshot. */
@@ -80,6 +83,9 @@ typedef struct sl_ksnap_ops {
 struct sl_ksnap {
     const sl_ksnap_ops *ops;
     int kg_first, kg_last;
+    uint8_t ttl_layout[SL_KSTATE_MAX_STATES]; /* the state's, when the snapshot was taken */
+    int ttl_any;                /* some state has a layout: entries are filtered */
+    int64_t ttl_now;            /* the TTL clock when the snapshot was taken */
 };
 
 /* Backend constructors: the base fields are filled in by state.c after the

@@ -14,12 +14,16 @@ struct sl_vstate {
     int sid;
     sl_state_kind kind;
     int64_t ttl_ms;
+    int update_on_read;         /* SL_TTL_ON_READ_AND_WRITE */
+    int return_expired;         /* SL_TTL_RETURN_EXPIRED_IF_NOT_CLEANED_UP */
     char *err;
     size_t errlen;
     uint8_t *buf;               /* scratch: built values and map namespaces */
     size_t cap;
     uint8_t *buf2;              /* a second one, for map namespaces while buf holds a value */
     size_t cap2;
+    uint8_t *buf3;              /* map iteration with TTL: the entries' namespaces */
+    size_t cap3;
     struct sl_vstate *next;
 };
 
@@ -41,8 +45,23 @@ static uint8_t *grow(uint8_t **b, size_t *cap, size_t need)
 sl_vstate *sl_vstate_new(sl_kstate *ks, const char *name, sl_state_kind kind, int64_t ttl_ms,
                          char *err, size_t errlen)
 {
+    sl_state_ttl ttl = {.ttl_ms = ttl_ms};
+    return sl_vstate_new_ttl(ks, name, kind, &ttl, err, errlen);
+}
+
+sl_vstate *sl_vstate_new_ttl(sl_kstate *ks, const char *name, sl_state_kind kind,
+                             const sl_state_ttl *ttl, char *err, size_t errlen)
+{
+    int64_t ttl_ms = ttl->ttl_ms;
     if (ttl_ms < 0) {
         sl_seterr(err, errlen, "state '%s': a negative time-to-live", name);
+        return NULL;
+    }
+    if ((unsigned)ttl->update > SL_TTL_ON_READ_AND_WRITE ||
+        (unsigned)ttl->visibility > SL_TTL_RETURN_EXPIRED_IF_NOT_CLEANED_UP ||
+        (ttl->cleanup & ~(unsigned)(SL_TTL_CLEANUP_ON_READ | SL_TTL_CLEANUP_FULL_SNAPSHOT))) {
+        sl_seterr(err, errlen, "state '%s': an unknown StateTtlConfig update type, visibility or "
+                  "cleanup", name);
         return NULL;
     }
     int sid = sl_kstate_register(ks, name);
@@ -55,6 +74,11 @@ sl_vstate *sl_vstate_new(sl_kstate *ks, const char *name, sl_state_kind kind, in
     s->sid = sid;
     s->kind = kind;
     s->ttl_ms = ttl_ms;
+    s->update_on_read = ttl_ms && ttl->update == SL_TTL_ON_READ_AND_WRITE;
+    s->return_expired = ttl_ms && ttl->visibility == SL_TTL_RETURN_EXPIRED_IF_NOT_CLEANED_UP;
+    if (ttl_ms && (ttl->cleanup & SL_TTL_CLEANUP_FULL_SNAPSHOT))
+        sl_kstate_set_ttl(ks, sid, kind == SL_STATE_LIST ? SL_KTTL_LIST : SL_KTTL_VALUE,
+                          sl_vstate_clock);
     s->err = err;
     s->errlen = errlen;
     return s;
@@ -72,32 +96,23 @@ void sl_vstate_free_all(sl_vstate *list)
         sl_vstate *next = list->next;
         free(list->buf);
         free(list->buf2);
+        free(list->buf3);
         free(list);
         list = next;
     }
 }
 
-static int expired(const sl_vstate *s, const uint8_t *p)
+static int expired_at(const sl_vstate *s, const uint8_t *p, int64_t now)
 {
     if (!s->ttl_ms) return 0;
     int64_t at;
     memcpy(&at, p, 8);
-    return sl_vstate_clock() >= at;
+    return now >= at;
 }
 
-/* Backend value (with the TTL header when there is one) -> user bytes. */
-static int unwrap(sl_vstate *s, const void *ns, size_t nslen, const void *raw, size_t rawlen,
-                  const void **val, size_t *len)
+static int expired(const sl_vstate *s, const uint8_t *p)
 {
-    size_t hdr = s->ttl_ms ? TTL_HDR : 0;
-    if (rawlen < hdr) return sl_seterr(s->err, s->errlen, "state: damaged value");
-    if (expired(s, raw)) {
-        if (sl_kstate_del(s->ks, s->sid, ns, nslen, s->err, s->errlen) != SL_OK) return SL_ERR;
-        return SL_DONE;
-    }
-    *val = (const uint8_t *)raw + hdr;
-    *len = rawlen - hdr;
-    return SL_OK;
+    return s->ttl_ms && expired_at(s, p, sl_vstate_clock());
 }
 
 static int put_wrapped(sl_vstate *s, const void *ns, size_t nslen, const void *val, size_t len)
@@ -106,8 +121,38 @@ static int put_wrapped(sl_vstate *s, const void *ns, size_t nslen, const void *v
     uint8_t *b = grow(&s->buf, &s->cap, TTL_HDR + len);
     int64_t at = sl_vstate_clock() + s->ttl_ms;
     memcpy(b, &at, 8);
-    if (len) memcpy(b + TTL_HDR, val, len);
+    if (len) memmove(b + TTL_HDR, val, len);
     return sl_kstate_put(s->ks, s->sid, ns, nslen, b, TTL_HDR + len, s->err, s->errlen);
+}
+
+/* Backend value (with the TTL header when there is one) -> user bytes,
+ * borrowed until the next call on s. An expired value is removed, and
+ * returned this once when the visibility allows; a value returned under
+ * OnReadAndWrite gets a new expiry. Either way the bytes are first copied
+ * into s->buf, as the backend's are gone after the delete or put. */
+static int unwrap(sl_vstate *s, const void *ns, size_t nslen, const void *raw, size_t rawlen,
+                  const void **val, size_t *len)
+{
+    size_t hdr = s->ttl_ms ? TTL_HDR : 0;
+    if (rawlen < hdr) return sl_seterr(s->err, s->errlen, "state: damaged value");
+    if (expired(s, raw)) {
+        if (s->return_expired) memcpy(grow(&s->buf, &s->cap, rawlen), raw, rawlen);
+        if (sl_kstate_del(s->ks, s->sid, ns, nslen, s->err, s->errlen) != SL_OK) return SL_ERR;
+        if (!s->return_expired) return SL_DONE;
+        *val = s->buf + hdr;
+        *len = rawlen - hdr;
+        return SL_OK;
+    }
+    if (s->update_on_read) {
+        memcpy(grow(&s->buf, &s->cap, rawlen), raw, rawlen);
+        if (put_wrapped(s, ns, nslen, s->buf + hdr, rawlen - hdr) != SL_OK) return SL_ERR;
+        *val = s->buf + hdr;
+        *len = rawlen - hdr;
+        return SL_OK;
+    }
+    *val = (const uint8_t *)raw + hdr;
+    *len = rawlen - hdr;
+    return SL_OK;
 }
 
 int sl_value_get(sl_vstate *s, const void *ns, size_t nslen, const void **val, size_t *len)
@@ -158,21 +203,38 @@ int sl_list_each(sl_vstate *s, const void *ns, size_t nslen,
     /* copy: fn may call into the state */
     uint8_t *b = grow(&s->buf2, &s->cap2, rawlen ? rawlen : 1);
     memcpy(b, raw, rawlen);
-    size_t hdr = s->ttl_ms ? TTL_HDR : 0, pos = 0, live = 0, total = 0;
+    size_t hdr = s->ttl_ms ? TTL_HDR : 0, pos = 0, kept = 0;
+    int changed = 0;
+    int64_t now = hdr ? sl_vstate_clock() : 0, renewed = now + s->ttl_ms;
+    /* with a TTL, first the list as it stays: expired elements removed (read
+     * is cleanup), the others renewed under OnReadAndWrite -- written back
+     * before fn runs, as fn may add to the list */
+    uint8_t *keep = hdr ? grow(&s->buf, &s->cap, rawlen ? rawlen : 1) : NULL;
     while (pos < rawlen) {
         uint32_t l;
         if (rawlen - pos < 4 + hdr) return sl_seterr(s->err, s->errlen, "state: damaged list");
         memcpy(&l, b + pos, 4);
         if (rawlen - pos - 4 - hdr < l) return sl_seterr(s->err, s->errlen, "state: damaged list");
-        total++;
-        if (!expired(s, b + pos + 4)) {
-            live++;
-            if (fn(ctx, b + pos + 4 + hdr, l)) return SL_OK;
+        if (hdr && expired_at(s, b + pos + 4, now)) {
+            changed = 1;
+        } else if (hdr) {
+            memcpy(keep + kept, b + pos, 4 + hdr + l);
+            if (s->update_on_read) memcpy(keep + kept + 4, &renewed, 8), changed = 1;
+            kept += 4 + hdr + l;
         }
         pos += 4 + hdr + l;
     }
-    if (total && !live) return sl_kstate_del(s->ks, s->sid, ns, nslen, s->err, s->errlen);
-    return SL_OK;
+    rc = SL_OK;
+    if (changed && kept) rc = sl_kstate_put(s->ks, s->sid, ns, nslen, keep, kept, s->err, s->errlen);
+    else if (changed) rc = sl_kstate_del(s->ks, s->sid, ns, nslen, s->err, s->errlen);
+    for (pos = 0; rc == SL_OK && pos < rawlen;) {
+        uint32_t l;
+        memcpy(&l, b + pos, 4);
+        int visible = !hdr || s->return_expired || !expired_at(s, b + pos + 4, now);
+        if (visible && fn(ctx, b + pos + 4 + hdr, l)) break;
+        pos += 4 + hdr + l;
+    }
+    return rc;
 }
 
 static int map_scan_run(sl_vstate *s, const void *ns, size_t nslen,
@@ -285,5 +347,26 @@ int sl_map_each(sl_vstate *s, const void *ns, size_t nslen,
                 void *ctx)
 {
     if (!fn) return SL_OK; /* nothing to call */
-    return map_scan_run(s, ns, nslen, fn, ctx, NULL);
+    if (!s->ttl_ms) return map_scan_run(s, ns, nslen, fn, ctx, NULL);
+    /* with a TTL, reading an entry may remove or renew it, which a scan may
+     * not: collect the entries' namespaces (into buf3), then read each */
+    size_t used = 0;
+    int rc = map_scan_run(s, ns, nslen, NULL, NULL, &used);
+    if (rc != SL_OK) return rc;
+    uint8_t *keys = grow(&s->buf3, &s->cap3, used ? used : 1);
+    memcpy(keys, s->buf, used);
+    for (size_t pos = 0; pos < used;) {
+        uint32_t n;
+        memcpy(&n, keys + pos, 4);
+        const uint8_t *m = keys + pos + 4;
+        pos += 4 + n;
+        const void *raw, *val;
+        size_t rawlen, len;
+        rc = sl_kstate_get(s->ks, s->sid, m, n, &raw, &rawlen, s->err, s->errlen);
+        if (rc == SL_OK) rc = unwrap(s, m, n, raw, rawlen, &val, &len);
+        if (rc == SL_DONE) continue;
+        if (rc != SL_OK) return rc;
+        if (fn(ctx, m + 4 + nslen, n - 4 - nslen, val, len)) break;
+    }
+    return SL_OK;
 }

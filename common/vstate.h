@@ -11,9 +11,12 @@
  *   value  namespace = ns;                 value = [ttl? i64 expiry][bytes]
  *   list   namespace = ns;                 value = ([u32 len][ttl? i64 expiry][bytes])*
  *   map    namespace = [u32 nslen][ns][k]; value = [ttl? i64 expiry][bytes]
- * Expiry is processing time (ms) of the last write + ttl; an expired value
- * is never returned (and is removed when seen), as Flink's StateTtlConfig
- * with OnCreateAndWrite / NeverReturnExpired.
+ * Expiry is processing time (ms) of the last write + ttl (with
+ * OnReadAndWrite: of the last access that returned it). An expired value is
+ * removed when read; it is returned that once with ReturnExpiredIfNotCleanedUp
+ * and never with NeverReturnExpired. With SL_TTL_CLEANUP_FULL_SNAPSHOT the
+ * keyed backend is told the state's layout (sl_kstate_set_ttl) and leaves
+ * expired entries out of its snapshots.
  */
 #ifndef SL_VSTATE_H
 #define SL_VSTATE_H
@@ -23,6 +26,8 @@
 /* err/errlen: where failures are described (the operator's err). */
 sl_vstate *sl_vstate_new(sl_kstate *ks, const char *name, sl_state_kind kind, int64_t ttl_ms,
                          char *err, size_t errlen);
+sl_vstate *sl_vstate_new_ttl(sl_kstate *ks, const char *name, sl_state_kind kind,
+                             const sl_state_ttl *ttl, char *err, size_t errlen);
 void sl_vstate_link(sl_vstate **list, sl_vstate *s);
 void sl_vstate_free_all(sl_vstate *list);
 /* The processing-time clock TTL reads (tests replace it). */

@@ -615,7 +615,8 @@ static MHD_RESULT run_or_plan(jm *j, struct MHD_Connection *conn, jar_conn *c, c
     }
     sl_jobgraph *g = sl_jobgraph_parse(text, strlen(text), j->default_parallelism, (int)p, err, sizeof err);
     free(text);
-    if (!g) {
+    if (!g || jm_job_graph_check(j, g, err, sizeof err) != SL_OK) {
+        sl_jobgraph_destroy(g);
         json_decref(body);
         return send_err(conn, 400, "%s", err);
     }

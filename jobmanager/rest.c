@@ -1160,7 +1160,8 @@ static int prepare_submit(route_ctx *rc, reply *r)
     char err[1024];
     sl_jobgraph *g = sl_jobgraph_parse(rc->rq->body, rc->rq->len, j->default_parallelism, (int)p,
                                        err, sizeof err);
-    if (!g) {
+    if (!g || jm_job_graph_check(j, g, err, sizeof err) != SL_OK) {
+        sl_jobgraph_destroy(g);
         reply_err(r, 400, "%s", err);
         return SL_ERR;
     }

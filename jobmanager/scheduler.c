@@ -27,6 +27,7 @@
 #include <stdlib.h>
 
 #include "jm.h"
+#include "kafka_common.h"
 #include "ha.h"
 #include "log.h"
 
@@ -288,10 +289,12 @@ static void settings_read(jm_settings *st, const sl_config *c)
     }
 }
 
-void jm_job_settings(jm *j, jm_job *job)
+/* The settings of graph g: the cluster's configuration, with the job's own
+ * "config" keys over it (checked at parse). */
+static void graph_settings(const jm *j, const sl_jobgraph *g, jm_settings *st)
 {
-    if (!job->g->conf || !json_object_size(job->g->conf)) {
-        settings_read(&job->set, j->conf);
+    if (!g->conf || !json_object_size(g->conf)) {
+        settings_read(st, j->conf);
         return;
     }
     /* the cluster's configuration, then the job's keys over it (checked at parse) */
@@ -303,9 +306,21 @@ void jm_job_settings(jm *j, jm_job *job)
     }
     const char *k;
     json_t *v;
-    json_object_foreach(job->g->conf, k, v) sl_config_set(c, k, json_string_value(v), NULL, NULL, 0);
-    settings_read(&job->set, c);
+    json_object_foreach(g->conf, k, v) sl_config_set(c, k, json_string_value(v), NULL, NULL, 0);
+    settings_read(st, c);
     sl_config_destroy(c);
+}
+
+void jm_job_settings(jm *j, jm_job *job) { graph_settings(j, job->g, &job->set); }
+
+int jm_job_graph_check(const jm *j, const sl_jobgraph *g, char *err, size_t errlen)
+{
+    jm_settings st;
+    graph_settings(j, g, &st);
+    for (int i = 0; i < g->nv; i++)
+        if (kk_sink_check_interval(&g->v[i], st.cp_interval_ms, err, errlen) != SL_OK)
+            return SL_ERR;
+    return SL_OK;
 }
 
 /* Flink's ExponentialDelayRestartBackoffTimeStrategy: the first restart

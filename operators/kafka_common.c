@@ -375,6 +375,37 @@ static int jstring(jcur *c, kf_buf *str, const char **out, size_t *outlen, char 
     return SL_OK;
 }
 
+/* After a member of an object or array closed by `close`: 1 when a ','
+ * announces another (consumed), 0 when `close` ends it (consumed), SL_ERR
+ * otherwise. */
+static int jnext(jcur *c, char close, char *why, size_t whylen)
+{
+    jws(c);
+    if (c->p < c->e && *c->p == ',') {
+        c->p++;
+        return 1;
+    }
+    if (c->p < c->e && *c->p == close) {
+        c->p++;
+        return 0;
+    }
+    return sl_seterr(why, whylen, "expected ',' or '%c'", close);
+}
+
+/* An object member's name and its ':' (the name unescaped into str when it
+ * has escapes). */
+static int jname(jcur *c, kf_buf *str, const char **name, size_t *nlen, const char *what,
+                 char *why, size_t whylen)
+{
+    jws(c);
+    if (c->p >= c->e || *c->p != '"') return sl_seterr(why, whylen, "expected %s", what);
+    if (jstring(c, str, name, nlen, why, whylen)) return SL_ERR;
+    jws(c);
+    if (c->p >= c->e || *c->p != ':') return sl_seterr(why, whylen, "expected ':'");
+    c->p++;
+    return SL_OK;
+}
+
 /* Skip one value (any kind); its span is [*start, c->p). */
 static int jskip(jcur *c, int depth, kf_buf *str, char *why, size_t whylen)
 {
@@ -407,16 +438,8 @@ static int jskip(jcur *c, int depth, kf_buf *str, char *why, size_t whylen)
                 c->p++;
             }
             if (jskip(c, depth + 1, str, why, whylen)) return SL_ERR;
-            jws(c);
-            if (c->p < c->e && *c->p == ',') {
-                c->p++;
-                continue;
-            }
-            if (c->p < c->e && *c->p == close) {
-                c->p++;
-                return SL_OK;
-            }
-            return sl_seterr(why, whylen, "expected ',' or '%c'", close);
+            int more = jnext(c, close, why, whylen);
+            if (more <= 0) return more;
         }
     }
     const char *s = c->p;
@@ -500,15 +523,10 @@ static int decode_json_obj(const kf_codec *cd, jcur *cur, sl_value *vals, kf_buf
     if (c.p < c.e && *c.p == '}') {
         c.p++;
     } else {
-        for (;;) {
-            jws(&c);
-            if (c.p >= c.e || *c.p != '"') return sl_seterr(why, whylen, "expected a field name");
+        for (int more = 1; more;) {
             const char *key;
             size_t klen, mark = str->len;
-            if (jstring(&c, str, &key, &klen, why, whylen)) return SL_ERR;
-            jws(&c);
-            if (c.p >= c.e || *c.p != ':') return sl_seterr(why, whylen, "expected ':'");
-            c.p++;
+            if (jname(&c, str, &key, &klen, "a field name", why, whylen)) return SL_ERR;
             int col = -1;
             for (int i = 0; i < cd->n; i++)
                 if (cd->namelen[i] == klen && !memcmp(cd->name[i], key, klen)) {
@@ -521,16 +539,7 @@ static int decode_json_obj(const kf_codec *cd, jcur *cur, sl_value *vals, kf_buf
             } else if (jskip(&c, 1, str, why, whylen)) {
                 return SL_ERR;
             }
-            jws(&c);
-            if (c.p < c.e && *c.p == ',') {
-                c.p++;
-                continue;
-            }
-            if (c.p < c.e && *c.p == '}') {
-                c.p++;
-                break;
-            }
-            return sl_seterr(why, whylen, "expected ',' or '}'");
+            if ((more = jnext(&c, '}', why, whylen)) < 0) return SL_ERR;
         }
     }
     *cur = c;
@@ -544,6 +553,45 @@ static int decode_json(const kf_codec *cd, const char *p, size_t n, sl_value *va
     if (decode_json_obj(cd, &c, vals, str, why, whylen) != SL_OK) return SL_ERR;
     jws(&c);
     if (c.p != c.e) return sl_seterr(why, whylen, "trailing characters after the object");
+    return SL_OK;
+}
+
+/* ---- headers -------------------------------------------------------------- */
+
+int kf_headers_parse(const char *p, size_t n, kf_buf *str,
+                     int (*fn)(void *ctx, const char *name, size_t nlen, const char *val,
+                               size_t vlen),
+                     void *ctx, char *why, size_t whylen)
+{
+    jcur c = {p, p + n};
+    str->len = 0;
+    kf_buf_reserve(str, n + 1); /* unescaped text is never longer: no realloc below */
+    jws(&c);
+    if (c.p >= c.e || *c.p != '{') return sl_seterr(why, whylen, "the headers are not a JSON object");
+    c.p++;
+    jws(&c);
+    if (c.p < c.e && *c.p == '}') c.p++;
+    else
+        for (int more = 1; more;) {
+            const char *name, *val = NULL;
+            size_t nlen, vlen = 0;
+            if (jname(&c, str, &name, &nlen, "a header name", why, whylen)) return SL_ERR;
+            jws(&c);
+            if (c.p < c.e && *c.p == '"') {
+                if (jstring(&c, str, &val, &vlen, why, whylen) != SL_OK) return SL_ERR;
+            } else if (c.e - c.p >= 4 && !memcmp(c.p, "null", 4)) {
+                c.p += 4;
+            } else {
+                return sl_seterr(why, whylen, "header '%.*s': the value must be a string or null",
+                                 (int)SL_MIN(nlen, 64), name);
+            }
+            if (fn(ctx, name, nlen, val, vlen) != SL_OK)
+                return sl_seterr(why, whylen, "header '%.*s' cannot be added",
+                                 (int)SL_MIN(nlen, 64), name);
+            if ((more = jnext(&c, '}', why, whylen)) < 0) return SL_ERR;
+        }
+    jws(&c);
+    if (c.p != c.e) return sl_seterr(why, whylen, "trailing characters after the headers");
     return SL_OK;
 }
 
@@ -574,15 +622,10 @@ static int decode_dbz_env(const kf_codec *cd, jcur *c, int depth, dbz_out *o, kf
         return SL_OK;
     }
     for (;;) {
-        jws(c);
-        if (c->p >= c->e || *c->p != '"') return sl_seterr(why, whylen, "expected a field name");
         const char *key;
         size_t klen, mark = str->len;
-        if (jstring(c, str, &key, &klen, why, whylen)) return SL_ERR;
+        if (jname(c, str, &key, &klen, "a field name", why, whylen)) return SL_ERR;
         str->len = mark; /* the names compared below never need unescaping */
-        jws(c);
-        if (c->p >= c->e || *c->p != ':') return sl_seterr(why, whylen, "expected ':'");
-        c->p++;
         jws(c);
         bool isobj = c->p < c->e && *c->p == '{';
         bool before = key_is(key, klen, "before"), after = key_is(key, klen, "after");
@@ -615,16 +658,8 @@ static int decode_dbz_env(const kf_codec *cd, jcur *c, int depth, dbz_out *o, kf
                 return SL_ERR;
             }
         }
-        jws(c);
-        if (c->p < c->e && *c->p == ',') {
-            c->p++;
-            continue;
-        }
-        if (c->p < c->e && *c->p == '}') {
-            c->p++;
-            return SL_OK;
-        }
-        return sl_seterr(why, whylen, "expected ',' or '}'");
+        int more = jnext(c, '}', why, whylen);
+        if (more <= 0) return more;
     }
 }
 

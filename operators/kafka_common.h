@@ -67,6 +67,17 @@ int kf_decode_debezium(const kf_codec *c, const char *p, size_t n, sl_value *bef
  * SL_ERR with why (a csv row that is not an insert). */
 int kf_encode(const kf_codec *c, const sl_row *row, kf_buf *out, char *why, size_t whylen);
 
+/* The headers column's text -- a JSON object of name -> string or null,
+ * as the source writes it -- one fn(ctx, name, nlen, value, vlen) per
+ * header in order (value NULL for null; both borrowed from p or str, valid
+ * until the next call). str is scratch (reserved here: no allocation once it
+ * has grown). SL_ERR with why when the text is not such an object or fn
+ * fails. */
+int kf_headers_parse(const char *p, size_t n, kf_buf *str,
+                     int (*fn)(void *ctx, const char *name, size_t nlen, const char *val,
+                               size_t vlen),
+                     void *ctx, char *why, size_t whylen);
+
 /* s[0..n) as a JSON string (quoted, escaped) appended to b. */
 void kf_json_string(kf_buf *b, const char *s, size_t n);
 
@@ -95,6 +106,13 @@ int kf_conf_build(const sl_vertex *v, const char *const *reserved, rd_kafka_conf
 /* The value of property `name` (librdkafka name, e.g. "group.id") given in
  * the vertex config, or dflt. Borrowed. */
 const char *kf_prop(const sl_vertex *v, const char *name, const char *dflt);
+
+/* Submission check of an exactly-once kafka / upsert-kafka sink vertex
+ * (SL_OK for any other vertex): its transaction.timeout.ms must exceed the
+ * job's checkpoint interval plus the sink's margin, or the broker aborts
+ * transactions before their checkpoints commit them. SL_ERR with both
+ * numbers in err. */
+int kk_sink_check_interval(const sl_vertex *v, int64_t interval_ms, char *err, size_t errlen);
 
 /* Parse "2026-01-01 00:00:00.123" / "2026-01-01T00:00:00.123Z" (fraction
  * optional, up to 9 digits, milliseconds kept) into epoch ms (UTC). */

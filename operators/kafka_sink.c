@@ -11,6 +11,13 @@
  *   format | value.format          json | csv | raw | debezium-json (the value)
  *   key.format, key.fields         optional key: columns "a;b" in that format
  *   value.fields-include           ALL | EXCEPT_KEY
+ *   metadata.timestamp             an input column (TIMESTAMP) written as the
+ *                                  record's timestamp (NULL: the producer's clock)
+ *                                  instead of the row's event time
+ *   metadata.headers               an input column (STRING: the source's JSON
+ *                                  object of name -> string or null) written
+ *                                  as the record's headers
+ *   (metadata columns are not written by the formats)
  *
  * upsert-kafka-sink (its own type, same code): key.format + primary-key;
  * +I/+U write the value, -D a tombstone, -U is dropped (Flink's upsert-kafka).
@@ -62,10 +69,12 @@
  *
  * transaction.timeout.ms must exceed the checkpoint interval plus a margin,
  * or the broker aborts transactions before their checkpoint commits them.
- * Neither plan() nor open() can see the interval (daemon configuration), so
- * the sink measures it: a transaction whose age at its barrier plus the
- * margin (10 s, or half the timeout when that is smaller) reaches the
- * timeout fails the task, naming both numbers.
+ * The JobManager refuses such a job at submission (kk_sink_check_interval,
+ * called with the job's effective interval: the cluster's setting with the
+ * job's "config" over it), naming both numbers. The sink also measures it,
+ * for what the interval cannot show (min-pause, slow checkpoints): a
+ * transaction whose age at its barrier plus the margin (10 s, or half the
+ * timeout when that is smaller) reaches the timeout fails the task.
  *
  * Blob (exactly-once only), little-endian, version 1: u8 version, "SLKK",
  * u32 owner subtask, u64 next n, u32 npending, npending x { i64 cpid,
@@ -106,6 +115,8 @@ typedef struct kk_plan {
     bool has_key;
     kf_codec key;
     int64_t txn_timeout_ms;
+    int ts_col;                 /* "metadata" timestamp column, -1 = the row's event time */
+    int hdr_col;                /* "metadata" headers column, -1 = none */
 } kk_plan;
 
 /* What a producer shares with the threads that may serve its callbacks and
@@ -136,6 +147,7 @@ typedef struct kk_state {
     int32_t npart;              /* the topic's partitions (fixed / round-robin) */
     uint64_t rr;
     kf_buf val, key;
+    kf_buf hdrstr;              /* scratch of the headers column's parse */
     uint64_t since_poll;
     /* exactly-once */
     kk_txn cur;                 /* cur.sh NULL: no open transaction */
@@ -160,6 +172,34 @@ static void kk_plan_free(void *p)
 }
 
 static const char *const kk_reserved[] = {"transactional.id", "enable.idempotence", NULL};
+
+/* "metadata.timestamp" / "metadata.headers": the input columns written as
+ * the record's timestamp and headers (Flink's writable metadata). */
+static int kk_plan_metadata(const sl_vertex *v, const sl_schema *in, kk_plan *pl, char *err,
+                            size_t errlen)
+{
+    static const char *const keys[] = {"metadata.timestamp", "metadata.headers"};
+    int *slots[] = {&pl->ts_col, &pl->hdr_col};
+    const sl_type want[] = {SL_T_TIMESTAMP, SL_T_STRING};
+    pl->ts_col = pl->hdr_col = -1;
+    for (int i = 0; i < 2; i++) {
+        const char *col = sl_vconf_str(v, keys[i], NULL);
+        if (!col) continue;
+        int c = sl_schema_find(in, col);
+        if (c < 0)
+            return sl_seterr(err, errlen, "vertex '%s': option '%s': the input has no column '%s'",
+                             v->id, keys[i], col);
+        if (in->fields[c].type != want[i])
+            return sl_seterr(err, errlen, "vertex '%s': option '%s': column '%s' is %s, not %s",
+                             v->id, keys[i], col, sl_type_name(in->fields[c].type),
+                             sl_type_name(want[i]));
+        *slots[i] = c;
+    }
+    if (pl->ts_col >= 0 && pl->ts_col == pl->hdr_col)
+        return sl_seterr(err, errlen, "vertex '%s': one column for both the timestamp and the "
+                         "headers", v->id);
+    return SL_OK;
+}
 
 static void *kk_plan_common(sl_plan_ctx *pc, bool upsert, char *err, size_t errlen)
 {
@@ -199,11 +239,13 @@ static void *kk_plan_common(sl_plan_ctx *pc, bool upsert, char *err, size_t errl
                   "fixed or round-robin", v->id, part);
         goto fail;
     }
-    int phys[SL_MAX_FIELDS], kcols[SL_MAX_FIELDS], vcols[SL_MAX_FIELDS], nk = 0, nv = 0;
-    for (int i = 0; i < in->n; i++) phys[i] = i;
+    int phys[SL_MAX_FIELDS], kcols[SL_MAX_FIELDS], vcols[SL_MAX_FIELDS], nk = 0, nv = 0, np = 0;
+    if (kk_plan_metadata(v, in, pl, err, errlen) != SL_OK) goto fail;
+    for (int i = 0; i < in->n; i++)
+        if (i != pl->ts_col && i != pl->hdr_col) phys[np++] = i;
     kf_format f;
     pl->upsert = upsert;
-    if (kf_key_value_plan(v, in, phys, in->n, upsert, &f, kcols, &nk, vcols, &nv, err, errlen))
+    if (kf_key_value_plan(v, in, phys, np, upsert, &f, kcols, &nk, vcols, &nv, err, errlen))
         goto fail;
     if (kf_codec_init(&pl->value, f, in, vcols, nv, v->id, err, errlen) != SL_OK) goto fail;
     if (nk) {
@@ -546,6 +588,12 @@ static int eos_start(sl_op *op, kk_state *st)
     return txn_begin(op, st);
 }
 
+static int add_header(void *ctx, const char *name, size_t nlen, const char *val, size_t vlen)
+{
+    rd_kafka_resp_err_t e = rd_kafka_header_add(ctx, name, (ssize_t)nlen, val, (ssize_t)vlen);
+    return e == RD_KAFKA_RESP_ERR_NO_ERROR ? SL_OK : SL_ERR;
+}
+
 static int kk_process(sl_op *op, int input, sl_row *row)
 {
     const kk_plan *pl = op->plan;
@@ -571,6 +619,19 @@ static int kk_process(sl_op *op, int input, sl_row *row)
     if ((!tombstone && kf_encode(&pl->value, row, &st->val, why, sizeof why) != SL_OK) ||
         (pl->has_key && kf_encode(&pl->key, row, &st->key, why, sizeof why) != SL_OK))
         return sl_op_fail(op, "kafka sink '%s': %s", pl->vid, why);
+    int64_t ts = row->ts == SL_TS_NONE ? 0 : row->ts;
+    if (pl->ts_col >= 0) ts = row->vals[pl->ts_col].isnull ? 0 : row->vals[pl->ts_col].v.i;
+    rd_kafka_headers_t *hdrs = NULL;
+    if (pl->hdr_col >= 0 && !row->vals[pl->hdr_col].isnull) {
+        const sl_value *hv = &row->vals[pl->hdr_col];
+        hdrs = rd_kafka_headers_new(8);
+        if (kf_headers_parse(hv->v.s.p, hv->v.s.len, &st->hdrstr, add_header, hdrs, why,
+                             sizeof why) != SL_OK) {
+            rd_kafka_headers_destroy(hdrs);
+            return sl_op_fail(op, "kafka sink '%s': column '%s': %s", pl->vid,
+                              op->in->fields[pl->hdr_col].name, why);
+        }
+    }
     int32_t partition = RD_KAFKA_PARTITION_UA;
     if (pl->partitioner == PART_FIXED) partition = op->subtask % st->npart;
     else if (pl->partitioner == PART_RR) partition = (int32_t)(st->rr++ % (uint64_t)st->npart);
@@ -582,15 +643,19 @@ static int kk_process(sl_op *op, int input, sl_row *row)
             RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
             RD_KAFKA_V_VALUE(null_value ? NULL : st->val.p, null_value ? 0 : st->val.len),
             RD_KAFKA_V_KEY(pl->has_key ? st->key.p : NULL, pl->has_key ? st->key.len : 0),
-            RD_KAFKA_V_TIMESTAMP(row->ts == SL_TS_NONE ? 0 : row->ts),
+            RD_KAFKA_V_TIMESTAMP(ts), RD_KAFKA_V_HEADERS(hdrs),
             RD_KAFKA_V_OPAQUE((void *)(uintptr_t)slot), RD_KAFKA_V_END);
-        if (e == RD_KAFKA_RESP_ERR_NO_ERROR) break;
+        if (e == RD_KAFKA_RESP_ERR_NO_ERROR) break; /* librdkafka owns hdrs now */
         atomic_fetch_sub(&sh->inflight[slot % KK_SLOTS], 1);
+        if (e != RD_KAFKA_RESP_ERR__QUEUE_FULL && hdrs) rd_kafka_headers_destroy(hdrs);
         if (e != RD_KAFKA_RESP_ERR__QUEUE_FULL)
             return sl_op_fail(op, "kafka sink '%s': cannot produce to topic '%s': %s", pl->vid,
                               pl->topic, rd_kafka_err2str(e));
         rd_kafka_poll(sh->rk, 10); /* backpressure: wait for deliveries */
-        if (check_failed(op, sh) != SL_OK) return SL_ERR;
+        if (check_failed(op, sh) != SL_OK) {
+            if (hdrs) rd_kafka_headers_destroy(hdrs);
+            return SL_ERR;
+        }
     }
     if (pl->guarantee == DG_EOS && (++st->cur.records & 4095) == 0) publish_txns(op, st);
     if (++st->since_poll >= 256) {
@@ -797,6 +862,7 @@ static void kk_close(sl_op *op)
     shared_unref(st->sh);
     kf_buf_free(&st->val);
     kf_buf_free(&st->key);
+    kf_buf_free(&st->hdrstr);
     free(st);
     op->priv = NULL;
 }
@@ -804,12 +870,12 @@ static void kk_close(sl_op *op)
 static const char *const kk_options[] = {
     "topic", "properties.*", "sink.delivery-guarantee", "sink.transactional-id-prefix",
     "sink.partitioner", "format", "value.format", "key.format", "key.fields",
-    "value.fields-include", "sink.parallelism", NULL};
+    "value.fields-include", "sink.parallelism", "metadata.timestamp", "metadata.headers", NULL};
 
 static const char *const kk_upsert_options[] = {
     "topic", "properties.*", "sink.delivery-guarantee", "sink.transactional-id-prefix",
     "sink.partitioner", "value.format", "key.format", "primary-key", "value.fields-include",
-    "sink.parallelism", NULL};
+    "sink.parallelism", "metadata.timestamp", "metadata.headers", NULL};
 
 const sl_op_def sl_op_kafka_sink = {
     .abi = SL_OP_ABI_VERSION,
@@ -827,6 +893,24 @@ const sl_op_def sl_op_kafka_sink = {
     .checkpoint_complete = kk_checkpoint_complete,
     .checkpoint_abort = kk_checkpoint_abort,
 };
+
+extern const sl_op_def sl_op_upsert_kafka_sink;
+
+int kk_sink_check_interval(const sl_vertex *v, int64_t interval_ms, char *err, size_t errlen)
+{
+    if (v->def != &sl_op_kafka_sink && v->def != &sl_op_upsert_kafka_sink) return SL_OK;
+    const kk_plan *pl = v->plan;
+    if (!pl || pl->guarantee != DG_EOS || interval_ms <= 0 || pl->txn_timeout_ms <= 0) return SL_OK;
+    int64_t margin = SL_MIN(KK_MARGIN_MS, pl->txn_timeout_ms / 2);
+    if (interval_ms + margin < pl->txn_timeout_ms) return SL_OK;
+    return sl_seterr(err, errlen, "kafka sink '%s': properties.transaction.timeout.ms is %lld ms, "
+                     "but execution.checkpointing.interval is %lld ms and a margin of %lld ms is "
+                     "needed: the broker would abort transactions before their checkpoint "
+                     "commits them; raise transaction.timeout.ms above %lld ms or checkpoint "
+                     "more often", pl->vid, (long long)pl->txn_timeout_ms,
+                     (long long)interval_ms, (long long)margin,
+                     (long long)(interval_ms + margin));
+}
 
 /* upsert-kafka: the same sink, keyed by the primary key, writing the latest
  * value of each key and a tombstone for a delete. */

@@ -22,6 +22,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <librdkafka/rdkafka.h>
+
 #include "kafka_txn.h"
 #include "sl.h"
 
@@ -304,4 +306,46 @@ int kf_txn_end(const char *bootstrap, const char *txn_id, int64_t producer_id, i
                              timeout_ms);
         usleep(200 * 1000);
     }
+}
+
+/* ---- fencing through librdkafka ---------------------------------------------- */
+
+int kf_txn_fence(const char *bootstrap, const char *txn_id, const char *const *props, int nprops,
+                 int timeout_ms, char *why, size_t whylen)
+{
+    rd_kafka_conf_t *conf = rd_kafka_conf_new();
+    char e[512];
+    if (rd_kafka_conf_set(conf, "bootstrap.servers", bootstrap, e, sizeof e) != RD_KAFKA_CONF_OK ||
+        rd_kafka_conf_set(conf, "transactional.id", txn_id, e, sizeof e) != RD_KAFKA_CONF_OK ||
+        rd_kafka_conf_set(conf, "log_level", "3", e, sizeof e) != RD_KAFKA_CONF_OK) {
+        rd_kafka_conf_destroy(conf);
+        return sl_seterr(why, whylen, "%s", e);
+    }
+    for (int i = 0; i < nprops; i++) {
+        char name[256];
+        const char *eq = strchr(props[i], '=');
+        if (!eq || eq == props[i] || (size_t)(eq - props[i]) >= sizeof name) {
+            rd_kafka_conf_destroy(conf);
+            return sl_seterr(why, whylen, "property '%s' is not name=value", props[i]);
+        }
+        snprintf(name, sizeof name, "%.*s", (int)(eq - props[i]), props[i]);
+        if (rd_kafka_conf_set(conf, name, eq + 1, e, sizeof e) != RD_KAFKA_CONF_OK) {
+            rd_kafka_conf_destroy(conf);
+            return sl_seterr(why, whylen, "property '%s': %s", name, e);
+        }
+    }
+    rd_kafka_t *rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, e, sizeof e);
+    if (!rk) {
+        rd_kafka_conf_destroy(conf);
+        return sl_seterr(why, whylen, "%s", e);
+    }
+    int rc = SL_OK;
+    rd_kafka_error_t *err = rd_kafka_init_transactions(rk, timeout_ms);
+    if (err) {
+        rc = sl_seterr(why, whylen, "cannot initialise transactional.id '%s' at %s: %s", txn_id,
+                       bootstrap, rd_kafka_error_string(err));
+        rd_kafka_error_destroy(err);
+    }
+    rd_kafka_destroy(rk);
+    return rc;
 }

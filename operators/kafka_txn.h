@@ -23,4 +23,13 @@
 int kf_txn_end(const char *bootstrap, const char *txn_id, int64_t producer_id, int16_t epoch,
                int commit, int timeout_ms, char *why, size_t whylen);
 
+/* Abort the open transaction of transactional.id txn_id, whatever producer
+ * left it (a dead job's sink): a producer of that id is initialised, which
+ * fences every earlier producer of the id and aborts its transaction, then
+ * closed. bootstrap as above; props are extra librdkafka properties
+ * "name=value" (nprops of them, e.g. security settings). SL_OK, or SL_ERR
+ * with librdkafka's error in why. Blocks up to timeout_ms; for the CLI. */
+int kf_txn_fence(const char *bootstrap, const char *txn_id, const char *const *props, int nprops,
+                 int timeout_ms, char *why, size_t whylen);
+
 #endif

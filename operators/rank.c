@@ -11,6 +11,9 @@
  *                    DESC each; ASC puts NULLs first, DESC last (Flink's
  *                    defaults)
  *   "limit":         N                         rank end, 1..SL_RANK_MAX_N
+ *   "rank-start":    M                         optional rank start, 1..N (default
+ *                    1): only ranks M..N go out (Flink's `rn BETWEEN M AND N`;
+ *                    the state still holds ranks 1..N)
  *   "row-number":    "rn"                      optional: append the rank as a
  *                    BIGINT column of that name; absent = no rank column
  *   "input-changelog": "insert-only" (default) | "retract"
@@ -44,6 +47,9 @@
  *     +U[new, i]; a position that is new +I[new, i], one that is gone
  *     -D[old, i] (rows after an inserted one shift down one position each,
  *     as Flink emits them).
+ * With a rank start M > 1 both forms look at positions M..N only: a row
+ * that moves within 1..M-1 changes nothing outside, one pushed from M-1 to
+ * M enters the output.
  *
  * State per partition key, in op->kstate:
  *   "top"   the list as one value: i64 last update, i64 TTL timer time, u64
@@ -274,6 +280,7 @@ typedef struct rank_plan {
     int ord[SL_MAX_KEY_COLS];
     unsigned char desc[SL_MAX_KEY_COLS];
     int64_t limit;
+    int64_t start;         /* the first rank that goes out (1..limit) */
     int row_number;        /* output the rank as the last column */
     int retract;           /* keep every row ("rows") so retractions can promote */
     int64_t ttl_ms;
@@ -331,6 +338,12 @@ static void *rank_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
     if (pl->limit < 1 || pl->limit > SL_RANK_MAX_N) {
         sl_seterr(err, errlen, "vertex '%s': limit must be between 1 and %d, not %lld", pl->vid,
                   SL_RANK_MAX_N, (long long)pl->limit);
+        goto fail;
+    }
+    if (sl_vconf_int(v, "rank-start", 1, &pl->start, err, errlen) != SL_OK) goto fail;
+    if (pl->start < 1 || pl->start > pl->limit) {
+        sl_seterr(err, errlen, "vertex '%s': rank-start must be between 1 and limit (%lld), not "
+                  "%lld", pl->vid, (long long)pl->limit, (long long)pl->start);
         goto fail;
     }
     pl->wend = -1;
@@ -478,15 +491,16 @@ static inline bool ent_same(const rank_ent *a, const rank_ent *b)
     return a->rklen == b->rklen && !memcmp(a->rk, b->rk, a->rklen);
 }
 
-/* The changelog from list old[0..nold) to new[0..nnew) (see the top). */
+/* The changelog from list old[0..nold) to new[0..nnew) (see the top), over
+ * the positions from the rank start on. */
 static int emit_diff(sl_op *op, int nold, int nnew, int64_t ts)
 {
     const rank_plan *pl = op->plan;
     rank_state *st = op->priv;
-    int rc = SL_OK;
+    int rc = SL_OK, first = (int)pl->start - 1;
     if (pl->row_number) {
         int n = nold > nnew ? nold : nnew;
-        for (int i = 0; rc == SL_OK && i < n; i++) {
+        for (int i = first; rc == SL_OK && i < n; i++) {
             if (i < nold && i < nnew) {
                 if (ent_same(&st->old[i], &st->new_[i])) continue;
                 rc = emit_ent(op, SL_KIND_UPDATE_BEFORE, &st->old[i], i + 1, st->va, ts);
@@ -501,7 +515,7 @@ static int emit_diff(sl_op *op, int nold, int nnew, int64_t ts)
     }
     /* both lists are in rank-key order: merge them */
     for (int pass = 0; pass < 2 && rc == SL_OK; pass++) {
-        int i = 0, j = 0;
+        int i = first, j = first;
         while (rc == SL_OK && (i < nold || j < nnew)) {
             int c;
             if (i >= nold) c = 1;
@@ -808,6 +822,7 @@ static int rank_process(sl_op *op, int input, sl_row *row)
  * final list (+I rows) and forget it. */
 static int rank_fire_window(sl_op *op, int64_t time)
 {
+    const rank_plan *pl = op->plan;
     rank_state *st = op->priv;
     char err[256];
     const void *val;
@@ -821,7 +836,7 @@ static int rank_fire_window(sl_op *op, int64_t time)
     if (top_parse(op, &count) != SL_OK) return SL_ERR;
     if (sl_kstate_del(op->kstate, st->sid_top, no_ns, 0, err, sizeof err) != SL_OK)
         return state_err(op, err);
-    for (int i = 0; i < count; i++) {
+    for (int i = (int)pl->start - 1; i < count; i++) {
         rc = emit_ent(op, SL_KIND_INSERT, &st->old[i], i + 1, st->va, time);
         if (rc != SL_OK) return rc;
     }
@@ -871,7 +886,7 @@ static int keyed_restore(sl_op *op, const void *const *blobs, const size_t *lens
     return SL_OK;
 }
 
-static const char *const rank_options[] = {"partition-by", "order-by", "limit", "row-number",
+static const char *const rank_options[] = {"partition-by", "order-by", "limit", "rank-start", "row-number",
                                            "input-changelog", "state.ttl",
                                            "table.exec.state.ttl", "window-end", NULL};
 

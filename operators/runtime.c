@@ -334,12 +334,20 @@ int64_t sl_op_processing_time(const sl_op *op)
 
 sl_vstate *sl_op_state(sl_op *op, const char *name, sl_state_kind kind, int64_t ttl_ms)
 {
+    sl_state_ttl ttl = {.ttl_ms = ttl_ms};
+    return sl_op_state_ttl(op, name, kind, &ttl);
+}
+
+sl_vstate *sl_op_state_ttl(sl_op *op, const char *name, sl_state_kind kind, const sl_state_ttl *ttl)
+{
     rt_data *rt = op->rt;
     if (!op->kstate) {
         sl_op_fail(op, "%s: state '%s' needs a keyed operator", op->task_name, name);
         return NULL;
     }
-    sl_vstate *s = sl_vstate_new(op->kstate, name, kind, ttl_ms, op->err, sizeof op->err);
+    sl_state_ttl none = {0};
+    sl_vstate *s = sl_vstate_new_ttl(op->kstate, name, kind, ttl ? ttl : &none, op->err,
+                                     sizeof op->err);
     if (s) sl_vstate_link(&rt->states, s);
     return s;
 }

@@ -9,6 +9,9 @@
  *                            (default 0; "INTERVAL '5' SECOND" works too)
  *   "idle-timeout": "30 s"   mark the output idle after this long without a
  *                            row (default 0 = never)
+ *   "library", "function"    instead of "column": a timestamp assigner
+ *                            (sl_timestamp_assigner, common/datastream.h)
+ *                            in a C job's shared object, called per row
  *   "interval":     "200 ms" how often the watermark is emitted
  *                            (pipeline.auto-watermark-interval; the operator
  *                            cannot read daemon configuration, so the job
@@ -32,18 +35,22 @@
  * upstream are ignored except the end-of-input maximum (INT64_MAX), which is
  * forwarded so every downstream window fires.
  */
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "datastream.h"
 #include "expr.h"
 #include "jobgraph.h"
 #include "operator.h"
+#include "userfn.h"
 
 typedef struct wm_plan {
     char *vid;            /* vertex id, for runtime messages */
     char *colname;        /* the time column's name, for messages */
-    int col;              /* its index in the input */
+    int col;              /* its index in the input; -1 with an assigner */
+    char *library, *function; /* the timestamp assigner, or NULL */
     int64_t delay_ms;     /* bounded out-of-orderness */
     int64_t idle_ms;      /* 0: idleness detection off */
     int64_t interval_ms;  /* 0: emit after every advancing row */
@@ -57,6 +64,8 @@ typedef struct wm_state {
                              (INT64_MIN before the first tick) */
     int idle;             /* the output is currently marked idle */
     int ended;            /* the end-of-input watermark went out */
+    const sl_timestamp_assigner *assigner; /* loaded from the plan's library, or NULL */
+    void *dl;             /* its dlopen handle */
 } wm_state;
 
 static void wm_plan_free(void *p)
@@ -65,6 +74,8 @@ static void wm_plan_free(void *p)
     if (!pl) return;
     free(pl->vid);
     free(pl->colname);
+    free(pl->library);
+    free(pl->function);
     free(pl);
 }
 
@@ -79,24 +90,40 @@ static void *wm_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
     sl_schema_init(out);
 
     json_t *jc = json_object_get(v->config, "column");
-    if (!json_is_string(jc)) {
+    const char *fn = sl_vconf_str(v, "function", NULL), *lib = sl_vconf_str(v, "library", NULL);
+    if (fn && jc) {
+        sl_seterr(err, errlen, "vertex '%s': a timestamp comes from 'column' or from a "
+                  "'function', not both", vid);
+        goto fail;
+    }
+    if (fn) { /* withTimestampAssigner */
+        if (!*fn || !lib || (lib[0] != '/' && !sl_ds_jar_ref_ok(lib))) {
+            sl_seterr(err, errlen, "vertex '%s': a timestamp assigner needs 'function' and "
+                      "'library' (the absolute path of the job's shared object, or jar:<id>)", vid);
+            goto fail;
+        }
+        pl->col = -1;
+        pl->library = sl_strdup(lib);
+        pl->function = sl_strdup(fn);
+        pl->colname = sl_sprintf("%s()", fn);
+    } else if (!json_is_string(jc)) {
         sl_seterr(err, errlen, "vertex '%s': option 'column' (the TIMESTAMP column that holds "
                   "event time) is required", vid);
         goto fail;
     }
-    const char *cname = json_string_value(jc);
-    pl->col = sl_schema_find(in, cname);
-    if (pl->col < 0) {
+    const char *cname = fn ? NULL : json_string_value(jc);
+    pl->col = fn ? -1 : sl_schema_find(in, cname);
+    if (!fn && pl->col < 0) {
         sl_seterr(err, errlen, "vertex '%s': column '%s' is not in the input", vid, cname);
         goto fail;
     }
-    if (in->fields[pl->col].type != SL_T_TIMESTAMP) {
+    if (!fn && in->fields[pl->col].type != SL_T_TIMESTAMP) {
         sl_seterr(err, errlen, "vertex '%s': column '%s' is %s; a watermark needs a TIMESTAMP "
                   "column (use TO_TIMESTAMP_LTZ(x, 3) in a calc first)", vid, cname,
                   sl_type_name(in->fields[pl->col].type));
         goto fail;
     }
-    pl->colname = sl_strdup(in->fields[pl->col].name);
+    if (!fn) pl->colname = sl_strdup(in->fields[pl->col].name);
     if (sl_vconf_interval(v, "delay", 0, &pl->delay_ms, err, errlen) != SL_OK ||
         sl_vconf_interval(v, "idle-timeout", 0, &pl->idle_ms, err, errlen) != SL_OK ||
         sl_vconf_interval(v, "interval", 200, &pl->interval_ms, err, errlen) != SL_OK)
@@ -129,6 +156,13 @@ static int wm_open(sl_op *op)
     st->emitted = INT64_MIN;
     st->last_active = INT64_MIN;
     op->priv = st;
+    const wm_plan *pl = op->plan;
+    if (pl->function) {
+        st->assigner = sl_ds_load_user(op, pl->library, pl->function, &st->dl);
+        if (!st->assigner) return SL_ERR;
+        if (!st->assigner->extract_timestamp)
+            return sl_op_fail(op, "vertex '%s': '%s' has no extract_timestamp", pl->vid, pl->function);
+    }
     wm_schedule(op, sl_now_ms());
     return SL_OK;
 }
@@ -155,11 +189,17 @@ static int wm_process(sl_op *op, int input, sl_row *row)
 {
     const wm_plan *pl = op->plan;
     wm_state *st = op->priv;
-    const sl_value *v = &row->vals[pl->col];
-    if (v->isnull)
-        return sl_op_fail(op, "vertex '%s': column '%s' is NULL in a row; an event-time column "
-                          "must not be NULL (filter such rows out or COALESCE the column "
-                          "upstream)", pl->vid, pl->colname);
+    int64_t ts;
+    if (st->assigner) {
+        ts = st->assigner->extract_timestamp(row, row->ts);
+    } else {
+        const sl_value *v = &row->vals[pl->col];
+        if (v->isnull)
+            return sl_op_fail(op, "vertex '%s': column '%s' is NULL in a row; an event-time "
+                              "column must not be NULL (filter such rows out or COALESCE the "
+                              "column upstream)", pl->vid, pl->colname);
+        ts = v->v.i;
+    }
     if (st->idle) {
         st->idle = 0;
         if (sl_op_emit_idle(op, 0) != SL_OK) return SL_ERR;
@@ -167,9 +207,9 @@ static int wm_process(sl_op *op, int input, sl_row *row)
     if (SL_UNLIKELY(op->proc_time_at == INT64_MAX && !st->ended && pl->interval_ms > 0))
         wm_schedule(op, sl_now_ms()); /* the runtime reset it after open() */
     st->rows_since_tick++;
-    if (v->v.i > st->max_ts) st->max_ts = v->v.i;
+    if (ts > st->max_ts) st->max_ts = ts;
     sl_row out = *row;
-    out.ts = v->v.i;
+    out.ts = ts;
     int rc = sl_op_emit(op, &out);
     if (rc == SL_OK && pl->interval_ms == 0) rc = wm_emit_if_advanced(op);
     return rc;
@@ -214,11 +254,14 @@ static int wm_watermark(sl_op *op, int input, int64_t wm)
 
 static void wm_close(sl_op *op)
 {
+    wm_state *st = op->priv;
+    if (st && st->dl) dlclose(st->dl);
     free(op->priv);
     op->priv = NULL;
 }
 
-static const char *const wm_options[] = {"column", "delay", "idle-timeout", "interval", NULL};
+static const char *const wm_options[] = {"column", "delay", "idle-timeout", "interval", "library",
+                                         "function", NULL};
 
 const sl_op_def sl_op_watermark = {
     .abi = SL_OP_ABI_VERSION,

@@ -33,7 +33,8 @@ typedef enum {
     SQL_QUERY_STMT,   /* a plain query; kids: [0] query */
     SQL_STOP_JOB,     /* s job id; flags SAVEPOINT|DRAIN */
     /* table elements */
-    SQL_COLUMN,       /* s name; s2 type text ("TIMESTAMP(3)"); flags NOTNULL */
+    SQL_COLUMN,       /* s name; s2 type text ("TIMESTAMP(3)"); flags NOTNULL | METADATA | VIRTUAL;
+                         kids: [0] METADATA FROM key (IDENT) or absent */
     SQL_COMPUTED,     /* s name; kids: [0] expr */
     SQL_WATERMARK,    /* s column; kids: [0] expr */
     SQL_PKEY,         /* kids: IDENTs */
@@ -99,6 +100,8 @@ typedef enum {
 #define SQL_F_FILTER 16384 /* FUNC: agg(...) FILTER (WHERE c), c the last child */
 #define SQL_F_DESC 32768   /* ORDER: DESC */
 #define SQL_F_FROM 65536  /* SUBSTRING(s FROM a FOR b), TRIM(c FROM s) */
+#define SQL_F_METADATA 131072 /* COLUMN: a METADATA column (kids [0]: FROM key or NULL) */
+#define SQL_F_VIRTUAL 262144  /* COLUMN: METADATA ... VIRTUAL (read-only) */
 #define SQL_F_TRUE 1
 
 typedef struct sql_node sql_node;

@@ -36,6 +36,8 @@ struct sl_sql_session {
     int in_set;            /* between BEGIN STATEMENT SET and END */
     sql_node *set;         /* the collected INSERTs (a STMT_SET node) */
     sql_arena *set_arena;
+    int bridging;          /* sql/bridge.c is registering a C job's stream: WITH
+                              ('connector' = 'datastream', ...) is its own, not checked */
 };
 
 /* ---- helpers ------------------------------------------------------------ */
@@ -72,6 +74,7 @@ static void table_free(sql_table *t)
     for (int i = 0; i < t->ncols; i++) {
         free(t->cols[i].name);
         free(t->cols[i].type_text);
+        free(t->cols[i].meta);
     }
     free(t->cols);
     free(t->wm_col);
@@ -94,6 +97,8 @@ static const char *opt_get(const sql_table *t, const char *key)
         if (strcmp(t->keys[i], key) == 0) return t->vals[i];
     return NULL;
 }
+
+const char *sql_table_option(const sql_table *t, const char *key) { return opt_get(t, key); }
 
 /* Flink's tableau layout: right-aligned cells in a box, "N rows in set". */
 char *sl_sql_tableau(const char *const *head, int ncol, char ***rows, int nrows)
@@ -260,13 +265,14 @@ static int option_valid(const sql_table *t, const char *conn, const char *key, c
         "scan.bounded.timestamp-millis", "scan.topic-partition-discovery.interval", "format",
         "value.format", "key.format", "key.fields", "value.fields-include",
         "json.ignore-parse-errors", "csv.ignore-parse-errors", "sink.delivery-guarantee",
-        "sink.transactional-id-prefix", "sink.partitioner", "sink.parallelism"};
+        "sink.transactional-id-prefix", "sink.partitioner", "sink.parallelism",
+        "scan.watermark.idle-timeout"};
     static const char *const uk[] = {
         "connector", "topic", "topic-pattern", "scan.bounded.mode", "scan.bounded.specific-offsets",
         "scan.bounded.timestamp-millis", "scan.topic-partition-discovery.interval", "key.format",
         "value.format", "value.fields-include", "json.ignore-parse-errors",
         "csv.ignore-parse-errors", "sink.delivery-guarantee", "sink.transactional-id-prefix",
-        "sink.parallelism"};
+        "sink.parallelism", "scan.watermark.idle-timeout"};
     const char *const *list;
     size_t n;
     if (!strcmp(conn, "datagen")) list = dg, n = SL_ARRAY_LEN(dg);
@@ -376,6 +382,81 @@ static int check_options(sql_table *t, const sql_node *with, char *err, size_t e
     return SL_OK;
 }
 
+/* The kafka connector's metadata keys, as Flink's: what each reads, its
+ * type, and whether a sink writes it. */
+static const struct kafka_meta {
+    const char *key;
+    const char *type;   /* Flink's type, for messages */
+    sl_type t;
+    int writable;
+} kafka_meta[] = {
+    {"topic", "STRING", SL_T_STRING, 0},
+    {"partition", "INT", SL_T_INT, 0},
+    {"headers", "MAP<STRING, BYTES>", SL_T_STRING, 1},
+    {"offset", "BIGINT", SL_T_BIGINT, 0},
+    {"timestamp", "TIMESTAMP_LTZ(3)", SL_T_TIMESTAMP, 1},
+};
+
+const char *sql_kafka_meta_keys(int writable)
+{
+    return writable ? "headers, timestamp" : "topic, partition, headers, offset, timestamp";
+}
+
+int sql_kafka_meta_writable(const char *key)
+{
+    for (size_t i = 0; i < SL_ARRAY_LEN(kafka_meta); i++)
+        if (!strcmp(kafka_meta[i].key, key)) return kafka_meta[i].writable;
+    return 0;
+}
+
+/* METADATA columns: the connector must have the key, the column its type
+ * (headers: MAP<STRING, BYTES>, or STRING for its JSON text), and a primary
+ * key is made of physical columns. */
+static int check_metadata(const sql_table *t, const sql_node *elems, char *err, size_t errlen)
+{
+    for (int i = 0; i < elems->nkids; i++) {
+        const sql_node *e = elems->kids[i];
+        if (e->kind != SQL_COLUMN || !(e->flags & SQL_F_METADATA)) continue;
+        const sql_column *c = NULL;
+        for (int j = 0; j < t->ncols; j++)
+            if (!strcmp(t->cols[j].name, e->s)) c = &t->cols[j];
+        if (!c || !c->meta) continue;
+        if (!sql_table_is_kafka(t))
+            return sl_seterr(err, errlen, "line %d, column %d: table '%s': column '%s' is a "
+                             "METADATA column, but connector '%s' has no metadata (kafka and "
+                             "upsert-kafka have)", e->line, e->col, t->name, c->name,
+                             t->connector);
+        const struct kafka_meta *m = NULL;
+        for (size_t k = 0; k < SL_ARRAY_LEN(kafka_meta); k++)
+            if (!strcmp(kafka_meta[k].key, c->meta)) m = &kafka_meta[k];
+        if (!m)
+            return sl_seterr(err, errlen, "line %d, column %d: Invalid metadata key '%s' in column "
+                             "'%s' of table '%s'. The %s connector supports the following "
+                             "metadata keys for reading: %s (and for writing: %s)", e->line,
+                             e->col, c->meta, c->name, t->name, t->connector,
+                             sql_kafka_meta_keys(0), sql_kafka_meta_keys(1));
+        int ok = c->type == m->t || (m->t == SL_T_INT && c->type == SL_T_BIGINT);
+        if (m->t == SL_T_STRING && !strcmp(m->key, "headers") &&
+            strncmp(c->type_text, "MAP<", 4) == 0)
+            ok = !strcmp(c->type_text, "MAP<STRING, BYTES>") ||
+                 !strcmp(c->type_text, "MAP<VARCHAR, BYTES>");
+        else if (!strncmp(c->type_text, "MAP<", 4))
+            ok = 0;
+        if (!ok)
+            return sl_seterr(err, errlen, "line %d, column %d: table '%s': metadata column '%s' "
+                             "('%s') must be %s%s, not %s", e->line, e->col, t->name, c->name,
+                             c->meta, m->type,
+                             !strcmp(m->key, "headers") ? " (or STRING: its JSON text)" : "",
+                             c->type_text);
+        for (int k = 0; k < t->npk; k++)
+            if (!strcasecmp(t->pk[k], c->name))
+                return sl_seterr(err, errlen, "line %d, column %d: table '%s': PRIMARY KEY column "
+                                 "'%s' is a METADATA column; the key is made of physical columns",
+                                 e->line, e->col, t->name, c->name);
+    }
+    return SL_OK;
+}
+
 /* ---- what the planner makes of a table ------------------------------------ */
 
 int sql_table_is_kafka(const sql_table *t)
@@ -399,6 +480,7 @@ static int kafka_option_for(const char *key, int sink)
                                             "properties.group.id", "properties.auto.offset.reset",
                                             "topic-pattern"};
     if (!strcmp(key, "connector") || !strcmp(key, "sink.parallelism")) return 0;
+    if (!strncmp(key, "scan.watermark.", 15)) return 0; /* the planner's (watermark.*) */
     if (!sink) return strncmp(key, "sink.", 5) != 0;
     if (!strncmp(key, "scan.", 5)) return 0;
     for (size_t i = 0; i < SL_ARRAY_LEN(read_only); i++)
@@ -412,6 +494,12 @@ json_t *sql_kafka_config(const sql_table *t, int sink)
     for (int i = 0; i < t->nopts; i++)
         if (kafka_option_for(t->keys[i], sink))
             json_object_set_new(cfg, t->keys[i], json_string(t->vals[i]));
+    for (int i = 0; sink && i < t->ncols; i++) /* "metadata.timestamp": column */
+        if (t->cols[i].meta && !t->cols[i].virt) {
+            char *k = sl_sprintf("metadata.%s", t->cols[i].meta);
+            json_object_set_new(cfg, k, json_string(t->cols[i].name));
+            free(k);
+        }
     if (t->npk) {
         sql_sbuf pk = {0};
         for (int i = 0; i < t->npk; i++) sql_sb_fmt(&pk, "%s%s", i ? ";" : "", t->pk[i]);
@@ -465,7 +553,17 @@ static int create_table(sl_sql_session *s, const sql_node *st, sl_sql_result *r,
         if (rc) break;
         if (e->kind == SQL_COLUMN) {
             sl_type ty;
-            if (map_type(e->s2, &ty) != SL_OK) {
+            int meta = e->flags & SQL_F_METADATA ? 1 : 0;
+            if (!strncmp(e->s2, "MAP<", 4)) {
+                /* Sluice has no MAP type: the kafka headers are their JSON text */
+                if (!meta) {
+                    rc = sl_seterr(err, errlen, "line %d, column %d: column '%s': type %s is "
+                                   "supported only for the 'headers' METADATA column of a kafka "
+                                   "table", e->line, e->col, e->s, e->s2);
+                    break;
+                }
+                ty = SL_T_STRING;
+            } else if (map_type(e->s2, &ty) != SL_OK) {
                 rc = sl_seterr(err, errlen, "line %d, column %d: column '%s': type %s is not "
                                "supported (BOOLEAN, INT, BIGINT, DOUBLE, STRING, BYTES, "
                                "TIMESTAMP(3) and their synonyms are)", e->line, e->col, e->s, e->s2);
@@ -476,6 +574,11 @@ static int create_table(sl_sql_session *s, const sql_node *st, sl_sql_result *r,
             c->type_text = sl_strdup(e->s2);
             c->type = ty;
             c->notnull = e->flags & SQL_F_NOTNULL ? 1 : 0;
+            if (meta) {
+                const sql_node *from = sql_kid(e, 0);
+                c->meta = sl_strdup(from ? from->s : e->s);
+                c->virt = e->flags & SQL_F_VIRTUAL ? 1 : 0;
+            }
             sl_schema_add(&phys, e->s, ty);
         }
     }
@@ -573,7 +676,17 @@ static int create_table(sl_sql_session *s, const sql_node *st, sl_sql_result *r,
             t->vals[t->nopts++] = sl_strdup(with->kids[i]->s2);
         }
     }
-    if (rc == SL_OK) rc = check_options(t, with ? with : st, err, errlen);
+    if (rc == SL_OK && s->bridging) {
+        t->connector = opt_get(t, "connector");
+        if (!t->connector || strcmp(t->connector, "datastream") != 0 || !opt_get(t, "vertex") ||
+            t->nopts > 3)
+            rc = sl_seterr(err, errlen, "table '%s': the schema of a stream is columns, computed "
+                           "columns and a WATERMARK; it cannot close the column list or add "
+                           "options", t->name);
+    } else if (rc == SL_OK) {
+        rc = check_options(t, with ? with : st, err, errlen);
+    }
+    if (rc == SL_OK) rc = check_metadata(t, elems, err, errlen);
     sl_schema_free(&phys);
     if (rc != SL_OK) {
         table_free(t);
@@ -702,6 +815,8 @@ static int describe(sl_sql_session *s, const sql_node *st, sl_sql_result *r, cha
             char *x = sql_unparse(c->expr);
             row[4] = sl_sprintf("AS %s", x);
             free(x);
+        } else if (c->meta) {
+            row[4] = sl_sprintf("METADATA FROM '%s'%s", c->meta, c->virt ? " VIRTUAL" : "");
         }
         row[5] = is_rt ? sl_strdup(t->wm_text) : NULL;
     }
@@ -999,6 +1114,18 @@ void sl_sql_session_destroy(sl_sql_session *s)
     for (int i = 0; i < s->narenas; i++) sql_arena_destroy(s->arenas[i]);
     free(s->arenas);
     free(s);
+}
+
+const sql_catalog *sql_session_catalog(const sl_sql_session *s) { return &s->cat; }
+
+int sql_session_create_stream_table(sl_sql_session *s, const char *ddl, char *err, size_t errlen)
+{
+    sl_sql_result r;
+    s->bridging = 1;
+    int rc = sl_sql_execute(s, ddl, strlen(ddl), 1, 1, &r, err, errlen);
+    s->bridging = 0;
+    if (rc == SL_OK) sl_sql_result_clear(&r);
+    return rc;
 }
 
 int sl_sql_options(const sl_sql_session *s, char *const **keys, char *const **vals)

@@ -9,6 +9,7 @@
  * with what each operator emits (the operators' sources):
  *   sources: datagen and the other sources [I]; kafka with debezium-json
  *     [I,UB,UA,D]; upsert-kafka [UA,D];
+ *   changelog-normalize (upserts made a changelog): [I,UB,UA,D];
  *   group_aggregate: [I,UB,UA], plus D when its input retracts (a key whose
  *     rows are all retracted is deleted);
  *   window: [I]; with allowed-lateness, late firings update ([I,UB,UA]) and
@@ -52,6 +53,7 @@ static int vertex_mode(const json_t *v, const char *type, int nin, int in)
         return CM_I;
     }
     int retracts = (in & (CM_UB | CM_D)) != 0;
+    if (is_type(type, "changelog-normalize")) return CM_I | CM_UB | CM_UA | CM_D;
     if (is_type(type, "group_aggregate")) return CM_I | CM_UB | CM_UA | (retracts ? CM_D : 0);
     if (is_type(type, "window")) {
         const char *late = cfg_str(v, "allowed-lateness");

@@ -219,7 +219,8 @@ static char *CAT(sql_pctx *c, const char *a, const char *b)
 %fallback ID TEMPORARY TABLES VIEWS WATERMARK SECOND MINUTE HOUR DAY MONTH YEAR ENFORCED KEY
     DESCRIPTOR STATEMENT IF EXISTS TIMESTAMP LOCAL TIME ZONE WITHOUT PARTITION RESET SHOW
     DESCRIBE DESC EXPLAIN BEGIN TO FUNCTIONS JOBS CHANGELOG_MODE PLAN COMMENT OVERWRITE
-    OUTER STOP JOB SAVEPOINT DRAIN ASC FILTER ORDER OVER ESCAPE UNKNOWN BOTH LEADING TRAILING POSITION.
+    OUTER STOP JOB SAVEPOINT DRAIN ASC FILTER ORDER OVER ESCAPE UNKNOWN BOTH LEADING TRAILING POSITION
+    METADATA VIRTUAL.
 
 /* COMMA and RP only decide POSITION(a IN (b)): the haystack in parentheses,
  * not an IN list (see exprlist). */
@@ -340,6 +341,16 @@ tbl_elems(A) ::= tbl_elems(L) COMMA tbl_elem(X). { A = ADD(ctx, L, X); }
 tbl_elem(A) ::= ident(X) typename(T) notnull_opt(F) comment_opt. {
     A = NAT(ctx, SQL_COLUMN, X); A->s = X->s; A->s2 = T->s; A->flags = F;
 }
+/* A metadata column: s2 the type, kids [0] the FROM key (an IDENT) or NULL,
+ * flags METADATA [| VIRTUAL]. */
+tbl_elem(A) ::= ident(X) typename(T) METADATA meta_from(K) virtual_opt(V) comment_opt. {
+    A = NAT(ctx, SQL_COLUMN, X); A->s = X->s; A->s2 = T->s; A->flags = SQL_F_METADATA | V; ADD(ctx, A, K);
+}
+meta_from(A) ::= . { A = NULL; }
+meta_from(A) ::= FROM STRING(K). { A = MK(ctx, SQL_IDENT, K); A->s = STRVAL(ctx, K); }
+%type virtual_opt {int}
+virtual_opt(A) ::= . { A = 0; }
+virtual_opt(A) ::= VIRTUAL. { A = SQL_F_VIRTUAL; }
 tbl_elem(A) ::= ident(X) AS expr(E) comment_opt. { A = NAT(ctx, SQL_COMPUTED, X); A->s = X->s; ADD(ctx, A, E); }
 tbl_elem(A) ::= WATERMARK(T) FOR ident(X) AS expr(E). { A = MK(ctx, SQL_WATERMARK, T); A->s = X->s; ADD(ctx, A, E); }
 tbl_elem(A) ::= PRIMARY(T) KEY LP identlist(L) RP NOT ENFORCED. {
@@ -366,6 +377,11 @@ option(A) ::= STRING(K) EQ STRING(V). { A = MK(ctx, SQL_OPTION, K); A->s = STRVA
 typename(A) ::= ident(X) tlen_opt(L) tz_opt(Z). {
     A = X;
     A->s = CAT(ctx, CAT(ctx, UPSTR(ctx, X->s), L), Z);
+}
+/* MAP<K, V>: only the headers metadata column takes it */
+typename(A) ::= ident(X) LT typename(K) COMMA typename(V) GT. {
+    A = X;
+    A->s = CAT(ctx, CAT(ctx, CAT(ctx, CAT(ctx, CAT(ctx, UPSTR(ctx, X->s), "<"), K->s), ", "), V->s), ">");
 }
 %type tlen_opt {char *}
 tlen_opt(A) ::= . { A = ""; }

@@ -49,8 +49,10 @@ typedef struct rel {
     char *proctime;   /* processing-time attribute column, or NULL */
     char *ident;      /* what it reads, for uids: "clicks", "union(a,b)" */
     char *alias;      /* the name qualified columns use, or NULL */
-    int windowed;     /* the result of an event-time window aggregation, whose
-                         window_start / window_end columns a window Top-N uses */
+    int windowed;     /* the result of an event-time window aggregation or window
+                         TVF, whose window_start / window_end columns a window
+                         Top-N or window join uses */
+    char *window;     /* a window TVF's windows, "HOP(5000,10000)" (ms), or NULL */
     sql_join_map *jmap; /* a join's: its inputs' qualified names, or NULL */
 } rel;
 
@@ -70,6 +72,7 @@ typedef struct plan {
     int depth;
     const char *ttl;    /* table.exec.state.ttl */
     const char *wm_interval; /* pipeline.auto-watermark-interval, or NULL */
+    const char *idle_timeout; /* table.exec.source.idle-timeout, or NULL */
     const cte_scope *scope;
     struct rel *scans;  /* tables already read in this job, reused (a source per table) */
     int nscans;
@@ -108,7 +111,8 @@ int identity(const item *its, int n, const sl_schema *sch);
 
 /* ---- plan_join.c ----------------------------------------------------------- */
 
-/* FROM a JOIN b ON ...: an interval_join or regular_join vertex. */
+/* FROM a JOIN b ON ...: an interval_join, regular_join, temporal_join or
+ * window_join vertex. */
 int sql_plan_join(plan *p, const sql_node *f, rel *out);
 /* A SELECT over a join, with every column reference resolved to the joined
  * row's names (o.order_id -> order_id, p.order_id -> order_id0): *out is the
@@ -117,6 +121,11 @@ int sql_join_resolve_select(plan *p, const sql_node *sel, const sql_node **out);
 sql_join_map *sql_join_map_copy(const sql_join_map *m);
 void sql_join_map_free(sql_join_map *m);
 void sql_plan_joins_free(plan *p);
+
+/* TABLE(TUMBLE|HOP|CUMULATE(TABLE t, DESCRIPTOR(ts), ...)) read without
+ * aggregation: a window_tvf vertex appending window_start, window_end and
+ * window_time (the new time attribute); *out is windowed. */
+int sql_plan_window_tvf(plan *p, const sql_node *f, rel *out);
 
 int sqlp_ttl_set(const plan *p);  /* table.exec.state.ttl is set and not 0 */
 

@@ -19,7 +19,12 @@
  * table.exec.state.ttl: the operator declares its state unbounded without one
  * (sl_plan_unbounded), and the submission warns; its
  * output has no time attribute and is a changelog when an input is or the
- * join is outer).
+ * join is outer). Two windowed inputs (window TVFs, window aggregations)
+ * whose keys include both window bounds make a window_join instead, keyed by
+ * the other keys (window_start when there are none).
+ *
+ * Window TVFs read without aggregation are planned here too
+ * (sql_plan_window_tvf): a window_tvf vertex appending the window columns.
  *
  * Names: the joined row carries the left columns, then the right ones, a
  * right name already taken getting a numeric suffix (operators/join.h).
@@ -31,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <ctype.h>
 
 #include "expr.h"
 #include "operator.h"
@@ -243,6 +249,15 @@ static int side_of(const jplan *j, int col, int *c)
     return side;
 }
 
+/* An interval literal (SQL_INTERVAL) in milliseconds. */
+static int interval_ms(plan *p, const sql_node *e, int64_t *ms)
+{
+    char txt[256], ebuf[256];
+    snprintf(txt, sizeof txt, "INTERVAL '%s' %s", e->s, e->s2);
+    if (sl_interval_parse(txt, ms, ebuf, sizeof ebuf) != SL_OK) return PERR(e, "%s", ebuf);
+    return SL_OK;
+}
+
 /* A term `col`, `col + INTERVAL`, `col - INTERVAL` over an event-time
  * attribute of one side: SL_OK with side, column and offset in ms; SL_DONE
  * when e is not such a term. */
@@ -262,10 +277,8 @@ static int time_term(plan *p, jplan *j, const sql_node *e, int *side, int *col, 
         e->kids[1]->kind == SQL_INTERVAL) {
         int rc = time_term(p, j, e->kids[0], side, col, off);
         if (rc != SL_OK) return rc;
-        char txt[256], ebuf[256];
         int64_t ms;
-        snprintf(txt, sizeof txt, "INTERVAL '%s' %s", e->kids[1]->s, e->kids[1]->s2);
-        if (sl_interval_parse(txt, &ms, ebuf, sizeof ebuf) != SL_OK) return PERR(e->kids[1], "%s", ebuf);
+        if (interval_ms(p, e->kids[1], &ms) != SL_OK) return SL_ERR;
         *off += e->s[0] == '+' ? ms : -ms;
         return SL_OK;
     }
@@ -445,8 +458,35 @@ static void jplan_free(jplan *j)
     free(j->resid);
 }
 
+/* An inner join's residual conditions (j->resid) as a calc filtering its
+ * output: out->vid becomes the calc's. */
+static int resid_filter(plan *p, const jplan *j, rel *out)
+{
+    if (!j->nresid) return SL_OK;
+    sql_node *cond = NULL;
+    for (int i = 0; i < j->nresid; i++) {
+        sql_node *r;
+        if (rewrite(p, out->jmap, &out->sch, j->resid[i], &r) != SL_OK) return SL_ERR;
+        if (!cond) {
+            cond = r;
+            continue;
+        }
+        sql_node *a = sql_node_new(p->arena, SQL_BINOP, r->line, r->col);
+        a->s = "AND";
+        sql_node_add(p->arena, a, cond);
+        sql_node_add(p->arena, a, r);
+        cond = a;
+    }
+    sql_join_map *keep = out->jmap; /* the calc's input is the plain joined row */
+    out->jmap = NULL;
+    int rc = emit_calc(p, out, NULL, 0, cond, "join-filter");
+    out->jmap = keep;
+    return rc;
+}
+
 static int plan_temporal(plan *p, const sql_node *f, const sql_node *asof, jplan *j, const char *jt,
                          rel *out);
+static int plan_window(plan *p, const sql_node *f, jplan *j, const char *jt, rel *out);
 
 int sql_plan_join(plan *p, const sql_node *f, rel *out)
 {
@@ -476,8 +516,10 @@ int sql_plan_join(plan *p, const sql_node *f, rel *out)
     }
     if (plan_from(p, sql_kid(f, 0), &j.s[0].r) != SL_OK) goto done;
     if (plan_from(p, rnode, &j.s[1].r) != SL_OK) goto done;
-    free(j.s[1].r.alias);
-    j.s[1].r.alias = sl_strdup(rnode->s2 ? rnode->s2 : rnode->s);
+    if (rnode->kind == SQL_FROM_TABLE || rnode->s2) {
+        free(j.s[1].r.alias);
+        j.s[1].r.alias = sl_strdup(rnode->s2 ? rnode->s2 : rnode->s);
+    }
     j.s[1].off = j.s[0].r.sch.n;
     j.map = sl_calloc(1, sizeof *j.map);
     side_names(&j.s[0].r, j.map, 0);
@@ -512,6 +554,11 @@ int sql_plan_join(plan *p, const sql_node *f, rel *out)
                   "a time bound; Sluice supports such conditions in inner joins only", f->s, t);
         free(t);
         goto done;
+    }
+    if (!interval && j.s[0].r.windowed && j.s[1].r.windowed) {
+        rc = plan_window(p, f, &j, jt, out);
+        if (rc != SL_DONE) goto done;
+        rc = SL_ERR; /* not on the windows: a regular join, as in Flink */
     }
     if (interval) {
         for (int s = 0; s < 2; s++)
@@ -585,40 +632,12 @@ int sql_plan_join(plan *p, const sql_node *f, rel *out)
         /* the left time attribute stays one (the right one too in Flink; Sluice tracks one) */
         out->rowtime = sl_strdup(out->sch.fields[j.s[0].off + j.tcol[0]].name);
     }
-    if (j.nresid) {
-        /* inner join: the rest of the condition filters the joined rows */
-        sql_node *cond = NULL;
-        for (int i = 0; i < j.nresid; i++) {
-            sql_node *r;
-            if (rewrite(p, out->jmap, &out->sch, j.resid[i], &r) != SL_OK) goto fail_out;
-            if (!cond) {
-                cond = r;
-                continue;
-            }
-            sql_node *a = sql_node_new(p->arena, SQL_BINOP, r->line, r->col);
-            a->s = "AND";
-            sql_node_add(p->arena, a, cond);
-            sql_node_add(p->arena, a, r);
-            cond = a;
-        }
-        rel tmp = {0};
-        rel_copy(&tmp, out);
-        sql_join_map_free(tmp.jmap);
-        tmp.jmap = NULL;
-        if (emit_calc(p, &tmp, NULL, 0, cond, "join-filter") != SL_OK) {
-            rel_free(&tmp);
-            goto fail_out;
-        }
-        free(out->vid);
-        out->vid = tmp.vid;
-        tmp.vid = NULL;
-        rel_free(&tmp);
+    if (resid_filter(p, &j, out) != SL_OK) {
+        rel_free(out);
+        goto done;
     }
     joins_add(p, f, out);
     rc = SL_OK;
-    goto done;
-fail_out:
-    rel_free(out);
 done:
     jplan_free(&j);
     return rc;
@@ -700,35 +719,205 @@ static int plan_temporal(plan *p, const sql_node *f, const sql_node *asof, jplan
     out->jmap = j->map;
     j->map = NULL;
     out->rowtime = sl_strdup(out->sch.fields[c].name);
-    if (j->nresid) {
-        sql_node *cond = NULL;
-        for (int i = 0; i < j->nresid; i++) {
-            sql_node *r;
-            if (rewrite(p, out->jmap, &out->sch, j->resid[i], &r) != SL_OK) {
-                rel_free(out);
-                return SL_ERR;
-            }
-            if (!cond) {
-                cond = r;
-                continue;
-            }
-            sql_node *a = sql_node_new(p->arena, SQL_BINOP, r->line, r->col);
-            a->s = "AND";
-            sql_node_add(p->arena, a, cond);
-            sql_node_add(p->arena, a, r);
-            cond = a;
-        }
-        sql_join_map *keep = out->jmap;
-        out->jmap = NULL;
-        int rc = emit_calc(p, out, NULL, 0, cond, "join-filter");
-        out->jmap = keep;
-        if (rc != SL_OK) {
-            rel_free(out);
-            return SL_ERR;
-        }
+    if (resid_filter(p, j, out) != SL_OK) {
+        rel_free(out);
+        return SL_ERR;
     }
     joins_add(p, f, out);
     return SL_OK;
+}
+
+/* ---- window joins ------------------------------------------------------------ */
+
+/* The key equality (index) between the two sides' columns named `name`, or -1. */
+static int window_key(const jplan *j, const char *name)
+{
+    for (int k = 0; k < j->nkeys; k++)
+        if (!strcasecmp(j->s[0].r.sch.fields[j->kcol[0][k]].name, name) &&
+            !strcasecmp(j->s[1].r.sch.fields[j->kcol[1][k]].name, name))
+            return k;
+    return -1;
+}
+
+static void drop_key(jplan *j, int k)
+{
+    for (int s = 0; s < 2; s++) {
+        memmove(&j->kcol[s][k], &j->kcol[s][k + 1], sizeof(int) * (size_t)(j->nkeys - k - 1));
+    }
+    j->nkeys--;
+}
+
+/* Two windowed inputs (window TVFs or window aggregations) joined ON
+ * L.window_start = R.window_start AND L.window_end = R.window_end [AND keys]:
+ * a window_join vertex, keyed by the other equalities (by window_start when
+ * there are none). SL_DONE when the condition does not equate both window
+ * bounds: the caller plans a regular join. */
+static int plan_window(plan *p, const sql_node *f, jplan *j, const char *jt, rel *out)
+{
+    int ks = window_key(j, "window_start"), ke = window_key(j, "window_end");
+    if (ks < 0 || ke < 0) return SL_DONE;
+    const sql_node *on = sql_kid(f, 2);
+    if (p->hints && p->hints->nkids)
+        return PERR(p->hints->kids[0], "%s: this join is a window join, whose state its windows "
+                    "bound; the hint applies to regular joins", p->hints->kids[0]->s);
+    const char *lw = j->s[0].r.window, *rw = j->s[1].r.window;
+    if (lw && rw && strcmp(lw, rw))
+        return PERR(on, "a window join needs the same windows on both sides; the left input has "
+                    "%s, the right %s (sizes in ms)", lw, rw);
+    for (int s = 0; s < 2; s++)
+        if (j->s[s].r.updating)
+            return PERR(sql_kid(f, s), "a window join takes append-only inputs; the %s input is a "
+                        "changelog (produced by %s)", s ? "right" : "left", j->s[s].r.updater);
+    int wcol[2][2];
+    for (int s = 0; s < 2; s++) {
+        wcol[s][0] = j->kcol[s][ks];
+        wcol[s][1] = j->kcol[s][ke];
+    }
+    drop_key(j, ks > ke ? ks : ke);
+    drop_key(j, ks > ke ? ke : ks);
+    if (j->nkeys == 0) { /* only the window: all of a window's rows meet on one subtask */
+        j->kcol[0][0] = wcol[0][0];
+        j->kcol[1][0] = wcol[1][0];
+        j->nkeys = 1;
+    }
+    json_t *cfg = json_object();
+    json_object_set_new(cfg, "join-type", json_string(jt));
+    json_t *lk = key_names(j, 0), *rk = key_names(j, 1);
+    json_object_set(cfg, "left-keys", lk);
+    json_object_set(cfg, "right-keys", rk);
+    for (int s = 0; s < 2; s++)
+        json_object_set_new(cfg, s ? "right-window" : "left-window",
+                            json_pack("[s, s]", j->s[s].r.sch.fields[wcol[s][0]].name,
+                                      j->s[s].r.sch.fields[wcol[s][1]].name));
+    sql_sbuf id = {0};
+    sql_sb_fmt(&id, "window|%s|%s|%s|", jt, j->s[0].r.ident ? j->s[0].r.ident : "",
+               j->s[1].r.ident ? j->s[1].r.ident : "");
+    for (int k = 0; k < j->nkeys; k++)
+        sql_sb_fmt(&id, "%s=%s,", j->s[0].r.sch.fields[j->kcol[0][k]].name,
+                   j->s[1].r.sch.fields[j->kcol[1][k]].name);
+    char *uid = sl_sprintf("join-window-%08x", fnv1a(id.s));
+    free(id.s);
+    int rc = SL_OK;
+    if (!strcmp(j->s[0].r.vid, j->s[1].r.vid))
+        rc = emit_calc(p, &j->s[1].r, NULL, 0, NULL, "join-right");
+    if (rc == SL_OK) {
+        char *vid = add_vertex(p, "window-join", "window_join", uid, cfg, NULL, 0, 0);
+        cfg = NULL;
+        add_edge(p, j->s[0].r.vid, vid, "hash", lk, 0);
+        add_edge(p, j->s[1].r.vid, vid, "hash", rk, 1);
+        memset(out, 0, sizeof *out);
+        out->vid = vid;
+        out->sch = j->out;
+        sl_schema_init(&j->out);
+        sql_sbuf ident = {0};
+        sql_sb_fmt(&ident, "wjoin(%s,%s)", j->s[0].r.ident ? j->s[0].r.ident : "",
+                   j->s[1].r.ident ? j->s[1].r.ident : "");
+        out->ident = sql_sb_take(&ident);
+        out->jmap = j->map;
+        j->map = NULL;
+        if (resid_filter(p, j, out) != SL_OK) {
+            rel_free(out);
+            rc = SL_ERR;
+        } else {
+            joins_add(p, f, out);
+        }
+    }
+    json_decref(cfg);
+    json_decref(lk);
+    json_decref(rk);
+    free(uid);
+    return rc;
+}
+
+/* ---- window TVFs without aggregation --------------------------------------------- */
+
+int sql_plan_window_tvf(plan *p, const sql_node *f, rel *out)
+{
+    const sql_node *tref = sql_kid(f, 0), *desc = sql_kid(f, 1), *args = sql_kid(f, 2),
+                   *part = sql_kid(f, 3);
+    const char *fn = f->s;
+    int nargs;
+    if (!strcasecmp(fn, "TUMBLE")) nargs = args->nkids > 1 ? 2 : 1;
+    else if (!strcasecmp(fn, "HOP") || !strcasecmp(fn, "CUMULATE")) nargs = 2;
+    else if (!strcasecmp(fn, "SESSION"))
+        return PERR(f, "SESSION windows are planned only in a window aggregation: GROUP BY "
+                    "window_start, window_end");
+    else return PERR(f, "unknown window function '%s' (TUMBLE, HOP, CUMULATE or SESSION)", fn);
+    if (args->nkids != nargs)
+        return PERR(f, "%s takes TABLE t, DESCRIPTOR(time column) and %s", fn,
+                    !strcasecmp(fn, "TUMBLE") ? "the size (and an offset)"
+                    : !strcasecmp(fn, "HOP") ? "the slide and the size" : "the step and the size");
+    if (part) return PERR(part->kids[0], "PARTITION BY belongs to SESSION windows");
+    int64_t ms[2] = {0, 0};
+    for (int i = 0; i < nargs; i++) {
+        if (args->kids[i]->kind != SQL_INTERVAL)
+            return PERR(args->kids[i], "%s: argument %d must be an interval literal such as "
+                        "INTERVAL '10' SECOND", fn, i + 3);
+        if (interval_ms(p, args->kids[i], &ms[i]) != SL_OK) return SL_ERR;
+    }
+    rel in = {0};
+    if (plan_from(p, tref, &in) != SL_OK) return SL_ERR;
+    int rc = SL_ERR;
+    if (in.updating) {
+        PERR(f, "a window TVF over an updating input (produced by %s) is not supported", in.updater);
+        goto done;
+    }
+    if (in.proctime && !strcasecmp(in.proctime, desc->s)) {
+        PERR(desc, "DESCRIPTOR(%s): windows on processing time are planned only in a window "
+             "aggregation (GROUP BY window_start, window_end)", desc->s);
+        goto done;
+    }
+    if (!in.rowtime || strcasecmp(in.rowtime, desc->s)) {
+        PERR(desc, "DESCRIPTOR(%s): '%s' is not the event-time attribute of '%s' (declare "
+             "WATERMARK FOR %s AS %s - INTERVAL '5' SECOND in CREATE TABLE)", desc->s, desc->s,
+             tref->s, desc->s, desc->s);
+        goto done;
+    }
+    static const char *const added[] = {"window_start", "window_end", "window_time"};
+    for (int i = 0; i < 3; i++)
+        if (sl_schema_find(&in.sch, added[i]) >= 0) {
+            PERR(f, "'%s' already has a column '%s', which the window TVF adds", tref->s, added[i]);
+            goto done;
+        }
+    char kind[16];
+    snprintf(kind, sizeof kind, "%s", fn);
+    for (char *c = kind; *c; c++) *c = (char)toupper((unsigned char)*c);
+    json_t *cfg = json_object();
+    json_object_set_new(cfg, "window", json_string(kind));
+    json_object_set_new(cfg, "time", json_string(in.rowtime));
+    if (!strcmp(kind, "TUMBLE")) {
+        json_object_set_new(cfg, "size", json_integer((json_int_t)ms[0]));
+        if (nargs == 2) json_object_set_new(cfg, "offset", json_integer((json_int_t)ms[1]));
+    } else {
+        json_object_set_new(cfg, strcmp(kind, "HOP") ? "step" : "slide", json_integer((json_int_t)ms[0]));
+        json_object_set_new(cfg, "size", json_integer((json_int_t)ms[1]));
+    }
+    char *uid_src = sl_sprintf("%s|%s|%s|%lld|%lld", kind, in.ident ? in.ident : "", in.rowtime,
+                               (long long)ms[0], (long long)ms[1]);
+    char *uid = sl_sprintf("window-tvf-%08x", fnv1a(uid_src));
+    free(uid_src);
+    char *vid = add_vertex(p, "window-tvf", "window_tvf", uid, cfg, NULL, 0, 0);
+    free(uid);
+    add_edge(p, in.vid, vid, NULL, NULL, 0);
+    free(in.vid);
+    in.vid = vid;
+    for (int i = 0; i < 3; i++) sl_schema_add(&in.sch, added[i], SL_T_TIMESTAMP);
+    /* as in Flink, window_time becomes the time attribute; the old one a plain column */
+    free(in.rowtime);
+    in.rowtime = sl_strdup("window_time");
+    in.windowed = 1;
+    in.window = nargs == 2 ? sl_sprintf("%s(%lld,%lld)", kind, (long long)ms[0], (long long)ms[1])
+                           : sl_sprintf("%s(%lld)", kind, (long long)ms[0]);
+    char *ident = sl_sprintf("%s(%s)", kind, in.ident ? in.ident : "");
+    free(in.ident);
+    in.ident = ident;
+    free(in.alias);
+    in.alias = sl_strdup(f->s2 ? f->s2 : tref->s);
+    *out = in;
+    return SL_OK;
+done:
+    rel_free(&in);
+    return rc;
 }
 
 int sql_join_resolve_select(plan *p, const sql_node *sel, const sql_node **out)

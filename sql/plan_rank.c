@@ -10,8 +10,10 @@
  * The inner SELECT without its ROW_NUMBER item is planned as any query;
  * the ranking becomes one keyed vertex hashed on the partition columns, and
  * the outer SELECT list and the other conditions a calc after it (Flink
- * applies them after ranking too). The rank bound may be written rn <= N,
- * rn < N, N >= rn, N > rn or rn = 1.
+ * applies them after ranking too). The rank range may be written rn <= N,
+ * rn < N, rn = N, rn >= M, rn > M (and mirrored), rn BETWEEN M AND N, or
+ * several of these ANDed; a range starting after 1 is the rank operator's
+ * "rank-start".
  *
  * Which operator (operators/rank.c), as Flink's planner chooses:
  *   rn = 1 (or <= 1) ordered by a single time attribute, the row number not
@@ -130,37 +132,60 @@ static int mentions(const sql_node *e, const char *col)
     return 0;
 }
 
-/* A rank bound "rn <= N" and its mirror forms into *limit; SL_ERR otherwise. */
-static int rank_bound(plan *p, const sql_node *e, const char *rn, int64_t *limit)
+/* The integer literal of a rank bound, 0..10000 (SL_ERR otherwise). */
+static int bound_num(plan *p, const sql_node *b, int64_t *n)
 {
-    const char *how = "the row number may only be bounded as rn <= N, rn < N or rn = 1 "
-                      "(other conditions on it are not supported)";
+    char *end;
+    long long v = b->kind == SQL_NUM ? strtoll(b->s, &end, 10) : -1;
+    if (b->kind != SQL_NUM || *end || v < 0 || v > 10000)
+        return PERR(b, "the rank bound must be an integer between 1 and 10000, not %s",
+                    b->kind == SQL_NUM ? b->s : "an expression");
+    *n = v;
+    return SL_OK;
+}
+
+/* A condition on the row number narrowing the range [*lo, *hi] (*hi 0: no
+ * upper bound yet): rn <= N, rn < N, rn = N, rn >= M, rn > M, their mirror
+ * forms (N >= rn), and rn BETWEEN M AND N. SL_ERR for anything else. */
+static int rank_bound(plan *p, const sql_node *e, const char *rn, int64_t *lo, int64_t *hi)
+{
+    const char *how = "the row number may only be bounded by constants: rn <= N, rn < N, "
+                      "rn = N, rn >= M, rn > M or rn BETWEEN M AND N";
+    int64_t a1, a2;
+    if (e->kind == SQL_BETWEEN && !(e->flags & SQL_F_NOT) && e->kids[0]->kind == SQL_COL &&
+        !strcasecmp(e->kids[0]->s, rn)) {
+        if (bound_num(p, e->kids[1], &a1) != SL_OK || bound_num(p, e->kids[2], &a2) != SL_OK)
+            return SL_ERR;
+        if (a1 > *lo) *lo = a1;
+        if (a2 < 1) a2 = -1;
+        if (!*hi || a2 < *hi) *hi = a2;
+        return SL_OK;
+    }
     if (e->kind != SQL_BINOP || e->nkids != 2) return PERR(e, "%s", how);
     const sql_node *a = e->kids[0], *b = e->kids[1];
     const char *op = e->s;
-    int mirrored = 0;
-    if (b->kind == SQL_COL && !strcasecmp(b->s, rn)) {
+    if (b->kind == SQL_COL && !strcasecmp(b->s, rn)) { /* N >= rn is rn <= N */
         const sql_node *t = a;
         a = b;
         b = t;
-        mirrored = 1;
+        op = !strcmp(op, ">=") ? "<=" : !strcmp(op, ">") ? "<" : !strcmp(op, "<=") ? ">="
+             : !strcmp(op, "<") ? ">" : op;
     }
     if (a->kind != SQL_COL || strcasecmp(a->s, rn) || b->kind != SQL_NUM) return PERR(e, "%s", how);
-    char *end;
-    long long n = strtoll(b->s, &end, 10);
-    if (*end || n < 1 || n > 10000)
-        return PERR(b, "the rank bound must be an integer between 1 and 10000, not %s", b->s);
-    if (mirrored) { /* N >= rn is rn <= N */
-        if (!strcmp(op, ">=")) op = "<=";
-        else if (!strcmp(op, ">")) op = "<";
-        else if (strcmp(op, "=")) return PERR(e, "%s", how);
-    }
-    if (!strcmp(op, "<=")) *limit = n;
-    else if (!strcmp(op, "<") && n > 1) *limit = n - 1;
-    else if (!strcmp(op, "=") && n == 1) *limit = 1;
-    else if (!strcmp(op, "=")) return PERR(e, "rn = %lld selects one rank other than the first, "
-                                           "which is not supported; use rn <= N", n);
+    int64_t n;
+    if (bound_num(p, b, &n) != SL_OK) return SL_ERR;
+    int64_t l = 1, h = -2; /* -2: no upper bound */
+    if (!strcmp(op, "<=")) h = n;
+    else if (!strcmp(op, "<")) h = n - 1;
+    else if (!strcmp(op, "=")) l = h = n;
+    else if (!strcmp(op, ">=")) l = n;
+    else if (!strcmp(op, ">")) l = n + 1;
     else return PERR(e, "%s", how);
+    if (l > *lo) *lo = l;
+    if (h != -2) {
+        if (h < 1) h = -1; /* no rank at all: refused by the caller */
+        if (!*hi || h < *hi) *hi = h;
+    }
     return SL_OK;
 }
 
@@ -187,6 +212,9 @@ int sql_plan_rank(plan *p, const sql_node *sel, rel *out)
     if (oi == -2)
         return PERR(inner, "one ROW_NUMBER() OVER (...) per query is supported");
     const sql_node *it = iitems->kids[oi], *over = sql_kid(it, 0);
+    if (!strcmp(over->s, "RANK") || !strcmp(over->s, "DENSE_RANK")) /* Flink's words */
+        return PERR(over, "%s() on streaming table is not supported currently; Top-N and "
+                    "deduplication use ROW_NUMBER()", over->s);
     if (strcmp(over->s, "ROW_NUMBER"))
         return PERR(over, "%s() OVER (...) is not supported; Top-N and deduplication use "
                     "ROW_NUMBER()", over->s);
@@ -199,7 +227,7 @@ int sql_plan_rank(plan *p, const sql_node *sel, rel *out)
     const sql_node *conj[64];
     int nc = conjuncts(where, conj, 0, 64);
     if (nc > 64) return PERR(where, "too many conditions (more than 64 ANDed)");
-    int64_t limit = 0;
+    int64_t limit = 0, start = 1;
     sql_node *rest = NULL;
     for (int i = 0; i < nc; i++) {
         if (!mentions(conj[i], rn)) {
@@ -214,13 +242,14 @@ int sql_plan_rank(plan *p, const sql_node *sel, rel *out)
             }
             continue;
         }
-        int64_t l;
-        if (rank_bound(p, conj[i], rn, &l) != SL_OK) return SL_ERR;
-        if (!limit || l < limit) limit = l;
+        if (rank_bound(p, conj[i], rn, &start, &limit) != SL_OK) return SL_ERR;
     }
     if (!limit)
-        return PERR(sel, "ROW_NUMBER() needs a bound in the outer query: WHERE %s <= N (Top-N) "
-                    "or %s = 1 (deduplication)", rn, rn);
+        return PERR(sel, "ROW_NUMBER() needs an upper bound in the outer query: WHERE %s <= N "
+                    "(Top-N), %s BETWEEN M AND N or %s = 1 (deduplication)", rn, rn, rn);
+    if (limit < 1 || start > limit)
+        return PERR(where, "the conditions on %s select no rank (from %lld to %lld)", rn,
+                    (long long)start, (long long)limit);
 
     /* the inner query without its ROW_NUMBER item */
     if (iitems->nkids == 1)
@@ -293,7 +322,7 @@ int sql_plan_rank(plan *p, const sql_node *sel, rel *out)
     int rn_out = selects_rn(items, rn);
     int is_rowtime = tcol && in.rowtime && !strcasecmp(tcol, in.rowtime);
     int is_proctime = tcol && in.proctime && !strcasecmp(tcol, in.proctime);
-    int dedup = rc == SL_OK && !windowed && limit == 1 && !rn_out && order->nkids == 1 &&
+    int dedup = rc == SL_OK && !windowed && limit == 1 && start == 1 && !rn_out && order->nkids == 1 &&
                 (is_rowtime || is_proctime);
     int updating = 1;
     if (rc == SL_OK && dedup) {
@@ -311,6 +340,7 @@ int sql_plan_rank(plan *p, const sql_node *sel, rel *out)
         json_object_set(cfg, "partition-by", keys);
         json_object_set(cfg, "order-by", ord);
         json_object_set_new(cfg, "limit", json_integer(limit));
+        if (start > 1) json_object_set_new(cfg, "rank-start", json_integer(start));
         if (rn_out) json_object_set_new(cfg, "row-number", json_string(rn));
         if (in.updating) json_object_set_new(cfg, "input-changelog", json_string("retract"));
         if (windowed) {
@@ -324,6 +354,7 @@ int sql_plan_rank(plan *p, const sql_node *sel, rel *out)
         sql_sb_fmt(&id, "%s|%s|%s|%s|%lld|%d",
                    dedup ? "deduplicate" : windowed ? "window_rank" : "rank",
                    in.ident ? in.ident : "", k, o, (long long)limit, rn_out);
+        if (start > 1) sql_sb_fmt(&id, "|from %lld", (long long)start);
         free(o);
         free(k);
         char *uid = sl_sprintf("%s-%s-%08x", dedup ? "dedup" : "rank", in.ident ? in.ident : "q",

@@ -28,6 +28,11 @@
  * without table.exec.state.ttl declares it in its own plan()
  * (sl_plan_unbounded), so JSON job graphs and SQL get the same warning.
  *
+ * Kafka tables scan as the `kafka` / `upsert-kafka` source with their
+ * METADATA columns marked in its schema; an upsert-kafka scan is followed by
+ * `changelog-normalize` hashed on the primary key (Flink's
+ * ChangelogNormalize), which makes the rel a full changelog.
+ *
  * Changelog: group_aggregate makes a rel updating; calc and union keep the
  * mode; a window over an updating input is refused, and so is an updating
  * query into an append-only sink (a csv filesystem table), naming the sink
@@ -57,6 +62,7 @@ void rel_free(rel *r)
     free(r->proctime);
     free(r->ident);
     free(r->alias);
+    free(r->window);
     sql_join_map_free(r->jmap);
     memset(r, 0, sizeof *r);
 }
@@ -75,6 +81,8 @@ void rel_copy(rel *dst, const rel *src)
     dst->proctime = dup0(src->proctime);
     dst->ident = dup0(src->ident);
     dst->alias = dup0(src->alias);
+    dst->windowed = src->windowed;
+    dst->window = dup0(src->window);
     dst->jmap = sql_join_map_copy(src->jmap);
 }
 
@@ -381,18 +389,15 @@ static int scan_table(plan *p, const sql_node *at, const char *name, rel *out)
             rel_copy(out, &p->scans[i]);
             return SL_OK;
         }
-    if (strcmp(t->connector, "datagen") != 0 && !sql_table_is_kafka(t)) {
+    /* a C job's stream (sql/bridge.c): its rows already leave from a vertex */
+    int stream = !strcmp(t->connector, "datastream");
+    if (!stream && strcmp(t->connector, "datagen") != 0 && !sql_table_is_kafka(t)) {
         if (!strcmp(t->connector, "filesystem"))
             return PERR(at, "table '%s': reading a 'filesystem' table is not supported yet (it "
                         "can be written)", name);
         return PERR(at, "table '%s' (connector '%s') is a sink; it cannot be read", name,
                     t->connector);
     }
-    if (!strcmp(t->connector, "upsert-kafka"))
-        return PERR(at, "table '%s': reading an 'upsert-kafka' table in SQL is not supported yet "
-                    "(its upserts need Flink's changelog normalization into retractions, which "
-                    "Sluice's planner does not have); it can be written, and read in a job graph "
-                    "(vertex type 'upsert-kafka')", name);
     sl_schema phys;
     sl_schema_init(&phys);
     int ncomp = 0;
@@ -406,20 +411,57 @@ static int scan_table(plan *p, const sql_node *at, const char *name, rel *out)
     int wm_in_source = 0;
     for (int i = 0; kafka && t->wm_col && i < phys.n; i++)
         wm_in_source |= !strcasecmp(phys.fields[i].name, t->wm_col);
-    json_t *cfg = kafka ? sql_kafka_config(t, 0) : json_object();
-    for (int i = 0; !kafka && i < t->nopts; i++)
+    json_t *cfg = kafka ? sql_kafka_config(t, 0) : stream ? NULL : json_object();
+    for (int i = 0; !kafka && !stream && i < t->nopts; i++)
         if (strcmp(t->keys[i], "connector")) json_object_set_new(cfg, t->keys[i], json_string(t->vals[i]));
+    /* a silent source (partition) stops holding the watermark back after
+     * Flink's scan.watermark.idle-timeout, else table.exec.source.idle-timeout */
+    const char *idle = p->idle_timeout;
+    for (int i = 0; i < t->nopts; i++)
+        if (!strcmp(t->keys[i], "scan.watermark.idle-timeout")) idle = t->vals[i];
     if (wm_in_source) {
         char d[64];
         snprintf(d, sizeof d, "%lld ms", (long long)t->wm_delay);
         json_object_set_new(cfg, "watermark.column", json_string(t->wm_col));
         json_object_set_new(cfg, "watermark.delay", json_string(d));
+        if (idle) json_object_set_new(cfg, "watermark.idle-timeout", json_string(idle));
+        if (p->wm_interval) json_object_set_new(cfg, "watermark.interval", json_string(p->wm_interval));
     }
     char *uid = sl_sprintf("source-%s", t->name);
     memset(out, 0, sizeof *out);
-    out->vid = add_vertex(p, t->name, kafka ? t->connector : "datagen", uid, cfg, &phys, 0,
-                          changelog);
+    out->vid = stream ? sl_strdup(sql_table_option(t, "vertex"))
+                      : add_vertex(p, t->name, kafka ? t->connector : "datagen", uid, cfg, &phys,
+                                   0, changelog);
     free(uid);
+    if (kafka) { /* METADATA columns: "metadata": key in the source's schema */
+        json_t *sj = json_object_get(json_array_get(p->vertices, json_array_size(p->vertices) - 1),
+                                     "schema");
+        for (int i = 0, k = 0; i < t->ncols; i++) {
+            if (t->cols[i].expr) continue;
+            if (t->cols[i].meta)
+                json_object_set_new(json_array_get(sj, (size_t)k), "metadata",
+                                    json_string(t->cols[i].meta));
+            k++;
+        }
+    }
+    if (!strcmp(t->connector, "upsert-kafka")) {
+        /* Flink's ChangelogNormalize: the upserts and tombstones keyed by
+         * the primary key become +I / -U +U / -D with full rows */
+        json_t *keys = json_array();
+        for (int k = 0; k < t->npk; k++) json_array_append_new(keys, json_string(t->pk[k]));
+        json_t *ncfg = json_object();
+        json_object_set(ncfg, "key", keys);
+        if (sqlp_ttl_set(p)) json_object_set_new(ncfg, "table.exec.state.ttl", json_string(p->ttl));
+        char *base = sl_sprintf("%s-normalize", t->name);
+        char *nuid = sl_sprintf("normalize-%s", t->name);
+        char *id = add_vertex(p, base, "changelog-normalize", nuid, ncfg, NULL, 0, 1);
+        add_edge(p, out->vid, id, "hash", keys, 0);
+        json_decref(keys);
+        free(out->vid);
+        out->vid = id;
+        free(base);
+        free(nuid);
+    }
     if (changelog) {
         out->updating = 1;
         out->updater = sl_sprintf("table '%s' (connector '%s')", t->name, t->connector);
@@ -455,6 +497,8 @@ static int scan_table(plan *p, const sql_node *at, const char *name, rel *out)
     }
     if (t->wm_col && wm_in_source) {
         out->rowtime = sl_strdup(t->wm_col);
+    } else if (stream && !t->wm_col) {
+        out->rowtime = dup0(sql_table_option(t, "rowtime")); /* the stream's own watermarks */
     } else if (t->wm_col) {
         json_t *w = json_object();
         json_object_set_new(w, "column", json_string(t->wm_col));
@@ -462,6 +506,7 @@ static int scan_table(plan *p, const sql_node *at, const char *name, rel *out)
         snprintf(d, sizeof d, "%lld ms", (long long)t->wm_delay);
         json_object_set_new(w, "delay", json_string(d));
         if (p->wm_interval) json_object_set_new(w, "interval", json_string(p->wm_interval));
+        if (idle) json_object_set_new(w, "idle-timeout", json_string(idle));
         char *base = sl_sprintf("%s-watermark", t->name);
         char *wuid = sl_sprintf("watermark-%s", t->name);
         char *id = add_vertex(p, base, "watermark", wuid, w, NULL, 0, 0);
@@ -494,8 +539,7 @@ int plan_from(plan *p, const sql_node *f, rel *out)
         out->alias = dup0(f->s2);
         return SL_OK;
     case SQL_FROM_JOIN: return sql_plan_join(p, f, out);
-    case SQL_FROM_TVF:
-        return PERR(f, "a window TVF must be aggregated: GROUP BY window_start, window_end");
+    case SQL_FROM_TVF: return sql_plan_window_tvf(p, f, out);
     default: return PERR(f, "unsupported FROM item");
     }
 }
@@ -1042,6 +1086,7 @@ static int plan_aggregate(plan *p, const sql_node *sel, rel *out)
     json_object_set_new(cfg, "aggregates", aggs);
     if (window && !proctime) json_object_set_new(cfg, "allowed-lateness", json_string("0 s"));
     if (!window && sqlp_ttl_set(p)) json_object_set_new(cfg, "table.exec.state.ttl", json_string(p->ttl));
+    if (!window && in.updating) json_object_set_new(cfg, "input-changelog", json_string("retract"));
     for (int k = 0; k < c.nkeys; k++) {
         int ci = sl_schema_find(&in.sch, c.keys[k]);
         sl_schema_add(&aggout, c.keys[k], ci >= 0 ? in.sch.fields[ci].type : SL_T_STRING);
@@ -1116,11 +1161,7 @@ static int plan_select(plan *p, const sql_node *sel, rel *out)
     int is_agg = group || having;
     for (int i = 0; i < items->nkids; i++)
         if (has_agg(items->kids[i]->kids[0])) is_agg = 1;
-    if (is_agg || from->kind == SQL_FROM_TVF) {
-        if (from->kind == SQL_FROM_TVF && !group)
-            return PERR(from, "a window TVF must be aggregated: GROUP BY window_start, window_end");
-        return plan_aggregate(p, sel, out);
-    }
+    if (is_agg) return plan_aggregate(p, sel, out);
     rel in = {0};
     if (plan_from(p, from, &in) != SL_OK) return SL_ERR;
     if (where && has_agg(where)) {
@@ -1293,12 +1334,19 @@ static int plan_insert(plan *p, const sql_node *ins, char **names, int *nnames)
     if (!strcmp(t->connector, "datagen"))
         return PERR(ins, "table '%s' (connector 'datagen') is a source; it cannot be written",
                     ins->s);
+    for (int i = 0; i < t->ncols; i++)
+        if (sql_column_written(&t->cols[i]) && t->cols[i].meta &&
+            !sql_kafka_meta_writable(t->cols[i].meta))
+            return PERR(ins, "Invalid metadata key '%s' in column '%s' of table '%s'. The %s "
+                        "connector supports the following metadata keys for writing: %s (declare "
+                        "the column VIRTUAL to only read it)", t->cols[i].meta, t->cols[i].name,
+                        t->name, t->connector, sql_kafka_meta_keys(1));
     rel r;
     if (plan_query(p, sql_kid(ins, 0), &r) != SL_OK) return SL_ERR;
     int rc = SL_OK;
     int nphys = 0;
     for (int i = 0; i < t->ncols; i++)
-        if (!t->cols[i].expr) nphys++;
+        if (sql_column_written(&t->cols[i])) nphys++;
     /* src[k]: the query column feeding the table's k-th physical column, -1 for NULL */
     int *src = sl_calloc((size_t)nphys + 1, sizeof(int));
     const sql_node *cols = sql_kid(ins, 1);
@@ -1307,7 +1355,7 @@ static int plan_insert(plan *p, const sql_node *ins, char **names, int *nnames)
         const sql_node *cn = cols->kids[j];
         int k = 0, found = -1;
         for (int i = 0; i < t->ncols; i++) {
-            if (t->cols[i].expr) continue;
+            if (!sql_column_written(&t->cols[i])) continue;
             if (!strcasecmp(t->cols[i].name, cn->s)) found = k;
             k++;
         }
@@ -1325,7 +1373,7 @@ static int plan_insert(plan *p, const sql_node *ins, char **names, int *nnames)
     } else if (rc == SL_OK && !cols && r.sch.n != nphys) {
         sql_sbuf have = {0};
         for (int i = 0; i < t->ncols; i++)
-            if (!t->cols[i].expr) sql_sb_fmt(&have, "%s%s", have.n ? ", " : "", t->cols[i].name);
+            if (sql_column_written(&t->cols[i])) sql_sb_fmt(&have, "%s%s", have.n ? ", " : "", t->cols[i].name);
         rc = PERR(sql_kid(ins, 0), "INSERT INTO %s: the query gives %d column%s, the table has "
                   "%d (%s)", t->name, r.sch.n, r.sch.n == 1 ? "" : "s", nphys,
                   have.s ? have.s : "");
@@ -1353,7 +1401,7 @@ static int plan_insert(plan *p, const sql_node *ins, char **names, int *nnames)
         int need = 0, k = 0;
         for (int i = 0; rc == SL_OK && i < t->ncols; i++) {
             const sql_column *c = &t->cols[i];
-            if (c->expr) continue;
+            if (!sql_column_written(c)) continue;
             if (src[k] < 0) { /* not listed: NULL */
                 char *dst = sql_quote_ident(c->name);
                 its[k].name = sl_strdup(c->name);
@@ -1492,6 +1540,7 @@ static json_t *plan_stmt(const sql_catalog *cat, char **okeys, char **ovals, int
     for (int i = 0; i < nopts; i++) {
         if (!strcmp(okeys[i], "table.exec.state.ttl")) p.ttl = ovals[i];
         if (!strcmp(okeys[i], "pipeline.auto-watermark-interval")) p.wm_interval = ovals[i];
+        if (!strcmp(okeys[i], "table.exec.source.idle-timeout")) p.idle_timeout = ovals[i];
         if (!strcmp(okeys[i], "pipeline.name")) pname = ovals[i];
         if (!strcmp(okeys[i], "parallelism.default")) par = ovals[i];
     }
@@ -1539,6 +1588,34 @@ static json_t *plan_stmt(const sql_catalog *cat, char **okeys, char **ovals, int
     for (int i = 0; i < nsinks; i++) free(sinks[i]);
     plan_free(&p);
     return job;
+}
+
+int sql_plan_into(const sql_catalog *cat, char **okeys, char **ovals, int nopts,
+                  const sql_node *query, json_t *vertices, json_t *edges, sl_sql_stream *out,
+                  char *err, size_t errlen)
+{
+    plan p;
+    plan_new(&p, cat, err, errlen);
+    json_decref(p.vertices);
+    json_decref(p.edges);
+    p.vertices = json_incref(vertices);
+    p.edges = json_incref(edges);
+    for (int i = 0; i < nopts; i++) {
+        if (!strcmp(okeys[i], "table.exec.state.ttl")) p.ttl = ovals[i];
+        if (!strcmp(okeys[i], "pipeline.auto-watermark-interval")) p.wm_interval = ovals[i];
+    }
+    rel r;
+    int rc = plan_query(&p, query, &r);
+    if (rc == SL_OK) {
+        out->vertex = sl_strdup(r.vid);
+        sl_schema_copy(&out->cols, &r.sch);
+        out->updating = r.updating;
+        out->updater = dup0(r.updater);
+        out->rowtime = dup0(r.rowtime);
+        rel_free(&r);
+    }
+    plan_free(&p);
+    return rc;
 }
 
 int sql_plan_schema(const sql_catalog *cat, const sql_node *query, sl_schema *schema, char *err,

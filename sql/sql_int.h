@@ -11,6 +11,7 @@
 #include "sl.h"
 #include "sql/ast.h"
 #include "sql/sql.h"
+#include "sql/bridge.h"
 
 typedef struct sql_column {
     char *name;
@@ -19,7 +20,13 @@ typedef struct sql_column {
     sql_node *expr;   /* computed column's expression, or NULL */
     int proctime;     /* computed as PROCTIME() */
     int notnull;      /* declared NOT NULL (or in the primary key) */
+    char *meta;       /* METADATA [FROM 'key']: the key (kafka: offset, partition,
+                         timestamp, topic, headers); NULL for a physical column */
+    int virt;         /* METADATA ... VIRTUAL: read only, not a sink column */
 } sql_column;
+
+/* Is c a column an INSERT writes (physical, or metadata that is not VIRTUAL)? */
+static inline int sql_column_written(const sql_column *c) { return !c->expr && !c->virt; }
 
 typedef struct sql_table {
     char *name;
@@ -44,6 +51,15 @@ typedef struct sql_catalog {
 } sql_catalog;
 
 sql_table *sql_catalog_find(const sql_catalog *c, const char *name);
+/* A WITH option of t, or NULL; borrowed. */
+const char *sql_table_option(const sql_table *t, const char *key);
+
+/* For the DataStream bridge (sql/bridge.c): the session's catalog, and
+ * CREATE TABLE `ddl` run with WITH ('connector' = 'datastream', 'vertex' =
+ * ..., 'rowtime' = ...) accepted -- a table whose rows are a C job's stream,
+ * which the planner reads from that vertex instead of adding a source. */
+const sql_catalog *sql_session_catalog(const sl_sql_session *s);
+int sql_session_create_stream_table(sl_sql_session *s, const char *ddl, char *err, size_t errlen);
 
 /* Kafka tables (connector kafka or upsert-kafka), for the planner: whether
  * t is one, whether reading it gives a changelog (upsert-kafka, or kafka
@@ -53,6 +69,10 @@ sql_table *sql_catalog_find(const sql_catalog *c, const char *name);
 int sql_table_is_kafka(const sql_table *t);
 int sql_table_changelog(const sql_table *t);
 json_t *sql_kafka_config(const sql_table *t, int sink);
+/* The kafka connector's metadata keys a source reads (writable 0) or a sink
+ * writes (1), as a list for messages; whether a sink writes `key`. */
+const char *sql_kafka_meta_keys(int writable);
+int sql_kafka_meta_writable(const char *key);
 
 /* Plan INSERT / STMT_SET (stmt) into a job graph. `opts` are the session's
  * SET options (keys, vals, n). Returns the job (caller decrefs) or NULL with
@@ -75,6 +95,14 @@ char *sql_explain_text(const json_t *job, int changelog_mode);
 json_t *sql_plan_query(const sql_catalog *cat, char **okeys, char **ovals, int nopts,
                        const sql_node *stmt, sl_schema *cols, int *updating, char *err,
                        size_t errlen);
+
+/* Plan `query` (a SQL_QUERY node) into an existing job graph: its vertices
+ * and edges are appended to `vertices` and `edges` (ids kept unique among
+ * what is there), and *out (zeroed by the caller; sl_sql_stream_clear) names
+ * the vertex whose output is the query's result. For sql/bridge.c. */
+int sql_plan_into(const sql_catalog *cat, char **okeys, char **ovals, int nopts,
+                  const sql_node *query, json_t *vertices, json_t *edges, sl_sql_stream *out,
+                  char *err, size_t errlen);
 
 /* Validate a query (for CREATE VIEW) and give its output columns; returns
  * SL_OK with *schema filled (caller frees with sl_schema_free). */

@@ -90,7 +90,9 @@ def fetch(conn, topic, partition, offset, max_bytes=1 << 20):
 
 
 def batches(data):
-    """Complete record batches in data: dicts with their records."""
+    """Complete record batches in data: dicts with their records
+    (offset, key, value) and, in "meta", each record's (timestamp, headers)
+    with headers a list of (name, value bytes or None)."""
     i = 0
     while i + 12 <= len(data):
         base, blen = struct.unpack_from(">qi", data, i)
@@ -101,22 +103,35 @@ def batches(data):
          count) = struct.unpack_from(">ibIhiqqqhii", b, 0)
         assert magic == 2, f"batch at {base}: magic {magic}"
         assert attrs & 7 == 0, f"batch at {base}: compressed (attributes {attrs})"
-        recs, j = [], 49
+        recs, meta, j = [], [], 49
         for _ in range(count):
             ln, j = _varint(b, j)
             end = j + ln
             j += 1  # attributes
-            _, j = _varint(b, j)  # timestamp delta
+            tsd, j = _varint(b, j)
             od, j = _varint(b, j)
             kl, j = _varint(b, j)
             key = None if kl < 0 else b[j:j + kl]
             j += max(kl, 0)
             vl, j = _varint(b, j)
             value = None if vl < 0 else b[j:j + vl]
+            j += max(vl, 0)
+            hdrs = []
+            if j < end:
+                nh, j = _varint(b, j)
+                for _ in range(nh):
+                    hk, j = _varint(b, j)
+                    name = b[j:j + hk].decode()
+                    j += hk
+                    hv, j = _varint(b, j)
+                    hdrs.append((name, None if hv < 0 else b[j:j + hv]))
+                    j += max(hv, 0)
             recs.append((base + od, key, value))
+            meta.append((first_ts + tsd, hdrs))
             j = end
         yield {"base": base, "last": base + last_delta, "pid": pid, "epoch": pepoch,
-               "transactional": bool(attrs & 16), "control": bool(attrs & 32), "records": recs}
+               "transactional": bool(attrs & 16), "control": bool(attrs & 32), "records": recs,
+               "meta": meta}
         i += 12 + blen
 
 

@@ -65,7 +65,7 @@ def replay(n):
 
 def read(out, name):
     rows = []
-    for path in glob.glob(os.path.join(out, name, "part-*")):
+    for path in sorted(glob.glob(os.path.join(out, name, "part-*"))):
         with open(path) as f:
             rows += [json.loads(line) for line in f]
     return rows
@@ -76,14 +76,20 @@ def ms(text):
     return int(d.replace(tzinfo=datetime.timezone.utc).timestamp() * 1000)
 
 
+def run_to_finish(cluster, *args):
+    """`sluice run` a C job with its arguments; its JobID once it FINISHED."""
+    r = cluster.cli("run", *args, check=True)
+    jid = re.search(r"JobID ([0-9a-f]{32})", r.stdout).group(1)
+    job = cluster.wait_state(jid, {"FINISHED", "FAILED"}, timeout=120)
+    assert job["state"] == "FINISHED", cluster.get(f"/jobs/{jid}/exceptions")
+    return jid
+
+
 def test_silence_detector(cluster, workdir):
     cluster.add_tm(slots=2)
     out = os.path.join(workdir, "out")
     n = 3000
-    r = cluster.cli("run", JOB, out, str(n), check=True)
-    jid = re.search(r"JobID ([0-9a-f]{32})", r.stdout).group(1)
-    job = cluster.wait_state(jid, {"FINISHED", "FAILED"}, timeout=120)
-    assert job["state"] == "FINISHED", cluster.get(f"/jobs/{jid}/exceptions")
+    run_to_finish(cluster, JOB, out, str(n))
     gaps, ooo, late = replay(n)
     # the seed's reading: one real gap (sensor 2 goes silent mid-stream) and
     # one per sensor from the final watermark of the bounded source
@@ -164,10 +170,7 @@ def test_enrich_and_correlate(cluster, workdir):
     cluster.add_tm(slots=4)
     out = os.path.join(workdir, "out")
     n = 2000
-    r = cluster.cli("run", ENRICH, out, str(n), "20000", check=True)
-    jid = re.search(r"JobID ([0-9a-f]{32})", r.stdout).group(1)
-    job = cluster.wait_state(jid, {"FINISHED", "FAILED"}, timeout=120)
-    assert job["state"] == "FINISHED", cluster.get(f"/jobs/{jid}/exceptions")
+    run_to_finish(cluster, ENRICH, out, str(n), "20000")
     matches, unmatched = correlate(n)
     check_enrich_counts(n, matches, unmatched)
     assert enrich_rows(out) == (matches, unmatched)
@@ -221,10 +224,7 @@ def alerts(out):
 def test_broadcast_rules(cluster, workdir):
     cluster.add_tm(slots=4)
     out = os.path.join(workdir, "out")
-    r = cluster.cli("run", RULES, out, "3000", "100000", check=True)
-    jid = re.search(r"JobID ([0-9a-f]{32})", r.stdout).group(1)
-    job = cluster.wait_state(jid, {"FINISHED", "FAILED"}, timeout=120)
-    assert job["state"] == "FINISHED", cluster.get(f"/jobs/{jid}/exceptions")
+    run_to_finish(cluster, RULES, out, "3000", "100000")
     assert alerts(out) == expected_alerts(3000)
 
 
@@ -256,3 +256,159 @@ def test_broadcast_state_restored_on_rescale(make_cluster, workdir, backend):
     assert got == expected_alerts(n)
     # the third subtask wrote alerts (part-2-*): it judged with restored rules only
     assert glob.glob(os.path.join(out, "alerts", "part-2-*"))
+
+
+# ---- the hybrid pipeline (examples/datastream/hybrid.c) -------------------------------
+
+HYBRID = os.path.join(BUILD, "examples", "hybrid.so")
+WINDOW_MS = 10000
+JUMP = 20
+
+
+def clicks(n):
+    """The lines the job's generator makes, typed as the parser types them:
+    (user, ts) of every line that parses, and the ids of those that do not."""
+    good, bad = [], []
+    for i in range(1, n + 1):
+        if i % 97 == 0:
+            bad.append(i)
+            continue
+        w = i // 100
+        user = w % 5 if w % 7 == 3 and i % 10 < 4 else i % 5
+        good.append((f"u{user}", BASE + i * 100 - (700 if i % 50 == 0 else 0)))
+    return good, bad
+
+
+def hybrid_expected(n):
+    """TUMBLE(10 s) counts per user, by their definition, and the anomalies:
+    a user's window with JUMP or more clicks above that user's previous
+    window (in window order)."""
+    good, bad = clicks(n)
+    counts = {}
+    for user, ts in good:
+        start = ts - ts % WINDOW_MS
+        counts[(user, start)] = counts.get((user, start), 0) + 1
+    windows = sorted((u, s, s + WINDOW_MS, c) for (u, s), c in counts.items())
+    anomalies, prev = [], {}
+    for u, s, _, c in windows:  # sorted by user, then window start
+        if u in prev and c >= prev[u] + JUMP:
+            anomalies.append((u, s, c, prev[u]))
+        prev[u] = c
+    return windows, anomalies, bad
+
+
+def hybrid_rows(out):
+    w = sorted((r["user_id"], ms(r["window_start"]), ms(r["window_end"]), r["cnt"])
+               for r in read(out, "windows"))
+    a = sorted((r["user_id"], ms(r["window_start"]), r["cnt"], r["prev"]) for r in read(out, "anomalies"))
+    bad = sorted(int(r["line"].split("-")[1]) for r in read(out, "malformed"))
+    return w, a, bad
+
+
+def check_hybrid_counts(n, windows, anomalies, bad):
+    """The numbers read the way the generator was built: five users in each
+    of n / 100 windows (id n, a multiple of 50, is 700 ms early: it falls in
+    the window before); one burst every seventh window, each an anomaly
+    (about 50 clicks against about 20 the window before), and nothing else
+    is one -- not the other users' return from about 10 in a burst window
+    to about 20 in the next."""
+    assert n % 100 == 0 and len(bad) == n // 97
+    bursts = [w for w in range(n // 100) if w % 7 == 3]
+    assert [(a[0], (a[1] - BASE) // WINDOW_MS) for a in anomalies] == \
+        sorted((f"u{w % 5}", w) for w in bursts)
+    assert len(windows) == 5 * (n // 100)
+
+
+def test_hybrid_pipeline(cluster, workdir):
+    cluster.add_tm(slots=4)
+    out = os.path.join(workdir, "out")
+    n = 3000
+    jid = run_to_finish(cluster, HYBRID, out, str(n))
+    windows, anomalies, bad = hybrid_expected(n)
+    check_hybrid_counts(n, windows, anomalies, bad)
+    assert hybrid_rows(out) == (windows, anomalies, bad)
+    # one job, one graph: the SQL operators are vertices of the C job
+    names = " ".join(v["name"] for v in cluster.job(jid)["vertices"])
+    assert "parser" in names and "window" in names and "detector" in names
+
+
+def detector_records_in(c, jid):
+    return sum(v["metrics"]["read-records"] for v in c.job(jid)["vertices"]
+               if v["name"].startswith("detector"))
+
+
+@pytest.mark.parametrize("backend", ["hashmap", "rocksdb"])
+def test_hybrid_pipeline_across_savepoint_rescale(make_cluster, workdir, backend):
+    """Stopped with a savepoint mid-stream at parallelism 2 (open windows in
+    the SQL window operator, previous counts in the detector's state, the
+    parser's source position), restored at 3: both runs together give
+    exactly the windows and anomalies worked out above."""
+    c = make_cluster(jm_conf=NO_PERIODIC)
+    c.add_tm(slots=4, extra={"state.backend.type": backend})
+    out = os.path.join(workdir, "out")
+    n = 3000
+    r = c.cli("run", "-d", HYBRID, out, str(n), "500", check=True)
+    jid = re.search(r"JobID ([0-9a-f]{32})", r.stdout).group(1)
+    c.wait_state(jid, "RUNNING", timeout=20)
+    wait_for(lambda: detector_records_in(c, jid) >= 40, timeout=30, what="40 windows in the detector")
+    sp = stop_with_savepoint(c, jid, os.path.join(workdir, "sp"))
+    windows, anomalies, bad = hybrid_expected(n)
+    w1, _, _ = hybrid_rows(out)
+    assert 0 < len(w1) < len(windows)  # stopped mid-stream
+
+    r = c.cli("run", "-s", f"file:{sp}", "-p", "3", HYBRID, out, str(n), "20000", timeout=120)
+    assert r.returncode == 0 and "finished with state FINISHED" in r.stdout, r.stdout + r.stderr
+    jid2 = re.search(r"JobID ([0-9a-f]{32})", r.stdout).group(1)
+    assert {v["parallelism"] for v in c.job(jid2)["vertices"] if v["name"].startswith("detector")} == {3}
+    check_hybrid_counts(n, windows, anomalies, bad)
+    assert hybrid_rows(out) == (windows, anomalies, bad)
+
+
+# ---- toChangelogStream / toDataStream of an updating query (tests/plugins/bridge_job.c) --
+
+BRIDGE = os.path.join(BUILD, "plugins", "bridge_job.so")
+
+
+def test_to_changelog_stream_rows_carry_their_kind(cluster, workdir):
+    """COUNT(*) GROUP BY k as a changelog: per key +I[k, 1], then -U[k, c-1]
+    and +U[k, c] for each further row -- read by a C process function as
+    each row's kind."""
+    cluster.add_tm(slots=2)
+    out = os.path.join(workdir, "out")
+    n = 300
+    run_to_finish(cluster, BRIDGE, out, str(n), "changelog")
+    expected = []
+    for k in range(3):
+        c = sum(1 for i in range(1, n + 1) if i % 3 == k)
+        expected += [("+I", k, 1)] + [x for j in range(2, c + 1) for x in (("-U", k, j - 1), ("+U", k, j))]
+    got = [(r["kind"], r["k"], r["cnt"]) for r in read(out, "")]
+    assert sorted(got) == sorted(expected)
+    # and in each key's order: the changelog of one key is one sequence
+    for k in range(3):
+        assert [g for g in got if g[1] == k] == [e for e in expected if e[1] == k]
+
+
+def test_to_data_stream_refuses_an_updating_query(cluster, workdir):
+    r = cluster.cli("run", BRIDGE, os.path.join(workdir, "out"), "10", "append")
+    assert r.returncode == 1
+    assert ("toDataStream: Table sink '*anonymous_datastream_sink$1*' doesn't support consuming "
+            "update changes which is produced by group_aggregate '") in r.stderr, r.stderr
+    assert "(GROUP BY k)" in r.stderr and "sl_ds_to_changelog_stream" in r.stderr
+
+
+def test_from_data_stream_takes_the_streams_event_time(cluster, workdir):
+    """No schema given: the table's columns and its event-time attribute are
+    the stream's (it came from a watermark vertex), so TUMBLE runs on the
+    watermarks the stream already carries: 100 ids per 10 s window, split
+    by id % 3."""
+    cluster.add_tm(slots=2)
+    out = os.path.join(workdir, "out")
+    n = 1000
+    run_to_finish(cluster, BRIDGE, out, str(n), "window")
+    counts = {}
+    for i in range(1, n + 1):
+        ts = BASE + i * 100
+        key = (i % 3, ts - ts % 10000)
+        counts[key] = counts.get(key, 0) + 1
+    got = sorted((r["k"], ms(r["window_start"]), r["cnt"]) for r in read(out, ""))
+    assert got == sorted((k, s, c) for (k, s), c in counts.items())

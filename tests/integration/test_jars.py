@@ -184,3 +184,19 @@ def test_upload_needs_the_token(make_cluster, workdir):
     assert status == 401 and "rest.auth-token" in body["errors"][0]
     assert os.listdir(os.path.join(workdir, "uploads")) == []  # not even a temporary file
     assert c.get("/jars")["files"] == []  # reading needs no token
+
+
+def test_hybrid_job_over_rest(make_cluster, workdir):
+    """The hybrid pipeline (C parser -> SQL TUMBLE -> C detector) built in the
+    JobManager's child process from an upload: the SQL planner runs there
+    too, and the job computes exactly test_datastream's windows."""
+    from test_datastream import HYBRID, hybrid_expected, hybrid_rows
+    c = make_cluster(jm_conf=jar_conf(workdir))
+    c.add_tm(slots=4)
+    jid_, _ = upload_file(c, HYBRID)
+    out = os.path.join(workdir, "out")
+    status, body = c.request("POST", f"/jars/{jid_}/run", {"programArgsList": [out, "1000"]})
+    assert status == 200, body
+    job = c.wait_state(body["jobid"], {"FINISHED", "FAILED"}, timeout=120)
+    assert job["state"] == "FINISHED", c.get(f"/jobs/{body['jobid']}/exceptions")
+    assert hybrid_rows(out) == hybrid_expected(1000)

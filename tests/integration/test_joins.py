@@ -12,7 +12,7 @@ import re
 import pytest
 
 from conftest import wait_for
-from test_sql import BASE, finish, job_ids, rows, run_sql
+from test_sql import BASE, finish, job_ids, ms, rows, run_sql
 
 N_ORDERS = 600
 N_PAYMENTS = 700
@@ -491,3 +491,125 @@ CREATE TABLE o (c BIGINT, k BIGINT) WITH ('connector' = 'print');
     r = run_sql(cluster, workdir, "g.sql", src + "SET 'table.exec.state.ttl' = '1 h';\n"
                 "EXPLAIN INSERT INTO o SELECT COUNT(*) AS c, id % 3 AS k FROM g GROUP BY id % 3;\n")
     assert r.returncode == 0 and "[WARNING] GROUP BY" not in r.stdout, r.stdout
+
+
+WJ_NL, WJ_NR = 400, 300
+WINDOW_FEEDERS = f"""
+CREATE TABLE lefts (
+    id INT,
+    k  AS id % 7,
+    ts AS TO_TIMESTAMP_LTZ({BASE} + id * 1000, 3),
+    WATERMARK FOR ts AS ts - INTERVAL '5' SECOND
+) WITH ('connector' = 'datagen', 'rows-per-second' = '100000',
+        'fields.id.kind' = 'sequence', 'fields.id.start' = '1', 'fields.id.end' = '{WJ_NL}');
+CREATE TABLE rights (
+    id INT,
+    k  AS id % 9,
+    ts AS TO_TIMESTAMP_LTZ({BASE} + id * 1700, 3),
+    WATERMARK FOR ts AS ts - INTERVAL '5' SECOND
+) WITH ('connector' = 'datagen', 'rows-per-second' = '100000',
+        'fields.id.kind' = 'sequence', 'fields.id.start' = '1', 'fields.id.end' = '{WJ_NR}');
+"""
+
+
+def hop_windows(ts, slide, size):
+    s = ts - ts % slide
+    while s > ts - size:
+        yield s
+        s -= slide
+
+
+def window_join_model(kind, windows):
+    """The brute-force window join of lefts and rights on (window, k): rows
+    (left id, right id, window_start), None for an outer side's missing row."""
+    def side(n, step, mod):
+        out = collections.defaultdict(list)  # (window_start, k) -> ids
+        for i in range(1, n + 1):
+            for ws in windows(BASE + i * step):
+                out[(ws, i % mod)].append(i)
+        return out
+    left, right = side(WJ_NL, 1000, 7), side(WJ_NR, 1700, 9)
+    want = collections.Counter()
+    for key in set(left) | set(right):
+        ls, rs = left.get(key, []), right.get(key, [])
+        for li in ls:
+            for ri in rs:
+                want[(li, ri, key[0])] += 1
+        if not rs and kind in ("left", "full"):
+            for li in ls:
+                want[(li, None, key[0])] += 1
+        if not ls and kind in ("right", "full"):
+            for ri in rs:
+                want[(None, ri, key[0])] += 1
+    return want
+
+
+def test_window_joins_from_sql_equal_a_brute_force_join(cluster, workdir):
+    """Flink's window join from SQL -- two window TVFs joined on their
+    window bounds and a key -- at parallelism 2 over two TaskManagers: a FULL
+    OUTER join of tumbling windows and an inner join of hopping ones (and a
+    window Top-N over a window TVF), in one statement set; each sink's rows
+    equal the result computed here."""
+    cluster.add_tm(slots=2)
+    cluster.add_tm(slots=2)
+    full_out, hop_out = os.path.join(workdir, "full"), os.path.join(workdir, "hop")
+    top_out = os.path.join(workdir, "top")
+    r = run_sql(cluster, workdir, "wjoin.sql", WINDOW_FEEDERS + f"""
+CREATE TABLE full_out (lid INT, rid INT, ws TIMESTAMP(3))
+  WITH ('connector' = 'filesystem', 'path' = 'file://{full_out}', 'format' = 'json');
+CREATE TABLE hop_out (lid INT, rid INT, ws TIMESTAMP(3))
+  WITH ('connector' = 'filesystem', 'path' = 'file://{hop_out}', 'format' = 'json');
+CREATE TABLE top_out (id INT, ws TIMESTAMP(3), rn BIGINT)
+  WITH ('connector' = 'filesystem', 'path' = 'file://{top_out}', 'format' = 'json');
+SET 'parallelism.default' = '2';
+EXECUTE STATEMENT SET BEGIN
+INSERT INTO full_out
+SELECT L.id, R.id, COALESCE(L.window_start, R.window_start)
+FROM (SELECT * FROM TABLE(TUMBLE(TABLE lefts, DESCRIPTOR(ts), INTERVAL '10' SECOND))) L
+FULL OUTER JOIN (SELECT * FROM TABLE(TUMBLE(TABLE rights, DESCRIPTOR(ts), INTERVAL '10' SECOND))) R
+  ON L.window_start = R.window_start AND L.window_end = R.window_end AND L.k = R.k;
+INSERT INTO hop_out
+SELECT L.id, R.id, L.window_start
+FROM TABLE(HOP(TABLE lefts, DESCRIPTOR(ts), INTERVAL '5' SECOND, INTERVAL '15' SECOND)) AS L
+JOIN TABLE(HOP(TABLE rights, DESCRIPTOR(ts), INTERVAL '5' SECOND, INTERVAL '15' SECOND)) AS R
+  ON L.k = R.k AND L.window_end = R.window_end AND L.window_start = R.window_start;
+INSERT INTO top_out
+SELECT id, window_start, rn FROM (
+  SELECT *, ROW_NUMBER() OVER (PARTITION BY window_start, window_end ORDER BY k DESC, id) AS rn
+  FROM TABLE(TUMBLE(TABLE rights, DESCRIPTOR(ts), INTERVAL '10' SECOND)))
+WHERE rn <= 2;
+END;
+""")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "WARNING" not in r.stdout, r.stdout  # a window join's state is bounded by its windows
+    jid = job_ids(r.stdout)[0]
+    finish(cluster, jid)
+    vs = cluster.get(f"/jobs/{jid}")["vertices"]
+    joins = [v for v in vs if "window-join" in v["name"]]
+    assert len(joins) == 2 and all(v["parallelism"] == 2 for v in joins), vs
+    for v in joins + [v for v in vs if "window-tvf" in v["name"]]:
+        late = cluster.get(f"/jobs/{jid}/vertices/{v['id']}/metrics?get=numLateRecordsDropped")
+        assert late and all(float(m["value"]) == 0 for m in late), (v["name"], late)
+
+    def got(out):
+        c = collections.Counter()
+        for row in rows(out):
+            assert row.get("op", "+I") == "+I", row
+            c[(row["lid"], row["rid"], ms(row["ws"]))] += 1
+        return c
+    want_full = window_join_model("full", lambda ts: [ts - ts % 10000])
+    assert sum(1 for k in want_full if k[0] is None) > 10 and sum(1 for k in want_full if k[1] is None) > 10
+    assert got(full_out) == want_full
+    want_hop = window_join_model("inner", lambda ts: hop_windows(ts, 5000, 15000))
+    assert sum(want_hop.values()) > 1000
+    assert got(hop_out) == want_hop
+    # a window Top-N straight over a window TVF: each window's two rows of highest k
+    per_window = collections.defaultdict(list)
+    for i in range(1, WJ_NR + 1):
+        ts = BASE + i * 1700
+        per_window[ts - ts % 10000].append((-(i % 9), i))
+    want_top = sorted((i, ws, rn + 1) for ws, rs in per_window.items()
+                      for rn, (_, i) in enumerate(sorted(rs)[:2]))
+    got_top = sorted((r["id"], ms(r["ws"]), r["rn"]) for r in rows(top_out))
+    assert all(r.get("op", "+I") == "+I" for r in rows(top_out))
+    assert got_top == want_top

@@ -229,3 +229,38 @@ void ctx_async_finish(const int *order, int n, int *rc)
     pthread_join(t, NULL);
     memcpy(rc, f.rc, (size_t)n * sizeof *rc);
 }
+
+/* ---- timestamp assigner, key selector, flat map (test_dsctx.c) ---------------------- */
+
+/* event time: x seconds, plus the record's own timestamp in ms */
+static int64_t ts_of(const sl_row *row, int64_t record_ts)
+{
+    return row->vals[1].v.i * 1000 + record_ts;
+}
+const sl_timestamp_assigner ts_fn = {.abi = SL_DS_ABI_VERSION, .extract_timestamp = ts_of};
+
+/* key: ("even" | "odd", k / 10) of a row (k, x) */
+static int key_of(const sl_row *row, sl_value *key)
+{
+    int64_t k = row->vals[0].v.i;
+    if (k < 0) return SL_ERR;
+    const char *parity = k % 2 ? "odd" : "even";
+    key[0].v.s.p = parity;
+    key[0].v.s.len = strlen(parity);
+    key[1].v.i = k / 10;
+    return SL_OK;
+}
+const sl_key_selector key_fn = {.abi = SL_DS_ABI_VERSION, .get_key = key_of};
+
+/* flatMap: (k, x) -> x rows (k, 0), (k, 1), ... */
+static int flat(sl_op *ctx, int input, const sl_row *row)
+{
+    (void)input;
+    for (int64_t i = 0; i < row->vals[1].v.i; i++) {
+        sl_value v[2] = {row->vals[0], {.v.i = i}};
+        sl_row r = {.kind = SL_KIND_INSERT, .n = 2, .vals = v, .ts = row->ts};
+        if (sl_op_emit(ctx, &r) != SL_OK) return SL_ERR;
+    }
+    return SL_OK;
+}
+const sl_process_fn flat_fn = {.abi = SL_DS_ABI_VERSION, .process_element = flat};

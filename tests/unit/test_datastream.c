@@ -63,6 +63,142 @@ static void test_builder_reports_the_first_mistake(void)
     sl_ds_env_free(env);
 }
 
+/* The graph parsed, or NULL with the reason printed. */
+static sl_jobgraph *parse_env(sl_ds_env *env, char *err, size_t errlen)
+{
+    char *json = sl_ds_to_json(env, err, errlen);
+    if (!json) {
+        fprintf(stderr, "  %s\n", err);
+        return NULL;
+    }
+    sl_jobgraph *g = sl_jobgraph_parse(json, strlen(json), 1, 0, err, errlen);
+    if (!g) fprintf(stderr, "  %s\n", err);
+    free(json);
+    return g;
+}
+
+static const sl_vertex *vertex_of_type(const sl_jobgraph *g, const char *type)
+{
+    for (int i = 0; i < g->nv; i++)
+        if (!strcmp(g->v[i].type, type)) return &g->v[i];
+    return NULL;
+}
+
+/* fromDataStream with an explicit schema (a computed column and a
+ * watermark), a TUMBLE query, toDataStream into a process function: one
+ * graph, the SQL vertices reading the C vertex, the window's output columns
+ * what the process function gets. */
+static void test_bridge_from_and_to_data_stream(void)
+{
+    sl_ds_env *env = sl_ds_env_new("t");
+    sl_ds_set_library(env, "/opt/job.so");
+    sl_ds_stream *g = sl_ds_source(env, "gen", "datagen", "id BIGINT, ts TIMESTAMP(3)", NULL);
+    sl_ds_stream *p = sl_ds_process(g, "parse", "parser", "user_id STRING, ts TIMESTAMP(3)", NULL);
+    sl_ds_from_data_stream(p, "clicks", "user_id STRING, ts TIMESTAMP(3), u AS UPPER(user_id), "
+                                        "WATERMARK FOR ts AS ts - INTERVAL '2' SECOND");
+    sl_ds_stream *w = sl_ds_to_data_stream(
+        env, "SELECT u, window_start, COUNT(*) AS cnt FROM TABLE(TUMBLE(TABLE clicks, "
+             "DESCRIPTOR(ts), INTERVAL '10' SECOND)) GROUP BY u, window_start, window_end");
+    CHECK(w != NULL);
+    const char *keys[] = {"u", NULL};
+    sl_ds_stream *a = sl_ds_process(sl_ds_key_by(w, keys), "detect", "detector", "u STRING", NULL);
+    sl_ds_sink(a, "out", "print", NULL);
+    char err[600];
+    sl_jobgraph *gr = parse_env(env, err, sizeof err);
+    CHECK(gr != NULL);
+    if (gr) {
+        const sl_vertex *wm = vertex_of_type(gr, "watermark"), *win = vertex_of_type(gr, "window");
+        const sl_vertex *det = NULL;
+        for (int i = 0; i < gr->nv; i++)
+            if (!strcmp(gr->v[i].id, "detect")) det = &gr->v[i];
+        CHECK(wm && win && det);
+        CHECK(vertex_of_type(gr, "datagen") == &gr->v[0]); /* no source added for the stream */
+        /* the table's first vertex (a calc for the computed column) reads "parse" */
+        int reads_parse = 0;
+        for (int i = 0; i < gr->ne; i++)
+            reads_parse += !strcmp(gr->v[gr->e[i].from].id, "parse");
+        CHECK_EQ_INT(reads_parse, 1);
+        CHECK(det && det->in[0].n == 3 && !strcmp(det->in[0].fields[0].name, "u") &&
+              det->in[0].fields[2].type == SL_T_BIGINT);
+        sl_jobgraph_destroy(gr);
+    }
+    sl_ds_env_free(env);
+}
+
+/* The stream's schema and event time without an explicit schema; an
+ * updating query refused by toDataStream naming the operator, accepted by
+ * toChangelogStream; a schema that declares other columns than the
+ * stream's refused. */
+static void test_bridge_refusals_and_changelog(void)
+{
+    sl_ds_env *env = sl_ds_env_new("t");
+    sl_ds_stream *g = sl_ds_source(env, "gen", "datagen", "k STRING, ts TIMESTAMP(3)", NULL);
+    sl_ds_stream *w = sl_ds_watermarks(g, "wm", "ts", "1 s", NULL);
+    sl_ds_from_data_stream(sl_ds_filter(w, "f", "k <> 'x'"), "events", NULL);
+    /* the rowtime came with the stream: TUMBLE works without a WATERMARK */
+    sl_ds_stream *t = sl_ds_to_data_stream(env, "SELECT k, COUNT(*) AS n FROM TABLE(TUMBLE(TABLE "
+                                                "events, DESCRIPTOR(ts), INTERVAL '1' MINUTE)) "
+                                                "GROUP BY k, window_start, window_end");
+    CHECK(t != NULL);
+    sl_ds_sink(t, "windows", "blackhole", NULL);
+    sl_ds_stream *c = sl_ds_to_changelog_stream(env, "SELECT k, COUNT(*) AS n FROM events GROUP BY k");
+    CHECK(c != NULL);
+    sl_ds_sink(c, "out", "print", NULL);
+    char err[600];
+    sl_jobgraph *gr = parse_env(env, err, sizeof err);
+    CHECK(gr != NULL);
+    if (gr) {
+        CHECK(vertex_of_type(gr, "window") && vertex_of_type(gr, "group_aggregate"));
+        sl_jobgraph_destroy(gr);
+    }
+    CHECK(sl_ds_to_data_stream(env, "SELECT k, COUNT(*) AS n FROM events GROUP BY k") == NULL);
+    CHECK(sl_ds_to_json(env, err, sizeof err) == NULL);
+    CHECK(strstr(err, "toDataStream: Table sink '*anonymous_datastream_sink$3*' doesn't support "
+                      "consuming update changes which is produced by group_aggregate") != NULL);
+    sl_ds_env_free(env);
+
+    env = sl_ds_env_new("t");
+    g = sl_ds_source(env, "gen", "datagen", "k STRING, ts TIMESTAMP(3)", NULL);
+    sl_ds_from_data_stream(g, "events", "k STRING, ts BIGINT");
+    CHECK(sl_ds_to_json(env, err, sizeof err) == NULL);
+    CHECK_EQ_STR(err, "fromDataStream 'events': physical column 2 is declared 'ts' BIGINT but "
+                      "the stream's is 'ts' TIMESTAMP(3) (declare the stream's columns in "
+                      "order, or none)");
+    sl_ds_env_free(env);
+
+    env = sl_ds_env_new("t");
+    g = sl_ds_source(env, "gen", "datagen", "k STRING, ts TIMESTAMP(3)", NULL);
+    sl_ds_from_data_stream(g, "events", "WATERMARK FOR k AS k");
+    CHECK(sl_ds_to_json(env, err, sizeof err) == NULL);
+    CHECK(strstr(err, "fromDataStream 'events': ") == err && strstr(err, "TIMESTAMP(3)"));
+    sl_ds_env_free(env);
+
+    /* a schema that tries to close the column list and name a connector */
+    const char *hostile[] = {"k2 AS k) WITH ('connector' = 'datagen') --",
+                             "k2 AS k) WITH ('connector' = 'datastream', 'vertex' = 'gen', 'x' = 'y') --",
+                             "k2 AS k -- the rest is a comment"};
+    for (int i = 0; i < 3; i++) {
+        env = sl_ds_env_new("t");
+        g = sl_ds_source(env, "gen", "datagen", "k STRING", NULL);
+        sl_ds_from_data_stream(g, "events", hostile[i]);
+        sl_ds_stream *q = sl_ds_to_data_stream(env, "SELECT k2 FROM events");
+        if (q) sl_ds_sink(q, "out", "blackhole", NULL);
+        char *json = sl_ds_to_json(env, err, sizeof err);
+        CHECK(i == 2 ? json != NULL : json == NULL); /* the comment ends at the line */
+        if (i < 2) CHECK(strstr(err, "fromDataStream 'events': ") == err); /* refused, not obeyed */
+        free(json);
+        sl_ds_env_free(env);
+    }
+
+    env = sl_ds_env_new("t");
+    g = sl_ds_source(env, "gen", "datagen", "k STRING", NULL);
+    sl_ds_from_data_stream(g, "events", NULL);
+    CHECK_EQ_INT(sl_ds_sql(env, "INSERT INTO events SELECT * FROM events"), SL_ERR);
+    CHECK(sl_ds_to_json(env, err, sizeof err) == NULL);
+    CHECK(strstr(err, "sl_ds_sql: ") == err);
+    sl_ds_env_free(env);
+}
+
 static void test_key_decode_round_trip(void)
 {
     sl_schema s;
@@ -91,4 +227,5 @@ static void test_key_decode_round_trip(void)
 }
 
 SL_TEST_MAIN(SL_TEST(test_builder_graph_plans), SL_TEST(test_builder_reports_the_first_mistake),
+             SL_TEST(test_bridge_from_and_to_data_stream), SL_TEST(test_bridge_refusals_and_changelog),
              SL_TEST(test_key_decode_round_trip))

@@ -19,6 +19,7 @@
 #include "sl_test.h"
 #include "datastream.h"
 #include "runtime.h"
+#include "vstate.h"
 
 static char plugin[PATH_MAX + 64];
 static char *trace;             /* ctx_trace in the plugin */
@@ -379,7 +380,286 @@ static void test_connect_mistakes(void)
     sl_ds_env_free(env);
 }
 
-SL_TEST_MAIN(SL_TEST(test_context_calls_hashmap), SL_TEST(test_context_calls_rocksdb),
+/* ---- timestamp assigner, key selector, flat map ------------------------------------- */
+
+/* gen (k, x) -> `build` adds what is tested as vertex "t" -> blackhole */
+static char *one_vertex_graph(void (*build)(sl_ds_stream *gen))
+{
+    sl_ds_env *env = sl_ds_env_new("t");
+    sl_ds_set_library(env, plugin);
+    sl_ds_stream *s = sl_ds_source(env, "gen", "datagen", "k BIGINT, x BIGINT", NULL);
+    build(s);
+    char err[300];
+    char *json = sl_ds_to_json(env, err, sizeof err);
+    if (!json) fprintf(stderr, "  %s\n", err);
+    sl_ds_env_free(env);
+    return json;
+}
+
+static void build_assigner(sl_ds_stream *gen)
+{
+    sl_ds_stream *w = sl_ds_watermarks_with_assigner(gen, "t", "ts_fn", "1 s", NULL);
+    sl_ds_option(w, "interval", "0 ms");
+    sl_ds_sink(w, "out", "blackhole", NULL);
+}
+
+static void build_key_select(sl_ds_stream *gen)
+{
+    sl_ds_stream *k = sl_ds_key_by_fn(gen, "t", "key_fn", "parity STRING, decade BIGINT");
+    sl_ds_stream *p = sl_ds_process(k, "p", "ctx_fn", "k BIGINT, n BIGINT", NULL);
+    sl_ds_sink(p, "out", "blackhole", NULL);
+}
+
+static void build_flat_map(sl_ds_stream *gen)
+{
+    sl_ds_sink(sl_ds_flat_map(gen, "t", "flat_fn", "k BIGINT, i BIGINT"), "out", "blackhole", NULL);
+}
+
+static int capture_ts(void *ctx, int output, sl_row *row)
+{
+    host *h = ctx;
+    size_t o = strlen(h->out);
+    snprintf(h->out + o, sizeof h->out - o, "%sr%d:%lld@%lld", o ? " " : "", output,
+             (long long)row->vals[0].v.i, (long long)row->ts);
+    return SL_OK;
+}
+
+static int capture_key(void *ctx, int output, sl_row *row)
+{
+    host *h = ctx;
+    size_t o = strlen(h->out);
+    snprintf(h->out + o, sizeof h->out - o, "%s%lld,%lld,%.*s,%lld", o ? " " : "",
+             (long long)row->vals[0].v.i, (long long)row->vals[1].v.i, (int)row->vals[2].v.s.len,
+             row->vals[2].v.s.p, (long long)row->vals[3].v.i);
+    (void)output;
+    return SL_OK;
+}
+
+static void timestamp_assigner(sl_backend_kind bk)
+{
+    CHECK(find_plugin());
+    host h;
+    CHECK_EQ_INT(host_open(&h, one_vertex_graph(build_assigner), "t", bk), SL_OK);
+    h.op.emit = capture_ts;
+    h.op.emit_wm = capture_wm;
+    CHECK_EQ_INT(feed(&h, 0, 1, 5, 7), SL_OK);  /* 5 s + 7 ms */
+    CHECK_EQ_INT(feed(&h, 0, 2, 3, 0), SL_OK);  /* behind: no new watermark */
+    CHECK_EQ_INT(feed(&h, 0, 3, 9, 0), SL_OK);
+    /* each row stamped with what the assigner said; watermark = max - 1 s - 1 ms */
+    CHECK_EQ_STR(h.out, "r0:1@5007 wm4006 r0:2@3000 r0:3@9000 wm7999");
+    host_close(&h);
+}
+
+static void key_by_function(sl_backend_kind bk)
+{
+    CHECK(find_plugin());
+    char *json = one_vertex_graph(build_key_select);
+    char err[400];
+    sl_jobgraph *g = json ? sl_jobgraph_parse(json, strlen(json), 1, 0, err, sizeof err) : NULL;
+    CHECK(g != NULL);
+    if (g) { /* the process behind is keyed on the key's two columns, hashed */
+        const sl_vertex *p = NULL;
+        for (int i = 0; i < g->nv; i++)
+            if (!strcmp(g->v[i].id, "p")) p = &g->v[i];
+        CHECK(p && !strcmp(p->type, "keyed_process") && p->pc->nkeys[0] == 2 && p->in[0].n == 4);
+        CHECK(p && g->e[g->v[p->index].in_edges[0]].strategy == SL_PART_HASH);
+        sl_jobgraph_destroy(g);
+    }
+    host h;
+    CHECK_EQ_INT(host_open(&h, json, "t", bk), SL_OK);
+    h.op.emit = capture_key;
+    CHECK_EQ_INT(feed(&h, 0, 13, 1, 0), SL_OK);
+    CHECK_EQ_INT(feed(&h, 0, 20, 2, 0), SL_OK);
+    CHECK_EQ_STR(h.out, "13,1,odd,1 20,2,even,2");
+    CHECK_EQ_INT(feed(&h, 0, -1, 0, 0), SL_ERR); /* the function's failure fails the task */
+    CHECK(strstr(h.op.err, "vertex 't': key_fn() failed on a row") != NULL);
+    host_close(&h);
+}
+
+static void flat_map(sl_backend_kind bk)
+{
+    CHECK(find_plugin());
+    host h;
+    CHECK_EQ_INT(host_open(&h, one_vertex_graph(build_flat_map), "t", bk), SL_OK);
+    CHECK_EQ_INT(feed(&h, 0, 7, 3, 0), SL_OK);
+    CHECK_EQ_INT(feed(&h, 0, 8, 0, 0), SL_OK); /* none */
+    CHECK_EQ_INT(feed(&h, 0, 9, 1, 0), SL_OK);
+    CHECK_EQ_STR(h.out, "o0:7,0 o0:7,1 o0:7,2 o0:9,0");
+    host_close(&h);
+}
+
+static void test_timestamp_assigner_hashmap(void) { timestamp_assigner(SL_BACKEND_HASHMAP); }
+static void test_timestamp_assigner_rocksdb(void) { timestamp_assigner(SL_BACKEND_ROCKSDB); }
+static void test_key_by_function_hashmap(void) { key_by_function(SL_BACKEND_HASHMAP); }
+static void test_key_by_function_rocksdb(void) { key_by_function(SL_BACKEND_ROCKSDB); }
+static void test_flat_map_hashmap(void) { flat_map(SL_BACKEND_HASHMAP); }
+static void test_flat_map_rocksdb(void) { flat_map(SL_BACKEND_ROCKSDB); }
+
+/* ---- StateTtlConfig: update type, visibility, cleanup ------------------------------ */
+
+static int64_t ttl_now;
+static int64_t ttl_clock(void) { return ttl_now; }
+
+static int list_into(void *ctx, const void *val, size_t len)
+{
+    char *out = ctx;
+    size_t o = strlen(out);
+    snprintf(out + o, 128 - o, "%s%.*s", o ? "," : "", (int)len, (const char *)val);
+    return 0;
+}
+
+static int map_into(void *ctx, const void *k, size_t klen, const void *val, size_t len)
+{
+    char *out = ctx;
+    size_t o = strlen(out);
+    snprintf(out + o, 128 - o, "%s%.*s=%.*s", o ? "," : "", (int)klen, (const char *)k, (int)len,
+             (const char *)val);
+    return 0;
+}
+
+static const char *list_of(sl_vstate *s, char *out)
+{
+    out[0] = 0;
+    return sl_list_each(s, NULL, 0, list_into, out) == SL_OK ? out : "error";
+}
+
+static const char *map_of(sl_vstate *s, char *out)
+{
+    out[0] = 0;
+    return sl_map_each(s, NULL, 0, map_into, out) == SL_OK ? out : "error";
+}
+
+/* The value a get returns ("" when absent). */
+static const char *value_of(sl_vstate *s, char *out)
+{
+    const void *v;
+    size_t len;
+    int rc = sl_value_get(s, NULL, 0, &v, &len);
+    snprintf(out, 128, "%.*s", rc == SL_OK ? (int)len : 0, rc == SL_OK ? (const char *)v : "");
+    return rc == SL_ERR ? "error" : out;
+}
+
+static int count_entry(void *ctx, const sl_kentry *e)
+{
+    (void)e;
+    ++*(int *)ctx;
+    return 0;
+}
+
+/* Entries a snapshot taken now carries. */
+static int snapshot_entries(sl_kstate *ks)
+{
+    char err[200];
+    sl_ksnap *snap = sl_kstate_snapshot(ks, err, sizeof err);
+    int n = 0;
+    for (int kg = 0; snap && kg < 128; kg++) sl_ksnap_each(snap, kg, count_entry, &n, err, sizeof err);
+    sl_ksnap_release(snap);
+    return n;
+}
+
+static void state_ttl_config(sl_backend_kind bk)
+{
+    char dir[64] = "", err[300], out[128];
+    if (bk == SL_BACKEND_ROCKSDB) {
+        snprintf(dir, sizeof dir, "/tmp/sl_test_ttl_XXXXXX");
+        SL_ASSERT(mkdtemp(dir));
+    }
+    sl_kstate *ks = sl_kstate_open(bk, dir, 128, 0, 127, err, sizeof err);
+    SL_ASSERT(ks);
+    sl_vstate_clock = ttl_clock;
+    ttl_now = 1000;
+    sl_state_ttl cw = {.ttl_ms = 100}; /* Flink's defaults */
+    sl_state_ttl rw = {.ttl_ms = 100, .update = SL_TTL_ON_READ_AND_WRITE};
+    sl_state_ttl ret = {.ttl_ms = 100, .visibility = SL_TTL_RETURN_EXPIRED_IF_NOT_CLEANED_UP};
+    sl_vstate *all = NULL, *h[7];
+    const char *names[] = {"v-cw", "v-rw", "v-ret", "l-rw", "l-ret", "m-rw", "m-ret"};
+    const sl_state_ttl *cfg[] = {&cw, &rw, &ret, &rw, &ret, &rw, &ret};
+    const sl_state_kind kinds[] = {SL_STATE_VALUE, SL_STATE_VALUE, SL_STATE_VALUE, SL_STATE_LIST,
+                                   SL_STATE_LIST, SL_STATE_MAP, SL_STATE_MAP};
+    for (int i = 0; i < 7; i++) {
+        h[i] = sl_vstate_new_ttl(ks, names[i], kinds[i], cfg[i], err, sizeof err);
+        SL_ASSERT(h[i]);
+        sl_vstate_link(&all, h[i]);
+    }
+    sl_state_ttl bad = {.ttl_ms = 100, .update = 7};
+    CHECK(sl_vstate_new_ttl(ks, "bad", SL_STATE_VALUE, &bad, err, sizeof err) == NULL);
+    CHECK(strstr(err, "state 'bad': an unknown StateTtlConfig") != NULL);
+
+    sl_kstate_set_key(ks, "k1", 2, 5);
+    for (int i = 0; i < 3; i++) CHECK_EQ_INT(sl_value_put(h[i], NULL, 0, "v", 1), SL_OK); /* until 1100 */
+    CHECK_EQ_INT(sl_list_add(h[3], NULL, 0, "a", 1), SL_OK);
+    CHECK_EQ_INT(sl_list_add(h[4], NULL, 0, "a", 1), SL_OK);
+    CHECK_EQ_INT(sl_map_put(h[5], NULL, 0, "x", 1, "1", 1), SL_OK);
+    CHECK_EQ_INT(sl_map_put(h[6], NULL, 0, "x", 1, "1", 1), SL_OK);
+    ttl_now = 1050;
+    CHECK_EQ_INT(sl_list_add(h[3], NULL, 0, "b", 1), SL_OK); /* until 1150 */
+    CHECK_EQ_INT(sl_list_add(h[4], NULL, 0, "b", 1), SL_OK);
+    ttl_now = 1090; /* reads: OnReadAndWrite renews to 1190, OnCreateAndWrite does not */
+    CHECK_EQ_STR(value_of(h[0], out), "v");
+    CHECK_EQ_STR(value_of(h[1], out), "v");
+    CHECK_EQ_STR(list_of(h[3], out), "a,b");
+    CHECK_EQ_STR(map_of(h[5], out), "x=1");
+    ttl_now = 1120;
+    CHECK_EQ_STR(value_of(h[0], out), "");  /* expired at 1100 */
+    CHECK_EQ_STR(value_of(h[1], out), "v"); /* renewed at 1090 */
+    /* ReturnExpiredIfNotCleanedUp: returned once more, removed by that read */
+    CHECK_EQ_STR(value_of(h[2], out), "v");
+    CHECK_EQ_STR(value_of(h[2], out), "");
+    CHECK_EQ_STR(list_of(h[4], out), "a,b"); /* "a" expired at 1100: shown this once */
+    CHECK_EQ_STR(list_of(h[4], out), "b");
+    CHECK_EQ_STR(map_of(h[6], out), "x=1");
+    CHECK_EQ_STR(map_of(h[6], out), "");
+    ttl_now = 1180;
+    CHECK_EQ_STR(list_of(h[3], out), "a,b"); /* both renewed at 1090, again now */
+    CHECK_EQ_STR(map_of(h[5], out), "x=1");
+    ttl_now = 1280;
+    CHECK_EQ_STR(value_of(h[1], out), "");
+    CHECK_EQ_STR(list_of(h[3], out), "");
+    CHECK_EQ_STR(map_of(h[5], out), "");
+    CHECK_EQ_STR(list_of(h[4], out), "b"); /* "b" expired at 1150, never read since: shown once */
+    CHECK_EQ_STR(list_of(h[4], out), "");
+    sl_vstate_free_all(all);
+
+    /* cleanupFullSnapshot: an expired entry not read since is left out of
+     * snapshots; without it, it stays until a read removes it */
+    all = NULL;
+    sl_state_ttl full = {.ttl_ms = 100, .cleanup = SL_TTL_CLEANUP_FULL_SNAPSHOT};
+    sl_vstate *f = sl_vstate_new_ttl(ks, "full", SL_STATE_VALUE, &full, err, sizeof err);
+    sl_vstate *fl = sl_vstate_new_ttl(ks, "full-list", SL_STATE_LIST, &full, err, sizeof err);
+    sl_vstate *kept = sl_vstate_new_ttl(ks, "kept", SL_STATE_VALUE, &cw, err, sizeof err);
+    SL_ASSERT(f && fl && kept);
+    sl_vstate_link(&all, f);
+    sl_vstate_link(&all, fl);
+    sl_vstate_link(&all, kept);
+    CHECK_EQ_INT(snapshot_entries(ks), 0); /* everything above was read away */
+    ttl_now = 2000;
+    sl_kstate_set_key(ks, "k1", 2, 5);
+    CHECK_EQ_INT(sl_value_put(f, NULL, 0, "old", 3), SL_OK);   /* until 2100 */
+    CHECK_EQ_INT(sl_value_put(kept, NULL, 0, "old", 3), SL_OK);
+    CHECK_EQ_INT(sl_list_add(fl, NULL, 0, "a", 1), SL_OK);
+    ttl_now = 2060;
+    CHECK_EQ_INT(sl_list_add(fl, NULL, 0, "b", 1), SL_OK);     /* the list lives until 2160 */
+    sl_kstate_set_key(ks, "k2", 2, 9);
+    CHECK_EQ_INT(sl_value_put(f, NULL, 0, "new", 3), SL_OK);   /* until 2160 */
+    CHECK_EQ_INT(snapshot_entries(ks), 4); /* k1: full, full-list, kept; k2: full */
+    ttl_now = 2120;
+    CHECK_EQ_INT(snapshot_entries(ks), 3); /* k1's "full" value is gone */
+    ttl_now = 2200;
+    CHECK_EQ_INT(snapshot_entries(ks), 1); /* the list and k2's value too; "kept" stays */
+    sl_vstate_free_all(all);
+    sl_kstate_close(ks);
+    if (dir[0]) rmdir(dir);
+    sl_vstate_clock = sl_now_ms;
+}
+
+static void test_state_ttl_config_hashmap(void) { state_ttl_config(SL_BACKEND_HASHMAP); }
+static void test_state_ttl_config_rocksdb(void) { state_ttl_config(SL_BACKEND_ROCKSDB); }
+
+SL_TEST_MAIN(SL_TEST(test_timestamp_assigner_hashmap), SL_TEST(test_timestamp_assigner_rocksdb),
+             SL_TEST(test_key_by_function_hashmap), SL_TEST(test_key_by_function_rocksdb),
+             SL_TEST(test_flat_map_hashmap), SL_TEST(test_flat_map_rocksdb),
+             SL_TEST(test_state_ttl_config_hashmap), SL_TEST(test_state_ttl_config_rocksdb),
+             SL_TEST(test_context_calls_hashmap), SL_TEST(test_context_calls_rocksdb),
              SL_TEST(test_broadcast_state_hashmap), SL_TEST(test_broadcast_state_rocksdb),
              SL_TEST(test_connect_mistakes), SL_TEST(test_async_ordered), SL_TEST(test_async_unordered),
              SL_TEST(test_async_retry_and_restore))

@@ -922,7 +922,133 @@ static void window_random(sl_backend_kind bk)
 static void test_window_random_hashmap(void) { window_random(SL_BACKEND_HASHMAP); }
 static void test_window_random_rocksdb(void) { window_random(SL_BACKEND_ROCKSDB); }
 
-SL_TEST_MAIN(SL_TEST(test_interval_plan_errors), SL_TEST(test_interval_scripted_hashmap),
+/* ---- window TVF ---------------------------------------------------------------- */
+
+typedef struct wrow {
+    int64_t id, ws, we, wt, ts;
+} wrow;
+
+typedef struct wlog {
+    wrow r[64];
+    int n;
+} wlog;
+
+static int record_w(void *ctx, int output, sl_row *row)
+{
+    wlog *l = ctx;
+    SL_UNUSED(output);
+    if (l->n == 64 || row->n != NCOLS + 3) abort();
+    l->r[l->n++] = (wrow){row->vals[C_ID].v.i, row->vals[NCOLS].v.i, row->vals[NCOLS + 1].v.i,
+                          row->vals[NCOLS + 2].v.i, row->ts};
+    return SL_OK;
+}
+
+static int cmp_wrow(const void *a, const void *b)
+{
+    const wrow *x = a, *y = b;
+    return x->ws < y->ws ? -1 : x->ws > y->ws ? 1 : x->we < y->we ? -1 : x->we > y->we;
+}
+
+/* The windows of each row of a random stream (negative times too) against a
+ * model that tries every aligned window near the row; rows of windows behind
+ * the watermark are dropped and counted. */
+static void test_window_tvf_windows(void)
+{
+    static const struct {
+        const char *cfg;
+        int kind;          /* 0 tumble, 1 hop, 2 cumulate */
+        int64_t size, slide, offset;
+    } cases[] = {
+        {"{\"window\":\"TUMBLE\",\"time\":\"ts\",\"size\":\"10 s\"}", 0, 10000, 10000, 0},
+        {"{\"window\":\"TUMBLE\",\"time\":\"ts\",\"size\":10000,\"offset\":3000}", 0, 10000, 10000, 3000},
+        {"{\"window\":\"HOP\",\"time\":\"ts\",\"slide\":\"4 s\",\"size\":\"10 s\"}", 1, 10000, 4000, 0},
+        {"{\"window\":\"CUMULATE\",\"time\":\"ts\",\"step\":\"2 s\",\"size\":\"10 s\"}", 2, 10000, 2000, 0},
+    };
+    rng_state = 0x77;
+    for (size_t c = 0; c < SL_ARRAY_LEN(cases); c++) {
+        sl_vertex v = {.id = (char *)"w", .type = (char *)"window_tvf", .parallelism = 1};
+        v.def = sl_op_find("window_tvf");
+        v.config = json_loads(cases[c].cfg, 0, NULL);
+        sl_schema in;
+        schema_make(&in);
+        char err[512];
+        CHECK(v.config && sl_vertex_plan(&v, 1, &in, NULL, err, sizeof err) == SL_OK);
+        sl_op op = {0};
+        sl_rt_init(&op, &v, 0, 128);
+        wlog log = {0};
+        op.emit = record_w;
+        op.emit_ctx = &log;
+        op.out_connected[0] = 1;
+        op.task_name = "w (1/1)";
+        CHECK(sl_rt_open(&op, SL_BACKEND_HASHMAP, NULL) == SL_OK);
+        int64_t wm = INT64_MIN;
+        uint64_t late = 0;
+        for (int i = 0; i < 300; i++) {
+            if (i == 150) {
+                wm = -5000;
+                CHECK(sl_rt_watermark(&op, 0, wm) == SL_OK);
+            }
+            int64_t ts = rnd_in(-40000, 40000);
+            sl_value vals[NCOLS] = {{.v.i = 1}, {.v.i = ts}, {.v.i = i}, {.v.s = {"L", 1}}};
+            sl_row r = {SL_KIND_INSERT, NCOLS, vals, ts};
+            log.n = 0;
+            CHECK(sl_rt_process(&op, 0, &r) == SL_OK);
+            wrow want[64];
+            int nw = 0;
+            int64_t sz = cases[c].size, sl = cases[c].slide, off = cases[c].offset;
+            int64_t step = cases[c].kind == 1 ? sl : sz;
+            for (int64_t n = -60000 / step - 3; n <= 60000 / step + 3; n++) {
+                int64_t st = n * step + off;
+                for (int64_t e = st + (cases[c].kind == 2 ? sl : sz); e <= st + sz;
+                     e += cases[c].kind == 2 ? sl : sz)
+                    if (st <= ts && ts < e && e - 1 > wm) want[nw++] = (wrow){i, st, e, e - 1, e - 1};
+            }
+            if (!nw) late++;
+            qsort(log.r, (size_t)log.n, sizeof *log.r, cmp_wrow);
+            qsort(want, (size_t)nw, sizeof *want, cmp_wrow);
+            CHECK_EQ_INT(log.n, nw);
+            CHECK(log.n == nw && !memcmp(log.r, want, sizeof *want * (size_t)nw));
+        }
+        CHECK(late > 0);
+        CHECK_EQ_INT((long long)op.metrics.late_dropped, (long long)late);
+        sl_rt_close(&op);
+        sl_vertex_plan_free(&v);
+        sl_schema_free(&in);
+        json_decref(v.config);
+    }
+}
+
+static void test_window_tvf_plan_errors(void)
+{
+    static const struct {
+        const char *cfg, *msg;
+    } bad[] = {
+        {"{\"window\":\"SESSION\",\"time\":\"ts\",\"size\":1000}", "'window' must be TUMBLE, HOP or CUMULATE"},
+        {"{\"window\":\"TUMBLE\",\"time\":\"id\",\"size\":1000}", "'time' must name a TIMESTAMP column"},
+        {"{\"window\":\"TUMBLE\",\"time\":\"ts\",\"size\":0}", "'size' must be a positive interval"},
+        {"{\"window\":\"HOP\",\"time\":\"ts\",\"size\":1000,\"slide\":2000}", "'slide' must be positive and at most 'size'"},
+        {"{\"window\":\"CUMULATE\",\"time\":\"ts\",\"size\":1000,\"step\":300}", "must be a multiple of its step"},
+        {"{\"window\":\"HOP\",\"time\":\"ts\",\"size\":1000,\"slide\":500,\"offset\":1}", "option 'offset' does not apply to HOP"},
+        {"{\"window\":\"TUMBLE\",\"time\":\"ts\",\"size\":1000,\"offset\":1000}", "'offset' must be less than 'size'"},
+    };
+    for (size_t i = 0; i < SL_ARRAY_LEN(bad); i++) {
+        sl_vertex v = {.id = (char *)"w", .type = (char *)"window_tvf", .parallelism = 1};
+        v.def = sl_op_find("window_tvf");
+        v.config = json_loads(bad[i].cfg, 0, NULL);
+        sl_schema in;
+        schema_make(&in);
+        char err[512] = "";
+        CHECK(sl_vertex_plan(&v, 1, &in, NULL, err, sizeof err) != SL_OK);
+        if (!strstr(err, bad[i].msg)) fprintf(stderr, "case %zu: %s\n", i, err);
+        CHECK(strstr(err, bad[i].msg) != NULL);
+        sl_vertex_plan_free(&v);
+        sl_schema_free(&in);
+        json_decref(v.config);
+    }
+}
+
+SL_TEST_MAIN(SL_TEST(test_window_tvf_windows), SL_TEST(test_window_tvf_plan_errors),
+             SL_TEST(test_interval_plan_errors), SL_TEST(test_interval_scripted_hashmap),
              SL_TEST(test_interval_scripted_rocksdb), SL_TEST(test_interval_random_hashmap),
              SL_TEST(test_interval_random_rocksdb), SL_TEST(test_regular_scripted_hashmap),
              SL_TEST(test_regular_scripted_rocksdb), SL_TEST(test_regular_ttl_hashmap),

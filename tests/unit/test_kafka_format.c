@@ -320,7 +320,53 @@ static void test_debezium(void)
     cfix_free(&f);
 }
 
-SL_TEST_MAIN(SL_TEST(test_json_values), SL_TEST(test_json_errors),
+/* The headers column's JSON text, as the sink parses it: every header in
+ * order, null values, escapes; each error named; every prefix of a valid
+ * text refused. */
+typedef struct hdr_log {
+    char text[512];
+    size_t n;
+} hdr_log;
+
+static int hdr_add(void *ctx, const char *name, size_t nlen, const char *val, size_t vlen)
+{
+    hdr_log *l = ctx;
+    l->n += (size_t)snprintf(l->text + l->n, sizeof l->text - l->n, "[%.*s=%s%.*s]", (int)nlen,
+                             name, val ? "" : "null", val ? (int)vlen : 0, val ? val : "");
+    return SL_OK;
+}
+
+static const char *hdrs(const char *text, kf_buf *str)
+{
+    static char out[600];
+    hdr_log l = {{0}, 0};
+    char why[200];
+    if (kf_headers_parse(text, strlen(text), str, hdr_add, &l, why, sizeof why) != SL_OK)
+        snprintf(out, sizeof out, "ERR %s", why);
+    else snprintf(out, sizeof out, "%s", l.text);
+    return out;
+}
+
+static void test_headers_parse(void)
+{
+    kf_buf str = {0};
+    CHECK_EQ_STR(hdrs("{}", &str), "");
+    CHECK_EQ_STR(hdrs(" { \"a\" : \"1\", \"b\":null,\"a\":\"x\\\"y\\u00e9\"} ", &str),
+                 "[a=1][b=null][a=x\"y\xc3\xa9]");
+    CHECK_EQ_STR(hdrs("[]", &str), "ERR the headers are not a JSON object");
+    CHECK_EQ_STR(hdrs("{\"a\":1}", &str), "ERR header 'a': the value must be a string or null");
+    CHECK_EQ_STR(hdrs("{\"a\":\"1\"} x", &str), "ERR trailing characters after the headers");
+    CHECK_EQ_STR(hdrs("{a:\"1\"}", &str), "ERR expected a header name");
+    const char *ok = "{\"trace\":\"t\\n1\",\"e\":null}";
+    char pre[64];
+    for (size_t n = 0; n < strlen(ok); n++) {
+        snprintf(pre, sizeof pre, "%.*s", (int)n, ok);
+        CHECK(!strncmp(hdrs(pre, &str), "ERR ", 4));
+    }
+    kf_buf_free(&str);
+}
+
+SL_TEST_MAIN(SL_TEST(test_headers_parse), SL_TEST(test_json_values), SL_TEST(test_json_errors),
              SL_TEST(test_truncations_and_garbage), SL_TEST(test_csv),
              SL_TEST(test_encode_roundtrip), SL_TEST(test_raw_and_timestamps),
              SL_TEST(test_debezium))

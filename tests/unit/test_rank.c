@@ -458,8 +458,9 @@ static void row_text(const mrow *m, int64_t rn, char *d, size_t cap)
     else snprintf(d, cap, "%lld, %s, %s, %lld", (long long)m->part, sc, m->name, (long long)m->ts);
 }
 
-/* The expected Top-N of every partition (0..nparts) as a sorted view. */
-static void model_expect(view *v, int nparts, int limit, bool rn)
+/* The expected ranks start..limit of every partition (0..nparts) as a
+ * sorted view. */
+static void model_expect(view *v, int nparts, int start, int limit, bool rn)
 {
     static const mrow *sel[MAXR];
     v->n = 0;
@@ -468,17 +469,17 @@ static void model_expect(view *v, int nparts, int limit, bool rn)
         for (int i = 0; i < nrows; i++)
             if (rows[i].live && rows[i].part == p) sel[n++] = &rows[i];
         qsort(sel, (size_t)n, sizeof *sel, model_cmp);
-        for (int i = 0; i < n && i < limit; i++) {
+        for (int i = start - 1; i < n && i < limit; i++) {
             v->r = realloc(v->r, (size_t)(v->n + 1) * ROWLEN);
             row_text(sel[i], rn ? i + 1 : 0, v->r[v->n++], ROWLEN);
         }
     }
-    qsort(v->r, (size_t)v->n, ROWLEN, strcmp_q);
+    if (v->n) qsort(v->r, (size_t)v->n, ROWLEN, strcmp_q);
 }
 
 static bool views_equal(view *got, view *want)
 {
-    qsort(got->r, (size_t)got->n, ROWLEN, strcmp_q);
+    if (got->n) qsort(got->r, (size_t)got->n, ROWLEN, strcmp_q);
     bool eq = got->n == want->n;
     for (int i = 0; eq && i < got->n; i++) eq = !strcmp(got->r[i], want->r[i]);
     if (!eq) {
@@ -501,14 +502,15 @@ static uint32_t rnd(uint32_t n)
 
 /* A seeded stream of `steps` changes on `nparts` partitions; updating
  * streams retract live rows (-D, or -U then +U with a new score). */
-static void run_random(sl_backend_kind kind, uint64_t seed, bool updating, bool rn, int limit,
-                       int steps, bool *ok)
+static void run_random(sl_backend_kind kind, uint64_t seed, bool updating, bool rn, int start,
+                       int limit, int steps, bool *ok)
 {
     *ok = false;
     harness h;
     char cfg[300];
     snprintf(cfg, sizeof cfg, "{\"partition-by\": [\"part\"], \"order-by\": [\"score DESC\", "
-             "\"name\"], \"limit\": %d%s%s}", limit, rn ? ", \"row-number\": \"rn\"" : "",
+             "\"name\"], \"limit\": %d, \"rank-start\": %d%s%s}", limit, start,
+             rn ? ", \"row-number\": \"rn\"" : "",
              updating ? ", \"input-changelog\": \"retract\"" : "");
     if (!plan(&h, &sl_op_rank, cfg) || open_op(&h, kind) != SL_OK) {
         fprintf(stderr, "setup: %s %s\n", h.err, h.op.err);
@@ -566,7 +568,7 @@ static void run_random(sl_backend_kind kind, uint64_t seed, bool updating, bool 
         if (!good) fprintf(stderr, "process: %s\n", h.op.err);
         if (good) good = view_apply(&got, &h.log);
         if (good) {
-            model_expect(&want, nparts, limit, rn);
+            model_expect(&want, nparts, start, limit, rn);
             good = views_equal(&got, &want);
             if (!good) fprintf(stderr, "at step %d (seed %llu)\n", step, (unsigned long long)seed);
         }
@@ -582,9 +584,9 @@ static void test_rank_random_append(void)
     for (size_t b = 0; b < SL_ARRAY_LEN(backends); b++)
         for (uint64_t seed = 1; seed <= 3; seed++) {
             bool ok;
-            run_random(backends[b], seed * 7919, false, true, 3, 600, &ok);
+            run_random(backends[b], seed * 7919, false, true, 1, 3, 600, &ok);
             CHECK(ok);
-            run_random(backends[b], seed * 104729, false, false, 2, 600, &ok);
+            run_random(backends[b], seed * 104729, false, false, 1, 2, 600, &ok);
             CHECK(ok);
         }
 }
@@ -594,14 +596,35 @@ static void test_rank_random_updating(void)
     for (size_t b = 0; b < SL_ARRAY_LEN(backends); b++)
         for (uint64_t seed = 1; seed <= 3; seed++) {
             bool ok;
-            run_random(backends[b], seed * 15485863, true, true, 3, 800, &ok);
+            run_random(backends[b], seed * 15485863, true, true, 1, 3, 800, &ok);
             CHECK(ok);
-            run_random(backends[b], seed * 32452843, true, false, 2, 800, &ok);
+            run_random(backends[b], seed * 32452843, true, false, 1, 2, 800, &ok);
             CHECK(ok);
-            run_random(backends[b], seed * 49979687, true, true, 1, 500, &ok);
+            run_random(backends[b], seed * 49979687, true, true, 1, 1, 500, &ok);
             CHECK(ok);
             /* a longer list than the rows per partition, so the cache never fills */
-            run_random(backends[b], seed * 67867967, true, true, 40, 600, &ok);
+            run_random(backends[b], seed * 67867967, true, true, 1, 40, 600, &ok);
+            CHECK(ok);
+        }
+}
+
+/* Rank ranges other than 1..N (rn BETWEEN 2 AND 5, rn > 1 AND rn <= 3): only
+ * those positions go out, with and without the row number, on append-only
+ * and updating input. */
+static void test_rank_random_range(void)
+{
+    for (size_t b = 0; b < SL_ARRAY_LEN(backends); b++)
+        for (uint64_t seed = 1; seed <= 3; seed++) {
+            bool ok;
+            run_random(backends[b], seed * 7727, false, true, 2, 5, 600, &ok);
+            CHECK(ok);
+            run_random(backends[b], seed * 6481, false, false, 2, 3, 600, &ok);
+            CHECK(ok);
+            run_random(backends[b], seed * 9241, true, true, 2, 5, 800, &ok);
+            CHECK(ok);
+            run_random(backends[b], seed * 3571, true, false, 3, 3, 800, &ok);
+            CHECK(ok);
+            run_random(backends[b], seed * 1223, true, true, 4, 30, 600, &ok);
             CHECK(ok);
         }
 }
@@ -726,5 +749,6 @@ static void test_dedup_random(void)
 SL_TEST_MAIN(SL_TEST(test_rank_plan_errors), SL_TEST(test_rank_append_with_row_number),
              SL_TEST(test_rank_append_without_row_number), SL_TEST(test_rank_retract),
              SL_TEST(test_rank_ttl), SL_TEST(test_rank_window), SL_TEST(test_rank_random_append),
-             SL_TEST(test_rank_random_updating), SL_TEST(test_dedup_plan_errors),
+             SL_TEST(test_rank_random_updating), SL_TEST(test_rank_random_range),
+             SL_TEST(test_dedup_plan_errors),
              SL_TEST(test_dedup_scripted), SL_TEST(test_dedup_random))

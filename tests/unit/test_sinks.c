@@ -905,8 +905,9 @@ static void test_registry(void)
     CHECK(sl_op_find(NULL) == NULL);
     /* the list names every registered type once, in registry order */
     char list[1024];
-    CHECK_EQ_INT(sl_op_type_list(list, sizeof list), 23); /* every built-in of operators/builtin.c */
-    CHECK(strstr(list, ", collect") != NULL);
+    CHECK_EQ_INT(sl_op_type_list(list, sizeof list), 26); /* every built-in of operators/builtin.c */
+    CHECK(strstr(list, ", collect") != NULL && strstr(list, ", window_tvf") != NULL &&
+          strstr(list, ", changelog-normalize") != NULL && strstr(list, ", key_select") != NULL);
     CHECK(strncmp(list, "datagen, calc, print, blackhole, file", 37) == 0);
     /* registration refuses what the registry could not serve */
     char err[300];
@@ -921,7 +922,7 @@ static void test_registry(void)
     CHECK(strstr(err, "/nonexistent/plugin.so") != NULL);
     static const char *more[] = {"watermark", "window", "group_aggregate", "union", "interval_join",
                                  "regular_join", "temporal_join",
-                                 "window_join"};
+                                 "window_join", "changelog-normalize"};
     for (size_t i = 0; i < sizeof more / sizeof more[0]; i++)
         if (sl_op_find(more[i])) CHECK(strstr(list, more[i]) != NULL);
     CHECK(sl_op_datagen.flags & SL_OPF_SOURCE);

@@ -19,6 +19,7 @@
 #include "sql/parse.h"
 #include "sql/sql.h"
 #include "grammar.h"
+#include "sql_run.h"
 
 /* ---- helpers -------------------------------------------------------------- */
 
@@ -50,44 +51,27 @@ static const char *expr(const char *e)
     return out;
 }
 
+/* A result as the tests compare it: text / job / QUERY mode and columns
+ * then the job / "OK [message]". */
+static void print_result(const sl_sql_result *r, char *out, size_t cap)
+{
+    if (r->kind == SL_SQL_TEXT) snprintf(out, cap, "%s", r->text);
+    else if (r->kind == SL_SQL_JOB) snprintf(out, cap, "%s", r->job);
+    else if (r->kind == SL_SQL_QUERY) {
+        int o = snprintf(out, cap, "QUERY %s%s", r->result_mode, r->changelog ? " changelog" : "");
+        for (int i = 0; i < r->ncols && o > 0 && (size_t)o < cap; i++)
+            o += snprintf(out + o, cap - (size_t)o, " %s:%s", r->col_names[i], r->col_types[i]);
+        if (o > 0 && (size_t)o < cap) snprintf(out + o, cap - (size_t)o, "\n%s", r->job);
+    }
+    else snprintf(out, cap, "OK%s%s", r->message ? " " : "", r->message ? r->message : "");
+}
+
 /* Run a script statement by statement in session s; returns the last
  * result's text / job / "OK" / "ERR: ..." (static). */
 static const char *run(sl_sql_session *s, const char *script)
 {
     static char out[65536];
-    size_t pos = 0, len = strlen(script);
-    int line = 1, col = 1;
-    snprintf(out, sizeof out, "(nothing)");
-    while (pos < len) {
-        size_t end;
-        int k = sql_split(script + pos, len - pos, &end);
-        if (k < 0) break;
-        if (k == 0) end = len - pos;
-        sl_sql_result r;
-        char err[2048];
-        if (sl_sql_execute(s, script + pos, end, line, col, &r, err, sizeof err) != SL_OK) {
-            snprintf(out, sizeof out, "ERR: %s", err);
-            return out;
-        }
-        if (r.kind == SL_SQL_TEXT) snprintf(out, sizeof out, "%s", r.text);
-        else if (r.kind == SL_SQL_JOB) snprintf(out, sizeof out, "%s", r.job);
-        else if (r.kind == SL_SQL_QUERY) {
-            int o = snprintf(out, sizeof out, "QUERY %s%s", r.result_mode,
-                             r.changelog ? " changelog" : "");
-            for (int i = 0; i < r.ncols && o > 0 && (size_t)o < sizeof out; i++)
-                o += snprintf(out + o, sizeof out - (size_t)o, " %s:%s", r.col_names[i],
-                              r.col_types[i]);
-            if (o > 0 && (size_t)o < sizeof out) snprintf(out + o, sizeof out - (size_t)o, "\n%s", r.job);
-        }
-        else snprintf(out, sizeof out, "OK%s%s", r.message ? " " : "", r.message ? r.message : "");
-        sl_sql_result_clear(&r);
-        for (size_t i = 0; i < end; i++) {
-            if (script[pos + i] == '\n') line++, col = 1;
-            else col++;
-        }
-        pos += end;
-    }
-    return out;
+    return sql_run_script(s, script, out, sizeof out, print_result);
 }
 
 static const char *CLICKS =
@@ -124,7 +108,7 @@ static json_t *job_of(const char *insert, char *err, size_t errlen)
     sl_sql_session *s = clicks_session();
     const char *r = run(s, insert);
     json_t *j = NULL;
-    if (!strncmp(r, "ERR: ", 5)) snprintf(err, errlen, "%s", r + 5);
+    if (!strncmp(r, "ERR: ", 5)) snprintf(err, errlen, "%.2000s", r + 5);
     else {
         json_error_t je;
         j = json_loads(r, 0, &je);

@@ -1,6 +1,6 @@
 /*
  * test_sql_rank.c -- the SQL front end for Top-N, deduplication, DISTINCT
- * aggregates and FILTER: what the grammar parses and what the planner
+ * aggregates, FILTER, window TVFs without aggregation and window joins: what the grammar parses and what the planner
  * (sql/plan_rank.c, sql/planner.c) makes of it -- the operators, their
  * configuration, the changelog mode, the unbounded-state warning -- and the
  * errors for what it refuses.
@@ -285,23 +285,62 @@ static void test_plan_window_topn(void)
     json_decref(j);
 }
 
+/* Rank ranges other than 1..N: the rank operator's rank-start. */
+static void test_plan_topn_range(void)
+{
+    static const struct {
+        const char *where;
+        int start, limit;
+    } cases[] = {
+        {"rn BETWEEN 2 AND 5", 2, 5}, {"rn > 1 AND rn <= 3", 2, 3}, {"3 >= rn AND 2 <= rn", 2, 3},
+        {"rn = 4", 4, 4}, {"rn >= 2 AND rn < 9 AND rn <= 6 AND cat > 0", 2, 6},
+    };
+    for (size_t i = 0; i < SL_ARRAY_LEN(cases); i++) {
+        char q[512], want[300];
+        snprintf(q, sizeof q, "INSERT INTO out_json SELECT cat, id, amount, rn FROM (SELECT cat, "
+                 "id, amount, ROW_NUMBER() OVER (PARTITION BY cat ORDER BY amount DESC) AS rn FROM "
+                 "sales) WHERE %s;", cases[i].where);
+        json_t *j = job_of(NULL, q);
+        if (!j) fprintf(stderr, "%s: %s\n", cases[i].where, errbuf);
+        CHECK(j != NULL);
+        snprintf(want, sizeof want, "{\"partition-by\":[\"cat\"],\"order-by\":[\"amount DESC\"],"
+                 "\"limit\":%d,\"rank-start\":%d,\"row-number\":\"rn\"}", cases[i].limit,
+                 cases[i].start);
+        CHECK_EQ_STR(cfg(vertex(j, "rank", 0)), want);
+        json_decref(j);
+    }
+    /* rn = 1 stays a Top-1 (or a deduplication), no rank-start */
+    json_t *j = job_of(NULL, "INSERT INTO out_json SELECT cat, id, amount, rn FROM (SELECT cat, id, "
+                             "amount, ROW_NUMBER() OVER (PARTITION BY cat ORDER BY amount) AS rn "
+                             "FROM sales) WHERE rn = 1;");
+    CHECK(j != NULL && !strstr(cfg(vertex(j, "rank", 0)), "rank-start"));
+    json_decref(j);
+}
+
 static void test_plan_topn_errors(void)
 {
     static const struct {
         const char *sql, *want;
     } cases[] = {
         {"INSERT INTO out2j SELECT cat, id FROM (SELECT cat, id, ROW_NUMBER() OVER (ORDER BY id) "
-         "AS rn FROM sales);", "line 1, column 19: ROW_NUMBER() needs a bound in the outer query: "
-         "WHERE rn <= N (Top-N) or rn = 1 (deduplication)"},
+         "AS rn FROM sales);", "line 1, column 19: ROW_NUMBER() needs an upper bound in the outer "
+         "query: WHERE rn <= N (Top-N), rn BETWEEN M AND N or rn = 1 (deduplication)"},
         {"INSERT INTO out2j SELECT cat, id FROM (SELECT cat, id, ROW_NUMBER() OVER (ORDER BY id) "
-         "AS rn FROM sales) WHERE rn > 2;", "line 1, column 112: the row number may only be "
-         "bounded as rn <= N, rn < N or rn = 1 (other conditions on it are not supported)"},
+         "AS rn FROM sales) WHERE rn > 2;", "line 1, column 19: ROW_NUMBER() needs an upper "
+         "bound in the outer query: WHERE rn <= N (Top-N), rn BETWEEN M AND N or rn = 1 "
+         "(deduplication)"},
         {"INSERT INTO out2j SELECT cat, id FROM (SELECT cat, id, ROW_NUMBER() OVER (ORDER BY id) "
-         "AS rn FROM sales) WHERE rn = 2;", "line 1, column 112: rn = 2 selects one rank other "
-         "than the first, which is not supported; use rn <= N"},
+         "AS rn FROM sales) WHERE rn <> 2;", "line 1, column 112: the row number may only be "
+         "bounded by constants: rn <= N, rn < N, rn = N, rn >= M, rn > M or rn BETWEEN M AND N"},
+        {"INSERT INTO out2j SELECT cat, id FROM (SELECT cat, id, ROW_NUMBER() OVER (ORDER BY id) "
+         "AS rn FROM sales) WHERE rn > 3 AND rn <= 3;", "line 1, column 112: the conditions on "
+         "rn select no rank (from 4 to 3)"},
+        {"INSERT INTO out2j SELECT cat, id FROM (SELECT cat, id, ROW_NUMBER() OVER (ORDER BY id) "
+         "AS rn FROM sales) WHERE rn < 1;", "line 1, column 112: the conditions on rn select no "
+         "rank (from 1 to -1)"},
         {"INSERT INTO out2j SELECT cat, id FROM (SELECT cat, id, RANK() OVER (ORDER BY id) AS rn "
-         "FROM sales) WHERE rn <= 2;", "line 1, column 56: RANK() OVER (...) is not supported; "
-         "Top-N and deduplication use ROW_NUMBER()"},
+         "FROM sales) WHERE rn <= 2;", "line 1, column 56: RANK() on streaming table is not supported "
+         "currently; Top-N and deduplication use ROW_NUMBER()"},
         {"INSERT INTO out2j SELECT cat, id FROM (SELECT cat, id, ROW_NUMBER() OVER (ORDER BY id) "
          "FROM sales) WHERE rn <= 2;", "line 1, column 56: name the row number (ROW_NUMBER() OVER "
          "(...) AS rn) so the outer query can bound it"},
@@ -415,6 +454,112 @@ static void test_plan_distinct_filter(void)
                          "functions, not ABS()");
 }
 
-SL_TEST_MAIN(SL_TEST(test_parse_over_and_filter), SL_TEST(test_plan_topn),
-             SL_TEST(test_plan_window_topn), SL_TEST(test_plan_topn_errors), SL_TEST(test_plan_dedup),
+/* ---- window TVFs and window joins --------------------------------------------- */
+
+static const char *WJ =
+    "CREATE TABLE ev2 (id BIGINT, k INT, ts TIMESTAMP(3), pt AS PROCTIME(), WATERMARK FOR ts AS "
+    "ts - INTERVAL '1' SECOND) WITH ('connector' = 'datagen');\n"
+    "CREATE TABLE wout (lid BIGINT, rid BIGINT, ws TIMESTAMP(3)) WITH ('connector' = 'print');\n";
+
+static void test_plan_window_join(void)
+{
+    /* Flink's documented form: subqueries over the TVFs, FULL OUTER, a key */
+    json_t *j = job_of(WJ, "INSERT INTO wout SELECT L.id, R.id, COALESCE(L.window_start, "
+                           "R.window_start) FROM (SELECT * FROM TABLE(TUMBLE(TABLE ev, DESCRIPTOR(ts), "
+                           "INTERVAL '10' SECOND))) L FULL OUTER JOIN (SELECT * FROM TABLE(TUMBLE("
+                           "TABLE ev2, DESCRIPTOR(ts), INTERVAL '10' SECOND))) R ON L.window_start = "
+                           "R.window_start AND L.window_end = R.window_end AND L.k = R.k;");
+    if (!j) fprintf(stderr, "%s\n", errbuf);
+    CHECK(j != NULL);
+    CHECK_EQ_STR(types(j), "datagen watermark window_tvf datagen calc watermark window_tvf "
+                           "window_join calc calc print");
+    CHECK_EQ_STR(cfg(vertex(j, "window_tvf", 0)), "{\"window\":\"TUMBLE\",\"time\":\"ts\",\"size\":10000}");
+    json_t *w = vertex(j, "window_join", 0);
+    CHECK_EQ_STR(cfg(w), "{\"join-type\":\"full\",\"left-keys\":[\"k\"],\"right-keys\":[\"k\"],"
+                         "\"left-window\":[\"window_start\",\"window_end\"],"
+                         "\"right-window\":[\"window_start\",\"window_end\"]}");
+    CHECK_EQ_STR(edge_into(j, vid(w)), "hash [\"k\"]");
+    /* the right side's window columns are window_start0 ...: the projection names them */
+    CHECK_EQ_STR(cfg(vertex(j, "calc", 1)), "{\"projection\":[\"`id`\",\"`id0`\",\"COALESCE("
+                                            "`window_start`, `window_start0`) AS `EXPR$2`\"]}");
+    json_decref(j);
+
+    /* TVFs straight in FROM, HOP and CUMULATE, no other key: keyed by the window; a residual
+     * condition of an inner join filters after it */
+    j = job_of(WJ, "INSERT INTO wout SELECT L.id, R.id, L.window_start FROM TABLE(HOP(TABLE ev, "
+                   "DESCRIPTOR(ts), INTERVAL '5' SECOND, INTERVAL '1' MINUTE)) AS L JOIN TABLE(HOP("
+                   "TABLE ev2, DESCRIPTOR(ts), INTERVAL '5' SECOND, INTERVAL '1' MINUTE)) R ON "
+                   "L.window_end = R.window_end AND L.window_start = R.window_start AND L.id < R.id;");
+    if (!j) fprintf(stderr, "%s\n", errbuf);
+    CHECK(j != NULL);
+    CHECK_EQ_STR(cfg(vertex(j, "window_tvf", 1)), "{\"window\":\"HOP\",\"time\":\"ts\",\"slide\":5000,"
+                                                  "\"size\":60000}");
+    w = vertex(j, "window_join", 0);
+    CHECK_EQ_STR(cfg(w), "{\"join-type\":\"inner\",\"left-keys\":[\"window_start\"],\"right-keys\":"
+                         "[\"window_start\"],\"left-window\":[\"window_start\",\"window_end\"],"
+                         "\"right-window\":[\"window_start\",\"window_end\"]}");
+    CHECK_EQ_STR(cfg(vertex(j, "calc", 1)), "{\"filter\":\"`id` < `id0`\"}");
+    json_decref(j);
+
+    j = job_of(WJ, "INSERT INTO wout SELECT id AS a, id AS b, window_start FROM TABLE(CUMULATE(TABLE ev, "
+                   "DESCRIPTOR(ts), INTERVAL '2' SECOND, INTERVAL '10' SECOND)) WHERE k > 1;");
+    if (!j) fprintf(stderr, "%s\n", errbuf);
+    CHECK(j != NULL);
+    CHECK_EQ_STR(types(j), "datagen watermark window_tvf calc calc print");
+    CHECK_EQ_STR(cfg(vertex(j, "window_tvf", 0)), "{\"window\":\"CUMULATE\",\"time\":\"ts\",\"step\":2000,"
+                                                  "\"size\":10000}");
+    json_decref(j);
+
+    /* only window_start equated: not a window join, a regular one (as in Flink) */
+    j = job_of(WJ, "INSERT INTO wout SELECT L.id, R.id, L.window_start FROM TABLE(TUMBLE(TABLE ev, "
+                   "DESCRIPTOR(ts), INTERVAL '10' SECOND)) L JOIN TABLE(TUMBLE(TABLE ev2, "
+                   "DESCRIPTOR(ts), INTERVAL '10' SECOND)) R ON L.window_start = R.window_start;");
+    CHECK(j != NULL && vertex(j, "regular_join", 0) && !vertex(j, "window_join", 0));
+    json_decref(j);
+}
+
+static void test_plan_window_join_errors(void)
+{
+    static const char *const tum = "TABLE(TUMBLE(TABLE ev, DESCRIPTOR(ts), INTERVAL '10' SECOND)) L";
+    static const struct {
+        const char *right, *on, *msg;
+    } bad[] = {
+        {"TABLE(HOP(TABLE ev2, DESCRIPTOR(ts), INTERVAL '5' SECOND, INTERVAL '10' SECOND)) R", "",
+         "a window join needs the same windows on both sides; the left input has TUMBLE(10000), "
+         "the right HOP(5000,10000)"},
+        {"TABLE(SESSION(TABLE ev2, DESCRIPTOR(ts), INTERVAL '10' SECOND)) R", "",
+         "SESSION windows are planned only in a window aggregation"},
+        {"TABLE(TUMBLE(TABLE ev2 PARTITION BY k, DESCRIPTOR(ts), INTERVAL '10' SECOND)) R", "",
+         "PARTITION BY belongs to SESSION windows"},
+        {"TABLE(TUMBLE(TABLE ev2, DESCRIPTOR(pt), INTERVAL '10' SECOND)) R", "",
+         "DESCRIPTOR(pt): windows on processing time are planned only in a window aggregation"},
+        {"TABLE(TUMBLE(TABLE ev2, DESCRIPTOR(id), INTERVAL '10' SECOND)) R", "",
+         "DESCRIPTOR(id): 'id' is not the event-time attribute of 'ev2'"},
+        {"TABLE(HOP(TABLE ev2, DESCRIPTOR(ts), INTERVAL '10' SECOND)) R", "",
+         "HOP takes TABLE t, DESCRIPTOR(time column) and the slide and the size"},
+        {"TABLE(TUMBLE(TABLE ev2, DESCRIPTOR(ts), INTERVAL '10' SECOND)) R", " AND L.id < R.id",
+         "FULL OUTER JOIN: the condition"},
+    };
+    for (size_t i = 0; i < SL_ARRAY_LEN(bad); i++) {
+        char q[1024];
+        snprintf(q, sizeof q, "INSERT INTO wout SELECT L.id, R.id, L.window_start FROM %s FULL JOIN "
+                 "%s ON L.window_start = R.window_start AND L.window_end = R.window_end%s;", tum,
+                 bad[i].right, bad[i].on);
+        json_t *j = job_of(WJ, q);
+        CHECK(j == NULL);
+        json_decref(j);
+        if (!strstr(errbuf, bad[i].msg)) fprintf(stderr, "case %zu: %s\n", i, errbuf);
+        CHECK(strstr(errbuf, bad[i].msg) != NULL);
+    }
+    json_t *j = job_of(WJ, "INSERT INTO wout SELECT /*+ STATE_TTL('L' = '1 h') */ L.id, R.id, "
+                           "L.window_start FROM TABLE(TUMBLE(TABLE ev, DESCRIPTOR(ts), INTERVAL '10' "
+                           "SECOND)) L JOIN TABLE(TUMBLE(TABLE ev2, DESCRIPTOR(ts), INTERVAL '10' "
+                           "SECOND)) R ON L.window_start = R.window_start AND L.window_end = R.window_end;");
+    CHECK(j == NULL && strstr(errbuf, "STATE_TTL: this join is a window join") != NULL);
+    json_decref(j);
+}
+
+SL_TEST_MAIN(SL_TEST(test_parse_over_and_filter), SL_TEST(test_plan_topn), SL_TEST(test_plan_window_join),
+             SL_TEST(test_plan_window_join_errors),
+             SL_TEST(test_plan_window_topn), SL_TEST(test_plan_topn_errors), SL_TEST(test_plan_topn_range), SL_TEST(test_plan_dedup),
              SL_TEST(test_plan_distinct_filter))

@@ -424,6 +424,82 @@ static void body_scan_key(sl_backend_kind kind)
 
 static void test_scan_key(void) { both(body_scan_key); }
 
+/* A key's scan as text "ns=val;..." (sid sid of the current key). */
+static int scan_cb_text(void *vctx, const void *ns, size_t nslen, const void *val, size_t vlen)
+{
+    char *out = vctx;
+    size_t at = strlen(out);
+    snprintf(out + at, 4096 - at, "%.*s=%.*s;", (int)nslen, (const char *)ns, (int)vlen,
+             (const char *)val);
+    return 0;
+}
+
+/* Random puts, overwrites and deletes of many keys' namespaces on both
+ * backends at once, a snapshot held across part of them, scans of random
+ * keys in between (the hashmap's key index is built at the first scan of a
+ * state id and kept from then on): every scan gives the same entries in the
+ * same order on both backends, and the same as a model of the live entries. */
+static void body_scan_key_random(void)
+{
+    enum { SK_KEYS = 40, SK_NS = 24 };
+    static char model[2][SK_KEYS][SK_NS][8]; /* "" = absent */
+    memset(model, 0, sizeof model);
+    char err[256];
+    sl_kstate *s[2] = {open_kind(SL_BACKEND_HASHMAP, 0, MAXP - 1),
+                       open_kind(SL_BACKEND_ROCKSDB, 0, MAXP - 1)};
+    CHECK(s[0] && s[1]);
+    for (int b = 0; b < 2; b++) {
+        CHECK_EQ_INT(sl_kstate_register(s[b], "x"), 0);
+        CHECK_EQ_INT(sl_kstate_register(s[b], "y"), 1);
+    }
+    uint64_t r = 0x9e3779b97f4a7c15ULL;
+    sl_ksnap *snap = NULL;
+    int scans = 0, nonempty = 0;
+    for (int step = 0; step < 6000; step++) {
+        r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+        int key = (int)(r % SK_KEYS), ns = (int)((r >> 8) % SK_NS), sid = (int)((r >> 16) % 2);
+        int op = (int)((r >> 20) % 10);
+        char k[16], n[8], v[8];
+        snprintf(k, sizeof k, "key%d", key);
+        snprintf(n, sizeof n, "n%02d", ns);
+        snprintf(v, sizeof v, "%d", (int)((r >> 32) % 1000));
+        if (step == 2000) snap = sl_kstate_snapshot(s[0], err, sizeof err);
+        if (step == 4000) {
+            sl_ksnap_release(snap);
+            snap = NULL;
+        }
+        for (int b = 0; b < 2; b++) {
+            set_key_str(s[b], k);
+            if (op < 6) CHECK_EQ_INT(sl_kstate_put(s[b], sid, n, strlen(n), v, strlen(v), err, sizeof err), SL_OK);
+            else if (op < 9) CHECK_EQ_INT(sl_kstate_del(s[b], sid, n, strlen(n), err, sizeof err), SL_OK);
+        }
+        if (op < 6) snprintf(model[sid][key][ns], 8, "%s", v);
+        else if (op < 9) model[sid][key][ns][0] = '\0';
+        if (op == 9 && step > 500) { /* a scan, of the key just drawn */
+            char got[2][4096], want[4096] = "";
+            for (int b = 0; b < 2; b++) {
+                got[b][0] = '\0';
+                CHECK_EQ_INT(sl_kstate_scan_key(s[b], sid, scan_cb_text, got[b], err, sizeof err), SL_OK);
+            }
+            for (int q = 0; q < SK_NS; q++)
+                if (model[sid][key][q][0]) {
+                    size_t at = strlen(want);
+                    snprintf(want + at, sizeof want - at, "n%02d=%s;", q, model[sid][key][q]);
+                }
+            CHECK_EQ_STR(got[0], want);
+            CHECK_EQ_STR(got[1], want);
+            scans++;
+            nonempty += want[0] != '\0';
+        }
+    }
+    CHECK(scans > 300 && nonempty > 200);
+    if (snap) sl_ksnap_release(snap);
+    sl_kstate_close(s[0]);
+    sl_kstate_close(s[1]);
+}
+
+static void test_scan_key_random(void) { in_tmp(body_scan_key_random); }
+
 /* ---- register ----------------------------------------------------------- */
 
 static void body_register(sl_backend_kind kind)
@@ -1147,7 +1223,7 @@ static void body_shared_budget(void)
 static void test_rocksdb_shared_budget(void) { in_tmp(body_shared_budget); }
 
 SL_TEST_MAIN(SL_TEST(test_put_get_del), SL_TEST(test_errors), SL_TEST(test_open_errors),
-             SL_TEST(test_many_keys), SL_TEST(test_namespaces), SL_TEST(test_scan_key),
+             SL_TEST(test_many_keys), SL_TEST(test_namespaces), SL_TEST(test_scan_key), SL_TEST(test_scan_key_random),
              SL_TEST(test_register), SL_TEST(test_snapshot_isolation),
              SL_TEST(test_snapshot_range), SL_TEST(test_snapshot_order),
              SL_TEST(test_restore_split), SL_TEST(test_restore_errors),
