@@ -317,14 +317,27 @@ static void run_statement(gw *g, gw_session *se, gw_op *op, const char *text)
         text_result(op, "result", ok, 1);
         break;
     }
-    case SL_SQL_TEXT: {
-        size_t n = strlen(r.text);
-        while (n && r.text[n - 1] == '\n') r.text[--n] = '\0';
-        const char *v[] = {r.text};
-        text_result(op, "result", v, 1);
+    case SL_SQL_TEXT: /* SHOW, DESCRIBE, SET, EXPLAIN: Flink's result sets */
+        if (r.ncols > 0) {
+            set_columns(op, r.ncols, r.col_names, r.col_types);
+            op->rows = json_array();
+            for (int i = 0; i < r.nrows; i++) {
+                json_t *row = json_array();
+                json_array_append_new(row, json_string("+I"));
+                for (int c = 0; c < r.ncols; c++) {
+                    const char *v = r.cells[(size_t)i * (size_t)r.ncols + (size_t)c];
+                    json_array_append_new(row, v ? json_string(v) : json_null());
+                }
+                json_array_append_new(op->rows, row);
+            }
+        } else {
+            size_t n = strlen(r.text);
+            while (n && r.text[n - 1] == '\n') r.text[--n] = '\0';
+            const char *v[] = {r.text};
+            text_result(op, "result", v, 1);
+        }
         op->content = 1;
         break;
-    }
     case SL_SQL_JOB: {
         char *jid = submit_job(g, &r, err, sizeof err);
         if (!jid) {

@@ -236,7 +236,7 @@ int sl_sql_remote_statement(sl_cli_http *h, char **sid, const char *text, size_t
                 for (int c = 0; c < ncols; c++) {
                     const char *v = json_string_value(json_array_get(json_array_get(rows, i),
                                                                      (size_t)c + 1));
-                    cells[i][c] = sl_strdup(v ? v : "<NULL>");
+                    cells[i][c] = sl_strdup(v ? v : ""); /* NULL shows empty, as Flink's */
                 }
             }
             char *t = sl_sql_tableau(head, ncols, cells, (int)n);

@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include <strings.h>
 
 int64_t sl_days_from_civil(int64_t y, int m, int d)
 {
@@ -60,4 +61,64 @@ int sl_civil_format_year(char *dst, size_t cap, int64_t y)
     if (y > 9999) return snprintf(dst, cap, "+%lld", (long long)y);
     if (y < 0) return snprintf(dst, cap, "-%04lld", (long long)-y);
     return snprintf(dst, cap, "%04lld", (long long)y);
+}
+
+static const char *const xu_names[SL_XU_N] = {
+    "MILLENNIUM", "CENTURY", "DECADE", "YEAR", "ISOYEAR", "QUARTER", "MONTH", "WEEK", "DAY",
+    "DOW", "ISODOW", "DOY", "HOUR", "MINUTE", "SECOND", "MILLISECOND"};
+
+const char *sl_extract_unit_name(sl_extract_unit u)
+{
+    return u < SL_XU_N ? xu_names[u] : "?";
+}
+
+int sl_extract_unit_find(const char *s)
+{
+    for (int i = 0; i < SL_XU_N; i++)
+        if (!strcasecmp(s, xu_names[i])) return i;
+    return -1;
+}
+
+/* Monday 1 .. Sunday 7 of day z since 1970-01-01 (a Thursday). */
+static int iso_dow(int64_t z)
+{
+    return (int)((z % 7 + 7 + 3) % 7) + 1;
+}
+
+/* The ISO 8601 week of day z (weeks start on Monday; week 1 holds the
+ * year's first Thursday) and its week-based year. */
+static int iso_week(int64_t z, int64_t *wyear)
+{
+    int m, d;
+    int64_t thursday = z - iso_dow(z) + 4; /* the Thursday of z's week decides its year */
+    int64_t ty;
+    sl_civil_from_days(thursday, &ty, &m, &d);
+    *wyear = ty;
+    return (int)((thursday - sl_days_from_civil(ty, 1, 1)) / 7) + 1;
+}
+
+int64_t sl_civil_extract(sl_extract_unit u, int64_t ms)
+{
+    sl_civil c = sl_civil_from_ms(ms);
+    int64_t days = sl_floor_div(ms, SL_MS_PER_DAY), wy;
+    switch (u) {
+    case SL_XU_MILLENNIUM: return c.year > 0 ? (c.year + 999) / 1000 : (c.year - 999) / 1000;
+    case SL_XU_CENTURY: return c.year > 0 ? (c.year + 99) / 100 : (c.year - 99) / 100;
+    case SL_XU_DECADE: return c.year / 10;
+    case SL_XU_YEAR: return c.year;
+    case SL_XU_ISOYEAR: iso_week(days, &wy); return wy;
+    case SL_XU_QUARTER: return (c.month + 2) / 3;
+    case SL_XU_MONTH: return c.month;
+    case SL_XU_WEEK: return iso_week(days, &wy);
+    case SL_XU_DAY: return c.day;
+    case SL_XU_DOW: return iso_dow(days) % 7 + 1;
+    case SL_XU_ISODOW: return iso_dow(days);
+    case SL_XU_DOY: return days - sl_days_from_civil(c.year, 1, 1) + 1;
+    case SL_XU_HOUR: return c.hour;
+    case SL_XU_MINUTE: return c.minute;
+    case SL_XU_SECOND: return c.second;
+    case SL_XU_MILLISECOND: return c.milli;
+    case SL_XU_N: break;
+    }
+    return 0;
 }

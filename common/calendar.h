@@ -44,6 +44,26 @@ int sl_days_in_month(int64_t y, int m);
 /* ms since the epoch as a UTC date and time. */
 sl_civil sl_civil_from_ms(int64_t ms);
 
+/* The fields EXTRACT(unit FROM ts) reads, as Flink numbers them. */
+typedef enum {
+    SL_XU_MILLENNIUM, SL_XU_CENTURY, SL_XU_DECADE, SL_XU_YEAR, SL_XU_ISOYEAR, SL_XU_QUARTER,
+    SL_XU_MONTH, SL_XU_WEEK, SL_XU_DAY, SL_XU_DOW, SL_XU_ISODOW, SL_XU_DOY, SL_XU_HOUR,
+    SL_XU_MINUTE, SL_XU_SECOND, SL_XU_MILLISECOND, SL_XU_N
+} sl_extract_unit;
+
+/* The unit's SQL name ("DOW"); the unit named s (case-insensitive), or -1. */
+const char *sl_extract_unit_name(sl_extract_unit u);
+int sl_extract_unit_find(const char *s);
+
+/* EXTRACT(u FROM ms): YEAR, MONTH (1..12), DAY (1..31), HOUR, MINUTE,
+ * SECOND (whole seconds, 0..59), MILLISECOND (0..999 within the second),
+ * QUARTER (1..4), WEEK (ISO 8601 week of its week-based year, 1..53),
+ * ISOYEAR (that week-based year), DOW (Sunday 1 .. Saturday 7), ISODOW
+ * (Monday 1 .. Sunday 7), DOY (1..366), DECADE (year / 10 toward zero),
+ * CENTURY and MILLENNIUM (year 1 starts the first; year 0 and before count
+ * down from -1). */
+int64_t sl_civil_extract(sl_extract_unit u, int64_t ms);
+
 /* Java's LocalDate year: 4 digits, "+" beyond 9999, "-" before year 0.
  * Returns what snprintf returns. */
 int sl_civil_format_year(char *dst, size_t cap, int64_t y);

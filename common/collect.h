@@ -12,16 +12,28 @@
 #define SL_COLLECT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #define SL_COLLECT_CREDIT 512                /* rows buffered per job */
 #define SL_COLLECT_BATCH_ROWS 64             /* rows per message at most */
 #define SL_COLLECT_BATCH_BYTES (256u << 10)  /* bytes per message, about */
+#define SL_COLLECT_PENDING_BYTES (8u << 20)  /* rows a sink keeps without credit */
 
-/* Send nrows rows (each a JSON array ending '\n', len bytes in all) and,
- * with `end`, the end of the results. Blocks until the job holds credit for
- * them. Implemented by the TaskManager for its task threads
- * (taskmanager/collect.c). Returns SL_OK, SL_DONE when the deployment is
- * being cancelled, or SL_ERR with err (not running in a TaskManager task). */
-int sl_collect_send(const char *rows, size_t len, int nrows, int end, char *err, size_t errlen);
+/* Send nrows rows (each a JSON array ending '\n', len bytes in all), the
+ * first of them row number `offset` of the results, and, with `end`, the
+ * end of the results. Blocks until the job holds credit for
+ * them (sl_collect_credit_now() >= nrows: at once). Implemented by the
+ * TaskManager for its task threads (taskmanager/collect.c). Returns SL_OK,
+ * SL_DONE when the deployment is being cancelled, or SL_ERR with err (not
+ * running in a TaskManager task). */
+int sl_collect_send(const char *rows, size_t len, int nrows, uint64_t offset, int end, char *err,
+                    size_t errlen);
+
+/* The rows the job may send now without waiting (0 outside a TaskManager
+ * task), and a descriptor that becomes readable when credit comes back
+ * (-1 when there is none: poll the credit instead). Reading the descriptor
+ * (8 bytes, non-blocking) clears it. */
+int sl_collect_credit_now(void);
+int sl_collect_credit_fd(void);
 
 #endif

@@ -19,6 +19,7 @@
 #include <strings.h>
 
 #include "expr_int.h"
+#include "calendar.h"
 #include "duration.h"
 #include "sql/parse.h"
 
@@ -88,6 +89,15 @@ static int seal(bld *b, node *n)
     if (n->height > SL_EXPR_MAX_DEPTH)
         return perr(b, NAT(n), "expression nested too deeply (limit %d)", SL_EXPR_MAX_DEPTH);
     return SL_OK;
+}
+
+/* A node of one child and a result type, at e's position. */
+static node *unary(bld *b, n_op op, const sql_node *e, node *kid, sl_type type)
+{
+    node *n = new_node(b, op, AT(e), 1);
+    n->kids[0] = kid;
+    n->type = type;
+    return seal(b, n) ? NULL : n;
 }
 
 /* Grow a node's child array by one (variadic forms: IN, CASE, functions). */
@@ -525,11 +535,9 @@ static node *build_cast(bld *b, const sql_node *e)
         perr(b, AT(e), "cannot CAST %s to %s", ntname(b, x), tname(to));
         return NULL;
     }
-    node *n = new_node(b, N_CAST, AT(e), 1);
-    n->kids[0] = x;
-    n->type = to;
-    n->neg = try_cast;
-    return seal(b, n) ? NULL : n;
+    node *n = unary(b, N_CAST, e, x, to);
+    if (n) n->neg = try_cast;
+    return n;
 }
 
 /* ---- CASE ------------------------------------------------------------------ */
@@ -985,6 +993,60 @@ static node *build_tsfn(bld *b, const sql_node *e, n_op op)
     return seal(b, n) ? NULL : n;
 }
 
+/* Flink's shorthands for EXTRACT: YEAR(ts) is EXTRACT(YEAR FROM ts). */
+static const struct {
+    const char *name;
+    sl_extract_unit unit;
+} extract_fns[] = {
+    {"YEAR", SL_XU_YEAR},           {"QUARTER", SL_XU_QUARTER},     {"MONTH", SL_XU_MONTH},
+    {"WEEK", SL_XU_WEEK},           {"DAYOFYEAR", SL_XU_DOY},       {"DAYOFMONTH", SL_XU_DAY},
+    {"DAYOFWEEK", SL_XU_DOW},       {"HOUR", SL_XU_HOUR},           {"MINUTE", SL_XU_MINUTE},
+    {"SECOND", SL_XU_SECOND},
+};
+
+/* EXTRACT(unit FROM ts) (the grammar's FROM form: kids unit, ts) or a
+ * shorthand YEAR(ts) (unit >= 0): a BIGINT, NULL when ts is. */
+static node *build_extract(bld *b, const sql_node *e, int unit)
+{
+    const char *fname = unit >= 0 ? e->s : "EXTRACT";
+    const sql_node *ts = NULL;
+    if (unit < 0) {
+        const sql_node *u = sql_kid(e, 0);
+        if (u && u->kind == SQL_IDENT) unit = sl_extract_unit_find(u->s);
+        if (unit < 0) {
+            if (u && u->kind == SQL_IDENT && !strcasecmp(u->s, "EPOCH"))
+                perr(b, AT(u), "EXTRACT(EPOCH FROM ...) is not supported (Flink neither); use "
+                     "UNIX_TIMESTAMP(CAST(ts AS STRING))");
+            else
+                perr(b, u ? u->line : e->line, u ? u->col : e->col,
+                     "EXTRACT needs a time unit before FROM (YEAR, QUARTER, MONTH, WEEK, DAY, "
+                     "HOUR, MINUTE, SECOND, MILLISECOND, DOW, DOY, ISODOW, ISOYEAR, DECADE, "
+                     "CENTURY, MILLENNIUM)");
+            return NULL;
+        }
+        if (e->s2 || e->nkids != 2) {
+            perr(b, AT(e), "EXTRACT takes (unit FROM timestamp)");
+            return NULL;
+        }
+        ts = e->kids[1];
+    } else {
+        if (e->nkids != 1 || (e->flags & (SQL_F_DISTINCT | SQL_F_STAR_ARG))) {
+            perr(b, AT(e), "%s takes 1 argument, a TIMESTAMP", fname);
+            return NULL;
+        }
+        ts = e->kids[0];
+    }
+    node *a = build(b, ts);
+    if (!a) return NULL;
+    if (a->interval || (a->type != SL_T_TIMESTAMP && a->type != SL_T_NULL)) {
+        perr(b, NAT(a), "%s needs a TIMESTAMP, got %s", fname, ntname(b, a));
+        return NULL;
+    }
+    node *n = unary(b, N_EXTRACT, e, a, SL_T_BIGINT);
+    if (n) n->flags = unit;
+    return n;
+}
+
 /* CURRENT_TIMESTAMP(p) / LOCALTIMESTAMP(p): precision 0..3 */
 static node *build_clock(bld *b, const sql_node *e)
 {
@@ -1009,10 +1071,18 @@ static node *build_call(bld *b, const sql_node *e)
     if (!strcasecmp(name, "TRIM")) return build_trim(b, e);
     if (e->flags & SQL_F_FROM) {
         if (!strcasecmp(name, "SUBSTRING") && !e->s2) return build_substring(b, e);
-        perr(b, AT(e), "%s does not take the FROM form (only SUBSTRING and TRIM do)", name);
+        if (!strcasecmp(name, "EXTRACT")) return build_extract(b, e, -1);
+        perr(b, AT(e), "%s does not take the FROM form (only SUBSTRING, TRIM and EXTRACT do)",
+             name);
         return NULL;
     }
     if (!strcasecmp(name, "SUBSTRING")) return build_substring(b, e);
+    if (!strcasecmp(name, "EXTRACT")) {
+        perr(b, AT(e), "EXTRACT takes (unit FROM timestamp)");
+        return NULL;
+    }
+    for (size_t i = 0; i < SL_ARRAY_LEN(extract_fns); i++)
+        if (!strcasecmp(name, extract_fns[i].name)) return build_extract(b, e, (int)extract_fns[i].unit);
     if (!strcasecmp(name, "TIMESTAMPADD")) return build_tsfn(b, e, N_TS_ADD);
     if (!strcasecmp(name, "TIMESTAMPDIFF")) return build_tsfn(b, e, N_TS_DIFF);
     if (!strcasecmp(name, "CURRENT_TIMESTAMP") || !strcasecmp(name, "LOCALTIMESTAMP"))

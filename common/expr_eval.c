@@ -1046,6 +1046,10 @@ static int ev(const node *n, evctx *cx, sl_value *out)
     case N_RAND_INT: return eval_rand(n, cx, out);
     case N_TS_ADD:
     case N_TS_DIFF: return eval_tsfn(n, cx, out);
+    case N_EXTRACT:
+        if ((rc = ev(n->kids[0], cx, out)) || out->isnull) return rc;
+        set_i(out, sl_civil_extract((sl_extract_unit)n->flags, out->v.i));
+        return SL_OK;
     case N_TO_TS: {
         int64_t ms;
         if ((rc = ev(n->kids[0], cx, out)) || out->isnull) return rc;

@@ -11,9 +11,15 @@
  * buffer is a ring of SL_COLLECT_CREDIT rows -- the credit the sinks hold --
  * so a client that does not read stops the job, never grows the JobManager.
  *
- * Results are not replayed across a restart: rows of a later deployment
- * than the one that sent the first ones end the results with an error.
- * Loop thread only.
+ * Every batch carries the number of its first row. With checkpointing the
+ * results survive restarts exactly once: the sinks send only rows that a
+ * completed checkpoint covers, and a sink restored from one sends again the
+ * rows the JobManager may lack (operators/collect.c); rows it has already
+ * are dropped here, their credit returned at once, and batches of a
+ * deployment other than the job's current one are ignored (the current one
+ * sends them again). Without checkpointing a restart replays nothing: rows
+ * of a later deployment than the one that sent the first ones end the
+ * results with an error. Loop thread only.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -59,11 +65,34 @@ static void broke_off(jm_results *r, const char *why)
     r->error = sl_strdup(why);
 }
 
+static void give_credit(jm *j, jm_job *job, int rows);
+
+uint32_t jm_results_room(jm_job *job)
+{
+    return (uint32_t)(SL_COLLECT_CREDIT - (job->results ? job->results->n : 0));
+}
+
 void jm_collect_on_rows(jm *j, const Sluice__CollectRows *m)
 {
     jm_job *job = jm_job_find(j, m->job_id);
     if (!job) return; /* a job that is gone */
     jm_results *r = results_of(job);
+    int exact = job->set.cp_interval_ms > 0; /* results survive restarts */
+    uint32_t skip = 0;
+    if (exact) {
+        if (m->attempt != job->attempt) return; /* a deployment that is gone */
+        r->attempt = m->attempt;
+        uint64_t next = r->base + (uint64_t)r->n;
+        if (m->offset > next) {
+            char why[160];
+            snprintf(why, sizeof why, "rows %llu to %llu of the results are missing",
+                     (unsigned long long)next, (unsigned long long)m->offset - 1);
+            broke_off(r, why);
+            return;
+        }
+        skip = (uint32_t)SL_MIN(next - m->offset, (uint64_t)m->nrows); /* rows we have */
+        if (skip) give_credit(j, job, (int)skip);
+    }
     if (!r->attempt) r->attempt = m->attempt;
     if (m->attempt != r->attempt) {
         char why[160];
@@ -77,6 +106,11 @@ void jm_collect_on_rows(jm *j, const Sluice__CollectRows *m)
     while (p < end) {
         const char *nl = memchr(p, '\n', (size_t)(end - p));
         if (!nl) nl = end;
+        if (got < skip) {
+            got++;
+            p = nl + 1;
+            continue;
+        }
         if (r->n == SL_COLLECT_CREDIT) { /* the sink sent beyond its credit */
             broke_off(r, "a collect sink sent more rows than its credit");
             sl_warn(TAG, "job %s: a collect sink sent more rows than its credit", job->id);

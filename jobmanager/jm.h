@@ -488,6 +488,8 @@ void jm_collect_on_rows(jm *j, const Sluice__CollectRows *m);
 json_t *jm_results_fetch(jm *j, jm_job *job, uint64_t token, int max, int *status, char *err,
                          size_t errlen);
 void jm_results_free(jm_job *job);
+/* Rows a new deployment's collect sinks may send at first (DeployJob). */
+uint32_t jm_results_room(jm_job *job);
 void jm_cp_on_task_finished(jm *j, jm_job *job, uint32_t chain, uint32_t subtask);
 void jm_cp_on_end_of_input(jm *j, jm_job *job);
 void jm_cp_on_written(jm *j, const jm_op *op);  /* JM_OP_CP_WRITTEN */

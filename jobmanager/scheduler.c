@@ -584,6 +584,7 @@ static void deploy(jm *j, jm_job *job)
         d.exactly_once = job->set.cp_exactly_once;
         d.n_libraries = job->nlibs;
         d.libraries = job->libs;
+        d.collect_credit = jm_results_room(job);
         Sluice__Envelope env = SLUICE__ENVELOPE__INIT;
         env.msg_case = SLUICE__ENVELOPE__MSG_DEPLOY;
         env.deploy = &d;

@@ -139,6 +139,35 @@ char *sl_sql_tableau(const char *const *head, int ncol, char ***rows, int nrows)
     return b.s;
 }
 
+/* A statement's answer as a table: the tableau text the client prints and
+ * the same rows as a result set (the gateway's), with Flink's column names
+ * and types. cells: nrows * ncols values, NULL for SQL NULL (printed empty,
+ * as Flink prints these tables). */
+static void table_result(sl_sql_result *r, int ncols, const char *const *names,
+                         const char *const *types, char *const *cells, int nrows)
+{
+    char ***rows = sl_calloc((size_t)nrows + 1, sizeof(char **));
+    char **shown = sl_calloc((size_t)nrows * (size_t)ncols + 1, sizeof(char *));
+    r->kind = SL_SQL_TEXT;
+    r->ncols = ncols;
+    r->nrows = nrows;
+    r->col_names = sl_calloc((size_t)ncols + 1, sizeof(char *));
+    r->col_types = sl_calloc((size_t)ncols + 1, sizeof(char *));
+    r->cells = sl_calloc((size_t)nrows * (size_t)ncols + 1, sizeof(char *));
+    for (int c = 0; c < ncols; c++) {
+        r->col_names[c] = sl_strdup(names[c]);
+        r->col_types[c] = sl_strdup(types[c]);
+    }
+    for (int i = 0; i < nrows * ncols; i++) {
+        r->cells[i] = cells[i] ? sl_strdup(cells[i]) : NULL;
+        shown[i] = cells[i] ? cells[i] : (char *)"";
+    }
+    for (int i = 0; i < nrows; i++) rows[i] = &shown[(size_t)i * (size_t)ncols];
+    r->text = sl_sql_tableau(names, ncols, rows, nrows);
+    free(shown);
+    free(rows);
+}
+
 /* ---- types -------------------------------------------------------------- */
 
 /* Map a declared type onto Sluice's row types. */
@@ -737,17 +766,14 @@ static int show(sl_sql_session *s, const sql_node *st, sl_sql_result *r, char *e
     if (!strcmp(st->s, "FUNCTIONS")) {
         static const char *const fns[] = {
             "ABS", "AVG", "CAST", "CEIL", "CHAR_LENGTH", "COALESCE", "CONCAT", "COUNT",
-            "CUMULATE", "CURRENT_TIMESTAMP", "FLOOR", "FROM_UNIXTIME", "HOP", "IF", "LOCALTIMESTAMP",
-            "LOWER", "LTRIM", "MAX", "MIN", "MOD", "NOW", "NULLIF", "PROCTIME", "RAND",
-            "RAND_INTEGER", "RTRIM", "SESSION", "SUM", "TIMESTAMPADD", "TIMESTAMPDIFF",
-            "TO_TIMESTAMP", "TO_TIMESTAMP_LTZ", "TRY_CAST", "TUMBLE", "UNIX_TIMESTAMP", "UPPER"};
-        int n = (int)SL_ARRAY_LEN(fns);
-        char ***rows = sl_calloc((size_t)n, sizeof(char **));
-        for (int i = 0; i < n; i++) rows[i] = (char **)&fns[i];
-        const char *head[] = {"function name"};
-        r->kind = SL_SQL_TEXT;
-        r->text = sl_sql_tableau(head, 1, rows, n);
-        free(rows);
+            "CUMULATE", "CURRENT_TIMESTAMP", "DAYOFMONTH", "DAYOFWEEK", "DAYOFYEAR", "EXTRACT",
+            "FLOOR", "FROM_UNIXTIME", "HOP", "HOUR", "IF", "LOCALTIMESTAMP", "LOWER", "LTRIM",
+            "MAX", "MIN", "MINUTE", "MOD", "MONTH", "NOW", "NULLIF", "PROCTIME", "QUARTER", "RAND",
+            "RAND_INTEGER", "RTRIM", "SECOND", "SESSION", "SUM", "TIMESTAMPADD", "TIMESTAMPDIFF",
+            "TO_TIMESTAMP", "TO_TIMESTAMP_LTZ", "TRY_CAST", "TUMBLE", "UNIX_TIMESTAMP", "UPPER",
+            "WEEK", "YEAR"};
+        const char *head[] = {"function name"}, *types[] = {"STRING"};
+        table_result(r, 1, head, types, (char *const *)fns, (int)SL_ARRAY_LEN(fns));
         return SL_OK;
     }
     if (strcmp(st->s, "TABLES") && !views)
@@ -758,12 +784,8 @@ static int show(sl_sql_session *s, const sql_node *st, sl_sql_result *r, char *e
     for (int i = 0; i < s->cat.n; i++)
         if (!views || s->cat.t[i]->is_view) names[n++] = s->cat.t[i]->name;
     qsort(names, (size_t)n, sizeof(char *), cmp_str);
-    char ***rows = sl_calloc((size_t)n + 1, sizeof(char **));
-    for (int i = 0; i < n; i++) rows[i] = &names[i];
-    const char *head[] = {views ? "view name" : "table name"};
-    r->kind = SL_SQL_TEXT;
-    r->text = sl_sql_tableau(head, 1, rows, n);
-    free(rows);
+    const char *head[] = {views ? "view name" : "table name"}, *types[] = {"STRING"};
+    table_result(r, 1, head, types, names, n);
     free(names);
     return SL_OK;
 }
@@ -775,12 +797,10 @@ static int describe(sl_sql_session *s, const sql_node *st, sl_sql_result *r, cha
     if (!t)
         return sl_seterr(err, errlen, "line %d, column %d: table or view '%s' does not exist in "
                          "this session", st->line, st->col, st->s);
-    char ***rows = sl_calloc((size_t)t->ncols + 1, sizeof(char **));
     char **cells = sl_calloc((size_t)t->ncols * 6 + 1, sizeof(char *));
     for (int i = 0; i < t->ncols; i++) {
         const sql_column *c = &t->cols[i];
         char **row = &cells[i * 6];
-        rows[i] = row;
         row[0] = sl_strdup(c->name);
         int is_rt = t->wm_col && !strcasecmp(t->wm_col, c->name);
         row[1] = c->proctime ? sl_strdup("TIMESTAMP_LTZ(3) *PROCTIME*")
@@ -790,24 +810,21 @@ static int describe(sl_sql_session *s, const sql_node *st, sl_sql_result *r, cha
         for (int k = 0; k < t->npk; k++)
             if (!strcasecmp(t->pk[k], c->name)) key = 1;
         row[2] = sl_strdup(key || c->notnull ? "FALSE" : "TRUE");
-        row[3] = sl_strdup(key ? "PRI" : "");
+        row[3] = key ? sl_strdup("PRI") : NULL;
         if (c->expr) {
             char *x = sql_unparse(c->expr);
             row[4] = sl_sprintf("AS %s", x);
             free(x);
         } else if (c->meta) {
             row[4] = sl_sprintf("METADATA FROM '%s'%s", c->meta, c->virt ? " VIRTUAL" : "");
-        } else {
-            row[4] = sl_strdup("");
         }
-        row[5] = is_rt ? sl_strdup(t->wm_text) : sl_strdup("");
+        row[5] = is_rt ? sl_strdup(t->wm_text) : NULL;
     }
     const char *head[] = {"name", "type", "null", "key", "extras", "watermark"};
-    r->kind = SL_SQL_TEXT;
-    r->text = sl_sql_tableau(head, 6, rows, t->ncols);
+    const char *types[] = {"STRING", "STRING", "BOOLEAN", "STRING", "STRING", "STRING"};
+    table_result(r, 6, head, types, cells, t->ncols);
     for (int i = 0; i < t->ncols * 6; i++) free(cells[i]);
     free(cells);
-    free(rows);
     return SL_OK;
 }
 
@@ -843,18 +860,14 @@ static int is_client_key(const char *k)
 static int set(sl_sql_session *s, const sql_node *st, sl_sql_result *r, char *err, size_t errlen)
 {
     if (!st->s) {
-        char ***rows = sl_calloc((size_t)s->nopts + 1, sizeof(char **));
         char **cells = sl_calloc((size_t)s->nopts * 2 + 1, sizeof(char *));
         for (int i = 0; i < s->nopts; i++) {
             cells[2 * i] = s->okeys[i];
             cells[2 * i + 1] = s->ovals[i];
-            rows[i] = &cells[2 * i];
         }
-        const char *head[] = {"key", "value"};
-        r->kind = SL_SQL_TEXT;
-        r->text = sl_sql_tableau(head, 2, rows, s->nopts);
+        const char *head[] = {"key", "value"}, *types[] = {"STRING", "STRING"};
+        table_result(r, 2, head, types, cells, s->nopts);
         free(cells);
-        free(rows);
         return SL_OK;
     }
     if (!strcmp(st->s, "parallelism.default")) {
@@ -931,7 +944,7 @@ static void add_job_config(const sl_sql_session *s, json_t *job)
 static int plan_job(sl_sql_session *s, const sql_node *st, sl_sql_result *r, char *err,
                     size_t errlen)
 {
-    json_t *job = sql_plan(&s->cat, s->okeys, s->ovals, s->nopts, st, NULL, err, errlen);
+    json_t *job = sql_plan(&s->cat, s->okeys, s->ovals, s->nopts, st, err, errlen);
     if (!job) return SL_ERR;
     add_job_config(s, job);
     r->kind = SL_SQL_JOB;
@@ -1005,7 +1018,7 @@ static int execute(sl_sql_session *s, sql_arena *a, const sql_node *st, sl_sql_r
     case SQL_INSERT:
         if (s->in_set) {
             /* validate now, run at END */
-            json_t *j = sql_plan(&s->cat, s->okeys, s->ovals, s->nopts, st, NULL, err, errlen);
+            json_t *j = sql_plan(&s->cat, s->okeys, s->ovals, s->nopts, st, err, errlen);
             if (!j) return SL_ERR;
             json_decref(j);
             sql_node_add(s->set_arena, s->set, (sql_node *)st);
@@ -1039,14 +1052,17 @@ static int execute(sl_sql_session *s, sql_arena *a, const sql_node *st, sl_sql_r
     }
     case SQL_EXPLAIN: {
         const sql_node *x = sql_kid(st, 0);
-        char *text = NULL;
-        json_t *job = sql_plan(&s->cat, s->okeys, s->ovals, s->nopts, x, &text, err,
-                               errlen);
+        json_t *job = sql_plan(&s->cat, s->okeys, s->ovals, s->nopts, x, err, errlen);
         if (!job) return SL_ERR;
+        char *text = sql_explain_text(job, st->flags & SQL_F_CHANGELOG);
         char *js = json_dumps(job, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-        r->kind = SL_SQL_TEXT;
-        r->text = sl_sprintf("%s== Job Graph ==\n%s\n", text, js);
+        char *plan = sl_sprintf("%s== Job Graph ==\n%s", text, js);
+        const char *head[] = {"result"}, *types[] = {"STRING"};
+        table_result(r, 1, head, types, &plan, 1);
+        free(r->text);
+        r->text = sl_sprintf("%s\n", plan); /* printed as it is, as Flink's client does */
         r->job = js; /* the client prints what its operators warn about */
+        free(plan);
         free(text);
         json_decref(job);
         return SL_OK;
@@ -1134,6 +1150,8 @@ void sl_sql_result_clear(sl_sql_result *r)
     }
     free(r->col_names);
     free(r->col_types);
+    for (int i = 0; r->cells && i < r->nrows * r->ncols; i++) free(r->cells[i]);
+    free(r->cells);
     free(r->result_mode);
     memset(r, 0, sizeof *r);
 }

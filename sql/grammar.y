@@ -596,8 +596,13 @@ order_dir(A) ::= DESC. { A = SQL_F_DESC; }
 /* The special argument forms: SUBSTRING(s FROM a [FOR b]) and TRIM(c FROM s)
  * (FROM in the node's flags; kids: before FROM, after FROM, after FOR),
  * TRIM(BOTH|LEADING|TRAILING [c] FROM s) (the side in s2, kid 0 NULL without c),
- * POSITION(a IN b). */
-expr(A) ::= ident(F) LP expr(X) FROM expr(Y) RP. { A = NAT(ctx, SQL_FUNC, F); A->s = F->s; A->flags = SQL_F_FROM; ADD(ctx, A, X); ADD(ctx, A, Y); }
+ * POSITION(a IN b), EXTRACT(unit FROM ts) (the unit an IDENT, kid 0). */
+expr(A) ::= ident(F) LP expr(X) FROM expr(Y) RP. {
+    A = NAT(ctx, SQL_FUNC, F); A->s = F->s; A->flags = SQL_F_FROM;
+    /* EXTRACT(unit FROM ts): the unit is a name, not a column */
+    if (!strcasecmp(F->s, "EXTRACT") && X->kind == SQL_COL && !X->s2 && !(X->flags & SQL_F_QUOTED)) X->kind = SQL_IDENT;
+    ADD(ctx, A, X); ADD(ctx, A, Y);
+}
 expr(A) ::= ident(F) LP expr(X) FROM expr(Y) FOR expr(Z) RP. { A = NAT(ctx, SQL_FUNC, F); A->s = F->s; A->flags = SQL_F_FROM; ADD(ctx, A, X); ADD(ctx, A, Y); ADD(ctx, A, Z); }
 expr(A) ::= ident(F) LP trim_side(S) FROM expr(Y) RP. { A = NAT(ctx, SQL_FUNC, F); A->s = F->s; A->s2 = S; A->flags = SQL_F_FROM; ADD(ctx, A, NULL); ADD(ctx, A, Y); }
 expr(A) ::= ident(F) LP trim_side(S) expr(X) FROM expr(Y) RP. { A = NAT(ctx, SQL_FUNC, F); A->s = F->s; A->s2 = S; A->flags = SQL_F_FROM; ADD(ctx, A, X); ADD(ctx, A, Y); }

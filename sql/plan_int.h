@@ -66,7 +66,6 @@ typedef struct plan_joins plan_joins; /* joins planned in this job (plan_join.c)
 typedef struct plan {
     const sql_catalog *cat;
     json_t *vertices, *edges;
-    sql_sbuf explain;
     sql_arena *arena;   /* rewritten expressions */
     char *err;
     size_t errlen;

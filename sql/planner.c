@@ -136,7 +136,9 @@ static json_t *schema_json(const sl_schema *s)
     return a;
 }
 
-/* Add a vertex; returns its id (caller frees). `config` is stolen. */
+/* Add a vertex; returns its id (caller frees). `config` is stolen.
+ * `updating` is not used: EXPLAIN derives each vertex's changelog mode from
+ * the finished graph (sql/explain.c). */
 char *add_vertex(plan *p, const char *base, const char *type, const char *uid_src,
                         json_t *config, const sl_schema *schema, int parallelism, int updating)
 {
@@ -154,15 +156,6 @@ char *add_vertex(plan *p, const char *base, const char *type, const char *uid_sr
     if (config && json_object_size(config)) json_object_set(v, "config", config);
     json_decref(config);
     json_array_append_new(p->vertices, v);
-    sql_sb_fmt(&p->explain, "%s[%s] uid=%s changelog=%s", id, type, uid ? uid : id,
-           updating ? "[I,UB,UA]" : "[I]");
-    json_t *cfg = json_object_get(v, "config");
-    if (cfg) {
-        char *c = json_dumps(cfg, JSON_COMPACT | JSON_PRESERVE_ORDER);
-        sql_sb_fmt(&p->explain, " %s", c);
-        free(c);
-    }
-    sql_sb_str(&p->explain, "\n");
     free(uid);
     return id;
 }
@@ -1549,25 +1542,24 @@ static void plan_free(plan *p)
     sql_plan_joins_free(p);
     json_decref(p->vertices);
     json_decref(p->edges);
-    free(p->explain.s);
     sql_arena_destroy(p->arena);
 }
 
 static json_t *plan_stmt(const sql_catalog *cat, char **okeys, char **ovals, int nopts,
-                         const sql_node *stmt, sl_schema *cols, int *updating, char **explain,
-                         char *err, size_t errlen);
+                         const sql_node *stmt, sl_schema *cols, int *updating, char *err,
+                         size_t errlen);
 
 json_t *sql_plan(const sql_catalog *cat, char **okeys, char **ovals, int nopts,
-                 const sql_node *stmt, char **explain, char *err, size_t errlen)
+                 const sql_node *stmt, char *err, size_t errlen)
 {
-    return plan_stmt(cat, okeys, ovals, nopts, stmt, NULL, NULL, explain, err, errlen);
+    return plan_stmt(cat, okeys, ovals, nopts, stmt, NULL, NULL, err, errlen);
 }
 
 json_t *sql_plan_query(const sql_catalog *cat, char **okeys, char **ovals, int nopts,
                        const sql_node *stmt, sl_schema *cols, int *updating, char *err,
                        size_t errlen)
 {
-    return plan_stmt(cat, okeys, ovals, nopts, stmt, cols, updating, NULL, err, errlen);
+    return plan_stmt(cat, okeys, ovals, nopts, stmt, cols, updating, err, errlen);
 }
 
 /* A plain query's rows go to the client: one `collect` sink (parallelism 1,
@@ -1581,8 +1573,8 @@ static int plan_collect(plan *p, const rel *r)
 }
 
 static json_t *plan_stmt(const sql_catalog *cat, char **okeys, char **ovals, int nopts,
-                         const sql_node *stmt, sl_schema *cols, int *updating, char **explain,
-                         char *err, size_t errlen)
+                         const sql_node *stmt, sl_schema *cols, int *updating, char *err,
+                         size_t errlen)
 {
     plan p;
     plan_new(&p, cat, err, errlen);
@@ -1596,7 +1588,6 @@ static json_t *plan_stmt(const sql_catalog *cat, char **okeys, char **ovals, int
         if (!strcmp(okeys[i], "pipeline.name")) pname = ovals[i];
         if (!strcmp(okeys[i], "parallelism.default")) par = ovals[i];
     }
-    sql_sb_str(&p.explain, "== Optimized Execution Plan ==\n");
     int rc = SL_OK;
     char *sinks[256];
     int nsinks = 0;
@@ -1637,7 +1628,6 @@ static json_t *plan_stmt(const sql_catalog *cat, char **okeys, char **ovals, int
         if (par) json_object_set_new(job, "parallelism", json_integer(atoi(par)));
         json_object_set(job, "vertices", p.vertices);
         json_object_set(job, "edges", p.edges);
-        if (explain) *explain = sql_sb_take(&p.explain), p.explain.s = NULL;
     }
     for (int i = 0; i < nsinks; i++) free(sinks[i]);
     plan_free(&p);

@@ -40,8 +40,11 @@ typedef struct sl_sql_result {
     char *jobid;      /* SL_SQL_STOP_JOB: 32 lowercase hex digits */
     int with_savepoint, drain; /* SL_SQL_STOP_JOB */
     char *target_dir; /* SL_SQL_STOP_JOB: state.savepoints.dir of the session, or NULL */
-    int ncols;        /* SL_SQL_QUERY: the result's columns */
+    int ncols;        /* SL_SQL_QUERY: the result's columns; SL_SQL_TEXT of SHOW, DESCRIBE,
+                         SET and EXPLAIN: the same text as a result set (Flink's columns) */
     char **col_names, **col_types; /* their names and types ("BIGINT", "TIMESTAMP(3)") */
+    int nrows;        /* SL_SQL_TEXT with columns: the rows ... */
+    char **cells;     /* ... nrows * ncols values, row by row; NULL is SQL NULL */
     int changelog;    /* SL_SQL_QUERY: the rows are a changelog with -U/+U */
     char *result_mode; /* SL_SQL_QUERY: sql-client.execution.result-mode (lower case) */
     long long max_table_rows; /* SL_SQL_QUERY: sql-client.execution.max-table-result.rows, 0 = default */

@@ -76,11 +76,17 @@ int sql_kafka_meta_writable(const char *key);
 
 /* Plan INSERT / STMT_SET (stmt) into a job graph. `opts` are the session's
  * SET options (keys, vals, n). Returns the job (caller decrefs) or NULL with
- * err. *explain (may be NULL) gets the plan's text (caller frees). What
+ * err. What
  * the job's operators warn about (unbounded state) they declare themselves:
  * sl_jobgraph_warnings of the parsed job. */
 json_t *sql_plan(const sql_catalog *cat, char **okeys, char **ovals, int nopts,
-                 const sql_node *stmt, char **explain, char *err, size_t errlen);
+                 const sql_node *stmt, char *err, size_t errlen);
+
+/* EXPLAIN's text of a planned job (sql/explain.c): "== Optimized Execution
+ * Plan ==", then each vertex as `id[type] uid=... {config}`; with
+ * changelog_mode, each one's changelogMode=[I,UB,UA,D] (NONE for sinks).
+ * Caller frees. */
+char *sql_explain_text(const json_t *job, int changelog_mode);
 
 /* Plan a plain query (SQL_QUERY_STMT) whose rows go to the client: a job
  * whose `collect` sink the client reads through the JobManager. *cols gets

@@ -249,6 +249,7 @@ static void unparse(sql_sbuf *b, const sql_node *e)
         }
         break;
     case SQL_STAR: sql_sb_str(b, "*"); break;
+    case SQL_IDENT: sql_sb_str(b, e->s); break; /* EXTRACT's unit */
     default: sql_sb_fmt(b, "<%s>", sql_kind_name(e->kind)); break;
     }
 }

@@ -4,15 +4,19 @@
  * which sends them to the JobManager as CollectRows; CollectCredit from the
  * JobManager returns credit to the deployment, waking a sink that waits.
  *
- * The sink blocks while the deployment has no credit for its batch: the task
- * thread waits on the deployment's condition variable, waking at least every
- * COLLECT_WAIT_MS to notice a cancellation (the network thread sets
- * d->cancelled without knowing who waits).
+ * A sink that sends only what it has credit for never waits (the sink keeps
+ * the rest, and watches the deployment's eventfd, written whenever credit
+ * comes back). One that sends more blocks while the deployment has no credit
+ * for its batch: the task thread waits on the deployment's condition
+ * variable, waking at least every COLLECT_WAIT_MS to notice a cancellation
+ * (the network thread sets d->cancelled without knowing who waits).
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "collect.h"
 #include "log.h"
@@ -22,7 +26,8 @@
 
 _Thread_local tm_task *tm_self;
 
-int sl_collect_send(const char *rows, size_t len, int nrows, int end, char *err, size_t errlen)
+int sl_collect_send(const char *rows, size_t len, int nrows, uint64_t offset, int end, char *err,
+                    size_t errlen)
 {
     tm_task *t = tm_self;
     if (!t) return sl_seterr(err, errlen, "the collect sink runs only in a TaskManager's task");
@@ -48,6 +53,7 @@ int sl_collect_send(const char *rows, size_t len, int nrows, int end, char *err,
     memcpy(o->rows, rows, len);
     o->len = len;
     o->nrows = nrows;
+    o->offset = offset;
     o->end = end;
     tm_net *n = d->net;
     pthread_mutex_lock(&n->mu);
@@ -59,6 +65,21 @@ int sl_collect_send(const char *rows, size_t len, int nrows, int end, char *err,
     return SL_OK;
 }
 
+int sl_collect_credit_now(void)
+{
+    tm_task *t = tm_self;
+    if (!t) return 0;
+    pthread_mutex_lock(&t->d->collect_mu);
+    int credit = t->d->collect_credit;
+    pthread_mutex_unlock(&t->d->collect_mu);
+    return credit;
+}
+
+int sl_collect_credit_fd(void)
+{
+    return tm_self ? tm_self->d->collect_efd : -1;
+}
+
 void tm_collect_credit(tm_deploy *d, int rows)
 {
     pthread_mutex_lock(&d->collect_mu);
@@ -66,6 +87,9 @@ void tm_collect_credit(tm_deploy *d, int rows)
     if (d->collect_credit > SL_COLLECT_CREDIT) d->collect_credit = SL_COLLECT_CREDIT;
     pthread_cond_broadcast(&d->collect_cv);
     pthread_mutex_unlock(&d->collect_mu);
+    uint64_t one = 1;
+    if (d->collect_efd >= 0 && write(d->collect_efd, &one, sizeof one) < 0 && errno != EAGAIN)
+        sl_warn("collect", "cannot signal credit: %s", strerror(errno));
 }
 
 void tm_collect_out_free(tm_collect_out *o)

@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/eventfd.h>
 #include <sys/stat.h>
 
 #include "tm.h"
@@ -255,7 +256,8 @@ static void deploy_build(tm_net *n, tm_plan *p)
     tm_deploy *d = sl_calloc(1, sizeof *d);
     pthread_mutex_init(&d->collect_mu, NULL);
     pthread_cond_init(&d->collect_cv, NULL);
-    d->collect_credit = SL_COLLECT_CREDIT;
+    d->collect_credit = (int)SL_MIN(m->collect_credit, SL_COLLECT_CREDIT);
+    d->collect_efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC); /* -1: sinks fall back to polling */
     memcpy(d->job_id, m->job_id, 32);
     d->session = m->session;
     d->attempt = m->attempt;
@@ -454,6 +456,7 @@ void tm_deploy_free(tm_net *n, tm_deploy *d)
     free(d->restore_dir);
     pthread_cond_destroy(&d->collect_cv);
     pthread_mutex_destroy(&d->collect_mu);
+    if (d->collect_efd >= 0) close(d->collect_efd);
     free(d);
 }
 

@@ -1024,6 +1024,7 @@ static void on_inbox(evutil_socket_t fd, short what, void *arg)
         cr.rows.data = (uint8_t *)o->rows;
         cr.rows.len = o->len;
         cr.nrows = (uint32_t)o->nrows;
+        cr.offset = o->offset;
         cr.end = o->end != 0;
         Sluice__Envelope env = SLUICE__ENVELOPE__INIT;
         env.msg_case = SLUICE__ENVELOPE__MSG_COLLECT_ROWS;

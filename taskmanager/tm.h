@@ -158,6 +158,7 @@ struct tm_deploy {
     pthread_mutex_t collect_mu;
     pthread_cond_t collect_cv;
     int collect_credit;
+    int collect_efd;            /* eventfd: readable when credit came back */
     tm_net *net;
     tm_deploy *next;
 };
@@ -171,6 +172,7 @@ typedef struct tm_collect_out {
     size_t len;
     int nrows;
     int end;
+    uint64_t offset;            /* number of the first row in the results */
     struct tm_collect_out *next;
 } tm_collect_out;
 

@@ -225,3 +225,49 @@ INSERT INTO sink SELECT id FROM seq;
     # the session was closed at the end
     bad = cluster.cli("sql", "--endpoint", "127.0.0.1", "-f", path)
     assert bad.returncode == 2 and "--endpoint '127.0.0.1' is not host:port" in bad.stderr
+
+
+def test_show_describe_set_explain_are_result_sets(cluster, gateway):
+    """SHOW, DESCRIBE, SET and EXPLAIN answer with Flink's result sets: its
+    column names and types, one row per item, NULL where Flink has none."""
+    sid = gateway.ok("POST", "/v1/sessions", {"properties": {"pipeline.name": "p"}})["sessionHandle"]
+    gateway.run(sid, "CREATE TABLE t (id BIGINT NOT NULL, name STRING, ts TIMESTAMP(3), "
+                     "up AS UPPER(name), WATERMARK FOR ts AS ts - INTERVAL '1' SECOND, "
+                     "PRIMARY KEY (id) NOT ENFORCED) WITH ('connector' = 'datagen')")
+    gateway.run(sid, "CREATE VIEW v AS SELECT id, EXTRACT(HOUR FROM ts) AS h FROM t")
+
+    def result(statement, fmt="JSON"):
+        pages, data = gateway.fetch_all(sid, gateway.run(sid, statement), fmt)
+        assert pages[0]["resultKind"] == "SUCCESS_WITH_CONTENT" and pages[0]["isQueryResult"] is False
+        cols = [(c["name"], c["logicalType"]["type"]) for c in pages[0]["results"]["columns"]]
+        assert all(d["kind"] == "INSERT" for d in data)
+        return cols, [d["fields"] for d in data]
+
+    assert result("SHOW TABLES") == ([("table name", "VARCHAR")], [["t"], ["v"]])
+    assert result("SHOW VIEWS") == ([("view name", "VARCHAR")], [["v"]])
+    cols, rows = result("SHOW FUNCTIONS")
+    assert cols == [("function name", "VARCHAR")] and ["EXTRACT"] in rows and ["TUMBLE"] in rows
+    assert rows == sorted(rows)
+    cols, rows = result("DESCRIBE t")
+    assert cols == [("name", "VARCHAR"), ("type", "VARCHAR"), ("null", "BOOLEAN"), ("key", "VARCHAR"),
+                    ("extras", "VARCHAR"), ("watermark", "VARCHAR")]
+    assert rows == [["id", "BIGINT", False, "PRI", None, None],
+                    ["name", "STRING", True, None, None, None],
+                    ["ts", "TIMESTAMP(3) *ROWTIME*", True, None, None, "ts - INTERVAL '1' SECOND"],
+                    ["up", "STRING", True, None, "AS UPPER(name)", None]], rows
+    cols, rows = result("DESC v", "PLAIN_TEXT")  # a view's columns do not keep NOT NULL
+    assert rows == [["id", "BIGINT", "TRUE", None, None, None],
+                    ["h", "BIGINT", "TRUE", None, None, None]], rows
+    assert result("SET") == ([("key", "VARCHAR"), ("value", "VARCHAR")], [["pipeline.name", "p"]])
+    cols, rows = result("EXPLAIN SELECT id FROM v")
+    assert cols == [("result", "VARCHAR")] and len(rows) == 1
+    plan = rows[0][0]
+    assert plan.startswith("== Optimized Execution Plan ==\nt[datagen] uid=source-t\n") and \
+        "== Job Graph ==\n{" in plan and "changelogMode" not in plan, plan
+    cols, rows = result("EXPLAIN CHANGELOG_MODE SELECT h, COUNT(*) AS c FROM v GROUP BY h")
+    plan = rows[0][0]
+    assert re.search(r"^agg\[group_aggregate\] uid=agg-t-[0-9a-f]{8} changelogMode=\[I,UB,UA\] ", plan, re.M), plan
+    assert "\ncollect[collect] uid=sink-collect changelogMode=[NONE]\n" in plan, plan
+    cols, rows = result("SHOW JOBS")
+    assert cols == [("job id", "VARCHAR"), ("job name", "VARCHAR"), ("status", "VARCHAR"),
+                    ("start time", "VARCHAR")]

@@ -122,7 +122,7 @@ def test_results_are_credit_bounded_and_exact(cluster, workdir):
         cluster.get(f"/jobs/{jid}/results?token=0")), what="the buffer to fill")
     assert page["token"] == 0 and page["nextToken"] == CREDIT and page["end"] is False
     assert [r[1] for r in page["rows"]] == [str(i) for i in range(1, CREDIT + 1)]
-    # the source cannot finish: the sink holds no credit
+    # the job cannot finish: its sink waits for credit to send the rest
     assert cluster.job(jid)["state"] == "RUNNING"
     again = cluster.get(f"/jobs/{jid}/results?token=0&max=3")
     assert [r[1] for r in again["rows"]] == ["1", "2", "3"] and again["nextToken"] == 3
@@ -140,6 +140,77 @@ def test_results_are_credit_bounded_and_exact(cluster, workdir):
     status, body = cluster.request("GET", f"/jobs/{jid}/results?token=0")
     assert status == 410 and "acknowledged already" in body["errors"][0], body
     assert cluster.get(f"/jobs/{jid}/results?token={n}")["end"] is True
+
+
+def test_checkpoints_complete_while_the_client_does_not_read(cluster, workdir):
+    """A client that stops reading leaves the sink without credit; the sink
+    keeps the rows the JobManager cannot hold and goes on taking barriers:
+    checkpoints complete while nothing is fetched, and then every row
+    arrives once."""
+    cluster.add_tm(slots=2)
+    n = 3 * CREDIT
+    jid = cluster.submit({"name": "collect-cp", "config": {"execution.checkpointing.interval": "100 ms"},
+                          "vertices": [
+        {"id": "gen", "type": "datagen", "parallelism": 2, "schema": [{"name": "id", "type": "BIGINT"}],
+         "config": {"rows-per-second": 20000, "fields.id.kind": "sequence", "fields.id.start": 1,
+                    "fields.id.end": 10 ** 9}},
+        {"id": "keep", "type": "calc", "config": {"filter": f"id <= {n}"}},
+        {"id": "out", "type": "collect"}],
+        "edges": [{"from": "gen", "to": "keep"}, {"from": "keep", "to": "out"}]})
+
+    def pending():
+        info = [s["info"] for s in cluster.get(f"/sluice/jobs/{jid}/operator-info")["subtasks"]
+                if s["vertex"] == "out" and s.get("info")]
+        return info[0] if info else None
+    # the JobManager holds CREDIT rows; the sink keeps the others
+    wait_for(lambda: pending() == {"pendingRows": n - CREDIT, "sentRows": CREDIT},
+             what="the sink to run out of credit")
+    done = cluster.get(f"/jobs/{jid}/checkpoints")["counts"]["completed"]
+    wait_for(lambda: cluster.get(f"/jobs/{jid}/checkpoints")["counts"]["completed"] >= done + 3,
+             what="checkpoints while nobody reads")
+    assert pending() == {"pendingRows": n - CREDIT, "sentRows": CREDIT}  # still no credit
+    got, token = [], 0
+    while len(got) < n:
+        page = cluster.get(f"/jobs/{jid}/results?token={token}&max=300")
+        got += page["rows"]
+        token = page["nextToken"]
+    assert got == [["+I", str(i)] for i in range(1, n + 1)]
+    cluster.request("PATCH", f"/jobs/{jid}?mode=cancel")
+    assert cluster.wait_state(jid, ["CANCELED", "FAILED"])["state"] == "CANCELED"
+
+
+def test_a_taskmanager_kill_mid_select_loses_and_repeats_no_row(make_cluster, workdir):
+    """With checkpointing a SELECT's rows reach the client exactly once across
+    a restart: the sink sends only rows a completed checkpoint covers, a
+    restored sink sends again what the JobManager may lack, and the
+    JobManager drops what it has. The TaskManager running the query is
+    killed after the client has read some rows; every row then arrives once,
+    in order."""
+    c = make_cluster(jm_conf={"restart-strategy.type": "fixed-delay",
+                              "restart-strategy.fixed-delay.attempts": "5",
+                              "restart-strategy.fixed-delay.delay": "50 ms"})
+    first = c.add_tm(slots=1)
+    n = 4 * CREDIT
+    job = collect_job(n, 500)
+    job["config"] = {"execution.checkpointing.interval": "100 ms"}
+    jid = c.submit(job)
+    got, token, killed = [], 0, False
+    while True:
+        page = c.get(f"/jobs/{jid}/results?token={token}&max=100")
+        assert "error" not in page, page
+        got += page["rows"]
+        token = page["nextToken"]
+        if page["end"]:
+            break
+        if not killed and len(got) >= 300:
+            # the job cannot have finished: the client has not read its end
+            first.kill(signal.SIGKILL)
+            c.add_tm(slots=1)
+            killed = True
+    assert killed
+    assert got == [["+I", str(i)] for i in range(1, n + 1)]
+    final = c.wait_state(jid, ["FINISHED", "FAILED", "CANCELED"])
+    assert final["state"] == "FINISHED" and final["timestamps"]["RESTARTING"] > 0, final
 
 
 def test_results_errors(cluster, workdir):

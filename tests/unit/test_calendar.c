@@ -1,7 +1,9 @@
 /*
  * test_calendar.c -- unit tests for the one calendar (common/calendar.c):
  * known dates written out by hand, month lengths, and a round trip over
- * every day of 1,200 years around the epoch.
+ * every day of 1,200 years around the epoch; EXTRACT's fields against a table
+ * written by Python's datetime (isocalendar, timetuple) and, day by day,
+ * against the week's rules.
  */
 #include <stdio.h>
 
@@ -72,4 +74,75 @@ static void test_round_trip(void)
     }
 }
 
-SL_TEST_MAIN(SL_TEST(test_known_dates), SL_TEST(test_month_lengths), SL_TEST(test_round_trip))
+/* EXTRACT's fields of a few instants, in sl_extract_unit order (MILLENNIUM ..
+ * MILLISECOND), as Python's datetime computes them: year // 10, ISO
+ * calendar week and year, isoweekday % 7 + 1 for DOW, tm_yday. */
+static const struct {
+    const char *text;
+    int64_t ms;
+    int64_t f[SL_XU_N];
+} extract_cases[] = {
+    {"2026-12-31 23:59:58.123", 1798761598123LL, {3, 21, 202, 2026, 2026, 4, 12, 53, 31, 5, 4, 365, 23, 59, 58, 123}},
+    {"2021-01-03 01:02:03.004", 1609635723004LL, {3, 21, 202, 2021, 2020, 1, 1, 53, 3, 1, 7, 3, 1, 2, 3, 4}},
+    {"1969-12-31 23:59:59.999", -1LL, {2, 20, 196, 1969, 1970, 4, 12, 1, 31, 4, 3, 365, 23, 59, 59, 999}},
+    {"2024-02-29 12:00:00.500", 1709208000500LL, {3, 21, 202, 2024, 2024, 1, 2, 9, 29, 5, 4, 60, 12, 0, 0, 500}},
+    {"2020-12-31 00:00:00.000", 1609372800000LL, {3, 21, 202, 2020, 2020, 4, 12, 53, 31, 5, 4, 366, 0, 0, 0, 0}},
+    {"2027-01-01 07:08:09.010", 1798787289010LL, {3, 21, 202, 2027, 2026, 1, 1, 53, 1, 6, 5, 1, 7, 8, 9, 10}},
+    {"1900-03-01 00:00:00.000", -2203891200000LL, {2, 19, 190, 1900, 1900, 1, 3, 9, 1, 5, 4, 60, 0, 0, 0, 0}},
+    {"0001-01-01 00:00:00.000", -62135596800000LL, {1, 1, 0, 1, 1, 1, 1, 1, 1, 2, 1, 1, 0, 0, 0, 0}},
+    {"2000-01-01 00:00:00.000", 946684800000LL, {2, 20, 200, 2000, 1999, 1, 1, 52, 1, 7, 6, 1, 0, 0, 0, 0}},
+    {"1999-12-31 23:00:00.000", 946681200000LL, {2, 20, 199, 1999, 1999, 4, 12, 52, 31, 6, 5, 365, 23, 0, 0, 0}},
+};
+
+static void test_extract_fields(void)
+{
+    for (size_t i = 0; i < sizeof extract_cases / sizeof extract_cases[0]; i++)
+        for (int u = 0; u < SL_XU_N; u++) {
+            int64_t got = sl_civil_extract((sl_extract_unit)u, extract_cases[i].ms);
+            if (got != extract_cases[i].f[u]) {
+                fprintf(stderr, "%s %s: got %lld, want %lld\n", extract_cases[i].text,
+                        sl_extract_unit_name((sl_extract_unit)u), (long long)got,
+                        (long long)extract_cases[i].f[u]);
+                sl_test_failed_ = 1;
+            }
+        }
+    CHECK_EQ_INT(sl_extract_unit_find("dow"), SL_XU_DOW);
+    CHECK_EQ_INT(sl_extract_unit_find("Millisecond"), SL_XU_MILLISECOND);
+    CHECK_EQ_INT(sl_extract_unit_find("EPOCH"), -1);
+    /* before year 1 the centuries count down from -1, as Flink's do */
+    int64_t bc = sl_days_from_civil(-150, 6, 1) * SL_MS_PER_DAY;
+    CHECK_EQ_INT(sl_civil_extract(SL_XU_CENTURY, bc), -2);
+    CHECK_EQ_INT(sl_civil_extract(SL_XU_MILLENNIUM, bc), -1);
+    CHECK_EQ_INT(sl_civil_extract(SL_XU_DECADE, bc), -15);
+}
+
+/* Day by day over 400 years: DOW and ISODOW step through the week, the ISO
+ * week number goes up by one each Monday and starts again at 1 in the week
+ * holding January 4th, DOY restarts on January 1st. */
+static void test_extract_week_rules(void)
+{
+    int64_t first = sl_days_from_civil(1800, 1, 1), last = sl_days_from_civil(2200, 1, 1);
+    int64_t pw = sl_civil_extract(SL_XU_WEEK, (first - 1) * SL_MS_PER_DAY);
+    int64_t pdow = sl_civil_extract(SL_XU_ISODOW, (first - 1) * SL_MS_PER_DAY);
+    int64_t pdoy = sl_civil_extract(SL_XU_DOY, (first - 1) * SL_MS_PER_DAY);
+    for (int64_t z = first; z < last; z++) {
+        int64_t ms = z * SL_MS_PER_DAY + 43200000;
+        int64_t dow = sl_civil_extract(SL_XU_ISODOW, ms), w = sl_civil_extract(SL_XU_WEEK, ms);
+        int64_t doy = sl_civil_extract(SL_XU_DOY, ms);
+        sl_civil c = sl_civil_from_ms(ms);
+        CHECK_EQ_INT(dow, pdow % 7 + 1);
+        CHECK_EQ_INT(sl_civil_extract(SL_XU_DOW, ms), dow % 7 + 1);
+        CHECK_EQ_INT(doy, c.month == 1 && c.day == 1 ? 1 : pdoy + 1);
+        if (dow != 1) CHECK_EQ_INT(w, pw);
+        else if (c.month == 1 && c.day <= 4 && c.day >= 1) CHECK_EQ_INT(w, 1);
+        else if (c.month == 12 && c.day >= 29) CHECK(w == 1 || w == pw + 1);
+        else CHECK_EQ_INT(w, pw + 1);
+        int64_t wy = sl_civil_extract(SL_XU_ISOYEAR, ms);
+        CHECK(wy == c.year || (w == 1 && wy == c.year + 1 && c.month == 12) ||
+              (w >= 52 && wy == c.year - 1 && c.month == 1));
+        pw = w, pdow = dow, pdoy = doy;
+    }
+}
+
+SL_TEST_MAIN(SL_TEST(test_known_dates), SL_TEST(test_month_lengths), SL_TEST(test_round_trip),
+             SL_TEST(test_extract_fields), SL_TEST(test_extract_week_rules))

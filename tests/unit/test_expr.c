@@ -1181,6 +1181,38 @@ static void test_unix_time(void)
            "PARSE: line 1, column 15: FROM_UNIXTIME needs an integer number of seconds, got DOUBLE");
 }
 
+/* EXTRACT and its shorthands on ts = 2026-01-01 00:00:00.020 (a Thursday, ISO
+ * week 1 of 2026) and literals; test_calendar.c checks every field. */
+static void test_extract(void)
+{
+    EXPECT("EXTRACT(YEAR FROM ts)", "BIGINT 2026");
+    EXPECT("extract(millisecond from ts)", "BIGINT 20");
+    EXPECT("EXTRACT(DOW FROM ts)", "BIGINT 5");
+    EXPECT("EXTRACT(WEEK FROM TIMESTAMP '2027-01-01 10:00:00')", "BIGINT 53");
+    EXPECT("EXTRACT(HOUR FROM TIMESTAMP '2027-01-01 10:00:00') * 60", "BIGINT 600");
+    EXPECT("EXTRACT(QUARTER FROM TIMESTAMPADD(MONTH, 7, ts))", "BIGINT 3");
+    EXPECT("EXTRACT(DAY FROM CAST(NULL AS TIMESTAMP))", "BIGINT NULL");
+    EXPECT("HOUR(TIMESTAMP '2026-03-04 05:06:07')", "BIGINT 5");
+    EXPECT("DAYOFYEAR(TIMESTAMP '2026-03-04 05:06:07')", "BIGINT 63");
+    EXPECT("DAYOFWEEK(TIMESTAMP '2026-03-08 05:06:07')", "BIGINT 1");
+    EXPECT("YEAR(ts) + MONTH(ts) + SECOND(ts)", "BIGINT 2027");
+    EXPECT("EXTRACT(FORTNIGHT FROM ts)",
+           "PARSE: line 1, column 9: EXTRACT needs a time unit before FROM (YEAR, QUARTER, MONTH, "
+           "WEEK, DAY, HOUR, MINUTE, SECOND, MILLISECOND, DOW, DOY, ISODOW, ISOYEAR, DECADE, "
+           "CENTURY, MILLENNIUM)");
+    EXPECT("EXTRACT(`YEAR` FROM ts)",
+           "PARSE: line 1, column 9: EXTRACT needs a time unit before FROM (YEAR, QUARTER, MONTH, "
+           "WEEK, DAY, HOUR, MINUTE, SECOND, MILLISECOND, DOW, DOY, ISODOW, ISOYEAR, DECADE, "
+           "CENTURY, MILLENNIUM)");
+    EXPECT("EXTRACT(EPOCH FROM ts)",
+           "PARSE: line 1, column 9: EXTRACT(EPOCH FROM ...) is not supported (Flink neither); use "
+           "UNIX_TIMESTAMP(CAST(ts AS STRING))");
+    EXPECT("EXTRACT(YEAR FROM name)", "PARSE: line 1, column 19: EXTRACT needs a TIMESTAMP, got STRING");
+    EXPECT("EXTRACT(YEAR, ts)", "PARSE: line 1, column 1: EXTRACT takes (unit FROM timestamp)");
+    EXPECT("HOUR(ts, ts)", "PARSE: line 1, column 1: HOUR takes 1 argument, a TIMESTAMP");
+    EXPECT("MONTH(INTERVAL '1' DAY)", "PARSE: line 1, column 7: MONTH needs a TIMESTAMP, got INTERVAL DAY");
+}
+
 static void test_timestampadd_diff(void)
 {
     EXPECT("TIMESTAMPADD(SECOND, -5, ts)", "TIMESTAMP 1767225595020");
@@ -1466,7 +1498,7 @@ SL_TEST_MAIN(SL_TEST(test_literals), SL_TEST(test_columns), SL_TEST(test_arithme
              SL_TEST(test_intervals), SL_TEST(test_depth_limit), SL_TEST(test_fuzz),
              SL_TEST(test_keywords_and_quoting), SL_TEST(test_interval_literals),
              SL_TEST(test_interval_arithmetic), SL_TEST(test_casts_time),
-             SL_TEST(test_unix_time), SL_TEST(test_timestampadd_diff),
+             SL_TEST(test_unix_time), SL_TEST(test_timestampadd_diff), SL_TEST(test_extract),
              SL_TEST(test_current_timestamp), SL_TEST(test_rand_seeded),
              SL_TEST(test_rand_many_sequences), SL_TEST(test_rand_unseeded),
              SL_TEST(test_rand_threads))

@@ -748,6 +748,24 @@ static void test_plan_special_argument_forms(void)
     sl_schema_free(&in);
     json_decref(j);
 
+    /* EXTRACT: its unit is no column, in a GROUP BY and over a window's columns too */
+    j = job_of("INSERT INTO kv SELECT CAST(EXTRACT(HOUR FROM event_time) AS INT) AS k, COUNT(*) "
+               "AS c FROM clicks GROUP BY EXTRACT(HOUR FROM event_time);", err, sizeof err);
+    if (!j) fprintf(stderr, "%s\n", err);
+    CHECK(j != NULL);
+    CHECK(strstr(joined(json_object_get(json_object_get(vertex(j, "calc", 1), "config"),
+                                        "projection")), "EXTRACT(HOUR FROM event_time)") != NULL);
+    json_decref(j);
+    j = job_of("INSERT INTO out3 SELECT window_start, window_end, EXTRACT(MINUTE FROM window_end) "
+               "* YEAR(window_start) FROM TABLE(TUMBLE(TABLE clicks, DESCRIPTOR(event_time), "
+               "INTERVAL '1' MINUTE)) GROUP BY window_start, window_end;", err, sizeof err);
+    if (!j) fprintf(stderr, "%s\n", err);
+    CHECK(j != NULL);
+    json_decref(j);
+    CHECK(job_of("INSERT INTO ids SELECT EXTRACT(hours FROM event_time) FROM clicks;", err,
+                 sizeof err) == NULL);
+    CHECK(strstr(err, "line 1, column 32: EXTRACT needs a time unit before FROM") == err);
+
     CHECK(job_of("INSERT INTO ids SELECT user_id\nFROM clicks WHERE url  +  1 > 2;", err,
                  sizeof err) == NULL);
     CHECK_EQ_STR(err, "line 2, column 24: cannot apply '+' to STRING and INT");
@@ -845,8 +863,27 @@ static void test_statement_sets_and_explain(void)
     r = run(s, "EXPLAIN INSERT INTO kv SELECT k, COUNT(*) FROM seq GROUP BY k;");
     CHECK(strstr(r, "== Optimized Execution Plan ==\n") == r);
     CHECK(strstr(r, "agg[group_aggregate] uid=agg-seq-") != NULL);
-    CHECK(strstr(r, "changelog=[I,UB,UA]") != NULL);
+    CHECK(strstr(r, "changelogMode") == NULL); /* only with CHANGELOG_MODE, as in Flink */
     CHECK(strstr(r, "== Job Graph ==") != NULL);
+    /* EXPLAIN CHANGELOG_MODE: what each vertex emits, in Flink's labels */
+    r = run(s, "EXPLAIN CHANGELOG_MODE INSERT INTO kv SELECT k, COUNT(*) FROM seq GROUP BY k;");
+    CHECK(strstr(r, "== Optimized Execution Plan ==\nseq[datagen] uid=source-seq changelogMode=[I] ") == r);
+    CHECK(strstr(r, "agg[group_aggregate] uid=agg-seq-") != NULL);
+    CHECK(strstr(r, "changelogMode=[I,UB,UA] {\"group-by\"") != NULL);
+    CHECK(strstr(r, "kv[file] uid=sink-kv changelogMode=[NONE]") != NULL);
+    /* over a retracting input the aggregate also deletes */
+    r = run(s, "CREATE VIEW per_k AS SELECT k, COUNT(*) AS c FROM seq GROUP BY k;"
+               "EXPLAIN CHANGELOG_MODE SELECT c, COUNT(*) AS n FROM per_k GROUP BY c;");
+    CHECK(strstr(r, "agg-2[group_aggregate]") != NULL);
+    CHECK(strstr(strstr(r, "agg-2[group_aggregate]"), "changelogMode=[I,UB,UA,D]") != NULL);
+    CHECK(strstr(r, "collect[collect] uid=sink-collect changelogMode=[NONE]") != NULL);
+    /* a window emits each result once; EXPLAIN PLAN FOR is the plain form */
+    r = run(s, "EXPLAIN CHANGELOG_MODE INSERT INTO out3 SELECT window_start, window_end, COUNT(*) "
+               "FROM TABLE(TUMBLE(TABLE clicks, DESCRIPTOR(event_time), INTERVAL '5' SECOND)) "
+               "GROUP BY window_start, window_end;");
+    CHECK(strstr(r, "window[window] uid=window-clicks-") != NULL);
+    CHECK(strstr(strstr(r, "window[window]"), "changelogMode=[I] ") != NULL);
+    CHECK(strstr(run(s, "EXPLAIN PLAN FOR SELECT id FROM seq;"), "changelogMode") == NULL);
     CHECK(strstr(run(s, "SHOW FUNCTIONS;"), "|            TUMBLE |") != NULL);
     CHECK_EQ_STR(run(s, "STOP JOB 'xyz';"),
                  "ERR: line 1, column 1: 'xyz' is not a job id (32 hexadecimal digits)");
