@@ -201,7 +201,11 @@ FROM orders o LEFT JOIN payments p ON o.order_id = p.order_id;
             assert op == "-D" and table[key] > 0, (op, key, table[key])
             table[key] -= 1
     assert +table == regular_left_join()
-    assert ops["-D"] > 0 and set(ops) == {"+I", "-D"}  # Flink's join changelog: inserts and deletes
+    # Flink's join changelog: inserts and deletes. How many -D there are
+    # depends on which feeder runs ahead (a payment before its order retracts
+    # nothing), so only their kind is fixed here; the retractions themselves
+    # are checked against a model in tests/unit/test_joins.c.
+    assert set(ops) <= {"+I", "-D"}, ops
 
 
 def test_state_ttl_setting_and_hint_bound_a_regular_join(cluster, workdir):
