@@ -32,6 +32,8 @@ extern const sl_op_def sl_op_interval_join;
 extern const sl_op_def sl_op_regular_join;
 extern const sl_op_def sl_op_temporal_join;
 extern const sl_op_def sl_op_window_join;
+extern const sl_op_def sl_op_file_source;
+extern const sl_op_def sl_op_nexmark;
 
 static const sl_op_def *const builtin[] = {
     &sl_op_datagen,   &sl_op_calc,         &sl_op_print,           &sl_op_blackhole,
@@ -40,6 +42,7 @@ static const sl_op_def *const builtin[] = {
     &sl_op_kafka_sink, &sl_op_rank,         &sl_op_deduplicate,     &sl_op_async_wait,
     &sl_op_collect,    &sl_op_upsert_kafka_source, &sl_op_upsert_kafka_sink,
     &sl_op_interval_join, &sl_op_regular_join, &sl_op_temporal_join, &sl_op_window_join,
+    &sl_op_file_source, &sl_op_nexmark,
 };
 
 void sl_ops_register_builtin(void)
