@@ -6,7 +6,7 @@ CREATE TABLE nexmark_q15 (
 ) WITH ('connector' = 'blackhole');
 
 INSERT INTO nexmark_q15
-SELECT DATE_FORMAT(dateTime, 'yyyy-MM-dd') AS `day`,
+SELECT DATE_FORMAT(`dateTime`, 'yyyy-MM-dd') AS `day`,
        COUNT(*) AS total_bids,
        COUNT(*) FILTER (WHERE price < 10000) AS rank1_bids,
        COUNT(*) FILTER (WHERE price >= 10000 AND price < 1000000) AS rank2_bids,
@@ -20,4 +20,4 @@ SELECT DATE_FORMAT(dateTime, 'yyyy-MM-dd') AS `day`,
        COUNT(DISTINCT auction) FILTER (WHERE price >= 10000 AND price < 1000000) AS rank2_auctions,
        COUNT(DISTINCT auction) FILTER (WHERE price >= 1000000) AS rank3_auctions
 FROM bid
-GROUP BY DATE_FORMAT(dateTime, 'yyyy-MM-dd');
+GROUP BY DATE_FORMAT(`dateTime`, 'yyyy-MM-dd');

@@ -7,8 +7,8 @@ CREATE TABLE nexmark_q16 (
 ) WITH ('connector' = 'blackhole');
 
 INSERT INTO nexmark_q16
-SELECT channel, DATE_FORMAT(dateTime, 'yyyy-MM-dd') AS `day`,
-       MAX(DATE_FORMAT(dateTime, 'HH:mm')) AS `minute`,
+SELECT channel, DATE_FORMAT(`dateTime`, 'yyyy-MM-dd') AS `day`,
+       MAX(DATE_FORMAT(`dateTime`, 'HH:mm')) AS `minute`,
        COUNT(*) AS total_bids,
        COUNT(*) FILTER (WHERE price < 10000) AS rank1_bids,
        COUNT(*) FILTER (WHERE price >= 10000 AND price < 1000000) AS rank2_bids,
@@ -22,4 +22,4 @@ SELECT channel, DATE_FORMAT(dateTime, 'yyyy-MM-dd') AS `day`,
        COUNT(DISTINCT auction) FILTER (WHERE price >= 10000 AND price < 1000000) AS rank2_auctions,
        COUNT(DISTINCT auction) FILTER (WHERE price >= 1000000) AS rank3_auctions
 FROM bid
-GROUP BY channel, DATE_FORMAT(dateTime, 'yyyy-MM-dd');
+GROUP BY channel, DATE_FORMAT(`dateTime`, 'yyyy-MM-dd');

@@ -5,7 +5,7 @@ CREATE TABLE nexmark_q17 (
 ) WITH ('connector' = 'blackhole');
 
 INSERT INTO nexmark_q17
-SELECT auction, DATE_FORMAT(dateTime, 'yyyy-MM-dd') AS `day`,
+SELECT auction, DATE_FORMAT(`dateTime`, 'yyyy-MM-dd') AS `day`,
        COUNT(*) AS total_bids,
        COUNT(*) FILTER (WHERE price < 10000) AS rank1_bids,
        COUNT(*) FILTER (WHERE price >= 10000 AND price < 1000000) AS rank2_bids,
@@ -13,4 +13,4 @@ SELECT auction, DATE_FORMAT(dateTime, 'yyyy-MM-dd') AS `day`,
        MIN(price) AS min_price, MAX(price) AS max_price, AVG(price) AS avg_price,
        SUM(price) AS sum_price
 FROM bid
-GROUP BY auction, DATE_FORMAT(dateTime, 'yyyy-MM-dd');
+GROUP BY auction, DATE_FORMAT(`dateTime`, 'yyyy-MM-dd');

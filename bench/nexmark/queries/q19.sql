@@ -1,7 +1,7 @@
 -- q19: the ten highest bids of each auction (Top-N).
 CREATE TABLE nexmark_q19 (
     auction BIGINT, bidder BIGINT, price BIGINT, channel STRING, url STRING,
-    dateTime TIMESTAMP(3), extra STRING, rank_number BIGINT
+    `dateTime` TIMESTAMP(3), extra STRING, rank_number BIGINT
 ) WITH ('connector' = 'blackhole');
 
 INSERT INTO nexmark_q19

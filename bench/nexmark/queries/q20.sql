@@ -7,7 +7,7 @@ CREATE TABLE nexmark_q20 (
 ) WITH ('connector' = 'blackhole');
 
 INSERT INTO nexmark_q20
-SELECT auction, bidder, price, channel, url, B.dateTime, B.extra,
-       itemName, description, initialBid, reserve, A.dateTime, expires, seller, category, A.extra
+SELECT auction, bidder, price, channel, url, B.`dateTime`, B.extra,
+       itemName, description, initialBid, reserve, A.`dateTime`, expires, seller, category, A.extra
 FROM bid AS B INNER JOIN auction AS A ON B.auction = A.id
 WHERE A.category = 10;

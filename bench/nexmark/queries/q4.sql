@@ -5,8 +5,8 @@ INSERT INTO nexmark_q4
 SELECT Q.category, AVG(Q.final)
 FROM (
     SELECT MAX(B.price) AS final, A.category
-    FROM auction A, bid B
-    WHERE A.id = B.auction AND B.dateTime BETWEEN A.dateTime AND A.expires
+    FROM auction A JOIN bid B ON A.id = B.auction
+    WHERE B.`dateTime` BETWEEN A.`dateTime` AND A.expires
     GROUP BY A.id, A.category
 ) Q
 GROUP BY Q.category;
