@@ -60,7 +60,7 @@
 
 #define FR_BUF (256 * 1024)
 #define FR_MAX_RECORD (64 * 1024 * 1024)
-#define FR_BATCH 4096
+#define FR_BATCH 1024
 
 typedef struct fr_plan {
     char *path;      /* as given, "file://" stripped */
