@@ -80,15 +80,16 @@ def planner_error(out):
     return " ".join(text.split())[:400]
 
 
-def generate(build, events, out_dir):
-    """Write `events` Nexmark events into out_dir/{person,auction,bid}."""
+def generate(build, events, out_dir, rate=RATE):
+    """Write `events` Nexmark events (`rate` per second of event time) into
+    out_dir/{person,auction,bid}."""
     if os.path.exists(os.path.join(out_dir, "DONE")):
         return
     shutil.rmtree(out_dir, ignore_errors=True)
     os.makedirs(out_dir)
     work = os.path.join(out_dir, "_work")
     os.makedirs(work)
-    script = fill(read("nexmark_table.sql") + read("generate.sql"), RATE=RATE, EVENTS=events,
+    script = fill(read("nexmark_table.sql") + read("generate.sql"), RATE=rate, EVENTS=events,
                   DIR=out_dir)
     path = os.path.join(work, "generate.sql")
     with open(path, "w") as f:
