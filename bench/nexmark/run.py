@@ -80,31 +80,43 @@ def planner_error(out):
     return " ".join(text.split())[:400]
 
 
-def generate(build, events, out_dir, rate=RATE):
-    """Write `events` Nexmark events (`rate` per second of event time) into
-    out_dir/{person,auction,bid}."""
-    if os.path.exists(os.path.join(out_dir, "DONE")):
-        return
-    shutil.rmtree(out_dir, ignore_errors=True)
-    os.makedirs(out_dir)
-    work = os.path.join(out_dir, "_work")
-    os.makedirs(work)
-    script = fill(read("nexmark_table.sql") + read("generate.sql"), RATE=rate, EVENTS=events,
-                  DIR=out_dir)
-    path = os.path.join(work, "generate.sql")
+def run_script(build, workdir, name, script, timeout):
+    """`script` through `sluice sql -f` on a fresh JobManager and TaskManager
+    (2 slots); once its job finished, the processes' whole CPU and peak
+    memory. A script the planner refuses raises Missing with its error."""
+    path = os.path.join(workdir, name)
     with open(path, "w") as f:
         f.write(script)
-    c = fvs.SluiceCluster(build, work, {}, subprocess.DEVNULL)
+    c = fvs.SluiceCluster(build, workdir, {}, subprocess.DEVNULL)
     try:
         c.wait_rest()
         c.wait_slots(fvs.PARALLELISM)
         r = sluice_sql(build, c, path)
         jid = job_id(r.stdout)
         if not jid:
-            raise RuntimeError(f"generating events failed: {planner_error(r.stdout + r.stderr)}")
-        c.wait_done(jid, timeout=1800)
+            raise fvs.Missing(planner_error(r.stdout + r.stderr))
+        c.wait_done(jid, timeout=timeout)
+        cpu = sum(fvs.cpu_seconds(p) for p in c.pids())
+        rss = sum(fvs.peak_rss(p) for p in c.pids())
+        return {"cpu_total_s": cpu, "peak_rss": rss}
     finally:
         c.shutdown()
+
+
+def generate(build, events, out_dir, rate=RATE):
+    """Write `events` Nexmark events (`rate` per second of event time) into
+    out_dir/{person,auction,bid}."""
+    if os.path.exists(os.path.join(out_dir, "DONE")):
+        return
+    shutil.rmtree(out_dir, ignore_errors=True)
+    work = os.path.join(out_dir, "_work")
+    os.makedirs(work)
+    script = fill(read("nexmark_table.sql") + read("generate.sql"), RATE=rate, EVENTS=events,
+                  DIR=out_dir)
+    try:
+        run_script(build, work, "generate.sql", script, timeout=1800)
+    except fvs.Missing as e:
+        raise RuntimeError(f"generating events failed: {e}")
     open(os.path.join(out_dir, "DONE"), "w").close()
 
 
@@ -119,23 +131,7 @@ def sluice_script(query, data_dir, sink=None):
 
 def sluice_run(build, query, data_dir, workdir):
     os.makedirs(workdir)
-    path = os.path.join(workdir, f"{query}.sql")
-    with open(path, "w") as f:
-        f.write(sluice_script(query, data_dir))
-    c = fvs.SluiceCluster(build, workdir, {}, subprocess.DEVNULL)
-    try:
-        c.wait_rest()
-        c.wait_slots(fvs.PARALLELISM)
-        r = sluice_sql(build, c, path)
-        jid = job_id(r.stdout)
-        if not jid:
-            raise fvs.Missing(planner_error(r.stdout + r.stderr))
-        c.wait_done(jid, timeout=900)
-        cpu = sum(fvs.cpu_seconds(p) for p in c.pids())
-        rss = sum(fvs.peak_rss(p) for p in c.pids())
-        return {"cpu_total_s": cpu, "peak_rss": rss}
-    finally:
-        c.shutdown()
+    return run_script(build, workdir, f"{query}.sql", sluice_script(query, data_dir), 900)
 
 
 def flink_run(py, query, data_dir, workdir):
@@ -210,10 +206,14 @@ def main():
                 res[engine] = {"missing": str(e)}
             except RuntimeError as e:
                 res[engine] = {"missing": f"failed: {e}"[:400]}
-            print(f"{q} {engine}: " + (f"{res[engine]['rate'] / 1000:.0f} k rec/CPU-s"
-                                       if "rate" in res[engine] else res[engine]["missing"]),
-                  flush=True)
+            r = res[engine]
+            print(f"{q} {engine}: " + (f"{fvs.fmt_rate(r['rate'])} rec/CPU-s, peak "
+                                       f"{fvs.fmt_mem(r['peak_rss'])}" if "rate" in r
+                                       else r["missing"]), flush=True)
         results[q] = res
+        if args.json:  # after every query, so an interrupted run keeps what it measured
+            with open(args.json, "w") as f:
+                json.dump({"events": args.events, "results": results}, f, indent=1)
         shutil.rmtree(work, ignore_errors=True)
 
     print(f"\nNexmark, {args.events} events (marginal over {args.events // 10}), parallelism 2\n")
@@ -232,9 +232,6 @@ def main():
         print("\nNot run:")
         for q, e, why in missing:
             print(f"- {q} on {e}: {why}")
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"events": args.events, "results": results}, f, indent=1)
     if not args.keep:
         shutil.rmtree(base, ignore_errors=True)
 
