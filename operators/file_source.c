@@ -78,6 +78,7 @@ typedef struct fr_file {
 
 typedef struct fr_state {
     fr_file *files;
+    bool dealt;         /* files holds this subtask's share */
     int nfiles, cur;    /* cur: the file being read (nfiles: all done) */
     bool is_dir;
     int fd;             /* cur's descriptor, -1 when not open */
@@ -291,6 +292,7 @@ static int deal_files(sl_op *op, fr_state *st)
     st->rest = NULL;
     st->nrest = 0;
     st->cur = 0;
+    st->dealt = true;
     return rc;
 }
 
@@ -316,8 +318,7 @@ static int fr_open(sl_op *op)
     const fr_plan *pl = op->plan;
     fr_state *st = sl_calloc(1, sizeof *st);
     op->priv = st;
-    st->fd = -1;
-    st->cur = -1; /* files are dealt at the first run(), after any restore */
+    st->fd = -1; /* files are dealt at restore or at the first run() */
     st->cap = FR_BUF;
     st->buf = sl_malloc(st->cap);
     int n = op->out->n;
@@ -408,10 +409,8 @@ static int fr_run(sl_op *op)
 {
     const fr_plan *pl = op->plan;
     fr_state *st = op->priv;
-    if (st->cur < 0) {
-        if (deal_files(op, st) != SL_OK) return SL_ERR;
-        if (st->nfiles > 0 && open_cur(op, pl, st) != SL_OK) return SL_ERR;
-    }
+    if (!st->dealt && deal_files(op, st) != SL_OK) return SL_ERR;
+    if (st->fd < 0 && st->cur < st->nfiles && open_cur(op, pl, st) != SL_OK) return SL_ERR;
     int emitted = 0;
     sl_row row = {SL_KIND_INSERT, op->out->n, st->vals, SL_TS_NONE};
     while (st->cur < st->nfiles && emitted < FR_BATCH) {
@@ -474,9 +473,10 @@ static int fr_snapshot(sl_op *op, int64_t cpid, void **blob, size_t *len)
 {
     (void)cpid;
     fr_state *st = op->priv;
-    /* not started yet: the restored positions are still the state */
-    const fr_file *fs = st->cur < 0 ? st->rest : st->files;
-    int n = st->cur < 0 ? st->nrest : st->nfiles;
+    /* this subtask's files only (none read yet when not dealt), so that
+     * each file is in one blob */
+    const fr_file *fs = st->files;
+    int n = st->dealt ? st->nfiles : 0;
     size_t total = 1 + 4 + 4 + 8;
     for (int i = 0; i < n; i++) total += 2 + strlen(fs[i].name) + 16;
     unsigned char *b = sl_malloc(total), *p = b;
@@ -541,7 +541,9 @@ static int fr_restore(sl_op *op, const void *const *blobs, const size_t *lens, i
             return sl_op_fail(op, "file source '%s' subtask %d: cannot restore state %d of %d: %s",
                               pl->vid, op->subtask, k + 1, nblobs, why);
     }
-    return SL_OK;
+    /* dealt now, so that a snapshot before the first run() records this
+     * subtask's files rather than every old subtask's */
+    return deal_files(op, st);
 }
 
 static const char *const fr_options[] = {"path", "format", "json.ignore-parse-errors",

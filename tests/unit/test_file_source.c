@@ -330,6 +330,28 @@ static void test_snapshot_restore_same_and_rescaled(void)
         CHECK_EQ_INT(run_all(&f, i, 3, &after[i], blobs, len, 2, NULL, 0), SL_DONE);
     sink *all2[5] = {&before[0], &before[1], &after[0], &after[1], &after[2]};
     check_ids(all2, 5, total);
+    /* restored at 3 and snapshotted before reading anything, then restored
+     * at 2: each file is in one of the three blobs, at its old position */
+    void *blob3[3];
+    size_t len3[3];
+    sink none = {0}, again[2] = {{0}};
+    for (int i = 0; i < 3; i++) {
+        sl_op op;
+        op_init(&op, &f, i, 3, &none);
+        CHECK_EQ_INT(op.def->open(&op), SL_OK);
+        CHECK_EQ_INT(op.def->restore_state(&op, blobs, len, 2), SL_OK);
+        CHECK_EQ_INT(op.def->snapshot_state(&op, 2, &blob3[i], &len3[i]), SL_OK);
+        op.def->close(&op);
+    }
+    CHECK_EQ_INT(none.n, 0);
+    const void *const blobs3[3] = {blob3[0], blob3[1], blob3[2]};
+    for (int i = 0; i < 2; i++)
+        CHECK_EQ_INT(run_all(&f, i, 2, &again[i], blobs3, len3, 3, NULL, 0), SL_DONE);
+    sink *all3[4] = {&before[0], &before[1], &again[0], &again[1]};
+    check_ids(all3, 4, total);
+    for (int i = 0; i < 3; i++) free(blob3[i]);
+    free(again[0].text);
+    free(again[1].text);
 
     /* a damaged blob is refused */
     ((unsigned char *)blob[0])[7] ^= 1;
