@@ -37,7 +37,9 @@
  * the state does not know is new and starts at 0); so a rescale re-deals the
  * files and every record is read exactly once across the restore. A file of
  * the state that is gone, or shorter than its recorded offset, fails the
- * restore: its records could not be accounted for.
+ * restore: its records could not be accounted for. The files are dealt at
+ * restore (or at the first run() of a fresh subtask), so a snapshot always
+ * lists the subtask's own files and each file is in one blob.
  *
  * Blob format (little-endian), version 1:
  *   u8 version, "SLFR", u32 nfiles, nfiles x { u16 len + name relative to
