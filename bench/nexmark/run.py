@@ -42,7 +42,7 @@ import flink_vs_sluice as fvs  # noqa: E402
 
 QUERIES = [f"q{i}" for i in range(23)]
 DEFAULT_EVENTS = 2_000_000
-RATE = 10_000_000  # events per second of event time: Flink's nexmark default
+RATE = 10_000_000  # events per second of event time: Flink's nexmark default (--rate)
 
 
 def read(name):
@@ -170,6 +170,9 @@ def fmt(res, key, f):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--events", type=int, default=DEFAULT_EVENTS)
+    ap.add_argument("--rate", type=int, default=RATE,
+                    help="events per second of event time (N / rate is the event time the "
+                         "windows see; Flink's Nexmark setup, 100M events at 10M/s, spans 10 s)")
     ap.add_argument("--queries", default=",".join(QUERIES))
     ap.add_argument("--sluice-only", action="store_true")
     ap.add_argument("--build", default=os.path.join(fvs.ROOT, "build"))
@@ -181,11 +184,12 @@ def main():
         if q not in QUERIES:
             raise SystemExit(f"unknown query '{q}' (q0..q22)")
     base = args.keep or tempfile.mkdtemp(prefix="sluice-nexmark-")
-    big = os.path.join(base, f"events-{args.events}")
-    small = os.path.join(base, f"events-{args.events // 10}")
+    tag = "" if args.rate == RATE else f"-at-{args.rate}"
+    big = os.path.join(base, f"events-{args.events}{tag}")
+    small = os.path.join(base, f"events-{args.events // 10}{tag}")
     print(f"generating {args.events} and {args.events // 10} events into {base} ...", flush=True)
-    generate(args.build, args.events, big)
-    generate(args.build, args.events // 10, small)
+    generate(args.build, args.events, big, args.rate)
+    generate(args.build, args.events // 10, small, args.rate)
     py = None if args.sluice_only else fvs.ensure_flink()
 
     results = {}
