@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Nexmark q0-q22 on Sluice and on Flink 2.3, reading the same event files.
 
-    python3 bench/nexmark/run.py [--events N] [--queries q0,q1,...] [--sluice-only]
+    python3 bench/nexmark/run.py [--events N] [--queries q0,q1,...] [--rate R] [--sluice-only]
                                  [--build DIR] [--json FILE] [--keep DIR]
 
 Events. A Sluice job (generate.sql over the `nexmark` source of
