@@ -71,6 +71,7 @@
 #include "jobgraph.h"
 #include "operator.h"
 #include "blob.h"
+#include "splitmix.h"
 
 #define NX_BATCH 1024
 #define NX_FIRST_PERSON_ID 1000
@@ -237,28 +238,15 @@ fail:
 
 /* ---- randomness and the generator's rules ------------------------------- */
 
-static inline uint64_t mix64(uint64_t z)
-{
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
-static inline uint64_t rnd(uint64_t *s)
-{
-    *s += 0x9e3779b97f4a7c15ULL;
-    return mix64(*s);
-}
-
-/* Uniform in [0, n), n > 0 (the bias of 2^64 mod n is negligible here). */
+/* Uniform in [0, n), n > 0. */
 static inline uint64_t below(uint64_t *s, uint64_t n)
 {
-    return (uint64_t)(((unsigned __int128)rnd(s) * n) >> 64);
+    return sl_rng_below(s, n);
 }
 
 static inline double unit(uint64_t *s)
 {
-    return (double)(rnd(s) >> 11) * 0x1.0p-53;
+    return (double)(sl_rng_next(s) >> 11) * 0x1.0p-53;
 }
 
 int64_t sl_nexmark_timestamp(int64_t base_time, double delay_us, uint64_t n);
@@ -437,7 +425,7 @@ static void make_bid(const nx_plan *pl, uint64_t id, uint64_t *s, sl_value *ev, 
         int n = snprintf(tmp, sizeof tmp, "channel-%llu", (unsigned long long)k);
         put_text(&ev[F_B_CHANNEL], &sp, tmp, (size_t)n);
         /* the channel's URL depends on the channel alone */
-        uint64_t cs = mix64(k + 0x5851f42d4c957f2dULL);
+        uint64_t cs = sl_mix64(k + 0x5851f42d4c957f2dULL);
         size_t a = (size_t)snprintf(tmp, sizeof tmp, "https://www.nexmark.com/");
         for (int part = 0; part < 3; part++) {
             a += next_string(&cs, tmp + a, 5);
@@ -446,7 +434,7 @@ static void make_bid(const nx_plan *pl, uint64_t id, uint64_t *s, sl_value *ev, 
         a += (size_t)snprintf(tmp + a, sizeof tmp - a, "item.htm?query=1");
         if (k % 10 == 0)
             a += (size_t)snprintf(tmp + a, sizeof tmp - a, "&channel_id=%llu",
-                                  (unsigned long long)(mix64(k) & 0x7fffffff));
+                                  (unsigned long long)(sl_mix64(k) & 0x7fffffff));
         put_text(&ev[F_B_URL], &sp, tmp, a);
     }
     ev[F_B_AUCTION].isnull = ev[F_B_BIDDER].isnull = ev[F_B_PRICE].isnull = false;
@@ -461,7 +449,7 @@ static void make_bid(const nx_plan *pl, uint64_t id, uint64_t *s, sl_value *ev, 
 static void make_event(const nx_plan *pl, uint64_t n, sl_value *ev, char *sp)
 {
     for (int f = 0; f < F_COUNT; f++) ev[f].isnull = true;
-    uint64_t s = mix64(pl->seed ^ mix64(n + 0x2545f4914f6cdd1dULL));
+    uint64_t s = sl_mix64(pl->seed ^ sl_mix64(n + 0x2545f4914f6cdd1dULL));
     int64_t ts = sl_nexmark_timestamp(pl->base_time, pl->delay_us, n);
     uint64_t rem = n % pl->total;
     int kind = rem < pl->pp ? 0 : rem < pl->pp + pl->ap ? 1 : 2;
