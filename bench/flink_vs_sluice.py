@@ -559,13 +559,20 @@ def ensure_flink():
 
 
 def flink_run(py, wl, rows, sink, mode, workdir):
+    ddl, insert = flink_sql(wl, rows, sink)
+    return flink_run_sql(py, ddl, insert, wl["flink_conf"], mode, workdir)
+
+
+def flink_run_sql(py, ddl, insert, flink_conf, mode, workdir):
+    """One Flink SQL job (ddl statements, then the INSERT) in local mode
+    through bench/flink_driver.py; its BENCH-RESULT (throughput mode) or the
+    time to its first output row (first-output mode)."""
     ck = os.path.join(workdir, "checkpoints")
     os.makedirs(ck, exist_ok=True)
-    ddl, insert = flink_sql(wl, rows, sink)
     port = free_port()
     conf = {"parallelism.default": str(PARALLELISM), "rest.port": str(port),
             "rest.bind-port": str(port), "rest.address": "127.0.0.1"}
-    conf.update(wl["flink_conf"])
+    conf.update(flink_conf)
     if "execution.checkpointing.interval" in conf:
         conf["execution.checkpointing.externalized-checkpoint-retention"] = \
             "RETAIN_ON_CANCELLATION"

@@ -36,6 +36,8 @@ extern const sl_op_def sl_op_window_join;
 extern const sl_op_def sl_op_changelog_normalize;
 extern const sl_op_def sl_op_window_tvf;
 extern const sl_op_def sl_op_key_select;
+extern const sl_op_def sl_op_file_source;
+extern const sl_op_def sl_op_nexmark;
 
 static const sl_op_def *const builtin[] = {
     &sl_op_datagen,   &sl_op_calc,         &sl_op_print,           &sl_op_blackhole,
@@ -48,6 +50,7 @@ static const sl_op_def *const builtin[] = {
     &sl_op_window_tvf,
     &sl_op_key_select,
     &sl_op_local_aggregate,
+    &sl_op_file_source, &sl_op_nexmark,
 };
 
 void sl_ops_register_builtin(void)

@@ -72,6 +72,7 @@
 #include "jobgraph.h"
 #include "operator.h"
 #include "blob.h"
+#include "splitmix.h"
 
 #define DATAGEN_BATCH 1024
 #define DATAGEN_MAX_LENGTH (1 << 20)
@@ -362,30 +363,6 @@ fail:
 
 /* ---- randomness ------------------------------------------------------- */
 
-static inline uint64_t mix64(uint64_t z)
-{
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
-/* splitmix64: a Weyl sequence through a strong finaliser. */
-static inline uint64_t rng_next(uint64_t *s)
-{
-    *s += 0x9e3779b97f4a7c15ULL;
-    return mix64(*s);
-}
-
-/* Uniform in [0, range) without modulo bias; range 0 means all 2^64. */
-static inline uint64_t rng_below(uint64_t *s, uint64_t range)
-{
-    uint64_t r = rng_next(s);
-    if (range == 0) return r;
-    uint64_t threshold = -range % range; /* 2^64 mod range */
-    while (r < threshold) r = rng_next(s);
-    return r % range;
-}
-
 static uint64_t fresh_seed(void)
 {
     uint64_t s;
@@ -494,13 +471,13 @@ static int datagen_open(sl_op *op)
     seg_init(sg, pl->n);
     sg->rate_den = (uint32_t)p;
 
-    uint64_t base = mix64((pl->has_seed ? pl->seed : fresh_seed()) ^ 0x6a09e667f3bcc909ULL);
+    uint64_t base = sl_mix64((pl->has_seed ? pl->seed : fresh_seed()) ^ 0x6a09e667f3bcc909ULL);
     size_t strbytes = 0;
     sg->bounded = false;
     sg->remaining = UINT64_MAX;
     for (int f = 0; f < pl->n; f++) {
         const gen_field *gf = &pl->fields[f];
-        sg->rng[f] = mix64(base + (uint64_t)(i + 1) * 0x9e3779b97f4a7c15ULL +
+        sg->rng[f] = sl_mix64(base + (uint64_t)(i + 1) * 0x9e3779b97f4a7c15ULL +
                            (uint64_t)(f + 1) * 0xd1b54a32d192ed03ULL);
         if (gf->kind == GEN_SEQUENCE) {
             uint64_t off, cnt;
@@ -543,14 +520,14 @@ static void gen_row(datagen_state *st, dg_seg *sg, int64_t now_wall)
             continue;
         }
         switch (gf->type) {
-        case SL_T_BOOLEAN: v->v.i = (int64_t)(rng_next(rng) >> 63); break;
+        case SL_T_BOOLEAN: v->v.i = (int64_t)(sl_rng_next(rng) >> 63); break;
         case SL_T_INT:
         case SL_T_BIGINT:
             v->v.i = (int64_t)((uint64_t)gf->imin +
-                               rng_below(rng, (uint64_t)gf->imax - (uint64_t)gf->imin + 1));
+                               sl_rng_below(rng, (uint64_t)gf->imax - (uint64_t)gf->imin + 1));
             break;
         case SL_T_DOUBLE: {
-            double u = (double)(rng_next(rng) >> 11) * 0x1.0p-53; /* [0, 1) */
+            double u = (double)(sl_rng_next(rng) >> 11) * 0x1.0p-53; /* [0, 1) */
             /* Weighted form: cannot overflow even for -DBL_MAX..DBL_MAX. */
             v->v.d = gf->dmin * (1.0 - u) + gf->dmax * u;
             break;
@@ -559,7 +536,7 @@ static void gen_row(datagen_state *st, dg_seg *sg, int64_t now_wall)
         case SL_T_BYTES: {
             uint32_t len = gf->length, k = 0;
             while (k < len) {
-                uint64_t r = rng_next(rng);
+                uint64_t r = sl_rng_next(rng);
                 if (gf->type == SL_T_STRING)
                     for (int b = 0; b < 16 && k < len; b++, r >>= 4) sp[k++] = hex[r & 15];
                 else
@@ -573,7 +550,7 @@ static void gen_row(datagen_state *st, dg_seg *sg, int64_t now_wall)
         case SL_T_TIMESTAMP:
             v->v.i = now_wall;
             if (gf->max_past > 0)
-                v->v.i -= (int64_t)rng_below(rng, (uint64_t)gf->max_past + 1);
+                v->v.i -= (int64_t)sl_rng_below(rng, (uint64_t)gf->max_past + 1);
             break;
         case SL_T_NULL: v->isnull = true; break;
         }

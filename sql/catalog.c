@@ -257,7 +257,12 @@ static int option_valid(const sql_table *t, const char *conn, const char *key, c
     static const char *const dg[] = {"connector", "rows-per-second", "number-of-rows", "seed"};
     static const char *const pr[] = {"connector", "print-identifier", "sink.parallelism"};
     static const char *const bh[] = {"connector", "sink.rows-per-second", "sink.parallelism"};
-    static const char *const fs[] = {"connector", "path", "format", "sink.parallelism"};
+    static const char *const fs[] = {"connector", "path", "format", "sink.parallelism",
+                                     "json.ignore-parse-errors", "csv.ignore-parse-errors"};
+    static const char *const nx[] = {
+        "connector", "first-event.rate", "next-event.rate", "events.num", "person.proportion",
+        "auction.proportion", "bid.proportion", "person.avg-size", "auction.avg-size",
+        "bid.avg-size", "base-time", "seed"};
     /* Flink's kafka and upsert-kafka options (properties.* below) */
     static const char *const kf[] = {
         "connector", "topic", "topic-pattern", "scan.startup.mode", "scan.startup.timestamp-millis",
@@ -280,6 +285,7 @@ static int option_valid(const sql_table *t, const char *conn, const char *key, c
     else if (!strcmp(conn, "blackhole")) list = bh, n = SL_ARRAY_LEN(bh);
     else if (!strcmp(conn, "kafka")) list = kf, n = SL_ARRAY_LEN(kf);
     else if (!strcmp(conn, "upsert-kafka")) list = uk, n = SL_ARRAY_LEN(uk);
+    else if (!strcmp(conn, "nexmark")) list = nx, n = SL_ARRAY_LEN(nx);
     else list = fs, n = SL_ARRAY_LEN(fs);
     /* any librdkafka property: librdkafka checks it at submission */
     if ((!strcmp(conn, "kafka") || !strcmp(conn, "upsert-kafka")) &&
@@ -320,10 +326,10 @@ static int check_options(sql_table *t, const sql_node *with, char *err, size_t e
     int line = with ? with->line : 0, col = with ? with->col : 0;
     if (!conn)
         return sl_seterr(err, errlen, "line %d, column %d: table '%s' needs WITH ('connector' = "
-                         "'...'): datagen, print, blackhole, filesystem, kafka or upsert-kafka",
+                         "'...'): datagen, nexmark, print, blackhole, filesystem, kafka or upsert-kafka",
                          line, col, t->name);
     static const char *const conns[] = {"datagen", "print", "blackhole", "filesystem", "kafka",
-                                        "upsert-kafka"};
+                                        "upsert-kafka", "nexmark"};
     int known = 0, best = 99;
     const char *near = NULL;
     for (size_t i = 0; i < SL_ARRAY_LEN(conns); i++) {
@@ -334,8 +340,8 @@ static int check_options(sql_table *t, const sql_node *with, char *err, size_t e
     if (!known) {
         if (best > (int)strlen(conn) / 2 + 1) near = NULL;
         return sl_seterr(err, errlen, "line %d, column %d: table '%s': unknown connector '%s'%s%s%s "
-                         "(Sluice has datagen, print, blackhole, filesystem, kafka and "
-                         "upsert-kafka)", line, col, t->name, conn, near ? " (did you mean '" : "",
+                         "(Sluice has datagen, nexmark, print, blackhole, filesystem, kafka "
+                         "and upsert-kafka)", line, col, t->name, conn, near ? " (did you mean '" : "",
                          near ? near : "", near ? "'?)" : "");
     }
     t->connector = conn;

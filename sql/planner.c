@@ -8,7 +8,8 @@
  *
  * A query is planned bottom-up into a `rel`: the vertex whose output it
  * is, its columns and types, whether it is a changelog (updating), and its
- * time attributes. Table scans become datagen [-> calc for computed
+ * time attributes. Table scans become their source (datagen, nexmark,
+ * file-source for a filesystem table, kafka) [-> calc for computed
  * columns] [-> watermark]; projections and filters become calc; window TVFs
  * grouped by window_start, window_end[, keys] become window (with a calc
  * before it for expression arguments and a calc after it for the SELECT
@@ -391,10 +392,9 @@ static int scan_table(plan *p, const sql_node *at, const char *name, rel *out)
         }
     /* a C job's stream (sql/bridge.c): its rows already leave from a vertex */
     int stream = !strcmp(t->connector, "datastream");
-    if (!stream && strcmp(t->connector, "datagen") != 0 && !sql_table_is_kafka(t)) {
-        if (!strcmp(t->connector, "filesystem"))
-            return PERR(at, "table '%s': reading a 'filesystem' table is not supported yet (it "
-                        "can be written)", name);
+    int files = !strcmp(t->connector, "filesystem"), nexmark = !strcmp(t->connector, "nexmark");
+    if (!stream && strcmp(t->connector, "datagen") != 0 && !sql_table_is_kafka(t) && !files &&
+        !nexmark) {
         return PERR(at, "table '%s' (connector '%s') is a sink; it cannot be read", name,
                     t->connector);
     }
@@ -413,7 +413,8 @@ static int scan_table(plan *p, const sql_node *at, const char *name, rel *out)
         wm_in_source |= !strcasecmp(phys.fields[i].name, t->wm_col);
     json_t *cfg = kafka ? sql_kafka_config(t, 0) : stream ? NULL : json_object();
     for (int i = 0; !kafka && !stream && i < t->nopts; i++)
-        if (strcmp(t->keys[i], "connector")) json_object_set_new(cfg, t->keys[i], json_string(t->vals[i]));
+        if (strcmp(t->keys[i], "connector") && strncmp(t->keys[i], "sink.", 5))
+            json_object_set_new(cfg, t->keys[i], json_string(t->vals[i]));
     /* a silent source (partition) stops holding the watermark back after
      * Flink's scan.watermark.idle-timeout, else table.exec.source.idle-timeout */
     const char *idle = p->idle_timeout;
@@ -429,9 +430,10 @@ static int scan_table(plan *p, const sql_node *at, const char *name, rel *out)
     }
     char *uid = sl_sprintf("source-%s", t->name);
     memset(out, 0, sizeof *out);
+    const char *type = kafka ? t->connector : files ? "file-source" : nexmark ? "nexmark"
+                                                                            : "datagen";
     out->vid = stream ? sl_strdup(sql_table_option(t, "vertex"))
-                      : add_vertex(p, t->name, kafka ? t->connector : "datagen", uid, cfg, &phys,
-                                   0, changelog);
+                      : add_vertex(p, t->name, type, uid, cfg, &phys, 0, changelog);
     free(uid);
     if (kafka) { /* METADATA columns: "metadata": key in the source's schema */
         json_t *sj = json_object_get(json_array_get(p->vertices, json_array_size(p->vertices) - 1),
@@ -1373,9 +1375,9 @@ static int plan_insert(plan *p, const sql_node *ins, char **names, int *nnames)
     const sql_table *t = sql_catalog_find(p->cat, ins->s);
     if (!t) return PERR(ins, "table '%s' does not exist in this session", ins->s);
     if (t->is_view) return PERR(ins, "'%s' is a view; INSERT INTO a table", ins->s);
-    if (!strcmp(t->connector, "datagen"))
-        return PERR(ins, "table '%s' (connector 'datagen') is a source; it cannot be written",
-                    ins->s);
+    if (!strcmp(t->connector, "datagen") || !strcmp(t->connector, "nexmark"))
+        return PERR(ins, "table '%s' (connector '%s') is a source; it cannot be written",
+                    ins->s, t->connector);
     for (int i = 0; i < t->ncols; i++)
         if (sql_column_written(&t->cols[i]) && t->cols[i].meta &&
             !sql_kafka_meta_writable(t->cols[i].meta))

@@ -431,11 +431,15 @@ static void test_create_table_validation(void)
                  "connector 'datagen' (did you mean 'fields.id.kind'?)");
     CHECK_EQ_STR(run(s, "CREATE TABLE c (id INT) WITH ('connector' = 'jdbc');"),
                  "ERR: line 1, column 25: table 'c': unknown connector 'jdbc' (Sluice has "
-                 "datagen, print, blackhole, filesystem, kafka and upsert-kafka)");
+                 "datagen, nexmark, print, blackhole, filesystem, kafka and upsert-kafka)");
+    CHECK_EQ_STR(run(s, "CREATE TABLE c (bid_price BIGINT) WITH ('connector' = 'nexmark', "
+                        "'event.num' = '10');"),
+                 "ERR: line 1, column 66: table 'c': unknown option 'event.num' for "
+                 "connector 'nexmark' (did you mean 'events.num'?)");
     CHECK_EQ_STR(run(s, "CREATE TABLE c (id INT) WITH ('connector' = 'upsert-kafak');"),
                  "ERR: line 1, column 25: table 'c': unknown connector 'upsert-kafak' (did you "
-                 "mean 'upsert-kafka'?) (Sluice has datagen, print, blackhole, filesystem, kafka "
-                 "and upsert-kafka)");
+                 "mean 'upsert-kafka'?) (Sluice has datagen, nexmark, print, blackhole, "
+                 "filesystem, kafka and upsert-kafka)");
     CHECK_EQ_STR(run(s, "CREATE TABLE c (id INT) WITH ('connector' = 'kafka');"),
                  "ERR: line 1, column 25: table 'c': connector 'kafka' needs 'topic' (or "
                  "'topic-pattern')");

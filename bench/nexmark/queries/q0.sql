@@ -1,0 +1,7 @@
+-- q0: pass-through. Measures the cost of reading and writing the bids.
+CREATE TABLE nexmark_q0 (
+    auction BIGINT, bidder BIGINT, price BIGINT, `dateTime` TIMESTAMP(3), extra STRING
+) WITH ('connector' = 'blackhole');
+
+INSERT INTO nexmark_q0
+SELECT auction, bidder, price, `dateTime`, extra FROM bid;

@@ -1,0 +1,12 @@
+-- q4: average winning price per category (join, GROUP BY over a changelog).
+CREATE TABLE nexmark_q4 (id BIGINT, final BIGINT) WITH ('connector' = 'blackhole');
+
+INSERT INTO nexmark_q4
+SELECT Q.category, AVG(Q.final)
+FROM (
+    SELECT MAX(B.price) AS final, A.category
+    FROM auction A JOIN bid B ON A.id = B.auction
+    WHERE B.`dateTime` BETWEEN A.`dateTime` AND A.expires
+    GROUP BY A.id, A.category
+) Q
+GROUP BY Q.category;

@@ -1,0 +1,566 @@
+/*
+ * file_source.c -- the `file-source` source: rows read from JSON-lines or
+ * CSV files, bounded (SQL: a table with 'connector' = 'filesystem').
+ *
+ *   path                      a file, or a directory whose regular files are
+ *                             read (names starting with '.' or '_' are
+ *                             skipped, as Flink skips hidden and in-progress
+ *                             files; no recursion); "file://" is stripped
+ *   format                    json | csv: the encodings the `file` sink
+ *                             writes (Flink's json and csv formats), decoded
+ *                             by kafka_common.c's codec
+ *   json.ignore-parse-errors  true: a bad record is skipped (and counted)
+ *   csv.ignore-parse-errors   instead of failing the task
+ *
+ * Files. The files are listed at open and sorted by name; file k belongs to
+ * subtask k % parallelism, so every run deals them the same way. A subtask
+ * reads its files one after the other and ends (SL_DONE) after the last;
+ * the runtime then sends the maximum watermark. Event time comes from the
+ * planner's watermark vertex after the source (WATERMARK FOR in DDL), as for
+ * datagen.
+ *
+ * Records. A JSON record is one line; a CSV record is one RFC-4180 record,
+ * which may span lines inside a quoted field. Blank lines are skipped. A
+ * record that does not decode fails the task with the file, the line and the
+ * codec's reason, or is skipped with the matching ignore-parse-errors
+ * option. Reading goes through one buffer per subtask (256 KiB, grown for a
+ * record longer than it up to 64 MiB): one read(2) per buffer, no
+ * allocation per record; strings point into the buffer or the codec's
+ * scratch.
+ *
+ * Checkpoints. The state is a union (SL_OPF_UNION_STATE, Flink's union list
+ * state, as the Kafka source keeps its offsets): each subtask's blob lists
+ * its files with the byte offset and line of the next record to read (the
+ * offset of a finished file is its length). On restore every subtask gets
+ * every old blob, lists the directory again, keeps the files the rule above
+ * gives it at its parallelism and starts each at its recorded offset (a file
+ * the state does not know is new and starts at 0); so a rescale re-deals the
+ * files and every record is read exactly once across the restore. A file of
+ * the state that is gone, or shorter than its recorded offset, fails the
+ * restore: its records could not be accounted for. The files are dealt at
+ * restore (or at the first run() of a fresh subtask), so a snapshot always
+ * lists the subtask's own files and each file is in one blob.
+ *
+ * Blob format (little-endian), version 1:
+ *   u8 version, "SLFR", u32 nfiles, nfiles x { u16 len + name relative to
+ *   path, u64 offset, u64 line }, u64 FNV-1a of all before it.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "jobgraph.h"
+#include "operator.h"
+#include "blob.h"
+#include "kafka_common.h"
+#include "log.h"
+
+#define FR_BUF (256 * 1024)
+#define FR_MAX_RECORD (64 * 1024 * 1024)
+#define FR_BATCH 1024
+
+typedef struct fr_plan {
+    char *path;      /* as given, "file://" stripped */
+    kf_format fmt;   /* KF_JSON or KF_CSV */
+    bool ignore_errors;
+    const char *vid;
+} fr_plan;
+
+/* One file of this subtask. */
+typedef struct fr_file {
+    char *name;      /* relative to the directory ("" when path is a file) */
+    uint64_t offset; /* of the next record to read */
+    uint64_t line;   /* 1-based line of that record */
+} fr_file;
+
+typedef struct fr_state {
+    fr_file *files;
+    bool dealt;         /* files holds this subtask's share */
+    int nfiles, cur;    /* cur: the file being read (nfiles: all done) */
+    bool is_dir;
+    int fd;             /* cur's descriptor, -1 when not open */
+    char *buf;
+    size_t cap;         /* FR_BUF, grown for long records */
+    size_t start, end;  /* buf[start..end): read, not consumed; buf[0] is at
+                           file offset base */
+    uint64_t base;
+    bool eof;           /* cur's end was read into buf */
+    kf_codec codec;
+    kf_buf str;
+    sl_value *vals;
+    uint64_t skipped;   /* records skipped (ignore-parse-errors) */
+    /* restored positions (union of all old blobs), until open of the files */
+    fr_file *rest;
+    int nrest;
+} fr_state;
+
+/* ---- plan ------------------------------------------------------------- */
+
+static void fr_plan_free(void *p)
+{
+    fr_plan *pl = p;
+    if (!pl) return;
+    free(pl->path);
+    free(pl);
+}
+
+static int conf_bool(const sl_vertex *v, const char *key, bool *out, char *err, size_t errlen)
+{
+    json_t *j = json_object_get(v->config, key);
+    *out = false;
+    if (!j) return SL_OK;
+    if (json_is_boolean(j)) {
+        *out = json_is_true(j);
+        return SL_OK;
+    }
+    const char *s = json_string_value(j);
+    if (s && (!strcasecmp(s, "true") || !strcasecmp(s, "false"))) {
+        *out = !strcasecmp(s, "true");
+        return SL_OK;
+    }
+    return sl_seterr(err, errlen, "vertex '%s': option '%s' must be true or false", v->id, key);
+}
+
+static void *fr_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
+{
+    const sl_vertex *v = pc->v;
+    if (v->declared.n == 0) {
+        sl_seterr(err, errlen, "vertex '%s': the file source needs a 'schema' with at least one "
+                  "column", v->id);
+        return NULL;
+    }
+    const char *path = sl_vconf_str(v, "path", NULL);
+    if (!path || !path[0]) {
+        sl_seterr(err, errlen, "vertex '%s': option 'path' (a file or a directory) is required",
+                  v->id);
+        return NULL;
+    }
+    if (!strncmp(path, "file://", 7)) path += 7;
+    const char *fmt = sl_vconf_str(v, "format", NULL);
+    kf_format f = KF_JSON;
+    if (!fmt || kf_format_parse(fmt, &f) != SL_OK || (f != KF_JSON && f != KF_CSV)) {
+        sl_seterr(err, errlen, "vertex '%s': option 'format' must be json or csv%s%s%s", v->id,
+                  fmt ? ", not '" : "", fmt ? fmt : "", fmt ? "'" : "");
+        return NULL;
+    }
+    bool ij, ic;
+    if (conf_bool(v, "json.ignore-parse-errors", &ij, err, errlen) ||
+        conf_bool(v, "csv.ignore-parse-errors", &ic, err, errlen))
+        return NULL;
+    fr_plan *pl = sl_calloc(1, sizeof *pl);
+    pl->path = sl_strdup(path);
+    pl->fmt = f;
+    pl->ignore_errors = f == KF_JSON ? ij : ic;
+    pl->vid = v->id;
+    sl_schema_copy(pc->out, &v->declared);
+    return pl;
+}
+
+/* ---- files ------------------------------------------------------------ */
+
+static void files_free(fr_file *f, int n)
+{
+    for (int i = 0; i < n; i++) free(f[i].name);
+    free(f);
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The names of the files under path, sorted (*n 0 and *is_dir 0 when path
+ * is one file, named ""). */
+static int list_files(sl_op *op, const fr_plan *pl, char ***out, int *n, bool *is_dir)
+{
+    struct stat sb;
+    *out = NULL;
+    *n = 0;
+    if (stat(pl->path, &sb) != 0)
+        return sl_op_fail(op, "file source '%s': cannot read '%s': %s", pl->vid, pl->path,
+                          strerror(errno));
+    *is_dir = S_ISDIR(sb.st_mode);
+    if (!*is_dir) {
+        *out = sl_calloc(1, sizeof **out);
+        (*out)[0] = sl_strdup("");
+        *n = 1;
+        return SL_OK;
+    }
+    DIR *d = opendir(pl->path);
+    if (!d)
+        return sl_op_fail(op, "file source '%s': cannot list directory '%s': %s", pl->vid,
+                          pl->path, strerror(errno));
+    char **names = NULL;
+    int cnt = 0;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        if (de->d_name[0] == '.' || de->d_name[0] == '_') continue;
+        char *full = sl_sprintf("%s/%s", pl->path, de->d_name);
+        bool reg = stat(full, &sb) == 0 && S_ISREG(sb.st_mode);
+        free(full);
+        if (!reg) continue;
+        names = sl_realloc(names, (size_t)(cnt + 1) * sizeof *names);
+        names[cnt++] = sl_strdup(de->d_name);
+    }
+    closedir(d);
+    if (cnt > 1) qsort(names, (size_t)cnt, sizeof *names, name_cmp);
+    *out = names;
+    *n = cnt;
+    return SL_OK;
+}
+
+static char *full_name(const fr_plan *pl, const fr_state *st, const fr_file *f)
+{
+    return st->is_dir ? sl_sprintf("%s/%s", pl->path, f->name) : sl_strdup(pl->path);
+}
+
+/* Open file cur at its offset; a file of the state that is gone or shorter
+ * than the offset fails. */
+static int open_cur(sl_op *op, const fr_plan *pl, fr_state *st)
+{
+    fr_file *f = &st->files[st->cur];
+    char *fn = full_name(pl, st, f);
+    st->fd = open(fn, O_RDONLY | O_CLOEXEC);
+    struct stat sb;
+    int rc = SL_OK;
+    if (st->fd < 0) {
+        rc = sl_op_fail(op, "file source '%s': cannot open '%s': %s", pl->vid, fn,
+                        strerror(errno));
+    } else if (f->offset > 0 && (fstat(st->fd, &sb) != 0 || (uint64_t)sb.st_size < f->offset)) {
+        rc = sl_op_fail(op, "file source '%s': '%s' is shorter than the restored read position "
+                        "%llu: the file changed since the checkpoint", pl->vid, fn,
+                        (unsigned long long)f->offset);
+    } else if (f->offset > 0 && lseek(st->fd, (off_t)f->offset, SEEK_SET) < 0) {
+        rc = sl_op_fail(op, "file source '%s': cannot seek in '%s': %s", pl->vid, fn,
+                        strerror(errno));
+    }
+    free(fn);
+    st->base = f->offset;
+    st->start = st->end = 0;
+    st->eof = false;
+    return rc;
+}
+
+static void close_cur(fr_state *st)
+{
+    if (st->fd >= 0) close(st->fd);
+    st->fd = -1;
+}
+
+static const fr_file *restored(const fr_state *st, const char *name)
+{
+    for (int i = 0; i < st->nrest; i++)
+        if (!strcmp(st->rest[i].name, name)) return &st->rest[i];
+    return NULL;
+}
+
+/* Deal the files: this subtask's share, at restored positions if any. */
+static int deal_files(sl_op *op, fr_state *st)
+{
+    const fr_plan *pl = op->plan;
+    char **names;
+    int n;
+    if (list_files(op, pl, &names, &n, &st->is_dir) != SL_OK) return SL_ERR;
+    int p = op->parallelism > 0 ? op->parallelism : 1;
+    files_free(st->files, st->nfiles);
+    st->files = sl_calloc((size_t)n + 1, sizeof *st->files);
+    st->nfiles = 0;
+    for (int k = 0; k < n; k++) {
+        if (k % p != op->subtask) continue;
+        fr_file *f = &st->files[st->nfiles++];
+        const fr_file *r = restored(st, names[k]);
+        f->name = sl_strdup(names[k]);
+        f->offset = r ? r->offset : 0;
+        f->line = r ? r->line : 1;
+    }
+    /* a file of the state that is no longer listed: its records are lost */
+    int rc = SL_OK;
+    for (int i = 0; rc == SL_OK && i < st->nrest; i++) {
+        bool found = false;
+        for (int k = 0; k < n && !found; k++) found = !strcmp(names[k], st->rest[i].name);
+        if (!found)
+            rc = sl_op_fail(op, "file source '%s': '%s%s%s' of the restored state is gone (it was "
+                            "read up to byte %llu)", pl->vid, pl->path, st->is_dir ? "/" : "",
+                            st->rest[i].name, (unsigned long long)st->rest[i].offset);
+    }
+    for (int k = 0; k < n; k++) free(names[k]);
+    free(names);
+    files_free(st->rest, st->nrest);
+    st->rest = NULL;
+    st->nrest = 0;
+    st->cur = 0;
+    st->dealt = true;
+    return rc;
+}
+
+/* ---- lifecycle -------------------------------------------------------- */
+
+static void fr_close(sl_op *op)
+{
+    fr_state *st = op->priv;
+    if (!st) return;
+    close_cur(st);
+    files_free(st->files, st->nfiles);
+    files_free(st->rest, st->nrest);
+    kf_codec_free(&st->codec);
+    kf_buf_free(&st->str);
+    free(st->buf);
+    free(st->vals);
+    free(st);
+    op->priv = NULL;
+}
+
+static int fr_open(sl_op *op)
+{
+    const fr_plan *pl = op->plan;
+    fr_state *st = sl_calloc(1, sizeof *st);
+    op->priv = st;
+    st->fd = -1; /* files are dealt at restore or at the first run() */
+    st->cap = FR_BUF;
+    st->buf = sl_malloc(st->cap);
+    int n = op->out->n;
+    st->vals = sl_calloc((size_t)n, sizeof *st->vals);
+    int cols[SL_MAX_FIELDS];
+    for (int i = 0; i < n; i++) cols[i] = i;
+    if (kf_codec_init(&st->codec, pl->fmt, op->out, cols, n, pl->vid, op->err, sizeof op->err))
+        return SL_ERR;
+    st->codec.ignore_errors = pl->ignore_errors;
+    return SL_OK;
+}
+
+/* ---- reading ---------------------------------------------------------- */
+
+/* The end of the record starting at p (its '\n', or e when it has none
+ * yet); *lines counts the newlines inside a CSV quoted field. */
+static const char *record_end(kf_format fmt, const char *p, const char *e, uint64_t *lines)
+{
+    if (fmt == KF_JSON) {
+        const char *nl = memchr(p, '\n', (size_t)(e - p));
+        return nl ? nl : e;
+    }
+    bool quoted = false;
+    *lines = 0;
+    for (; p < e; p++) {
+        if (*p == '"') quoted = !quoted;
+        else if (*p == '\n') {
+            if (!quoted) return p;
+            (*lines)++;
+        }
+    }
+    return e;
+}
+
+/* Move the unconsumed bytes to the front and read more; grow for a record
+ * longer than the buffer. */
+static int fill(sl_op *op, const fr_plan *pl, fr_state *st)
+{
+    if (st->start > 0) {
+        memmove(st->buf, st->buf + st->start, st->end - st->start);
+        st->base += st->start;
+        st->end -= st->start;
+        st->start = 0;
+    }
+    if (st->end == st->cap) {
+        if (st->cap >= FR_MAX_RECORD) {
+            char *fn = full_name(pl, st, &st->files[st->cur]);
+            sl_op_fail(op, "file source '%s': %s:%llu: a record longer than %d MiB", pl->vid, fn,
+                       (unsigned long long)st->files[st->cur].line, FR_MAX_RECORD >> 20);
+            free(fn);
+            return SL_ERR;
+        }
+        st->cap *= 2;
+        st->buf = sl_realloc(st->buf, st->cap);
+    }
+    ssize_t r;
+    do r = read(st->fd, st->buf + st->end, st->cap - st->end);
+    while (r < 0 && errno == EINTR);
+    if (r < 0) {
+        char *fn = full_name(pl, st, &st->files[st->cur]);
+        sl_op_fail(op, "file source '%s': cannot read '%s': %s", pl->vid, fn, strerror(errno));
+        free(fn);
+        return SL_ERR;
+    }
+    if (r == 0) st->eof = true;
+    st->end += (size_t)r;
+    return SL_OK;
+}
+
+/* One record [p, q) of file f failed to decode: fail, or skip it. */
+static int bad_record(sl_op *op, const fr_plan *pl, fr_state *st, const fr_file *f,
+                      const char *why)
+{
+    if (pl->ignore_errors) {
+        st->skipped++;
+        return SL_OK;
+    }
+    char *fn = full_name(pl, st, f);
+    sl_op_fail(op, "file source '%s': %s:%llu: cannot decode the %s record: %s (set '%s' = "
+               "'true' to skip such records)", pl->vid, fn, (unsigned long long)f->line,
+               kf_format_name(pl->fmt), why,
+               pl->fmt == KF_JSON ? "json.ignore-parse-errors" : "csv.ignore-parse-errors");
+    free(fn);
+    return SL_ERR;
+}
+
+static int fr_run(sl_op *op)
+{
+    const fr_plan *pl = op->plan;
+    fr_state *st = op->priv;
+    if (!st->dealt && deal_files(op, st) != SL_OK) return SL_ERR;
+    if (st->fd < 0 && st->cur < st->nfiles && open_cur(op, pl, st) != SL_OK) return SL_ERR;
+    int emitted = 0;
+    sl_row row = {SL_KIND_INSERT, op->out->n, st->vals, SL_TS_NONE};
+    while (st->cur < st->nfiles && emitted < FR_BATCH) {
+        fr_file *f = &st->files[st->cur];
+        const char *p = st->buf + st->start, *e = st->buf + st->end;
+        uint64_t inner = 0;
+        const char *q = p < e ? record_end(pl->fmt, p, e, &inner) : e;
+        if (q == e && !st->eof) {
+            if (fill(op, pl, st) != SL_OK) return SL_ERR;
+            continue;
+        }
+        if (p == e) { /* the file is done */
+            close_cur(st);
+            if (++st->cur < st->nfiles && open_cur(op, pl, st) != SL_OK) return SL_ERR;
+            continue;
+        }
+        /* the record [p, q), q at its '\n' or at the end of the file */
+        size_t len = (size_t)(q - p), used = len + (q < e);
+        uint64_t line = f->line;
+        st->start += used;
+        f->offset = st->base + st->start;
+        f->line += 1 + inner;
+        while (len > 0 && p[len - 1] == '\r') len--;
+        bool blank = true;
+        for (size_t i = 0; i < len && blank; i++) blank = p[i] == ' ' || p[i] == '\t';
+        if (blank) continue;
+        char why[300];
+        if (kf_decode(&st->codec, p, len, st->vals, &st->str, why, sizeof why) != SL_OK) {
+            fr_file at = *f;
+            at.line = line;
+            if (bad_record(op, pl, st, &at, why) != SL_OK) return SL_ERR;
+            continue;
+        }
+        emitted++;
+        /* the position already counts the row: emitted whatever emit says */
+        int rc = sl_op_emit(op, &row);
+        if (rc != SL_OK) {
+            if (rc == SL_ERR && !op->err[0]) sl_op_fail(op, "file source: downstream failed");
+            if (rc == SL_AGAIN) op->wake_at_ms = sl_mono_ms();
+            return rc;
+        }
+    }
+    if (st->cur >= st->nfiles) {
+        if (st->skipped)
+            sl_warn("file-source", "file source '%s' (%d/%d): %llu record(s) skipped that did "
+                    "not decode", pl->vid, op->subtask + 1, op->parallelism,
+                    (unsigned long long)st->skipped);
+        st->skipped = 0;
+        return SL_DONE;
+    }
+    return SL_OK;
+}
+
+/* ---- checkpoints ------------------------------------------------------ */
+
+#define FR_BLOB_VERSION 1
+static const unsigned char fr_magic[4] = {'S', 'L', 'F', 'R'};
+
+static int fr_snapshot(sl_op *op, int64_t cpid, void **blob, size_t *len)
+{
+    (void)cpid;
+    fr_state *st = op->priv;
+    /* this subtask's files only (none read yet when not dealt), so that
+     * each file is in one blob */
+    const fr_file *fs = st->files;
+    int n = st->dealt ? st->nfiles : 0;
+    size_t total = 1 + 4 + 4 + 8;
+    for (int i = 0; i < n; i++) total += 2 + strlen(fs[i].name) + 16;
+    unsigned char *b = sl_malloc(total), *p = b;
+    *p++ = FR_BLOB_VERSION;
+    memcpy(p, fr_magic, 4);
+    p += 4;
+    p = sl_blob_put_le(p, (uint64_t)n, 4);
+    for (int i = 0; i < n; i++) {
+        size_t nl = strlen(fs[i].name);
+        p = sl_blob_put_le(p, nl, 2);
+        memcpy(p, fs[i].name, nl);
+        p += nl;
+        p = sl_blob_put_le(p, fs[i].offset, 8);
+        p = sl_blob_put_le(p, fs[i].line, 8);
+    }
+    p = sl_blob_put_le(p, sl_blob_fnv1a(b, (size_t)(p - b)), 8);
+    SL_ASSERT((size_t)(p - b) == total);
+    *blob = b;
+    *len = total;
+    return SL_OK;
+}
+
+/* Append the files of one blob to *out; SL_ERR with why. */
+static int parse_blob(const unsigned char *b, size_t len, fr_file **out, int *n, char *why,
+                      size_t whylen)
+{
+    if (len < 1 + 4 + 4 + 8 || memcmp(b + 1, fr_magic, 4) != 0)
+        return sl_seterr(why, whylen, "not file source state (%zu bytes, unknown header)", len);
+    if (b[0] != FR_BLOB_VERSION)
+        return sl_seterr(why, whylen, "format version %u, but this build reads version %d", b[0],
+                         FR_BLOB_VERSION);
+    const unsigned char *p = b + len - 8, *e = b + len - 8;
+    if (sl_blob_get_le(&p, 8) != sl_blob_fnv1a(b, len - 8))
+        return sl_seterr(why, whylen, "damaged (checksum mismatch over %zu bytes)", len);
+    p = b + 5;
+    uint64_t cnt = sl_blob_get_le(&p, 4);
+    for (uint64_t i = 0; i < cnt; i++) {
+        if (e - p < 2) return sl_seterr(why, whylen, "damaged (truncated at file %llu)",
+                                        (unsigned long long)i + 1);
+        size_t nl = (size_t)sl_blob_get_le(&p, 2);
+        if ((size_t)(e - p) < nl + 16 || memchr(p, '/', nl) || memchr(p, '\0', nl))
+            return sl_seterr(why, whylen, "damaged (file %llu)", (unsigned long long)i + 1);
+        *out = sl_realloc(*out, (size_t)(*n + 1) * sizeof **out);
+        fr_file *f = &(*out)[(*n)++];
+        f->name = sl_strndup((const char *)p, nl);
+        p += nl;
+        f->offset = sl_blob_get_le(&p, 8);
+        f->line = sl_blob_get_le(&p, 8);
+    }
+    if (p != e) return sl_seterr(why, whylen, "damaged (%td bytes left over)", e - p);
+    return SL_OK;
+}
+
+/* Every old subtask's blob (union state): the positions of all files. */
+static int fr_restore(sl_op *op, const void *const *blobs, const size_t *lens, int nblobs)
+{
+    fr_state *st = op->priv;
+    const fr_plan *pl = op->plan;
+    for (int k = 0; k < nblobs; k++) {
+        char why[300];
+        if (parse_blob(blobs[k], lens[k], &st->rest, &st->nrest, why, sizeof why) != SL_OK)
+            return sl_op_fail(op, "file source '%s' subtask %d: cannot restore state %d of %d: %s",
+                              pl->vid, op->subtask, k + 1, nblobs, why);
+    }
+    /* dealt now, so that a snapshot before the first run() records this
+     * subtask's files rather than every old subtask's */
+    return deal_files(op, st);
+}
+
+static const char *const fr_options[] = {"path", "format", "json.ignore-parse-errors",
+                                         "csv.ignore-parse-errors", NULL};
+
+const sl_op_def sl_op_file_source = {
+    .abi = SL_OP_ABI_VERSION,
+    .name = "file-source",
+    .flags = SL_OPF_SOURCE | SL_OPF_UNION_STATE,
+    .options = fr_options,
+    .plan = fr_plan_new,
+    .plan_free = fr_plan_free,
+    .open = fr_open,
+    .run = fr_run,
+    .close = fr_close,
+    .snapshot_state = fr_snapshot,
+    .restore_state = fr_restore,
+};
