@@ -1542,11 +1542,13 @@ def test_open_transactions_listed_by_rest_and_cli(make_cluster, broker):
     pre-committed; the committed records by the raw-log oracle are the
     first transactions' ids."""
     bs = broker.bootstrap
-    c = make_cluster(jm_conf={"execution.checkpointing.interval": "1 h"})
+    # checkpoints come by hand; the transaction timeout (Kafka's largest
+    # default, 15 min) must exceed the interval plus the margin
+    c = make_cluster(jm_conf={"execution.checkpointing.interval": "10 min"})
     c.add_tm(slots=2)
     create_topic(bs, "vis", 2)
     job = sink_job(bs, "vis", 1000000, 40, sink_delivery__guarantee="exactly-once",
-                   sink_transactional__id__prefix="vis")
+                   sink_transactional__id__prefix="vis", properties_transaction_timeout_ms="900000")
     jid = c.submit(job)
     c.wait_state(jid, "RUNNING", timeout=20)
 
@@ -1701,11 +1703,12 @@ def test_job_page_shows_open_transactions(make_cluster, broker, browser):
     """The job page's checkpoints tab lists the exactly-once sink's open
     transactions (as GET /sluice/jobs/:id/kafka-transactions gives them)."""
     bs = broker.bootstrap
-    c = make_cluster(jm_conf={"execution.checkpointing.interval": "1 h"})
+    c = make_cluster(jm_conf={"execution.checkpointing.interval": "10 min"})
     c.add_tm(slots=2)
     create_topic(bs, "page", 2)
     jid = c.submit(sink_job(bs, "page", 1000000, 40, sink_delivery__guarantee="exactly-once",
-                            sink_transactional__id__prefix="page"))
+                            sink_transactional__id__prefix="page",
+                            properties_transaction_timeout_ms="900000"))
     c.wait_state(jid, "RUNNING", timeout=20)
     wait_for(lambda: len(c.get(f"/sluice/jobs/{jid}/kafka-transactions")["transactions"]) == 2,
              timeout=20, what="two open transactions")
