@@ -96,7 +96,7 @@ char *dup0(const char *s);
 uint32_t fnv1a(const char *s);
 /* Add a vertex; returns its id (caller frees). `config` is stolen. */
 char *add_vertex(plan *p, const char *base, const char *type, const char *uid_src, json_t *config,
-                 const sl_schema *schema, int parallelism, int updating);
+                 const sl_schema *schema, int parallelism);
 void add_edge(plan *p, const char *from, const char *to, const char *strategy, json_t *keys,
               int input);
 int plan_err(plan *p, const sql_node *at, const char *fmt, ...) SL_PRINTF(3, 4);

@@ -608,7 +608,7 @@ int sql_plan_join(plan *p, const sql_node *f, rel *out)
     char *uid = sl_sprintf("join-%s-%08x", interval ? "interval" : "regular", fnv1a(id.s));
     free(id.s);
     const char *type = interval ? "interval_join" : "regular_join";
-    char *vid = add_vertex(p, interval ? "interval-join" : "join", type, uid, cfg, NULL, 0, updating);
+    char *vid = add_vertex(p, interval ? "interval-join" : "join", type, uid, cfg, NULL, 0);
     free(uid);
     add_edge(p, j.s[0].r.vid, vid, "hash", lk, 0);
     add_edge(p, j.s[1].r.vid, vid, "hash", rk, 1);
@@ -703,7 +703,7 @@ static int plan_temporal(plan *p, const sql_node *f, const sql_node *asof, jplan
         free(uid);
         return SL_ERR;
     }
-    char *vid = add_vertex(p, "temporal-join", "temporal_join", uid, cfg, NULL, 0, 0);
+    char *vid = add_vertex(p, "temporal-join", "temporal_join", uid, cfg, NULL, 0);
     free(uid);
     add_edge(p, j->s[0].r.vid, vid, "hash", lk, 0);
     add_edge(p, j->s[1].r.vid, vid, "hash", rk, 1);
@@ -801,7 +801,7 @@ static int plan_window(plan *p, const sql_node *f, jplan *j, const char *jt, rel
     if (!strcmp(j->s[0].r.vid, j->s[1].r.vid))
         rc = emit_calc(p, &j->s[1].r, NULL, 0, NULL, "join-right");
     if (rc == SL_OK) {
-        char *vid = add_vertex(p, "window-join", "window_join", uid, cfg, NULL, 0, 0);
+        char *vid = add_vertex(p, "window-join", "window_join", uid, cfg, NULL, 0);
         cfg = NULL;
         add_edge(p, j->s[0].r.vid, vid, "hash", lk, 0);
         add_edge(p, j->s[1].r.vid, vid, "hash", rk, 1);
@@ -896,7 +896,7 @@ int sql_plan_window_tvf(plan *p, const sql_node *f, rel *out)
                                (long long)ms[0], (long long)ms[1]);
     char *uid = sl_sprintf("window-tvf-%08x", fnv1a(uid_src));
     free(uid_src);
-    char *vid = add_vertex(p, "window-tvf", "window_tvf", uid, cfg, NULL, 0, 0);
+    char *vid = add_vertex(p, "window-tvf", "window_tvf", uid, cfg, NULL, 0);
     free(uid);
     add_edge(p, in.vid, vid, NULL, NULL, 0);
     free(in.vid);

@@ -361,7 +361,7 @@ int sql_plan_rank(plan *p, const sql_node *sel, rel *out)
                                sqlp_fnv1a(id.s));
         int global = json_array_size(keys) == 0;
         vid = sqlp_add_vertex(p, dedup ? "dedup" : "rank", dedup ? "deduplicate" : "rank", uid,
-                              cfg, NULL, global ? 1 : 0, updating);
+                              cfg, NULL, global ? 1 : 0);
         cfg = NULL;
         free(uid);
         if (global) sqlp_add_edge(p, in.vid, vid, "rebalance", NULL, 0);

@@ -137,11 +137,11 @@ static json_t *schema_json(const sl_schema *s)
     return a;
 }
 
-/* Add a vertex; returns its id (caller frees). `config` is stolen.
- * `updating` is not used: EXPLAIN derives each vertex's changelog mode from
- * the finished graph (sql/explain.c). */
+/* Add a vertex; returns its id (caller frees). `config` is stolen. Its
+ * changelog mode is not recorded here: EXPLAIN derives each vertex's from the
+ * finished graph (sql/explain.c). */
 char *add_vertex(plan *p, const char *base, const char *type, const char *uid_src,
-                        json_t *config, const sl_schema *schema, int parallelism, int updating)
+                        json_t *config, const sl_schema *schema, int parallelism)
 {
     char *id = unique(p, base, "id");
     json_t *v = json_object();
@@ -310,7 +310,7 @@ int emit_calc(plan *p, rel *in, item *items, int n, const sql_node *filter,
         json_object_set_new(cfg, "filter", json_string(f));
         free(f);
     }
-    char *id = add_vertex(p, base, "calc", NULL, cfg, NULL, 0, in->updating);
+    char *id = add_vertex(p, base, "calc", NULL, cfg, NULL, 0);
     add_edge(p, in->vid, id, NULL, NULL, 0);
     free(in->vid);
     in->vid = id;
@@ -433,7 +433,7 @@ static int scan_table(plan *p, const sql_node *at, const char *name, rel *out)
     const char *type = kafka ? t->connector : files ? "file-source" : nexmark ? "nexmark"
                                                                             : "datagen";
     out->vid = stream ? sl_strdup(sql_table_option(t, "vertex"))
-                      : add_vertex(p, t->name, type, uid, cfg, &phys, 0, changelog);
+                      : add_vertex(p, t->name, type, uid, cfg, &phys, 0);
     free(uid);
     if (kafka) { /* METADATA columns: "metadata": key in the source's schema */
         json_t *sj = json_object_get(json_array_get(p->vertices, json_array_size(p->vertices) - 1),
@@ -456,7 +456,7 @@ static int scan_table(plan *p, const sql_node *at, const char *name, rel *out)
         if (sqlp_ttl_set(p)) json_object_set_new(ncfg, "table.exec.state.ttl", json_string(p->ttl));
         char *base = sl_sprintf("%s-normalize", t->name);
         char *nuid = sl_sprintf("normalize-%s", t->name);
-        char *id = add_vertex(p, base, "changelog-normalize", nuid, ncfg, NULL, 0, 1);
+        char *id = add_vertex(p, base, "changelog-normalize", nuid, ncfg, NULL, 0);
         add_edge(p, out->vid, id, "hash", keys, 0);
         json_decref(keys);
         free(out->vid);
@@ -511,7 +511,7 @@ static int scan_table(plan *p, const sql_node *at, const char *name, rel *out)
         if (idle) json_object_set_new(w, "idle-timeout", json_string(idle));
         char *base = sl_sprintf("%s-watermark", t->name);
         char *wuid = sl_sprintf("watermark-%s", t->name);
-        char *id = add_vertex(p, base, "watermark", wuid, w, NULL, 0, 0);
+        char *id = add_vertex(p, base, "watermark", wuid, w, NULL, 0);
         add_edge(p, out->vid, id, NULL, NULL, 0);
         free(out->vid);
         out->vid = id;
@@ -1133,12 +1133,12 @@ static int plan_aggregate(plan *p, const sql_node *sel, rel *out)
     char *lvid = NULL;
     if (local) { /* the local phase, chained to the input; the global one merges */
         lvid = add_vertex(p, window ? "local-window" : "local-agg", "local_aggregate", NULL, local,
-                          NULL, 0, 0);
+                          NULL, 0);
         add_edge(p, in.vid, lvid, NULL, NULL, 0);
         json_object_set_new(cfg, "phase", json_string("global"));
     }
     char *vid = add_vertex(p, window ? "window" : "agg", window ? "window" : "group_aggregate", uid,
-                           cfg, NULL, c.nkeys && (window || c.keytext[0][0]) ? 0 : 1, !window);
+                           cfg, NULL, c.nkeys && (window || c.keytext[0][0]) ? 0 : 1);
     free(uid);
     const char *feed = lvid ? lvid : in.vid;
     if (c.nkeys) add_edge(p, feed, vid, "hash", keys, 0);
@@ -1308,7 +1308,7 @@ static int plan_union(plan *p, const sql_node *q, rel *out)
             if (rs[i].updating) upd = 1;
         }
         sql_sb_str(&ident, ")");
-        char *id = add_vertex(p, "union", "union", NULL, NULL, NULL, 0, upd);
+        char *id = add_vertex(p, "union", "union", NULL, NULL, NULL, 0);
         for (int i = 0; i < n; i++) add_edge(p, rs[i].vid, id, NULL, NULL, i);
         memset(out, 0, sizeof *out);
         out->vid = id;
@@ -1515,7 +1515,7 @@ static int plan_insert(plan *p, const sql_node *ins, char **names, int *nnames)
             cfg = sql_kafka_config(t, 1);
         }
         char *uid = sl_sprintf("sink-%s", t->name);
-        char *id = add_vertex(p, t->name, type, uid, cfg, NULL, par, r.updating);
+        char *id = add_vertex(p, t->name, type, uid, cfg, NULL, par);
         add_edge(p, r.vid, id, NULL, NULL, 0);
         free(id);
         free(uid);
@@ -1568,7 +1568,7 @@ json_t *sql_plan_query(const sql_catalog *cat, char **okeys, char **ovals, int n
  * so the client sees one sequence), read through the JobManager. */
 static int plan_collect(plan *p, const rel *r)
 {
-    char *id = add_vertex(p, "collect", "collect", "sink-collect", NULL, NULL, 1, r->updating);
+    char *id = add_vertex(p, "collect", "collect", "sink-collect", NULL, NULL, 1);
     add_edge(p, r->vid, id, NULL, NULL, 0);
     free(id);
     return SL_OK;
