@@ -23,9 +23,12 @@ status=0
 extra_failures=0  # a half that could not run (build failed, pytest error): one failure each
 T0=$(date +%s)
 
-JOBS=${SLUICE_TEST_JOBS:-$(nproc)}
-[ "$JOBS" -ge 2 ] || JOBS=2
-[ -n "${SLUICE_TEST_JOBS:-}" ] || [ "$JOBS" -le 4 ] || JOBS=4
+JOBS=${SLUICE_TEST_JOBS:-}
+if [ -z "$JOBS" ]; then
+    JOBS=$(nproc)
+    [ "$JOBS" -ge 2 ] || JOBS=2
+    [ "$JOBS" -le 4 ] || JOBS=4
+fi
 
 elapsed() { t=$(($(date +%s) - T0)); printf '%d:%02d' $((t / 60)) $((t % 60)); }
 
