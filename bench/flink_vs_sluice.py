@@ -54,6 +54,7 @@ legitimately complete none). --sluice-only skips Flink entirely (the CI smoke
 test runs `--quick --sluice-only --runs 1`).
 """
 import argparse
+import fcntl
 import http.client
 import json
 import os
@@ -543,11 +544,21 @@ def ensure_flink():
     marker = os.path.join(venv, ".installed")
     if os.path.exists(marker):
         return py
+    # processes starting at the same time (parallel test workers) install one
+    # at a time: the others wait for the lock and then find the marker
+    os.makedirs(cache_dir(), exist_ok=True)
+    with open(os.path.join(cache_dir(), ".install.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not os.path.exists(marker):
+            install_flink(venv, py, marker)
+    return py
+
+
+def install_flink(venv, py, marker):
     if shutil.which("java") is None:
         raise SystemExit("Flink needs Java 17 (`java` not found on PATH)")
     print(f"Installing apache-flink=={FLINK_VERSION} into {venv} (once; about 850 MB)...",
           flush=True)
-    os.makedirs(cache_dir(), exist_ok=True)
     if subprocess.run([sys.executable, "-m", "venv", venv]).returncode != 0:
         raise SystemExit(f"could not create a venv in {venv} with {sys.executable} "
                          "(on Debian: apt-get install python3-venv)")
@@ -555,7 +566,6 @@ def ensure_flink():
                        f"apache-flink=={FLINK_VERSION}"]).returncode != 0:
         raise SystemExit(f"pip could not install apache-flink=={FLINK_VERSION} into {venv}")
     open(marker, "w").close()
-    return py
 
 
 def flink_run(py, wl, rows, sink, mode, workdir):

@@ -14,6 +14,7 @@ works from the system python that runs pytest); the daemons that talk to tansu n
 LD_LIBRARY_PATH=env["libdir"] (see below); Broker(port=None) starts
 tansu on a free loopback port and stop() ends it.
 """
+import fcntl
 import glob
 import os
 import socket
@@ -36,12 +37,20 @@ class InstallError(RuntimeError):
 
 def ensure_env():
     """Install once; returns {"python", "tansu", "site"}. Raises InstallError
-    with the reason (and pip's output) when it cannot."""
+    with the reason (and pip's output) when it cannot. Safe to call from
+    processes at the same time (parallel test workers): one installs under a
+    lock in the cache directory, the others wait and then find the marker."""
+    os.makedirs(cache_dir(), exist_ok=True)
+    with open(os.path.join(cache_dir(), ".install.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _ensure_env_locked()
+
+
+def _ensure_env_locked():
     venv = os.path.join(cache_dir(), f"venv-py{PYVER}")
     py = os.path.join(venv, "bin", "python")
     marker = os.path.join(venv, ".installed-" + "-".join(p.replace("==", "_") for p in PACKAGES))
     if not os.path.isfile(marker):
-        os.makedirs(cache_dir(), exist_ok=True)
         if not os.path.isfile(py):
             r = subprocess.run([sys.executable, "-m", "venv", venv], capture_output=True, text=True)
             if r.returncode != 0:

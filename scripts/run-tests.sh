@@ -2,8 +2,15 @@
 # The whole test suite: builds Sluice twice -- optimised (build/) and with
 # AddressSanitizer + UndefinedBehaviorSanitizer (build-san/) -- and runs
 # every test against both: unit tests and whole-cluster integration tests
-# with real daemons on loopback. Browser, Docker and benchmark-smoke tests
-# run once, against the optimised build. Ends with "N passed, N failed".
+# with real daemons on loopback. Browser, Docker, fuzz and benchmark-smoke
+# tests run once, against the optimised build. Ends with "N passed, N failed".
+#
+# Tests run on parallel pytest-xdist workers (SLUICE_TEST_JOBS, default the
+# number of cores, at least 2 and at most 4) with --dist loadgroup: tests are
+# handed out one at a time, longest modules first, except the modules that
+# tests/conftest.py keeps in order on one worker. The sanitized build is
+# compiled at the lowest CPU priority while the optimised half's tests run,
+# on the CPU time they leave idle.
 set -u
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh || { echo "installing dependencies failed"; echo "0 passed, 1 failed"; exit 1; }
@@ -13,14 +20,29 @@ REPORTS=build/test-reports
 mkdir -p "$REPORTS"
 rm -f "$REPORTS"/*.xml
 status=0
+extra_failures=0  # a half that could not run (build failed, pytest error): one failure each
+T0=$(date +%s)
+
+JOBS=${SLUICE_TEST_JOBS:-}
+if [ -z "$JOBS" ]; then
+    JOBS=$(nproc)
+    [ "$JOBS" -ge 2 ] || JOBS=2
+    [ "$JOBS" -le 4 ] || JOBS=4
+fi
+
+elapsed() { t=$(($(date +%s) - T0)); printf '%d:%02d' $((t / 60)) $((t % 60)); }
 
 run_suite() { # name build-dir pytest-args...
     name=$1; dir=$2; shift 2
-    echo "=== $name: pytest against $dir ==="
-    SLUICE_BUILD=$dir $PY -m pytest -p no:cacheprovider -q --junitxml="$REPORTS/$name.xml" "$@"
+    echo "=== $name: pytest against $dir on $JOBS workers (at $(elapsed)) ==="
+    SLUICE_BUILD=$dir $PY -m pytest -p no:cacheprovider -q -n "$JOBS" --dist loadgroup \
+        --durations=15 --junitxml="$REPORTS/$name.xml" "$@"
     rc=$?
-    # 5 = no tests collected: that is a failure of the suite itself
+    # 1 = tests failed (counted in the report); 5 = no tests collected, or
+    # any other exit: a failure of the suite itself
     [ $rc -eq 0 ] || status=1
+    [ $rc -le 1 ] || extra_failures=$((extra_failures + 1))
+    echo "=== $name: done at $(elapsed), pytest exit $rc ==="
 }
 
 echo "=== build (gcc, -O2) ==="
@@ -28,17 +50,25 @@ if ! make -j"$(nproc)" all >build/make.log 2>&1; then
     cat build/make.log; echo "0 passed, 1 failed"; exit 1
 fi
 if grep -q "warning:" build/make.log; then grep "warning:" build/make.log; status=1; fi
+
+echo "=== build (gcc, ASan + UBSan) in the background, at the lowest priority ==="
+nice -n 19 make -j"$(nproc)" SAN=1 all >build/make-san.log 2>&1 &
+san_build=$!
+
 run_suite release build tests
 
-echo "=== build (gcc, ASan + UBSan) ==="
-if ! make -j"$(nproc)" SAN=1 all >build/make-san.log 2>&1; then
-    cat build/make-san.log; echo "0 passed, 1 failed"; exit 1
+if wait $san_build; then
+    run_suite sanitized build-san tests -m "not release_only"
+else
+    cat build/make-san.log; echo "=== the sanitized build failed: no sanitized tests ==="
+    extra_failures=$((extra_failures + 1)); status=1
 fi
-run_suite sanitized build-san tests -m "not release_only"
 
-$PY - "$REPORTS" <<'PYEOF'
+echo "=== finished after $(elapsed) ==="
+$PY - "$REPORTS" "$extra_failures" <<'PYEOF'
 import glob, sys, xml.etree.ElementTree as ET
-p = f = s = 0
+p = s = 0
+f = int(sys.argv[2])
 for path in glob.glob(sys.argv[1] + "/*.xml"):
     root = ET.parse(path).getroot()
     suites = [root] if root.tag == "testsuite" else root.findall("testsuite")

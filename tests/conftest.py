@@ -24,6 +24,37 @@ BUILD = os.path.join(ROOT, os.environ.get("SLUICE_BUILD", "build"))
 BIN = os.path.join(BUILD, "bin")
 
 
+# ---- parallel runs ------------------------------------------------------------
+# scripts/run-tests.sh runs the suite on several pytest-xdist workers with
+# `--dist loadgroup`: every test is its own unit of work, except the modules
+# below, whose tests share state from test to test (one browser gathering the
+# console of every page for the last test; one compose cluster serving the
+# tests in order) and so run in order on one worker.
+SERIAL_MODULES = {"test_dashboard.py": "dashboard", "test_docker.py": "docker"}
+# The longest modules first (the Docker image build, the fuzz targets' clang
+# build, the Kafka broker tests, the ZooKeeper ensembles, ...), so that no
+# worker picks a long one up at the end while the others idle; the many short
+# C unit tests come last and fill the gaps. Within a module the order stays.
+LONG_FIRST = ["test_docker.py", "test_fuzz.py", "test_kafka.py", "test_ha.py", "test_faults.py",
+              "test_dashboard.py", "test_flink_cli.py", "test_bench_smoke.py"]
+SHORT_LAST = ["test_unit.py"]
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist names the groups in the node ids
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        group = SERIAL_MODULES.get(item.path.name)
+        if group:
+            item.add_marker(pytest.mark.xdist_group(group))
+
+    def rank(item):
+        name = item.path.name
+        if name in LONG_FIRST:
+            return LONG_FIRST.index(name)
+        return len(LONG_FIRST) + 1 if name in SHORT_LAST else len(LONG_FIRST)
+    items.sort(key=rank)  # stable
+
+
 def wait_for(cond, timeout=20.0, interval=0.05, what="condition"):
     """Poll cond() until it returns a truthy value; return that value."""
     deadline = time.monotonic() + timeout

@@ -182,5 +182,8 @@ def test_async_restore_with_requests_in_flight(make_cluster, workdir, service_fa
     # rows not committed by it, asked again at once by the restored one
     in_flight = sorted(set(asked_before) - {row[0] for row in first})
     assert 1 <= len(in_flight) <= 4, in_flight
-    assert sorted(asked_after[:len(in_flight)]) == in_flight
+    # the restored job sends up to capacity (4) requests at once, over several
+    # connections: their arrival order is the machine's, so the in-flight ids are
+    # among the first four asked, not necessarily the very first
+    assert set(in_flight) <= set(asked_after[:4]), (in_flight, asked_after[:8])
     assert sorted(asked_after) == list(range(len(first) + 1, n + 1))

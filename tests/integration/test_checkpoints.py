@@ -266,7 +266,9 @@ def test_checkpoints_complete_periodically(make_cluster, workdir):
         dirs = sorted(os.listdir(os.path.join(chk, jid)))
         b = checkpoints(c, jid)
         same = a["counts"] == b["counts"] and a["counts"]["in_progress"] == 0
-        return same and (a, dirs)
+        # a subsumed checkpoint's directory goes a moment after the next completes
+        n = a["counts"]["completed"]
+        return same and dirs == sorted([f"chk-{n}", f"chk-{n - 1}"]) and (a, dirs)
 
     cp, dirs = wait_for(stable, timeout=20, what="a moment without a checkpoint in flight")
     counts = cp["counts"]

@@ -409,7 +409,8 @@ def test_demo_job_from_the_host_prints_and_is_listed_by_the_cli(cluster):
 def test_stop_with_savepoint_then_restore_at_higher_parallelism(cluster):
     n = 40000
     base = f"/data/{cluster.project}/savepoint"
-    job = keyed_job(f"{base}/before", n, rate=4000, name="savepoint and rescale")
+    # 40 s of input: the stop lands mid-stream even when `docker exec` is slow on a busy machine
+    job = keyed_job(f"{base}/before", n, rate=1000, name="savepoint and rescale")
     cluster.put_file(f"{base}/job.json", json.dumps(job))
     rc, out, err = cluster.cli("run", "-d", f"{base}/job.json")
     assert rc == 0, out + err
@@ -417,7 +418,8 @@ def test_stop_with_savepoint_then_restore_at_higher_parallelism(cluster):
     assert m, out
     jid = m.group(1)
     cluster.wait_state(jid, "RUNNING", timeout=60)
-    time.sleep(3)  # mid-stream: about 12000 of the 40000 ids
+    wait_for(lambda: cluster.get(f"/jobs/{jid}/checkpoints")["counts"]["completed"] >= 1, 60,
+             "a first completed checkpoint: rows committed before the stop")
 
     rc, out, err = cluster.cli("stop", "--savepoint", "file:///savepoints", jid)
     if rc != 0 and re.search(rf"Not found: POST /jobs/{jid}/stop|not supported", err):

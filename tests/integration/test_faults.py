@@ -162,10 +162,12 @@ def sh(*args):
 
 
 def test_partitioned_taskmanager_is_replaced_and_rejoins(make_cluster, workdir):
-    tag = f"{os.getpid() % 10000}"
-    ns, host_if, ns_if = f"slpart{tag}", f"slh{tag}", f"sln{tag}"
-    sub = 10 + os.getpid() % 200
-    host_ip, ns_ip = f"10.213.{sub}.1", f"10.213.{sub}.2"
+    # names and a /30 of this process's own: parallel workers and other runs
+    # on the machine may do the same at the same time
+    pid = os.getpid()
+    ns, host_if, ns_if = f"slpart{pid}", f"slh{pid}", f"sln{pid}"
+    net = 4 * (pid % 16384)  # one of the 16384 /30s in 10.213.0.0/16
+    host_ip, ns_ip = f"10.213.{net // 256}.{net % 256 + 1}", f"10.213.{net // 256}.{net % 256 + 2}"
     r = sh("ip", "netns", "add", ns)
     if r.returncode != 0:
         pytest.skip(f"cannot make a network namespace ({r.stderr.strip()}); needs root")

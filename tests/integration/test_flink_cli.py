@@ -354,12 +354,15 @@ def run_harness(flink_home, workdir, lines):
     return results
 
 
-def test_rest_responses_parse_with_flinks_own_classes(flink_home, cluster, workdir):
+def test_rest_responses_parse_with_flinks_own_classes(flink_home, make_cluster, workdir):
     """Flink's response classes and strict mapper read every answer of Flink's API that
     Sluice serves, with and without /v1: a running job with a keyed edge, a job waiting
     for slots, completed and failed checkpoints and savepoints, a disposal; then the
     trigger, stop and cancel answers themselves."""
     from conftest import wait_for
+    # the job waiting for slots must still wait when it is cancelled at the end, however
+    # long the Java harness takes on a busy machine: no slot request deadline in between
+    cluster = make_cluster(jm_conf={"slot.request.timeout": "1 h"})
     cluster.add_tm(slots=1)
     job = dict(ENDLESS, parallelism=1)
     job["vertices"] = [dict(ENDLESS["vertices"][0], schema=[{"name": "x", "type": "BIGINT"}]),
