@@ -11,6 +11,7 @@
 
 #include "jobgraph.h"
 #include "operator.h"
+#include "sql_run.h"
 #include "sl_test.h"
 #include "sql/ast.h"
 #include "sql/parse.h"
@@ -52,39 +53,25 @@ static void job_warnings(const char *job)
     sl_jobgraph_destroy(g);
 }
 
+/* What a statement's result prints as; its warning, and the warnings of the
+ * job it planned, go into `warning`. */
+static void fmt_result(const sl_sql_result *r, char *out, size_t cap)
+{
+    warning[0] = '\0';
+    if (r->kind == SL_SQL_TEXT) snprintf(out, cap, "%s", r->text);
+    else if (r->kind == SL_SQL_JOB) snprintf(out, cap, "%s", r->job);
+    else snprintf(out, cap, "OK");
+    if (r->warning) snprintf(warning, sizeof warning, "%s", r->warning);
+    if (r->job) job_warnings(r->job);
+}
+
 /* Run a script; the last result's text or job, "OK", or "ERR: ..."; its
  * warning (or "") into `warning`. */
 static const char *run(sl_sql_session *s, const char *script)
 {
     static char out[65536];
-    size_t pos = 0, len = strlen(script);
-    int line = 1, col = 1;
-    snprintf(out, sizeof out, "(nothing)");
-    while (pos < len) {
-        size_t end;
-        int k = sql_split(script + pos, len - pos, &end);
-        if (k < 0) break;
-        if (k == 0) end = len - pos;
-        sl_sql_result r;
-        char err[2048];
-        warning[0] = '\0';
-        if (sl_sql_execute(s, script + pos, end, line, col, &r, err, sizeof err) != SL_OK) {
-            snprintf(out, sizeof out, "ERR: %s", err);
-            return out;
-        }
-        if (r.kind == SL_SQL_TEXT) snprintf(out, sizeof out, "%s", r.text);
-        else if (r.kind == SL_SQL_JOB) snprintf(out, sizeof out, "%s", r.job);
-        else snprintf(out, sizeof out, "OK");
-        if (r.warning) snprintf(warning, sizeof warning, "%s", r.warning);
-        if (r.job) job_warnings(r.job);
-        sl_sql_result_clear(&r);
-        for (size_t i = 0; i < end; i++) {
-            if (script[pos + i] == '\n') line++, col = 1;
-            else col++;
-        }
-        pos += end;
-    }
-    return out;
+    warning[0] = '\0';
+    return sql_run_script(s, script, out, sizeof out, fmt_result);
 }
 
 static const char *TABLES =
