@@ -317,6 +317,25 @@ static void put_utf8(kf_buf *str, unsigned cp)
     }
 }
 
+/* The first '"', '\\' or control character in [p, e), or e: eight bytes at a
+ * time while a word holds none of them (the usual zero-byte and
+ * less-than-byte tests: exact about whether a word holds one), then byte by
+ * byte. String values are most of a JSON record's bytes. */
+static inline const char *jplain(const char *p, const char *e)
+{
+    const uint64_t ones = 0x0101010101010101u, high = 0x8080808080808080u;
+    while (e - p >= 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        uint64_t q = w ^ (ones * '"'), b = w ^ (ones * '\\');
+        if (((q - ones) & ~q) & high || ((b - ones) & ~b) & high || ((w - ones * 0x20) & ~w) & high)
+            break;
+        p += 8;
+    }
+    while (p < e && *p != '"' && *p != '\\' && (unsigned char)*p >= 0x20) p++;
+    return p;
+}
+
 /* A string at c->p (on its opening quote). Without escapes *out points into
  * the record; with them the text is unescaped into str (which has room:
  * unescaped text is never longer than its escaped form). */
@@ -325,14 +344,16 @@ static int jstring(jcur *c, kf_buf *str, const char **out, size_t *outlen, char 
 {
     const char *s = ++c->p;
     bool esc = false;
-    while (c->p < c->e && *c->p != '"') {
-        if (*c->p == '\\') {
-            esc = true;
-            c->p++;
-        } else if ((unsigned char)*c->p < 0x20) {
-            return sl_seterr(why, whylen, "control character in a string");
+    for (;;) {
+        c->p = jplain(c->p, c->e);
+        if (c->p >= c->e || *c->p == '"') break;
+        if (*c->p != '\\') return sl_seterr(why, whylen, "control character in a string");
+        esc = true;
+        if (c->e - c->p < 2) { /* a backslash as the last byte */
+            c->p = c->e;
+            break;
         }
-        c->p++;
+        c->p += 2; /* the escaped character is checked when unescaped */
     }
     if (c->p >= c->e) return sl_seterr(why, whylen, "unterminated string");
     const char *end = c->p++;
@@ -406,6 +427,14 @@ static int jname(jcur *c, kf_buf *str, const char **name, size_t *nlen, const ch
     return SL_OK;
 }
 
+/* Past a bare token (number, true, false, null) at the cursor. */
+static inline void jtoken(jcur *c)
+{
+    while (c->p < c->e && (isalnum((unsigned char)*c->p) || *c->p == '-' || *c->p == '+' ||
+                           *c->p == '.'))
+        c->p++;
+}
+
 /* Skip one value (any kind); its span is [*start, c->p). */
 static int jskip(jcur *c, int depth, kf_buf *str, char *why, size_t whylen)
 {
@@ -443,9 +472,7 @@ static int jskip(jcur *c, int depth, kf_buf *str, char *why, size_t whylen)
         }
     }
     const char *s = c->p;
-    while (c->p < c->e && (isalnum((unsigned char)*c->p) || *c->p == '-' || *c->p == '+' ||
-                           *c->p == '.'))
-        c->p++;
+    jtoken(c);
     size_t n = (size_t)(c->p - s);
     if (n == 0) return sl_seterr(why, whylen, "unexpected character '%c'", ch);
     if ((n == 4 && !memcmp(s, "true", 4)) || (n == 5 && !memcmp(s, "false", 5)) ||
@@ -476,7 +503,11 @@ static int jvalue(const kf_codec *cd, int i, jcur *c, sl_value *v, kf_buf *str, 
         if (parse_text(t, txt, n, v, str, why, whylen) != SL_OK) goto bad;
         return SL_OK;
     }
-    if (jskip(c, 1, str, why, whylen)) return SL_ERR;
+    if ((ch == '-' || (ch >= '0' && ch <= '9')) &&
+        (t == SL_T_INT || t == SL_T_BIGINT || t == SL_T_TIMESTAMP))
+        jtoken(c); /* an integer: parse_text's strtoll below checks it, no strtod pass first */
+    else if (jskip(c, 1, str, why, whylen))
+        return SL_ERR;
     size_t n = (size_t)(c->p - s);
     if (n == 4 && !memcmp(s, "null", 4)) {
         v->isnull = true;

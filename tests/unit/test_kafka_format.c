@@ -96,6 +96,9 @@ static void test_json_errors(void)
         {"{\"name\": \"a\\q\"}", "bad escape '\\q'"},
         {"{\"id\": 1} x", "trailing characters after the object"},
         {"{\"b\": \"***\"}", "field 'b': '***' is not base64"},
+        {"{\"id\": 1.5}", "field 'id': '1.5' is not a BIGINT"},
+        {"{\"n\": 12x}", "field 'n': '12x' is not an INT"},
+        {"{\"x\": 12x}", "bad number '12x'"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         CHECK_EQ_INT(dec(&f, cases[i].in), SL_ERR);
@@ -109,6 +112,64 @@ static void test_json_errors(void)
     deep[n] = '\0';
     CHECK_EQ_INT(dec(&f, deep), SL_ERR);
     CHECK_EQ_STR(f.why, "nested deeper than 64");
+    cfix_free(&f);
+}
+
+/* Strings against a model: random values of plain bytes, UTF-8, DEL,
+ * escapes and (rarely) a raw control character, of every length around the
+ * scanner's eight-byte steps, first or last in the record (whose buffer is
+ * exactly its size); the decoded text is built beside the escaped one. */
+static void test_json_strings_model(void)
+{
+    cfix f;
+    cfix_init(&f, KF_JSON);
+    uint64_t s = 0x9E3779B97F4A7C15ULL;
+#define NEXT() (s ^= s << 13, s ^= s >> 7, s ^= s << 17, s)
+    for (int k = 0; k < 4000; k++) {
+        char esc[400], want[200];
+        size_t en = 0, wn = 0;
+        int ctrl = 0;
+        size_t units = NEXT() % 40;
+        for (size_t u = 0; u < units; u++) {
+            switch (NEXT() % 16) {
+            case 0: esc[en++] = '\\'; esc[en++] = '"'; want[wn++] = '"'; break;
+            case 1: esc[en++] = '\\'; esc[en++] = '\\'; want[wn++] = '\\'; break;
+            case 2: esc[en++] = '\\'; esc[en++] = 'n'; want[wn++] = '\n'; break;
+            case 3: memcpy(esc + en, "\\u0041", 6); en += 6; want[wn++] = 'A'; break;
+            case 4: esc[en++] = want[wn++] = '\xc3'; esc[en++] = want[wn++] = '\xa9'; break;
+            case 5: esc[en++] = want[wn++] = 0x7f; break;
+            case 6:
+                if (NEXT() % 8 == 0) {
+                    esc[en++] = want[wn++] = (char)(1 + NEXT() % 31);
+                    ctrl = 1;
+                    break;
+                }
+                /* fall through */
+            default: esc[en++] = want[wn++] = (char)('a' + NEXT() % 26); break;
+            }
+        }
+        long long id = (long long)(NEXT() % 2000001) - 1000000;
+        char rec[512];
+        int n = NEXT() % 2 ? snprintf(rec, sizeof rec, "{\"id\": %lld, \"name\": \"%.*s\"}", id, (int)en, esc)
+                           : snprintf(rec, sizeof rec, "{\"name\": \"%.*s\", \"id\":%lld}", (int)en, esc, id);
+        char *buf = malloc((size_t)n);
+        memcpy(buf, rec, (size_t)n);
+        int rc = kf_decode(&f.c, buf, (size_t)n, f.vals, &f.str, f.why, sizeof f.why);
+        if (ctrl) {
+            CHECK_EQ_INT(rc, SL_ERR);
+            CHECK_EQ_STR(f.why, "control character in a string");
+        } else {
+            CHECK_EQ_INT(rc, SL_OK);
+            CHECK_EQ_INT(f.vals[0].v.i, id);
+            CHECK(!f.vals[1].isnull && f.vals[1].v.s.len == wn && !memcmp(f.vals[1].v.s.p, want, wn));
+        }
+        free(buf);
+        f.str.len = 0;
+    }
+#undef NEXT
+    /* an integer column's number is parsed once, by strtoll (errors: test_json_errors) */
+    CHECK_EQ_INT(dec(&f, "{\"id\": -0042}"), SL_OK);
+    CHECK_EQ_INT(f.vals[0].v.i, -42);
     cfix_free(&f);
 }
 
@@ -367,6 +428,7 @@ static void test_headers_parse(void)
 }
 
 SL_TEST_MAIN(SL_TEST(test_headers_parse), SL_TEST(test_json_values), SL_TEST(test_json_errors),
+             SL_TEST(test_json_strings_model),
              SL_TEST(test_truncations_and_garbage), SL_TEST(test_csv),
              SL_TEST(test_encode_roundtrip), SL_TEST(test_raw_and_timestamps),
              SL_TEST(test_debezium))
