@@ -921,7 +921,8 @@ static const struct fn_def {
     {"TO_TIMESTAMP", N_TO_TS, 1, 1},     {"NOW", N_NOW, 0, 0},
     {"CURRENT_ROW_TIMESTAMP", N_NOW, 0, 0}, {"UNIX_TIMESTAMP", N_UNIX_TS, 0, 2},
     {"FROM_UNIXTIME", N_FROM_UNIXTIME, 1, 2}, {"RAND", N_RAND, 0, 1},
-    {"RAND_INTEGER", N_RAND_INT, 1, 2},
+    {"RAND_INTEGER", N_RAND_INT, 1, 2},  {"REPLACE", N_REPLACE, 3, 3},
+    {"SPLIT_INDEX", N_SPLIT_INDEX, 3, 3},
 };
 
 /* Keys of RAND sequences: one per RAND node with a literal seed, unique for
@@ -1137,6 +1138,19 @@ static node *build_call(bld *b, const sql_node *e)
             add_kid(n, NULL); /* default characters: a blank */
             n->flags = !strcasecmp(name, "LTRIM") ? TRIM_LEADING : TRIM_TRAILING;
         }
+        break;
+    case N_REPLACE:
+    case N_SPLIT_INDEX:
+        for (int i = 0; i < 3; i++) {
+            sl_type ti = n->kids[i]->type;
+            bool want_int = f->op == N_SPLIT_INDEX && i == 2;
+            if (ti != SL_T_NULL && (want_int ? !is_int_type(ti) : ti != SL_T_STRING)) {
+                perr(b, NAT(n->kids[i]), "%s needs (STRING, STRING, %s), got %s as argument %d",
+                     f->name, f->op == N_REPLACE ? "STRING" : "INT", ntname(b, n->kids[i]), i + 1);
+                return NULL;
+            }
+        }
+        t = SL_T_STRING;
         break;
     case N_MOD: /* MOD(a, b) is a % b; the call node stays unused in b->all */
         return make_arith(b, N_MOD, AT(e), n->kids[0], n->kids[1]);

@@ -628,6 +628,91 @@ static int eval_trim(const node *n, evctx *cx, sl_value *out)
     return SL_OK;
 }
 
+/* REPLACE(s, search, replacement): every non-overlapping occurrence of
+ * search, left to right; an empty search leaves s as it is. */
+static int eval_replace(const node *n, evctx *cx, sl_value *out)
+{
+    sl_value v[3];
+    if (eval_kids(n, cx, v)) return SL_ERR;
+    if (v[0].isnull || v[1].isnull || v[2].isnull) {
+        set_null(out);
+        return SL_OK;
+    }
+    const char *s = v[0].v.s.p, *f = v[1].v.s.p, *r = v[2].v.s.p;
+    size_t sl = v[0].v.s.len, fl = v[1].v.s.len, rl = v[2].v.s.len, hits = 0;
+    if (fl == 0 || fl > sl) {
+        *out = v[0];
+        return SL_OK;
+    }
+    for (size_t i = 0; i + fl <= sl;)
+        if (!memcmp(s + i, f, fl)) hits++, i += fl;
+        else i++;
+    if (!hits) {
+        *out = v[0];
+        return SL_OK;
+    }
+    size_t len = sl - hits * fl + hits * rl;
+    char *d = salloc(cx, n, len);
+    if (!d) return SL_ERR;
+    size_t o = 0, i = 0;
+    while (i < sl) {
+        if (i + fl <= sl && !memcmp(s + i, f, fl)) {
+            if (rl) memcpy(d + o, r, rl);
+            o += rl, i += fl;
+        } else {
+            d[o++] = s[i++];
+        }
+    }
+    set_s(out, d, len);
+    return SL_OK;
+}
+
+/* SPLIT_INDEX(s, sep, k): the k-th (from 0) of the pieces s splits into at
+ * each occurrence of sep (empty pieces kept); NULL when k is negative or
+ * past the last piece. An empty sep splits at runs of blanks, tabs and line
+ * breaks. The piece is a slice of s: nothing is copied. */
+static int eval_split_index(const node *n, evctx *cx, sl_value *out)
+{
+    sl_value v[3];
+    if (eval_kids(n, cx, v)) return SL_ERR;
+    if (v[0].isnull || v[1].isnull || v[2].isnull || v[2].v.i < 0 || v[0].v.s.len == 0) {
+        set_null(out); /* an empty string has no pieces */
+        return SL_OK;
+    }
+    const char *s = v[0].v.s.p, *sep = v[1].v.s.p;
+    size_t len = v[0].v.s.len, sl = v[1].v.s.len, start = 0, i = 0;
+    int64_t k = v[2].v.i;
+    if (sl == 0) { /* whitespace-separated words */
+#define SP(c) ((c) == ' ' || (c) == '\t' || (c) == '\n' || (c) == '\r' || (c) == '\f' || (c) == '\v')
+        for (;;) {
+            while (i < len && SP(s[i])) i++;
+            if (i >= len) break;
+            start = i;
+            while (i < len && !SP(s[i])) i++;
+            if (k-- == 0) {
+                set_s(out, s + start, i - start);
+                return SL_OK;
+            }
+        }
+#undef SP
+        set_null(out);
+        return SL_OK;
+    }
+    for (;;) {
+        size_t end = start;
+        while (end + sl <= len && memcmp(s + end, sep, sl)) end++;
+        if (end + sl > len) end = len; /* the last piece */
+        if (k-- == 0) {
+            set_s(out, s + start, end - start);
+            return SL_OK;
+        }
+        if (end >= len) break;
+        start = end + sl;
+    }
+    set_null(out);
+    return SL_OK;
+}
+
 static int eval_substring(const node *n, evctx *cx, sl_value *out)
 {
     sl_value v[3];
@@ -1018,6 +1103,8 @@ static int ev(const node *n, evctx *cx, sl_value *out)
         return SL_OK;
     case N_TRIM: return eval_trim(n, cx, out);
     case N_SUBSTRING: return eval_substring(n, cx, out);
+    case N_REPLACE: return eval_replace(n, cx, out);
+    case N_SPLIT_INDEX: return eval_split_index(n, cx, out);
     case N_POSITION: return eval_position(n, cx, out);
     case N_TO_TS_LTZ: {
         if ((rc = ev(n->kids[0], cx, out)) || out->isnull) return rc;

@@ -35,7 +35,9 @@ typedef enum {
     N_RAND_INT,     /* RAND_INTEGER([seed,] bound) */
     N_TS_ADD,       /* TIMESTAMPADD(unit, n, ts); flags: the TU_* unit */
     N_TS_DIFF,      /* TIMESTAMPDIFF(unit, t1, t2); flags: the TU_* unit */
-    N_EXTRACT       /* EXTRACT(unit FROM ts), YEAR(ts), ...; flags: the sl_extract_unit */
+    N_EXTRACT,      /* EXTRACT(unit FROM ts), YEAR(ts), ...; flags: the sl_extract_unit */
+    N_REPLACE,      /* REPLACE(s, search, replacement) */
+    N_SPLIT_INDEX   /* SPLIT_INDEX(s, separator, index) */
 } n_op;
 
 /* TRIM sides (node flags) */

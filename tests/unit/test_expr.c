@@ -1213,6 +1213,37 @@ static void test_extract(void)
     EXPECT("MONTH(INTERVAL '1' DAY)", "PARSE: line 1, column 7: MONTH needs a TIMESTAMP, got INTERVAL DAY");
 }
 
+static void test_replace_split_index(void)
+{
+    EXPECT("REPLACE('hello world', 'world', 'flink')", "STRING hello flink");
+    EXPECT("REPLACE(name, 'l', 'LL')", "STRING ALLice");
+    EXPECT("REPLACE('aaaa', 'aa', 'b')", "STRING bb");     /* non-overlapping, left to right */
+    EXPECT("REPLACE('aaa', 'aa', '')", "STRING a");
+    EXPECT("REPLACE('abc', '', 'x')", "STRING abc");       /* an empty search changes nothing */
+    EXPECT("REPLACE('abc', 'abcd', 'x')", "STRING abc");
+    EXPECT("REPLACE(nul_s, 'a', 'b')", "STRING NULL");
+    EXPECT("REPLACE('a', 'a', nul_s)", "STRING NULL");
+    EXPECT("REPLACE(n, 'a', 'b')",
+           "PARSE: line 1, column 9: REPLACE needs (STRING, STRING, STRING), got INT as argument 1");
+    EXPECT("SPLIT_INDEX('Jack,John,Mary', ',', 2)", "STRING Mary");
+    EXPECT("SPLIT_INDEX('Jack,John,Mary', ',', 0)", "STRING Jack");
+    EXPECT("SPLIT_INDEX('Jack,John,Mary', ',', 3)", "STRING NULL");
+    EXPECT("SPLIT_INDEX('Jack,John,Mary', ',', -1)", "STRING NULL");
+    EXPECT("SPLIT_INDEX('a,,b,', ',', 1)", "STRING ");      /* empty pieces are kept */
+    EXPECT("SPLIT_INDEX('a,,b,', ',', 3)", "STRING ");
+    EXPECT("SPLIT_INDEX('a,,b,', ',', 4)", "STRING NULL");
+    EXPECT("SPLIT_INDEX('a::b::c', '::', 1)", "STRING b");
+    EXPECT("SPLIT_INDEX('', ',', 0)", "STRING NULL");       /* no pieces */
+    EXPECT("SPLIT_INDEX(`my col`, '', 1)", "STRING y");     /* an empty separator: blanks */
+    EXPECT("SPLIT_INDEX('  two   words ', '', 1)", "STRING words");
+    EXPECT("SPLIT_INDEX('  two   words ', '', 2)", "STRING NULL");
+    EXPECT("SPLIT_INDEX(name, nul_s, 0)", "STRING NULL");
+    EXPECT("SPLIT_INDEX(name, ',', n - 3)", "STRING Alice");
+    EXPECT("SPLIT_INDEX(name, ',', 'x')",
+           "PARSE: line 1, column 24: SPLIT_INDEX needs (STRING, STRING, INT), got STRING as "
+           "argument 3");
+}
+
 static void test_timestampadd_diff(void)
 {
     EXPECT("TIMESTAMPADD(SECOND, -5, ts)", "TIMESTAMP 1767225595020");
@@ -1498,7 +1529,7 @@ SL_TEST_MAIN(SL_TEST(test_literals), SL_TEST(test_columns), SL_TEST(test_arithme
              SL_TEST(test_intervals), SL_TEST(test_depth_limit), SL_TEST(test_fuzz),
              SL_TEST(test_keywords_and_quoting), SL_TEST(test_interval_literals),
              SL_TEST(test_interval_arithmetic), SL_TEST(test_casts_time),
-             SL_TEST(test_unix_time), SL_TEST(test_timestampadd_diff), SL_TEST(test_extract),
+             SL_TEST(test_unix_time), SL_TEST(test_timestampadd_diff), SL_TEST(test_extract), SL_TEST(test_replace_split_index),
              SL_TEST(test_current_timestamp), SL_TEST(test_rand_seeded),
              SL_TEST(test_rand_many_sequences), SL_TEST(test_rand_unseeded),
              SL_TEST(test_rand_threads))
