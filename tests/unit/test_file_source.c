@@ -24,6 +24,7 @@
 #include "sl_test.h"
 #include "jobgraph.h"
 #include "operator.h"
+#include "row_text.h"
 
 extern const sl_op_def sl_op_file_source;
 extern const sl_op_def sl_op_nexmark;
@@ -79,26 +80,10 @@ typedef struct sink {
     size_t len, cap, n;
 } sink;
 
-static void sink_put(sink *s, const char *p, size_t n)
-{
-    if (s->len + n + 1 > s->cap) {
-        s->cap = (s->len + n + 1) * 2;
-        s->text = sl_realloc(s->text, s->cap);
-    }
-    memcpy(s->text + s->len, p, n);
-    s->len += n;
-    s->text[s->len] = '\0';
-}
-
 static int sink_emit(void *ctx, int output, sl_row *row)
 {
     sink *s = ctx;
-    char buf[4096];
-    for (int i = 0; i < row->n; i++) {
-        int n = sl_value_format(buf, sizeof buf, &row->vals[i], s->schema->fields[i].type);
-        sink_put(s, buf, (size_t)SL_MIN(n, (int)sizeof buf - 1));
-        sink_put(s, i + 1 < row->n ? "|" : "\n", 1);
-    }
+    row_text_row(&s->text, &s->len, &s->cap, row, s->schema);
     s->n++;
     return SL_OK;
 }
