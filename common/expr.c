@@ -189,6 +189,10 @@ void sl_expr_free_nodes(node *all)
         node *next = all->next_all;
         free(all->kids);
         free(all->owned);
+        if (all->aux && (all->op == N_REGEXP || all->op == N_REGEXP_EXTRACT ||
+                         all->op == N_REGEXP_REPLACE))
+            regfree(all->aux);
+        free(all->aux);
         free(all);
         all = next;
     }

@@ -922,8 +922,82 @@ static const struct fn_def {
     {"CURRENT_ROW_TIMESTAMP", N_NOW, 0, 0}, {"UNIX_TIMESTAMP", N_UNIX_TS, 0, 2},
     {"FROM_UNIXTIME", N_FROM_UNIXTIME, 1, 2}, {"RAND", N_RAND, 0, 1},
     {"RAND_INTEGER", N_RAND_INT, 1, 2},  {"REPLACE", N_REPLACE, 3, 3},
-    {"SPLIT_INDEX", N_SPLIT_INDEX, 3, 3},
+    {"SPLIT_INDEX", N_SPLIT_INDEX, 3, 3}, {"DATE_FORMAT", N_DATE_FORMAT, 2, 2},
+    {"REGEXP", N_REGEXP, 2, 2},          {"REGEXP_EXTRACT", N_REGEXP_EXTRACT, 2, 3},
+    {"REGEXP_REPLACE", N_REGEXP_REPLACE, 3, 3},
 };
+
+/* DATE_FORMAT(ts | s, format): a constant format is compiled here, once. */
+static int type_date_format(bld *b, node *n)
+{
+    node *ts = n->kids[0], *fmt = n->kids[1];
+    if (ts->interval || (ts->type != SL_T_TIMESTAMP && ts->type != SL_T_STRING &&
+                         ts->type != SL_T_NULL))
+        return perr(b, NAT(ts), "DATE_FORMAT needs a TIMESTAMP or a STRING 'yyyy-MM-dd "
+                    "HH:mm:ss' first, got %s", ntname(b, ts));
+    if (fmt->type != SL_T_STRING && fmt->type != SL_T_NULL)
+        return perr(b, NAT(fmt), "DATE_FORMAT needs a STRING format, got %s", ntname(b, fmt));
+    n->type = SL_T_STRING;
+    if (fmt->op != N_LIT || fmt->lit.isnull) return SL_OK; /* compiled per record */
+    const char *p = fmt->lit.v.s.p;
+    size_t len = fmt->lit.v.s.len;
+    int cap = (int)SL_MIN(len, (size_t)INT32_MAX / 2) + 1, nops;
+    sl_dfmt *f = sl_malloc(sizeof *f + sizeof f->ops[0] * (size_t)cap);
+    char msg[200];
+    if (sl_dfmt_compile(p, len, ts->type == SL_T_STRING, f->ops, cap, &nops, &f->maxlen, msg,
+                        sizeof msg)) {
+        free(f);
+        return perr(b, NAT(fmt), "DATE_FORMAT format '%.*s': %s", (int)SL_MIN(len, 60u), p,
+                    msg);
+    }
+    f->pat = p;
+    f->nops = nops;
+    n->aux = f;
+    return SL_OK;
+}
+
+/* REGEXP(s, p), REGEXP_EXTRACT(s, p [, group]), REGEXP_REPLACE(s, p, r): the
+ * pattern must be a constant (compiling one per record would allocate); it
+ * is compiled here, once. */
+static int type_regex(bld *b, node *n, const char *fname)
+{
+    for (int i = 0; i < n->nkids; i++) {
+        node *a = n->kids[i];
+        bool want_int = n->op == N_REGEXP_EXTRACT && i == 2;
+        if (a->interval || (a->type != SL_T_NULL && (want_int ? !is_int_type(a->type)
+                                                              : a->type != SL_T_STRING)))
+            return perr(b, NAT(a), "%s needs (STRING, STRING%s), got %s as argument %d", fname,
+                        n->op == N_REGEXP ? "" : n->op == N_REGEXP_EXTRACT ? "[, INT]"
+                                                                           : ", STRING",
+                        ntname(b, a), i + 1);
+    }
+    n->type = n->op == N_REGEXP ? SL_T_BOOLEAN : SL_T_STRING;
+    node *pat = n->kids[1];
+    if (pat->op != N_LIT)
+        return perr(b, NAT(pat), "%s needs a constant pattern (a string literal)", fname);
+    if (pat->lit.isnull) return SL_OK; /* the result is always NULL */
+    const char *p = pat->lit.v.s.p;
+    size_t len = pat->lit.v.s.len;
+    regex_t *re = sl_malloc(sizeof *re);
+    char msg[200];
+    if (sl_expr_regex_compile(re, p, len, n->op == N_REGEXP, msg, sizeof msg)) {
+        free(re);
+        return perr(b, NAT(pat), "%s pattern '%.*s': %s", fname, (int)SL_MIN(len, 60u), p, msg);
+    }
+    n->aux = re;
+    if (n->op == N_REGEXP_EXTRACT && n->nkids == 3 && n->kids[2]->op == N_LIT &&
+        !n->kids[2]->lit.isnull) {
+        int64_t g = n->kids[2]->lit.v.i;
+        if (g < 0 || g > (int64_t)re->re_nsub)
+            return perr(b, NAT(n->kids[2]), "REGEXP_EXTRACT group %lld does not exist: the "
+                        "pattern has %zu group%s (0 is the whole match)", (long long)g,
+                        re->re_nsub, re->re_nsub == 1 ? "" : "s");
+    }
+    if (re->re_nsub >= SL_EXPR_MAX_GROUPS)
+        return perr(b, NAT(pat), "%s pattern has %zu groups (limit %d)", fname, re->re_nsub,
+                    SL_EXPR_MAX_GROUPS - 1);
+    return SL_OK;
+}
 
 /* Keys of RAND sequences: one per RAND node with a literal seed, unique for
  * the life of the process (see rand_state in expr_eval.c). */
@@ -1240,6 +1314,16 @@ static node *build_call(bld *b, const sql_node *e)
     case N_RAND:
     case N_RAND_INT:
         if (type_rand(b, n, f->name)) return NULL;
+        t = n->type;
+        break;
+    case N_DATE_FORMAT:
+        if (type_date_format(b, n)) return NULL;
+        t = n->type;
+        break;
+    case N_REGEXP:
+    case N_REGEXP_EXTRACT:
+    case N_REGEXP_REPLACE:
+        if (type_regex(b, n, f->name)) return NULL;
         t = n->type;
         break;
     default:

@@ -713,6 +713,130 @@ static int eval_split_index(const node *n, evctx *cx, sl_value *out)
     return SL_OK;
 }
 
+/* Give back the unused tail of the scratch string d (room `cap`, `len`
+ * used) when it is still the arena's last allocation. */
+static void strim(evctx *cx, const char *d, size_t cap, size_t len)
+{
+    sl_arena *a = cx->scratch;
+    if (cap > len && a->buf && d + cap == a->buf + a->used) a->used -= cap - len;
+}
+
+/* DATE_FORMAT(ts | s, format): a constant format was compiled at check
+ * time; another is compiled here into ops on the stack. */
+#define DFMT_STACK_OPS 64
+static int eval_date_format(const node *n, evctx *cx, sl_value *out)
+{
+    sl_value v[2];
+    if (eval_kids(n, cx, v)) return SL_ERR;
+    if (v[0].isnull || v[1].isnull) {
+        set_null(out);
+        return SL_OK;
+    }
+    int64_t ms = v[0].v.i;
+    if (n->kids[0]->type == SL_T_STRING && !sl_dfmt_parse_default(v[0].v.s.p, v[0].v.s.len, &ms)) {
+        set_null(out); /* not 'yyyy-MM-dd HH:mm:ss': NULL, as Flink's parse failure */
+        return SL_OK;
+    }
+    const sl_dfmt *f = n->aux;
+    sl_dfmt_op stack[DFMT_STACK_OPS];
+    const sl_dfmt_op *ops;
+    const char *pat;
+    int nops;
+    size_t maxlen;
+    if (f) {
+        ops = f->ops, pat = f->pat, nops = f->nops, maxlen = f->maxlen;
+    } else {
+        char msg[200];
+        pat = v[1].v.s.p;
+        if (sl_dfmt_compile(pat, v[1].v.s.len, n->kids[0]->type == SL_T_STRING, stack,
+                            DFMT_STACK_OPS, &nops, &maxlen, msg, sizeof msg))
+            return everr(cx, n, "DATE_FORMAT format '%.*s': %s", (int)SL_MIN(v[1].v.s.len, 60u),
+                         pat, msg);
+        ops = stack;
+    }
+    char *d = salloc(cx, n, maxlen);
+    if (!d) return SL_ERR;
+    size_t len = sl_dfmt_write(ops, nops, pat, ms, d);
+    strim(cx, d, maxlen, len);
+    set_s(out, d, len);
+    return SL_OK;
+}
+
+/* Find the first match of re in s[from..len) (the whole of s is the
+ * subject: '^' matches only at 0, \b sees the byte before `from`). */
+static bool re_find(const regex_t *re, const char *s, size_t from, size_t len, regmatch_t *m,
+                    size_t nm)
+{
+    regmatch_t whole[1];
+    if (!nm) m = whole, nm = 1;
+    m[0].rm_so = (regoff_t)from;
+    m[0].rm_eo = (regoff_t)len;
+    return regexec(re, s, nm, m, REG_STARTEND | (from ? REG_NOTBOL : 0)) == 0;
+}
+
+/* REGEXP(s, p): does p match anywhere in s. REGEXP_EXTRACT(s, p [, g]): the
+ * text group g (0: the whole match, the default) of the first match, a
+ * slice of s; NULL when there is no match, no group g, or g did not take
+ * part. REGEXP_REPLACE(s, p, r): every match replaced by r taken literally,
+ * an empty match advancing by one character, as Java's replaceAll does. */
+static int eval_regex(const node *n, evctx *cx, sl_value *out)
+{
+    sl_value v[3];
+    if (eval_kids(n, cx, v)) return SL_ERR;
+    for (int i = 0; i < n->nkids; i++)
+        if (v[i].isnull) {
+            set_null(out);
+            return SL_OK;
+        }
+    const regex_t *re = n->aux;
+    const char *s = v[0].v.s.p;
+    size_t len = v[0].v.s.len;
+    if (!re) { /* the pattern is the NULL literal */
+        set_null(out);
+        return SL_OK;
+    }
+    regmatch_t m[SL_EXPR_MAX_GROUPS];
+    if (n->op == N_REGEXP) {
+        set_i(out, re_find(re, s ? s : "", 0, len, NULL, 0));
+        return SL_OK;
+    }
+    if (n->op == N_REGEXP_EXTRACT) {
+        int64_t g = n->nkids == 3 ? v[2].v.i : 0;
+        if (g < 0 || g > (int64_t)re->re_nsub || !re_find(re, s ? s : "", 0, len, m, (size_t)g + 1) ||
+            m[g].rm_so < 0) {
+            set_null(out);
+            return SL_OK;
+        }
+        set_s(out, s + m[g].rm_so, (size_t)(m[g].rm_eo - m[g].rm_so));
+        return SL_OK;
+    }
+    /* REGEXP_REPLACE: count the output, then write it */
+    const char *r = v[2].v.s.p;
+    size_t rl = v[2].v.s.len, total = 0, at = 0, from = 0;
+    if (!s) s = "";
+    for (int pass = 0; pass < 2; pass++) {
+        char *d = NULL;
+        if (pass == 1 && !(d = salloc(cx, n, total))) return SL_ERR;
+        size_t o = 0;
+        at = from = 0;
+        while (from <= len && re_find(re, s, from, len, m, 1)) {
+            size_t so = (size_t)m[0].rm_so, eo = (size_t)m[0].rm_eo;
+            if (d) {
+                memcpy(d + o, s + at, so - at);
+                if (rl) memcpy(d + o + (so - at), r, rl);
+            }
+            o += so - at + rl;
+            at = eo;
+            from = eo > so ? eo : eo + (eo < len ? cp_len(s + eo, len - eo) : 1);
+        }
+        if (d && len > at) memcpy(d + o, s + at, len - at);
+        o += len - at;
+        if (pass == 0) total = o;
+        else set_s(out, d, o);
+    }
+    return SL_OK;
+}
+
 static int eval_substring(const node *n, evctx *cx, sl_value *out)
 {
     sl_value v[3];
@@ -1105,6 +1229,10 @@ static int ev(const node *n, evctx *cx, sl_value *out)
     case N_SUBSTRING: return eval_substring(n, cx, out);
     case N_REPLACE: return eval_replace(n, cx, out);
     case N_SPLIT_INDEX: return eval_split_index(n, cx, out);
+    case N_DATE_FORMAT: return eval_date_format(n, cx, out);
+    case N_REGEXP:
+    case N_REGEXP_EXTRACT:
+    case N_REGEXP_REPLACE: return eval_regex(n, cx, out);
     case N_POSITION: return eval_position(n, cx, out);
     case N_TO_TS_LTZ: {
         if ((rc = ev(n->kids[0], cx, out)) || out->isnull) return rc;

@@ -6,6 +6,7 @@
 #ifndef SL_EXPR_INT_H
 #define SL_EXPR_INT_H
 
+#include <regex.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 
 #define SL_EXPR_MAX_DEPTH 256 /* tree height limit (checking and evaluation recursion) */
 #define SL_EXPR_MAX_ARGS 1000 /* arguments to one function */
+#define SL_EXPR_MAX_GROUPS 32 /* groups of a regular expression, the whole match included */
 
 /* ---- the tree ------------------------------------------------------------ */
 
@@ -37,7 +39,11 @@ typedef enum {
     N_TS_DIFF,      /* TIMESTAMPDIFF(unit, t1, t2); flags: the TU_* unit */
     N_EXTRACT,      /* EXTRACT(unit FROM ts), YEAR(ts), ...; flags: the sl_extract_unit */
     N_REPLACE,      /* REPLACE(s, search, replacement) */
-    N_SPLIT_INDEX   /* SPLIT_INDEX(s, separator, index) */
+    N_SPLIT_INDEX,  /* SPLIT_INDEX(s, separator, index) */
+    N_DATE_FORMAT,  /* DATE_FORMAT(ts | s, format); aux: the compiled constant format */
+    N_REGEXP,       /* REGEXP(s, pattern); aux: the compiled pattern (regex_t) */
+    N_REGEXP_EXTRACT, /* REGEXP_EXTRACT(s, pattern [, group]); aux: as REGEXP */
+    N_REGEXP_REPLACE  /* REGEXP_REPLACE(s, pattern, replacement); aux: as REGEXP */
 } n_op;
 
 /* TRIM sides (node flags) */
@@ -84,6 +90,9 @@ struct node {
     node **kids;      /* owned array of nkids borrowed nodes */
     node *next_all;   /* every node of a tree, for freeing */
     uint64_t serial;  /* RAND with a literal seed: names its sequence (see rand_state) */
+    void *aux;        /* owned, built once at check time: N_DATE_FORMAT's sl_dfmt (NULL
+                       * when the format is not a constant), N_REGEXP*'s regex_t (NULL
+                       * when the pattern is the NULL literal) */
 };
 
 struct sl_expr {
@@ -122,6 +131,47 @@ bool sl_expr_parse_i64(const char *s, size_t n, int64_t *out);
 /* Parse 'YYYY-MM-DD[( |T)HH:MM[:SS[.fff]]]' (blanks around are allowed; digits
  * beyond milliseconds are dropped) into ms since the epoch, UTC. */
 bool sl_expr_ts_parse(const char *s, size_t n, int64_t *out);
+
+/* ---- DATE_FORMAT patterns (expr_datefmt.c) -------------------------------------
+ * A format is compiled into a list of ops, each a field (a pattern letter
+ * repeated `count` times) or a run of literal bytes borrowed from the
+ * pattern text, which must outlive the ops. */
+typedef struct sl_dfmt_op {
+    char letter;    /* 'y', 'M', ...; 0 for literal text */
+    uint8_t count;  /* how many times the letter is repeated */
+    uint32_t off;   /* literal text: its bytes in the pattern */
+    uint32_t len;
+} sl_dfmt_op;
+
+typedef struct sl_dfmt {
+    const char *pat; /* the pattern text (borrowed: the literal node's bytes) */
+    int nops;
+    size_t maxlen;   /* no output is longer */
+    sl_dfmt_op ops[]; /* nops */
+} sl_dfmt;
+
+/* Compile pat[0..n) into ops[0..cap). `sdf`: the format applies to a STRING
+ * input (Flink formats those with SimpleDateFormat): refuse the letters
+ * whose output would differ from DateTimeFormatter's. Returns SL_OK with
+ * *nops and *maxlen, or SL_ERR with a message naming the letter. */
+int sl_dfmt_compile(const char *pat, size_t n, bool sdf, sl_dfmt_op *ops, int cap, int *nops,
+                    size_t *maxlen, char *err, size_t errlen);
+
+/* Write ms (UTC) formatted by ops into dst (room for maxlen bytes); returns
+ * the length. Allocates nothing. */
+size_t sl_dfmt_write(const sl_dfmt_op *ops, int nops, const char *pat, int64_t ms, char *dst);
+
+/* Parse Flink's default DATE_FORMAT input 'yyyy-MM-dd HH:mm:ss' (trailing
+ * text ignored, as SimpleDateFormat does) into ms, UTC. */
+bool sl_dfmt_parse_default(const char *s, size_t n, int64_t *ms);
+
+/* ---- Java regular expressions on POSIX ERE (expr_regex.c) -------------------- */
+
+/* Compile pat[0..n), written in Java's syntax, as a POSIX extended regular
+ * expression into *re (the caller regfree()s it on SL_OK). Constructs that
+ * POSIX cannot honour are refused with a message. */
+int sl_expr_regex_compile(regex_t *re, const char *pat, size_t n, bool nosub,
+                          char *err, size_t errlen);
 
 /* Free every node of a tree (the next_all list). */
 void sl_expr_free_nodes(node *all);
