@@ -1,16 +1,18 @@
 """Smoke test of the Nexmark benchmark (bench/nexmark/run.py), Sluice side.
 
 Generates 3000 events (100 per second of event time, so 30 s of it) into
-files with the runner's own generator job, runs q0, q2, q3, q11 and q22 from
+files with the runner's own generator job, runs q0, q2, q3, q10, q11, q21 and q22 from
 bench/nexmark/queries on a real cluster with their blackhole sink swapped
 for a JSON filesystem sink, and checks each result exactly against a Python
 model of the query evaluated on the same event files. Marked release_only:
 it exists to keep the benchmark runnable, like test_bench_smoke.py.
 """
 import collections
+import datetime
 import glob
 import json
 import os
+import re
 import sys
 
 import pytest
@@ -62,6 +64,22 @@ def model(query, person, auction, bid):
                 if t is not None:
                     last, n = t, n + 1
         return out
+    if query == "q10":  # DATE_FORMAT(dateTime, 'yyyy-MM-dd') and (.., 'HH:mm'), UTC
+        def fmt(b, f):
+            t = datetime.datetime.fromtimestamp(ms(b["dateTime"]) / 1000, datetime.timezone.utc)
+            return t.strftime(f)
+        return [{k: b[k] for k in ("auction", "bidder", "price", "dateTime", "extra")}
+                | {"dt": fmt(b, "%Y-%m-%d"), "hm": fmt(b, "%H:%M")} for b in bid]
+    if query == "q21":  # a channel id from the channel's name or the URL's channel_id
+        ids = {"apple": "0", "google": "1", "facebook": "2", "baidu": "3"}
+
+        def from_url(url):
+            m = re.search(r"(&|^)channel_id=([^&]*)", url or "")
+            return m.group(2) if m else None
+        return [{"auction": b["auction"], "bidder": b["bidder"], "price": b["price"],
+                 "channel": b["channel"],
+                 "channel_id": ids.get(b["channel"].lower(), from_url(b["url"]))}
+                for b in bid if from_url(b["url"]) is not None or b["channel"].lower() in ids]
     if query == "q22":  # SPLIT_INDEX(url, '/', k): the k-th piece, empty pieces kept
         def piece(url, k):
             parts = url.split("/") if url else []
@@ -87,7 +105,12 @@ def test_nexmark_queries_match_a_model(cluster, workdir):
     assert sorted(p["id"] for p in person) == list(range(1000, 1060))
     assert sorted(a["id"] for a in auction) == list(range(1000, 1180))
 
-    for q in ("q0", "q2", "q3", "q11", "q22"):
+    # q21 takes both of its branches: named channels, and channel ids from URLs
+    assert any(b["channel"].lower() == "google" for b in bid)
+    assert any("&channel_id=" in b["url"] and b["channel"].lower() not in
+               ("apple", "google", "facebook", "baidu") for b in bid)
+
+    for q in ("q0", "q2", "q3", "q10", "q11", "q21", "q22"):
         out = os.path.join(workdir, f"out-{q}")
         sink = f"'connector' = 'filesystem', 'path' = '{out}', 'format' = 'json'"
         path = os.path.join(workdir, f"{q}.sql")
