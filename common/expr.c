@@ -41,6 +41,12 @@
  * UPPER/LOWER change ASCII letters only. A bare NULL has type SL_T_NULL,
  * which every operator accepts and which evaluates to NULL.
  *
+ * DATE_FORMAT (expr_datefmt.c) and the REGEXP functions (expr_regex.c)
+ * compile a constant format or pattern once, while checking, into the
+ * node's `aux`; REGEXP's patterns must be constants, since compiling one
+ * allocates. Their semantics, and where POSIX ERE differs from Java's
+ * regular expressions, are in docs/SQL.md.
+ *
  * Errors found while checking say "line L, column C: ..." as the SQL
  * parser's do; errors at run time end "at position N", a 1-based byte offset
  * into the text.

@@ -2,7 +2,9 @@
  * expr_eval.c -- evaluation of Sluice's typed scalar expressions (the tree
  * expr_check.c builds; see expr.c for the semantics).
  *
- * Evaluation (data plane) never mallocs and never writes to the tree:
+ * Evaluation (data plane) never mallocs (but glibc's regexec does inside
+ * when REGEXP_EXTRACT asks for a group of a match, or the pattern has back
+ * references) and never writes to the tree:
  * children are evaluated into sl_values on the C stack, string results are
  * carved from the caller's scratch arena, and results that are a slice of
  * an input (SUBSTRING, TRIM) borrow it without copying. Integer arithmetic
@@ -802,8 +804,12 @@ static int eval_regex(const node *n, evctx *cx, sl_value *out)
     }
     if (n->op == N_REGEXP_EXTRACT) {
         int64_t g = n->nkids == 3 ? v[2].v.i : 0;
-        if (g < 0 || g > (int64_t)re->re_nsub || !re_find(re, s ? s : "", 0, len, m, (size_t)g + 1) ||
-            m[g].rm_so < 0) {
+        if (!s) s = "";
+        /* glibc's regexec allocates when asked for groups, not when asked
+         * for the whole match only: look for a match first, so a row that
+         * has none costs no allocation */
+        if (g < 0 || g > (int64_t)re->re_nsub || !re_find(re, s, 0, len, m, 1) ||
+            (g > 0 && !re_find(re, s, 0, len, m, (size_t)g + 1)) || m[g].rm_so < 0) {
             set_null(out);
             return SL_OK;
         }

@@ -1741,6 +1741,10 @@ static void test_regexp(void)
     /* Java's '.' stops at '\r' and '\n' */
     EXPECT("REGEXP('a\rb', 'a.b')", "BOOLEAN FALSE");
     EXPECT("REGEXP('a\tb', 'a.b')", "BOOLEAN TRUE");
+    EXPECT("REGEXP_EXTRACT('scat cat', '\\bc(a)t', 0)", "STRING cat"); /* word boundary */
+    EXPECT("REGEXP_EXTRACT('v 1.25.3;', '[\\d.]+')", "STRING 1.25.3");
+    EXPECT("REGEXP_EXTRACT('a-b', '[\\w\\-]+$')", "STRING a-b");
+    EXPECT("REGEXP_EXTRACT('xyz', '(a)', 1)", "STRING NULL");
     /* POSIX takes the longest of the leftmost matches (Java the first
      * alternative): a documented difference */
     EXPECT("REGEXP_EXTRACT('ab', 'a|ab')", "STRING ab");
