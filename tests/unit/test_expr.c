@@ -1789,6 +1789,38 @@ static void test_regexp(void)
            "PARSE: line 1, column 1: REGEXP_EXTRACT takes at least 2 arguments, got 1");
 }
 
+/* Random patterns from the letters that matter: every outcome is a value or
+ * a message, never a crash (this runs under ASan/UBSan too). */
+static void test_fn_pattern_fuzz(void)
+{
+    static const char *const alpha[] = {"y", "M", "d", "H", "h", "S", "a", "E", "G", "Q", "z",
+                                        "''", "[", "]", "{", "#", "\\", "(", ")", "|", "*", "+",
+                                        "?", ".", "^", "$", "-", "&", "\xc3\xa9", "1", "b", " ",
+                                        "\\d", "\\s", "\\w", "{2}", "A", "l"};
+    static const char *const forms[] = {"DATE_FORMAT(ts, '%s')", "DATE_FORMAT(name, '%s')",
+                                        "REGEXP_EXTRACT(name, '%s')", "REGEXP(name, '%s')",
+                                        "REGEXP_REPLACE(CONCAT(name, ' x'), '%s', '-')"};
+    uint64_t x = 17;
+    char pat[128], text[256];
+    for (int i = 0; i < 3000; i++) {
+        size_t o = 0;
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        int len = (int)(x >> 60);
+        for (int k = 0; k < len; k++) {
+            x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+            const char *a = alpha[(x >> 33) % SL_ARRAY_LEN(alpha)];
+            size_t al = strlen(a);
+            memcpy(pat + o, a, al);
+            o += al;
+        }
+        pat[o] = '\0';
+        snprintf(text, sizeof text, forms[i % SL_ARRAY_LEN(forms)], pat);
+        const char *r = run(text);
+        CHECK(!strncmp(r, "STRING ", 7) || !strncmp(r, "BOOLEAN ", 8) ||
+              !strncmp(r, "PARSE: ", 7) || !strncmp(r, "EVAL: ", 6));
+    }
+}
+
 SL_TEST_MAIN(SL_TEST(test_literals), SL_TEST(test_columns), SL_TEST(test_arithmetic),
              SL_TEST(test_division_by_zero), SL_TEST(test_comparisons), SL_TEST(test_type_errors),
              SL_TEST(test_syntax_errors), SL_TEST(test_logic_and_nulls), SL_TEST(test_case),
@@ -1802,4 +1834,5 @@ SL_TEST_MAIN(SL_TEST(test_literals), SL_TEST(test_columns), SL_TEST(test_arithme
              SL_TEST(test_current_timestamp), SL_TEST(test_rand_seeded),
              SL_TEST(test_rand_many_sequences), SL_TEST(test_rand_unseeded),
              SL_TEST(test_rand_threads), SL_TEST(test_date_format_table),
-             SL_TEST(test_date_format), SL_TEST(test_regexp_table), SL_TEST(test_regexp))
+             SL_TEST(test_date_format), SL_TEST(test_regexp_table), SL_TEST(test_regexp),
+             SL_TEST(test_fn_pattern_fuzz))
