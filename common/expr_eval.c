@@ -791,51 +791,56 @@ static int eval_regex(const node *n, evctx *cx, sl_value *out)
             return SL_OK;
         }
     const regex_t *re = n->aux;
-    const char *s = v[0].v.s.p;
+    const char *s = v[0].v.s.p ? v[0].v.s.p : "";
     size_t len = v[0].v.s.len;
     if (!re) { /* the pattern is the NULL literal */
         set_null(out);
         return SL_OK;
     }
+    /* regexec reads a C string (REG_STARTEND bounds the search, but not
+     * every regexec, nor ASan's interceptor of it, stops there): a copy with
+     * a NUL after it, from the scratch arena */
+    char *c = salloc(cx, n, len + 1);
+    if (!c) return SL_ERR;
+    if (len) memcpy(c, s, len);
+    c[len] = '\0';
     regmatch_t m[SL_EXPR_MAX_GROUPS];
     if (n->op == N_REGEXP) {
-        set_i(out, re_find(re, s ? s : "", 0, len, NULL, 0));
+        set_i(out, re_find(re, c, 0, len, NULL, 0));
+        strim(cx, c, len + 1, 0);
         return SL_OK;
     }
     if (n->op == N_REGEXP_EXTRACT) {
         int64_t g = n->nkids == 3 ? v[2].v.i : 0;
-        if (!s) s = "";
         /* glibc's regexec allocates when asked for groups, not when asked
          * for the whole match only: look for a match first, so a row that
          * has none costs no allocation */
-        if (g < 0 || g > (int64_t)re->re_nsub || !re_find(re, s, 0, len, m, 1) ||
-            (g > 0 && !re_find(re, s, 0, len, m, (size_t)g + 1)) || m[g].rm_so < 0) {
-            set_null(out);
-            return SL_OK;
-        }
-        set_s(out, s + m[g].rm_so, (size_t)(m[g].rm_eo - m[g].rm_so));
+        bool hit = g >= 0 && g <= (int64_t)re->re_nsub && re_find(re, c, 0, len, m, 1) &&
+                   (g == 0 || re_find(re, c, 0, len, m, (size_t)g + 1)) && m[g].rm_so >= 0;
+        strim(cx, c, len + 1, 0);
+        if (!hit) set_null(out);
+        else set_s(out, s + m[g].rm_so, (size_t)(m[g].rm_eo - m[g].rm_so)); /* a slice of s */
         return SL_OK;
     }
     /* REGEXP_REPLACE: count the output, then write it */
     const char *r = v[2].v.s.p;
     size_t rl = v[2].v.s.len, total = 0, at = 0, from = 0;
-    if (!s) s = "";
     for (int pass = 0; pass < 2; pass++) {
         char *d = NULL;
         if (pass == 1 && !(d = salloc(cx, n, total))) return SL_ERR;
         size_t o = 0;
         at = from = 0;
-        while (from <= len && re_find(re, s, from, len, m, 1)) {
+        while (from <= len && re_find(re, c, from, len, m, 1)) {
             size_t so = (size_t)m[0].rm_so, eo = (size_t)m[0].rm_eo;
             if (d) {
-                memcpy(d + o, s + at, so - at);
+                memcpy(d + o, c + at, so - at);
                 if (rl) memcpy(d + o + (so - at), r, rl);
             }
             o += so - at + rl;
             at = eo;
-            from = eo > so ? eo : eo + (eo < len ? cp_len(s + eo, len - eo) : 1);
+            from = eo > so ? eo : eo + (eo < len ? cp_len(c + eo, len - eo) : 1);
         }
-        if (d && len > at) memcpy(d + o, s + at, len - at);
+        if (d && len > at) memcpy(d + o, c + at, len - at);
         o += len - at;
         if (pass == 0) total = o;
         else set_s(out, d, o);
