@@ -197,7 +197,7 @@ void sl_expr_free_nodes(node *all)
         free(all->owned);
         if (all->aux && (all->op == N_REGEXP || all->op == N_REGEXP_EXTRACT ||
                          all->op == N_REGEXP_REPLACE))
-            regfree(all->aux);
+            regfree(&((sl_rx *)all->aux)->re);
         free(all->aux);
         free(all);
         all = next;

@@ -978,13 +978,14 @@ static int type_regex(bld *b, node *n, const char *fname)
     if (pat->lit.isnull) return SL_OK; /* the result is always NULL */
     const char *p = pat->lit.v.s.p;
     size_t len = pat->lit.v.s.len;
-    regex_t *re = sl_malloc(sizeof *re);
+    sl_rx *rx = sl_malloc(sizeof *rx);
+    regex_t *re = &rx->re;
     char msg[200];
-    if (sl_expr_regex_compile(re, p, len, n->op == N_REGEXP, msg, sizeof msg)) {
-        free(re);
+    if (sl_expr_regex_compile(rx, p, len, n->op == N_REGEXP, msg, sizeof msg)) {
+        free(rx);
         return perr(b, NAT(pat), "%s pattern '%.*s': %s", fname, (int)SL_MIN(len, 60u), p, msg);
     }
-    n->aux = re;
+    n->aux = rx;
     if (n->op == N_REGEXP_EXTRACT && n->nkids == 3 && n->kids[2]->op == N_LIT &&
         !n->kids[2]->lit.isnull) {
         int64_t g = n->kids[2]->lit.v.i;

@@ -790,11 +790,18 @@ static int eval_regex(const node *n, evctx *cx, sl_value *out)
             set_null(out);
             return SL_OK;
         }
-    const regex_t *re = n->aux;
+    const sl_rx *rx = n->aux;
     const char *s = v[0].v.s.p ? v[0].v.s.p : "";
     size_t len = v[0].v.s.len;
-    if (!re) { /* the pattern is the NULL literal */
+    if (!rx) { /* the pattern is the NULL literal */
         set_null(out);
+        return SL_OK;
+    }
+    const regex_t *re = &rx->re;
+    if (rx->litlen && !memmem(s, len, rx->lit, rx->litlen)) { /* no match is possible */
+        if (n->op == N_REGEXP) set_i(out, 0);
+        else if (n->op == N_REGEXP_EXTRACT) set_null(out);
+        else *out = v[0];
         return SL_OK;
     }
     /* regexec reads a C string (REG_STARTEND bounds the search, but not

@@ -41,7 +41,7 @@ typedef enum {
     N_REPLACE,      /* REPLACE(s, search, replacement) */
     N_SPLIT_INDEX,  /* SPLIT_INDEX(s, separator, index) */
     N_DATE_FORMAT,  /* DATE_FORMAT(ts | s, format); aux: the compiled constant format */
-    N_REGEXP,       /* REGEXP(s, pattern); aux: the compiled pattern (regex_t) */
+    N_REGEXP,       /* REGEXP(s, pattern); aux: the compiled pattern (sl_rx) */
     N_REGEXP_EXTRACT, /* REGEXP_EXTRACT(s, pattern [, group]); aux: as REGEXP */
     N_REGEXP_REPLACE  /* REGEXP_REPLACE(s, pattern, replacement); aux: as REGEXP */
 } n_op;
@@ -91,7 +91,7 @@ struct node {
     node *next_all;   /* every node of a tree, for freeing */
     uint64_t serial;  /* RAND with a literal seed: names its sequence (see rand_state) */
     void *aux;        /* owned, built once at check time: N_DATE_FORMAT's sl_dfmt (NULL
-                       * when the format is not a constant), N_REGEXP*'s regex_t (NULL
+                       * when the format is not a constant), N_REGEXP*'s sl_rx (NULL
                        * when the pattern is the NULL literal) */
 };
 
@@ -167,11 +167,19 @@ bool sl_dfmt_parse_default(const char *s, size_t n, int64_t *ms);
 
 /* ---- Java regular expressions on POSIX ERE (expr_regex.c) -------------------- */
 
+/* A compiled pattern, and a text every match contains (so a subject
+ * without it needs no regexec). */
+typedef struct sl_rx {
+    regex_t re;
+    size_t litlen;  /* 0: no such text was found */
+    char lit[64];
+} sl_rx;
+
 /* Compile pat[0..n), written in Java's syntax, as a POSIX extended regular
- * expression into *re (the caller regfree()s it on SL_OK). Constructs that
- * POSIX cannot honour are refused with a message. */
-int sl_expr_regex_compile(regex_t *re, const char *pat, size_t n, bool nosub,
-                          char *err, size_t errlen);
+ * expression into *rx (the caller regfree()s rx->re on SL_OK). Constructs
+ * that POSIX cannot honour are refused with a message. */
+int sl_expr_regex_compile(sl_rx *rx, const char *pat, size_t n, bool nosub, char *err,
+                          size_t errlen);
 
 /* Free every node of a tree (the next_all list). */
 void sl_expr_free_nodes(node *all);

@@ -125,6 +125,7 @@ static int translate(const char *pat, size_t n, rx_out *o, char *err, size_t err
 {
     bool atom_ok = false;     /* a quantifier here applies to something */
     bool atom_ascii = true;   /* ... that is not a byte of a multi-byte character */
+    int depth = 0;            /* open groups */
     for (size_t i = 0; i < n;) {
         unsigned char c = (unsigned char)pat[i];
         if (c == '\0') return sl_seterr(err, errlen, "pattern contains a NUL byte");
@@ -196,6 +197,9 @@ static int translate(const char *pat, size_t n, rx_out *o, char *err, size_t err
             i++;
             continue;
         }
+        if (c == '(') depth++;
+        if (c == ')' && depth-- == 0) /* glibc would take it as a character; Java refuses */
+            return sl_seterr(err, errlen, "unmatched ')'");
         if (c == '(' || c == '|' || c == '^') atom_ok = false;
         if (c >= 0x80) { /* a whole UTF-8 sequence: a quantifier may not follow */
             size_t j = i + 1;
@@ -212,17 +216,78 @@ static int translate(const char *pat, size_t n, rx_out *o, char *err, size_t err
     return SL_OK;
 }
 
-int sl_expr_regex_compile(regex_t *re, const char *pat, size_t n, bool nosub, char *err,
+/* A text every match of the (already translated, so well-formed) Java
+ * pattern contains: the longest run of literal characters, none of them
+ * optional or repeated, outside any group, in a pattern with no '|' outside
+ * groups. Conservative: any doubt ends a run. */
+static void required_text(const char *pat, size_t n, sl_rx *rx)
+{
+    char cur[sizeof rx->lit];
+    size_t cl = 0;
+    int depth = 0;
+    rx->litlen = 0;
+#define COMMIT()                                                                              \
+    do {                                                                                      \
+        if (cl > rx->litlen) memcpy(rx->lit, cur, rx->litlen = cl);                          \
+        cl = 0;                                                                               \
+    } while (0)
+    for (size_t i = 0; i < n;) {
+        unsigned char c = (unsigned char)pat[i];
+        int lit = -1;  /* a literal character at depth 0, or -1 */
+        size_t next = i + 1;
+        if (c == '\\' && i + 1 < n) {
+            unsigned char e = (unsigned char)pat[i + 1];
+            next = i + 2;
+            if (e < 0x80 && !is_alnum(e)) lit = e;
+        } else if (c == '[') { /* skip the class, as tr_class reads it */
+            size_t k = i + 1;
+            if (k < n && pat[k] == '^') k++;
+            while (k < n && pat[k] != ']') k += pat[k] == '\\' ? 2 : 1;
+            next = k + 1;
+        } else if (c == '{') {
+            size_t k = i;
+            while (k < n && pat[k] != '}') k++;
+            next = k + 1;
+        } else if (c == '(') {
+            depth++;
+        } else if (c == ')') {
+            depth--;
+        } else if (c == '|' && depth == 0) {
+            rx->litlen = 0; /* alternatives at the top: no text is certain */
+            return;
+        } else if (c < 0x80 && !strchr(".^$*+?|", c)) {
+            lit = c;
+        }
+        if (lit < 0 || depth > 0) {
+            COMMIT();
+        } else {
+            char q = next < n ? pat[next] : 0;
+            if (q == '*' || q == '?' || q == '{') {
+                COMMIT(); /* optional or repeated: not certain */
+            } else {
+                if (cl < sizeof cur) cur[cl++] = (char)lit;
+                if (q == '+') COMMIT(); /* once at least, then the run breaks */
+            }
+        }
+        i = next;
+    }
+    COMMIT();
+#undef COMMIT
+}
+
+int sl_expr_regex_compile(sl_rx *rx, const char *pat, size_t n, bool nosub, char *err,
                           size_t errlen)
 {
     rx_out o = {0};
     int rc = translate(pat, n, &o, err, errlen);
     if (rc == SL_OK) {
-        int r = regcomp(re, o.p, REG_EXTENDED | (nosub ? REG_NOSUB : 0));
+        int r = regcomp(&rx->re, o.p, REG_EXTENDED | (nosub ? REG_NOSUB : 0));
         if (r) {
             char msg[160];
-            regerror(r, re, msg, sizeof msg);
+            regerror(r, &rx->re, msg, sizeof msg);
             rc = sl_seterr(err, errlen, "%s", msg);
+        } else {
+            required_text(pat, n, rx);
         }
     }
     free(o.p);

@@ -1773,6 +1773,7 @@ static void test_regexp(void)
     EXPECT("REGEXP(name, 'é+')",
            "PARSE: line 1, column 14: REGEXP pattern 'é+': quantifier after a non-ASCII "
            "character (matching is byte-wise; use a group (...))");
+    EXPECT("REGEXP(name, 'a)')", "PARSE: line 1, column 14: REGEXP pattern 'a)': unmatched ')'");
     EXPECT("REGEXP(name, 'a\\')",
            "PARSE: line 1, column 14: REGEXP pattern 'a\\': pattern ends with '\\'");
     EXPECT("REGEXP_EXTRACT(name, '(a)', 2)",
@@ -1790,35 +1791,71 @@ static void test_regexp(void)
 }
 
 /* Random patterns from the letters that matter: every outcome is a value or
- * a message, never a crash (this runs under ASan/UBSan too). */
+ * a message, never a crash (this runs under ASan/UBSan too). The REGEXP
+ * functions must also give the same answer for p and for (p): a group at
+ * the top hides p's required text from the no-match shortcut, so the two
+ * take different paths to the same result. */
+static uint64_t lcg(uint64_t *x)
+{
+    *x = *x * 6364136223846793005ULL + 1442695040888963407ULL;
+    return *x >> 33;
+}
+
+static void random_text(uint64_t *x, const char *const *alpha, size_t na, char *dst)
+{
+    size_t o = 0;
+    int len = (int)(lcg(x) % 12);
+    for (int k = 0; k < len; k++) {
+        const char *a = alpha[lcg(x) % na];
+        size_t al = strlen(a);
+        memcpy(dst + o, a, al);
+        o += al;
+    }
+    dst[o] = '\0';
+}
+
 static void test_fn_pattern_fuzz(void)
 {
     static const char *const alpha[] = {"y", "M", "d", "H", "h", "S", "a", "E", "G", "Q", "z",
                                         "''", "[", "]", "{", "#", "\\", "(", ")", "|", "*", "+",
                                         "?", ".", "^", "$", "-", "&", "\xc3\xa9", "1", "b", " ",
-                                        "\\d", "\\s", "\\w", "{2}", "A", "l"};
-    static const char *const forms[] = {"DATE_FORMAT(ts, '%s')", "DATE_FORMAT(name, '%s')",
-                                        "REGEXP_EXTRACT(name, '%s')", "REGEXP(name, '%s')",
-                                        "REGEXP_REPLACE(CONCAT(name, ' x'), '%s', '-')"};
+                                        "\\d", "\\s", "\\w", "{2}", "A", "l", "ab", "ba"};
+    static const char *const subj[] = {"a", "b", "ab", "1", " ", "-", "&", "\xc3\xa9", "y", "."};
+    static const char *const dforms[] = {"DATE_FORMAT(ts, '%s')", "DATE_FORMAT(name, '%s')"};
+    static const char *const rforms[] = {"REGEXP_EXTRACT('%s', '%s')", "REGEXP('%s', '%s')",
+                                         "REGEXP_REPLACE('%s', '%s', '-')"};
     uint64_t x = 17;
-    char pat[128], text[256];
-    for (int i = 0; i < 3000; i++) {
-        size_t o = 0;
-        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
-        int len = (int)(x >> 60);
-        for (int k = 0; k < len; k++) {
-            x = x * 6364136223846793005ULL + 1442695040888963407ULL;
-            const char *a = alpha[(x >> 33) % SL_ARRAY_LEN(alpha)];
-            size_t al = strlen(a);
-            memcpy(pat + o, a, al);
-            o += al;
+    char pat[128], wrapped[140], t[64], text[256], first[512];
+    int compared = 0;
+    for (int i = 0; i < 4000; i++) {
+        random_text(&x, alpha, SL_ARRAY_LEN(alpha), pat);
+        const char *r;
+        if (i % 3 == 0) {
+            snprintf(text, sizeof text, dforms[i / 3 % 2], pat);
+            r = run(text);
+            CHECK(!strncmp(r, "STRING ", 7) || !strncmp(r, "PARSE: ", 7) ||
+                  !strncmp(r, "EVAL: ", 6));
+            continue;
         }
-        pat[o] = '\0';
-        snprintf(text, sizeof text, forms[i % SL_ARRAY_LEN(forms)], pat);
-        const char *r = run(text);
+        random_text(&x, subj, SL_ARRAY_LEN(subj), t);
+        const char *form = rforms[i % SL_ARRAY_LEN(rforms)];
+        snprintf(text, sizeof text, form, t, pat);
+        r = run(text);
         CHECK(!strncmp(r, "STRING ", 7) || !strncmp(r, "BOOLEAN ", 8) ||
-              !strncmp(r, "PARSE: ", 7) || !strncmp(r, "EVAL: ", 6));
+              !strncmp(r, "PARSE: ", 7));
+        if (!strncmp(r, "PARSE: ", 7)) continue;
+        snprintf(first, sizeof first, "%s", r);
+        snprintf(wrapped, sizeof wrapped, "(%s)", pat);
+        snprintf(text, sizeof text, form, t, wrapped);
+        r = run(text);
+        if (!strncmp(r, "PARSE: ", 7)) continue;
+        compared++;
+        if (strcmp(r, first)) {
+            fprintf(stderr, "'%s' on '%s': %s, but %s for (p)\n", pat, t, first, r);
+            sl_test_failed_ = 1;
+        }
     }
+    CHECK(compared > 500);
 }
 
 SL_TEST_MAIN(SL_TEST(test_literals), SL_TEST(test_columns), SL_TEST(test_arithmetic),
