@@ -487,7 +487,8 @@ static int resid_filter(plan *p, const jplan *j, rel *out)
 static int plan_temporal(plan *p, const sql_node *f, const sql_node *asof, jplan *j, const char *jt,
                          rel *out);
 static int plan_window(plan *p, const sql_node *f, jplan *j, const char *jt, rel *out);
-static int plan_lookup(plan *p, const sql_node *f, const sql_node *rnode, jplan *j, rel *out);
+static int plan_lookup(plan *p, const sql_node *f, const sql_node *rnode, const sql_node *asof,
+                       jplan *j, rel *out);
 
 /* FOR SYSTEM_TIME AS OF e names the left side's processing-time attribute:
  * a lookup join. */
@@ -526,7 +527,7 @@ int sql_plan_join(plan *p, const sql_node *f, rel *out)
     }
     if (plan_from(p, sql_kid(f, 0), &j.s[0].r) != SL_OK) goto done;
     if (asof && asof_proctime(&j, asof)) { /* the table is looked up, not read as a stream */
-        rc = plan_lookup(p, f, rnode, &j, out);
+        rc = plan_lookup(p, f, rnode, asof, &j, out);
         goto done;
     }
     if (plan_from(p, rnode, &j.s[1].r) != SL_OK) goto done;
@@ -802,10 +803,11 @@ static int lookup_conjuncts(plan *p, jplan *j, const sql_node *e, lkey *keys, in
  * itself; t is not read as a stream. Keys that are expressions of s, or
  * columns of another numeric type than t's, are computed by a calc before
  * the join and dropped by it ("left-columns"). */
-static int plan_lookup(plan *p, const sql_node *f, const sql_node *rnode, jplan *j, rel *out)
+static int plan_lookup(plan *p, const sql_node *f, const sql_node *rnode, const sql_node *asof,
+                       jplan *j, rel *out)
 {
     const char *jt = type_name(f->s);
-    const sql_node *on = sql_kid(f, 2), *asof = sql_kid(rnode, 0);
+    const sql_node *on = sql_kid(f, 2);
     if (strcmp(jt, "inner") && strcmp(jt, "left"))
         return PERR(f, "a lookup join (FOR SYSTEM_TIME AS OF a processing-time attribute) is an "
                     "inner or LEFT join, not %s", f->s);
@@ -815,14 +817,14 @@ static int plan_lookup(plan *p, const sql_node *f, const sql_node *rnode, jplan 
     const sql_table *t = sql_catalog_find(p->cat, rnode->s);
     if (!t) return PERR(rnode, "table '%s' does not exist in this session", rnode->s);
     if (t->is_view)
-        return PERR(rnode, "FOR SYSTEM_TIME AS OF %s makes a lookup join, and '%s' is a view; a "
-                    "lookup join needs a table whose connector serves lookups ('filesystem')",
-                    asof->s, t->name);
+        return PERR(rnode, "FOR SYSTEM_TIME AS OF %s%s%s makes a lookup join, and '%s' is a view; "
+                    "a lookup join needs a table whose connector serves lookups ('filesystem')",
+                    asof->s2 ? asof->s2 : "", asof->s2 ? "." : "", asof->s, t->name);
     if (strcmp(t->connector, "filesystem"))
-        return PERR(rnode, "FOR SYSTEM_TIME AS OF %s (processing time) makes a lookup join, and "
-                    "table '%s' (connector '%s') cannot serve lookups: Sluice looks up "
-                    "'filesystem' tables, which it loads into memory", asof->s, t->name,
-                    t->connector);
+        return PERR(rnode, "FOR SYSTEM_TIME AS OF %s%s%s (processing time) makes a lookup join, "
+                    "and table '%s' (connector '%s') cannot serve lookups: Sluice looks up "
+                    "'filesystem' tables, which it loads into memory", asof->s2 ? asof->s2 : "",
+                    asof->s2 ? "." : "", asof->s, t->name, t->connector);
     if (j->s[0].r.updating)
         return PERR(sql_kid(f, 0), "the left side of a lookup join must be append-only (it is a "
                     "changelog produced by %s)", j->s[0].r.updater);
