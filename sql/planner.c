@@ -651,8 +651,12 @@ void carry_time_attrs(rel *r, item *its, int n)
         if (r->rowtime && !strcasecmp(src, r->rowtime) && !rt) rt = sl_strdup(its[i].name);
         if (r->proctime && !strcasecmp(src, r->proctime) && !pt) pt = sl_strdup(its[i].name);
     }
-    for (int i = 0; !pt && i < n; i++)
-        if (is_proctime(its[i].expr)) pt = sl_strdup(its[i].name);
+    for (int i = 0; i < n; i++) /* a new PROCTIME() item is the one a query names */
+        if (is_proctime(its[i].expr)) {
+            free(pt);
+            pt = sl_strdup(its[i].name);
+            break;
+        }
     free(r->rowtime);
     free(r->proctime);
     r->rowtime = rt;

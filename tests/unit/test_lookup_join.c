@@ -12,6 +12,12 @@
  * through, a reload after lookup.join.cache.ttl seeing the file's new
  * contents, and the errors: a missing file, a malformed row (file:line),
  * a table over lookup.max-memory.
+ *
+ * Planning from SQL (sql/plan_join.c): Nexmark q13's shape (PROCTIME() in a
+ * subquery, an expression key computed before the join, the side table not
+ * read as a stream), a table's PROCTIME() column with a plain key, a
+ * numeric key cast to the table's type, an inner join's other condition
+ * after it, and the refusals, each naming what is wrong.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -23,6 +29,7 @@
 #include "operator.h"
 #include "runtime.h"
 #include "sl_test.h"
+#include "sql_run.h"
 
 /* ---- harness ------------------------------------------------------------------ */
 
@@ -432,6 +439,110 @@ static void test_lookup_plan_errors(void)
     teardown(&h);
 }
 
+/* ---- planning from SQL ------------------------------------------------------------ */
+
+static void fmt_result(const sl_sql_result *r, char *out, size_t cap)
+{
+    if (r->kind == SL_SQL_TEXT) snprintf(out, cap, "%s", r->text);
+    else if (r->kind == SL_SQL_JOB) snprintf(out, cap, "%s", r->job);
+    else snprintf(out, cap, "OK");
+}
+
+static const char *run_sql(sl_sql_session *s, const char *script)
+{
+    static char out[65536];
+    return sql_run_script(s, script, out, sizeof out, fmt_result);
+}
+
+static const char *const LOOKUP_TABLES =
+    "CREATE TABLE bid (auction BIGINT, price INT, ts TIMESTAMP(3), pt AS PROCTIME(),"
+    " WATERMARK FOR ts AS ts - INTERVAL '1' SECOND) WITH ('connector' = 'datagen');\n"
+    "CREATE TABLE side_input (`key` BIGINT, `value` STRING) WITH ('connector' = 'filesystem',"
+    " 'path' = '/data/side', 'format' = 'csv', 'lookup.join.cache.ttl' = '5 min');\n"
+    "CREATE TABLE k (`key` BIGINT, `value` STRING) WITH ('connector' = 'kafka', 'topic' = 't',"
+    " 'properties.bootstrap.servers' = 'localhost:1', 'format' = 'json');\n"
+    "CREATE TABLE out (auction BIGINT, v STRING) WITH ('connector' = 'blackhole');\n";
+
+#define CHECK_HAS(text, what)                                                                   \
+    do {                                                                                        \
+        if (!strstr((text), (what))) {                                                          \
+            fprintf(stderr, "missing <%s> in:\n%s\n", (what), (text));                          \
+            CHECK(0);                                                                           \
+        }                                                                                       \
+    } while (0)
+
+static void test_lookup_sql_plans(void)
+{
+    sl_sql_session *s = sl_sql_session_new();
+    CHECK_EQ_STR(run_sql(s, LOOKUP_TABLES), "OK");
+    /* q13: PROCTIME() in a subquery, MOD(...) computed in a calc, no source for side_input */
+    const char *x = run_sql(s, "EXPLAIN INSERT INTO out SELECT B.auction, S.`value` FROM "
+                               "(SELECT *, PROCTIME() AS p_time FROM bid) B JOIN side_input FOR "
+                               "SYSTEM_TIME AS OF B.p_time AS S ON MOD(B.auction, 10000) = S.`key`;");
+    CHECK_HAS(x, "CURRENT_TIMESTAMP AS p_time");
+    CHECK_HAS(x, "MOD(`auction`, 10000) AS lookup_key0\"]}");
+    CHECK_HAS(x, "lookup-join[lookup_join] uid=join-lookup-");
+    CHECK_HAS(x, "{\"join-type\":\"inner\",\"left-keys\":[\"lookup_key0\"],\"right-keys\":"
+                 "[\"key\"],\"left-columns\":5,\"table\":\"side_input\",\"path\":\"/data/side\","
+                 "\"format\":\"csv\",\"lookup.join.cache.ttl\":\"5 min\"}");
+    CHECK(!strstr(x, "side_input[file-source]"));
+    /* a table's PROCTIME() column and a plain key of the table's type: no calc before */
+    x = run_sql(s, "EXPLAIN INSERT INTO out SELECT b.auction, d.`value` FROM bid AS b LEFT JOIN "
+                   "side_input FOR SYSTEM_TIME AS OF b.pt AS d ON b.auction = d.`key`;");
+    CHECK_HAS(x, "{\"join-type\":\"left\",\"left-keys\":[\"auction\"],\"right-keys\":[\"key\"],"
+                 "\"table\"");
+    CHECK(!strstr(x, "lookup-keys"));
+    /* an INT key cast to the table's BIGINT; another condition filters after the join */
+    x = run_sql(s, "EXPLAIN INSERT INTO out SELECT b.auction, d.`value` FROM bid AS b JOIN "
+                   "side_input FOR SYSTEM_TIME AS OF b.pt AS d ON b.price = d.`key` AND "
+                   "d.`value` <> 'x';");
+    CHECK_HAS(x, "CAST(`price` AS BIGINT) AS lookup_key0");
+    CHECK_HAS(x, "join-filter[calc] uid=join-filter {\"filter\":\"`value` <> 'x'\"}");
+    sl_sql_session_destroy(s);
+}
+
+static void test_lookup_sql_refusals(void)
+{
+    sl_sql_session *s = sl_sql_session_new();
+    CHECK_EQ_STR(run_sql(s, LOOKUP_TABLES), "OK");
+    static const struct {
+        const char *from, *err;
+    } cases[] = {
+        {"bid AS b JOIN k FOR SYSTEM_TIME AS OF b.pt AS d ON b.auction = d.`key`",
+         "FOR SYSTEM_TIME AS OF b.pt (processing time) makes a lookup "
+         "join, and table 'k' (connector 'kafka') cannot serve lookups"},
+        {"bid AS b RIGHT JOIN side_input FOR SYSTEM_TIME AS OF b.pt AS d ON b.auction = d.`key`",
+         "a lookup join (FOR SYSTEM_TIME AS OF a processing-time attribute) is an inner or LEFT "
+         "join, not RIGHT"},
+        {"bid AS b LEFT JOIN side_input FOR SYSTEM_TIME AS OF b.pt AS d ON b.auction = d.`key` "
+         "AND d.`value` <> 'x'",
+         "LEFT lookup join: the condition `value` <> 'x' is not an equality"},
+        {"bid AS b JOIN side_input FOR SYSTEM_TIME AS OF b.pt AS d ON b.auction > d.`key`",
+         "a lookup join needs an equality between the left side and a column of 'side_input'"},
+        {"bid AS b JOIN side_input FOR SYSTEM_TIME AS OF b.pt AS d ON CAST(b.auction AS STRING) "
+         "= d.`key`",
+         "compares STRING with BIGINT; CAST one side"},
+        {"bid AS b JOIN side_input FOR SYSTEM_TIME AS OF b.ts AS d ON b.auction = d.`key`",
+         "FOR SYSTEM_TIME AS OF: 'side_input' is not a versioned table"},
+        {"bid AS b JOIN side_input FOR SYSTEM_TIME AS OF b.auction AS d ON b.auction = d.`key`",
+         "FOR SYSTEM_TIME AS OF needs a time attribute of the left side: its processing-time "
+         "attribute (a lookup join"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char q[1024];
+        snprintf(q, sizeof q, "INSERT INTO out SELECT b.auction, d.`value` FROM %s;", cases[i].from);
+        const char *got = run_sql(s, q);
+        if (!strstr(got, cases[i].err)) fprintf(stderr, "case %zu: %s\n", i, got);
+        CHECK(strstr(got, cases[i].err));
+    }
+    CHECK_HAS(run_sql(s, "INSERT INTO out SELECT auction, 'x' FROM bid WHERE PROCTIME() IS NOT "
+                         "NULL;"),
+              "PROCTIME() makes a processing-time attribute as a SELECT item of its own");
+    CHECK_HAS(run_sql(s, "INSERT INTO out SELECT auction, CAST(PROCTIME() AS STRING) FROM bid;"),
+              "it cannot be used inside an expression");
+    sl_sql_session_destroy(s);
+}
+
 static void setup(void)
 {
     if (tmpdir[0]) return;
@@ -446,8 +557,11 @@ static void t_missing(void) { setup(); test_lookup_missing_file(); }
 static void t_malformed(void) { setup(); test_lookup_malformed_row(); }
 static void t_memory(void) { setup(); test_lookup_memory_limit(); }
 static void t_plan(void) { setup(); test_lookup_plan_errors(); }
+static void t_sql_plans(void) { test_lookup_sql_plans(); }
+static void t_sql_refusals(void) { test_lookup_sql_refusals(); }
 
 SL_TEST_MAIN({"test_lookup_random_model", t_random}, {"test_lookup_computed_key_dropped", t_computed},
              {"test_lookup_reload_after_ttl", t_reload}, {"test_lookup_missing_file", t_missing},
              {"test_lookup_malformed_row", t_malformed}, {"test_lookup_memory_limit", t_memory},
-             {"test_lookup_plan_errors", t_plan})
+             {"test_lookup_plan_errors", t_plan}, {"test_lookup_sql_plans", t_sql_plans},
+             {"test_lookup_sql_refusals", t_sql_refusals})
