@@ -668,9 +668,6 @@ static int plan_temporal(plan *p, const sql_node *f, const sql_node *asof, jplan
     const sql_table *t = sql_catalog_find(p->cat, rnode->s);
     if (strcmp(jt, "inner") && strcmp(jt, "left"))
         return PERR(f, "a temporal join is an inner or LEFT join, not %s", f->s);
-    if (!t || t->is_view || !t->npk || !j->s[1].r.rowtime)
-        return PERR(rnode, "FOR SYSTEM_TIME AS OF: '%s' is not a versioned table (it needs a "
-                    "PRIMARY KEY and a WATERMARK in CREATE TABLE)", rnode->s);
     int tl, c;
     if (asof->kind != SQL_COL || resolve(p, j->map, asof, &tl) != SL_OK || side_of(j, tl, &c) != 0 ||
         !j->s[0].r.rowtime || strcasecmp(j->s[0].r.rowtime, j->s[0].r.sch.fields[c].name))
@@ -678,6 +675,9 @@ static int plan_temporal(plan *p, const sql_node *f, const sql_node *asof, jplan
                     "processing-time attribute (a lookup join: s JOIN t FOR SYSTEM_TIME AS OF "
                     "s.proc_time, with proc_time AS PROCTIME()) or its event-time attribute (its "
                     "watermarked column: a temporal join with a versioned table)");
+    if (!t || t->is_view || !t->npk || !j->s[1].r.rowtime)
+        return PERR(rnode, "FOR SYSTEM_TIME AS OF: '%s' is not a versioned table (it needs a "
+                    "PRIMARY KEY and a WATERMARK in CREATE TABLE)", rnode->s);
     /* the keys: exactly the primary key */
     for (int k = 0; k < t->npk; k++) {
         int found = 0;
