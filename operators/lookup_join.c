@@ -89,7 +89,6 @@ typedef struct lj_table {
 typedef struct lj_state {
     lj_table t;
     sl_value *out;          /* nleft + nright output values */
-    const sl_op *op;        /* for loading: plan and messages */
 } lj_state;
 
 static const char *const lj_options[] = {
