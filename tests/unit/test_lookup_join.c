@@ -17,7 +17,8 @@
  * subquery, an expression key computed before the join, the side table not
  * read as a stream), a table's PROCTIME() column with a plain key, a
  * numeric key cast to the table's type, an inner join's other condition
- * after it, and the refusals, each naming what is wrong.
+ * after it, a view's PROCTIME() item windowed in processing time, and the
+ * refusals, each naming what is wrong.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -498,6 +499,11 @@ static void test_lookup_sql_plans(void)
                    "d.`value` <> 'x';");
     CHECK_HAS(x, "CAST(`price` AS BIGINT) AS lookup_key0");
     CHECK_HAS(x, "join-filter[calc] uid=join-filter {\"filter\":\"`value` <> 'x'\"}");
+    /* a view's PROCTIME() item is a processing-time attribute for a window too */
+    CHECK_EQ_STR(run_sql(s, "CREATE VIEW v AS SELECT auction, PROCTIME() AS p FROM bid;"), "OK");
+    x = run_sql(s, "EXPLAIN SELECT window_start, COUNT(*) FROM TABLE(TUMBLE(TABLE v, "
+                   "DESCRIPTOR(p), INTERVAL '1' SECOND)) GROUP BY window_start, window_end;");
+    CHECK_HAS(x, "\"time\":\"processing\",\"window\":\"TUMBLE(INTERVAL '1' SECOND)\"");
     sl_sql_session_destroy(s);
 }
 
