@@ -602,7 +602,8 @@ int select_items(plan *p, const sql_node *list, rel *in, item **outp, int *np)
                 cap *= 2;
                 its = sl_realloc(its, sizeof *its * (size_t)cap);
             }
-            char *q = sql_quote_ident(its[n].name = item_name(it, i));
+            its[n].name = item_name(it, i);
+            char *q = sql_quote_ident(its[n].name);
             its[n].text = sl_sprintf("CURRENT_TIMESTAMP AS %s", q);
             free(q);
             its[n].type = SL_T_TIMESTAMP;
