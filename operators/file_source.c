@@ -23,7 +23,9 @@
  * which may span lines inside a quoted field. Blank lines are skipped. A
  * record that does not decode fails the task with the file, the line and the
  * codec's reason, or is skipped with the matching ignore-parse-errors
- * option. Reading goes through one buffer per subtask (256 KiB, grown for a
+ * option. sl_file_read_all (file_source.h) reads a whole path the same way
+ * for the lookup join, which loads a table at open. Reading goes through
+ * one buffer per subtask (256 KiB, grown for a
  * record longer than it up to 64 MiB): one read(2) per buffer, no
  * allocation per record; strings point into the buffer or the codec's
  * scratch.
@@ -57,6 +59,7 @@
 #include "jobgraph.h"
 #include "operator.h"
 #include "blob.h"
+#include "file_source.h"
 #include "kafka_common.h"
 #include "log.h"
 
@@ -69,6 +72,7 @@ typedef struct fr_plan {
     kf_format fmt;   /* KF_JSON or KF_CSV */
     bool ignore_errors;
     const char *vid;
+    char *who;       /* what messages name: "file source 'vid'" */
 } fr_plan;
 
 /* One file of this subtask. */
@@ -106,6 +110,7 @@ static void fr_plan_free(void *p)
     fr_plan *pl = p;
     if (!pl) return;
     free(pl->path);
+    free(pl->who);
     free(pl);
 }
 
@@ -126,6 +131,36 @@ static int conf_bool(const sl_vertex *v, const char *key, bool *out, char *err, 
     return sl_seterr(err, errlen, "vertex '%s': option '%s' must be true or false", v->id, key);
 }
 
+int sl_file_opts_parse(const sl_vertex *v, sl_file_opts *o, char *err, size_t errlen)
+{
+    memset(o, 0, sizeof *o);
+    const char *path = sl_vconf_str(v, "path", NULL);
+    if (!path || !path[0])
+        return sl_seterr(err, errlen, "vertex '%s': option 'path' (a file or a directory) is "
+                         "required", v->id);
+    if (!strncmp(path, "file://", 7)) path += 7;
+    const char *fmt = sl_vconf_str(v, "format", NULL);
+    kf_format f = KF_JSON;
+    if (!fmt || kf_format_parse(fmt, &f) != SL_OK || (f != KF_JSON && f != KF_CSV))
+        return sl_seterr(err, errlen, "vertex '%s': option 'format' must be json or csv%s%s%s",
+                         v->id, fmt ? ", not '" : "", fmt ? fmt : "", fmt ? "'" : "");
+    bool ij, ic;
+    if (conf_bool(v, "json.ignore-parse-errors", &ij, err, errlen) ||
+        conf_bool(v, "csv.ignore-parse-errors", &ic, err, errlen))
+        return SL_ERR;
+    o->path = sl_strdup(path);
+    o->fmt = f;
+    o->ignore_errors = f == KF_JSON ? ij : ic;
+    return SL_OK;
+}
+
+void sl_file_opts_free(sl_file_opts *o)
+{
+    if (!o) return;
+    free(o->path);
+    o->path = NULL;
+}
+
 static void *fr_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
 {
     const sl_vertex *v = pc->v;
@@ -134,29 +169,14 @@ static void *fr_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
                   "column", v->id);
         return NULL;
     }
-    const char *path = sl_vconf_str(v, "path", NULL);
-    if (!path || !path[0]) {
-        sl_seterr(err, errlen, "vertex '%s': option 'path' (a file or a directory) is required",
-                  v->id);
-        return NULL;
-    }
-    if (!strncmp(path, "file://", 7)) path += 7;
-    const char *fmt = sl_vconf_str(v, "format", NULL);
-    kf_format f = KF_JSON;
-    if (!fmt || kf_format_parse(fmt, &f) != SL_OK || (f != KF_JSON && f != KF_CSV)) {
-        sl_seterr(err, errlen, "vertex '%s': option 'format' must be json or csv%s%s%s", v->id,
-                  fmt ? ", not '" : "", fmt ? fmt : "", fmt ? "'" : "");
-        return NULL;
-    }
-    bool ij, ic;
-    if (conf_bool(v, "json.ignore-parse-errors", &ij, err, errlen) ||
-        conf_bool(v, "csv.ignore-parse-errors", &ic, err, errlen))
-        return NULL;
+    sl_file_opts o;
+    if (sl_file_opts_parse(v, &o, err, errlen) != SL_OK) return NULL;
     fr_plan *pl = sl_calloc(1, sizeof *pl);
-    pl->path = sl_strdup(path);
-    pl->fmt = f;
-    pl->ignore_errors = f == KF_JSON ? ij : ic;
+    pl->path = o.path;
+    pl->fmt = (kf_format)o.fmt;
+    pl->ignore_errors = o.ignore_errors;
     pl->vid = v->id;
+    pl->who = sl_sprintf("file source '%s'", v->id);
     sl_schema_copy(pc->out, &v->declared);
     return pl;
 }
@@ -182,7 +202,7 @@ static int list_files(sl_op *op, const fr_plan *pl, char ***out, int *n, bool *i
     *out = NULL;
     *n = 0;
     if (stat(pl->path, &sb) != 0)
-        return sl_op_fail(op, "file source '%s': cannot read '%s': %s", pl->vid, pl->path,
+        return sl_op_fail(op, "%s: cannot read '%s': %s", pl->who, pl->path,
                           strerror(errno));
     *is_dir = S_ISDIR(sb.st_mode);
     if (!*is_dir) {
@@ -193,7 +213,7 @@ static int list_files(sl_op *op, const fr_plan *pl, char ***out, int *n, bool *i
     }
     DIR *d = opendir(pl->path);
     if (!d)
-        return sl_op_fail(op, "file source '%s': cannot list directory '%s': %s", pl->vid,
+        return sl_op_fail(op, "%s: cannot list directory '%s': %s", pl->who,
                           pl->path, strerror(errno));
     char **names = NULL;
     int cnt = 0;
@@ -229,14 +249,14 @@ static int open_cur(sl_op *op, const fr_plan *pl, fr_state *st)
     struct stat sb;
     int rc = SL_OK;
     if (st->fd < 0) {
-        rc = sl_op_fail(op, "file source '%s': cannot open '%s': %s", pl->vid, fn,
+        rc = sl_op_fail(op, "%s: cannot open '%s': %s", pl->who, fn,
                         strerror(errno));
     } else if (f->offset > 0 && (fstat(st->fd, &sb) != 0 || (uint64_t)sb.st_size < f->offset)) {
-        rc = sl_op_fail(op, "file source '%s': '%s' is shorter than the restored read position "
-                        "%llu: the file changed since the checkpoint", pl->vid, fn,
+        rc = sl_op_fail(op, "%s: '%s' is shorter than the restored read position "
+                        "%llu: the file changed since the checkpoint", pl->who, fn,
                         (unsigned long long)f->offset);
     } else if (f->offset > 0 && lseek(st->fd, (off_t)f->offset, SEEK_SET) < 0) {
-        rc = sl_op_fail(op, "file source '%s': cannot seek in '%s': %s", pl->vid, fn,
+        rc = sl_op_fail(op, "%s: cannot seek in '%s': %s", pl->who, fn,
                         strerror(errno));
     }
     free(fn);
@@ -284,8 +304,8 @@ static int deal_files(sl_op *op, fr_state *st)
         bool found = false;
         for (int k = 0; k < n && !found; k++) found = !strcmp(names[k], st->rest[i].name);
         if (!found)
-            rc = sl_op_fail(op, "file source '%s': '%s%s%s' of the restored state is gone (it was "
-                            "read up to byte %llu)", pl->vid, pl->path, st->is_dir ? "/" : "",
+            rc = sl_op_fail(op, "%s: '%s%s%s' of the restored state is gone (it was "
+                            "read up to byte %llu)", pl->who, pl->path, st->is_dir ? "/" : "",
                             st->rest[i].name, (unsigned long long)st->rest[i].offset);
     }
     for (int k = 0; k < n; k++) free(names[k]);
@@ -300,10 +320,9 @@ static int deal_files(sl_op *op, fr_state *st)
 
 /* ---- lifecycle -------------------------------------------------------- */
 
-static void fr_close(sl_op *op)
+/* Everything st holds (not st itself). */
+static void state_free(fr_state *st)
 {
-    fr_state *st = op->priv;
-    if (!st) return;
     close_cur(st);
     files_free(st->files, st->nfiles);
     files_free(st->rest, st->nrest);
@@ -311,26 +330,39 @@ static void fr_close(sl_op *op)
     kf_buf_free(&st->str);
     free(st->buf);
     free(st->vals);
+}
+
+/* A zeroed st ready to read rows of `schema`: buffer, values, codec. */
+static int state_init(sl_op *op, const fr_plan *pl, fr_state *st, const sl_schema *schema)
+{
+    st->fd = -1;
+    st->cap = FR_BUF;
+    st->buf = sl_malloc(st->cap);
+    int n = schema->n;
+    st->vals = sl_calloc((size_t)n, sizeof *st->vals);
+    int cols[SL_MAX_FIELDS];
+    for (int i = 0; i < n; i++) cols[i] = i;
+    if (kf_codec_init(&st->codec, pl->fmt, schema, cols, n, pl->vid, op->err, sizeof op->err))
+        return SL_ERR;
+    st->codec.ignore_errors = pl->ignore_errors;
+    return SL_OK;
+}
+
+static void fr_close(sl_op *op)
+{
+    fr_state *st = op->priv;
+    if (!st) return;
+    state_free(st);
     free(st);
     op->priv = NULL;
 }
 
 static int fr_open(sl_op *op)
 {
-    const fr_plan *pl = op->plan;
     fr_state *st = sl_calloc(1, sizeof *st);
     op->priv = st;
-    st->fd = -1; /* files are dealt at restore or at the first run() */
-    st->cap = FR_BUF;
-    st->buf = sl_malloc(st->cap);
-    int n = op->out->n;
-    st->vals = sl_calloc((size_t)n, sizeof *st->vals);
-    int cols[SL_MAX_FIELDS];
-    for (int i = 0; i < n; i++) cols[i] = i;
-    if (kf_codec_init(&st->codec, pl->fmt, op->out, cols, n, pl->vid, op->err, sizeof op->err))
-        return SL_ERR;
-    st->codec.ignore_errors = pl->ignore_errors;
-    return SL_OK;
+    /* files are dealt at restore or at the first run() */
+    return state_init(op, op->plan, st, op->out);
 }
 
 /* ---- reading ---------------------------------------------------------- */
@@ -368,7 +400,7 @@ static int fill(sl_op *op, const fr_plan *pl, fr_state *st)
     if (st->end == st->cap) {
         if (st->cap >= FR_MAX_RECORD) {
             char *fn = full_name(pl, st, &st->files[st->cur]);
-            sl_op_fail(op, "file source '%s': %s:%llu: a record longer than %d MiB", pl->vid, fn,
+            sl_op_fail(op, "%s: %s:%llu: a record longer than %d MiB", pl->who, fn,
                        (unsigned long long)st->files[st->cur].line, FR_MAX_RECORD >> 20);
             free(fn);
             return SL_ERR;
@@ -381,7 +413,7 @@ static int fill(sl_op *op, const fr_plan *pl, fr_state *st)
     while (r < 0 && errno == EINTR);
     if (r < 0) {
         char *fn = full_name(pl, st, &st->files[st->cur]);
-        sl_op_fail(op, "file source '%s': cannot read '%s': %s", pl->vid, fn, strerror(errno));
+        sl_op_fail(op, "%s: cannot read '%s': %s", pl->who, fn, strerror(errno));
         free(fn);
         return SL_ERR;
     }
@@ -399,23 +431,20 @@ static int bad_record(sl_op *op, const fr_plan *pl, fr_state *st, const fr_file 
         return SL_OK;
     }
     char *fn = full_name(pl, st, f);
-    sl_op_fail(op, "file source '%s': %s:%llu: cannot decode the %s record: %s (set '%s' = "
-               "'true' to skip such records)", pl->vid, fn, (unsigned long long)f->line,
+    sl_op_fail(op, "%s: %s:%llu: cannot decode the %s record: %s (set '%s' = "
+               "'true' to skip such records)", pl->who, fn, (unsigned long long)f->line,
                kf_format_name(pl->fmt), why,
                pl->fmt == KF_JSON ? "json.ignore-parse-errors" : "csv.ignore-parse-errors");
     free(fn);
     return SL_ERR;
 }
 
-static int fr_run(sl_op *op)
+/* The next record of st's files, decoded into st->vals: SL_OK, SL_DONE
+ * after the last file, SL_ERR with op->err. */
+static int next_record(sl_op *op, const fr_plan *pl, fr_state *st)
 {
-    const fr_plan *pl = op->plan;
-    fr_state *st = op->priv;
-    if (!st->dealt && deal_files(op, st) != SL_OK) return SL_ERR;
     if (st->fd < 0 && st->cur < st->nfiles && open_cur(op, pl, st) != SL_OK) return SL_ERR;
-    int emitted = 0;
-    sl_row row = {SL_KIND_INSERT, op->out->n, st->vals, SL_TS_NONE};
-    while (st->cur < st->nfiles && emitted < FR_BATCH) {
+    while (st->cur < st->nfiles) {
         fr_file *f = &st->files[st->cur];
         const char *p = st->buf + st->start, *e = st->buf + st->end;
         uint64_t inner = 0;
@@ -446,9 +475,31 @@ static int fr_run(sl_op *op)
             if (bad_record(op, pl, st, &at, why) != SL_OK) return SL_ERR;
             continue;
         }
-        emitted++;
+        return SL_OK;
+    }
+    return SL_DONE;
+}
+
+static void warn_skipped(sl_op *op, const fr_plan *pl, fr_state *st)
+{
+    if (st->skipped)
+        sl_warn("file-source", "%s (%d/%d): %llu record(s) skipped that did not decode", pl->who,
+                op->subtask + 1, op->parallelism, (unsigned long long)st->skipped);
+    st->skipped = 0;
+}
+
+static int fr_run(sl_op *op)
+{
+    const fr_plan *pl = op->plan;
+    fr_state *st = op->priv;
+    if (!st->dealt && deal_files(op, st) != SL_OK) return SL_ERR;
+    sl_row row = {SL_KIND_INSERT, op->out->n, st->vals, SL_TS_NONE};
+    for (int emitted = 0; emitted < FR_BATCH; emitted++) {
+        int rc = next_record(op, pl, st);
+        if (rc == SL_ERR) return SL_ERR;
+        if (rc == SL_DONE) break;
         /* the position already counts the row: emitted whatever emit says */
-        int rc = sl_op_emit(op, &row);
+        rc = sl_op_emit(op, &row);
         if (rc != SL_OK) {
             if (rc == SL_ERR && !op->err[0]) sl_op_fail(op, "file source: downstream failed");
             if (rc == SL_AGAIN) op->wake_at_ms = sl_mono_ms();
@@ -456,14 +507,45 @@ static int fr_run(sl_op *op)
         }
     }
     if (st->cur >= st->nfiles) {
-        if (st->skipped)
-            sl_warn("file-source", "file source '%s' (%d/%d): %llu record(s) skipped that did "
-                    "not decode", pl->vid, op->subtask + 1, op->parallelism,
-                    (unsigned long long)st->skipped);
-        st->skipped = 0;
+        warn_skipped(op, pl, st);
         return SL_DONE;
     }
     return SL_OK;
+}
+
+int sl_file_read_all(sl_op *op, const char *who, const char *vid, const sl_file_opts *o,
+                     const sl_schema *schema, sl_file_row_fn fn, void *ctx)
+{
+    fr_plan pl = {.path = o->path, .fmt = (kf_format)o->fmt, .ignore_errors = o->ignore_errors,
+                  .vid = vid, .who = (char *)who};
+    fr_state st;
+    memset(&st, 0, sizeof st);
+    char **names = NULL;
+    int n = 0;
+    int rc = state_init(op, &pl, &st, schema);
+    if (rc == SL_OK) rc = list_files(op, &pl, &names, &n, &st.is_dir);
+    if (rc == SL_OK) { /* every file, from its start */
+        st.files = sl_calloc((size_t)n + 1, sizeof *st.files);
+        for (int k = 0; k < n; k++) {
+            st.files[k].name = names[k];
+            st.files[k].line = 1;
+        }
+        st.nfiles = n;
+        st.dealt = true;
+        free(names);
+    }
+    sl_row row = {SL_KIND_INSERT, schema->n, st.vals, SL_TS_NONE};
+    while (rc == SL_OK) {
+        rc = next_record(op, &pl, &st);
+        if (rc == SL_DONE) {
+            rc = SL_OK;
+            break;
+        }
+        if (rc == SL_OK) rc = fn(ctx, &row);
+    }
+    if (rc == SL_OK) warn_skipped(op, &pl, &st);
+    state_free(&st);
+    return rc;
 }
 
 /* ---- checkpoints ------------------------------------------------------ */

@@ -487,6 +487,17 @@ static int resid_filter(plan *p, const jplan *j, rel *out)
 static int plan_temporal(plan *p, const sql_node *f, const sql_node *asof, jplan *j, const char *jt,
                          rel *out);
 static int plan_window(plan *p, const sql_node *f, jplan *j, const char *jt, rel *out);
+static int plan_lookup(plan *p, const sql_node *f, const sql_node *rnode, const sql_node *asof,
+                       jplan *j, rel *out);
+
+/* FOR SYSTEM_TIME AS OF e names the left side's processing-time attribute:
+ * a lookup join. */
+static int asof_proctime(const jplan *j, const sql_node *asof)
+{
+    const rel *l = &j->s[0].r;
+    if (asof->kind != SQL_COL || !l->proctime || strcasecmp(asof->s, l->proctime)) return 0;
+    return !asof->s2 || names_side(j, 0, asof->s2);
+}
 
 int sql_plan_join(plan *p, const sql_node *f, rel *out)
 {
@@ -515,6 +526,10 @@ int sql_plan_join(plan *p, const sql_node *f, rel *out)
         rnode = plain;
     }
     if (plan_from(p, sql_kid(f, 0), &j.s[0].r) != SL_OK) goto done;
+    if (asof && asof_proctime(&j, asof)) { /* the table is looked up, not read as a stream */
+        rc = plan_lookup(p, f, rnode, asof, &j, out);
+        goto done;
+    }
     if (plan_from(p, rnode, &j.s[1].r) != SL_OK) goto done;
     if (rnode->kind == SQL_FROM_TABLE || rnode->s2) {
         free(j.s[1].r.alias);
@@ -653,14 +668,16 @@ static int plan_temporal(plan *p, const sql_node *f, const sql_node *asof, jplan
     const sql_table *t = sql_catalog_find(p->cat, rnode->s);
     if (strcmp(jt, "inner") && strcmp(jt, "left"))
         return PERR(f, "a temporal join is an inner or LEFT join, not %s", f->s);
-    if (!t || t->is_view || !t->npk || !j->s[1].r.rowtime)
-        return PERR(rnode, "FOR SYSTEM_TIME AS OF: '%s' is not a versioned table (it needs a "
-                    "PRIMARY KEY and a WATERMARK in CREATE TABLE)", rnode->s);
     int tl, c;
     if (asof->kind != SQL_COL || resolve(p, j->map, asof, &tl) != SL_OK || side_of(j, tl, &c) != 0 ||
         !j->s[0].r.rowtime || strcasecmp(j->s[0].r.rowtime, j->s[0].r.sch.fields[c].name))
-        return PERR(asof, "FOR SYSTEM_TIME AS OF needs the event-time attribute of the left side "
-                    "(its watermarked column); processing-time temporal joins are not supported");
+        return PERR(asof, "FOR SYSTEM_TIME AS OF needs a time attribute of the left side: its "
+                    "processing-time attribute (a lookup join: s JOIN t FOR SYSTEM_TIME AS OF "
+                    "s.proc_time, with proc_time AS PROCTIME()) or its event-time attribute (its "
+                    "watermarked column: a temporal join with a versioned table)");
+    if (!t || t->is_view || !t->npk || !j->s[1].r.rowtime)
+        return PERR(rnode, "FOR SYSTEM_TIME AS OF: '%s' is not a versioned table (it needs a "
+                    "PRIMARY KEY and a WATERMARK in CREATE TABLE)", rnode->s);
     /* the keys: exactly the primary key */
     for (int k = 0; k < t->npk; k++) {
         int found = 0;
@@ -719,6 +736,225 @@ static int plan_temporal(plan *p, const sql_node *f, const sql_node *asof, jplan
     out->jmap = j->map;
     j->map = NULL;
     out->rowtime = sl_strdup(out->sch.fields[c].name);
+    if (resid_filter(p, j, out) != SL_OK) {
+        rel_free(out);
+        return SL_ERR;
+    }
+    joins_add(p, f, out);
+    return SL_OK;
+}
+
+/* ---- lookup joins -------------------------------------------------------------- */
+
+/* Which sides e reads: bit 0 left, bit 1 right. SL_ERR for a bad reference. */
+static int sides_of(plan *p, const jplan *j, const sql_node *e, int *mask)
+{
+    if (!e) return SL_OK;
+    if (e->kind == SQL_COL) {
+        int col, c;
+        int rc = resolve(p, j->map, e, &col);
+        if (rc == SL_ERR) return SL_ERR;
+        if (rc == SL_OK) *mask |= 1 << side_of(j, col, &c);
+        return SL_OK;
+    }
+    for (int i = 0; i < e->nkids; i++)
+        if (sides_of(p, j, e->kids[i], mask) != SL_OK) return SL_ERR;
+    return SL_OK;
+}
+
+static int numeric(sl_type t) { return t == SL_T_INT || t == SL_T_BIGINT || t == SL_T_DOUBLE; }
+
+/* One lookup key: an expression of the left side equal to a table column. */
+typedef struct lkey {
+    const sql_node *expr;  /* over the left side */
+    int rcol;              /* the table's column */
+} lkey;
+
+/* ON split at AND: `expr(left) = t.col` conjuncts are keys, the rest goes to
+ * j->resid. */
+static int lookup_conjuncts(plan *p, jplan *j, const sql_node *e, lkey *keys, int *nkeys)
+{
+    if (e->kind == SQL_BINOP && !strcasecmp(e->s, "AND")) {
+        if (lookup_conjuncts(p, j, e->kids[0], keys, nkeys) != SL_OK) return SL_ERR;
+        return lookup_conjuncts(p, j, e->kids[1], keys, nkeys);
+    }
+    if (e->kind == SQL_BINOP && !strcmp(e->s, "=")) {
+        for (int k = 0; k < 2; k++) {
+            const sql_node *a = e->kids[k], *b = e->kids[1 - k];
+            int ma = 0, mb = 0, col, c;
+            if (b->kind != SQL_COL || sides_of(p, j, a, &ma) != SL_OK ||
+                sides_of(p, j, b, &mb) != SL_OK)
+                return SL_ERR;
+            if (ma != 1 || mb != 2 || resolve(p, j->map, b, &col) != SL_OK) continue;
+            if (*nkeys == SL_MAX_KEY_COLS) return PERR(e, "too many join keys");
+            side_of(j, col, &c);
+            keys[*nkeys] = (lkey){a, c};
+            (*nkeys)++;
+            return SL_OK;
+        }
+    }
+    j->resid = sl_realloc(j->resid, sizeof *j->resid * (size_t)(j->nresid + 1));
+    j->resid[j->nresid++] = e;
+    return SL_OK;
+}
+
+/* s JOIN t FOR SYSTEM_TIME AS OF s.proc_time AS d ON f(s) = d.k: a
+ * lookup_join vertex after s (operators/lookup_join.c), which loads t
+ * itself; t is not read as a stream. Keys that are expressions of s, or
+ * columns of another numeric type than t's, are computed by a calc before
+ * the join and dropped by it ("left-columns"). */
+static int plan_lookup(plan *p, const sql_node *f, const sql_node *rnode, const sql_node *asof,
+                       jplan *j, rel *out)
+{
+    const char *jt = type_name(f->s);
+    const sql_node *on = sql_kid(f, 2);
+    if (strcmp(jt, "inner") && strcmp(jt, "left"))
+        return PERR(f, "a lookup join (FOR SYSTEM_TIME AS OF a processing-time attribute) is an "
+                    "inner or LEFT join, not %s", f->s);
+    if (p->hints && p->hints->nkids)
+        return PERR(p->hints->kids[0], "hint '%s': a lookup join takes no hints (it keeps no "
+                    "state)", p->hints->kids[0]->s);
+    const sql_table *t = sql_catalog_find(p->cat, rnode->s);
+    if (!t) return PERR(rnode, "table '%s' does not exist in this session", rnode->s);
+    if (t->is_view)
+        return PERR(rnode, "FOR SYSTEM_TIME AS OF %s%s%s makes a lookup join, and '%s' is a view; "
+                    "a lookup join needs a table whose connector serves lookups ('filesystem')",
+                    asof->s2 ? asof->s2 : "", asof->s2 ? "." : "", asof->s, t->name);
+    if (strcmp(t->connector, "filesystem"))
+        return PERR(rnode, "FOR SYSTEM_TIME AS OF %s%s%s (processing time) makes a lookup join, "
+                    "and table '%s' (connector '%s') cannot serve lookups: Sluice looks up "
+                    "'filesystem' tables, which it loads into memory", asof->s2 ? asof->s2 : "",
+                    asof->s2 ? "." : "", asof->s, t->name, t->connector);
+    if (j->s[0].r.updating)
+        return PERR(sql_kid(f, 0), "the left side of a lookup join must be append-only (it is a "
+                    "changelog produced by %s)", j->s[0].r.updater);
+    /* the table's side: its physical columns, no vertex */
+    rel *r = &j->s[1].r;
+    sl_schema_init(&r->sch);
+    for (int i = 0; i < t->ncols; i++) {
+        if (t->cols[i].expr || t->cols[i].meta)
+            return PERR(rnode, "lookup table '%s': column '%s' is computed; a lookup join reads "
+                        "a table's physical columns only", t->name, t->cols[i].name);
+        sl_schema_add(&r->sch, t->cols[i].name, t->cols[i].type);
+    }
+    r->alias = sl_strdup(rnode->s2 ? rnode->s2 : rnode->s);
+    r->ident = sl_strdup(t->name);
+    rel *l = &j->s[0].r;
+    int nleft = l->sch.n;
+    j->s[1].off = nleft;
+    j->map = sl_calloc(1, sizeof *j->map);
+    side_names(l, j->map, 0);
+    side_names(r, j->map, j->s[1].off);
+    joined_schema(&l->sch, &r->sch, &j->out);
+    if (j->out.n > SL_MAX_FIELDS)
+        return PERR(f, "the joined row would have %d columns (at most %d)", j->out.n, SL_MAX_FIELDS);
+    lkey keys[SL_MAX_KEY_COLS];
+    int nkeys = 0;
+    if (lookup_conjuncts(p, j, on, keys, &nkeys) != SL_OK) return SL_ERR;
+    if (nkeys == 0)
+        return PERR(on, "a lookup join needs an equality between the left side and a column of "
+                    "'%s' (e.g. ON MOD(s.id, 100) = %s.k)", t->name, r->alias);
+    if (strcmp(jt, "inner") && j->nresid) {
+        char *txt = sql_unparse(j->resid[0]);
+        int rc = PERR(j->resid[0], "LEFT lookup join: the condition %s is not an equality "
+                      "between the left side and a column of '%s'; Sluice supports such "
+                      "conditions in inner lookup joins only", txt, t->name);
+        free(txt);
+        return rc;
+    }
+    /* the keys: a left column of the same type as is, anything else computed */
+    json_t *lk = json_array(), *rk = json_array();
+    item *its = NULL;
+    int nits = 0, rc = SL_OK;
+    for (int k = 0; rc == SL_OK && k < nkeys; k++) {
+        const char *rname = r->sch.fields[keys[k].rcol].name;
+        sl_type rt = r->sch.fields[keys[k].rcol].type, lt;
+        json_array_append_new(rk, json_string(rname));
+        sql_node *x;
+        if ((rc = rewrite(p, j->map, &j->out, keys[k].expr, &x)) != SL_OK) break;
+        if ((rc = type_expr(p, x, &l->sch, &lt)) != SL_OK) break;
+        int lc = x->kind == SQL_COL ? sl_schema_find(&l->sch, x->s) : -1;
+        if (lc >= 0 && lt == rt) {
+            json_array_append_new(lk, json_string(l->sch.fields[lc].name));
+            continue;
+        }
+        if (lt != rt && !(numeric(lt) && numeric(rt))) {
+            char *txt = sql_unparse(keys[k].expr);
+            rc = PERR(keys[k].expr, "lookup key %s = %s.%s compares %s with %s; CAST one side",
+                      txt, r->alias, rname, sl_type_name(lt), sl_type_name(rt));
+            free(txt);
+            break;
+        }
+        if (!its) { /* the left columns as they are, then the computed keys */
+            its = sl_calloc((size_t)nleft + SL_MAX_KEY_COLS, sizeof *its);
+            for (int c = 0; c < nleft; c++) {
+                its[c].name = sl_strdup(l->sch.fields[c].name);
+                its[c].text = sql_quote_ident(l->sch.fields[c].name);
+                its[c].type = l->sch.fields[c].type;
+            }
+            nits = nleft;
+        }
+        char name[64];
+        for (int n = k;; n++) {
+            snprintf(name, sizeof name, "lookup_key%d", n);
+            if (sl_schema_find(&l->sch, name) < 0) break;
+        }
+        char *xt = sql_unparse(x), *q = sql_quote_ident(name);
+        its[nits].name = sl_strdup(name);
+        its[nits].text = lt == rt ? sl_sprintf("%s AS %s", xt, q)
+                                  : sl_sprintf("CAST(%s AS %s) AS %s", xt, sl_type_name(rt), q);
+        its[nits].type = rt;
+        nits++;
+        free(xt);
+        free(q);
+        json_array_append_new(lk, json_string(name));
+    }
+    if (rc == SL_OK && its) {
+        sql_join_map *keep = l->jmap; /* the calc's input is the plain left row */
+        l->jmap = NULL;
+        rc = emit_calc(p, l, its, nits, NULL, "lookup-keys");
+        l->jmap = keep;
+        if (rc == SL_OK) carry_time_attrs(l, its, nits);
+    }
+    items_free(its, nits);
+    if (rc != SL_OK) {
+        json_decref(lk);
+        json_decref(rk);
+        return SL_ERR;
+    }
+    json_t *cfg = json_object();
+    json_object_set_new(cfg, "join-type", json_string(jt));
+    json_object_set_new(cfg, "left-keys", lk);
+    json_object_set_new(cfg, "right-keys", rk);
+    if (l->sch.n != nleft) json_object_set_new(cfg, "left-columns", json_integer(nleft));
+    json_object_set_new(cfg, "table", json_string(t->name));
+    for (int i = 0; i < t->nopts; i++)
+        if (strcmp(t->keys[i], "connector") && strncmp(t->keys[i], "sink.", 5))
+            json_object_set_new(cfg, t->keys[i], json_string(t->vals[i]));
+    sql_sbuf id = {0};
+    sql_sb_fmt(&id, "lookup|%s|%s|%s|", jt, l->ident ? l->ident : "", t->name);
+    for (int k = 0; k < nkeys; k++) {
+        char *txt = sql_unparse(keys[k].expr);
+        sql_sb_fmt(&id, "%s=%s,", txt, r->sch.fields[keys[k].rcol].name);
+        free(txt);
+    }
+    char *uid = sl_sprintf("join-lookup-%08x", fnv1a(id.s));
+    free(id.s);
+    char *vid = add_vertex(p, "lookup-join", "lookup_join", uid, cfg, &r->sch, 0);
+    free(uid);
+    add_edge(p, l->vid, vid, NULL, NULL, 0);
+    memset(out, 0, sizeof *out);
+    out->vid = vid;
+    out->sch = j->out;
+    sl_schema_init(&j->out);
+    sql_sbuf ident = {0};
+    sql_sb_fmt(&ident, "lookup(%s,%s)", l->ident ? l->ident : "", t->name);
+    out->ident = sql_sb_take(&ident);
+    out->jmap = j->map;
+    j->map = NULL;
+    /* the left side's time attributes stay (its columns keep their names) */
+    out->rowtime = dup0(l->rowtime);
+    out->proctime = dup0(l->proctime);
     if (resid_filter(p, j, out) != SL_OK) {
         rel_free(out);
         return SL_ERR;

@@ -201,6 +201,12 @@ static int is_niladic(const char *s)
            !strcasecmp(s, "LOCALTIME");
 }
 
+/* PROCTIME() as a whole SELECT item: a new processing-time attribute. */
+static int is_proctime(const sql_node *e)
+{
+    return e && e->kind == SQL_FUNC && !strcasecmp(e->s, "PROCTIME") && e->nkids == 0;
+}
+
 static int has_agg(const sql_node *e)
 {
     if (!e) return 0;
@@ -245,8 +251,10 @@ int check_cols(plan *p, const sql_node *e, const rel *r)
         return SL_OK;
     }
     if (e->kind == SQL_FUNC && !strcasecmp(e->s, "PROCTIME"))
-        return PERR(e, "PROCTIME() declares a processing-time column in CREATE TABLE "
-                    "(pt AS PROCTIME()); it cannot be used in a query");
+        return PERR(e, "PROCTIME() makes a processing-time attribute as a SELECT item of its own "
+                    "(SELECT *, PROCTIME() AS pt FROM t) or as a computed column in CREATE TABLE "
+                    "(pt AS PROCTIME()); it cannot be used inside an expression, a condition or "
+                    "an aggregation");
     if (e->kind == SQL_OVER)
         return PERR(e, "%s() OVER (...) is supported as Flink's Top-N and deduplication only: "
                     "SELECT ... FROM (SELECT ..., ROW_NUMBER() OVER (PARTITION BY k ORDER BY x) "
@@ -413,7 +421,8 @@ static int scan_table(plan *p, const sql_node *at, const char *name, rel *out)
         wm_in_source |= !strcasecmp(phys.fields[i].name, t->wm_col);
     json_t *cfg = kafka ? sql_kafka_config(t, 0) : stream ? NULL : json_object();
     for (int i = 0; !kafka && !stream && i < t->nopts; i++)
-        if (strcmp(t->keys[i], "connector") && strncmp(t->keys[i], "sink.", 5))
+        if (strcmp(t->keys[i], "connector") && strncmp(t->keys[i], "sink.", 5) &&
+            strncmp(t->keys[i], "lookup.", 7)) /* lookup.*: a lookup join's (plan_join.c) */
             json_object_set_new(cfg, t->keys[i], json_string(t->vals[i]));
     /* a silent source (partition) stops holding the watermark back after
      * Flink's scan.watermark.idle-timeout, else table.exec.source.idle-timeout */
@@ -588,6 +597,19 @@ int select_items(plan *p, const sql_node *list, rel *in, item **outp, int *np)
             rc = PERR(e, "aggregate functions need GROUP BY (or a window TVF)");
             break;
         }
+        if (is_proctime(e)) { /* a processing-time attribute: the wall clock per row */
+            if (n == cap) {
+                cap *= 2;
+                its = sl_realloc(its, sizeof *its * (size_t)cap);
+            }
+            its[n].name = item_name(it, i);
+            char *q = sql_quote_ident(its[n].name);
+            its[n].text = sl_sprintf("CURRENT_TIMESTAMP AS %s", q);
+            free(q);
+            its[n].type = SL_T_TIMESTAMP;
+            its[n++].expr = e;
+            continue;
+        }
         if (check_cols(p, e, in) != SL_OK) {
             rc = SL_ERR;
             break;
@@ -630,6 +652,12 @@ void carry_time_attrs(rel *r, item *its, int n)
         if (r->rowtime && !strcasecmp(src, r->rowtime) && !rt) rt = sl_strdup(its[i].name);
         if (r->proctime && !strcasecmp(src, r->proctime) && !pt) pt = sl_strdup(its[i].name);
     }
+    for (int i = 0; i < n; i++) /* a new PROCTIME() item is the one a query names */
+        if (is_proctime(its[i].expr)) {
+            free(pt);
+            pt = sl_strdup(its[i].name);
+            break;
+        }
     free(r->rowtime);
     free(r->proctime);
     r->rowtime = rt;

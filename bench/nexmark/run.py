@@ -11,7 +11,9 @@ and <dir>/bid (part-0 and part-1 each; event i went to part-(i % 2), so each
 file is in event-time order). It is done twice, for N events and for N/10.
 Both engines then read those files with their own filesystem connector
 (tables.sql: the same DDL on both, WATERMARK FOR dateTime AS dateTime -
-INTERVAL '4' SECOND, as Flink's Nexmark DDL has).
+INTERVAL '4' SECOND, as Flink's Nexmark DDL has). q13's side input,
+<dir>/side_input, is the CSV file Flink's Nexmark ships: 10,000 rows, key
+0..9999 and the key as its string value ("7,7").
 
 Measure: that of bench/flink_vs_sluice.py, whose helpers this script
 imports. Each query runs on fresh processes over the N/10-event files and
@@ -103,10 +105,25 @@ def run_script(build, workdir, name, script, timeout):
         c.shutdown()
 
 
+SIDE_INPUT_ROWS = 10_000
+
+
+def side_input(out_dir):
+    """q13's bounded side input: out_dir/side_input, key,value with value the
+    key as a string, keys 0..9999 (Flink's Nexmark side_input file)."""
+    path = os.path.join(out_dir, "side_input")
+    if os.path.exists(path):
+        return
+    with open(path + ".tmp", "w") as f:
+        f.writelines(f"{k},{k}\n" for k in range(SIDE_INPUT_ROWS))
+    os.rename(path + ".tmp", path)
+
+
 def generate(build, events, out_dir, rate=RATE):
     """Write `events` Nexmark events (`rate` per second of event time) into
-    out_dir/{person,auction,bid}."""
+    out_dir/{person,auction,bid}, and q13's side input."""
     if os.path.exists(os.path.join(out_dir, "DONE")):
+        side_input(out_dir)  # event files kept from a run before the side input existed
         return
     shutil.rmtree(out_dir, ignore_errors=True)
     work = os.path.join(out_dir, "_work")
@@ -117,6 +134,7 @@ def generate(build, events, out_dir, rate=RATE):
         run_script(build, work, "generate.sql", script, timeout=1800)
     except fvs.Missing as e:
         raise RuntimeError(f"generating events failed: {e}")
+    side_input(out_dir)
     open(os.path.join(out_dir, "DONE"), "w").close()
 
 
