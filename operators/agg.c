@@ -21,6 +21,7 @@
 #include <strings.h>
 
 #include "bytes.h"
+#include "jobgraph.h"
 #include "sl.h"
 
 /* ---- names and parsing ---------------------------------------------------- */
@@ -490,4 +491,85 @@ int sl_agg_phase(const char *vid, const char *phase, bool *global, char *err, si
     if (*global || !phase || strcasecmp(phase, "single") == 0) return SL_OK;
     return sl_seterr(err, errlen, "vertex '%s': option 'phase' must be 'single' or 'global', not "
                      "'%s'", vid, phase);
+}
+
+/* ---- the operators' options ------------------------------------------------- */
+
+/* An option that is one item or a list of them: its items, or -1 when it is
+ * neither a string nor an array. Absent and null are empty. */
+static long option_items(const json_t *j)
+{
+    if (!j || json_is_null(j)) return 0;
+    if (json_is_string(j)) return 1;
+    return json_is_array(j) ? (long)json_array_size(j) : -1;
+}
+
+static const json_t *option_item(const json_t *j, long i)
+{
+    return json_is_string(j) ? j : json_array_get(j, (size_t)i);
+}
+
+int sl_agg_plan_options(const char *vid, const json_t *config, const sl_schema *in,
+                        bool keys_required, sl_schema *out, sl_schema *agg_out, int **keys,
+                        int *nkeys, sl_schema *key_schema, sl_agg_list *aggs, char *err,
+                        size_t errlen)
+{
+    const json_t *jg = json_object_get(config, "group-by");
+    long ng = option_items(jg);
+    *nkeys = 0;
+    *keys = sl_calloc(ng > 0 ? (size_t)ng : 1, sizeof **keys);
+    if (ng < 0)
+        return sl_seterr(err, errlen, "vertex '%s': option 'group-by' must be an array of column "
+                         "names, e.g. [\"user_id\"]", vid);
+    if (ng == 0 && keys_required)
+        return sl_seterr(err, errlen, "vertex '%s': option 'group-by' must list at least one "
+                         "column (the key), e.g. [\"user_id\"]", vid);
+    if (ng > SL_MAX_KEY_COLS)
+        return sl_seterr(err, errlen, "vertex '%s': option 'group-by' lists %ld columns, the "
+                         "limit is %d", vid, ng, SL_MAX_KEY_COLS);
+    for (long i = 0; i < ng; i++) {
+        const json_t *jk = option_item(jg, i);
+        if (!json_is_string(jk))
+            return sl_seterr(err, errlen, "vertex '%s': group-by item %ld must be a column name, "
+                             "e.g. \"user_id\"", vid, i + 1);
+        const char *name = json_string_value(jk);
+        int c = sl_schema_find(in, name);
+        if (c < 0)
+            return sl_seterr(err, errlen, "vertex '%s': group-by column '%s' is not in the input",
+                             vid, name);
+        for (int q = 0; q < *nkeys; q++)
+            if ((*keys)[q] == c)
+                return sl_seterr(err, errlen, "vertex '%s': group-by column '%s' is listed twice",
+                                 vid, name);
+        if (sl_schema_find(out, in->fields[c].name) >= 0)
+            return sl_seterr(err, errlen, "vertex '%s': group-by column '%s' clashes with the "
+                             "output column of that name", vid, name);
+        (*keys)[(*nkeys)++] = c;
+        if (key_schema) sl_schema_add(key_schema, in->fields[c].name, in->fields[c].type);
+        sl_schema_add(out, in->fields[c].name, in->fields[c].type);
+    }
+
+    const json_t *ja = json_object_get(config, "aggregates");
+    long na = option_items(ja);
+    if (na < 0)
+        return sl_seterr(err, errlen, "vertex '%s': option 'aggregates' must be an array of "
+                         "aggregate calls, e.g. [\"COUNT(*) AS cnt\"]", vid);
+    if (na == 0 && ng == 0)
+        return sl_seterr(err, errlen, "vertex '%s': option 'aggregates' must list at least one "
+                         "aggregate when there is no group-by key, e.g. [\"COUNT(*) AS cnt\"]",
+                         vid);
+    if ((long)agg_out->n + na > SL_MAX_FIELDS)
+        return sl_seterr(err, errlen, "vertex '%s': %ld output columns, the limit is %d", vid,
+                         (long)agg_out->n + na, SL_MAX_FIELDS);
+    for (long i = 0; i < na; i++) {
+        const json_t *ji = option_item(ja, i);
+        if (!json_is_string(ji))
+            return sl_seterr(err, errlen, "vertex '%s': aggregate %ld must be a string, e.g. "
+                             "\"SUM(amount) AS total\"", vid, i + 1);
+        char aerr[600];
+        if (sl_agg_list_add(aggs, json_string_value(ji), (int)i + 1, in, agg_out, aerr,
+                            sizeof aerr) != SL_OK)
+            return sl_seterr(err, errlen, "vertex '%s': %s", vid, aerr);
+    }
+    return SL_OK;
 }

@@ -109,6 +109,29 @@ int sl_agg_list_add(sl_agg_list *l, const char *text, int item, const sl_schema 
 
 const char *sl_agg_fn_name(sl_agg_fn fn); /* "COUNT" */
 
+/* The "group-by" and "aggregates" options of an aggregating vertex
+ * (window, group_aggregate, local_aggregate), one parser and one set of
+ * messages for all three:
+ *   "group-by":   column names of `in` (an array, or one name as a string),
+ *                 none twice, at most SL_MAX_KEY_COLS; absent, null or []
+ *                 is no key -- one group -- which keys_required refuses;
+ *   "aggregates": items for sl_agg_list_add (an array, or one as a
+ *                 string); absent, null or [] only with a key: the result
+ *                 is then one row per distinct key (SELECT DISTINCT, or per
+ *                 key and window).
+ * The key columns are appended to `out` (a key whose name is already there,
+ * such as window_start, is refused) and, when key_schema is not NULL, to
+ * key_schema; their input indices go to *keys (allocated, caller frees),
+ * their number to *nkeys. The aggregates' output columns are appended to
+ * agg_out (`out` itself, or a scratch schema) and the items to aggs.
+ * SL_ERR with "vertex 'vid': ..." in err; what was filled is the caller's
+ * to free either way. */
+struct json_t;
+int sl_agg_plan_options(const char *vid, const struct json_t *config, const sl_schema *in,
+                        bool keys_required, sl_schema *out, sl_schema *agg_out, int **keys,
+                        int *nkeys, sl_schema *key_schema, sl_agg_list *aggs, char *err,
+                        size_t errlen);
+
 /* Per record. ------------------------------------------------------------------ */
 
 static inline void sl_agg_init(const sl_agg_list *l, uint8_t *acc) { memset(acc, 0, l->size); }

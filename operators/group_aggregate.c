@@ -175,49 +175,10 @@ static void *ga_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
     sl_agg_list_init(&pl->aggs);
     sl_schema_init(out);
 
-    /* group-by: an array of column names, or one name as a string */
-    json_t *jg = json_object_get(v->config, "group-by");
-    if (!jg || json_is_null(jg)) {
-        sl_seterr(err, errlen, "vertex '%s': option 'group-by' is required (the key columns)", vid);
+    /* the key columns, then the aggregates (none: a SELECT DISTINCT) */
+    if (sl_agg_plan_options(vid, v->config, in, true, out, out, &pl->keys, &pl->nkeys, NULL,
+                            &pl->aggs, err, errlen) != SL_OK)
         goto fail;
-    }
-    size_t ng = json_is_string(jg) ? 1 : json_is_array(jg) ? json_array_size(jg) : 0;
-    if (!json_is_string(jg) && !json_is_array(jg)) {
-        sl_seterr(err, errlen, "vertex '%s': group-by must be an array of column names", vid);
-        goto fail;
-    }
-    if (ng == 0) {
-        sl_seterr(err, errlen, "vertex '%s': group-by must list at least one column", vid);
-        goto fail;
-    }
-    if (ng > SL_MAX_FIELDS) {
-        sl_seterr(err, errlen, "vertex '%s': group-by has %zu columns, the limit is %d", vid, ng,
-                  SL_MAX_FIELDS);
-        goto fail;
-    }
-    pl->keys = sl_calloc(ng, sizeof *pl->keys);
-    for (size_t i = 0; i < ng; i++) {
-        json_t *jk = json_is_string(jg) ? jg : json_array_get(jg, i);
-        if (!json_is_string(jk)) {
-            sl_seterr(err, errlen, "vertex '%s': group-by item %zu must be a column name string",
-                      vid, i + 1);
-            goto fail;
-        }
-        const char *cname = json_string_value(jk);
-        int c = sl_schema_find(in, cname);
-        if (c < 0) {
-            sl_seterr(err, errlen, "vertex '%s': group-by: unknown column '%s'", vid, cname);
-            goto fail;
-        }
-        for (int q = 0; q < pl->nkeys; q++)
-            if (pl->keys[q] == c) {
-                sl_seterr(err, errlen, "vertex '%s': group-by: column '%s' is listed twice", vid,
-                          cname);
-                goto fail;
-            }
-        pl->keys[pl->nkeys++] = c;
-        sl_schema_add(out, in->fields[c].name, in->fields[c].type);
-    }
 
     json_t *jm = json_object_get(v->config, "input-changelog");
     if (jm && !json_is_null(jm)) {
@@ -230,38 +191,6 @@ static void *ga_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
         }
     }
 
-    /* aggregates: optional (none = SELECT DISTINCT) */
-    json_t *ja = json_object_get(v->config, "aggregates");
-    size_t na = 0;
-    if (ja && !json_is_null(ja)) {
-        if (json_is_string(ja)) na = 1;
-        else if (json_is_array(ja)) na = json_array_size(ja);
-        else {
-            sl_seterr(err, errlen, "vertex '%s': aggregates must be an array such as "
-                      "[\"COUNT(*) AS cnt\"]", vid);
-            goto fail;
-        }
-    }
-    if (ng + na > SL_MAX_FIELDS) {
-        sl_seterr(err, errlen, "vertex '%s': %zu output columns, the limit is %d", vid, ng + na,
-                  SL_MAX_FIELDS);
-        goto fail;
-    }
-    for (size_t i = 0; i < na; i++) {
-        int item = (int)i + 1;
-        json_t *ji = json_is_string(ja) ? ja : json_array_get(ja, i);
-        if (!json_is_string(ji)) {
-            sl_seterr(err, errlen, "vertex '%s': aggregate %d must be a string such as "
-                      "\"SUM(amount) AS total\"", vid, item);
-            goto fail;
-        }
-        char aerr[600];
-        if (sl_agg_list_add(&pl->aggs, json_string_value(ji), item, in, out, aerr,
-                            sizeof aerr) != SL_OK) {
-            sl_seterr(err, errlen, "vertex '%s': %s", vid, aerr);
-            goto fail;
-        }
-    }
     if (!pl->aggs.has_minmax) pl->retract_minmax = false;
     pl->aggs.keep_values = pl->retract_minmax;
     pl->acc_size = pl->aggs.size;
@@ -275,7 +204,7 @@ static void *ga_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
                       "(no BYTES column '%s' in the input)", vid, SL_AGG_ACC_COL);
             goto fail;
         }
-        if (!sl_agg_mergeable(&pl->aggs) || pl->retract_minmax || na == 0) {
+        if (!sl_agg_mergeable(&pl->aggs) || pl->retract_minmax) {
             sl_seterr(err, errlen, "vertex '%s': two-phase GROUP BY needs insert-only input and "
                       "aggregates without DISTINCT", vid);
             goto fail;

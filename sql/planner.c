@@ -923,8 +923,7 @@ static json_t *two_phase_local(const plan *p, json_t *cfg, int window, int proct
     if (!p->mb[0] || strcasecmp(p->mb[0], "true") || (p->mb[3] && !strcasecmp(p->mb[3], "ONE_PHASE")))
         return NULL;
     if (updating || (window && (proctime || !strncasecmp(spec, "SESSION", 7)))) return NULL;
-    json_t *aggs = json_object_get(cfg, "aggregates");
-    if (!json_array_size(aggs)) return NULL; /* SELECT DISTINCT */
+    json_t *aggs = json_object_get(cfg, "aggregates"); /* none (a distinct): partial row counts */
     for (size_t i = 0; i < json_array_size(aggs); i++)
         if (strcasestr(json_string_value(json_array_get(aggs, i)), "DISTINCT")) return NULL;
     json_t *l = json_object();
