@@ -9,8 +9,8 @@
  * backtick), or `*` / `1` for COUNT, and col a BOOLEAN column. Anything
  * else -- expressions, several arguments -- is refused with a message saying what to do instead. Which argument types
  * each function takes follows Flink (COUNT: any; SUM, AVG: numeric; MIN,
- * MAX: numeric, BOOLEAN, TIMESTAMP -- Flink also orders strings, which
- * would need a variable-size accumulator, so STRING is refused for now).
+ * MAX: numeric, BOOLEAN, TIMESTAMP, STRING -- a string's extremum is kept
+ * by the caller, see agg.h).
  */
 #include "agg.h"
 
@@ -167,11 +167,12 @@ static int parse_item(const char *text, const sl_schema *in, sl_agg *a, char *na
         break;
     case SL_AGG_MIN:
     case SL_AGG_MAX:
-        if (!is_numeric(t) && t != SL_T_TIMESTAMP && t != SL_T_BOOLEAN)
-            return sl_seterr(err, errlen, "%s needs a numeric, BOOLEAN or TIMESTAMP column (INT, "
-                             "BIGINT, DOUBLE, BOOLEAN or TIMESTAMP); '%s' is %s", fname,
-                             in->fields[a->col].name, sl_type_name(t));
+        if (!is_numeric(t) && t != SL_T_TIMESTAMP && t != SL_T_BOOLEAN && t != SL_T_STRING)
+            return sl_seterr(err, errlen, "%s needs an INT, BIGINT, DOUBLE, BOOLEAN, TIMESTAMP "
+                             "or STRING column; '%s' is %s", fname, in->fields[a->col].name,
+                             sl_type_name(t));
         a->out_type = t;
+        a->strval = t == SL_T_STRING;
         break;
     }
 
@@ -238,7 +239,8 @@ int sl_agg_list_add(sl_agg_list *l, const char *text, int item, const sl_schema 
     a.off = l->size;
     a.text = sl_strdup(text);
     l->size += slot_size(&a);
-    if (a.fn == SL_AGG_MIN || a.fn == SL_AGG_MAX) l->has_minmax = true;
+    if ((a.fn == SL_AGG_MIN || a.fn == SL_AGG_MAX) && !a.strval) l->has_minmax = true;
+    if (a.strval) l->has_strval = true;
     if (a.distinct) l->has_distinct = true;
     l->aggs[l->n++] = a;
     sl_schema_add(out, name, a.out_type);
@@ -333,7 +335,7 @@ void sl_agg_add(const sl_agg_list *l, uint8_t *acc, const sl_row *row)
             break;
         case SL_AGG_MIN:
         case SL_AGG_MAX: {
-            if (l->keep_values) break;
+            if (l->keep_values || a->strval) break;
             int64_t k = sl_agg_order_key(a->in_type, x);
             if (n == 0 || sl_agg_minmax_better(a, k, sl_get_lei64(slot + 8)))
                 sl_agg_minmax_set(a, acc, true, k);
@@ -391,7 +393,7 @@ void sl_agg_merge(const sl_agg_list *l, uint8_t *dst, const uint8_t *src)
         case SL_AGG_MIN:
         case SL_AGG_MAX: {
             int64_t sk, dk;
-            if (!sl_agg_minmax_get(a, src, &sk)) break;
+            if (a->strval || !sl_agg_minmax_get(a, src, &sk)) break;
             if (!sl_agg_minmax_get(a, dst, &dk) || sl_agg_minmax_better(a, sk, dk))
                 sl_agg_minmax_set(a, dst, true, sk);
             break;
@@ -434,7 +436,8 @@ void sl_agg_result(const sl_agg_list *l, const uint8_t *acc, sl_value *out)
                 o->isnull = true;
                 break;
             }
-            if (a->in_type == SL_T_DOUBLE) o->v.d = key_dbl(k);
+            if (a->strval) o->v.s.p = "", o->v.s.len = 0; /* the caller's bytes go here */
+            else if (a->in_type == SL_T_DOUBLE) o->v.d = key_dbl(k);
             else o->v.i = k;
             break;
         }
@@ -449,11 +452,32 @@ bool sl_agg_results_equal(const sl_agg_list *l, const sl_value *a, const sl_valu
         if (a[i].isnull) continue;
         if (l->aggs[i].out_type == SL_T_DOUBLE) {
             if (dbl_key(a[i].v.d) != dbl_key(b[i].v.d)) return false;
+        } else if (l->aggs[i].strval) {
+            if (sl_agg_str_cmp(a[i].v.s.p, a[i].v.s.len, b[i].v.s.p, b[i].v.s.len)) return false;
         } else if (a[i].v.i != b[i].v.i) {
             return false;
         }
     }
     return true;
+}
+
+/* ---- STRING MIN/MAX --------------------------------------------------------------- */
+
+bool sl_agg_str_value(const sl_agg *a, const sl_row *row, const void **p, size_t *len)
+{
+    const sl_value *x = &row->vals[a->col];
+    if (!a->strval || x->isnull || !passes(a, row)) return false;
+    *p = x->v.s.p;
+    *len = x->v.s.len;
+    return true;
+}
+
+int sl_agg_str_cmp(const void *a, size_t alen, const void *b, size_t blen)
+{
+    size_t n = alen < blen ? alen : blen;
+    int c = n ? memcmp(a, b, n) : 0; /* memcmp compares unsigned bytes */
+    if (c) return c;
+    return alen < blen ? -1 : alen > blen;
 }
 
 /* ---- DISTINCT ------------------------------------------------------------------ */
@@ -483,7 +507,10 @@ void sl_agg_distinct_apply(const sl_agg_list *l, int i, uint8_t *acc, const sl_r
     sl_put_lei64(slot, n + sign);
 }
 
-bool sl_agg_mergeable(const sl_agg_list *l) { return !l->has_distinct && !l->keep_values; }
+bool sl_agg_mergeable(const sl_agg_list *l)
+{
+    return !l->has_distinct && !l->keep_values && !l->has_strval;
+}
 
 int sl_agg_phase(const char *vid, const char *phase, bool *global, char *err, size_t errlen)
 {

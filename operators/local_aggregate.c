@@ -138,8 +138,13 @@ static void *la_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
                             &pl->key_schema, &pl->aggs, err, errlen) != SL_OK)
         goto fail;
     if (!sl_agg_mergeable(&pl->aggs)) {
-        sl_seterr(err, errlen, "vertex '%s': DISTINCT aggregates cannot be pre-aggregated (their "
-                  "partial value sets would overlap); plan them in one phase", vid);
+        if (pl->aggs.has_distinct)
+            sl_seterr(err, errlen, "vertex '%s': DISTINCT aggregates cannot be pre-aggregated "
+                      "(their partial value sets would overlap); plan them in one phase", vid);
+        else
+            sl_seterr(err, errlen, "vertex '%s': MIN/MAX of a STRING column cannot be "
+                      "pre-aggregated (the accumulator does not hold strings); plan it in one "
+                      "phase", vid);
         goto fail;
     }
     for (int i = 0; i < pl->aggs.n; i++) {

@@ -468,6 +468,11 @@ static void *win_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
     if (sl_agg_plan_options(vid, v->config, in, false, out, out, &pl->keys, &pl->nkeys,
                             &pl->key_schema, &pl->aggs, err, errlen) != SL_OK)
         goto fail;
+    if (pl->aggs.has_strval) {
+        sl_seterr(err, errlen, "vertex '%s': MIN/MAX of a STRING column is supported in GROUP BY "
+                  "(group_aggregate), not yet in window aggregations", vid);
+        goto fail;
+    }
     pl->nout = out->n;
     if (pl->aggs.has_distinct && pl->kind == WIN_SESSION) {
         sl_seterr(err, errlen, "vertex '%s': DISTINCT aggregates in SESSION windows are not "
