@@ -18,6 +18,8 @@
  * Output schema: the group-by columns, then one column per aggregate, typed
  * as Flink types them: COUNT -> BIGINT; SUM, MIN, MAX, AVG -> the input's
  * type (AVG of an integer type truncates toward zero, as Flink's does).
+ * MIN/MAX also take STRING here (not in windows), ordered as Flink orders
+ * StringData: unsigned bytes, then length.
  * Parsing, result types and the accumulator are operators/agg.c's, shared
  * with `window`; COUNT(1) is COUNT(*), MIN/MAX also take BOOLEAN.
  *
@@ -53,6 +55,13 @@
  *            enters the accumulator with its first copy and leaves with its
  *            last, so retractions work on either input-changelog.
  *            FILTER (WHERE flag) items count only rows whose flag is TRUE.
+ *   "minmax-str" only with MIN/MAX of a STRING column, whose value the
+ *            fixed accumulator cannot hold (it keeps has-value): per
+ *            aggregate (index u8 + 0) the current extremum's bytes, and with
+ *            "input-changelog": "retract" the multiset of its values (index
+ *            u8 + 1 + the value's bytes -> i64 copies), rescanned for the
+ *            successor when the extremum's last copy is retracted. Every
+ *            record reads the current string (the output shows it).
  *            With a state TTL the accumulator ends with two more i64s: the
  *            key's last update (wall-clock ms) and the time of its expiry
  *            timer (see below).
