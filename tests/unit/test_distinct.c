@@ -198,6 +198,61 @@ static void expect(const mrow *const *rows, int n, const char *prefix, char *buf
 
 #define MAXR 3000
 
+/* 1500 random steps into a GROUP BY harness: a new row from gen (+I, at
+ * times +U), or with retracting input now and then the retraction (-U or
+ * -D) of an earlier live row. The rows go to rows[0 .. *n). */
+static bool drive_group(harness *h, mrow *rows, int *n, bool retracting, void (*gen)(mrow *))
+{
+    bool good = true;
+    for (int step = 0; good && step < 1500; step++) {
+        if (retracting && *n > 0 && rnd(3) == 0) {
+            int i = (int)rnd((uint32_t)*n);
+            if (!rows[i].live) continue;
+            rows[i].live = false;
+            good = feed(h, rnd(2) ? SL_KIND_UPDATE_BEFORE : SL_KIND_DELETE, &rows[i]) == SL_OK;
+        } else {
+            gen(&rows[*n]);
+            good = feed(h, rnd(5) ? SL_KIND_INSERT : SL_KIND_UPDATE_AFTER, &rows[*n]) == SL_OK;
+            (*n)++;
+        }
+        if (!good) fprintf(stderr, "process: %s\n", h->op.err);
+    }
+    return good;
+}
+
+/* The harness's changelog applied to table (one row per key, "" = none):
+ * false when a -U/-D does not retract the row the table holds. */
+static bool apply_log(const harness *h, char table[NKEYS][ROWLEN])
+{
+    memset(table, 0, NKEYS * ROWLEN);
+    for (int i = 0; i < h->log.n; i++) {
+        const char *r = h->log.rows[i];
+        int key = atoi(r + 3);
+        if (key < 0 || key >= NKEYS) return false;
+        if (r[0] == '+') snprintf(table[key], ROWLEN, "%s", r + 2);
+        else if (strcmp(table[key], r + 2)) {
+            fprintf(stderr, "retraction %s of a row the table does not hold (%s)\n", r, table[key]);
+            return false;
+        } else table[key][0] = '\0';
+    }
+    return true;
+}
+
+static bool key_is(char table[NKEYS][ROWLEN], int key, const char *want)
+{
+    if (!strcmp(table[key], want)) return true;
+    fprintf(stderr, "key %d: got %s, want %s\n", key, table[key], want);
+    return false;
+}
+
+/* Every key's state went with its last row (value sets and strings too). */
+static bool state_follows_rows(const harness *h, const mrow *rows, int n)
+{
+    int live = 0;
+    for (int i = 0; i < n; i++) live += rows[i].live;
+    return live > 0 || sl_kstate_entries(h->ks) == 0;
+}
+
 static void run_group(sl_backend_kind kind, uint64_t seed, bool *ok)
 {
     static harness h;
@@ -211,32 +266,7 @@ static void run_group(sl_backend_kind kind, uint64_t seed, bool *ok)
     }
     rng = seed;
     int n = 0;
-    memset(table, 0, sizeof table);
-    bool good = true;
-    for (int step = 0; good && step < 1500; step++) {
-        if (n > 0 && rnd(3) == 0) {
-            int i = (int)rnd((uint32_t)n);
-            if (!rows[i].live) continue;
-            rows[i].live = false;
-            good = feed(&h, rnd(2) ? SL_KIND_UPDATE_BEFORE : SL_KIND_DELETE, &rows[i]) == SL_OK;
-        } else {
-            random_row(&rows[n]);
-            good = feed(&h, rnd(5) ? SL_KIND_INSERT : SL_KIND_UPDATE_AFTER, &rows[n]) == SL_OK;
-            n++;
-        }
-        if (!good) fprintf(stderr, "process: %s\n", h.op.err);
-    }
-    /* apply the changelog */
-    for (int i = 0; good && i < h.log.n; i++) {
-        const char *r = h.log.rows[i];
-        int key = atoi(r + 3);
-        if (key < 0 || key >= NKEYS) good = false;
-        else if (r[0] == '+') snprintf(table[key], ROWLEN, "%s", r + 2);
-        else if (strcmp(table[key], r + 2)) {
-            fprintf(stderr, "retraction %s of a row the table does not hold (%s)\n", r, table[key]);
-            good = false;
-        } else table[key][0] = '\0';
-    }
+    bool good = drive_group(&h, rows, &n, true, random_row) && apply_log(&h, table);
     for (int key = 0; good && key < NKEYS; key++) {
         const mrow *sel[MAXR];
         int ns = 0;
@@ -245,15 +275,9 @@ static void run_group(sl_backend_kind kind, uint64_t seed, bool *ok)
         char want[ROWLEN] = "", prefix[32];
         snprintf(prefix, sizeof prefix, "%d, ", key);
         if (ns) expect(sel, ns, prefix, want, sizeof want);
-        if (strcmp(table[key], want)) {
-            fprintf(stderr, "key %d: got %s, want %s\n", key, table[key], want);
-            good = false;
-        }
+        good = key_is(table, key, want);
     }
-    /* every key's state went with its last row; the value sets too */
-    int live = 0;
-    for (int i = 0; i < n; i++) live += rows[i].live;
-    if (good && live == 0 && sl_kstate_entries(h.ks) != 0) good = false;
+    good = good && state_follows_rows(&h, rows, n);
     teardown(&h);
     *ok = good;
 }
@@ -340,21 +364,7 @@ static void run_group_str(sl_backend_kind kind, uint64_t seed, bool retracting, 
     }
     rng = seed;
     int n = 0;
-    memset(table, 0, sizeof table);
-    bool good = true;
-    for (int step = 0; good && step < 1500; step++) {
-        if (retracting && n > 0 && rnd(3) == 0) {
-            int i = (int)rnd((uint32_t)n);
-            if (!rows[i].live) continue;
-            rows[i].live = false;
-            good = feed(&h, rnd(2) ? SL_KIND_UPDATE_BEFORE : SL_KIND_DELETE, &rows[i]) == SL_OK;
-        } else {
-            random_str_row(&rows[n]);
-            good = feed(&h, SL_KIND_INSERT, &rows[n]) == SL_OK;
-            n++;
-        }
-        if (!good) fprintf(stderr, "process: %s\n", h.op.err);
-    }
+    bool good = drive_group(&h, rows, &n, retracting, random_str_row);
     /* then most rows leave, in random order, so that extrema leave often and
      * their successors must be found in what is left */
     for (int i = 0; good && retracting && i < n; i++) {
@@ -363,16 +373,7 @@ static void run_group_str(sl_backend_kind kind, uint64_t seed, bool retracting, 
         rows[j].live = false;
         good = feed(&h, SL_KIND_DELETE, &rows[j]) == SL_OK;
     }
-    for (int i = 0; good && i < h.log.n; i++) {
-        const char *r = h.log.rows[i];
-        int key = atoi(r + 3);
-        if (key < 0 || key >= NKEYS) good = false;
-        else if (r[0] == '+') snprintf(table[key], ROWLEN, "%s", r + 2);
-        else if (strcmp(table[key], r + 2)) {
-            fprintf(stderr, "retraction %s of a row the table does not hold (%s)\n", r, table[key]);
-            good = false;
-        } else table[key][0] = '\0';
-    }
+    good = good && apply_log(&h, table);
     for (int key = 0; good && key < NKEYS; key++) {
         const char *lo = NULL, *hi = NULL, *hf = NULL;
         int cnt = 0;
@@ -394,14 +395,9 @@ static void run_group_str(sl_backend_kind kind, uint64_t seed, bool retracting, 
         snprintf(c, sizeof c, hf ? "'%s'" : "null", hf);
         snprintf(d, sizeof d, has_v ? "%lld" : "null", (long long)vlo);
         if (cnt) snprintf(want, sizeof want, "[%d, %s, %s, %s, %d, %s]", key, a, b, c, cnt, d);
-        if (strcmp(table[key], want)) {
-            fprintf(stderr, "key %d: got %s, want %s\n", key, table[key], want);
-            good = false;
-        }
+        good = key_is(table, key, want);
     }
-    int live = 0;
-    for (int i = 0; i < n; i++) live += rows[i].live;
-    if (good && live == 0 && sl_kstate_entries(h.ks) != 0) good = false;
+    good = good && state_follows_rows(&h, rows, n);
     teardown(&h);
     *ok = good;
 }
