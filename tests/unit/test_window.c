@@ -611,6 +611,38 @@ static void session(void)
 }
 BOTH_BACKENDS(session)
 
+/* The same sessions without aggregates (a distinct per key and session):
+ * merging carries the row count alone, and each session is one row. */
+static void session_no_aggregates(void)
+{
+    harness *h = start("{\"time-column\": \"ts\", \"window\": \"SESSION(INTERVAL '30' SECOND)\", "
+                       "\"group-by\": [\"user_id\"]}");
+    char sch[256];
+    schema_text(&h->out, sch, sizeof sch);
+    CHECK_EQ_STR(sch, "window_start TIMESTAMP(3), window_end TIMESTAMP(3), window_time "
+                      "TIMESTAMP(3), user_id BIGINT");
+    CHECK_EQ_INT(feed(h, 1, 0, 1), SL_OK);
+    CHECK_EQ_INT(feed(h, 2, 10000, 1), SL_OK);
+    CHECK_EQ_INT(feed(h, 1, 20000, 2), SL_OK);
+    CHECK_EQ_INT(feed(h, 2, 60000, 2), SL_OK);
+    CHECK_EQ_INT(feed(h, 1, 100000, 4), SL_OK);
+    CHECK_EQ_INT(feed(h, 2, 40000, 4), SL_OK);
+    CHECK_EQ_INT(feed(h, 3, 200000, 1), SL_OK);
+    CHECK_EQ_INT(feed(h, 3, 230000, 1), SL_OK);
+    CHECK_EQ_INT(feed(h, 3, 300000, 1), SL_OK);
+    CHECK_EQ_INT(wm(h, INT64_MAX), SL_OK);
+    CHECK_EQ_STR(take(h),
+                 "+I[2026-08-19T15:00, 2026-08-19T15:00:50, 2026-08-19T15:00:49.999, 1]\n"
+                 "+I[2026-08-19T15:00:10, 2026-08-19T15:01:30, 2026-08-19T15:01:29.999, 2]\n"
+                 "+I[2026-08-19T15:01:40, 2026-08-19T15:02:10, 2026-08-19T15:02:09.999, 1]\n"
+                 "+I[2026-08-19T15:03:20, 2026-08-19T15:04:20, 2026-08-19T15:04:19.999, 3]\n"
+                 "+I[2026-08-19T15:05, 2026-08-19T15:05:30, 2026-08-19T15:05:29.999, 3]");
+    CHECK_EQ_INT(sl_kstate_entries(h->op.kstate), 0);
+    CHECK_EQ_INT(sl_timers_count(h->op.event_timers), 0);
+    done(h);
+}
+BOTH_BACKENDS(session_no_aggregates)
+
 /* ---- lateness ----------------------------------------------------------------- */
 
 /* Allowed lateness 5 s: a late row updates the fired result with -U/+U; a
@@ -1188,7 +1220,8 @@ static void generated_session(void)
 BOTH_BACKENDS(generated_session)
 
 SL_TEST_MAIN(SL_TEST(test_plan_errors), SL_TEST(test_output_schema),
-             SL_TEST(test_generated_distinct), SL_TEST(test_generated_distinct_rocksdb), SL_TEST(test_tumble),
+             SL_TEST(test_generated_distinct), SL_TEST(test_generated_distinct_rocksdb),
+             SL_TEST(test_session_no_aggregates), SL_TEST(test_session_no_aggregates_rocksdb), SL_TEST(test_tumble),
              SL_TEST(test_tumble_rocksdb), SL_TEST(test_string_keys),
              SL_TEST(test_string_keys_rocksdb), SL_TEST(test_tumble_offset),
              SL_TEST(test_tumble_offset_rocksdb), SL_TEST(test_hop), SL_TEST(test_hop_rocksdb),
