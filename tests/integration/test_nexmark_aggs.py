@@ -16,8 +16,9 @@ q15, q16 and q17: GROUP BY a day and COUNT(*) with and without FILTER,
 COUNT(DISTINCT x) with and without FILTER (several filters over the same
 column), MIN, MAX, AVG and SUM of BIGINT, and (q16) MAX of a STRING. The
 day is DATE_FORMAT(`dateTime`, 'yyyy-MM-dd') and q16's minute
-DATE_FORMAT(`dateTime`, 'HH:mm'); until that function is in, the test
-uses stand-ins that vary within these 30 s of events -- the 10 s bucket
+DATE_FORMAT(`dateTime`, 'HH:mm'), each a single value over these 30 s of
+events, too few groups and values to test with; so the test puts in
+stand-ins that vary (and need no DATE_FORMAT) -- the 10 s bucket
 SUBSTRING(CAST(`dateTime` AS STRING), 1, 18) for the day, the time of day
 to the second SUBSTRING(..., 12, 8) for the minute -- and the model
 computes the same. The final table (the changelog applied per key) must
