@@ -9,8 +9,8 @@
  * backtick), or `*` / `1` for COUNT, and col a BOOLEAN column. Anything
  * else -- expressions, several arguments -- is refused with a message saying what to do instead. Which argument types
  * each function takes follows Flink (COUNT: any; SUM, AVG: numeric; MIN,
- * MAX: numeric, BOOLEAN, TIMESTAMP -- Flink also orders strings, which
- * would need a variable-size accumulator, so STRING is refused for now).
+ * MAX: numeric, BOOLEAN, TIMESTAMP, STRING -- a string's extremum is kept
+ * by the caller, see agg.h).
  */
 #include "agg.h"
 
@@ -21,6 +21,7 @@
 #include <strings.h>
 
 #include "bytes.h"
+#include "jobgraph.h"
 #include "sl.h"
 
 /* ---- names and parsing ---------------------------------------------------- */
@@ -166,11 +167,12 @@ static int parse_item(const char *text, const sl_schema *in, sl_agg *a, char *na
         break;
     case SL_AGG_MIN:
     case SL_AGG_MAX:
-        if (!is_numeric(t) && t != SL_T_TIMESTAMP && t != SL_T_BOOLEAN)
-            return sl_seterr(err, errlen, "%s needs a numeric, BOOLEAN or TIMESTAMP column (INT, "
-                             "BIGINT, DOUBLE, BOOLEAN or TIMESTAMP); '%s' is %s", fname,
-                             in->fields[a->col].name, sl_type_name(t));
+        if (!is_numeric(t) && t != SL_T_TIMESTAMP && t != SL_T_BOOLEAN && t != SL_T_STRING)
+            return sl_seterr(err, errlen, "%s needs an INT, BIGINT, DOUBLE, BOOLEAN, TIMESTAMP "
+                             "or STRING column; '%s' is %s", fname, in->fields[a->col].name,
+                             sl_type_name(t));
         a->out_type = t;
+        a->strval = t == SL_T_STRING;
         break;
     }
 
@@ -237,7 +239,8 @@ int sl_agg_list_add(sl_agg_list *l, const char *text, int item, const sl_schema 
     a.off = l->size;
     a.text = sl_strdup(text);
     l->size += slot_size(&a);
-    if (a.fn == SL_AGG_MIN || a.fn == SL_AGG_MAX) l->has_minmax = true;
+    if ((a.fn == SL_AGG_MIN || a.fn == SL_AGG_MAX) && !a.strval) l->has_minmax = true;
+    if (a.strval) l->has_strval = true;
     if (a.distinct) l->has_distinct = true;
     l->aggs[l->n++] = a;
     sl_schema_add(out, name, a.out_type);
@@ -332,7 +335,7 @@ void sl_agg_add(const sl_agg_list *l, uint8_t *acc, const sl_row *row)
             break;
         case SL_AGG_MIN:
         case SL_AGG_MAX: {
-            if (l->keep_values) break;
+            if (l->keep_values || a->strval) break;
             int64_t k = sl_agg_order_key(a->in_type, x);
             if (n == 0 || sl_agg_minmax_better(a, k, sl_get_lei64(slot + 8)))
                 sl_agg_minmax_set(a, acc, true, k);
@@ -390,7 +393,7 @@ void sl_agg_merge(const sl_agg_list *l, uint8_t *dst, const uint8_t *src)
         case SL_AGG_MIN:
         case SL_AGG_MAX: {
             int64_t sk, dk;
-            if (!sl_agg_minmax_get(a, src, &sk)) break;
+            if (a->strval || !sl_agg_minmax_get(a, src, &sk)) break;
             if (!sl_agg_minmax_get(a, dst, &dk) || sl_agg_minmax_better(a, sk, dk))
                 sl_agg_minmax_set(a, dst, true, sk);
             break;
@@ -433,7 +436,8 @@ void sl_agg_result(const sl_agg_list *l, const uint8_t *acc, sl_value *out)
                 o->isnull = true;
                 break;
             }
-            if (a->in_type == SL_T_DOUBLE) o->v.d = key_dbl(k);
+            if (a->strval) o->v.s.p = "", o->v.s.len = 0; /* the caller's bytes go here */
+            else if (a->in_type == SL_T_DOUBLE) o->v.d = key_dbl(k);
             else o->v.i = k;
             break;
         }
@@ -448,11 +452,32 @@ bool sl_agg_results_equal(const sl_agg_list *l, const sl_value *a, const sl_valu
         if (a[i].isnull) continue;
         if (l->aggs[i].out_type == SL_T_DOUBLE) {
             if (dbl_key(a[i].v.d) != dbl_key(b[i].v.d)) return false;
+        } else if (l->aggs[i].strval) {
+            if (sl_agg_str_cmp(a[i].v.s.p, a[i].v.s.len, b[i].v.s.p, b[i].v.s.len)) return false;
         } else if (a[i].v.i != b[i].v.i) {
             return false;
         }
     }
     return true;
+}
+
+/* ---- STRING MIN/MAX --------------------------------------------------------------- */
+
+bool sl_agg_str_value(const sl_agg *a, const sl_row *row, const void **p, size_t *len)
+{
+    const sl_value *x = &row->vals[a->col];
+    if (!a->strval || x->isnull || !passes(a, row)) return false;
+    *p = x->v.s.p;
+    *len = x->v.s.len;
+    return true;
+}
+
+int sl_agg_str_cmp(const void *a, size_t alen, const void *b, size_t blen)
+{
+    size_t n = alen < blen ? alen : blen;
+    int c = n ? memcmp(a, b, n) : 0; /* memcmp compares unsigned bytes */
+    if (c) return c;
+    return alen < blen ? -1 : alen > blen;
 }
 
 /* ---- DISTINCT ------------------------------------------------------------------ */
@@ -482,7 +507,10 @@ void sl_agg_distinct_apply(const sl_agg_list *l, int i, uint8_t *acc, const sl_r
     sl_put_lei64(slot, n + sign);
 }
 
-bool sl_agg_mergeable(const sl_agg_list *l) { return !l->has_distinct && !l->keep_values; }
+bool sl_agg_mergeable(const sl_agg_list *l)
+{
+    return !l->has_distinct && !l->keep_values && !l->has_strval;
+}
 
 int sl_agg_phase(const char *vid, const char *phase, bool *global, char *err, size_t errlen)
 {
@@ -490,4 +518,85 @@ int sl_agg_phase(const char *vid, const char *phase, bool *global, char *err, si
     if (*global || !phase || strcasecmp(phase, "single") == 0) return SL_OK;
     return sl_seterr(err, errlen, "vertex '%s': option 'phase' must be 'single' or 'global', not "
                      "'%s'", vid, phase);
+}
+
+/* ---- the operators' options ------------------------------------------------- */
+
+/* An option that is one item or a list of them: its items, or -1 when it is
+ * neither a string nor an array. Absent and null are empty. */
+static long option_items(const json_t *j)
+{
+    if (!j || json_is_null(j)) return 0;
+    if (json_is_string(j)) return 1;
+    return json_is_array(j) ? (long)json_array_size(j) : -1;
+}
+
+static const json_t *option_item(const json_t *j, long i)
+{
+    return json_is_string(j) ? j : json_array_get(j, (size_t)i);
+}
+
+int sl_agg_plan_options(const char *vid, const json_t *config, const sl_schema *in,
+                        bool keys_required, sl_schema *out, sl_schema *agg_out, int **keys,
+                        int *nkeys, sl_schema *key_schema, sl_agg_list *aggs, char *err,
+                        size_t errlen)
+{
+    const json_t *jg = json_object_get(config, "group-by");
+    long ng = option_items(jg);
+    *nkeys = 0;
+    *keys = sl_calloc(ng > 0 ? (size_t)ng : 1, sizeof **keys);
+    if (ng < 0)
+        return sl_seterr(err, errlen, "vertex '%s': option 'group-by' must be an array of column "
+                         "names, e.g. [\"user_id\"]", vid);
+    if (ng == 0 && keys_required)
+        return sl_seterr(err, errlen, "vertex '%s': option 'group-by' must list at least one "
+                         "column (the key), e.g. [\"user_id\"]", vid);
+    if (ng > SL_MAX_KEY_COLS)
+        return sl_seterr(err, errlen, "vertex '%s': option 'group-by' lists %ld columns, the "
+                         "limit is %d", vid, ng, SL_MAX_KEY_COLS);
+    for (long i = 0; i < ng; i++) {
+        const json_t *jk = option_item(jg, i);
+        if (!json_is_string(jk))
+            return sl_seterr(err, errlen, "vertex '%s': group-by item %ld must be a column name, "
+                             "e.g. \"user_id\"", vid, i + 1);
+        const char *name = json_string_value(jk);
+        int c = sl_schema_find(in, name);
+        if (c < 0)
+            return sl_seterr(err, errlen, "vertex '%s': group-by column '%s' is not in the input",
+                             vid, name);
+        for (int q = 0; q < *nkeys; q++)
+            if ((*keys)[q] == c)
+                return sl_seterr(err, errlen, "vertex '%s': group-by column '%s' is listed twice",
+                                 vid, name);
+        if (sl_schema_find(out, in->fields[c].name) >= 0)
+            return sl_seterr(err, errlen, "vertex '%s': group-by column '%s' clashes with the "
+                             "output column of that name", vid, name);
+        (*keys)[(*nkeys)++] = c;
+        if (key_schema) sl_schema_add(key_schema, in->fields[c].name, in->fields[c].type);
+        sl_schema_add(out, in->fields[c].name, in->fields[c].type);
+    }
+
+    const json_t *ja = json_object_get(config, "aggregates");
+    long na = option_items(ja);
+    if (na < 0)
+        return sl_seterr(err, errlen, "vertex '%s': option 'aggregates' must be an array of "
+                         "aggregate calls, e.g. [\"COUNT(*) AS cnt\"]", vid);
+    if (na == 0 && ng == 0)
+        return sl_seterr(err, errlen, "vertex '%s': option 'aggregates' must list at least one "
+                         "aggregate when there is no group-by key, e.g. [\"COUNT(*) AS cnt\"]",
+                         vid);
+    if ((long)agg_out->n + na > SL_MAX_FIELDS)
+        return sl_seterr(err, errlen, "vertex '%s': %ld output columns, the limit is %d", vid,
+                         (long)agg_out->n + na, SL_MAX_FIELDS);
+    for (long i = 0; i < na; i++) {
+        const json_t *ji = option_item(ja, i);
+        if (!json_is_string(ji))
+            return sl_seterr(err, errlen, "vertex '%s': aggregate %ld must be a string, e.g. "
+                             "\"SUM(amount) AS total\"", vid, i + 1);
+        char aerr[600];
+        if (sl_agg_list_add(aggs, json_string_value(ji), (int)i + 1, in, agg_out, aerr,
+                            sizeof aerr) != SL_OK)
+            return sl_seterr(err, errlen, "vertex '%s': %s", vid, aerr);
+    }
+    return SL_OK;
 }

@@ -14,7 +14,8 @@
  *       SUM, AVG            i64 non-NULL count, then the sum: a wrapping
  *                           64-bit integer (INT, BIGINT) or a double
  *       MIN, MAX            i64 has-value (0/1), then the extremum as an
- *                           i64 order key (sl_agg_order_key)
+ *                           i64 order key (sl_agg_order_key); of a STRING
+ *                           only has-value (see "STRING MIN/MAX")
  *
  * Semantics are Flink's: NULLs are skipped by every aggregate but COUNT(*)
  * and COUNT(1); SUM, MIN, MAX and AVG of no non-NULL value are NULL. Result
@@ -45,6 +46,15 @@
  * accumulators with DISTINCT items is only right when their value sets are
  * disjoint, so callers that merge (session windows, slices) do not offer
  * DISTINCT.
+ *
+ * STRING MIN/MAX. A string does not fit the fixed accumulator, so for
+ * MIN/MAX of a STRING column (a->strval) the caller keeps the extremum's
+ * bytes -- and, with retracting input, the multiset of values -- in its
+ * own state, and keeps the has-value slot with sl_agg_minmax_set (the key
+ * unused). sl_agg_add, sl_agg_retract and sl_agg_merge leave the item
+ * alone; sl_agg_result gives NULL or an empty string whose bytes the
+ * caller fills in. Strings order as Flink's StringData: unsigned bytes,
+ * then length (sl_agg_str_cmp). Such lists are not mergeable.
  *
  * Nothing here allocates after planning; every per-record function works
  * in the caller's buffers.
@@ -78,6 +88,8 @@ typedef struct sl_agg {
     bool distinct;    /* FN(DISTINCT col): COUNT, SUM, AVG (MIN/MAX DISTINCT are
                          plain MIN/MAX) -- see "DISTINCT" above */
     int filter;       /* FILTER (WHERE col): a BOOLEAN input column, -1 = none */
+    bool strval;      /* MIN/MAX of a STRING: the caller keeps the value (see
+                         "STRING MIN/MAX" above) */
 } sl_agg;
 
 typedef struct sl_agg_list {
@@ -85,7 +97,8 @@ typedef struct sl_agg_list {
     sl_agg *aggs;     /* n items (owned) */
     int cap;
     size_t size;      /* bytes of one accumulator */
-    bool has_minmax;  /* some item is MIN or MAX */
+    bool has_minmax;  /* some item is MIN or MAX of a non-STRING column */
+    bool has_strval;  /* some item is MIN or MAX of a STRING (a->strval) */
     bool keep_values; /* the caller maintains MIN/MAX from values it keeps */
     bool has_distinct; /* some item is DISTINCT (the caller keeps value sets) */
 } sl_agg_list;
@@ -109,6 +122,29 @@ int sl_agg_list_add(sl_agg_list *l, const char *text, int item, const sl_schema 
 
 const char *sl_agg_fn_name(sl_agg_fn fn); /* "COUNT" */
 
+/* The "group-by" and "aggregates" options of an aggregating vertex
+ * (window, group_aggregate, local_aggregate), one parser and one set of
+ * messages for all three:
+ *   "group-by":   column names of `in` (an array, or one name as a string),
+ *                 none twice, at most SL_MAX_KEY_COLS; absent, null or []
+ *                 is no key -- one group -- which keys_required refuses;
+ *   "aggregates": items for sl_agg_list_add (an array, or one as a
+ *                 string); absent, null or [] only with a key: the result
+ *                 is then one row per distinct key (SELECT DISTINCT, or per
+ *                 key and window).
+ * The key columns are appended to `out` (a key whose name is already there,
+ * such as window_start, is refused) and, when key_schema is not NULL, to
+ * key_schema; their input indices go to *keys (allocated, caller frees),
+ * their number to *nkeys. The aggregates' output columns are appended to
+ * agg_out (`out` itself, or a scratch schema) and the items to aggs.
+ * SL_ERR with "vertex 'vid': ..." in err; what was filled is the caller's
+ * to free either way. */
+struct json_t;
+int sl_agg_plan_options(const char *vid, const struct json_t *config, const sl_schema *in,
+                        bool keys_required, sl_schema *out, sl_schema *agg_out, int **keys,
+                        int *nkeys, sl_schema *key_schema, sl_agg_list *aggs, char *err,
+                        size_t errlen);
+
 /* Per record. ------------------------------------------------------------------ */
 
 static inline void sl_agg_init(const sl_agg_list *l, uint8_t *acc) { memset(acc, 0, l->size); }
@@ -127,8 +163,9 @@ void sl_agg_retract(const sl_agg_list *l, uint8_t *acc, const sl_row *row);
  * (merging session windows, combining slices). */
 void sl_agg_merge(const sl_agg_list *l, uint8_t *dst, const uint8_t *src);
 
-/* The l->n result values of acc into out[0 .. l->n). Strings are never
- * results, so out borrows nothing. */
+/* The l->n result values of acc into out[0 .. l->n). out borrows nothing:
+ * a STRING MIN/MAX that has a value is an empty string, for the caller to
+ * point at the bytes it keeps. */
 void sl_agg_result(const sl_agg_list *l, const uint8_t *acc, sl_value *out);
 
 /* Result rows equal as Flink compares them (Double.equals for DOUBLE):
@@ -160,6 +197,14 @@ int64_t sl_agg_order_key(sl_type t, const sl_value *v);
 bool sl_agg_minmax_get(const sl_agg *a, const uint8_t *acc, int64_t *key);
 void sl_agg_minmax_set(const sl_agg *a, uint8_t *acc, bool has, int64_t key);
 
+/* STRING MIN/MAX: whether the row counts for item a (its value is not NULL
+ * and its FILTER, if any, is TRUE); then *p / *len are the value's bytes,
+ * borrowed from row. */
+bool sl_agg_str_value(const sl_agg *a, const sl_row *row, const void **p, size_t *len);
+
+/* Flink's StringData order: unsigned bytes, then the shorter first. */
+int sl_agg_str_cmp(const void *a, size_t alen, const void *b, size_t blen);
+
 /* Whether order key k beats the current extremum cur of MIN/MAX item a. */
 static inline bool sl_agg_minmax_better(const sl_agg *a, int64_t k, int64_t cur)
 {
@@ -184,8 +229,9 @@ static inline bool sl_agg_minmax_better(const sl_agg *a, int64_t k, int64_t cur)
 int sl_agg_phase(const char *vid, const char *phase, bool *global, char *err, size_t errlen);
 
 /* Whether partial accumulators of l can be merged exactly: no DISTINCT
- * (merging value sets that overlap double-counts) and no MIN/MAX kept from
- * retracting input (keep_values). */
+ * (merging value sets that overlap double-counts), no MIN/MAX kept from
+ * retracting input (keep_values) and no STRING MIN/MAX (not in the
+ * accumulator). */
 bool sl_agg_mergeable(const sl_agg_list *l);
 
 /* The slices of window spec `text` (operators/window.c): [s, s + *slide)

@@ -18,6 +18,8 @@
  * Output schema: the group-by columns, then one column per aggregate, typed
  * as Flink types them: COUNT -> BIGINT; SUM, MIN, MAX, AVG -> the input's
  * type (AVG of an integer type truncates toward zero, as Flink's does).
+ * MIN/MAX also take STRING here (not in windows), ordered as Flink orders
+ * StringData: unsigned bytes, then length.
  * Parsing, result types and the accumulator are operators/agg.c's, shared
  * with `window`; COUNT(1) is COUNT(*), MIN/MAX also take BOOLEAN.
  *
@@ -53,6 +55,13 @@
  *            enters the accumulator with its first copy and leaves with its
  *            last, so retractions work on either input-changelog.
  *            FILTER (WHERE flag) items count only rows whose flag is TRUE.
+ *   "minmax-str" only with MIN/MAX of a STRING column, whose value the
+ *            fixed accumulator cannot hold (it keeps has-value): per
+ *            aggregate (index u8 + 0) the current extremum's bytes, and with
+ *            "input-changelog": "retract" the multiset of its values (index
+ *            u8 + 1 + the value's bytes -> i64 copies), rescanned for the
+ *            successor when the extremum's last copy is retracted. Every
+ *            record reads the current string (the output shows it).
  *            With a state TTL the accumulator ends with two more i64s: the
  *            key's last update (wall-clock ms) and the time of its expiry
  *            timer (see below).
@@ -108,12 +117,18 @@ typedef struct ga_plan {
     int nkeys;
     int *keys;             /* group-by columns of the input */
     sl_agg_list aggs;      /* the aggregates; their accumulator opens the state value */
-    bool retract_minmax;   /* keep MIN/MAX multisets ("input-changelog": "retract") */
+    bool retract_input;    /* "input-changelog": "retract" */
+    bool retract_minmax;   /* keep MIN/MAX multisets (retract input with a MIN/MAX) */
     size_t acc_size;       /* bytes of one state value: aggs.size, then the TTL fields */
     int64_t ttl_ms;        /* state TTL; 0 = keep state forever */
     size_t ttl_off;        /* with a TTL: offset of last update, then timer time */
     int acccol;            /* "phase": "global": the partial accumulator column; -1 */
 } ga_plan;
+
+typedef struct ga_str {
+    uint8_t *p;
+    size_t len, cap;
+} ga_str;
 
 typedef struct ga_state {
     int sid_acc;           /* "acc" */
@@ -125,6 +140,9 @@ typedef struct ga_state {
     uint8_t *new_acc;      /* acc_size bytes: after it */
     sl_value *vals_old;    /* nkeys + aggs.n output values */
     sl_value *vals_new;
+    int sid_str;           /* "minmax-str" (STRING MIN/MAX), or -1 */
+    ga_str *str_old;       /* per aggregate: a STRING MIN/MAX's value before this record */
+    ga_str *str_new;       /* ... and after it */
     uint8_t *nsbuf;        /* namespaces collected for deletion (rare path) */
     size_t nsbuf_cap;
     int64_t fire_now;      /* the `now` of the proc_time() call firing timers */
@@ -175,54 +193,15 @@ static void *ga_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
     sl_agg_list_init(&pl->aggs);
     sl_schema_init(out);
 
-    /* group-by: an array of column names, or one name as a string */
-    json_t *jg = json_object_get(v->config, "group-by");
-    if (!jg || json_is_null(jg)) {
-        sl_seterr(err, errlen, "vertex '%s': option 'group-by' is required (the key columns)", vid);
+    /* the key columns, then the aggregates (none: a SELECT DISTINCT) */
+    if (sl_agg_plan_options(vid, v->config, in, true, out, out, &pl->keys, &pl->nkeys, NULL,
+                            &pl->aggs, err, errlen) != SL_OK)
         goto fail;
-    }
-    size_t ng = json_is_string(jg) ? 1 : json_is_array(jg) ? json_array_size(jg) : 0;
-    if (!json_is_string(jg) && !json_is_array(jg)) {
-        sl_seterr(err, errlen, "vertex '%s': group-by must be an array of column names", vid);
-        goto fail;
-    }
-    if (ng == 0) {
-        sl_seterr(err, errlen, "vertex '%s': group-by must list at least one column", vid);
-        goto fail;
-    }
-    if (ng > SL_MAX_FIELDS) {
-        sl_seterr(err, errlen, "vertex '%s': group-by has %zu columns, the limit is %d", vid, ng,
-                  SL_MAX_FIELDS);
-        goto fail;
-    }
-    pl->keys = sl_calloc(ng, sizeof *pl->keys);
-    for (size_t i = 0; i < ng; i++) {
-        json_t *jk = json_is_string(jg) ? jg : json_array_get(jg, i);
-        if (!json_is_string(jk)) {
-            sl_seterr(err, errlen, "vertex '%s': group-by item %zu must be a column name string",
-                      vid, i + 1);
-            goto fail;
-        }
-        const char *cname = json_string_value(jk);
-        int c = sl_schema_find(in, cname);
-        if (c < 0) {
-            sl_seterr(err, errlen, "vertex '%s': group-by: unknown column '%s'", vid, cname);
-            goto fail;
-        }
-        for (int q = 0; q < pl->nkeys; q++)
-            if (pl->keys[q] == c) {
-                sl_seterr(err, errlen, "vertex '%s': group-by: column '%s' is listed twice", vid,
-                          cname);
-                goto fail;
-            }
-        pl->keys[pl->nkeys++] = c;
-        sl_schema_add(out, in->fields[c].name, in->fields[c].type);
-    }
 
     json_t *jm = json_object_get(v->config, "input-changelog");
     if (jm && !json_is_null(jm)) {
         const char *m = json_is_string(jm) ? json_string_value(jm) : "";
-        if (strcasecmp(m, "retract") == 0) pl->retract_minmax = true;
+        if (strcasecmp(m, "retract") == 0) pl->retract_input = true;
         else if (strcasecmp(m, "insert-only") != 0) {
             sl_seterr(err, errlen, "vertex '%s': input-changelog must be \"insert-only\" or "
                       "\"retract\"", vid);
@@ -230,39 +209,7 @@ static void *ga_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
         }
     }
 
-    /* aggregates: optional (none = SELECT DISTINCT) */
-    json_t *ja = json_object_get(v->config, "aggregates");
-    size_t na = 0;
-    if (ja && !json_is_null(ja)) {
-        if (json_is_string(ja)) na = 1;
-        else if (json_is_array(ja)) na = json_array_size(ja);
-        else {
-            sl_seterr(err, errlen, "vertex '%s': aggregates must be an array such as "
-                      "[\"COUNT(*) AS cnt\"]", vid);
-            goto fail;
-        }
-    }
-    if (ng + na > SL_MAX_FIELDS) {
-        sl_seterr(err, errlen, "vertex '%s': %zu output columns, the limit is %d", vid, ng + na,
-                  SL_MAX_FIELDS);
-        goto fail;
-    }
-    for (size_t i = 0; i < na; i++) {
-        int item = (int)i + 1;
-        json_t *ji = json_is_string(ja) ? ja : json_array_get(ja, i);
-        if (!json_is_string(ji)) {
-            sl_seterr(err, errlen, "vertex '%s': aggregate %d must be a string such as "
-                      "\"SUM(amount) AS total\"", vid, item);
-            goto fail;
-        }
-        char aerr[600];
-        if (sl_agg_list_add(&pl->aggs, json_string_value(ji), item, in, out, aerr,
-                            sizeof aerr) != SL_OK) {
-            sl_seterr(err, errlen, "vertex '%s': %s", vid, aerr);
-            goto fail;
-        }
-    }
-    if (!pl->aggs.has_minmax) pl->retract_minmax = false;
+    pl->retract_minmax = pl->retract_input && pl->aggs.has_minmax;
     pl->aggs.keep_values = pl->retract_minmax;
     pl->acc_size = pl->aggs.size;
     bool two_phase;
@@ -275,9 +222,9 @@ static void *ga_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
                       "(no BYTES column '%s' in the input)", vid, SL_AGG_ACC_COL);
             goto fail;
         }
-        if (!sl_agg_mergeable(&pl->aggs) || pl->retract_minmax || na == 0) {
+        if (!sl_agg_mergeable(&pl->aggs) || pl->retract_minmax) {
             sl_seterr(err, errlen, "vertex '%s': two-phase GROUP BY needs insert-only input and "
-                      "aggregates without DISTINCT", vid);
+                      "aggregates without DISTINCT or MIN/MAX of STRING", vid);
             goto fail;
         }
     }
@@ -318,12 +265,19 @@ fail:
 
 static void ga_close(sl_op *op)
 {
+    const ga_plan *pl = op->plan;
     ga_state *st = op->priv;
     if (!st) return;
     free(st->old_acc);
     free(st->new_acc);
     free(st->vals_old);
     free(st->vals_new);
+    for (int i = 0; st->str_old && i < pl->aggs.n; i++) {
+        free(st->str_old[i].p);
+        free(st->str_new[i].p);
+    }
+    free(st->str_old);
+    free(st->str_new);
     free(st->nsbuf);
     free(st->dns);
     free(st);
@@ -342,8 +296,10 @@ static int ga_open(sl_op *op)
     st->sid_acc = sl_kstate_register(op->kstate, "acc");
     if (pl->retract_minmax) st->sid_mm = sl_kstate_register(op->kstate, "minmax");
     st->sid_distinct = pl->aggs.has_distinct ? sl_kstate_register(op->kstate, "distinct") : -1;
+    st->sid_str = pl->aggs.has_strval ? sl_kstate_register(op->kstate, "minmax-str") : -1;
     if (st->sid_acc < 0 || (pl->retract_minmax && st->sid_mm < 0) ||
-        (pl->aggs.has_distinct && st->sid_distinct < 0))
+        (pl->aggs.has_distinct && st->sid_distinct < 0) ||
+        (pl->aggs.has_strval && st->sid_str < 0))
         return sl_op_fail(op, "vertex '%s': cannot register its keyed state (too many states)",
                           pl->vid);
     if (pl->ttl_ms > 0 && !op->proc_timers)
@@ -354,6 +310,10 @@ static int ga_open(sl_op *op)
     size_t nout = (size_t)(pl->nkeys + pl->aggs.n);
     st->vals_old = sl_calloc(nout, sizeof *st->vals_old);
     st->vals_new = sl_calloc(nout, sizeof *st->vals_new);
+    if (pl->aggs.has_strval) {
+        st->str_old = sl_calloc((size_t)pl->aggs.n, sizeof *st->str_old);
+        st->str_new = sl_calloc((size_t)pl->aggs.n, sizeof *st->str_new);
+    }
     return SL_OK;
 }
 
@@ -523,23 +483,169 @@ static int vcollect_fn(void *ctx, const void *ns, size_t nslen, const void *val,
     return 0;
 }
 
-/* Delete the current key's DISTINCT value sets (the key is going). */
-static int distinct_clear_key(sl_op *op)
+/* Delete every entry of the current key in state sid (-1: none). */
+static int key_clear(sl_op *op, int sid)
 {
     const ga_plan *pl = op->plan;
     ga_state *st = op->priv;
     char err[256];
-    if (st->sid_distinct < 0) return SL_OK;
+    if (sid < 0) return SL_OK;
     ns_collect c = {.st = st}; /* here n counts bytes of [u32 len][ns] records */
-    if (sl_kstate_scan_key(op->kstate, st->sid_distinct, vcollect_fn, &c, err, sizeof err) ==
-        SL_ERR)
+    if (sl_kstate_scan_key(op->kstate, sid, vcollect_fn, &c, err, sizeof err) == SL_ERR)
         return sl_op_fail(op, "vertex '%s': state: %s", pl->vid, err);
     for (size_t pos = 0; pos < c.n;) {
         uint32_t n = sl_get_le32(st->nsbuf + pos);
-        if (sl_kstate_del(op->kstate, st->sid_distinct, st->nsbuf + pos + 4, n, err, sizeof err) ==
-            SL_ERR)
+        if (sl_kstate_del(op->kstate, sid, st->nsbuf + pos + 4, n, err, sizeof err) == SL_ERR)
             return sl_op_fail(op, "vertex '%s': state: %s", pl->vid, err);
         pos += 4 + n;
+    }
+    return SL_OK;
+}
+
+/* Delete the current key's DISTINCT value sets and STRING MIN/MAX values
+ * (the key is going). */
+static int distinct_clear_key(sl_op *op)
+{
+    ga_state *st = op->priv;
+    return key_clear(op, st->sid_distinct) == SL_OK && key_clear(op, st->sid_str) == SL_OK
+               ? SL_OK
+               : SL_ERR;
+}
+
+/* ---- STRING MIN/MAX --------------------------------------------------------------- */
+
+/* "minmax-str", per key: namespace = aggregate index u8 + 0 -> the current
+ * extremum ('v' + its bytes, so never empty); with retracting input also
+ * aggregate index u8 + 1 + a value's bytes -> i64 copies of it (the
+ * multiset, from which a retracted extremum's successor is found). */
+#define GA_STR_CUR 0
+#define GA_STR_SET 1
+
+static void str_set(ga_str *b, const void *p, size_t n)
+{
+    if (n > b->cap || !b->p) { /* allocated even for "": a result never points at NULL */
+        b->cap = n * 2 > 64 ? n * 2 : 64;
+        b->p = sl_realloc(b->p, b->cap);
+    }
+    if (n) memcpy(b->p, p, n);
+    b->len = n;
+}
+
+typedef struct str_scan {
+    const sl_agg *a;
+    int agg;
+    bool has;
+    ga_str *best;
+} str_scan;
+
+static int str_scan_fn(void *ctx, const void *ns, size_t nslen, const void *val, size_t vlen)
+{
+    str_scan *m = ctx;
+    const uint8_t *n = ns;
+    if (nslen < 2 || n[0] != (uint8_t)m->agg || n[1] != GA_STR_SET || vlen != 8 || ld64(val) <= 0)
+        return 0;
+    int c = m->has ? sl_agg_str_cmp(n + 2, nslen - 2, m->best->p, m->best->len) : 0;
+    if (!m->has || (m->a->fn == SL_AGG_MAX ? c > 0 : c < 0)) {
+        str_set(m->best, n + 2, nslen - 2);
+        m->has = true;
+    }
+    return 0;
+}
+
+/* The STRING MIN/MAX items for one record: each one's value before it
+ * (from state, into st->str_old) and after it (st->str_new, written back
+ * when it changed), its has-value slot in st->new_acc kept right. sign -1
+ * retracts the row, which only retracting input may do. first: the key is
+ * new (nothing to read). */
+static int str_update(sl_op *op, const sl_row *row, bool first, int sign)
+{
+    const ga_plan *pl = op->plan;
+    ga_state *st = op->priv;
+    sl_kstate *ks = op->kstate;
+    char err[256];
+    for (int i = 0; i < pl->aggs.n; i++) {
+        const sl_agg *a = &pl->aggs.aggs[i];
+        if (!a->strval) continue;
+        ga_str *o = &st->str_old[i], *w = &st->str_new[i];
+        int64_t unused;
+        bool has = !first && sl_agg_minmax_get(a, st->old_acc, &unused);
+        uint8_t ns[2] = {(uint8_t)i, GA_STR_CUR};
+        o->len = 0;
+        if (has) {
+            const void *val;
+            size_t vlen;
+            int rc = sl_kstate_get(ks, st->sid_str, ns, 2, &val, &vlen, err, sizeof err);
+            if (rc == SL_ERR) return sl_op_fail(op, "vertex '%s': state: %s", pl->vid, err);
+            if (rc == SL_DONE || vlen < 1)
+                return sl_op_fail(op, "vertex '%s': damaged state: aggregate %d '%s' has a value "
+                                  "but its string is missing", pl->vid, i + 1, a->text);
+            str_set(o, (const uint8_t *)val + 1, vlen - 1);
+        }
+        str_set(w, o->p, o->len);
+        const void *vp;
+        size_t vl;
+        if (!sl_agg_str_value(a, row, &vp, &vl)) continue;
+        if (sign < 0 && !pl->retract_input)
+            return sl_op_fail(op, "vertex '%s': aggregate %d '%s' received a retraction (%s) but "
+                              "the vertex's input is insert-only; set \"input-changelog\": "
+                              "\"retract\" on it to keep the values MIN/MAX need",
+                              pl->vid, i + 1, a->text, sl_rowkind_short(row->kind));
+        bool now = has, changed = false;
+        if (pl->retract_input) { /* the multiset */
+            if (vl + 2 > st->dns_cap) {
+                st->dns_cap = (vl + 2) * 2;
+                st->dns = sl_realloc(st->dns, st->dns_cap);
+            }
+            st->dns[0] = (uint8_t)i;
+            st->dns[1] = GA_STR_SET;
+            if (vl) memcpy(st->dns + 2, vp, vl);
+            const void *val;
+            size_t vlen;
+            uint8_t cbuf[8];
+            int rc = sl_kstate_get(ks, st->sid_str, st->dns, vl + 2, &val, &vlen, err, sizeof err);
+            if (rc == SL_ERR) return sl_op_fail(op, "vertex '%s': state: %s", pl->vid, err);
+            int64_t count = rc == SL_OK && vlen == 8 ? ld64(val) : 0;
+            if (count == 0 && sign < 0) continue; /* not held: ignored, as for DISTINCT */
+            count += sign;
+            if (count == 0) {
+                rc = sl_kstate_del(ks, st->sid_str, st->dns, vl + 2, err, sizeof err);
+            } else {
+                st64(cbuf, count);
+                rc = sl_kstate_put(ks, st->sid_str, st->dns, vl + 2, cbuf, 8, err, sizeof err);
+            }
+            if (rc == SL_ERR) return sl_op_fail(op, "vertex '%s': state: %s", pl->vid, err);
+            if (sign < 0 && count == 0 && now && sl_agg_str_cmp(vp, vl, w->p, w->len) == 0) {
+                str_scan m = {.a = a, .agg = i, .best = w}; /* the extremum left */
+                if (sl_kstate_scan_key(ks, st->sid_str, str_scan_fn, &m, err, sizeof err) ==
+                    SL_ERR)
+                    return sl_op_fail(op, "vertex '%s': state: %s", pl->vid, err);
+                now = m.has;
+                if (!now) w->len = 0;
+                changed = true;
+            }
+        }
+        if (sign > 0) {
+            int c = now ? sl_agg_str_cmp(vp, vl, w->p, w->len) : 0;
+            if (!now || (a->fn == SL_AGG_MAX ? c > 0 : c < 0)) {
+                str_set(w, vp, vl);
+                now = changed = true;
+            }
+        }
+        if (!changed) continue;
+        sl_agg_minmax_set(a, st->new_acc, now, 0);
+        int rc;
+        if (now) {
+            if (w->len + 1 > st->dns_cap) {
+                st->dns_cap = (w->len + 1) * 2;
+                st->dns = sl_realloc(st->dns, st->dns_cap);
+            }
+            st->dns[0] = 'v';
+            if (w->len) memcpy(st->dns + 1, w->p, w->len);
+            rc = sl_kstate_put(ks, st->sid_str, ns, 2, st->dns, w->len + 1, err, sizeof err);
+        } else {
+            rc = sl_kstate_del(ks, st->sid_str, ns, 2, err, sizeof err);
+        }
+        if (rc == SL_ERR) return sl_op_fail(op, "vertex '%s': state: %s", pl->vid, err);
     }
     return SL_OK;
 }
@@ -655,7 +761,7 @@ static int minmax_update(sl_op *op, const sl_row *row, int sign)
     ga_state *st = op->priv;
     for (int i = 0; i < pl->aggs.n; i++) {
         const sl_agg *a = &pl->aggs.aggs[i];
-        if (a->fn != SL_AGG_MIN && a->fn != SL_AGG_MAX) continue;
+        if ((a->fn != SL_AGG_MIN && a->fn != SL_AGG_MAX) || a->strval) continue;
         const sl_value *v = &row->vals[a->col];
         if (v->isnull) continue;
         if (!pl->retract_minmax)
@@ -670,10 +776,19 @@ static int minmax_update(sl_op *op, const sl_row *row, int sign)
     return SL_OK;
 }
 
-static void fill_row(const ga_plan *pl, const sl_row *in, const uint8_t *acc, sl_value *vals)
+/* The output row of accumulator acc into vals; strs: the STRING MIN/MAX
+ * values that go with acc (st->str_old or st->str_new), NULL if none. */
+static void fill_row(const ga_plan *pl, const sl_row *in, const uint8_t *acc, const ga_str *strs,
+                     sl_value *vals)
 {
     for (int k = 0; k < pl->nkeys; k++) vals[k] = in->vals[pl->keys[k]];
-    sl_agg_result(&pl->aggs, acc, vals + pl->nkeys);
+    sl_value *o = vals + pl->nkeys;
+    sl_agg_result(&pl->aggs, acc, o);
+    for (int i = 0; strs && i < pl->aggs.n; i++)
+        if (pl->aggs.aggs[i].strval && !o[i].isnull) {
+            o[i].v.s.p = (const char *)strs[i].p;
+            o[i].v.s.len = (uint32_t)strs[i].len;
+        }
 }
 
 static int emit_row(sl_op *op, sl_rowkind kind, sl_value *vals, int64_t ts)
@@ -732,6 +847,8 @@ static int ga_process(sl_op *op, int input, sl_row *row)
         return SL_ERR;
     if (pl->aggs.has_distinct && distinct_update(op, row, retract ? -1 : 1) != SL_OK)
         return SL_ERR;
+    if (pl->aggs.has_strval && str_update(op, row, first, retract ? -1 : 1) != SL_OK)
+        return SL_ERR;
 
     if (!first && sl_agg_rows(st->new_acc) <= 0) { /* the key's last row was retracted */
         if (sl_kstate_del(ks, st->sid_acc, no_ns, 0, err, sizeof err) == SL_ERR)
@@ -739,7 +856,7 @@ static int ga_process(sl_op *op, int input, sl_row *row)
         if (pl->retract_minmax && mm_clear_key(op) != SL_OK) return SL_ERR;
         if (distinct_clear_key(op) != SL_OK) return SL_ERR;
         if (pl->ttl_ms > 0) ttl_timer(op, false, ld64(st->old_acc + pl->ttl_off + 8));
-        fill_row(pl, row, st->old_acc, st->vals_old);
+        fill_row(pl, row, st->old_acc, st->str_old, st->vals_old);
         return emit_row(op, SL_KIND_DELETE, st->vals_old, row->ts);
     }
     if (pl->ttl_ms > 0) {
@@ -754,9 +871,9 @@ static int ga_process(sl_op *op, int input, sl_row *row)
     if (sl_kstate_put(ks, st->sid_acc, no_ns, 0, st->new_acc, pl->acc_size, err, sizeof err) ==
         SL_ERR)
         return sl_op_fail(op, "vertex '%s': state: %s", pl->vid, err);
-    fill_row(pl, row, st->new_acc, st->vals_new);
+    fill_row(pl, row, st->new_acc, st->str_new, st->vals_new);
     if (first) return emit_row(op, SL_KIND_INSERT, st->vals_new, row->ts);
-    fill_row(pl, row, st->old_acc, st->vals_old);
+    fill_row(pl, row, st->old_acc, st->str_old, st->vals_old);
     if (sl_agg_results_equal(&pl->aggs, st->vals_old + pl->nkeys, st->vals_new + pl->nkeys))
         return SL_OK;
     rc = emit_row(op, SL_KIND_UPDATE_BEFORE, st->vals_old, row->ts);

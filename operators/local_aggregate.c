@@ -6,7 +6,11 @@
  * Config:
  *   "group-by":   ["user_id"]          as the global operator's
  *   "aggregates": ["COUNT(*) AS cnt"]  as the global operator's; COUNT, SUM,
- *                                      MIN, MAX, AVG, FILTER; no DISTINCT
+ *                                      MIN, MAX, AVG, FILTER; no DISTINCT;
+ *                                      none with keys (a distinct: the
+ *                                      partial is just the row count)
+ * Both are parsed by sl_agg_plan_options (operators/agg.c), as the global
+ * operator parses them.
  *   "window":     "TUMBLE(INTERVAL '10' SECOND)" | HOP | CUMULATE: window
  *                 mode, rows are combined per key and slice; absent: GROUP BY
  *   "time-column": the TIMESTAMP column (window mode)
@@ -128,58 +132,19 @@ static void *la_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
     sl_schema scratch;
     sl_schema_init(&scratch);
 
-    json_t *jg = sl_vconf_array(v, "group-by");
-    size_t ng = jg ? (json_is_array(jg) ? json_array_size(jg) : 1) : 0;
-    if (json_object_get(v->config, "group-by") && !jg) {
-        sl_seterr(err, errlen, "vertex '%s': option 'group-by' must be an array of column names",
-                  vid);
+    /* the aggregates' own columns are the global phase's business: here they
+     * only lay out the accumulator, so their output goes to a scratch schema */
+    if (sl_agg_plan_options(vid, v->config, in, false, out, &scratch, &pl->keys, &pl->nkeys,
+                            &pl->key_schema, &pl->aggs, err, errlen) != SL_OK)
         goto fail;
-    }
-    if (ng > 64) {
-        sl_seterr(err, errlen, "vertex '%s': group-by has %zu columns, the limit is 64", vid, ng);
-        goto fail;
-    }
-    pl->keys = sl_calloc(ng ? ng : 1, sizeof *pl->keys);
-    for (size_t i = 0; i < ng; i++) {
-        json_t *jk = json_is_array(jg) ? json_array_get(jg, i) : jg;
-        int c = json_is_string(jk) ? sl_schema_find(in, json_string_value(jk)) : -1;
-        if (c < 0) {
-            sl_seterr(err, errlen, "vertex '%s': group-by item %zu is not a column of the input",
-                      vid, i + 1);
-            goto fail;
-        }
-        if (sl_schema_find(out, in->fields[c].name) >= 0) {
-            sl_seterr(err, errlen, "vertex '%s': group-by column '%s' is listed twice", vid,
-                      in->fields[c].name);
-            goto fail;
-        }
-        pl->keys[pl->nkeys++] = c;
-        sl_schema_add(&pl->key_schema, in->fields[c].name, in->fields[c].type);
-        sl_schema_add(out, in->fields[c].name, in->fields[c].type);
-    }
-
-    json_t *ja = json_object_get(v->config, "aggregates");
-    if (!json_is_array(ja) || json_array_size(ja) == 0) {
-        sl_seterr(err, errlen, "vertex '%s': option 'aggregates' must list at least one "
-                  "aggregate, e.g. [\"COUNT(*) AS cnt\"]", vid);
-        goto fail;
-    }
-    for (size_t i = 0; i < json_array_size(ja); i++) {
-        json_t *ji = json_array_get(ja, i);
-        char aerr[600];
-        if (!json_is_string(ji)) {
-            sl_seterr(err, errlen, "vertex '%s': aggregate %zu must be a string", vid, i + 1);
-            goto fail;
-        }
-        if (sl_agg_list_add(&pl->aggs, json_string_value(ji), (int)i + 1, in, &scratch, aerr,
-                            sizeof aerr) != SL_OK) {
-            sl_seterr(err, errlen, "vertex '%s': %s", vid, aerr);
-            goto fail;
-        }
-    }
     if (!sl_agg_mergeable(&pl->aggs)) {
-        sl_seterr(err, errlen, "vertex '%s': DISTINCT aggregates cannot be pre-aggregated (their "
-                  "partial value sets would overlap); plan them in one phase", vid);
+        if (pl->aggs.has_distinct)
+            sl_seterr(err, errlen, "vertex '%s': DISTINCT aggregates cannot be pre-aggregated "
+                      "(their partial value sets would overlap); plan them in one phase", vid);
+        else
+            sl_seterr(err, errlen, "vertex '%s': MIN/MAX of a STRING column cannot be "
+                      "pre-aggregated (the accumulator does not hold strings); plan it in one "
+                      "phase", vid);
         goto fail;
     }
     for (int i = 0; i < pl->aggs.n; i++) {
@@ -209,6 +174,11 @@ static void *la_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
     }
     sl_schema_add(out, SL_AGG_ACC_COL, SL_T_BYTES);
     pl->nout = out->n;
+    if (pl->nout > SL_MAX_FIELDS) {
+        sl_seterr(err, errlen, "vertex '%s': %d output columns (keys, aggregate arguments and "
+                  "the accumulator), the limit is %d", vid, pl->nout, SL_MAX_FIELDS);
+        goto fail;
+    }
     if (sl_vconf_int(v, "table.exec.mini-batch.size", LA_DEFAULT_SIZE, &pl->size, err,
                      errlen) != SL_OK)
         goto fail;

@@ -13,7 +13,11 @@
  *                                   global window per period
  *   "aggregates":       ["COUNT(*) AS cnt", "SUM(price) AS total"]
  *                       COUNT(*), COUNT(1), COUNT(col), SUM, MIN, MAX,
- *                       AVG (operators/agg.c parses them)
+ *                       AVG (operators/agg.c parses them, with
+ *                       "group-by": sl_agg_plan_options); empty or absent
+ *                       with group-by keys: one row per key and window, a
+ *                       distinct per window (Flink's window aggregate with
+ *                       no aggregate calls, as Nexmark q8 plans)
  *   "allowed-lateness": "0 s"
  *   "time":             "event" (default) | "processing" (TUMBLE and HOP)
  *
@@ -459,69 +463,15 @@ static void *win_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
     sl_schema_add(out, "window_end", SL_T_TIMESTAMP);
     sl_schema_add(out, "window_time", SL_T_TIMESTAMP);
 
-    /* group-by */
-    json_t *jg = json_object_get(v->config, "group-by");
-    if (jg && !json_is_null(jg) && !sl_vconf_array(v, "group-by")) {
-        sl_seterr(err, errlen, "vertex '%s': option 'group-by' must be an array of column names",
-                  vid);
+    /* the key columns, then the aggregates: no aggregate at all is a
+     * distinct of the keys per window (operators/agg.h) */
+    if (sl_agg_plan_options(vid, v->config, in, false, out, out, &pl->keys, &pl->nkeys,
+                            &pl->key_schema, &pl->aggs, err, errlen) != SL_OK)
         goto fail;
-    }
-    size_t ng = json_is_array(jg) ? json_array_size(jg) : json_is_string(jg) ? 1 : 0;
-    if (ng > 64) {
-        sl_seterr(err, errlen, "vertex '%s': group-by has %zu columns, the limit is 64", vid, ng);
+    if (pl->aggs.has_strval) {
+        sl_seterr(err, errlen, "vertex '%s': MIN/MAX of a STRING column is supported in GROUP BY "
+                  "(group_aggregate), not yet in window aggregations", vid);
         goto fail;
-    }
-    pl->keys = sl_calloc(ng ? ng : 1, sizeof *pl->keys);
-    for (size_t i = 0; i < ng; i++) {
-        json_t *jk = json_is_array(jg) ? json_array_get(jg, i) : jg;
-        if (!json_is_string(jk)) {
-            sl_seterr(err, errlen, "vertex '%s': group-by item %zu must be a column name", vid,
-                      i + 1);
-            goto fail;
-        }
-        const char *kname = json_string_value(jk);
-        int kc = sl_schema_find(in, kname);
-        if (kc < 0) {
-            sl_seterr(err, errlen, "vertex '%s': group-by column '%s' is not in the input", vid,
-                      kname);
-            goto fail;
-        }
-        if (sl_schema_find(out, in->fields[kc].name) >= 0) {
-            sl_seterr(err, errlen, "vertex '%s': group-by column '%s' is listed twice or clashes "
-                      "with a window column", vid, kname);
-            goto fail;
-        }
-        pl->keys[pl->nkeys++] = kc;
-        sl_schema_add(&pl->key_schema, in->fields[kc].name, in->fields[kc].type);
-        sl_schema_add(out, in->fields[kc].name, in->fields[kc].type);
-    }
-
-    /* aggregates */
-    json_t *ja = json_object_get(v->config, "aggregates");
-    if (!json_is_array(ja) || json_array_size(ja) == 0) {
-        sl_seterr(err, errlen, "vertex '%s': option 'aggregates' must list at least one "
-                  "aggregate, e.g. [\"COUNT(*) AS cnt\"]", vid);
-        goto fail;
-    }
-    size_t na = json_array_size(ja);
-    if (na + (size_t)out->n > SL_MAX_FIELDS) {
-        sl_seterr(err, errlen, "vertex '%s': too many output columns (limit %d)", vid,
-                  SL_MAX_FIELDS);
-        goto fail;
-    }
-    for (size_t i = 0; i < na; i++) {
-        json_t *ji = json_array_get(ja, i);
-        if (!json_is_string(ji)) {
-            sl_seterr(err, errlen, "vertex '%s': aggregate %zu must be a string like "
-                      "'COUNT(*) AS cnt'", vid, i + 1);
-            goto fail;
-        }
-        char aerr[600];
-        if (sl_agg_list_add(&pl->aggs, json_string_value(ji), (int)i + 1, in, out, aerr,
-                            sizeof aerr) != SL_OK) {
-            sl_seterr(err, errlen, "vertex '%s': %s", vid, aerr);
-            goto fail;
-        }
     }
     pl->nout = out->n;
     if (pl->aggs.has_distinct && pl->kind == WIN_SESSION) {

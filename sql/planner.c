@@ -806,9 +806,17 @@ static int add_agg(plan *p, aggctx *c, const sql_node *e, const char *alias, cha
             for (int i = 0; i < c->npre; i++)
                 if (!strcmp(c->pre[i].name, arg)) at = c->pre[i].type;
         /* what window and group_aggregate compute: SUM/AVG of numbers, MIN/MAX also of
-         * TIMESTAMPs, COUNT of anything */
+         * TIMESTAMPs (and STRINGs in GROUP BY), COUNT of anything */
+        int minmax = !strcasecmp(e->s, "MIN") || !strcasecmp(e->s, "MAX");
+        if (minmax && at == SL_T_STRING && c->window) {
+            free(txt);
+            free(arg);
+            free(fcol);
+            return PERR(e, "%s of STRING is supported in GROUP BY, not yet in window "
+                        "aggregations", e->s);
+        }
         if (strcasecmp(e->s, "COUNT") && at != SL_T_INT && at != SL_T_BIGINT && at != SL_T_DOUBLE &&
-            !((!strcasecmp(e->s, "MIN") || !strcasecmp(e->s, "MAX")) && at == SL_T_TIMESTAMP)) {
+            !(minmax && (at == SL_T_TIMESTAMP || at == SL_T_STRING))) {
             free(txt);
             free(arg);
             free(fcol);
@@ -938,7 +946,8 @@ static int window_spec(plan *p, const sql_node *tvf, char **spec)
 /* Two-phase aggregation, as Flink plans it with mini-batch on: a
  * local_aggregate before the exchange when table.exec.mini-batch.enabled is
  * true, table.optimizer.agg-phase-strategy is not ONE_PHASE, the input is
- * insert-only, no aggregate is DISTINCT and the window (if any) is an
+ * insert-only, no aggregate is DISTINCT (nor MIN/MAX of a STRING, which the
+ * caller checks) and the window (if any) is an
  * event-time TUMBLE, HOP or CUMULATE. Returns the local vertex's config
  * (NULL: one phase). */
 static const char *const two_phase_keys[4] = {
@@ -951,8 +960,7 @@ static json_t *two_phase_local(const plan *p, json_t *cfg, int window, int proct
     if (!p->mb[0] || strcasecmp(p->mb[0], "true") || (p->mb[3] && !strcasecmp(p->mb[3], "ONE_PHASE")))
         return NULL;
     if (updating || (window && (proctime || !strncasecmp(spec, "SESSION", 7)))) return NULL;
-    json_t *aggs = json_object_get(cfg, "aggregates");
-    if (!json_array_size(aggs)) return NULL; /* SELECT DISTINCT */
+    json_t *aggs = json_object_get(cfg, "aggregates"); /* none (a distinct): partial row counts */
     for (size_t i = 0; i < json_array_size(aggs); i++)
         if (strcasestr(json_string_value(json_array_get(aggs, i)), "DISTINCT")) return NULL;
     json_t *l = json_object();
@@ -1157,7 +1165,9 @@ static int plan_aggregate(plan *p, const sql_node *sel, rel *out)
     char *uid = sl_sprintf("%s-%s-%08x", window ? "window" : "agg", in.ident ? in.ident : "q",
                            fnv1a(id.s));
     free(id.s);
-    json_t *local = two_phase_local(p, cfg, window, proctime, spec, in.updating);
+    int strval = 0; /* a MIN/MAX of STRING (the only STRING aggregate): one phase */
+    for (int k = 0; k < c.n; k++) strval |= c.a[k].type == SL_T_STRING;
+    json_t *local = strval ? NULL : two_phase_local(p, cfg, window, proctime, spec, in.updating);
     char *lvid = NULL;
     if (local) { /* the local phase, chained to the input; the global one merges */
         lvid = add_vertex(p, window ? "local-window" : "local-agg", "local_aggregate", NULL, local,

@@ -1,7 +1,9 @@
 /*
  * test_distinct.c -- DISTINCT aggregates and FILTER (WHERE ...) in the
  * group_aggregate and window operators (operators/agg.c keeps the
- * accumulators, each operator the value sets).
+ * accumulators, each operator the value sets), and MIN/MAX of STRING in
+ * group_aggregate (which keeps the strings, and their multisets over
+ * retracting input, in its own state).
  *
  * Seeded random streams go through each operator on both state backends;
  * the test applies the emitted changelog to a table and compares it with
@@ -47,6 +49,9 @@ static int record(void *ctx, int output, sl_row *row)
     for (int i = 0; i < row->n; i++) {
         const sl_value *v = &row->vals[i];
         if (v->isnull) o += (size_t)snprintf(l->rows[l->n] + o, ROWLEN - o, "%snull", i ? ", " : "");
+        else if (l->schema->fields[i].type == SL_T_STRING)
+            o += (size_t)snprintf(l->rows[l->n] + o, ROWLEN - o, "%s'%.*s'", i ? ", " : "",
+                                  (int)v->v.s.len, v->v.s.p);
         else o += (size_t)snprintf(l->rows[l->n] + o, ROWLEN - o, "%s%lld", i ? ", " : "",
                                    (long long)v->v.i);
     }
@@ -125,15 +130,16 @@ static void teardown(harness *h)
 
 typedef struct mrow {
     int64_t k, v, ts;
-    bool vnull, f, fnull;
-    char s[4];
+    bool vnull, f, fnull, snull;
+    char s[8];
     bool live;
 } mrow;
 
 static int feed(harness *h, sl_rowkind kind, const mrow *m)
 {
     sl_value vals[NCOLS] = {
-        {.v.i = m->k}, {.isnull = m->vnull, .v.i = m->v}, {.v.s = {m->s, (uint32_t)strlen(m->s)}},
+        {.v.i = m->k}, {.isnull = m->vnull, .v.i = m->v},
+        {.isnull = m->snull, .v.s = {m->s, (uint32_t)strlen(m->s)}},
         {.isnull = m->fnull, .v.i = m->f}, {.v.i = m->ts}};
     sl_row r = {kind, NCOLS, vals, m->ts};
     return sl_rt_process(&h->op, 0, &r);
@@ -192,6 +198,61 @@ static void expect(const mrow *const *rows, int n, const char *prefix, char *buf
 
 #define MAXR 3000
 
+/* 1500 random steps into a GROUP BY harness: a new row from gen (+I, at
+ * times +U), or with retracting input now and then the retraction (-U or
+ * -D) of an earlier live row. The rows go to rows[0 .. *n). */
+static bool drive_group(harness *h, mrow *rows, int *n, bool retracting, void (*gen)(mrow *))
+{
+    bool good = true;
+    for (int step = 0; good && step < 1500; step++) {
+        if (retracting && *n > 0 && rnd(3) == 0) {
+            int i = (int)rnd((uint32_t)*n);
+            if (!rows[i].live) continue;
+            rows[i].live = false;
+            good = feed(h, rnd(2) ? SL_KIND_UPDATE_BEFORE : SL_KIND_DELETE, &rows[i]) == SL_OK;
+        } else {
+            gen(&rows[*n]);
+            good = feed(h, rnd(5) ? SL_KIND_INSERT : SL_KIND_UPDATE_AFTER, &rows[*n]) == SL_OK;
+            (*n)++;
+        }
+        if (!good) fprintf(stderr, "process: %s\n", h->op.err);
+    }
+    return good;
+}
+
+/* The harness's changelog applied to table (one row per key, "" = none):
+ * false when a -U/-D does not retract the row the table holds. */
+static bool apply_log(const harness *h, char table[NKEYS][ROWLEN])
+{
+    memset(table, 0, NKEYS * ROWLEN);
+    for (int i = 0; i < h->log.n; i++) {
+        const char *r = h->log.rows[i];
+        int key = atoi(r + 3);
+        if (key < 0 || key >= NKEYS) return false;
+        if (r[0] == '+') snprintf(table[key], ROWLEN, "%s", r + 2);
+        else if (strcmp(table[key], r + 2)) {
+            fprintf(stderr, "retraction %s of a row the table does not hold (%s)\n", r, table[key]);
+            return false;
+        } else table[key][0] = '\0';
+    }
+    return true;
+}
+
+static bool key_is(char table[NKEYS][ROWLEN], int key, const char *want)
+{
+    if (!strcmp(table[key], want)) return true;
+    fprintf(stderr, "key %d: got %s, want %s\n", key, table[key], want);
+    return false;
+}
+
+/* Every key's state went with its last row (value sets and strings too). */
+static bool state_follows_rows(const harness *h, const mrow *rows, int n)
+{
+    int live = 0;
+    for (int i = 0; i < n; i++) live += rows[i].live;
+    return live > 0 || sl_kstate_entries(h->ks) == 0;
+}
+
 static void run_group(sl_backend_kind kind, uint64_t seed, bool *ok)
 {
     static harness h;
@@ -205,32 +266,7 @@ static void run_group(sl_backend_kind kind, uint64_t seed, bool *ok)
     }
     rng = seed;
     int n = 0;
-    memset(table, 0, sizeof table);
-    bool good = true;
-    for (int step = 0; good && step < 1500; step++) {
-        if (n > 0 && rnd(3) == 0) {
-            int i = (int)rnd((uint32_t)n);
-            if (!rows[i].live) continue;
-            rows[i].live = false;
-            good = feed(&h, rnd(2) ? SL_KIND_UPDATE_BEFORE : SL_KIND_DELETE, &rows[i]) == SL_OK;
-        } else {
-            random_row(&rows[n]);
-            good = feed(&h, rnd(5) ? SL_KIND_INSERT : SL_KIND_UPDATE_AFTER, &rows[n]) == SL_OK;
-            n++;
-        }
-        if (!good) fprintf(stderr, "process: %s\n", h.op.err);
-    }
-    /* apply the changelog */
-    for (int i = 0; good && i < h.log.n; i++) {
-        const char *r = h.log.rows[i];
-        int key = atoi(r + 3);
-        if (key < 0 || key >= NKEYS) good = false;
-        else if (r[0] == '+') snprintf(table[key], ROWLEN, "%s", r + 2);
-        else if (strcmp(table[key], r + 2)) {
-            fprintf(stderr, "retraction %s of a row the table does not hold (%s)\n", r, table[key]);
-            good = false;
-        } else table[key][0] = '\0';
-    }
+    bool good = drive_group(&h, rows, &n, true, random_row) && apply_log(&h, table);
     for (int key = 0; good && key < NKEYS; key++) {
         const mrow *sel[MAXR];
         int ns = 0;
@@ -239,15 +275,9 @@ static void run_group(sl_backend_kind kind, uint64_t seed, bool *ok)
         char want[ROWLEN] = "", prefix[32];
         snprintf(prefix, sizeof prefix, "%d, ", key);
         if (ns) expect(sel, ns, prefix, want, sizeof want);
-        if (strcmp(table[key], want)) {
-            fprintf(stderr, "key %d: got %s, want %s\n", key, table[key], want);
-            good = false;
-        }
+        good = key_is(table, key, want);
     }
-    /* every key's state went with its last row; the value sets too */
-    int live = 0;
-    for (int i = 0; i < n; i++) live += rows[i].live;
-    if (good && live == 0 && sl_kstate_entries(h.ks) != 0) good = false;
+    good = good && state_follows_rows(&h, rows, n);
     teardown(&h);
     *ok = good;
 }
@@ -289,6 +319,113 @@ static void test_group_distinct_state_cleared(void)
         CHECK_EQ_INT((int)sl_kstate_entries(h.ks), 0);
         teardown(&h);
     }
+}
+
+/* ---- MIN/MAX of STRING (GROUP BY) ---------------------------------------------- */
+
+/* Strings of 0-3 letters from a-f and a two-byte UTF-8 letter, so that
+ * prefixes, lengths and bytes above 0x7f all decide orders, and values are
+ * many (an extremum is often a single row, whose retraction needs the
+ * successor); NULL at times. */
+static void random_str_row(mrow *m)
+{
+    static const char *const pieces[] = {"a", "b", "c", "d", "e", "f", "\xc3\xa9"};
+    random_row(m);
+    m->s[0] = '\0';
+    for (uint32_t n = rnd(4), i = 0; i < n; i++) strcat(m->s, pieces[rnd(7)]); /* <= 6 bytes */
+    m->snull = rnd(7) == 0;
+}
+
+/* Flink's string order from its definition: unsigned bytes, then length. */
+static int model_cmp(const char *a, const char *b)
+{
+    for (size_t i = 0;; i++) {
+        unsigned char x = (unsigned char)a[i], y = (unsigned char)b[i];
+        if (!x || !y) return x ? 1 : y ? -1 : 0;
+        if (x != y) return x < y ? -1 : 1;
+    }
+}
+
+#define STR_AGGS "[\"MIN(s) AS lo\", \"MAX(s) AS hi\", \"MAX(s) FILTER (WHERE f) AS hf\", " \
+                 "\"COUNT(*) AS n\", \"MIN(v) AS vlo\"]"
+
+static void run_group_str(sl_backend_kind kind, uint64_t seed, bool retracting, bool *ok)
+{
+    static harness h;
+    static mrow rows[MAXR];
+    static char table[NKEYS][ROWLEN];
+    *ok = false;
+    char cfg[256];
+    snprintf(cfg, sizeof cfg, "{\"group-by\": [\"k\"], \"input-changelog\": \"%s\", "
+             "\"aggregates\": " STR_AGGS "}", retracting ? "retract" : "insert-only");
+    if (setup(&h, &sl_op_group_aggregate, cfg, kind) != SL_OK) {
+        fprintf(stderr, "setup: %s %s\n", h.err, h.op.err);
+        return;
+    }
+    rng = seed;
+    int n = 0;
+    bool good = drive_group(&h, rows, &n, retracting, random_str_row);
+    /* then most rows leave, in random order, so that extrema leave often and
+     * their successors must be found in what is left */
+    for (int i = 0; good && retracting && i < n; i++) {
+        int j = (int)rnd((uint32_t)n);
+        if (!rows[j].live || rnd(10) == 0) continue;
+        rows[j].live = false;
+        good = feed(&h, SL_KIND_DELETE, &rows[j]) == SL_OK;
+    }
+    good = good && apply_log(&h, table);
+    for (int key = 0; good && key < NKEYS; key++) {
+        const char *lo = NULL, *hi = NULL, *hf = NULL;
+        int cnt = 0;
+        int64_t vlo = 0;
+        bool has_v = false;
+        for (int i = 0; i < n; i++) {
+            const mrow *m = &rows[i];
+            if (!m->live || m->k != key) continue;
+            cnt++;
+            if (!m->vnull && (!has_v || m->v < vlo)) vlo = m->v, has_v = true;
+            if (m->snull) continue;
+            if (!lo || model_cmp(m->s, lo) < 0) lo = m->s;
+            if (!hi || model_cmp(m->s, hi) > 0) hi = m->s;
+            if (!m->fnull && m->f && (!hf || model_cmp(m->s, hf) > 0)) hf = m->s;
+        }
+        char want[ROWLEN] = "", a[16], b[16], c[16], d[24];
+        snprintf(a, sizeof a, lo ? "'%s'" : "null", lo);
+        snprintf(b, sizeof b, hi ? "'%s'" : "null", hi);
+        snprintf(c, sizeof c, hf ? "'%s'" : "null", hf);
+        snprintf(d, sizeof d, has_v ? "%lld" : "null", (long long)vlo);
+        if (cnt) snprintf(want, sizeof want, "[%d, %s, %s, %s, %d, %s]", key, a, b, c, cnt, d);
+        good = key_is(table, key, want);
+    }
+    good = good && state_follows_rows(&h, rows, n);
+    teardown(&h);
+    *ok = good;
+}
+
+static void test_group_string_minmax_model(void)
+{
+    for (int b = 0; b < 2; b++)
+        for (uint64_t seed = 21; seed <= 23; seed++)
+            for (int retracting = 0; retracting < 2; retracting++) {
+                bool ok;
+                run_group_str(b ? SL_BACKEND_ROCKSDB : SL_BACKEND_HASHMAP,
+                              seed * 2654435761u, retracting, &ok);
+                CHECK(ok);
+            }
+}
+
+/* A retraction on insert-only input fails the task with what to set. */
+static void test_group_string_minmax_needs_retract(void)
+{
+    static harness h;
+    CHECK_EQ_INT(setup(&h, &sl_op_group_aggregate, "{\"group-by\": [\"k\"], \"aggregates\": "
+                       "[\"MAX(s) AS hi\"]}", SL_BACKEND_HASHMAP), SL_OK);
+    mrow a = {.k = 1, .s = "x"};
+    CHECK_EQ_INT(feed(&h, SL_KIND_INSERT, &a), SL_OK);
+    CHECK_EQ_INT(feed(&h, SL_KIND_DELETE, &a), SL_ERR);
+    CHECK(strstr(h.op.err, "aggregate 1 'MAX(s) AS hi' received a retraction (-D) but the "
+                 "vertex's input is insert-only"));
+    teardown(&h);
 }
 
 /* ---- windows -------------------------------------------------------------------- */
@@ -391,5 +528,6 @@ static void test_window_distinct_refused_in_sessions(void)
 }
 
 SL_TEST_MAIN(SL_TEST(test_group_distinct_filter_model), SL_TEST(test_group_distinct_state_cleared),
+             SL_TEST(test_group_string_minmax_model), SL_TEST(test_group_string_minmax_needs_retract),
              SL_TEST(test_window_distinct_filter_model),
              SL_TEST(test_window_distinct_refused_in_sessions))
