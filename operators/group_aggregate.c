@@ -123,6 +123,15 @@ typedef struct ga_plan {
     int64_t ttl_ms;        /* state TTL; 0 = keep state forever */
     size_t ttl_off;        /* with a TTL: offset of last update, then timer time */
     int acccol;            /* "phase": "global": the partial accumulator column; -1 */
+    /* DISTINCT aggregates grouped by column: every call over one column
+     * shares one "distinct-calls" entry per value (see the layout above) */
+    int ndg;               /* groups (distinct columns) */
+    int *dg_start;         /* ndg + 1: group g's calls are dg_calls[dg_start[g] ..
+                              dg_start[g + 1]) */
+    int *dg_calls;         /* aggregate indices, in list order within a group */
+    int *dg_of;            /* per aggregate: its group, or -1 (not DISTINCT) */
+    int *dg_pos;           /* per aggregate: its position within its group */
+    int dg_max;            /* calls of the largest group */
 } ga_plan;
 
 typedef struct ga_str {
@@ -133,9 +142,12 @@ typedef struct ga_str {
 typedef struct ga_state {
     int sid_acc;           /* "acc" */
     int sid_mm;            /* "minmax", or -1 */
-    int sid_distinct;      /* "distinct" (DISTINCT aggregates), or -1 */
-    uint8_t *dns;          /* a "distinct" namespace being built */
+    int sid_distinct;      /* "distinct-calls" (DISTINCT aggregates), or -1 */
+    int sid_dlegacy;       /* "distinct", the old layout: only migrated from */
+    uint8_t *dns;          /* a "distinct-calls" namespace being built */
     size_t dns_cap;
+    uint8_t *dval;         /* a "distinct-calls" value being built: dg_max i64s */
+    bool *dpass;           /* dg_max: which calls of a group count this row */
     uint8_t *old_acc;      /* acc_size bytes: the accumulator before this record */
     uint8_t *new_acc;      /* acc_size bytes: after it */
     sl_value *vals_old;    /* nkeys + aggs.n output values */
@@ -174,9 +186,50 @@ static void ga_plan_free(void *p)
     ga_plan *pl = p;
     if (!pl) return;
     sl_agg_list_free(&pl->aggs);
+    free(pl->dg_start);
+    free(pl->dg_calls);
+    free(pl->dg_of);
+    free(pl->dg_pos);
     free(pl->keys);
     free(pl->vid);
     free(pl);
+}
+
+/* Group the DISTINCT aggregates by their column: COUNT(DISTINCT b),
+ * COUNT(DISTINCT b) FILTER (...) and SUM(DISTINCT b) are one group, whose
+ * value sets live in one state entry per value. At most 255 groups (the
+ * namespace's first byte). */
+static int plan_distinct_groups(ga_plan *pl, char *err, size_t errlen)
+{
+    int n = pl->aggs.n;
+    pl->dg_of = sl_calloc((size_t)n, sizeof *pl->dg_of);
+    pl->dg_pos = sl_calloc((size_t)n, sizeof *pl->dg_pos);
+    pl->dg_calls = sl_calloc((size_t)n, sizeof *pl->dg_calls);
+    pl->dg_start = sl_calloc((size_t)n + 1, sizeof *pl->dg_start);
+    int *col = sl_calloc((size_t)n, sizeof *col); /* per group: its column */
+    int *cnt = sl_calloc((size_t)n, sizeof *cnt); /* per group: its calls */
+    for (int i = 0; i < n; i++) {
+        const sl_agg *a = &pl->aggs.aggs[i];
+        pl->dg_of[i] = -1;
+        if (!a->distinct) continue;
+        int g = 0;
+        while (g < pl->ndg && col[g] != a->col) g++;
+        if (g == pl->ndg) col[pl->ndg++] = a->col;
+        pl->dg_of[i] = g;
+        pl->dg_pos[i] = cnt[g]++;
+    }
+    for (int g = 0; g < pl->ndg; g++) {
+        pl->dg_start[g + 1] = pl->dg_start[g] + cnt[g];
+        if (cnt[g] > pl->dg_max) pl->dg_max = cnt[g];
+    }
+    for (int i = 0; i < n; i++)
+        if (pl->dg_of[i] >= 0) pl->dg_calls[pl->dg_start[pl->dg_of[i]] + pl->dg_pos[i]] = i;
+    free(col);
+    free(cnt);
+    if (pl->ndg > 255)
+        return sl_seterr(err, errlen, "vertex '%s': DISTINCT aggregates over %d columns; at most "
+                         "255", pl->vid, pl->ndg);
+    return SL_OK;
 }
 
 /* Parse the config into a plan and fill `out` (which it overwrites). On
@@ -208,6 +261,8 @@ static void *ga_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
             goto fail;
         }
     }
+
+    if (pl->aggs.has_distinct && plan_distinct_groups(pl, err, errlen) != SL_OK) goto fail;
 
     pl->retract_minmax = pl->retract_input && pl->aggs.has_minmax;
     pl->aggs.keep_values = pl->retract_minmax;
@@ -280,6 +335,8 @@ static void ga_close(sl_op *op)
     free(st->str_new);
     free(st->nsbuf);
     free(st->dns);
+    free(st->dval);
+    free(st->dpass);
     free(st);
     op->priv = NULL;
 }
@@ -295,16 +352,24 @@ static int ga_open(sl_op *op)
     st->sid_mm = -1;
     st->sid_acc = sl_kstate_register(op->kstate, "acc");
     if (pl->retract_minmax) st->sid_mm = sl_kstate_register(op->kstate, "minmax");
-    st->sid_distinct = pl->aggs.has_distinct ? sl_kstate_register(op->kstate, "distinct") : -1;
+    /* the old layout's state keeps its place in the registration order, so
+     * that a snapshot taken before "distinct-calls" restores into it */
+    st->sid_dlegacy = pl->aggs.has_distinct ? sl_kstate_register(op->kstate, "distinct") : -1;
     st->sid_str = pl->aggs.has_strval ? sl_kstate_register(op->kstate, "minmax-str") : -1;
+    st->sid_distinct =
+        pl->aggs.has_distinct ? sl_kstate_register(op->kstate, "distinct-calls") : -1;
     if (st->sid_acc < 0 || (pl->retract_minmax && st->sid_mm < 0) ||
-        (pl->aggs.has_distinct && st->sid_distinct < 0) ||
+        (pl->aggs.has_distinct && (st->sid_distinct < 0 || st->sid_dlegacy < 0)) ||
         (pl->aggs.has_strval && st->sid_str < 0))
         return sl_op_fail(op, "vertex '%s': cannot register its keyed state (too many states)",
                           pl->vid);
     if (pl->ttl_ms > 0 && !op->proc_timers)
         return sl_op_fail(op, "vertex '%s': 'state.ttl' needs processing-time timers, but none "
                           "were set up for this operator", pl->vid);
+    if (pl->aggs.has_distinct) {
+        st->dval = sl_calloc((size_t)pl->dg_max, 8);
+        st->dpass = sl_calloc((size_t)pl->dg_max, sizeof *st->dpass);
+    }
     st->old_acc = sl_calloc(1, pl->acc_size);
     st->new_acc = sl_calloc(1, pl->acc_size);
     size_t nout = (size_t)(pl->nkeys + pl->aggs.n);
@@ -426,45 +491,164 @@ static int mm_clear_key(sl_op *op)
 
 /* ---- DISTINCT value sets ---------------------------------------------------------- */
 
-/* The row's value of each DISTINCT aggregate goes into (sign +1) or out of
- * (-1) that aggregate's value set for the key (namespace = aggregate index
- * u8 + the value's bytes, value = i64 copies); the accumulator takes the
- * value in when its first copy arrives and out when its last one leaves.
- * A retraction of a value the set does not hold is ignored. */
-static int distinct_update(sl_op *op, const sl_row *row, int sign)
+/* The "distinct-calls" namespace of group g and value (vp, vl) in st->dns. */
+static void dns_build(ga_state *st, int g, const void *vp, size_t vl)
+{
+    if (vl + 1 > st->dns_cap) {
+        st->dns_cap = (vl + 1) * 2;
+        st->dns = sl_realloc(st->dns, st->dns_cap);
+    }
+    st->dns[0] = (uint8_t)g;
+    if (vl) memcpy(st->dns + 1, vp, vl);
+}
+
+/* Read group g's entry for the value in st->dns into st->dval (absent: all
+ * counts 0). SL_ERR (the task failed) on a backend error or an entry of
+ * the wrong size. */
+static int dval_read(sl_op *op, int g, size_t nslen)
 {
     const ga_plan *pl = op->plan;
     ga_state *st = op->priv;
     char err[256];
-    for (int i = 0; i < pl->aggs.n; i++) {
-        uint8_t tmp[8], cbuf[8];
-        const void *vp, *val;
-        size_t vl, vlen;
-        if (!sl_agg_distinct_value(&pl->aggs.aggs[i], row, tmp, &vp, &vl)) continue;
-        if (vl + 1 > st->dns_cap) {
-            st->dns_cap = (vl + 1) * 2;
-            st->dns = sl_realloc(st->dns, st->dns_cap);
+    const void *val;
+    size_t vlen, want = (size_t)(pl->dg_start[g + 1] - pl->dg_start[g]) * 8;
+    int rc = sl_kstate_get(op->kstate, st->sid_distinct, st->dns, nslen, &val, &vlen, err,
+                           sizeof err);
+    if (rc == SL_ERR) return sl_op_fail(op, "vertex '%s': state: %s", pl->vid, err);
+    if (rc == SL_DONE) {
+        memset(st->dval, 0, want);
+        return SL_OK;
+    }
+    if (vlen != want)
+        return sl_op_fail(op, "vertex '%s': a DISTINCT value set of the restored state holds %zu "
+                          "counts where this vertex has %zu calls over the column; was it "
+                          "written by a job with other aggregates?", pl->vid, vlen / 8, want / 8);
+    memcpy(st->dval, val, want);
+    return SL_OK;
+}
+
+/* Write st->dval back for the value in st->dns (all counts 0: delete it). */
+static int dval_write(sl_op *op, int g, size_t nslen)
+{
+    const ga_plan *pl = op->plan;
+    ga_state *st = op->priv;
+    char err[256];
+    int ncalls = pl->dg_start[g + 1] - pl->dg_start[g];
+    bool any = false;
+    for (int j = 0; j < ncalls && !any; j++) any = ld64(st->dval + 8 * j) != 0;
+    int rc = any ? sl_kstate_put(op->kstate, st->sid_distinct, st->dns, nslen, st->dval,
+                                 (size_t)ncalls * 8, err, sizeof err)
+                 : sl_kstate_del(op->kstate, st->sid_distinct, st->dns, nslen, err, sizeof err);
+    if (rc == SL_ERR) return sl_op_fail(op, "vertex '%s': state: %s", pl->vid, err);
+    return SL_OK;
+}
+
+/* The row's value of each DISTINCT aggregate goes into (sign +1) or out of
+ * (-1) that aggregate's value set for the key. The calls over one column
+ * share one entry per value (namespace = group u8 + the value's bytes,
+ * value = one i64 count of copies per call of the group), so a row costs
+ * one read and one write per column however many calls -- FILTER variants,
+ * COUNT and SUM -- read it. A call counts the row when its FILTER passes;
+ * the accumulator takes the value in for a call when that call's first
+ * copy arrives and out when its last one leaves. A retraction of a value a
+ * call does not hold is ignored for that call. */
+static int distinct_update(sl_op *op, const sl_row *row, int sign)
+{
+    const ga_plan *pl = op->plan;
+    ga_state *st = op->priv;
+    for (int g = 0; g < pl->ndg; g++) {
+        const int *calls = pl->dg_calls + pl->dg_start[g];
+        int ncalls = pl->dg_start[g + 1] - pl->dg_start[g];
+        uint8_t tmp[8];
+        const void *vp = NULL;
+        size_t vl = 0;
+        bool any = false;
+        for (int j = 0; j < ncalls; j++) {
+            uint8_t t2[8];
+            const void *p2;
+            size_t l2;
+            /* every call of the group reads the same column: the same bytes */
+            st->dpass[j] = any ? sl_agg_distinct_value(&pl->aggs.aggs[calls[j]], row, t2, &p2, &l2)
+                               : sl_agg_distinct_value(&pl->aggs.aggs[calls[j]], row, tmp, &vp, &vl);
+            any = any || st->dpass[j];
         }
-        st->dns[0] = (uint8_t)i;
-        if (vl) memcpy(st->dns + 1, vp, vl);
-        int rc = sl_kstate_get(op->kstate, st->sid_distinct, st->dns, vl + 1, &val, &vlen, err,
-                               sizeof err);
-        if (rc == SL_ERR) return sl_op_fail(op, "vertex '%s': state: %s", pl->vid, err);
-        int64_t count = rc == SL_OK && vlen == 8 ? ld64(val) : 0;
-        if (count == 0 && sign < 0) continue;
-        count += sign;
-        if (count == 0) {
-            rc = sl_kstate_del(op->kstate, st->sid_distinct, st->dns, vl + 1, err, sizeof err);
-        } else {
-            st64(cbuf, count);
-            rc = sl_kstate_put(op->kstate, st->sid_distinct, st->dns, vl + 1, cbuf, sizeof cbuf,
-                               err, sizeof err);
+        if (!any) continue;
+        dns_build(st, g, vp, vl);
+        if (dval_read(op, g, vl + 1) != SL_OK) return SL_ERR;
+        bool changed = false;
+        for (int j = 0; j < ncalls; j++) {
+            if (!st->dpass[j]) continue;
+            int64_t count = ld64(st->dval + 8 * j);
+            if (count == 0 && sign < 0) continue;
+            count += sign;
+            st64(st->dval + 8 * j, count);
+            changed = true;
+            if ((sign > 0 && count == 1) || (sign < 0 && count == 0))
+                sl_agg_distinct_apply(&pl->aggs, calls[j], st->new_acc, row, sign);
         }
-        if (rc == SL_ERR) return sl_op_fail(op, "vertex '%s': state: %s", pl->vid, err);
-        if ((sign > 0 && count == 1) || (sign < 0 && count == 0))
-            sl_agg_distinct_apply(&pl->aggs, i, st->new_acc, row, sign);
+        if (changed && dval_write(op, g, vl + 1) != SL_OK) return SL_ERR;
     }
     return SL_OK;
+}
+
+/* Snapshots taken before "distinct-calls" hold "distinct": one entry per
+ * aggregate and value (namespace = aggregate index u8 + the value's bytes,
+ * value = i64 copies). restore_state moves every such entry into its
+ * group's "distinct-calls" entry and deletes it, so the record path only
+ * ever sees the new layout. */
+typedef struct dmigrate {
+    sl_op *op;
+    int kg;
+    int64_t moved;
+} dmigrate;
+
+static int dmigrate_fn(void *ctx, const sl_kentry *e)
+{
+    dmigrate *m = ctx;
+    sl_op *op = m->op;
+    const ga_plan *pl = op->plan;
+    ga_state *st = op->priv;
+    char err[256];
+    if (e->sid != st->sid_dlegacy) return 0;
+    const uint8_t *ns = e->ns;
+    int i = e->nslen ? ns[0] : -1;
+    if (i < 0 || i >= pl->aggs.n || pl->dg_of[i] < 0 || e->vlen != 8) {
+        sl_op_fail(op, "vertex '%s': the restored state has a DISTINCT value set (old layout) "
+                   "for aggregate %d, which is not a DISTINCT aggregate of this vertex; restore "
+                   "it into a job with the same aggregates", pl->vid, i + 1);
+        return SL_ERR;
+    }
+    int g = pl->dg_of[i];
+    sl_kstate_set_key(op->kstate, e->key, e->klen, m->kg);
+    dns_build(st, g, ns + 1, e->nslen - 1);
+    if (dval_read(op, g, e->nslen) != SL_OK) return SL_ERR;
+    st64(st->dval + 8 * pl->dg_pos[i], ld64(e->val));
+    if (dval_write(op, g, e->nslen) != SL_OK) return SL_ERR;
+    if (sl_kstate_del(op->kstate, st->sid_dlegacy, e->ns, e->nslen, err, sizeof err) == SL_ERR) {
+        sl_op_fail(op, "vertex '%s': state: %s", pl->vid, err);
+        return SL_ERR;
+    }
+    m->moved++;
+    return 0;
+}
+
+static int distinct_migrate(sl_op *op)
+{
+    const ga_plan *pl = op->plan;
+    char err[256];
+    sl_ksnap *snap = sl_kstate_snapshot(op->kstate, err, sizeof err);
+    if (!snap) return sl_op_fail(op, "vertex '%s': state: %s", pl->vid, err);
+    dmigrate m = {.op = op};
+    int rc = SL_OK;
+    for (m.kg = op->kg_first; m.kg <= op->kg_last && rc == SL_OK; m.kg++) {
+        err[0] = 0;
+        if (sl_ksnap_each(snap, m.kg, dmigrate_fn, &m, err, sizeof err) != SL_OK) {
+            rc = SL_ERR;
+            if (err[0]) sl_op_fail(op, "vertex '%s': state: %s", pl->vid, err);
+        }
+    }
+    sl_ksnap_release(snap);
+    return rc;
 }
 
 static int vcollect_fn(void *ctx, const void *ns, size_t nslen, const void *val, size_t vlen)
@@ -746,6 +930,7 @@ static int ga_restore_state(sl_op *op, const void *const *blobs, const size_t *l
                           "'state.ttl'; remove 'state.ttl' from the vertex to restore it",
                           pl->vid);
     op->proc_time_at = ntimers ? sl_timers_next(op->proc_timers) : INT64_MAX;
+    if (pl->aggs.has_distinct && distinct_migrate(op) != SL_OK) return SL_ERR;
     return SL_OK;
 }
 
