@@ -19,6 +19,8 @@
 #include <unistd.h>
 
 #include "jobgraph.h"
+#include "bytes.h"
+#include "keygroup.h"
 #include "operator.h"
 #include "runtime.h"
 #include "sl_test.h"
@@ -72,10 +74,15 @@ typedef struct harness {
     char err[512];
 } harness;
 
-/* Input: k BIGINT, v INT, s STRING, f BOOLEAN, ts TIMESTAMP. */
-enum { C_K, C_V, C_S, C_F, C_TS, NCOLS };
+/* Input: k BIGINT, v INT, s STRING, f BOOLEAN, ts TIMESTAMP, g BOOLEAN,
+ * h BOOLEAN. */
+enum { C_K, C_V, C_S, C_F, C_TS, C_G, C_H, NCOLS };
 
-static int setup(harness *h, const sl_op_def *def, const char *config, sl_backend_kind kind)
+#define MAXKG 128
+
+/* Subtask `subtask` of `par` (key groups as the runtime deals them). */
+static int setup_sub(harness *h, const sl_op_def *def, const char *config, sl_backend_kind kind,
+                     int subtask, int par)
 {
     memset(h, 0, sizeof *h);
     h->def = def;
@@ -89,6 +96,9 @@ static int setup(harness *h, const sl_op_def *def, const char *config, sl_backen
     sl_schema_add(&h->in, "s", SL_T_STRING);
     sl_schema_add(&h->in, "f", SL_T_BOOLEAN);
     sl_schema_add(&h->in, "ts", SL_T_TIMESTAMP);
+    sl_schema_add(&h->in, "g", SL_T_BOOLEAN);
+    sl_schema_add(&h->in, "h", SL_T_BOOLEAN);
+    h->v.parallelism = par;
     h->plan = sl_test_plan(def, &h->v, &h->in, &h->out, h->err, sizeof h->err);
     if (!h->plan) {
         fprintf(stderr, "plan: %s\n", h->err);
@@ -98,10 +108,12 @@ static int setup(harness *h, const sl_op_def *def, const char *config, sl_backen
         snprintf(h->dir, sizeof h->dir, "/tmp/sl_test_distinct_XXXXXX");
         if (!mkdtemp(h->dir)) abort();
     }
-    h->ks = sl_kstate_open(kind, h->dir, 128, 0, 127, h->err, sizeof h->err);
+    int kg_first, kg_last;
+    sl_kg_range(subtask, par, MAXKG, &kg_first, &kg_last);
+    h->ks = sl_kstate_open(kind, h->dir, MAXKG, kg_first, kg_last, h->err, sizeof h->err);
     if (!h->ks) return SL_ERR;
     sl_op *op = &h->op;
-    sl_rt_init(op, &h->v, 0, 128);
+    sl_rt_init(op, &h->v, subtask, MAXKG);
     op->plan = h->plan;
     op->kstate = h->ks;
     op->event_timers = sl_timers_new();
@@ -112,6 +124,11 @@ static int setup(harness *h, const sl_op_def *def, const char *config, sl_backen
     op->task_name = "a (1/1)";
     h->log.schema = &h->out;
     return def->open(op);
+}
+
+static int setup(harness *h, const sl_op_def *def, const char *config, sl_backend_kind kind)
+{
+    return setup_sub(h, def, config, kind, 0, 1);
 }
 
 static void teardown(harness *h)
@@ -130,7 +147,7 @@ static void teardown(harness *h)
 
 typedef struct mrow {
     int64_t k, v, ts;
-    bool vnull, f, fnull, snull;
+    bool vnull, f, fnull, snull, g, gnull, hf, hnull;
     char s[8];
     bool live;
 } mrow;
@@ -140,7 +157,8 @@ static int feed(harness *h, sl_rowkind kind, const mrow *m)
     sl_value vals[NCOLS] = {
         {.v.i = m->k}, {.isnull = m->vnull, .v.i = m->v},
         {.isnull = m->snull, .v.s = {m->s, (uint32_t)strlen(m->s)}},
-        {.isnull = m->fnull, .v.i = m->f}, {.v.i = m->ts}};
+        {.isnull = m->fnull, .v.i = m->f}, {.v.i = m->ts}, {.isnull = m->gnull, .v.i = m->g},
+        {.isnull = m->hnull, .v.i = m->hf}};
     sl_row r = {kind, NCOLS, vals, m->ts};
     return sl_rt_process(&h->op, 0, &r);
 }
@@ -222,11 +240,11 @@ static bool drive_group(harness *h, mrow *rows, int *n, bool retracting, void (*
 
 /* The harness's changelog applied to table (one row per key, "" = none):
  * false when a -U/-D does not retract the row the table holds. */
-static bool apply_log(const harness *h, char table[NKEYS][ROWLEN])
+static bool apply_outlog(const outlog *l, char table[NKEYS][ROWLEN])
 {
     memset(table, 0, NKEYS * ROWLEN);
-    for (int i = 0; i < h->log.n; i++) {
-        const char *r = h->log.rows[i];
+    for (int i = 0; i < l->n; i++) {
+        const char *r = l->rows[i];
         int key = atoi(r + 3);
         if (key < 0 || key >= NKEYS) return false;
         if (r[0] == '+') snprintf(table[key], ROWLEN, "%s", r + 2);
@@ -243,6 +261,11 @@ static bool key_is(char table[NKEYS][ROWLEN], int key, const char *want)
     if (!strcmp(table[key], want)) return true;
     fprintf(stderr, "key %d: got %s, want %s\n", key, table[key], want);
     return false;
+}
+
+static bool apply_log(const harness *h, char table[NKEYS][ROWLEN])
+{
+    return apply_outlog(&h->log, table);
 }
 
 /* Every key's state went with its last row (value sets and strings too). */
@@ -319,6 +342,231 @@ static void test_group_distinct_state_cleared(void)
         CHECK_EQ_INT((int)sl_kstate_entries(h.ks), 0);
         teardown(&h);
     }
+}
+
+/* ---- calls sharing a column's value sets (GROUP BY) -------------------------- */
+
+/* Several DISTINCT calls per column with different FILTERs: they share one
+ * state entry per value, with a count per call, so a mix-up of calls shows
+ * as a wrong value in one of these columns. The groups: v -> calls 0, 1, 3,
+ * 4, 7; s -> calls 2, 6 (in list order, as the operator numbers them). */
+#define SAGGS "[\"COUNT(DISTINCT v) AS a0\", \"COUNT(DISTINCT v) FILTER (WHERE f) AS a1\"," \
+              " \"COUNT(DISTINCT s) FILTER (WHERE g) AS a2\"," \
+              " \"SUM(DISTINCT v) FILTER (WHERE g) AS a3\"," \
+              " \"COUNT(DISTINCT v) FILTER (WHERE h) AS a4\", \"COUNT(*) AS n\"," \
+              " \"COUNT(DISTINCT s) AS a6\", \"COUNT(DISTINCT v) FILTER (WHERE g) AS a7\"]"
+#define SCONF "{\"group-by\": [\"k\"], \"input-changelog\": \"retract\", \"aggregates\": " SAGGS "}"
+
+static void random_row_gh(mrow *m)
+{
+    random_row(m);
+    m->gnull = rnd(7) == 0;
+    m->g = rnd(3) == 0;
+    m->hnull = rnd(9) == 0;
+    m->hf = rnd(4) != 0;
+}
+
+/* SAGGS over rows[0..n) (all of one key), after `prefix`. */
+static void expect_shared(const mrow *const *rows, int n, const char *prefix, char *buf,
+                          size_t cap)
+{
+    bool seen[6][9] = {{0}}; /* per distinct call in SAGGS order: v + 3, or s - 'a' */
+    int64_t c[6] = {0}, sum3 = 0;
+    for (int i = 0; i < n; i++) {
+        const mrow *m = rows[i];
+        bool f = !m->fnull && m->f, g = !m->gnull && m->g, hh = !m->hnull && m->hf;
+        bool pass[6] = {!m->vnull, !m->vnull && f, g, !m->vnull && g, !m->vnull && hh, true};
+        int idx[6] = {(int)m->v + 3, (int)m->v + 3, m->s[0] - 'a', (int)m->v + 3, (int)m->v + 3,
+                      m->s[0] - 'a'};
+        for (int j = 0; j < 6; j++)
+            if (pass[j] && !seen[j][idx[j]]) {
+                seen[j][idx[j]] = true;
+                c[j]++;
+                if (j == 3) sum3 += m->v;
+            }
+    }
+    char s3[24];
+    snprintf(s3, sizeof s3, c[3] ? "%lld" : "null", (long long)sum3);
+    /* a7 is a3's set counted */
+    snprintf(buf, cap, "[%s%lld, %lld, %lld, %s, %lld, %d, %lld, %lld]", prefix, (long long)c[0],
+             (long long)c[1], (long long)c[2], s3, (long long)c[4], n, (long long)c[5],
+             (long long)c[3]);
+}
+
+/* The subtask of the `par` in hs owning m's key. */
+static harness *owner(harness *hs, int par, const mrow *m)
+{
+    sl_value kv = {.v.i = m->k};
+    sl_row r = {SL_KIND_INSERT, 1, &kv, 0};
+    sl_schema ks;
+    sl_schema_init(&ks);
+    sl_schema_add(&ks, "k", SL_T_BIGINT);
+    int k0 = 0;
+    uint8_t key[64];
+    size_t n = sl_row_key_encode(&r, &ks, &k0, 1, key, sizeof key);
+    sl_schema_free(&ks);
+    return &hs[sl_kg_operator_index(sl_kg_of_key(key, n, MAXKG), par, MAXKG)];
+}
+
+/* `steps` random steps (new rows, retractions of live ones) over `par`
+ * subtasks hs. */
+static bool drive_sub(harness *hs, int par, mrow *rows, int *n, int steps)
+{
+    for (int step = 0; step < steps; step++) {
+        mrow *m;
+        sl_rowkind kind;
+        if (*n > 0 && rnd(3) == 0) {
+            m = &rows[rnd((uint32_t)*n)];
+            if (!m->live) continue;
+            m->live = false;
+            kind = rnd(2) ? SL_KIND_UPDATE_BEFORE : SL_KIND_DELETE;
+        } else {
+            m = &rows[(*n)++];
+            random_row_gh(m);
+            kind = rnd(5) ? SL_KIND_INSERT : SL_KIND_UPDATE_AFTER;
+        }
+        harness *h = owner(hs, par, m);
+        if (feed(h, kind, m) != SL_OK) {
+            fprintf(stderr, "process: %s\n", h->op.err);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* The changelog in log against the model of the live rows. */
+static bool check_shared(const outlog *log, const mrow *rows, int n)
+{
+    static char table[NKEYS][ROWLEN];
+    bool good = apply_outlog(log, table);
+    for (int key = 0; good && key < NKEYS; key++) {
+        static const mrow *sel[MAXR];
+        int ns = 0;
+        for (int i = 0; i < n; i++)
+            if (rows[i].live && rows[i].k == key) sel[ns++] = &rows[i];
+        char want[ROWLEN] = "", prefix[32];
+        snprintf(prefix, sizeof prefix, "%d, ", key);
+        if (ns) expect_shared(sel, ns, prefix, want, sizeof want);
+        good = key_is(table, key, want);
+    }
+    return good;
+}
+
+static void test_group_distinct_shared_calls_model(void)
+{
+    for (int b = 0; b < 2; b++)
+        for (uint64_t seed = 21; seed <= 23; seed++) {
+            static harness h;
+            static mrow rows[MAXR];
+            CHECK_EQ_INT(setup(&h, &sl_op_group_aggregate, SCONF,
+                               b ? SL_BACKEND_ROCKSDB : SL_BACKEND_HASHMAP), SL_OK);
+            rng = seed * 2654435761u;
+            int n = 0;
+            CHECK(drive_sub(&h, 1, rows, &n, 1500));
+            CHECK(check_shared(&h.log, rows, n));
+            CHECK(state_follows_rows(&h, rows, n));
+            teardown(&h);
+        }
+}
+
+/* Moving a checkpoint of `from` into the subtasks `to` by key group. With
+ * `legacy` each "distinct-calls" entry is written as the layout before it
+ * had them: one "distinct" entry per call and value (namespace = aggregate
+ * index + value bytes, value = i64 copies), as an old snapshot holds. */
+typedef struct redeal_ctx {
+    harness *to;
+    int par;
+    bool legacy;
+    int sid_new, sid_old;
+    int failed;
+} redeal_ctx;
+
+static int redeal_entry(void *ctx, const sl_kentry *e)
+{
+    static const int calls[2][5] = {{0, 1, 3, 4, 7}, {2, 6}};
+    redeal_ctx *m = ctx;
+    sl_kstate *ks = m->to[sl_kg_operator_index(e->kg, m->par, MAXKG)].ks;
+    char err[256];
+    if (!m->legacy || e->sid != m->sid_new) {
+        if (sl_kstate_restore(ks, e, err, sizeof err) == SL_OK) return 0;
+        fprintf(stderr, "restore: %s\n", err);
+        m->failed = 1;
+        return 1;
+    }
+    const uint8_t *ns = e->ns;
+    uint8_t ons[64];
+    if (e->nslen > sizeof ons || ns[0] > 1 || e->vlen != (ns[0] ? 16u : 40u)) {
+        m->failed = 1;
+        return 1;
+    }
+    memcpy(ons + 1, ns + 1, e->nslen - 1);
+    for (size_t j = 0; j < e->vlen / 8; j++) {
+        const uint8_t *c = (const uint8_t *)e->val + 8 * j;
+        if (!sl_get_lei64(c)) continue;
+        ons[0] = (uint8_t)calls[ns[0]][j];
+        sl_kentry o = *e;
+        o.sid = m->sid_old;
+        o.ns = ons;
+        o.val = c;
+        o.vlen = 8;
+        if (sl_kstate_restore(ks, &o, err, sizeof err) != SL_OK) {
+            fprintf(stderr, "restore: %s\n", err);
+            m->failed = 1;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Rows into one subtask; a checkpoint restored into two (new layout, or
+ * written as the old one and migrated at restore); more rows, retractions
+ * of rows from before the checkpoint among them. One changelog across both
+ * runs must match the model. */
+static void test_group_distinct_shared_restore_rescale(void)
+{
+    for (int b = 0; b < 2; b++)
+        for (int legacy = 0; legacy < 2; legacy++) {
+            sl_backend_kind kind = b ? SL_BACKEND_ROCKSDB : SL_BACKEND_HASHMAP;
+            static harness one, two[2];
+            static mrow rows[MAXR];
+            outlog log = {0};
+            char err[256];
+            CHECK_EQ_INT(setup(&one, &sl_op_group_aggregate, SCONF, kind), SL_OK);
+            one.op.emit_ctx = &log;
+            log.schema = &one.out;
+            rng = (uint64_t)(31 + b * 2 + legacy) * 2654435761u;
+            int n = 0;
+            CHECK(drive_sub(&one, 1, rows, &n, 800));
+            uint64_t entries = sl_kstate_entries(one.ks);
+            for (int i = 0; i < 2; i++) {
+                CHECK_EQ_INT(setup_sub(&two[i], &sl_op_group_aggregate, SCONF, kind, i, 2), SL_OK);
+                two[i].op.emit_ctx = &log;
+            }
+            redeal_ctx m = {two, 2, legacy, sl_kstate_register(one.ks, "distinct-calls"),
+                            sl_kstate_register(one.ks, "distinct"), 0};
+            sl_ksnap *snap = sl_kstate_snapshot(one.ks, err, sizeof err);
+            CHECK(snap != NULL);
+            for (int kg = 0; snap && kg < MAXKG && !m.failed; kg++)
+                if (sl_ksnap_each(snap, kg, redeal_entry, &m, err, sizeof err) != SL_OK)
+                    m.failed = 1;
+            if (snap) sl_ksnap_release(snap);
+            CHECK(!m.failed);
+            teardown(&one);
+            log.schema = &two[0].out;
+            for (int i = 0; i < 2; i++) {
+                sl_op *op = &two[i].op;
+                int rc = sl_op_group_aggregate.restore_state(op, NULL, NULL, 0);
+                if (rc != SL_OK) fprintf(stderr, "restore_state: %s\n", op->err);
+                CHECK_EQ_INT(rc, SL_OK);
+            }
+            /* migrated or not, the same entries as before the checkpoint */
+            CHECK_EQ_INT((int)(sl_kstate_entries(two[0].ks) + sl_kstate_entries(two[1].ks)),
+                         (int)entries);
+            CHECK(drive_sub(two, 2, rows, &n, 700));
+            CHECK(check_shared(&log, rows, n));
+            for (int i = 0; i < 2; i++) teardown(&two[i]);
+            free(log.rows);
+        }
 }
 
 /* ---- MIN/MAX of STRING (GROUP BY) ---------------------------------------------- */
@@ -528,6 +776,8 @@ static void test_window_distinct_refused_in_sessions(void)
 }
 
 SL_TEST_MAIN(SL_TEST(test_group_distinct_filter_model), SL_TEST(test_group_distinct_state_cleared),
+             SL_TEST(test_group_distinct_shared_calls_model),
+             SL_TEST(test_group_distinct_shared_restore_rescale),
              SL_TEST(test_group_string_minmax_model), SL_TEST(test_group_string_minmax_needs_retract),
              SL_TEST(test_window_distinct_filter_model),
              SL_TEST(test_window_distinct_refused_in_sessions))
