@@ -49,12 +49,24 @@
  *            rescans the key's entries for the next one. Insert-only input
  *            keeps just the running extremum, and a retraction reaching a
  *            MIN/MAX there fails the task with a message saying what to set.
- *   "distinct" only with DISTINCT aggregates (COUNT/SUM/AVG(DISTINCT col)):
- *            each one's set of values for the key (namespace = aggregate
- *            index u8 + the value's bytes, value = i64 copies); a value
- *            enters the accumulator with its first copy and leaves with its
- *            last, so retractions work on either input-changelog.
- *            FILTER (WHERE flag) items count only rows whose flag is TRUE.
+ *   "distinct-calls" only with DISTINCT aggregates (COUNT/SUM/AVG(DISTINCT
+ *            col)): the calls are grouped by column (in order of first
+ *            appearance; within a group in list order), and all calls over
+ *            one column share one entry per value: namespace = group u8 +
+ *            the value's bytes, value = one i64 count of copies per call of
+ *            the group. A call counts a row when the value is not NULL and
+ *            its FILTER (WHERE flag), if any, is TRUE; the value enters that
+ *            call's accumulator slot with its first copy and leaves with its
+ *            last, so retractions work on either input-changelog. An entry
+ *            whose counts are all 0 is deleted. One get + put per row and
+ *            distinct column, however many calls read the column.
+ *   "distinct" the layout before "distinct-calls": one entry per call and
+ *            value (namespace = aggregate index u8 + the value's bytes,
+ *            value = i64 copies). Still registered (in its old place, so
+ *            the state ids of old snapshots line up) only to restore old
+ *            snapshots and savepoints: restore_state moves every such entry
+ *            into its "distinct-calls" entry and deletes it; one for an
+ *            aggregate that is not DISTINCT here fails the restore.
  *   "minmax-str" only with MIN/MAX of a STRING column, whose value the
  *            fixed accumulator cannot hold (it keeps has-value): per
  *            aggregate (index u8 + 0) the current extremum's bytes, and with
