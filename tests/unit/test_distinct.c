@@ -569,6 +569,25 @@ static void test_group_distinct_shared_restore_rescale(void)
         }
 }
 
+/* An old-layout entry for an aggregate that is not DISTINCT in the job
+ * restoring it fails the restore with a message instead of being misread. */
+static void test_group_distinct_old_layout_mismatch(void)
+{
+    for (int b = 0; b < 2; b++) {
+        static harness h;
+        char err[256];
+        CHECK_EQ_INT(setup(&h, &sl_op_group_aggregate, SCONF,
+                           b ? SL_BACKEND_ROCKSDB : SL_BACKEND_HASHMAP), SL_OK);
+        uint8_t ns[9] = {5}, val[8] = {1}; /* call 5 is COUNT(*) */
+        sl_kentry e = {.sid = sl_kstate_register(h.ks, "distinct"), .kg = 0, .key = "k",
+                       .klen = 1, .ns = ns, .nslen = sizeof ns, .val = val, .vlen = sizeof val};
+        CHECK_EQ_INT(sl_kstate_restore(h.ks, &e, err, sizeof err), SL_OK);
+        CHECK_EQ_INT(sl_op_group_aggregate.restore_state(&h.op, NULL, NULL, 0), SL_ERR);
+        CHECK(strstr(h.op.err, "aggregate 6, which is not a DISTINCT aggregate") != NULL);
+        teardown(&h);
+    }
+}
+
 /* ---- MIN/MAX of STRING (GROUP BY) ---------------------------------------------- */
 
 /* Strings of 0-3 letters from a-f and a two-byte UTF-8 letter, so that
@@ -778,6 +797,7 @@ static void test_window_distinct_refused_in_sessions(void)
 SL_TEST_MAIN(SL_TEST(test_group_distinct_filter_model), SL_TEST(test_group_distinct_state_cleared),
              SL_TEST(test_group_distinct_shared_calls_model),
              SL_TEST(test_group_distinct_shared_restore_rescale),
+             SL_TEST(test_group_distinct_old_layout_mismatch),
              SL_TEST(test_group_string_minmax_model), SL_TEST(test_group_string_minmax_needs_retract),
              SL_TEST(test_window_distinct_filter_model),
              SL_TEST(test_window_distinct_refused_in_sessions))
