@@ -65,8 +65,8 @@ typedef struct hm_entry {
     uint32_t vlen;
     uint32_t vcap;         /* room for the value: vlen plus slack */
     uint32_t kpos;         /* its place in its key's key-index vector (task thread only) */
-    uint32_t spare;        /* keeps data 8-byte aligned */
-    uint8_t data[];        /* elen key bytes, padding to 8, vcap value bytes */
+    uint8_t data[];        /* elen key bytes, padding (the value starts 8-byte aligned in
+                              the allocation), vcap value bytes */
 } hm_entry;
 
 typedef struct hm_slot {
@@ -103,7 +103,12 @@ typedef struct hm_snap {
 #define HM_NOTFOUND ((size_t)-1)
 #define HM_MIN_SLOTS 16
 
-static inline size_t voff(uint32_t elen) { return ((size_t)elen + 7) & ~(size_t)7; }
+/* The value's offset in data: the entry (malloc'd, so 8-byte aligned) has
+ * its value 8-byte aligned too. */
+static inline size_t voff(uint32_t elen)
+{
+    return ((sizeof(hm_entry) + elen + 7) & ~(size_t)7) - sizeof(hm_entry);
+}
 static inline uint8_t *hm_val(hm_entry *e) { return e->data + voff(e->elen); }
 
 /* Room for a value of vlen: a quarter more (at most 512 bytes more) plus 8,
@@ -260,7 +265,7 @@ static void kidx_add(hm_state *st, const uint8_t *k, hm_entry *e)
     hm_entry *r = a->slots[i].e;
     size_t vlen = (size_t)r->vlen + sizeof e;
     if (vlen > r->vcap) { /* doubling: a hot key's vector is not copied per row */
-        size_t cap = SL_MAX((size_t)r->vcap * 2, (size_t)64);
+        size_t cap = SL_MAX((size_t)r->vcap * 2, (size_t)16);
         r = sl_realloc(r, sizeof *r + voff(r->elen) + cap);
         r->vcap = (uint32_t)cap;
         a->slots[i].e = r;
