@@ -21,8 +21,7 @@
  * the usual read-modify-write of a record is one buffer lookup, and RocksDB
  * sees a get only for an entry not in the buffer and a write batch when the
  * buffer flushes: when it is full (RB_ARENA bytes or RB_MAX_ENTRIES
- * entries), before a scan (so a scan reads exactly what was written) and
- * before an incremental checkpoint (which is RocksDB's files). An entry's
+ * entries) and before an incremental checkpoint (which is RocksDB's files). An entry's
  * state says what RocksDB holds for it: CLEAN (read, unchanged), ABSENT
  * (known not to be there), DIRTY (a value to write), GONE (a delete to
  * write); `indb` says whether RocksDB may hold a value for it, so that
@@ -35,6 +34,15 @@
  * whether each entry it holds exists; a blind put or del of an entry it
  * does not hold reads first (a bloom filter makes that cheap for absent
  * keys).
+ *
+ * Scans (scan_key: one key's entries) do not flush it either. Entries of a
+ * state id that has been scanned are chained per key prefix (kg|sid|klen|
+ * key, hashed into RB_PHEADS chain heads; the first scan of a state id
+ * flushes once, so from then on every buffered entry of it is on a chain),
+ * and a scan merges them with one RocksDB iterator, kept from one write of
+ * RocksDB (a batch, a direct put or delete) to the next, so a scan is a seek
+ * plus the key's entries, not a batch write and a new iterator; the
+ * buffer's entry wins where both hold a key.
  *
  * Snapshots do not flush the buffer: a snapshot is a RocksDB snapshot plus
  * a copy of the buffer's DIRTY and GONE entries at that moment, sorted by
