@@ -111,11 +111,13 @@ static inline size_t voff(uint32_t elen)
 }
 static inline uint8_t *hm_val(hm_entry *e) { return e->data + voff(e->elen); }
 
-/* Room for a value of vlen: a quarter more (at most 512 bytes more) plus 8,
- * in multiples of 8, so counters and small accumulators never realloc. */
+/* Room for a value of vlen, in multiples of 8: a quarter more (at most 512
+ * bytes more) plus 8, so accumulators that grow seldom realloc -- but none
+ * for a value of at most 16 bytes (counters, a count and a sum, a TTL and a
+ * count: fixed sizes, mostly), which is most entries of many states. */
 static inline uint32_t vcap_for(size_t vlen)
 {
-    size_t slack = SL_MIN(vlen / 4, (size_t)512) + 8;
+    size_t slack = vlen <= 16 ? 0 : SL_MIN(vlen / 4, (size_t)512) + 8;
     return (uint32_t)((vlen + slack + 7) & ~(size_t)7);
 }
 
@@ -265,7 +267,7 @@ static void kidx_add(hm_state *st, const uint8_t *k, hm_entry *e)
     hm_entry *r = a->slots[i].e;
     size_t vlen = (size_t)r->vlen + sizeof e;
     if (vlen > r->vcap) { /* doubling: a hot key's vector is not copied per row */
-        size_t cap = SL_MAX((size_t)r->vcap * 2, (size_t)16);
+        size_t cap = SL_MAX((size_t)r->vcap * 2, (size_t)8);
         r = sl_realloc(r, sizeof *r + voff(r->elen) + cap);
         r->vcap = (uint32_t)cap;
         a->slots[i].e = r;
