@@ -360,7 +360,10 @@ static rb_ent *rb_find(rdb_state *st, const uint8_t *k, size_t n, uint64_t h, ui
 }
 
 /* Length of the kg|sid|klen|key prefix of encoded key k: one key's entries. */
-static inline size_t rb_prefix_len(const uint8_t *k) { return SL_KENC_HDR + (size_t)sl_get_be16(k + 3); }
+static inline size_t rb_prefix_len(const uint8_t *k)
+{
+    return SL_KENC_HDR + (size_t)sl_get_be16(k + 3);
+}
 
 /* RocksDB is written: the scan iterator (an implicit snapshot) is stale. */
 static void it_reset(rdb_state *st)

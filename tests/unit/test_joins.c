@@ -742,7 +742,8 @@ static int hk_feed(hk_stage *s, int side, sl_rowkind kind, int64_t k, int64_t id
 {
     char str[32];
     snprintf(str, sizeof str, "%c-%lld", side ? 'R' : 'L', (long long)id);
-    sl_value v[NCOLS] = {{.v.i = k}, {.v.i = 0}, {.v.i = id}, {.v.s = {str, (uint32_t)strlen(str)}}};
+    sl_value v[NCOLS] = {{.v.i = k}, {.v.i = 0}, {.v.i = id},
+                         {.v.s = {str, (uint32_t)strlen(str)}}};
     sl_row r = {kind, NCOLS, v, 0};
     uint8_t key[32];
     int k0 = C_K;
@@ -855,15 +856,16 @@ static int hk_same(hk_model *m, int hot, int lo, int ro)
             continue;
         }
         for (int j = 0; j < m->n[1]; j++)
-            if (m->key[1][j] == m->key[0][i]) m->want[i + 1][j + 1] = m->count[0][i] * m->count[1][j];
+            if (m->key[1][j] == m->key[0][i])
+                m->want[i + 1][j + 1] = m->count[0][i] * m->count[1][j];
     }
     for (int j = 0; j < m->n[1]; j++)
         if (m->count[1][j] && !live_h[m->key[1][j]] && oouter) m->want[0][j + 1] = m->count[1][j];
     for (int i = 0; i <= HK_NL; i++)
         for (int j = 0; j <= HK_NR; j++)
             if (m->got[i][j] != m->want[i][j]) {
-                fprintf(stderr, "pair (%d, %d) of the hot side's ids: %d in the table, %d in the model\n",
-                        i - 1, j - 1, m->got[i][j], m->want[i][j]);
+                fprintf(stderr, "pair (%d, %d) of the hot side's ids: %d in the table, "
+                        "%d in the model\n", i - 1, j - 1, m->got[i][j], m->want[i][j]);
                 return 0;
             }
     return 1;

@@ -489,11 +489,13 @@ static void body_scan_key_random(void)
         if (step % 40 == 0)
             for (int b = 0; b < 2; b++) {
                 set_key_str(s[b], k);
-                CHECK_EQ_INT(sl_kstate_put(s[b], 2, n, strlen(n), filler, sizeof filler, err, sizeof err), SL_OK);
+                CHECK_EQ_INT(sl_kstate_put(s[b], 2, n, strlen(n), filler, sizeof filler, err,
+                                           sizeof err), SL_OK);
             }
         for (int b = 0; b < 2; b++) {
             set_key_str(s[b], k);
-            if (op < 6) CHECK_EQ_INT(sl_kstate_put(s[b], sid, n, strlen(n), v, vlen, err, sizeof err), SL_OK);
+            if (op < 6)
+                CHECK_EQ_INT(sl_kstate_put(s[b], sid, n, strlen(n), v, vlen, err, sizeof err), SL_OK);
             else if (op < 9) CHECK_EQ_INT(sl_kstate_del(s[b], sid, n, strlen(n), err, sizeof err), SL_OK);
         }
         if (op < 6) model[sid][key][ns][0] = num, model[sid][key][ns][1] = len;
