@@ -350,6 +350,11 @@ void sl_ksnap_release(sl_ksnap *snap)
     if (snap) snap->ops->release(snap);
 }
 
+int sl_kstate_restored(const sl_kstate *s, int sid)
+{
+    return sid >= 0 && sid < SL_KSTATE_MAX_STATES && s->restored[sid];
+}
+
 int sl_kstate_restore(sl_kstate *s, const sl_kentry *e, char *err, size_t errlen)
 {
     if (!e) return sl_seterr(err, errlen, "keyed state restore: no entry");
@@ -377,5 +382,6 @@ int sl_kstate_restore(sl_kstate *s, const sl_kentry *e, char *err, size_t errlen
     sl_put_be16(s->rbuf + 3, (uint16_t)e->klen);
     if (e->klen) memcpy(s->rbuf + SL_KENC_HDR, e->key, e->klen);
     if (e->nslen) memcpy(s->rbuf + SL_KENC_HDR + e->klen, e->ns, e->nslen);
+    s->restored[e->sid] = 1;
     return s->ops->put(s, e->kg, s->rbuf, n, e->val, e->vlen, err, errlen);
 }

@@ -110,6 +110,9 @@ void sl_ksnap_release(sl_ksnap *snap); /* any thread */
 /* Restore: insert a raw entry (from a snapshot file). Its key group must be
  * in the owned range, else SL_ERR. */
 int sl_kstate_restore(sl_kstate *s, const sl_kentry *e, char *err, size_t errlen);
+/* 1 when sl_kstate_restore has put any entry of state `sid` (an operator
+ * can tell whether a restored state holds a layout it no longer writes). */
+int sl_kstate_restored(const sl_kstate *s, int sid);
 
 /* ---- the RocksDB memory budget ----------------------------------------- */
 

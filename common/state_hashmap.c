@@ -38,12 +38,16 @@
  * namespace, so one key's entries are not adjacent; scan_key finds them
  * through a key index instead of walking the key group's table: per state
  * id that has been scanned once, a table of the same kind (never shared with
- * snapshots) maps kg|sid|klen|key to the list of that key's namespaces. It
- * is built by one walk over every table at the first scan of the state id
- * and kept by put (a new entry) and del from then on, so states that are
- * never scanned cost nothing, and a scan costs the key's entries: one
- * lookup per namespace, then a sort by namespace, so both backends visit
- * them in the same order.
+ * snapshots) maps kg|sid|klen|key to a vector of pointers to that key's
+ * live entries, each entry knowing its place in the vector (kpos). It is
+ * built by one walk over every table at the first scan of the state id and
+ * kept by put (a new entry is appended; an entry copied away from a
+ * snapshot or grown by realloc takes its old place) and del (the vector's
+ * last pointer moves into the freed place), all O(1) whatever the key
+ * holds, so states that are never scanned cost nothing, and a scan costs
+ * the key's entries: a copy of the vector sorted by namespace, so both
+ * backends visit them in the same order. kpos is the task thread's: a
+ * snapshot reading a shared entry never looks at it.
  *
  * Threads: everything runs on the task thread except sl_ksnap_each and
  * sl_ksnap_release, which only read shared (hence frozen) arrays and
@@ -60,7 +64,9 @@ typedef struct hm_entry {
     uint32_t elen;         /* encoded key from sid on: sid|klen|key|ns */
     uint32_t vlen;
     uint32_t vcap;         /* room for the value: vlen plus slack */
-    uint8_t data[];        /* elen key bytes, padding to 8, vcap value bytes */
+    uint32_t kpos;         /* its place in its key's key-index vector (task thread only) */
+    uint8_t data[];        /* elen key bytes, padding (the value starts 8-byte aligned in
+                              the allocation), vcap value bytes */
 } hm_entry;
 
 typedef struct hm_slot {
@@ -83,7 +89,7 @@ typedef struct hm_state {
     size_t scancap;
     hm_array *kidx[256]; /* per state id: the key index (NULL: not scanned yet);
                             value: (u32 nslen | ns)* */
-    uint8_t *kbuf;      /* a full key rebuilt from the index, reused */
+    uint8_t *kbuf;      /* a full key rebuilt while building an index, reused */
     size_t kbufcap;
 } hm_state;
 
@@ -97,14 +103,21 @@ typedef struct hm_snap {
 #define HM_NOTFOUND ((size_t)-1)
 #define HM_MIN_SLOTS 16
 
-static inline size_t voff(uint32_t elen) { return ((size_t)elen + 7) & ~(size_t)7; }
+/* The value's offset in data: the entry (malloc'd, so 8-byte aligned) has
+ * its value 8-byte aligned too. */
+static inline size_t voff(uint32_t elen)
+{
+    return ((sizeof(hm_entry) + elen + 7) & ~(size_t)7) - sizeof(hm_entry);
+}
 static inline uint8_t *hm_val(hm_entry *e) { return e->data + voff(e->elen); }
 
-/* Room for a value of vlen: a quarter more (at most 512 bytes more) plus 8,
- * in multiples of 8, so counters and small accumulators never realloc. */
+/* Room for a value of vlen, in multiples of 8: a quarter more (at most 512
+ * bytes more) plus 8, so accumulators that grow seldom realloc -- but none
+ * for a value of at most 16 bytes (counters, a count and a sum, a TTL and a
+ * count: fixed sizes, mostly), which is most entries of many states. */
 static inline uint32_t vcap_for(size_t vlen)
 {
-    size_t slack = SL_MIN(vlen / 4, (size_t)512) + 8;
+    size_t slack = vlen <= 16 ? 0 : SL_MIN(vlen / 4, (size_t)512) + 8;
     return (uint32_t)((vlen + slack + 7) & ~(size_t)7);
 }
 
@@ -219,57 +232,78 @@ static int entry_cmp(const void *pa, const void *pb)
 /* Length of the kg|sid|klen|key prefix of full encoded key k (state_int.h). */
 static inline size_t key_prefix_len(const uint8_t *k) { return 5 + (size_t)sl_get_be16(k + 3); }
 
-/* Add (add = 1) or remove namespace ns of the key of full encoded key k
- * (kg|sid|klen|key|ns) to or from state id sid's key index. */
-static void kidx_update(hm_state *st, const uint8_t *k, size_t klen, int add)
+/* The key-index record of the key of full encoded key k (kg|sid|klen|key|ns)
+ * in state id k[2]'s index: its slot in *ap, or HM_NOTFOUND; made (empty)
+ * when absent and make is set. */
+static size_t kidx_slot(hm_state *st, const uint8_t *k, int make, hm_array **ap)
 {
     hm_array *a = st->kidx[k[2]];
-    size_t pn = key_prefix_len(k), nslen = klen - pn;
-    const uint8_t *ns = k + pn;
+    size_t pn = key_prefix_len(k);
     uint64_t h = sl_kstate_hash(k, pn);
     size_t i = array_find(a, h, k, pn);
-    if (i == HM_NOTFOUND) {
-        if (!add) return;
-        if ((size_t)(a->count + 1) * 10 > (a->mask + 1) * 7) {
-            hm_array *g = array_new((a->mask + 1) * 2);
-            for (size_t j = 0; j <= a->mask; j++)
-                if (a->slots[j].e) array_insert(g, a->slots[j].hash, a->slots[j].e);
-            free(a);
-            st->kidx[k[2]] = a = g;
-        }
-        hm_entry *e = entry_new(k, pn, NULL, 0);
-        array_insert(a, h, e);
-        i = array_find(a, h, k, pn);
+    if (i != HM_NOTFOUND || !make) {
+        *ap = a;
+        return i;
     }
-    hm_entry *e = a->slots[i].e;
-    if (add) {
-        size_t vlen = e->vlen + 4 + nslen;
-        if (vlen > e->vcap) {
-            uint32_t cap = vcap_for(vlen);
-            e = sl_realloc(e, sizeof *e + voff(e->elen) + cap);
-            e->vcap = cap;
-            a->slots[i].e = e;
-        }
-        uint8_t *v = hm_val(e) + e->vlen;
-        sl_put_le32(v, (uint32_t)nslen);
-        if (nslen) memcpy(v + 4, ns, nslen);
-        e->vlen = (uint32_t)vlen;
-        return;
+    if ((size_t)(a->count + 1) * 10 > (a->mask + 1) * 7) {
+        hm_array *g = array_new((a->mask + 1) * 2);
+        for (size_t j = 0; j <= a->mask; j++)
+            if (a->slots[j].e) array_insert(g, a->slots[j].hash, a->slots[j].e);
+        free(a);
+        st->kidx[k[2]] = a = g;
     }
-    uint8_t *v = hm_val(e);
-    for (size_t pos = 0; pos + 4 <= e->vlen;) {
-        size_t n = sl_get_le32(v + pos);
-        if (n == nslen && !memcmp(v + pos + 4, ns, n)) {
-            memmove(v + pos, v + pos + 4 + n, e->vlen - pos - 4 - n);
-            e->vlen -= (uint32_t)(4 + n);
-            break;
-        }
-        pos += 4 + n;
+    array_insert(a, h, entry_new(k, pn, NULL, 0));
+    *ap = a;
+    return array_find(a, h, k, pn);
+}
+
+static inline hm_entry **kidx_vec(hm_entry *r) { return (hm_entry **)(void *)hm_val(r); }
+
+/* Entry e (full encoded key k) joins its key's vector. */
+static void kidx_add(hm_state *st, const uint8_t *k, hm_entry *e)
+{
+    hm_array *a;
+    size_t i = kidx_slot(st, k, 1, &a);
+    hm_entry *r = a->slots[i].e;
+    size_t vlen = (size_t)r->vlen + sizeof e;
+    if (vlen > r->vcap) { /* doubling: a hot key's vector is not copied per row */
+        size_t cap = SL_MAX((size_t)r->vcap * 2, (size_t)8);
+        r = sl_realloc(r, sizeof *r + voff(r->elen) + cap);
+        r->vcap = (uint32_t)cap;
+        a->slots[i].e = r;
     }
-    if (e->vlen == 0) {
+    e->kpos = r->vlen / (uint32_t)sizeof e;
+    kidx_vec(r)[e->kpos] = e;
+    r->vlen = (uint32_t)vlen;
+}
+
+/* Entry e (full encoded key k) leaves its key's vector: the last one takes
+ * its place, so O(1) whatever the key holds. */
+static void kidx_del(hm_state *st, const uint8_t *k, const hm_entry *e)
+{
+    hm_array *a;
+    size_t i = kidx_slot(st, k, 0, &a);
+    SL_ASSERT(i != HM_NOTFOUND);
+    hm_entry *r = a->slots[i].e, **v = kidx_vec(r);
+    uint32_t n = r->vlen / (uint32_t)sizeof e, p = e->kpos;
+    SL_ASSERT(p < n && v[p] == e);
+    v[p] = v[n - 1];
+    v[p]->kpos = p;
+    r->vlen -= (uint32_t)sizeof e;
+    if (r->vlen == 0) {
         array_remove(a, i);
-        entry_unref(e);
+        entry_unref(r);
     }
+}
+
+/* Entry e (full encoded key k) now lives at ne (a copy or a realloc). */
+static void kidx_moved(hm_state *st, const uint8_t *k, uint32_t pos, hm_entry *ne)
+{
+    hm_array *a;
+    size_t i = kidx_slot(st, k, 0, &a);
+    SL_ASSERT(i != HM_NOTFOUND);
+    ne->kpos = pos;
+    kidx_vec(a->slots[i].e)[pos] = ne;
 }
 
 /* State id sid's key index, built from every table at its first use. */
@@ -289,7 +323,7 @@ static hm_array *kidx_get(hm_state *st, int sid)
             }
             sl_put_be16(st->kbuf, (uint16_t)(st->base.kg_first + t));
             memcpy(st->kbuf + 2, e->data, e->elen);
-            kidx_update(st, st->kbuf, n, 1);
+            kidx_add(st, st->kbuf, e);
         }
     }
     return st->kidx[sid];
@@ -328,14 +362,16 @@ static int hm_put(sl_kstate *s, int kg, const uint8_t *k, size_t klen, const voi
         uint32_t old = e->vlen;
         if (atomic_load_explicit(&e->refs, memory_order_acquire) != 1) {
             /* a snapshot sees this entry: leave it to the snapshot */
-            a->slots[i].e = entry_new(k2, n, val, vlen);
+            hm_entry *ne = a->slots[i].e = entry_new(k2, n, val, vlen);
+            if (st->kidx[k[2]]) kidx_moved(st, k, e->kpos, ne);
             entry_unref(e);
         } else {
             if (vlen > e->vcap) {
-                uint32_t cap = vcap_for(vlen);
+                uint32_t cap = vcap_for(vlen), pos = e->kpos;
                 e = sl_realloc(e, sizeof *e + voff(e->elen) + cap);
                 e->vcap = cap;
                 a->slots[i].e = e;
+                if (st->kidx[k[2]]) kidx_moved(st, k, pos, e);
             }
             if (vlen) memmove(hm_val(e), val, vlen); /* val may be this entry's own bytes */
             e->vlen = (uint32_t)vlen;
@@ -344,8 +380,9 @@ static int hm_put(sl_kstate *s, int kg, const uint8_t *k, size_t klen, const voi
         return SL_OK;
     }
     if ((size_t)(a->count + 1) * 10 > (a->mask + 1) * 7) a = table_grow(st, idx);
-    array_insert(a, h, entry_new(k2, n, val, vlen));
-    if (st->kidx[k[2]]) kidx_update(st, k, klen, 1);
+    hm_entry *ne = entry_new(k2, n, val, vlen);
+    array_insert(a, h, ne);
+    if (st->kidx[k[2]]) kidx_add(st, k, ne);
     s->entries++;
     s->bytes += (n - 3) + vlen; /* key + namespace + value */
     return SL_OK;
@@ -367,8 +404,8 @@ static int hm_del(sl_kstate *s, int kg, const uint8_t *k, size_t klen, char *err
     s->entries--;
     s->bytes -= (n - 3) + e->vlen;
     array_remove(a, i);
+    if (st->kidx[k[2]]) kidx_del(st, k, e);
     entry_unref(e);
-    if (st->kidx[k[2]]) kidx_update(st, k, klen, 0);
     return SL_OK;
 }
 
@@ -378,30 +415,18 @@ static int hm_scan(sl_kstate *s, int kg, const uint8_t *prefix, size_t plen, sl_
     hm_state *st = (hm_state *)s;
     hm_array *a = st->tables[kg - s->kg_first];
     if (!a) return SL_OK;
-    const uint8_t *p2 = prefix + 2;
-    size_t pn = plen - 2;
-    size_t m = 0;
+    size_t pn = plen - 2, m;
     hm_array *ix = kidx_get(st, prefix[2]);
     size_t at = array_find(ix, sl_kstate_hash(prefix, plen), prefix, plen);
-    const hm_entry *nsl = at == HM_NOTFOUND ? NULL : ix->slots[at].e;
-    const uint8_t *v = nsl ? nsl->data + voff(nsl->elen) : NULL;
-    for (size_t pos = 0; nsl && pos + 4 <= nsl->vlen;) {
-        size_t nslen = sl_get_le32(v + pos), n = pn + nslen;
-        if (n > st->kbufcap) {
-            st->kbufcap = n * 2;
-            st->kbuf = sl_realloc(st->kbuf, st->kbufcap);
-        }
-        memcpy(st->kbuf, p2, pn);
-        memcpy(st->kbuf + pn, v + pos + 4, nslen);
-        pos += 4 + nslen;
-        size_t i = array_find(a, sl_kstate_hash(st->kbuf, n), st->kbuf, n);
-        SL_ASSERT(i != HM_NOTFOUND); /* the index lists exactly the live entries */
-        if (m == st->scancap) {
-            st->scancap = st->scancap ? st->scancap * 2 : 16;
-            st->scanv = sl_realloc(st->scanv, st->scancap * sizeof *st->scanv);
-        }
-        st->scanv[m++] = a->slots[i].e;
+    if (at == HM_NOTFOUND) return SL_OK;
+    hm_entry *r = ix->slots[at].e;
+    m = r->vlen / sizeof(hm_entry *);
+    if (m > st->scancap) {
+        st->scancap = SL_MAX(m, st->scancap * 2);
+        st->scanv = sl_realloc(st->scanv, st->scancap * sizeof *st->scanv);
     }
+    /* sorted in a copy: the vector's order is its entries' kpos */
+    memcpy(st->scanv, kidx_vec(r), m * sizeof *st->scanv);
     if (m > 1) qsort(st->scanv, m, sizeof *st->scanv, entry_cmp);
     for (size_t i = 0; i < m; i++) {
         hm_entry *e = st->scanv[i];

@@ -71,6 +71,7 @@ struct sl_kstate {
     uint8_t ttl_layout[SL_KSTATE_MAX_STATES]; /* SL_KTTL_* per state: expired entries are
                                                  left out of snapshots */
     int64_t (*ttl_clock)(void); /* the clock their expiry is read against */
+    uint8_t restored[SL_KSTATE_MAX_STATES]; /* 1: sl_kstate_restore put an entry of it */
 };
 
 /* The common head of a snapshot. */

@@ -21,8 +21,7 @@
  * the usual read-modify-write of a record is one buffer lookup, and RocksDB
  * sees a get only for an entry not in the buffer and a write batch when the
  * buffer flushes: when it is full (RB_ARENA bytes or RB_MAX_ENTRIES
- * entries), before a scan (so a scan reads exactly what was written) and
- * before an incremental checkpoint (which is RocksDB's files). An entry's
+ * entries) and before an incremental checkpoint (which is RocksDB's files). An entry's
  * state says what RocksDB holds for it: CLEAN (read, unchanged), ABSENT
  * (known not to be there), DIRTY (a value to write), GONE (a delete to
  * write); `indb` says whether RocksDB may hold a value for it, so that
@@ -35,6 +34,15 @@
  * whether each entry it holds exists; a blind put or del of an entry it
  * does not hold reads first (a bloom filter makes that cheap for absent
  * keys).
+ *
+ * Scans (scan_key: one key's entries) do not flush it either. Entries of a
+ * state id that has been scanned are chained per key prefix (kg|sid|klen|
+ * key, hashed into RB_PHEADS chain heads; the first scan of a state id
+ * flushes once, so from then on every buffered entry of it is on a chain),
+ * and a scan merges them with one RocksDB iterator, kept from one write of
+ * RocksDB (a batch, a direct put or delete) to the next, so a scan is a seek
+ * plus the key's entries, not a batch write and a new iterator; the
+ * buffer's entry wins where both hold a key.
  *
  * Snapshots do not flush the buffer: a snapshot is a RocksDB snapshot plus
  * a copy of the buffer's DIRTY and GONE entries at that moment, sorted by
@@ -171,9 +179,15 @@ typedef struct rdb_state {
     rdb_db *d;
     rocksdb_writeoptions_t *wo;    /* WAL disabled */
     rocksdb_readoptions_t *ro;     /* gets */
-    rocksdb_readoptions_t *ro_scan; /* scan_key: upper bound set per scan */
-    uint8_t *ub;                   /* scan_key's upper bound (the prefix's successor) */
-    size_t ub_cap;
+    rocksdb_readoptions_t *ro_scan; /* scan_key's iterator */
+    rocksdb_iterator_t *it;        /* scan_key's iterator over RocksDB as it is since the
+                                      last write to it (NULL: make one at the next scan) */
+    uint8_t scanned[256];          /* per state id: scanned once, its entries chained */
+    uint32_t *pheads;              /* per hash of kg|sid|klen|key: the first buffered
+                                      entry of a scanned state with that prefix (arena
+                                      unit + 1; 0 = none), chained by rb_ent.pnext */
+    struct rb_ent **scanv;         /* scan_key: the buffer's entries of the key, sorted */
+    size_t scancap;
     uint8_t *val;                  /* the last value read, handed out borrowed */
     size_t val_cap;
     uint8_t *tmp;                  /* a put's value copied out of the state's own memory */
@@ -196,6 +210,7 @@ enum { RB_CLEAN = 0, RB_ABSENT, RB_DIRTY, RB_GONE, RB_OBSOLETE };
 #define RB_ARENA (4u << 20)        /* bytes of buffered entries */
 #define RB_SLOTS (1u << 16)        /* index slots (power of two) */
 #define RB_MAX_ENTRIES (RB_SLOTS / 2)
+#define RB_PHEADS (1u << 14)       /* prefix chain heads (power of two) */
 
 typedef struct rb_ent {
     uint64_t hash;
@@ -203,6 +218,9 @@ typedef struct rb_ent {
     uint8_t state;                 /* RB_* */
     uint8_t indb;                  /* RocksDB may hold a value for the key */
     uint8_t pad[2];
+    uint32_t pnext;                /* next entry of the same prefix chain (a scanned
+                                      state's), arena unit + 1; 0 = end */
+    uint32_t pad2;
 } rb_ent;                          /* then the key (padded to 8), then vcap value bytes */
 
 #define RB_ALIGN(n) (((n) + 7u) & ~(size_t)7u)
@@ -341,6 +359,19 @@ static rb_ent *rb_find(rdb_state *st, const uint8_t *k, size_t n, uint64_t h, ui
     return NULL;
 }
 
+/* Length of the kg|sid|klen|key prefix of encoded key k: one key's entries. */
+static inline size_t rb_prefix_len(const uint8_t *k)
+{
+    return SL_KENC_HDR + (size_t)sl_get_be16(k + 3);
+}
+
+/* RocksDB is written: the scan iterator (an implicit snapshot) is stale. */
+static void it_reset(rdb_state *st)
+{
+    if (st->it) rocksdb_iter_destroy(st->it);
+    st->it = NULL;
+}
+
 /* A new entry for k at index slot (from rb_find), or NULL when the buffer
  * has no room for it (flush first). */
 static rb_ent *rb_add(rdb_state *st, uint32_t slot, const uint8_t *k, size_t n, uint64_t h,
@@ -357,6 +388,12 @@ static rb_ent *rb_add(rdb_state *st, uint32_t slot, const uint8_t *k, size_t n, 
     e->indb = (uint8_t)indb;
     memcpy(rb_key(e), k, n);
     if (vlen) memcpy(rb_val(e), val, vlen);
+    e->pnext = 0;
+    if (st->scanned[k[2]]) { /* a scanned state's entry: on its key's chain */
+        uint32_t *head = &st->pheads[sl_kstate_hash(k, rb_prefix_len(k)) & (RB_PHEADS - 1)];
+        e->pnext = *head;
+        *head = (uint32_t)(st->arena_used / 8 + 1);
+    }
     if (!st->slots[slot]) st->nent++;
     st->slots[slot] = RB_TAG(h) | (uint32_t)(st->arena_used / 8 + 1);
     st->arena_used += need;
@@ -382,12 +419,14 @@ static int rb_flush(rdb_state *st, char *err, size_t errlen)
             off += rb_size(e->klen, e->vcap);
         }
         char *e = NULL;
+        it_reset(st);
         rocksdb_write(st->d->db, st->wo, wb, &e);
         rocksdb_writebatch_destroy(wb);
         if (e) rc = rdb_err(e, "write", st->d->dir, err, errlen);
     }
     /* on a failed write too: what RocksDB holds is unknown now, start over */
     memset(st->slots, 0, RB_SLOTS * sizeof *st->slots);
+    memset(st->pheads, 0, RB_PHEADS * sizeof *st->pheads);
     st->arena_used = 0;
     st->nent = 0;
     st->ndirty = 0;
@@ -479,6 +518,7 @@ static int rdb_put_direct(rdb_state *st, const uint8_t *k, size_t klen, const vo
     int rc = rdb_read(st, k, klen, &old, err, errlen);
     if (rc == SL_ERR) return rc;
     char *e = NULL;
+    it_reset(st);
     rocksdb_put(st->d->db, st->wo, (const char *)k, klen, val ? (const char *)val : "", vlen, &e);
     if (e) return rdb_err(e, "put", st->d->dir, err, errlen);
     if (rc == SL_OK) {
@@ -552,6 +592,7 @@ static int rdb_del(sl_kstate *s, int kg, const uint8_t *k, size_t klen, char *er
         /* a value too large to buffer: delete it in RocksDB directly */
         if (rb_flush(st, err, errlen) != SL_OK) return SL_ERR;
         char *re = NULL;
+        it_reset(st);
         rocksdb_delete(st->d->db, st->wo, (const char *)k, klen, &re);
         if (re) return rdb_err(re, "delete", st->d->dir, err, errlen);
         s->entries--;
@@ -572,36 +613,79 @@ static int rdb_del(sl_kstate *s, int kg, const uint8_t *k, size_t klen, char *er
     return SL_OK;
 }
 
+/* RocksDB's bytewise order of two encoded keys. */
+static int key_cmp(const uint8_t *a, size_t an, const uint8_t *b, size_t bn)
+{
+    int c = memcmp(a, b, SL_MIN(an, bn));
+    return c ? c : (an > bn) - (an < bn);
+}
+
+static int rbent_cmp(const void *pa, const void *pb)
+{
+    rb_ent *a = *(rb_ent *const *)pa, *b = *(rb_ent *const *)pb;
+    return key_cmp(rb_key(a), a->klen, rb_key(b), b->klen);
+}
+
+/* One key's entries: RocksDB's (through one iterator kept from one write
+ * of RocksDB to the next, so a scan is a seek, not an iterator) merged with
+ * the buffer's (found on the key's prefix chain, sorted), the buffer's
+ * winning where both hold a key. Nothing is flushed, so a scan costs the
+ * key's entries whatever the buffer holds. */
 static int rdb_scan(sl_kstate *s, int kg, const uint8_t *prefix, size_t plen, sl_kscan_fn fn,
                     void *ctx, char *err, size_t errlen)
 {
     rdb_state *st = (rdb_state *)s;
-    /* the iterator reads RocksDB: what the buffer holds goes there first */
-    if (st->ndirty && rb_flush(st, err, errlen) != SL_OK) return SL_ERR;
-    /* the smallest key above every key starting with prefix: bump the last
-     * byte below 0xff and cut after it (byte 0 is a kg below 0x80) */
-    reserve(&st->ub, &st->ub_cap, plen);
-    memcpy(st->ub, prefix, plen);
-    size_t ublen = plen;
-    while (ublen > 0 && st->ub[ublen - 1] == 0xff) ublen--;
-    SL_ASSERT(ublen > 0);
-    st->ub[ublen - 1]++;
-    rocksdb_readoptions_set_iterate_upper_bound(st->ro_scan, (const char *)st->ub, ublen);
-    rocksdb_iterator_t *it = rocksdb_create_iterator(st->d->db, st->ro_scan);
-    for (rocksdb_iter_seek(it, (const char *)prefix, plen); rocksdb_iter_valid(it);
-         rocksdb_iter_next(it)) {
+    int sid = prefix[2];
+    if (!st->scanned[sid]) {
+        /* its entries buffered so far are on no chain: into RocksDB with them */
+        if (st->ndirty && rb_flush(st, err, errlen) != SL_OK) return SL_ERR;
+        st->scanned[sid] = 1;
+    }
+    size_t m = 0;
+    for (uint32_t u = st->pheads[sl_kstate_hash(prefix, plen) & (RB_PHEADS - 1)]; u;) {
+        rb_ent *e = (rb_ent *)(st->arena + (size_t)(u - 1) * 8);
+        u = e->pnext;
+        if (e->state == RB_OBSOLETE || e->klen < plen || memcmp(rb_key(e), prefix, plen)) continue;
+        if (m == st->scancap) {
+            st->scancap = st->scancap ? st->scancap * 2 : 16;
+            st->scanv = sl_realloc(st->scanv, st->scancap * sizeof *st->scanv);
+        }
+        st->scanv[m++] = e;
+    }
+    if (m > 1) qsort(st->scanv, m, sizeof *st->scanv, rbent_cmp);
+    if (!st->it) st->it = rocksdb_create_iterator(st->d->db, st->ro_scan);
+    rocksdb_iterator_t *it = st->it;
+    rocksdb_iter_seek(it, (const char *)prefix, plen);
+    size_t j = 0;
+    for (;;) {
         size_t kn = 0, vn = 0;
-        const char *key = rocksdb_iter_key(it, &kn);
+        const char *key = NULL;
+        if (rocksdb_iter_valid(it)) {
+            key = rocksdb_iter_key(it, &kn);
+            if (kn < plen || memcmp(key, prefix, plen) != 0) key = NULL;
+        }
+        if (!key && j == m) break;
+        int c = !key ? -1 : j == m ? 1 : key_cmp(rb_key(st->scanv[j]), st->scanv[j]->klen,
+                                                 (const uint8_t *)key, kn);
+        if (c <= 0) { /* the buffer's entry: it is what the key holds */
+            rb_ent *e = st->scanv[j++];
+            if (c == 0) rocksdb_iter_next(it);
+            if (e->state != RB_CLEAN && e->state != RB_DIRTY) continue;
+            if (fn(ctx, rb_key(e) + plen, e->klen - plen, rb_val(e), e->vlen)) break;
+            continue;
+        }
         const char *v = rocksdb_iter_value(it, &vn);
-        if (kn < plen || memcmp(key, prefix, plen) != 0) break;
         reserve(&st->val, &st->val_cap, vn + 1);
         if (vn) memcpy(st->val, v, vn);
         if (fn(ctx, key + plen, kn - plen, st->val, vn)) break;
+        rocksdb_iter_next(it);
     }
     char *e = NULL;
     rocksdb_iter_get_error(it, &e);
-    rocksdb_iter_destroy(it);
-    if (e) return rdb_err(e, "scan", st->d->dir, err, errlen);
+    if (e) {
+        it_reset(st);
+        return rdb_err(e, "scan", st->d->dir, err, errlen);
+    }
     return SL_OK;
 }
 
@@ -757,8 +841,10 @@ static void rdb_close(sl_kstate *s)
     rdb_state *st = (rdb_state *)s;
     rocksdb_writeoptions_destroy(st->wo);
     rocksdb_readoptions_destroy(st->ro);
+    it_reset(st);
     rocksdb_readoptions_destroy(st->ro_scan);
-    free(st->ub);
+    free(st->scanv);
+    free(st->pheads);
     free(st->val);
     free(st->arena);
     free(st->slots);
@@ -848,6 +934,7 @@ sl_kstate *sl_kstate_rocksdb_open(const char *dir, char *err, size_t errlen)
     st->ro_scan = rocksdb_readoptions_create();
     st->arena = sl_malloc(RB_ARENA);
     st->slots = sl_calloc(RB_SLOTS, sizeof *st->slots);
+    st->pheads = sl_calloc(RB_PHEADS, sizeof *st->pheads);
     return &st->base;
 }
 

@@ -354,7 +354,7 @@ int sl_map_each(sl_vstate *s, const void *ns, size_t nslen,
     int rc = map_scan_run(s, ns, nslen, NULL, NULL, &used);
     if (rc != SL_OK) return rc;
     uint8_t *keys = grow(&s->buf3, &s->cap3, used ? used : 1);
-    memcpy(keys, s->buf, used);
+    if (used) memcpy(keys, s->buf, used); /* s->buf is NULL until something was collected */
     for (size_t pos = 0; pos < used;) {
         uint32_t n;
         memcpy(&n, keys + pos, 4);

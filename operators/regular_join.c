@@ -28,14 +28,23 @@
  *     u32 count (identical rows) | u32 associations (rows of the other side
  *                                  it joins; kept for outer sides)
  * with the TTL of its side (processing time since the entry's last write;
- * an expired entry is never seen again); an index value per key and side
- * ("join-left-index", "join-right-index") listing the map's row keys,
- * through which the other side's rows are read by key, never by a scan of
- * the backend; and per key and side a value
- * ("join-left-ttl", "join-right-ttl") holding the last write and the
- * pending clean-up timer: a processing-time timer clears the side's rows of
- * a key once the key has gone a whole TTL without a write on that side, so
- * the state is really freed, not just hidden.
+ * an expired entry is never seen again). One entry per distinct row: an
+ * arriving row finds its own entry with one map get (by its bytes) and
+ * reads the other side's rows of its key with the backend's per-key scan
+ * (sl_map_each), so a row costs O(1) state operations plus one per
+ * matching row -- never a read or rewrite of everything its key holds.
+ * Per key and side a value ("join-left-ttl", "join-right-ttl") holds the
+ * last write and the pending clean-up timer: a processing-time timer clears
+ * the side's rows of a key once the key has gone a whole TTL without a
+ * write on that side, so the state is really freed, not just hidden.
+ *
+ * Older versions also kept, per key and side, an index value listing the
+ * map's row keys ("join-left-index", "join-right-index"). Those names are
+ * still registered, in their old places, so state ids stay what they were
+ * and savepoints of that layout restore: the map entries are the same, and
+ * the index values are never read. When the restored state holds any
+ * (sl_kstate_restored), a key's index value is deleted at its first write
+ * after the restore, and the clean-up timer deletes it with the rest.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,8 +62,8 @@ typedef struct rj_plan {
 typedef struct rj_state {
     sl_vstate *rows[2];
     sl_vstate *meta[2];
-    sl_vstate *index[2];        /* per key and side: the rows its map holds */
-    sl_jbuf idx;                /* an index value being read or changed */
+    sl_vstate *index[2];        /* the old layout's per-key index values: never read */
+    int legacy[2];              /* -1: not yet known; 1: restored index values to delete */
     sl_value *vals;             /* output row */
     sl_value *dec;              /* a stored row, decoded */
     sl_jbuf others;             /* the other side's entries, copied: (u32 len | row | u32 count | u32 assoc)* */
@@ -129,6 +138,7 @@ static int rj_open(sl_op *op)
         st->index[s] = sl_op_state(op, indexes[s], SL_STATE_VALUE, 0);
         if (!st->rows[s] || !st->meta[s] || !st->index[s]) return SL_ERR;
     }
+    st->legacy[0] = st->legacy[1] = -1; /* restore runs after open: known at the first record */
     int n = pl->js.nleft > pl->js.nright ? pl->js.nleft : pl->js.nright;
     st->vals = sl_calloc((size_t)(pl->js.nleft + pl->js.nright), sizeof *st->vals);
     st->dec = sl_calloc((size_t)n + 1, sizeof *st->dec);
@@ -143,7 +153,6 @@ static void rj_close(sl_op *op)
     free(st->dec);
     sl_jbuf_free(&st->others);
     sl_jbuf_free(&st->key);
-    sl_jbuf_free(&st->idx);
     free(st);
     op->priv = NULL;
 }
@@ -172,88 +181,47 @@ static int decode(sl_op *op, int side, const uint8_t *p, size_t n, sl_row *r)
 
 /* ---- state ---------------------------------------------------------------------- */
 
-/* A key's rows of one side are found through an index value listing the
- * map's keys ((u32 length | row)*), so a probe reads the entries by key and
- * never scans the backend (a scan of one key's entries walks a whole key
- * group on the hashmap backend). */
+typedef struct others_ctx {
+    sl_jbuf *out;
+    int n;
+} others_ctx;
 
-static int index_load(sl_op *op, int side)
+static int others_visit(void *ctx, const void *k, size_t klen, const void *v, size_t len)
 {
-    rj_state *st = op->priv;
-    const void *v;
-    size_t len;
-    st->idx.len = 0;
-    int rc = sl_value_get(st->index[side], NULL, 0, &v, &len);
-    if (rc == SL_ERR) return SL_ERR;
-    if (rc == SL_OK) sl_jbuf_append(&st->idx, v, len);
-    return SL_OK;
+    others_ctx *oc = ctx;
+    if (len != 8) return 0; /* not a count|associations entry: ignored */
+    uint8_t hdr[4];
+    sl_put_le32(hdr, (uint32_t)klen);
+    sl_jbuf_append(oc->out, hdr, 4);
+    sl_jbuf_append(oc->out, k, klen);
+    sl_jbuf_append(oc->out, v, 8);
+    oc->n++;
+    return 0;
 }
 
-static int index_store(sl_op *op, int side)
-{
-    rj_state *st = op->priv;
-    if (!st->idx.len) return sl_state_clear(st->index[side], NULL, 0);
-    return sl_value_put(st->index[side], NULL, 0, st->idx.p, st->idx.len);
-}
-
-/* Add (add = 1) or remove row key k of `side` in the current key's index. */
-static int index_change(sl_op *op, int side, const void *k, size_t klen, int add)
-{
-    rj_state *st = op->priv;
-    if (index_load(op, side) != SL_OK) return SL_ERR;
-    for (size_t pos = 0; add && pos + 4 <= st->idx.len;) { /* an expired row may still be listed */
-        uint32_t n = sl_get_le32(st->idx.p + pos);
-        if (n == klen && !memcmp(st->idx.p + pos + 4, k, klen)) return SL_OK;
-        pos += 4 + n;
-    }
-    if (add) {
-        uint8_t hdr[4];
-        sl_put_le32(hdr, (uint32_t)klen);
-        sl_jbuf_append(&st->idx, hdr, 4);
-        sl_jbuf_append(&st->idx, k, klen);
-        return index_store(op, side);
-    }
-    for (size_t pos = 0; pos + 4 <= st->idx.len;) {
-        uint32_t n = sl_get_le32(st->idx.p + pos);
-        if (n == klen && !memcmp(st->idx.p + pos + 4, k, klen)) {
-            memmove(st->idx.p + pos, st->idx.p + pos + 4 + n, st->idx.len - pos - 4 - n);
-            st->idx.len -= 4 + n;
-            return index_store(op, side);
-        }
-        pos += 4 + n;
-    }
-    return SL_OK;
-}
-
-/* The other side's live entries of the current key into st->others
- * ((u32 length | row | u32 count | u32 associations)*); index entries whose
- * rows expired are dropped. Returns their number, or -1 on error. */
+/* The other side's live entries of the current key, by the backend's
+ * per-key scan, copied into st->others ((u32 length | row | u32 count |
+ * u32 associations)*) as state changes while they are joined. Returns
+ * their number, or -1 on error. */
 static int collect_others(sl_op *op, int side)
 {
     rj_state *st = op->priv;
     st->others.len = 0;
-    if (index_load(op, side) != SL_OK) return -1;
-    int n = 0, dropped = 0;
-    for (size_t pos = 0; pos + 4 <= st->idx.len;) {
-        uint32_t kl = sl_get_le32(st->idx.p + pos);
-        const uint8_t *k = st->idx.p + pos + 4;
-        const void *v;
-        size_t len;
-        int rc = sl_map_get(st->rows[side], NULL, 0, k, kl, &v, &len);
-        if (rc == SL_ERR) return -1;
-        if (rc == SL_DONE || len != 8) { /* expired */
-            memmove(st->idx.p + pos, st->idx.p + pos + 4 + kl, st->idx.len - pos - 4 - kl);
-            st->idx.len -= 4 + kl;
-            dropped = 1;
-            continue;
-        }
-        sl_jbuf_append(&st->others, st->idx.p + pos, 4 + kl);
-        sl_jbuf_append(&st->others, v, 8);
-        n++;
-        pos += 4 + kl;
+    others_ctx oc = {&st->others, 0};
+    if (sl_map_each(st->rows[side], NULL, 0, others_visit, &oc) != SL_OK) return -1;
+    return oc.n;
+}
+
+/* A savepoint of the old layout restored index values: delete the current
+ * key's at its first write after the restore (absent afterwards). */
+static int drop_legacy_index(sl_op *op, int side)
+{
+    rj_state *st = op->priv;
+    if (st->legacy[side] < 0) {
+        int sid = sl_kstate_register(op->kstate, side ? "join-right-index" : "join-left-index");
+        st->legacy[side] = sl_kstate_restored(op->kstate, sid);
     }
-    if (dropped && index_store(op, side) != SL_OK) return -1;
-    return n;
+    return st->legacy[side] ? sl_state_clear(st->index[side], NULL, 0) : SL_OK;
 }
 
 /* Note a write on `side` for the current key: its clean-up timer. */
@@ -278,10 +246,7 @@ static int touch(sl_op *op, int side)
 static int put_counts(sl_op *op, int side, const void *k, size_t klen, uint32_t count, uint32_t assoc)
 {
     rj_state *st = op->priv;
-    if (count == 0) {
-        if (sl_map_remove(st->rows[side], NULL, 0, k, klen) != SL_OK) return SL_ERR;
-        return index_change(op, side, k, klen, 0);
-    }
+    if (count == 0) return sl_map_remove(st->rows[side], NULL, 0, k, klen);
     uint8_t v[8];
     sl_put_le32(v, count);
     sl_put_le32(v + 4, assoc);
@@ -351,7 +316,7 @@ static int rj_process(sl_op *op, int input, sl_row *row)
     int rc = sl_map_get(st->rows[side], NULL, 0, st->key.p, st->key.len, &v, &len);
     if (rc == SL_ERR) return SL_ERR;
     if (rc == SL_OK && len == 8) cnt = sl_get_le32(v);
-    if (acc && cnt == 0 && index_change(op, side, st->key.p, st->key.len, 1) != SL_OK) return SL_ERR;
+    if (drop_legacy_index(op, side) != SL_OK) return SL_ERR;
     if (acc) return put_counts(op, side, st->key.p, st->key.len, cnt + 1, matches);
     if (cnt == 0) return SL_OK; /* never seen, or expired: nothing to retract from state */
     return put_counts(op, side, st->key.p, st->key.len, cnt - 1, matches);
@@ -376,7 +341,7 @@ static int rj_on_timer(sl_op *op, sl_time_domain d, int64_t time, const void *ns
     if (m[1] != time) return SL_OK; /* not the pending one */
     if (m[0] + pl->ttl[side] <= time) {
         if (sl_state_clear(st->rows[side], NULL, 0) != SL_OK) return SL_ERR;
-        if (sl_state_clear(st->index[side], NULL, 0) != SL_OK) return SL_ERR;
+        if (drop_legacy_index(op, side) != SL_OK) return SL_ERR;
         return sl_state_clear(st->meta[side], NULL, 0);
     }
     m[1] = m[0] + pl->ttl[side];

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "jobgraph.h"
+#include "keygroup.h"
 #include "operator.h"
 #include "runtime.h"
 #include "vstate.h"
@@ -671,6 +672,316 @@ static void test_regular_random_hashmap(void) { regular_random(SL_BACKEND_HASHMA
 static void test_regular_random_rocksdb(void) { regular_random(SL_BACKEND_ROCKSDB); }
 
 
+/* ---- a hot key, across a checkpoint with rescale -------------------------------------
+ * Thousands of rows of one side on one key (new rows, duplicates, deletes,
+ * updates), a handful on the other; half-way every subtask's state is
+ * snapshotted and dealt by key group to a job of another parallelism. The
+ * joined table, applied from the changelog, must equal the model's after
+ * every phase. `hot` is the side with thousands of rows. */
+
+#define HK_MAXKG 64
+#define HK_P 3
+#define HK_NL 10000         /* ids of the hot side */
+#define HK_NR 256           /* ids of the other side */
+#define HK_NKEYS 4          /* key 0 is the hot one */
+
+typedef struct hk_stage {
+    sl_vertex v;
+    sl_schema ins[2];
+    int p;
+    sl_op op[HK_P];
+    char dir[HK_P][48];
+    char err[512];
+} hk_stage;
+
+static int hk_open(hk_stage *s, int p, const char *type, sl_backend_kind bk, outlog *log)
+{
+    memset(s, 0, sizeof *s);
+    s->p = p;
+    s->v.id = (char *)"j";
+    s->v.type = (char *)"regular_join";
+    s->v.def = sl_op_find("regular_join");
+    s->v.parallelism = p;
+    s->v.config = json_loads(rj_config(type, ""), 0, NULL);
+    schema_make(&s->ins[0]);
+    schema_make(&s->ins[1]);
+    if (sl_vertex_plan(&s->v, 2, s->ins, NULL, s->err, sizeof s->err) != SL_OK) return SL_ERR;
+    for (int i = 0; i < p; i++) {
+        sl_op *op = &s->op[i];
+        sl_rt_init(op, &s->v, i, HK_MAXKG);
+        op->emit = record;
+        op->emit_wm = record_wm;
+        op->emit_ctx = log;
+        op->out_connected[0] = 1;
+        op->task_name = "j";
+        if (bk == SL_BACKEND_ROCKSDB) {
+            snprintf(s->dir[i], sizeof s->dir[i], "/tmp/sl_test_hk_XXXXXX");
+            if (!mkdtemp(s->dir[i])) abort();
+        }
+        if (sl_rt_open(op, bk, s->dir[i]) != SL_OK) {
+            snprintf(s->err, sizeof s->err, "%s", op->err);
+            return SL_ERR;
+        }
+    }
+    return SL_OK;
+}
+
+static void hk_close(hk_stage *s)
+{
+    for (int i = 0; i < s->p; i++) {
+        sl_rt_close(&s->op[i]);
+        if (s->dir[i][0]) rmdir(s->dir[i]);
+    }
+    sl_vertex_plan_free(&s->v);
+    json_decref(s->v.config);
+    sl_schema_free(&s->ins[0]);
+    sl_schema_free(&s->ins[1]);
+}
+
+static int hk_feed(hk_stage *s, int side, sl_rowkind kind, int64_t k, int64_t id)
+{
+    char str[32];
+    snprintf(str, sizeof str, "%c-%lld", side ? 'R' : 'L', (long long)id);
+    sl_value v[NCOLS] = {{.v.i = k}, {.v.i = 0}, {.v.i = id},
+                         {.v.s = {str, (uint32_t)strlen(str)}}};
+    sl_row r = {kind, NCOLS, v, 0};
+    uint8_t key[32];
+    int k0 = C_K;
+    size_t n = sl_row_key_encode(&r, &s->ins[side], &k0, 1, key, sizeof key);
+    sl_op *op = &s->op[sl_kg_operator_index(sl_kg_of_key(key, n, HK_MAXKG), s->p, HK_MAXKG)];
+    int rc = sl_rt_process(op, side, &r);
+    if (rc != SL_OK) fprintf(stderr, "process: %s\n", op->err);
+    return rc;
+}
+
+typedef struct hk_move {
+    hk_stage *to;
+    int failed;
+    int legacy;                 /* add the old layout's index values */
+    uint64_t moved;
+} hk_move;
+
+static int hk_move_entry(void *ctx, const sl_kentry *e)
+{
+    hk_move *m = ctx;
+    sl_op *op = &m->to->op[sl_kg_operator_index(e->kg, m->to->p, HK_MAXKG)];
+    char err[256];
+    if (sl_kstate_restore(op->kstate, e, err, sizeof err) != SL_OK) {
+        fprintf(stderr, "restore: %s\n", err);
+        m->failed = 1;
+        return 1;
+    }
+    m->moved++;
+    /* the old layout also held, per key and side, an index value listing
+     * the rows (its content does not matter: it is never read) */
+    int rows[2] = {sl_kstate_register(op->kstate, "join-left"),
+                   sl_kstate_register(op->kstate, "join-right")};
+    for (int s = 0; m->legacy && s < 2; s++) {
+        if (e->sid != rows[s]) continue;
+        sl_kentry ix = *e;
+        ix.sid = sl_kstate_register(op->kstate, s ? "join-right-index" : "join-left-index");
+        ix.ns = NULL;
+        ix.nslen = 0;
+        ix.val = "\4\0\0\0row!";
+        ix.vlen = 8;
+        if (sl_kstate_restore(op->kstate, &ix, err, sizeof err) != SL_OK) {
+            fprintf(stderr, "restore: %s\n", err);
+            m->failed = 1;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Every subtask's state of `from`, snapshotted and restored into `to`. */
+static int hk_redeal(hk_stage *from, hk_stage *to, int legacy, uint64_t *moved)
+{
+    hk_move m = {to, 0, legacy, 0};
+    char err[256];
+    for (int i = 0; i < from->p; i++) {
+        sl_op *op = &from->op[i];
+        sl_ksnap *snap = sl_kstate_snapshot(op->kstate, err, sizeof err);
+        if (!snap) return SL_ERR;
+        for (int kg = op->kg_first; kg <= op->kg_last && !m.failed; kg++)
+            if (sl_ksnap_each(snap, kg, hk_move_entry, &m, err, sizeof err) != SL_OK) m.failed = 1;
+        sl_ksnap_release(snap);
+    }
+    *moved = m.moved;
+    return m.failed ? SL_ERR : SL_OK;
+}
+
+/* The joined table as counts per (left id + 1, right id + 1), 0 = NULL side. */
+typedef struct hk_model {
+    int64_t key[2][HK_NL];
+    int count[2][HK_NL];
+    int n[2];                   /* ids handed out per side */
+    int got[HK_NL + 1][HK_NR + 1];
+    int want[HK_NL + 1][HK_NR + 1];
+} hk_model;
+
+/* Apply the log's changes to m->got (in the hot side's orientation). */
+static int hk_apply(hk_model *m, outlog *log, int hot)
+{
+    for (int i = 0; i < log->n; i++) {
+        const char *r = log->rows[i];
+        long long a = -1, b = -1;
+        const char *lp = strchr(r, '['), *rp = strchr(r, ',');
+        if (!lp || !rp) return 0;
+        if (lp[1] == 'l') a = atoll(lp + 2);
+        if (rp[2] == 'r') b = atoll(rp + 3);
+        long long h = hot ? b : a, o = hot ? a : b;
+        if (h >= HK_NL || o >= HK_NR) return 0;
+        int *c = &m->got[h + 1][o + 1];
+        *c += r[0] == '+' ? 1 : -1;
+        if (*c < 0) {
+            fprintf(stderr, "%s retracts a row the table does not hold\n", r);
+            return 0;
+        }
+    }
+    log->n = 0;
+    return 1;
+}
+
+static int hk_same(hk_model *m, int hot, int lo, int ro)
+{
+    int houter = hot ? ro : lo, oouter = hot ? lo : ro;
+    memset(m->want, 0, sizeof m->want);
+    int live_h[HK_NKEYS] = {0}, live_o[HK_NKEYS] = {0};
+    for (int i = 0; i < m->n[0]; i++) live_h[m->key[0][i]] += m->count[0][i];
+    for (int j = 0; j < m->n[1]; j++) live_o[m->key[1][j]] += m->count[1][j];
+    for (int i = 0; i < m->n[0]; i++) {
+        if (!m->count[0][i]) continue;
+        if (!live_o[m->key[0][i]]) {
+            if (houter) m->want[i + 1][0] = m->count[0][i];
+            continue;
+        }
+        for (int j = 0; j < m->n[1]; j++)
+            if (m->key[1][j] == m->key[0][i])
+                m->want[i + 1][j + 1] = m->count[0][i] * m->count[1][j];
+    }
+    for (int j = 0; j < m->n[1]; j++)
+        if (m->count[1][j] && !live_h[m->key[1][j]] && oouter) m->want[0][j + 1] = m->count[1][j];
+    for (int i = 0; i <= HK_NL; i++)
+        for (int j = 0; j <= HK_NR; j++)
+            if (m->got[i][j] != m->want[i][j]) {
+                fprintf(stderr, "pair (%d, %d) of the hot side's ids: %d in the table, "
+                        "%d in the model\n", i - 1, j - 1, m->got[i][j], m->want[i][j]);
+                return 0;
+            }
+    return 1;
+}
+
+/* One step on side ms (0: the hot side, model numbering) of stage s. */
+static int hk_step(hk_stage *s, hk_model *m, int hot, int ms)
+{
+    int side = ms ? !hot : hot; /* the operator's input */
+    int cap = ms ? HK_NR : HK_NL;
+    int op = (int)(rnd() % 20), pick = -1;
+    for (int tries = 0; m->n[ms] && tries < 6 && pick < 0; tries++) {
+        int i = (int)(rnd() % (uint64_t)m->n[ms]);
+        if (m->count[ms][i]) pick = i;
+    }
+    /* the other side keeps few rows on the hot key: delete when it has 6 */
+    if (ms == 1 && pick >= 0) {
+        int nlive = 0;
+        for (int j = 0; j < m->n[1]; j++) nlive += m->key[1][j] == 0 && m->count[1][j];
+        if (nlive >= 6 && op < 13) op = 13;
+    }
+    if (op < 13 || pick < 0) {
+        if (op < 2 && pick >= 0) { /* a duplicate */
+            m->count[ms][pick]++;
+            return hk_feed(s, side, SL_KIND_INSERT, m->key[ms][pick], pick);
+        }
+        if (m->n[ms] == cap) return SL_OK;
+        int i = m->n[ms]++;
+        m->key[ms][i] = ms == 0 ? (rnd() % 8 ? 0 : (int64_t)(1 + rnd() % (HK_NKEYS - 1)))
+                                : (int64_t)(rnd() % HK_NKEYS);
+        m->count[ms][i] = 1;
+        return hk_feed(s, side, SL_KIND_INSERT, m->key[ms][i], i);
+    }
+    if (op < 18) {
+        m->count[ms][pick]--;
+        return hk_feed(s, side, SL_KIND_DELETE, m->key[ms][pick], pick);
+    }
+    /* an update: -U of the picked row, +U of a new one of the same key */
+    m->count[ms][pick]--;
+    if (hk_feed(s, side, SL_KIND_UPDATE_BEFORE, m->key[ms][pick], pick) != SL_OK) return SL_ERR;
+    if (m->n[ms] == cap) return SL_OK;
+    int i = m->n[ms]++;
+    m->key[ms][i] = m->key[ms][pick];
+    m->count[ms][i] = 1;
+    return hk_feed(s, side, SL_KIND_UPDATE_AFTER, m->key[ms][i], i);
+}
+
+static void regular_hot_key(sl_backend_kind bk)
+{
+    static const char *const types[] = {"inner", "left", "right", "full"};
+    static hk_model m;
+    static outlog log;
+    for (int hot = 0; hot < 2; hot++)
+        for (int ti = 0; ti < 4; ti++) {
+            if (ti != 3 && ti != 1 + hot && ti != 0) continue; /* inner, the hot side outer, full */
+            rng_state = 0x9e3779b97f4a7c15ull * (uint64_t)(hot * 4 + ti + 1);
+            memset(&m, 0, sizeof m);
+            log.n = 0;
+            log.wm = INT64_MIN;
+            int lo = ti == 1 || ti == 3, ro = ti == 2 || ti == 3;
+            hk_stage a, b;
+            CHECK_EQ_INT(hk_open(&a, 2, types[ti], bk, &log), SL_OK);
+            for (int step = 0; step < 8000; step++) {
+                CHECK_EQ_INT(hk_step(&a, &m, hot, rnd() % 50 == 0), SL_OK);
+                CHECK(hk_apply(&m, &log, hot));
+            }
+            if (!hk_same(&m, hot, lo, ro)) {
+                fprintf(stderr, "hot side %d, %s join, before the checkpoint\n", hot, types[ti]);
+                CHECK(0);
+            }
+            int hot_rows = 0;
+            for (int i = 0; i < m.n[0]; i++) hot_rows += m.key[0][i] == 0 && m.count[0][i] > 0;
+            CHECK(hot_rows > 2000);
+            uint64_t entries = 0, moved = 0;
+            for (int i = 0; i < a.p; i++) entries += sl_kstate_entries(a.op[i].kstate);
+            CHECK_EQ_INT(hk_open(&b, 3, types[ti], bk, &log), SL_OK);
+            /* the hot side outer: restored as if the old layout had written it */
+            int legacy = ti == 1 + hot;
+            CHECK_EQ_INT(hk_redeal(&a, &b, legacy, &moved), SL_OK);
+            CHECK_EQ_INT((int)moved, (int)entries);
+            hk_close(&a);
+            for (int step = 0; step < 5000; step++) {
+                CHECK_EQ_INT(hk_step(&b, &m, hot, rnd() % 50 == 0), SL_OK);
+                CHECK(hk_apply(&m, &log, hot));
+            }
+            /* a write on every key and side (a new row, then its delete): the
+             * old layout's index values are gone after it */
+            for (int ms = 0; ms < 2; ms++)
+                for (int64_t k = 0; k < HK_NKEYS; k++) {
+                    CHECK(m.n[ms] < (ms ? HK_NR : HK_NL));
+                    int i = m.n[ms]++, side = ms ? !hot : hot;
+                    m.key[ms][i] = k;
+                    CHECK_EQ_INT(hk_feed(&b, side, SL_KIND_INSERT, k, i), SL_OK);
+                    CHECK_EQ_INT(hk_feed(&b, side, SL_KIND_DELETE, k, i), SL_OK);
+                    CHECK(hk_apply(&m, &log, hot));
+                }
+            if (!hk_same(&m, hot, lo, ro)) {
+                fprintf(stderr, "hot side %d, %s join, after the checkpoint\n", hot, types[ti]);
+                CHECK(0);
+            }
+            /* one state entry per distinct live row, nothing else */
+            uint64_t nlive = 0, after = 0;
+            for (int ms = 0; ms < 2; ms++)
+                for (int i = 0; i < m.n[ms]; i++) nlive += m.count[ms][i] > 0;
+            for (int i = 0; i < b.p; i++) after += sl_kstate_entries(b.op[i].kstate);
+            CHECK_EQ_INT((int)after, (int)nlive);
+            hk_close(&b);
+        }
+    free(log.rows);
+    free(log.ts);
+    memset(&log, 0, sizeof log);
+}
+
+static void test_regular_hot_key_hashmap(void) { regular_hot_key(SL_BACKEND_HASHMAP); }
+static void test_regular_hot_key_rocksdb(void) { regular_hot_key(SL_BACKEND_ROCKSDB); }
+
 /* ---- temporal join ------------------------------------------------------------------ */
 
 static const char *tj_config(const char *type)
@@ -1054,7 +1365,8 @@ SL_TEST_MAIN(SL_TEST(test_window_tvf_windows), SL_TEST(test_window_tvf_plan_erro
              SL_TEST(test_regular_scripted_rocksdb), SL_TEST(test_regular_ttl_hashmap),
              SL_TEST(test_regular_ttl_rocksdb), SL_TEST(test_regular_ttl_again_hashmap),
              SL_TEST(test_regular_ttl_again_rocksdb), SL_TEST(test_regular_random_hashmap),
-             SL_TEST(test_regular_random_rocksdb), SL_TEST(test_temporal_scripted_hashmap),
+             SL_TEST(test_regular_random_rocksdb), SL_TEST(test_regular_hot_key_hashmap),
+             SL_TEST(test_regular_hot_key_rocksdb), SL_TEST(test_temporal_scripted_hashmap),
              SL_TEST(test_temporal_scripted_rocksdb), SL_TEST(test_temporal_random_hashmap),
              SL_TEST(test_temporal_random_rocksdb), SL_TEST(test_window_random_hashmap),
              SL_TEST(test_window_random_rocksdb))

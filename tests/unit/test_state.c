@@ -425,24 +425,38 @@ static void body_scan_key(sl_backend_kind kind)
 static void test_scan_key(void) { both(body_scan_key); }
 
 /* A key's scan as text "ns=val;..." (sid sid of the current key). */
+#define SCAN_TEXT 16384
 static int scan_cb_text(void *vctx, const void *ns, size_t nslen, const void *val, size_t vlen)
 {
     char *out = vctx;
     size_t at = strlen(out);
-    snprintf(out + at, 4096 - at, "%.*s=%.*s;", (int)nslen, (const char *)ns, (int)vlen,
+    snprintf(out + at, SCAN_TEXT - at, "%.*s=%.*s;", (int)nslen, (const char *)ns, (int)vlen,
              (const char *)val);
     return 0;
+}
+
+/* The value of model number v: its digits, padded with '.' to len bytes. */
+static size_t sk_value(char *out, int v, int len)
+{
+    int n = snprintf(out, 256, "%d", v);
+    while (n < len) out[n++] = '.';
+    out[n] = '\0';
+    return (size_t)n;
 }
 
 /* Random puts, overwrites and deletes of many keys' namespaces on both
  * backends at once, a snapshot held across part of them, scans of random
  * keys in between (the hashmap's key index is built at the first scan of a
  * state id and kept from then on): every scan gives the same entries in the
- * same order on both backends, and the same as a model of the live entries. */
+ * same order on both backends, and the same as a model of the live entries.
+ * Values change size (the hashmap reallocates an entry that outgrows its
+ * room, the RocksDB buffer writes a new version of it), and large values
+ * of a third state fill the RocksDB write buffer now and then, so scans
+ * also run across flushes (the iterator they keep is renewed). */
 static void body_scan_key_random(void)
 {
     enum { SK_KEYS = 40, SK_NS = 24 };
-    static char model[2][SK_KEYS][SK_NS][8]; /* "" = absent */
+    static int model[2][SK_KEYS][SK_NS][2]; /* value number, length; length 0 = absent */
     memset(model, 0, sizeof model);
     char err[256];
     sl_kstate *s[2] = {open_kind(SL_BACKEND_HASHMAP, 0, MAXP - 1),
@@ -451,40 +465,53 @@ static void body_scan_key_random(void)
     for (int b = 0; b < 2; b++) {
         CHECK_EQ_INT(sl_kstate_register(s[b], "x"), 0);
         CHECK_EQ_INT(sl_kstate_register(s[b], "y"), 1);
+        CHECK_EQ_INT(sl_kstate_register(s[b], "filler"), 2);
     }
+    static char filler[40000];
+    memset(filler, 'f', sizeof filler);
     uint64_t r = 0x9e3779b97f4a7c15ULL;
     sl_ksnap *snap = NULL;
     int scans = 0, nonempty = 0;
-    for (int step = 0; step < 6000; step++) {
+    for (int step = 0; step < 12000; step++) {
         r ^= r << 13, r ^= r >> 7, r ^= r << 17;
         int key = (int)(r % SK_KEYS), ns = (int)((r >> 8) % SK_NS), sid = (int)((r >> 16) % 2);
-        int op = (int)((r >> 20) % 10);
-        char k[16], n[8], v[8];
+        int op = (int)((r >> 20) % 10), num = (int)((r >> 32) % 1000);
+        int len = (r >> 44) % 4 ? 1 + (int)((r >> 48) % 8) : 1 + (int)((r >> 48) % 200);
+        char k[16], n[8], v[256];
         snprintf(k, sizeof k, "key%d", key);
         snprintf(n, sizeof n, "n%02d", ns);
-        snprintf(v, sizeof v, "%d", (int)((r >> 32) % 1000));
-        if (step == 2000) snap = sl_kstate_snapshot(s[0], err, sizeof err);
-        if (step == 4000) {
+        size_t vlen = sk_value(v, num, len);
+        if (step == 2000 || step == 7000) snap = sl_kstate_snapshot(s[0], err, sizeof err);
+        if (step == 4000 || step == 9000) {
             sl_ksnap_release(snap);
             snap = NULL;
         }
+        if (step % 40 == 0)
+            for (int b = 0; b < 2; b++) {
+                set_key_str(s[b], k);
+                CHECK_EQ_INT(sl_kstate_put(s[b], 2, n, strlen(n), filler, sizeof filler, err,
+                                           sizeof err), SL_OK);
+            }
         for (int b = 0; b < 2; b++) {
             set_key_str(s[b], k);
-            if (op < 6) CHECK_EQ_INT(sl_kstate_put(s[b], sid, n, strlen(n), v, strlen(v), err, sizeof err), SL_OK);
+            if (op < 6)
+                CHECK_EQ_INT(sl_kstate_put(s[b], sid, n, strlen(n), v, vlen, err, sizeof err), SL_OK);
             else if (op < 9) CHECK_EQ_INT(sl_kstate_del(s[b], sid, n, strlen(n), err, sizeof err), SL_OK);
         }
-        if (op < 6) snprintf(model[sid][key][ns], 8, "%s", v);
-        else if (op < 9) model[sid][key][ns][0] = '\0';
+        if (op < 6) model[sid][key][ns][0] = num, model[sid][key][ns][1] = len;
+        else if (op < 9) model[sid][key][ns][1] = 0;
         if (op == 9 && step > 500) { /* a scan, of the key just drawn */
-            char got[2][4096], want[4096] = "";
+            static char got[2][SCAN_TEXT], want[SCAN_TEXT];
+            want[0] = '\0';
             for (int b = 0; b < 2; b++) {
                 got[b][0] = '\0';
                 CHECK_EQ_INT(sl_kstate_scan_key(s[b], sid, scan_cb_text, got[b], err, sizeof err), SL_OK);
             }
             for (int q = 0; q < SK_NS; q++)
-                if (model[sid][key][q][0]) {
+                if (model[sid][key][q][1]) {
                     size_t at = strlen(want);
-                    snprintf(want + at, sizeof want - at, "n%02d=%s;", q, model[sid][key][q]);
+                    sk_value(v, model[sid][key][q][0], model[sid][key][q][1]);
+                    snprintf(want + at, sizeof want - at, "n%02d=%s;", q, v);
                 }
             CHECK_EQ_STR(got[0], want);
             CHECK_EQ_STR(got[1], want);
@@ -492,7 +519,7 @@ static void body_scan_key_random(void)
             nonempty += want[0] != '\0';
         }
     }
-    CHECK(scans > 300 && nonempty > 200);
+    CHECK(scans > 600 && nonempty > 400);
     if (snap) sl_ksnap_release(snap);
     sl_kstate_close(s[0]);
     sl_kstate_close(s[1]);
