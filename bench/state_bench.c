@@ -19,8 +19,12 @@
  * API, bypassing Sluice's backend and its write buffer (8-byte keys and
  * values, one default column family, WAL disabled as the backend has it):
  * N puts of sequential keys, N gets of random keys, N random get+put
- * read-modify-writes, and N puts in write batches of 1,000. It prints the
- * path of the librocksdb it runs on, so that the same binary can be run
+ * read-modify-writes, and N puts in write batches of 1,000; then, untimed,
+ * RocksDB's own count of user-key comparisons (perf_context, counting
+ * enabled for that pass only) per get and per put over 10,000 of each: a
+ * build with assertions compares more (a build with perf_context compiled
+ * out, NPERF_CONTEXT, counts nothing and shows "n/a"). It prints the path of the
+ * librocksdb it runs on, so that the same binary can be run
  * against another build of the library (LD_LIBRARY_PATH) and the figures
  * compared.
  *
@@ -244,13 +248,34 @@ static void run_raw(const char *dir, uint64_t nkeys)
     watch t_batch = watch_stop(w);
     rocksdb_writebatch_destroy(wb);
 
-    char b[4][64];
+    /* untimed: key comparisons per get and per put, as RocksDB counts them */
+    enum { COUNTED = 10000 };
+    rocksdb_perfcontext_t *pc = rocksdb_perfcontext_create();
+    rocksdb_set_perf_level(rocksdb_enable_count);
+    rocksdb_perfcontext_reset(pc);
+    raw_rmw(db, ro, wo, nkeys, COUNTED, 0);
+    uint64_t cmp_get = rocksdb_perfcontext_metric(pc, rocksdb_user_key_comparison_count);
+    rocksdb_perfcontext_reset(pc);
+    for (uint64_t i = 0; i < COUNTED; i++) {
+        key_of(next_rand() % nkeys, k);
+        uint64_t c = i;
+        rocksdb_put(db, wo, (const char *)k, 8, (const char *)&c, 8, &e);
+        rdb_check("rocksdb_put", e);
+    }
+    uint64_t cmp_put = rocksdb_perfcontext_metric(pc, rocksdb_user_key_comparison_count);
+    rocksdb_set_perf_level(rocksdb_disable);
+    rocksdb_perfcontext_destroy(pc);
+
+    char b[4][64], cmps[96] = "n/a (no perf_context counters in this build)";
+    if (cmp_get || cmp_put)
+        snprintf(cmps, sizeof cmps, "%.1f per get, %.1f per put", (double)cmp_get / COUNTED,
+                 (double)cmp_put / COUNTED);
     printf("raw rocksdb C API (%s), %llu keys: put %s %.2f us/op CPU, get %s %.2f us/op CPU, "
-           "get+put %s, batched put %s\n",
+           "get+put %s, batched put %s; key comparisons %s\n",
            lib, (unsigned long long)nkeys, rate(b[0], sizeof b[0], nkeys, t_put),
            t_put.cpu / 1e3 / nkeys, rate(b[1], sizeof b[1], nkeys, t_get),
            t_get.cpu / 1e3 / nkeys, rate(b[2], sizeof b[2], nkeys, t_rmw),
-           rate(b[3], sizeof b[3], nkeys, t_batch));
+           rate(b[3], sizeof b[3], nkeys, t_batch), cmps);
     fflush(stdout);
     rocksdb_readoptions_destroy(ro);
     rocksdb_writeoptions_destroy(wo);
