@@ -232,6 +232,8 @@ def describe_run(engine, path, run):
     if load:
         text += (f"; load average (1/5/15 min) {'/'.join(map(str, load.get('start', [])))} at "
                  f"start, {'/'.join(map(str, load.get('end', []))) or '?'} at end")
+    if run.get("note"):  # a saved run may carry a note on how it was made
+        text += f" ({run['note']})"
     return text
 
 
