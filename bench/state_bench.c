@@ -15,16 +15,32 @@
  * machine is busy with other work (RocksDB's background flushes and
  * compactions run on other threads and are not in the bracketed figure).
  *
+ * With --raw, instead: the same operations straight through RocksDB's C
+ * API, bypassing Sluice's backend and its write buffer (8-byte keys and
+ * values, one default column family, WAL disabled as the backend has it):
+ * N puts of sequential keys, N gets of random keys, N random get+put
+ * read-modify-writes, and N puts in write batches of 1,000; then, untimed,
+ * RocksDB's own count of user-key comparisons (perf_context, counting
+ * enabled for that pass only) per get and per put over 10,000 of each: a
+ * build with assertions compares more (a build with perf_context compiled
+ * out, NPERF_CONTEXT, counts nothing and shows "n/a"). It prints the path of the
+ * librocksdb it runs on, so that the same binary can be run
+ * against another build of the library (LD_LIBRARY_PATH) and the figures
+ * compared.
+ *
  * Not part of the test suite; build it by hand (see bench/README.md):
  *   make && cc -O2 -std=c11 -D_GNU_SOURCE -Icommon bench/state_bench.c \
  *      build/libsluice.a $(pkg-config --libs rocksdb) -lm -pthread -o build/state_bench
- *   ./build/state_bench [keys]
+ *   ./build/state_bench [--raw] [keys]
  */
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <rocksdb/c.h>
 
 #include "keygroup.h"
 #include "state.h"
@@ -148,11 +164,149 @@ static void run(sl_backend_kind kind, const char *dir, uint64_t nkeys)
     sl_kstate_close(s);
 }
 
+static void rdb_check(const char *what, char *e)
+{
+    if (e) die(what, e);
+}
+
+/* n gets and n puts of random keys below nkeys, each get followed by the
+ * put of its incremented counter; returns how many gets found their key */
+static uint64_t raw_rmw(rocksdb_t *db, rocksdb_readoptions_t *ro, rocksdb_writeoptions_t *wo,
+                        uint64_t nkeys, uint64_t n, int put)
+{
+    uint8_t k[8];
+    uint64_t found = 0;
+    char *e = NULL;
+    for (uint64_t j = 0; j < n; j++) {
+        key_of(next_rand() % nkeys, k);
+        uint64_t c = 0;
+        rocksdb_pinnableslice_t *ps = rocksdb_get_pinned(db, ro, (const char *)k, 8, &e);
+        rdb_check("rocksdb_get_pinned", e);
+        if (ps) {
+            size_t vl;
+            const char *v = rocksdb_pinnableslice_value(ps, &vl);
+            if (vl == 8) memcpy(&c, v, 8);
+            rocksdb_pinnableslice_destroy(ps);
+            found++;
+        }
+        if (put) {
+            c++;
+            rocksdb_put(db, wo, (const char *)k, 8, (const char *)&c, 8, &e);
+            rdb_check("rocksdb_put", e);
+        }
+    }
+    return found;
+}
+
+/* The --raw mode: RocksDB's C API alone (see the top of the file). */
+static void run_raw(const char *dir, uint64_t nkeys)
+{
+    Dl_info info;
+    const char *lib = dladdr((void *)rocksdb_open, &info) && info.dli_fname ? info.dli_fname
+                                                                             : "(unknown)";
+    char *e = NULL;
+    rocksdb_options_t *o = rocksdb_options_create();
+    rocksdb_options_set_create_if_missing(o, 1);
+    rocksdb_t *db = rocksdb_open(o, dir, &e);
+    rdb_check("rocksdb_open", e);
+    rocksdb_writeoptions_t *wo = rocksdb_writeoptions_create();
+    rocksdb_writeoptions_disable_WAL(wo, 1);
+    rocksdb_readoptions_t *ro = rocksdb_readoptions_create();
+    uint8_t k[8];
+
+    watch w = watch_start();
+    for (uint64_t i = 0; i < nkeys; i++) {
+        key_of(i, k);
+        uint64_t c = 1;
+        rocksdb_put(db, wo, (const char *)k, 8, (const char *)&c, 8, &e);
+        rdb_check("rocksdb_put", e);
+    }
+    watch t_put = watch_stop(w);
+    w = watch_start();
+    uint64_t found = raw_rmw(db, ro, wo, nkeys, nkeys, 0);
+    watch t_get = watch_stop(w);
+    if (found != nkeys) {
+        fprintf(stderr, "state_bench: %llu of %llu gets found their key\n",
+                (unsigned long long)found, (unsigned long long)nkeys);
+        exit(1);
+    }
+    w = watch_start();
+    raw_rmw(db, ro, wo, nkeys, nkeys, 1);
+    watch t_rmw = watch_stop(w);
+    w = watch_start();
+    rocksdb_writebatch_t *wb = rocksdb_writebatch_create();
+    for (uint64_t i = 0; i < nkeys; i++) {
+        key_of(next_rand() % nkeys, k);
+        uint64_t c = i;
+        rocksdb_writebatch_put(wb, (const char *)k, 8, (const char *)&c, 8);
+        if (rocksdb_writebatch_count(wb) == 1000 || i + 1 == nkeys) {
+            rocksdb_write(db, wo, wb, &e);
+            rdb_check("rocksdb_write", e);
+            rocksdb_writebatch_clear(wb);
+        }
+    }
+    watch t_batch = watch_stop(w);
+    rocksdb_writebatch_destroy(wb);
+
+    /* untimed: key comparisons per get and per put, as RocksDB counts them */
+    enum { COUNTED = 10000 };
+    rocksdb_perfcontext_t *pc = rocksdb_perfcontext_create();
+    rocksdb_set_perf_level(rocksdb_enable_count);
+    rocksdb_perfcontext_reset(pc);
+    raw_rmw(db, ro, wo, nkeys, COUNTED, 0);
+    uint64_t cmp_get = rocksdb_perfcontext_metric(pc, rocksdb_user_key_comparison_count);
+    rocksdb_perfcontext_reset(pc);
+    for (uint64_t i = 0; i < COUNTED; i++) {
+        key_of(next_rand() % nkeys, k);
+        uint64_t c = i;
+        rocksdb_put(db, wo, (const char *)k, 8, (const char *)&c, 8, &e);
+        rdb_check("rocksdb_put", e);
+    }
+    uint64_t cmp_put = rocksdb_perfcontext_metric(pc, rocksdb_user_key_comparison_count);
+    rocksdb_set_perf_level(rocksdb_disable);
+    rocksdb_perfcontext_destroy(pc);
+
+    char b[4][64], cmps[96] = "n/a (no perf_context counters in this build)";
+    if (cmp_get || cmp_put)
+        snprintf(cmps, sizeof cmps, "%.1f per get, %.1f per put", (double)cmp_get / COUNTED,
+                 (double)cmp_put / COUNTED);
+    printf("raw rocksdb C API (%s), %llu keys: put %s %.2f us/op CPU, get %s %.2f us/op CPU, "
+           "get+put %s, batched put %s; key comparisons %s\n",
+           lib, (unsigned long long)nkeys, rate(b[0], sizeof b[0], nkeys, t_put),
+           t_put.cpu / 1e3 / nkeys, rate(b[1], sizeof b[1], nkeys, t_get),
+           t_get.cpu / 1e3 / nkeys, rate(b[2], sizeof b[2], nkeys, t_rmw),
+           rate(b[3], sizeof b[3], nkeys, t_batch), cmps);
+    fflush(stdout);
+    rocksdb_readoptions_destroy(ro);
+    rocksdb_writeoptions_destroy(wo);
+    rocksdb_close(db);
+    rocksdb_options_destroy(o);
+}
+
+/* Removes the database a run left in dir. */
+static void remove_db(const char *dir)
+{
+    char *e = NULL;
+    rocksdb_options_t *o = rocksdb_options_create();
+    rocksdb_destroy_db(o, dir, &e);
+    rocksdb_options_destroy(o);
+    if (e) {
+        fprintf(stderr, "state_bench: could not remove %s: %s\n", dir, e);
+        rocksdb_free(e);
+    }
+    rmdir(dir);
+}
+
 int main(int argc, char **argv)
 {
+    int raw = argc > 1 && strcmp(argv[1], "--raw") == 0;
+    if (raw) {
+        argc--;
+        argv++;
+    }
     uint64_t nkeys = argc > 1 ? strtoull(argv[1], NULL, 10) : 1000000;
     if (nkeys == 0) {
-        fprintf(stderr, "usage: state_bench [keys]\n");
+        fprintf(stderr, "usage: state_bench [--raw] [keys]\n");
         return 2;
     }
     char root[] = "/tmp/sl-state-bench-XXXXXX", dir[64];
@@ -161,8 +315,13 @@ int main(int argc, char **argv)
         return 1;
     }
     snprintf(dir, sizeof dir, "%s/db", root);
-    run(SL_BACKEND_HASHMAP, NULL, nkeys);
-    run(SL_BACKEND_ROCKSDB, dir, nkeys);
+    if (raw) {
+        run_raw(dir, nkeys);
+    } else {
+        run(SL_BACKEND_HASHMAP, NULL, nkeys);
+        run(SL_BACKEND_ROCKSDB, dir, nkeys);
+    }
+    remove_db(dir);
     rmdir(root);
     return 0;
 }
