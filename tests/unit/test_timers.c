@@ -419,6 +419,98 @@ static void test_borrowed_view(void)
     sl_timers_destroy(t);
 }
 
-SL_TEST_MAIN(SL_TEST(test_empty), SL_TEST(test_order), SL_TEST(test_duplicates),
+/* Keys longer than the heap's inline prefix (kg in 16 bits, 6 key bytes):
+ * long shared prefixes, zero bytes at the prefix's edge, the largest key
+ * groups, so most order decisions fall past the prefix. Fired order must
+ * be the model's sorted order of the distinct timers left after deletes. */
+typedef struct {
+    int64_t time;
+    int kg;
+    uint8_t key[12];
+    size_t klen;
+    uint8_t ns[2];
+    size_t nslen;
+} ltimer;
+
+static int lt_cmp(const void *pa, const void *pb)
+{
+    const ltimer *a = pa, *b = pb;
+    if (a->time != b->time) return a->time < b->time ? -1 : 1;
+    if (a->kg != b->kg) return a->kg < b->kg ? -1 : 1;
+    int c = bytes_order(a->key, a->klen, b->key, b->klen);
+    return c ? c : bytes_order(a->ns, a->nslen, b->ns, b->nslen);
+}
+
+static ltimer long_timer(void)
+{
+    static const int kgs[] = {0, 1, 255, 256, 65535};
+    ltimer m = {0};
+    m.time = (int64_t)(next_rand() % 4);
+    m.kg = kgs[next_rand() % 5];
+    m.klen = next_rand() % 13;
+    for (size_t i = 0; i < m.klen; i++)
+        m.key[i] = i < 6 && next_rand() % 4 ? (uint8_t)"\x01\x00\x00\x00\x00\x00"[i]
+                                            : (uint8_t)"\x00\x01\xff"[next_rand() % 3];
+    m.nslen = next_rand() % 3;
+    for (size_t i = 0; i < m.nslen; i++) m.ns[i] = (uint8_t)(next_rand() % 2);
+    return m;
+}
+
+static ltimer lgot[6000];
+static size_t nlgot;
+
+static int long_cb(void *ctx, const sl_timer *tm)
+{
+    (void)ctx;
+    ltimer *g = &lgot[nlgot++];
+    memset(g, 0, sizeof *g);
+    g->time = tm->time;
+    g->kg = tm->kg;
+    g->klen = tm->klen;
+    memcpy(g->key, tm->key, tm->klen);
+    g->nslen = tm->nslen;
+    memcpy(g->ns, tm->ns, tm->nslen);
+    return SL_OK;
+}
+
+static void test_order_long_keys(void)
+{
+    sl_timers *t = sl_timers_new();
+    static ltimer all[6000];
+    for (int i = 0; i < 6000; i++) {
+        all[i] = long_timer();
+        sl_timer v = {all[i].time, all[i].kg, all[i].key, all[i].klen, all[i].ns, all[i].nslen};
+        sl_timers_add(t, &v);
+        if (i % 7 == 6) { /* delete an earlier one (maybe already deleted) */
+            ltimer d = all[next_rand() % (uint32_t)i]; /* a copy: the marks change all[] */
+            if (d.time == INT64_MIN) continue;        /* deleted already */
+            sl_timer dv = {d.time, d.kg, d.key, d.klen, d.ns, d.nslen};
+            sl_timers_del(t, &dv);
+            for (int j = 0; j <= i; j++) /* every registration of it is gone */
+                if (all[j].time != INT64_MIN && lt_cmp(&all[j], &d) == 0) all[j].time = INT64_MIN;
+        }
+    }
+    /* the model: what survives, sorted, duplicates once */
+    ltimer *m = sl_malloc(6000 * sizeof *m);
+    size_t n = 0;
+    for (int i = 0; i < 6000; i++)
+        if (all[i].time != INT64_MIN) m[n++] = all[i];
+    qsort(m, n, sizeof *m, lt_cmp);
+    size_t u = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!u || lt_cmp(&m[u - 1], &m[i]) != 0) m[u++] = m[i];
+    CHECK(u > 1000 && u < 6000);
+    CHECK_EQ_INT(sl_timers_count(t), u);
+    nlgot = 0;
+    CHECK_EQ_INT(sl_timers_fire(t, INT64_MAX, long_cb, NULL), SL_OK);
+    CHECK_EQ_INT(nlgot, u);
+    size_t bad = 0;
+    for (size_t i = 0; i < u && i < nlgot; i++) bad += lt_cmp(&lgot[i], &m[i]) != 0;
+    CHECK_EQ_INT(bad, 0);
+    free(m);
+    sl_timers_destroy(t);
+}
+
+SL_TEST_MAIN(SL_TEST(test_empty), SL_TEST(test_order), SL_TEST(test_order_long_keys), SL_TEST(test_duplicates),
              SL_TEST(test_delete), SL_TEST(test_fire_reregister), SL_TEST(test_fire_stop),
              SL_TEST(test_each_by_kg), SL_TEST(test_borrowed_view))
