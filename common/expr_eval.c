@@ -311,6 +311,19 @@ static int eval_kids(const node *n, evctx *cx, sl_value *vals)
     return SL_OK;
 }
 
+/* A function that is NULL when any argument is: the arguments into v, and
+ * SL_DONE with out set to NULL when one of them is. */
+static int eval_strict(const node *n, evctx *cx, sl_value *v, sl_value *out)
+{
+    if (eval_kids(n, cx, v)) return SL_ERR;
+    for (int i = 0; i < n->nkids; i++)
+        if (v[i].isnull) {
+            set_null(out);
+            return SL_DONE;
+        }
+    return SL_OK;
+}
+
 static int eval_concat(const node *n, evctx *cx, sl_value *out)
 {
     sl_value local[4], *vals = local;
@@ -635,11 +648,8 @@ static int eval_trim(const node *n, evctx *cx, sl_value *out)
 static int eval_replace(const node *n, evctx *cx, sl_value *out)
 {
     sl_value v[3];
-    if (eval_kids(n, cx, v)) return SL_ERR;
-    if (v[0].isnull || v[1].isnull || v[2].isnull) {
-        set_null(out);
-        return SL_OK;
-    }
+    int rc = eval_strict(n, cx, v, out);
+    if (rc != SL_OK) return rc == SL_DONE ? SL_OK : rc;
     const char *s = v[0].v.s.p, *f = v[1].v.s.p, *r = v[2].v.s.p;
     size_t sl = v[0].v.s.len, fl = v[1].v.s.len, rl = v[2].v.s.len, hits = 0;
     if (fl == 0 || fl > sl) {
@@ -729,11 +739,8 @@ static void strim(evctx *cx, const char *d, size_t cap, size_t len)
 static int eval_date_format(const node *n, evctx *cx, sl_value *out)
 {
     sl_value v[2];
-    if (eval_kids(n, cx, v)) return SL_ERR;
-    if (v[0].isnull || v[1].isnull) {
-        set_null(out);
-        return SL_OK;
-    }
+    int rc = eval_strict(n, cx, v, out);
+    if (rc != SL_OK) return rc == SL_DONE ? SL_OK : rc;
     int64_t ms = v[0].v.i;
     if (n->kids[0]->type == SL_T_STRING && !sl_dfmt_parse_default(v[0].v.s.p, v[0].v.s.len, &ms)) {
         set_null(out); /* not 'yyyy-MM-dd HH:mm:ss': NULL, as Flink's parse failure */
@@ -784,12 +791,8 @@ static bool re_find(const regex_t *re, const char *s, size_t from, size_t len, r
 static int eval_regex(const node *n, evctx *cx, sl_value *out)
 {
     sl_value v[3];
-    if (eval_kids(n, cx, v)) return SL_ERR;
-    for (int i = 0; i < n->nkids; i++)
-        if (v[i].isnull) {
-            set_null(out);
-            return SL_OK;
-        }
+    int rc = eval_strict(n, cx, v, out);
+    if (rc != SL_OK) return rc == SL_DONE ? SL_OK : rc;
     const sl_rx *rx = n->aux;
     const char *s = v[0].v.s.p ? v[0].v.s.p : "";
     size_t len = v[0].v.s.len;
@@ -858,12 +861,8 @@ static int eval_regex(const node *n, evctx *cx, sl_value *out)
 static int eval_substring(const node *n, evctx *cx, sl_value *out)
 {
     sl_value v[3];
-    if (eval_kids(n, cx, v)) return SL_ERR;
-    for (int i = 0; i < n->nkids; i++)
-        if (v[i].isnull) {
-            set_null(out);
-            return SL_OK;
-        }
+    int rc = eval_strict(n, cx, v, out);
+    if (rc != SL_OK) return rc == SL_DONE ? SL_OK : rc;
     if (n->nkids == 3 && v[2].v.i < 0) { /* a negative length gives NULL, as in Flink */
         set_null(out);
         return SL_OK;
