@@ -10,9 +10,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "operator.h"
 #include "jobgraph.h"
+#include "runtime.h"
 
 static int sl_test_failed_;
 
@@ -90,6 +92,42 @@ static inline void *sl_test_plan(const sl_op_def *def, sl_vertex *v, const sl_sc
     void *plan = rc == SL_OK ? v->plan : NULL;
     v->plan = NULL; /* the caller's now */
     return plan;
+}
+
+/* Subtask i of planned vertex v as the runtime makes it (max parallelism
+ * maxkg), its main output connected and going to emit/emit_wm (emit_wm may
+ * be NULL) with ctx. */
+static inline void sl_test_rt_init(sl_op *op, const sl_vertex *v, int i, int maxkg,
+                                   sl_emit_fn emit, sl_emit_wm_fn emit_wm, void *ctx,
+                                   const char *task_name)
+{
+    sl_rt_init(op, v, i, maxkg);
+    op->emit = emit;
+    if (emit_wm) op->emit_wm = emit_wm;
+    op->emit_ctx = ctx;
+    op->out_connected[0] = 1;
+    op->task_name = task_name;
+}
+
+/* Open it on backend bk; RocksDB gets a fresh directory
+ * /tmp/sl_test_<tag>_XXXXXX in dir, which sl_test_rt_close removes. On
+ * failure the operator's message is copied to err. */
+static inline int sl_test_rt_open(sl_op *op, sl_backend_kind bk, char *dir, size_t dirlen,
+                                  const char *tag, char *err, size_t errlen)
+{
+    if (bk == SL_BACKEND_ROCKSDB) {
+        snprintf(dir, dirlen, "/tmp/sl_test_%s_XXXXXX", tag);
+        if (!mkdtemp(dir)) abort();
+    }
+    int rc = sl_rt_open(op, bk, dir);
+    if (rc != SL_OK && err) snprintf(err, errlen, "%s", op->err);
+    return rc;
+}
+
+static inline void sl_test_rt_close(sl_op *op, const char *dir)
+{
+    sl_rt_close(op);
+    if (dir[0]) rmdir(dir);
 }
 
 #define SL_TEST_MAIN(...)                                                      \

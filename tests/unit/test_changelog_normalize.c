@@ -92,30 +92,18 @@ static int stage_open(stage *s, int p, sl_backend_kind bk, const char *config, o
     if (!s->plan) return SL_ERR;
     for (int i = 0; i < p; i++) {
         sl_op *op = &s->op[i];
-        sl_rt_init(op, &s->v, i, MAXKG);
+        sl_test_rt_init(op, &s->v, i, MAXKG, record, NULL, log, "cn");
         op->plan = s->plan;
-        op->emit = record;
-        op->emit_ctx = log;
-        op->out_connected[0] = 1;
-        op->task_name = "cn";
-        if (bk == SL_BACKEND_ROCKSDB) {
-            snprintf(s->dir[i], sizeof s->dir[i], "/tmp/sl_test_cn_XXXXXX");
-            if (!mkdtemp(s->dir[i])) abort();
-        }
-        if (sl_rt_open(op, bk, s->dir[i]) != SL_OK) {
-            snprintf(s->err, sizeof s->err, "%s", op->err);
+        if (sl_test_rt_open(op, bk, s->dir[i], sizeof s->dir[i], "cn", s->err, sizeof s->err) !=
+            SL_OK)
             return SL_ERR;
-        }
     }
     return SL_OK;
 }
 
 static void stage_close(stage *s)
 {
-    for (int i = 0; i < s->p; i++) {
-        sl_rt_close(&s->op[i]);
-        if (s->dir[i][0]) rmdir(s->dir[i]);
-    }
+    for (int i = 0; i < s->p; i++) sl_test_rt_close(&s->op[i], s->dir[i]);
     if (s->plan) sl_op_changelog_normalize.plan_free(s->plan);
     sl_vertex_plan_free(&s->v);
     json_decref(s->v.config);

@@ -128,28 +128,19 @@ static int plan(harness *h, const char *type, const char *config)
 
 static int open_op(harness *h, sl_backend_kind kind)
 {
-    if (kind == SL_BACKEND_ROCKSDB) {
-        snprintf(h->dir, sizeof h->dir, "/tmp/sl_test_join_XXXXXX");
-        if (!mkdtemp(h->dir)) abort();
-    }
     sl_op *op = &h->op;
-    sl_rt_init(op, &h->v, 0, 128);
-    op->emit = record;
-    op->emit_wm = record_wm;
-    op->emit_ctx = &h->log;
-    op->out_connected[0] = 1;
-    op->task_name = "j (1/1)";
+    sl_test_rt_init(op, &h->v, 0, 128, record, record_wm, &h->log, "j (1/1)");
     h->log.wm = INT64_MIN;
     h->opened = 1;
-    int rc = sl_rt_open(op, kind, h->dir);
+    int rc = sl_test_rt_open(op, kind, h->dir, sizeof h->dir, "join", NULL, 0);
     if (rc != SL_OK) fprintf(stderr, "open: %s\n", op->err);
     return rc;
 }
 
 static void teardown(harness *h)
 {
-    if (h->opened) sl_rt_close(&h->op);
-    if (h->dir[0]) rmdir(h->dir);
+    if (h->opened) sl_test_rt_close(&h->op, h->dir);
+    else if (h->dir[0]) rmdir(h->dir);
     sl_vertex_plan_free(&h->v);
     sl_schema_free(&h->ins[0]);
     sl_schema_free(&h->ins[1]);
@@ -708,30 +699,17 @@ static int hk_open(hk_stage *s, int p, const char *type, sl_backend_kind bk, out
     if (sl_vertex_plan(&s->v, 2, s->ins, NULL, s->err, sizeof s->err) != SL_OK) return SL_ERR;
     for (int i = 0; i < p; i++) {
         sl_op *op = &s->op[i];
-        sl_rt_init(op, &s->v, i, HK_MAXKG);
-        op->emit = record;
-        op->emit_wm = record_wm;
-        op->emit_ctx = log;
-        op->out_connected[0] = 1;
-        op->task_name = "j";
-        if (bk == SL_BACKEND_ROCKSDB) {
-            snprintf(s->dir[i], sizeof s->dir[i], "/tmp/sl_test_hk_XXXXXX");
-            if (!mkdtemp(s->dir[i])) abort();
-        }
-        if (sl_rt_open(op, bk, s->dir[i]) != SL_OK) {
-            snprintf(s->err, sizeof s->err, "%s", op->err);
+        sl_test_rt_init(op, &s->v, i, HK_MAXKG, record, record_wm, log, "j");
+        if (sl_test_rt_open(op, bk, s->dir[i], sizeof s->dir[i], "hk", s->err, sizeof s->err) !=
+            SL_OK)
             return SL_ERR;
-        }
     }
     return SL_OK;
 }
 
 static void hk_close(hk_stage *s)
 {
-    for (int i = 0; i < s->p; i++) {
-        sl_rt_close(&s->op[i]);
-        if (s->dir[i][0]) rmdir(s->dir[i]);
-    }
+    for (int i = 0; i < s->p; i++) sl_test_rt_close(&s->op[i], s->dir[i]);
     sl_vertex_plan_free(&s->v);
     json_decref(s->v.config);
     sl_schema_free(&s->ins[0]);

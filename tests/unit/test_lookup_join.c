@@ -133,12 +133,7 @@ static int plan(harness *h, int with_kk, const char *fmt, ...)
 static int open_op(harness *h)
 {
     sl_op *op = &h->op;
-    sl_rt_init(op, &h->v, 0, 128);
-    op->emit = record;
-    op->emit_wm = record_wm;
-    op->emit_ctx = &h->log;
-    op->out_connected[0] = 1;
-    op->task_name = "lj (1/1)";
+    sl_test_rt_init(op, &h->v, 0, 128, record, record_wm, &h->log, "lj (1/1)");
     h->log.wm = INT64_MIN;
     h->opened = 1;
     out_schema = &h->v.out;
