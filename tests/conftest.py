@@ -55,6 +55,19 @@ def pytest_collection_modifyitems(config, items):
     items.sort(key=rank)  # stable
 
 
+def failover_conf(chk=None, interval="300 ms"):
+    """JobManager settings of a job that checkpoints every `interval` (into
+    `chk` when given) and restarts up to three times, 200 ms apart: what the
+    tests that kill a TaskManager mid-job run with."""
+    conf = {"execution.checkpointing.interval": interval}
+    if chk:
+        conf["state.checkpoints.dir"] = chk
+    conf.update({"restart-strategy.type": "fixed-delay",
+                 "restart-strategy.fixed-delay.attempts": "3",
+                 "restart-strategy.fixed-delay.delay": "200 ms"})
+    return conf
+
+
 def wait_for(cond, timeout=20.0, interval=0.05, what="condition"):
     """Poll cond() until it returns a truthy value; return that value."""
     deadline = time.monotonic() + timeout

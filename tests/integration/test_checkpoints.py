@@ -32,7 +32,7 @@ import struct
 
 import pytest
 
-from conftest import wait_for
+from conftest import failover_conf, wait_for
 
 # ---- jobs -------------------------------------------------------------------
 
@@ -345,11 +345,7 @@ def test_checkpoints_complete_periodically(make_cluster, workdir):
 @pytest.mark.parametrize("backend", ["hashmap", "rocksdb"])
 def test_failover_exactly_once(make_cluster, workdir, backend):
     chk = os.path.join(workdir, "chk")
-    c = make_cluster(jm_conf={"execution.checkpointing.interval": "300 ms",
-                              "state.checkpoints.dir": chk,
-                              "restart-strategy.type": "fixed-delay",
-                              "restart-strategy.fixed-delay.attempts": "3",
-                              "restart-strategy.fixed-delay.delay": "200 ms"})
+    c = make_cluster(jm_conf=failover_conf(chk))
     extra = {"state.backend.type": backend}
     c.add_tm(slots=2, extra=extra)
     c.add_tm(slots=2, extra=extra)

@@ -19,7 +19,7 @@ import json
 import os
 import signal
 
-from conftest import wait_for
+from conftest import failover_conf, wait_for
 from test_checkpoints import committed_files, raw_ids, vertex_records_out, wait_completed
 from test_savepoints import exactly_once, new_files, stop_with_savepoint
 from test_sql import BASE, finish, job_ids, ms, rows, run_sql
@@ -154,11 +154,7 @@ def copy_job(src, raw, rate, p):
 
 def test_exactly_once_across_taskmanager_kill(make_cluster, workdir):
     chk = os.path.join(workdir, "chk")
-    c = make_cluster(jm_conf={"execution.checkpointing.interval": "300 ms",
-                              "state.checkpoints.dir": chk,
-                              "restart-strategy.type": "fixed-delay",
-                              "restart-strategy.fixed-delay.attempts": "3",
-                              "restart-strategy.fixed-delay.delay": "200 ms"})
+    c = make_cluster(jm_conf=failover_conf(chk))
     c.add_tm(slots=2)
     src, raw = os.path.join(workdir, "src"), os.path.join(workdir, "raw")
     n = 5 * 3000

@@ -20,7 +20,7 @@ import signal
 
 import pytest
 
-from conftest import wait_for
+from conftest import failover_conf, wait_for
 from test_checkpoints import checkpoints, committed_files, raw_ids, read_metadata
 from test_savepoints import stop_with_savepoint
 
@@ -97,11 +97,7 @@ def finished_subtasks(md, uid):
 @pytest.mark.parametrize("backend", ["hashmap", "rocksdb"])
 def test_failover_after_a_branch_finished(make_cluster, workdir, backend):
     chk = os.path.join(workdir, "chk")
-    c = make_cluster(jm_conf={"execution.checkpointing.interval": "300 ms",
-                              "state.checkpoints.dir": chk,
-                              "restart-strategy.type": "fixed-delay",
-                              "restart-strategy.fixed-delay.attempts": "3",
-                              "restart-strategy.fixed-delay.delay": "200 ms"})
+    c = make_cluster(jm_conf=failover_conf(chk))
     extra = {"state.backend.type": backend}
     c.add_tm(slots=2, extra=extra)
     c.add_tm(slots=2, extra=extra)

@@ -20,7 +20,7 @@ import os
 import re
 import signal
 
-from conftest import wait_for
+from conftest import failover_conf, wait_for
 from test_checkpoints import (agg_job, apply_changelog, checkpoints, committed_files,
                               expected_agg, raw_ids, read_metadata, wait_completed)
 
@@ -39,11 +39,7 @@ def shared_refs(snapshot_dir):
 
 def test_incremental_failover_exactly_once(make_cluster, workdir):
     chk = os.path.join(workdir, "chk")
-    c = make_cluster(jm_conf={"execution.checkpointing.interval": "300 ms",
-                              "state.checkpoints.dir": chk,
-                              "restart-strategy.type": "fixed-delay",
-                              "restart-strategy.fixed-delay.attempts": "3",
-                              "restart-strategy.fixed-delay.delay": "200 ms"})
+    c = make_cluster(jm_conf=failover_conf(chk))
     c.add_tm(slots=2, extra=INC)
     c.add_tm(slots=2, extra=INC)
     n, keys = 16000, 2000

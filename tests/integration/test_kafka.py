@@ -33,7 +33,7 @@ import time
 
 import pytest
 
-from conftest import ROOT, wait_for
+from conftest import ROOT, failover_conf, wait_for
 from test_checkpoints import committed_files, read_rows, wait_completed
 from test_savepoints import stop_with_savepoint
 
@@ -337,10 +337,7 @@ def exactly_once_ids(rows, n):
 
 def test_offsets_restored_after_taskmanager_kill(make_cluster, broker, workdir):
     bs = broker.bootstrap
-    c = make_cluster(jm_conf={"execution.checkpointing.interval": "300 ms",
-                              "restart-strategy.type": "fixed-delay",
-                              "restart-strategy.fixed-delay.attempts": "3",
-                              "restart-strategy.fixed-delay.delay": "200 ms"})
+    c = make_cluster(jm_conf=failover_conf())
     c.add_tm(slots=2, extra=SMALL_BUFFERS)
     c.add_tm(slots=2, extra=SMALL_BUFFERS)
     n = 8000
@@ -499,10 +496,7 @@ def ids_of(values):
 
 
 def failover_cluster(make_cluster, interval="300 ms"):
-    c = make_cluster(jm_conf={"execution.checkpointing.interval": interval,
-                              "restart-strategy.type": "fixed-delay",
-                              "restart-strategy.fixed-delay.attempts": "3",
-                              "restart-strategy.fixed-delay.delay": "200 ms"})
+    c = make_cluster(jm_conf=failover_conf(interval=interval))
     c.add_tm(slots=2)
     c.add_tm(slots=2)
     return c

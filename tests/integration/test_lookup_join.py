@@ -19,6 +19,7 @@ import json
 import os
 import signal
 
+from conftest import failover_conf
 from test_checkpoints import committed_files, read_rows, wait_completed
 from test_sql import finish, job_ids, rows, run_sql
 
@@ -106,11 +107,7 @@ ON MOD(B.kk, 100) = S.`key`;
 
 def test_lookup_join_checkpointed_across_taskmanager_kill(make_cluster, workdir):
     chk = os.path.join(workdir, "chk")
-    c = make_cluster(jm_conf={"execution.checkpointing.interval": "300 ms",
-                              "state.checkpoints.dir": chk,
-                              "restart-strategy.type": "fixed-delay",
-                              "restart-strategy.fixed-delay.attempts": "3",
-                              "restart-strategy.fixed-delay.delay": "200 ms"})
+    c = make_cluster(jm_conf=failover_conf(chk))
     c.add_tm(slots=2)
     side_path, out = os.path.join(workdir, "side.csv"), os.path.join(workdir, "out")
     side = side_rows()
