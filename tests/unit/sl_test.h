@@ -14,6 +14,7 @@
 
 #include "operator.h"
 #include "jobgraph.h"
+#include "keygroup.h"
 #include "runtime.h"
 
 static int sl_test_failed_;
@@ -92,6 +93,33 @@ static inline void *sl_test_plan(const sl_op_def *def, sl_vertex *v, const sl_sc
     void *plan = rc == SL_OK ? v->plan : NULL;
     v->plan = NULL; /* the caller's now */
     return plan;
+}
+
+/* A test's operator config from JSON text; a malformed one is the test's
+ * own bug, so it aborts naming jansson's reason. */
+static inline json_t *sl_test_config(const char *text)
+{
+    json_error_t jerr;
+    json_t *j = json_loads(text, 0, &jerr);
+    if (!j) {
+        fprintf(stderr, "bad test config: %s\n", jerr.text);
+        abort();
+    }
+    return j;
+}
+
+/* Restore one snapshot entry into the subtask of ops[] (p of them, max
+ * parallelism maxkg) that owns its key group, as a rescaled restore does.
+ * 0, or 1 after printing the backend's message. */
+static inline int sl_test_restore_entry(sl_op *ops, int p, int maxkg, const sl_kentry *e)
+{
+    sl_op *op = &ops[sl_kg_operator_index(e->kg, p, maxkg)];
+    char err[256];
+    if (sl_kstate_restore(op->kstate, e, err, sizeof err) != SL_OK) {
+        fprintf(stderr, "restore: %s\n", err);
+        return 1;
+    }
+    return 0;
 }
 
 /* Subtask i of planned vertex v as the runtime makes it (max parallelism

@@ -101,12 +101,7 @@ static bool plan(harness *h, const char *config)
     h->v.id = (char *)"calc";
     h->v.type = (char *)"calc";
     h->v.def = &sl_op_calc;
-    json_error_t jerr;
-    h->v.config = json_loads(config, 0, &jerr);
-    if (!h->v.config) {
-        fprintf(stderr, "bad test config: %s\n", jerr.text);
-        abort();
-    }
+    h->v.config = sl_test_config(config);
     input_schema(&h->in);
     h->plan = sl_test_plan(&sl_op_calc, &h->v, &h->in, &h->out, h->err, sizeof h->err);
     return h->plan != NULL;

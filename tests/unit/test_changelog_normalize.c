@@ -129,10 +129,7 @@ typedef struct move_ctx {
 static int move_entry(void *ctx, const sl_kentry *e)
 {
     move_ctx *m = ctx;
-    sl_op *op = &m->to->op[sl_kg_operator_index(e->kg, m->to->p, MAXKG)];
-    char err[256];
-    if (sl_kstate_restore(op->kstate, e, err, sizeof err) != SL_OK) {
-        fprintf(stderr, "restore: %s\n", err);
+    if (sl_test_restore_entry(m->to->op, m->to->p, MAXKG, e)) {
         m->failed = 1;
         return 1;
     }

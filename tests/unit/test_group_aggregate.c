@@ -107,12 +107,7 @@ static bool plan(harness *h, const char *config)
     h->v.id = (char *)"agg";
     h->v.type = (char *)"group_aggregate";
     h->v.def = GA;
-    json_error_t jerr;
-    h->v.config = json_loads(config, 0, &jerr);
-    if (!h->v.config) {
-        fprintf(stderr, "bad test config: %s\n", jerr.text);
-        abort();
-    }
+    h->v.config = sl_test_config(config);
     sl_schema_init(&h->in);
     sl_schema_add(&h->in, "user", SL_T_BIGINT);
     sl_schema_add(&h->in, "region", SL_T_STRING);

@@ -115,12 +115,7 @@ static int plan(harness *h, const char *type, const char *config)
     h->v.def = sl_op_find(type);
     if (!h->v.def) abort();
     h->v.parallelism = 1;
-    json_error_t jerr;
-    h->v.config = json_loads(config, 0, &jerr);
-    if (!h->v.config) {
-        fprintf(stderr, "bad test config: %s\n", jerr.text);
-        abort();
-    }
+    h->v.config = sl_test_config(config);
     schema_make(&h->ins[0]);
     schema_make(&h->ins[1]);
     return sl_vertex_plan(&h->v, 2, h->ins, NULL, h->err, sizeof h->err) == SL_OK;
@@ -742,14 +737,13 @@ typedef struct hk_move {
 static int hk_move_entry(void *ctx, const sl_kentry *e)
 {
     hk_move *m = ctx;
-    sl_op *op = &m->to->op[sl_kg_operator_index(e->kg, m->to->p, HK_MAXKG)];
-    char err[256];
-    if (sl_kstate_restore(op->kstate, e, err, sizeof err) != SL_OK) {
-        fprintf(stderr, "restore: %s\n", err);
+    if (sl_test_restore_entry(m->to->op, m->to->p, HK_MAXKG, e)) {
         m->failed = 1;
         return 1;
     }
     m->moved++;
+    sl_op *op = &m->to->op[sl_kg_operator_index(e->kg, m->to->p, HK_MAXKG)];
+    char err[256];
     /* the old layout also held, per key and side, an index value listing
      * the rows (its content does not matter: it is never read) */
     int rows[2] = {sl_kstate_register(op->kstate, "join-left"),

@@ -112,12 +112,7 @@ static int plan(harness *h, int with_kk, const char *fmt, ...)
     h->v.def = sl_op_find("lookup_join");
     if (!h->v.def) abort();
     h->v.parallelism = 1;
-    json_error_t jerr;
-    h->v.config = json_loads(config, 0, &jerr);
-    if (!h->v.config) {
-        fprintf(stderr, "bad test config: %s\n", jerr.text);
-        abort();
-    }
+    h->v.config = sl_test_config(config);
     sl_schema_init(&h->v.declared);
     sl_schema_add(&h->v.declared, "tk", SL_T_BIGINT);
     sl_schema_add(&h->v.declared, "tv", SL_T_STRING);

@@ -87,12 +87,7 @@ static bool plan(harness *h, const sl_op_def *def, const char *config)
     h->def = def;
     h->v.id = (char *)"r";
     h->v.type = (char *)def->name;
-    json_error_t jerr;
-    h->v.config = json_loads(config, 0, &jerr);
-    if (!h->v.config) {
-        fprintf(stderr, "bad test config: %s\n", jerr.text);
-        abort();
-    }
+    h->v.config = sl_test_config(config);
     sl_schema_init(&h->in);
     sl_schema_add(&h->in, "part", SL_T_BIGINT);
     sl_schema_add(&h->in, "score", SL_T_INT);

@@ -88,12 +88,7 @@ static bool plan(harness *h, const char *config)
     h->v.id = (char *)"wm";
     h->v.type = (char *)"watermark";
     h->v.def = &sl_op_watermark;
-    json_error_t jerr;
-    h->v.config = json_loads(config, 0, &jerr);
-    if (!h->v.config) {
-        fprintf(stderr, "bad test config: %s\n", jerr.text);
-        abort();
-    }
+    h->v.config = sl_test_config(config);
     sl_schema_init(&h->in);
     sl_schema_add(&h->in, "user_id", SL_T_BIGINT);
     sl_schema_add(&h->in, "ts", SL_T_TIMESTAMP);

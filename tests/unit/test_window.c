@@ -137,12 +137,7 @@ static harness *plan(const char *config)
     h->v.id = (char *)"win";
     h->v.type = (char *)"window";
     h->v.def = WIN;
-    json_error_t jerr;
-    h->v.config = json_loads(config, 0, &jerr);
-    if (!h->v.config) {
-        fprintf(stderr, "bad test config: %s\n", jerr.text);
-        abort();
-    }
+    h->v.config = sl_test_config(config);
     input_schema(&h->in);
     h->plan = sl_test_plan(WIN, &h->v, &h->in, &h->out, h->err, sizeof h->err);
     return h;
