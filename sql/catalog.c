@@ -858,7 +858,8 @@ static int is_client_key(const char *k)
                                          "execution.savepoint.ignore-unclaimed-state",
                                          "state.savepoints.dir",
                                          "sql-client.execution.result-mode",
-                                         "sql-client.execution.max-table-result.rows"};
+                                         "sql-client.execution.max-table-result.rows",
+                                         "table.optimizer.reuse-sub-plan-enabled"};
     for (size_t i = 0; i < SL_ARRAY_LEN(client); i++)
         if (!strcmp(client[i], k)) return 1;
     return 0;
@@ -895,6 +896,10 @@ static int set(sl_sql_session *s, const sql_node *st, sl_sql_result *r, char *er
         strcasecmp(st->s2, "changelog") && strcasecmp(st->s2, "tableau"))
         return sl_seterr(err, errlen, "line %d, column %d: 'sql-client.execution.result-mode' is "
                          "table, changelog or tableau", st->line, st->col);
+    if (!strcmp(st->s, "table.optimizer.reuse-sub-plan-enabled") && strcasecmp(st->s2, "true") &&
+        strcasecmp(st->s2, "false"))
+        return sl_seterr(err, errlen, "line %d, column %d: 'table.optimizer.reuse-sub-plan-enabled' "
+                         "must be true or false, not '%s'", st->line, st->col, st->s2);
     if (!is_job_key(st->s) && !is_client_key(st->s)) {
         const char *hint = sl_closest(st->s, sl_jobgraph_conf_keys());
         if (hint)

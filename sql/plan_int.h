@@ -111,6 +111,12 @@ int select_items(plan *p, const sql_node *list, rel *in, item **outp, int *np);
 void carry_time_attrs(rel *r, item *its, int n);
 int identity(const item *its, int n, const sl_schema *sch);
 
+/* ---- plan_reuse.c ---------------------------------------------------------- */
+
+/* Merge the vertices of a finished job graph that compute the same thing
+ * from the same inputs (sub-plan reuse); returns how many went. */
+int sqlp_reuse_common(json_t *vertices, json_t *edges);
+
 /* ---- plan_join.c ----------------------------------------------------------- */
 
 /* FROM a JOIN b ON ...: an interval_join, regular_join, temporal_join or

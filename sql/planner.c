@@ -1619,6 +1619,7 @@ static json_t *plan_stmt(const sql_catalog *cat, char **okeys, char **ovals, int
     plan p;
     plan_new(&p, cat, err, errlen);
     const char *pname = NULL, *par = NULL;
+    int reuse = 1;
     for (int i = 0; i < nopts; i++) {
         if (!strcmp(okeys[i], "table.exec.state.ttl")) p.ttl = ovals[i];
         for (int k = 0; k < 4; k++)
@@ -1627,6 +1628,8 @@ static json_t *plan_stmt(const sql_catalog *cat, char **okeys, char **ovals, int
         if (!strcmp(okeys[i], "table.exec.source.idle-timeout")) p.idle_timeout = ovals[i];
         if (!strcmp(okeys[i], "pipeline.name")) pname = ovals[i];
         if (!strcmp(okeys[i], "parallelism.default")) par = ovals[i];
+        if (!strcmp(okeys[i], "table.optimizer.reuse-sub-plan-enabled"))
+            reuse = strcasecmp(ovals[i], "false") != 0;
     }
     int rc = SL_OK;
     char *sinks[256];
@@ -1652,6 +1655,7 @@ static json_t *plan_stmt(const sql_catalog *cat, char **okeys, char **ovals, int
         rc = plan_err(&p, stmt, "EXPLAIN needs a query, an INSERT or a statement set");
     }
     json_t *job = NULL;
+    if (rc == SL_OK && reuse) sqlp_reuse_common(p.vertices, p.edges);
     if (rc == SL_OK) {
         job = json_object();
         sql_sbuf name = {0};

@@ -22,6 +22,10 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.path.join(ROOT, os.environ.get("SLUICE_BUILD", "build"))
 BIN = os.path.join(BUILD, "bin")
+# Leaks inside third-party libraries that no change of ours can free
+# (tests/lsan.supp says which and why); inherited by every process started.
+os.environ.setdefault("LSAN_OPTIONS", "suppressions=" + os.path.join(ROOT, "tests", "lsan.supp")
+                      + ":print_suppressions=0")
 
 
 # ---- parallel runs ------------------------------------------------------------

@@ -907,6 +907,102 @@ static void test_statement_sets_and_explain(void)
     sl_sql_session_destroy(s);
 }
 
+/* Edges into vertex `to` (static "from:input,from:input"). */
+static const char *inputs_of(json_t *job, const char *to)
+{
+    static char out[512];
+    size_t i, o = 0;
+    json_t *e;
+    out[0] = '\0';
+    json_array_foreach(json_object_get(job, "edges"), i, e) {
+        if (strcmp(json_string_value(json_object_get(e, "to")), to)) continue;
+        o += (size_t)snprintf(out + o, sizeof out - o, "%s%s:%d", o ? "," : "",
+                              json_string_value(json_object_get(e, "from")),
+                              (int)json_integer_value(json_object_get(e, "input")));
+    }
+    return out;
+}
+
+static const char *vid_of(json_t *v) { return json_string_value(json_object_get(v, "id")); }
+
+/* Common sub-plans: what is computed twice is planned once and read by both
+ * (table.optimizer.reuse-sub-plan-enabled, default true). */
+static void test_reuse_sub_plans(void)
+{
+    /* Nexmark q5's shape: the same HOP count on both sides of a join, one side
+     * projecting fewer columns */
+    const char *q5 =
+        "INSERT INTO hot SELECT A.user_id, A.num FROM (\n"
+        "  SELECT user_id, COUNT(*) AS num, window_start AS s, window_end AS e\n"
+        "  FROM TABLE(HOP(TABLE clicks, DESCRIPTOR(event_time), INTERVAL '2' SECOND, "
+        "INTERVAL '10' SECOND))\n"
+        "  GROUP BY user_id, window_start, window_end) AS A\n"
+        "JOIN (\n"
+        "  SELECT MAX(C.num) AS maxn, C.s, C.e FROM (\n"
+        "    SELECT COUNT(*) AS num, window_start AS s, window_end AS e\n"
+        "    FROM TABLE(HOP(TABLE clicks, DESCRIPTOR(event_time), INTERVAL '2' SECOND, "
+        "INTERVAL '10' SECOND))\n"
+        "    GROUP BY user_id, window_start, window_end) AS C\n"
+        "  GROUP BY C.s, C.e) AS M\n"
+        "ON A.s = M.s AND A.e = M.e AND A.num >= M.maxn;";
+    sl_sql_session *s = clicks_session();
+    CHECK_EQ_STR(run(s, "CREATE TABLE hot (user_id INT, num BIGINT) WITH ('connector' = 'blackhole');"),
+                 "OK");
+    json_error_t je;
+    json_t *j = json_loads(run(s, q5), 0, &je);
+    CHECK(j != NULL);
+    json_t *w = vertex(j, "window", 0);
+    CHECK(w != NULL && vertex(j, "window", 1) == NULL);
+    CHECK_EQ_STR(json_string_value(json_object_get(w, "uid")), "window-clicks-1e8561c4");
+    /* both sides' projections read the one window */
+    CHECK_EQ_STR(inputs_of(j, "window-select"), "window:0");
+    CHECK_EQ_STR(inputs_of(j, "window-select-2"), "window:0");
+    CHECK_EQ_STR(types(j), "datagen calc watermark window calc calc group_aggregate calc "
+                           "regular_join calc calc blackhole");
+    json_decref(j);
+    /* off: each copy planned as written */
+    CHECK_EQ_STR(run(s, "SET 'table.optimizer.reuse-sub-plan-enabled' = 'false';"),
+                 "OK Session property has been set.");
+    j = json_loads(run(s, q5), 0, &je);
+    CHECK(j != NULL);
+    CHECK(vertex(j, "window", 1) != NULL);
+    CHECK_EQ_STR(json_string_value(json_object_get(vertex(j, "window", 1), "uid")),
+                 "window-clicks-1e8561c4-2");
+    json_decref(j);
+    CHECK_EQ_STR(run(s, "SET 'table.optimizer.reuse-sub-plan-enabled' = 'maybe';"),
+                 "ERR: line 1, column 1: 'table.optimizer.reuse-sub-plan-enabled' must be true "
+                 "or false, not 'maybe'");
+    run(s, "RESET 'table.optimizer.reuse-sub-plan-enabled';");
+
+    /* a self-join of one subquery: still two edges from two vertices */
+    j = json_loads(run(s, "INSERT INTO ids SELECT a.id FROM (SELECT id, k FROM seq WHERE id > 5) a\n"
+                          "JOIN (SELECT id, k FROM seq WHERE id > 5) b ON a.id = b.id;"), 0, &je);
+    CHECK(j != NULL);
+    json_t *rj = vertex(j, "regular_join", 0);
+    CHECK(rj != NULL);
+    char a[64], b[64];
+    CHECK_EQ_INT(sscanf(inputs_of(j, vid_of(rj)), "%63[^:]:0,%63[^:]:1", a, b), 2);
+    CHECK(strcmp(a, b) != 0);
+    json_decref(j);
+
+    /* a statement set: one aggregate for two sinks, and both sinks stay, even
+     * two INSERTs of the same rows into one table */
+    CHECK_EQ_STR(run(s, "CREATE TABLE kv2 (k INT, c BIGINT) WITH ('connector' = 'filesystem', "
+                        "'path' = '/tmp/z', 'format' = 'json');"), "OK");
+    j = json_loads(run(s, "EXECUTE STATEMENT SET BEGIN\n"
+                          "  INSERT INTO kv SELECT k, COUNT(*) FROM seq GROUP BY k;\n"
+                          "  INSERT INTO kv2 SELECT k, COUNT(*) FROM seq GROUP BY k;\n"
+                          "  INSERT INTO ids SELECT id FROM seq;\n"
+                          "  INSERT INTO ids SELECT id FROM seq;\n"
+                          "END;"), 0, &je);
+    CHECK(j != NULL);
+    CHECK(vertex(j, "group_aggregate", 0) && !vertex(j, "group_aggregate", 1));
+    CHECK(vertex(j, "file", 1) != NULL);
+    CHECK(vertex(j, "blackhole", 1) != NULL);
+    json_decref(j);
+    sl_sql_session_destroy(s);
+}
+
 /* Arbitrary bytes never crash the front end. */
 static void test_garbage_does_not_crash(void)
 {
@@ -944,4 +1040,5 @@ SL_TEST_MAIN(SL_TEST(test_tokenizer_kinds_and_positions), SL_TEST(test_tokenizer
              SL_TEST(test_plan_group_by_changelog), SL_TEST(test_plan_projection_filter_case_union),
              SL_TEST(test_plan_special_argument_forms),
              SL_TEST(test_stable_uids), SL_TEST(test_statement_sets_and_explain),
+             SL_TEST(test_reuse_sub_plans),
              SL_TEST(test_garbage_does_not_crash))
