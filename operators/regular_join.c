@@ -4,6 +4,9 @@
  * `a JOIN b ON a.k = b.k`), inner, left, right or full outer.
  *
  * Config (plus join-type, left-keys, right-keys: operators/join.h):
+ *   "condition": "num >= maxn"      optional: the rest of the ON condition,
+ *                                   over the joined row's columns; two rows
+ *                                   of a key join only where it is TRUE
  *   "state.ttl" (alias "table.exec.state.ttl"): "1 d"   both sides
  *   "left.state.ttl", "right.state.ttl"                 one side (the
  *                                   STATE_TTL hint); overrides the above
@@ -20,6 +23,10 @@
  *   -D/-U R: for each O row: -D[R, O] (an outer O row left without
  *            partner comes back: +I[null, O]); with no O row and R on an
  *            outer side: -D[R, null]
+ * "O rows" are those of its key for which the condition holds, as Flink
+ * evaluates a join's non-equi condition in the join: so in an outer join it
+ * decides which rows are outer, and an inner join emits only the pairs that
+ * pass (no -D/+I of pairs a filter after the join would drop).
  * A row with a NULL key column matches nothing: on an outer side it goes
  * out padded at once (+I, or -D when retracted), else it is dropped.
  *
@@ -51,12 +58,14 @@
 #include <string.h>
 
 #include "bytes.h"
+#include "expr.h"
 #include "join.h"
 #include "vstate.h"
 
 typedef struct rj_plan {
     sl_join_spec js;
     int64_t ttl[2];
+    sl_expr *cond;  /* "condition" over the joined row, or NULL */
 } rj_plan;
 
 typedef struct rj_state {
@@ -75,6 +84,7 @@ static void rj_plan_free(void *p)
     rj_plan *pl = p;
     if (!pl) return;
     sl_join_spec_free(&pl->js);
+    sl_expr_destroy(pl->cond);
     free(pl);
 }
 
@@ -83,6 +93,24 @@ static void *rj_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
     rj_plan *pl = sl_calloc(1, sizeof *pl);
     const sl_vertex *v = pc->v;
     if (sl_join_plan(pc, &pl->js, err, errlen) != SL_OK) goto fail;
+    json_t *jc = json_object_get(v->config, "condition");
+    if (jc) {
+        char cerr[512];
+        if (!json_is_string(jc)) {
+            sl_seterr(err, errlen, "vertex '%s': condition must be a string expression", v->id);
+            goto fail;
+        }
+        pl->cond = sl_expr_parse(json_string_value(jc), pc->out, cerr, sizeof cerr);
+        if (!pl->cond) {
+            sl_seterr(err, errlen, "vertex '%s': condition: %s", v->id, cerr);
+            goto fail;
+        }
+        if (sl_expr_type(pl->cond) != SL_T_BOOLEAN) {
+            sl_seterr(err, errlen, "vertex '%s': condition must be a BOOLEAN expression, got %s",
+                      v->id, sl_type_name(sl_expr_type(pl->cond)));
+            goto fail;
+        }
+    }
     json_t *jt = json_object_get(v->config, "state.ttl"), *jf = json_object_get(v->config, "table.exec.state.ttl");
     if (jt && jf) {
         sl_seterr(err, errlen, "vertex '%s': set either 'state.ttl' or its alias 'table.exec.state.ttl', "
@@ -166,6 +194,26 @@ static int emit(sl_op *op, sl_rowkind kind, int side, const sl_row *mine, const 
     const sl_row *l = side ? other : mine, *r = side ? mine : other;
     int64_t ts = mine ? mine->ts : other->ts;
     return sl_join_emit(op, &pl->js, st->vals, kind, l, r, ts);
+}
+
+/* The join condition holds for the arriving row (of `side`) and a stored row
+ * of the other side: TRUE only, NULL and FALSE alike fail, as in SQL's ON.
+ * Its scratch strings are given back at once: a row may meet thousands. */
+static int cond_holds(sl_op *op, int side, const sl_row *mine, const sl_row *other, bool *pass)
+{
+    const rj_plan *pl = op->plan;
+    rj_state *st = op->priv;
+    const sl_row *l = side ? other : mine, *r = side ? mine : other;
+    memcpy(st->vals, l->vals, sizeof *st->vals * (size_t)pl->js.nleft);
+    memcpy(st->vals + pl->js.nleft, r->vals, sizeof *st->vals * (size_t)pl->js.nright);
+    sl_row j = {.kind = SL_KIND_INSERT, .n = pl->js.nleft + pl->js.nright, .vals = st->vals,
+                .ts = mine->ts};
+    size_t mark = op->scratch.used;
+    char err[256];
+    int rc = sl_expr_eval_bool(pl->cond, &j, &op->scratch, pass, err, sizeof err);
+    op->scratch.used = mark;
+    if (rc != SL_OK) return sl_op_fail(op, "vertex '%s': condition: %s", pl->js.vid, err);
+    return SL_OK;
 }
 
 static int decode(sl_op *op, int side, const uint8_t *p, size_t n, sl_row *r)
@@ -288,6 +336,11 @@ static int rj_process(sl_op *op, int input, sl_row *row)
         pos += 4 + kl + 8;
         sl_row o;
         if (decode(op, other, k, kl, &o) != SL_OK) return SL_ERR;
+        if (pl->cond) {
+            bool pass;
+            if (cond_holds(op, side, row, &o, &pass) != SL_OK) return SL_ERR;
+            if (!pass) continue;
+        }
         matches += cnt;
         if (acc) {
             if (oouter && assoc == 0)
@@ -307,7 +360,7 @@ static int rj_process(sl_op *op, int input, sl_row *row)
             }
         }
     }
-    if (nothers == 0 && outer && emit(op, acc ? SL_KIND_INSERT : SL_KIND_DELETE, side, row, NULL) != SL_OK)
+    if (matches == 0 && outer && emit(op, acc ? SL_KIND_INSERT : SL_KIND_DELETE, side, row, NULL) != SL_OK)
         return SL_ERR;
 
     const void *v;
@@ -350,7 +403,7 @@ static int rj_on_timer(sl_op *op, sl_time_domain d, int64_t time, const void *ns
     return sl_op_timer_register(op, SL_TIME_PROCESSING, m[1], &nsb, 1);
 }
 
-static const char *const rj_options[] = {"join-type", "left-keys", "right-keys", "state.ttl",
+static const char *const rj_options[] = {"join-type", "left-keys", "right-keys", "condition", "state.ttl",
                                          "table.exec.state.ttl", "left.state.ttl", "right.state.ttl",
                                          NULL};
 

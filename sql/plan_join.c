@@ -9,9 +9,12 @@
  *     by interval literals (`p.ts BETWEEN o.ts - INTERVAL '1' MINUTE AND
  *     o.ts + INTERVAL '1' MINUTE`, `p.ts >= o.ts - ...`, `o.ts < p.ts`):
  *     each is turned into a bound on right.time - left.time;
- *   - anything else: a residual condition. An inner join applies it in a
- *     calc after the join; an outer join refuses it (it would decide which
- *     rows are outer).
+ *   - anything else: a residual condition. A regular join evaluates it
+ *     itself, per pair of rows of a key (its "condition", as Flink's join
+ *     does), so an outer join pads exactly the rows it leaves unmatched and
+ *     an inner join emits no pair it would drop; an interval, window or
+ *     temporal join applies it in a calc after an inner join and refuses it
+ *     in an outer one (it would decide which rows are outer).
  * With a lower and an upper time bound the join is an interval_join
  * (operators/interval_join.c: append-only inputs, state bounded by the
  * interval, the left time attribute stays a time attribute); otherwise it
@@ -458,15 +461,14 @@ static void jplan_free(jplan *j)
     free(j->resid);
 }
 
-/* An inner join's residual conditions (j->resid) as a calc filtering its
- * output: out->vid becomes the calc's. */
-static int resid_filter(plan *p, const jplan *j, rel *out)
+/* The residual conditions (j->resid), ANDed, over the joined row's names. */
+static int resid_cond(plan *p, const sql_join_map *map, const sl_schema *sch, const jplan *j,
+                      sql_node **out)
 {
-    if (!j->nresid) return SL_OK;
     sql_node *cond = NULL;
     for (int i = 0; i < j->nresid; i++) {
         sql_node *r;
-        if (rewrite(p, out->jmap, &out->sch, j->resid[i], &r) != SL_OK) return SL_ERR;
+        if (rewrite(p, map, sch, j->resid[i], &r) != SL_OK) return SL_ERR;
         if (!cond) {
             cond = r;
             continue;
@@ -477,6 +479,17 @@ static int resid_filter(plan *p, const jplan *j, rel *out)
         sql_node_add(p->arena, a, r);
         cond = a;
     }
+    *out = cond;
+    return SL_OK;
+}
+
+/* An inner join's residual conditions as a calc filtering its output:
+ * out->vid becomes the calc's. */
+static int resid_filter(plan *p, const jplan *j, rel *out)
+{
+    if (!j->nresid) return SL_OK;
+    sql_node *cond;
+    if (resid_cond(p, out->jmap, &out->sch, j, &cond) != SL_OK) return SL_ERR;
     sql_join_map *keep = out->jmap; /* the calc's input is the plain joined row */
     out->jmap = NULL;
     int rc = emit_calc(p, out, NULL, 0, cond, "join-filter");
@@ -563,14 +576,16 @@ int sql_plan_join(plan *p, const sql_node *f, rel *out)
                   "a.ts + INTERVAL ...)", j.has_lo ? "below" : "above");
         goto done;
     }
-    if (outer && j.nresid) {
+    int both_windowed = j.s[0].r.windowed && j.s[1].r.windowed;
+    if (outer && j.nresid && (interval || both_windowed)) { /* a regular join takes it */
         char *t = sql_unparse(j.resid[0]);
         rc = PERR(j.resid[0], "%s OUTER JOIN: the condition %s is neither an equality of keys nor "
-                  "a time bound; Sluice supports such conditions in inner joins only", f->s, t);
+                  "a time bound; Sluice supports such conditions in outer regular joins and inner joins only",
+                  f->s, t);
         free(t);
         goto done;
     }
-    if (!interval && j.s[0].r.windowed && j.s[1].r.windowed) {
+    if (!interval && both_windowed) {
         rc = plan_window(p, f, &j, jt, out);
         if (rc != SL_DONE) goto done;
         rc = SL_ERR; /* not on the windows: a regular join, as in Flink */
@@ -615,6 +630,18 @@ int sql_plan_join(plan *p, const sql_node *f, rel *out)
             json_object_set_new(cfg, "table.exec.state.ttl", json_string(p->ttl));
         if (ttl_hint[0]) json_object_set_new(cfg, "left.state.ttl", json_string(ttl_hint[0]));
         if (ttl_hint[1]) json_object_set_new(cfg, "right.state.ttl", json_string(ttl_hint[1]));
+        sql_node *cond;
+        if (j.nresid) { /* evaluated by the join itself */
+            if (resid_cond(p, j.map, &j.out, &j, &cond) != SL_OK) {
+                json_decref(cfg);
+                free(id.s);
+                goto done;
+            }
+            char *txt = sql_unparse(cond);
+            json_object_set_new(cfg, "condition", json_string(txt));
+            free(txt);
+            j.nresid = 0; /* no filter after it */
+        }
     }
     int updating = !interval && (outer || j.s[0].r.updating || j.s[1].r.updating);
     sql_sbuf ident = {0};

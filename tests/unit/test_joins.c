@@ -552,15 +552,24 @@ typedef struct live {
     int count;
 } live;
 
-/* The join of the live rows, as the table should read. */
-static void join_table(const live *L, int nl, const live *R, int nr, int lo, int ro, table *t)
+/* The random join's optional condition: "MOD(id + id0, 3) <> 0", the left
+ * and right ids (the right's id is id0 in the joined row). */
+static int pair_holds(int cond, const live *l, const live *r)
+{
+    return !cond || (l->id + r->id) % 3 != 0;
+}
+
+/* The join of the live rows, as the table should read: rows of a key pair
+ * where the condition (if any) holds; an outer row without one is padded. */
+static void join_table(const live *L, int nl, const live *R, int nr, int lo, int ro, int cond,
+                       table *t)
 {
     t->n = 0;
     for (int i = 0; i < nl; i++)
         for (int c = 0; c < L[i].count; c++) {
             int m = 0;
             for (int j = 0; j < nr; j++)
-                if (L[i].k >= 0 && L[i].k == R[j].k)
+                if (L[i].k >= 0 && L[i].k == R[j].k && pair_holds(cond, &L[i], &R[j]))
                     for (int d = 0; d < R[j].count; d++, m++)
                         snprintf(t->rows[t->n++], ROWLEN, "[l%lld, r%lld]", (long long)L[i].id,
                                  (long long)R[j].id);
@@ -570,7 +579,8 @@ static void join_table(const live *L, int nl, const live *R, int nr, int lo, int
         for (int d = 0; d < R[j].count; d++) {
             int m = 0;
             for (int i = 0; i < nl; i++)
-                if (R[j].k >= 0 && L[i].k == R[j].k && L[i].count) m = 1;
+                if (R[j].k >= 0 && L[i].k == R[j].k && L[i].count && pair_holds(cond, &L[i], &R[j]))
+                    m = 1;
             if (!m) snprintf(t->rows[t->n++], ROWLEN, "[-, r%lld]", (long long)R[j].id);
         }
 }
@@ -591,16 +601,21 @@ static int same_table(table *a, table *b)
     return 1;
 }
 
-static void regular_random(sl_backend_kind bk)
+/* Seeded changelogs on both sides (inserts, duplicates, deletes, updates
+ * that may move a row to another key) against join_table after every step;
+ * with `cond` the join carries a condition beyond the keys, which decides
+ * both the pairs and which outer rows stand alone. */
+static void regular_random(sl_backend_kind bk, int cond)
 {
     static const char *const types[] = {"inner", "left", "right", "full"};
     static live side[2][400];
     static table got, want;
     for (int seed = 1; seed <= 6; seed++)
         for (int ti = 0; ti < 4; ti++) {
-            rng_state = 0x2545f4914f6cdd1dull * (uint64_t)(seed * 7 + ti + 1);
+            rng_state = 0x2545f4914f6cdd1dull * (uint64_t)(seed * 7 + ti + 1 + cond * 100);
             harness h;
-            CHECK(plan(&h, "regular_join", rj_config(types[ti], "")));
+            CHECK(plan(&h, "regular_join",
+                       rj_config(types[ti], cond ? ", \"condition\": \"MOD(id + id0, 3) <> 0\"" : "")));
             CHECK_EQ_INT(open_op(&h, bk), SL_OK);
             int n[2] = {0, 0}, applied = 0;
             got.n = 0;
@@ -641,7 +656,7 @@ static void regular_random(sl_backend_kind bk)
                 }
                 for (; applied < h.log.n; applied++) CHECK(table_apply(&got, h.log.rows[applied]));
                 int lo = ti == 1 || ti == 3, ro = ti == 2 || ti == 3;
-                join_table(side[0], n[0], side[1], n[1], lo, ro, &want);
+                join_table(side[0], n[0], side[1], n[1], lo, ro, cond, &want);
                 if (!same_table(&got, &want)) {
                     fprintf(stderr, "seed %d, %s join, step %d\n", seed, types[ti], step);
                     CHECK(0);
@@ -654,8 +669,25 @@ static void regular_random(sl_backend_kind bk)
         }
 }
 
-static void test_regular_random_hashmap(void) { regular_random(SL_BACKEND_HASHMAP); }
-static void test_regular_random_rocksdb(void) { regular_random(SL_BACKEND_ROCKSDB); }
+static void test_regular_random_hashmap(void) { regular_random(SL_BACKEND_HASHMAP, 0); }
+static void test_regular_random_rocksdb(void) { regular_random(SL_BACKEND_ROCKSDB, 0); }
+static void test_regular_condition_hashmap(void) { regular_random(SL_BACKEND_HASHMAP, 1); }
+static void test_regular_condition_rocksdb(void) { regular_random(SL_BACKEND_ROCKSDB, 1); }
+
+/* A condition the join cannot use is refused at plan time, naming it. */
+static void test_regular_condition_errors(void)
+{
+    harness h;
+    CHECK(!plan(&h, "regular_join", rj_config("left", ", \"condition\": \"id + id0\"")));
+    CHECK(strstr(h.err, "vertex 'j': condition must be a BOOLEAN expression, got BIGINT"));
+    teardown(&h);
+    CHECK(!plan(&h, "regular_join", rj_config("left", ", \"condition\": \"nope > 1\"")));
+    CHECK(strstr(h.err, "vertex 'j': condition: ") && strstr(h.err, "nope"));
+    teardown(&h);
+    CHECK(!plan(&h, "regular_join", rj_config("left", ", \"condition\": 3")));
+    CHECK(strstr(h.err, "vertex 'j': condition must be a string expression"));
+    teardown(&h);
+}
 
 
 /* ---- a hot key, across a checkpoint with rescale -------------------------------------
@@ -1337,7 +1369,9 @@ SL_TEST_MAIN(SL_TEST(test_window_tvf_windows), SL_TEST(test_window_tvf_plan_erro
              SL_TEST(test_regular_scripted_rocksdb), SL_TEST(test_regular_ttl_hashmap),
              SL_TEST(test_regular_ttl_rocksdb), SL_TEST(test_regular_ttl_again_hashmap),
              SL_TEST(test_regular_ttl_again_rocksdb), SL_TEST(test_regular_random_hashmap),
-             SL_TEST(test_regular_random_rocksdb), SL_TEST(test_regular_hot_key_hashmap),
+             SL_TEST(test_regular_random_rocksdb), SL_TEST(test_regular_condition_hashmap),
+             SL_TEST(test_regular_condition_rocksdb), SL_TEST(test_regular_condition_errors),
+             SL_TEST(test_regular_hot_key_hashmap),
              SL_TEST(test_regular_hot_key_rocksdb), SL_TEST(test_temporal_scripted_hashmap),
              SL_TEST(test_temporal_scripted_rocksdb), SL_TEST(test_temporal_random_hashmap),
              SL_TEST(test_temporal_random_rocksdb), SL_TEST(test_window_random_hashmap),
