@@ -168,6 +168,23 @@ def regular_left_join():
     return out
 
 
+def applied_changelog(out):
+    """The enriched sink's changelog applied row by row: the table it ends
+    as (a multiset) and the count of each row kind. Each -D must retract a
+    row the table holds."""
+    table, ops = collections.Counter(), collections.Counter()
+    for row in rows(out):
+        op = row.pop("op", "+I")
+        ops[op] += 1
+        key = (row["order_id"], row["user_id"], row["amount"], row["method"])
+        if op == "+I":
+            table[key] += 1
+        else:
+            assert op == "-D" and table[key] > 0, (op, key, table[key])
+            table[key] -= 1
+    return +table, ops
+
+
 def regular_full_join_with_condition():
     """orders FULL JOIN payments ON order_id AND (amount + pay_id) % 4 <> 0:
     pairs of an order_id for which the condition holds; an order or payment
@@ -207,16 +224,8 @@ FROM orders o FULL JOIN payments p ON o.order_id = p.order_id AND MOD(o.amount +
     finish(cluster, jid)
     plan = cluster.get(f"/jobs/{jid}/plan")["plan"]["nodes"]
     assert "join-filter" not in json.dumps(plan), plan  # no filter after the join
-    table = collections.Counter()
-    for row in rows(out):
-        op = row.pop("op", "+I")
-        key = (row["order_id"], row["user_id"], row["amount"], row["method"])
-        if op == "+I":
-            table[key] += 1
-        else:
-            assert op == "-D" and table[key] > 0, (op, key, table[key])
-            table[key] -= 1
-    assert +table == regular_full_join_with_condition()
+    table, _ = applied_changelog(out)
+    assert table == regular_full_join_with_condition()
 
 
 def test_regular_left_join_changelog_across_two_taskmanagers(cluster, workdir):
@@ -227,10 +236,7 @@ def test_regular_left_join_changelog_across_two_taskmanagers(cluster, workdir):
     cluster.add_tm(slots=1)
     cluster.add_tm(slots=1)
     out = os.path.join(workdir, "regular")
-    r = run_sql(cluster, workdir, "regular.sql", FEEDERS + f"""
-CREATE TABLE enriched (order_id INT, user_id INT, amount INT, `method` STRING)
-  WITH ('connector' = 'filesystem', 'path' = 'file://{out}', 'format' = 'json');
-SET 'parallelism.default' = '2';
+    r = run_sql(cluster, workdir, "regular.sql", FEEDERS + enriched_sink(out) + """
 INSERT INTO enriched
 SELECT o.order_id, o.user_id, o.amount, p.`method`
 FROM orders o LEFT JOIN payments p ON o.order_id = p.order_id;
@@ -241,17 +247,8 @@ FROM orders o LEFT JOIN payments p ON o.order_id = p.order_id;
     finish(cluster, jid)
     subs = cluster.get(f"/sluice/jobs/{jid}/vertices/{join_vertex(cluster, jid, 'join')}/subtasks")["subtasks"]
     assert len({s["taskmanager-id"] for s in subs}) == 2, subs
-    table, ops = collections.Counter(), collections.Counter()
-    for row in rows(out):
-        op = row.pop("op", "+I")
-        ops[op] += 1
-        key = (row["order_id"], row["user_id"], row["amount"], row["method"])
-        if op == "+I":
-            table[key] += 1
-        else:
-            assert op == "-D" and table[key] > 0, (op, key, table[key])
-            table[key] -= 1
-    assert +table == regular_left_join()
+    table, ops = applied_changelog(out)
+    assert table == regular_left_join()
     # Flink's join changelog: inserts and deletes. How many -D there are
     # depends on which feeder runs ahead (a payment before its order retracts
     # nothing), so only their kind is fixed here; the retractions themselves
