@@ -19,104 +19,182 @@ PKGS := libevent libevent_pthreads libprotobuf-c rocksdb rdkafka libmicrohttpd j
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
-CFLAGS := -std=c11 -D_GNU_SOURCE $(OPT) -Wall -Wextra -Wshadow -Wno-unused-parameter \
-          -pthread -MMD -MP -I. -Icommon -Ioperators -I$(B)/gen $(PKG_CFLAGS) $(SANFLAGS) $(EXTRA_CFLAGS)
+# The tree is layered (docs/ARCHITECTURE.md): each folder below is one
+# layer, built into its own static library, and sees only its own headers
+# and those of the layers under it. A layer's library must link against the
+# libraries under it alone (the layer check at the end of `make`), so a
+# call upward fails to compile -- the header is not on the path -- and,
+# declared by hand, fails to link.
+#   lib -> core -> lang -> runtime -> operators -> sql -> api
+#       -> jobmanager | taskmanager | cli   (never each other)
+LAYERS := lib core lang runtime operators sql api
+TOPS := jobmanager taskmanager cli
+
+BASE_CFLAGS := -std=c11 -D_GNU_SOURCE $(OPT) -Wall -Wextra -Wshadow -Wno-unused-parameter \
+               -pthread -MMD -MP $(PKG_CFLAGS) $(SANFLAGS) $(EXTRA_CFLAGS)
+# each layer's include path: its own folder and every folder under it
+# (generated code beside the layer that owns it: protobuf in core, the
+# grammar in lang)
+INC_lib := -Ilib
+INC_core := $(INC_lib) -Icore -I$(B)/gen/core
+INC_lang := $(INC_core) -Ilang -I$(B)/gen/lang
+INC_runtime := $(INC_lang) -Iruntime
+INC_operators := $(INC_runtime) -Ioperators
+INC_sql := $(INC_operators) -Isql
+INC_api := $(INC_sql) -Iapi
+INC_jobmanager := $(INC_api) -Ijobmanager
+INC_taskmanager := $(INC_api) -Itaskmanager
+INC_cli := $(INC_api) -Icli
+# tests, test tools and fuzz targets stand above everything
+INC_all := $(INC_api) -Ijobmanager -Itaskmanager -Icli
+# C jobs and operator plugins see the public ABI headers only: the operator
+# contract (core), the DataStream API (api) and what those include
+INC_plugin := $(INC_api)
+CFLAGS := $(BASE_CFLAGS) $(INC_all)
 LDFLAGS := -pthread -rdynamic $(SANFLAGS)
 # the ZooKeeper C client (multi-threaded) has no pkg-config file
 LIBS := $(PKG_LIBS) -lzookeeper_mt -lm -ldl
 
 PROTOS := $(wildcard proto/*.proto)
-PROTO_C := $(patsubst proto/%.proto,$(B)/gen/%.pb-c.c,$(PROTOS))
+PROTO_C := $(patsubst proto/%.proto,$(B)/gen/core/%.pb-c.c,$(PROTOS))
 PROTO_H := $(PROTO_C:.c=.h)
 
 # The SQL grammar: lemon generates the parser at build time, like protoc-c.
 LEMON ?= lemon
 LEMPAR ?= /usr/share/lemon/lempar.c
-SQL_GEN_C := $(B)/gen/grammar.c
-SQL_GEN_H := $(B)/gen/grammar.h
+SQL_GEN_C := $(B)/gen/lang/grammar.c
+SQL_GEN_H := $(B)/gen/lang/grammar.h
 
-COMMON_SRC := $(wildcard common/*.c)
-OPS_SRC := $(wildcard operators/*.c)
-TM_SRC := $(filter-out taskmanager/main.c,$(wildcard taskmanager/*.c))
-JM_SRC := $(filter-out jobmanager/main.c,$(wildcard jobmanager/*.c))
-CLI_SRC := $(filter-out cli/main.c,$(wildcard cli/*.c))
-SQL_SRC := $(wildcard sql/*.c)
+# sources per layer; the top layers' main.c goes into the binary, not the library
+SRC_lib := $(wildcard lib/*.c)
+SRC_core := $(wildcard core/*.c)
+SRC_lang := $(wildcard lang/*.c)
+SRC_runtime := $(wildcard runtime/*.c)
+SRC_operators := $(wildcard operators/*.c)
+SRC_sql := $(wildcard sql/*.c)
+SRC_api := $(wildcard api/*.c)
+SRC_jobmanager := $(filter-out jobmanager/main.c,$(wildcard jobmanager/*.c))
+SRC_taskmanager := $(filter-out taskmanager/main.c,$(wildcard taskmanager/*.c))
+SRC_cli := $(filter-out cli/main.c,$(wildcard cli/*.c))
 TEST_SRC := $(wildcard tests/unit/test_*.c)
 
 obj = $(patsubst %.c,$(B)/obj/%.o,$(1))
-CORE_OBJ := $(call obj,$(COMMON_SRC) $(OPS_SRC) $(TM_SRC) $(JM_SRC) $(CLI_SRC) $(SQL_SRC)) \
-            $(patsubst %.c,%.o,$(PROTO_C)) $(SQL_GEN_C:.c=.o)
+# the generated code belongs to its layer's library
+GEN_OBJ_core := $(PROTO_C:.c=.o)
+GEN_OBJ_lang := $(SQL_GEN_C:.c=.o)
+layer_lib = $(B)/lib/libsl_$(1).a
+LIB_OBJ = $(call obj,$(SRC_$(1))) $(GEN_OBJ_$(1))
+
+# libraries from the top down, the order the linker reads them in
+BELOW_lib :=
+BELOW_core := lib
+BELOW_lang := core lib
+BELOW_runtime := lang core lib
+BELOW_operators := runtime lang core lib
+BELOW_sql := operators runtime lang core lib
+BELOW_api := sql operators runtime lang core lib
+BELOW_jobmanager := api sql operators runtime lang core lib
+BELOW_taskmanager := $(BELOW_jobmanager)
+BELOW_cli := $(BELOW_jobmanager)
+libs_of = $(foreach l,$(1),$(call layer_lib,$(l)))
 
 BINS := $(B)/bin/sluice-jobmanager $(B)/bin/sluice-taskmanager $(B)/bin/sluice
 TESTS := $(patsubst tests/unit/%.c,$(B)/tests/%,$(TEST_SRC))
 # operator plugins the test suite loads into both daemons
 PLUGINS := $(patsubst tests/plugins/%.c,$(B)/plugins/%.so,$(wildcard tests/plugins/*.c))
-# C jobs (common/datastream.h) shipped as examples
+# C jobs (api/datastream.h) shipped as examples
 CJOBS := $(patsubst examples/datastream/%.c,$(B)/examples/%.so,$(wildcard examples/datastream/*.c))
+# one stamp per layer: its library links against the layers under it alone
+LAYER_CHECKS := $(patsubst %,$(B)/layers/%.ok,$(LAYERS) $(TOPS))
 
 # test tools: librdkafka's mock cluster as a process (tests/tools/kafka_mock.c)
 TOOLS := $(B)/tools/kafka_mock
 
-.PHONY: all deps run test unit clean format examples fuzz fuzz-seeds
-all: $(BINS) $(TESTS) $(PLUGINS) $(CJOBS) $(TOOLS)
+.PHONY: all deps run test unit clean format examples fuzz fuzz-seeds layers
+all: $(BINS) $(TESTS) $(PLUGINS) $(CJOBS) $(TOOLS) $(LAYER_CHECKS)
 
-$(B)/gen/%.pb-c.c $(B)/gen/%.pb-c.h: proto/%.proto
-	@mkdir -p $(B)/gen
-	protoc-c --proto_path=proto --c_out=$(B)/gen $<
+$(B)/gen/core/%.pb-c.c $(B)/gen/core/%.pb-c.h: proto/%.proto
+	@mkdir -p $(B)/gen/core
+	protoc-c --proto_path=proto --c_out=$(B)/gen/core $<
 
-$(B)/gen/%.pb-c.o: $(B)/gen/%.pb-c.c
-	$(CC) $(CFLAGS) -Wno-shadow -c $< -o $@
+$(B)/gen/core/%.pb-c.o: $(B)/gen/core/%.pb-c.c
+	$(CC) $(BASE_CFLAGS) $(INC_core) -Wno-shadow -c $< -o $@
 
 # lemon writes grammar.c, grammar.h and grammar.out next to each other.
-$(SQL_GEN_C) $(SQL_GEN_H) &: sql/grammar.y
-	@mkdir -p $(B)/gen
-	$(LEMON) -T$(LEMPAR) -d$(B)/gen -q sql/grammar.y
+$(SQL_GEN_C) $(SQL_GEN_H) &: lang/grammar.y
+	@mkdir -p $(B)/gen/lang
+	$(LEMON) -T$(LEMPAR) -d$(B)/gen/lang -q lang/grammar.y
 	@touch $(SQL_GEN_C) $(SQL_GEN_H)
 
 # lempar.c fetches the extra argument in functions that do not use it.
 $(SQL_GEN_C:.c=.o): $(SQL_GEN_C)
-	$(CC) $(CFLAGS) -Wno-unused-variable -c $< -o $@
+	$(CC) $(BASE_CFLAGS) $(INC_lang) -Wno-unused-variable -c $< -o $@
 
+# Each layer's sources compile with that layer's include path only.
 # grammar.h is order-only: it must exist first; the -MMD files say who includes it.
-$(B)/obj/%.o: %.c $(PROTO_H) | $(SQL_GEN_H)
+define layer_rules
+$(B)/obj/$(1)/%.o: $(1)/%.c $(PROTO_H) | $(SQL_GEN_H)
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(BASE_CFLAGS) $$(INC_$(1)) -c $$< -o $$@
+
+$(call layer_lib,$(1)): $(call LIB_OBJ,$(1))
+	@mkdir -p $$(dir $$@)
+	@rm -f $$@
+	ar rcs $$@ $$^
+endef
+$(foreach l,$(LAYERS) $(TOPS),$(eval $(call layer_rules,$(l))))
+
+# tests and tools see every layer
+$(B)/obj/tests/%.o: tests/%.c $(PROTO_H) | $(SQL_GEN_H)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 
+# The layer check: link each layer's whole library against the libraries
+# under it and nothing else; an undefined reference is a call upward (or
+# sideways between the JobManager, the TaskManager and the CLI).
+$(B)/obj/layer_check_main.o: scripts/layer_check_main.c
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) -c $< -o $@
+
+$(B)/layers/%.ok: $(B)/obj/layer_check_main.o $(foreach l,$(LAYERS) $(TOPS),$(call layer_lib,$(l)))
+	@mkdir -p $(dir $@)
+	@./scripts/check-layer.sh "$(CC) $(LDFLAGS)" $* $(B)/obj/layer_check_main.o \
+	    $(call layer_lib,$*) "$(call libs_of,$(BELOW_$*))" "$(LIBS)" && touch $@
+
+layers: $(LAYER_CHECKS)
+
 # A plugin resolves Sluice's symbols against the daemon that loads it
-# (the daemons link with -rdynamic and the whole library).
+# (the daemons link with -rdynamic and every layer's whole library).
 $(B)/plugins/%.so: tests/plugins/%.c $(PROTO_H)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -fPIC -shared -o $@ $<
+	$(CC) $(BASE_CFLAGS) $(INC_plugin) -fPIC -shared -o $@ $<
 
 $(B)/examples/%.so: examples/datastream/%.c $(PROTO_H)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -fPIC -shared -o $@ $<
+	$(CC) $(BASE_CFLAGS) $(INC_plugin) -fPIC -shared -o $@ $<
 
 examples: $(CJOBS)
 
-$(B)/libsluice.a: $(CORE_OBJ)
-	@rm -f $@
-	ar rcs $@ $^
+# A daemon or the CLI: its main, then its own layer and every layer under
+# it, whole (plugins and C jobs resolve against any of it).
+define bin_rule
+$(B)/bin/$(1): $(call obj,$(2)/main.c) $(call libs_of,$(2) $(BELOW_$(2)))
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(LDFLAGS) -o $$@ $(call obj,$(2)/main.c) -Wl,--whole-archive \
+	    $(call libs_of,$(2) $(BELOW_$(2))) -Wl,--no-whole-archive $$(LIBS)
+endef
+$(eval $(call bin_rule,sluice-jobmanager,jobmanager))
+$(eval $(call bin_rule,sluice-taskmanager,taskmanager))
+$(eval $(call bin_rule,sluice,cli))
 
-$(B)/bin/sluice-jobmanager: $(call obj,jobmanager/main.c) $(B)/libsluice.a
-	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $(call obj,jobmanager/main.c) -Wl,--whole-archive $(B)/libsluice.a -Wl,--no-whole-archive $(LIBS)
-
-$(B)/bin/sluice-taskmanager: $(call obj,taskmanager/main.c) $(B)/libsluice.a
-	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $(call obj,taskmanager/main.c) -Wl,--whole-archive $(B)/libsluice.a -Wl,--no-whole-archive $(LIBS)
-
-$(B)/bin/sluice: $(call obj,cli/main.c) $(B)/libsluice.a
-	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $(call obj,cli/main.c) -Wl,--whole-archive $(B)/libsluice.a -Wl,--no-whole-archive $(LIBS)
-
+ALL_LIBS := $(call libs_of,$(TOPS) api $(BELOW_api))
 $(B)/tools/kafka_mock: $(B)/obj/tests/tools/kafka_mock.o
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
 
-$(B)/tests/%: $(B)/obj/tests/unit/%.o $(B)/libsluice.a
+$(B)/tests/%: $(B)/obj/tests/unit/%.o $(ALL_LIBS)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+	$(CC) $(LDFLAGS) -o $@ $< $(ALL_LIBS) $(LIBS)
 
 deps:
 	@./scripts/install-deps.sh
@@ -131,11 +209,11 @@ FUZZ_SECONDS ?= 5
 FUZZ_ALL := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_TARGETS ?= $(FUZZ_ALL)
 FZ := $(B)/fuzz
-FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -O1 -g -pthread -I. -Icommon -Ioperators -I$(B)/gen \
+FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -O1 -g -pthread $(INC_all) \
                $(PKG_CFLAGS) -fsanitize=fuzzer-no-link,address,undefined \
                -fno-sanitize-recover=undefined -Wno-unused-command-line-argument \
                -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
-FUZZ_LIB_SRC := $(COMMON_SRC) $(OPS_SRC) $(TM_SRC) $(JM_SRC) $(SQL_SRC)
+FUZZ_LIB_SRC := $(foreach l,$(LAYERS) jobmanager taskmanager,$(SRC_$(l)))
 FUZZ_LIB_OBJ := $(patsubst %.c,$(FZ)/obj/%.o,$(FUZZ_LIB_SRC)) \
                 $(patsubst $(B)/gen/%.c,$(FZ)/obj/gen/%.o,$(PROTO_C) $(SQL_GEN_C))
 
@@ -190,3 +268,7 @@ fuzz-seeds: $(FZ)/libsluice-fuzz.a $(PROTO_H)
 	    $(FZ)/libsluice-fuzz.a $(LIBS) -fsanitize=fuzzer-no-link
 	mkdir -p tests/fuzz/rows tests/fuzz/data tests/fuzz/control tests/fuzz/snapshot
 	$(FZ)/make_seeds
+
+# `make print-INC_core` and the like: a variable's value, for tests/test_layers.py.
+print-%:
+	@echo '$($*)'

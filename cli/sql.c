@@ -44,8 +44,8 @@
 #include "cli.h"
 #include "jobgraph.h"
 #include "operator.h"
-#include "sql/parse.h"
-#include "sql/sql.h"
+#include "parse.h"
+#include "sql.h"
 #include "sql_remote.h"
 #include "sql_results.h"
 

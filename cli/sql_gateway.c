@@ -38,7 +38,7 @@
 
 #include "cli.h"
 #include "expr.h"
-#include "sql/sql.h"
+#include "sql.h"
 
 
 #define MAX_BODY (1u << 20)

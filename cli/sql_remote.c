@@ -14,7 +14,7 @@
 #include <jansson.h>
 
 #include "cli.h"
-#include "sql/sql.h"
+#include "sql.h"
 #include "sql_remote.h"
 #include "sql_results.h"
 

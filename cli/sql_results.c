@@ -32,7 +32,7 @@
 #include <jansson.h>
 
 #include "cli.h"
-#include "sql/sql.h"
+#include "sql.h"
 #include "sql_results.h"
 
 #define MAX_COL_WIDTH 30

@@ -10,7 +10,7 @@
 #include <jansson.h>
 
 #include "cli.h"
-#include "sql/sql.h"
+#include "sql.h"
 
 /* Where the rows come from: pages of ["+I", "value", null, ...] rows. next()
  * gives the next page (borrowed until the next call; may be empty) and

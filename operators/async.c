@@ -48,7 +48,7 @@
 #include <unistd.h>
 #include <sys/eventfd.h>
 
-#include "datastream.h"
+#include "dsfn.h"
 #include "jobgraph.h"
 #include "runtime.h"
 #include "userfn.h"

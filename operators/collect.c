@@ -81,7 +81,7 @@ static int collect_open(sl_op *op)
     collect_state *st = sl_calloc(1, sizeof *st);
     st->cap = 4096;
     st->buf = sl_malloc(st->cap);
-    st->fd = sl_collect_credit_fd();
+    st->fd = sl_op_collect_credit_fd(op);
     st->gated = op->final_checkpoint; /* checkpoints will be taken */
     op->priv = st;
     op->proc_time_at = INT64_MAX;
@@ -148,7 +148,7 @@ static int send_rows(sl_op *op, int maxk, int end)
     }
     int last = end && k == st->nrows;
     char err[256];
-    int rc = sl_collect_send(st->buf + st->head, to - st->head, k, st->next, last, err, sizeof err);
+    int rc = sl_op_collect_send(op, st->buf + st->head, to - st->head, k, st->next, last, err, sizeof err);
     if (rc == SL_ERR) return sl_op_fail(op, "%s", err);
     st->head = to;
     st->nrows -= k;
@@ -181,7 +181,7 @@ static int send_available(sl_op *op, int partial)
     collect_state *st = op->priv;
     int rc = SL_OK;
     while (rc == SL_OK && releasable(st) > 0) {
-        int k = SL_MIN(SL_MIN(releasable(st), SL_COLLECT_BATCH_ROWS), sl_collect_credit_now());
+        int k = SL_MIN(SL_MIN(releasable(st), SL_COLLECT_BATCH_ROWS), sl_op_collect_credit_now(op));
         if (k <= 0 || (k < SL_COLLECT_BATCH_ROWS && !partial)) break;
         rc = send_rows(op, k, 0);
     }

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "datastream.h"
+#include "dsfn.h"
 #include "jobgraph.h"
 #include "operator.h"
 #include "userfn.h"

@@ -30,7 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "datastream.h"
+#include "dsfn.h"
 #include "jobgraph.h"
 #include "runtime.h"
 #include "userfn.h"

@@ -40,7 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "datastream.h"
+#include "dsfn.h"
 #include "expr.h"
 #include "jobgraph.h"
 #include "operator.h"

@@ -22,8 +22,8 @@
 
 #include "expr.h"
 #include "sl.h"
-#include "sql/parse.h"
-#include "sql/sql_int.h"
+#include "parse.h"
+#include "sql_int.h"
 #include "config.h"
 #include "jobgraph.h"
 

@@ -30,7 +30,7 @@
 
 #include "expr.h"
 #include "sl.h"
-#include "sql/sql_int.h"
+#include "sql_int.h"
 
 enum { CM_I = 1, CM_UB = 2, CM_UA = 4, CM_D = 8, CM_NONE = 16, CM_UNKNOWN = -1 };
 

@@ -15,8 +15,8 @@
 #include <jansson.h>
 
 #include "row.h"
-#include "sql/ast.h"
-#include "sql/sql_int.h"
+#include "ast.h"
+#include "sql_int.h"
 
 #define rel_free sqlp_rel_free
 #define rel_copy sqlp_rel_copy

@@ -44,8 +44,8 @@
 #include "expr.h"
 #include "operator.h"
 #include "sl.h"
-#include "sql/parse.h"
-#include "sql/plan_int.h"
+#include "parse.h"
+#include "plan_int.h"
 
 #define PERR(node, ...) plan_err(p, (node), __VA_ARGS__)
 

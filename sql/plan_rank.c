@@ -38,7 +38,7 @@
 #include <strings.h>
 
 #include "sl.h"
-#include "sql/plan_int.h"
+#include "plan_int.h"
 
 #define PERR(node, ...) plan_err(p, (node), __VA_ARGS__)
 

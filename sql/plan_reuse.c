@@ -24,7 +24,7 @@
 #include <jansson.h>
 
 #include "sl.h"
-#include "sql/plan_int.h"
+#include "plan_int.h"
 
 static const char *vid(const json_t *v) { return json_string_value(json_object_get(v, "id")); }
 

@@ -48,9 +48,9 @@
 
 #include "expr.h"
 #include "sl.h"
-#include "sql/parse.h"
-#include "sql/sql_int.h"
-#include "sql/plan_int.h"
+#include "parse.h"
+#include "sql_int.h"
+#include "plan_int.h"
 
 /* ---- plans (struct rel, struct plan: sql/plan_int.h) ------------------------ */
 
@@ -1676,6 +1676,16 @@ static json_t *plan_stmt(const sql_catalog *cat, char **okeys, char **ovals, int
     for (int i = 0; i < nsinks; i++) free(sinks[i]);
     plan_free(&p);
     return job;
+}
+
+void sl_sql_stream_clear(sl_sql_stream *o)
+{
+    if (!o) return;
+    free(o->vertex);
+    sl_schema_free(&o->cols);
+    free(o->updater);
+    free(o->rowtime);
+    memset(o, 0, sizeof *o);
 }
 
 int sql_plan_into(const sql_catalog *cat, char **okeys, char **ovals, int nopts,

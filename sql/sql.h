@@ -16,6 +16,8 @@
 
 #include <stddef.h>
 
+#include "row.h"
+
 typedef struct sl_sql_session sl_sql_session;
 
 typedef enum {
@@ -72,5 +74,15 @@ int sl_sql_options(const sl_sql_session *s, char *const **keys, char *const **va
 
 /* A session option (SET), or NULL; borrowed until it changes. */
 const char *sl_sql_option(const sl_sql_session *s, const char *key);
+
+/* What a query planned into a job graph gave. */
+typedef struct sl_sql_stream {
+    char *vertex;      /* the vertex the result leaves from */
+    sl_schema cols;    /* its columns */
+    int updating;      /* the rows are a changelog with -U/+U/-D */
+    char *updater;     /* when updating: the operator that made it so */
+    char *rowtime;     /* the result's event-time attribute, or NULL */
+} sl_sql_stream;
+void sl_sql_stream_clear(sl_sql_stream *o); /* frees what *o holds, zeroes it */
 
 #endif

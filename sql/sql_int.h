@@ -9,9 +9,9 @@
 
 #include "row.h"
 #include "sl.h"
-#include "sql/ast.h"
-#include "sql/sql.h"
-#include "sql/bridge.h"
+#include "ast.h"
+#include "parse.h"
+#include "sql.h"
 
 typedef struct sql_column {
     char *name;
@@ -108,23 +108,6 @@ int sql_plan_into(const sql_catalog *cat, char **okeys, char **ovals, int nopts,
  * SL_OK with *schema filled (caller frees with sl_schema_free). */
 int sql_plan_schema(const sql_catalog *cat, const sql_node *query, sl_schema *schema, char *err,
                     size_t errlen);
-
-/* Write an expression back as calc expression text (caller frees). */
-char *sql_unparse(const sql_node *e);
-
-/* An identifier as calc reads it: bare when plain, else `back-quoted`
- * (caller frees). */
-char *sql_quote_ident(const char *s);
-
-/* A growing NUL-terminated string; {0} is empty. */
-typedef struct sql_sbuf {
-    char *s;
-    size_t n, cap;
-} sql_sbuf;
-void sql_sb_put(sql_sbuf *b, const char *s, size_t n);
-void sql_sb_str(sql_sbuf *b, const char *s);
-void sql_sb_fmt(sql_sbuf *b, const char *fmt, ...) SL_PRINTF(2, 3);
-char *sql_sb_take(sql_sbuf *b); /* the string (caller frees; "" when empty) */
 
 /* Levenshtein distance, for did-you-mean. */
 int sql_edit_distance(const char *a, const char *b);

@@ -24,13 +24,12 @@
 
 #define COLLECT_WAIT_MS 200
 
-_Thread_local tm_task *tm_self;
-
-int sl_collect_send(const char *rows, size_t len, int nrows, uint64_t offset, int end, char *err,
-                    size_t errlen)
+int tm_collect_send(void *ctx, const char *rows, size_t len, int nrows, uint64_t offset, int end,
+                    char *err, size_t errlen)
 {
-    tm_task *t = tm_self;
-    if (!t) return sl_seterr(err, errlen, "the collect sink runs only in a TaskManager's task");
+    tm_task *t = ctx;
+    SL_UNUSED(err);
+    SL_UNUSED(errlen);
     tm_deploy *d = t->d;
     pthread_mutex_lock(&d->collect_mu);
     while (d->collect_credit < nrows && !__atomic_load_n(&d->cancelled, __ATOMIC_RELAXED)) {
@@ -65,19 +64,19 @@ int sl_collect_send(const char *rows, size_t len, int nrows, uint64_t offset, in
     return SL_OK;
 }
 
-int sl_collect_credit_now(void)
+int tm_collect_credit_now(void *ctx)
 {
-    tm_task *t = tm_self;
-    if (!t) return 0;
+    tm_task *t = ctx;
     pthread_mutex_lock(&t->d->collect_mu);
     int credit = t->d->collect_credit;
     pthread_mutex_unlock(&t->d->collect_mu);
     return credit;
 }
 
-int sl_collect_credit_fd(void)
+int tm_collect_credit_fd(void *ctx)
 {
-    return tm_self ? tm_self->d->collect_efd : -1;
+    tm_task *t = ctx;
+    return t->d->collect_efd;
 }
 
 void tm_collect_credit(tm_deploy *d, int rows)

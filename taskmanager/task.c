@@ -267,6 +267,14 @@ static void task_info(void *ctx, int pos, const char *json)
     pthread_mutex_unlock(&t->gate.mu);
 }
 
+/* What the runtime's operators get from the TaskManager (runtime.h). */
+static const sl_rt_host task_host = {
+    .set_info = task_info,
+    .collect_send = tm_collect_send,
+    .collect_credit_now = tm_collect_credit_now,
+    .collect_credit_fd = tm_collect_credit_fd,
+};
+
 static int open_chain(run *r)
 {
     tm_task *t = r->t;
@@ -284,7 +292,7 @@ static int open_chain(run *r)
         const sl_vertex *v = &g->v[r->ch->vertices[k]];
         sl_op *op = &r->ops[k];
         sl_rt_init(op, v, t->subtask, g->max_parallelism);
-        sl_rt_set_info_fn(op, task_info, t, k);
+        sl_rt_set_host(op, &task_host, t, k);
         op->out_stream = stdout;
         /* a restored job stages like a checkpointed one: its sinks' state
          * records what was pending */
@@ -1119,7 +1127,6 @@ static void *task_main(void *arg)
 {
     tm_task *t = arg;
     tm_deploy *d = t->d;
-    tm_self = t; /* for a collect sink in its chain (collect.c) */
     run r;
     memset(&r, 0, sizeof r);
     r.t = t;

@@ -318,9 +318,13 @@ void tm_net_report_direct(tm_net *n, const char *job_id, uint32_t attempt, int c
                           Sluice__TaskState s, const char *error);
 void tm_net_flush_peers(tm_net *n);
 
-/* collect.c: the task a thread runs (set by the task thread itself), credit
- * from the JobManager (network thread), freeing a list of batches. */
-extern _Thread_local tm_task *tm_self;
+/* collect.c: the collect channel of a task's collect sink (the host calls
+ * of runtime/runtime.h, ctx the tm_task; task thread), credit from the
+ * JobManager (network thread), freeing a list of batches. */
+int tm_collect_send(void *ctx, const char *rows, size_t len, int nrows, uint64_t offset, int end,
+                    char *err, size_t errlen);
+int tm_collect_credit_now(void *ctx);
+int tm_collect_credit_fd(void *ctx);
 void tm_collect_credit(tm_deploy *d, int rows);
 void tm_collect_out_free(tm_collect_out *o);
 

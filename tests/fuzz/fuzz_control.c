@@ -28,7 +28,7 @@
 
 #include "bytes.h"
 #include "frame.h"
-#include "jobmanager/jm.h"
+#include "jm.h"
 #include "log.h"
 #include "operator.h"
 

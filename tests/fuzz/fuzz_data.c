@@ -12,7 +12,7 @@
 
 #include "bytes.h"
 #include "row.h"
-#include "taskmanager/tm.h"
+#include "tm.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -16,8 +16,8 @@
 #include <string.h>
 
 #include "expr.h"
-#include "sql/parse.h"
-#include "sql/sql.h"
+#include "parse.h"
+#include "sql.h"
 
 static const char setup[] =
     "CREATE TABLE clicks (user_id INT, url STRING, ts AS CAST(CURRENT_TIMESTAMP AS "

@@ -17,7 +17,7 @@
 #include <event2/thread.h>
 
 #include "log.h"
-#include "taskmanager/tm.h"
+#include "tm.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

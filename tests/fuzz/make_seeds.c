@@ -15,7 +15,7 @@
 #include "snapshot.h"
 #include "snapshot.pb-c.h"
 #include "control.pb-c.h"
-#include "taskmanager/buffer.h"
+#include "buffer.h"
 
 static void put(const char *target, const char *name, const void *p, size_t n)
 {

@@ -9,8 +9,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "sql/parse.h"
-#include "sql/sql.h"
+#include "parse.h"
+#include "sql.h"
 
 /* What one statement's result prints as (a job, text, OK...). */
 typedef void (*sql_run_fmt)(const sl_sql_result *r, char *out, size_t cap);

@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "operators/agg.h"
+#include "agg.h"
 #include "sl_test.h"
 
 enum { CB, CI, CL, CD, CS, CT, CY, NCOLS };

@@ -25,7 +25,7 @@
 #include <event2/keyvalq_struct.h>
 #include <jansson.h>
 
-#include "cli/cli.h"
+#include "cli.h"
 #include "sl_test.h"
 
 static void utc(void)

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "common/config.h"
+#include "config.h"
 #include "sl_test.h"
 
 /* Write `text` to a fresh temporary file whose name goes into `path`. */

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "sl_test.h"
-#include "taskmanager/tm.h"
+#include "tm.h"
 #include "config.h"
 #include "keygroup.h"
 

@@ -13,7 +13,7 @@
 #include <event2/event.h>
 #include <event2/thread.h>
 
-#include "jobmanager/jm.h"
+#include "jm.h"
 #include "sl_test.h"
 
 static void exp_config(jm *j, jm_job *job, int64_t initial, int64_t max, double mult,

@@ -11,8 +11,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "common/config.h"
-#include "common/prom.h"
+#include "config.h"
+#include "prom.h"
 #include "sl_test.h"
 
 static void test_text_names_labels_and_values(void)

@@ -16,8 +16,8 @@
 
 #include "sl_test.h"
 #include "expr.h"
-#include "sql/parse.h"
-#include "sql/sql.h"
+#include "parse.h"
+#include "sql.h"
 #include "grammar.h"
 #include "sql_run.h"
 

@@ -14,8 +14,8 @@
 #include "jobgraph.h"
 #include "operator.h"
 #include "sl_test.h"
-#include "sql/parse.h"
-#include "sql/sql.h"
+#include "parse.h"
+#include "sql.h"
 #include "sql_run.h"
 
 static char graph_err[512];

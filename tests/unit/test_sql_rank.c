@@ -13,9 +13,9 @@
 #include "operator.h"
 #include "sql_run.h"
 #include "sl_test.h"
-#include "sql/ast.h"
-#include "sql/parse.h"
-#include "sql/sql.h"
+#include "ast.h"
+#include "parse.h"
+#include "sql.h"
 
 static const char *expr(const char *e)
 {

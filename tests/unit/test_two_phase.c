@@ -30,8 +30,8 @@
 #include "operator.h"
 #include "runtime.h"
 #include "sl_test.h"
-#include "sql/parse.h"
-#include "sql/sql.h"
+#include "parse.h"
+#include "sql.h"
 
 extern const sl_op_def sl_op_window;
 extern const sl_op_def sl_op_group_aggregate;

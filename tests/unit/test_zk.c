@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/zk.h"
+#include "zk.h"
 #include "sl_test.h"
 
 static sl_config *conf(const char *root, const char *cid)

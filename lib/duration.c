@@ -3,6 +3,7 @@
  * time unit from one table, checked for sign and int64 overflow.
  */
 #include "duration.h"
+#include "sl.h"
 
 #include <string.h>
 #include <strings.h>
@@ -66,4 +67,53 @@ sl_dur_rc sl_duration_parse(const char *s, size_t n, int64_t *ms, const char **u
     *unit = s + i;
     *unit_len = n - i;
     return sl_duration_value(s, num_len, s + i, n - i, ms);
+}
+
+int sl_interval_parse(const char *text, int64_t *ms, char *err, size_t errlen)
+{
+    if (!text) return sl_seterr(err, errlen, "missing interval");
+    const char *s = text;
+    size_t n = strlen(s);
+    while (n > 0 && (*s == ' ' || *s == '\t')) s++, n--;
+    while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t')) n--;
+
+    const char *num, *unit;
+    size_t num_len, unit_len = 0;
+    sl_dur_rc rc;
+    if (n > 8 && strncasecmp(s, "INTERVAL", 8) == 0 && (s[8] == ' ' || s[8] == '\t')) {
+        /* INTERVAL '10' SECOND */
+        size_t i = 8;
+        while (i < n && (s[i] == ' ' || s[i] == '\t')) i++;
+        if (i >= n || s[i] != '\'') goto bad;
+        num = s + ++i;
+        while (i < n && s[i] != '\'') i++;
+        if (i >= n) goto bad;
+        num_len = (size_t)(s + i - num);
+        i++;
+        while (i < n && (s[i] == ' ' || s[i] == '\t')) i++;
+        unit = s + i;
+        unit_len = n - i;
+        if (unit_len == 0) goto bad;
+        while (num_len > 0 && *num == ' ') num++, num_len--;
+        while (num_len > 0 && num[num_len - 1] == ' ') num_len--;
+        rc = sl_duration_value(num, num_len, unit, unit_len, ms);
+    } else {
+        rc = sl_duration_parse(s, n, ms, &unit, &unit_len); /* 5 s, 100ms, 50000 */
+    }
+    switch (rc) {
+    case SL_DUR_OK: return SL_OK;
+    case SL_DUR_FORM: goto bad;
+    case SL_DUR_UNIT:
+        return sl_seterr(err, errlen,
+                         "invalid interval '%s': unknown unit '%.*s' (use ms, s, min, h or d)",
+                         text, (int)unit_len, unit);
+    case SL_DUR_NEGATIVE:
+        return sl_seterr(err, errlen, "invalid interval '%s': must not be negative", text);
+    case SL_DUR_RANGE: return sl_seterr(err, errlen, "invalid interval '%s': too large", text);
+    }
+bad:
+    return sl_seterr(err, errlen,
+                     "invalid interval '%s': expected a form like '5 s', '100 ms' or "
+                     "INTERVAL '10' SECOND",
+                     text);
 }

@@ -32,8 +32,8 @@
 #include <assert.h>
 
 #include "sl.h"
-#include "sql/ast.h"
-#include "sql/parse.h"
+#include "ast.h"
+#include "parse.h"
 
 #define YYNOERRORRECOVERY 1
 #define YYSTACKDEPTH 400

@@ -36,4 +36,8 @@ sl_dur_rc sl_duration_value(const char *num, size_t num_len, const char *unit, s
 sl_dur_rc sl_duration_parse(const char *s, size_t n, int64_t *ms, const char **unit,
                             size_t *unit_len);
 
+/* Parse an interval literal as used in configs: "5 s", "100 ms", "10 min",
+ * "INTERVAL '10' SECOND", "2 h". Returns SL_OK with milliseconds in *ms. */
+int sl_interval_parse(const char *text, int64_t *ms, char *err, size_t errlen);
+
 #endif

@@ -15,17 +15,7 @@
 #include <jansson.h>
 
 #include "row.h"
-#include "sql/sql.h"
-
-/* What a query planned into a job graph gave. */
-typedef struct sl_sql_stream {
-    char *vertex;      /* the vertex the result leaves from */
-    sl_schema cols;    /* its columns */
-    int updating;      /* the rows are a changelog with -U/+U/-D */
-    char *updater;     /* when updating: the operator that made it so */
-    char *rowtime;     /* the result's event-time attribute, or NULL */
-} sl_sql_stream;
-void sl_sql_stream_clear(sl_sql_stream *o); /* frees what *o holds, zeroes it */
+#include "sql.h"
 
 /* Register the output of `vertex` (columns `cols`, event-time attribute
  * `rowtime` or NULL) as the temporary table `name` of session s.

@@ -16,18 +16,8 @@
 #include <strings.h>
 
 #include "sl.h"
-#include "sql/parse.h"
-#include "sql/sql_int.h"
-
-void sl_sql_stream_clear(sl_sql_stream *o)
-{
-    if (!o) return;
-    free(o->vertex);
-    sl_schema_free(&o->cols);
-    free(o->updater);
-    free(o->rowtime);
-    memset(o, 0, sizeof *o);
-}
+#include "parse.h"
+#include "sql_int.h"
 
 /* s as a SQL string literal's body: quotes doubled. */
 static void put_literal(sql_sbuf *b, const char *s)

@@ -13,7 +13,8 @@
 
 #include <stddef.h>
 
-#include "sql/ast.h"
+#include "sl.h"
+#include "ast.h"
 
 typedef struct sql_tok {
     int type;        /* TK_* of the generated grammar.h; 0 at end of input */
@@ -80,5 +81,22 @@ void sqlParse(void *p, int type, sql_tok tok, sql_pctx *ctx);
 void sqlParseFree(void *p, void (*freefn)(void *));
 /* Copy the parser's state stack into ctx->snap (before each token). */
 void sql_parse_snapshot(void *p, sql_pctx *ctx);
+
+/* Write an expression back as calc expression text (caller frees). */
+char *sql_unparse(const sql_node *e);
+
+/* An identifier as calc reads it: bare when plain, else `back-quoted`
+ * (caller frees). */
+char *sql_quote_ident(const char *s);
+
+/* A growing NUL-terminated string; {0} is empty. */
+typedef struct sql_sbuf {
+    char *s;
+    size_t n, cap;
+} sql_sbuf;
+void sql_sb_put(sql_sbuf *b, const char *s, size_t n);
+void sql_sb_str(sql_sbuf *b, const char *s);
+void sql_sb_fmt(sql_sbuf *b, const char *fmt, ...) SL_PRINTF(2, 3);
+char *sql_sb_take(sql_sbuf *b); /* the string (caller frees; "" when empty) */
 
 #endif

@@ -18,7 +18,7 @@
 #include <strings.h>
 
 #include "sl.h"
-#include "sql/parse.h"
+#include "parse.h"
 #include "grammar.h"
 
 static const struct kw {

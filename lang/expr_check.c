@@ -21,7 +21,7 @@
 #include "expr_int.h"
 #include "calendar.h"
 #include "duration.h"
-#include "sql/parse.h"
+#include "parse.h"
 
 typedef struct bld {
     const sl_schema *in;

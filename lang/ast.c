@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "sl.h"
-#include "sql/ast.h"
+#include "ast.h"
 
 typedef struct block {
     struct block *next;

@@ -27,9 +27,9 @@ typedef struct rt_data {
     int any_keyed;              /* some input declares key columns */
     sl_vstate *states;          /* handles made by sl_op_state */
     sl_deferred *deferred, **deferred_tail;
-    void (*info_fn)(void *ctx, int pos, const char *json); /* sl_op_set_info */
-    void *info_ctx;
-    int info_pos;
+    const sl_rt_host *host;     /* sl_rt_set_host, or NULL */
+    void *host_ctx;
+    int host_pos;               /* the operator's position in its chain */
     int closed;
 } rt_data;
 
@@ -378,25 +378,47 @@ void sl_op_unwatch_fd(sl_op *op, int fd)
         }
 }
 
-void sl_rt_set_info_fn(sl_op *op, void (*fn)(void *ctx, int pos, const char *json), void *ctx,
-                       int pos)
+void sl_rt_set_host(sl_op *op, const sl_rt_host *host, void *ctx, int pos)
 {
     rt_data *rt = op->rt;
-    rt->info_fn = fn;
-    rt->info_ctx = ctx;
-    rt->info_pos = pos;
+    rt->host = host;
+    rt->host_ctx = ctx;
+    rt->host_pos = pos;
 }
 
 void sl_op_set_info(sl_op *op, const char *json)
 {
     rt_data *rt = op->rt;
-    if (!rt || !rt->info_fn) return;
+    if (!rt || !rt->host || !rt->host->set_info) return;
     if (json && strlen(json) >= SL_OP_INFO_MAX) {
         sl_warn("runtime", "%s: published info of %zu bytes exceeds %d; dropped", op->task_name,
                 strlen(json), SL_OP_INFO_MAX);
         return;
     }
-    rt->info_fn(rt->info_ctx, rt->info_pos, json);
+    rt->host->set_info(rt->host_ctx, rt->host_pos, json);
+}
+
+int sl_op_collect_send(sl_op *op, const char *rows, size_t len, int nrows, uint64_t offset,
+                       int end, char *err, size_t errlen)
+{
+    rt_data *rt = op->rt;
+    if (!rt || !rt->host || !rt->host->collect_send)
+        return sl_seterr(err, errlen, "the collect sink runs only in a TaskManager's task");
+    return rt->host->collect_send(rt->host_ctx, rows, len, nrows, offset, end, err, errlen);
+}
+
+int sl_op_collect_credit_now(sl_op *op)
+{
+    rt_data *rt = op->rt;
+    if (!rt || !rt->host || !rt->host->collect_credit_now) return 0;
+    return rt->host->collect_credit_now(rt->host_ctx);
+}
+
+int sl_op_collect_credit_fd(sl_op *op)
+{
+    rt_data *rt = op->rt;
+    if (!rt || !rt->host || !rt->host->collect_credit_fd) return -1;
+    return rt->host->collect_credit_fd(rt->host_ctx);
 }
 
 int sl_op_defer(sl_op *op, sl_defer_fn fn, void *arg)

@@ -14,7 +14,7 @@
 #include "jobgraph.h"
 #include "config.h"
 #include "keygroup.h"
-#include "expr.h"
+#include "duration.h"
 
 const sl_schema *sl_vertex_output_schema(const sl_vertex *v, int output)
 {

@@ -61,10 +61,25 @@ sl_deferred *sl_rt_take_deferred(sl_op *op);
  * err and the rest are freed without running (their fn gets arg NULL? no:
  * each fn is called, so each frees its arg; only the first error is kept). */
 int sl_rt_run_deferred(sl_deferred *d, char *err, size_t errlen);
-/* Where sl_op_set_info goes: fn(ctx, pos, json) (the host keeps a copy of
- * json). Without one, published info is dropped. */
-void sl_rt_set_info_fn(sl_op *op, void (*fn)(void *ctx, int pos, const char *json), void *ctx,
-                       int pos);
+/* What the host (the TaskManager, or a unit test) gives the operators it
+ * runs: the calls behind sl_op_set_info and the collect channel
+ * (core/collect.h), each with the host's own context for the subtask. A
+ * call left NULL behaves as outside a TaskManager: info is dropped, a
+ * collect sink has no credit and cannot send. The table is borrowed for
+ * the operator's life. */
+typedef struct sl_rt_host {
+    /* sl_op_set_info of the operator at chain position pos (task thread;
+     * the host keeps a copy of json) */
+    void (*set_info)(void *ctx, int pos, const char *json);
+    /* the collect channel: see sl_op_collect_send and its neighbours */
+    int (*collect_send)(void *ctx, const char *rows, size_t len, int nrows, uint64_t offset,
+                        int end, char *err, size_t errlen);
+    int (*collect_credit_now)(void *ctx);
+    int (*collect_credit_fd)(void *ctx);
+} sl_rt_host;
+/* Bind op to its host: host (borrowed), ctx handed to each call, pos the
+ * operator's position in its chain. */
+void sl_rt_set_host(sl_op *op, const sl_rt_host *host, void *ctx, int pos);
 /* def->close, then state handles, state backend and timers. Idempotent. */
 void sl_rt_close(sl_op *op);
 

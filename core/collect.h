@@ -21,19 +21,20 @@
 
 /* Send nrows rows (each a JSON array ending '\n', len bytes in all), the
  * first of them row number `offset` of the results, and, with `end`, the
- * end of the results. Blocks until the job holds credit for
- * them (sl_collect_credit_now() >= nrows: at once). Implemented by the
- * TaskManager for its task threads (taskmanager/collect.c). Returns SL_OK,
- * SL_DONE when the deployment is being cancelled, or SL_ERR with err (not
- * running in a TaskManager task). */
-int sl_collect_send(const char *rows, size_t len, int nrows, uint64_t offset, int end, char *err,
-                    size_t errlen);
+ * end of the results. Blocks until the job holds credit for them
+ * (sl_op_collect_credit_now() >= nrows: at once). The runtime passes the
+ * call to its host (runtime/runtime.h, sl_rt_host), which for a TaskManager
+ * is taskmanager/collect.c. Returns SL_OK, SL_DONE when the deployment is
+ * being cancelled, or SL_ERR with err (not running in a TaskManager task). */
+struct sl_op;
+int sl_op_collect_send(struct sl_op *op, const char *rows, size_t len, int nrows, uint64_t offset,
+                       int end, char *err, size_t errlen);
 
 /* The rows the job may send now without waiting (0 outside a TaskManager
  * task), and a descriptor that becomes readable when credit comes back
  * (-1 when there is none: poll the credit instead). Reading the descriptor
  * (8 bytes, non-blocking) clears it. */
-int sl_collect_credit_now(void);
-int sl_collect_credit_fd(void);
+int sl_op_collect_credit_now(struct sl_op *op);
+int sl_op_collect_credit_fd(struct sl_op *op);
 
 #endif

@@ -23,6 +23,7 @@
 #define SL_EXPR_H
 
 #include "row.h"
+#include "duration.h" /* sl_interval_parse */
 
 typedef struct sl_expr sl_expr;
 
@@ -61,8 +62,5 @@ int sl_expr_eval(const sl_expr *e, const sl_row *row, sl_arena *scratch, sl_valu
 int sl_expr_eval_bool(const sl_expr *e, const sl_row *row, sl_arena *scratch, bool *pass,
                       char *err, size_t errlen);
 
-/* Parse an interval literal as used in configs: "5 s", "100 ms", "10 min",
- * "INTERVAL '10' SECOND", "2 h". Returns SL_OK with milliseconds in *ms. */
-int sl_interval_parse(const char *text, int64_t *ms, char *err, size_t errlen);
 
 #endif

@@ -7,7 +7,7 @@
 #include <strings.h>
 
 #include "config.h"
-#include "expr.h"
+#include "duration.h"
 #include "jobgraph.h"
 
 /* What a job's "config" may set: its own parallelism, name, state TTL, state

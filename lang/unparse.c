@@ -17,8 +17,8 @@
 #include <strings.h>
 
 #include "sl.h"
-#include "sql/parse.h"
-#include "sql/sql_int.h"
+#include "parse.h"
+
 
 void sql_sb_put(sql_sbuf *b, const char *s, size_t n)
 {

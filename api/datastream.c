@@ -17,7 +17,7 @@
 
 #include "datastream.h"
 #include "jobgraph.h"
-#include "sql/bridge.h"
+#include "bridge.h"
 
 struct sl_ds_stream {
     sl_ds_env *env;
