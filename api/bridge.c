@@ -1,5 +1,5 @@
 /*
- * bridge.c -- SQL over a C job's streams (sql/bridge.h).
+ * bridge.c -- SQL over a C job's streams (api/bridge.h).
  *
  * Registering a stream writes the CREATE TEMPORARY TABLE a user would have
  * written -- the stream's columns, then what the explicit schema adds

@@ -1,7 +1,7 @@
 /*
  * bridge.h -- SQL over a C job's streams, in the same job graph (the
  * DataStream API's fromDataStream / toDataStream / toChangelogStream,
- * common/datastream.h).
+ * api/datastream.h).
  *
  * A stream is registered in a SQL session as a temporary table whose rows
  * are the output of one vertex of the C job's graph; a query over it is

@@ -1,4 +1,9 @@
 /*
+ * Layer api/ (docs/ARCHITECTURE.md, "Layers"): over sql/: the public APIs
+ * that build jobs -- the DataStream builder for C jobs and its bridges to
+ * SQL (api/bridge.c). Used by the JobManager's job-building child, the CLI
+ * and C jobs.
+ *
  * datastream.h -- Sluice's DataStream API in C (public, versioned).
  *
  * Two halves:
@@ -13,7 +18,7 @@
  *  - Process functions (Flink's KeyedProcessFunction / ProcessFunction):
  *    a static sl_process_fn table in the same object, named by
  *    sl_ds_process(). Its callbacks run on the task thread with the
- *    operator as the context (sl_op, common/operator.h): the current key
+ *    operator as the context (sl_op, core/operator.h): the current key
  *    (sl_ds_key), the element's timestamp (row->ts), the current
  *    watermark and processing time, timers in both time domains
  *    (sl_op_timer_register / _delete), value / list / map state with TTL

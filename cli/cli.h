@@ -1,4 +1,8 @@
 /*
+ * Layer cli/ (docs/ARCHITECTURE.md, "Layers"): a top layer, over api/: the
+ * `sluice` command and the SQL gateway. Never calls the daemons' code; talks
+ * to them over REST.
+ *
  * cli.h -- the pieces of the `sluice` command-line client that live in the
  * shared library: a blocking HTTP client for the JobManager's REST API
  * (cli/http.c) and pure functions that turn REST answers into the text the

@@ -444,7 +444,7 @@ static char *read_file(const char *path, size_t *len, char *err, size_t errlen)
     return buf;
 }
 
-/* A C job: a shared object with a sluice_job_main (common/datastream.h). */
+/* A C job: a shared object with a sluice_job_main (api/datastream.h). */
 static int is_c_job(const char *file)
 {
     size_t n = strlen(file);

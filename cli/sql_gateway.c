@@ -87,7 +87,7 @@ typedef struct gw {
     int64_t idle_ms;
 } gw;
 
-/* a handler's answer (common/http_reply.h) */
+/* a handler's answer (lib/http_reply.h) */
 typedef sl_reply reply;
 #define reply_json sl_reply_json
 #define reply_err sl_reply_err

@@ -431,7 +431,7 @@ static int parse_with_unit(const char *s, const unit_def *units, size_t nunits, 
     return SL_OK;
 }
 
-/* Flink's duration: digits, an optional unit (common/duration.c), no sign. */
+/* Flink's duration: digits, an optional unit (lib/duration.c), no sign. */
 int sl_parse_duration_ms(const char *s, int64_t *out)
 {
     const char *p = skip_ws(s), *unit;

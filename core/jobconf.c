@@ -1,6 +1,6 @@
 /*
  * jobconf.c -- what a job graph's "config" object may set and how each value
- * is checked (common/jobgraph.h). Apart from the job-graph parser so that the
+ * is checked (core/jobgraph.h). Apart from the job-graph parser so that the
  * SQL session (SET) checks values the same way without the operators.
  */
 #include <string.h>

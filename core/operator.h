@@ -1,4 +1,10 @@
 /*
+ * Layer core/ (docs/ARCHITECTURE.md, "Layers"): the model, over lib/. Rows
+ * and schemas, key groups, the state backends and timers, snapshots and
+ * their verification, frames and the cluster secret, configuration, the job
+ * graph, and this header: the operator ABI and the registry of operator
+ * types. Knows no operator by name, no SQL and no daemon.
+ *
  * operator.h -- the contract between the runtime and an operator (v5: v4
  * plus sl_op_metrics.records_in_errors; v4 was v3 plus sl_op_def.ready with
  * descriptors watched by any operator, and sl_plan_ctx.unbounded; v3 was v2
@@ -396,7 +402,7 @@ void sl_op_set_info(sl_op *op, const char *json);
  * checkpoint is acknowledged (e.g. fsync what was staged). */
 int sl_op_defer(sl_op *op, sl_defer_fn fn, void *arg);
 
-/* ---- the registry (common/opregistry.c) ----------------------------------------- */
+/* ---- the registry (core/opregistry.c) ----------------------------------------- */
 
 /* Add an operator type. The table must stay valid for the life of the
  * process. Fails (with err) when def->abi is not this header's

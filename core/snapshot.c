@@ -148,7 +148,7 @@ static uint32_t crc_extend(uint32_t crc, const void *data, size_t n)
     return ~crc;
 }
 
-/* ---- varints (fixed-width fields: common/bytes.h) ------------------------ */
+/* ---- varints (fixed-width fields: lib/bytes.h) ------------------------ */
 
 /* Append a LEB128 varint at p (at most 10 bytes); returns bytes written. */
 static size_t put_varint(uint8_t *p, uint64_t v)

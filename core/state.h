@@ -72,7 +72,7 @@ int sl_kstate_scan_key(sl_kstate *s, int sid,
 uint64_t sl_kstate_entries(const sl_kstate *s);
 uint64_t sl_kstate_bytes(const sl_kstate *s);
 
-/* State `sid` holds values with a time-to-live (common/vstate.h's
+/* State `sid` holds values with a time-to-live (core/vstate.h's
  * encoding): layout SL_KTTL_VALUE (an i64 expiry first: value and map
  * entries) or SL_KTTL_LIST ([u32 len][i64 expiry][bytes] elements); 0 turns
  * it off. Snapshots taken afterwards leave out every entry that has expired

@@ -1,6 +1,6 @@
 /*
  * collect.c -- the JobManager's side of a SELECT's results: the rows a job's
- * `collect` sinks send (CollectRows, common/collect.h) wait here for the
+ * `collect` sinks send (CollectRows, core/collect.h) wait here for the
  * client, which reads them page by page (GET /jobs/:jobid/results).
  *
  * A job's rows form one numbered sequence; a client asks for the rows from

@@ -1,4 +1,8 @@
 /*
+ * Layer jobmanager/ (docs/ARCHITECTURE.md, "Layers"): a top layer, over
+ * api/: the JobManager daemon. Never calls the TaskManager or the CLI; talks
+ * to them over RPC and REST.
+ *
  * jm.h -- the JobManager's state and the interfaces of its parts.
  *
  * Threads (docs/ARCHITECTURE.md, "Processes"):

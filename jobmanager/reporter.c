@@ -3,7 +3,7 @@
  *
  * Every second the loop renders the figures it owns into Prometheus's text
  * format with Flink's names and labels and hands the text to the reporter's
- * server (common/prom.c), which serves the latest one: the cluster's
+ * server (core/prom.c), which serves the latest one: the cluster's
  * (flink_jobmanager_numRegisteredTaskManagers, _numRunningJobs,
  * _taskSlotsAvailable, _taskSlotsTotal) and, for each job not yet ended,
  * its checkpoint and restart metrics (flink_jobmanager_job_*, labelled

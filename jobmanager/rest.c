@@ -49,7 +49,7 @@ typedef struct req {
     int too_big;
 } req;
 
-/* a handler's answer (common/http_reply.h) */
+/* a handler's answer (lib/http_reply.h) */
 typedef sl_reply reply;
 #define reply_json sl_reply_json
 #define reply_err sl_reply_err

@@ -4,7 +4,7 @@
  * One generic node type serves statements, queries and expressions: a kind,
  * the position of its first token (1-based line and column in the script),
  * up to two strings and an ordered list of children. The lemon grammar
- * (sql/grammar.y) builds it; the catalog and planner read it. Every node and
+ * (lang/grammar.y) builds it; the catalog and planner read it. Every node and
  * string of one parse is owned by an sql_arena and freed with it, so error
  * paths in the grammar never leak and never double-free.
  *

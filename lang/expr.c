@@ -2,7 +2,7 @@
  * expr.c -- Flink SQL scalar expressions: what the parts share (the
  * interval and timestamp readers, the tree's lifetime) and the semantics.
  *
- * The parts: the text goes through the SQL grammar (sql/grammar.y, in its
+ * The parts: the text goes through the SQL grammar (lang/grammar.y, in its
  * expression-only mode: sql_parse_expr), expr_check.c builds the typed tree
  * from that syntax tree, expr_eval.c evaluates it. Checking happens once per
  * job (control plane) and may allocate freely. Every node is typed the

@@ -27,7 +27,7 @@
 
 typedef struct sl_expr sl_expr;
 
-/* Parse `text` against `in` (through the SQL grammar, sql/grammar.y).
+/* Parse `text` against `in` (through the SQL grammar, lang/grammar.y).
  * Returns a tree (caller frees with sl_expr_destroy) or NULL with a message
  * in err naming the position and the problem, e.g. "line 1, column 5:
  * unknown column 'usr_id'" or "line 1, column 8: unexpected end of input,
@@ -40,7 +40,7 @@ sl_expr *sl_expr_parse(const char *text, const sl_schema *in, char *err, size_t 
 sl_expr *sl_expr_parse_item(const char *text, const sl_schema *in, int index, char **name,
                             char *err, size_t errlen);
 
-/* Type a node of the SQL grammar's tree (sql/ast.h) against `in`: the SQL
+/* Type a node of the SQL grammar's tree (lang/ast.h) against `in`: the SQL
  * planner's check of the expressions it writes into calc vertices. Errors
  * name the node's line and column in the script; qualified column names are
  * looked up by their last part (the planner has resolved them). */

@@ -1,6 +1,6 @@
 /*
  * expr_check.c -- the typed tree of a scalar expression, built from the SQL
- * grammar's syntax tree (sql/ast.h): every column is resolved to an index
+ * grammar's syntax tree (lang/ast.h): every column is resolved to an index
  * and every operator's operands are checked and promoted here, once per job.
  *
  * A `calc` text is parsed by the SQL grammar in its expression-only mode

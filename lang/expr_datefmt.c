@@ -6,7 +6,7 @@
  * A pattern is compiled once (at check time when it is a constant) into a
  * list of ops: a field is a letter and how often it is repeated, literal text
  * is a slice of the pattern. Writing walks the ops with the date split out
- * by common/calendar.c; it allocates nothing. The letters are those whose
+ * by lib/calendar.c; it allocates nothing. The letters are those whose
  * output does not depend on a locale's week rules or on a time zone (a
  * TIMESTAMP has none): G y Q M d D E a h K k H m s S. Every other ASCII
  * letter is refused with a message, as DateTimeFormatter refuses unknown

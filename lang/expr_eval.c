@@ -53,7 +53,7 @@ static size_t cp_offset(const char *s, size_t n, int64_t k)
 
 /* ---- calendar: ms since the epoch <-> civil UTC time ---------------------- */
 
-/* The calendar itself is common/calendar.c. */
+/* The calendar itself is lib/calendar.c. */
 
 /* "YYYY-MM-DD HH:MM:SS.mmm" -- the SQL form CAST(ts AS STRING) gives -- or,
  * without `frac`, "YYYY-MM-DD HH:MM:SS" (FROM_UNIXTIME's default format). */

@@ -1,7 +1,7 @@
 /*
  * expr_int.h -- what the parts of Sluice's scalar expressions share: the
  * typed tree (built by expr_check.c from the SQL grammar's syntax tree,
- * walked by expr_eval.c) and a few helpers. Not for use outside common/expr*.c.
+ * walked by expr_eval.c) and a few helpers. Not for use outside lang/expr*.c.
  */
 #ifndef SL_EXPR_INT_H
 #define SL_EXPR_INT_H

@@ -3,7 +3,7 @@
  * statements, queries and expressions. lemon turns it into
  * $(B)/gen/grammar.c and grammar.h at build time (never committed).
  *
- * Tokens come from sql/tokenize.c. Keywords that Flink does not reserve
+ * Tokens come from lang/tokenize.c. Keywords that Flink does not reserve
  * (TABLES, WATERMARK, SECOND, TEMPORARY, ...) fall back to ID, so they stay
  * usable as column and table names. Precedence, lowest first: OR, AND, NOT,
  * IS / LIKE / BETWEEN / IN, comparisons, + - , * / % ||, unary minus.
@@ -11,7 +11,7 @@
  * The same grammar parses the `calc` expressions of JSON job graphs: the
  * driver (sql_parse_expr) feeds EXPR_START or ITEM_START first, so `input`
  * is then one expression, or one projection item "expr [AS alias]"
- * (common/expr_check.c types the tree).
+ * (lang/expr_check.c types the tree).
  *
  * On the first syntax error %syntax_error writes "line L, column C:
  * unexpected X, expected Y" (Y from the parser state's shift actions) into

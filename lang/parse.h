@@ -1,9 +1,14 @@
 /*
+ * Layer lang/ (docs/ARCHITECTURE.md, "Layers"): the language, over core/.
+ * The tokenizer, the lemon grammar and the syntax tree of Flink SQL, the
+ * unparser, and the expressions built on them (calc text parsed with the
+ * same grammar, type-checked, evaluated). Plans nothing.
+ *
  * parse.h -- Sluice's Flink SQL front end: the hand-written tokenizer
- * (sql/tokenize.c) and the lemon-generated parser (sql/grammar.y, built
+ * (lang/tokenize.c) and the lemon-generated parser (lang/grammar.y, built
  * into $(B)/gen/grammar.c at build time).
  *
- * sql_parse turns a script into a LIST of statement nodes (sql/ast.h).
+ * sql_parse turns a script into a LIST of statement nodes (lang/ast.h).
  * Errors say where and what, in one line:
  *   "line 3, column 17: unexpected ')', expected an expression"
  * and never abort: bad SQL is outside input.

@@ -4,7 +4,7 @@
  * body) that a handler fills and the server sends.
  *
  * Used by the JobManager's REST API (jobmanager/rest.c, jars.c), the SQL
- * gateway (cli/sql_gateway.c) and the Prometheus reporter (common/prom.c).
+ * gateway (cli/sql_gateway.c) and the Prometheus reporter (core/prom.c).
  */
 #ifndef SL_HTTP_REPLY_H
 #define SL_HTTP_REPLY_H

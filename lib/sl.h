@@ -1,4 +1,10 @@
 /*
+ * Layer lib/ (docs/ARCHITECTURE.md, "Layers"): the bottom layer. What any C
+ * program of Sluice needs and nothing of streams: allocation that aborts
+ * only on out-of-memory, the SL_OK/SL_ERR error contract with a caller's
+ * buffer, logging, byte order, durations, the calendar, listening sockets,
+ * HTTP replies. Calls nothing of Sluice above it.
+ *
  * sl.h -- the few definitions every Sluice file shares.
  *
  * Status codes: a function that can fail returns int: SL_OK on success,

@@ -1,8 +1,8 @@
 /*
  * sl_limits.h -- every size limit of the data and control planes, once.
  *
- * (Named sl_limits.h, not limits.h: common/ is on the include path, and a
- * common/limits.h would shadow the C library's <limits.h>.)
+ * (Named sl_limits.h, not limits.h: lib/ is on every include path, and a
+ * lib/limits.h would shadow the C library's <limits.h>.)
  *
  * What the wire can carry decides what the configuration may ask for:
  *  - a network buffer (taskmanager.memory.segment-size) travels as one DATA
@@ -22,7 +22,7 @@
 
 /* A serialized key (the bytes hashed for key groups and compared by keyed
  * state): at most 64 KiB - 1, since keyed state stores its length in a u16
- * (common/state_int.h). */
+ * (core/state_int.h). */
 #define SL_MAX_KEY_BYTES ((64u << 10) - 1)
 
 /* One record through an exchange (event timestamp + row encoding): at most

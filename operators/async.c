@@ -1,7 +1,7 @@
 /*
  * async.c -- `async_wait`: async I/O (Flink's AsyncWaitOperator, reached
  * through AsyncDataStream.orderedWait / unorderedWait) hosting a user
- * sl_async_fn from a C job's shared object (common/datastream.h).
+ * sl_async_fn from a C job's shared object (api/datastream.h).
  *
  * Config:
  *   "library", "function", "schema"  as for process (the output's columns)

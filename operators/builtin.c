@@ -1,4 +1,9 @@
 /*
+ * Layer operators/ (docs/ARCHITECTURE.md, "Layers"): over runtime/: one file
+ * per operator type, each a static sl_op_def, and the operators' shared
+ * helpers (aggregates, joins, Kafka, the DataStream function tables in
+ * dsfn.h). An operator reaches its host only through the runtime.
+ *
  * builtin.c -- registers the operators that ship with Sluice.
  *
  * Adding a built-in operator means writing its file in this folder and

@@ -9,7 +9,7 @@
  * it; NULL as null), one line each, numbered from 0 in the order taken.
  * Rows wait in a buffer the subtask owns (no allocation per row once it has
  * grown) and go out in batches of at most SL_COLLECT_BATCH_ROWS rows, as far
- * as the job has credit (common/collect.h): when a batch is full, 100 ms
+ * as the job has credit (core/collect.h): when a batch is full, 100 ms
  * after a row arrived, and when credit comes back (the TaskManager's credit
  * descriptor wakes the task: ready()).
  *

@@ -1,6 +1,6 @@
 /*
  * process.c -- `process` and `keyed_process`: hosts for user process
- * functions written against common/datastream.h (Flink's ProcessFunction
+ * functions written against api/datastream.h (Flink's ProcessFunction
  * and KeyedProcessFunction).
  *
  * Config (written by the DataStream builder, or by hand):

@@ -10,7 +10,7 @@
  *   "idle-timeout": "30 s"   mark the output idle after this long without a
  *                            row (default 0 = never)
  *   "library", "function"    instead of "column": a timestamp assigner
- *                            (sl_timestamp_assigner, common/datastream.h)
+ *                            (sl_timestamp_assigner, api/datastream.h)
  *                            in a C job's shared object, called per row
  *   "interval":     "200 ms" how often the watermark is emitted
  *                            (pipeline.auto-watermark-interval; the operator

@@ -1,4 +1,9 @@
 /*
+ * Layer runtime/ (docs/ARCHITECTURE.md, "Layers"): over lang/: what hosts an
+ * operator. Sets keys, fires timers, keeps watermarks, makes state handles,
+ * and passes an operator's calls to its host through sl_rt_host; the
+ * TaskManager and the unit tests drive operators through it alone.
+ *
  * runtime.h -- hosting an operator: the runtime's side of operator.h.
  *
  * The TaskManager's task thread (taskmanager/task.c) and the unit tests

@@ -36,7 +36,7 @@ struct sl_sql_session {
     int in_set;            /* between BEGIN STATEMENT SET and END */
     sql_node *set;         /* the collected INSERTs (a STMT_SET node) */
     sql_arena *set_arena;
-    int bridging;          /* sql/bridge.c is registering a C job's stream: WITH
+    int bridging;          /* api/bridge.c is registering a C job's stream: WITH
                               ('connector' = 'datastream', ...) is its own, not checked */
 };
 
@@ -842,7 +842,7 @@ const char *sl_sql_option(const sl_sql_session *s, const char *key)
     return NULL;
 }
 
-/* Options the job's "config" carries (common/jobgraph.c decides which). */
+/* Options the job's "config" carries (core/jobgraph.c decides which). */
 static int is_job_key(const char *k)
 {
     for (const char *const *p = sl_jobgraph_conf_keys(); *p; p++)

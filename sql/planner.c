@@ -15,7 +15,7 @@
  * before it for expression arguments and a calc after it for the SELECT
  * list and HAVING); GROUP BY becomes group_aggregate the same way; UNION
  * ALL becomes union. Expressions are written back as calc expression text
- * (sql_unparse) and type-checked with calc's own checker (common/expr.h),
+ * (sql_unparse) and type-checked with calc's own checker (lang/expr.h),
  * so a plan that passes here passes the JobManager's validation.
  *
  * Operator uids: stateful operators (sources, watermarks, windows,
@@ -398,7 +398,7 @@ static int scan_table(plan *p, const sql_node *at, const char *name, rel *out)
             rel_copy(out, &p->scans[i]);
             return SL_OK;
         }
-    /* a C job's stream (sql/bridge.c): its rows already leave from a vertex */
+    /* a C job's stream (api/bridge.c): its rows already leave from a vertex */
     int stream = !strcmp(t->connector, "datastream");
     int files = !strcmp(t->connector, "filesystem"), nexmark = !strcmp(t->connector, "nexmark");
     if (!stream && strcmp(t->connector, "datagen") != 0 && !sql_table_is_kafka(t) && !files &&

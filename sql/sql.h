@@ -1,4 +1,8 @@
 /*
+ * Layer sql/ (docs/ARCHITECTURE.md, "Layers"): over operators/: the SQL
+ * session, catalog, validator and planner (window TVFs, GROUP BY, joins,
+ * Top-N) turning statements into JSON job graphs, and EXPLAIN.
+ *
  * sql.h -- Sluice's Flink SQL: a session (its catalog and SET options) that
  * executes statements one at a time, the way Flink's SQL client does.
  *
@@ -57,7 +61,7 @@ void sl_sql_session_destroy(sl_sql_session *s); /* NULL is a no-op */
 
 /* Execute the statement(s) in text[0..len), whose first character is at
  * line:col of the script (for error positions). A chunk holds one
- * statement (see sql_split in sql/parse.h); several are refused. Returns
+ * statement (see sql_split in lang/parse.h); several are refused. Returns
  * SL_OK with *r filled (clear it with sl_sql_result_clear), or SL_ERR with
  * the reason in err ("line 3, column 17: ..."); the session is unchanged by
  * a failed statement. */

@@ -54,7 +54,7 @@ sql_table *sql_catalog_find(const sql_catalog *c, const char *name);
 /* A WITH option of t, or NULL; borrowed. */
 const char *sql_table_option(const sql_table *t, const char *key);
 
-/* For the DataStream bridge (sql/bridge.c): the session's catalog, and
+/* For the DataStream bridge (api/bridge.c): the session's catalog, and
  * CREATE TABLE `ddl` run with WITH ('connector' = 'datastream', 'vertex' =
  * ..., 'rowtime' = ...) accepted -- a table whose rows are a C job's stream,
  * which the planner reads from that vertex instead of adding a source. */
@@ -99,7 +99,7 @@ json_t *sql_plan_query(const sql_catalog *cat, char **okeys, char **ovals, int n
 /* Plan `query` (a SQL_QUERY node) into an existing job graph: its vertices
  * and edges are appended to `vertices` and `edges` (ids kept unique among
  * what is there), and *out (zeroed by the caller; sl_sql_stream_clear) names
- * the vertex whose output is the query's result. For sql/bridge.c. */
+ * the vertex whose output is the query's result. For api/bridge.c. */
 int sql_plan_into(const sql_catalog *cat, char **okeys, char **ovals, int nopts,
                   const sql_node *query, json_t *vertices, json_t *edges, sl_sql_stream *out,
                   char *err, size_t errlen);

@@ -1,5 +1,5 @@
 /*
- * collect.c -- the TaskManager's side of the collect channel (common/collect.h):
+ * collect.c -- the TaskManager's side of the collect channel (core/collect.h):
  * a collect sink's batches go from its task thread to the network thread,
  * which sends them to the JobManager as CollectRows; CollectCredit from the
  * JobManager returns credit to the deployment, waking a sink that waits.

@@ -8,7 +8,7 @@
  * heartbeat.interval carrying every task's figures. When the JobManager
  * goes away, every task here is cancelled (its jobs are the JobManager's to
  * restart) and we keep trying to reconnect. With high availability the
- * JobManager to connect to is the leader ZooKeeper names (common/zk.h); a
+ * JobManager to connect to is the leader ZooKeeper names (core/zk.h); a
  * new leader replaces the connection (and cancels the old leader's tasks),
  * a RegisterAck or DeployJob whose session is not the published leader
  * session is refused (fencing), and a JobManager silent for longer than

@@ -3,7 +3,7 @@
  *
  * On each heartbeat the network thread has just gathered every running
  * subtask's figures for the JobManager; the same figures go to the
- * reporter's server (common/prom.c) under Flink's task-scope names,
+ * reporter's server (core/prom.c) under Flink's task-scope names,
  * flink_taskmanager_job_task_<metric>, labelled as Flink labels them (host,
  * tm_id, job_id, job_name, task_id, task_name, subtask_index,
  * task_attempt_num); per chained operator, Flink's operator scope,

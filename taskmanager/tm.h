@@ -1,4 +1,8 @@
 /*
+ * Layer taskmanager/ (docs/ARCHITECTURE.md, "Layers"): a top layer, over
+ * api/: the TaskManager daemon. Never calls the JobManager or the CLI; talks
+ * to them over RPC.
+ *
  * tm.h -- the TaskManager's state: deployments, tasks, peers and the
  * network thread. The exchange's own structures (gates, channels, writers,
  * readers) are in exchange.h.
@@ -227,7 +231,7 @@ struct tm_net {
     int64_t hb_timeout_ms;      /* heartbeat.timeout: a JobManager silent this long is lost */
     int64_t jm_heard_ms;        /* monotonic: its last RegisterAck or HeartbeatAck */
     int64_t reconnect_ms;       /* current reconnect delay (backs off) */
-    /* high availability: the leader comes from ZooKeeper (common/zk.h) */
+    /* high availability: the leader comes from ZooKeeper (core/zk.h) */
     struct sl_zk_retriever *leader_rt;  /* NULL: the fixed jobmanager.rpc.address */
     struct event *leader_ev;    /* the retriever saw a change */
     int has_leader;

@@ -1,7 +1,7 @@
 /*
  * fuzz_control.c -- libFuzzer target for control frames as the JobManager
  * reads them from a TaskManager connection: the length-prefixed protobuf
- * envelope (common/frame.c) and the handlers behind it (jobmanager/rpc.c:
+ * envelope (core/frame.c) and the handlers behind it (jobmanager/rpc.c:
  * HELLO, registration, heartbeats with metrics, task status, checkpoint
  * acknowledgements), against a JobManager with one job submitted and a
  * checkpoint in progress. The connection is an in-memory bufferevent pair,

@@ -1,5 +1,5 @@
 /*
- * fuzz_expr.c -- libFuzzer target for calc expressions (common/expr.c):
+ * fuzz_expr.c -- libFuzzer target for calc expressions (lang/expr.c):
  * parse against a fixed schema (as a projection item or a bare
  * expression), then evaluate the tree on three rows -- ordinary values,
  * extremes, NULLs -- with a bounded scratch arena, and format the result.

@@ -1,5 +1,5 @@
 /*
- * fuzz_jobgraph.c -- libFuzzer target for job-graph JSON (common/jobgraph.c):
+ * fuzz_jobgraph.c -- libFuzzer target for job-graph JSON (core/jobgraph.c):
  * parse, validate and plan every vertex with the built-in operators
  * registered, as POST /jobs does; a graph that is accepted is dumped (what
  * TaskManagers receive) and that dump must parse again.

@@ -1,6 +1,6 @@
 /*
  * fuzz_rows.c -- libFuzzer target for the binary row and key forms
- * (common/row.c). The first byte picks a schema (up to 8 columns, each
+ * (core/row.c). The first byte picks a schema (up to 8 columns, each
  * type from 3 bits of the next bytes); the rest is decoded as a row, as
  * key bytes of its first columns, and every decoded value is formatted.
  * A row that decodes must encode back to the same bytes.

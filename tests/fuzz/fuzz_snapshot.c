@@ -1,6 +1,6 @@
 /*
- * fuzz_snapshot.c -- libFuzzer target for snapshot files (common/snapshot.c,
- * common/snapshot_verify.c), as a restore reads them. The input is a u16
+ * fuzz_snapshot.c -- libFuzzer target for snapshot files (core/snapshot.c,
+ * core/snapshot_verify.c), as a restore reads them. The input is a u16
  * length, that many bytes of _metadata, then the bytes of one state file,
  * written as op-0.state beside it in a scratch directory. The state file
  * is read whole (identity, range, keyed entries of every key group,

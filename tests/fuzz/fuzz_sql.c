@@ -3,7 +3,7 @@
  * lemon parser, the splitter and a session that executes what parses
  * (DDL, SET, planning of INSERTs against a catalog made up front), and
  * the same input as a calc expression and projection item (the grammar's
- * expression-only mode and common/expr_check.c, then one evaluation). Any
+ * expression-only mode and lang/expr_check.c, then one evaluation). Any
  * crash, sanitizer report or leak is a bug; errors are the expected
  * outcome for almost every input.
  *

@@ -1,4 +1,4 @@
-"""The shared cluster secret (security.cluster.secret, common/auth.h).
+"""The shared cluster secret (security.cluster.secret, core/auth.h).
 
 - A cluster whose daemons hold the secret (one TaskManager reads it from
   security.cluster.secret-file) runs a job across two TaskManagers -- RPC

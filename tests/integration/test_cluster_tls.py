@@ -1,5 +1,5 @@
 """Mutual TLS on the cluster's internal connections (security.ssl.internal.*,
-common/tls.h), with a CA and certificates the test makes with the openssl
+core/tls.h), with a CA and certificates the test makes with the openssl
 command line.
 
 - JobManager and two TaskManagers, each with its own certificate from the

@@ -13,7 +13,7 @@ import pytest
 
 from conftest import BIN, Daemon, wait_for
 
-MAX_KEY_BYTES = 64 * 1024 - 1  # common/sl_limits.h: keyed state stores key lengths as u16
+MAX_KEY_BYTES = 64 * 1024 - 1  # lib/sl_limits.h: keyed state stores key lengths as u16
 
 
 def murmur3_32(data, seed=0):

@@ -2,7 +2,7 @@
  * test_ops.c -- an operator plugin built by the test suite as a shared
  * object (build/plugins/test_ops.so) and loaded by both daemons through
  * `sluice.operator-plugins`. It uses nothing but the public operator ABI
- * (common/operator.h), which is the point: it is what a user's plugin is.
+ * (core/operator.h), which is the point: it is what a user's plugin is.
  *
  *   test_split        one input with a BIGINT column (config "column"):
  *                     even values go to the main output, odd ones to the

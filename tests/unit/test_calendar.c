@@ -1,5 +1,5 @@
 /*
- * test_calendar.c -- unit tests for the one calendar (common/calendar.c):
+ * test_calendar.c -- unit tests for the one calendar (lib/calendar.c):
  * known dates written out by hand, month lengths, and a round trip over
  * every day of 1,200 years around the epoch; EXTRACT's fields against a table
  * written by Python's datetime (isocalendar, timetuple) and, day by day,

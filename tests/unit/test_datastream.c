@@ -1,5 +1,5 @@
 /*
- * test_datastream.c -- the DataStream builder (common/datastream.c): the job
+ * test_datastream.c -- the DataStream builder (api/datastream.c): the job
  * graph it writes parses and plans as the JobManager would, its mistakes
  * are reported once with what was wrong; and sl_row_key_decode inverts
  * sl_row_key_encode for every type.

@@ -1,7 +1,7 @@
 /*
  * test_dsctx.c -- the DataStream context calls as a process function sees
  * them, through the real hosts (operators/process.c on the runtime of
- * operators/runtime.c), on both state backends: the key, the element's
+ * runtime/runtime.c), on both state backends: the key, the element's
  * timestamp, the watermark, processing time, event and processing timers
  * (registered, deleted, fired with their key), value / list / map state,
  * the collector, side outputs, function parameters, and broadcast state

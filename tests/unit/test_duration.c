@@ -1,6 +1,6 @@
 /*
  * test_duration.c -- unit tests for the one duration parser
- * (common/duration.c) that the configuration's durations and the interval
+ * (lib/duration.c) that the configuration's durations and the interval
  * literals of SQL and vertex options share.
  */
 #include <string.h>

@@ -1,7 +1,7 @@
 /* Unit tests for the exchange (taskmanager/exchange.c): spanning records
  * written and reassembled, damaged span sequences refused, the record and
  * key limits, and the configuration refusing segment sizes the wire cannot
- * carry (common/sl_limits.h). */
+ * carry (lib/sl_limits.h). */
 #include <stdint.h>
 #include <string.h>
 

@@ -1,4 +1,4 @@
-/* Unit tests for the control protocol's framing (common/frame.c). */
+/* Unit tests for the control protocol's framing (core/frame.c). */
 #include <event2/buffer.h>
 
 #include "sl_test.h"

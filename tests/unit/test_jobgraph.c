@@ -1,4 +1,4 @@
-/* Unit tests for job-graph parsing, validation and chaining (common/jobgraph.c). */
+/* Unit tests for job-graph parsing, validation and chaining (core/jobgraph.c). */
 #include "sl_test.h"
 #include "jobgraph.h"
 

@@ -1,5 +1,5 @@
 /*
- * test_prom.c -- the Prometheus reporter's text and server (common/prom.c).
+ * test_prom.c -- the Prometheus reporter's text and server (core/prom.c).
  *
  * The expected texts are written out by hand from Prometheus's text
  * exposition format (version 0.0.4) and Flink's naming: "flink_" + scope +

@@ -1,6 +1,6 @@
 /*
  * test_runtime.c -- the runtime's side of the operator contract
- * (operators/runtime.c) and the typed state handles (common/vstate.c):
+ * (runtime/runtime.c) and the typed state handles (core/vstate.c):
  * per-input watermarks and their minimum, idle and ended inputs, timers
  * fired with their key set, end of input after the final watermark, the key
  * context's checks, and value/list/map state with TTL on both backends.

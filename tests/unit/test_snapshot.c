@@ -1,5 +1,5 @@
 /*
- * test_snapshot.c -- state files and _metadata (common/snapshot.c).
+ * test_snapshot.c -- state files and _metadata (core/snapshot.c).
  *
  * Keyed state comes from real backends (both of them): the test builds an
  * sl_kstate, snapshots it, writes a file and reads it back, checking what

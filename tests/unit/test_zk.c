@@ -1,5 +1,5 @@
 /*
- * test_zk.c -- the pure parts of common/zk.c: the cluster's node paths and
+ * test_zk.c -- the pure parts of core/zk.c: the cluster's node paths and
  * the leader znode's JSON (what TaskManagers and the CLI trust to find the
  * leader, so malformed contents must be refused, not half-read). The
  * ZooKeeper parts proper run against a real ensemble in
