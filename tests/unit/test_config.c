@@ -661,6 +661,8 @@ static void test_shipped_file(void)
     CHECK_EQ_INT(sl_config_int(c, "rest.port"), 8081);
     CHECK_EQ_INT(sl_config_int(c, "jobmanager.rpc.port"), 6123);
     CHECK_EQ_STR(sl_config_str(c, "rest.bind-address"), "127.0.0.1");
+    /* Flink's restart default: the file leaves the strategy unset */
+    CHECK_EQ_STR(sl_config_str(c, "restart-strategy.type"), "");
     sl_config_destroy(c);
 }
 
