@@ -161,8 +161,12 @@ static const sl_conf_def defs[] = {
     {{"execution.checkpointing.mode", SL_CT_ENUM, "EXACTLY_ONCE", "EXACTLY_ONCE,AT_LEAST_ONCE",
       "EXACTLY_ONCE aligns barriers; AT_LEAST_ONCE does not and may duplicate after recovery."},
      NOLIM, NULL},
-    {{"restart-strategy.type", SL_CT_ENUM, "none", "none,fixed-delay,exponential-delay",
-      "What to do when a task fails: fail the job (none), or restart it."},
+    /* no default, as in Flink: unset means exponential-delay for a job with
+     * checkpointing, none without (sl_config_restart_strategy) */
+    {{"restart-strategy.type", SL_CT_ENUM, "", "none,fixed-delay,exponential-delay",
+      "What to do when a task fails: fail the job (none), or restart it. Not set: "
+      "exponential-delay (with its defaults) for a job with checkpointing "
+      "(execution.checkpointing.interval above 0), none for one without."},
      NOLIM,
      "off=none,disable=none,no=none,fixeddelay=fixed-delay,exponentialdelay=exponential-delay"},
     {{"restart-strategy.fixed-delay.attempts", SL_CT_INT, "3", NULL,
@@ -667,6 +671,11 @@ static int set_index(sl_config *c, int i, const char *value, const char *origin,
     case SL_CT_ENUM: {
         const char *canon;
         size_t canon_len;
+        if (!*value && !*d->k.dflt) {
+            /* an enum without a default: empty is "not set" */
+            num = -1;
+            break;
+        }
         int idx = enum_index(d, value, &canon, &canon_len);
         if (idx < 0) {
             char choices[256];
@@ -1228,6 +1237,13 @@ int sl_config_bool(const sl_config *c, const char *key)
     int i = must_find(key);
     SL_ASSERT(defs[i].k.type == SL_CT_BOOL);
     return (int)c->num[i];
+}
+
+const char *sl_config_restart_strategy(const sl_config *c)
+{
+    const char *rs = sl_config_str(c, "restart-strategy.type");
+    if (*rs) return rs;
+    return sl_config_int(c, "execution.checkpointing.interval") > 0 ? "exponential-delay" : "none";
 }
 
 int sl_config_count(const sl_config *c)

@@ -94,6 +94,12 @@ int64_t sl_config_int(const sl_config *c, const char *key);
 double sl_config_double(const sl_config *c, const char *key);
 int sl_config_bool(const sl_config *c, const char *key);
 
+/* The restart strategy a job with configuration c gets: restart-strategy.type
+ * when it is set, else as in Flink 1.19+/2.x "exponential-delay" when
+ * checkpointing is on (execution.checkpointing.interval > 0) and "none"
+ * when it is off. Borrowed from c (or static). */
+const char *sl_config_restart_strategy(const sl_config *c);
+
 /* Iterate all keys with their current textual values (for GET /jobmanager/config). */
 int sl_config_count(const sl_config *c);
 void sl_config_entry(const sl_config *c, int i, const char **key, const char **value);

@@ -1011,6 +1011,76 @@ int sl_snapr_opstate(const char *path, void **blob, size_t *len, char *err, size
     return rc;
 }
 
+/* ---- checking every section without restoring (POST /savepoints/check) -- */
+
+#define CHECK_CHUNK (64u * 1024) /* the most a check holds of a section at a time */
+
+/* The section at [off, off+len), which the index says is a `tag` of key
+ * group kg: its header as the index says and its CRC-32C, streamed through
+ * chunk (CHECK_CHUNK bytes), so a section of any size costs no more memory
+ * than that. The same checks rsection makes, bar the payload's structure. */
+static int check_section(snapr *r, uint8_t *chunk, uint64_t off, uint64_t len, uint32_t tag,
+                         uint32_t kg, const char *what, char *err, size_t errlen)
+{
+    uint8_t h[SEC_HDR], tail[SEC_TAIL];
+    uint64_t plen = len - SEC_MIN; /* ref_ok: len >= SEC_MIN */
+    int rc = pread_all(r->fd, h, SEC_HDR, off);
+    if (rc < 0) return sl_seterr(err, errlen, "%s: reading %s: %s", r->path, what, strerror(errno));
+    if (rc > 0) return sl_seterr(err, errlen, "%s: truncated: the file ends inside %s", r->path, what);
+    uint32_t crc = 0;
+    for (uint64_t done = 0; done < plen;) {
+        size_t n = (size_t)SL_MIN(plen - done, (uint64_t)CHECK_CHUNK);
+        rc = pread_all(r->fd, chunk, n, off + SEC_HDR + done);
+        if (rc < 0) return sl_seterr(err, errlen, "%s: reading %s: %s", r->path, what, strerror(errno));
+        if (rc > 0)
+            return sl_seterr(err, errlen, "%s: truncated: the file ends inside %s", r->path, what);
+        crc = crc_extend(crc, chunk, n);
+        done += n;
+    }
+    crc = crc_extend(crc, h, SEC_HDR);
+    rc = pread_all(r->fd, tail, SEC_TAIL, off + SEC_HDR + plen);
+    if (rc < 0) return sl_seterr(err, errlen, "%s: reading %s: %s", r->path, what, strerror(errno));
+    if (rc > 0) return sl_seterr(err, errlen, "%s: truncated: the file ends inside %s", r->path, what);
+    uint32_t stored = sl_get_le32(tail);
+    if (!CRC_MATCH(crc, stored))
+        return sl_seterr(err, errlen,
+                         "%s: %s (offset %llu, %llu bytes) is damaged: CRC-32C mismatch (stored "
+                         "%08x, computed %08x)",
+                         r->path, what, (unsigned long long)off, (unsigned long long)len, stored, crc);
+    if (sl_get_le32(h) != tag || sl_get_le32(h + 4) != kg || sl_get_le64(h + 16) != plen)
+        return sl_seterr(err, errlen, "%s: %s: the section at offset %llu is not what the index says",
+                         r->path, what, (unsigned long long)off);
+    if (tag == TAG_OPST && sl_get_le64(h + 8) != 1)
+        return sl_seterr(err, errlen, "%s: the operator-state section counts %llu blobs, not 1",
+                         r->path, (unsigned long long)sl_get_le64(h + 8));
+    return SL_OK;
+}
+
+int sl_snapr_check(const char *path, char *err, size_t errlen)
+{
+    snapr r;
+    int rc = snapr_open(&r, path, err, errlen); /* header, identity, index, trailer */
+    uint8_t *chunk = rc == SL_OK ? sl_malloc(CHECK_CHUNK) : NULL;
+    for (int kg = r.kg_first; rc == SL_OK && kg <= r.kg_last; kg++) {
+        const uint64_t *ix = &r.idx[(size_t)(kg - r.kg_first) * 4];
+        char what[64];
+        if (ix[1]) {
+            snprintf(what, sizeof what, "the entries of key group %d", kg);
+            rc = check_section(&r, chunk, ix[0], ix[1], TAG_KEYS, (uint32_t)kg, what, err, errlen);
+        }
+        if (rc == SL_OK && ix[3]) {
+            snprintf(what, sizeof what, "the timers of key group %d", kg);
+            rc = check_section(&r, chunk, ix[2], ix[3], TAG_TIMR, (uint32_t)kg, what, err, errlen);
+        }
+    }
+    if (rc == SL_OK && r.op_len)
+        rc = check_section(&r, chunk, r.op_off, r.op_len, TAG_OPST, NO_KG, "the operator state",
+                           err, errlen);
+    free(chunk);
+    snapr_close(&r);
+    return rc;
+}
+
 int sl_snapr_ident(const char *path, sl_snap_ident *id, int *max_parallelism, int *kg_first,
                    int *kg_last, char *err, size_t errlen)
 {

@@ -85,6 +85,13 @@ typedef struct sl_snap_ident {
  * checking its header, identity, trailer and index. */
 int sl_snapr_ident(const char *path, sl_snap_ident *id, int *max_parallelism, int *kg_first,
                    int *kg_last, char *err, size_t errlen);
+/* Every byte of a state file as a restore would check it, without
+ * restoring: header, identity, index and trailer, then each section the
+ * index names, its header and CRC-32C, read in 64 KiB pieces whatever its
+ * size (so a check of a large or hostile file holds bounded memory). The
+ * error names the file and what is wrong (which section, stored and
+ * computed CRC). Any thread; reads the file. */
+int sl_snapr_check(const char *path, char *err, size_t errlen);
 /* The key-group range and max parallelism recorded in a state file. */
 int sl_snapr_info(const char *path, int *max_parallelism, int *kg_first, int *kg_last, char *err,
                   size_t errlen);
@@ -103,6 +110,13 @@ int sl_snapshot_verify_file(const char *dir, const struct Sluice__SnapshotMetada
                             const struct Sluice__SubtaskState *ss, char *err, size_t errlen);
 int sl_snapshot_verify(const char *dir, const struct Sluice__SnapshotMetadata *md, char *err,
                        size_t errlen);
+/* Every state file of md in dir, in full and without restoring: what
+ * sl_snapshot_verify checks, plus its size against _metadata's and every
+ * section's CRC-32C (sl_snapr_check). Goes on past a damaged file: SL_ERR
+ * when any is, with one line per damaged file in out (as many as fit, then
+ * "(and N more damaged files)"), *nbad of *nfiles state files damaged. */
+int sl_snapshot_check(const char *dir, const struct Sluice__SnapshotMetadata *md, int *nbad,
+                      int *nfiles, char *out, size_t outlen);
 
 /* ---- _metadata ------------------------------------------------------------ */
 

@@ -14,6 +14,13 @@
  * gives for what it holds. Files written without an identity (older
  * writers) are checked for their key-group range only.
  *
+ * sl_snapshot_check goes further, for POST /savepoints/check: it reads
+ * every byte of every state file (each section's CRC-32C, streamed in
+ * bounded pieces: sl_snapr_check) and the size _metadata recorded for it,
+ * and goes on past a damaged file, so that its answer names each damaged
+ * file and what is wrong with it -- what a restore would otherwise find
+ * one file at a time, on the TaskManagers, after the job was made.
+ *
  * Any thread; reads files (the JobManager calls it on its I/O worker, a
  * task on its own thread before it restores).
  */
@@ -22,6 +29,7 @@
 #include <string.h>
 
 #include <errno.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "snapshot.h"
@@ -112,4 +120,56 @@ int sl_snapshot_verify(const char *dir, const Sluice__SnapshotMetadata *md, char
                                         errlen) != SL_OK)
                 return SL_ERR;
     return SL_OK;
+}
+
+/* One subtask's file in full: what sl_snapshot_verify_file checks, the size
+ * _metadata recorded (a plain state file is all there is of it; an
+ * incremental one's size counts its RocksDB files too) and every section. */
+static int check_file(const char *dir, const Sluice__SnapshotMetadata *md,
+                      const Sluice__OperatorState *os, const Sluice__SubtaskState *ss, char *err,
+                      size_t errlen)
+{
+    char path[4096];
+    int plain = ss->file && *ss->file && !strchr(ss->file, '/') &&
+                snprintf(path, sizeof path, "%s/%s", dir, ss->file) < (int)sizeof path;
+    struct stat st;
+    /* the size first: it says "truncated" where the reader only sees a
+     * trailer missing (verify_file names a bad name or path itself) */
+    if (plain && !ss->n_shared_files && !ss->n_private_files && ss->size &&
+        stat(path, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size != ss->size)
+        return sl_seterr(err, errlen, "%s: %llu bytes, but _metadata records %llu for operator "
+                         "'%s' subtask %u (%s)", path, (unsigned long long)st.st_size,
+                         (unsigned long long)ss->size, os->uid, ss->subtask,
+                         (uint64_t)st.st_size < ss->size ? "truncated" : "bytes added");
+    if (sl_snapshot_verify_file(dir, md, os, ss, err, errlen) != SL_OK) return SL_ERR;
+    return plain ? sl_snapr_check(path, err, errlen) : SL_OK;
+}
+
+int sl_snapshot_check(const char *dir, const Sluice__SnapshotMetadata *md, int *nbad,
+                      int *nfiles, char *out, size_t outlen)
+{
+    size_t used = 0;
+    int bad = 0, files = 0, listed = 0;
+    if (outlen) out[0] = '\0';
+    for (size_t i = 0; i < md->n_operators; i++)
+        for (size_t k = 0; k < md->operators[i]->n_subtasks; k++) {
+            const Sluice__SubtaskState *ss = md->operators[i]->subtasks[k];
+            if (!ss->file || !*ss->file) continue;
+            files++;
+            char e[1200];
+            if (check_file(dir, md, md->operators[i], ss, e, sizeof e) == SL_OK) continue;
+            bad++;
+            /* whole lines only, and room kept for the count of the rest */
+            size_t need = strlen(e) + 1;
+            if (used + need + 48 < outlen) {
+                used += (size_t)snprintf(out + used, outlen - used, "%s%s", listed ? "\n" : "", e);
+                listed++;
+            }
+        }
+    if (bad > listed && used + 48 < outlen)
+        snprintf(out + used, outlen - used, "%s(and %d more damaged files)", listed ? "\n" : "",
+                 bad - listed);
+    if (nbad) *nbad = bad;
+    if (nfiles) *nfiles = files;
+    return bad ? SL_ERR : SL_OK;
 }

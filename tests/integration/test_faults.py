@@ -8,6 +8,10 @@
   the middle of the recovery. The job finishes; every id is in the raw
   sink exactly once and the aggregate's changelog adds up to the per-key
   COUNT/SUM worked out here. On both state backends.
+- The restart strategy left unset: with checkpointing on, a SIGKILLed
+  TaskManager makes the job restart (exponential-delay, Flink's defaults:
+  the first restart 1 s +- 10 % later) on a second TaskManager and finish
+  with exact output; with checkpointing off the same kill fails the job.
 - A full disk under the checkpoint directory (a 1 MiB tmpfs mounted for the
   test, filled up): checkpoints fail with "No space left on device" in
   their failure_message while the job goes on running (the failures are
@@ -24,6 +28,7 @@
 """
 import os
 import random
+import re
 import shutil
 import signal
 import subprocess
@@ -81,6 +86,52 @@ def test_twenty_kills_in_a_row(make_cluster, workdir, backend):
     job = c.wait_state(jid, ["FINISHED", "FAILED", "CANCELED"], timeout=60)
     assert job["state"] == "FINISHED", c.get(f"/jobs/{jid}/exceptions")
     assert job["timestamps"]["RESTARTING"] > 0, job["timestamps"]
+    exact_output(out, raw, n, keys)
+
+
+# ---- the restart strategy nobody configured -------------------------------------
+
+
+@pytest.mark.parametrize("checkpointing", [True, False])
+def test_unset_restart_strategy_follows_checkpointing(make_cluster, workdir, checkpointing):
+    """restart-strategy.type left unset, as Flink 1.19+/2.x: a job with
+    checkpointing gets exponential-delay with Flink's defaults (first restart
+    after 1 s +- 10 %, attempts unlimited), one without gets none. A SIGKILLed
+    TaskManager, a second one with free slots standing by: with checkpointing
+    the job restarts there and finishes with every id once and the exact
+    per-key COUNT/SUM; without it the job fails and never restarts."""
+    conf = {"execution.checkpointing.interval": "200 ms"} if checkpointing else {}
+    c = make_cluster(jm_conf=conf)
+    first = c.add_tm(slots=2)
+    n, keys = 20000, 10  # 2000 rows/s: 10 s of input
+    out, raw = os.path.join(workdir, "out"), os.path.join(workdir, "raw")
+    jid = c.submit(agg_job(out, raw, n, keys, rate=2000))
+    c.wait_state(jid, "RUNNING", timeout=20)
+    wait_for(lambda: all_running(c, jid), timeout=20, what="every task running")
+    strategy = "exponential-delay" if checkpointing else "none"
+    assert c.get(f"/jobs/{jid}/config")["execution-config"]["restart-strategy"] == strategy
+    jm_conf = {e["key"]: e["value"] for e in c.get("/jobmanager/config")}
+    assert jm_conf["restart-strategy.type"] == ""  # not set: the job's strategy follows checkpointing
+    if checkpointing:
+        wait_for(lambda: checkpoints(c, jid)["counts"]["completed"] >= 1, timeout=20,
+                 what="a completed checkpoint")
+    c.add_tm(slots=2)  # every task is on the first one; this one has room for them all
+    assert c.job(jid)["state"] == "RUNNING"
+    first.kill(signal.SIGKILL)
+    job = c.wait_state(jid, ["FINISHED", "FAILED", "CANCELED"], timeout=60)
+    log = c.jm.log_text()
+    if not checkpointing:
+        assert job["state"] == "FAILED", job
+        assert job["timestamps"]["RESTARTING"] == 0, job["timestamps"]
+        assert "restarts (attempt" not in log
+        return
+    assert job["state"] == "FINISHED", c.get(f"/jobs/{jid}/exceptions")
+    assert job["timestamps"]["RESTARTING"] > 0, job["timestamps"]
+    # Flink's exponential-delay defaults: initial-backoff 1 s, jitter-factor
+    # 0.1, attempts-before-reset-backoff Integer.MAX_VALUE
+    m = re.search(r"restarts \(attempt 1 of (\d+)\) in (\d+) ms", log)
+    assert m, log
+    assert int(m.group(1)) == 2**31 - 1 and 900 <= int(m.group(2)) <= 1100, m.group(0)
     exact_output(out, raw, n, keys)
 
 

@@ -830,7 +830,9 @@ def test_source_waits_on_the_consumer_queue_and_mail(make_cluster, broker):
 
 
 def test_sink_missing_topic_and_broker_down_fail_clearly(make_cluster, broker):
-    cluster = make_cluster(jm_conf={"execution.checkpointing.interval": "500 ms"})
+    # the failures are the point: no restarts (checkpointing on would restart by default)
+    cluster = make_cluster(jm_conf={"execution.checkpointing.interval": "500 ms",
+                                    "restart-strategy.type": "none"})
     cluster.add_tm(slots=2)
     for guarantee in ("at-least-once", "exactly-once"):
         # (with auto-creation, as librdkafka's producer default, the topic would appear)

@@ -17,6 +17,11 @@
   damaged state file (refused at submission, naming it). `sluice savepoint
   check` for a rescale and for a renamed uid; `sluice savepoint -d` removes
   the directory.
+- `savepoint check` reads every byte of every state file: a flipped byte in
+  a section's payload (which the restore would find only on a TaskManager)
+  and a truncated file are each named with what is wrong (the CRCs worked
+  out here), by the CLI (exit 1) and by POST /savepoints/check (400); an
+  intact savepoint passes.
 
 Output is read with the helpers of test_checkpoints.py: committed part
 files in write order, the aggregate's changelog applied with every -U
@@ -29,6 +34,7 @@ import json
 import os
 import re
 import shutil
+import struct
 
 import pytest
 
@@ -471,3 +477,100 @@ def test_restore_refusals_check_and_dispose(make_cluster, workdir):
     r = c.cli("run", "-d", "-s", sp, jf)
     assert (r.returncode, r.stdout) == (1, "")
     assert r.stderr == f"Error: cannot read savepoint '{sp}': snapshot {sp}: No such file or directory\n"
+
+
+def crc32c(data):
+    """CRC-32C (Castagnoli, reflected 0x82f63b78), a bit at a time."""
+    c = 0xffffffff
+    for b in data:
+        c ^= b
+        for _ in range(8):
+            c = (c >> 1) ^ (0x82f63b78 if c & 1 else 0)
+    return c ^ 0xffffffff
+
+
+def first_keyed_section(path):
+    """(offset, length, key group) of the first KEYS section of a version 2
+    state file: after the 28-byte header and the IDNT section."""
+    with open(path, "rb") as f:
+        data = f.read()
+    assert data[:8] == b"SLSTATE\0" and struct.unpack("<I", data[8:12])[0] == 2
+    off = 28
+    while True:
+        tag, kg, _count, plen = struct.unpack("<4sIQQ", data[off:off + 24])
+        if tag == b"KEYS":
+            return off, 24 + plen + 4, kg
+        off += 24 + plen + 4
+
+
+def test_check_reads_every_state_file(make_cluster, workdir):
+    c = make_cluster(jm_conf=NO_PERIODIC)
+    c.add_tm(slots=2)
+    n, keys = 6000, 10
+    out, raw = os.path.join(workdir, "out"), os.path.join(workdir, "raw")
+    job = agg_job(out, raw, n, keys, rate=2000, p=2)
+    jf = write_job(workdir, "job.json", job)
+    jid = run_detached(c, jf)
+    c.wait_state(jid, "RUNNING", timeout=20)
+    wait_progress(c, jid, n // 8)
+    sp = stop_with_savepoint(c, jid, os.path.join(workdir, "sp"))
+    md = read_metadata(sp)
+    nfiles = sum(1 for op in md["operators"] for st in op["subtasks"] if st["file"])
+    sizes = {st["file"]: st["size"] for op in md["operators"] for st in op["subtasks"]}
+    assert "agg-0.state" in sizes and "agg-1.state" in sizes
+
+    # intact: the plan, exit 0
+    r = c.cli("savepoint", "check", sp, jf)
+    assert (r.returncode, r.stderr) == (0, ""), r.stderr
+    assert r.stdout.startswith(f"Savepoint {sp} (checkpoint {md['checkpoint_id']}, "), r.stdout
+
+    def copy(name):
+        d = os.path.join(workdir, name, os.path.basename(sp))
+        shutil.copytree(sp, d)
+        return d
+
+    # one flipped byte inside the keyed entries of agg-0: its CRC no longer holds
+    flipped = copy("flipped")
+    state = os.path.join(flipped, "agg-0.state")
+    off, slen, kg = first_keyed_section(state)
+    with open(state, "r+b") as f:
+        data = bytearray(f.read())
+        data[off + 24 + 1] ^= 0x04
+        f.seek(0)
+        f.write(data)
+    payload, header = bytes(data[off + 24:off + slen - 4]), bytes(data[off:off + 24])
+    stored = struct.unpack("<I", data[off + slen - 4:off + slen])[0]
+    computed = crc32c(payload + header)
+    assert stored != computed
+    crc_line = (f"{state}: the entries of key group {kg} (offset {off}, {slen} bytes) is damaged: "
+                f"CRC-32C mismatch (stored {stored:08x}, computed {computed:08x})")
+    r = c.cli("savepoint", "check", flipped, jf)
+    assert (r.returncode, r.stdout, r.stderr) == \
+        (1, "", f"Error: savepoint '{flipped}' is damaged: 1 of its {nfiles} state files would "
+                f"fail the restore:\n{crc_line}\n")
+    status, body = c.request("POST", f"/savepoints/check?savepointPath={flipped}", job)
+    assert (status, body) == (400, {"errors": [f"savepoint '{flipped}' is damaged: 1 of its "
+                                               f"{nfiles} state files would fail the restore:\n"
+                                               f"{crc_line}"]})
+
+    # a truncated file: named with both sizes
+    truncated = copy("truncated")
+    state1 = os.path.join(truncated, "agg-1.state")
+    os.truncate(state1, sizes["agg-1.state"] - 9)
+    trunc_line = (f"{state1}: {sizes['agg-1.state'] - 9} bytes, but _metadata records "
+                  f"{sizes['agg-1.state']} for operator 'agg' subtask 1 (truncated)")
+    r = c.cli("savepoint", "check", truncated, jf)
+    assert (r.returncode, r.stdout, r.stderr) == \
+        (1, "", f"Error: savepoint '{truncated}' is damaged: 1 of its {nfiles} state files "
+                f"would fail the restore:\n{trunc_line}\n")
+
+    # both at once: each named, in _metadata's order
+    both = copy("both")
+    shutil.copy(state, os.path.join(both, "agg-0.state"))
+    shutil.copy(state1, os.path.join(both, "agg-1.state"))
+    r = c.cli("savepoint", "check", both, jf)
+    assert (r.returncode, r.stdout) == (1, "")
+    assert r.stderr == (f"Error: savepoint '{both}' is damaged: 2 of its {nfiles} state files "
+                        "would fail the restore:\n" + crc_line.replace(flipped, both) + "\n" +
+                        trunc_line.replace(truncated, both) + "\n"), r.stderr
+    assert c.get("/jobs")["jobs"] == [{"id": jid, "status": "FINISHED"}]  # no job was made

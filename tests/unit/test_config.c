@@ -65,7 +65,9 @@ static void test_defaults(void)
     CHECK_EQ_INT(sl_config_int(c, "execution.checkpointing.max-concurrent-checkpoints"), 1);
     CHECK_EQ_INT(sl_config_int(c, "execution.checkpointing.tolerable-failed-checkpoints"), 0);
     CHECK_EQ_STR(sl_config_str(c, "execution.checkpointing.mode"), "EXACTLY_ONCE");
-    CHECK_EQ_STR(sl_config_str(c, "restart-strategy.type"), "none");
+    /* no default, as in Flink: the strategy follows checkpointing */
+    CHECK_EQ_STR(sl_config_str(c, "restart-strategy.type"), "");
+    CHECK_EQ_STR(sl_config_restart_strategy(c), "none");
     CHECK_EQ_INT(sl_config_int(c, "restart-strategy.fixed-delay.attempts"), 3);
     CHECK_EQ_INT(sl_config_int(c, "restart-strategy.fixed-delay.delay"), 1000);
     CHECK_EQ_INT(sl_config_int(c, "pipeline.auto-watermark-interval"), 200);
@@ -222,8 +224,21 @@ static void test_set_values(void)
     CHECK(sl_config_set(c, "state.backend.type", "RocksDB", NULL, err, sizeof err) == SL_OK);
     CHECK_EQ_STR(sl_config_str(c, "state.backend.type"), "rocksdb");
     CHECK_EQ_INT(sl_config_int(c, "state.backend.type"), 1);
+    /* not set: exponential-delay with checkpointing on, none with it off;
+     * set: what it says, checkpointing or not */
+    CHECK(sl_config_set(c, "execution.checkpointing.interval", "10 s", NULL, err,
+                        sizeof err) == SL_OK);
+    CHECK_EQ_STR(sl_config_restart_strategy(c), "exponential-delay");
     CHECK(sl_config_set(c, "restart-strategy.type", "disable", NULL, err, sizeof err) == SL_OK);
     CHECK_EQ_STR(sl_config_str(c, "restart-strategy.type"), "none");
+    CHECK_EQ_STR(sl_config_restart_strategy(c), "none");
+    CHECK(sl_config_set(c, "restart-strategy.type", "", NULL, err, sizeof err) == SL_OK);
+    CHECK_EQ_STR(sl_config_restart_strategy(c), "exponential-delay");
+    CHECK(sl_config_set(c, "execution.checkpointing.interval", "0", NULL, err, sizeof err) == SL_OK);
+    CHECK_EQ_STR(sl_config_restart_strategy(c), "none");
+    CHECK(sl_config_set(c, "restart-strategy.type", "fixed-delay", NULL, err, sizeof err) == SL_OK);
+    CHECK_EQ_STR(sl_config_restart_strategy(c), "fixed-delay");
+    CHECK(sl_config_set(c, "restart-strategy.type", "disable", NULL, err, sizeof err) == SL_OK);
     CHECK(sl_config_set(c, "restart-strategy.type", "fixed-delay", NULL, err, sizeof err) == SL_OK);
     CHECK_EQ_STR(sl_config_str(c, "restart-strategy.type"), "fixed-delay");
     CHECK(sl_config_set(c, "restart-strategy.type", "off", NULL, err, sizeof err) == SL_OK);
@@ -646,6 +661,8 @@ static void test_shipped_file(void)
     CHECK_EQ_INT(sl_config_int(c, "rest.port"), 8081);
     CHECK_EQ_INT(sl_config_int(c, "jobmanager.rpc.port"), 6123);
     CHECK_EQ_STR(sl_config_str(c, "rest.bind-address"), "127.0.0.1");
+    /* Flink's restart default: the file leaves the strategy unset */
+    CHECK_EQ_STR(sl_config_str(c, "restart-strategy.type"), "");
     sl_config_destroy(c);
 }
 

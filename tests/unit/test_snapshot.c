@@ -783,6 +783,13 @@ static int readers_failing(const char *path)
     return failed;
 }
 
+/* sl_snapr_check refuses path, naming it. */
+static int check_fails_naming(const char *path)
+{
+    char err[512] = "";
+    return sl_snapr_check(path, err, sizeof err) == SL_ERR && strstr(err, path) != NULL;
+}
+
 static int small_ident; /* write_small records an identity (version 2) */
 
 /* A small file of every section kind: a few entries in three key groups
@@ -828,6 +835,8 @@ static void body_fuzz_state(void)
     CHECK(orig);
     CHECK(n > 100 && n < 2000);
     CHECK_EQ_INT(readers_failing(path), 0);
+    char err[512];
+    CHECK_EQ_INT(sl_snapr_check(path, err, sizeof err), SL_OK);
 
     uint8_t *copy = malloc(n);
     const uint8_t flips[] = {0x01, 0x80, 0xff};
@@ -839,12 +848,14 @@ static void body_fuzz_state(void)
             int failing = readers_failing(bad);
             if (failing < 1) fprintf(stderr, "flip 0x%02x at byte %zu: %d readers failed\n", flips[f], i, failing);
             CHECK(failing >= 1);
+            CHECK(check_fails_naming(bad));
         }
     for (size_t len = 0; len < n; len++) {
         CHECK(spill(bad, orig, len) == 0);
         int failing = readers_failing(bad);
         if (failing != 4) fprintf(stderr, "truncated to %zu: %d readers failed\n", len, failing);
         CHECK_EQ_INT(failing, 4);
+        CHECK(check_fails_naming(bad));
     }
     /* bytes appended are damage too */
     memcpy(copy, orig, n);
@@ -854,6 +865,7 @@ static void body_fuzz_state(void)
     fputs("junk", f);
     fclose(f);
     CHECK_EQ_INT(readers_failing(bad), 4);
+    CHECK(check_fails_naming(bad));
     free(copy);
     free(orig);
 }
@@ -1458,9 +1470,132 @@ static void test_incremental_upload_stage(void)
     nftw(root, rm_entry_for_inc, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+/* sl_snapshot_check over a snapshot of three subtasks' files: one intact,
+ * one with a flipped byte in a section's payload, one truncated. Each
+ * damaged file is named with what is wrong, the CRCs worked out here. */
+static void body_check_snapshot(void)
+{
+    char err[2048], files[3][512];
+    const char *names[3] = {"op-a-0.state", "op-a-1.state", "op-a-2.state"};
+    Sluice__SubtaskState st[3], *sts[3];
+    size_t n = 0;
+    for (int i = 0; i < 3; i++) {
+        tpath(files[i], sizeof files[i], names[i]);
+        CHECK_EQ_INT(write_small(files[i]), 0); /* version 1: key groups [0, 7] of 8 */
+        struct stat sb;
+        CHECK_EQ_INT(stat(files[i], &sb), 0);
+        n = (size_t)sb.st_size;
+        sluice__subtask_state__init(&st[i]);
+        st[i].subtask = (uint32_t)i, st[i].file = (char *)names[i], st[i].kg_first = 0;
+        st[i].kg_last = 7, st[i].size = n, st[i].has_opstate = 1;
+        sts[i] = &st[i];
+    }
+    Sluice__OperatorState op = SLUICE__OPERATOR_STATE__INIT;
+    op.uid = "op-a";
+    op.parallelism = 3;
+    op.n_subtasks = 3;
+    op.subtasks = sts;
+    Sluice__OperatorState *ops[1] = {&op};
+    Sluice__SnapshotMetadata md = SLUICE__SNAPSHOT_METADATA__INIT;
+    md.format_version = SL_SNAPSHOT_FORMAT_VERSION;
+    md.job_id = "job-1";
+    md.max_parallelism = 8;
+    md.n_operators = 1;
+    md.operators = ops;
+    int nbad = -1, nfiles = -1;
+    CHECK_EQ_INT(sl_snapshot_check(tmp_root, &md, &nbad, &nfiles, err, sizeof err), SL_OK);
+    CHECK_EQ_INT(nbad, 0);
+    CHECK_EQ_INT(nfiles, 3);
+    CHECK_EQ_STR(err, "");
+
+    /* op-a-1: one byte of the first section's payload (KEYS of key group 1,
+     * right after the 28-byte header) flipped */
+    uint8_t *raw = slurp(files[1], &n);
+    CHECK(raw);
+    const size_t off = 28;
+    CHECK(memcmp(raw + off, "KEYS", 4) == 0);
+    CHECK_EQ_INT(le32(raw + off + 4), 1);
+    size_t plen = (size_t)le32(raw + off + 16), slen = 24 + plen + 4;
+    raw[off + 24 + 2] ^= 0x10;
+    uint8_t *cat = malloc(plen + 24); /* the CRC covers the payload, then the header */
+    memcpy(cat, raw + off + 24, plen);
+    memcpy(cat + plen, raw + off, 24);
+    uint32_t computed = crc32c_bitwise(cat, plen + 24), stored = le32(raw + off + 24 + plen);
+    free(cat);
+    CHECK(computed != stored);
+    CHECK(spill(files[1], raw, n) == 0);
+    free(raw);
+    /* op-a-2: its last 9 bytes gone */
+    CHECK_EQ_INT(truncate(files[2], (off_t)n - 9), 0);
+
+    CHECK_EQ_INT(sl_snapshot_check(tmp_root, &md, &nbad, &nfiles, err, sizeof err), SL_ERR);
+    CHECK_EQ_INT(nbad, 2);
+    CHECK_EQ_INT(nfiles, 3);
+    char want[2048];
+    snprintf(want, sizeof want,
+             "%s: the entries of key group 1 (offset 28, %zu bytes) is damaged: CRC-32C mismatch "
+             "(stored %08x, computed %08x)\n"
+             "%s: %zu bytes, but _metadata records %zu for operator 'op-a' subtask 2 "
+             "(truncated)",
+             files[1], slen, stored, computed, files[2], n - 9, n);
+    CHECK_EQ_STR(err, want);
+    /* the restore's own check passes op-a-1 (its sections are read only when
+     * restored): this is what the check adds */
+    CHECK_EQ_INT(sl_snapshot_verify_file(tmp_root, &md, &op, &st[1], err, sizeof err), SL_OK);
+
+    /* a file longer than _metadata says: named, with both sizes */
+    CHECK_EQ_INT(write_small(files[2]), 0);
+    FILE *f = fopen(files[0], "ab");
+    CHECK(f);
+    fputs("junk", f);
+    fclose(f);
+    CHECK_EQ_INT(sl_snapshot_check(tmp_root, &md, &nbad, &nfiles, err, sizeof err), SL_ERR);
+    CHECK_EQ_INT(nbad, 2);
+    snprintf(want, sizeof want, "%s: %zu bytes, but _metadata records %zu for operator 'op-a' "
+             "subtask 0 (bytes added)\n", files[0], n + 4, n);
+    CHECK(strncmp(err, want, strlen(want)) == 0);
+
+    /* a list longer than the buffer: whole lines, then how many more */
+    char small[200];
+    CHECK_EQ_INT(sl_snapshot_check(tmp_root, &md, &nbad, &nfiles, small, sizeof small), SL_ERR);
+    CHECK(strstr(small, "(and ") != NULL && strstr(small, " more damaged files)") != NULL);
+}
+
+static void test_check_snapshot(void) { in_tmp(body_check_snapshot); }
+
+/* A section far bigger than the check's 64 KiB piece: read whole, a flipped
+ * byte deep inside it found. */
+static void body_check_big_section(void)
+{
+    char path[512], err[512];
+    tpath(path, sizeof path, "big.state");
+    uint8_t *blob = malloc(BIG_LEN);
+    for (size_t i = 0; i < BIG_LEN; i++) blob[i] = (uint8_t)(i * 7 + (i >> 11));
+    sl_snapw *w = sl_snapw_open(path, 8, 0, 7, err, sizeof err);
+    CHECK(w);
+    CHECK_EQ_INT(sl_snapw_opstate(w, blob, BIG_LEN, err, sizeof err), SL_OK);
+    CHECK_EQ_INT(sl_snapw_finish(w, NULL, err, sizeof err), SL_OK);
+    free(blob);
+    CHECK_EQ_INT(sl_snapr_check(path, err, sizeof err), SL_OK);
+    int fd = open(path, O_RDWR);
+    CHECK(fd >= 0);
+    uint8_t b;
+    const off_t at = 28 + 24 + (2u << 20) + 5;
+    CHECK_EQ_INT(pread(fd, &b, 1, at), 1);
+    b ^= 0x01;
+    CHECK_EQ_INT(pwrite(fd, &b, 1, at), 1);
+    close(fd);
+    CHECK_EQ_INT(sl_snapr_check(path, err, sizeof err), SL_ERR);
+    CHECK(strstr(err, path) && strstr(err, "the operator state (offset 28, ") &&
+          strstr(err, "is damaged: CRC-32C mismatch (stored "));
+}
+
+static void test_check_big_section(void) { in_tmp(body_check_big_section); }
+
 SL_TEST_MAIN(SL_TEST(test_roundtrip_keyed), SL_TEST(test_rescale_split), SL_TEST(test_timers_opstate),
              SL_TEST(test_canonical_bytes), SL_TEST(test_write_on_other_thread),
              SL_TEST(test_metadata_roundtrip), SL_TEST(test_fuzz_state_file),
              SL_TEST(test_fuzz_metadata), SL_TEST(test_bad_files), SL_TEST(test_writer_rules),
              SL_TEST(test_atomicity), SL_TEST(test_directories), SL_TEST(test_identity),
-             SL_TEST(test_shared_refs_model), SL_TEST(test_incremental_upload_stage))
+             SL_TEST(test_shared_refs_model), SL_TEST(test_incremental_upload_stage),
+             SL_TEST(test_check_snapshot), SL_TEST(test_check_big_section))
