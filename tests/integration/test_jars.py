@@ -117,8 +117,12 @@ def test_hostile_names_and_oversize(make_cluster, workdir):
     status, body = upload(c, b"\x7fELF" + b"\0" * (70 << 10), "big.so")
     assert status == 413 and "web.upload.max-size (65536 bytes)" in body["errors"][0]
     assert sorted(os.listdir(updir)) == sorted(ids)
+    # a form is no upload: refused on its headers (the REST guard), nothing kept
     status, body = c.request("POST", "/jars/upload", b"x=1", {"Content-Type": "application/x-www-form-urlencoded"})
-    assert status == 400 and body["errors"] == ["Exactly 1 file must be sent, received 0."]
+    assert status == 415, body
+    assert body["errors"] == ["a POST must send Content-Type: application/json or multipart/form-data "
+                              "(got 'application/x-www-form-urlencoded')"]
+    assert sorted(os.listdir(updir)) == sorted(ids)
 
 
 def test_bad_entry_points(make_cluster, workdir):
