@@ -14,8 +14,9 @@
  * object's code; one that finds it knows which process did and what it had
  * open.
  *
- * Entry points (entryClass): sluice_job_main, a bounded datagen into a
- * blackhole; burn_main, which spins on the CPU for ever; hog_main, which
+ * Entry points (entryClass): sluice_job_main, a bounded datagen through
+ * marker_pass (a function of this object's, so TaskManagers load it too)
+ * into a blackhole; burn_main, which spins on the CPU for ever; hog_main, which
  * asks for 1 GiB (not touched) and returns 3 when it gets none.
  */
 #include <dirent.h>
@@ -72,6 +73,15 @@ __attribute__((constructor)) static void mark_loaded(void)
     else unlink(tmp);
 }
 
+static int pass(sl_op *ctx, int input, const sl_row *row)
+{
+    (void)input;
+    return sl_op_emit(ctx, (sl_row *)row);
+}
+
+/* a function of the object's own, so a TaskManager loads it too */
+const sl_process_fn marker_pass = {.abi = SL_DS_ABI_VERSION, .process_element = pass};
+
 int sluice_job_main(sl_ds_env *env, int argc, char **argv);
 int sluice_job_main(sl_ds_env *env, int argc, char **argv)
 {
@@ -79,6 +89,7 @@ int sluice_job_main(sl_ds_env *env, int argc, char **argv)
     (void)argv;
     const char *gen_opts[] = {"fields.id.kind", "sequence", "fields.id.start", "1", "fields.id.end", "10", NULL};
     sl_ds_stream *s = sl_ds_source(env, "gen", "datagen", "id BIGINT", gen_opts);
+    s = sl_ds_process(s, "pass", "marker_pass", "id BIGINT", NULL);
     sl_ds_sink(s, "out", "blackhole", NULL);
     return 0;
 }
