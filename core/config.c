@@ -230,11 +230,22 @@ static const sl_conf_def defs[] = {
      NOLIM, NULL},
     {{"web.upload.dir", SL_CT_PATH, "", NULL,
       "Where uploaded C jobs are stored (a directory the JobManager makes); empty: "
-      "<tmp>/sluice-web-upload-<rest port>. File names are the JobManager's own, never the client's."},
+      "/tmp/sluice-web-upload-<pid of the JobManager>, removed when the JobManager exits (those "
+      "of JobManagers no longer running are removed at the next start). File names are the "
+      "JobManager's own, never the client's."},
      NOLIM, NULL},
     {{"web.upload.max-size", SL_CT_MEMORY, "8 mb", NULL,
       "Largest C job (shared object) POST /jars/upload accepts, at most 15 mb (it travels to "
       "the TaskManagers inside one control message)."},
+     NOLIM, NULL},
+    {{"web.submit.build.cpu-time", SL_CT_DURATION, "30 s", NULL,
+      "CPU time (whole seconds, rounded up) a C job's entry point may use in the child process "
+      "that builds its graph for /jars/:id/run and /jars/:id/plan (RLIMIT_CPU); beyond it the "
+      "child is killed and the request fails. The child is also killed after 30 s of wall time."},
+     1, INT64_MAX, NULL},
+    {{"web.submit.build.memory", SL_CT_MEMORY, "2 gb", NULL,
+      "Address space the child process that runs a C job's entry point may map (RLIMIT_AS); 0 "
+      "means no limit. Not applied by a sanitizer build (its shadow memory needs terabytes)."},
      NOLIM, NULL},
     {{"security.cluster.secret", SL_CT_STRING, "", NULL,
       "Shared secret every JobManager and TaskManager of the cluster must hold: RPC and data "

@@ -2,23 +2,35 @@
  * jars.c -- Flink's jar API for C jobs (shared objects): POST /jars/upload,
  * GET /jars, POST /jars/:id/run, GET|POST /jars/:id/plan, DELETE /jars/:id.
  *
- * rest.c hands every /jars path here (jm_jars_path) before it looks at
- * the request, so these handlers own the connection: an upload is fed
- * through libmicrohttpd's post processor into a file as it arrives, never
- * held in memory, and stops counting at web.upload.max-size.
+ * rest.c hands a /jars path here (jm_jars_path) once the one REST gate
+ * (jm_rest_admit: Host, Origin, Content-Type, rest.auth-token; a plan
+ * counts as mutating, for it runs the job's code) has let it in on its
+ * headers; these handlers then own the request: an upload is fed through
+ * libmicrohttpd's post processor into a file as it arrives, never held in
+ * memory, and stops counting at web.upload.max-size. A refused upload is
+ * never written anywhere.
  *
  * Storage: web.upload.dir (made 0700) holds one file per upload named by
  * its id, "<32 hex>_<name>", where name is the client's file name reduced
  * to its last path component and to [A-Za-z0-9._-] -- the client never
  * chooses a path (a name with "../", a NUL or 300 characters is just a
  * name). Files already in the directory at start-up are listed again.
+ * When web.upload.dir is not set, the directory is the JobManager's own,
+ * <tmp>/sluice-web-upload-<pid>: removed on a clean exit, and those of
+ * dead JobManagers (killed, crashed) are swept at the next start.
  *
  * Running user code: the JobManager never loads an uploaded object. To
  * build a graph (run, plan) it starts itself as a child process
  * (`sluice-jobmanager --build-c-job`, posix_spawn), which loads the object,
  * runs the entry point and prints the job graph; a crash, an exit or a
  * hang (SL_JAR_BUILD_TIMEOUT_S) of the child is an error naming the signal
- * or the timeout, and the JobManager carries on. The graph names the
+ * or the timeout, and the JobManager carries on. The child has the least it
+ * needs: no descriptor but its stdin (/dev/null) and its two pipes, a CPU
+ * time limit (web.submit.build.cpu-time) and an address-space limit
+ * (web.submit.build.memory), no core file, and it dies with its parent. It
+ * still runs as the JobManager's user, with its file system and network:
+ * uploading a C job means running its code on the JobManager's host, as
+ * Flink runs a jar's main() there (docs/SECURITY.md). The graph names the
  * object as "library": "jar:<id>"; the job keeps the object's bytes and
  * every deployment ships them to the TaskManagers (DeployJob.libraries),
  * which need not share a file system with the JobManager.
@@ -36,6 +48,8 @@
 #include <string.h>
 #include <strings.h>
 #include <unistd.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <microhttpd.h>
@@ -53,6 +67,20 @@
 #define SL_JAR_MAX_GRAPH (8u << 20) /* the child's output at most */
 #define SL_JAR_MAX_BODY (64u << 10) /* a run / plan request body at most */
 #define SL_JAR_MAX_UPLOAD (15u << 20) /* must fit one control frame to the TaskManagers */
+#define SL_JAR_TMP "/tmp"              /* without web.upload.dir: SL_JAR_TMP/SL_JAR_OWN<pid> */
+#define SL_JAR_OWN "sluice-web-upload-"
+/* AddressSanitizer's shadow memory needs terabytes of address space: a
+ * sanitizer build cannot limit it (RLIMIT_AS) */
+#if defined(__SANITIZE_ADDRESS__)
+#define SL_JAR_LIMIT_AS 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SL_JAR_LIMIT_AS 0
+#endif
+#endif
+#ifndef SL_JAR_LIMIT_AS
+#define SL_JAR_LIMIT_AS 1
+#endif
 #define SIGNAL_OPTS "handle_segv=0:handle_sigbus=0:handle_abort=0:handle_sigfpe=0:handle_sigill=0"
 
 
@@ -70,8 +98,10 @@ struct jm_jars {
     char *dir;
     int enabled;
     size_t max_size;
+    int own_dir;                /* dir is our <tmp>/sluice-web-upload-<pid>: removed at exit */
+    int64_t cpu_s;              /* the build child's RLIMIT_CPU, seconds */
+    int64_t mem;                /* its RLIMIT_AS, bytes */
     jar *list;                  /* newest first */
-    jar_conn *conns;            /* live connections (for jm_jars_completed) */
 };
 
 /* One request to a /jars path. */
@@ -87,7 +117,6 @@ struct jar_conn {
     int too_big, bad;           /* bad: the post processor refused the body */
     char *body;                 /* other requests: the body (bounded) */
     size_t len;
-    jar_conn *next;
 };
 
 /* ---- names ------------------------------------------------------------------ */
@@ -129,6 +158,55 @@ static jar *find_locked(struct jm_jars *js, const char *id)
 
 /* ---- start and stop ----------------------------------------------------------- */
 
+/* Remove a directory of ours and what it holds: the files directly in it
+ * (nothing here makes subdirectories; a link is removed, never followed).
+ * Returns SL_OK when the directory is gone. */
+static int remove_dir(const char *dir)
+{
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d) {
+        if (fd >= 0) close(fd);
+        return errno == ENOENT ? SL_OK : SL_ERR;
+    }
+    for (struct dirent *e; (e = readdir(d));) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        if (unlinkat(fd, e->d_name, 0) != 0 && errno != ENOENT)
+            sl_warn(TAG, "cannot remove %s/%s: %s", dir, e->d_name, strerror(errno));
+    }
+    closedir(d);
+    if (rmdir(dir) == 0 || errno == ENOENT) return SL_OK;
+    sl_warn(TAG, "cannot remove %s: %s", dir, strerror(errno));
+    return SL_ERR;
+}
+
+/* The upload directories that JobManagers of this user no longer running
+ * (killed, crashed) left behind: removed. A name whose pid is alive, or a
+ * directory of another user, stays. */
+static void sweep_stale_dirs(void)
+{
+    size_t plen = strlen(SL_JAR_OWN);
+    DIR *d = opendir(SL_JAR_TMP);
+    if (!d) return;
+    for (struct dirent *e; (e = readdir(d));) {
+        if (strncmp(e->d_name, SL_JAR_OWN, plen)) continue;
+        int64_t pid = 0;
+        struct stat st;
+        if (sl_parse_int(e->d_name + plen, &pid) != SL_OK || pid <= 0 || pid > INT32_MAX ||
+            pid == (int64_t)getpid())
+            continue;
+        if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue; /* alive (or not ours to know) */
+        if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode) ||
+            st.st_uid != geteuid())
+            continue;
+        char path[512];
+        snprintf(path, sizeof path, SL_JAR_TMP "/%s", e->d_name);
+        if (remove_dir(path) == SL_OK)
+            sl_info(TAG, "removed %s, left by JobManager %lld (no longer running)", path, (long long)pid);
+    }
+    closedir(d);
+}
+
 int jm_jars_start(jm *j, char *err, size_t errlen)
 {
     struct jm_jars *js = sl_calloc(1, sizeof *js);
@@ -140,10 +218,16 @@ int jm_jars_start(jm *j, char *err, size_t errlen)
         return sl_seterr(err, errlen, "web.upload.max-size: %lld bytes is not 1 byte to 15 mb (a C job "
                          "travels to the TaskManagers in one control message)", (long long)max);
     js->max_size = (size_t)max;
+    js->cpu_s = (sl_config_int(j->conf, "web.submit.build.cpu-time") + 999) / 1000;
+    js->mem = sl_config_int(j->conf, "web.submit.build.memory");
+    if (js->mem < 0)
+        return sl_seterr(err, errlen, "web.submit.build.memory: %lld bytes is negative", (long long)js->mem);
+    sweep_stale_dirs();
     const char *dir = sl_config_str(j->conf, "web.upload.dir");
-    js->dir = *dir ? sl_strdup(dir) : sl_sprintf("/tmp/sluice-web-upload-%d", (int)getpid());
+    js->dir = *dir ? sl_strdup(dir) : sl_sprintf(SL_JAR_TMP "/" SL_JAR_OWN "%d", (int)getpid());
     if (!js->enabled) return SL_OK;
     if (sl_mkdirs(js->dir, err, errlen) != SL_OK) return SL_ERR;
+    js->own_dir = !*dir;
     chmod(js->dir, 0700);
     DIR *d = opendir(js->dir);
     if (!d) return sl_seterr(err, errlen, "web.upload.dir %s: %s", js->dir, strerror(errno));
@@ -168,6 +252,9 @@ void jm_jars_stop(jm *j)
 {
     struct jm_jars *js = j->jars;
     if (!js) return;
+    /* a job's deployments hold their own copy of its object (and HA
+     * storage another), so the uploads may go with the process */
+    if (js->own_dir) remove_dir(js->dir);
     for (jar *x = js->list; x;) {
         jar *next = x->next;
         free(x);
@@ -320,12 +407,63 @@ static MHD_RESULT finish_upload(jm *j, struct MHD_Connection *conn, jar_conn *c)
 
 /* ---- the child that builds a graph ------------------------------------------------- */
 
+/* The child's descriptors beyond 0, 1 and 2 (whatever the JobManager had
+ * open without O_CLOEXEC): closed before any user code is loaded. */
+static void close_inherited(void)
+{
+    if (close_range(3, ~0u, 0) == 0) return;
+    DIR *d = opendir("/proc/self/fd"); /* a kernel before 5.9 */
+    if (!d) return;
+    int keep = dirfd(d);
+    for (struct dirent *e; (e = readdir(d));) {
+        int64_t fd;
+        if (sl_parse_int(e->d_name, &fd) == SL_OK && fd > 2 && fd != keep) close((int)fd);
+    }
+    closedir(d);
+}
+
+/* The child's limits, set on itself before it loads the object (it is our
+ * own code until then): CPU seconds (0 none), address space in bytes (0
+ * none), no core file; and it dies with the JobManager. */
+static int limit_self(int64_t cpu_s, int64_t mem)
+{
+    struct rlimit no_core = {0, 0};
+    if (setrlimit(RLIMIT_CORE, &no_core) != 0) return SL_ERR;
+    if (cpu_s > 0) {
+        /* SIGXCPU at the soft limit, SIGKILL a second later */
+        struct rlimit cpu = {(rlim_t)cpu_s, (rlim_t)cpu_s + 1};
+        if (setrlimit(RLIMIT_CPU, &cpu) != 0) return SL_ERR;
+    }
+    if (mem > 0 && SL_JAR_LIMIT_AS) {
+        struct rlimit as = {(rlim_t)mem, (rlim_t)mem};
+        if (setrlimit(RLIMIT_AS, &as) != 0) return SL_ERR;
+    }
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) return SL_ERR;
+    return SL_OK;
+}
+
 int jm_jars_child(int argc, char **argv)
 {
-    /* argv: object path, entry symbol, library reference, shown name, program args... */
+    /* argv: [--cpu-s N] [--mem BYTES] object path, entry symbol, library
+     * reference, shown name, program args... */
+    close_inherited();
+    int64_t cpu_s = 0, mem = 0;
+    while (argc >= 2 && (!strcmp(argv[0], "--cpu-s") || !strcmp(argv[0], "--mem"))) {
+        int64_t *v = !strcmp(argv[0], "--cpu-s") ? &cpu_s : &mem;
+        if (sl_parse_int(argv[1], v) != SL_OK || *v < 0) {
+            fprintf(stderr, "--build-c-job: %s needs a number, not '%s'\n", argv[0], argv[1]);
+            return 2;
+        }
+        argc -= 2;
+        argv += 2;
+    }
     if (argc < 4) {
-        fprintf(stderr, "--build-c-job needs PATH ENTRY LIBRARY NAME [ARGS...]\n");
+        fprintf(stderr, "--build-c-job needs [--cpu-s N] [--mem BYTES] PATH ENTRY LIBRARY NAME [ARGS...]\n");
         return 2;
+    }
+    if (limit_self(cpu_s, mem) != SL_OK) {
+        fprintf(stderr, "cannot limit the process that runs the job's entry point: %s", strerror(errno));
+        return 1;
     }
     char err[1024];
     char *text = sl_ds_build(argv[0], argv[1], argv[2], argv[3], argc - 4, argv + 4, err, sizeof err);
@@ -367,11 +505,18 @@ static char *build_in_child(jm *j, const jar *x, const char *entry, json_t *args
     }
     exe[n] = 0;
     size_t nargs = json_array_size(args);
-    char **argv = sl_calloc(nargs + 8, sizeof(char *));
+    char **argv = sl_calloc(nargs + 12, sizeof(char *));
     char *path = sl_sprintf("%s/%s", js->dir, x->id), *ref = sl_sprintf("jar:%s", x->id);
+    char cpu[24], mem[24];
+    snprintf(cpu, sizeof cpu, "%lld", (long long)js->cpu_s);
+    snprintf(mem, sizeof mem, "%lld", (long long)js->mem);
     int a = 0;
     argv[a++] = "sluice-jobmanager";
     argv[a++] = "--build-c-job";
+    argv[a++] = "--cpu-s";
+    argv[a++] = cpu;
+    argv[a++] = "--mem";
+    argv[a++] = mem;
     argv[a++] = path;
     argv[a++] = (char *)(entry && *entry ? entry : SL_DS_JOB_MAIN);
     argv[a++] = ref;
@@ -391,6 +536,11 @@ static char *build_in_child(jm *j, const jar *x, const char *entry, json_t *args
     posix_spawn_file_actions_adddup2(&fa, out[1], 1);
     posix_spawn_file_actions_adddup2(&fa, errp[1], 2);
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
+    /* nothing else of ours reaches the new image, O_CLOEXEC or not (the
+     * child closes them again itself where this is missing) */
+    posix_spawn_file_actions_addclosefrom_np(&fa, 3);
+#endif
     /* the environment as ours; in a sanitizer build a crash of the user's
      * code must still end the child by its signal, not by a report */
     extern char **environ;
@@ -438,6 +588,10 @@ static char *build_in_child(jm *j, const jar *x, const char *entry, json_t *args
     if (timed_out) {
         sl_seterr(err, errlen, "the entry point of %s did not return within %d s (the process was killed)",
                   x->name, SL_JAR_BUILD_TIMEOUT_S);
+    } else if (WIFSIGNALED(status) && (WTERMSIG(status) == SIGXCPU || WTERMSIG(status) == SIGKILL)) {
+        /* nobody else kills it: its CPU time ran out (SIGKILL at the hard limit) */
+        sl_seterr(err, errlen, "the entry point of %s used more than %lld s of CPU time "
+                  "(web.submit.build.cpu-time; the process was killed)", x->name, (long long)js->cpu_s);
     } else if (WIFSIGNALED(status)) {
         sl_seterr(err, errlen, "the entry point of %s crashed: signal %d (%s)", x->name, WTERMSIG(status),
                   strsignal(WTERMSIG(status)));
@@ -708,7 +862,7 @@ static MHD_RESULT delete_jar(jm *j, struct MHD_Connection *conn, const char *id)
 /* ---- the access handler --------------------------------------------------------------- */
 
 int jm_jars_request(jm *j, struct MHD_Connection *conn, const char *url, const char *method,
-                    const char *upload_data, size_t *upload_size, void **con_cls)
+                    const char *upload_data, size_t *upload_size, void **state)
 {
     struct jm_jars *js = j->jars;
     if (!strncmp(url, "/v1/", 4)) url += 3;
@@ -720,20 +874,16 @@ int jm_jars_request(jm *j, struct MHD_Connection *conn, const char *url, const c
     for (char *s = strtok_r(path, "/", &save); s && nseg < 4; s = strtok_r(NULL, "/", &save)) seg[nseg++] = s;
     int post = !strcmp(method, "POST"), get = !strcmp(method, "GET"), del = !strcmp(method, "DELETE");
     int upload = post && nseg == 1 && !strcmp(seg[0], "upload");
-    jar_conn *c = *con_cls;
+    jar_conn *c = *state;
     if (!c) {
+        /* jm_rest_admit has let the request in: an upload from a foreign
+         * origin, or without the token, never gets this far */
         c = sl_calloc(1, sizeof *c);
         c->fd = -1;
         c->js = js;
         c->upload = upload;
-        pthread_mutex_lock(&js->mu);
-        c->next = js->conns;
-        js->conns = c;
-        pthread_mutex_unlock(&js->mu);
-        *con_cls = c;
-        /* an unauthorised upload is not even written down (401 at the end) */
-        if (upload && js->enabled && jm_rest_authorized(j, conn))
-            c->pp = MHD_create_post_processor(conn, 65536, on_file, c);
+        *state = c;
+        if (upload && js->enabled) c->pp = MHD_create_post_processor(conn, 65536, on_file, c);
         if (upload && !c->pp) c->bad = 1;
         return MHD_YES;
     }
@@ -752,8 +902,6 @@ int jm_jars_request(jm *j, struct MHD_Connection *conn, const char *url, const c
     }
     if (!js->enabled)
         return send_err(conn, 404, "Not found: jar submission is disabled (web.submit.enable: false)");
-    if ((post || del) && !jm_rest_authorized(j, conn))
-        return send_err(conn, 401, "this JobManager requires 'Authorization: Bearer <rest.auth-token>'");
     if (upload) {
         /* the processor hands over what it still holds, and says whether
          * the body ended as a multipart body must */
@@ -769,20 +917,12 @@ int jm_jars_request(jm *j, struct MHD_Connection *conn, const char *url, const c
     return send_err(conn, 404, "Not found: %s /jars%s", method, url + 5);
 }
 
-int jm_jars_completed(jm *j, void *con_cls)
+void jm_jars_completed(void *state)
 {
-    struct jm_jars *js = j->jars;
-    if (!con_cls || !js) return 0;
-    pthread_mutex_lock(&js->mu);
-    jar_conn **pp = &js->conns;
-    while (*pp && *pp != con_cls) pp = &(*pp)->next;
-    jar_conn *c = *pp;
-    if (c) *pp = c->next;
-    pthread_mutex_unlock(&js->mu);
-    if (!c) return 0;
+    jar_conn *c = state;
+    if (!c) return;
     if (c->pp) MHD_destroy_post_processor(c->pp);
     drop_tmp(c);
     free(c->body);
     free(c);
-    return 1;
 }

@@ -351,12 +351,12 @@ struct MHD_Connection;
 int jm_jars_start(jm *j, char *err, size_t errlen);     /* main thread, before REST */
 void jm_jars_stop(jm *j);                               /* after REST stopped */
 int jm_jars_path(const char *url);                      /* /jars or /v1/jars...: jars.c answers */
-/* libmicrohttpd's access handler for those paths (REST threads); returns an
- * MHD_Result. jars.c owns *con_cls for them. */
+/* libmicrohttpd's access handler for those paths (REST threads), called
+ * only for a request jm_rest_admit has let in; returns an MHD_Result.
+ * *state is jars.c's (NULL on the first call), freed by jm_jars_completed. */
 int jm_jars_request(jm *j, struct MHD_Connection *conn, const char *url, const char *method,
-                    const char *upload_data, size_t *upload_size, void **con_cls);
-/* libmicrohttpd's completion callback: 1 when con_cls was jars.c's (freed). */
-int jm_jars_completed(jm *j, void *con_cls);
+                    const char *upload_data, size_t *upload_size, void **state);
+void jm_jars_completed(void *state);                   /* NULL: nothing */
 void jm_jars_on_loop(jm *j, void *ctx);                 /* JM_OP_JAR_RUN */
 /* The child process that runs a C job's entry point (main.c's
  * --build-c-job): prints the job graph, or the error and exits 1. */
@@ -527,11 +527,13 @@ void jm_prom_stop(jm *j);
 int jm_rest_start(jm *j, char *err, size_t errlen);
 void jm_rest_stop(jm *j);
 void jm_rest_on_loop(jm *j, void *ctx);   /* loop: run a posted request */
-/* rest_guard.c (REST threads): SL_ERR when a request must be refused for
- * its Host, Origin or Content-Type; err then starts with the HTTP status
- * ("403 ...", "415 ..."). */
-int jm_rest_guard(jm *j, const char *method, const char *path, const char *host, const char *origin,
-                  const char *content_type, char *err, size_t errlen);
+/* rest_guard.c (REST threads): the gate of every request, /jars included,
+ * judged on its headers alone (libmicrohttpd's first call) -- Host, Origin,
+ * Sec-Fetch-Site, Content-Type and, for a mutating or code-loading one,
+ * rest.auth-token. path is the URL without its "/v1". Returns 0 to admit,
+ * else the HTTP status (403, 415, 401) with the reason in err. */
+int jm_rest_admit(jm *j, struct MHD_Connection *conn, const char *method, const char *path, char *err,
+                  size_t errlen);
 /* The canonical local path of a directory a request names (a plain path or
  * a file: URI) if it lies under state.savepoints.dir, state.checkpoints.dir
  * or rest.allowed-dirs; else NULL, err naming the roots. `what` starts the

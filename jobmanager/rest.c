@@ -47,6 +47,10 @@ typedef struct req {
     char *body;
     size_t len;
     int too_big;
+    int refused;                /* jm_rest_admit's status (403, 415, 401), 0 admitted */
+    char why[700];              /* its reason */
+    int jars;                   /* a /jars path: jars.c answers */
+    void *jar;                  /* jars.c's state of the request */
 } req;
 
 /* a handler's answer (lib/http_reply.h) */
@@ -1510,13 +1514,32 @@ static MHD_RESULT on_request(void *cls, struct MHD_Connection *conn, const char 
                              size_t *upload_size, void **con_cls)
 {
     jm *j = cls;
-    if (jm_jars_path(url)) return (MHD_RESULT)jm_jars_request(j, conn, url, method, upload_data, upload_size, con_cls);
+    /* Flink's REST client puts the API version first (/v1/jobs/overview);
+     * the same API answers with and without it */
+    const char *path = url;
+    int v1 = !strncmp(url, "/v1", 3) && (url[3] == '/' || url[3] == '\0');
+    if (v1) path = url + 3;
     req *rq = *con_cls;
     if (!rq) {
+        /* the first call: the headers only. Every request, /jars included,
+         * is judged here, before a byte of its body is read or stored */
         rq = sl_calloc(1, sizeof *rq);
         *con_cls = rq;
-        return MHD_YES;
+        rq->jars = jm_jars_path(url);
+        rq->refused = jm_rest_admit(j, conn, method, path, rq->why, sizeof rq->why);
+        if (rq->refused || !rq->jars) return MHD_YES;
     }
+    if (rq->refused) {
+        if (*upload_size) { /* read and dropped */
+            *upload_size = 0;
+            return MHD_YES;
+        }
+        reply r = {0, NULL};
+        reply_err(&r, rq->refused, "%s", rq->why);
+        sl_info(TAG, "%s %s -> %d: %s", method, url, rq->refused, rq->why);
+        return sl_reply_send(conn, &r);
+    }
+    if (rq->jars) return (MHD_RESULT)jm_jars_request(j, conn, url, method, upload_data, upload_size, &rq->jar);
     if (*upload_size) {
         if (rq->len + *upload_size > MAX_BODY) rq->too_big = 1;
         else {
@@ -1528,18 +1551,7 @@ static MHD_RESULT on_request(void *cls, struct MHD_Connection *conn, const char 
         *upload_size = 0;
         return MHD_YES;
     }
-    /* Flink's REST client puts the API version first (/v1/jobs/overview);
-     * the same API answers with and without it */
-    const char *path = url;
-    int v1 = !strncmp(url, "/v1", 3) && (url[3] == '/' || url[3] == '\0');
-    if (v1) path = url + 3;
-    char gerr[700];
-    int refused = jm_rest_guard(j, method, path,
-                                MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Host"),
-                                MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Origin"),
-                                MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Type"),
-                                gerr, sizeof gerr) != SL_OK;
-    if (!refused && !v1 && !is_api_path(url) && (!strcmp(method, "GET") || !strcmp(method, "HEAD")))
+    if (!v1 && !is_api_path(url) && (!strcmp(method, "GET") || !strcmp(method, "HEAD")))
         return serve_file(j, conn, url);
 
     reply r = {0, NULL};
@@ -1558,9 +1570,7 @@ static MHD_RESULT on_request(void *cls, struct MHD_Connection *conn, const char 
     int bad_body = 0;
     int savepoints = rc.nseg == 2 && post && !strcmp(rc.seg[0], "savepoints");
     int disposal = rc.nseg == 1 && post && !strcmp(rc.seg[0], "savepoint-disposal");
-    if (refused) {
-        reply_err(&r, atoi(gerr), "%s", gerr + 4); /* "403 ..." or "415 ..." */
-    } else if (rq->too_big) {
+    if (rq->too_big) {
         reply_err(&r, 413, "request body larger than %u bytes", MAX_BODY);
     } else if (!(rc.nseg == 1 && !strcmp(rc.seg[0], "config")) &&
                !(rc.nseg == 2 && !strcmp(rc.seg[0], "sluice") && !strcmp(rc.seg[1], "ha")) &&
@@ -1568,8 +1578,6 @@ static MHD_RESULT on_request(void *cls, struct MHD_Connection *conn, const char 
         /* a standby JobManager: says where the leader is (ha.c) */
     } else if (rc.nseg < 0) {
         reply_err(&r, 404, "Not found: path too long");
-    } else if (strcmp(method, "GET") && strcmp(method, "HEAD") && !jm_rest_authorized(j, conn)) {
-        reply_err(&r, 401, "this JobManager requires 'Authorization: Bearer <rest.auth-token>'");
     } else if (savepoints && !strcmp(rc.seg[1], "dispose")) {
         dispose_savepoint(&rc, &r);
     } else if (disposal && (rc.disposal_rc = dispose_path(&rc, &bad_body, &rc.disposal_not_found,
@@ -1618,12 +1626,10 @@ static MHD_RESULT on_request(void *cls, struct MHD_Connection *conn, const char 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
-    if (jm_jars_completed(cls, *con_cls)) {
-        *con_cls = NULL;
-        return;
-    }
+    SL_UNUSED(cls);
     req *rq = *con_cls;
     if (rq) {
+        jm_jars_completed(rq->jar);
         free(rq->body);
         free(rq);
         *con_cls = NULL;

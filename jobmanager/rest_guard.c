@@ -14,6 +14,18 @@
  *   only for an upload): an HTML form or a "simple" cross-site fetch cannot
  *   send that without the browser asking first (CORS), and Sluice never
  *   answers yes.
+ * - Token: with rest.auth-token set, a mutating request must carry it.
+ *
+ * "Mutating" means every method but GET and HEAD, and also a GET of
+ * /jars/:id/plan: building a C job's plan runs the job's own code (in a
+ * child process, jars.c), so it is guarded like a submission -- Origin,
+ * a cross-site Sec-Fetch-Site (an <img> or a link from another site sends
+ * no Origin) and the token.
+ *
+ * jm_rest_admit is the one gate: rest.c calls it for every request, /jars
+ * included, on the first call of libmicrohttpd's access handler, when the
+ * headers have arrived and no byte of the body has been read -- so an
+ * upload it refuses is never written anywhere.
  * - Paths: a directory a request names (a savepoint's target, a snapshot to
  *   restore from, a savepoint to dispose of) must lie, once canonical (the
  *   real path of its longest existing prefix, no "." or ".." parts), under
@@ -26,6 +38,7 @@
 #include <strings.h>
 #include <unistd.h>
 #include <arpa/inet.h>
+#include <microhttpd.h>
 
 #include "jm.h"
 
@@ -79,23 +92,46 @@ static int host_allowed(jm *j, const char *host)
            in_list(sl_config_str(j->conf, "rest.allowed-hosts"), name, n);
 }
 
-int jm_rest_guard(jm *j, const char *method, const char *path, const char *host, const char *origin,
-                  const char *content_type, char *err, size_t errlen)
+/* Does path (without /v1) name /jars/:id/plan, whose answer runs user code? */
+static int loads_code(const char *path)
 {
-    if (host && *host && !host_allowed(j, host))
-        return sl_seterr(err, errlen,
-                         "403 Host '%s' is not a name of this JobManager (an IP address, localhost, "
-                         "rest.address or one of rest.allowed-hosts)", host);
-    if (!strcmp(method, "GET") || !strcmp(method, "HEAD")) return SL_OK;
+    if (strncmp(path, "/jars/", 6)) return 0;
+    const char *id = path + 6, *slash = strchr(id, '/');
+    return slash && slash > id && !strcmp(slash, "/plan");
+}
+
+/* Host, Origin and Content-Type: 0, or 403 / 415 with the reason in err. */
+static int guard(jm *j, const char *method, const char *path, int mutating, struct MHD_Connection *conn,
+                 char *err, size_t errlen)
+{
+    const char *host = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Host");
+    const char *origin = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Origin");
+    const char *content_type = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Type");
+    const char *site = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Sec-Fetch-Site");
+    if (host && *host && !host_allowed(j, host)) {
+        sl_seterr(err, errlen,
+                  "Host '%s' is not a name of this JobManager (an IP address, localhost, "
+                  "rest.address or one of rest.allowed-hosts)", host);
+        return 403;
+    }
+    if (!mutating) return 0;
     if (origin) {
         const char *o = strstr(origin, "://");
         const char *allow = sl_config_str(j->conf, "web.access-control-allow-origin");
         int same = o && host && !strcasecmp(o + 3, host);
-        if (!same && !(allow && !strcmp(allow, "*")) && !in_list(allow, origin, strlen(origin)))
-            return sl_seterr(err, errlen,
-                             "403 a %s from the web page at '%s' is refused: that origin is not this "
-                             "JobManager's own nor in web.access-control-allow-origin", method, origin);
+        if (!same && !(allow && !strcmp(allow, "*")) && !in_list(allow, origin, strlen(origin))) {
+            sl_seterr(err, errlen,
+                      "a %s from the web page at '%s' is refused: that origin is not this "
+                      "JobManager's own nor in web.access-control-allow-origin", method, origin);
+            return 403;
+        }
+    } else if (site && (!strcasecmp(site, "cross-site") || !strcasecmp(site, "same-site"))) {
+        /* a browser's request without Origin: a link, an image, a script */
+        sl_seterr(err, errlen, "a %s from another site's web page (Sec-Fetch-Site: %s) is refused", method,
+                  site);
+        return 403;
     }
+    if (!strcmp(method, "GET") || !strcmp(method, "HEAD")) return 0; /* no body to judge */
     char media[128] = "";
     if (content_type) {
         size_t n = strcspn(content_type, ";");
@@ -104,13 +140,26 @@ int jm_rest_guard(jm *j, const char *method, const char *path, const char *host,
         memcpy(media, content_type, n);
         media[n] = '\0';
     }
-    if (!strcasecmp(media, "application/json")) return SL_OK;
-    if (!strcasecmp(media, "multipart/form-data") && !strcmp(path, "/jars/upload")) return SL_OK;
-    return sl_seterr(err, errlen,
-                     "415 a %s must send Content-Type: application/json%s (got %s%s%s)", method,
-                     !strcmp(path, "/jars/upload") ? " or multipart/form-data" : "",
-                     content_type ? "'" : "none", content_type ? content_type : "",
-                     content_type ? "'" : "");
+    if (!strcasecmp(media, "application/json")) return 0;
+    if (!strcasecmp(media, "multipart/form-data") && !strcmp(path, "/jars/upload")) return 0;
+    sl_seterr(err, errlen, "a %s must send Content-Type: application/json%s (got %s%s%s)", method,
+              !strcmp(path, "/jars/upload") ? " or multipart/form-data" : "", content_type ? "'" : "none",
+              content_type ? content_type : "", content_type ? "'" : "");
+    return 415;
+}
+
+int jm_rest_admit(jm *j, struct MHD_Connection *conn, const char *method, const char *path, char *err,
+                  size_t errlen)
+{
+    int mutating = (strcmp(method, "GET") && strcmp(method, "HEAD")) || loads_code(path);
+    int status = guard(j, method, path, mutating, conn, err, errlen);
+    if (status) return status;
+    if (mutating && !jm_rest_authorized(j, conn)) {
+        sl_seterr(err, errlen, "this JobManager requires 'Authorization: Bearer <rest.auth-token>'%s",
+                  loads_code(path) ? " (a plan runs the job's code)" : "");
+        return 401;
+    }
+    return 0;
 }
 
 /* The canonical form of an absolute path: the real path of its longest

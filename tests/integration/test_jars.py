@@ -117,8 +117,12 @@ def test_hostile_names_and_oversize(make_cluster, workdir):
     status, body = upload(c, b"\x7fELF" + b"\0" * (70 << 10), "big.so")
     assert status == 413 and "web.upload.max-size (65536 bytes)" in body["errors"][0]
     assert sorted(os.listdir(updir)) == sorted(ids)
+    # a form is no upload: refused on its headers (the REST guard), nothing kept
     status, body = c.request("POST", "/jars/upload", b"x=1", {"Content-Type": "application/x-www-form-urlencoded"})
-    assert status == 400 and body["errors"] == ["Exactly 1 file must be sent, received 0."]
+    assert status == 415, body
+    assert body["errors"] == ["a POST must send Content-Type: application/json or multipart/form-data "
+                              "(got 'application/x-www-form-urlencoded')"]
+    assert sorted(os.listdir(updir)) == sorted(ids)
 
 
 def test_bad_entry_points(make_cluster, workdir):
@@ -200,3 +204,33 @@ def test_hybrid_job_over_rest(make_cluster, workdir):
     job = c.wait_state(body["jobid"], {"FINISHED", "FAILED"}, timeout=120)
     assert job["state"] == "FINISHED", c.get(f"/jobs/{body['jobid']}/exceptions")
     assert hybrid_rows(out) == hybrid_expected(1000)
+
+
+MARKER = os.path.join(BUILD, "plugins", "load_marker.so")
+SANITIZED = "san" in os.path.basename(BUILD.rstrip("/"))
+
+
+def test_build_child_limits(make_cluster, workdir):
+    """The child that runs an entry point has a CPU-time limit
+    (web.submit.build.cpu-time) and an address-space limit
+    (web.submit.build.memory): an entry point that spins is killed after its
+    second of CPU, not after the 30 s wall-clock timeout; one that asks for
+    more memory than the limit does not get it."""
+    import time
+    c = make_cluster(jm_conf=jar_conf(workdir, **{"web.submit.build.cpu-time": "1 s",
+                                                  "web.submit.build.memory": "512 mb"}))
+    fid, _ = upload_file(c, MARKER)
+    t0 = time.monotonic()
+    status, body = c.request("POST", f"/jars/{fid}/plan", {"entryClass": "burn_main"})
+    took = time.monotonic() - t0
+    assert status == 400
+    assert body["errors"] == ["the entry point of load_marker.so used more than 1 s of CPU time "
+                              "(web.submit.build.cpu-time; the process was killed)"]
+    assert took < 15, took
+    if not SANITIZED:  # AddressSanitizer's shadow memory cannot live under RLIMIT_AS
+        status, body = c.request("POST", f"/jars/{fid}/plan", {"entryClass": "hog_main"})
+        assert status == 400 and body["errors"] == ["load_marker.so: hog_main() returned 3"], body
+    # within the limits the same object plans
+    status, body = c.request("POST", f"/jars/{fid}/plan", {})
+    assert status == 200, body
+    assert c.jm.alive()

@@ -17,11 +17,15 @@ deleted.
   when there is none, 400 for a checkpoint, and nothing is deleted;
 - one client cannot hold more than its share of connections.
 """
+import glob
 import http.client
 import os
+import shutil
 import socket
+import subprocess
+import uuid
 
-from conftest import Cluster, wait_for
+from conftest import BUILD, Cluster, wait_for
 
 ENDLESS = {"name": "endless", "parallelism": 1,
            "vertices": [{"id": "g", "uid": "g", "type": "datagen",
@@ -206,3 +210,223 @@ def test_one_client_cannot_hold_every_connection(cluster):
         for s in socks:
             s.close()
     assert cluster.get("/overview")["taskmanagers"] == 0
+
+
+# ---- the jar API (jobmanager/jars.c) behind the same gate ----------------------
+# A C job runs its code wherever it is loaded; tests/plugins/load_marker.c's
+# constructor writes sluice-loaded-<pid> (pid, parent, open descriptors,
+# command line) into the loading process's working directory -- the test's
+# scratch directory for every daemon -- so "no marker" means nobody ran it.
+
+MARKER_JOB = os.path.join(BUILD, "plugins", "load_marker.so")
+EVIL = "http://evil.example"
+TOKEN = "s3cret"
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+
+
+def multipart(path, filename="load_marker.so"):
+    """A browser's multipart/form-data upload of the file at path."""
+    boundary = uuid.uuid4().hex
+    with open(path, "rb") as f:
+        data = f.read()
+    body = (f"--{boundary}\r\nContent-Disposition: form-data; name=\"jarfile\"; filename=\"{filename}\"\r\n"
+            f"Content-Type: application/x-sharedlib\r\n\r\n").encode() + data + f"\r\n--{boundary}--\r\n".encode()
+    return body, {"Content-Type": f"multipart/form-data; boundary={boundary}"}
+
+
+def markers(workdir):
+    """What the marker job's constructor wrote: one dict per process that loaded it."""
+    out = []
+    for path in sorted(glob.glob(os.path.join(workdir, "sluice-loaded-*"))):
+        with open(path) as f:
+            fields = dict(line.split(" ", 1) for line in f.read().splitlines())
+        out.append({"pid": int(fields["pid"]), "ppid": int(fields["ppid"]), "fds": fields["fds"],
+                    "argv": fields.get("argv", "").split()})
+    return out
+
+
+def cross_site_requests(c, method, path, body=None):
+    """The requests a web page elsewhere (or a DNS-rebinding one) can make:
+    (what, status expected, status and answer got). Multipart is refused
+    everywhere but /jars/upload, whose own type it is."""
+    js = body if body is not None else {}
+    form = b"programArg=x"
+    mp_body, mp = multipart(MARKER_JOB)
+    cases = [("foreign Origin", 403, dict(JSON, Origin=EVIL), js),
+             ("Origin null", 403, dict(JSON, Origin="null"), js),
+             ("foreign Host", 403, dict(JSON, Host=f"attacker.example:{c.rest_port}"), js)]
+    if method == "GET":
+        cases += [("a link from another site", 403, {"Sec-Fetch-Site": "cross-site"}, None)]
+    else:
+        cases += [("text/plain", 415, {"Content-Type": "text/plain"}, '{"programArgsList": []}'),
+                  ("a form", 415, {"Content-Type": "application/x-www-form-urlencoded"}, form),
+                  ("multipart", 415, mp, mp_body)][:None if path != "/jars/upload" else -1]
+    for what, expected, headers, data in cases:
+        if method == "GET":
+            data = None
+        yield what, expected, c.request(method, path, data, headers=headers)
+
+
+def test_jar_endpoints_refuse_cross_site_requests(make_cluster, workdir):
+    """Every /jars call goes through the REST guard before jars.c sees it:
+    an upload, a plan (which runs the job's code), a run and a delete from
+    another site get 403 or 415 and have no effect -- nothing stored,
+    nothing loaded, no job, nothing deleted."""
+    updir = os.path.join(workdir, "uploads")
+    c = make_cluster(jm_conf={"web.upload.dir": updir})
+    body, mp = multipart(MARKER_JOB)
+    for what, expected, headers, data in (
+            ("foreign Origin", 403, dict(mp, Origin=EVIL), body),
+            ("Origin null", 403, dict(mp, Origin="null"), body),
+            ("foreign Host", 403, dict(mp, Host=f"attacker.example:{c.rest_port}"), body),
+            ("text/plain", 415, {"Content-Type": "text/plain"}, body),
+            ("a form", 415, {"Content-Type": "application/x-www-form-urlencoded"}, b"jarfile=x")):
+        status, resp = c.request("POST", "/jars/upload", data, headers=headers)
+        assert (status, len(resp["errors"])) == (expected, 1), (what, status, resp)
+        status, resp = c.request("POST", "/v1/jars/upload", data, headers=headers)
+        assert status == expected, (what, "/v1", status, resp)
+    assert os.listdir(updir) == []  # not even a temporary file
+    assert c.get("/jars")["files"] == []
+    # the dashboard's own page may upload
+    status, resp = c.request("POST", "/jars/upload", body, headers=dict(mp, Origin=c.url))
+    assert status == 200, resp
+    jar = os.path.basename(resp["filename"])
+    assert os.listdir(updir) == [jar]
+
+    refusals = [("GET", f"/jars/{jar}/plan"), ("POST", f"/jars/{jar}/plan"), ("POST", f"/jars/{jar}/run"),
+                ("DELETE", f"/jars/{jar}"), ("POST", "/jars/upload")]
+    for method, path in refusals:
+        for what, expected, (status, resp) in cross_site_requests(c, method, path):
+            assert status == expected, (method, path, what, status, resp)
+            assert isinstance(resp["errors"][0], str), resp
+    assert markers(workdir) == []  # no process loaded the object
+    assert c.get("/jobs")["jobs"] == []
+    assert [f["id"] for f in c.get("/jars")["files"]] == [jar]
+    assert os.listdir(updir) == [jar]
+    assert "GET /jars/%s/plan -> 403: a GET from another site's web page (Sec-Fetch-Site: cross-site)" % jar \
+        in c.jm.log_text()
+
+    # the same plan from the dashboard's own page is built -- in a child of
+    # the JobManager that has nothing open but its stdin and its two pipes
+    status, resp = c.request("GET", f"/jars/{jar}/plan", headers={"Origin": c.url, "Sec-Fetch-Site": "same-origin"})
+    assert status == 200, resp
+    assert [n["id"] for n in resp["plan"]["nodes"]] == ["gen", "pass", "out"]
+    (m,) = markers(workdir)
+    assert m["pid"] != c.jm.proc.pid and m["ppid"] == c.jm.proc.pid
+    assert "--build-c-job" in m["argv"]
+    assert m["fds"] == "0,1,2", m
+    status, resp = c.request("DELETE", f"/jars/{jar}", headers={"Origin": c.url})
+    assert status == 200, resp
+    assert os.listdir(updir) == []
+
+
+def test_jar_endpoints_need_the_token(make_cluster, workdir):
+    """With rest.auth-token set, upload, plan (GET and POST: it runs the
+    job's code), run and delete need it; listing does not. With it, the job
+    runs -- its code in the build child and on the TaskManager, never in the
+    JobManager."""
+    updir = os.path.join(workdir, "uploads")
+    c = make_cluster(jm_conf={"web.upload.dir": updir, "rest.auth-token": TOKEN})
+    body, mp = multipart(MARKER_JOB)
+    for auth in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": TOKEN}):
+        status, resp = c.request("POST", "/jars/upload", body, headers=dict(mp, **auth))
+        assert status == 401 and "rest.auth-token" in resp["errors"][0], (auth, resp)
+    assert os.listdir(updir) == []
+    status, resp = c.request("POST", "/jars/upload", body, headers=dict(mp, **AUTH))
+    assert status == 200, resp
+    jar = os.path.basename(resp["filename"])
+    assert [f["id"] for f in c.get("/jars")["files"]] == [jar]  # reading needs no token
+
+    for method, path, data in (("GET", f"/jars/{jar}/plan", None), ("POST", f"/jars/{jar}/plan", {}),
+                               ("GET", f"/v1/jars/{jar}/plan?parallelism=1", None),
+                               ("POST", f"/jars/{jar}/run", {}), ("DELETE", f"/jars/{jar}", None)):
+        status, resp = c.request(method, path, data)
+        assert status == 401, (method, path, status, resp)
+        assert "Authorization: Bearer <rest.auth-token>" in resp["errors"][0], resp
+    assert markers(workdir) == []
+    assert c.get("/jobs")["jobs"] == []
+    assert os.listdir(updir) == [jar]
+
+    status, resp = c.request("GET", f"/jars/{jar}/plan", headers=AUTH)
+    assert status == 200, resp
+    c.add_tm(slots=1)
+    status, resp = c.request("POST", f"/jars/{jar}/run", {"parallelism": 1}, headers=AUTH)
+    assert status == 200, resp
+    job = c.wait_state(resp["jobid"], {"FINISHED", "FAILED"})
+    assert job["state"] == "FINISHED", c.get(f"/jobs/{resp['jobid']}/exceptions")
+    loaded = markers(workdir)
+    children = [m for m in loaded if "--build-c-job" in m["argv"]]
+    assert len(children) == 2  # the plan's and the run's
+    assert all(m["ppid"] == c.jm.proc.pid and m["fds"] == "0,1,2" for m in children), children
+    assert {m["pid"] for m in loaded} - {m["pid"] for m in children} == {c.tms[0].proc.pid}
+    assert c.jm.proc.pid not in {m["pid"] for m in loaded}
+    status, resp = c.request("DELETE", f"/jars/{jar}", headers=AUTH)
+    assert status == 200, resp
+    assert os.listdir(updir) == []
+
+
+def test_other_families_refuse_cross_site_requests(make_cluster, workdir):
+    """The same cross-site requests against job submission, cancellation and
+    savepoints: refused, no job, no cancel, no savepoint."""
+    c = make_cluster(jm_conf={"rest.auth-token": TOKEN})
+    for what, expected, (status, resp) in cross_site_requests(c, "POST", "/jobs", ENDLESS):
+        assert status == expected, (what, status, resp)
+    assert c.get("/jobs")["jobs"] == []
+    c.add_tm(slots=1)
+    status, resp = c.request("POST", "/jobs", ENDLESS, headers=AUTH)
+    assert status == 200, resp
+    jid = resp["jobid"]
+    c.wait_state(jid, "RUNNING")
+    for method, path, data in (("PATCH", f"/jobs/{jid}?mode=cancel", None),
+                               ("POST", f"/jobs/{jid}/savepoints", {}),
+                               ("POST", f"/jobs/{jid}/stop", {})):
+        for what, expected, (status, resp) in cross_site_requests(c, method, path, data):
+            assert status == expected, (method, path, what, status, resp)
+        status, resp = c.request(method, path, data)
+        assert status == 401, (method, path, resp)  # same-site, but without the token
+    assert c.job(jid)["state"] == "RUNNING"
+    assert c.get(f"/jobs/{jid}/checkpoints")["counts"]["total"] == 0
+    status, _ = c.request("PATCH", f"/jobs/{jid}?mode=cancel", headers=dict(AUTH, Origin=c.url))
+    assert status == 202
+    c.wait_state(jid, "CANCELED")
+
+
+# ---- the JobManager's own upload directory -----------------------------------------
+
+def test_upload_dir_removed_on_exit_and_stale_ones_swept(make_cluster, workdir):
+    """Without web.upload.dir the JobManager stores uploads in
+    /tmp/sluice-web-upload-<its pid>: gone after a clean SIGTERM; those of
+    JobManagers no longer running are removed at the next start, a live
+    process's stays."""
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    stale = f"/tmp/sluice-web-upload-{dead.pid}"
+    alive = f"/tmp/sluice-web-upload-{os.getpid()}"  # this test's own process: alive
+    for d in (stale, alive):
+        os.makedirs(d, exist_ok=True)
+        with open(os.path.join(d, "0" * 32 + "_old.so"), "wb") as f:
+            f.write(b"\x7fELF")
+    try:
+        c = make_cluster()
+        own = f"/tmp/sluice-web-upload-{c.jm.proc.pid}"
+        assert not os.path.exists(stale)
+        assert os.listdir(alive) == ["0" * 32 + "_old.so"]
+        assert f"removed {stale}, left by JobManager {dead.pid} (no longer running)" in c.jm.log_text()
+        body, mp = multipart(MARKER_JOB)
+        status, resp = c.request("POST", "/jars/upload", body, headers=mp)
+        assert status == 200 and os.path.dirname(resp["filename"]) == own, resp
+        assert c.jm.stop() == 0
+        assert not os.path.exists(own)
+    finally:
+        for d in (stale, alive):
+            shutil.rmtree(d, ignore_errors=True)
+
+
+def test_configured_upload_dir_stays(make_cluster, workdir):
+    updir = os.path.join(workdir, "uploads")
+    c = make_cluster(jm_conf={"web.upload.dir": updir})
+    body, mp = multipart(MARKER_JOB)
+    status, resp = c.request("POST", "/jars/upload", body, headers=mp)
+    assert status == 200, resp
+    assert c.jm.stop() == 0
+    assert os.listdir(updir) == [os.path.basename(resp["filename"])]
