@@ -50,7 +50,8 @@ static const sl_conf_def defs[] = {
       "Port of the JobManager's RPC endpoint."},
      NOLIM, NULL},
     {{"jobmanager.bind-host", SL_CT_STRING, "0.0.0.0", NULL,
-      "Address the JobManager's RPC server listens on."},
+      "Address (IPv4, or localhost) the JobManager's RPC server listens on; 0.0.0.0, every "
+      "interface, as Flink's default. 127.0.0.1 keeps it to this machine."},
      NOLIM, NULL},
     {{"rest.port", SL_CT_PORT, "8081", NULL,
       "Port of the REST API and dashboard; clients connect to it."},
@@ -68,7 +69,8 @@ static const sl_conf_def defs[] = {
       "Address a TaskManager advertises to others; empty means detect it."},
      NOLIM, NULL},
     {{"taskmanager.bind-host", SL_CT_STRING, "0.0.0.0", NULL,
-      "Address a TaskManager's data exchange server listens on."},
+      "Address (IPv4, or localhost) a TaskManager's data exchange server listens on; 0.0.0.0, "
+      "every interface, as Flink's default. 127.0.0.1 keeps it to this machine."},
      NOLIM, NULL},
     {{"taskmanager.data.port", SL_CT_PORT, "0", NULL,
       "Port of a TaskManager's data exchange server; 0 picks a free port."},

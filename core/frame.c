@@ -10,13 +10,21 @@
 
 int sl_frame_pull(struct evbuffer *in, Sluice__Envelope **out, char *err, size_t errlen)
 {
+    return sl_frame_pull_max(in, SL_FRAME_MAX, out, err, errlen);
+}
+
+int sl_frame_pull_max(struct evbuffer *in, uint32_t max, Sluice__Envelope **out, char *err,
+                      size_t errlen)
+{
     unsigned char hdr[4];
+    if (max == 0 || max > SL_FRAME_MAX) max = SL_FRAME_MAX;
     size_t avail = evbuffer_get_length(in);
     if (avail < 4) return SL_AGAIN;
     evbuffer_copyout(in, hdr, 4);
     uint32_t n = sl_get_be32(hdr);
-    if (n == 0 || n > SL_FRAME_MAX)
-        return sl_seterr(err, errlen, "bad frame length %u (allowed 1..%u)", n, SL_FRAME_MAX);
+    if (n == 0 || n > max)
+        return sl_seterr(err, errlen, "bad frame length %u (allowed 1..%u%s)", n, max,
+                         max < SL_FRAME_MAX ? " before the peer has proven itself" : "");
     if (avail < 4 + (size_t)n) return SL_AGAIN;
     evbuffer_drain(in, 4);
     unsigned char *body = evbuffer_pullup(in, n);

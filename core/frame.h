@@ -20,6 +20,12 @@
 /* SL_OK with *out set (caller frees with sluice__envelope__free_unpacked(*out, NULL)),
  * SL_AGAIN when the buffer holds no whole frame yet, SL_ERR on a bad frame. */
 int sl_frame_pull(struct evbuffer *in, Sluice__Envelope **out, char *err, size_t errlen);
+/* The same with a tighter bound on the frame's length (1 <= max <=
+ * SL_FRAME_MAX): a length over max is SL_ERR as soon as its 4 bytes are in,
+ * before any of the body is waited for -- SL_MAX_PREAUTH_FRAME_BYTES for a
+ * peer that has not proven itself yet. */
+int sl_frame_pull_max(struct evbuffer *in, uint32_t max, Sluice__Envelope **out, char *err,
+                      size_t errlen);
 
 /* Append one frame holding env to out. */
 void sl_frame_push(struct evbuffer *out, const Sluice__Envelope *env);

@@ -247,6 +247,8 @@ typedef struct jm_conn {
     uint8_t nonce[32], peer_nonce[32];
     char *peer_id;              /* the id its Hello claims */
     jm_tm *tm;                  /* after registration */
+    int proven;                 /* registered once: full-size frames, no handshake deadline */
+    int64_t opened_ms;          /* accepted at (sl_mono_ms); the handshake deadline runs from it */
     char peer[64];              /* address for logs */
     struct jm_conn *next;
 } jm_conn;

@@ -19,10 +19,13 @@
 #include <fcntl.h>
 #include <string.h>
 #include <strings.h>
+#include <pthread.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <microhttpd.h>
+#include <event2/event.h>
 #include "http_reply.h"
 #include <jansson.h>
 
@@ -35,12 +38,23 @@
 
 #define TAG "jm:rest"
 #define MAX_BODY (8u << 20)
-/* One client (IP address) holds at most this many connections (a quarter
- * of them all), so one client's half-open ones cannot lock others out; a connection that sends
- * nothing (a request's headers trickling in, or idle keep-alive) for this
- * long is closed. */
-#define REST_PER_CLIENT_CONNECTIONS 256
+/* Connection limits (see "the connection watch" above jm_rest_start):
+ * a connection that sends nothing for REST_IDLE_TIMEOUT_S is closed
+ * (libmicrohttpd's idle timeout, restarted by every byte); a request's
+ * headers must all be in within REST_HEADER_DEADLINE_MS of the connection's
+ * start or of its previous request's end, however they trickle; one client
+ * address holds at most REST_PER_CLIENT_CONNECTIONS and all clients
+ * REST_MAX_CONNECTIONS, and past REST_SOFT_CONNECTIONS (or the per-address
+ * share) a new connection closes the oldest one still waiting for headers
+ * (or idle between requests), so a flood of slow clients cannot lock new
+ * ones out. libmicrohttpd itself refuses connections only beyond the hard
+ * limits (REST_MAX_CONNECTIONS, twice the per-address share). */
 #define REST_IDLE_TIMEOUT_S 10
+#define REST_HEADER_DEADLINE_MS 10000
+#define REST_MAX_CONNECTIONS 1024
+#define REST_SOFT_CONNECTIONS (REST_MAX_CONNECTIONS - 64)
+#define REST_PER_CLIENT_CONNECTIONS 128
+#define REST_SWEEP_MS 250
 
 
 typedef struct req {
@@ -1660,6 +1674,158 @@ static char *read_pem(const char *path, char *err, size_t errlen)
     return buf;
 }
 
+/* ---- the connection watch -------------------------------------------------
+ *
+ * libmicrohttpd's only timeout is an idle one that every received byte
+ * restarts, so a client sending a header byte every few seconds holds its
+ * connection for ever, and its connection limits refuse the newest client,
+ * not the slowest. The watch adds what is missing with the library's own
+ * hooks: MHD_OPTION_NOTIFY_CONNECTION records each connection (its socket,
+ * its client's address, when it started); the access handler's first call
+ * (headers complete) marks it busy and NOTIFY_COMPLETED marks it waiting
+ * again. A connection waiting longer than REST_HEADER_DEADLINE_MS, or the
+ * oldest waiting one when a new connection finds the limits reached, is
+ * shut down: libmicrohttpd has no call to close a connection from outside
+ * its handlers, so the watch calls shutdown(2) on the socket and the
+ * library, reading end of file, closes and cleans up the connection itself
+ * (the descriptor stays valid meanwhile: the library closes it only after
+ * NOTIFY_CONNECTION's CLOSED, which waits for the watch's lock). The
+ * deadline is enforced by a timer on the loop thread every REST_SWEEP_MS;
+ * evictions happen in the notification, on the REST thread that accepted.
+ * One REST server per process, so the watch is file-static.
+ */
+typedef struct rest_conn {
+    int fd;                     /* libmicrohttpd's socket: shut down, never closed, here */
+    uint32_t addr;              /* client IPv4 address (network order) */
+    int64_t since;              /* started, or its last request ended (sl_mono_ms) */
+    int busy;                   /* a request's headers are in: its handler or body runs */
+    int shut;                   /* shut down by the watch; the library closes it */
+    struct rest_conn *prev, *next;
+} rest_conn;
+
+static struct {
+    pthread_mutex_t mu;         /* guards everything below */
+    rest_conn *head;            /* every open connection, newest first */
+    int n;
+    uint64_t evicted, expired;  /* shut down since the last log line */
+    struct event *sweep;        /* the loop's timer */
+} rest_watch = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+/* Locked: the waiting connection (not busy, not already shut) that has
+ * waited longest, of address addr unless addr is 0; NULL if none. */
+static rest_conn *watch_oldest_waiting(uint32_t addr)
+{
+    rest_conn *best = NULL;
+    for (rest_conn *wc = rest_watch.head; wc; wc = wc->next)
+        if (!wc->busy && !wc->shut && (!addr || wc->addr == addr) && (!best || wc->since <= best->since))
+            best = wc;
+    return best;
+}
+
+static void watch_shut(rest_conn *wc)
+{
+    wc->shut = 1;
+    shutdown(wc->fd, SHUT_RDWR);
+}
+
+static void on_rest_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+                               enum MHD_ConnectionNotificationCode toe)
+{
+    SL_UNUSED(cls);
+    if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
+        rest_conn *wc = *socket_context;
+        if (!wc) return;
+        pthread_mutex_lock(&rest_watch.mu);
+        if (wc->prev) wc->prev->next = wc->next;
+        else rest_watch.head = wc->next;
+        if (wc->next) wc->next->prev = wc->prev;
+        rest_watch.n--;
+        pthread_mutex_unlock(&rest_watch.mu);
+        free(wc);
+        *socket_context = NULL;
+        return;
+    }
+    const union MHD_ConnectionInfo *fdi = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    const union MHD_ConnectionInfo *ai = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    if (!fdi) return;
+    rest_conn *wc = sl_calloc(1, sizeof *wc);
+    wc->fd = fdi->connect_fd;
+    if (ai && ai->client_addr && ai->client_addr->sa_family == AF_INET)
+        wc->addr = ((const struct sockaddr_in *)ai->client_addr)->sin_addr.s_addr;
+    wc->since = sl_mono_ms();
+    pthread_mutex_lock(&rest_watch.mu);
+    /* make room: the oldest waiting connection of this address, then of all */
+    int same = 0;
+    for (rest_conn *o = rest_watch.head; o; o = o->next)
+        if (o->addr == wc->addr && !o->shut) same++;
+    rest_conn *victim = NULL;
+    if (wc->addr && same >= REST_PER_CLIENT_CONNECTIONS) victim = watch_oldest_waiting(wc->addr);
+    else if (rest_watch.n >= REST_SOFT_CONNECTIONS) victim = watch_oldest_waiting(0);
+    if (victim) {
+        watch_shut(victim);
+        rest_watch.evicted++;
+    }
+    wc->next = rest_watch.head;
+    if (wc->next) wc->next->prev = wc;
+    rest_watch.head = wc;
+    rest_watch.n++;
+    pthread_mutex_unlock(&rest_watch.mu);
+    *socket_context = wc;
+}
+
+/* The loop's timer: shut connections past the header deadline, and say
+ * what the watch did since the last time (one line, however many). */
+static void on_rest_sweep(evutil_socket_t fd, short what, void *arg)
+{
+    SL_UNUSED(fd);
+    SL_UNUSED(what);
+    SL_UNUSED(arg);
+    int64_t now = sl_mono_ms();
+    pthread_mutex_lock(&rest_watch.mu);
+    for (rest_conn *wc = rest_watch.head; wc; wc = wc->next)
+        if (!wc->busy && !wc->shut && now - wc->since > REST_HEADER_DEADLINE_MS) {
+            watch_shut(wc);
+            rest_watch.expired++;
+        }
+    uint64_t evicted = rest_watch.evicted, expired = rest_watch.expired;
+    int n = rest_watch.n;
+    rest_watch.evicted = rest_watch.expired = 0;
+    pthread_mutex_unlock(&rest_watch.mu);
+    if (expired || evicted)
+        sl_warn(TAG, "closed %llu REST connection%s whose request headers did not arrive within "
+                     "%d ms and %llu waiting ones to make room for new clients (%d open)",
+                (unsigned long long)expired, expired == 1 ? "" : "s", REST_HEADER_DEADLINE_MS,
+                (unsigned long long)evicted, n);
+}
+
+static void watch_set_busy(struct MHD_Connection *conn, int busy)
+{
+    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    rest_conn *wc = ci ? ci->socket_context : NULL;
+    if (!wc || wc->busy == busy) return; /* busy is written only on this connection's thread */
+    pthread_mutex_lock(&rest_watch.mu);
+    wc->busy = busy;
+    wc->since = sl_mono_ms();
+    pthread_mutex_unlock(&rest_watch.mu);
+}
+
+/* The access handler as libmicrohttpd sees it: first the watch learns that
+ * the request's headers are in. */
+static MHD_RESULT on_rest_access(void *cls, struct MHD_Connection *conn, const char *url,
+                                 const char *method, const char *version, const char *upload_data,
+                                 size_t *upload_size, void **con_cls)
+{
+    watch_set_busy(conn, 1);
+    return on_request(cls, conn, url, method, version, upload_data, upload_size, con_cls);
+}
+
+static void on_rest_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+                              enum MHD_RequestTerminationCode toe)
+{
+    on_completed(cls, conn, con_cls, toe);
+    watch_set_busy(conn, 0);
+}
+
 int jm_rest_start(jm *j, char *err, size_t errlen)
 {
     struct sockaddr_in sin;
@@ -1694,20 +1860,24 @@ int jm_rest_start(jm *j, char *err, size_t errlen)
     /* REST threads only parse and wait for the loop, so a few suffice;
      * epoll (MHD_USE_AUTO) lets each serve hundreds of connections */
     j->http = MHD_start_daemon(MHD_USE_AUTO | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG | tls,
-                               0, NULL, NULL, on_request, j, MHD_OPTION_ARRAY, tls_opts,
+                               0, NULL, NULL, on_rest_access, j, MHD_OPTION_ARRAY, tls_opts,
                                MHD_OPTION_SOCK_ADDR,
                                (struct sockaddr *)&sin, MHD_OPTION_THREAD_POOL_SIZE, (unsigned)4,
-                               MHD_OPTION_NOTIFY_COMPLETED, on_completed, j,
+                               MHD_OPTION_NOTIFY_COMPLETED, on_rest_completed, j,
+                               MHD_OPTION_NOTIFY_CONNECTION, on_rest_connection, j,
                                MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)REST_IDLE_TIMEOUT_S,
-                               MHD_OPTION_CONNECTION_LIMIT, (unsigned)1024,
-                               MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)REST_PER_CLIENT_CONNECTIONS,
-                               MHD_OPTION_END);
+                               MHD_OPTION_CONNECTION_LIMIT, (unsigned)REST_MAX_CONNECTIONS,
+                               MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+                               (unsigned)(2 * REST_PER_CLIENT_CONNECTIONS), MHD_OPTION_END);
     free(pem); /* libmicrohttpd has made its own credentials from it */
     if (!j->http)
         return sl_seterr(err, errlen, "cannot start the REST server on %s:%d (port in use%s?)", bind,
                          ntohs(sin.sin_port), tls ? ", or a keystore GnuTLS cannot read" : "");
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(j->http, MHD_DAEMON_INFO_BIND_PORT);
     j->rest_port = info ? info->port : ntohs(sin.sin_port);
+    rest_watch.sweep = event_new(j->base, -1, EV_PERSIST, on_rest_sweep, j);
+    struct timeval sweep = {0, REST_SWEEP_MS * 1000};
+    event_add(rest_watch.sweep, &sweep);
     return SL_OK;
 }
 
@@ -1722,6 +1892,8 @@ void jm_rest_stop(jm *j)
 {
     if (j->http) MHD_stop_daemon(j->http);
     j->http = NULL;
+    if (rest_watch.sweep) event_free(rest_watch.sweep); /* its connections are gone */
+    rest_watch.sweep = NULL;
     /* the loop has ended and the REST threads are gone: nobody else reads these */
     while (j->disposals) {
         jm_savepoint_op *op = j->disposals;

@@ -7,6 +7,15 @@
  * so no callback takes a lock. A connection must open with a Hello of our
  * protocol version; garbage, an oversized frame or a wrong version closes
  * that connection with a logged reason and nothing else.
+ *
+ * Until a connection has proven itself -- Hello, the cluster secret's proof
+ * when one is set, and an accepted registration -- it is held to little:
+ * frames of at most SL_MAX_PREAUTH_FRAME_BYTES (refused from their length
+ * alone, and the socket is not read beyond one such frame), a handshake
+ * deadline of SL_HANDSHAKE_TIMEOUT_MS from accept (checked on the tick), and
+ * at most SL_MAX_PREAUTH_CONNECTIONS such connections at once, the oldest
+ * closed first when another arrives. So silent or dribbling peers cost a
+ * bounded few MiB and cannot keep a TaskManager from registering.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -105,6 +114,11 @@ static void on_register(jm_conn *c, const Sluice__RegisterTaskManager *r)
     tm->slot_job = sl_calloc((size_t)tm->slots, sizeof(jm_job *));
     tm->conn = c;
     c->tm = tm;
+    if (!c->proven) {
+        /* from now on it may send what a TaskManager sends */
+        c->proven = 1;
+        bufferevent_setwatermark(c->bev, EV_READ, 0, SL_FRAME_MAX + 8);
+    }
     /* keep registration order: append */
     jm_tm **p = &j->tms;
     while (*p) p = &(*p)->next;
@@ -320,7 +334,9 @@ void jm_rpc_input(jm_conn *c)
     for (;;) {
         Sluice__Envelope *env = NULL;
         char err[160];
-        int rc = sl_frame_pull(bufferevent_get_input(c->bev), &env, err, sizeof err);
+        int rc = sl_frame_pull_max(bufferevent_get_input(c->bev),
+                                   c->proven ? SL_FRAME_MAX : SL_MAX_PREAUTH_FRAME_BYTES, &env, err,
+                                   sizeof err);
         if (rc == SL_AGAIN) break;
         if (rc != SL_OK) {
             conn_close(c, err);
@@ -349,12 +365,54 @@ static void on_event(struct bufferevent *bev, short what, void *arg)
         conn_close(c, c->tm ? "TaskManager disconnected" : NULL);
 }
 
+/* Make room for one more unproven connection: at SL_MAX_PREAUTH_CONNECTIONS
+ * the oldest unproven one is closed (the list is newest first, so it is the
+ * last unproven one in it). */
+static void preauth_make_room(jm *j)
+{
+    int n = 0;
+    jm_conn *oldest = NULL;
+    for (jm_conn *c = j->conns; c; c = c->next)
+        if (!c->proven) {
+            n++;
+            oldest = c;
+        }
+    if (n >= SL_MAX_PREAUTH_CONNECTIONS && oldest) {
+        char why[160];
+        snprintf(why, sizeof why,
+                 "%d connections have not completed the handshake; the oldest (%lld ms) makes room "
+                 "for a new one",
+                 n, (long long)(sl_mono_ms() - oldest->opened_ms));
+        conn_close(oldest, why);
+    }
+}
+
+/* On the tick: close connections that have not proven themselves within
+ * SL_HANDSHAKE_TIMEOUT_MS of their accept. */
+static void preauth_deadline(jm *j)
+{
+    int64_t now = sl_mono_ms();
+    for (jm_conn *c = j->conns; c;) {
+        jm_conn *next = c->next;
+        if (!c->proven && !c->closing && now - c->opened_ms > SL_HANDSHAKE_TIMEOUT_MS) {
+            char why[160];
+            snprintf(why, sizeof why,
+                     "no %s within the handshake deadline (%d ms)",
+                     c->hello_done ? "registration" : "Hello", SL_HANDSHAKE_TIMEOUT_MS);
+            conn_close(c, why);
+        }
+        c = next;
+    }
+}
+
 static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int salen,
                       void *arg)
 {
     jm *j = arg;
+    preauth_make_room(j);
     jm_conn *c = sl_calloc(1, sizeof *c);
     c->jm = j;
+    c->opened_ms = sl_mono_ms();
     if (sa->sa_family == AF_INET) {
         struct sockaddr_in *in = (struct sockaddr_in *)sa;
         char ip[INET_ADDRSTRLEN];
@@ -370,14 +428,19 @@ static void on_accept(struct evconnlistener *l, evutil_socket_t fd, struct socka
      * Deferred callbacks let conn_close free it from inside one. */
     c->bev = sl_tls_bev(j->base, j->tls, fd, 1, BEV_OPT_CLOSE_ON_FREE | BEV_OPT_DEFER_CALLBACKS);
     bufferevent_setcb(c->bev, on_read, NULL, on_event, c);
-    /* a peer may not make us buffer more than one maximal frame */
-    bufferevent_setwatermark(c->bev, EV_READ, 0, SL_FRAME_MAX + 8);
+    /* a peer may not make us buffer more than one maximal frame, and an
+     * unproven one no more than one maximal Hello (on_register raises it) */
+    bufferevent_setwatermark(c->bev, EV_READ, 0, SL_MAX_PREAUTH_FRAME_BYTES + 8);
     bufferevent_enable(c->bev, EV_READ | EV_WRITE);
     c->next = j->conns;
     j->conns = c;
 }
 
-static void on_tick(evutil_socket_t fd, short what, void *arg) { jm_check_timeouts(arg); }
+static void on_tick(evutil_socket_t fd, short what, void *arg)
+{
+    jm_check_timeouts(arg);
+    preauth_deadline(arg);
+}
 
 static void on_cp_tick(evutil_socket_t fd, short what, void *arg)
 {

@@ -40,4 +40,19 @@
  * TaskManager: at most 16 MiB. */
 #define SL_MAX_CONTROL_FRAME_BYTES (16u << 20)
 
+/* Before a peer has proven itself -- on the RPC port until it has said
+ * Hello (and proved the cluster secret when one is set) and registered; on a
+ * data port until its HELLO (and proof) -- one control frame is at most
+ * 64 KiB: a Hello or a RegisterTaskManager is a few hundred bytes, and an
+ * unknown peer must not make a daemon buffer 16 MiB per connection. */
+#define SL_MAX_PREAUTH_FRAME_BYTES (64u << 10)
+
+/* A peer has this long from its connection's accept to prove itself (the
+ * handshake deadline; Flink's Pekko handshake plays this role), and at most
+ * this many connections per listening port may be unproven at once: a new
+ * one beyond that closes the oldest unproven one first, so a flood of
+ * silent or dribbling connections cannot lock a real TaskManager out. */
+#define SL_HANDSHAKE_TIMEOUT_MS 10000
+#define SL_MAX_PREAUTH_CONNECTIONS 64
+
 #endif

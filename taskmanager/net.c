@@ -31,6 +31,14 @@
  * channel, and lends floating buffers (floating-buffers-per-gate per gate)
  * to channels that announce a backlog. A damaged frame closes the
  * connection and fails the jobs that used it; nothing else is affected.
+ *
+ * An accepted connection is pending until its HELLO (and, with a cluster
+ * secret, its proof): it is read no further than a HELLO can be long, must
+ * complete within SL_HANDSHAKE_TIMEOUT_MS of accept, and at most
+ * SL_MAX_PREAUTH_CONNECTIONS are pending at once (the oldest is closed to
+ * make room), so idle or dribbling strangers cost a bounded few hundred KiB
+ * and cannot crowd out the TaskManagers. After it, a data connection is
+ * read no further than one frame (header and a network buffer).
  */
 #include <errno.h>
 #include <string.h>
@@ -370,9 +378,15 @@ static void on_data_event(struct bufferevent *bev, short what, void *arg)
         peer_close(p, (what & BEV_EVENT_EOF) ? "closed by peer" : sl_tls_error(bev, why, sizeof why));
 }
 
+/* A data connection buffers at most one whole frame: header and buffer. */
+#define DF_READ_HIGH (DF_HDR + SL_MAX_DATA_FRAME_BYTES + 64)
+/* A pending one at most its HELLO and challenge (id <= 256 bytes), or its proof. */
+#define DF_PENDING_READ_HIGH (DF_HDR + 256 + SL_AUTH_NONCE + SL_AUTH_MAC)
+
 static void peer_attach(tm_peer *p, struct bufferevent *bev)
 {
     p->bev = bev;
+    bufferevent_setwatermark(bev, EV_READ, 0, DF_READ_HIGH);
     bufferevent_setcb(bev, on_data_read, NULL, on_data_event, p);
     bufferevent_enable(bev, EV_READ | EV_WRITE);
 }
@@ -389,23 +403,50 @@ static void peer_connect(tm_peer *p)
     }
 }
 
-/* An accepted data connection, until its HELLO says who it is. */
+/* An accepted data connection, until its HELLO says who it is; listed in
+ * n->pending (newest first) until then. */
 typedef struct pending_conn {
     tm_net *n;
     struct bufferevent *bev;
+    struct event *deadline;     /* the handshake deadline (SL_HANDSHAKE_TIMEOUT_MS) */
+    int64_t opened_ms;          /* accepted at (sl_mono_ms) */
     char addr[64];              /* for logs */
     int auth_wait;              /* our challenge sent, its proof not yet in */
     char id[257];               /* the id its HELLO claims */
     uint8_t theirs[SL_AUTH_NONCE], ours[SL_AUTH_NONCE];
+    struct pending_conn *prev, *next;
 } pending_conn;
+
+/* Unlist pc and free it; its bufferevent too unless keep_bev (it became a
+ * peer's). */
+static void pending_free(pending_conn *pc, int keep_bev)
+{
+    tm_net *n = pc->n;
+    if (pc->prev) pc->prev->next = pc->next;
+    else n->pending = pc->next;
+    if (pc->next) pc->next->prev = pc->prev;
+    n->npending--;
+    event_free(pc->deadline);
+    if (!keep_bev) bufferevent_free(pc->bev);
+    free(pc);
+}
 
 static void pending_refuse(pending_conn *pc, const char *fmt, const char *id)
 {
-    char why[300];
+    char why[400];
     snprintf(why, sizeof why, fmt, id);
     sl_warn(TAG, "refused a data connection from %s: %s", pc->addr, why);
-    bufferevent_free(pc->bev);
-    free(pc);
+    pending_free(pc, 0);
+}
+
+static void on_pending_deadline(evutil_socket_t fd, short what, void *arg)
+{
+    SL_UNUSED(fd);
+    SL_UNUSED(what);
+    char why[96];
+    snprintf(why, sizeof why, "no hello within the handshake deadline (%d ms)",
+             SL_HANDSHAKE_TIMEOUT_MS);
+    pending_refuse(arg, "%s", why);
 }
 
 static void on_pending_read(struct bufferevent *bev, void *arg)
@@ -470,7 +511,7 @@ static void on_pending_read(struct bufferevent *bev, void *arg)
         bufferevent_free(p->bev);
         p->bev = NULL;
     }
-    free(pc);
+    pending_free(pc, 1);
     peer_attach(p, bev);
     p->hello_done = 1;
     tm_exchange_peer_up(n, p);
@@ -486,8 +527,7 @@ static void on_pending_event(struct bufferevent *bev, short what, void *arg)
         if (pc->n->tls && (what & BEV_EVENT_ERROR))
             sl_warn(TAG, "refused a data connection from %s: %s", pc->addr,
                     sl_tls_error(bev, why, sizeof why));
-        bufferevent_free(bev);
-        free(arg);
+        pending_free(pc, 0);
     }
 }
 
@@ -508,11 +548,29 @@ static void on_data_accept(struct evconnlistener *l, evutil_socket_t fd, struct 
 
 void tm_net_data_accepted(tm_net *n, struct bufferevent *bev, const char *addr)
 {
+    if (n->npending >= SL_MAX_PREAUTH_CONNECTIONS) {
+        pending_conn *oldest = n->pending;
+        while (oldest->next) oldest = oldest->next;
+        char why[160];
+        snprintf(why, sizeof why, "%d connections have not completed their hello; the oldest "
+                 "(%lld ms) makes room for a new one", n->npending,
+                 (long long)(sl_mono_ms() - oldest->opened_ms));
+        pending_refuse(oldest, "%s", why);
+    }
     pending_conn *pc = sl_calloc(1, sizeof *pc);
     pc->n = n;
     snprintf(pc->addr, sizeof pc->addr, "%s", addr);
     pc->bev = bev;
+    pc->opened_ms = sl_mono_ms();
+    pc->deadline = evtimer_new(n->base, on_pending_deadline, pc);
+    struct timeval tv = {SL_HANDSHAKE_TIMEOUT_MS / 1000, (SL_HANDSHAKE_TIMEOUT_MS % 1000) * 1000};
+    evtimer_add(pc->deadline, &tv);
+    pc->next = n->pending;
+    if (pc->next) pc->next->prev = pc;
+    n->pending = pc;
+    n->npending++;
     bufferevent_setcb(pc->bev, on_pending_read, NULL, on_pending_event, pc);
+    bufferevent_setwatermark(pc->bev, EV_READ, 0, DF_PENDING_READ_HIGH);
     bufferevent_enable(pc->bev, EV_READ | EV_WRITE);
 }
 
@@ -1133,6 +1191,7 @@ void tm_net_stop(tm_net *n)
 
 void tm_net_free_peers(tm_net *n)
 {
+    while (n->pending) pending_free(n->pending, 0);
     while (n->peers) {
         tm_peer *p = n->peers;
         n->peers = p->next;

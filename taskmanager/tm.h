@@ -241,7 +241,8 @@ struct tm_net {
     /* data plane */
     struct evconnlistener *listener;
     tm_peer *peers;
-    struct bufferevent **pending;   /* accepted, before their hello */
+    struct pending_conn *pending;   /* accepted, before their hello; newest first (net.c) */
+    int npending;
     tm_deploy *deploys;
     struct tm_planning *planning;   /* deployments being planned (deploy.c) */
     struct { uint64_t session; uint32_t attempt; } ended[64]; /* recently freed deployments,
@@ -313,7 +314,7 @@ void tm_net_stop(tm_net *n);
  * HELLO, and prove the cluster secret when there is one. The listener's
  * callback, and the data-connection fuzz target's way in without a socket. */
 void tm_net_data_accepted(tm_net *n, struct bufferevent *bev, const char *addr);
-/* Close and free every peer (tm_net_stop; the fuzz target). */
+/* Close and free every peer and pending connection (tm_net_stop; the fuzz target). */
 void tm_net_free_peers(tm_net *n);
 tm_peer *tm_net_peer(tm_net *n, const char *id, const char *host, int port);
 void tm_net_connect_peers(tm_net *n, tm_deploy *d);

@@ -78,6 +78,47 @@ static void test_bad_frames_are_errors(void)
     CHECK(pull_error(empty_msg, sizeof empty_msg, "no known message"));
 }
 
+/* Before a peer has proven itself a frame may be at most
+ * SL_MAX_PREAUTH_FRAME_BYTES (65536): a length of 65537 is refused from its
+ * four bytes alone, with nothing of the body waited for; 65536 is waited for. */
+static void test_preauth_bound(void)
+{
+    CHECK_EQ_INT(SL_MAX_PREAUTH_FRAME_BYTES, 65536);
+    struct evbuffer *b = evbuffer_new();
+    static const unsigned char over[] = {0, 1, 0, 1}; /* 65537 */
+    static const unsigned char at[] = {0, 1, 0, 0};   /* 65536 */
+    static const unsigned char big[] = {0, 0xff, 0xff, 0xff}; /* 16 MiB - 1 */
+    Sluice__Envelope *out = NULL;
+    char err[160] = "";
+    evbuffer_add(b, over, sizeof over);
+    CHECK_EQ_INT(sl_frame_pull_max(b, SL_MAX_PREAUTH_FRAME_BYTES, &out, err, sizeof err), SL_ERR);
+    CHECK_EQ_STR(err, "bad frame length 65537 (allowed 1..65536 before the peer has proven itself)");
+    CHECK(out == NULL);
+    /* the full bound still lets it wait for the body */
+    CHECK_EQ_INT(sl_frame_pull(b, &out, err, sizeof err), SL_AGAIN);
+    evbuffer_drain(b, evbuffer_get_length(b));
+    evbuffer_add(b, at, sizeof at);
+    CHECK_EQ_INT(sl_frame_pull_max(b, SL_MAX_PREAUTH_FRAME_BYTES, &out, err, sizeof err), SL_AGAIN);
+    evbuffer_drain(b, evbuffer_get_length(b));
+    evbuffer_add(b, big, sizeof big);
+    CHECK_EQ_INT(sl_frame_pull_max(b, SL_MAX_PREAUTH_FRAME_BYTES, &out, err, sizeof err), SL_ERR);
+    CHECK_EQ_STR(err, "bad frame length 16777215 (allowed 1..65536 before the peer has proven itself)");
+    CHECK_EQ_INT(sl_frame_pull(b, &out, err, sizeof err), SL_AGAIN);
+    /* a whole Hello passes under the bound */
+    evbuffer_drain(b, evbuffer_get_length(b));
+    Sluice__Hello h = SLUICE__HELLO__INIT;
+    h.version = SL_PROTOCOL_VERSION;
+    h.role = "taskmanager";
+    Sluice__Envelope env = SLUICE__ENVELOPE__INIT;
+    env.msg_case = SLUICE__ENVELOPE__MSG_HELLO;
+    env.hello = &h;
+    sl_frame_push(b, &env);
+    CHECK_EQ_INT(sl_frame_pull_max(b, SL_MAX_PREAUTH_FRAME_BYTES, &out, err, sizeof err), SL_OK);
+    CHECK(out != NULL && out->msg_case == SLUICE__ENVELOPE__MSG_HELLO);
+    if (out) sluice__envelope__free_unpacked(out, NULL);
+    evbuffer_free(b);
+}
+
 static void test_random_bytes_never_crash(void)
 {
     uint64_t x = 0x9e3779b97f4a7c15ULL;
@@ -101,4 +142,5 @@ static void test_random_bytes_never_crash(void)
 }
 
 SL_TEST_MAIN(SL_TEST(test_roundtrip_and_partial_frames), SL_TEST(test_bad_frames_are_errors),
+             SL_TEST(test_preauth_bound),
              SL_TEST(test_random_bytes_never_crash))
