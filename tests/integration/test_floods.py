@@ -230,9 +230,11 @@ def test_rest_slow_header_flood(workdir):
         pid = c.jm.proc.pid
         overview_seconds(c)
         base = rss_kb(pid)
-        for _ in range(300):
+        # from five addresses other than the normal client's (127.0.0.1), as
+        # a flood from a few hosts would come
+        for i in range(300):
             try:
-                s = connect(c.rest_port)
+                s = connect(c.rest_port, src=f"127.0.0.{2 + i % 5}")
                 s.sendall(b"GET /overview HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
                 socks.append(s)
             except OSError:
