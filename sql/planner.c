@@ -975,48 +975,103 @@ static json_t *two_phase_local(const plan *p, json_t *cfg, int window, int proct
     return l;
 }
 
+/* The input of a window TVF aggregation (FROM TABLE(TUMBLE(...))): the
+ * scanned table as *in, the window spec, and its time attribute -- the
+ * event-time column (*tcol) or processing time (*proctime). */
+static int agg_window_input(plan *p, const sql_node *sel, const sql_node *from, rel *in,
+                            char **spec, char **tcol, int *proctime)
+{
+    const sql_node *tref = sql_kid(from, 0), *desc = sql_kid(from, 1), *group = sql_kid(sel, 3);
+    if (window_spec(p, from, spec) != SL_OK) return SL_ERR;
+    if (scan_table(p, tref, tref->s, in) != SL_OK) return SL_ERR;
+    free(in->alias);
+    in->alias = sl_strdup(from->s2 ? from->s2 : tref->s);
+    if (in->updating)
+        return PERR(from, "a window TVF over an updating input (produced by %s) is not "
+                    "supported", in->updater);
+    if (in->rowtime && !strcasecmp(in->rowtime, desc->s)) {
+        *tcol = sl_strdup(in->rowtime);
+    } else if (in->proctime && !strcasecmp(in->proctime, desc->s)) {
+        *proctime = 1;
+        if (strcasecmp(from->s, "TUMBLE") && strcasecmp(from->s, "HOP"))
+            return PERR(from, "processing-time windows can be TUMBLE or HOP only");
+    } else {
+        return PERR(desc, "DESCRIPTOR(%s): '%s' is not a time attribute of '%s' (declare "
+                    "WATERMARK FOR %s AS %s - INTERVAL '5' SECOND, or %s AS PROCTIME(), in "
+                    "CREATE TABLE)", desc->s, desc->s, tref->s, desc->s, desc->s, desc->s);
+    }
+    if (!group) return PERR(sel, "a window TVF must be aggregated: GROUP BY window_start, window_end");
+    return SL_OK;
+}
+
+/* GROUP BY's keys into c->keys (pre-projected columns) and c->keytext (what
+ * each key is, for the uid); a window aggregation's window_start and
+ * window_end are checked, not keys, and its PARTITION BY must be among them;
+ * no keys at all is one constant key. */
+static int agg_group_keys(plan *p, aggctx *c, const sql_node *sel)
+{
+    const sql_node *from = sql_kid(sel, 1), *group = sql_kid(sel, 3);
+    int window = c->window;
+    int has_ws = 0, has_we = 0;
+    c->keys = sl_calloc((size_t)(group ? group->nkids : 0) + 1, sizeof(char *));
+    c->keytext = sl_calloc((size_t)(group ? group->nkids : 0) + 1, sizeof(char *));
+    for (int i = 0; group && i < group->nkids; i++) {
+        const sql_node *g = group->kids[i];
+        if (has_agg(g)) return PERR(g, "aggregate functions are not allowed in GROUP BY");
+        if (window && g->kind == SQL_COL &&
+            (!strcasecmp(g->s, "window_start") || !strcasecmp(g->s, "window_end"))) {
+            if (!strcasecmp(g->s, "window_start")) has_ws = 1;
+            else has_we = 1;
+            continue;
+        }
+        if (window && g->kind != SQL_COL)
+            return PERR(g, "window aggregation groups by columns only (window_start, window_end "
+                        "and keys)");
+        if (window && g->kind == SQL_COL && !strcasecmp(g->s, "window_time"))
+            return PERR(g, "GROUP BY window_start, window_end (window_time is an output)");
+        char *kn;
+        if (pre_column(p, c, g, "__key", &kn) != SL_OK) return SL_ERR;
+        c->keys[c->nkeys] = kn;
+        c->keytext[c->nkeys++] = sql_unparse(g);
+    }
+    if (!window && c->nkeys == 0) {
+        /* GROUP BY nothing: group_aggregate needs a key, so one constant key holds the
+         * single group (it never matches an expression: its text is empty) */
+        sql_node *zero = sql_node_new(p->arena, SQL_NUM, sel->line, sel->col);
+        zero->s = "0";
+        char *kn;
+        if (pre_column(p, c, zero, "__global", &kn) != SL_OK) return SL_ERR;
+        c->keys[c->nkeys] = kn;
+        c->keytext[c->nkeys++] = sl_strdup("");
+    }
+    if (window && (!has_ws || !has_we))
+        return PERR(group, "a window TVF aggregation must GROUP BY window_start, window_end "
+                    "(and optionally keys)");
+    const sql_node *part = sql_kid(from, 3);
+    for (int i = 0; window && part && i < part->nkids; i++) {
+        int found = 0;
+        for (int k = 0; k < c->nkeys; k++)
+            if (!strcasecmp(c->keys[k], part->kids[i]->s)) found = 1;
+        if (!found)
+            return PERR(part->kids[i], "PARTITION BY %s: the column must also be in GROUP BY",
+                        part->kids[i]->s);
+    }
+    return SL_OK;
+}
+
 static int plan_aggregate(plan *p, const sql_node *sel, rel *out)
 {
     const sql_node *items = sql_kid(sel, 0), *from = sql_kid(sel, 1), *where = sql_kid(sel, 2),
-                   *group = sql_kid(sel, 3), *having = sql_kid(sel, 4);
+                   *having = sql_kid(sel, 4);
     int window = from->kind == SQL_FROM_TVF;
     rel in = {0};
     char *spec = NULL, *tcol = NULL;
     int proctime = 0;
     aggctx c = {0};
     int rc = SL_OK;
-    if (window) {
-        const sql_node *tref = sql_kid(from, 0), *desc = sql_kid(from, 1);
-        if ((rc = window_spec(p, from, &spec)) != SL_OK) goto done;
-        if ((rc = scan_table(p, tref, tref->s, &in)) != SL_OK) goto done;
-        free(in.alias);
-        in.alias = sl_strdup(from->s2 ? from->s2 : tref->s);
-        if (in.updating) {
-            rc = PERR(from, "a window TVF over an updating input (produced by %s) is not "
-                      "supported", in.updater);
-            goto done;
-        }
-        if (in.rowtime && !strcasecmp(in.rowtime, desc->s)) {
-            tcol = sl_strdup(in.rowtime);
-        } else if (in.proctime && !strcasecmp(in.proctime, desc->s)) {
-            proctime = 1;
-            if (strcasecmp(from->s, "TUMBLE") && strcasecmp(from->s, "HOP")) {
-                rc = PERR(from, "processing-time windows can be TUMBLE or HOP only");
-                goto done;
-            }
-        } else {
-            rc = PERR(desc, "DESCRIPTOR(%s): '%s' is not a time attribute of '%s' (declare "
-                      "WATERMARK FOR %s AS %s - INTERVAL '5' SECOND, or %s AS PROCTIME(), in "
-                      "CREATE TABLE)", desc->s, desc->s, tref->s, desc->s, desc->s, desc->s);
-            goto done;
-        }
-        if (!group) {
-            rc = PERR(sel, "a window TVF must be aggregated: GROUP BY window_start, window_end");
-            goto done;
-        }
-    } else {
-        if ((rc = plan_from(p, from, &in)) != SL_OK) goto done;
-    }
+    if (window) rc = agg_window_input(p, sel, from, &in, &spec, &tcol, &proctime);
+    else rc = plan_from(p, from, &in);
+    if (rc != SL_OK) goto done;
     c.in = &in;
     c.window = window;
     /* the pre-projection starts as all input columns */
@@ -1027,62 +1082,7 @@ static int plan_aggregate(plan *p, const sql_node *sel, rel *out)
         c.pre[i].text = sql_quote_ident(in.sch.fields[i].name);
         c.pre[i].type = in.sch.fields[i].type;
     }
-    /* group keys */
-    int has_ws = 0, has_we = 0;
-    c.keys = sl_calloc((size_t)(group ? group->nkids : 0) + 1, sizeof(char *));
-    c.keytext = sl_calloc((size_t)(group ? group->nkids : 0) + 1, sizeof(char *));
-    for (int i = 0; group && i < group->nkids; i++) {
-        const sql_node *g = group->kids[i];
-        if (has_agg(g)) {
-            rc = PERR(g, "aggregate functions are not allowed in GROUP BY");
-            goto done;
-        }
-        if (window && g->kind == SQL_COL &&
-            (!strcasecmp(g->s, "window_start") || !strcasecmp(g->s, "window_end"))) {
-            if (!strcasecmp(g->s, "window_start")) has_ws = 1;
-            else has_we = 1;
-            continue;
-        }
-        if (window && g->kind != SQL_COL) {
-            rc = PERR(g, "window aggregation groups by columns only (window_start, window_end "
-                      "and keys)");
-            goto done;
-        }
-        if (window && g->kind == SQL_COL && !strcasecmp(g->s, "window_time")) {
-            rc = PERR(g, "GROUP BY window_start, window_end (window_time is an output)");
-            goto done;
-        }
-        char *kn;
-        if ((rc = pre_column(p, &c, g, "__key", &kn)) != SL_OK) goto done;
-        c.keys[c.nkeys] = kn;
-        c.keytext[c.nkeys++] = sql_unparse(g);
-    }
-    if (!window && c.nkeys == 0) {
-        /* GROUP BY nothing: group_aggregate needs a key, so one constant key holds the
-         * single group (it never matches an expression: its text is empty) */
-        sql_node *zero = sql_node_new(p->arena, SQL_NUM, sel->line, sel->col);
-        zero->s = "0";
-        char *kn;
-        if ((rc = pre_column(p, &c, zero, "__global", &kn)) != SL_OK) goto done;
-        c.keys[c.nkeys] = kn;
-        c.keytext[c.nkeys++] = sl_strdup("");
-    }
-    if (window && (!has_ws || !has_we)) {
-        rc = PERR(group, "a window TVF aggregation must GROUP BY window_start, window_end "
-                  "(and optionally keys)");
-        goto done;
-    }
-    const sql_node *part = sql_kid(from, 3);
-    for (int i = 0; window && part && i < part->nkids; i++) {
-        int found = 0;
-        for (int k = 0; k < c.nkeys; k++)
-            if (!strcasecmp(c.keys[k], part->kids[i]->s)) found = 1;
-        if (!found) {
-            rc = PERR(part->kids[i], "PARTITION BY %s: the column must also be in GROUP BY",
-                      part->kids[i]->s);
-            goto done;
-        }
-    }
+    if ((rc = agg_group_keys(p, &c, sel)) != SL_OK) goto done;
     /* aggregates named by their select alias when the item is just the call */
     for (int i = 0; i < items->nkids; i++) {
         const sql_node *it = items->kids[i], *e = it->kids[0];
