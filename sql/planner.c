@@ -1059,6 +1059,90 @@ static int agg_group_keys(plan *p, aggctx *c, const sql_node *sel)
     return SL_OK;
 }
 
+/* The aggregation's stateful vertex (window or group_aggregate, with a
+ * local phase before it under mini-batch) over *in, whose vertex, schema
+ * (the window columns, the keys, the aggregates) and
+ * time attributes become the aggregate's. */
+static void agg_vertex(plan *p, const aggctx *c, rel *in, int window, const char *spec,
+                       const char *tcol, int proctime)
+{
+    sl_schema aggout;
+    sl_schema_init(&aggout);
+    json_t *keys = json_array();
+    sql_sbuf id = {0};
+    sql_sb_fmt(&id, "%s|%s|", window ? "window" : "group_aggregate", in->ident ? in->ident : "");
+    for (int k = 0; k < c->nkeys; k++) {
+        json_array_append_new(keys, json_string(c->keys[k]));
+        sql_sb_fmt(&id, "%s,", c->keytext[k]); /* what the key is, not its column name */
+    }
+    json_t *aggs = json_array();
+    sql_sb_str(&id, "|");
+    for (int k = 0; k < c->n; k++) {
+        json_array_append_new(aggs, json_string(c->a[k].spec));
+        sql_sb_fmt(&id, "%s,", c->a[k].text);
+    }
+    json_t *cfg = json_object();
+    if (window) {
+        sql_sb_fmt(&id, "|%s|%s", spec, proctime ? "proctime" : tcol);
+        if (proctime) json_object_set_new(cfg, "time", json_string("processing"));
+        else json_object_set_new(cfg, "time-column", json_string(tcol));
+        json_object_set_new(cfg, "window", json_string(spec));
+        sl_schema_add(&aggout, "window_start", SL_T_TIMESTAMP);
+        sl_schema_add(&aggout, "window_end", SL_T_TIMESTAMP);
+        sl_schema_add(&aggout, "window_time", SL_T_TIMESTAMP);
+    }
+    json_object_set(cfg, "group-by", keys);
+    json_object_set_new(cfg, "aggregates", aggs);
+    if (window && !proctime) json_object_set_new(cfg, "allowed-lateness", json_string("0 s"));
+    if (!window && sqlp_ttl_set(p)) json_object_set_new(cfg, "table.exec.state.ttl", json_string(p->ttl));
+    if (!window && in->updating) json_object_set_new(cfg, "input-changelog", json_string("retract"));
+    for (int k = 0; k < c->nkeys; k++) {
+        int ci = sl_schema_find(&in->sch, c->keys[k]);
+        sl_schema_add(&aggout, c->keys[k], ci >= 0 ? in->sch.fields[ci].type : SL_T_STRING);
+    }
+    for (int k = 0; k < c->n; k++) sl_schema_add(&aggout, c->a[k].name, c->a[k].type);
+    char *uid = sl_sprintf("%s-%s-%08x", window ? "window" : "agg", in->ident ? in->ident : "q",
+                           fnv1a(id.s));
+    free(id.s);
+    int strval = 0; /* a MIN/MAX of STRING (the only STRING aggregate): one phase */
+    for (int k = 0; k < c->n; k++) strval |= c->a[k].type == SL_T_STRING;
+    json_t *local = strval ? NULL : two_phase_local(p, cfg, window, proctime, spec, in->updating);
+    char *lvid = NULL;
+    if (local) { /* the local phase, chained to the input; the global one merges */
+        lvid = add_vertex(p, window ? "local-window" : "local-agg", "local_aggregate", NULL, local,
+                          NULL, 0);
+        add_edge(p, in->vid, lvid, NULL, NULL, 0);
+        json_object_set_new(cfg, "phase", json_string("global"));
+    }
+    char *vid = add_vertex(p, window ? "window" : "agg", window ? "window" : "group_aggregate", uid,
+                           cfg, NULL, c->nkeys && (window || c->keytext[0][0]) ? 0 : 1);
+    free(uid);
+    const char *feed = lvid ? lvid : in->vid;
+    if (c->nkeys) add_edge(p, feed, vid, "hash", keys, 0);
+    else add_edge(p, feed, vid, "rebalance", NULL, 0);
+    free(lvid);
+    json_decref(keys);
+    free(in->vid);
+    in->vid = vid;
+    sl_schema_free(&in->sch);
+    in->sch = aggout;
+    free(in->rowtime);
+    free(in->proctime);
+    in->rowtime = window ? sl_strdup("window_time") : NULL;
+    in->proctime = NULL;
+    in->windowed = window && !proctime;
+    if (!window) {
+        in->updating = 1;
+        free(in->updater);
+        sql_sbuf u = {0};
+        sql_sb_fmt(&u, "group_aggregate '%s' (GROUP BY", vid);
+        int global = c->nkeys == 1 && !c->keytext[0][0];
+        for (int k = 0; !global && k < c->nkeys; k++) sql_sb_fmt(&u, "%s %s", k ? "," : "", c->keytext[k]);
+        sql_sb_str(&u, global ? " nothing)" : ")");
+        in->updater = sql_sb_take(&u);
+    }
+}
+
 static int plan_aggregate(plan *p, const sql_node *sel, rel *out)
 {
     const sql_node *items = sql_kid(sel, 0), *from = sql_kid(sel, 1), *where = sql_kid(sel, 2),
@@ -1101,8 +1185,6 @@ static int plan_aggregate(plan *p, const sql_node *sel, rel *out)
         }
     }
     /* post-projection over the aggregate's output */
-    sl_schema aggout;
-    sl_schema_init(&aggout);
     sql_node **post = sl_calloc((size_t)items->nkids + 1, sizeof(sql_node *));
     sql_node *post_having = NULL;
     for (int i = 0; rc == SL_OK && i < items->nkids; i++)
@@ -1112,7 +1194,6 @@ static int plan_aggregate(plan *p, const sql_node *sel, rel *out)
     }
     if (rc != SL_OK) {
         free(post);
-        sl_schema_free(&aggout);
         goto done;
     }
     /* the pre-projection: only when a key or argument is an expression or WHERE filters */
@@ -1125,83 +1206,10 @@ static int plan_aggregate(plan *p, const sql_node *sel, rel *out)
     }
     if (rc != SL_OK) {
         free(post);
-        sl_schema_free(&aggout);
         goto done;
     }
     /* the stateful operator */
-    json_t *keys = json_array();
-    sql_sbuf id = {0};
-    sql_sb_fmt(&id, "%s|%s|", window ? "window" : "group_aggregate", in.ident ? in.ident : "");
-    for (int k = 0; k < c.nkeys; k++) {
-        json_array_append_new(keys, json_string(c.keys[k]));
-        sql_sb_fmt(&id, "%s,", c.keytext[k]); /* what the key is, not its column name */
-    }
-    json_t *aggs = json_array();
-    sql_sb_str(&id, "|");
-    for (int k = 0; k < c.n; k++) {
-        json_array_append_new(aggs, json_string(c.a[k].spec));
-        sql_sb_fmt(&id, "%s,", c.a[k].text);
-    }
-    json_t *cfg = json_object();
-    if (window) {
-        sql_sb_fmt(&id, "|%s|%s", spec, proctime ? "proctime" : tcol);
-        if (proctime) json_object_set_new(cfg, "time", json_string("processing"));
-        else json_object_set_new(cfg, "time-column", json_string(tcol));
-        json_object_set_new(cfg, "window", json_string(spec));
-        sl_schema_add(&aggout, "window_start", SL_T_TIMESTAMP);
-        sl_schema_add(&aggout, "window_end", SL_T_TIMESTAMP);
-        sl_schema_add(&aggout, "window_time", SL_T_TIMESTAMP);
-    }
-    json_object_set(cfg, "group-by", keys);
-    json_object_set_new(cfg, "aggregates", aggs);
-    if (window && !proctime) json_object_set_new(cfg, "allowed-lateness", json_string("0 s"));
-    if (!window && sqlp_ttl_set(p)) json_object_set_new(cfg, "table.exec.state.ttl", json_string(p->ttl));
-    if (!window && in.updating) json_object_set_new(cfg, "input-changelog", json_string("retract"));
-    for (int k = 0; k < c.nkeys; k++) {
-        int ci = sl_schema_find(&in.sch, c.keys[k]);
-        sl_schema_add(&aggout, c.keys[k], ci >= 0 ? in.sch.fields[ci].type : SL_T_STRING);
-    }
-    for (int k = 0; k < c.n; k++) sl_schema_add(&aggout, c.a[k].name, c.a[k].type);
-    char *uid = sl_sprintf("%s-%s-%08x", window ? "window" : "agg", in.ident ? in.ident : "q",
-                           fnv1a(id.s));
-    free(id.s);
-    int strval = 0; /* a MIN/MAX of STRING (the only STRING aggregate): one phase */
-    for (int k = 0; k < c.n; k++) strval |= c.a[k].type == SL_T_STRING;
-    json_t *local = strval ? NULL : two_phase_local(p, cfg, window, proctime, spec, in.updating);
-    char *lvid = NULL;
-    if (local) { /* the local phase, chained to the input; the global one merges */
-        lvid = add_vertex(p, window ? "local-window" : "local-agg", "local_aggregate", NULL, local,
-                          NULL, 0);
-        add_edge(p, in.vid, lvid, NULL, NULL, 0);
-        json_object_set_new(cfg, "phase", json_string("global"));
-    }
-    char *vid = add_vertex(p, window ? "window" : "agg", window ? "window" : "group_aggregate", uid,
-                           cfg, NULL, c.nkeys && (window || c.keytext[0][0]) ? 0 : 1);
-    free(uid);
-    const char *feed = lvid ? lvid : in.vid;
-    if (c.nkeys) add_edge(p, feed, vid, "hash", keys, 0);
-    else add_edge(p, feed, vid, "rebalance", NULL, 0);
-    free(lvid);
-    json_decref(keys);
-    free(in.vid);
-    in.vid = vid;
-    sl_schema_free(&in.sch);
-    in.sch = aggout;
-    free(in.rowtime);
-    free(in.proctime);
-    in.rowtime = window ? sl_strdup("window_time") : NULL;
-    in.proctime = NULL;
-    in.windowed = window && !proctime;
-    if (!window) {
-        in.updating = 1;
-        free(in.updater);
-        sql_sbuf u = {0};
-        sql_sb_fmt(&u, "group_aggregate '%s' (GROUP BY", vid);
-        int global = c.nkeys == 1 && !c.keytext[0][0];
-        for (int k = 0; !global && k < c.nkeys; k++) sql_sb_fmt(&u, "%s %s", k ? "," : "", c.keytext[k]);
-        sql_sb_str(&u, global ? " nothing)" : ")");
-        in.updater = sql_sb_take(&u);
-    }
+    agg_vertex(p, &c, &in, window, spec, tcol, proctime);
     /* the SELECT list and HAVING */
     item *its = sl_calloc((size_t)items->nkids + 1, sizeof(item));
     rel tmp = {.sch = in.sch, .alias = NULL};
