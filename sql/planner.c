@@ -358,6 +358,83 @@ int make_item(plan *p, item *it, const sql_node *e, const char *name, const sl_s
 
 int plan_query(plan *p, const sql_node *q, rel *out);
 
+/* Flink's ChangelogNormalize after an upsert-kafka source: the upserts and
+ * tombstones keyed by the primary key become +I / -U +U / -D with full
+ * rows; *out leaves from it. */
+static void scan_normalize(plan *p, const sql_table *t, rel *out)
+{
+    /* Flink's ChangelogNormalize: the upserts and tombstones keyed by
+     * the primary key become +I / -U +U / -D with full rows */
+    json_t *keys = json_array();
+    for (int k = 0; k < t->npk; k++) json_array_append_new(keys, json_string(t->pk[k]));
+    json_t *ncfg = json_object();
+    json_object_set(ncfg, "key", keys);
+    if (sqlp_ttl_set(p)) json_object_set_new(ncfg, "table.exec.state.ttl", json_string(p->ttl));
+    char *base = sl_sprintf("%s-normalize", t->name);
+    char *nuid = sl_sprintf("normalize-%s", t->name);
+    char *id = add_vertex(p, base, "changelog-normalize", nuid, ncfg, NULL, 0);
+    add_edge(p, out->vid, id, "hash", keys, 0);
+    json_decref(keys);
+    free(out->vid);
+    out->vid = id;
+    free(base);
+    free(nuid);
+}
+
+/* The table's computed columns (and PROCTIME()) as a calc after its source,
+ * in declared order; *out leaves from it. */
+static int scan_computed(plan *p, const sql_table *t, const sl_schema *phys, rel *out)
+{
+    item *its = sl_calloc((size_t)t->ncols, sizeof *its);
+    int rc = SL_OK;
+    for (int i = 0; rc == SL_OK && i < t->ncols; i++) {
+        const sql_column *c = &t->cols[i];
+        if (c->proctime) {
+            its[i].name = sl_strdup(c->name);
+            char *q = sql_quote_ident(c->name);
+            its[i].text = sl_sprintf("CURRENT_TIMESTAMP AS %s", q);
+            free(q);
+            its[i].type = SL_T_TIMESTAMP;
+        } else if (c->expr) {
+            rc = make_item(p, &its[i], c->expr, c->name, phys);
+        } else {
+            its[i].name = sl_strdup(c->name);
+            its[i].text = sql_quote_ident(c->name);
+            its[i].type = c->type;
+        }
+    }
+    char *base = sl_sprintf("%s-columns", t->name);
+    if (rc == SL_OK) rc = emit_calc(p, out, its, t->ncols, NULL, base);
+    free(base);
+    items_free(its, t->ncols);
+    if (rc != SL_OK) return SL_ERR;
+    for (int i = 0; i < t->ncols; i++)
+        if (t->cols[i].proctime) out->proctime = sl_strdup(t->cols[i].name);
+    return SL_OK;
+}
+
+/* WATERMARK FOR on a table whose source does not make it itself: a
+ * watermark vertex after the source (and its computed columns). */
+static void scan_watermark(plan *p, const sql_table *t, const char *idle, rel *out)
+{
+    json_t *w = json_object();
+    json_object_set_new(w, "column", json_string(t->wm_col));
+    char d[64];
+    snprintf(d, sizeof d, "%lld ms", (long long)t->wm_delay);
+    json_object_set_new(w, "delay", json_string(d));
+    if (p->wm_interval) json_object_set_new(w, "interval", json_string(p->wm_interval));
+    if (idle) json_object_set_new(w, "idle-timeout", json_string(idle));
+    char *base = sl_sprintf("%s-watermark", t->name);
+    char *wuid = sl_sprintf("watermark-%s", t->name);
+    char *id = add_vertex(p, base, "watermark", wuid, w, NULL, 0);
+    add_edge(p, out->vid, id, NULL, NULL, 0);
+    free(out->vid);
+    out->vid = id;
+    free(base);
+    free(wuid);
+    out->rowtime = sl_strdup(t->wm_col);
+}
+
 static int scan_table(plan *p, const sql_node *at, const char *name, rel *out)
 {
     for (const cte_scope *s = p->scope; s; s = s->outer) {
@@ -455,78 +532,20 @@ static int scan_table(plan *p, const sql_node *at, const char *name, rel *out)
             k++;
         }
     }
-    if (!strcmp(t->connector, "upsert-kafka")) {
-        /* Flink's ChangelogNormalize: the upserts and tombstones keyed by
-         * the primary key become +I / -U +U / -D with full rows */
-        json_t *keys = json_array();
-        for (int k = 0; k < t->npk; k++) json_array_append_new(keys, json_string(t->pk[k]));
-        json_t *ncfg = json_object();
-        json_object_set(ncfg, "key", keys);
-        if (sqlp_ttl_set(p)) json_object_set_new(ncfg, "table.exec.state.ttl", json_string(p->ttl));
-        char *base = sl_sprintf("%s-normalize", t->name);
-        char *nuid = sl_sprintf("normalize-%s", t->name);
-        char *id = add_vertex(p, base, "changelog-normalize", nuid, ncfg, NULL, 0);
-        add_edge(p, out->vid, id, "hash", keys, 0);
-        json_decref(keys);
-        free(out->vid);
-        out->vid = id;
-        free(base);
-        free(nuid);
-    }
+    if (!strcmp(t->connector, "upsert-kafka")) scan_normalize(p, t, out);
     if (changelog) {
         out->updating = 1;
         out->updater = sl_sprintf("table '%s' (connector '%s')", t->name, t->connector);
     }
     out->sch = phys;
     out->ident = sl_strdup(t->name);
-    if (ncomp) {
-        item *its = sl_calloc((size_t)t->ncols, sizeof *its);
-        int rc = SL_OK;
-        for (int i = 0; rc == SL_OK && i < t->ncols; i++) {
-            const sql_column *c = &t->cols[i];
-            if (c->proctime) {
-                its[i].name = sl_strdup(c->name);
-                char *q = sql_quote_ident(c->name);
-                its[i].text = sl_sprintf("CURRENT_TIMESTAMP AS %s", q);
-                free(q);
-                its[i].type = SL_T_TIMESTAMP;
-            } else if (c->expr) {
-                rc = make_item(p, &its[i], c->expr, c->name, &phys);
-            } else {
-                its[i].name = sl_strdup(c->name);
-                its[i].text = sql_quote_ident(c->name);
-                its[i].type = c->type;
-            }
-        }
-        char *base = sl_sprintf("%s-columns", t->name);
-        if (rc == SL_OK) rc = emit_calc(p, out, its, t->ncols, NULL, base);
-        free(base);
-        items_free(its, t->ncols);
-        if (rc != SL_OK) return SL_ERR;
-        for (int i = 0; i < t->ncols; i++)
-            if (t->cols[i].proctime) out->proctime = sl_strdup(t->cols[i].name);
-    }
+    if (ncomp && scan_computed(p, t, &phys, out) != SL_OK) return SL_ERR;
     if (t->wm_col && wm_in_source) {
         out->rowtime = sl_strdup(t->wm_col);
     } else if (stream && !t->wm_col) {
         out->rowtime = dup0(sql_table_option(t, "rowtime")); /* the stream's own watermarks */
     } else if (t->wm_col) {
-        json_t *w = json_object();
-        json_object_set_new(w, "column", json_string(t->wm_col));
-        char d[64];
-        snprintf(d, sizeof d, "%lld ms", (long long)t->wm_delay);
-        json_object_set_new(w, "delay", json_string(d));
-        if (p->wm_interval) json_object_set_new(w, "interval", json_string(p->wm_interval));
-        if (idle) json_object_set_new(w, "idle-timeout", json_string(idle));
-        char *base = sl_sprintf("%s-watermark", t->name);
-        char *wuid = sl_sprintf("watermark-%s", t->name);
-        char *id = add_vertex(p, base, "watermark", wuid, w, NULL, 0);
-        add_edge(p, out->vid, id, NULL, NULL, 0);
-        free(out->vid);
-        out->vid = id;
-        free(base);
-        free(wuid);
-        out->rowtime = sl_strdup(t->wm_col);
+        scan_watermark(p, t, idle, out);
     }
     p->scans = sl_realloc(p->scans, sizeof(rel) * (size_t)(p->nscans + 1));
     rel_copy(&p->scans[p->nscans++], out);
