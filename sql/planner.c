@@ -1435,6 +1435,96 @@ static int widen_ok(sl_type from, sl_type to)
     return 0;
 }
 
+/* A calc that gives the query's columns (*r) the sink's names and types:
+ * src[k] is the query column for the table's k-th written column (-1:
+ * NULL); none when they already match. */
+static int insert_shape(plan *p, const sql_node *ins, const sql_table *t, const int *src,
+                        int nphys, rel *r)
+{
+    int rc = SL_OK;
+    item *its = sl_calloc((size_t)nphys + 1, sizeof(item));
+    int need = 0, k = 0;
+    for (int i = 0; rc == SL_OK && i < t->ncols; i++) {
+        const sql_column *c = &t->cols[i];
+        if (!sql_column_written(c)) continue;
+        if (src[k] < 0) { /* not listed: NULL */
+            char *dst = sql_quote_ident(c->name);
+            its[k].name = sl_strdup(c->name);
+            its[k].type = c->type;
+            its[k].text = sl_sprintf("CAST(NULL AS %s) AS %s", sl_type_name(c->type), dst);
+            free(dst);
+            need = 1;
+            k++;
+            continue;
+        }
+        const sl_field *f = &r->sch.fields[src[k]];
+        if (src[k] != k) need = 1;
+        if (!widen_ok(f->type, c->type)) {
+            rc = PERR(sql_kid(ins, 0), "INSERT INTO %s: column %d ('%s') is %s, the table's "
+                      "'%s' is %s; CAST it", t->name, src[k] + 1, f->name, sl_type_name(f->type),
+                      c->name, sl_type_name(c->type));
+            break;
+        }
+        char *from = sql_quote_ident(f->name), *dst = sql_quote_ident(c->name);
+        its[k].name = sl_strdup(c->name);
+        its[k].type = c->type;
+        if (f->type != c->type && f->type != SL_T_NULL) {
+            its[k].text = sl_sprintf("CAST(%s AS %s) AS %s", from, sl_type_name(c->type), dst);
+            need = 1;
+        } else if (strcmp(f->name, c->name)) {
+            its[k].text = sl_sprintf("%s AS %s", from, dst);
+            need = 1;
+        } else {
+            its[k].text = sl_strdup(from);
+        }
+        free(from);
+        free(dst);
+        k++;
+    }
+    if (rc == SL_OK && need) {
+        char *base = sl_sprintf("%s-shape", t->name);
+        rc = emit_calc(p, r, its, nphys, NULL, base);
+        free(base);
+    }
+    items_free(its, nphys);
+    return rc;
+}
+
+/* The sink vertex of table t, fed by *r. */
+static void insert_sink(plan *p, const sql_table *t, const rel *r)
+{
+    json_t *cfg = json_object();
+    const char *type = "print";
+    int par = 0;
+    for (int i = 0; i < t->nopts; i++) {
+        const char *key = t->keys[i], *v = t->vals[i];
+        if (!strcmp(key, "sink.parallelism")) par = atoi(v);
+        else if (!strcmp(key, "print-identifier") || !strcmp(key, "sink.rows-per-second"))
+            json_object_set_new(cfg, key, json_string(v));
+        else if (!strcmp(key, "path"))
+            json_object_set_new(cfg, "path", json_string(!strncmp(v, "file://", 7) ? v + 7 : v));
+        else if (!strcmp(key, "format")) {
+            char low[16];
+            snprintf(low, sizeof low, "%s", v);
+            for (char *q = low; *q; q++) *q = (char)tolower((unsigned char)*q);
+            json_object_set_new(cfg, "format", json_string(low));
+        }
+    }
+    if (!strcmp(t->connector, "blackhole")) type = "blackhole";
+    else if (!strcmp(t->connector, "filesystem")) type = "file";
+    else if (!strcmp(t->connector, "kafka")) type = "kafka-sink";
+    else if (!strcmp(t->connector, "upsert-kafka")) type = "upsert-kafka-sink";
+    if (sql_table_is_kafka(t)) {
+        json_decref(cfg);
+        cfg = sql_kafka_config(t, 1);
+    }
+    char *uid = sl_sprintf("sink-%s", t->name);
+    char *id = add_vertex(p, t->name, type, uid, cfg, NULL, par);
+    add_edge(p, r->vid, id, NULL, NULL, 0);
+    free(id);
+    free(uid);
+}
+
 static int plan_insert(plan *p, const sql_node *ins, char **names, int *nnames)
 {
     const sql_table *t = sql_catalog_find(p->cat, ins->s);
@@ -1505,85 +1595,10 @@ static int plan_insert(plan *p, const sql_node *ins, char **names, int *nnames)
                   "produced by %s: a 'filesystem' table with format 'csv' is append-only (format "
                   "'json' carries each row's kind, 'print' prints it)", t->name, r.updater);
     /* shape to the sink's names and types */
-    if (rc == SL_OK) {
-        item *its = sl_calloc((size_t)nphys + 1, sizeof(item));
-        int need = 0, k = 0;
-        for (int i = 0; rc == SL_OK && i < t->ncols; i++) {
-            const sql_column *c = &t->cols[i];
-            if (!sql_column_written(c)) continue;
-            if (src[k] < 0) { /* not listed: NULL */
-                char *dst = sql_quote_ident(c->name);
-                its[k].name = sl_strdup(c->name);
-                its[k].type = c->type;
-                its[k].text = sl_sprintf("CAST(NULL AS %s) AS %s", sl_type_name(c->type), dst);
-                free(dst);
-                need = 1;
-                k++;
-                continue;
-            }
-            const sl_field *f = &r.sch.fields[src[k]];
-            if (src[k] != k) need = 1;
-            if (!widen_ok(f->type, c->type)) {
-                rc = PERR(sql_kid(ins, 0), "INSERT INTO %s: column %d ('%s') is %s, the table's "
-                          "'%s' is %s; CAST it", t->name, src[k] + 1, f->name, sl_type_name(f->type),
-                          c->name, sl_type_name(c->type));
-                break;
-            }
-            char *from = sql_quote_ident(f->name), *dst = sql_quote_ident(c->name);
-            its[k].name = sl_strdup(c->name);
-            its[k].type = c->type;
-            if (f->type != c->type && f->type != SL_T_NULL) {
-                its[k].text = sl_sprintf("CAST(%s AS %s) AS %s", from, sl_type_name(c->type), dst);
-                need = 1;
-            } else if (strcmp(f->name, c->name)) {
-                its[k].text = sl_sprintf("%s AS %s", from, dst);
-                need = 1;
-            } else {
-                its[k].text = sl_strdup(from);
-            }
-            free(from);
-            free(dst);
-            k++;
-        }
-        if (rc == SL_OK && need) {
-            char *base = sl_sprintf("%s-shape", t->name);
-            rc = emit_calc(p, &r, its, nphys, NULL, base);
-            free(base);
-        }
-        items_free(its, nphys);
-    }
+    if (rc == SL_OK) rc = insert_shape(p, ins, t, src, nphys, &r);
     free(src);
     if (rc == SL_OK) {
-        json_t *cfg = json_object();
-        const char *type = "print";
-        int par = 0;
-        for (int i = 0; i < t->nopts; i++) {
-            const char *key = t->keys[i], *v = t->vals[i];
-            if (!strcmp(key, "sink.parallelism")) par = atoi(v);
-            else if (!strcmp(key, "print-identifier") || !strcmp(key, "sink.rows-per-second"))
-                json_object_set_new(cfg, key, json_string(v));
-            else if (!strcmp(key, "path"))
-                json_object_set_new(cfg, "path", json_string(!strncmp(v, "file://", 7) ? v + 7 : v));
-            else if (!strcmp(key, "format")) {
-                char low[16];
-                snprintf(low, sizeof low, "%s", v);
-                for (char *q = low; *q; q++) *q = (char)tolower((unsigned char)*q);
-                json_object_set_new(cfg, "format", json_string(low));
-            }
-        }
-        if (!strcmp(t->connector, "blackhole")) type = "blackhole";
-        else if (!strcmp(t->connector, "filesystem")) type = "file";
-        else if (!strcmp(t->connector, "kafka")) type = "kafka-sink";
-        else if (!strcmp(t->connector, "upsert-kafka")) type = "upsert-kafka-sink";
-        if (sql_table_is_kafka(t)) {
-            json_decref(cfg);
-            cfg = sql_kafka_config(t, 1);
-        }
-        char *uid = sl_sprintf("sink-%s", t->name);
-        char *id = add_vertex(p, t->name, type, uid, cfg, NULL, par);
-        add_edge(p, r.vid, id, NULL, NULL, 0);
-        free(id);
-        free(uid);
+        insert_sink(p, t, &r);
         names[(*nnames)++] = sl_strdup(t->name);
     }
     rel_free(&r);
