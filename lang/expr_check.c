@@ -1141,6 +1141,120 @@ static node *build_clock(bld *b, const sql_node *e)
 }
 
 /* A function call. */
+/* A call's DISTINCT, '*' and argument count against its definition. */
+static int check_arity(bld *b, const sql_node *e, const struct fn_def *f)
+{
+    if (e->flags & (SQL_F_DISTINCT | SQL_F_STAR_ARG))
+        return perr(b, AT(e), "%s takes no %s", f->name,
+                    e->flags & SQL_F_DISTINCT ? "DISTINCT" : "'*'");
+    if (e->nkids > SL_EXPR_MAX_ARGS)
+        return perr(b, AT(e->kids[SL_EXPR_MAX_ARGS]), "too many arguments to %s (limit %d)",
+                    f->name, SL_EXPR_MAX_ARGS);
+    if (e->nkids < f->min || e->nkids > f->max) {
+        const char *qual = f->min == f->max ? "" : e->nkids < f->min ? "at least " : "at most ";
+        int want = e->nkids < f->min ? f->min : f->max;
+        return perr(b, AT(e), "%s takes %s%d argument%s, got %d", f->name, qual, want,
+                    want == 1 ? "" : "s", e->nkids);
+    }
+    return SL_OK;
+}
+
+/* CONCAT, UPPER, LOWER, CHAR_LENGTH, LTRIM/RTRIM, TO_TIMESTAMP: STRING
+ * arguments. */
+static int type_string_fn(bld *b, node *n, const struct fn_def *f)
+{
+    for (int i = 0; i < n->nkids; i++)
+        if (n->kids[i]->type != SL_T_STRING && n->kids[i]->type != SL_T_NULL)
+            return perr(b, NAT(n->kids[i]), "%s needs STRING arguments, got %s%s", f->name,
+                        ntname(b, n->kids[i]),
+                        f->op == N_CONCAT ? " (use CAST(x AS STRING))" : "");
+    n->type = f->op == N_CHAR_LENGTH ? SL_T_INT : f->op == N_TO_TS ? SL_T_TIMESTAMP : SL_T_STRING;
+    if (f->op == N_TRIM) {
+        add_kid(n, NULL); /* default characters: a blank */
+        n->flags = !strcasecmp(f->name, "LTRIM") ? TRIM_LEADING : TRIM_TRAILING;
+    }
+    return SL_OK;
+}
+
+/* REPLACE(s, from, to) and SPLIT_INDEX(s, sep, index). */
+static int type_replace_split(bld *b, node *n, const struct fn_def *f)
+{
+    for (int i = 0; i < 3; i++) {
+        sl_type ti = n->kids[i]->type;
+        bool want_int = f->op == N_SPLIT_INDEX && i == 2;
+        if (ti != SL_T_NULL && (want_int ? !is_int_type(ti) : ti != SL_T_STRING))
+            return perr(b, NAT(n->kids[i]), "%s needs (STRING, STRING, %s), got %s as argument %d",
+                        f->name, f->op == N_REPLACE ? "STRING" : "INT", ntname(b, n->kids[i]),
+                        i + 1);
+    }
+    n->type = SL_T_STRING;
+    return SL_OK;
+}
+
+/* COALESCE(a, ...) and IF(cond, a, b): the branches' common type (and
+ * interval unit). */
+static int type_branches(bld *b, node *n, const sql_node *e)
+{
+    sl_type t = SL_T_NULL;
+    const node *first = NULL; /* the first typed branch */
+    if (n->op == N_COALESCE) {
+        for (int i = 0; i < n->nkids; i++) {
+            if (!common_type(t, n->kids[i]->type, &t))
+                return perr(b, NAT(n->kids[i]), "COALESCE arguments have incompatible types %s "
+                            "and %s", tname(t), ntname(b, n->kids[i]));
+            if (merge_branch_iv(b, n, n->kids[i], &first, NAT(n->kids[i]), "COALESCE arguments"))
+                return SL_ERR;
+        }
+        n->type = t;
+        return SL_OK;
+    }
+    sl_type t0 = n->kids[0]->type;
+    if (t0 != SL_T_BOOLEAN && t0 != SL_T_NULL)
+        return perr(b, AT(e), "IF condition must be BOOLEAN, got %s", tname(t0));
+    if (!common_type(n->kids[1]->type, n->kids[2]->type, &t))
+        return perr(b, AT(e), "IF branches have incompatible types %s and %s",
+                    ntname(b, n->kids[1]), ntname(b, n->kids[2]));
+    if (merge_branch_iv(b, n, n->kids[1], &first, AT(e), "IF branches") ||
+        merge_branch_iv(b, n, n->kids[2], &first, AT(e), "IF branches"))
+        return SL_ERR;
+    n->type = t;
+    return SL_OK;
+}
+
+/* TO_TIMESTAMP_LTZ(number, 0 | 3). */
+static int type_to_ts_ltz(bld *b, node *n, const sql_node *e)
+{
+    node *prec = n->kids[1];
+    sl_type t0 = n->kids[0]->type;
+    if ((!is_num_type(t0) && t0 != SL_T_NULL) || n->kids[0]->interval)
+        return perr(b, AT(e), "TO_TIMESTAMP_LTZ needs a number of seconds or milliseconds, got %s",
+                    ntname(b, n->kids[0]));
+    if (prec->op != N_LIT || prec->type != SL_T_INT ||
+        (prec->lit.v.i != 0 && prec->lit.v.i != 3))
+        return perr(b, NAT(prec), "TO_TIMESTAMP_LTZ precision must be 0 (seconds) or 3 "
+                    "(milliseconds)");
+    n->flags = (int)prec->lit.v.i;
+    n->type = SL_T_TIMESTAMP;
+    return SL_OK;
+}
+
+/* UNIX_TIMESTAMP(string) and FROM_UNIXTIME(seconds), default format only. */
+static int type_unix_time(bld *b, node *n, const struct fn_def *f)
+{
+    bool unix_ts = f->op == N_UNIX_TS;
+    sl_type t0 = n->nkids ? n->kids[0]->type : SL_T_NULL;
+    if (n->nkids == 2)
+        return perr(b, NAT(n->kids[1]), "%s: only the default format 'yyyy-MM-dd HH:mm:ss' is "
+                    "supported; leave out the format argument", f->name);
+    if (n->nkids == 1 && (unix_ts ? t0 != SL_T_STRING && t0 != SL_T_NULL
+                                  : n->kids[0]->interval || (!is_int_type(t0) &&
+                                                             t0 != SL_T_NULL)))
+        return perr(b, NAT(n->kids[0]), "%s needs %s, got %s", f->name,
+                    unix_ts ? "a STRING" : "an integer number of seconds", ntname(b, n->kids[0]));
+    n->type = unix_ts ? SL_T_BIGINT : SL_T_STRING;
+    return SL_OK;
+}
+
 static node *build_call(bld *b, const sql_node *e)
 {
     const char *name = e->s;
@@ -1170,63 +1284,25 @@ static node *build_call(bld *b, const sql_node *e)
         perr(b, AT(e), "unknown function '%.*s'", (int)SL_MIN(strlen(name), 40), name);
         return NULL;
     }
-    if (e->flags & (SQL_F_DISTINCT | SQL_F_STAR_ARG)) {
-        perr(b, AT(e), "%s takes no %s", f->name, e->flags & SQL_F_DISTINCT ? "DISTINCT" : "'*'");
-        return NULL;
-    }
-    if (e->nkids > SL_EXPR_MAX_ARGS) {
-        perr(b, AT(e->kids[SL_EXPR_MAX_ARGS]), "too many arguments to %s (limit %d)", f->name,
-             SL_EXPR_MAX_ARGS);
-        return NULL;
-    }
-    if (e->nkids < f->min || e->nkids > f->max) {
-        const char *qual = f->min == f->max ? "" : e->nkids < f->min ? "at least " : "at most ";
-        int want = e->nkids < f->min ? f->min : f->max;
-        perr(b, AT(e), "%s takes %s%d argument%s, got %d", f->name, qual, want,
-             want == 1 ? "" : "s", e->nkids);
-        return NULL;
-    }
+    if (check_arity(b, e, f) != SL_OK) return NULL;
     node *n = new_node(b, f->op, AT(e), 0);
     for (int i = 0; i < e->nkids; i++) {
         node *a = build(b, e->kids[i]);
         if (!a) return NULL;
         add_kid(n, a);
     }
-    sl_type t0 = n->nkids ? n->kids[0]->type : SL_T_NULL, t = SL_T_NULL;
-    const node *first = NULL; /* COALESCE / IF: the first typed branch */
+    sl_type t0 = n->nkids ? n->kids[0]->type : SL_T_NULL;
+    int rc = SL_OK;
+    n->type = SL_T_NULL;
     switch (f->op) {
     case N_CONCAT:
     case N_UPPER:
     case N_LOWER:
     case N_CHAR_LENGTH:
     case N_TRIM:
-    case N_TO_TS:
-        for (int i = 0; i < n->nkids; i++)
-            if (n->kids[i]->type != SL_T_STRING && n->kids[i]->type != SL_T_NULL) {
-                perr(b, NAT(n->kids[i]), "%s needs STRING arguments, got %s%s", f->name,
-                     ntname(b, n->kids[i]),
-                     f->op == N_CONCAT ? " (use CAST(x AS STRING))" : "");
-                return NULL;
-            }
-        t = f->op == N_CHAR_LENGTH ? SL_T_INT : f->op == N_TO_TS ? SL_T_TIMESTAMP : SL_T_STRING;
-        if (f->op == N_TRIM) {
-            add_kid(n, NULL); /* default characters: a blank */
-            n->flags = !strcasecmp(name, "LTRIM") ? TRIM_LEADING : TRIM_TRAILING;
-        }
-        break;
+    case N_TO_TS: rc = type_string_fn(b, n, f); break;
     case N_REPLACE:
-    case N_SPLIT_INDEX:
-        for (int i = 0; i < 3; i++) {
-            sl_type ti = n->kids[i]->type;
-            bool want_int = f->op == N_SPLIT_INDEX && i == 2;
-            if (ti != SL_T_NULL && (want_int ? !is_int_type(ti) : ti != SL_T_STRING)) {
-                perr(b, NAT(n->kids[i]), "%s needs (STRING, STRING, %s), got %s as argument %d",
-                     f->name, f->op == N_REPLACE ? "STRING" : "INT", ntname(b, n->kids[i]), i + 1);
-                return NULL;
-            }
-        }
-        t = SL_T_STRING;
-        break;
+    case N_SPLIT_INDEX: rc = type_replace_split(b, n, f); break;
     case N_MOD: /* MOD(a, b) is a % b; the call node stays unused in b->all */
         return make_arith(b, N_MOD, AT(e), n->kids[0], n->kids[1]);
     case N_ABS:
@@ -1237,100 +1313,36 @@ static node *build_call(bld *b, const sql_node *e)
             return NULL;
         }
         if (n->kids[0]->interval) set_iv(n, n->kids[0]->ivs, n->kids[0]->ive);
-        t = t0;
+        n->type = t0;
         break;
     case N_COALESCE:
-        for (int i = 0; i < n->nkids; i++) {
-            if (!common_type(t, n->kids[i]->type, &t)) {
-                perr(b, NAT(n->kids[i]), "COALESCE arguments have incompatible types %s and %s",
-                     tname(t), ntname(b, n->kids[i]));
-                return NULL;
-            }
-            if (merge_branch_iv(b, n, n->kids[i], &first, NAT(n->kids[i]), "COALESCE arguments"))
-                return NULL;
-        }
-        break;
-    case N_IF:
-        if (t0 != SL_T_BOOLEAN && t0 != SL_T_NULL) {
-            perr(b, AT(e), "IF condition must be BOOLEAN, got %s", tname(t0));
-            return NULL;
-        }
-        if (!common_type(n->kids[1]->type, n->kids[2]->type, &t)) {
-            perr(b, AT(e), "IF branches have incompatible types %s and %s",
-                 ntname(b, n->kids[1]), ntname(b, n->kids[2]));
-            return NULL;
-        }
-        if (merge_branch_iv(b, n, n->kids[1], &first, AT(e), "IF branches") ||
-            merge_branch_iv(b, n, n->kids[2], &first, AT(e), "IF branches"))
-            return NULL;
-        break;
+    case N_IF: rc = type_branches(b, n, e); break;
     case N_NULLIF: {
         node *a = n->kids[0], *c = n->kids[1];
         if (make_comparable(b, &a, &c, AT(e), "NULLIF", false)) return NULL;
         n->kids[0] = a;
         n->kids[1] = c;
-        t = a->type;
+        n->type = a->type;
         if (a->interval) set_iv(n, a->ivs, a->ive);
         break;
     }
-    case N_TO_TS_LTZ: {
-        node *prec = n->kids[1];
-        if ((!is_num_type(t0) && t0 != SL_T_NULL) || n->kids[0]->interval) {
-            perr(b, AT(e), "TO_TIMESTAMP_LTZ needs a number of seconds or milliseconds, got %s",
-                 ntname(b, n->kids[0]));
-            return NULL;
-        }
-        if (prec->op != N_LIT || prec->type != SL_T_INT ||
-            (prec->lit.v.i != 0 && prec->lit.v.i != 3)) {
-            perr(b, NAT(prec), "TO_TIMESTAMP_LTZ precision must be 0 (seconds) or 3 "
-                 "(milliseconds)");
-            return NULL;
-        }
-        n->flags = (int)prec->lit.v.i;
-        t = SL_T_TIMESTAMP;
-        break;
-    }
+    case N_TO_TS_LTZ: rc = type_to_ts_ltz(b, n, e); break;
     case N_NOW:
         n->flags = 3; /* precision: milliseconds */
-        t = SL_T_TIMESTAMP;
+        n->type = SL_T_TIMESTAMP;
         break;
     case N_UNIX_TS:
-    case N_FROM_UNIXTIME: {
-        bool unix_ts = f->op == N_UNIX_TS;
-        if (n->nkids == 2) {
-            perr(b, NAT(n->kids[1]), "%s: only the default format 'yyyy-MM-dd HH:mm:ss' is "
-                 "supported; leave out the format argument", f->name);
-            return NULL;
-        }
-        if (n->nkids == 1 && (unix_ts ? t0 != SL_T_STRING && t0 != SL_T_NULL
-                                      : n->kids[0]->interval || (!is_int_type(t0) &&
-                                                                 t0 != SL_T_NULL))) {
-            perr(b, NAT(n->kids[0]), "%s needs %s, got %s", f->name,
-                 unix_ts ? "a STRING" : "an integer number of seconds", ntname(b, n->kids[0]));
-            return NULL;
-        }
-        t = unix_ts ? SL_T_BIGINT : SL_T_STRING;
-        break;
-    }
+    case N_FROM_UNIXTIME: rc = type_unix_time(b, n, f); break;
     case N_RAND:
-    case N_RAND_INT:
-        if (type_rand(b, n, f->name)) return NULL;
-        t = n->type;
-        break;
-    case N_DATE_FORMAT:
-        if (type_date_format(b, n)) return NULL;
-        t = n->type;
-        break;
+    case N_RAND_INT: rc = type_rand(b, n, f->name); break;
+    case N_DATE_FORMAT: rc = type_date_format(b, n); break;
     case N_REGEXP:
     case N_REGEXP_EXTRACT:
-    case N_REGEXP_REPLACE:
-        if (type_regex(b, n, f->name)) return NULL;
-        t = n->type;
-        break;
+    case N_REGEXP_REPLACE: rc = type_regex(b, n, f->name); break;
     default:
         break;
     }
-    n->type = t;
+    if (rc != SL_OK) return NULL;
     return seal(b, n) ? NULL : n;
 }
 

@@ -1108,6 +1108,91 @@ static int eval_unix(const node *n, evctx *cx, sl_value *out)
     return put_text(n, cx, out, buf, ts_to_sql(buf, sizeof buf, ms, false));
 }
 
+/* =, <>, <, <=, >, >=: NULL when either side is. */
+static int eval_compare(const node *n, evctx *cx, sl_value *out)
+{
+    sl_value a, b;
+    if (ev(n->kids[0], cx, &a) || ev(n->kids[1], cx, &b)) return SL_ERR;
+    if (a.isnull || b.isnull) {
+        set_null(out);
+        return SL_OK;
+    }
+    int c = cmpv(&a, n->kids[0]->type, &b, n->kids[1]->type);
+    bool r = n->op == N_EQ ? c == 0 : n->op == N_NE ? c != 0 : n->op == N_LT ? c < 0
+           : n->op == N_LE ? c <= 0 : n->op == N_GT ? c > 0 : c >= 0;
+    set_i(out, r);
+    return SL_OK;
+}
+
+/* AND, OR in three-valued logic. */
+static int eval_and_or(const node *n, evctx *cx, sl_value *out)
+{
+    sl_value a, b;
+    /* the left side decides alone when it can (FALSE for AND, TRUE for OR) */
+    bool dominant = n->op == N_OR;
+    if (ev(n->kids[0], cx, &a)) return SL_ERR;
+    if (a.isnull || (a.v.i != 0) != dominant) {
+        if (ev(n->kids[1], cx, &b)) return SL_ERR;
+        a = !b.isnull && (b.v.i != 0) == dominant ? b : a.isnull || b.isnull ? a : b;
+        if (b.isnull && !a.isnull) set_null(&a);
+    }
+    if (a.isnull) set_null(out);
+    else set_i(out, a.v.i != 0);
+    return SL_OK;
+}
+
+/* x [NOT] BETWEEN lo AND hi. */
+static int eval_between(const node *n, evctx *cx, sl_value *out)
+{
+    sl_value v[3];
+    if (eval_kids(n, cx, v)) return SL_ERR;
+    sl_type tx = n->kids[0]->type;
+    int ge = v[0].isnull || v[1].isnull ? U3 : cmpv(&v[0], tx, &v[1], n->kids[1]->type) >= 0;
+    int le = v[0].isnull || v[2].isnull ? U3 : cmpv(&v[0], tx, &v[2], n->kids[2]->type) <= 0;
+    int r = and3(ge, le);
+    set3(out, n->neg ? not3(r) : r);
+    return SL_OK;
+}
+
+/* x [NOT] IN (v, ...): TRUE at the first equal value, NULL when none is
+ * equal and one is NULL. */
+static int eval_in(const node *n, evctx *cx, sl_value *out)
+{
+    sl_value a, b;
+    if (ev(n->kids[0], cx, &a)) return SL_ERR;
+    if (a.isnull) {
+        set_null(out);
+        return SL_OK;
+    }
+    int r = F3;
+    for (int i = 1; i < n->nkids && r != T3; i++) {
+        if (ev(n->kids[i], cx, &b)) return SL_ERR;
+        if (b.isnull) r = U3;
+        else if (cmpv(&a, n->kids[0]->type, &b, n->kids[i]->type) == 0) r = T3;
+    }
+    set3(out, n->neg ? not3(r) : r);
+    return SL_OK;
+}
+
+/* TO_TIMESTAMP_LTZ(seconds or milliseconds, 0 | 3). */
+static int eval_to_ts_ltz(const node *n, evctx *cx, sl_value *out)
+{
+    int rc;
+    if ((rc = ev(n->kids[0], cx, out)) || out->isnull) return rc;
+    int64_t scale = n->flags == 0 ? 1000 : 1, ms;
+    if (n->kids[0]->type == SL_T_DOUBLE) {
+        double d = out->v.d * (double)scale;
+        if (!(d > -9.2e18 && d < 9.2e18))
+            return everr(cx, n, "TO_TIMESTAMP_LTZ: %g is out of range", out->v.d);
+        ms = (int64_t)d;
+    } else if (__builtin_mul_overflow(out->v.i, scale, &ms)) {
+        return everr(cx, n, "TO_TIMESTAMP_LTZ: %lld seconds is out of range",
+                     (long long)out->v.i);
+    }
+    set_i(out, ms);
+    return SL_OK;
+}
+
 static int ev(const node *n, evctx *cx, sl_value *out)
 {
     sl_value a, b;
@@ -1137,32 +1222,9 @@ static int ev(const node *n, evctx *cx, sl_value *out)
     case N_LT:
     case N_LE:
     case N_GT:
-    case N_GE: {
-        if (ev(n->kids[0], cx, &a) || ev(n->kids[1], cx, &b)) return SL_ERR;
-        if (a.isnull || b.isnull) {
-            set_null(out);
-            return SL_OK;
-        }
-        int c = cmpv(&a, n->kids[0]->type, &b, n->kids[1]->type);
-        bool r = n->op == N_EQ ? c == 0 : n->op == N_NE ? c != 0 : n->op == N_LT ? c < 0
-               : n->op == N_LE ? c <= 0 : n->op == N_GT ? c > 0 : c >= 0;
-        set_i(out, r);
-        return SL_OK;
-    }
+    case N_GE: return eval_compare(n, cx, out);
     case N_AND:
-    case N_OR: {
-        /* the left side decides alone when it can (FALSE for AND, TRUE for OR) */
-        bool dominant = n->op == N_OR;
-        if (ev(n->kids[0], cx, &a)) return SL_ERR;
-        if (a.isnull || (a.v.i != 0) != dominant) {
-            if (ev(n->kids[1], cx, &b)) return SL_ERR;
-            a = !b.isnull && (b.v.i != 0) == dominant ? b : a.isnull || b.isnull ? a : b;
-            if (b.isnull && !a.isnull) set_null(&a);
-        }
-        if (a.isnull) set_null(out);
-        else set_i(out, a.v.i != 0);
-        return SL_OK;
-    }
+    case N_OR: return eval_and_or(n, cx, out);
     case N_NOT:
         if (ev(n->kids[0], cx, out)) return SL_ERR;
         if (!out->isnull) out->v.i = !out->v.i;
@@ -1176,31 +1238,8 @@ static int ev(const node *n, evctx *cx, sl_value *out)
         set_i(out, r != n->neg);
         return SL_OK;
     }
-    case N_BETWEEN: {
-        sl_value v[3];
-        if (eval_kids(n, cx, v)) return SL_ERR;
-        sl_type tx = n->kids[0]->type;
-        int ge = v[0].isnull || v[1].isnull ? U3 : cmpv(&v[0], tx, &v[1], n->kids[1]->type) >= 0;
-        int le = v[0].isnull || v[2].isnull ? U3 : cmpv(&v[0], tx, &v[2], n->kids[2]->type) <= 0;
-        int r = and3(ge, le);
-        set3(out, n->neg ? not3(r) : r);
-        return SL_OK;
-    }
-    case N_IN: {
-        if (ev(n->kids[0], cx, &a)) return SL_ERR;
-        if (a.isnull) {
-            set_null(out);
-            return SL_OK;
-        }
-        int r = F3;
-        for (int i = 1; i < n->nkids && r != T3; i++) {
-            if (ev(n->kids[i], cx, &b)) return SL_ERR;
-            if (b.isnull) r = U3;
-            else if (cmpv(&a, n->kids[0]->type, &b, n->kids[i]->type) == 0) r = T3;
-        }
-        set3(out, n->neg ? not3(r) : r);
-        return SL_OK;
-    }
+    case N_BETWEEN: return eval_between(n, cx, out);
+    case N_IN: return eval_in(n, cx, out);
     case N_LIKE: return eval_like(n, cx, out);
     case N_CASE: return eval_case(n, cx, out);
     case N_CAST: return eval_cast(n, cx, out);
@@ -1251,21 +1290,7 @@ static int ev(const node *n, evctx *cx, sl_value *out)
     case N_REGEXP_EXTRACT:
     case N_REGEXP_REPLACE: return eval_regex(n, cx, out);
     case N_POSITION: return eval_position(n, cx, out);
-    case N_TO_TS_LTZ: {
-        if ((rc = ev(n->kids[0], cx, out)) || out->isnull) return rc;
-        int64_t scale = n->flags == 0 ? 1000 : 1, ms;
-        if (n->kids[0]->type == SL_T_DOUBLE) {
-            double d = out->v.d * (double)scale;
-            if (!(d > -9.2e18 && d < 9.2e18))
-                return everr(cx, n, "TO_TIMESTAMP_LTZ: %g is out of range", out->v.d);
-            ms = (int64_t)d;
-        } else if (__builtin_mul_overflow(out->v.i, scale, &ms)) {
-            return everr(cx, n, "TO_TIMESTAMP_LTZ: %lld seconds is out of range",
-                         (long long)out->v.i);
-        }
-        set_i(out, ms);
-        return SL_OK;
-    }
+    case N_TO_TS_LTZ: return eval_to_ts_ltz(n, cx, out);
     case N_NOW: { /* the wall clock at this evaluation, as TIMESTAMP(flags) */
         static const int64_t unit[4] = {1000, 100, 10, 1};
         int64_t ms = sl_now_ms();

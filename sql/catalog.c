@@ -518,6 +518,82 @@ json_t *sql_kafka_config(const sql_table *t, int sink)
 
 /* ---- statements --------------------------------------------------------- */
 
+/* WATERMARK FOR col AS col [- INTERVAL ...]: the column must be a
+ * TIMESTAMP(3) of t; the delay goes to t->wm_delay. */
+static int table_watermark(sql_table *t, const sql_node *wm, char *err, size_t errlen)
+{
+    int rc = SL_OK;
+    int ci = -1;
+    for (int j = 0; j < t->ncols; j++)
+        if (!strcasecmp(t->cols[j].name, wm->s)) ci = j;
+    const sql_node *x = sql_kid(wm, 0);
+    if (ci < 0) {
+        rc = sl_seterr(err, errlen, "line %d, column %d: WATERMARK FOR '%s': table '%s' has "
+                       "no such column", wm->line, wm->col, wm->s, t->name);
+    } else if (t->cols[ci].type != SL_T_TIMESTAMP || t->cols[ci].proctime) {
+        rc = sl_seterr(err, errlen, "line %d, column %d: WATERMARK FOR '%s': the column must "
+                       "be a TIMESTAMP(3) (it is %s)", wm->line, wm->col, wm->s,
+                       t->cols[ci].proctime ? "PROCTIME()" : sl_type_name(t->cols[ci].type));
+    } else if (x->kind == SQL_COL && !strcasecmp(x->s, wm->s)) {
+        t->wm_delay = 0;
+    } else if (x->kind == SQL_BINOP && !strcmp(x->s, "-") && x->kids[0]->kind == SQL_COL &&
+               !strcasecmp(x->kids[0]->s, wm->s) && x->kids[1]->kind == SQL_INTERVAL) {
+        char ivtext[256], ebuf[256];
+        snprintf(ivtext, sizeof ivtext, "INTERVAL '%s' %s", x->kids[1]->s, x->kids[1]->s2);
+        if (sl_interval_parse(ivtext, &t->wm_delay, ebuf, sizeof ebuf) != SL_OK || t->wm_delay < 0)
+            rc = sl_seterr(err, errlen, "line %d, column %d: %s", x->kids[1]->line,
+                           x->kids[1]->col, ebuf);
+    } else {
+        rc = sl_seterr(err, errlen, "line %d, column %d: WATERMARK FOR %s AS ...: Sluice "
+                       "supports '%s' and '%s - INTERVAL ...' (bounded out-of-orderness)",
+                       x->line, x->col, wm->s, wm->s, wm->s);
+    }
+    if (rc == SL_OK) {
+        t->wm_col = sl_strdup(t->cols[ci].name);
+        t->wm_text = sql_unparse(x);
+    }
+    return rc;
+}
+
+/* PRIMARY KEY (cols) NOT ENFORCED: each a column of t. */
+static int table_primary_key(sql_table *t, const sql_node *pk, char *err, size_t errlen)
+{
+    int rc = SL_OK;
+    t->pk = sl_calloc((size_t)pk->nkids, sizeof(char *));
+    for (int i = 0; rc == SL_OK && i < pk->nkids; i++) {
+        int found = 0;
+        for (int j = 0; j < t->ncols; j++)
+            if (!strcasecmp(t->cols[j].name, pk->kids[i]->s)) found = 1;
+        if (!found)
+            rc = sl_seterr(err, errlen, "line %d, column %d: PRIMARY KEY column '%s' is not "
+                           "a column of table '%s'", pk->kids[i]->line, pk->kids[i]->col,
+                           pk->kids[i]->s, t->name);
+        else
+            t->pk[t->npk++] = sl_strdup(pk->kids[i]->s);
+    }
+    return rc;
+}
+
+/* WITH (...): the options in order, each at most once. */
+static int table_with(sql_table *t, const sql_node *with, char *err, size_t errlen)
+{
+    int rc = SL_OK;
+    t->keys = sl_calloc((size_t)with->nkids, sizeof(char *));
+    t->vals = sl_calloc((size_t)with->nkids, sizeof(char *));
+    for (int i = 0; i < with->nkids; i++) {
+        for (int j = 0; j < t->nopts; j++)
+            if (!strcmp(t->keys[j], with->kids[i]->s)) {
+                rc = sl_seterr(err, errlen, "line %d, column %d: table '%s': option '%s' is "
+                               "given twice", with->kids[i]->line, with->kids[i]->col,
+                               t->name, with->kids[i]->s);
+            }
+        if (rc) break;
+        t->keys[t->nopts] = sl_strdup(with->kids[i]->s);
+        t->vals[t->nopts++] = sl_strdup(with->kids[i]->s2);
+    }
+    return rc;
+}
+
 static int create_table(sl_sql_session *s, const sql_node *st, sl_sql_result *r, char *err,
                         size_t errlen)
 {
@@ -623,66 +699,9 @@ static int create_table(sl_sql_session *s, const sql_node *st, sl_sql_result *r,
         t->cols = ord;
         t->ncols = n;
     }
-    if (rc == SL_OK && wm) {
-        int ci = -1;
-        for (int j = 0; j < t->ncols; j++)
-            if (!strcasecmp(t->cols[j].name, wm->s)) ci = j;
-        const sql_node *x = sql_kid(wm, 0);
-        if (ci < 0) {
-            rc = sl_seterr(err, errlen, "line %d, column %d: WATERMARK FOR '%s': table '%s' has "
-                           "no such column", wm->line, wm->col, wm->s, t->name);
-        } else if (t->cols[ci].type != SL_T_TIMESTAMP || t->cols[ci].proctime) {
-            rc = sl_seterr(err, errlen, "line %d, column %d: WATERMARK FOR '%s': the column must "
-                           "be a TIMESTAMP(3) (it is %s)", wm->line, wm->col, wm->s,
-                           t->cols[ci].proctime ? "PROCTIME()" : sl_type_name(t->cols[ci].type));
-        } else if (x->kind == SQL_COL && !strcasecmp(x->s, wm->s)) {
-            t->wm_delay = 0;
-        } else if (x->kind == SQL_BINOP && !strcmp(x->s, "-") && x->kids[0]->kind == SQL_COL &&
-                   !strcasecmp(x->kids[0]->s, wm->s) && x->kids[1]->kind == SQL_INTERVAL) {
-            char ivtext[256], ebuf[256];
-            snprintf(ivtext, sizeof ivtext, "INTERVAL '%s' %s", x->kids[1]->s, x->kids[1]->s2);
-            if (sl_interval_parse(ivtext, &t->wm_delay, ebuf, sizeof ebuf) != SL_OK || t->wm_delay < 0)
-                rc = sl_seterr(err, errlen, "line %d, column %d: %s", x->kids[1]->line,
-                               x->kids[1]->col, ebuf);
-        } else {
-            rc = sl_seterr(err, errlen, "line %d, column %d: WATERMARK FOR %s AS ...: Sluice "
-                           "supports '%s' and '%s - INTERVAL ...' (bounded out-of-orderness)",
-                           x->line, x->col, wm->s, wm->s, wm->s);
-        }
-        if (rc == SL_OK) {
-            t->wm_col = sl_strdup(t->cols[ci].name);
-            t->wm_text = sql_unparse(x);
-        }
-    }
-    if (rc == SL_OK && pk) {
-        t->pk = sl_calloc((size_t)pk->nkids, sizeof(char *));
-        for (int i = 0; rc == SL_OK && i < pk->nkids; i++) {
-            int found = 0;
-            for (int j = 0; j < t->ncols; j++)
-                if (!strcasecmp(t->cols[j].name, pk->kids[i]->s)) found = 1;
-            if (!found)
-                rc = sl_seterr(err, errlen, "line %d, column %d: PRIMARY KEY column '%s' is not "
-                               "a column of table '%s'", pk->kids[i]->line, pk->kids[i]->col,
-                               pk->kids[i]->s, t->name);
-            else
-                t->pk[t->npk++] = sl_strdup(pk->kids[i]->s);
-        }
-    }
-    if (rc == SL_OK && with) {
-        t->keys = sl_calloc((size_t)with->nkids, sizeof(char *));
-        t->vals = sl_calloc((size_t)with->nkids, sizeof(char *));
-        for (int i = 0; i < with->nkids; i++) {
-            for (int j = 0; j < t->nopts; j++)
-                if (!strcmp(t->keys[j], with->kids[i]->s)) {
-                    rc = sl_seterr(err, errlen, "line %d, column %d: table '%s': option '%s' is "
-                                   "given twice", with->kids[i]->line, with->kids[i]->col,
-                                   t->name, with->kids[i]->s);
-                }
-            if (rc) break;
-            t->keys[t->nopts] = sl_strdup(with->kids[i]->s);
-            t->vals[t->nopts++] = sl_strdup(with->kids[i]->s2);
-        }
-    }
+    if (rc == SL_OK && wm) rc = table_watermark(t, wm, err, errlen);
+    if (rc == SL_OK && pk) rc = table_primary_key(t, pk, err, errlen);
+    if (rc == SL_OK && with) rc = table_with(t, with, err, errlen);
     if (rc == SL_OK && s->bridging) {
         t->connector = opt_get(t, "connector");
         if (!t->connector || strcmp(t->connector, "datastream") != 0 || !opt_get(t, "vertex") ||

@@ -512,6 +512,54 @@ static int asof_proctime(const jplan *j, const sql_node *asof)
     return !asof->s2 || names_side(j, 0, asof->s2);
 }
 
+/* The join vertex's config (*cfg) and key lists (*lk, *rk; caller
+ * decrefs), and what its uid is made from (*id): the keys, an interval
+ * join's time bounds, or a regular join's state TTLs and the rest of ON,
+ * which the join then evaluates itself (j->nresid becomes 0). */
+static int join_config(plan *p, jplan *j, const char *jt, int interval, const char *const *ttl_hint,
+                       json_t **cfgp, json_t **lkp, json_t **rkp, sql_sbuf *id)
+{
+    json_t *cfg = json_object();
+    json_object_set_new(cfg, "join-type", json_string(jt));
+    json_t *lk = key_names(j, 0), *rk = key_names(j, 1);
+    json_object_set(cfg, "left-keys", lk);
+    json_object_set(cfg, "right-keys", rk);
+    sql_sb_fmt(id, "%s|%s|%s|%s|", interval ? "interval" : "regular", jt,
+               j->s[0].r.ident ? j->s[0].r.ident : "", j->s[1].r.ident ? j->s[1].r.ident : "");
+    for (int k = 0; k < j->nkeys; k++)
+        sql_sb_fmt(id, "%s=%s,", j->s[0].r.sch.fields[j->kcol[0][k]].name,
+                   j->s[1].r.sch.fields[j->kcol[1][k]].name);
+    if (interval) {
+        json_object_set_new(cfg, "left-time", json_string(j->s[0].r.sch.fields[j->tcol[0]].name));
+        json_object_set_new(cfg, "right-time", json_string(j->s[1].r.sch.fields[j->tcol[1]].name));
+        json_object_set_new(cfg, "lower-bound", json_integer((json_int_t)j->lo));
+        json_object_set_new(cfg, "upper-bound", json_integer((json_int_t)j->hi));
+        sql_sb_fmt(id, "|%lld|%lld", (long long)j->lo, (long long)j->hi);
+    } else {
+        if (p->ttl && strcmp(p->ttl, "0"))
+            json_object_set_new(cfg, "table.exec.state.ttl", json_string(p->ttl));
+        if (ttl_hint[0]) json_object_set_new(cfg, "left.state.ttl", json_string(ttl_hint[0]));
+        if (ttl_hint[1]) json_object_set_new(cfg, "right.state.ttl", json_string(ttl_hint[1]));
+        sql_node *cond;
+        if (j->nresid) { /* evaluated by the join itself */
+            if (resid_cond(p, j->map, &j->out, j, &cond) != SL_OK) {
+                json_decref(cfg);
+                json_decref(lk);
+                json_decref(rk);
+                return SL_ERR;
+            }
+            char *txt = sql_unparse(cond);
+            json_object_set_new(cfg, "condition", json_string(txt));
+            free(txt);
+            j->nresid = 0; /* no filter after it */
+        }
+    }
+    *cfgp = cfg;
+    *lkp = lk;
+    *rkp = rk;
+    return SL_OK;
+}
+
 int sql_plan_join(plan *p, const sql_node *f, rel *out)
 {
     const rel *done = joins_find(p, f);
@@ -608,40 +656,11 @@ int sql_plan_join(plan *p, const sql_node *f, rel *out)
     /* a self-join reads one vertex on both inputs: the right one through a calc of its own */
     if (!strcmp(j.s[0].r.vid, j.s[1].r.vid) && emit_calc(p, &j.s[1].r, NULL, 0, NULL, "join-right") != SL_OK)
         goto done;
-    json_t *cfg = json_object();
-    json_object_set_new(cfg, "join-type", json_string(jt));
-    json_t *lk = key_names(&j, 0), *rk = key_names(&j, 1);
-    json_object_set(cfg, "left-keys", lk);
-    json_object_set(cfg, "right-keys", rk);
+    json_t *cfg, *lk, *rk;
     sql_sbuf id = {0};
-    sql_sb_fmt(&id, "%s|%s|%s|%s|", interval ? "interval" : "regular", jt,
-               j.s[0].r.ident ? j.s[0].r.ident : "", j.s[1].r.ident ? j.s[1].r.ident : "");
-    for (int k = 0; k < j.nkeys; k++)
-        sql_sb_fmt(&id, "%s=%s,", j.s[0].r.sch.fields[j.kcol[0][k]].name,
-                   j.s[1].r.sch.fields[j.kcol[1][k]].name);
-    if (interval) {
-        json_object_set_new(cfg, "left-time", json_string(j.s[0].r.sch.fields[j.tcol[0]].name));
-        json_object_set_new(cfg, "right-time", json_string(j.s[1].r.sch.fields[j.tcol[1]].name));
-        json_object_set_new(cfg, "lower-bound", json_integer((json_int_t)j.lo));
-        json_object_set_new(cfg, "upper-bound", json_integer((json_int_t)j.hi));
-        sql_sb_fmt(&id, "|%lld|%lld", (long long)j.lo, (long long)j.hi);
-    } else {
-        if (p->ttl && strcmp(p->ttl, "0"))
-            json_object_set_new(cfg, "table.exec.state.ttl", json_string(p->ttl));
-        if (ttl_hint[0]) json_object_set_new(cfg, "left.state.ttl", json_string(ttl_hint[0]));
-        if (ttl_hint[1]) json_object_set_new(cfg, "right.state.ttl", json_string(ttl_hint[1]));
-        sql_node *cond;
-        if (j.nresid) { /* evaluated by the join itself */
-            if (resid_cond(p, j.map, &j.out, &j, &cond) != SL_OK) {
-                json_decref(cfg);
-                free(id.s);
-                goto done;
-            }
-            char *txt = sql_unparse(cond);
-            json_object_set_new(cfg, "condition", json_string(txt));
-            free(txt);
-            j.nresid = 0; /* no filter after it */
-        }
+    if (join_config(p, &j, jt, interval, ttl_hint, &cfg, &lk, &rk, &id) != SL_OK) {
+        free(id.s);
+        goto done;
     }
     int updating = !interval && (outer || j.s[0].r.updating || j.s[1].r.updating);
     sql_sbuf ident = {0};

@@ -199,9 +199,163 @@ static int selects_rn(const sql_node *items, const char *rn)
     return 0;
 }
 
+/* The outer query's WHERE split into the bound on the row number rn
+ * (*start..*limit, rank_bound) and the rest of its conditions (*rest, ANDed
+ * back together; NULL when none). */
+static int rank_bounds(plan *p, const sql_node *sel, const char *rn, int64_t *start,
+                       int64_t *limit, sql_node **rest)
+{
+    const sql_node *where = sql_kid(sel, 2);
+    const sql_node *conj[64];
+    int nc = conjuncts(where, conj, 0, 64);
+    if (nc > 64) return PERR(where, "too many conditions (more than 64 ANDed)");
+    for (int i = 0; i < nc; i++) {
+        if (!mentions(conj[i], rn)) {
+            if (!*rest) {
+                *rest = (sql_node *)conj[i];
+            } else {
+                sql_node *a = sql_node_new(p->arena, SQL_BINOP, (*rest)->line, (*rest)->col);
+                a->s = "AND";
+                sql_node_add(p->arena, a, *rest);
+                sql_node_add(p->arena, a, (sql_node *)conj[i]);
+                *rest = a;
+            }
+            continue;
+        }
+        if (rank_bound(p, conj[i], rn, start, limit) != SL_OK) return SL_ERR;
+    }
+    if (!*limit)
+        return PERR(sel, "ROW_NUMBER() needs an upper bound in the outer query: WHERE %s <= N "
+                    "(Top-N), %s BETWEEN M AND N or %s = 1 (deduplication)", rn, rn, rn);
+    if (*limit < 1 || *start > *limit)
+        return PERR(where, "the conditions on %s select no rank (from %lld to %lld)", rn,
+                    (long long)*start, (long long)*limit);
+    return SL_OK;
+}
+
+/* The rank (Top-N, window Top-N) or deduplicate vertex over *in, ordered
+ * and partitioned as `over` says, keeping ranks start..limit; *in becomes
+ * its output (with the row number when the outer query selects rn). */
+static int rank_vertex(plan *p, const sql_node *over, const sql_node *items, const char *rn,
+                       int64_t start, int64_t limit, rel *in)
+{
+    int rc = SL_OK;
+    const sql_node *part = sql_kid(over, 0), *order = sql_kid(over, 1);
+    json_t *keys = json_array(), *ord = json_array(), *cfg = json_object();
+    sql_sbuf id = {0}, keytext = {0};
+    char *vid = NULL;
+    for (int i = 0; rc == SL_OK && part && i < part->nkids; i++) {
+        const sql_node *e = part->kids[i];
+        int c = e->kind == SQL_COL ? sl_schema_find(&in->sch, e->s) : -1;
+        if (c < 0) {
+            rc = PERR(e, "PARTITION BY: a column of the query's output is expected (compute "
+                      "expressions in the inner SELECT list and name them)");
+            break;
+        }
+        json_array_append_new(keys, json_string(in->sch.fields[c].name));
+        sql_sb_fmt(&keytext, "%s%s", i ? ", " : "", in->sch.fields[c].name);
+    }
+    const char *tcol = NULL;
+    int desc0 = 0;
+    for (int i = 0; rc == SL_OK && i < order->nkids; i++) {
+        const sql_node *o = order->kids[i], *e = sql_kid(o, 0);
+        int c = e->kind == SQL_COL ? sl_schema_find(&in->sch, e->s) : -1;
+        if (c < 0) {
+            rc = PERR(e, "ORDER BY: a column of the query's output is expected (compute "
+                      "expressions in the inner SELECT list and name them)");
+            break;
+        }
+        const char *name = in->sch.fields[c].name;
+        char *entry = sl_sprintf("%s%s", name, o->flags & SQL_F_DESC ? " DESC" : "");
+        json_array_append_new(ord, json_string(entry));
+        free(entry);
+        if (i == 0) {
+            tcol = name;
+            desc0 = (o->flags & SQL_F_DESC) != 0;
+        }
+    }
+    /* Flink's window Top-N: over a windowed table, partitioned by its window */
+    int ws = sl_schema_find(&in->sch, "window_start"), we = sl_schema_find(&in->sch, "window_end");
+    int has_ws = 0, has_we = 0;
+    for (int i = 0; part && i < part->nkids; i++) {
+        const sql_node *e = part->kids[i];
+        if (e->kind != SQL_COL) continue;
+        if (!strcasecmp(e->s, "window_start")) has_ws = 1;
+        if (!strcasecmp(e->s, "window_end")) has_we = 1;
+    }
+    int windowed = rc == SL_OK && has_ws && has_we && in->windowed && !in->updating &&
+                   in->sch.fields[ws].type == SL_T_TIMESTAMP &&
+                   in->sch.fields[we].type == SL_T_TIMESTAMP;
+    int rn_out = selects_rn(items, rn);
+    int is_rowtime = tcol && in->rowtime && !strcasecmp(tcol, in->rowtime);
+    int is_proctime = tcol && in->proctime && !strcasecmp(tcol, in->proctime);
+    int dedup = rc == SL_OK && !windowed && limit == 1 && start == 1 && !rn_out && order->nkids == 1 &&
+                (is_rowtime || is_proctime);
+    int updating = 1;
+    if (rc == SL_OK && dedup) {
+        if (in->updating) {
+            rc = PERR(over, "deduplication over an updating input (produced by %s) is not "
+                      "supported", in->updater);
+        } else {
+            json_object_set(cfg, "key", keys);
+            if (is_rowtime) json_object_set_new(cfg, "time-column", json_string(tcol));
+            else json_object_set_new(cfg, "time", json_string("processing"));
+            json_object_set_new(cfg, "keep", json_string(desc0 ? "last" : "first"));
+            updating = !(is_proctime && !desc0);
+        }
+    } else if (rc == SL_OK) {
+        json_object_set(cfg, "partition-by", keys);
+        json_object_set(cfg, "order-by", ord);
+        json_object_set_new(cfg, "limit", json_integer(limit));
+        if (start > 1) json_object_set_new(cfg, "rank-start", json_integer(start));
+        if (rn_out) json_object_set_new(cfg, "row-number", json_string(rn));
+        if (in->updating) json_object_set_new(cfg, "input-changelog", json_string("retract"));
+        if (windowed) {
+            json_object_set_new(cfg, "window-end", json_string(in->sch.fields[we].name));
+            updating = 0; /* final rows when the window fires */
+        }
+    }
+    if (rc == SL_OK) {
+        if (sqlp_ttl_set(p) && !windowed) json_object_set_new(cfg, "table.exec.state.ttl", json_string(p->ttl));
+        char *o = json_dumps(ord, JSON_COMPACT), *k = json_dumps(keys, JSON_COMPACT);
+        sql_sb_fmt(&id, "%s|%s|%s|%s|%lld|%d",
+                   dedup ? "deduplicate" : windowed ? "window_rank" : "rank",
+                   in->ident ? in->ident : "", k, o, (long long)limit, rn_out);
+        if (start > 1) sql_sb_fmt(&id, "|from %lld", (long long)start);
+        free(o);
+        free(k);
+        char *uid = sl_sprintf("%s-%s-%08x", dedup ? "dedup" : "rank", in->ident ? in->ident : "q",
+                               sqlp_fnv1a(id.s));
+        int global = json_array_size(keys) == 0;
+        vid = sqlp_add_vertex(p, dedup ? "dedup" : "rank", dedup ? "deduplicate" : "rank", uid,
+                              cfg, NULL, global ? 1 : 0);
+        cfg = NULL;
+        free(uid);
+        if (global) sqlp_add_edge(p, in->vid, vid, "rebalance", NULL, 0);
+        else sqlp_add_edge(p, in->vid, vid, "hash", keys, 0);
+        free(in->vid);
+        in->vid = vid;
+        if (rn_out && !dedup) sl_schema_add(&in->sch, rn, SL_T_BIGINT);
+        if (updating) {
+            in->updating = 1;
+            free(in->updater);
+            in->updater = sl_sprintf("%s '%s' (%s)", dedup ? "deduplicate" : "rank", vid,
+                                    dedup ? "keep the last row, or the first by event time"
+                                          : "Top-N");
+        }
+    }
+    json_decref(cfg);
+    json_decref(keys);
+    json_decref(ord);
+    free(id.s);
+    free(keytext.s);
+
+    return rc;
+}
+
 int sql_plan_rank(plan *p, const sql_node *sel, rel *out)
 {
-    const sql_node *items = sql_kid(sel, 0), *from = sql_kid(sel, 1), *where = sql_kid(sel, 2);
+    const sql_node *items = sql_kid(sel, 0), *from = sql_kid(sel, 1);
     const cte_scope *scope;
     int view;
     const sql_node *inner = from_query(p, from, &scope, &view), *iitems = sql_kid(inner, 0);
@@ -224,32 +378,9 @@ int sql_plan_rank(plan *p, const sql_node *sel, rel *out)
     const char *rn = it->s;
 
     /* the rank bound and the other conditions */
-    const sql_node *conj[64];
-    int nc = conjuncts(where, conj, 0, 64);
-    if (nc > 64) return PERR(where, "too many conditions (more than 64 ANDed)");
     int64_t limit = 0, start = 1;
     sql_node *rest = NULL;
-    for (int i = 0; i < nc; i++) {
-        if (!mentions(conj[i], rn)) {
-            if (!rest) {
-                rest = (sql_node *)conj[i];
-            } else {
-                sql_node *a = sql_node_new(p->arena, SQL_BINOP, rest->line, rest->col);
-                a->s = "AND";
-                sql_node_add(p->arena, a, rest);
-                sql_node_add(p->arena, a, (sql_node *)conj[i]);
-                rest = a;
-            }
-            continue;
-        }
-        if (rank_bound(p, conj[i], rn, &start, &limit) != SL_OK) return SL_ERR;
-    }
-    if (!limit)
-        return PERR(sel, "ROW_NUMBER() needs an upper bound in the outer query: WHERE %s <= N "
-                    "(Top-N), %s BETWEEN M AND N or %s = 1 (deduplication)", rn, rn, rn);
-    if (limit < 1 || start > limit)
-        return PERR(where, "the conditions on %s select no rank (from %lld to %lld)", rn,
-                    (long long)start, (long long)limit);
+    if (rank_bounds(p, sel, rn, &start, &limit, &rest) != SL_OK) return SL_ERR;
 
     /* the inner query without its ROW_NUMBER item */
     if (iitems->nkids == 1)
@@ -272,116 +403,7 @@ int sql_plan_rank(plan *p, const sql_node *sel, rel *out)
         return PERR(it, "the row number '%s' has the name of another column", rn);
     }
 
-    int rc = SL_OK;
-    const sql_node *part = sql_kid(over, 0), *order = sql_kid(over, 1);
-    json_t *keys = json_array(), *ord = json_array(), *cfg = json_object();
-    sql_sbuf id = {0}, keytext = {0};
-    char *vid = NULL;
-    for (int i = 0; rc == SL_OK && part && i < part->nkids; i++) {
-        const sql_node *e = part->kids[i];
-        int c = e->kind == SQL_COL ? sl_schema_find(&in.sch, e->s) : -1;
-        if (c < 0) {
-            rc = PERR(e, "PARTITION BY: a column of the query's output is expected (compute "
-                      "expressions in the inner SELECT list and name them)");
-            break;
-        }
-        json_array_append_new(keys, json_string(in.sch.fields[c].name));
-        sql_sb_fmt(&keytext, "%s%s", i ? ", " : "", in.sch.fields[c].name);
-    }
-    const char *tcol = NULL;
-    int desc0 = 0;
-    for (int i = 0; rc == SL_OK && i < order->nkids; i++) {
-        const sql_node *o = order->kids[i], *e = sql_kid(o, 0);
-        int c = e->kind == SQL_COL ? sl_schema_find(&in.sch, e->s) : -1;
-        if (c < 0) {
-            rc = PERR(e, "ORDER BY: a column of the query's output is expected (compute "
-                      "expressions in the inner SELECT list and name them)");
-            break;
-        }
-        const char *name = in.sch.fields[c].name;
-        char *entry = sl_sprintf("%s%s", name, o->flags & SQL_F_DESC ? " DESC" : "");
-        json_array_append_new(ord, json_string(entry));
-        free(entry);
-        if (i == 0) {
-            tcol = name;
-            desc0 = (o->flags & SQL_F_DESC) != 0;
-        }
-    }
-    /* Flink's window Top-N: over a windowed table, partitioned by its window */
-    int ws = sl_schema_find(&in.sch, "window_start"), we = sl_schema_find(&in.sch, "window_end");
-    int has_ws = 0, has_we = 0;
-    for (int i = 0; part && i < part->nkids; i++) {
-        const sql_node *e = part->kids[i];
-        if (e->kind != SQL_COL) continue;
-        if (!strcasecmp(e->s, "window_start")) has_ws = 1;
-        if (!strcasecmp(e->s, "window_end")) has_we = 1;
-    }
-    int windowed = rc == SL_OK && has_ws && has_we && in.windowed && !in.updating &&
-                   in.sch.fields[ws].type == SL_T_TIMESTAMP &&
-                   in.sch.fields[we].type == SL_T_TIMESTAMP;
-    int rn_out = selects_rn(items, rn);
-    int is_rowtime = tcol && in.rowtime && !strcasecmp(tcol, in.rowtime);
-    int is_proctime = tcol && in.proctime && !strcasecmp(tcol, in.proctime);
-    int dedup = rc == SL_OK && !windowed && limit == 1 && start == 1 && !rn_out && order->nkids == 1 &&
-                (is_rowtime || is_proctime);
-    int updating = 1;
-    if (rc == SL_OK && dedup) {
-        if (in.updating) {
-            rc = PERR(over, "deduplication over an updating input (produced by %s) is not "
-                      "supported", in.updater);
-        } else {
-            json_object_set(cfg, "key", keys);
-            if (is_rowtime) json_object_set_new(cfg, "time-column", json_string(tcol));
-            else json_object_set_new(cfg, "time", json_string("processing"));
-            json_object_set_new(cfg, "keep", json_string(desc0 ? "last" : "first"));
-            updating = !(is_proctime && !desc0);
-        }
-    } else if (rc == SL_OK) {
-        json_object_set(cfg, "partition-by", keys);
-        json_object_set(cfg, "order-by", ord);
-        json_object_set_new(cfg, "limit", json_integer(limit));
-        if (start > 1) json_object_set_new(cfg, "rank-start", json_integer(start));
-        if (rn_out) json_object_set_new(cfg, "row-number", json_string(rn));
-        if (in.updating) json_object_set_new(cfg, "input-changelog", json_string("retract"));
-        if (windowed) {
-            json_object_set_new(cfg, "window-end", json_string(in.sch.fields[we].name));
-            updating = 0; /* final rows when the window fires */
-        }
-    }
-    if (rc == SL_OK) {
-        if (sqlp_ttl_set(p) && !windowed) json_object_set_new(cfg, "table.exec.state.ttl", json_string(p->ttl));
-        char *o = json_dumps(ord, JSON_COMPACT), *k = json_dumps(keys, JSON_COMPACT);
-        sql_sb_fmt(&id, "%s|%s|%s|%s|%lld|%d",
-                   dedup ? "deduplicate" : windowed ? "window_rank" : "rank",
-                   in.ident ? in.ident : "", k, o, (long long)limit, rn_out);
-        if (start > 1) sql_sb_fmt(&id, "|from %lld", (long long)start);
-        free(o);
-        free(k);
-        char *uid = sl_sprintf("%s-%s-%08x", dedup ? "dedup" : "rank", in.ident ? in.ident : "q",
-                               sqlp_fnv1a(id.s));
-        int global = json_array_size(keys) == 0;
-        vid = sqlp_add_vertex(p, dedup ? "dedup" : "rank", dedup ? "deduplicate" : "rank", uid,
-                              cfg, NULL, global ? 1 : 0);
-        cfg = NULL;
-        free(uid);
-        if (global) sqlp_add_edge(p, in.vid, vid, "rebalance", NULL, 0);
-        else sqlp_add_edge(p, in.vid, vid, "hash", keys, 0);
-        free(in.vid);
-        in.vid = vid;
-        if (rn_out && !dedup) sl_schema_add(&in.sch, rn, SL_T_BIGINT);
-        if (updating) {
-            in.updating = 1;
-            free(in.updater);
-            in.updater = sl_sprintf("%s '%s' (%s)", dedup ? "deduplicate" : "rank", vid,
-                                    dedup ? "keep the last row, or the first by event time"
-                                          : "Top-N");
-        }
-    }
-    json_decref(cfg);
-    json_decref(keys);
-    json_decref(ord);
-    free(id.s);
-    free(keytext.s);
+    int rc = rank_vertex(p, over, items, rn, start, limit, &in);
 
     /* the outer SELECT list and the other conditions */
     if (rc == SL_OK) {

@@ -358,6 +358,83 @@ int make_item(plan *p, item *it, const sql_node *e, const char *name, const sl_s
 
 int plan_query(plan *p, const sql_node *q, rel *out);
 
+/* Flink's ChangelogNormalize after an upsert-kafka source: the upserts and
+ * tombstones keyed by the primary key become +I / -U +U / -D with full
+ * rows; *out leaves from it. */
+static void scan_normalize(plan *p, const sql_table *t, rel *out)
+{
+    /* Flink's ChangelogNormalize: the upserts and tombstones keyed by
+     * the primary key become +I / -U +U / -D with full rows */
+    json_t *keys = json_array();
+    for (int k = 0; k < t->npk; k++) json_array_append_new(keys, json_string(t->pk[k]));
+    json_t *ncfg = json_object();
+    json_object_set(ncfg, "key", keys);
+    if (sqlp_ttl_set(p)) json_object_set_new(ncfg, "table.exec.state.ttl", json_string(p->ttl));
+    char *base = sl_sprintf("%s-normalize", t->name);
+    char *nuid = sl_sprintf("normalize-%s", t->name);
+    char *id = add_vertex(p, base, "changelog-normalize", nuid, ncfg, NULL, 0);
+    add_edge(p, out->vid, id, "hash", keys, 0);
+    json_decref(keys);
+    free(out->vid);
+    out->vid = id;
+    free(base);
+    free(nuid);
+}
+
+/* The table's computed columns (and PROCTIME()) as a calc after its source,
+ * in declared order; *out leaves from it. */
+static int scan_computed(plan *p, const sql_table *t, const sl_schema *phys, rel *out)
+{
+    item *its = sl_calloc((size_t)t->ncols, sizeof *its);
+    int rc = SL_OK;
+    for (int i = 0; rc == SL_OK && i < t->ncols; i++) {
+        const sql_column *c = &t->cols[i];
+        if (c->proctime) {
+            its[i].name = sl_strdup(c->name);
+            char *q = sql_quote_ident(c->name);
+            its[i].text = sl_sprintf("CURRENT_TIMESTAMP AS %s", q);
+            free(q);
+            its[i].type = SL_T_TIMESTAMP;
+        } else if (c->expr) {
+            rc = make_item(p, &its[i], c->expr, c->name, phys);
+        } else {
+            its[i].name = sl_strdup(c->name);
+            its[i].text = sql_quote_ident(c->name);
+            its[i].type = c->type;
+        }
+    }
+    char *base = sl_sprintf("%s-columns", t->name);
+    if (rc == SL_OK) rc = emit_calc(p, out, its, t->ncols, NULL, base);
+    free(base);
+    items_free(its, t->ncols);
+    if (rc != SL_OK) return SL_ERR;
+    for (int i = 0; i < t->ncols; i++)
+        if (t->cols[i].proctime) out->proctime = sl_strdup(t->cols[i].name);
+    return SL_OK;
+}
+
+/* WATERMARK FOR on a table whose source does not make it itself: a
+ * watermark vertex after the source (and its computed columns). */
+static void scan_watermark(plan *p, const sql_table *t, const char *idle, rel *out)
+{
+    json_t *w = json_object();
+    json_object_set_new(w, "column", json_string(t->wm_col));
+    char d[64];
+    snprintf(d, sizeof d, "%lld ms", (long long)t->wm_delay);
+    json_object_set_new(w, "delay", json_string(d));
+    if (p->wm_interval) json_object_set_new(w, "interval", json_string(p->wm_interval));
+    if (idle) json_object_set_new(w, "idle-timeout", json_string(idle));
+    char *base = sl_sprintf("%s-watermark", t->name);
+    char *wuid = sl_sprintf("watermark-%s", t->name);
+    char *id = add_vertex(p, base, "watermark", wuid, w, NULL, 0);
+    add_edge(p, out->vid, id, NULL, NULL, 0);
+    free(out->vid);
+    out->vid = id;
+    free(base);
+    free(wuid);
+    out->rowtime = sl_strdup(t->wm_col);
+}
+
 static int scan_table(plan *p, const sql_node *at, const char *name, rel *out)
 {
     for (const cte_scope *s = p->scope; s; s = s->outer) {
@@ -455,78 +532,20 @@ static int scan_table(plan *p, const sql_node *at, const char *name, rel *out)
             k++;
         }
     }
-    if (!strcmp(t->connector, "upsert-kafka")) {
-        /* Flink's ChangelogNormalize: the upserts and tombstones keyed by
-         * the primary key become +I / -U +U / -D with full rows */
-        json_t *keys = json_array();
-        for (int k = 0; k < t->npk; k++) json_array_append_new(keys, json_string(t->pk[k]));
-        json_t *ncfg = json_object();
-        json_object_set(ncfg, "key", keys);
-        if (sqlp_ttl_set(p)) json_object_set_new(ncfg, "table.exec.state.ttl", json_string(p->ttl));
-        char *base = sl_sprintf("%s-normalize", t->name);
-        char *nuid = sl_sprintf("normalize-%s", t->name);
-        char *id = add_vertex(p, base, "changelog-normalize", nuid, ncfg, NULL, 0);
-        add_edge(p, out->vid, id, "hash", keys, 0);
-        json_decref(keys);
-        free(out->vid);
-        out->vid = id;
-        free(base);
-        free(nuid);
-    }
+    if (!strcmp(t->connector, "upsert-kafka")) scan_normalize(p, t, out);
     if (changelog) {
         out->updating = 1;
         out->updater = sl_sprintf("table '%s' (connector '%s')", t->name, t->connector);
     }
     out->sch = phys;
     out->ident = sl_strdup(t->name);
-    if (ncomp) {
-        item *its = sl_calloc((size_t)t->ncols, sizeof *its);
-        int rc = SL_OK;
-        for (int i = 0; rc == SL_OK && i < t->ncols; i++) {
-            const sql_column *c = &t->cols[i];
-            if (c->proctime) {
-                its[i].name = sl_strdup(c->name);
-                char *q = sql_quote_ident(c->name);
-                its[i].text = sl_sprintf("CURRENT_TIMESTAMP AS %s", q);
-                free(q);
-                its[i].type = SL_T_TIMESTAMP;
-            } else if (c->expr) {
-                rc = make_item(p, &its[i], c->expr, c->name, &phys);
-            } else {
-                its[i].name = sl_strdup(c->name);
-                its[i].text = sql_quote_ident(c->name);
-                its[i].type = c->type;
-            }
-        }
-        char *base = sl_sprintf("%s-columns", t->name);
-        if (rc == SL_OK) rc = emit_calc(p, out, its, t->ncols, NULL, base);
-        free(base);
-        items_free(its, t->ncols);
-        if (rc != SL_OK) return SL_ERR;
-        for (int i = 0; i < t->ncols; i++)
-            if (t->cols[i].proctime) out->proctime = sl_strdup(t->cols[i].name);
-    }
+    if (ncomp && scan_computed(p, t, &phys, out) != SL_OK) return SL_ERR;
     if (t->wm_col && wm_in_source) {
         out->rowtime = sl_strdup(t->wm_col);
     } else if (stream && !t->wm_col) {
         out->rowtime = dup0(sql_table_option(t, "rowtime")); /* the stream's own watermarks */
     } else if (t->wm_col) {
-        json_t *w = json_object();
-        json_object_set_new(w, "column", json_string(t->wm_col));
-        char d[64];
-        snprintf(d, sizeof d, "%lld ms", (long long)t->wm_delay);
-        json_object_set_new(w, "delay", json_string(d));
-        if (p->wm_interval) json_object_set_new(w, "interval", json_string(p->wm_interval));
-        if (idle) json_object_set_new(w, "idle-timeout", json_string(idle));
-        char *base = sl_sprintf("%s-watermark", t->name);
-        char *wuid = sl_sprintf("watermark-%s", t->name);
-        char *id = add_vertex(p, base, "watermark", wuid, w, NULL, 0);
-        add_edge(p, out->vid, id, NULL, NULL, 0);
-        free(out->vid);
-        out->vid = id;
-        free(base);
-        free(wuid);
-        out->rowtime = sl_strdup(t->wm_col);
+        scan_watermark(p, t, idle, out);
     }
     p->scans = sl_realloc(p->scans, sizeof(rel) * (size_t)(p->nscans + 1));
     rel_copy(&p->scans[p->nscans++], out);
@@ -975,48 +994,187 @@ static json_t *two_phase_local(const plan *p, json_t *cfg, int window, int proct
     return l;
 }
 
+/* The input of a window TVF aggregation (FROM TABLE(TUMBLE(...))): the
+ * scanned table as *in, the window spec, and its time attribute -- the
+ * event-time column (*tcol) or processing time (*proctime). */
+static int agg_window_input(plan *p, const sql_node *sel, const sql_node *from, rel *in,
+                            char **spec, char **tcol, int *proctime)
+{
+    const sql_node *tref = sql_kid(from, 0), *desc = sql_kid(from, 1), *group = sql_kid(sel, 3);
+    if (window_spec(p, from, spec) != SL_OK) return SL_ERR;
+    if (scan_table(p, tref, tref->s, in) != SL_OK) return SL_ERR;
+    free(in->alias);
+    in->alias = sl_strdup(from->s2 ? from->s2 : tref->s);
+    if (in->updating)
+        return PERR(from, "a window TVF over an updating input (produced by %s) is not "
+                    "supported", in->updater);
+    if (in->rowtime && !strcasecmp(in->rowtime, desc->s)) {
+        *tcol = sl_strdup(in->rowtime);
+    } else if (in->proctime && !strcasecmp(in->proctime, desc->s)) {
+        *proctime = 1;
+        if (strcasecmp(from->s, "TUMBLE") && strcasecmp(from->s, "HOP"))
+            return PERR(from, "processing-time windows can be TUMBLE or HOP only");
+    } else {
+        return PERR(desc, "DESCRIPTOR(%s): '%s' is not a time attribute of '%s' (declare "
+                    "WATERMARK FOR %s AS %s - INTERVAL '5' SECOND, or %s AS PROCTIME(), in "
+                    "CREATE TABLE)", desc->s, desc->s, tref->s, desc->s, desc->s, desc->s);
+    }
+    if (!group) return PERR(sel, "a window TVF must be aggregated: GROUP BY window_start, window_end");
+    return SL_OK;
+}
+
+/* GROUP BY's keys into c->keys (pre-projected columns) and c->keytext (what
+ * each key is, for the uid); a window aggregation's window_start and
+ * window_end are checked, not keys, and its PARTITION BY must be among them;
+ * no keys at all is one constant key. */
+static int agg_group_keys(plan *p, aggctx *c, const sql_node *sel)
+{
+    const sql_node *from = sql_kid(sel, 1), *group = sql_kid(sel, 3);
+    int window = c->window;
+    int has_ws = 0, has_we = 0;
+    c->keys = sl_calloc((size_t)(group ? group->nkids : 0) + 1, sizeof(char *));
+    c->keytext = sl_calloc((size_t)(group ? group->nkids : 0) + 1, sizeof(char *));
+    for (int i = 0; group && i < group->nkids; i++) {
+        const sql_node *g = group->kids[i];
+        if (has_agg(g)) return PERR(g, "aggregate functions are not allowed in GROUP BY");
+        if (window && g->kind == SQL_COL &&
+            (!strcasecmp(g->s, "window_start") || !strcasecmp(g->s, "window_end"))) {
+            if (!strcasecmp(g->s, "window_start")) has_ws = 1;
+            else has_we = 1;
+            continue;
+        }
+        if (window && g->kind != SQL_COL)
+            return PERR(g, "window aggregation groups by columns only (window_start, window_end "
+                        "and keys)");
+        if (window && g->kind == SQL_COL && !strcasecmp(g->s, "window_time"))
+            return PERR(g, "GROUP BY window_start, window_end (window_time is an output)");
+        char *kn;
+        if (pre_column(p, c, g, "__key", &kn) != SL_OK) return SL_ERR;
+        c->keys[c->nkeys] = kn;
+        c->keytext[c->nkeys++] = sql_unparse(g);
+    }
+    if (!window && c->nkeys == 0) {
+        /* GROUP BY nothing: group_aggregate needs a key, so one constant key holds the
+         * single group (it never matches an expression: its text is empty) */
+        sql_node *zero = sql_node_new(p->arena, SQL_NUM, sel->line, sel->col);
+        zero->s = "0";
+        char *kn;
+        if (pre_column(p, c, zero, "__global", &kn) != SL_OK) return SL_ERR;
+        c->keys[c->nkeys] = kn;
+        c->keytext[c->nkeys++] = sl_strdup("");
+    }
+    if (window && (!has_ws || !has_we))
+        return PERR(group, "a window TVF aggregation must GROUP BY window_start, window_end "
+                    "(and optionally keys)");
+    const sql_node *part = sql_kid(from, 3);
+    for (int i = 0; window && part && i < part->nkids; i++) {
+        int found = 0;
+        for (int k = 0; k < c->nkeys; k++)
+            if (!strcasecmp(c->keys[k], part->kids[i]->s)) found = 1;
+        if (!found)
+            return PERR(part->kids[i], "PARTITION BY %s: the column must also be in GROUP BY",
+                        part->kids[i]->s);
+    }
+    return SL_OK;
+}
+
+/* The aggregation's stateful vertex (window or group_aggregate, with a
+ * local phase before it under mini-batch) over *in, whose vertex, schema
+ * (the window columns, the keys, the aggregates) and
+ * time attributes become the aggregate's. */
+static void agg_vertex(plan *p, const aggctx *c, rel *in, int window, const char *spec,
+                       const char *tcol, int proctime)
+{
+    sl_schema aggout;
+    sl_schema_init(&aggout);
+    json_t *keys = json_array();
+    sql_sbuf id = {0};
+    sql_sb_fmt(&id, "%s|%s|", window ? "window" : "group_aggregate", in->ident ? in->ident : "");
+    for (int k = 0; k < c->nkeys; k++) {
+        json_array_append_new(keys, json_string(c->keys[k]));
+        sql_sb_fmt(&id, "%s,", c->keytext[k]); /* what the key is, not its column name */
+    }
+    json_t *aggs = json_array();
+    sql_sb_str(&id, "|");
+    for (int k = 0; k < c->n; k++) {
+        json_array_append_new(aggs, json_string(c->a[k].spec));
+        sql_sb_fmt(&id, "%s,", c->a[k].text);
+    }
+    json_t *cfg = json_object();
+    if (window) {
+        sql_sb_fmt(&id, "|%s|%s", spec, proctime ? "proctime" : tcol);
+        if (proctime) json_object_set_new(cfg, "time", json_string("processing"));
+        else json_object_set_new(cfg, "time-column", json_string(tcol));
+        json_object_set_new(cfg, "window", json_string(spec));
+        sl_schema_add(&aggout, "window_start", SL_T_TIMESTAMP);
+        sl_schema_add(&aggout, "window_end", SL_T_TIMESTAMP);
+        sl_schema_add(&aggout, "window_time", SL_T_TIMESTAMP);
+    }
+    json_object_set(cfg, "group-by", keys);
+    json_object_set_new(cfg, "aggregates", aggs);
+    if (window && !proctime) json_object_set_new(cfg, "allowed-lateness", json_string("0 s"));
+    if (!window && sqlp_ttl_set(p)) json_object_set_new(cfg, "table.exec.state.ttl", json_string(p->ttl));
+    if (!window && in->updating) json_object_set_new(cfg, "input-changelog", json_string("retract"));
+    for (int k = 0; k < c->nkeys; k++) {
+        int ci = sl_schema_find(&in->sch, c->keys[k]);
+        sl_schema_add(&aggout, c->keys[k], ci >= 0 ? in->sch.fields[ci].type : SL_T_STRING);
+    }
+    for (int k = 0; k < c->n; k++) sl_schema_add(&aggout, c->a[k].name, c->a[k].type);
+    char *uid = sl_sprintf("%s-%s-%08x", window ? "window" : "agg", in->ident ? in->ident : "q",
+                           fnv1a(id.s));
+    free(id.s);
+    int strval = 0; /* a MIN/MAX of STRING (the only STRING aggregate): one phase */
+    for (int k = 0; k < c->n; k++) strval |= c->a[k].type == SL_T_STRING;
+    json_t *local = strval ? NULL : two_phase_local(p, cfg, window, proctime, spec, in->updating);
+    char *lvid = NULL;
+    if (local) { /* the local phase, chained to the input; the global one merges */
+        lvid = add_vertex(p, window ? "local-window" : "local-agg", "local_aggregate", NULL, local,
+                          NULL, 0);
+        add_edge(p, in->vid, lvid, NULL, NULL, 0);
+        json_object_set_new(cfg, "phase", json_string("global"));
+    }
+    char *vid = add_vertex(p, window ? "window" : "agg", window ? "window" : "group_aggregate", uid,
+                           cfg, NULL, c->nkeys && (window || c->keytext[0][0]) ? 0 : 1);
+    free(uid);
+    const char *feed = lvid ? lvid : in->vid;
+    if (c->nkeys) add_edge(p, feed, vid, "hash", keys, 0);
+    else add_edge(p, feed, vid, "rebalance", NULL, 0);
+    free(lvid);
+    json_decref(keys);
+    free(in->vid);
+    in->vid = vid;
+    sl_schema_free(&in->sch);
+    in->sch = aggout;
+    free(in->rowtime);
+    free(in->proctime);
+    in->rowtime = window ? sl_strdup("window_time") : NULL;
+    in->proctime = NULL;
+    in->windowed = window && !proctime;
+    if (!window) {
+        in->updating = 1;
+        free(in->updater);
+        sql_sbuf u = {0};
+        sql_sb_fmt(&u, "group_aggregate '%s' (GROUP BY", vid);
+        int global = c->nkeys == 1 && !c->keytext[0][0];
+        for (int k = 0; !global && k < c->nkeys; k++) sql_sb_fmt(&u, "%s %s", k ? "," : "", c->keytext[k]);
+        sql_sb_str(&u, global ? " nothing)" : ")");
+        in->updater = sql_sb_take(&u);
+    }
+}
+
 static int plan_aggregate(plan *p, const sql_node *sel, rel *out)
 {
     const sql_node *items = sql_kid(sel, 0), *from = sql_kid(sel, 1), *where = sql_kid(sel, 2),
-                   *group = sql_kid(sel, 3), *having = sql_kid(sel, 4);
+                   *having = sql_kid(sel, 4);
     int window = from->kind == SQL_FROM_TVF;
     rel in = {0};
     char *spec = NULL, *tcol = NULL;
     int proctime = 0;
     aggctx c = {0};
     int rc = SL_OK;
-    if (window) {
-        const sql_node *tref = sql_kid(from, 0), *desc = sql_kid(from, 1);
-        if ((rc = window_spec(p, from, &spec)) != SL_OK) goto done;
-        if ((rc = scan_table(p, tref, tref->s, &in)) != SL_OK) goto done;
-        free(in.alias);
-        in.alias = sl_strdup(from->s2 ? from->s2 : tref->s);
-        if (in.updating) {
-            rc = PERR(from, "a window TVF over an updating input (produced by %s) is not "
-                      "supported", in.updater);
-            goto done;
-        }
-        if (in.rowtime && !strcasecmp(in.rowtime, desc->s)) {
-            tcol = sl_strdup(in.rowtime);
-        } else if (in.proctime && !strcasecmp(in.proctime, desc->s)) {
-            proctime = 1;
-            if (strcasecmp(from->s, "TUMBLE") && strcasecmp(from->s, "HOP")) {
-                rc = PERR(from, "processing-time windows can be TUMBLE or HOP only");
-                goto done;
-            }
-        } else {
-            rc = PERR(desc, "DESCRIPTOR(%s): '%s' is not a time attribute of '%s' (declare "
-                      "WATERMARK FOR %s AS %s - INTERVAL '5' SECOND, or %s AS PROCTIME(), in "
-                      "CREATE TABLE)", desc->s, desc->s, tref->s, desc->s, desc->s, desc->s);
-            goto done;
-        }
-        if (!group) {
-            rc = PERR(sel, "a window TVF must be aggregated: GROUP BY window_start, window_end");
-            goto done;
-        }
-    } else {
-        if ((rc = plan_from(p, from, &in)) != SL_OK) goto done;
-    }
+    if (window) rc = agg_window_input(p, sel, from, &in, &spec, &tcol, &proctime);
+    else rc = plan_from(p, from, &in);
+    if (rc != SL_OK) goto done;
     c.in = &in;
     c.window = window;
     /* the pre-projection starts as all input columns */
@@ -1027,62 +1185,7 @@ static int plan_aggregate(plan *p, const sql_node *sel, rel *out)
         c.pre[i].text = sql_quote_ident(in.sch.fields[i].name);
         c.pre[i].type = in.sch.fields[i].type;
     }
-    /* group keys */
-    int has_ws = 0, has_we = 0;
-    c.keys = sl_calloc((size_t)(group ? group->nkids : 0) + 1, sizeof(char *));
-    c.keytext = sl_calloc((size_t)(group ? group->nkids : 0) + 1, sizeof(char *));
-    for (int i = 0; group && i < group->nkids; i++) {
-        const sql_node *g = group->kids[i];
-        if (has_agg(g)) {
-            rc = PERR(g, "aggregate functions are not allowed in GROUP BY");
-            goto done;
-        }
-        if (window && g->kind == SQL_COL &&
-            (!strcasecmp(g->s, "window_start") || !strcasecmp(g->s, "window_end"))) {
-            if (!strcasecmp(g->s, "window_start")) has_ws = 1;
-            else has_we = 1;
-            continue;
-        }
-        if (window && g->kind != SQL_COL) {
-            rc = PERR(g, "window aggregation groups by columns only (window_start, window_end "
-                      "and keys)");
-            goto done;
-        }
-        if (window && g->kind == SQL_COL && !strcasecmp(g->s, "window_time")) {
-            rc = PERR(g, "GROUP BY window_start, window_end (window_time is an output)");
-            goto done;
-        }
-        char *kn;
-        if ((rc = pre_column(p, &c, g, "__key", &kn)) != SL_OK) goto done;
-        c.keys[c.nkeys] = kn;
-        c.keytext[c.nkeys++] = sql_unparse(g);
-    }
-    if (!window && c.nkeys == 0) {
-        /* GROUP BY nothing: group_aggregate needs a key, so one constant key holds the
-         * single group (it never matches an expression: its text is empty) */
-        sql_node *zero = sql_node_new(p->arena, SQL_NUM, sel->line, sel->col);
-        zero->s = "0";
-        char *kn;
-        if ((rc = pre_column(p, &c, zero, "__global", &kn)) != SL_OK) goto done;
-        c.keys[c.nkeys] = kn;
-        c.keytext[c.nkeys++] = sl_strdup("");
-    }
-    if (window && (!has_ws || !has_we)) {
-        rc = PERR(group, "a window TVF aggregation must GROUP BY window_start, window_end "
-                  "(and optionally keys)");
-        goto done;
-    }
-    const sql_node *part = sql_kid(from, 3);
-    for (int i = 0; window && part && i < part->nkids; i++) {
-        int found = 0;
-        for (int k = 0; k < c.nkeys; k++)
-            if (!strcasecmp(c.keys[k], part->kids[i]->s)) found = 1;
-        if (!found) {
-            rc = PERR(part->kids[i], "PARTITION BY %s: the column must also be in GROUP BY",
-                      part->kids[i]->s);
-            goto done;
-        }
-    }
+    if ((rc = agg_group_keys(p, &c, sel)) != SL_OK) goto done;
     /* aggregates named by their select alias when the item is just the call */
     for (int i = 0; i < items->nkids; i++) {
         const sql_node *it = items->kids[i], *e = it->kids[0];
@@ -1101,8 +1204,6 @@ static int plan_aggregate(plan *p, const sql_node *sel, rel *out)
         }
     }
     /* post-projection over the aggregate's output */
-    sl_schema aggout;
-    sl_schema_init(&aggout);
     sql_node **post = sl_calloc((size_t)items->nkids + 1, sizeof(sql_node *));
     sql_node *post_having = NULL;
     for (int i = 0; rc == SL_OK && i < items->nkids; i++)
@@ -1112,7 +1213,6 @@ static int plan_aggregate(plan *p, const sql_node *sel, rel *out)
     }
     if (rc != SL_OK) {
         free(post);
-        sl_schema_free(&aggout);
         goto done;
     }
     /* the pre-projection: only when a key or argument is an expression or WHERE filters */
@@ -1125,83 +1225,10 @@ static int plan_aggregate(plan *p, const sql_node *sel, rel *out)
     }
     if (rc != SL_OK) {
         free(post);
-        sl_schema_free(&aggout);
         goto done;
     }
     /* the stateful operator */
-    json_t *keys = json_array();
-    sql_sbuf id = {0};
-    sql_sb_fmt(&id, "%s|%s|", window ? "window" : "group_aggregate", in.ident ? in.ident : "");
-    for (int k = 0; k < c.nkeys; k++) {
-        json_array_append_new(keys, json_string(c.keys[k]));
-        sql_sb_fmt(&id, "%s,", c.keytext[k]); /* what the key is, not its column name */
-    }
-    json_t *aggs = json_array();
-    sql_sb_str(&id, "|");
-    for (int k = 0; k < c.n; k++) {
-        json_array_append_new(aggs, json_string(c.a[k].spec));
-        sql_sb_fmt(&id, "%s,", c.a[k].text);
-    }
-    json_t *cfg = json_object();
-    if (window) {
-        sql_sb_fmt(&id, "|%s|%s", spec, proctime ? "proctime" : tcol);
-        if (proctime) json_object_set_new(cfg, "time", json_string("processing"));
-        else json_object_set_new(cfg, "time-column", json_string(tcol));
-        json_object_set_new(cfg, "window", json_string(spec));
-        sl_schema_add(&aggout, "window_start", SL_T_TIMESTAMP);
-        sl_schema_add(&aggout, "window_end", SL_T_TIMESTAMP);
-        sl_schema_add(&aggout, "window_time", SL_T_TIMESTAMP);
-    }
-    json_object_set(cfg, "group-by", keys);
-    json_object_set_new(cfg, "aggregates", aggs);
-    if (window && !proctime) json_object_set_new(cfg, "allowed-lateness", json_string("0 s"));
-    if (!window && sqlp_ttl_set(p)) json_object_set_new(cfg, "table.exec.state.ttl", json_string(p->ttl));
-    if (!window && in.updating) json_object_set_new(cfg, "input-changelog", json_string("retract"));
-    for (int k = 0; k < c.nkeys; k++) {
-        int ci = sl_schema_find(&in.sch, c.keys[k]);
-        sl_schema_add(&aggout, c.keys[k], ci >= 0 ? in.sch.fields[ci].type : SL_T_STRING);
-    }
-    for (int k = 0; k < c.n; k++) sl_schema_add(&aggout, c.a[k].name, c.a[k].type);
-    char *uid = sl_sprintf("%s-%s-%08x", window ? "window" : "agg", in.ident ? in.ident : "q",
-                           fnv1a(id.s));
-    free(id.s);
-    int strval = 0; /* a MIN/MAX of STRING (the only STRING aggregate): one phase */
-    for (int k = 0; k < c.n; k++) strval |= c.a[k].type == SL_T_STRING;
-    json_t *local = strval ? NULL : two_phase_local(p, cfg, window, proctime, spec, in.updating);
-    char *lvid = NULL;
-    if (local) { /* the local phase, chained to the input; the global one merges */
-        lvid = add_vertex(p, window ? "local-window" : "local-agg", "local_aggregate", NULL, local,
-                          NULL, 0);
-        add_edge(p, in.vid, lvid, NULL, NULL, 0);
-        json_object_set_new(cfg, "phase", json_string("global"));
-    }
-    char *vid = add_vertex(p, window ? "window" : "agg", window ? "window" : "group_aggregate", uid,
-                           cfg, NULL, c.nkeys && (window || c.keytext[0][0]) ? 0 : 1);
-    free(uid);
-    const char *feed = lvid ? lvid : in.vid;
-    if (c.nkeys) add_edge(p, feed, vid, "hash", keys, 0);
-    else add_edge(p, feed, vid, "rebalance", NULL, 0);
-    free(lvid);
-    json_decref(keys);
-    free(in.vid);
-    in.vid = vid;
-    sl_schema_free(&in.sch);
-    in.sch = aggout;
-    free(in.rowtime);
-    free(in.proctime);
-    in.rowtime = window ? sl_strdup("window_time") : NULL;
-    in.proctime = NULL;
-    in.windowed = window && !proctime;
-    if (!window) {
-        in.updating = 1;
-        free(in.updater);
-        sql_sbuf u = {0};
-        sql_sb_fmt(&u, "group_aggregate '%s' (GROUP BY", vid);
-        int global = c.nkeys == 1 && !c.keytext[0][0];
-        for (int k = 0; !global && k < c.nkeys; k++) sql_sb_fmt(&u, "%s %s", k ? "," : "", c.keytext[k]);
-        sql_sb_str(&u, global ? " nothing)" : ")");
-        in.updater = sql_sb_take(&u);
-    }
+    agg_vertex(p, &c, &in, window, spec, tcol, proctime);
     /* the SELECT list and HAVING */
     item *its = sl_calloc((size_t)items->nkids + 1, sizeof(item));
     rel tmp = {.sch = in.sch, .alias = NULL};
@@ -1408,6 +1435,96 @@ static int widen_ok(sl_type from, sl_type to)
     return 0;
 }
 
+/* A calc that gives the query's columns (*r) the sink's names and types:
+ * src[k] is the query column for the table's k-th written column (-1:
+ * NULL); none when they already match. */
+static int insert_shape(plan *p, const sql_node *ins, const sql_table *t, const int *src,
+                        int nphys, rel *r)
+{
+    int rc = SL_OK;
+    item *its = sl_calloc((size_t)nphys + 1, sizeof(item));
+    int need = 0, k = 0;
+    for (int i = 0; rc == SL_OK && i < t->ncols; i++) {
+        const sql_column *c = &t->cols[i];
+        if (!sql_column_written(c)) continue;
+        if (src[k] < 0) { /* not listed: NULL */
+            char *dst = sql_quote_ident(c->name);
+            its[k].name = sl_strdup(c->name);
+            its[k].type = c->type;
+            its[k].text = sl_sprintf("CAST(NULL AS %s) AS %s", sl_type_name(c->type), dst);
+            free(dst);
+            need = 1;
+            k++;
+            continue;
+        }
+        const sl_field *f = &r->sch.fields[src[k]];
+        if (src[k] != k) need = 1;
+        if (!widen_ok(f->type, c->type)) {
+            rc = PERR(sql_kid(ins, 0), "INSERT INTO %s: column %d ('%s') is %s, the table's "
+                      "'%s' is %s; CAST it", t->name, src[k] + 1, f->name, sl_type_name(f->type),
+                      c->name, sl_type_name(c->type));
+            break;
+        }
+        char *from = sql_quote_ident(f->name), *dst = sql_quote_ident(c->name);
+        its[k].name = sl_strdup(c->name);
+        its[k].type = c->type;
+        if (f->type != c->type && f->type != SL_T_NULL) {
+            its[k].text = sl_sprintf("CAST(%s AS %s) AS %s", from, sl_type_name(c->type), dst);
+            need = 1;
+        } else if (strcmp(f->name, c->name)) {
+            its[k].text = sl_sprintf("%s AS %s", from, dst);
+            need = 1;
+        } else {
+            its[k].text = sl_strdup(from);
+        }
+        free(from);
+        free(dst);
+        k++;
+    }
+    if (rc == SL_OK && need) {
+        char *base = sl_sprintf("%s-shape", t->name);
+        rc = emit_calc(p, r, its, nphys, NULL, base);
+        free(base);
+    }
+    items_free(its, nphys);
+    return rc;
+}
+
+/* The sink vertex of table t, fed by *r. */
+static void insert_sink(plan *p, const sql_table *t, const rel *r)
+{
+    json_t *cfg = json_object();
+    const char *type = "print";
+    int par = 0;
+    for (int i = 0; i < t->nopts; i++) {
+        const char *key = t->keys[i], *v = t->vals[i];
+        if (!strcmp(key, "sink.parallelism")) par = atoi(v);
+        else if (!strcmp(key, "print-identifier") || !strcmp(key, "sink.rows-per-second"))
+            json_object_set_new(cfg, key, json_string(v));
+        else if (!strcmp(key, "path"))
+            json_object_set_new(cfg, "path", json_string(!strncmp(v, "file://", 7) ? v + 7 : v));
+        else if (!strcmp(key, "format")) {
+            char low[16];
+            snprintf(low, sizeof low, "%s", v);
+            for (char *q = low; *q; q++) *q = (char)tolower((unsigned char)*q);
+            json_object_set_new(cfg, "format", json_string(low));
+        }
+    }
+    if (!strcmp(t->connector, "blackhole")) type = "blackhole";
+    else if (!strcmp(t->connector, "filesystem")) type = "file";
+    else if (!strcmp(t->connector, "kafka")) type = "kafka-sink";
+    else if (!strcmp(t->connector, "upsert-kafka")) type = "upsert-kafka-sink";
+    if (sql_table_is_kafka(t)) {
+        json_decref(cfg);
+        cfg = sql_kafka_config(t, 1);
+    }
+    char *uid = sl_sprintf("sink-%s", t->name);
+    char *id = add_vertex(p, t->name, type, uid, cfg, NULL, par);
+    add_edge(p, r->vid, id, NULL, NULL, 0);
+    free(id);
+    free(uid);
+}
+
 static int plan_insert(plan *p, const sql_node *ins, char **names, int *nnames)
 {
     const sql_table *t = sql_catalog_find(p->cat, ins->s);
@@ -1478,85 +1595,10 @@ static int plan_insert(plan *p, const sql_node *ins, char **names, int *nnames)
                   "produced by %s: a 'filesystem' table with format 'csv' is append-only (format "
                   "'json' carries each row's kind, 'print' prints it)", t->name, r.updater);
     /* shape to the sink's names and types */
-    if (rc == SL_OK) {
-        item *its = sl_calloc((size_t)nphys + 1, sizeof(item));
-        int need = 0, k = 0;
-        for (int i = 0; rc == SL_OK && i < t->ncols; i++) {
-            const sql_column *c = &t->cols[i];
-            if (!sql_column_written(c)) continue;
-            if (src[k] < 0) { /* not listed: NULL */
-                char *dst = sql_quote_ident(c->name);
-                its[k].name = sl_strdup(c->name);
-                its[k].type = c->type;
-                its[k].text = sl_sprintf("CAST(NULL AS %s) AS %s", sl_type_name(c->type), dst);
-                free(dst);
-                need = 1;
-                k++;
-                continue;
-            }
-            const sl_field *f = &r.sch.fields[src[k]];
-            if (src[k] != k) need = 1;
-            if (!widen_ok(f->type, c->type)) {
-                rc = PERR(sql_kid(ins, 0), "INSERT INTO %s: column %d ('%s') is %s, the table's "
-                          "'%s' is %s; CAST it", t->name, src[k] + 1, f->name, sl_type_name(f->type),
-                          c->name, sl_type_name(c->type));
-                break;
-            }
-            char *from = sql_quote_ident(f->name), *dst = sql_quote_ident(c->name);
-            its[k].name = sl_strdup(c->name);
-            its[k].type = c->type;
-            if (f->type != c->type && f->type != SL_T_NULL) {
-                its[k].text = sl_sprintf("CAST(%s AS %s) AS %s", from, sl_type_name(c->type), dst);
-                need = 1;
-            } else if (strcmp(f->name, c->name)) {
-                its[k].text = sl_sprintf("%s AS %s", from, dst);
-                need = 1;
-            } else {
-                its[k].text = sl_strdup(from);
-            }
-            free(from);
-            free(dst);
-            k++;
-        }
-        if (rc == SL_OK && need) {
-            char *base = sl_sprintf("%s-shape", t->name);
-            rc = emit_calc(p, &r, its, nphys, NULL, base);
-            free(base);
-        }
-        items_free(its, nphys);
-    }
+    if (rc == SL_OK) rc = insert_shape(p, ins, t, src, nphys, &r);
     free(src);
     if (rc == SL_OK) {
-        json_t *cfg = json_object();
-        const char *type = "print";
-        int par = 0;
-        for (int i = 0; i < t->nopts; i++) {
-            const char *key = t->keys[i], *v = t->vals[i];
-            if (!strcmp(key, "sink.parallelism")) par = atoi(v);
-            else if (!strcmp(key, "print-identifier") || !strcmp(key, "sink.rows-per-second"))
-                json_object_set_new(cfg, key, json_string(v));
-            else if (!strcmp(key, "path"))
-                json_object_set_new(cfg, "path", json_string(!strncmp(v, "file://", 7) ? v + 7 : v));
-            else if (!strcmp(key, "format")) {
-                char low[16];
-                snprintf(low, sizeof low, "%s", v);
-                for (char *q = low; *q; q++) *q = (char)tolower((unsigned char)*q);
-                json_object_set_new(cfg, "format", json_string(low));
-            }
-        }
-        if (!strcmp(t->connector, "blackhole")) type = "blackhole";
-        else if (!strcmp(t->connector, "filesystem")) type = "file";
-        else if (!strcmp(t->connector, "kafka")) type = "kafka-sink";
-        else if (!strcmp(t->connector, "upsert-kafka")) type = "upsert-kafka-sink";
-        if (sql_table_is_kafka(t)) {
-            json_decref(cfg);
-            cfg = sql_kafka_config(t, 1);
-        }
-        char *uid = sl_sprintf("sink-%s", t->name);
-        char *id = add_vertex(p, t->name, type, uid, cfg, NULL, par);
-        add_edge(p, r.vid, id, NULL, NULL, 0);
-        free(id);
-        free(uid);
+        insert_sink(p, t, &r);
         names[(*nnames)++] = sl_strdup(t->name);
     }
     rel_free(&r);
