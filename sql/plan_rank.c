@@ -358,7 +358,7 @@ int sql_plan_rank(plan *p, const sql_node *sel, rel *out)
         free(o);
         free(k);
         char *uid = sl_sprintf("%s-%s-%08x", dedup ? "dedup" : "rank", in.ident ? in.ident : "q",
-                               sqlp_fnv1a(id.s));
+                               sqlp_fnv1a(id.p));
         int global = json_array_size(keys) == 0;
         vid = sqlp_add_vertex(p, dedup ? "dedup" : "rank", dedup ? "deduplicate" : "rank", uid,
                               cfg, NULL, global ? 1 : 0);
@@ -380,8 +380,8 @@ int sql_plan_rank(plan *p, const sql_node *sel, rel *out)
     json_decref(cfg);
     json_decref(keys);
     json_decref(ord);
-    free(id.s);
-    free(keytext.s);
+    free(id.p);
+    free(keytext.p);
 
     /* the outer SELECT list and the other conditions */
     if (rc == SL_OK) {
