@@ -38,6 +38,9 @@ typedef struct sl_buf {
 
 #define SL_BUF_INIT {NULL, 0, 0}
 
+/* The bytes as uint8_t, for binary users (NULL while empty and unallocated). */
+static inline uint8_t *sl_buf_u8(const sl_buf *b) { return (uint8_t *)b->p; }
+
 /* Out of line: make room for len + need + 1 bytes (doubling, from 64). */
 void sl_buf_grow(sl_buf *b, size_t need);
 
