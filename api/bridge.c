@@ -33,7 +33,7 @@ static int declared_columns(const char *schema)
     sql_sb_fmt(&b, "CREATE TEMPORARY TABLE t (%s\n) WITH ('connector' = 'datastream')", schema);
     sql_arena *a = sql_arena_new();
     char err[256];
-    sql_node *list = sql_parse(a, b.s, b.n, 1, 1, err, sizeof err);
+    sql_node *list = sql_parse(a, b.p, b.len, 1, 1, err, sizeof err);
     int n = -1;
     const sql_node *st = list && list->nkids == 1 ? list->kids[0] : NULL;
     if (st && st->kind == SQL_CREATE_TABLE) {
@@ -42,7 +42,7 @@ static int declared_columns(const char *schema)
         for (int i = 0; elems && i < elems->nkids; i++) n += elems->kids[i]->kind == SQL_COLUMN;
     }
     sql_arena_destroy(a);
-    free(b.s);
+    free(b.p);
     return n;
 }
 
@@ -95,8 +95,8 @@ int sl_sql_bridge_register(sl_sql_session *s, const char *name, const char *vert
     }
     sql_sb_str(&b, "')");
     char why[768];
-    int rc = sql_session_create_stream_table(s, b.s, why, sizeof why);
-    free(b.s);
+    int rc = sql_session_create_stream_table(s, b.p, why, sizeof why);
+    free(b.p);
     if (rc != SL_OK)
         return sl_seterr(err, errlen, "fromDataStream '%s': %s", name, why);
     const sql_table *t = sql_catalog_find(sql_session_catalog(s), name);

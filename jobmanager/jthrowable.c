@@ -20,45 +20,28 @@
  */
 #include <string.h>
 
+#include "base64.h"
+#include "buf.h"
 #include "jm.h"
 
-typedef struct jbuf {
-    uint8_t *p;
-    size_t len, cap;
-} jbuf;
+static void u8(sl_buf *b, unsigned v) { sl_buf_putc(b, (char)(uint8_t)v); }
 
-static void put(jbuf *b, const void *data, size_t n)
-{
-    if (b->len + n > b->cap) {
-        b->cap = (b->len + n) * 2 + 64;
-        b->p = sl_realloc(b->p, b->cap);
-    }
-    memcpy(b->p + b->len, data, n);
-    b->len += n;
-}
-
-static void u8(jbuf *b, unsigned v)
-{
-    uint8_t c = (uint8_t)v;
-    put(b, &c, 1);
-}
-
-static void u16(jbuf *b, unsigned v)
+static void u16(sl_buf *b, unsigned v)
 {
     u8(b, v >> 8);
     u8(b, v & 0xff);
 }
 
-static void u64(jbuf *b, uint64_t v)
+static void u64(sl_buf *b, uint64_t v)
 {
     for (int s = 56; s >= 0; s -= 8) u8(b, (unsigned)(v >> s) & 0xff);
 }
 
 /* A short "modified UTF-8" string as the class and field names are written. */
-static void utf(jbuf *b, const char *s)
+static void utf(sl_buf *b, const char *s)
 {
     u16(b, (unsigned)strlen(s));
-    put(b, s, strlen(s));
+    sl_buf_put(b, s, strlen(s));
 }
 
 enum {
@@ -71,7 +54,7 @@ enum {
 /* A string value (a new object), from text that may hold anything: bytes
  * outside printable ASCII and tab/newline become '?', so the modified UTF-8
  * is always valid; at most 65535 bytes (TC_STRING). */
-static void jstring(jbuf *b, const char *s)
+static void jstring(sl_buf *b, const char *s)
 {
     size_t n = strlen(s);
     if (n > 65535) n = 65535;
@@ -83,31 +66,15 @@ static void jstring(jbuf *b, const char *s)
     }
 }
 
-static void field(jbuf *b, char type, const char *name)
+static void field(sl_buf *b, char type, const char *name)
 {
     u8(b, (unsigned)type);
     utf(b, name);
 }
 
-static char *base64(const uint8_t *p, size_t n)
-{
-    static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    char *out = sl_malloc((n + 2) / 3 * 4 + 1), *o = out;
-    for (size_t i = 0; i < n; i += 3) {
-        uint32_t v = (uint32_t)p[i] << 16 | (i + 1 < n ? (uint32_t)p[i + 1] << 8 : 0) |
-                     (i + 2 < n ? p[i + 2] : 0);
-        *o++ = tab[v >> 18 & 63];
-        *o++ = tab[v >> 12 & 63];
-        *o++ = i + 1 < n ? tab[v >> 6 & 63] : '=';
-        *o++ = i + 2 < n ? tab[v & 63] : '=';
-    }
-    *o = '\0';
-    return out;
-}
-
 char *jm_throwable_b64(const char *cls, const char *msg, const char *trace)
 {
-    jbuf b = {NULL, 0, 0};
+    sl_buf b = SL_BUF_INIT;
     u16(&b, 0xaced); /* STREAM_MAGIC */
     u16(&b, 5);      /* STREAM_VERSION */
     u8(&b, TC_OBJECT);
@@ -162,7 +129,7 @@ char *jm_throwable_b64(const char *cls, const char *msg, const char *trace)
     u16(&b, 0);
     u8(&b, TC_ENDBLOCKDATA);
     u8(&b, TC_NULL);
-    put(&b, "\0\0\0\0", 4);
+    sl_buf_put(&b, "\0\0\0\0", 4);
     u8(&b, TC_OBJECT); /* suppressedExceptions: Collections.emptyList() */
     u8(&b, TC_CLASSDESC);
     utf(&b, "java.util.Collections$EmptyList");
@@ -176,7 +143,8 @@ char *jm_throwable_b64(const char *cls, const char *msg, const char *trace)
     jstring(&b, trace);
     jstring(&b, cls);
     u8(&b, TC_NULL); /* serializedException */
-    char *out = base64(b.p, b.len);
-    free(b.p);
-    return out;
+    sl_buf out = SL_BUF_INIT;
+    sl_base64_encode(&out, b.p, b.len);
+    sl_buf_free(&b);
+    return sl_buf_take(&out); /* caller frees */
 }

@@ -19,6 +19,7 @@
 #include <stddef.h>
 
 #include "sl.h"
+#include "buf.h"
 #include "ast.h"
 
 typedef struct sql_tok {
@@ -94,14 +95,15 @@ char *sql_unparse(const sql_node *e);
  * (caller frees). */
 char *sql_quote_ident(const char *s);
 
-/* A growing NUL-terminated string; {0} is empty. */
-typedef struct sql_sbuf {
-    char *s;
-    size_t n, cap;
-} sql_sbuf;
-void sql_sb_put(sql_sbuf *b, const char *s, size_t n);
-void sql_sb_str(sql_sbuf *b, const char *s);
-void sql_sb_fmt(sql_sbuf *b, const char *fmt, ...) SL_PRINTF(2, 3);
-char *sql_sb_take(sql_sbuf *b); /* the string (caller frees; "" when empty) */
+/* A growing NUL-terminated string; {0} is empty. It is lib's one byte
+ * buffer (buf.h) under the names the planner's many call sites use: the
+ * text is b.p (NUL-terminated once anything was appended), its length
+ * b.len; these wrappers only forward. */
+typedef sl_buf sql_sbuf;
+static inline void sql_sb_put(sql_sbuf *b, const char *s, size_t n) { sl_buf_put(b, s, n); }
+static inline void sql_sb_str(sql_sbuf *b, const char *s) { sl_buf_str(b, s); }
+#define sql_sb_fmt sl_buf_fmt
+/* the string (caller frees; "" when empty) */
+static inline char *sql_sb_take(sql_sbuf *b) { return sl_buf_take(b); }
 
 #endif

@@ -20,35 +20,6 @@
 #include "parse.h"
 
 
-void sql_sb_put(sql_sbuf *b, const char *s, size_t n)
-{
-    if (b->n + n + 1 > b->cap) {
-        b->cap = (b->n + n + 1) * 2;
-        b->s = sl_realloc(b->s, b->cap);
-    }
-    memcpy(b->s + b->n, s, n);
-    b->n += n;
-    b->s[b->n] = '\0';
-}
-void sql_sb_str(sql_sbuf *b, const char *s) { sql_sb_put(b, s, strlen(s)); }
-void sql_sb_fmt(sql_sbuf *b, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    char *s;
-    if (vasprintf(&s, fmt, ap) < 0) s = NULL;
-    va_end(ap);
-    if (s) {
-        sql_sb_str(b, s);
-        free(s);
-    }
-}
-char *sql_sb_take(sql_sbuf *b)
-{
-    if (!b->s) return sl_strdup("");
-    return b->s;
-}
-
 static int plain_ident(const char *s)
 {
     if (!s[0] || !(isalpha((unsigned char)s[0]) || s[0] == '_')) return 0;
@@ -218,7 +189,7 @@ static void unparse(sql_sbuf *b, const sql_node *e)
         break;
     case SQL_FUNC:
         sql_sb_fmt(b, "%s(", e->s);
-        for (char *p = b->s + b->n - strlen(e->s) - 1; *p && *p != '('; p++)
+        for (char *p = b->p + b->len - strlen(e->s) - 1; *p && *p != '('; p++)
             *p = (char)toupper((unsigned char)*p);
         if (e->flags & SQL_F_FROM) { /* SUBSTRING(s FROM a FOR b), TRIM([side] [c] FROM s) */
             if (e->s2) sql_sb_fmt(b, "%s ", e->s2);

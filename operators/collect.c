@@ -43,6 +43,7 @@
 
 #include "bytes.h"
 #include "collect.h"
+#include "json_escape.h"
 #include "jobgraph.h"
 #include "operator.h"
 
@@ -51,9 +52,9 @@
 #define COLLECT_MARKS 64 /* checkpoints in flight whose barriers the sink passed */
 
 typedef struct collect_state {
-    char *buf;          /* buf[win, head): the last rows sent (gated only);
-                           buf[head, len): rows not sent yet, one per line */
-    size_t win, head, len, cap;
+    sl_buf out;         /* out.p[win, head): the last rows sent (gated only);
+                           out.p[head, out.len): rows not sent yet, one per line */
+    size_t win, head;
     int nwin;           /* rows in buf[win, head) */
     int nrows;          /* rows in buf[head, len) */
     uint64_t next;      /* the number of the row at buf[head] */
@@ -79,8 +80,7 @@ static void collect_plan_free(void *p) { free(p); }
 static int collect_open(sl_op *op)
 {
     collect_state *st = sl_calloc(1, sizeof *st);
-    st->cap = 4096;
-    st->buf = sl_malloc(st->cap);
+    sl_buf_reserve(&st->out, 4096);
     st->fd = sl_op_collect_credit_fd(op);
     st->gated = op->final_checkpoint; /* checkpoints will be taken */
     op->priv = st;
@@ -91,37 +91,20 @@ static int collect_open(sl_op *op)
 
 static void put(collect_state *st, const char *s, size_t n)
 {
-    if (st->len + n + 1 > st->cap) {
-        if (st->win > 0) { /* the room of rows sent and forgotten first */
-            memmove(st->buf, st->buf + st->win, st->len - st->win);
-            st->len -= st->win;
-            st->head -= st->win;
-            st->win = 0;
-        }
-        while (st->len + n + 1 > st->cap) st->cap *= 2;
-        st->buf = sl_realloc(st->buf, st->cap);
+    if (SL_UNLIKELY(st->out.cap - st->out.len <= n) && st->win > 0) {
+        /* the room of rows sent and forgotten first */
+        memmove(st->out.p, st->out.p + st->win, st->out.len - st->win);
+        st->out.len -= st->win;
+        st->head -= st->win;
+        st->win = 0;
     }
-    memcpy(st->buf + st->len, s, n);
-    st->len += n;
+    sl_buf_put(&st->out, s, n);
 }
 
 /* s as the inside of a JSON string. */
 static void put_escaped(collect_state *st, const char *s, size_t n)
 {
-    size_t from = 0;
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c >= 0x20 && c != '"' && c != '\\') continue;
-        put(st, s + from, i - from);
-        char esc[8];
-        if (c == '"' || c == '\\') snprintf(esc, sizeof esc, "\\%c", c);
-        else if (c == '\n') snprintf(esc, sizeof esc, "\\n");
-        else if (c == '\t') snprintf(esc, sizeof esc, "\\t");
-        else snprintf(esc, sizeof esc, "\\u%04x", c);
-        put(st, esc, strlen(esc));
-        from = i + 1;
-    }
-    put(st, s + from, n - from);
+    sl_json_escape(&st->out, s, n);
 }
 
 static void publish(sl_op *op)
@@ -142,13 +125,13 @@ static int send_rows(sl_op *op, int maxk, int end)
     size_t to = st->head;
     int k = 0;
     while (k < maxk && k < st->nrows && (k == 0 || to - st->head < SL_COLLECT_BATCH_BYTES)) {
-        const char *nl = memchr(st->buf + to, '\n', st->len - to);
-        to = (size_t)(nl - st->buf) + 1;
+        const char *nl = memchr(st->out.p + to, '\n', st->out.len - to);
+        to = (size_t)(nl - st->out.p) + 1;
         k++;
     }
     int last = end && k == st->nrows;
     char err[256];
-    int rc = sl_op_collect_send(op, st->buf + st->head, to - st->head, k, st->next, last, err, sizeof err);
+    int rc = sl_op_collect_send(op, st->out.p + st->head, to - st->head, k, st->next, last, err, sizeof err);
     if (rc == SL_ERR) return sl_op_fail(op, "%s", err);
     st->head = to;
     st->nrows -= k;
@@ -158,12 +141,15 @@ static int send_rows(sl_op *op, int maxk, int end)
     if (st->gated) { /* keep the last SL_COLLECT_CREDIT rows sent for a restore */
         st->nwin += k;
         for (; st->nwin > SL_COLLECT_CREDIT; st->nwin--)
-            st->win = (size_t)((const char *)memchr(st->buf + st->win, '\n', st->head - st->win) -
-                               st->buf) + 1;
+            st->win = (size_t)((const char *)memchr(st->out.p + st->win, '\n', st->head - st->win) -
+                               st->out.p) + 1;
     } else {
         st->win = st->head;
     }
-    if (st->win == st->len) st->win = st->head = st->len = 0;
+    if (st->win == st->out.len) {
+        st->win = st->head = 0;
+        sl_buf_reset(&st->out);
+    }
     return rc; /* SL_DONE: the job is being cancelled; nobody reads any more */
 }
 
@@ -228,12 +214,12 @@ static int collect_process(sl_op *op, int input, sl_row *row)
     op->metrics.records_in++;
     if (++st->nrows == 1 && op->proc_time_at == INT64_MAX)
         op->proc_time_at = sl_op_processing_time(op) + COLLECT_LINGER_MS;
-    if ((st->nrows >= SL_COLLECT_BATCH_ROWS || st->len - st->head >= SL_COLLECT_BATCH_BYTES) &&
+    if ((st->nrows >= SL_COLLECT_BATCH_ROWS || st->out.len - st->head >= SL_COLLECT_BATCH_BYTES) &&
         send_available(op, st->nrows < SL_COLLECT_BATCH_ROWS) != SL_OK)
         return SL_ERR;
     /* the client is far behind: wait for it (backpressure); rows no
      * checkpoint covers yet cannot go, so they stay until the next barrier */
-    while (st->len - st->head > SL_COLLECT_PENDING_BYTES && releasable(st) > 0) {
+    while (st->out.len - st->head > SL_COLLECT_PENDING_BYTES && releasable(st) > 0) {
         int rc = send_rows(op, SL_MIN(releasable(st), SL_COLLECT_BATCH_ROWS), 0);
         if (rc != SL_OK) return rc == SL_DONE ? SL_OK : rc;
     }
@@ -297,11 +283,11 @@ static int collect_snapshot(sl_op *op, int64_t cpid, void **blob, size_t *len)
         st->marks[st->nmarks].upto = st->next + (uint64_t)st->nrows;
         st->nmarks++;
     }
-    size_t rows = st->len - st->win;
+    size_t rows = st->out.len - st->win;
     uint8_t *b = sl_malloc(16 + rows);
     sl_put_lei64(b, (int64_t)(st->next - (uint64_t)st->nwin));
     sl_put_lei64(b + 8, st->nwin);
-    memcpy(b + 16, st->buf + st->win, rows);
+    memcpy(b + 16, st->out.p + st->win, rows);
     *blob = b;
     *len = 16 + rows;
     return SL_OK;
@@ -349,7 +335,7 @@ static void collect_close(sl_op *op)
     collect_state *st = op->priv;
     if (!st) return;
     if (st->fd >= 0) sl_op_unwatch_fd(op, st->fd);
-    free(st->buf);
+    sl_buf_free(&st->out);
     free(st);
     op->priv = NULL;
 }

@@ -76,7 +76,9 @@
 
 #include "jobgraph.h"
 #include "operator.h"
+#include "base64.h"
 #include "blob.h"
+#include "json_escape.h"
 
 #define FILE_BUF (64 * 1024)
 
@@ -102,6 +104,7 @@ typedef struct file_state {
                        or "<path>/.part-<i>-<c>.inprogress" */
     char *buf;      /* FILE_BUF bytes */
     size_t len;     /* 0 <= len <= FILE_BUF */
+    sl_buf esc;     /* json: a string value escaped */
     char **keys;    /* json: per column, the escaped `"name":` */
     size_t *keylen;
     int ncols;
@@ -204,57 +207,22 @@ static inline int out_c(sl_op *op, file_state *st, char c)
 
 /* ---- value encodings -------------------------------------------------- */
 
-/* JSON string contents (without the quotes). */
+/* JSON string contents (without the quotes), escaped in st->esc. */
 static int put_json_escaped(sl_op *op, file_state *st, const char *s, size_t n)
 {
-    static const char hex[] = "0123456789abcdef";
-    size_t run = 0;
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c >= 0x20 && c != '"' && c != '\\') continue;
-        if (out_put(op, st, s + run, i - run)) return SL_ERR;
-        run = i + 1;
-        char esc[6] = {'\\', 0};
-        size_t en = 2;
-        switch (c) {
-        case '"': esc[1] = '"'; break;
-        case '\\': esc[1] = '\\'; break;
-        case '\n': esc[1] = 'n'; break;
-        case '\r': esc[1] = 'r'; break;
-        case '\t': esc[1] = 't'; break;
-        case '\b': esc[1] = 'b'; break;
-        case '\f': esc[1] = 'f'; break;
-        default:
-            memcpy(esc, "\\u00", 4);
-            esc[4] = hex[c >> 4];
-            esc[5] = hex[c & 15];
-            en = 6;
-        }
-        if (out_put(op, st, esc, en)) return SL_ERR;
-    }
-    return out_put(op, st, s + run, n - run);
+    sl_buf_reset(&st->esc);
+    sl_json_escape(&st->esc, s, n);
+    return out_put(op, st, st->esc.p, st->esc.len);
 }
 
-static int put_base64(sl_op *op, file_state *st, const unsigned char *p, size_t n)
+static int put_base64(sl_op *op, file_state *st, const void *p, size_t n)
 {
-    static const char b64[] =
-        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     char chunk[64];
-    size_t cn = 0;
-    for (size_t i = 0; i < n; i += 3) {
-        uint32_t x = (uint32_t)p[i] << 16;
-        if (i + 1 < n) x |= (uint32_t)p[i + 1] << 8;
-        if (i + 2 < n) x |= p[i + 2];
-        chunk[cn++] = b64[x >> 18 & 63];
-        chunk[cn++] = b64[x >> 12 & 63];
-        chunk[cn++] = i + 1 < n ? b64[x >> 6 & 63] : '=';
-        chunk[cn++] = i + 2 < n ? b64[x & 63] : '=';
-        if (cn == sizeof chunk) {
-            if (out_put(op, st, chunk, cn)) return SL_ERR;
-            cn = 0;
-        }
+    for (size_t i = 0; i < n; i += 48) {
+        size_t cn = sl_base64_encode_to(chunk, (const uint8_t *)p + i, SL_MIN(n - i, 48));
+        if (out_put(op, st, chunk, cn)) return SL_ERR;
     }
-    return out_put(op, st, chunk, cn);
+    return SL_OK;
 }
 
 /* Flink's SQL timestamp text: "2026-01-01 00:00:00.02". */
@@ -289,7 +257,7 @@ static int put_json_value(sl_op *op, file_state *st, const sl_value *v, sl_type 
         if (out_c(op, st, '"') || put_json_escaped(op, st, v->v.s.p, v->v.s.len)) return SL_ERR;
         return out_c(op, st, '"');
     case SL_T_BYTES:
-        if (out_c(op, st, '"') || put_base64(op, st, (const unsigned char *)v->v.s.p, v->v.s.len))
+        if (out_c(op, st, '"') || put_base64(op, st, v->v.s.p, v->v.s.len))
             return SL_ERR;
         return out_c(op, st, '"');
     case SL_T_TIMESTAMP: {
@@ -331,7 +299,7 @@ static int put_csv_value(sl_op *op, file_state *st, const sl_value *v, sl_type t
         if (out_put(op, st, s + run, n - run)) return SL_ERR;
         return out_c(op, st, '"');
     }
-    case SL_T_BYTES: return put_base64(op, st, (const unsigned char *)v->v.s.p, v->v.s.len);
+    case SL_T_BYTES: return put_base64(op, st, v->v.s.p, v->v.s.len);
     case SL_T_TIMESTAMP: {
         size_t n = sql_timestamp(buf, sizeof buf, v->v.i);
         return out_put(op, st, buf, n);
@@ -813,6 +781,7 @@ static void file_close(sl_op *op)
     free(st->keylen);
     free(st->fname);
     free(st->buf);
+    sl_buf_free(&st->esc);
     free(st);
     op->priv = NULL;
 }
@@ -847,23 +816,12 @@ static int file_open(sl_op *op)
         st->keylen = sl_calloc((size_t)st->ncols + 1, sizeof *st->keylen);
         for (int i = 0; i < st->ncols; i++) {
             const char *name = op->in->fields[i].name;
-            size_t cap = strlen(name) * 6 + 4, n = 0;
-            char *k = sl_malloc(cap);
-            k[n++] = '"';
-            for (const unsigned char *c = (const unsigned char *)name; *c; c++) {
-                if (*c == '"' || *c == '\\') {
-                    k[n++] = '\\';
-                    k[n++] = (char)*c;
-                } else if (*c < 0x20) {
-                    n += (size_t)snprintf(k + n, cap - n, "\\u%04x", *c);
-                } else {
-                    k[n++] = (char)*c;
-                }
-            }
-            k[n++] = '"';
-            k[n++] = ':';
-            st->keys[i] = k;
-            st->keylen[i] = n;
+            sl_buf k = SL_BUF_INIT;
+            sl_buf_putc(&k, '"');
+            sl_json_escape(&k, name, strlen(name));
+            sl_buf_put(&k, "\":", 2);
+            st->keylen[i] = k.len;
+            st->keys[i] = sl_buf_take(&k);
         }
     }
     return SL_OK;

@@ -95,7 +95,7 @@ typedef struct fr_state {
     uint64_t base;
     bool eof;           /* cur's end was read into buf */
     kf_codec codec;
-    kf_buf str;
+    sl_buf str;
     sl_value *vals;
     uint64_t skipped;   /* records skipped (ignore-parse-errors) */
     /* restored positions (union of all old blobs), until open of the files */
@@ -327,7 +327,7 @@ static void state_free(fr_state *st)
     files_free(st->files, st->nfiles);
     files_free(st->rest, st->nrest);
     kf_codec_free(&st->codec);
-    kf_buf_free(&st->str);
+    sl_buf_free(&st->str);
     free(st->buf);
     free(st->vals);
 }

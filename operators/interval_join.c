@@ -66,11 +66,11 @@ typedef struct ij_plan {
 typedef struct ij_state {
     sl_vstate *side[2];
     sl_vstate *times[2];        /* per key and side: the times its map holds */
-    sl_jbuf idx;                /* a times value being read or changed */
+    sl_buf idx;                 /* a times value being read or changed */
     sl_value *vals;             /* output row */
     sl_value *dec;              /* a stored row, decoded */
-    sl_jbuf entry;              /* working copy of an entry */
-    sl_jbuf marks;              /* times of entries to mark matched */
+    sl_buf entry;               /* working copy of an entry */
+    sl_buf marks;               /* times of entries to mark matched */
     int64_t wm_out;             /* last watermark emitted */
 } ij_state;
 
@@ -161,9 +161,9 @@ static void ij_close(sl_op *op)
     if (!st) return;
     free(st->vals);
     free(st->dec);
-    sl_jbuf_free(&st->entry);
-    sl_jbuf_free(&st->marks);
-    sl_jbuf_free(&st->idx);
+    sl_buf_free(&st->entry);
+    sl_buf_free(&st->marks);
+    sl_buf_free(&st->idx);
     free(st);
     op->priv = NULL;
 }
@@ -232,7 +232,7 @@ static int probe_entry(void *ctx, const void *k, size_t klen, const void *val, s
     int64_t t = time_of(k);
     if (t < pr->lo || t > pr->hi) return 0;
     pr->matched = 1;
-    if (pr->mark && !*(const uint8_t *)val) sl_jbuf_append(&st->marks, k, 8);
+    if (pr->mark && !*(const uint8_t *)val) sl_buf_put(&st->marks, k, 8);
     if (each_row(pr->op, !pr->side, val, len, emit_pair, pr) != SL_OK) {
         pr->rc = SL_ERR;
         return 1;
@@ -255,7 +255,7 @@ static int times_load(sl_op *op, int side)
     st->idx.len = 0;
     int rc = sl_value_get(st->times[side], NULL, 0, &v, &len);
     if (rc == SL_ERR) return SL_ERR;
-    if (rc == SL_OK) sl_jbuf_append(&st->idx, v, len);
+    if (rc == SL_OK) sl_buf_put(&st->idx, v, len);
     return SL_OK;
 }
 
@@ -269,7 +269,7 @@ static int times_change(sl_op *op, int side, const uint8_t *k, int add)
     int present = at < n && !memcmp(st->idx.p + at * 8, k, 8);
     if (add == present) return SL_OK;
     if (add) {
-        sl_jbuf_reserve(&st->idx, 8);
+        sl_buf_reserve(&st->idx, 8);
         memmove(st->idx.p + at * 8 + 8, st->idx.p + at * 8, (n - at) * 8);
         memcpy(st->idx.p + at * 8, k, 8);
         st->idx.len += 8;
@@ -326,7 +326,7 @@ static int ij_process(sl_op *op, int input, sl_row *row)
     size_t nt = st->idx.len / 8;
     uint8_t tk[8];
     for (size_t i = 0; i < nt; i++) {
-        int64_t t2 = time_of(st->idx.p + i * 8);
+        int64_t t2 = time_of(sl_buf_u8(&st->idx) + i * 8);
         if (t2 < pr.lo) continue;
         if (t2 > pr.hi) break;
         memcpy(tk, st->idx.p + i * 8, 8);
@@ -341,10 +341,10 @@ static int ij_process(sl_op *op, int input, sl_row *row)
     for (size_t i = 0; i < st->marks.len; i += 8) {
         const void *v;
         size_t len;
-        const uint8_t *k = st->marks.p + i;
+        const uint8_t *k = sl_buf_u8(&st->marks) + i;
         if (sl_map_get(st->side[!side], NULL, 0, k, 8, &v, &len) != SL_OK) continue;
         st->entry.len = 0;
-        sl_jbuf_append(&st->entry, v, len);
+        sl_buf_put(&st->entry, v, len);
         st->entry.p[0] = 1;
         if (sl_map_put(st->side[!side], NULL, 0, k, 8, st->entry.p, st->entry.len) != SL_OK)
             return SL_ERR;
@@ -359,8 +359,8 @@ static int ij_process(sl_op *op, int input, sl_row *row)
     st->entry.len = 0;
     int rc = sl_map_get(st->side[side], NULL, 0, k, 8, &v, &len);
     if (rc == SL_ERR) return SL_ERR;
-    if (rc == SL_OK) sl_jbuf_append(&st->entry, v, len);
-    else sl_jbuf_append(&st->entry, &(uint8_t){(uint8_t)pr.matched}, 1);
+    if (rc == SL_OK) sl_buf_put(&st->entry, v, len);
+    else sl_buf_put(&st->entry, &(uint8_t){(uint8_t)pr.matched}, 1);
     sl_jbuf_put_row(&st->entry, row, side ? &pl->js.right : &pl->js.left);
     if (sl_map_put(st->side[side], NULL, 0, k, 8, st->entry.p, st->entry.len) != SL_OK) return SL_ERR;
     if (rc == SL_OK) return SL_OK; /* the entry's timer exists */
@@ -388,8 +388,8 @@ static int ij_on_timer(sl_op *op, sl_time_domain d, int64_t time, const void *ns
     if (rc == SL_DONE) return SL_OK;
     if (sl_join_outer(&pl->js, side) && len >= 1 && !*(const uint8_t *)v) {
         st->entry.len = 0; /* a copy: emitting may not keep the borrowed bytes valid */
-        sl_jbuf_append(&st->entry, v, len);
-        if (each_row(op, side, st->entry.p, st->entry.len, emit_outer, &side) != SL_OK) return SL_ERR;
+        sl_buf_put(&st->entry, v, len);
+        if (each_row(op, side, sl_buf_u8(&st->entry), st->entry.len, emit_outer, &side) != SL_OK) return SL_ERR;
     }
     if (sl_map_remove(st->side[side], NULL, 0, n + 1, 8) != SL_OK) return SL_ERR;
     return times_change(op, side, n + 1, 0);

@@ -125,34 +125,12 @@ int sl_join_emit(sl_op *op, const sl_join_spec *js, sl_value *vals, sl_rowkind k
 void sl_join_time_key(uint8_t *k, int64_t t) { sl_put_be64(k, (uint64_t)t ^ (UINT64_C(1) << 63)); }
 int64_t sl_join_time_of(const uint8_t *k) { return (int64_t)(sl_get_be64(k) ^ (UINT64_C(1) << 63)); }
 
-void sl_jbuf_reserve(sl_jbuf *b, size_t n)
-{
-    if (b->len + n <= b->cap) return;
-    size_t c = b->cap ? b->cap : 256;
-    while (c < b->len + n) c *= 2;
-    b->p = sl_realloc(b->p, c);
-    b->cap = c;
-}
-
-void sl_jbuf_append(sl_jbuf *b, const void *p, size_t n)
-{
-    sl_jbuf_reserve(b, n);
-    memcpy(b->p + b->len, p, n);
-    b->len += n;
-}
-
-void sl_jbuf_free(sl_jbuf *b)
-{
-    free(b->p);
-    memset(b, 0, sizeof *b);
-}
-
-void sl_jbuf_put_row(sl_jbuf *b, const sl_row *row, const sl_schema *s)
+void sl_jbuf_put_row(sl_buf *b, const sl_row *row, const sl_schema *s)
 {
     size_t need = sl_row_size(row, s);
-    sl_jbuf_reserve(b, 4 + need);
-    sl_put_le32(b->p + b->len, (uint32_t)need);
-    size_t w = sl_row_encode(row, s, b->p + b->len + 4, need);
+    uint8_t *dst = (uint8_t *)sl_buf_room(b, 4 + need);
+    sl_put_le32(dst, (uint32_t)need);
+    size_t w = sl_row_encode(row, s, dst + 4, need);
     SL_ASSERT(w == need);
-    b->len += 4 + need;
+    sl_buf_added(b, 4 + need);
 }

@@ -16,6 +16,7 @@
 #ifndef SL_OP_JOIN_H
 #define SL_OP_JOIN_H
 
+#include "buf.h"
 #include "jobgraph.h"
 #include "operator.h"
 
@@ -57,16 +58,8 @@ int sl_join_emit(sl_op *op, const sl_join_spec *js, sl_value *vals, sl_rowkind k
 void sl_join_time_key(uint8_t *k, int64_t t);
 int64_t sl_join_time_of(const uint8_t *k);
 
-/* A growable byte buffer kept per subtask (never freed per record). */
-typedef struct sl_jbuf {
-    uint8_t *p;
-    size_t len, cap;
-} sl_jbuf;
-void sl_jbuf_reserve(sl_jbuf *b, size_t n);
-void sl_jbuf_append(sl_jbuf *b, const void *p, size_t n);
-void sl_jbuf_free(sl_jbuf *b);
-
-/* Encode row (of schema s) at the end of b, prefixed by a u32 length. */
-void sl_jbuf_put_row(sl_jbuf *b, const sl_row *row, const sl_schema *s);
+/* Encode row (of schema s) at the end of b (a buffer kept per subtask,
+ * never freed per record), prefixed by a u32 length. */
+void sl_jbuf_put_row(sl_buf *b, const sl_row *row, const sl_schema *s);
 
 #endif

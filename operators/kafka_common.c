@@ -30,37 +30,10 @@
 #include <strings.h>
 
 #include "kafka_common.h"
+#include "base64.h"
+#include "json_escape.h"
 
 #define KF_MAX_DEPTH 64
-
-void kf_buf_reserve(kf_buf *b, size_t extra)
-{
-    if (b->cap - b->len >= extra) return;
-    size_t cap = b->cap ? b->cap : 256;
-    while (cap - b->len < extra) cap *= 2;
-    b->p = sl_realloc(b->p, cap);
-    b->cap = cap;
-}
-
-void kf_buf_free(kf_buf *b)
-{
-    free(b->p);
-    memset(b, 0, sizeof *b);
-}
-
-static inline void buf_put(kf_buf *b, const char *p, size_t n)
-{
-    if (n == 0) return; /* p may be NULL (an empty value) */
-    kf_buf_reserve(b, n);
-    memcpy(b->p + b->len, p, n);
-    b->len += n;
-}
-
-static inline void buf_c(kf_buf *b, char c)
-{
-    if (b->len == b->cap) kf_buf_reserve(b, 1);
-    b->p[b->len++] = c;
-}
 
 int kf_format_parse(const char *s, kf_format *out)
 {
@@ -165,35 +138,14 @@ int kf_parse_timestamp(const char *s, size_t n, int64_t *ms)
     return SL_OK;
 }
 
-static int b64val(unsigned char ch)
-{
-    if (ch >= 'A' && ch <= 'Z') return ch - 'A';
-    if (ch >= 'a' && ch <= 'z') return ch - 'a' + 26;
-    if (ch >= '0' && ch <= '9') return ch - '0' + 52;
-    if (ch == '+' || ch == '-') return 62;
-    if (ch == '/' || ch == '_') return 63;
-    return -1;
-}
-
 /* base64 (standard or URL alphabet, padding optional) into str. */
-static int b64_decode(const char *s, size_t n, kf_buf *str, const char **out, uint32_t *outlen)
+static int b64_decode(const char *s, size_t n, sl_buf *str, const char **out, uint32_t *outlen)
 {
-    while (n > 0 && s[n - 1] == '=') n--;
-    if (n % 4 == 1) return SL_ERR;
+    /* str has room (reserved for the whole record): decode in place, no
+     * reallocation while pointers into str exist */
     char *dst = str->p + str->len;
-    size_t k = 0;
-    uint32_t acc = 0;
-    int bits = 0;
-    for (size_t i = 0; i < n; i++) {
-        int v = b64val((unsigned char)s[i]);
-        if (v < 0) return SL_ERR;
-        acc = acc << 6 | (uint32_t)v;
-        bits += 6;
-        if (bits >= 8) {
-            bits -= 8;
-            dst[k++] = (char)(acc >> bits & 0xff);
-        }
-    }
+    size_t k;
+    if (sl_base64_decode_to((uint8_t *)dst, s, n, &k) != SL_OK) return SL_ERR;
     *out = dst;
     *outlen = (uint32_t)k;
     str->len += k;
@@ -213,7 +165,7 @@ static int token(const char *s, size_t n, char *tmp, size_t cap)
 
 /* Text s[0..n) as a value of type t. STRING points at s (the caller keeps
  * s valid); BYTES are base64-decoded into str. */
-static int parse_text(sl_type t, const char *s, size_t n, sl_value *v, kf_buf *str, char *why,
+static int parse_text(sl_type t, const char *s, size_t n, sl_value *v, sl_buf *str, char *why,
                       size_t whylen)
 {
     char tmp[64], *end;
@@ -293,7 +245,7 @@ static int hex4(const char *p, const char *e, unsigned *out)
     return SL_OK;
 }
 
-static void put_utf8(kf_buf *str, unsigned cp)
+static void put_utf8(sl_buf *str, unsigned cp)
 {
     char *d = str->p + str->len;
     if (cp < 0x80) {
@@ -339,7 +291,7 @@ static inline const char *jplain(const char *p, const char *e)
 /* A string at c->p (on its opening quote). Without escapes *out points into
  * the record; with them the text is unescaped into str (which has room:
  * unescaped text is never longer than its escaped form). */
-static int jstring(jcur *c, kf_buf *str, const char **out, size_t *outlen, char *why,
+static int jstring(jcur *c, sl_buf *str, const char **out, size_t *outlen, char *why,
                    size_t whylen)
 {
     const char *s = ++c->p;
@@ -415,7 +367,7 @@ static int jnext(jcur *c, char close, char *why, size_t whylen)
 
 /* An object member's name and its ':' (the name unescaped into str when it
  * has escapes). */
-static int jname(jcur *c, kf_buf *str, const char **name, size_t *nlen, const char *what,
+static int jname(jcur *c, sl_buf *str, const char **name, size_t *nlen, const char *what,
                  char *why, size_t whylen)
 {
     jws(c);
@@ -436,7 +388,7 @@ static inline void jtoken(jcur *c)
 }
 
 /* Skip one value (any kind); its span is [*start, c->p). */
-static int jskip(jcur *c, int depth, kf_buf *str, char *why, size_t whylen)
+static int jskip(jcur *c, int depth, sl_buf *str, char *why, size_t whylen)
 {
     if (depth > KF_MAX_DEPTH) return sl_seterr(why, whylen, "nested deeper than %d", KF_MAX_DEPTH);
     jws(c);
@@ -488,7 +440,7 @@ static int jskip(jcur *c, int depth, kf_buf *str, char *why, size_t whylen)
 }
 
 /* One field's value into column i. */
-static int jvalue(const kf_codec *cd, int i, jcur *c, sl_value *v, kf_buf *str, char *why,
+static int jvalue(const kf_codec *cd, int i, jcur *c, sl_value *v, sl_buf *str, char *why,
                   size_t whylen)
 {
     sl_type t = cd->type[i];
@@ -543,7 +495,7 @@ bad:;
 }
 
 /* One flat object at the cursor into the codec's columns. */
-static int decode_json_obj(const kf_codec *cd, jcur *cur, sl_value *vals, kf_buf *str, char *why,
+static int decode_json_obj(const kf_codec *cd, jcur *cur, sl_value *vals, sl_buf *str, char *why,
                            size_t whylen)
 {
     jcur c = *cur;
@@ -577,7 +529,7 @@ static int decode_json_obj(const kf_codec *cd, jcur *cur, sl_value *vals, kf_buf
     return SL_OK;
 }
 
-static int decode_json(const kf_codec *cd, const char *p, size_t n, sl_value *vals, kf_buf *str,
+static int decode_json(const kf_codec *cd, const char *p, size_t n, sl_value *vals, sl_buf *str,
                        char *why, size_t whylen)
 {
     jcur c = {p, p + n};
@@ -589,14 +541,14 @@ static int decode_json(const kf_codec *cd, const char *p, size_t n, sl_value *va
 
 /* ---- headers -------------------------------------------------------------- */
 
-int kf_headers_parse(const char *p, size_t n, kf_buf *str,
+int kf_headers_parse(const char *p, size_t n, sl_buf *str,
                      int (*fn)(void *ctx, const char *name, size_t nlen, const char *val,
                                size_t vlen),
                      void *ctx, char *why, size_t whylen)
 {
     jcur c = {p, p + n};
     str->len = 0;
-    kf_buf_reserve(str, n + 1); /* unescaped text is never longer: no realloc below */
+    sl_buf_reserve(str, n + 1); /* unescaped text is never longer: no realloc below */
     jws(&c);
     if (c.p >= c.e || *c.p != '{') return sl_seterr(why, whylen, "the headers are not a JSON object");
     c.p++;
@@ -641,7 +593,7 @@ static bool key_is(const char *k, size_t n, const char *want)
 
 /* The envelope {"before": {..}|null, "after": {..}|null, "op": "c", ...}, or
  * the same inside {"schema": .., "payload": {..}} (schema included). */
-static int decode_dbz_env(const kf_codec *cd, jcur *c, int depth, dbz_out *o, kf_buf *str,
+static int decode_dbz_env(const kf_codec *cd, jcur *c, int depth, dbz_out *o, sl_buf *str,
                           char *why, size_t whylen)
 {
     jws(c);
@@ -695,10 +647,10 @@ static int decode_dbz_env(const kf_codec *cd, jcur *c, int depth, dbz_out *o, kf
 }
 
 int kf_decode_debezium(const kf_codec *c, const char *p, size_t n, sl_value *before,
-                       sl_value *after, kf_change *out, kf_buf *str, char *why, size_t whylen)
+                       sl_value *after, kf_change *out, sl_buf *str, char *why, size_t whylen)
 {
     str->len = 0;
-    kf_buf_reserve(str, n + 16);
+    sl_buf_reserve(str, n + 16);
     for (int i = 0; i < c->n; i++) before[c->slot[i]].isnull = after[c->slot[i]].isnull = true;
     dbz_out o = {before, after, false, false, 0};
     jcur cur = {p, p + n};
@@ -728,7 +680,7 @@ int kf_decode_debezium(const kf_codec *c, const char *p, size_t n, sl_value *bef
 
 /* ---- csv decoding ---------------------------------------------------------- */
 
-static int decode_csv(const kf_codec *cd, const char *p, size_t n, sl_value *vals, kf_buf *str,
+static int decode_csv(const kf_codec *cd, const char *p, size_t n, sl_value *vals, sl_buf *str,
                       char *why, size_t whylen)
 {
     while (n > 0 && (p[n - 1] == '\n' || p[n - 1] == '\r')) n--;
@@ -784,11 +736,11 @@ static int decode_csv(const kf_codec *cd, const char *p, size_t n, sl_value *val
     return SL_OK;
 }
 
-int kf_decode(const kf_codec *c, const char *p, size_t n, sl_value *vals, kf_buf *str, char *why,
+int kf_decode(const kf_codec *c, const char *p, size_t n, sl_value *vals, sl_buf *str, char *why,
               size_t whylen)
 {
     str->len = 0;
-    kf_buf_reserve(str, n + 16); /* no reallocation while pointers into it exist */
+    sl_buf_reserve(str, n + 16); /* no reallocation while pointers into it exist */
     for (int i = 0; i < c->n; i++) vals[c->slot[i]].isnull = true;
     switch (c->fmt) {
     case KF_JSON: return decode_json(c, p, n, vals, str, why, whylen);
@@ -809,49 +761,6 @@ int kf_decode(const kf_codec *c, const char *p, size_t n, sl_value *vals, kf_buf
 
 /* ---- encoding ------------------------------------------------------------------ */
 
-static void put_json_escaped(kf_buf *b, const char *s, size_t n)
-{
-    static const char hex[] = "0123456789abcdef";
-    size_t run = 0;
-    for (size_t i = 0; i < n; i++) {
-        unsigned char ch = (unsigned char)s[i];
-        if (ch >= 0x20 && ch != '"' && ch != '\\') continue;
-        buf_put(b, s + run, i - run);
-        run = i + 1;
-        char esc[6] = {'\\', 0};
-        size_t en = 2;
-        switch (ch) {
-        case '"': esc[1] = '"'; break;
-        case '\\': esc[1] = '\\'; break;
-        case '\n': esc[1] = 'n'; break;
-        case '\r': esc[1] = 'r'; break;
-        case '\t': esc[1] = 't'; break;
-        default:
-            memcpy(esc, "\\u00", 4);
-            esc[4] = hex[ch >> 4];
-            esc[5] = hex[ch & 15];
-            en = 6;
-        }
-        buf_put(b, esc, en);
-    }
-    buf_put(b, s + run, n - run);
-}
-
-static void put_base64(kf_buf *b, const unsigned char *p, size_t n)
-{
-    static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    kf_buf_reserve(b, (n + 2) / 3 * 4);
-    for (size_t i = 0; i < n; i += 3) {
-        uint32_t x = (uint32_t)p[i] << 16;
-        if (i + 1 < n) x |= (uint32_t)p[i + 1] << 8;
-        if (i + 2 < n) x |= p[i + 2];
-        b->p[b->len++] = b64[x >> 18 & 63];
-        b->p[b->len++] = b64[x >> 12 & 63];
-        b->p[b->len++] = i + 1 < n ? b64[x >> 6 & 63] : '=';
-        b->p[b->len++] = i + 2 < n ? b64[x & 63] : '=';
-    }
-}
-
 /* Flink's SQL timestamp text: "2026-01-01 00:00:00.02". */
 static size_t sql_timestamp(char *dst, size_t cap, int64_t ms)
 {
@@ -866,58 +775,58 @@ static size_t sql_timestamp(char *dst, size_t cap, int64_t ms)
     return len;
 }
 
-static void put_plain(kf_buf *b, const sl_value *v, sl_type t)
+static void put_plain(sl_buf *b, const sl_value *v, sl_type t)
 {
     char tmp[64];
     int n = sl_value_format(tmp, sizeof tmp, v, t);
-    if (n > 0) buf_put(b, tmp, (size_t)SL_MIN((size_t)n, sizeof tmp - 1));
+    if (n > 0) sl_buf_put(b, tmp, (size_t)SL_MIN((size_t)n, sizeof tmp - 1));
 }
 
-void kf_json_string(kf_buf *b, const char *s, size_t n)
+void kf_json_string(sl_buf *b, const char *s, size_t n)
 {
-    buf_c(b, '"');
-    put_json_escaped(b, s, n);
-    buf_c(b, '"');
+    sl_buf_putc(b, '"');
+    sl_json_escape(b, s, n);
+    sl_buf_putc(b, '"');
 }
 
 /* The codec's columns of row as json (json: true) or csv. */
-static void encode_fields(const kf_codec *c, const sl_row *row, bool json, kf_buf *out)
+static void encode_fields(const kf_codec *c, const sl_row *row, bool json, sl_buf *out)
 {
     char tmp[64];
-    if (json) buf_c(out, '{');
+    if (json) sl_buf_putc(out, '{');
     for (int i = 0; i < c->n; i++) {
         const sl_value *v = &row->vals[c->slot[i]];
         sl_type t = c->type[i];
-        if (i) buf_c(out, ',');
+        if (i) sl_buf_putc(out, ',');
         if (json) {
-            buf_c(out, '"');
-            put_json_escaped(out, c->name[i], c->namelen[i]);
-            buf_put(out, "\":", 2);
+            sl_buf_putc(out, '"');
+            sl_json_escape(out, c->name[i], c->namelen[i]);
+            sl_buf_put(out, "\":", 2);
             if (v->isnull) {
-                buf_put(out, "null", 4);
+                sl_buf_put(out, "null", 4);
                 continue;
             }
             switch (t) {
             case SL_T_STRING:
-                buf_c(out, '"');
-                put_json_escaped(out, v->v.s.p, v->v.s.len);
-                buf_c(out, '"');
+                sl_buf_putc(out, '"');
+                sl_json_escape(out, v->v.s.p, v->v.s.len);
+                sl_buf_putc(out, '"');
                 break;
             case SL_T_BYTES:
-                buf_c(out, '"');
-                put_base64(out, (const unsigned char *)v->v.s.p, v->v.s.len);
-                buf_c(out, '"');
+                sl_buf_putc(out, '"');
+                sl_base64_encode(out, v->v.s.p, v->v.s.len);
+                sl_buf_putc(out, '"');
                 break;
             case SL_T_TIMESTAMP:
-                buf_c(out, '"');
-                buf_put(out, tmp, sql_timestamp(tmp, sizeof tmp, v->v.i));
-                buf_c(out, '"');
+                sl_buf_putc(out, '"');
+                sl_buf_put(out, tmp, sql_timestamp(tmp, sizeof tmp, v->v.i));
+                sl_buf_putc(out, '"');
                 break;
             case SL_T_DOUBLE:
                 if (!isfinite(v->v.d)) {
-                    buf_c(out, '"');
+                    sl_buf_putc(out, '"');
                     put_plain(out, v, t);
-                    buf_c(out, '"');
+                    sl_buf_putc(out, '"');
                     break;
                 }
                 put_plain(out, v, t);
@@ -936,31 +845,31 @@ static void encode_fields(const kf_codec *c, const sl_row *row, bool json, kf_bu
             for (size_t k = 0; k < n && !quote; k++)
                 if (s[k] == ',' || s[k] == '"' || s[k] == '\r' || s[k] == '\n') quote = true;
             if (!quote) {
-                buf_put(out, s, n);
+                sl_buf_put(out, s, n);
                 break;
             }
-            buf_c(out, '"');
+            sl_buf_putc(out, '"');
             for (size_t k = 0; k < n; k++) {
-                if (s[k] == '"') buf_c(out, '"');
-                buf_c(out, s[k]);
+                if (s[k] == '"') sl_buf_putc(out, '"');
+                sl_buf_putc(out, s[k]);
             }
-            buf_c(out, '"');
+            sl_buf_putc(out, '"');
             break;
         }
-        case SL_T_BYTES: put_base64(out, (const unsigned char *)v->v.s.p, v->v.s.len); break;
-        case SL_T_TIMESTAMP: buf_put(out, tmp, sql_timestamp(tmp, sizeof tmp, v->v.i)); break;
+        case SL_T_BYTES: sl_base64_encode(out, v->v.s.p, v->v.s.len); break;
+        case SL_T_TIMESTAMP: sl_buf_put(out, tmp, sql_timestamp(tmp, sizeof tmp, v->v.i)); break;
         default: put_plain(out, v, t);
         }
     }
-    if (json) buf_c(out, '}');
+    if (json) sl_buf_putc(out, '}');
 }
 
-int kf_encode(const kf_codec *c, const sl_row *row, kf_buf *out, char *why, size_t whylen)
+int kf_encode(const kf_codec *c, const sl_row *row, sl_buf *out, char *why, size_t whylen)
 {
     switch (c->fmt) {
     case KF_RAW: {
         const sl_value *v = &row->vals[c->slot[0]];
-        if (!v->isnull) buf_put(out, v->v.s.p, v->v.s.len);
+        if (!v->isnull) sl_buf_put(out, v->v.s.p, v->v.s.len);
         return SL_OK;
     }
     case KF_DEBEZIUM: {
@@ -968,13 +877,13 @@ int kf_encode(const kf_codec *c, const sl_row *row, kf_buf *out, char *why, size
          * its after image, an update-before or delete a delete with its
          * before image */
         bool add = row->kind == SL_KIND_INSERT || row->kind == SL_KIND_UPDATE_AFTER;
-        buf_put(out, "{\"before\":", 10);
-        if (add) buf_put(out, "null", 4);
+        sl_buf_put(out, "{\"before\":", 10);
+        if (add) sl_buf_put(out, "null", 4);
         else encode_fields(c, row, true, out);
-        buf_put(out, ",\"after\":", 9);
+        sl_buf_put(out, ",\"after\":", 9);
         if (add) encode_fields(c, row, true, out);
-        else buf_put(out, "null", 4);
-        buf_put(out, add ? ",\"op\":\"c\"}" : ",\"op\":\"d\"}", 10);
+        else sl_buf_put(out, "null", 4);
+        sl_buf_put(out, add ? ",\"op\":\"c\"}" : ",\"op\":\"d\"}", 10);
         return SL_OK;
     }
     case KF_JSON:

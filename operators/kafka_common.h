@@ -15,6 +15,7 @@
 
 #include <librdkafka/rdkafka.h>
 
+#include "buf.h"
 #include "jobgraph.h"
 #include "operator.h"
 
@@ -24,14 +25,11 @@ typedef enum { KF_JSON = 0, KF_CSV, KF_RAW, KF_DEBEZIUM } kf_format;
  * (op u: -U of the before image, +U of the after), a delete (op d: -D). */
 typedef enum { KF_CHANGE_INSERT = 0, KF_CHANGE_UPDATE, KF_CHANGE_DELETE } kf_change;
 
-/* A reusable byte buffer: 0 <= len <= cap. */
-typedef struct kf_buf {
-    char *p;
-    size_t len, cap;
-} kf_buf;
-
-void kf_buf_reserve(kf_buf *b, size_t extra);
-void kf_buf_free(kf_buf *b);
+/* The codecs' reusable buffers are lib's sl_buf (buf.h); these names stay
+ * for the unit tests written against them. */
+typedef sl_buf kf_buf;
+static inline void kf_buf_reserve(sl_buf *b, size_t extra) { sl_buf_reserve(b, extra); }
+static inline void kf_buf_free(sl_buf *b) { sl_buf_free(b); }
 
 typedef struct kf_codec {
     kf_format fmt;
@@ -55,17 +53,17 @@ void kf_codec_free(kf_codec *c);
 /* Decode one record (p, n) into vals[slot[i]]; SL_ERR with a reason in why
  * (no location: the caller adds topic, partition and offset). str is the
  * codec's scratch for unescaped strings. */
-int kf_decode(const kf_codec *c, const char *p, size_t n, sl_value *vals, kf_buf *str, char *why,
+int kf_decode(const kf_codec *c, const char *p, size_t n, sl_value *vals, sl_buf *str, char *why,
               size_t whylen);
 /* debezium-json: the change event (p, n) -- {"before", "after", "op"},
  * also inside {"schema", "payload"} -- with its before image into
  * before[slot[i]] and its after image into after[slot[i]]. */
 int kf_decode_debezium(const kf_codec *c, const char *p, size_t n, sl_value *before,
-                       sl_value *after, kf_change *out, kf_buf *str, char *why, size_t whylen);
+                       sl_value *after, kf_change *out, sl_buf *str, char *why, size_t whylen);
 /* Encode the codec's columns of row into out (appended); debezium-json
  * wraps them by row kind (+I/+U: op c with after, -U/-D: op d with before).
  * SL_ERR with why (a csv row that is not an insert). */
-int kf_encode(const kf_codec *c, const sl_row *row, kf_buf *out, char *why, size_t whylen);
+int kf_encode(const kf_codec *c, const sl_row *row, sl_buf *out, char *why, size_t whylen);
 
 /* The headers column's text -- a JSON object of name -> string or null,
  * as the source writes it -- one fn(ctx, name, nlen, value, vlen) per
@@ -73,13 +71,13 @@ int kf_encode(const kf_codec *c, const sl_row *row, kf_buf *out, char *why, size
  * until the next call). str is scratch (reserved here: no allocation once it
  * has grown). SL_ERR with why when the text is not such an object or fn
  * fails. */
-int kf_headers_parse(const char *p, size_t n, kf_buf *str,
+int kf_headers_parse(const char *p, size_t n, sl_buf *str,
                      int (*fn)(void *ctx, const char *name, size_t nlen, const char *val,
                                size_t vlen),
                      void *ctx, char *why, size_t whylen);
 
 /* s[0..n) as a JSON string (quoted, escaped) appended to b. */
-void kf_json_string(kf_buf *b, const char *s, size_t n);
+void kf_json_string(sl_buf *b, const char *s, size_t n);
 
 /* A ';'-separated list of column names (or a JSON array of them) in option
  * `key` of v, resolved against s into cols (at most SL_MAX_FIELDS); *n 0

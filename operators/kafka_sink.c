@@ -146,8 +146,8 @@ typedef struct kk_state {
     uint64_t slot;              /* current interval (at-least-once) */
     int32_t npart;              /* the topic's partitions (fixed / round-robin) */
     uint64_t rr;
-    kf_buf val, key;
-    kf_buf hdrstr;              /* scratch of the headers column's parse */
+    sl_buf val, key;
+    sl_buf hdrstr;              /* scratch of the headers column's parse */
     uint64_t since_poll;
     /* exactly-once */
     kk_txn cur;                 /* cur.sh NULL: no open transaction */
@@ -860,9 +860,9 @@ static void kk_close(sl_op *op)
     free(st->pend);
     shared_unref(st->cur.sh);
     shared_unref(st->sh);
-    kf_buf_free(&st->val);
-    kf_buf_free(&st->key);
-    kf_buf_free(&st->hdrstr);
+    sl_buf_free(&st->val);
+    sl_buf_free(&st->key);
+    sl_buf_free(&st->hdrstr);
     free(st);
     op->priv = NULL;
 }

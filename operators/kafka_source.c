@@ -173,8 +173,8 @@ typedef struct ks_state {
     int last_idx;           /* partition of the previous record */
     sl_value *vals;
     sl_value *before;       /* debezium-json: the before image of an update */
-    kf_buf str, kstr;       /* decoding scratch of the value and the key */
-    kf_buf hdr;             /* the headers column's text */
+    sl_buf str, kstr;       /* decoding scratch of the value and the key */
+    sl_buf hdr;             /* the headers column's text */
     bool out_idle;
     int64_t wm_emitted;
     int64_t next_tick;      /* mono ms */
@@ -964,10 +964,10 @@ static int handle_error(sl_op *op, ks_state *st, const rd_kafka_message_t *m)
 
 /* The record's headers as a JSON object {"name": "value", ...} (a header
  * without a value is null; Sluice has no MAP type) into b. */
-static void headers_text(const rd_kafka_message_t *m, kf_buf *b)
+static void headers_text(const rd_kafka_message_t *m, sl_buf *b)
 {
     b->len = 0;
-    kf_buf_reserve(b, 2);
+    sl_buf_reserve(b, 2);
     b->p[b->len++] = '{';
     rd_kafka_headers_t *h = NULL;
     if (rd_kafka_message_headers(m, &h) == RD_KAFKA_RESP_ERR_NO_ERROR && h) {
@@ -976,11 +976,11 @@ static void headers_text(const rd_kafka_message_t *m, kf_buf *b)
         size_t size;
         for (size_t i = 0; rd_kafka_header_get_all(h, i, &name, &val, &size) == 0; i++) {
             if (i) {
-                kf_buf_reserve(b, 1);
+                sl_buf_reserve(b, 1);
                 b->p[b->len++] = ',';
             }
             kf_json_string(b, name, strlen(name));
-            kf_buf_reserve(b, 5);
+            sl_buf_reserve(b, 5);
             b->p[b->len++] = ':';
             if (val) {
                 kf_json_string(b, val, size);
@@ -990,7 +990,7 @@ static void headers_text(const rd_kafka_message_t *m, kf_buf *b)
             }
         }
     }
-    kf_buf_reserve(b, 1);
+    sl_buf_reserve(b, 1);
     b->p[b->len++] = '}';
 }
 
@@ -1374,9 +1374,9 @@ static void ks_close(sl_op *op)
     parts_free(st->parts, st->nparts);
     parts_free(st->rparts, st->nrparts);
     counts_free(st->counts, st->ncounts);
-    kf_buf_free(&st->str);
-    kf_buf_free(&st->kstr);
-    kf_buf_free(&st->hdr);
+    sl_buf_free(&st->str);
+    sl_buf_free(&st->kstr);
+    sl_buf_free(&st->hdr);
     free(st->vals);
     free(st->before);
     free(st);

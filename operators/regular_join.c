@@ -75,8 +75,8 @@ typedef struct rj_state {
     int legacy[2];              /* -1: not yet known; 1: restored index values to delete */
     sl_value *vals;             /* output row */
     sl_value *dec;              /* a stored row, decoded */
-    sl_jbuf others;             /* the other side's entries, copied: (u32 len | row | u32 count | u32 assoc)* */
-    sl_jbuf key;                /* the arriving row's bytes */
+    sl_buf others;              /* the other side's entries, copied: (u32 len | row | u32 count | u32 assoc)* */
+    sl_buf key;                 /* the arriving row's bytes */
 } rj_state;
 
 static void rj_plan_free(void *p)
@@ -179,8 +179,8 @@ static void rj_close(sl_op *op)
     if (!st) return;
     free(st->vals);
     free(st->dec);
-    sl_jbuf_free(&st->others);
-    sl_jbuf_free(&st->key);
+    sl_buf_free(&st->others);
+    sl_buf_free(&st->key);
     free(st);
     op->priv = NULL;
 }
@@ -230,7 +230,7 @@ static int decode(sl_op *op, int side, const uint8_t *p, size_t n, sl_row *r)
 /* ---- state ---------------------------------------------------------------------- */
 
 typedef struct others_ctx {
-    sl_jbuf *out;
+    sl_buf *out;
     int n;
 } others_ctx;
 
@@ -240,9 +240,9 @@ static int others_visit(void *ctx, const void *k, size_t klen, const void *v, si
     if (len != 8) return 0; /* not a count|associations entry: ignored */
     uint8_t hdr[4];
     sl_put_le32(hdr, (uint32_t)klen);
-    sl_jbuf_append(oc->out, hdr, 4);
-    sl_jbuf_append(oc->out, k, klen);
-    sl_jbuf_append(oc->out, v, 8);
+    sl_buf_put(oc->out, hdr, 4);
+    sl_buf_put(oc->out, k, klen);
+    sl_buf_put(oc->out, v, 8);
     oc->n++;
     return 0;
 }
@@ -325,13 +325,13 @@ static int rj_process(sl_op *op, int input, sl_row *row)
     const sl_schema *sch = side ? &pl->js.right : &pl->js.left;
     size_t need = sl_row_size(&ins, sch);
     st->key.len = 0;
-    sl_jbuf_reserve(&st->key, need);
-    st->key.len = sl_row_encode(&ins, sch, st->key.p, need);
+    sl_buf_reserve(&st->key, need);
+    st->key.len = sl_row_encode(&ins, sch, sl_buf_u8(&st->key), need);
     SL_ASSERT(st->key.len == need);
 
     for (size_t pos = 0; pos < st->others.len;) {
         uint32_t kl = sl_get_le32(st->others.p + pos);
-        const uint8_t *k = st->others.p + pos + 4;
+        const uint8_t *k = sl_buf_u8(&st->others) + pos + 4;
         uint32_t cnt = sl_get_le32(k + kl), assoc = sl_get_le32(k + kl + 4);
         pos += 4 + kl + 8;
         sl_row o;

@@ -50,9 +50,9 @@ typedef struct tj_plan {
 
 typedef struct tj_state {
     sl_vstate *left, *right, *rtimes;
-    sl_jbuf times;                  /* the key's version times being read or changed */
+    sl_buf times;                   /* the key's version times being read or changed */
     sl_value *vals, *dec, *rdec;
-    sl_jbuf entry, version;
+    sl_buf entry, version;
 } tj_state;
 
 static void tj_plan_free(void *p)
@@ -123,9 +123,9 @@ static void tj_close(sl_op *op)
     free(st->vals);
     free(st->dec);
     free(st->rdec);
-    sl_jbuf_free(&st->entry);
-    sl_jbuf_free(&st->version);
-    sl_jbuf_free(&st->times);
+    sl_buf_free(&st->entry);
+    sl_buf_free(&st->version);
+    sl_buf_free(&st->times);
     free(st);
     op->priv = NULL;
 }
@@ -170,7 +170,7 @@ static int times_load(sl_op *op)
     st->times.len = 0;
     int rc = sl_value_get(st->rtimes, NULL, 0, &v, &len);
     if (rc == SL_ERR) return SL_ERR;
-    if (rc == SL_OK) sl_jbuf_append(&st->times, v, len);
+    if (rc == SL_OK) sl_buf_put(&st->times, v, len);
     return SL_OK;
 }
 
@@ -185,7 +185,7 @@ static int times_store(sl_op *op)
 static long best_at(const tj_state *st, int64_t at)
 {
     long best = -1;
-    for (size_t i = 0; i < st->times.len / 8 && time_of(st->times.p + i * 8) <= at; i++) best = (long)i;
+    for (size_t i = 0; i < st->times.len / 8 && time_of(sl_buf_u8(&st->times) + i * 8) <= at; i++) best = (long)i;
     return best;
 }
 
@@ -222,7 +222,7 @@ static int times_add(sl_op *op, const uint8_t *k)
     size_t n = st->times.len / 8, at = 0;
     while (at < n && memcmp(st->times.p + at * 8, k, 8) < 0) at++;
     if (at < n && !memcmp(st->times.p + at * 8, k, 8)) return SL_OK;
-    sl_jbuf_reserve(&st->times, 8);
+    sl_buf_reserve(&st->times, 8);
     memmove(st->times.p + at * 8 + 8, st->times.p + at * 8, (n - at) * 8);
     memcpy(st->times.p + at * 8, k, 8);
     st->times.len += 8;
@@ -257,7 +257,7 @@ static int tj_process(sl_op *op, int input, sl_row *row)
         st->entry.len = 0;
         int rc = sl_map_get(st->left, NULL, 0, k, 8, &v, &len);
         if (rc == SL_ERR) return SL_ERR;
-        if (rc == SL_OK) sl_jbuf_append(&st->entry, v, len);
+        if (rc == SL_OK) sl_buf_put(&st->entry, v, len);
         sl_jbuf_put_row(&st->entry, row, &pl->js.left);
         if (sl_map_put(st->left, NULL, 0, k, 8, st->entry.p, st->entry.len) != SL_OK) return SL_ERR;
         return rc == SL_OK ? SL_OK : sl_op_timer_register(op, SL_TIME_EVENT, t, ns, NS_LEN);
@@ -265,13 +265,13 @@ static int tj_process(sl_op *op, int input, sl_row *row)
     if (row->kind == SL_KIND_UPDATE_BEFORE || sl_join_null_key(&pl->js, 1, row)) return SL_OK;
     st->version.len = 0;
     uint8_t live = row->kind != SL_KIND_DELETE;
-    sl_jbuf_append(&st->version, &live, 1);
+    sl_buf_put(&st->version, &live, 1);
     if (live) {
         sl_row ins = *row;
         ins.kind = SL_KIND_INSERT;
         size_t need = sl_row_size(&ins, &pl->js.right);
-        sl_jbuf_reserve(&st->version, need);
-        st->version.len += sl_row_encode(&ins, &pl->js.right, st->version.p + 1, need);
+        sl_buf_reserve(&st->version, need);
+        st->version.len += sl_row_encode(&ins, &pl->js.right, sl_buf_u8(&st->version) + 1, need);
     }
     if (sl_map_put(st->right, NULL, 0, k, 8, st->version.p, st->version.len) != SL_OK) return SL_ERR;
     if (times_add(op, k) != SL_OK) return SL_ERR;
@@ -299,7 +299,7 @@ static int tj_on_timer(sl_op *op, sl_time_domain d, int64_t time, const void *ns
         if (rc == SL_ERR) return SL_ERR;
         if (rc == SL_OK) {
             st->entry.len = 0; /* copies: state calls follow */
-            sl_jbuf_append(&st->entry, v, len);
+            sl_buf_put(&st->entry, v, len);
             if (times_load(op) != SL_OK) return SL_ERR;
             long b = best_at(st, time);
             sl_row ver = {.vals = st->rdec, .ts = SL_TS_NONE};
@@ -310,9 +310,9 @@ static int tj_on_timer(sl_op *op, sl_time_domain d, int64_t time, const void *ns
                 memcpy(k, st->times.p + b * 8, 8);
                 if (sl_map_get(st->right, NULL, 0, k, 8, &v, &len) == SL_OK && len > 1 &&
                     *(const uint8_t *)v) {
-                    sl_jbuf_append(&st->version, (const uint8_t *)v + 1, len - 1);
+                    sl_buf_put(&st->version, (const uint8_t *)v + 1, len - 1);
                     char derr[200];
-                    if (sl_row_decode(st->version.p, st->version.len, &pl->js.right, &ver, derr,
+                    if (sl_row_decode(sl_buf_u8(&st->version), st->version.len, &pl->js.right, &ver, derr,
                                       sizeof derr) != SL_OK)
                         return sl_op_fail(op, "vertex '%s': damaged temporal-join state: %s",
                                           pl->js.vid, derr);
@@ -324,7 +324,7 @@ static int tj_on_timer(sl_op *op, sl_time_domain d, int64_t time, const void *ns
                 sl_row l = {.vals = st->dec};
                 char derr[200];
                 if (st->entry.len - pos < 4 || n > st->entry.len - pos - 4 ||
-                    sl_row_decode(st->entry.p + pos + 4, n, &pl->js.left, &l, derr, sizeof derr) != SL_OK)
+                    sl_row_decode(sl_buf_u8(&st->entry) + pos + 4, n, &pl->js.left, &l, derr, sizeof derr) != SL_OK)
                     return sl_op_fail(op, "vertex '%s': damaged temporal-join state", pl->js.vid);
                 pos += 4 + n;
                 if (vp) {

@@ -40,8 +40,8 @@ typedef struct wj_plan {
 typedef struct wj_state {
     sl_vstate *side[2];
     sl_value *vals, *dec[2];
-    sl_jbuf rows[2];            /* a window's rows of each side, copied: (u32 len | row)* */
-    sl_jbuf row;
+    sl_buf rows[2];             /* a window's rows of each side, copied: (u32 len | row)* */
+    sl_buf row;
     int nrows[2];
 } wj_state;
 
@@ -107,8 +107,8 @@ static void wj_close(sl_op *op)
     free(st->vals);
     free(st->dec[0]);
     free(st->dec[1]);
-    for (int s = 0; s < 2; s++) sl_jbuf_free(&st->rows[s]);
-    sl_jbuf_free(&st->row);
+    for (int s = 0; s < 2; s++) sl_buf_free(&st->rows[s]);
+    sl_buf_free(&st->row);
     free(st);
     op->priv = NULL;
 }
@@ -141,14 +141,14 @@ static int wj_process(sl_op *op, int input, sl_row *row)
     st->row.len = 0;
     sl_row ins = *row;
     size_t need = sl_row_size(&ins, side ? &pl->js.right : &pl->js.left);
-    sl_jbuf_reserve(&st->row, need);
-    st->row.len = sl_row_encode(&ins, side ? &pl->js.right : &pl->js.left, st->row.p, need);
+    sl_buf_reserve(&st->row, need);
+    st->row.len = sl_row_encode(&ins, side ? &pl->js.right : &pl->js.left, sl_buf_u8(&st->row), need);
     if (sl_list_add(st->side[side], ns, NS_LEN, st->row.p, st->row.len) != SL_OK) return SL_ERR;
     return sl_op_timer_register(op, SL_TIME_EVENT, fire, ns, NS_LEN);
 }
 
 typedef struct copy_ctx {
-    sl_jbuf *b;
+    sl_buf *b;
     int n;
 } copy_ctx;
 
@@ -156,8 +156,8 @@ static int copy_row(void *ctx, const void *val, size_t len)
 {
     copy_ctx *c = ctx;
     uint8_t hdr[4] = {(uint8_t)len, (uint8_t)(len >> 8), (uint8_t)(len >> 16), (uint8_t)(len >> 24)};
-    sl_jbuf_append(c->b, hdr, 4);
-    sl_jbuf_append(c->b, val, len);
+    sl_buf_put(c->b, hdr, 4);
+    sl_buf_put(c->b, val, len);
     c->n++;
     return 0;
 }
@@ -167,7 +167,7 @@ static int row_at(sl_op *op, int s, size_t *pos, sl_row *r)
 {
     const wj_plan *pl = op->plan;
     wj_state *st = op->priv;
-    const uint8_t *p = st->rows[s].p + *pos;
+    const uint8_t *p = sl_buf_u8(&st->rows[s]) + *pos;
     uint32_t n = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
     *r = (sl_row){.vals = st->dec[s]};
     char derr[200];

@@ -117,7 +117,7 @@ char *sl_sql_tableau(const char *const *head, int ncol, char ***rows, int nrows)
         sql_sb_str(&line, "+");
     }
     sql_sb_str(&line, "\n");
-    sql_sb_str(&b, line.s);
+    sql_sb_str(&b, line.p);
     for (int r = -1; r < nrows; r++) {
         sql_sb_str(&b, "|");
         for (int c = 0; c < ncol; c++) {
@@ -128,15 +128,15 @@ char *sl_sql_tableau(const char *const *head, int ncol, char ***rows, int nrows)
             sql_sb_str(&b, " |");
         }
         sql_sb_str(&b, "\n");
-        if (r < 0) sql_sb_str(&b, line.s);
+        if (r < 0) sql_sb_str(&b, line.p);
     }
-    if (nrows) sql_sb_str(&b, line.s);
+    if (nrows) sql_sb_str(&b, line.p);
     char tail[64];
     snprintf(tail, sizeof tail, nrows == 0 ? "Empty set\n" : "%d row%s in set\n", nrows,
              nrows == 1 ? "" : "s");
     sql_sb_str(&b, tail);
-    free(line.s);
-    return b.s;
+    free(line.p);
+    return b.p;
 }
 
 /* A statement's answer as a table: the tableau text the client prints and
@@ -510,8 +510,8 @@ json_t *sql_kafka_config(const sql_table *t, int sink)
     if (t->npk) {
         sql_sbuf pk = {0};
         for (int i = 0; i < t->npk; i++) sql_sb_fmt(&pk, "%s%s", i ? ";" : "", t->pk[i]);
-        json_object_set_new(cfg, "primary-key", json_string(pk.s));
-        free(pk.s);
+        json_object_set_new(cfg, "primary-key", json_string(pk.p));
+        free(pk.p);
     }
     return cfg;
 }

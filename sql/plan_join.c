@@ -144,8 +144,8 @@ static int resolve(plan *p, const sql_join_map *m, const sql_node *e, int *col)
     if (e->s2 && !qual_known) {
         sql_sbuf b = {0};
         quals_text(m, &b);
-        int rc = PERR(e, "unknown table or alias '%s' (the join names %s)", e->s2, b.s ? b.s : "");
-        free(b.s);
+        int rc = PERR(e, "unknown table or alias '%s' (the join names %s)", e->s2, b.p ? b.p : "");
+        free(b.p);
         return rc;
     }
     if (e->s2) return PERR(e, "unknown column '%s' in '%s'", e->s, e->s2);
@@ -401,8 +401,8 @@ static int state_ttl_hints(plan *p, const jplan *j, int interval, const char *tt
                 sql_sbuf b = {0};
                 quals_text(j->map, &b);
                 int rc = PERR(o, "STATE_TTL: '%s' is not an input of the join (it reads %s)", o->s,
-                              b.s ? b.s : "");
-                free(b.s);
+                              b.p ? b.p : "");
+                free(b.p);
                 return rc;
             }
             int64_t ms;
@@ -659,15 +659,15 @@ int sql_plan_join(plan *p, const sql_node *f, rel *out)
     json_t *cfg, *lk, *rk;
     sql_sbuf id = {0};
     if (join_config(p, &j, jt, interval, ttl_hint, &cfg, &lk, &rk, &id) != SL_OK) {
-        free(id.s);
+        free(id.p);
         goto done;
     }
     int updating = !interval && (outer || j.s[0].r.updating || j.s[1].r.updating);
     sql_sbuf ident = {0};
     sql_sb_fmt(&ident, "join(%s,%s)", j.s[0].r.ident ? j.s[0].r.ident : "",
                j.s[1].r.ident ? j.s[1].r.ident : "");
-    char *uid = sl_sprintf("join-%s-%08x", interval ? "interval" : "regular", fnv1a(id.s));
-    free(id.s);
+    char *uid = sl_sprintf("join-%s-%08x", interval ? "interval" : "regular", fnv1a(id.p));
+    free(id.p);
     const char *type = interval ? "interval_join" : "regular_join";
     char *vid = add_vertex(p, interval ? "interval-join" : "join", type, uid, cfg, NULL, 0);
     free(uid);
@@ -756,8 +756,8 @@ static int plan_temporal(plan *p, const sql_node *f, const sql_node *asof, jplan
     for (int k = 0; k < j->nkeys; k++)
         sql_sb_fmt(&id, "%s=%s,", j->s[0].r.sch.fields[j->kcol[0][k]].name,
                    j->s[1].r.sch.fields[j->kcol[1][k]].name);
-    char *uid = sl_sprintf("join-temporal-%08x", fnv1a(id.s));
-    free(id.s);
+    char *uid = sl_sprintf("join-temporal-%08x", fnv1a(id.p));
+    free(id.p);
     if (!strcmp(j->s[0].r.vid, j->s[1].r.vid) &&
         emit_calc(p, &j->s[1].r, NULL, 0, NULL, "join-right") != SL_OK) {
         json_decref(cfg);
@@ -984,8 +984,8 @@ static int plan_lookup(plan *p, const sql_node *f, const sql_node *rnode, const 
         sql_sb_fmt(&id, "%s=%s,", txt, r->sch.fields[keys[k].rcol].name);
         free(txt);
     }
-    char *uid = sl_sprintf("join-lookup-%08x", fnv1a(id.s));
-    free(id.s);
+    char *uid = sl_sprintf("join-lookup-%08x", fnv1a(id.p));
+    free(id.p);
     char *vid = add_vertex(p, "lookup-join", "lookup_join", uid, cfg, &r->sch, 0);
     free(uid);
     add_edge(p, l->vid, vid, NULL, NULL, 0);
@@ -1077,8 +1077,8 @@ static int plan_window(plan *p, const sql_node *f, jplan *j, const char *jt, rel
     for (int k = 0; k < j->nkeys; k++)
         sql_sb_fmt(&id, "%s=%s,", j->s[0].r.sch.fields[j->kcol[0][k]].name,
                    j->s[1].r.sch.fields[j->kcol[1][k]].name);
-    char *uid = sl_sprintf("join-window-%08x", fnv1a(id.s));
-    free(id.s);
+    char *uid = sl_sprintf("join-window-%08x", fnv1a(id.p));
+    free(id.p);
     int rc = SL_OK;
     if (!strcmp(j->s[0].r.vid, j->s[1].r.vid))
         rc = emit_calc(p, &j->s[1].r, NULL, 0, NULL, "join-right");
@@ -1250,8 +1250,8 @@ int sql_join_resolve_select(plan *p, const sql_node *sel, const sql_node **out)
                     if (!any) {
                         sql_sbuf b = {0};
                         quals_text(r.jmap, &b);
-                        rc = PERR(e, "unknown table or alias '%s' (the join names %s)", e->s, b.s ? b.s : "");
-                        free(b.s);
+                        rc = PERR(e, "unknown table or alias '%s' (the join names %s)", e->s, b.p ? b.p : "");
+                        free(b.p);
                     }
                     continue;
                 }

@@ -325,7 +325,7 @@ static int rank_vertex(plan *p, const sql_node *over, const sql_node *items, con
         free(o);
         free(k);
         char *uid = sl_sprintf("%s-%s-%08x", dedup ? "dedup" : "rank", in->ident ? in->ident : "q",
-                               sqlp_fnv1a(id.s));
+                               sqlp_fnv1a(id.p));
         int global = json_array_size(keys) == 0;
         vid = sqlp_add_vertex(p, dedup ? "dedup" : "rank", dedup ? "deduplicate" : "rank", uid,
                               cfg, NULL, global ? 1 : 0);
@@ -347,8 +347,8 @@ static int rank_vertex(plan *p, const sql_node *over, const sql_node *items, con
     json_decref(cfg);
     json_decref(keys);
     json_decref(ord);
-    free(id.s);
-    free(keytext.s);
+    free(id.p);
+    free(keytext.p);
 
     return rc;
 }

@@ -241,8 +241,8 @@ int check_cols(plan *p, const sql_node *e, const rel *r)
         if (best && bd <= (int)strlen(e->s) / 2 + 1)
             rc = PERR(e, "unknown column '%s' (did you mean '%s'?)", e->s, best);
         else
-            rc = PERR(e, "unknown column '%s' (the input has: %s)", e->s, cols.s ? cols.s : "");
-        free(cols.s);
+            rc = PERR(e, "unknown column '%s' (the input has: %s)", e->s, cols.p ? cols.p : "");
+        free(cols.p);
         return rc;
     }
     if (e->kind == SQL_FUNC && (!strcasecmp(e->s, "TIMESTAMPADD") || !strcasecmp(e->s, "TIMESTAMPDIFF"))) {
@@ -949,7 +949,7 @@ static int window_spec(plan *p, const sql_node *tvf, char **spec)
     for (int i = 0; i < args->nkids; i++) {
         const sql_node *a = args->kids[i];
         if (a->kind != SQL_INTERVAL) {
-            free(b.s);
+            free(b.p);
             return PERR(a, "%s: argument %d must be an interval literal such as INTERVAL '10' "
                         "SECOND", fn, i + 3);
         }
@@ -1121,8 +1121,8 @@ static void agg_vertex(plan *p, const aggctx *c, rel *in, int window, const char
     }
     for (int k = 0; k < c->n; k++) sl_schema_add(&aggout, c->a[k].name, c->a[k].type);
     char *uid = sl_sprintf("%s-%s-%08x", window ? "window" : "agg", in->ident ? in->ident : "q",
-                           fnv1a(id.s));
-    free(id.s);
+                           fnv1a(id.p));
+    free(id.p);
     int strval = 0; /* a MIN/MAX of STRING (the only STRING aggregate): one phase */
     for (int k = 0; k < c->n; k++) strval |= c->a[k].type == SL_T_STRING;
     json_t *local = strval ? NULL : two_phase_local(p, cfg, window, proctime, spec, in->updating);
@@ -1572,11 +1572,11 @@ static int plan_insert(plan *p, const sql_node *ins, char **names, int *nnames)
     } else if (rc == SL_OK && !cols && r.sch.n != nphys) {
         sql_sbuf have = {0};
         for (int i = 0; i < t->ncols; i++)
-            if (sql_column_written(&t->cols[i])) sql_sb_fmt(&have, "%s%s", have.n ? ", " : "", t->cols[i].name);
+            if (sql_column_written(&t->cols[i])) sql_sb_fmt(&have, "%s%s", have.len ? ", " : "", t->cols[i].name);
         rc = PERR(sql_kid(ins, 0), "INSERT INTO %s: the query gives %d column%s, the table has "
                   "%d (%s)", t->name, r.sch.n, r.sch.n == 1 ? "" : "s", nphys,
-                  have.s ? have.s : "");
-        free(have.s);
+                  have.p ? have.p : "");
+        free(have.p);
     }
     const char *fmt = NULL;
     int csv = 0;
@@ -1709,8 +1709,8 @@ static json_t *plan_stmt(const sql_catalog *cat, char **okeys, char **ovals, int
             for (int i = 0; i < nsinks; i++)
                 sql_sb_fmt(&name, "%sdefault_catalog.default_database.%s", i ? "," : "_", sinks[i]);
         }
-        json_object_set_new(job, "name", json_string(name.s ? name.s : "query"));
-        free(name.s);
+        json_object_set_new(job, "name", json_string(name.p ? name.p : "query"));
+        free(name.p);
         if (par) json_object_set_new(job, "parallelism", json_integer(atoi(par)));
         json_object_set(job, "vertices", p.vertices);
         json_object_set(job, "edges", p.edges);
