@@ -452,7 +452,7 @@ static void cp_write(jm *j, jm_job *job, jm_checkpoint *cp)
     for (int v = 0; v < g->nv; v++) free(fin[v]);
     free(fin);
     jm_io_job *io = sl_calloc(1, sizeof *io);
-    io->kind = JM_IO_WRITE_METADATA;
+    io->qm.type = JM_IO_WRITE_METADATA;
     io->dir = sl_strdup(cp->dir);
     io->data = buf;
     io->len = len;

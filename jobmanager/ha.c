@@ -102,7 +102,7 @@ static void watcher(zhandle_t *zh, int type, int state, const char *path, void *
 {
     watch_ctx *w = ctx;
     jm_op *op = sl_calloc(1, sizeof *op);
-    op->kind = JM_OP_HA;
+    op->qm.type = JM_OP_HA;
     op->u.ha.type = type;
     op->u.ha.state = state;
     op->u.ha.gen = w->gen;

@@ -12,8 +12,14 @@
  *
  * The job carries copies of everything it needs (directory, packed bytes,
  * job id), never pointers into the loop's state, so the loop may forget a
- * job while its files are still being written. io_lock is a leaf: held to
- * link jobs and set flags, never during file work.
+ * job while its files are still being written. The jobs travel on j->io, an
+ * sl_queue (lib/queue.h) the worker sleeps on; its lock is a leaf, never
+ * held during file work.
+ *
+ * Unbounded: the loop must never block, and the loop's jobs are bounded by
+ * the checkpoints they serve (one _metadata write per checkpoint, one at a
+ * time per job; removals as retention drops checkpoints); a REST thread's
+ * job is waited for, so at most one per REST thread.
  */
 #include <errno.h>
 #include <limits.h>
@@ -72,10 +78,10 @@ static int dispose(jm_io_job *job)
 
 static void run(jm *j, jm_io_job *job)
 {
-    switch (job->kind) {
+    switch ((jm_io_kind)job->qm.type) {
     case JM_IO_WRITE_METADATA: {
         jm_op *op = sl_calloc(1, sizeof *op);
-        op->kind = JM_OP_CP_WRITTEN;
+        op->qm.type = JM_OP_CP_WRITTEN;
         memcpy(op->u.written.job_id, job->job_id, sizeof op->u.written.job_id);
         op->u.written.attempt = job->attempt;
         op->u.written.cp_id = job->cp_id;
@@ -121,75 +127,47 @@ static void run(jm *j, jm_io_job *job)
 static void *io_main(void *arg)
 {
     jm *j = arg;
-    pthread_mutex_lock(&j->io_lock);
-    for (;;) {
-        while (!j->io_head && !j->io_stopping) pthread_cond_wait(&j->io_cond, &j->io_lock);
-        jm_io_job *job = j->io_head;
-        if (!job) break; /* stopping, and nothing left */
-        j->io_head = job->next;
-        if (!j->io_head) j->io_tail = NULL;
-        pthread_mutex_unlock(&j->io_lock);
-        run(j, job);
-        pthread_mutex_lock(&j->io_lock);
-        if (job->waited) {
-            job->done = 1; /* the waiter owns it again */
-            pthread_cond_broadcast(&j->io_cond);
-        } else {
-            io_job_free(job);
+    sl_qmsg *list;
+    while ((list = sl_queue_wait(j->io))) { /* NULL: stopped, and nothing left */
+        while (list) {
+            jm_io_job *job = SL_QMSG_OF(list, jm_io_job, qm);
+            list = list->next;
+            run(j, job);
+            if (!sl_queue_answer(j->io, &job->qm, SL_OK)) io_job_free(job); /* else the waiter's */
         }
     }
-    pthread_mutex_unlock(&j->io_lock);
     return NULL;
 }
 
 int jm_io_start(jm *j, char *err, size_t errlen)
 {
-    pthread_mutex_init(&j->io_lock, NULL);
-    pthread_cond_init(&j->io_cond, NULL);
+    j->io = sl_queue_new("JobManager I/O", SL_QUEUE_COND, 0, err, errlen);
+    if (!j->io) return SL_ERR;
     if (pthread_create(&j->io_thread, NULL, io_main, j) != 0)
         return sl_seterr(err, errlen, "cannot start the JobManager's I/O thread");
     j->io_started = 1;
     return SL_OK;
 }
 
-static void enqueue(jm *j, jm_io_job *job)
-{
-    job->next = NULL;
-    if (j->io_tail) j->io_tail->next = job;
-    else j->io_head = job;
-    j->io_tail = job;
-    pthread_cond_broadcast(&j->io_cond);
-}
-
 void jm_io_submit(jm *j, jm_io_job *job)
 {
-    job->waited = 0;
-    pthread_mutex_lock(&j->io_lock);
-    enqueue(j, job);
-    pthread_mutex_unlock(&j->io_lock);
+    if (sl_queue_push(j->io, &job->qm) != SL_OK) io_job_free(job); /* stopping */
 }
 
 int jm_io_call(jm *j, jm_io_job *job)
 {
     SL_ASSERT(!jm_on_loop(j)); /* the loop never waits for a disk */
-    job->waited = 1;
-    job->done = 0;
-    pthread_mutex_lock(&j->io_lock);
-    if (j->io_stopping) {
-        pthread_mutex_unlock(&j->io_lock);
+    if (sl_queue_call(j->io, &job->qm) != SL_OK) {
         sl_seterr(job->err, sizeof job->err, "the JobManager is shutting down");
         return job->rc = SL_ERR;
     }
-    enqueue(j, job);
-    while (!job->done) pthread_cond_wait(&j->io_cond, &j->io_lock);
-    pthread_mutex_unlock(&j->io_lock);
     return job->rc;
 }
 
 void jm_io_remove(jm *j, const char *dir)
 {
     jm_io_job *job = sl_calloc(1, sizeof *job);
-    job->kind = JM_IO_REMOVE;
+    job->qm.type = JM_IO_REMOVE;
     job->dir = sl_strdup(dir);
     jm_io_submit(j, job);
 }
@@ -197,7 +175,7 @@ void jm_io_remove(jm *j, const char *dir)
 void jm_io_unlink(jm *j, const char *path)
 {
     jm_io_job *job = sl_calloc(1, sizeof *job);
-    job->kind = JM_IO_UNLINK;
+    job->qm.type = JM_IO_UNLINK;
     job->dir = sl_strdup(path);
     jm_io_submit(j, job);
 }
@@ -205,7 +183,7 @@ void jm_io_unlink(jm *j, const char *path)
 void jm_io_sweep(jm *j, const char *shared_dir, const char *const *keep, size_t n)
 {
     jm_io_job *job = sl_calloc(1, sizeof *job);
-    job->kind = JM_IO_SWEEP;
+    job->qm.type = JM_IO_SWEEP;
     job->dir = sl_strdup(shared_dir);
     size_t len = 0;
     for (size_t i = 0; i < n; i++) len += strlen(keep[i]) + 1;
@@ -222,12 +200,9 @@ void jm_io_sweep(jm *j, const char *shared_dir, const char *const *keep, size_t 
 void jm_io_stop(jm *j)
 {
     if (!j->io_started) return;
-    pthread_mutex_lock(&j->io_lock);
-    j->io_stopping = 1;
-    pthread_cond_broadcast(&j->io_cond);
-    pthread_mutex_unlock(&j->io_lock);
+    sl_queue_close(j->io); /* the worker runs what is queued, then ends */
     pthread_join(j->io_thread, NULL);
     j->io_started = 0;
-    pthread_cond_destroy(&j->io_cond);
-    pthread_mutex_destroy(&j->io_lock);
+    sl_queue_destroy(j->io);
+    j->io = NULL;
 }

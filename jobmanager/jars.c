@@ -789,7 +789,7 @@ static MHD_RESULT run_or_plan(jm *j, struct MHD_Connection *conn, jar_conn *c, c
     if (sp && *sp) {
         jm_io_job io;
         memset(&io, 0, sizeof io);
-        io.kind = JM_IO_RESTORE_PLAN;
+        io.qm.type = JM_IO_RESTORE_PLAN;
         io.g = g;
         io.path = sp;
         io.allow_non_restored = anr && (!strcmp(anr, "true") || !strcmp(anr, "1"));
@@ -811,7 +811,7 @@ static MHD_RESULT run_or_plan(jm *j, struct MHD_Connection *conn, jar_conn *c, c
     }
     jm_op op;
     memset(&op, 0, sizeof op);
-    op.kind = JM_OP_JAR_RUN;
+    op.qm.type = JM_OP_JAR_RUN;
     op.u.rest.ctx = &run;
     if (jm_op_call(j, &op) != SL_OK) ret = send_err(conn, 503, "the JobManager is shutting down");
     else if (!run.jobid[0]) ret = send_err(conn, 503, "%s", run.err);

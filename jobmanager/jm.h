@@ -32,6 +32,7 @@
 #include <event2/bufferevent.h>
 
 #include "sl.h"
+#include "queue.h"
 #include "config.h"
 #include "auth.h"
 #include "tls.h"
@@ -285,19 +286,14 @@ typedef struct jm {
     /* job store */
     int64_t jobstore_capacity, jobstore_expiration_ms;
     jm_savepoint_op *disposals; /* POST /savepoint-disposal results, newest first (rest.c, bounded) */
-    /* op queue to the loop (loop.c): any thread posts, the loop runs */
-    pthread_mutex_t op_lock;
-    pthread_cond_t op_done;     /* broadcast when a waited-for op is answered */
-    jm_op *op_head, *op_tail;
-    int op_closed;              /* the loop has stopped: ops are refused */
-    struct event *op_event;     /* activated by posters, runs the queue */
+    /* op queue to the loop (loop.c): any thread posts, the loop runs;
+     * closed once the loop has stopped, so ops are refused */
+    struct sl_queue *ops;
+    struct event *op_event;     /* watches the queue's eventfd, runs the queue */
     /* I/O worker (io.c) */
     pthread_t io_thread;
     int io_started;
-    pthread_mutex_t io_lock;
-    pthread_cond_t io_cond;     /* work arrived, or a waited-for job is done */
-    jm_io_job *io_head, *io_tail;
-    int io_stopping;
+    struct sl_queue *io;        /* jm_io_job's, in order; closed at jm_io_stop */
     /* Prometheus reporter (prom.c), or NULL */
     struct sl_prom *prom;
     struct event *prom_tick;    /* renders the loop's figures for it */
@@ -316,9 +312,7 @@ typedef enum {
 } jm_op_kind;
 
 struct jm_op {
-    jm_op_kind kind;
-    int waited;                 /* a thread waits in jm_op_call until done */
-    int done;                   /* 1 answered by the loop, -1 refused (loop stopped) */
+    sl_qmsg qm;                 /* type: a jm_op_kind; the queue's link and answer */
     union {
         struct { void *ctx; } rest;             /* rest.c's / jars.c's request, borrowed */
         struct {
@@ -334,7 +328,6 @@ struct jm_op {
             char path[512];
         } ha;
     } u;
-    jm_op *next;
 };
 
 int jm_ops_init(jm *j);                   /* before the loop and the other threads start */
@@ -377,8 +370,7 @@ typedef enum {
 } jm_io_kind;
 
 struct jm_io_job {
-    jm_io_kind kind;
-    int waited, done;
+    sl_qmsg qm;                 /* type: a jm_io_kind; the queue's link and answer */
     char *dir;                  /* owned */
     uint8_t *data;              /* WRITE_METADATA: packed bytes, owned */
     size_t len;
@@ -396,7 +388,6 @@ struct jm_io_job {
     int rc;
     int not_found;              /* JM_IO_DISPOSE: no savepoint there at all */
     char err[1024];
-    jm_io_job *next;
 };
 
 int jm_io_start(jm *j, char *err, size_t errlen);

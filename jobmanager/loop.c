@@ -2,14 +2,20 @@
  * loop.c -- the op queue: how other threads hand work to the loop thread.
  *
  * The loop thread owns all JobManager state (jm.h). A REST thread that needs
- * an answer from that state, or the I/O worker with a result, puts a typed
- * op (jm_op_kind: who sends it, who runs it) on this queue and activates
- * op_event; the loop runs the queue in one callback. jm_op_call() waits
- * on op_done until the loop has answered -- librdkafka's op queues are the
- * model. op_lock is a leaf: it is held only to link or unlink ops and set
- * flags, never while an op runs, so nothing can wait on anything while
- * holding it. When the loop has stopped (jm_ops_close), posted ops are
- * refused at once, so no REST thread waits for a loop that is gone.
+ * an answer from that state, the I/O worker with a result, or ZooKeeper's
+ * thread with an event puts a typed op (jm_op_kind: who sends it, who runs
+ * it) on j->ops, an sl_queue (lib/queue.h) whose eventfd the loop watches;
+ * the loop takes the whole queue and runs it in one callback. jm_op_call()
+ * waits until the loop has answered -- librdkafka's op queues are the model.
+ * The queue's lock is a leaf, never held while an op runs. When the loop
+ * has stopped (jm_ops_close), the queue is closed: posts are refused, and
+ * callers are answered at once with a refusal, so no REST thread waits for a
+ * loop that is gone.
+ *
+ * Unbounded: a REST op is waited for, so there are at most as many as REST
+ * threads; a JM_OP_CP_WRITTEN answers one queued I/O job; a JM_OP_HA is one
+ * ZooKeeper session change or fired watch, and the loop re-arms a watch only
+ * after it ran. None of them can pile up faster than the loop runs them.
  */
 #include <string.h>
 
@@ -23,7 +29,7 @@ int jm_on_loop(const jm *j) { return pthread_equal(pthread_self(), j->loop_threa
 
 static void run_op(jm *j, jm_op *op)
 {
-    switch (op->kind) {
+    switch ((jm_op_kind)op->qm.type) {
     case JM_OP_REST: jm_rest_on_loop(j, op->u.rest.ctx); break;
     case JM_OP_JAR_RUN: jm_jars_on_loop(j, op->u.rest.ctx); break;
     case JM_OP_CP_WRITTEN: jm_cp_on_written(j, op); break;
@@ -35,94 +41,53 @@ static void run_op(jm *j, jm_op *op)
 static void on_ops(evutil_socket_t fd, short what, void *arg)
 {
     jm *j = arg;
-    pthread_mutex_lock(&j->op_lock);
-    jm_op *list = j->op_head;
-    j->op_head = j->op_tail = NULL;
-    pthread_mutex_unlock(&j->op_lock);
-    int answered = 0;
+    sl_qmsg *list = sl_queue_pop_all(j->ops);
     while (list) {
-        jm_op *op = list;
-        list = op->next;
-        op->next = NULL;
+        jm_op *op = SL_QMSG_OF(list, jm_op, qm);
+        list = list->next;
         run_op(j, op);
-        if (op->waited) {
-            pthread_mutex_lock(&j->op_lock);
-            op->done = 1; /* the waiter may free op from here on */
-            pthread_mutex_unlock(&j->op_lock);
-            answered = 1;
-        } else {
-            free(op);
-        }
+        if (!sl_queue_answer(j->ops, &op->qm, SL_OK)) free(op); /* else the waiter's again */
     }
-    if (answered) pthread_cond_broadcast(&j->op_done);
 }
 
 int jm_ops_init(jm *j)
 {
-    pthread_mutex_init(&j->op_lock, NULL);
-    pthread_cond_init(&j->op_done, NULL);
-    j->op_event = event_new(j->base, -1, 0, on_ops, j);
-    return j->op_event ? SL_OK : SL_ERR;
-}
-
-/* Link op under op_lock; SL_ERR (op untouched) once closed. */
-static int enqueue(jm *j, jm_op *op)
-{
-    op->next = NULL;
-    pthread_mutex_lock(&j->op_lock);
-    if (j->op_closed) {
-        pthread_mutex_unlock(&j->op_lock);
+    char err[200];
+    j->ops = sl_queue_new("JobManager loop", SL_QUEUE_EVENTFD, 0, err, sizeof err);
+    if (!j->ops) {
+        sl_error(TAG, "%s", err);
         return SL_ERR;
     }
-    if (j->op_tail) j->op_tail->next = op;
-    else j->op_head = op;
-    j->op_tail = op;
-    /* under op_lock, so jm_ops_close cannot free the event in between;
-     * libevent's base lock is taken inside, after ours, and the loop never
-     * holds it while taking op_lock */
-    event_active(j->op_event, EV_TIMEOUT, 0);
-    pthread_mutex_unlock(&j->op_lock);
-    return SL_OK;
+    j->op_event = event_new(j->base, sl_queue_fd(j->ops), EV_READ | EV_PERSIST, on_ops, j);
+    return j->op_event && event_add(j->op_event, NULL) == 0 ? SL_OK : SL_ERR;
 }
 
 void jm_op_post(jm *j, jm_op *op)
 {
-    op->waited = 0;
-    if (enqueue(j, op) != SL_OK) free(op);
+    if (sl_queue_push(j->ops, &op->qm) != SL_OK) free(op);
 }
 
 int jm_op_call(jm *j, jm_op *op)
 {
     SL_ASSERT(!jm_on_loop(j)); /* the loop would wait for itself */
-    op->waited = 1;
-    op->done = 0;
-    if (enqueue(j, op) != SL_OK) return SL_ERR;
-    pthread_mutex_lock(&j->op_lock);
-    while (!op->done) pthread_cond_wait(&j->op_done, &j->op_lock);
-    int rc = op->done > 0 ? SL_OK : SL_ERR;
-    pthread_mutex_unlock(&j->op_lock);
-    return rc;
+    return sl_queue_call(j->ops, &op->qm);
 }
 
 void jm_ops_close(jm *j)
 {
-    pthread_mutex_lock(&j->op_lock);
-    j->op_closed = 1;
-    jm_op *list = j->op_head;
-    j->op_head = j->op_tail = NULL;
-    for (jm_op *op = list, *next; op; op = next) {
-        next = op->next;
-        if (op->waited) op->done = -1;
-        else free(op);
+    sl_queue_close(j->ops);
+    sl_qmsg *list = sl_queue_pop_all(j->ops);
+    while (list) {
+        jm_op *op = SL_QMSG_OF(list, jm_op, qm);
+        list = list->next;
+        if (!sl_queue_answer(j->ops, &op->qm, SL_ERR)) free(op);
     }
-    pthread_mutex_unlock(&j->op_lock);
-    pthread_cond_broadcast(&j->op_done);
 }
 
 void jm_ops_destroy(jm *j)
 {
     if (j->op_event) event_free(j->op_event);
     j->op_event = NULL;
-    pthread_cond_destroy(&j->op_done);
-    pthread_mutex_destroy(&j->op_lock);
+    sl_queue_destroy(j->ops);
+    j->ops = NULL;
 }

@@ -1203,7 +1203,7 @@ static int prepare_submit(route_ctx *rc, reply *r)
         json_t *report = NULL;
         jm_io_job io;
         memset(&io, 0, sizeof io);
-        io.kind = JM_IO_RESTORE_PLAN;
+        io.qm.type = JM_IO_RESTORE_PLAN;
         io.g = g;
         io.path = sp; /* allowed (checked above); messages name it as the user gave it */
         io.allow_non_restored = allow;
@@ -1270,7 +1270,7 @@ static int dispose_path(route_ctx *rc, int *bad_body, int *not_found, char *err,
     } else {
         jm_io_job io;
         memset(&io, 0, sizeof io);
-        io.kind = JM_IO_DISPOSE;
+        io.qm.type = JM_IO_DISPOSE;
         io.dir = dir; /* borrowed: a waited-for job is not freed by the worker */
         if (jm_io_call(rc->j, &io) != SL_OK) {
             *not_found = io.not_found;
@@ -1610,7 +1610,7 @@ static MHD_RESULT on_request(void *cls, struct MHD_Connection *conn, const char 
             } else {
                 jm_op op;
                 memset(&op, 0, sizeof op);
-                op.kind = JM_OP_REST;
+                op.qm.type = JM_OP_REST;
                 op.u.rest.ctx = &rc;
                 if (jm_op_call(j, &op) != SL_OK) {
                     json_decref(r.json);

@@ -23,6 +23,7 @@
 
 #include <pthread.h>
 #include "sl.h"
+#include "queue.h"
 
 enum {
     SL_EL_RECORD = 1,    /* i64 event timestamp, then the row encoding */
@@ -51,6 +52,8 @@ struct sl_buf {
     void (*recycle)(sl_buf *b); /* who takes it back; default sl_pool_put */
     void *recycle_ctx;
     sl_buf *next;        /* intrusive link for pools, gates and send queues */
+    sl_qmsg qm;          /* receive buffers: TM_OP_RECV_BACK on the network
+                            thread's inbox (tm.h) */
 };
 
 struct sl_pool {

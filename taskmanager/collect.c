@@ -54,13 +54,8 @@ int tm_collect_send(void *ctx, const char *rows, size_t len, int nrows, uint64_t
     o->nrows = nrows;
     o->offset = offset;
     o->end = end;
-    tm_net *n = d->net;
-    pthread_mutex_lock(&n->mu);
-    if (n->collect_tail) n->collect_tail->next = o;
-    else n->collect_head = o;
-    n->collect_tail = o;
-    pthread_mutex_unlock(&n->mu);
-    event_active(n->inbox, EV_TIMEOUT, 0);
+    o->qm.type = TM_OP_COLLECT_OUT;
+    if (sl_queue_push(d->net->inbox, &o->qm) != SL_OK) tm_collect_out_free(o); /* stopped */
     return SL_OK;
 }
 
@@ -93,10 +88,7 @@ void tm_collect_credit(tm_deploy *d, int rows)
 
 void tm_collect_out_free(tm_collect_out *o)
 {
-    while (o) {
-        tm_collect_out *next = o->next;
-        free(o->rows);
-        free(o);
-        o = next;
-    }
+    if (!o) return;
+    free(o->rows);
+    free(o);
 }

@@ -15,6 +15,11 @@
  * tasks, wires the exchange and starts the task threads -- unless the
  * attempt was cancelled meanwhile, in which case the plan is dropped.
  *
+ * The DeployJob travels to the worker on tm_net.plans (an sl_queue,
+ * TM_PLAN_DEPLOY) and back on the inbox (TM_OP_PLANNED), the same tm_plan
+ * moving from one queue to the next. Unbounded: one entry per deployment
+ * the JobManager sends, and it sends one per attempt.
+ *
  * Threads: everything here runs on the network thread except plan_main.
  */
 #include <errno.h>
@@ -39,7 +44,8 @@ typedef struct tm_plan {
     sl_jobgraph *g;             /* planned graph, or NULL with err */
     struct Sluice__SnapshotMetadata *restore;
     char err[1024];
-    struct tm_plan *next;
+    sl_qmsg qm;                 /* TM_PLAN_DEPLOY on tm_net.plans, then
+                                   TM_OP_PLANNED on the network thread's inbox */
 } tm_plan;
 
 /* A deployment the worker is planning (network thread). */
@@ -149,71 +155,48 @@ static void plan_one(tm_net *n, tm_plan *p)
 static void *plan_main(void *arg)
 {
     tm_net *n = arg;
-    pthread_mutex_lock(&n->plan_mu);
-    for (;;) {
-        while (!n->plan_head && !n->plan_stop) pthread_cond_wait(&n->plan_cv, &n->plan_mu);
-        if (!n->plan_head) break;
-        tm_plan *p = n->plan_head;
-        n->plan_head = p->next;
-        if (!n->plan_head) n->plan_tail = NULL;
-        pthread_mutex_unlock(&n->plan_mu);
-        p->next = NULL;
-        plan_one(n, p);
-        /* back to the network thread, in order */
-        pthread_mutex_lock(&n->mu);
-        tm_plan **pp = &n->plans_head;
-        while (*pp) pp = &(*pp)->next;
-        *pp = p;
-        pthread_mutex_unlock(&n->mu);
-        event_active(n->inbox, EV_TIMEOUT, 0);
-        pthread_mutex_lock(&n->plan_mu);
+    sl_qmsg *list;
+    while ((list = sl_queue_wait(n->plans))) { /* NULL: stopped, and nothing left */
+        while (list) {
+            tm_plan *p = SL_QMSG_OF(list, tm_plan, qm);
+            list = list->next;
+            if (sl_queue_closed(n->plans)) { /* stopping: nobody wants the rest now */
+                plan_free(p);
+                continue;
+            }
+            plan_one(n, p);
+            /* back to the network thread, in order */
+            p->qm.type = TM_OP_PLANNED;
+            if (sl_queue_push(n->inbox, &p->qm) != SL_OK) plan_free(p);
+        }
     }
-    pthread_mutex_unlock(&n->plan_mu);
     return NULL;
 }
 
 int tm_deploy_start(tm_net *n, char *err, size_t errlen)
 {
-    pthread_mutex_init(&n->plan_mu, NULL);
-    pthread_cond_init(&n->plan_cv, NULL);
+    if (!(n->plans = sl_queue_new("deploy worker", SL_QUEUE_COND, 0, err, errlen))) return SL_ERR;
     int e = pthread_create(&n->plan_thread, NULL, plan_main, n);
     if (e) return sl_seterr(err, errlen, "cannot start the deploy worker: %s", strerror(e));
     n->plan_started = 1;
     return SL_OK;
 }
 
+/* Plans the worker has not begun are dropped; those it finished wait in
+ * the inbox, whose last run (tm_net_stop) drops them. */
 void tm_deploy_stop(tm_net *n)
 {
     if (!n->plan_started) return;
-    pthread_mutex_lock(&n->plan_mu);
-    n->plan_stop = 1;
-    tm_plan *p = n->plan_head; /* not started: nobody wants them now */
-    n->plan_head = n->plan_tail = NULL;
-    pthread_cond_signal(&n->plan_cv);
-    pthread_mutex_unlock(&n->plan_mu);
+    sl_queue_close(n->plans);
     pthread_join(n->plan_thread, NULL);
     n->plan_started = 0;
-    while (p) {
-        tm_plan *next = p->next;
-        plan_free(p);
-        p = next;
-    }
-    pthread_mutex_lock(&n->mu);
-    p = n->plans_head;
-    n->plans_head = NULL;
-    pthread_mutex_unlock(&n->mu);
-    while (p) {
-        tm_plan *next = p->next;
-        plan_free(p);
-        p = next;
-    }
+    sl_queue_destroy(n->plans);
+    n->plans = NULL;
     while (n->planning) {
         tm_planning *x = n->planning;
         n->planning = x->next;
         free(x);
     }
-    pthread_mutex_destroy(&n->plan_mu);
-    pthread_cond_destroy(&n->plan_cv);
 }
 
 void tm_deploy_request(tm_net *n, Sluice__Envelope *env)
@@ -238,12 +221,8 @@ void tm_deploy_request(tm_net *n, Sluice__Envelope *env)
     n->planning = x;
     tm_plan *p = sl_calloc(1, sizeof *p);
     p->env = env;
-    pthread_mutex_lock(&n->plan_mu);
-    if (n->plan_tail) n->plan_tail->next = p;
-    else n->plan_head = p;
-    n->plan_tail = p;
-    pthread_cond_signal(&n->plan_cv);
-    pthread_mutex_unlock(&n->plan_mu);
+    p->qm.type = TM_PLAN_DEPLOY;
+    if (sl_queue_push(n->plans, &p->qm) != SL_OK) plan_free(p); /* stopping */
 }
 
 /* ---- building ------------------------------------------------------------ */
@@ -347,38 +326,36 @@ static int slots_cover(const sl_jobgraph *g, const Sluice__DeployJob *m)
     return 1;
 }
 
-void tm_deploy_planned(tm_net *n, tm_plan *plans)
+void tm_deploy_planned(tm_net *n, sl_qmsg *msg)
 {
-    while (plans) {
-        tm_plan *p = plans;
-        plans = p->next;
-        p->next = NULL;
-        const Sluice__DeployJob *m = p->env->deploy;
-        int cancelled = 1; /* not planning any more: the JobManager went away */
-        for (tm_planning **pp = &n->planning; *pp; pp = &(*pp)->next)
-            if ((*pp)->session == m->session && (*pp)->attempt == m->attempt) {
-                tm_planning *x = *pp;
-                cancelled = x->cancelled;
-                *pp = x->next;
-                free(x);
-                break;
-            }
-        if (cancelled || n->stopping) {
-            sl_info(TAG, "job %s attempt %u was cancelled while it was being planned", m->job_id,
-                    m->attempt);
-        } else if (p->g && !p->err[0] && !slots_cover(p->g, m)) {
-            snprintf(p->err, sizeof p->err, "the deployment names %zu slots, fewer than the job's parallelism",
-                     m->n_slots);
-            sl_error(TAG, "cannot deploy job %s: %s", m->job_id, p->err);
-            tm_net_report_direct(n, m->job_id, m->attempt, 0, 0, SLUICE__TASK_STATE__TASK_FAILED, p->err);
-        } else if (!p->g || p->err[0]) {
-            sl_error(TAG, "cannot deploy job %s: %s", m->job_id, p->err);
-            tm_net_report_direct(n, m->job_id, m->attempt, 0, 0, SLUICE__TASK_STATE__TASK_FAILED, p->err);
-        } else {
-            deploy_build(n, p);
+    tm_plan *p = SL_QMSG_OF(msg, tm_plan, qm);
+    const Sluice__DeployJob *m = p->env->deploy;
+    int cancelled = 1; /* not planning any more: the JobManager went away */
+    for (tm_planning **pp = &n->planning; *pp; pp = &(*pp)->next)
+        if ((*pp)->session == m->session && (*pp)->attempt == m->attempt) {
+            tm_planning *x = *pp;
+            cancelled = x->cancelled;
+            *pp = x->next;
+            free(x);
+            break;
         }
-        plan_free(p);
+    if (n->stopping) {
+        /* shutting down: dropped without a word, as the worker's queue */
+    } else if (cancelled) {
+        sl_info(TAG, "job %s attempt %u was cancelled while it was being planned", m->job_id,
+                m->attempt);
+    } else if (p->g && !p->err[0] && !slots_cover(p->g, m)) {
+        snprintf(p->err, sizeof p->err, "the deployment names %zu slots, fewer than the job's parallelism",
+                 m->n_slots);
+        sl_error(TAG, "cannot deploy job %s: %s", m->job_id, p->err);
+        tm_net_report_direct(n, m->job_id, m->attempt, 0, 0, SLUICE__TASK_STATE__TASK_FAILED, p->err);
+    } else if (!p->g || p->err[0]) {
+        sl_error(TAG, "cannot deploy job %s: %s", m->job_id, p->err);
+        tm_net_report_direct(n, m->job_id, m->attempt, 0, 0, SLUICE__TASK_STATE__TASK_FAILED, p->err);
+    } else {
+        deploy_build(n, p);
     }
+    plan_free(p);
 }
 
 /* ---- lookup, cancel, free ------------------------------------------------- */

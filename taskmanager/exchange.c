@@ -717,6 +717,12 @@ int tm_exchange_wire(tm_net *n, tm_deploy *d, const tm_slot_loc *slots, char *er
     return SL_OK;
 }
 
+/* sl_queue_remove_if: a receive buffer of pool `arg` on its way back. */
+static int recv_back_of(const sl_qmsg *m, void *arg)
+{
+    return m->type == TM_OP_RECV_BACK && SL_QMSG_OF(m, const sl_buf, qm)->pool == arg;
+}
+
 void tm_exchange_unwire(tm_net *n, tm_deploy *d)
 {
     for (uint32_t id = 0; id < d->nchan; id++) {
@@ -748,18 +754,14 @@ void tm_exchange_unwire(tm_net *n, tm_deploy *d)
         task_outputs_free(t);
     }
     /* receive buffers still on their way back are in the inbox: take them */
-    pthread_mutex_lock(&n->mu);
-    sl_buf **pb = &n->credit_head;
-    while (*pb) {
-        if ((*pb)->pool == d->recv_pool) {
-            sl_buf *b = *pb;
-            *pb = b->next;
-            sl_pool_put(b);
-        } else {
-            pb = &(*pb)->next;
+    if (d->recv_pool && n->inbox) {
+        sl_qmsg *m = sl_queue_remove_if(n->inbox, recv_back_of, d->recv_pool);
+        while (m) {
+            sl_qmsg *next = m->next;
+            sl_pool_put(SL_QMSG_OF(m, sl_buf, qm));
+            m = next;
         }
     }
-    pthread_mutex_unlock(&n->mu);
     if (d->recv_pool) sl_pool_close(d->recv_pool);
     d->recv_pool = NULL;
     for (tm_peer *p = n->peers; p; p = p->next) tm_exchange_drop_early(p, d->session, d->attempt);
@@ -901,11 +903,8 @@ void tm_exchange_deliver(tm_deploy *d, uint32_t chan, sl_buf *b, uint32_t backlo
 void tm_exchange_recycle_recv(sl_buf *b)
 {
     tm_net *n = b->recycle_ctx;
-    pthread_mutex_lock(&n->mu);
-    b->next = n->credit_head;
-    n->credit_head = b;
-    pthread_mutex_unlock(&n->mu);
-    event_active(n->inbox, EV_TIMEOUT, 0);
+    b->qm.type = TM_OP_RECV_BACK;
+    if (sl_queue_push(n->inbox, &b->qm) != SL_OK) sl_pool_put(b); /* stopped: no credit to give */
 }
 
 /* A receive buffer came back: it becomes credit for its channel (exclusive)

@@ -90,7 +90,7 @@ static void send_jm(tm_net *n, Sluice__Envelope *env)
     if (n->jm && n->jm_hello) sl_frame_push(bufferevent_get_output(n->jm), env);
 }
 
-/* ---- inbox from task threads -------------------------------------------- */
+/* ---- into the inbox, from task threads ----------------------------------- */
 
 static void report_queue(tm_net *n, tm_deploy *d, int chain, int subtask, Sluice__TaskState s,
                          const char *error, int end_of_input)
@@ -104,12 +104,11 @@ static void report_queue(tm_net *n, tm_deploy *d, int chain, int subtask, Sluice
     st->state = s;
     st->error = error ? sl_strdup(error) : NULL;
     st->end_of_input = end_of_input;
-    pthread_mutex_lock(&n->mu);
-    if (n->status_tail) n->status_tail->next = st;
-    else n->status_head = st;
-    n->status_tail = st;
-    pthread_mutex_unlock(&n->mu);
-    event_active(n->inbox, EV_TIMEOUT, 0);
+    st->qm.type = TM_OP_TASK_STATE;
+    if (sl_queue_push(n->inbox, &st->qm) != SL_OK) { /* stopped: nobody to tell */
+        free(st->error);
+        free(st);
+    }
 }
 
 void tm_net_report(tm_net *n, tm_deploy *d, int chain, int subtask, Sluice__TaskState s,
@@ -125,10 +124,9 @@ void tm_net_report_end_of_input(tm_net *n, tm_deploy *d, int chain, int subtask)
 
 void tm_net_task_exited(tm_net *n)
 {
-    pthread_mutex_lock(&n->mu);
-    n->exited++;
-    pthread_mutex_unlock(&n->mu);
-    event_active(n->inbox, EV_TIMEOUT, 0);
+    sl_qmsg *m = sl_calloc(1, sizeof *m);
+    m->type = TM_OP_TASK_EXITED;
+    if (sl_queue_push(n->inbox, m) != SL_OK) free(m);
 }
 
 void tm_net_peer_wake(tm_peer *p) { event_active(p->wake, EV_TIMEOUT, 0); }
@@ -1026,71 +1024,83 @@ static void on_leader(evutil_socket_t fd, short what, void *arg)
 
 /* ---- inbox ---------------------------------------------------------------- */
 
+static void on_task_state(tm_net *n, tm_status *st)
+{
+    tm_deploy *d = tm_deploy_find(n, st->session, st->attempt);
+    tm_task *t = d ? tm_deploy_task(d, st->chain, st->subtask) : NULL;
+    if (st->session != n->jm_session) {
+        /* a deployment of a JobManager that is gone: nobody to tell */
+    } else if (t && st->state != SLUICE__TASK_STATE__TASK_RUNNING) {
+        Sluice__SubtaskMetrics m;
+        fill_metrics(d, t, &m, sl_mono_ns());
+        report_full(n, st->job_id, st->attempt, st->chain, st->subtask, st->state, st->error, &m, 0);
+        free_metrics(&m);
+    } else if (st->end_of_input) {
+        report_full(n, st->job_id, st->attempt, st->chain, st->subtask, st->state, NULL, NULL, 1);
+    } else {
+        tm_net_report_direct(n, st->job_id, st->attempt, st->chain, st->subtask, st->state, st->error);
+    }
+}
+
+static void send_collected(tm_net *n, const tm_collect_out *o)
+{
+    if (o->session != n->jm_session) return; /* its JobManager is gone */
+    Sluice__CollectRows cr = SLUICE__COLLECT_ROWS__INIT;
+    cr.job_id = (char *)o->job_id;
+    cr.attempt = o->attempt;
+    cr.rows.data = (uint8_t *)o->rows;
+    cr.rows.len = o->len;
+    cr.nrows = (uint32_t)o->nrows;
+    cr.offset = o->offset;
+    cr.end = o->end != 0;
+    Sluice__Envelope env = SLUICE__ENVELOPE__INIT;
+    env.msg_case = SLUICE__ENVELOPE__MSG_COLLECT_ROWS;
+    env.collect_rows = &cr;
+    send_jm(n, &env);
+}
+
+/* Run what the other threads handed over, in the order it came; then put
+ * queued data on the wire and reap deployments whose threads ended. */
 static void on_inbox(evutil_socket_t fd, short what, void *arg)
 {
     tm_net *n = arg;
-    pthread_mutex_lock(&n->mu);
-    tm_status *st = n->status_head;
-    n->status_head = n->status_tail = NULL;
-    sl_buf *credits = n->credit_head;
-    n->credit_head = NULL;
-    tm_snap_job *acks = n->acks_head;
-    n->acks_head = NULL;
-    struct tm_plan *plans = n->plans_head;
-    n->plans_head = NULL;
-    tm_collect_out *collected = n->collect_head;
-    n->collect_head = n->collect_tail = NULL;
-    int exited = n->exited;
-    n->exited = 0;
-    pthread_mutex_unlock(&n->mu);
-    while (st) {
-        tm_status *next = st->next;
-        tm_deploy *d = tm_deploy_find(n, st->session, st->attempt);
-        tm_task *t = d ? tm_deploy_task(d, st->chain, st->subtask) : NULL;
-        if (st->session != n->jm_session) {
-            /* a deployment of a JobManager that is gone: nobody to tell */
-        } else if (t && st->state != SLUICE__TASK_STATE__TASK_RUNNING) {
-            Sluice__SubtaskMetrics m;
-            fill_metrics(d, t, &m, sl_mono_ns());
-            report_full(n, st->job_id, st->attempt, st->chain, st->subtask, st->state, st->error, &m, 0);
-            free_metrics(&m);
-        } else if (st->end_of_input) {
-            report_full(n, st->job_id, st->attempt, st->chain, st->subtask, st->state, NULL, NULL, 1);
-        } else {
-            tm_net_report_direct(n, st->job_id, st->attempt, st->chain, st->subtask, st->state, st->error);
+    int exited = 0;
+    sl_qmsg *list = sl_queue_pop_all(n->inbox);
+    while (list) {
+        sl_qmsg *m = list;
+        list = m->next;
+        switch ((tm_op_kind)m->type) {
+        case TM_OP_TASK_STATE: {
+            tm_status *st = SL_QMSG_OF(m, tm_status, qm);
+            on_task_state(n, st);
+            free(st->error);
+            free(st);
+            break;
         }
-        free(st->error);
-        free(st);
-        st = next;
+        case TM_OP_TASK_EXITED:
+            exited = 1;
+            free(m);
+            break;
+        case TM_OP_RECV_BACK:
+            tm_exchange_recv_back(n, SL_QMSG_OF(m, sl_buf, qm));
+            break;
+        case TM_OP_SNAPSHOT_WRITTEN: {
+            tm_snap_job *job = SL_QMSG_OF(m, tm_snap_job, qm);
+            send_ack(n, job);
+            tm_snap_job_free(job);
+            break;
+        }
+        case TM_OP_PLANNED:
+            tm_deploy_planned(n, m);
+            break;
+        case TM_OP_COLLECT_OUT: {
+            tm_collect_out *o = SL_QMSG_OF(m, tm_collect_out, qm);
+            send_collected(n, o);
+            tm_collect_out_free(o);
+            break;
+        }
+        }
     }
-    while (credits) {
-        sl_buf *next = credits->next;
-        tm_exchange_recv_back(n, credits);
-        credits = next;
-    }
-    while (acks) {
-        tm_snap_job *next = acks->next;
-        send_ack(n, acks);
-        tm_snap_job_free(acks);
-        acks = next;
-    }
-    for (tm_collect_out *o = collected; o; o = o->next) {
-        if (o->session != n->jm_session) continue; /* its JobManager is gone */
-        Sluice__CollectRows cr = SLUICE__COLLECT_ROWS__INIT;
-        cr.job_id = o->job_id;
-        cr.attempt = o->attempt;
-        cr.rows.data = (uint8_t *)o->rows;
-        cr.rows.len = o->len;
-        cr.nrows = (uint32_t)o->nrows;
-        cr.offset = o->offset;
-        cr.end = o->end != 0;
-        Sluice__Envelope env = SLUICE__ENVELOPE__INIT;
-        env.msg_case = SLUICE__ENVELOPE__MSG_COLLECT_ROWS;
-        env.collect_rows = &cr;
-        send_jm(n, &env);
-    }
-    tm_collect_out_free(collected);
-    if (plans) tm_deploy_planned(n, plans);
     for (tm_peer *p = n->peers; p; p = p->next) peer_flush(p);
     if (exited) tm_deploy_reap(n);
 }
@@ -1142,14 +1152,16 @@ static void send_ack(tm_net *n, tm_snap_job *job)
 
 int tm_net_start(tm_net *n, char *err, size_t errlen)
 {
-    pthread_mutex_init(&n->mu, NULL);
+    if (!(n->inbox = sl_queue_new("TaskManager inbox", SL_QUEUE_EVENTFD, 0, err, errlen))) return SL_ERR;
     if (sl_auth_load(&n->auth, n->conf, err, errlen) != SL_OK) return SL_ERR;
     if (sl_tls_internal(n->conf, &n->tls, err, errlen) != SL_OK) return SL_ERR;
     n->listener = sl_listen(n->base, sl_config_str(n->conf, "taskmanager.bind-host"),
                             (int)sl_config_int(n->conf, "taskmanager.data.port"), "data port",
                             on_data_accept, n, &n->data_port, err, errlen);
     if (!n->listener) return SL_ERR;
-    n->inbox = event_new(n->base, -1, 0, on_inbox, n);
+    n->inbox_ev = event_new(n->base, sl_queue_fd(n->inbox), EV_READ | EV_PERSIST, on_inbox, n);
+    if (!n->inbox_ev || event_add(n->inbox_ev, NULL) != 0)
+        return sl_seterr(err, errlen, "cannot watch the TaskManager's inbox");
     n->reconnect = event_new(n->base, -1, 0, on_reconnect, n);
     n->heartbeat = event_new(n->base, -1, EV_PERSIST, on_heartbeat, n);
     n->hb_interval_ms = sl_config_int(n->conf, "heartbeat.interval");
@@ -1175,7 +1187,10 @@ void tm_net_stop(tm_net *n)
     tm_deploy_stop(n);
     while (n->deploys) tm_deploy_free(n, n->deploys);
     tm_snapshotter_stop(n);
-    on_inbox(-1, 0, n); /* statuses, credits and acks still queued */
+    if (n->inbox) {
+        sl_queue_close(n->inbox); /* every other thread has ended */
+        on_inbox(-1, 0, n);       /* statuses, credits, acks and plans still queued */
+    }
     if (n->jm) bufferevent_free(n->jm);
     n->jm = NULL;
     tm_net_free_peers(n);
@@ -1183,7 +1198,9 @@ void tm_net_stop(tm_net *n)
     sl_auth_free(&n->auth);
     sl_tls_free(n->tls);
     n->tls = NULL;
-    if (n->inbox) event_free(n->inbox);
+    if (n->inbox_ev) event_free(n->inbox_ev);
+    sl_queue_destroy(n->inbox);
+    n->inbox = NULL;
     if (n->reconnect) event_free(n->reconnect);
     if (n->heartbeat) event_free(n->heartbeat);
     if (n->leader_ev) event_free(n->leader_ev);

@@ -9,6 +9,11 @@
  * and hands the finished job to the network thread, which acknowledges it
  * to the JobManager. Jobs are written in submission order, one at a time,
  * so the disk sees one sequential writer.
+ *
+ * Jobs arrive on tm_net.snaps (an sl_queue, TM_SNAP_WRITE) and leave on the
+ * network thread's inbox (TM_OP_SNAPSHOT_WRITTEN), the same sl_qmsg moving
+ * from one queue to the next. The queue is unbounded: it holds one job per
+ * task and checkpoint, and checkpoints run one at a time.
  */
 #include <string.h>
 
@@ -103,57 +108,45 @@ static void write_job(tm_net *n, tm_snap_job *job)
     if (job->error[0])
         sl_warn(TAG, "checkpoint %llu of job %s, subtask %d of chain %d: %s",
                 (unsigned long long)job->cpid, job->job_id, job->subtask, job->chain, job->error);
-    pthread_mutex_lock(&n->mu);
-    job->next = n->acks_head;
-    n->acks_head = job;
-    pthread_mutex_unlock(&n->mu);
-    event_active(n->inbox, EV_TIMEOUT, 0);
+    job->qm.type = TM_OP_SNAPSHOT_WRITTEN;
+    if (sl_queue_push(n->inbox, &job->qm) != SL_OK) tm_snap_job_free(job); /* stopped */
 }
 
 static void *snap_main(void *arg)
 {
     tm_net *n = arg;
-    pthread_mutex_lock(&n->snap_mu);
-    for (;;) {
-        while (!n->snap_head && !n->snap_stop) pthread_cond_wait(&n->snap_cv, &n->snap_mu);
-        if (!n->snap_head) break;
-        tm_snap_job *job = n->snap_head;
-        n->snap_head = job->next;
-        if (!n->snap_head) n->snap_tail = NULL;
-        job->next = NULL;
-        pthread_mutex_unlock(&n->snap_mu);
-        write_job(n, job);
-        pthread_mutex_lock(&n->snap_mu);
+    sl_qmsg *list;
+    while ((list = sl_queue_wait(n->snaps))) { /* NULL: stopped, and all written */
+        while (list) {
+            tm_snap_job *job = SL_QMSG_OF(list, tm_snap_job, qm);
+            list = list->next;
+            write_job(n, job);
+        }
     }
-    pthread_mutex_unlock(&n->snap_mu);
     return NULL;
 }
 
 int tm_snapshotter_start(tm_net *n, char *err, size_t errlen)
 {
-    pthread_mutex_init(&n->snap_mu, NULL);
-    pthread_cond_init(&n->snap_cv, NULL);
+    if (!(n->snaps = sl_queue_new("snapshot writer", SL_QUEUE_COND, 0, err, errlen))) return SL_ERR;
     int e = pthread_create(&n->snap_thread, NULL, snap_main, n);
     if (e) return sl_seterr(err, errlen, "cannot start the snapshot thread: %s", strerror(e));
+    n->snap_started = 1;
     return SL_OK;
 }
 
 void tm_snapshotter_stop(tm_net *n)
 {
-    pthread_mutex_lock(&n->snap_mu);
-    n->snap_stop = 1;
-    pthread_cond_signal(&n->snap_cv);
-    pthread_mutex_unlock(&n->snap_mu);
+    if (!n->snap_started) return;
+    sl_queue_close(n->snaps);
     pthread_join(n->snap_thread, NULL); /* writes what is queued, then ends */
+    n->snap_started = 0;
+    sl_queue_destroy(n->snaps);
+    n->snaps = NULL;
 }
 
 void tm_snapshotter_submit(tm_net *n, tm_snap_job *job)
 {
-    job->next = NULL;
-    pthread_mutex_lock(&n->snap_mu);
-    if (n->snap_tail) n->snap_tail->next = job;
-    else n->snap_head = job;
-    n->snap_tail = job;
-    pthread_cond_signal(&n->snap_cv);
-    pthread_mutex_unlock(&n->snap_mu);
+    job->qm.type = TM_SNAP_WRITE;
+    if (sl_queue_push(n->snaps, &job->qm) != SL_OK) tm_snap_job_free(job); /* stopped */
 }

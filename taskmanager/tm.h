@@ -14,14 +14,19 @@
  *    and every credit counter and receive buffer;
  *  - the deploy worker (deploy.c) plans job graphs and reads restore
  *    metadata, and hands the result back through the inbox;
+ *  - the snapshot writer (snapshotter.c) writes what tasks snapshotted and
+ *    hands each written snapshot back through the inbox;
  *  - one task thread per deployed subtask chain (task.c) owns its
  *    operators, its output buffers being filled and its time accounting.
  * They meet only at these points, each under a short lock:
- *  - an input gate (tm_gate): buffers that arrived for a task;
- *  - a peer's send queues (tm_peer.mu): full buffers waiting for credit;
- *  - the network thread's inbox (tm_net.mu): task status reports,
- *    receive buffers coming back as credit, written snapshots, plans;
- *  - the deploy worker's queue (tm_net.plan_mu): DeployJob messages.
+ *  - the network thread's inbox (tm_net.inbox, an sl_queue of tm_op_kind
+ *    messages, lib/queue.h): everything other threads hand the network
+ *    thread;
+ *  - the deploy worker's queue (tm_net.plans) and the snapshot writer's
+ *    (tm_net.snaps), sl_queues too;
+ *  - the exchange's own structures (exchange.h): an input gate (tm_gate),
+ *    buffers that arrived for a task and its mail; a peer's send queues
+ *    (tm_peer.mu), full buffers waiting for credit.
  * A task's figures are written by its thread with relaxed atomic stores and
  * read by the network thread for heartbeats.
  */
@@ -33,6 +38,7 @@
 #include <event2/bufferevent.h>
 
 #include "sl.h"
+#include "queue.h"
 #include "config.h"
 #include "auth.h"
 #include "tls.h"
@@ -80,7 +86,8 @@ typedef struct tm_snap_job {
     tm_snap_part *parts;
     uint64_t alignment_ns, sync_ns, async_ns, start_delay_ns;
     char error[1100];           /* non-empty: decline */
-    struct tm_snap_job *next;
+    sl_qmsg qm;                 /* TM_SNAP_WRITE on tm_net.snaps, then
+                                   TM_OP_SNAPSHOT_WRITTEN on the inbox */
 } tm_snap_job;
 
 /* Task figures, written by the task thread (relaxed atomics). */
@@ -177,7 +184,7 @@ typedef struct tm_collect_out {
     int nrows;
     int end;
     uint64_t offset;            /* number of the first row in the results */
-    struct tm_collect_out *next;
+    sl_qmsg qm;                 /* TM_OP_COLLECT_OUT on the inbox */
 } tm_collect_out;
 
 /* A data connection to another TaskManager, shared by every channel. */
@@ -209,8 +216,43 @@ typedef struct tm_status {
     Sluice__TaskState state;
     char *error;
     int end_of_input;           /* RUNNING, input ended: waits for a final checkpoint */
-    struct tm_status *next;
+    sl_qmsg qm;                 /* TM_OP_TASK_STATE on the inbox */
 } tm_status;
+
+/* The network thread's inbox (tm_net.inbox): every other thread of the
+ * TaskManager hands work to the network thread as one of these, in one
+ * sl_queue whose eventfd the network thread watches; it runs them in the
+ * order they came (net.c, on_inbox). Unbounded: each kind is bounded by
+ * what produces it (said per kind). */
+typedef enum {
+    TM_OP_TASK_STATE = 1,       /* task thread -> network thread: a tm_status
+                                   to report (a few per task) */
+    TM_OP_TASK_EXITED,          /* task thread -> network thread: its thread
+                                   ended, reap (a bare sl_qmsg, one per task) */
+    TM_OP_RECV_BACK,            /* task thread -> network thread: a receive
+                                   buffer it read (sl_buf.qm) becomes credit
+                                   again (bounded by the receive pools) */
+    TM_OP_SNAPSHOT_WRITTEN,     /* snapshot writer -> network thread: a
+                                   tm_snap_job to acknowledge or decline (one
+                                   per task and checkpoint) */
+    TM_OP_PLANNED,              /* deploy worker -> network thread: a planned
+                                   DeployJob (deploy.c's tm_plan, one per
+                                   deployment) to build, or its error */
+    TM_OP_COLLECT_OUT           /* task thread (collect sink) -> network
+                                   thread: a tm_collect_out batch to send as
+                                   CollectRows (bounded by collect credit) */
+} tm_op_kind;
+
+/* The snapshot writer's queue (tm_net.snaps): one kind. */
+enum {
+    TM_SNAP_WRITE = 1           /* task thread -> snapshot writer: a tm_snap_job */
+};
+
+/* The deploy worker's queue (tm_net.plans): one kind. */
+enum {
+    TM_PLAN_DEPLOY = 1          /* network thread -> deploy worker: a tm_plan
+                                   holding a DeployJob to plan */
+};
 
 struct tm_net {
     sl_config *conf;
@@ -250,29 +292,20 @@ struct tm_net {
     int ended_next;
     int reap_pending;               /* a deployment's threads ended, its last
                                        buffers still wait for credit */
-    /* inbox from task threads */
-    pthread_mutex_t mu;
-    tm_status *status_head, *status_tail;
-    sl_buf *credit_head;            /* receive buffers coming back */
-    tm_snap_job *acks_head;         /* written snapshots to acknowledge */
-    struct tm_plan *plans_head;     /* planned deployments, from the deploy worker */
-    tm_collect_out *collect_head, *collect_tail; /* collect sinks' batches */
-    int exited;                     /* task threads that ended since last look */
-    struct event *inbox;
+    /* the inbox: tm_op_kind messages from the other threads */
+    struct sl_queue *inbox;
+    struct event *inbox_ev;         /* watches the inbox's eventfd */
     int stopping;
     struct sl_prom *prom;           /* Prometheus reporter (reporter.c), or NULL */
-    /* the snapshot writer thread */
+    /* the snapshot writer thread, fed TM_SNAP_WRITE by task threads */
     pthread_t snap_thread;
-    pthread_mutex_t snap_mu;
-    pthread_cond_t snap_cv;
-    tm_snap_job *snap_head, *snap_tail;
-    int snap_stop;
-    /* the deploy worker thread: plans job graphs off the network thread */
+    struct sl_queue *snaps;
+    int snap_started;
+    /* the deploy worker thread: plans job graphs off the network thread,
+     * fed TM_PLAN_DEPLOY by it */
     pthread_t plan_thread;
-    pthread_mutex_t plan_mu;
-    pthread_cond_t plan_cv;
-    struct tm_plan *plan_head, *plan_tail;
-    int plan_stop, plan_started;
+    struct sl_queue *plans;
+    int plan_started;
 };
 
 /* task.c */
@@ -288,7 +321,7 @@ void tm_snap_job_free(tm_snap_job *job);
 int tm_deploy_start(tm_net *n, char *err, size_t errlen);  /* the deploy worker */
 void tm_deploy_stop(tm_net *n);
 void tm_deploy_request(tm_net *n, Sluice__Envelope *env); /* a DeployJob; takes env */
-void tm_deploy_planned(tm_net *n, struct tm_plan *plans);  /* from the inbox */
+void tm_deploy_planned(tm_net *n, sl_qmsg *m);            /* TM_OP_PLANNED, from the inbox */
 tm_deploy *tm_deploy_find(tm_net *n, uint64_t session, uint32_t attempt);
 int tm_deploy_ended(const tm_net *n, uint64_t session, uint32_t attempt); /* freed lately */
 tm_task *tm_deploy_task(tm_deploy *d, int chain, int subtask);
@@ -325,13 +358,13 @@ void tm_net_flush_peers(tm_net *n);
 
 /* collect.c: the collect channel of a task's collect sink (the host calls
  * of runtime/runtime.h, ctx the tm_task; task thread), credit from the
- * JobManager (network thread), freeing a list of batches. */
+ * JobManager (network thread), freeing a batch. */
 int tm_collect_send(void *ctx, const char *rows, size_t len, int nrows, uint64_t offset, int end,
                     char *err, size_t errlen);
 int tm_collect_credit_now(void *ctx);
 int tm_collect_credit_fd(void *ctx);
 void tm_collect_credit(tm_deploy *d, int rows);
-void tm_collect_out_free(tm_collect_out *o);
+void tm_collect_out_free(tm_collect_out *o);    /* one batch; NULL: no-op */
 
 /* reporter.c (network thread): hand this heartbeat's figures, with Flink's
  * names and labels, to the Prometheus reporter. */

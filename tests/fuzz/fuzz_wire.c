@@ -38,7 +38,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (sl_auth_load(&n.auth, n.conf, err, sizeof err) != SL_OK) abort();
     n.base = event_base_new();
     n.id = "tm-b";
-    pthread_mutex_init(&n.mu, NULL);
     struct bufferevent *pair[2];
     if (bufferevent_pair_new(n.base, 0, pair) != 0) abort();
     tm_net_data_accepted(&n, pair[0], "fuzz");
@@ -51,7 +50,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     bufferevent_free(pair[1]);
     event_base_loop(n.base, EVLOOP_NONBLOCK);
     tm_net_free_peers(&n);
-    pthread_mutex_destroy(&n.mu);
     sl_auth_free(&n.auth);
     event_base_free(n.base);
     sl_config_destroy(n.conf);

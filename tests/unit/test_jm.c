@@ -99,7 +99,7 @@ static void *call_thread(void *arg)
 {
     caller *c = arg;
     memset(&c->op, 0, sizeof c->op);
-    c->op.kind = JM_OP_CP_WRITTEN; /* for no job: the loop runs it and finds nothing to do */
+    c->op.qm.type = JM_OP_CP_WRITTEN; /* for no job: the loop runs it and finds nothing to do */
     snprintf(c->op.u.written.job_id, sizeof c->op.u.written.job_id, "%s", "no-such-job");
     c->rc = jm_op_call(c->j, &c->op);
     return NULL;
@@ -119,11 +119,11 @@ static void test_op_queue_answers_then_refuses_after_close(void)
     pthread_t t;
     pthread_create(&t, NULL, call_thread, &c);
     /* the loop: runs until the op event fires (the caller's post wakes it) */
-    while (!__atomic_load_n(&c.op.done, __ATOMIC_ACQUIRE))
+    while (!__atomic_load_n(&c.op.qm.done, __ATOMIC_ACQUIRE))
         event_base_loop(j.base, EVLOOP_ONCE);
     pthread_join(t, NULL);
     CHECK_EQ_INT(c.rc, SL_OK);
-    CHECK_EQ_INT(c.op.done, 1);
+    CHECK_EQ_INT(c.op.qm.done, 1);
 
     /* the loop has stopped: a caller is answered at once, a post is dropped */
     jm_ops_close(&j);
@@ -132,9 +132,9 @@ static void test_op_queue_answers_then_refuses_after_close(void)
     pthread_join(t, NULL);
     CHECK_EQ_INT(c2.rc, SL_ERR);
     jm_op *posted = sl_calloc(1, sizeof *posted);
-    posted->kind = JM_OP_CP_WRITTEN;
+    posted->qm.type = JM_OP_CP_WRITTEN;
     jm_op_post(&j, posted); /* freed, not queued (LeakSanitizer would say otherwise) */
-    CHECK(j.op_head == NULL);
+    CHECK(sl_queue_len(j.ops) == 0);
     jm_ops_destroy(&j);
     event_base_free(j.base);
 }
