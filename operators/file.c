@@ -524,7 +524,7 @@ static const unsigned char fs_magic[4] = {'S', 'L', 'F', 'S'};
 static unsigned char *put_name(unsigned char *p, const char *name)
 {
     size_t n = strlen(name);
-    p = sl_blob_put_le(p, n, 2);
+    p = sl_put_le_n(p, n, 2);
     memcpy(p, name, n);
     return p + n;
 }
@@ -554,19 +554,19 @@ static int file_snapshot(sl_op *op, int64_t cpid, void **blob, size_t *len)
     *p++ = FS_BLOB_VERSION;
     memcpy(p, fs_magic, 4);
     p += 4;
-    p = sl_blob_put_le(p, (uint64_t)op->subtask, 4);
-    p = sl_blob_put_le(p, (uint64_t)cpid, 8);
-    p = sl_blob_put_le(p, st->next_n, 8);
-    p = sl_blob_put_le(p, (uint64_t)st->npend, 4);
+    p = sl_put_le_n(p, (uint64_t)op->subtask, 4);
+    p = sl_put_le_n(p, (uint64_t)cpid, 8);
+    p = sl_put_le_n(p, st->next_n, 8);
+    p = sl_put_le_n(p, (uint64_t)st->npend, 4);
     p = put_name(p, st->dir);
     for (int k = 0; k < st->npend; k++) {
         const pending_file *pf = &st->pend[k];
-        p = sl_blob_put_le(p, (uint64_t)pf->cpid, 8);
-        p = sl_blob_put_le(p, pf->len, 8);
+        p = sl_put_le_n(p, (uint64_t)pf->cpid, 8);
+        p = sl_put_le_n(p, pf->len, 8);
         p = put_name(p, pf->stage);
         p = put_name(p, pf->final);
     }
-    p = sl_blob_put_le(p, sl_blob_fnv1a(b, (size_t)(p - b)), 8);
+    p = sl_put_le_n(p, sl_blob_fnv1a(b, (size_t)(p - b)), 8);
     SL_ASSERT((size_t)(p - b) == total);
     *blob = b;
     *len = total;
