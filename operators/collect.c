@@ -43,6 +43,7 @@
 
 #include "bytes.h"
 #include "collect.h"
+#include "format_json.h"
 #include "jobgraph.h"
 #include "operator.h"
 
@@ -64,6 +65,7 @@ typedef struct collect_state {
     int fd;             /* the credit descriptor, or -1 */
     struct { int64_t cpid; uint64_t upto; } marks[COLLECT_MARKS];
     int nmarks;
+    kf_buf row;         /* scratch: the row being encoded (format_json.c) */
 } collect_state;
 
 static void *collect_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
@@ -103,25 +105,6 @@ static void put(collect_state *st, const char *s, size_t n)
     }
     memcpy(st->buf + st->len, s, n);
     st->len += n;
-}
-
-/* s as the inside of a JSON string. */
-static void put_escaped(collect_state *st, const char *s, size_t n)
-{
-    size_t from = 0;
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c >= 0x20 && c != '"' && c != '\\') continue;
-        put(st, s + from, i - from);
-        char esc[8];
-        if (c == '"' || c == '\\') snprintf(esc, sizeof esc, "\\%c", c);
-        else if (c == '\n') snprintf(esc, sizeof esc, "\\n");
-        else if (c == '\t') snprintf(esc, sizeof esc, "\\t");
-        else snprintf(esc, sizeof esc, "\\u%04x", c);
-        put(st, esc, strlen(esc));
-        from = i + 1;
-    }
-    put(st, s + from, n - from);
 }
 
 static void publish(sl_op *op)
@@ -197,34 +180,10 @@ static int collect_process(sl_op *op, int input, sl_row *row)
 {
     (void)input;
     collect_state *st = op->priv;
-    const sl_schema *s = op->in;
-    put(st, "[\"", 2);
-    const char *kind = sl_rowkind_short(row->kind);
-    put(st, kind, strlen(kind));
-    put(st, "\"", 1);
-    for (int i = 0; i < s->n && i < row->n; i++) {
-        const sl_value *v = &row->vals[i];
-        if (v->isnull) {
-            put(st, ",null", 5);
-            continue;
-        }
-        put(st, ",\"", 2);
-        if (s->fields[i].type == SL_T_STRING || s->fields[i].type == SL_T_BYTES) {
-            put_escaped(st, v->v.s.p, v->v.s.len);
-        } else {
-            char tmp[64];
-            int n = s->fields[i].type == SL_T_TIMESTAMP ? sl_ts_format(tmp, sizeof tmp, v->v.i)
-                                                        : sl_value_format(tmp, sizeof tmp, v,
-                                                                          s->fields[i].type);
-            if (n < 0) n = 0;
-            if ((size_t)n >= sizeof tmp) n = (int)sizeof tmp - 1;
-            /* the SQL client's form of a TIMESTAMP: 2026-01-01 00:00:00.020 */
-            if (s->fields[i].type == SL_T_TIMESTAMP && n > 10 && tmp[10] == 'T') tmp[10] = ' ';
-            put_escaped(st, tmp, (size_t)n);
-        }
-        put(st, "\"", 1);
-    }
-    put(st, "]\n", 2);
+    st->row.len = 0;
+    sl_fmt_json_client_row(&st->row, row, op->in); /* format_json.c */
+    put(st, st->row.p, st->row.len);
+    put(st, "\n", 1);
     op->metrics.records_in++;
     if (++st->nrows == 1 && op->proc_time_at == INT64_MAX)
         op->proc_time_at = sl_op_processing_time(op) + COLLECT_LINGER_MS;
@@ -350,6 +309,7 @@ static void collect_close(sl_op *op)
     if (!st) return;
     if (st->fd >= 0) sl_op_unwatch_fd(op, st->fd);
     free(st->buf);
+    kf_buf_free(&st->row);
     free(st);
     op->priv = NULL;
 }

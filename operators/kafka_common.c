@@ -30,6 +30,8 @@
 #include <strings.h>
 
 #include "kafka_common.h"
+#include "format_csv.h"
+#include "format_json.h"
 
 #define KF_MAX_DEPTH 64
 
@@ -809,7 +811,7 @@ int kf_decode(const kf_codec *c, const char *p, size_t n, sl_value *vals, kf_buf
 
 /* ---- encoding ------------------------------------------------------------------ */
 
-static void put_json_escaped(kf_buf *b, const char *s, size_t n)
+void kf_json_escape(kf_buf *b, const char *s, size_t n)
 {
     static const char hex[] = "0123456789abcdef";
     size_t run = 0;
@@ -837,7 +839,7 @@ static void put_json_escaped(kf_buf *b, const char *s, size_t n)
     buf_put(b, s + run, n - run);
 }
 
-static void put_base64(kf_buf *b, const unsigned char *p, size_t n)
+void kf_base64(kf_buf *b, const unsigned char *p, size_t n)
 {
     static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     kf_buf_reserve(b, (n + 2) / 3 * 4);
@@ -852,107 +854,19 @@ static void put_base64(kf_buf *b, const unsigned char *p, size_t n)
     }
 }
 
-/* Flink's SQL timestamp text: "2026-01-01 00:00:00.02". */
-static size_t sql_timestamp(char *dst, size_t cap, int64_t ms)
-{
-    int n = sl_ts_format(dst, cap, ms);
-    if (n <= 0 || (size_t)n >= cap) return 0;
-    char *t = strchr(dst, 'T');
-    if (t) *t = ' ';
-    size_t len = (size_t)n;
-    while (len > 0 && dst[len - 1] == '0') len--;
-    if (len > 0 && dst[len - 1] == '.') len--;
-    dst[len] = '\0';
-    return len;
-}
-
-static void put_plain(kf_buf *b, const sl_value *v, sl_type t)
-{
-    char tmp[64];
-    int n = sl_value_format(tmp, sizeof tmp, v, t);
-    if (n > 0) buf_put(b, tmp, (size_t)SL_MIN((size_t)n, sizeof tmp - 1));
-}
-
 void kf_json_string(kf_buf *b, const char *s, size_t n)
 {
     buf_c(b, '"');
-    put_json_escaped(b, s, n);
+    kf_json_escape(b, s, n);
     buf_c(b, '"');
 }
 
-/* The codec's columns of row as json (json: true) or csv. */
-static void encode_fields(const kf_codec *c, const sl_row *row, bool json, kf_buf *out)
+/* The codec's columns of row as a json object (format_json.c). */
+static void encode_object(const kf_codec *c, const sl_row *row, kf_buf *out)
 {
-    char tmp[64];
-    if (json) buf_c(out, '{');
-    for (int i = 0; i < c->n; i++) {
-        const sl_value *v = &row->vals[c->slot[i]];
-        sl_type t = c->type[i];
-        if (i) buf_c(out, ',');
-        if (json) {
-            buf_c(out, '"');
-            put_json_escaped(out, c->name[i], c->namelen[i]);
-            buf_put(out, "\":", 2);
-            if (v->isnull) {
-                buf_put(out, "null", 4);
-                continue;
-            }
-            switch (t) {
-            case SL_T_STRING:
-                buf_c(out, '"');
-                put_json_escaped(out, v->v.s.p, v->v.s.len);
-                buf_c(out, '"');
-                break;
-            case SL_T_BYTES:
-                buf_c(out, '"');
-                put_base64(out, (const unsigned char *)v->v.s.p, v->v.s.len);
-                buf_c(out, '"');
-                break;
-            case SL_T_TIMESTAMP:
-                buf_c(out, '"');
-                buf_put(out, tmp, sql_timestamp(tmp, sizeof tmp, v->v.i));
-                buf_c(out, '"');
-                break;
-            case SL_T_DOUBLE:
-                if (!isfinite(v->v.d)) {
-                    buf_c(out, '"');
-                    put_plain(out, v, t);
-                    buf_c(out, '"');
-                    break;
-                }
-                put_plain(out, v, t);
-                break;
-            default: put_plain(out, v, t);
-            }
-            continue;
-        }
-        /* csv */
-        if (v->isnull) continue;
-        switch (t) {
-        case SL_T_STRING: {
-            const char *s = v->v.s.p;
-            size_t n = v->v.s.len;
-            bool quote = n == 0;
-            for (size_t k = 0; k < n && !quote; k++)
-                if (s[k] == ',' || s[k] == '"' || s[k] == '\r' || s[k] == '\n') quote = true;
-            if (!quote) {
-                buf_put(out, s, n);
-                break;
-            }
-            buf_c(out, '"');
-            for (size_t k = 0; k < n; k++) {
-                if (s[k] == '"') buf_c(out, '"');
-                buf_c(out, s[k]);
-            }
-            buf_c(out, '"');
-            break;
-        }
-        case SL_T_BYTES: put_base64(out, (const unsigned char *)v->v.s.p, v->v.s.len); break;
-        case SL_T_TIMESTAMP: buf_put(out, tmp, sql_timestamp(tmp, sizeof tmp, v->v.i)); break;
-        default: put_plain(out, v, t);
-        }
-    }
-    if (json) buf_c(out, '}');
+    buf_c(out, '{');
+    sl_fmt_json_fields(out, c, row);
+    buf_c(out, '}');
 }
 
 int kf_encode(const kf_codec *c, const sl_row *row, kf_buf *out, char *why, size_t whylen)
@@ -970,9 +884,9 @@ int kf_encode(const kf_codec *c, const sl_row *row, kf_buf *out, char *why, size
         bool add = row->kind == SL_KIND_INSERT || row->kind == SL_KIND_UPDATE_AFTER;
         buf_put(out, "{\"before\":", 10);
         if (add) buf_put(out, "null", 4);
-        else encode_fields(c, row, true, out);
+        else encode_object(c, row, out);
         buf_put(out, ",\"after\":", 9);
-        if (add) encode_fields(c, row, true, out);
+        if (add) encode_object(c, row, out);
         else buf_put(out, "null", 4);
         buf_put(out, add ? ",\"op\":\"c\"}" : ",\"op\":\"d\"}", 10);
         return SL_OK;
@@ -982,7 +896,8 @@ int kf_encode(const kf_codec *c, const sl_row *row, kf_buf *out, char *why, size
         if (c->fmt == KF_CSV && row->kind != SL_KIND_INSERT)
             return sl_seterr(why, whylen, "a %s row cannot be written as csv, which carries no "
                              "row kind (use debezium-json)", sl_rowkind_short(row->kind));
-        encode_fields(c, row, c->fmt == KF_JSON, out);
+        if (c->fmt == KF_JSON) encode_object(c, row, out);
+        else sl_fmt_csv_fields(out, c, row);
         return SL_OK;
     }
     return SL_ERR;

@@ -80,6 +80,10 @@ int kf_headers_parse(const char *p, size_t n, kf_buf *str,
 
 /* s[0..n) as a JSON string (quoted, escaped) appended to b. */
 void kf_json_string(kf_buf *b, const char *s, size_t n);
+/* s[0..n) escaped as the inside of a JSON string, appended to b. */
+void kf_json_escape(kf_buf *b, const char *s, size_t n);
+/* p[0..n) as standard base64 with padding, appended to b. */
+void kf_base64(kf_buf *b, const unsigned char *p, size_t n);
 
 /* A ';'-separated list of column names (or a JSON array of them) in option
  * `key` of v, resolved against s into cols (at most SL_MAX_FIELDS); *n 0
