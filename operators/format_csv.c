@@ -9,38 +9,24 @@
 #include "format_csv.h"
 #include "text.h"
 
-static inline void put(kf_buf *b, const char *p, size_t n)
-{
-    if (n == 0) return; /* p may be NULL (an empty value) */
-    kf_buf_reserve(b, n);
-    memcpy(b->p + b->len, p, n);
-    b->len += n;
-}
-
-static inline void put_c(kf_buf *b, char c)
-{
-    if (b->len == b->cap) kf_buf_reserve(b, 1);
-    b->p[b->len++] = c;
-}
-
 static void put_string(kf_buf *out, const char *s, size_t n)
 {
     bool quote = n == 0;
     for (size_t i = 0; i < n && !quote; i++)
         if (s[i] == ',' || s[i] == '"' || s[i] == '\r' || s[i] == '\n') quote = true;
     if (!quote) {
-        put(out, s, n);
+        kf_buf_put(out, s, n);
         return;
     }
-    put_c(out, '"');
+    kf_buf_putc(out, '"');
     size_t run = 0;
     for (size_t i = 0; i < n; i++) {
         if (s[i] != '"') continue;
-        put(out, s + run, i + 1 - run); /* through the quote */
+        kf_buf_put(out, s + run, i + 1 - run); /* through the quote */
         run = i;                        /* the quote again: doubled */
     }
-    put(out, s + run, n - run);
-    put_c(out, '"');
+    kf_buf_put(out, s + run, n - run);
+    kf_buf_putc(out, '"');
 }
 
 void sl_fmt_csv_value(kf_buf *out, const sl_value *v, sl_type t)
@@ -54,13 +40,13 @@ void sl_fmt_csv_value(kf_buf *out, const sl_value *v, sl_type t)
     case SL_T_TIMESTAMP: n = sl_ts_text(tmp, sizeof tmp, v->v.i, SL_TS_SQL); break;
     default: n = sl_value_format(tmp, sizeof tmp, v, t);
     }
-    if (n > 0) put(out, tmp, SL_MIN((size_t)n, sizeof tmp - 1));
+    if (n > 0) kf_buf_put(out, tmp, SL_MIN((size_t)n, sizeof tmp - 1));
 }
 
 void sl_fmt_csv_fields(kf_buf *out, const kf_codec *c, const sl_row *row)
 {
     for (int i = 0; i < c->n && c->slot[i] < row->n; i++) {
-        if (i) put_c(out, ',');
+        if (i) kf_buf_putc(out, ',');
         sl_fmt_csv_value(out, &row->vals[c->slot[i]], c->type[i]);
     }
 }

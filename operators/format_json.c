@@ -12,58 +12,44 @@
 #include "format_json.h"
 #include "text.h"
 
-static inline void put(kf_buf *b, const char *p, size_t n)
-{
-    if (n == 0) return; /* p may be NULL (an empty value) */
-    kf_buf_reserve(b, n);
-    memcpy(b->p + b->len, p, n);
-    b->len += n;
-}
-
-static inline void put_c(kf_buf *b, char c)
-{
-    if (b->len == b->cap) kf_buf_reserve(b, 1);
-    b->p[b->len++] = c;
-}
-
 /* A number or boolean as Java writes it (never longer than 63 chars). */
 static void put_plain(kf_buf *b, const sl_value *v, sl_type t)
 {
     char tmp[64];
     int n = sl_value_format(tmp, sizeof tmp, v, t);
-    if (n > 0) put(b, tmp, SL_MIN((size_t)n, sizeof tmp - 1));
+    if (n > 0) kf_buf_put(b, tmp, SL_MIN((size_t)n, sizeof tmp - 1));
 }
 
 void sl_fmt_json_value(kf_buf *out, const sl_value *v, sl_type t)
 {
     if (v->isnull) {
-        put(out, "null", 4);
+        kf_buf_put(out, "null", 4);
         return;
     }
     char tmp[64];
     switch (t) {
     case SL_T_STRING:
-        put_c(out, '"');
+        kf_buf_putc(out, '"');
         kf_json_escape(out, v->v.s.p, v->v.s.len);
-        put_c(out, '"');
+        kf_buf_putc(out, '"');
         break;
     case SL_T_BYTES:
-        put_c(out, '"');
+        kf_buf_putc(out, '"');
         kf_base64(out, (const unsigned char *)v->v.s.p, v->v.s.len);
-        put_c(out, '"');
+        kf_buf_putc(out, '"');
         break;
     case SL_T_TIMESTAMP: {
         int n = sl_ts_text(tmp, sizeof tmp, v->v.i, SL_TS_SQL);
-        put_c(out, '"');
-        put(out, tmp, SL_MIN((size_t)n, sizeof tmp - 1));
-        put_c(out, '"');
+        kf_buf_putc(out, '"');
+        kf_buf_put(out, tmp, SL_MIN((size_t)n, sizeof tmp - 1));
+        kf_buf_putc(out, '"');
         break;
     }
     case SL_T_DOUBLE:
         if (!isfinite(v->v.d)) { /* "NaN", "Infinity", "-Infinity" */
-            put_c(out, '"');
+            kf_buf_putc(out, '"');
             put_plain(out, v, t);
-            put_c(out, '"');
+            kf_buf_putc(out, '"');
             break;
         }
         put_plain(out, v, t);
@@ -75,10 +61,10 @@ void sl_fmt_json_value(kf_buf *out, const sl_value *v, sl_type t)
 void sl_fmt_json_fields(kf_buf *out, const kf_codec *c, const sl_row *row)
 {
     for (int i = 0; i < c->n && c->slot[i] < row->n; i++) {
-        if (i) put_c(out, ',');
-        put_c(out, '"');
+        if (i) kf_buf_putc(out, ',');
+        kf_buf_putc(out, '"');
         kf_json_escape(out, c->name[i], c->namelen[i]);
-        put(out, "\":", 2);
+        kf_buf_put(out, "\":", 2);
         sl_fmt_json_value(out, &row->vals[c->slot[i]], c->type[i]);
     }
 }
@@ -86,17 +72,17 @@ void sl_fmt_json_fields(kf_buf *out, const kf_codec *c, const sl_row *row)
 void sl_fmt_json_client_row(kf_buf *out, const sl_row *row, const sl_schema *s)
 {
     const char *kind = sl_rowkind_short(row->kind);
-    put(out, "[\"", 2);
-    put(out, kind, strlen(kind));
-    put_c(out, '"');
+    kf_buf_put(out, "[\"", 2);
+    kf_buf_put(out, kind, strlen(kind));
+    kf_buf_putc(out, '"');
     for (int i = 0; i < s->n && i < row->n; i++) {
         const sl_value *v = &row->vals[i];
         sl_type t = s->fields[i].type;
         if (v->isnull) {
-            put(out, ",null", 5);
+            kf_buf_put(out, ",null", 5);
             continue;
         }
-        put(out, ",\"", 2);
+        kf_buf_put(out, ",\"", 2);
         if (t == SL_T_STRING || t == SL_T_BYTES) {
             kf_json_escape(out, v->v.s.p, v->v.s.len);
         } else {
@@ -107,7 +93,7 @@ void sl_fmt_json_client_row(kf_buf *out, const sl_row *row, const sl_schema *s)
             if ((size_t)n >= sizeof tmp) n = (int)sizeof tmp - 1;
             kf_json_escape(out, tmp, (size_t)n);
         }
-        put_c(out, '"');
+        kf_buf_putc(out, '"');
     }
-    put_c(out, ']');
+    kf_buf_putc(out, ']');
 }

@@ -50,20 +50,6 @@ void kf_buf_free(kf_buf *b)
     memset(b, 0, sizeof *b);
 }
 
-static inline void buf_put(kf_buf *b, const char *p, size_t n)
-{
-    if (n == 0) return; /* p may be NULL (an empty value) */
-    kf_buf_reserve(b, n);
-    memcpy(b->p + b->len, p, n);
-    b->len += n;
-}
-
-static inline void buf_c(kf_buf *b, char c)
-{
-    if (b->len == b->cap) kf_buf_reserve(b, 1);
-    b->p[b->len++] = c;
-}
-
 int kf_format_parse(const char *s, kf_format *out)
 {
     if (!strcasecmp(s, "json")) *out = KF_JSON;
@@ -818,7 +804,7 @@ void kf_json_escape(kf_buf *b, const char *s, size_t n)
     for (size_t i = 0; i < n; i++) {
         unsigned char ch = (unsigned char)s[i];
         if (ch >= 0x20 && ch != '"' && ch != '\\') continue;
-        buf_put(b, s + run, i - run);
+        kf_buf_put(b, s + run, i - run);
         run = i + 1;
         char esc[6] = {'\\', 0};
         size_t en = 2;
@@ -834,9 +820,9 @@ void kf_json_escape(kf_buf *b, const char *s, size_t n)
             esc[5] = hex[ch & 15];
             en = 6;
         }
-        buf_put(b, esc, en);
+        kf_buf_put(b, esc, en);
     }
-    buf_put(b, s + run, n - run);
+    kf_buf_put(b, s + run, n - run);
 }
 
 void kf_base64(kf_buf *b, const unsigned char *p, size_t n)
@@ -856,17 +842,17 @@ void kf_base64(kf_buf *b, const unsigned char *p, size_t n)
 
 void kf_json_string(kf_buf *b, const char *s, size_t n)
 {
-    buf_c(b, '"');
+    kf_buf_putc(b, '"');
     kf_json_escape(b, s, n);
-    buf_c(b, '"');
+    kf_buf_putc(b, '"');
 }
 
 /* The codec's columns of row as a json object (format_json.c). */
 static void encode_object(const kf_codec *c, const sl_row *row, kf_buf *out)
 {
-    buf_c(out, '{');
+    kf_buf_putc(out, '{');
     sl_fmt_json_fields(out, c, row);
-    buf_c(out, '}');
+    kf_buf_putc(out, '}');
 }
 
 int kf_encode(const kf_codec *c, const sl_row *row, kf_buf *out, char *why, size_t whylen)
@@ -874,7 +860,7 @@ int kf_encode(const kf_codec *c, const sl_row *row, kf_buf *out, char *why, size
     switch (c->fmt) {
     case KF_RAW: {
         const sl_value *v = &row->vals[c->slot[0]];
-        if (!v->isnull) buf_put(out, v->v.s.p, v->v.s.len);
+        if (!v->isnull) kf_buf_put(out, v->v.s.p, v->v.s.len);
         return SL_OK;
     }
     case KF_DEBEZIUM: {
@@ -882,13 +868,13 @@ int kf_encode(const kf_codec *c, const sl_row *row, kf_buf *out, char *why, size
          * its after image, an update-before or delete a delete with its
          * before image */
         bool add = row->kind == SL_KIND_INSERT || row->kind == SL_KIND_UPDATE_AFTER;
-        buf_put(out, "{\"before\":", 10);
-        if (add) buf_put(out, "null", 4);
+        kf_buf_put(out, "{\"before\":", 10);
+        if (add) kf_buf_put(out, "null", 4);
         else encode_object(c, row, out);
-        buf_put(out, ",\"after\":", 9);
+        kf_buf_put(out, ",\"after\":", 9);
         if (add) encode_object(c, row, out);
-        else buf_put(out, "null", 4);
-        buf_put(out, add ? ",\"op\":\"c\"}" : ",\"op\":\"d\"}", 10);
+        else kf_buf_put(out, "null", 4);
+        kf_buf_put(out, add ? ",\"op\":\"c\"}" : ",\"op\":\"d\"}", 10);
         return SL_OK;
     }
     case KF_JSON:

@@ -14,6 +14,7 @@
 #define SL_KAFKA_COMMON_H
 
 #include <librdkafka/rdkafka.h>
+#include <string.h>
 
 #include "jobgraph.h"
 #include "operator.h"
@@ -32,6 +33,21 @@ typedef struct kf_buf {
 
 void kf_buf_reserve(kf_buf *b, size_t extra);
 void kf_buf_free(kf_buf *b);
+
+/* Append p[0..n) (p may be NULL when n is 0) or one character. */
+static inline void kf_buf_put(kf_buf *b, const char *p, size_t n)
+{
+    if (n == 0) return;
+    kf_buf_reserve(b, n);
+    memcpy(b->p + b->len, p, n);
+    b->len += n;
+}
+
+static inline void kf_buf_putc(kf_buf *b, char c)
+{
+    if (b->len == b->cap) kf_buf_reserve(b, 1);
+    b->p[b->len++] = c;
+}
 
 typedef struct kf_codec {
     kf_format fmt;
