@@ -48,6 +48,7 @@
 #include "sql.h"
 #include "sql_remote.h"
 #include "sql_results.h"
+#include "text.h"
 
 typedef struct client {
     sl_cli_http *http;
@@ -200,12 +201,8 @@ static int show_jobs(client *c)
         const char *name = json_string_value(json_object_get(j, "name"));
         const char *state = json_string_value(json_object_get(j, "state"));
         long long start = (long long)json_integer_value(json_object_get(j, "start-time"));
-        time_t secs = (time_t)(start / 1000);
-        struct tm tm;
         char when[64] = "";
-        if (start > 0 && gmtime_r(&secs, &tm))
-            snprintf(when, sizeof when, "%04d-%02d-%02dT%02d:%02d:%02d.%03lld", tm.tm_year + 1900,
-                     tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, start % 1000);
+        if (start > 0) sl_ts_text(when, sizeof when, start, SL_TS_ISO);
         row[0] = sl_strdup(id ? id : "");
         row[1] = sl_strdup(name ? name : "");
         row[2] = sl_strdup(state ? state : "");

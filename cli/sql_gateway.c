@@ -39,6 +39,7 @@
 #include "cli.h"
 #include "expr.h"
 #include "sql.h"
+#include "text.h"
 
 
 #define MAX_BODY (1u << 20)
@@ -287,12 +288,8 @@ static void show_jobs(gw *g, gw_op *op)
     json_t *j;
     json_array_foreach(json_object_get(ov, "jobs"), i, j) {
         long long start = (long long)json_integer_value(json_object_get(j, "start-time"));
-        time_t secs = (time_t)(start / 1000);
-        struct tm tm;
         char when[64] = "";
-        if (start > 0 && gmtime_r(&secs, &tm))
-            snprintf(when, sizeof when, "%04d-%02d-%02dT%02d:%02d:%02d.%03lld", tm.tm_year + 1900,
-                     tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, start % 1000);
+        if (start > 0) sl_ts_text(when, sizeof when, start, SL_TS_ISO);
         const char *id = json_string_value(json_object_get(j, "jid"));
         const char *name = json_string_value(json_object_get(j, "name"));
         const char *state = json_string_value(json_object_get(j, "state"));

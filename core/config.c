@@ -32,6 +32,7 @@
 #include "duration.h"
 #include "log.h"
 #include "sl_limits.h"
+#include "text.h"
 
 /* One row of the table: the public descriptor plus what validation needs. */
 typedef struct {
@@ -516,29 +517,6 @@ static int find_def(const char *key)
     return -1;
 }
 
-/* Levenshtein distance, case-insensitive, for "did you mean" hints. */
-static size_t edit_distance(const char *a, const char *b)
-{
-    size_t la = strlen(a), lb = strlen(b);
-    if (la > 200 || lb > 200) return (size_t)-1;
-    size_t row[201];
-    for (size_t j = 0; j <= lb; j++) row[j] = j;
-    for (size_t i = 1; i <= la; i++) {
-        size_t diag = row[0];
-        row[0] = i;
-        for (size_t j = 1; j <= lb; j++) {
-            size_t up = row[j];
-            size_t cost = tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]);
-            size_t best = diag + cost;
-            if (up + 1 < best) best = up + 1;
-            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
-            row[j] = best;
-            diag = up;
-        }
-    }
-    return row[lb];
-}
-
 /* The declared key closest to `key`, or NULL if none is close enough to be
  * a plausible typo. */
 static const char *closest_key(const char *key)
@@ -546,7 +524,7 @@ static const char *closest_key(const char *key)
     size_t limit = strlen(key) >= 12 ? 3 : 2, best = (size_t)-1;
     const char *found = NULL;
     for (int i = 0; i < NDEFS; i++) {
-        size_t d = edit_distance(key, defs[i].k.key);
+        size_t d = (size_t)sl_edit_distance(key, defs[i].k.key);
         if (d < best) { best = d; found = defs[i].k.key; }
     }
     return best <= limit ? found : NULL;
@@ -557,7 +535,7 @@ const char *sl_closest(const char *key, const char *const *choices)
     size_t limit = strlen(key) >= 12 ? 3 : 2, best = (size_t)-1;
     const char *found = NULL;
     for (const char *const *c = choices; *c; c++) {
-        size_t d = edit_distance(key, *c);
+        size_t d = (size_t)sl_edit_distance(key, *c);
         if (d < best) { best = d; found = *c; }
     }
     return best <= limit ? found : NULL;

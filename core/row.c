@@ -561,28 +561,6 @@ static void format_double(outbuf *o, double d)
     }
 }
 
-int sl_ts_format(char *dst, size_t cap, int64_t ms)
-{
-    sl_civil c = sl_civil_from_ms(ms);
-    char y[24];
-    sl_civil_format_year(y, sizeof y, c.year);
-    return snprintf(dst, cap, "%s-%02d-%02dT%02d:%02d:%02d.%03d", y, c.month, c.day, c.hour,
-                    c.minute, c.second, c.milli);
-}
-
-/* Java's LocalDateTime.toString for a millisecond timestamp. */
-static void format_local_datetime(outbuf *o, int64_t ms)
-{
-    sl_civil c = sl_civil_from_ms(ms);
-    char buf[64], y[24];
-    sl_civil_format_year(y, sizeof y, c.year);
-    int n = snprintf(buf, sizeof buf, "%s-%02d-%02dT%02d:%02d", y, c.month, c.day, c.hour,
-                     c.minute);
-    if (c.second || c.milli) n += snprintf(buf + n, sizeof buf - (size_t)n, ":%02d", c.second);
-    if (c.milli) n += snprintf(buf + n, sizeof buf - (size_t)n, ".%03d", c.milli);
-    ob_put(o, buf, (size_t)n);
-}
-
 int sl_value_format(char *dst, size_t cap, const sl_value *v, sl_type t)
 {
     outbuf o = {dst, cap, 0};
@@ -614,7 +592,12 @@ int sl_value_format(char *dst, size_t cap, const sl_value *v, sl_type t)
         }
         ob_putc(&o, ']');
         break;
-    case SL_T_TIMESTAMP: format_local_datetime(&o, v->v.i); break;
+    case SL_T_TIMESTAMP: { /* Java's LocalDateTime.toString */
+        char ts[64];
+        int n = sl_ts_text(ts, sizeof ts, v->v.i, SL_TS_JAVA);
+        ob_put(&o, ts, (size_t)n);
+        break;
+    }
     case SL_T_NULL: break;
     }
     return ob_finish(&o);

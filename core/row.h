@@ -20,6 +20,7 @@
 
 #include <stdbool.h>
 #include "sl.h"
+#include "text.h" /* sl_ts_format, sl_ts_text */
 
 typedef enum {
     SL_T_NULL = 0, /* only the type of a bare NULL literal in expressions */
@@ -112,8 +113,6 @@ size_t sl_row_key_size(const sl_row *r, const sl_schema *s, const int *keys, int
  * 2026-01-01T00:00:00.020, NULL as "null"). Returns chars written (snprintf-like). */
 int sl_value_format(char *dst, size_t cap, const sl_value *v, sl_type t);
 
-/* Format a timestamp in ms as ISO-8601 local-less UTC "YYYY-MM-DDTHH:MM:SS.mmm". */
-int sl_ts_format(char *dst, size_t cap, int64_t ms);
 
 /* A bump allocator for per-record scratch (strings made by expressions).
  * Reset per record; grows only up to `limit` bytes, then sl_arena_alloc

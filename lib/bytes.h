@@ -146,4 +146,24 @@ static inline uint64_t sl_get_be64(const void *p)
     return SL_HOST_BE ? x : sl_bswap64(x);
 }
 
+/* ---- cursors over little-endian fields of any width ------------------------------ */
+
+/* Write the low `bytes` bytes (1..8) of v at p, least significant first;
+ * returns the position after them. For blobs written field by field. */
+static inline unsigned char *sl_put_le_n(unsigned char *p, uint64_t v, int bytes)
+{
+    for (int b = 0; b < bytes; b++) *p++ = (unsigned char)(v >> (8 * b));
+    return p;
+}
+
+/* Read `bytes` bytes (1..8) at *pp as a little-endian number and advance
+ * *pp past them. */
+static inline uint64_t sl_get_le_n(const unsigned char **pp, int bytes)
+{
+    uint64_t v = 0;
+    for (int b = 0; b < bytes; b++) v |= (uint64_t)(*pp)[b] << (8 * b);
+    *pp += bytes;
+    return v;
+}
+
 #endif

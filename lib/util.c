@@ -11,6 +11,7 @@
 
 #include "sl.h"
 #include "log.h"
+#include "text.h"
 
 int sl_log_level = SL_LOG_INFO;
 
@@ -132,10 +133,11 @@ void sl_log_write(int level, const char *tag, const char *fmt, ...)
     struct tm tm;
     clock_gettime(CLOCK_REALTIME, &ts);
     localtime_r(&ts.tv_sec, &tm);
-    int n = snprintf(line, sizeof line, "%04d-%02d-%02d %02d:%02d:%02d.%03ld %s [%s] ",
-                     tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
-                     tm.tm_sec, ts.tv_nsec / 1000000,
-                     level_names[level < 0 ? 0 : level > 3 ? 3 : level], tag);
+    /* local time: the wall clock shifted by the zone's offset, then as UTC */
+    int64_t local_ms = ((int64_t)ts.tv_sec + tm.tm_gmtoff) * 1000 + ts.tv_nsec / 1000000;
+    int n = sl_ts_text(line, sizeof line, local_ms, SL_TS_SPACE);
+    n += snprintf(line + n, sizeof line - (size_t)n, " %s [%s] ",
+                  level_names[level < 0 ? 0 : level > 3 ? 3 : level], tag);
     va_list ap;
     va_start(ap, fmt);
     int m = vsnprintf(line + n, sizeof line - (size_t)n - 1, fmt, ap);

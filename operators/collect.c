@@ -43,7 +43,7 @@
 
 #include "bytes.h"
 #include "collect.h"
-#include "json_escape.h"
+#include "format_json.h"
 #include "jobgraph.h"
 #include "operator.h"
 
@@ -65,6 +65,7 @@ typedef struct collect_state {
     int fd;             /* the credit descriptor, or -1 */
     struct { int64_t cpid; uint64_t upto; } marks[COLLECT_MARKS];
     int nmarks;
+    sl_buf row;         /* scratch: the row being encoded (format_json.c) */
 } collect_state;
 
 static void *collect_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
@@ -99,12 +100,6 @@ static void put(collect_state *st, const char *s, size_t n)
         st->win = 0;
     }
     sl_buf_put(&st->out, s, n);
-}
-
-/* s as the inside of a JSON string. */
-static void put_escaped(collect_state *st, const char *s, size_t n)
-{
-    sl_json_escape(&st->out, s, n);
 }
 
 static void publish(sl_op *op)
@@ -183,34 +178,10 @@ static int collect_process(sl_op *op, int input, sl_row *row)
 {
     (void)input;
     collect_state *st = op->priv;
-    const sl_schema *s = op->in;
-    put(st, "[\"", 2);
-    const char *kind = sl_rowkind_short(row->kind);
-    put(st, kind, strlen(kind));
-    put(st, "\"", 1);
-    for (int i = 0; i < s->n && i < row->n; i++) {
-        const sl_value *v = &row->vals[i];
-        if (v->isnull) {
-            put(st, ",null", 5);
-            continue;
-        }
-        put(st, ",\"", 2);
-        if (s->fields[i].type == SL_T_STRING || s->fields[i].type == SL_T_BYTES) {
-            put_escaped(st, v->v.s.p, v->v.s.len);
-        } else {
-            char tmp[64];
-            int n = s->fields[i].type == SL_T_TIMESTAMP ? sl_ts_format(tmp, sizeof tmp, v->v.i)
-                                                        : sl_value_format(tmp, sizeof tmp, v,
-                                                                          s->fields[i].type);
-            if (n < 0) n = 0;
-            if ((size_t)n >= sizeof tmp) n = (int)sizeof tmp - 1;
-            /* the SQL client's form of a TIMESTAMP: 2026-01-01 00:00:00.020 */
-            if (s->fields[i].type == SL_T_TIMESTAMP && n > 10 && tmp[10] == 'T') tmp[10] = ' ';
-            put_escaped(st, tmp, (size_t)n);
-        }
-        put(st, "\"", 1);
-    }
-    put(st, "]\n", 2);
+    sl_buf_reset(&st->row);
+    sl_fmt_json_client_row(&st->row, row, op->in); /* format_json.c */
+    put(st, st->row.p, st->row.len);
+    put(st, "\n", 1);
     op->metrics.records_in++;
     if (++st->nrows == 1 && op->proc_time_at == INT64_MAX)
         op->proc_time_at = sl_op_processing_time(op) + COLLECT_LINGER_MS;
@@ -336,6 +307,7 @@ static void collect_close(sl_op *op)
     if (!st) return;
     if (st->fd >= 0) sl_op_unwatch_fd(op, st->fd);
     sl_buf_free(&st->out);
+    sl_buf_free(&st->row);
     free(st);
     op->priv = NULL;
 }

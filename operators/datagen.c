@@ -638,8 +638,8 @@ static int datagen_snapshot(sl_op *op, int64_t cpid, void **blob, size_t *len)
     *p++ = DG_BLOB_VERSION;
     memcpy(p, dg_magic, 4);
     p += 4;
-    p = sl_blob_put_le(p, n, 4);
-    p = sl_blob_put_le(p, nlive, 4);
+    p = sl_put_le_n(p, n, 4);
+    p = sl_put_le_n(p, nlive, 4);
     for (size_t f = 0; f < n; f++) {
         *p++ = (unsigned char)pl->fields[f].kind;
         *p++ = (unsigned char)pl->fields[f].type;
@@ -647,17 +647,17 @@ static int datagen_snapshot(sl_op *op, int64_t cpid, void **blob, size_t *len)
     for (int k = 0; k < st->nsegs; k++) {
         const dg_seg *sg = &st->segs[k];
         if (seg_done(sg)) continue;
-        p = sl_blob_put_le(p, sg->rate_den, 4);
+        p = sl_put_le_n(p, sg->rate_den, 4);
         *p++ = sg->bounded ? 1 : 0;
-        p = sl_blob_put_le(p, sg->remaining, 8);
-        p = sl_blob_put_le(p, sg->emitted, 8);
+        p = sl_put_le_n(p, sg->remaining, 8);
+        p = sl_put_le_n(p, sg->emitted, 8);
         for (size_t f = 0; f < n; f++) {
-            p = sl_blob_put_le(p, sg->rng[f], 8);
-            p = sl_blob_put_le(p, (uint64_t)sg->seq_next[f], 8);
-            p = sl_blob_put_le(p, (uint64_t)sg->seq_end[f], 8);
+            p = sl_put_le_n(p, sg->rng[f], 8);
+            p = sl_put_le_n(p, (uint64_t)sg->seq_next[f], 8);
+            p = sl_put_le_n(p, (uint64_t)sg->seq_end[f], 8);
         }
     }
-    p = sl_blob_put_le(p, sl_blob_fnv1a(b, (size_t)(p - b)), 8);
+    p = sl_put_le_n(p, sl_blob_fnv1a(b, (size_t)(p - b)), 8);
     SL_ASSERT((size_t)(p - b) == total);
     *blob = b;
     *len = total;
@@ -683,10 +683,10 @@ static int parse_blob(const datagen_plan *pl, const unsigned char *b, size_t len
         return sl_seterr(why, whylen, "format version %u, but this build reads version %d", b[0],
                          DG_BLOB_VERSION);
     const unsigned char *p = b + len - 8;
-    if (sl_blob_get_le(&p, 8) != sl_blob_fnv1a(b, len - 8))
+    if (sl_get_le_n(&p, 8) != sl_blob_fnv1a(b, len - 8))
         return sl_seterr(why, whylen, "damaged (checksum mismatch over %zu bytes)", len);
     p = b + 5;
-    uint64_t nf = sl_blob_get_le(&p, 4), ns = sl_blob_get_le(&p, 4);
+    uint64_t nf = sl_get_le_n(&p, 4), ns = sl_get_le_n(&p, 4);
     if (nf != n)
         return sl_seterr(why, whylen, "taken with %llu fields, but the vertex has %zu",
                          (unsigned long long)nf, n);
@@ -710,20 +710,20 @@ static int parse_blob(const datagen_plan *pl, const unsigned char *b, size_t len
         dg_seg *sg = &(*segs)[*nsegs];
         seg_init(sg, (int)n);
         (*nsegs)++;
-        uint64_t den = sl_blob_get_le(&p, 4);
+        uint64_t den = sl_get_le_n(&p, 4);
         unsigned bounded = *p++;
         sg->rate_den = (uint32_t)den;
         sg->bounded = bounded == 1;
-        sg->remaining = sl_blob_get_le(&p, 8);
-        sg->emitted = sl_blob_get_le(&p, 8);
+        sg->remaining = sl_get_le_n(&p, 8);
+        sg->emitted = sl_get_le_n(&p, 8);
         if (den == 0 || bounded > 1)
             return sl_seterr(why, whylen, "share %llu is damaged (rate 1/%llu, bounded %u)",
                              (unsigned long long)k, (unsigned long long)den, bounded);
         for (size_t f = 0; f < n; f++) {
             const gen_field *gf = &pl->fields[f];
-            sg->rng[f] = sl_blob_get_le(&p, 8);
-            sg->seq_next[f] = (int64_t)sl_blob_get_le(&p, 8);
-            sg->seq_end[f] = (int64_t)sl_blob_get_le(&p, 8);
+            sg->rng[f] = sl_get_le_n(&p, 8);
+            sg->seq_next[f] = (int64_t)sl_get_le_n(&p, 8);
+            sg->seq_end[f] = (int64_t)sl_get_le_n(&p, 8);
             if (gf->kind != GEN_SEQUENCE) continue;
             /* The rows still owed must fit in [next, end] and the column. */
             int64_t lo = sg->seq_next[f], hi = sg->seq_end[f];

@@ -78,7 +78,8 @@
 #include "operator.h"
 #include "base64.h"
 #include "blob.h"
-#include "json_escape.h"
+#include "format_csv.h"
+#include "format_json.h"
 
 #define FILE_BUF (64 * 1024)
 
@@ -102,12 +103,10 @@ typedef struct file_state {
                        last snapshot) */
     char *fname;    /* the file being written, for messages: "<path>/part-<i>"
                        or "<path>/.part-<i>-<c>.inprogress" */
-    char *buf;      /* FILE_BUF bytes */
-    size_t len;     /* 0 <= len <= FILE_BUF */
-    sl_buf esc;     /* json: a string value escaped */
-    char **keys;    /* json: per column, the escaped `"name":` */
-    size_t *keylen;
-    int ncols;
+    sl_buf out;     /* encoded rows not written yet; written out once
+                       FILE_BUF bytes wait (it holds FILE_BUF plus the
+                       largest row) */
+    kf_codec codec; /* every input column, json or csv (format_*.c) */
     /* two-phase commit */
     bool twopc;          /* op->checkpointing at open */
     char *dir;           /* the path with a trailing '/' */
@@ -173,139 +172,11 @@ static int write_all(int fd, const char *p, size_t n)
 
 static int out_flush(sl_op *op, file_state *st)
 {
-    if (st->len == 0) return SL_OK;
-    if (write_all(st->fd, st->buf, st->len) != SL_OK)
+    if (st->out.len == 0) return SL_OK;
+    if (write_all(st->fd, st->out.p, st->out.len) != SL_OK)
         return sl_op_fail(op, "file sink: cannot write '%s': %s", st->fname, strerror(errno));
-    st->len = 0;
+    sl_buf_reset(&st->out);
     return SL_OK;
-}
-
-static int out_put(sl_op *op, file_state *st, const char *p, size_t n)
-{
-    if (n > FILE_BUF - st->len) {
-        if (out_flush(op, st) != SL_OK) return SL_ERR;
-        if (n > FILE_BUF) {
-            if (write_all(st->fd, p, n) != SL_OK)
-                return sl_op_fail(op, "file sink: cannot write '%s': %s", st->fname,
-                                  strerror(errno));
-            return SL_OK;
-        }
-    }
-    memcpy(st->buf + st->len, p, n);
-    st->len += n;
-    return SL_OK;
-}
-
-static inline int out_c(sl_op *op, file_state *st, char c)
-{
-    if (st->len < FILE_BUF) {
-        st->buf[st->len++] = c;
-        return SL_OK;
-    }
-    return out_put(op, st, &c, 1);
-}
-
-/* ---- value encodings -------------------------------------------------- */
-
-/* JSON string contents (without the quotes), escaped in st->esc. */
-static int put_json_escaped(sl_op *op, file_state *st, const char *s, size_t n)
-{
-    sl_buf_reset(&st->esc);
-    sl_json_escape(&st->esc, s, n);
-    return out_put(op, st, st->esc.p, st->esc.len);
-}
-
-static int put_base64(sl_op *op, file_state *st, const void *p, size_t n)
-{
-    char chunk[64];
-    for (size_t i = 0; i < n; i += 48) {
-        size_t cn = sl_base64_encode_to(chunk, (const uint8_t *)p + i, SL_MIN(n - i, 48));
-        if (out_put(op, st, chunk, cn)) return SL_ERR;
-    }
-    return SL_OK;
-}
-
-/* Flink's SQL timestamp text: "2026-01-01 00:00:00.02". */
-static size_t sql_timestamp(char *dst, size_t cap, int64_t ms)
-{
-    int n = sl_ts_format(dst, cap, ms); /* ...THH:MM:SS.mmm */
-    if (n < 0 || (size_t)n >= cap) return 0;
-    char *t = strchr(dst, 'T');
-    if (t) *t = ' ';
-    size_t len = (size_t)n;
-    while (dst[len - 1] == '0') len--;
-    if (dst[len - 1] == '.') len--;
-    dst[len] = '\0';
-    return len;
-}
-
-/* Values whose text needs no quoting or escaping in either format. */
-static int put_plain(sl_op *op, file_state *st, const sl_value *v, sl_type t)
-{
-    char buf[64];
-    int n = sl_value_format(buf, sizeof buf, v, t);
-    if (n < 0 || (size_t)n >= sizeof buf) return sl_op_fail(op, "file sink: value too long");
-    return out_put(op, st, buf, (size_t)n);
-}
-
-static int put_json_value(sl_op *op, file_state *st, const sl_value *v, sl_type t)
-{
-    char buf[64];
-    if (v->isnull) return out_put(op, st, "null", 4);
-    switch (t) {
-    case SL_T_STRING:
-        if (out_c(op, st, '"') || put_json_escaped(op, st, v->v.s.p, v->v.s.len)) return SL_ERR;
-        return out_c(op, st, '"');
-    case SL_T_BYTES:
-        if (out_c(op, st, '"') || put_base64(op, st, v->v.s.p, v->v.s.len))
-            return SL_ERR;
-        return out_c(op, st, '"');
-    case SL_T_TIMESTAMP: {
-        size_t n = sql_timestamp(buf + 1, sizeof buf - 2, v->v.i);
-        buf[0] = '"';
-        buf[n + 1] = '"';
-        return out_put(op, st, buf, n + 2);
-    }
-    case SL_T_DOUBLE:
-        if (!isfinite(v->v.d)) {
-            /* JSON has no NaN or Infinity: quoted, as Jackson writes them. */
-            if (out_c(op, st, '"') || put_plain(op, st, v, t)) return SL_ERR;
-            return out_c(op, st, '"');
-        }
-        return put_plain(op, st, v, t);
-    default: return put_plain(op, st, v, t);
-    }
-}
-
-static int put_csv_value(sl_op *op, file_state *st, const sl_value *v, sl_type t)
-{
-    char buf[64];
-    if (v->isnull) return SL_OK;
-    switch (t) {
-    case SL_T_STRING: {
-        const char *s = v->v.s.p;
-        size_t n = v->v.s.len;
-        bool quote = n == 0;
-        for (size_t i = 0; i < n && !quote; i++)
-            if (s[i] == ',' || s[i] == '"' || s[i] == '\r' || s[i] == '\n') quote = true;
-        if (!quote) return out_put(op, st, s, n);
-        if (out_c(op, st, '"')) return SL_ERR;
-        size_t run = 0;
-        for (size_t i = 0; i < n; i++) {
-            if (s[i] != '"') continue;
-            if (out_put(op, st, s + run, i + 1 - run)) return SL_ERR; /* through the quote */
-            run = i; /* the quote again: doubled */
-        }
-        if (out_put(op, st, s + run, n - run)) return SL_ERR;
-        return out_c(op, st, '"');
-    }
-    case SL_T_BYTES: return put_base64(op, st, v->v.s.p, v->v.s.len);
-    case SL_T_TIMESTAMP: {
-        size_t n = sql_timestamp(buf, sizeof buf, v->v.i);
-        return out_put(op, st, buf, n);
-    }
-    default: return put_plain(op, st, v, t);
-    }
 }
 
 /* mkdir -p: create path and its missing parents. */
@@ -492,7 +363,7 @@ static const unsigned char fs_magic[4] = {'S', 'L', 'F', 'S'};
 static unsigned char *put_name(unsigned char *p, const char *name)
 {
     size_t n = strlen(name);
-    p = sl_blob_put_le(p, n, 2);
+    p = sl_put_le_n(p, n, 2);
     memcpy(p, name, n);
     return p + n;
 }
@@ -522,19 +393,19 @@ static int file_snapshot(sl_op *op, int64_t cpid, void **blob, size_t *len)
     *p++ = FS_BLOB_VERSION;
     memcpy(p, fs_magic, 4);
     p += 4;
-    p = sl_blob_put_le(p, (uint64_t)op->subtask, 4);
-    p = sl_blob_put_le(p, (uint64_t)cpid, 8);
-    p = sl_blob_put_le(p, st->next_n, 8);
-    p = sl_blob_put_le(p, (uint64_t)st->npend, 4);
+    p = sl_put_le_n(p, (uint64_t)op->subtask, 4);
+    p = sl_put_le_n(p, (uint64_t)cpid, 8);
+    p = sl_put_le_n(p, st->next_n, 8);
+    p = sl_put_le_n(p, (uint64_t)st->npend, 4);
     p = put_name(p, st->dir);
     for (int k = 0; k < st->npend; k++) {
         const pending_file *pf = &st->pend[k];
-        p = sl_blob_put_le(p, (uint64_t)pf->cpid, 8);
-        p = sl_blob_put_le(p, pf->len, 8);
+        p = sl_put_le_n(p, (uint64_t)pf->cpid, 8);
+        p = sl_put_le_n(p, pf->len, 8);
         p = put_name(p, pf->stage);
         p = put_name(p, pf->final);
     }
-    p = sl_blob_put_le(p, sl_blob_fnv1a(b, (size_t)(p - b)), 8);
+    p = sl_put_le_n(p, sl_blob_fnv1a(b, (size_t)(p - b)), 8);
     SL_ASSERT((size_t)(p - b) == total);
     *blob = b;
     *len = total;
@@ -766,10 +637,9 @@ static void file_close(sl_op *op)
         /* Two-phase commit: an open file holds uncommitted rows, dropped.
          * Otherwise close() cannot fail the task; end_input has reported
          * errors. */
-        if (!st->twopc && st->len) (void)write_all(st->fd, st->buf, st->len);
+        if (!st->twopc && st->out.len) (void)write_all(st->fd, st->out.p, st->out.len);
         close(st->fd);
     }
-    for (int i = 0; st->keys && i < st->ncols; i++) free(st->keys[i]);
     for (int i = 0; i < st->npend; i++) {
         free(st->pend[i].stage);
         free(st->pend[i].final);
@@ -777,11 +647,9 @@ static void file_close(sl_op *op)
     free(st->pend);
     free(st->cur_stage);
     free(st->dir);
-    free(st->keys);
-    free(st->keylen);
+    kf_codec_free(&st->codec);
     free(st->fname);
-    free(st->buf);
-    sl_buf_free(&st->esc);
+    sl_buf_free(&st->out);
     free(st);
     op->priv = NULL;
 }
@@ -795,7 +663,7 @@ static int file_open(sl_op *op)
     if (make_dirs(pl->path, op->err, sizeof op->err) != SL_OK) return SL_ERR;
     size_t plen = strlen(pl->path);
     st->dir = sl_sprintf("%s%s", pl->path, plen && pl->path[plen - 1] == '/' ? "" : "/");
-    st->buf = sl_malloc(FILE_BUF);
+    sl_buf_reserve(&st->out, 2 * FILE_BUF);
     st->twopc = op->checkpointing != 0;
     st->next_cpid = 1;
     if (st->twopc) {
@@ -809,20 +677,12 @@ static int file_open(sl_op *op)
                               strerror(errno));
     }
 
-    if (pl->format == FMT_JSON && op->in) {
-        /* Build each `"name":` once; column names are fixed for the job. */
-        st->ncols = op->in->n;
-        st->keys = sl_calloc((size_t)st->ncols + 1, sizeof *st->keys);
-        st->keylen = sl_calloc((size_t)st->ncols + 1, sizeof *st->keylen);
-        for (int i = 0; i < st->ncols; i++) {
-            const char *name = op->in->fields[i].name;
-            sl_buf k = SL_BUF_INIT;
-            sl_buf_putc(&k, '"');
-            sl_json_escape(&k, name, strlen(name));
-            sl_buf_put(&k, "\":", 2);
-            st->keylen[i] = k.len;
-            st->keys[i] = sl_buf_take(&k);
-        }
+    if (op->in) {
+        int cols[SL_MAX_FIELDS];
+        for (int i = 0; i < op->in->n; i++) cols[i] = i;
+        if (kf_codec_init(&st->codec, pl->format == FMT_JSON ? KF_JSON : KF_CSV, op->in, cols,
+                          op->in->n, "file", op->err, sizeof op->err) != SL_OK)
+            return SL_ERR;
     }
     return SL_OK;
 }
@@ -831,33 +691,35 @@ static int file_process(sl_op *op, int input, sl_row *row)
 {
     const file_plan *pl = op->plan;
     file_state *st = op->priv;
-    const sl_schema *s = op->in;
-    int n = SL_MIN(row->n, s->n);
     if (SL_UNLIKELY(st->fd < 0) && pending_open(op, st) != SL_OK) return SL_ERR;
+    sl_buf *out = &st->out;
     if (pl->format == FMT_JSON) {
-        if (out_c(op, st, '{')) return SL_ERR;
-        for (int i = 0; i < n; i++) {
-            if (i && out_c(op, st, ',')) return SL_ERR;
-            if (out_put(op, st, st->keys[i], st->keylen[i])) return SL_ERR;
-            if (put_json_value(op, st, &row->vals[i], s->fields[i].type)) return SL_ERR;
+        size_t start = out->len;
+        sl_buf_reserve(out, 1);
+        out->p[out->len++] = '{';
+        sl_fmt_json_fields(out, &st->codec, row);
+        if (row->kind != SL_KIND_INSERT) { /* the kind, last */
+            sl_buf_reserve(out, 12);
+            if (out->len > start + 1) out->p[out->len++] = ',';
+            memcpy(out->p + out->len, "\"op\":\"", 6);
+            memcpy(out->p + out->len + 6, sl_rowkind_short(row->kind), 2);
+            out->len += 8;
+            out->p[out->len++] = '"';
         }
-        if (row->kind != SL_KIND_INSERT) {
-            if (out_put(op, st, n ? ",\"op\":\"" : "\"op\":\"", n ? 7 : 6) ||
-                out_put(op, st, sl_rowkind_short(row->kind), 2) || out_c(op, st, '"'))
-                return SL_ERR;
-        }
-        return out_put(op, st, "}\n", 2);
+        sl_buf_reserve(out, 2);
+        out->p[out->len++] = '}';
+    } else {
+        if (row->kind != SL_KIND_INSERT)
+            return sl_op_fail(op,
+                              "file sink '%s': format csv holds inserts only, but a %s row "
+                              "arrived (the input is a changelog); use format json, which "
+                              "records the kind",
+                              st->fname, sl_rowkind_short(row->kind));
+        sl_fmt_csv_fields(out, &st->codec, row);
+        sl_buf_reserve(out, 1);
     }
-    if (row->kind != SL_KIND_INSERT)
-        return sl_op_fail(op,
-                          "file sink '%s': format csv holds inserts only, but a %s row arrived "
-                          "(the input is a changelog); use format json, which records the kind",
-                          st->fname, sl_rowkind_short(row->kind));
-    for (int i = 0; i < n; i++) {
-        if (i && out_c(op, st, ',')) return SL_ERR;
-        if (put_csv_value(op, st, &row->vals[i], s->fields[i].type)) return SL_ERR;
-    }
-    return out_c(op, st, '\n');
+    out->p[out->len++] = '\n';
+    return out->len >= FILE_BUF ? out_flush(op, st) : SL_OK;
 }
 
 static int file_end_input(sl_op *op, int input)

@@ -567,16 +567,16 @@ static int fr_snapshot(sl_op *op, int64_t cpid, void **blob, size_t *len)
     *p++ = FR_BLOB_VERSION;
     memcpy(p, fr_magic, 4);
     p += 4;
-    p = sl_blob_put_le(p, (uint64_t)n, 4);
+    p = sl_put_le_n(p, (uint64_t)n, 4);
     for (int i = 0; i < n; i++) {
         size_t nl = strlen(fs[i].name);
-        p = sl_blob_put_le(p, nl, 2);
+        p = sl_put_le_n(p, nl, 2);
         memcpy(p, fs[i].name, nl);
         p += nl;
-        p = sl_blob_put_le(p, fs[i].offset, 8);
-        p = sl_blob_put_le(p, fs[i].line, 8);
+        p = sl_put_le_n(p, fs[i].offset, 8);
+        p = sl_put_le_n(p, fs[i].line, 8);
     }
-    p = sl_blob_put_le(p, sl_blob_fnv1a(b, (size_t)(p - b)), 8);
+    p = sl_put_le_n(p, sl_blob_fnv1a(b, (size_t)(p - b)), 8);
     SL_ASSERT((size_t)(p - b) == total);
     *blob = b;
     *len = total;
@@ -593,22 +593,22 @@ static int parse_blob(const unsigned char *b, size_t len, fr_file **out, int *n,
         return sl_seterr(why, whylen, "format version %u, but this build reads version %d", b[0],
                          FR_BLOB_VERSION);
     const unsigned char *p = b + len - 8, *e = b + len - 8;
-    if (sl_blob_get_le(&p, 8) != sl_blob_fnv1a(b, len - 8))
+    if (sl_get_le_n(&p, 8) != sl_blob_fnv1a(b, len - 8))
         return sl_seterr(why, whylen, "damaged (checksum mismatch over %zu bytes)", len);
     p = b + 5;
-    uint64_t cnt = sl_blob_get_le(&p, 4);
+    uint64_t cnt = sl_get_le_n(&p, 4);
     for (uint64_t i = 0; i < cnt; i++) {
         if (e - p < 2) return sl_seterr(why, whylen, "damaged (truncated at file %llu)",
                                         (unsigned long long)i + 1);
-        size_t nl = (size_t)sl_blob_get_le(&p, 2);
+        size_t nl = (size_t)sl_get_le_n(&p, 2);
         if ((size_t)(e - p) < nl + 16 || memchr(p, '/', nl) || memchr(p, '\0', nl))
             return sl_seterr(why, whylen, "damaged (file %llu)", (unsigned long long)i + 1);
         *out = sl_realloc(*out, (size_t)(*n + 1) * sizeof **out);
         fr_file *f = &(*out)[(*n)++];
         f->name = sl_strndup((const char *)p, nl);
         p += nl;
-        f->offset = sl_blob_get_le(&p, 8);
-        f->line = sl_blob_get_le(&p, 8);
+        f->offset = sl_get_le_n(&p, 8);
+        f->line = sl_get_le_n(&p, 8);
     }
     if (p != e) return sl_seterr(why, whylen, "damaged (%td bytes left over)", e - p);
     return SL_OK;

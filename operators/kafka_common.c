@@ -31,6 +31,8 @@
 
 #include "kafka_common.h"
 #include "base64.h"
+#include "format_csv.h"
+#include "format_json.h"
 #include "json_escape.h"
 
 #define KF_MAX_DEPTH 64
@@ -761,27 +763,6 @@ int kf_decode(const kf_codec *c, const char *p, size_t n, sl_value *vals, sl_buf
 
 /* ---- encoding ------------------------------------------------------------------ */
 
-/* Flink's SQL timestamp text: "2026-01-01 00:00:00.02". */
-static size_t sql_timestamp(char *dst, size_t cap, int64_t ms)
-{
-    int n = sl_ts_format(dst, cap, ms);
-    if (n <= 0 || (size_t)n >= cap) return 0;
-    char *t = strchr(dst, 'T');
-    if (t) *t = ' ';
-    size_t len = (size_t)n;
-    while (len > 0 && dst[len - 1] == '0') len--;
-    if (len > 0 && dst[len - 1] == '.') len--;
-    dst[len] = '\0';
-    return len;
-}
-
-static void put_plain(sl_buf *b, const sl_value *v, sl_type t)
-{
-    char tmp[64];
-    int n = sl_value_format(tmp, sizeof tmp, v, t);
-    if (n > 0) sl_buf_put(b, tmp, (size_t)SL_MIN((size_t)n, sizeof tmp - 1));
-}
-
 void kf_json_string(sl_buf *b, const char *s, size_t n)
 {
     sl_buf_putc(b, '"');
@@ -789,79 +770,12 @@ void kf_json_string(sl_buf *b, const char *s, size_t n)
     sl_buf_putc(b, '"');
 }
 
-/* The codec's columns of row as json (json: true) or csv. */
-static void encode_fields(const kf_codec *c, const sl_row *row, bool json, sl_buf *out)
+/* The codec's columns of row as a json object (format_json.c). */
+static void encode_object(const kf_codec *c, const sl_row *row, sl_buf *out)
 {
-    char tmp[64];
-    if (json) sl_buf_putc(out, '{');
-    for (int i = 0; i < c->n; i++) {
-        const sl_value *v = &row->vals[c->slot[i]];
-        sl_type t = c->type[i];
-        if (i) sl_buf_putc(out, ',');
-        if (json) {
-            sl_buf_putc(out, '"');
-            sl_json_escape(out, c->name[i], c->namelen[i]);
-            sl_buf_put(out, "\":", 2);
-            if (v->isnull) {
-                sl_buf_put(out, "null", 4);
-                continue;
-            }
-            switch (t) {
-            case SL_T_STRING:
-                sl_buf_putc(out, '"');
-                sl_json_escape(out, v->v.s.p, v->v.s.len);
-                sl_buf_putc(out, '"');
-                break;
-            case SL_T_BYTES:
-                sl_buf_putc(out, '"');
-                sl_base64_encode(out, v->v.s.p, v->v.s.len);
-                sl_buf_putc(out, '"');
-                break;
-            case SL_T_TIMESTAMP:
-                sl_buf_putc(out, '"');
-                sl_buf_put(out, tmp, sql_timestamp(tmp, sizeof tmp, v->v.i));
-                sl_buf_putc(out, '"');
-                break;
-            case SL_T_DOUBLE:
-                if (!isfinite(v->v.d)) {
-                    sl_buf_putc(out, '"');
-                    put_plain(out, v, t);
-                    sl_buf_putc(out, '"');
-                    break;
-                }
-                put_plain(out, v, t);
-                break;
-            default: put_plain(out, v, t);
-            }
-            continue;
-        }
-        /* csv */
-        if (v->isnull) continue;
-        switch (t) {
-        case SL_T_STRING: {
-            const char *s = v->v.s.p;
-            size_t n = v->v.s.len;
-            bool quote = n == 0;
-            for (size_t k = 0; k < n && !quote; k++)
-                if (s[k] == ',' || s[k] == '"' || s[k] == '\r' || s[k] == '\n') quote = true;
-            if (!quote) {
-                sl_buf_put(out, s, n);
-                break;
-            }
-            sl_buf_putc(out, '"');
-            for (size_t k = 0; k < n; k++) {
-                if (s[k] == '"') sl_buf_putc(out, '"');
-                sl_buf_putc(out, s[k]);
-            }
-            sl_buf_putc(out, '"');
-            break;
-        }
-        case SL_T_BYTES: sl_base64_encode(out, v->v.s.p, v->v.s.len); break;
-        case SL_T_TIMESTAMP: sl_buf_put(out, tmp, sql_timestamp(tmp, sizeof tmp, v->v.i)); break;
-        default: put_plain(out, v, t);
-        }
-    }
-    if (json) sl_buf_putc(out, '}');
+    sl_buf_putc(out, '{');
+    sl_fmt_json_fields(out, c, row);
+    sl_buf_putc(out, '}');
 }
 
 int kf_encode(const kf_codec *c, const sl_row *row, sl_buf *out, char *why, size_t whylen)
@@ -879,9 +793,9 @@ int kf_encode(const kf_codec *c, const sl_row *row, sl_buf *out, char *why, size
         bool add = row->kind == SL_KIND_INSERT || row->kind == SL_KIND_UPDATE_AFTER;
         sl_buf_put(out, "{\"before\":", 10);
         if (add) sl_buf_put(out, "null", 4);
-        else encode_fields(c, row, true, out);
+        else encode_object(c, row, out);
         sl_buf_put(out, ",\"after\":", 9);
-        if (add) encode_fields(c, row, true, out);
+        if (add) encode_object(c, row, out);
         else sl_buf_put(out, "null", 4);
         sl_buf_put(out, add ? ",\"op\":\"c\"}" : ",\"op\":\"d\"}", 10);
         return SL_OK;
@@ -891,7 +805,8 @@ int kf_encode(const kf_codec *c, const sl_row *row, sl_buf *out, char *why, size
         if (c->fmt == KF_CSV && row->kind != SL_KIND_INSERT)
             return sl_seterr(why, whylen, "a %s row cannot be written as csv, which carries no "
                              "row kind (use debezium-json)", sl_rowkind_short(row->kind));
-        encode_fields(c, row, c->fmt == KF_JSON, out);
+        if (c->fmt == KF_JSON) encode_object(c, row, out);
+        else sl_fmt_csv_fields(out, c, row);
         return SL_OK;
     }
     return SL_ERR;

@@ -14,6 +14,7 @@
 #define SL_KAFKA_COMMON_H
 
 #include <librdkafka/rdkafka.h>
+#include <string.h>
 
 #include "buf.h"
 #include "jobgraph.h"
@@ -30,6 +31,10 @@ typedef enum { KF_CHANGE_INSERT = 0, KF_CHANGE_UPDATE, KF_CHANGE_DELETE } kf_cha
 typedef sl_buf kf_buf;
 static inline void kf_buf_reserve(sl_buf *b, size_t extra) { sl_buf_reserve(b, extra); }
 static inline void kf_buf_free(sl_buf *b) { sl_buf_free(b); }
+
+/* Append p[0..n) (p may be NULL when n is 0) or one character. */
+static inline void kf_buf_put(kf_buf *b, const char *p, size_t n) { sl_buf_put(b, p, n); }
+static inline void kf_buf_putc(kf_buf *b, char c) { sl_buf_putc(b, c); }
 
 typedef struct kf_codec {
     kf_format fmt;

@@ -727,17 +727,17 @@ static int kk_snapshot(sl_op *op, int64_t cpid, void **blob, size_t *len)
     *p++ = KK_BLOB_VERSION;
     memcpy(p, kk_magic, 4);
     p += 4;
-    p = sl_blob_put_le(p, (uint32_t)op->subtask, 4);
-    p = sl_blob_put_le(p, st->next_n, 8);
-    p = sl_blob_put_le(p, (uint32_t)st->npend, 4);
+    p = sl_put_le_n(p, (uint32_t)op->subtask, 4);
+    p = sl_put_le_n(p, st->next_n, 8);
+    p = sl_put_le_n(p, (uint32_t)st->npend, 4);
     for (int i = 0; i < st->npend; i++) {
         const kk_txn *t = &st->pend[i];
-        p = sl_blob_put_le(p, (uint64_t)t->cpid, 8);
-        p = sl_blob_put_le(p, t->n, 8);
-        p = sl_blob_put_le(p, (uint64_t)atomic_load(&t->sh->pid), 8);
-        p = sl_blob_put_le(p, (uint16_t)atomic_load(&t->sh->epoch), 2);
+        p = sl_put_le_n(p, (uint64_t)t->cpid, 8);
+        p = sl_put_le_n(p, t->n, 8);
+        p = sl_put_le_n(p, (uint64_t)atomic_load(&t->sh->pid), 8);
+        p = sl_put_le_n(p, (uint16_t)atomic_load(&t->sh->epoch), 2);
     }
-    p = sl_blob_put_le(p, sl_blob_fnv1a(b, (size_t)(p - b)), 8);
+    p = sl_put_le_n(p, sl_blob_fnv1a(b, (size_t)(p - b)), 8);
     SL_ASSERT((size_t)(p - b) == total);
     *blob = b;
     *len = total;
@@ -781,22 +781,22 @@ static int kk_restore(sl_op *op, const void *const *blobs, const size_t *lens, i
                               "kafka sink state of version %d", pl->vid, op->subtask, k + 1,
                               nblobs, KK_BLOB_VERSION);
         p = b + len - 8;
-        if (sl_blob_get_le(&p, 8) != sl_blob_fnv1a(b, len - 8))
+        if (sl_get_le_n(&p, 8) != sl_blob_fnv1a(b, len - 8))
             return sl_op_fail(op, "kafka sink '%s' subtask %d: cannot restore state %d of %d: "
                               "damaged (checksum)", pl->vid, op->subtask, k + 1, nblobs);
         p = b + 5;
-        int owner = (int)sl_blob_get_le(&p, 4);
-        uint64_t next = sl_blob_get_le(&p, 8);
-        uint64_t np = sl_blob_get_le(&p, 4);
+        int owner = (int)sl_get_le_n(&p, 4);
+        uint64_t next = sl_get_le_n(&p, 8);
+        uint64_t np = sl_get_le_n(&p, 4);
         if (np * 26 != len - (1 + 4 + 4 + 8 + 4 + 8))
             return sl_op_fail(op, "kafka sink '%s' subtask %d: cannot restore state %d of %d: "
                               "damaged (length)", pl->vid, op->subtask, k + 1, nblobs);
         /* recover and commit: these transactions' checkpoint completed */
         for (uint64_t i = 0; i < np; i++) {
-            int64_t c = (int64_t)sl_blob_get_le(&p, 8);
-            uint64_t n = sl_blob_get_le(&p, 8);
-            int64_t pid = (int64_t)sl_blob_get_le(&p, 8);
-            int16_t epoch = (int16_t)sl_blob_get_le(&p, 2);
+            int64_t c = (int64_t)sl_get_le_n(&p, 8);
+            uint64_t n = sl_get_le_n(&p, 8);
+            int64_t pid = (int64_t)sl_get_le_n(&p, 8);
+            int16_t epoch = (int16_t)sl_get_le_n(&p, 2);
             char id[512], why[512];
             txn_id_of(pl, owner, n, id, sizeof id);
             if (pid < 0)

@@ -1243,27 +1243,27 @@ static int ks_snapshot(sl_op *op, int64_t cpid, void **blob, size_t *len)
     *p++ = KS_BLOB_VERSION;
     memcpy(p, ks_magic, 4);
     p += 4;
-    p = sl_blob_put_le(p, (uint64_t)st->nparts, 4);
+    p = sl_put_le_n(p, (uint64_t)st->nparts, 4);
     rd_kafka_topic_partition_list_t *l = rd_kafka_topic_partition_list_new(st->nparts + 1);
     for (int i = 0; i < st->nparts; i++) {
         const ks_part *kp = &st->parts[i];
         size_t tl = strlen(kp->topic);
-        p = sl_blob_put_le(p, tl, 2);
+        p = sl_put_le_n(p, tl, 2);
         memcpy(p, kp->topic, tl);
         p += tl;
-        p = sl_blob_put_le(p, (uint32_t)kp->partition, 4);
-        p = sl_blob_put_le(p, (uint64_t)kp->next, 8);
+        p = sl_put_le_n(p, (uint32_t)kp->partition, 4);
+        p = sl_put_le_n(p, (uint64_t)kp->next, 8);
         rd_kafka_topic_partition_list_add(l, kp->topic, kp->partition)->offset = kp->next;
     }
-    p = sl_blob_put_le(p, (uint64_t)st->ncounts, 4);
+    p = sl_put_le_n(p, (uint64_t)st->ncounts, 4);
     for (int i = 0; i < st->ncounts; i++) {
         size_t tl = strlen(st->counts[i].topic);
-        p = sl_blob_put_le(p, tl, 2);
+        p = sl_put_le_n(p, tl, 2);
         memcpy(p, st->counts[i].topic, tl);
         p += tl;
-        p = sl_blob_put_le(p, (uint32_t)st->counts[i].n, 4);
+        p = sl_put_le_n(p, (uint32_t)st->counts[i].n, 4);
     }
-    p = sl_blob_put_le(p, sl_blob_fnv1a(b, (size_t)(p - b)), 8);
+    p = sl_put_le_n(p, sl_blob_fnv1a(b, (size_t)(p - b)), 8);
     SL_ASSERT((size_t)(p - b) == total);
     *blob = b;
     *len = total;
@@ -1312,30 +1312,30 @@ static int ks_restore(sl_op *op, const void *const *blobs, const size_t *lens, i
         else if (b[0] != KS_BLOB_VERSION) why = "another format version";
         else {
             const unsigned char *sp = b + len - 8;
-            if (sl_blob_get_le(&sp, 8) != sl_blob_fnv1a(b, len - 8)) why = "damaged (checksum)";
+            if (sl_get_le_n(&sp, 8) != sl_blob_fnv1a(b, len - 8)) why = "damaged (checksum)";
         }
         end = b + len - 8;
         p = b + 5;
-        uint64_t n = why ? 0 : sl_blob_get_le(&p, 4);
+        uint64_t n = why ? 0 : sl_get_le_n(&p, 4);
         if (!why && n > (size_t)(end - p) / 14) why = "damaged (count)";
         for (uint64_t i = 0; !why && i < n; i++) {
             if (end - p < 2) { why = "damaged (cut short)"; break; }
-            size_t tl = sl_blob_get_le(&p, 2);
+            size_t tl = sl_get_le_n(&p, 2);
             if ((size_t)(end - p) < tl + 12) { why = "damaged (cut short)"; break; }
             st->rparts = sl_realloc(st->rparts, (size_t)(st->nrparts + 1) * sizeof *st->rparts);
             ks_part *rp = &st->rparts[st->nrparts++];
             memset(rp, 0, sizeof *rp);
             rp->topic = sl_strndup((const char *)p, tl);
             p += tl;
-            rp->partition = (int32_t)sl_blob_get_le(&p, 4);
-            rp->next = (int64_t)sl_blob_get_le(&p, 8);
+            rp->partition = (int32_t)sl_get_le_n(&p, 4);
+            rp->next = (int64_t)sl_get_le_n(&p, 8);
         }
         uint64_t nt = 0;
         if (!why && end - p < 4) why = "damaged (cut short)";
-        if (!why) nt = sl_blob_get_le(&p, 4);
+        if (!why) nt = sl_get_le_n(&p, 4);
         for (uint64_t i = 0; !why && i < nt; i++) {
             if (end - p < 2) { why = "damaged (cut short)"; break; }
-            size_t tl = sl_blob_get_le(&p, 2);
+            size_t tl = sl_get_le_n(&p, 2);
             if ((size_t)(end - p) < tl + 4) { why = "damaged (cut short)"; break; }
             p += tl + 4; /* the partition count at the checkpoint: not needed to restore */
         }

@@ -533,12 +533,12 @@ static int nx_snapshot(sl_op *op, int64_t cpid, void **blob, size_t *len)
     *p++ = NX_BLOB_VERSION;
     memcpy(p, nx_magic, 4);
     p += 4;
-    p = sl_blob_put_le(p, (uint64_t)st->nshares, 4);
+    p = sl_put_le_n(p, (uint64_t)st->nshares, 4);
     for (int k = 0; k < st->nshares; k++) {
-        p = sl_blob_put_le(p, st->shares[k].next, 8);
-        p = sl_blob_put_le(p, st->shares[k].stride, 8);
+        p = sl_put_le_n(p, st->shares[k].next, 8);
+        p = sl_put_le_n(p, st->shares[k].stride, 8);
     }
-    p = sl_blob_put_le(p, sl_blob_fnv1a(b, (size_t)(p - b)), 8);
+    p = sl_put_le_n(p, sl_blob_fnv1a(b, (size_t)(p - b)), 8);
     SL_ASSERT((size_t)(p - b) == total);
     *blob = b;
     *len = total;
@@ -558,18 +558,18 @@ static int nx_restore(sl_op *op, const void *const *blobs, const size_t *lens, i
         else if (b[0] != NX_BLOB_VERSION) why = "another format version";
         if (!why) {
             p = b + len - 8;
-            if (sl_blob_get_le(&p, 8) != sl_blob_fnv1a(b, len - 8)) why = "checksum mismatch";
+            if (sl_get_le_n(&p, 8) != sl_blob_fnv1a(b, len - 8)) why = "checksum mismatch";
         }
         uint64_t cnt = 0;
         if (!why) {
             p = b + 5;
-            cnt = sl_blob_get_le(&p, 4);
+            cnt = sl_get_le_n(&p, 4);
             if (len != 17 + cnt * 16) why = "damaged (length does not match its shares)";
         }
         for (uint64_t i = 0; !why && i < cnt; i++) {
             sh = sl_realloc(sh, (size_t)(n + 1) * sizeof *sh);
-            sh[n].next = sl_blob_get_le(&p, 8);
-            sh[n].stride = sl_blob_get_le(&p, 8);
+            sh[n].next = sl_get_le_n(&p, 8);
+            sh[n].stride = sl_get_le_n(&p, 8);
             if (sh[n].stride == 0) why = "damaged (a share with stride 0)";
             n++;
         }

@@ -42,24 +42,6 @@ struct sl_sql_session {
 
 /* ---- helpers ------------------------------------------------------------ */
 
-int sql_edit_distance(const char *a, const char *b)
-{
-    size_t la = strlen(a), lb = strlen(b);
-    if (la > 64 || lb > 64) return 99;
-    int d[65][65];
-    for (size_t i = 0; i <= la; i++) d[i][0] = (int)i;
-    for (size_t j = 0; j <= lb; j++) d[0][j] = (int)j;
-    for (size_t i = 1; i <= la; i++)
-        for (size_t j = 1; j <= lb; j++) {
-            int c = tolower((unsigned char)a[i - 1]) == tolower((unsigned char)b[j - 1]) ? 0 : 1;
-            int v = d[i - 1][j] + 1;
-            if (d[i][j - 1] + 1 < v) v = d[i][j - 1] + 1;
-            if (d[i - 1][j - 1] + c < v) v = d[i - 1][j - 1] + c;
-            d[i][j] = v;
-        }
-    return d[la][lb];
-}
-
 sql_table *sql_catalog_find(const sql_catalog *c, const char *name)
 {
     for (int i = 0; i < c->n; i++)
@@ -296,7 +278,7 @@ static int option_valid(const sql_table *t, const char *conn, const char *key, c
     suggest[0] = '\0';
     for (size_t i = 0; i < n; i++) {
         if (!strcmp(list[i], key)) return 1;
-        int d = sql_edit_distance(list[i], key);
+        int d = sl_edit_distance(list[i], key);
         if (d < best) {
             best = d;
             snprintf(suggest, slen, "%s", list[i]);
@@ -309,7 +291,7 @@ static int option_valid(const sql_table *t, const char *conn, const char *key, c
                 char cand[256];
                 snprintf(cand, sizeof cand, "fields.%s.%s", t->cols[c].name, datagen_field_opts[k]);
                 if (!strcmp(cand, key)) return 1;
-                int d = sql_edit_distance(cand, key);
+                int d = sl_edit_distance(cand, key);
                 if (d < best) {
                     best = d;
                     snprintf(suggest, slen, "%s", cand);
@@ -335,7 +317,7 @@ static int check_options(sql_table *t, const sql_node *with, char *err, size_t e
     const char *near = NULL;
     for (size_t i = 0; i < SL_ARRAY_LEN(conns); i++) {
         if (!strcmp(conn, conns[i])) known = 1;
-        int d = sql_edit_distance(conn, conns[i]);
+        int d = sl_edit_distance(conn, conns[i]);
         if (d < best) best = d, near = conns[i];
     }
     if (!known) {

@@ -229,7 +229,7 @@ int check_cols(plan *p, const sql_node *e, const rel *r)
         const char *best = NULL;
         int bd = 99;
         for (int i = 0; i < r->sch.n; i++) {
-            int d = sql_edit_distance(r->sch.fields[i].name, e->s);
+            int d = sl_edit_distance(r->sch.fields[i].name, e->s);
             if (d < bd) {
                 bd = d;
                 best = r->sch.fields[i].name;
@@ -450,7 +450,7 @@ static int scan_table(plan *p, const sql_node *at, const char *name, rel *out)
         const char *best = NULL;
         int bd = 99;
         for (int i = 0; i < p->cat->n; i++) {
-            int d = sql_edit_distance(p->cat->t[i]->name, name);
+            int d = sl_edit_distance(p->cat->t[i]->name, name);
             if (d < bd) bd = d, best = p->cat->t[i]->name;
         }
         if (best && bd <= (int)strlen(name) / 2 + 1)

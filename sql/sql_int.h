@@ -12,6 +12,7 @@
 #include "ast.h"
 #include "parse.h"
 #include "sql.h"
+#include "text.h" /* sl_edit_distance, for did-you-mean */
 
 typedef struct sql_column {
     char *name;
@@ -108,8 +109,5 @@ int sql_plan_into(const sql_catalog *cat, char **okeys, char **ovals, int nopts,
  * SL_OK with *schema filled (caller frees with sl_schema_free). */
 int sql_plan_schema(const sql_catalog *cat, const sql_node *query, sl_schema *schema, char *err,
                     size_t errlen);
-
-/* Levenshtein distance, for did-you-mean. */
-int sql_edit_distance(const char *a, const char *b);
 
 #endif
