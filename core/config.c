@@ -591,18 +591,19 @@ static int enum_index(const sl_conf_def *d, const char *value, const char **cano
     return -1;
 }
 
-static const char *type_name(const sl_conf_def *d)
+const char *sl_conf_type_name(const sl_conf_key *k)
 {
-    switch (d->k.type) {
+    switch (k->type) {
     case SL_CT_STRING: return "string";
     case SL_CT_INT: return "integer";
     case SL_CT_PORT: return "port";
     case SL_CT_DURATION: return "duration";
     case SL_CT_MEMORY: return "memory size";
     case SL_CT_BOOL: return "boolean";
-    case SL_CT_ENUM: return d->k.choices;
+    case SL_CT_ENUM: return k->choices;
     case SL_CT_DOUBLE: return "number";
     case SL_CT_PATH: return "directory (a path or file:// URI)";
+    case SL_CT_JSON: return "JSON";
     }
     return "?";
 }
@@ -611,19 +612,21 @@ static const char *type_name(const sl_conf_def *d)
 #define ORIGIN_FMT "%s%s"
 #define ORIGIN_ARGS(o) ((o) ? (o) : ""), ((o) ? ": " : "")
 
-/* Check `value` against row `i`; on success store it (canonical text for
- * ENUM) with its parsed number. */
-static int set_index(sl_config *c, int i, const char *value, const char *origin, char *err,
-                     size_t errlen)
+/* The one value parser, for the cluster's keys and operator options alike
+ * (see config.h). */
+int sl_conf_parse_value(const sl_conf_key *k, int64_t min, int64_t max, const char *alias_list,
+                        const char *label, const char *value, const char *origin,
+                        sl_conf_value *out, char *err, size_t errlen)
 {
-    const sl_conf_def *d = &defs[i];
-    const char *key = d->k.key;
+    const sl_conf_def dd = {*k, min, max, alias_list}, *d = &dd;
+    const char *key = label ? label : k->key;
     int64_t num = 0;
     double real = 0;
     char *text = NULL;
 
     switch (d->k.type) {
     case SL_CT_STRING:
+    case SL_CT_JSON:
         break;
     case SL_CT_PATH: {
         char why[256];
@@ -720,10 +723,26 @@ static int set_index(sl_config *c, int i, const char *value, const char *origin,
         }
     }
 
+    out->text = text ? text : sl_strdup(value);
+    out->num = num;
+    out->real = real;
+    return SL_OK;
+}
+
+/* Check `value` against row `i`; on success store it (canonical text for
+ * ENUM) with its parsed number. */
+static int set_index(sl_config *c, int i, const char *value, const char *origin, char *err,
+                     size_t errlen)
+{
+    const sl_conf_def *d = &defs[i];
+    sl_conf_value v;
+    if (sl_conf_parse_value(&d->k, d->min, d->max, d->aliases, NULL, value, origin, &v, err,
+                            errlen) != SL_OK)
+        return SL_ERR;
     free(c->value[i]);
-    c->value[i] = text ? text : sl_strdup(value);
-    c->num[i] = num;
-    c->real[i] = real;
+    c->value[i] = v.text;
+    c->num[i] = v.num;
+    c->real[i] = v.real;
     return SL_OK;
 }
 
@@ -1070,7 +1089,7 @@ static void print_help(FILE *out, const char *prog, const char *default_path)
             default_path ? ")" : "");
     for (int i = 0; i < NDEFS; i++) {
         const sl_conf_def *d = &defs[i];
-        fprintf(out, "  %s  [%s, default %s%s%s]\n      %s\n", d->k.key, type_name(d),
+        fprintf(out, "  %s  [%s, default %s%s%s]\n      %s\n", d->k.key, sl_conf_type_name(&d->k),
                 *d->k.dflt ? "'" : "", *d->k.dflt ? d->k.dflt : "empty", *d->k.dflt ? "'" : "",
                 d->k.description);
     }
@@ -1241,4 +1260,47 @@ void sl_config_entry(const sl_config *c, int i, const char **key, const char **v
     SL_ASSERT(i >= 0 && i < NDEFS);
     if (key) *key = defs[i].k.key;
     if (value) *value = c->value[i];
+}
+
+/* ------------------------------------------------------------------------ */
+/* Documentation                                                             */
+
+/* A markdown table cell: '|' escaped, so a description may contain one. */
+static void md_cell(FILE *out, const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '|') fputc('\\', out);
+        fputc(*s, out);
+    }
+}
+
+/* An ENUM's choices read better as "a, b" in a table. */
+void sl_conf_print_type(FILE *out, const sl_conf_key *k)
+{
+    const char *t = sl_conf_type_name(k);
+    for (; *t; t++) {
+        fputc(*t, out);
+        if (k->type == SL_CT_ENUM && *t == ',') fputc(' ', out);
+    }
+}
+
+void sl_config_print_docs(FILE *out)
+{
+    fprintf(out, "| key | Flink's name | type | default | what Sluice does with it |\n"
+                 "| --- | --- | --- | --- | --- |\n");
+    for (int i = 0; i < NDEFS; i++) {
+        const sl_conf_def *d = &defs[i];
+        fprintf(out, "| `%s` | ", d->k.key);
+        int nalias = 0;
+        for (size_t a = 0; a < SL_ARRAY_LEN(aliases); a++)
+            if (!strcmp(aliases[a].key, d->k.key))
+                fprintf(out, "%s`%s`", nalias++ ? ", " : "also ", aliases[a].name);
+        if (!nalias) fputs("same", out);
+        fputs(" | ", out);
+        sl_conf_print_type(out, &d->k);
+        if (*d->k.dflt) fprintf(out, " | '%s' | ", d->k.dflt);
+        else fputs(" | empty | ", out);
+        md_cell(out, d->k.description);
+        fputs(" |\n", out);
+    }
 }

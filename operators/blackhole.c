@@ -101,7 +101,11 @@ static void blackhole_close(sl_op *op)
     op->priv = NULL;
 }
 
-static const char *const blackhole_options[] = {"sink.rows-per-second", NULL};
+static const sl_op_option blackhole_options[] = {
+    {"sink.rows-per-second", SL_CT_STRING, NULL, NULL,
+     "Rate limit of the sink (rows per second per subtask); unset: no limit."},
+    SL_OP_OPTIONS_END,
+};
 
 const sl_op_def sl_op_blackhole = {
     .abi = SL_OP_ABI_VERSION,

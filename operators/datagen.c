@@ -767,8 +767,17 @@ static int datagen_restore(sl_op *op, const void *const *blobs, const size_t *le
     return SL_OK;
 }
 
-static const char *const datagen_options[] = {"rows-per-second", "number-of-rows", "seed",
-                                              "fields.*", NULL};
+static const sl_op_option datagen_options[] = {
+    {"rows-per-second", SL_CT_STRING, NULL, NULL,
+     ""},
+    {"number-of-rows", SL_CT_STRING, NULL, NULL,
+     ""},
+    {"seed", SL_CT_STRING, NULL, NULL,
+     ""},
+    {"fields.*", SL_CT_STRING, NULL, NULL,
+     ""},
+    SL_OP_OPTIONS_END,
+};
 
 const sl_op_def sl_op_datagen = {
     .abi = SL_OP_ABI_VERSION,

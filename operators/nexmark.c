@@ -586,10 +586,31 @@ static int nx_restore(sl_op *op, const void *const *blobs, const size_t *lens, i
     return SL_OK;
 }
 
-static const char *const nx_options[] = {
-    "first-event.rate", "next-event.rate", "events.num", "person.proportion",
-    "auction.proportion", "bid.proportion", "person.avg-size", "auction.avg-size",
-    "bid.avg-size", "base-time", "seed", NULL};
+static const sl_op_option nx_options[] = {
+    {"first-event.rate", SL_CT_STRING, NULL, NULL,
+     ""},
+    {"next-event.rate", SL_CT_STRING, NULL, NULL,
+     ""},
+    {"events.num", SL_CT_STRING, NULL, NULL,
+     ""},
+    {"person.proportion", SL_CT_STRING, NULL, NULL,
+     ""},
+    {"auction.proportion", SL_CT_STRING, NULL, NULL,
+     ""},
+    {"bid.proportion", SL_CT_STRING, NULL, NULL,
+     ""},
+    {"person.avg-size", SL_CT_STRING, NULL, NULL,
+     ""},
+    {"auction.avg-size", SL_CT_STRING, NULL, NULL,
+     ""},
+    {"bid.avg-size", SL_CT_STRING, NULL, NULL,
+     ""},
+    {"base-time", SL_CT_STRING, NULL, NULL,
+     ""},
+    {"seed", SL_CT_STRING, NULL, NULL,
+     ""},
+    SL_OP_OPTIONS_END,
+};
 
 const sl_op_def sl_op_nexmark = {
     .abi = SL_OP_ABI_VERSION,
