@@ -108,9 +108,9 @@ CJOBS := $(patsubst examples/datastream/%.c,$(B)/examples/%.so,$(wildcard exampl
 LAYER_CHECKS := $(patsubst %,$(B)/layers/%.ok,$(LAYERS) $(TOPS))
 
 # test tools: librdkafka's mock cluster as a process (tests/tools/kafka_mock.c)
-TOOLS := $(B)/tools/kafka_mock
+TOOLS := $(B)/tools/kafka_mock $(B)/tools/gen_docs
 
-.PHONY: all deps run test unit clean format examples fuzz fuzz-seeds layers
+.PHONY: all deps run test unit clean format examples fuzz fuzz-seeds layers docs
 all: $(BINS) $(TESTS) $(PLUGINS) $(CJOBS) $(TOOLS) $(LAYER_CHECKS)
 
 $(B)/gen/core/%.pb-c.c $(B)/gen/core/%.pb-c.h: proto/%.proto
@@ -191,6 +191,14 @@ ALL_LIBS := $(call libs_of,$(TOPS) api $(BELOW_api))
 $(B)/tools/kafka_mock: $(B)/obj/tests/tools/kafka_mock.o
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+# the generated parts of docs/CONFIG.md and docs/OPERATORS.md (`make docs`)
+$(B)/tools/gen_docs: $(B)/obj/tests/tools/gen_docs.o $(ALL_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $< -Wl,--whole-archive $(ALL_LIBS) -Wl,--no-whole-archive $(LIBS)
+
+docs: $(B)/tools/gen_docs
+	SLUICE_BUILD=$(B) python3 scripts/gen_docs.py
 
 $(B)/tests/%: $(B)/obj/tests/unit/%.o $(ALL_LIBS)
 	@mkdir -p $(dir $@)

@@ -92,7 +92,9 @@ static const sl_conf_def defs[] = {
       "Interval between heartbeats from the JobManager to TaskManagers."},
      1, INT64_MAX, NULL},
     {{"heartbeat.timeout", SL_CT_DURATION, "50000 ms", NULL,
-      "Silence after which a peer is considered lost."},
+      "Silence after which a peer is considered lost: the JobManager drops a TaskManager "
+      "whose heartbeats stop, a TaskManager whose heartbeats go unanswered cancels its tasks "
+      "and reconnects."},
      1, INT64_MAX, NULL},
     {{"slot.request.timeout", SL_CT_DURATION, "300000 ms", NULL,
       "How long a job waits for enough free slots before it fails."},
@@ -113,30 +115,42 @@ static const sl_conf_def defs[] = {
       "Where keyed state lives: in memory (hashmap) or in RocksDB on local disk (rocksdb)."},
      NOLIM, NULL},
     {{"state.backend.rocksdb.memory.managed", SL_CT_BOOL, "true", NULL,
-      "RocksDB states of a TaskManager share one memory budget (block cache and memtables) of "
-      "taskmanager.memory.managed.size; false leaves each instance RocksDB's own defaults."},
+      "All RocksDB states of a TaskManager share one memory budget of "
+      "`taskmanager.memory.managed.size`: one LRU block cache (index and filter blocks "
+      "charged to it) and a memtable share split evenly across the live instances. false: "
+      "each instance has RocksDB's own defaults. The TaskManager logs the budget at start."},
      NOLIM, NULL},
     {{"taskmanager.memory.managed.size", SL_CT_MEMORY, "256mb", NULL,
-      "A TaskManager's managed memory: the budget that all its RocksDB states share."},
+      "A TaskManager's managed memory: the budget all its RocksDB states share (Flink derives "
+      "it from `taskmanager.memory.managed.fraction` of its memory, about 512 MiB at Flink's "
+      "default process size; Sluice takes a fixed size, half of that)."},
      0, INT64_MAX, NULL},
     {{"state.backend.rocksdb.memory.fixed-per-slot", SL_CT_MEMORY, "0", NULL,
-      "When above 0, the RocksDB budget is this much per slot (times "
-      "taskmanager.numberOfTaskSlots), in place of the managed memory."},
+      "Above 0: the RocksDB budget is this much per slot, times "
+      "`taskmanager.numberOfTaskSlots`, in place of the managed size (it applies whether or "
+      "not `memory.managed` is on, as in Flink)."},
      0, INT64_MAX, NULL},
     {{"state.backend.rocksdb.memory.write-buffer-ratio", SL_CT_DOUBLE, "0.5", NULL,
-      "Share of the RocksDB budget for memtables; the rest is the shared block cache."},
+      "Share of the RocksDB budget for memtables; the rest is the block cache. RocksDB 7.8's "
+      "C API has no write-buffer manager, so each live instance gets `write_buffer_size` = "
+      "share / (2 memtables x instances), reset on every instance when one opens or closes, "
+      "with a floor of 256 KiB per memtable (a warning names it when reached)."},
      0, 1, NULL},
     {{"execution.checkpointing.incremental", SL_CT_BOOL, "false", NULL,
-      "With the rocksdb backend, a checkpoint uploads only the SST files that no earlier "
-      "retained checkpoint has; savepoints and the hashmap backend stay full."},
+      "Read by each TaskManager. With the rocksdb backend a checkpoint uploads only the SST "
+      "files not yet in `<state.checkpoints.dir>/<job id>/shared/`; the JobManager deletes a "
+      "shared file once no retained checkpoint references it. Savepoints and the hashmap "
+      "backend stay full."},
      NOLIM, NULL},
     {{"execution.checkpointing.externalized-checkpoint-retention", SL_CT_ENUM,
       "RETAIN_ON_CANCELLATION", "RETAIN_ON_CANCELLATION,DELETE_ON_CANCELLATION,NO_EXTERNALIZED_CHECKPOINTS",
-      "Whether a cancelled job keeps its retained checkpoints (and the shared files they need); "
-      "the other two delete them on cancellation."},
+      "Whether a cancelled job keeps its retained checkpoints (and the shared files of "
+      "incremental ones). The other two values both delete them when the job reaches CANCELED "
+      "(Sluice has no non-externalized checkpoints); failed and finished jobs keep theirs. "
+      "Sluice's default keeps them (Flink's default is NO_EXTERNALIZED_CHECKPOINTS)."},
      NOLIM, NULL},
     {{"state.checkpoints.dir", SL_CT_PATH, "", NULL,
-      "Directory that checkpoints are written to (<dir>/<job id>/chk-<n>); empty means "
+      "Directory that checkpoints are written to (`<dir>/<job id>/chk-<n>`); empty means "
       "/tmp/sluice-checkpoints."},
      NOLIM, NULL},
     {{"state.savepoints.dir", SL_CT_PATH, "", NULL,
@@ -215,31 +229,31 @@ static const sl_conf_def defs[] = {
      NOLIM, NULL},
     {{"rest.allowed-hosts", SL_CT_STRING, "", NULL,
       "Host names (comma-separated) under which clients may reach the REST API besides "
-      "rest.address, localhost, this machine's name and IP addresses; other Host headers "
-      "are refused (DNS rebinding)."},
+      "`rest.address`, localhost, this machine's name and IP addresses; other `Host` headers "
+      "get 403 (DNS rebinding). docs/SECURITY.md"},
      NOLIM, NULL},
     {{"web.access-control-allow-origin", SL_CT_STRING, "", NULL,
-      "Web origins (comma-separated, like https://ops.example.com) whose pages may make "
-      "mutating REST calls besides the dashboard's own; '*' allows any (unsafe)."},
+      "Origins (comma-separated, like `https://ops.example.com`) whose pages may make "
+      "mutating REST calls besides the dashboard's own; `*` allows any (unsafe)."},
      NOLIM, NULL},
     {{"rest.allowed-dirs", SL_CT_STRING, "", NULL,
       "Directories (comma-separated) under which REST requests may name savepoint targets, "
-      "snapshots to restore from and savepoints to dispose of, besides state.savepoints.dir "
-      "and state.checkpoints.dir."},
+      "snapshots to restore from and savepoints to dispose of, besides `state.savepoints.dir` "
+      "and `state.checkpoints.dir`."},
      NOLIM, NULL},
     {{"web.submit.enable", SL_CT_BOOL, "true", NULL,
       "Accept C jobs over REST (POST /jars/upload, /jars/:id/run, ...); false turns the jar "
       "API off."},
      NOLIM, NULL},
     {{"web.upload.dir", SL_CT_PATH, "", NULL,
-      "Where uploaded C jobs are stored (a directory the JobManager makes); empty: "
+      "Where uploaded C jobs are stored (a directory the JobManager makes, 0700); empty: "
       "/tmp/sluice-web-upload-<pid of the JobManager>, removed when the JobManager exits (those "
       "of JobManagers no longer running are removed at the next start). File names are the "
-      "JobManager's own, never the client's."},
+      "JobManager's own, never the client's; uploads found there at start-up are listed again."},
      NOLIM, NULL},
     {{"web.upload.max-size", SL_CT_MEMORY, "8 mb", NULL,
-      "Largest C job (shared object) POST /jars/upload accepts, at most 15 mb (it travels to "
-      "the TaskManagers inside one control message)."},
+      "Largest C job POST /jars/upload accepts (413 beyond), at most 15 mb: it travels to the "
+      "TaskManagers inside one control message."},
      NOLIM, NULL},
     {{"web.submit.build.cpu-time", SL_CT_DURATION, "30 s", NULL,
       "CPU time (whole seconds, rounded up) a C job's entry point may use in the child process "
@@ -252,30 +266,35 @@ static const sl_conf_def defs[] = {
      NOLIM, NULL},
     {{"security.cluster.secret", SL_CT_STRING, "", NULL,
       "Shared secret every JobManager and TaskManager of the cluster must hold: RPC and data "
-      "connections prove it (HMAC-SHA256 challenge-response) before anything else; empty means "
-      "no authentication."},
+      "connections prove it (HMAC-SHA256 challenge-response) before anything else; empty "
+      "means no authentication. `/jobmanager/config` shows it as `******`."},
      NOLIM, NULL},
     {{"security.ssl.internal.enabled", SL_CT_BOOL, "false", NULL,
-      "Mutual TLS on RPC and data connections: both ends present a certificate from "
-      "security.ssl.internal.keystore that the CA certificates in "
-      "security.ssl.internal.truststore vouch for."},
+      "Mutual TLS (1.2 or later) on RPC and data connections: both ends present a certificate "
+      "from `security.ssl.internal.keystore` that a CA in `security.ssl.internal.truststore` "
+      "vouches for; a peer without one fails the handshake and is logged. Can be combined "
+      "with the cluster secret."},
      NOLIM, NULL},
     {{"security.ssl.internal.keystore", SL_CT_PATH, "", NULL,
-      "PEM file with this daemon's certificate chain and private key (internal TLS)."},
+      "PEM file holding this daemon's certificate chain and its private key."},
      NOLIM, NULL},
     {{"security.ssl.internal.truststore", SL_CT_PATH, "", NULL,
-      "PEM file with the CA certificates a peer's certificate must chain to (internal TLS)."},
+      "PEM file with the CA certificates a peer's certificate must chain to. Host names are "
+      "not checked (as in Flink's internal TLS): trust is the CA's."},
      NOLIM, NULL},
     {{"security.ssl.rest.enabled", SL_CT_BOOL, "false", NULL,
-      "Serve the REST API and dashboard over HTTPS (TLS through libmicrohttpd and GnuTLS) with "
-      "the certificate and key of security.ssl.rest.keystore."},
+      "Serve the REST API and the dashboard over HTTPS (libmicrohttpd with GnuTLS); the "
+      "start-up line then says `https://`. Plain HTTP on the same port is refused by the TLS "
+      "handshake."},
      NOLIM, NULL},
     {{"security.ssl.rest.keystore", SL_CT_PATH, "", NULL,
-      "PEM file with the REST server's certificate chain and private key (REST TLS)."},
+      "PEM file holding the REST server's certificate chain and its private key (both blocks "
+      "in one file). Client certificates (Flink's `security.ssl.rest.authentication-enabled`) "
+      "are not supported."},
      NOLIM, NULL},
     {{"security.cluster.secret-file", SL_CT_PATH, "", NULL,
-      "File holding the cluster secret (instead of security.cluster.secret; a trailing newline "
-      "is ignored)."},
+      "File holding the cluster secret (instead of `security.cluster.secret`; a trailing "
+      "newline is ignored; at most 4096 bytes). Setting both is an error at start-up."},
      NOLIM, NULL},
     {{"web.checkpoints.history", SL_CT_INT, "10", NULL,
       "Number of recent checkpoints the REST API and dashboard remember per job."},
@@ -289,11 +308,12 @@ static const sl_conf_def defs[] = {
      NOLIM, "warning=WARN"},
     {{"metrics.reporter.prom.factory.class", SL_CT_STRING, "", NULL,
       "Set (to org.apache.flink.metrics.prometheus.PrometheusReporterFactory) to serve "
-      "Prometheus's text format on metrics.reporter.prom.port, on both daemons."},
+      "Prometheus's text format on metrics.reporter.prom.port, on both daemons. **Accepted, "
+      "not used yet.**"},
      NOLIM, NULL},
     {{"metrics.reporter.prom.port", SL_CT_STRING, "9249", NULL,
-      "Port of the Prometheus reporter, or a range (9250-9260) of which the first free one "
-      "is taken; 0 picks any free port."},
+      "Port of the Prometheus reporter, or a range (9250-9260) of which the first free one is "
+      "taken; 0 picks any free port. **Accepted, not used yet.**"},
      NOLIM, NULL},
     {{"high-availability.type", SL_CT_ENUM, "none", "none,zookeeper",
       "High availability: none (one JobManager), or zookeeper (standby JobManagers, leader "
@@ -317,10 +337,12 @@ static const sl_conf_def defs[] = {
       "ZooKeeper session timeout: a leader silent for longer loses its leadership."},
      1, INT32_MAX, NULL},
     {{"high-availability.zookeeper.client.connection-timeout", SL_CT_DURATION, "15000 ms", NULL,
-      "How long a daemon waits for its first ZooKeeper connection before giving up."},
+      "How long a daemon waits for its first ZooKeeper connection before giving up (the CLI's "
+      "leader lookup)."},
      1, INT32_MAX, NULL},
     {{"sluice.local.print-file", SL_CT_STRING, "", NULL,
-      "If set, print sinks append to this file instead of the TaskManager's stdout."},
+      "If set, print sinks append to this file instead of the TaskManager's stdout. "
+      "**Accepted, but no sink reads it yet.**"},
      NOLIM, NULL},
 };
 
@@ -586,18 +608,19 @@ static int enum_index(const sl_conf_def *d, const char *value, const char **cano
     return -1;
 }
 
-static const char *type_name(const sl_conf_def *d)
+const char *sl_conf_type_name(const sl_conf_key *k)
 {
-    switch (d->k.type) {
+    switch (k->type) {
     case SL_CT_STRING: return "string";
     case SL_CT_INT: return "integer";
     case SL_CT_PORT: return "port";
     case SL_CT_DURATION: return "duration";
     case SL_CT_MEMORY: return "memory size";
     case SL_CT_BOOL: return "boolean";
-    case SL_CT_ENUM: return d->k.choices;
+    case SL_CT_ENUM: return k->choices;
     case SL_CT_DOUBLE: return "number";
     case SL_CT_PATH: return "directory (a path or file:// URI)";
+    case SL_CT_JSON: return "JSON";
     }
     return "?";
 }
@@ -606,19 +629,21 @@ static const char *type_name(const sl_conf_def *d)
 #define ORIGIN_FMT "%s%s"
 #define ORIGIN_ARGS(o) ((o) ? (o) : ""), ((o) ? ": " : "")
 
-/* Check `value` against row `i`; on success store it (canonical text for
- * ENUM) with its parsed number. */
-static int set_index(sl_config *c, int i, const char *value, const char *origin, char *err,
-                     size_t errlen)
+/* The one value parser, for the cluster's keys and operator options alike
+ * (see config.h). */
+int sl_conf_parse_value(const sl_conf_key *k, int64_t min, int64_t max, const char *alias_list,
+                        const char *label, const char *value, const char *origin,
+                        sl_conf_value *out, char *err, size_t errlen)
 {
-    const sl_conf_def *d = &defs[i];
-    const char *key = d->k.key;
+    const sl_conf_def dd = {*k, min, max, alias_list}, *d = &dd;
+    const char *key = label ? label : k->key;
     int64_t num = 0;
     double real = 0;
     char *text = NULL;
 
     switch (d->k.type) {
     case SL_CT_STRING:
+    case SL_CT_JSON:
         break;
     case SL_CT_PATH: {
         char why[256];
@@ -720,10 +745,26 @@ static int set_index(sl_config *c, int i, const char *value, const char *origin,
         }
     }
 
+    out->text = text ? text : sl_strdup(value);
+    out->num = num;
+    out->real = real;
+    return SL_OK;
+}
+
+/* Check `value` against row `i`; on success store it (canonical text for
+ * ENUM) with its parsed number. */
+static int set_index(sl_config *c, int i, const char *value, const char *origin, char *err,
+                     size_t errlen)
+{
+    const sl_conf_def *d = &defs[i];
+    sl_conf_value v;
+    if (sl_conf_parse_value(&d->k, d->min, d->max, d->aliases, NULL, value, origin, &v, err,
+                            errlen) != SL_OK)
+        return SL_ERR;
     free(c->value[i]);
-    c->value[i] = text ? text : sl_strdup(value);
-    c->num[i] = num;
-    c->real[i] = real;
+    c->value[i] = v.text;
+    c->num[i] = v.num;
+    c->real[i] = v.real;
     return SL_OK;
 }
 
@@ -1070,7 +1111,7 @@ static void print_help(FILE *out, const char *prog, const char *default_path)
             default_path ? ")" : "");
     for (int i = 0; i < NDEFS; i++) {
         const sl_conf_def *d = &defs[i];
-        fprintf(out, "  %s  [%s, default %s%s%s]\n      %s\n", d->k.key, type_name(d),
+        fprintf(out, "  %s  [%s, default %s%s%s]\n      %s\n", d->k.key, sl_conf_type_name(&d->k),
                 *d->k.dflt ? "'" : "", *d->k.dflt ? d->k.dflt : "empty", *d->k.dflt ? "'" : "",
                 d->k.description);
     }
@@ -1248,4 +1289,47 @@ void sl_config_entry(const sl_config *c, int i, const char **key, const char **v
     SL_ASSERT(i >= 0 && i < NDEFS);
     if (key) *key = defs[i].k.key;
     if (value) *value = c->value[i];
+}
+
+/* ------------------------------------------------------------------------ */
+/* Documentation                                                             */
+
+/* A markdown table cell: '|' escaped, so a description may contain one. */
+static void md_cell(FILE *out, const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '|') fputc('\\', out);
+        fputc(*s, out);
+    }
+}
+
+/* An ENUM's choices read better as "a, b" in a table. */
+void sl_conf_print_type(FILE *out, const sl_conf_key *k)
+{
+    const char *t = sl_conf_type_name(k);
+    for (; *t; t++) {
+        fputc(*t, out);
+        if (k->type == SL_CT_ENUM && *t == ',') fputc(' ', out);
+    }
+}
+
+void sl_config_print_docs(FILE *out)
+{
+    fprintf(out, "| key | Flink's name | type | default | what Sluice does with it |\n"
+                 "| --- | --- | --- | --- | --- |\n");
+    for (int i = 0; i < NDEFS; i++) {
+        const sl_conf_def *d = &defs[i];
+        fprintf(out, "| `%s` | ", d->k.key);
+        int nalias = 0;
+        for (size_t a = 0; a < SL_ARRAY_LEN(aliases); a++)
+            if (!strcmp(aliases[a].key, d->k.key))
+                fprintf(out, "%s`%s`", nalias++ ? ", " : "also ", aliases[a].name);
+        if (!nalias) fputs("same", out);
+        fputs(" | ", out);
+        sl_conf_print_type(out, &d->k);
+        if (*d->k.dflt) fprintf(out, " | '%s' | ", d->k.dflt);
+        else fputs(" | empty | ", out);
+        md_cell(out, d->k.description);
+        fputs(" |\n", out);
+    }
 }

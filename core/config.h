@@ -27,6 +27,8 @@
 #ifndef SL_CONFIG_H
 #define SL_CONFIG_H
 
+#include <stdio.h>
+
 #include "sl.h"
 
 typedef enum {
@@ -38,7 +40,9 @@ typedef enum {
     SL_CT_BOOL,
     SL_CT_ENUM,     /* one of `choices` (comma-separated) */
     SL_CT_DOUBLE,   /* a finite decimal number */
-    SL_CT_PATH      /* a local path: "file:///x", "file:/x" and "/x" are all stored as "/x" */
+    SL_CT_PATH,     /* a local path: "file:///x", "file:/x" and "/x" are all stored as "/x" */
+    SL_CT_JSON      /* operator options only: any JSON value (a list, an object, an
+                       expression...) that the operator's plan() reads itself */
 } sl_conf_type;
 
 typedef struct sl_conf_key {
@@ -113,5 +117,30 @@ int sl_parse_duration_ms(const char *s, int64_t *out);
 int sl_parse_memory(const char *s, int64_t *out);
 int sl_parse_int(const char *s, int64_t *out);
 int sl_parse_bool(const char *s, int *out);
+
+/* One value checked against a key's row: its type, the inclusive range
+ * [min, max] of INT, DURATION, MEMORY and DOUBLE (INT64_MIN/INT64_MAX = no
+ * bound), ENUM's choices and `aliases` ("alias=choice,...", may be NULL).
+ * On success *out holds the text (canonical for ENUM, the plain path for
+ * PATH; caller frees out->text) and the parsed number. On failure err reads
+ * "<origin>: <label>: '<value>' is not ..." (origin may be NULL; label NULL
+ * names k->key). This is the parser of the cluster's configuration and of
+ * every operator's options (core/opregistry.c). */
+typedef struct sl_conf_value {
+    char *text;
+    int64_t num;   /* INT, PORT: the number; DURATION: ms; MEMORY: bytes; BOOL: 0/1; ENUM: index */
+    double real;   /* DOUBLE */
+} sl_conf_value;
+int sl_conf_parse_value(const sl_conf_key *k, int64_t min, int64_t max, const char *aliases,
+                        const char *label, const char *value, const char *origin,
+                        sl_conf_value *out, char *err, size_t errlen);
+/* What a value of k must look like, for messages and docs: "integer",
+ * "duration", "a, b, c" for ENUM. */
+const char *sl_conf_type_name(const sl_conf_key *k);
+/* The type as a docs table shows it ("a, b" for ENUM), to out. */
+void sl_conf_print_type(FILE *out, const sl_conf_key *k);
+/* docs/CONFIG.md's table of every key (the block between the generated
+ * markers), as markdown, to out. */
+void sl_config_print_docs(FILE *out);
 
 #endif

@@ -57,20 +57,6 @@ static int find_vertex(const sl_jobgraph *g, const char *id)
     return -1;
 }
 
-static int option_allowed(const sl_op_def *def, const char *key)
-{
-    if (!def->options) return 0;
-    for (const char *const *o = def->options; *o; o++) {
-        size_t n = strlen(*o);
-        if (n >= 2 && (*o)[n - 1] == '*') {
-            if (!strncmp(key, *o, n - 1)) return 1;
-        } else if (!strcmp(key, *o)) {
-            return 1;
-        }
-    }
-    return 0;
-}
-
 static int valid_id(const char *s)
 {
     if (!*s || strlen(s) > 128) return 0;
@@ -248,11 +234,10 @@ static int parse_vertex(sl_jobgraph *g, int i, json_t *jv, char *err, size_t err
         json_object_set_new(jv, "config", v->config);
     }
     if (!json_is_object(v->config)) return sl_seterr(err, errlen, "%s: 'config' must be an object", what);
+    if (sl_op_options_check_keys(v->def, v->config, what, err, errlen) != SL_OK) return SL_ERR;
     const char *key;
     json_t *val;
     json_object_foreach(v->config, key, val) {
-        if (!option_allowed(v->def, key))
-            return sl_seterr(err, errlen, "%s: unknown option '%s' for type '%s'", what, key, v->type);
         if (!json_is_string(val) && !json_is_number(val) && !json_is_array(val) &&
             !json_is_boolean(val))
             return sl_seterr(err, errlen, "%s: option '%s' must be a string, number or array", what,
@@ -366,7 +351,11 @@ int sl_vertex_plan(sl_vertex *v, int nin, const sl_schema *ins, const sl_plan_in
     sl_schema_init(&v->out);
     pc->out = &v->out;
     pc->nout = 1;
-    char perr[400] = "";
+    char perr[400] = "", what[160];
+    snprintf(what, sizeof what, "vertex '%s'", v->id);
+    sl_plan_opts *opts;
+    if (sl_op_options_parse(v->def, v->config, what, &opts, err, errlen) != SL_OK) return SL_ERR;
+    pc->opts = opts;
     v->plan = v->def->plan(pc, perr, sizeof perr);
     if (!v->plan) {
         /* operators name the vertex themselves; add it when they did not */
@@ -429,6 +418,7 @@ void sl_vertex_plan_free(sl_vertex *v)
     sl_schema_free(&v->out);
     if (v->pc)
         for (int o = 1; o < v->pc->nout; o++) sl_schema_free(&v->pc->outputs[o].schema);
+    if (v->pc) sl_op_options_free((sl_plan_opts *)v->pc->opts);
     free(v->pc);
     v->pc = NULL;
 }

@@ -5,8 +5,11 @@
  * graph, and this header: the operator ABI and the registry of operator
  * types. Knows no operator by name, no SQL and no daemon.
  *
- * operator.h -- the contract between the runtime and an operator (v5: v4
- * plus sl_op_metrics.records_in_errors; v4 was v3 plus sl_op_def.ready with
+ * operator.h -- the contract between the runtime and an operator (v6: v5
+ * with sl_op_def.options a typed table (sl_op_option) that the registry
+ * parses before plan(), read through sl_plan_opt_*; sl_op_def.check_job and
+ * SL_OPF_COLLECT; sl_plan_ctx.opts. v5 was v4 plus
+ * sl_op_metrics.records_in_errors; v4 was v3 plus sl_op_def.ready with
  * descriptors watched by any operator, and sl_plan_ctx.unbounded; v3 was v2
  * plus sl_op.final_checkpoint).
  *
@@ -60,10 +63,11 @@
 #define SL_OPERATOR_H
 
 /* Bumped whenever sl_op_def, sl_op or sl_plan_ctx changes shape or meaning. */
-#define SL_OP_ABI_VERSION 5u
+#define SL_OP_ABI_VERSION 6u
 
 #include <stdio.h>
 #include <jansson.h>
+#include "config.h"
 #include "row.h"
 #include "state.h"
 #include "timers.h"
@@ -92,6 +96,9 @@ enum {
     SL_OPF_UNION_STATE = 1 << 3, /* operator state is a union (Flink's union list
                                state): on restore every subtask gets the blobs
                                of all old subtasks and keeps its own share */
+    SL_OPF_COLLECT = 1 << 4, /* a sink whose rows go to the client that submitted
+                               the job (a SELECT's results): the JobManager
+                               holds them for GET /jobs/:id/results */
 };
 
 typedef enum { SL_TIME_EVENT = 0, SL_TIME_PROCESSING = 1 } sl_time_domain;
@@ -119,9 +126,24 @@ typedef struct sl_plan_unbounded_decl {
     char setting[64];           /* the option that would bound it */
 } sl_plan_unbounded_decl;
 
+/* One option of an operator type: a row of the same shape as the cluster
+ * configuration's (core/config.h) and checked by the same parser, before
+ * plan() runs: name, type, default in its textual form (NULL = none: the
+ * option is unset unless given), ENUM choices ("a,b,c") and a one-line
+ * description (docs/OPERATORS.md's option tables are generated from it).
+ * A name ending in ".*" is a prefix: every key starting with what precedes
+ * the '*' is an option of that type ("fields.*"). A table ends with a row
+ * whose name is NULL (SL_OP_OPTIONS_END). */
+typedef sl_conf_key sl_op_option;
+#define SL_OP_OPTIONS_END {NULL, SL_CT_STRING, NULL, NULL, NULL}
+
+/* The options of one vertex, parsed against its type's table (opaque). */
+typedef struct sl_plan_opts sl_plan_opts;
+
 /* What plan() gets and fills. */
 typedef struct sl_plan_ctx {
     const sl_vertex *v;
+    const sl_plan_opts *opts;   /* the vertex's options, parsed: sl_plan_opt_* */
     int nin;                    /* logical inputs (0 for sources) */
     sl_plan_input in[SL_MAX_INPUTS];
     sl_schema *out;             /* = &outputs[0].schema: the main output to fill */
@@ -156,15 +178,53 @@ void sl_plan_unbounded(sl_plan_ctx *pc, const char *what, const char *key, const
 void sl_plan_unbounded_cols(sl_plan_ctx *pc, const char *what, const sl_schema *in,
                             const int *cols, int ncols, const char *setting);
 
+/* The vertex's options, already checked against the type's table (an
+ * unknown key, a value of the wrong type or not among the choices never
+ * reaches plan()). `name` must be a row of the table (not a prefix row):
+ * anything else is a bug and aborts.
+ *   sl_plan_opt_isset: given in the vertex's config (not the default).
+ *   sl_plan_opt_str:   the text (numbers and booleans as their text; ENUM
+ *                      canonical; PATH plain), the default when unset, NULL
+ *                      when unset without a default or of type JSON.
+ *   sl_plan_opt_int:   INT/PORT the number, DURATION ms, MEMORY bytes, BOOL
+ *                      0/1, ENUM the index of the choice; 0 when unset
+ *                      without a default.
+ *   sl_plan_opt_double, sl_plan_opt_bool: DOUBLE, BOOL.
+ *   sl_plan_opt_json:  the value as given (any type), NULL when unset.
+ * Borrowed for the life of the plan context. */
+int sl_plan_opt_isset(const sl_plan_ctx *pc, const char *name);
+const char *sl_plan_opt_str(const sl_plan_ctx *pc, const char *name);
+int64_t sl_plan_opt_int(const sl_plan_ctx *pc, const char *name);
+double sl_plan_opt_double(const sl_plan_ctx *pc, const char *name);
+int sl_plan_opt_bool(const sl_plan_ctx *pc, const char *name);
+const json_t *sl_plan_opt_json(const sl_plan_ctx *pc, const char *name);
+
+/* What the job around a vertex is like, for check_job: the JobManager's
+ * effective settings (the cluster's configuration with the job's "config"
+ * over it). */
+typedef struct sl_job_check {
+    int64_t checkpoint_interval_ms;  /* 0 = no periodic checkpoints */
+    int64_t checkpoint_timeout_ms;
+    int64_t checkpoint_min_pause_ms;
+    int exactly_once;                /* execution.checkpointing.mode */
+    int max_parallelism;             /* key groups of the job */
+} sl_job_check;
+
 typedef struct sl_op_def {
     unsigned abi;                /* SL_OP_ABI_VERSION: the header it was built with */
     const char *name;            /* the vertex "type", e.g. "datagen" */
     unsigned flags;              /* SL_OPF_* */
-    const char *const *options;  /* accepted config keys, NULL-terminated;
-                                    "fields.*" matches any key with that prefix */
+    const sl_op_option *options; /* its config keys, ended by SL_OP_OPTIONS_END;
+                                    NULL = none */
     int max_inputs;              /* non-sources: logical inputs accepted (0 = 1) */
     void *(*plan)(sl_plan_ctx *pc, char *err, size_t errlen);
     void (*plan_free)(void *plan);
+    /* Optional: at submission, once every vertex is planned, the JobManager
+     * asks each vertex whether it can run in this job (e.g. a transactional
+     * sink whose transaction timeout the checkpoint interval would outlast).
+     * SL_ERR with err refuses the submission (400 with the message). */
+    int (*check_job)(const sl_vertex *v, const void *plan, const sl_job_check *jc, char *err,
+                     size_t errlen);
     int (*open)(sl_op *op);
     int (*process)(sl_op *op, int input, sl_row *row);
     int (*run)(sl_op *op);
@@ -413,6 +473,24 @@ int sl_op_register(const sl_op_def *def, char *err, size_t errlen);
 const sl_op_def *sl_op_find(const char *type);
 /* Names of all types, comma-separated, into buf; returns how many. */
 int sl_op_type_list(char *buf, size_t len);
+/* The i-th registered type (registration order), NULL past the end. */
+const sl_op_def *sl_op_nth(int i);
+
+/* Options (core/opregistry.c). sl_op_option_find: the row of def's table
+ * naming `key` (a prefix row matches every key it covers), or NULL.
+ * sl_op_options_check_keys: every key of `config` is an option of def, or
+ * SL_ERR naming the first that is not ("<what>: unknown option 'k' for type
+ * 't'; did you mean 'x'?"). sl_op_options_parse: checks the keys, then
+ * each value against its row, into *out (free with sl_op_options_free);
+ * errors read "<what>: option 'k': 'v' is not an integer". */
+const sl_op_option *sl_op_option_find(const sl_op_def *def, const char *key);
+int sl_op_options_check_keys(const sl_op_def *def, const json_t *config, const char *what,
+                             char *err, size_t errlen);
+int sl_op_options_parse(const sl_op_def *def, const json_t *config, const char *what,
+                        sl_plan_opts **out, char *err, size_t errlen);
+void sl_op_options_free(sl_plan_opts *opts);
+/* docs/OPERATORS.md's option table of one type, as markdown, to out. */
+void sl_op_options_print_docs(const sl_op_def *def, FILE *out);
 /* The built-in operators (operators/builtin.c). Call once at start-up. */
 void sl_ops_register_builtin(void);
 

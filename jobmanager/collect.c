@@ -44,7 +44,7 @@ static jm_results *results_of(jm_job *job)
     if (job->results) return job->results;
     jm_results *r = sl_calloc(1, sizeof *r);
     for (int i = 0; i < job->g->nv; i++)
-        if (!strcmp(job->g->v[i].type, "collect")) r->sinks += job->g->v[i].parallelism;
+        if (job->g->v[i].def->flags & SL_OPF_COLLECT) r->sinks += job->g->v[i].parallelism;
     job->results = r;
     return r;
 }

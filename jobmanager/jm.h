@@ -461,8 +461,9 @@ void jm_job_add_exception(jm_job *job, const char *name, const char *trace, cons
 /* job->set: the cluster's settings with the job's "config" over them. */
 void jm_job_settings(jm *j, jm_job *job);
 /* Checks of a parsed graph against its effective settings that no vertex
- * can make alone (an exactly-once Kafka sink's transaction timeout against
- * the checkpoint interval). Thread-safe (reads the immutable cluster
+ * can make alone: each vertex's check_job hook (core/operator.h) with the
+ * job's effective settings (e.g. an exactly-once Kafka sink's transaction
+ * timeout against the checkpoint interval). Thread-safe (reads the immutable cluster
  * configuration). SL_ERR with err: the submission is refused (400). */
 int jm_job_graph_check(const jm *j, const sl_jobgraph *g, char *err, size_t errlen);
 /* exponential-delay: the delay before job's next restart at `now` (ms,

@@ -27,7 +27,6 @@
 #include <stdlib.h>
 
 #include "jm.h"
-#include "kafka_common.h"
 #include "ha.h"
 #include "log.h"
 
@@ -317,9 +316,18 @@ int jm_job_graph_check(const jm *j, const sl_jobgraph *g, char *err, size_t errl
 {
     jm_settings st;
     graph_settings(j, g, &st);
-    for (int i = 0; i < g->nv; i++)
-        if (kk_sink_check_interval(&g->v[i], st.cp_interval_ms, err, errlen) != SL_OK)
+    sl_job_check jc = {
+        .checkpoint_interval_ms = st.cp_interval_ms,
+        .checkpoint_timeout_ms = st.cp_timeout_ms,
+        .checkpoint_min_pause_ms = st.cp_min_pause_ms,
+        .exactly_once = st.cp_exactly_once,
+        .max_parallelism = g->max_parallelism,
+    };
+    for (int i = 0; i < g->nv; i++) {
+        const sl_vertex *v = &g->v[i];
+        if (v->def->check_job && v->def->check_job(v, v->plan, &jc, err, errlen) != SL_OK)
             return SL_ERR;
+    }
     return SL_OK;
 }
 

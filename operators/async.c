@@ -707,10 +707,35 @@ static void async_close(sl_op *op)
     op->priv = NULL;
 }
 
-static const char *const async_options[] = {
-    "library", "function", "schema", "mode", "capacity", "timeout", "retry-strategy",
-    "retry.max-attempts", "retry.delay", "retry.max-delay", "retry.multiplier", "max-result-bytes", "user.*",
-    NULL};
+static const sl_op_option async_options[] = {
+    {"library", SL_CT_STRING, NULL, NULL,
+     "Shared object (an uploaded C job's id or a path) holding the user function."},
+    {"function", SL_CT_STRING, NULL, NULL,
+     "Name of the function table the library exports."},
+    {"schema", SL_CT_JSON, NULL, NULL,
+     "Output columns: a list of {\"name\", \"type\"}."},
+    {"mode", SL_CT_STRING, NULL, NULL,
+     "ordered or unordered: whether results keep the input order."},
+    {"capacity", SL_CT_STRING, NULL, NULL,
+     "Most requests in flight per subtask."},
+    {"timeout", SL_CT_STRING, NULL, NULL,
+     "How long one request may take (a duration) before the retry strategy decides."},
+    {"retry-strategy", SL_CT_STRING, NULL, NULL,
+     "no-retry, fixed-delay or exponential-delay."},
+    {"retry.max-attempts", SL_CT_STRING, NULL, NULL,
+     "Retries after the first attempt."},
+    {"retry.delay", SL_CT_STRING, NULL, NULL,
+     "Wait before a retry (a duration); the first with exponential-delay."},
+    {"retry.max-delay", SL_CT_STRING, NULL, NULL,
+     "Longest wait between retries with exponential-delay."},
+    {"retry.multiplier", SL_CT_STRING, NULL, NULL,
+     "Factor the wait grows by with exponential-delay."},
+    {"max-result-bytes", SL_CT_STRING, NULL, NULL,
+     "Largest result one request may produce."},
+    {"user.*", SL_CT_STRING, NULL, NULL,
+     "Passed to the user function as its own configuration."},
+    SL_OP_OPTIONS_END,
+};
 
 const sl_op_def sl_op_async_wait = {
     .abi = SL_OP_ABI_VERSION,

@@ -35,9 +35,8 @@ static void blackhole_plan_free(void *p) { free(p); }
 static void *blackhole_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
 {
     const sl_vertex *v = pc->v;
-    int64_t rate = 0;
-    if (sl_vconf_int(v, "sink.rows-per-second", 0, &rate, err, errlen)) return NULL;
-    if (rate < 0 || (rate == 0 && json_object_get(v->config, "sink.rows-per-second"))) {
+    int64_t rate = sl_plan_opt_int(pc, "sink.rows-per-second");
+    if (rate < 0 || (rate == 0 && sl_plan_opt_isset(pc, "sink.rows-per-second"))) {
         sl_seterr(err, errlen, "vertex '%s': option 'sink.rows-per-second' must be positive",
                   v->id);
         return NULL;
@@ -101,7 +100,11 @@ static void blackhole_close(sl_op *op)
     op->priv = NULL;
 }
 
-static const char *const blackhole_options[] = {"sink.rows-per-second", NULL};
+static const sl_op_option blackhole_options[] = {
+    {"sink.rows-per-second", SL_CT_INT, NULL, NULL,
+     "Rate limit of the sink, rows per second per subtask (positive); unset: no limit."},
+    SL_OP_OPTIONS_END,
+};
 
 const sl_op_def sl_op_blackhole = {
     .abi = SL_OP_ABI_VERSION,

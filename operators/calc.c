@@ -173,7 +173,13 @@ static void calc_close(sl_op *op)
     op->priv = NULL;
 }
 
-static const char *const calc_options[] = {"projection", "filter", NULL};
+static const sl_op_option calc_options[] = {
+    {"projection", SL_CT_JSON, NULL, NULL,
+     "Output expressions: a list of {\"name\", \"expr\"} (SQL expressions)."},
+    {"filter", SL_CT_STRING, NULL, NULL,
+     "A boolean SQL expression; rows for which it is not true are dropped."},
+    SL_OP_OPTIONS_END,
+};
 
 const sl_op_def sl_op_calc = {
     .abi = SL_OP_ABI_VERSION,

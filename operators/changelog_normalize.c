@@ -212,7 +212,15 @@ static int cn_process(sl_op *op, int input, sl_row *row)
     return sl_value_put(st->row, NULL, 0, st->buf, n);
 }
 
-static const char *const cn_options[] = {"key", "state.ttl", "table.exec.state.ttl", NULL};
+static const sl_op_option cn_options[] = {
+    {"key", SL_CT_JSON, NULL, NULL,
+     "Key columns (a list or a comma-separated string)."},
+    {"state.ttl", SL_CT_STRING, NULL, NULL,
+     "Time-to-live of a key's state (a duration or interval; 0: none)."},
+    {"table.exec.state.ttl", SL_CT_STRING, NULL, NULL,
+     "Flink's name of state.ttl, as the SQL planner writes it."},
+    SL_OP_OPTIONS_END,
+};
 
 const sl_op_def sl_op_changelog_normalize = {
     .abi = SL_OP_ABI_VERSION,

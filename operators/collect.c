@@ -312,12 +312,14 @@ static void collect_close(sl_op *op)
     op->priv = NULL;
 }
 
-static const char *const collect_options[] = {NULL};
+static const sl_op_option collect_options[] = {
+    SL_OP_OPTIONS_END,
+};
 
 const sl_op_def sl_op_collect = {
     .abi = SL_OP_ABI_VERSION,
     .name = "collect",
-    .flags = SL_OPF_SINK,
+    .flags = SL_OPF_SINK | SL_OPF_COLLECT,
     .options = collect_options,
     .plan = collect_plan_new,
     .plan_free = collect_plan_free,

@@ -76,7 +76,6 @@
 
 #define DATAGEN_BATCH 1024
 #define DATAGEN_MAX_LENGTH (1 << 20)
-#define DATAGEN_DEFAULT_RATE 10000
 #define DATAGEN_DEFAULT_LENGTH 100
 
 typedef enum { GEN_RANDOM = 0, GEN_SEQUENCE } gen_kind;
@@ -332,25 +331,22 @@ static void *datagen_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
     for (int f = 0; f < decl->n; f++)
         if (plan_field(v, &decl->fields[f], &opts[f], &pl->fields[f], err, errlen)) goto fail;
 
-    if (sl_vconf_int(v, "rows-per-second", DATAGEN_DEFAULT_RATE, &pl->rows_per_second, err,
-                     errlen))
-        goto fail;
+    pl->rows_per_second = sl_plan_opt_int(pc, "rows-per-second");
     if (pl->rows_per_second <= 0) {
         sl_seterr(err, errlen, "vertex '%s': option 'rows-per-second' must be positive, not %lld",
                   v->id, (long long)pl->rows_per_second);
         goto fail;
     }
-    if (sl_vconf_int(v, "number-of-rows", -1, &pl->number_of_rows, err, errlen)) goto fail;
+    pl->number_of_rows = sl_plan_opt_isset(pc, "number-of-rows")
+                             ? sl_plan_opt_int(pc, "number-of-rows") : -1;
     if (pl->number_of_rows < -1 ||
-        (pl->number_of_rows == -1 && json_object_get(v->config, "number-of-rows"))) {
+        (pl->number_of_rows == -1 && sl_plan_opt_isset(pc, "number-of-rows"))) {
         sl_seterr(err, errlen, "vertex '%s': option 'number-of-rows' must not be negative",
                   v->id);
         goto fail;
     }
-    pl->has_seed = json_object_get(v->config, "seed") != NULL;
-    int64_t seed = 0;
-    if (sl_vconf_int(v, "seed", 0, &seed, err, errlen)) goto fail;
-    pl->seed = (uint64_t)seed;
+    pl->has_seed = sl_plan_opt_isset(pc, "seed");
+    pl->seed = (uint64_t)sl_plan_opt_int(pc, "seed");
 
     free(opts);
     sl_schema_copy(out, decl);
@@ -767,8 +763,17 @@ static int datagen_restore(sl_op *op, const void *const *blobs, const size_t *le
     return SL_OK;
 }
 
-static const char *const datagen_options[] = {"rows-per-second", "number-of-rows", "seed",
-                                              "fields.*", NULL};
+static const sl_op_option datagen_options[] = {
+    {"rows-per-second", SL_CT_INT, "10000", NULL,
+     "Rows per second over all subtasks (positive)."},
+    {"number-of-rows", SL_CT_INT, NULL, NULL,
+     "Rows to generate, then end; unset: unbounded."},
+    {"seed", SL_CT_INT, NULL, NULL,
+     "Seed of the random fields: the same seed gives the same rows; unset: a random seed."},
+    {"fields.*", SL_CT_STRING, NULL, NULL,
+     "Per column: fields.<column>.kind (random or sequence), .min, .max, .length, .start, .end, .null-rate, ..."},
+    SL_OP_OPTIONS_END,
+};
 
 const sl_op_def sl_op_datagen = {
     .abi = SL_OP_ABI_VERSION,

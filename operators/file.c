@@ -738,7 +738,13 @@ static int file_end_input(sl_op *op, int input)
     return SL_OK;
 }
 
-static const char *const file_options[] = {"path", "format", NULL};
+static const sl_op_option file_options[] = {
+    {"path", SL_CT_STRING, NULL, NULL,
+     "File or directory."},
+    {"format", SL_CT_STRING, NULL, NULL,
+     "Row format: csv or json."},
+    SL_OP_OPTIONS_END,
+};
 
 const sl_op_def sl_op_file = {
     .abi = SL_OP_ABI_VERSION,

@@ -630,8 +630,17 @@ static int fr_restore(sl_op *op, const void *const *blobs, const size_t *lens, i
     return deal_files(op, st);
 }
 
-static const char *const fr_options[] = {"path", "format", "json.ignore-parse-errors",
-                                         "csv.ignore-parse-errors", NULL};
+static const sl_op_option fr_options[] = {
+    {"path", SL_CT_STRING, NULL, NULL,
+     "File or directory."},
+    {"format", SL_CT_STRING, NULL, NULL,
+     "Row format: csv or json."},
+    {"json.ignore-parse-errors", SL_CT_STRING, NULL, NULL,
+     "true: skip (and count) a row that does not parse as JSON instead of failing."},
+    {"csv.ignore-parse-errors", SL_CT_STRING, NULL, NULL,
+     "true: skip (and count) a row that does not parse as CSV instead of failing."},
+    SL_OP_OPTIONS_END,
+};
 
 const sl_op_def sl_op_file_source = {
     .abi = SL_OP_ABI_VERSION,

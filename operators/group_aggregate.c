@@ -1078,8 +1078,21 @@ static int ga_process(sl_op *op, int input, sl_row *row)
     return emit_row(op, SL_KIND_UPDATE_AFTER, st->vals_new, row->ts);
 }
 
-static const char *const ga_options[] = {"group-by",  "aggregates",           "input-changelog",
-                                         "state.ttl", "table.exec.state.ttl", "phase", NULL};
+static const sl_op_option ga_options[] = {
+    {"group-by", SL_CT_JSON, NULL, NULL,
+     "Grouping columns: a list of names."},
+    {"aggregates", SL_CT_JSON, NULL, NULL,
+     "Aggregate calls: a list of {\"name\", \"fn\", \"arg\", ...}."},
+    {"input-changelog", SL_CT_STRING, NULL, NULL,
+     "What the input carries: insert-only or a changelog (retractions)."},
+    {"state.ttl", SL_CT_STRING, NULL, NULL,
+     "Time-to-live of a key's state (a duration or interval; 0: none)."},
+    {"table.exec.state.ttl", SL_CT_STRING, NULL, NULL,
+     "Flink's name of state.ttl, as the SQL planner writes it."},
+    {"phase", SL_CT_STRING, NULL, NULL,
+     "one, local or global: the phase of a two-phase aggregation."},
+    SL_OP_OPTIONS_END,
+};
 
 const sl_op_def sl_op_group_aggregate = {
     .abi = SL_OP_ABI_VERSION,

@@ -408,8 +408,23 @@ static int ij_watermark(sl_op *op, int input, int64_t wm)
     return sl_op_emit_watermark(op, out);
 }
 
-static const char *const ij_options[] = {"join-type", "left-keys", "right-keys", "left-time",
-                                         "right-time", "lower-bound", "upper-bound", NULL};
+static const sl_op_option ij_options[] = {
+    {"join-type", SL_CT_STRING, NULL, NULL,
+     "inner, left, right or full."},
+    {"left-keys", SL_CT_JSON, NULL, NULL,
+     "Equi-join key columns of the left input (a list)."},
+    {"right-keys", SL_CT_JSON, NULL, NULL,
+     "Equi-join key columns of the right input (a list)."},
+    {"left-time", SL_CT_STRING, NULL, NULL,
+     "Event-time column of the left input."},
+    {"right-time", SL_CT_STRING, NULL, NULL,
+     "Event-time column of the right input."},
+    {"lower-bound", SL_CT_STRING, NULL, NULL,
+     "right.time - left.time must be at least this (an interval)."},
+    {"upper-bound", SL_CT_STRING, NULL, NULL,
+     "right.time - left.time must be at most this (an interval)."},
+    SL_OP_OPTIONS_END,
+};
 
 const sl_op_def sl_op_interval_join = {
     .abi = SL_OP_ABI_VERSION,

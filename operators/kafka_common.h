@@ -110,13 +110,6 @@ int kf_conf_build(const sl_vertex *v, const char *const *reserved, rd_kafka_conf
  * the vertex config, or dflt. Borrowed. */
 const char *kf_prop(const sl_vertex *v, const char *name, const char *dflt);
 
-/* Submission check of an exactly-once kafka / upsert-kafka sink vertex
- * (SL_OK for any other vertex): its transaction.timeout.ms must exceed the
- * job's checkpoint interval plus the sink's margin, or the broker aborts
- * transactions before their checkpoints commit them. SL_ERR with both
- * numbers in err. */
-int kk_sink_check_interval(const sl_vertex *v, int64_t interval_ms, char *err, size_t errlen);
-
 /* Parse "2026-01-01 00:00:00.123" / "2026-01-01T00:00:00.123Z" (fraction
  * optional, up to 9 digits, milliseconds kept) into epoch ms (UTC). */
 int kf_parse_timestamp(const char *s, size_t n, int64_t *ms);

@@ -69,7 +69,7 @@
  *
  * transaction.timeout.ms must exceed the checkpoint interval plus a margin,
  * or the broker aborts transactions before their checkpoint commits them.
- * The JobManager refuses such a job at submission (kk_sink_check_interval,
+ * The JobManager refuses such a job at submission (kk_check_job,
  * called with the job's effective interval: the cluster's setting with the
  * job's "config" over it), naming both numbers. The sink also measures it,
  * for what the interval cannot show (min-pause, slow checkpoints): a
@@ -867,15 +867,66 @@ static void kk_close(sl_op *op)
     op->priv = NULL;
 }
 
-static const char *const kk_options[] = {
-    "topic", "properties.*", "sink.delivery-guarantee", "sink.transactional-id-prefix",
-    "sink.partitioner", "format", "value.format", "key.format", "key.fields",
-    "value.fields-include", "sink.parallelism", "metadata.timestamp", "metadata.headers", NULL};
+static const sl_op_option kk_options[] = {
+    {"topic", SL_CT_STRING, NULL, NULL,
+     "Topic name (a list separated by ';' on sources)."},
+    {"properties.*", SL_CT_STRING, NULL, NULL,
+     "librdkafka properties (properties.bootstrap.servers is required)."},
+    {"sink.delivery-guarantee", SL_CT_STRING, NULL, NULL,
+     "none, at-least-once or exactly-once."},
+    {"sink.transactional-id-prefix", SL_CT_STRING, NULL, NULL,
+     "Prefix of the transactional ids (exactly-once)."},
+    {"sink.partitioner", SL_CT_STRING, NULL, NULL,
+     "default, fixed or round-robin."},
+    {"format", SL_CT_STRING, NULL, NULL,
+     "Row format: csv or json."},
+    {"value.format", SL_CT_STRING, NULL, NULL,
+     "Format of the record value: csv, json or raw."},
+    {"key.format", SL_CT_STRING, NULL, NULL,
+     "Format of the record key."},
+    {"key.fields", SL_CT_JSON, NULL, NULL,
+     "Columns (';'-separated) that make up the record key."},
+    {"value.fields-include", SL_CT_STRING, NULL, NULL,
+     "ALL or EXCEPT_KEY: whether key columns are also in the value."},
+    {"sink.parallelism", SL_CT_STRING, NULL, NULL,
+     "Parallelism of the sink."},
+    {"metadata.timestamp", SL_CT_STRING, NULL, NULL,
+     "Column written as the record's timestamp."},
+    {"metadata.headers", SL_CT_STRING, NULL, NULL,
+     "Column written as the record's headers."},
+    SL_OP_OPTIONS_END,
+};
 
-static const char *const kk_upsert_options[] = {
-    "topic", "properties.*", "sink.delivery-guarantee", "sink.transactional-id-prefix",
-    "sink.partitioner", "value.format", "key.format", "primary-key", "value.fields-include",
-    "sink.parallelism", "metadata.timestamp", "metadata.headers", NULL};
+static const sl_op_option kk_upsert_options[] = {
+    {"topic", SL_CT_STRING, NULL, NULL,
+     "Topic name (a list separated by ';' on sources)."},
+    {"properties.*", SL_CT_STRING, NULL, NULL,
+     "librdkafka properties (properties.bootstrap.servers is required)."},
+    {"sink.delivery-guarantee", SL_CT_STRING, NULL, NULL,
+     "none, at-least-once or exactly-once."},
+    {"sink.transactional-id-prefix", SL_CT_STRING, NULL, NULL,
+     "Prefix of the transactional ids (exactly-once)."},
+    {"sink.partitioner", SL_CT_STRING, NULL, NULL,
+     "default, fixed or round-robin."},
+    {"value.format", SL_CT_STRING, NULL, NULL,
+     "Format of the record value: csv, json or raw."},
+    {"key.format", SL_CT_STRING, NULL, NULL,
+     "Format of the record key."},
+    {"primary-key", SL_CT_JSON, NULL, NULL,
+     "Primary key columns (';'-separated)."},
+    {"value.fields-include", SL_CT_STRING, NULL, NULL,
+     "ALL or EXCEPT_KEY: whether key columns are also in the value."},
+    {"sink.parallelism", SL_CT_STRING, NULL, NULL,
+     "Parallelism of the sink."},
+    {"metadata.timestamp", SL_CT_STRING, NULL, NULL,
+     "Column written as the record's timestamp."},
+    {"metadata.headers", SL_CT_STRING, NULL, NULL,
+     "Column written as the record's headers."},
+    SL_OP_OPTIONS_END,
+};
+
+static int kk_check_job(const sl_vertex *v, const void *plan, const sl_job_check *jc, char *err,
+                        size_t errlen);
 
 const sl_op_def sl_op_kafka_sink = {
     .abi = SL_OP_ABI_VERSION,
@@ -884,6 +935,7 @@ const sl_op_def sl_op_kafka_sink = {
     .options = kk_options,
     .plan = kk_plan_new,
     .plan_free = kk_plan_free,
+    .check_job = kk_check_job,
     .open = kk_open,
     .process = kk_process,
     .end_input = kk_end_input,
@@ -896,10 +948,14 @@ const sl_op_def sl_op_kafka_sink = {
 
 extern const sl_op_def sl_op_upsert_kafka_sink;
 
-int kk_sink_check_interval(const sl_vertex *v, int64_t interval_ms, char *err, size_t errlen)
+/* check_job: an exactly-once sink's transactions must outlive the job's
+ * checkpoint interval plus the margin, or the broker aborts them before
+ * their checkpoints commit them. */
+static int kk_check_job(const sl_vertex *v, const void *plan, const sl_job_check *jc, char *err,
+                        size_t errlen)
 {
-    if (v->def != &sl_op_kafka_sink && v->def != &sl_op_upsert_kafka_sink) return SL_OK;
-    const kk_plan *pl = v->plan;
+    const kk_plan *pl = plan;
+    int64_t interval_ms = jc->checkpoint_interval_ms;
     if (!pl || pl->guarantee != DG_EOS || interval_ms <= 0 || pl->txn_timeout_ms <= 0) return SL_OK;
     int64_t margin = SL_MIN(KK_MARGIN_MS, pl->txn_timeout_ms / 2);
     if (interval_ms + margin < pl->txn_timeout_ms) return SL_OK;
@@ -921,6 +977,7 @@ const sl_op_def sl_op_upsert_kafka_sink = {
     .options = kk_upsert_options,
     .plan = kk_plan_upsert,
     .plan_free = kk_plan_free,
+    .check_job = kk_check_job,
     .open = kk_open,
     .process = kk_process,
     .end_input = kk_end_input,

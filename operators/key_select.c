@@ -114,7 +114,15 @@ static void ks_close(sl_op *op)
     op->priv = NULL;
 }
 
-static const char *const ks_options[] = {"library", "function", "schema", NULL};
+static const sl_op_option ks_options[] = {
+    {"library", SL_CT_STRING, NULL, NULL,
+     "Shared object (an uploaded C job's id or a path) holding the user function."},
+    {"function", SL_CT_STRING, NULL, NULL,
+     "Name of the function table the library exports."},
+    {"schema", SL_CT_JSON, NULL, NULL,
+     "Output columns: a list of {\"name\", \"type\"}."},
+    SL_OP_OPTIONS_END,
+};
 
 const sl_op_def sl_op_key_select = {
     .abi = SL_OP_ABI_VERSION,

@@ -400,9 +400,21 @@ static int la_snapshot(sl_op *op, int64_t cpid, void **blob, size_t *len)
     return flush(op);
 }
 
-static const char *const la_options[] = {"group-by", "aggregates", "window", "time-column",
-                                         "table.exec.mini-batch.size",
-                                         "table.exec.mini-batch.allow-latency", NULL};
+static const sl_op_option la_options[] = {
+    {"group-by", SL_CT_JSON, NULL, NULL,
+     "Grouping columns: a list of names."},
+    {"aggregates", SL_CT_JSON, NULL, NULL,
+     "Aggregate calls: a list of {\"name\", \"fn\", \"arg\", ...}."},
+    {"window", SL_CT_JSON, NULL, NULL,
+     "The window: {\"type\": TUMBLE|HOP|CUMULATE|SESSION, \"size\", ...}."},
+    {"time-column", SL_CT_STRING, NULL, NULL,
+     "Event-time column (rowtime) the operator reads."},
+    {"table.exec.mini-batch.size", SL_CT_STRING, NULL, NULL,
+     "Entries the local phase buffers before it flushes."},
+    {"table.exec.mini-batch.allow-latency", SL_CT_STRING, NULL, NULL,
+     "Longest a row waits in the local buffer."},
+    SL_OP_OPTIONS_END,
+};
 
 const sl_op_def sl_op_local_aggregate = {
     .abi = SL_OP_ABI_VERSION,

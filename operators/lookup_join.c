@@ -91,10 +91,31 @@ typedef struct lj_state {
     sl_value *out;          /* nleft + nright output values */
 } lj_state;
 
-static const char *const lj_options[] = {
-    "join-type", "left-keys", "right-keys", "left-columns", "table", "path", "format",
-    "json.ignore-parse-errors", "csv.ignore-parse-errors", "lookup.join.cache.ttl",
-    "lookup.max-memory", NULL};
+static const sl_op_option lj_options[] = {
+    {"join-type", SL_CT_STRING, NULL, NULL,
+     "inner, left, right or full."},
+    {"left-keys", SL_CT_JSON, NULL, NULL,
+     "Equi-join key columns of the left input (a list)."},
+    {"right-keys", SL_CT_JSON, NULL, NULL,
+     "Equi-join key columns of the right input (a list)."},
+    {"left-columns", SL_CT_JSON, NULL, NULL,
+     "Columns of the left input kept in the output."},
+    {"table", SL_CT_JSON, NULL, NULL,
+     "The lookup table: its schema and options."},
+    {"path", SL_CT_STRING, NULL, NULL,
+     "File or directory."},
+    {"format", SL_CT_STRING, NULL, NULL,
+     "Row format: csv or json."},
+    {"json.ignore-parse-errors", SL_CT_STRING, NULL, NULL,
+     "true: skip (and count) a row that does not parse as JSON instead of failing."},
+    {"csv.ignore-parse-errors", SL_CT_STRING, NULL, NULL,
+     "true: skip (and count) a row that does not parse as CSV instead of failing."},
+    {"lookup.join.cache.ttl", SL_CT_STRING, NULL, NULL,
+     "How long a loaded table is used before it is read again."},
+    {"lookup.max-memory", SL_CT_STRING, NULL, NULL,
+     "Largest table the join loads into memory."},
+    SL_OP_OPTIONS_END,
+};
 
 /* ---- plan --------------------------------------------------------------- */
 

@@ -89,7 +89,6 @@
 #define NX_ACTIVE_PEOPLE 1000
 #define NX_IN_FLIGHT_AUCTIONS 100
 #define NX_STRBUF 8192
-#define NX_DEFAULT_BASE_TIME 1767225600000LL /* 2026-01-01 00:00:00 UTC */
 
 /* The columns the source knows. */
 typedef enum {
@@ -153,10 +152,11 @@ static void nx_plan_free(void *p)
     free(pl);
 }
 
-static int conf_pos(const sl_vertex *v, const char *key, int64_t dflt, int64_t min, int64_t *out,
+static int conf_pos(const sl_plan_ctx *pc, const char *key, int64_t min, int64_t *out,
                     char *err, size_t errlen)
 {
-    if (sl_vconf_int(v, key, dflt, out, err, errlen)) return SL_ERR;
+    const sl_vertex *v = pc->v;
+    *out = sl_plan_opt_int(pc, key);
     if (*out < min)
         return sl_seterr(err, errlen, "vertex '%s': option '%s' must be at least %lld, not %lld",
                          v->id, key, (long long)min, (long long)*out);
@@ -195,19 +195,20 @@ static void *nx_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
         pl->col[i] = k;
     }
     int64_t rate, next, events, pp, ap, bp, seed;
-    if (conf_pos(v, "first-event.rate", 10000000, 1, &rate, err, errlen) ||
-        conf_pos(v, "next-event.rate", rate, 1, &next, err, errlen) ||
-        conf_pos(v, "events.num", 0, 0, &events, err, errlen) ||
-        conf_pos(v, "person.proportion", 1, 0, &pp, err, errlen) ||
-        conf_pos(v, "auction.proportion", 3, 0, &ap, err, errlen) ||
-        conf_pos(v, "bid.proportion", 46, 0, &bp, err, errlen) ||
-        conf_pos(v, "person.avg-size", 200, 0, &pl->avg_person, err, errlen) ||
-        conf_pos(v, "auction.avg-size", 500, 0, &pl->avg_auction, err, errlen) ||
-        conf_pos(v, "bid.avg-size", 100, 0, &pl->avg_bid, err, errlen) ||
-        sl_vconf_int(v, "base-time", NX_DEFAULT_BASE_TIME, &pl->base_time, err, errlen) ||
-        sl_vconf_int(v, "seed", 0, &seed, err, errlen))
+    if (conf_pos(pc, "first-event.rate", 1, &rate, err, errlen) ||
+        conf_pos(pc, "next-event.rate", 0, &next, err, errlen) ||
+        conf_pos(pc, "events.num", 0, &events, err, errlen) ||
+        conf_pos(pc, "person.proportion", 0, &pp, err, errlen) ||
+        conf_pos(pc, "auction.proportion", 0, &ap, err, errlen) ||
+        conf_pos(pc, "bid.proportion", 0, &bp, err, errlen) ||
+        conf_pos(pc, "person.avg-size", 0, &pl->avg_person, err, errlen) ||
+        conf_pos(pc, "auction.avg-size", 0, &pl->avg_auction, err, errlen) ||
+        conf_pos(pc, "bid.avg-size", 0, &pl->avg_bid, err, errlen) ||
+        0)
         goto fail;
-    if (next != rate) {
+    pl->base_time = sl_plan_opt_int(pc, "base-time");
+    seed = sl_plan_opt_int(pc, "seed");
+    if (sl_plan_opt_isset(pc, "next-event.rate") && next != rate) {
         sl_seterr(err, errlen, "vertex '%s': option 'next-event.rate' (%lld) differs from "
                   "'first-event.rate' (%lld): Sluice's nexmark source has a constant rate",
                   v->id, (long long)next, (long long)rate);
@@ -586,10 +587,31 @@ static int nx_restore(sl_op *op, const void *const *blobs, const size_t *lens, i
     return SL_OK;
 }
 
-static const char *const nx_options[] = {
-    "first-event.rate", "next-event.rate", "events.num", "person.proportion",
-    "auction.proportion", "bid.proportion", "person.avg-size", "auction.avg-size",
-    "bid.avg-size", "base-time", "seed", NULL};
+static const sl_op_option nx_options[] = {
+    {"first-event.rate", SL_CT_INT, "10000000", NULL,
+     "Events per second, over all subtasks (at least 1)."},
+    {"next-event.rate", SL_CT_INT, NULL, NULL,
+     "Must equal first-event.rate when given: the rate is constant."},
+    {"events.num", SL_CT_INT, "0", NULL,
+     "Events to generate, then end; 0: unbounded."},
+    {"person.proportion", SL_CT_INT, "1", NULL,
+     "Persons among every (person + auction + bid) proportion events."},
+    {"auction.proportion", SL_CT_INT, "3", NULL,
+     "Auctions among them."},
+    {"bid.proportion", SL_CT_INT, "46", NULL,
+     "Bids among them."},
+    {"person.avg-size", SL_CT_INT, "200", NULL,
+     "Average size in bytes of a person event (its extra column pads it)."},
+    {"auction.avg-size", SL_CT_INT, "500", NULL,
+     "Average size in bytes of an auction event."},
+    {"bid.avg-size", SL_CT_INT, "100", NULL,
+     "Average size in bytes of a bid event."},
+    {"base-time", SL_CT_INT, "1767225600000", NULL,
+     "Event time of the first event (epoch ms; default 2026-01-01 00:00:00 UTC)."},
+    {"seed", SL_CT_INT, "0", NULL,
+     "Seed of the generator: the same seed gives the same events."},
+    SL_OP_OPTIONS_END,
+};
 
 const sl_op_def sl_op_nexmark = {
     .abi = SL_OP_ABI_VERSION,

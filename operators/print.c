@@ -175,7 +175,13 @@ static void print_close(sl_op *op)
     op->priv = NULL;
 }
 
-static const char *const print_options[] = {"print-identifier", "standard-error", NULL};
+static const sl_op_option print_options[] = {
+    {"print-identifier", SL_CT_STRING, NULL, NULL,
+     "Prefix of every printed line."},
+    {"standard-error", SL_CT_STRING, NULL, NULL,
+     "true: print to the TaskManager's standard error instead of its output."},
+    SL_OP_OPTIONS_END,
+};
 
 const sl_op_def sl_op_print = {
     .abi = SL_OP_ABI_VERSION,

@@ -555,10 +555,38 @@ const char *sl_ds_param(sl_op *ctx, const char *name, const char *dflt)
     return sl_vconf_str(ctx->vertex, key, dflt);
 }
 
-static const char *const proc_options[] = {"library", "function", "schema", "side-outputs",
-                                           "broadcast-input", "user.*", NULL};
-static const char *const keyed_options[] = {"library", "function", "schema", "side-outputs", "key-by",
-                                            "broadcast-input", "user.*", NULL};
+static const sl_op_option proc_options[] = {
+    {"library", SL_CT_STRING, NULL, NULL,
+     "Shared object (an uploaded C job's id or a path) holding the user function."},
+    {"function", SL_CT_STRING, NULL, NULL,
+     "Name of the function table the library exports."},
+    {"schema", SL_CT_JSON, NULL, NULL,
+     "Output columns: a list of {\"name\", \"type\"}."},
+    {"side-outputs", SL_CT_JSON, NULL, NULL,
+     "Named side outputs with their schemas (a list)."},
+    {"broadcast-input", SL_CT_STRING, NULL, NULL,
+     "Index of the input that is broadcast (broadcast state)."},
+    {"user.*", SL_CT_STRING, NULL, NULL,
+     "Passed to the user function as its own configuration."},
+    SL_OP_OPTIONS_END,
+};
+static const sl_op_option keyed_options[] = {
+    {"library", SL_CT_STRING, NULL, NULL,
+     "Shared object (an uploaded C job's id or a path) holding the user function."},
+    {"function", SL_CT_STRING, NULL, NULL,
+     "Name of the function table the library exports."},
+    {"schema", SL_CT_JSON, NULL, NULL,
+     "Output columns: a list of {\"name\", \"type\"}."},
+    {"side-outputs", SL_CT_JSON, NULL, NULL,
+     "Named side outputs with their schemas (a list)."},
+    {"key-by", SL_CT_JSON, NULL, NULL,
+     "Key columns of the keyed process function (a list)."},
+    {"broadcast-input", SL_CT_STRING, NULL, NULL,
+     "Index of the input that is broadcast (broadcast state)."},
+    {"user.*", SL_CT_STRING, NULL, NULL,
+     "Passed to the user function as its own configuration."},
+    SL_OP_OPTIONS_END,
+};
 
 const sl_op_def sl_op_process = {
     .abi = SL_OP_ABI_VERSION,

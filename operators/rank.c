@@ -886,9 +886,27 @@ static int keyed_restore(sl_op *op, const void *const *blobs, const size_t *lens
     return SL_OK;
 }
 
-static const char *const rank_options[] = {"partition-by", "order-by", "limit", "rank-start", "row-number",
-                                           "input-changelog", "state.ttl",
-                                           "table.exec.state.ttl", "window-end", NULL};
+static const sl_op_option rank_options[] = {
+    {"partition-by", SL_CT_JSON, NULL, NULL,
+     "Partition columns (a list)."},
+    {"order-by", SL_CT_JSON, NULL, NULL,
+     "Ordering: a list of {\"column\", \"desc\"}."},
+    {"limit", SL_CT_STRING, NULL, NULL,
+     "Top-N: the largest rank emitted."},
+    {"rank-start", SL_CT_STRING, NULL, NULL,
+     "Smallest rank emitted."},
+    {"row-number", SL_CT_STRING, NULL, NULL,
+     "true: emit the rank as a column."},
+    {"input-changelog", SL_CT_STRING, NULL, NULL,
+     "What the input carries: insert-only or a changelog (retractions)."},
+    {"state.ttl", SL_CT_STRING, NULL, NULL,
+     "Time-to-live of a key's state (a duration or interval; 0: none)."},
+    {"table.exec.state.ttl", SL_CT_STRING, NULL, NULL,
+     "Flink's name of state.ttl, as the SQL planner writes it."},
+    {"window-end", SL_CT_STRING, NULL, NULL,
+     "Window Top-N: the window_end column the ranking is per."},
+    SL_OP_OPTIONS_END,
+};
 
 const sl_op_def sl_op_rank = {
     .abi = SL_OP_ABI_VERSION,
@@ -1104,8 +1122,21 @@ static int dd_on_timer(sl_op *op, sl_time_domain domain, int64_t time, const voi
     return SL_OK;
 }
 
-static const char *const dd_options[] = {"key", "time-column", "time", "keep", "state.ttl",
-                                         "table.exec.state.ttl", NULL};
+static const sl_op_option dd_options[] = {
+    {"key", SL_CT_JSON, NULL, NULL,
+     "Key columns (a list or a comma-separated string)."},
+    {"time-column", SL_CT_STRING, NULL, NULL,
+     "Event-time column (rowtime) the operator reads."},
+    {"time", SL_CT_STRING, NULL, NULL,
+     "Time attribute: event (a column) or processing time."},
+    {"keep", SL_CT_STRING, NULL, NULL,
+     "first or last row per key."},
+    {"state.ttl", SL_CT_STRING, NULL, NULL,
+     "Time-to-live of a key's state (a duration or interval; 0: none)."},
+    {"table.exec.state.ttl", SL_CT_STRING, NULL, NULL,
+     "Flink's name of state.ttl, as the SQL planner writes it."},
+    SL_OP_OPTIONS_END,
+};
 
 const sl_op_def sl_op_deduplicate = {
     .abi = SL_OP_ABI_VERSION,

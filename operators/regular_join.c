@@ -403,9 +403,25 @@ static int rj_on_timer(sl_op *op, sl_time_domain d, int64_t time, const void *ns
     return sl_op_timer_register(op, SL_TIME_PROCESSING, m[1], &nsb, 1);
 }
 
-static const char *const rj_options[] = {"join-type", "left-keys", "right-keys", "condition", "state.ttl",
-                                         "table.exec.state.ttl", "left.state.ttl", "right.state.ttl",
-                                         NULL};
+static const sl_op_option rj_options[] = {
+    {"join-type", SL_CT_STRING, NULL, NULL,
+     "inner, left, right or full."},
+    {"left-keys", SL_CT_JSON, NULL, NULL,
+     "Equi-join key columns of the left input (a list)."},
+    {"right-keys", SL_CT_JSON, NULL, NULL,
+     "Equi-join key columns of the right input (a list)."},
+    {"condition", SL_CT_STRING, NULL, NULL,
+     "The rest of ON: a boolean SQL expression over both sides."},
+    {"state.ttl", SL_CT_STRING, NULL, NULL,
+     "Time-to-live of a key's state (a duration or interval; 0: none)."},
+    {"table.exec.state.ttl", SL_CT_STRING, NULL, NULL,
+     "Flink's name of state.ttl, as the SQL planner writes it."},
+    {"left.state.ttl", SL_CT_STRING, NULL, NULL,
+     "Time-to-live of the left side's state; overrides state.ttl."},
+    {"right.state.ttl", SL_CT_STRING, NULL, NULL,
+     "Time-to-live of the right side's state; overrides state.ttl."},
+    SL_OP_OPTIONS_END,
+};
 
 const sl_op_def sl_op_regular_join = {
     .abi = SL_OP_ABI_VERSION,

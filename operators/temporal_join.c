@@ -339,8 +339,19 @@ static int tj_on_timer(sl_op *op, sl_time_domain d, int64_t time, const void *ns
     return forget_unreachable(op, time);
 }
 
-static const char *const tj_options[] = {"join-type", "left-keys", "right-keys", "left-time",
-                                         "right-time", NULL};
+static const sl_op_option tj_options[] = {
+    {"join-type", SL_CT_STRING, NULL, NULL,
+     "inner, left, right or full."},
+    {"left-keys", SL_CT_JSON, NULL, NULL,
+     "Equi-join key columns of the left input (a list)."},
+    {"right-keys", SL_CT_JSON, NULL, NULL,
+     "Equi-join key columns of the right input (a list)."},
+    {"left-time", SL_CT_STRING, NULL, NULL,
+     "Event-time column of the left input."},
+    {"right-time", SL_CT_STRING, NULL, NULL,
+     "Event-time column of the right input."},
+    SL_OP_OPTIONS_END,
+};
 
 const sl_op_def sl_op_temporal_join = {
     .abi = SL_OP_ABI_VERSION,

@@ -39,7 +39,9 @@ static int union_process(sl_op *op, int input, sl_row *row)
     return sl_op_emit(op, row);
 }
 
-static const char *const union_options[] = {NULL};
+static const sl_op_option union_options[] = {
+    SL_OP_OPTIONS_END,
+};
 
 const sl_op_def sl_op_union = {
     .abi = SL_OP_ABI_VERSION,

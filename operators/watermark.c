@@ -260,8 +260,21 @@ static void wm_close(sl_op *op)
     op->priv = NULL;
 }
 
-static const char *const wm_options[] = {"column", "delay", "idle-timeout", "interval", "library",
-                                         "function", NULL};
+static const sl_op_option wm_options[] = {
+    {"column", SL_CT_STRING, NULL, NULL,
+     "Column the operator reads."},
+    {"delay", SL_CT_STRING, NULL, NULL,
+     "Bounded out-of-orderness: the watermark trails the largest timestamp by this."},
+    {"idle-timeout", SL_CT_STRING, NULL, NULL,
+     "Silence after which the input is marked idle (a duration; 0: never)."},
+    {"interval", SL_CT_STRING, NULL, NULL,
+     "Watermark emission interval; the JobManager fills in pipeline.auto-watermark-interval."},
+    {"library", SL_CT_STRING, NULL, NULL,
+     "Shared object (an uploaded C job's id or a path) holding the user function."},
+    {"function", SL_CT_STRING, NULL, NULL,
+     "Name of the function table the library exports."},
+    SL_OP_OPTIONS_END,
+};
 
 const sl_op_def sl_op_watermark = {
     .abi = SL_OP_ABI_VERSION,

@@ -1116,8 +1116,23 @@ static int win_end_input(sl_op *op, int input)
     return SL_OK;
 }
 
-static const char *const win_options[] = {"time-column", "window", "group-by", "aggregates",
-                                          "allowed-lateness", "time", "phase", NULL};
+static const sl_op_option win_options[] = {
+    {"time-column", SL_CT_STRING, NULL, NULL,
+     "Event-time column (rowtime) the operator reads."},
+    {"window", SL_CT_JSON, NULL, NULL,
+     "The window: {\"type\": TUMBLE|HOP|CUMULATE|SESSION, \"size\", ...}."},
+    {"group-by", SL_CT_JSON, NULL, NULL,
+     "Grouping columns: a list of names."},
+    {"aggregates", SL_CT_JSON, NULL, NULL,
+     "Aggregate calls: a list of {\"name\", \"fn\", \"arg\", ...}."},
+    {"allowed-lateness", SL_CT_STRING, NULL, NULL,
+     "How long after the watermark passes a window's end late rows still update it."},
+    {"time", SL_CT_STRING, NULL, NULL,
+     "Time attribute: event (a column) or processing time."},
+    {"phase", SL_CT_STRING, NULL, NULL,
+     "one, local or global: the phase of a two-phase aggregation."},
+    SL_OP_OPTIONS_END,
+};
 
 const sl_op_def sl_op_window = {
     .abi = SL_OP_ABI_VERSION,

@@ -226,8 +226,19 @@ static int wj_on_timer(sl_op *op, sl_time_domain d, int64_t time, const void *ns
     return SL_OK;
 }
 
-static const char *const wj_options[] = {"join-type", "left-keys", "right-keys", "left-window",
-                                         "right-window", NULL};
+static const sl_op_option wj_options[] = {
+    {"join-type", SL_CT_STRING, NULL, NULL,
+     "inner, left, right or full."},
+    {"left-keys", SL_CT_JSON, NULL, NULL,
+     "Equi-join key columns of the left input (a list)."},
+    {"right-keys", SL_CT_JSON, NULL, NULL,
+     "Equi-join key columns of the right input (a list)."},
+    {"left-window", SL_CT_JSON, NULL, NULL,
+     "Window of the left input."},
+    {"right-window", SL_CT_JSON, NULL, NULL,
+     "Window of the right input."},
+    SL_OP_OPTIONS_END,
+};
 
 const sl_op_def sl_op_window_join = {
     .abi = SL_OP_ABI_VERSION,

@@ -200,7 +200,21 @@ static int tvf_process(sl_op *op, int input, sl_row *row)
     return rc;
 }
 
-static const char *const tvf_options[] = {"window", "time", "size", "slide", "step", "offset", NULL};
+static const sl_op_option tvf_options[] = {
+    {"window", SL_CT_JSON, NULL, NULL,
+     "The window: {\"type\": TUMBLE|HOP|CUMULATE|SESSION, \"size\", ...}."},
+    {"time", SL_CT_STRING, NULL, NULL,
+     "Time attribute: event (a column) or processing time."},
+    {"size", SL_CT_STRING, NULL, NULL,
+     "Window size (an interval)."},
+    {"slide", SL_CT_STRING, NULL, NULL,
+     "HOP: the slide (an interval)."},
+    {"step", SL_CT_STRING, NULL, NULL,
+     "CUMULATE: the step (an interval)."},
+    {"offset", SL_CT_STRING, NULL, NULL,
+     "Window offset (an interval)."},
+    SL_OP_OPTIONS_END,
+};
 
 const sl_op_def sl_op_window_tvf = {
     .abi = SL_OP_ABI_VERSION,

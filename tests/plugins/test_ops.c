@@ -59,7 +59,11 @@ static int split_process(sl_op *op, int input, sl_row *row)
     return sl_op_emit(op, row);
 }
 
-static const char *const split_options[] = {"column", NULL};
+static const sl_op_option split_options[] = {
+    {"column", SL_CT_STRING, NULL, NULL,
+     "Column the operator reads."},
+    SL_OP_OPTIONS_END,
+};
 
 static const sl_op_def test_split = {
     .abi = SL_OP_ABI_VERSION,
@@ -127,7 +131,11 @@ static void count_close(sl_op *op)
     op->priv = NULL;
 }
 
-static const char *const count_options[] = {"key", NULL};
+static const sl_op_option count_options[] = {
+    {"key", SL_CT_JSON, NULL, NULL,
+     "Key columns (a list or a comma-separated string)."},
+    SL_OP_OPTIONS_END,
+};
 
 static const sl_op_def test_count = {
     .abi = SL_OP_ABI_VERSION,
@@ -261,7 +269,11 @@ static void pipe_close(sl_op *op)
     op->priv = NULL;
 }
 
-static const char *const pipe_options[] = {"path", NULL};
+static const sl_op_option pipe_options[] = {
+    {"path", SL_CT_STRING, NULL, NULL,
+     "File or directory."},
+    SL_OP_OPTIONS_END,
+};
 
 static const sl_op_def test_pipe_source = {
     .abi = SL_OP_ABI_VERSION,

@@ -161,9 +161,9 @@ static void test_definition(void)
 {
     CHECK_EQ_STR(sl_op_calc.name, "calc");
     CHECK(sl_op_calc.flags == 0);
-    CHECK_EQ_STR(sl_op_calc.options[0], "projection");
-    CHECK_EQ_STR(sl_op_calc.options[1], "filter");
-    CHECK(sl_op_calc.options[2] == NULL);
+    CHECK_EQ_STR(sl_op_calc.options[0].key, "projection");
+    CHECK_EQ_STR(sl_op_calc.options[1].key, "filter");
+    CHECK(sl_op_calc.options[2].key == NULL);
     CHECK(sl_op_calc.process && sl_op_calc.open && sl_op_calc.close && sl_op_calc.plan_free);
 }
 

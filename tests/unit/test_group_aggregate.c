@@ -221,13 +221,13 @@ static void test_definition(void)
     CHECK_EQ_STR(GA->name, "group_aggregate");
     CHECK(GA->flags == SL_OPF_KEYED);
     CHECK(GA->on_timer != NULL && GA->proc_time == NULL); /* TTL runs on the timer service */
-    CHECK_EQ_STR(GA->options[0], "group-by");
-    CHECK_EQ_STR(GA->options[1], "aggregates");
-    CHECK_EQ_STR(GA->options[2], "input-changelog");
-    CHECK_EQ_STR(GA->options[3], "state.ttl");
-    CHECK_EQ_STR(GA->options[4], "table.exec.state.ttl");
-    CHECK_EQ_STR(GA->options[5], "phase");
-    CHECK(GA->options[6] == NULL);
+    CHECK_EQ_STR(GA->options[0].key, "group-by");
+    CHECK_EQ_STR(GA->options[1].key, "aggregates");
+    CHECK_EQ_STR(GA->options[2].key, "input-changelog");
+    CHECK_EQ_STR(GA->options[3].key, "state.ttl");
+    CHECK_EQ_STR(GA->options[4].key, "table.exec.state.ttl");
+    CHECK_EQ_STR(GA->options[5].key, "phase");
+    CHECK(GA->options[6].key == NULL);
     CHECK(GA->plan && GA->plan_free && GA->open && GA->process && GA->close);
     CHECK(GA->on_timer && GA->restore_state);
     CHECK(sl_op_find("group_aggregate") == GA);
