@@ -2,7 +2,7 @@
 
 - RPC port: 100 idle connections plus 6 that each announce a 16 MiB frame
   and send all of it but one byte, then dribble. Before a peer has
-  registered a frame may be at most 64 KiB (common/sl_limits.h), so each
+  registered a frame may be at most 64 KiB (lib/sl_limits.h), so each
   big one is closed at its 4-byte length and the JobManager's RSS grows by
   well under 32 MiB (it grew by ~96 MiB, one buffered frame per connection,
   and kept it). A normal REST GET /overview is answered within 3 s during
