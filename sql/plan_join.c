@@ -849,6 +849,78 @@ static int lookup_conjuncts(plan *p, jplan *j, const sql_node *e, lkey *keys, in
  * itself; t is not read as a stream. Keys that are expressions of s, or
  * columns of another numeric type than t's, are computed by a calc before
  * the join and dropped by it ("left-columns"). */
+/* The lookup keys as the left side's columns (*lkp) and the table's
+ * (*rkp): a left column of the key's type as it is, anything else computed
+ * by a calc added before the join ("lookup-keys"), CAST to the table
+ * column's type; nleft is the left side's width before that calc. */
+static int lookup_keys(plan *p, jplan *j, const lkey *keys, int nkeys, int nleft, json_t **lkp,
+                       json_t **rkp)
+{
+    rel *l = &j->s[0].r, *r = &j->s[1].r;
+    json_t *lk = json_array(), *rk = json_array();
+    item *its = NULL;
+    int nits = 0, rc = SL_OK;
+    for (int k = 0; rc == SL_OK && k < nkeys; k++) {
+        const char *rname = r->sch.fields[keys[k].rcol].name;
+        sl_type rt = r->sch.fields[keys[k].rcol].type, lt;
+        json_array_append_new(rk, json_string(rname));
+        sql_node *x;
+        if ((rc = rewrite(p, j->map, &j->out, keys[k].expr, &x)) != SL_OK) break;
+        if ((rc = type_expr(p, x, &l->sch, &lt)) != SL_OK) break;
+        int lc = x->kind == SQL_COL ? sl_schema_find(&l->sch, x->s) : -1;
+        if (lc >= 0 && lt == rt) {
+            json_array_append_new(lk, json_string(l->sch.fields[lc].name));
+            continue;
+        }
+        if (lt != rt && !(numeric(lt) && numeric(rt))) {
+            char *txt = sql_unparse(keys[k].expr);
+            rc = PERR(keys[k].expr, "lookup key %s = %s.%s compares %s with %s; CAST one side",
+                      txt, r->alias, rname, sl_type_name(lt), sl_type_name(rt));
+            free(txt);
+            break;
+        }
+        if (!its) { /* the left columns as they are, then the computed keys */
+            its = sl_calloc((size_t)nleft + SL_MAX_KEY_COLS, sizeof *its);
+            for (int c = 0; c < nleft; c++) {
+                its[c].name = sl_strdup(l->sch.fields[c].name);
+                its[c].text = sql_quote_ident(l->sch.fields[c].name);
+                its[c].type = l->sch.fields[c].type;
+            }
+            nits = nleft;
+        }
+        char name[64];
+        for (int n = k;; n++) {
+            snprintf(name, sizeof name, "lookup_key%d", n);
+            if (sl_schema_find(&l->sch, name) < 0) break;
+        }
+        char *xt = sql_unparse(x), *q = sql_quote_ident(name);
+        its[nits].name = sl_strdup(name);
+        its[nits].text = lt == rt ? sl_sprintf("%s AS %s", xt, q)
+                                  : sl_sprintf("CAST(%s AS %s) AS %s", xt, sl_type_name(rt), q);
+        its[nits].type = rt;
+        nits++;
+        free(xt);
+        free(q);
+        json_array_append_new(lk, json_string(name));
+    }
+    if (rc == SL_OK && its) {
+        sql_join_map *keep = l->jmap; /* the calc's input is the plain left row */
+        l->jmap = NULL;
+        rc = emit_calc(p, l, its, nits, NULL, "lookup-keys");
+        l->jmap = keep;
+        if (rc == SL_OK) carry_time_attrs(l, its, nits);
+    }
+    items_free(its, nits);
+    if (rc != SL_OK) {
+        json_decref(lk);
+        json_decref(rk);
+        return SL_ERR;
+    }
+    *lkp = lk;
+    *rkp = rk;
+    return SL_OK;
+}
+
 static int plan_lookup(plan *p, const sql_node *f, const sql_node *rnode, const sql_node *asof,
                        jplan *j, rel *out)
 {
@@ -909,65 +981,8 @@ static int plan_lookup(plan *p, const sql_node *f, const sql_node *rnode, const 
         return rc;
     }
     /* the keys: a left column of the same type as is, anything else computed */
-    json_t *lk = json_array(), *rk = json_array();
-    item *its = NULL;
-    int nits = 0, rc = SL_OK;
-    for (int k = 0; rc == SL_OK && k < nkeys; k++) {
-        const char *rname = r->sch.fields[keys[k].rcol].name;
-        sl_type rt = r->sch.fields[keys[k].rcol].type, lt;
-        json_array_append_new(rk, json_string(rname));
-        sql_node *x;
-        if ((rc = rewrite(p, j->map, &j->out, keys[k].expr, &x)) != SL_OK) break;
-        if ((rc = type_expr(p, x, &l->sch, &lt)) != SL_OK) break;
-        int lc = x->kind == SQL_COL ? sl_schema_find(&l->sch, x->s) : -1;
-        if (lc >= 0 && lt == rt) {
-            json_array_append_new(lk, json_string(l->sch.fields[lc].name));
-            continue;
-        }
-        if (lt != rt && !(numeric(lt) && numeric(rt))) {
-            char *txt = sql_unparse(keys[k].expr);
-            rc = PERR(keys[k].expr, "lookup key %s = %s.%s compares %s with %s; CAST one side",
-                      txt, r->alias, rname, sl_type_name(lt), sl_type_name(rt));
-            free(txt);
-            break;
-        }
-        if (!its) { /* the left columns as they are, then the computed keys */
-            its = sl_calloc((size_t)nleft + SL_MAX_KEY_COLS, sizeof *its);
-            for (int c = 0; c < nleft; c++) {
-                its[c].name = sl_strdup(l->sch.fields[c].name);
-                its[c].text = sql_quote_ident(l->sch.fields[c].name);
-                its[c].type = l->sch.fields[c].type;
-            }
-            nits = nleft;
-        }
-        char name[64];
-        for (int n = k;; n++) {
-            snprintf(name, sizeof name, "lookup_key%d", n);
-            if (sl_schema_find(&l->sch, name) < 0) break;
-        }
-        char *xt = sql_unparse(x), *q = sql_quote_ident(name);
-        its[nits].name = sl_strdup(name);
-        its[nits].text = lt == rt ? sl_sprintf("%s AS %s", xt, q)
-                                  : sl_sprintf("CAST(%s AS %s) AS %s", xt, sl_type_name(rt), q);
-        its[nits].type = rt;
-        nits++;
-        free(xt);
-        free(q);
-        json_array_append_new(lk, json_string(name));
-    }
-    if (rc == SL_OK && its) {
-        sql_join_map *keep = l->jmap; /* the calc's input is the plain left row */
-        l->jmap = NULL;
-        rc = emit_calc(p, l, its, nits, NULL, "lookup-keys");
-        l->jmap = keep;
-        if (rc == SL_OK) carry_time_attrs(l, its, nits);
-    }
-    items_free(its, nits);
-    if (rc != SL_OK) {
-        json_decref(lk);
-        json_decref(rk);
-        return SL_ERR;
-    }
+    json_t *lk, *rk;
+    if (lookup_keys(p, j, keys, nkeys, nleft, &lk, &rk) != SL_OK) return SL_ERR;
     json_t *cfg = json_object();
     json_object_set_new(cfg, "join-type", json_string(jt));
     json_object_set_new(cfg, "left-keys", lk);
