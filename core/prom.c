@@ -13,6 +13,7 @@
 #include <string.h>
 #include <arpa/inet.h>
 #include <microhttpd.h>
+#include "buf.h"
 #include "http_reply.h"
 
 #include "prom.h"
@@ -115,21 +116,21 @@ void sl_prom_stop(sl_prom *p)
 
 /* ---- the text ------------------------------------------------------------ */
 
-static void put(sl_prom_text *t, const char *s, size_t n)
+/* The text grows as an sl_buf (buf.h). prom.h keeps its own {s, len, cap}
+ * fields rather than an sl_buf member: the TaskManager's reporter includes
+ * prom.h beside taskmanager/buffer.h, whose network buffer is also named
+ * struct sl_buf, so buf.h cannot be included there. The fields are those
+ * of an sl_buf, moved in and out around each append (in registers). */
+static inline void put(sl_prom_text *t, const char *s, size_t n)
 {
-    if (t->len + n + 1 > t->cap) {
-        t->cap = (t->len + n + 1) * 2 + 256;
-        t->s = sl_realloc(t->s, t->cap);
-    }
-    memcpy(t->s + t->len, s, n);
-    t->len += n;
-    t->s[t->len] = '\0';
+    sl_buf b = {t->s, t->len, t->cap};
+    sl_buf_put(&b, s, n);
+    t->s = b.p;
+    t->len = b.len;
+    t->cap = b.cap;
 }
 
-static void puts_(sl_prom_text *t, const char *s)
-{
-    put(t, s, strlen(s));
-}
+static inline void puts_(sl_prom_text *t, const char *s) { put(t, s, strlen(s)); }
 
 /* "flink_" + name, with what Prometheus does not allow as '_'. */
 static void put_name(sl_prom_text *t, const char *name)
@@ -182,7 +183,8 @@ void sl_prom_sample(sl_prom_text *t, const char *name, double value, const char 
 
 char *sl_prom_text_take(sl_prom_text *t)
 {
-    char *s = t->s ? t->s : sl_strdup("");
+    sl_buf b = {t->s, t->len, t->cap};
+    char *s = sl_buf_take(&b);
     memset(t, 0, sizeof *t);
     return s;
 }

@@ -7,6 +7,7 @@
  */
 #include <string.h>
 
+#include "buf.h"
 #include "vstate.h"
 
 struct sl_vstate {
@@ -18,12 +19,9 @@ struct sl_vstate {
     int return_expired;         /* SL_TTL_RETURN_EXPIRED_IF_NOT_CLEANED_UP */
     char *err;
     size_t errlen;
-    uint8_t *buf;               /* scratch: built values and map namespaces */
-    size_t cap;
-    uint8_t *buf2;              /* a second one, for map namespaces while buf holds a value */
-    size_t cap2;
-    uint8_t *buf3;              /* map iteration with TTL: the entries' namespaces */
-    size_t cap3;
+    sl_buf buf;                 /* scratch: built values and map namespaces */
+    sl_buf buf2;                /* a second one, for map namespaces while buf holds a value */
+    sl_buf buf3;                /* map iteration with TTL: the entries' namespaces */
     struct sl_vstate *next;
 };
 
@@ -31,15 +29,12 @@ int64_t (*sl_vstate_clock)(void) = sl_now_ms;
 
 #define TTL_HDR 8
 
-static uint8_t *grow(uint8_t **b, size_t *cap, size_t need)
+/* b emptied, with room for need bytes: where to write them (never NULL).
+ * The caller ends with sl_buf_added. */
+static uint8_t *scratch(sl_buf *b, size_t need)
 {
-    if (need > *cap) {
-        size_t c = *cap ? *cap : 64;
-        while (c < need) c *= 2;
-        *b = sl_realloc(*b, c);
-        *cap = c;
-    }
-    return *b;
+    sl_buf_reset(b);
+    return (uint8_t *)sl_buf_room(b, need);
 }
 
 sl_vstate *sl_vstate_new(sl_kstate *ks, const char *name, sl_state_kind kind, int64_t ttl_ms,
@@ -94,9 +89,9 @@ void sl_vstate_free_all(sl_vstate *list)
 {
     while (list) {
         sl_vstate *next = list->next;
-        free(list->buf);
-        free(list->buf2);
-        free(list->buf3);
+        sl_buf_free(&list->buf);
+        sl_buf_free(&list->buf2);
+        sl_buf_free(&list->buf3);
         free(list);
         list = next;
     }
@@ -118,10 +113,13 @@ static int expired(const sl_vstate *s, const uint8_t *p)
 static int put_wrapped(sl_vstate *s, const void *ns, size_t nslen, const void *val, size_t len)
 {
     if (!s->ttl_ms) return sl_kstate_put(s->ks, s->sid, ns, nslen, val, len, s->err, s->errlen);
-    uint8_t *b = grow(&s->buf, &s->cap, TTL_HDR + len);
+    /* val may be s->buf's own bytes (a value unwrap returned): room for
+       them is there already, so the buffer does not move under the copy */
+    uint8_t *b = scratch(&s->buf, TTL_HDR + len);
     int64_t at = sl_vstate_clock() + s->ttl_ms;
-    memcpy(b, &at, 8);
     if (len) memmove(b + TTL_HDR, val, len);
+    memcpy(b, &at, 8);
+    sl_buf_added(&s->buf, TTL_HDR + len);
     return sl_kstate_put(s->ks, s->sid, ns, nslen, b, TTL_HDR + len, s->err, s->errlen);
 }
 
@@ -136,17 +134,18 @@ static int unwrap(sl_vstate *s, const void *ns, size_t nslen, const void *raw, s
     size_t hdr = s->ttl_ms ? TTL_HDR : 0;
     if (rawlen < hdr) return sl_seterr(s->err, s->errlen, "state: damaged value");
     if (expired(s, raw)) {
-        if (s->return_expired) memcpy(grow(&s->buf, &s->cap, rawlen), raw, rawlen);
+        if (s->return_expired) sl_buf_set(&s->buf, raw, rawlen);
         if (sl_kstate_del(s->ks, s->sid, ns, nslen, s->err, s->errlen) != SL_OK) return SL_ERR;
         if (!s->return_expired) return SL_DONE;
-        *val = s->buf + hdr;
+        *val = sl_buf_u8(&s->buf) + hdr;
         *len = rawlen - hdr;
         return SL_OK;
     }
     if (s->update_on_read) {
-        memcpy(grow(&s->buf, &s->cap, rawlen), raw, rawlen);
-        if (put_wrapped(s, ns, nslen, s->buf + hdr, rawlen - hdr) != SL_OK) return SL_ERR;
-        *val = s->buf + hdr;
+        sl_buf_set(&s->buf, raw, rawlen);
+        if (put_wrapped(s, ns, nslen, sl_buf_u8(&s->buf) + hdr, rawlen - hdr) != SL_OK)
+            return SL_ERR;
+        *val = sl_buf_u8(&s->buf) + hdr;
         *len = rawlen - hdr;
         return SL_OK;
     }
@@ -181,7 +180,7 @@ int sl_list_add(sl_vstate *s, const void *ns, size_t nslen, const void *val, siz
     if (rc == SL_DONE) rawlen = 0;
     size_t hdr = s->ttl_ms ? TTL_HDR : 0, el = 4 + hdr + len;
     /* the old value is borrowed from the backend: copy it first */
-    uint8_t *b = grow(&s->buf, &s->cap, rawlen + el);
+    uint8_t *b = scratch(&s->buf, rawlen + el);
     if (rawlen) memmove(b, raw, rawlen);
     uint32_t l32 = (uint32_t)len;
     memcpy(b + rawlen, &l32, 4);
@@ -190,6 +189,7 @@ int sl_list_add(sl_vstate *s, const void *ns, size_t nslen, const void *val, siz
         memcpy(b + rawlen + 4, &at, 8);
     }
     if (len) memcpy(b + rawlen + 4 + hdr, val, len);
+    sl_buf_added(&s->buf, rawlen + el);
     return sl_kstate_put(s->ks, s->sid, ns, nslen, b, rawlen + el, s->err, s->errlen);
 }
 
@@ -201,15 +201,15 @@ int sl_list_each(sl_vstate *s, const void *ns, size_t nslen,
     int rc = sl_kstate_get(s->ks, s->sid, ns, nslen, &raw, &rawlen, s->err, s->errlen);
     if (rc != SL_OK) return rc == SL_DONE ? SL_OK : rc;
     /* copy: fn may call into the state */
-    uint8_t *b = grow(&s->buf2, &s->cap2, rawlen ? rawlen : 1);
-    memcpy(b, raw, rawlen);
+    sl_buf_set(&s->buf2, raw, rawlen);
+    const uint8_t *b = sl_buf_u8(&s->buf2);
     size_t hdr = s->ttl_ms ? TTL_HDR : 0, pos = 0, kept = 0;
     int changed = 0;
     int64_t now = hdr ? sl_vstate_clock() : 0, renewed = now + s->ttl_ms;
     /* with a TTL, first the list as it stays: expired elements removed (read
      * is cleanup), the others renewed under OnReadAndWrite -- written back
      * before fn runs, as fn may add to the list */
-    uint8_t *keep = hdr ? grow(&s->buf, &s->cap, rawlen ? rawlen : 1) : NULL;
+    uint8_t *keep = hdr ? scratch(&s->buf, rawlen) : NULL;
     while (pos < rawlen) {
         uint32_t l;
         if (rawlen - pos < 4 + hdr) return sl_seterr(s->err, s->errlen, "state: damaged list");
@@ -224,6 +224,7 @@ int sl_list_each(sl_vstate *s, const void *ns, size_t nslen,
         }
         pos += 4 + hdr + l;
     }
+    if (hdr) sl_buf_added(&s->buf, kept);
     rc = SL_OK;
     if (changed && kept) rc = sl_kstate_put(s->ks, s->sid, ns, nslen, keep, kept, s->err, s->errlen);
     else if (changed) rc = sl_kstate_del(s->ks, s->sid, ns, nslen, s->err, s->errlen);
@@ -251,8 +252,8 @@ int sl_state_clear(sl_vstate *s, const void *ns, size_t nslen)
     int rc = map_scan_run(s, ns, nslen, NULL, NULL, &used);
     for (size_t pos = 0; rc == SL_OK && pos < used;) {
         uint32_t n;
-        memcpy(&n, s->buf + pos, 4);
-        rc = sl_kstate_del(s->ks, s->sid, s->buf + pos + 4, n, s->err, s->errlen);
+        memcpy(&n, s->buf.p + pos, 4);
+        rc = sl_kstate_del(s->ks, s->sid, s->buf.p + pos + 4, n, s->err, s->errlen);
         pos += 4 + n;
     }
     return rc;
@@ -263,12 +264,13 @@ int sl_state_clear(sl_vstate *s, const void *ns, size_t nslen)
 static const uint8_t *map_ns(sl_vstate *s, const void *ns, size_t nslen, const void *k, size_t klen,
                              size_t *outlen)
 {
-    uint8_t *b = grow(&s->buf2, &s->cap2, 4 + nslen + klen);
+    uint8_t *b = scratch(&s->buf2, 4 + nslen + klen);
     uint32_t n32 = (uint32_t)nslen;
     memcpy(b, &n32, 4);
     if (nslen) memcpy(b + 4, ns, nslen);
     if (klen) memcpy(b + 4 + nslen, k, klen);
     *outlen = 4 + nslen + klen;
+    sl_buf_added(&s->buf2, *outlen);
     return b;
 }
 
@@ -319,10 +321,12 @@ static int map_visit(void *ctx, const void *mns, size_t mlen, const void *val, s
     if (n32 != ms->nslen || mlen < 4 + (size_t)n32 || (n32 && memcmp(m + 4, ms->ns, n32))) return 0;
     size_t hdr = ms->s->ttl_ms ? TTL_HDR : 0;
     if (!ms->fn) {
-        uint8_t *b = grow(&ms->s->buf, &ms->s->cap, *ms->collected + 4 + mlen);
+        if (*ms->collected == 0) sl_buf_reset(&ms->s->buf);
+        char *b = sl_buf_room(&ms->s->buf, 4 + mlen);
         uint32_t l32 = (uint32_t)mlen;
-        memcpy(b + *ms->collected, &l32, 4);
-        memcpy(b + *ms->collected + 4, mns, mlen);
+        memcpy(b, &l32, 4);
+        memcpy(b + 4, mns, mlen);
+        sl_buf_added(&ms->s->buf, 4 + mlen);
         *ms->collected += 4 + mlen;
         return 0;
     }
@@ -353,8 +357,8 @@ int sl_map_each(sl_vstate *s, const void *ns, size_t nslen,
     size_t used = 0;
     int rc = map_scan_run(s, ns, nslen, NULL, NULL, &used);
     if (rc != SL_OK) return rc;
-    uint8_t *keys = grow(&s->buf3, &s->cap3, used ? used : 1);
-    if (used) memcpy(keys, s->buf, used); /* s->buf is NULL until something was collected */
+    sl_buf_set(&s->buf3, s->buf.p, used); /* s->buf.p is NULL until something was collected */
+    const uint8_t *keys = sl_buf_u8(&s->buf3);
     for (size_t pos = 0; pos < used;) {
         uint32_t n;
         memcpy(&n, keys + pos, 4);

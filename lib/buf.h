@@ -101,6 +101,14 @@ static inline void sl_buf_reset(sl_buf *b)
     if (b->p) b->p[0] = '\0';
 }
 
+/* Keep the first n bytes (n <= len), dropping the rest; keeps the memory. */
+static inline void sl_buf_truncate(sl_buf *b, size_t n)
+{
+    SL_ASSERT(n <= b->len);
+    b->len = n;
+    if (b->p) b->p[n] = '\0';
+}
+
 /* Replace the contents with n bytes from p (keeps the memory). */
 static inline void sl_buf_set(sl_buf *b, const void *p, size_t n)
 {

@@ -120,6 +120,7 @@
 #include "keygroup.h"
 #include "operator.h"
 #include "agg.h"
+#include "buf.h"
 #include "bytes.h"
 
 #define GA_MM_NSLEN 9   /* "minmax" namespace: aggregate index + order key */
@@ -146,18 +147,12 @@ typedef struct ga_plan {
     int dg_max;            /* calls of the largest group */
 } ga_plan;
 
-typedef struct ga_str {
-    uint8_t *p;
-    size_t len, cap;
-} ga_str;
-
 typedef struct ga_state {
     int sid_acc;           /* "acc" */
     int sid_mm;            /* "minmax", or -1 */
     int sid_distinct;      /* "distinct-calls" (DISTINCT aggregates), or -1 */
     int sid_dlegacy;       /* "distinct", the old layout: only migrated from */
-    uint8_t *dns;          /* a "distinct-calls" namespace being built */
-    size_t dns_cap;
+    sl_buf dns;            /* a "distinct-calls" or "minmax-str" namespace or value being built */
     uint8_t *dval;         /* a "distinct-calls" value being built: dg_max i64s */
     bool *dpass;           /* dg_max: which calls of a group count this row */
     uint8_t *old_acc;      /* acc_size bytes: the accumulator before this record */
@@ -165,10 +160,9 @@ typedef struct ga_state {
     sl_value *vals_old;    /* nkeys + aggs.n output values */
     sl_value *vals_new;
     int sid_str;           /* "minmax-str" (STRING MIN/MAX), or -1 */
-    ga_str *str_old;       /* per aggregate: a STRING MIN/MAX's value before this record */
-    ga_str *str_new;       /* ... and after it */
-    uint8_t *nsbuf;        /* namespaces collected for deletion (rare path) */
-    size_t nsbuf_cap;
+    sl_buf *str_old;       /* per aggregate: a STRING MIN/MAX's value before this record */
+    sl_buf *str_new;       /* ... and after it */
+    sl_buf nsbuf;          /* namespaces collected for deletion (rare path) */
     int64_t fire_now;      /* the `now` of the proc_time() call firing timers */
 } ga_state;
 
@@ -340,13 +334,13 @@ static void ga_close(sl_op *op)
     free(st->vals_old);
     free(st->vals_new);
     for (int i = 0; st->str_old && i < pl->aggs.n; i++) {
-        free(st->str_old[i].p);
-        free(st->str_new[i].p);
+        sl_buf_free(&st->str_old[i]);
+        sl_buf_free(&st->str_new[i]);
     }
     free(st->str_old);
     free(st->str_new);
-    free(st->nsbuf);
-    free(st->dns);
+    sl_buf_free(&st->nsbuf);
+    sl_buf_free(&st->dns);
     free(st->dval);
     free(st->dpass);
     free(st);
@@ -475,11 +469,8 @@ static int collect_fn(void *ctx, const void *ns, size_t nslen, const void *val, 
     ns_collect *c = ctx;
     ga_state *st = c->st;
     if (nslen != GA_MM_NSLEN) return 0;
-    if ((c->n + 1) * GA_MM_NSLEN > st->nsbuf_cap) {
-        st->nsbuf_cap = st->nsbuf_cap ? st->nsbuf_cap * 2 : 16 * GA_MM_NSLEN;
-        st->nsbuf = sl_realloc(st->nsbuf, st->nsbuf_cap);
-    }
-    memcpy(st->nsbuf + c->n++ * GA_MM_NSLEN, ns, GA_MM_NSLEN);
+    sl_buf_put(&st->nsbuf, ns, GA_MM_NSLEN);
+    c->n++;
     return 0;
 }
 
@@ -492,11 +483,12 @@ static int mm_clear_key(sl_op *op)
     ga_state *st = op->priv;
     char err[256];
     ns_collect c = {.st = st};
+    sl_buf_reset(&st->nsbuf);
     if (sl_kstate_scan_key(op->kstate, st->sid_mm, collect_fn, &c, err, sizeof err) == SL_ERR)
         return sl_op_fail(op, "vertex '%s': state: %s", pl->vid, err);
     for (size_t i = 0; i < c.n; i++)
-        if (sl_kstate_del(op->kstate, st->sid_mm, st->nsbuf + i * GA_MM_NSLEN, GA_MM_NSLEN, err,
-                          sizeof err) == SL_ERR)
+        if (sl_kstate_del(op->kstate, st->sid_mm, st->nsbuf.p + i * GA_MM_NSLEN, GA_MM_NSLEN,
+                          err, sizeof err) == SL_ERR)
             return sl_op_fail(op, "vertex '%s': state: %s", pl->vid, err);
     return SL_OK;
 }
@@ -506,12 +498,11 @@ static int mm_clear_key(sl_op *op)
 /* The "distinct-calls" namespace of group g and value (vp, vl) in st->dns. */
 static void dns_build(ga_state *st, int g, const void *vp, size_t vl)
 {
-    if (vl + 1 > st->dns_cap) {
-        st->dns_cap = (vl + 1) * 2;
-        st->dns = sl_realloc(st->dns, st->dns_cap);
-    }
-    st->dns[0] = (uint8_t)g;
-    if (vl) memcpy(st->dns + 1, vp, vl);
+    sl_buf_reset(&st->dns);
+    uint8_t *d = (uint8_t *)sl_buf_room(&st->dns, vl + 1);
+    d[0] = (uint8_t)g;
+    if (vl) memcpy(d + 1, vp, vl);
+    sl_buf_added(&st->dns, vl + 1);
 }
 
 /* Read group g's entry for the value in st->dns into st->dval (absent: all
@@ -524,7 +515,7 @@ static int dval_read(sl_op *op, int g, size_t nslen)
     char err[256];
     const void *val;
     size_t vlen, want = (size_t)(pl->dg_start[g + 1] - pl->dg_start[g]) * 8;
-    int rc = sl_kstate_get(op->kstate, st->sid_distinct, st->dns, nslen, &val, &vlen, err,
+    int rc = sl_kstate_get(op->kstate, st->sid_distinct, st->dns.p, nslen, &val, &vlen, err,
                            sizeof err);
     if (rc == SL_ERR) return sl_op_fail(op, "vertex '%s': state: %s", pl->vid, err);
     if (rc == SL_DONE) {
@@ -548,9 +539,9 @@ static int dval_write(sl_op *op, int g, size_t nslen)
     int ncalls = pl->dg_start[g + 1] - pl->dg_start[g];
     bool any = false;
     for (int j = 0; j < ncalls && !any; j++) any = ld64(st->dval + 8 * j) != 0;
-    int rc = any ? sl_kstate_put(op->kstate, st->sid_distinct, st->dns, nslen, st->dval,
+    int rc = any ? sl_kstate_put(op->kstate, st->sid_distinct, st->dns.p, nslen, st->dval,
                                  (size_t)ncalls * 8, err, sizeof err)
-                 : sl_kstate_del(op->kstate, st->sid_distinct, st->dns, nslen, err, sizeof err);
+                 : sl_kstate_del(op->kstate, st->sid_distinct, st->dns.p, nslen, err, sizeof err);
     if (rc == SL_ERR) return sl_op_fail(op, "vertex '%s': state: %s", pl->vid, err);
     return SL_OK;
 }
@@ -669,12 +660,10 @@ static int vcollect_fn(void *ctx, const void *ns, size_t nslen, const void *val,
     ga_state *st = c->st;
     SL_UNUSED(val);
     SL_UNUSED(vlen);
-    if (c->n + 4 + nslen > st->nsbuf_cap) {
-        st->nsbuf_cap = (c->n + 4 + nslen) * 2;
-        st->nsbuf = sl_realloc(st->nsbuf, st->nsbuf_cap);
-    }
-    sl_put_le32(st->nsbuf + c->n, (uint32_t)nslen);
-    memcpy(st->nsbuf + c->n + 4, ns, nslen);
+    uint8_t *d = (uint8_t *)sl_buf_room(&st->nsbuf, 4 + nslen);
+    sl_put_le32(d, (uint32_t)nslen);
+    memcpy(d + 4, ns, nslen);
+    sl_buf_added(&st->nsbuf, 4 + nslen);
     c->n += 4 + nslen;
     return 0;
 }
@@ -687,11 +676,12 @@ static int key_clear(sl_op *op, int sid)
     char err[256];
     if (sid < 0) return SL_OK;
     ns_collect c = {.st = st}; /* here n counts bytes of [u32 len][ns] records */
+    sl_buf_reset(&st->nsbuf);
     if (sl_kstate_scan_key(op->kstate, sid, vcollect_fn, &c, err, sizeof err) == SL_ERR)
         return sl_op_fail(op, "vertex '%s': state: %s", pl->vid, err);
     for (size_t pos = 0; pos < c.n;) {
-        uint32_t n = sl_get_le32(st->nsbuf + pos);
-        if (sl_kstate_del(op->kstate, sid, st->nsbuf + pos + 4, n, err, sizeof err) == SL_ERR)
+        uint32_t n = sl_get_le32(sl_buf_u8(&st->nsbuf) + pos);
+        if (sl_kstate_del(op->kstate, sid, st->nsbuf.p + pos + 4, n, err, sizeof err) == SL_ERR)
             return sl_op_fail(op, "vertex '%s': state: %s", pl->vid, err);
         pos += 4 + n;
     }
@@ -717,21 +707,11 @@ static int distinct_clear_key(sl_op *op)
 #define GA_STR_CUR 0
 #define GA_STR_SET 1
 
-static void str_set(ga_str *b, const void *p, size_t n)
-{
-    if (n > b->cap || !b->p) { /* allocated even for "": a result never points at NULL */
-        b->cap = n * 2 > 64 ? n * 2 : 64;
-        b->p = sl_realloc(b->p, b->cap);
-    }
-    if (n) memcpy(b->p, p, n);
-    b->len = n;
-}
-
 typedef struct str_scan {
     const sl_agg *a;
     int agg;
     bool has;
-    ga_str *best;
+    sl_buf *best;
 } str_scan;
 
 static int str_scan_fn(void *ctx, const void *ns, size_t nslen, const void *val, size_t vlen)
@@ -742,7 +722,7 @@ static int str_scan_fn(void *ctx, const void *ns, size_t nslen, const void *val,
         return 0;
     int c = m->has ? sl_agg_str_cmp(n + 2, nslen - 2, m->best->p, m->best->len) : 0;
     if (!m->has || (m->a->fn == SL_AGG_MAX ? c > 0 : c < 0)) {
-        str_set(m->best, n + 2, nslen - 2);
+        sl_buf_set(m->best, n + 2, nslen - 2);
         m->has = true;
     }
     return 0;
@@ -762,11 +742,11 @@ static int str_update(sl_op *op, const sl_row *row, bool first, int sign)
     for (int i = 0; i < pl->aggs.n; i++) {
         const sl_agg *a = &pl->aggs.aggs[i];
         if (!a->strval) continue;
-        ga_str *o = &st->str_old[i], *w = &st->str_new[i];
+        sl_buf *o = &st->str_old[i], *w = &st->str_new[i];
         int64_t unused;
         bool has = !first && sl_agg_minmax_get(a, st->old_acc, &unused);
         uint8_t ns[2] = {(uint8_t)i, GA_STR_CUR};
-        o->len = 0;
+        sl_buf_reset(o);
         if (has) {
             const void *val;
             size_t vlen;
@@ -775,9 +755,9 @@ static int str_update(sl_op *op, const sl_row *row, bool first, int sign)
             if (rc == SL_DONE || vlen < 1)
                 return sl_op_fail(op, "vertex '%s': damaged state: aggregate %d '%s' has a value "
                                   "but its string is missing", pl->vid, i + 1, a->text);
-            str_set(o, (const uint8_t *)val + 1, vlen - 1);
+            sl_buf_set(o, (const uint8_t *)val + 1, vlen - 1);
         }
-        str_set(w, o->p, o->len);
+        sl_buf_set(w, o->p, o->len);
         const void *vp;
         size_t vl;
         if (!sl_agg_str_value(a, row, &vp, &vl)) continue;
@@ -788,26 +768,26 @@ static int str_update(sl_op *op, const sl_row *row, bool first, int sign)
                               pl->vid, i + 1, a->text, sl_rowkind_short(row->kind));
         bool now = has, changed = false;
         if (pl->retract_input) { /* the multiset */
-            if (vl + 2 > st->dns_cap) {
-                st->dns_cap = (vl + 2) * 2;
-                st->dns = sl_realloc(st->dns, st->dns_cap);
-            }
-            st->dns[0] = (uint8_t)i;
-            st->dns[1] = GA_STR_SET;
-            if (vl) memcpy(st->dns + 2, vp, vl);
+            sl_buf_reset(&st->dns);
+            uint8_t *d = (uint8_t *)sl_buf_room(&st->dns, vl + 2);
+            d[0] = (uint8_t)i;
+            d[1] = GA_STR_SET;
+            if (vl) memcpy(d + 2, vp, vl);
+            sl_buf_added(&st->dns, vl + 2);
             const void *val;
             size_t vlen;
             uint8_t cbuf[8];
-            int rc = sl_kstate_get(ks, st->sid_str, st->dns, vl + 2, &val, &vlen, err, sizeof err);
+            int rc =
+                sl_kstate_get(ks, st->sid_str, st->dns.p, vl + 2, &val, &vlen, err, sizeof err);
             if (rc == SL_ERR) return sl_op_fail(op, "vertex '%s': state: %s", pl->vid, err);
             int64_t count = rc == SL_OK && vlen == 8 ? ld64(val) : 0;
             if (count == 0 && sign < 0) continue; /* not held: ignored, as for DISTINCT */
             count += sign;
             if (count == 0) {
-                rc = sl_kstate_del(ks, st->sid_str, st->dns, vl + 2, err, sizeof err);
+                rc = sl_kstate_del(ks, st->sid_str, st->dns.p, vl + 2, err, sizeof err);
             } else {
                 st64(cbuf, count);
-                rc = sl_kstate_put(ks, st->sid_str, st->dns, vl + 2, cbuf, 8, err, sizeof err);
+                rc = sl_kstate_put(ks, st->sid_str, st->dns.p, vl + 2, cbuf, 8, err, sizeof err);
             }
             if (rc == SL_ERR) return sl_op_fail(op, "vertex '%s': state: %s", pl->vid, err);
             if (sign < 0 && count == 0 && now && sl_agg_str_cmp(vp, vl, w->p, w->len) == 0) {
@@ -816,14 +796,14 @@ static int str_update(sl_op *op, const sl_row *row, bool first, int sign)
                     SL_ERR)
                     return sl_op_fail(op, "vertex '%s': state: %s", pl->vid, err);
                 now = m.has;
-                if (!now) w->len = 0;
+                if (!now) sl_buf_reset(w);
                 changed = true;
             }
         }
         if (sign > 0) {
             int c = now ? sl_agg_str_cmp(vp, vl, w->p, w->len) : 0;
             if (!now || (a->fn == SL_AGG_MAX ? c > 0 : c < 0)) {
-                str_set(w, vp, vl);
+                sl_buf_set(w, vp, vl);
                 now = changed = true;
             }
         }
@@ -831,13 +811,10 @@ static int str_update(sl_op *op, const sl_row *row, bool first, int sign)
         sl_agg_minmax_set(a, st->new_acc, now, 0);
         int rc;
         if (now) {
-            if (w->len + 1 > st->dns_cap) {
-                st->dns_cap = (w->len + 1) * 2;
-                st->dns = sl_realloc(st->dns, st->dns_cap);
-            }
-            st->dns[0] = 'v';
-            if (w->len) memcpy(st->dns + 1, w->p, w->len);
-            rc = sl_kstate_put(ks, st->sid_str, ns, 2, st->dns, w->len + 1, err, sizeof err);
+            sl_buf_reset(&st->dns);
+            sl_buf_putc(&st->dns, 'v');
+            sl_buf_put(&st->dns, w->p, w->len);
+            rc = sl_kstate_put(ks, st->sid_str, ns, 2, st->dns.p, st->dns.len, err, sizeof err);
         } else {
             rc = sl_kstate_del(ks, st->sid_str, ns, 2, err, sizeof err);
         }
@@ -975,7 +952,7 @@ static int minmax_update(sl_op *op, const sl_row *row, int sign)
 
 /* The output row of accumulator acc into vals; strs: the STRING MIN/MAX
  * values that go with acc (st->str_old or st->str_new), NULL if none. */
-static void fill_row(const ga_plan *pl, const sl_row *in, const uint8_t *acc, const ga_str *strs,
+static void fill_row(const ga_plan *pl, const sl_row *in, const uint8_t *acc, const sl_buf *strs,
                      sl_value *vals)
 {
     for (int k = 0; k < pl->nkeys; k++) vals[k] = in->vals[pl->keys[k]];

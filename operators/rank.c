@@ -105,6 +105,7 @@
 #include <strings.h>
 
 #include "agg.h"
+#include "buf.h"
 #include "bytes.h"
 #include "jobgraph.h"
 #include "operator.h"
@@ -132,32 +133,18 @@ void sl_rank_set_clock(int64_t (*fn)(void)) { rank_clock = fn ? fn : sl_now_ms; 
 
 /* ---- growable buffers --------------------------------------------------------- */
 
-typedef struct gbuf {
-    uint8_t *p;
-    size_t n, cap;
-} gbuf;
+/* The buffers are sl_bufs (buf.h); these append fixed-width integers. */
 
-static uint8_t *gb_room(gbuf *b, size_t more)
+static inline void gb_u32(sl_buf *b, uint32_t x)
 {
-    if (b->n + more > b->cap) {
-        size_t c = b->cap ? b->cap : 256;
-        while (c < b->n + more) c *= 2;
-        b->p = sl_realloc(b->p, c);
-        b->cap = c;
-    }
-    return b->p + b->n;
+    sl_put_le32((uint8_t *)sl_buf_room(b, 4), x);
+    sl_buf_added(b, 4);
 }
 
-static void gb_put(gbuf *b, const void *p, size_t n)
+static inline void gb_be64(sl_buf *b, uint64_t x)
 {
-    if (n) memcpy(gb_room(b, n), p, n);
-    b->n += n;
-}
-
-static void gb_u32(gbuf *b, uint32_t x)
-{
-    sl_put_le32(gb_room(b, 4), x);
-    b->n += 4;
+    sl_put_be64((uint8_t *)sl_buf_room(b, 8), x);
+    sl_buf_added(b, 8);
 }
 
 /* ---- shared config -------------------------------------------------------------- */
@@ -247,28 +234,27 @@ static int parse_changelog(const sl_vertex *v, int *retract, char *err, size_t e
  * timestamps offset to unsigned big endian, DOUBLE by its order key,
  * strings with 0x00 escaped as 00 FF and ended by 00 00). DESC inverts the
  * column's bytes, which also moves NULLs last. */
-static void sortkey_put(gbuf *b, const sl_value *v, sl_type t, int desc)
+static void sortkey_put(sl_buf *b, const sl_value *v, sl_type t, int desc)
 {
-    size_t start = b->n;
+    size_t start = b->len;
     if (v->isnull) {
-        gb_put(b, "\0", 1);
+        sl_buf_put(b, "\0", 1);
     } else {
-        gb_put(b, "\1", 1);
+        sl_buf_put(b, "\1", 1);
         if (t == SL_T_STRING || t == SL_T_BYTES) {
             const uint8_t *s = (const uint8_t *)v->v.s.p;
             for (uint32_t i = 0; i < v->v.s.len; i++) {
-                if (s[i] == 0) gb_put(b, "\0\377", 2);
-                else gb_put(b, &s[i], 1);
+                if (s[i] == 0) sl_buf_put(b, "\0\377", 2);
+                else sl_buf_put(b, &s[i], 1);
             }
-            gb_put(b, "\0\0", 2);
+            sl_buf_put(b, "\0\0", 2);
         } else {
             uint64_t k = (uint64_t)sl_agg_order_key(t, v) ^ (UINT64_C(1) << 63);
-            sl_put_be64(gb_room(b, 8), k);
-            b->n += 8;
+            gb_be64(b, k);
         }
     }
     if (desc)
-        for (size_t i = start; i < b->n; i++) b->p[i] = (uint8_t)~b->p[i];
+        for (size_t i = start; i < b->len; i++) b->p[i] = (char)~b->p[i];
 }
 
 /* ==== rank ======================================================================= */
@@ -300,11 +286,11 @@ typedef struct rank_ent {
 
 typedef struct rank_state {
     int sid_top, sid_rows, sid_idx;
-    gbuf cur;              /* the list as read from state */
-    gbuf next;             /* the list to write back */
-    gbuf in;               /* the input row's rank key, then its encoding */
-    gbuf scan;             /* rows collected by a scan of "rows" */
-    gbuf idx;              /* an "index" value being rebuilt */
+    sl_buf cur;            /* the list as read from state */
+    sl_buf next;           /* the list to write back */
+    sl_buf in;             /* the input row's rank key, then its encoding */
+    sl_buf scan;           /* rows collected by a scan of "rows" */
+    sl_buf idx;            /* an "index" value being rebuilt */
     rank_ent *old, *new_;  /* cap + 1 entries each */
     sl_value *va, *vb;     /* decoded output rows: input columns + 1 */
     int64_t fire_now;
@@ -395,11 +381,11 @@ static void rank_close(sl_op *op)
 {
     rank_state *st = op->priv;
     if (!st) return;
-    free(st->cur.p);
-    free(st->next.p);
-    free(st->in.p);
-    free(st->scan.p);
-    free(st->idx.p);
+    sl_buf_free(&st->cur);
+    sl_buf_free(&st->next);
+    sl_buf_free(&st->in);
+    sl_buf_free(&st->scan);
+    sl_buf_free(&st->idx);
     free(st->old);
     free(st->new_);
     free(st->va);
@@ -444,8 +430,8 @@ static int top_parse(sl_op *op, int *count)
 {
     const rank_plan *pl = op->plan;
     rank_state *st = op->priv;
-    const uint8_t *p = st->cur.p, *end = st->cur.p + st->cur.n;
-    if (st->cur.n < TOP_HDR) goto bad;
+    const uint8_t *p = sl_buf_u8(&st->cur), *end = sl_buf_u8(&st->cur) + st->cur.len;
+    if (st->cur.len < TOP_HDR) goto bad;
     uint32_t n = sl_get_le32(p + 24);
     if (n > (uint32_t)pl->cap) goto bad;
     p += TOP_HDR;
@@ -556,21 +542,21 @@ static int top_write(sl_op *op, int n, int64_t last, int64_t timer, uint64_t seq
             return state_err(op, err);
         return SL_OK;
     }
-    st->next.n = 0;
-    uint8_t *h = gb_room(&st->next, TOP_HDR);
+    sl_buf_reset(&st->next);
+    uint8_t *h = (uint8_t *)sl_buf_room(&st->next, TOP_HDR);
     sl_put_lei64(h, last);
     sl_put_lei64(h + 8, timer);
     sl_put_le64(h + 16, seq);
     sl_put_le32(h + 24, (uint32_t)n);
     sl_put_le64(h + 28, total);
-    st->next.n = TOP_HDR;
+    sl_buf_added(&st->next, TOP_HDR);
     for (int i = 0; i < n; i++) { /* entries point into cur, in or scan, never next */
         gb_u32(&st->next, st->new_[i].rklen);
-        gb_put(&st->next, st->new_[i].rk, st->new_[i].rklen);
+        sl_buf_put(&st->next, st->new_[i].rk, st->new_[i].rklen);
         gb_u32(&st->next, st->new_[i].rowlen);
-        gb_put(&st->next, st->new_[i].row, st->new_[i].rowlen);
+        sl_buf_put(&st->next, st->new_[i].row, st->new_[i].rowlen);
     }
-    if (sl_kstate_put(op->kstate, st->sid_top, no_ns, 0, st->next.p, st->next.n, err,
+    if (sl_kstate_put(op->kstate, st->sid_top, no_ns, 0, st->next.p, st->next.len, err,
                       sizeof err) != SL_OK)
         return state_err(op, err);
     return SL_OK;
@@ -590,9 +576,9 @@ static int refill_fn(void *ctx, const void *ns, size_t nslen, const void *val, s
     refill *r = ctx;
     if (r->after && rk_cmp(ns, nslen, r->after, r->afterlen) <= 0) return 0;
     gb_u32(&r->st->scan, (uint32_t)nslen);
-    gb_put(&r->st->scan, ns, nslen);
+    sl_buf_put(&r->st->scan, ns, nslen);
     gb_u32(&r->st->scan, (uint32_t)vlen);
-    gb_put(&r->st->scan, val, vlen);
+    sl_buf_put(&r->st->scan, val, vlen);
     return ++r->got >= r->want;
 }
 
@@ -603,18 +589,18 @@ static int rank_refill(sl_op *op, int *n)
     const rank_plan *pl = op->plan;
     rank_state *st = op->priv;
     char err[256];
-    st->scan.n = 0;
+    sl_buf_reset(&st->scan);
     refill r = {.st = st, .want = pl->cap - *n};
     if (*n > 0) r.after = st->new_[*n - 1].rk, r.afterlen = st->new_[*n - 1].rklen;
     if (sl_kstate_scan_key(op->kstate, st->sid_rows, refill_fn, &r, err, sizeof err) == SL_ERR)
         return state_err(op, err);
-    for (size_t pos = 0; pos < st->scan.n;) {
+    for (size_t pos = 0; pos < st->scan.len;) {
         rank_ent *e = &st->new_[(*n)++];
-        e->rklen = sl_get_le32(st->scan.p + pos);
-        e->rk = st->scan.p + pos + 4;
+        e->rklen = sl_get_le32(sl_buf_u8(&st->scan) + pos);
+        e->rk = sl_buf_u8(&st->scan) + pos + 4;
         pos += 4 + e->rklen;
-        e->rowlen = sl_get_le32(st->scan.p + pos);
-        e->row = st->scan.p + pos + 4;
+        e->rowlen = sl_get_le32(sl_buf_u8(&st->scan) + pos);
+        e->row = sl_buf_u8(&st->scan) + pos + 4;
         pos += 4 + e->rowlen;
     }
     return SL_OK;
@@ -633,18 +619,18 @@ static int index_update(sl_op *op, const uint8_t *k, size_t klen, const uint64_t
     size_t vlen;
     int rc = sl_kstate_get(op->kstate, st->sid_idx, k, klen, &val, &vlen, err, sizeof err);
     if (rc == SL_ERR) return state_err(op, err);
-    st->idx.n = 0;
-    if (rc == SL_OK) gb_put(&st->idx, val, vlen - vlen % 8);
+    sl_buf_reset(&st->idx);
+    if (rc == SL_OK) sl_buf_put(&st->idx, val, vlen - vlen % 8);
     if (seq) {
-        sl_put_le64(gb_room(&st->idx, 8), *seq);
-        st->idx.n += 8;
+        sl_put_le64((uint8_t *)sl_buf_room(&st->idx, 8), *seq);
+        sl_buf_added(&st->idx, 8);
     } else {
-        if (st->idx.n == 0) return SL_DONE;
-        *taken = sl_get_le64(st->idx.p);
-        memmove(st->idx.p, st->idx.p + 8, st->idx.n - 8);
-        st->idx.n -= 8;
+        if (st->idx.len == 0) return SL_DONE;
+        *taken = sl_get_le64(sl_buf_u8(&st->idx));
+        memmove(st->idx.p, st->idx.p + 8, st->idx.len - 8);
+        sl_buf_truncate(&st->idx, st->idx.len - 8);
     }
-    rc = st->idx.n ? sl_kstate_put(op->kstate, st->sid_idx, k, klen, st->idx.p, st->idx.n, err,
+    rc = st->idx.len ? sl_kstate_put(op->kstate, st->sid_idx, k, klen, st->idx.p, st->idx.len, err,
                                    sizeof err)
                    : sl_kstate_del(op->kstate, st->sid_idx, k, klen, err, sizeof err);
     return rc == SL_ERR ? state_err(op, err) : SL_OK;
@@ -652,11 +638,11 @@ static int index_update(sl_op *op, const uint8_t *k, size_t klen, const uint64_t
 
 static int collect_fn(void *ctx, const void *ns, size_t nslen, const void *val, size_t vlen)
 {
-    gbuf *b = ctx;
+    sl_buf *b = ctx;
     SL_UNUSED(val);
     SL_UNUSED(vlen);
     gb_u32(b, (uint32_t)nslen);
-    gb_put(b, ns, nslen);
+    sl_buf_put(b, ns, nslen);
     return 0;
 }
 
@@ -672,11 +658,11 @@ static int rank_drop_key(sl_op *op, int64_t timer)
         return state_err(op, err);
     for (int k = 0; pl->retract && k < 2; k++) {
         int sid = k ? st->sid_idx : st->sid_rows;
-        st->scan.n = 0;
+        sl_buf_reset(&st->scan);
         if (sl_kstate_scan_key(op->kstate, sid, collect_fn, &st->scan, err, sizeof err) == SL_ERR)
             return state_err(op, err);
-        for (size_t pos = 0; pos < st->scan.n;) {
-            uint32_t n = sl_get_le32(st->scan.p + pos);
+        for (size_t pos = 0; pos < st->scan.len;) {
+            uint32_t n = sl_get_le32(sl_buf_u8(&st->scan) + pos);
             if (sl_kstate_del(op->kstate, sid, st->scan.p + pos + 4, n, err, sizeof err) != SL_OK)
                 return state_err(op, err);
             pos += 4 + n;
@@ -721,14 +707,14 @@ static int rank_process(sl_op *op, int input, sl_row *row)
     uint64_t seq = 0, total = 0;
     int rc = sl_kstate_get(ks, st->sid_top, no_ns, 0, &val, &vlen, err, sizeof err);
     if (rc == SL_ERR) return state_err(op, err);
-    st->cur.n = 0;
+    sl_buf_reset(&st->cur);
     if (rc == SL_OK) {
-        gb_put(&st->cur, val, vlen);
+        sl_buf_put(&st->cur, val, vlen);
         if (top_parse(op, &count) != SL_OK) return SL_ERR;
-        last = sl_get_lei64(st->cur.p);
-        timer = sl_get_lei64(st->cur.p + 8);
-        seq = sl_get_le64(st->cur.p + 16);
-        total = sl_get_le64(st->cur.p + 28);
+        last = sl_get_lei64(sl_buf_u8(&st->cur));
+        timer = sl_get_lei64(sl_buf_u8(&st->cur) + 8);
+        seq = sl_get_le64(sl_buf_u8(&st->cur) + 16);
+        total = sl_get_le64(sl_buf_u8(&st->cur) + 28);
         if (pl->ttl_ms > 0 && add_sat(last, pl->ttl_ms) <= now) { /* expired, not yet swept */
             if (rank_drop_key(op, timer) != SL_OK) return SL_ERR;
             count = 0;
@@ -740,27 +726,30 @@ static int rank_process(sl_op *op, int input, sl_row *row)
     if (fresh && retract) return SL_OK; /* nothing to retract from */
 
     /* the row's rank key (sort columns, then an arrival number) and encoding */
-    st->in.n = 0;
+    sl_buf_reset(&st->in);
     for (int i = 0; i < pl->nord; i++)
         sortkey_put(&st->in, &row->vals[pl->ord[i]], op->in->fields[pl->ord[i]].type, pl->desc[i]);
-    size_t prefix = st->in.n;
-    sl_put_be64(gb_room(&st->in, 8), seq);
-    st->in.n += 8;
+    size_t prefix = st->in.len;
+    gb_be64(&st->in, seq);
     size_t rsz = sl_row_size(row, op->in);
-    size_t roff = st->in.n;
-    uint8_t *rp = gb_room(&st->in, rsz);
+    size_t roff = st->in.len;
+    uint8_t *rp = (uint8_t *)sl_buf_room(&st->in, rsz);
     if (sl_row_encode(row, op->in, rp, rsz) != rsz)
         return sl_op_fail(op, "vertex '%s': cannot encode a row", pl->vid);
     rp[0] = SL_KIND_INSERT; /* stored rows compare by their values alone */
-    st->in.n += rsz;
-    rank_ent me = {st->in.p, (uint32_t)(prefix + 8), st->in.p + roff, (uint32_t)rsz};
+    sl_buf_added(&st->in, rsz);
+    uint8_t *in = sl_buf_u8(&st->in);
+    rank_ent me = {in, (uint32_t)(prefix + 8), in + roff, (uint32_t)rsz};
     if (pl->retract) { /* the index key: sort prefix, then the row (after it in st->in) */
-        gb_put(&st->in, st->in.p, prefix);
-        gb_put(&st->in, st->in.p + roff, rsz);
-        me.rk = st->in.p; /* gb_put may have moved the buffer */
-        me.row = st->in.p + roff;
+        /* appended from the buffer itself: make the room first, so that the
+           sources do not move under the copies */
+        sl_buf_reserve(&st->in, prefix + rsz);
+        sl_buf_put(&st->in, st->in.p, prefix);
+        sl_buf_put(&st->in, st->in.p + roff, rsz);
+        me.rk = sl_buf_u8(&st->in); /* the reserve may have moved the buffer */
+        me.row = sl_buf_u8(&st->in) + roff;
     }
-    const uint8_t *ikey = st->in.p + roff + rsz;
+    const uint8_t *ikey = sl_buf_u8(&st->in) + roff + rsz;
     size_t iklen = prefix + rsz;
 
     int nnew = 0;
@@ -791,7 +780,7 @@ static int rank_process(sl_op *op, int input, sl_row *row)
         rc = index_update(op, ikey, iklen, NULL, &s0);
         if (rc == SL_ERR) return SL_ERR;
         if (rc == SL_DONE) return SL_OK; /* no such live row: ignored */
-        sl_put_be64(st->in.p + prefix, s0); /* the rank key of its earliest copy */
+        sl_put_be64(sl_buf_u8(&st->in) + prefix, s0); /* the rank key of its earliest copy */
         if (sl_kstate_del(ks, st->sid_rows, me.rk, me.rklen, err, sizeof err) != SL_OK)
             return state_err(op, err);
         total--;
@@ -830,8 +819,8 @@ static int rank_fire_window(sl_op *op, int64_t time)
     int rc = sl_kstate_get(op->kstate, st->sid_top, no_ns, 0, &val, &vlen, err, sizeof err);
     if (rc == SL_ERR) return state_err(op, err);
     if (rc == SL_DONE) return SL_OK;
-    st->cur.n = 0;
-    gb_put(&st->cur, val, vlen);
+    sl_buf_reset(&st->cur);
+    sl_buf_put(&st->cur, val, vlen);
     int count;
     if (top_parse(op, &count) != SL_OK) return SL_ERR;
     if (sl_kstate_del(op->kstate, st->sid_top, no_ns, 0, err, sizeof err) != SL_OK)
@@ -859,16 +848,16 @@ static int rank_on_timer(sl_op *op, sl_time_domain domain, int64_t time, const v
     int rc = sl_kstate_get(op->kstate, st->sid_top, no_ns, 0, &val, &vlen, err, sizeof err);
     if (rc == SL_ERR) return state_err(op, err);
     if (rc == SL_DONE) return SL_OK;
-    st->cur.n = 0;
-    gb_put(&st->cur, val, vlen);
+    sl_buf_reset(&st->cur);
+    sl_buf_put(&st->cur, val, vlen);
     int count;
     if (top_parse(op, &count) != SL_OK) return SL_ERR;
-    int64_t last = sl_get_lei64(st->cur.p), at = sl_get_lei64(st->cur.p + 8);
+    int64_t last = sl_get_lei64(sl_buf_u8(&st->cur)), at = sl_get_lei64(sl_buf_u8(&st->cur) + 8);
     if (add_sat(last, pl->ttl_ms) <= time) return rank_drop_key(op, at);
     if (at != time) return SL_OK;
     at = add_sat(last, pl->ttl_ms);
-    sl_put_lei64(st->cur.p + 8, at);
-    if (sl_kstate_put(op->kstate, st->sid_top, no_ns, 0, st->cur.p, st->cur.n, err, sizeof err) !=
+    sl_put_lei64(sl_buf_u8(&st->cur) + 8, at);
+    if (sl_kstate_put(op->kstate, st->sid_top, no_ns, 0, st->cur.p, st->cur.len, err, sizeof err) !=
         SL_OK)
         return state_err(op, err);
     sl_op_timer_register(op, SL_TIME_PROCESSING, at, no_ns, 0);
@@ -935,8 +924,8 @@ typedef struct dd_plan {
 
 typedef struct dd_state {
     int sid;
-    gbuf buf;              /* the new state value */
-    gbuf prev;             /* the previous row's encoding */
+    sl_buf buf;            /* the new state value */
+    sl_buf prev;           /* the previous row's encoding */
     sl_value *vals;
 } dd_state;
 
@@ -995,8 +984,8 @@ static void dd_close(sl_op *op)
 {
     dd_state *st = op->priv;
     if (!st) return;
-    free(st->buf.p);
-    free(st->prev.p);
+    sl_buf_free(&st->buf);
+    sl_buf_free(&st->prev);
     free(st->vals);
     free(st);
     op->priv = NULL;
@@ -1055,8 +1044,8 @@ static int dd_process(sl_op *op, int input, sl_row *row)
         int64_t pt = sl_get_lei64((const uint8_t *)val + 16);
         bool replace = pl->tcol < 0 ? pl->keep_last : pl->keep_last ? t >= pt : t < pt;
         if (!replace) return SL_OK;
-        st->prev.n = 0;
-        gb_put(&st->prev, (const uint8_t *)val + DD_HDR, vlen - DD_HDR);
+        sl_buf_reset(&st->prev);
+        sl_buf_put(&st->prev, (const uint8_t *)val + DD_HDR, vlen - DD_HDR);
     }
     /* the new state value */
     if (!have && pl->ttl_ms > 0) {
@@ -1064,21 +1053,22 @@ static int dd_process(sl_op *op, int input, sl_row *row)
         sl_op_timer_register(op, SL_TIME_PROCESSING, timer, no_ns, 0);
     }
     size_t rsz = proc_first ? 0 : sl_row_size(row, op->in);
-    st->buf.n = 0;
-    uint8_t *b = gb_room(&st->buf, DD_HDR + rsz);
+    sl_buf_reset(&st->buf);
+    uint8_t *b = (uint8_t *)sl_buf_room(&st->buf, DD_HDR + rsz);
     sl_put_lei64(b, now);
     sl_put_lei64(b + 8, timer);
     sl_put_lei64(b + 16, t);
     if (rsz && sl_row_encode(row, op->in, b + DD_HDR, rsz) != rsz)
         return sl_op_fail(op, "vertex '%s': cannot encode a row", pl->vid);
-    st->buf.n = DD_HDR + rsz;
-    if (sl_kstate_put(op->kstate, st->sid, no_ns, 0, st->buf.p, st->buf.n, err, sizeof err) !=
+    sl_buf_added(&st->buf, DD_HDR + rsz);
+    if (sl_kstate_put(op->kstate, st->sid, no_ns, 0, st->buf.p, st->buf.len, err, sizeof err) !=
         SL_OK)
         return sl_op_fail(op, "vertex '%s': state: %s", pl->vid, err);
     sl_row out = {.kind = SL_KIND_INSERT, .n = row->n, .vals = row->vals, .ts = row->ts};
     if (have) {
         sl_row old = {.vals = st->vals};
-        if (sl_row_decode(st->prev.p, st->prev.n, op->in, &old, err, sizeof err) != SL_OK)
+        if (sl_row_decode(sl_buf_u8(&st->prev), st->prev.len, op->in, &old, err, sizeof err) !=
+            SL_OK)
             return sl_op_fail(op, "vertex '%s': a stored row is damaged: %s", pl->vid, err);
         old.kind = SL_KIND_UPDATE_BEFORE;
         old.ts = row->ts;
@@ -1112,10 +1102,10 @@ static int dd_on_timer(sl_op *op, sl_time_domain domain, int64_t time, const voi
     }
     if (at != time) return SL_OK;
     at = add_sat(last, pl->ttl_ms);
-    st->buf.n = 0;
-    gb_put(&st->buf, val, vlen);
-    sl_put_lei64(st->buf.p + 8, at);
-    if (sl_kstate_put(op->kstate, st->sid, no_ns, 0, st->buf.p, st->buf.n, err, sizeof err) !=
+    sl_buf_reset(&st->buf);
+    sl_buf_put(&st->buf, val, vlen);
+    sl_put_lei64(sl_buf_u8(&st->buf) + 8, at);
+    if (sl_kstate_put(op->kstate, st->sid, no_ns, 0, st->buf.p, st->buf.len, err, sizeof err) !=
         SL_OK)
         return sl_op_fail(op, "vertex '%s': state: %s", pl->vid, err);
     sl_op_timer_register(op, SL_TIME_PROCESSING, at, no_ns, 0);

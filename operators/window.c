@@ -104,6 +104,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "buf.h"
 #include "expr.h"
 #include "jobgraph.h"
 #include "keygroup.h"
@@ -146,11 +147,6 @@ typedef struct win_plan {
     int acccol;         /* global: the accumulator column */
 } win_plan;
 
-typedef struct wbuf {
-    uint8_t *p;
-    size_t len, cap;
-} wbuf;
-
 typedef struct win_range {
     int64_t start, end;
 } win_range;
@@ -159,10 +155,10 @@ typedef struct win_state {
     int sid_acc;          /* state id of the window entries */
     int sid_sess;         /* state id of the session lists (sessions only) */
     int late_out;         /* index of the "late" side output */
-    wbuf cur;             /* working copy of the entry being updated */
-    wbuf other;           /* a second entry (a session being merged in) */
-    wbuf list;            /* the key's session list */
-    wbuf keyrow;          /* the current record's group-by values, encoded */
+    sl_buf cur;             /* working copy of the entry being updated */
+    sl_buf other;           /* a second entry (a session being merged in) */
+    sl_buf list;            /* the key's session list */
+    sl_buf keyrow;          /* the current record's group-by values, encoded */
     int keyrow_ok;        /* keyrow holds the current record's values */
     win_range *wins;      /* the current record's windows */
     int wcap;
@@ -172,33 +168,10 @@ typedef struct win_state {
     uint8_t ns[WIN_NS_LEN];
     int sid_distinct;     /* "window-distinct" (DISTINCT aggregates), or -1 */
     const uint8_t *partial; /* global phase: the record's accumulator */
-    wbuf dns;             /* a "window-distinct" namespace, or the ones to delete */
+    sl_buf dns;             /* a "window-distinct" namespace, or the ones to delete */
 } win_state;
 
 /* ---- small helpers ------------------------------------------------------ */
-
-static void wbuf_reserve(wbuf *b, size_t n)
-{
-    if (n <= b->cap) return;
-    size_t cap = b->cap ? b->cap : 64;
-    while (cap < n) cap *= 2;
-    b->p = sl_realloc(b->p, cap);
-    b->cap = cap;
-}
-
-static void wbuf_set(wbuf *b, const void *p, size_t n)
-{
-    wbuf_reserve(b, n);
-    if (n) memcpy(b->p, p, n);
-    b->len = n;
-}
-
-static void wbuf_free(wbuf *b)
-{
-    free(b->p);
-    b->p = NULL;
-    b->len = b->cap = 0;
-}
 
 /* The session list's little-endian i64 fields. */
 static inline void put_i64(uint8_t *p, int64_t v) { sl_put_lei64(p, v); }
@@ -551,11 +524,11 @@ static void win_close(sl_op *op)
 {
     win_state *st = op->priv;
     if (!st) return;
-    wbuf_free(&st->cur);
-    wbuf_free(&st->other);
-    wbuf_free(&st->list);
-    wbuf_free(&st->keyrow);
-    wbuf_free(&st->dns);
+    sl_buf_free(&st->cur);
+    sl_buf_free(&st->other);
+    sl_buf_free(&st->list);
+    sl_buf_free(&st->keyrow);
+    sl_buf_free(&st->dns);
     free(st->wins);
     free(st->kin);
     free(st->keyv);
@@ -609,29 +582,32 @@ static void encode_keyrow(sl_op *op, const sl_row *row)
     for (int k = 0; k < pl->nkeys; k++) st->kin[k] = row->vals[pl->keys[k]];
     sl_row kr = {.kind = SL_KIND_INSERT, .n = pl->nkeys, .vals = st->kin};
     size_t need = sl_row_size(&kr, &pl->key_schema);
-    wbuf_reserve(&st->keyrow, need);
-    st->keyrow.len = sl_row_encode(&kr, &pl->key_schema, st->keyrow.p, st->keyrow.cap);
-    SL_ASSERT(st->keyrow.len == need);
+    sl_buf_reset(&st->keyrow);
+    uint8_t *kp = (uint8_t *)sl_buf_room(&st->keyrow, need);
+    size_t klen = sl_row_encode(&kr, &pl->key_schema, kp, need);
+    SL_ASSERT(klen == need);
+    sl_buf_added(&st->keyrow, klen);
     st->keyrow_ok = 1;
 }
 
 /* A fresh entry for the current record's key in b: no rows yet. */
-static void entry_init(sl_op *op, const sl_row *row, wbuf *b)
+static void entry_init(sl_op *op, const sl_row *row, sl_buf *b)
 {
     const win_plan *pl = op->plan;
     win_state *st = op->priv;
     encode_keyrow(op, row);
     size_t ko = keyrow_off(pl);
-    wbuf_reserve(b, ko + st->keyrow.len);
-    memset(b->p, 0, ko);
-    b->p[0] = WIN_AGG_LAYOUT;
-    memcpy(b->p + ko, st->keyrow.p, st->keyrow.len);
-    b->len = ko + st->keyrow.len;
+    sl_buf_reset(b);
+    uint8_t *e = (uint8_t *)sl_buf_room(b, ko + st->keyrow.len);
+    memset(e, 0, ko);
+    e[0] = WIN_AGG_LAYOUT;
+    memcpy(e + ko, sl_buf_u8(&st->keyrow), st->keyrow.len);
+    sl_buf_added(b, ko + st->keyrow.len);
 }
 
 /* Load the current key's entry of `sid` at ns into b: SL_OK, SL_DONE when
  * absent, SL_ERR with op->err set. */
-static int state_load(sl_op *op, int sid, const uint8_t *ns, size_t nslen, wbuf *b)
+static int state_load(sl_op *op, int sid, const uint8_t *ns, size_t nslen, sl_buf *b)
 {
     const win_plan *pl = op->plan;
     const void *val;
@@ -645,14 +621,14 @@ static int state_load(sl_op *op, int sid, const uint8_t *ns, size_t nslen, wbuf 
             return sl_op_fail(op, "vertex '%s': the window state was written by an older Sluice, "
                               "whose accumulators are laid out differently; run the job without "
                               "restoring it", pl->vid);
-        wbuf_set(b, val, vlen);
+        sl_buf_set(b, val, vlen);
         return SL_OK;
     }
     if (rc == SL_DONE) return SL_DONE;
     return sl_op_fail(op, "vertex '%s': state: %s", pl->vid, serr);
 }
 
-static int state_store(sl_op *op, int sid, const uint8_t *ns, size_t nslen, const wbuf *b)
+static int state_store(sl_op *op, int sid, const uint8_t *ns, size_t nslen, const sl_buf *b)
 {
     char serr[256];
     if (sl_kstate_put(op->kstate, sid, ns, nslen, b->p, b->len, serr, sizeof serr) != SL_OK)
@@ -725,16 +701,17 @@ static int distinct_add(sl_op *op, const sl_row *row, const uint8_t *ns, uint8_t
         const void *vp, *val;
         size_t vl, vlen;
         if (!sl_agg_distinct_value(&pl->aggs.aggs[i], row, tmp, &vp, &vl)) continue;
-        wbuf_reserve(&st->dns, WIN_NS_LEN + 1 + vl);
-        memcpy(st->dns.p, ns, WIN_NS_LEN);
-        st->dns.p[WIN_NS_LEN] = (uint8_t)i;
-        if (vl) memcpy(st->dns.p + WIN_NS_LEN + 1, vp, vl);
         size_t dl = WIN_NS_LEN + 1 + vl;
-        int rc = sl_kstate_get(op->kstate, st->sid_distinct, st->dns.p, dl, &val, &vlen, serr,
-                               sizeof serr);
+        sl_buf_reset(&st->dns);
+        uint8_t *d = (uint8_t *)sl_buf_room(&st->dns, dl);
+        memcpy(d, ns, WIN_NS_LEN);
+        d[WIN_NS_LEN] = (uint8_t)i;
+        if (vl) memcpy(d + WIN_NS_LEN + 1, vp, vl);
+        sl_buf_added(&st->dns, dl);
+        int rc = sl_kstate_get(op->kstate, st->sid_distinct, d, dl, &val, &vlen, serr, sizeof serr);
         if (rc == SL_OK) continue; /* seen in this window */
         if (rc == SL_ERR ||
-            sl_kstate_put(op->kstate, st->sid_distinct, st->dns.p, dl, "", 0, serr, sizeof serr) !=
+            sl_kstate_put(op->kstate, st->sid_distinct, d, dl, "", 0, serr, sizeof serr) !=
                 SL_OK)
             return sl_op_fail(op, "vertex '%s': state: %s", pl->vid, serr);
         sl_agg_distinct_apply(&pl->aggs, i, acc, row, 1);
@@ -743,7 +720,7 @@ static int distinct_add(sl_op *op, const sl_row *row, const uint8_t *ns, uint8_t
 }
 
 typedef struct dcollect {
-    wbuf *b;
+    sl_buf *b;
     const uint8_t *ns;
 } dcollect;
 
@@ -753,10 +730,10 @@ static int dcollect_fn(void *ctx, const void *ns, size_t nslen, const void *val,
     SL_UNUSED(val);
     SL_UNUSED(vlen);
     if (nslen < WIN_NS_LEN || memcmp(ns, c->ns, WIN_NS_LEN)) return 0;
-    wbuf_reserve(c->b, c->b->len + 4 + nslen);
-    sl_put_le32(c->b->p + c->b->len, (uint32_t)nslen);
-    memcpy(c->b->p + c->b->len + 4, ns, nslen);
-    c->b->len += 4 + nslen;
+    uint8_t *d = (uint8_t *)sl_buf_room(c->b, 4 + nslen);
+    sl_put_le32(d, (uint32_t)nslen);
+    memcpy(d + 4, ns, nslen);
+    sl_buf_added(c->b, 4 + nslen);
     return 0;
 }
 
@@ -767,14 +744,14 @@ static int distinct_clear(sl_op *op, const uint8_t *ns)
     win_state *st = op->priv;
     char serr[256];
     if (st->sid_distinct < 0) return SL_OK;
-    st->dns.len = 0;
+    sl_buf_reset(&st->dns);
     dcollect c = {&st->dns, ns};
     if (sl_kstate_scan_key(op->kstate, st->sid_distinct, dcollect_fn, &c, serr, sizeof serr) ==
         SL_ERR)
         return sl_op_fail(op, "vertex '%s': state: %s", pl->vid, serr);
     for (size_t pos = 0; pos < st->dns.len;) {
-        uint32_t n = sl_get_le32(st->dns.p + pos);
-        if (sl_kstate_del(op->kstate, st->sid_distinct, st->dns.p + pos + 4, n, serr,
+        uint32_t n = sl_get_le32(sl_buf_u8(&st->dns) + pos);
+        if (sl_kstate_del(op->kstate, st->sid_distinct, sl_buf_u8(&st->dns) + pos + 4, n, serr,
                           sizeof serr) != SL_OK)
             return sl_op_fail(op, "vertex '%s': state: %s", pl->vid, serr);
         pos += 4 + n;
@@ -793,22 +770,22 @@ static int add_to_window(sl_op *op, const sl_row *row, win_range w)
     if (rc == SL_ERR) return rc;
     bool fresh = rc == SL_DONE;
     if (fresh) entry_init(op, row, &st->cur);
-    bool fired = st->cur.p[0] & WIN_FIRED;
+    bool fired = sl_buf_u8(&st->cur)[0] & WIN_FIRED;
     bool due = !pl->proctime && w.end - 1 <= wm;
-    if (fired && emit_result(op, SL_KIND_UPDATE_BEFORE, w.start, w.end, st->cur.p,
+    if (fired && emit_result(op, SL_KIND_UPDATE_BEFORE, w.start, w.end, sl_buf_u8(&st->cur),
                              st->cur.len) != SL_OK)
         return SL_ERR;
-    acc_fold(pl, st, st->cur.p + WIN_ACC_OFF, row);
+    acc_fold(pl, st, sl_buf_u8(&st->cur) + WIN_ACC_OFF, row);
     if (pl->aggs.has_distinct) {
         uint8_t dns[WIN_NS_LEN];
         ns_encode(dns, w.start, w.end);
-        if (distinct_add(op, row, dns, st->cur.p + WIN_ACC_OFF) != SL_OK) return SL_ERR;
+        if (distinct_add(op, row, dns, sl_buf_u8(&st->cur) + WIN_ACC_OFF) != SL_OK) return SL_ERR;
     }
     if (due) {
         rc = emit_result(op, fired ? SL_KIND_UPDATE_AFTER : SL_KIND_INSERT, w.start, w.end,
-                         st->cur.p, st->cur.len);
+                         sl_buf_u8(&st->cur), st->cur.len);
         if (rc != SL_OK) return rc;
-        st->cur.p[0] |= WIN_FIRED;
+        sl_buf_u8(&st->cur)[0] |= WIN_FIRED;
     }
     /* emit may have reached other code; the namespace buffer is ours */
     ns_encode(st->ns, w.start, w.end);
@@ -858,7 +835,7 @@ static int add_to_session(sl_op *op, const sl_row *row, int64_t ts)
     int64_t wm = op->current_watermark;
     int rc = state_load(op, st->sid_sess, NULL, 0, &st->list);
     if (rc == SL_ERR) return rc;
-    if (rc == SL_DONE) st->list.len = 0;
+    if (rc == SL_DONE) sl_buf_reset(&st->list);
     if (st->list.len % 16 != 0)
         return sl_op_fail(op, "vertex '%s': damaged session list (%zu bytes)", pl->vid,
                           st->list.len);
@@ -869,7 +846,8 @@ static int add_to_session(sl_op *op, const sl_row *row, int64_t ts)
     int nhit = 0;
     win_range same = {0, 0};
     for (size_t i = 0; i < nsess; i++) {
-        int64_t s = get_i64(st->list.p + 16 * i), e = get_i64(st->list.p + 16 * i + 8);
+        const uint8_t *lp = sl_buf_u8(&st->list) + 16 * i;
+        int64_t s = get_i64(lp), e = get_i64(lp + 8);
         if (s <= ts + pl->gap && e >= ts) {
             nhit++;
             same = (win_range){s, e};
@@ -885,10 +863,10 @@ static int add_to_session(sl_op *op, const sl_row *row, int64_t ts)
     entry_init(op, row, &st->cur);
     size_t keep = 0;
     for (size_t i = 0; i < nsess; i++) {
-        uint8_t *pair = st->list.p + 16 * i;
+        uint8_t *pair = sl_buf_u8(&st->list) + 16 * i;
         int64_t s = get_i64(pair), e = get_i64(pair + 8);
         if (!(s <= ts + pl->gap && e >= ts)) {
-            if (keep != i) memmove(st->list.p + 16 * keep, pair, 16);
+            if (keep != i) memmove(sl_buf_u8(&st->list) + 16 * keep, pair, 16);
             keep++;
             continue;
         }
@@ -896,10 +874,12 @@ static int add_to_session(sl_op *op, const sl_row *row, int64_t ts)
         rc = state_load(op, st->sid_acc, st->ns, WIN_NS_LEN, &st->other);
         if (rc == SL_ERR) return rc;
         if (rc == SL_OK) {
-            if ((st->other.p[0] & WIN_FIRED) &&
-                emit_result(op, SL_KIND_DELETE, s, e, st->other.p, st->other.len) != SL_OK)
+            if ((sl_buf_u8(&st->other)[0] & WIN_FIRED) &&
+                emit_result(op, SL_KIND_DELETE, s, e, sl_buf_u8(&st->other), st->other.len) !=
+                    SL_OK)
                 return SL_ERR;
-            sl_agg_merge(&pl->aggs, st->cur.p + WIN_ACC_OFF, st->other.p + WIN_ACC_OFF);
+            sl_agg_merge(&pl->aggs, sl_buf_u8(&st->cur) + WIN_ACC_OFF,
+                         sl_buf_u8(&st->other) + WIN_ACC_OFF);
             ns_encode(st->ns, s, e);
             if (state_delete(op, st->sid_acc, st->ns, WIN_NS_LEN) != SL_OK) return SL_ERR;
         }
@@ -907,19 +887,20 @@ static int add_to_session(sl_op *op, const sl_row *row, int64_t ts)
         if (pl->lateness > 0)
             timer_set(op, SL_TIME_EVENT, sat_add(e - 1, pl->lateness), st->ns, 0);
     }
-    st->list.len = keep * 16;
-    wbuf_reserve(&st->list, st->list.len + 16);
-    put_i64(st->list.p + st->list.len, m.start);
-    put_i64(st->list.p + st->list.len + 8, m.end);
-    st->list.len += 16;
+    sl_buf_truncate(&st->list, keep * 16);
+    uint8_t *np = (uint8_t *)sl_buf_room(&st->list, 16);
+    put_i64(np, m.start);
+    put_i64(np + 8, m.end);
+    sl_buf_added(&st->list, 16);
     if (sessions_store(op) != SL_OK) return SL_ERR;
 
-    sl_agg_add(&pl->aggs, st->cur.p + WIN_ACC_OFF, row);
+    sl_agg_add(&pl->aggs, sl_buf_u8(&st->cur) + WIN_ACC_OFF, row);
     bool due = m.end - 1 <= wm;
     if (due) {
-        if (emit_result(op, SL_KIND_INSERT, m.start, m.end, st->cur.p, st->cur.len) != SL_OK)
+        if (emit_result(op, SL_KIND_INSERT, m.start, m.end, sl_buf_u8(&st->cur), st->cur.len) !=
+            SL_OK)
             return SL_ERR;
-        st->cur.p[0] |= WIN_FIRED;
+        sl_buf_u8(&st->cur)[0] |= WIN_FIRED;
     }
     ns_encode(st->ns, m.start, m.end);
     if (state_store(op, st->sid_acc, st->ns, WIN_NS_LEN, &st->cur) != SL_OK) return SL_ERR;
@@ -938,12 +919,12 @@ static int session_forget(sl_op *op, int64_t start, int64_t end)
     if (rc == SL_DONE) return SL_OK;
     size_t n = st->list.len / 16, keep = 0;
     for (size_t i = 0; i < n; i++) {
-        uint8_t *pair = st->list.p + 16 * i;
+        uint8_t *pair = sl_buf_u8(&st->list) + 16 * i;
         if (get_i64(pair) == start && get_i64(pair + 8) == end) continue;
-        if (keep != i) memmove(st->list.p + 16 * keep, pair, 16);
+        if (keep != i) memmove(sl_buf_u8(&st->list) + 16 * keep, pair, 16);
         keep++;
     }
-    st->list.len = keep * 16;
+    sl_buf_truncate(&st->list, keep * 16);
     return sessions_store(op);
 }
 
@@ -975,7 +956,7 @@ static int add_to_slice(sl_op *op, const sl_row *row, int64_t ts)
     if (rc == SL_ERR) return rc;
     bool fresh = rc == SL_DONE;
     if (fresh) entry_init(op, row, &st->cur);
-    acc_fold(pl, st, st->cur.p + WIN_ACC_OFF, row);
+    acc_fold(pl, st, sl_buf_u8(&st->cur) + WIN_ACC_OFF, row);
     if (state_store(op, st->sid_acc, st->ns, WIN_NS_LEN, &st->cur) != SL_OK) return SL_ERR;
     if (!fresh) return SL_OK; /* its window's timer, or the chain, is already set */
     /* the first window containing the slice that is not late yet (those
@@ -1003,12 +984,15 @@ static int fire_sliced(sl_op *op, int64_t start, int64_t end)
         int rc = state_load(op, st->sid_acc, st->ns, WIN_NS_LEN, found ? &st->other : &st->cur);
         if (rc == SL_ERR) return rc;
         if (rc == SL_DONE) continue;
-        if (found) sl_agg_merge(&pl->aggs, st->cur.p + WIN_ACC_OFF, st->other.p + WIN_ACC_OFF);
+        if (found)
+            sl_agg_merge(&pl->aggs, sl_buf_u8(&st->cur) + WIN_ACC_OFF,
+                         sl_buf_u8(&st->other) + WIN_ACC_OFF);
         found++;
         if (ss > start) later = 1;
     }
     if (!found) return SL_OK; /* nothing left (restored from an older chain) */
-    if (emit_result(op, SL_KIND_INSERT, start, end, st->cur.p, st->cur.len) != SL_OK) return SL_ERR;
+    if (emit_result(op, SL_KIND_INSERT, start, end, sl_buf_u8(&st->cur), st->cur.len) != SL_OK)
+        return SL_ERR;
     uint8_t wns[WIN_NS_LEN];
     if (pl->kind == WIN_HOP) {
         ns_encode(st->ns, start, start + pl->slide);
@@ -1092,10 +1076,10 @@ static int win_on_timer(sl_op *op, sl_time_domain domain, int64_t time, const vo
     if (rc == SL_DONE) return SL_OK; /* merged away or already cleaned */
     int64_t max_ts = end - 1;
     int64_t cleanup = pl->proctime ? max_ts : sat_add(max_ts, pl->lateness);
-    if (!(st->cur.p[0] & WIN_FIRED) && time >= max_ts) {
-        if (emit_result(op, SL_KIND_INSERT, start, end, st->cur.p, st->cur.len) != SL_OK)
+    if (!(sl_buf_u8(&st->cur)[0] & WIN_FIRED) && time >= max_ts) {
+        if (emit_result(op, SL_KIND_INSERT, start, end, sl_buf_u8(&st->cur), st->cur.len) != SL_OK)
             return SL_ERR;
-        st->cur.p[0] |= WIN_FIRED;
+        sl_buf_u8(&st->cur)[0] |= WIN_FIRED;
     }
     if (time >= cleanup) {
         if (state_delete(op, st->sid_acc, ns, WIN_NS_LEN) != SL_OK) return SL_ERR;

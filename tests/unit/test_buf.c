@@ -126,6 +126,26 @@ static void test_buf_take_reset(void)
     free(s);
 }
 
+static void test_buf_truncate(void)
+{
+    sl_buf b = SL_BUF_INIT;
+    sl_buf_truncate(&b, 0); /* empty and unallocated: nothing to do */
+    CHECK(b.p == NULL && b.len == 0);
+    sl_buf_str(&b, "abcdef");
+    size_t cap = b.cap;
+    sl_buf_truncate(&b, 6);
+    CHECK_EQ_STR(b.p, "abcdef");
+    sl_buf_truncate(&b, 2);
+    CHECK_EQ_INT(b.len, 2);
+    CHECK_EQ_STR(b.p, "ab");
+    CHECK(b.cap == cap && invariant(&b));
+    sl_buf_str(&b, "x");
+    CHECK_EQ_STR(b.p, "abx");
+    sl_buf_truncate(&b, 0);
+    CHECK(b.len == 0 && b.p[0] == '\0');
+    sl_buf_free(&b);
+}
+
 static void test_json_escape(void)
 {
     static const struct {
@@ -257,5 +277,6 @@ static void test_base64_round_trip(void)
 }
 
 SL_TEST_MAIN(SL_TEST(test_buf_appends), SL_TEST(test_buf_reserve), SL_TEST(test_buf_fmt),
-             SL_TEST(test_buf_take_reset), SL_TEST(test_json_escape), SL_TEST(test_base64_vectors),
+             SL_TEST(test_buf_take_reset), SL_TEST(test_buf_truncate),
+             SL_TEST(test_json_escape), SL_TEST(test_base64_vectors),
              SL_TEST(test_base64_invalid), SL_TEST(test_base64_round_trip))
