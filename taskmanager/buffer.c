@@ -12,9 +12,9 @@ sl_pool *sl_pool_new(int nbufs, uint32_t size)
     pthread_cond_init(&p->cv, NULL);
     p->total = nbufs;
     p->mem = sl_malloc((size_t)nbufs * size);
-    p->bufs = sl_calloc((size_t)nbufs, sizeof(sl_buf));
+    p->bufs = sl_calloc((size_t)nbufs, sizeof(sl_netbuf));
     for (int i = 0; i < nbufs; i++) {
-        sl_buf *b = &p->bufs[i];
+        sl_netbuf *b = &p->bufs[i];
         b->data = p->mem + (size_t)i * size;
         b->cap = size;
         b->pool = p;
@@ -35,10 +35,10 @@ static void pool_free(sl_pool *p)
     free(p);
 }
 
-sl_buf *sl_pool_get(sl_pool *p, int64_t *waited_ns)
+sl_netbuf *sl_pool_get(sl_pool *p, int64_t *waited_ns)
 {
     int64_t t0 = 0;
-    sl_buf *b = NULL;
+    sl_netbuf *b = NULL;
     pthread_mutex_lock(&p->mu);
     if (!p->free && !p->cancelled) {
         t0 = sl_mono_ns();
@@ -59,9 +59,9 @@ sl_buf *sl_pool_get(sl_pool *p, int64_t *waited_ns)
     return b;
 }
 
-sl_buf *sl_pool_tryget(sl_pool *p)
+sl_netbuf *sl_pool_tryget(sl_pool *p)
 {
-    sl_buf *b = NULL;
+    sl_netbuf *b = NULL;
     pthread_mutex_lock(&p->mu);
     if (!p->cancelled && p->free) {
         b = p->free;
@@ -77,7 +77,7 @@ sl_buf *sl_pool_tryget(sl_pool *p)
     return b;
 }
 
-void sl_pool_put(sl_buf *b)
+void sl_pool_put(sl_netbuf *b)
 {
     sl_pool *p = b->pool;
     pthread_mutex_lock(&p->mu);

@@ -38,10 +38,10 @@ enum {
 
 #define SL_EL_HDR 5
 
-typedef struct sl_buf sl_buf;
+typedef struct sl_netbuf sl_netbuf;
 typedef struct sl_pool sl_pool;
 
-struct sl_buf {
+struct sl_netbuf {
     uint8_t *data;
     uint32_t len;        /* bytes used, 0 <= len <= cap */
     uint32_t cap;
@@ -49,9 +49,9 @@ struct sl_buf {
     int owner;           /* receive buffers: id of the channel whose exclusive
                             buffer this is, or -1 when it is a floating one */
     sl_pool *pool;       /* owner */
-    void (*recycle)(sl_buf *b); /* who takes it back; default sl_pool_put */
+    void (*recycle)(sl_netbuf *b); /* who takes it back; default sl_pool_put */
     void *recycle_ctx;
-    sl_buf *next;        /* intrusive link for pools, gates and send queues */
+    sl_netbuf *next;        /* intrusive link for pools, gates and send queues */
     sl_qmsg qm;          /* receive buffers: TM_OP_RECV_BACK on the network
                             thread's inbox (tm.h) */
 };
@@ -59,21 +59,21 @@ struct sl_buf {
 struct sl_pool {
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    sl_buf *free;
+    sl_netbuf *free;
     int nfree;
     int total;
     int cancelled;       /* waiters get NULL; the owner still closes it */
     int closed;          /* the owner is done: freed once every buffer is back */
     uint8_t *mem;        /* total * size bytes */
-    sl_buf *bufs;        /* total headers */
+    sl_netbuf *bufs;        /* total headers */
 };
 
 sl_pool *sl_pool_new(int nbufs, uint32_t size);
 /* Block until a buffer is free; *waited_ns gets the time spent blocked.
  * NULL when the pool is closed. */
-sl_buf *sl_pool_get(sl_pool *p, int64_t *waited_ns);
-sl_buf *sl_pool_tryget(sl_pool *p);
-void sl_pool_put(sl_buf *b);
+sl_netbuf *sl_pool_get(sl_pool *p, int64_t *waited_ns);
+sl_netbuf *sl_pool_tryget(sl_pool *p);
+void sl_pool_put(sl_netbuf *b);
 /* Cancel: wake waiters, who get NULL from now on (any thread). */
 void sl_pool_cancel(sl_pool *p);
 /* Close (owner, once): as cancel, and free the memory once every buffer is
@@ -81,6 +81,6 @@ void sl_pool_cancel(sl_pool *p);
 void sl_pool_close(sl_pool *p);
 float sl_pool_usage(sl_pool *p); /* share of buffers in use, 0..1 */
 
-static inline void sl_buf_recycle(sl_buf *b) { b->recycle(b); }
+static inline void sl_buf_recycle(sl_netbuf *b) { b->recycle(b); }
 
 #endif

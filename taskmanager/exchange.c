@@ -45,7 +45,7 @@ static void gate_kick(tm_gate *g)
         sl_warn(TAG, "waking a task: %s", strerror(errno));
 }
 
-void tm_gate_push(tm_gate *g, sl_buf *b)
+void tm_gate_push(tm_gate *g, sl_netbuf *b)
 {
     b->next = NULL;
     pthread_mutex_lock(&g->mu);
@@ -65,9 +65,9 @@ void tm_gate_push(tm_gate *g, sl_buf *b)
 }
 
 /* The oldest buffer, under g->mu; NULL when none or closed. */
-static sl_buf *gate_pop_locked(tm_gate *g)
+static sl_netbuf *gate_pop_locked(tm_gate *g)
 {
-    sl_buf *b = NULL;
+    sl_netbuf *b = NULL;
     if (!g->closed && g->head) {
         b = g->head;
         g->head = b->next;
@@ -77,7 +77,7 @@ static sl_buf *gate_pop_locked(tm_gate *g)
     return b;
 }
 
-sl_buf *tm_gate_take(tm_gate *g, int64_t deadline_ns)
+sl_netbuf *tm_gate_take(tm_gate *g, int64_t deadline_ns)
 {
     pthread_mutex_lock(&g->mu);
     while (!g->head && !g->closed && !g->mail_head) {
@@ -91,15 +91,15 @@ sl_buf *tm_gate_take(tm_gate *g, int64_t deadline_ns)
         ts.tv_nsec = wake % 1000000000;
         pthread_cond_timedwait(&g->cv, &g->mu, &ts);
     }
-    sl_buf *b = gate_pop_locked(g);
+    sl_netbuf *b = gate_pop_locked(g);
     pthread_mutex_unlock(&g->mu);
     return b;
 }
 
-sl_buf *tm_gate_take_poll(tm_gate *g, int64_t deadline_ns, struct pollfd *fds, int nfds)
+sl_netbuf *tm_gate_take_poll(tm_gate *g, int64_t deadline_ns, struct pollfd *fds, int nfds)
 {
     pthread_mutex_lock(&g->mu);
-    sl_buf *b = gate_pop_locked(g);
+    sl_netbuf *b = gate_pop_locked(g);
     int wait = !b && !g->closed && !g->mail_head;
     /* set under the lock: a push after this point writes efd */
     if (wait) g->polling = 1;
@@ -124,10 +124,10 @@ sl_buf *tm_gate_take_poll(tm_gate *g, int64_t deadline_ns, struct pollfd *fds, i
     return b;
 }
 
-sl_buf *tm_gate_take_nowait(tm_gate *g)
+sl_netbuf *tm_gate_take_nowait(tm_gate *g)
 {
     pthread_mutex_lock(&g->mu);
-    sl_buf *b = gate_pop_locked(g);
+    sl_netbuf *b = gate_pop_locked(g);
     pthread_mutex_unlock(&g->mu);
     return b;
 }
@@ -173,7 +173,7 @@ void tm_gate_close(tm_gate *g)
 {
     pthread_mutex_lock(&g->mu);
     g->closed = 1;
-    sl_buf *b = g->head;
+    sl_netbuf *b = g->head;
     g->head = g->tail = NULL;
     g->queued = 0;
     tm_mail *m = g->mail_head;
@@ -183,7 +183,7 @@ void tm_gate_close(tm_gate *g)
     gate_kick(g);
     tm_mail_free(m);
     while (b) {
-        sl_buf *next = b->next;
+        sl_netbuf *next = b->next;
         sl_buf_recycle(b);
         b = next;
     }
@@ -241,7 +241,7 @@ int tm_exchange_build_task(tm_task *t, char *err, size_t errlen)
         wr->output = wr->e->output;
         wr->nsub = g->v[wr->e->to].parallelism;
         wr->chans = sl_calloc((size_t)wr->nsub, sizeof(tm_outchan *));
-        wr->cur = sl_calloc((size_t)wr->nsub, sizeof(sl_buf *));
+        wr->cur = sl_calloc((size_t)wr->nsub, sizeof(sl_netbuf *));
         wr->rr = t->subtask % wr->nsub;
         wr->max_parallelism = g->max_parallelism;
         nsubs += wr->e->strategy == SL_PART_FORWARD ? 1 : wr->nsub;
@@ -296,10 +296,10 @@ void tm_exchange_set_wait(tm_wset *ws, void (*begin)(void *, int64_t), void (*en
 
 /* ---- writing (task thread) ---------------------------------------------- */
 
-static sl_buf *get_buffer(tm_wset *ws)
+static sl_netbuf *get_buffer(tm_wset *ws)
 {
     int64_t waited = 0;
-    sl_buf *b = sl_pool_tryget(ws->t->out_pool);
+    sl_netbuf *b = sl_pool_tryget(ws->t->out_pool);
     if (!b) {
         if (ws->wait_begin) ws->wait_begin(ws->wait_ctx, sl_mono_ns());
         b = sl_pool_get(ws->t->out_pool, &waited);
@@ -309,7 +309,7 @@ static sl_buf *get_buffer(tm_wset *ws)
 }
 
 /* Into the consumer's gate, or onto the channel's send queue. */
-static void hand_on(tm_wset *ws, tm_outchan *oc, sl_buf *b)
+static void hand_on(tm_wset *ws, tm_outchan *oc, sl_netbuf *b)
 {
     __atomic_add_fetch(&ws->t->m.bytes_out, b->len, __ATOMIC_RELAXED);
     if (oc->local) {
@@ -347,7 +347,7 @@ static void put_hdr(uint8_t *p, int tag, uint32_t len)
     sl_put_le32(p + 1, len);
 }
 
-void tm_span_write(sl_buf *b, const uint8_t *rec, uint32_t len, uint32_t *done)
+void tm_span_write(sl_netbuf *b, const uint8_t *rec, uint32_t len, uint32_t *done)
 {
     uint8_t *p = b->data + b->len;
     uint32_t room = b->cap - b->len;
@@ -392,7 +392,7 @@ static int put_spanning(tm_wset *ws, tm_writer *wr, int k, const sl_row *row, ch
     SL_ASSERT(n + 8 == total);
     uint32_t done = 0;
     while (done < total) {
-        sl_buf *b = wr->cur[k];
+        sl_netbuf *b = wr->cur[k];
         if (b && b->cap - b->len <= SL_EL_HDR + 4) {
             hand_on(ws, wr->chans[k], b);
             b = wr->cur[k] = NULL;
@@ -414,7 +414,7 @@ static int put_element(tm_wset *ws, tm_writer *wr, int k, int tag, const sl_row 
                        const void *payload, size_t plen, char *err, size_t errlen)
 {
     for (int attempt = 0; attempt < 2; attempt++) {
-        sl_buf *b = wr->cur[k];
+        sl_netbuf *b = wr->cur[k];
         if (!b) {
             b = get_buffer(ws);
             if (!b) return sl_seterr(err, errlen, "cancelled");
@@ -525,7 +525,7 @@ int tm_exchange_broadcast(tm_wset *ws, int tag, int64_t x, const void *payload, 
 
 /* ---- reading (task thread) ---------------------------------------------- */
 
-int tm_exchange_read(tm_reader *rd, const sl_buf *b, size_t *pos, tm_element *el, char *err,
+int tm_exchange_read(tm_reader *rd, const sl_netbuf *b, size_t *pos, tm_element *el, char *err,
                      size_t errlen)
 {
     if (*pos >= b->len) return SL_DONE;
@@ -697,7 +697,7 @@ int tm_exchange_wire(tm_net *n, tm_deploy *d, const tm_slot_loc *slots, char *er
             tm_inchan *ic = d->in_by_id[id];
             if (!ic) continue;
             for (int k = 0; k < d->buffers_per_channel; k++) {
-                sl_buf *b = sl_pool_tryget(d->recv_pool);
+                sl_netbuf *b = sl_pool_tryget(d->recv_pool);
                 SL_ASSERT(b);
                 b->owner = (int)id; /* returns as this channel's credit */
                 b->recycle = tm_exchange_recycle_recv;
@@ -720,7 +720,7 @@ int tm_exchange_wire(tm_net *n, tm_deploy *d, const tm_slot_loc *slots, char *er
 /* sl_queue_remove_if: a receive buffer of pool `arg` on its way back. */
 static int recv_back_of(const sl_qmsg *m, void *arg)
 {
-    return m->type == TM_OP_RECV_BACK && SL_QMSG_OF(m, const sl_buf, qm)->pool == arg;
+    return m->type == TM_OP_RECV_BACK && SL_QMSG_OF(m, const sl_netbuf, qm)->pool == arg;
 }
 
 void tm_exchange_unwire(tm_net *n, tm_deploy *d)
@@ -733,17 +733,17 @@ void tm_exchange_unwire(tm_net *n, tm_deploy *d)
                 pthread_mutex_lock(&p->mu);
                 for (tm_outchan **q = &p->chans; *q; q = &(*q)->peer_next)
                     if (*q == oc) { *q = oc->peer_next; break; }
-                sl_buf *b = oc->qhead;
+                sl_netbuf *b = oc->qhead;
                 oc->qhead = oc->qtail = NULL;
                 pthread_mutex_unlock(&p->mu);
-                while (b) { sl_buf *nx = b->next; sl_buf_recycle(b); b = nx; }
+                while (b) { sl_netbuf *nx = b->next; sl_buf_recycle(b); b = nx; }
             }
             free(oc);
         }
         tm_inchan *ic = d->in_by_id[id];
         if (ic) {
-            sl_buf *b = ic->reserved;
-            while (b) { sl_buf *nx = b->next; sl_pool_put(b); b = nx; }
+            sl_netbuf *b = ic->reserved;
+            while (b) { sl_netbuf *nx = b->next; sl_pool_put(b); b = nx; }
             free(ic);
         }
     }
@@ -758,7 +758,7 @@ void tm_exchange_unwire(tm_net *n, tm_deploy *d)
         sl_qmsg *m = sl_queue_remove_if(n->inbox, recv_back_of, d->recv_pool);
         while (m) {
             sl_qmsg *next = m->next;
-            sl_pool_put(SL_QMSG_OF(m, sl_buf, qm));
+            sl_pool_put(SL_QMSG_OF(m, sl_netbuf, qm));
             m = next;
         }
     }
@@ -854,7 +854,7 @@ static void lend_floating(tm_deploy *d, tm_inchan *ic)
     int want = ic->backlog - ic->announced;
     int lent = 0;
     while (want-- > 0) {
-        sl_buf *b = sl_pool_tryget(d->recv_pool);
+        sl_netbuf *b = sl_pool_tryget(d->recv_pool);
         if (!b) break;
         b->owner = -1; /* floating: goes back to the pool */
         b->recycle = tm_exchange_recycle_recv;
@@ -867,7 +867,7 @@ static void lend_floating(tm_deploy *d, tm_inchan *ic)
     send_credit(d, ic, lent);
 }
 
-sl_buf *tm_exchange_recv_buffer(tm_peer *p, tm_deploy *d, uint32_t chan, uint32_t len, char *err,
+sl_netbuf *tm_exchange_recv_buffer(tm_peer *p, tm_deploy *d, uint32_t chan, uint32_t len, char *err,
                                 size_t errlen)
 {
     tm_inchan *ic = chan < d->nchan ? d->in_by_id[chan] : NULL;
@@ -883,7 +883,7 @@ sl_buf *tm_exchange_recv_buffer(tm_peer *p, tm_deploy *d, uint32_t chan, uint32_
         sl_seterr(err, errlen, "data frame of %u bytes exceeds the %u-byte buffer", len, d->seg_size);
         return NULL;
     }
-    sl_buf *b = ic->reserved;
+    sl_netbuf *b = ic->reserved;
     ic->reserved = b->next;
     ic->nreserved--;
     ic->announced--;
@@ -891,7 +891,7 @@ sl_buf *tm_exchange_recv_buffer(tm_peer *p, tm_deploy *d, uint32_t chan, uint32_
     return b;
 }
 
-void tm_exchange_deliver(tm_deploy *d, uint32_t chan, sl_buf *b, uint32_t backlog)
+void tm_exchange_deliver(tm_deploy *d, uint32_t chan, sl_netbuf *b, uint32_t backlog)
 {
     tm_inchan *ic = d->in_by_id[chan];
     ic->backlog = (int)SL_MIN(backlog, 1u << 16);
@@ -900,7 +900,7 @@ void tm_exchange_deliver(tm_deploy *d, uint32_t chan, sl_buf *b, uint32_t backlo
     if (ic->backlog > ic->announced) lend_floating(d, ic);
 }
 
-void tm_exchange_recycle_recv(sl_buf *b)
+void tm_exchange_recycle_recv(sl_netbuf *b)
 {
     tm_net *n = b->recycle_ctx;
     b->qm.type = TM_OP_RECV_BACK;
@@ -909,7 +909,7 @@ void tm_exchange_recycle_recv(sl_buf *b)
 
 /* A receive buffer came back: it becomes credit for its channel (exclusive)
  * or returns to the deployment's spare pool (floating). */
-void tm_exchange_recv_back(tm_net *n, sl_buf *b)
+void tm_exchange_recv_back(tm_net *n, sl_netbuf *b)
 {
     tm_deploy *d = NULL;
     for (tm_deploy *x = n->deploys; x; x = x->next)

@@ -68,7 +68,7 @@ typedef struct tm_mail {
 typedef struct tm_gate {
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    sl_buf *head, *tail;        /* buffers ready for the task, in arrival order */
+    sl_netbuf *head, *tail;        /* buffers ready for the task, in arrival order */
     int queued;
     int closed;                 /* cancelled: the task should stop */
     int nchan;                  /* input channels */
@@ -80,17 +80,17 @@ typedef struct tm_gate {
 } tm_gate;
 
 void tm_gate_init(tm_gate *g, int nchan);
-void tm_gate_push(tm_gate *g, sl_buf *b);   /* any thread; takes b */
+void tm_gate_push(tm_gate *g, sl_netbuf *b);   /* any thread; takes b */
 void tm_gate_close(tm_gate *g);             /* any thread: recycles what is queued */
 void tm_gate_destroy(tm_gate *g);
 /* Wait for a buffer until deadline_ns (monotonic); NULL on timeout, close
  * or mail (the caller looks at its mail after every call). Task thread. */
-sl_buf *tm_gate_take(tm_gate *g, int64_t deadline_ns);
-sl_buf *tm_gate_take_nowait(tm_gate *g);
+sl_netbuf *tm_gate_take(tm_gate *g, int64_t deadline_ns);
+sl_netbuf *tm_gate_take_nowait(tm_gate *g);
 /* tm_gate_take that also returns (NULL) when one of fds[0..nfds) is ready
  * (revents set). Task thread. */
 struct pollfd;
-sl_buf *tm_gate_take_poll(tm_gate *g, int64_t deadline_ns, struct pollfd *fds, int nfds);
+sl_netbuf *tm_gate_take_poll(tm_gate *g, int64_t deadline_ns, struct pollfd *fds, int nfds);
 tm_mail *tm_gate_take_mail(tm_gate *g);     /* all mail, oldest first; caller frees */
 void tm_mail_free(tm_mail *m);              /* a list */
 void tm_task_wake(tm_task *t);
@@ -105,7 +105,7 @@ typedef struct tm_outchan {
     int local_idx;              /* channel index at that gate */
     tm_peer *peer;              /* else the TaskManager it runs on */
     /* remote only; queue under peer->mu, credit owned by the network thread */
-    sl_buf *qhead, *qtail;
+    sl_netbuf *qhead, *qtail;
     int qlen;
     int credit;
     tm_deploy *d;
@@ -118,7 +118,7 @@ typedef struct tm_inchan {
     tm_gate *gate;
     int gate_idx;
     tm_peer *peer;
-    sl_buf *reserved;           /* buffers granted as credit, waiting for data */
+    sl_netbuf *reserved;           /* buffers granted as credit, waiting for data */
     int nreserved;
     int announced;              /* credits sent and not yet used */
     int backlog;                /* sender's last announced backlog */
@@ -145,7 +145,7 @@ typedef struct tm_writer {
                                    else a side output its operator declared) */
     int nsub;
     tm_outchan **chans;         /* per consumer subtask; NULL = not connected */
-    sl_buf **cur;               /* buffer being filled, per subpartition */
+    sl_netbuf **cur;               /* buffer being filled, per subpartition */
     int rr;                     /* rebalance: next subpartition */
     int max_parallelism;
 } tm_writer;
@@ -220,13 +220,13 @@ int tm_exchange_has_output(const tm_task *t, int output);
  * when the element was a part of a spanning record not yet complete;
  * SL_DONE at the end of the buffer; SL_ERR when the buffer is damaged
  * (err says how). */
-int tm_exchange_read(tm_reader *rd, const sl_buf *b, size_t *pos, tm_element *el, char *err,
+int tm_exchange_read(tm_reader *rd, const sl_netbuf *b, size_t *pos, tm_element *el, char *err,
                      size_t errlen);
 
 /* Writing a spanning record into a buffer sequence, and reading it back:
  * the encode/decode pair exposed for unit tests. tm_span_write writes as
  * much of rec[len] from *done as fits in b (SPAN_FIRST when *done == 0). */
-void tm_span_write(sl_buf *b, const uint8_t *rec, uint32_t len, uint32_t *done);
+void tm_span_write(sl_netbuf *b, const uint8_t *rec, uint32_t len, uint32_t *done);
 int tm_reader_init(tm_reader *rd, int nchan);
 void tm_reader_free(tm_reader *rd);
 
@@ -239,11 +239,11 @@ int tm_exchange_credit(tm_peer *p, tm_deploy *d, uint64_t session, uint32_t atte
 /* A DATA frame of len bytes for channel chan of d from p: the granted
  * buffer to copy it into (then call tm_exchange_deliver), or NULL with err
  * set (unknown channel, no credit, too long). */
-sl_buf *tm_exchange_recv_buffer(tm_peer *p, tm_deploy *d, uint32_t chan, uint32_t len, char *err,
+sl_netbuf *tm_exchange_recv_buffer(tm_peer *p, tm_deploy *d, uint32_t chan, uint32_t len, char *err,
                                 size_t errlen);
-void tm_exchange_deliver(tm_deploy *d, uint32_t chan, sl_buf *b, uint32_t backlog);
+void tm_exchange_deliver(tm_deploy *d, uint32_t chan, sl_netbuf *b, uint32_t backlog);
 /* A receive buffer came back from a task (via the inbox). */
-void tm_exchange_recv_back(tm_net *n, sl_buf *b);
+void tm_exchange_recv_back(tm_net *n, sl_netbuf *b);
 /* p's connection is up: announce the credits granted meanwhile. */
 void tm_exchange_peer_up(tm_net *n, tm_peer *p);
 /* Apply p's early credits for d (same session and attempt) to its channels. */
@@ -256,6 +256,6 @@ int tm_exchange_uses_peer(const tm_deploy *d, const tm_peer *p);
 int tm_exchange_sends_drained(tm_deploy *d);
 
 /* The receive buffers' recycle callback (any thread). */
-void tm_exchange_recycle_recv(sl_buf *b);
+void tm_exchange_recycle_recv(sl_netbuf *b);
 
 #endif

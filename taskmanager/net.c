@@ -219,7 +219,7 @@ static void data_cleanup(const void *data, size_t len, void *arg)
 {
     SL_UNUSED(data);
     SL_UNUSED(len);
-    sl_buf_recycle((sl_buf *)arg);
+    sl_buf_recycle((sl_netbuf *)arg);
 }
 
 /* Put queued buffers on the wire, as far as credit allows. */
@@ -230,7 +230,7 @@ static void peer_flush(tm_peer *p)
     pthread_mutex_lock(&p->mu);
     for (tm_outchan *oc = p->chans; oc; oc = oc->peer_next) {
         while (oc->qhead && oc->credit > 0 && !oc->d->cancelled) {
-            sl_buf *b = oc->qhead;
+            sl_netbuf *b = oc->qhead;
             oc->qhead = b->next;
             if (!oc->qhead) oc->qtail = NULL;
             oc->qlen--;
@@ -274,7 +274,7 @@ static int handle_data_frame(tm_peer *p, const uint8_t *h, struct evbuffer *in, 
         evbuffer_drain(in, b); /* a job that has ended here: its data is moot */
         return SL_OK;
     }
-    sl_buf *buf = tm_exchange_recv_buffer(p, d, chan, b, err, errlen);
+    sl_netbuf *buf = tm_exchange_recv_buffer(p, d, chan, b, err, errlen);
     if (!buf) return SL_ERR;
     evbuffer_remove(in, buf->data, b);
     buf->len = b;
@@ -1082,7 +1082,7 @@ static void on_inbox(evutil_socket_t fd, short what, void *arg)
             free(m);
             break;
         case TM_OP_RECV_BACK:
-            tm_exchange_recv_back(n, SL_QMSG_OF(m, sl_buf, qm));
+            tm_exchange_recv_back(n, SL_QMSG_OF(m, sl_netbuf, qm));
             break;
         case TM_OP_SNAPSHOT_WRITTEN: {
             tm_snap_job *job = SL_QMSG_OF(m, tm_snap_job, qm);

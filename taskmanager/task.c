@@ -59,7 +59,7 @@ typedef struct run {
     int64_t align_start_ns;
     char *chan_barrier;         /* per channel: barrier `aligning` arrived */
     int nbarriers;
-    sl_buf **held_head, **held_tail; /* exactly-once: buffers of channels that
+    sl_netbuf **held_head, **held_tail; /* exactly-once: buffers of channels that
                                         delivered the barrier, held until all have */
     int nheld;
     int stopped;                /* an input ended by stop-with-savepoint (no drain) */
@@ -682,7 +682,7 @@ static int take_snapshot(run *r, uint64_t cpid, int64_t ts, int flags, const cha
     return rc;
 }
 
-static void hold(run *r, sl_buf *b)
+static void hold(run *r, sl_netbuf *b)
 {
     int c = b->chan;
     b->next = NULL;
@@ -693,12 +693,12 @@ static void hold(run *r, sl_buf *b)
 }
 
 /* A buffer held back for alignment whose channel is open again. */
-static sl_buf *take_held(run *r)
+static sl_netbuf *take_held(run *r)
 {
     if (!r->nheld) return NULL;
     for (int c = 0; c < r->t->ngate_chan; c++) {
         if (r->aligning && r->chan_barrier[c] && r->d->exactly_once) continue;
-        sl_buf *b = r->held_head[c];
+        sl_netbuf *b = r->held_head[c];
         if (!b) continue;
         r->held_head[c] = b->next;
         if (!r->held_head[c]) r->held_tail[c] = NULL;
@@ -709,12 +709,12 @@ static sl_buf *take_held(run *r)
     return NULL;
 }
 
-static sl_buf *take_all_held(run *r)
+static sl_netbuf *take_all_held(run *r)
 {
-    sl_buf *all = NULL;
+    sl_netbuf *all = NULL;
     for (int c = 0; c < r->t->ngate_chan; c++) {
         while (r->held_head[c]) {
-            sl_buf *b = r->held_head[c];
+            sl_netbuf *b = r->held_head[c];
             r->held_head[c] = b->next;
             b->next = all;
             all = b;
@@ -913,7 +913,7 @@ static int run_source(run *r)
                 maybe_flush(r, after);
             } else if (until > now) {
                 wait_begin(r, WAIT_IDLE, now);
-                sl_buf *none = tm_gate_take(&t->gate, until); /* a source's gate only brings mail */
+                sl_netbuf *none = tm_gate_take(&t->gate, until); /* a source's gate only brings mail */
                 SL_ASSERT(none == NULL);
                 int64_t after = sl_mono_ns();
                 wait_end(r, WAIT_IDLE, after - now);
@@ -973,7 +973,7 @@ static void maybe_end_input(run *r, int in, int *rc)
     r->in_wm = r->ops[0].current_watermark;
 }
 
-static int process_buffer(run *r, sl_buf *b)
+static int process_buffer(run *r, sl_netbuf *b)
 {
     sl_op *head = &r->ops[0];
     int c = b->chan;
@@ -1061,7 +1061,7 @@ static int run_consumer(run *r)
         int stop = 0;
         if (handle_mail(r, &stop) != SL_OK) return SL_ERR;
         int64_t now = sl_mono_ns();
-        sl_buf *b = take_held(r);
+        sl_netbuf *b = take_held(r);
         if (!b) b = tm_gate_take_nowait(&t->gate);
         int64_t after = now;
         if (!b) {
@@ -1143,8 +1143,8 @@ static void *task_main(void *arg)
     r.chan_ended = sl_calloc((size_t)(t->ngate_chan ? t->ngate_chan : 1), 1);
     r.chan_idle = sl_calloc((size_t)(t->ngate_chan ? t->ngate_chan : 1), 1);
     r.chan_barrier = sl_calloc((size_t)(t->ngate_chan ? t->ngate_chan : 1), 1);
-    r.held_head = sl_calloc((size_t)(t->ngate_chan ? t->ngate_chan : 1), sizeof(sl_buf *));
-    r.held_tail = sl_calloc((size_t)(t->ngate_chan ? t->ngate_chan : 1), sizeof(sl_buf *));
+    r.held_head = sl_calloc((size_t)(t->ngate_chan ? t->ngate_chan : 1), sizeof(sl_netbuf *));
+    r.held_tail = sl_calloc((size_t)(t->ngate_chan ? t->ngate_chan : 1), sizeof(sl_netbuf *));
     for (int c = 0; c < t->ngate_chan; c++) r.chan_wm[c] = INT64_MIN;
     const sl_vertex *head = &d->g->v[r.ch->vertices[0]];
     int nvals = 1;
@@ -1173,7 +1173,7 @@ static void *task_main(void *arg)
         while (rc == SL_OK && !cancelled(&r) &&
                ((r.stop_cpid && !r.stop_done) || (final_wait && !r.final_done))) {
             int stop = 0;
-            sl_buf *late = tm_gate_take(&t->gate, sl_mono_ns() + 100000000);
+            sl_netbuf *late = tm_gate_take(&t->gate, sl_mono_ns() + 100000000);
             if (late) sl_buf_recycle(late); /* every input has ended: nothing can come */
             if (handle_mail(&r, &stop) != SL_OK) rc = SL_ERR;
         }
@@ -1196,8 +1196,8 @@ static void *task_main(void *arg)
     free(r.chan_ended);
     free(r.chan_idle);
     free(r.chan_barrier);
-    for (sl_buf *b = take_all_held(&r); b;) {
-        sl_buf *next = b->next;
+    for (sl_netbuf *b = take_all_held(&r); b;) {
+        sl_netbuf *next = b->next;
         sl_buf_recycle(b);
         b = next;
     }

@@ -230,7 +230,7 @@ typedef enum {
     TM_OP_TASK_EXITED,          /* task thread -> network thread: its thread
                                    ended, reap (a bare sl_qmsg, one per task) */
     TM_OP_RECV_BACK,            /* task thread -> network thread: a receive
-                                   buffer it read (sl_buf.qm) becomes credit
+                                   buffer it read (sl_netbuf.qm) becomes credit
                                    again (bounded by the receive pools) */
     TM_OP_SNAPSHOT_WRITTEN,     /* snapshot writer -> network thread: a
                                    tm_snap_job to acknowledge or decline (one

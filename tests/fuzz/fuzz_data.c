@@ -30,7 +30,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         size_t n = sl_get_le16(data + at + 1);
         at += 3;
         if (n > size - at) n = size - at;
-        sl_buf b;
+        sl_netbuf b;
         memset(&b, 0, sizeof b);
         b.data = malloc(n ? n : 1); /* its own allocation: ASan sees any overrun */
         memcpy(b.data, data + at, n);

@@ -23,14 +23,14 @@ static void fill(uint8_t *p, size_t n, uint32_t seed)
 }
 
 typedef struct {
-    sl_buf bufs[64];
+    sl_netbuf bufs[64];
     uint8_t mem[64][4096];
     int n;
 } seq;
 
-static sl_buf *seq_next(seq *s)
+static sl_netbuf *seq_next(seq *s)
 {
-    sl_buf *b = &s->bufs[s->n];
+    sl_netbuf *b = &s->bufs[s->n];
     memset(b, 0, sizeof *b);
     b->data = s->mem[s->n];
     b->cap = sizeof s->mem[0];
@@ -39,7 +39,7 @@ static sl_buf *seq_next(seq *s)
     return b;
 }
 
-static void put_el(sl_buf *b, int tag, const void *p, uint32_t len)
+static void put_el(sl_netbuf *b, int tag, const void *p, uint32_t len)
 {
     b->data[b->len] = (uint8_t)tag;
     memcpy(b->data + b->len + 1, &len, 4);
@@ -57,7 +57,7 @@ static void test_spanning_record_roundtrip(void)
     /* record 1 spans from an empty buffer; a watermark follows its last part */
     uint32_t done = 0;
     while (done < sizeof rec) {
-        sl_buf *b = seq_next(&s);
+        sl_netbuf *b = seq_next(&s);
         tm_span_write(b, rec, sizeof rec, &done);
         CHECK(b->len <= b->cap);
     }
@@ -102,7 +102,7 @@ static void test_spanning_record_roundtrip(void)
     tm_reader_free(&rd);
 }
 
-static int read_all(tm_reader *rd, sl_buf *b, char *err, size_t errlen)
+static int read_all(tm_reader *rd, sl_netbuf *b, char *err, size_t errlen)
 {
     size_t pos = 0;
     tm_element el;
@@ -114,7 +114,7 @@ static int read_all(tm_reader *rd, sl_buf *b, char *err, size_t errlen)
 static void test_damaged_spans_are_refused(void)
 {
     static uint8_t mem[4096];
-    sl_buf b = {.data = mem, .cap = sizeof mem};
+    sl_netbuf b = {.data = mem, .cap = sizeof mem};
     tm_reader rd;
     char err[200];
     uint8_t part[100] = {0};
@@ -170,7 +170,7 @@ typedef struct {
     tm_task t;
     tm_writer wr;
     tm_outchan oc, *chans[1];
-    sl_buf *cur[1];
+    sl_netbuf *cur[1];
     tm_gate gate;
     sl_edge e;
     int keys[1];
@@ -237,7 +237,7 @@ static void test_writer_spans_a_row_and_hashes_a_long_key(void)
     tm_reader rd;
     tm_reader_init(&rd, 1);
     int got = 0, nbufs = 0;
-    sl_buf *b;
+    sl_netbuf *b;
     while ((b = tm_gate_take_nowait(&r.gate))) {
         size_t pos = 0;
         tm_element el;
