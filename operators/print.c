@@ -26,6 +26,7 @@
 
 #include "config.h"
 #include "jobgraph.h"
+#include "buf.h"
 #include "operator.h"
 
 #define PRINT_FLUSH_NS (100 * 1000000LL)
@@ -39,8 +40,7 @@ typedef struct print_state {
     FILE *out;
     char prefix[160]; /* "ident:2> " */
     size_t prefix_len;
-    char *line;       /* the line being built */
-    size_t cap;
+    sl_buf line;      /* the line being built */
     int64_t last_flush_ns;
 } print_state;
 
@@ -102,24 +102,9 @@ static int print_open(sl_op *op)
     else
         n = 0;
     st->prefix_len = (size_t)n;
-    st->cap = 256;
-    st->line = sl_malloc(st->cap);
+    sl_buf_reserve(&st->line, 256);
     st->last_flush_ns = coarse_ns();
     return SL_OK;
-}
-
-static void line_reserve(print_state *st, size_t need)
-{
-    if (need <= st->cap) return;
-    while (st->cap < need) st->cap *= 2;
-    st->line = sl_realloc(st->line, st->cap);
-}
-
-static void line_put(print_state *st, size_t *len, const char *s, size_t n)
-{
-    line_reserve(st, *len + n + 1);
-    memcpy(st->line + *len, s, n);
-    *len += n;
 }
 
 static int print_flush(sl_op *op, print_state *st)
@@ -134,27 +119,29 @@ static int print_process(sl_op *op, int input, sl_row *row)
 {
     print_state *st = op->priv;
     const sl_schema *s = op->in;
-    size_t len = 0;
-    line_put(st, &len, st->prefix, st->prefix_len);
-    line_put(st, &len, sl_rowkind_short(row->kind), 2);
-    line_put(st, &len, "[", 1);
+    sl_buf *b = &st->line;
+    sl_buf_reset(b);
+    sl_buf_put(b, st->prefix, st->prefix_len);
+    sl_buf_put(b, sl_rowkind_short(row->kind), 2);
+    sl_buf_putc(b, '[');
     for (int i = 0; i < row->n && i < s->n; i++) {
-        if (i) line_put(st, &len, ", ", 2);
+        if (i) sl_buf_put(b, ", ", 2);
         const sl_value *v = &row->vals[i];
         sl_type t = s->fields[i].type;
         if (!v->isnull && t == SL_T_STRING) {
-            line_put(st, &len, v->v.s.p, v->v.s.len); /* no copy through a formatter */
+            sl_buf_put(b, v->v.s.p, v->v.s.len); /* no copy through a formatter */
             continue;
         }
-        int n = sl_value_format(st->line + len, st->cap - len, v, t);
-        if ((size_t)n >= st->cap - len) {
-            line_reserve(st, len + (size_t)n + 1);
-            n = sl_value_format(st->line + len, st->cap - len, v, t);
+        char *room = sl_buf_room(b, 64);
+        int n = sl_value_format(room, b->cap - b->len, v, t);
+        if ((size_t)n >= b->cap - b->len) {
+            room = sl_buf_room(b, (size_t)n + 1);
+            n = sl_value_format(room, b->cap - b->len, v, t);
         }
-        len += (size_t)n;
+        sl_buf_added(b, (size_t)n);
     }
-    line_put(st, &len, "]\n", 2);
-    if (fwrite(st->line, 1, len, st->out) != len)
+    sl_buf_put(b, "]\n", 2);
+    if (fwrite(b->p, 1, b->len, st->out) != b->len)
         return sl_op_fail(op, "print: cannot write to %s", st->out == stderr ? "stderr" : "stdout");
     if (coarse_ns() - st->last_flush_ns >= PRINT_FLUSH_NS) return print_flush(op, st);
     return SL_OK;
@@ -170,7 +157,7 @@ static void print_close(sl_op *op)
     print_state *st = op->priv;
     if (!st) return;
     fflush(st->out);
-    free(st->line);
+    sl_buf_free(&st->line);
     free(st);
     op->priv = NULL;
 }
