@@ -253,6 +253,162 @@ static int parse_bool_opt(const sl_vertex *v, const char *key, bool *out, char *
 
 static const char *const ks_reserved[] = {"enable.auto.commit", "enable.auto.offset.store", NULL};
 
+/* 'topic' (a ';'-separated list) or 'topic-pattern' (a POSIX extended
+ * regular expression), exactly one of them. */
+static int ks_plan_topics(const sl_vertex *v, ks_plan *pl, char *err, size_t errlen)
+{
+    const char *topic = sl_vconf_str(v, "topic", NULL), *pattern = sl_vconf_str(v, "topic-pattern", NULL);
+    if ((topic != NULL) == (pattern != NULL)) {
+        sl_seterr(err, errlen, "vertex '%s': give exactly one of 'topic' and 'topic-pattern'", v->id);
+        return SL_ERR;
+    }
+    if (topic) {
+        pl->topics = sl_calloc(strlen(topic) + 2, sizeof *pl->topics);
+        const char *p = topic;
+        while (*p) {
+            const char *e = strchr(p, ';');
+            size_t n = e ? (size_t)(e - p) : strlen(p);
+            if (n) pl->topics[pl->ntopics++] = sl_strndup(p, n);
+            p += n + (e != NULL);
+        }
+        if (pl->ntopics == 0) {
+            sl_seterr(err, errlen, "vertex '%s': option 'topic' is empty", v->id);
+            return SL_ERR;
+        }
+    } else {
+        char why[200];
+        int rc = regcomp(&pl->re, pattern, REG_EXTENDED | REG_NOSUB);
+        if (rc != 0) {
+            regerror(rc, &pl->re, why, sizeof why);
+            sl_seterr(err, errlen, "vertex '%s': option 'topic-pattern': %s", v->id, why);
+            return SL_ERR;
+        }
+        pl->has_re = true;
+        pl->pattern = sl_strdup(pattern);
+    }
+    return SL_OK;
+}
+
+/* The declared columns: the physical ones' indexes into phys (*nphysp of
+ * them), a metadata column's kind into pl->meta, checked against its type. */
+static int ks_plan_columns(const sl_vertex *v, ks_plan *pl, int *phys, int *nphysp, char *err,
+                           size_t errlen)
+{
+    const sl_schema *decl = &v->declared;
+    json_t *js = json_object_get(v->json, "schema");
+    int nphys = 0;
+    for (int i = 0; i < decl->n; i++) {
+        json_t *jm = json_is_array(js) ? json_object_get(json_array_get(js, (size_t)i), "metadata")
+                                       : NULL;
+        const char *m = json_is_string(jm) ? json_string_value(jm)
+                        : json_is_true(jm) ? decl->fields[i].name
+                                           : NULL;
+        if (jm && !m && !json_is_false(jm)) {
+            sl_seterr(err, errlen, "vertex '%s': schema field '%s': 'metadata' must be a string or "
+                      "true", v->id, decl->fields[i].name);
+            return SL_ERR;
+        }
+        if (!m) {
+            phys[nphys++] = i;
+            continue;
+        }
+        sl_type want;
+        if (!strcmp(m, "offset")) pl->meta[i] = META_OFFSET, want = SL_T_BIGINT;
+        else if (!strcmp(m, "partition")) pl->meta[i] = META_PARTITION, want = SL_T_INT;
+        else if (!strcmp(m, "timestamp")) pl->meta[i] = META_TIMESTAMP, want = SL_T_TIMESTAMP;
+        else if (!strcmp(m, "topic")) pl->meta[i] = META_TOPIC, want = SL_T_STRING;
+        else if (!strcmp(m, "headers")) pl->meta[i] = META_HEADERS, want = SL_T_STRING;
+        else {
+            sl_seterr(err, errlen, "vertex '%s': schema field '%s': unknown metadata '%s' (offset, "
+                      "partition, timestamp, topic, headers)", v->id, decl->fields[i].name, m);
+            return SL_ERR;
+        }
+        sl_type t = decl->fields[i].type;
+        bool ok = t == want || (want == SL_T_INT && t == SL_T_BIGINT);
+        if (!ok) {
+            sl_seterr(err, errlen, "vertex '%s': schema field '%s': metadata '%s' is %s, not %s",
+                      v->id, decl->fields[i].name, m, sl_type_name(want), sl_type_name(t));
+            return SL_ERR;
+        }
+    }
+    *nphysp = nphys;
+    return SL_OK;
+}
+
+/* Where reading starts (scan.startup.*), where a bounded read ends
+ * (scan.bounded.*), and partition discovery. */
+static int ks_plan_bounds(const sl_vertex *v, ks_plan *pl, bool upsert, char *err, size_t errlen)
+{
+    /* upsert-kafka reads every topic from its start, as Flink's */
+    const char *sm = sl_vconf_str(v, "scan.startup.mode", upsert ? "earliest-offset" : "group-offsets");
+    if (!strcmp(sm, "group-offsets")) pl->start = START_GROUP;
+    else if (!strcmp(sm, "earliest-offset")) pl->start = START_EARLIEST;
+    else if (!strcmp(sm, "latest-offset")) pl->start = START_LATEST;
+    else if (!strcmp(sm, "timestamp")) pl->start = START_TIMESTAMP;
+    else if (!strcmp(sm, "specific-offsets")) pl->start = START_SPECIFIC;
+    else {
+        sl_seterr(err, errlen, "vertex '%s': option 'scan.startup.mode': '%s' is not one of "
+                  "earliest-offset, latest-offset, group-offsets, timestamp, specific-offsets",
+                  v->id, sm);
+        return SL_ERR;
+    }
+    if (pl->start == START_TIMESTAMP) {
+        if (!json_object_get(v->config, "scan.startup.timestamp-millis")) {
+            sl_seterr(err, errlen, "vertex '%s': scan.startup.mode 'timestamp' needs "
+                      "'scan.startup.timestamp-millis'", v->id);
+            return SL_ERR;
+        }
+        if (sl_vconf_int(v, "scan.startup.timestamp-millis", 0, &pl->start_ts, err, errlen))
+            return SL_ERR;
+    } else if (json_object_get(v->config, "scan.startup.timestamp-millis")) {
+        sl_seterr(err, errlen, "vertex '%s': 'scan.startup.timestamp-millis' only applies to "
+                  "scan.startup.mode 'timestamp'", v->id);
+        return SL_ERR;
+    }
+    if (pl->start == START_SPECIFIC &&
+        parse_specific(v, "scan.startup.specific-offsets", &pl->start_spec, &pl->nstart_spec, err,
+                       errlen))
+        return SL_ERR;
+    const char *bm = sl_vconf_str(v, "scan.bounded.mode", "unbounded");
+    if (!strcmp(bm, "unbounded")) pl->bound = BOUND_NONE;
+    else if (!strcmp(bm, "latest-offset")) pl->bound = BOUND_LATEST;
+    else if (!strcmp(bm, "specific-offsets")) pl->bound = BOUND_SPECIFIC;
+    else if (!strcmp(bm, "timestamp")) pl->bound = BOUND_TIMESTAMP;
+    else if (!strcmp(bm, "group-offsets")) pl->bound = BOUND_GROUP;
+    else {
+        sl_seterr(err, errlen, "vertex '%s': option 'scan.bounded.mode': '%s' is not one of "
+                  "unbounded, latest-offset, group-offsets, timestamp, specific-offsets", v->id, bm);
+        return SL_ERR;
+    }
+    if (pl->bound == BOUND_TIMESTAMP) {
+        if (!json_object_get(v->config, "scan.bounded.timestamp-millis")) {
+            sl_seterr(err, errlen, "vertex '%s': scan.bounded.mode 'timestamp' needs "
+                      "'scan.bounded.timestamp-millis'", v->id);
+            return SL_ERR;
+        }
+        if (sl_vconf_int(v, "scan.bounded.timestamp-millis", 0, &pl->bound_ts, err, errlen))
+            return SL_ERR;
+    } else if (json_object_get(v->config, "scan.bounded.timestamp-millis")) {
+        sl_seterr(err, errlen, "vertex '%s': 'scan.bounded.timestamp-millis' only applies to "
+                  "scan.bounded.mode 'timestamp'", v->id);
+        return SL_ERR;
+    }
+    /* Flink's default: every 5 minutes; a bounded read discovers nothing */
+    if (sl_vconf_interval(v, "scan.topic-partition-discovery.interval", 300000, &pl->discovery_ms,
+                          err, errlen))
+        return SL_ERR;
+    if (pl->bound != BOUND_NONE) pl->discovery_ms = 0;
+    if (pl->bound == BOUND_SPECIFIC &&
+        parse_specific(v, "scan.bounded.specific-offsets", &pl->bound_spec, &pl->nbound_spec, err,
+                       errlen))
+        return SL_ERR;
+    if ((pl->start == START_SPECIFIC || pl->bound == BOUND_SPECIFIC) && pl->ntopics != 1) {
+        sl_seterr(err, errlen, "vertex '%s': specific offsets need exactly one 'topic'", v->id);
+        return SL_ERR;
+    }
+    return SL_OK;
+}
+
 static void *ks_plan_common(sl_plan_ctx *pc, bool upsert, char *err, size_t errlen)
 {
     const sl_vertex *v = pc->v;
@@ -269,72 +425,10 @@ static void *ks_plan_common(sl_plan_ctx *pc, bool upsert, char *err, size_t errl
     int *phys = sl_calloc((size_t)decl->n, sizeof *phys), nphys = 0;
 
     /* topics */
-    const char *topic = sl_vconf_str(v, "topic", NULL), *pattern = sl_vconf_str(v, "topic-pattern", NULL);
-    if ((topic != NULL) == (pattern != NULL)) {
-        sl_seterr(err, errlen, "vertex '%s': give exactly one of 'topic' and 'topic-pattern'", v->id);
-        goto fail;
-    }
-    if (topic) {
-        pl->topics = sl_calloc(strlen(topic) + 2, sizeof *pl->topics);
-        const char *p = topic;
-        while (*p) {
-            const char *e = strchr(p, ';');
-            size_t n = e ? (size_t)(e - p) : strlen(p);
-            if (n) pl->topics[pl->ntopics++] = sl_strndup(p, n);
-            p += n + (e != NULL);
-        }
-        if (pl->ntopics == 0) {
-            sl_seterr(err, errlen, "vertex '%s': option 'topic' is empty", v->id);
-            goto fail;
-        }
-    } else {
-        char why[200];
-        int rc = regcomp(&pl->re, pattern, REG_EXTENDED | REG_NOSUB);
-        if (rc != 0) {
-            regerror(rc, &pl->re, why, sizeof why);
-            sl_seterr(err, errlen, "vertex '%s': option 'topic-pattern': %s", v->id, why);
-            goto fail;
-        }
-        pl->has_re = true;
-        pl->pattern = sl_strdup(pattern);
-    }
+    if (ks_plan_topics(v, pl, err, errlen) != SL_OK) goto fail;
 
-    /* columns */
-    json_t *js = json_object_get(v->json, "schema");
-    for (int i = 0; i < decl->n; i++) {
-        json_t *jm = json_is_array(js) ? json_object_get(json_array_get(js, (size_t)i), "metadata")
-                                       : NULL;
-        const char *m = json_is_string(jm) ? json_string_value(jm)
-                        : json_is_true(jm) ? decl->fields[i].name
-                                           : NULL;
-        if (jm && !m && !json_is_false(jm)) {
-            sl_seterr(err, errlen, "vertex '%s': schema field '%s': 'metadata' must be a string or "
-                      "true", v->id, decl->fields[i].name);
-            goto fail;
-        }
-        if (!m) {
-            phys[nphys++] = i;
-            continue;
-        }
-        sl_type want;
-        if (!strcmp(m, "offset")) pl->meta[i] = META_OFFSET, want = SL_T_BIGINT;
-        else if (!strcmp(m, "partition")) pl->meta[i] = META_PARTITION, want = SL_T_INT;
-        else if (!strcmp(m, "timestamp")) pl->meta[i] = META_TIMESTAMP, want = SL_T_TIMESTAMP;
-        else if (!strcmp(m, "topic")) pl->meta[i] = META_TOPIC, want = SL_T_STRING;
-        else if (!strcmp(m, "headers")) pl->meta[i] = META_HEADERS, want = SL_T_STRING;
-        else {
-            sl_seterr(err, errlen, "vertex '%s': schema field '%s': unknown metadata '%s' (offset, "
-                      "partition, timestamp, topic, headers)", v->id, decl->fields[i].name, m);
-            goto fail;
-        }
-        sl_type t = decl->fields[i].type;
-        bool ok = t == want || (want == SL_T_INT && t == SL_T_BIGINT);
-        if (!ok) {
-            sl_seterr(err, errlen, "vertex '%s': schema field '%s': metadata '%s' is %s, not %s",
-                      v->id, decl->fields[i].name, m, sl_type_name(want), sl_type_name(t));
-            goto fail;
-        }
-    }
+    /* columns: physical ones in phys, metadata ones in pl->meta */
+    if (ks_plan_columns(v, pl, phys, &nphys, err, errlen) != SL_OK) goto fail;
 
     /* formats: the key's columns, then the value's */
     pl->upsert = upsert;
@@ -357,73 +451,7 @@ static void *ks_plan_common(sl_plan_ctx *pc, bool upsert, char *err, size_t errl
     pl->codec.ignore_errors = f == KF_JSON ? ij : f == KF_CSV ? ic : false;
 
     /* startup and bounds */
-    /* upsert-kafka reads every topic from its start, as Flink's */
-    const char *sm = sl_vconf_str(v, "scan.startup.mode", upsert ? "earliest-offset" : "group-offsets");
-    if (!strcmp(sm, "group-offsets")) pl->start = START_GROUP;
-    else if (!strcmp(sm, "earliest-offset")) pl->start = START_EARLIEST;
-    else if (!strcmp(sm, "latest-offset")) pl->start = START_LATEST;
-    else if (!strcmp(sm, "timestamp")) pl->start = START_TIMESTAMP;
-    else if (!strcmp(sm, "specific-offsets")) pl->start = START_SPECIFIC;
-    else {
-        sl_seterr(err, errlen, "vertex '%s': option 'scan.startup.mode': '%s' is not one of "
-                  "earliest-offset, latest-offset, group-offsets, timestamp, specific-offsets",
-                  v->id, sm);
-        goto fail;
-    }
-    if (pl->start == START_TIMESTAMP) {
-        if (!json_object_get(v->config, "scan.startup.timestamp-millis")) {
-            sl_seterr(err, errlen, "vertex '%s': scan.startup.mode 'timestamp' needs "
-                      "'scan.startup.timestamp-millis'", v->id);
-            goto fail;
-        }
-        if (sl_vconf_int(v, "scan.startup.timestamp-millis", 0, &pl->start_ts, err, errlen))
-            goto fail;
-    } else if (json_object_get(v->config, "scan.startup.timestamp-millis")) {
-        sl_seterr(err, errlen, "vertex '%s': 'scan.startup.timestamp-millis' only applies to "
-                  "scan.startup.mode 'timestamp'", v->id);
-        goto fail;
-    }
-    if (pl->start == START_SPECIFIC &&
-        parse_specific(v, "scan.startup.specific-offsets", &pl->start_spec, &pl->nstart_spec, err,
-                       errlen))
-        goto fail;
-    const char *bm = sl_vconf_str(v, "scan.bounded.mode", "unbounded");
-    if (!strcmp(bm, "unbounded")) pl->bound = BOUND_NONE;
-    else if (!strcmp(bm, "latest-offset")) pl->bound = BOUND_LATEST;
-    else if (!strcmp(bm, "specific-offsets")) pl->bound = BOUND_SPECIFIC;
-    else if (!strcmp(bm, "timestamp")) pl->bound = BOUND_TIMESTAMP;
-    else if (!strcmp(bm, "group-offsets")) pl->bound = BOUND_GROUP;
-    else {
-        sl_seterr(err, errlen, "vertex '%s': option 'scan.bounded.mode': '%s' is not one of "
-                  "unbounded, latest-offset, group-offsets, timestamp, specific-offsets", v->id, bm);
-        goto fail;
-    }
-    if (pl->bound == BOUND_TIMESTAMP) {
-        if (!json_object_get(v->config, "scan.bounded.timestamp-millis")) {
-            sl_seterr(err, errlen, "vertex '%s': scan.bounded.mode 'timestamp' needs "
-                      "'scan.bounded.timestamp-millis'", v->id);
-            goto fail;
-        }
-        if (sl_vconf_int(v, "scan.bounded.timestamp-millis", 0, &pl->bound_ts, err, errlen))
-            goto fail;
-    } else if (json_object_get(v->config, "scan.bounded.timestamp-millis")) {
-        sl_seterr(err, errlen, "vertex '%s': 'scan.bounded.timestamp-millis' only applies to "
-                  "scan.bounded.mode 'timestamp'", v->id);
-        goto fail;
-    }
-    /* Flink's default: every 5 minutes; a bounded read discovers nothing */
-    if (sl_vconf_interval(v, "scan.topic-partition-discovery.interval", 300000, &pl->discovery_ms,
-                          err, errlen))
-        goto fail;
-    if (pl->bound != BOUND_NONE) pl->discovery_ms = 0;
-    if (pl->bound == BOUND_SPECIFIC &&
-        parse_specific(v, "scan.bounded.specific-offsets", &pl->bound_spec, &pl->nbound_spec, err,
-                       errlen))
-        goto fail;
-    if ((pl->start == START_SPECIFIC || pl->bound == BOUND_SPECIFIC) && pl->ntopics != 1) {
-        sl_seterr(err, errlen, "vertex '%s': specific offsets need exactly one 'topic'", v->id);
-        goto fail;
-    }
+    if (ks_plan_bounds(v, pl, upsert, err, errlen) != SL_OK) goto fail;
 
     /* watermarks */
     const char *wc = sl_vconf_str(v, "watermark.column", NULL);
