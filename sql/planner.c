@@ -422,6 +422,7 @@ static void scan_watermark(plan *p, const sql_table *t, const char *idle, rel *o
     char d[64];
     snprintf(d, sizeof d, "%lld ms", (long long)t->wm_delay);
     json_object_set_new(w, "delay", json_string(d));
+    json_object_set_new(w, "rule", json_string("sql")); /* max - delay, Flink SQL's */
     if (p->wm_interval) json_object_set_new(w, "interval", json_string(p->wm_interval));
     if (idle) json_object_set_new(w, "idle-timeout", json_string(idle));
     char *base = sl_sprintf("%s-watermark", t->name);
@@ -511,6 +512,7 @@ static int scan_table(plan *p, const sql_node *at, const char *name, rel *out)
         snprintf(d, sizeof d, "%lld ms", (long long)t->wm_delay);
         json_object_set_new(cfg, "watermark.column", json_string(t->wm_col));
         json_object_set_new(cfg, "watermark.delay", json_string(d));
+        json_object_set_new(cfg, "watermark.rule", json_string("sql"));
         if (idle) json_object_set_new(cfg, "watermark.idle-timeout", json_string(idle));
         if (p->wm_interval) json_object_set_new(cfg, "watermark.interval", json_string(p->wm_interval));
     }
