@@ -827,7 +827,7 @@ static int add_agg(plan *p, aggctx *c, const sql_node *e, const char *alias, cha
             for (int i = 0; i < c->npre; i++)
                 if (!strcmp(c->pre[i].name, arg)) at = c->pre[i].type;
         /* what window and group_aggregate compute: SUM/AVG of numbers, MIN/MAX also of
-         * TIMESTAMPs (and STRINGs in GROUP BY), COUNT of anything */
+         * TIMESTAMPs, BOOLEANs (FALSE < TRUE) and STRINGs (in GROUP BY), COUNT of anything */
         int minmax = !strcasecmp(e->s, "MIN") || !strcasecmp(e->s, "MAX");
         if (minmax && at == SL_T_STRING && c->window) {
             free(txt);
@@ -837,7 +837,7 @@ static int add_agg(plan *p, aggctx *c, const sql_node *e, const char *alias, cha
                         "aggregations", e->s);
         }
         if (strcasecmp(e->s, "COUNT") && at != SL_T_INT && at != SL_T_BIGINT && at != SL_T_DOUBLE &&
-            !(minmax && (at == SL_T_TIMESTAMP || at == SL_T_STRING))) {
+            !(minmax && (at == SL_T_TIMESTAMP || at == SL_T_STRING || at == SL_T_BOOLEAN))) {
             free(txt);
             free(arg);
             free(fcol);

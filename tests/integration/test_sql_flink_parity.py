@@ -316,3 +316,45 @@ def test_keep_first_on_event_time_across_savepoint_rescale(make_cluster, workdir
     extra = collections.Counter(got) - collections.Counter((k, i, ts[i]) for k, i in want.items())
     assert not missing and not extra, (len(first), sorted(missing)[:10], sorted(extra)[:10])
     assert late_dropped(c, jid2) == 0
+
+
+# ---- 4. documented aggregates that were refused ----------------------------------------
+
+def test_min_max_of_boolean_in_window_and_group_by(cluster, workdir):
+    """MIN/MAX of a BOOLEAN (FALSE < TRUE, as Flink orders them) in a TUMBLE
+    window aggregation and in a GROUP BY, against a model."""
+    from test_rank import apply
+    cluster.add_tm(slots=2)
+    rows = [(i, i % 3, (i * 7) % 5 == 0 or (i % 3 == 2 and i > 40)) for i in range(1, 61)]
+    src = os.path.join(workdir, "src", "ev.json")
+    write_rows(src, [{"id": i, "k": k, "b": b, "ts": ts_text(BASE + i * SEC)} for i, k, b in rows])
+    wout, gout = os.path.join(workdir, "wout"), os.path.join(workdir, "gout")
+    r = run_sql(cluster, workdir, "bool.sql", f"""
+CREATE TABLE ev (id BIGINT, k INT, b BOOLEAN, ts TIMESTAMP(3),
+                 WATERMARK FOR ts AS ts - INTERVAL '1' SECOND)
+  WITH ('connector' = 'filesystem', 'path' = '{os.path.dirname(src)}', 'format' = 'json');
+CREATE TABLE wout (ws TIMESTAMP(3), k INT, lo BOOLEAN, hi BOOLEAN)
+  WITH ('connector' = 'filesystem', 'path' = '{wout}', 'format' = 'json');
+CREATE TABLE gout (k INT, lo BOOLEAN, hi BOOLEAN)
+  WITH ('connector' = 'filesystem', 'path' = '{gout}', 'format' = 'json');
+EXECUTE STATEMENT SET BEGIN
+INSERT INTO wout SELECT window_start, k, MIN(b), MAX(b)
+  FROM TABLE(TUMBLE(TABLE ev, DESCRIPTOR(ts), INTERVAL '10' SECOND))
+  GROUP BY window_start, window_end, k;
+INSERT INTO gout SELECT k, MIN(b), MAX(b) FROM ev WHERE id > 20 GROUP BY k;
+END;
+""")
+    assert r.returncode == 0, r.stdout + r.stderr
+    finish(cluster, job_ids(r.stdout)[0])
+    wwant = collections.defaultdict(list)
+    gwant = collections.defaultdict(list)
+    for i, k, b in rows:
+        wwant[((BASE + i * SEC) // (10 * SEC) * (10 * SEC), k)].append(b)
+        if i > 20:
+            gwant[k].append(b)
+    got = {(ms(x["ws"]), x["k"]): (x["lo"], x["hi"]) for x in read_json(wout)}
+    assert got == {key: (min(v), max(v)) for key, v in wwant.items()}
+    assert any(lo != hi for lo, hi in got.values()) and any(lo == hi for lo, hi in got.values())
+    table = apply(committed_files(gout), lambda x: x["k"])
+    assert {k: (x["lo"], x["hi"]) for k, x in table.items()} == \
+        {k: (min(v), max(v)) for k, v in gwant.items()}
