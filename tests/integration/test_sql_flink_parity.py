@@ -225,8 +225,12 @@ def read_firsts(out):
     return got
 
 
-@pytest.mark.parametrize("p", [1, 2])
-def test_keep_first_on_event_time_is_insert_only_and_drops_late_rows(cluster, workdir, p):
+def test_keep_first_on_event_time_is_insert_only_and_drops_late_rows(cluster, workdir):
+    """At parallelism 1: with one input file and parallelism 2 the source subtask
+    without a file holds the watermark back until it ends, so which rows are
+    late would depend on timing (issue 36 item 5, still open); parallelism 2
+    and 3 are covered by the savepoint test below, on input without late rows."""
+    p = 1
     cluster.add_tm(slots=2)
     rows = dedup_rows(600, 40, seed=36 + p)
     src = os.path.join(workdir, "src", "ev.json")
