@@ -63,7 +63,8 @@
  *
  * Watermarks (with watermark.column, a TIMESTAMP column, e.g. the metadata
  * timestamp): per partition the largest event time seen; every interval the
- * subtask emits min over its active partitions of (max - delay - 1 ms). A
+ * subtask emits min over its active partitions of (max - delay - 1 ms, the
+ * DataStream rule; max - delay with watermark.rule sql, Flink SQL's). A
  * partition without a record for idle-timeout is left out of the minimum
  * until it speaks again; when all are idle (or the subtask has none) the
  * subtask marks its output idle (sl_op_emit_idle).
@@ -133,6 +134,7 @@ typedef struct ks_plan {
     ks_meta *meta;          /* per column */
     int wm_col;             /* -1: no watermarks */
     int64_t wm_delay, wm_idle, wm_interval;
+    int64_t wm_slack;     /* 1 ms (DataStream rule) or 0 (watermark.rule sql) */
     bool reset_earliest;    /* properties.auto.offset.reset is earliest */
 } ks_plan;
 
@@ -472,6 +474,7 @@ static void *ks_plan_common(sl_plan_ctx *pc, bool upsert, char *err, size_t errl
         sl_vconf_interval(v, "watermark.interval", 200, &pl->wm_interval, err, errlen))
         goto fail;
     if (pl->wm_interval == 0) pl->wm_interval = 1;
+    pl->wm_slack = strcmp(sl_vconf_str(v, "watermark.rule", "datastream"), "sql") ? 1 : 0;
 
     const char *reset = kf_prop(v, "auto.offset.reset", "latest");
     pl->reset_earliest = !strcmp(reset, "earliest") || !strcmp(reset, "smallest") ||
@@ -932,9 +935,9 @@ static int ks_tick(sl_op *op, ks_state *st, int64_t now)
         if (!p->idle && pl->wm_idle > 0 && now - p->last_ms >= pl->wm_idle) p->idle = true;
         if (p->idle || p->done) continue;
         active++;
-        int64_t w = p->max_ts == INT64_MIN || p->max_ts < INT64_MIN + pl->wm_delay + 1
+        int64_t w = p->max_ts == INT64_MIN || p->max_ts < INT64_MIN + pl->wm_delay + pl->wm_slack
                         ? INT64_MIN
-                        : p->max_ts - pl->wm_delay - 1;
+                        : p->max_ts - pl->wm_delay - pl->wm_slack;
         if (w < wm) wm = w;
     }
     if (active == 0) {
@@ -1454,6 +1457,8 @@ static const sl_op_option ks_options[] = {
      "Silence after which a partition is marked idle."},
     {"watermark.interval", SL_CT_STRING, NULL, NULL,
      "Watermark emission interval of the source."},
+    {"watermark.rule", SL_CT_ENUM, "datastream", "datastream,sql",
+     "datastream: max - delay - 1 ms per partition; sql: max - delay (Flink SQL's WATERMARK rule)."},
     SL_OP_OPTIONS_END,
 };
 
@@ -1492,6 +1497,8 @@ static const sl_op_option ks_upsert_options[] = {
      "Silence after which a partition is marked idle."},
     {"watermark.interval", SL_CT_STRING, NULL, NULL,
      "Watermark emission interval of the source."},
+    {"watermark.rule", SL_CT_ENUM, "datastream", "datastream,sql",
+     "datastream: max - delay - 1 ms per partition; sql: max - delay (Flink SQL's WATERMARK rule)."},
     SL_OP_OPTIONS_END,
 };
 

@@ -12,6 +12,8 @@
  *   "library", "function"    instead of "column": a timestamp assigner
  *                            (sl_timestamp_assigner, api/datastream.h)
  *                            in a C job's shared object, called per row
+ *   "rule":         "datastream" (default) or "sql": how the watermark
+ *                            follows the largest timestamp (below)
  *   "interval":     "200 ms" how often the watermark is emitted
  *                            (pipeline.auto-watermark-interval; the operator
  *                            cannot read daemon configuration, so the job
@@ -26,9 +28,13 @@
  * Emission is periodic, driven by the runtime's processing-time callback
  * (op->proc_time_at / proc_time()): each tick emits
  *     watermark = max timestamp seen - delay - 1 ms
- * when that is larger than the last one emitted. The "- 1 ms" is Flink's:
- * a watermark W promises no more rows with timestamp <= W, and a row exactly
- * `delay` behind the maximum is still on time. Idleness is judged at the
+ * when that is larger than the last one emitted. The "- 1 ms" is Flink's
+ * DataStream rule (forBoundedOutOfOrderness): a watermark W promises no more
+ * rows with timestamp <= W, and a row exactly `delay` behind the maximum is
+ * still on time. With "rule": "sql" (what the SQL planner sets) it is Flink
+ * SQL's instead: `WATERMARK FOR ts AS ts - INTERVAL '5' SECOND` evaluates
+ * the expression on the largest timestamp, watermark = max - delay, so a
+ * row exactly `delay` behind the maximum is late. Idleness is judged at the
  * same ticks (so to the resolution of "interval"): no row since the last
  * tick for idle-timeout → sl_op_emit_idle(op, 1); the next row →
  * sl_op_emit_idle(op, 0) before it is forwarded. Watermarks arriving from
@@ -54,6 +60,7 @@ typedef struct wm_plan {
     int64_t delay_ms;     /* bounded out-of-orderness */
     int64_t idle_ms;      /* 0: idleness detection off */
     int64_t interval_ms;  /* 0: emit after every advancing row */
+    int64_t slack_ms;     /* 1 (DataStream rule: max - delay - 1) or 0 (SQL: max - delay) */
 } wm_plan;
 
 typedef struct wm_state {
@@ -128,6 +135,7 @@ static void *wm_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
         sl_vconf_interval(v, "idle-timeout", 0, &pl->idle_ms, err, errlen) != SL_OK ||
         sl_vconf_interval(v, "interval", 200, &pl->interval_ms, err, errlen) != SL_OK)
         goto fail;
+    pl->slack_ms = strcmp(sl_vconf_str(v, "rule", "datastream"), "sql") ? 1 : 0;
     sl_schema_copy(out, in);
     return pl;
 fail:
@@ -167,12 +175,12 @@ static int wm_open(sl_op *op)
     return SL_OK;
 }
 
-/* max_ts - delay - 1, saturating at the int64 floor. */
+/* max_ts - delay - slack (1 ms, or 0 for SQL), saturating at the int64 floor. */
 static int64_t wm_candidate(const wm_plan *pl, const wm_state *st)
 {
     if (st->max_ts == INT64_MIN) return INT64_MIN;
-    if (st->max_ts < INT64_MIN + pl->delay_ms + 1) return INT64_MIN;
-    return st->max_ts - pl->delay_ms - 1;
+    if (st->max_ts < INT64_MIN + pl->delay_ms + pl->slack_ms) return INT64_MIN;
+    return st->max_ts - pl->delay_ms - pl->slack_ms;
 }
 
 static int wm_emit_if_advanced(sl_op *op)
@@ -269,6 +277,8 @@ static const sl_op_option wm_options[] = {
      "Silence after which the input is marked idle (a duration; 0: never)."},
     {"interval", SL_CT_STRING, NULL, NULL,
      "Watermark emission interval; the JobManager fills in pipeline.auto-watermark-interval."},
+    {"rule", SL_CT_ENUM, "datastream", "datastream,sql",
+     "datastream: max - delay - 1 ms (forBoundedOutOfOrderness); sql: max - delay (WATERMARK FOR ... AS ts - INTERVAL)."},
     {"library", SL_CT_STRING, NULL, NULL,
      "Shared object (an uploaded C job's id or a path) holding the user function."},
     {"function", SL_CT_STRING, NULL, NULL,

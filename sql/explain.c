@@ -17,6 +17,7 @@
  *   rank: a window Top-N [I]; with the row number [I,UB,UA,D] (positions
  *     change), without it [I,D];
  *   deduplicate: keep first on processing time [I], otherwise [I,UB,UA];
+ *   rowtime_deduplicate (keep first on event time, held to the watermark): [I];
  *   regular_join: [I] for an inner join of insert-only inputs, else [I,D];
  *   interval_join, temporal_join, window_join: [I];
  *   a vertex without outputs is a sink: [NONE];
@@ -73,6 +74,7 @@ static int vertex_mode(const json_t *v, const char *type, int nin, int in)
         int first_proc = keep && !strcmp(keep, "first") && time && !strcmp(time, "processing");
         return first_proc ? CM_I : CM_I | CM_UB | CM_UA;
     }
+    if (is_type(type, "rowtime_deduplicate")) return CM_I;
     if (is_type(type, "regular_join")) {
         const char *jt = cfg_str(v, "join-type");
         int inner = !jt || !strcasecmp(jt, "inner");

@@ -19,7 +19,10 @@
  *   rn = 1 (or <= 1) ordered by a single time attribute, the row number not
  *     selected: `deduplicate`, keep first (ASC) or last (DESC) row, on
  *     processing time or event time; append-only for keep-first on
- *     processing time, updating otherwise. Its input must be insert-only.
+ *     processing time, updating for keep-last. Keep-first on event time is
+ *     `rowtime_deduplicate` (Flink 2.x's): rows wait for the watermark, late
+ *     ones are dropped, the output is insert-only. The input must be
+ *     insert-only.
  *   anything else: `rank` (Top-N), updating; an updating input makes it keep
  *     every row so a retraction can promote the next ("input-changelog":
  *     "retract"); "row-number" when the outer query selects rn.
@@ -291,7 +294,7 @@ static int rank_vertex(plan *p, const sql_node *over, const sql_node *items, con
     int is_proctime = tcol && in->proctime && !strcasecmp(tcol, in->proctime);
     int dedup = rc == SL_OK && !windowed && limit == 1 && start == 1 && !rn_out && order->nkids == 1 &&
                 (is_rowtime || is_proctime);
-    int updating = 1;
+    int updating = 1, first_rowtime = 0;
     if (rc == SL_OK && dedup) {
         if (in->updating) {
             rc = PERR(over, "deduplication over an updating input (produced by %s) is not "
@@ -300,8 +303,12 @@ static int rank_vertex(plan *p, const sql_node *over, const sql_node *items, con
             json_object_set(cfg, "key", keys);
             if (is_rowtime) json_object_set_new(cfg, "time-column", json_string(tcol));
             else json_object_set_new(cfg, "time", json_string("processing"));
-            json_object_set_new(cfg, "keep", json_string(desc0 ? "last" : "first"));
-            updating = !(is_proctime && !desc0);
+            /* keep first on event time: Flink 2.x's insert-only form, rows
+             * held until the watermark (rowtime_deduplicate) */
+            if (!(is_rowtime && !desc0))
+                json_object_set_new(cfg, "keep", json_string(desc0 ? "last" : "first"));
+            first_rowtime = is_rowtime && !desc0;
+            updating = desc0;
         }
     } else if (rc == SL_OK) {
         json_object_set(cfg, "partition-by", keys);
@@ -319,7 +326,8 @@ static int rank_vertex(plan *p, const sql_node *over, const sql_node *items, con
         if (sqlp_ttl_set(p) && !windowed) json_object_set_new(cfg, "table.exec.state.ttl", json_string(p->ttl));
         char *o = json_dumps(ord, JSON_COMPACT), *k = json_dumps(keys, JSON_COMPACT);
         sql_sb_fmt(&id, "%s|%s|%s|%s|%lld|%d",
-                   dedup ? "deduplicate" : windowed ? "window_rank" : "rank",
+                   first_rowtime ? "rowtime_deduplicate" : dedup ? "deduplicate"
+                   : windowed ? "window_rank" : "rank",
                    in->ident ? in->ident : "", k, o, (long long)limit, rn_out);
         if (start > 1) sql_sb_fmt(&id, "|from %lld", (long long)start);
         free(o);
@@ -327,8 +335,9 @@ static int rank_vertex(plan *p, const sql_node *over, const sql_node *items, con
         char *uid = sl_sprintf("%s-%s-%08x", dedup ? "dedup" : "rank", in->ident ? in->ident : "q",
                                sqlp_fnv1a(id.p));
         int global = json_array_size(keys) == 0;
-        vid = sqlp_add_vertex(p, dedup ? "dedup" : "rank", dedup ? "deduplicate" : "rank", uid,
-                              cfg, NULL, global ? 1 : 0);
+        vid = sqlp_add_vertex(p, dedup ? "dedup" : "rank",
+                              first_rowtime ? "rowtime_deduplicate" : dedup ? "deduplicate" : "rank",
+                              uid, cfg, NULL, global ? 1 : 0);
         cfg = NULL;
         free(uid);
         if (global) sqlp_add_edge(p, in->vid, vid, "rebalance", NULL, 0);
@@ -340,7 +349,7 @@ static int rank_vertex(plan *p, const sql_node *over, const sql_node *items, con
             in->updating = 1;
             free(in->updater);
             in->updater = sl_sprintf("%s '%s' (%s)", dedup ? "deduplicate" : "rank", vid,
-                                    dedup ? "keep the last row, or the first by event time"
+                                    dedup ? "keep the last row"
                                           : "Top-N");
         }
     }

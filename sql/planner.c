@@ -422,6 +422,7 @@ static void scan_watermark(plan *p, const sql_table *t, const char *idle, rel *o
     char d[64];
     snprintf(d, sizeof d, "%lld ms", (long long)t->wm_delay);
     json_object_set_new(w, "delay", json_string(d));
+    json_object_set_new(w, "rule", json_string("sql")); /* max - delay, Flink SQL's */
     if (p->wm_interval) json_object_set_new(w, "interval", json_string(p->wm_interval));
     if (idle) json_object_set_new(w, "idle-timeout", json_string(idle));
     char *base = sl_sprintf("%s-watermark", t->name);
@@ -511,6 +512,7 @@ static int scan_table(plan *p, const sql_node *at, const char *name, rel *out)
         snprintf(d, sizeof d, "%lld ms", (long long)t->wm_delay);
         json_object_set_new(cfg, "watermark.column", json_string(t->wm_col));
         json_object_set_new(cfg, "watermark.delay", json_string(d));
+        json_object_set_new(cfg, "watermark.rule", json_string("sql"));
         if (idle) json_object_set_new(cfg, "watermark.idle-timeout", json_string(idle));
         if (p->wm_interval) json_object_set_new(cfg, "watermark.interval", json_string(p->wm_interval));
     }
@@ -825,7 +827,7 @@ static int add_agg(plan *p, aggctx *c, const sql_node *e, const char *alias, cha
             for (int i = 0; i < c->npre; i++)
                 if (!strcmp(c->pre[i].name, arg)) at = c->pre[i].type;
         /* what window and group_aggregate compute: SUM/AVG of numbers, MIN/MAX also of
-         * TIMESTAMPs (and STRINGs in GROUP BY), COUNT of anything */
+         * TIMESTAMPs, BOOLEANs (FALSE < TRUE) and STRINGs (in GROUP BY), COUNT of anything */
         int minmax = !strcasecmp(e->s, "MIN") || !strcasecmp(e->s, "MAX");
         if (minmax && at == SL_T_STRING && c->window) {
             free(txt);
@@ -835,7 +837,7 @@ static int add_agg(plan *p, aggctx *c, const sql_node *e, const char *alias, cha
                         "aggregations", e->s);
         }
         if (strcasecmp(e->s, "COUNT") && at != SL_T_INT && at != SL_T_BIGINT && at != SL_T_DOUBLE &&
-            !(minmax && (at == SL_T_TIMESTAMP || at == SL_T_STRING))) {
+            !(minmax && (at == SL_T_TIMESTAMP || at == SL_T_STRING || at == SL_T_BOOLEAN))) {
             free(txt);
             free(arg);
             free(fcol);

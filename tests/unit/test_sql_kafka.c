@@ -252,7 +252,7 @@ static void test_idle_timeout(void)
                  "{\"topic\":\"w\",\"properties.bootstrap.servers\":\"127.0.0.1:9\","
                  "\"format\":\"json\",\"scan.startup.mode\":\"earliest-offset\","
                  "\"watermark.column\":\"ts\",\"watermark.delay\":\"2000 ms\","
-                 "\"watermark.idle-timeout\":\"5 s\"}");
+                 "\"watermark.rule\":\"sql\",\"watermark.idle-timeout\":\"5 s\"}");
     j = run(s, "INSERT INTO out2 SELECT id, ts FROM w2;");
     CHECK(strstr(vertex_field(j, "kafka", "config"), "idle-timeout") == NULL);
     CHECK_EQ_STR(run(s, "SET 'table.exec.source.idle-timeout' = '3 s';"), "OK");
@@ -264,7 +264,7 @@ static void test_idle_timeout(void)
     CHECK(strstr(vertex_field(j, "kafka", "config"), "\"watermark.idle-timeout\":\"5 s\""));
     j = run(s, "INSERT INTO out2 SELECT id, ts FROM g;");
     CHECK_EQ_STR(vertex_field(j, "watermark", "config"),
-                 "{\"column\":\"ts\",\"delay\":\"0 ms\",\"interval\":\"50 ms\","
+                 "{\"column\":\"ts\",\"delay\":\"0 ms\",\"rule\":\"sql\",\"interval\":\"50 ms\","
                  "\"idle-timeout\":\"3 s\"}");
     sl_sql_session_destroy(s);
 }

@@ -211,6 +211,26 @@ static void test_interval_zero(void)
     done(&h);
 }
 
+/* "rule": "sql" (what the SQL planner sets): Flink SQL's watermark
+ * max - delay, no "- 1 ms"; the default stays the DataStream rule above. */
+static void test_sql_rule(void)
+{
+    harness h;
+    CHECK(plan(&h, "{\"column\": \"ts\", \"delay\": 1000, \"interval\": \"0 ms\", "
+                   "\"rule\": \"sql\"}"));
+    open_op(&h);
+    CHECK_EQ_INT(feed(&h, 1, 5000), SL_OK);
+    CHECK_EQ_INT(feed(&h, 1, 4000), SL_OK);
+    CHECK_EQ_INT(feed(&h, 1, 5001), SL_OK);
+    CHECK_EQ_STR(h.log, "row +I[1, 2026-08-19T15:00:05] ts=5000; wm 4000; "
+                        "row +I[1, 2026-08-19T15:00:04] ts=4000; "
+                        "row +I[1, 2026-08-19T15:00:05.001] ts=5001; wm 4001");
+    done(&h);
+    CHECK(!plan(&h, "{\"column\": \"ts\", \"rule\": \"flink\"}"));
+    CHECK(strstr(h.err, "rule") != NULL);
+    done(&h);
+}
+
 /* Idle after idle-timeout without rows (judged at ticks); active again on
  * the next row, before the row goes out. */
 static void test_idleness(void)
@@ -296,6 +316,7 @@ static void test_no_idle_hook(void)
 }
 
 SL_TEST_MAIN(SL_TEST(test_plan_errors), SL_TEST(test_bounded_out_of_orderness),
-             SL_TEST(test_interval_zero), SL_TEST(test_idleness), SL_TEST(test_idle_from_start),
+             SL_TEST(test_interval_zero), SL_TEST(test_sql_rule), SL_TEST(test_idleness),
+             SL_TEST(test_idle_from_start),
              SL_TEST(test_end_of_input), SL_TEST(test_null_timestamp_fails),
              SL_TEST(test_no_idle_hook))
