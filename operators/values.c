@@ -144,7 +144,7 @@ static int values_run(sl_op *op)
                 return sl_op_fail(op, "vertex '%s': row %d, column '%s': %s", pl->vid, r + 1,
                                   op->out->fields[c].name, err);
         }
-        sl_row row = {.kind = SL_KIND_INSERT, .ts = SL_TS_NONE, .vals = st->vals};
+        sl_row row = {.kind = SL_KIND_INSERT, .n = pl->ncols, .ts = SL_TS_NONE, .vals = st->vals};
         st->next++; /* a row handed to emit counts as emitted */
         int rc = sl_op_emit(op, &row);
         if (rc != SL_OK) return rc;
