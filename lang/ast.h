@@ -42,13 +42,13 @@ typedef enum {
     /* queries */
     SQL_SELECT,       /* flags DISTINCT; kids: [0] LIST items, [1] from, [2] where, [3] LIST group, [4] having,
                          [5] LIST of hints (IDENT s = name, kids: OPTIONs) or absent */
-    SQL_UNION,        /* flags ALL; kids: [0] left, [1] right */
+    SQL_UNION,        /* s NULL (UNION), "INTERSECT" or "EXCEPT"; flags ALL; kids: [0] left, [1] right */
     SQL_WITH,         /* kids: [0] LIST of CTEs, [1] body */
     SQL_CTE,          /* s name; kids: [0] query */
     SQL_ITEM,         /* s alias or NULL; kids: [0] expr (or SQL_STAR) */
     SQL_FROM_TABLE,   /* s name; s2 alias; t FOR SYSTEM_TIME AS OF e: kids [0] e, [1] IDENT
                          SYSTEM_TIME, [2] IDENT OF (the words as written, checked by the planner) */
-    SQL_FROM_QUERY,   /* s2 alias; kids: [0] query */
+    SQL_FROM_QUERY,   /* s2 alias; kids: [0] query, [1] LIST of column alias IDENTs or absent */
     SQL_FROM_TVF,     /* s TUMBLE|HOP|CUMULATE|SESSION; s2 alias; kids: [0] FROM_TABLE, [1] IDENT
                          time column, [2] LIST of argument exprs, [3] LIST partition keys or NULL */
     SQL_FROM_JOIN,    /* s INNER|LEFT|RIGHT|FULL (NULL: a comma); kids: [0] left, [1] right, [2] condition or NULL */
@@ -79,7 +79,10 @@ typedef enum {
     SQL_IDENT,        /* s name */
     SQL_OVER,         /* s function ("ROW_NUMBER"); kids: [0] LIST partition exprs or NULL,
                          [1] LIST of ORDERs */
-    SQL_ORDER         /* flags DESC; kids: [0] expr */
+    SQL_ORDER,        /* flags DESC; kids: [0] expr */
+    SQL_VALUES,       /* kids: [0] LIST of rows, each a LIST of exprs */
+    SQL_LIMIT         /* kids: [0] query, [1] LIST of ORDERs or NULL, [2] LIMIT / FETCH count
+                         or NULL, [3] OFFSET or NULL */
 } sql_kind;
 
 /* flags */

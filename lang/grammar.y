@@ -219,8 +219,8 @@ static char *CAT(sql_pctx *c, const char *a, const char *b)
 %fallback ID TEMPORARY TABLES VIEWS WATERMARK SECOND MINUTE HOUR DAY MONTH YEAR ENFORCED KEY
     DESCRIPTOR STATEMENT IF EXISTS TIMESTAMP LOCAL TIME ZONE WITHOUT PARTITION RESET SHOW
     DESCRIBE DESC EXPLAIN BEGIN TO FUNCTIONS JOBS CHANGELOG_MODE PLAN COMMENT OVERWRITE
-    OUTER STOP JOB SAVEPOINT DRAIN ASC FILTER ORDER OVER ESCAPE UNKNOWN BOTH LEADING TRAILING POSITION
-    METADATA VIRTUAL.
+    OUTER STOP JOB SAVEPOINT DRAIN ASC FILTER OVER ESCAPE UNKNOWN BOTH LEADING TRAILING POSITION
+    METADATA VIRTUAL FIRST NEXT ROW ROWS ONLY.
 
 /* COMMA and RP only decide POSITION(a IN (b)): the haystack in parentheses,
  * not an IN list (see exprlist). */
@@ -404,20 +404,63 @@ identlist(A) ::= identlist(L) COMMA ident(X). { A = ADD(ctx, L, X); }
 
 /* ---- queries ------------------------------------------------------------ */
 
-query(A) ::= WITH(T) ctelist(L) select_set(B). { A = MK(ctx, SQL_WITH, T); ADD(ctx, A, L); ADD(ctx, A, B); }
-query(A) ::= select_set(X). { A = X; }
+query(A) ::= WITH(T) ctelist(L) select_set(B) order_limit(O). { A = MK(ctx, SQL_WITH, T); ADD(ctx, A, L); ADD(ctx, A, B); if (O) { O->kids[0] = A; A = O; } }
+query(A) ::= select_set(X) order_limit(O). { A = X; if (O) { O->kids[0] = X; A = O; } }
 
 ctelist(A) ::= cte(X). { A = LIST1(ctx, X); }
 ctelist(A) ::= ctelist(L) COMMA cte(X). { A = ADD(ctx, L, X); }
 cte(A) ::= ident(X) AS LP query(Q) RP. { A = NAT(ctx, SQL_CTE, X); A->s = X->s; ADD(ctx, A, Q); }
 
-select_set(A) ::= select_core(X). { A = X; }
-select_set(A) ::= select_set(L) UNION(T) ALL select_core(R). {
+select_set(A) ::= select_int(X). { A = X; }
+select_set(A) ::= select_set(L) UNION(T) ALL select_int(R). {
     A = MK(ctx, SQL_UNION, T); A->flags = SQL_F_ALL; ADD(ctx, A, L); ADD(ctx, A, R);
 }
-select_set(A) ::= select_set(L) UNION(T) select_core(R). {
+select_set(A) ::= select_set(L) UNION(T) setq_opt select_int(R). {
     A = MK(ctx, SQL_UNION, T); ADD(ctx, A, L); ADD(ctx, A, R);
 }
+/* EXCEPT binds like UNION, INTERSECT tighter (as in Calcite): s names them */
+select_set(A) ::= select_set(L) EXCEPT(T) set_all(F) select_int(R). {
+    A = MK(ctx, SQL_UNION, T); A->s = "EXCEPT"; A->flags = F; ADD(ctx, A, L); ADD(ctx, A, R);
+}
+select_int(A) ::= select_core(X). { A = X; }
+select_int(A) ::= select_int(L) INTERSECT(T) set_all(F) select_core(R). {
+    A = MK(ctx, SQL_UNION, T); A->s = "INTERSECT"; A->flags = F; ADD(ctx, A, L); ADD(ctx, A, R);
+}
+setq_opt ::= .
+setq_opt ::= DISTINCT.
+%type set_all {int}
+set_all(A) ::= setq_opt. { A = 0; }
+set_all(A) ::= ALL. { A = SQL_F_ALL; }
+
+/* VALUES (1, 'a'), (2, 'b'): a LIST of rows, each a LIST of expressions */
+select_core(A) ::= VALUES(T) values_rows(L). { A = MK(ctx, SQL_VALUES, T); ADD(ctx, A, L); }
+values_rows(A) ::= values_row(X). { A = LIST1(ctx, X); }
+values_rows(A) ::= values_rows(L) COMMA values_row(X). { A = ADD(ctx, L, X); }
+values_row(A) ::= LP(T) exprlist(L) RP. { A = L; A->line = T.line; A->col = T.col; }
+values_row(A) ::= ROW(T) LP exprlist(L) RP. { A = L; A->line = T.line; A->col = T.col; }
+
+/* ORDER BY ... / LIMIT n / OFFSET m / FETCH FIRST n ROWS ONLY after a query:
+ * an SQL_LIMIT node over it (kids[0] is set by the rule that uses it) */
+order_limit(A) ::= . { A = NULL; }
+order_limit(A) ::= ORDER(T) BY orderlist(O) limit_opt(L). {
+    A = L;
+    if (!A) { A = MK(ctx, SQL_LIMIT, T); for (int i = 0; i < 4; i++) ADD(ctx, A, NULL); }
+    A->line = T.line; A->col = T.col; A->kids[1] = O;
+}
+order_limit(A) ::= limit(L). { A = L; }
+limit_opt(A) ::= . { A = NULL; }
+limit_opt(A) ::= limit(L). { A = L; }
+limit(A) ::= LIMIT(T) expr(N). { A = MK(ctx, SQL_LIMIT, T); ADD(ctx, A, NULL); ADD(ctx, A, NULL); ADD(ctx, A, N); ADD(ctx, A, NULL); }
+limit(A) ::= LIMIT(T) expr(N) OFFSET expr(M) rows_opt. { A = MK(ctx, SQL_LIMIT, T); ADD(ctx, A, NULL); ADD(ctx, A, NULL); ADD(ctx, A, N); ADD(ctx, A, M); }
+limit(A) ::= OFFSET(T) expr(M) rows_opt. { A = MK(ctx, SQL_LIMIT, T); ADD(ctx, A, NULL); ADD(ctx, A, NULL); ADD(ctx, A, NULL); ADD(ctx, A, M); }
+limit(A) ::= OFFSET(T) expr(M) rows_opt FETCH first_next expr(N) row_rows ONLY. { A = MK(ctx, SQL_LIMIT, T); ADD(ctx, A, NULL); ADD(ctx, A, NULL); ADD(ctx, A, N); ADD(ctx, A, M); }
+limit(A) ::= FETCH(T) first_next expr(N) row_rows ONLY. { A = MK(ctx, SQL_LIMIT, T); ADD(ctx, A, NULL); ADD(ctx, A, NULL); ADD(ctx, A, N); ADD(ctx, A, NULL); }
+first_next ::= FIRST.
+first_next ::= NEXT.
+row_rows ::= ROW.
+row_rows ::= ROWS.
+rows_opt ::= .
+rows_opt ::= row_rows.
 
 select_core(A) ::= SELECT(T) hint_opt(HI) distinct_opt(D) selitems(I) from_opt(F) where_opt(W) group_opt(G) having_opt(H). {
     A = MK(ctx, SQL_SELECT, T);
@@ -473,6 +516,9 @@ fromitem(A) ::= name(X) FOR ident(S) AS ident(O) expr(E) alias_opt(AL). {
     ADD(ctx, A, E); ADD(ctx, A, S); ADD(ctx, A, O);
 }
 fromitem(A) ::= LP(T) query(Q) RP alias_opt(AL). { A = MK(ctx, SQL_FROM_QUERY, T); A->s2 = AL ? AL->s : NULL; ADD(ctx, A, Q); }
+/* (query) AS t(a, b): the column names in kids[1] */
+fromitem(A) ::= LP(T) query(Q) RP ident(AL) LP identlist(C) RP. { A = MK(ctx, SQL_FROM_QUERY, T); A->s2 = AL->s; ADD(ctx, A, Q); ADD(ctx, A, C); }
+fromitem(A) ::= LP(T) query(Q) RP AS ident(AL) LP identlist(C) RP. { A = MK(ctx, SQL_FROM_QUERY, T); A->s2 = AL->s; ADD(ctx, A, Q); ADD(ctx, A, C); }
 fromitem(A) ::= TABLE LP ident(F) LP TABLE name(X) partition_opt(P) COMMA DESCRIPTOR LP ident(C) RP COMMA exprlist(L) RP RP alias_opt(AL). {
     A = NAT(ctx, SQL_FROM_TVF, F);
     A->s = F->s;

@@ -45,6 +45,8 @@ extern const sl_op_def sl_op_file_source;
 extern const sl_op_def sl_op_nexmark;
 extern const sl_op_def sl_op_lookup_join;
 extern const sl_op_def sl_op_rowtime_deduplicate;
+extern const sl_op_def sl_op_values;
+extern const sl_op_def sl_op_set_op;
 
 static const sl_op_def *const builtin[] = {
     &sl_op_datagen,   &sl_op_calc,         &sl_op_print,           &sl_op_blackhole,
@@ -60,6 +62,7 @@ static const sl_op_def *const builtin[] = {
     &sl_op_file_source, &sl_op_nexmark,
     &sl_op_lookup_join,
     &sl_op_rowtime_deduplicate,
+    &sl_op_values, &sl_op_set_op,
 };
 
 void sl_ops_register_builtin(void)

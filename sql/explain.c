@@ -80,6 +80,10 @@ static int vertex_mode(const json_t *v, const char *type, int nin, int in)
         int inner = !jt || !strcasecmp(jt, "inner");
         return inner && in == CM_I ? CM_I : CM_I | CM_D;
     }
+    if (is_type(type, "set_op")) {
+        const char *op = cfg_str(v, "op");
+        return op && !strcmp(op, "intersect") && in == CM_I ? CM_I : CM_I | CM_D;
+    }
     if (is_type(type, "interval_join") || is_type(type, "temporal_join") ||
         is_type(type, "window_join"))
         return CM_I;

@@ -146,5 +146,15 @@ int sql_is_rank_query(const plan *p, const sql_node *sel);
 int sql_rank_view_columns(plan *p, const sql_node *sel, rel *out);
 int sql_plan_rank(plan *p, const sql_node *sel, rel *out);
 
+/* plan_query.c: VALUES (SQL_VALUES), SELECT without FROM, SELECT DISTINCT,
+ * UNION without ALL / INTERSECT / EXCEPT (SQL_UNION), column aliases
+ * (query) AS t(a, b) over *io, ORDER BY / LIMIT (SQL_LIMIT). */
+int sql_plan_values(plan *p, const sql_node *q, rel *out);
+int sql_plan_nofrom(plan *p, const sql_node *sel, rel *out);
+int sql_plan_select_distinct(plan *p, const sql_node *sel, rel *out);
+int sql_plan_setop(plan *p, const sql_node *q, rel *out);
+int sql_plan_col_aliases(plan *p, const sql_node *list, rel *io);
+int sql_plan_limit(plan *p, const sql_node *q, rel *out);
+
 
 #endif

@@ -569,6 +569,10 @@ int plan_from(plan *p, const sql_node *f, rel *out)
         if (plan_query(p, sql_kid(f, 0), out) != SL_OK) return SL_ERR;
         free(out->alias);
         out->alias = dup0(f->s2);
+        if (sql_kid(f, 1) && sql_plan_col_aliases(p, sql_kid(f, 1), out) != SL_OK) {
+            rel_free(out);
+            return SL_ERR;
+        }
         return SL_OK;
     case SQL_FROM_JOIN: return sql_plan_join(p, f, out);
     case SQL_FROM_TVF: return sql_plan_window_tvf(p, f, out);
@@ -1259,11 +1263,11 @@ done:
 
 static int plan_select(plan *p, const sql_node *sel, rel *out)
 {
+    if (sel->flags & SQL_F_DISTINCT) return sql_plan_select_distinct(p, sel, out);
+    if (!sql_kid(sel, 1)) return sql_plan_nofrom(p, sel, out);
     if (sql_join_resolve_select(p, sel, &sel) != SL_OK) return SL_ERR;
     const sql_node *items = sql_kid(sel, 0), *from = sql_kid(sel, 1), *where = sql_kid(sel, 2),
                    *group = sql_kid(sel, 3), *having = sql_kid(sel, 4);
-    if (!from) return PERR(sel, "SELECT without FROM is not supported yet");
-    if (sel->flags & SQL_F_DISTINCT) return PERR(sel, "SELECT DISTINCT is not supported yet");
     if (sql_is_rank_query(p, sel)) return sql_plan_rank(p, sel, out);
     if (p->schema_only) {
         int rc = sql_rank_view_columns(p, sel, out);
@@ -1302,7 +1306,7 @@ static int plan_select(plan *p, const sql_node *sel, rel *out)
 
 static void union_branches(const sql_node *q, const sql_node ***b, int *n, int *cap)
 {
-    if (q->kind == SQL_UNION && (q->flags & SQL_F_ALL)) {
+    if (q->kind == SQL_UNION && !q->s && (q->flags & SQL_F_ALL)) {
         union_branches(q->kids[0], b, n, cap);
         union_branches(q->kids[1], b, n, cap);
         return;
@@ -1316,9 +1320,7 @@ static void union_branches(const sql_node *q, const sql_node ***b, int *n, int *
 
 static int plan_union(plan *p, const sql_node *q, rel *out)
 {
-    if (!(q->flags & SQL_F_ALL))
-        return PERR(q, "UNION (without ALL) removes duplicates and is not supported yet; use "
-                    "UNION ALL");
+    if (q->s || !(q->flags & SQL_F_ALL)) return sql_plan_setop(p, q, out);
     const sql_node **br = NULL;
     int n = 0, cap = 0;
     union_branches(q, &br, &n, &cap);
@@ -1406,6 +1408,8 @@ int plan_query(plan *p, const sql_node *q, rel *out)
     switch (q->kind) {
     case SQL_SELECT: rc = plan_select(p, q, out); break;
     case SQL_UNION: rc = plan_union(p, q, out); break;
+    case SQL_VALUES: rc = sql_plan_values(p, q, out); break;
+    case SQL_LIMIT: rc = sql_plan_limit(p, q, out); break;
     case SQL_WITH: {
         const sql_node *ctes = sql_kid(q, 0);
         cte_scope *sc = sl_calloc((size_t)ctes->nkids, sizeof *sc);
