@@ -313,8 +313,12 @@ FLINK_REFUSES = {
 BOTH, P2 = (1, 2), (2,)
 WATERMARK_1MS = ("the SQL watermark is max - delay - 1 ms (the DataStream rule), Flink SQL's "
                  "max - delay: a row 1 ms past the boundary is late in Flink, counted in Sluice")
+# Timing decides this one (how long the empty reader holds the watermark
+# before its end reaches the window), so these entries may match: a listed
+# query whose reason is IDLE_READER is an xfail when it differs and passes
+# when it matches; every other entry must differ.
 IDLE_READER = ("at parallelism 2 the source subtask without a file holds the watermark back "
-               "until its end, so rows Flink drops as late are counted")
+               "until its end, so rows Flink drops as late may be counted (timing decides)")
 EXPECTED_DIFFERENCES = {
     "tumble": (P2, IDLE_READER),
     "tumble_offset": (P2, IDLE_READER),
@@ -476,7 +480,11 @@ def test_same_result_as_flink(oracle, name, parallelism):
     if not oracle.flink[name]["ok"]:
         pytest.fail(f"Flink refused {name} (see test_flink_answers_or_refuses_as_listed)")
     diff = compare(oracle, name, parallelism)
-    if parallelism in EXPECTED_DIFFERENCES.get(name, ((), ""))[0]:
+    listed, reason = EXPECTED_DIFFERENCES.get(name, ((), ""))
+    if parallelism in listed and reason == IDLE_READER:
+        if diff is not None:
+            pytest.xfail(reason)
+    elif parallelism in listed:
         assert diff is not None, (f"{name} now gives Flink's result at parallelism "
                                   f"{parallelism}: remove it from EXPECTED_DIFFERENCES and "
                                   "from docs/SQL.md")
