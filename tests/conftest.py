@@ -39,7 +39,7 @@ SERIAL_MODULES = {"test_dashboard.py": "dashboard", "test_docker.py": "docker"}
 # build, the Kafka broker tests, the ZooKeeper ensembles, ...), so that no
 # worker picks a long one up at the end while the others idle; the many short
 # C unit tests come last and fill the gaps. Within a module the order stays.
-LONG_FIRST = ["test_docker.py", "test_fuzz.py", "test_kafka.py", "test_ha.py", "test_faults.py",
+LONG_FIRST = ["test_docker.py", "test_flink_oracle.py", "test_fuzz.py", "test_kafka.py", "test_ha.py", "test_faults.py",
               "test_dashboard.py", "test_flink_cli.py", "test_bench_smoke.py"]
 SHORT_LAST = ["test_unit.py"]
 
