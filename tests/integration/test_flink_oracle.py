@@ -326,6 +326,10 @@ EXPECTED_DIFFERENCES = {
     "cumulate": (P2, IDLE_READER),
     "session": (P2, IDLE_READER),
     "window_topn": (P2, IDLE_READER),
+    "tumble_boundary": (P2, IDLE_READER),
+    "hop_boundary": (P2, IDLE_READER),
+    "cumulate_boundary": (P2, IDLE_READER),
+    "dedup_keep_first": (P2, IDLE_READER),
     "window_tvf_rows": (BOTH, "a window TVF without aggregation drops late rows; Flink 2.3 "
                               "emits them"),
     "hop_tvf_rows": (BOTH, "a window TVF without aggregation drops late rows; Flink 2.3 "
