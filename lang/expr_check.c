@@ -1367,7 +1367,7 @@ static node *build_call(bld *b, const sql_node *e)
              name);
         return NULL;
     }
-    if (!strcasecmp(name, "SUBSTRING")) return build_substring(b, e);
+    if (!strcasecmp(name, "SUBSTRING") || !strcasecmp(name, "SUBSTR")) return build_substring(b, e);
     if (!strcasecmp(name, "EXTRACT")) {
         perr(b, AT(e), "EXTRACT takes (unit FROM timestamp)");
         return NULL;
