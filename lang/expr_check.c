@@ -1276,15 +1276,33 @@ static int type_unix_time(bld *b, node *n, const struct fn_def *f)
 {
     bool unix_ts = f->op == N_UNIX_TS;
     sl_type t0 = n->nkids ? n->kids[0]->type : SL_T_NULL;
-    if (n->nkids == 2)
-        return perr(b, NAT(n->kids[1]), "%s: only the default format 'yyyy-MM-dd HH:mm:ss' is "
-                    "supported; leave out the format argument", f->name);
+    if (n->nkids == 2 && (unix_ts || n->kids[1]->op != N_LIT || n->kids[1]->type != SL_T_STRING))
+        return perr(b, NAT(n->kids[1]), "%s: %s", f->name, unix_ts
+                    ? "only the default format 'yyyy-MM-dd HH:mm:ss' is supported; leave out "
+                      "the format argument"
+                    : "the format must be a string literal");
     if (n->nkids == 1 && (unix_ts ? t0 != SL_T_STRING && t0 != SL_T_NULL
                                   : n->kids[0]->interval || (!is_int_type(t0) &&
                                                              t0 != SL_T_NULL)))
         return perr(b, NAT(n->kids[0]), "%s needs %s, got %s", f->name,
                     unix_ts ? "a STRING" : "an integer number of seconds", ntname(b, n->kids[0]));
     n->type = unix_ts ? SL_T_BIGINT : SL_T_STRING;
+    if (n->nkids == 2) { /* FROM_UNIXTIME(n, format): SimpleDateFormat's letters */
+        node *fmt = n->kids[1];
+        const char *p = fmt->lit.v.s.p;
+        size_t len = fmt->lit.v.s.len;
+        int cap = (int)SL_MIN(len, (size_t)INT32_MAX / 2) + 1, nops;
+        sl_dfmt *df = sl_malloc(sizeof *df + sizeof df->ops[0] * (size_t)cap);
+        char msg[200];
+        if (sl_dfmt_compile(p, len, true, df->ops, cap, &nops, &df->maxlen, msg, sizeof msg)) {
+            free(df);
+            return perr(b, NAT(fmt), "FROM_UNIXTIME format '%.*s': %s", (int)SL_MIN(len, 60u), p,
+                        msg);
+        }
+        df->pat = p;
+        df->nops = nops;
+        n->aux = df;
+    }
     return SL_OK;
 }
 

@@ -1105,6 +1105,15 @@ static int eval_unix(const node *n, evctx *cx, sl_value *out)
     }
     if (__builtin_mul_overflow(out->v.i, 1000, &ms))
         return everr(cx, n, "FROM_UNIXTIME: %lld seconds is out of range", (long long)out->v.i);
+    if (n->aux) { /* a format, compiled while checking */
+        const sl_dfmt *f = n->aux;
+        char *d = salloc(cx, n, f->maxlen);
+        if (!d) return SL_ERR;
+        size_t len = sl_dfmt_write(f->ops, f->nops, f->pat, ms, d);
+        strim(cx, d, f->maxlen, len);
+        set_s(out, d, len);
+        return SL_OK;
+    }
     char buf[48];
     return put_text(n, cx, out, buf, ts_to_sql(buf, sizeof buf, ms, false));
 }

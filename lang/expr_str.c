@@ -284,7 +284,8 @@ int sl_fx_overlay(const node *n, const sl_value *v, sl_value *out, sl_fnx_cx *cx
     int64_t p = v[2].v.i, k = n->nkids == 4 ? v[3].v.i : sl_fnx_cpcount(S(1));
     if (p < 1) p = 1;
     if (k < 0) k = 0;
-    size_t a = sl_fnx_cpoff(S(0), p - 1), b = sl_fnx_cpoff(S(0), p - 1 + k);
+    int64_t end = k > INT64_MAX - p ? INT64_MAX : p - 1 + k;
+    size_t a = sl_fnx_cpoff(S(0), p - 1), b = sl_fnx_cpoff(S(0), end);
     size_t len = a + v[1].v.s.len + (v[0].v.s.len - b);
     char *d = sl_fnx_alloc(n, cx, len);
     if (!d) return SL_ERR;

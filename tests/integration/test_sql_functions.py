@@ -417,7 +417,8 @@ def cases():
         ("`TO_TIMESTAMP_LTZ(n, 0\\|3)`", "TO_TIMESTAMP_LTZ(id, 0)", "TIMESTAMP(3)", lambda r: r["id"] * 1000),
         ("`UNIX_TIMESTAMP([s])`", "UNIX_TIMESTAMP(DATE_FORMAT(ts, 'yyyy-MM-dd HH:mm:ss'))", "BIGINT", lambda r: r["ts"] // 1000),
         ("`UNIX_TIMESTAMP([s])`", "UNIX_TIMESTAMP() > 1767225600", "BOOLEAN", lambda r: True),
-        ("`FROM_UNIXTIME(n)`", "FROM_UNIXTIME(id * 86400)", "STRING", lambda r: ts_text(r["id"] * 86400000)[:19]),
+        ("`FROM_UNIXTIME(n [, format])`", "FROM_UNIXTIME(id * 86400)", "STRING", lambda r: ts_text(r["id"] * 86400000)[:19]),
+        ("`FROM_UNIXTIME(n [, format])`", "FROM_UNIXTIME(TIMESTAMPDIFF(SECOND, TIMESTAMP '1970-01-01 00:00:00', ts), 'dd.MM.yyyy HH:mm')", "STRING", lambda r: civil(r["ts"]).strftime("%d.%m.%Y %H:%M")),
         ("`CURRENT_WATERMARK(ts)`", "CURRENT_WATERMARK(ts) IS NULL", "BOOLEAN", lambda r: r["wm"] is None),
         ("`CURRENT_WATERMARK(ts)`", "TIMESTAMPDIFF(SECOND, CURRENT_WATERMARK(ts), ts)", "INT", lambda r: None if r["wm"] is None else tdiv(r["ts"] - r["wm"], 1000)),
     ]

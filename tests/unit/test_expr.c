@@ -1175,6 +1175,14 @@ static void test_unix_time(void)
     EXPECT("FROM_UNIXTIME(-1)", "STRING 1969-12-31 23:59:59");
     EXPECT("FROM_UNIXTIME(1767225601)", "STRING 2026-01-01 00:00:01");
     EXPECT("FROM_UNIXTIME(nul_i)", "STRING NULL");
+    EXPECT("FROM_UNIXTIME(1767225601, 'yyyy/MM/dd HH-mm-ss')", "STRING 2026/01/01 00-00-01");
+    EXPECT("FROM_UNIXTIME(id, 'HH:mm:ss')", "STRING 00:00:07");
+    EXPECT("FROM_UNIXTIME(nul_i, 'HH')", "STRING NULL");
+    EXPECT("FROM_UNIXTIME(1, name)",
+           "PARSE: line 1, column 18: FROM_UNIXTIME: the format must be a string literal");
+    EXPECT("FROM_UNIXTIME(1, 'QQ')",
+           "PARSE: line 1, column 18: FROM_UNIXTIME format 'QQ': pattern 'QQ' is not supported "
+           "when formatting a STRING (Flink's SimpleDateFormat differs)");
     EXPECT("FROM_UNIXTIME(9223372036854775807)",
            "EVAL: FROM_UNIXTIME: 9223372036854775807 seconds is out of range at position 1");
     EXPECT("FROM_UNIXTIME(price)",
