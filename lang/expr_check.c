@@ -950,7 +950,7 @@ static const struct fn_def {
     {"CEILING", N_CEIL, 1, 1},           {"LTRIM", N_TRIM, 1, 2},
     {"RTRIM", N_TRIM, 1, 2},             {"BTRIM", N_TRIM, 1, 2},
     {"IFNULL", N_COALESCE, 2, 2},        {"TO_TIMESTAMP_LTZ", N_TO_TS_LTZ, 2, 2},
-    {"TO_TIMESTAMP", N_TO_TS, 1, 1},     {"NOW", N_NOW, 0, 0},
+    {"TO_TIMESTAMP", N_TO_TS, 1, 2},     {"NOW", N_NOW, 0, 0},
     {"CURRENT_ROW_TIMESTAMP", N_NOW, 0, 0}, {"UNIX_TIMESTAMP", N_UNIX_TS, 0, 2},
     {"FROM_UNIXTIME", N_FROM_UNIXTIME, 1, 2}, {"RAND", N_RAND, 0, 1},
     {"RAND_INTEGER", N_RAND_INT, 1, 2},  {"REPLACE", N_REPLACE, 3, 3},
@@ -1191,6 +1191,8 @@ static int check_arity(bld *b, const sql_node *e, const struct fn_def *f)
     return SL_OK;
 }
 
+static int compile_format(bld *b, node *n, const char *fname, bool parse);
+
 /* CONCAT, UPPER, LOWER, CHAR_LENGTH, LTRIM/RTRIM, TO_TIMESTAMP: STRING
  * arguments. */
 static int type_string_fn(bld *b, node *n, const struct fn_def *f)
@@ -1201,6 +1203,7 @@ static int type_string_fn(bld *b, node *n, const struct fn_def *f)
                         ntname(b, n->kids[i]),
                         f->op == N_CONCAT ? " (use CAST(x AS STRING))" : "");
     n->type = f->op == N_CHAR_LENGTH ? SL_T_INT : f->op == N_TO_TS ? SL_T_TIMESTAMP : SL_T_STRING;
+    if (f->op == N_TO_TS && n->nkids == 2) return compile_format(b, n, f->name, true);
     if (f->op == N_TRIM) {
         if (n->nkids == 1) add_kid(n, NULL); /* default characters: a blank */
         n->flags = !strcasecmp(f->name, "LTRIM") ? TRIM_LEADING
@@ -1271,39 +1274,43 @@ static int type_to_ts_ltz(bld *b, node *n, const sql_node *e)
     return SL_OK;
 }
 
-/* UNIX_TIMESTAMP(string) and FROM_UNIXTIME(seconds), default format only. */
+/* A literal format (the node's second child) compiled once into aux; one
+ * that parses (`parse`) takes only the letters sl_dfmt_parse reads. */
+static int compile_format(bld *b, node *n, const char *fname, bool parse)
+{
+    node *fmt = n->kids[1];
+    if (fmt->op != N_LIT || fmt->type != SL_T_STRING)
+        return perr(b, NAT(fmt), "%s: the format must be a string literal", fname);
+    const char *p = fmt->lit.v.s.p;
+    size_t len = fmt->lit.v.s.len;
+    int cap = (int)SL_MIN(len, (size_t)INT32_MAX / 2) + 1, nops;
+    sl_dfmt *df = sl_malloc(sizeof *df + sizeof df->ops[0] * (size_t)cap);
+    char msg[200];
+    if (sl_dfmt_compile(p, len, true, df->ops, cap, &nops, &df->maxlen, msg, sizeof msg) ||
+        (parse && sl_dfmt_parse_check(df->ops, nops, msg, sizeof msg))) {
+        free(df);
+        return perr(b, NAT(fmt), "%s format '%.*s': %s", fname, (int)SL_MIN(len, 60u), p, msg);
+    }
+    df->pat = p;
+    df->nops = nops;
+    n->aux = df;
+    return SL_OK;
+}
+
+/* UNIX_TIMESTAMP([string [, format]]) and FROM_UNIXTIME(seconds [, format]). */
 static int type_unix_time(bld *b, node *n, const struct fn_def *f)
 {
     bool unix_ts = f->op == N_UNIX_TS;
     sl_type t0 = n->nkids ? n->kids[0]->type : SL_T_NULL;
-    if (n->nkids == 2 && (unix_ts || n->kids[1]->op != N_LIT || n->kids[1]->type != SL_T_STRING))
-        return perr(b, NAT(n->kids[1]), "%s: %s", f->name, unix_ts
-                    ? "only the default format 'yyyy-MM-dd HH:mm:ss' is supported; leave out "
-                      "the format argument"
-                    : "the format must be a string literal");
+
     if (n->nkids == 1 && (unix_ts ? t0 != SL_T_STRING && t0 != SL_T_NULL
                                   : n->kids[0]->interval || (!is_int_type(t0) &&
                                                              t0 != SL_T_NULL)))
         return perr(b, NAT(n->kids[0]), "%s needs %s, got %s", f->name,
                     unix_ts ? "a STRING" : "an integer number of seconds", ntname(b, n->kids[0]));
     n->type = unix_ts ? SL_T_BIGINT : SL_T_STRING;
-    if (n->nkids == 2) { /* FROM_UNIXTIME(n, format): SimpleDateFormat's letters */
-        node *fmt = n->kids[1];
-        const char *p = fmt->lit.v.s.p;
-        size_t len = fmt->lit.v.s.len;
-        int cap = (int)SL_MIN(len, (size_t)INT32_MAX / 2) + 1, nops;
-        sl_dfmt *df = sl_malloc(sizeof *df + sizeof df->ops[0] * (size_t)cap);
-        char msg[200];
-        if (sl_dfmt_compile(p, len, true, df->ops, cap, &nops, &df->maxlen, msg, sizeof msg)) {
-            free(df);
-            return perr(b, NAT(fmt), "FROM_UNIXTIME format '%.*s': %s", (int)SL_MIN(len, 60u), p,
-                        msg);
-        }
-        df->pat = p;
-        df->nops = nops;
-        n->aux = df;
-    }
-    return SL_OK;
+    /* FROM_UNIXTIME(n, format), UNIX_TIMESTAMP(s, format): SimpleDateFormat's letters */
+    return n->nkids == 2 ? compile_format(b, n, f->name, unix_ts) : SL_OK;
 }
 
 /* CURRENT_WATERMARK(ts): the operator's current watermark as a TIMESTAMP,

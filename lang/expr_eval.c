@@ -1100,7 +1100,11 @@ static int eval_unix(const node *n, evctx *cx, sl_value *out)
     if (rc || out->isnull) return rc;
     int64_t ms;
     if (n->op == N_UNIX_TS) {
-        set_i(out, sl_expr_ts_parse(out->v.s.p, out->v.s.len, &ms) ? sl_floor_div(ms, 1000) : INT64_MIN);
+        const sl_dfmt *f = n->aux;
+        bool ok = n->nkids == 2
+            ? f && sl_dfmt_parse(f->ops, f->nops, f->pat, out->v.s.p, out->v.s.len, false, &ms)
+            : sl_expr_ts_parse(out->v.s.p, out->v.s.len, &ms);
+        set_i(out, ok ? sl_floor_div(ms, 1000) : INT64_MIN);
         return SL_OK;
     }
     if (__builtin_mul_overflow(out->v.i, 1000, &ms))
@@ -1381,7 +1385,10 @@ static int ev(const node *n, evctx *cx, sl_value *out)
         int64_t ms;
         if ((rc = ev(n->kids[0], cx, out)) || out->isnull) return rc;
         /* an unparsable string gives NULL, as Flink's TO_TIMESTAMP does */
-        if (sl_expr_ts_parse(out->v.s.p, out->v.s.len, &ms)) set_i(out, ms);
+        const sl_dfmt *f = n->aux;
+        if (f ? sl_dfmt_parse(f->ops, f->nops, f->pat, out->v.s.p, out->v.s.len, true, &ms)
+              : sl_expr_ts_parse(out->v.s.p, out->v.s.len, &ms))
+            set_i(out, ms);
         else set_null(out);
         return SL_OK;
     }

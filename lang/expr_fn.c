@@ -312,7 +312,23 @@ int sl_expr_similar_compile(sl_rx *rx, const char *pat, size_t n, int esc, char 
 
 /* expr_math.c */
 int sl_fx_round(const node *, const sl_value *, sl_value *, sl_fnx_cx *);
-int sl_fx_math1(const node *, const sl_value *, sl_value *, sl_fnx_cx *);
+int sl_fx_sqrt(const node *, const sl_value *, sl_value *, sl_fnx_cx *);
+int sl_fx_ln(const node *, const sl_value *, sl_value *, sl_fnx_cx *);
+int sl_fx_log10(const node *, const sl_value *, sl_value *, sl_fnx_cx *);
+int sl_fx_log2(const node *, const sl_value *, sl_value *, sl_fnx_cx *);
+int sl_fx_exp(const node *, const sl_value *, sl_value *, sl_fnx_cx *);
+int sl_fx_sin(const node *, const sl_value *, sl_value *, sl_fnx_cx *);
+int sl_fx_cos(const node *, const sl_value *, sl_value *, sl_fnx_cx *);
+int sl_fx_tan(const node *, const sl_value *, sl_value *, sl_fnx_cx *);
+int sl_fx_cot(const node *, const sl_value *, sl_value *, sl_fnx_cx *);
+int sl_fx_asin(const node *, const sl_value *, sl_value *, sl_fnx_cx *);
+int sl_fx_acos(const node *, const sl_value *, sl_value *, sl_fnx_cx *);
+int sl_fx_atan(const node *, const sl_value *, sl_value *, sl_fnx_cx *);
+int sl_fx_sinh(const node *, const sl_value *, sl_value *, sl_fnx_cx *);
+int sl_fx_cosh(const node *, const sl_value *, sl_value *, sl_fnx_cx *);
+int sl_fx_tanh(const node *, const sl_value *, sl_value *, sl_fnx_cx *);
+int sl_fx_degrees(const node *, const sl_value *, sl_value *, sl_fnx_cx *);
+int sl_fx_radians(const node *, const sl_value *, sl_value *, sl_fnx_cx *);
 int sl_fx_math2(const node *, const sl_value *, sl_value *, sl_fnx_cx *);
 int sl_fx_const(const node *, const sl_value *, sl_value *, sl_fnx_cx *);
 int sl_fx_sign(const node *, const sl_value *, sl_value *, sl_fnx_cx *);
@@ -343,23 +359,23 @@ static const sl_fnx fnx_table[] = {
     {"POWER", 2, 2, "n", 'D', true, sl_fx_math2},
     {"ATAN2", 2, 2, "n", 'D', true, sl_fx_math2},
     {"LOG", 1, 2, "n", 'D', true, sl_fx_math2},
-    {"SQRT", 1, 1, "n", 'D', true, sl_fx_math1},
-    {"LN", 1, 1, "n", 'D', true, sl_fx_math1},
-    {"LOG10", 1, 1, "n", 'D', true, sl_fx_math1},
-    {"LOG2", 1, 1, "n", 'D', true, sl_fx_math1},
-    {"EXP", 1, 1, "n", 'D', true, sl_fx_math1},
-    {"SIN", 1, 1, "n", 'D', true, sl_fx_math1},
-    {"COS", 1, 1, "n", 'D', true, sl_fx_math1},
-    {"TAN", 1, 1, "n", 'D', true, sl_fx_math1},
-    {"COT", 1, 1, "n", 'D', true, sl_fx_math1},
-    {"ASIN", 1, 1, "n", 'D', true, sl_fx_math1},
-    {"ACOS", 1, 1, "n", 'D', true, sl_fx_math1},
-    {"ATAN", 1, 1, "n", 'D', true, sl_fx_math1},
-    {"SINH", 1, 1, "n", 'D', true, sl_fx_math1},
-    {"COSH", 1, 1, "n", 'D', true, sl_fx_math1},
-    {"TANH", 1, 1, "n", 'D', true, sl_fx_math1},
-    {"DEGREES", 1, 1, "n", 'D', true, sl_fx_math1},
-    {"RADIANS", 1, 1, "n", 'D', true, sl_fx_math1},
+    {"SQRT", 1, 1, "n", 'D', true, sl_fx_sqrt},
+    {"LN", 1, 1, "n", 'D', true, sl_fx_ln},
+    {"LOG10", 1, 1, "n", 'D', true, sl_fx_log10},
+    {"LOG2", 1, 1, "n", 'D', true, sl_fx_log2},
+    {"EXP", 1, 1, "n", 'D', true, sl_fx_exp},
+    {"SIN", 1, 1, "n", 'D', true, sl_fx_sin},
+    {"COS", 1, 1, "n", 'D', true, sl_fx_cos},
+    {"TAN", 1, 1, "n", 'D', true, sl_fx_tan},
+    {"COT", 1, 1, "n", 'D', true, sl_fx_cot},
+    {"ASIN", 1, 1, "n", 'D', true, sl_fx_asin},
+    {"ACOS", 1, 1, "n", 'D', true, sl_fx_acos},
+    {"ATAN", 1, 1, "n", 'D', true, sl_fx_atan},
+    {"SINH", 1, 1, "n", 'D', true, sl_fx_sinh},
+    {"COSH", 1, 1, "n", 'D', true, sl_fx_cosh},
+    {"TANH", 1, 1, "n", 'D', true, sl_fx_tanh},
+    {"DEGREES", 1, 1, "n", 'D', true, sl_fx_degrees},
+    {"RADIANS", 1, 1, "n", 'D', true, sl_fx_radians},
     {"SIGN", 1, 1, "n", '0', true, sl_fx_sign},
     {"PI", 0, 0, "", 'D', true, sl_fx_const},
     {"E", 0, 0, "", 'D', true, sl_fx_const},

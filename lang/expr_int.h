@@ -166,6 +166,19 @@ int sl_dfmt_compile(const char *pat, size_t n, bool sdf, sl_dfmt_op *ops, int ca
  * the length. Allocates nothing. */
 size_t sl_dfmt_write(const sl_dfmt_op *ops, int nops, const char *pat, int64_t ms, char *dst);
 
+/* Can ops parse text (TO_TIMESTAMP / UNIX_TIMESTAMP with a format)? Only
+ * the numeric letters y M d H m s, SSS and literal text: SL_ERR with a
+ * message naming the letter otherwise. */
+int sl_dfmt_parse_check(const sl_dfmt_op *ops, int nops, char *err, size_t errlen);
+
+/* Parse s[0..n) by ops (checked by sl_dfmt_parse_check) into ms, UTC;
+ * fields left out are 1970-01-01 00:00:00.000. A field followed by another
+ * field takes exactly its letters' width, else up to 2 digits (the year 9).
+ * `full`: the whole text must be used (DateTimeFormatter), else trailing
+ * text is ignored (SimpleDateFormat). False for text that does not fit. */
+bool sl_dfmt_parse(const sl_dfmt_op *ops, int nops, const char *pat, const char *s, size_t n,
+                   bool full, int64_t *ms);
+
 /* Parse Flink's default DATE_FORMAT input 'yyyy-MM-dd HH:mm:ss' (trailing
  * text ignored, as SimpleDateFormat does) into ms, UTC. */
 bool sl_dfmt_parse_default(const char *s, size_t n, int64_t *ms);

@@ -79,32 +79,34 @@ int sl_fx_round(const node *n, const sl_value *v, sl_value *out, sl_fnx_cx *cx)
     return SL_OK;
 }
 
-int sl_fx_math1(const node *n, const sl_value *v, sl_value *out, sl_fnx_cx *cx)
-{
-    (void)cx;
-    double x = sl_fnx_num(n, v, 0), r;
-    const char *f = n->fx->name;
-    if (!strcmp(f, "SQRT")) r = sqrt(x);
-    else if (!strcmp(f, "LN")) r = log(x);
-    else if (!strcmp(f, "LOG10")) r = log10(x);
-    else if (!strcmp(f, "LOG2")) r = log(x) / log(2.0); /* Flink's Math.log(x) / Math.log(2) */
-    else if (!strcmp(f, "EXP")) r = exp(x);
-    else if (!strcmp(f, "SIN")) r = sin(x);
-    else if (!strcmp(f, "COS")) r = cos(x);
-    else if (!strcmp(f, "TAN")) r = tan(x);
-    else if (!strcmp(f, "COT")) r = 1.0 / tan(x);
-    else if (!strcmp(f, "ASIN")) r = asin(x);
-    else if (!strcmp(f, "ACOS")) r = acos(x);
-    else if (!strcmp(f, "ATAN")) r = atan(x);
-    else if (!strcmp(f, "SINH")) r = sinh(x);
-    else if (!strcmp(f, "COSH")) r = cosh(x);
-    else if (!strcmp(f, "TANH")) r = tanh(x);
-    else if (!strcmp(f, "DEGREES")) r = x * 57.29577951308232; /* Math.toDegrees */
-    else r = x * 0.017453292519943295;                          /* RADIANS: Math.toRadians */
-    out->isnull = false;
-    out->v.d = r;
-    return SL_OK;
-}
+/* One function per name: no dispatch on the name per record. */
+#define MATH1(fname, expr)                                                                     \
+    int sl_fx_##fname(const node *n, const sl_value *v, sl_value *out, sl_fnx_cx *cx)          \
+    {                                                                                          \
+        (void)cx;                                                                              \
+        double x = sl_fnx_num(n, v, 0);                                                        \
+        out->isnull = false;                                                                   \
+        out->v.d = (expr);                                                                     \
+        return SL_OK;                                                                          \
+    }
+MATH1(sqrt, sqrt(x))
+MATH1(ln, log(x))
+MATH1(log10, log10(x))
+MATH1(log2, log(x) / log(2.0)) /* Flink's Math.log(x) / Math.log(2) */
+MATH1(exp, exp(x))
+MATH1(sin, sin(x))
+MATH1(cos, cos(x))
+MATH1(tan, tan(x))
+MATH1(cot, 1.0 / tan(x))
+MATH1(asin, asin(x))
+MATH1(acos, acos(x))
+MATH1(atan, atan(x))
+MATH1(sinh, sinh(x))
+MATH1(cosh, cosh(x))
+MATH1(tanh, tanh(x))
+MATH1(degrees, x * 57.29577951308232)    /* Math.toDegrees */
+MATH1(radians, x * 0.017453292519943295) /* Math.toRadians */
+#undef MATH1
 
 /* POWER(a, b), ATAN2(y, x), LOG(x) and LOG(base, x). */
 int sl_fx_math2(const node *n, const sl_value *v, sl_value *out, sl_fnx_cx *cx)

@@ -1168,9 +1168,8 @@ static void test_unix_time(void)
     EXPECT("UNIX_TIMESTAMP('garbage')", "BIGINT -9223372036854775808");
     EXPECT("UNIX_TIMESTAMP(nul_s)", "BIGINT NULL");
     EXPECT("UNIX_TIMESTAMP(5)", "PARSE: line 1, column 16: UNIX_TIMESTAMP needs a STRING, got INT");
-    EXPECT("UNIX_TIMESTAMP(name, 'yyyy')",
-           "PARSE: line 1, column 22: UNIX_TIMESTAMP: only the default format 'yyyy-MM-dd HH:mm:ss' is supported; "
-           "leave out the format argument");
+    EXPECT("UNIX_TIMESTAMP(name, name)",
+           "PARSE: line 1, column 22: UNIX_TIMESTAMP: the format must be a string literal");
     EXPECT("FROM_UNIXTIME(44)", "STRING 1970-01-01 00:00:44");
     EXPECT("FROM_UNIXTIME(-1)", "STRING 1969-12-31 23:59:59");
     EXPECT("FROM_UNIXTIME(1767225601)", "STRING 2026-01-01 00:00:01");
@@ -1178,6 +1177,21 @@ static void test_unix_time(void)
     EXPECT("FROM_UNIXTIME(1767225601, 'yyyy/MM/dd HH-mm-ss')", "STRING 2026/01/01 00-00-01");
     EXPECT("FROM_UNIXTIME(id, 'HH:mm:ss')", "STRING 00:00:07");
     EXPECT("FROM_UNIXTIME(nul_i, 'HH')", "STRING NULL");
+    EXPECT("UNIX_TIMESTAMP('2026/01/01 00-00-01', 'yyyy/MM/dd HH-mm-ss')", "BIGINT 1767225601");
+    EXPECT("UNIX_TIMESTAMP('20260101 000001 tail', 'yyyyMMdd HHmmss')", "BIGINT 1767225601");
+    EXPECT("UNIX_TIMESTAMP('2026-1-2', 'yyyy-M-d')", "BIGINT 1767312000");
+    EXPECT("UNIX_TIMESTAMP('2026-13-01', 'yyyy-MM-dd')", "BIGINT -9223372036854775808");
+    EXPECT("UNIX_TIMESTAMP(nul_s, 'yyyy')", "BIGINT NULL");
+    EXPECT("TO_TIMESTAMP('01.02.2026 03:04:05.678', 'dd.MM.yyyy HH:mm:ss.SSS')",
+           "TIMESTAMP 1769915045678");
+    EXPECT("TO_TIMESTAMP('2026', 'yyyy')", "TIMESTAMP 1767225600000");
+    EXPECT("TO_TIMESTAMP('2026x', 'yyyy')", "TIMESTAMP NULL");
+    EXPECT("TO_TIMESTAMP('2026-02-30', 'yyyy-MM-dd')", "TIMESTAMP NULL");
+    EXPECT("TO_TIMESTAMP('x', 'hh a')",
+           "PARSE: line 1, column 19: TO_TIMESTAMP format 'hh a': pattern letter 'h' is not "
+           "supported for parsing (only y, M, d, H, m, s and SSS)");
+    EXPECT("TO_TIMESTAMP(name, name)",
+           "PARSE: line 1, column 20: TO_TIMESTAMP: the format must be a string literal");
     EXPECT("FROM_UNIXTIME(1, name)",
            "PARSE: line 1, column 18: FROM_UNIXTIME: the format must be a string literal");
     EXPECT("FROM_UNIXTIME(1, 'QQ')",
