@@ -146,7 +146,7 @@ void sl_expr_free_nodes(node *all)
         free(all->kids);
         free(all->owned);
         if (all->aux && (all->op == N_REGEXP || all->op == N_REGEXP_EXTRACT ||
-                         all->op == N_REGEXP_REPLACE))
+                         all->op == N_REGEXP_REPLACE || all->op == N_SIMILAR))
             regfree(&((sl_rx *)all->aux)->re);
         free(all->aux);
         free(all);

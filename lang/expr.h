@@ -58,6 +58,14 @@ void sl_expr_destroy(sl_expr *e);
 int sl_expr_eval(const sl_expr *e, const sl_row *row, sl_arena *scratch, sl_value *out,
                  char *err, size_t errlen);
 
+/* sl_expr_eval for an operator that has a watermark: CURRENT_WATERMARK(ts)
+ * gives `watermark` (INT64_MIN: none yet, NULL). */
+int sl_expr_eval_wm(const sl_expr *e, const sl_row *row, int64_t watermark, sl_arena *scratch,
+                    sl_value *out, char *err, size_t errlen);
+
+/* Does e use CURRENT_WATERMARK? */
+bool sl_expr_reads_watermark(const sl_expr *e);
+
 /* Convenience for filters: *pass is true only when the value is TRUE. */
 int sl_expr_eval_bool(const sl_expr *e, const sl_row *row, sl_arena *scratch, bool *pass,
                       char *err, size_t errlen);

@@ -721,7 +721,8 @@ static node *build_binop(bld *b, const sql_node *e)
         n_op op;
     } ops[] = {{"+", N_ADD},  {"-", N_SUB}, {"*", N_MUL}, {"/", N_DIV},  {"%", N_MOD},
                {"||", N_CONCAT}, {"=", N_EQ}, {"<>", N_NE}, {"<", N_LT}, {"<=", N_LE},
-               {">", N_GT},   {">=", N_GE}, {"AND", N_AND}, {"OR", N_OR}};
+               {">", N_GT},   {">=", N_GE}, {"AND", N_AND}, {"OR", N_OR},
+               {"IS DISTINCT FROM", N_DISTINCT}, {"IS NOT DISTINCT FROM", N_DISTINCT}};
     n_op op = N_LIT;
     for (size_t i = 0; i < SL_ARRAY_LEN(ops); i++)
         if (!strcmp(e->s, ops[i].sym)) op = ops[i].op;
@@ -737,6 +738,8 @@ static node *build_binop(bld *b, const sql_node *e)
                  ntname(b, c));
             return NULL;
         }
+    } else if (op == N_DISTINCT) {
+        if (make_comparable(b, &a, &c, OPAT(e), e->s, false)) return NULL;
     } else if (op >= N_EQ && op <= N_GE) {
         if (make_comparable(b, &a, &c, OPAT(e), op_sym(op), op != N_EQ && op != N_NE))
             return NULL;
@@ -745,6 +748,7 @@ static node *build_binop(bld *b, const sql_node *e)
     }
     node *n = new_node(b, op, OPAT(e), 2);
     n->kids[0] = a, n->kids[1] = c;
+    n->neg = op == N_DISTINCT && strstr(e->s, "NOT") != NULL;
     n->type = SL_T_BOOLEAN;
     return seal(b, n) ? NULL : n;
 }
@@ -804,6 +808,32 @@ static node *build_in(bld *b, const sql_node *e)
     return seal(b, n) ? NULL : n;
 }
 
+/* x SIMILAR TO p [ESCAPE c]: p and c must be constants; the pattern is
+ * compiled here, once (aux stays NULL when either is the NULL literal). */
+static int compile_similar(bld *b, node *n)
+{
+    node *pat = n->kids[1], *esc = n->kids[2];
+    if (pat->op != N_LIT || (esc && esc->op != N_LIT))
+        return perr(b, NAT(pat->op != N_LIT ? pat : esc), "SIMILAR TO needs a constant pattern "
+                    "and escape (string literals)");
+    if (pat->lit.isnull || (esc && esc->lit.isnull)) return SL_OK;
+    int c = -1;
+    if (esc) {
+        if (esc->lit.v.s.len != 1)
+            return perr(b, NAT(esc), "SIMILAR TO ESCAPE must be a single character");
+        c = (unsigned char)esc->lit.v.s.p[0];
+    }
+    sl_rx *rx = sl_malloc(sizeof *rx);
+    char msg[200];
+    if (sl_expr_similar_compile(rx, pat->lit.v.s.p, pat->lit.v.s.len, c, msg, sizeof msg)) {
+        free(rx);
+        return perr(b, NAT(pat), "SIMILAR TO pattern '%.*s': %s",
+                    (int)SL_MIN(pat->lit.v.s.len, 60u), pat->lit.v.s.p, msg);
+    }
+    n->aux = rx;
+    return SL_OK;
+}
+
 static node *build_like(bld *b, const sql_node *e)
 {
     node *x = build(b, sql_kid(e, 0)), *pat, *esc = NULL;
@@ -812,14 +842,15 @@ static node *build_like(bld *b, const sql_node *e)
     if ((x->type != SL_T_STRING && x->type != SL_T_NULL) ||
         (pat->type != SL_T_STRING && pat->type != SL_T_NULL) ||
         (esc && esc->type != SL_T_STRING && esc->type != SL_T_NULL)) {
-        perr(b, OPAT(e), "LIKE needs STRING operands, got %s and %s", ntname(b, x),
+        perr(b, OPAT(e), "%s needs STRING operands, got %s and %s", e->s ? e->s : "LIKE", ntname(b, x),
              ntname(b, pat));
         return NULL;
     }
-    node *n = new_node(b, N_LIKE, OPAT(e), 3);
+    node *n = new_node(b, e->s ? N_SIMILAR : N_LIKE, OPAT(e), 3);
     n->kids[0] = x, n->kids[1] = pat, n->kids[2] = esc;
     n->neg = e->flags & SQL_F_NOT;
     n->type = SL_T_BOOLEAN;
+    if (e->s && compile_similar(b, n)) return NULL;
     return seal(b, n) ? NULL : n;
 }
 
@@ -916,9 +947,10 @@ static const struct fn_def {
     {"MOD", N_MOD, 2, 2},                {"COALESCE", N_COALESCE, 1, SL_EXPR_MAX_ARGS},
     {"IF", N_IF, 3, 3},                  {"NULLIF", N_NULLIF, 2, 2},
     {"FLOOR", N_FLOOR, 1, 1},            {"CEIL", N_CEIL, 1, 1},
-    {"CEILING", N_CEIL, 1, 1},           {"LTRIM", N_TRIM, 1, 1},
-    {"RTRIM", N_TRIM, 1, 1},             {"TO_TIMESTAMP_LTZ", N_TO_TS_LTZ, 2, 2},
-    {"TO_TIMESTAMP", N_TO_TS, 1, 1},     {"NOW", N_NOW, 0, 0},
+    {"CEILING", N_CEIL, 1, 1},           {"LTRIM", N_TRIM, 1, 2},
+    {"RTRIM", N_TRIM, 1, 2},             {"BTRIM", N_TRIM, 1, 2},
+    {"IFNULL", N_COALESCE, 2, 2},        {"TO_TIMESTAMP_LTZ", N_TO_TS_LTZ, 2, 2},
+    {"TO_TIMESTAMP", N_TO_TS, 1, 2},     {"NOW", N_NOW, 0, 0},
     {"CURRENT_ROW_TIMESTAMP", N_NOW, 0, 0}, {"UNIX_TIMESTAMP", N_UNIX_TS, 0, 2},
     {"FROM_UNIXTIME", N_FROM_UNIXTIME, 1, 2}, {"RAND", N_RAND, 0, 1},
     {"RAND_INTEGER", N_RAND_INT, 1, 2},  {"REPLACE", N_REPLACE, 3, 3},
@@ -1159,6 +1191,8 @@ static int check_arity(bld *b, const sql_node *e, const struct fn_def *f)
     return SL_OK;
 }
 
+static int compile_format(bld *b, node *n, const char *fname, bool parse);
+
 /* CONCAT, UPPER, LOWER, CHAR_LENGTH, LTRIM/RTRIM, TO_TIMESTAMP: STRING
  * arguments. */
 static int type_string_fn(bld *b, node *n, const struct fn_def *f)
@@ -1169,9 +1203,11 @@ static int type_string_fn(bld *b, node *n, const struct fn_def *f)
                         ntname(b, n->kids[i]),
                         f->op == N_CONCAT ? " (use CAST(x AS STRING))" : "");
     n->type = f->op == N_CHAR_LENGTH ? SL_T_INT : f->op == N_TO_TS ? SL_T_TIMESTAMP : SL_T_STRING;
+    if (f->op == N_TO_TS && n->nkids == 2) return compile_format(b, n, f->name, true);
     if (f->op == N_TRIM) {
-        add_kid(n, NULL); /* default characters: a blank */
-        n->flags = !strcasecmp(f->name, "LTRIM") ? TRIM_LEADING : TRIM_TRAILING;
+        if (n->nkids == 1) add_kid(n, NULL); /* default characters: a blank */
+        n->flags = !strcasecmp(f->name, "LTRIM") ? TRIM_LEADING
+                 : !strcasecmp(f->name, "RTRIM") ? TRIM_TRAILING : TRIM_BOTH;
     }
     return SL_OK;
 }
@@ -1238,21 +1274,111 @@ static int type_to_ts_ltz(bld *b, node *n, const sql_node *e)
     return SL_OK;
 }
 
-/* UNIX_TIMESTAMP(string) and FROM_UNIXTIME(seconds), default format only. */
+/* A literal format (the node's second child) compiled once into aux; one
+ * that parses (`parse`) takes only the letters sl_dfmt_parse reads. */
+static int compile_format(bld *b, node *n, const char *fname, bool parse)
+{
+    node *fmt = n->kids[1];
+    if (fmt->op != N_LIT || fmt->type != SL_T_STRING)
+        return perr(b, NAT(fmt), "%s: the format must be a string literal", fname);
+    const char *p = fmt->lit.v.s.p;
+    size_t len = fmt->lit.v.s.len;
+    int cap = (int)SL_MIN(len, (size_t)INT32_MAX / 2) + 1, nops;
+    sl_dfmt *df = sl_malloc(sizeof *df + sizeof df->ops[0] * (size_t)cap);
+    char msg[200];
+    if (sl_dfmt_compile(p, len, true, df->ops, cap, &nops, &df->maxlen, msg, sizeof msg) ||
+        (parse && sl_dfmt_parse_check(df->ops, nops, msg, sizeof msg))) {
+        free(df);
+        return perr(b, NAT(fmt), "%s format '%.*s': %s", fname, (int)SL_MIN(len, 60u), p, msg);
+    }
+    df->pat = p;
+    df->nops = nops;
+    n->aux = df;
+    return SL_OK;
+}
+
+/* UNIX_TIMESTAMP([string [, format]]) and FROM_UNIXTIME(seconds [, format]). */
 static int type_unix_time(bld *b, node *n, const struct fn_def *f)
 {
     bool unix_ts = f->op == N_UNIX_TS;
     sl_type t0 = n->nkids ? n->kids[0]->type : SL_T_NULL;
-    if (n->nkids == 2)
-        return perr(b, NAT(n->kids[1]), "%s: only the default format 'yyyy-MM-dd HH:mm:ss' is "
-                    "supported; leave out the format argument", f->name);
+
     if (n->nkids == 1 && (unix_ts ? t0 != SL_T_STRING && t0 != SL_T_NULL
                                   : n->kids[0]->interval || (!is_int_type(t0) &&
                                                              t0 != SL_T_NULL)))
         return perr(b, NAT(n->kids[0]), "%s needs %s, got %s", f->name,
                     unix_ts ? "a STRING" : "an integer number of seconds", ntname(b, n->kids[0]));
     n->type = unix_ts ? SL_T_BIGINT : SL_T_STRING;
-    return SL_OK;
+    /* FROM_UNIXTIME(n, format), UNIX_TIMESTAMP(s, format): SimpleDateFormat's letters */
+    return n->nkids == 2 ? compile_format(b, n, f->name, unix_ts) : SL_OK;
+}
+
+/* CURRENT_WATERMARK(ts): the operator's current watermark as a TIMESTAMP,
+ * NULL before the first one (Flink: the argument is the rowtime column). */
+static node *build_watermark(bld *b, const sql_node *e)
+{
+    if (e->nkids != 1 || (e->flags & (SQL_F_DISTINCT | SQL_F_STAR_ARG))) {
+        perr(b, AT(e), "CURRENT_WATERMARK takes 1 argument, the table's rowtime column");
+        return NULL;
+    }
+    node *a = build(b, e->kids[0]);
+    if (!a) return NULL;
+    if (a->op != N_COL || a->type != SL_T_TIMESTAMP) {
+        perr(b, NAT(a), "CURRENT_WATERMARK needs a TIMESTAMP column (the rowtime attribute), "
+             "got %s", a->op == N_COL ? ntname(b, a) : "an expression");
+        return NULL;
+    }
+    return unary(b, N_WATERMARK, e, a, SL_T_TIMESTAMP);
+}
+
+/* A function of the table in expr_fn.c: arguments checked against its
+ * classes, the result typed. */
+static node *build_fnx(bld *b, const sql_node *e, const sl_fnx *fx)
+{
+    struct fn_def fd = {fx->name, N_FNX, fx->min, fx->max};
+    if (check_arity(b, e, &fd) != SL_OK) return NULL;
+    node *n = new_node(b, N_FNX, AT(e), 0);
+    n->fx = fx;
+    for (int i = 0; i < e->nkids; i++) {
+        node *a = build(b, e->kids[i]);
+        if (!a) return NULL;
+        add_kid(n, a);
+    }
+    size_t nc = strlen(fx->args);
+    sl_type common = SL_T_NULL;
+    for (int i = 0; i < n->nkids; i++) {
+        node *a = n->kids[i];
+        char c = nc ? fx->args[(size_t)i < nc ? (size_t)i : nc - 1] : 'a';
+        sl_type t = a->type;
+        bool ok = t == SL_T_NULL && !a->interval;
+        const char *want = "";
+        switch (c) {
+        case 'n': ok = ok || (is_num_type(t) && !a->interval); want = "a number"; break;
+        case 'i': ok = ok || (is_int_type(t) && !a->interval); want = "an integer"; break;
+        case 's': ok = ok || t == SL_T_STRING; want = "a STRING"; break;
+        case 'x': ok = ok || t == SL_T_STRING || (is_int_type(t) && !a->interval);
+            want = "an integer or a STRING"; break;
+        default:
+            ok = !a->interval && common_type(common, t, &common) && t != SL_T_BOOLEAN;
+            want = "values of one comparable type";
+            break;
+        }
+        if (!ok) {
+            perr(b, NAT(a), "%s needs %s as argument %d, got %s", fx->name, want, i + 1,
+                 ntname(b, a));
+            return NULL;
+        }
+    }
+    switch (fx->result) {
+    case 'D': n->type = SL_T_DOUBLE; break;
+    case 'S': n->type = SL_T_STRING; break;
+    case 'I': n->type = SL_T_INT; break;
+    case 'L': n->type = SL_T_BIGINT; break;
+    case 'B': n->type = SL_T_BOOLEAN; break;
+    case '0': n->type = n->kids[0]->type == SL_T_NULL ? SL_T_DOUBLE : n->kids[0]->type; break;
+    default: n->type = common == SL_T_NULL ? SL_T_STRING : common; break;
+    }
+    return seal(b, n) ? NULL : n;
 }
 
 static node *build_call(bld *b, const sql_node *e)
@@ -1266,7 +1392,7 @@ static node *build_call(bld *b, const sql_node *e)
              name);
         return NULL;
     }
-    if (!strcasecmp(name, "SUBSTRING")) return build_substring(b, e);
+    if (!strcasecmp(name, "SUBSTRING") || !strcasecmp(name, "SUBSTR")) return build_substring(b, e);
     if (!strcasecmp(name, "EXTRACT")) {
         perr(b, AT(e), "EXTRACT takes (unit FROM timestamp)");
         return NULL;
@@ -1277,9 +1403,20 @@ static node *build_call(bld *b, const sql_node *e)
     if (!strcasecmp(name, "TIMESTAMPDIFF")) return build_tsfn(b, e, N_TS_DIFF);
     if (!strcasecmp(name, "CURRENT_TIMESTAMP") || !strcasecmp(name, "LOCALTIMESTAMP"))
         return build_clock(b, e);
+    if (!strcasecmp(name, "CURRENT_WATERMARK")) return build_watermark(b, e);
+    if ((e->flags & SQL_F_PLACING) || !strcasecmp(name, "OVERLAY")) {
+        if (strcasecmp(name, "OVERLAY") || !(e->flags & SQL_F_PLACING)) {
+            perr(b, AT(e), "%s", strcasecmp(name, "OVERLAY")
+                 ? "only OVERLAY takes the PLACING form"
+                 : "OVERLAY takes (s PLACING r FROM position [FOR length])");
+            return NULL;
+        }
+    }
     const struct fn_def *f = NULL;
     for (size_t i = 0; i < SL_ARRAY_LEN(fn_defs); i++)
         if (!strcasecmp(name, fn_defs[i].name)) f = &fn_defs[i];
+    const sl_fnx *fx = f ? NULL : sl_fnx_find(name);
+    if (fx) return build_fnx(b, e, fx);
     if (!f) {
         perr(b, AT(e), "unknown function '%.*s'", (int)SL_MIN(strlen(name), 40), name);
         return NULL;

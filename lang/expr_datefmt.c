@@ -258,3 +258,46 @@ bool sl_dfmt_parse_default(const char *s, size_t n, int64_t *ms)
     *ms = sl_days_from_civil(y, mo, d) * SL_MS_PER_DAY + ((h * 60 + mi) * 60 + sec) * 1000LL;
     return true;
 }
+
+int sl_dfmt_parse_check(const sl_dfmt_op *ops, int nops, char *err, size_t errlen)
+{
+    for (int i = 0; i < nops; i++) {
+        char c = ops[i].letter;
+        if (!c) continue;
+        if (!strchr("yMdHms", c) && !(c == 'S' && ops[i].count == 3))
+            return sl_seterr(err, errlen, "pattern letter '%c'%s is not supported for parsing "
+                             "(only y, M, d, H, m, s and SSS)", c, c == 'S' ? " other than SSS" : "");
+        if ((c == 'M' && ops[i].count > 2) || (c == 'y' && ops[i].count == 2))
+            return sl_seterr(err, errlen, "pattern '%.*s' is not supported for parsing",
+                             (int)ops[i].count, c == 'M' ? "MMMMM" : "yy");
+    }
+    return SL_OK;
+}
+
+bool sl_dfmt_parse(const sl_dfmt_op *ops, int nops, const char *pat, const char *s, size_t n,
+                   bool full, int64_t *ms)
+{
+    int f[7] = {1970, 1, 1, 0, 0, 0, 0}; /* y M d H m s S */
+    size_t i = 0;
+    for (int k = 0; k < nops; k++) {
+        const sl_dfmt_op *op = &ops[k];
+        if (!op->letter) {
+            if (n - i < op->len || memcmp(s + i, pat + op->off, op->len)) return false;
+            i += op->len;
+            continue;
+        }
+        /* a field followed by another numeric field takes exactly its width */
+        bool abut = k + 1 < nops && ops[k + 1].letter;
+        int width = abut || op->letter == 'S' ? op->count : op->letter == 'y' ? 9 : 2, v;
+        size_t at = i;
+        if (!digits(s, n, &i, width, &v) || (abut && i - at != (size_t)op->count)) return false;
+        f[strchr("yMdHmsS", op->letter) - "yMdHmsS"] = v;
+    }
+    if (full && i != n) return false;
+    if (f[1] < 1 || f[1] > 12 || f[2] < 1 || f[2] > sl_days_in_month(f[0], f[1]) || f[3] > 23 ||
+        f[4] > 59 || f[5] > 59)
+        return false;
+    *ms = sl_days_from_civil(f[0], f[1], f[2]) * SL_MS_PER_DAY +
+          ((f[3] * 60 + f[4]) * 60 + f[5]) * 1000LL + f[6];
+    return true;
+}

@@ -180,6 +180,7 @@ typedef struct evctx {
     sl_arena *scratch;
     char *err;
     size_t errlen;
+    int64_t watermark; /* CURRENT_WATERMARK's value; INT64_MIN: none yet */
 } evctx;
 
 static int ev(const node *n, evctx *cx, sl_value *out);
@@ -1099,11 +1100,24 @@ static int eval_unix(const node *n, evctx *cx, sl_value *out)
     if (rc || out->isnull) return rc;
     int64_t ms;
     if (n->op == N_UNIX_TS) {
-        set_i(out, sl_expr_ts_parse(out->v.s.p, out->v.s.len, &ms) ? sl_floor_div(ms, 1000) : INT64_MIN);
+        const sl_dfmt *f = n->aux;
+        bool ok = n->nkids == 2
+            ? f && sl_dfmt_parse(f->ops, f->nops, f->pat, out->v.s.p, out->v.s.len, false, &ms)
+            : sl_expr_ts_parse(out->v.s.p, out->v.s.len, &ms);
+        set_i(out, ok ? sl_floor_div(ms, 1000) : INT64_MIN);
         return SL_OK;
     }
     if (__builtin_mul_overflow(out->v.i, 1000, &ms))
         return everr(cx, n, "FROM_UNIXTIME: %lld seconds is out of range", (long long)out->v.i);
+    if (n->aux) { /* a format, compiled while checking */
+        const sl_dfmt *f = n->aux;
+        char *d = salloc(cx, n, f->maxlen);
+        if (!d) return SL_ERR;
+        size_t len = sl_dfmt_write(f->ops, f->nops, f->pat, ms, d);
+        strim(cx, d, f->maxlen, len);
+        set_s(out, d, len);
+        return SL_OK;
+    }
     char buf[48];
     return put_text(n, cx, out, buf, ts_to_sql(buf, sizeof buf, ms, false));
 }
@@ -1191,6 +1205,59 @@ static int eval_to_ts_ltz(const node *n, evctx *cx, sl_value *out)
     }
     set_i(out, ms);
     return SL_OK;
+}
+
+/* x [NOT] SIMILAR TO p: the whole of x matches the compiled pattern. */
+static int eval_similar(const node *n, evctx *cx, sl_value *out)
+{
+    sl_value x;
+    if (ev(n->kids[0], cx, &x)) return SL_ERR;
+    if (x.isnull || !n->aux) {
+        set_null(out);
+        return SL_OK;
+    }
+    char *c = salloc(cx, n, (size_t)x.v.s.len + 1); /* regexec reads a C string */
+    if (!c) return SL_ERR;
+    if (x.v.s.len) memcpy(c, x.v.s.p, x.v.s.len);
+    c[x.v.s.len] = '\0';
+    bool m = memchr(c, '\0', x.v.s.len) == NULL &&
+             regexec(&((const sl_rx *)n->aux)->re, c, 0, NULL, 0) == 0;
+    strim(cx, c, (size_t)x.v.s.len + 1, 0);
+    set_i(out, m != n->neg);
+    return SL_OK;
+}
+
+/* a IS [NOT] DISTINCT FROM b: equality in which NULL equals NULL; never NULL. */
+static int eval_distinct(const node *n, evctx *cx, sl_value *out)
+{
+    sl_value a, b;
+    if (ev(n->kids[0], cx, &a) || ev(n->kids[1], cx, &b)) return SL_ERR;
+    bool same = a.isnull || b.isnull ? a.isnull && b.isnull
+                                     : cmpv(&a, n->kids[0]->type, &b, n->kids[1]->type) == 0;
+    set_i(out, same == n->neg);
+    return SL_OK;
+}
+
+/* A function of expr_fn.c's table: the arguments on the stack (or, for
+ * many, in the scratch arena), NULL out for a strict one given a NULL. */
+static int eval_fnx(const node *n, evctx *cx, sl_value *out)
+{
+    sl_value local[6], *vals = local;
+    if (n->nkids > (int)SL_ARRAY_LEN(local)) {
+        size_t al = _Alignof(sl_value), need = (size_t)n->nkids * sizeof(sl_value) + al;
+        char *raw = sl_arena_alloc(cx->scratch, need);
+        if (!raw) return everr(cx, n, "scratch space exhausted evaluating %s", n->fx->name);
+        vals = (sl_value *)(void *)(raw + (al - (uintptr_t)raw % al) % al);
+    }
+    if (eval_kids(n, cx, vals)) return SL_ERR;
+    if (n->fx->strict)
+        for (int i = 0; i < n->nkids; i++)
+            if (vals[i].isnull) {
+                set_null(out);
+                return SL_OK;
+            }
+    sl_fnx_cx fc = {cx->scratch, cx->err, cx->errlen};
+    return n->fx->eval(n, vals, out, &fc);
 }
 
 static int ev(const node *n, evctx *cx, sl_value *out)
@@ -1307,11 +1374,21 @@ static int ev(const node *n, evctx *cx, sl_value *out)
         if ((rc = ev(n->kids[0], cx, out)) || out->isnull) return rc;
         set_i(out, sl_civil_extract((sl_extract_unit)n->flags, out->v.i));
         return SL_OK;
+    case N_SIMILAR: return eval_similar(n, cx, out);
+    case N_DISTINCT: return eval_distinct(n, cx, out);
+    case N_FNX: return eval_fnx(n, cx, out);
+    case N_WATERMARK:
+        if (cx->watermark == INT64_MIN) set_null(out);
+        else set_i(out, cx->watermark);
+        return SL_OK;
     case N_TO_TS: {
         int64_t ms;
         if ((rc = ev(n->kids[0], cx, out)) || out->isnull) return rc;
         /* an unparsable string gives NULL, as Flink's TO_TIMESTAMP does */
-        if (sl_expr_ts_parse(out->v.s.p, out->v.s.len, &ms)) set_i(out, ms);
+        const sl_dfmt *f = n->aux;
+        if (f ? sl_dfmt_parse(f->ops, f->nops, f->pat, out->v.s.p, out->v.s.len, true, &ms)
+              : sl_expr_ts_parse(out->v.s.p, out->v.s.len, &ms))
+            set_i(out, ms);
         else set_null(out);
         return SL_OK;
     }
@@ -1322,8 +1399,22 @@ static int ev(const node *n, evctx *cx, sl_value *out)
 int sl_expr_eval(const sl_expr *e, const sl_row *row, sl_arena *scratch, sl_value *out,
                  char *err, size_t errlen)
 {
-    evctx cx = {row, scratch, err, errlen};
+    evctx cx = {row, scratch, err, errlen, INT64_MIN};
     return ev(e->root, &cx, out);
+}
+
+int sl_expr_eval_wm(const sl_expr *e, const sl_row *row, int64_t watermark, sl_arena *scratch,
+                    sl_value *out, char *err, size_t errlen)
+{
+    evctx cx = {row, scratch, err, errlen, watermark};
+    return ev(e->root, &cx, out);
+}
+
+bool sl_expr_reads_watermark(const sl_expr *e)
+{
+    for (const node *n = e->all; n; n = n->next_all)
+        if (n->op == N_WATERMARK) return true;
+    return false;
 }
 
 int sl_expr_eval_bool(const sl_expr *e, const sl_row *row, sl_arena *scratch, bool *pass,

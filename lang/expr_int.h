@@ -43,7 +43,11 @@ typedef enum {
     N_DATE_FORMAT,  /* DATE_FORMAT(ts | s, format); aux: the compiled constant format */
     N_REGEXP,       /* REGEXP(s, pattern); aux: the compiled pattern (sl_rx) */
     N_REGEXP_EXTRACT, /* REGEXP_EXTRACT(s, pattern [, group]); aux: as REGEXP */
-    N_REGEXP_REPLACE  /* REGEXP_REPLACE(s, pattern, replacement); aux: as REGEXP */
+    N_REGEXP_REPLACE, /* REGEXP_REPLACE(s, pattern, replacement); aux: as REGEXP */
+    N_SIMILAR,      /* x [NOT] SIMILAR TO p [ESCAPE e]; aux: the compiled pattern (sl_rx) */
+    N_DISTINCT,     /* a IS [NOT] DISTINCT FROM b (`neg`: NOT) */
+    N_WATERMARK,    /* CURRENT_WATERMARK(ts): the evaluating operator's watermark */
+    N_FNX           /* a function of the table in expr_fn.c; fx: its entry */
 } n_op;
 
 /* TRIM sides (node flags) */
@@ -90,6 +94,7 @@ struct node {
     node **kids;      /* owned array of nkids borrowed nodes */
     node *next_all;   /* every node of a tree, for freeing */
     uint64_t serial;  /* RAND with a literal seed: names its sequence (see rand_state) */
+    const struct sl_fnx *fx; /* N_FNX: the function (static) */
     void *aux;        /* owned, built once at check time: N_DATE_FORMAT's sl_dfmt (NULL
                        * when the format is not a constant), N_REGEXP*'s sl_rx (NULL
                        * when the pattern is the NULL literal) */
@@ -161,6 +166,19 @@ int sl_dfmt_compile(const char *pat, size_t n, bool sdf, sl_dfmt_op *ops, int ca
  * the length. Allocates nothing. */
 size_t sl_dfmt_write(const sl_dfmt_op *ops, int nops, const char *pat, int64_t ms, char *dst);
 
+/* Can ops parse text (TO_TIMESTAMP / UNIX_TIMESTAMP with a format)? Only
+ * the numeric letters y M d H m s, SSS and literal text: SL_ERR with a
+ * message naming the letter otherwise. */
+int sl_dfmt_parse_check(const sl_dfmt_op *ops, int nops, char *err, size_t errlen);
+
+/* Parse s[0..n) by ops (checked by sl_dfmt_parse_check) into ms, UTC;
+ * fields left out are 1970-01-01 00:00:00.000. A field followed by another
+ * field takes exactly its letters' width, else up to 2 digits (the year 9).
+ * `full`: the whole text must be used (DateTimeFormatter), else trailing
+ * text is ignored (SimpleDateFormat). False for text that does not fit. */
+bool sl_dfmt_parse(const sl_dfmt_op *ops, int nops, const char *pat, const char *s, size_t n,
+                   bool full, int64_t *ms);
+
 /* Parse Flink's default DATE_FORMAT input 'yyyy-MM-dd HH:mm:ss' (trailing
  * text ignored, as SimpleDateFormat does) into ms, UTC. */
 bool sl_dfmt_parse_default(const char *s, size_t n, int64_t *ms);
@@ -180,6 +198,54 @@ typedef struct sl_rx {
  * that POSIX cannot honour are refused with a message. */
 int sl_expr_regex_compile(sl_rx *rx, const char *pat, size_t n, bool nosub, char *err,
                           size_t errlen);
+
+/* ---- the table of further scalar functions (expr_fn.c, expr_math.c, expr_str.c) ----
+ * Each entry names its arguments' classes and its result's type; the
+ * checker applies them (expr_check.c) and the evaluator calls `eval` with
+ * the arguments already evaluated (NULL in, NULL out for a `strict` one,
+ * handled by the caller). An eval function allocates only from the
+ * scratch arena. */
+typedef struct sl_fnx_cx {
+    sl_arena *scratch;
+    char *err;
+    size_t errlen;
+} sl_fnx_cx;
+
+typedef int (*sl_fnx_eval)(const node *n, const sl_value *v, sl_value *out, sl_fnx_cx *cx);
+
+typedef struct sl_fnx {
+    const char *name;
+    int min, max;      /* argument counts (max SL_EXPR_MAX_ARGS: variadic) */
+    const char *args;  /* a class per argument, the last one repeating: 'n' number, 'i'
+                        * integer, 's' STRING, 'x' STRING or integer, 'a' any */
+    char result;       /* 'D' DOUBLE, 'S' STRING, 'I' INT, 'L' BIGINT, 'B' BOOLEAN,
+                        * '0' the first argument's type, 'C' the arguments' common type */
+    bool strict;       /* NULL when any argument is NULL */
+    sl_fnx_eval eval;
+} sl_fnx;
+
+/* The entry named `name` (any case), or NULL. */
+const sl_fnx *sl_fnx_find(const char *name);
+
+/* Helpers the function families share (expr_fn.c). */
+int sl_fnx_err(const node *n, sl_fnx_cx *cx, const char *fmt, ...) SL_PRINTF(3, 4);
+char *sl_fnx_alloc(const node *n, sl_fnx_cx *cx, size_t len); /* NULL: error set */
+double sl_fnx_num(const node *n, const sl_value *v, int i);    /* argument i as a DOUBLE */
+size_t sl_fnx_cplen(const char *s, size_t left);                /* one UTF-8 sequence */
+int64_t sl_fnx_cpcount(const char *s, size_t n);
+size_t sl_fnx_cpoff(const char *s, size_t n, int64_t k);        /* byte offset of code point k */
+static inline void fnx_set_s(sl_value *out, const char *p, size_t len)
+{
+    out->isnull = false;
+    out->v.s.p = p;
+    out->v.s.len = (uint32_t)len;
+}
+
+/* SQL's SIMILAR TO pattern pat[0..n) with escape character esc (-1: none)
+ * rewritten as an anchored POSIX extended regular expression and compiled
+ * into *rx. SL_ERR with a message for a malformed pattern. */
+int sl_expr_similar_compile(sl_rx *rx, const char *pat, size_t n, int esc, char *err,
+                            size_t errlen);
 
 /* Free every node of a tree (the next_all list). */
 void sl_expr_free_nodes(node *all);

@@ -141,7 +141,7 @@ static char *CAT(sql_pctx *c, const char *a, const char *b)
     /* operators that would continue an expression say little next to the clause
      * keywords that could follow it: list them only when nothing else fits */
     if (!expr_like) {
-        static const int ops[] = {TK_AND, TK_OR, TK_NOT, TK_IS, TK_IN, TK_LIKE, TK_BETWEEN,
+        static const int ops[] = {TK_AND, TK_OR, TK_NOT, TK_IS, TK_IN, TK_LIKE, TK_SIMILAR, TK_BETWEEN,
                                   TK_EQ, TK_NE, TK_LT, TK_LE, TK_GT, TK_GE, TK_PLUS, TK_MINUS,
                                   TK_STAR, TK_SLASH, TK_PERCENT, TK_CONCAT};
         int keep[128], nkeep = 0, any_op = 0;
@@ -220,7 +220,7 @@ static char *CAT(sql_pctx *c, const char *a, const char *b)
     DESCRIPTOR STATEMENT IF EXISTS TIMESTAMP LOCAL TIME ZONE WITHOUT PARTITION RESET SHOW
     DESCRIBE DESC EXPLAIN BEGIN TO FUNCTIONS JOBS CHANGELOG_MODE PLAN COMMENT OVERWRITE
     OUTER STOP JOB SAVEPOINT DRAIN ASC FILTER OVER ESCAPE UNKNOWN BOTH LEADING TRAILING POSITION
-    METADATA VIRTUAL FIRST NEXT ROW ROWS ONLY.
+    METADATA VIRTUAL FIRST NEXT ROW ROWS ONLY SIMILAR PLACING.
 
 /* COMMA and RP only decide POSITION(a IN (b)): the haystack in parentheses,
  * not an IN list (see exprlist). */
@@ -229,7 +229,7 @@ static char *CAT(sql_pctx *c, const char *a, const char *b)
 %left OR.
 %left AND.
 %right NOT.
-%nonassoc IS LIKE BETWEEN IN.
+%nonassoc IS LIKE BETWEEN IN SIMILAR.
 %left EQ NE LT LE GT GE.
 %left PLUS MINUS.
 %left STAR SLASH PERCENT CONCAT.
@@ -594,6 +594,20 @@ expr(A) ::= expr(X) LIKE(T) expr(P). { A = OPAT(NAT(ctx, SQL_LIKE, X), T); ADD(c
 expr(A) ::= expr(X) NOT LIKE(T) expr(P). [LIKE] { A = OPAT(NAT(ctx, SQL_LIKE, X), T); A->flags = SQL_F_NOT; ADD(ctx, A, X); ADD(ctx, A, P); }
 expr(A) ::= expr(X) LIKE(T) expr(P) ESCAPE expr(E). [LIKE] { A = OPAT(NAT(ctx, SQL_LIKE, X), T); ADD(ctx, A, X); ADD(ctx, A, P); ADD(ctx, A, E); }
 expr(A) ::= expr(X) NOT LIKE(T) expr(P) ESCAPE expr(E). [LIKE] { A = OPAT(NAT(ctx, SQL_LIKE, X), T); A->flags = SQL_F_NOT; ADD(ctx, A, X); ADD(ctx, A, P); ADD(ctx, A, E); }
+/* x [NOT] SIMILAR TO p [ESCAPE e]: an SQL_LIKE named "SIMILAR TO" in s;
+ * a IS [NOT] DISTINCT FROM b: a binary operator of that name */
+expr(A) ::= expr(X) SIMILAR(T) TO expr(P). [SIMILAR] { A = OPAT(NAT(ctx, SQL_LIKE, X), T); A->s = "SIMILAR TO"; ADD(ctx, A, X); ADD(ctx, A, P); }
+expr(A) ::= expr(X) NOT SIMILAR(T) TO expr(P). [SIMILAR] { A = OPAT(NAT(ctx, SQL_LIKE, X), T); A->s = "SIMILAR TO"; A->flags = SQL_F_NOT; ADD(ctx, A, X); ADD(ctx, A, P); }
+expr(A) ::= expr(X) SIMILAR(T) TO expr(P) ESCAPE expr(E). [SIMILAR] { A = OPAT(NAT(ctx, SQL_LIKE, X), T); A->s = "SIMILAR TO"; ADD(ctx, A, X); ADD(ctx, A, P); ADD(ctx, A, E); }
+expr(A) ::= expr(X) NOT SIMILAR(T) TO expr(P) ESCAPE expr(E). [SIMILAR] { A = OPAT(NAT(ctx, SQL_LIKE, X), T); A->s = "SIMILAR TO"; A->flags = SQL_F_NOT; ADD(ctx, A, X); ADD(ctx, A, P); ADD(ctx, A, E); }
+expr(A) ::= expr(X) IS(T) DISTINCT FROM expr(Y). [IS] { A = BIN(ctx, X, "IS DISTINCT FROM", T, Y); }
+expr(A) ::= expr(X) IS(T) NOT DISTINCT FROM expr(Y). [IS] { A = BIN(ctx, X, "IS NOT DISTINCT FROM", T, Y); }
+/* LEFT(s, n) and RIGHT(s, n): the join words as function names */
+expr(A) ::= LEFT(T) LP exprlist(L) RP. { A = MK(ctx, SQL_FUNC, T); A->s = "LEFT"; for (int i = 0; i < L->nkids; i++) ADD(ctx, A, L->kids[i]); }
+expr(A) ::= RIGHT(T) LP exprlist(L) RP. { A = MK(ctx, SQL_FUNC, T); A->s = "RIGHT"; for (int i = 0; i < L->nkids; i++) ADD(ctx, A, L->kids[i]); }
+/* OVERLAY(s PLACING r FROM p [FOR n]) */
+expr(A) ::= ident(F) LP expr(X) PLACING expr(R) FROM expr(P) RP. { A = NAT(ctx, SQL_FUNC, F); A->s = F->s; A->flags = SQL_F_PLACING; ADD(ctx, A, X); ADD(ctx, A, R); ADD(ctx, A, P); }
+expr(A) ::= ident(F) LP expr(X) PLACING expr(R) FROM expr(P) FOR expr(N) RP. { A = NAT(ctx, SQL_FUNC, F); A->s = F->s; A->flags = SQL_F_PLACING; ADD(ctx, A, X); ADD(ctx, A, R); ADD(ctx, A, P); ADD(ctx, A, N); }
 expr(A) ::= CASE(T) case_operand(O) whenlist(W) else_opt(E) END. {
     A = MK(ctx, SQL_CASE, T); ADD(ctx, A, O); ADD(ctx, A, W); ADD(ctx, A, E);
 }

@@ -149,7 +149,7 @@ static void unparse(sql_sbuf *b, const sql_node *e)
         break;
     case SQL_LIKE:
         unparse_sub(b, e->kids[0]);
-        sql_sb_str(b, e->flags & SQL_F_NOT ? " NOT LIKE " : " LIKE ");
+        sql_sb_fmt(b, " %s%s ", e->flags & SQL_F_NOT ? "NOT " : "", e->s ? e->s : "LIKE");
         unparse_sub(b, e->kids[1]);
         if (sql_kid(e, 2)) {
             sql_sb_str(b, " ESCAPE ");
@@ -208,9 +208,27 @@ static void unparse(sql_sbuf *b, const sql_node *e)
         }
         if (e->flags & SQL_F_DISTINCT) sql_sb_str(b, "DISTINCT ");
         if (e->flags & SQL_F_STAR_ARG) sql_sb_str(b, "*");
+        if (e->flags & SQL_F_PLACING) { /* OVERLAY(s PLACING r FROM p [FOR n]) */
+            unparse(b, e->kids[0]);
+            sql_sb_str(b, " PLACING ");
+            unparse(b, e->kids[1]);
+            sql_sb_str(b, " FROM ");
+            unparse(b, e->kids[2]);
+            if (sql_kid(e, 3)) {
+                sql_sb_str(b, " FOR ");
+                unparse(b, e->kids[3]);
+            }
+            sql_sb_str(b, ")");
+            break;
+        }
         for (int i = 0; i < e->nkids - (e->flags & SQL_F_FILTER ? 1 : 0); i++) {
             if (i) sql_sb_str(b, ", ");
-            unparse(b, e->kids[i]);
+            /* a time unit (TIMESTAMPADD(SECOND, ...)) is a word, not a column to quote */
+            if (i == 0 && e->kids[0]->kind == SQL_COL && !(e->kids[0]->flags & SQL_F_QUOTED) &&
+                (!strcasecmp(e->s, "TIMESTAMPADD") || !strcasecmp(e->s, "TIMESTAMPDIFF")))
+                sql_sb_str(b, e->kids[0]->s);
+            else
+                unparse(b, e->kids[i]);
         }
         sql_sb_str(b, ")");
         if (e->flags & SQL_F_FILTER) {

@@ -150,15 +150,18 @@ static int calc_process(sl_op *op, int input, sl_row *row)
     const calc_plan *pl = op->plan;
     calc_state *st = op->priv;
     char err[256];
+    /* CURRENT_WATERMARK(ts) reads the operator's watermark */
+    int64_t wm = op->current_watermark;
     if (pl->filter) {
-        bool pass;
-        if (sl_expr_eval_bool(pl->filter, row, &op->scratch, &pass, err, sizeof err) != SL_OK)
+        sl_value pass;
+        if (sl_expr_eval_wm(pl->filter, row, wm, &op->scratch, &pass, err, sizeof err) != SL_OK)
             return sl_op_fail(op, "vertex '%s': filter: %s", pl->vid, err);
-        if (!pass) return SL_OK;
+        if (pass.isnull || !pass.v.i) return SL_OK;
     }
     if (pl->nproj == 0) return sl_op_emit(op, row);
     for (int i = 0; i < pl->nproj; i++)
-        if (sl_expr_eval(pl->proj[i], row, &op->scratch, &st->vals[i], err, sizeof err) != SL_OK)
+        if (sl_expr_eval_wm(pl->proj[i], row, wm, &op->scratch, &st->vals[i], err, sizeof err) !=
+            SL_OK)
             return sl_op_fail(op, "vertex '%s': projection item %d: %s", pl->vid, i + 1, err);
     sl_row outrow = {.kind = row->kind, .n = pl->nproj, .vals = st->vals, .ts = row->ts};
     return sl_op_emit(op, &outrow);

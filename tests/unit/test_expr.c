@@ -340,7 +340,7 @@ static void test_syntax_errors(void)
     EXPECT("CAST(1 INT)",
            "PARSE: line 1, column 8: unexpected 'INT', expected AS");
     EXPECT("n IS 5",
-           "PARSE: line 1, column 6: unexpected '5', expected FALSE, NULL, TRUE or UNKNOWN");
+           "PARSE: line 1, column 6: unexpected '5', expected DISTINCT, FALSE, NULL, TRUE or UNKNOWN");
     EXPECT("n IN 1",
            "PARSE: line 1, column 6: unexpected '1', expected '('");
     EXPECT("n BETWEEN 1 OR 2",
@@ -1168,13 +1168,35 @@ static void test_unix_time(void)
     EXPECT("UNIX_TIMESTAMP('garbage')", "BIGINT -9223372036854775808");
     EXPECT("UNIX_TIMESTAMP(nul_s)", "BIGINT NULL");
     EXPECT("UNIX_TIMESTAMP(5)", "PARSE: line 1, column 16: UNIX_TIMESTAMP needs a STRING, got INT");
-    EXPECT("UNIX_TIMESTAMP(name, 'yyyy')",
-           "PARSE: line 1, column 22: UNIX_TIMESTAMP: only the default format 'yyyy-MM-dd HH:mm:ss' is supported; "
-           "leave out the format argument");
+    EXPECT("UNIX_TIMESTAMP(name, name)",
+           "PARSE: line 1, column 22: UNIX_TIMESTAMP: the format must be a string literal");
     EXPECT("FROM_UNIXTIME(44)", "STRING 1970-01-01 00:00:44");
     EXPECT("FROM_UNIXTIME(-1)", "STRING 1969-12-31 23:59:59");
     EXPECT("FROM_UNIXTIME(1767225601)", "STRING 2026-01-01 00:00:01");
     EXPECT("FROM_UNIXTIME(nul_i)", "STRING NULL");
+    EXPECT("FROM_UNIXTIME(1767225601, 'yyyy/MM/dd HH-mm-ss')", "STRING 2026/01/01 00-00-01");
+    EXPECT("FROM_UNIXTIME(id, 'HH:mm:ss')", "STRING 00:00:07");
+    EXPECT("FROM_UNIXTIME(nul_i, 'HH')", "STRING NULL");
+    EXPECT("UNIX_TIMESTAMP('2026/01/01 00-00-01', 'yyyy/MM/dd HH-mm-ss')", "BIGINT 1767225601");
+    EXPECT("UNIX_TIMESTAMP('20260101 000001 tail', 'yyyyMMdd HHmmss')", "BIGINT 1767225601");
+    EXPECT("UNIX_TIMESTAMP('2026-1-2', 'yyyy-M-d')", "BIGINT 1767312000");
+    EXPECT("UNIX_TIMESTAMP('2026-13-01', 'yyyy-MM-dd')", "BIGINT -9223372036854775808");
+    EXPECT("UNIX_TIMESTAMP(nul_s, 'yyyy')", "BIGINT NULL");
+    EXPECT("TO_TIMESTAMP('01.02.2026 03:04:05.678', 'dd.MM.yyyy HH:mm:ss.SSS')",
+           "TIMESTAMP 1769915045678");
+    EXPECT("TO_TIMESTAMP('2026', 'yyyy')", "TIMESTAMP 1767225600000");
+    EXPECT("TO_TIMESTAMP('2026x', 'yyyy')", "TIMESTAMP NULL");
+    EXPECT("TO_TIMESTAMP('2026-02-30', 'yyyy-MM-dd')", "TIMESTAMP NULL");
+    EXPECT("TO_TIMESTAMP('x', 'hh a')",
+           "PARSE: line 1, column 19: TO_TIMESTAMP format 'hh a': pattern letter 'h' is not "
+           "supported for parsing (only y, M, d, H, m, s and SSS)");
+    EXPECT("TO_TIMESTAMP(name, name)",
+           "PARSE: line 1, column 20: TO_TIMESTAMP: the format must be a string literal");
+    EXPECT("FROM_UNIXTIME(1, name)",
+           "PARSE: line 1, column 18: FROM_UNIXTIME: the format must be a string literal");
+    EXPECT("FROM_UNIXTIME(1, 'QQ')",
+           "PARSE: line 1, column 18: FROM_UNIXTIME format 'QQ': pattern 'QQ' is not supported "
+           "when formatting a STRING (Flink's SimpleDateFormat differs)");
     EXPECT("FROM_UNIXTIME(9223372036854775807)",
            "EVAL: FROM_UNIXTIME: 9223372036854775807 seconds is out of range at position 1");
     EXPECT("FROM_UNIXTIME(price)",
@@ -1858,6 +1880,212 @@ static void test_fn_pattern_fuzz(void)
     CHECK(compared > 500);
 }
 
+
+/* Flink's math functions (expr_math.c): exact values, NULLs, the types. */
+static void test_math_functions(void)
+{
+    EXPECT("ROUND(2.675, 2)", "DOUBLE 2.6800000000000002");
+    EXPECT("ROUND(-2.5)", "DOUBLE -3");
+    EXPECT("ROUND(2.4)", "DOUBLE 2");
+    EXPECT("ROUND(0.5)", "DOUBLE 1");
+    EXPECT("ROUND(99.96, 1)", "DOUBLE 100");
+    EXPECT("ROUND(1234.5, -2)", "DOUBLE 1200");
+    EXPECT("ROUND(0.001, 1)", "DOUBLE 0");
+    EXPECT("ROUND(0.06, 1)", "DOUBLE 0.10000000000000001");
+    EXPECT("ROUND(1250, -2)", "INT 1300");
+    EXPECT("ROUND(-1250, -2)", "INT -1300");
+    EXPECT("ROUND(id, -1)", "BIGINT 10");
+    EXPECT("ROUND(n, 2)", "INT 3");
+    EXPECT("ROUND(nul_i, 1)", "INT NULL");
+    EXPECT("ROUND(price, nul_i)", "DOUBLE NULL");
+    EXPECT("TRUNCATE(2.679, 2)", "DOUBLE 2.6699999999999999");
+    EXPECT("TRUNCATE(-2.679)", "DOUBLE -2");
+    EXPECT("TRUNCATE(1299, -2)", "INT 1200");
+    EXPECT("POWER(price, 2)", "DOUBLE 6.25");
+    EXPECT("POWER(2, -1)", "DOUBLE 0.5");
+    EXPECT("SQRT(price)", "DOUBLE 1.5811388300841898");
+    EXPECT("CAST(SQRT(-1) AS STRING)", "STRING NaN");
+    EXPECT("LN(1)", "DOUBLE 0");
+    EXPECT("LN(0)", "DOUBLE -inf");
+    EXPECT("LOG10(1000)", "DOUBLE 3");
+    EXPECT("LOG2(8)", "DOUBLE 3");
+    EXPECT("LOG(10, 100)", "DOUBLE 2");
+    EXPECT("LOG(1)", "DOUBLE 0");
+    EXPECT("EXP(0)", "DOUBLE 1");
+    EXPECT("ATAN2(1, 1)", "DOUBLE 0.78539816339744828");
+    EXPECT("COT(1)", "DOUBLE 0.64209261593433065");
+    EXPECT("DEGREES(price)", "DOUBLE 143.23944878270581");
+    EXPECT("RADIANS(180)", "DOUBLE 3.1415926535897931");
+    EXPECT("SIN(0) + COS(0) + TAN(0) + ASIN(0) + ACOS(1) + ATAN(0)", "DOUBLE 1");
+    EXPECT("SINH(0) + COSH(0) + TANH(0)", "DOUBLE 1");
+    EXPECT("SIGN(neg)", "INT -1");
+    EXPECT("SIGN(id)", "BIGINT 1");
+    EXPECT("SIGN(-0.5)", "DOUBLE -1");
+    EXPECT("SIGN(0)", "INT 0");
+    EXPECT("SIGN(nul_i)", "INT NULL");
+    EXPECT("PI()", "DOUBLE 3.1415926535897931");
+    EXPECT("E()", "DOUBLE 2.7182818284590451");
+    EXPECT("BIN(12)", "STRING 1100");
+    EXPECT("BIN(0)", "STRING 0");
+    EXPECT("BIN(-1)", "STRING 1111111111111111111111111111111111111111111111111111111111111111");
+    EXPECT("HEX(255)", "STRING FF");
+    EXPECT("HEX(-1)", "STRING FFFFFFFFFFFFFFFF");
+    EXPECT("HEX('hello,world')", "STRING 68656C6C6F2C776F726C64");
+    EXPECT("HEX(nul_s)", "STRING NULL");
+    EXPECT("SQRT(name)", "PARSE: line 1, column 6: SQRT needs a number as argument 1, got STRING");
+    EXPECT("ROUND(price, 1.5)",
+           "PARSE: line 1, column 14: ROUND needs an integer as argument 2, got DOUBLE");
+    EXPECT("POWER(2)", "PARSE: line 1, column 1: POWER takes 2 arguments, got 1");
+    EXPECT("PI(1)", "PARSE: line 1, column 1: PI takes 0 arguments, got 1");
+}
+
+/* Flink's further string functions (expr_str.c) and the digests. */
+static void test_string_functions2(void)
+{
+    EXPECT("LPAD(name, 8, 'xy')", "STRING xyxAlice");
+    EXPECT("LPAD(name, 2, 'xy')", "STRING Al");
+    EXPECT("LPAD(name, 0, 'x')", "STRING ");
+    EXPECT("LPAD(name, -1, 'x')", "STRING NULL");
+    EXPECT("LPAD(name, 9, '')", "STRING NULL");
+    EXPECT("RPAD(name, 7, '.')", "STRING Alice..");
+    EXPECT("RPAD('h\xc3\xa9', 4, '\xc3\xa9')", "STRING h\xc3\xa9\xc3\xa9\xc3\xa9");
+    EXPECT("REPEAT('ab', 3)", "STRING ababab");
+    EXPECT("REPEAT('ab', -1)", "STRING ");
+    EXPECT("REVERSE('h\xc3\xa9llo')", "STRING oll\xc3\xa9h");
+    EXPECT("INITCAP('hello WORLD 2nd-try')", "STRING Hello World 2nd-Try");
+    EXPECT("LOCATE('l', 'hello')", "INT 3");
+    EXPECT("LOCATE('l', 'hello', 4)", "INT 4");
+    EXPECT("LOCATE('l', 'hello', 5)", "INT 0");
+    EXPECT("LOCATE('z', 'hello')", "INT 0");
+    EXPECT("LOCATE('', 'hello', 2)", "INT 2");
+    EXPECT("LOCATE('l', 'hello', 0)", "INT 0");
+    EXPECT("INSTR('hello', 'lo')", "INT 4");
+    EXPECT("INSTR(nul_s, 'lo')", "INT NULL");
+    EXPECT("LEFT(name, 3)", "STRING Ali");
+    EXPECT("LEFT(name, 30)", "STRING Alice");
+    EXPECT("LEFT(name, -1)", "STRING ");
+    EXPECT("RIGHT(name, 3)", "STRING ice");
+    EXPECT("TRANSLATE('hello', 'el', 'ip')", "STRING hippo");
+    EXPECT("TRANSLATE('hello', 'lo', 'x')", "STRING hexx");
+    EXPECT("TRANSLATE(nul_s, 'a', 'b')", "STRING NULL");
+    EXPECT("ELT(2, 'a', 'b', 'c')", "STRING b");
+    EXPECT("ELT(4, 'a', 'b', 'c')", "STRING NULL");
+    EXPECT("ELT(0, 'a')", "STRING NULL");
+    EXPECT("ELT(1, nul_s, 'b')", "STRING NULL");
+    EXPECT("CONCAT_WS('~', 'AA', nul_s, '', 'CC')", "STRING AA~~CC");
+    EXPECT("CONCAT_WS(nul_s, 'a')", "STRING NULL");
+    EXPECT("ASCII('abc')", "INT 97");
+    EXPECT("ASCII('')", "INT 0");
+    EXPECT("CHR(97)", "STRING a");
+    EXPECT("CHR(353)", "STRING a");
+    EXPECT("CHR(233)", "STRING \xc3\xa9");
+    EXPECT("CHR(-1)", "STRING ");
+    EXPECT("OVERLAY('This is an old string' PLACING ' new' FROM 10 FOR 5)",
+           "STRING This is a new string");
+    EXPECT("OVERLAY('abcdef' PLACING 'XY' FROM 3)", "STRING abXYef");
+    EXPECT("OVERLAY('abc' PLACING 'XY' FROM 9)", "STRING abcXY");
+    EXPECT("OVERLAY('abc', 'x', 1)",
+           "PARSE: line 1, column 1: OVERLAY takes (s PLACING r FROM position [FOR length])");
+    EXPECT("URL_ENCODE('a b&c=d/\xc3\xa9*')", "STRING a+b%26c%3Dd%2F%C3%A9*");
+    EXPECT("URL_DECODE('a+b%26c%3Dd%2F%C3%A9')", "STRING a b&c=d/\xc3\xa9");
+    EXPECT("URL_DECODE('%zz')", "STRING NULL");
+    EXPECT("PARSE_URL('http://u:p@facebook.com:80/path1/p.php?k1=v1&k2=v2#Ref1', 'HOST')",
+           "STRING facebook.com");
+    EXPECT("PARSE_URL('http://facebook.com/path1/p.php?k1=v1&k2=v2#Ref1', 'PATH')",
+           "STRING /path1/p.php");
+    EXPECT("PARSE_URL('http://facebook.com/path1/p.php?k1=v1&k2=v2#Ref1', 'QUERY')",
+           "STRING k1=v1&k2=v2");
+    EXPECT("PARSE_URL('http://facebook.com/path1/p.php?k1=v1&k2=v2#Ref1', 'QUERY', 'k2')",
+           "STRING v2");
+    EXPECT("PARSE_URL('http://facebook.com/path1/p.php?k1=v1&k2=v2#Ref1', 'QUERY', 'k3')",
+           "STRING NULL");
+    EXPECT("PARSE_URL('http://facebook.com/path1/p.php?k1=v1&k2=v2#Ref1', 'REF')", "STRING Ref1");
+    EXPECT("PARSE_URL('http://facebook.com/path1/p.php?k1=v1&k2=v2#Ref1', 'PROTOCOL')",
+           "STRING http");
+    EXPECT("PARSE_URL('http://facebook.com/path1/p.php?k1=v1&k2=v2#Ref1', 'FILE')",
+           "STRING /path1/p.php?k1=v1&k2=v2");
+    EXPECT("PARSE_URL('http://u:p@facebook.com:80/p', 'AUTHORITY')", "STRING u:p@facebook.com:80");
+    EXPECT("PARSE_URL('http://u:p@facebook.com:80/p', 'USERINFO')", "STRING u:p");
+    EXPECT("PARSE_URL('no url', 'HOST')", "STRING NULL");
+    EXPECT("STARTSWITH(name, 'Al')", "BOOLEAN TRUE");
+    EXPECT("ENDSWITH(name, 'Al')", "BOOLEAN FALSE");
+    EXPECT("MD5(name)", "STRING 64489c85dc2fe0787b85cd87214b3810");
+    EXPECT("SHA1(name)", "STRING 35318264c9a98faf79965c270ac80c5606774df1");
+    EXPECT("SHA256(name)", "STRING 3bc51062973c458d5a6f2d8d64a023246354ad7e064b1e4e009ec8a0699a3043");
+    EXPECT("SHA2(name, 256)", "STRING 3bc51062973c458d5a6f2d8d64a023246354ad7e064b1e4e009ec8a0699a3043");
+    EXPECT("SHA224('')", "STRING d14a028c2a3a2bc9476102bb288234c415a2b01f828ea62ac5b3e42f");
+    EXPECT("SHA2(name, 100)", "STRING NULL");
+    EXPECT("MD5(nul_s)", "STRING NULL");
+    EXPECT("TO_BASE64(name)", "STRING QWxpY2U=");
+    EXPECT("FROM_BASE64('QWxpY2U=')", "STRING Alice");
+    EXPECT("FROM_BASE64('!!')", "STRING NULL");
+    EXPECT("CHAR_LENGTH(UUID())", "INT 36");
+    EXPECT("SUBSTRING(UUID(), 15, 1)", "STRING 4");
+    EXPECT("UUID() <> UUID()", "BOOLEAN TRUE");
+    EXPECT("LTRIM('xxaxx', 'x')", "STRING axx");
+    EXPECT("RTRIM('xxaxx', 'x')", "STRING xxa");
+    EXPECT("BTRIM('  a  ')", "STRING a");
+    EXPECT("BTRIM('xyaxy', 'yx')", "STRING a");
+    EXPECT("LPAD(1, 2, 'x')", "PARSE: line 1, column 6: LPAD needs a STRING as argument 1, got INT");
+}
+
+/* IFNULL, GREATEST, LEAST, IS [NOT] DISTINCT FROM, SIMILAR TO. */
+static void test_conditional_similar(void)
+{
+    EXPECT("IFNULL(nul_i, 5)", "INT 5");
+    EXPECT("IFNULL(n, 5)", "INT 3");
+    EXPECT("IFNULL(nul_i, price)", "DOUBLE 2.5");
+    EXPECT("GREATEST(1, 5, 3)", "INT 5");
+    EXPECT("GREATEST(n, id, price)", "DOUBLE 7");
+    EXPECT("LEAST(n, id)", "BIGINT 3");
+    EXPECT("LEAST('b', 'a', 'c')", "STRING a");
+    EXPECT("GREATEST(1, nul_i)", "INT NULL");
+    EXPECT("GREATEST(ts, TIMESTAMP '2030-01-01 00:00:00')", "TIMESTAMP 1893456000000");
+    EXPECT("GREATEST(1, 'a')",
+           "PARSE: line 1, column 13: GREATEST needs values of one comparable type as argument 2, got STRING");
+    EXPECT("nul_i IS DISTINCT FROM NULL", "BOOLEAN FALSE");
+    EXPECT("nul_i IS NOT DISTINCT FROM NULL", "BOOLEAN TRUE");
+    EXPECT("n IS DISTINCT FROM nul_i", "BOOLEAN TRUE");
+    EXPECT("n IS DISTINCT FROM 3", "BOOLEAN FALSE");
+    EXPECT("n IS NOT DISTINCT FROM 3.0", "BOOLEAN TRUE");
+    EXPECT("name IS DISTINCT FROM 1", "PARSE: line 1, column 6: cannot compare STRING with INT in 'IS DISTINCT FROM'");
+    EXPECT("'abc' SIMILAR TO 'abc'", "BOOLEAN TRUE");
+    EXPECT("'abc' SIMILAR TO 'a'", "BOOLEAN FALSE");
+    EXPECT("'abc' SIMILAR TO '%(b|d)%'", "BOOLEAN TRUE");
+    EXPECT("'abc' SIMILAR TO 'a_c'", "BOOLEAN TRUE");
+    EXPECT("'aaab' SIMILAR TO 'a+b'", "BOOLEAN TRUE");
+    EXPECT("'a.c' SIMILAR TO 'a.c'", "BOOLEAN TRUE");
+    EXPECT("'abc' SIMILAR TO 'a.c'", "BOOLEAN FALSE");
+    EXPECT("'ab' SIMILAR TO '[a-c]{2}'", "BOOLEAN TRUE");
+    EXPECT("'a%' SIMILAR TO 'a!%' ESCAPE '!'", "BOOLEAN TRUE");
+    EXPECT("'ab' SIMILAR TO 'a!%' ESCAPE '!'", "BOOLEAN FALSE");
+    EXPECT("name NOT SIMILAR TO 'A%'", "BOOLEAN FALSE");
+    EXPECT("nul_s SIMILAR TO 'A%'", "BOOLEAN NULL");
+    EXPECT("name SIMILAR TO nul_s", "PARSE: line 1, column 17: SIMILAR TO needs a constant pattern and escape (string literals)");
+    EXPECT("name SIMILAR TO 'a('", "PARSE: line 1, column 17: SIMILAR TO pattern 'a(': unterminated '('");
+    EXPECT("CURRENT_WATERMARK(ts)", "TIMESTAMP NULL");
+    EXPECT("CURRENT_WATERMARK(id)",
+           "PARSE: line 1, column 19: CURRENT_WATERMARK needs a TIMESTAMP column (the rowtime attribute), got BIGINT");
+}
+
+static void test_current_watermark(void)
+{
+    setup();
+    char err[256] = "";
+    sl_expr *e = sl_expr_parse("CURRENT_WATERMARK(ts) IS NULL OR ts > CURRENT_WATERMARK(ts)", &S,
+                               err, sizeof err);
+    CHECK(e != NULL);
+    CHECK(sl_expr_reads_watermark(e));
+    sl_arena a;
+    sl_arena_init(&a, 1024);
+    sl_value v;
+    CHECK(sl_expr_eval_wm(e, &R, INT64_MIN, &a, &v, err, sizeof err) == SL_OK && v.v.i == 1);
+    CHECK(sl_expr_eval_wm(e, &R, 1767225600019LL, &a, &v, err, sizeof err) == SL_OK && v.v.i == 1);
+    CHECK(sl_expr_eval_wm(e, &R, 1767225600020LL, &a, &v, err, sizeof err) == SL_OK && v.v.i == 0);
+    sl_arena_free(&a);
+    sl_expr_destroy(e);
+}
+
 SL_TEST_MAIN(SL_TEST(test_literals), SL_TEST(test_columns), SL_TEST(test_arithmetic),
              SL_TEST(test_division_by_zero), SL_TEST(test_comparisons), SL_TEST(test_type_errors),
              SL_TEST(test_syntax_errors), SL_TEST(test_logic_and_nulls), SL_TEST(test_case),
@@ -1872,4 +2100,6 @@ SL_TEST_MAIN(SL_TEST(test_literals), SL_TEST(test_columns), SL_TEST(test_arithme
              SL_TEST(test_rand_many_sequences), SL_TEST(test_rand_unseeded),
              SL_TEST(test_rand_threads), SL_TEST(test_date_format_table),
              SL_TEST(test_date_format), SL_TEST(test_regexp_table), SL_TEST(test_regexp),
-             SL_TEST(test_fn_pattern_fuzz))
+             SL_TEST(test_fn_pattern_fuzz), SL_TEST(test_math_functions),
+             SL_TEST(test_string_functions2), SL_TEST(test_conditional_similar),
+             SL_TEST(test_current_watermark))

@@ -1037,7 +1037,32 @@ static void test_garbage_does_not_crash(void)
     sl_sql_session_destroy(s);
 }
 
-SL_TEST_MAIN(SL_TEST(test_tokenizer_kinds_and_positions), SL_TEST(test_tokenizer_errors),
+
+/* Regression (issue 30): TIMESTAMPADD / TIMESTAMPDIFF's unit went into the
+ * calc text back-quoted (`SECOND`, a keyword) and every job failed at
+ * submission; the other new forms must also read back as calc texts. */
+static void test_plan_writes_time_units_and_new_forms_as_calc_text(void)
+{
+    char err[2048] = "";
+    json_t *j = job_of("INSERT INTO ids SELECT CAST(TIMESTAMPDIFF(SECOND, pt, "
+                       "TIMESTAMPADD(DAY, 1, pt)) AS BIGINT) FROM seq WHERE "
+                       "CAST(id AS STRING) NOT SIMILAR TO '1(0|1)%' ESCAPE '!' AND "
+                       "id IS NOT DISTINCT FROM 3 AND LEFT(OVERLAY('abc' PLACING 'x' FROM 2 "
+                       "FOR 1), 1) = 'a'", err, sizeof err);
+    if (!j) fprintf(stderr, "%s\n", err);
+    CHECK(j != NULL);
+    if (!j) return;
+    CHECK_EQ_STR(types(j), "datagen calc calc calc blackhole");
+    CHECK_EQ_STR(joined(json_object_get(json_object_get(vertex(j, "calc", 1), "config"), "projection")),
+                 "CAST(TIMESTAMPDIFF(SECOND, pt, TIMESTAMPADD(DAY, 1, pt)) AS BIGINT) AS `EXPR$0`");
+    CHECK_EQ_STR(cfg_str(vertex(j, "calc", 1), "filter"),
+                 "((CAST(id AS STRING) NOT SIMILAR TO '1(0|1)%' ESCAPE '!') AND (id IS NOT "
+                 "DISTINCT FROM 3)) AND (LEFT(OVERLAY('abc' PLACING 'x' FROM 2 FOR 1), 1) = 'a')");
+    json_decref(j);
+}
+
+SL_TEST_MAIN(SL_TEST(test_plan_writes_time_units_and_new_forms_as_calc_text),
+             SL_TEST(test_tokenizer_kinds_and_positions), SL_TEST(test_tokenizer_errors),
              SL_TEST(test_every_statement_kind), SL_TEST(test_query_shapes),
              SL_TEST(test_precedence), SL_TEST(test_quoted_identifiers_and_nonreserved_keywords),
              SL_TEST(test_syntax_error_positions), SL_TEST(test_split_statements),
