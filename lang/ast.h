@@ -79,7 +79,8 @@ typedef enum {
     SQL_IDENT,        /* s name */
     SQL_OVER,         /* s function ("ROW_NUMBER"); kids: [0] LIST partition exprs or NULL,
                          [1] LIST of ORDERs */
-    SQL_ORDER         /* flags DESC; kids: [0] expr */
+    SQL_ORDER,        /* flags DESC; kids: [0] expr */
+    SQL_FROM_MATCH    /* MATCH_RECOGNIZE: s2 alias; kids: see grammar.y */
 } sql_kind;
 
 /* flags */

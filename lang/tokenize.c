@@ -25,10 +25,10 @@ static const struct kw {
     const char *name;
     int type;
 } keywords[] = {
-    {"ALL", TK_ALL}, {"AND", TK_AND}, {"AS", TK_AS}, {"ASC", TK_ASC}, {"BEGIN", TK_BEGIN},
+    {"AFTER", TK_AFTER}, {"ALL", TK_ALL}, {"AND", TK_AND}, {"AS", TK_AS}, {"ASC", TK_ASC}, {"BEGIN", TK_BEGIN},
     {"BETWEEN", TK_BETWEEN}, {"BOTH", TK_BOTH}, {"BY", TK_BY}, {"CASE", TK_CASE}, {"CAST", TK_CAST},
     {"CHANGELOG_MODE", TK_CHANGELOG_MODE}, {"COMMENT", TK_COMMENT}, {"CREATE", TK_CREATE},
-    {"DAY", TK_DAY}, {"DESC", TK_DESC}, {"DESCRIBE", TK_DESCRIBE}, {"DESCRIPTOR", TK_DESCRIPTOR},
+    {"DAY", TK_DAY}, {"DEFINE", TK_DEFINE}, {"DESC", TK_DESC}, {"DESCRIBE", TK_DESCRIBE}, {"DESCRIPTOR", TK_DESCRIPTOR},
     {"DISTINCT", TK_DISTINCT}, {"DRAIN", TK_DRAIN}, {"DROP", TK_DROP}, {"ELSE", TK_ELSE},
     {"END", TK_END}, {"ENFORCED", TK_ENFORCED}, {"ESCAPE", TK_ESCAPE}, {"EXECUTE", TK_EXECUTE},
     {"EXISTS", TK_EXISTS}, {"EXPLAIN", TK_EXPLAIN}, {"FALSE", TK_FALSE}, {"FILTER", TK_FILTER},
@@ -36,16 +36,16 @@ static const struct kw {
     {"GROUP", TK_GROUP}, {"HAVING", TK_HAVING}, {"HOUR", TK_HOUR}, {"IF", TK_IF}, {"IN", TK_IN},
     {"INNER", TK_INNER}, {"INSERT", TK_INSERT}, {"INTERVAL", TK_INTERVAL}, {"INTO", TK_INTO},
     {"IS", TK_IS}, {"JOB", TK_JOB}, {"JOBS", TK_JOBS}, {"JOIN", TK_JOIN}, {"KEY", TK_KEY}, {"LEADING", TK_LEADING}, {"LEFT", TK_LEFT},
-    {"LIKE", TK_LIKE}, {"LOCAL", TK_LOCAL}, {"METADATA", TK_METADATA}, {"MINUTE", TK_MINUTE}, {"MONTH", TK_MONTH},
+    {"LIKE", TK_LIKE}, {"LOCAL", TK_LOCAL}, {"MATCH_RECOGNIZE", TK_MATCH_RECOGNIZE}, {"MEASURES", TK_MEASURES}, {"METADATA", TK_METADATA}, {"MINUTE", TK_MINUTE}, {"MONTH", TK_MONTH},
     {"NOT", TK_NOT}, {"NULL", TK_NULL}, {"ON", TK_ON}, {"OR", TK_OR}, {"ORDER", TK_ORDER},
     {"OUTER", TK_OUTER}, {"OVER", TK_OVER}, {"OVERWRITE", TK_OVERWRITE},
-    {"PARTITION", TK_PARTITION}, {"PLAN", TK_PLAN}, {"POSITION", TK_POSITION},
+    {"PARTITION", TK_PARTITION}, {"PATTERN", TK_PATTERN}, {"PER", TK_PER}, {"PLAN", TK_PLAN}, {"POSITION", TK_POSITION},
     {"PRIMARY", TK_PRIMARY}, {"RESET", TK_RESET}, {"RIGHT", TK_RIGHT}, {"SAVEPOINT", TK_SAVEPOINT}, {"SECOND", TK_SECOND},
-    {"SELECT", TK_SELECT}, {"SET", TK_SET}, {"SHOW", TK_SHOW}, {"STATEMENT", TK_STATEMENT}, {"STOP", TK_STOP},
+    {"SELECT", TK_SELECT}, {"SET", TK_SET}, {"SHOW", TK_SHOW}, {"SKIP", TK_SKIP}, {"STATEMENT", TK_STATEMENT}, {"STOP", TK_STOP},
     {"TABLE", TK_TABLE}, {"TABLES", TK_TABLES}, {"TEMPORARY", TK_TEMPORARY}, {"THEN", TK_THEN},
     {"TIME", TK_TIME}, {"TIMESTAMP", TK_TIMESTAMP}, {"TO", TK_TO}, {"TRAILING", TK_TRAILING}, {"TRUE", TK_TRUE},
     {"TRY_CAST", TK_TRY_CAST}, {"UNION", TK_UNION}, {"UNKNOWN", TK_UNKNOWN}, {"VIEW", TK_VIEW}, {"VIEWS", TK_VIEWS}, {"VIRTUAL", TK_VIRTUAL},
-    {"WATERMARK", TK_WATERMARK}, {"WHEN", TK_WHEN}, {"WHERE", TK_WHERE}, {"WITH", TK_WITH},
+    {"WATERMARK", TK_WATERMARK}, {"WHEN", TK_WHEN}, {"WHERE", TK_WHERE}, {"WITH", TK_WITH}, {"WITHIN", TK_WITHIN},
     {"WITHOUT", TK_WITHOUT}, {"YEAR", TK_YEAR}, {"ZONE", TK_ZONE},
 };
 
@@ -88,6 +88,10 @@ const char *sql_token_display(int type)
     case TK_SLASH: return "'/'";
     case TK_PERCENT: return "'%'";
     case TK_CONCAT: return "'||'";
+    case TK_PIPE: return "'|'";
+    case TK_QMARK: return "'?'";
+    case TK_LBRACE: return "'{'";
+    case TK_RBRACE: return "'}'";
     case TK_HINT: return "'/*+'";
     }
     for (size_t i = 0; i < SL_ARRAY_LEN(keywords); i++)
@@ -240,7 +244,11 @@ static int next_token(sql_lexer *lx, sql_tok *t, int *unterminated, char *err, s
             break;
         case '|':
             if (d == '|') { t->type = TK_CONCAT; n = 2; }
+            else t->type = TK_PIPE; /* MATCH_RECOGNIZE's alternation */
             break;
+        case '?': t->type = TK_QMARK; break;
+        case '{': t->type = TK_LBRACE; break;
+        case '}': t->type = TK_RBRACE; break;
         default: break;
         }
         if (!t->type) {

@@ -44,6 +44,7 @@ extern const sl_op_def sl_op_key_select;
 extern const sl_op_def sl_op_file_source;
 extern const sl_op_def sl_op_nexmark;
 extern const sl_op_def sl_op_lookup_join;
+extern const sl_op_def sl_op_match_recognize;
 
 static const sl_op_def *const builtin[] = {
     &sl_op_datagen,   &sl_op_calc,         &sl_op_print,           &sl_op_blackhole,
@@ -58,6 +59,7 @@ static const sl_op_def *const builtin[] = {
     &sl_op_local_aggregate,
     &sl_op_file_source, &sl_op_nexmark,
     &sl_op_lookup_join,
+    &sl_op_match_recognize,
 };
 
 void sl_ops_register_builtin(void)

@@ -146,5 +146,9 @@ int sql_is_rank_query(const plan *p, const sql_node *sel);
 int sql_rank_view_columns(plan *p, const sql_node *sel, rel *out);
 int sql_plan_rank(plan *p, const sql_node *sel, rel *out);
 
+/* plan_match.c. FROM t MATCH_RECOGNIZE (...): a match_recognize vertex and a
+ * calc for its MEASURES. */
+int sql_plan_match(plan *p, const sql_node *f, rel *out);
+
 
 #endif
