@@ -220,7 +220,7 @@ static char *CAT(sql_pctx *c, const char *a, const char *b)
     DESCRIPTOR STATEMENT IF EXISTS TIMESTAMP LOCAL TIME ZONE WITHOUT PARTITION RESET SHOW
     DESCRIBE DESC EXPLAIN BEGIN TO FUNCTIONS JOBS CHANGELOG_MODE PLAN COMMENT OVERWRITE
     OUTER STOP JOB SAVEPOINT DRAIN ASC FILTER ORDER OVER ESCAPE UNKNOWN BOTH LEADING TRAILING POSITION
-    METADATA VIRTUAL MEASURES PATTERN DEFINE WITHIN AFTER SKIP PER.
+    METADATA VIRTUAL MEASURES PATTERN DEFINE WITHIN AFTER SKIP PER ONE.
 
 /* COMMA and RP only decide POSITION(a IN (b)): the haystack in parentheses,
  * not an IN list (see exprlist). */
@@ -488,7 +488,9 @@ fromitem(A) ::= TABLE LP ident(F) LP TABLE name(X) partition_opt(P) COMMA DESCRI
  * [5] IDENT skip ("PAST LAST ROW", "TO NEXT ROW", "TO FIRST", "TO LAST"; s2 the
  * variable) or NULL, [6] IDENT the pattern's text, [7] WITHIN expr or NULL,
  * [8] LIST of DEFINE ITEMs (s the variable). Its words other than
- * MATCH_RECOGNIZE are non-reserved and checked by the planner. */
+ * MATCH_RECOGNIZE are non-reserved and checked by the planner; the clauses
+ * start with keywords (ONE, ALL, AFTER, PATTERN...), as lemon tries a keyword's
+ * fallback to ID before a state's default reduction. */
 fromitem(A) ::= name(X) MATCH_RECOGNIZE(T) LP mr_body(B) RP alias_opt(AL). {
     A = B; A->line = T.line; A->col = T.col; A->s2 = AL ? AL->s : NULL;
     sql_node *t = NAT(ctx, SQL_FROM_TABLE, X); t->s = X->s; A->kids[0] = t;
@@ -509,13 +511,12 @@ mr_items(A) ::= mr_item(X). { A = LIST1(ctx, X); }
 mr_items(A) ::= mr_items(L) COMMA mr_item(X). { A = ADD(ctx, L, X); }
 mr_item(A) ::= expr(E) AS ident(X). { A = NAT(ctx, SQL_ITEM, E); A->s = X->s; ADD(ctx, A, E); }
 mr_rows(A) ::= . { A = NULL; }
-mr_rows(A) ::= ident(O) ident(R) PER ident(M). { A = NAT(ctx, SQL_IDENT, O); A->s = UPSTR(ctx, CAT(ctx, CAT(ctx, O->s, " "), CAT(ctx, CAT(ctx, R->s, " PER "), M->s))); }
+mr_rows(A) ::= ONE(T) ident(R) PER ident(M). { A = MK(ctx, SQL_IDENT, T); A->s = UPSTR(ctx, CAT(ctx, "ONE ", CAT(ctx, CAT(ctx, R->s, " PER "), M->s))); }
 mr_rows(A) ::= ALL(T) ident(R) PER ident(M). { A = MK(ctx, SQL_IDENT, T); A->s = UPSTR(ctx, CAT(ctx, "ALL ", CAT(ctx, CAT(ctx, R->s, " PER "), M->s))); }
 mr_skip(A) ::= . { A = NULL; }
 mr_skip(A) ::= AFTER(T) ident(M) SKIP mr_skipto(X). { A = X; A->line = T.line; A->col = T.col; if (strcasecmp(M->s, "MATCH")) A->s = "?"; }
 mr_skipto(A) ::= ident(P) ident(L) ident(R). { A = NAT(ctx, SQL_IDENT, P); A->s = UPSTR(ctx, CAT(ctx, CAT(ctx, P->s, " "), CAT(ctx, CAT(ctx, L->s, " "), R->s))); }
 mr_skipto(A) ::= TO(T) ident(X) ident(V). { A = MK(ctx, SQL_IDENT, T); A->s = UPSTR(ctx, CAT(ctx, "TO ", X->s)); A->s2 = V->s; if (!strcasecmp(X->s, "NEXT") && !strcasecmp(V->s, "ROW")) { A->s = "TO NEXT ROW"; A->s2 = NULL; } }
-mr_skipto(A) ::= TO(T) ident(V). { A = MK(ctx, SQL_IDENT, T); A->s = "TO LAST"; A->s2 = V->s; }
 %type mr_pat {sql_node *}
 mr_pat(A) ::= mr_seq(X). { A = X; }
 mr_pat(A) ::= mr_pat(L) PIPE mr_seq(R). { A = L; A->s = CAT(ctx, L->s, CAT(ctx, " | ", R->s)); }

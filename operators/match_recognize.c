@@ -895,11 +895,11 @@ static int condition(sl_op *op, int v, int s, int cur, bool *pass)
     const mr_plan *pl = op->plan;
     mr_state *st = op->priv;
     const mr_define *df = &pl->defs[v];
+    st->labels[cur] = v;
     if (!df->cond) {
         *pass = true;
         return SL_OK;
     }
-    st->labels[cur] = v;
     memcpy(st->ext, row_vals(st, pl, cur), (size_t)pl->in.n * sizeof *st->ext);
     for (int i = 0; i < df->nrefs; i++) ref_value(pl, st, &df->refs[i], s, cur, &st->ext[pl->in.n + i]);
     sl_row r = {.n = df->ext.n, .vals = st->ext, .ts = st->ts[cur]};

@@ -102,6 +102,7 @@ static sql_node *rewrite_func(mr_ctx *c, const sql_node *e, int *rc)
     case SL_MR_PREV: case SL_MR_LAST: case SL_MR_FIRST:
         if (e->nkids < 1 || e->nkids > 2) break;
         if (col_arg(c, e->kids[0], &var, &col) != SL_OK || offset_arg(c, e, 1, &n) != SL_OK) goto err;
+        if (fn == SL_MR_PREV && e->nkids == 1) n = 1; /* PREV(col) is the row before */
         if (fn == SL_MR_PREV) {
             if (c->define_var < 0) {
                 PERR(e, "PREV in MEASURES is not supported yet; use LAST(v.col, n)");
