@@ -45,6 +45,7 @@
  * completes nor fails) fails the task naming the option.
  */
 #include <ctype.h>
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +57,8 @@
 #include "jobgraph.h"
 #include "operator.h"
 #include "match_recognize.h"
+#include "dsfn.h"
+#include "userfn.h"
 
 /* ---- the pattern -------------------------------------------------------------- */
 
@@ -516,6 +519,14 @@ typedef struct mr_plan {
     int skip, skip_var;
     int64_t within;          /* ms, 0 = none */
     int64_t max_rows;
+    /* a C job's pattern (sl_ds_cep): conditions, select and timeout from an
+     * sl_cep_fn; variables named "__..." (followed_by's skipped rows) are TRUE
+     * and hidden from the match the functions see */
+    int user;
+    char *library, *function;
+    unsigned char hidden[SL_MR_MAX_VARS];
+    sl_schema tout;          /* the "timeout" side output's columns */
+    int has_timeout;
 } mr_plan;
 
 static void mr_plan_free(void *pv)
@@ -528,6 +539,9 @@ static void mr_plan_free(void *pv)
         sl_schema_free(&pl->defs[i].ext);
     }
     free(pl->measures);
+    free(pl->library);
+    free(pl->function);
+    sl_schema_free(&pl->tout);
     sl_mr_pattern_free(pl->pat);
     sl_schema_free(&pl->in);
     free(pl);
@@ -651,6 +665,26 @@ static void *mr_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
         sl_seterr(err, errlen, "vertex '%s': %s", pl->vid, perr_);
         goto fail;
     }
+    const char *lib = sl_plan_opt_str(pc, "library");
+    if (lib && *lib) { /* a C job's pattern: its functions give conditions and rows */
+        pl->user = 1;
+        if (sl_plan_opt_json(pc, "define") || sl_plan_opt_json(pc, "measures")) {
+            sl_seterr(err, errlen, "vertex '%s': a pattern with a 'library' takes its conditions and "
+                      "rows from its functions, not from 'define' / 'measures'", pl->vid);
+            goto fail;
+        }
+        if (sl_ds_plan_user(pc, "pattern functions (sl_cep_fn)", err, errlen) != SL_OK) goto fail;
+        pl->library = sl_strdup(lib);
+        pl->function = sl_strdup(sl_plan_opt_str(pc, "function"));
+        for (int v = 0; v < pl->pat->nvars; v++) pl->hidden[v] = !strncmp(pl->pat->vars[v], "__", 2);
+        const char *ts = sl_plan_opt_str(pc, "timeout-schema");
+        if (ts) {
+            if (sl_schema_parse(ts, &pl->tout, err, errlen) != SL_OK ||
+                sl_plan_output(pc, "timeout", &pl->tout, err, errlen) < 0)
+                goto fail;
+            pl->has_timeout = 1;
+        }
+    }
     if (plan_defines(pc, pl, err, errlen) != SL_OK) goto fail;
     pl->skip = (int)sl_plan_opt_int(pc, "skip");
     pl->skip_var = -1;
@@ -668,6 +702,7 @@ static void *mr_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
         sl_seterr(err, errlen, "vertex '%s': 'max-rows-per-key' must be positive", pl->vid);
         goto fail;
     }
+    if (pl->user) return pl;
     /* output: the partition key, then the measures */
     for (int c = 0; c < pl->nkeys; c++)
         sl_schema_add(pc->out, in->fields[pl->keys[c]].name, in->fields[pl->keys[c]].type);
@@ -718,7 +753,18 @@ typedef struct mr_state {
     sl_value *outv;
     int64_t now;             /* processing time of this run (MATCH_PROCTIME) */
     sl_arena arena;
+    const sl_cep_fn *fn;     /* a C job's functions, or NULL */
+    void *dl;
+    int cut;                 /* the first row a branch could not take for WITHIN, -1 none */
+    int *tlabels;            /* the labels of that branch */
+    sl_row *crows;           /* what sl_cep_row / sl_cep_at return, one per row */
 } mr_state;
+
+struct sl_cep_match {
+    sl_op *op;
+    int s, end;              /* rows [s, end) */
+    const int *labels;       /* indexed by row */
+};
 
 static int mr_open(sl_op *op)
 {
@@ -734,7 +780,11 @@ static int mr_open(sl_op *op)
     for (int v = 0; v < SL_MR_MAX_VARS; v++)
         if (pl->defs[v].ext.n > maxext) maxext = pl->defs[v].ext.n;
     st->ext = sl_calloc((size_t)maxext + 1, sizeof *st->ext);
-    st->outv = sl_calloc((size_t)(pl->nkeys + pl->nmeasures) + 1, sizeof *st->outv);
+    int nout = pl->nkeys + pl->nmeasures;
+    if (op->out && op->out->n > nout) nout = op->out->n;
+    if (pl->tout.n > nout) nout = pl->tout.n;
+    st->outv = sl_calloc((size_t)nout + 1, sizeof *st->outv);
+    if (pl->user && !(st->fn = sl_ds_load_user(op, pl->library, pl->function, &st->dl))) return SL_ERR;
     sl_arena_init(&st->arena, 1 << 20);
     return SL_OK;
 }
@@ -752,6 +802,9 @@ static void mr_close(sl_op *op)
     free(st->stack);
     free(st->ext);
     free(st->outv);
+    free(st->tlabels);
+    free(st->crows);
+    if (st->dl) dlclose(st->dl);
     sl_arena_free(&st->arena);
     free(st);
     op->priv = NULL;
@@ -766,6 +819,8 @@ static void ensure_rows(mr_state *st, const mr_plan *pl, int n)
     st->ts = sl_realloc(st->ts, (size_t)cap * sizeof *st->ts);
     st->vals = sl_realloc(st->vals, (size_t)cap * (size_t)(pl->in.n + 1) * sizeof *st->vals);
     st->labels = sl_realloc(st->labels, (size_t)cap * sizeof *st->labels);
+    st->tlabels = sl_realloc(st->tlabels, (size_t)cap * sizeof *st->tlabels);
+    st->crows = sl_realloc(st->crows, (size_t)cap * sizeof *st->crows);
     st->cap = cap;
 }
 
@@ -896,6 +951,15 @@ static int condition(sl_op *op, int v, int s, int cur, bool *pass)
     mr_state *st = op->priv;
     const mr_define *df = &pl->defs[v];
     st->labels[cur] = v;
+    if (pl->user) {
+        *pass = true;
+        if (!pl->hidden[v] && st->fn->condition) {
+            sl_cep_match m = {op, s, cur, st->labels};
+            sl_row r = {SL_KIND_INSERT, pl->in.n, row_vals(st, pl, cur), st->ts[cur]};
+            *pass = st->fn->condition(pl->pat->vars[v], &r, &m);
+        }
+        return SL_OK;
+    }
     if (!df->cond) {
         *pass = true;
         return SL_OK;
@@ -934,6 +998,7 @@ static int attempt(sl_op *op, int s, int n, int64_t next_min, int *end)
     const inst *prog = pl->pat->prog;
     int sp = 0;
     long steps = 0;
+    st->cut = -1;
     push(st, &sp, 0, s);
     while (sp > 0) {
         thread_ t = st->stack[--sp];
@@ -957,11 +1022,15 @@ static int attempt(sl_op *op, int s, int n, int64_t next_min, int *end)
                 continue;
             }
             /* OP_CHAR */
-            if (t.pos == n) {
-                if (pl->within > 0 && next_min - st->ts[s] >= pl->within) break; /* out of time */
+            if (t.pos == n && !(pl->within > 0 && next_min - st->ts[s] >= pl->within))
                 return R_PENDING;
+            if (pl->within > 0 && (t.pos == n || st->ts[t.pos] - st->ts[s] >= pl->within)) {
+                if (st->cut < 0) { /* the first branch WITHIN ended: a timeout's partial match */
+                    st->cut = t.pos;
+                    memcpy(st->tlabels + s, st->labels + s, (size_t)(t.pos - s) * sizeof *st->labels);
+                }
+                break;
             }
-            if (pl->within > 0 && st->ts[t.pos] - st->ts[s] >= pl->within) break;
             bool pass;
             if (condition(op, in->var, s, t.pos, &pass) != SL_OK) return -1;
             if (!pass) break;
@@ -976,6 +1045,15 @@ static int emit_match(sl_op *op, int s, int end)
 {
     const mr_plan *pl = op->plan;
     mr_state *st = op->priv;
+    if (pl->user) {
+        sl_cep_match m = {op, s, end, st->labels};
+        memset(st->outv, 0, (size_t)op->out->n * sizeof *st->outv);
+        sl_row out = {.kind = SL_KIND_INSERT, .n = op->out->n, .vals = st->outv, .ts = st->ts[end - 1]};
+        sl_arena_reset(&st->arena);
+        if (st->fn->select && st->fn->select(&m, &out, &st->arena) != SL_OK)
+            return sl_op_fail(op, "vertex '%s': the select function failed", pl->vid);
+        return sl_op_emit(op, &out);
+    }
     const sl_value *first = row_vals(st, pl, s);
     for (int k = 0; k < pl->nkeys; k++) st->outv[k] = first[pl->keys[k]];
     for (int m = 0; m < pl->nmeasures; m++)
@@ -983,6 +1061,80 @@ static int emit_match(sl_op *op, int s, int end)
     sl_row out = {.kind = SL_KIND_INSERT, .n = pl->nkeys + pl->nmeasures, .vals = st->outv,
                   .ts = st->ts[end - 1]};
     return sl_op_emit(op, &out);
+}
+
+/* The partial match from s that WITHIN ended (the rows of the first branch
+ * it cut, st->tlabels) to the "timeout" side output. */
+static int emit_timeout(sl_op *op, int s)
+{
+    const mr_plan *pl = op->plan;
+    mr_state *st = op->priv;
+    int idx = sl_op_output(op, "timeout");
+    if (idx < 0 || !op->out_connected[idx]) return SL_OK;
+    sl_cep_match m = {op, s, st->cut, st->tlabels};
+    memset(st->outv, 0, (size_t)pl->tout.n * sizeof *st->outv);
+    sl_row out = {.kind = SL_KIND_INSERT, .n = pl->tout.n, .vals = st->outv, .ts = st->ts[s] + pl->within};
+    sl_arena_reset(&st->arena);
+    if (st->fn->timeout(&m, st->ts[s] + pl->within, &out, &st->arena) != SL_OK)
+        return sl_op_fail(op, "vertex '%s': the timeout function failed", pl->vid);
+    return sl_op_emit_to(op, idx, &out) == SL_ERR ? SL_ERR : SL_OK;
+}
+
+/* ---- the C API's view of a match (dsfn.h) ------------------------------------------ */
+
+static const sl_row *cep_row(const sl_cep_match *m, int i)
+{
+    const mr_plan *pl = m->op->plan;
+    mr_state *st = m->op->priv;
+    st->crows[i] = (sl_row){SL_KIND_INSERT, pl->in.n, row_vals(st, pl, i), st->ts[i]};
+    return &st->crows[i];
+}
+
+int sl_cep_count(const sl_cep_match *m, const char *name)
+{
+    const mr_plan *pl = m->op->plan;
+    int v = sl_mr_pattern_find_var(pl->pat, name), n = 0;
+    for (int i = m->s; v >= 0 && i < m->end; i++) n += m->labels[i] == v;
+    return n;
+}
+
+const sl_row *sl_cep_row(const sl_cep_match *m, const char *name, int i)
+{
+    int n = sl_cep_count(m, name), v = sl_mr_pattern_find_var(((const mr_plan *)m->op->plan)->pat, name);
+    if (i < 0) i += n;
+    if (i < 0 || i >= n) return NULL;
+    for (int k = m->s; k < m->end; k++)
+        if (m->labels[k] == v && i-- == 0) return cep_row(m, k);
+    return NULL;
+}
+
+int sl_cep_length(const sl_cep_match *m)
+{
+    const mr_plan *pl = m->op->plan;
+    int n = 0;
+    for (int i = m->s; i < m->end; i++) n += !pl->hidden[m->labels[i]];
+    return n;
+}
+
+/* The row index of the i-th row not skipped, or -1. */
+static int visible(const sl_cep_match *m, int i)
+{
+    const mr_plan *pl = m->op->plan;
+    for (int k = m->s; k < m->end; k++)
+        if (!pl->hidden[m->labels[k]] && i-- == 0) return k;
+    return -1;
+}
+
+const sl_row *sl_cep_at(const sl_cep_match *m, int i)
+{
+    int k = i >= 0 ? visible(m, i) : -1;
+    return k < 0 ? NULL : cep_row(m, k);
+}
+
+const char *sl_cep_name(const sl_cep_match *m, int i)
+{
+    int k = i >= 0 ? visible(m, i) : -1;
+    return k < 0 ? NULL : ((const mr_plan *)m->op->plan)->pat->vars[m->labels[k]];
 }
 
 /* The WITHIN timer of a pending attempt whose first row is at time first. */
@@ -1012,6 +1164,8 @@ static int run_key(sl_op *op, int64_t next_min)
         if (r < 0) return SL_ERR;
         if (r == R_PENDING) break;
         if (r == R_FAIL) {
+            if (st->cut > s && pl->has_timeout && st->fn->timeout && emit_timeout(op, s) != SL_OK)
+                return SL_ERR;
             s++;
             continue;
         }
@@ -1133,6 +1287,12 @@ static const sl_op_option mr_options[] = {
     {"within", SL_CT_DURATION, "0 ms", NULL, "WITHIN: the longest a match may span (0: unbounded)."},
     {"max-rows-per-key", SL_CT_INT, "10000", NULL,
      "Rows one key's partial match may hold before the task fails."},
+    {"library", SL_CT_STRING, NULL, NULL,
+     "A C job's pattern (sl_ds_cep): its shared object, whose functions give conditions and rows."},
+    {"function", SL_CT_STRING, NULL, NULL, "The sl_cep_fn table in the library."},
+    {"schema", SL_CT_STRING, NULL, NULL, "With a library: the output's columns."},
+    {"timeout-schema", SL_CT_STRING, NULL, NULL,
+     "With a library: the columns of the \"timeout\" side output (partial matches WITHIN ended)."},
     SL_OP_OPTIONS_END,
 };
 

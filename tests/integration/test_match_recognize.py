@@ -116,18 +116,21 @@ class Match:
 PENDING = "pending"
 
 
-def attempt(seq, s, pattern, conds, within):
+def attempt(seq, s, pattern, conds, within, cuts=None):
     """From start s: ('match', end, labels), PENDING or None, searching in
-    preference order over the whole (offline) sequence."""
+    preference order over the whole (offline) sequence. cuts (a list) gets
+    the labels of the first branch WITHIN ended."""
     n = len(seq)
 
     def m(node, pos, labels, k):
         kind = node[0]
         if kind == "var":
-            if pos == n:
-                return None if within else PENDING  # the stream ended
-            if within and seq[pos]["ts"] - seq[s]["ts"] >= within:
+            if within and (pos == n or seq[pos]["ts"] - seq[s]["ts"] >= within):
+                if cuts is not None and not cuts:
+                    cuts.append(list(labels))
                 return None
+            if pos == n:
+                return PENDING  # the stream ended
             lab = labels + [node[1]]
             cond = conds.get(node[1])
             if cond and not cond(Match(seq, s, lab)):
@@ -474,3 +477,57 @@ def test_stock_ticker_example_prints_flinks_result(cluster, workdir):
     finish(cluster, job_ids(r.stdout)[0])
     lines = [ln for ln in cluster.tms[0].out_text().splitlines() if ln.startswith(("+I", "-", "+U"))]
     assert lines == ["+I[ACME, 2011-04-01T10:00:04, 2011-04-01T10:00:07, 2011-04-01T10:00:08]"], lines
+
+
+# ---- the C pattern API ---------------------------------------------------------
+
+def test_c_pattern_job_with_a_timeout_side_output(cluster, workdir):
+    """examples/datastream/cep.c (sl_cep_begin / followed_by / one_or_more /
+    next / within, C conditions reading earlier rows of the match, a select
+    function and a timeout function) against the reference matcher over the
+    same readings: every alert and every timed-out partial match."""
+    from conftest import BUILD
+    cluster.add_tm(slots=2)
+    out = os.path.join(workdir, "out")
+    n = 3000
+    r = cluster.cli("run", os.path.join(BUILD, "examples", "cep.so"), out, str(n), check=True)
+    jid = re.search(r"JobID ([0-9a-f]{32})", r.stdout).group(1)
+    job = cluster.wait_state(jid, {"FINISHED", "FAILED"}, timeout=120)
+    assert job["state"] == "FINISHED", cluster.get(f"/jobs/{jid}/exceptions")
+    data = [{"id": i, "sym": i % 3, "ts": BASE + i * 100, "temp": 30 + (i * 7919) % 61}
+            for i in range(1, n + 1)]
+
+    def rise(m):
+        before = [m.seq[m.s + k] for k, v in enumerate(m.labels[:-1]) if v == "rise"]
+        return m.cur("temp") > before[-1]["temp"] if before else m.cur("temp") >= 60
+    pattern = SEQ(V("high"), REP(V("__skip1"), 0, None, False), REP(V("rise"), 1, None, False),
+                  V("drop"))
+    conds = {"high": lambda m: m.cur("temp") >= 80, "rise": rise,
+             "drop": lambda m: m.cur("temp") < 50}
+    alerts, timeouts = collections.Counter(), collections.Counter()
+    parts = collections.defaultdict(list)
+    for row in data:
+        parts[row["sym"]].append(row)
+    for sym, seq in parts.items():
+        s = 0
+        while s < len(seq):
+            cuts = []
+            r = attempt(seq, s, pattern, conds, 1200, cuts)
+            if r is None:
+                if cuts and cuts[0]:
+                    timeouts[(sym, seq[s]["id"], sum(1 for v in cuts[0] if not v.startswith("__")),
+                              seq[s]["ts"] + 1200)] += 1
+                s += 1
+                continue
+            _, end, labels = r
+            mm = Match(seq, s, labels)
+            alerts[(sym, seq[s]["id"], mm.agg("COUNT", "rise", "id"), mm.last("drop", "id"),
+                    mm.first("rise", "temp"))] += 1
+            s = end
+    got_a = collections.Counter(tuple(x[c] for c in ("sensor", "high_id", "rises", "drop_id", "first_rise"))
+                                for x in rows(os.path.join(out, "alerts")))
+    got_t = collections.Counter(tuple(x[c] for c in ("sensor", "high_id", "rows", "timeout_ts"))
+                                for x in rows(os.path.join(out, "timeouts")))
+    assert sum(alerts.values()) >= 20 and sum(timeouts.values()) >= 20, (len(alerts), len(timeouts))
+    assert got_a == alerts
+    assert got_t == timeouts
