@@ -257,6 +257,27 @@ static int plan_defines(plan *p, const sql_node *defs, const sl_mr_pattern *pat,
     return SL_OK;
 }
 
+#define MR_KEY "mr$key"
+
+/* Without PARTITION BY every row has the one key MR_KEY = 0 (a calc
+ * appends it) and the operator runs in one task. */
+static int add_constant_key(plan *p, rel *in)
+{
+    int n = in->sch.n, rc = SL_OK;
+    item *its = sl_calloc((size_t)n + 2, sizeof *its);
+    for (int i = 0; rc == SL_OK && i < n; i++) {
+        sql_node *c = sql_node_new(p->arena, SQL_COL, 0, 0);
+        c->s = sql_arena_strndup(p->arena, in->sch.fields[i].name, strlen(in->sch.fields[i].name));
+        rc = make_item(p, &its[i], c, in->sch.fields[i].name, &in->sch);
+    }
+    sql_node *zero = sql_node_new(p->arena, SQL_NUM, 0, 0);
+    zero->s = sql_arena_strndup(p->arena, "0", 1);
+    if (rc == SL_OK) rc = make_item(p, &its[n], zero, MR_KEY, &in->sch);
+    if (rc == SL_OK) rc = emit_calc(p, in, its, n + 1, NULL, "match_key");
+    items_free(its, n + 1);
+    return rc;
+}
+
 int sql_plan_match(plan *p, const sql_node *f, rel *out)
 {
     const sql_node *part = sql_kid(f, 1), *order = sql_kid(f, 2), *meas = sql_kid(f, 3),
@@ -291,12 +312,13 @@ int sql_plan_match(plan *p, const sql_node *f, rel *out)
     json_object_set_new(cfg, "pattern", json_string(patn->s));
     if (proc) json_object_set_new(cfg, "time-domain", json_string("processing"));
     else json_object_set_new(cfg, "time", json_string(tcol));
-    if (!part || !part->nkids) {
-        PERR(f, "MATCH_RECOGNIZE without PARTITION BY is not supported yet (Flink matches the "
-             "whole table in one task)");
-        goto done;
+    int npart = part ? part->nkids : 0;
+    if (!npart && add_constant_key(p, &in) != SL_OK) goto done; /* one task, as Flink */
+    if (!npart) {
+        json_array_append_new(keys, json_string(MR_KEY));
+        sl_schema_add(&opsch, MR_KEY, SL_T_INT);
     }
-    for (int i = 0; i < part->nkids; i++) {
+    for (int i = 0; i < npart; i++) {
         const sql_node *k = part->kids[i];
         int c = k->kind == SQL_COL ? sl_schema_find(&in.sch, k->s) : -1;
         if (c < 0) {
@@ -328,7 +350,7 @@ int sql_plan_match(plan *p, const sql_node *f, rel *out)
     json_t *mrefs = json_array();
     json_object_set_new(cfg, "measures", mrefs);
     int nm = meas ? meas->nkids : 0;
-    its = sl_calloc((size_t)(part->nkids + nm) + 1, sizeof *its);
+    its = sl_calloc((size_t)(npart + nm) + 1, sizeof *its);
     mr_ctx mc = {.p = p, .pat = pat, .in = &in, .define_var = -1, .refs = mrefs, .sch = &opsch,
                  .prefix = "mr$"};
     sql_node *mexpr[256];
@@ -345,7 +367,7 @@ int sql_plan_match(plan *p, const sql_node *f, rel *out)
             }
         if (!(mexpr[i] = rewrite(&mc, meas->kids[i]->kids[0], &rrc)) || rrc != SL_OK) goto done;
     }
-    for (int i = 0; i < part->nkids; i++) {
+    for (int i = 0; i < npart; i++) {
         const char *kn = opsch.fields[i].name;
         sql_node *col = sql_node_new(p->arena, SQL_COL, part->kids[i]->line, part->kids[i]->col);
         col->s = sql_arena_strndup(p->arena, kn, strlen(kn));
@@ -353,7 +375,7 @@ int sql_plan_match(plan *p, const sql_node *f, rel *out)
         nits++;
     }
     for (int i = 0; i < nm; i++) {
-        for (int k = 0; k < part->nkids; k++)
+        for (int k = 0; k < npart; k++)
             if (!strcasecmp(opsch.fields[k].name, meas->kids[i]->s)) {
                 PERR(meas->kids[i], "measure '%s' has the name of a PARTITION BY column", meas->kids[i]->s);
                 goto done;
@@ -366,7 +388,7 @@ int sql_plan_match(plan *p, const sql_node *f, rel *out)
     char *k = json_dumps(cfg, JSON_COMPACT | JSON_SORT_KEYS);
     char *uid = sl_sprintf("match-%s-%08x", in.ident ? in.ident : "q", fnv1a(k));
     free(k);
-    char *vid = add_vertex(p, "match", "match_recognize", uid, cfg, NULL, 0);
+    char *vid = add_vertex(p, "match", "match_recognize", uid, cfg, NULL, npart ? 0 : 1);
     cfg = NULL;
     free(uid);
     add_edge(p, in.vid, vid, "hash", keys, 0);

@@ -345,6 +345,32 @@ def test_patterns_against_a_brute_force_matcher(make_cluster, workdir, p):
         check(name, got_rows(committed_files(os.path.join(out, name)), name), expected(name, data))
 
 
+def test_without_partition_by_one_task_matches_the_whole_stream(make_cluster, workdir):
+    """No PARTITION BY: every row in one sequence, one task at parallelism 2,
+    the output only the measures."""
+    c = two_tms(make_cluster)
+    n, seed = 2000, 4
+    out = os.path.join(workdir, "global")
+    cols, body = QUERIES["drops"][0], QUERIES["drops"][1]
+    r = run_sql(c, workdir, "global.sql", source(n, seed) + f"""
+CREATE TABLE out_global ({cols}) WITH ('connector' = 'filesystem', 'path' = '{out}', 'format' = 'json');
+SET 'parallelism.default' = '2';
+INSERT INTO out_global SELECT * FROM ticks MATCH_RECOGNIZE (ORDER BY ts {body}) AS m;
+""")
+    assert r.returncode == 0, r.stdout + r.stderr
+    job = finish(c, job_ids(r.stdout)[0])
+    assert [v["parallelism"] for v in job["vertices"] if v["name"].split(" ")[0] == "match"] == [1], \
+        [(v["name"], v["parallelism"]) for v in job["vertices"]]
+    got = []
+    for path in committed_files(out):
+        with open(path) as f:
+            got += [tuple(ms(x[k]) if k == "rt" else x[k] for k in
+                          ("s_price", "bottom", "up", "downs", "rt")) for x in map(json.loads, f)]
+    want = expected("drops", [dict(x, sym=0) for x in gen(n, seed)])[0]
+    assert len(want) >= 20
+    assert sorted(got, key=repr) == sorted(want, key=repr)
+
+
 def test_late_rows_are_dropped_and_counted(make_cluster, workdir):
     """Every 40th row is 5 s behind: with a watermark after each row the rows
     it has passed are late, dropped and counted, and the matches are those of
