@@ -374,7 +374,7 @@ static int run_case(const char *pattern, int skip, int64_t within, sl_backend_ki
         goto done;
     }
     got *g = calloc(1, sizeof *g);
-    sl_op op;
+    sl_op op = {0};
     sl_test_rt_init(&op, &v, 0, 128, record, NULL, g, "mr (1/1)");
     op.plan = plan;
     if (sl_test_rt_open(&op, bk, dir, sizeof dir, "match", err, sizeof err) != SL_OK) {
@@ -467,5 +467,55 @@ static void test_within_expires_partial_matches(void)
     CHECK(with_within > 50 && total_matches - with_within > 50 && total_matches != 2 * with_within);
 }
 
+/* A partial match that never ends fails the task at max-rows-per-key rows,
+ * naming the option; late rows are counted, not matched. */
+static void test_row_limit_and_late_rows(void)
+{
+    for (size_t b = 0; b < SL_ARRAY_LEN(backends); b++) {
+        sl_vertex v = {.id = (char *)"mr", .type = (char *)"match_recognize"};
+        v.config = sl_test_config("{\"partition-keys\": [\"k\"], \"time\": \"ts\", "
+                                  "\"pattern\": \"A B*? C\", \"max-rows-per-key\": 5, "
+                                  "\"define\": [{\"var\": \"C\", \"condition\": \"c = 'c'\"}], "
+                                  "\"measures\": [{\"name\": \"n\", \"fn\": \"COUNT\"}]}");
+        sl_schema in, out;
+        sl_schema_init(&in);
+        sl_schema_add(&in, "k", SL_T_BIGINT);
+        sl_schema_add(&in, "c", SL_T_STRING);
+        sl_schema_add(&in, "ts", SL_T_TIMESTAMP);
+        char err[512] = "", dir[64] = "";
+        void *plan = sl_test_plan(&sl_op_match_recognize, &v, &in, &out, err, sizeof err);
+        CHECK(plan != NULL);
+        got *g = calloc(1, sizeof *g);
+        sl_op op = {0};
+        sl_test_rt_init(&op, &v, 0, 128, record, NULL, g, "mr (1/1)");
+        op.plan = plan;
+        CHECK_EQ_INT(sl_test_rt_open(&op, backends[b], dir, sizeof dir, "match", err, sizeof err), SL_OK);
+        int rc = SL_OK, i;
+        for (i = 0; rc == SL_OK && i < 20; i++) {
+            sl_value vals[3] = {{.v.i = 1}, {.v.s = {"a", 1}}, {.v.i = 1000 + i}};
+            sl_row r = {SL_KIND_INSERT, 3, vals, 1000 + i};
+            rc = sl_rt_process(&op, 0, &r);
+            if (rc == SL_OK && i == 2) { /* behind the watermark: late */
+                sl_value lv[3] = {{.v.i = 1}, {.v.s = {"c", 1}}, {.v.i = 500}};
+                sl_row late = {SL_KIND_INSERT, 3, lv, 500};
+                rc = sl_rt_process(&op, 0, &late);
+            }
+            if (rc == SL_OK) rc = sl_rt_watermark(&op, 0, 1000 + i);
+        }
+        CHECK_EQ_INT(rc, SL_ERR);
+        CHECK_EQ_INT(i, 6); /* the sixth row released over the limit of 5 */
+        CHECK(strstr(op.err, "more than 5 rows (option 'max-rows-per-key')") != NULL);
+        CHECK_EQ_INT((int)op.metrics.late_dropped, 1);
+        CHECK_EQ_INT((int)g->len[1], 0);
+        sl_test_rt_close(&op, dir);
+        free(g);
+        sl_op_match_recognize.plan_free(plan);
+        sl_vertex_plan_free(&v);
+        sl_schema_free(&in);
+        sl_schema_free(&out);
+        json_decref(v.config);
+    }
+}
+
 SL_TEST_MAIN(SL_TEST(test_pattern_compiler), SL_TEST(test_operator_matches_the_model),
-             SL_TEST(test_within_expires_partial_matches))
+             SL_TEST(test_within_expires_partial_matches), SL_TEST(test_row_limit_and_late_rows))
