@@ -16,6 +16,8 @@
 #include <jansson.h>
 
 #include "datastream.h"
+#include "match_recognize.h"
+#include "buf.h"
 #include "jobgraph.h"
 #include "bridge.h"
 
@@ -556,4 +558,121 @@ char *sl_ds_build(const char *path, const char *entry, const char *library, cons
         text = NULL;
     }
     return text; /* the object stays loaded: the caller may still need its code */
+}
+
+/* ---- complex event processing ------------------------------------------------------ */
+
+typedef struct cep_elem {
+    char *name;
+    int relaxed;                /* followed_by: skipped rows before it */
+    int lo, hi, greedy;
+} cep_elem;
+
+struct sl_cep_pattern {
+    cep_elem *e;
+    int n;
+    int64_t within;
+};
+
+void sl_cep_pattern_free(sl_cep_pattern *p)
+{
+    if (!p) return;
+    for (int i = 0; i < p->n; i++) free(p->e[i].name);
+    free(p->e);
+    free(p);
+}
+
+static sl_cep_pattern *cep_add(sl_cep_pattern *p, const char *name, int relaxed)
+{
+    if (!p) return NULL;
+    p->e = sl_realloc(p->e, sizeof *p->e * (size_t)(p->n + 1));
+    p->e[p->n++] = (cep_elem){sl_strdup(name ? name : ""), relaxed, 1, 1, 0};
+    return p;
+}
+
+sl_cep_pattern *sl_cep_begin(const char *name) { return cep_add(sl_calloc(1, sizeof(sl_cep_pattern)), name, 0); }
+sl_cep_pattern *sl_cep_next(sl_cep_pattern *p, const char *name) { return cep_add(p, name, 0); }
+sl_cep_pattern *sl_cep_followed_by(sl_cep_pattern *p, const char *name) { return cep_add(p, name, 1); }
+
+sl_cep_pattern *sl_cep_times(sl_cep_pattern *p, int lo, int hi)
+{
+    if (p && p->n) {
+        p->e[p->n - 1].lo = lo;
+        p->e[p->n - 1].hi = hi;
+    }
+    return p;
+}
+
+sl_cep_pattern *sl_cep_one_or_more(sl_cep_pattern *p) { return sl_cep_times(p, 1, -1); }
+
+sl_cep_pattern *sl_cep_optional(sl_cep_pattern *p)
+{
+    if (p && p->n) p->e[p->n - 1].lo = 0;
+    return p;
+}
+
+sl_cep_pattern *sl_cep_greedy(sl_cep_pattern *p)
+{
+    if (p && p->n) p->e[p->n - 1].greedy = 1;
+    return p;
+}
+
+sl_cep_pattern *sl_cep_within(sl_cep_pattern *p, int64_t ms)
+{
+    if (p) p->within = ms;
+    return p;
+}
+
+/* The pattern as MATCH_RECOGNIZE's PATTERN text: a followed_by element gets
+ * a TRUE "__skip<i>" before it, taken reluctantly (as few rows as needed). */
+static char *cep_text(const sl_cep_pattern *p)
+{
+    sl_buf b = {0};
+    for (int i = 0; i < p->n; i++) {
+        const cep_elem *e = &p->e[i];
+        if (i) sl_buf_putc(&b, ' ');
+        if (e->relaxed && i) sl_buf_fmt(&b, "__skip%d*? ", i);
+        sl_buf_fmt(&b, "`%s`", e->name);
+        if (e->lo == 1 && e->hi == 1) continue;
+        if (e->lo == 0 && e->hi == 1) sl_buf_str(&b, "?");
+        else if (e->lo == 0 && e->hi < 0) sl_buf_str(&b, "*");
+        else if (e->lo == 1 && e->hi < 0) sl_buf_str(&b, "+");
+        else if (e->hi < 0) sl_buf_fmt(&b, "{%d,}", e->lo);
+        else sl_buf_fmt(&b, "{%d,%d}", e->lo, e->hi);
+        if (!e->greedy && e->lo != e->hi && !(e->lo == 0 && e->hi == 1)) sl_buf_putc(&b, '?');
+    }
+    return sl_buf_take(&b);
+}
+
+sl_ds_stream *sl_ds_cep(sl_ds_stream *keyed, const char *id, const sl_cep_pattern *p,
+                        const char *symbol, const char *out_schema, const char *timeout_schema)
+{
+    if (!usable(keyed, id)) return keyed;
+    sl_ds_env *env = keyed->env;
+    if (!env->library) fail(env, "cep '%s': no library (sluice run sets the job's own)", id);
+    if (!keyed->keys) fail(env, "cep '%s': the pattern runs per key: sl_ds_key_by the stream first", id);
+    if (!p || !p->n) fail(env, "cep '%s': an empty pattern", id);
+    for (int i = 0; p && i < p->n; i++)
+        if (!p->e[i].name[0] || !strncmp(p->e[i].name, "__", 2) || strchr(p->e[i].name, '`'))
+            fail(env, "cep '%s': a pattern element's name is empty, has '`' or starts with \"__\"", id);
+    char *text = p && p->n ? cep_text(p) : sl_strdup("");
+    char perr[300];
+    sl_mr_pattern *chk = sl_mr_pattern_compile(text, perr, sizeof perr);
+    if (!chk && !env->err[0]) snprintf(env->err, sizeof env->err, "cep '%s': pattern %s: %s", id, text, perr);
+    sl_mr_pattern_free(chk);
+    json_t *cfg = json_pack("{s:s, s:s, s:s, s:s, s:O}", "library", env->library ? env->library : "",
+                            "function", symbol ? symbol : "", "schema", out_schema ? out_schema : "",
+                            "pattern", text, "partition-keys", keyed->keys);
+    free(text);
+    if (keyed->rowtime) json_object_set_new(cfg, "time", json_string(keyed->rowtime));
+    else json_object_set_new(cfg, "time-domain", json_string("processing"));
+    if (p && p->within > 0) {
+        char w[48];
+        snprintf(w, sizeof w, "%lld ms", (long long)p->within);
+        json_object_set_new(cfg, "within", json_string(w));
+    }
+    if (timeout_schema) json_object_set_new(cfg, "timeout-schema", json_string(timeout_schema));
+    json_t *jv = add_vertex(env, id, "match_recognize", cfg);
+    connect_to(keyed, id, 0);
+    return stream_new(env, id, NULL, jv);
 }

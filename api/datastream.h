@@ -123,6 +123,43 @@ void sl_ds_uid(sl_ds_stream *s, const char *uid);
 void sl_ds_option(sl_ds_stream *s, const char *key, const char *value);
 void sl_ds_parallelism(sl_ds_stream *s, int parallelism);
 
+/* ---- complex event processing (Flink CEP) ----------------------------------------- */
+
+/* A pattern in the spirit of Flink CEP's Pattern API, built element by
+ * element (names are identifiers; "__" starts none of them):
+ *   p = sl_cep_begin("start");
+ *   p = sl_cep_followed_by(p, "middle"); p = sl_cep_one_or_more(p);
+ *   p = sl_cep_next(p, "end"); p = sl_cep_within(p, 10000);
+ * next: strict contiguity (the element takes the row right after the
+ * previous one); followed_by: relaxed (rows that do not fit are skipped
+ * until the first that does). A quantifier applies to the element last
+ * added: times(lo, hi) (hi -1: lo or more; times(n, n) exactly n),
+ * one_or_more, optional (0 or its count), greedy (take as many rows as fit;
+ * by default a looping element takes as few as the next element allows).
+ * The conditions, the output rows and the timed-out partial matches come
+ * from an sl_cep_fn table of the job's library (dsfn.h). The pattern is
+ * the same engine as SQL's MATCH_RECOGNIZE (docs/DATASTREAM.md); one match
+ * per start row, the next search after a match's last row. Caller frees
+ * with sl_cep_pattern_free (NULL is a no-op); a NULL p passes through. */
+typedef struct sl_cep_pattern sl_cep_pattern;
+sl_cep_pattern *sl_cep_begin(const char *name);
+sl_cep_pattern *sl_cep_next(sl_cep_pattern *p, const char *name);
+sl_cep_pattern *sl_cep_followed_by(sl_cep_pattern *p, const char *name);
+sl_cep_pattern *sl_cep_times(sl_cep_pattern *p, int lo, int hi);
+sl_cep_pattern *sl_cep_one_or_more(sl_cep_pattern *p);
+sl_cep_pattern *sl_cep_optional(sl_cep_pattern *p);
+sl_cep_pattern *sl_cep_greedy(sl_cep_pattern *p);
+sl_cep_pattern *sl_cep_within(sl_cep_pattern *p, int64_t ms);
+void sl_cep_pattern_free(sl_cep_pattern *p);
+/* CEP.pattern(keyed, p) with select (and a timeout side output): a
+ * match_recognize vertex on a keyed stream (sl_ds_key_by), in event time
+ * when the stream has watermarks (sl_ds_watermarks), else in processing
+ * time. `symbol` names the sl_cep_fn table; out_schema its select rows'
+ * columns; timeout_schema, when not NULL, the columns of the side output
+ * "timeout" (sl_ds_side_output(stream, "timeout")). The pattern is copied. */
+sl_ds_stream *sl_ds_cep(sl_ds_stream *keyed, const char *id, const sl_cep_pattern *p,
+                        const char *symbol, const char *out_schema, const char *timeout_schema);
+
 /* ---- the bridges to SQL (Flink's StreamTableEnvironment) ---------------------------- */
 
 /* The job has a SQL session of its own (a catalog and SET options, as the

@@ -81,8 +81,9 @@ typedef enum {
                          [1] LIST of ORDERs */
     SQL_ORDER,        /* flags DESC; kids: [0] expr */
     SQL_VALUES,       /* kids: [0] LIST of rows, each a LIST of exprs */
-    SQL_LIMIT         /* kids: [0] query, [1] LIST of ORDERs or NULL, [2] LIMIT / FETCH count
+    SQL_LIMIT,        /* kids: [0] query, [1] LIST of ORDERs or NULL, [2] LIMIT / FETCH count
                          or NULL, [3] OFFSET or NULL */
+    SQL_FROM_MATCH    /* MATCH_RECOGNIZE: s2 alias; kids: see grammar.y */
 } sql_kind;
 
 /* flags */

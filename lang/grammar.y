@@ -220,7 +220,8 @@ static char *CAT(sql_pctx *c, const char *a, const char *b)
     DESCRIPTOR STATEMENT IF EXISTS TIMESTAMP LOCAL TIME ZONE WITHOUT PARTITION RESET SHOW
     DESCRIBE DESC EXPLAIN BEGIN TO FUNCTIONS JOBS CHANGELOG_MODE PLAN COMMENT OVERWRITE
     OUTER STOP JOB SAVEPOINT DRAIN ASC FILTER OVER ESCAPE UNKNOWN BOTH LEADING TRAILING POSITION
-    METADATA VIRTUAL FIRST NEXT ROW ROWS ONLY SIMILAR PLACING.
+    METADATA VIRTUAL FIRST NEXT ROW ROWS ONLY SIMILAR PLACING MEASURES PATTERN DEFINE WITHIN AFTER
+    SKIP PER ONE.
 
 /* COMMA and RP only decide POSITION(a IN (b)): the haystack in parentheses,
  * not an IN list (see exprlist). */
@@ -527,6 +528,65 @@ fromitem(A) ::= TABLE LP ident(F) LP TABLE name(X) partition_opt(P) COMMA DESCRI
     t->s = X->s;
     ADD(ctx, A, t); ADD(ctx, A, C); ADD(ctx, A, L); ADD(ctx, A, P);
 }
+
+/* FROM t MATCH_RECOGNIZE (...) [AS] m (sql/plan_match.c). SQL_FROM_MATCH kids:
+ * [0] source, [1] PARTITION BY LIST or NULL, [2] ORDER BY LIST, [3] LIST of measure
+ * ITEMs or NULL, [4] IDENT "ONE ROW PER MATCH" (the words as written) or NULL,
+ * [5] IDENT skip ("PAST LAST ROW", "TO NEXT ROW", "TO FIRST", "TO LAST"; s2 the
+ * variable) or NULL, [6] IDENT the pattern's text, [7] WITHIN expr or NULL,
+ * [8] LIST of DEFINE ITEMs (s the variable). Its words other than
+ * MATCH_RECOGNIZE are non-reserved and checked by the planner; the clauses
+ * start with keywords (ONE, ALL, AFTER, PATTERN...), as lemon tries a keyword's
+ * fallback to ID before a state's default reduction. */
+fromitem(A) ::= name(X) MATCH_RECOGNIZE(T) LP mr_body(B) RP alias_opt(AL). {
+    A = B; A->line = T.line; A->col = T.col; A->s2 = AL ? AL->s : NULL;
+    sql_node *t = NAT(ctx, SQL_FROM_TABLE, X); t->s = X->s; A->kids[0] = t;
+}
+fromitem(A) ::= LP(P) query(Q) RP MATCH_RECOGNIZE(T) LP mr_body(B) RP alias_opt(AL). {
+    A = B; A->line = T.line; A->col = T.col; A->s2 = AL ? AL->s : NULL;
+    sql_node *f = MK(ctx, SQL_FROM_QUERY, P); ADD(ctx, f, Q); A->kids[0] = f;
+}
+mr_body(A) ::= mr_part(P) ORDER BY orderlist(O) mr_measures(M) mr_rows(R) mr_skip(S) PATTERN(PT) LP mr_pat(X) RP mr_within(W) DEFINE mr_defs(D). {
+    A = MK(ctx, SQL_FROM_MATCH, PT); ADD(ctx, A, NULL); ADD(ctx, A, P); ADD(ctx, A, O); ADD(ctx, A, M); ADD(ctx, A, R); ADD(ctx, A, S);
+    sql_node *pn = MK(ctx, SQL_IDENT, PT); pn->s = X->s; ADD(ctx, A, pn); ADD(ctx, A, W); ADD(ctx, A, D);
+}
+mr_part(A) ::= . { A = NULL; }
+mr_part(A) ::= PARTITION BY exprlist(L). { A = L; }
+mr_measures(A) ::= . { A = NULL; }
+mr_measures(A) ::= MEASURES mr_items(L). { A = L; }
+mr_items(A) ::= mr_item(X). { A = LIST1(ctx, X); }
+mr_items(A) ::= mr_items(L) COMMA mr_item(X). { A = ADD(ctx, L, X); }
+mr_item(A) ::= expr(E) AS ident(X). { A = NAT(ctx, SQL_ITEM, E); A->s = X->s; ADD(ctx, A, E); }
+mr_rows(A) ::= . { A = NULL; }
+mr_rows(A) ::= ONE(T) ident(R) PER ident(M). { A = MK(ctx, SQL_IDENT, T); A->s = UPSTR(ctx, CAT(ctx, "ONE ", CAT(ctx, CAT(ctx, R->s, " PER "), M->s))); }
+mr_rows(A) ::= ALL(T) ident(R) PER ident(M). { A = MK(ctx, SQL_IDENT, T); A->s = UPSTR(ctx, CAT(ctx, "ALL ", CAT(ctx, CAT(ctx, R->s, " PER "), M->s))); }
+mr_skip(A) ::= . { A = NULL; }
+mr_skip(A) ::= AFTER(T) ident(M) SKIP mr_skipto(X). { A = X; A->line = T.line; A->col = T.col; if (strcasecmp(M->s, "MATCH")) A->s = "?"; }
+mr_skipto(A) ::= ident(P) ident(L) ident(R). { A = NAT(ctx, SQL_IDENT, P); A->s = UPSTR(ctx, CAT(ctx, CAT(ctx, P->s, " "), CAT(ctx, CAT(ctx, L->s, " "), R->s))); }
+mr_skipto(A) ::= TO(T) ident(X) ident(V). { A = MK(ctx, SQL_IDENT, T); A->s = UPSTR(ctx, CAT(ctx, "TO ", X->s)); A->s2 = V->s; if (!strcasecmp(X->s, "NEXT") && !strcasecmp(V->s, "ROW")) { A->s = "TO NEXT ROW"; A->s2 = NULL; } }
+%type mr_pat {sql_node *}
+mr_pat(A) ::= mr_seq(X). { A = X; }
+mr_pat(A) ::= mr_pat(L) PIPE mr_seq(R). { A = L; A->s = CAT(ctx, L->s, CAT(ctx, " | ", R->s)); }
+mr_seq(A) ::= mr_fac(X). { A = X; }
+mr_seq(A) ::= mr_seq(L) mr_fac(R). { A = L; A->s = CAT(ctx, L->s, CAT(ctx, " ", R->s)); }
+mr_fac(A) ::= mr_prim(X) mr_quant(Q). { A = X; A->s = CAT(ctx, X->s, Q->s); }
+mr_prim(A) ::= ident(X). { A = X; A->s = X->s; }
+mr_prim(A) ::= LP(T) mr_pat(X) RP. { A = MK(ctx, SQL_IDENT, T); A->s = CAT(ctx, "(", CAT(ctx, X->s, ")")); }
+mr_quant(A) ::= . { A = NAT(ctx, SQL_IDENT, NULL); A->s = ""; }
+mr_quant(A) ::= mr_q(Q). { A = Q; }
+mr_quant(A) ::= mr_q(Q) QMARK. { A = Q; A->s = CAT(ctx, Q->s, "?"); }
+mr_q(A) ::= STAR(T). { A = MK(ctx, SQL_IDENT, T); A->s = "*"; }
+mr_q(A) ::= PLUS(T). { A = MK(ctx, SQL_IDENT, T); A->s = "+"; }
+mr_q(A) ::= QMARK(T). { A = MK(ctx, SQL_IDENT, T); A->s = "?"; }
+mr_q(A) ::= LBRACE(T) INTEGER(N) RBRACE. { A = MK(ctx, SQL_IDENT, T); A->s = CAT(ctx, CAT(ctx, "{", TXT(ctx, N)), "}"); }
+mr_q(A) ::= LBRACE(T) INTEGER(N) COMMA RBRACE. { A = MK(ctx, SQL_IDENT, T); A->s = CAT(ctx, CAT(ctx, "{", TXT(ctx, N)), ",}"); }
+mr_q(A) ::= LBRACE(T) INTEGER(N) COMMA INTEGER(M) RBRACE. { A = MK(ctx, SQL_IDENT, T); A->s = CAT(ctx, CAT(ctx, CAT(ctx, "{", TXT(ctx, N)), CAT(ctx, ",", TXT(ctx, M))), "}"); }
+mr_q(A) ::= LBRACE(T) COMMA INTEGER(M) RBRACE. { A = MK(ctx, SQL_IDENT, T); A->s = CAT(ctx, CAT(ctx, "{,", TXT(ctx, M)), "}"); }
+mr_within(A) ::= . { A = NULL; }
+mr_within(A) ::= WITHIN expr(E). { A = E; }
+mr_defs(A) ::= mr_def(X). { A = LIST1(ctx, X); }
+mr_defs(A) ::= mr_defs(L) COMMA mr_def(X). { A = ADD(ctx, L, X); }
+mr_def(A) ::= ident(V) AS expr(E). { A = NAT(ctx, SQL_ITEM, V); A->s = V->s; ADD(ctx, A, E); }
 
 partition_opt(A) ::= . { A = NULL; }
 partition_opt(A) ::= PARTITION BY ident(X). { A = LIST1(ctx, X); }

@@ -25,10 +25,10 @@ static const struct kw {
     const char *name;
     int type;
 } keywords[] = {
-    {"ALL", TK_ALL}, {"AND", TK_AND}, {"AS", TK_AS}, {"ASC", TK_ASC}, {"BEGIN", TK_BEGIN},
+    {"AFTER", TK_AFTER}, {"ALL", TK_ALL}, {"AND", TK_AND}, {"AS", TK_AS}, {"ASC", TK_ASC}, {"BEGIN", TK_BEGIN},
     {"BETWEEN", TK_BETWEEN}, {"BOTH", TK_BOTH}, {"BY", TK_BY}, {"CASE", TK_CASE}, {"CAST", TK_CAST},
     {"CHANGELOG_MODE", TK_CHANGELOG_MODE}, {"COMMENT", TK_COMMENT}, {"CREATE", TK_CREATE},
-    {"DAY", TK_DAY}, {"DESC", TK_DESC}, {"DESCRIBE", TK_DESCRIBE}, {"DESCRIPTOR", TK_DESCRIPTOR},
+    {"DAY", TK_DAY}, {"DEFINE", TK_DEFINE}, {"DESC", TK_DESC}, {"DESCRIBE", TK_DESCRIBE}, {"DESCRIPTOR", TK_DESCRIPTOR},
     {"DISTINCT", TK_DISTINCT}, {"DRAIN", TK_DRAIN}, {"DROP", TK_DROP}, {"ELSE", TK_ELSE},
     {"END", TK_END}, {"ENFORCED", TK_ENFORCED}, {"ESCAPE", TK_ESCAPE}, {"EXCEPT", TK_EXCEPT}, {"EXECUTE", TK_EXECUTE},
     {"EXISTS", TK_EXISTS}, {"EXPLAIN", TK_EXPLAIN}, {"FALSE", TK_FALSE}, {"FETCH", TK_FETCH}, {"FILTER", TK_FILTER}, {"FIRST", TK_FIRST},
@@ -36,17 +36,22 @@ static const struct kw {
     {"GROUP", TK_GROUP}, {"HAVING", TK_HAVING}, {"HOUR", TK_HOUR}, {"IF", TK_IF}, {"IN", TK_IN},
     {"INNER", TK_INNER}, {"INSERT", TK_INSERT}, {"INTERSECT", TK_INTERSECT}, {"INTERVAL", TK_INTERVAL}, {"INTO", TK_INTO},
     {"IS", TK_IS}, {"JOB", TK_JOB}, {"JOBS", TK_JOBS}, {"JOIN", TK_JOIN}, {"KEY", TK_KEY}, {"LEADING", TK_LEADING}, {"LEFT", TK_LEFT},
-    {"LIKE", TK_LIKE}, {"LIMIT", TK_LIMIT}, {"LOCAL", TK_LOCAL}, {"METADATA", TK_METADATA}, {"MINUTE", TK_MINUTE}, {"MONTH", TK_MONTH},
-    {"NEXT", TK_NEXT}, {"NOT", TK_NOT}, {"NULL", TK_NULL}, {"OFFSET", TK_OFFSET}, {"ON", TK_ON}, {"ONLY", TK_ONLY}, {"OR", TK_OR}, {"ORDER", TK_ORDER},
-    {"OUTER", TK_OUTER}, {"OVER", TK_OVER}, {"OVERWRITE", TK_OVERWRITE},
-    {"PARTITION", TK_PARTITION}, {"PLACING", TK_PLACING}, {"PLAN", TK_PLAN}, {"POSITION", TK_POSITION},
-    {"PRIMARY", TK_PRIMARY}, {"RESET", TK_RESET}, {"RIGHT", TK_RIGHT}, {"ROW", TK_ROW}, {"ROWS", TK_ROWS},
-    {"SAVEPOINT", TK_SAVEPOINT}, {"SECOND", TK_SECOND},
-    {"SELECT", TK_SELECT}, {"SET", TK_SET}, {"SHOW", TK_SHOW}, {"SIMILAR", TK_SIMILAR}, {"STATEMENT", TK_STATEMENT}, {"STOP", TK_STOP},
-    {"TABLE", TK_TABLE}, {"TABLES", TK_TABLES}, {"TEMPORARY", TK_TEMPORARY}, {"THEN", TK_THEN},
-    {"TIME", TK_TIME}, {"TIMESTAMP", TK_TIMESTAMP}, {"TO", TK_TO}, {"TRAILING", TK_TRAILING}, {"TRUE", TK_TRUE},
-    {"TRY_CAST", TK_TRY_CAST}, {"UNION", TK_UNION}, {"UNKNOWN", TK_UNKNOWN}, {"VALUES", TK_VALUES}, {"VIEW", TK_VIEW}, {"VIEWS", TK_VIEWS}, {"VIRTUAL", TK_VIRTUAL},
-    {"WATERMARK", TK_WATERMARK}, {"WHEN", TK_WHEN}, {"WHERE", TK_WHERE}, {"WITH", TK_WITH},
+    {"LIKE", TK_LIKE}, {"LIMIT", TK_LIMIT}, {"LOCAL", TK_LOCAL},
+    {"MATCH_RECOGNIZE", TK_MATCH_RECOGNIZE}, {"MEASURES", TK_MEASURES}, {"METADATA", TK_METADATA},
+    {"MINUTE", TK_MINUTE}, {"MONTH", TK_MONTH}, {"NEXT", TK_NEXT}, {"NOT", TK_NOT},
+    {"NULL", TK_NULL}, {"OFFSET", TK_OFFSET}, {"ON", TK_ON}, {"ONE", TK_ONE}, {"ONLY", TK_ONLY},
+    {"OR", TK_OR}, {"ORDER", TK_ORDER}, {"OUTER", TK_OUTER}, {"OVER", TK_OVER},
+    {"OVERWRITE", TK_OVERWRITE}, {"PARTITION", TK_PARTITION}, {"PATTERN", TK_PATTERN},
+    {"PER", TK_PER}, {"PLACING", TK_PLACING}, {"PLAN", TK_PLAN}, {"POSITION", TK_POSITION},
+    {"PRIMARY", TK_PRIMARY}, {"RESET", TK_RESET}, {"RIGHT", TK_RIGHT}, {"ROW", TK_ROW},
+    {"ROWS", TK_ROWS}, {"SAVEPOINT", TK_SAVEPOINT}, {"SECOND", TK_SECOND}, {"SELECT", TK_SELECT},
+    {"SET", TK_SET}, {"SHOW", TK_SHOW}, {"SIMILAR", TK_SIMILAR}, {"SKIP", TK_SKIP},
+    {"STATEMENT", TK_STATEMENT}, {"STOP", TK_STOP}, {"TABLE", TK_TABLE}, {"TABLES", TK_TABLES},
+    {"TEMPORARY", TK_TEMPORARY}, {"THEN", TK_THEN}, {"TIME", TK_TIME}, {"TIMESTAMP", TK_TIMESTAMP},
+    {"TO", TK_TO}, {"TRAILING", TK_TRAILING}, {"TRUE", TK_TRUE}, {"TRY_CAST", TK_TRY_CAST},
+    {"UNION", TK_UNION}, {"UNKNOWN", TK_UNKNOWN}, {"VALUES", TK_VALUES}, {"VIEW", TK_VIEW},
+    {"VIEWS", TK_VIEWS}, {"VIRTUAL", TK_VIRTUAL}, {"WATERMARK", TK_WATERMARK}, {"WHEN", TK_WHEN},
+    {"WHERE", TK_WHERE}, {"WITH", TK_WITH}, {"WITHIN", TK_WITHIN},
     {"WITHOUT", TK_WITHOUT}, {"YEAR", TK_YEAR}, {"ZONE", TK_ZONE},
 };
 
@@ -89,6 +94,10 @@ const char *sql_token_display(int type)
     case TK_SLASH: return "'/'";
     case TK_PERCENT: return "'%'";
     case TK_CONCAT: return "'||'";
+    case TK_PIPE: return "'|'";
+    case TK_QMARK: return "'?'";
+    case TK_LBRACE: return "'{'";
+    case TK_RBRACE: return "'}'";
     case TK_HINT: return "'/*+'";
     }
     for (size_t i = 0; i < SL_ARRAY_LEN(keywords); i++)
@@ -241,7 +250,11 @@ static int next_token(sql_lexer *lx, sql_tok *t, int *unterminated, char *err, s
             break;
         case '|':
             if (d == '|') { t->type = TK_CONCAT; n = 2; }
+            else t->type = TK_PIPE; /* MATCH_RECOGNIZE's alternation */
             break;
+        case '?': t->type = TK_QMARK; break;
+        case '{': t->type = TK_LBRACE; break;
+        case '}': t->type = TK_RBRACE; break;
         default: break;
         }
         if (!t->type) {

@@ -135,4 +135,38 @@ int sl_async_complete(sl_async_req req, const sl_row *rows, int n);
  * remain, else the job fails with `message`. Any thread. */
 int sl_async_fail(sl_async_req req, const char *message);
 
+/* ---- complex event processing (Flink CEP: sl_ds_cep) ------------------------------ */
+
+/* A match, whole (select) or partial (a condition's context, a timeout):
+ * its rows by the name of the pattern element they were taken for. */
+typedef struct sl_cep_match sl_cep_match;
+/* Rows taken for `name` so far (0 for a name the pattern does not have). */
+int sl_cep_count(const sl_cep_match *m, const char *name);
+/* The i-th of them (0 the first; -1 the last, -2 the one before, ...), or
+ * NULL; borrowed for the callback (each row its own). */
+const sl_row *sl_cep_row(const sl_cep_match *m, const char *name, int i);
+/* The match's rows in order, whatever element took them: n of them, the
+ * element's name of row i by sl_cep_name. */
+int sl_cep_length(const sl_cep_match *m);
+const sl_row *sl_cep_at(const sl_cep_match *m, int i);
+const char *sl_cep_name(const sl_cep_match *m, int i);
+
+/* The functions of one pattern (Flink's IterativeCondition per element,
+ * PatternSelectFunction and PatternTimeoutFunction in one table). Task
+ * thread; no state of their own (the operator keeps the matches). */
+typedef struct sl_cep_fn {
+    unsigned abi;               /* SL_DS_ABI_VERSION */
+    /* May `row` be taken for element `name`, after the rows of m? NULL:
+     * every element takes every row. */
+    bool (*condition)(const char *name, const sl_row *row, const sl_cep_match *m);
+    /* A complete match into out->vals[0..out->n) (zeroed; the output
+     * schema's columns; strings may point into the match's rows or into
+     * scratch). SL_ERR fails the job. */
+    int (*select)(const sl_cep_match *m, sl_row *out, sl_arena *scratch);
+    /* A partial match that WITHIN ran out (timeout_ts: its first row's time
+     * + the interval) into a row of the "timeout" side output's schema; NULL:
+     * timed-out matches are dropped. */
+    int (*timeout)(const sl_cep_match *m, int64_t timeout_ts, sl_row *out, sl_arena *scratch);
+} sl_cep_fn;
+
 #endif

@@ -155,6 +155,9 @@ int sql_plan_select_distinct(plan *p, const sql_node *sel, rel *out);
 int sql_plan_setop(plan *p, const sql_node *q, rel *out);
 int sql_plan_col_aliases(plan *p, const sql_node *list, rel *io);
 int sql_plan_limit(plan *p, const sql_node *q, rel *out);
+/* plan_match.c. FROM t MATCH_RECOGNIZE (...): a match_recognize vertex and a
+ * calc for its MEASURES. */
+int sql_plan_match(plan *p, const sql_node *f, rel *out);
 
 
 #endif

@@ -576,6 +576,7 @@ int plan_from(plan *p, const sql_node *f, rel *out)
         return SL_OK;
     case SQL_FROM_JOIN: return sql_plan_join(p, f, out);
     case SQL_FROM_TVF: return sql_plan_window_tvf(p, f, out);
+    case SQL_FROM_MATCH: return sql_plan_match(p, f, out);
     default: return PERR(f, "unsupported FROM item");
     }
 }
