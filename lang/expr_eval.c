@@ -189,14 +189,10 @@ static int everr(evctx *cx, const node *n, const char *fmt, ...) SL_PRINTF(3, 4)
 
 static int everr(evctx *cx, const node *n, const char *fmt, ...)
 {
-    if (cx->err && cx->errlen) {
-        char msg[256];
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(msg, sizeof msg, fmt, ap);
-        va_end(ap);
-        snprintf(cx->err, cx->errlen, "%s at position %d", msg, n->pos);
-    }
+    va_list ap;
+    va_start(ap, fmt);
+    sl_expr_verr(cx->err, cx->errlen, n->pos, fmt, ap);
+    va_end(ap);
     return SL_ERR;
 }
 

@@ -25,16 +25,22 @@
 
 /* ---- shared helpers ---------------------------------------------------------- */
 
+int sl_expr_verr(char *err, size_t errlen, int pos, const char *fmt, va_list ap)
+{
+    if (err && errlen) {
+        char msg[256];
+        vsnprintf(msg, sizeof msg, fmt, ap);
+        snprintf(err, errlen, "%s at position %d", msg, pos);
+    }
+    return SL_ERR;
+}
+
 int sl_fnx_err(const node *n, sl_fnx_cx *cx, const char *fmt, ...)
 {
-    if (cx->err && cx->errlen) {
-        char msg[256];
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(msg, sizeof msg, fmt, ap);
-        va_end(ap);
-        snprintf(cx->err, cx->errlen, "%s at position %d", msg, n->pos);
-    }
+    va_list ap;
+    va_start(ap, fmt);
+    sl_expr_verr(cx->err, cx->errlen, n->pos, fmt, ap);
+    va_end(ap);
     return SL_ERR;
 }
 

@@ -12,6 +12,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include <stdarg.h>
+
 #include "expr.h"
 
 #define SL_EXPR_MAX_DEPTH 256 /* tree height limit (checking and evaluation recursion) */
@@ -229,6 +231,9 @@ const sl_fnx *sl_fnx_find(const char *name);
 
 /* Helpers the function families share (expr_fn.c). */
 int sl_fnx_err(const node *n, sl_fnx_cx *cx, const char *fmt, ...) SL_PRINTF(3, 4);
+/* An evaluation error "<message> at position <pos>" into err (may be NULL);
+ * returns SL_ERR. The one formatter behind every evaluator's errors. */
+int sl_expr_verr(char *err, size_t errlen, int pos, const char *fmt, va_list ap);
 char *sl_fnx_alloc(const node *n, sl_fnx_cx *cx, size_t len); /* NULL: error set */
 double sl_fnx_num(const node *n, const sl_value *v, int i);    /* argument i as a DOUBLE */
 size_t sl_fnx_cplen(const char *s, size_t left);                /* one UTF-8 sequence */

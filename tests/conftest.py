@@ -223,6 +223,25 @@ class Cluster:
         return wait_for(lambda: self.job(jid)["state"] in states and self.job(jid),
                         timeout=timeout, what=f"job {jid} to reach {states}")
 
+    def records_written(self, jid, prefix):
+        """write-records of the job's vertices whose name starts with prefix."""
+        return sum(v["metrics"].get("write-records", 0) for v in self.job(jid)["vertices"]
+                   if v["name"].startswith(prefix))
+
+    def stop_after_progress(self, jid, prefix, at_least, target, timeout=60):
+        """Once the job runs and its vertices named prefix... have written
+        at_least records, stop it with a savepoint into target (a directory)
+        and await FINISHED; returns the savepoint's path."""
+        self.wait_state(jid, "RUNNING", timeout=30)
+        wait_for(lambda: self.records_written(jid, prefix) >= at_least, timeout=timeout,
+                 what="the source to make progress")
+        r = self.cli("stop", "--savepoint", "file://" + target, jid, timeout=90)
+        assert r.returncode == 0, r.stdout + r.stderr
+        sp = re.search(r"Savepoint completed\. Path: (\S+)", r.stdout).group(1)
+        job = self.wait_state(jid, ["FINISHED", "FAILED"], timeout=60)
+        assert job["state"] == "FINISHED", self.get(f"/jobs/{jid}/exceptions")
+        return sp
+
     def cli(self, *args, check=False, timeout=120):
         cmd = [os.path.join(BIN, "sluice"), "-m", f"127.0.0.1:{self.rest_port}"] + list(args)
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=self.workdir)

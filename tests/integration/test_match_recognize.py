@@ -428,15 +428,7 @@ def test_savepoint_and_restore_at_another_parallelism(make_cluster, workdir, p1,
                 f"SET 'parallelism.default' = '{p1}';\n" + script)
     assert r.returncode == 0, r.stdout + r.stderr
     jid = job_ids(r.stdout)[0]
-    c.wait_state(jid, "RUNNING", timeout=20)
-    wait_for(lambda: sum(v["metrics"].get("write-records", 0) for v in c.job(jid)["vertices"]
-                         if v["name"].startswith("ticks")) >= n // 6, timeout=60,
-             what="the source to make progress")
-    r = c.cli("stop", "--savepoint", "file://" + os.path.join(workdir, "sp"), jid, timeout=60)
-    assert r.returncode == 0, r.stdout + r.stderr
-    sp = re.search(r"Savepoint completed\. Path: (\S+)", r.stdout).group(1)
-    job = c.wait_state(jid, ["FINISHED", "FAILED"], timeout=30)
-    assert job["state"] == "FINISHED", c.get(f"/jobs/{jid}/exceptions")
+    sp = c.stop_after_progress(jid, "ticks", n // 6, os.path.join(workdir, "sp"))
     run1 = {name: committed_files(os.path.join(out, name)) for name in names}
     data = gen(n, seed)
     before = sum(len(v) for v in got_rows(run1["drops"], "drops").values())

@@ -305,15 +305,7 @@ def test_topn_savepoint_and_rescale(make_cluster, workdir, p1, p2, backend):
     r = run_sql(c, workdir, "run1.sql", sales(n, rate=1000) + TOPN.format(out=out, p=p1, extra=""))
     assert r.returncode == 0, r.stdout + r.stderr
     jid = job_ids(r.stdout)[0]
-    c.wait_state(jid, "RUNNING", timeout=20)
-    wait_for(lambda: sum(v["metrics"].get("write-records", 0) for v in c.job(jid)["vertices"]
-                         if v["name"].startswith("sales")) >= n // 8, timeout=30,
-             what="the source to make progress")
-    r = c.cli("stop", "--savepoint", "file://" + os.path.join(workdir, "sp"), jid, timeout=60)
-    assert r.returncode == 0, r.stdout + r.stderr
-    sp = re.search(r"Savepoint completed\. Path: (\S+)", r.stdout).group(1)
-    job = c.wait_state(jid, ["FINISHED", "FAILED"], timeout=30)
-    assert job["state"] == "FINISHED", c.get(f"/jobs/{jid}/exceptions")
+    sp = c.stop_after_progress(jid, "sales", n // 8, os.path.join(workdir, "sp"), timeout=30)
     run1 = committed_files(out)
     table1 = apply(run1, lambda r: (r["cat"], r["rn"]))
     assert table1 != top3(range(1, n + 1))  # stopped mid-stream

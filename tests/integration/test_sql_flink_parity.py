@@ -289,15 +289,7 @@ def test_keep_first_on_event_time_across_savepoint_rescale(make_cluster, workdir
     r = run_sql(c, workdir, "run1.sql", DEDUP_GEN.format(p=p1, extra="", rate=1000, **args))
     assert r.returncode == 0, r.stdout + r.stderr
     jid = job_ids(r.stdout)[0]
-    c.wait_state(jid, "RUNNING", timeout=30)
-    wait_for(lambda: sum(v["metrics"].get("write-records", 0) for v in c.job(jid)["vertices"]
-                         if v["name"].startswith("ev")) >= n // 8, timeout=60,
-             what="the source to make progress")
-    r = c.cli("stop", "--savepoint", "file://" + os.path.join(workdir, "sp"), jid, timeout=60)
-    assert r.returncode == 0, r.stdout + r.stderr
-    sp = re.search(r"Savepoint completed\. Path: (\S+)", r.stdout).group(1)
-    job = c.wait_state(jid, ["FINISHED", "FAILED"], timeout=60)
-    assert job["state"] == "FINISHED", c.get(f"/jobs/{jid}/exceptions")
+    sp = c.stop_after_progress(jid, "ev", n // 8, os.path.join(workdir, "sp"))
     first = read_firsts(out)
     assert 0 < len(first) < keys  # stopped with keys still to come
 

@@ -158,14 +158,7 @@ def test_set_operations_across_a_savepoint(make_cluster, workdir, backend):
     c.wait_state(jid, "RUNNING", timeout=30)
     wait_for(lambda: all(v["status"] == "RUNNING" for v in c.job(jid)["vertices"]), timeout=60,
              what="every task to run")
-    wait_for(lambda: sum(v["metrics"].get("write-records", 0) for v in c.job(jid)["vertices"]
-                         if v["name"].startswith("a")) >= na // 6, timeout=60,
-             what="the sources to make progress")
-    r = c.cli("stop", "--savepoint", "file://" + os.path.join(workdir, "sp"), jid, timeout=90)
-    assert r.returncode == 0, r.stdout + r.stderr
-    sp = re.search(r"Savepoint completed\. Path: (\S+)", r.stdout).group(1)
-    job = c.wait_state(jid, ["FINISHED", "FAILED"], timeout=60)
-    assert job["state"] == "FINISHED", c.get(f"/jobs/{jid}/exceptions")
+    sp = c.stop_after_progress(jid, "a", na // 6, os.path.join(workdir, "sp"))
     want = setops_model(na, nb)
     run1, bags = {}, {}
     for name in SETOPS:
