@@ -155,6 +155,9 @@ int sql_plan_select_distinct(plan *p, const sql_node *sel, rel *out);
 int sql_plan_setop(plan *p, const sql_node *q, rel *out);
 int sql_plan_col_aliases(plan *p, const sql_node *list, rel *io);
 int sql_plan_limit(plan *p, const sql_node *q, rel *out);
+/* The branches of a set operation to one row type (names of the first,
+ * least restrictive types), or Calcite's error at the branch. */
+int sql_setop_align(plan *p, const char *what, rel *rs, const sql_node **br, int n);
 
 
 #endif
