@@ -374,3 +374,25 @@ CREATE TABLE seq (id BIGINT, name STRING, ts TIMESTAMP(3), pt AS PROCTIME(),
     assert r.returncode != 0
     got = r.stdout + r.stderr
     assert err.replace("line 1,", "line 3,") in got, got
+
+
+def test_a_finished_jobs_slot_serves_the_next_job(cluster, workdir):
+    """Regression: with one slot, a script of two INSERTs whose first is a tiny
+    bounded job: the second gets the slot as soon as the first FINISHES."""
+    cluster.add_tm(slots=1)
+    one, two = os.path.join(workdir, "one"), os.path.join(workdir, "two")
+    r = run_sql(cluster, workdir, "two.sql", SEQ.format(rate=100000, n=50) + f"""
+SET 'parallelism.default' = '1';
+CREATE TABLE one (id BIGINT) WITH ('connector' = 'filesystem', 'path' = '{one}', 'format' = 'json');
+CREATE TABLE two (id BIGINT) WITH ('connector' = 'filesystem', 'path' = '{two}', 'format' = 'json');
+INSERT INTO one VALUES (1), (2);
+INSERT INTO two SELECT id FROM seq;
+""")
+    assert r.returncode == 0, r.stdout + r.stderr
+    jids = job_ids(r.stdout)
+    assert len(jids) == 2
+    for jid in jids:
+        job = cluster.wait_state(jid, ["FINISHED", "FAILED", "CANCELED"], timeout=60)
+        assert job["state"] == "FINISHED", (jid, cluster.get(f"/jobs/{jid}/exceptions"))
+    assert sorted(x["id"] for x in read_lines(one)) == [1, 2]
+    assert sorted(x["id"] for x in read_lines(two)) == list(range(1, 51))
