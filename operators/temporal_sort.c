@@ -64,7 +64,7 @@ typedef struct ts_state {
     size_t *off;               /* where each starts */
     int *idx;                  /* the order to emit them in */
     sl_value *all;             /* all of them decoded, n * ncols */
-    int nrows, rcap;
+    int nrows, rcap, acap;     /* acap: rows `all` has room for */
     char err[256];
 } ts_state;
 
@@ -297,7 +297,10 @@ static int ts_fire_sorted(sl_op *op, const uint8_t *ns)
     st->nrows = 0;
     st->blen = 0;
     if (sl_list_each(st->rows, ns, 8, ts_gather, st) != SL_OK) return SL_ERR;
-    st->all = sl_realloc(st->all, sizeof *st->all * ((size_t)st->rcap * (size_t)nc + 1));
+    if (st->acap < st->rcap) {
+        st->all = sl_realloc(st->all, sizeof *st->all * ((size_t)st->rcap * (size_t)nc + 1));
+        st->acap = st->rcap;
+    }
     for (int i = 0; i < st->nrows; i++) {
         size_t end = i + 1 < st->nrows ? st->off[i + 1] : st->blen;
         sl_row r = {.vals = st->all + (size_t)i * (size_t)nc};
