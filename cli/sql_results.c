@@ -6,7 +6,10 @@
  * /jobs/:jobid/results?token=N, N being the number of rows taken so far
  * (which acknowledges them: the JobManager drops them and lets the job send
  * more). The client stops when the results end (a bounded query), when the
- * job fails, or on Ctrl-C, which cancels the job. Shown as
+ * job fails, or on Ctrl-C, which cancels the job. A query with LIMIT n and
+ * no ORDER BY (sl_sql_result.limit_rows) ends once its n rows are in: the
+ * client then cancels the job, whose unbounded sources would run on, and
+ * ends the result normally. Shown as
  * `sql-client.execution.result-mode` says, as Flink's client shows them:
  *
  *   tableau    a boxed table printed as rows arrive, with the row kind in an
@@ -336,6 +339,11 @@ int sl_sql_show_rows(const sl_sql_result *r, const sl_sql_rows_src *src,
         for (size_t i = 0; i < json_array_size(rows); i++) show_row(&s, json_array_get(rows, i));
         fflush(out);
         if (end) break;
+        if (r->limit_rows > 0 && s.total >= r->limit_rows) {
+            /* LIMIT n: the result is complete, but unbounded sources would run on */
+            src->cancel(src->ctx);
+            break;
+        }
         if (!json_array_size(rows)) wait_ms(POLL_MS);
     }
     if (rc == SL_OK) footer(&s, terminated);

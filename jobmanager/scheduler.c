@@ -681,6 +681,7 @@ void jm_on_task_status(jm *j, const Sluice__TaskStatus *ts)
             jm_cp_job_ended(j, job);
             release_slots(job);
             jm_job_set_state(job, JOB_FINISHED);
+            jm_schedule(j); /* its slots serve a waiting job at once, as in Flink */
         }
         break;
     case SLUICE__TASK_STATE__TASK_CANCELED:
@@ -691,6 +692,7 @@ void jm_on_task_status(jm *j, const Sluice__TaskStatus *ts)
             release_slots(job);
             jm_job_set_state(job, JOB_CANCELED);
             jm_cp_job_canceled(j, job);
+            jm_schedule(j);
         }
         break;
     case SLUICE__TASK_STATE__TASK_FAILED: {
@@ -706,6 +708,7 @@ void jm_on_task_status(jm *j, const Sluice__TaskStatus *ts)
             char reason[600];
             snprintf(reason, sizeof reason, "%s failed: %s", task, msg);
             fail_or_restart(j, job, reason);
+            jm_schedule(j); /* a failed job's slots are free now */
         }
         break;
     }

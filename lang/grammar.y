@@ -433,6 +433,9 @@ setq_opt ::= DISTINCT.
 set_all(A) ::= setq_opt. { A = 0; }
 set_all(A) ::= ALL. { A = SQL_F_ALL; }
 
+/* (query): a parenthesised branch of a set operation, e.g. (SELECT ...) UNION
+ * (SELECT ... LIMIT 3); its ORDER BY / LIMIT stay inside */
+select_core(A) ::= LP query(Q) RP. { A = Q; }
 /* VALUES (1, 'a'), (2, 'b'): a LIST of rows, each a LIST of expressions */
 select_core(A) ::= VALUES(T) values_rows(L). { A = MK(ctx, SQL_VALUES, T); ADD(ctx, A, L); }
 values_rows(A) ::= values_row(X). { A = LIST1(ctx, X); }

@@ -48,6 +48,8 @@ extern const sl_op_def sl_op_rowtime_deduplicate;
 extern const sl_op_def sl_op_values;
 extern const sl_op_def sl_op_set_op;
 extern const sl_op_def sl_op_match_recognize;
+extern const sl_op_def sl_op_temporal_sort;
+extern const sl_op_def sl_op_limit;
 
 static const sl_op_def *const builtin[] = {
     &sl_op_datagen,   &sl_op_calc,         &sl_op_print,           &sl_op_blackhole,
@@ -65,6 +67,7 @@ static const sl_op_def *const builtin[] = {
     &sl_op_rowtime_deduplicate,
     &sl_op_values, &sl_op_set_op,
     &sl_op_match_recognize,
+    &sl_op_temporal_sort, &sl_op_limit,
 };
 
 void sl_ops_register_builtin(void)

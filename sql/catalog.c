@@ -1011,6 +1011,7 @@ static int plan_select(sl_sql_session *s, const sql_node *st, sl_sql_result *r, 
     for (char *q = r->result_mode; *q; q++) *q = (char)tolower((unsigned char)*q);
     const char *maxr = sl_sql_option(s, "sql-client.execution.max-table-result.rows");
     if (maxr) r->max_table_rows = atoll(maxr);
+    r->limit_rows = sql_query_row_limit(sql_kid(st, 0));
     return SL_OK;
 }
 

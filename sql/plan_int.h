@@ -158,6 +158,9 @@ int sql_plan_limit(plan *p, const sql_node *q, rel *out);
 /* plan_match.c. FROM t MATCH_RECOGNIZE (...): a match_recognize vertex and a
  * calc for its MEASURES. */
 int sql_plan_match(plan *p, const sql_node *f, rel *out);
+/* The branches of a set operation to one row type (names of the first,
+ * least restrictive types), or Calcite's error at the branch. */
+int sql_setop_align(plan *p, const char *what, rel *rs, const sql_node **br, int n);
 
 
 #endif

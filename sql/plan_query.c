@@ -252,6 +252,71 @@ int sql_plan_select_distinct(plan *p, const sql_node *sel, rel *out)
 
 /* ---- UNION, INTERSECT, EXCEPT ------------------------------------------------- */
 
+/* Bring the n planned branches rs[] of a set operation (br[] their nodes)
+ * to one row type, as Flink does: the first branch's column names, and per
+ * column the least restrictive type of all branches (INT < BIGINT <
+ * DOUBLE; other types must be equal: Calcite's "Type mismatch"). A branch
+ * whose names or types differ gets a calc that renames and casts; a time
+ * attribute keeps its role when its column is only renamed. `what` is the
+ * operation's name in messages (UNION, INTERSECT, EXCEPT). */
+int sql_setop_align(plan *p, const char *what, rel *rs, const sql_node **br, int n)
+{
+    for (int i = 1; i < n; i++)
+        if (rs[i].sch.n != rs[0].sch.n)
+            return PERR(br[i], "Column count mismatch in %s: this branch gives %d columns, the "
+                        "first gives %d", what, rs[i].sch.n, rs[0].sch.n);
+    int ncols = rs[0].sch.n;
+    sl_type *want = sl_calloc((size_t)ncols + 1, sizeof *want);
+    int rc = SL_OK;
+    for (int c = 0; rc == SL_OK && c < ncols; c++) {
+        want[c] = rs[0].sch.fields[c].type;
+        for (int i = 1; i < n; i++) {
+            sl_type u = common_type(want[c], rs[i].sch.fields[c].type);
+            if (u == SL_T_NULL) {
+                rc = PERR(br[i], "Type mismatch in column %d of %s: %s here, %s before; CAST "
+                          "one of them", c + 1, what, sl_type_name(rs[i].sch.fields[c].type),
+                          sl_type_name(want[c]));
+                break;
+            }
+            want[c] = u;
+        }
+    }
+    for (int i = 0; rc == SL_OK && i < n; i++) {
+        int change = 0;
+        for (int c = 0; c < ncols; c++)
+            if (rs[i].sch.fields[c].type != want[c] ||
+                strcmp(rs[i].sch.fields[c].name, rs[0].sch.fields[c].name))
+                change = 1;
+        if (!change) continue;
+        item *its = sl_calloc((size_t)ncols + 1, sizeof(item));
+        char *rt = NULL, *pt = NULL;
+        for (int c = 0; c < ncols; c++) {
+            const sl_field *f = &rs[i].sch.fields[c];
+            its[c].name = sl_strdup(rs[0].sch.fields[c].name);
+            char *a = sql_quote_ident(f->name), *b = sql_quote_ident(its[c].name);
+            its[c].text = f->type == want[c] ? sl_sprintf("%s AS %s", a, b)
+                        : sl_sprintf("CAST(%s AS %s) AS %s", a, sl_type_name(want[c]), b);
+            free(a);
+            free(b);
+            its[c].type = want[c];
+            if (f->type == want[c] && rs[i].rowtime && !strcasecmp(rs[i].rowtime, f->name))
+                rt = its[c].name;
+            if (f->type == want[c] && rs[i].proctime && !strcasecmp(rs[i].proctime, f->name))
+                pt = its[c].name;
+        }
+        rt = dup0(rt);
+        pt = dup0(pt);
+        rc = emit_calc(p, &rs[i], its, ncols, NULL, i ? "setop-align" : "setop-cast");
+        free(rs[i].rowtime);
+        free(rs[i].proctime);
+        rs[i].rowtime = rt;
+        rs[i].proctime = pt;
+        items_free(its, ncols);
+    }
+    free(want);
+    return rc;
+}
+
 /* Plan both sides of a set operation into rs[0..1] with the left side's
  * column names and the same types. */
 static int set_sides(plan *p, const sql_node *q, const char *what, rel *rs)
@@ -261,33 +326,14 @@ static int set_sides(plan *p, const sql_node *q, const char *what, rel *rs)
         rel_free(&rs[0]);
         return SL_ERR;
     }
-    const sql_node *r = sql_kid(q, 1);
-    int rc = SL_OK, rename = 0;
-    if (rs[1].sch.n != rs[0].sch.n)
-        rc = PERR(r, "%s: this branch gives %d columns, the first gives %d", what, rs[1].sch.n,
-                  rs[0].sch.n);
-    for (int c = 0; rc == SL_OK && c < rs[0].sch.n; c++) {
-        if (rs[1].sch.fields[c].type != rs[0].sch.fields[c].type)
-            rc = PERR(r, "%s: column %d is %s here and %s in the first branch; CAST one of them",
-                      what, c + 1, sl_type_name(rs[1].sch.fields[c].type),
-                      sl_type_name(rs[0].sch.fields[c].type));
-        else if (strcmp(rs[1].sch.fields[c].name, rs[0].sch.fields[c].name))
-            rename = 1;
-    }
-    if (rc == SL_OK && (rename || !strcmp(rs[0].vid, rs[1].vid))) {
+    const sql_node *br[2] = {sql_kid(q, 0), sql_kid(q, 1)};
+    char op[32];
+    snprintf(op, sizeof op, "%s", what);
+    if (strchr(op, ' ')) *strchr(op, ' ') = 0; /* Calcite names the operation without ALL */
+    int rc = sql_setop_align(p, op, rs, br, 2);
+    if (rc == SL_OK && !strcmp(rs[0].vid, rs[1].vid))
         /* a self-intersection reads one vertex twice: the right side gets a calc of its own */
-        item *its = sl_calloc((size_t)rs[0].sch.n + 1, sizeof(item));
-        for (int c = 0; c < rs[0].sch.n; c++) {
-            its[c].name = sl_strdup(rs[0].sch.fields[c].name);
-            char *a = sql_quote_ident(rs[1].sch.fields[c].name), *b = sql_quote_ident(its[c].name);
-            its[c].text = sl_sprintf("%s AS %s", a, b);
-            free(a);
-            free(b);
-            its[c].type = rs[0].sch.fields[c].type;
-        }
-        rc = emit_calc(p, &rs[1], its, rs[0].sch.n, NULL, "setop-rename");
-        items_free(its, rs[0].sch.n);
-    }
+        rc = emit_calc(p, &rs[1], NULL, 0, NULL, "setop-branch");
     if (rc != SL_OK) {
         rel_free(&rs[0]);
         rel_free(&rs[1]);
@@ -367,6 +413,94 @@ static int limit_value(plan *p, const sql_node *e, const char *what, int64_t *v)
     return SL_OK;
 }
 
+/* A vertex at parallelism 1 behind a rebalance edge, keyed by nothing:
+ * the whole stream in one place, as Flink's global exchange. */
+static void single_vertex(plan *p, const char *base, const char *type, const char *what,
+                          json_t *cfg, rel *io)
+{
+    char *idsrc = json_dumps(cfg, JSON_COMPACT | JSON_SORT_KEYS);
+    char *uidsrc = sl_sprintf("%s|%s|%s", type, io->ident ? io->ident : "", idsrc);
+    char *uid = sl_sprintf("%s-%s-%08x", base, io->ident ? io->ident : "q", fnv1a(uidsrc));
+    char *vid = add_vertex(p, base, type, uid, cfg, NULL, 1);
+    add_edge(p, io->vid, vid, "rebalance", NULL, 0);
+    free(idsrc);
+    free(uidsrc);
+    free(uid);
+    free(io->vid);
+    io->vid = vid;
+    char *ident = sl_sprintf("%s(%s)", what, io->ident ? io->ident : "");
+    free(io->ident);
+    io->ident = ident;
+}
+
+/* LIMIT n [OFFSET m] without ORDER BY: Flink's StreamExecLimit, the first
+ * rows that arrive (the `limit` operator). Insert-only in and out. */
+static int plan_first_n(plan *p, const sql_node *q, int64_t n, int64_t m, rel *out)
+{
+    if (n < 0)
+        return PERR(sql_kid(q, 3), "FETCH is missed, which on streaming table is not supported "
+                    "currently.");
+    if (n == 0) return PERR(sql_kid(q, 2), "LIMIT 0 is not supported (Flink plans no rows)");
+    if (out->updating)
+        return PERR(q, "LIMIT without ORDER BY over an updating input (%s) is not supported "
+                    "yet; Flink keeps the first rows of its changelog", out->updater ?
+                    out->updater : "an aggregation");
+    json_t *cfg = json_object();
+    json_object_set_new(cfg, "limit", json_integer(n));
+    if (m > 0) json_object_set_new(cfg, "offset", json_integer(m));
+    single_vertex(p, "limit", "limit", "limit", cfg, out);
+    /* the rows keep their time attributes: a LIMIT only drops rows */
+    return SL_OK;
+}
+
+/* ORDER BY an ascending time attribute [, further columns] without LIMIT:
+ * Flink's temporal sort (the `temporal_sort` operator). */
+static int plan_temporal_sort(plan *p, const sql_node *order, rel *out)
+{
+    const sql_node *e = sql_kid(order->kids[0], 0);
+    int rt = e->kind == SQL_COL && out->rowtime && !strcasecmp(e->s, out->rowtime);
+    int pt = e->kind == SQL_COL && out->proctime && !strcasecmp(e->s, out->proctime);
+    if (e->kind == SQL_COL && sl_schema_find(&out->sch, e->s) < 0)
+        return PERR(e, "ORDER BY: '%s' is not a column of the query's output (select it)", e->s);
+    if (!rt && !pt) return PERR(e, "Sort on a non-time-attribute field is not supported.");
+    if (order->kids[0]->flags & SQL_F_DESC)
+        return PERR(e, "Sort on a non-time-attribute field is not supported. (Flink sorts a "
+                    "stream only ascending on a time attribute)");
+    if (out->updating)
+        return PERR(e, "ORDER BY a time attribute needs an insert-only input, but %s updates "
+                    "its rows", out->updater ? out->updater : "the query");
+    if (pt && order->nkids > 1)
+        return PERR(order->kids[1], "ORDER BY a processing-time attribute with further sort "
+                    "columns is not supported yet (Flink sorts the rows of each millisecond "
+                    "by them)");
+    json_t *cfg = json_object(), *cols = json_array();
+    int rc = SL_OK;
+    for (int i = 1; i < order->nkids; i++) {
+        const sql_node *o = order->kids[i], *x = sql_kid(o, 0);
+        int c = x->kind == SQL_COL ? sl_schema_find(&out->sch, x->s) : -1;
+        if (c < 0) {
+            rc = PERR(x, "ORDER BY: a column of the query's output is expected (compute "
+                      "expressions in the SELECT list and name them)");
+            break;
+        }
+        char *entry = sl_sprintf("%s%s", out->sch.fields[c].name,
+                                 o->flags & SQL_F_DESC ? " DESC" : "");
+        json_array_append_new(cols, json_string(entry));
+        free(entry);
+    }
+    if (rc != SL_OK) {
+        json_decref(cols);
+        json_decref(cfg);
+        return rc;
+    }
+    if (rt) json_object_set_new(cfg, "time-column", json_string(out->rowtime));
+    if (json_array_size(cols)) json_object_set(cfg, "order-by", cols);
+    json_decref(cols);
+    single_vertex(p, "sort", "temporal_sort", "sort", cfg, out);
+    /* the output stays insert-only and keeps its time attributes */
+    return SL_OK;
+}
+
 int sql_plan_limit(plan *p, const sql_node *q, rel *out)
 {
     const sql_node *order = sql_kid(q, 1), *lim = sql_kid(q, 2), *off = sql_kid(q, 3);
@@ -376,21 +510,11 @@ int sql_plan_limit(plan *p, const sql_node *q, rel *out)
     if (plan_query(p, sql_kid(q, 0), out) != SL_OK) return SL_ERR;
     int rc = SL_OK;
     if (!order) {
-        rc = PERR(q, "LIMIT / OFFSET / FETCH without ORDER BY is not supported yet (Flink keeps "
-                  "the first rows that arrive); add ORDER BY for a Top-N");
+        rc = plan_first_n(p, q, n, m, out);
+    } else if (n < 0 && m > 0) {
+        rc = PERR(off, "FETCH is missed, which on streaming table is not supported currently.");
     } else if (n < 0) {
-        /* Flink's temporal sort: ascending on the time attribute */
-        const sql_node *e = sql_kid(order->kids[0], 0);
-        int is_time = e->kind == SQL_COL && ((out->rowtime && !strcasecmp(e->s, out->rowtime)) ||
-                                             (out->proctime && !strcasecmp(e->s, out->proctime)));
-        if (!is_time)
-            rc = PERR(e, "Sort on a non-time-attribute field is not supported.");
-        else if (order->kids[0]->flags & SQL_F_DESC)
-            rc = PERR(e, "Sort on a non-time-attribute field is not supported. (Flink sorts a "
-                      "stream only ascending on a time attribute)");
-        else
-            rc = PERR(q, "ORDER BY a time attribute without LIMIT (Flink's temporal sort) is "
-                      "not supported yet");
+        rc = plan_temporal_sort(p, order, out);
     } else if (n + m > 10000) {
         rc = PERR(lim, "LIMIT plus OFFSET is %lld; a Top-N keeps at most 10000 rows",
                   (long long)(n + m));
@@ -444,4 +568,12 @@ int sql_plan_limit(plan *p, const sql_node *q, rel *out)
     }
     if (rc != SL_OK) rel_free(out);
     return rc;
+}
+
+long long sql_query_row_limit(const sql_node *q)
+{
+    if (!q || q->kind != SQL_LIMIT || sql_kid(q, 1)) return 0;
+    const sql_node *lim = sql_kid(q, 2);
+    if (!lim || lim->kind != SQL_NUM || strchr(lim->s, '.')) return 0;
+    return strtoll(lim->s, NULL, 10);
 }

@@ -1331,36 +1331,7 @@ static int plan_union(plan *p, const sql_node *q, rel *out)
         rc = plan_query(p, br[i], &rs[i]);
         if (rc == SL_OK) done++;
     }
-    for (int i = 1; rc == SL_OK && i < n; i++) {
-        if (rs[i].sch.n != rs[0].sch.n) {
-            rc = PERR(br[i], "UNION ALL: this branch gives %d columns, the first gives %d",
-                      rs[i].sch.n, rs[0].sch.n);
-            break;
-        }
-        int rename = 0;
-        for (int c = 0; c < rs[0].sch.n; c++) {
-            if (rs[i].sch.fields[c].type != rs[0].sch.fields[c].type) {
-                rc = PERR(br[i], "UNION ALL: column %d is %s here and %s in the first branch; "
-                          "CAST one of them", c + 1, sl_type_name(rs[i].sch.fields[c].type),
-                          sl_type_name(rs[0].sch.fields[c].type));
-                break;
-            }
-            if (strcmp(rs[i].sch.fields[c].name, rs[0].sch.fields[c].name)) rename = 1;
-        }
-        if (rc == SL_OK && rename) {
-            item *its = sl_calloc(rs[0].sch.n, sizeof(item));
-            for (int c = 0; c < rs[0].sch.n; c++) {
-                its[c].name = sl_strdup(rs[0].sch.fields[c].name);
-                char *a = sql_quote_ident(rs[i].sch.fields[c].name), *b = sql_quote_ident(its[c].name);
-                its[c].text = sl_sprintf("%s AS %s", a, b);
-                free(a);
-                free(b);
-                its[c].type = rs[0].sch.fields[c].type;
-            }
-            rc = emit_calc(p, &rs[i], its, (int)rs[0].sch.n, NULL, "union-rename");
-            items_free(its, (int)rs[0].sch.n);
-        }
-    }
+    if (rc == SL_OK) rc = sql_setop_align(p, "UNION", rs, br, n);
     /* two branches that are the same vertex (a self-UNION of a table) would be two edges
      * between the same pair: the later ones pass through a calc of their own */
     for (int i = 1; rc == SL_OK && i < n; i++)

@@ -54,6 +54,8 @@ typedef struct sl_sql_result {
     int changelog;    /* SL_SQL_QUERY: the rows are a changelog with -U/+U */
     char *result_mode; /* SL_SQL_QUERY: sql-client.execution.result-mode (lower case) */
     long long max_table_rows; /* SL_SQL_QUERY: sql-client.execution.max-table-result.rows, 0 = default */
+    long long limit_rows; /* SL_SQL_QUERY: LIMIT n without ORDER BY: the result ends after n rows
+                             (the client then cancels the job); 0 = none */
 } sl_sql_result;
 
 sl_sql_session *sl_sql_session_new(void);

@@ -110,4 +110,8 @@ int sql_plan_into(const sql_catalog *cat, char **okeys, char **ovals, int nopts,
 int sql_plan_schema(const sql_catalog *cat, const sql_node *query, sl_schema *schema, char *err,
                     size_t errlen);
 
+/* plan_query.c: LIMIT n without ORDER BY at the top of a query: n (the rows
+ * the query ends after, the client stops there); 0 for any other query. */
+long long sql_query_row_limit(const sql_node *q);
+
 #endif

@@ -209,16 +209,16 @@ INSERT INTO fetched SELECT id, amount FROM sales ORDER BY amount DESC, id DESC F
 @pytest.mark.parametrize("stmt,err", [
     ("SELECT id FROM seq ORDER BY id;",
      "line 1, column 29: Sort on a non-time-attribute field is not supported."),
-    ("SELECT id FROM seq LIMIT 3;",
-     "line 1, column 20: LIMIT / OFFSET / FETCH without ORDER BY is not supported yet"),
+    ("SELECT id FROM seq ORDER BY id OFFSET 3;",
+     "line 1, column 39: FETCH is missed, which on streaming table is not supported currently."),
     ("VALUES (1, 'a'), ('b', 2);",
      "line 1, column 19: Values passed to VALUES operator must have compatible types: column 1 "
      "is STRING here and INT above"),
     ("SELECT * FROM (VALUES (1, 2)) AS t(x);",
      "line 1, column 36: List of column aliases must have same degree as table; table has 2 "
      "columns, whereas alias list has 1 columns"),
-    ("SELECT id FROM seq INTERSECT SELECT CAST(id AS INT) FROM seq;",
-     "line 1, column 30: INTERSECT: column 1 is INT here and BIGINT in the first branch"),
+    ("SELECT id FROM seq INTERSECT SELECT CAST(id AS STRING) FROM seq;",
+     "line 1, column 30: Type mismatch in column 1 of INTERSECT: STRING here, BIGINT before"),
     ("SELECT id FROM seq ORDER BY id LIMIT 20000;",
      "line 1, column 38: LIMIT: 20000 is out of range (0 to 10000)"),
 ])
