@@ -1,0 +1,103 @@
+"""Flink's jdbc connector against a real PostgreSQL server (tests/pgserver.py,
+one per module): `sluice sql -f` scripts on a real cluster write into it and
+look rows up in it. Every expectation is computed here from the generated
+ids (a Python model of the query) and compared with what psql reads back,
+independently of Sluice's libpq code."""
+import collections
+import datetime
+import os
+import signal
+
+from conftest import wait_for, failover_conf
+from test_sql import run_sql, job_ids, finish
+from test_checkpoints import wait_completed
+
+BASE = 1767225600000  # 2026-01-01T00:00:00Z
+
+
+def gen(n, rate=100000, name="events"):
+    return f"""
+CREATE TABLE {name} (id BIGINT) WITH (
+    'connector' = 'datagen', 'rows-per-second' = '{rate}',
+    'fields.id.kind' = 'sequence', 'fields.id.start' = '1', 'fields.id.end' = '{n}');
+"""
+
+
+def jdbc(pg, table, extra=""):
+    return (f"'connector' = 'jdbc', 'url' = '{pg.url}', 'table-name' = '{table}', "
+            f"'username' = 'postgres', 'password' = 'secret'{extra}")
+
+
+def ok(r):
+    assert r.returncode == 0 and "[ERROR]" not in r.stdout, r.stdout + r.stderr
+    jids = job_ids(r.stdout)
+    assert len(jids) == 1, r.stdout
+    return jids[0]
+
+
+def test_append_sink_writes_every_type(cluster, workdir, pg):
+    pg.sql("CREATE TABLE t_append (id bigint, small integer, half double precision, "
+           "name varchar(20), even boolean, ts timestamp(3), tz timestamptz, raw bytea)")
+    cluster.add_tm(slots=2)
+    n = 1000
+    r = run_sql(cluster, workdir, "append.sql", gen(n) + f"""
+CREATE TABLE t_append (id BIGINT, small INT, half DOUBLE, name STRING, even BOOLEAN,
+                       ts TIMESTAMP(3), tz TIMESTAMP(3), raw BYTES)
+  WITH ({jdbc(pg, 't_append', ", 'sink.buffer-flush.max-rows' = '37'")});
+SET 'parallelism.default' = '2';
+INSERT INTO t_append
+SELECT id, CAST(id % 5 AS INT), id * 0.5,
+       CASE WHEN id % 10 = 0 THEN NULL ELSE CONCAT('n', CAST(id AS STRING)) END,
+       id % 2 = 0, TO_TIMESTAMP_LTZ({BASE} + id * 1001, 3), TO_TIMESTAMP_LTZ({BASE} - id, 3),
+       CAST(CONCAT('b', CAST(id AS STRING)) AS BYTES)
+FROM events;
+""")
+    finish(cluster, ok(r))
+    got = pg.sql("SELECT id, small, half, name, even, to_char(ts, 'YYYY-MM-DD HH24:MI:SS.MS'), "
+                 "(extract(epoch from tz) * 1000)::bigint, encode(raw, 'escape') "
+                 "FROM t_append ORDER BY id")
+    want = []
+    for i in range(1, n + 1):
+        ts = datetime.datetime.fromtimestamp((BASE + i * 1001) / 1000, datetime.timezone.utc)
+        want.append([str(i), str(i % 5), repr(i * 0.5) if (i * 0.5) % 1 else str(int(i * 0.5)),
+                     None if i % 10 == 0 else f"n{i}", "t" if i % 2 == 0 else "f",
+                     ts.strftime("%Y-%m-%d %H:%M:%S.") + f"{(BASE + i * 1001) % 1000:03d}",
+                     str(BASE - i), f"b{i}"])
+    assert got == want
+
+
+def test_upsert_sink_follows_a_changelog_with_deletes(cluster, workdir, pg):
+    """Two GROUP BYs: per key k = id % 7 its count c; per count the number of
+    keys that have it. As counts grow, a count loses its keys and its row is
+    deleted (-D), so the table sees inserts, updates and deletes; in the end
+    it holds exactly the model's rows."""
+    pg.sql("CREATE TABLE t_hist (c bigint PRIMARY KEY, keys bigint NOT NULL, total bigint)")
+    pg.sql("INSERT INTO t_hist VALUES (1000000, 1, 1)")  # a row the job never touches stays
+    cluster.add_tm(slots=2)
+    n = 2000
+    r = run_sql(cluster, workdir, "upsert.sql", gen(n) + f"""
+CREATE TABLE t_hist (c BIGINT, keys BIGINT, total BIGINT, PRIMARY KEY (c) NOT ENFORCED)
+  WITH ({jdbc(pg, 't_hist', ", 'sink.buffer-flush.max-rows' = '50'")});
+SET 'parallelism.default' = '2';
+INSERT INTO t_hist
+SELECT c, COUNT(*) AS keys, SUM(s) AS total
+FROM (SELECT id % 7 AS k, COUNT(*) AS c, SUM(id) AS s FROM events WHERE id % 11 <> 0
+      GROUP BY id % 7)
+GROUP BY c;
+""")
+    finish(cluster, ok(r))
+    per = collections.defaultdict(lambda: [0, 0])
+    for i in range(1, n + 1):
+        if i % 11:
+            per[i % 7][0] += 1
+            per[i % 7][1] += i
+    hist = collections.defaultdict(lambda: [0, 0])
+    for c, s in per.values():
+        hist[c][0] += 1
+        hist[c][1] += s
+    want = sorted([[str(c), str(k), str(s)] for c, (k, s) in hist.items()] +
+                  [["1000000", "1", "1"]], key=lambda x: int(x[0]))
+    got = pg.sql("SELECT c, keys, total FROM t_hist ORDER BY c")
+    assert got == want
+    # the sink did delete: counts 1 .. the smallest final count went through the table
+    assert len(hist) < 3 and min(hist) > 200
