@@ -48,6 +48,7 @@ extern const sl_op_def sl_op_rowtime_deduplicate;
 extern const sl_op_def sl_op_values;
 extern const sl_op_def sl_op_set_op;
 extern const sl_op_def sl_op_jdbc_sink;
+extern const sl_op_def sl_op_jdbc_lookup_join;
 
 static const sl_op_def *const builtin[] = {
     &sl_op_datagen,   &sl_op_calc,         &sl_op_print,           &sl_op_blackhole,
@@ -64,7 +65,7 @@ static const sl_op_def *const builtin[] = {
     &sl_op_lookup_join,
     &sl_op_rowtime_deduplicate,
     &sl_op_values, &sl_op_set_op,
-    &sl_op_jdbc_sink,
+    &sl_op_jdbc_sink, &sl_op_jdbc_lookup_join,
 };
 
 void sl_ops_register_builtin(void)

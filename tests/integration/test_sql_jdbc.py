@@ -101,3 +101,107 @@ GROUP BY c;
     assert got == want
     # the sink did delete: counts 1 .. the smallest final count went through the table
     assert len(hist) < 3 and min(hist) > 200
+
+
+def test_exactly_once_through_a_taskmanager_kill(make_cluster, workdir, pg):
+    """datagen 1..n at a steady rate into a table without a key, exactly-once
+    (a transaction prepared at each barrier, committed when its checkpoint
+    completes), checkpoints every 300 ms; a TaskManager is SIGKILLed once
+    rows are committed and replaced. Every id is in the table exactly once,
+    and no prepared transaction is left."""
+    pg.sql("CREATE TABLE t_eos (id bigint NOT NULL)")
+    c = make_cluster(jm_conf=failover_conf(interval="300 ms"))
+    c.add_tm(slots=2)
+    c.add_tm(slots=2)
+    n = 6000
+    r = run_sql(c, workdir, "eos.sql", gen(n, rate=1500) + f"""
+CREATE TABLE t_eos (id BIGINT)
+  WITH ({jdbc(pg, 't_eos', ", 'sink.delivery-guarantee' = 'exactly-once', "
+                           "'sink.transactional-id-prefix' = 'eos-test'")});
+SET 'parallelism.default' = '2';
+INSERT INTO t_eos SELECT id FROM events;
+""")
+    jid = ok(r)
+    c.wait_state(jid, "RUNNING", timeout=30)
+    wait_completed(c, jid, 3, timeout=60)
+    wait_for(lambda: int(pg.sql("SELECT count(*) FROM t_eos")[0][0]) > 500, timeout=60,
+             what="committed rows")
+    # something is prepared or in flight at the kill, most of the time
+    c.tms[0].kill(signal.SIGKILL)
+    c.add_tm(slots=2)
+    st = c.wait_state(jid, ["FINISHED", "FAILED", "CANCELED"], timeout=120)
+    assert st["state"] == "FINISHED", c.get(f"/jobs/{jid}/exceptions")
+    assert c.get(f"/jobs/{jid}/checkpoints")["counts"]["restored"] >= 1
+    dup = pg.sql("SELECT id, count(*) FROM t_eos GROUP BY id HAVING count(*) > 1 LIMIT 10")
+    assert dup == []
+    got = [int(x[0]) for x in pg.sql("SELECT id FROM t_eos ORDER BY id")]
+    assert got == list(range(1, n + 1))
+    assert pg.sql("SELECT count(*) FROM pg_prepared_xacts") == [["0"]]
+
+
+def lookup_model(n, dim):
+    """Orders 1..n with customer id % 13 and amount id * 3, joined with the
+    dimension rows (a dict key -> (name, rate)); keys 10..12 have none."""
+    inner, left = [], []
+    for i in range(1, n + 1):
+        k = i % 13
+        if k in dim:
+            name, rate = dim[k]
+            row = [str(i), str(k), name, repr(rate), repr(i * 3 * rate)]
+            inner.append(row)
+            left.append(row)
+        else:
+            left.append([str(i), str(k), None, None, None])
+    return inner, left
+
+
+def test_lookup_join_with_and_without_a_cache(cluster, workdir, pg):
+    """FOR SYSTEM_TIME AS OF o.proc_time against a jdbc table: an inner join
+    with Flink's PARTIAL cache (smaller than the keys, so entries are
+    evicted and looked up again), and a LEFT join without a cache, both
+    written back into PostgreSQL and compared with the model."""
+    pg.sql("CREATE TABLE customers (id integer PRIMARY KEY, name varchar(20), rate real)")
+    dim = {k: (f"c{k}" if k != 4 else None, k * 0.25) for k in range(10)}
+    pg.sql("INSERT INTO customers VALUES " + ", ".join(
+        f"({k}, {'NULL' if v[0] is None else repr(v[0])}, {v[1]})" for k, v in dim.items()))
+    pg.sql("CREATE TABLE enriched (id bigint, cust integer, name text, rate double precision, "
+           "cost double precision)")
+    pg.sql("CREATE TABLE enriched_left (LIKE enriched)")
+    cluster.add_tm(slots=2)
+    n = 600
+    dims = f"""
+CREATE TABLE orders (id BIGINT, proc_time AS PROCTIME()) WITH (
+    'connector' = 'datagen', 'rows-per-second' = '100000',
+    'fields.id.kind' = 'sequence', 'fields.id.start' = '1', 'fields.id.end' = '{n}');
+CREATE TABLE customers (id INT, name STRING, rate DOUBLE)
+  WITH ({jdbc(pg, 'customers', ", 'lookup.cache' = 'PARTIAL', "
+                                "'lookup.partial-cache.max-rows' = '5', "
+                                "'lookup.partial-cache.expire-after-write' = '1 min'")});
+CREATE TABLE customers_nc (id INT, name STRING, rate DOUBLE)
+  WITH ({jdbc(pg, 'customers')});
+CREATE TABLE enriched (id BIGINT, cust INT, name STRING, rate DOUBLE, cost DOUBLE)
+  WITH ({jdbc(pg, 'enriched')});
+CREATE TABLE enriched_left (id BIGINT, cust INT, name STRING, rate DOUBLE, cost DOUBLE)
+  WITH ({jdbc(pg, 'enriched_left')});
+SET 'parallelism.default' = '2';
+"""
+    r = run_sql(cluster, workdir, "lookup.sql", dims + """
+INSERT INTO enriched
+SELECT o.id, c.id, c.name, c.rate, o.id * 3 * c.rate
+FROM orders AS o JOIN customers FOR SYSTEM_TIME AS OF o.proc_time AS c
+  ON CAST(o.id % 13 AS INT) = c.id;
+""")
+    finish(cluster, ok(r))
+    r = run_sql(cluster, workdir, "lookup_left.sql", dims + """
+INSERT INTO enriched_left
+SELECT o.id, CAST(o.id % 13 AS INT), c.name, c.rate, o.id * 3 * c.rate
+FROM orders AS o LEFT JOIN customers_nc FOR SYSTEM_TIME AS OF o.proc_time AS c
+  ON CAST(o.id % 13 AS INT) = c.id;
+""")
+    finish(cluster, ok(r))
+    inner, left = lookup_model(n, dim)
+    q = "SELECT id, cust, name, rate::text, cost::text FROM {} ORDER BY id"
+    fix = lambda rows: [[a, b, c, None if d is None else repr(float(d)),
+                         None if e is None else repr(float(e))] for a, b, c, d, e in rows]
+    assert fix(pg.sql(q.format("enriched"))) == inner
+    assert fix(pg.sql(q.format("enriched_left"))) == left
