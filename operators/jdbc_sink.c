@@ -274,6 +274,29 @@ static void delete_sql(sl_buf *b, const js_plan *pl, const sl_schema *s, int nro
 
 /* ---- check at submission ---------------------------------------------------------- */
 
+/* Prepare sql and plan it (EXPLAIN EXECUTE with NULL parameters, which
+ * runs nothing): preparing finds a missing table or column and a type that
+ * does not map, planning an ON CONFLICT key without a unique constraint. */
+static int check_stmt(PGconn *c, const js_plan *pl, const char *sql, int n, const Oid *types,
+                      const char *what, char *err, size_t errlen)
+{
+    PGresult *r = PQprepare(c, "sl_check", sql, n, types);
+    int rc = PQresultStatus(r) == PGRES_COMMAND_OK
+                 ? SL_OK : sl_jdbc_error(c, r, pl->who, what, err, errlen);
+    PQclear(r);
+    if (rc != SL_OK) return rc;
+    sl_buf b = {0};
+    sl_buf_str(&b, "EXPLAIN EXECUTE sl_check(");
+    for (int i = 0; i < n; i++) sl_buf_str(&b, i ? ", NULL" : "NULL");
+    sl_buf_putc(&b, ')');
+    r = PQexec(c, b.p);
+    if (PQresultStatus(r) != PGRES_TUPLES_OK) rc = sl_jdbc_error(c, r, pl->who, what, err, errlen);
+    PQclear(r);
+    sl_buf_free(&b);
+    PQclear(PQexec(c, "DEALLOCATE sl_check"));
+    return rc;
+}
+
 static int js_check_job(const sl_vertex *v, const void *plan, const sl_job_check *jc, char *err,
                         size_t errlen)
 {
@@ -291,18 +314,14 @@ static int js_check_job(const sl_vertex *v, const void *plan, const sl_job_check
     insert_sql(&b, pl, s, 1);
     Oid types[SL_MAX_FIELDS], ktypes[SL_MAX_KEY_COLS];
     memcpy(types, pl->types, sizeof types);
-    PGresult *r = PQprepare(c, "", b.p, s->n, types);
-    if (PQresultStatus(r) != PGRES_COMMAND_OK)
-        rc = sl_jdbc_error(c, r, pl->who, "the table does not take the sink's rows", err, errlen);
-    PQclear(r);
+    PGresult *r;
+    rc = check_stmt(c, pl, b.p, s->n, types, "the table does not take the sink's rows", err,
+                    errlen);
     if (rc == SL_OK && pl->nkeys) {
         sl_buf_reset(&b);
         delete_sql(&b, pl, s, 1);
         for (int k = 0; k < pl->nkeys; k++) ktypes[k] = pl->types[pl->keys[k]];
-        r = PQprepare(c, "", b.p, pl->nkeys, ktypes);
-        if (PQresultStatus(r) != PGRES_COMMAND_OK)
-            rc = sl_jdbc_error(c, r, pl->who, "cannot delete by key", err, errlen);
-        PQclear(r);
+        rc = check_stmt(c, pl, b.p, pl->nkeys, ktypes, "cannot delete by key", err, errlen);
     }
     if (rc == SL_OK && pl->eos) {
         r = PQexec(c, "SHOW max_prepared_transactions");

@@ -205,3 +205,75 @@ FROM orders AS o LEFT JOIN customers_nc FOR SYSTEM_TIME AS OF o.proc_time AS c
                          None if e is None else repr(float(e))] for a, b, c, d, e in rows]
     assert fix(pg.sql(q.format("enriched"))) == inner
     assert fix(pg.sql(q.format("enriched_left"))) == left
+
+
+def test_bad_inputs_are_refused_with_clear_errors(cluster, workdir, pg):
+    """Each mistake stops the script with one message: the SQL layer's with
+    line and column, or, at submission, the JobManager's check with the
+    server's own words. No job runs."""
+    pg.sql("CREATE TABLE t_bad (id bigint PRIMARY KEY, name text)")
+    pg.sql("CREATE TABLE t_nounique (id bigint, name text)")
+    cluster.add_tm(slots=1)
+    good = jdbc(pg, "t_bad")
+    cases = [
+        # (table DDL WITH, columns, query, expected fragments)
+        (f"'connector' = 'jdbc', 'url' = 'jdbc:mysql://x/y', 'table-name' = 't_bad'", "",
+         ["line 7, column 3", "Cannot handle such jdbc url: jdbc:mysql://x/y"]),
+        (f"'connector' = 'jdbc', 'url' = '{pg.url}'", "",
+         ["line 7, column 3", "connector 'jdbc' needs 'table-name'"]),
+        (f"'connector' = 'jdbc', 'url' = '{pg.url}', 'table-name' = 't_bad', 'username' = 'x'",
+         "", ["Either all or none of the following options should be provided: username, password"]),
+        (good + ", 'sink.buffer-flush.max-row' = '5'", "",
+         ["unknown option 'sink.buffer-flush.max-row'", "did you mean 'sink.buffer-flush.max-rows'"]),
+        (good.replace(f":{pg.port}/", ":1/"), "",
+         ["jdbc sink 't_bad': cannot connect to PostgreSQL", "Connection refused"]),
+        (good.replace("'secret'", "'wrong'"), "",
+         ["cannot connect to PostgreSQL", 'password authentication failed for user "postgres"']),
+        (jdbc(pg, "t_missing"), "", ['relation "t_missing" does not exist']),
+        (good, "missing_col", ['column "missing_col" of relation "t_bad" does not exist']),
+        (good, "ts_name", ['column "id" is of type bigint but expression is of type timestamp without time zone']),
+        (jdbc(pg, "t_nounique"), "pk",
+         ["there is no unique or exclusion constraint matching the ON CONFLICT specification"]),
+        (good, "updating", ["doesn't support consuming update and delete changes",
+                            "please declare primary key for sink table"]),
+    ]
+    for i, (with_, how, want) in enumerate(cases):
+        cols = "id BIGINT, name STRING"
+        query = "SELECT id, CAST(id AS STRING) FROM events"
+        if how == "missing_col":
+            cols = "id BIGINT, missing_col STRING"
+        elif how == "ts_name":
+            cols = "id TIMESTAMP(3), name STRING"
+            query = "SELECT TO_TIMESTAMP_LTZ(id, 3), CAST(id AS STRING) FROM events"
+        elif how == "pk":
+            cols += ", PRIMARY KEY (id) NOT ENFORCED"
+        elif how == "updating":
+            query = "SELECT id % 3, CAST(COUNT(*) AS STRING) FROM events GROUP BY id % 3"
+        r = run_sql(cluster, workdir, f"bad{i}.sql", gen(10) + f"""
+CREATE TABLE t_bad ({cols})
+  WITH ({with_});
+INSERT INTO t_bad {query};
+""")
+        out = r.stdout + r.stderr
+        assert "[ERROR]" in out and not job_ids(r.stdout), out
+        for w in want:
+            assert w in out, (i, w, out)
+    # reading a jdbc table as a source, and a lookup column of another type
+    pg.sql("CREATE TABLE t_dim (id integer, price numeric)")
+    r = run_sql(cluster, workdir, "bad_scan.sql", f"""
+CREATE TABLE t_dim (id INT, price DOUBLE) WITH ({jdbc(pg, 't_dim')});
+CREATE TABLE out_t (id INT) WITH ('connector' = 'blackhole');
+INSERT INTO out_t SELECT id FROM t_dim;
+""")
+    assert "reading a jdbc table as a source is not supported yet" in r.stdout, r.stdout
+    assert "line 4, column 34" in r.stdout, r.stdout
+    r = run_sql(cluster, workdir, "bad_lookup.sql", gen(10, name="o0") + f"""
+CREATE TABLE o (id BIGINT, pt AS PROCTIME()) WITH ('connector' = 'datagen', 'number-of-rows' = '5');
+CREATE TABLE t_dim (id INT, price DOUBLE) WITH ({jdbc(pg, 't_dim')});
+CREATE TABLE out_t (id BIGINT, price DOUBLE) WITH ('connector' = 'blackhole');
+INSERT INTO out_t SELECT o.id, d.price FROM o JOIN t_dim FOR SYSTEM_TIME AS OF o.pt AS d
+  ON CAST(o.id AS INT) = d.id;
+""")
+    assert "column 'price' is numeric in PostgreSQL, which does not map to DOUBLE" in r.stdout, \
+        r.stdout
+    assert cluster.get("/jobs/overview")["jobs"] == []
