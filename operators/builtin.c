@@ -50,6 +50,8 @@ extern const sl_op_def sl_op_set_op;
 extern const sl_op_def sl_op_match_recognize;
 extern const sl_op_def sl_op_temporal_sort;
 extern const sl_op_def sl_op_limit;
+extern const sl_op_def sl_op_jdbc_sink;
+extern const sl_op_def sl_op_jdbc_lookup_join;
 
 static const sl_op_def *const builtin[] = {
     &sl_op_datagen,   &sl_op_calc,         &sl_op_print,           &sl_op_blackhole,
@@ -68,6 +70,7 @@ static const sl_op_def *const builtin[] = {
     &sl_op_values, &sl_op_set_op,
     &sl_op_match_recognize,
     &sl_op_temporal_sort, &sl_op_limit,
+    &sl_op_jdbc_sink, &sl_op_jdbc_lookup_join,
 };
 
 void sl_ops_register_builtin(void)

@@ -10,7 +10,8 @@ libmicrohttpd-dev libjansson-dev libssl-dev lemon libclang-rt-14-dev libedit2
 python3 python3-pytest python3-pytest-xdist python3-requests python3-selenium openssl
 chromium chromium-driver curl procps iproute2
 debootstrap
-zookeeper libzookeeper-mt-dev"
+zookeeper libzookeeper-mt-dev
+postgresql libpq-dev"
 
 missing=""
 for p in $PKGS; do

@@ -261,9 +261,19 @@ static int option_valid(const sql_table *t, const char *conn, const char *key, c
         "value.format", "value.fields-include", "json.ignore-parse-errors",
         "csv.ignore-parse-errors", "sink.delivery-guarantee", "sink.transactional-id-prefix",
         "sink.parallelism", "scan.watermark.idle-timeout"};
+    /* Flink's jdbc options (docs/CONNECTORS.md) */
+    static const char *const jd[] = {
+        "connector", "url", "table-name", "username", "password", "driver",
+        "sink.buffer-flush.max-rows", "sink.buffer-flush.interval", "sink.max-retries",
+        "sink.parallelism", "sink.delivery-guarantee", "sink.transactional-id-prefix",
+        "lookup.cache", "lookup.partial-cache.max-rows", "lookup.partial-cache.expire-after-write",
+        "lookup.partial-cache.expire-after-access", "lookup.partial-cache.cache-missing-key",
+        "lookup.cache.max-rows", "lookup.cache.ttl", "lookup.cache.caching-missing-key",
+        "lookup.max-retries"};
     const char *const *list;
     size_t n;
-    if (!strcmp(conn, "datagen")) list = dg, n = SL_ARRAY_LEN(dg);
+    if (!strcmp(conn, "jdbc")) list = jd, n = SL_ARRAY_LEN(jd);
+    else if (!strcmp(conn, "datagen")) list = dg, n = SL_ARRAY_LEN(dg);
     else if (!strcmp(conn, "print")) list = pr, n = SL_ARRAY_LEN(pr);
     else if (!strcmp(conn, "blackhole")) list = bh, n = SL_ARRAY_LEN(bh);
     else if (!strcmp(conn, "kafka")) list = kf, n = SL_ARRAY_LEN(kf);
@@ -309,10 +319,11 @@ static int check_options(sql_table *t, const sql_node *with, char *err, size_t e
     int line = with ? with->line : 0, col = with ? with->col : 0;
     if (!conn)
         return sl_seterr(err, errlen, "line %d, column %d: table '%s' needs WITH ('connector' = "
-                         "'...'): datagen, nexmark, print, blackhole, filesystem, kafka or upsert-kafka",
+                         "'...'): datagen, nexmark, print, blackhole, filesystem, kafka, upsert-kafka "
+                         "or jdbc",
                          line, col, t->name);
     static const char *const conns[] = {"datagen", "print", "blackhole", "filesystem", "kafka",
-                                        "upsert-kafka", "nexmark"};
+                                        "upsert-kafka", "nexmark", "jdbc"};
     int known = 0, best = 99;
     const char *near = NULL;
     for (size_t i = 0; i < SL_ARRAY_LEN(conns); i++) {
@@ -323,8 +334,8 @@ static int check_options(sql_table *t, const sql_node *with, char *err, size_t e
     if (!known) {
         if (best > (int)strlen(conn) / 2 + 1) near = NULL;
         return sl_seterr(err, errlen, "line %d, column %d: table '%s': unknown connector '%s'%s%s%s "
-                         "(Sluice has datagen, nexmark, print, blackhole, filesystem, kafka "
-                         "and upsert-kafka)", line, col, t->name, conn, near ? " (did you mean '" : "",
+                         "(Sluice has datagen, nexmark, print, blackhole, filesystem, kafka, "
+                         "upsert-kafka and jdbc)", line, col, t->name, conn, near ? " (did you mean '" : "",
                          near ? near : "", near ? "'?)" : "");
     }
     t->connector = conn;
@@ -358,6 +369,8 @@ static int check_options(sql_table *t, const sql_node *with, char *err, size_t e
                              "doesn't support PRIMARY KEY constraints; use 'upsert-kafka' for a "
                              "keyed changelog table", line, col, t->name);
     }
+    if (!strcmp(conn, "jdbc") && sql_jdbc_check(t, line, col, err, errlen) != SL_OK)
+        return SL_ERR;
     if (!strcmp(conn, "filesystem")) {
         const char *fmt = opt_get(t, "format");
         if (!opt_get(t, "path"))

@@ -938,10 +938,11 @@ static int plan_lookup(plan *p, const sql_node *f, const sql_node *rnode, const 
         return PERR(rnode, "FOR SYSTEM_TIME AS OF %s%s%s makes a lookup join, and '%s' is a view; "
                     "a lookup join needs a table whose connector serves lookups ('filesystem')",
                     asof->s2 ? asof->s2 : "", asof->s2 ? "." : "", asof->s, t->name);
-    if (strcmp(t->connector, "filesystem"))
+    int jdbc = !strcmp(t->connector, "jdbc");
+    if (strcmp(t->connector, "filesystem") && !jdbc)
         return PERR(rnode, "FOR SYSTEM_TIME AS OF %s%s%s (processing time) makes a lookup join, "
                     "and table '%s' (connector '%s') cannot serve lookups: Sluice looks up "
-                    "'filesystem' tables, which it loads into memory", asof->s2 ? asof->s2 : "",
+                    "'filesystem' tables, which it loads into memory, and 'jdbc' tables", asof->s2 ? asof->s2 : "",
                     asof->s2 ? "." : "", asof->s, t->name, t->connector);
     if (j->s[0].r.updating)
         return PERR(sql_kid(f, 0), "the left side of a lookup join must be append-only (it is a "
@@ -989,9 +990,14 @@ static int plan_lookup(plan *p, const sql_node *f, const sql_node *rnode, const 
     json_object_set_new(cfg, "right-keys", rk);
     if (l->sch.n != nleft) json_object_set_new(cfg, "left-columns", json_integer(nleft));
     json_object_set_new(cfg, "table", json_string(t->name));
-    for (int i = 0; i < t->nopts; i++)
+    for (int i = 0; !jdbc && i < t->nopts; i++)
         if (strcmp(t->keys[i], "connector") && strncmp(t->keys[i], "sink.", 5))
             json_object_set_new(cfg, t->keys[i], json_string(t->vals[i]));
+    if (jdbc) { /* operators/jdbc_lookup.c */
+        json_t *jc = sql_jdbc_config(t, 0);
+        json_object_update(cfg, jc);
+        json_decref(jc);
+    }
     sql_sbuf id = {0};
     sql_sb_fmt(&id, "lookup|%s|%s|%s|", jt, l->ident ? l->ident : "", t->name);
     for (int k = 0; k < nkeys; k++) {
@@ -1001,7 +1007,8 @@ static int plan_lookup(plan *p, const sql_node *f, const sql_node *rnode, const 
     }
     char *uid = sl_sprintf("join-lookup-%08x", fnv1a(id.p));
     free(id.p);
-    char *vid = add_vertex(p, "lookup-join", "lookup_join", uid, cfg, &r->sch, 0);
+    char *vid = add_vertex(p, "lookup-join", jdbc ? "jdbc-lookup-join" : "lookup_join", uid, cfg,
+                           &r->sch, 0);
     free(uid);
     add_edge(p, l->vid, vid, NULL, NULL, 0);
     memset(out, 0, sizeof *out);

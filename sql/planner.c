@@ -479,6 +479,10 @@ static int scan_table(plan *p, const sql_node *at, const char *name, rel *out)
     /* a C job's stream (api/bridge.c): its rows already leave from a vertex */
     int stream = !strcmp(t->connector, "datastream");
     int files = !strcmp(t->connector, "filesystem"), nexmark = !strcmp(t->connector, "nexmark");
+    if (!strcmp(t->connector, "jdbc"))
+        return PERR(at, "table '%s' (connector 'jdbc'): reading a jdbc table as a source is not "
+                    "supported yet (Flink scans it once, bounded); it serves as a sink and in "
+                    "lookup joins (FOR SYSTEM_TIME AS OF a processing-time attribute)", name);
     if (!stream && strcmp(t->connector, "datagen") != 0 && !sql_table_is_kafka(t) && !files &&
         !nexmark) {
         return PERR(at, "table '%s' (connector '%s') is a sink; it cannot be read", name,
@@ -1492,9 +1496,10 @@ static void insert_sink(plan *p, const sql_table *t, const rel *r)
     else if (!strcmp(t->connector, "filesystem")) type = "file";
     else if (!strcmp(t->connector, "kafka")) type = "kafka-sink";
     else if (!strcmp(t->connector, "upsert-kafka")) type = "upsert-kafka-sink";
-    if (sql_table_is_kafka(t)) {
+    else if (!strcmp(t->connector, "jdbc")) type = "jdbc-sink";
+    if (sql_table_is_kafka(t) || !strcmp(t->connector, "jdbc")) {
         json_decref(cfg);
-        cfg = sql_kafka_config(t, 1);
+        cfg = sql_table_is_kafka(t) ? sql_kafka_config(t, 1) : sql_jdbc_config(t, 1);
     }
     char *uid = sl_sprintf("sink-%s", t->name);
     char *id = add_vertex(p, t->name, type, uid, cfg, NULL, par);
@@ -1568,6 +1573,10 @@ static int plan_insert(plan *p, const sql_node *ins, char **names, int *nnames)
                   "which is produced by %s: the 'kafka' connector is append-only (use "
                   "'upsert-kafka' with a PRIMARY KEY, or 'value.format' = 'debezium-json')",
                   t->name, r.updater);
+    if (rc == SL_OK && r.updating && !strcmp(t->connector, "jdbc") && !t->npk)
+        rc = PERR(ins, "Table sink '%s' doesn't support consuming update and delete changes "
+                  "which is produced by %s: please declare primary key for sink table when "
+                  "query contains update/delete record", t->name, r.updater);
     if (rc == SL_OK && r.updating && csv)
         rc = PERR(ins, "Table sink '%s' doesn't support consuming update changes which is "
                   "produced by %s: a 'filesystem' table with format 'csv' is append-only (format "

@@ -70,6 +70,13 @@ int sql_session_create_stream_table(sl_sql_session *s, const char *ddl, char *er
 int sql_table_is_kafka(const sql_table *t);
 int sql_table_changelog(const sql_table *t);
 json_t *sql_kafka_config(const sql_table *t, int sink);
+/* jdbc tables (sql/jdbc_table.c): the catalog's check of a table's options
+ * (line, col: its WITH clause), and the vertex config of its sink (sink 1:
+ * url, table-name, credentials, sink.*, the PRIMARY KEY as "primary-key")
+ * or of a lookup join against it (sink 0: the lookup.* options). */
+int sql_jdbc_check(const sql_table *t, int line, int col, char *err, size_t errlen);
+json_t *sql_jdbc_config(const sql_table *t, int sink);
+
 /* The kafka connector's metadata keys a source reads (writable 0) or a sink
  * writes (1), as a list for messages; whether a sink writes `key`. */
 const char *sql_kafka_meta_keys(int writable);

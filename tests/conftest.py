@@ -295,3 +295,15 @@ def make_cluster(workdir):
     for c in made:
         problems += c.shutdown()
     assert not problems, "\n".join(problems)
+
+
+@pytest.fixture(scope="module")
+def pg():
+    """A PostgreSQL server of its own for a test module (tests/pgserver.py):
+    Debian's postgresql, started in a temporary directory and stopped after
+    the module's tests."""
+    import pgserver
+    assert pgserver.available(), "PostgreSQL is not installed (scripts/install-deps.sh)"
+    server = pgserver.PgServer()
+    yield server
+    server.stop()

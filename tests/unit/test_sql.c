@@ -430,8 +430,11 @@ static void test_create_table_validation(void)
                  "ERR: line 1, column 56: table 'c': unknown option 'fields.idd.kind' for "
                  "connector 'datagen' (did you mean 'fields.id.kind'?)");
     CHECK_EQ_STR(run(s, "CREATE TABLE c (id INT) WITH ('connector' = 'jdbc');"),
-                 "ERR: line 1, column 25: table 'c': unknown connector 'jdbc' (Sluice has "
-                 "datagen, nexmark, print, blackhole, filesystem, kafka and upsert-kafka)");
+                 "ERR: line 1, column 25: table 'c': connector 'jdbc' needs 'url'");
+    CHECK_EQ_STR(run(s, "CREATE TABLE c (id INT) WITH ('connector' = 'jbdc');"),
+                 "ERR: line 1, column 25: table 'c': unknown connector 'jbdc' (did you mean "
+                 "'jdbc'?) (Sluice has datagen, nexmark, print, blackhole, filesystem, kafka, "
+                 "upsert-kafka and jdbc)");
     CHECK_EQ_STR(run(s, "CREATE TABLE c (bid_price BIGINT) WITH ('connector' = 'nexmark', "
                         "'event.num' = '10');"),
                  "ERR: line 1, column 66: table 'c': unknown option 'event.num' for "
@@ -439,7 +442,7 @@ static void test_create_table_validation(void)
     CHECK_EQ_STR(run(s, "CREATE TABLE c (id INT) WITH ('connector' = 'upsert-kafak');"),
                  "ERR: line 1, column 25: table 'c': unknown connector 'upsert-kafak' (did you "
                  "mean 'upsert-kafka'?) (Sluice has datagen, nexmark, print, blackhole, "
-                 "filesystem, kafka and upsert-kafka)");
+                 "filesystem, kafka, upsert-kafka and jdbc)");
     CHECK_EQ_STR(run(s, "CREATE TABLE c (id INT) WITH ('connector' = 'kafka');"),
                  "ERR: line 1, column 25: table 'c': connector 'kafka' needs 'topic' (or "
                  "'topic-pattern')");

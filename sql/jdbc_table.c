@@ -1,0 +1,71 @@
+/*
+ * jdbc_table.c -- what the SQL layer makes of a 'connector' = 'jdbc' table
+ * (docs/CONNECTORS.md): the options' checks at CREATE TABLE, with Flink's
+ * messages where Flink has one, and the vertex config of its sink
+ * (operators/jdbc_sink.c) or of a lookup join against it
+ * (operators/jdbc_lookup.c). Connecting to the database is the operators'
+ * business: the JobManager's check at submission (check_job) and the tasks.
+ */
+#include <string.h>
+#include <strings.h>
+
+#include "sql_int.h"
+
+int sql_jdbc_check(const sql_table *t, int line, int col, char *err, size_t errlen)
+{
+    const char *url = sql_table_option(t, "url"), *tn = sql_table_option(t, "table-name");
+    const char *user = sql_table_option(t, "username"), *pw = sql_table_option(t, "password");
+    const char *drv = sql_table_option(t, "driver");
+    if (!url)
+        return sl_seterr(err, errlen, "line %d, column %d: table '%s': connector 'jdbc' needs "
+                         "'url'", line, col, t->name);
+    if (strncmp(url, "jdbc:postgresql://", 18))
+        return sl_seterr(err, errlen, "line %d, column %d: table '%s': Cannot handle such jdbc "
+                         "url: %s (Sluice's jdbc connector speaks to PostgreSQL: "
+                         "jdbc:postgresql://host:port/database)", line, col, t->name, url);
+    if (!tn)
+        return sl_seterr(err, errlen, "line %d, column %d: table '%s': connector 'jdbc' needs "
+                         "'table-name'", line, col, t->name);
+    if (drv && strcmp(drv, "org.postgresql.Driver"))
+        return sl_seterr(err, errlen, "line %d, column %d: table '%s': 'driver' '%s': Sluice "
+                         "speaks to PostgreSQL through libpq ('org.postgresql.Driver' or none)",
+                         line, col, t->name, drv);
+    if (!user != !pw)
+        return sl_seterr(err, errlen, "line %d, column %d: table '%s': Either all or none of the "
+                         "following options should be provided: username, password", line, col,
+                         t->name);
+    const char *cache = sql_table_option(t, "lookup.cache");
+    if (cache && strcasecmp(cache, "NONE") && strcasecmp(cache, "PARTIAL"))
+        return sl_seterr(err, errlen, "line %d, column %d: table '%s': 'lookup.cache' is NONE or "
+                         "PARTIAL, not '%s' (FULL is not supported yet)", line, col, t->name,
+                         cache);
+    const char *g = sql_table_option(t, "sink.delivery-guarantee");
+    if (g && strcasecmp(g, "none") && strcasecmp(g, "at-least-once") &&
+        strcasecmp(g, "exactly-once"))
+        return sl_seterr(err, errlen, "line %d, column %d: table '%s': 'sink.delivery-guarantee' "
+                         "is none, at-least-once or exactly-once, not '%s'", line, col, t->name, g);
+    if (g && !strcasecmp(g, "exactly-once") && !sql_table_option(t, "sink.transactional-id-prefix"))
+        return sl_seterr(err, errlen, "line %d, column %d: table '%s': 'sink.delivery-guarantee' "
+                         "= 'exactly-once' needs 'sink.transactional-id-prefix' (unique to the "
+                         "job: its prepared transactions are named after it)", line, col, t->name);
+    return SL_OK;
+}
+
+json_t *sql_jdbc_config(const sql_table *t, int sink)
+{
+    json_t *cfg = json_object();
+    for (int i = 0; i < t->nopts; i++) {
+        const char *k = t->keys[i];
+        int common = !strcmp(k, "url") || !strcmp(k, "table-name") || !strcmp(k, "username") ||
+                     !strcmp(k, "password");
+        int mine = sink ? !strncmp(k, "sink.", 5) && strcmp(k, "sink.parallelism")
+                        : !strncmp(k, "lookup.", 7);
+        if (common || mine) json_object_set_new(cfg, k, json_string(t->vals[i]));
+    }
+    if (sink && t->npk) {
+        json_t *pk = json_array();
+        for (int k = 0; k < t->npk; k++) json_array_append_new(pk, json_string(t->pk[k]));
+        json_object_set_new(cfg, "primary-key", pk);
+    }
+    return cfg;
+}

@@ -1,0 +1,279 @@
+"""Flink's jdbc connector against a real PostgreSQL server (tests/pgserver.py,
+one per module): `sluice sql -f` scripts on a real cluster write into it and
+look rows up in it. Every expectation is computed here from the generated
+ids (a Python model of the query) and compared with what psql reads back,
+independently of Sluice's libpq code."""
+import collections
+import datetime
+import os
+import signal
+
+from conftest import wait_for, failover_conf
+from test_sql import run_sql, job_ids, finish
+from test_checkpoints import wait_completed
+
+BASE = 1767225600000  # 2026-01-01T00:00:00Z
+
+
+def gen(n, rate=100000, name="events"):
+    return f"""
+CREATE TABLE {name} (id BIGINT) WITH (
+    'connector' = 'datagen', 'rows-per-second' = '{rate}',
+    'fields.id.kind' = 'sequence', 'fields.id.start' = '1', 'fields.id.end' = '{n}');
+"""
+
+
+def jdbc(pg, table, extra=""):
+    return (f"'connector' = 'jdbc', 'url' = '{pg.url}', 'table-name' = '{table}', "
+            f"'username' = 'postgres', 'password' = 'secret'{extra}")
+
+
+def ok(r):
+    assert r.returncode == 0 and "[ERROR]" not in r.stdout, r.stdout + r.stderr
+    jids = job_ids(r.stdout)
+    assert len(jids) == 1, r.stdout
+    return jids[0]
+
+
+def test_append_sink_writes_every_type(cluster, workdir, pg):
+    pg.sql("CREATE TABLE t_append (id bigint, small integer, half double precision, "
+           "name varchar(20), even boolean, ts timestamp(3), tz timestamptz, raw bytea)")
+    cluster.add_tm(slots=2)
+    n = 1000
+    r = run_sql(cluster, workdir, "append.sql", gen(n) + f"""
+CREATE TABLE t_append (id BIGINT, small INT, half DOUBLE, name STRING, even BOOLEAN,
+                       ts TIMESTAMP(3), tz TIMESTAMP(3), raw BYTES)
+  WITH ({jdbc(pg, 't_append', ", 'sink.buffer-flush.max-rows' = '37'")});
+SET 'parallelism.default' = '2';
+INSERT INTO t_append
+SELECT id, CAST(id % 5 AS INT), id * 0.5,
+       CASE WHEN id % 10 = 0 THEN NULL ELSE CONCAT('n', CAST(id AS STRING)) END,
+       id % 2 = 0, TO_TIMESTAMP_LTZ({BASE} + id * 1001, 3), TO_TIMESTAMP_LTZ({BASE} - id, 3),
+       CAST(CONCAT('b', CAST(id AS STRING)) AS BYTES)
+FROM events;
+""")
+    finish(cluster, ok(r))
+    got = pg.sql("SELECT id, small, half, name, even, to_char(ts, 'YYYY-MM-DD HH24:MI:SS.MS'), "
+                 "(extract(epoch from tz) * 1000)::bigint, encode(raw, 'escape') "
+                 "FROM t_append ORDER BY id")
+    want = []
+    for i in range(1, n + 1):
+        ts = datetime.datetime.fromtimestamp((BASE + i * 1001) / 1000, datetime.timezone.utc)
+        want.append([str(i), str(i % 5), repr(i * 0.5) if (i * 0.5) % 1 else str(int(i * 0.5)),
+                     None if i % 10 == 0 else f"n{i}", "t" if i % 2 == 0 else "f",
+                     ts.strftime("%Y-%m-%d %H:%M:%S.") + f"{(BASE + i * 1001) % 1000:03d}",
+                     str(BASE - i), f"b{i}"])
+    assert got == want
+
+
+def test_upsert_sink_follows_a_changelog_with_deletes(cluster, workdir, pg):
+    """Two GROUP BYs: per key k = id % 7 its count c; per count the number of
+    keys that have it. As counts grow, a count loses its keys and its row is
+    deleted (-D), so the table sees inserts, updates and deletes; in the end
+    it holds exactly the model's rows."""
+    pg.sql("CREATE TABLE t_hist (c bigint PRIMARY KEY, keys bigint NOT NULL, total bigint)")
+    pg.sql("INSERT INTO t_hist VALUES (1000000, 1, 1)")  # a row the job never touches stays
+    cluster.add_tm(slots=2)
+    n = 2000
+    r = run_sql(cluster, workdir, "upsert.sql", gen(n) + f"""
+CREATE TABLE t_hist (c BIGINT, keys BIGINT, total BIGINT, PRIMARY KEY (c) NOT ENFORCED)
+  WITH ({jdbc(pg, 't_hist', ", 'sink.buffer-flush.max-rows' = '50'")});
+SET 'parallelism.default' = '2';
+INSERT INTO t_hist
+SELECT c, COUNT(*) AS keys, SUM(s) AS total
+FROM (SELECT id % 7 AS k, COUNT(*) AS c, SUM(id) AS s FROM events WHERE id % 11 <> 0
+      GROUP BY id % 7)
+GROUP BY c;
+""")
+    finish(cluster, ok(r))
+    per = collections.defaultdict(lambda: [0, 0])
+    for i in range(1, n + 1):
+        if i % 11:
+            per[i % 7][0] += 1
+            per[i % 7][1] += i
+    hist = collections.defaultdict(lambda: [0, 0])
+    for c, s in per.values():
+        hist[c][0] += 1
+        hist[c][1] += s
+    want = sorted([[str(c), str(k), str(s)] for c, (k, s) in hist.items()] +
+                  [["1000000", "1", "1"]], key=lambda x: int(x[0]))
+    got = pg.sql("SELECT c, keys, total FROM t_hist ORDER BY c")
+    assert got == want
+    # the sink did delete: counts 1 .. the smallest final count went through the table
+    assert len(hist) < 3 and min(hist) > 200
+
+
+def test_exactly_once_through_a_taskmanager_kill(make_cluster, workdir, pg):
+    """datagen 1..n at a steady rate into a table without a key, exactly-once
+    (a transaction prepared at each barrier, committed when its checkpoint
+    completes), checkpoints every 300 ms; a TaskManager is SIGKILLed once
+    rows are committed and replaced. Every id is in the table exactly once,
+    and no prepared transaction is left."""
+    pg.sql("CREATE TABLE t_eos (id bigint NOT NULL)")
+    c = make_cluster(jm_conf=failover_conf(interval="300 ms"))
+    c.add_tm(slots=2)
+    c.add_tm(slots=2)
+    n = 6000
+    r = run_sql(c, workdir, "eos.sql", gen(n, rate=1500) + f"""
+CREATE TABLE t_eos (id BIGINT)
+  WITH ({jdbc(pg, 't_eos', ", 'sink.delivery-guarantee' = 'exactly-once', "
+                           "'sink.transactional-id-prefix' = 'eos-test'")});
+SET 'parallelism.default' = '2';
+INSERT INTO t_eos SELECT id FROM events;
+""")
+    jid = ok(r)
+    c.wait_state(jid, "RUNNING", timeout=30)
+    wait_completed(c, jid, 3, timeout=60)
+    wait_for(lambda: int(pg.sql("SELECT count(*) FROM t_eos")[0][0]) > 500, timeout=60,
+             what="committed rows")
+    # something is prepared or in flight at the kill, most of the time
+    c.tms[0].kill(signal.SIGKILL)
+    c.add_tm(slots=2)
+    st = c.wait_state(jid, ["FINISHED", "FAILED", "CANCELED"], timeout=120)
+    assert st["state"] == "FINISHED", c.get(f"/jobs/{jid}/exceptions")
+    assert c.get(f"/jobs/{jid}/checkpoints")["counts"]["restored"] >= 1
+    dup = pg.sql("SELECT id, count(*) FROM t_eos GROUP BY id HAVING count(*) > 1 LIMIT 10")
+    assert dup == []
+    got = [int(x[0]) for x in pg.sql("SELECT id FROM t_eos ORDER BY id")]
+    assert got == list(range(1, n + 1))
+    assert pg.sql("SELECT count(*) FROM pg_prepared_xacts") == [["0"]]
+
+
+def lookup_model(n, dim):
+    """Orders 1..n with customer id % 13 and amount id * 3, joined with the
+    dimension rows (a dict key -> (name, rate)); keys 10..12 have none."""
+    inner, left = [], []
+    for i in range(1, n + 1):
+        k = i % 13
+        if k in dim:
+            name, rate = dim[k]
+            row = [str(i), str(k), name, repr(rate), repr(i * 3 * rate)]
+            inner.append(row)
+            left.append(row)
+        else:
+            left.append([str(i), str(k), None, None, None])
+    return inner, left
+
+
+def test_lookup_join_with_and_without_a_cache(cluster, workdir, pg):
+    """FOR SYSTEM_TIME AS OF o.proc_time against a jdbc table: an inner join
+    with Flink's PARTIAL cache (smaller than the keys, so entries are
+    evicted and looked up again), and a LEFT join without a cache, both
+    written back into PostgreSQL and compared with the model."""
+    pg.sql("CREATE TABLE customers (id integer PRIMARY KEY, name varchar(20), rate real)")
+    dim = {k: (f"c{k}" if k != 4 else None, k * 0.25) for k in range(10)}
+    pg.sql("INSERT INTO customers VALUES " + ", ".join(
+        f"({k}, {'NULL' if v[0] is None else repr(v[0])}, {v[1]})" for k, v in dim.items()))
+    pg.sql("CREATE TABLE enriched (id bigint, cust integer, name text, rate double precision, "
+           "cost double precision)")
+    pg.sql("CREATE TABLE enriched_left (LIKE enriched)")
+    cluster.add_tm(slots=2)
+    n = 600
+    dims = f"""
+CREATE TABLE orders (id BIGINT, proc_time AS PROCTIME()) WITH (
+    'connector' = 'datagen', 'rows-per-second' = '100000',
+    'fields.id.kind' = 'sequence', 'fields.id.start' = '1', 'fields.id.end' = '{n}');
+CREATE TABLE customers (id INT, name STRING, rate DOUBLE)
+  WITH ({jdbc(pg, 'customers', ", 'lookup.cache' = 'PARTIAL', "
+                                "'lookup.partial-cache.max-rows' = '5', "
+                                "'lookup.partial-cache.expire-after-write' = '1 min'")});
+CREATE TABLE customers_nc (id INT, name STRING, rate DOUBLE)
+  WITH ({jdbc(pg, 'customers')});
+CREATE TABLE enriched (id BIGINT, cust INT, name STRING, rate DOUBLE, cost DOUBLE)
+  WITH ({jdbc(pg, 'enriched')});
+CREATE TABLE enriched_left (id BIGINT, cust INT, name STRING, rate DOUBLE, cost DOUBLE)
+  WITH ({jdbc(pg, 'enriched_left')});
+SET 'parallelism.default' = '2';
+"""
+    r = run_sql(cluster, workdir, "lookup.sql", dims + """
+INSERT INTO enriched
+SELECT o.id, c.id, c.name, c.rate, o.id * 3 * c.rate
+FROM orders AS o JOIN customers FOR SYSTEM_TIME AS OF o.proc_time AS c
+  ON CAST(o.id % 13 AS INT) = c.id;
+""")
+    finish(cluster, ok(r))
+    r = run_sql(cluster, workdir, "lookup_left.sql", dims + """
+INSERT INTO enriched_left
+SELECT o.id, CAST(o.id % 13 AS INT), c.name, c.rate, o.id * 3 * c.rate
+FROM orders AS o LEFT JOIN customers_nc FOR SYSTEM_TIME AS OF o.proc_time AS c
+  ON CAST(o.id % 13 AS INT) = c.id;
+""")
+    finish(cluster, ok(r))
+    inner, left = lookup_model(n, dim)
+    q = "SELECT id, cust, name, rate::text, cost::text FROM {} ORDER BY id"
+    fix = lambda rows: [[a, b, c, None if d is None else repr(float(d)),
+                         None if e is None else repr(float(e))] for a, b, c, d, e in rows]
+    assert fix(pg.sql(q.format("enriched"))) == inner
+    assert fix(pg.sql(q.format("enriched_left"))) == left
+
+
+def test_bad_inputs_are_refused_with_clear_errors(cluster, workdir, pg):
+    """Each mistake stops the script with one message: the SQL layer's with
+    line and column, or, at submission, the JobManager's check with the
+    server's own words. No job runs."""
+    pg.sql("CREATE TABLE t_bad (id bigint PRIMARY KEY, name text)")
+    pg.sql("CREATE TABLE t_nounique (id bigint, name text)")
+    cluster.add_tm(slots=1)
+    good = jdbc(pg, "t_bad")
+    cases = [
+        # (table DDL WITH, columns, query, expected fragments)
+        (f"'connector' = 'jdbc', 'url' = 'jdbc:mysql://x/y', 'table-name' = 't_bad'", "",
+         ["line 7, column 3", "Cannot handle such jdbc url: jdbc:mysql://x/y"]),
+        (f"'connector' = 'jdbc', 'url' = '{pg.url}'", "",
+         ["line 7, column 3", "connector 'jdbc' needs 'table-name'"]),
+        (f"'connector' = 'jdbc', 'url' = '{pg.url}', 'table-name' = 't_bad', 'username' = 'x'",
+         "", ["Either all or none of the following options should be provided: username, password"]),
+        (good + ", 'sink.buffer-flush.max-row' = '5'", "",
+         ["unknown option 'sink.buffer-flush.max-row'", "did you mean 'sink.buffer-flush.max-rows'"]),
+        (good.replace(f":{pg.port}/", ":1/"), "",
+         ["jdbc sink 't_bad': cannot connect to PostgreSQL", "Connection refused"]),
+        (good.replace("'secret'", "'wrong'"), "",
+         ["cannot connect to PostgreSQL", 'password authentication failed for user "postgres"']),
+        (jdbc(pg, "t_missing"), "", ['relation "t_missing" does not exist']),
+        (good, "missing_col", ['column "missing_col" of relation "t_bad" does not exist']),
+        (good, "ts_name", ['column "id" is of type bigint but expression is of type timestamp without time zone']),
+        (jdbc(pg, "t_nounique"), "pk",
+         ["there is no unique or exclusion constraint matching the ON CONFLICT specification"]),
+        (good, "updating", ["doesn't support consuming update and delete changes",
+                            "please declare primary key for sink table"]),
+    ]
+    for i, (with_, how, want) in enumerate(cases):
+        cols = "id BIGINT, name STRING"
+        query = "SELECT id, CAST(id AS STRING) FROM events"
+        if how == "missing_col":
+            cols = "id BIGINT, missing_col STRING"
+        elif how == "ts_name":
+            cols = "id TIMESTAMP(3), name STRING"
+            query = "SELECT TO_TIMESTAMP_LTZ(id, 3), CAST(id AS STRING) FROM events"
+        elif how == "pk":
+            cols += ", PRIMARY KEY (id) NOT ENFORCED"
+        elif how == "updating":
+            query = "SELECT id % 3, CAST(COUNT(*) AS STRING) FROM events GROUP BY id % 3"
+        r = run_sql(cluster, workdir, f"bad{i}.sql", gen(10) + f"""
+CREATE TABLE t_bad ({cols})
+  WITH ({with_});
+INSERT INTO t_bad {query};
+""")
+        out = r.stdout + r.stderr
+        assert "[ERROR]" in out and not job_ids(r.stdout), out
+        for w in want:
+            assert w in out, (i, w, out)
+    # reading a jdbc table as a source, and a lookup column of another type
+    pg.sql("CREATE TABLE t_dim (id integer, price numeric)")
+    r = run_sql(cluster, workdir, "bad_scan.sql", f"""
+CREATE TABLE t_dim (id INT, price DOUBLE) WITH ({jdbc(pg, 't_dim')});
+CREATE TABLE out_t (id INT) WITH ('connector' = 'blackhole');
+INSERT INTO out_t SELECT id FROM t_dim;
+""")
+    assert "reading a jdbc table as a source is not supported yet" in r.stdout, r.stdout
+    assert "line 4, column 34" in r.stdout, r.stdout
+    r = run_sql(cluster, workdir, "bad_lookup.sql", gen(10, name="o0") + f"""
+CREATE TABLE o (id BIGINT, pt AS PROCTIME()) WITH ('connector' = 'datagen', 'number-of-rows' = '5');
+CREATE TABLE t_dim (id INT, price DOUBLE) WITH ({jdbc(pg, 't_dim')});
+CREATE TABLE out_t (id BIGINT, price DOUBLE) WITH ('connector' = 'blackhole');
+INSERT INTO out_t SELECT o.id, d.price FROM o JOIN t_dim FOR SYSTEM_TIME AS OF o.pt AS d
+  ON CAST(o.id AS INT) = d.id;
+""")
+    assert "column 'price' is numeric in PostgreSQL, which does not map to DOUBLE" in r.stdout, \
+        r.stdout
+    assert cluster.get("/jobs/overview")["jobs"] == []
