@@ -43,7 +43,9 @@ typedef enum {
     N_DATE_FORMAT,  /* DATE_FORMAT(ts | s, format); aux: the compiled constant format */
     N_REGEXP,       /* REGEXP(s, pattern); aux: the compiled pattern (sl_rx) */
     N_REGEXP_EXTRACT, /* REGEXP_EXTRACT(s, pattern [, group]); aux: as REGEXP */
-    N_REGEXP_REPLACE  /* REGEXP_REPLACE(s, pattern, replacement); aux: as REGEXP */
+    N_REGEXP_REPLACE, /* REGEXP_REPLACE(s, pattern, replacement); aux: as REGEXP */
+    N_UDF           /* a user-defined scalar function; aux: its sl_udf_sig (borrowed from the
+                     * function set the tree was built with) */
 } n_op;
 
 /* TRIM sides (node flags) */
@@ -180,6 +182,14 @@ typedef struct sl_rx {
  * that POSIX cannot honour are refused with a message. */
 int sl_expr_regex_compile(sl_rx *rx, const char *pat, size_t n, bool nosub, char *err,
                           size_t errlen);
+
+/* ---- user-defined functions (expr_udf.c) ------------------------------------- */
+
+/* Call the user function of N_UDF node n with its arguments' values (args,
+ * n->nkids of them, converted here to the declared types); strings the
+ * function makes come from scratch. SL_ERR with err naming the function. */
+int sl_expr_udf_call(const node *n, sl_value *args, sl_arena *scratch, sl_value *out, char *err,
+                     size_t errlen);
 
 /* Free every node of a tree (the next_all list). */
 void sl_expr_free_nodes(node *all);
