@@ -38,9 +38,12 @@ static int pread_all(int fd, void *buf, size_t n, off_t at)
     return SL_OK;
 }
 
-/* The section's bytes (caller frees) and length; NULL with err. */
-static char *read_section(const char *path, size_t *len, char *err, size_t errlen)
+/* The bytes of section `want` (caller frees) and its length; NULL with err
+ * (*absent set when the object is fine but has no such section). */
+static char *read_section(const char *path, const char *want, size_t *len, int *absent, char *err,
+                          size_t errlen)
 {
+    *absent = 0;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         sl_seterr(err, errlen, "cannot open %s: %s", path, strerror(errno));
@@ -85,26 +88,25 @@ static char *read_section(const char *path, size_t *len, char *err, size_t errle
     }
     names[ns->sh_size] = 0;
     for (unsigned i = 0; i < eh.e_shnum; i++) {
-        if (sh[i].sh_name >= ns->sh_size || strcmp(names + sh[i].sh_name, SL_UDF_SECTION)) continue;
+        if (sh[i].sh_name >= ns->sh_size || strcmp(names + sh[i].sh_name, want)) continue;
         if (sh[i].sh_type == SHT_NOBITS || sh[i].sh_offset > fsize ||
             sh[i].sh_size > fsize - sh[i].sh_offset || sh[i].sh_size > SL_UDF_MAX_SECTION) {
-            sl_seterr(err, errlen, "%s: its %s section is out of the file or too big", path,
-                      SL_UDF_SECTION);
+            sl_seterr(err, errlen, "%s: its %s section is out of the file or too big", path, want);
             goto done;
         }
         out = sl_malloc(sh[i].sh_size + 1);
         if (pread_all(fd, out, sh[i].sh_size, (off_t)sh[i].sh_offset) != SL_OK) {
             free(out);
             out = NULL;
-            sl_seterr(err, errlen, "%s: cannot read its %s section", path, SL_UDF_SECTION);
+            sl_seterr(err, errlen, "%s: cannot read its %s section", path, want);
             goto done;
         }
         out[sh[i].sh_size] = 0;
         *len = sh[i].sh_size;
         goto done;
     }
-    sl_seterr(err, errlen, "%s declares no SQL functions (no %s section: declare each one with "
-              "SL_UDF_SCALAR or SL_UDF_TABLE of udf.h)", path, SL_UDF_SECTION);
+    *absent = 1;
+    sl_seterr(err, errlen, "%s has no %s section", path, want);
 done:
     free(names);
     free(sh);
@@ -225,7 +227,11 @@ int sl_udf_read_decls(const char *path, sl_udf_sig ***out, int *n, char *err, si
     *out = NULL;
     *n = 0;
     size_t len = 0;
-    char *sec = read_section(path, &len, err, errlen);
+    int absent;
+    char *sec = read_section(path, SL_UDF_SECTION, &len, &absent, err, errlen);
+    if (!sec && absent)
+        sl_seterr(err, errlen, "%s declares no SQL functions (no %s section: declare each one "
+                  "with SL_UDF_SCALAR or SL_UDF_TABLE of udf.h)", path, SL_UDF_SECTION);
     if (!sec) return SL_ERR;
     int rc = SL_OK;
     for (size_t i = 0; rc == SL_OK && i < len;) {
@@ -280,6 +286,30 @@ sl_udf_sig *sl_udf_find_decl(const char *path, const char *symbol, char *err, si
     }
     found->library = sl_strdup(path);
     return found;
+}
+
+int sl_udf_exports(const char *path, const char *symbol, char *err, size_t errlen)
+{
+    size_t nsym = 0, nstr = 0;
+    int absent;
+    char *syms = read_section(path, ".dynsym", &nsym, &absent, err, errlen);
+    char *strs = syms ? read_section(path, ".dynstr", &nstr, &absent, err, errlen) : NULL;
+    int found = 0;
+    for (size_t o = 0; strs && o + sizeof(Elf64_Sym) <= nsym; o += sizeof(Elf64_Sym)) {
+        Elf64_Sym sym;
+        memcpy(&sym, syms + o, sizeof sym);
+        if (sym.st_name >= nstr || sym.st_shndx == SHN_UNDEF ||
+            ELF64_ST_TYPE(sym.st_info) != STT_FUNC || ELF64_ST_BIND(sym.st_info) == STB_LOCAL)
+            continue;
+        if (!strcmp(strs + sym.st_name, symbol)) found = 1;
+    }
+    int rc = found ? SL_OK : SL_ERR;
+    if (syms && strs && !found)
+        sl_seterr(err, errlen, "%s declares '%s' but does not export a function of that name "
+                  "(is it static, or spelt differently?)", path, symbol);
+    free(syms);
+    free(strs);
+    return rc;
 }
 
 sl_udf_sig *sl_udf_sig_copy(const sl_udf_sig *s)

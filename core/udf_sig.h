@@ -59,6 +59,10 @@ int sl_udf_read_decls(const char *path, sl_udf_sig ***out, int *n, char *err, si
  * NULL with err ("... declares no function 'x' (it declares a, b)"). */
 sl_udf_sig *sl_udf_find_decl(const char *path, const char *symbol, char *err, size_t errlen);
 
+/* Does the object at `path` export a function `symbol` (its dynamic symbol
+ * table, read without loading it)? SL_ERR with err when not. */
+int sl_udf_exports(const char *path, const char *symbol, char *err, size_t errlen);
+
 sl_udf_sig *sl_udf_sig_copy(const sl_udf_sig *s);
 void sl_udf_sig_free(sl_udf_sig *s);   /* NULL is a no-op */
 
