@@ -59,6 +59,7 @@ sl_expr *sl_expr_parse_fns(const char *text, const sl_schema *in, const struct s
 sl_expr *sl_expr_parse_item_fns(const char *text, const sl_schema *in, int index, char **name,
                                 const struct sl_udf_set *fns, char *err, size_t errlen);
 void sl_expr_set_session_functions(const struct sl_udf_set *fns);
+const struct sl_udf_set *sl_expr_session_functions(void);
 
 sl_type sl_expr_type(const sl_expr *e);
 void sl_expr_destroy(sl_expr *e);

@@ -43,6 +43,7 @@ typedef struct bld {
 /* The SQL session's functions while this thread plans one of its statements. */
 static _Thread_local const sl_udf_set *session_fns;
 void sl_expr_set_session_functions(const struct sl_udf_set *fns) { session_fns = fns; }
+const struct sl_udf_set *sl_expr_session_functions(void) { return session_fns; }
 
 static int perr(bld *b, int line, int col, const char *fmt, ...) SL_PRINTF(4, 5);
 

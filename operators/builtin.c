@@ -47,6 +47,7 @@ extern const sl_op_def sl_op_lookup_join;
 extern const sl_op_def sl_op_rowtime_deduplicate;
 extern const sl_op_def sl_op_values;
 extern const sl_op_def sl_op_set_op;
+extern const sl_op_def sl_op_correlate;
 
 static const sl_op_def *const builtin[] = {
     &sl_op_datagen,   &sl_op_calc,         &sl_op_print,           &sl_op_blackhole,
@@ -63,6 +64,7 @@ static const sl_op_def *const builtin[] = {
     &sl_op_lookup_join,
     &sl_op_rowtime_deduplicate,
     &sl_op_values, &sl_op_set_op,
+    &sl_op_correlate,
 };
 
 void sl_ops_register_builtin(void)

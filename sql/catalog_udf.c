@@ -320,9 +320,11 @@ void sql_udfs_attach(const sql_udfs *u, json_t *job)
         json_t *cfg = json_object_get(v, "config");
         if (!type || !cfg || (strcmp(type, "calc") && strcmp(type, "correlate"))) continue;
         char *text = json_dumps(cfg, JSON_COMPACT);
+        const char *tf = json_string_value(json_object_get(cfg, "function")); /* correlate's */
         json_t *fns = json_array();
         for (int i = 0; text && i < u->set->n; i++)
-            if (calls(text, u->set->f[i]->name)) json_array_append_new(fns, sl_udf_sig_json(u->set->f[i]));
+            if (calls(text, u->set->f[i]->name) || (tf && !strcasecmp(tf, u->set->f[i]->name)))
+                json_array_append_new(fns, sl_udf_sig_json(u->set->f[i]));
         free(text);
         if (json_array_size(fns)) json_object_set_new(cfg, "functions", fns);
         else json_decref(fns);

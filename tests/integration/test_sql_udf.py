@@ -67,3 +67,42 @@ FROM src WHERE mix(id) % 3 <> 0;
     assert len(want) > 200 and got == want
     # the rows were computed on the TaskManager; the JobManager never mapped the object
     assert "udf_funcs.so" not in jm_maps(cluster)
+
+
+def test_table_functions_cross_and_left_lateral(cluster, workdir):
+    start(cluster)
+    n = 300
+    o1, o2, o3 = (os.path.join(workdir, x) for x in ("cross", "comma", "left"))
+    r = run_sql(cluster, workdir, "t.sql", f"""
+CREATE FUNCTION upto AS 'upto' USING JAR '{FUNCS}';
+CREATE FUNCTION split_words AS 'split_words' USING JAR '{FUNCS}';
+CREATE FUNCTION mix AS 'mix' USING JAR '{FUNCS}';
+""" + seq("src", n) + f"""
+CREATE TABLE cross_out (id BIGINT, i BIGINT, m BIGINT)
+  WITH ('connector' = 'filesystem', 'path' = '{o1}', 'format' = 'json');
+CREATE TABLE comma_out (id BIGINT, w STRING, p INT)
+  WITH ('connector' = 'filesystem', 'path' = '{o2}', 'format' = 'json');
+CREATE TABLE left_out (id BIGINT, i BIGINT)
+  WITH ('connector' = 'filesystem', 'path' = '{o3}', 'format' = 'json');
+SET 'parallelism.default' = '2';
+EXECUTE STATEMENT SET BEGIN
+INSERT INTO cross_out SELECT s.id, t.i, mix(t.i + s.id)
+  FROM src AS s CROSS JOIN LATERAL TABLE(upto(s.id % 4)) AS t(i) WHERE t.i <> 2;
+INSERT INTO comma_out SELECT id, word, pos
+  FROM src, LATERAL TABLE(split_words(CONCAT('a', CAST(id AS STRING), '  b', CAST(id % 3 AS STRING))));
+INSERT INTO left_out SELECT id, x
+  FROM src LEFT JOIN LATERAL TABLE(upto(id % 3)) AS u(x) ON TRUE;
+END;
+""")
+    assert r.returncode == 0, r.stdout + r.stderr
+    finish(cluster, job_ids(r.stdout)[0])
+    want1 = sorted((i, k, mix(k + i)) for i in range(1, n + 1) for k in range(i % 4) if k != 2)
+    got1 = sorted((x["id"], x["i"], x["m"]) for x in rows(o1))
+    assert len(want1) > 300 and got1 == want1
+    want2 = sorted([(i, f"a{i}", 1) for i in range(1, n + 1)] + [(i, f"b{i % 3}", 2) for i in range(1, n + 1)])
+    assert sorted((x["id"], x["w"], x["p"]) for x in rows(o2)) == want2
+    want3 = sorted([(i, k) for i in range(1, n + 1) for k in range(i % 3)] +
+                   [(i, None) for i in range(1, n + 1) if i % 3 == 0], key=lambda t: (t[0], -1 if t[1] is None else t[1]))
+    got3 = sorted(((x["id"], x.get("i")) for x in rows(o3)), key=lambda t: (t[0], -1 if t[1] is None else t[1]))
+    assert got3 == want3
+    assert "udf_funcs.so" not in jm_maps(cluster)
