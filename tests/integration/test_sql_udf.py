@@ -106,3 +106,72 @@ END;
     got3 = sorted(((x["id"], x.get("i")) for x in rows(o3)), key=lambda t: (t[0], -1 if t[1] is None else t[1]))
     assert got3 == want3
     assert "udf_funcs.so" not in jm_maps(cluster)
+
+
+def test_bad_functions_are_clear_errors(cluster, workdir):
+    start(cluster)
+    bad = os.path.join(PLUGINS, "udf_bad_sig.so")
+    nosym = os.path.join(PLUGINS, "udf_nosym.so")
+    cases = [
+        (f"CREATE FUNCTION w AS 'weird' USING JAR '{bad}';",
+         "line 1, column 30: " + bad + ": bad declaration \"sluice-udf 1|scalar|weird|DECIMAL(40, 2)|BIGINT|"
+         "deterministic strict\": unknown result type 'DECIMAL(40, 2)'"),
+        (f"CREATE FUNCTION h AS 'hidden' USING JAR '{nosym}';",
+         f"line 1, column 1: {nosym} declares 'hidden' but does not export a function of that name"),
+        (f"CREATE FUNCTION x AS 'nope' USING JAR '{FUNCS}';",
+         f"line 1, column 29: {FUNCS} declares no function 'nope' (it declares upto, split_words, "),
+        ("CREATE FUNCTION p AS 'mod.f' LANGUAGE PYTHON;",
+         "line 1, column 39: LANGUAGE PYTHON is not supported"),
+        (f"CREATE SYSTEM FUNCTION s AS 'mix' USING JAR '{FUNCS}';",
+         "CREATE SYSTEM FUNCTION is not supported"),
+        (f"CREATE FUNCTION upper AS 'mix' USING JAR '{FUNCS}';",
+         "'upper' is a built-in function"),
+        (f"CREATE FUNCTION mix AS 'mix' USING JAR '{FUNCS}';\n" + seq("src", 5) +
+         "SELECT mix('a') FROM src;", "line 5, column 12: argument 1 of 'mix' must be BIGINT, got STRING"),
+        (f"CREATE FUNCTION mix AS 'mix' USING JAR '{FUNCS}';\n" + seq("src", 5) +
+         "SELECT mix(id, id) FROM src;", "line 5, column 8: function 'mix' takes 1 argument (BIGINT mix(BIGINT)), got 2"),
+        (f"CREATE FUNCTION upto AS 'upto' USING JAR '{FUNCS}';\n" + seq("src", 5) +
+         "SELECT upto(id) FROM src;", "line 5, column 8: 'upto' is a table function"),
+        (f"CREATE FUNCTION mix AS 'mix' USING JAR '{FUNCS}';\n" + seq("src", 5) +
+         "SELECT * FROM src, LATERAL TABLE(mix(id));", "line 5, column 34: 'mix' is a scalar function"),
+        ("DROP FUNCTION nope;", "line 1, column 1: Function nope does not exist"),
+        ("REMOVE JAR '/x.so';", "The jar '/x.so' was not added"),
+    ]
+    for i, (text, want) in enumerate(cases):
+        r = run_sql(cluster, workdir, f"e{i}.sql", text + "\n")
+        assert r.returncode != 0 and want in r.stdout, (text, r.stdout + r.stderr)
+        assert "Traceback" not in r.stderr and "Sanitizer" not in r.stderr
+    # the session's statements themselves
+    r = run_sql(cluster, workdir, "ok.sql", f"""
+ADD JAR '{FUNCS}';
+CREATE FUNCTION mix AS 'mix';
+CREATE FUNCTION IF NOT EXISTS mix AS 'tag';
+SHOW USER FUNCTIONS;
+SHOW JARS;
+DESCRIBE FUNCTION mix;
+DROP TEMPORARY FUNCTION mix;
+DROP FUNCTION IF EXISTS mix;
+REMOVE JAR '{FUNCS}';
+SHOW JARS;
+""")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "|           mix |\n+---------------+\n1 row in set" in r.stdout
+    assert re.search(r"\|\s+signature \|\s+BIGINT mix\(BIGINT\) \|", r.stdout)
+    assert r.stdout.rstrip().endswith("Empty set"), r.stdout
+
+
+def test_a_failing_function_fails_the_task_with_its_message(cluster, workdir):
+    start(cluster)
+    out = os.path.join(workdir, "out")
+    r = run_sql(cluster, workdir, "f.sql", f"""
+CREATE FUNCTION unlucky AS 'unlucky' USING JAR '{FUNCS}';
+""" + seq("src", 50) + f"""
+CREATE TABLE snk (v BIGINT) WITH ('connector' = 'filesystem', 'path' = '{out}', 'format' = 'json');
+INSERT INTO snk SELECT unlucky(id) FROM src;
+""")
+    assert r.returncode == 0, r.stdout + r.stderr
+    jid = job_ids(r.stdout)[0]
+    cluster.wait_state(jid, ["FAILED"], timeout=90)
+    ex = cluster.get(f"/jobs/{jid}/exceptions")
+    text = str(ex)
+    assert "function 'unlucky' failed: 13 is unlucky (row 13 of subtask 0)" in text, text
