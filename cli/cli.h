@@ -47,7 +47,18 @@ const char *sl_cli_http_url(const sl_cli_http *h);
  * running?)" --, timeout, connection dropped), with the reason in err. */
 int sl_cli_http_request(sl_cli_http *h, const char *method, const char *uri, const char *body,
                         sl_cli_response *resp, char *err, size_t errlen);
+/* The same with a body of any type and length (a multipart upload). */
+int sl_cli_http_request_raw(sl_cli_http *h, const char *method, const char *uri, const char *ctype,
+                            const char *body, size_t blen, sl_cli_response *resp, char *err,
+                            size_t errlen);
 void sl_cli_response_clear(sl_cli_response *r);
+
+/* User-defined functions (cli/ship.c): upload the shared object of each
+ * function the job graph *job names by a local path (POST /jars/upload,
+ * once per object) and name it "jar:<id>" instead, so the job carries it
+ * to the TaskManagers and keeps it for recovery. *job is replaced (freed).
+ * SL_ERR with err. */
+int sl_cli_ship_functions(sl_cli_http *h, char **job, char *err, size_t errlen);
 
 /* ---- Formatting --------------------------------------------------------- */
 

@@ -161,7 +161,8 @@ static int method_of(const char *method, enum evhttp_cmd_type *out)
 
 /* One request to one address. Returns the CALL_* outcome. */
 static int attempt(sl_cli_http *h, const char *addr, enum evhttp_cmd_type type, const char *uri,
-                   const char *body, sl_cli_response *resp, enum evhttp_request_error *error)
+                   const char *ctype, const char *body, size_t blen, sl_cli_response *resp,
+                   enum evhttp_request_error *error)
 {
     call_state cs = {.outcome = CALL_PENDING, .resp = resp};
     cs.base = event_base_new();
@@ -188,10 +189,10 @@ static int attempt(sl_cli_http *h, const char *addr, enum evhttp_cmd_type type, 
     if (h->auth) evhttp_add_header(hdr, "Authorization", h->auth);
     if (body) {
         char len[32];
-        snprintf(len, sizeof len, "%zu", strlen(body));
-        evhttp_add_header(hdr, "Content-Type", "application/json");
+        snprintf(len, sizeof len, "%zu", blen);
+        evhttp_add_header(hdr, "Content-Type", ctype);
         evhttp_add_header(hdr, "Content-Length", len);
-        evbuffer_add(evhttp_request_get_output_buffer(req), body, strlen(body));
+        evbuffer_add(evhttp_request_get_output_buffer(req), body, blen);
     } else if (type != EVHTTP_REQ_GET && type != EVHTTP_REQ_DELETE) {
         /* the JobManager takes mutating calls as JSON only, bodiless ones too */
         evhttp_add_header(hdr, "Content-Type", "application/json");
@@ -221,6 +222,14 @@ static int attempt(sl_cli_http *h, const char *addr, enum evhttp_cmd_type type, 
 int sl_cli_http_request(sl_cli_http *h, const char *method, const char *uri, const char *body,
                         sl_cli_response *resp, char *err, size_t errlen)
 {
+    return sl_cli_http_request_raw(h, method, uri, "application/json", body, body ? strlen(body) : 0,
+                                   resp, err, errlen);
+}
+
+int sl_cli_http_request_raw(sl_cli_http *h, const char *method, const char *uri, const char *ctype,
+                            const char *body, size_t blen, sl_cli_response *resp, char *err,
+                            size_t errlen)
+{
     enum evhttp_cmd_type type;
     memset(resp, 0, sizeof *resp);
     if (method_of(method, &type) != SL_OK)
@@ -230,7 +239,7 @@ int sl_cli_http_request(sl_cli_http *h, const char *method, const char *uri, con
     for (int k = 0; k < h->naddrs; k++) {
         int i = (h->first + k) % h->naddrs;
         enum evhttp_request_error error;
-        int outcome = attempt(h, h->addrs[i], type, uri, body, resp, &error);
+        int outcome = attempt(h, h->addrs[i], type, uri, ctype, body, blen, resp, &error);
         if (outcome == CALL_ANSWERED) {
             h->first = i;
             return SL_OK;

@@ -373,6 +373,13 @@ static int run_statement(client *c, const char *text, size_t len, int line, int 
         print_error(err);
         return 1;
     }
+    /* user functions' objects travel with the job (cli/ship.c) */
+    if ((r.kind == SL_SQL_JOB || r.kind == SL_SQL_QUERY) &&
+        sl_cli_ship_functions(c->http, &r.job, err, sizeof err) != SL_OK) {
+        print_error(err);
+        sl_sql_result_clear(&r);
+        return 1;
+    }
     int rc = 0;
     switch (r.kind) {
     case SL_SQL_OK:

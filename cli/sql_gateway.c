@@ -307,6 +307,12 @@ static void run_statement(gw *g, gw_session *se, gw_op *op, const char *text)
     op->status = OP_FINISHED;
     if (sl_sql_execute(se->s, text, strlen(text), 1, 1, &r, err, sizeof err) != SL_OK)
         return op_fail(op, err);
+    /* user functions' objects travel with the job (cli/ship.c) */
+    if ((r.kind == SL_SQL_JOB || r.kind == SL_SQL_QUERY) &&
+        sl_cli_ship_functions(g->jm, &r.job, err, sizeof err) != SL_OK) {
+        sl_sql_result_clear(&r);
+        return op_fail(op, err);
+    }
     switch (r.kind) {
     case SL_SQL_OK:
     case SL_SQL_NONE: {

@@ -710,6 +710,50 @@ int jm_jars_read_object(const char *path, Sluice__UserLibrary *lib, const char *
     return SL_OK;
 }
 
+int jm_jars_collect_functions(jm *j, const sl_jobgraph *g, Sluice__UserLibrary ***libs,
+                              size_t *n, char *err, size_t errlen)
+{
+    struct jm_jars *js = j->jars;
+    *libs = NULL;
+    *n = 0;
+    int rc = SL_OK;
+    for (int i = 0; rc == SL_OK && i < g->nv; i++) {
+        json_t *fns = json_object_get(g->v[i].config, "functions"), *f;
+        size_t k;
+        json_array_foreach(fns, k, f) {
+            const char *lib = json_string_value(json_object_get(f, "library"));
+            if (!lib || strncmp(lib, "jar:", 4)) continue;
+            const char *id = lib + 4;
+            int have = 0;
+            for (size_t q = 0; q < *n; q++)
+                if (!strcmp((*libs)[q]->id, id)) have = 1;
+            if (have) continue;
+            pthread_mutex_lock(&js->mu);
+            int known = id_ok(id) && find_locked(js, id) != NULL;
+            pthread_mutex_unlock(&js->mu);
+            if (!known) {
+                rc = sl_seterr(err, errlen, "vertex '%s': function '%s': no upload %s (POST /jars/upload)",
+                               g->v[i].id, json_string_value(json_object_get(f, "name")), lib);
+                break;
+            }
+            Sluice__UserLibrary *l = sl_calloc(1, sizeof *l);
+            char *path = sl_sprintf("%s/%s", js->dir, id);
+            rc = jm_jars_read_object(path, l, id, err, errlen);
+            free(path);
+            *libs = sl_realloc(*libs, sizeof **libs * (*n + 1));
+            (*libs)[(*n)++] = l;
+            if (rc != SL_OK) break;
+        }
+    }
+    if (rc != SL_OK) {
+        for (size_t q = 0; q < *n; q++) jm_user_library_free((*libs)[q]);
+        free(*libs);
+        *libs = NULL;
+        *n = 0;
+    }
+    return rc;
+}
+
 static json_t *plan_json(const sl_jobgraph *g)
 {
     json_t *nodes = json_array();

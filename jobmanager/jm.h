@@ -432,6 +432,15 @@ int jm_jars_read_object(const char *path, struct Sluice__UserLibrary *lib, const
 jm_job *jm_job_admit(jm *j, sl_jobgraph *g, char *restore_dir, uint64_t restore_cpid,
                      int restore_is_savepoint, struct Sluice__UserLibrary *lib, char *err,
                      size_t errlen);
+/* The same with any number of shipped objects (libs: heap array, taken). */
+jm_job *jm_job_admit_libs(jm *j, sl_jobgraph *g, char *restore_dir, uint64_t restore_cpid,
+                          int restore_is_savepoint, struct Sluice__UserLibrary **libs,
+                          size_t nlibs, char *err, size_t errlen);
+/* The objects of user-defined functions a graph names ("functions" of its
+ * vertices, "library": "jar:<id>" of an upload), read for shipping:
+ * *libs (caller frees) and *n. SL_ERR with err naming an unknown upload. */
+int jm_jars_collect_functions(jm *j, const sl_jobgraph *g, struct Sluice__UserLibrary ***libs,
+                              size_t *n, char *err, size_t errlen);
 /* A job a new leader recovers (ha.c): the same as a submission, under its old id. */
 jm_job *jm_job_recover(jm *j, sl_jobgraph *g, const char *id);
 /* Leadership lost (ha.c): forget every job without telling any TaskManager. */

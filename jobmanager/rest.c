@@ -572,6 +572,8 @@ typedef struct route_ctx {
     char *restore_dir;          /* snapshot to restore from, or NULL */
     uint64_t restore_cpid;
     int restore_is_savepoint;
+    struct Sluice__UserLibrary **libs; /* user functions' objects the job ships (taken by the loop) */
+    size_t nlibs;
     /* POST /savepoint-disposal: done on the REST thread, recorded by the loop */
     int disposal_rc;            /* SL_OK or SL_ERR */
     int disposal_not_found;     /* no savepoint there (404) */
@@ -1187,6 +1189,11 @@ static int prepare_submit(route_ctx *rc, reply *r)
         return SL_ERR;
     }
     int check = rc->nseg == 2; /* POST /savepoints/check: report only */
+    if (!check && jm_jars_collect_functions(j, g, &rc->libs, &rc->nlibs, err, sizeof err) != SL_OK) {
+        sl_jobgraph_destroy(g);
+        reply_err(r, 400, "%s", err);
+        return SL_ERR;
+    }
     if ((sp && *sp) || check) {
         if (!sp || !*sp) {
             sl_jobgraph_destroy(g);
@@ -1236,9 +1243,11 @@ static int prepare_submit(route_ctx *rc, reply *r)
 static void submit_job(route_ctx *rc, reply *r)
 {
     char err[700];
-    jm_job *job = jm_job_admit(rc->j, rc->g, rc->restore_dir, rc->restore_cpid,
-                               rc->restore_is_savepoint, NULL, err, sizeof err);
+    jm_job *job = jm_job_admit_libs(rc->j, rc->g, rc->restore_dir, rc->restore_cpid,
+                                    rc->restore_is_savepoint, rc->libs, rc->nlibs, err, sizeof err);
     rc->g = NULL;
+    rc->libs = NULL;
+    rc->nlibs = 0;
     rc->restore_dir = NULL;
     if (!job) {
         reply_err(r, 503, "%s", err);
@@ -1621,6 +1630,8 @@ static MHD_RESULT on_request(void *cls, struct MHD_Connection *conn, const char 
         /* what the loop did not take */
         sl_jobgraph_destroy(rc.g);
         free(rc.restore_dir);
+        for (size_t i = 0; i < rc.nlibs; i++) jm_user_library_free(rc.libs[i]);
+        free(rc.libs);
         free(rc.target_dir);
         for (int i = 0; i < rc.nargs; i++) {
             free(rc.arg_key[i]);

@@ -157,10 +157,24 @@ jm_job *jm_job_submit(jm *j, sl_jobgraph *g) { return job_new(j, g, NULL); }
 jm_job *jm_job_admit(jm *j, sl_jobgraph *g, char *restore_dir, uint64_t restore_cpid,
                      int restore_is_savepoint, Sluice__UserLibrary *lib, char *err, size_t errlen)
 {
+    Sluice__UserLibrary **libs = NULL;
+    if (lib) {
+        libs = sl_calloc(1, sizeof *libs);
+        libs[0] = lib;
+    }
+    return jm_job_admit_libs(j, g, restore_dir, restore_cpid, restore_is_savepoint, libs,
+                             lib ? 1 : 0, err, errlen);
+}
+
+jm_job *jm_job_admit_libs(jm *j, sl_jobgraph *g, char *restore_dir, uint64_t restore_cpid,
+                          int restore_is_savepoint, Sluice__UserLibrary **libs, size_t nlibs,
+                          char *err, size_t errlen)
+{
     if (!jm_ha_may_act(j)) {
         sl_jobgraph_destroy(g);
         free(restore_dir);
-        jm_user_library_free(lib);
+        for (size_t i = 0; i < nlibs; i++) jm_user_library_free(libs[i]);
+        free(libs);
         sl_seterr(err, errlen, "this JobManager cannot accept jobs while it is not the confirmed leader");
         return NULL;
     }
@@ -170,11 +184,8 @@ jm_job *jm_job_admit(jm *j, sl_jobgraph *g, char *restore_dir, uint64_t restore_
         job->cp_counter = restore_cpid; /* checkpoint ids go on from the snapshot's */
         job->restored_is_savepoint = restore_is_savepoint;
     }
-    if (lib) {
-        job->libs = sl_calloc(1, sizeof *job->libs);
-        job->libs[0] = lib;
-        job->nlibs = 1;
-    }
+    job->libs = libs;
+    job->nlibs = nlibs;
     char herr[600];
     if (jm_ha_job_submitted(j, job, herr, sizeof herr) != SL_OK) { /* not recoverable: refused */
         job->ha_removed = 1;

@@ -97,7 +97,8 @@ static const char *const kind_names[] = {
     "PKEY", "OPTION", "SELECT", "UNION", "WITH", "CTE", "ITEM", "TABLE", "SUBQUERY", "TVF",
     "JOIN", "COL", "NUM", "STR", "BOOL", "NULL", "INTERVAL", "TS", "BINOP", "UNOP", "IS",
     "BETWEEN", "IN", "LIKE", "CASE", "WHEN", "CAST", "FUNC", "POSITION", "STAR", "LIST",
-    "IDENT", "OVER", "ORDER", "VALUES", "LIMIT", "FROM_MATCH"};
+    "IDENT", "OVER", "ORDER", "VALUES", "LIMIT", "FROM_MATCH",
+    "CREATE_FUNCTION", "DROP_FUNCTION", "DESCRIBE_FUNCTION", "JAR", "LATERAL"};
 
 const char *sql_kind_name(sql_kind k)
 {

@@ -83,7 +83,14 @@ typedef enum {
     SQL_VALUES,       /* kids: [0] LIST of rows, each a LIST of exprs */
     SQL_LIMIT,        /* kids: [0] query, [1] LIST of ORDERs or NULL, [2] LIMIT / FETCH count
                          or NULL, [3] OFFSET or NULL */
-    SQL_FROM_MATCH    /* MATCH_RECOGNIZE: s2 alias; kids: see grammar.y */
+    SQL_FROM_MATCH,   /* MATCH_RECOGNIZE: s2 alias; kids: see grammar.y */
+    /* user-defined functions (sql/catalog_udf.c, sql/plan_lateral.c) */
+    SQL_CREATE_FUNCTION, /* s name; s2 identifier; flags TEMP|SYSTEM|IFNE; kids: [0] LANGUAGE
+                            IDENT or NULL, [1] USING JAR IDENT (s path) or NULL */
+    SQL_DROP_FUNCTION,   /* s name; flags TEMP|SYSTEM|IFEX */
+    SQL_DESCRIBE_FUNCTION, /* s name */
+    SQL_JAR,             /* s "ADD" | "REMOVE"; s2 path */
+    SQL_FROM_LATERAL     /* s2 alias; kids: [0] the call (FUNC), [1] LIST of column IDENTs or NULL */
 } sql_kind;
 
 /* flags */
@@ -107,6 +114,7 @@ typedef enum {
 #define SQL_F_METADATA 131072 /* COLUMN: a METADATA column (kids [0]: FROM key or NULL) */
 #define SQL_F_VIRTUAL 262144  /* COLUMN: METADATA ... VIRTUAL (read-only) */
 #define SQL_F_PLACING 524288  /* FUNC: OVERLAY(s PLACING r FROM p [FOR n]) */
+#define SQL_F_SYSTEM (1 << 22) /* CREATE / DROP TEMPORARY SYSTEM FUNCTION */
 #define SQL_F_TRUE 1
 
 typedef struct sql_node sql_node;

@@ -148,7 +148,7 @@ void sl_expr_free_nodes(node *all)
         if (all->aux && (all->op == N_REGEXP || all->op == N_REGEXP_EXTRACT ||
                          all->op == N_REGEXP_REPLACE || all->op == N_SIMILAR))
             regfree(&((sl_rx *)all->aux)->re);
-        free(all->aux);
+        if (all->op != N_UDF) free(all->aux); /* a user function's signature is borrowed */
         free(all);
         all = next;
     }

@@ -48,6 +48,19 @@ struct sql_node;
 sl_expr *sl_expr_from_sql(const struct sql_node *e, const sl_schema *in, char *err,
                           size_t errlen);
 
+/* User-defined functions (core/udf_sig.h): sl_expr_parse and
+ * sl_expr_parse_item with the functions a tree may call (`fns` must
+ * outlive the tree; NULL: none); and the functions of the SQL session
+ * whose statement this thread is planning, which sl_expr_from_sql sees
+ * (NULL: none; the planner sets and clears it around one statement). */
+struct sl_udf_set;
+sl_expr *sl_expr_parse_fns(const char *text, const sl_schema *in, const struct sl_udf_set *fns,
+                           char *err, size_t errlen);
+sl_expr *sl_expr_parse_item_fns(const char *text, const sl_schema *in, int index, char **name,
+                                const struct sl_udf_set *fns, char *err, size_t errlen);
+void sl_expr_set_session_functions(const struct sl_udf_set *fns);
+const struct sl_udf_set *sl_expr_session_functions(void);
+
 sl_type sl_expr_type(const sl_expr *e);
 void sl_expr_destroy(sl_expr *e);
 

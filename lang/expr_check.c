@@ -22,6 +22,7 @@
 #include "calendar.h"
 #include "duration.h"
 #include "parse.h"
+#include "udf_sig.h"
 
 typedef struct bld {
     const sl_schema *in;
@@ -36,7 +37,13 @@ typedef struct bld {
     size_t errlen;
     char names[4][40]; /* ntname()'s results, reused round robin */
     int nname;
+    const sl_udf_set *fns; /* user-defined functions the tree may call, or NULL */
 } bld;
+
+/* The SQL session's functions while this thread plans one of its statements. */
+static _Thread_local const sl_udf_set *session_fns;
+void sl_expr_set_session_functions(const struct sl_udf_set *fns) { session_fns = fns; }
+const struct sl_udf_set *sl_expr_session_functions(void) { return session_fns; }
 
 static int perr(bld *b, int line, int col, const char *fmt, ...) SL_PRINTF(4, 5);
 
@@ -1381,6 +1388,49 @@ static node *build_fnx(bld *b, const sql_node *e, const sl_fnx *fx)
     return seal(b, n) ? NULL : n;
 }
 
+/* A call of user-defined scalar function u: the arguments must be of its
+ * declared types, or numbers that widen to them (INT to BIGINT, integers to
+ * DOUBLE), or NULL. */
+static node *build_udf(bld *b, const sql_node *e, sl_udf_sig *u)
+{
+    if (u->kind != SL_UDF_SCALAR_KIND) {
+        perr(b, AT(e), "'%s' is a table function: call it in FROM, as LATERAL TABLE(%s(...))",
+             e->s, e->s);
+        return NULL;
+    }
+    if (e->flags & (SQL_F_DISTINCT | SQL_F_STAR_ARG | SQL_F_FILTER)) {
+        perr(b, AT(e), "'%s' is a scalar function: it takes no DISTINCT, * or FILTER", e->s);
+        return NULL;
+    }
+    if (e->nkids != u->nargs) {
+        char *sig = sl_udf_sig_text(u);
+        perr(b, AT(e), "function '%s' takes %d argument%s (%s), got %d", e->s, u->nargs,
+             u->nargs == 1 ? "" : "s", sig, e->nkids);
+        free(sig);
+        return NULL;
+    }
+    node *n = new_node(b, N_UDF, AT(e), 0);
+    n->aux = u; /* borrowed: sl_expr_free_nodes must not free it (see there) */
+    n->type = u->result;
+    for (int i = 0; i < e->nkids; i++) {
+        node *a = build(b, e->kids[i]);
+        if (!a) return NULL;
+        add_kid(n, a);
+        sl_type want = u->args[i], got = a->type;
+        bool ok = got == want || got == SL_T_NULL ||
+                  (!a->interval && is_int_type(got) && (want == SL_T_BIGINT || want == SL_T_DOUBLE) &&
+                   num_rank(got) <= num_rank(want));
+        if (!ok) {
+            char *sig = sl_udf_sig_text(u);
+            perr(b, NAT(a), "argument %d of '%s' must be %s, got %s (the function is %s)", i + 1,
+                 e->s, tname(want), ntname(b, a), sig);
+            free(sig);
+            return NULL;
+        }
+    }
+    return seal(b, n) ? NULL : n;
+}
+
 static node *build_call(bld *b, const sql_node *e)
 {
     const char *name = e->s;
@@ -1418,6 +1468,8 @@ static node *build_call(bld *b, const sql_node *e)
     const sl_fnx *fx = f ? NULL : sl_fnx_find(name);
     if (fx) return build_fnx(b, e, fx);
     if (!f) {
+        sl_udf_sig *u = sl_udf_set_find(b->fns, name);
+        if (u) return build_udf(b, e, u);
         perr(b, AT(e), "unknown function '%.*s'", (int)SL_MIN(strlen(name), 40), name);
         return NULL;
     }
@@ -1548,14 +1600,15 @@ static sl_expr *finish(bld *b, node *root)
 /* ---- public ------------------------------------------------------------------ */
 
 static sl_expr *parse_text(const char *text, const sl_schema *in, bool item, int index,
-                           char **name, char *err, size_t errlen)
+                           char **name, const sl_udf_set *fns, char *err, size_t errlen)
 {
     if (name) *name = NULL;
     if (!text) {
         sl_seterr(err, errlen, "missing expression");
         return NULL;
     }
-    bld b = {.in = in, .text = text, .textlen = strlen(text), .err = err, .errlen = errlen};
+    bld b = {.in = in, .text = text, .textlen = strlen(text), .err = err, .errlen = errlen,
+             .fns = fns};
     int cap = 8;
     b.lines = sl_malloc(sizeof *b.lines * (size_t)cap);
     b.lines[b.nlines++] = 0;
@@ -1586,18 +1639,30 @@ static sl_expr *parse_text(const char *text, const sl_schema *in, bool item, int
 
 sl_expr *sl_expr_parse(const char *text, const sl_schema *in, char *err, size_t errlen)
 {
-    return parse_text(text, in, false, 0, NULL, err, errlen);
+    return parse_text(text, in, false, 0, NULL, NULL, err, errlen);
+}
+
+sl_expr *sl_expr_parse_fns(const char *text, const sl_schema *in, const struct sl_udf_set *fns,
+                           char *err, size_t errlen)
+{
+    return parse_text(text, in, false, 0, NULL, fns, err, errlen);
+}
+
+sl_expr *sl_expr_parse_item_fns(const char *text, const sl_schema *in, int index, char **name,
+                                const struct sl_udf_set *fns, char *err, size_t errlen)
+{
+    return parse_text(text, in, true, index, name, fns, err, errlen);
 }
 
 sl_expr *sl_expr_parse_item(const char *text, const sl_schema *in, int index, char **name,
                             char *err, size_t errlen)
 {
-    return parse_text(text, in, true, index, name, err, errlen);
+    return parse_text(text, in, true, index, name, NULL, err, errlen);
 }
 
 sl_expr *sl_expr_from_sql(const struct sql_node *e, const sl_schema *in, char *err,
                           size_t errlen)
 {
-    bld b = {.in = in, .err = err, .errlen = errlen};
+    bld b = {.in = in, .err = err, .errlen = errlen, .fns = session_fns};
     return finish(&b, build(&b, e));
 }

@@ -21,6 +21,7 @@
 
 #include "expr_int.h"
 #include "calendar.h"
+#include "udf.h"
 
 static const char *tname(sl_type t) { return sl_type_name(t); }
 
@@ -1364,6 +1365,11 @@ static int ev(const node *n, evctx *cx, sl_value *out)
     case N_FROM_UNIXTIME: return eval_unix(n, cx, out);
     case N_RAND:
     case N_RAND_INT: return eval_rand(n, cx, out);
+    case N_UDF: {
+        sl_value args[SL_UDF_MAX_ARGS]; /* the checker bounds nkids */
+        if (eval_kids(n, cx, args)) return SL_ERR;
+        return sl_expr_udf_call(n, args, cx->scratch, out, cx->err, cx->errlen);
+    }
     case N_TS_ADD:
     case N_TS_DIFF: return eval_tsfn(n, cx, out);
     case N_EXTRACT:

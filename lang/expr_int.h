@@ -49,7 +49,9 @@ typedef enum {
     N_SIMILAR,      /* x [NOT] SIMILAR TO p [ESCAPE e]; aux: the compiled pattern (sl_rx) */
     N_DISTINCT,     /* a IS [NOT] DISTINCT FROM b (`neg`: NOT) */
     N_WATERMARK,    /* CURRENT_WATERMARK(ts): the evaluating operator's watermark */
-    N_FNX           /* a function of the table in expr_fn.c; fx: its entry */
+    N_FNX,          /* a function of the table in expr_fn.c; fx: its entry */
+    N_UDF           /* a user-defined scalar function; aux: its sl_udf_sig (borrowed from the
+                     * function set the tree was built with) */
 } n_op;
 
 /* TRIM sides (node flags) */
@@ -251,6 +253,14 @@ static inline void fnx_set_s(sl_value *out, const char *p, size_t len)
  * into *rx. SL_ERR with a message for a malformed pattern. */
 int sl_expr_similar_compile(sl_rx *rx, const char *pat, size_t n, int esc, char *err,
                             size_t errlen);
+
+/* ---- user-defined functions (expr_udf.c) ------------------------------------- */
+
+/* Call the user function of N_UDF node n with its arguments' values (args,
+ * n->nkids of them, converted here to the declared types); strings the
+ * function makes come from scratch. SL_ERR with err naming the function. */
+int sl_expr_udf_call(const node *n, sl_value *args, sl_arena *scratch, sl_value *out, char *err,
+                     size_t errlen);
 
 /* Free every node of a tree (the next_all list). */
 void sl_expr_free_nodes(node *all);

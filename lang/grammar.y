@@ -221,7 +221,7 @@ static char *CAT(sql_pctx *c, const char *a, const char *b)
     DESCRIBE DESC EXPLAIN BEGIN TO FUNCTIONS JOBS CHANGELOG_MODE PLAN COMMENT OVERWRITE
     OUTER STOP JOB SAVEPOINT DRAIN ASC FILTER OVER ESCAPE UNKNOWN BOTH LEADING TRAILING POSITION
     METADATA VIRTUAL FIRST NEXT ROW ROWS ONLY SIMILAR PLACING MEASURES PATTERN DEFINE WITHIN AFTER
-    SKIP PER ONE.
+    SKIP PER ONE ADD JAR JARS LANGUAGE REMOVE SYSTEM USER.
 
 /* COMMA and RP only decide POSITION(a IN (b)): the haystack in parentheses,
  * not an IN list (see exprlist). */
@@ -272,6 +272,7 @@ stmt(A) ::= BEGIN(T) STATEMENT SET. { A = MK(ctx, SQL_BEGIN_SET, T); }
 stmt(A) ::= END(T). { A = MK(ctx, SQL_END_SET, T); }
 stmt(A) ::= EXPLAIN(T) explain_opt(F) explainable(X). { A = MK(ctx, SQL_EXPLAIN, T); A->flags = F; ADD(ctx, A, X); }
 stmt(A) ::= query(Q). { A = NAT(ctx, SQL_QUERY_STMT, Q); ADD(ctx, A, Q); }
+stmt(A) ::= function_stmt(X). { A = X; }
 stmt(A) ::= STOP(T) JOB STRING(J) stop_opts(F). { A = MK(ctx, SQL_STOP_JOB, T); A->s = STRVAL(ctx, J); A->flags = F; }
 
 %type stop_opts {int}
@@ -403,6 +404,29 @@ name(A) ::= ident DOT ident DOT ident(X). { A = X; }
 identlist(A) ::= ident(X). { A = LIST1(ctx, X); }
 identlist(A) ::= identlist(L) COMMA ident(X). { A = ADD(ctx, L, X); }
 
+/* ---- user-defined functions and jars (sql/catalog_udf.c) ----------------- */
+
+function_stmt(A) ::= CREATE(T) temp_opt(F) sys_opt(S) FUNCTION ifne_opt(G) name(X) AS STRING(I) lang_opt(L) using_opt(U). {
+    A = MK(ctx, SQL_CREATE_FUNCTION, T); A->flags = F | S | G; A->s = X->s; A->s2 = STRVAL(ctx, I);
+    ADD(ctx, A, L); ADD(ctx, A, U);
+}
+function_stmt(A) ::= DROP(T) temp_opt(F) sys_opt(S) FUNCTION ifex_opt(G) name(X). {
+    A = MK(ctx, SQL_DROP_FUNCTION, T); A->flags = F | S | G; A->s = X->s;
+}
+function_stmt(A) ::= describe_kw(T) FUNCTION name(X). { A = NAT(ctx, SQL_DESCRIBE_FUNCTION, T); A->s = X->s; }
+function_stmt(A) ::= SHOW(T) USER FUNCTIONS. { A = MK(ctx, SQL_SHOW, T); A->s = "USER FUNCTIONS"; }
+function_stmt(A) ::= SHOW(T) JARS. { A = MK(ctx, SQL_SHOW, T); A->s = "JARS"; }
+function_stmt(A) ::= ADD(T) JAR STRING(P). { A = MK(ctx, SQL_JAR, T); A->s = "ADD"; A->s2 = STRVAL(ctx, P); }
+function_stmt(A) ::= REMOVE(T) JAR STRING(P). { A = MK(ctx, SQL_JAR, T); A->s = "REMOVE"; A->s2 = STRVAL(ctx, P); }
+
+%type sys_opt {int}
+sys_opt(A) ::= . { A = 0; }
+sys_opt(A) ::= SYSTEM. { A = SQL_F_SYSTEM; }
+lang_opt(A) ::= . { A = NULL; }
+lang_opt(A) ::= LANGUAGE ident(X). { A = X; }
+using_opt(A) ::= . { A = NULL; }
+using_opt(A) ::= USING(T) JAR STRING(P). { A = MK(ctx, SQL_IDENT, T); A->s = STRVAL(ctx, P); }
+
 /* ---- queries ------------------------------------------------------------ */
 
 query(A) ::= WITH(T) ctelist(L) select_set(B) order_limit(O). { A = MK(ctx, SQL_WITH, T); ADD(ctx, A, L); ADD(ctx, A, B); if (O) { O->kids[0] = A; A = O; } }
@@ -506,6 +530,8 @@ fromexpr(A) ::= fromitem(X). { A = X; }
 fromexpr(A) ::= fromexpr(L) join_kw(T) fromitem(R) ON expr(E). { A = NAT(ctx, SQL_FROM_JOIN, T); A->s = T->s; ADD(ctx, A, L); ADD(ctx, A, R); ADD(ctx, A, E); }
 fromexpr(A) ::= fromexpr(L) COMMA(T) fromitem(R). { A = MK(ctx, SQL_FROM_JOIN, T); ADD(ctx, A, L); ADD(ctx, A, R); ADD(ctx, A, NULL); }
 
+fromexpr(A) ::= fromexpr(L) CROSS(T) JOIN fromitem(R). { A = MK(ctx, SQL_FROM_JOIN, T); A->s = "CROSS"; ADD(ctx, A, L); ADD(ctx, A, R); ADD(ctx, A, NULL); }
+
 join_kw(A) ::= JOIN(T). { A = MK(ctx, SQL_IDENT, T); A->s = UPSTR(ctx, "INNER"); }
 join_kw(A) ::= INNER(T) JOIN. { A = MK(ctx, SQL_IDENT, T); A->s = UPSTR(ctx, "INNER"); }
 join_kw(A) ::= LEFT(T) outer_opt JOIN. { A = MK(ctx, SQL_IDENT, T); A->s = UPSTR(ctx, "LEFT"); }
@@ -590,6 +616,11 @@ mr_within(A) ::= WITHIN expr(E). { A = E; }
 mr_defs(A) ::= mr_def(X). { A = LIST1(ctx, X); }
 mr_defs(A) ::= mr_defs(L) COMMA mr_def(X). { A = ADD(ctx, L, X); }
 mr_def(A) ::= ident(V) AS expr(E). { A = NAT(ctx, SQL_ITEM, V); A->s = V->s; ADD(ctx, A, E); }
+
+/* LATERAL TABLE(f(x)) [[AS] t(a, b)]: a table function's rows per row of the left side */
+fromitem(A) ::= LATERAL(T) TABLE LP expr(E) RP alias_opt(AL). { A = MK(ctx, SQL_FROM_LATERAL, T); A->s2 = AL ? AL->s : NULL; ADD(ctx, A, E); ADD(ctx, A, NULL); }
+fromitem(A) ::= LATERAL(T) TABLE LP expr(E) RP ident(AL) LP identlist(C) RP. { A = MK(ctx, SQL_FROM_LATERAL, T); A->s2 = AL->s; ADD(ctx, A, E); ADD(ctx, A, C); }
+fromitem(A) ::= LATERAL(T) TABLE LP expr(E) RP AS ident(AL) LP identlist(C) RP. { A = MK(ctx, SQL_FROM_LATERAL, T); A->s2 = AL->s; ADD(ctx, A, E); ADD(ctx, A, C); }
 
 partition_opt(A) ::= . { A = NULL; }
 partition_opt(A) ::= PARTITION BY ident(X). { A = LIST1(ctx, X); }

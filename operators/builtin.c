@@ -52,6 +52,7 @@ extern const sl_op_def sl_op_temporal_sort;
 extern const sl_op_def sl_op_limit;
 extern const sl_op_def sl_op_jdbc_sink;
 extern const sl_op_def sl_op_jdbc_lookup_join;
+extern const sl_op_def sl_op_correlate;
 
 static const sl_op_def *const builtin[] = {
     &sl_op_datagen,   &sl_op_calc,         &sl_op_print,           &sl_op_blackhole,
@@ -71,6 +72,7 @@ static const sl_op_def *const builtin[] = {
     &sl_op_match_recognize,
     &sl_op_temporal_sort, &sl_op_limit,
     &sl_op_jdbc_sink, &sl_op_jdbc_lookup_join,
+    &sl_op_correlate,
 };
 
 void sl_ops_register_builtin(void)

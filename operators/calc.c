@@ -6,6 +6,9 @@
  *   "projection": ["id", "id % 5 AS user_id", "TO_TIMESTAMP_LTZ(..., 3) AS ts"]
  *                 optional; absent = every input column passes through
  *   "filter":     "id % 2 = 0"    optional; a row passes only when TRUE
+ *   "functions":  [{"name", "symbol", "library", "declaration"}]   optional: the
+ *                 user-defined functions the expressions call (core/udf_sig.h);
+ *                 their objects are loaded in open(), on the TaskManager only
  *
  * plan() parses every expression once against the input schema (expr.c does
  * the type checking) and derives the output schema from the items' names;
@@ -24,16 +27,19 @@
 #include "expr.h"
 #include "jobgraph.h"
 #include "operator.h"
+#include "udf_sig.h"
 
 typedef struct calc_plan {
     char *vid;        /* vertex id, for runtime messages */
     int nproj;        /* 0: no projection, rows pass through unchanged */
     sl_expr **proj;   /* nproj parsed items, in output order */
     sl_expr *filter;  /* NULL: every row passes */
+    sl_udf_set *fns;  /* user-defined functions the expressions call (may be empty) */
 } calc_plan;
 
 typedef struct calc_state {
     sl_value *vals;   /* nproj output values, rewritten for every record */
+    uint64_t rows;    /* rows this subtask has read: a failing row's position */
 } calc_state;
 
 static void calc_plan_free(void *p)
@@ -43,6 +49,7 @@ static void calc_plan_free(void *p)
     for (int i = 0; i < pl->nproj; i++) sl_expr_destroy(pl->proj[i]);
     free(pl->proj);
     sl_expr_destroy(pl->filter);
+    sl_udf_set_destroy(pl->fns);
     free(pl->vid);
     free(pl);
 }
@@ -58,7 +65,11 @@ static void *calc_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
     calc_plan *pl = sl_calloc(1, sizeof *pl);
     pl->vid = sl_strdup(vid);
     sl_schema_init(out);
-    char perr[256];
+    char perr[600];
+    if (!(pl->fns = sl_udf_set_from_json(json_object_get(v->config, "functions"), perr, sizeof perr))) {
+        sl_seterr(err, errlen, "vertex '%s': %s", vid, perr);
+        goto fail;
+    }
 
     json_t *jf = json_object_get(v->config, "filter");
     if (jf && !json_is_null(jf)) {
@@ -66,7 +77,7 @@ static void *calc_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
             sl_seterr(err, errlen, "vertex '%s': filter must be a string expression", vid);
             goto fail;
         }
-        pl->filter = sl_expr_parse(json_string_value(jf), in, perr, sizeof perr);
+        pl->filter = sl_expr_parse_fns(json_string_value(jf), in, pl->fns, perr, sizeof perr);
         if (!pl->filter) {
             sl_seterr(err, errlen, "vertex '%s': filter: %s", vid, perr);
             goto fail;
@@ -107,8 +118,8 @@ static void *calc_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
             goto fail;
         }
         char *name = NULL;
-        sl_expr *e = sl_expr_parse_item(json_string_value(ji), in, (int)i, &name, perr,
-                                        sizeof perr);
+        sl_expr *e = sl_expr_parse_item_fns(json_string_value(ji), in, (int)i, &name, pl->fns,
+                                            perr, sizeof perr);
         if (!e) {
             sl_seterr(err, errlen, "vertex '%s': projection item %d: %s", vid, item, perr);
             goto fail;
@@ -139,6 +150,9 @@ fail:
 static int calc_open(sl_op *op)
 {
     const calc_plan *pl = op->plan;
+    char err[700];
+    if (pl->fns->n && sl_udf_set_resolve(pl->fns, err, sizeof err) != SL_OK)
+        return sl_op_fail(op, "vertex '%s': %s", pl->vid, err);
     calc_state *st = sl_calloc(1, sizeof *st);
     if (pl->nproj) st->vals = sl_calloc((size_t)pl->nproj, sizeof *st->vals);
     op->priv = st;
@@ -149,20 +163,23 @@ static int calc_process(sl_op *op, int input, sl_row *row)
 {
     const calc_plan *pl = op->plan;
     calc_state *st = op->priv;
-    char err[256];
+    char err[400];
+    st->rows++;
     /* CURRENT_WATERMARK(ts) reads the operator's watermark */
     int64_t wm = op->current_watermark;
     if (pl->filter) {
         sl_value pass;
         if (sl_expr_eval_wm(pl->filter, row, wm, &op->scratch, &pass, err, sizeof err) != SL_OK)
-            return sl_op_fail(op, "vertex '%s': filter: %s", pl->vid, err);
+            return sl_op_fail(op, "vertex '%s': filter: %s (row %llu of subtask %d)", pl->vid, err,
+                              (unsigned long long)st->rows, op->subtask);
         if (pass.isnull || !pass.v.i) return SL_OK;
     }
     if (pl->nproj == 0) return sl_op_emit(op, row);
     for (int i = 0; i < pl->nproj; i++)
         if (sl_expr_eval_wm(pl->proj[i], row, wm, &op->scratch, &st->vals[i], err, sizeof err) !=
             SL_OK)
-            return sl_op_fail(op, "vertex '%s': projection item %d: %s", pl->vid, i + 1, err);
+            return sl_op_fail(op, "vertex '%s': projection item %d: %s (row %llu of subtask %d)",
+                              pl->vid, i + 1, err, (unsigned long long)st->rows, op->subtask);
     sl_row outrow = {.kind = row->kind, .n = pl->nproj, .vals = st->vals, .ts = row->ts};
     return sl_op_emit(op, &outrow);
 }
@@ -181,6 +198,9 @@ static const sl_op_option calc_options[] = {
      "Output expressions: a list of {\"name\", \"expr\"} (SQL expressions)."},
     {"filter", SL_CT_STRING, NULL, NULL,
      "A boolean SQL expression; rows for which it is not true are dropped."},
+    {"functions", SL_CT_JSON, NULL, NULL,
+     "User-defined functions the expressions call: a list of {\"name\", \"symbol\", "
+     "\"library\", \"declaration\"} (docs/UDF.md)."},
     SL_OP_OPTIONS_END,
 };
 

@@ -38,6 +38,7 @@ struct sl_sql_session {
     sql_arena *set_arena;
     int bridging;          /* api/bridge.c is registering a C job's stream: WITH
                               ('connector' = 'datastream', ...) is its own, not checked */
+    sql_udfs *udfs;        /* CREATE FUNCTION, ADD JAR (catalog_udf.c) */
 };
 
 /* ---- helpers ------------------------------------------------------------ */
@@ -148,6 +149,12 @@ static void table_result(sl_sql_result *r, int ncols, const char *const *names,
     r->text = sl_sql_tableau(names, ncols, rows, nrows);
     free(shown);
     free(rows);
+}
+
+void sql_table_result(sl_sql_result *r, int ncols, const char *const *names,
+                      const char *const *types, char *const *cells, int nrows)
+{
+    table_result(r, ncols, names, types, cells, nrows);
 }
 
 /* ---- types -------------------------------------------------------------- */
@@ -793,9 +800,20 @@ static int show(sl_sql_session *s, const sql_node *st, sl_sql_result *r, char *e
             "RAND_INTEGER", "RTRIM", "SECOND", "SESSION", "SUM", "TIMESTAMPADD", "TIMESTAMPDIFF",
             "TO_TIMESTAMP", "TO_TIMESTAMP_LTZ", "TRY_CAST", "TUMBLE", "UNIX_TIMESTAMP", "UPPER",
             "WEEK", "YEAR"};
+        int nu = 0;
+        char **user = sql_udfs_names(s->udfs, &nu);
+        char **all = sl_calloc(SL_ARRAY_LEN(fns) + (size_t)nu + 1, sizeof *all);
+        memcpy(all, fns, sizeof fns);
+        memcpy(all + SL_ARRAY_LEN(fns), user, sizeof *user * (size_t)nu);
+        qsort(all, SL_ARRAY_LEN(fns) + (size_t)nu, sizeof *all, cmp_str);
         const char *head[] = {"function name"}, *types[] = {"STRING"};
-        table_result(r, 1, head, types, (char *const *)fns, (int)SL_ARRAY_LEN(fns));
+        table_result(r, 1, head, types, all, (int)SL_ARRAY_LEN(fns) + nu);
+        free(all);
+        free(user);
         return SL_OK;
+    }
+    if (!strcmp(st->s, "USER FUNCTIONS") || !strcmp(st->s, "JARS")) {
+        return sql_udfs_execute(s->udfs, st, r, err, errlen);
     }
     if (strcmp(st->s, "TABLES") && !views)
         return sl_seterr(err, errlen, "line %d, column %d: SHOW %s is not supported yet",
@@ -960,6 +978,7 @@ static void reset(sl_sql_session *s, const sql_node *st, sl_sql_result *r)
 /* SET values travel with the job: its "config" object. */
 static void add_job_config(const sl_sql_session *s, json_t *job)
 {
+    sql_udfs_attach(s->udfs, job);
     json_t *cfg = json_object();
     for (int i = 0; i < s->nopts; i++)
         if (is_job_key(s->okeys[i])) json_object_set_new(cfg, s->okeys[i], json_string(s->ovals[i]));
@@ -1040,6 +1059,10 @@ static int execute(sl_sql_session *s, sql_arena *a, const sql_node *st, sl_sql_r
     case SQL_DROP: return drop(s, st, r, err, errlen);
     case SQL_SHOW: return show(s, st, r, err, errlen);
     case SQL_DESCRIBE: return describe(s, st, r, err, errlen);
+    case SQL_CREATE_FUNCTION:
+    case SQL_DROP_FUNCTION:
+    case SQL_DESCRIBE_FUNCTION:
+    case SQL_JAR: return sql_udfs_execute(s->udfs, st, r, err, errlen);
     case SQL_SET: return set(s, st, r, err, errlen);
     case SQL_RESET: reset(s, st, r); return SL_OK;
     case SQL_INSERT:
@@ -1124,7 +1147,9 @@ static int execute(sl_sql_session *s, sql_arena *a, const sql_node *st, sl_sql_r
 
 sl_sql_session *sl_sql_session_new(void)
 {
-    return sl_calloc(1, sizeof(sl_sql_session));
+    sl_sql_session *s = sl_calloc(1, sizeof(sl_sql_session));
+    s->udfs = sql_udfs_new();
+    return s;
 }
 
 void sl_sql_session_destroy(sl_sql_session *s)
@@ -1132,6 +1157,7 @@ void sl_sql_session_destroy(sl_sql_session *s)
     if (!s) return;
     for (int i = 0; i < s->cat.n; i++) table_free(s->cat.t[i]);
     free(s->cat.t);
+    sql_udfs_destroy(s->udfs);
     for (int i = 0; i < s->nopts; i++) {
         free(s->okeys[i]);
         free(s->ovals[i]);
@@ -1206,7 +1232,9 @@ int sl_sql_execute(sl_sql_session *s, const char *text, size_t len, int line, in
     }
     const sql_node *st = list->kids[0];
     int in_set = s->in_set;
+    sl_expr_set_session_functions(sql_udfs_set(s->udfs)); /* calls type-check against them */
     int rc = execute(s, a, st, r, err, errlen);
+    sl_expr_set_session_functions(NULL);
     /* keep the parse when the session now points into it: views, computed columns,
      * statement sets; drop it otherwise, so a long session does not grow per statement */
     int keep = rc == SL_OK && (st->kind == SQL_CREATE_TABLE || st->kind == SQL_CREATE_VIEW ||

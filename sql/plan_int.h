@@ -137,6 +137,15 @@ int sql_plan_window_tvf(plan *p, const sql_node *f, rel *out);
 
 int sqlp_ttl_set(const plan *p);  /* table.exec.state.ttl is set and not 0 */
 
+/* plan_lateral.c: FROM l, LATERAL TABLE(f(x)) [AS t(a, b)] (also CROSS JOIN
+ * LATERAL, [LEFT] JOIN LATERAL ... ON TRUE): a correlate vertex calling the
+ * user-defined table function f per row of l. With plan_join.c's cache of
+ * planned joins and a column map naming l's columns and t's. */
+int sql_plan_lateral(plan *p, const sql_node *f, rel *out);
+const rel *sqlp_joins_find(plan *p, const sql_node *f);
+void sqlp_joins_add(plan *p, const sql_node *f, const rel *r);
+sql_join_map *sqlp_lateral_map(const rel *l, const char *alias, const sl_schema *cols, int off);
+
 /* plan_rank.c. A SELECT over a subquery, CTE or view with ROW_NUMBER()
  * OVER (...): Top-N or deduplication. sql_is_rank_query says whether sel
  * is one. */

@@ -560,8 +560,21 @@ static int join_config(plan *p, jplan *j, const char *jt, int interval, const ch
     return SL_OK;
 }
 
+const rel *sqlp_joins_find(plan *p, const sql_node *f) { return joins_find(p, f); }
+void sqlp_joins_add(plan *p, const sql_node *f, const rel *r) { joins_add(p, f, r); }
+
+sql_join_map *sqlp_lateral_map(const rel *l, const char *alias, const sl_schema *cols, int off)
+{
+    sql_join_map *m = sl_calloc(1, sizeof *m);
+    side_names(l, m, 0);
+    for (int i = 0; i < cols->n; i++) map_add(m, alias, cols->fields[i].name, off + i);
+    map_qual(m, alias);
+    return m;
+}
+
 int sql_plan_join(plan *p, const sql_node *f, rel *out)
 {
+    if (sql_kid(f, 1) && sql_kid(f, 1)->kind == SQL_FROM_LATERAL) return sql_plan_lateral(p, f, out);
     const rel *done = joins_find(p, f);
     if (done) {
         rel_copy(out, done);

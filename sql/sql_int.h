@@ -121,4 +121,19 @@ int sql_plan_schema(const sql_catalog *cat, const sql_node *query, sl_schema *sc
  * the query ends after, the client stops there); 0 for any other query. */
 long long sql_query_row_limit(const sql_node *q);
 
+/* ---- user-defined functions (catalog_udf.c) ---------------------------------- */
+
+typedef struct sql_udfs sql_udfs;
+sql_udfs *sql_udfs_new(void);
+void sql_udfs_destroy(sql_udfs *u); /* NULL is a no-op */
+/* CREATE / DROP / DESCRIBE FUNCTION, ADD / REMOVE JAR, SHOW JARS, SHOW USER FUNCTIONS */
+int sql_udfs_execute(sql_udfs *u, const sql_node *st, sl_sql_result *r, char *err, size_t errlen);
+const struct sl_udf_set *sql_udfs_set(const sql_udfs *u); /* for the expression checker */
+char **sql_udfs_names(const sql_udfs *u, int *n); /* sorted; caller frees the array only */
+/* List in each calc / correlate vertex of `job` the functions it calls ("functions"). */
+void sql_udfs_attach(const sql_udfs *u, json_t *job);
+/* catalog.c's result set of a SHOW or DESCRIBE (Flink's columns) */
+void sql_table_result(sl_sql_result *r, int ncols, const char *const *names,
+                      const char *const *types, char *const *cells, int nrows);
+
 #endif

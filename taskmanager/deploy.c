@@ -96,8 +96,8 @@ static int write_library(const char *path, const Sluice__UserLibrary *lib, char 
 }
 
 /* The C jobs shipped with the deployment go under this TaskManager's
- * taskmanager.tmp.dirs, and every "library": "jar:<id>" of the graph is
- * pointed at its file. Returns the graph text to plan (caller frees), or
+ * taskmanager.tmp.dirs, and every "library": "jar:<id>" of the graph (a
+ * vertex's, or one of its user functions') is pointed at its file. Returns the graph text to plan (caller frees), or
  * NULL with err. */
 static char *place_libraries(tm_net *n, const Sluice__DeployJob *m, char *err, size_t errlen)
 {
@@ -124,6 +124,12 @@ static char *place_libraries(tm_net *n, const Sluice__DeployJob *m, char *err, s
             json_t *cfg = json_object_get(v, "config");
             const char *l = json_string_value(json_object_get(cfg, "library"));
             if (rc == SL_OK && l && !strcmp(l, ref)) json_object_set_new(cfg, "library", json_string(path));
+            json_t *f; /* user-defined functions (core/udf_sig.h) */
+            size_t q;
+            json_array_foreach(json_object_get(cfg, "functions"), q, f) {
+                const char *fl = json_string_value(json_object_get(f, "library"));
+                if (rc == SL_OK && fl && !strcmp(fl, ref)) json_object_set_new(f, "library", json_string(path));
+            }
         }
         free(path);
         free(ref);

@@ -163,7 +163,8 @@ static void test_definition(void)
     CHECK(sl_op_calc.flags == 0);
     CHECK_EQ_STR(sl_op_calc.options[0].key, "projection");
     CHECK_EQ_STR(sl_op_calc.options[1].key, "filter");
-    CHECK(sl_op_calc.options[2].key == NULL);
+    CHECK_EQ_STR(sl_op_calc.options[2].key, "functions");
+    CHECK(sl_op_calc.options[3].key == NULL);
     CHECK(sl_op_calc.process && sl_op_calc.open && sl_op_calc.close && sl_op_calc.plan_free);
 }
 
@@ -263,7 +264,7 @@ static void test_strings_in_scratch(void)
     big[sizeof big - 1] = '\0';
     CHECK_EQ_INT(feed(&h, SL_KIND_INSERT, SL_TS_NONE, 1, big, 0), SL_ERR);
     CHECK_EQ_STR(h.op.err, "vertex 'calc': projection item 1: string result too large "
-                           "(101 bytes; scratch space exhausted) at position 1");
+                           "(101 bytes; scratch space exhausted) at position 1 (row 41 of subtask 0)");
     teardown(&h);
 }
 
@@ -275,7 +276,7 @@ static void test_runtime_errors(void)
     CHECK_EQ_INT(feed(&h, SL_KIND_INSERT, SL_TS_NONE, 7, "a", 0), SL_OK);
     CHECK_EQ_STR(h.rec.rows[0], "+I[7, 14]");
     CHECK_EQ_INT(feed(&h, SL_KIND_INSERT, SL_TS_NONE, 0, "a", 0), SL_ERR);
-    CHECK_EQ_STR(h.op.err, "vertex 'calc': projection item 2: division by zero at position 5");
+    CHECK_EQ_STR(h.op.err, "vertex 'calc': projection item 2: division by zero at position 5 (row 2 of subtask 0)");
     CHECK_EQ_INT(h.rec.n, 1);
     teardown(&h);
 
@@ -283,7 +284,7 @@ static void test_runtime_errors(void)
     CHECK_EQ_INT(open_op(&h, 1024), SL_OK);
     CHECK_EQ_INT(feed(&h, SL_KIND_INSERT, SL_TS_NONE, 1, "12", 0), SL_OK);
     CHECK_EQ_INT(feed(&h, SL_KIND_INSERT, SL_TS_NONE, 1, "twelve", 0), SL_ERR);
-    CHECK_EQ_STR(h.op.err, "vertex 'calc': filter: cannot CAST 'twelve' to INT at position 1");
+    CHECK_EQ_STR(h.op.err, "vertex 'calc': filter: cannot CAST 'twelve' to INT at position 1 (row 2 of subtask 0)");
     CHECK_EQ_INT(h.rec.n, 1);
     teardown(&h);
 }

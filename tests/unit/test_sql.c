@@ -310,7 +310,7 @@ static void test_syntax_error_positions(void)
     CHECK_EQ_STR(tree("SELECT a FROM t GROUP a"),
                  "ERR: line 1, column 23: unexpected 'a', expected BY");
     CHECK_EQ_STR(tree("DROP t"),
-                 "ERR: line 1, column 6: unexpected 't', expected TABLE, TEMPORARY or VIEW");
+                 "ERR: line 1, column 6: unexpected 't', expected FUNCTION, SYSTEM, TABLE, TEMPORARY or VIEW");
     /* the tokens valid before the parser's default reductions, not after */
     CHECK_EQ_STR(tree("SELECT a b c FROM t"),
                  "ERR: line 1, column 12: unexpected 'c', expected EXCEPT, FETCH, FROM, GROUP, "
@@ -318,7 +318,7 @@ static void test_syntax_error_positions(void)
     CHECK_EQ_STR(tree("SELECT CASE WHEN a THEN 1 FROM t"),
                  "ERR: line 1, column 27: unexpected 'FROM', expected ELSE, END or WHEN");
     CHECK_EQ_STR(tree("SELECT a FROM"), "ERR: line 1, column 14: unexpected end of input, "
-                                        "expected an identifier, TABLE or '('");
+                                        "expected an identifier, LATERAL, TABLE or '('");
     /* deep nesting is an error, not a crash */
     char deep[4096];
     size_t o = (size_t)snprintf(deep, sizeof deep, "SELECT ");

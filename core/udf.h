@@ -1,0 +1,85 @@
+/*
+ * udf.h -- the C ABI of user-defined SQL functions (CREATE FUNCTION ...
+ * LANGUAGE C USING JAR 'lib.so'), version SL_UDF_ABI_VERSION.
+ *
+ * A shared object declares each function it exports with one of the
+ * macros below. The declaration is plain text placed in the object's
+ * ".sluice_udf" ELF section: the SQL client and the JobManager read a
+ * function's kind and SQL signature from the file (core/udf_sig.h) without
+ * loading it, so planning never runs user code; only TaskManagers dlopen
+ * the object, when an operator that calls it opens.
+ *
+ *   #include "udf.h"
+ *
+ *   SL_UDF_SCALAR(add_tax, "DOUBLE", "DOUBLE, INT", SL_UDF_DEFAULT)
+ *   int add_tax(sl_udf_ctx *ctx, const sl_value *args, int nargs, sl_value *out)
+ *   {
+ *       out->v.d = args[0].v.d * (1 + args[1].v.i / 100.0);
+ *       return 0;
+ *   }
+ *
+ *   SL_UDF_TABLE(split_words, "word STRING, pos INT", "STRING", SL_UDF_DEFAULT)
+ *   int split_words(sl_udf_ctx *ctx, const sl_value *args, int nargs)
+ *   {
+ *       ... ctx->emit(ctx, row) once per output row (row: one value per column) ...
+ *       return 0;
+ *   }
+ *
+ * Types are SQL type names (BOOLEAN, INT, BIGINT, DOUBLE, STRING, BYTES,
+ * TIMESTAMP(3), TIMESTAMP_LTZ(3)); values are sl_value (core/row.h):
+ * integers, BOOLEAN and timestamps in v.i, DOUBLE in v.d, strings as a
+ * borrowed pointer and length in v.s. A string result or emitted string
+ * must stay valid until the call returns: use ctx->alloc (memory of the
+ * current record, freed by the host) or static storage.
+ *
+ * Flags, one string: "deterministic" or "nondeterministic", and "strict"
+ * (the function is not called when an argument is NULL: the result is
+ * NULL, and a table function emits no row) or "nullable" (called with
+ * NULL arguments, args[i].isnull set).
+ *
+ * A function returns 0, or non-zero after writing a message into
+ * ctx->err: the task fails with that message, the function's name and the
+ * row's position. Functions run on task threads, several at once (one per
+ * subtask): they must be reentrant.
+ */
+#ifndef SL_UDF_H
+#define SL_UDF_H
+
+#include "row.h"
+
+#define SL_UDF_ABI_VERSION 1
+#define SL_UDF_SECTION ".sluice_udf"
+#define SL_UDF_MAX_ARGS 16            /* arguments of one function */
+#define SL_UDF_MAX_COLS 64            /* columns of a table function */
+
+#define SL_UDF_DEFAULT "deterministic strict"
+
+typedef struct sl_udf_ctx sl_udf_ctx;
+struct sl_udf_ctx {
+    unsigned abi;                      /* SL_UDF_ABI_VERSION */
+    /* n bytes valid until the call returns (NULL when the record's memory is exhausted) */
+    void *(*alloc)(sl_udf_ctx *ctx, size_t n);
+    /* table functions: emit one row of the declared columns (borrowed); non-zero when
+     * the row was refused (the output bound): return non-zero at once */
+    int (*emit)(sl_udf_ctx *ctx, const sl_value *row);
+    char err[256];                     /* the message of a failure */
+    void *host;                        /* the host's, do not touch */
+};
+
+typedef int (*sl_udf_scalar_fn)(sl_udf_ctx *ctx, const sl_value *args, int nargs, sl_value *out);
+typedef int (*sl_udf_table_fn)(sl_udf_ctx *ctx, const sl_value *args, int nargs);
+
+#define SL_UDF_DECL__(sym, text)                                                                  \
+    __attribute__((used, section(SL_UDF_SECTION), aligned(1))) static const char                 \
+        sl_udf_decl_##sym[] = text;
+
+/* A scalar function `sym` (an sl_udf_scalar_fn): result type, argument types
+ * ("" for none), flags. */
+#define SL_UDF_SCALAR(sym, result, args, flags)                                                   \
+    SL_UDF_DECL__(sym, "sluice-udf 1|scalar|" #sym "|" result "|" args "|" flags)
+/* A table function `sym` (an sl_udf_table_fn): its columns ("name TYPE, ..."),
+ * argument types, flags. */
+#define SL_UDF_TABLE(sym, columns, args, flags)                                                   \
+    SL_UDF_DECL__(sym, "sluice-udf 1|table|" #sym "|" columns "|" args "|" flags)
+
+#endif

@@ -1,0 +1,87 @@
+/*
+ * udf_sig.h -- user-defined functions as Sluice sees them (the ABI their
+ * objects implement is udf.h): signatures read from an object's
+ * ".sluice_udf" ELF section without loading it, a function set carried in
+ * a vertex's "functions" config, and its resolution on a TaskManager.
+ *
+ * Why an ELF section and not a side file: the declaration is compiled into
+ * the object from the same source as the function, so it cannot go stale
+ * or be lost on the way; and it is plain text (no pointers), so reading it
+ * needs no relocation -- a small reader of section headers (sl_udf_read_decls)
+ * gets it from the file while nothing of the object runs. The SQL client
+ * type-checks calls with it; the TaskManager checks it again against the
+ * object it loads.
+ */
+#ifndef SL_UDF_SIG_H
+#define SL_UDF_SIG_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <jansson.h>
+
+#include "row.h"
+#include "udf.h"
+
+typedef enum { SL_UDF_SCALAR_KIND, SL_UDF_TABLE_KIND } sl_udf_kind;
+
+typedef struct sl_udf_sig {
+    char *name;          /* the SQL name (CREATE FUNCTION name); the symbol for a bare decl */
+    char *symbol;        /* the C function in the object */
+    char *library;       /* the object: a path, or jar:<id> once uploaded */
+    char *decl;          /* the declaration's text as found in the object */
+    sl_udf_kind kind;
+    sl_type result;      /* scalar: the result type */
+    sl_schema cols;      /* table: the columns */
+    int nargs;
+    sl_type args[SL_UDF_MAX_ARGS];
+    bool deterministic;
+    bool strict;         /* NULL in, NULL out (not called) */
+    _Atomic(void *) fn;  /* resolved on a TaskManager (sl_udf_set_resolve), else NULL */
+} sl_udf_sig;
+
+typedef struct sl_udf_set {
+    int n;
+    sl_udf_sig **f;      /* owned */
+    pthread_mutex_t mu;  /* resolution */
+    int ndl;
+    void **dl;           /* dlopen handles, closed at destroy */
+} sl_udf_set;
+
+/* Read every declaration in the object at `path`: an array of *n signatures
+ * (caller frees each with sl_udf_sig_free, then the array), named by their
+ * symbols. SL_ERR with err when the file is not a 64-bit ELF object of this
+ * machine's byte order, has no .sluice_udf section, or a declaration is
+ * malformed (naming it). Loads nothing. */
+int sl_udf_read_decls(const char *path, sl_udf_sig ***out, int *n, char *err, size_t errlen);
+
+/* The declaration of `symbol` in the object at `path` (caller frees), or
+ * NULL with err ("... declares no function 'x' (it declares a, b)"). */
+sl_udf_sig *sl_udf_find_decl(const char *path, const char *symbol, char *err, size_t errlen);
+
+/* Does the object at `path` export a function `symbol` (its dynamic symbol
+ * table, read without loading it)? SL_ERR with err when not. */
+int sl_udf_exports(const char *path, const char *symbol, char *err, size_t errlen);
+
+sl_udf_sig *sl_udf_sig_copy(const sl_udf_sig *s);
+void sl_udf_sig_free(sl_udf_sig *s);   /* NULL is a no-op */
+
+/* "BIGINT add_one(BIGINT)" / "TABLE(word STRING, pos INT) split(STRING)"; caller frees. */
+char *sl_udf_sig_text(const sl_udf_sig *s);
+
+/* As a vertex's "functions" entry, and back (checking every field). */
+json_t *sl_udf_sig_json(const sl_udf_sig *s);
+sl_udf_set *sl_udf_set_from_json(const json_t *arr, char *err, size_t errlen);
+
+sl_udf_set *sl_udf_set_new(void);
+void sl_udf_set_add(sl_udf_set *set, sl_udf_sig *s);     /* takes s */
+void sl_udf_set_destroy(sl_udf_set *set);                /* NULL is a no-op */
+sl_udf_sig *sl_udf_set_find(const sl_udf_set *set, const char *name); /* case-insensitive */
+
+/* On a TaskManager, when an operator opens: load each function's object
+ * (a path by now), check that it still declares the same signature, and
+ * find the function. Idempotent and thread-safe (subtasks of one plan
+ * open concurrently). SL_ERR with err naming the function and the object. */
+int sl_udf_set_resolve(sl_udf_set *set, char *err, size_t errlen);
+
+#endif
