@@ -103,8 +103,9 @@ typedef struct jm_task {
 typedef struct jm_exception {
     char *name;
     char *stacktrace;
-    char *task;
-    char *location;
+    char *task;                 /* "<vertex> (i/n)" of a failed task, or NULL */
+    char *tm_id;                /* the TaskManager it happened on, or NULL */
+    char *endpoint;             /* that TaskManager's host:data port, when known, or NULL */
     int64_t timestamp;
 } jm_exception;
 
@@ -456,8 +457,11 @@ jm_job *jm_job_find(jm *j, const char *id);
 jm_tm *jm_tm_find(jm *j, const char *id);
 int jm_slots_total(jm *j);
 int jm_slots_free(jm *j);
+/* Add to the job's exception history (the first 64 are kept): `task` the failed
+ * task or NULL, `tm_id` the TaskManager it happened on or NULL, `tm` that
+ * TaskManager when still registered (for its endpoint) or NULL. Copies all. */
 void jm_job_add_exception(jm_job *job, const char *name, const char *trace, const char *task,
-                          const char *location);
+                          const char *tm_id, const jm_tm *tm);
 /* job->set: the cluster's settings with the job's "config" over them. */
 void jm_job_settings(jm *j, jm_job *job);
 /* Checks of a parsed graph against its effective settings that no vertex

@@ -34,6 +34,7 @@
 #include "ha.h"
 #include "log.h"
 #include "keygroup.h"
+#include "proc_info.h"
 #include "snapshot.h"
 
 #define TAG "jm:rest"
@@ -710,6 +711,218 @@ static json_t *sluice_subtasks(const jm_job *job, int c)
     return json_pack("{s:o}", "subtasks", subs);
 }
 
+/* Flink's SubtaskExecutionAttemptDetailsInfo of subtask i of chain c: its
+ * attempt (the job's deployment: Sluice restarts whole jobs), where it runs,
+ * its times and I/O metrics. */
+static json_t *subtask_json(jm *j, const jm_job *job, int c, int i)
+{
+    const jm_task *t = &job->tasks[c][i];
+    const jm_tm *tm = t->tm_id ? jm_tm_find(j, t->tm_id) : NULL;
+    char endpoint[300];
+    snprintf(endpoint, sizeof endpoint, "%s:%d", t->host ? t->host : "", tm ? tm->data_port : -1);
+    int done = t->state == T_FINISHED || t->state == T_CANCELED || t->state == T_FAILED;
+    int64_t start = t->start_ms ? t->start_ms : -1, end = done && t->end_ms ? t->end_ms : -1;
+    /* the time in each state: Sluice records when a task started
+     * running and when it ended, not the earlier states' times */
+    int64_t running = start < 0 ? 0 : (end >= 0 ? end : sl_now_ms()) - start;
+    json_t *o = json_pack("{s:i,s:s,s:i,s:s,s:I,s:I,s:I,s:I,s:o,s:s,s:{s:i,s:i,s:i,s:i,s:I}}", "subtask", i,
+                          "status", jm_task_state_name(t->state), "attempt", (int)job->attempt,
+                          "endpoint", t->host ? endpoint : "(unassigned)", "start-time",
+                          (json_int_t)start, "start_time", (json_int_t)start, "end-time",
+                          (json_int_t)end, "duration",
+                          (json_int_t)(start < 0 ? -1 : (end >= 0 ? end : sl_now_ms()) - start),
+                          "metrics", io_metrics_json(t, 1), "taskmanager-id",
+                          t->tm_id ? t->tm_id : "(unassigned)", "status-duration", "CREATED", 0,
+                          "SCHEDULED", 0, "DEPLOYING", 0, "INITIALIZING", 0, "RUNNING",
+                          (json_int_t)running);
+    return o;
+}
+
+/* "host:data port" where subtask i of chain c runs, or "(unassigned)". */
+static const char *task_endpoint(jm *j, const jm_task *t, char *buf, size_t len)
+{
+    const jm_tm *tm = t->tm_id ? jm_tm_find(j, t->tm_id) : NULL;
+    if (!t->host) return "(unassigned)";
+    snprintf(buf, len, "%s:%d", t->host, tm ? tm->data_port : -1);
+    return buf;
+}
+
+/* A whole number in [0, n) from text, or -1. */
+static long index_arg(const char *text, long n)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (!*text || *end || errno || v < 0 || v >= n) return -1;
+    return v;
+}
+
+/* GET .../subtasks/:index[/metrics | /attempts/:attempt[/accumulators]] and
+ * .../subtasks/accumulators. Sluice restarts whole jobs, so a subtask's one
+ * attempt is the job's current deployment; earlier ones are not kept. */
+static void subtask_routes(route_ctx *rc, jm_job *job, int c, reply *r)
+{
+    const sl_chain *ch = &job->g->chains[c];
+    char ep[300];
+    if (rc->nseg == 6 && !strcmp(rc->seg[5], "accumulators")) {
+        json_t *subs = json_array();
+        for (int k = 0; k < ch->parallelism; k++)
+            json_array_append_new(subs, json_pack("{s:i,s:i,s:s,s:[]}", "subtask", k, "attempt",
+                                                  (int)job->attempt, "endpoint",
+                                                  task_endpoint(rc->j, &job->tasks[c][k], ep,
+                                                                sizeof ep),
+                                                  "user-accumulators"));
+        reply_json(r, 200, json_pack("{s:s,s:i,s:o}", "id", ch->id, "parallelism",
+                                     ch->parallelism, "subtasks", subs));
+        return;
+    }
+    long i = index_arg(rc->seg[5], ch->parallelism);
+    if (i < 0)
+        return reply_err(r, 404, "subtask '%s' of vertex %s: the vertex has subtasks 0 to %d",
+                         rc->seg[5], ch->id, ch->parallelism - 1);
+    if (rc->nseg == 6) return reply_json(r, 200, subtask_json(rc->j, job, c, (int)i));
+    if (rc->nseg == 7 && !strcmp(rc->seg[6], "metrics")) {
+        /* Flink's subtask scope: the ids without the subtask's index */
+        const char *get = qarg(rc, "get");
+        json_t *arr = json_array();
+        if (!get) {
+            for (int k = 0; metric_names[k]; k++)
+                json_array_append_new(arr, json_pack("{s:s}", "id", metric_names[k]));
+            return reply_json(r, 200, arr);
+        }
+        char *list = sl_strdup(get), *save = NULL;
+        for (char *name = strtok_r(list, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
+            double v;
+            if (subtask_metric(job, c, (int)i, name, &v) != SL_OK) continue;
+            json_array_append_new(arr, json_pack("{s:s,s:o}", "id", name, "value",
+                                                 metric_value_json(v, name)));
+        }
+        free(list);
+        return reply_json(r, 200, arr);
+    }
+    if (rc->nseg >= 8 && rc->nseg <= 9 && !strcmp(rc->seg[6], "attempts")) {
+        long a = index_arg(rc->seg[7], (long)job->attempt + 1);
+        if (a != (long)job->attempt)
+            return reply_err(r, 404, "attempt '%s' of subtask %ld of vertex %s is not known: "
+                             "the current one is %u (earlier attempts are not kept)",
+                             rc->seg[7], i, ch->id, job->attempt);
+        if (rc->nseg == 8) return reply_json(r, 200, subtask_json(rc->j, job, c, (int)i));
+        if (!strcmp(rc->seg[8], "accumulators")) {
+            char id[80];
+            snprintf(id, sizeof id, "%s-%ld-%u", ch->id, i, job->attempt);
+            return reply_json(r, 200, json_pack("{s:i,s:i,s:s,s:[]}", "subtask", (int)i,
+                                                "attempt", (int)job->attempt, "id", id,
+                                                "user-accumulators"));
+        }
+    }
+    reply_err(r, 404, "Not found: no such subtask resource");
+}
+
+/* One summary of Flink's AggregatedTaskDetailsInfo: min, max, avg, sum and
+ * the median and quartile figures over n values (sorted here). */
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static json_t *aggregate_json(int64_t *v, int n)
+{
+    if (!n) return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "min", (json_int_t)0, "max",
+                             (json_int_t)0, "avg", (json_int_t)0, "sum", (json_int_t)0, "median",
+                             (json_int_t)0, "p25", (json_int_t)0, "p75", (json_int_t)0, "p95",
+                             (json_int_t)0);
+    qsort(v, (size_t)n, sizeof *v, cmp_i64);
+    int64_t sum = 0;
+    for (int k = 0; k < n; k++) sum += v[k];
+#define PCT(p) ((json_int_t)v[(int)((double)(n - 1) * (p) + 0.5)])
+    return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "min", (json_int_t)v[0], "max",
+                     (json_int_t)v[n - 1], "avg", (json_int_t)(sum / n), "sum", (json_int_t)sum,
+                     "median", PCT(0.5), "p25", PCT(0.25), "p75", PCT(0.75), "p95", PCT(0.95));
+#undef PCT
+}
+
+/* Flink's JobVertexTaskManagersInfo: the vertex's subtasks grouped by the
+ * TaskManager they run on (the unassigned ones together). */
+static json_t *vertex_taskmanagers(jm *j, const jm_job *job, int c)
+{
+    static const char *const io[][2] = {
+        {"read-bytes", "numBytesIn"}, {"write-bytes", "numBytesOut"},
+        {"read-records", "numRecordsIn"}, {"write-records", "numRecordsOut"},
+        {"accumulated-backpressured-time", "accumulatedBackPressuredTimeMs"},
+        {"accumulated-idle-time", "accumulatedIdleTimeMs"},
+        {"accumulated-busy-time", "accumulatedBusyTimeMs"}};
+    const sl_chain *ch = &job->g->chains[c];
+    const jm_task *ts = job->tasks[c];
+    int n = ch->parallelism;
+    char *done = sl_calloc((size_t)n, 1);
+    jm_task *group = sl_calloc((size_t)n, sizeof *group);
+    int64_t *vals = sl_calloc((size_t)n, sizeof *vals);
+    json_t *tms = json_array();
+    for (int i = 0; i < n; i++) {
+        if (done[i]) continue;
+        const char *tm_id = ts[i].tm_id;
+        int m = 0, counts[T_NSTATES] = {0};
+        int64_t start = -1, end = -1;
+        int all_done = 1;
+        for (int k = i; k < n; k++) {
+            if (done[k] || (tm_id ? !ts[k].tm_id || strcmp(tm_id, ts[k].tm_id) : ts[k].tm_id != NULL))
+                continue;
+            done[k] = 1;
+            group[m++] = ts[k];
+            counts[ts[k].state]++;
+            if (ts[k].start_ms && (start < 0 || ts[k].start_ms < start)) start = ts[k].start_ms;
+            int ended = ts[k].state == T_FINISHED || ts[k].state == T_CANCELED || ts[k].state == T_FAILED;
+            if (!ended) all_done = 0;
+            else if (ts[k].end_ms > end) end = ts[k].end_ms;
+        }
+        if (!all_done) end = -1;
+        json_t *sc = json_object();
+        jm_task_state worst = T_CREATED;
+        for (int s = 0; s < T_NSTATES; s++) {
+            json_object_set_new(sc, jm_task_state_name((jm_task_state)s), json_integer(counts[s]));
+            if (counts[s] && s != T_CREATED) worst = (jm_task_state)s; /* roughly: the furthest on */
+        }
+        if (counts[T_RUNNING]) worst = T_RUNNING;
+        json_t *agg = json_object();
+        for (size_t q = 0; q < SL_ARRAY_LEN(io); q++) {
+            for (int k = 0; k < m; k++) {
+                double v = 0;
+                task_metric(&group[k], io[q][1], &v);
+                vals[k] = (int64_t)v;
+            }
+            json_object_set_new(agg, io[q][0], aggregate_json(vals, m));
+        }
+        json_t *durations = json_object();
+        static const char *const states[] = {"CREATED", "SCHEDULED", "DEPLOYING", "INITIALIZING", "RUNNING"};
+        for (size_t q = 0; q < SL_ARRAY_LEN(states); q++) {
+            for (int k = 0; k < m; k++) {
+                int ended = group[k].end_ms && (group[k].state == T_FINISHED ||
+                                                group[k].state == T_CANCELED || group[k].state == T_FAILED);
+                vals[k] = q == 4 && group[k].start_ms
+                              ? (ended ? group[k].end_ms : sl_now_ms()) - group[k].start_ms : 0;
+            }
+            json_object_set_new(durations, states[q], aggregate_json(vals, m));
+        }
+        char ep[300];
+        const jm_tm *tm = tm_id ? jm_tm_find(j, tm_id) : NULL;
+        if (tm) snprintf(ep, sizeof ep, "%s:%d", tm->host, tm->data_port);
+        else snprintf(ep, sizeof ep, "(unassigned)");
+        json_array_append_new(tms, json_pack(
+            "{s:s,s:s,s:I,s:I,s:I,s:o,s:o,s:s,s:{s:o,s:o}}", "endpoint", ep, "status",
+            jm_task_state_name(worst), "start-time", (json_int_t)start, "end-time", (json_int_t)end,
+            "duration", (json_int_t)(start < 0 ? -1 : (end >= 0 ? end : sl_now_ms()) - start),
+            "metrics", io_metrics_json(group, m), "status-counts", sc, "taskmanager-id",
+            tm_id ? tm_id : "(unassigned)", "aggregated", "metrics", agg, "status-duration",
+            durations));
+    }
+    free(done);
+    free(group);
+    free(vals);
+    return json_pack("{s:s,s:s,s:I,s:o}", "id", ch->id, "name", ch->name, "now",
+                     (json_int_t)sl_now_ms(), "taskmanagers", tms);
+}
+
 static void vertex_routes(route_ctx *rc, jm_job *job, int c, reply *r)
 {
     const sl_chain *ch = &job->g->chains[c];
@@ -720,25 +933,7 @@ static void vertex_routes(route_ctx *rc, jm_job *job, int c, reply *r)
          * and I/O metrics */
         json_t *subs = json_array();
         for (int i = 0; i < ch->parallelism; i++) {
-            const jm_task *t = &job->tasks[c][i];
-            const jm_tm *tm = t->tm_id ? jm_tm_find(rc->j, t->tm_id) : NULL;
-            char endpoint[300];
-            snprintf(endpoint, sizeof endpoint, "%s:%d", t->host ? t->host : "", tm ? tm->data_port : -1);
-            int done = t->state == T_FINISHED || t->state == T_CANCELED || t->state == T_FAILED;
-            int64_t start = t->start_ms ? t->start_ms : -1, end = done && t->end_ms ? t->end_ms : -1;
-            /* the time in each state: Sluice records when a task started
-             * running and when it ended, not the earlier states' times */
-            int64_t running = start < 0 ? 0 : (end >= 0 ? end : sl_now_ms()) - start;
-            json_t *o = json_pack("{s:i,s:s,s:i,s:s,s:I,s:I,s:I,s:I,s:o,s:s,s:{s:i,s:i,s:i,s:i,s:I}}", "subtask", i,
-                                  "status", jm_task_state_name(t->state), "attempt", (int)job->attempt,
-                                  "endpoint", t->host ? endpoint : "(unassigned)", "start-time",
-                                  (json_int_t)start, "start_time", (json_int_t)start, "end-time",
-                                  (json_int_t)end, "duration",
-                                  (json_int_t)(start < 0 ? -1 : (end >= 0 ? end : sl_now_ms()) - start),
-                                  "metrics", io_metrics_json(t, 1), "taskmanager-id",
-                                  t->tm_id ? t->tm_id : "(unassigned)", "status-duration", "CREATED", 0,
-                                  "SCHEDULED", 0, "DEPLOYING", 0, "INITIALIZING", 0, "RUNNING",
-                                  (json_int_t)running);
+            json_t *o = subtask_json(rc->j, job, c, i);
             json_array_append_new(subs, o);
         }
         reply_json(r, 200, json_pack("{s:s,s:s,s:i,s:i,s:I,s:o}", "id", ch->id, "name", ch->name,
@@ -791,6 +986,49 @@ static void vertex_routes(route_ctx *rc, jm_job *job, int c, reply *r)
         reply_json(r, 200, metrics_list(rc, job, c, 1));
         return;
     }
+    if (!strcmp(what, "subtasks") && rc->nseg >= 6 && strcmp(rc->seg[5], "metrics")) {
+        subtask_routes(rc, job, c, r);
+        return;
+    }
+    if (!strcmp(what, "accumulators") && rc->nseg == 5) {
+        /* Sluice's operators keep no user accumulators */
+        reply_json(r, 200, json_pack("{s:s,s:[]}", "id", ch->id, "user-accumulators"));
+        return;
+    }
+    if (!strcmp(what, "subtasktimes") && rc->nseg == 5) {
+        json_t *subs = json_array();
+        for (int i = 0; i < ch->parallelism; i++) {
+            const jm_task *t = &job->tasks[c][i];
+            char ep[300];
+            /* the states whose start Sluice records: RUNNING and the end */
+            json_t *ts = json_object();
+            if (t->start_ms) json_object_set_new(ts, "RUNNING", json_integer(t->start_ms));
+            int done = t->state == T_FINISHED || t->state == T_CANCELED || t->state == T_FAILED;
+            if (done && t->end_ms)
+                json_object_set_new(ts, jm_task_state_name(t->state), json_integer(t->end_ms));
+            int64_t dur = !t->start_ms ? -1 : (done && t->end_ms ? t->end_ms : sl_now_ms()) - t->start_ms;
+            json_array_append_new(subs, json_pack("{s:i,s:s,s:I,s:o}", "subtask", i, "endpoint",
+                                                  task_endpoint(rc->j, t, ep, sizeof ep),
+                                                  "duration", (json_int_t)dur, "timestamps", ts));
+        }
+        reply_json(r, 200, json_pack("{s:s,s:s,s:I,s:o}", "id", ch->id, "name", ch->name, "now",
+                                     (json_int_t)sl_now_ms(), "subtasks", subs));
+        return;
+    }
+    if (!strcmp(what, "taskmanagers") && rc->nseg == 5) {
+        reply_json(r, 200, vertex_taskmanagers(rc->j, job, c));
+        return;
+    }
+    if (!strcmp(what, "jm-operator-metrics") && rc->nseg == 5) {
+        reply_json(r, 200, json_array()); /* Sluice's operators have no JobManager side */
+        return;
+    }
+    if (!strcmp(what, "flamegraph") && rc->nseg == 5) {
+        /* as Flink with rest.flamegraph.enabled false (its default): the
+         * "disabled" graph, no samples */
+        reply_json(r, 200, json_pack("{s:I,s:n}", "endTimestamp", (json_int_t)-1, "data"));
+        return;
+    }
     reply_err(r, 404, "Not found: no such vertex resource '%s'", what);
 }
 
@@ -803,32 +1041,83 @@ static int list_has(const char *list, const char *name)
     return 0;
 }
 
-/* GET /jobs/:id/metrics[?get=a,b]: the job's checkpoint metrics, Flink's names. */
-static json_t *job_metrics(route_ctx *rc, const jm_job *job)
+/* The job metrics below, by name, for one job: returns their number. */
+static size_t job_metric_values(const jm_job *job, const char **names, double *vals);
+
+/* GET /jobs/metrics[?get=a,b&agg=min,max,avg,sum]: Flink's job metrics
+ * aggregated over every job (optionally only ?jobs=id,id). */
+static json_t *jobs_metrics(route_ctx *rc)
 {
-    const jm_checkpoint *lc = job->latest_completed;
-    int in_progress = job->pending != NULL;
+    const char *names[16];
+    double vals[16];
+    size_t n = job_metric_values(NULL, names, vals);
+    const char *get = qarg(rc, "get"), *agg = qarg(rc, "agg"), *only = qarg(rc, "jobs");
+    json_t *arr = json_array();
+    for (size_t m = 0; m < n; m++) {
+        if (!get) {
+            json_array_append_new(arr, json_pack("{s:s}", "id", names[m]));
+            continue;
+        }
+        if (!list_has(get, names[m])) continue;
+        double mn = 0, mx = 0, sum = 0;
+        int count = 0;
+        for (jm_job *job = rc->j->jobs; job; job = job->next) {
+            if (only && !list_has(only, job->id)) continue;
+            job_metric_values(job, names, vals);
+            double v = vals[m];
+            if (!count || v < mn) mn = v;
+            if (!count || v > mx) mx = v;
+            sum += v;
+            count++;
+        }
+        json_t *o = json_pack("{s:s}", "id", names[m]);
+        int all = !agg || !*agg;
+        if (count && (all || strstr(agg, "min"))) json_object_set_new(o, "min", json_real(mn));
+        if (count && (all || strstr(agg, "max"))) json_object_set_new(o, "max", json_real(mx));
+        if (count && (all || strstr(agg, "avg"))) json_object_set_new(o, "avg", json_real(sum / count));
+        if (count && (all || strstr(agg, "sum"))) json_object_set_new(o, "sum", json_real(sum));
+        json_array_append_new(arr, o);
+    }
+    return arr;
+}
+
+/* GET /jobs/:id/metrics[?get=a,b]: the job's checkpoint metrics, Flink's names. */
+static size_t job_metric_values(const jm_job *job, const char **names, double *vals)
+{
+    const jm_checkpoint *lc = job ? job->latest_completed : NULL;
     struct { const char *name; double v; } ms[] = {
         {"lastCheckpointDuration", lc ? (double)(lc->end_ms - lc->trigger_ms) : -1},
         {"lastCheckpointSize", lc ? (double)lc->state_size : -1},
         {"lastCheckpointFullSize", lc ? (double)lc->state_size : -1},
         {"lastCompletedCheckpointId", lc ? (double)lc->id : -1},
-        {"lastCheckpointRestoreTimestamp", job->cp_restored ? (double)job->restored_ms : -1},
-        {"numberOfCompletedCheckpoints", job->cp_completed},
-        {"numberOfFailedCheckpoints", job->cp_failed},
-        {"numberOfInProgressCheckpoints", in_progress},
-        {"totalNumberOfCheckpoints", job->cp_total},
-        {"numRestarts", job->restarts},
+        {"lastCheckpointRestoreTimestamp", job && job->cp_restored ? (double)job->restored_ms : -1},
+        {"numberOfCompletedCheckpoints", job ? job->cp_completed : 0},
+        {"numberOfFailedCheckpoints", job ? job->cp_failed : 0},
+        {"numberOfInProgressCheckpoints", job && job->pending != NULL},
+        {"totalNumberOfCheckpoints", job ? job->cp_total : 0},
+        {"numRestarts", job ? job->restarts : 0},
     };
+    for (size_t i = 0; i < SL_ARRAY_LEN(ms); i++) {
+        names[i] = ms[i].name;
+        vals[i] = ms[i].v;
+    }
+    return SL_ARRAY_LEN(ms);
+}
+
+static json_t *job_metrics(route_ctx *rc, const jm_job *job)
+{
+    const char *names[16];
+    double vals[16];
+    size_t n = job_metric_values(job, names, vals);
     const char *get = qarg(rc, "get");
     json_t *arr = json_array();
-    for (size_t i = 0; i < SL_ARRAY_LEN(ms); i++) {
+    for (size_t i = 0; i < n; i++) {
         if (get) {
-            if (!list_has(get, ms[i].name)) continue;
-            json_array_append_new(arr, json_pack("{s:s,s:o}", "id", ms[i].name, "value",
-                                                 metric_value_json(ms[i].v, ms[i].name)));
+            if (!list_has(get, names[i])) continue;
+            json_array_append_new(arr, json_pack("{s:s,s:o}", "id", names[i], "value",
+                                                 metric_value_json(vals[i], names[i])));
         } else {
-            json_array_append_new(arr, json_pack("{s:s}", "id", ms[i].name));
+            json_array_append_new(arr, json_pack("{s:s}", "id", names[i]));
         }
     }
     return arr;
@@ -1029,6 +1318,106 @@ static void sluice_routes(route_ctx *rc, reply *r)
     }
 }
 
+/* Flink's ConfigurationInfo: every configuration key and value (secrets
+ * masked); with a job, its own "config" keys over the cluster's. */
+static json_t *cluster_config(jm *j, const jm_job *job)
+{
+    json_t *arr = json_array();
+    json_t *own = job && job->g->conf ? job->g->conf : NULL;
+    for (int i = 0; i < sl_config_count(j->conf); i++) {
+        const char *k, *v;
+        char bk[256];
+        sl_config_entry(j->conf, i, &k, &v);
+        if (!strcmp(k, "rest.auth-token") || !strcmp(k, "security.cluster.secret"))
+            v = *v ? "******" : "";
+        /* the TaskManagers' setting is the one that counts, not ours */
+        if (!strcmp(k, "state.backend.type")) v = job ? job_backend(j, job, bk, sizeof bk)
+                                                      : tms_backends(j, bk, sizeof bk);
+        if (json_is_string(json_object_get(own, k))) v = json_string_value(json_object_get(own, k));
+        json_array_append_new(arr, json_pack("{s:s,s:s}", "key", k, "value", v));
+    }
+    const char *k;
+    json_t *v;
+    json_object_foreach(own, k, v) { /* the job's keys the cluster's list lacks */
+        int listed = 0;
+        for (int i = 0; i < sl_config_count(j->conf) && !listed; i++) {
+            const char *ck, *cv;
+            sl_config_entry(j->conf, i, &ck, &cv);
+            listed = !strcmp(ck, k);
+        }
+        if (json_is_string(v) && !listed)
+            json_array_append_new(arr, json_pack("{s:s,s:O}", "key", k, "value", v));
+    }
+    return arr;
+}
+
+/* Flink's JobExecutionResultResponseBody: IN_PROGRESS until the job ends, then
+ * its JobResult (what Flink's client polls for a job's end). */
+static json_t *execution_result(const jm_job *job)
+{
+    const char *app;
+    switch (job->state) {
+    case JOB_FINISHED: app = "SUCCEEDED"; break;
+    case JOB_FAILED: app = "FAILED"; break;
+    case JOB_CANCELED: app = "CANCELED"; break;
+    default: return json_pack("{s:{s:s}}", "status", "id", "IN_PROGRESS");
+    }
+    json_t *res = json_pack("{s:s,s:s,s:{},s:I}", "id", job->id, "application-status", app,
+                            "accumulator-results", "net-runtime", (json_int_t)job_duration(job));
+    if (job->state != JOB_FINISHED)
+        json_object_set_new(res, "failure-cause",
+                            job->state == JOB_FAILED
+                                ? failure_cause_json("org.apache.flink.runtime.JobException",
+                                                     job->state_reason ? job->state_reason
+                                                                       : "the job failed")
+                                : failure_cause_json("org.apache.flink.runtime.client.JobCancellationException",
+                                                     "Job was cancelled."));
+    return json_pack("{s:{s:s},s:o}", "status", "id", "COMPLETED", "job-execution-result", res);
+}
+
+/* GET /jobs/:id/rescales/...: Flink 2.x's adaptive scheduler's rescale
+ * history. Sluice changes a job's parallelism only by a restart from a
+ * savepoint, so the history is empty, as a Flink job's is before its first
+ * rescale; the settings that belong to the adaptive scheduler are null. */
+static void rescale_routes(route_ctx *rc, const jm_job *job, reply *r)
+{
+    const char *what = rc->seg[3];
+    json_t *counts = json_pack("{s:i,s:i,s:i,s:i}", "ignored", 0, "inProgress", 0, "completed", 0,
+                               "failed", 0);
+    if (rc->nseg == 4 && !strcmp(what, "config")) {
+        json_decref(counts);
+        reply_json(r, 200, json_pack("{s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n}", "rescaleHistoryMax",
+                                     "schedulerExecutionMode", "submissionResourceWaitTimeoutInMillis",
+                                     "submissionResourceStabilizationTimeoutInMillis",
+                                     "slotIdleTimeoutInMillis", "executingCooldownTimeoutInMillis",
+                                     "executingResourceStabilizationTimeoutInMillis",
+                                     "maximumDelayForTriggeringRescaleInMillis",
+                                     "rescaleOnFailedCheckpointCount"));
+    } else if (rc->nseg == 4 && !strcmp(what, "history")) {
+        json_decref(counts);
+        reply_json(r, 200, json_array());
+    } else if (rc->nseg == 4 && !strcmp(what, "overview")) {
+        reply_json(r, 200, json_pack("{s:o,s:{s:n,s:n,s:n}}", "rescalesCounts", counts, "latest",
+                                     "completed", "failed", "ignored"));
+    } else if (rc->nseg == 4 && !strcmp(what, "summary")) {
+#define NO_STATS "{s:i,s:i,s:i,s:f,s:f,s:f,s:f,s:f}", "min", 0, "max", 0, "avg", 0, "p50", 0.0, \
+                 "p90", 0.0, "p95", 0.0, "p99", 0.0, "p999", 0.0
+        reply_json(r, 200, json_pack("{s:o,s:o,s:o,s:o,s:o}", "rescalesCounts", counts,
+                                     "rescalesDurationStatsInMillis", json_pack(NO_STATS),
+                                     "completedRescalesDurationStatsInMillis", json_pack(NO_STATS),
+                                     "ignoredRescalesDurationStatsInMillis", json_pack(NO_STATS),
+                                     "failedRescalesDurationStatsInMillis", json_pack(NO_STATS)));
+#undef NO_STATS
+    } else if (rc->nseg == 5 && !strcmp(what, "details")) {
+        json_decref(counts);
+        reply_err(r, 404, "Rescale %s of job %s not found: the job has not been rescaled",
+                  rc->seg[4], job->id);
+    } else {
+        json_decref(counts);
+        reply_err(r, 404, "Not found: no such rescales resource '%s'", what);
+    }
+}
+
 static void job_routes(route_ctx *rc, reply *r)
 {
     jm *j = rc->j;
@@ -1072,25 +1461,58 @@ static void job_routes(route_ctx *rc, reply *r)
         if (o) reply_json(r, 200, o);
         else reply_err(r, status, "%s", err);
     } else if (rc->nseg == 3 && get && !strcmp(rc->seg[2], "exceptions")) {
+        /* Flink 2.x's RootExceptionInfo, newest first; Sluice records each failure
+         * on its own, so none has concurrent exceptions, and it labels none */
         json_t *entries = json_array();
         for (int i = job->nexceptions - 1; i >= 0; i--) {
             const jm_exception *e = &job->exceptions[i];
-            json_t *o = json_pack("{s:s,s:s,s:I}", "exceptionName", e->name, "stacktrace",
-                                  e->stacktrace, "timestamp", (json_int_t)e->timestamp);
+            json_t *o = json_pack("{s:s,s:s,s:I,s:{},s:[]}", "exceptionName", e->name,
+                                  "stacktrace", e->stacktrace, "timestamp",
+                                  (json_int_t)e->timestamp, "failureLabels",
+                                  "concurrentExceptions");
             json_object_set_new(o, "taskName", e->task ? json_string(e->task) : json_null());
-            json_object_set_new(o, "location", e->location ? json_string(e->location) : json_null());
+            json_object_set_new(o, "endpoint", e->endpoint ? json_string(e->endpoint) : json_null());
+            json_object_set_new(o, "taskManagerId", e->tm_id ? json_string(e->tm_id) : json_null());
             json_array_append_new(entries, o);
         }
-        json_t *root = json_pack("{s:{s:o,s:b}}", "exceptionHistory", "entries", entries,
-                                 "truncated", job->nexceptions >= 64);
-        if (job->nexceptions)
-            json_object_set_new(root, "root-exception",
-                                json_string(job->exceptions[0].stacktrace));
-        reply_json(r, 200, root);
+        reply_json(r, 200, json_pack("{s:{s:o,s:b}}", "exceptionHistory", "entries", entries,
+                                     "truncated", job->nexceptions >= 64));
     } else if (rc->nseg == 3 && get && !strcmp(rc->seg[2], "metrics")) {
         reply_json(r, 200, job_metrics(rc, job));
     } else if (rc->nseg == 3 && get && !strcmp(rc->seg[2], "plan")) {
         reply_json(r, 200, json_pack("{s:o}", "plan", job_plan(job)));
+    } else if (rc->nseg == 3 && get && !strcmp(rc->seg[2], "execution-result")) {
+        reply_json(r, 200, execution_result(job));
+    } else if (rc->nseg == 3 && get && !strcmp(rc->seg[2], "accumulators")) {
+        /* Sluice's jobs keep no accumulators */
+        reply_json(r, 200, json_pack("{s:[],s:[],s:{}}", "job-accumulators", "user-task-accumulators",
+                                     "serialized-user-task-accumulators"));
+    } else if (rc->nseg == 4 && get && !strcmp(rc->seg[2], "jobmanager") &&
+               !strcmp(rc->seg[3], "config")) {
+        reply_json(r, 200, cluster_config(j, job));
+    } else if (rc->nseg == 4 && get && !strcmp(rc->seg[2], "jobmanager") &&
+               !strcmp(rc->seg[3], "environment")) {
+        reply_json(r, 200, sl_proc_environment("Sluice JobManager " SL_VERSION));
+    } else if (get && ((rc->nseg == 4 && !strcmp(rc->seg[2], "jobmanager") &&
+                        !strcmp(rc->seg[3], "log-url")) ||
+                       (rc->nseg == 5 && !strcmp(rc->seg[2], "taskmanagers") &&
+                        !strcmp(rc->seg[4], "log-url")))) {
+        /* as Flink without historyserver.log.*.url-pattern: there is no
+         * external log service to link to; the logs are served here */
+        reply_err(r, 404, "No log url pattern is configured: the logs are at /jobmanager/logs");
+    } else if (rc->nseg == 3 && get && !strcmp(rc->seg[2], "resource-requirements")) {
+        /* Flink's JobResourceRequirementsBody: per vertex its parallelism
+         * bounds, which for Sluice are the parallelism it runs at */
+        json_t *o = json_object();
+        for (int c = 0; c < job->g->nchains; c++)
+            json_object_set_new(o, job->g->chains[c].id,
+                                json_pack("{s:{s:i,s:i}}", "parallelism", "lowerBound", 1,
+                                          "upperBound", job->g->chains[c].parallelism));
+        reply_json(r, 200, o);
+    } else if (rc->nseg >= 4 && get && !strcmp(rc->seg[2], "rescales")) {
+        rescale_routes(rc, job, r);
+    } else if (rc->nseg == 4 && get && !strcmp(rc->seg[2], "rescaling")) {
+        reply_err(r, 404, "Rescaling operation %s of job %s not found", rc->seg[3], job->id);
     } else if (rc->nseg == 3 && get && !strcmp(rc->seg[2], "config")) {
         reply_json(r, 200, json_pack("{s:s,s:s,s:{s:i,s:s,s:b,s:{}}}", "jid", job->id, "name",
                                      job->g->name, "execution-config", "job-parallelism",
@@ -1376,18 +1798,7 @@ static void route(route_ctx *rc, reply *r)
          * no place for it; standbys answer this too) */
         reply_json(r, 200, jm_ha_json(j));
     } else if (rc->nseg == 2 && get && !strcmp(rc->seg[0], "jobmanager") && !strcmp(rc->seg[1], "config")) {
-        json_t *arr = json_array();
-        for (int i = 0; i < sl_config_count(j->conf); i++) {
-            const char *k, *v;
-            char bk[256];
-            sl_config_entry(j->conf, i, &k, &v);
-            if (!strcmp(k, "rest.auth-token") || !strcmp(k, "security.cluster.secret"))
-                v = *v ? "******" : "";
-            /* the TaskManagers' setting is the one that counts, not ours */
-            if (!strcmp(k, "state.backend.type")) v = tms_backends(j, bk, sizeof bk);
-            json_array_append_new(arr, json_pack("{s:s,s:s}", "key", k, "value", v));
-        }
-        reply_json(r, 200, arr);
+        reply_json(r, 200, cluster_config(j, NULL));
     } else if (rc->nseg == 1 && get && !strcmp(rc->seg[0], "overview")) {
         int counts[JOB_NSTATES] = {0};
         for (jm_job *job = j->jobs; job; job = job->next) counts[job->state]++;
@@ -1412,6 +1823,9 @@ static void route(route_ctx *rc, reply *r)
         json_t *arr = json_array();
         for (jm_tm *tm = j->tms; tm; tm = tm->next) json_array_append_new(arr, tm_json(j, tm, 0));
         reply_json(r, 200, json_pack("{s:o}", "taskmanagers", arr));
+    } else if (rc->nseg == 2 && get && !strcmp(rc->seg[0], "taskmanagers") &&
+               !strcmp(rc->seg[1], "metrics")) {
+        reply_json(r, 200, json_array()); /* no TaskManager-level metrics (Flink's are the JVM's) */
     } else if (rc->nseg == 2 && get && !strcmp(rc->seg[0], "taskmanagers")) {
         jm_tm *tm = jm_tm_find(j, rc->seg[1]);
         if (!tm) reply_err(r, 404, "TaskManager %s not found", rc->seg[1]);
@@ -1428,6 +1842,19 @@ static void route(route_ctx *rc, reply *r)
         } else {
             reply_err(r, 405, "%s is not allowed on /jobs", m);
         }
+    } else if (rc->nseg == 2 && get && !strcmp(rc->seg[0], "jobs") && !strcmp(rc->seg[1], "metrics")) {
+        reply_json(r, 200, jobs_metrics(rc));
+    } else if (rc->nseg == 1 && get && !strcmp(rc->seg[0], "datasets")) {
+        /* Flink's cluster partitions of batch jobs; a streaming cluster has none */
+        reply_json(r, 200, json_pack("{s:[]}", "dataSets"));
+    } else if (rc->nseg == 3 && get && !strcmp(rc->seg[0], "datasets") && !strcmp(rc->seg[1], "delete")) {
+        reply_err(r, 404, "Unknown trigger id %s: there are no data sets to delete", rc->seg[2]);
+    } else if (rc->nseg == 2 && get && !strcmp(rc->seg[0], "applications") &&
+               !strcmp(rc->seg[1], "overview")) {
+        /* Flink 2.x's applications: Sluice's jobs belong to none */
+        reply_json(r, 200, json_pack("{s:[]}", "applications"));
+    } else if (rc->nseg >= 2 && get && !strcmp(rc->seg[0], "applications")) {
+        reply_err(r, 404, "Application %s not found", rc->seg[1]);
     } else if (rc->nseg == 2 && get && !strcmp(rc->seg[0], "jobs") && !strcmp(rc->seg[1], "overview")) {
         json_t *arr = json_array();
         for (jm_job *job = j->jobs; job; job = job->next) json_array_append_new(arr, job_overview(job, 0));
@@ -1509,13 +1936,54 @@ static MHD_RESULT serve_file(jm *j, struct MHD_Connection *conn, const char *url
     return ret;
 }
 
+/* ---- the JobManager's process (REST thread) ---------------------------- */
+
+/* GET /jobmanager/{logs,logs/:name,log,stdout,thread-dump,environment}: the
+ * process's own files and /proc entries (lib/proc_info.c), no JobManager
+ * state, so answered here without the loop. Returns 1 when the path is one
+ * of these: *r is the JSON answer, or *fd (with *size) a file to send. */
+static int process_routes(const route_ctx *rc, reply *r, int *fd, uint64_t *size)
+{
+    if (strcmp(rc->method, "GET") || rc->nseg < 2 || rc->nseg > 3 ||
+        strcmp(rc->seg[0], "jobmanager"))
+        return 0;
+    const char *what = rc->seg[1];
+    char err[300];
+    if (rc->nseg == 2 && !strcmp(what, "logs")) {
+        reply_json(r, 200, sl_proc_log_list());
+    } else if (rc->nseg == 2 && !strcmp(what, "thread-dump")) {
+        reply_json(r, 200, sl_proc_thread_dump());
+    } else if (rc->nseg == 2 && !strcmp(what, "environment")) {
+        reply_json(r, 200, sl_proc_environment("Sluice JobManager " SL_VERSION));
+    } else if ((rc->nseg == 2 && (!strcmp(what, "log") || !strcmp(what, "stdout"))) ||
+               (rc->nseg == 3 && !strcmp(what, "logs"))) {
+        int which = rc->nseg == 3 ? 0 : !strcmp(what, "log") ? SL_PROC_LOG : SL_PROC_STDOUT;
+        *fd = sl_proc_log_open(which, rc->nseg == 3 ? rc->seg[2] : NULL, size, err, sizeof err);
+        if (*fd < 0) reply_err(r, 404, "%s", err);
+    } else {
+        return 0;
+    }
+    return 1;
+}
+
+static MHD_RESULT send_text_file(struct MHD_Connection *conn, int fd, uint64_t size)
+{
+    struct MHD_Response *resp = MHD_create_response_from_fd(size, fd);
+    MHD_add_response_header(resp, "Content-Type", "text/plain; charset=utf-8");
+    MHD_add_response_header(resp, "Cache-Control", "no-cache");
+    MHD_RESULT ret = MHD_queue_response(conn, 200, resp);
+    MHD_destroy_response(resp);
+    return ret;
+}
+
 /* ---- libmicrohttpd glue ----------------------------------------------- */
 
 static int is_api_path(const char *url)
 {
     static const char *prefixes[] = {"/config", "/overview", "/jobs", "/taskmanagers",
                                      "/jobmanager", "/savepoints", "/savepoint-disposal",
-                                     "/jars", "/sql", "/sluice", NULL};
+                                     "/jars", "/sql", "/sluice", "/datasets", "/applications",
+                                     NULL};
     for (int i = 0; prefixes[i]; i++) {
         size_t n = strlen(prefixes[i]);
         if (!strncmp(url, prefixes[i], n) && (url[n] == '\0' || url[n] == '/')) return 1;
@@ -1581,7 +2049,8 @@ static MHD_RESULT on_request(void *cls, struct MHD_Connection *conn, const char 
         rc.seg[rc.nseg++] = s;
     }
     int post = !strcmp(method, "POST");
-    int bad_body = 0;
+    int bad_body = 0, file = -1;
+    uint64_t file_size = 0;
     int savepoints = rc.nseg == 2 && post && !strcmp(rc.seg[0], "savepoints");
     int disposal = rc.nseg == 1 && post && !strcmp(rc.seg[0], "savepoint-disposal");
     if (rq->too_big) {
@@ -1592,6 +2061,11 @@ static MHD_RESULT on_request(void *cls, struct MHD_Connection *conn, const char 
         /* a standby JobManager: says where the leader is (ha.c) */
     } else if (rc.nseg < 0) {
         reply_err(&r, 404, "Not found: path too long");
+    } else if (process_routes(&rc, &r, &file, &file_size)) {
+        if (file >= 0) {
+            free(copy);
+            return send_text_file(conn, file, file_size);
+        }
     } else if (savepoints && !strcmp(rc.seg[1], "dispose")) {
         dispose_savepoint(&rc, &r);
     } else if (disposal && (rc.disposal_rc = dispose_path(&rc, &bad_body, &rc.disposal_not_found,
