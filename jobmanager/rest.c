@@ -580,6 +580,12 @@ typedef struct route_ctx {
     /* POST /jobs/:id/savepoints and /stop: the target directory, checked
      * and made canonical on the REST thread; NULL when none was given */
     char *target_dir;
+    /* GET /taskmanagers/:id/{logs,log,stdout,logs/:name,thread-dump}: asked of
+     * the TaskManager (stage 1), polled for (2) or given up (3); see tm_process */
+    int pinfo_stage;
+    int pinfo_kind;             /* Sluice__ProcessInfoRequest__Kind */
+    uint64_t pinfo_id;
+    jm_pinfo *pinfo_done;       /* stage 2: the answer, taken from the loop's list */
     reply *r;                   /* the answer, written by the loop */
 } route_ctx;
 
@@ -1778,11 +1784,14 @@ static json_t *jobmanager_metrics(route_ctx *rc)
     return arr;
 }
 
+static void pinfo_route(route_ctx *rc, reply *r);
+
 static void route(route_ctx *rc, reply *r)
 {
     jm *j = rc->j;
     const char *m = rc->method;
     int get = !strcmp(m, "GET");
+    if (rc->pinfo_stage) return pinfo_route(rc, r);
     if (rc->nseg == 1 && get && !strcmp(rc->seg[0], "config")) {
         /* Flink's DashboardConfiguration exactly: flink-version is Sluice's */
         reply_json(r, 200, json_pack("{s:i,s:s,s:i,s:s,s:s,s:{s:b,s:b,s:b}}", "refresh-interval",
@@ -1936,6 +1945,149 @@ static MHD_RESULT serve_file(jm *j, struct MHD_Connection *conn, const char *url
     return ret;
 }
 
+/* ---- a TaskManager's process (REST thread and loop) ----------------------- */
+
+static void pinfo_free(jm_pinfo *p)
+{
+    if (!p) return;
+    free(p->tm_id);
+    free(p->json);
+    free(p->data);
+    free(p->error);
+    free(p);
+}
+
+static jm_pinfo *pinfo_take(jm *j, uint64_t id)
+{
+    for (jm_pinfo **pp = &j->pinfos; *pp; pp = &(*pp)->next)
+        if ((*pp)->id == id) {
+            jm_pinfo *p = *pp;
+            *pp = p->next;
+            return p;
+        }
+    return NULL;
+}
+
+/* Loop: stage 1 sends the request, 2 hands over a finished answer, 3 drops it. */
+static void pinfo_route(route_ctx *rc, reply *r)
+{
+    jm *j = rc->j;
+    if (rc->pinfo_stage == 1) {
+        jm_tm *tm = jm_tm_find(j, rc->seg[1]);
+        if (!tm) return reply_err(r, 404, "TaskManager %s not found", rc->seg[1]);
+        /* answers nobody came back for (their REST thread gave up) */
+        for (jm_pinfo **pp = &j->pinfos; *pp;) {
+            jm_pinfo *p = *pp;
+            if (sl_mono_ms() - p->asked_mono_ms > 60000) {
+                *pp = p->next;
+                pinfo_free(p);
+            } else {
+                pp = &p->next;
+            }
+        }
+        jm_pinfo *p = sl_calloc(1, sizeof *p);
+        p->id = ++j->pinfo_ids;
+        p->tm_id = sl_strdup(tm->id);
+        p->asked_mono_ms = sl_mono_ms();
+        p->next = j->pinfos;
+        j->pinfos = p;
+        Sluice__ProcessInfoRequest rq = SLUICE__PROCESS_INFO_REQUEST__INIT;
+        rq.id = p->id;
+        rq.kind = (Sluice__ProcessInfoRequest__Kind)rc->pinfo_kind;
+        rq.name = rc->nseg == 4 ? rc->seg[3] : (char *)"";
+        Sluice__Envelope env = SLUICE__ENVELOPE__INIT;
+        env.msg_case = SLUICE__ENVELOPE__MSG_PROCESS_INFO_REQUEST;
+        env.process_info_request = &rq;
+        jm_send(tm, &env);
+        rc->pinfo_id = p->id;
+    } else if (rc->pinfo_stage == 2) {
+        jm_pinfo *p = NULL;
+        for (jm_pinfo *x = j->pinfos; x && !p; x = x->next)
+            if (x->id == rc->pinfo_id) p = x;
+        if (p && !p->done && !jm_tm_find(j, p->tm_id)) {
+            p->error = sl_sprintf("TaskManager %s is gone", p->tm_id);
+            p->done = 1;
+        }
+        if (p && p->done) rc->pinfo_done = pinfo_take(j, rc->pinfo_id);
+    } else {
+        pinfo_free(pinfo_take(j, rc->pinfo_id));
+    }
+}
+
+void jm_rest_on_process_info(jm *j, const jm_tm *tm, const Sluice__ProcessInfoReply *m)
+{
+    for (jm_pinfo *p = j->pinfos; p; p = p->next) {
+        if (p->id != m->id || p->done || strcmp(p->tm_id, tm->id)) continue;
+        if (m->error && *m->error) p->error = sl_strdup(m->error);
+        else if (m->json && *m->json) p->json = sl_strdup(m->json);
+        else {
+            p->data = sl_malloc(m->data.len ? m->data.len : 1);
+            if (m->data.len) memcpy(p->data, m->data.data, m->data.len);
+            p->len = m->data.len;
+        }
+        p->done = 1;
+        return;
+    }
+}
+
+/* Which TaskManager process path this is (a ProcessInfoRequest kind), or -1. */
+static int tm_process_kind(const route_ctx *rc)
+{
+    if (strcmp(rc->method, "GET") || rc->nseg < 3 || rc->nseg > 4 ||
+        strcmp(rc->seg[0], "taskmanagers"))
+        return -1;
+    const char *what = rc->seg[2];
+    if (rc->nseg == 4) return !strcmp(what, "logs") ? SLUICE__PROCESS_INFO_REQUEST__KIND__NAMED_FILE : -1;
+    if (!strcmp(what, "logs")) return SLUICE__PROCESS_INFO_REQUEST__KIND__LOG_LIST;
+    if (!strcmp(what, "thread-dump")) return SLUICE__PROCESS_INFO_REQUEST__KIND__THREAD_DUMP;
+    if (!strcmp(what, "log")) return SLUICE__PROCESS_INFO_REQUEST__KIND__LOG_FILE;
+    if (!strcmp(what, "stdout")) return SLUICE__PROCESS_INFO_REQUEST__KIND__STDOUT_FILE;
+    return -1;
+}
+
+/* REST thread: ask the TaskManager through the loop and poll (every 20 ms,
+ * up to 10 s) for its answer: JSON into *r, or a file's bytes into
+ * *data and *len (caller frees). The TaskManager reads its own /proc/self. */
+static void tm_process(jm *j, route_ctx *rc, reply *r, uint8_t **data, size_t *len)
+{
+    jm_op op;
+    memset(&op, 0, sizeof op);
+    op.qm.type = JM_OP_REST;
+    op.u.rest.ctx = rc;
+    rc->pinfo_stage = 1;
+    if (jm_op_call(j, &op) != SL_OK) return reply_err(r, 503, "the JobManager is shutting down");
+    if (r->status) return; /* no such TaskManager */
+    for (int waited = 0; waited < 10000; waited += 20) {
+        struct timespec ts = {0, 20 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+        rc->pinfo_stage = 2;
+        memset(&op, 0, sizeof op);
+        op.qm.type = JM_OP_REST;
+        op.u.rest.ctx = rc;
+        if (jm_op_call(j, &op) != SL_OK) return reply_err(r, 503, "the JobManager is shutting down");
+        jm_pinfo *p = rc->pinfo_done;
+        if (!p) continue;
+        json_error_t je;
+        json_t *js = p->json ? json_loads(p->json, 0, &je) : NULL;
+        if (p->error) reply_err(r, 404, "%s", p->error);
+        else if (p->json && !js) reply_err(r, 502, "TaskManager %s answered with bad JSON: %s", p->tm_id, je.text);
+        else if (js) reply_json(r, 200, js);
+        else {
+            *data = p->data;
+            *len = p->len;
+            p->data = NULL;
+        }
+        pinfo_free(p);
+        return;
+    }
+    rc->pinfo_stage = 3;
+    memset(&op, 0, sizeof op);
+    op.qm.type = JM_OP_REST;
+    op.u.rest.ctx = rc;
+    jm_op_call(j, &op);
+    reply_err(r, 504, "TaskManager %s did not answer within 10 s", rc->seg[1]);
+}
+
 /* ---- the JobManager's process (REST thread) ---------------------------- */
 
 /* GET /jobmanager/{logs,logs/:name,log,stdout,thread-dump,environment}: the
@@ -2065,6 +2217,19 @@ static MHD_RESULT on_request(void *cls, struct MHD_Connection *conn, const char 
         if (file >= 0) {
             free(copy);
             return send_text_file(conn, file, file_size);
+        }
+    } else if ((rc.pinfo_kind = tm_process_kind(&rc)) >= 0) {
+        uint8_t *data = NULL;
+        size_t len = 0;
+        tm_process(j, &rc, &r, &data, &len);
+        if (data) {
+            free(copy);
+            struct MHD_Response *resp = MHD_create_response_from_buffer(len, data, MHD_RESPMEM_MUST_FREE);
+            MHD_add_response_header(resp, "Content-Type", "text/plain; charset=utf-8");
+            MHD_add_response_header(resp, "Cache-Control", "no-cache");
+            MHD_RESULT ret = MHD_queue_response(conn, 200, resp);
+            MHD_destroy_response(resp);
+            return ret;
         }
     } else if (savepoints && !strcmp(rc.seg[1], "dispose")) {
         dispose_savepoint(&rc, &r);
@@ -2374,5 +2539,10 @@ void jm_rest_stop(jm *j)
         j->disposals = op->next;
         free(op->failure);
         free(op);
+    }
+    while (j->pinfos) {
+        jm_pinfo *p = j->pinfos;
+        j->pinfos = p->next;
+        pinfo_free(p);
     }
 }

@@ -42,13 +42,6 @@ FLINK_404 = {
     "/jobs/:jobid/rescales/details/:rescaleuuid": "no such rescale: the job was never rescaled",
     "/jobs/:jobid/rescaling/:triggerid": "no such rescaling trigger",
 }
-# Served by Sluice but not yet: the TaskManager's own process (its logs, stdout and
-# threads live in another process; the JobManager does not fetch them yet).
-NOT_YET = {
-    "/taskmanagers/:taskmanagerid/log", "/taskmanagers/:taskmanagerid/logs",
-    "/taskmanagers/:taskmanagerid/logs/:filename", "/taskmanagers/:taskmanagerid/stdout",
-    "/taskmanagers/:taskmanagerid/thread-dump",
-}
 
 
 def flink_endpoints(flink_home, workdir):
@@ -76,7 +69,7 @@ def test_every_flink_get_endpoint(flink_home, make_cluster, workdir):
     # Flink 2.3 has 73 GET endpoints; a change in the count means a new Flink
     assert len(endpoints) == 73, len(endpoints)
     templates = {u for u, _, _ in endpoints}
-    assert set(FLINK_404) | NOT_YET <= templates
+    assert set(FLINK_404) <= templates
 
     cluster = make_cluster(jm_conf=jar_conf(workdir, **{"slot.request.timeout": "1 h"}))
     cluster.add_tm(slots=2)
@@ -112,6 +105,7 @@ def test_every_flink_get_endpoint(flink_home, make_cluster, workdir):
     jar_id, _ = upload_file(cluster, SILENCE)
     tm = cluster.get("/taskmanagers")["taskmanagers"][0]["id"]
     logs = cluster.get("/jobmanager/logs")["logs"]
+    tm_logs = cluster.get(f"/taskmanagers/{tm}/logs")["logs"]
 
     def ids(jid):
         vid = cluster.job(jid)["vertices"][0]["id"]
@@ -138,11 +132,10 @@ def test_every_flink_get_endpoint(flink_home, make_cluster, workdir):
         values = ids(jid)
         values[":triggerid"] = None
         for template, cls, param in endpoints:
-            if template in NOT_YET:
-                continue
             if ":jobid" not in template and kind != "running":
                 continue  # one call is enough for what belongs to no job
             values[":triggerid"] = trigger(template, jid)
+            values[":filename"] = (tm_logs if template.startswith("/taskmanagers/") else logs)[0]["name"]
             path, missing = template, None
             for key in sorted(values, key=len, reverse=True):
                 if key in path:
@@ -170,29 +163,46 @@ def test_every_flink_get_endpoint(flink_home, make_cluster, workdir):
     failures = [l for l in results if not l.startswith("OK")]
     assert not failures, "\n".join(failures)
 
-    # the file endpoints: the JobManager's log and stdout files themselves
-    jm_files = {"log": cluster.jm.log_path, "stdout": cluster.jm.out_path}
+    # the file endpoints: the daemons' log and stdout files themselves
+    tmd = cluster.tms[0]
+    paths = {"/taskmanagers/:taskmanagerid/log": tmd.log_path,
+             "/taskmanagers/:taskmanagerid/stdout": tmd.out_path,
+             "/taskmanagers/:taskmanagerid/logs/:filename": os.path.join(cluster.workdir, tm_logs[0]["name"]),
+             "/jobmanager/logs/:filename": os.path.join(cluster.workdir, logs[0]["name"])}
+    assert {t for _, t, _ in files} == set(paths), files
     for kind, template, url in files:
         status, body = raw_get(url)
         assert status == 200, (template, status, body[:200])
-        name = {"/jobmanager/log": "log", "/jobmanager/stdout": "stdout"}.get(template)
-        path = jm_files[name] if name else os.path.join(cluster.workdir, logs[0]["name"])
-        with open(path, "rb") as f:
+        with open(paths[template], "rb") as f:
             assert f.read().startswith(body[:1000]), template
+        if template.endswith("/log"):
+            assert b"registered at the JobManager as " + tm.encode() in body
+    for path, want in (("/jobmanager/log", cluster.jm.log_path), ("/jobmanager/stdout", cluster.jm.out_path)):
+        status, body = raw_get(cluster.url + path)  # Flink's static file handlers: not in the jar's list
+        assert status == 200
+        with open(want, "rb") as f:
+            assert f.read().startswith(body[:1000]), path
 
     # contents, computed here
-    assert sorted(l["name"] for l in logs) == sorted({"jobmanager.log", "jobmanager.out"})
+    assert [l["name"] for l in logs] == ["jobmanager.log", "jobmanager.out"]
+    assert [l["name"] for l in tm_logs] == ["taskmanager0.log", "taskmanager0.out"]
     size = os.path.getsize(cluster.jm.log_path)
-    assert [l for l in logs if l["name"] == "jobmanager.log"][0]["size"] <= size
-    pid = cluster.jm.proc.pid
-    dump = cluster.get("/jobmanager/thread-dump")["threadInfos"]
-    tids = sorted(os.listdir(f"/proc/{pid}/task"), key=int)
-    names = sorted(open(f"/proc/{pid}/task/{t}/comm").read().strip() for t in tids)
-    assert sorted(t["threadName"] for t in dump) == names
-    for t in dump:
-        assert re.match(r'"[^"]*" Id=\d+ (RUNNABLE|WAITING|BLOCKED|TERMINATED) \(state [A-Za-z],', t["stringifiedThreadInfo"]), t
+    assert 0 < logs[0]["size"] <= size
+    for path, pid in (("/jobmanager/thread-dump", cluster.jm.proc.pid),
+                      (f"/taskmanagers/{tm}/thread-dump", tmd.proc.pid)):
+        def names(pid=pid):
+            return sorted(open(f"/proc/{pid}/task/{t}/comm").read().strip()
+                          for t in os.listdir(f"/proc/{pid}/task"))
+        before = names()
+        dump = cluster.get(path)["threadInfos"]
+        # threads come and go (REST workers do not; task threads may): compare with
+        # what /proc showed just before, which for these idle daemons is the same
+        assert sorted(t["threadName"] for t in dump) in (before, names()), (path, dump)
+        for t in dump:
+            assert re.match(r'"[^"]*" Id=\d+ (RUNNABLE|WAITING|BLOCKED|TERMINATED) \(state [A-Za-z],',
+                            t["stringifiedThreadInfo"]), t
     env = cluster.get("/jobmanager/environment")
-    with open(f"/proc/{pid}/cmdline", "rb") as f:
+    with open(f"/proc/{cluster.jm.proc.pid}/cmdline", "rb") as f:
         assert env["jvm"]["options"] == [a.decode() for a in f.read().split(b"\0")[:-1]]
     assert env["jvm"]["arch"] == os.uname().machine
     assert any("libjansson" in p for p in env["classpath"]), env["classpath"]
@@ -222,8 +232,13 @@ def test_every_flink_get_endpoint(flink_home, make_cluster, workdir):
     for bad in ("2", "-1", "x"):
         status, body = raw_get(f"{cluster.url}/jobs/{running}/vertices/{vid}/subtasks/{bad}")
         assert status == 404 and "the vertex has subtasks 0 to 1" in json.loads(body)["errors"][0]
-    status, body = raw_get(f"{cluster.url}/jobmanager/logs/..%2Fjobmanager.log")
-    assert status == 404
+    for bad in ("..%2Fjobmanager.log", "nope.log"):
+        assert raw_get(f"{cluster.url}/jobmanager/logs/{bad}")[0] == 404
+        status, body = raw_get(f"{cluster.url}/taskmanagers/{tm}/logs/{bad}")
+        assert status == 404 and (bad != "nope.log" or json.loads(body) == {
+            "errors": ["no log file named 'nope.log'"]}), body
+    status, body = raw_get(f"{cluster.url}/taskmanagers/nope/thread-dump")
+    assert status == 404 and json.loads(body) == {"errors": ["TaskManager nope not found"]}
     cluster.request("PATCH", f"/jobs/{running}?mode=cancel")
     cluster.request("PATCH", f"/jobs/{waiting}?mode=cancel")
     cluster.wait_state(running, "CANCELED")
