@@ -280,15 +280,20 @@ static json_t *task_counts(const jm_job *job, int chain, int lower)
     return o;
 }
 
-static jm_task_state chain_state(const jm_job *job, int c)
+/* The state of n tasks together: the "least advanced" wins, as Flink aggregates. */
+static jm_task_state tasks_state(const jm_task *ts, int n)
 {
-    /* the "least advanced" wins, as Flink aggregates */
     static const jm_task_state order[] = {T_FAILED, T_CANCELING, T_CANCELED, T_CREATED, T_SCHEDULED,
                                           T_DEPLOYING, T_INITIALIZING, T_RUNNING, T_FINISHED};
     for (size_t k = 0; k < SL_ARRAY_LEN(order); k++)
-        for (int i = 0; i < job->g->chains[c].parallelism; i++)
-            if (job->tasks[c][i].state == order[k]) return order[k];
+        for (int i = 0; i < n; i++)
+            if (ts[i].state == order[k]) return order[k];
     return T_CREATED;
+}
+
+static jm_task_state chain_state(const jm_job *job, int c)
+{
+    return tasks_state(job->tasks[c], job->g->chains[c].parallelism);
 }
 
 /* Flink's JobDetails of a job; sluice adds Sluice's state-reason and
@@ -884,12 +889,9 @@ static json_t *vertex_taskmanagers(jm *j, const jm_job *job, int c)
         }
         if (!all_done) end = -1;
         json_t *sc = json_object();
-        jm_task_state worst = T_CREATED;
-        for (int s = 0; s < T_NSTATES; s++) {
+        for (int s = 0; s < T_NSTATES; s++)
             json_object_set_new(sc, jm_task_state_name((jm_task_state)s), json_integer(counts[s]));
-            if (counts[s] && s != T_CREATED) worst = (jm_task_state)s; /* roughly: the furthest on */
-        }
-        if (counts[T_RUNNING]) worst = T_RUNNING;
+        jm_task_state worst = tasks_state(group, m);
         json_t *agg = json_object();
         for (size_t q = 0; q < SL_ARRAY_LEN(io); q++) {
             for (int k = 0; k < m; k++) {
