@@ -31,6 +31,7 @@
 
 #include "collect.h"
 #include "jm.h"
+#include "rest_int.h"
 #include "ha.h"
 #include "log.h"
 #include "keygroup.h"
@@ -58,20 +59,6 @@
 #define REST_SWEEP_MS 250
 
 
-typedef struct req {
-    char *body;
-    size_t len;
-    int too_big;
-    int refused;                /* jm_rest_admit's status (403, 415, 401), 0 admitted */
-    char why[700];              /* its reason */
-    int jars;                   /* a /jars path: jars.c answers */
-    void *jar;                  /* jars.c's state of the request */
-} req;
-
-/* a handler's answer (lib/http_reply.h) */
-typedef sl_reply reply;
-#define reply_json sl_reply_json
-#define reply_err sl_reply_err
 
 /* Flink's failure-cause of an asynchronous operation: its client reads
  * only serialized-throwable (jthrowable.c); class and stack-trace are for
@@ -143,7 +130,7 @@ static const char *job_backend(jm *j, const jm_job *job, char *buf, size_t len)
 
 /* ---- JSON builders (loop thread) ---------------------------------------- */
 
-static const char *metric_names[] = {
+const char *jm_rest_metric_names[] = {
     "numRecordsIn", "numRecordsOut", "numBytesIn", "numBytesOut", "numRecordsInPerSecond",
     "numRecordsOutPerSecond", "numBytesInPerSecond", "numBytesOutPerSecond",
     "busyTimeMsPerSecond", "backPressuredTimeMsPerSecond", "idleTimeMsPerSecond",
@@ -153,7 +140,7 @@ static const char *metric_names[] = {
     "checkpointStartDelayNanos", "stateEntries", "stateSizeBytes", NULL};
 
 /* Value of a named metric of one subtask; SL_ERR if the name is unknown. */
-static int task_metric(const jm_task *t, const char *name, double *out)
+int jm_rest_task_metric(const jm_task *t, const char *name, double *out)
 {
     const jm_metrics *mm = &t->metrics;
     const Sluice__SubtaskMetrics *m = &mm->m;
@@ -167,8 +154,8 @@ static int task_metric(const jm_task *t, const char *name, double *out)
     }
     if (!mm->has) {
         /* nothing reported yet: zeros, watermarks unknown */
-        for (int i = 0; metric_names[i]; i++)
-            if (!strcmp(name, metric_names[i])) {
+        for (int i = 0; jm_rest_metric_names[i]; i++)
+            if (!strcmp(name, jm_rest_metric_names[i])) {
                 *out = strstr(name, "Watermark") ? (double)INT64_MIN : 0;
                 return SL_OK;
             }
@@ -200,10 +187,9 @@ static int task_metric(const jm_task *t, const char *name, double *out)
 }
 
 /* Flink's operator-scope metrics, one per chained operator. */
-static const char *op_metric_names[] = {"numRecordsIn", "numRecordsOut", "numLateRecordsDropped",
+const char *jm_rest_op_metric_names[JM_REST_N_OP_METRICS + 1] = {"numRecordsIn", "numRecordsOut", "numLateRecordsDropped",
                                         "currentInputWatermark", "currentOutputWatermark",
                                         "numRecordsInErrors", NULL};
-#define N_OP_METRICS (SL_ARRAY_LEN(op_metric_names) - 1)
 
 /* "<operator name>.<metric>" of subtask i of chain c (Flink's id of an
  * operator's metric in a vertex); SL_ERR if there is no such. */
@@ -213,8 +199,8 @@ static int op_metric(const jm_job *job, int c, int i, const char *name, double *
     const char *dot = strrchr(name, '.');
     if (!dot) return SL_ERR;
     int m = -1;
-    for (int k = 0; op_metric_names[k]; k++)
-        if (!strcmp(dot + 1, op_metric_names[k])) m = k;
+    for (int k = 0; jm_rest_op_metric_names[k]; k++)
+        if (!strcmp(dot + 1, jm_rest_op_metric_names[k])) m = k;
     if (m < 0) return SL_ERR;
     size_t n = (size_t)(dot - name);
     for (int k = 0; k < ch->n; k++) {
@@ -235,13 +221,13 @@ static int op_metric(const jm_job *job, int c, int i, const char *name, double *
 }
 
 /* A subtask's metric by Flink's name: the task's, or one of an operator's. */
-static int subtask_metric(const jm_job *job, int c, int i, const char *name, double *out)
+int jm_rest_subtask_metric(const jm_job *job, int c, int i, const char *name, double *out)
 {
-    if (task_metric(&job->tasks[c][i], name, out) == SL_OK) return SL_OK;
+    if (jm_rest_task_metric(&job->tasks[c][i], name, out) == SL_OK) return SL_OK;
     return op_metric(job, c, i, name, out);
 }
 
-static json_t *metric_value_json(double v, const char *name)
+json_t *jm_rest_metric_value(double v, const char *name)
 {
     char buf[64];
     if (strstr(name, "Watermark") && v <= (double)INT64_MIN) return json_string("-9223372036854775808");
@@ -281,7 +267,7 @@ static json_t *task_counts(const jm_job *job, int chain, int lower)
 }
 
 /* The state of n tasks together: the "least advanced" wins, as Flink aggregates. */
-static jm_task_state tasks_state(const jm_task *ts, int n)
+jm_task_state jm_rest_tasks_state(const jm_task *ts, int n)
 {
     static const jm_task_state order[] = {T_FAILED, T_CANCELING, T_CANCELED, T_CREATED, T_SCHEDULED,
                                           T_DEPLOYING, T_INITIALIZING, T_RUNNING, T_FINISHED};
@@ -293,7 +279,7 @@ static jm_task_state tasks_state(const jm_task *ts, int n)
 
 static jm_task_state chain_state(const jm_job *job, int c)
 {
-    return tasks_state(job->tasks[c], job->g->chains[c].parallelism);
+    return jm_rest_tasks_state(job->tasks[c], job->g->chains[c].parallelism);
 }
 
 /* Flink's JobDetails of a job; sluice adds Sluice's state-reason and
@@ -320,12 +306,12 @@ static double tasks_sum(const jm_task *ts, int n, const char *metric)
 {
     double sum = 0, v;
     for (int i = 0; i < n; i++)
-        if (task_metric(&ts[i], metric, &v) == SL_OK) sum += v;
+        if (jm_rest_task_metric(&ts[i], metric, &v) == SL_OK) sum += v;
     return sum;
 }
 
 /* Flink's IOMetricsInfo over n subtasks (a vertex's, or one subtask's). */
-static json_t *io_metrics_json(const jm_task *ts, int n)
+json_t *jm_rest_io_metrics(const jm_task *ts, int n)
 {
     return json_pack("{s:I,s:b,s:I,s:b,s:I,s:b,s:I,s:b,s:I,s:I,s:I}", "read-bytes",
                      (json_int_t)tasks_sum(ts, n, "numBytesIn"), "read-bytes-complete", 1,
@@ -425,7 +411,7 @@ static json_t *job_detail(const jm_job *job)
         if (start == INT64_MAX) start = -1;
         jm_task_state st = chain_state(job, c);
         int done = st == T_FINISHED || st == T_CANCELED || st == T_FAILED;
-        json_t *metrics = io_metrics_json(job->tasks[c], ch->parallelism);
+        json_t *metrics = jm_rest_io_metrics(job->tasks[c], ch->parallelism);
         /* every vertex of a Sluice job shares one slot sharing group (nslots
          * = the largest parallelism), which has no id of its own: the job's */
         json_array_append_new(
@@ -562,39 +548,8 @@ static json_t *sluice_tms(jm *j)
 
 /* ---- routing ---------------------------------------------------------- */
 
-#define MAX_ARGS 16
 
-/* One API request on its way from a REST thread to the loop and back. */
-typedef struct route_ctx {
-    jm *j;
-    const char *method;
-    char *seg[12];
-    int nseg;
-    req *rq;
-    char *arg_key[MAX_ARGS], *arg_val[MAX_ARGS]; /* query arguments, copied (owned) */
-    int nargs;
-    /* POST /jobs: prepared on the REST thread; the loop takes g (sets NULL) */
-    sl_jobgraph *g;
-    char *restore_dir;          /* snapshot to restore from, or NULL */
-    uint64_t restore_cpid;
-    int restore_is_savepoint;
-    /* POST /savepoint-disposal: done on the REST thread, recorded by the loop */
-    int disposal_rc;            /* SL_OK or SL_ERR */
-    int disposal_not_found;     /* no savepoint there (404) */
-    char disposal_err[1400];
-    /* POST /jobs/:id/savepoints and /stop: the target directory, checked
-     * and made canonical on the REST thread; NULL when none was given */
-    char *target_dir;
-    /* GET /taskmanagers/:id/{logs,log,stdout,logs/:name,thread-dump}: asked of
-     * the TaskManager (stage 1), polled for (2) or given up (3); see tm_process */
-    int pinfo_stage;
-    int pinfo_kind;             /* Sluice__ProcessInfoRequest__Kind */
-    uint64_t pinfo_id;
-    jm_pinfo *pinfo_done;       /* stage 2: the answer, taken from the loop's list */
-    reply *r;                   /* the answer, written by the loop */
-} route_ctx;
-
-static const char *qarg(route_ctx *rc, const char *key)
+const char *jm_rest_qarg(route_ctx *rc, const char *key)
 {
     for (int i = 0; i < rc->nargs; i++)
         if (!strcmp(rc->arg_key[i], key)) return rc->arg_val[i];
@@ -619,426 +574,6 @@ static int find_chain(const jm_job *job, const char *vid)
     return -1;
 }
 
-/* Split "a,b,c" and call fn for each item. */
-static json_t *metrics_list(route_ctx *rc, const jm_job *job, int c, int per_subtask)
-{
-    const char *get = qarg(rc, "get");
-    json_t *arr = json_array();
-    const sl_chain *ch = &job->g->chains[c];
-    if (!get) {
-        /* no selection: list the available metric ids, as Flink does: the
-         * task's, then each operator's ("<operator name>.<metric>") */
-        int nnames = 0;
-        while (metric_names[nnames]) nnames++;
-        for (int k = 0; k < nnames + ch->n * (int)N_OP_METRICS; k++) {
-            char name[300];
-            if (k < nnames) snprintf(name, sizeof name, "%s", metric_names[k]);
-            else snprintf(name, sizeof name, "%s.%s",
-                          job->g->v[ch->vertices[(k - nnames) / (int)N_OP_METRICS]].name,
-                          op_metric_names[(k - nnames) % (int)N_OP_METRICS]);
-            if (per_subtask) {
-                json_array_append_new(arr, json_pack("{s:s}", "id", name));
-            } else {
-                for (int i = 0; i < ch->parallelism; i++) {
-                    char id[320];
-                    snprintf(id, sizeof id, "%d.%s", i, name);
-                    json_array_append_new(arr, json_pack("{s:s}", "id", id));
-                }
-            }
-        }
-        return arr;
-    }
-    const char *agg = qarg(rc, "agg");
-    char *list = sl_strdup(get), *save = NULL;
-    for (char *name = strtok_r(list, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
-        if (per_subtask) {
-            double mn = 0, mx = 0, sum = 0, v;
-            int n = 0;
-            for (int i = 0; i < ch->parallelism; i++) {
-                if (subtask_metric(job, c, i, name, &v) != SL_OK) continue;
-                if (!n || v < mn) mn = v;
-                if (!n || v > mx) mx = v;
-                sum += v;
-                n++;
-            }
-            if (!n) continue;
-            json_t *o = json_pack("{s:s}", "id", name);
-            int all = !agg || !*agg;
-            if (all || strstr(agg, "min")) json_object_set_new(o, "min", json_real(mn));
-            if (all || strstr(agg, "max")) json_object_set_new(o, "max", json_real(mx));
-            if (all || strstr(agg, "avg")) json_object_set_new(o, "avg", json_real(sum / n));
-            if (all || strstr(agg, "sum")) json_object_set_new(o, "sum", json_real(sum));
-            json_array_append_new(arr, o);
-        } else {
-            /* "0.numRecordsIn" or plain "numRecordsIn" (all subtasks) */
-            const char *dot = strchr(name, '.');
-            char *end = NULL;
-            long idx = dot ? strtol(name, &end, 10) : -1;
-            int explicit_idx = dot && end == dot;
-            const char *metric = explicit_idx ? dot + 1 : name;
-            for (int i = 0; i < ch->parallelism; i++) {
-                double v;
-                if (explicit_idx && i != idx) continue;
-                if (subtask_metric(job, c, i, metric, &v) != SL_OK) continue;
-                char id[320];
-                snprintf(id, sizeof id, "%d.%s", i, metric);
-                json_array_append_new(arr, json_pack("{s:s,s:o}", "id", id, "value",
-                                                     metric_value_json(v, metric)));
-            }
-        }
-    }
-    free(list);
-    return arr;
-}
-
-static const char *bp_level(double ratio)
-{
-    return ratio <= 0.10 ? "ok" : ratio <= 0.5 ? "low" : "high";
-}
-
-/* GET /sluice/jobs/:id/vertices/:vid/subtasks: per subtask its
- * TaskManager, host, state and every metric (numbers), with watermarkIdle. */
-static json_t *sluice_subtasks(const jm_job *job, int c)
-{
-    const sl_chain *ch = &job->g->chains[c];
-    json_t *subs = json_array();
-    for (int i = 0; i < ch->parallelism; i++) {
-        const jm_task *t = &job->tasks[c][i];
-        json_t *m = json_object();
-        for (int k = 0; metric_names[k]; k++) {
-            double v;
-            task_metric(t, metric_names[k], &v);
-            if (strstr(metric_names[k], "Watermark"))
-                json_object_set_new(m, metric_names[k], json_integer((json_int_t)(v <= (double)INT64_MIN ? INT64_MIN : (int64_t)v)));
-            else
-                json_object_set_new(m, metric_names[k], json_real(v));
-        }
-        json_object_set_new(m, "watermarkIdle", json_boolean(t->metrics.has && t->metrics.m.watermark_idle));
-        json_array_append_new(subs, json_pack("{s:i,s:s,s:s,s:s,s:o}", "subtask", i,
-                                              "taskmanager-id", t->tm_id ? t->tm_id : "",
-                                              "host", t->host ? t->host : "", "status",
-                                              jm_task_state_name(t->state), "metrics", m));
-    }
-    return json_pack("{s:o}", "subtasks", subs);
-}
-
-/* Flink's SubtaskExecutionAttemptDetailsInfo of subtask i of chain c: its
- * attempt (the job's deployment: Sluice restarts whole jobs), where it runs,
- * its times and I/O metrics. */
-static json_t *subtask_json(jm *j, const jm_job *job, int c, int i)
-{
-    const jm_task *t = &job->tasks[c][i];
-    const jm_tm *tm = t->tm_id ? jm_tm_find(j, t->tm_id) : NULL;
-    char endpoint[300];
-    snprintf(endpoint, sizeof endpoint, "%s:%d", t->host ? t->host : "", tm ? tm->data_port : -1);
-    int done = t->state == T_FINISHED || t->state == T_CANCELED || t->state == T_FAILED;
-    int64_t start = t->start_ms ? t->start_ms : -1, end = done && t->end_ms ? t->end_ms : -1;
-    /* the time in each state: Sluice records when a task started
-     * running and when it ended, not the earlier states' times */
-    int64_t running = start < 0 ? 0 : (end >= 0 ? end : sl_now_ms()) - start;
-    json_t *o = json_pack("{s:i,s:s,s:i,s:s,s:I,s:I,s:I,s:I,s:o,s:s,s:{s:i,s:i,s:i,s:i,s:I}}", "subtask", i,
-                          "status", jm_task_state_name(t->state), "attempt", (int)job->attempt,
-                          "endpoint", t->host ? endpoint : "(unassigned)", "start-time",
-                          (json_int_t)start, "start_time", (json_int_t)start, "end-time",
-                          (json_int_t)end, "duration",
-                          (json_int_t)(start < 0 ? -1 : (end >= 0 ? end : sl_now_ms()) - start),
-                          "metrics", io_metrics_json(t, 1), "taskmanager-id",
-                          t->tm_id ? t->tm_id : "(unassigned)", "status-duration", "CREATED", 0,
-                          "SCHEDULED", 0, "DEPLOYING", 0, "INITIALIZING", 0, "RUNNING",
-                          (json_int_t)running);
-    return o;
-}
-
-/* "host:data port" where subtask i of chain c runs, or "(unassigned)". */
-static const char *task_endpoint(jm *j, const jm_task *t, char *buf, size_t len)
-{
-    const jm_tm *tm = t->tm_id ? jm_tm_find(j, t->tm_id) : NULL;
-    if (!t->host) return "(unassigned)";
-    snprintf(buf, len, "%s:%d", t->host, tm ? tm->data_port : -1);
-    return buf;
-}
-
-/* A whole number in [0, n) from text, or -1. */
-static long index_arg(const char *text, long n)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(text, &end, 10);
-    if (!*text || *end || errno || v < 0 || v >= n) return -1;
-    return v;
-}
-
-/* GET .../subtasks/:index[/metrics | /attempts/:attempt[/accumulators]] and
- * .../subtasks/accumulators. Sluice restarts whole jobs, so a subtask's one
- * attempt is the job's current deployment; earlier ones are not kept. */
-static void subtask_routes(route_ctx *rc, jm_job *job, int c, reply *r)
-{
-    const sl_chain *ch = &job->g->chains[c];
-    char ep[300];
-    if (rc->nseg == 6 && !strcmp(rc->seg[5], "accumulators")) {
-        json_t *subs = json_array();
-        for (int k = 0; k < ch->parallelism; k++)
-            json_array_append_new(subs, json_pack("{s:i,s:i,s:s,s:[]}", "subtask", k, "attempt",
-                                                  (int)job->attempt, "endpoint",
-                                                  task_endpoint(rc->j, &job->tasks[c][k], ep,
-                                                                sizeof ep),
-                                                  "user-accumulators"));
-        reply_json(r, 200, json_pack("{s:s,s:i,s:o}", "id", ch->id, "parallelism",
-                                     ch->parallelism, "subtasks", subs));
-        return;
-    }
-    long i = index_arg(rc->seg[5], ch->parallelism);
-    if (i < 0)
-        return reply_err(r, 404, "subtask '%s' of vertex %s: the vertex has subtasks 0 to %d",
-                         rc->seg[5], ch->id, ch->parallelism - 1);
-    if (rc->nseg == 6) return reply_json(r, 200, subtask_json(rc->j, job, c, (int)i));
-    if (rc->nseg == 7 && !strcmp(rc->seg[6], "metrics")) {
-        /* Flink's subtask scope: the ids without the subtask's index */
-        const char *get = qarg(rc, "get");
-        json_t *arr = json_array();
-        if (!get) {
-            for (int k = 0; metric_names[k]; k++)
-                json_array_append_new(arr, json_pack("{s:s}", "id", metric_names[k]));
-            return reply_json(r, 200, arr);
-        }
-        char *list = sl_strdup(get), *save = NULL;
-        for (char *name = strtok_r(list, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
-            double v;
-            if (subtask_metric(job, c, (int)i, name, &v) != SL_OK) continue;
-            json_array_append_new(arr, json_pack("{s:s,s:o}", "id", name, "value",
-                                                 metric_value_json(v, name)));
-        }
-        free(list);
-        return reply_json(r, 200, arr);
-    }
-    if (rc->nseg >= 8 && rc->nseg <= 9 && !strcmp(rc->seg[6], "attempts")) {
-        long a = index_arg(rc->seg[7], (long)job->attempt + 1);
-        if (a != (long)job->attempt)
-            return reply_err(r, 404, "attempt '%s' of subtask %ld of vertex %s is not known: "
-                             "the current one is %u (earlier attempts are not kept)",
-                             rc->seg[7], i, ch->id, job->attempt);
-        if (rc->nseg == 8) return reply_json(r, 200, subtask_json(rc->j, job, c, (int)i));
-        if (!strcmp(rc->seg[8], "accumulators")) {
-            char id[80];
-            snprintf(id, sizeof id, "%s-%ld-%u", ch->id, i, job->attempt);
-            return reply_json(r, 200, json_pack("{s:i,s:i,s:s,s:[]}", "subtask", (int)i,
-                                                "attempt", (int)job->attempt, "id", id,
-                                                "user-accumulators"));
-        }
-    }
-    reply_err(r, 404, "Not found: no such subtask resource");
-}
-
-/* One summary of Flink's AggregatedTaskDetailsInfo: min, max, avg, sum and
- * the median and quartile figures over n values (sorted here). */
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
-static json_t *aggregate_json(int64_t *v, int n)
-{
-    if (!n) return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "min", (json_int_t)0, "max",
-                             (json_int_t)0, "avg", (json_int_t)0, "sum", (json_int_t)0, "median",
-                             (json_int_t)0, "p25", (json_int_t)0, "p75", (json_int_t)0, "p95",
-                             (json_int_t)0);
-    qsort(v, (size_t)n, sizeof *v, cmp_i64);
-    int64_t sum = 0;
-    for (int k = 0; k < n; k++) sum += v[k];
-#define PCT(p) ((json_int_t)v[(int)((double)(n - 1) * (p) + 0.5)])
-    return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "min", (json_int_t)v[0], "max",
-                     (json_int_t)v[n - 1], "avg", (json_int_t)(sum / n), "sum", (json_int_t)sum,
-                     "median", PCT(0.5), "p25", PCT(0.25), "p75", PCT(0.75), "p95", PCT(0.95));
-#undef PCT
-}
-
-/* Flink's JobVertexTaskManagersInfo: the vertex's subtasks grouped by the
- * TaskManager they run on (the unassigned ones together). */
-static json_t *vertex_taskmanagers(jm *j, const jm_job *job, int c)
-{
-    static const char *const io[][2] = {
-        {"read-bytes", "numBytesIn"}, {"write-bytes", "numBytesOut"},
-        {"read-records", "numRecordsIn"}, {"write-records", "numRecordsOut"},
-        {"accumulated-backpressured-time", "accumulatedBackPressuredTimeMs"},
-        {"accumulated-idle-time", "accumulatedIdleTimeMs"},
-        {"accumulated-busy-time", "accumulatedBusyTimeMs"}};
-    const sl_chain *ch = &job->g->chains[c];
-    const jm_task *ts = job->tasks[c];
-    int n = ch->parallelism;
-    char *done = sl_calloc((size_t)n, 1);
-    jm_task *group = sl_calloc((size_t)n, sizeof *group);
-    int64_t *vals = sl_calloc((size_t)n, sizeof *vals);
-    json_t *tms = json_array();
-    for (int i = 0; i < n; i++) {
-        if (done[i]) continue;
-        const char *tm_id = ts[i].tm_id;
-        int m = 0, counts[T_NSTATES] = {0};
-        int64_t start = -1, end = -1;
-        int all_done = 1;
-        for (int k = i; k < n; k++) {
-            if (done[k] || (tm_id ? !ts[k].tm_id || strcmp(tm_id, ts[k].tm_id) : ts[k].tm_id != NULL))
-                continue;
-            done[k] = 1;
-            group[m++] = ts[k];
-            counts[ts[k].state]++;
-            if (ts[k].start_ms && (start < 0 || ts[k].start_ms < start)) start = ts[k].start_ms;
-            int ended = ts[k].state == T_FINISHED || ts[k].state == T_CANCELED || ts[k].state == T_FAILED;
-            if (!ended) all_done = 0;
-            else if (ts[k].end_ms > end) end = ts[k].end_ms;
-        }
-        if (!all_done) end = -1;
-        json_t *sc = json_object();
-        for (int s = 0; s < T_NSTATES; s++)
-            json_object_set_new(sc, jm_task_state_name((jm_task_state)s), json_integer(counts[s]));
-        jm_task_state worst = tasks_state(group, m);
-        json_t *agg = json_object();
-        for (size_t q = 0; q < SL_ARRAY_LEN(io); q++) {
-            for (int k = 0; k < m; k++) {
-                double v = 0;
-                task_metric(&group[k], io[q][1], &v);
-                vals[k] = (int64_t)v;
-            }
-            json_object_set_new(agg, io[q][0], aggregate_json(vals, m));
-        }
-        json_t *durations = json_object();
-        static const char *const states[] = {"CREATED", "SCHEDULED", "DEPLOYING", "INITIALIZING", "RUNNING"};
-        for (size_t q = 0; q < SL_ARRAY_LEN(states); q++) {
-            for (int k = 0; k < m; k++) {
-                int ended = group[k].end_ms && (group[k].state == T_FINISHED ||
-                                                group[k].state == T_CANCELED || group[k].state == T_FAILED);
-                vals[k] = q == 4 && group[k].start_ms
-                              ? (ended ? group[k].end_ms : sl_now_ms()) - group[k].start_ms : 0;
-            }
-            json_object_set_new(durations, states[q], aggregate_json(vals, m));
-        }
-        char ep[300];
-        const jm_tm *tm = tm_id ? jm_tm_find(j, tm_id) : NULL;
-        if (tm) snprintf(ep, sizeof ep, "%s:%d", tm->host, tm->data_port);
-        else snprintf(ep, sizeof ep, "(unassigned)");
-        json_array_append_new(tms, json_pack(
-            "{s:s,s:s,s:I,s:I,s:I,s:o,s:o,s:s,s:{s:o,s:o}}", "endpoint", ep, "status",
-            jm_task_state_name(worst), "start-time", (json_int_t)start, "end-time", (json_int_t)end,
-            "duration", (json_int_t)(start < 0 ? -1 : (end >= 0 ? end : sl_now_ms()) - start),
-            "metrics", io_metrics_json(group, m), "status-counts", sc, "taskmanager-id",
-            tm_id ? tm_id : "(unassigned)", "aggregated", "metrics", agg, "status-duration",
-            durations));
-    }
-    free(done);
-    free(group);
-    free(vals);
-    return json_pack("{s:s,s:s,s:I,s:o}", "id", ch->id, "name", ch->name, "now",
-                     (json_int_t)sl_now_ms(), "taskmanagers", tms);
-}
-
-static void vertex_routes(route_ctx *rc, jm_job *job, int c, reply *r)
-{
-    const sl_chain *ch = &job->g->chains[c];
-    const char *what = rc->nseg > 4 ? rc->seg[4] : NULL;
-    if (!what) {
-        /* Flink's JobVertexDetailsInfo: per subtask its attempt (the job's
-         * deployment: Sluice restarts whole jobs), where it runs, its times
-         * and I/O metrics */
-        json_t *subs = json_array();
-        for (int i = 0; i < ch->parallelism; i++) {
-            json_t *o = subtask_json(rc->j, job, c, i);
-            json_array_append_new(subs, o);
-        }
-        reply_json(r, 200, json_pack("{s:s,s:s,s:i,s:i,s:I,s:o}", "id", ch->id, "name", ch->name,
-                                     "parallelism", ch->parallelism, "maxParallelism",
-                                     job->g->max_parallelism, "now", (json_int_t)sl_now_ms(),
-                                     "subtasks", subs));
-        return;
-    }
-    if (!strcmp(what, "backpressure") && rc->nseg == 5) {
-        json_t *subs = json_array();
-        double worst = 0;
-        for (int i = 0; i < ch->parallelism; i++) {
-            double bp = 0, busy = 0, idle = 0;
-            task_metric(&job->tasks[c][i], "backPressuredTimeMsPerSecond", &bp);
-            task_metric(&job->tasks[c][i], "busyTimeMsPerSecond", &busy);
-            task_metric(&job->tasks[c][i], "idleTimeMsPerSecond", &idle);
-            double ratio = bp / 1000.0;
-            if (ratio > worst) worst = ratio;
-            json_array_append_new(subs, json_pack("{s:i,s:s,s:s,s:f,s:f,s:f}", "subtask", i,
-                                                  "backpressure-level", bp_level(ratio),
-                                                  "backpressureLevel", bp_level(ratio), "ratio",
-                                                  ratio, "idleRatio", idle / 1000.0, "busyRatio",
-                                                  busy / 1000.0));
-        }
-        reply_json(r, 200, json_pack("{s:s,s:s,s:s,s:I,s:o}", "status", "ok", "backpressure-level",
-                                     bp_level(worst), "backpressureLevel", bp_level(worst),
-                                     "end-timestamp", (json_int_t)sl_now_ms(), "subtasks", subs));
-        return;
-    }
-    if (!strcmp(what, "metrics") && rc->nseg == 5) {
-        reply_json(r, 200, metrics_list(rc, job, c, 0));
-        return;
-    }
-    if (!strcmp(what, "watermarks") && rc->nseg == 5) {
-        json_t *arr = json_array();
-        for (int i = 0; i < ch->parallelism; i++) {
-            double v;
-            const jm_task *t = &job->tasks[c][i];
-            char id[64];
-            snprintf(id, sizeof id, "%d.currentInputWatermark", i);
-            task_metric(t, "currentInputWatermark", &v);
-            /* whether it is idle: watermarkIdle in GET /sluice/.../subtasks */
-            json_array_append_new(arr, json_pack("{s:s,s:o}", "id", id, "value",
-                                                 metric_value_json(v, "Watermark")));
-        }
-        reply_json(r, 200, arr);
-        return;
-    }
-    if (!strcmp(what, "subtasks") && rc->nseg == 6 && !strcmp(rc->seg[5], "metrics")) {
-        reply_json(r, 200, metrics_list(rc, job, c, 1));
-        return;
-    }
-    if (!strcmp(what, "subtasks") && rc->nseg >= 6 && strcmp(rc->seg[5], "metrics")) {
-        subtask_routes(rc, job, c, r);
-        return;
-    }
-    if (!strcmp(what, "accumulators") && rc->nseg == 5) {
-        /* Sluice's operators keep no user accumulators */
-        reply_json(r, 200, json_pack("{s:s,s:[]}", "id", ch->id, "user-accumulators"));
-        return;
-    }
-    if (!strcmp(what, "subtasktimes") && rc->nseg == 5) {
-        json_t *subs = json_array();
-        for (int i = 0; i < ch->parallelism; i++) {
-            const jm_task *t = &job->tasks[c][i];
-            char ep[300];
-            /* the states whose start Sluice records: RUNNING and the end */
-            json_t *ts = json_object();
-            if (t->start_ms) json_object_set_new(ts, "RUNNING", json_integer(t->start_ms));
-            int done = t->state == T_FINISHED || t->state == T_CANCELED || t->state == T_FAILED;
-            if (done && t->end_ms)
-                json_object_set_new(ts, jm_task_state_name(t->state), json_integer(t->end_ms));
-            int64_t dur = !t->start_ms ? -1 : (done && t->end_ms ? t->end_ms : sl_now_ms()) - t->start_ms;
-            json_array_append_new(subs, json_pack("{s:i,s:s,s:I,s:o}", "subtask", i, "endpoint",
-                                                  task_endpoint(rc->j, t, ep, sizeof ep),
-                                                  "duration", (json_int_t)dur, "timestamps", ts));
-        }
-        reply_json(r, 200, json_pack("{s:s,s:s,s:I,s:o}", "id", ch->id, "name", ch->name, "now",
-                                     (json_int_t)sl_now_ms(), "subtasks", subs));
-        return;
-    }
-    if (!strcmp(what, "taskmanagers") && rc->nseg == 5) {
-        reply_json(r, 200, vertex_taskmanagers(rc->j, job, c));
-        return;
-    }
-    if (!strcmp(what, "jm-operator-metrics") && rc->nseg == 5) {
-        reply_json(r, 200, json_array()); /* Sluice's operators have no JobManager side */
-        return;
-    }
-    if (!strcmp(what, "flamegraph") && rc->nseg == 5) {
-        /* as Flink with rest.flamegraph.enabled false (its default): the
-         * "disabled" graph, no samples */
-        reply_json(r, 200, json_pack("{s:I,s:n}", "endTimestamp", (json_int_t)-1, "data"));
-        return;
-    }
-    reply_err(r, 404, "Not found: no such vertex resource '%s'", what);
-}
 
 /* Is name one of the items of the comma-separated list? */
 static int list_has(const char *list, const char *name)
@@ -1059,7 +594,7 @@ static json_t *jobs_metrics(route_ctx *rc)
     const char *names[16];
     double vals[16];
     size_t n = job_metric_values(NULL, names, vals);
-    const char *get = qarg(rc, "get"), *agg = qarg(rc, "agg"), *only = qarg(rc, "jobs");
+    const char *get = jm_rest_qarg(rc, "get"), *agg = jm_rest_qarg(rc, "agg"), *only = jm_rest_qarg(rc, "jobs");
     json_t *arr = json_array();
     for (size_t m = 0; m < n; m++) {
         if (!get) {
@@ -1117,13 +652,13 @@ static json_t *job_metrics(route_ctx *rc, const jm_job *job)
     const char *names[16];
     double vals[16];
     size_t n = job_metric_values(job, names, vals);
-    const char *get = qarg(rc, "get");
+    const char *get = jm_rest_qarg(rc, "get");
     json_t *arr = json_array();
     for (size_t i = 0; i < n; i++) {
         if (get) {
             if (!list_has(get, names[i])) continue;
             json_array_append_new(arr, json_pack("{s:s,s:o}", "id", names[i], "value",
-                                                 metric_value_json(vals[i], names[i])));
+                                                 jm_rest_metric_value(vals[i], names[i])));
         } else {
             json_array_append_new(arr, json_pack("{s:s}", "id", names[i]));
         }
@@ -1319,7 +854,7 @@ static void sluice_routes(route_ctx *rc, reply *r)
         else if (rc->nseg == 6 && !strcmp(rc->seg[3], "vertices") && !strcmp(rc->seg[5], "subtasks")) {
             if ((c = find_chain(job, rc->seg[4])) < 0)
                 reply_err(r, 404, "Vertex %s not found in job %s", rc->seg[4], job->id);
-            else reply_json(r, 200, sluice_subtasks(job, c));
+            else reply_json(r, 200, jm_rest_sluice_subtasks(job, c));
         } else reply_err(r, 404, "Not found: no such Sluice resource of job %s", job->id);
     } else {
         reply_err(r, 404, "Not found: GET /sluice/%s", rc->nseg > 1 ? rc->seg[1] : "");
@@ -1442,7 +977,7 @@ static void job_routes(route_ctx *rc, reply *r)
     } else if (rc->nseg == 3 && !strcmp(rc->method, "POST") && !strcmp(rc->seg[2], "checkpoints")) {
         trigger_checkpoint(rc, job, r);
     } else if (rc->nseg == 2 && !strcmp(rc->method, "PATCH")) {
-        const char *mode = qarg(rc, "mode");
+        const char *mode = jm_rest_qarg(rc, "mode");
         if (mode && strcmp(mode, "cancel")) {
             reply_err(r, 400, "mode must be 'cancel', got '%s'", mode);
             return;
@@ -1454,7 +989,7 @@ static void job_routes(route_ctx *rc, reply *r)
         jm_job_cancel(j, job);
         reply_json(r, 202, json_object());
     } else if (rc->nseg == 3 && get && !strcmp(rc->seg[2], "results")) {
-        const char *tk = qarg(rc, "token"), *mx = qarg(rc, "max");
+        const char *tk = jm_rest_qarg(rc, "token"), *mx = jm_rest_qarg(rc, "max");
         char *e1 = NULL, *e2 = NULL;
         unsigned long long token = tk ? strtoull(tk, &e1, 10) : 0;
         long max = mx ? strtol(mx, &e2, 10) : SL_COLLECT_CREDIT;
@@ -1581,7 +1116,7 @@ static void job_routes(route_ctx *rc, reply *r)
     } else if (rc->nseg >= 4 && get && !strcmp(rc->seg[2], "vertices")) {
         int c = find_chain(job, rc->seg[3]);
         if (c < 0) reply_err(r, 404, "Vertex %s not found in job %s", rc->seg[3], job->id);
-        else vertex_routes(rc, job, c, r);
+        else jm_rest_vertex_routes(rc, job, c, r);
     } else {
         reply_err(r, 404, "Not found: %s /jobs/%s/%s", rc->method, job->id,
                   rc->nseg > 2 ? rc->seg[2] : "");
@@ -1596,13 +1131,13 @@ static int prepare_submit(route_ctx *rc, reply *r)
 {
     jm *j = rc->j;
     int64_t p = 0;
-    const char *ps = qarg(rc, "parallelism");
+    const char *ps = jm_rest_qarg(rc, "parallelism");
     if (ps && *ps && (sl_parse_int(ps, &p) != SL_OK || p < 1 || p > 32768)) {
         reply_err(r, 400, "parallelism must be an integer between 1 and 32768, got '%s'", ps);
         return SL_ERR;
     }
-    const char *sp = qarg(rc, "savepointPath");
-    const char *anr = qarg(rc, "allowNonRestoredState");
+    const char *sp = jm_rest_qarg(rc, "savepointPath");
+    const char *anr = jm_rest_qarg(rc, "allowNonRestoredState");
     int allow = anr && (!strcmp(anr, "true") || !strcmp(anr, "1"));
     if (!rc->rq->len) {
         reply_err(r, 400, "the request body must be a JSON job graph (see docs/JOBS.md)");
@@ -1775,25 +1310,23 @@ static json_t *jobmanager_metrics(route_ctx *rc)
         {"taskSlotsAvailable", jm_slots_free(j)},
         {"taskSlotsTotal", jm_slots_total(j)},
     };
-    const char *get = qarg(rc, "get");
+    const char *get = jm_rest_qarg(rc, "get");
     json_t *arr = json_array();
     for (size_t i = 0; i < SL_ARRAY_LEN(ms); i++) {
         if (get && !list_has(get, ms[i].name)) continue;
         if (get) json_array_append_new(arr, json_pack("{s:s,s:o}", "id", ms[i].name, "value",
-                                                      metric_value_json(ms[i].v, ms[i].name)));
+                                                      jm_rest_metric_value(ms[i].v, ms[i].name)));
         else json_array_append_new(arr, json_pack("{s:s}", "id", ms[i].name));
     }
     return arr;
 }
-
-static void pinfo_route(route_ctx *rc, reply *r);
 
 static void route(route_ctx *rc, reply *r)
 {
     jm *j = rc->j;
     const char *m = rc->method;
     int get = !strcmp(m, "GET");
-    if (rc->pinfo_stage) return pinfo_route(rc, r);
+    if (rc->pinfo_stage) return jm_rest_pinfo_route(rc, r);
     if (rc->nseg == 1 && get && !strcmp(rc->seg[0], "config")) {
         /* Flink's DashboardConfiguration exactly: flink-version is Sluice's */
         reply_json(r, 200, json_pack("{s:i,s:s,s:i,s:s,s:s,s:{s:b,s:b,s:b}}", "refresh-interval",
@@ -1947,189 +1480,6 @@ static MHD_RESULT serve_file(jm *j, struct MHD_Connection *conn, const char *url
     return ret;
 }
 
-/* ---- a TaskManager's process (REST thread and loop) ----------------------- */
-
-static void pinfo_free(jm_pinfo *p)
-{
-    if (!p) return;
-    free(p->tm_id);
-    free(p->json);
-    free(p->data);
-    free(p->error);
-    free(p);
-}
-
-static jm_pinfo *pinfo_take(jm *j, uint64_t id)
-{
-    for (jm_pinfo **pp = &j->pinfos; *pp; pp = &(*pp)->next)
-        if ((*pp)->id == id) {
-            jm_pinfo *p = *pp;
-            *pp = p->next;
-            return p;
-        }
-    return NULL;
-}
-
-/* Loop: stage 1 sends the request, 2 hands over a finished answer, 3 drops it. */
-static void pinfo_route(route_ctx *rc, reply *r)
-{
-    jm *j = rc->j;
-    if (rc->pinfo_stage == 1) {
-        jm_tm *tm = jm_tm_find(j, rc->seg[1]);
-        if (!tm) return reply_err(r, 404, "TaskManager %s not found", rc->seg[1]);
-        /* answers nobody came back for (their REST thread gave up) */
-        for (jm_pinfo **pp = &j->pinfos; *pp;) {
-            jm_pinfo *p = *pp;
-            if (sl_mono_ms() - p->asked_mono_ms > 60000) {
-                *pp = p->next;
-                pinfo_free(p);
-            } else {
-                pp = &p->next;
-            }
-        }
-        jm_pinfo *p = sl_calloc(1, sizeof *p);
-        p->id = ++j->pinfo_ids;
-        p->tm_id = sl_strdup(tm->id);
-        p->asked_mono_ms = sl_mono_ms();
-        p->next = j->pinfos;
-        j->pinfos = p;
-        Sluice__ProcessInfoRequest rq = SLUICE__PROCESS_INFO_REQUEST__INIT;
-        rq.id = p->id;
-        rq.kind = (Sluice__ProcessInfoRequest__Kind)rc->pinfo_kind;
-        rq.name = rc->nseg == 4 ? rc->seg[3] : (char *)"";
-        Sluice__Envelope env = SLUICE__ENVELOPE__INIT;
-        env.msg_case = SLUICE__ENVELOPE__MSG_PROCESS_INFO_REQUEST;
-        env.process_info_request = &rq;
-        jm_send(tm, &env);
-        rc->pinfo_id = p->id;
-    } else if (rc->pinfo_stage == 2) {
-        jm_pinfo *p = NULL;
-        for (jm_pinfo *x = j->pinfos; x && !p; x = x->next)
-            if (x->id == rc->pinfo_id) p = x;
-        if (p && !p->done && !jm_tm_find(j, p->tm_id)) {
-            p->error = sl_sprintf("TaskManager %s is gone", p->tm_id);
-            p->done = 1;
-        }
-        if (p && p->done) rc->pinfo_done = pinfo_take(j, rc->pinfo_id);
-    } else {
-        pinfo_free(pinfo_take(j, rc->pinfo_id));
-    }
-}
-
-void jm_rest_on_process_info(jm *j, const jm_tm *tm, const Sluice__ProcessInfoReply *m)
-{
-    for (jm_pinfo *p = j->pinfos; p; p = p->next) {
-        if (p->id != m->id || p->done || strcmp(p->tm_id, tm->id)) continue;
-        if (m->error && *m->error) p->error = sl_strdup(m->error);
-        else if (m->json && *m->json) p->json = sl_strdup(m->json);
-        else {
-            p->data = sl_malloc(m->data.len ? m->data.len : 1);
-            if (m->data.len) memcpy(p->data, m->data.data, m->data.len);
-            p->len = m->data.len;
-        }
-        p->done = 1;
-        return;
-    }
-}
-
-/* Which TaskManager process path this is (a ProcessInfoRequest kind), or -1. */
-static int tm_process_kind(const route_ctx *rc)
-{
-    if (strcmp(rc->method, "GET") || rc->nseg < 3 || rc->nseg > 4 ||
-        strcmp(rc->seg[0], "taskmanagers"))
-        return -1;
-    const char *what = rc->seg[2];
-    if (rc->nseg == 4) return !strcmp(what, "logs") ? SLUICE__PROCESS_INFO_REQUEST__KIND__NAMED_FILE : -1;
-    if (!strcmp(what, "logs")) return SLUICE__PROCESS_INFO_REQUEST__KIND__LOG_LIST;
-    if (!strcmp(what, "thread-dump")) return SLUICE__PROCESS_INFO_REQUEST__KIND__THREAD_DUMP;
-    if (!strcmp(what, "log")) return SLUICE__PROCESS_INFO_REQUEST__KIND__LOG_FILE;
-    if (!strcmp(what, "stdout")) return SLUICE__PROCESS_INFO_REQUEST__KIND__STDOUT_FILE;
-    return -1;
-}
-
-/* REST thread: ask the TaskManager through the loop and poll (every 20 ms,
- * up to 10 s) for its answer: JSON into *r, or a file's bytes into
- * *data and *len (caller frees). The TaskManager reads its own /proc/self. */
-static void tm_process(jm *j, route_ctx *rc, reply *r, uint8_t **data, size_t *len)
-{
-    jm_op op;
-    memset(&op, 0, sizeof op);
-    op.qm.type = JM_OP_REST;
-    op.u.rest.ctx = rc;
-    rc->pinfo_stage = 1;
-    if (jm_op_call(j, &op) != SL_OK) return reply_err(r, 503, "the JobManager is shutting down");
-    if (r->status) return; /* no such TaskManager */
-    for (int waited = 0; waited < 10000; waited += 20) {
-        struct timespec ts = {0, 20 * 1000 * 1000};
-        nanosleep(&ts, NULL);
-        rc->pinfo_stage = 2;
-        memset(&op, 0, sizeof op);
-        op.qm.type = JM_OP_REST;
-        op.u.rest.ctx = rc;
-        if (jm_op_call(j, &op) != SL_OK) return reply_err(r, 503, "the JobManager is shutting down");
-        jm_pinfo *p = rc->pinfo_done;
-        if (!p) continue;
-        json_error_t je;
-        json_t *js = p->json ? json_loads(p->json, 0, &je) : NULL;
-        if (p->error) reply_err(r, 404, "%s", p->error);
-        else if (p->json && !js) reply_err(r, 502, "TaskManager %s answered with bad JSON: %s", p->tm_id, je.text);
-        else if (js) reply_json(r, 200, js);
-        else {
-            *data = p->data;
-            *len = p->len;
-            p->data = NULL;
-        }
-        pinfo_free(p);
-        return;
-    }
-    rc->pinfo_stage = 3;
-    memset(&op, 0, sizeof op);
-    op.qm.type = JM_OP_REST;
-    op.u.rest.ctx = rc;
-    jm_op_call(j, &op);
-    reply_err(r, 504, "TaskManager %s did not answer within 10 s", rc->seg[1]);
-}
-
-/* ---- the JobManager's process (REST thread) ---------------------------- */
-
-/* GET /jobmanager/{logs,logs/:name,log,stdout,thread-dump,environment}: the
- * process's own files and /proc entries (lib/proc_info.c), no JobManager
- * state, so answered here without the loop. Returns 1 when the path is one
- * of these: *r is the JSON answer, or *fd (with *size) a file to send. */
-static int process_routes(const route_ctx *rc, reply *r, int *fd, uint64_t *size)
-{
-    if (strcmp(rc->method, "GET") || rc->nseg < 2 || rc->nseg > 3 ||
-        strcmp(rc->seg[0], "jobmanager"))
-        return 0;
-    const char *what = rc->seg[1];
-    char err[300];
-    if (rc->nseg == 2 && !strcmp(what, "logs")) {
-        reply_json(r, 200, sl_proc_log_list());
-    } else if (rc->nseg == 2 && !strcmp(what, "thread-dump")) {
-        reply_json(r, 200, sl_proc_thread_dump());
-    } else if (rc->nseg == 2 && !strcmp(what, "environment")) {
-        reply_json(r, 200, sl_proc_environment("Sluice JobManager " SL_VERSION));
-    } else if ((rc->nseg == 2 && (!strcmp(what, "log") || !strcmp(what, "stdout"))) ||
-               (rc->nseg == 3 && !strcmp(what, "logs"))) {
-        int which = rc->nseg == 3 ? 0 : !strcmp(what, "log") ? SL_PROC_LOG : SL_PROC_STDOUT;
-        *fd = sl_proc_log_open(which, rc->nseg == 3 ? rc->seg[2] : NULL, size, err, sizeof err);
-        if (*fd < 0) reply_err(r, 404, "%s", err);
-    } else {
-        return 0;
-    }
-    return 1;
-}
-
-static MHD_RESULT send_text_file(struct MHD_Connection *conn, int fd, uint64_t size)
-{
-    struct MHD_Response *resp = MHD_create_response_from_fd(size, fd);
-    MHD_add_response_header(resp, "Content-Type", "text/plain; charset=utf-8");
-    MHD_add_response_header(resp, "Cache-Control", "no-cache");
-    MHD_RESULT ret = MHD_queue_response(conn, 200, resp);
-    MHD_destroy_response(resp);
-    return ret;
-}
-
 /* ---- libmicrohttpd glue ----------------------------------------------- */
 
 static int is_api_path(const char *url)
@@ -2215,15 +1565,15 @@ static MHD_RESULT on_request(void *cls, struct MHD_Connection *conn, const char 
         /* a standby JobManager: says where the leader is (ha.c) */
     } else if (rc.nseg < 0) {
         reply_err(&r, 404, "Not found: path too long");
-    } else if (process_routes(&rc, &r, &file, &file_size)) {
+    } else if (jm_rest_process_routes(&rc, &r, &file, &file_size)) {
         if (file >= 0) {
             free(copy);
-            return send_text_file(conn, file, file_size);
+            return jm_rest_send_file(conn, file, file_size);
         }
-    } else if ((rc.pinfo_kind = tm_process_kind(&rc)) >= 0) {
+    } else if ((rc.pinfo_kind = jm_rest_tm_process_kind(&rc)) >= 0) {
         uint8_t *data = NULL;
         size_t len = 0;
-        tm_process(j, &rc, &r, &data, &len);
+        jm_rest_tm_process(j, &rc, &r, &data, &len);
         if (data) {
             free(copy);
             struct MHD_Response *resp = MHD_create_response_from_buffer(len, data, MHD_RESPMEM_MUST_FREE);
@@ -2542,9 +1892,5 @@ void jm_rest_stop(jm *j)
         free(op->failure);
         free(op);
     }
-    while (j->pinfos) {
-        jm_pinfo *p = j->pinfos;
-        j->pinfos = p->next;
-        pinfo_free(p);
-    }
+    jm_rest_pinfo_free_all(j);
 }
