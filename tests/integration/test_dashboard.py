@@ -610,3 +610,26 @@ def test_upload_and_run_a_c_job_from_the_page(cluster, browser, workdir):
     assert job["state"] == "FINISHED", cluster.get(f"/jobs/{jid}/exceptions")
     gaps, _, _ = replay(3000)
     assert sorted((g["sensor"], ms(g["deadline"])) for g in read(out, "gaps")) == sorted(gaps)
+
+
+def test_flinks_routes_open_the_same_pages(cluster, browser):
+    """Links and bookmarks made for Flink's UI: #/job/running/<id>/<tab>,
+    #/job/completed/<id>/<tab>, #/job/<id>/<tab>, #/job/running, #/task-manager/<id>/..."""
+    d = browser
+    cluster.add_tm(slots=1)
+    jid = cluster.submit(endless_job("flink routes", rate=200))
+    cluster.wait_state(jid, "RUNNING")
+    for route, tab in ((f"/job/running/{jid}/overview", "graph"),
+                       (f"/job/completed/{jid}/exceptions", "exceptions"),
+                       (f"/job/{jid}/checkpoints", "checkpoints"),
+                       (f"/job/running/{jid}", "graph")):
+        open_page(d, cluster, route, "job")
+        wait_ui(d, lambda d: attr_of(d, "#job", "data-jid") == jid and attr_of(d, "#job", "data-tab") == tab,
+                f"job {jid} on its {tab} tab from #{route}")
+        wait_ui(d, lambda d: attr_of(d, "#job", "data-state") == "RUNNING", "the job's state")
+    screenshot(d, "flink-route-job-checkpoints")
+    for route in ("/job/running", "/job/completed"):
+        open_page(d, cluster, route, "jobs")
+    open_page(d, cluster, "/task-manager/tm-0/metrics", "taskmanagers")
+    wait_ui(d, lambda d: css(d, '.tm-row.highlight[data-tm-id="tm-0"]'), "the TaskManager's row, highlighted")
+    screenshot(d, "flink-route-task-manager")

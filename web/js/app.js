@@ -3,7 +3,8 @@
  *
  * The route lives in location.hash (#/overview, #/jobs, #/jobs/<jid>[/<tab>
  * [/<vertex>]], #/taskmanagers, #/submit), so every view can be bookmarked
- * and reloaded. Each page module exports create(ctx, route) returning
+ * and reloaded; Flink's UI's routes (#/job/running/<jid>/overview,
+ * #/task-manager/<id>/...) open the same pages. Each page module exports create(ctx, route) returning
  * {el, key, route(r), refresh(), destroy()}. When the hash changes but the
  * page key stays (another tab or vertex of the same job) the page is told the
  * new route instead of being rebuilt, so nothing flashes.
@@ -61,6 +62,16 @@ export function parseRoute(hash) {
     return { page: 'job', jid: parts[1], tab, vertex: tab === 'graph' && parts[3] ? parts[3] : null };
   }
   if (parts[0] === 'taskmanagers') return { page: 'taskmanagers', tm: parts[1] || null };
+  /* Flink's own routes, so links and bookmarks made for Flink's UI open the same pages:
+   * #/job/running, #/job/completed, #/job/running/<jid>/<tab>, #/job/completed/<jid>/<tab>,
+   * #/job/<jid>/<tab> (older Flink), #/task-manager[/<id>[/<tab>]] */
+  if (parts[0] === 'job') {
+    const rest = parts[1] === 'running' || parts[1] === 'completed' ? parts.slice(2) : parts.slice(1);
+    if (rest.length === 0) return { page: 'jobs' };
+    const flinkTabs = { overview: 'graph', exceptions: 'exceptions', checkpoints: 'checkpoints' };
+    return { page: 'job', jid: rest[0], tab: flinkTabs[rest[1]] || 'graph', vertex: null };
+  }
+  if (parts[0] === 'task-manager') return { page: 'taskmanagers', tm: parts[1] || null };
   if (parts[0] === 'submit') return { page: 'submit' };
   return { page: 'notfound', path };
 }
