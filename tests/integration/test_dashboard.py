@@ -316,6 +316,11 @@ def test_job_waiting_for_slots_shows_its_reason(cluster, browser):
     assert shown(d, "#job-state-reason")
     assert attr_of(d, "#job", "data-jid") == jid
     assert text_of(d, '[data-field="slots-needed"]') == str(p)
+    # none of its vertices runs: no backpressure level is claimed for them, "OK" least of all
+    badges = lambda d: [b.get_attribute("class") for b in css(d, "#job-graph g.vertex .bp-badge")]
+    wait_ui(d, lambda d: len(badges(d)) == 2, "the two vertices' badges")
+    assert badges(d) == ["bp-badge bp-none"] * 2, badges(d)
+    assert [b.text for b in css(d, "#job-graph g.vertex .bp-badge")] == ["N/A", "N/A"]
 
 
 def test_backpressured_job_graph_colours(cluster, browser):
