@@ -3,8 +3,9 @@
  *
  * The route lives in location.hash (#/overview, #/jobs, #/jobs/<jid>[/<tab>
  * [/<vertex>]], #/taskmanagers, #/submit), so every view can be bookmarked
- * and reloaded; Flink's UI's routes (#/job/running/<jid>/overview,
- * #/task-manager/<id>/...) open the same pages. Each page module exports create(ctx, route) returning
+ * and reloaded; #/jobmanager/<tab> and #/taskmanagers/<id>/<tab> show a
+ * daemon's log, stdout and threads; Flink's UI's routes (#/job/running/<jid>/overview,
+ * #/job-manager/<tab>, #/task-manager/<id>/<tab>) open the same pages. Each page module exports create(ctx, route) returning
  * {el, key, route(r), refresh(), destroy()}. When the hash changes but the
  * page key stays (another tab or vertex of the same job) the page is told the
  * new route instead of being rebuilt, so nothing flashes.
@@ -22,6 +23,7 @@ import * as overviewPage from './pages/overview.js';
 import * as jobsPage from './pages/jobs.js';
 import * as jobPage from './pages/job.js';
 import * as taskmanagersPage from './pages/taskmanagers.js';
+import * as processPage from './pages/process.js';
 import * as submitPage from './pages/submit.js';
 import * as notFoundPage from './pages/notfound.js';
 
@@ -61,6 +63,15 @@ export function parseRoute(hash) {
     const tab = ['graph', 'checkpoints', 'exceptions'].includes(parts[2]) ? parts[2] : 'graph';
     return { page: 'job', jid: parts[1], tab, vertex: tab === 'graph' && parts[3] ? parts[3] : null };
   }
+  const PROCESS_TABS = { log: 'log', logs: 'log', stdout: 'stdout', 'thread-dump': 'thread-dump',
+    config: 'config', configuration: 'config', environment: 'environment' };
+  if (parts[0] === 'jobmanager' || parts[0] === 'job-manager') {
+    return { page: 'jobmanager', tab: PROCESS_TABS[parts[1]] || 'log' };
+  }
+  if ((parts[0] === 'taskmanagers' || parts[0] === 'task-manager') && parts[1] &&
+      ['log', 'stdout', 'thread-dump'].includes(PROCESS_TABS[parts[2]])) {
+    return { page: 'taskmanager', tm: parts[1], tab: PROCESS_TABS[parts[2]] };
+  }
   if (parts[0] === 'taskmanagers') return { page: 'taskmanagers', tm: parts[1] || null };
   /* Flink's own routes, so links and bookmarks made for Flink's UI open the same pages:
    * #/job/running, #/job/completed, #/job/running/<jid>/<tab>, #/job/completed/<jid>/<tab>,
@@ -81,6 +92,8 @@ const PAGES = {
   jobs: jobsPage,
   job: jobPage,
   taskmanagers: taskmanagersPage,
+  jobmanager: processPage,
+  taskmanager: processPage,
   submit: submitPage,
   notfound: notFoundPage,
 };
@@ -90,7 +103,9 @@ let generation = 0; /* bumps on every new loop; older loops stop */
 let timer = null;
 
 function pageKey(route) {
-  return route.page === 'job' ? `job:${route.jid}` : route.page;
+  if (route.page === 'job') return `job:${route.jid}`;
+  if (route.page === 'taskmanager') return `taskmanager:${route.tm}`;
+  return route.page;
 }
 
 function onRoute() {
@@ -98,7 +113,8 @@ function onRoute() {
   const key = pageKey(route);
   for (const a of document.querySelectorAll('#nav a')) {
     const nav = a.dataset.nav;
-    const active = nav === route.page || (nav === 'jobs' && route.page === 'job');
+    const active = nav === route.page || (nav === 'jobs' && route.page === 'job') ||
+      (nav === 'taskmanagers' && route.page === 'taskmanager');
     a.classList.toggle('active', active);
     if (active) a.setAttribute('aria-current', 'page');
     else a.removeAttribute('aria-current');
