@@ -201,6 +201,12 @@ def test_every_flink_get_endpoint(flink_home, make_cluster, workdir):
         for t in dump:
             assert re.match(r'"[^"]*" Id=\d+ (RUNNABLE|WAITING|BLOCKED|TERMINATED) \(state [A-Za-z],',
                             t["stringifiedThreadInfo"]), t
+        if path.startswith("/taskmanagers/"):
+            # named threads: the workers, and the running job's 4 tasks ("<chain>.<subtask> <name>")
+            got = [t["threadName"] for t in dump]
+            assert {"snapshot-writer", "deploy-worker"} <= set(got), got
+            assert sorted(n.split(" ")[0] for n in got if re.match(r"\d+\.\d+ ", n)) == \
+                ["0.0", "0.1", "1.0", "1.1"], got
     env = cluster.get("/jobmanager/environment")
     with open(f"/proc/{cluster.jm.proc.pid}/cmdline", "rb") as f:
         assert env["jvm"]["options"] == [a.decode() for a in f.read().split(b"\0")[:-1]]
