@@ -255,7 +255,7 @@ fuzz: $(patsubst %,$(FZ)/fuzz_%,$(FUZZ_TARGETS))
 JOB ?=
 run: deps
 	@$(MAKE) --no-print-directory all
-	@./scripts/run-local.sh $(JOB)
+	@REST_PORT=$(REST_PORT) RPC_PORT=$(RPC_PORT) ./scripts/run-local.sh $(JOB)
 
 # The README's second command: every test, normal and sanitized builds.
 test: deps

@@ -38,6 +38,7 @@
 
 #include "cli.h"
 #include "expr.h"
+#include "parse.h"
 #include "sql.h"
 #include "text.h"
 
@@ -499,7 +500,9 @@ static void fetch(gw *g, gw_session *se, gw_op *op, uint64_t token, const char *
     json_t *o = json_pack("{s:s,s:b,s:s,s:o}", "resultType", type, "isQueryResult", op->query,
                           "resultKind", op->content ? "SUCCESS_WITH_CONTENT" : "SUCCESS",
                           "results", res);
-    json_object_set_new(o, "jobID", op->jid[0] ? json_string(op->jid) : json_null());
+    /* Flink's gateway leaves jobID out when there is no job: its client reads any
+     * jobID present, null too, as a job id (`Cannot parse JobID from "null"`) */
+    if (op->jid[0]) json_object_set_new(o, "jobID", json_string(op->jid));
     if (strcmp(type, "EOS")) {
         uint64_t next = !strcmp(type, "NOT_READY") ? token : token + 1;
         char *uri = sl_sprintf("%s/sessions/%s/operations/%s/result/%llu?rowFormat=%s", base,
@@ -603,6 +606,129 @@ static json_t *body_object(const char *body, size_t len, const char *what, reply
         return NULL;
     }
     return j;
+}
+
+/* ---- complete-statement -------------------------------------------------------- */
+
+/* The rows' first cells of a SHOW or DESCRIBE run on the session (which neither
+ * changes): appended to `out` as strings. */
+static void first_cells(gw_session *se, const char *stmt, json_t *out)
+{
+    sl_sql_result res = {0};
+    char err[256];
+    if (sl_sql_execute(se->s, stmt, strlen(stmt), 1, 1, &res, err, sizeof err) == SL_OK &&
+        res.ncols > 0)
+        for (int i = 0; i < res.nrows; i++)
+            if (res.cells[i * res.ncols]) json_array_append_new(out, json_string(res.cells[i * res.ncols]));
+    sl_sql_result_clear(&res);
+}
+
+static int is_word(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+/* Does `word` occur in text as a whole word (case-insensitively)? */
+static int mentions(const char *text, const char *word)
+{
+    size_t n = strlen(word);
+    for (const char *p = text; n && (p = strcasestr(p, word)); p++)
+        if ((p == text || !is_word(p[-1])) && !is_word(p[n])) return 1;
+    return 0;
+}
+
+static void add_candidate(json_t *out, const char *c, const char *prefix, size_t plen)
+{
+    if (strncasecmp(c, prefix, plen)) return;
+    size_t i, n = json_array_size(out);
+    for (i = 0; i < n; i++)
+        if (!strcmp(json_string_value(json_array_get(out, i)), c)) return;
+    json_array_append_new(out, json_string(c));
+}
+
+/* The columns of table `t`, each offered when it starts with prefix. */
+static void add_columns(gw_session *se, const char *t, json_t *out, const char *prefix, size_t plen)
+{
+    sl_buf q = {0};
+    sl_buf_str(&q, "DESCRIBE `");
+    for (const char *p = t; *p; p++) {
+        if (*p == '`') sl_buf_putc(&q, '`');
+        sl_buf_putc(&q, *p);
+    }
+    sl_buf_str(&q, "`");
+    char *stmt = sl_buf_take(&q);
+    json_t *cols = json_array();
+    first_cells(se, stmt, cols);
+    free(stmt);
+    size_t i;
+    json_t *c;
+    json_array_foreach(cols, i, c) add_candidate(out, json_string_value(c), prefix, plen);
+    json_decref(cols);
+}
+
+/* Flink's complete-statement: {"statement", "position"} -> {"candidates"}, the words
+ * that may stand where the word ending at `position` is: after FROM, JOIN, INTO,
+ * TABLE, DESCRIBE the session's tables and views; after `t.` the columns of t;
+ * elsewhere the columns of the tables the statement names, the tables and the
+ * keywords -- each starting with what is typed so far (case-insensitively). */
+static void complete_statement(gw_session *se, const char *body, size_t len, reply *r)
+{
+    json_t *b = body_object(body, len, "CompleteStatementRequestBody", r);
+    if (!b) return;
+    json_t *st = json_object_get(b, "statement"), *pos = json_object_get(b, "position");
+    if (!json_is_string(st) || !json_is_integer(pos)) {
+        json_decref(b);
+        return reply_err(r, 400, "Request did not match expected format "
+                         "CompleteStatementRequestBody: \"statement\" (a string) and "
+                         "\"position\" (an integer) are required");
+    }
+    const char *text = json_string_value(st);
+    size_t tlen = strlen(text);
+    json_int_t at = json_integer_value(pos);
+    if (at < 0 || (size_t)at > tlen) {
+        json_decref(b);
+        return reply_err(r, 400, "position %lld is outside the statement (0 to %zu)",
+                         (long long)at, tlen);
+    }
+    size_t start = (size_t)at;
+    while (start > 0 && is_word(text[start - 1])) start--;
+    char *prefix = sl_strndup(text + start, (size_t)at - start);
+    size_t plen = strlen(prefix);
+    /* the word before it, and whether a dot joins them */
+    size_t e = start;
+    int dotted = e > 0 && text[e - 1] == '.';
+    if (dotted) e--;
+    else while (e > 0 && (text[e - 1] == ' ' || text[e - 1] == '\t' || text[e - 1] == '\n' ||
+                          text[e - 1] == '\r')) e--;
+    size_t s0 = e;
+    while (s0 > 0 && is_word(text[s0 - 1])) s0--;
+    char *prev = sl_strndup(text + s0, e - s0);
+
+    json_t *tables = json_array(), *out = json_array();
+    first_cells(se, "SHOW TABLES", tables);
+    size_t i;
+    json_t *t;
+    if (dotted) {
+        json_array_foreach(tables, i, t)
+            if (!strcasecmp(json_string_value(t), prev))
+                add_columns(se, json_string_value(t), out, prefix, plen);
+    } else if (!strcasecmp(prev, "FROM") || !strcasecmp(prev, "JOIN") ||
+               !strcasecmp(prev, "INTO") || !strcasecmp(prev, "TABLE") ||
+               !strcasecmp(prev, "DESCRIBE") || !strcasecmp(prev, "DESC")) {
+        json_array_foreach(tables, i, t) add_candidate(out, json_string_value(t), prefix, plen);
+    } else {
+        json_array_foreach(tables, i, t)
+            if (mentions(text, json_string_value(t)))
+                add_columns(se, json_string_value(t), out, prefix, plen);
+        json_array_foreach(tables, i, t) add_candidate(out, json_string_value(t), prefix, plen);
+        const char *k;
+        for (size_t n = 0; (k = sql_keyword_name(n)); n++) add_candidate(out, k, prefix, plen);
+    }
+    json_decref(tables);
+    free(prefix);
+    free(prev);
+    json_decref(b);
+    reply_json(r, 200, json_pack("{s:o}", "candidates", out));
 }
 
 static void open_session(gw *g, const char *body, size_t len, reply *r)
@@ -751,6 +877,8 @@ static void route(gw *g, struct MHD_Connection *conn, const char *url, const cha
             } else if (n == 3 && post && (!strcmp(seg[2], "configure-session") ||
                                           !strcmp(seg[2], "configure_session"))) {
                 statement(g, se, rq->body, rq->len, 1, r);
+            } else if (n == 3 && (get || post) && !strcmp(seg[2], "complete-statement")) {
+                complete_statement(se, rq->body, rq->len, r);
             } else if (n == 3 && post && !strcmp(seg[2], "statements")) {
                 statement(g, se, rq->body, rq->len, 0, r);
             } else if (n >= 4 && !strcmp(seg[2], "operations")) {

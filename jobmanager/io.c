@@ -128,6 +128,7 @@ static void *io_main(void *arg)
 {
     jm *j = arg;
     sl_qmsg *list;
+    pthread_setname_np(pthread_self(), "io-worker"); /* its name in thread dumps */
     while ((list = sl_queue_wait(j->io))) { /* NULL: stopped, and nothing left */
         while (list) {
             jm_io_job *job = SL_QMSG_OF(list, jm_io_job, qm);

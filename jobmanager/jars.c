@@ -767,9 +767,10 @@ static json_t *plan_json(const sl_jobgraph *g)
                                                     "ship_strategy", ship[e->strategy], "exchange",
                                                     "pipelined_bounded"));
         }
-        json_array_append_new(nodes, json_pack("{s:s,s:i,s:s,s:s,s:s,s:o}", "id", v->id, "parallelism",
-                                               v->parallelism, "operator", v->type, "operator_strategy",
-                                               "(none)", "description", v->name, "inputs", inputs));
+        json_array_append_new(nodes, json_pack("{s:s,s:i,s:s,s:s,s:s,s:o,s:{}}", "id", v->id,
+                                               "parallelism", v->parallelism, "operator", v->type,
+                                               "operator_strategy", "", "description", v->name,
+                                               "inputs", inputs, "optimizer_properties"));
     }
     return json_pack("{s:{s:s,s:s,s:s,s:o}}", "plan", "jid", "", "name", g->name ? g->name : "",
                      "type", "STREAMING", "nodes", nodes);

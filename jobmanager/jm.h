@@ -103,8 +103,9 @@ typedef struct jm_task {
 typedef struct jm_exception {
     char *name;
     char *stacktrace;
-    char *task;
-    char *location;
+    char *task;                 /* "<vertex> (i/n)" of a failed task, or NULL */
+    char *tm_id;                /* the TaskManager it happened on, or NULL */
+    char *endpoint;             /* that TaskManager's host:data port, when known, or NULL */
     int64_t timestamp;
 } jm_exception;
 
@@ -257,6 +258,22 @@ typedef struct jm_conn {
 typedef struct jm_op jm_op;
 typedef struct jm_io_job jm_io_job;
 
+/* A TaskManager's process info (logs, stdout, threads) asked for by a REST
+ * thread (rest.c): the loop sends the ProcessInfoRequest and keeps this; the
+ * TaskManager's reply fills it (loop); the REST thread polls until it is done
+ * and then owns it. */
+typedef struct jm_pinfo {
+    uint64_t id;
+    char *tm_id;
+    int64_t asked_mono_ms;
+    int done;
+    char *json;                 /* the answer's JSON, or NULL */
+    uint8_t *data;              /* a file's (last) bytes, len of them */
+    size_t len;
+    char *error;                /* why there is none, or NULL */
+    struct jm_pinfo *next;
+} jm_pinfo;
+
 typedef struct jm {
     sl_config *conf;            /* read-only after start-up: any thread may read it */
     struct event_base *base;
@@ -286,6 +303,8 @@ typedef struct jm {
     /* job store */
     int64_t jobstore_capacity, jobstore_expiration_ms;
     jm_savepoint_op *disposals; /* POST /savepoint-disposal results, newest first (rest.c, bounded) */
+    jm_pinfo *pinfos;           /* TaskManager process info asked for, not yet taken (rest.c) */
+    uint64_t pinfo_ids;         /* the last ProcessInfoRequest id */
     /* op queue to the loop (loop.c): any thread posts, the loop runs;
      * closed once the loop has stopped, so ops are refused */
     struct sl_queue *ops;
@@ -465,8 +484,11 @@ jm_job *jm_job_find(jm *j, const char *id);
 jm_tm *jm_tm_find(jm *j, const char *id);
 int jm_slots_total(jm *j);
 int jm_slots_free(jm *j);
+/* Add to the job's exception history (the first 64 are kept): `task` the failed
+ * task or NULL, `tm_id` the TaskManager it happened on or NULL, `tm` that
+ * TaskManager when still registered (for its endpoint) or NULL. Copies all. */
 void jm_job_add_exception(jm_job *job, const char *name, const char *trace, const char *task,
-                          const char *location);
+                          const char *tm_id, const jm_tm *tm);
 /* job->set: the cluster's settings with the job's "config" over them. */
 void jm_job_settings(jm *j, jm_job *job);
 /* Checks of a parsed graph against its effective settings that no vertex
@@ -530,6 +552,8 @@ void jm_prom_stop(jm *j);
 int jm_rest_start(jm *j, char *err, size_t errlen);
 void jm_rest_stop(jm *j);
 void jm_rest_on_loop(jm *j, void *ctx);   /* loop: run a posted request */
+/* loop: a TaskManager answered a ProcessInfoRequest */
+void jm_rest_on_process_info(jm *j, const jm_tm *tm, const Sluice__ProcessInfoReply *m);
 /* rest_guard.c (REST threads): the gate of every request, /jars included,
  * judged on its headers alone (libmicrohttpd's first call) -- Host, Origin,
  * Sec-Fetch-Site, Content-Type and, for a mutating or code-loading one,

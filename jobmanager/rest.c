@@ -31,9 +31,11 @@
 
 #include "collect.h"
 #include "jm.h"
+#include "rest_int.h"
 #include "ha.h"
 #include "log.h"
 #include "keygroup.h"
+#include "proc_info.h"
 #include "snapshot.h"
 
 #define TAG "jm:rest"
@@ -57,20 +59,6 @@
 #define REST_SWEEP_MS 250
 
 
-typedef struct req {
-    char *body;
-    size_t len;
-    int too_big;
-    int refused;                /* jm_rest_admit's status (403, 415, 401), 0 admitted */
-    char why[700];              /* its reason */
-    int jars;                   /* a /jars path: jars.c answers */
-    void *jar;                  /* jars.c's state of the request */
-} req;
-
-/* a handler's answer (lib/http_reply.h) */
-typedef sl_reply reply;
-#define reply_json sl_reply_json
-#define reply_err sl_reply_err
 
 /* Flink's failure-cause of an asynchronous operation: its client reads
  * only serialized-throwable (jthrowable.c); class and stack-trace are for
@@ -142,7 +130,7 @@ static const char *job_backend(jm *j, const jm_job *job, char *buf, size_t len)
 
 /* ---- JSON builders (loop thread) ---------------------------------------- */
 
-static const char *metric_names[] = {
+const char *jm_rest_metric_names[] = {
     "numRecordsIn", "numRecordsOut", "numBytesIn", "numBytesOut", "numRecordsInPerSecond",
     "numRecordsOutPerSecond", "numBytesInPerSecond", "numBytesOutPerSecond",
     "busyTimeMsPerSecond", "backPressuredTimeMsPerSecond", "idleTimeMsPerSecond",
@@ -152,7 +140,7 @@ static const char *metric_names[] = {
     "checkpointStartDelayNanos", "stateEntries", "stateSizeBytes", NULL};
 
 /* Value of a named metric of one subtask; SL_ERR if the name is unknown. */
-static int task_metric(const jm_task *t, const char *name, double *out)
+int jm_rest_task_metric(const jm_task *t, const char *name, double *out)
 {
     const jm_metrics *mm = &t->metrics;
     const Sluice__SubtaskMetrics *m = &mm->m;
@@ -166,8 +154,8 @@ static int task_metric(const jm_task *t, const char *name, double *out)
     }
     if (!mm->has) {
         /* nothing reported yet: zeros, watermarks unknown */
-        for (int i = 0; metric_names[i]; i++)
-            if (!strcmp(name, metric_names[i])) {
+        for (int i = 0; jm_rest_metric_names[i]; i++)
+            if (!strcmp(name, jm_rest_metric_names[i])) {
                 *out = strstr(name, "Watermark") ? (double)INT64_MIN : 0;
                 return SL_OK;
             }
@@ -199,10 +187,9 @@ static int task_metric(const jm_task *t, const char *name, double *out)
 }
 
 /* Flink's operator-scope metrics, one per chained operator. */
-static const char *op_metric_names[] = {"numRecordsIn", "numRecordsOut", "numLateRecordsDropped",
+const char *jm_rest_op_metric_names[JM_REST_N_OP_METRICS + 1] = {"numRecordsIn", "numRecordsOut", "numLateRecordsDropped",
                                         "currentInputWatermark", "currentOutputWatermark",
                                         "numRecordsInErrors", NULL};
-#define N_OP_METRICS (SL_ARRAY_LEN(op_metric_names) - 1)
 
 /* "<operator name>.<metric>" of subtask i of chain c (Flink's id of an
  * operator's metric in a vertex); SL_ERR if there is no such. */
@@ -212,8 +199,8 @@ static int op_metric(const jm_job *job, int c, int i, const char *name, double *
     const char *dot = strrchr(name, '.');
     if (!dot) return SL_ERR;
     int m = -1;
-    for (int k = 0; op_metric_names[k]; k++)
-        if (!strcmp(dot + 1, op_metric_names[k])) m = k;
+    for (int k = 0; jm_rest_op_metric_names[k]; k++)
+        if (!strcmp(dot + 1, jm_rest_op_metric_names[k])) m = k;
     if (m < 0) return SL_ERR;
     size_t n = (size_t)(dot - name);
     for (int k = 0; k < ch->n; k++) {
@@ -234,13 +221,13 @@ static int op_metric(const jm_job *job, int c, int i, const char *name, double *
 }
 
 /* A subtask's metric by Flink's name: the task's, or one of an operator's. */
-static int subtask_metric(const jm_job *job, int c, int i, const char *name, double *out)
+int jm_rest_subtask_metric(const jm_job *job, int c, int i, const char *name, double *out)
 {
-    if (task_metric(&job->tasks[c][i], name, out) == SL_OK) return SL_OK;
+    if (jm_rest_task_metric(&job->tasks[c][i], name, out) == SL_OK) return SL_OK;
     return op_metric(job, c, i, name, out);
 }
 
-static json_t *metric_value_json(double v, const char *name)
+json_t *jm_rest_metric_value(double v, const char *name)
 {
     char buf[64];
     if (strstr(name, "Watermark") && v <= (double)INT64_MIN) return json_string("-9223372036854775808");
@@ -279,15 +266,20 @@ static json_t *task_counts(const jm_job *job, int chain, int lower)
     return o;
 }
 
-static jm_task_state chain_state(const jm_job *job, int c)
+/* The state of n tasks together: the "least advanced" wins, as Flink aggregates. */
+jm_task_state jm_rest_tasks_state(const jm_task *ts, int n)
 {
-    /* the "least advanced" wins, as Flink aggregates */
     static const jm_task_state order[] = {T_FAILED, T_CANCELING, T_CANCELED, T_CREATED, T_SCHEDULED,
                                           T_DEPLOYING, T_INITIALIZING, T_RUNNING, T_FINISHED};
     for (size_t k = 0; k < SL_ARRAY_LEN(order); k++)
-        for (int i = 0; i < job->g->chains[c].parallelism; i++)
-            if (job->tasks[c][i].state == order[k]) return order[k];
+        for (int i = 0; i < n; i++)
+            if (ts[i].state == order[k]) return order[k];
     return T_CREATED;
+}
+
+static jm_task_state chain_state(const jm_job *job, int c)
+{
+    return jm_rest_tasks_state(job->tasks[c], job->g->chains[c].parallelism);
 }
 
 /* Flink's JobDetails of a job; sluice adds Sluice's state-reason and
@@ -314,12 +306,12 @@ static double tasks_sum(const jm_task *ts, int n, const char *metric)
 {
     double sum = 0, v;
     for (int i = 0; i < n; i++)
-        if (task_metric(&ts[i], metric, &v) == SL_OK) sum += v;
+        if (jm_rest_task_metric(&ts[i], metric, &v) == SL_OK) sum += v;
     return sum;
 }
 
 /* Flink's IOMetricsInfo over n subtasks (a vertex's, or one subtask's). */
-static json_t *io_metrics_json(const jm_task *ts, int n)
+json_t *jm_rest_io_metrics(const jm_task *ts, int n)
 {
     return json_pack("{s:I,s:b,s:I,s:b,s:I,s:b,s:I,s:b,s:I,s:I,s:I}", "read-bytes",
                      (json_int_t)tasks_sum(ts, n, "numBytesIn"), "read-bytes-complete", 1,
@@ -419,7 +411,7 @@ static json_t *job_detail(const jm_job *job)
         if (start == INT64_MAX) start = -1;
         jm_task_state st = chain_state(job, c);
         int done = st == T_FINISHED || st == T_CANCELED || st == T_FAILED;
-        json_t *metrics = io_metrics_json(job->tasks[c], ch->parallelism);
+        json_t *metrics = jm_rest_io_metrics(job->tasks[c], ch->parallelism);
         /* every vertex of a Sluice job shares one slot sharing group (nslots
          * = the largest parallelism), which has no id of its own: the job's */
         json_array_append_new(
@@ -556,35 +548,8 @@ static json_t *sluice_tms(jm *j)
 
 /* ---- routing ---------------------------------------------------------- */
 
-#define MAX_ARGS 16
 
-/* One API request on its way from a REST thread to the loop and back. */
-typedef struct route_ctx {
-    jm *j;
-    const char *method;
-    char *seg[12];
-    int nseg;
-    req *rq;
-    char *arg_key[MAX_ARGS], *arg_val[MAX_ARGS]; /* query arguments, copied (owned) */
-    int nargs;
-    /* POST /jobs: prepared on the REST thread; the loop takes g (sets NULL) */
-    sl_jobgraph *g;
-    char *restore_dir;          /* snapshot to restore from, or NULL */
-    uint64_t restore_cpid;
-    int restore_is_savepoint;
-    struct Sluice__UserLibrary **libs; /* user functions' objects the job ships (taken by the loop) */
-    size_t nlibs;
-    /* POST /savepoint-disposal: done on the REST thread, recorded by the loop */
-    int disposal_rc;            /* SL_OK or SL_ERR */
-    int disposal_not_found;     /* no savepoint there (404) */
-    char disposal_err[1400];
-    /* POST /jobs/:id/savepoints and /stop: the target directory, checked
-     * and made canonical on the REST thread; NULL when none was given */
-    char *target_dir;
-    reply *r;                   /* the answer, written by the loop */
-} route_ctx;
-
-static const char *qarg(route_ctx *rc, const char *key)
+const char *jm_rest_qarg(route_ctx *rc, const char *key)
 {
     for (int i = 0; i < rc->nargs; i++)
         if (!strcmp(rc->arg_key[i], key)) return rc->arg_val[i];
@@ -609,192 +574,6 @@ static int find_chain(const jm_job *job, const char *vid)
     return -1;
 }
 
-/* Split "a,b,c" and call fn for each item. */
-static json_t *metrics_list(route_ctx *rc, const jm_job *job, int c, int per_subtask)
-{
-    const char *get = qarg(rc, "get");
-    json_t *arr = json_array();
-    const sl_chain *ch = &job->g->chains[c];
-    if (!get) {
-        /* no selection: list the available metric ids, as Flink does: the
-         * task's, then each operator's ("<operator name>.<metric>") */
-        int nnames = 0;
-        while (metric_names[nnames]) nnames++;
-        for (int k = 0; k < nnames + ch->n * (int)N_OP_METRICS; k++) {
-            char name[300];
-            if (k < nnames) snprintf(name, sizeof name, "%s", metric_names[k]);
-            else snprintf(name, sizeof name, "%s.%s",
-                          job->g->v[ch->vertices[(k - nnames) / (int)N_OP_METRICS]].name,
-                          op_metric_names[(k - nnames) % (int)N_OP_METRICS]);
-            if (per_subtask) {
-                json_array_append_new(arr, json_pack("{s:s}", "id", name));
-            } else {
-                for (int i = 0; i < ch->parallelism; i++) {
-                    char id[320];
-                    snprintf(id, sizeof id, "%d.%s", i, name);
-                    json_array_append_new(arr, json_pack("{s:s}", "id", id));
-                }
-            }
-        }
-        return arr;
-    }
-    const char *agg = qarg(rc, "agg");
-    char *list = sl_strdup(get), *save = NULL;
-    for (char *name = strtok_r(list, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
-        if (per_subtask) {
-            double mn = 0, mx = 0, sum = 0, v;
-            int n = 0;
-            for (int i = 0; i < ch->parallelism; i++) {
-                if (subtask_metric(job, c, i, name, &v) != SL_OK) continue;
-                if (!n || v < mn) mn = v;
-                if (!n || v > mx) mx = v;
-                sum += v;
-                n++;
-            }
-            if (!n) continue;
-            json_t *o = json_pack("{s:s}", "id", name);
-            int all = !agg || !*agg;
-            if (all || strstr(agg, "min")) json_object_set_new(o, "min", json_real(mn));
-            if (all || strstr(agg, "max")) json_object_set_new(o, "max", json_real(mx));
-            if (all || strstr(agg, "avg")) json_object_set_new(o, "avg", json_real(sum / n));
-            if (all || strstr(agg, "sum")) json_object_set_new(o, "sum", json_real(sum));
-            json_array_append_new(arr, o);
-        } else {
-            /* "0.numRecordsIn" or plain "numRecordsIn" (all subtasks) */
-            const char *dot = strchr(name, '.');
-            char *end = NULL;
-            long idx = dot ? strtol(name, &end, 10) : -1;
-            int explicit_idx = dot && end == dot;
-            const char *metric = explicit_idx ? dot + 1 : name;
-            for (int i = 0; i < ch->parallelism; i++) {
-                double v;
-                if (explicit_idx && i != idx) continue;
-                if (subtask_metric(job, c, i, metric, &v) != SL_OK) continue;
-                char id[320];
-                snprintf(id, sizeof id, "%d.%s", i, metric);
-                json_array_append_new(arr, json_pack("{s:s,s:o}", "id", id, "value",
-                                                     metric_value_json(v, metric)));
-            }
-        }
-    }
-    free(list);
-    return arr;
-}
-
-static const char *bp_level(double ratio)
-{
-    return ratio <= 0.10 ? "ok" : ratio <= 0.5 ? "low" : "high";
-}
-
-/* GET /sluice/jobs/:id/vertices/:vid/subtasks: per subtask its
- * TaskManager, host, state and every metric (numbers), with watermarkIdle. */
-static json_t *sluice_subtasks(const jm_job *job, int c)
-{
-    const sl_chain *ch = &job->g->chains[c];
-    json_t *subs = json_array();
-    for (int i = 0; i < ch->parallelism; i++) {
-        const jm_task *t = &job->tasks[c][i];
-        json_t *m = json_object();
-        for (int k = 0; metric_names[k]; k++) {
-            double v;
-            task_metric(t, metric_names[k], &v);
-            if (strstr(metric_names[k], "Watermark"))
-                json_object_set_new(m, metric_names[k], json_integer((json_int_t)(v <= (double)INT64_MIN ? INT64_MIN : (int64_t)v)));
-            else
-                json_object_set_new(m, metric_names[k], json_real(v));
-        }
-        json_object_set_new(m, "watermarkIdle", json_boolean(t->metrics.has && t->metrics.m.watermark_idle));
-        json_array_append_new(subs, json_pack("{s:i,s:s,s:s,s:s,s:o}", "subtask", i,
-                                              "taskmanager-id", t->tm_id ? t->tm_id : "",
-                                              "host", t->host ? t->host : "", "status",
-                                              jm_task_state_name(t->state), "metrics", m));
-    }
-    return json_pack("{s:o}", "subtasks", subs);
-}
-
-static void vertex_routes(route_ctx *rc, jm_job *job, int c, reply *r)
-{
-    const sl_chain *ch = &job->g->chains[c];
-    const char *what = rc->nseg > 4 ? rc->seg[4] : NULL;
-    if (!what) {
-        /* Flink's JobVertexDetailsInfo: per subtask its attempt (the job's
-         * deployment: Sluice restarts whole jobs), where it runs, its times
-         * and I/O metrics */
-        json_t *subs = json_array();
-        for (int i = 0; i < ch->parallelism; i++) {
-            const jm_task *t = &job->tasks[c][i];
-            const jm_tm *tm = t->tm_id ? jm_tm_find(rc->j, t->tm_id) : NULL;
-            char endpoint[300];
-            snprintf(endpoint, sizeof endpoint, "%s:%d", t->host ? t->host : "", tm ? tm->data_port : -1);
-            int done = t->state == T_FINISHED || t->state == T_CANCELED || t->state == T_FAILED;
-            int64_t start = t->start_ms ? t->start_ms : -1, end = done && t->end_ms ? t->end_ms : -1;
-            /* the time in each state: Sluice records when a task started
-             * running and when it ended, not the earlier states' times */
-            int64_t running = start < 0 ? 0 : (end >= 0 ? end : sl_now_ms()) - start;
-            json_t *o = json_pack("{s:i,s:s,s:i,s:s,s:I,s:I,s:I,s:I,s:o,s:s,s:{s:i,s:i,s:i,s:i,s:I}}", "subtask", i,
-                                  "status", jm_task_state_name(t->state), "attempt", (int)job->attempt,
-                                  "endpoint", t->host ? endpoint : "(unassigned)", "start-time",
-                                  (json_int_t)start, "start_time", (json_int_t)start, "end-time",
-                                  (json_int_t)end, "duration",
-                                  (json_int_t)(start < 0 ? -1 : (end >= 0 ? end : sl_now_ms()) - start),
-                                  "metrics", io_metrics_json(t, 1), "taskmanager-id",
-                                  t->tm_id ? t->tm_id : "(unassigned)", "status-duration", "CREATED", 0,
-                                  "SCHEDULED", 0, "DEPLOYING", 0, "INITIALIZING", 0, "RUNNING",
-                                  (json_int_t)running);
-            json_array_append_new(subs, o);
-        }
-        reply_json(r, 200, json_pack("{s:s,s:s,s:i,s:i,s:I,s:o}", "id", ch->id, "name", ch->name,
-                                     "parallelism", ch->parallelism, "maxParallelism",
-                                     job->g->max_parallelism, "now", (json_int_t)sl_now_ms(),
-                                     "subtasks", subs));
-        return;
-    }
-    if (!strcmp(what, "backpressure") && rc->nseg == 5) {
-        json_t *subs = json_array();
-        double worst = 0;
-        for (int i = 0; i < ch->parallelism; i++) {
-            double bp = 0, busy = 0, idle = 0;
-            task_metric(&job->tasks[c][i], "backPressuredTimeMsPerSecond", &bp);
-            task_metric(&job->tasks[c][i], "busyTimeMsPerSecond", &busy);
-            task_metric(&job->tasks[c][i], "idleTimeMsPerSecond", &idle);
-            double ratio = bp / 1000.0;
-            if (ratio > worst) worst = ratio;
-            json_array_append_new(subs, json_pack("{s:i,s:s,s:s,s:f,s:f,s:f}", "subtask", i,
-                                                  "backpressure-level", bp_level(ratio),
-                                                  "backpressureLevel", bp_level(ratio), "ratio",
-                                                  ratio, "idleRatio", idle / 1000.0, "busyRatio",
-                                                  busy / 1000.0));
-        }
-        reply_json(r, 200, json_pack("{s:s,s:s,s:s,s:I,s:o}", "status", "ok", "backpressure-level",
-                                     bp_level(worst), "backpressureLevel", bp_level(worst),
-                                     "end-timestamp", (json_int_t)sl_now_ms(), "subtasks", subs));
-        return;
-    }
-    if (!strcmp(what, "metrics") && rc->nseg == 5) {
-        reply_json(r, 200, metrics_list(rc, job, c, 0));
-        return;
-    }
-    if (!strcmp(what, "watermarks") && rc->nseg == 5) {
-        json_t *arr = json_array();
-        for (int i = 0; i < ch->parallelism; i++) {
-            double v;
-            const jm_task *t = &job->tasks[c][i];
-            char id[64];
-            snprintf(id, sizeof id, "%d.currentInputWatermark", i);
-            task_metric(t, "currentInputWatermark", &v);
-            /* whether it is idle: watermarkIdle in GET /sluice/.../subtasks */
-            json_array_append_new(arr, json_pack("{s:s,s:o}", "id", id, "value",
-                                                 metric_value_json(v, "Watermark")));
-        }
-        reply_json(r, 200, arr);
-        return;
-    }
-    if (!strcmp(what, "subtasks") && rc->nseg == 6 && !strcmp(rc->seg[5], "metrics")) {
-        reply_json(r, 200, metrics_list(rc, job, c, 1));
-        return;
-    }
-    reply_err(r, 404, "Not found: no such vertex resource '%s'", what);
-}
 
 /* Is name one of the items of the comma-separated list? */
 static int list_has(const char *list, const char *name)
@@ -805,32 +584,83 @@ static int list_has(const char *list, const char *name)
     return 0;
 }
 
-/* GET /jobs/:id/metrics[?get=a,b]: the job's checkpoint metrics, Flink's names. */
-static json_t *job_metrics(route_ctx *rc, const jm_job *job)
+/* The job metrics below, by name, for one job: returns their number. */
+static size_t job_metric_values(const jm_job *job, const char **names, double *vals);
+
+/* GET /jobs/metrics[?get=a,b&agg=min,max,avg,sum]: Flink's job metrics
+ * aggregated over every job (optionally only ?jobs=id,id). */
+static json_t *jobs_metrics(route_ctx *rc)
 {
-    const jm_checkpoint *lc = job->latest_completed;
-    int in_progress = job->pending != NULL;
+    const char *names[16];
+    double vals[16];
+    size_t n = job_metric_values(NULL, names, vals);
+    const char *get = jm_rest_qarg(rc, "get"), *agg = jm_rest_qarg(rc, "agg"), *only = jm_rest_qarg(rc, "jobs");
+    json_t *arr = json_array();
+    for (size_t m = 0; m < n; m++) {
+        if (!get) {
+            json_array_append_new(arr, json_pack("{s:s}", "id", names[m]));
+            continue;
+        }
+        if (!list_has(get, names[m])) continue;
+        double mn = 0, mx = 0, sum = 0;
+        int count = 0;
+        for (jm_job *job = rc->j->jobs; job; job = job->next) {
+            if (only && !list_has(only, job->id)) continue;
+            job_metric_values(job, names, vals);
+            double v = vals[m];
+            if (!count || v < mn) mn = v;
+            if (!count || v > mx) mx = v;
+            sum += v;
+            count++;
+        }
+        json_t *o = json_pack("{s:s}", "id", names[m]);
+        int all = !agg || !*agg;
+        if (count && (all || strstr(agg, "min"))) json_object_set_new(o, "min", json_real(mn));
+        if (count && (all || strstr(agg, "max"))) json_object_set_new(o, "max", json_real(mx));
+        if (count && (all || strstr(agg, "avg"))) json_object_set_new(o, "avg", json_real(sum / count));
+        if (count && (all || strstr(agg, "sum"))) json_object_set_new(o, "sum", json_real(sum));
+        json_array_append_new(arr, o);
+    }
+    return arr;
+}
+
+/* GET /jobs/:id/metrics[?get=a,b]: the job's checkpoint metrics, Flink's names. */
+static size_t job_metric_values(const jm_job *job, const char **names, double *vals)
+{
+    const jm_checkpoint *lc = job ? job->latest_completed : NULL;
     struct { const char *name; double v; } ms[] = {
         {"lastCheckpointDuration", lc ? (double)(lc->end_ms - lc->trigger_ms) : -1},
         {"lastCheckpointSize", lc ? (double)lc->state_size : -1},
         {"lastCheckpointFullSize", lc ? (double)lc->state_size : -1},
         {"lastCompletedCheckpointId", lc ? (double)lc->id : -1},
-        {"lastCheckpointRestoreTimestamp", job->cp_restored ? (double)job->restored_ms : -1},
-        {"numberOfCompletedCheckpoints", job->cp_completed},
-        {"numberOfFailedCheckpoints", job->cp_failed},
-        {"numberOfInProgressCheckpoints", in_progress},
-        {"totalNumberOfCheckpoints", job->cp_total},
-        {"numRestarts", job->restarts},
+        {"lastCheckpointRestoreTimestamp", job && job->cp_restored ? (double)job->restored_ms : -1},
+        {"numberOfCompletedCheckpoints", job ? job->cp_completed : 0},
+        {"numberOfFailedCheckpoints", job ? job->cp_failed : 0},
+        {"numberOfInProgressCheckpoints", job && job->pending != NULL},
+        {"totalNumberOfCheckpoints", job ? job->cp_total : 0},
+        {"numRestarts", job ? job->restarts : 0},
     };
-    const char *get = qarg(rc, "get");
-    json_t *arr = json_array();
     for (size_t i = 0; i < SL_ARRAY_LEN(ms); i++) {
+        names[i] = ms[i].name;
+        vals[i] = ms[i].v;
+    }
+    return SL_ARRAY_LEN(ms);
+}
+
+static json_t *job_metrics(route_ctx *rc, const jm_job *job)
+{
+    const char *names[16];
+    double vals[16];
+    size_t n = job_metric_values(job, names, vals);
+    const char *get = jm_rest_qarg(rc, "get");
+    json_t *arr = json_array();
+    for (size_t i = 0; i < n; i++) {
         if (get) {
-            if (!list_has(get, ms[i].name)) continue;
-            json_array_append_new(arr, json_pack("{s:s,s:o}", "id", ms[i].name, "value",
-                                                 metric_value_json(ms[i].v, ms[i].name)));
+            if (!list_has(get, names[i])) continue;
+            json_array_append_new(arr, json_pack("{s:s,s:o}", "id", names[i], "value",
+                                                 jm_rest_metric_value(vals[i], names[i])));
         } else {
-            json_array_append_new(arr, json_pack("{s:s}", "id", ms[i].name));
+            json_array_append_new(arr, json_pack("{s:s}", "id", names[i]));
         }
     }
     return arr;
@@ -1024,10 +854,110 @@ static void sluice_routes(route_ctx *rc, reply *r)
         else if (rc->nseg == 6 && !strcmp(rc->seg[3], "vertices") && !strcmp(rc->seg[5], "subtasks")) {
             if ((c = find_chain(job, rc->seg[4])) < 0)
                 reply_err(r, 404, "Vertex %s not found in job %s", rc->seg[4], job->id);
-            else reply_json(r, 200, sluice_subtasks(job, c));
+            else reply_json(r, 200, jm_rest_sluice_subtasks(job, c));
         } else reply_err(r, 404, "Not found: no such Sluice resource of job %s", job->id);
     } else {
         reply_err(r, 404, "Not found: GET /sluice/%s", rc->nseg > 1 ? rc->seg[1] : "");
+    }
+}
+
+/* Flink's ConfigurationInfo: every configuration key and value (secrets
+ * masked); with a job, its own "config" keys over the cluster's. */
+static json_t *cluster_config(jm *j, const jm_job *job)
+{
+    json_t *arr = json_array();
+    json_t *own = job && job->g->conf ? job->g->conf : NULL;
+    for (int i = 0; i < sl_config_count(j->conf); i++) {
+        const char *k, *v;
+        char bk[256];
+        sl_config_entry(j->conf, i, &k, &v);
+        if (!strcmp(k, "rest.auth-token") || !strcmp(k, "security.cluster.secret"))
+            v = *v ? "******" : "";
+        /* the TaskManagers' setting is the one that counts, not ours */
+        if (!strcmp(k, "state.backend.type")) v = job ? job_backend(j, job, bk, sizeof bk)
+                                                      : tms_backends(j, bk, sizeof bk);
+        if (json_is_string(json_object_get(own, k))) v = json_string_value(json_object_get(own, k));
+        json_array_append_new(arr, json_pack("{s:s,s:s}", "key", k, "value", v));
+    }
+    const char *k;
+    json_t *v;
+    json_object_foreach(own, k, v) { /* the job's keys the cluster's list lacks */
+        int listed = 0;
+        for (int i = 0; i < sl_config_count(j->conf) && !listed; i++) {
+            const char *ck, *cv;
+            sl_config_entry(j->conf, i, &ck, &cv);
+            listed = !strcmp(ck, k);
+        }
+        if (json_is_string(v) && !listed)
+            json_array_append_new(arr, json_pack("{s:s,s:O}", "key", k, "value", v));
+    }
+    return arr;
+}
+
+/* Flink's JobExecutionResultResponseBody: IN_PROGRESS until the job ends, then
+ * its JobResult (what Flink's client polls for a job's end). */
+static json_t *execution_result(const jm_job *job)
+{
+    const char *app;
+    switch (job->state) {
+    case JOB_FINISHED: app = "SUCCEEDED"; break;
+    case JOB_FAILED: app = "FAILED"; break;
+    case JOB_CANCELED: app = "CANCELED"; break;
+    default: return json_pack("{s:{s:s}}", "status", "id", "IN_PROGRESS");
+    }
+    json_t *res = json_pack("{s:s,s:s,s:{},s:I}", "id", job->id, "application-status", app,
+                            "accumulator-results", "net-runtime", (json_int_t)job_duration(job));
+    if (job->state != JOB_FINISHED)
+        json_object_set_new(res, "failure-cause",
+                            job->state == JOB_FAILED
+                                ? failure_cause_json("org.apache.flink.runtime.JobException",
+                                                     job->state_reason ? job->state_reason
+                                                                       : "the job failed")
+                                : failure_cause_json("org.apache.flink.runtime.client.JobCancellationException",
+                                                     "Job was cancelled."));
+    return json_pack("{s:{s:s},s:o}", "status", "id", "COMPLETED", "job-execution-result", res);
+}
+
+/* GET /jobs/:id/rescales/...: Flink 2.x's adaptive scheduler's rescale
+ * history. Sluice changes a job's parallelism only by a restart from a
+ * savepoint, so the history is empty, as a Flink job's is before its first
+ * rescale; the settings that belong to the adaptive scheduler are null. */
+static void rescale_routes(route_ctx *rc, const jm_job *job, reply *r)
+{
+    const char *what = rc->seg[3];
+    json_t *counts = json_pack("{s:i,s:i,s:i,s:i}", "ignored", 0, "inProgress", 0, "completed", 0,
+                               "failed", 0);
+    if (rc->nseg == 4 && !strcmp(what, "config")) {
+        json_decref(counts);
+        reply_json(r, 200, json_pack("{s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n}", "rescaleHistoryMax",
+                                     "schedulerExecutionMode", "submissionResourceWaitTimeoutInMillis",
+                                     "submissionResourceStabilizationTimeoutInMillis",
+                                     "slotIdleTimeoutInMillis", "executingCooldownTimeoutInMillis",
+                                     "executingResourceStabilizationTimeoutInMillis",
+                                     "maximumDelayForTriggeringRescaleInMillis",
+                                     "rescaleOnFailedCheckpointCount"));
+    } else if (rc->nseg == 4 && !strcmp(what, "history")) {
+        json_decref(counts);
+        reply_json(r, 200, json_array());
+    } else if (rc->nseg == 4 && !strcmp(what, "overview")) {
+        reply_json(r, 200, json_pack("{s:o,s:{s:n,s:n,s:n}}", "rescalesCounts", counts, "latest",
+                                     "completed", "failed", "ignored"));
+    } else if (rc->nseg == 4 && !strcmp(what, "summary")) {
+#define NO_STATS "{s:i,s:i,s:i,s:f,s:f,s:f,s:f,s:f}", "min", 0, "max", 0, "avg", 0, "p50", 0.0, \
+                 "p90", 0.0, "p95", 0.0, "p99", 0.0, "p999", 0.0
+        reply_json(r, 200, json_pack("{s:o,s:o,s:o,s:o,s:o}", "rescalesCounts", counts,
+                                     "rescalesDurationStatsInMillis", json_pack(NO_STATS),
+                                     "completedRescalesDurationStatsInMillis", json_pack(NO_STATS),
+                                     "ignoredRescalesDurationStatsInMillis", json_pack(NO_STATS),
+                                     "failedRescalesDurationStatsInMillis", json_pack(NO_STATS)));
+#undef NO_STATS
+    } else if (rc->nseg == 5 && !strcmp(what, "details")) {
+        json_decref(counts);
+        reply_err(r, 404, "Rescale %s of job %s not found: the job has not been rescaled",
+                  rc->seg[4], job->id);
+    } else {
+        json_decref(counts);
+        reply_err(r, 404, "Not found: no such rescales resource '%s'", what);
     }
 }
 
@@ -1047,7 +977,7 @@ static void job_routes(route_ctx *rc, reply *r)
     } else if (rc->nseg == 3 && !strcmp(rc->method, "POST") && !strcmp(rc->seg[2], "checkpoints")) {
         trigger_checkpoint(rc, job, r);
     } else if (rc->nseg == 2 && !strcmp(rc->method, "PATCH")) {
-        const char *mode = qarg(rc, "mode");
+        const char *mode = jm_rest_qarg(rc, "mode");
         if (mode && strcmp(mode, "cancel")) {
             reply_err(r, 400, "mode must be 'cancel', got '%s'", mode);
             return;
@@ -1059,7 +989,7 @@ static void job_routes(route_ctx *rc, reply *r)
         jm_job_cancel(j, job);
         reply_json(r, 202, json_object());
     } else if (rc->nseg == 3 && get && !strcmp(rc->seg[2], "results")) {
-        const char *tk = qarg(rc, "token"), *mx = qarg(rc, "max");
+        const char *tk = jm_rest_qarg(rc, "token"), *mx = jm_rest_qarg(rc, "max");
         char *e1 = NULL, *e2 = NULL;
         unsigned long long token = tk ? strtoull(tk, &e1, 10) : 0;
         long max = mx ? strtol(mx, &e2, 10) : SL_COLLECT_CREDIT;
@@ -1074,25 +1004,58 @@ static void job_routes(route_ctx *rc, reply *r)
         if (o) reply_json(r, 200, o);
         else reply_err(r, status, "%s", err);
     } else if (rc->nseg == 3 && get && !strcmp(rc->seg[2], "exceptions")) {
+        /* Flink 2.x's RootExceptionInfo, newest first; Sluice records each failure
+         * on its own, so none has concurrent exceptions, and it labels none */
         json_t *entries = json_array();
         for (int i = job->nexceptions - 1; i >= 0; i--) {
             const jm_exception *e = &job->exceptions[i];
-            json_t *o = json_pack("{s:s,s:s,s:I}", "exceptionName", e->name, "stacktrace",
-                                  e->stacktrace, "timestamp", (json_int_t)e->timestamp);
+            json_t *o = json_pack("{s:s,s:s,s:I,s:{},s:[]}", "exceptionName", e->name,
+                                  "stacktrace", e->stacktrace, "timestamp",
+                                  (json_int_t)e->timestamp, "failureLabels",
+                                  "concurrentExceptions");
             json_object_set_new(o, "taskName", e->task ? json_string(e->task) : json_null());
-            json_object_set_new(o, "location", e->location ? json_string(e->location) : json_null());
+            json_object_set_new(o, "endpoint", e->endpoint ? json_string(e->endpoint) : json_null());
+            json_object_set_new(o, "taskManagerId", e->tm_id ? json_string(e->tm_id) : json_null());
             json_array_append_new(entries, o);
         }
-        json_t *root = json_pack("{s:{s:o,s:b}}", "exceptionHistory", "entries", entries,
-                                 "truncated", job->nexceptions >= 64);
-        if (job->nexceptions)
-            json_object_set_new(root, "root-exception",
-                                json_string(job->exceptions[0].stacktrace));
-        reply_json(r, 200, root);
+        reply_json(r, 200, json_pack("{s:{s:o,s:b}}", "exceptionHistory", "entries", entries,
+                                     "truncated", job->nexceptions >= 64));
     } else if (rc->nseg == 3 && get && !strcmp(rc->seg[2], "metrics")) {
         reply_json(r, 200, job_metrics(rc, job));
     } else if (rc->nseg == 3 && get && !strcmp(rc->seg[2], "plan")) {
         reply_json(r, 200, json_pack("{s:o}", "plan", job_plan(job)));
+    } else if (rc->nseg == 3 && get && !strcmp(rc->seg[2], "execution-result")) {
+        reply_json(r, 200, execution_result(job));
+    } else if (rc->nseg == 3 && get && !strcmp(rc->seg[2], "accumulators")) {
+        /* Sluice's jobs keep no accumulators */
+        reply_json(r, 200, json_pack("{s:[],s:[],s:{}}", "job-accumulators", "user-task-accumulators",
+                                     "serialized-user-task-accumulators"));
+    } else if (rc->nseg == 4 && get && !strcmp(rc->seg[2], "jobmanager") &&
+               !strcmp(rc->seg[3], "config")) {
+        reply_json(r, 200, cluster_config(j, job));
+    } else if (rc->nseg == 4 && get && !strcmp(rc->seg[2], "jobmanager") &&
+               !strcmp(rc->seg[3], "environment")) {
+        reply_json(r, 200, sl_proc_environment("Sluice JobManager " SL_VERSION));
+    } else if (get && ((rc->nseg == 4 && !strcmp(rc->seg[2], "jobmanager") &&
+                        !strcmp(rc->seg[3], "log-url")) ||
+                       (rc->nseg == 5 && !strcmp(rc->seg[2], "taskmanagers") &&
+                        !strcmp(rc->seg[4], "log-url")))) {
+        /* as Flink without historyserver.log.*.url-pattern: there is no
+         * external log service to link to; the logs are served here */
+        reply_err(r, 404, "No log url pattern is configured: the logs are at /jobmanager/logs");
+    } else if (rc->nseg == 3 && get && !strcmp(rc->seg[2], "resource-requirements")) {
+        /* Flink's JobResourceRequirementsBody: per vertex its parallelism
+         * bounds, which for Sluice are the parallelism it runs at */
+        json_t *o = json_object();
+        for (int c = 0; c < job->g->nchains; c++)
+            json_object_set_new(o, job->g->chains[c].id,
+                                json_pack("{s:{s:i,s:i}}", "parallelism", "lowerBound", 1,
+                                          "upperBound", job->g->chains[c].parallelism));
+        reply_json(r, 200, o);
+    } else if (rc->nseg >= 4 && get && !strcmp(rc->seg[2], "rescales")) {
+        rescale_routes(rc, job, r);
+    } else if (rc->nseg == 4 && get && !strcmp(rc->seg[2], "rescaling")) {
+        reply_err(r, 404, "Rescaling operation %s of job %s not found", rc->seg[3], job->id);
     } else if (rc->nseg == 3 && get && !strcmp(rc->seg[2], "config")) {
         reply_json(r, 200, json_pack("{s:s,s:s,s:{s:i,s:s,s:b,s:{}}}", "jid", job->id, "name",
                                      job->g->name, "execution-config", "job-parallelism",
@@ -1153,7 +1116,7 @@ static void job_routes(route_ctx *rc, reply *r)
     } else if (rc->nseg >= 4 && get && !strcmp(rc->seg[2], "vertices")) {
         int c = find_chain(job, rc->seg[3]);
         if (c < 0) reply_err(r, 404, "Vertex %s not found in job %s", rc->seg[3], job->id);
-        else vertex_routes(rc, job, c, r);
+        else jm_rest_vertex_routes(rc, job, c, r);
     } else {
         reply_err(r, 404, "Not found: %s /jobs/%s/%s", rc->method, job->id,
                   rc->nseg > 2 ? rc->seg[2] : "");
@@ -1168,13 +1131,13 @@ static int prepare_submit(route_ctx *rc, reply *r)
 {
     jm *j = rc->j;
     int64_t p = 0;
-    const char *ps = qarg(rc, "parallelism");
+    const char *ps = jm_rest_qarg(rc, "parallelism");
     if (ps && *ps && (sl_parse_int(ps, &p) != SL_OK || p < 1 || p > 32768)) {
         reply_err(r, 400, "parallelism must be an integer between 1 and 32768, got '%s'", ps);
         return SL_ERR;
     }
-    const char *sp = qarg(rc, "savepointPath");
-    const char *anr = qarg(rc, "allowNonRestoredState");
+    const char *sp = jm_rest_qarg(rc, "savepointPath");
+    const char *anr = jm_rest_qarg(rc, "allowNonRestoredState");
     int allow = anr && (!strcmp(anr, "true") || !strcmp(anr, "1"));
     if (!rc->rq->len) {
         reply_err(r, 400, "the request body must be a JSON job graph (see docs/JOBS.md)");
@@ -1354,12 +1317,12 @@ static json_t *jobmanager_metrics(route_ctx *rc)
         {"taskSlotsAvailable", jm_slots_free(j)},
         {"taskSlotsTotal", jm_slots_total(j)},
     };
-    const char *get = qarg(rc, "get");
+    const char *get = jm_rest_qarg(rc, "get");
     json_t *arr = json_array();
     for (size_t i = 0; i < SL_ARRAY_LEN(ms); i++) {
         if (get && !list_has(get, ms[i].name)) continue;
         if (get) json_array_append_new(arr, json_pack("{s:s,s:o}", "id", ms[i].name, "value",
-                                                      metric_value_json(ms[i].v, ms[i].name)));
+                                                      jm_rest_metric_value(ms[i].v, ms[i].name)));
         else json_array_append_new(arr, json_pack("{s:s}", "id", ms[i].name));
     }
     return arr;
@@ -1370,6 +1333,7 @@ static void route(route_ctx *rc, reply *r)
     jm *j = rc->j;
     const char *m = rc->method;
     int get = !strcmp(m, "GET");
+    if (rc->pinfo_stage) return jm_rest_pinfo_route(rc, r);
     if (rc->nseg == 1 && get && !strcmp(rc->seg[0], "config")) {
         /* Flink's DashboardConfiguration exactly: flink-version is Sluice's */
         reply_json(r, 200, json_pack("{s:i,s:s,s:i,s:s,s:s,s:{s:b,s:b,s:b}}", "refresh-interval",
@@ -1385,18 +1349,7 @@ static void route(route_ctx *rc, reply *r)
          * no place for it; standbys answer this too) */
         reply_json(r, 200, jm_ha_json(j));
     } else if (rc->nseg == 2 && get && !strcmp(rc->seg[0], "jobmanager") && !strcmp(rc->seg[1], "config")) {
-        json_t *arr = json_array();
-        for (int i = 0; i < sl_config_count(j->conf); i++) {
-            const char *k, *v;
-            char bk[256];
-            sl_config_entry(j->conf, i, &k, &v);
-            if (!strcmp(k, "rest.auth-token") || !strcmp(k, "security.cluster.secret"))
-                v = *v ? "******" : "";
-            /* the TaskManagers' setting is the one that counts, not ours */
-            if (!strcmp(k, "state.backend.type")) v = tms_backends(j, bk, sizeof bk);
-            json_array_append_new(arr, json_pack("{s:s,s:s}", "key", k, "value", v));
-        }
-        reply_json(r, 200, arr);
+        reply_json(r, 200, cluster_config(j, NULL));
     } else if (rc->nseg == 1 && get && !strcmp(rc->seg[0], "overview")) {
         int counts[JOB_NSTATES] = {0};
         for (jm_job *job = j->jobs; job; job = job->next) counts[job->state]++;
@@ -1421,6 +1374,9 @@ static void route(route_ctx *rc, reply *r)
         json_t *arr = json_array();
         for (jm_tm *tm = j->tms; tm; tm = tm->next) json_array_append_new(arr, tm_json(j, tm, 0));
         reply_json(r, 200, json_pack("{s:o}", "taskmanagers", arr));
+    } else if (rc->nseg == 2 && get && !strcmp(rc->seg[0], "taskmanagers") &&
+               !strcmp(rc->seg[1], "metrics")) {
+        reply_json(r, 200, json_array()); /* no TaskManager-level metrics (Flink's are the JVM's) */
     } else if (rc->nseg == 2 && get && !strcmp(rc->seg[0], "taskmanagers")) {
         jm_tm *tm = jm_tm_find(j, rc->seg[1]);
         if (!tm) reply_err(r, 404, "TaskManager %s not found", rc->seg[1]);
@@ -1437,6 +1393,19 @@ static void route(route_ctx *rc, reply *r)
         } else {
             reply_err(r, 405, "%s is not allowed on /jobs", m);
         }
+    } else if (rc->nseg == 2 && get && !strcmp(rc->seg[0], "jobs") && !strcmp(rc->seg[1], "metrics")) {
+        reply_json(r, 200, jobs_metrics(rc));
+    } else if (rc->nseg == 1 && get && !strcmp(rc->seg[0], "datasets")) {
+        /* Flink's cluster partitions of batch jobs; a streaming cluster has none */
+        reply_json(r, 200, json_pack("{s:[]}", "dataSets"));
+    } else if (rc->nseg == 3 && get && !strcmp(rc->seg[0], "datasets") && !strcmp(rc->seg[1], "delete")) {
+        reply_err(r, 404, "Unknown trigger id %s: there are no data sets to delete", rc->seg[2]);
+    } else if (rc->nseg == 2 && get && !strcmp(rc->seg[0], "applications") &&
+               !strcmp(rc->seg[1], "overview")) {
+        /* Flink 2.x's applications: Sluice's jobs belong to none */
+        reply_json(r, 200, json_pack("{s:[]}", "applications"));
+    } else if (rc->nseg >= 2 && get && !strcmp(rc->seg[0], "applications")) {
+        reply_err(r, 404, "Application %s not found", rc->seg[1]);
     } else if (rc->nseg == 2 && get && !strcmp(rc->seg[0], "jobs") && !strcmp(rc->seg[1], "overview")) {
         json_t *arr = json_array();
         for (jm_job *job = j->jobs; job; job = job->next) json_array_append_new(arr, job_overview(job, 0));
@@ -1524,7 +1493,8 @@ static int is_api_path(const char *url)
 {
     static const char *prefixes[] = {"/config", "/overview", "/jobs", "/taskmanagers",
                                      "/jobmanager", "/savepoints", "/savepoint-disposal",
-                                     "/jars", "/sql", "/sluice", NULL};
+                                     "/jars", "/sql", "/sluice", "/datasets", "/applications",
+                                     NULL};
     for (int i = 0; prefixes[i]; i++) {
         size_t n = strlen(prefixes[i]);
         if (!strncmp(url, prefixes[i], n) && (url[n] == '\0' || url[n] == '/')) return 1;
@@ -1590,7 +1560,8 @@ static MHD_RESULT on_request(void *cls, struct MHD_Connection *conn, const char 
         rc.seg[rc.nseg++] = s;
     }
     int post = !strcmp(method, "POST");
-    int bad_body = 0;
+    int bad_body = 0, file = -1;
+    uint64_t file_size = 0;
     int savepoints = rc.nseg == 2 && post && !strcmp(rc.seg[0], "savepoints");
     int disposal = rc.nseg == 1 && post && !strcmp(rc.seg[0], "savepoint-disposal");
     if (rq->too_big) {
@@ -1601,6 +1572,24 @@ static MHD_RESULT on_request(void *cls, struct MHD_Connection *conn, const char 
         /* a standby JobManager: says where the leader is (ha.c) */
     } else if (rc.nseg < 0) {
         reply_err(&r, 404, "Not found: path too long");
+    } else if (jm_rest_process_routes(&rc, &r, &file, &file_size)) {
+        if (file >= 0) {
+            free(copy);
+            return jm_rest_send_file(conn, file, file_size);
+        }
+    } else if ((rc.pinfo_kind = jm_rest_tm_process_kind(&rc)) >= 0) {
+        uint8_t *data = NULL;
+        size_t len = 0;
+        jm_rest_tm_process(j, &rc, &r, &data, &len);
+        if (data) {
+            free(copy);
+            struct MHD_Response *resp = MHD_create_response_from_buffer(len, data, MHD_RESPMEM_MUST_FREE);
+            MHD_add_response_header(resp, "Content-Type", "text/plain; charset=utf-8");
+            MHD_add_response_header(resp, "Cache-Control", "no-cache");
+            MHD_RESULT ret = MHD_queue_response(conn, 200, resp);
+            MHD_destroy_response(resp);
+            return ret;
+        }
     } else if (savepoints && !strcmp(rc.seg[1], "dispose")) {
         dispose_savepoint(&rc, &r);
     } else if (disposal && (rc.disposal_rc = dispose_path(&rc, &bad_body, &rc.disposal_not_found,
@@ -1912,4 +1901,5 @@ void jm_rest_stop(jm *j)
         free(op->failure);
         free(op);
     }
+    jm_rest_pinfo_free_all(j);
 }

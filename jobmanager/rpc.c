@@ -323,6 +323,9 @@ static void handle(jm_conn *c, Sluice__Envelope *env)
     case SLUICE__ENVELOPE__MSG_COLLECT_ROWS:
         if (c->tm) jm_collect_on_rows(c->jm, env->collect_rows);
         break;
+    case SLUICE__ENVELOPE__MSG_PROCESS_INFO_REPLY:
+        if (c->tm) jm_rest_on_process_info(c->jm, c->tm, env->process_info_reply);
+        break;
     default:
         sl_warn(TAG, "%s sent an unexpected message (%d); ignored", c->peer, (int)env->msg_case);
     }

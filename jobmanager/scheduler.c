@@ -93,7 +93,7 @@ int jm_slots_free(jm *j)
 }
 
 void jm_job_add_exception(jm_job *job, const char *name, const char *trace, const char *task,
-                          const char *location)
+                          const char *tm_id, const jm_tm *tm)
 {
     if (job->nexceptions >= 64) return; /* the first failures are the telling ones */
     job->exceptions = sl_realloc(job->exceptions, sizeof(jm_exception) * (size_t)(job->nexceptions + 1));
@@ -101,7 +101,8 @@ void jm_job_add_exception(jm_job *job, const char *name, const char *trace, cons
     e->name = sl_strdup(name);
     e->stacktrace = sl_strdup(trace ? trace : name);
     e->task = task ? sl_strdup(task) : NULL;
-    e->location = location ? sl_strdup(location) : NULL;
+    e->tm_id = tm_id ? sl_strdup(tm_id) : NULL;
+    e->endpoint = tm ? sl_sprintf("%s:%d", tm->host, tm->data_port) : NULL;
     e->timestamp = sl_now_ms();
 }
 
@@ -415,7 +416,7 @@ static void fail_or_restart(jm *j, jm_job *job, const char *reason)
 void jm_sched_on_cp_failed(jm *j, jm_job *job, const char *reason)
 {
     if (job->state != JOB_RUNNING) return;
-    jm_job_add_exception(job, "CheckpointException", reason, NULL, NULL);
+    jm_job_add_exception(job, "CheckpointException", reason, NULL, NULL, NULL);
     fail_or_restart(j, job, reason);
 }
 
@@ -445,7 +446,8 @@ static void job_free(jm_job *job)
         free(job->exceptions[i].name);
         free(job->exceptions[i].stacktrace);
         free(job->exceptions[i].task);
-        free(job->exceptions[i].location);
+        free(job->exceptions[i].tm_id);
+        free(job->exceptions[i].endpoint);
     }
     free(job->exceptions);
     jm_cp_free(job);
@@ -710,11 +712,11 @@ void jm_on_task_status(jm *j, const Sluice__TaskStatus *ts)
         t->state = T_FAILED;
         t->end_ms = sl_now_ms();
         const sl_chain *ch = &job->g->chains[ts->chain];
-        char task[256], loc[256];
+        char task[256];
         snprintf(task, sizeof task, "%s (%u/%d)", ch->name, ts->subtask + 1, ch->parallelism);
-        snprintf(loc, sizeof loc, "%s", ts->tm_id ? ts->tm_id : t->tm_id);
+        const char *tm_id = ts->tm_id && *ts->tm_id ? ts->tm_id : t->tm_id;
         const char *msg = ts->error && *ts->error ? ts->error : "task failed";
-        jm_job_add_exception(job, msg, msg, task, loc);
+        jm_job_add_exception(job, msg, msg, task, tm_id, tm_id ? jm_tm_find(j, tm_id) : NULL);
         if (job->state == JOB_RUNNING) {
             char reason[600];
             snprintf(reason, sizeof reason, "%s failed: %s", task, msg);
@@ -742,7 +744,7 @@ void jm_on_tm_lost(jm *j, jm_tm *tm, const char *why)
         if (job->state == JOB_RUNNING || job->state == JOB_CANCELLING) {
             char reason[300];
             snprintf(reason, sizeof reason, "TaskManager %s was lost: %s", tm->id, why);
-            jm_job_add_exception(job, reason, reason, NULL, tm->id);
+            jm_job_add_exception(job, reason, reason, NULL, tm->id, tm);
             if (job->state == JOB_CANCELLING) job_end(j, job, JOB_CANCELED, NULL);
             else fail_or_restart(j, job, reason);
         }
@@ -778,7 +780,7 @@ void jm_check_timeouts(jm *j)
                      "could not get %d slot%s within slot.request.timeout (%lld ms): %s", job->nslots,
                      job->nslots == 1 ? "" : "s", (long long)j->slot_timeout_ms,
                      job->state_reason ? job->state_reason : "not enough slots");
-            jm_job_add_exception(job, "NoResourceAvailableException", reason, NULL, NULL);
+            jm_job_add_exception(job, "NoResourceAvailableException", reason, NULL, NULL, NULL);
             job_fail(j, job, reason);
         }
     }

@@ -44,6 +44,10 @@ int sql_next_token(sql_lexer *lx, sql_tok *t, char *err, size_t errlen);
 /* Keyword token type of an identifier's text, or 0 when it is none. */
 int sql_keyword(const char *z, int n);
 
+/* The i-th keyword in alphabetical order (upper case), or NULL past the last:
+ * what completion offers (the SQL gateway's complete-statement). */
+const char *sql_keyword_name(size_t i);
+
 /* A token type's name for messages: "')'", "FROM", "an identifier". */
 const char *sql_token_display(int type);
 

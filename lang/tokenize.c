@@ -74,6 +74,11 @@ int sql_keyword(const char *z, int n)
     return 0;
 }
 
+const char *sql_keyword_name(size_t i)
+{
+    return i < SL_ARRAY_LEN(keywords) ? keywords[i].name : NULL;
+}
+
 const char *sql_token_display(int type)
 {
     switch (type) {

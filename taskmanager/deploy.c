@@ -162,6 +162,7 @@ static void *plan_main(void *arg)
 {
     tm_net *n = arg;
     sl_qmsg *list;
+    pthread_setname_np(pthread_self(), "deploy-worker"); /* its name in thread dumps */
     while ((list = sl_queue_wait(n->plans))) { /* NULL: stopped, and nothing left */
         while (list) {
             tm_plan *p = SL_QMSG_OF(list, tm_plan, qm);

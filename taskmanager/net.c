@@ -42,8 +42,10 @@
  */
 #include <errno.h>
 #include <string.h>
+#include <stdlib.h>
 #include <unistd.h>
 #include <sys/sysinfo.h>
+#include <jansson.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <arpa/inet.h>
@@ -56,6 +58,7 @@
 #include "frame.h"
 #include "listen.h"
 #include "log.h"
+#include "proc_info.h"
 #include "zk.h"
 
 #define TAG "tm:net"
@@ -800,6 +803,53 @@ static int jm_auth(tm_net *n, const Sluice__Hello *h)
     return SL_OK;
 }
 
+/* Answer the JobManager's ProcessInfoRequest from this process's /proc/self
+ * (lib/proc_info.h). A file is read here, its last PROCESS_FILE_MAX bytes:
+ * a bounded read of a local file, like the snapshot writer's. */
+#define PROCESS_FILE_MAX (8u << 20)
+static void process_info(tm_net *n, const Sluice__ProcessInfoRequest *rq)
+{
+    Sluice__ProcessInfoReply out = SLUICE__PROCESS_INFO_REPLY__INIT;
+    out.id = rq->id;
+    char err[300] = "", *text = NULL;
+    uint8_t *data = NULL;
+    if (rq->kind == SLUICE__PROCESS_INFO_REQUEST__KIND__LOG_LIST ||
+        rq->kind == SLUICE__PROCESS_INFO_REQUEST__KIND__THREAD_DUMP) {
+        json_t *j = rq->kind == SLUICE__PROCESS_INFO_REQUEST__KIND__LOG_LIST ? sl_proc_log_list()
+                                                                           : sl_proc_thread_dump();
+        text = json_dumps(j, JSON_COMPACT);
+        json_decref(j);
+        out.json = text ? text : (char *)"{}";
+    } else {
+        int which = rq->kind == SLUICE__PROCESS_INFO_REQUEST__KIND__LOG_FILE      ? SL_PROC_LOG
+                    : rq->kind == SLUICE__PROCESS_INFO_REQUEST__KIND__STDOUT_FILE ? SL_PROC_STDOUT
+                                                                                  : 0;
+        uint64_t size = 0;
+        int fd = sl_proc_log_open(which, rq->name, &size, err, sizeof err);
+        if (fd >= 0) {
+            size_t want = size > PROCESS_FILE_MAX ? PROCESS_FILE_MAX : (size_t)size, got = 0;
+            data = sl_malloc(want ? want : 1);
+            off_t at = (off_t)(size - want);
+            while (got < want) {
+                ssize_t r = pread(fd, data + got, want - got, at + (off_t)got);
+                if (r < 0 && errno == EINTR) continue;
+                if (r <= 0) break;
+                got += (size_t)r;
+            }
+            close(fd);
+            out.data.data = data;
+            out.data.len = got;
+        }
+    }
+    out.error = err;
+    Sluice__Envelope env = SLUICE__ENVELOPE__INIT;
+    env.msg_case = SLUICE__ENVELOPE__MSG_PROCESS_INFO_REPLY;
+    env.process_info_reply = &out;
+    sl_frame_push(bufferevent_get_output(n->jm), &env);
+    free(text);
+    free(data);
+}
+
 static void handle_jm(tm_net *n, Sluice__Envelope *env)
 {
     switch (env->msg_case) {
@@ -892,6 +942,9 @@ static void handle_jm(tm_net *n, Sluice__Envelope *env)
         if (d && same_job(d, cc->job_id)) tm_collect_credit(d, (int)SL_MIN(cc->rows, 1u << 20));
         break;
     }
+    case SLUICE__ENVELOPE__MSG_PROCESS_INFO_REQUEST:
+        process_info(n, env->process_info_request);
+        break;
     default:
         sl_warn(TAG, "unexpected message %d from the JobManager; ignored", (int)env->msg_case);
     }

@@ -116,6 +116,7 @@ static void *snap_main(void *arg)
 {
     tm_net *n = arg;
     sl_qmsg *list;
+    pthread_setname_np(pthread_self(), "snapshot-writer"); /* its name in thread dumps */
     while ((list = sl_queue_wait(n->snaps))) { /* NULL: stopped, and all written */
         while (list) {
             tm_snap_job *job = SL_QMSG_OF(list, tm_snap_job, qm);

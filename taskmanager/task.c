@@ -1132,6 +1132,12 @@ static void *task_main(void *arg)
     r.t = t;
     r.d = d;
     r.ch = &d->g->chains[t->chain];
+    {   /* its name in thread dumps (GET /taskmanagers/:id/thread-dump): chain and
+         * subtask, as much of the chain's name as the kernel keeps (15 bytes) */
+        char name[16];
+        snprintf(name, sizeof name, "%d.%d %s", t->chain, t->subtask, r.ch->name);
+        pthread_setname_np(pthread_self(), name);
+    }
     r.in_wm = INT64_MIN;
     r.out_wm = INT64_MIN;
     r.start_ns = sl_mono_ns();

@@ -316,6 +316,11 @@ def test_job_waiting_for_slots_shows_its_reason(cluster, browser):
     assert shown(d, "#job-state-reason")
     assert attr_of(d, "#job", "data-jid") == jid
     assert text_of(d, '[data-field="slots-needed"]') == str(p)
+    # none of its vertices runs: no backpressure level is claimed for them, "OK" least of all
+    badges = lambda d: [b.get_attribute("class") for b in css(d, "#job-graph g.vertex .bp-badge")]
+    wait_ui(d, lambda d: len(badges(d)) == 2, "the two vertices' badges")
+    assert badges(d) == ["bp-badge bp-none"] * 2, badges(d)
+    assert [b.text for b in css(d, "#job-graph g.vertex .bp-badge")] == ["N/A", "N/A"]
 
 
 def test_backpressured_job_graph_colours(cluster, browser):
@@ -610,3 +615,78 @@ def test_upload_and_run_a_c_job_from_the_page(cluster, browser, workdir):
     assert job["state"] == "FINISHED", cluster.get(f"/jobs/{jid}/exceptions")
     gaps, _, _ = replay(3000)
     assert sorted((g["sensor"], ms(g["deadline"])) for g in read(out, "gaps")) == sorted(gaps)
+
+
+def test_flinks_routes_open_the_same_pages(cluster, browser):
+    """Links and bookmarks made for Flink's UI: #/job/running/<id>/<tab>,
+    #/job/completed/<id>/<tab>, #/job/<id>/<tab>, #/job/running, #/task-manager/<id>/..."""
+    d = browser
+    cluster.add_tm(slots=1)
+    jid = cluster.submit(endless_job("flink routes", rate=200))
+    cluster.wait_state(jid, "RUNNING")
+    for route, tab in ((f"/job/running/{jid}/overview", "graph"),
+                       (f"/job/completed/{jid}/exceptions", "exceptions"),
+                       (f"/job/{jid}/checkpoints", "checkpoints"),
+                       (f"/job/running/{jid}", "graph")):
+        open_page(d, cluster, route, "job")
+        wait_ui(d, lambda d: attr_of(d, "#job", "data-jid") == jid and attr_of(d, "#job", "data-tab") == tab,
+                f"job {jid} on its {tab} tab from #{route}")
+        wait_ui(d, lambda d: attr_of(d, "#job", "data-state") == "RUNNING", "the job's state")
+    screenshot(d, "flink-route-job-checkpoints")
+    for route in ("/job/running", "/job/completed"):
+        open_page(d, cluster, route, "jobs")
+    open_page(d, cluster, "/task-manager/tm-0/metrics", "taskmanagers")
+    wait_ui(d, lambda d: css(d, '.tm-row.highlight[data-tm-id="tm-0"]'), "the TaskManager's row, highlighted")
+    screenshot(d, "flink-route-task-manager")
+
+
+def test_jobmanager_and_taskmanager_pages_show_logs_stdout_and_threads(cluster, browser):
+    """#/jobmanager/<tab> and #/taskmanagers/<id>/<tab> (and Flink's #/job-manager/...,
+    #/task-manager/<id>/...): the daemons' own log and stdout files, their threads
+    (the names /proc shows), the JobManager's configuration and environment."""
+    d = browser
+    cluster.add_tm(slots=1)
+    open_page(d, cluster, "/jobmanager/log", "jobmanager")
+    wait_ui(d, lambda d: "REST port" in text_of(d, "#process-text"), "the JobManager's log")
+    with open(cluster.jm.log_path) as f:
+        assert f.read().startswith(text_of(d, "#process-text")[:200])
+    screenshot(d, "jobmanager-log")
+    for route, tab in (("/jobmanager/thread-dump", "thread-dump"), ("/job-manager/config", "config"),
+                       ("/jobmanager/environment", "environment"), ("/job-manager/stdout", "stdout")):
+        open_page(d, cluster, route, "jobmanager")
+        wait_ui(d, lambda d: attr_of(d, "#process", "data-tab") == tab, f"the {tab} tab")
+    open_page(d, cluster, "/jobmanager/thread-dump", "jobmanager")
+    pid = cluster.jm.proc.pid
+    names = {open(f"/proc/{pid}/task/{t}/comm").read().strip() for t in os.listdir(f"/proc/{pid}/task")}
+    got = wait_ui(d, lambda d: {e.get_attribute("data-thread-name") for e in css(d, "#thread-dump pre.thread")},
+                  "the thread dump")
+    assert got == names, (got, names)
+    screenshot(d, "jobmanager-thread-dump")
+    open_page(d, cluster, "/jobmanager/config", "jobmanager")
+    wait_ui(d, lambda d: css(d, '#process-config tr[data-key="rest.port"]'), "the configuration")
+    open_page(d, cluster, "/jobmanager/environment", "jobmanager")
+    wait_ui(d, lambda d: text_of(d, '#process-environment [data-field="arch"]') == os.uname().machine,
+            "the environment")
+
+    # a TaskManager: from its row in the list, then Flink's route
+    open_page(d, cluster, "/taskmanagers", "taskmanagers")
+    wait_ui(d, lambda d: css(d, '.tm-row[data-tm-id="tm-0"] a.tm-link'), "the TaskManager's link")
+    css(d, '.tm-row[data-tm-id="tm-0"] a.tm-link')[0].click()
+    wait_ui(d, lambda d: d.execute_script("return document.body.dataset.page") == "taskmanager", "its page")
+    wait_ui(d, lambda d: "registered at the JobManager as tm-0" in text_of(d, "#process-text"),
+            "the TaskManager's log")
+    screenshot(d, "taskmanager-log")
+    open_page(d, cluster, "/task-manager/tm-0/thread-dump", "taskmanager")
+    pid = cluster.tms[0].proc.pid
+    names = {open(f"/proc/{pid}/task/{t}/comm").read().strip() for t in os.listdir(f"/proc/{pid}/task")}
+    got = wait_ui(d, lambda d: {e.get_attribute("data-thread-name") for e in css(d, "#thread-dump pre.thread")},
+                  "the TaskManager's thread dump")
+    assert got == names, (got, names)
+    screenshot(d, "taskmanager-thread-dump")
+    open_page(d, cluster, "/taskmanagers/tm-0/stdout", "taskmanager")
+    wait_ui(d, lambda d: attr_of(d, "#process", "data-tab") == "stdout"
+            and attr_of(d, "#process-text", "data-bytes") is not None, "the stdout tab")
+    # a TaskManager that is not there: the server's reason, shown
+    open_page(d, cluster, "/taskmanagers/nope/log", "taskmanager")
+    wait_ui(d, lambda d: "TaskManager nope not found" in text_of(d, '#process [data-role="errors"]'),
+            "the error")

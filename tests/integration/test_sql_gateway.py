@@ -271,3 +271,124 @@ def test_show_describe_set_explain_are_result_sets(cluster, gateway):
     cols, rows = result("SHOW JOBS")
     assert cols == [("job id", "VARCHAR"), ("job name", "VARCHAR"), ("status", "VARCHAR"),
                     ("start time", "VARCHAR")]
+
+
+ROW_KINDS = {"INSERT", "UPDATE_BEFORE", "UPDATE_AFTER", "DELETE"}
+
+
+def flink_decode(page):
+    """FetchResultResponseBodyDeserializer and ResultInfoDeserializer of Flink 2.x's
+    gateway, rule by rule: `resultType` required; NOT_READY needs only `nextResultUri`;
+    otherwise `isQueryResult`, `results` (columns, rowFormat, data rows of kind and
+    fields) and `resultKind` are required, and `jobID` is read whenever the field is
+    there -- `JobID.fromHexString(node.asText())`, so null reads as "null" and fails.
+    Returns the job id or None; raises AssertionError where Flink's client would throw."""
+    assert "resultType" in page, "Can not find the required field resultType."
+    assert page["resultType"] in ("NOT_READY", "PAYLOAD", "EOS"), page["resultType"]
+    if page["resultType"] == "NOT_READY":
+        assert isinstance(page["nextResultUri"], str)
+        return None
+    assert isinstance(page["isQueryResult"], bool)
+    assert page["resultKind"] in ("SUCCESS", "SUCCESS_WITH_CONTENT"), page["resultKind"]
+    res = page["results"]
+    assert res["rowFormat"].upper() in ("JSON", "PLAIN_TEXT")
+    for c in res["columns"]:
+        assert isinstance(c["name"], str) and isinstance(c["logicalType"]["type"], str), c
+    for row in res["data"]:
+        assert row["kind"] in ROW_KINDS and len(row["fields"]) <= len(res["columns"]), row
+    if "nextResultUri" in page:
+        assert isinstance(page["nextResultUri"], str)
+    if "jobID" not in page:
+        return None
+    text = "null" if page["jobID"] is None else str(page["jobID"])
+    assert re.fullmatch(r"[0-9a-fA-F]{32}", text), f'Cannot parse JobID from "{text}"'
+    return text
+
+
+def test_every_result_kind_decodes_with_flinks_gateway_rules(cluster, workdir, gateway):
+    """Each kind of statement's pages, JSON and PLAIN_TEXT, decode as Flink's client
+    decodes them: no jobID field where there is no job, the job's id where there is."""
+    cluster.add_tm(slots=2)
+    sid = gateway.ok("POST", "/v1/sessions", {"properties": {
+        "state.savepoints.dir": os.path.join(workdir, "sp")}})["sessionHandle"]
+
+    def pages(statement, fmt="JSON"):
+        return gateway.fetch_all(sid, gateway.run(sid, statement), fmt)[0]
+
+    def job_ids(statement, fmt="JSON"):
+        return {flink_decode(p) for p in pages(statement, fmt)}
+
+    no_job = [seq_table(10 ** 9, rate=20), seq_table(3, name="few"),
+              "CREATE TABLE sink (id BIGINT) WITH ('connector' = 'blackhole')",
+              "CREATE VIEW v AS SELECT id FROM few", "SET 'pipeline.name' = 'kinds'", "SET",
+              "RESET 'pipeline.name'", "SHOW TABLES", "SHOW VIEWS", "SHOW FUNCTIONS", "DESCRIBE few",
+              "EXPLAIN SELECT id FROM few", "SHOW JOBS", "DROP VIEW v"]
+    for statement in no_job:
+        for fmt in ("JSON", "PLAIN_TEXT"):
+            ps = pages(statement, fmt) if statement.startswith("SHOW") or fmt == "JSON" else None
+            if ps is None:
+                continue
+            assert all("jobID" not in p for p in ps), (statement, ps)
+            assert {flink_decode(p) for p in ps} == {None}, statement
+    # INSERT: the job's id, on every page
+    ps = pages("INSERT INTO sink SELECT id FROM seq")
+    jid = ps[0]["results"]["data"][0]["fields"][0]
+    assert {flink_decode(p) for p in ps} == {jid}
+    cluster.wait_state(jid, "RUNNING")
+    wait_for(lambda: all(v["status"] == "RUNNING" for v in cluster.job(jid)["vertices"]))
+    # a query: NOT_READY pages carry nothing to decode, the others the query's job
+    for fmt in ("JSON", "PLAIN_TEXT"):
+        ps = pages("SELECT id FROM few", fmt)
+        got = {flink_decode(p) for p in ps} - {None}
+        q = [j["jid"] for j in cluster.get("/jobs/overview")["jobs"] if j["name"] == "collect"]
+        assert len(got) == 1 and got <= set(q), (got, q)
+        assert [d["fields"][0] for p in ps for d in p["results"]["data"]] == \
+            ([1, 2, 3] if fmt == "JSON" else ["1", "2", "3"])
+    # STOP JOB: a savepoint path and no job field (the statement ran no job)
+    ps = pages(f"STOP JOB '{jid}' WITH SAVEPOINT")
+    assert all("jobID" not in p for p in ps) and {flink_decode(p) for p in ps} == {None}
+    assert cluster.wait_state(jid, ["FINISHED", "FAILED", "CANCELED"])["state"] == "FINISHED"
+    # the rule itself: an explicit null is what Flink's client cannot read
+    with pytest.raises(AssertionError, match='Cannot parse JobID from "null"'):
+        flink_decode(dict(ps[0], jobID=None))
+
+
+def test_complete_statement_offers_keywords_tables_and_columns(cluster, gateway):
+    sid = gateway.ok("POST", "/v1/sessions", {})["sessionHandle"]
+    gateway.run(sid, "CREATE TABLE orders (id BIGINT, name STRING, amount DOUBLE) "
+                     "WITH ('connector' = 'datagen')")
+    gateway.run(sid, "CREATE TABLE nations (nation_key BIGINT, name STRING) WITH ('connector' = 'datagen')")
+    gateway.run(sid, "CREATE VIEW big AS SELECT id FROM orders WHERE amount > 10")
+
+    def complete(statement, position=None, method="GET", version="v1"):
+        pos = len(statement) if position is None else position
+        status, body = gateway.request(method, f"/{version}/sessions/{sid}/complete-statement",
+                                       {"statement": statement, "position": pos})
+        assert status == 200, body
+        assert set(body) == {"candidates"}
+        return body["candidates"]
+
+    assert complete("SEL") == ["SELECT"]
+    assert complete("sel", method="POST", version="v2") == ["SELECT"]
+    assert complete("SHOW TA") == ["TABLE", "TABLES"]
+    # after FROM / JOIN / INTO / DESCRIBE: the session's tables and views
+    assert sorted(complete("SELECT * FROM ")) == ["big", "nations", "orders"]
+    assert complete("SELECT * FROM orders JOIN n") == ["nations"]
+    assert complete("DESCRIBE o") == ["orders"]
+    # after `t.`: t's columns
+    assert complete("SELECT orders. FROM orders", 14) == ["id", "name", "amount"]
+    assert complete("SELECT nations.na FROM nations", 17) == ["nation_key", "name"]
+    # elsewhere: the named tables' columns, the tables, the keywords
+    assert complete("SELECT am FROM orders", 9) == ["amount"]
+    assert complete("SELECT n FROM nations", 8) == ["nation_key", "name", "nations", "NOT", "NULL"]
+    assert "SELECT" in complete("") and "orders" in complete("")
+    # bad requests: clear 4xx
+    for body, want in (({"statement": "SEL", "position": 4}, "position 4 is outside the statement (0 to 3)"),
+                       ({"statement": "SEL", "position": -1}, "position -1 is outside the statement (0 to 3)"),
+                       ({"statement": "SEL"}, "Request did not match expected format CompleteStatementRequestBody")):
+        status, got = gateway.request("GET", f"/v1/sessions/{sid}/complete-statement", body)
+        assert status == 400 and got["errors"][0].startswith(want), got
+    zero = "00000000-0000-4000-8000-000000000000"
+    status, got = gateway.request("GET", f"/v1/sessions/{zero}/complete-statement",
+                                  {"statement": "S", "position": 1})
+    assert status == 404 and got == {"errors": [f"Session '{zero}' does not exist."]}

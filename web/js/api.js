@@ -61,8 +61,8 @@ export function withQuery(path, params) {
   return qs ? `${path}?${qs}` : path;
 }
 
-async function request(method, path, body) {
-  const headers = { Accept: 'application/json' };
+async function request(method, path, body, asText) {
+  const headers = { Accept: asText ? 'text/plain' : 'application/json' };
   let payload;
   if (body instanceof FormData) {
     payload = body; /* multipart: the browser writes the boundary */
@@ -106,12 +106,15 @@ async function request(method, path, body) {
     }
     throw new ApiError(resp.status, messages, path);
   }
+  if (asText) return text;
   if (text && !parsed) throw new ApiError(resp.status, [`${method} ${path}: the response is not JSON`], path);
   return data;
 }
 
 export const api = {
   get: (path) => request('GET', path),
+  /* a text answer (a log file) as it is */
+  text: (path) => request('GET', path, undefined, true),
   post: (path, body) => request('POST', path, body === undefined ? {} : body),
   patch: (path, body) => request('PATCH', path, body),
   /* POST a multipart form (a file upload) */

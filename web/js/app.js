@@ -3,7 +3,9 @@
  *
  * The route lives in location.hash (#/overview, #/jobs, #/jobs/<jid>[/<tab>
  * [/<vertex>]], #/taskmanagers, #/submit), so every view can be bookmarked
- * and reloaded. Each page module exports create(ctx, route) returning
+ * and reloaded; #/jobmanager/<tab> and #/taskmanagers/<id>/<tab> show a
+ * daemon's log, stdout and threads; Flink's UI's routes (#/job/running/<jid>/overview,
+ * #/job-manager/<tab>, #/task-manager/<id>/<tab>) open the same pages. Each page module exports create(ctx, route) returning
  * {el, key, route(r), refresh(), destroy()}. When the hash changes but the
  * page key stays (another tab or vertex of the same job) the page is told the
  * new route instead of being rebuilt, so nothing flashes.
@@ -21,6 +23,7 @@ import * as overviewPage from './pages/overview.js';
 import * as jobsPage from './pages/jobs.js';
 import * as jobPage from './pages/job.js';
 import * as taskmanagersPage from './pages/taskmanagers.js';
+import * as processPage from './pages/process.js';
 import * as submitPage from './pages/submit.js';
 import * as notFoundPage from './pages/notfound.js';
 
@@ -60,7 +63,26 @@ export function parseRoute(hash) {
     const tab = ['graph', 'checkpoints', 'exceptions'].includes(parts[2]) ? parts[2] : 'graph';
     return { page: 'job', jid: parts[1], tab, vertex: tab === 'graph' && parts[3] ? parts[3] : null };
   }
+  const PROCESS_TABS = { log: 'log', logs: 'log', stdout: 'stdout', 'thread-dump': 'thread-dump',
+    config: 'config', configuration: 'config', environment: 'environment' };
+  if (parts[0] === 'jobmanager' || parts[0] === 'job-manager') {
+    return { page: 'jobmanager', tab: PROCESS_TABS[parts[1]] || 'log' };
+  }
+  if ((parts[0] === 'taskmanagers' || parts[0] === 'task-manager') && parts[1] &&
+      ['log', 'stdout', 'thread-dump'].includes(PROCESS_TABS[parts[2]])) {
+    return { page: 'taskmanager', tm: parts[1], tab: PROCESS_TABS[parts[2]] };
+  }
   if (parts[0] === 'taskmanagers') return { page: 'taskmanagers', tm: parts[1] || null };
+  /* Flink's own routes, so links and bookmarks made for Flink's UI open the same pages:
+   * #/job/running, #/job/completed, #/job/running/<jid>/<tab>, #/job/completed/<jid>/<tab>,
+   * #/job/<jid>/<tab> (older Flink), #/task-manager[/<id>[/<tab>]] */
+  if (parts[0] === 'job') {
+    const rest = parts[1] === 'running' || parts[1] === 'completed' ? parts.slice(2) : parts.slice(1);
+    if (rest.length === 0) return { page: 'jobs' };
+    const flinkTabs = { overview: 'graph', exceptions: 'exceptions', checkpoints: 'checkpoints' };
+    return { page: 'job', jid: rest[0], tab: flinkTabs[rest[1]] || 'graph', vertex: null };
+  }
+  if (parts[0] === 'task-manager') return { page: 'taskmanagers', tm: parts[1] || null };
   if (parts[0] === 'submit') return { page: 'submit' };
   return { page: 'notfound', path };
 }
@@ -70,6 +92,8 @@ const PAGES = {
   jobs: jobsPage,
   job: jobPage,
   taskmanagers: taskmanagersPage,
+  jobmanager: processPage,
+  taskmanager: processPage,
   submit: submitPage,
   notfound: notFoundPage,
 };
@@ -79,7 +103,9 @@ let generation = 0; /* bumps on every new loop; older loops stop */
 let timer = null;
 
 function pageKey(route) {
-  return route.page === 'job' ? `job:${route.jid}` : route.page;
+  if (route.page === 'job') return `job:${route.jid}`;
+  if (route.page === 'taskmanager') return `taskmanager:${route.tm}`;
+  return route.page;
 }
 
 function onRoute() {
@@ -87,7 +113,8 @@ function onRoute() {
   const key = pageKey(route);
   for (const a of document.querySelectorAll('#nav a')) {
     const nav = a.dataset.nav;
-    const active = nav === route.page || (nav === 'jobs' && route.page === 'job');
+    const active = nav === route.page || (nav === 'jobs' && route.page === 'job') ||
+      (nav === 'taskmanagers' && route.page === 'taskmanager');
     a.classList.toggle('active', active);
     if (active) a.setAttribute('aria-current', 'page');
     else a.removeAttribute('aria-current');

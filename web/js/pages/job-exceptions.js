@@ -31,7 +31,7 @@ export function createExceptionsTab(jid) {
       show(truncated, !!hist.truncated);
       setAttr(list, 'data-count', entries.length);
       const firstPaint = list.children.length === 0;
-      syncKeyed(list, entries, (e) => `${e.timestamp}|${e.exceptionName}|${e.taskName}|${e.location}`,
+      syncKeyed(list, entries, (e) => `${e.timestamp}|${e.exceptionName}|${e.taskName}|${e.taskManagerId}`,
         createEntry, updateEntry);
       /* the newest trace starts open; after that the user decides */
       if (firstPaint && list.firstElementChild) list.firstElementChild.open = true;
@@ -57,6 +57,6 @@ function updateEntry(details, e) {
   setText(w.time, fmtTime(e.timestamp));
   setText(w.name, e.exceptionName || 'exception');
   setText(w.task, e.taskName ? e.taskName : '');
-  setText(w.loc, e.location ? `@ ${e.location}` : '');
+  setText(w.loc, e.taskManagerId || e.endpoint ? `@ ${e.taskManagerId || e.endpoint}` : '');
   setText(w.pre, e.stacktrace || DASH);
 }

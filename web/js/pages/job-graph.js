@@ -131,7 +131,10 @@ function vertexView(v, data, isSource) {
   };
   const busyRaw = pick('busyTimeMsPerSecond', 'busyRatio');
   const bpRaw = pick('backPressuredTimeMsPerSecond', 'ratio');
-  const hasLoad = busyRaw !== null || bpRaw !== null;
+  /* a vertex none of whose subtasks runs yet (waiting for slots, deploying) has no load to
+   * judge: its zeros are no "OK" */
+  const running = data.subtasks ? subs.some((st) => st && st.status === 'RUNNING') : v.status === 'RUNNING';
+  const hasLoad = running && (busyRaw !== null || bpRaw !== null);
   const busy = perMille(busyRaw);
   const backpressured = perMille(bpRaw);
   const idleRaw = pick('idleTimeMsPerSecond', 'idleRatio');

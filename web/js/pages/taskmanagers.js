@@ -95,7 +95,14 @@ function updateRow(tr, r, highlight) {
   setAttr(tr, 'data-slots-total', slots);
   setAttr(tr, 'data-slots-free', free);
   tr.classList.toggle('highlight', highlight === tm.id);
-  setText(c[0], tm.id);
+  /* the id opens the TaskManager's page (its log, stdout and threads) */
+  let link = c[0].firstChild;
+  if (!link || link.tagName !== 'A') {
+    link = h('a', { class: 'tm-link' });
+    c[0].replaceChildren(link);
+  }
+  setText(link, tm.id);
+  setAttr(link, 'href', `#/taskmanagers/${encodeURIComponent(tm.id)}/log`);
   setAttr(c[0], 'title', tm.id);
   setText(c[1], tm.path || DASH);
   setText(c[2], tm.dataPort ?? DASH);
