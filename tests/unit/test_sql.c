@@ -314,7 +314,7 @@ static void test_syntax_error_positions(void)
     /* the tokens valid before the parser's default reductions, not after */
     CHECK_EQ_STR(tree("SELECT a b c FROM t"),
                  "ERR: line 1, column 12: unexpected 'c', expected FROM, GROUP, HAVING, UNION, "
-                 "WHERE, ',' or ';'");
+                 "WHERE, WINDOW, ',' or ';'");
     CHECK_EQ_STR(tree("SELECT CASE WHEN a THEN 1 FROM t"),
                  "ERR: line 1, column 27: unexpected 'FROM', expected ELSE, END or WHEN");
     CHECK_EQ_STR(tree("SELECT a FROM"), "ERR: line 1, column 14: unexpected end of input, "

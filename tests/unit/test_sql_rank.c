@@ -160,9 +160,9 @@ static void test_parse_over_and_filter(void)
 {
     CHECK_EQ_STR(expr("ROW_NUMBER() OVER (PARTITION BY a, b ORDER BY c DESC, d ASC, e) AS rn"),
                  "(OVER ROW_NUMBER (LIST (COL a) (COL b)) (LIST (ORDER (COL c)) (ORDER (COL d)) "
-                 "(ORDER (COL e))))");
+                 "(ORDER (COL e))) - (FUNC ROW_NUMBER))");
     CHECK_EQ_STR(expr("row_number() over (order by ts)"), "(OVER ROW_NUMBER - (LIST (ORDER "
-                                                          "(COL ts))))");
+                                                          "(COL ts))) - (FUNC row_number))");
     CHECK_EQ_STR(expr("COUNT(*) FILTER (WHERE x > 1)"), "(FUNC COUNT (BINOP > (COL x) (NUM 1)))");
     CHECK_EQ_STR(expr("SUM(DISTINCT a) FILTER (WHERE b)"), "(FUNC SUM (COL a) (COL b))");
     /* the new keywords stay usable as names */
