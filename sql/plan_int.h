@@ -146,5 +146,10 @@ int sql_is_rank_query(const plan *p, const sql_node *sel);
 int sql_rank_view_columns(plan *p, const sql_node *sel, rel *out);
 int sql_plan_rank(plan *p, const sql_node *sel, rel *out);
 
+/* plan_over.c. A SELECT whose list has OVER calls (that are no Top-N):
+ * OVER aggregation. */
+int sql_select_has_over(const sql_node *sel);
+int sql_plan_over(plan *p, const sql_node *sel, rel *out);
+
 
 #endif
