@@ -188,8 +188,20 @@ static void *ov_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
         }
         const char *text = json_string_value(ji), *alias = NULL;
         if (is_row_number(text, &alias)) {
-            char nm[64];
-            if (!alias) snprintf(nm, sizeof nm, "EXPR$%d", pc->out->n);
+            char nm[256];
+            if (!alias) {
+                snprintf(nm, sizeof nm, "EXPR$%d", pc->out->n);
+            } else if (*alias == '`') { /* `quoted` */
+                size_t l = strlen(alias);
+                if (l < 3 || alias[l - 1] != '`' || l - 2 >= sizeof nm) {
+                    sl_seterr(err, errlen, "vertex '%s': aggregate %zu: bad alias %s", vid, i + 1,
+                              alias);
+                    goto fail;
+                }
+                memcpy(nm, alias + 1, l - 2);
+                nm[l - 2] = '\0';
+                alias = NULL;
+            }
             if (sl_schema_find(pc->out, alias ? alias : nm) >= 0) {
                 sl_seterr(err, errlen, "vertex '%s': aggregate %zu: column '%s' exists", vid,
                           i + 1, alias ? alias : nm);
