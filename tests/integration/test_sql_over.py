@@ -182,7 +182,7 @@ def test_over_event_time(make_cluster, workdir, p):
     c = two_tms(make_cluster)
     n = 3000
     outs = outs_of(workdir)
-    r = run_sql(c, workdir, "over.sql", events(n, 3000) + sinks(outs) +
+    r = run_sql(c, workdir, "over.sql", events(n, 1000, n * 3 // 4) + sinks(outs) +
                 f"\nSET 'parallelism.default' = '{p}';\n" + QUERIES)
     assert r.returncode == 0, r.stdout + r.stderr
     jid = job_ids(r.stdout)[0]
@@ -190,15 +190,15 @@ def test_over_event_time(make_cluster, workdir, p):
     over = [v for v in job["vertices"] if is_over(v)]
     assert len(over) == 4
     assert sorted(v["parallelism"] for v in over) == sorted([p, p, p, 1])  # no PARTITION BY: one
-    got, want = got_of(outs), model(n)
+    got, want = got_of(outs), model(n, n * 3 // 4)
     for name in want:
         assert len(got[name]) == len(want[name]), name
         for i, row in want[name].items():
             assert got[name].get(i) == row, (name, i)
-    nlate = sum(1 for i in range(1, n + 1) if late(i, n))
+    nlate = sum(1 for i in range(1, n + 1) if late(i, n, n * 3 // 4))
     # the late rows reach o_rows and o_unb (v > 10 for some): all dropped and counted
-    want_late = nlate + sum(1 for i in range(1, n + 1) if late(i, n) and i * 37 % 101 > 10)
-    assert nlate > 10
+    want_late = nlate + sum(1 for i in range(1, n + 1) if late(i, n, n * 3 // 4) and i * 37 % 101 > 10)
+    assert nlate >= 7
     wait_for(lambda: late_dropped(c, jid) == want_late, timeout=30,
              what=f"numLateRecordsDropped == {want_late}")
 
@@ -238,18 +238,18 @@ FROM src WINDOW w AS (PARTITION BY k ORDER BY pt ROWS BETWEEN 2 PRECEDING AND CU
 @pytest.mark.parametrize("sql,want", [
     ("SELECT SUM(v) OVER (PARTITION BY k ORDER BY ts ROWS BETWEEN 2 PRECEDING AND CURRENT ROW), "
      "COUNT(*) OVER (PARTITION BY k ORDER BY ts ROWS BETWEEN 3 PRECEDING AND CURRENT ROW) FROM ev",
-     "line 1, column 87: Over Agg: Unsupported use of OVER windows. All aggregates must be "
+     "line 19, column 91: Over Agg: Unsupported use of OVER windows. All aggregates must be "
      "computed on the same window."),
     ("SELECT SUM(v) OVER (PARTITION BY k ORDER BY v) FROM ev",
-     "line 1, column 45: OVER windows' ordering in stream mode must be defined on a time "
+     "line 19, column 45: OVER windows' ordering in stream mode must be defined on a time "
      "attribute."),
     ("SELECT SUM(v) OVER (ORDER BY ts DESC) FROM ev",
-     "line 1, column 30: The window can only be ordered in ASCENDING mode."),
+     "line 19, column 30: The window can only be ordered in ASCENDING mode."),
     ("SELECT SUM(v) OVER (ORDER BY ts ROWS BETWEEN CURRENT ROW AND 2 FOLLOWING) FROM ev",
-     "line 1, column 63: OVER ROW FOLLOWING windows are not supported yet."),
-    ("SELECT SUM(v) OVER w FROM ev", "line 1, column 20: Window 'w' not found"),
+     "line 19, column 62: OVER ROW FOLLOWING windows are not supported yet."),
+    ("SELECT SUM(v) OVER w FROM ev", "line 19, column 20: Window 'w' not found"),
     ("SELECT LAG(v) OVER (ORDER BY ts) FROM ev",
-     "line 1, column 8: LAG() OVER (...) is not supported yet; OVER aggregation takes COUNT, "
+     "line 19, column 8: LAG() OVER (...) is not supported yet; OVER aggregation takes COUNT, "
      "SUM, MIN, MAX, AVG and ROW_NUMBER()"),
 ])
 def test_over_refusals(make_cluster, workdir, sql, want):
@@ -259,7 +259,7 @@ def test_over_refusals(make_cluster, workdir, sql, want):
     assert want in r.stdout + r.stderr, r.stdout + r.stderr
 
 
-@pytest.mark.parametrize("p1,p2,backend", [(2, 1, "rocksdb"), (1, 2, "hashmap")])
+@pytest.mark.parametrize("p1,p2,backend", [(1, 2, "hashmap"), (1, 2, "rocksdb")])
 def test_over_savepoint_and_rescale(make_cluster, workdir, p1, p2, backend):
     c = make_cluster(jm_conf={"execution.checkpointing.interval": "1 h"})
     c.add_tm(slots=4, extra={"state.backend.type": backend})
@@ -293,4 +293,5 @@ def test_over_savepoint_and_rescale(make_cluster, workdir, p1, p2, backend):
     assert cp["counts"]["restored"] == 1
     got, want = got_of(outs), model(n, late_from)
     for name in want:
-        assert got[name] == want[name], name
+        bad = sorted(i for i in set(got[name]) | set(want[name]) if got[name].get(i) != want[name].get(i))
+        assert not bad, (name, len(bad), [(got[name].get(i), want[name].get(i)) for i in bad[:4]])
