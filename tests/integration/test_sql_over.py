@@ -259,7 +259,8 @@ def test_over_refusals(make_cluster, workdir, sql, want):
     assert want in r.stdout + r.stderr, r.stdout + r.stderr
 
 
-@pytest.mark.parametrize("p1,p2,backend", [(1, 2, "hashmap"), (1, 2, "rocksdb")])
+@pytest.mark.parametrize("p1,p2,backend", [(1, 2, "hashmap"), (1, 2, "rocksdb"), (2, 1, "hashmap"), (2, 1, "rocksdb"),
+                                               (2, 3, "hashmap")])
 def test_over_savepoint_and_rescale(make_cluster, workdir, p1, p2, backend):
     c = make_cluster(jm_conf={"execution.checkpointing.interval": "1 h"})
     c.add_tm(slots=4, extra={"state.backend.type": backend})
@@ -294,4 +295,8 @@ def test_over_savepoint_and_rescale(make_cluster, workdir, p1, p2, backend):
     got, want = got_of(outs), model(n, late_from)
     for name in want:
         bad = sorted(i for i in set(got[name]) | set(want[name]) if got[name].get(i) != want[name].get(i))
-        assert not bad, (name, len(bad), [(got[name].get(i), want[name].get(i)) for i in bad[:4]])
+        assert not bad, (name, len(bad), bad[:3], bad[-3:],
+                         [{f: (got[name].get(i, {}).get(f), want[name].get(i, {}).get(f))
+                           for f in set(got[name].get(i, {})) | set(want[name].get(i, {}))
+                           if got[name].get(i, {}).get(f) != want[name].get(i, {}).get(f)}
+                          for i in bad[:6]])
