@@ -189,7 +189,11 @@ static int agg_item(plan *p, const sql_node *o, int i, const sl_schema *sch, ite
         free(fn);
         return rc;
     }
-    if (!strcmp(fn, "LAG") || !strcmp(fn, "LEAD") || !strcmp(fn, "FIRST_VALUE") ||
+    if (!strcmp(fn, "LEAD")) { /* Flink's streaming planner refuses it so */
+        free(fn);
+        return PERR(o, "LEAD Function is not supported in stream mode.");
+    }
+    if (!strcmp(fn, "LAG") || !strcmp(fn, "FIRST_VALUE") ||
         !strcmp(fn, "LAST_VALUE") || !strcmp(fn, "RANK") || !strcmp(fn, "DENSE_RANK") ||
         !strcmp(fn, "PERCENT_RANK") || !strcmp(fn, "CUME_DIST") || !strcmp(fn, "NTILE")) {
         rc = PERR(o, "%s() OVER (...) is not supported yet; OVER aggregation takes COUNT, SUM, "

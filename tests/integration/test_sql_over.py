@@ -248,6 +248,8 @@ FROM src WINDOW w AS (PARTITION BY k ORDER BY pt ROWS BETWEEN 2 PRECEDING AND CU
     ("SELECT SUM(v) OVER (ORDER BY ts ROWS BETWEEN CURRENT ROW AND 2 FOLLOWING) FROM ev",
      "line 19, column 62: OVER ROW FOLLOWING windows are not supported yet."),
     ("SELECT SUM(v) OVER w FROM ev", "line 19, column 20: Window 'w' not found"),
+    ("SELECT id, LEAD(v, 2) OVER (PARTITION BY k ORDER BY ts) FROM ev",
+     "line 19, column 12: LEAD Function is not supported in stream mode."),
     ("SELECT LAG(v) OVER (ORDER BY ts) FROM ev",
      "line 19, column 8: LAG() OVER (...) is not supported yet; OVER aggregation takes COUNT, "
      "SUM, MIN, MAX, AVG and ROW_NUMBER()"),
