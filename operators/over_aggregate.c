@@ -10,7 +10,12 @@
  * planner runs at parallelism 1). The aggregates are operators/agg.c's
  * (COUNT, SUM, MIN, MAX, AVG with FILTER), the same accumulator as
  * `window` and `group_aggregate`; ROW_NUMBER() is the row's position in its
- * partition. Output: the input's columns, then one per aggregate; insert-only.
+ * partition; FIRST_VALUE(c) and LAST_VALUE(c) the first and last non-NULL
+ * value of c in the frame (Flink's FirstValue/LastValueAggFunction); LAG(c,
+ * n, d) -- UNBOUNDED frames only, as in Flink -- the value of c n rows before
+ * the last row added to the frame (with RANGE peers: the last peer), else
+ * column d's value of the row or NULL. Output: the input's columns, then one
+ * per aggregate; insert-only.
  *
  * Event time ("time": "event"): a row is held in keyed state until the
  * watermark passes its time (an event-time timer at that time), so rows are
@@ -24,7 +29,11 @@
  * 8 bytes big-endian time with the sign bit flipped, 8 bytes big-endian
  * arrival number; the value is the encoded row. "over-meta": i64 next
  * arrival number, i64 rows emitted (ROW_NUMBER), then for an unbounded
- * frame the accumulator. When rows of time T are emitted:
+ * frame the accumulator, then i64 per value function (FIRST_VALUE,
+ * LAST_VALUE: set; LAG: values added); "over-values": an unbounded frame's
+ * first / last value and LAG's ring of its last n + 1 values. Bounded
+ * frames find the value functions' values among the frame's rows. When rows
+ * of time T are emitted:
  *   - UNBOUNDED PRECEDING: the rows go into the accumulator (RANGE: all rows
  *     of T first, so peers share their values; ROWS: one at a time) and
  *     leave the state -- only the accumulator stays;
@@ -53,9 +62,17 @@
 #define OV_NS 16        /* namespace of a held row: time, arrival */
 #define OV_META 16      /* i64 next arrival number, i64 rows emitted */
 
-/* One output column after the input's: an aggregate of the list, or ROW_NUMBER. */
+/* One output column after the input's: an aggregate of the list, ROW_NUMBER,
+ * or a value function of column col. */
+enum { OUT_AGG, OUT_ROWNUM, OUT_FIRST, OUT_LAST, OUT_LAG };
+
 typedef struct ov_out {
-    int agg;            /* index in aggs, -1 = ROW_NUMBER */
+    int kind;
+    int agg;            /* OUT_AGG: index in aggs */
+    int col;            /* FIRST_VALUE, LAST_VALUE, LAG: the input column */
+    int dcol;           /* LAG: the default's column, -1 = NULL */
+    int64_t offset;     /* LAG */
+    int vi;             /* value functions: index among them (meta slot, state namespace) */
 } ov_out;
 
 typedef struct ov_plan {
@@ -69,6 +86,8 @@ typedef struct ov_plan {
     sl_agg_list aggs;
     int nout;
     ov_out *outs;
+    int nval;           /* value functions */
+    size_t metalen;     /* OV_META + accumulator + 8 per value function */
 } ov_plan;
 
 typedef struct ov_ent {
@@ -78,7 +97,7 @@ typedef struct ov_ent {
 } ov_ent;
 
 typedef struct ov_state {
-    int sid_rows, sid_meta;
+    int sid_rows, sid_meta, sid_vals;
     ov_ent *ents;       /* the key's held rows, in order (reused) */
     int nents, capents;
     uint8_t *rowbuf;    /* their bytes (reused) */
@@ -90,6 +109,11 @@ typedef struct ov_state {
     sl_value *vals;     /* a decoded row */
     sl_value *outv;     /* an output row: input columns then results */
     sl_value *res;      /* aggregate results */
+    sl_value *vres;     /* per output: a value function's value in the frame */
+    char **vcopy;       /* per output: its bytes, read from state (reused) */
+    size_t *vcap;
+    uint8_t *venc;      /* one encoded value (reused) */
+    size_t venccap;
 } ov_state;
 
 static const uint8_t no_ns[1];
@@ -106,21 +130,99 @@ static void ov_plan_free(void *p)
     free(pl);
 }
 
-static int is_row_number(const char *text, const char **alias)
+/* "ROW_NUMBER()", "FIRST_VALUE(c)", "LAST_VALUE(c)", "LAG(c[, n[, d]])", then
+ * "[AS] alias": its kind, its arguments (column names unquoted, or a number)
+ * and the alias (NULL: none). 0 when text is none of them (an aggregate). */
+static int parse_valfn(const char *text, int *kind, char args[3][256], int *nargs,
+                       const char **alias)
 {
+    static const struct {
+        const char *name;
+        int kind;
+    } fns[] = {{"ROW_NUMBER", OUT_ROWNUM}, {"FIRST_VALUE", OUT_FIRST}, {"LAST_VALUE", OUT_LAST},
+               {"LAG", OUT_LAG}};
     const char *s = text;
     while (*s == ' ') s++;
-    if (strncasecmp(s, "ROW_NUMBER", 10)) return 0;
-    s += 10;
+    size_t f = 0;
+    for (; f < sizeof fns / sizeof fns[0]; f++) {
+        size_t l = strlen(fns[f].name);
+        if (!strncasecmp(s, fns[f].name, l) && (s[l] == '(' || s[l] == ' ')) break;
+    }
+    if (f == sizeof fns / sizeof fns[0]) return 0;
+    *kind = fns[f].kind;
+    s += strlen(fns[f].name);
     while (*s == ' ') s++;
     if (*s++ != '(') return 0;
+    *nargs = 0;
     while (*s == ' ') s++;
+    while (*s && *s != ')') {
+        if (*nargs == 3) return 0;
+        char *a = args[(*nargs)++];
+        size_t n = 0;
+        if (*s == '`') { /* `quoted`, `` for a backquote */
+            for (s++; *s && !(*s == '`' && s[1] != '`'); s++) {
+                if (*s == '`') s++;
+                if (n < 255) a[n++] = *s;
+            }
+            if (*s++ != '`') return 0;
+        } else {
+            while (*s && *s != ',' && *s != ')' && *s != ' ')
+                if (n < 255) a[n++] = *s++;
+                else s++;
+        }
+        a[n] = '\0';
+        while (*s == ' ') s++;
+        if (*s == ',') s++;
+        while (*s == ' ') s++;
+    }
     if (*s++ != ')') return 0;
     while (*s == ' ') s++;
     if (!strncasecmp(s, "AS ", 3)) s += 3;
     while (*s == ' ') s++;
     *alias = *s ? s : NULL;
     return 1;
+}
+
+/* The value functions' arguments into o (the output's type is its column's). */
+static int valfn_args(ov_plan *pl, const sl_schema *in, ov_out *o, char args[3][256], int nargs,
+                      int item, char *err, size_t errlen)
+{
+    static const char *const names[] = {"", "ROW_NUMBER", "FIRST_VALUE", "LAST_VALUE", "LAG"};
+    const char *fn = names[o->kind];
+    int want_lo = o->kind == OUT_ROWNUM ? 0 : 1, want_hi = o->kind == OUT_LAG ? 3 : want_lo;
+    if (nargs < want_lo || nargs > want_hi)
+        return sl_seterr(err, errlen, "vertex '%s': aggregate %d: %s takes %d%s argument%s",
+                         pl->vid, item, fn, want_lo, want_hi > want_lo ? " to 3" : "",
+                         want_hi == 1 ? "" : "s");
+    o->dcol = -1;
+    o->offset = 1;
+    if (o->kind == OUT_ROWNUM) return SL_OK;
+    o->col = sl_schema_find(in, args[0]);
+    if (o->col < 0)
+        return sl_seterr(err, errlen, "vertex '%s': aggregate %d: %s(%s): no such column",
+                         pl->vid, item, fn, args[0]);
+    if (nargs >= 2) {
+        char *end;
+        long long n = strtoll(args[1], &end, 10);
+        if (end == args[1] || *end || n < 0 || n > 10000)
+            return sl_seterr(err, errlen, "vertex '%s': aggregate %d: LAG's offset must be a "
+                             "number of rows from 0 to 10000, not '%s'", pl->vid, item, args[1]);
+        o->offset = n;
+    }
+    if (nargs == 3) {
+        o->dcol = sl_schema_find(in, args[2]);
+        sl_type a = in->fields[o->col].type, d = o->dcol < 0 ? a : in->fields[o->dcol].type;
+        bool ints = (a == SL_T_INT || a == SL_T_BIGINT) && (d == SL_T_INT || d == SL_T_BIGINT);
+        if (o->dcol < 0 || (a != d && !ints))
+            return sl_seterr(err, errlen, "vertex '%s': aggregate %d: LAG's default must be a "
+                             "column of the type of its expression (%s)", pl->vid, item,
+                             sl_type_name(a));
+    }
+    if (o->kind == OUT_LAG && pl->preceding >= 0) /* Flink's words */
+        return sl_seterr(err, errlen, "LAG Function with retraction is not supported in stream "
+                         "mode.");
+    o->vi = pl->nval++;
+    return SL_OK;
 }
 
 static void *ov_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
@@ -187,7 +289,12 @@ static void *ov_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
             goto fail;
         }
         const char *text = json_string_value(ji), *alias = NULL;
-        if (is_row_number(text, &alias)) {
+        char args[3][256];
+        int kind, nargs;
+        if (parse_valfn(text, &kind, args, &nargs, &alias)) {
+            ov_out *o = &pl->outs[pl->nout];
+            o->kind = kind;
+            if (valfn_args(pl, in, o, args, nargs, (int)i + 1, err, errlen) != SL_OK) goto fail;
             char nm[256];
             if (!alias) {
                 snprintf(nm, sizeof nm, "EXPR$%d", pc->out->n);
@@ -207,8 +314,9 @@ static void *ov_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
                           i + 1, alias ? alias : nm);
                 goto fail;
             }
-            sl_schema_add(pc->out, alias ? alias : nm, SL_T_BIGINT);
-            pl->outs[pl->nout++].agg = -1;
+            sl_schema_add(pc->out, alias ? alias : nm,
+                          kind == OUT_ROWNUM ? SL_T_BIGINT : in->fields[o->col].type);
+            pl->nout++;
             continue;
         }
         char e[256];
@@ -223,8 +331,10 @@ static void *ov_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
                       a->distinct ? "DISTINCT" : "MIN/MAX of a STRING");
             goto fail;
         }
+        pl->outs[pl->nout].kind = OUT_AGG;
         pl->outs[pl->nout++].agg = pl->aggs.n - 1;
     }
+    pl->metalen = OV_META + pl->aggs.size + 8 * (size_t)pl->nval;
     if (sl_plan_key(pc, 0, pl->part, pl->npart, err, errlen) != SL_OK) goto fail;
     return pl;
 fail:
@@ -247,6 +357,11 @@ static void ov_close(sl_op *op)
     free(st->vals);
     free(st->outv);
     free(st->res);
+    free(st->vres);
+    for (int i = 0; st->vcopy && i < ((const ov_plan *)op->plan)->nout; i++) free(st->vcopy[i]);
+    free(st->vcopy);
+    free(st->vcap);
+    free(st->venc);
     free(st);
     op->priv = NULL;
 }
@@ -260,13 +375,17 @@ static int ov_open(sl_op *op)
     op->priv = st;
     st->sid_rows = sl_kstate_register(op->kstate, "over-rows");
     st->sid_meta = sl_kstate_register(op->kstate, "over-meta");
-    if (st->sid_rows < 0 || st->sid_meta < 0)
+    st->sid_vals = sl_kstate_register(op->kstate, "over-values");
+    if (st->sid_rows < 0 || st->sid_meta < 0 || st->sid_vals < 0)
         return sl_op_fail(op, "vertex '%s': cannot register its keyed state", pl->vid);
-    st->meta = sl_calloc(1, OV_META + pl->aggs.size);
+    st->meta = sl_calloc(1, pl->metalen);
     st->acc = sl_calloc(1, pl->aggs.size + 8);
     st->vals = sl_calloc((size_t)op->in->n + 1, sizeof *st->vals);
     st->outv = sl_calloc((size_t)op->out->n + 1, sizeof *st->outv);
     st->res = sl_calloc((size_t)pl->aggs.n + 1, sizeof *st->res);
+    st->vres = sl_calloc((size_t)pl->nout + 1, sizeof *st->vres);
+    st->vcopy = sl_calloc((size_t)pl->nout + 1, sizeof *st->vcopy);
+    st->vcap = sl_calloc((size_t)pl->nout + 1, sizeof *st->vcap);
     return SL_OK;
 }
 
@@ -290,7 +409,7 @@ static int meta_read(sl_op *op, ov_state *st)
     const ov_plan *pl = op->plan;
     char err[256];
     const void *val;
-    size_t vlen, want = OV_META + pl->aggs.size;
+    size_t vlen, want = pl->metalen;
     int rc = sl_kstate_get(op->kstate, st->sid_meta, no_ns, 0, &val, &vlen, err, sizeof err);
     if (rc == SL_ERR) return state_err(op, err);
     if (rc == SL_DONE) {
@@ -306,7 +425,7 @@ static int meta_write(sl_op *op, ov_state *st)
 {
     const ov_plan *pl = op->plan;
     char err[256];
-    if (sl_kstate_put(op->kstate, st->sid_meta, no_ns, 0, st->meta, OV_META + pl->aggs.size, err,
+    if (sl_kstate_put(op->kstate, st->sid_meta, no_ns, 0, st->meta, pl->metalen, err,
                       sizeof err) != SL_OK)
         return state_err(op, err);
     return SL_OK;
@@ -376,6 +495,144 @@ static int decode(sl_op *op, ov_state *st, const uint8_t *p, size_t len, sl_row 
     return SL_OK;
 }
 
+/* ---- value functions ------------------------------------------------------------ */
+
+/* Bounded frames: the frame is rebuilt for each output, so FIRST_VALUE and
+ * LAST_VALUE are tracked over its rows as they are added (values borrowed
+ * from st->rowbuf, which stays put while a key's rows are processed). */
+static void vals_reset(const ov_plan *pl, ov_state *st)
+{
+    for (int i = 0; i < pl->nout; i++) st->vres[i].isnull = true;
+}
+
+static void vals_track(const ov_plan *pl, ov_state *st, const sl_row *r)
+{
+    for (int i = 0; i < pl->nout; i++) {
+        const ov_out *o = &pl->outs[i];
+        const sl_value *x = &r->vals[o->col];
+        if ((o->kind == OUT_FIRST && st->vres[i].isnull && !x->isnull) ||
+            (o->kind == OUT_LAST && !x->isnull))
+            st->vres[i] = *x;
+    }
+}
+
+/* Unbounded frames keep, per key, the first or last non-NULL value
+ * ("over-values" namespace: u16 function, u32 0) and LAG's last n + 1
+ * values (slot = position modulo n + 1); the meta value counts them. A value
+ * is u8 NULL, then 8 bytes (number) or the bytes (STRING, BYTES). */
+static void vals_ns(uint8_t ns[6], int vi, uint32_t slot)
+{
+    ns[0] = (uint8_t)(vi >> 8);
+    ns[1] = (uint8_t)vi;
+    sl_put_be32(ns + 2, slot);
+}
+
+static bool is_bytes(sl_type t) { return t == SL_T_STRING || t == SL_T_BYTES; }
+
+static int val_put(sl_op *op, ov_state *st, const ov_out *o, uint32_t slot, const sl_value *x)
+{
+    char err[256];
+    sl_type t = op->in->fields[o->col].type;
+    size_t len = 1 + (x->isnull ? 0 : is_bytes(t) ? x->v.s.len : 8);
+    if (len > st->venccap) {
+        st->venccap = len * 2;
+        st->venc = sl_realloc(st->venc, st->venccap);
+    }
+    st->venc[0] = x->isnull;
+    if (!x->isnull && is_bytes(t)) memcpy(st->venc + 1, x->v.s.p, x->v.s.len);
+    else if (!x->isnull) memcpy(st->venc + 1, &x->v, 8);
+    uint8_t ns[6];
+    vals_ns(ns, o->vi, slot);
+    if (sl_kstate_put(op->kstate, st->sid_vals, ns, sizeof ns, st->venc, len, err, sizeof err) !=
+        SL_OK)
+        return state_err(op, err);
+    return SL_OK;
+}
+
+/* Output i's stored value of slot into st->vres[i] (its bytes copied). */
+static int val_get(sl_op *op, ov_state *st, int i, uint32_t slot)
+{
+    const ov_plan *pl = op->plan;
+    const ov_out *o = &pl->outs[i];
+    char err[256];
+    const void *val;
+    size_t vlen;
+    uint8_t ns[6];
+    vals_ns(ns, o->vi, slot);
+    int rc = sl_kstate_get(op->kstate, st->sid_vals, ns, sizeof ns, &val, &vlen, err, sizeof err);
+    if (rc == SL_ERR) return state_err(op, err);
+    sl_type t = op->in->fields[o->col].type;
+    const uint8_t *b = val;
+    if (rc == SL_DONE || vlen < 1 || (!b[0] && !is_bytes(t) && vlen != 9))
+        return sl_op_fail(op, "vertex '%s': its state is damaged (a value of %s)", pl->vid,
+                          op->out->fields[op->in->n + i].name);
+    sl_value *x = &st->vres[i];
+    memset(x, 0, sizeof *x);
+    x->isnull = b[0];
+    if (x->isnull) return SL_OK;
+    if (!is_bytes(t)) {
+        memcpy(&x->v, b + 1, 8);
+        return SL_OK;
+    }
+    if (vlen - 1 > st->vcap[i]) {
+        st->vcap[i] = (vlen - 1) * 2;
+        st->vcopy[i] = sl_realloc(st->vcopy[i], st->vcap[i]);
+    }
+    if (vlen > 1) memcpy(st->vcopy[i], b + 1, vlen - 1);
+    x->v.s.p = st->vcopy[i];
+    x->v.s.len = (uint32_t)(vlen - 1);
+    return SL_OK;
+}
+
+static uint8_t *val_count(const ov_plan *pl, ov_state *st, const ov_out *o)
+{
+    return st->meta + OV_META + pl->aggs.size + 8 * (size_t)o->vi;
+}
+
+/* Unbounded frames: row r joins the key's values. */
+static int vals_add(sl_op *op, ov_state *st, const sl_row *r)
+{
+    const ov_plan *pl = op->plan;
+    for (int i = 0; i < pl->nout; i++) {
+        const ov_out *o = &pl->outs[i];
+        if (o->kind < OUT_FIRST) continue;
+        const sl_value *x = &r->vals[o->col];
+        uint8_t *cnt = val_count(pl, st, o);
+        int64_t c = sl_get_lei64(cnt);
+        if (o->kind == OUT_LAG) {
+            if (val_put(op, st, o, (uint32_t)(c % (o->offset + 1)), x) != SL_OK) return SL_ERR;
+            sl_put_lei64(cnt, c + 1);
+        } else if (!x->isnull && (o->kind == OUT_LAST || c == 0)) {
+            if (val_put(op, st, o, 0, x) != SL_OK) return SL_ERR;
+            sl_put_lei64(cnt, 1);
+        }
+    }
+    return SL_OK;
+}
+
+/* Unbounded frames: the values for emitting row r into st->vres. LAG(x, n)
+ * is the value n rows before the last one added (its default, or NULL,
+ * while fewer were), as Flink's LagAggFunction keeps it. */
+static int vals_get(sl_op *op, ov_state *st, const sl_row *r)
+{
+    const ov_plan *pl = op->plan;
+    for (int i = 0; i < pl->nout; i++) {
+        const ov_out *o = &pl->outs[i];
+        if (o->kind < OUT_FIRST) continue;
+        int64_t c = sl_get_lei64(val_count(pl, st, o));
+        if (o->kind == OUT_LAG && c < o->offset + 1) {
+            if (o->dcol >= 0) st->vres[i] = r->vals[o->dcol];
+            else st->vres[i] = (sl_value){.isnull = true};
+        } else if (o->kind != OUT_LAG && c == 0) {
+            st->vres[i] = (sl_value){.isnull = true};
+        } else if (val_get(op, st, i, o->kind == OUT_LAG ? (uint32_t)(c % (o->offset + 1)) : 0) !=
+                   SL_OK) {
+            return SL_ERR;
+        }
+    }
+    return SL_OK;
+}
+
 /* Emit input row r (decoded into st->vals or borrowed) with the results of acc. */
 static int emit_with(sl_op *op, ov_state *st, const sl_row *r, const uint8_t *acc, int64_t rownum,
                      int64_t ts)
@@ -384,13 +641,16 @@ static int emit_with(sl_op *op, ov_state *st, const sl_row *r, const uint8_t *ac
     int n = op->in->n;
     memcpy(st->outv, r->vals, sizeof *st->outv * (size_t)n);
     sl_agg_result(&pl->aggs, acc, st->res);
+    if (pl->nval && pl->preceding < 0 && vals_get(op, st, r) != SL_OK) return SL_ERR;
     for (int i = 0; i < pl->nout; i++) {
         sl_value *o = &st->outv[n + i];
-        if (pl->outs[i].agg < 0) {
+        switch (pl->outs[i].kind) {
+        case OUT_AGG: *o = st->res[pl->outs[i].agg]; break;
+        case OUT_ROWNUM:
             memset(o, 0, sizeof *o);
             o->v.i = rownum;
-        } else {
-            *o = st->res[pl->outs[i].agg];
+            break;
+        default: *o = st->vres[i]; break;
         }
     }
     sl_row out = {.kind = SL_KIND_INSERT, .n = n + pl->nout, .vals = st->outv, .ts = ts};
@@ -404,6 +664,9 @@ static int add_ent(sl_op *op, ov_state *st, const ov_ent *e, uint8_t *acc)
     sl_row r = {0};
     if (decode(op, st, st->rowbuf + e->off, e->len, &r) != SL_OK) return SL_ERR;
     sl_agg_add(&pl->aggs, acc, &r);
+    if (!pl->nval) return SL_OK;
+    if (pl->preceding >= 0) vals_track(pl, st, &r);
+    else return vals_add(op, st, &r);
     return SL_OK;
 }
 
@@ -436,6 +699,7 @@ static int fire(sl_op *op, ov_state *st, int64_t T, int from, int to)
     } else if (!pl->rows) { /* RANGE p PRECEDING: rows with time in [T - p, T] */
         int64_t lo = T - pl->preceding;
         sl_agg_init(l, st->acc);
+        vals_reset(pl, st);
         for (int i = 0; rc == SL_OK && i < to; i++)
             if (st->ents[i].t >= lo) rc = add_ent(op, st, &st->ents[i], st->acc);
         for (int i = from; rc == SL_OK && i < to; i++)
@@ -452,6 +716,7 @@ static int fire(sl_op *op, ov_state *st, int64_t T, int from, int to)
         int64_t n = pl->preceding;
         for (int i = from; rc == SL_OK && i < to; i++) {
             sl_agg_init(l, st->acc);
+            vals_reset(pl, st);
             int first = (int64_t)i - n < 0 ? 0 : i - (int)n;
             for (int j = first; rc == SL_OK && j <= i; j++) rc = add_ent(op, st, &st->ents[j], st->acc);
             if (rc == SL_OK) rc = emit_ent(op, st, &st->ents[i], st->acc, ++cnt);
@@ -519,7 +784,8 @@ static int ov_process(sl_op *op, int input, sl_row *row)
         int64_t cnt = sl_get_lei64(st->meta + 8) + 1;
         sl_agg_add(&pl->aggs, acc, row);
         sl_put_lei64(st->meta + 8, cnt);
-        rc = emit_with(op, st, row, acc, cnt, row->ts);
+        rc = pl->nval ? vals_add(op, st, row) : SL_OK;
+        if (rc == SL_OK) rc = emit_with(op, st, row, acc, cnt, row->ts);
     } else {
         rc = put_row(op, st, row, t, seq);
         if (rc == SL_OK) rc = scan_rows(op, st);
@@ -583,7 +849,8 @@ static const sl_op_option ov_options[] = {
     {"preceding", SL_CT_STRING, "unbounded", NULL,
      "The frame's start: unbounded, or rows (ROWS) or milliseconds (RANGE) before the row."},
     {"aggregates", SL_CT_JSON, NULL, NULL,
-     "Aggregate items, as for group_aggregate, and ROW_NUMBER() AS name."},
+     "Aggregate items, as for group_aggregate, and ROW_NUMBER(), FIRST_VALUE(c), LAST_VALUE(c), "
+     "LAG(c[, n[, default column]]) AS name."},
     SL_OP_OPTIONS_END,
 };
 

@@ -171,6 +171,73 @@ static int frame_of(plan *p, const sql_node *o, int *rows, int64_t *preceding)
     return SL_OK;
 }
 
+/* Argument a of call o as a column of sch (or of the pre-calc, named
+ * <prefix><i>) into *name; its type into *type. */
+static int arg_column(plan *p, const sql_node *a, const char *prefix, int i, const sl_schema *sch,
+                      item *pre, int *npre, const char **name, sl_type *type)
+{
+    if (a->kind == SQL_COL && !a->s2) {
+        int c = sl_schema_find(sch, a->s);
+        if (c < 0) return check_cols(p, a, &(rel){.sch = *sch});
+        *name = sch->fields[c].name;
+        *type = sch->fields[c].type;
+        return SL_OK;
+    }
+    char nm[32];
+    snprintf(nm, sizeof nm, "%s%d", prefix, i);
+    rel tmp = {.sch = *sch};
+    if (check_cols(p, a, &tmp) != SL_OK || make_item(p, &pre[*npre], a, nm, sch) != SL_OK)
+        return SL_ERR;
+    *name = pre[*npre].name;
+    *type = pre[(*npre)++].type;
+    return SL_OK;
+}
+
+/* FIRST_VALUE(x), LAST_VALUE(x), LAG(x [, offset [, default]]): the operator's
+ * item, x and default as columns (computed in the pre-calc when they are
+ * expressions), the offset a literal. */
+static int value_item(plan *p, const sql_node *o, const char *fn, int i, const sl_schema *sch,
+                      item *pre, int *npre, sql_sbuf *out)
+{
+    const sql_node *call = sql_kid(o, 3);
+    int lag = !strcmp(fn, "LAG"), n = call ? call->nkids : 0;
+    if (call && (call->flags & (SQL_F_DISTINCT | SQL_F_FILTER | SQL_F_STAR_ARG)))
+        return PERR(o, "%s does not take %s", fn, (call->flags & SQL_F_DISTINCT) ? "DISTINCT" :
+                    (call->flags & SQL_F_FILTER) ? "FILTER" : "*");
+    if (n < 1 || n > (lag ? 3 : 1))
+        return PERR(o, lag ? "LAG takes one to three arguments: LAG(expression [, offset [, "
+                             "default]])" : "%s takes one argument", fn);
+    const char *x = NULL, *d = NULL;
+    sl_type xt = SL_T_NULL, dt = SL_T_NULL;
+    if (arg_column(p, call->kids[0], "$a", i, sch, pre, npre, &x, &xt) != SL_OK) return SL_ERR;
+    long long off = 1;
+    if (n >= 2) {
+        const sql_node *a = call->kids[1];
+        char *end = NULL;
+        if (a->kind == SQL_NUM) off = strtoll(a->s, &end, 10);
+        if (a->kind != SQL_NUM || *end || off < 0 || off > 10000)
+            return PERR(a, "LAG's offset must be an integer literal from 0 to 10000");
+    }
+    if (n == 3 && call->kids[2]->kind != SQL_NULL) {
+        if (arg_column(p, call->kids[2], "$d", i, sch, pre, npre, &d, &dt) != SL_OK) return SL_ERR;
+        int ints = (xt == SL_T_INT || xt == SL_T_BIGINT) && (dt == SL_T_INT || dt == SL_T_BIGINT);
+        if (dt != xt && !ints)
+            return PERR(call->kids[2], "LAG's default must have the type of its expression (%s), "
+                        "not %s", sl_type_name(xt), sl_type_name(dt));
+    }
+    char *qx = sql_quote_ident(x);
+    sql_sb_fmt(out, "%s(%s", fn, qx);
+    free(qx);
+    if (lag) sql_sb_fmt(out, ", %lld", off);
+    if (d) {
+        char *qd = sql_quote_ident(d);
+        sql_sb_fmt(out, ", %s", qd);
+        free(qd);
+    }
+    sql_sb_fmt(out, ") AS `$ov%d`", i);
+    return SL_OK;
+}
+
 /* The aggregate item text of OVER call o (number i) over input schema sch;
  * an argument or FILTER that is not a column goes into the pre-calc
  * (*pre, named $a<i> / $f<i>). */
@@ -193,18 +260,22 @@ static int agg_item(plan *p, const sql_node *o, int i, const sl_schema *sch, ite
         free(fn);
         return PERR(o, "LEAD Function is not supported in stream mode.");
     }
-    if (!strcmp(fn, "LAG") || !strcmp(fn, "FIRST_VALUE") ||
-        !strcmp(fn, "LAST_VALUE") || !strcmp(fn, "RANK") || !strcmp(fn, "DENSE_RANK") ||
-        !strcmp(fn, "PERCENT_RANK") || !strcmp(fn, "CUME_DIST") || !strcmp(fn, "NTILE")) {
+    if (!strcmp(fn, "FIRST_VALUE") || !strcmp(fn, "LAST_VALUE") || !strcmp(fn, "LAG")) {
+        rc = value_item(p, o, fn, i, sch, pre, npre, out);
+        free(fn);
+        return rc;
+    }
+    if (!strcmp(fn, "RANK") || !strcmp(fn, "DENSE_RANK") || !strcmp(fn, "PERCENT_RANK") ||
+        !strcmp(fn, "CUME_DIST") || !strcmp(fn, "NTILE")) {
         rc = PERR(o, "%s() OVER (...) is not supported yet; OVER aggregation takes COUNT, SUM, "
-                  "MIN, MAX, AVG and ROW_NUMBER()", fn);
+                  "MIN, MAX, AVG, FIRST_VALUE, LAST_VALUE, LAG and ROW_NUMBER()", fn);
         free(fn);
         return rc;
     }
     if (strcmp(fn, "COUNT") && strcmp(fn, "SUM") && strcmp(fn, "MIN") && strcmp(fn, "MAX") &&
         strcmp(fn, "AVG")) {
         rc = PERR(o, "%s() is not an aggregate function that OVER aggregation supports (COUNT, "
-                  "SUM, MIN, MAX, AVG, ROW_NUMBER)", o->s);
+                  "SUM, MIN, MAX, AVG, FIRST_VALUE, LAST_VALUE, LAG, ROW_NUMBER)", o->s);
         free(fn);
         return rc;
     }
@@ -366,6 +437,9 @@ int sql_plan_over(plan *p, const sql_node *sel, rel *out)
     int rows = 0;
     int64_t preceding = -1;
     if (rc == SL_OK) rc = frame_of(p, win, &rows, &preceding);
+    for (int i = 0; rc == SL_OK && preceding >= 0 && i < c.n; i++)
+        if (!strcasecmp(c.calls[i]->s, "LAG")) /* a bounded frame retracts; Flink's words */
+            rc = PERR(c.calls[i], "LAG Function with retraction is not supported in stream mode.");
 
     /* the over_aggregate vertex */
     if (rc == SL_OK) {
