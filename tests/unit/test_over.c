@@ -16,11 +16,12 @@
  * computes each frame from its definition -- ROWS n PRECEDING: the row and
  * the n before it; RANGE p PRECEDING: every row with time in [T - p, T]
  * (peers share their values); UNBOUNDED: from the partition's start (RANGE:
- * including the peers) -- for SUM, COUNT(*), MIN, MAX, AVG and
- * ROW_NUMBER(). Each non-late row comes out exactly once and the late ones
- * are counted in numLateRecordsDropped. The state left at the end is what
- * the frame needs (RANGE and UNBOUNDED: only the per-key meta value; ROWS n:
- * the last n rows).
+ * including the peers) -- for SUM, COUNT(*), MIN, MAX, AVG, ROW_NUMBER(),
+ * FIRST_VALUE and LAST_VALUE of a column with NULLs, and (UNBOUNDED) LAG(v,
+ * 2, id). Each non-late row comes out exactly once and the late ones are
+ * counted in numLateRecordsDropped. The state left at the end is what the
+ * frame needs (RANGE: only the per-key meta value; ROWS n: the last n rows;
+ * UNBOUNDED: the first and last values and LAG's last 3).
  *
  * Each frame runs on both backends uninterrupted, and cut midway: the keyed
  * state and the timers of every subtask are snapshotted and re-dealt by key
@@ -47,12 +48,14 @@ extern const sl_op_def sl_op_over_aggregate;
 #define MAXKG 128
 #define NROWS 1600
 #define NKEYS 5
-#define NOUT 6 /* s, c, mn, mx, a, rn */
+#define NOUT 9 /* s, c, mn, mx, a, rn, f, l, g (LAG: UNBOUNDED frames only) */
+#define NUL (-999) /* a NULL result */
+#define NCOLS 5
 
 /* ---- the input ---------------------------------------------------------------- */
 
 typedef struct in_row {
-    int64_t id, k, v, ts;
+    int64_t id, k, v, ts, nv; /* nv: v, or NULL (NUL) now and then */
 } in_row;
 
 static uint64_t splitmix(uint64_t *s)
@@ -81,6 +84,7 @@ static void gen_rows(uint64_t seed)
         x->id = i + 1;
         x->k = (int64_t)(r % NKEYS);
         x->v = (int64_t)((r >> 8) % 100);
+        x->nv = (r >> 40) % 4 == 0 ? NUL : x->v;
         x->ts = BASE + (i * 10 + (int64_t)((r >> 20) % 50) * 10) / 20 * 20;
         if (i > 50 && i % 61 == 0) x->ts = BASE + i * 10 - 3600000;
         if (wm != INT64_MIN && i % 83 == 40) x->ts = wm;      /* late: at the watermark */
@@ -155,8 +159,17 @@ static void model(const frame_cfg *f, result *want, int *held)
                 if (v < mn) mn = v;
                 if (v > mx) mx = v;
             }
-            int64_t c = hi - lo + 1;
+            int64_t c = hi - lo + 1, fv = NUL, lv = NUL;
+            for (int q = lo; q <= hi; q++) {
+                int64_t v = g_rows[idx[q]].nv;
+                if (v != NUL && fv == NUL) fv = v;
+                if (v != NUL) lv = v;
+            }
             result *w = &want[g_rows[idx[j]].id - 1];
+            w->v[6] = fv;
+            w->v[7] = lv;
+            /* LAG(v, 2, id): 2 rows before the frame's last (peers: the last peer) */
+            w->v[8] = f->preceding >= 0 ? 0 : hi >= 2 ? g_rows[idx[hi - 2]].v : g_rows[idx[j]].id;
             w->v[0] = s;
             w->v[1] = c;
             w->v[2] = mn;
@@ -189,6 +202,7 @@ static void schema_of(sl_schema *s)
     sl_schema_add(s, "k", SL_T_BIGINT);
     sl_schema_add(s, "v", SL_T_INT);
     sl_schema_add(s, "ts", SL_T_TIMESTAMP);
+    sl_schema_add(s, "nv", SL_T_INT);
 }
 
 static int record(void *ctx, int output, sl_row *row)
@@ -196,12 +210,13 @@ static int record(void *ctx, int output, sl_row *row)
     result *got = ctx;
     SL_UNUSED(output);
     int64_t id = row->vals[0].v.i;
-    if (row->kind != SL_KIND_INSERT || row->n != 4 + NOUT || id < 1 || id > NROWS) {
+    int nout = row->n - NCOLS;
+    if (row->kind != SL_KIND_INSERT || (nout != NOUT && nout != NOUT - 1) || id < 1 || id > NROWS) {
         fprintf(stderr, "unexpected output row (id %lld, %d columns)\n", (long long)id, row->n);
         return SL_ERR;
     }
     result *r = &got[id - 1];
-    for (int i = 0; i < NOUT; i++) r->v[i] = row->vals[4 + i].isnull ? -999 : row->vals[4 + i].v.i;
+    for (int i = 0; i < nout; i++) r->v[i] = row->vals[NCOLS + i].isnull ? NUL : row->vals[NCOLS + i].v.i;
     r->seen++;
     if (row->ts != row->vals[3].v.i) {
         fprintf(stderr, "id %lld: row time %lld, not its ts\n", (long long)id, (long long)row->ts);
@@ -219,8 +234,10 @@ static char *config_of(const frame_cfg *f)
     snprintf(buf, sizeof buf,
              "{\"partition-by\": %s, \"order-by\": \"ts\", \"frame\": \"%s\", \"preceding\": \"%s\","
              " \"aggregates\": [\"SUM(v) AS s\", \"COUNT(*) AS c\", \"MIN(v) AS mn\","
-             " \"MAX(v) AS mx\", \"AVG(v) AS a\", \"ROW_NUMBER() AS rn\"]}",
-             f->partitioned ? "[\"k\"]" : "[]", f->rows ? "rows" : "range", pre);
+             " \"MAX(v) AS mx\", \"AVG(v) AS a\", \"ROW_NUMBER() AS rn\", \"FIRST_VALUE(nv) AS f\","
+             " \"LAST_VALUE(nv) AS l\"%s]}",
+             f->partitioned ? "[\"k\"]" : "[]", f->rows ? "rows" : "range", pre,
+             f->preceding < 0 ? ", \"LAG(v, 2, id) AS g\"" : "");
     return buf;
 }
 
@@ -257,20 +274,22 @@ static void stage_close(stage *s)
     sl_schema_free(&s->out);
 }
 
-static int fill(const in_row *x, sl_value vals[4])
+static int fill(const in_row *x, sl_value vals[NCOLS])
 {
-    memset(vals, 0, sizeof *vals * 4);
+    memset(vals, 0, sizeof *vals * NCOLS);
     vals[0].v.i = x->id;
     vals[1].v.i = x->k;
     vals[2].v.i = x->v;
     vals[3].v.i = x->ts;
-    return 4;
+    vals[4].isnull = x->nv == NUL;
+    vals[4].v.i = x->nv == NUL ? 0 : x->nv;
+    return NCOLS;
 }
 
 /* The subtask owning x's partition key, as the exchange routes it. */
 static sl_op *owner(stage *s, const frame_cfg *f, const in_row *x)
 {
-    sl_value vals[4];
+    sl_value vals[NCOLS];
     sl_row r = {SL_KIND_INSERT, fill(x, vals), vals, x->ts};
     int k1 = 1;
     uint8_t key[64];
@@ -284,7 +303,7 @@ static int feed(stage *s, const frame_cfg *f, int from, int to)
 {
     for (int i = from; i < to; i++) {
         const in_row *x = &g_rows[i];
-        sl_value vals[4];
+        sl_value vals[NCOLS];
         sl_row r = {SL_KIND_INSERT, fill(x, vals), vals, x->ts};
         sl_op *op = owner(s, f, x);
         if (sl_rt_process(op, 0, &r) != SL_OK) {
@@ -376,13 +395,12 @@ static int same(const result *got, const result *want, const char *what)
 {
     for (int i = 0; i < NROWS; i++) {
         if (got[i].seen != want[i].seen || memcmp(got[i].v, want[i].v, sizeof got[i].v) != 0) {
-            fprintf(stderr, "%s: id %d: seen %d (want %d), s c mn mx a rn = %lld %lld %lld %lld "
-                    "%lld %lld, want %lld %lld %lld %lld %lld %lld\n", what, i + 1, got[i].seen,
-                    want[i].seen, (long long)got[i].v[0], (long long)got[i].v[1],
-                    (long long)got[i].v[2], (long long)got[i].v[3], (long long)got[i].v[4],
-                    (long long)got[i].v[5], (long long)want[i].v[0], (long long)want[i].v[1],
-                    (long long)want[i].v[2], (long long)want[i].v[3], (long long)want[i].v[4],
-                    (long long)want[i].v[5]);
+            fprintf(stderr, "%s: id %d: seen %d (want %d); s c mn mx a rn f l g =", what, i + 1,
+                    got[i].seen, want[i].seen);
+            for (int k = 0; k < NOUT; k++) fprintf(stderr, " %lld", (long long)got[i].v[k]);
+            fprintf(stderr, ", want");
+            for (int k = 0; k < NOUT; k++) fprintf(stderr, " %lld", (long long)want[i].v[k]);
+            fprintf(stderr, "\n");
             return 0;
         }
     }
@@ -412,8 +430,9 @@ static void check_frame(const frame_cfg *f, int p1, int p2, int cut)
         CHECK_EQ_INT(late_dropped(&s), g_nlate);
         uint64_t entries = 0;
         CHECK_EQ_INT(redeal(&s, NULL, &entries), SL_OK);
-        /* one meta value per key; ROWS n keeps the last n rows of each */
-        CHECK_EQ_INT(entries, (f->partitioned ? NKEYS : 1) + held);
+        /* one meta value per key; ROWS n keeps the last n rows of each;
+         * UNBOUNDED: the first and last values and LAG's 3 of each */
+        CHECK_EQ_INT(entries, (f->partitioned ? NKEYS : 1) * (f->preceding < 0 ? 6 : 1) + held);
         for (int j = 0; j < s.p; j++) {
             CHECK_EQ_INT(sl_timers_count(s.op[j].event_timers), 0);
             CHECK_EQ_INT(sl_timers_count(s.op[j].proc_timers), 0);
