@@ -206,7 +206,7 @@ def test_over_event_time(make_cluster, workdir, p):
 def test_over_processing_time(make_cluster, workdir):
     c = two_tms(make_cluster, slots=1)
     n = 2000
-    out = os.path.join(workdir, "pt")
+    out, out2 = os.path.join(workdir, "pt"), os.path.join(workdir, "pt2")
     r = run_sql(c, workdir, "pt.sql", f"""
 CREATE TABLE src (
     id BIGINT,
@@ -215,24 +215,37 @@ CREATE TABLE src (
     pt AS PROCTIME()
 ) WITH ('connector' = 'datagen', 'rows-per-second' = '20000',
         'fields.id.kind' = 'sequence', 'fields.id.start' = '1', 'fields.id.end' = '{n}');
-CREATE TABLE o (id BIGINT, s INT, c BIGINT, rn BIGINT)
+CREATE TABLE o (id BIGINT, s INT, c BIGINT, rn BIGINT, f INT)
   WITH ('connector' = 'filesystem', 'path' = '{out}', 'format' = 'json');
+CREATE TABLE o2 (id BIGINT, lg INT, f INT, l INT)
+  WITH ('connector' = 'filesystem', 'path' = '{out2}', 'format' = 'json');
 SET 'parallelism.default' = '1';
+EXECUTE STATEMENT SET BEGIN
 INSERT INTO o
-SELECT id, SUM(v) OVER w, COUNT(*) OVER w, ROW_NUMBER() OVER w
+SELECT id, SUM(v) OVER w, COUNT(*) OVER w, ROW_NUMBER() OVER w, FIRST_VALUE(v) OVER w
 FROM src WINDOW w AS (PARTITION BY k ORDER BY pt ROWS BETWEEN 2 PRECEDING AND CURRENT ROW);
+INSERT INTO o2
+SELECT id, LAG(v, 1, -1) OVER w, FIRST_VALUE(v) OVER w, LAST_VALUE(id) OVER w
+FROM src WINDOW w AS (PARTITION BY k ORDER BY pt);
+END;
 """)
     assert r.returncode == 0, r.stdout + r.stderr
     finish(c, job_ids(r.stdout)[0])
     got = {row["id"]: row for row in read_rows(committed_files(out))}
-    want = {}
+    got2 = {row["id"]: row for row in read_rows(committed_files(out2))}
+    want, want2 = {}, {}
     per = collections.defaultdict(list)
     for i in range(1, n + 1):
         rows = per[i % 5]
         rows.append(i)
         fr = rows[-3:]
-        want[i] = {"id": i, "s": sum(x * 37 % 101 for x in fr), "c": len(fr), "rn": len(rows)}
+        want[i] = {"id": i, "s": sum(x * 37 % 101 for x in fr), "c": len(fr), "rn": len(rows),
+                   "f": fr[0] * 37 % 101}
+        # UNBOUNDED in processing time: each row is added as it arrives
+        want2[i] = {"id": i, "lg": rows[-2] * 37 % 101 if len(rows) > 1 else -1,
+                    "f": rows[0] * 37 % 101, "l": i}
     assert got == want
+    assert got2 == want2
 
 
 @pytest.mark.parametrize("sql,want", [
