@@ -244,7 +244,8 @@ typedef struct sl_op_def {
      *   restore_state: after open(), before any input: the blobs this subtask
      *     gets. Same parallelism: exactly the blob its own index wrote. New
      *     parallelism: the old blobs dealt out round-robin (blob i goes to
-     *     subtask i % parallelism), so the union is always the old state.
+     *     subtask i % parallelism), so the union is always the old state;
+     *     a subtask gets its blobs in the order of the old subtasks' indexes.
      *     With SL_OPF_UNION_STATE: every subtask gets every old blob, at any
      *     parallelism, and picks what it owns (e.g. a source its partitions).
      *   checkpoint_complete: checkpoint `cpid` is durable everywhere: a

@@ -77,8 +77,12 @@ typedef enum {
     /* helpers */
     SQL_LIST,
     SQL_IDENT,        /* s name */
-    SQL_OVER,         /* s function ("ROW_NUMBER"); kids: [0] LIST partition exprs or NULL,
-                         [1] LIST of ORDERs */
+    SQL_OVER,         /* s function ("ROW_NUMBER", "SUM"); kids: [0] LIST partition exprs
+                         or NULL, [1] LIST of ORDERs, [2] the frame (a LIST, see
+                         grammar.y's frame_opt) or NULL, [3] the call (a FUNC with
+                         its arguments); s2 the window's name for OVER w (kids
+                         [0..2] NULL while no WINDOW clause defines it); oline/ocol
+                         the window's position */
     SQL_ORDER,        /* flags DESC; kids: [0] expr */
     SQL_VALUES,       /* kids: [0] LIST of rows, each a LIST of exprs */
     SQL_LIMIT,        /* kids: [0] query, [1] LIST of ORDERs or NULL, [2] LIMIT / FETCH count

@@ -104,6 +104,30 @@ static sql_node *BIN(sql_pctx *c, sql_node *a, const char *op, sql_tok t, sql_no
     sql_node_add(c->a, n, b);
     return n;
 }
+/* fn(...) OVER w: the window node w becomes the call's SQL_OVER (ast.h), named
+ * and placed as the function, with the call c as its kid [3]. */
+static sql_node *OVERCALL(sql_pctx *c, const sql_node *f, sql_node *w, sql_node *call)
+{
+    w->s = UPSTR(c, f->s);
+    w->oline = w->line;
+    w->ocol = w->col;
+    w->line = f->line;
+    w->col = f->col;
+    call->s = f->s;
+    return sql_node_add(c->a, w, call);
+}
+/* Put the named windows of `defs` (SQL_OVER nodes, s the name) into every OVER
+ * w under e that names one of them. */
+static void NAMEDWIN(sql_pctx *c, sql_node *e, const sql_node *defs)
+{
+    if (!e) return;
+    if (e->kind == SQL_OVER && e->s2 && e->nkids >= 3 && !e->kids[1]) {
+        for (int i = 0; i < defs->nkids; i++)
+            if (!strcasecmp(defs->kids[i]->s, e->s2))
+                for (int k = 0; k < 3; k++) e->kids[k] = defs->kids[i]->kids[k];
+    }
+    for (int i = 0; i < e->nkids; i++) NAMEDWIN(c, e->kids[i], defs);
+}
 static sql_node *LIST1(sql_pctx *c, sql_node *x)
 {
     sql_node *l = NAT(c, SQL_LIST, x);
@@ -733,10 +757,56 @@ expr(A) ::= ident(F) LP DISTINCT exprlist(L) RP FILTER LP WHERE expr(C) RP. {
     for (int i = 0; i < L->nkids; i++) ADD(ctx, A, L->kids[i]);
     ADD(ctx, A, C);
 }
-/* ROW_NUMBER() OVER ([PARTITION BY ...] ORDER BY x [ASC|DESC], ...) */
-expr(A) ::= ident(F) LP RP OVER LP over_part(P) ORDER BY orderlist(O) RP. {
-    A = NAT(ctx, SQL_OVER, F); A->s = UPSTR(ctx, F->s); ADD(ctx, A, P); ADD(ctx, A, O);
+/* fn(...) OVER ([PARTITION BY ...] ORDER BY x [ASC|DESC], ... [frame]) and fn(...) OVER w:
+ * an SQL_OVER (ast.h) with the call itself as kid [3] */
+expr(A) ::= ident(F) LP RP OVER over_win(W). { A = OVERCALL(ctx, F, W, NAT(ctx, SQL_FUNC, F)); }
+expr(A) ::= ident(F) LP STAR RP OVER over_win(W). {
+    sql_node *c = NAT(ctx, SQL_FUNC, F); c->flags = SQL_F_STAR_ARG; A = OVERCALL(ctx, F, W, c);
 }
+expr(A) ::= ident(F) LP exprlist(L) RP OVER over_win(W). {
+    sql_node *c = NAT(ctx, SQL_FUNC, F);
+    for (int i = 0; i < L->nkids; i++) ADD(ctx, c, L->kids[i]);
+    A = OVERCALL(ctx, F, W, c);
+}
+expr(A) ::= ident(F) LP DISTINCT exprlist(L) RP OVER over_win(W). {
+    sql_node *c = NAT(ctx, SQL_FUNC, F); c->flags = SQL_F_DISTINCT;
+    for (int i = 0; i < L->nkids; i++) ADD(ctx, c, L->kids[i]);
+    A = OVERCALL(ctx, F, W, c);
+}
+over_win(A) ::= LP(T) over_part(P) ORDER BY orderlist(O) frame_opt(R) RP. {
+    A = MK(ctx, SQL_OVER, T); ADD(ctx, A, P); ADD(ctx, A, O); ADD(ctx, A, R);
+}
+over_win(A) ::= ident(N). { A = NAT(ctx, SQL_OVER, N); A->s2 = N->s; ADD(ctx, A, NULL); ADD(ctx, A, NULL); ADD(ctx, A, NULL); }
+/* ROWS|RANGE BETWEEN lower AND upper, or ROWS|RANGE lower: a LIST (s "ROWS"/"RANGE"
+ * as written, checked by the planner) of its two bounds (the upper one NULL when
+ * not written); a bound is an IDENT whose s is "UNBOUNDED PRECEDING", "CURRENT
+ * ROW" or the word after an expression (kid [0]), "PRECEDING" / "FOLLOWING". The
+ * words are not reserved: they are identifiers here. */
+frame_opt(A) ::= . { A = NULL; }
+frame_opt(A) ::= ident(K) BETWEEN frame_bound(L) AND frame_bound(U). {
+    A = NAT(ctx, SQL_LIST, K); A->s = UPSTR(ctx, K->s); ADD(ctx, A, L); ADD(ctx, A, U);
+}
+frame_opt(A) ::= ident(K) frame_bound(L). { A = NAT(ctx, SQL_LIST, K); A->s = UPSTR(ctx, K->s); ADD(ctx, A, L); ADD(ctx, A, NULL); }
+frame_bound(A) ::= expr(E) ident(W). {
+    A = NAT(ctx, SQL_IDENT, E);
+    const char *w = UPSTR(ctx, W->s);
+    if (E->kind == SQL_COL && !E->s2 && !(E->flags & SQL_F_QUOTED) && !strcasecmp(E->s, "UNBOUNDED")) A->s = CAT(ctx, "UNBOUNDED ", w);
+    else if (E->kind == SQL_COL && !E->s2 && !(E->flags & SQL_F_QUOTED) && !strcasecmp(E->s, "CURRENT")) A->s = CAT(ctx, "CURRENT ", w);
+    else { A->s = (char *)w; ADD(ctx, A, E); }
+    A->oline = W->line; A->ocol = W->col;
+}
+/* WINDOW w AS (...), ...: the named windows are put into the OVER w calls of the
+ * SELECT list here (an unknown name is left for the planner to report). */
+select_core(A) ::= SELECT(T) hint_opt(HI) distinct_opt(D) selitems(I) from_opt(F) where_opt(W) group_opt(G) having_opt(H) WINDOW windefs(L). {
+    A = MK(ctx, SQL_SELECT, T);
+    A->flags = D;
+    ADD(ctx, A, I); ADD(ctx, A, F); ADD(ctx, A, W); ADD(ctx, A, G); ADD(ctx, A, H);
+    if (HI) ADD(ctx, A, HI);
+    for (int i = 0; i < I->nkids; i++) NAMEDWIN(ctx, I->kids[i], L);
+}
+windefs(A) ::= windef(X). { A = LIST1(ctx, X); }
+windefs(A) ::= windefs(L) COMMA windef(X). { A = ADD(ctx, L, X); }
+windef(A) ::= ident(N) AS over_win(W). { A = W; A->s = N->s; }
 over_part(A) ::= . { A = NULL; }
 over_part(A) ::= PARTITION BY exprlist(L). { A = L; }
 orderlist(A) ::= orderitem(X). { A = LIST1(ctx, X); }

@@ -56,8 +56,9 @@ static const struct kw {
     {"TO", TK_TO}, {"TRAILING", TK_TRAILING}, {"TRUE", TK_TRUE}, {"TRY_CAST", TK_TRY_CAST},
     {"UNION", TK_UNION}, {"UNKNOWN", TK_UNKNOWN}, {"USER", TK_USER}, {"USING", TK_USING},
     {"VALUES", TK_VALUES}, {"VIEW", TK_VIEW}, {"VIEWS", TK_VIEWS}, {"VIRTUAL", TK_VIRTUAL},
-    {"WATERMARK", TK_WATERMARK}, {"WHEN", TK_WHEN}, {"WHERE", TK_WHERE}, {"WITH", TK_WITH},
-    {"WITHIN", TK_WITHIN}, {"WITHOUT", TK_WITHOUT}, {"YEAR", TK_YEAR}, {"ZONE", TK_ZONE},
+    {"WATERMARK", TK_WATERMARK}, {"WHEN", TK_WHEN}, {"WHERE", TK_WHERE}, {"WINDOW", TK_WINDOW},
+    {"WITH", TK_WITH}, {"WITHIN", TK_WITHIN}, {"WITHOUT", TK_WITHOUT}, {"YEAR", TK_YEAR},
+    {"ZONE", TK_ZONE},
 };
 
 int sql_keyword(const char *z, int n)

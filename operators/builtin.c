@@ -30,6 +30,7 @@ extern const sl_op_def sl_op_kafka_source;
 extern const sl_op_def sl_op_kafka_sink;
 extern const sl_op_def sl_op_rank;
 extern const sl_op_def sl_op_deduplicate;
+extern const sl_op_def sl_op_over_aggregate;
 extern const sl_op_def sl_op_async_wait;
 extern const sl_op_def sl_op_collect;
 extern const sl_op_def sl_op_upsert_kafka_source;
@@ -63,6 +64,7 @@ static const sl_op_def *const builtin[] = {
     &sl_op_interval_join, &sl_op_regular_join, &sl_op_temporal_join, &sl_op_window_join,
     &sl_op_changelog_normalize,
     &sl_op_window_tvf,
+    &sl_op_over_aggregate,
     &sl_op_key_select,
     &sl_op_local_aggregate,
     &sl_op_file_source, &sl_op_nexmark,

@@ -45,12 +45,17 @@
  * of every blob dealt to the subtask. With the same parallelism a subtask
  * gets its own blob back and continues its stream row for row. After
  * rescaling a subtask that gets several blobs serves all their segments,
- * one batch from each in turn, each segment exactly as its old subtask
- * would have (so random fields continue each old PRNG: the union of the
- * new subtasks' rows is exactly the rows the old ones still owed); a
- * subtask that gets no blob has no share and ends at once. The rate stays
- * that of the whole source: a subtask paces itself at the sum of its live
- * segments' fractions, and when a segment ends the others keep theirs.
+ * one after the other in the order of the blobs (old subtask 0's first),
+ * as Flink's split reader finishes one split before it takes the next;
+ * each segment goes on exactly as its old subtask would have (so random
+ * fields continue each old PRNG: the union of the new subtasks' rows is
+ * exactly the rows the old ones still owed). Taking turns instead would
+ * mix far-apart parts of a sequence into one stream, and a watermark
+ * derived from it would run ahead of the earlier segment and make its
+ * rows late. A subtask that gets no blob has no share and ends at once.
+ * The rate stays that of the whole source: a subtask paces itself at the
+ * sum of its live segments' fractions, and when a segment ends the others
+ * keep theirs.
  *
  * Blob format (little-endian), version 1:
  *   u8 version, "SLDG", u32 nfields, u32 nsegs,
@@ -112,9 +117,8 @@ typedef struct dg_seg {
 
 typedef struct datagen_state {
     const datagen_plan *plan;
-    dg_seg *segs;         /* live shares; 0 <= cur < nsegs when nsegs > 0 */
+    dg_seg *segs;         /* live shares, served in order */
     int nsegs;
-    int cur;              /* the share the next batch draws from */
     double rows_per_ms;   /* this subtask's rate: the sum of its shares' */
     int64_t base_ms;      /* schedule anchor, sl_mono_ms clock */
     uint64_t base_count;  /* rows allowed at base_ms */
@@ -424,18 +428,16 @@ static void set_rate(datagen_state *st, int64_t now, bool due_now)
 /* Forget the shares that have nothing left; the others keep their pace. */
 static void drop_done(datagen_state *st, int64_t now)
 {
-    int keep = 0, cur = -1;
+    int keep = 0;
     for (int k = 0; k < st->nsegs; k++) {
         if (seg_done(&st->segs[k])) {
             seg_free(&st->segs[k]);
             continue;
         }
-        if (cur < 0 && k >= st->cur) cur = keep; /* turns go on from cur */
         st->segs[keep++] = st->segs[k];
     }
     if (keep == st->nsegs) return;
     st->nsegs = keep;
-    st->cur = cur < 0 ? 0 : cur;
     if (keep) set_rate(st, now, false);
 }
 
@@ -557,9 +559,9 @@ static int datagen_run(sl_op *op)
 {
     datagen_state *st = op->priv;
     int64_t now = sl_mono_ms();
-    if (st->nsegs > 0 && seg_done(&st->segs[st->cur])) drop_done(st, now);
+    if (st->nsegs > 0 && seg_done(&st->segs[0])) drop_done(st, now);
     if (st->nsegs == 0) return SL_DONE;
-    dg_seg *sg = &st->segs[st->cur];
+    dg_seg *sg = &st->segs[0]; /* the first live share, until it is done */
 
     double burst = st->rows_per_ms * 1000.0; /* one second's worth */
     if (burst < 1) burst = 1;
@@ -602,8 +604,6 @@ static int datagen_run(sl_op *op)
     if (seg_done(sg)) {
         drop_done(st, now);
         if (st->nsegs == 0) return SL_DONE;
-    } else if (st->nsegs > 1) {
-        st->cur = (st->cur + 1) % st->nsegs; /* the next batch from the next share */
     }
     if ((double)st->emitted >= due) {
         double wait = ((double)(st->emitted + 1 - st->base_count)) / st->rows_per_ms;
@@ -756,7 +756,6 @@ static int datagen_restore(sl_op *op, const void *const *blobs, const size_t *le
     segs_free(st->segs, st->nsegs);
     st->segs = segs;
     st->nsegs = nsegs;
-    st->cur = 0;
     st->emitted = 0;
     drop_done(st, sl_mono_ms());
     set_rate(st, sl_mono_ms(), true);

@@ -170,6 +170,10 @@ int sql_plan_match(plan *p, const sql_node *f, rel *out);
 /* The branches of a set operation to one row type (names of the first,
  * least restrictive types), or Calcite's error at the branch. */
 int sql_setop_align(plan *p, const char *what, rel *rs, const sql_node **br, int n);
+/* plan_over.c. A SELECT whose list has OVER calls (that are no Top-N):
+ * OVER aggregation. */
+int sql_select_has_over(const sql_node *sel);
+int sql_plan_over(plan *p, const sql_node *sel, rel *out);
 
 
 #endif

@@ -45,14 +45,24 @@
 
 #define PERR(node, ...) plan_err(p, (node), __VA_ARGS__)
 
-/* The ROW_NUMBER() item of a SELECT, or -1 (-2 when there are several). */
+/* A ranking call over a window without a frame: ROW_NUMBER(), RANK(),
+ * DENSE_RANK() OVER (...). */
+static int is_rank_call(const sql_node *e)
+{
+    return e && e->kind == SQL_OVER && !sql_kid(e, 2) && e->s &&
+           (!strcmp(e->s, "ROW_NUMBER") || !strcmp(e->s, "RANK") || !strcmp(e->s, "DENSE_RANK"));
+}
+
+/* The ROW_NUMBER() item of a SELECT, or -1 (-2 when there are several); -1
+ * too when another item is an OVER aggregation (sql/plan_over.c). */
 static int over_item(const sql_node *sel)
 {
     const sql_node *items = sql_kid(sel, 0);
     int at = -1;
     for (int i = 0; items && i < items->nkids; i++) {
         const sql_node *e = sql_kid(items->kids[i], 0);
-        if (e && e->kind == SQL_OVER) at = at == -1 ? i : -2;
+        if (is_rank_call(e)) at = at == -1 ? i : -2;
+        else if (e && e->kind == SQL_OVER) return -1;
     }
     return at;
 }
@@ -79,12 +89,22 @@ static const sql_node *from_query(const plan *p, const sql_node *f, const cte_sc
     return t->query;
 }
 
+static int mentions(const sql_node *e, const char *col);
+
+/* A Top-N: the outer query bounds the row number (WHERE names it); a row
+ * number nothing bounds is an OVER aggregation's ROW_NUMBER(). */
 int sql_is_rank_query(const plan *p, const sql_node *sel)
 {
     const cte_scope *scope;
     int view;
     const sql_node *q = from_query(p, sql_kid(sel, 1), &scope, &view);
-    return q && q->kind == SQL_SELECT && over_item(q) != -1;
+    if (!q || q->kind != SQL_SELECT) return 0;
+    int oi = over_item(q);
+    if (oi == -1) return 0;
+    const sql_node *where = sql_kid(sel, 2);
+    if (oi == -2 || !where) return where != NULL;
+    const sql_node *it = sql_kid(q, 0)->kids[oi];
+    return it->s ? mentions(where, it->s) : 1;
 }
 
 /* The inner SELECT without its ROW_NUMBER item oi, in p's arena. */

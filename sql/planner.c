@@ -1278,6 +1278,7 @@ static int plan_select(plan *p, const sql_node *sel, rel *out)
         int rc = sql_rank_view_columns(p, sel, out);
         if (rc != SL_DONE) return rc;
     }
+    if (sql_select_has_over(sel)) return sql_plan_over(p, sel, out);
     int is_agg = group || having;
     for (int i = 0; i < items->nkids; i++)
         if (has_agg(items->kids[i]->kids[0])) is_agg = 1;

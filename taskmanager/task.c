@@ -396,6 +396,7 @@ static int restore_chain(run *r)
         if (!os) continue; /* a new operator: starts empty */
         const void **blobs = sl_calloc(os->n_subtasks + 1, sizeof(void *));
         size_t *lens = sl_calloc(os->n_subtasks + 1, sizeof(size_t));
+        uint32_t *from = sl_calloc(os->n_subtasks + 1, sizeof(uint32_t));
         int nblobs = 0, rc = SL_OK;
         restore_ctx ctx = {op, op->err, sizeof op->err};
         for (size_t i = 0; i < os->n_subtasks && rc == SL_OK; i++) {
@@ -425,8 +426,18 @@ static int restore_chain(run *r)
                 size_t len = 0;
                 if (sl_snapr_opstate(path, &blob, &len, op->err, sizeof op->err) != SL_OK) rc = SL_ERR;
                 else {
-                    blobs[nblobs] = blob;
-                    lens[nblobs++] = len;
+                    /* in the old subtasks' order (_metadata lists them as they
+                     * acknowledged): a source serving several old shares takes
+                     * them in that order, as Flink's split readers do */
+                    int at = nblobs++;
+                    for (; at > 0 && from[at - 1] > ss->subtask; at--) {
+                        blobs[at] = blobs[at - 1];
+                        lens[at] = lens[at - 1];
+                        from[at] = from[at - 1];
+                    }
+                    blobs[at] = blob;
+                    lens[at] = len;
+                    from[at] = ss->subtask;
                 }
             }
         }
@@ -435,6 +446,7 @@ static int restore_chain(run *r)
         for (int i = 0; i < nblobs; i++) free((void *)blobs[i]);
         free(blobs);
         free(lens);
+        free(from);
         if (rc != SL_OK) return fail(r, op);
     }
     return SL_OK;

@@ -160,9 +160,9 @@ static void test_parse_over_and_filter(void)
 {
     CHECK_EQ_STR(expr("ROW_NUMBER() OVER (PARTITION BY a, b ORDER BY c DESC, d ASC, e) AS rn"),
                  "(OVER ROW_NUMBER (LIST (COL a) (COL b)) (LIST (ORDER (COL c)) (ORDER (COL d)) "
-                 "(ORDER (COL e))))");
+                 "(ORDER (COL e))) - (FUNC ROW_NUMBER))");
     CHECK_EQ_STR(expr("row_number() over (order by ts)"), "(OVER ROW_NUMBER - (LIST (ORDER "
-                                                          "(COL ts))))");
+                                                          "(COL ts))) - (FUNC row_number))");
     CHECK_EQ_STR(expr("COUNT(*) FILTER (WHERE x > 1)"), "(FUNC COUNT (BINOP > (COL x) (NUM 1)))");
     CHECK_EQ_STR(expr("SUM(DISTINCT a) FILTER (WHERE b)"), "(FUNC SUM (COL a) (COL b))");
     /* the new keywords stay usable as names */
@@ -310,8 +310,8 @@ static void test_plan_topn_errors(void)
         const char *sql, *want;
     } cases[] = {
         {"INSERT INTO out2j SELECT cat, id FROM (SELECT cat, id, ROW_NUMBER() OVER (ORDER BY id) "
-         "AS rn FROM sales);", "line 1, column 19: ROW_NUMBER() needs an upper bound in the outer "
-         "query: WHERE rn <= N (Top-N), rn BETWEEN M AND N or rn = 1 (deduplication)"},
+         "AS rn FROM sales);", "line 1, column 84: OVER windows' ordering in stream mode must be "
+         "defined on a time attribute."},
         {"INSERT INTO out2j SELECT cat, id FROM (SELECT cat, id, ROW_NUMBER() OVER (ORDER BY id) "
          "AS rn FROM sales) WHERE rn > 2;", "line 1, column 19: ROW_NUMBER() needs an upper "
          "bound in the outer query: WHERE rn <= N (Top-N), rn BETWEEN M AND N or rn = 1 "
@@ -335,9 +335,8 @@ static void test_plan_topn_errors(void)
          "1) AS rn FROM sales) WHERE rn <= 2;", "line 1, column 84: ORDER BY: a column of the "
          "query's output is expected (compute expressions in the inner SELECT list and name them)"},
         {"INSERT INTO out2j SELECT cat, ROW_NUMBER() OVER (ORDER BY id) AS rn FROM sales;",
-         "line 1, column 31: ROW_NUMBER() OVER (...) is supported as Flink's Top-N and "
-         "deduplication only: SELECT ... FROM (SELECT ..., ROW_NUMBER() OVER (PARTITION BY k "
-         "ORDER BY x) AS rn FROM t) WHERE rn <= N"},
+         "line 1, column 59: OVER windows' ordering in stream mode must be defined on a time "
+         "attribute."},
         {"INSERT INTO out2j SELECT cat, id FROM (SELECT cat, id, ROW_NUMBER() OVER (ORDER BY id) "
          "AS rn FROM sales) WHERE rn <= 20000;", "line 1, column 118: the rank bound must be an "
          "integer between 1 and 10000, not 20000"},
