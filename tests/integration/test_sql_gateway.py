@@ -380,7 +380,7 @@ def test_complete_statement_offers_keywords_tables_and_columns(cluster, gateway)
     assert complete("SELECT nations.na FROM nations", 17) == ["nation_key", "name"]
     # elsewhere: the named tables' columns, the tables, the keywords
     assert complete("SELECT am FROM orders", 9) == ["amount"]
-    assert complete("SELECT n FROM nations", 8) == ["nation_key", "name", "nations", "NOT", "NULL"]
+    assert complete("SELECT n FROM nations", 8) == ["nation_key", "name", "nations", "NEXT", "NOT", "NULL"]
     assert "SELECT" in complete("") and "orders" in complete("")
     # bad requests: clear 4xx
     for body, want in (({"statement": "SEL", "position": 4}, "position 4 is outside the statement (0 to 3)"),
