@@ -46,6 +46,13 @@ Each run of a workload measures, per engine:
 Each figure is the median over --runs runs; the ratio column is Sluice /
 Flink (higher is better for records/CPU-s, lower for memory and start-up).
 
+Workloads 9 and 10 (over-range, match-recognize) are SQL text that both
+engines run as written: Flink through the same driver, Sluice through
+`sluice sql -f` (the `sluice` client of the build) on the same two daemons;
+a planner that refuses the text gives "n/a (refused by the planner)" /
+"n/a (refused by flink)" with its error printed. Their first-output runs are
+skipped ("n/a (not measured)"): 1,000 rows over 10,000 keys make no match.
+
 A workload whose Sluice operator does not exist yet (the JobManager rejects
 the job with "unknown type") shows "n/a (operator missing)"; a checkpointed
 workload whose Sluice run lasted three checkpoint intervals but completed no
@@ -87,14 +94,18 @@ class Missing(Exception):
 # ---------------------------------------------------------------- workloads
 
 def w(name, title, rows, quick_rows, kind, window=None, sluice_conf=None, flink_conf=None,
-      flink_same_as=None, sluice_missing=None, rate=HUGE_RATE):
+      flink_same_as=None, sluice_missing=None, rate=HUGE_RATE, sql=None, first_output=True):
     """flink_same_as: the Flink side of this workload is exactly that of another
     workload (so its Flink runs are shared, not repeated). sluice_missing: what
     Sluice lacks to run it (its row shows Flink's figures only). rate: the
-    source's rows-per-second (unthrottled unless a steady state is the point)."""
+    source's rows-per-second (unthrottled unless a steady state is the point).
+    sql: for kind "sql", a function (rows, sink) -> (ddl statements, INSERT)
+    that both engines run as written (Sluice through `sluice sql -f`).
+    first_output: False skips the first-output runs ("n/a (not measured)")."""
     return {"name": name, "title": title, "rows": rows, "quick_rows": quick_rows, "kind": kind,
             "window": window, "sluice_conf": sluice_conf or {}, "flink_conf": flink_conf or {},
-            "flink_same_as": flink_same_as, "sluice_missing": sluice_missing, "rate": rate}
+            "flink_same_as": flink_same_as, "sluice_missing": sluice_missing, "rate": rate,
+            "sql": sql, "first_output": first_output}
 
 
 def checkpoint_confs(backend, ckdir):
@@ -133,7 +144,57 @@ def workloads(ckdir):
           "interval-join"),
         w("regular-join", "8 regular join, orders x payments (unbounded state)", 2_000_000, 100_000,
           "regular-join"),
+        w("over-range", "9 OVER RANGE 1 min AVG/COUNT, 10k keys", 2_000_000, 100_000, "sql",
+          sql=over_range_sql, first_output=False),
+        w("match-recognize", "10 MATCH_RECOGNIZE A B+ C, 10k keys", 2_000_000, 100_000, "sql",
+          sql=match_recognize_sql, first_output=False),
     ]
+
+
+def sql_source(name, cols, rows, opts):
+    """A bounded datagen table of `rows` random rows with `ts` = generation
+    time and a 1 s watermark, as the other event-time workloads have."""
+    o = {"connector": "datagen", "number-of-rows": str(rows), "rows-per-second": HUGE_RATE}
+    o.update(opts)
+    with_ = ", ".join(f"'{k}' = '{v}'" for k, v in o.items())
+    return (f"CREATE TABLE {name} ({cols}, ts TIMESTAMP(3), "
+            f"WATERMARK FOR ts AS ts - INTERVAL '1' SECOND) WITH ({with_})")
+
+
+def over_range_sql(rows, sink):
+    """Issue 30's bench: per key, the average and count of the last minute of
+    event time at every row (RANGE frame), 10,000 keys."""
+    src = sql_source("src", "k INT, v INT", rows,
+                     {"fields.k.min": "0", "fields.k.max": str(KEYS - 1),
+                      "fields.v.min": "1", "fields.v.max": "100"})
+    snk = (f"CREATE TABLE snk (k INT, ts TIMESTAMP(3), avg_v INT, cnt BIGINT) "
+           f"WITH ('connector' = '{sink}')")
+    frame = "PARTITION BY k ORDER BY ts RANGE BETWEEN INTERVAL '1' MINUTE PRECEDING AND CURRENT ROW"
+    q = (f"INSERT INTO snk SELECT k, ts, AVG(v) OVER ({frame}) AS avg_v, "
+         f"COUNT(*) OVER ({frame}) AS cnt FROM src")
+    return [src, snk], q
+
+
+def match_recognize_sql(rows, sink):
+    """Issue 31's bench: Flink's documented price-drop pattern (a start row,
+    strictly falling prices, then a rise) per symbol over a random ticker of
+    10,000 symbols with prices in [1, 100]."""
+    src = sql_source("ticker", "symbol INT, price INT", rows,
+                     {"fields.symbol.min": "0", "fields.symbol.max": str(KEYS - 1),
+                      "fields.price.min": "1", "fields.price.max": "100"})
+    snk = (f"CREATE TABLE snk (symbol INT, start_ts TIMESTAMP(3), bottom_ts TIMESTAMP(3), "
+           f"end_ts TIMESTAMP(3), start_price INT, bottom_price INT, end_price INT) "
+           f"WITH ('connector' = '{sink}')")
+    q = ("INSERT INTO snk SELECT * FROM ticker MATCH_RECOGNIZE ("
+         " PARTITION BY symbol ORDER BY ts"
+         " MEASURES A.ts AS start_ts, LAST(B.ts) AS bottom_ts, C.ts AS end_ts,"
+         " A.price AS start_price, LAST(B.price) AS bottom_price, C.price AS end_price"
+         " ONE ROW PER MATCH AFTER MATCH SKIP PAST LAST ROW"
+         " PATTERN (A B+ C)"
+         " DEFINE B AS (LAST(B.price, 1) IS NULL AND B.price < A.price)"
+         " OR B.price < LAST(B.price, 1),"
+         " C AS C.price > LAST(B.price, 1)) MR")
+    return [src, snk], q
 
 
 def join_keys(rows):
@@ -244,6 +305,8 @@ def flink_join_sql(wl, rows, sink):
 
 def flink_sql(wl, rows, sink):
     """The workload as Flink SQL: (ddl statements, insert statement)."""
+    if wl["kind"] == "sql":
+        return wl["sql"](rows, sink)
     if wl["kind"] in ("interval-join", "regular-join"):
         return flink_join_sql(wl, rows, sink)
     opts = {"connector": "datagen", "number-of-rows": str(rows), "rows-per-second": wl["rate"],
@@ -447,6 +510,26 @@ class SluiceCluster:
         self.tm_log.close()
 
 
+def sluice_sql_submit(build, c, wl, rows, sink, workdir):
+    """The workload's SQL through `sluice sql -f` against cluster c; its job id.
+    A statement the planner refuses raises Missing (the error is printed)."""
+    ddl, insert = wl["sql"](rows, sink)
+    path = os.path.join(workdir, "job.sql")
+    with open(path, "w") as f:
+        f.write(f"SET 'parallelism.default' = '{PARALLELISM}';\n")
+        f.write("".join(s + ";\n" for s in ddl + [insert]))
+    r = subprocess.run([os.path.join(build, "bin", "sluice"), "-m", f"127.0.0.1:{c.rest}",
+                        "sql", "-f", path], capture_output=True, text=True, timeout=120)
+    m = re.findall(r"^Job ID: ([0-9a-f]{32})$", r.stdout, re.M)
+    if not m:
+        out = r.stdout + r.stderr
+        err = re.search(r"\[ERROR\][^\n]*(\n(?!Flink SQL>)[^\n]*)*", out)
+        print("  Sluice refused the SQL: " +
+              " ".join((err.group(0) if err else out.strip()[-400:]).split())[:400], flush=True)
+        raise Missing("refused by the planner")
+    return m[-1]
+
+
 def sluice_throughput(build, wl, rows, workdir):
     ck = os.path.join(workdir, "checkpoints")
     os.makedirs(ck, exist_ok=True)
@@ -456,7 +539,10 @@ def sluice_throughput(build, wl, rows, workdir):
         c.wait_slots(PARALLELISM)
         cpu0 = sum(cpu_seconds(p) for p in c.pids())
         t0 = time.monotonic()
-        jid = c.submit(sluice_job(wl, rows, "blackhole"))
+        if wl["kind"] == "sql":
+            jid = sluice_sql_submit(build, c, wl, rows, "blackhole", workdir)
+        else:
+            jid = c.submit(sluice_job(wl, rows, "blackhole"))
         c.wait_running(jid)
         cpu_run = sum(cpu_seconds(p) for p in c.pids())
         t_run = time.monotonic()
@@ -570,7 +656,17 @@ def install_flink(venv, py, marker):
 
 def flink_run(py, wl, rows, sink, mode, workdir):
     ddl, insert = flink_sql(wl, rows, sink)
-    return flink_run_sql(py, ddl, insert, wl["flink_conf"], mode, workdir)
+    try:
+        return flink_run_sql(py, ddl, insert, wl["flink_conf"], mode, workdir)
+    except RuntimeError:
+        err = os.path.join(workdir, "flink-driver.err")
+        text = open(err, errors="replace").read() if os.path.exists(err) else ""
+        m = re.search(r"(org\.apache\.flink\.table\.api\.\w+Exception|"
+                      r"org\.apache\.calcite\.\w+\.\w+Exception)[^\n]*", text)
+        if m:
+            print(f"  Flink refused the SQL: {m.group(0)[:400]}", flush=True)
+            raise Missing("refused by flink")
+        raise
 
 
 def flink_run_sql(py, ddl, insert, flink_conf, mode, workdir):
@@ -727,8 +823,9 @@ def main():
     # run a private copy of the daemons, so a rebuild of build/ during a long
     # benchmark cannot change or remove them under it
     os.makedirs(os.path.join(top, "build", "bin"))
-    for b in ("sluice-jobmanager", "sluice-taskmanager"):
-        shutil.copy2(os.path.join(a.build, "bin", b), os.path.join(top, "build", "bin", b))
+    for b in ("sluice-jobmanager", "sluice-taskmanager", "sluice"):
+        if os.path.exists(os.path.join(a.build, "bin", b)):   # the client: SQL workloads
+            shutil.copy2(os.path.join(a.build, "bin", b), os.path.join(top, "build", "bin", b))
     build = os.path.join(top, "build")
     chosen = workloads(os.path.join(top, "ck"))
     if a.workloads:
@@ -758,6 +855,8 @@ def main():
                      ("s_fo", sluice_first_output, (build, wl))]
             if wl.get("sluice_missing"):
                 r["s_tp"] = r["s_fo"] = f"n/a ({wl['sluice_missing']})"
+            if not wl["first_output"]:
+                r["s_fo"] = r["f_fo"] = "n/a (not measured)"
             shared = wl["flink_same_as"] in results
             if py and not shared:
                 steps += [("f_tp", lambda wl_, rows_, d: flink_marginal(py, wl_, rows_, d),

@@ -25,7 +25,9 @@ WORKLOADS = ["1 stateless filter/projection", "2 TUMBLE 10 s, 10k keys",
              "5c TUMBLE + incremental checkpoints 1 s, RocksDB",
              "6 TUMBLE + checkpoints 1 s, RocksDB, steady 100k rows/s",
              "7 interval join +-1 min, orders x payments",
-             "8 regular join, orders x payments (unbounded state)"]
+             "8 regular join, orders x payments (unbounded state)",
+             "9 OVER RANGE 1 min AVG/COUNT, 10k keys",
+             "10 MATCH_RECOGNIZE A B+ C, 10k keys"]
 HEADER = ["workload", "rec/CPU-s Sluice", "Flink", "ratio", "peak RSS Sluice", "Flink",
           "ratio", "first output Sluice", "Flink", "ratio"]
 NA = r"n/a \([a-z ]+\)"
