@@ -662,6 +662,9 @@ static node *make_arith(bld *b, n_op op, int line, int col, node *a, node *c)
     n->kids[1] = c;
     n->type = t;
     n->ctype = t == SL_T_TIMESTAMP ? SL_T_BIGINT : t;
+    /* MOD / % of integers is typed as the divisor, as in Flink (Calcite's
+     * NULLABLE_MOD): BIGINT % INT is an INT, computed in BIGINT (|r| < |divisor|) */
+    if (op == N_MOD && !iv && is_int_type(ta) && is_int_type(tc)) n->type = tc;
     if (iv) join_iv(n, a, c);
     return seal(b, n) ? NULL : n;
 bad:
