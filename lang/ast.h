@@ -105,6 +105,7 @@ typedef enum {
 #define SQL_F_FROM 65536  /* SUBSTRING(s FROM a FOR b), TRIM(c FROM s) */
 #define SQL_F_METADATA 131072 /* COLUMN: a METADATA column (kids [0]: FROM key or NULL) */
 #define SQL_F_VIRTUAL 262144  /* COLUMN: METADATA ... VIRTUAL (read-only) */
+#define SQL_F_TO 4194304      /* FUNC: FLOOR(x TO unit) / CEIL(x TO unit), kids [x, IDENT unit] */
 #define SQL_F_TRUE 1
 
 typedef struct sql_node sql_node;

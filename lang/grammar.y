@@ -236,6 +236,8 @@ static char *CAT(sql_pctx *c, const char *a, const char *b)
 %right UMINUS.
 %nonassoc ESCAPE.
 %nonassoc RP.
+/* INTERVAL '1' DAY TO SECOND inside FLOOR( ... TO unit): the qualifier's TO wins */
+%nonassoc TO.
 
 /* ---- scripts ------------------------------------------------------------ */
 
@@ -652,6 +654,8 @@ expr(A) ::= ident(F) LP expr(X) FROM expr(Y) RP. {
 expr(A) ::= ident(F) LP expr(X) FROM expr(Y) FOR expr(Z) RP. { A = NAT(ctx, SQL_FUNC, F); A->s = F->s; A->flags = SQL_F_FROM; ADD(ctx, A, X); ADD(ctx, A, Y); ADD(ctx, A, Z); }
 expr(A) ::= ident(F) LP trim_side(S) FROM expr(Y) RP. { A = NAT(ctx, SQL_FUNC, F); A->s = F->s; A->s2 = S; A->flags = SQL_F_FROM; ADD(ctx, A, NULL); ADD(ctx, A, Y); }
 expr(A) ::= ident(F) LP trim_side(S) expr(X) FROM expr(Y) RP. { A = NAT(ctx, SQL_FUNC, F); A->s = F->s; A->s2 = S; A->flags = SQL_F_FROM; ADD(ctx, A, X); ADD(ctx, A, Y); }
+/* FLOOR(ts TO unit), CEIL(ts TO unit): kids [ts, the unit (an IDENT)] */
+expr(A) ::= ident(F) LP expr(X) TO unit_name(U) RP. { A = NAT(ctx, SQL_FUNC, F); A->s = F->s; A->flags = SQL_F_TO; ADD(ctx, A, X); ADD(ctx, A, U); }
 expr(A) ::= POSITION(T) LP expr(X) IN expr(Y) RP. { A = MK(ctx, SQL_POSITION, T); A->s = "POSITION"; ADD(ctx, A, X); ADD(ctx, A, Y); }
 expr(A) ::= POSITION(T). { A = MK(ctx, SQL_COL, T); A->s = IDVAL(ctx, T); }
 %type trim_side {char *}
@@ -669,7 +673,7 @@ else_opt(A) ::= ELSE expr(X). { A = X; }
 /* An interval qualifier: a LIST of one or two IDENT units (s the unit in upper
  * case, s2 its precision "3" or "3,6" when written); the LIST's s is the
  * qualifier's text ("SECOND(3)", "MINUTE TO SECOND"). */
-iv_unit(A) ::= unit(U). { A = LIST1(ctx, U); A->s = U->s2 ? CAT(ctx, CAT(ctx, CAT(ctx, U->s, "("), U->s2), ")") : U->s; }
+iv_unit(A) ::= unit(U). [COMMA] { A = LIST1(ctx, U); A->s = U->s2 ? CAT(ctx, CAT(ctx, CAT(ctx, U->s, "("), U->s2), ")") : U->s; }
 iv_unit(A) ::= unit(U) TO unit(V). {
     A = LIST1(ctx, U); ADD(ctx, A, V);
     char *a = U->s2 ? CAT(ctx, CAT(ctx, CAT(ctx, U->s, "("), U->s2), ")") : U->s;

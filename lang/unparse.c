@@ -206,6 +206,11 @@ static void unparse(sql_sbuf *b, const sql_node *e)
             sql_sb_str(b, ")");
             break;
         }
+        if (e->flags & SQL_F_TO) { /* FLOOR(ts TO unit), CEIL(ts TO unit) */
+            unparse(b, e->kids[0]);
+            sql_sb_fmt(b, " TO %s)", e->kids[1]->s);
+            break;
+        }
         if (e->flags & SQL_F_DISTINCT) sql_sb_str(b, "DISTINCT ");
         if (e->flags & SQL_F_STAR_ARG) sql_sb_str(b, "*");
         for (int i = 0; i < e->nkids - (e->flags & SQL_F_FILTER ? 1 : 0); i++) {
