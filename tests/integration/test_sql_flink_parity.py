@@ -657,3 +657,42 @@ def test_floor_ceil_refused_forms(cluster, workdir):
                     f"SELECT {expr} FROM t;\n")
         assert msg in r.stdout + r.stderr, r.stdout + r.stderr
         assert not job_ids(r.stdout)
+
+
+def test_flinks_reserved_words_need_back_quotes(cluster, workdir):
+    """A word Flink SQL reserves (method, ref, matches, value, out, ...) used
+    unquoted as a column, an alias or a table is refused, naming the word
+    with its line and column and telling to back-quote it; back-quoted, the
+    same names run and read back."""
+    cases = [
+        ("CREATE TABLE t (id BIGINT, method STRING) WITH ('connector' = 'datagen');",
+         'line 1, column 28: Encountered "method": a reserved keyword in Flink SQL; '
+         "back-quote it (`method`) to use it as a name"),
+        ("CREATE TABLE t (id BIGINT) WITH ('connector' = 'datagen');\n"
+         "SELECT id AS ref FROM t;", 'line 2, column 14: Encountered "ref"'),
+        ("CREATE TABLE t (id BIGINT) WITH ('connector' = 'datagen');\n"
+         "SELECT t.id FROM t AS\n  matches;", 'line 3, column 3: Encountered "matches"'),
+        ("CREATE TABLE out (id BIGINT) WITH ('connector' = 'blackhole');",
+         'line 1, column 14: Encountered "out"'),
+        ("CREATE TABLE t (`value` BIGINT) WITH ('connector' = 'datagen');\n"
+         "SELECT t.value FROM t;", 'line 2, column 10: Encountered "value"'),
+    ]
+    for n, (text, msg) in enumerate(cases):
+        r = run_sql(cluster, workdir, f"bad{n}.sql", text + "\n")
+        assert msg in r.stdout + r.stderr, (text, r.stdout + r.stderr)
+        assert "back-quote it" in r.stdout + r.stderr
+        assert not job_ids(r.stdout)
+    cluster.add_tm(slots=1)
+    out = os.path.join(workdir, "out")
+    r = run_sql(cluster, workdir, "quoted.sql", f"""
+CREATE TABLE t (id BIGINT, `method` STRING, `value` INT)
+  WITH ('connector' = 'datagen', 'number-of-rows' = '7', 'fields.id.kind' = 'sequence',
+        'fields.id.start' = '1', 'fields.id.end' = '7', 'fields.method.length' = '3');
+CREATE TABLE `out` (`ref` BIGINT, `matches` INT, n INT)
+  WITH ('connector' = 'filesystem', 'path' = '{out}', 'format' = 'json');
+INSERT INTO `out` SELECT id AS `ref`, CHAR_LENGTH(`method`) AS `matches`, MOD(`value`, 1) FROM t;
+""")
+    assert r.returncode == 0, r.stdout + r.stderr
+    finish(cluster, job_ids(r.stdout)[0])
+    got = sorted((x["ref"], x["matches"], x["n"]) for x in read_json(out))
+    assert got == [(i, 3, 0) for i in range(1, 8)]
