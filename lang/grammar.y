@@ -108,8 +108,8 @@ static sql_node *ALIASOK(sql_pctx *c, sql_node *x)
     if (!sql_flink_reserved(x->s, strlen(x->s))) return x;
     c->failed = 1;
     sl_seterr(c->err, c->errlen, "line %d, column %d: Encountered \"%s\": a reserved keyword in "
-              "Flink SQL, not supported here (as an alias it is back-quoted: `%s`)", x->line, x->col,
-              x->s, x->s);
+              "Flink SQL, not supported here (as an alias it is back-quoted: `%s`)", x->line,
+              x->col, x->s, x->s);
     return x;
 }
 /* A column in an expression: the reserved words an expression takes bare

@@ -9,7 +9,11 @@ so each expected result is computed here by a Python model of Flink's rules:
   HOP and CUMULATE;
 - keep-first deduplication on event time holds rows until the watermark,
   drops late rows and emits insert-only output, also across a savepoint
-  restored at another parallelism on both state backends.
+  restored at another parallelism on both state backends;
+- Flink's cascaded windows (the inner one grouped by window_time), MIN/MAX
+  of STRING in TUMBLE/HOP/SESSION windows, window TVF rows that keep late
+  rows, FLOOR/CEIL(ts TO unit), MOD's result type and Flink's reserved
+  words (refused unquoted as names).
 """
 import collections
 import json
