@@ -669,6 +669,9 @@ static node *make_arith(bld *b, n_op op, int line, int col, node *a, node *c)
     n->kids[1] = c;
     n->type = t;
     n->ctype = t == SL_T_TIMESTAMP ? SL_T_BIGINT : t;
+    /* MOD / % of integers is typed as the divisor, as in Flink (Calcite's
+     * NULLABLE_MOD): BIGINT % INT is an INT, computed in BIGINT (|r| < |divisor|) */
+    if (op == N_MOD && !iv && is_int_type(ta) && is_int_type(tc)) n->type = tc;
     if (iv) join_iv(n, a, c);
     return seal(b, n) ? NULL : n;
 bad:
@@ -1431,9 +1434,42 @@ static node *build_udf(bld *b, const sql_node *e, sl_udf_sig *u)
     return seal(b, n) ? NULL : n;
 }
 
+/* FLOOR(ts TO unit) / CEIL(ts TO unit) (the grammar's TO form: kids ts,
+ * unit): a TIMESTAMP rounded as Flink rounds it (lib/calendar.h); the node
+ * is N_FLOOR / N_CEIL typed TIMESTAMP, its flags the unit. */
+static node *build_floor_to(bld *b, const sql_node *e)
+{
+    int ceil = !strcasecmp(e->s, "CEIL") || !strcasecmp(e->s, "CEILING");
+    if (!ceil && strcasecmp(e->s, "FLOOR")) {
+        perr(b, AT(e), "%s does not take the TO form (only FLOOR and CEIL do)", e->s);
+        return NULL;
+    }
+    const sql_node *u = e->kids[1];
+    int unit = sl_extract_unit_find(u->s);
+    if (unit < 0 || !sl_civil_floor_unit((sl_extract_unit)unit)) {
+        if (unit == SL_XU_DECADE || unit == SL_XU_CENTURY || unit == SL_XU_MILLENNIUM)
+            perr(b, AT(u), "%s(... TO %s) is not supported yet", ceil ? "CEIL" : "FLOOR", u->s);
+        else
+            perr(b, AT(u), "%s(... TO unit): the unit must be YEAR, QUARTER, MONTH, WEEK, DAY, "
+                 "HOUR, MINUTE, SECOND or MILLISECOND, not %s", ceil ? "CEIL" : "FLOOR", u->s);
+        return NULL;
+    }
+    node *a = build(b, e->kids[0]);
+    if (!a) return NULL;
+    if (a->interval || (a->type != SL_T_TIMESTAMP && a->type != SL_T_NULL)) {
+        perr(b, NAT(a), "%s(... TO %s) needs a TIMESTAMP, got %s", ceil ? "CEIL" : "FLOOR", u->s,
+             ntname(b, a));
+        return NULL;
+    }
+    node *n = unary(b, ceil ? N_CEIL : N_FLOOR, e, a, SL_T_TIMESTAMP);
+    if (n) n->flags = unit;
+    return n;
+}
+
 static node *build_call(bld *b, const sql_node *e)
 {
     const char *name = e->s;
+    if (e->flags & SQL_F_TO) return build_floor_to(b, e);
     if (!strcasecmp(name, "TRIM")) return build_trim(b, e);
     if (e->flags & SQL_F_FROM) {
         if (!strcasecmp(name, "SUBSTRING") && !e->s2) return build_substring(b, e);

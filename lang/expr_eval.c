@@ -1317,7 +1317,9 @@ static int ev(const node *n, evctx *cx, sl_value *out)
     case N_FLOOR:
     case N_CEIL:
         if ((rc = ev(n->kids[0], cx, out)) || out->isnull) return rc;
-        if (n->type == SL_T_DOUBLE)
+        if (n->type == SL_T_TIMESTAMP && n->op != N_ABS) /* FLOOR / CEIL (ts TO unit) */
+            out->v.i = sl_civil_floor((sl_extract_unit)n->flags, out->v.i, n->op == N_CEIL);
+        else if (n->type == SL_T_DOUBLE)
             out->v.d = n->op == N_ABS ? fabs(out->v.d) : n->op == N_FLOOR ? floor(out->v.d)
                                                                          : ceil(out->v.d);
         else if (n->op == N_ABS && out->v.i < 0) /* ABS(INT_MIN) wraps, as Java's Math.abs */

@@ -89,6 +89,36 @@ static char *IDVAL(sql_pctx *c, sql_tok t)
     }
     return TXT(c, t);
 }
+/* A name -- a column, an alias, a table, a view -- in a script: a word Flink
+ * SQL reserves is one only back-quoted (lang/reserved.c). Returns x. */
+static sql_node *NAMEOK(sql_pctx *c, sql_node *x)
+{
+    if (!c->names || !x || !x->s || (x->flags & SQL_F_QUOTED) || c->failed) return x;
+    if (!sql_flink_reserved(x->s, strlen(x->s))) return x;
+    c->failed = 1;
+    sl_seterr(c->err, c->errlen, "line %d, column %d: Encountered \"%s\": a reserved keyword in "
+              "Flink SQL; back-quote it (`%s`) to use it as a name", x->line, x->col, x->s, x->s);
+    return x;
+}
+/* An alias without AS: a reserved word there is more likely syntax Sluice
+ * does not know (AVG(x) OVER (...)) than a name. */
+static sql_node *ALIASOK(sql_pctx *c, sql_node *x)
+{
+    if (!c->names || !x || !x->s || (x->flags & SQL_F_QUOTED) || c->failed) return x;
+    if (!sql_flink_reserved(x->s, strlen(x->s))) return x;
+    c->failed = 1;
+    sl_seterr(c->err, c->errlen, "line %d, column %d: Encountered \"%s\": a reserved keyword in "
+              "Flink SQL, not supported here (as an alias it is back-quoted: `%s`)", x->line,
+              x->col, x->s, x->s);
+    return x;
+}
+/* A column in an expression: the reserved words an expression takes bare
+ * (CURRENT_TIMESTAMP, SECOND in TIMESTAMPDIFF) are no names. */
+static sql_node *COLOK(sql_pctx *c, sql_node *x)
+{
+    if (x && x->s && !sql_flink_reserved_column(x->s, strlen(x->s))) return x;
+    return NAMEOK(c, x);
+}
 /* Record the position of an operator's token (messages about the operator). */
 static sql_node *OPAT(sql_node *n, sql_tok t)
 {
@@ -261,6 +291,8 @@ static char *CAT(sql_pctx *c, const char *a, const char *b)
 %right UMINUS.
 %nonassoc ESCAPE.
 %nonassoc RP.
+/* INTERVAL '1' DAY TO SECOND inside FLOOR( ... TO unit): the qualifier's TO wins */
+%nonassoc TO.
 
 /* ---- scripts ------------------------------------------------------------ */
 
@@ -365,11 +397,13 @@ tbl_elems(A) ::= tbl_elem(X). { A = LIST1(ctx, X); }
 tbl_elems(A) ::= tbl_elems(L) COMMA tbl_elem(X). { A = ADD(ctx, L, X); }
 
 tbl_elem(A) ::= ident(X) typename(T) notnull_opt(F) comment_opt. {
+    NAMEOK(ctx, X);
     A = NAT(ctx, SQL_COLUMN, X); A->s = X->s; A->s2 = T->s; A->flags = F;
 }
 /* A metadata column: s2 the type, kids [0] the FROM key (an IDENT) or NULL,
  * flags METADATA [| VIRTUAL]. */
 tbl_elem(A) ::= ident(X) typename(T) METADATA meta_from(K) virtual_opt(V) comment_opt. {
+    NAMEOK(ctx, X);
     A = NAT(ctx, SQL_COLUMN, X); A->s = X->s; A->s2 = T->s; A->flags = SQL_F_METADATA | V; ADD(ctx, A, K);
 }
 meta_from(A) ::= . { A = NULL; }
@@ -377,8 +411,8 @@ meta_from(A) ::= FROM STRING(K). { A = MK(ctx, SQL_IDENT, K); A->s = STRVAL(ctx,
 %type virtual_opt {int}
 virtual_opt(A) ::= . { A = 0; }
 virtual_opt(A) ::= VIRTUAL. { A = SQL_F_VIRTUAL; }
-tbl_elem(A) ::= ident(X) AS expr(E) comment_opt. { A = NAT(ctx, SQL_COMPUTED, X); A->s = X->s; ADD(ctx, A, E); }
-tbl_elem(A) ::= WATERMARK(T) FOR ident(X) AS expr(E). { A = MK(ctx, SQL_WATERMARK, T); A->s = X->s; ADD(ctx, A, E); }
+tbl_elem(A) ::= ident(X) AS expr(E) comment_opt. { NAMEOK(ctx, X); A = NAT(ctx, SQL_COMPUTED, X); A->s = X->s; ADD(ctx, A, E); }
+tbl_elem(A) ::= WATERMARK(T) FOR ident(X) AS expr(E). { NAMEOK(ctx, X); A = MK(ctx, SQL_WATERMARK, T); A->s = X->s; ADD(ctx, A, E); }
 tbl_elem(A) ::= PRIMARY(T) KEY LP identlist(L) RP NOT ENFORCED. {
     A = MK(ctx, SQL_PKEY, T);
     for (int i = 0; i < L->nkids; i++) ADD(ctx, A, L->kids[i]);
@@ -421,12 +455,12 @@ tz_opt(A) ::= WITHOUT TIME ZONE. { A = ""; }
 ident(A) ::= ID(T). { A = MK(ctx, SQL_IDENT, T); A->s = IDVAL(ctx, T); if (T.z[0] == '`') A->flags = SQL_F_QUOTED; }
 
 /* catalog.database.table: only the last part names the table here */
-name(A) ::= ident(X). { A = X; }
-name(A) ::= ident DOT ident(X). { A = X; }
-name(A) ::= ident DOT ident DOT ident(X). { A = X; }
+name(A) ::= ident(X). { A = NAMEOK(ctx, X); }
+name(A) ::= ident(C) DOT ident(X). { NAMEOK(ctx, C); A = NAMEOK(ctx, X); }
+name(A) ::= ident(C) DOT ident(D) DOT ident(X). { NAMEOK(ctx, C); NAMEOK(ctx, D); A = NAMEOK(ctx, X); }
 
-identlist(A) ::= ident(X). { A = LIST1(ctx, X); }
-identlist(A) ::= identlist(L) COMMA ident(X). { A = ADD(ctx, L, X); }
+identlist(A) ::= ident(X). { A = LIST1(ctx, NAMEOK(ctx, X)); }
+identlist(A) ::= identlist(L) COMMA ident(X). { A = ADD(ctx, L, NAMEOK(ctx, X)); }
 
 /* ---- user-defined functions and jars (sql/catalog_udf.c) ----------------- */
 
@@ -458,7 +492,7 @@ query(A) ::= select_set(X) order_limit(O). { A = X; if (O) { O->kids[0] = X; A =
 
 ctelist(A) ::= cte(X). { A = LIST1(ctx, X); }
 ctelist(A) ::= ctelist(L) COMMA cte(X). { A = ADD(ctx, L, X); }
-cte(A) ::= ident(X) AS LP query(Q) RP. { A = NAT(ctx, SQL_CTE, X); A->s = X->s; ADD(ctx, A, Q); }
+cte(A) ::= ident(X) AS LP query(Q) RP. { NAMEOK(ctx, X); A = NAT(ctx, SQL_CTE, X); A->s = X->s; ADD(ctx, A, Q); }
 
 select_set(A) ::= select_int(X). { A = X; }
 select_set(A) ::= select_set(L) UNION(T) ALL select_int(R). {
@@ -541,11 +575,11 @@ selitems(A) ::= selitems(L) COMMA selitem(X). { A = ADD(ctx, L, X); }
 
 selitem(A) ::= expr(E) alias_opt(AL). { A = NAT(ctx, SQL_ITEM, E); A->s = AL ? AL->s : NULL; ADD(ctx, A, E); }
 selitem(A) ::= STAR(T). { A = MK(ctx, SQL_ITEM, T); ADD(ctx, A, MK(ctx, SQL_STAR, T)); }
-selitem(A) ::= ident(Q) DOT STAR. { A = NAT(ctx, SQL_ITEM, Q); sql_node *s = NAT(ctx, SQL_STAR, Q); s->s = Q->s; ADD(ctx, A, s); }
+selitem(A) ::= ident(Q) DOT STAR. { NAMEOK(ctx, Q); A = NAT(ctx, SQL_ITEM, Q); sql_node *s = NAT(ctx, SQL_STAR, Q); s->s = Q->s; ADD(ctx, A, s); }
 
 alias_opt(A) ::= . { A = NULL; }
-alias_opt(A) ::= AS ident(X). { A = X; }
-alias_opt(A) ::= ident(X). { A = X; }
+alias_opt(A) ::= AS ident(X). { A = NAMEOK(ctx, X); }
+alias_opt(A) ::= ident(X). { A = ALIASOK(ctx, X); }
 
 from_opt(A) ::= . { A = NULL; }
 from_opt(A) ::= FROM fromexpr(X). { A = X; }
@@ -571,9 +605,10 @@ fromitem(A) ::= name(X) FOR ident(S) AS ident(O) expr(E) alias_opt(AL). {
 }
 fromitem(A) ::= LP(T) query(Q) RP alias_opt(AL). { A = MK(ctx, SQL_FROM_QUERY, T); A->s2 = AL ? AL->s : NULL; ADD(ctx, A, Q); }
 /* (query) AS t(a, b): the column names in kids[1] */
-fromitem(A) ::= LP(T) query(Q) RP ident(AL) LP identlist(C) RP. { A = MK(ctx, SQL_FROM_QUERY, T); A->s2 = AL->s; ADD(ctx, A, Q); ADD(ctx, A, C); }
-fromitem(A) ::= LP(T) query(Q) RP AS ident(AL) LP identlist(C) RP. { A = MK(ctx, SQL_FROM_QUERY, T); A->s2 = AL->s; ADD(ctx, A, Q); ADD(ctx, A, C); }
+fromitem(A) ::= LP(T) query(Q) RP ident(AL) LP identlist(C) RP. { NAMEOK(ctx, AL); A = MK(ctx, SQL_FROM_QUERY, T); A->s2 = AL->s; ADD(ctx, A, Q); ADD(ctx, A, C); }
+fromitem(A) ::= LP(T) query(Q) RP AS ident(AL) LP identlist(C) RP. { NAMEOK(ctx, AL); A = MK(ctx, SQL_FROM_QUERY, T); A->s2 = AL->s; ADD(ctx, A, Q); ADD(ctx, A, C); }
 fromitem(A) ::= TABLE LP ident(F) LP TABLE name(X) partition_opt(P) COMMA DESCRIPTOR LP ident(C) RP COMMA exprlist(L) RP RP alias_opt(AL). {
+    NAMEOK(ctx, C);
     A = NAT(ctx, SQL_FROM_TVF, F);
     A->s = F->s;
     A->s2 = AL ? AL->s : NULL;
@@ -647,7 +682,7 @@ fromitem(A) ::= LATERAL(T) TABLE LP expr(E) RP ident(AL) LP identlist(C) RP. { A
 fromitem(A) ::= LATERAL(T) TABLE LP expr(E) RP AS ident(AL) LP identlist(C) RP. { A = MK(ctx, SQL_FROM_LATERAL, T); A->s2 = AL->s; ADD(ctx, A, E); ADD(ctx, A, C); }
 
 partition_opt(A) ::= . { A = NULL; }
-partition_opt(A) ::= PARTITION BY ident(X). { A = LIST1(ctx, X); }
+partition_opt(A) ::= PARTITION BY ident(X). { A = LIST1(ctx, NAMEOK(ctx, X)); }
 partition_opt(A) ::= PARTITION BY LP identlist(L) RP. { A = L; }
 
 where_opt(A) ::= . { A = NULL; }
@@ -664,8 +699,8 @@ having_opt(A) ::= HAVING expr(E). { A = E; }
 exprlist(A) ::= expr(X). [COMMA] { A = LIST1(ctx, X); }
 exprlist(A) ::= exprlist(L) COMMA expr(X). { A = ADD(ctx, L, X); }
 
-expr(A) ::= ident(X). { A = NAT(ctx, SQL_COL, X); A->s = X->s; A->flags = X->flags; }
-expr(A) ::= ident(Q) DOT ident(X). { A = NAT(ctx, SQL_COL, Q); A->s = X->s; A->s2 = Q->s; A->flags = X->flags; }
+expr(A) ::= ident(X). { COLOK(ctx, X); A = NAT(ctx, SQL_COL, X); A->s = X->s; A->flags = X->flags; }
+expr(A) ::= ident(Q) DOT ident(X). { NAMEOK(ctx, Q); NAMEOK(ctx, X); A = NAT(ctx, SQL_COL, Q); A->s = X->s; A->s2 = Q->s; A->flags = X->flags; }
 expr(A) ::= INTEGER(T). { A = MK(ctx, SQL_NUM, T); A->s = TXT(ctx, T); }
 expr(A) ::= DECIMAL(T). { A = MK(ctx, SQL_NUM, T); A->s = TXT(ctx, T); }
 expr(A) ::= STRING(T). { A = MK(ctx, SQL_STR, T); A->s = STRVAL(ctx, T); }
@@ -830,6 +865,8 @@ expr(A) ::= ident(F) LP expr(X) FROM expr(Y) RP. {
 expr(A) ::= ident(F) LP expr(X) FROM expr(Y) FOR expr(Z) RP. { A = NAT(ctx, SQL_FUNC, F); A->s = F->s; A->flags = SQL_F_FROM; ADD(ctx, A, X); ADD(ctx, A, Y); ADD(ctx, A, Z); }
 expr(A) ::= ident(F) LP trim_side(S) FROM expr(Y) RP. { A = NAT(ctx, SQL_FUNC, F); A->s = F->s; A->s2 = S; A->flags = SQL_F_FROM; ADD(ctx, A, NULL); ADD(ctx, A, Y); }
 expr(A) ::= ident(F) LP trim_side(S) expr(X) FROM expr(Y) RP. { A = NAT(ctx, SQL_FUNC, F); A->s = F->s; A->s2 = S; A->flags = SQL_F_FROM; ADD(ctx, A, X); ADD(ctx, A, Y); }
+/* FLOOR(ts TO unit), CEIL(ts TO unit): kids [ts, the unit (an IDENT)] */
+expr(A) ::= ident(F) LP expr(X) TO unit_name(U) RP. { A = NAT(ctx, SQL_FUNC, F); A->s = F->s; A->flags = SQL_F_TO; ADD(ctx, A, X); ADD(ctx, A, U); }
 expr(A) ::= POSITION(T) LP expr(X) IN expr(Y) RP. { A = MK(ctx, SQL_POSITION, T); A->s = "POSITION"; ADD(ctx, A, X); ADD(ctx, A, Y); }
 expr(A) ::= POSITION(T). { A = MK(ctx, SQL_COL, T); A->s = IDVAL(ctx, T); }
 %type trim_side {char *}
@@ -847,7 +884,7 @@ else_opt(A) ::= ELSE expr(X). { A = X; }
 /* An interval qualifier: a LIST of one or two IDENT units (s the unit in upper
  * case, s2 its precision "3" or "3,6" when written); the LIST's s is the
  * qualifier's text ("SECOND(3)", "MINUTE TO SECOND"). */
-iv_unit(A) ::= unit(U). { A = LIST1(ctx, U); A->s = U->s2 ? CAT(ctx, CAT(ctx, CAT(ctx, U->s, "("), U->s2), ")") : U->s; }
+iv_unit(A) ::= unit(U). [COMMA] { A = LIST1(ctx, U); A->s = U->s2 ? CAT(ctx, CAT(ctx, CAT(ctx, U->s, "("), U->s2), ")") : U->s; }
 iv_unit(A) ::= unit(U) TO unit(V). {
     A = LIST1(ctx, U); ADD(ctx, A, V);
     char *a = U->s2 ? CAT(ctx, CAT(ctx, CAT(ctx, U->s, "("), U->s2), ")") : U->s;

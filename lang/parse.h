@@ -85,7 +85,15 @@ typedef struct sql_pctx {
     int line, col;     /* of the token being fed, for errors without one */
     int snap[420];     /* the parser's state stack before that token (expected tokens) */
     int nsnap;
+    int names;         /* a script (not a calc expression): Flink's reserved words are
+                          refused as names (lang/reserved.c) */
 } sql_pctx;
+/* Whether the n bytes at s are a word Flink SQL reserves (lang/reserved.c),
+ * in any case. */
+int sql_flink_reserved(const char *s, size_t n);
+/* The same, but 0 for the reserved words an expression takes bare as no
+ * column: CURRENT_TIMESTAMP and the other niladic functions, YEAR .. SECOND. */
+int sql_flink_reserved_column(const char *s, size_t n);
 void *sqlParseAlloc(void *(*alloc)(size_t));
 void sqlParse(void *p, int type, sql_tok tok, sql_pctx *ctx);
 void sqlParseFree(void *p, void (*freefn)(void *));

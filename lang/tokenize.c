@@ -296,7 +296,7 @@ static void *parser_alloc(size_t n) { return sl_malloc(n); }
 static sql_node *parse_from(sql_arena *a, int start, const char *text, size_t len, int line,
                             int col, char *err, size_t errlen)
 {
-    sql_pctx ctx = {.a = a, .err = err, .errlen = errlen};
+    sql_pctx ctx = {.a = a, .err = err, .errlen = errlen, .names = !start};
     void *p = sqlParseAlloc(parser_alloc);
     sql_lexer lx;
     sql_lexer_init(&lx, text, len, line, col);

@@ -6,8 +6,8 @@
  * The output is fully determined by the tree: a child that is itself an
  * operator expression is parenthesized, so the text means the same under
  * calc's precedence rules whatever they are; identifiers that are not plain
- * (or are keywords) are back-quoted; CAST targets Sluice stores alike get
- * calc's canonical type name.
+ * (or are keywords, Sluice's or Flink's reserved words) are back-quoted;
+ * CAST targets Sluice stores alike get calc's canonical type name.
  */
 #include <ctype.h>
 #include <stdarg.h>
@@ -25,7 +25,7 @@ static int plain_ident(const char *s)
     if (!s[0] || !(isalpha((unsigned char)s[0]) || s[0] == '_')) return 0;
     for (const char *p = s; *p; p++)
         if (!isalnum((unsigned char)*p) && *p != '_') return 0;
-    return sql_keyword(s, (int)strlen(s)) == 0;
+    return sql_keyword(s, (int)strlen(s)) == 0 && !sql_flink_reserved_column(s, strlen(s));
 }
 
 static void put_ident(sql_sbuf *b, const char *s, int quoted)
@@ -204,6 +204,11 @@ static void unparse(sql_sbuf *b, const sql_node *e)
                 unparse(b, e->kids[2]);
             }
             sql_sb_str(b, ")");
+            break;
+        }
+        if (e->flags & SQL_F_TO) { /* FLOOR(ts TO unit), CEIL(ts TO unit) */
+            unparse(b, e->kids[0]);
+            sql_sb_fmt(b, " TO %s)", e->kids[1]->s);
             break;
         }
         if (e->flags & SQL_F_DISTINCT) sql_sb_str(b, "DISTINCT ");

@@ -122,3 +122,44 @@ int64_t sl_civil_extract(sl_extract_unit u, int64_t ms)
     }
     return 0;
 }
+
+/* ---- FLOOR / CEIL (ts TO unit) ----------------------------------------------------- */
+
+int sl_civil_floor_unit(sl_extract_unit u)
+{
+    switch (u) {
+    case SL_XU_MILLISECOND: case SL_XU_SECOND: case SL_XU_MINUTE: case SL_XU_HOUR:
+    case SL_XU_DAY: case SL_XU_WEEK: case SL_XU_MONTH: case SL_XU_QUARTER: case SL_XU_YEAR:
+        return 1;
+    default: return 0;
+    }
+}
+
+int64_t sl_civil_floor(sl_extract_unit u, int64_t ms, int ceil)
+{
+    int64_t unit = u == SL_XU_SECOND ? 1000 : u == SL_XU_MINUTE ? 60000
+                 : u == SL_XU_HOUR ? 3600000 : u == SL_XU_DAY ? SL_MS_PER_DAY : 0;
+    if (u == SL_XU_MILLISECOND || !sl_civil_floor_unit(u)) return ms;
+    if (unit) {
+        int64_t f = sl_floor_div(ms, unit) * unit;
+        if (!ceil || f == ms) return f;
+        return f > INT64_MAX - unit ? INT64_MAX : f + unit;
+    }
+    /* WEEK, MONTH, QUARTER, YEAR: from the date (Calcite's julianDateFloor), whose day
+     * Flink takes by Java's division, toward zero (so FLOOR(-1 ms TO YEAR) is 1970) */
+    int64_t z = ms / SL_MS_PER_DAY, y, day;
+    int m, d;
+    sl_civil_from_days(z, &y, &m, &d);
+    if (u == SL_XU_WEEK) {
+        int dow = (int)((z % 7 + 7 + 4) % 7); /* Sunday 0; 1970-01-01 was a Thursday */
+        day = z - dow + (ceil && dow > 0 ? 7 : 0);
+    } else {
+        int first = u == SL_XU_YEAR ? 1 : u == SL_XU_QUARTER ? (m - 1) / 3 * 3 + 1 : m;
+        int step = u == SL_XU_YEAR ? 12 : u == SL_XU_QUARTER ? 3 : 1;
+        if (ceil && (m > first || d > 1)) first += step;
+        day = sl_days_from_civil(y + (first - 1) / 12, (first - 1) % 12 + 1, 1);
+    }
+    if (day > INT64_MAX / SL_MS_PER_DAY) return INT64_MAX;
+    if (day < INT64_MIN / SL_MS_PER_DAY) return INT64_MIN;
+    return day * SL_MS_PER_DAY;
+}

@@ -64,6 +64,17 @@ int sl_extract_unit_find(const char *s);
  * down from -1). */
 int64_t sl_civil_extract(sl_extract_unit u, int64_t ms);
 
+/* FLOOR(ms TO u) (ceil = 0) / CEIL(ms TO u) (ceil = 1), as Flink's
+ * DateTimeUtils.timestampFloor / timestampCeil compute them in UTC, for u
+ * one of MILLISECOND, SECOND, MINUTE, HOUR, DAY (ceil: the next boundary
+ * unless ms is on one), WEEK (weeks start on Sunday), MONTH, QUARTER, YEAR
+ * (ceil from the date alone, as Flink: CEIL of any time on the first day
+ * of a month is that day's midnight; the day of a time before 1970 is
+ * rounded toward 1970, as Java's division does). Saturates at the int64 range; any
+ * other unit gives ms unchanged (callers check sl_civil_floor_unit). */
+int64_t sl_civil_floor(sl_extract_unit u, int64_t ms, int ceil);
+int sl_civil_floor_unit(sl_extract_unit u); /* 1: a unit sl_civil_floor takes */
+
 /* Java's LocalDate year: 4 digits, "+" beyond 9999, "-" before year 0.
  * Returns what snprintf returns. */
 int sl_civil_format_year(char *dst, size_t cap, int64_t y);

@@ -18,7 +18,7 @@
  * Output schema: the group-by columns, then one column per aggregate, typed
  * as Flink types them: COUNT -> BIGINT; SUM, MIN, MAX, AVG -> the input's
  * type (AVG of an integer type truncates toward zero, as Flink's does).
- * MIN/MAX also take STRING here (not in windows), ordered as Flink orders
+ * MIN/MAX also take STRING (as `window` does), ordered as Flink orders
  * StringData: unsigned bytes, then length.
  * Parsing, result types and the accumulator are operators/agg.c's, shared
  * with `window`; COUNT(1) is COUNT(*), MIN/MAX also take BOOLEAN.

@@ -34,7 +34,12 @@
  *     are refused) | the aggregate list's fixed-size accumulator
  *     (operators/agg.h) | the group-by values as a binary row (sl_row_encode)
  * The key's values are kept in the entry because a timer knows only the key
- * bytes. Session windows also keep,
+ * bytes. MIN/MAX of a STRING keep their extremum in that row too: one more
+ * STRING column per such aggregate after the group-by values (NULL until a
+ * value came), updated when a row's value beats it and merged with the
+ * same rule when sessions or slices merge (operators/agg.h "STRING
+ * MIN/MAX"; the input is insert-only, so the extremum never has to be
+ * retracted). Session windows also keep,
  * per key, the list of its live sessions (state "window-sessions", empty
  * namespace, pairs of i64 start/end) -- Flink's merging window set.
  *
@@ -137,7 +142,8 @@ typedef struct win_plan {
     char *tcolname;
     int nkeys;
     int *keys;          /* group-by column indices */
-    sl_schema key_schema; /* the group-by columns, for the entry's key row */
+    sl_schema key_schema; /* the group-by columns, then one STRING per STRING MIN/MAX
+                             (its extremum): the entry's key row */
     sl_agg_list aggs;   /* the aggregates; their accumulator is in every entry */
     int nout;           /* 3 + nkeys + aggs.n */
     int sliced;         /* HOP / CUMULATE in event time without lateness: state
@@ -169,6 +175,8 @@ typedef struct win_state {
     int sid_distinct;     /* "window-distinct" (DISTINCT aggregates), or -1 */
     const uint8_t *partial; /* global phase: the record's accumulator */
     sl_buf dns;             /* a "window-distinct" namespace, or the ones to delete */
+    sl_value *sv2;        /* STRING MIN/MAX: a second entry's key row, decoded */
+    sl_buf snew;            /* STRING MIN/MAX: an entry being rewritten */
 } win_state;
 
 /* ---- small helpers ------------------------------------------------------ */
@@ -441,11 +449,12 @@ static void *win_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
     if (sl_agg_plan_options(vid, v->config, in, false, out, out, &pl->keys, &pl->nkeys,
                             &pl->key_schema, &pl->aggs, err, errlen) != SL_OK)
         goto fail;
-    if (pl->aggs.has_strval) {
-        sl_seterr(err, errlen, "vertex '%s': MIN/MAX of a STRING column is supported in GROUP BY "
-                  "(group_aggregate), not yet in window aggregations", vid);
-        goto fail;
-    }
+    for (int i = 0; i < pl->aggs.n; i++) /* STRING MIN/MAX: the extremum in the entry */
+        if (pl->aggs.aggs[i].strval) {
+            char nm[32];
+            snprintf(nm, sizeof nm, "$str%d", i);
+            sl_schema_add(&pl->key_schema, nm, SL_T_STRING);
+        }
     pl->nout = out->n;
     if (pl->aggs.has_distinct && pl->kind == WIN_SESSION) {
         sl_seterr(err, errlen, "vertex '%s': DISTINCT aggregates in SESSION windows are not "
@@ -513,8 +522,9 @@ static int win_open(sl_op *op)
                                                                   : 1;
     st->wcap = per_row;
     st->wins = sl_calloc((size_t)per_row, sizeof *st->wins);
-    st->kin = sl_calloc((size_t)pl->nkeys + 1, sizeof *st->kin);
-    st->keyv = sl_calloc((size_t)pl->nkeys + 1, sizeof *st->keyv);
+    st->kin = sl_calloc((size_t)pl->key_schema.n + 1, sizeof *st->kin);
+    st->keyv = sl_calloc((size_t)pl->key_schema.n + 1, sizeof *st->keyv);
+    st->sv2 = sl_calloc((size_t)pl->key_schema.n + 1, sizeof *st->sv2);
     st->outv = sl_calloc((size_t)pl->nout, sizeof *st->outv);
     st->late_out = sl_op_output(op, "late");
     return SL_OK;
@@ -529,6 +539,8 @@ static void win_close(sl_op *op)
     sl_buf_free(&st->list);
     sl_buf_free(&st->keyrow);
     sl_buf_free(&st->dns);
+    sl_buf_free(&st->snew);
+    free(st->sv2);
     free(st->wins);
     free(st->kin);
     free(st->keyv);
@@ -558,6 +570,8 @@ static int emit_result(sl_op *op, sl_rowkind kind, int64_t start, int64_t end, c
     o[2] = (sl_value){.v.i = end - 1};
     for (int k = 0; k < pl->nkeys; k++) o[3 + k] = st->keyv[k];
     sl_agg_result(&pl->aggs, val + WIN_ACC_OFF, &o[3 + pl->nkeys]);
+    for (int i = 0, j = pl->nkeys; pl->aggs.has_strval && i < pl->aggs.n; i++)
+        if (pl->aggs.aggs[i].strval) o[3 + pl->nkeys + i] = st->keyv[j++];
     sl_row out = {.kind = kind, .n = pl->nout, .vals = o, .ts = end - 1};
     return sl_op_emit(op, &out);
 }
@@ -580,7 +594,8 @@ static void encode_keyrow(sl_op *op, const sl_row *row)
     win_state *st = op->priv;
     if (st->keyrow_ok) return;
     for (int k = 0; k < pl->nkeys; k++) st->kin[k] = row->vals[pl->keys[k]];
-    sl_row kr = {.kind = SL_KIND_INSERT, .n = pl->nkeys, .vals = st->kin};
+    for (int k = pl->nkeys; k < pl->key_schema.n; k++) st->kin[k] = (sl_value){.isnull = true};
+    sl_row kr = {.kind = SL_KIND_INSERT, .n = pl->key_schema.n, .vals = st->kin};
     size_t need = sl_row_size(&kr, &pl->key_schema);
     sl_buf_reset(&st->keyrow);
     uint8_t *kp = (uint8_t *)sl_buf_room(&st->keyrow, need);
@@ -603,6 +618,71 @@ static void entry_init(sl_op *op, const sl_row *row, sl_buf *b)
     e[0] = WIN_AGG_LAYOUT;
     memcpy(e + ko, sl_buf_u8(&st->keyrow), st->keyrow.len);
     sl_buf_added(b, ko + st->keyrow.len);
+}
+
+/* ---- STRING MIN/MAX ------------------------------------------------------- */
+
+/* Decode the key row of entry e (len bytes) into vals. */
+static int entry_row(sl_op *op, const uint8_t *e, size_t len, sl_value *vals)
+{
+    const win_plan *pl = op->plan;
+    size_t ko = keyrow_off(pl);
+    sl_row r = {.vals = vals};
+    char derr[256];
+    if (len < ko || sl_row_decode(e + ko, len - ko, &pl->key_schema, &r, derr, sizeof derr) != SL_OK)
+        return sl_op_fail(op, "vertex '%s': damaged window state (%zu bytes): %s", pl->vid, len,
+                          len < ko ? "too short" : derr);
+    return SL_OK;
+}
+
+/* Whether string value v beats the extremum cur of STRING MIN/MAX item a. */
+static bool str_better(const sl_agg *a, const sl_value *v, const sl_value *cur)
+{
+    if (v->isnull) return false;
+    if (cur->isnull) return true;
+    int c = sl_agg_str_cmp(v->v.s.p, v->v.s.len, cur->v.s.p, cur->v.s.len);
+    return a->fn == SL_AGG_MAX ? c > 0 : c < 0;
+}
+
+/* Fold the STRING MIN/MAX extrema of `src` -- a record (row) or a second
+ * entry's bytes (sbytes/slen, a session or slice merged in) -- into entry
+ * *e, rewriting its key row when one changed. */
+static int str_fold(sl_op *op, sl_buf *e, const sl_row *row, const uint8_t *sbytes, size_t slen)
+{
+    const win_plan *pl = op->plan;
+    win_state *st = op->priv;
+    sl_value *cur = st->keyv;
+    if (entry_row(op, sl_buf_u8(e), e->len, cur) != SL_OK) return SL_ERR;
+    if (sbytes && entry_row(op, sbytes, slen, st->sv2) != SL_OK) return SL_ERR;
+    bool changed = false;
+    for (int i = 0, j = pl->nkeys; i < pl->aggs.n; i++) {
+        const sl_agg *a = &pl->aggs.aggs[i];
+        if (!a->strval) continue;
+        sl_value v = {.isnull = true};
+        const void *p;
+        size_t len;
+        if (sbytes) v = st->sv2[j];
+        else if (sl_agg_str_value(a, row, &p, &len)) v = (sl_value){.v.s = {p, (uint32_t)len}};
+        if (str_better(a, &v, &cur[j])) {
+            cur[j] = v;
+            sl_agg_minmax_set(a, sl_buf_u8(e) + WIN_ACC_OFF, true, 0);
+            changed = true;
+        }
+        j++;
+    }
+    if (!changed) return SL_OK;
+    /* the values point into *e and the source: write the new entry aside first */
+    size_t ko = keyrow_off(pl);
+    sl_row kr = {.kind = SL_KIND_INSERT, .n = pl->key_schema.n, .vals = cur};
+    size_t need = sl_row_size(&kr, &pl->key_schema);
+    sl_buf_reset(&st->snew);
+    uint8_t *d = (uint8_t *)sl_buf_room(&st->snew, ko + need);
+    memcpy(d, sl_buf_u8(e), ko);
+    size_t n = sl_row_encode(&kr, &pl->key_schema, d + ko, need);
+    SL_ASSERT(n == need);
+    sl_buf_added(&st->snew, ko + n);
+    sl_buf_set(e, st->snew.p, st->snew.len);
+    return SL_OK;
 }
 
 /* Load the current key's entry of `sid` at ns into b: SL_OK, SL_DONE when
@@ -776,6 +856,7 @@ static int add_to_window(sl_op *op, const sl_row *row, win_range w)
                              st->cur.len) != SL_OK)
         return SL_ERR;
     acc_fold(pl, st, sl_buf_u8(&st->cur) + WIN_ACC_OFF, row);
+    if (pl->aggs.has_strval && str_fold(op, &st->cur, row, NULL, 0) != SL_OK) return SL_ERR;
     if (pl->aggs.has_distinct) {
         uint8_t dns[WIN_NS_LEN];
         ns_encode(dns, w.start, w.end);
@@ -880,6 +961,9 @@ static int add_to_session(sl_op *op, const sl_row *row, int64_t ts)
                 return SL_ERR;
             sl_agg_merge(&pl->aggs, sl_buf_u8(&st->cur) + WIN_ACC_OFF,
                          sl_buf_u8(&st->other) + WIN_ACC_OFF);
+            if (pl->aggs.has_strval &&
+                str_fold(op, &st->cur, NULL, sl_buf_u8(&st->other), st->other.len) != SL_OK)
+                return SL_ERR;
             ns_encode(st->ns, s, e);
             if (state_delete(op, st->sid_acc, st->ns, WIN_NS_LEN) != SL_OK) return SL_ERR;
         }
@@ -895,6 +979,7 @@ static int add_to_session(sl_op *op, const sl_row *row, int64_t ts)
     if (sessions_store(op) != SL_OK) return SL_ERR;
 
     sl_agg_add(&pl->aggs, sl_buf_u8(&st->cur) + WIN_ACC_OFF, row);
+    if (pl->aggs.has_strval && str_fold(op, &st->cur, row, NULL, 0) != SL_OK) return SL_ERR;
     bool due = m.end - 1 <= wm;
     if (due) {
         if (emit_result(op, SL_KIND_INSERT, m.start, m.end, sl_buf_u8(&st->cur), st->cur.len) !=
@@ -957,6 +1042,7 @@ static int add_to_slice(sl_op *op, const sl_row *row, int64_t ts)
     bool fresh = rc == SL_DONE;
     if (fresh) entry_init(op, row, &st->cur);
     acc_fold(pl, st, sl_buf_u8(&st->cur) + WIN_ACC_OFF, row);
+    if (pl->aggs.has_strval && str_fold(op, &st->cur, row, NULL, 0) != SL_OK) return SL_ERR;
     if (state_store(op, st->sid_acc, st->ns, WIN_NS_LEN, &st->cur) != SL_OK) return SL_ERR;
     if (!fresh) return SL_OK; /* its window's timer, or the chain, is already set */
     /* the first window containing the slice that is not late yet (those
@@ -984,9 +1070,13 @@ static int fire_sliced(sl_op *op, int64_t start, int64_t end)
         int rc = state_load(op, st->sid_acc, st->ns, WIN_NS_LEN, found ? &st->other : &st->cur);
         if (rc == SL_ERR) return rc;
         if (rc == SL_DONE) continue;
-        if (found)
+        if (found) {
             sl_agg_merge(&pl->aggs, sl_buf_u8(&st->cur) + WIN_ACC_OFF,
                          sl_buf_u8(&st->other) + WIN_ACC_OFF);
+            if (pl->aggs.has_strval &&
+                str_fold(op, &st->cur, NULL, sl_buf_u8(&st->other), st->other.len) != SL_OK)
+                return SL_ERR;
+        }
         found++;
         if (ss > start) later = 1;
     }

@@ -20,11 +20,13 @@
  * starts at ts - ((ts - offset) mod size); HOP windows are the ones of
  * size `size` starting on multiples of `slide` that contain ts; CUMULATE
  * windows start at ts - (ts mod size) and end at each multiple of `step`
- * past ts up to size. As in Flink, a row's window that the watermark has
- * passed already (window_end - 1 <= watermark) is dropped; a row all of
- * whose windows are past counts in numLateRecordsDropped. Output rows keep
- * the input's kind (append-only input required) and carry window_end - 1
- * as their timestamp; the watermark passes through. Stateless.
+ * past ts up to size. As Flink 2.x's AlignedWindowTableFunctionOperator
+ * does, every row goes out for every window it falls into, also when the
+ * watermark has passed that window already: lateness is for the operator
+ * that reads the windows (a window join or a window Top-N drops and counts
+ * a late row). Output rows keep the input's kind (append-only input
+ * required) and carry window_end - 1 as their timestamp; the watermark
+ * passes through. Stateless.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -150,18 +152,16 @@ static int64_t floor_mod(int64_t x, int64_t m)
     return r < 0 ? r + m : r;
 }
 
-/* One window of the row into the output, unless the watermark passed it.
- * SL_OK (sent or skipped, *sent counts), SL_ERR from downstream. */
-static int send(sl_op *op, const sl_row *row, int64_t start, int64_t end, int *sent)
+/* One window of the row into the output (late or not, as in Flink).
+ * SL_OK, or SL_ERR from downstream. */
+static int send(sl_op *op, const sl_row *row, int64_t start, int64_t end)
 {
     const tvf_plan *pl = op->plan;
-    if (end - 1 <= op->current_watermark) return SL_OK;
     sl_value *vals = op->priv;
     memcpy(vals, row->vals, sizeof *vals * (size_t)pl->nin);
     int64_t t[3] = {start, end, end - 1};
     for (int i = 0; i < 3; i++) vals[pl->nin + i] = (sl_value){.v.i = t[i]};
     sl_row out = {.kind = row->kind, .n = pl->nin + 3, .vals = vals, .ts = end - 1};
-    (*sent)++;
     return sl_op_emit(op, &out);
 }
 
@@ -176,27 +176,26 @@ static int tvf_process(sl_op *op, int input, sl_row *row)
     if (SL_UNLIKELY(tv->isnull))
         return sl_op_fail(op, "vertex '%s': the time attribute is NULL", pl->vid);
     int64_t ts = tv->v.i;
-    int sent = 0, rc = SL_OK;
+    int rc = SL_OK;
     switch (pl->kind) {
     case TVF_TUMBLE: {
         int64_t start = ts - floor_mod(ts - pl->offset, pl->size);
-        rc = send(op, row, start, start + pl->size, &sent);
+        rc = send(op, row, start, start + pl->size);
         break;
     }
     case TVF_HOP:
         /* the latest start at or before ts, then back while the window still holds ts */
         for (int64_t s = ts - floor_mod(ts, pl->slide); rc == SL_OK && s > ts - pl->size;
              s -= pl->slide)
-            rc = send(op, row, s, s + pl->size, &sent);
+            rc = send(op, row, s, s + pl->size);
         break;
     case TVF_CUMULATE: {
         int64_t start = ts - floor_mod(ts, pl->size);
         for (int64_t e = start + pl->slide; rc == SL_OK && e <= start + pl->size; e += pl->slide)
-            if (e > ts) rc = send(op, row, start, e, &sent);
+            if (e > ts) rc = send(op, row, start, e);
         break;
     }
     }
-    if (rc == SL_OK && !sent) op->metrics.late_dropped++;
     return rc;
 }
 

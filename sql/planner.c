@@ -836,15 +836,8 @@ static int add_agg(plan *p, aggctx *c, const sql_node *e, const char *alias, cha
             for (int i = 0; i < c->npre; i++)
                 if (!strcmp(c->pre[i].name, arg)) at = c->pre[i].type;
         /* what window and group_aggregate compute: SUM/AVG of numbers, MIN/MAX also of
-         * TIMESTAMPs, BOOLEANs (FALSE < TRUE) and STRINGs (in GROUP BY), COUNT of anything */
+         * TIMESTAMPs, BOOLEANs (FALSE < TRUE) and STRINGs, COUNT of anything */
         int minmax = !strcasecmp(e->s, "MIN") || !strcasecmp(e->s, "MAX");
-        if (minmax && at == SL_T_STRING && c->window) {
-            free(txt);
-            free(arg);
-            free(fcol);
-            return PERR(e, "%s of STRING is supported in GROUP BY, not yet in window "
-                        "aggregations", e->s);
-        }
         if (strcasecmp(e->s, "COUNT") && at != SL_T_INT && at != SL_T_BIGINT && at != SL_T_DOUBLE &&
             !(minmax && (at == SL_T_TIMESTAMP || at == SL_T_STRING || at == SL_T_BOOLEAN))) {
             free(txt);
@@ -1054,11 +1047,11 @@ static int agg_group_keys(plan *p, aggctx *c, const sql_node *sel)
             else has_we = 1;
             continue;
         }
+        /* Flink's cascading form: window_time (window_end - 1 ms) adds nothing to the group */
+        if (window && g->kind == SQL_COL && !strcasecmp(g->s, "window_time")) continue;
         if (window && g->kind != SQL_COL)
             return PERR(g, "window aggregation groups by columns only (window_start, window_end "
                         "and keys)");
-        if (window && g->kind == SQL_COL && !strcasecmp(g->s, "window_time"))
-            return PERR(g, "GROUP BY window_start, window_end (window_time is an output)");
         char *kn;
         if (pre_column(p, c, g, "__key", &kn) != SL_OK) return SL_ERR;
         c->keys[c->nkeys] = kn;

@@ -50,9 +50,9 @@ CREATE TABLE src (
     id BIGINT, name STRING, ts TIMESTAMP(3),
     WATERMARK FOR ts AS ts - INTERVAL '1' SECOND
 ) WITH ('connector' = 'filesystem', 'path' = 'file://{src}', 'format' = 'json');
-CREATE TABLE out (ws TIMESTAMP(3), name STRING, cnt BIGINT, total BIGINT)
+CREATE TABLE `out` (ws TIMESTAMP(3), name STRING, cnt BIGINT, total BIGINT)
 WITH ('connector' = 'filesystem', 'path' = '{out}', 'format' = 'json');
-INSERT INTO out
+INSERT INTO `out`
 SELECT window_start, name, COUNT(*), SUM(id)
 FROM TABLE(TUMBLE(TABLE src, DESCRIPTOR(ts), INTERVAL '10' SECOND))
 GROUP BY window_start, window_end, name;
@@ -85,9 +85,9 @@ def test_sql_reads_csv_with_quoted_fields(cluster, workdir):
     r = run_sql(cluster, workdir, "csv.sql", f"""
 CREATE TABLE src (id BIGINT, txt STRING, x DOUBLE)
 WITH ('connector' = 'filesystem', 'path' = '{src}', 'format' = 'csv');
-CREATE TABLE out (id BIGINT, txt STRING, x DOUBLE)
+CREATE TABLE `out` (id BIGINT, txt STRING, x DOUBLE)
 WITH ('connector' = 'filesystem', 'path' = '{out}', 'format' = 'json');
-INSERT INTO out SELECT id, txt, x FROM src;
+INSERT INTO `out` SELECT id, txt, x FROM src;
 """)
     jid = job_ids(r.stdout)
     assert jid, r.stdout + r.stderr
@@ -108,9 +108,9 @@ def test_bad_record_fails_with_file_and_line_or_is_skipped(cluster, workdir):
         r = run_sql(cluster, workdir, f"{name}.sql", f"""
 CREATE TABLE src (id BIGINT)
 WITH ('connector' = 'filesystem', 'path' = '{src}', 'format' = 'json'{extra});
-CREATE TABLE out (id BIGINT)
+CREATE TABLE `out` (id BIGINT)
 WITH ('connector' = 'filesystem', 'path' = '{outs[name]}', 'format' = 'json');
-INSERT INTO out SELECT id FROM src;
+INSERT INTO `out` SELECT id FROM src;
 """)
         jid = job_ids(r.stdout)
         assert jid, r.stdout + r.stderr

@@ -330,15 +330,9 @@ EXPECTED_DIFFERENCES = {
     "hop_boundary": (P2, IDLE_READER),
     "cumulate_boundary": (P2, IDLE_READER),
     "dedup_keep_first": (P2, IDLE_READER),
-    "window_tvf_rows": (BOTH, "a window TVF without aggregation drops late rows; Flink 2.3 "
-                              "emits them"),
-    "hop_tvf_rows": (BOTH, "a window TVF without aggregation drops late rows; Flink 2.3 "
-                           "emits them"),
-    "cascade_flink_form": (BOTH, "refused: Flink's cascaded-window form (GROUP BY window_time "
-                                 "of the inner window) is not accepted"),
-    "window_minmax_string": (BOTH, "refused: MIN/MAX of STRING in a window aggregation"),
+    "cascade_flink_form": (P2, IDLE_READER),
+    "window_minmax_string": (P2, IDLE_READER),
     "timestampdiff_add": (BOTH, "refused at submission: TIMESTAMPDIFF / TIMESTAMPADD"),
-    "floor_to": (BOTH, "refused: FLOOR(ts TO unit) / CEIL(ts TO unit) do not parse"),
 }
 
 

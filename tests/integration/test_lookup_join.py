@@ -74,7 +74,7 @@ CREATE TABLE src (id BIGINT, kk BIGINT)
 WITH ('connector' = 'filesystem', 'path' = '{src}', 'format' = 'json');
 CREATE TABLE side_input (`key` BIGINT, `value` STRING)
 WITH ('connector' = 'filesystem', 'path' = '{side_path}', 'format' = 'csv');
-CREATE TABLE out (id BIGINT, k BIGINT, v STRING)
+CREATE TABLE `out` (id BIGINT, k BIGINT, v STRING)
 WITH ('connector' = 'filesystem', 'path' = '{out}', 'format' = 'json');
 """
 
@@ -89,7 +89,7 @@ def test_sql_lookup_join_inner_and_left(cluster, workdir):
         out = os.path.join(workdir, f"out-{kind}")
         join = "JOIN" if kind == "inner" else "LEFT JOIN"
         r = run_sql(cluster, workdir, f"{kind}.sql", tables(src, side_path, out) + f"""
-INSERT INTO out
+INSERT INTO `out`
 SELECT B.id, S.`key`, S.`value`
 FROM (SELECT *, PROCTIME() AS p_time FROM src) B
 {join} side_input FOR SYSTEM_TIME AS OF B.p_time AS S
@@ -120,9 +120,9 @@ WITH ('connector' = 'datagen', 'rows-per-second' = '2000',
       'fields.id.kind' = 'sequence', 'fields.id.start' = '1', 'fields.id.end' = '{n}');
 CREATE TABLE side_input (`key` BIGINT, `value` STRING)
 WITH ('connector' = 'filesystem', 'path' = '{side_path}', 'format' = 'csv');
-CREATE TABLE out (id BIGINT, k BIGINT, v STRING)
+CREATE TABLE `out` (id BIGINT, k BIGINT, v STRING)
 WITH ('connector' = 'filesystem', 'path' = '{out}', 'format' = 'json');
-INSERT INTO out
+INSERT INTO `out`
 SELECT I.id, S.`key`, S.`value`
 FROM ids AS I LEFT JOIN side_input FOR SYSTEM_TIME AS OF I.p_time AS S
 ON MOD(I.id, 100) = S.`key`;
@@ -154,7 +154,7 @@ def test_lookup_join_bad_inputs(cluster, workdir):
     src = os.path.join(workdir, "src.json")
     write_stream(src, 100)
     query = """
-INSERT INTO out
+INSERT INTO `out`
 SELECT B.id, S.`key`, S.`value`
 FROM (SELECT *, PROCTIME() AS p_time FROM src) B
 JOIN side_input FOR SYSTEM_TIME AS OF B.p_time AS S
@@ -183,7 +183,7 @@ ON MOD(B.kk, 100) = S.`key`;
 CREATE TABLE src (id BIGINT, kk BIGINT)
 WITH ('connector' = 'filesystem', 'path' = '{src}', 'format' = 'json');
 CREATE TABLE side_input (`key` BIGINT, `value` STRING) WITH ('connector' = '{conn}', {opts});
-CREATE TABLE out (id BIGINT, k BIGINT, v STRING) WITH ('connector' = 'blackhole');
+CREATE TABLE `out` (id BIGINT, k BIGINT, v STRING) WITH ('connector' = 'blackhole');
 """ + query)
         assert not job_ids(r.stdout), r.stdout
         assert (f"table 'side_input' (connector '{conn}') cannot serve lookups") in r.stdout, r.stdout
@@ -191,8 +191,8 @@ CREATE TABLE out (id BIGINT, k BIGINT, v STRING) WITH ('connector' = 'blackhole'
     r = run_sql(cluster, workdir, "pt.sql", f"""
 CREATE TABLE src (id BIGINT, kk BIGINT)
 WITH ('connector' = 'filesystem', 'path' = '{src}', 'format' = 'json');
-CREATE TABLE out (id BIGINT) WITH ('connector' = 'blackhole');
-INSERT INTO out SELECT id FROM src WHERE PROCTIME() IS NOT NULL;
+CREATE TABLE `out` (id BIGINT) WITH ('connector' = 'blackhole');
+INSERT INTO `out` SELECT id FROM src WHERE PROCTIME() IS NOT NULL;
 """)
     assert not job_ids(r.stdout), r.stdout
     assert "it cannot be used inside an expression" in r.stdout, r.stdout

@@ -526,9 +526,9 @@ CREATE VIEW per_second AS
 SELECT window_start AS ws, window_time, COUNT(*) AS c
 FROM TABLE(TUMBLE(TABLE events, DESCRIPTOR(ts), INTERVAL '1' SECOND))
 GROUP BY window_start, window_end;
-CREATE TABLE rollup (ws TIMESTAMP(3), secs BIGINT, c BIGINT)
+CREATE TABLE `rollup` (ws TIMESTAMP(3), secs BIGINT, c BIGINT)
   WITH ('connector' = 'filesystem', 'path' = '{out}', 'format' = 'json');
-INSERT INTO rollup
+INSERT INTO `rollup`
 SELECT window_start, COUNT(*), SUM(c)
 FROM TABLE(TUMBLE(TABLE per_second, DESCRIPTOR(window_time), INTERVAL '5' SECOND))
 GROUP BY window_start, window_end;

@@ -9,7 +9,11 @@ so each expected result is computed here by a Python model of Flink's rules:
   HOP and CUMULATE;
 - keep-first deduplication on event time holds rows until the watermark,
   drops late rows and emits insert-only output, also across a savepoint
-  restored at another parallelism on both state backends.
+  restored at another parallelism on both state backends;
+- Flink's cascaded windows (the inner one grouped by window_time), MIN/MAX
+  of STRING in TUMBLE/HOP/SESSION windows, window TVF rows that keep late
+  rows, FLOOR/CEIL(ts TO unit), MOD's result type and Flink's reserved
+  words (refused unquoted as names).
 """
 import collections
 import json
@@ -354,3 +358,337 @@ END;
     table = apply(committed_files(gout), lambda x: x["k"])
     assert {k: (x["lo"], x["hi"]) for k, x in table.items()} == \
         {k: (min(v), max(v)) for k, v in gwant.items()}
+
+
+# ---- 3. cascaded windows, STRING MIN/MAX in windows, window TVF rows, FLOOR/CEIL, MOD ----
+
+WORDS = ["pear", "Apple", "apple", "zeta", "", "mango", "Zulu", "äpfel", "kiwi", "ab", "a"]
+
+
+def late_events(n, seed):
+    """n rows (id, k, s, ts) in arrival order: time rising by 50-400 ms, every
+    ninth row 1.5-4 s behind the maximum (late with a 1 s delay unless its
+    window is still open), some strings NULL."""
+    rnd = random.Random(seed)
+    out, t = [], BASE + 1000
+    for i in range(1, n + 1):
+        t += rnd.randint(50, 400)
+        ts = t - rnd.randint(1500, 4000) if i % 9 == 0 else t
+        s = None if i % 13 == 0 else rnd.choice(WORDS)
+        out.append((i, rnd.choice("abc"), s, ts))
+    return out
+
+
+def write_events(workdir, name, rows):
+    src = os.path.join(workdir, name, "ev.json")
+    write_rows(src, [{"id": i, "k": k, "s": s, "ts": ts_text(t)} for i, k, s, t in rows])
+    return os.path.dirname(src)
+
+
+EV_DDL = """
+SET 'pipeline.auto-watermark-interval' = '0 ms';
+SET 'parallelism.default' = '1';
+CREATE TABLE ev (id BIGINT, k STRING, s STRING, ts TIMESTAMP(3),
+                 WATERMARK FOR ts AS ts - INTERVAL '1' SECOND)
+  WITH ('connector' = 'filesystem', 'path' = '{src}', 'format' = 'json');
+"""
+
+
+def windows_model(rows, wins_of, delay=SEC):
+    """{window: [rows in it]}: a row goes into each of its windows the
+    watermark (max - delay after each row) has not passed (end - 1 > wm)."""
+    wm, mx, out = None, None, collections.defaultdict(list)
+    for r in rows:
+        for w in wins_of(r[3]):
+            if wm is None or w[1] - 1 > wm:
+                out[w].append(r)
+        mx = r[3] if mx is None else max(mx, r[3])
+        wm = mx - delay
+    return out
+
+
+def tumble(size):
+    return lambda t: [(t - t % size, t - t % size + size)]
+
+
+def hop(slide, size):
+    return lambda t: [(s, s + size) for s in range(t - t % slide - size + slide, t + 1, slide)
+                      if s <= t < s + size]
+
+
+def test_cascaded_windows_in_flinks_form(cluster, workdir):
+    """Flink's documented cascade: the inner window grouped by window_start,
+    window_end, window_time (selected as rt), a second, coarser TUMBLE over
+    rt; late rows are dropped by the inner window only."""
+    cluster.add_tm(slots=2)
+    rows = late_events(400, seed=361)
+    out = os.path.join(workdir, "out")
+    r = run_sql(cluster, workdir, "cascade.sql", EV_DDL.format(src=write_events(workdir, "c", rows)) + f"""
+CREATE VIEW per2 AS SELECT window_start AS ws, window_end AS we, window_time AS rt, k, COUNT(*) AS c
+  FROM TABLE(TUMBLE(TABLE ev, DESCRIPTOR(ts), INTERVAL '2' SECOND))
+  GROUP BY window_start, window_end, window_time, k;
+CREATE TABLE out10 (ws TIMESTAMP(3), we TIMESTAMP(3), k STRING, c BIGINT, n BIGINT)
+  WITH ('connector' = 'filesystem', 'path' = '{out}', 'format' = 'json');
+INSERT INTO out10 SELECT window_start, window_end, k, SUM(c), COUNT(*)
+  FROM TABLE(TUMBLE(TABLE per2, DESCRIPTOR(rt), INTERVAL '10' SECOND))
+  GROUP BY window_start, window_end, k;
+""")
+    assert r.returncode == 0, r.stdout + r.stderr
+    jid = job_ids(r.stdout)[0]
+    finish(cluster, jid)
+    inner = collections.Counter()
+    for (s, e), rs in windows_model(rows, tumble(2 * SEC)).items():
+        for row in rs:
+            inner[(s, e, row[1])] += 1
+    want = collections.defaultdict(lambda: [0, 0])
+    for (s, e, k), c in inner.items():
+        w = want[((e - 1) // (10 * SEC) * (10 * SEC), k)]
+        w[0] += c
+        w[1] += 1
+    got = {(ms(x["ws"]), x["k"]): [x["c"], x["n"]] for x in read_json(out)}
+    assert got == dict(want)
+    assert sum(c for c, _ in want.values()) < len(rows)  # some rows were late
+    assert late_dropped(cluster, jid) == len(rows) - sum(c for c, _ in want.values())
+
+
+def sessions_model(rows, gap):
+    """Sessions per key of rows that are never late: runs of times no more
+    than `gap` apart (touching windows merge, as in Flink)."""
+    by_key = collections.defaultdict(list)
+    for r in rows:
+        by_key[r[1]].append(r)
+    out = {}
+    for k, rs in by_key.items():
+        rs.sort(key=lambda r: r[3])
+        cur = [rs[0]]
+        for r in rs[1:]:
+            if r[3] > cur[-1][3] + gap:
+                out[(cur[0][3], cur[-1][3] + gap, k)] = cur
+                cur = []
+            cur.append(r)
+        out[(cur[0][3], cur[-1][3] + gap, k)] = cur
+    return out
+
+
+def str_min_max(rs):
+    """Flink's STRING order (UTF-8 bytes, unsigned); NULLs skipped."""
+    vals = [r[2].encode() for r in rs if r[2] is not None]
+    return (min(vals).decode(), max(vals).decode()) if vals else (None, None)
+
+
+def test_min_max_of_string_in_windows(cluster, workdir):
+    """MIN/MAX of a STRING in TUMBLE and HOP (sliced) windows over input with
+    late rows, and in SESSION windows whose sessions merge (rows up to 0.7 s
+    out of order, a 1 s delay, so none is late): the extrema as Flink orders
+    strings, NULL for a window without a value."""
+    cluster.add_tm(slots=3)
+    rows = late_events(500, seed=362)
+    rnd = random.Random(363)
+    srows, t = [], BASE + 1000
+    for i in range(1, 301):
+        t += rnd.choice([100, 200, 300, 450, 900, 1500])
+        srows.append((i, rnd.choice("ab"), None if i % 11 == 0 else rnd.choice(WORDS), t))
+    for i in range(0, len(srows) - 1, 3):  # arrival out of order, by at most 0.7 s
+        if srows[i + 1][3] - srows[i][3] <= 700:
+            srows[i], srows[i + 1] = srows[i + 1], srows[i]
+    outs = {n: os.path.join(workdir, "out-" + n) for n in ("tumble", "hop", "session")}
+    ssrc = write_events(workdir, "s", srows)
+    r = run_sql(cluster, workdir, "minmax.sql", EV_DDL.format(src=write_events(workdir, "e", rows)) + f"""
+CREATE TABLE sev (id BIGINT, k STRING, s STRING, ts TIMESTAMP(3),
+                  WATERMARK FOR ts AS ts - INTERVAL '1' SECOND)
+  WITH ('connector' = 'filesystem', 'path' = '{ssrc}', 'format' = 'json');
+CREATE TABLE out_tumble (ws TIMESTAMP(3), k STRING, mn STRING, mx STRING)
+  WITH ('connector' = 'filesystem', 'path' = '{outs["tumble"]}', 'format' = 'json');
+CREATE TABLE out_hop (ws TIMESTAMP(3), mn STRING, mx STRING, c BIGINT)
+  WITH ('connector' = 'filesystem', 'path' = '{outs["hop"]}', 'format' = 'json');
+CREATE TABLE out_session (ws TIMESTAMP(3), we TIMESTAMP(3), k STRING, mn STRING, mx STRING)
+  WITH ('connector' = 'filesystem', 'path' = '{outs["session"]}', 'format' = 'json');
+EXECUTE STATEMENT SET BEGIN
+INSERT INTO out_tumble SELECT window_start, k, MIN(s), MAX(s)
+  FROM TABLE(TUMBLE(TABLE ev, DESCRIPTOR(ts), INTERVAL '3' SECOND)) GROUP BY window_start, window_end, k;
+INSERT INTO out_hop SELECT window_start, MIN(s), MAX(s), COUNT(*)
+  FROM TABLE(HOP(TABLE ev, DESCRIPTOR(ts), INTERVAL '1' SECOND, INTERVAL '4' SECOND))
+  GROUP BY window_start, window_end;
+INSERT INTO out_session SELECT window_start, window_end, k, MIN(s), MAX(s)
+  FROM TABLE(SESSION(TABLE sev PARTITION BY k, DESCRIPTOR(ts), INTERVAL '1' SECOND))
+  GROUP BY window_start, window_end, k;
+END;
+""")
+    assert r.returncode == 0, r.stdout + r.stderr
+    finish(cluster, job_ids(r.stdout)[0])
+    want = {}
+    for (s, e), rs in windows_model(rows, tumble(3 * SEC)).items():
+        for k in "abc":
+            krs = [x for x in rs if x[1] == k]
+            if krs:
+                want[(s, k)] = str_min_max(krs)
+    got = {(ms(x["ws"]), x["k"]): (x["mn"], x["mx"]) for x in read_json(outs["tumble"])}
+    assert got == want
+    want = {s: str_min_max(rs) + (len(rs),) for (s, e), rs in
+            windows_model(rows, hop(SEC, 4 * SEC)).items()}
+    got = {ms(x["ws"]): (x["mn"], x["mx"], x["c"]) for x in read_json(outs["hop"])}
+    assert got == want
+    want = {key: str_min_max(rs) for key, rs in sessions_model(srows, SEC).items()}
+    got_rows = read_json(outs["session"])
+    assert all(x.get("op", "+I") == "+I" for x in got_rows)
+    got = {(ms(x["ws"]), ms(x["we"]), x["k"]): (x["mn"], x["mx"]) for x in got_rows}
+    assert got == want
+    assert len(want) > 20 and any(len(rs) > 3 for rs in sessions_model(srows, SEC).values())
+
+
+def test_window_tvf_rows_keep_late_rows(cluster, workdir):
+    """A window TVF without aggregation emits every row for every window it
+    falls into, late or not, as Flink 2.x does (nothing is dropped or
+    counted); a window Top-N over the same TVF still drops the late ones."""
+    cluster.add_tm(slots=2)
+    rows = late_events(300, seed=364)
+    out, top = os.path.join(workdir, "out"), os.path.join(workdir, "top")
+    r = run_sql(cluster, workdir, "tvf.sql", EV_DDL.format(src=write_events(workdir, "e", rows)) + f"""
+CREATE TABLE out_rows (id BIGINT, ws TIMESTAMP(3), we TIMESTAMP(3), wt TIMESTAMP(3))
+  WITH ('connector' = 'filesystem', 'path' = '{out}', 'format' = 'json');
+CREATE TABLE out_top (id BIGINT, ws TIMESTAMP(3))
+  WITH ('connector' = 'filesystem', 'path' = '{top}', 'format' = 'json');
+EXECUTE STATEMENT SET BEGIN
+INSERT INTO out_rows SELECT id, window_start, window_end, window_time
+  FROM TABLE(HOP(TABLE ev, DESCRIPTOR(ts), INTERVAL '1' SECOND, INTERVAL '3' SECOND));
+INSERT INTO out_top SELECT id, window_start FROM (
+  SELECT *, ROW_NUMBER() OVER (PARTITION BY window_start, window_end ORDER BY id DESC) AS rn
+  FROM TABLE(TUMBLE(TABLE ev, DESCRIPTOR(ts), INTERVAL '2' SECOND))) WHERE rn <= 1;
+END;
+""")
+    assert r.returncode == 0, r.stdout + r.stderr
+    jid = job_ids(r.stdout)[0]
+    finish(cluster, jid)
+    want = collections.Counter((i, s, e, e - 1) for i, _, _, t in rows for s, e in hop(SEC, 3 * SEC)(t))
+    got = collections.Counter((x["id"], ms(x["ws"]), ms(x["we"]), ms(x["wt"])) for x in read_json(out))
+    assert got == want
+    kept = windows_model(rows, tumble(2 * SEC))
+    assert sum(len(v) for v in kept.values()) < len(rows)  # late rows there are
+    got = sorted((x["id"], ms(x["ws"])) for x in read_json(top))
+    assert got == sorted((max(x[0] for x in rs), s) for (s, e), rs in kept.items())
+    # only the Top-N counts late rows: one per late row
+    assert late_dropped(cluster, jid) == len(rows) - sum(len(v) for v in kept.values())
+
+
+def flink_floor(unit, t, ceil=False):
+    """Flink's FLOOR/CEIL(ts TO unit) on UTC milliseconds, written from its
+    rules (DateTimeUtils.timestampFloor/Ceil): fixed units by arithmetic; WEEK
+    (from Sunday), MONTH, QUARTER, YEAR from the date, the ceiling moving on
+    unless the date is the first day."""
+    import datetime
+    fixed = {"SECOND": 1000, "MINUTE": 60000, "HOUR": 3600000, "DAY": 86400000}
+    if unit in fixed:
+        m = fixed[unit]
+        f = t // m * m
+        return f + m if ceil and f != t else f
+    days = int(t / 86400000)  # Java's division, toward zero
+    d = datetime.date(1970, 1, 1) + datetime.timedelta(days=days)
+    if unit == "WEEK":
+        dow = (d.weekday() + 1) % 7  # Sunday 0
+        start = d - datetime.timedelta(days=dow)
+        if ceil and dow:
+            start += datetime.timedelta(days=7)
+    else:
+        first = {"YEAR": 1, "QUARTER": (d.month - 1) // 3 * 3 + 1, "MONTH": d.month}[unit]
+        step = {"YEAR": 12, "QUARTER": 3, "MONTH": 1}[unit]
+        if ceil and (d.month > first or d.day > 1):
+            first += step
+        start = datetime.date(d.year + (first - 1) // 12, (first - 1) % 12 + 1, 1)
+    return (start - datetime.date(1970, 1, 1)).days * 86400000
+
+
+def test_floor_ceil_to_unit_and_mod_result_types(cluster, workdir):
+    """FLOOR(ts TO unit) / CEIL(ts TO unit) for every unit Sluice takes, on
+    times that sit on boundaries and between them, against a model of
+    Flink's rules; MOD / % typed as Flink types them (the divisor's type),
+    in DESCRIBE and in a running job's values."""
+    cluster.add_tm(slots=1)
+    units = ["SECOND", "MINUTE", "HOUR", "DAY", "WEEK", "MONTH", "QUARTER", "YEAR"]
+    rnd = random.Random(365)
+    times = [BASE, BASE + 1, BASE - 1, BASE + 86400000, 951782400000, 951782400000 + 3600000,
+             1772323200000, 1772323200000 + 45296789, -1, 0, -34560012345]
+    times += [BASE + rnd.randint(0, 400 * 86400000) for _ in range(40)]
+    src = os.path.join(workdir, "src", "t.json")
+    write_rows(src, [{"id": i, "big": 7_000_000_000 + i * 13, "ts": ts_text(t)}
+                     for i, t in enumerate(times)])
+    out = os.path.join(workdir, "out")
+    cols = ", ".join(f"FLOOR(ts TO {u}) AS f_{u}, CEIL(ts TO {u}) AS c_{u}" for u in units)
+    sink_cols = ", ".join(f"f_{u} TIMESTAMP(3), c_{u} TIMESTAMP(3)" for u in units)
+    text = f"""
+CREATE TABLE t (id INT, big BIGINT, ts TIMESTAMP(3))
+  WITH ('connector' = 'filesystem', 'path' = '{os.path.dirname(src)}', 'format' = 'json');
+CREATE VIEW mods AS SELECT MOD(big, 7) AS m1, big % id AS m2, MOD(id, big) AS m3, id % 3 AS m4
+  FROM t WHERE id > 0;
+DESCRIBE mods;
+CREATE TABLE out_t (id INT, m1 INT, m2 INT, m3 BIGINT, {sink_cols})
+  WITH ('connector' = 'filesystem', 'path' = '{out}', 'format' = 'json');
+INSERT INTO out_t SELECT id, MOD(big, 7), big % (id + 1), MOD(id, big), {cols} FROM t;
+"""
+    r = run_sql(cluster, workdir, "floor.sql", text)
+    assert r.returncode == 0, r.stdout + r.stderr
+    types = dict(re.findall(r"^\|\s+(m\d)\s+\|\s+(\w+)\s+\|", r.stdout, re.M))
+    assert types == {"m1": "INT", "m2": "INT", "m3": "BIGINT", "m4": "INT"}, r.stdout
+    finish(cluster, job_ids(r.stdout)[0])
+    got = {x["id"]: x for x in read_json(out)}
+    assert sorted(got) == list(range(len(times)))
+    for i, t in enumerate(times):
+        x = got[i]
+        big = 7_000_000_000 + i * 13
+        assert (x["m1"], x["m2"], x["m3"]) == (big % 7, big % (i + 1), i % big), x
+        for u in units:
+            assert (ms(x[f"f_{u}"]), ms(x[f"c_{u}"])) == \
+                (flink_floor(u, t), flink_floor(u, t, True)), (u, t, x)
+
+
+def test_floor_ceil_refused_forms(cluster, workdir):
+    """Units Sluice does not take, and FLOOR TO of a non-timestamp: an error
+    with line and column, no job."""
+    for expr, msg in [("FLOOR(ts TO DECADE)", "line 2, column 20: FLOOR(... TO DECADE) is not "
+                                               "supported yet"),
+                      ("CEIL(ts TO DOW)", "line 2, column 19: CEIL(... TO unit): the unit must be"),
+                      ("FLOOR(id TO DAY)", "line 2, column 14: FLOOR(... TO DAY) needs a TIMESTAMP, "
+                                           "got BIGINT")]:
+        r = run_sql(cluster, workdir, "bad.sql", "CREATE TABLE t (id BIGINT, ts TIMESTAMP(3)) WITH "
+                    "('connector' = 'datagen', 'number-of-rows' = '1');\n"
+                    f"SELECT {expr} FROM t;\n")
+        assert msg in r.stdout + r.stderr, r.stdout + r.stderr
+        assert not job_ids(r.stdout)
+
+
+def test_flinks_reserved_words_need_back_quotes(cluster, workdir):
+    """A word Flink SQL reserves (method, ref, matches, value, out, ...) used
+    unquoted as a column, an alias or a table is refused, naming the word
+    with its line and column and telling to back-quote it; back-quoted, the
+    same names run and read back."""
+    cases = [
+        ("CREATE TABLE t (id BIGINT, method STRING) WITH ('connector' = 'datagen');",
+         'line 1, column 28: Encountered "method": a reserved keyword in Flink SQL; '
+         "back-quote it (`method`) to use it as a name"),
+        ("CREATE TABLE t (id BIGINT) WITH ('connector' = 'datagen');\n"
+         "SELECT id AS ref FROM t;", 'line 2, column 14: Encountered "ref"'),
+        ("CREATE TABLE t (id BIGINT) WITH ('connector' = 'datagen');\n"
+         "SELECT t.id FROM t AS\n  matches;", 'line 3, column 3: Encountered "matches"'),
+        ("CREATE TABLE out (id BIGINT) WITH ('connector' = 'blackhole');",
+         'line 1, column 14: Encountered "out"'),
+        ("CREATE TABLE t (`value` BIGINT) WITH ('connector' = 'datagen');\n"
+         "SELECT t.value FROM t;", 'line 2, column 10: Encountered "value"'),
+    ]
+    for n, (text, msg) in enumerate(cases):
+        r = run_sql(cluster, workdir, f"bad{n}.sql", text + "\n")
+        assert msg in r.stdout + r.stderr, (text, r.stdout + r.stderr)
+        assert "back-quote it" in r.stdout + r.stderr
+        assert not job_ids(r.stdout)
+    cluster.add_tm(slots=1)
+    out = os.path.join(workdir, "out")
+    r = run_sql(cluster, workdir, "quoted.sql", f"""
+CREATE TABLE t (id BIGINT, `method` STRING, `value` INT)
+  WITH ('connector' = 'datagen', 'number-of-rows' = '7', 'fields.id.kind' = 'sequence',
+        'fields.id.start' = '1', 'fields.id.end' = '7', 'fields.method.length' = '3');
+CREATE TABLE `out` (`ref` BIGINT, `matches` INT, n INT)
+  WITH ('connector' = 'filesystem', 'path' = '{out}', 'format' = 'json');
+INSERT INTO `out` SELECT id AS `ref`, CHAR_LENGTH(`method`) AS `matches`, MOD(`value`, 1) FROM t;
+""")
+    assert r.returncode == 0, r.stdout + r.stderr
+    finish(cluster, job_ids(r.stdout)[0])
+    got = sorted((x["ref"], x["matches"], x["n"]) for x in read_json(out))
+    assert got == [(i, 3, 0) for i in range(1, 8)]

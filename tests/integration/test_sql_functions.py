@@ -480,9 +480,9 @@ CREATE TABLE src (
     id BIGINT, i INT, d DOUBLE, s STRING, u STRING, ts TIMESTAMP(3),
     WATERMARK FOR ts AS ts - INTERVAL '1' SECOND
 ) WITH ('connector' = 'filesystem', 'path' = 'file://{src}', 'format' = 'json');
-CREATE TABLE out (id BIGINT, {cols})
+CREATE TABLE `out` (id BIGINT, {cols})
 WITH ('connector' = 'filesystem', 'path' = '{out}', 'format' = 'json');
-INSERT INTO out SELECT id,
+INSERT INTO `out` SELECT id,
   {items}
 FROM src;
 """, timeout=180)

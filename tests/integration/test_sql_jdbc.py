@@ -42,7 +42,7 @@ def test_append_sink_writes_every_type(cluster, workdir, pg):
     n = 1000
     r = run_sql(cluster, workdir, "append.sql", gen(n) + f"""
 CREATE TABLE t_append (id BIGINT, small INT, half DOUBLE, name STRING, even BOOLEAN,
-                       ts TIMESTAMP(3), tz TIMESTAMP(3), raw BYTES)
+                       ts TIMESTAMP(3), tz TIMESTAMP(3), `raw` BYTES)
   WITH ({jdbc(pg, 't_append', ", 'sink.buffer-flush.max-rows' = '37'")});
 SET 'parallelism.default' = '2';
 INSERT INTO t_append

@@ -101,8 +101,8 @@ SET 'sql-client.execution.result-mode' = 'tableau';
 SELECT 1 AS a, 'x' AS b, 1 + 2 AS c;
 SELECT * FROM (VALUES (1, 'a'), (2, 'b'), (3, CAST(NULL AS STRING))) AS t(x, y) WHERE x > 1;
 VALUES (1, 2.5), (20, 1);
-CREATE TABLE out (n BIGINT, s STRING) WITH ('connector' = 'filesystem', 'path' = '{out}', 'format' = 'json');
-INSERT INTO out VALUES (1, 'one'), (2, 'two'), (3, CAST(NULL AS STRING));
+CREATE TABLE `out` (n BIGINT, s STRING) WITH ('connector' = 'filesystem', 'path' = '{out}', 'format' = 'json');
+INSERT INTO `out` VALUES (1, 'one'), (2, 'two'), (3, CAST(NULL AS STRING));
 CREATE TABLE seq (id BIGINT, k AS CAST(id % 4 AS INT)) WITH (
   'connector' = 'datagen', 'rows-per-second' = '100000',
   'fields.id.kind' = 'sequence', 'fields.id.start' = '1', 'fields.id.end' = '40');

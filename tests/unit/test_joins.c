@@ -1316,16 +1316,18 @@ static void test_window_tvf_windows(void)
                 int64_t st = n * step + off;
                 for (int64_t e = st + (cases[c].kind == 2 ? sl : sz); e <= st + sz;
                      e += cases[c].kind == 2 ? sl : sz)
-                    if (st <= ts && ts < e && e - 1 > wm) want[nw++] = (wrow){i, st, e, e - 1, e - 1};
+                    if (st <= ts && ts < e) {
+                        want[nw++] = (wrow){i, st, e, e - 1, e - 1};
+                        if (e - 1 <= wm) late++; /* late, and out all the same (Flink's TVF) */
+                    }
             }
-            if (!nw) late++;
             qsort(log.r, (size_t)log.n, sizeof *log.r, cmp_wrow);
             qsort(want, (size_t)nw, sizeof *want, cmp_wrow);
             CHECK_EQ_INT(log.n, nw);
             CHECK(log.n == nw && !memcmp(log.r, want, sizeof *want * (size_t)nw));
         }
-        CHECK(late > 0);
-        CHECK_EQ_INT((long long)op.metrics.late_dropped, (long long)late);
+        CHECK(late > 0); /* windows the watermark had passed went out too */
+        CHECK_EQ_INT((long long)op.metrics.late_dropped, 0);
         sl_rt_close(&op);
         sl_vertex_plan_free(&v);
         sl_schema_free(&in);

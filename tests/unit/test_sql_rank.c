@@ -166,8 +166,8 @@ static void test_parse_over_and_filter(void)
     CHECK_EQ_STR(expr("COUNT(*) FILTER (WHERE x > 1)"), "(FUNC COUNT (BINOP > (COL x) (NUM 1)))");
     CHECK_EQ_STR(expr("SUM(DISTINCT a) FILTER (WHERE b)"), "(FUNC SUM (COL a) (COL b))");
     /* the new keywords stay usable as names */
-    CHECK_EQ_STR(expr("`order` + asc + filter"), "(BINOP + (BINOP + (COL order) (COL asc)) "
-                                                 "(COL filter))");
+    CHECK_EQ_STR(expr("`order` + asc + `filter`"), "(BINOP + (BINOP + (COL order) (COL asc)) "
+                                                   "(COL filter))");
     CHECK_EQ_STR(expr("ROW_NUMBER() OVER (PARTITION BY a)"),
                  "ERR: line 1, column 41: unexpected ')', expected ORDER or ','");
 }

@@ -301,9 +301,6 @@ static void test_plan_errors(void)
     expect_plan_error("{" TS_TUMBLE ", \"group-by\": [\"name\"], \"aggregates\": 7}",
                       "vertex 'win': option 'aggregates' must be an array of aggregate calls, "
                       "e.g. [\"COUNT(*) AS cnt\"]");
-    expect_plan_error("{" TS_TUMBLE ", \"aggregates\": [\"MAX(name)\"]}",
-                      "vertex 'win': MIN/MAX of a STRING column is supported in GROUP BY "
-                      "(group_aggregate), not yet in window aggregations");
     expect_plan_error("{" TS_TUMBLE ", \"aggregates\": [\"SUM(name)\"]}",
                       "vertex 'win': aggregate 1 'SUM(name)': SUM needs a numeric column (INT, "
                       "BIGINT or DOUBLE); 'name' is STRING");
