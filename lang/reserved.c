@@ -73,12 +73,14 @@ static const char *const reserved[] = {
 };
 
 /* Reserved words an expression takes bare, as no name: the niladic functions
- * (USER, which Flink reads as its function, is a column here) and the time
- * units (TIMESTAMPDIFF(SECOND, ...), EXTRACT(YEAR FROM ...)). */
-static const char *const bare[] = {"CURRENT_DATE", "CURRENT_TIME", "CURRENT_TIMESTAMP",
+ * (USER, which Flink reads as its function, is a column here), the time
+ * units (TIMESTAMPDIFF(SECOND, ...), EXTRACT(YEAR FROM ...)), and CURRENT and
+ * UNBOUNDED, which an OVER frame's bound (CURRENT ROW, UNBOUNDED PRECEDING)
+ * parses as an expression before the planner reads it. */
+static const char *const bare[] = {"CURRENT", "CURRENT_DATE", "CURRENT_TIME", "CURRENT_TIMESTAMP",
                                    "CURRENT_USER", "DAY", "HOUR", "LOCALTIME", "LOCALTIMESTAMP",
                                    "MINUTE", "MONTH", "SECOND", "SESSION_USER", "SYSTEM_USER",
-                                   "USER", "YEAR"};
+                                   "UNBOUNDED", "USER", "YEAR"};
 
 int sql_flink_reserved_column(const char *s, size_t n)
 {

@@ -328,11 +328,11 @@ def test_over_savepoint_and_rescale(make_cluster, workdir, p1, p2, backend):
 VALUE_QUERIES = """
 EXECUTE STATEMENT SET BEGIN
 INSERT INTO o_fl
-SELECT id, FIRST_VALUE(nv) OVER w AS fn, LAST_VALUE(nv) OVER w AS ln,
+SELECT id, FIRST_VALUE(nv) OVER w AS fn, LAST_VALUE(nv) OVER w AS `ln`,
        FIRST_VALUE(name) OVER w AS fs, LAST_VALUE(v + 1) OVER w AS lv, SUM(v) OVER w AS s
 FROM ev WINDOW w AS (PARTITION BY k ORDER BY ts ROWS BETWEEN 3 PRECEDING AND CURRENT ROW);
 INSERT INTO o_fl_range
-SELECT id, FIRST_VALUE(nv) OVER w AS fn, LAST_VALUE(nv) OVER w AS ln
+SELECT id, FIRST_VALUE(nv) OVER w AS fn, LAST_VALUE(nv) OVER w AS `ln`
 FROM ev2 WINDOW w AS (PARTITION BY k ORDER BY ts RANGE BETWEEN INTERVAL '1' SECOND PRECEDING AND CURRENT ROW);
 INSERT INTO o_lag
 SELECT id, LAG(v) OVER (PARTITION BY k ORDER BY ts) AS l1,
@@ -342,7 +342,7 @@ SELECT id, LAG(v) OVER (PARTITION BY k ORDER BY ts) AS l1,
 FROM ev2;
 INSERT INTO o_lag_rows
 SELECT id, LAG(v, 3, CAST(id AS INT)) OVER w AS l3, LAG(name) OVER w AS ls, LAG(nv, 0) OVER w AS l0,
-       LAST_VALUE(nv) OVER w AS ln
+       LAST_VALUE(nv) OVER w AS `ln`
 FROM ev WINDOW w AS (PARTITION BY k ORDER BY ts ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW);
 END;
 """
@@ -350,10 +350,10 @@ END;
 
 def value_outs(workdir):
     return {
-        "o_fl": ("id BIGINT, fn INT, ln INT, fs STRING, lv INT, s INT", os.path.join(workdir, "fl")),
-        "o_fl_range": ("id BIGINT, fn INT, ln INT", os.path.join(workdir, "flr")),
+        "o_fl": ("id BIGINT, fn INT, `ln` INT, fs STRING, lv INT, s INT", os.path.join(workdir, "fl")),
+        "o_fl_range": ("id BIGINT, fn INT, `ln` INT", os.path.join(workdir, "flr")),
         "o_lag": ("id BIGINT, l1 INT, l2 INT, fn INT, ls STRING", os.path.join(workdir, "lag")),
-        "o_lag_rows": ("id BIGINT, l3 INT, ls STRING, l0 INT, ln INT", os.path.join(workdir, "lagr")),
+        "o_lag_rows": ("id BIGINT, l3 INT, ls STRING, l0 INT, `ln` INT", os.path.join(workdir, "lagr")),
     }
 
 

@@ -124,7 +124,7 @@ def test_bad_functions_are_clear_errors(cluster, workdir):
          "line 1, column 39: LANGUAGE PYTHON is not supported"),
         (f"CREATE SYSTEM FUNCTION s AS 'mix' USING JAR '{FUNCS}';",
          "CREATE SYSTEM FUNCTION is not supported"),
-        (f"CREATE FUNCTION upper AS 'mix' USING JAR '{FUNCS}';",
+        (f"CREATE FUNCTION `upper` AS 'mix' USING JAR '{FUNCS}';",
          "'upper' is a built-in function"),
         (f"CREATE FUNCTION mix AS 'mix' USING JAR '{FUNCS}';\n" + seq("src", 5) +
          "SELECT mix('a') FROM src;", "line 5, column 12: argument 1 of 'mix' must be BIGINT, got STRING"),
