@@ -383,9 +383,9 @@ def test_a_finished_jobs_slot_serves_the_next_job(cluster, workdir):
     one, two = os.path.join(workdir, "one"), os.path.join(workdir, "two")
     r = run_sql(cluster, workdir, "two.sql", SEQ.format(rate=100000, n=50) + f"""
 SET 'parallelism.default' = '1';
-CREATE TABLE one (id BIGINT) WITH ('connector' = 'filesystem', 'path' = '{one}', 'format' = 'json');
+CREATE TABLE `one` (id BIGINT) WITH ('connector' = 'filesystem', 'path' = '{one}', 'format' = 'json');
 CREATE TABLE two (id BIGINT) WITH ('connector' = 'filesystem', 'path' = '{two}', 'format' = 'json');
-INSERT INTO one VALUES (1), (2);
+INSERT INTO `one` VALUES (1), (2);
 INSERT INTO two SELECT id FROM seq;
 """)
     assert r.returncode == 0, r.stdout + r.stderr
