@@ -332,7 +332,6 @@ EXPECTED_DIFFERENCES = {
     "dedup_keep_first": (P2, IDLE_READER),
     "cascade_flink_form": (P2, IDLE_READER),
     "window_minmax_string": (P2, IDLE_READER),
-    "timestampdiff_add": (BOTH, "refused at submission: TIMESTAMPDIFF / TIMESTAMPADD"),
 }
 
 

@@ -381,6 +381,9 @@ def test_show_jobs_and_stop_job_with_savepoint(cluster, workdir):
     out = s.run("SHOW JOBS;")
     assert re.search(rf"^\| {jid} \| slow one \| RUNNING \| \d{{4}}-\d\d-\d\dT[\d:.]+ \|$", out, re.M), out
     assert out.endswith("1 row in set\n"), out
+    # a savepoint needs every task running (the job is RUNNING while they deploy)
+    wait_for(lambda: all(v["status"] == "RUNNING" for v in cluster.job(jid)["vertices"]),
+             timeout=30, what="every task to run")
     out = s.run(f"STOP JOB '{jid}' WITH SAVEPOINT;")
     m = re.search(r"^\| (file:\S+/savepoint-[0-9a-f]{6}-[0-9a-f]{12}) \|$", out, re.M)
     assert m and "savepoint path" in out, out
