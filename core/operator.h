@@ -459,6 +459,15 @@ void sl_op_set_info(sl_op *op, const char *json);
 
 /* ---- asynchronous snapshot part ------------------------------------------------ */
 
+/* ---- after a restore ------------------------------------------------------------ */
+
+/* proc_time_at at the earliest restored processing-time timer (INT64_MAX
+ * when none): for keyed operators whose proc_time() serves their timers
+ * (TTL expiry, processing-time frames). sl_op_restore_proc_timers is the
+ * same as a restore_state hook for operators with no operator state. */
+void sl_op_arm_restored_proc_timers(sl_op *op);
+int sl_op_restore_proc_timers(sl_op *op, const void *const *blobs, const size_t *lens, int nblobs);
+
 /* From snapshot_state: run fn(arg) on the snapshot thread before this
  * checkpoint is acknowledged (e.g. fsync what was staged). */
 int sl_op_defer(sl_op *op, sl_defer_fn fn, void *arg);

@@ -275,17 +275,6 @@ static int rd_on_timer(sl_op *op, sl_time_domain domain, int64_t time, const voi
     return SL_OK;
 }
 
-/* After a restore, arm the earliest restored TTL timer. */
-static int rd_restore(sl_op *op, const void *const *blobs, const size_t *lens, int nblobs)
-{
-    SL_UNUSED(blobs);
-    SL_UNUSED(lens);
-    SL_UNUSED(nblobs);
-    size_t ntimers = op->proc_timers ? sl_timers_count(op->proc_timers) : 0;
-    op->proc_time_at = ntimers ? sl_timers_next(op->proc_timers) : INT64_MAX;
-    return SL_OK;
-}
-
 static const sl_op_option rd_options[] = {
     {"key", SL_CT_JSON, NULL, NULL,
      "Key columns (a list or a comma-separated string)."},
@@ -309,5 +298,5 @@ const sl_op_def sl_op_rowtime_deduplicate = {
     .process = rd_process,
     .close = rd_close,
     .on_timer = rd_on_timer,
-    .restore_state = rd_restore,
+    .restore_state = sl_op_restore_proc_timers,
 };

@@ -918,7 +918,7 @@ static int ga_restore_state(sl_op *op, const void *const *blobs, const size_t *l
         return sl_op_fail(op, "vertex '%s': the restored state was written without "
                           "'state.ttl'; remove 'state.ttl' from the vertex to restore it",
                           pl->vid);
-    op->proc_time_at = ntimers ? sl_timers_next(op->proc_timers) : INT64_MAX;
+    sl_op_arm_restored_proc_timers(op);
     if (pl->aggs.has_distinct && distinct_migrate(op) != SL_OK) return SL_ERR;
     return SL_OK;
 }

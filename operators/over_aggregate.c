@@ -826,17 +826,6 @@ static int ov_on_timer(sl_op *op, sl_time_domain domain, int64_t time, const voi
     return meta_write(op, st);
 }
 
-/* After a restore, arm the earliest restored processing-time timer. */
-static int ov_restore(sl_op *op, const void *const *blobs, const size_t *lens, int nblobs)
-{
-    SL_UNUSED(blobs);
-    SL_UNUSED(lens);
-    SL_UNUSED(nblobs);
-    size_t ntimers = op->proc_timers ? sl_timers_count(op->proc_timers) : 0;
-    op->proc_time_at = ntimers ? sl_timers_next(op->proc_timers) : INT64_MAX;
-    return SL_OK;
-}
-
 static const sl_op_option ov_options[] = {
     {"partition-by", SL_CT_JSON, NULL, NULL,
      "Partition columns (a list; none: one global partition)."},
@@ -865,5 +854,5 @@ const sl_op_def sl_op_over_aggregate = {
     .process = ov_process,
     .close = ov_close,
     .on_timer = ov_on_timer,
-    .restore_state = ov_restore,
+    .restore_state = sl_op_restore_proc_timers,
 };

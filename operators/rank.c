@@ -864,17 +864,6 @@ static int rank_on_timer(sl_op *op, sl_time_domain domain, int64_t time, const v
     return SL_OK;
 }
 
-/* After a restore, arm the earliest restored TTL timer. */
-static int keyed_restore(sl_op *op, const void *const *blobs, const size_t *lens, int nblobs)
-{
-    SL_UNUSED(blobs);
-    SL_UNUSED(lens);
-    SL_UNUSED(nblobs);
-    size_t ntimers = op->proc_timers ? sl_timers_count(op->proc_timers) : 0;
-    op->proc_time_at = ntimers ? sl_timers_next(op->proc_timers) : INT64_MAX;
-    return SL_OK;
-}
-
 static const sl_op_option rank_options[] = {
     {"partition-by", SL_CT_JSON, NULL, NULL,
      "Partition columns (a list)."},
@@ -908,7 +897,7 @@ const sl_op_def sl_op_rank = {
     .process = rank_process,
     .close = rank_close,
     .on_timer = rank_on_timer,
-    .restore_state = keyed_restore,
+    .restore_state = sl_op_restore_proc_timers,
 };
 
 /* ==== deduplicate ================================================================ */
@@ -1139,5 +1128,5 @@ const sl_op_def sl_op_deduplicate = {
     .process = dd_process,
     .close = dd_close,
     .on_timer = dd_on_timer,
-    .restore_state = keyed_restore,
+    .restore_state = sl_op_restore_proc_timers,
 };

@@ -386,6 +386,21 @@ void sl_rt_set_host(sl_op *op, const sl_rt_host *host, void *ctx, int pos)
     rt->host_pos = pos;
 }
 
+void sl_op_arm_restored_proc_timers(sl_op *op)
+{
+    size_t ntimers = op->proc_timers ? sl_timers_count(op->proc_timers) : 0;
+    op->proc_time_at = ntimers ? sl_timers_next(op->proc_timers) : INT64_MAX;
+}
+
+int sl_op_restore_proc_timers(sl_op *op, const void *const *blobs, const size_t *lens, int nblobs)
+{
+    SL_UNUSED(blobs);
+    SL_UNUSED(lens);
+    SL_UNUSED(nblobs);
+    sl_op_arm_restored_proc_timers(op);
+    return SL_OK;
+}
+
 void sl_op_set_info(sl_op *op, const char *json)
 {
     rt_data *rt = op->rt;
