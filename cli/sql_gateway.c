@@ -34,6 +34,7 @@
 #include <jansson.h>
 #include <microhttpd.h>
 #include "http_reply.h"
+#include "http_server.h"
 #include <event2/http.h>
 
 #include "cli.h"
@@ -1030,29 +1031,28 @@ int sl_cli_sql_gateway_main(sl_cli_http *http, int argc, char **argv)
     }
     gw g = {.jm = http, .idle_ms = idle_ms};
     pthread_mutex_init(&g.mu, NULL);
-    struct sockaddr_in sin;
-    memset(&sin, 0, sizeof sin);
-    sin.sin_family = AF_INET;
-    sin.sin_port = htons((uint16_t)port);
-    if (inet_pton(AF_INET, address, &sin.sin_addr) != 1) {
-        fprintf(stderr, "Error: sql-gateway.endpoint.rest.address: '%s' is not an IPv4 address\n",
-                address);
-        return 2;
-    }
-    struct MHD_Daemon *d = MHD_start_daemon(
-        MHD_USE_AUTO | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL,
-        on_request, &g, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sin,
-        MHD_OPTION_THREAD_POOL_SIZE, (unsigned)4, MHD_OPTION_NOTIFY_COMPLETED, on_completed, &g,
-        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)60, MHD_OPTION_CONNECTION_LIMIT, (unsigned)1024,
-        MHD_OPTION_END);
+    sl_http_conf hc = {
+        .what = "the SQL gateway",
+        .bind_key = "sql-gateway.endpoint.rest.address",
+        .bind = address,
+        .port = (int)port,
+        .threads = 4,
+        .idle_timeout_s = 60,
+        .connection_limit = 1024,
+        .handler = on_request,
+        .handler_cls = &g,
+        .completed = on_completed,
+        .completed_cls = &g,
+    };
+    char herr[300];
+    int bound = 0;
+    struct MHD_Daemon *d = sl_http_start(&hc, &bound, herr, sizeof herr);
     if (!d) {
-        fprintf(stderr, "Error: cannot start the SQL gateway on %s:%ld (port in use?)\n", address,
-                port);
-        return 1;
+        fprintf(stderr, "Error: %s\n", herr);
+        return strstr(herr, "is not an IPv4 address") ? 2 : 1;
     }
-    const union MHD_DaemonInfo *info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
-    printf("SQL gateway listening on http://%s:%u (JobManager %s)\n", address,
-           info ? info->port : (unsigned)port, sl_cli_http_url(http));
+    printf("SQL gateway listening on http://%s:%d (JobManager %s)\n", address, bound,
+           sl_cli_http_url(http));
     fflush(stdout);
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);

@@ -15,6 +15,7 @@
 #include <microhttpd.h>
 #include "buf.h"
 #include "http_reply.h"
+#include "http_server.h"
 
 #include "prom.h"
 
@@ -70,15 +71,17 @@ sl_prom *sl_prom_start(const sl_config *c, char *err, size_t errlen)
     sl_prom *p = sl_calloc(1, sizeof *p);
     pthread_mutex_init(&p->lock, NULL);
     for (long port = lo; port <= hi && !p->http; port++) {
-        struct sockaddr_in sin;
-        memset(&sin, 0, sizeof sin);
-        sin.sin_family = AF_INET;
-        sin.sin_port = htons((uint16_t)port);
-        sin.sin_addr.s_addr = htonl(INADDR_ANY); /* Prometheus scrapes from elsewhere */
-        p->http = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD, 0, NULL, NULL, on_request, p,
-                                   MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sin,
-                                   MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
-                                   MHD_OPTION_CONNECTION_LIMIT, (unsigned)64, MHD_OPTION_END);
+        sl_http_conf hc = {
+            .what = "the Prometheus reporter",
+            .bind_key = "metrics.reporter.prom.port",
+            .bind = "0.0.0.0", /* Prometheus scrapes from elsewhere */
+            .port = (int)port,
+            .idle_timeout_s = 30,
+            .connection_limit = 64,
+            .handler = on_request,
+            .handler_cls = p,
+        };
+        p->http = sl_http_start(&hc, &p->port, NULL, 0);
     }
     if (!p->http) {
         sl_seterr(err, errlen, "metrics.reporter.prom.port: no free port in '%s'", spec);
@@ -86,8 +89,6 @@ sl_prom *sl_prom_start(const sl_config *c, char *err, size_t errlen)
         free(p);
         return NULL;
     }
-    const union MHD_DaemonInfo *info = MHD_get_daemon_info(p->http, MHD_DAEMON_INFO_BIND_PORT);
-    p->port = info ? info->port : (int)lo;
     return p;
 }
 

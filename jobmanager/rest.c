@@ -30,6 +30,7 @@
 #include <jansson.h>
 
 #include "collect.h"
+#include "http_server.h"
 #include "jm.h"
 #include "rest_int.h"
 #include "ha.h"
@@ -1828,53 +1829,37 @@ static void on_rest_completed(void *cls, struct MHD_Connection *conn, void **con
 
 int jm_rest_start(jm *j, char *err, size_t errlen)
 {
-    struct sockaddr_in sin;
-    memset(&sin, 0, sizeof sin);
-    sin.sin_family = AF_INET;
-    sin.sin_port = htons((uint16_t)sl_config_int(j->conf, "rest.port"));
-    const char *bind = sl_config_str(j->conf, "rest.bind-address");
-    if (!bind || !*bind) bind = "127.0.0.1";
-    if (!strcmp(bind, "localhost")) bind = "127.0.0.1";
-    if (inet_pton(AF_INET, bind, &sin.sin_addr) != 1)
-        return sl_seterr(err, errlen, "rest.bind-address: '%s' is not an IPv4 address", bind);
-    /* HTTPS: the keystore's PEM holds the certificate chain and the key;
-     * GnuTLS finds each block in it */
-    unsigned tls = 0;
+    /* HTTPS: the keystore's PEM holds the certificate chain and the key */
     char *pem = NULL;
     if (sl_config_bool(j->conf, "security.ssl.rest.enabled")) {
         const char *ks = sl_config_str(j->conf, "security.ssl.rest.keystore");
         if (!ks || !*ks)
             return sl_seterr(err, errlen, "security.ssl.rest.enabled is true: set "
                              "security.ssl.rest.keystore (a PEM file with certificate and key)");
-        if (!MHD_is_feature_supported(MHD_FEATURE_TLS))
-            return sl_seterr(err, errlen, "security.ssl.rest.enabled: this libmicrohttpd has no TLS");
         pem = read_pem(ks, err, errlen);
         if (!pem) return SL_ERR;
-        tls = MHD_USE_TLS;
     }
-    /* the HTTPS options only with TLS: libmicrohttpd complains of them otherwise */
-    struct MHD_OptionItem tls_opts[] = {{MHD_OPTION_HTTPS_MEM_CERT, 0, pem},
-                                        {MHD_OPTION_HTTPS_MEM_KEY, 0, pem},
-                                        {MHD_OPTION_END, 0, NULL}};
-    if (!tls) tls_opts[0].option = MHD_OPTION_END;
-    /* REST threads only parse and wait for the loop, so a few suffice;
-     * epoll (MHD_USE_AUTO) lets each serve hundreds of connections */
-    j->http = MHD_start_daemon(MHD_USE_AUTO | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG | tls,
-                               0, NULL, NULL, on_rest_access, j, MHD_OPTION_ARRAY, tls_opts,
-                               MHD_OPTION_SOCK_ADDR,
-                               (struct sockaddr *)&sin, MHD_OPTION_THREAD_POOL_SIZE, (unsigned)4,
-                               MHD_OPTION_NOTIFY_COMPLETED, on_rest_completed, j,
-                               MHD_OPTION_NOTIFY_CONNECTION, on_rest_connection, j,
-                               MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)REST_IDLE_TIMEOUT_S,
-                               MHD_OPTION_CONNECTION_LIMIT, (unsigned)REST_MAX_CONNECTIONS,
-                               MHD_OPTION_PER_IP_CONNECTION_LIMIT,
-                               (unsigned)(2 * REST_PER_CLIENT_CONNECTIONS), MHD_OPTION_END);
+    /* REST threads only parse and wait for the loop, so a few suffice */
+    sl_http_conf hc = {
+        .what = "the REST server",
+        .bind_key = "rest.bind-address",
+        .bind = sl_config_str(j->conf, "rest.bind-address"),
+        .port = (int)sl_config_int(j->conf, "rest.port"),
+        .threads = 4,
+        .idle_timeout_s = REST_IDLE_TIMEOUT_S,
+        .connection_limit = REST_MAX_CONNECTIONS,
+        .per_ip_limit = 2 * REST_PER_CLIENT_CONNECTIONS,
+        .tls_pem = pem,
+        .handler = on_rest_access,
+        .handler_cls = j,
+        .completed = on_rest_completed,
+        .completed_cls = j,
+        .notify_connection = on_rest_connection,
+        .notify_connection_cls = j,
+    };
+    j->http = sl_http_start(&hc, &j->rest_port, err, errlen);
     free(pem); /* libmicrohttpd has made its own credentials from it */
-    if (!j->http)
-        return sl_seterr(err, errlen, "cannot start the REST server on %s:%d (port in use%s?)", bind,
-                         ntohs(sin.sin_port), tls ? ", or a keystore GnuTLS cannot read" : "");
-    const union MHD_DaemonInfo *info = MHD_get_daemon_info(j->http, MHD_DAEMON_INFO_BIND_PORT);
-    j->rest_port = info ? info->port : ntohs(sin.sin_port);
+    if (!j->http) return SL_ERR;
     rest_watch.sweep = event_new(j->base, -1, EV_PERSIST, on_rest_sweep, j);
     struct timeval sweep = {0, REST_SWEEP_MS * 1000};
     event_add(rest_watch.sweep, &sweep);
