@@ -2,8 +2,10 @@
  * Layer lib/ (docs/ARCHITECTURE.md, "Layers"): the bottom layer. What any C
  * program of Sluice needs and nothing of streams: allocation that aborts
  * only on out-of-memory, the SL_OK/SL_ERR error contract with a caller's
- * buffer, logging, byte order, durations, the calendar, listening sockets,
- * HTTP replies. Calls nothing of Sluice above it.
+ * buffer, logging, byte order, the byte buffer (buf.h), the typed message
+ * queue (queue.h), JSON escaping, base64, time text and edit distance
+ * (text.h), durations, the calendar, listening sockets, the HTTP server
+ * set-up (http_server.h) and replies. Calls nothing of Sluice above it.
  *
  * sl.h -- the few definitions every Sluice file shares.
  *
