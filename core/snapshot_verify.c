@@ -151,9 +151,22 @@ int sl_snapshot_check(const char *dir, const Sluice__SnapshotMetadata *md, int *
     size_t used = 0;
     int bad = 0, files = 0, listed = 0;
     if (outlen) out[0] = '\0';
-    for (size_t i = 0; i < md->n_operators; i++)
-        for (size_t k = 0; k < md->operators[i]->n_subtasks; k++) {
-            const Sluice__SubtaskState *ss = md->operators[i]->subtasks[k];
+    for (size_t i = 0; i < md->n_operators; i++) {
+        /* an operator's subtasks in index order (_metadata lists them in
+         * the order they acknowledged), so the answer does not depend on it */
+        const Sluice__OperatorState *os = md->operators[i];
+        size_t n = os->n_subtasks;
+        const Sluice__SubtaskState **order = sl_calloc(n ? n : 1, sizeof *order);
+        for (size_t k = 0; k < n; k++) {
+            size_t at = k;
+            while (at > 0 && order[at - 1]->subtask > os->subtasks[k]->subtask) {
+                order[at] = order[at - 1];
+                at--;
+            }
+            order[at] = os->subtasks[k];
+        }
+        for (size_t k = 0; k < n; k++) {
+            const Sluice__SubtaskState *ss = order[k];
             if (!ss->file || !*ss->file) continue;
             files++;
             char e[1200];
@@ -166,6 +179,8 @@ int sl_snapshot_check(const char *dir, const Sluice__SnapshotMetadata *md, int *
                 listed++;
             }
         }
+        free(order);
+    }
     if (bad > listed && used + 48 < outlen)
         snprintf(out + used, outlen - used, "%s(and %d more damaged files)", listed ? "\n" : "",
                  bad - listed);
