@@ -867,17 +867,32 @@ static void kk_close(sl_op *op)
     op->priv = NULL;
 }
 
-static const sl_op_option kk_options[] = {
-    {"topic", SL_CT_STRING, NULL, NULL,
-     "Topic name (a list separated by ';' on sources)."},
-    {"properties.*", SL_CT_STRING, NULL, NULL,
-     "librdkafka properties (properties.bootstrap.servers is required)."},
-    {"sink.delivery-guarantee", SL_CT_STRING, NULL, NULL,
-     "none, at-least-once or exactly-once."},
-    {"sink.transactional-id-prefix", SL_CT_STRING, NULL, NULL,
-     "Prefix of the transactional ids (exactly-once)."},
-    {"sink.partitioner", SL_CT_STRING, NULL, NULL,
+/* the topic, the client and the delivery guarantee, both kafka sinks */
+#define KK_HEAD_OPTIONS \
+    {"topic", SL_CT_STRING, NULL, NULL, \
+     "Topic name (a list separated by ';' on sources)."}, \
+    {"properties.*", SL_CT_STRING, NULL, NULL, \
+     "librdkafka properties (properties.bootstrap.servers is required)."}, \
+    {"sink.delivery-guarantee", SL_CT_STRING, NULL, NULL, \
+     "none, at-least-once or exactly-once."}, \
+    {"sink.transactional-id-prefix", SL_CT_STRING, NULL, NULL, \
+     "Prefix of the transactional ids (exactly-once)."}, \
+    {"sink.partitioner", SL_CT_STRING, NULL, NULL, \
      "default, fixed or round-robin."},
+
+/* the value's columns, parallelism and metadata, both kafka sinks */
+#define KK_TAIL_OPTIONS \
+    {"value.fields-include", SL_CT_STRING, NULL, NULL, \
+     "ALL or EXCEPT_KEY: whether key columns are also in the value."}, \
+    {"sink.parallelism", SL_CT_STRING, NULL, NULL, \
+     "Parallelism of the sink."}, \
+    {"metadata.timestamp", SL_CT_STRING, NULL, NULL, \
+     "Column written as the record's timestamp."}, \
+    {"metadata.headers", SL_CT_STRING, NULL, NULL, \
+     "Column written as the record's headers."},
+
+static const sl_op_option kk_options[] = {
+    KK_HEAD_OPTIONS
     {"format", SL_CT_STRING, NULL, NULL,
      "Row format: csv or json."},
     {"value.format", SL_CT_STRING, NULL, NULL,
@@ -886,42 +901,19 @@ static const sl_op_option kk_options[] = {
      "Format of the record key."},
     {"key.fields", SL_CT_JSON, NULL, NULL,
      "Columns (';'-separated) that make up the record key."},
-    {"value.fields-include", SL_CT_STRING, NULL, NULL,
-     "ALL or EXCEPT_KEY: whether key columns are also in the value."},
-    {"sink.parallelism", SL_CT_STRING, NULL, NULL,
-     "Parallelism of the sink."},
-    {"metadata.timestamp", SL_CT_STRING, NULL, NULL,
-     "Column written as the record's timestamp."},
-    {"metadata.headers", SL_CT_STRING, NULL, NULL,
-     "Column written as the record's headers."},
+    KK_TAIL_OPTIONS
     SL_OP_OPTIONS_END,
 };
 
 static const sl_op_option kk_upsert_options[] = {
-    {"topic", SL_CT_STRING, NULL, NULL,
-     "Topic name (a list separated by ';' on sources)."},
-    {"properties.*", SL_CT_STRING, NULL, NULL,
-     "librdkafka properties (properties.bootstrap.servers is required)."},
-    {"sink.delivery-guarantee", SL_CT_STRING, NULL, NULL,
-     "none, at-least-once or exactly-once."},
-    {"sink.transactional-id-prefix", SL_CT_STRING, NULL, NULL,
-     "Prefix of the transactional ids (exactly-once)."},
-    {"sink.partitioner", SL_CT_STRING, NULL, NULL,
-     "default, fixed or round-robin."},
+    KK_HEAD_OPTIONS
     {"value.format", SL_CT_STRING, NULL, NULL,
      "Format of the record value: csv, json or raw."},
     {"key.format", SL_CT_STRING, NULL, NULL,
      "Format of the record key."},
     {"primary-key", SL_CT_JSON, NULL, NULL,
      "Primary key columns (';'-separated)."},
-    {"value.fields-include", SL_CT_STRING, NULL, NULL,
-     "ALL or EXCEPT_KEY: whether key columns are also in the value."},
-    {"sink.parallelism", SL_CT_STRING, NULL, NULL,
-     "Parallelism of the sink."},
-    {"metadata.timestamp", SL_CT_STRING, NULL, NULL,
-     "Column written as the record's timestamp."},
-    {"metadata.headers", SL_CT_STRING, NULL, NULL,
-     "Column written as the record's headers."},
+    KK_TAIL_OPTIONS
     SL_OP_OPTIONS_END,
 };
 

@@ -1414,27 +1414,54 @@ static void ks_close(sl_op *op)
     op->priv = NULL;
 }
 
-static const sl_op_option ks_options[] = {
-    {"topic", SL_CT_STRING, NULL, NULL,
-     "Topic name (a list separated by ';' on sources)."},
-    {"topic-pattern", SL_CT_STRING, NULL, NULL,
-     "Regular expression of the topic names to read."},
-    {"properties.*", SL_CT_STRING, NULL, NULL,
+/* the topics and the client, both kafka sources */
+#define KS_TOPIC_OPTIONS \
+    {"topic", SL_CT_STRING, NULL, NULL, \
+     "Topic name (a list separated by ';' on sources)."}, \
+    {"topic-pattern", SL_CT_STRING, NULL, NULL, \
+     "Regular expression of the topic names to read."}, \
+    {"properties.*", SL_CT_STRING, NULL, NULL, \
      "librdkafka properties (properties.bootstrap.servers is required)."},
+
+/* where a bounded read ends, and partition discovery, both kafka sources */
+#define KS_BOUNDED_OPTIONS \
+    {"scan.bounded.mode", SL_CT_STRING, NULL, NULL, \
+     "unbounded, latest-offset, group-offsets, timestamp or specific-offsets."}, \
+    {"scan.bounded.specific-offsets", SL_CT_STRING, NULL, NULL, \
+     "End offsets for scan.bounded.mode specific-offsets."}, \
+    {"scan.bounded.timestamp-millis", SL_CT_STRING, NULL, NULL, \
+     "End time for scan.bounded.mode timestamp."}, \
+    {"scan.topic-partition-discovery.interval", SL_CT_STRING, NULL, NULL, \
+     "How often new partitions are looked for (0: never)."},
+
+/* the value's columns, bad records and watermarks, both kafka sources */
+#define KS_VALUE_OPTIONS \
+    {"value.fields-include", SL_CT_STRING, NULL, NULL, \
+     "ALL or EXCEPT_KEY: whether key columns are also in the value."}, \
+    {"json.ignore-parse-errors", SL_CT_STRING, NULL, NULL, \
+     "true: skip (and count) a row that does not parse as JSON instead of failing."}, \
+    {"csv.ignore-parse-errors", SL_CT_STRING, NULL, NULL, \
+     "true: skip (and count) a row that does not parse as CSV instead of failing."}, \
+    {"watermark.column", SL_CT_STRING, NULL, NULL, \
+     "Event-time column the source's watermarks follow."}, \
+    {"watermark.delay", SL_CT_STRING, NULL, NULL, \
+     "Bounded out-of-orderness of the source's watermarks."}, \
+    {"watermark.idle-timeout", SL_CT_STRING, NULL, NULL, \
+     "Silence after which a partition is marked idle."}, \
+    {"watermark.interval", SL_CT_STRING, NULL, NULL, \
+     "Watermark emission interval of the source."}, \
+    {"watermark.rule", SL_CT_ENUM, "datastream", "datastream,sql", \
+     "datastream: max - delay - 1 ms per partition; sql: max - delay (Flink SQL's WATERMARK rule)."},
+
+static const sl_op_option ks_options[] = {
+    KS_TOPIC_OPTIONS
     {"scan.startup.mode", SL_CT_STRING, NULL, NULL,
      "earliest-offset, latest-offset, group-offsets, timestamp or specific-offsets."},
     {"scan.startup.timestamp-millis", SL_CT_STRING, NULL, NULL,
      "Start offset time for scan.startup.mode timestamp."},
     {"scan.startup.specific-offsets", SL_CT_STRING, NULL, NULL,
      "partition:0,offset:42;... for scan.startup.mode specific-offsets."},
-    {"scan.bounded.mode", SL_CT_STRING, NULL, NULL,
-     "unbounded, latest-offset, group-offsets, timestamp or specific-offsets."},
-    {"scan.bounded.specific-offsets", SL_CT_STRING, NULL, NULL,
-     "End offsets for scan.bounded.mode specific-offsets."},
-    {"scan.bounded.timestamp-millis", SL_CT_STRING, NULL, NULL,
-     "End time for scan.bounded.mode timestamp."},
-    {"scan.topic-partition-discovery.interval", SL_CT_STRING, NULL, NULL,
-     "How often new partitions are looked for (0: never)."},
+    KS_BOUNDED_OPTIONS
     {"format", SL_CT_STRING, NULL, NULL,
      "Row format: csv or json."},
     {"value.format", SL_CT_STRING, NULL, NULL,
@@ -1443,62 +1470,20 @@ static const sl_op_option ks_options[] = {
      "Format of the record key."},
     {"key.fields", SL_CT_JSON, NULL, NULL,
      "Columns (';'-separated) that make up the record key."},
-    {"value.fields-include", SL_CT_STRING, NULL, NULL,
-     "ALL or EXCEPT_KEY: whether key columns are also in the value."},
-    {"json.ignore-parse-errors", SL_CT_STRING, NULL, NULL,
-     "true: skip (and count) a row that does not parse as JSON instead of failing."},
-    {"csv.ignore-parse-errors", SL_CT_STRING, NULL, NULL,
-     "true: skip (and count) a row that does not parse as CSV instead of failing."},
-    {"watermark.column", SL_CT_STRING, NULL, NULL,
-     "Event-time column the source's watermarks follow."},
-    {"watermark.delay", SL_CT_STRING, NULL, NULL,
-     "Bounded out-of-orderness of the source's watermarks."},
-    {"watermark.idle-timeout", SL_CT_STRING, NULL, NULL,
-     "Silence after which a partition is marked idle."},
-    {"watermark.interval", SL_CT_STRING, NULL, NULL,
-     "Watermark emission interval of the source."},
-    {"watermark.rule", SL_CT_ENUM, "datastream", "datastream,sql",
-     "datastream: max - delay - 1 ms per partition; sql: max - delay (Flink SQL's WATERMARK rule)."},
+    KS_VALUE_OPTIONS
     SL_OP_OPTIONS_END,
 };
 
 static const sl_op_option ks_upsert_options[] = {
-    {"topic", SL_CT_STRING, NULL, NULL,
-     "Topic name (a list separated by ';' on sources)."},
-    {"topic-pattern", SL_CT_STRING, NULL, NULL,
-     "Regular expression of the topic names to read."},
-    {"properties.*", SL_CT_STRING, NULL, NULL,
-     "librdkafka properties (properties.bootstrap.servers is required)."},
-    {"scan.bounded.mode", SL_CT_STRING, NULL, NULL,
-     "unbounded, latest-offset, group-offsets, timestamp or specific-offsets."},
-    {"scan.bounded.specific-offsets", SL_CT_STRING, NULL, NULL,
-     "End offsets for scan.bounded.mode specific-offsets."},
-    {"scan.bounded.timestamp-millis", SL_CT_STRING, NULL, NULL,
-     "End time for scan.bounded.mode timestamp."},
-    {"scan.topic-partition-discovery.interval", SL_CT_STRING, NULL, NULL,
-     "How often new partitions are looked for (0: never)."},
+    KS_TOPIC_OPTIONS
+    KS_BOUNDED_OPTIONS
     {"key.format", SL_CT_STRING, NULL, NULL,
      "Format of the record key."},
     {"value.format", SL_CT_STRING, NULL, NULL,
      "Format of the record value: csv, json or raw."},
     {"primary-key", SL_CT_JSON, NULL, NULL,
      "Primary key columns (';'-separated)."},
-    {"value.fields-include", SL_CT_STRING, NULL, NULL,
-     "ALL or EXCEPT_KEY: whether key columns are also in the value."},
-    {"json.ignore-parse-errors", SL_CT_STRING, NULL, NULL,
-     "true: skip (and count) a row that does not parse as JSON instead of failing."},
-    {"csv.ignore-parse-errors", SL_CT_STRING, NULL, NULL,
-     "true: skip (and count) a row that does not parse as CSV instead of failing."},
-    {"watermark.column", SL_CT_STRING, NULL, NULL,
-     "Event-time column the source's watermarks follow."},
-    {"watermark.delay", SL_CT_STRING, NULL, NULL,
-     "Bounded out-of-orderness of the source's watermarks."},
-    {"watermark.idle-timeout", SL_CT_STRING, NULL, NULL,
-     "Silence after which a partition is marked idle."},
-    {"watermark.interval", SL_CT_STRING, NULL, NULL,
-     "Watermark emission interval of the source."},
-    {"watermark.rule", SL_CT_ENUM, "datastream", "datastream,sql",
-     "datastream: max - delay - 1 ms per partition; sql: max - delay (Flink SQL's WATERMARK rule)."},
+    KS_VALUE_OPTIONS
     SL_OP_OPTIONS_END,
 };
 
