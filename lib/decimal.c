@@ -609,7 +609,4 @@ sl_dec_type sl_dec_type_round(sl_dec_type a, int n)
     return mk(a.p - a.s + n + 1, n);
 }
 
-sl_dec_type sl_dec_type_floor(sl_dec_type a)
-{
-    return mk(SL_MIN(SL_DEC_MAX_PRECISION, a.p - a.s + 1), 0);
-}
+sl_dec_type sl_dec_type_floor(sl_dec_type a) { return mk(a.p, 0); }

@@ -161,7 +161,7 @@ sl_dec_type sl_dec_type_avg(sl_dec_type a);
 /* ROUND(a, n) and TRUNCATE(a, n): a itself when n >= s; (min(38, p - s +
  * 1), 0) when n < 0; else (p - s + n + 1, n). */
 sl_dec_type sl_dec_type_round(sl_dec_type a, int n);
-/* FLOOR(a), CEIL(a): (min(38, p - s + 1), 0). */
+/* FLOOR(a), CEIL(a): (p, 0). */
 sl_dec_type sl_dec_type_floor(sl_dec_type a);
 /* A precision/scale pair past 38 brought to 38 digits (the rule every
  * derivation above ends with). */

@@ -144,7 +144,7 @@ def main():
         out.append(f"round {ta[0]} {ta[1]} {at} {n} {t[0]} {t[1]} {fix(r, *t)}")
         r = a.quantize(Decimal(1).scaleb(-n), rounding=ROUND_DOWN)
         out.append(f"trunc {ta[0]} {ta[1]} {at} {n} {t[0]} {t[1]} {fix(r, *t)}")
-        t = (min(38, ta[0] - ta[1] + 1), 0)
+        t = (ta[0], 0)  # FLOOR / CEIL keep the precision
         out.append(f"floor {ta[0]} {ta[1]} {at} {t[0]} {t[1]} "
                    f"{fix(a.to_integral_value(rounding=ROUND_FLOOR), *t)}")
         out.append(f"ceil {ta[0]} {ta[1]} {at} {t[0]} {t[1]} "
