@@ -358,6 +358,17 @@ int sl_dec_from_double(double x, sl_dec_type t, sl_dec *out)
     return sl_dec_parse(buf, strlen(buf), t, out);
 }
 
+int sl_dec_from_float(float x, sl_dec_type t, sl_dec *out)
+{
+    if (!isfinite(x)) return SL_DEC_NOT_FINITE;
+    char buf[40];
+    for (int prec = 1; prec <= 9; prec++) {
+        snprintf(buf, sizeof buf, "%.*e", prec - 1, (double)x);
+        if (strtof(buf, NULL) == x) break;
+    }
+    return sl_dec_parse(buf, strlen(buf), t, out);
+}
+
 double sl_dec_to_double(sl_dec v, sl_dec_type t)
 {
     if (t.p <= 18)

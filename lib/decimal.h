@@ -105,6 +105,9 @@ int sl_dec_to_i64(sl_dec v, int s, int64_t *out);
  * infinities, SL_DEC_OVERFLOW past p digits. */
 int sl_dec_from_double(double x, sl_dec_type t, sl_dec *out);
 
+/* A FLOAT the same way, from the float's own shortest text (0.1f is 0.1). */
+int sl_dec_from_float(float x, sl_dec_type t, sl_dec *out);
+
 /* v of type t as a DOUBLE, as Flink's CAST: for p <= 18 the unscaled value
  * as a double divided by 10^s as a double; wider, the nearest double to the
  * exact value. */

@@ -82,7 +82,7 @@ static bool date_part(cursor *c, int64_t *days)
     if (!number(c, 4, &y) || !expect(c, '-') || !number(c, 2, &m) || !expect(c, '-') ||
         !number(c, 2, &d))
         return false;
-    if (m < 1 || m > 12 || d < 1 || d > sl_days_in_month(y, (int)m)) return false;
+    if (y < 1 || m < 1 || m > 12 || d < 1 || d > sl_days_in_month(y, (int)m)) return false;
     *days = sl_days_from_civil(y, (int)m, (int)d);
     return true;
 }
@@ -132,15 +132,11 @@ int sl_time_parse(const char *s, size_t len, int p, int32_t *ms)
 
 int sl_timestamp_parse(const char *s, size_t len, int p, sl_ts *out)
 {
-    cursor c = {s, 0, len};
-    skip_blanks(&c);
+    cursor c = {s, 0, len}; /* no blanks around it, unlike DATE and TIME */
     int64_t d, t = 0;
     if (!date_part(&c, &d)) return SL_ERR;
-    if (c.i < c.n && (c.s[c.i] == ' ' || c.s[c.i] == 'T')) {
-        c.i++;
-        if (!time_part(&c, p, &t)) return SL_ERR;
-    }
-    if (!at_end(&c)) return SL_ERR;
+    if (expect(&c, ' ') && !time_part(&c, p, &t)) return SL_ERR;
+    if (c.i != c.n) return SL_ERR;
     out->ms = d * SL_MS_PER_DAY + t / 1000000;
     out->nano = (int32_t)(t % 1000000);
     return SL_OK;
@@ -318,9 +314,42 @@ static bool java_offset(const char *s, int *secs)
     return true;
 }
 
-sl_tz *sl_tz_open(const char *name, char *err, size_t errlen)
+/* The three-letter IDs java.util.TimeZone knows and java.time.ZoneId does
+ * not (ZoneId.SHORT_IDS less the tz database's own EST, MST and HST). */
+static bool legacy_short_id(const char *name)
+{
+    static const char *const ids[] = {"ACT", "AET", "AGT", "ART", "AST", "BET", "BST", "CAT",
+                                      "CNT", "CST", "CTT", "EAT", "ECT", "IET", "IST", "JST",
+                                      "MIT", "NET", "NST", "PLT", "PNT", "PRT", "PST", "SST",
+                                      "VST"};
+    for (size_t i = 0; i < SL_ARRAY_LEN(ids); i++)
+        if (!strcmp(name, ids[i])) return true;
+    return false;
+}
+
+sl_tz *sl_tz_open(const char *name, sl_tz_rules rules, char *err, size_t errlen)
 {
     char id[64];
+    if (rules == SL_TZ_JAVA_UTIL) {
+        if (strlen(name) >= sizeof id) name = "GMT"; /* no zone: GMT, as Java */
+        snprintf(id, sizeof id, "%s", name);
+        UChar uid[64];
+        UErrorCode st = U_ZERO_ERROR;
+        u_uastrcpy(uid, id);
+        /* an ID ICU does not know is its "Etc/Unknown", which is GMT */
+        UCalendar *cal = ucal_open(uid, -1, "en_US@calendar=gregorian", UCAL_GREGORIAN, &st);
+        if (U_FAILURE(st) || !cal) {
+            if (err) snprintf(err, errlen, "time zone '%s': %s", name, u_errorName(st));
+            return NULL;
+        }
+        ucal_setGregorianChange(cal, -1e300, &st); /* proleptic, as the rest */
+        ucal_setAttribute(cal, UCAL_REPEATED_WALL_TIME, UCAL_WALLTIME_LAST);
+        ucal_setAttribute(cal, UCAL_SKIPPED_WALL_TIME, UCAL_WALLTIME_LAST);
+        sl_tz *tz = sl_calloc(1, sizeof *tz);
+        tz->cal = cal;
+        snprintf(tz->name, sizeof tz->name, "%s", id);
+        return tz;
+    }
     int secs = 0;
     const char *rest = name;
     if (!strncmp(name, "UTC", 3)) rest = name + 3;
@@ -335,7 +364,7 @@ sl_tz *sl_tz_open(const char *name, char *err, size_t errlen)
             return NULL;
         }
         snprintf(id, sizeof id, "GMT%c%02d:%02d", secs < 0 ? '-' : '+', a / 3600, a / 60 % 60);
-    } else if (rest != name || strlen(name) >= sizeof id || strchr(name, '/') == NULL) {
+    } else if (rest != name || strlen(name) >= sizeof id || legacy_short_id(name)) {
         if (err) snprintf(err, errlen, "unknown time zone '%s'", name);
         return NULL;
     } else {
@@ -344,7 +373,8 @@ sl_tz *sl_tz_open(const char *name, char *err, size_t errlen)
     UChar uid[64];
     UErrorCode st = U_ZERO_ERROR;
     u_uastrcpy(uid, id);
-    if (strchr(id, '/')) { /* a region: ICU must know it (it falls back to GMT quietly) */
+    if (strcmp(id, "UTC") && strncmp(id, "GMT", 3)) {
+        /* a region: ICU must know it (it falls back to GMT quietly) */
         UBool system = 0;
         UChar canon[64];
         ucal_getCanonicalTimeZoneID(uid, -1, canon, 64, &system, &st);

@@ -16,17 +16,17 @@
  * and printing allocate nothing and are reentrant.
  *
  * Parsing accepts what Flink's CAST from STRING accepts (docs/SQL.md, "Date
- * and time values"): blanks around the text, one- or two-digit months,
- * days, hours, minutes and seconds, a 'T' or ' ' between date and time, a
- * date alone as midnight. A fraction past the precision is cut, not
- * rounded. Each parser returns SL_OK, or SL_ERR for text that is no such
- * value (Flink's CAST fails, TRY_CAST gives NULL).
+ * and time values"): one- or two-digit months, days, hours, minutes and
+ * seconds; blanks around a DATE or TIME (not a TIMESTAMP); a TIMESTAMP's
+ * date and time apart by one ' ' (not 'T'), or a date alone as midnight;
+ * at most 9 fraction digits, those past the precision cut, not rounded.
+ * Each parser returns SL_OK, or SL_ERR for text that is no such value
+ * (Flink's CAST fails, TRY_CAST gives NULL).
  *
- * Time zones (sl_tz) are ICU's (libicu: its time-zone database and rules):
- * region names ("Asia/Shanghai"), "UTC"/"GMT"/"Z", and fixed offsets in the
- * forms java.time.ZoneId reads ("+08:00", "GMT+8", "UTC-05:30"). A local
- * time in a daylight-saving gap moves forward by the gap's length and one
- * in an overlap takes the earlier offset, as java.time resolves them.
+ * Time zones (sl_tz) are ICU's (libicu: its time-zone database and rules),
+ * named and resolved by one of the two rule sets Flink uses (sl_tz_rules).
+ * A local time in a daylight-saving gap moves forward by the gap's length
+ * under both.
  */
 #ifndef SL_TEMPORAL_H
 #define SL_TEMPORAL_H
@@ -56,7 +56,7 @@ typedef enum sl_tt_style {
 /* ---- DATE ---- */
 
 /* "2026-01-01" (also "2026-1-1", " 2026-01-01 ", and a time after the date,
- * which is dropped) into days; years 0..9999. */
+ * which is dropped) into days; years 1..9999 (Flink refuses year 0). */
 int sl_date_parse(const char *s, size_t len, int32_t *days);
 /* days as "yyyy-MM-dd" (Java's year form beyond 0..9999); returns the
  * length, writes at most cap bytes with the NUL. */
@@ -74,8 +74,8 @@ int sl_time_format(char *dst, size_t cap, int32_t ms, int p, sl_tt_style style);
 
 /* ---- TIMESTAMP(p) ---- */
 
-/* "2026-01-01 10:00:00.123456789" (or 'T', or a date alone) into a
- * TIMESTAMP(p) (the fraction cut to p digits). Years 0..9999. */
+/* "2026-01-01 10:00:00.123456789", "2026-1-1 1:2:3" or a date alone into
+ * a TIMESTAMP(p) (the fraction cut to p digits). Years 1..9999. */
 int sl_timestamp_parse(const char *s, size_t len, int p, sl_ts *out);
 /* v as a TIMESTAMP(p): SL_TT_SQL "2026-01-01 10:00:00.123400" (exactly p
  * fraction digits, none for p = 0); SL_TT_JAVA java.time.LocalDateTime's
@@ -98,10 +98,26 @@ int sl_interval_dt_parse(const char *s, size_t len, int64_t *ms);
 
 typedef struct sl_tz sl_tz;
 
-/* The zone named `name` (NUL-terminated), or NULL with a message in err
- * ("unknown time zone 'No/Such'"). Caller frees with sl_tz_destroy. One
- * sl_tz is for one thread at a time. */
-sl_tz *sl_tz_open(const char *name, char *err, size_t errlen);
+/* How a zone's name is read and a wall-clock time in an overlap resolved:
+ * Flink has two rules. */
+typedef enum sl_tz_rules {
+    SL_TZ_JAVA_TIME, /* java.time.ZoneId (table.local-time-zone, TIMESTAMP_LTZ
+                        casts): region names, "UTC"/"GMT"/"UT"/"Z", offsets
+                        "+08:00", "GMT+8", "UTC-05:30"; anything else is an
+                        error. An overlap takes the earlier offset. */
+    SL_TZ_JAVA_UTIL, /* java.util.TimeZone (CONVERT_TZ): region names and
+                        ICU's (= Java's) "GMT+8"-style and three-letter IDs;
+                        a name it does not know is UTC, quietly, and so is
+                        "+05:00". An overlap takes the later (standard-time)
+                        offset. (Java would read dates before 1582-10-15
+                        as Julian ones; here the calendar is proleptic
+                        Gregorian throughout.) */
+} sl_tz_rules;
+
+/* The zone named `name` (NUL-terminated) under the given rules, or NULL
+ * with a message in err ("unknown time zone 'No/Such'"). Caller frees with
+ * sl_tz_destroy. One sl_tz is for one thread at a time. */
+sl_tz *sl_tz_open(const char *name, sl_tz_rules rules, char *err, size_t errlen);
 void sl_tz_destroy(sl_tz *tz);
 /* The zone's ID as opened ("Asia/Shanghai", "GMT+08:00"). */
 const char *sl_tz_name(const sl_tz *tz);

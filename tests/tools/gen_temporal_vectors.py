@@ -75,21 +75,23 @@ for i in range(4000):
     # the SQL text reads back; with more digits than p they are cut
     out.append(f"tsparse {p} {sql} {ms} {nano}")
     if p < 9:
-        longer = f"{date_text(d)}T{d.hour:02d}:{d.minute:02d}:{d.second:02d}.{frac9:09d}"
+        longer = f"{date_text(d)}_{d.hour:02d}:{d.minute:02d}:{d.second:02d}.{frac9:09d}"
         ftot = ms_of_day * 1000000 + nano
         out.append(f"tsparse {p} {longer} {ms} {nano}")
 
-# lenient forms: one-digit fields, blanks, a date alone; and refusals
+# Flink's CAST forms: one-digit fields, a date alone; and its refusals
+# (blanks around a TIMESTAMP, a 'T', more than 9 fraction digits)
 for text, p, want in [("2026-1-1_1:2:3", 3, dt.datetime(2026, 1, 1, 1, 2, 3)),
-                      ("__2026-01-01_10:00:00__", 3, dt.datetime(2026, 1, 1, 10)),
                       ("2026-01-01", 3, dt.datetime(2026, 1, 1)),
-                      ("2026-01-01T10:00", 0, dt.datetime(2026, 1, 1, 10)),
+                      ("2026-01-01_10:00", 0, dt.datetime(2026, 1, 1, 10)),
                       ("2024-02-29_23:59:59.999", 3, dt.datetime(2024, 2, 29, 23, 59, 59, 999000))]:
     ms = (want - EPOCH) // dt.timedelta(milliseconds=1)
     out.append(f"tsparse {p} {text} {ms} 0")
 for text in ["2026-02-30_00:00:00", "2026-13-01", "2026-01-01_24:00:00", "2026-01-01_10:60:00",
              "2026-01-01_10:00:60", "x", "2026-01-01_10", "2026-01-01_10:00:00.", "10000-01-01",
-             "2026-01-01_10:00:00.1234567890", "2026/01/01", "2023-02-29"]:
+             "2026-01-01_10:00:00.1234567890", "2026/01/01", "2023-02-29",
+             "_2026-01-01_10:00:00", "2026-01-01_10:00:00_", "2026-01-01T10:00:00",
+             "0000-01-01_00:00:00"]:
     out.append(f"tsparse 9 {text} ERR")
 
 for _ in range(1500):

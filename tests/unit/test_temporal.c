@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "calendar.h"
 #include "sl_test.h"
 #include "temporal.h"
 
@@ -30,7 +31,7 @@ static sl_tz *zone_for(const char *name)
     if (tz && !strcmp(open_name, name)) return tz;
     sl_tz_destroy(tz);
     char err[128];
-    tz = sl_tz_open(name, err, sizeof err);
+    tz = sl_tz_open(name, SL_TZ_JAVA_TIME, err, sizeof err);
     if (!tz) fprintf(stderr, "%s\n", err);
     snprintf(open_name, sizeof open_name, "%s", name);
     return tz;
@@ -140,10 +141,134 @@ static void test_vectors(void)
     CHECK(lines > 30000);
 }
 
+/* ms since the epoch of a UTC date and time */
+static int64_t utc(int y, int mo, int d, int h, int mi, int s)
+{
+    return ((sl_days_from_civil(y, mo, d) * 24 + h) * 60 + mi) * 60000LL + s * 1000LL;
+}
+
+/* What Flink 2.3 gave: CONVERT_TZ (java.util rules), and the session-zone
+ * rules' names (java.time). */
+static void test_flink_zones(void)
+{
+    char err[128];
+    sl_tz *ny = sl_tz_open("America/New_York", SL_TZ_JAVA_UTIL, err, sizeof err);
+    CHECK(ny != NULL);
+    /* CONVERT_TZ('2026-11-01 01:30:00', 'America/New_York', 'UTC') = 06:30 */
+    CHECK_EQ_INT(sl_tz_to_utc(ny, utc(2026, 11, 1, 1, 30, 0)), utc(2026, 11, 1, 6, 30, 0));
+    /* the gap: '2026-03-08 02:30:00' = 07:30 */
+    CHECK_EQ_INT(sl_tz_to_utc(ny, utc(2026, 3, 8, 2, 30, 0)), utc(2026, 3, 8, 7, 30, 0));
+    sl_tz_destroy(ny);
+    ny = sl_tz_open("America/New_York", SL_TZ_JAVA_TIME, err, sizeof err);
+    CHECK(ny != NULL); /* java.time: the overlap's earlier offset */
+    CHECK_EQ_INT(sl_tz_to_utc(ny, utc(2026, 11, 1, 1, 30, 0)), utc(2026, 11, 1, 5, 30, 0));
+    sl_tz_destroy(ny);
+    static const struct {
+        const char *name;
+        int64_t offset_ms; /* at 2026-01-01T00:00Z; INT64_MIN: refused */
+        sl_tz_rules rules;
+    } zones[] = {
+        {"GMT+08:00", 8 * 3600000LL, SL_TZ_JAVA_UTIL},  /* 2025-12-31 16:00:00 */
+        {"GMT-05:30", -19800000LL, SL_TZ_JAVA_UTIL},    /* 2025-12-31 18:30:00 */
+        {"Asia/Shanghai", 8 * 3600000LL, SL_TZ_JAVA_UTIL},
+        {"+05:00", 0, SL_TZ_JAVA_UTIL},                 /* unknown: GMT */
+        {"No/Such_Zone", 0, SL_TZ_JAVA_UTIL},
+        {"+05:00", 5 * 3600000LL, SL_TZ_JAVA_TIME},
+        {"UTC+8", 8 * 3600000LL, SL_TZ_JAVA_TIME},
+        {"GMT-05:30", -19800000LL, SL_TZ_JAVA_TIME},
+        {"Z", 0, SL_TZ_JAVA_TIME},
+        {"UTC", 0, SL_TZ_JAVA_TIME},
+        {"No/Such_Zone", INT64_MIN, SL_TZ_JAVA_TIME},
+        {"+25:00", INT64_MIN, SL_TZ_JAVA_TIME},
+        {"PST", INT64_MIN, SL_TZ_JAVA_TIME},
+        {"PST", -8 * 3600000LL, SL_TZ_JAVA_UTIL},
+        {"Japan", 9 * 3600000LL, SL_TZ_JAVA_TIME},
+        {"Nowhere", INT64_MIN, SL_TZ_JAVA_TIME},
+    };
+    for (size_t i = 0; i < SL_ARRAY_LEN(zones); i++) {
+        sl_tz *tz = sl_tz_open(zones[i].name, zones[i].rules, err, sizeof err);
+        if (zones[i].offset_ms == INT64_MIN) {
+            CHECK(tz == NULL);
+            CHECK(strstr(err, zones[i].name) != NULL);
+            continue;
+        }
+        CHECK(tz != NULL);
+        CHECK_EQ_INT(sl_tz_offset(tz, utc(2026, 1, 1, 0, 0, 0)), zones[i].offset_ms);
+        sl_tz_destroy(tz);
+    }
+    /* CONVERT_TZ('1900-01-01 00:00:00', 'UTC', 'Asia/Shanghai') =
+     * '1900-01-01 08:05:43': the zone's local mean time */
+    sl_tz *sh = sl_tz_open("Asia/Shanghai", SL_TZ_JAVA_UTIL, err, sizeof err);
+    CHECK(sh != NULL);
+    CHECK_EQ_INT(sl_tz_to_local(sh, utc(1900, 1, 1, 0, 0, 0)), utc(1900, 1, 1, 8, 5, 43));
+    sl_tz_destroy(sh);
+    sl_tz_destroy(NULL);
+}
+
+/* The text Flink 2.3 printed (CAST to STRING) and the texts it read or
+ * refused. */
+static void test_flink_text(void)
+{
+    char buf[64];
+    sl_ts v = {utc(2026, 1, 1, 10, 0, 0) + 100, 0};
+    sl_timestamp_format(buf, sizeof buf, v, 3, SL_TT_SQL);
+    CHECK_EQ_STR(buf, "2026-01-01 10:00:00.100");
+    sl_timestamp_format(buf, sizeof buf, v, 0, SL_TT_SQL);
+    CHECK_EQ_STR(buf, "2026-01-01 10:00:00");
+    v.ms = utc(2026, 1, 1, 10, 0, 0) + 123, v.nano = 400000;
+    sl_timestamp_format(buf, sizeof buf, v, 6, SL_TT_SQL);
+    CHECK_EQ_STR(buf, "2026-01-01 10:00:00.123400");
+    v.ms = utc(2026, 1, 1, 10, 0, 0), v.nano = 0;
+    sl_timestamp_format(buf, sizeof buf, v, 9, SL_TT_SQL);
+    CHECK_EQ_STR(buf, "2026-01-01 10:00:00.000000000");
+    CHECK_EQ_INT(sl_timestamp_parse("2026-1-1 1:2:3", 14, 6, &v), SL_OK);
+    CHECK_EQ_INT(v.ms, utc(2026, 1, 1, 1, 2, 3));
+    CHECK_EQ_INT(sl_timestamp_parse("2026-01-01", 10, 6, &v), SL_OK);
+    CHECK_EQ_INT(v.ms, utc(2026, 1, 1, 0, 0, 0));
+    CHECK_EQ_INT(sl_timestamp_parse("2026-01-01T10:00:00", 19, 6, &v), SL_ERR);
+    CHECK_EQ_INT(sl_timestamp_parse(" 2026-01-01 10:00:00 ", 21, 6, &v), SL_ERR);
+    CHECK_EQ_INT(sl_timestamp_parse("2026-01-01 10:00:00.1234567891", 30, 9, &v), SL_ERR);
+    int32_t ms;
+    CHECK_EQ_INT(sl_time_parse(" 1:2:3 ", 7, 0, &ms), SL_OK);
+    sl_time_format(buf, sizeof buf, ms, 0, SL_TT_SQL);
+    CHECK_EQ_STR(buf, "01:02:03");
+    CHECK_EQ_INT(sl_time_parse("10:00:00.5", 10, 3, &ms), SL_OK);
+    sl_time_format(buf, sizeof buf, ms, 3, SL_TT_SQL);
+    CHECK_EQ_STR(buf, "10:00:00.5");
+    CHECK_EQ_INT(sl_time_parse("10:00:00.123456", 15, 6, &ms), SL_OK);
+    sl_time_format(buf, sizeof buf, ms, 6, SL_TT_SQL);
+    CHECK_EQ_STR(buf, "10:00:00.123");
+    CHECK_EQ_INT(sl_time_parse("10:00:00.1", 10, 0, &ms), SL_OK);
+    sl_time_format(buf, sizeof buf, ms, 0, SL_TT_SQL);
+    CHECK_EQ_STR(buf, "10:00:00");
+    CHECK_EQ_INT(sl_time_parse("10:00", 5, 0, &ms), SL_OK);
+    CHECK_EQ_INT(ms, 36000000);
+    CHECK_EQ_INT(sl_time_parse("25:00:00", 8, 0, &ms), SL_ERR);
+    int32_t d;
+    CHECK_EQ_INT(sl_date_parse(" 2026-01-01 ", 12, &d), SL_OK);
+    CHECK_EQ_INT(d, sl_days_from_civil(2026, 1, 1));
+    CHECK_EQ_INT(sl_date_parse("2026-1-1", 8, &d), SL_OK);
+    CHECK_EQ_INT(sl_date_parse("2026-01-01 10:00:00", 19, &d), SL_OK);
+    CHECK_EQ_INT(d, sl_days_from_civil(2026, 1, 1));
+    CHECK_EQ_INT(sl_date_parse("2026-02-30", 10, &d), SL_ERR);
+    CHECK_EQ_INT(sl_date_parse("10000-01-01", 11, &d), SL_ERR);
+    CHECK_EQ_INT(sl_date_parse("0000-01-01", 10, &d), SL_ERR);
+    sl_interval_dt_format(buf, sizeof buf, 300000); /* INTERVAL '5' MINUTE */
+    CHECK_EQ_STR(buf, "+0 00:05:00.000");
+    sl_interval_dt_format(buf, sizeof buf, -(((3 * 24 + 4) * 60 + 5) * 60000LL + 6789));
+    CHECK_EQ_STR(buf, "-3 04:05:06.789");
+    sl_interval_ym_format(buf, sizeof buf, 120); /* INTERVAL '10' YEAR */
+    CHECK_EQ_STR(buf, "+10-00");
+    sl_interval_ym_format(buf, sizeof buf, -14);
+    CHECK_EQ_STR(buf, "-1-02");
+}
+
 int main(int argc, char **argv)
 {
     static const sl_test_case tests[] = {
         SL_TEST(test_vectors),
+        SL_TEST(test_flink_zones),
+        SL_TEST(test_flink_text),
     };
     return sl_test_run(tests, SL_ARRAY_LEN(tests), argc, argv);
 }
