@@ -241,11 +241,19 @@ int sl_dec_rescale(sl_dec v, int from, sl_dec_type t, sl_dec *out)
 
 int sl_dec_parse(const char *text, size_t len, sl_dec_type t, sl_dec *out)
 {
+    /* Flink reads a short text (at most 18 bytes, blanks included) into a
+     * DECIMAL of at most 18 digits with a lenient reader of its own, any
+     * other with Java's BigDecimal; they differ in what may be missing */
+    bool lenient = t.p <= 18 && len <= 18;
     size_t i = 0, j = len;
     while (i < j && (unsigned char)text[i] <= ' ') i++;
     while (j > i && (unsigned char)text[j - 1] <= ' ') j--;
+    if (i == j) return SL_DEC_SYNTAX;
     bool neg = false;
-    if (i < j && (text[i] == '+' || text[i] == '-')) neg = text[i++] == '-';
+    if (text[i] == '+' || text[i] == '-') {
+        neg = text[i++] == '-';
+        if (i == j) return SL_DEC_SYNTAX; /* a sign alone */
+    }
     /* the significant digits (leading zeros dropped) as a wide, the count
      * of fraction digits, digits beyond 120 significant ones only counted */
     wide m;
@@ -276,15 +284,16 @@ int sl_dec_parse(const char *text, size_t len, sl_dec_type t, sl_dec *out)
             extra++; /* only its magnitude matters: it overflows */
         }
     }
-    if (ndigits == 0) return SL_DEC_SYNTAX;
+    if (ndigits == 0 && !lenient) return SL_DEC_SYNTAX; /* ".", "e5" are 0 when lenient */
     long exp = 0;
     if (i < j && (text[i] == 'e' || text[i] == 'E')) {
         i++;
-        bool eneg = false;
-        if (i < j && (text[i] == '+' || text[i] == '-')) eneg = text[i++] == '-';
-        if (i >= j) return SL_DEC_SYNTAX;
+        bool eneg = false, esign = false;
+        if (i < j && (text[i] == '+' || text[i] == '-')) eneg = text[i++] == '-', esign = true;
+        size_t first = i;
         for (; i < j && text[i] >= '0' && text[i] <= '9'; i++)
             if (exp < 100000) exp = exp * 10 + (text[i] - '0');
+        if (i == first && (esign || !lenient)) return SL_DEC_SYNTAX; /* "1e" is 1 when lenient */
         if (eneg) exp = -exp;
     }
     if (i != j) return SL_DEC_SYNTAX;

@@ -76,11 +76,15 @@ unsigned __int128 sl_dec_pow10(int n);
 /* Does unscaled v have at most p digits (|v| < 10^p)? */
 bool sl_dec_fits(sl_dec v, int p);
 
-/* Text into DECIMAL(p, s): blanks (bytes <= ' ') around it are ignored, then
- * [+-] digits [. digits] [(e|E) [+-] digits], at least one digit before or
- * after the point (Java's BigDecimal text). Rounded HALF_UP to s.
- * SL_DEC_SYNTAX for anything else (nothing written), SL_DEC_OVERFLOW when
- * the rounded value has more than p digits. */
+/* Text into DECIMAL(p, s), as Flink's CAST reads it: blanks (bytes <= ' ')
+ * around it are ignored, then [+-] digits [. digits] [(e|E) [+-] digits],
+ * at least one digit before or after the point and in an exponent (Java's
+ * BigDecimal text) -- except that a text of at most 18 bytes into p <= 18
+ * may leave the digits out (".", "e5" and "-." are 0, "1e" is 1; a sign
+ * alone and an exponent's sign alone are still errors). Rounded HALF_UP to
+ * s. SL_DEC_SYNTAX for anything else (nothing written); SL_DEC_OVERFLOW
+ * when the rounded value has more than p digits, which Flink's CAST from
+ * STRING makes an error (TRY_CAST a NULL), unlike a numeric CAST. */
 int sl_dec_parse(const char *text, size_t len, sl_dec_type t, sl_dec *out);
 
 /* v of scale s as Flink prints a DECIMAL (CAST to STRING, print, the SQL

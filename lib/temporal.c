@@ -58,8 +58,9 @@ static bool expect(cursor *c, char ch)
     return false;
 }
 
-/* ".fffffffff": the fraction as nanoseconds, cut to `keep` digits */
-static bool fraction(cursor *c, int keep, int64_t *nanos)
+/* ".fffffffff": the fraction as nanoseconds, cut to `keep` digits; a '.'
+ * without digits is 0 when bare_point */
+static bool fraction(cursor *c, int keep, bool bare_point, int64_t *nanos)
 {
     *nanos = 0;
     if (!expect(c, '.')) return true;
@@ -70,7 +71,7 @@ static bool fraction(cursor *c, int keep, int64_t *nanos)
         k++;
         c->i++;
     }
-    if (k == 0 || k > 9) return false;
+    if ((k == 0 && !bare_point) || k > 9) return false;
     for (; k < 9; k++) v *= 10;
     *nanos = v;
     return true;
@@ -87,12 +88,17 @@ static bool date_part(cursor *c, int64_t *days)
     return true;
 }
 
-/* "h:m[:s[.f]]" into nanoseconds of the day */
-static bool time_part(cursor *c, int keep, int64_t *nanos)
+/* "h:m[:s[.f]]" into nanoseconds of the day; a TIMESTAMP's time (ts) needs
+ * the seconds and may end in a bare '.', as Flink reads them */
+static bool time_part(cursor *c, int keep, bool ts, int64_t *nanos)
 {
     int64_t h, m, s = 0, f = 0;
     if (!number(c, 2, &h) || !expect(c, ':') || !number(c, 2, &m)) return false;
-    if (expect(c, ':') && (!number(c, 2, &s) || !fraction(c, keep, &f))) return false;
+    if (expect(c, ':')) {
+        if (!number(c, 2, &s) || !fraction(c, keep, ts, &f)) return false;
+    } else if (ts) {
+        return false;
+    }
     if (h > 23 || m > 59 || s > 59) return false;
     *nanos = ((h * 60 + m) * 60 + s) * 1000000000LL + f;
     return true;
@@ -113,7 +119,7 @@ int sl_date_parse(const char *s, size_t len, int32_t *days)
     if (c.i < c.n && (c.s[c.i] == ' ' || c.s[c.i] == 'T')) { /* a time after it */
         cursor save = c;
         c.i++;
-        if (!time_part(&c, 9, &t)) c = save;
+        if (!time_part(&c, 9, false, &t)) c = save;
     }
     if (!at_end(&c)) return SL_ERR;
     *days = (int32_t)d;
@@ -125,7 +131,7 @@ int sl_time_parse(const char *s, size_t len, int p, int32_t *ms)
     cursor c = {s, 0, len};
     skip_blanks(&c);
     int64_t t;
-    if (!time_part(&c, p < 3 ? p : 3, &t) || !at_end(&c)) return SL_ERR;
+    if (!time_part(&c, p < 3 ? p : 3, false, &t) || !at_end(&c)) return SL_ERR;
     *ms = (int32_t)(t / 1000000);
     return SL_OK;
 }
@@ -135,7 +141,7 @@ int sl_timestamp_parse(const char *s, size_t len, int p, sl_ts *out)
     cursor c = {s, 0, len}; /* no blanks around it, unlike DATE and TIME */
     int64_t d, t = 0;
     if (!date_part(&c, &d)) return SL_ERR;
-    if (expect(&c, ' ') && !time_part(&c, p, &t)) return SL_ERR;
+    if (expect(&c, ' ') && !time_part(&c, p, true, &t)) return SL_ERR;
     if (c.i != c.n) return SL_ERR;
     out->ms = d * SL_MS_PER_DAY + t / 1000000;
     out->nano = (int32_t)(t % 1000000);
@@ -268,7 +274,7 @@ int sl_interval_dt_parse(const char *s, size_t len, int64_t *ms)
     skip_blanks(&c);
     int sg = sign_of(&c);
     int64_t d, t;
-    if (!number(&c, 9, &d) || !expect(&c, ' ') || !time_part(&c, 3, &t) || !at_end(&c))
+    if (!number(&c, 9, &d) || !expect(&c, ' ') || !time_part(&c, 3, false, &t) || !at_end(&c))
         return SL_ERR;
     *ms = sg * (d * SL_MS_PER_DAY + t / 1000000);
     return SL_OK;

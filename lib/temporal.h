@@ -18,8 +18,10 @@
  * Parsing accepts what Flink's CAST from STRING accepts (docs/SQL.md, "Date
  * and time values"): one- or two-digit months, days, hours, minutes and
  * seconds; blanks around a DATE or TIME (not a TIMESTAMP); a TIMESTAMP's
- * date and time apart by one ' ' (not 'T'), or a date alone as midnight;
- * at most 9 fraction digits, those past the precision cut, not rounded.
+ * date and time apart by one ' ' (not 'T'), the time with its seconds
+ * ("10:00" alone is refused, "10:00:00." read), or a date alone as
+ * midnight; at most 9 fraction digits, those past the precision cut, not
+ * rounded.
  * Each parser returns SL_OK, or SL_ERR for text that is no such value
  * (Flink's CAST fails, TRY_CAST gives NULL).
  *

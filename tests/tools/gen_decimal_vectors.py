@@ -175,8 +175,24 @@ def main():
         if rng.random() < 0.2:
             text = "_" + text + "__"
         out.append(f"parse {t[0]} {t[1]} {text} {fix(Decimal(text.replace('_', '')), *t)}")
-    for text in ("abc", "1.2.3", "1e", "e5", ".", "-", "_", "1_2", "0x10", "1e+", "--1", "1,5"):
+    # Flink 2.3's answers: short text into p <= 18 may leave digits out;
+    # otherwise (p > 18, or more than 18 bytes) Java's BigDecimal text rules
+    for p, sc, text, want in [(10, 2, ".", "0.00"), (10, 2, "e5", "0.00"), (10, 2, ".e1", "0.00"),
+                          (10, 2, "1e", "1.00"), (10, 2, "e", "0.00"), (10, 2, "+e", "0.00"),
+                          (10, 2, "-.", "0.00"), (10, 2, "1.e", "1.00"), (18, 2, "1e", "1.00"),
+                          (10, 2, "_" * 15 + "1e", "1.00"), (10, 2, "_" * 18 + "1e", "SYNTAX"),
+                          (20, 2, ".", "SYNTAX"), (20, 2, "1e", "SYNTAX"), (19, 2, "e5", "SYNTAX"),
+                          (20, 2, "1.", "1.00"), (20, 2, ".5", "0.50"), (10, 2, "+.5", "0.50"),
+                          (10, 2, "-.5", "-0.50"), (10, 2, "00012.50", "12.50"), (10, 2, "5e-3", "0.01"),
+                          (10, 2, "-5e-3", "-0.01"), (10, 2, "-0.004", "0.00"),
+                          (10, 2, "1234567890.123456789", "OVERFLOW"),
+                          (18, 9, "12345678.1234567895", "12345678.123456790"),
+                          (30, 0, "_123456789012345678901234.5_", "123456789012345678901235")]:
+        out.append(f"parse {p} {sc} {text} {want}")
+    for text in ("abc", "1.2.3", "-", "+", "_", "___", "1_2", "0x10", "1e+", "1E-", "--1",
+                 "1,5", "1e5.5", "NaN", "1_.5"):
         out.append(f"parse 10 2 {text} SYNTAX")
+        out.append(f"parse 30 2 {text} SYNTAX")
     # doubles: random bits, decimal-looking values, halves
     for _ in range(1000):
         r = rng.random()
