@@ -211,9 +211,13 @@ int sl_timestamp_format(char *dst, size_t cap, sl_ts v, int p, sl_tt_style style
     sl_civil_format_year(ys, sizeof ys, c.year);
     int64_t nanos = (int64_t)c.milli * 1000000 + v.nano;
     int n = snprintf(buf, sizeof buf, "%s-%02d-%02d%c%02d:%02d", ys, c.month, c.day,
-                     style == SL_TT_JAVA ? 'T' : ' ', c.hour, c.minute);
+                     style == SL_TT_SQL ? ' ' : 'T', c.hour, c.minute);
     if (style == SL_TT_JAVA) {
         n += java_tail(buf + n, sizeof buf - (size_t)n, c.second, nanos);
+    } else if (style == SL_TT_INSTANT) { /* ":ss" always, then the groups */
+        if (c.second == 0 && nanos == 0) n += snprintf(buf + n, sizeof buf - (size_t)n, ":00");
+        else n += java_tail(buf + n, sizeof buf - (size_t)n, c.second, nanos);
+        n += snprintf(buf + n, sizeof buf - (size_t)n, "Z");
     } else {
         n += snprintf(buf + n, sizeof buf - (size_t)n, ":%02d", c.second);
         if (p > 0) {

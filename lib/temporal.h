@@ -53,6 +53,9 @@ typedef enum sl_tt_style {
     SL_TT_JAVA, /* the print sink and Row.toString (java.time's toString):
                    "2026-01-01T10:00:00.120", seconds left out when they
                    and the fraction are 0, the fraction in groups of 3 */
+    SL_TT_INSTANT, /* the print sink's TIMESTAMP_LTZ (java.time.Instant's
+                   toString, in UTC): "2026-01-01T00:00:00.123Z", the
+                   seconds always, the fraction in groups of 3 */
 } sl_tt_style;
 
 /* ---- DATE ---- */
@@ -81,7 +84,8 @@ int sl_time_format(char *dst, size_t cap, int32_t ms, int p, sl_tt_style style);
 int sl_timestamp_parse(const char *s, size_t len, int p, sl_ts *out);
 /* v as a TIMESTAMP(p): SL_TT_SQL "2026-01-01 10:00:00.123400" (exactly p
  * fraction digits, none for p = 0); SL_TT_JAVA java.time.LocalDateTime's
- * "2026-01-01T10:00:00.123400" (the digits of v, groups of 3). */
+ * "2026-01-01T10:00:00.123400" (the digits of v, groups of 3);
+ * SL_TT_INSTANT "2026-01-01T10:00:00.123400Z". */
 int sl_timestamp_format(char *dst, size_t cap, sl_ts v, int p, sl_tt_style style);
 
 /* ---- intervals ---- */

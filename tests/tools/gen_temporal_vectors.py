@@ -5,8 +5,10 @@ tests/unit/test_temporal.c, computed with Python's datetime and zoneinfo
 
 Line format (space separated, '_' stands for a blank inside a text):
   date DAYS TEXT                     days since 1970-01-01 <-> yyyy-MM-dd
-  ts MS NANO P SQLTEXT JAVATEXT      a TIMESTAMP(P): CAST to STRING form,
-                                     java.time LocalDateTime.toString form
+  ts MS NANO P SQLTEXT JAVATEXT INSTANTTEXT
+                                     a TIMESTAMP(P): CAST to STRING form,
+                                     java.time LocalDateTime.toString form,
+                                     java.time Instant.toString form
   tsparse P TEXT MS NANO|ERR         TEXT into a TIMESTAMP(P)
   time MS P SQLTEXT JAVATEXT         a TIME(P) (milliseconds of the day)
   ym MONTHS TEXT                     INTERVAL YEAR TO MONTH
@@ -71,7 +73,8 @@ for i in range(4000):
     if p > 0:
         sql += "." + f"{frac9:09d}"[:p]
     java = f"{date_text(d)}T{java_time(d, frac9)}"
-    out.append(f"ts {ms} {nano} {p} {sql} {java}")
+    instant = java if (d.second or frac9) else java + ":00"
+    out.append(f"ts {ms} {nano} {p} {sql} {java} {instant}Z")
     # the SQL text reads back; with more digits than p they are cut
     out.append(f"tsparse {p} {sql} {ms} {nano}")
     if p < 9:

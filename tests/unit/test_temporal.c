@@ -70,6 +70,8 @@ static int check_line(int lineno, char *line)
         if (strcmp(buf, tok[4])) return bad(lineno, copy, buf);
         sl_timestamp_format(buf, sizeof buf, v, p, SL_TT_JAVA);
         if (strcmp(buf, tok[5])) return bad(lineno, copy, buf);
+        sl_timestamp_format(buf, sizeof buf, v, p, SL_TT_INSTANT);
+        if (strcmp(buf, tok[6])) return bad(lineno, copy, buf);
         return 0;
     }
     if (!strcmp(op, "tsparse")) {
@@ -253,6 +255,24 @@ static void test_flink_text(void)
     CHECK_EQ_INT(sl_date_parse("2026-02-30", 10, &d), SL_ERR);
     CHECK_EQ_INT(sl_date_parse("10000-01-01", 11, &d), SL_ERR);
     CHECK_EQ_INT(sl_date_parse("0000-01-01", 10, &d), SL_ERR);
+    /* the print sink's rows: TIME(0) '10:00:00' and TIME(3) '10:00:00.5',
+     * TIMESTAMP(0), TIMESTAMP(9), TIMESTAMP_LTZ(3) of 0 and of ...123 */
+    sl_time_format(buf, sizeof buf, 36000000, 0, SL_TT_JAVA);
+    CHECK_EQ_STR(buf, "10:00");
+    sl_time_format(buf, sizeof buf, 36000500, 3, SL_TT_JAVA);
+    CHECK_EQ_STR(buf, "10:00:00.500");
+    v.ms = utc(2026, 1, 1, 10, 0, 0), v.nano = 0;
+    sl_timestamp_format(buf, sizeof buf, v, 0, SL_TT_JAVA);
+    CHECK_EQ_STR(buf, "2026-01-01T10:00");
+    v.ms = utc(2026, 1, 1, 10, 0, 1), v.nano = 1;
+    sl_timestamp_format(buf, sizeof buf, v, 9, SL_TT_JAVA);
+    CHECK_EQ_STR(buf, "2026-01-01T10:00:01.000000001");
+    v.ms = 0, v.nano = 0;
+    sl_timestamp_format(buf, sizeof buf, v, 3, SL_TT_INSTANT);
+    CHECK_EQ_STR(buf, "1970-01-01T00:00:00Z");
+    v.ms = 1767225600123LL;
+    sl_timestamp_format(buf, sizeof buf, v, 3, SL_TT_INSTANT);
+    CHECK_EQ_STR(buf, "2026-01-01T00:00:00.123Z");
     sl_interval_dt_format(buf, sizeof buf, 300000); /* INTERVAL '5' MINUTE */
     CHECK_EQ_STR(buf, "+0 00:05:00.000");
     sl_interval_dt_format(buf, sizeof buf, -(((3 * 24 + 4) * 60 + 5) * 60000LL + 6789));
