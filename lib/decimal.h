@@ -162,7 +162,10 @@ sl_dec_type sl_dec_type_mul(sl_dec_type a, sl_dec_type b);
 sl_dec_type sl_dec_type_div(sl_dec_type a, sl_dec_type b);
 /* a % b: scale max(s1, s2), precision min(p1 - s1, p2 - s2) + scale. */
 sl_dec_type sl_dec_type_mod(sl_dec_type a, sl_dec_type b);
-/* SUM: (38, s). AVG: (38, max(s, 6)). MIN and MAX keep the type. */
+/* SUM: (38, s). AVG: (38, max(s, 6)). MIN and MAX keep the type. AVG's
+ * value is the SUM divided by the count: sl_dec_div(sum, s, count, 0,
+ * sl_dec_type_avg(t), &avg), the count as an unscaled value (Flink:
+ * AVG of 1.10, 2.25, 3.00 in DECIMAL(10, 2) is 2.116667). */
 sl_dec_type sl_dec_type_sum(sl_dec_type a);
 sl_dec_type sl_dec_type_avg(sl_dec_type a);
 /* ROUND(a, n) and TRUNCATE(a, n): a itself when n >= s; (min(38, p - s +

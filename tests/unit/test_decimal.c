@@ -227,6 +227,16 @@ static void test_edges(void)
     CHECK_EQ_INT(sl_dec_mod(one, 0, sl_dec_from_i128(0), 0, ty(38, 6), &r), SL_DEC_DIV_ZERO);
     sl_dec_type t = sl_dec_type_avg(ty(10, 2));
     CHECK(t.p == 38 && t.s == 6);
+    /* Flink: AVG(1.10, 2.25, 3.00) = 2.116667, SUM = 6.35 */
+    sl_dec sum, cnt;
+    CHECK_EQ_INT(sl_dec_add(val("1.10", 10, 2), 2, val("2.25", 10, 2), 2, sl_dec_type_sum(ty(10, 2)), &sum), SL_DEC_OK);
+    CHECK_EQ_INT(sl_dec_add(sum, 2, val("3.00", 10, 2), 2, sl_dec_type_sum(ty(10, 2)), &sum), SL_DEC_OK);
+    sl_dec_format(buf, sizeof buf, sum, 2);
+    CHECK_EQ_STR(buf, "6.35");
+    CHECK_EQ_INT(sl_dec_from_i64(3, sl_dec_type_of_int(8), &cnt), SL_DEC_OK);
+    CHECK_EQ_INT(sl_dec_div(sum, 2, cnt, 0, t, &r), SL_DEC_OK);
+    sl_dec_format(buf, sizeof buf, r, t.s);
+    CHECK_EQ_STR(buf, "2.116667");
     t = sl_dec_type_sum(ty(10, 2));
     CHECK(t.p == 38 && t.s == 2);
     t = sl_dec_type_of_int(8);
