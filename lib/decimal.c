@@ -27,17 +27,51 @@ typedef struct wide {
     uint64_t w[WL];
 } wide;
 
-u128 sl_dec_pow10(int n)
-{
-    static u128 tab[39];
-    static int ready;
-    if (!ready) { /* idempotent: racing threads write the same values */
-        u128 p = 1;
-        for (int i = 0; i <= 38; i++, p *= 10) tab[i] = p;
-        ready = 1;
-    }
-    return tab[n];
-}
+/* 10^0 .. 10^38 (10^19 is the largest power of ten an unsigned long long
+ * holds; the rest are products of two constants) */
+static const u128 POW10[39] = {
+    1,
+    10ULL,
+    100ULL,
+    1000ULL,
+    10000ULL,
+    100000ULL,
+    1000000ULL,
+    10000000ULL,
+    100000000ULL,
+    1000000000ULL,
+    10000000000ULL,
+    100000000000ULL,
+    1000000000000ULL,
+    10000000000000ULL,
+    100000000000000ULL,
+    1000000000000000ULL,
+    10000000000000000ULL,
+    100000000000000000ULL,
+    1000000000000000000ULL,
+    10000000000000000000ULL,
+    (u128)10000000000000000000ULL * 10ULL,
+    (u128)10000000000000000000ULL * 100ULL,
+    (u128)10000000000000000000ULL * 1000ULL,
+    (u128)10000000000000000000ULL * 10000ULL,
+    (u128)10000000000000000000ULL * 100000ULL,
+    (u128)10000000000000000000ULL * 1000000ULL,
+    (u128)10000000000000000000ULL * 10000000ULL,
+    (u128)10000000000000000000ULL * 100000000ULL,
+    (u128)10000000000000000000ULL * 1000000000ULL,
+    (u128)10000000000000000000ULL * 10000000000ULL,
+    (u128)10000000000000000000ULL * 100000000000ULL,
+    (u128)10000000000000000000ULL * 1000000000000ULL,
+    (u128)10000000000000000000ULL * 10000000000000ULL,
+    (u128)10000000000000000000ULL * 100000000000000ULL,
+    (u128)10000000000000000000ULL * 1000000000000000ULL,
+    (u128)10000000000000000000ULL * 10000000000000000ULL,
+    (u128)10000000000000000000ULL * 100000000000000000ULL,
+    (u128)10000000000000000000ULL * 1000000000000000000ULL,
+    (u128)10000000000000000000ULL * 10000000000000000000ULL,
+};
+
+u128 sl_dec_pow10(int n) { return POW10[n]; }
 
 const char *sl_dec_status_text(int st)
 {
@@ -181,10 +215,31 @@ static void w_divmod(const wide *n, const wide *d, wide *q, wide *r)
     }
 }
 
+/* u_finish for a magnitude in 128 bits, |to - from| small enough for the
+ * table: the common case, without the wide arithmetic */
+static int u_finish(u128 u, int from, int to, int p, bool neg, bool half_up, sl_dec *out)
+{
+    if (to >= from) {
+        int k = to - from;
+        if (u != 0 && (k > p || u >= POW10[p - k])) return SL_DEC_OVERFLOW;
+        u *= POW10[k];
+    } else {
+        int k = from - to;
+        u /= POW10[k - 1];
+        int digit = (int)(u % 10);
+        u = u / 10 + (half_up && digit >= 5);
+        if (u >= POW10[p]) return SL_DEC_OVERFLOW;
+    }
+    *out = sl_dec_from_i128(neg ? -(i128)u : (i128)u);
+    return SL_DEC_OK;
+}
+
 /* Magnitude m at scale `from` rounded HALF_UP (or cut, half_up false) to
  * scale `to`, checked against p digits, into *out with sign neg. */
 static int w_finish(wide *m, int from, int to, int p, bool neg, bool half_up, sl_dec *out)
 {
+    if (w_fits128(m) && to - from <= 38 && from - to <= 39)
+        return u_finish(w_get128(m), from, to, p, neg, half_up, out);
     if (to >= from) {
         if (to - from > 38 && !w_is_zero(m)) return SL_DEC_OVERFLOW;
         w_mul_pow10(m, to - from);
@@ -259,6 +314,7 @@ int sl_dec_parse(const char *text, size_t len, sl_dec_type t, sl_dec *out)
     wide m;
     w_set(&m, 0);
     int sig = 0, frac = 0, ndigits = 0;
+    u128 acc = 0; /* the first 38 significant digits; m holds more */
     long extra = 0; /* integer digits past what m holds: scale down */
     bool point = false;
     for (; i < j; i++) {
@@ -273,7 +329,12 @@ int sl_dec_parse(const char *text, size_t len, sl_dec_type t, sl_dec *out)
             if (point) frac++;
             continue;
         }
-        if (sig < 120) {
+        if (sig < 38) {
+            acc = acc * 10 + (unsigned)(c - '0');
+            sig++;
+            if (point) frac++;
+        } else if (sig < 120) {
+            if (sig == 38) w_set(&m, acc); /* past 128 bits: on in the wide */
             w_mul_small(&m, 10);
             wide d;
             w_set(&d, (u128)(c - '0'));
@@ -299,6 +360,15 @@ int sl_dec_parse(const char *text, size_t len, sl_dec_type t, sl_dec *out)
     if (i != j) return SL_DEC_SYNTAX;
     /* value = m * 10^(extra + exp - frac) */
     long scale = (long)frac - exp - extra;
+    if (sig <= 38) {
+        if (acc == 0) {
+            *out = sl_dec_from_i128(0);
+            return SL_DEC_OK;
+        }
+        if (scale >= (long)t.s - 38 && scale <= (long)t.s + 39)
+            return u_finish(acc, (int)scale, t.s, t.p, neg, true, out);
+        w_set(&m, acc);
+    }
     if (w_is_zero(&m)) {
         *out = sl_dec_from_i128(0);
         return SL_DEC_OK;
@@ -316,12 +386,16 @@ int sl_dec_format(char *dst, size_t cap, sl_dec v, int s)
 {
     bool neg;
     u128 m = mag(v, &neg);
+    /* the digits, least significant first, 19 at a time in 64 bits */
     char digits[48];
     int n = 0;
-    do {
-        digits[n++] = (char)('0' + (int)(m % 10));
-        m /= 10;
-    } while (m);
+    while (m >> 64) {
+        uint64_t part = (uint64_t)(m % POW10[19]);
+        m /= POW10[19];
+        for (int i = 0; i < 19; i++, part /= 10) digits[n++] = (char)('0' + part % 10);
+    }
+    for (uint64_t low = (uint64_t)m; low; low /= 10) digits[n++] = (char)('0' + low % 10);
+    if (n == 0) digits[n++] = '0';
     while (n <= s) digits[n++] = '0'; /* at least one integer digit */
     char buf[SL_DEC_TEXT_MAX + 1];
     int k = 0;
@@ -451,6 +525,12 @@ int sl_dec_mul(sl_dec a, int sa, sl_dec b, int sb, sl_dec_type t, sl_dec *out)
 {
     bool na, nb;
     u128 x = mag(a, &na), y = mag(b, &nb);
+    if (sa + sb == t.s && (x >> 64) == 0 && (y >> 64) == 0) { /* exact in 128 bits */
+        u128 m = x * y;
+        if (m >= POW10[t.p]) return SL_DEC_OVERFLOW;
+        *out = sl_dec_from_i128(na != nb ? -(i128)m : (i128)m);
+        return SL_DEC_OK;
+    }
     wide w;
     /* the 256-bit product from four 64x64 products */
     uint64_t x0 = (uint64_t)x, x1 = (uint64_t)(x >> 64), y0 = (uint64_t)y, y1 = (uint64_t)(y >> 64);
