@@ -419,7 +419,7 @@ const char *sl_tz_name(const sl_tz *tz) { return tz->name; }
 
 int64_t sl_tz_offset(sl_tz *tz, int64_t utc_ms)
 {
-    UErrorCode st = U_ZERO_ERROR;
+    UErrorCode st = U_ZERO_ERROR; /* (a UDate is a double: exact to 2^53 ms) */
     ucal_setMillis(tz->cal, (UDate)utc_ms, &st);
     int32_t zone = ucal_get(tz->cal, UCAL_ZONE_OFFSET, &st);
     int32_t dst = ucal_get(tz->cal, UCAL_DST_OFFSET, &st);
@@ -441,5 +441,11 @@ int64_t sl_tz_to_utc(sl_tz *tz, int64_t local_ms)
     ucal_set(tz->cal, UCAL_SECOND, c.second);
     ucal_set(tz->cal, UCAL_MILLISECOND, c.milli);
     UDate t = ucal_getMillis(tz->cal, &st);
-    return U_FAILURE(st) ? local_ms - sl_tz_offset(tz, local_ms) : (int64_t)t;
+    if (U_FAILURE(st) || !(t > -9.2e18 && t < 9.2e18)) { /* out of ICU's range */
+        int64_t off = sl_tz_offset(tz, local_ms);
+        if ((off > 0 && local_ms < INT64_MIN + off) || (off < 0 && local_ms > INT64_MAX + off))
+            return local_ms;
+        return local_ms - off;
+    }
+    return (int64_t)t;
 }

@@ -203,6 +203,13 @@ static void test_flink_zones(void)
     sl_tz *sh = sl_tz_open("Asia/Shanghai", SL_TZ_JAVA_UTIL, err, sizeof err);
     CHECK(sh != NULL);
     CHECK_EQ_INT(sl_tz_to_local(sh, utc(1900, 1, 1, 0, 0, 0)), utc(1900, 1, 1, 8, 5, 43));
+    /* the ends of the range answer without failing */
+    int64_t ends[] = {INT64_MIN, INT64_MIN / 2, -62135596800000LL, 253402300799999LL,
+                      INT64_MAX / 2, INT64_MAX};
+    for (size_t i = 0; i < SL_ARRAY_LEN(ends); i++) {
+        (void)sl_tz_offset(sh, ends[i]);
+        (void)sl_tz_to_utc(sh, ends[i]);
+    }
     sl_tz_destroy(sh);
     sl_tz_destroy(NULL);
 }
