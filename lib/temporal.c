@@ -449,3 +449,11 @@ int64_t sl_tz_to_utc(sl_tz *tz, int64_t local_ms)
     }
     return (int64_t)t;
 }
+
+int64_t sl_tz_to_local(sl_tz *tz, int64_t utc_ms)
+{
+    int64_t off = sl_tz_offset(tz, utc_ms);
+    if (off > 0 && utc_ms > INT64_MAX - off) return INT64_MAX;
+    if (off < 0 && utc_ms < INT64_MIN - off) return INT64_MIN;
+    return utc_ms + off;
+}

@@ -133,10 +133,8 @@ int64_t sl_tz_offset(sl_tz *tz, int64_t utc_ms);
 /* The instant of local wall-clock time local_ms in the zone (a gap moves
  * forward by its length, an overlap takes the earlier offset). */
 int64_t sl_tz_to_utc(sl_tz *tz, int64_t local_ms);
-/* utc_ms as local wall-clock time in the zone. */
-static inline int64_t sl_tz_to_local(sl_tz *tz, int64_t utc_ms)
-{
-    return utc_ms + sl_tz_offset(tz, utc_ms);
-}
+/* utc_ms as local wall-clock time in the zone (saturating at the int64
+ * range). */
+int64_t sl_tz_to_local(sl_tz *tz, int64_t utc_ms);
 
 #endif
