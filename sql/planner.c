@@ -339,6 +339,15 @@ void items_free(item *it, int n)
 /* Make a projection item of expression e named `name` against sch. */
 int make_item(plan *p, item *it, const sql_node *e, const char *name, const sl_schema *sch)
 {
+    if (is_proctime(e)) { /* a group window's *_PROCTIME (plan_groupwin.c): the wall clock */
+        char *q = sql_quote_ident(name);
+        it->name = sl_strdup(name);
+        it->expr = e;
+        it->type = SL_T_TIMESTAMP;
+        it->text = sl_sprintf("CURRENT_TIMESTAMP AS %s", q);
+        free(q);
+        return SL_OK;
+    }
     if (type_expr(p, e, sch, &it->type) != SL_OK) return SL_ERR;
     char *x = sql_unparse(e);
     it->name = sl_strdup(name);
@@ -1006,9 +1015,14 @@ static int agg_window_input(plan *p, const sql_node *sel, const sql_node *from, 
 {
     const sql_node *tref = sql_kid(from, 0), *desc = sql_kid(from, 1), *group = sql_kid(sel, 3);
     if (window_spec(p, from, spec) != SL_OK) return SL_ERR;
-    if (scan_table(p, tref, tref->s, in) != SL_OK) return SL_ERR;
-    free(in->alias);
-    in->alias = sl_strdup(from->s2 ? from->s2 : tref->s);
+    const rel *done = sqlp_joins_find(p, tref); /* planned already (plan_groupwin.c) */
+    if (done) {
+        rel_copy(in, done);
+    } else {
+        if (scan_table(p, tref, tref->s, in) != SL_OK) return SL_ERR;
+        free(in->alias);
+        in->alias = sl_strdup(from->s2 ? from->s2 : tref->s);
+    }
     if (in->updating)
         return PERR(from, "a window TVF over an updating input (produced by %s) is not "
                     "supported", in->updater);
@@ -1049,9 +1063,6 @@ static int agg_group_keys(plan *p, aggctx *c, const sql_node *sel)
         }
         /* Flink's cascading form: window_time (window_end - 1 ms) adds nothing to the group */
         if (window && g->kind == SQL_COL && !strcasecmp(g->s, "window_time")) continue;
-        if (window && g->kind != SQL_COL)
-            return PERR(g, "window aggregation groups by columns only (window_start, window_end "
-                        "and keys)");
         char *kn;
         if (pre_column(p, c, g, "__key", &kn) != SL_OK) return SL_ERR;
         c->keys[c->nkeys] = kn;
@@ -1264,6 +1275,7 @@ static int plan_select(plan *p, const sql_node *sel, rel *out)
     if (sel->flags & SQL_F_DISTINCT) return sql_plan_select_distinct(p, sel, out);
     if (!sql_kid(sel, 1)) return sql_plan_nofrom(p, sel, out);
     if (sql_join_resolve_select(p, sel, &sel) != SL_OK) return SL_ERR;
+    if (sql_groupwin_rewrite(p, sel, &sel) != SL_OK) return SL_ERR;
     const sql_node *items = sql_kid(sel, 0), *from = sql_kid(sel, 1), *where = sql_kid(sel, 2),
                    *group = sql_kid(sel, 3), *having = sql_kid(sel, 4);
     if (sql_is_rank_query(p, sel)) return sql_plan_rank(p, sel, out);
