@@ -19,7 +19,8 @@
  *                       distinct per window (Flink's window aggregate with
  *                       no aggregate calls, as Nexmark q8 plans)
  *   "allowed-lateness": "0 s"
- *   "time":             "event" (default) | "processing" (TUMBLE and HOP)
+ *   "time":             "event" (default) | "processing" (TUMBLE, HOP and
+ *                                   SESSION)
  *
  * Output: window_start, window_end, window_time (= window_end - 1 ms, the
  * rowtime of the result), the group-by columns, then the aggregates, typed
@@ -57,7 +58,9 @@
  * had not fired yet (only possible with lateness) emits +I at once.
  * Processing time: a row's windows are those of sl_now_ms() at arrival,
  * timers are in op->proc_timers and fire from proc_time(); nothing is late,
- * and end_input fires every open window so a bounded job loses nothing.
+ * and end_input fires every open window so a bounded job loses nothing. A
+ * processing-time session fires when the clock reaches its end - 1 and is
+ * forgotten then (no lateness), so a row after that opens a new one.
  *
  * Sessions. A row at t opens [t, t + gap); every live session of the key
  * that intersects it (touching counts, as in Flink) is merged into one
@@ -428,9 +431,9 @@ static void *win_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
         goto fail;
     }
     if (parse_window(pl, json_string_value(jw), err, errlen) != SL_OK) goto fail;
-    if (pl->proctime && pl->kind != WIN_TUMBLE && pl->kind != WIN_HOP) {
-        sl_seterr(err, errlen, "vertex '%s': processing-time windows can be TUMBLE or HOP only",
-                  vid);
+    if (pl->proctime && pl->kind == WIN_CUMULATE) {
+        sl_seterr(err, errlen, "vertex '%s': processing-time windows can be TUMBLE, HOP or "
+                  "SESSION only", vid);
         goto fail;
     }
     if (sl_vconf_interval(v, "allowed-lateness", 0, &pl->lateness, err, errlen) != SL_OK)
@@ -914,6 +917,9 @@ static int add_to_session(sl_op *op, const sl_row *row, int64_t ts)
     const win_plan *pl = op->plan;
     win_state *st = op->priv;
     int64_t wm = op->current_watermark;
+    /* processing time: ts is the clock at arrival, nothing is late, the
+     * session fires (and is forgotten) when the clock reaches its end - 1 */
+    sl_time_domain dom = pl->proctime ? SL_TIME_PROCESSING : SL_TIME_EVENT;
     int rc = state_load(op, st->sid_sess, NULL, 0, &st->list);
     if (rc == SL_ERR) return rc;
     if (rc == SL_DONE) sl_buf_reset(&st->list);
@@ -936,7 +942,7 @@ static int add_to_session(sl_op *op, const sl_row *row, int64_t ts)
             if (e > m.end) m.end = e;
         }
     }
-    if (window_late(pl, m.end, wm)) return late_row(op, row);
+    if (!pl->proctime && window_late(pl, m.end, wm)) return late_row(op, row);
     if (nhit == 1 && same.start == m.start && same.end == m.end)
         return add_to_window(op, row, m); /* inside one session: no merge */
 
@@ -967,7 +973,7 @@ static int add_to_session(sl_op *op, const sl_row *row, int64_t ts)
             ns_encode(st->ns, s, e);
             if (state_delete(op, st->sid_acc, st->ns, WIN_NS_LEN) != SL_OK) return SL_ERR;
         }
-        timer_set(op, SL_TIME_EVENT, e - 1, st->ns, 0);
+        timer_set(op, dom, e - 1, st->ns, 0);
         if (pl->lateness > 0)
             timer_set(op, SL_TIME_EVENT, sat_add(e - 1, pl->lateness), st->ns, 0);
     }
@@ -980,7 +986,7 @@ static int add_to_session(sl_op *op, const sl_row *row, int64_t ts)
 
     sl_agg_add(&pl->aggs, sl_buf_u8(&st->cur) + WIN_ACC_OFF, row);
     if (pl->aggs.has_strval && str_fold(op, &st->cur, row, NULL, 0) != SL_OK) return SL_ERR;
-    bool due = m.end - 1 <= wm;
+    bool due = !pl->proctime && m.end - 1 <= wm;
     if (due) {
         if (emit_result(op, SL_KIND_INSERT, m.start, m.end, sl_buf_u8(&st->cur), st->cur.len) !=
             SL_OK)
@@ -989,7 +995,7 @@ static int add_to_session(sl_op *op, const sl_row *row, int64_t ts)
     }
     ns_encode(st->ns, m.start, m.end);
     if (state_store(op, st->sid_acc, st->ns, WIN_NS_LEN, &st->cur) != SL_OK) return SL_ERR;
-    if (!due) timer_set(op, SL_TIME_EVENT, m.end - 1, st->ns, 1);
+    if (!due) timer_set(op, dom, m.end - 1, st->ns, 1);
     if (pl->lateness > 0)
         timer_set(op, SL_TIME_EVENT, sat_add(m.end - 1, pl->lateness), st->ns, 1);
     return SL_OK;

@@ -204,7 +204,7 @@ static int refuse_stray(plan *p, const sql_node *e)
 }
 
 /* The window call's own checks: its arguments, and its time column against
- * the planned input (a time attribute, processing-time SESSION refused). */
+ * the planned input (a time attribute). */
 static int check_call(plan *p, groupwin *g, const rel *in)
 {
     const sql_node *c = g->call;
@@ -223,9 +223,6 @@ static int check_call(plan *p, groupwin *g, const rel *in)
     if (t->kind == SQL_COL && in->rowtime && !strcasecmp(t->s, in->rowtime)) return SL_OK;
     if (t->kind == SQL_COL && in->proctime && !strcasecmp(t->s, in->proctime)) {
         g->proctime = 1;
-        if (g->kind == GW_SESSION)
-            return PERR(c, "SESSION windows in processing time are not supported yet (TUMBLE "
-                        "and HOP are)");
         return SL_OK;
     }
     if (t->kind == SQL_COL && check_cols(p, t, in) != SL_OK) return SL_ERR;

@@ -1030,8 +1030,8 @@ static int agg_window_input(plan *p, const sql_node *sel, const sql_node *from, 
         *tcol = sl_strdup(in->rowtime);
     } else if (in->proctime && !strcasecmp(in->proctime, desc->s)) {
         *proctime = 1;
-        if (strcasecmp(from->s, "TUMBLE") && strcasecmp(from->s, "HOP"))
-            return PERR(from, "processing-time windows can be TUMBLE or HOP only");
+        if (!strcasecmp(from->s, "CUMULATE"))
+            return PERR(from, "processing-time windows can be TUMBLE, HOP or SESSION only");
     } else {
         return PERR(desc, "DESCRIPTOR(%s): '%s' is not a time attribute of '%s' (declare "
                     "WATERMARK FOR %s AS %s - INTERVAL '5' SECOND, or %s AS PROCTIME(), in "

@@ -231,24 +231,36 @@ INSERT INTO out_sub {outer.format(src="(" + inner + ")")};
         assert late_dropped(cluster, jid) == late, n
 
 
-def test_processing_time_tumble(cluster, workdir):
-    """TUMBLE on a PROCTIME() column at parallelism 2: which window a row falls
-    into depends on the clock, so only what does not is asserted -- every
-    row counted once per key, windows aligned on the size, _END exclusive at
-    start + size, TUMBLE_PROCTIME a wall-clock time no earlier than the
-    window's start and no later than now."""
+def test_processing_time_tumble_and_session(cluster, workdir):
+    """TUMBLE and SESSION on a PROCTIME() column at parallelism 2: which
+    window a row falls into depends on the clock, so only what does not is
+    asserted -- TUMBLE: every row counted once per key, windows aligned on
+    the size, _END exclusive at start + size, TUMBLE_PROCTIME a wall-clock
+    time no earlier than the window's start and no later than now; SESSION
+    with a one-hour gap: the rows of a key (read in far less than an hour)
+    are one session, from its first row's arrival to its last's plus the
+    gap."""
     cluster.add_tm(slots=4)
     rows = events(300, seed=331, late=False)
     out = os.path.join(workdir, "out")
+    sout = os.path.join(workdir, "out-s")
+    t0 = int(time.time() * 1000)
     r = run_sql(cluster, workdir, "proc.sql", f"""
 SET 'parallelism.default' = '2';
 CREATE TABLE pev (id BIGINT, k STRING, v INT, s STRING, ts TIMESTAMP(3), pt AS PROCTIME())
   WITH ('connector' = 'filesystem', 'path' = '{write_events(workdir, "p", rows)}', 'format' = 'json');
 CREATE TABLE out_p (k STRING, ws TIMESTAMP(3), we TIMESTAMP(3), p TIMESTAMP(3), c BIGINT, sid BIGINT)
   WITH ('connector' = 'filesystem', 'path' = '{out}', 'format' = 'json');
+CREATE TABLE out_s (k STRING, ws TIMESTAMP(3), we TIMESTAMP(3), p TIMESTAMP(3), c BIGINT)
+  WITH ('connector' = 'filesystem', 'path' = '{sout}', 'format' = 'json');
+EXECUTE STATEMENT SET BEGIN
 INSERT INTO out_p SELECT k, TUMBLE_START(pt, INTERVAL '1' HOUR), TUMBLE_END(pt, INTERVAL '1' HOUR),
     TUMBLE_PROCTIME(pt, INTERVAL '1' HOUR), COUNT(*), SUM(id)
   FROM pev GROUP BY TUMBLE(pt, INTERVAL '1' HOUR), k;
+INSERT INTO out_s SELECT k, SESSION_START(pt, INTERVAL '1' HOUR), SESSION_END(pt, INTERVAL '1' HOUR),
+    SESSION_PROCTIME(pt, INTERVAL '1' HOUR), COUNT(*)
+  FROM pev GROUP BY SESSION(pt, INTERVAL '1' HOUR), k;
+END;
 """)
     assert r.returncode == 0, r.stdout + r.stderr
     finish(cluster, job_ids(r.stdout)[0])
@@ -266,6 +278,14 @@ INSERT INTO out_p SELECT k, TUMBLE_START(pt, INTERVAL '1' HOUR), TUMBLE_END(pt, 
     for x in rows:
         want_sids[x[1]] += x[0]
     assert sids == want_sids
+    hour = 3_600_000
+    got = {}
+    for x in read_json(sout):
+        ws, we, pt = ms(x["ws"]), ms(x["we"]), ms(x["p"])
+        assert t0 <= ws and ws + hour <= we <= now + hour and ws <= pt <= now, x
+        assert x["k"] not in got, x  # one session per key
+        got[x["k"]] = x["c"]
+    assert got == dict(collections.Counter(x[1] for x in rows))
 
 
 def test_explain_shows_the_window_plan(cluster, workdir):
@@ -315,8 +335,8 @@ REFUSALS = [
      "TUMBLE_START", "TUMBLE_START cannot be used in WHERE"),
     (f"SELECT window_start, COUNT(*) FROM ev GROUP BY {W}",
      "window_start", "Column 'window_start' not found in any table"),
-    ("SELECT COUNT(*) FROM pev GROUP BY SESSION(pt, INTERVAL '1' MINUTE)",
-     "SESSION(pt", "SESSION windows in processing time are not supported yet"),
+    ("SELECT COUNT(*) FROM ev GROUP BY TUMBLE(ts, INTERVAL '1' MINUTE, INTERVAL '10' SECOND)",
+     "INTERVAL '10'", "TUMBLE window with alignment is not supported yet."),
     (f"SELECT k, COUNT(*), ts FROM ev GROUP BY {W}, k",
      "ts FROM", "column 'ts' must be in GROUP BY or inside an aggregate function"),
 ]
