@@ -46,6 +46,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "agg.h"
+#include "duration.h"
 #include "expr.h"
 #include "sl.h"
 #include "parse.h"
@@ -992,6 +994,8 @@ static json_t *two_phase_local(const plan *p, json_t *cfg, int window, int proct
     if (!p->mb[0] || strcasecmp(p->mb[0], "true") || (p->mb[3] && !strcasecmp(p->mb[3], "ONE_PHASE")))
         return NULL;
     if (updating || (window && (proctime || !strncasecmp(spec, "SESSION", 7)))) return NULL;
+    int64_t slide, offset; /* a HOP whose size is no multiple of its slide has no slices */
+    if (window && sl_window_slicing("local", spec, &slide, &offset, NULL, 0) != SL_OK) return NULL;
     json_t *aggs = json_object_get(cfg, "aggregates"); /* none (a distinct): partial row counts */
     for (size_t i = 0; i < json_array_size(aggs); i++)
         if (strcasestr(json_string_value(json_array_get(aggs, i)), "DISTINCT")) return NULL;
@@ -1019,6 +1023,20 @@ static int agg_window_input(plan *p, const sql_node *sel, const sql_node *from, 
     if (done) {
         rel_copy(in, done);
     } else {
+        /* Flink's HOP TVF aggregation slices; its group-window HOP need not */
+        const sql_node *args = sql_kid(from, 2);
+        int64_t slide, size;
+        if (!strcasecmp(from->s, "HOP") && args->nkids == 2) {
+            char *a = sql_unparse(args->kids[0]), *b = sql_unparse(args->kids[1]);
+            int ok = sl_interval_parse(a, &slide, NULL, 0) == SL_OK &&
+                     sl_interval_parse(b, &size, NULL, 0) == SL_OK;
+            free(a);
+            free(b);
+            if (ok && slide > 0 && size % slide != 0)
+                return PERR(from, "HOP table function based aggregate requires size must be an "
+                            "integral multiple of slide, but got size %lld ms and slide %lld ms",
+                            (long long)size, (long long)slide);
+        }
         if (scan_table(p, tref, tref->s, in) != SL_OK) return SL_ERR;
         free(in->alias);
         in->alias = sl_strdup(from->s2 ? from->s2 : tref->s);

@@ -169,6 +169,7 @@ TWO_S = "INTERVAL '2' SECOND"
 WIN = "window_start, window_end"
 GW5 = "ts, INTERVAL '5' SECOND"
 GWH = "ts, INTERVAL '2' SECOND, INTERVAL '6' SECOND"
+HOP25 = "INTERVAL '2' SECOND, INTERVAL '5' SECOND"  # a size no multiple of the slide
 
 QUERIES = [
     # ---- window TVF aggregations
@@ -234,6 +235,11 @@ QUERIES = [
      f"SELECT HOP_START({GWH}) AS ws, HOP_END({GWH}) AS we, COUNT(DISTINCT u) AS du, "
      f"COUNT(*) FILTER (WHERE flag) AS cf, SUM(big) AS sb FROM ev "
      f"GROUP BY HOP({GWH}) HAVING COUNT(*) > 20"),
+    ("groupwin_hop_uneven",  # the size no multiple of the slide: Flink's group window takes it
+     f"SELECT k, HOP_START(ts, {HOP25}) AS ws, COUNT(*) AS c, SUM(v) AS sv FROM ev "
+     f"GROUP BY HOP(ts, {HOP25}), k"),
+    ("hop_uneven_tvf",  # ... its HOP TVF aggregation does not
+     f"SELECT {WIN}, COUNT(*) AS c FROM {tvf('HOP', args=HOP25)} GROUP BY {WIN}"),
     ("groupwin_session",
      "SELECT k, SESSION_START(ts, INTERVAL '1' SECOND) AS ws, SESSION_END(ts, INTERVAL '1' SECOND) "
      "AS we, SESSION_ROWTIME(ts, INTERVAL '1' SECOND) AS rt, COUNT(*) AS c, SUM(v) AS sv FROM ev "
@@ -332,6 +338,8 @@ QUERIES = [
 # (there is nothing to compare it with).
 FLINK_REFUSES = {
     "cascade_sluice_form": "Expression 'window_time' is not being grouped",
+    "hop_uneven_tvf": "HOP table function based aggregate requires size must be an integral "
+                      "multiple of slide",
 }
 
 # Queries whose results differ from Flink's today: name -> (the parallelisms
@@ -362,6 +370,7 @@ EXPECTED_DIFFERENCES = {
     "tumble_expr_key": (P2, IDLE_READER),
     "groupwin_tumble": (P2, IDLE_READER),
     "groupwin_hop": (P2, IDLE_READER),
+    "groupwin_hop_uneven": (P2, IDLE_READER),
     "groupwin_session": (P2, IDLE_READER),
     "groupwin_expr_key_where": (P2, IDLE_READER),
     "groupwin_boundary": (P2, IDLE_READER),

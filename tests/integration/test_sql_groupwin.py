@@ -67,8 +67,9 @@ def tumble(size):
 
 
 def hop(slide, size):
-    return lambda t: [(s, s + size) for s in range(t - t % slide - size + slide, t + 1, slide)
-                      if s <= t < s + size]
+    """Windows [s, s + size) with s a multiple of the slide in (t - size, t]
+    (the size need not be a multiple of the slide)."""
+    return lambda t: [(s, s + size) for s in range(t - t % slide, t - size, -slide)]
 
 
 def windows_model(rows, wins_of, delay=SEC):
@@ -115,18 +116,20 @@ CREATE TABLE ev (id BIGINT, k STRING, v INT, s STRING, ts TIMESTAMP(3),
 T3 = "ts, INTERVAL '3' SECOND"
 H14 = "ts, INTERVAL '1' SECOND, INTERVAL '4' SECOND"
 S1 = "ts, INTERVAL '1' SECOND"
+H25 = "ts, INTERVAL '2' SECOND, INTERVAL '5' SECOND"  # the size no multiple of the slide
 
 
 @pytest.mark.parametrize("p,late", [(1, True), (2, False)])
 def test_event_time_tumble_hop_session_with_auxiliary_functions(cluster, workdir, p, late):
     """TUMBLE per key with every auxiliary function, DISTINCT and FILTER; a
-    global HOP with HAVING; SESSION per key; one job (a statement set).
+    global HOP with HAVING; SESSION per key; a HOP whose size is no multiple
+    of its slide (2 or 3 windows a row) per key; one job (a statement set).
     At parallelism 1 with late rows (exact late-row count); at 2 on in-order
     input (no row late however the two readers interleave)."""
     cluster.add_tm(slots=4 * p)
     rows = events(500, seed=301 + p, late=late)
     srows = session_events(300, seed=311 + p)
-    outs = {n: os.path.join(workdir, "out-" + n) for n in ("t", "h", "s")}
+    outs = {n: os.path.join(workdir, "out-" + n) for n in ("t", "h", "s", "u")}
     ssrc = write_events(workdir, "s", srows)
     r = run_sql(cluster, workdir, "gw.sql", DDL.format(p=p, src=write_events(workdir, "e", rows)) + f"""
 CREATE TABLE sev (id BIGINT, k STRING, v INT, s STRING, ts TIMESTAMP(3),
@@ -139,6 +142,8 @@ CREATE TABLE out_h (ws TIMESTAMP(3), we TIMESTAMP(3), c BIGINT, mx INT)
   WITH ('connector' = 'filesystem', 'path' = '{outs["h"]}', 'format' = 'json');
 CREATE TABLE out_s (k STRING, ws TIMESTAMP(3), we TIMESTAMP(3), rt TIMESTAMP(3), c BIGINT)
   WITH ('connector' = 'filesystem', 'path' = '{outs["s"]}', 'format' = 'json');
+CREATE TABLE out_u (k STRING, ws TIMESTAMP(3), we TIMESTAMP(3), c BIGINT, sv INT)
+  WITH ('connector' = 'filesystem', 'path' = '{outs["u"]}', 'format' = 'json');
 EXECUTE STATEMENT SET BEGIN
 INSERT INTO out_t SELECT k, TUMBLE_START({T3}), TUMBLE_END({T3}), TUMBLE_ROWTIME({T3}),
     COUNT(*), SUM(v), COUNT(DISTINCT s), COUNT(*) FILTER (WHERE v > 50)
@@ -147,6 +152,8 @@ INSERT INTO out_h SELECT HOP_START({H14}) AS ws, HOP_END({H14}) AS we, COUNT(*) 
   FROM ev GROUP BY HOP({H14}) HAVING COUNT(*) >= 12;
 INSERT INTO out_s SELECT k, SESSION_START({S1}), SESSION_END({S1}), SESSION_ROWTIME({S1}), COUNT(*)
   FROM sev GROUP BY k, SESSION({S1});
+INSERT INTO out_u SELECT k, HOP_START({H25}), HOP_END({H25}), COUNT(*), SUM(v)
+  FROM ev GROUP BY HOP({H25}), k;
 END;
 """)
     assert r.returncode == 0, r.stdout + r.stderr
@@ -181,11 +188,23 @@ END;
     assert got == {(k, s, e): (e - 1, len(rs)) for (s, e, k), rs in sess.items()}
     assert len(sess) > 20 and any(len(rs) > 3 for rs in sess.values())
 
+    uwins, ulate = windows_model(rows, hop(2 * SEC, 5 * SEC))
+    want = {}
+    for (s, e), rs in uwins.items():
+        for k in "abc":
+            krs = [x for x in rs if x[1] == k]
+            if krs:
+                vs = [x[2] for x in krs if x[2] is not None]
+                want[(k, s)] = (e, len(krs), sum(vs) if vs else None)
+    got = {(x["k"], ms(x["ws"])): (ms(x["we"]), x["c"], x["sv"]) for x in read_json(outs["u"])}
+    assert got == want
+    assert {len(hop(2 * SEC, 5 * SEC)(x[4])) for x in rows} == {2, 3}
+
     if late:
         assert tlate > 0 and hlate < tlate  # HOP keeps some rows TUMBLE drops
     else:
-        assert tlate == hlate == 0
-    assert late_dropped(cluster, jid) == tlate + hlate
+        assert tlate == hlate == ulate == 0
+    assert late_dropped(cluster, jid) == tlate + hlate + ulate
 
 
 def test_cascade_on_tumble_rowtime(cluster, workdir):
@@ -337,6 +356,10 @@ REFUSALS = [
      "window_start", "Column 'window_start' not found in any table"),
     ("SELECT COUNT(*) FROM ev GROUP BY TUMBLE(ts, INTERVAL '1' MINUTE, INTERVAL '10' SECOND)",
      "INTERVAL '10'", "TUMBLE window with alignment is not supported yet."),
+    ("SELECT window_start, COUNT(*) FROM TABLE(HOP(TABLE ev, DESCRIPTOR(ts), INTERVAL '2' SECOND, "
+     "INTERVAL '5' SECOND)) GROUP BY window_start, window_end",
+     "HOP(TABLE", "HOP table function based aggregate requires size must be an integral multiple "
+     "of slide, but got size 5000 ms and slide 2000 ms"),
     (f"SELECT k, COUNT(*), ts FROM ev GROUP BY {W}, k",
      "ts FROM", "column 'ts' must be in GROUP BY or inside an aggregate function"),
 ]

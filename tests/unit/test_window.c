@@ -26,6 +26,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "agg.h"
 #include "jobgraph.h"
 #include "keygroup.h"
 #include "operator.h"
@@ -275,10 +276,15 @@ static void test_plan_errors(void)
                       "vertex 'win': window 'SLIDE(INTERVAL '10' SECOND)': expected TUMBLE(size "
                       "[, offset]), HOP(slide, size), SESSION(gap) or CUMULATE(step, max size) "
                       "with sizes like INTERVAL '10' SECOND");
-    expect_plan_error("{\"time-column\": \"ts\", \"window\": \"HOP(INTERVAL '3' SECOND, INTERVAL "
-                      "'10' SECOND)\", \"aggregates\": [\"COUNT(*)\"]}",
-                      "vertex 'win': window 'HOP(INTERVAL '3' SECOND, INTERVAL '10' SECOND)': HOP "
-                      "needs the size (10000 ms) to be a whole multiple of the slide (3000 ms)");
+    { /* a local phase cannot slice a HOP whose size is no multiple of its slide */
+        char serr[256];
+        int64_t slide, offset;
+        CHECK_EQ_INT(sl_window_slicing("win", "HOP(INTERVAL '3' SECOND, INTERVAL '10' SECOND)",
+                                       &slide, &offset, serr, sizeof serr), SL_ERR);
+        CHECK_EQ_STR(serr, "vertex 'win': window 'HOP(INTERVAL '3' SECOND, INTERVAL '10' SECOND)': "
+                           "a HOP size (10000 ms) that is no whole multiple of the slide (3000 ms) "
+                           "has no slices");
+    }
     expect_plan_error("{\"time-column\": \"ts\", \"window\": \"SESSION(INTERVAL '0' SECOND)\", "
                       "\"aggregates\": [\"COUNT(*)\"]}",
                       "vertex 'win': window 'SESSION(INTERVAL '0' SECOND)': argument 1 must be "
@@ -1235,6 +1241,13 @@ static void generated_hop_cumulate(void)
     CHECK(d > 0);
     generated_case("CUMULATE(INTERVAL '2' SECOND, INTERVAL '10' SECOND)", 'C', 2000, 10000,
                    1000, 4000, 46, &d);
+    /* a size that is no multiple of the slide (Flink's group-window HOP): per
+     * window, 3 or 4 windows a row; with and without lateness */
+    generated_case("HOP(INTERVAL '3' SECOND, INTERVAL '10' SECOND)", 'H', 3000, 10000, 1000, 0,
+                   47, &d);
+    CHECK(d > 0);
+    generated_case("HOP(INTERVAL '3' SECOND, INTERVAL '10' SECOND)", 'H', 3000, 10000, 2000, 2500,
+                   48, &d);
 }
 BOTH_BACKENDS(generated_hop_cumulate)
 
