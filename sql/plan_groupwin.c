@@ -107,14 +107,21 @@ static sql_node *col(plan *p, const sql_node *at, const char *name)
     return n;
 }
 
-/* Whether aux call e has the GROUP BY window's arguments, as written. */
+/* Whether aux call e has the GROUP BY window's arguments: the same time
+ * column (qualified or not, names in any case as columns are) and the same
+ * intervals as written. */
 static int same_args(const sql_node *e, const sql_node *call)
 {
     if (e->nkids != call->nkids || (e->flags & (SQL_F_DISTINCT | SQL_F_STAR_ARG | SQL_F_FILTER)))
         return 0;
     for (int i = 0; i < e->nkids; i++) {
-        char *a = sql_unparse(e->kids[i]), *b = sql_unparse(call->kids[i]);
-        int same = !strcmp(a, b);
+        const sql_node *x = e->kids[i], *y = call->kids[i];
+        if (i == 0 && x->kind == SQL_COL && y->kind == SQL_COL) {
+            if (strcasecmp(x->s, y->s)) return 0;
+            continue;
+        }
+        char *a = sql_unparse(x), *b = sql_unparse(y);
+        int same = !strcasecmp(a, b);
         free(a);
         free(b);
         if (!same) return 0;

@@ -15,6 +15,7 @@ tests/integration/test_flink_oracle.py runs the same forms through Flink.
 import collections
 import os
 import random
+import re
 import time
 
 import pytest
@@ -308,12 +309,17 @@ END;
 
 
 def test_explain_shows_the_window_plan(cluster, workdir):
+    """EXPLAIN shows the window vertex and the calc the auxiliary functions
+    become; SHOW FUNCTIONS lists the auxiliary functions."""
     cluster.add_tm(slots=1)
     r = run_sql(cluster, workdir, "explain.sql", DDL.format(p=1, src=workdir) + """
 EXPLAIN SELECT k, TUMBLE_START(ts, INTERVAL '3' SECOND) AS ws, COUNT(*)
   FROM ev GROUP BY TUMBLE(ts, INTERVAL '3' SECOND), k HAVING COUNT(*) > 2;
+SHOW FUNCTIONS;
 """)
     assert r.returncode == 0, r.stdout + r.stderr
+    for fn in ("TUMBLE", "TUMBLE_START", "HOP_END", "SESSION_ROWTIME", "TUMBLE_PROCTIME"):
+        assert re.search(r"^\|\s+" + fn + r" \|$", r.stdout, re.M), fn
     plan = r.stdout[r.stdout.index("== Optimized Execution Plan =="):]
     plan = plan[:plan.index("== Job Graph ==")]
     assert ('window[window] uid=window-ev-' in plan and
