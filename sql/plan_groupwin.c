@@ -31,12 +31,15 @@
  * same window call in GROUP BY, a window function outside GROUP BY, more
  * than one window, a window over a column that is no time attribute,
  * TUMBLE with an alignment, a rowtime from a processing-time window.
+ * A group window's HOP size need not be a multiple of its slide; a HOP
+ * TVF aggregation's must (sql_tvf_hop_check, Flink's rule for each).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "duration.h"
 #include "parse.h"
 #include "plan_int.h"
 
@@ -353,4 +356,21 @@ int sql_groupwin_rewrite(plan *p, const sql_node *sel, const sql_node **out)
     g.in = done;
     if (check_call(p, &g, done) != SL_OK) return SL_ERR;
     return rewrite_select(p, &g, sel, out);
+}
+
+int sql_tvf_hop_check(plan *p, const sql_node *tvf)
+{
+    const sql_node *args = sql_kid(tvf, 2);
+    if (strcasecmp(tvf->s, "HOP") || !args || args->nkids != 2) return SL_OK;
+    int64_t slide, size;
+    char *a = sql_unparse(args->kids[0]), *b = sql_unparse(args->kids[1]);
+    int ok = sl_interval_parse(a, &slide, NULL, 0) == SL_OK &&
+             sl_interval_parse(b, &size, NULL, 0) == SL_OK;
+    free(a);
+    free(b);
+    if (ok && slide > 0 && size % slide != 0)
+        return PERR(tvf, "HOP table function based aggregate requires size must be an integral "
+                    "multiple of slide, but got size %lld ms and slide %lld ms", (long long)size,
+                    (long long)slide);
+    return SL_OK;
 }

@@ -47,7 +47,6 @@
 #include <strings.h>
 
 #include "agg.h"
-#include "duration.h"
 #include "expr.h"
 #include "sl.h"
 #include "parse.h"
@@ -1023,20 +1022,7 @@ static int agg_window_input(plan *p, const sql_node *sel, const sql_node *from, 
     if (done) {
         rel_copy(in, done);
     } else {
-        /* Flink's HOP TVF aggregation slices; its group-window HOP need not */
-        const sql_node *args = sql_kid(from, 2);
-        int64_t slide, size;
-        if (!strcasecmp(from->s, "HOP") && args->nkids == 2) {
-            char *a = sql_unparse(args->kids[0]), *b = sql_unparse(args->kids[1]);
-            int ok = sl_interval_parse(a, &slide, NULL, 0) == SL_OK &&
-                     sl_interval_parse(b, &size, NULL, 0) == SL_OK;
-            free(a);
-            free(b);
-            if (ok && slide > 0 && size % slide != 0)
-                return PERR(from, "HOP table function based aggregate requires size must be an "
-                            "integral multiple of slide, but got size %lld ms and slide %lld ms",
-                            (long long)size, (long long)slide);
-        }
+        if (sql_tvf_hop_check(p, from) != SL_OK) return SL_ERR;
         if (scan_table(p, tref, tref->s, in) != SL_OK) return SL_ERR;
         free(in->alias);
         in->alias = sl_strdup(from->s2 ? from->s2 : tref->s);
