@@ -381,3 +381,63 @@ def test_refusals_name_the_place(cluster, workdir, i):
     assert r.returncode != 0
     assert f"line {line}, column {query.index(at) + 1}: {msg}" in r.stdout + r.stderr, \
         r.stdout + r.stderr
+
+
+GEN = """
+SET 'pipeline.auto-watermark-interval' = '0 ms';
+SET 'parallelism.default' = '{p}';
+{extra}
+CREATE TABLE ev (
+    id BIGINT,
+    k  AS CAST(id % 7 AS INT),
+    ts AS TO_TIMESTAMP_LTZ({base} + 20 * ((id / 50) * 50 + id * 37 % 50), 3),
+    WATERMARK FOR ts AS ts - INTERVAL '2' SECOND
+) WITH ('connector' = 'datagen', 'rows-per-second' = '{rate}',
+        'fields.id.kind' = 'sequence', 'fields.id.start' = '1', 'fields.id.end' = '{n}');
+CREATE TABLE wins (k INT, ws TIMESTAMP(3), c BIGINT, sid BIGINT)
+  WITH ('connector' = 'filesystem', 'path' = '{out}', 'format' = 'json');
+"""
+LEGACY = ("INSERT INTO wins SELECT k, TUMBLE_START(ts, INTERVAL '1' SECOND), COUNT(*), SUM(id) "
+          "FROM ev GROUP BY TUMBLE(ts, INTERVAL '1' SECOND), k;")
+TVF = ("INSERT INTO wins SELECT k, window_start, COUNT(*), SUM(id) "
+       "FROM TABLE(TUMBLE(TABLE ev, DESCRIPTOR(ts), INTERVAL '1' SECOND)) "
+       "GROUP BY window_start, window_end, k;")
+
+
+@pytest.mark.parametrize("p1,p2,backend", [(1, 2, "rocksdb"), (2, 3, "hashmap")])
+def test_savepoint_of_a_group_window_restores_into_the_tvf_form(make_cluster, workdir, p1, p2,
+                                                                 backend):
+    """A group-window job plans onto the same window vertex (and uid) as its
+    window TVF form: stopped with a savepoint while windows are open, it
+    restores at another parallelism as the TVF query and every (window, key)
+    goes out once with all its rows. Event time is a permutation within
+    blocks of 50 ids (1 s), so with a 2 s delay no row is late whichever
+    source subtask runs ahead."""
+    c = make_cluster(jm_conf={"execution.checkpointing.interval": "1 h"})
+    c.add_tm(slots=3, extra={"state.backend.type": backend})
+    n = 6000
+    out = os.path.join(workdir, "wins")
+    args = dict(base=BASE, n=n, out=out)
+    r = run_sql(c, workdir, "run1.sql", GEN.format(p=p1, extra="", rate=1000, **args) + LEGACY)
+    assert r.returncode == 0, r.stdout + r.stderr
+    jid = job_ids(r.stdout)[0]
+    sp = c.stop_after_progress(jid, "ev", n // 4, os.path.join(workdir, "sp"))
+    first = read_json(out)
+    r = run_sql(c, workdir, "run2.sql", GEN.format(
+        p=p2, extra=f"SET 'execution.savepoint.path' = '{sp}';", rate=6000, **args) + TVF)
+    assert r.returncode == 0, r.stdout + r.stderr
+    jid2 = job_ids(r.stdout)[0]
+    finish(c, jid2)
+    assert c.get(f"/jobs/{jid2}/checkpoints")["counts"]["restored"] == 1
+    want = collections.defaultdict(lambda: [0, 0])
+    for i in range(1, n + 1):
+        t = BASE + 20 * ((i // 50) * 50 + i * 37 % 50)
+        w = want[(i % 7, t - t % SEC)]
+        w[0] += 1
+        w[1] += i
+    got_rows = read_json(out)
+    got = {(x["k"], ms(x["ws"])): [x["c"], x["sid"]] for x in got_rows}
+    assert len(got) == len(got_rows)  # each (key, window) once
+    assert got == dict(want)
+    assert 0 < len(first) < len(want)  # stopped with windows still to come
+    assert late_dropped(c, jid2) == 0
