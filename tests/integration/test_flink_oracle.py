@@ -167,6 +167,9 @@ HOP = "INTERVAL '2' SECOND, INTERVAL '6' SECOND"
 OFFSET = "INTERVAL '5' SECOND, INTERVAL '1' SECOND"
 TWO_S = "INTERVAL '2' SECOND"
 WIN = "window_start, window_end"
+GW5 = "ts, INTERVAL '5' SECOND"
+GWH = "ts, INTERVAL '2' SECOND, INTERVAL '6' SECOND"
+HOP25 = "INTERVAL '2' SECOND, INTERVAL '5' SECOND"  # a size no multiple of the slide
 
 QUERIES = [
     # ---- window TVF aggregations
@@ -221,6 +224,36 @@ QUERIES = [
       f"COUNT(*) AS c FROM {tvf('TUMBLE', args=TWO_S)} GROUP BY window_start, window_end, k"]),
     ("window_minmax_string", f"SELECT {WIN}, MIN(s) AS mn, MAX(s) AS mx FROM {tvf('TUMBLE')} "
                              f"GROUP BY {WIN}"),
+    ("tumble_expr_key", f"SELECT window_start, MOD(u, 3) AS m, UPPER(k) AS uk, COUNT(*) AS c "
+                        f"FROM {tvf('TUMBLE')} GROUP BY {WIN}, MOD(u, 3), UPPER(k)"),
+    # ---- group-window functions (GROUP BY TUMBLE(ts, ...) with TUMBLE_START etc.)
+    ("groupwin_tumble",
+     f"SELECT k, TUMBLE_START({GW5}) AS ws, TUMBLE_END({GW5}) AS we, TUMBLE_ROWTIME({GW5}) AS rt, "
+     f"COUNT(*) AS c, SUM(v) AS sv, AVG(price) AS ap, MAX(s) AS mx FROM ev "
+     f"GROUP BY TUMBLE({GW5}), k"),
+    ("groupwin_hop",
+     f"SELECT HOP_START({GWH}) AS ws, HOP_END({GWH}) AS we, COUNT(DISTINCT u) AS du, "
+     f"COUNT(*) FILTER (WHERE flag) AS cf, SUM(big) AS sb FROM ev "
+     f"GROUP BY HOP({GWH}) HAVING COUNT(*) > 20"),
+    ("groupwin_hop_uneven",  # the size no multiple of the slide: Flink's group window takes it
+     f"SELECT k, HOP_START(ts, {HOP25}) AS ws, COUNT(*) AS c, SUM(v) AS sv FROM ev "
+     f"GROUP BY HOP(ts, {HOP25}), k"),
+    ("hop_uneven_tvf",  # ... its HOP TVF aggregation does not
+     f"SELECT {WIN}, COUNT(*) AS c FROM {tvf('HOP', args=HOP25)} GROUP BY {WIN}"),
+    ("groupwin_session",
+     "SELECT k, SESSION_START(ts, INTERVAL '1' SECOND) AS ws, SESSION_END(ts, INTERVAL '1' SECOND) "
+     "AS we, SESSION_ROWTIME(ts, INTERVAL '1' SECOND) AS rt, COUNT(*) AS c, SUM(v) AS sv FROM ev "
+     "GROUP BY k, SESSION(ts, INTERVAL '1' SECOND)"),
+    ("groupwin_expr_key_where",
+     f"SELECT MOD(u, 3) AS m, TUMBLE_END({GW5}) AS we, COUNT(*) AS c, MIN(v) AS mn FROM "
+     f"(SELECT u, v, ts FROM ev WHERE v > 10) GROUP BY TUMBLE({GW5}), MOD(u, 3)"),
+    ("groupwin_boundary", f"SELECT TUMBLE_START({GW5}) AS ws, COUNT(*) AS c, SUM(v) AS sv "
+                          f"FROM edge GROUP BY TUMBLE({GW5})"),
+    ("groupwin_cascade",
+     "SELECT TUMBLE_START(rt, INTERVAL '10' SECOND) AS ws, TUMBLE_END(rt, INTERVAL '10' SECOND) "
+     "AS we, k, SUM(c) AS c, COUNT(*) AS n FROM per2g GROUP BY TUMBLE(rt, INTERVAL '10' SECOND), k",
+     ["CREATE VIEW per2g AS SELECT k, TUMBLE_ROWTIME(ts, INTERVAL '2' SECOND) AS rt, COUNT(*) AS c "
+      "FROM ev GROUP BY TUMBLE(ts, INTERVAL '2' SECOND), k"]),
     # ---- GROUP BY (changelog)
     ("group", "SELECT k, COUNT(*) AS c, COUNT(v) AS cv, SUM(v) AS sv, MIN(v) AS mn, "
               "MAX(v) AS mx, AVG(v) AS av, SUM(price) AS sp, MAX(ts) AS mts FROM ev GROUP BY k"),
@@ -305,6 +338,8 @@ QUERIES = [
 # (there is nothing to compare it with).
 FLINK_REFUSES = {
     "cascade_sluice_form": "Expression 'window_time' is not being grouped",
+    "hop_uneven_tvf": "HOP table function based aggregate requires size must be an integral "
+                      "multiple of slide",
 }
 
 # Queries whose results differ from Flink's today: name -> (the parallelisms
@@ -332,6 +367,14 @@ EXPECTED_DIFFERENCES = {
     "dedup_keep_first": (P2, IDLE_READER),
     "cascade_flink_form": (P2, IDLE_READER),
     "window_minmax_string": (P2, IDLE_READER),
+    "tumble_expr_key": (P2, IDLE_READER),
+    "groupwin_tumble": (P2, IDLE_READER),
+    "groupwin_hop": (P2, IDLE_READER),
+    "groupwin_hop_uneven": (P2, IDLE_READER),
+    "groupwin_session": (P2, IDLE_READER),
+    "groupwin_expr_key_where": (P2, IDLE_READER),
+    "groupwin_boundary": (P2, IDLE_READER),
+    "groupwin_cascade": (P2, IDLE_READER),
 }
 
 
