@@ -10,6 +10,13 @@
  * buffers every execution.buffer-timeout; input buffers are read element
  * by element with tm_exchange_read (which reassembles spanning records).
  *
+ * Time on the input side goes through the valve (runtime/valve.h): every
+ * task's first word on its outputs is its watermark status, before any
+ * record (a source's after its first run(), a consumer's once every input
+ * channel has spoken), and a consumer holds a channel that has spoken until
+ * all have, as exactly-once alignment holds a channel that delivered its
+ * barrier.
+ *
  * The thread's time is accounted as idle (waiting for input, or a source
  * sleeping to keep its rate), backpressured (waiting for an output buffer)
  * or busy (the rest); clocks are read per buffer or batch, never per record.

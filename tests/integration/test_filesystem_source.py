@@ -262,3 +262,38 @@ GROUP BY window_start, window_end;
         got[ms(x["ws"])] += x["cnt"]
     assert got == exp
     assert sum(got.values()) == len(data) - late
+
+
+def test_tasks_that_end_together_report_their_last_figures(cluster, workdir):
+    """Regression: several tasks of one TaskManager ending at once. A
+    task's final report carries its last figures, but the deployment could
+    be freed (another task's exit reaped it) before the network thread read
+    that report, which then went without them: a job that ran shorter than
+    a heartbeat showed 0 records (and 0 late rows). Every subtask's final
+    numRecordsIn must be exactly the rows of its file, in every job."""
+    cluster.add_tm(slots=24)
+    jobs = []
+    for j in range(4):
+        src = os.path.join(workdir, f"src{j}")
+        os.makedirs(src)
+        for k in range(6):  # file k goes to subtask k; k + 1 rows each
+            with open(os.path.join(src, f"f{k}.json"), "w") as f:
+                f.writelines(json.dumps({"id": i}) + "\n" for i in range(k + 1))
+        jobs.append(src)
+    text = "SET 'parallelism.default' = '6';\n"
+    for j, src in enumerate(jobs):
+        text += f"""
+CREATE TABLE s{j} (id BIGINT) WITH ('connector' = 'filesystem', 'path' = '{src}', 'format' = 'json');
+CREATE TABLE o{j} (id BIGINT) WITH ('connector' = 'filesystem', 'path' = '{src}-out', 'format' = 'json');
+INSERT INTO o{j} SELECT id FROM s{j};
+"""
+    r = run_sql(cluster, workdir, "together.sql", text)
+    jids = job_ids(r.stdout)
+    assert len(jids) == 4, r.stdout + r.stderr
+    for jid in jids:
+        finish(cluster, jid)
+        for v in cluster.job(jid)["vertices"]:
+            got = [int(float(m["value"])) for m in sorted(
+                cluster.get(f"/jobs/{jid}/vertices/{v['id']}/metrics?get=numRecordsIn"),
+                key=lambda m: int(m["id"].split(".")[0]))]
+            assert got == [1, 2, 3, 4, 5, 6], (v["name"], got)
