@@ -210,6 +210,12 @@ static int task_emit_wm(void *ctx, int64_t wm)
     if (!r->said) {
         if (wm == INT64_MAX) r->said = 1; /* the end of input: a word itself */
         else if (first_word(r, 0) != SL_OK) return SL_ERR;
+    } else if (r->out_idle) {
+        /* a watermark from an idle output (the maximum one at its end, or
+         * with stop-with-drain) makes it active first: consumers ignore
+         * watermarks on an idle channel */
+        r->out_idle = 0;
+        if (writers_broadcast(r, SL_EL_IDLE, 0) != SL_OK) return SL_ERR;
     }
     r->out_wm = wm;
     return writers_broadcast(r, SL_EL_WATERMARK, wm);

@@ -227,6 +227,25 @@ static void test_two_inputs(void)
     fx_close(&f);
 }
 
-SL_TEST_MAIN(SL_TEST(test_first_word), SL_TEST(test_end_is_a_first_word),
+/* The end of an idle reader (or stop-with-drain): the producer says active
+ * and then the maximum watermark, which counts; while idle it would not. */
+static void test_idle_channel_ends_with_the_maximum(void)
+{
+    static fixture f;
+    fx_open(&f, 1, 2, one_input);
+    CHECK_EQ_INT(status(&f, 0, 0), SL_OK);
+    CHECK_EQ_INT(status(&f, 1, 1), SL_OK);
+    CHECK_EQ_INT(wm(&f, 0, 100), SL_OK);
+    CHECK_EQ_INT(status(&f, 0, 1), SL_OK); /* every channel idle */
+    CHECK_EQ_INT(wm(&f, 0, INT64_MAX), SL_OK); /* ignored while idle */
+    CHECK_EQ_INT(f.op.current_watermark, 100);
+    CHECK_EQ_INT(status(&f, 0, 0), SL_OK);
+    CHECK_EQ_INT(wm(&f, 0, INT64_MAX), SL_OK);
+    CHECK_EQ_INT(f.op.current_watermark, INT64_MAX);
+    CHECK_EQ_STR(trace, "wm100 idle1 idle0 wm-1");
+    fx_close(&f);
+}
+
+SL_TEST_MAIN(SL_TEST(test_idle_channel_ends_with_the_maximum), SL_TEST(test_first_word), SL_TEST(test_end_is_a_first_word),
              SL_TEST(test_idle_channel_becomes_active_again), SL_TEST(test_all_idle_takes_the_largest),
              SL_TEST(test_two_inputs))
