@@ -344,38 +344,13 @@ FLINK_REFUSES = {
 
 # Queries whose results differ from Flink's today: name -> (the parallelisms
 # at which they differ, the reason). docs/SQL.md ("Differences from Flink
-# found by the differential suite") lists the same entries.
+# found by the differential suite") lists the same entries. Every entry must
+# differ: a listed query that matches fails the suite. Empty now: at
+# parallelism 2 the source subtask without a file says idle first and no
+# consumer judges a row before every channel has spoken (runtime/valve.h),
+# so the windows match at both parallelisms.
 BOTH, P2 = (1, 2), (2,)
-# Timing decides this one (how long the empty reader holds the watermark
-# before its end reaches the window), so these entries may match: a listed
-# query whose reason is IDLE_READER is an xfail when it differs and passes
-# when it matches; every other entry must differ.
-IDLE_READER = ("at parallelism 2 the source subtask without a file holds the watermark back "
-               "until its end, so rows Flink drops as late may be counted (timing decides)")
-EXPECTED_DIFFERENCES = {
-    "tumble": (P2, IDLE_READER),
-    "tumble_offset": (P2, IDLE_READER),
-    "tumble_distinct_filter": (P2, IDLE_READER),
-    "tumble_having": (P2, IDLE_READER),
-    "hop": (P2, IDLE_READER),
-    "cumulate": (P2, IDLE_READER),
-    "session": (P2, IDLE_READER),
-    "window_topn": (P2, IDLE_READER),
-    "tumble_boundary": (P2, IDLE_READER),
-    "hop_boundary": (P2, IDLE_READER),
-    "cumulate_boundary": (P2, IDLE_READER),
-    "dedup_keep_first": (P2, IDLE_READER),
-    "cascade_flink_form": (P2, IDLE_READER),
-    "window_minmax_string": (P2, IDLE_READER),
-    "tumble_expr_key": (P2, IDLE_READER),
-    "groupwin_tumble": (P2, IDLE_READER),
-    "groupwin_hop": (P2, IDLE_READER),
-    "groupwin_hop_uneven": (P2, IDLE_READER),
-    "groupwin_session": (P2, IDLE_READER),
-    "groupwin_expr_key_where": (P2, IDLE_READER),
-    "groupwin_boundary": (P2, IDLE_READER),
-    "groupwin_cascade": (P2, IDLE_READER),
-}
+EXPECTED_DIFFERENCES = {}
 
 
 def query_spec(q):
@@ -511,11 +486,8 @@ def test_same_result_as_flink(oracle, name, parallelism):
     if not oracle.flink[name]["ok"]:
         pytest.fail(f"Flink refused {name} (see test_flink_answers_or_refuses_as_listed)")
     diff = compare(oracle, name, parallelism)
-    listed, reason = EXPECTED_DIFFERENCES.get(name, ((), ""))
-    if parallelism in listed and reason == IDLE_READER:
-        if diff is not None:
-            pytest.xfail(reason)
-    elif parallelism in listed:
+    listed, _ = EXPECTED_DIFFERENCES.get(name, ((), ""))
+    if parallelism in listed:
         assert diff is not None, (f"{name} now gives Flink's result at parallelism "
                                   f"{parallelism}: remove it from EXPECTED_DIFFERENCES and "
                                   "from docs/SQL.md")
