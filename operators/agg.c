@@ -572,8 +572,8 @@ int sl_agg_plan_options(const char *vid, const json_t *config, const sl_schema *
             return sl_seterr(err, errlen, "vertex '%s': group-by column '%s' clashes with the "
                              "output column of that name", vid, name);
         (*keys)[(*nkeys)++] = c;
-        if (key_schema) sl_schema_add(key_schema, in->fields[c].name, in->fields[c].type);
-        sl_schema_add(out, in->fields[c].name, in->fields[c].type);
+        if (key_schema) sl_schema_add_dt(key_schema, in->fields[c].name, in->fields[c].dt);
+        sl_schema_add_dt(out, in->fields[c].name, in->fields[c].dt);
     }
 
     const json_t *ja = json_object_get(config, "aggregates");

@@ -215,8 +215,9 @@ static int parse_text(sl_type t, const char *s, size_t n, sl_value *v, sl_buf *s
     case SL_T_NULL:
         v->isnull = true;
         return SL_OK;
+    default: break;
     }
-    return SL_ERR;
+    return sl_seterr(why, whylen, "the format cannot read %s values yet", sl_type_name(t));
 }
 
 /* ---- json decoding -------------------------------------------------------- */

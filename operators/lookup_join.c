@@ -227,11 +227,11 @@ static void *lj_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
     }
     /* the output: the input's first nleft columns, then the table's (join.h's names) */
     sl_schema_init(pc->out);
-    for (int i = 0; i < pl->nleft; i++) sl_schema_add(pc->out, in->fields[i].name, in->fields[i].type);
+    for (int i = 0; i < pl->nleft; i++) sl_schema_add_dt(pc->out, in->fields[i].name, in->fields[i].dt);
     for (int i = 0; i < pl->nright; i++) {
         const char *name = pl->right.fields[i].name;
         if (sl_schema_find(pc->out, name) < 0) {
-            sl_schema_add(pc->out, name, pl->right.fields[i].type);
+            sl_schema_add_dt(pc->out, name, pl->right.fields[i].dt);
             continue;
         }
         char alt[300];
@@ -239,7 +239,7 @@ static void *lj_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
             snprintf(alt, sizeof alt, "%s%d", name, k);
             if (sl_schema_find(pc->out, alt) < 0) break;
         }
-        sl_schema_add(pc->out, alt, pl->right.fields[i].type);
+        sl_schema_add_dt(pc->out, alt, pl->right.fields[i].dt);
     }
     return pl;
 fail:

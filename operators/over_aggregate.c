@@ -314,8 +314,8 @@ static void *ov_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
                           i + 1, alias ? alias : nm);
                 goto fail;
             }
-            sl_schema_add(pc->out, alias ? alias : nm,
-                          kind == OUT_ROWNUM ? SL_T_BIGINT : in->fields[o->col].type);
+            sl_schema_add_dt(pc->out, alias ? alias : nm,
+                          kind == OUT_ROWNUM ? sl_dtype_basic(SL_T_BIGINT) : in->fields[o->col].dt);
             pl->nout++;
             continue;
         }

@@ -88,7 +88,15 @@ typedef struct item {
     char *text;       /* calc projection entry "expr AS name" */
     sl_type type;
     const sql_node *expr;
+    const sl_dtype *dt; /* the full type when it is not the basic one of `type` (a column
+                         * passed through), else NULL */
 } item;
+
+/* An item's full type. */
+static inline const sl_dtype *item_dt(const item *it)
+{
+    return it->dt ? it->dt : sl_dtype_basic(it->type);
+}
 
 void rel_free(rel *r);
 void rel_copy(rel *dst, const rel *src);

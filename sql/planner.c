@@ -133,7 +133,7 @@ static json_t *schema_json(const sl_schema *s)
     json_t *a = json_array();
     for (int i = 0; i < s->n; i++)
         json_array_append_new(a, json_pack("{s:s, s:s}", "name", s->fields[i].name, "type",
-                                           sl_type_name(s->fields[i].type)));
+                                           s->fields[i].dt->text));
     return a;
 }
 
@@ -307,7 +307,7 @@ int emit_calc(plan *p, rel *in, item *items, int n, const sql_node *filter,
         json_t *proj = json_array();
         for (int i = 0; i < n; i++) {
             json_array_append_new(proj, json_string(items[i].text));
-            sl_schema_add(&out, items[i].name, items[i].type);
+            sl_schema_add_dt(&out, items[i].name, item_dt(&items[i]));
         }
         json_object_set_new(cfg, "projection", proj);
     } else {
@@ -493,7 +493,7 @@ static int scan_table(plan *p, const sql_node *at, const char *name, rel *out)
     int ncomp = 0;
     for (int i = 0; i < t->ncols; i++) {
         if (t->cols[i].expr) ncomp++;
-        else sl_schema_add(&phys, t->cols[i].name, t->cols[i].type);
+        else sl_schema_add_dt(&phys, t->cols[i].name, sql_col_dt(&t->cols[i]));
     }
     int kafka = sql_table_is_kafka(t), changelog = sql_table_changelog(t);
     /* a kafka table's watermark on a physical column is the source's own,
