@@ -120,6 +120,7 @@ static const char *tname(sl_type t) { return sl_type_name(t); }
  * "INTERVAL DAY TO SECOND" for an interval. Valid for the next 3 calls. */
 static const char *ntname(bld *b, const node *n)
 {
+    if (n->dt) return n->dt->text; /* a column: its full type */
     if (!n->interval) return tname(n->type);
     char *s = b->names[b->nname++ % 4];
     if (n->ivs == n->ive) snprintf(s, sizeof b->names[0], "INTERVAL %s", iv_name[n->ive]);

@@ -1121,7 +1121,8 @@ static void agg_vertex(plan *p, const aggctx *c, rel *in, int window, const char
     if (!window && in->updating) json_object_set_new(cfg, "input-changelog", json_string("retract"));
     for (int k = 0; k < c->nkeys; k++) {
         int ci = sl_schema_find(&in->sch, c->keys[k]);
-        sl_schema_add(&aggout, c->keys[k], ci >= 0 ? in->sch.fields[ci].type : SL_T_STRING);
+        sl_schema_add_dt(&aggout, c->keys[k],
+                         ci >= 0 ? in->sch.fields[ci].dt : sl_dtype_basic(SL_T_STRING));
     }
     for (int k = 0; k < c->n; k++) sl_schema_add(&aggout, c->a[k].name, c->a[k].type);
     char *uid = sl_sprintf("%s-%s-%08x", window ? "window" : "agg", in->ident ? in->ident : "q",
