@@ -243,3 +243,84 @@ CREATE TABLE o (x DECIMAL(10, 2)) WITH ('connector' = 'print');
 """ + stmt + "\n")
         assert r.returncode != 0
         assert msg in r.stdout + r.stderr, r.stdout + r.stderr
+
+
+# ---- a savepoint from before the full types ------------------------------------
+
+OLD_N, OLD_BASE = 6000, 1767225600000
+FIXTURE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "sp-v1-agg")
+
+
+def old_types_job(rate):
+    """datagen 1..OLD_N -> keys of INT, STRING, TIMESTAMP(3) and BOOLEAN ->
+    COUNT/SUM per key -> print. Its state (source offsets, the aggregate's
+    key bytes and rows) is in the original seven types' binary form."""
+    return {"name": "old types", "parallelism": 1,
+            "vertices": [
+                {"id": "gen", "uid": "gen", "type": "datagen",
+                 "schema": [{"name": "id", "type": "BIGINT"}],
+                 "config": {"rows-per-second": str(rate), "fields.id.kind": "sequence",
+                            "fields.id.start": "1", "fields.id.end": str(OLD_N)}},
+                {"id": "keyed", "type": "calc",
+                 "config": {"projection": [
+                     "CAST(id % 7 AS INT) AS k", "CAST(id % 3 AS STRING) AS s",
+                     f"TO_TIMESTAMP_LTZ({OLD_BASE} + (id % 2) * 1000, 3) AS t",
+                     "id % 5 = 0 AS b", "id AS amount", "CAST(id AS DOUBLE) / 2 AS half"]}},
+                {"id": "agg", "uid": "agg", "type": "group_aggregate",
+                 "config": {"group-by": ["k", "s", "t", "b"],
+                            "aggregates": ["COUNT(*) AS cnt", "SUM(amount) AS total",
+                                           "MAX(half) AS mx"]}},
+                {"id": "out", "uid": "out", "type": "print", "config": {}}],
+            "edges": [{"from": "gen", "to": "keyed", "strategy": "forward"},
+                      {"from": "keyed", "to": "agg", "strategy": "hash", "keys": ["k", "s"]},
+                      {"from": "agg", "to": "out", "strategy": "forward"}]}
+
+
+def test_savepoint_from_before_the_types_restores(make_cluster, workdir):
+    """The fixture was written by the build before the full data types
+    (fixtures/make_old_savepoint.py); this build restores it and finishes
+    the sequence: every key's final COUNT/SUM/MAX covers ids 1..OLD_N once,
+    which holds only if the restored counts, sums and source offset are
+    read as they were written."""
+    import shutil
+    sp = os.path.join(workdir, "sp")
+    shutil.copytree(FIXTURE, sp)
+    c = make_cluster()
+    tm = c.add_tm(slots=1)
+    path = os.path.join(workdir, "job.json")
+    with open(path, "w") as f:
+        json.dump(old_types_job(rate=100000), f)
+    r = c.cli("run", "-s", f"file:{sp}", path, timeout=60)
+    assert r.returncode == 0 and "finished with state FINISHED" in r.stdout, r.stdout + r.stderr
+    def key_of(i):
+        t = datetime.datetime.fromtimestamp((OLD_BASE + (i % 2) * 1000) / 1000,
+                                            datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M")
+        return (str(i % 7), str(i % 3), t + (":01" if i % 2 else ""),
+                "true" if i % 5 == 0 else "false")
+
+    last, first = {}, {}
+    for ln in tm.out_text().splitlines():
+        if ln[:3] in ("+I[", "+U[", "-U["):
+            f = ln[3:-1].split(", ")
+            k, v = tuple(f[:4]), (int(f[4]), int(f[5]), float(f[6]))
+            first.setdefault(k, (ln[:2], v))
+            if ln[0] == "+":
+                last[k] = v
+    # every key's first output retracts what the savepoint held: the
+    # aggregate over ids 1..x for the one x where the old run stopped
+    assert all(op == "-U" for op, _ in first.values()), first
+    acc, x_found = {}, None
+    for x in range(1, OLD_N + 1):
+        k = key_of(x)
+        c_, s_, m_ = acc.get(k, (0, 0, 0.0))
+        acc[k] = (c_ + 1, s_ + x, max(m_, x / 2))
+        if len(acc) == len(first) and all(acc[k] == v for k, (_, v) in first.items()):
+            x_found = x
+            break
+    assert x_found and x_found < OLD_N, "the restored state is no prefix of the sequence"
+    # and the run finished the sequence from there, every id once
+    for i in range(x_found + 1, OLD_N + 1):
+        k = key_of(i)
+        c_, s_, m_ = acc[k]
+        acc[k] = (c_ + 1, s_ + i, max(m_, i / 2))
+    assert last == acc
