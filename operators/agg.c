@@ -170,6 +170,10 @@ static int parse_item(const char *text, const sl_schema *in, sl_agg *a, char *na
         if (!is_numeric(t) && t != SL_T_TIMESTAMP && t != SL_T_BOOLEAN && t != SL_T_STRING)
             return sl_seterr(err, errlen, "%s needs an INT, BIGINT, DOUBLE, BOOLEAN, TIMESTAMP "
                              "or STRING column; '%s' is %s", fname, in->fields[a->col].name,
+                             in->fields[a->col].dt->text);
+        if (sl_dtype_has_nanos(in->fields[a->col].dt))
+            return sl_seterr(err, errlen, "%s needs an INT, BIGINT, DOUBLE, BOOLEAN, TIMESTAMP "
+                             "or STRING column; '%s' is %s", fname, in->fields[a->col].name,
                              sl_type_name(t));
         a->out_type = t;
         a->strval = t == SL_T_STRING;

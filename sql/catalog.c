@@ -363,6 +363,38 @@ static int check_options(sql_table *t, const sql_node *with, char *err, size_t e
     return SL_OK;
 }
 
+/* The types beyond the original seven (and TIME/TIMESTAMP with digits
+ * beyond the millisecond) travel through the json format and the print and
+ * blackhole sinks; every other format and connector refuses them here, at
+ * CREATE TABLE, rather than when the job is deployed. */
+static int check_new_types(const sql_table *t, const sql_node *at, char *err, size_t errlen)
+{
+    const char *conn = t->connector ? t->connector : "";
+    if (!strcmp(conn, "datastream") || !strcmp(conn, "print") || !strcmp(conn, "blackhole"))
+        return SL_OK;
+    bool formats = !strcmp(conn, "filesystem") || !strcmp(conn, "kafka") ||
+                   !strcmp(conn, "upsert-kafka");
+    for (int i = 0; i < t->ncols; i++) {
+        const sql_column *c = &t->cols[i];
+        const sl_dtype *dt = sql_col_dt(c);
+        if (c->expr || c->meta || (sl_type_is_classic(dt->kind) && !sl_dtype_has_nanos(dt)))
+            continue;
+        if (!formats)
+            return sl_seterr(err, errlen, "line %d, column %d: table '%s': column '%s' is %s; "
+                             "the %s connector cannot carry that type yet", at->line, at->col,
+                             t->name, c->name, dt->text, conn);
+        static const char *const keys[] = {"format", "value.format", "key.format"};
+        for (size_t k = 0; k < SL_ARRAY_LEN(keys); k++) {
+            const char *f = opt_get(t, keys[k]);
+            if (f && strcasecmp(f, "json"))
+                return sl_seterr(err, errlen, "line %d, column %d: table '%s': column '%s' is %s; "
+                                 "the %s format cannot carry that type yet (json can)", at->line,
+                                 at->col, t->name, c->name, dt->text, f);
+        }
+    }
+    return SL_OK;
+}
+
 /* The kafka connector's metadata keys, as Flink's: what each reads, its
  * type, and whether a sink writes it. */
 static const struct kafka_meta {
@@ -684,6 +716,7 @@ static int create_table(sl_sql_session *s, const sql_node *st, sl_sql_result *r,
         rc = check_options(t, with ? with : st, err, errlen);
     }
     if (rc == SL_OK) rc = check_metadata(t, elems, err, errlen);
+    if (rc == SL_OK) rc = check_new_types(t, with ? with : st, err, errlen);
     sl_schema_free(&phys);
     if (rc != SL_OK) {
         table_free(t);

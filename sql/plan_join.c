@@ -898,6 +898,7 @@ static int lookup_keys(plan *p, jplan *j, const lkey *keys, int nkeys, int nleft
                 its[c].name = sl_strdup(l->sch.fields[c].name);
                 its[c].text = sql_quote_ident(l->sch.fields[c].name);
                 its[c].type = l->sch.fields[c].type;
+                its[c].dt = l->sch.fields[c].dt;
             }
             nits = nleft;
         }
