@@ -1083,7 +1083,7 @@ static void format_value(outbuf *o, const sl_value *v, const sl_dtype *dt, int d
             int64_t day = sl_floor_div(v->v.i, 86400000);
             format_date(o, day);
             ob_putc(o, 'T');
-            format_time_of_day(o, v->v.i - day * 86400000, v->v.ts.nano);
+            format_time_of_day(o, (v->v.i % 86400000 + 86400000) % 86400000, v->v.ts.nano);
         }
         break;
     case SL_T_DATE: format_date(o, v->v.i); break;

@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "base64.h"
-#include "calendar.h"
 #include "format_json.h"
 #include "json_escape.h"
 #include "text.h"
@@ -70,10 +69,11 @@ void sl_fmt_json_value_dt(sl_buf *out, const sl_value *v, const sl_dtype *dt)
         break;
     }
     case SL_T_TIMESTAMP: { /* p > 3: yyyy-MM-dd HH:mm:ss[.fraction] */
-        int n = sl_ts_text(tmp, sizeof tmp, sl_floor_div(v->v.i, 1000) * 1000, SL_TS_SQL);
+        int64_t msec = (v->v.i % 1000 + 1000) % 1000; /* the ms within the second */
+        int n = sl_ts_text(tmp, sizeof tmp, v->v.i - msec, SL_TS_SQL);
         sl_buf_putc(out, '"');
         sl_buf_put(out, tmp, SL_MIN((size_t)n, sizeof tmp - 1));
-        put_fraction(out, v->v.i - sl_floor_div(v->v.i, 1000) * 1000, v->v.ts.nano);
+        put_fraction(out, msec, v->v.ts.nano);
         sl_buf_putc(out, '"');
         break;
     }
