@@ -201,6 +201,10 @@ static int valfn_args(ov_plan *pl, const sl_schema *in, ov_out *o, char args[3][
     if (o->col < 0)
         return sl_seterr(err, errlen, "vertex '%s': aggregate %d: %s(%s): no such column",
                          pl->vid, item, fn, args[0]);
+    if (!sl_type_is_classic(in->fields[o->col].type) || sl_dtype_has_nanos(in->fields[o->col].dt))
+        return sl_seterr(err, errlen, "vertex '%s': aggregate %d: %s(%s): a column of type %s "
+                         "is not supported yet", pl->vid, item, fn, args[0],
+                         in->fields[o->col].dt->text);
     if (nargs >= 2) {
         char *end;
         long long n = strtoll(args[1], &end, 10);
