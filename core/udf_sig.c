@@ -322,7 +322,7 @@ sl_udf_sig *sl_udf_sig_copy(const sl_udf_sig *s)
     c->kind = s->kind;
     c->result = s->result;
     sl_schema_init(&c->cols);
-    for (int i = 0; i < s->cols.n; i++) sl_schema_add(&c->cols, s->cols.fields[i].name, s->cols.fields[i].type);
+    for (int i = 0; i < s->cols.n; i++) sl_schema_add_dt(&c->cols, s->cols.fields[i].name, s->cols.fields[i].dt);
     c->nargs = s->nargs;
     memcpy(c->args, s->args, sizeof c->args);
     c->deterministic = s->deterministic;

@@ -175,6 +175,20 @@ static char *CAT(sql_pctx *c, const char *a, const char *b)
     memcpy(s + la, b, lb);
     return s;
 }
+/* `name` with a backquote inside doubled (a ROW field in a type's text) */
+static char *QUOTEID(sql_pctx *c, const char *name)
+{
+    size_t n = strlen(name), k = 0;
+    char *s = sql_arena_alloc(c->a, 2 * n + 3);
+    s[k++] = '`';
+    for (size_t i = 0; i < n; i++) {
+        if (name[i] == '`') s[k++] = '`';
+        s[k++] = name[i];
+    }
+    s[k++] = '`';
+    s[k] = 0;
+    return s;
+}
 }
 
 %syntax_error {
@@ -275,7 +289,7 @@ static char *CAT(sql_pctx *c, const char *a, const char *b)
     DESCRIBE DESC EXPLAIN BEGIN TO FUNCTIONS JOBS CHANGELOG_MODE PLAN COMMENT OVERWRITE
     OUTER STOP JOB SAVEPOINT DRAIN ASC FILTER OVER ESCAPE UNKNOWN BOTH LEADING TRAILING POSITION
     METADATA VIRTUAL FIRST NEXT ROW ROWS ONLY SIMILAR PLACING MEASURES PATTERN DEFINE WITHIN AFTER
-    SKIP PER ONE ADD JAR JARS LANGUAGE REMOVE SYSTEM USER.
+    SKIP PER ONE ADD JAR JARS LANGUAGE REMOVE SYSTEM USER ARRAY MULTISET.
 
 /* COMMA and RP only decide POSITION(a IN (b)): the haystack in parentheses,
  * not an IN list (see exprlist). */
@@ -396,13 +410,13 @@ drop(A) ::= DROP(T) temp_opt(F) VIEW ifex_opt(G) name(X). { A = MK(ctx, SQL_DROP
 tbl_elems(A) ::= tbl_elem(X). { A = LIST1(ctx, X); }
 tbl_elems(A) ::= tbl_elems(L) COMMA tbl_elem(X). { A = ADD(ctx, L, X); }
 
-tbl_elem(A) ::= ident(X) typename(T) notnull_opt(F) comment_opt. {
+tbl_elem(A) ::= ident(X) coltype(T) notnull_opt(F) comment_opt. {
     NAMEOK(ctx, X);
     A = NAT(ctx, SQL_COLUMN, X); A->s = X->s; A->s2 = T->s; A->flags = F;
 }
 /* A metadata column: s2 the type, kids [0] the FROM key (an IDENT) or NULL,
  * flags METADATA [| VIRTUAL]. */
-tbl_elem(A) ::= ident(X) typename(T) METADATA meta_from(K) virtual_opt(V) comment_opt. {
+tbl_elem(A) ::= ident(X) coltype(T) METADATA meta_from(K) virtual_opt(V) comment_opt. {
     NAMEOK(ctx, X);
     A = NAT(ctx, SQL_COLUMN, X); A->s = X->s; A->s2 = T->s; A->flags = SQL_F_METADATA | V; ADD(ctx, A, K);
 }
@@ -438,10 +452,32 @@ typename(A) ::= ident(X) tlen_opt(L) tz_opt(Z). {
     A = X;
     A->s = CAT(ctx, CAT(ctx, UPSTR(ctx, X->s), L), Z);
 }
-/* MAP<K, V>: only the headers metadata column takes it */
-typename(A) ::= ident(X) LT typename(K) COMMA typename(V) GT. {
+/* ARRAY<t>, MULTISET<t>, MAP<k, v>, ROW<name t, ...>: the text is read by
+ * sl_dtype_parse (core/dtype.c), which checks names and arity. */
+typename(A) ::= ident(X) LT typeargs(L) GT. {
     A = X;
-    A->s = CAT(ctx, CAT(ctx, CAT(ctx, CAT(ctx, CAT(ctx, UPSTR(ctx, X->s), "<"), K->s), ", "), V->s), ">");
+    A->s = CAT(ctx, CAT(ctx, CAT(ctx, UPSTR(ctx, X->s), "<"), L), ">");
+}
+typename(A) ::= ROW(X) LT typeargs(L) GT. {
+    A = MK(ctx, SQL_IDENT, X);
+    A->s = CAT(ctx, CAT(ctx, "ROW<", L), ">");
+}
+typename(A) ::= ROW(X) LP typeargs(L) RP. {
+    A = MK(ctx, SQL_IDENT, X);
+    A->s = CAT(ctx, CAT(ctx, "ROW(", L), ")");
+}
+typename(A) ::= typename(T) ARRAY. { A = T; A->s = CAT(ctx, T->s, " ARRAY"); }
+typename(A) ::= typename(T) MULTISET. { A = T; A->s = CAT(ctx, T->s, " MULTISET"); }
+/* A column's type: any type, or an interval (which CAST spells its own way) */
+coltype(A) ::= typename(T). { A = T; }
+coltype(A) ::= INTERVAL(X) iv_unit(U). { A = MK(ctx, SQL_IDENT, X); A->s = CAT(ctx, "INTERVAL ", U->s); }
+%type typeargs {char *}
+typeargs(A) ::= typearg(X). { A = X; }
+typeargs(A) ::= typeargs(L) COMMA typearg(X). { A = CAT(ctx, CAT(ctx, L, ", "), X); }
+%type typearg {char *}
+typearg(A) ::= coltype(T) notnull_opt(F). { A = F ? CAT(ctx, T->s, " NOT NULL") : T->s; }
+typearg(A) ::= ident(N) coltype(T) notnull_opt(F) comment_opt. {
+    A = CAT(ctx, CAT(ctx, CAT(ctx, QUOTEID(ctx, N->s), " "), T->s), F ? " NOT NULL" : "");
 }
 %type tlen_opt {char *}
 tlen_opt(A) ::= . { A = ""; }

@@ -170,6 +170,10 @@ static int parse_item(const char *text, const sl_schema *in, sl_agg *a, char *na
         if (!is_numeric(t) && t != SL_T_TIMESTAMP && t != SL_T_BOOLEAN && t != SL_T_STRING)
             return sl_seterr(err, errlen, "%s needs an INT, BIGINT, DOUBLE, BOOLEAN, TIMESTAMP "
                              "or STRING column; '%s' is %s", fname, in->fields[a->col].name,
+                             in->fields[a->col].dt->text);
+        if (sl_dtype_has_nanos(in->fields[a->col].dt))
+            return sl_seterr(err, errlen, "%s needs an INT, BIGINT, DOUBLE, BOOLEAN, TIMESTAMP "
+                             "or STRING column; '%s' is %s", fname, in->fields[a->col].name,
                              sl_type_name(t));
         a->out_type = t;
         a->strval = t == SL_T_STRING;
@@ -572,8 +576,8 @@ int sl_agg_plan_options(const char *vid, const json_t *config, const sl_schema *
             return sl_seterr(err, errlen, "vertex '%s': group-by column '%s' clashes with the "
                              "output column of that name", vid, name);
         (*keys)[(*nkeys)++] = c;
-        if (key_schema) sl_schema_add(key_schema, in->fields[c].name, in->fields[c].type);
-        sl_schema_add(out, in->fields[c].name, in->fields[c].type);
+        if (key_schema) sl_schema_add_dt(key_schema, in->fields[c].name, in->fields[c].dt);
+        sl_schema_add_dt(out, in->fields[c].name, in->fields[c].dt);
     }
 
     const json_t *ja = json_object_get(config, "aggregates");

@@ -127,7 +127,7 @@ static void *corr_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
                   pl->ncols, pl->ncols == 1 ? "" : "s", fname);
         goto fail;
     }
-    for (int i = 0; i < in->n; i++) sl_schema_add(pc->out, in->fields[i].name, in->fields[i].type);
+    for (int i = 0; i < in->n; i++) sl_schema_add_dt(pc->out, in->fields[i].name, in->fields[i].dt);
     for (int i = 0; i < pl->ncols; i++) {
         const char *nm = jcols ? json_string_value(json_array_get(jcols, (size_t)i)) : pl->fn->cols.fields[i].name;
         if (!nm || !*nm || sl_schema_find(pc->out, nm) >= 0) {
@@ -135,7 +135,7 @@ static void *corr_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
                       pl->vid, i + 1, fname, nm && *nm ? nm : "none given");
             goto fail;
         }
-        sl_schema_add(pc->out, nm, pl->fn->cols.fields[i].type);
+        sl_schema_add_dt(pc->out, nm, pl->fn->cols.fields[i].dt);
     }
     if (pc->out->n > SL_MAX_FIELDS) {
         sl_seterr(err, errlen, "vertex '%s': more than %d columns", pl->vid, SL_MAX_FIELDS);

@@ -113,7 +113,7 @@ static void la_plan_free(void *p)
 static void add_placeholder(la_plan *pl, const sl_schema *in, int c, sl_schema *out)
 {
     if (c < 0 || sl_schema_find(out, in->fields[c].name) >= 0) return;
-    sl_schema_add(out, in->fields[c].name, in->fields[c].type);
+    sl_schema_add_dt(out, in->fields[c].name, in->fields[c].dt);
     pl->nnull++;
 }
 

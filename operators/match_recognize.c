@@ -705,7 +705,7 @@ static void *mr_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
     if (pl->user) return pl;
     /* output: the partition key, then the measures */
     for (int c = 0; c < pl->nkeys; c++)
-        sl_schema_add(pc->out, in->fields[pl->keys[c]].name, in->fields[pl->keys[c]].type);
+        sl_schema_add_dt(pc->out, in->fields[pl->keys[c]].name, in->fields[pl->keys[c]].dt);
     const json_t *ms = sl_plan_opt_json(pc, "measures");
     pl->nmeasures = (int)json_array_size(ms);
     pl->measures = sl_calloc((size_t)pl->nmeasures + 1, sizeof *pl->measures);

@@ -201,6 +201,10 @@ static int valfn_args(ov_plan *pl, const sl_schema *in, ov_out *o, char args[3][
     if (o->col < 0)
         return sl_seterr(err, errlen, "vertex '%s': aggregate %d: %s(%s): no such column",
                          pl->vid, item, fn, args[0]);
+    if (!sl_type_is_classic(in->fields[o->col].type) || sl_dtype_has_nanos(in->fields[o->col].dt))
+        return sl_seterr(err, errlen, "vertex '%s': aggregate %d: %s(%s): a column of type %s "
+                         "is not supported yet", pl->vid, item, fn, args[0],
+                         in->fields[o->col].dt->text);
     if (nargs >= 2) {
         char *end;
         long long n = strtoll(args[1], &end, 10);
@@ -314,8 +318,8 @@ static void *ov_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
                           i + 1, alias ? alias : nm);
                 goto fail;
             }
-            sl_schema_add(pc->out, alias ? alias : nm,
-                          kind == OUT_ROWNUM ? SL_T_BIGINT : in->fields[o->col].type);
+            sl_schema_add_dt(pc->out, alias ? alias : nm,
+                          kind == OUT_ROWNUM ? sl_dtype_basic(SL_T_BIGINT) : in->fields[o->col].dt);
             pl->nout++;
             continue;
         }

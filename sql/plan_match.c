@@ -327,7 +327,7 @@ int sql_plan_match(plan *p, const sql_node *f, rel *out)
             goto done;
         }
         json_array_append_new(keys, json_string(in.sch.fields[c].name));
-        sl_schema_add(&opsch, in.sch.fields[c].name, in.sch.fields[c].type);
+        sl_schema_add_dt(&opsch, in.sch.fields[c].name, in.sch.fields[c].dt);
     }
     json_object_set(cfg, "partition-keys", keys);
     if (plan_skip(p, skip, pat, cfg) != SL_OK) goto done;

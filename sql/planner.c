@@ -134,7 +134,7 @@ static json_t *schema_json(const sl_schema *s)
     json_t *a = json_array();
     for (int i = 0; i < s->n; i++)
         json_array_append_new(a, json_pack("{s:s, s:s}", "name", s->fields[i].name, "type",
-                                           sl_type_name(s->fields[i].type)));
+                                           s->fields[i].dt->text));
     return a;
 }
 
@@ -271,10 +271,17 @@ int check_cols(plan *p, const sql_node *e, const rel *r)
 /* Type e (after check_cols) against sch with calc's checker. */
 int type_expr(plan *p, const sql_node *e, const sl_schema *sch, sl_type *t)
 {
+    return type_expr_dt(p, e, sch, t, NULL);
+}
+
+int type_expr_dt(plan *p, const sql_node *e, const sl_schema *sch, sl_type *t,
+                 const sl_dtype **dt)
+{
     char ebuf[512];
     sl_expr *x = sl_expr_from_sql(e, sch, ebuf, sizeof ebuf);
     if (!x) return sl_seterr(p->err, p->errlen, "%s", ebuf); /* names line and column */
     *t = sl_expr_type(x);
+    if (dt) *dt = sl_expr_dtype(x);
     sl_expr_destroy(x);
     return SL_OK;
 }
@@ -308,7 +315,7 @@ int emit_calc(plan *p, rel *in, item *items, int n, const sql_node *filter,
         json_t *proj = json_array();
         for (int i = 0; i < n; i++) {
             json_array_append_new(proj, json_string(items[i].text));
-            sl_schema_add(&out, items[i].name, items[i].type);
+            sl_schema_add_dt(&out, items[i].name, item_dt(&items[i]));
         }
         json_object_set_new(cfg, "projection", proj);
     } else {
@@ -345,11 +352,12 @@ int make_item(plan *p, item *it, const sql_node *e, const char *name, const sl_s
         it->name = sl_strdup(name);
         it->expr = e;
         it->type = SL_T_TIMESTAMP;
+        it->dt = NULL; /* TIMESTAMP(3): item_dt's basic descriptor */
         it->text = sl_sprintf("CURRENT_TIMESTAMP AS %s", q);
         free(q);
         return SL_OK;
     }
-    if (type_expr(p, e, sch, &it->type) != SL_OK) return SL_ERR;
+    if (type_expr_dt(p, e, sch, &it->type, &it->dt) != SL_OK) return SL_ERR;
     char *x = sql_unparse(e);
     it->name = sl_strdup(name);
     it->expr = e;
@@ -411,6 +419,7 @@ static int scan_computed(plan *p, const sql_table *t, const sl_schema *phys, rel
             its[i].name = sl_strdup(c->name);
             its[i].text = sql_quote_ident(c->name);
             its[i].type = c->type;
+            its[i].dt = sql_col_dt(c);
         }
     }
     char *base = sl_sprintf("%s-columns", t->name);
@@ -503,7 +512,7 @@ static int scan_table(plan *p, const sql_node *at, const char *name, rel *out)
     int ncomp = 0;
     for (int i = 0; i < t->ncols; i++) {
         if (t->cols[i].expr) ncomp++;
-        else sl_schema_add(&phys, t->cols[i].name, t->cols[i].type);
+        else sl_schema_add_dt(&phys, t->cols[i].name, sql_col_dt(&t->cols[i]));
     }
     int kafka = sql_table_is_kafka(t), changelog = sql_table_changelog(t);
     /* a kafka table's watermark on a physical column is the source's own,
@@ -628,6 +637,7 @@ int select_items(plan *p, const sql_node *list, rel *in, item **outp, int *np)
                 its[n].name = sl_strdup(in->sch.fields[c].name);
                 its[n].text = sql_quote_ident(in->sch.fields[c].name);
                 its[n].type = in->sch.fields[c].type;
+                its[n].dt = in->sch.fields[c].dt;
                 its[n].expr = NULL;
                 n++;
             }
@@ -834,6 +844,7 @@ static int add_agg(plan *p, aggctx *c, const sql_node *e, const char *alias, cha
     }
     char *arg = NULL;
     sl_type at = SL_T_BIGINT;
+    const sl_dtype *adt = NULL;
     if (!star) {
         if (pre_column(p, c, e->kids[0], "__arg", &arg) != SL_OK) {
             free(txt);
@@ -841,19 +852,28 @@ static int add_agg(plan *p, aggctx *c, const sql_node *e, const char *alias, cha
             return SL_ERR;
         }
         int ci = sl_schema_find(&c->in->sch, arg);
-        if (ci >= 0) at = c->in->sch.fields[ci].type;
-        else
+        if (ci >= 0) {
+            at = c->in->sch.fields[ci].type;
+            adt = c->in->sch.fields[ci].dt;
+        } else
             for (int i = 0; i < c->npre; i++)
-                if (!strcmp(c->pre[i].name, arg)) at = c->pre[i].type;
+                if (!strcmp(c->pre[i].name, arg)) {
+                    at = c->pre[i].type;
+                    adt = item_dt(&c->pre[i]);
+                }
         /* what window and group_aggregate compute: SUM/AVG of numbers, MIN/MAX also of
          * TIMESTAMPs, BOOLEANs (FALSE < TRUE) and STRINGs, COUNT of anything */
         int minmax = !strcasecmp(e->s, "MIN") || !strcasecmp(e->s, "MAX");
-        if (strcasecmp(e->s, "COUNT") && at != SL_T_INT && at != SL_T_BIGINT && at != SL_T_DOUBLE &&
-            !(minmax && (at == SL_T_TIMESTAMP || at == SL_T_STRING || at == SL_T_BOOLEAN))) {
+        if (strcasecmp(e->s, "COUNT") &&
+            ((at != SL_T_INT && at != SL_T_BIGINT && at != SL_T_DOUBLE &&
+              !(minmax && (at == SL_T_TIMESTAMP || at == SL_T_STRING || at == SL_T_BOOLEAN))) ||
+             (adt && sl_dtype_has_nanos(adt)))) {
             free(txt);
             free(arg);
             free(fcol);
-            return PERR(e, "%s of %s is not supported", e->s, sl_type_name(at));
+            return PERR(e, "%s of %s is not supported%s", e->s,
+                        adt ? adt->text : sl_type_name(at),
+                        sl_type_is_classic(at) && !(adt && sl_dtype_has_nanos(adt)) ? "" : " yet");
         }
     }
     if (c->n == c->cap) {
@@ -1136,7 +1156,8 @@ static void agg_vertex(plan *p, const aggctx *c, rel *in, int window, const char
     if (!window && in->updating) json_object_set_new(cfg, "input-changelog", json_string("retract"));
     for (int k = 0; k < c->nkeys; k++) {
         int ci = sl_schema_find(&in->sch, c->keys[k]);
-        sl_schema_add(&aggout, c->keys[k], ci >= 0 ? in->sch.fields[ci].type : SL_T_STRING);
+        sl_schema_add_dt(&aggout, c->keys[k],
+                         ci >= 0 ? in->sch.fields[ci].dt : sl_dtype_basic(SL_T_STRING));
     }
     for (int k = 0; k < c->n; k++) sl_schema_add(&aggout, c->a[k].name, c->a[k].type);
     char *uid = sl_sprintf("%s-%s-%08x", window ? "window" : "agg", in->ident ? in->ident : "q",
@@ -1203,6 +1224,7 @@ static int plan_aggregate(plan *p, const sql_node *sel, rel *out)
         c.pre[i].name = sl_strdup(in.sch.fields[i].name);
         c.pre[i].text = sql_quote_ident(in.sch.fields[i].name);
         c.pre[i].type = in.sch.fields[i].type;
+        c.pre[i].dt = in.sch.fields[i].dt;
     }
     if ((rc = agg_group_keys(p, &c, sel)) != SL_OK) goto done;
     /* aggregates named by their select alias when the item is just the call */
@@ -1439,6 +1461,11 @@ static int insert_shape(plan *p, const sql_node *ins, const sql_table *t, const 
     for (int i = 0; rc == SL_OK && i < t->ncols; i++) {
         const sql_column *c = &t->cols[i];
         if (!sql_column_written(c)) continue;
+        if (src[k] < 0 && !sl_type_is_classic(c->type)) {
+            rc = PERR(sql_kid(ins, 0), "INSERT INTO %s: column '%s' (%s) is not listed; a NULL "
+                      "of that type cannot be written yet", t->name, c->name, sql_col_dt(c)->text);
+            break;
+        }
         if (src[k] < 0) { /* not listed: NULL */
             char *dst = sql_quote_ident(c->name);
             its[k].name = sl_strdup(c->name);
@@ -1457,9 +1484,18 @@ static int insert_shape(plan *p, const sql_node *ins, const sql_table *t, const 
                       c->name, sl_type_name(c->type));
             break;
         }
+        if ((!sl_type_is_classic(f->type) || !sl_type_is_classic(c->type) ||
+             sl_dtype_has_nanos(f->dt) || sl_dtype_has_nanos(sql_col_dt(c))) &&
+            f->dt->phys != sql_col_dt(c)->phys) {
+            rc = PERR(sql_kid(ins, 0), "INSERT INTO %s: column %d ('%s') is %s, the table's "
+                      "'%s' is %s; converting between them is not supported yet", t->name,
+                      src[k] + 1, f->name, f->dt->text, c->name, sql_col_dt(c)->text);
+            break;
+        }
         char *from = sql_quote_ident(f->name), *dst = sql_quote_ident(c->name);
         its[k].name = sl_strdup(c->name);
         its[k].type = c->type;
+        its[k].dt = sql_col_dt(c);
         if (f->type != c->type && f->type != SL_T_NULL) {
             its[k].text = sl_sprintf("CAST(%s AS %s) AS %s", from, sl_type_name(c->type), dst);
             need = 1;
