@@ -717,6 +717,15 @@ fromitem(A) ::= LATERAL(T) TABLE LP expr(E) RP alias_opt(AL). { A = MK(ctx, SQL_
 fromitem(A) ::= LATERAL(T) TABLE LP expr(E) RP ident(AL) LP identlist(C) RP. { A = MK(ctx, SQL_FROM_LATERAL, T); A->s2 = AL->s; ADD(ctx, A, E); ADD(ctx, A, C); }
 fromitem(A) ::= LATERAL(T) TABLE LP expr(E) RP AS ident(AL) LP identlist(C) RP. { A = MK(ctx, SQL_FROM_LATERAL, T); A->s2 = AL->s; ADD(ctx, A, E); ADD(ctx, A, C); }
 
+/* UNNEST(a [, b ...]) [WITH ORDINALITY] [[AS] t(x, y)]: the elements of arrays, maps and
+ * multisets of each row of the left side, as rows (sql/plan_lateral.c) */
+%type unnest_ord {sql_node *}
+unnest_ord(A) ::= . { A = NULL; }
+unnest_ord(A) ::= WITH ident(O). { A = O; }
+fromitem(A) ::= UNNEST(T) LP exprlist(L) RP unnest_ord(O) alias_opt(AL). { A = MK(ctx, SQL_FROM_UNNEST, T); A->s2 = AL ? AL->s : NULL; ADD(ctx, A, L); ADD(ctx, A, NULL); ADD(ctx, A, O); }
+fromitem(A) ::= UNNEST(T) LP exprlist(L) RP unnest_ord(O) ident(AL) LP identlist(C) RP. { A = MK(ctx, SQL_FROM_UNNEST, T); A->s2 = ALIASOK(ctx, AL)->s; ADD(ctx, A, L); ADD(ctx, A, C); ADD(ctx, A, O); }
+fromitem(A) ::= UNNEST(T) LP exprlist(L) RP unnest_ord(O) AS ident(AL) LP identlist(C) RP. { A = MK(ctx, SQL_FROM_UNNEST, T); A->s2 = NAMEOK(ctx, AL)->s; ADD(ctx, A, L); ADD(ctx, A, C); ADD(ctx, A, O); }
+
 partition_opt(A) ::= . { A = NULL; }
 partition_opt(A) ::= PARTITION BY ident(X). { A = LIST1(ctx, NAMEOK(ctx, X)); }
 partition_opt(A) ::= PARTITION BY LP identlist(L) RP. { A = L; }

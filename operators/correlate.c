@@ -13,6 +13,16 @@
  *   "functions": [...]              the user functions called (core/udf_sig.h)
  *   "max-rows-per-call": 100000     the bound of one call's output
  *
+ * Or, for UNNEST (no "function"):
+ *   "unnest":     ["tags"]          the collection to unnest, an expression over
+ *                                   the input (ARRAY, MAP or MULTISET)
+ *   "ordinality": true              WITH ORDINALITY: the element's 1-based position
+ *   "columns", "join-type"          as above
+ * An ARRAY or MULTISET gives one column per element (a MULTISET's element as
+ * often as it occurs), an ARRAY of ROWs the row's fields (a NULL element all
+ * NULL), a MAP its key and value; a NULL or empty collection no row (left:
+ * one padded with NULLs). Elements are read in place from the input's bytes.
+ *
  * Output: the input's columns, then the function's. process() evaluates the
  * arguments and calls the function once; each row it emits (ctx->emit) is
  * completed with the input's values in a value array allocated in open()
@@ -39,6 +49,9 @@ typedef struct corr_plan {
     bool left;
     int nin, ncols;       /* input columns, function columns */
     int64_t max_rows;
+    sl_expr *un;          /* UNNEST: the collection (else NULL) */
+    const sl_dtype *udt;  /* its type */
+    bool ord;             /* WITH ORDINALITY */
 } corr_plan;
 
 typedef struct corr_state {
@@ -57,9 +70,88 @@ static void corr_plan_free(void *p)
     if (!pl) return;
     for (int i = 0; i < pl->nargs; i++) sl_expr_destroy(pl->args[i]);
     free(pl->args);
+    sl_expr_destroy(pl->un);
     sl_udf_set_destroy(pl->fns);
     free(pl->vid);
     free(pl);
+}
+
+/* The output columns of an unnested value of type dt (after the input's). */
+static int unnest_ncols(const sl_dtype *dt)
+{
+    if (dt->kind == SL_T_MAP) return 2;
+    if (dt->kind == SL_T_ARRAY && dt->elem->kind == SL_T_ROW) return dt->elem->nfields;
+    if (dt->kind == SL_T_ARRAY || dt->kind == SL_T_MULTISET) return 1;
+    return -1;
+}
+
+static int unnest_plan(corr_plan *pl, sl_plan_ctx *pc, char *err, size_t errlen)
+{
+    const sl_vertex *v = pc->v;
+    const sl_schema *in = pc->in[0].schema;
+    json_t *ju = json_object_get(v->config, "unnest"), *jcols = json_object_get(v->config, "columns");
+    json_t *jord = json_object_get(v->config, "ordinality");
+    const char *jt = sl_vconf_str(v, "join-type", "inner");
+    char perr[600];
+    if (json_is_array(ju) && json_array_size(ju) == 1) ju = json_array_get(ju, 0);
+    if (!json_is_string(ju)) {
+        sl_seterr(err, errlen, "vertex '%s': 'unnest' must be one expression (a string)", pl->vid);
+        goto fail;
+    }
+    if (jord && !json_is_boolean(jord)) {
+        sl_seterr(err, errlen, "vertex '%s': 'ordinality' must be true or false", pl->vid);
+        goto fail;
+    }
+    pl->ord = json_is_true(jord);
+    if (strcmp(jt, "inner") && strcmp(jt, "left")) {
+        sl_seterr(err, errlen, "vertex '%s': join-type is inner or left, not '%s'", pl->vid, jt);
+        goto fail;
+    }
+    pl->left = !strcmp(jt, "left");
+    if (!(pl->un = sl_expr_parse(json_string_value(ju), in, perr, sizeof perr))) {
+        sl_seterr(err, errlen, "vertex '%s': unnest: %s", pl->vid, perr);
+        goto fail;
+    }
+    pl->udt = sl_expr_dtype(pl->un);
+    int n = pl->udt ? unnest_ncols(pl->udt) : -1;
+    if (n < 0) {
+        sl_seterr(err, errlen, "vertex '%s': UNNEST takes an ARRAY, MAP or MULTISET, got %s",
+                  pl->vid, pl->udt ? pl->udt->text : sl_type_name(sl_expr_type(pl->un)));
+        goto fail;
+    }
+    pl->nin = in->n;
+    pl->ncols = n + (pl->ord ? 1 : 0);
+    if (!json_is_array(jcols) || (int)json_array_size(jcols) != pl->ncols) {
+        sl_seterr(err, errlen, "vertex '%s': 'columns' must name the %d column%s of the unnested "
+                  "value", pl->vid, pl->ncols, pl->ncols == 1 ? "" : "s");
+        goto fail;
+    }
+    for (int i = 0; i < in->n; i++) sl_schema_add_dt(pc->out, in->fields[i].name, in->fields[i].dt);
+    const sl_dtype *e = pl->udt->elem;
+    for (int i = 0; i < pl->ncols; i++) {
+        const char *nm = json_string_value(json_array_get(jcols, (size_t)i));
+        const sl_dtype *dt;
+        if (i == n) dt = sl_dtype_nullable(sl_dtype_basic(SL_T_INT), true);
+        else if (pl->udt->kind == SL_T_MAP) dt = i == 0 ? e : pl->udt->val;
+        else if (e->kind == SL_T_ROW && pl->udt->kind == SL_T_ARRAY) dt = e->ftypes[i];
+        else dt = e;
+        if (pl->left) dt = sl_dtype_nullable(dt, false);
+        if (!nm || !*nm || sl_schema_find(pc->out, nm) >= 0) {
+            sl_seterr(err, errlen, "vertex '%s': column %d of the unnested value needs a name of "
+                      "its own (%s)", pl->vid, i + 1, nm && *nm ? nm : "none given");
+            goto fail;
+        }
+        sl_schema_add_dt(pc->out, nm, dt);
+    }
+    if (pc->out->n > SL_MAX_FIELDS) {
+        sl_seterr(err, errlen, "vertex '%s': more than %d columns", pl->vid, SL_MAX_FIELDS);
+        goto fail;
+    }
+    return SL_OK;
+fail:
+    corr_plan_free(pl);
+    sl_schema_free(pc->out);
+    return SL_ERR;
 }
 
 static void *corr_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
@@ -76,6 +168,7 @@ static void *corr_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
         sl_seterr(err, errlen, "vertex '%s': correlate needs an input", pl->vid);
         goto fail;
     }
+    if (json_object_get(v->config, "unnest")) return unnest_plan(pl, pc, err, errlen) == SL_OK ? pl : NULL;
     if (sl_vconf_int(v, "max-rows-per-call", 100000, &pl->max_rows, err, errlen) != SL_OK) goto fail;
     if (pl->max_rows < 1) {
         sl_seterr(err, errlen, "vertex '%s': max-rows-per-call must be at least 1", pl->vid);
@@ -152,7 +245,7 @@ static int corr_open(sl_op *op)
 {
     const corr_plan *pl = op->plan;
     char err[700];
-    if (sl_udf_set_resolve(pl->fns, err, sizeof err) != SL_OK)
+    if (pl->fns && sl_udf_set_resolve(pl->fns, err, sizeof err) != SL_OK)
         return sl_op_fail(op, "vertex '%s': %s", pl->vid, err);
     corr_state *st = sl_calloc(1, sizeof *st);
     st->op = op;
@@ -197,9 +290,67 @@ static int corr_emit(sl_udf_ctx *ctx, const sl_value *row)
     return 0;
 }
 
+/* UNNEST: one output row per element of the row's collection. */
+static int unnest_process(sl_op *op, corr_state *st, const sl_row *row)
+{
+    const corr_plan *pl = op->plan;
+    char err[400];
+    sl_value c;
+    if (sl_expr_eval(pl->un, row, &op->scratch, &c, err, sizeof err) != SL_OK)
+        return sl_op_fail(op, "vertex '%s': unnest: %s (row %llu of subtask %d)", pl->vid, err,
+                          (unsigned long long)st->rows, op->subtask);
+    sl_value *o = st->vals + pl->nin;
+    int n = pl->ncols - (pl->ord ? 1 : 0);
+    bool rows_of_row = pl->udt->kind == SL_T_ARRAY && pl->udt->elem->kind == SL_T_ROW;
+    memcpy(st->vals, row->vals, sizeof *st->vals * (size_t)pl->nin);
+    sl_row out = {.kind = row->kind, .n = pl->nin + pl->ncols, .vals = st->vals, .ts = row->ts};
+    int64_t pos = 0;
+    if (!c.isnull) {
+        sl_nested_reader r;
+        sl_nested_open(&r, pl->udt, &c);
+        sl_value e, mv;
+        while (sl_nested_next(&r, &e, &mv)) {
+            int64_t times = 1;
+            if (pl->udt->kind == SL_T_MAP) {
+                o[0] = e;
+                o[1] = mv;
+            } else if (pl->udt->kind == SL_T_MULTISET) {
+                o[0] = e;
+                times = mv.isnull ? 0 : mv.v.i;
+            } else if (rows_of_row) {
+                if (e.isnull) {
+                    for (int i = 0; i < n; i++) o[i] = (sl_value){.isnull = true};
+                } else {
+                    sl_nested_reader fr;
+                    sl_nested_open(&fr, pl->udt->elem, &e);
+                    for (int i = 0; i < n && sl_nested_next(&fr, &o[i], NULL); i++) {}
+                }
+            } else {
+                o[0] = e;
+            }
+            for (int64_t t = 0; t < times; t++) {
+                if (pl->ord) o[n] = (sl_value){.v.i = ++pos};
+                else pos++;
+                int rc = sl_op_emit(op, &out);
+                if (rc != SL_OK) return rc;
+            }
+        }
+    }
+    if (pos == 0 && pl->left) {
+        for (int i = 0; i < pl->ncols; i++) o[i] = (sl_value){.isnull = true};
+        return sl_op_emit(op, &out);
+    }
+    return SL_OK;
+}
+
 static int corr_process(sl_op *op, int input, sl_row *row)
 {
     (void)input;
+    if (((const corr_plan *)op->plan)->un) {
+        corr_state *st = op->priv;
+        st->rows++;
+        return unnest_process(op, st, row);
+    }
     const corr_plan *pl = op->plan;
     corr_state *st = op->priv;
     char err[400];
@@ -256,6 +407,11 @@ static const sl_op_option corr_options[] = {
      "\"declaration\"} (docs/UDF.md)."},
     {"max-rows-per-call", SL_CT_INT, "100000", NULL,
      "Most rows one call may emit; more fails the task."},
+    {"unnest", SL_CT_JSON, NULL, NULL,
+     "UNNEST instead of a function: the ARRAY, MAP or MULTISET expression over the input whose "
+     "elements become rows."},
+    {"ordinality", SL_CT_BOOL, "false", NULL,
+     "UNNEST ... WITH ORDINALITY: append each element's 1-based position (INT)."},
     SL_OP_OPTIONS_END,
 };
 

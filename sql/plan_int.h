@@ -163,6 +163,9 @@ int sql_tvf_hop_check(plan *p, const sql_node *tvf);
  * user-defined table function f per row of l. With plan_join.c's cache of
  * planned joins and a column map naming l's columns and t's. */
 int sql_plan_lateral(plan *p, const sql_node *f, rel *out);
+/* FROM l CROSS JOIN UNNEST(a) [WITH ORDINALITY] [AS t(x)] (also a comma, [LEFT] JOIN
+ * UNNEST ... ON TRUE): a correlate vertex in its unnest form. */
+int sql_plan_unnest(plan *p, const sql_node *f, rel *out);
 const rel *sqlp_joins_find(plan *p, const sql_node *f);
 void sqlp_joins_add(plan *p, const sql_node *f, const rel *r);
 sql_join_map *sqlp_lateral_map(const rel *l, const char *alias, const sl_schema *cols, int off);

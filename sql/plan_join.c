@@ -575,6 +575,7 @@ sql_join_map *sqlp_lateral_map(const rel *l, const char *alias, const sl_schema 
 int sql_plan_join(plan *p, const sql_node *f, rel *out)
 {
     if (sql_kid(f, 1) && sql_kid(f, 1)->kind == SQL_FROM_LATERAL) return sql_plan_lateral(p, f, out);
+    if (sql_kid(f, 1) && sql_kid(f, 1)->kind == SQL_FROM_UNNEST) return sql_plan_unnest(p, f, out);
     const rel *done = joins_find(p, f);
     if (done) {
         rel_copy(out, done);

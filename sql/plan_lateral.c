@@ -133,3 +133,136 @@ done:
     rel_free(&l);
     return rc;
 }
+
+/*
+ * UNNEST(a [, b ...]) [WITH ORDINALITY] [AS t(x, ...)]: the elements of each
+ * row's collections as rows, joined with the row (CROSS JOIN UNNEST, a comma,
+ * [INNER] JOIN UNNEST ... ON TRUE, LEFT JOIN UNNEST ... ON TRUE). Planned
+ * onto the same correlate vertex in its "unnest" form. An ARRAY or MULTISET
+ * gives one column of its element type, an ARRAY of ROWs the row's fields, a
+ * MAP two columns (key, value); WITH ORDINALITY adds the element's 1-based
+ * position as an INT NOT NULL column.
+ */
+
+/* The columns one UNNEST argument of type dt gives (added to cols, named
+ * later); SL_ERR when dt is no collection. */
+static int unnest_cols(const sl_dtype *dt, sl_schema *cols)
+{
+    if (dt->kind == SL_T_MAP) {
+        sl_schema_add_dt(cols, "k", dt->elem);
+        sl_schema_add_dt(cols, "v", dt->val);
+    } else if (dt->kind == SL_T_ARRAY && dt->elem->kind == SL_T_ROW) {
+        for (int i = 0; i < dt->elem->nfields; i++)
+            sl_schema_add_dt(cols, dt->elem->names[i], dt->elem->ftypes[i]);
+    } else if (dt->kind == SL_T_ARRAY || dt->kind == SL_T_MULTISET) {
+        sl_schema_add_dt(cols, "f0", dt->elem);
+    } else {
+        return SL_ERR;
+    }
+    return SL_OK;
+}
+
+int sql_plan_unnest(plan *p, const sql_node *f, rel *out)
+{
+    const rel *done = sqlp_joins_find(p, f);
+    if (done) {
+        rel_copy(out, done);
+        return SL_OK;
+    }
+    const sql_node *un = sql_kid(f, 1), *on = sql_kid(f, 2);
+    const sql_node *args = sql_kid(un, 0), *names = sql_kid(un, 1), *ord = sql_kid(un, 2);
+    int left = f->s && !strcmp(f->s, "LEFT");
+    if (f->s && strcmp(f->s, "LEFT") && strcmp(f->s, "INNER") && strcmp(f->s, "CROSS"))
+        return PERR(f, "%s JOIN UNNEST is not supported: use CROSS JOIN UNNEST(...) or LEFT JOIN "
+                    "UNNEST(...) ON TRUE", f->s);
+    if (on && !(on->kind == SQL_BOOL && (on->flags & SQL_F_TRUE)))
+        return PERR(on, "a join with UNNEST takes ON TRUE only (filter the elements in WHERE)");
+    if (f->s && strcmp(f->s, "CROSS") && !on)
+        return PERR(f, "%s JOIN UNNEST(...) needs ON TRUE", f->s);
+    if (ord && strcasecmp(ord->s, "ORDINALITY"))
+        return PERR(ord, "expected WITH ORDINALITY after UNNEST(...), found WITH %s", ord->s);
+    if (args->nkids > 1)
+        return PERR(args->kids[1], "UNNEST takes one array, map or multiset; unnest each in a "
+                    "CROSS JOIN UNNEST of its own");
+    rel l;
+    memset(&l, 0, sizeof l);
+    if (plan_from(p, sql_kid(f, 0), &l) != SL_OK) return SL_ERR;
+    int rc = SL_OK;
+    json_t *jargs = json_array(), *cols = json_array();
+    sl_schema ucols;
+    sl_schema_init(&ucols);
+    for (int i = 0; i < args->nkids; i++) {
+        const sql_node *a = args->kids[i];
+        sl_type t;
+        const sl_dtype *dt = NULL;
+        if ((rc = check_cols(p, a, &l)) != SL_OK ||
+            (rc = type_expr_dt(p, a, &l.sch, &t, &dt)) != SL_OK)
+            goto done;
+        if (!dt || unnest_cols(dt, &ucols) != SL_OK) {
+            rc = PERR(a, "UNNEST takes an ARRAY, MAP or MULTISET, got %s",
+                      dt ? dt->text : sl_type_name(t));
+            goto done;
+        }
+        char *txt = sql_unparse(a);
+        json_array_append_new(jargs, json_string(txt));
+        free(txt);
+    }
+    if (ord) sl_schema_add_dt(&ucols, "ordinality", sl_dtype_nullable(sl_dtype_basic(SL_T_INT), true));
+    if (names && names->nkids != ucols.n) {
+        rc = PERR(names, "UNNEST(...)%s gives %d column%s, the alias names %d",
+                  ord ? " WITH ORDINALITY" : "", ucols.n, ucols.n == 1 ? "" : "s", names->nkids);
+        goto done;
+    }
+    sl_schema fcols;
+    sl_schema_init(&fcols);
+    for (int i = 0; i < ucols.n; i++) {
+        const char *nm = names ? names->kids[i]->s : ucols.fields[i].name;
+        const sl_dtype *dt = ucols.fields[i].dt;
+        if (left) dt = sl_dtype_nullable(dt, false);
+        if (sl_schema_find(&l.sch, nm) >= 0 || sl_schema_find(&fcols, nm) >= 0) {
+            rc = PERR(names ? names->kids[i] : un, "column '%s' of UNNEST(...) is also a column "
+                      "before it; name the columns: AS t(x, ...)", nm);
+            sl_schema_free(&fcols);
+            goto done;
+        }
+        sl_schema_add_dt(&fcols, nm, dt);
+        json_array_append_new(cols, json_string(nm));
+    }
+    sl_schema_free(&ucols);
+    ucols = fcols;
+    if (l.sch.n + ucols.n > SL_MAX_FIELDS) {
+        rc = PERR(un, "the joined row would have %d columns (at most %d)", l.sch.n + ucols.n,
+                  SL_MAX_FIELDS);
+        goto done;
+    }
+    char *argtext = json_dumps(jargs, JSON_COMPACT);
+    char *uid_src = sl_sprintf("unnest|%s|%s|%s|%d", left ? "left" : "inner",
+                               l.ident ? l.ident : "", argtext ? argtext : "", ord != NULL);
+    char *uid = sl_sprintf("unnest-%08x", fnv1a(uid_src));
+    json_t *cfg = json_pack("{s:O, s:O, s:s, s:b}", "unnest", jargs, "columns", cols,
+                            "join-type", left ? "left" : "inner", "ordinality", ord != NULL);
+    char *vid = add_vertex(p, "unnest", "correlate", uid, cfg, NULL, 0);
+    add_edge(p, l.vid, vid, NULL, NULL, 0);
+    free(uid_src);
+    free(uid);
+    const char *alias = un->s2 ? un->s2 : "unnest";
+    memset(out, 0, sizeof *out);
+    out->vid = vid;
+    sl_schema_init(&out->sch);
+    for (int i = 0; i < l.sch.n; i++) sl_schema_add_dt(&out->sch, l.sch.fields[i].name, l.sch.fields[i].dt);
+    for (int i = 0; i < ucols.n; i++) sl_schema_add_dt(&out->sch, ucols.fields[i].name, ucols.fields[i].dt);
+    out->updating = l.updating;
+    out->updater = dup0(l.updater);
+    out->rowtime = dup0(l.rowtime);
+    out->proctime = dup0(l.proctime);
+    out->ident = sl_sprintf("unnest(%s,%s)", l.ident ? l.ident : "", argtext ? argtext : "");
+    free(argtext);
+    out->jmap = sqlp_lateral_map(&l, alias, &ucols, l.sch.n);
+    sqlp_joins_add(p, f, out);
+done:
+    json_decref(jargs);
+    json_decref(cols);
+    sl_schema_free(&ucols);
+    rel_free(&l);
+    return rc;
+}
