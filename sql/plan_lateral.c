@@ -149,13 +149,13 @@ done:
 static int unnest_cols(const sl_dtype *dt, sl_schema *cols)
 {
     if (dt->kind == SL_T_MAP) {
-        sl_schema_add_dt(cols, "k", dt->elem);
-        sl_schema_add_dt(cols, "v", dt->val);
+        sl_schema_add_dt(cols, "KEY", dt->elem);
+        sl_schema_add_dt(cols, "VALUE", dt->val);
     } else if (dt->kind == SL_T_ARRAY && dt->elem->kind == SL_T_ROW) {
         for (int i = 0; i < dt->elem->nfields; i++)
             sl_schema_add_dt(cols, dt->elem->names[i], dt->elem->ftypes[i]);
     } else if (dt->kind == SL_T_ARRAY || dt->kind == SL_T_MULTISET) {
-        sl_schema_add_dt(cols, "f0", dt->elem);
+        sl_schema_add_dt(cols, "EXPR$0", dt->elem);
     } else {
         return SL_ERR;
     }
@@ -207,7 +207,12 @@ int sql_plan_unnest(plan *p, const sql_node *f, rel *out)
         json_array_append_new(jargs, json_string(txt));
         free(txt);
     }
-    if (ord) sl_schema_add_dt(&ucols, "ordinality", sl_dtype_nullable(sl_dtype_basic(SL_T_INT), true));
+    if (ord) sl_schema_add_dt(&ucols, "ORDINALITY", sl_dtype_nullable(sl_dtype_basic(SL_T_INT), true));
+    /* UNNEST(arr) AS x of one column: x names the column too */
+    if (!names && un->s2 && ucols.n == 1) {
+        free(ucols.fields[0].name);
+        ucols.fields[0].name = sl_strdup(un->s2);
+    }
     if (names && names->nkids != ucols.n) {
         rc = PERR(names, "UNNEST(...)%s gives %d column%s, the alias names %d",
                   ord ? " WITH ORDINALITY" : "", ucols.n, ucols.n == 1 ? "" : "s", names->nkids);

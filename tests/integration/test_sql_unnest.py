@@ -1,7 +1,8 @@
 """UNNEST through `sluice sql -f` on a live cluster: CROSS JOIN UNNEST of an
 ARRAY, of a MAP (key and value columns), of an ARRAY of ROWs (the row's
 fields as columns), WITH ORDINALITY, LEFT JOIN UNNEST ... ON TRUE and the
-comma form, read from a filesystem JSON table and written to JSON file
+comma form, the default column names (EXPR$0, KEY, VALUE, ORDINALITY; a
+one-column UNNEST's alias names its column), read from a filesystem JSON table and written to JSON file
 sinks. Expectations are computed here from the input with plain Python."""
 import collections
 import json
@@ -53,7 +54,7 @@ def strip(rs):
 def test_unnest_forms(cluster, workdir):
     cluster.add_tm(slots=2)
     src = write_src(workdir)
-    d = {n: os.path.join(workdir, n) for n in ("a", "o", "l", "m", "r", "c", "mo")}
+    d = {n: os.path.join(workdir, n) for n in ("a", "o", "l", "m", "r", "c", "mo", "dn", "ax")}
     text = DDL.format(src=src)
     text += sink("a", "id BIGINT, x INT", d["a"])
     text += sink("o", "id BIGINT, x INT, n INT", d["o"])
@@ -62,7 +63,11 @@ def test_unnest_forms(cluster, workdir):
     text += sink("r", "id BIGINT, p INT, q STRING", d["r"])
     text += sink("c", "id BIGINT, x INT", d["c"])
     text += sink("mo", "id BIGINT, k STRING, v INT, n INT", d["mo"])
+    text += sink("dn", "id BIGINT, k STRING, v INT, n INT", d["dn"])
+    text += sink("ax", "id BIGINT, x INT", d["ax"])
     text += """
+INSERT INTO dn SELECT id, `KEY`, `VALUE`, ORDINALITY FROM src CROSS JOIN UNNEST(m) WITH ORDINALITY;
+INSERT INTO ax SELECT id, x FROM src CROSS JOIN UNNEST(arr) AS x;
 INSERT INTO a SELECT id, x FROM src CROSS JOIN UNNEST(arr) AS t(x);
 INSERT INTO o SELECT id, x, n FROM src CROSS JOIN UNNEST(src.arr) WITH ORDINALITY AS t(x, n);
 INSERT INTO l SELECT s.id, t.x FROM src AS s LEFT JOIN UNNEST(s.arr) AS t(x) ON TRUE;
@@ -74,7 +79,7 @@ INSERT INTO mo SELECT id, k, v, n FROM src JOIN UNNEST(m) WITH ORDINALITY AS t(k
     r = run_sql(cluster, workdir, "unnest.sql", "SET 'parallelism.default' = '2';\n" + text)
     assert r.returncode == 0, r.stdout + r.stderr
     jids = job_ids(r.stdout)
-    assert len(jids) == 7, r.stdout + r.stderr
+    assert len(jids) == 9, r.stdout + r.stderr
     for j in jids:
         finish(cluster, j)
 
@@ -96,7 +101,9 @@ INSERT INTO mo SELECT id, k, v, n FROM src JOIN UNNEST(m) WITH ORDINALITY AS t(k
             e = e or {}
             want_r.append({"id": s["id"], "p": e.get("p"), "q": e.get("q")})
     for name, want in (("a", want_a), ("o", want_o), ("l", want_l), ("m", want_m),
-                       ("r", want_r), ("c", want_c), ("mo", want_mo)):
+                       ("r", want_r), ("c", want_c), ("mo", want_mo), ("ax", want_a),
+                       ("dn", [{"id": x["id"], "k": x["k"], "v": x["v"], "n": x["n"]}
+                               for x in want_mo])):
         assert bag(strip(rows(d[name]))) == bag(want), name
 
 
