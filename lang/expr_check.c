@@ -1394,6 +1394,26 @@ static node *build_fnx(bld *b, const sql_node *e, const sl_fnx *fx)
     return seal(b, n) ? NULL : n;
 }
 
+/* A collection function (expr_coll.c): typed by sl_coll_type. */
+static node *build_coll(bld *b, const sql_node *e, const sl_fnx *fx)
+{
+    struct fn_def fd = {fx->name, N_FNX, fx->min, fx->max};
+    if (check_arity(b, e, &fd) != SL_OK) return NULL;
+    node *n = new_node(b, N_FNX, AT(e), 0);
+    n->fx = fx;
+    for (int i = 0; i < e->nkids; i++) {
+        node *a = build(b, e->kids[i]);
+        if (!a) return NULL;
+        add_kid(n, a);
+    }
+    char why[300];
+    if (sl_coll_type(n, why, sizeof why) != SL_OK) {
+        perr(b, AT(e), "%s", why);
+        return NULL;
+    }
+    return seal(b, n) ? NULL : n;
+}
+
 /* A call of user-defined scalar function u: the arguments must be of its
  * declared types, or numbers that widen to them (INT to BIGINT, integers to
  * DOUBLE), or NULL. */
@@ -1504,6 +1524,8 @@ static node *build_call(bld *b, const sql_node *e)
     const struct fn_def *f = NULL;
     for (size_t i = 0; i < SL_ARRAY_LEN(fn_defs); i++)
         if (!strcasecmp(name, fn_defs[i].name)) f = &fn_defs[i];
+    const sl_fnx *cfx = f ? NULL : sl_coll_find(name);
+    if (cfx) return build_coll(b, e, cfx);
     const sl_fnx *fx = f ? NULL : sl_fnx_find(name);
     if (fx) return build_fnx(b, e, fx);
     if (!f) {
@@ -1622,7 +1644,8 @@ static node *build(bld *b, const sql_node *e)
     b->depth--;
     /* The types beyond the original seven pass through a column reference
      * and IS [NOT] NULL; operators and functions over them come later. */
-    for (int i = 0; n && n->op != N_COL && n->op != N_IS_NULL && i < n->nkids; i++) {
+    bool coll = n && n->op == N_FNX && sl_coll_find(n->fx->name) == n->fx;
+    for (int i = 0; n && !coll && n->op != N_COL && n->op != N_IS_NULL && i < n->nkids; i++) {
         const node *k = n->kids[i];
         if (k && !sl_type_is_classic(k->type)) {
             perr(b, AT(e), "%s over %s is not supported yet (a column of that type can be "

@@ -231,6 +231,12 @@ typedef struct sl_fnx {
 
 /* The entry named `name` (any case), or NULL. */
 const sl_fnx *sl_fnx_find(const char *name);
+/* The collection functions (expr_coll.c): entries typed by sl_coll_type
+ * instead of the classes above, since their results' full types follow
+ * from their arguments' (n->kids built; sets n->type and n->dt, or SL_ERR
+ * with the reason). */
+const sl_fnx *sl_coll_find(const char *name);
+int sl_coll_type(node *n, char *why, size_t whylen);
 
 /* Helpers the function families share (expr_fn.c). */
 int sl_fnx_err(const node *n, sl_fnx_cx *cx, const char *fmt, ...) SL_PRINTF(3, 4);
