@@ -261,6 +261,74 @@ H, U = decimal.ROUND_HALF_UP, decimal.ROUND_DOWN
 T0 = "TIMESTAMP '2026-01-01 00:00:00'"
 
 
+def str_to_map(t, ld=",", kd="="):
+    """STR_TO_MAP's model: split on the list delimiter, then at the first key-value
+    delimiter; a pair without one maps to None; a later key replaces an earlier one."""
+    if t is None:
+        return None
+    out = {}
+    for part in t.split(ld):
+        k, eq, v = part.partition(kd)
+        out[k] = v if eq else None
+    return out
+
+
+def first_seen(xs):
+    out = []
+    for x in xs:
+        if x not in out:
+            out.append(x)
+    return out
+
+
+def coll_cases():
+    """The collection functions over maps and arrays made from the row's s (words) and u
+    (URLs) by STR_TO_MAP."""
+    F = "Collection functions (`CARDINALITY`, `ELEMENT`, `ARRAY_*`, `MAP_*`, `STR_TO_MAP`)"
+    M = "STR_TO_MAP(s, ' ', '-')"
+    U = "STR_TO_MAP(u, '&', '=')"
+
+    def m(r):
+        return str_to_map(r["s"], " ", "-")
+
+    def on(f):
+        return lambda r: None if r["s"] is None else f(m(r))
+    return [
+        (F, f"CARDINALITY({M})", "INT", on(len)),
+        (F, f"MAP_KEYS({M})", "ARRAY<STRING>", on(list)),
+        (F, f"MAP_VALUES({M})", "ARRAY<STRING>", on(lambda x: list(x.values()))),
+        (F, f"MAP_ENTRIES({U})", "ARRAY<ROW<`key` STRING, `value` STRING>>",
+         lambda r: [{"key": k, "value": v} for k, v in str_to_map(r["u"], "&", "=").items()]),
+        (F, f"{U}", "MAP<STRING, STRING>", lambda r: str_to_map(r["u"], "&", "=")),
+        (F, f"STR_TO_MAP(s)", "MAP<STRING, STRING>", lambda r: str_to_map(r["s"])),
+        (F, f"ARRAY_CONTAINS(MAP_KEYS({M}), 'a')", "BOOLEAN", on(lambda x: "a" in x)),
+        (F, f"ARRAY_CONTAINS(MAP_VALUES({M}), CAST(NULL AS STRING))", "BOOLEAN",
+         on(lambda x: None in x.values())),
+        (F, f"ARRAY_POSITION(MAP_VALUES({M}), 'y')", "INT",
+         on(lambda x: list(x.values()).index("y") + 1 if "y" in x.values() else 0)),
+        (F, f"ARRAY_DISTINCT(MAP_VALUES({M}))", "ARRAY<STRING>",
+         on(lambda x: first_seen(list(x.values())))),
+        (F, f"ARRAY_REMOVE(MAP_VALUES({M}), CAST(NULL AS STRING))", "ARRAY<STRING>",
+         on(lambda x: [v for v in x.values() if v is not None])),
+        (F, f"ARRAY_REVERSE(MAP_KEYS({M}))", "ARRAY<STRING>", on(lambda x: list(x)[::-1])),
+        (F, f"ARRAY_SLICE(MAP_KEYS({M}), 2)", "ARRAY<STRING>", on(lambda x: list(x)[1:])),
+        (F, f"ARRAY_SLICE(MAP_KEYS({M}), -1, -1)", "ARRAY<STRING>", on(lambda x: list(x)[-1:])),
+        (F, f"ARRAY_UNION(MAP_KEYS({M}), MAP_VALUES({M}))", "ARRAY<STRING>",
+         on(lambda x: first_seen(list(x) + list(x.values())))),
+        (F, f"ARRAY_CONCAT(MAP_KEYS({M}), MAP_KEYS({M}))", "ARRAY<STRING>",
+         on(lambda x: list(x) * 2)),
+        (F, f"ARRAY_JOIN(MAP_VALUES({M}), '+', '?')", "STRING",
+         on(lambda x: "+".join("?" if v is None else v for v in x.values()))),
+        (F, f"ARRAY_JOIN(MAP_VALUES({M}), '+')", "STRING",
+         on(lambda x: "+".join(v for v in x.values() if v is not None))),
+        (F, f"ARRAY_MAX(MAP_KEYS({M}))", "STRING", on(lambda x: max(k.encode() for k in x).decode())),
+        (F, f"ARRAY_MIN(MAP_KEYS({M}))", "STRING", on(lambda x: min(k.encode() for k in x).decode())),
+        (F, f"ELEMENT(ARRAY_SLICE(MAP_KEYS({M}), 1, 1))", "STRING", on(lambda x: list(x)[0])),
+        (F, f"MAP_FROM_ARRAYS(MAP_KEYS({M}), ARRAY_REVERSE(MAP_VALUES({M})))",
+         "MAP<STRING, STRING>", on(lambda x: dict(zip(x, list(x.values())[::-1])))),
+    ]
+
+
 def cases():
     rd, ri = java_random(7)[0], java_random(11)[1]
     c = [
@@ -426,7 +494,7 @@ def cases():
         ("`CURRENT_WATERMARK(ts)`", "CURRENT_WATERMARK(ts) IS NULL", "BOOLEAN", lambda r: r["wm"] is None),
         ("`CURRENT_WATERMARK(ts)`", "TIMESTAMPDIFF(SECOND, CURRENT_WATERMARK(ts), ts)", "INT", lambda r: None if r["wm"] is None else tdiv(r["ts"] - r["wm"], 1000)),
     ]
-    return c
+    return c + coll_cases()
 
 
 def strict_r(col, f):
