@@ -1394,8 +1394,9 @@ static node *build_fnx(bld *b, const sql_node *e, const sl_fnx *fx)
     return seal(b, n) ? NULL : n;
 }
 
-/* A collection function (expr_coll.c): typed by sl_coll_type. */
-static node *build_coll(bld *b, const sql_node *e, const sl_fnx *fx)
+/* A collection or JSON function (expr_coll.c, expr_json.c): typed by its own function. */
+static node *build_coll(bld *b, const sql_node *e, const sl_fnx *fx,
+                        int (*typer)(node *, char *, size_t))
 {
     struct fn_def fd = {fx->name, N_FNX, fx->min, fx->max};
     if (check_arity(b, e, &fd) != SL_OK) return NULL;
@@ -1407,7 +1408,7 @@ static node *build_coll(bld *b, const sql_node *e, const sl_fnx *fx)
         add_kid(n, a);
     }
     char why[300];
-    if (sl_coll_type(n, why, sizeof why) != SL_OK) {
+    if (typer(n, why, sizeof why) != SL_OK) {
         perr(b, AT(e), "%s", why);
         return NULL;
     }
@@ -1525,7 +1526,9 @@ static node *build_call(bld *b, const sql_node *e)
     for (size_t i = 0; i < SL_ARRAY_LEN(fn_defs); i++)
         if (!strcasecmp(name, fn_defs[i].name)) f = &fn_defs[i];
     const sl_fnx *cfx = f ? NULL : sl_coll_find(name);
-    if (cfx) return build_coll(b, e, cfx);
+    if (cfx) return build_coll(b, e, cfx, sl_coll_type);
+    cfx = f ? NULL : sl_json_fn_find(name);
+    if (cfx) return build_coll(b, e, cfx, sl_json_fn_type);
     const sl_fnx *fx = f ? NULL : sl_fnx_find(name);
     if (fx) return build_fnx(b, e, fx);
     if (!f) {
@@ -1644,7 +1647,8 @@ static node *build(bld *b, const sql_node *e)
     b->depth--;
     /* The types beyond the original seven pass through a column reference
      * and IS [NOT] NULL; operators and functions over them come later. */
-    bool coll = n && n->op == N_FNX && sl_coll_find(n->fx->name) == n->fx;
+    bool coll = n && n->op == N_FNX && (sl_coll_find(n->fx->name) == n->fx ||
+                                        sl_json_fn_find(n->fx->name) == n->fx);
     for (int i = 0; n && !coll && n->op != N_COL && n->op != N_IS_NULL && i < n->nkids; i++) {
         const node *k = n->kids[i];
         if (k && !sl_type_is_classic(k->type)) {

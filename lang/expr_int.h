@@ -237,6 +237,10 @@ const sl_fnx *sl_fnx_find(const char *name);
  * with the reason). */
 const sl_fnx *sl_coll_find(const char *name);
 int sl_coll_type(node *n, char *why, size_t whylen);
+/* The JSON functions (expr_json.c), typed the same way (internal entries SL_JSON_VALUE,
+ * SL_JSON_QUERY, SL_JSON_OBJECT, SL_JSON_ARRAY, SL_IS_JSON carry the grammar's clauses). */
+const sl_fnx *sl_json_fn_find(const char *name);
+int sl_json_fn_type(node *n, char *why, size_t whylen);
 
 /* Helpers the function families share (expr_fn.c). */
 int sl_fnx_err(const node *n, sl_fnx_cx *cx, const char *fmt, ...) SL_PRINTF(3, 4);

@@ -176,6 +176,74 @@ static char *CAT(sql_pctx *c, const char *a, const char *b)
     return s;
 }
 /* `name` with a backquote inside doubled (a ROW field in a type's text) */
+/* A word of a clause that is not one the clause takes: a syntax error naming it. */
+static void WORDERR(sql_pctx *c, const sql_node *x, const char *want)
+{
+    if (c->failed) return;
+    c->failed = 1;
+    sl_seterr(c->err, c->errlen, "line %d, column %d: expected %s, found %s", x->line, x->col,
+              want, x->s ? x->s : "?");
+}
+static int WORDIS(const sql_node *x, const char *w) { return x && x->s && !strcasecmp(x->s, w); }
+/* A string literal node made by the parser (the JSON functions' clauses). */
+static sql_node *LIT(sql_pctx *c, const sql_node *at, const char *s)
+{
+    sql_node *n = NAT(c, SQL_STR, at);
+    n->s = (char *)s;
+    return n;
+}
+/* The ON EMPTY / ON ERROR clauses of JSON_VALUE, JSON_QUERY and JSON_EXISTS, and
+ * JSON_VALUE's RETURNING, gathered into a LIST of IDENTs: s the clause ("EMPTY",
+ * "ERROR", "RETURNING", "WRAPPER"), s2 its mode, kids[0] a DEFAULT's expression. */
+static sql_node *JCL(sql_pctx *c, const sql_node *at, const char *mode, const sql_node *on,
+                     sql_node *dflt)
+{
+    sql_node *n = NAT(c, SQL_IDENT, at);
+    n->s2 = (char *)mode;
+    n->s = on ? UPSTR(c, on->s) : "";
+    if (on && !WORDIS(on, "EMPTY") && !WORDIS(on, "ERROR")) WORDERR(c, on, "ON EMPTY or ON ERROR");
+    ADD(c, n, dflt);
+    return n;
+}
+/* Build the call of a JSON function with clauses (see lang/expr_json.c). */
+static sql_node *JCALL(sql_pctx *c, sql_tok t, const char *fn, sql_node *x, sql_node *p,
+                       const sql_node *cl)
+{
+    sql_node *a = MK(c, SQL_FUNC, t);
+    a->s = (char *)fn;
+    ADD(c, a, x);
+    ADD(c, a, p);
+    const char *ret = NULL, *wrap = "WITHOUT", *em = "NULL", *er = NULL;
+    sql_node *ed = NULL, *erd = NULL;
+    int vfn = !strcmp(fn, "SL_JSON_VALUE"), qfn = !strcmp(fn, "SL_JSON_QUERY");
+    er = vfn || qfn ? "NULL" : "FALSE";
+    for (int i = 0; cl && i < cl->nkids; i++) {
+        const sql_node *k = cl->kids[i];
+        if (!strcmp(k->s, "RETURNING")) ret = k->s2;
+        else if (!strcmp(k->s, "WRAPPER")) wrap = k->s2;
+        else if (!strcmp(k->s, "EMPTY")) { em = k->s2; ed = sql_kid(k, 0); }
+        else { er = k->s2; erd = sql_kid(k, 0); }
+        if (!vfn && (!strcmp(k->s, "RETURNING") || sql_kid(k, 0)))
+            WORDERR(c, k, "a clause this function takes (RETURNING and DEFAULT belong to JSON_VALUE)");
+        if (!qfn && !strcmp(k->s, "WRAPPER")) WORDERR(c, k, "no WRAPPER clause (JSON_QUERY takes it)");
+        if (!strcmp(fn, "SL_JSON_EXISTS") && !strcmp(k->s, "EMPTY")) WORDERR(c, k, "ON ERROR");
+    }
+    if (vfn) {
+        ADD(c, a, LIT(c, x, ret ? ret : "STRING"));
+        ADD(c, a, LIT(c, x, em));
+        ADD(c, a, ed ? ed : NAT(c, SQL_NULL, x));
+        ADD(c, a, LIT(c, x, er));
+        ADD(c, a, erd ? erd : NAT(c, SQL_NULL, x));
+    } else if (qfn) {
+        ADD(c, a, LIT(c, x, wrap));
+        ADD(c, a, LIT(c, x, em));
+        ADD(c, a, LIT(c, x, er));
+    } else {
+        ADD(c, a, LIT(c, x, er));
+    }
+    return a;
+}
+
 static char *QUOTEID(sql_pctx *c, const char *name)
 {
     size_t n = strlen(name), k = 0;
@@ -289,7 +357,8 @@ static char *QUOTEID(sql_pctx *c, const char *name)
     DESCRIBE DESC EXPLAIN BEGIN TO FUNCTIONS JOBS CHANGELOG_MODE PLAN COMMENT OVERWRITE
     OUTER STOP JOB SAVEPOINT DRAIN ASC FILTER OVER ESCAPE UNKNOWN BOTH LEADING TRAILING POSITION
     METADATA VIRTUAL FIRST NEXT ROW ROWS ONLY SIMILAR PLACING MEASURES PATTERN DEFINE WITHIN AFTER
-    SKIP PER ONE ADD JAR JARS LANGUAGE REMOVE SYSTEM USER ARRAY MULTISET.
+    SKIP PER ONE ADD JAR JARS LANGUAGE REMOVE SYSTEM USER ARRAY MULTISET
+    JSON OBJECT RETURNING SCALAR VALUE WRAPPER.
 
 /* COMMA and RP only decide POSITION(a IN (b)): the haystack in parentheses,
  * not an IN list (see exprlist). */
@@ -307,6 +376,8 @@ static char *QUOTEID(sql_pctx *c, const char *name)
 %nonassoc RP.
 /* INTERVAL '1' DAY TO SECOND inside FLOOR( ... TO unit): the qualifier's TO wins */
 %nonassoc TO.
+/* IS JSON VALUE: VALUE belongs to the predicate (not to a JSON_OBJECT pair after it) */
+%nonassoc VALUE.
 
 /* ---- scripts ------------------------------------------------------------ */
 
@@ -801,6 +872,74 @@ expr(A) ::= expr(X) NOT SIMILAR(T) TO expr(P) ESCAPE expr(E). [SIMILAR] { A = OP
 expr(A) ::= expr(X) IS(T) DISTINCT FROM expr(Y). [IS] { A = BIN(ctx, X, "IS DISTINCT FROM", T, Y); }
 expr(A) ::= expr(X) IS(T) NOT DISTINCT FROM expr(Y). [IS] { A = BIN(ctx, X, "IS NOT DISTINCT FROM", T, Y); }
 /* LEFT(s, n) and RIGHT(s, n): the join words as function names */
+/* The JSON functions (lang/expr_json.c): the clause forms become calls of internal entries */
+expr(A) ::= expr(X) IS(T) JSON. [IS] { A = OPAT(MK(ctx, SQL_FUNC, T), T); A->s = "SL_IS_JSON"; ADD(ctx, A, X); ADD(ctx, A, LIT(ctx, X, "VALUE")); }
+expr(A) ::= expr(X) IS(T) JSON jkind(K). [IS] { A = OPAT(MK(ctx, SQL_FUNC, T), T); A->s = "SL_IS_JSON"; ADD(ctx, A, X); ADD(ctx, A, LIT(ctx, X, K)); }
+expr(A) ::= expr(X) IS(T) NOT JSON. [IS] { sql_node *f = MK(ctx, SQL_FUNC, T); f->s = "SL_IS_JSON"; ADD(ctx, f, X); ADD(ctx, f, LIT(ctx, X, "VALUE")); A = MK(ctx, SQL_UNOP, T); A->s = "NOT"; ADD(ctx, A, f); }
+expr(A) ::= expr(X) IS(T) NOT JSON jkind(K). [IS] { sql_node *f = MK(ctx, SQL_FUNC, T); f->s = "SL_IS_JSON"; ADD(ctx, f, X); ADD(ctx, f, LIT(ctx, X, K)); A = MK(ctx, SQL_UNOP, T); A->s = "NOT"; ADD(ctx, A, f); }
+%type jkind {const char *}
+jkind(A) ::= VALUE. { A = "VALUE"; }
+jkind(A) ::= SCALAR. { A = "SCALAR"; }
+jkind(A) ::= ARRAY. { A = "ARRAY"; }
+jkind(A) ::= OBJECT. { A = "OBJECT"; }
+
+expr(A) ::= JSON_VALUE(T) LP expr(X) COMMA expr(P) RP. { A = MK(ctx, SQL_FUNC, T); A->s = "JSON_VALUE"; ADD(ctx, A, X); ADD(ctx, A, P); }
+expr(A) ::= JSON_VALUE(T) LP expr(X) COMMA expr(P) jv_cls(C) RP. { A = JCALL(ctx, T, "SL_JSON_VALUE", X, P, C); }
+expr(A) ::= JSON_QUERY(T) LP expr(X) COMMA expr(P) RP. { A = MK(ctx, SQL_FUNC, T); A->s = "JSON_QUERY"; ADD(ctx, A, X); ADD(ctx, A, P); }
+expr(A) ::= JSON_QUERY(T) LP expr(X) COMMA expr(P) jq_cls(C) RP. { A = JCALL(ctx, T, "SL_JSON_QUERY", X, P, C); }
+expr(A) ::= JSON_EXISTS(T) LP expr(X) COMMA expr(P) RP. { A = MK(ctx, SQL_FUNC, T); A->s = "JSON_EXISTS"; ADD(ctx, A, X); ADD(ctx, A, P); }
+expr(A) ::= JSON_EXISTS(T) LP expr(X) COMMA expr(P) je_cls(C) RP. { A = JCALL(ctx, T, "SL_JSON_EXISTS", X, P, C); }
+%type jv_cls {sql_node *}
+%type jv_cl {sql_node *}
+jv_cls(A) ::= jv_cl(X). { A = LIST1(ctx, X); }
+jv_cls(A) ::= jv_cls(L) jv_cl(X). { A = ADD(ctx, L, X); }
+jv_cl(A) ::= RETURNING(T) typename(Y). { A = MK(ctx, SQL_IDENT, T); A->s = "RETURNING"; A->s2 = Y->s; }
+jv_cl(A) ::= NULL(T) ON ident(W). { A = JCL(ctx, W, "NULL", W, NULL); (void)T; }
+jv_cl(A) ::= ident(M) ON ident(W). { if (!WORDIS(M, "ERROR")) WORDERR(ctx, M, "NULL, ERROR or DEFAULT"); A = JCL(ctx, M, "ERROR", W, NULL); }
+jv_cl(A) ::= ident(M) expr(D) ON ident(W). { if (!WORDIS(M, "DEFAULT")) WORDERR(ctx, M, "DEFAULT"); A = JCL(ctx, M, "DEFAULT", W, D); }
+%type jq_cls {sql_node *}
+%type jq_cl {sql_node *}
+%type jq_words {char *}
+jq_cls(A) ::= jq_cl(X). { A = LIST1(ctx, X); }
+jq_cls(A) ::= jq_cls(L) jq_cl(X). { A = ADD(ctx, L, X); }
+jq_cl(A) ::= WITH(T) WRAPPER. { A = MK(ctx, SQL_IDENT, T); A->s = "WRAPPER"; A->s2 = "UNCONDITIONAL"; }
+jq_cl(A) ::= WITH(T) jq_words(W) WRAPPER. { A = MK(ctx, SQL_IDENT, T); A->s = "WRAPPER"; A->s2 = "UNCONDITIONAL"; if (!strcasecmp(W, "CONDITIONAL") || !strcasecmp(W, "CONDITIONAL ARRAY")) A->s2 = "CONDITIONAL"; else if (strcasecmp(W, "UNCONDITIONAL") && strcasecmp(W, "UNCONDITIONAL ARRAY") && strcasecmp(W, "ARRAY")) WORDERR(ctx, A, "WITH [CONDITIONAL | UNCONDITIONAL] [ARRAY] WRAPPER"); }
+jq_cl(A) ::= WITHOUT(T) WRAPPER. { A = MK(ctx, SQL_IDENT, T); A->s = "WRAPPER"; A->s2 = "WITHOUT"; }
+jq_cl(A) ::= WITHOUT(T) jq_words(W) WRAPPER. { A = MK(ctx, SQL_IDENT, T); A->s = "WRAPPER"; A->s2 = "WITHOUT"; if (strcasecmp(W, "ARRAY")) WORDERR(ctx, A, "WITHOUT [ARRAY] WRAPPER"); }
+jq_cl(A) ::= NULL(T) ON ident(W). { A = JCL(ctx, W, "NULL", W, NULL); (void)T; }
+jq_cl(A) ::= jq_words(M) ON ident(W). {
+    const char *m = !strcasecmp(M, "ERROR") ? "ERROR" : !strcasecmp(M, "EMPTY ARRAY") ? "EMPTY ARRAY" : !strcasecmp(M, "EMPTY OBJECT") ? "EMPTY OBJECT" : NULL;
+    A = JCL(ctx, W, m ? m : "NULL", W, NULL);
+    if (!m) { sql_node *x = NAT(ctx, SQL_IDENT, W); x->s = M; WORDERR(ctx, x, "NULL, ERROR, EMPTY ARRAY or EMPTY OBJECT before ON"); }
+}
+jq_words(A) ::= ident(X). { A = X->s; }
+jq_words(A) ::= jq_words(L) ident(X). { A = CAT(ctx, CAT(ctx, L, " "), X->s); }
+%type je_cl {sql_node *}
+je_cl(A) ::= TRUE(T) ON ident(W). { A = JCL(ctx, W, "TRUE", W, NULL); (void)T; }
+je_cl(A) ::= FALSE(T) ON ident(W). { A = JCL(ctx, W, "FALSE", W, NULL); (void)T; }
+je_cl(A) ::= UNKNOWN(T) ON ident(W). { A = JCL(ctx, W, "UNKNOWN", W, NULL); (void)T; }
+je_cl(A) ::= ident(M) ON ident(W). { if (!WORDIS(M, "ERROR")) WORDERR(ctx, M, "TRUE, FALSE, UNKNOWN or ERROR"); A = JCL(ctx, M, "ERROR", W, NULL); }
+%type je_cls {sql_node *}
+je_cls(A) ::= je_cl(X). { A = LIST1(ctx, X); }
+
+expr(A) ::= JSON_OBJECT(T) LP RP. { A = MK(ctx, SQL_FUNC, T); A->s = "SL_JSON_OBJECT"; ADD(ctx, A, LIT(ctx, A, "NULL")); }
+expr(A) ::= JSON_OBJECT(T) LP jnull(N) RP. { A = MK(ctx, SQL_FUNC, T); A->s = "SL_JSON_OBJECT"; ADD(ctx, A, LIT(ctx, A, N)); }
+expr(A) ::= JSON_OBJECT(T) LP jo_items(L) RP. { A = MK(ctx, SQL_FUNC, T); A->s = "SL_JSON_OBJECT"; ADD(ctx, A, LIT(ctx, A, "NULL")); for (int i = 0; i < L->nkids; i++) ADD(ctx, A, L->kids[i]); }
+expr(A) ::= JSON_OBJECT(T) LP jo_items(L) jnull(N) RP. { A = MK(ctx, SQL_FUNC, T); A->s = "SL_JSON_OBJECT"; ADD(ctx, A, LIT(ctx, A, N)); for (int i = 0; i < L->nkids; i++) ADD(ctx, A, L->kids[i]); }
+expr(A) ::= JSON_ARRAY(T) LP RP. { A = MK(ctx, SQL_FUNC, T); A->s = "SL_JSON_ARRAY"; ADD(ctx, A, LIT(ctx, A, "ABSENT")); }
+expr(A) ::= JSON_ARRAY(T) LP jnull(N) RP. { A = MK(ctx, SQL_FUNC, T); A->s = "SL_JSON_ARRAY"; ADD(ctx, A, LIT(ctx, A, N)); }
+expr(A) ::= JSON_ARRAY(T) LP exprlist(L) RP. { A = MK(ctx, SQL_FUNC, T); A->s = "SL_JSON_ARRAY"; ADD(ctx, A, LIT(ctx, A, "ABSENT")); for (int i = 0; i < L->nkids; i++) ADD(ctx, A, L->kids[i]); }
+expr(A) ::= JSON_ARRAY(T) LP exprlist(L) jnull(N) RP. { A = MK(ctx, SQL_FUNC, T); A->s = "SL_JSON_ARRAY"; ADD(ctx, A, LIT(ctx, A, N)); for (int i = 0; i < L->nkids; i++) ADD(ctx, A, L->kids[i]); }
+%type jnull {const char *}
+jnull(A) ::= NULL ON NULL. { A = "NULL"; }
+jnull(A) ::= ident(X) ON NULL. { A = "ABSENT"; if (!WORDIS(X, "ABSENT")) WORDERR(ctx, X, "NULL ON NULL or ABSENT ON NULL"); }
+%type jo_items {sql_node *}
+jo_items(A) ::= jo_item(X). { A = X; }
+jo_items(A) ::= jo_items(L) COMMA jo_item(X). { A = L; for (int i = 0; i < X->nkids; i++) ADD(ctx, A, X->kids[i]); }
+%type jo_item {sql_node *}
+jo_item(A) ::= KEY expr(K) VALUE expr(V). { A = LIST1(ctx, K); ADD(ctx, A, V); }
+jo_item(A) ::= expr(K) VALUE expr(V). { A = LIST1(ctx, K); ADD(ctx, A, V); }
+
 expr(A) ::= LEFT(T) LP exprlist(L) RP. { A = MK(ctx, SQL_FUNC, T); A->s = "LEFT"; for (int i = 0; i < L->nkids; i++) ADD(ctx, A, L->kids[i]); }
 expr(A) ::= RIGHT(T) LP exprlist(L) RP. { A = MK(ctx, SQL_FUNC, T); A->s = "RIGHT"; for (int i = 0; i < L->nkids; i++) ADD(ctx, A, L->kids[i]); }
 /* OVERLAY(s PLACING r FROM p [FOR n]) */
