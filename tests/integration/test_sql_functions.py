@@ -329,6 +329,38 @@ def coll_cases():
     ]
 
 
+def json_cases():
+    """The JSON functions over JSON made from the row's s by JSON_OBJECT (tests/integration/
+    test_sql_json_functions.py has the paths, clauses and errors)."""
+    F = "JSON functions (`IS JSON`, `JSON_EXISTS`, `JSON_VALUE`, `JSON_QUERY`, `JSON_STRING`, `JSON_OBJECT`, `JSON_ARRAY`)"
+    O = "JSON_OBJECT('s' VALUE s, 'n' VALUE i)"
+
+    def obj(r):
+        return "{%s,%s}" % ('"s":' + ("null" if r["s"] is None else json.dumps(r["s"], ensure_ascii=False)),
+                            '"n":' + ("null" if r["i"] is None else str(r["i"])))
+
+    def is_json(t):
+        try:
+            json.loads(t)
+            return True
+        except ValueError:
+            return False
+    return [
+        (F, O, "STRING", obj),
+        (F, "s IS JSON", "BOOLEAN", lambda r: r["s"] is not None and is_json(r["s"])),
+        (F, f"{O} IS JSON OBJECT", "BOOLEAN", lambda r: True),
+        (F, f"JSON_VALUE({O}, '$.s')", "STRING", lambda r: r["s"]),
+        (F, f"JSON_VALUE({O}, '$.n' RETURNING INT)", "INT", lambda r: r["i"]),
+        (F, f"JSON_EXISTS({O}, 'strict $.n')", "BOOLEAN", lambda r: True),
+        (F, f"JSON_QUERY({O}, '$.s' WITH WRAPPER)", "STRING",
+         lambda r: "[%s]" % ("null" if r["s"] is None else json.dumps(r["s"], ensure_ascii=False))),
+        (F, "JSON_STRING(s)", "STRING", lambda r: None if r["s"] is None else json.dumps(r["s"], ensure_ascii=False)),
+        (F, "JSON_ARRAY(s, i)", "STRING",
+         lambda r: "[%s]" % ",".join(x for x in (None if r["s"] is None else json.dumps(r["s"], ensure_ascii=False),
+                                                None if r["i"] is None else str(r["i"])) if x is not None)),
+    ]
+
+
 def cases():
     rd, ri = java_random(7)[0], java_random(11)[1]
     c = [
@@ -494,7 +526,7 @@ def cases():
         ("`CURRENT_WATERMARK(ts)`", "CURRENT_WATERMARK(ts) IS NULL", "BOOLEAN", lambda r: r["wm"] is None),
         ("`CURRENT_WATERMARK(ts)`", "TIMESTAMPDIFF(SECOND, CURRENT_WATERMARK(ts), ts)", "INT", lambda r: None if r["wm"] is None else tdiv(r["ts"] - r["wm"], 1000)),
     ]
-    return c + coll_cases()
+    return c + coll_cases() + json_cases()
 
 
 def strict_r(col, f):
