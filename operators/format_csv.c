@@ -8,6 +8,7 @@
 
 #include "base64.h"
 #include "format_csv.h"
+#include "format_json.h"
 #include "text.h"
 
 static void put_string(sl_buf *out, const char *s, size_t n)
@@ -44,10 +45,27 @@ void sl_fmt_csv_value(sl_buf *out, const sl_value *v, sl_type t)
     if (n > 0) sl_buf_put(out, tmp, SL_MIN((size_t)n, sizeof tmp - 1));
 }
 
+/* A value of the further scalar types as the json format writes it, without
+ * the quotes of the date and time texts (which hold no comma or quote). */
+static void put_scalar_dt(sl_buf *out, const sl_value *v, const sl_dtype *dt)
+{
+    if (v->isnull) return;
+    size_t at = out->len;
+    sl_fmt_json_value_dt(out, v, dt);
+    if (out->len - at >= 2 && out->p[at] == '"') {
+        memmove(out->p + at, out->p + at + 1, out->len - at - 2);
+        out->len -= 2;
+    }
+}
+
 void sl_fmt_csv_fields(sl_buf *out, const kf_codec *c, const sl_row *row)
 {
     for (int i = 0; i < c->n && c->slot[i] < row->n; i++) {
         if (i) sl_buf_putc(out, ',');
-        sl_fmt_csv_value(out, &row->vals[c->slot[i]], c->type[i]);
+        const sl_dtype *dt = c->dt[i];
+        if (sl_type_is_classic(dt->kind) && !sl_dtype_has_nanos(dt))
+            sl_fmt_csv_value(out, &row->vals[c->slot[i]], c->type[i]);
+        else
+            put_scalar_dt(out, &row->vals[c->slot[i]], dt);
     }
 }

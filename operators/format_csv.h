@@ -6,7 +6,11 @@
  * STRING holding a comma, a quote, CR or LF is quoted with its quotes
  * doubled, and an empty STRING is "" so that it stays apart from NULL, which
  * is an empty field; BYTES are base64, TIMESTAMP Flink's SQL text
- * ("2026-01-01 00:00:00.02"), numbers and booleans Java's text. CSV carries
+ * ("2026-01-01 00:00:00.02"), numbers and booleans Java's text; DECIMAL
+ * with its scale ("12.30"), DATE, TIME(p) and TIMESTAMP(p) as the json
+ * format's texts without quotes ("2026-01-01", "10:00:01.5",
+ * "2026-01-01 00:00:00.123456"), TINYINT, SMALLINT and FLOAT as numbers;
+ * intervals and nested values are refused at planning. CSV carries
  * no row kind: callers refuse rows that are not inserts.
  *
  * The decoder is kf_decode (kafka_common.c), shared by the Kafka source and

@@ -41,6 +41,17 @@
 
 #define KF_MAX_DEPTH 64
 
+bool kf_csv_scalar(const sl_dtype *dt)
+{
+    switch (dt->kind) {
+    case SL_T_TINYINT: case SL_T_SMALLINT: case SL_T_FLOAT: case SL_T_DECIMAL: case SL_T_DATE:
+    case SL_T_TIME: case SL_T_TIMESTAMP:
+        return true;
+    default:
+        return sl_type_is_classic(dt->kind);
+    }
+}
+
 int kf_format_parse(const char *s, kf_format *out)
 {
     if (!strcasecmp(s, "json")) *out = KF_JSON;
@@ -78,14 +89,15 @@ int kf_codec_init(kf_codec *c, kf_format fmt, const sl_schema *s, const int *col
         c->type[i] = s->fields[cols[i]].type;
         c->dt[i] = s->fields[cols[i]].dt;
         if (!sl_type_is_classic(c->type[i]) || sl_dtype_has_nanos(c->dt[i])) {
-            if (fmt != KF_JSON) {
+            bool csv_ok = fmt == KF_CSV && kf_csv_scalar(c->dt[i]);
+            if (fmt != KF_JSON && !csv_ok) {
                 sl_seterr(err, errlen, "vertex '%s': column '%s': the %s format cannot carry %s "
                           "values yet (json can)", vid, s->fields[cols[i]].name,
                           kf_format_name(fmt), c->dt[i]->text);
                 kf_codec_free(c);
                 return SL_ERR;
             }
-            c->wide = true;
+            if (fmt == KF_JSON) c->wide = true;
         }
         c->name[i] = sl_strdup(s->fields[cols[i]].name);
         c->namelen[i] = strlen(c->name[i]);
@@ -1208,7 +1220,9 @@ static int decode_csv(const kf_codec *cd, const char *p, size_t n, sl_value *val
             sl_value *v = &vals[cd->slot[f]];
             if (len == 0 && (!quoted || cd->type[f] != SL_T_STRING)) {
                 v->isnull = true;
-            } else if (parse_text(cd->type[f], s, len, v, str, why, whylen) != SL_OK) {
+            } else if ((sl_type_is_classic(cd->type[f]) && !sl_dtype_has_nanos(cd->dt[f]))
+                           ? parse_text(cd->type[f], s, len, v, str, why, whylen) != SL_OK
+                           : scalar_dt(cd->dt[f], s, len, true, v, why, whylen) != SL_OK) {
                 char tmp[300];
                 snprintf(tmp, sizeof tmp, "field %d ('%s'): %s", f + 1, cd->name[f], why);
                 snprintf(why, whylen, "%s", tmp);

@@ -48,6 +48,10 @@ typedef struct kf_codec {
     bool ignore_errors; /* json.ignore-parse-errors / csv.ignore-parse-errors */
 } kf_codec;
 
+/* Can the csv format carry a column of this type (the scalar types: every one but the
+ * intervals and the nested kinds)? */
+bool kf_csv_scalar(const sl_dtype *dt);
+
 /* Parse a format name ("json", "csv", "raw", "debezium-json"); SL_ERR when unknown. */
 int kf_format_parse(const char *s, kf_format *out);
 const char *kf_format_name(kf_format f);
