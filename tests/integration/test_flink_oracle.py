@@ -332,6 +332,22 @@ QUERIES = [
     ("timestampdiff_add", "SELECT id, TIMESTAMPDIFF(SECOND, TIMESTAMP '2026-01-01 00:00:00', ts) "
                           "AS d, TIMESTAMPADD(SECOND, 5, ts) AS tsa FROM ev"),
     ("floor_to", "SELECT id, FLOOR(ts TO MINUTE) AS fm, CEIL(ts TO SECOND) AS cs FROM ev"),
+    # ---- UNNEST, collection and JSON functions (no input has a collection column: the
+    # collections come from STR_TO_MAP of the text column; a map's order is not compared)
+    ("unnest_map", "SELECT e.id, t.kk, t.vv FROM ev AS e "
+                   "CROSS JOIN UNNEST(STR_TO_MAP(e.s, ' ', '-')) AS t(kk, vv)"),
+    ("unnest_left", "SELECT e.id, t.w FROM ev AS e "
+                    "LEFT JOIN UNNEST(MAP_VALUES(STR_TO_MAP(e.s, '-', '='))) AS t(w) ON TRUE"),
+    ("collection_functions",
+     "SELECT id, CARDINALITY(STR_TO_MAP(s, ' ', '-')) AS c, "
+     "ARRAY_CONTAINS(MAP_KEYS(STR_TO_MAP(s, '-', '=')), 'z') AS hz, "
+     "ARRAY_MAX(MAP_KEYS(STR_TO_MAP(s, '-', '='))) AS mx, "
+     "CARDINALITY(ARRAY_DISTINCT(MAP_VALUES(STR_TO_MAP(s, ';', '=')))) AS cd FROM ev"),
+    ("json_functions",
+     "SELECT id, JSON_OBJECT('k' VALUE k, 'v' VALUE v) AS jo, JSON_ARRAY(k, v) AS ja, "
+     "JSON_VALUE(JSON_OBJECT('s' VALUE s, 'v' VALUE v), '$.v' RETURNING INT) AS jv, "
+     "JSON_QUERY(JSON_OBJECT('k' VALUE k), '$' ) AS jq, s IS JSON AS isj, "
+     "JSON_EXISTS(JSON_OBJECT('s' VALUE s), 'strict $.s') AS je, JSON_STRING(s) AS js FROM ev"),
 ]
 
 # Queries Flink refuses: a part of its message. Sluice's result is not compared
