@@ -344,7 +344,7 @@ static void test_syntax_errors(void)
     EXPECT("CAST(1 INT)",
            "PARSE: line 1, column 8: unexpected 'INT', expected AS");
     EXPECT("n IS 5",
-           "PARSE: line 1, column 6: unexpected '5', expected DISTINCT, FALSE, NULL, TRUE or UNKNOWN");
+           "PARSE: line 1, column 6: unexpected '5', expected DISTINCT, FALSE, JSON, NULL, TRUE or UNKNOWN");
     EXPECT("n IN 1",
            "PARSE: line 1, column 6: unexpected '1', expected '('");
     EXPECT("n BETWEEN 1 OR 2",

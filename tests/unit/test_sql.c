@@ -321,7 +321,7 @@ static void test_syntax_error_positions(void)
     CHECK_EQ_STR(tree("SELECT CASE WHEN a THEN 1 FROM t"),
                  "ERR: line 1, column 27: unexpected 'FROM', expected ELSE, END or WHEN");
     CHECK_EQ_STR(tree("SELECT a FROM"), "ERR: line 1, column 14: unexpected end of input, "
-                                        "expected an identifier, LATERAL, TABLE or '('");
+                                        "expected an identifier, LATERAL, TABLE, UNNEST or '('");
     /* deep nesting is an error, not a crash */
     char deep[4096];
     size_t o = (size_t)snprintf(deep, sizeof deep, "SELECT ");
