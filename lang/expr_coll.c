@@ -387,7 +387,7 @@ static int fx_map_from_arrays(const node *n, const sl_value *v, sl_value *out, s
 
 /* STR_TO_MAP(s [, list_delimiter [, key_value_delimiter]]): defaults ','
  * and '='; a pair without the key-value delimiter maps to NULL; a later
- * key replaces an earlier one. The delimiters are plain text here. */
+ * key replaces an earlier one; the empty string is the empty map. The delimiters are plain text here. */
 static int fx_str_to_map(const node *n, const sl_value *v, sl_value *out, sl_fnx_cx *cx)
 {
     const char *ld = ",", *kd = "=";
@@ -396,6 +396,7 @@ static int fx_str_to_map(const node *n, const sl_value *v, sl_value *out, sl_fnx
     if (n->nkids > 2) { kd = v[2].v.s.p; kl = v[2].v.s.len; }
     const char *s = v[0].v.s.p;
     size_t len = v[0].v.s.len;
+    if (len == 0) return build(n, cx, n->dt, NULL, 0, NULL, out); /* '' is the empty map */
     uint32_t cnt = 1;
     for (size_t i = 0; ll && i + ll <= len; i++)
         if (!memcmp(s + i, ld, ll)) {

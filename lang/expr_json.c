@@ -339,7 +339,9 @@ static int fx_json_exists(const node *n, const sl_value *v, sl_value *out, sl_fn
         *out = onerr == 'U' ? (sl_value){.isnull = true} : (sl_value){.v.i = onerr == 'T'};
         return SL_OK;
     }
-    *out = (sl_value){.v.i = r.n > 0};
+    bool found = false; /* a member whose value is JSON null does not count, as Flink */
+    for (int i = 0; i < r.n && !found; i++) found = !json_is_null(r.items[i]);
+    *out = (sl_value){.v.i = found};
     json_decref(j);
     return SL_OK;
 }

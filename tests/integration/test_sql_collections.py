@@ -92,6 +92,8 @@ def mfa(r):
 def stm(t):
     if t is None:
         return None
+    if t == "":
+        return {}
     out = {}
     for part in t.split(","):
         k, eq, v = part.partition("=")

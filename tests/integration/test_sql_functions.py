@@ -266,6 +266,8 @@ def str_to_map(t, ld=",", kd="="):
     delimiter; a pair without one maps to None; a later key replaces an earlier one."""
     if t is None:
         return None
+    if t == "":
+        return {}
     out = {}
     for part in t.split(ld):
         k, eq, v = part.partition(kd)

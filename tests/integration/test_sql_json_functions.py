@@ -116,7 +116,7 @@ def exists(t, steps, strict=False, on_error=False):
     if d is MISSING:
         return on_error
     r = path(d, steps, strict)
-    return on_error if r is ERROR else bool(r)
+    return on_error if r is ERROR else any(x is not None for x in r)
 
 
 def jstr(s):
