@@ -167,6 +167,20 @@ static sql_node *ADD(sql_pctx *c, sql_node *l, sql_node *x)
 {
     return sql_node_add(c->a, l, x);
 }
+/* One part of a path: back-quoted (`` for a quote) when it holds '.' or '`'. */
+static char *PATHPART(sql_pctx *c, const char *p)
+{
+    if (!strchr(p, '.') && !strchr(p, '`')) return (char *)p;
+    size_t n = strlen(p), o = 0;
+    char *s = sql_arena_alloc(c->a, 2 * n + 3);
+    s[o++] = '`';
+    for (size_t i = 0; i < n; i++) {
+        s[o++] = p[i];
+        if (p[i] == '`') s[o++] = '`';
+    }
+    s[o++] = '`';
+    return s;
+}
 static char *CAT(sql_pctx *c, const char *a, const char *b)
 {
     size_t la = strlen(a), lb = strlen(b);
@@ -275,7 +289,8 @@ static char *CAT(sql_pctx *c, const char *a, const char *b)
     DESCRIBE DESC EXPLAIN BEGIN TO FUNCTIONS JOBS CHANGELOG_MODE PLAN COMMENT OVERWRITE
     OUTER STOP JOB SAVEPOINT DRAIN ASC FILTER OVER ESCAPE UNKNOWN BOTH LEADING TRAILING POSITION
     METADATA VIRTUAL FIRST NEXT ROW ROWS ONLY SIMILAR PLACING MEASURES PATTERN DEFINE WITHIN AFTER
-    SKIP PER ONE ADD JAR JARS LANGUAGE REMOVE SYSTEM USER.
+    SKIP PER ONE ADD JAR JARS LANGUAGE REMOVE SYSTEM USER ALTER CASCADE CATALOG CATALOGS COLUMNS
+    CURRENT DATABASE DATABASES MODIFY PARTITIONED RENAME RESTRICT USE CONSTRAINT.
 
 /* COMMA and RP only decide POSITION(a IN (b)): the haystack in parentheses,
  * not an IN list (see exprlist). */
@@ -310,8 +325,10 @@ stmt_opt(A) ::= stmt(X). { A = X; }
 stmt(A) ::= create_table(X). { A = X; }
 stmt(A) ::= create_view(X). { A = X; }
 stmt(A) ::= drop(X). { A = X; }
-stmt(A) ::= SHOW(T) TABLES. { A = MK(ctx, SQL_SHOW, T); A->s = "TABLES"; }
-stmt(A) ::= SHOW(T) VIEWS. { A = MK(ctx, SQL_SHOW, T); A->s = "VIEWS"; }
+stmt(A) ::= SHOW(T) TABLES show_from(F) show_like(L). { A = MK(ctx, SQL_SHOW, T); A->s = "TABLES"; A->s2 = F; if (L) ADD(ctx, A, L); }
+stmt(A) ::= SHOW(T) VIEWS show_from(F) show_like(L). { A = MK(ctx, SQL_SHOW, T); A->s = "VIEWS"; A->s2 = F; if (L) ADD(ctx, A, L); }
+stmt(A) ::= catalog_stmt(X). { A = X; }
+stmt(A) ::= alter_stmt(X). { A = X; }
 stmt(A) ::= SHOW(T) FUNCTIONS. { A = MK(ctx, SQL_SHOW, T); A->s = "FUNCTIONS"; }
 stmt(A) ::= SHOW(T) JOBS. { A = MK(ctx, SQL_SHOW, T); A->s = "JOBS"; }
 stmt(A) ::= describe_kw(T) name(X). { A = NAT(ctx, SQL_DESCRIBE, T); A->s = X->s; }
@@ -344,7 +361,24 @@ describe_kw(A) ::= DESC(T). { A = MK(ctx, SQL_IDENT, T); }
 %type explain_opt {int}
 explain_opt(A) ::= . { A = 0; }
 explain_opt(A) ::= PLAN FOR. { A = 0; }
-explain_opt(A) ::= CHANGELOG_MODE. { A = SQL_F_CHANGELOG; }
+explain_opt(A) ::= explain_details(D). { A = D; }
+/* EXPLAIN ESTIMATED_COST, CHANGELOG_MODE, JSON_EXECUTION_PLAN, PLAN_ADVICE: Flink's
+ * ExplainDetail words; only CHANGELOG_MODE changes what is shown */
+%type explain_details {int}
+%type explain_detail {int}
+explain_details(A) ::= explain_detail(D). { A = D; }
+explain_details(A) ::= explain_details(L) COMMA explain_detail(D). { A = L | D; }
+explain_detail(A) ::= CHANGELOG_MODE. { A = SQL_F_CHANGELOG; }
+explain_detail(A) ::= ident(X). {
+    A = 0;
+    if (strcasecmp(X->s, "ESTIMATED_COST") && strcasecmp(X->s, "JSON_EXECUTION_PLAN") &&
+        strcasecmp(X->s, "PLAN_ADVICE") && !ctx->failed) {
+        ctx->failed = 1;
+        sl_seterr(ctx->err, ctx->errlen, "line %d, column %d: unknown EXPLAIN detail '%s' "
+                  "(ESTIMATED_COST, CHANGELOG_MODE, JSON_EXECUTION_PLAN or PLAN_ADVICE)",
+                  X->line, X->col, X->s);
+    }
+}
 
 explainable(A) ::= insert(X). { A = X; }
 explainable(A) ::= query(Q). { A = NAT(ctx, SQL_QUERY_STMT, Q); ADD(ctx, A, Q); }
@@ -359,6 +393,13 @@ insertlist(A) ::= insertlist(L) insert(X) SEMI. { A = ADD(ctx, L, X); }
 insert(A) ::= INSERT(T) INTO name(X) query(Q). { A = MK(ctx, SQL_INSERT, T); A->s = X->s; ADD(ctx, A, Q); }
 insert(A) ::= INSERT(T) INTO name(X) LP identlist(L) RP query(Q). {
     A = MK(ctx, SQL_INSERT, T); A->s = X->s; ADD(ctx, A, Q); ADD(ctx, A, L);
+}
+/* INSERT INTO t / *+ OPTIONS('k' = 'v') * / ...: the hints are kid [2] */
+insert(A) ::= INSERT(T) INTO name(X) HINT hints(H) STAR SLASH query(Q). {
+    A = MK(ctx, SQL_INSERT, T); A->s = X->s; ADD(ctx, A, Q); ADD(ctx, A, NULL); ADD(ctx, A, H);
+}
+insert(A) ::= INSERT(T) INTO name(X) HINT hints(H) STAR SLASH LP identlist(L) RP query(Q). {
+    A = MK(ctx, SQL_INSERT, T); A->s = X->s; ADD(ctx, A, Q); ADD(ctx, A, L); ADD(ctx, A, H);
 }
 
 /* ---- DDL ---------------------------------------------------------------- */
@@ -375,13 +416,37 @@ ifne_opt(A) ::= IF NOT EXISTS. { A = SQL_F_IFNE; }
 ifex_opt(A) ::= . { A = 0; }
 ifex_opt(A) ::= IF EXISTS. { A = SQL_F_IFEX; }
 
-create_table(A) ::= CREATE(T) temp_opt(F) TABLE ifne_opt(G) name(X) LP tbl_elems(E) RP with_opt(W). {
+/* CREATE TABLE t [(elements)] [COMMENT '...'] [PARTITIONED BY (a, b)] [WITH (...)]
+ * [LIKE s [(like options)] | AS query] (sql/catalog_ddl.c merges LIKE, runs AS) */
+create_table(A) ::= CREATE(T) temp_opt(F) TABLE ifne_opt(G) name(X) tbl_cols(E) comment_opt(C) part_by(P) with_opt(W) tbl_source(S). {
     A = MK(ctx, SQL_CREATE_TABLE, T);
     A->flags = F | G;
     A->s = X->s;
+    A->s2 = C;
     ADD(ctx, A, E);
     ADD(ctx, A, W);
+    ADD(ctx, A, S && S->kind == SQL_IDENT ? S : NULL);
+    ADD(ctx, A, S && S->kind != SQL_IDENT ? S : NULL);
+    ADD(ctx, A, P);
 }
+tbl_cols(A) ::= . { A = NULL; }
+tbl_cols(A) ::= LP tbl_elems(E) RP. { A = E; }
+part_by(A) ::= . { A = NULL; }
+part_by(A) ::= PARTITIONED(T) BY LP identlist(L) RP. { A = L; A->line = T.line; A->col = T.col; }
+tbl_source(A) ::= . { A = NULL; }
+tbl_source(A) ::= LIKE(T) name(X) like_opts(O). {
+    A = MK(ctx, SQL_IDENT, T); A->s = X->s;
+    for (int i = 0; O && i < O->nkids; i++) ADD(ctx, A, O->kids[i]);
+}
+tbl_source(A) ::= AS query(Q). { A = Q; }
+like_opts(A) ::= . { A = NULL; }
+like_opts(A) ::= LP like_list(L) RP. { A = L; }
+like_list(A) ::= like_opt(X). { A = LIST1(ctx, X); }
+like_list(A) ::= like_list(L) COMMA like_opt(X). { A = ADD(ctx, L, X); }
+/* INCLUDING | EXCLUDING | OVERWRITING  ALL | CONSTRAINTS | PARTITIONS | GENERATED | OPTIONS |
+ * WATERMARKS | METADATA: the words are checked by sql/catalog_ddl.c */
+like_opt(A) ::= ident(K) ALL. { A = K; A->s = UPSTR(ctx, CAT(ctx, K->s, " ALL")); }
+like_opt(A) ::= ident(K) ident(W). { A = K; A->s = UPSTR(ctx, CAT(ctx, CAT(ctx, K->s, " "), W->s)); }
 
 create_view(A) ::= CREATE(T) temp_opt(F) VIEW ifne_opt(G) name(X) AS query(Q). {
     A = MK(ctx, SQL_CREATE_VIEW, T);
@@ -400,6 +465,20 @@ tbl_elem(A) ::= ident(X) typename(T) notnull_opt(F) comment_opt. {
     NAMEOK(ctx, X);
     A = NAT(ctx, SQL_COLUMN, X); A->s = X->s; A->s2 = T->s; A->flags = F;
 }
+/* user_id INT [NOT NULL] [CONSTRAINT c] PRIMARY KEY NOT ENFORCED: the key is kid [1] */
+tbl_elem(A) ::= ident(X) typename(T) notnull_opt(F) constraint_opt(C) PRIMARY(P) KEY enforced_opt(E) comment_opt. {
+    NAMEOK(ctx, X);
+    A = NAT(ctx, SQL_COLUMN, X); A->s = X->s; A->s2 = T->s; A->flags = F;
+    sql_node *k = MK(ctx, SQL_PKEY, P); k->s = C; k->flags = E;
+    ADD(ctx, A, NULL); ADD(ctx, A, k);
+}
+%type constraint_opt {char *}
+constraint_opt(A) ::= . { A = NULL; }
+constraint_opt(A) ::= CONSTRAINT ident(N). { A = N->s; }
+%type enforced_opt {int}
+enforced_opt(A) ::= . { A = SQL_F_ENFORCED; }
+enforced_opt(A) ::= ENFORCED. { A = SQL_F_ENFORCED; }
+enforced_opt(A) ::= NOT ENFORCED. { A = 0; }
 /* A metadata column: s2 the type, kids [0] the FROM key (an IDENT) or NULL,
  * flags METADATA [| VIRTUAL]. */
 tbl_elem(A) ::= ident(X) typename(T) METADATA meta_from(K) virtual_opt(V) comment_opt. {
@@ -413,8 +492,12 @@ virtual_opt(A) ::= . { A = 0; }
 virtual_opt(A) ::= VIRTUAL. { A = SQL_F_VIRTUAL; }
 tbl_elem(A) ::= ident(X) AS expr(E) comment_opt. { NAMEOK(ctx, X); A = NAT(ctx, SQL_COMPUTED, X); A->s = X->s; ADD(ctx, A, E); }
 tbl_elem(A) ::= WATERMARK(T) FOR ident(X) AS expr(E). { NAMEOK(ctx, X); A = MK(ctx, SQL_WATERMARK, T); A->s = X->s; ADD(ctx, A, E); }
-tbl_elem(A) ::= PRIMARY(T) KEY LP identlist(L) RP NOT ENFORCED. {
-    A = MK(ctx, SQL_PKEY, T);
+tbl_elem(A) ::= PRIMARY(T) KEY LP identlist(L) RP enforced_opt(E). {
+    A = MK(ctx, SQL_PKEY, T); A->flags = E;
+    for (int i = 0; i < L->nkids; i++) ADD(ctx, A, L->kids[i]);
+}
+tbl_elem(A) ::= CONSTRAINT(T) ident(N) PRIMARY KEY LP identlist(L) RP enforced_opt(E). {
+    A = MK(ctx, SQL_PKEY, T); A->flags = E; A->s = N->s;
     for (int i = 0; i < L->nkids; i++) ADD(ctx, A, L->kids[i]);
 }
 
@@ -423,8 +506,9 @@ notnull_opt(A) ::= . { A = 0; }
 notnull_opt(A) ::= NOT NULL. { A = SQL_F_NOTNULL; }
 notnull_opt(A) ::= NULL. { A = 0; }
 
-comment_opt ::= .
-comment_opt ::= COMMENT STRING.
+%type comment_opt {char *}
+comment_opt(A) ::= . { A = NULL; }
+comment_opt(A) ::= COMMENT STRING(S). { A = STRVAL(ctx, S); }
 
 with_opt(A) ::= . { A = NULL; }
 with_opt(A) ::= WITH(T) LP optlist(L) RP. { A = L; A->line = T.line; A->col = T.col; }
@@ -454,24 +538,98 @@ tz_opt(A) ::= WITHOUT TIME ZONE. { A = ""; }
 
 ident(A) ::= ID(T). { A = MK(ctx, SQL_IDENT, T); A->s = IDVAL(ctx, T); if (T.z[0] == '`') A->flags = SQL_F_QUOTED; }
 
-/* catalog.database.table: only the last part names the table here */
-name(A) ::= ident(X). { A = NAMEOK(ctx, X); }
-name(A) ::= ident(C) DOT ident(X). { NAMEOK(ctx, C); A = NAMEOK(ctx, X); }
-name(A) ::= ident(C) DOT ident(D) DOT ident(X). { NAMEOK(ctx, C); NAMEOK(ctx, D); A = NAMEOK(ctx, X); }
+/* [catalog.][database.]name: s the path as written, its parts joined by '.' (a part
+ * holding '.' or '`' back-quoted, sql/catalog_ddl.c splits it), s2 the last part */
+name(A) ::= ident(X). { A = NAMEOK(ctx, X); A->s2 = A->s; A->s = PATHPART(ctx, X->s); }
+name(A) ::= ident(C) DOT ident(X). {
+    NAMEOK(ctx, C); A = NAMEOK(ctx, X); A->s2 = A->s;
+    A->s = CAT(ctx, CAT(ctx, PATHPART(ctx, C->s), "."), PATHPART(ctx, X->s));
+}
+name(A) ::= ident(C) DOT ident(D) DOT ident(X). {
+    NAMEOK(ctx, C); NAMEOK(ctx, D); A = NAMEOK(ctx, X); A->s2 = A->s;
+    A->s = CAT(ctx, CAT(ctx, CAT(ctx, CAT(ctx, PATHPART(ctx, C->s), "."), PATHPART(ctx, D->s)), "."),
+               PATHPART(ctx, X->s));
+}
 
 identlist(A) ::= ident(X). { A = LIST1(ctx, NAMEOK(ctx, X)); }
 identlist(A) ::= identlist(L) COMMA ident(X). { A = ADD(ctx, L, NAMEOK(ctx, X)); }
 
+/* ---- catalogs, databases, ALTER, SHOW (sql/catalog_ddl.c) --------------- */
+
+%type show_from {char *}
+show_from(A) ::= . { A = NULL; }
+show_from(A) ::= FROM name(X). { A = X->s; }
+show_from(A) ::= IN name(X). { A = X->s; }
+show_like(A) ::= . { A = NULL; }
+show_like(A) ::= LIKE(T) STRING(P). { A = MK(ctx, SQL_IDENT, T); A->s = STRVAL(ctx, P); }
+show_like(A) ::= NOT(T) LIKE STRING(P). { A = MK(ctx, SQL_IDENT, T); A->s = STRVAL(ctx, P); A->flags = SQL_F_NOT; }
+stmt(A) ::= SHOW(T) COLUMNS from_in name(X) show_like(L). { A = MK(ctx, SQL_SHOW, T); A->s = "COLUMNS"; A->s2 = X->s; if (L) ADD(ctx, A, L); }
+from_in ::= FROM.
+from_in ::= IN.
+stmt(A) ::= SHOW(T) CREATE TABLE name(X). { A = MK(ctx, SQL_SHOW, T); A->s = "CREATE TABLE"; A->s2 = X->s; }
+stmt(A) ::= SHOW(T) CREATE VIEW name(X). { A = MK(ctx, SQL_SHOW, T); A->s = "CREATE VIEW"; A->s2 = X->s; }
+stmt(A) ::= SHOW(T) CATALOGS show_like(L). { A = MK(ctx, SQL_SHOW, T); A->s = "CATALOGS"; if (L) ADD(ctx, A, L); }
+stmt(A) ::= SHOW(T) DATABASES show_from(F) show_like(L). { A = MK(ctx, SQL_SHOW, T); A->s = "DATABASES"; A->s2 = F; if (L) ADD(ctx, A, L); }
+stmt(A) ::= SHOW(T) CURRENT CATALOG. { A = MK(ctx, SQL_SHOW, T); A->s = "CURRENT CATALOG"; }
+stmt(A) ::= SHOW(T) CURRENT DATABASE. { A = MK(ctx, SQL_SHOW, T); A->s = "CURRENT DATABASE"; }
+
+catalog_stmt(A) ::= CREATE(T) DATABASE ifne_opt(G) name(X) comment_opt with_opt(W). {
+    A = MK(ctx, SQL_CATALOG_STMT, T); A->s = "CREATE DATABASE"; A->s2 = X->s; A->flags = G; ADD(ctx, A, W);
+}
+catalog_stmt(A) ::= DROP(T) DATABASE ifex_opt(G) name(X) drop_mode(M). {
+    A = MK(ctx, SQL_CATALOG_STMT, T); A->s = "DROP DATABASE"; A->s2 = X->s; A->flags = G | M;
+}
+%type drop_mode {int}
+drop_mode(A) ::= . { A = 0; }
+drop_mode(A) ::= RESTRICT. { A = 0; }
+drop_mode(A) ::= CASCADE. { A = SQL_F_CASCADE; }
+catalog_stmt(A) ::= USE(T) name(X). { A = MK(ctx, SQL_CATALOG_STMT, T); A->s = "USE"; A->s2 = X->s; }
+catalog_stmt(A) ::= USE(T) CATALOG ident(X). { A = MK(ctx, SQL_CATALOG_STMT, T); A->s = "USE CATALOG"; A->s2 = X->s; }
+catalog_stmt(A) ::= CREATE(T) CATALOG ifne_opt(G) ident(X) comment_opt with_opt(W). {
+    A = MK(ctx, SQL_CATALOG_STMT, T); A->s = "CREATE CATALOG"; A->s2 = X->s; A->flags = G; ADD(ctx, A, W);
+}
+catalog_stmt(A) ::= DROP(T) CATALOG ifex_opt(G) ident(X). {
+    A = MK(ctx, SQL_CATALOG_STMT, T); A->s = "DROP CATALOG"; A->s2 = X->s; A->flags = G;
+}
+
+alter_stmt(A) ::= alter_head(H) RENAME TO name(Y). { A = H; A->s2 = "RENAME"; sql_node *n = NAT(ctx, SQL_IDENT, Y); n->s = Y->s; ADD(ctx, A, n); }
+alter_stmt(A) ::= alter_head(H) RENAME ident(C) TO ident(D). { A = H; A->s2 = "RENAME COLUMN"; ADD(ctx, A, C); ADD(ctx, A, NAMEOK(ctx, D)); }
+alter_stmt(A) ::= alter_head(H) SET LP optlist(L) RP. { A = H; A->s2 = "SET"; ADD(ctx, A, L); }
+alter_stmt(A) ::= alter_head(H) RESET LP keylist(L) RP. { A = H; A->s2 = "RESET"; ADD(ctx, A, L); }
+alter_stmt(A) ::= alter_head(H) ADD alter_elems(L). { A = H; A->s2 = "ADD"; ADD(ctx, A, L); }
+alter_stmt(A) ::= alter_head(H) MODIFY alter_elems(L). { A = H; A->s2 = "MODIFY"; ADD(ctx, A, L); }
+alter_stmt(A) ::= alter_head(H) DROP ident(C). { A = H; A->s2 = "DROP"; ADD(ctx, A, LIST1(ctx, C)); }
+alter_stmt(A) ::= alter_head(H) DROP LP identlist(L) RP. { A = H; A->s2 = "DROP"; ADD(ctx, A, L); }
+alter_stmt(A) ::= alter_head(H) DROP PRIMARY KEY. { A = H; A->s2 = "DROP PRIMARY KEY"; }
+alter_stmt(A) ::= alter_head(H) DROP CONSTRAINT ident. { A = H; A->s2 = "DROP PRIMARY KEY"; }
+alter_stmt(A) ::= alter_head(H) DROP WATERMARK. { A = H; A->s2 = "DROP WATERMARK"; }
+alter_stmt(A) ::= ALTER(T) VIEW ifex_opt(G) name(X) RENAME TO name(Y). {
+    A = MK(ctx, SQL_ALTER, T); A->s = X->s; A->flags = G | SQL_F_VIEW; A->s2 = "RENAME";
+    sql_node *n = NAT(ctx, SQL_IDENT, Y); n->s = Y->s; ADD(ctx, A, n);
+}
+alter_stmt(A) ::= ALTER(T) VIEW ifex_opt(G) name(X) AS query(Q). { A = MK(ctx, SQL_ALTER, T); A->s = X->s; A->flags = G | SQL_F_VIEW; A->s2 = "AS"; ADD(ctx, A, Q); }
+alter_head(A) ::= ALTER(T) TABLE ifex_opt(G) name(X). { A = MK(ctx, SQL_ALTER, T); A->s = X->s; A->flags = G; }
+keylist(A) ::= STRING(K). { sql_node *k = MK(ctx, SQL_IDENT, K); k->s = STRVAL(ctx, K); A = LIST1(ctx, k); }
+keylist(A) ::= keylist(L) COMMA STRING(K). { sql_node *k = MK(ctx, SQL_IDENT, K); k->s = STRVAL(ctx, K); A = ADD(ctx, L, k); }
+alter_elems(A) ::= alter_elem(X). { A = LIST1(ctx, X); }
+alter_elems(A) ::= LP alter_list(L) RP. { A = L; }
+alter_list(A) ::= alter_elem(X). { A = LIST1(ctx, X); }
+alter_list(A) ::= alter_list(L) COMMA alter_elem(X). { A = ADD(ctx, L, X); }
+alter_elem(A) ::= tbl_elem(E) col_pos(P). { A = P; ADD(ctx, A, E); A->line = E->line; A->col = E->col; }
+col_pos(A) ::= . { A = NAT(ctx, SQL_IDENT, NULL); }
+col_pos(A) ::= FIRST(T). { A = MK(ctx, SQL_IDENT, T); A->s = "FIRST"; }
+col_pos(A) ::= AFTER(T) ident(C). { A = MK(ctx, SQL_IDENT, T); A->s = "AFTER"; A->s2 = C->s; }
+
 /* ---- user-defined functions and jars (sql/catalog_udf.c) ----------------- */
 
 function_stmt(A) ::= CREATE(T) temp_opt(F) sys_opt(S) FUNCTION ifne_opt(G) name(X) AS STRING(I) lang_opt(L) using_opt(U). {
-    A = MK(ctx, SQL_CREATE_FUNCTION, T); A->flags = F | S | G; A->s = X->s; A->s2 = STRVAL(ctx, I);
+    A = MK(ctx, SQL_CREATE_FUNCTION, T); A->flags = F | S | G; A->s = X->s2; A->s2 = STRVAL(ctx, I);
     ADD(ctx, A, L); ADD(ctx, A, U);
 }
 function_stmt(A) ::= DROP(T) temp_opt(F) sys_opt(S) FUNCTION ifex_opt(G) name(X). {
-    A = MK(ctx, SQL_DROP_FUNCTION, T); A->flags = F | S | G; A->s = X->s;
+    A = MK(ctx, SQL_DROP_FUNCTION, T); A->flags = F | S | G; A->s = X->s2;
 }
-function_stmt(A) ::= describe_kw(T) FUNCTION name(X). { A = NAT(ctx, SQL_DESCRIBE_FUNCTION, T); A->s = X->s; }
+function_stmt(A) ::= describe_kw(T) FUNCTION name(X). { A = NAT(ctx, SQL_DESCRIBE_FUNCTION, T); A->s = X->s2; }
 function_stmt(A) ::= SHOW(T) USER FUNCTIONS. { A = MK(ctx, SQL_SHOW, T); A->s = "USER FUNCTIONS"; }
 function_stmt(A) ::= SHOW(T) JARS. { A = MK(ctx, SQL_SHOW, T); A->s = "JARS"; }
 function_stmt(A) ::= ADD(T) JAR STRING(P). { A = MK(ctx, SQL_JAR, T); A->s = "ADD"; A->s2 = STRVAL(ctx, P); }
@@ -599,6 +757,11 @@ outer_opt ::= .
 outer_opt ::= OUTER.
 
 fromitem(A) ::= name(X) alias_opt(AL). { A = NAT(ctx, SQL_FROM_TABLE, X); A->s = X->s; A->s2 = AL ? AL->s : NULL; }
+/* t / *+ OPTIONS('k' = 'v') * / [AS a]: dynamic table options, kid [3] */
+fromitem(A) ::= name(X) HINT hints(H) STAR SLASH alias_opt(AL). {
+    A = NAT(ctx, SQL_FROM_TABLE, X); A->s = X->s; A->s2 = AL ? AL->s : NULL;
+    ADD(ctx, A, NULL); ADD(ctx, A, NULL); ADD(ctx, A, NULL); ADD(ctx, A, H);
+}
 fromitem(A) ::= name(X) FOR ident(S) AS ident(O) expr(E) alias_opt(AL). {
     A = NAT(ctx, SQL_FROM_TABLE, X); A->s = X->s; A->s2 = AL ? AL->s : NULL;
     ADD(ctx, A, E); ADD(ctx, A, S); ADD(ctx, A, O);

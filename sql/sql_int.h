@@ -44,6 +44,14 @@ typedef struct sql_table {
     const char *connector; /* borrowed from vals */
     sql_node *query;  /* views: the query (in the session's arenas) */
     char *query_text; /* views: the query as written */
+    char *catalog, *database, *obj; /* where it lives and its own name; `name` is the
+                                       catalog's key: obj in default_catalog.default_database,
+                                       else db.obj or cat.db.obj (sql/catalog_ddl.c) */
+    char **part;      /* PARTITIONED BY columns, in order */
+    int npart;
+    sql_node *wm_expr; /* the WATERMARK expression (in the session's arenas) */
+    char *pk_name;    /* CONSTRAINT name of the primary key, or NULL */
+    char *comment;    /* COMMENT '...' of the table, or NULL */
 } sql_table;
 
 typedef struct sql_catalog {
