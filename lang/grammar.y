@@ -425,9 +425,11 @@ create_table(A) ::= CREATE(T) temp_opt(F) TABLE ifne_opt(G) name(X) tbl_cols(E) 
     A->s2 = C;
     ADD(ctx, A, E);
     ADD(ctx, A, W);
-    ADD(ctx, A, S && S->kind == SQL_IDENT ? S : NULL);
-    ADD(ctx, A, S && S->kind != SQL_IDENT ? S : NULL);
-    ADD(ctx, A, P);
+    if (S || P) { /* kids [2..4] only when written: dumps stay as they were */
+        ADD(ctx, A, S && S->kind == SQL_IDENT ? S : NULL);
+        ADD(ctx, A, S && S->kind != SQL_IDENT ? S : NULL);
+        ADD(ctx, A, P);
+    }
 }
 tbl_cols(A) ::= . { A = NULL; }
 tbl_cols(A) ::= LP tbl_elems(E) RP. { A = E; }

@@ -213,7 +213,7 @@ static void test_every_statement_kind(void)
                  "(LIST (OPTION connector print)))");
     CHECK_EQ_STR(tree("create view v as select * from t"),
                  "(CREATE_VIEW v (SELECT (LIST (ITEM (STAR))) (TABLE t) - - -))");
-    CHECK_EQ_STR(tree("DROP TABLE IF EXISTS db.t"), "(DROP t)");
+    CHECK_EQ_STR(tree("DROP TABLE IF EXISTS db.t"), "(DROP db.t)");
     CHECK_EQ_STR(tree("DROP TEMPORARY VIEW v"), "(DROP v)");
     CHECK_EQ_STR(tree("SHOW TABLES"), "(SHOW TABLES)");
     CHECK_EQ_STR(tree("SHOW VIEWS"), "(SHOW VIEWS)");
@@ -313,7 +313,7 @@ static void test_syntax_error_positions(void)
     CHECK_EQ_STR(tree("SELECT a FROM t GROUP a"),
                  "ERR: line 1, column 23: unexpected 'a', expected BY");
     CHECK_EQ_STR(tree("DROP t"),
-                 "ERR: line 1, column 6: unexpected 't', expected FUNCTION, SYSTEM, TABLE, TEMPORARY or VIEW");
+                 "ERR: line 1, column 6: unexpected 't', expected CATALOG, DATABASE, FUNCTION, SYSTEM, TABLE, TEMPORARY or VIEW");
     /* the tokens valid before the parser's default reductions, not after */
     CHECK_EQ_STR(tree("SELECT a b c FROM t"),
                  "ERR: line 1, column 12: unexpected 'c', expected EXCEPT, FETCH, FROM, GROUP, "
