@@ -546,11 +546,13 @@ name(A) ::= ident(X). { A = NAMEOK(ctx, X); A->s2 = A->s; A->s = PATHPART(ctx, X
 name(A) ::= ident(C) DOT ident(X). {
     NAMEOK(ctx, C); A = NAMEOK(ctx, X); A->s2 = A->s;
     A->s = CAT(ctx, CAT(ctx, PATHPART(ctx, C->s), "."), PATHPART(ctx, X->s));
+    A->line = C->line; A->col = C->col; /* the name starts at its first part */
 }
 name(A) ::= ident(C) DOT ident(D) DOT ident(X). {
     NAMEOK(ctx, C); NAMEOK(ctx, D); A = NAMEOK(ctx, X); A->s2 = A->s;
     A->s = CAT(ctx, CAT(ctx, CAT(ctx, CAT(ctx, PATHPART(ctx, C->s), "."), PATHPART(ctx, D->s)), "."),
                PATHPART(ctx, X->s));
+    A->line = C->line; A->col = C->col;
 }
 
 identlist(A) ::= ident(X). { A = LIST1(ctx, NAMEOK(ctx, X)); }

@@ -1687,8 +1687,13 @@ static json_t *plan_stmt(const sql_catalog *cat, char **okeys, char **ovals, int
             sql_sb_str(&name, "collect");
         else {
             sql_sb_str(&name, "insert-into");
-            for (int i = 0; i < nsinks; i++)
-                sql_sb_fmt(&name, "%sdefault_catalog.default_database.%s", i ? "," : "_", sinks[i]);
+            for (int i = 0; i < nsinks; i++) { /* the sink's catalog and database */
+                const sql_table *st = sql_catalog_find(cat, sinks[i]);
+                sql_sb_fmt(&name, "%s%s.%s.%s", i ? "," : "_",
+                           st && st->catalog ? st->catalog : "default_catalog",
+                           st && st->database ? st->database : "default_database",
+                           st && st->obj ? st->obj : sinks[i]);
+            }
         }
         json_object_set_new(job, "name", json_string(name.p ? name.p : "query"));
         free(name.p);
