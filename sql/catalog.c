@@ -80,6 +80,15 @@ static const char *opt_get(const sql_table *t, const char *key)
 
 const char *sql_table_option(const sql_table *t, const char *key) { return opt_get(t, key); }
 
+json_t *sql_table_partition_by(const sql_table *t)
+{
+    sql_sbuf b = {0};
+    for (int i = 0; i < t->npart; i++) sql_sb_fmt(&b, "%s%s", i ? ";" : "", t->part[i]);
+    json_t *v = json_string(b.p ? b.p : "");
+    free(b.p);
+    return v;
+}
+
 /* Flink's tableau layout: right-aligned cells in a box, "N rows in set". */
 char *sl_sql_tableau(const char *const *head, int ncol, char ***rows, int nrows)
 {

@@ -506,6 +506,7 @@ static int scan_table(plan *p, const sql_node *at, const char *name, rel *out)
         if (strcmp(t->keys[i], "connector") && strncmp(t->keys[i], "sink.", 5) &&
             strncmp(t->keys[i], "lookup.", 7)) /* lookup.*: a lookup join's (plan_join.c) */
             json_object_set_new(cfg, t->keys[i], json_string(t->vals[i]));
+    if (t->npart && cfg) json_object_set_new(cfg, "partition-by", sql_table_partition_by(t));
     /* a silent source (partition) stops holding the watermark back after
      * Flink's scan.watermark.idle-timeout, else table.exec.source.idle-timeout */
     const char *idle = p->idle_timeout;
@@ -1486,6 +1487,7 @@ static void insert_sink(plan *p, const sql_table *t, const rel *r)
             json_object_set_new(cfg, "format", json_string(low));
         }
     }
+    if (t->npart) json_object_set_new(cfg, "partition-by", sql_table_partition_by(t));
     if (!strcmp(t->connector, "blackhole")) type = "blackhole";
     else if (!strcmp(t->connector, "filesystem")) type = "file";
     else if (!strcmp(t->connector, "kafka")) type = "kafka-sink";

@@ -60,6 +60,8 @@ typedef struct sql_catalog {
 } sql_catalog;
 
 sql_table *sql_catalog_find(const sql_catalog *c, const char *name);
+/* PARTITIONED BY of a filesystem table as its vertices' "partition-by" ("dt;hr"). */
+json_t *sql_table_partition_by(const sql_table *t);
 /* A WITH option of t, or NULL; borrowed. */
 const char *sql_table_option(const sql_table *t, const char *key);
 

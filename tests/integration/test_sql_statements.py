@@ -436,3 +436,75 @@ EXPLAIN JSON_EXECUTION_PLAN, PLAN_ADVICE INSERT INTO snk SELECT id FROM src;
     assert r.returncode == 1
     assert ("line 4, column 9: unknown EXPLAIN detail 'FOO' (ESTIMATED_COST, CHANGELOG_MODE, "
             "JSON_EXECUTION_PLAN or PLAN_ADVICE)") in r.stdout, r.stdout
+
+
+def partition_files(out):
+    """{relative directory: [rows of every part file in it]} under out."""
+    got = {}
+    for path in glob.glob(os.path.join(out, "**", "part-*"), recursive=True):
+        rel = os.path.relpath(os.path.dirname(path), out)
+        with open(path) as f:
+            got.setdefault(rel, []).extend(f.read().splitlines())
+    return got
+
+
+def test_partitioned_by_writes_flinks_directories_and_reads_them_back(cluster, workdir):
+    cluster.add_tm(slots=2)
+    n = 60
+    for fmt, ckpt in (("json", False), ("csv", True)):
+        out, back = os.path.join(workdir, f"parts-{fmt}"), os.path.join(workdir, f"back-{fmt}")
+        table = f"""
+CREATE TABLE parts (id BIGINT, name STRING, dt STRING, hr INT)
+  PARTITIONED BY (dt, hr)
+  WITH ('connector' = 'filesystem', 'path' = '{out}', 'format' = '{fmt}');
+"""
+        r = run_sql(cluster, workdir, f"w-{fmt}.sql", SEQ.format(n=n) + table + f"""
+SET 'parallelism.default' = '2';
+{"SET 'execution.checkpointing.interval' = '200 ms';" if ckpt else ""}
+INSERT INTO parts SELECT id, CONCAT('n', CAST(id AS STRING)) AS name,
+  CASE WHEN id % 10 = 0 THEN CAST(NULL AS STRING) WHEN id % 2 = 0 THEN '2026-01-01' ELSE 'x/y:z' END AS dt,
+  CAST(id % 3 AS INT) AS hr
+FROM seq;
+""")
+        assert r.returncode == 0, r.stdout + r.stderr
+        finish(cluster, job_ids(r.stdout)[0])
+
+        # Flink's layout: <path>/dt=<v>/hr=<v>/, '/' and ':' escaped, NULL the default
+        # partition, and the rows without the partition columns
+        want = {}
+        for i in range(1, n + 1):
+            dt = "__DEFAULT_PARTITION__" if i % 10 == 0 else "2026-01-01" if i % 2 == 0 else "x%2Fy%3Az"
+            line = json.dumps({"id": i, "name": f"n{i}"}, separators=(",", ":")) if fmt == "json" \
+                else f"{i},n{i}"
+            want.setdefault(f"dt={dt}/hr={i % 3}", []).append(line)
+        got = partition_files(out)
+        assert {k: sorted(v) for k, v in got.items()} == {k: sorted(v) for k, v in want.items()}
+        assert not glob.glob(os.path.join(out, "**", ".part-*"), recursive=True)
+
+        # and the source reads them back with the partition columns from the path
+        r = run_sql(cluster, workdir, f"r-{fmt}.sql", table + f"""
+CREATE TABLE back (id BIGINT, name STRING, dt STRING, hr INT)
+  WITH ('connector' = 'filesystem', 'path' = '{back}', 'format' = 'json');
+SET 'parallelism.default' = '2';
+INSERT INTO back SELECT id, name, dt, hr FROM parts WHERE hr <> 2;
+""")
+        assert r.returncode == 0, r.stdout + r.stderr
+        finish(cluster, job_ids(r.stdout)[0])
+        rows = sorted(file_rows(back), key=lambda x: x["id"])
+        assert rows == [{"id": i, "name": f"n{i}",
+                         "dt": None if i % 10 == 0 else "2026-01-01" if i % 2 == 0 else "x/y:z",
+                         "hr": i % 3} for i in range(1, n + 1) if i % 3 != 2]
+
+    for text, where, what in [
+        ("CREATE TABLE p (a INT, b INT) PARTITIONED BY (c) WITH ('connector' = 'filesystem', "
+         "'path' = '/tmp/x', 'format' = 'json');", "c)",
+         "Partition column 'c' not defined in the table schema of table 'p'"),
+        ("CREATE TABLE p (a INT, b AS a + 1) PARTITIONED BY (b) WITH ('connector' = 'filesystem', "
+         "'path' = '/tmp/x', 'format' = 'json');", "b)",
+         "partition column 'b' of table 'p' must be a physical column"),
+        ("CREATE TABLE p (a INT) PARTITIONED BY (a) WITH ('connector' = 'blackhole');",
+         "PARTITIONED", "table 'p': PARTITIONED BY is supported for the filesystem connector only"),
+    ]:
+        r = run_sql(cluster, workdir, "bad.sql", text)
+        assert r.returncode == 1
+        assert f"{pos(text, where)}: {what}" in r.stdout, (text, r.stdout)
