@@ -662,8 +662,7 @@ sql_table *sql_cat_build_table(sl_sql_session *s, const sql_node *st, const char
         if (e->kind == SQL_PKEY || (e->kind == SQL_COLUMN && sql_kid(e, 1))) {
             const sql_node *k = e->kind == SQL_PKEY ? e : sql_kid(e, 1);
             if (pk || inline_pk) rc = sl_seterr(err, errlen, "line %d, column %d: Duplicate "
-                                                "primary key definition (table '%s')", k->line,
-                                                k->col, t->name);
+                                                "primary key definition", k->line, k->col);
             else if (k->flags & SQL_F_ENFORCED) rc = pk_enforced(k, err, errlen);
             if (rc) break;
             if (e->kind == SQL_PKEY) {

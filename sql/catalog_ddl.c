@@ -654,11 +654,12 @@ static int merge_like(sql_arena *a, const sql_node *st, const sql_table *src, td
                          "key. You might want to specify EXCLUDING CONSTRAINTS.", mine_pk->line,
                          mine_pk->col);
     if (mine.pk) out->pk = mine.pk;
-    /* partitions */
-    out->part = m[F_PARTITIONS] == M_EXCLUDING ? NULL : base.part;
-    if (mine.part && out->part)
-        return sl_seterr(err, errlen, "line %d, column %d: The base table has already defined "
-                         "partitions. You might want to specify EXCLUDING PARTITIONS.",
+    /* partitions: the base table's unless the new one has its own (then EXCLUDING
+     * PARTITIONS is needed when the base has some too) -- whatever the strategy, as Flink */
+    out->part = base.part;
+    if (mine.part && base.part && m[F_PARTITIONS] != M_EXCLUDING)
+        return sl_seterr(err, errlen, "line %d, column %d: The base table already has partitions "
+                         "defined. You might want to specify EXCLUDING PARTITIONS.",
                          mine.part->line, mine.part->col);
     if (mine.part) out->part = mine.part;
     /* options */
@@ -789,6 +790,8 @@ int sql_ddl_create_table(sl_sql_session *s, sql_arena *a, const sql_node *st, sl
 
 /* ---- ALTER TABLE / ALTER VIEW -------------------------------------------------------- */
 
+static void put_q(sql_sbuf *b, const char *id);
+
 static int alter_add(sql_arena *a, const sql_node *st, tdef *d, int modify, char *err,
                      size_t errlen)
 {
@@ -797,10 +800,14 @@ static int alter_add(sql_arena *a, const sql_node *st, tdef *d, int modify, char
         const sql_node *w = list->kids[i];
         sql_node *e = sql_kid(w, 0);
         if (e->kind == SQL_WATERMARK) {
-            if (!modify && d->wm)
-                return sl_seterr(err, errlen, "line %d, column %d: The current table has already "
-                                 "defined the watermark strategy `%s`. You might want to drop it "
-                                 "before adding a new one.", e->line, e->col, d->wm->s);
+            if (!modify && d->wm) {
+                char *x = sql_unparse(sql_kid(d->wm, 0));
+                sl_seterr(err, errlen, "line %d, column %d: The current table has already defined "
+                          "the watermark strategy `%s` AS %s. You might want to drop it before "
+                          "adding a new one.", e->line, e->col, d->wm->s, x);
+                free(x);
+                return SL_ERR;
+            }
             if (modify && !d->wm)
                 return sl_seterr(err, errlen, "line %d, column %d: The current table does not "
                                  "define any watermark strategy.", e->line, e->col);
@@ -833,11 +840,11 @@ static int alter_add(sql_arena *a, const sql_node *st, tdef *d, int modify, char
         }
         int j = col_index(d->cols, e->s);
         if (!modify && j >= 0)
-            return sl_seterr(err, errlen, "line %d, column %d: Try to add a column `%s` which "
-                             "already exists in the table.", e->line, e->col, e->s);
+            return sl_seterr(err, errlen, "line %d, column %d: Column `%s` already exists in the "
+                             "table.", e->line, e->col, e->s);
         if (modify && j < 0)
-            return sl_seterr(err, errlen, "line %d, column %d: Try to modify a column `%s` which "
-                             "does not exist in the table.", e->line, e->col, e->s);
+            return sl_seterr(err, errlen, "line %d, column %d: Column `%s` does not exist in the "
+                             "table.", e->line, e->col, e->s);
         if (modify) {
             for (int k = j; k + 1 < d->cols->nkids; k++) d->cols->kids[k] = d->cols->kids[k + 1];
             d->cols->nkids--;
@@ -1019,9 +1026,21 @@ static int alter(sl_sql_session *s, sql_arena *a, const sql_node *st, sl_sql_res
     r->kind = SL_SQL_OK;
     if (!t) {
         if (st->flags & SQL_F_IFEX) return SL_OK;
-        return sl_seterr(err, errlen, "line %d, column %d: %s %s doesn't exist or is a temporary "
-                         "%s.", st->line, st->col, view ? "View" : "Table", st->s,
-                         view ? "view" : "table");
+        sql_loc l;
+        sql_sbuf b = {0};
+        if (sql_ddl_locate(s, st->s, st->line, st->col, 0, &l, NULL, 0) == SL_OK) {
+            put_q(&b, l.cat);
+            sql_sb_str(&b, ".");
+            put_q(&b, l.db);
+            sql_sb_str(&b, ".");
+            put_q(&b, l.obj);
+            sql_loc_free(&l);
+        }
+        sl_seterr(err, errlen, "line %d, column %d: %s %s doesn't exist or is a temporary %s.",
+                  st->line, st->col, view ? "View" : "Table", b.p ? b.p : st->s,
+                  view ? "view" : "table");
+        free(b.p);
+        return SL_ERR;
     }
     if (t->is_view != view)
         return sl_seterr(err, errlen, "line %d, column %d: ALTER %s for a %s is not allowed",
@@ -1398,12 +1417,22 @@ static char *create_text(const sql_table *t)
         sql_sb_str(&b, ")");
     }
     sql_sb_str(&b, "\nWITH (\n");
+    int *ord = sl_calloc((size_t)t->nopts + 1, sizeof(int)); /* in key order, as Flink */
+    for (int i = 0; i < t->nopts; i++) {
+        int j = i;
+        while (j > 0 && strcmp(t->keys[ord[j - 1]], t->keys[i]) > 0) {
+            ord[j] = ord[j - 1];
+            j--;
+        }
+        ord[j] = i;
+    }
     for (int i = 0; i < t->nopts; i++) {
         sql_sb_str(&b, i ? ",\n  " : "  ");
-        put_str(&b, t->keys[i]);
+        put_str(&b, t->keys[ord[i]]);
         sql_sb_str(&b, " = ");
-        put_str(&b, t->vals[i]);
+        put_str(&b, t->vals[ord[i]]);
     }
+    free(ord);
     sql_sb_str(&b, "\n)\n");
     return sql_sb_take(&b);
 }

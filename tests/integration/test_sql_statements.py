@@ -93,7 +93,7 @@ INSERT INTO per_key SELECT id % 3 AS k, COUNT(*) AS c FROM seq GROUP BY id % 3;
          "PRIMARY", "Flink doesn't support ENFORCED mode for PRIMARY KEY constraint."),
         ("CREATE TABLE x (a INT PRIMARY KEY NOT ENFORCED, b INT, PRIMARY KEY (b) NOT ENFORCED)"
          " WITH ('connector' = 'blackhole');",
-         "PRIMARY KEY (b)", "Duplicate primary key definition (table 'x')"),
+         "PRIMARY KEY (b)", "Duplicate primary key definition"),
     ]:
         r = run_sql(cluster, workdir, "bad.sql", text)
         assert r.returncode == 1
@@ -126,8 +126,8 @@ INSERT INTO copy SELECT id, name FROM base;
 )
 WITH (
   'connector' = 'filesystem',
-  'path' = '{dst}',
-  'format' = 'json'
+  'format' = 'json',
+  'path' = '{dst}'
 )"""
     assert b[4] == tableau(("id", "BIGINT", "TRUE", "", "", ""), ("name", "STRING", "TRUE", "", "", ""),
                            ("n2", "STRING", "TRUE", "", "AS UPPER(name)", ""),
@@ -243,8 +243,8 @@ INSERT INTO sink2 (id, label, ts) SELECT id, label, TIMESTAMP '2026-01-01 00:00:
 COMMENT 'the sink'
 WITH (
   'connector' = 'filesystem',
-  'path' = '{out}',
-  'format' = 'json'
+  'format' = 'json',
+  'path' = '{out}'
 )"""
     assert b[10] == created
     assert b[11] == tableau(("seq",), ("sink2",), head=["table name"])
@@ -269,21 +269,22 @@ WITH (
 
     for text, where, what in [
         ("ALTER TABLE sink ADD id INT;", "id INT;",
-         "Try to add a column `id` which already exists in the table."),
+         "Column `id` already exists in the table."),
         ("ALTER TABLE sink MODIFY nope INT;", "nope",
-         "Try to modify a column `nope` which does not exist in the table."),
+         "Column `nope` does not exist in the table."),
         ("ALTER TABLE sink DROP ts;", "ts;",
          "The column `ts` is referenced by watermark expression."),
         ("ALTER TABLE sink DROP id;", "id;",
          "The column `id` is referenced by computed column `x`."),
         ("ALTER TABLE sink ADD WATERMARK FOR ts AS ts;", "WATERMARK FOR ts AS ts;",
-         "The current table has already defined the watermark strategy `ts`."),
+         "The current table has already defined the watermark strategy `ts` AS ts - INTERVAL '2' "
+         "SECOND. You might want to drop it before adding a new one."),
         ("ALTER TABLE sink RESET ('connector');", "'connector');",
          "ALTER TABLE RESET does not support changing 'connector'"),
         ("ALTER TABLE sink SET ('fromat' = 'csv');", "'fromat'",
          "table 'sink': unknown option 'fromat' for connector 'filesystem' (did you mean 'format'?)"),
         ("ALTER TABLE nope RENAME TO x;", "ALTER TABLE nope",
-         "Table nope doesn't exist or is a temporary table."),
+         "Table `default_catalog`.`default_database`.`nope` doesn't exist or is a temporary table."),
         ("ALTER VIEW sink RENAME TO x;", "ALTER VIEW", "ALTER VIEW for a table is not allowed"),
     ]:
         full = script.split("ALTER TABLE sink SET")[0] + text
@@ -540,3 +541,34 @@ SET 'execution.checkpointing.interval' = '300 ms';
         want.setdefault(f"k=k{i % 7}/b={i % 2}", []).append(i)
     assert {d: sorted(json.loads(x)["id"] for x in v) for d, v in got.items()} == want
     assert not glob.glob(os.path.join(out, "**", ".part-*"), recursive=True)
+
+
+def test_like_keeps_the_base_partitions_as_flink(cluster, workdir):
+    base = ("CREATE TABLE p (a INT, b INT) PARTITIONED BY (a) WITH ('connector' = 'filesystem', "
+            "'path' = '/tmp/p', 'format' = 'json');\n")
+    text = base + "CREATE TABLE q PARTITIONED BY (b) LIKE p;"
+    r = run_sql(cluster, workdir, "bad.sql", text)
+    assert r.returncode == 1
+    assert (f"{pos(text, 'PARTITIONED', 2)}: The base table already has partitions defined. You "
+            "might want to specify EXCLUDING PARTITIONS.") in r.stdout, r.stdout
+    # EXCLUDING ALL still takes the base's partitions when the new table has none (Flink 2.3)
+    r = run_sql(cluster, workdir, "ok.sql", base + """
+CREATE TABLE q WITH ('connector' = 'filesystem', 'path' = '/tmp/q', 'format' = 'csv') LIKE p (EXCLUDING ALL);
+CREATE TABLE r PARTITIONED BY (b) LIKE p (EXCLUDING PARTITIONS);
+SHOW CREATE TABLE q;
+SHOW CREATE TABLE r;
+""")
+    assert r.returncode == 0, r.stdout
+    b = blocks(r.stdout)
+    assert b[3] == """CREATE TABLE `default_catalog`.`default_database`.`q` (
+  `a` INT,
+  `b` INT
+)
+PARTITIONED BY (`a`)
+WITH (
+  'connector' = 'filesystem',
+  'format' = 'csv',
+  'path' = '/tmp/q'
+)"""
+    assert "\nPARTITIONED BY (`b`)\nWITH (\n  'connector' = 'filesystem',\n  'format' = 'json',\n" \
+        "  'path' = '/tmp/p'\n)" in b[4]
