@@ -309,10 +309,9 @@ static void resolve(refs_ctx *c, sql_node *n, int is_from)
             if (!strcasecmp(c->ctes[i], n->s)) return;
     sql_loc l;
     if (sql_ddl_locate(c->s, n->s, n->line, n->col, 0, &l, NULL, 0) != SL_OK) return;
-    if (strcmp(l.key, n->s)) {
-        if (is_from && !n->s2) n->s2 = sql_arena_strndup(c->a, l.obj, strlen(l.obj));
-        n->s = sql_arena_strndup(c->a, l.key, strlen(l.key));
-    }
+    if (is_from && !n->s2 && strcmp(l.key, l.obj)) /* db.t reads as t */
+        n->s2 = sql_arena_strndup(c->a, l.obj, strlen(l.obj));
+    if (strcmp(l.key, n->s)) n->s = sql_arena_strndup(c->a, l.key, strlen(l.key));
     sql_loc_free(&l);
 }
 

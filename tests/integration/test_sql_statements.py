@@ -350,6 +350,21 @@ INSERT INTO db2.sunk SELECT id FROM db2.seq;
     assert job["name"] == "insert-into_default_catalog.db2.sunk"
     assert sorted(x["id"] for x in file_rows(out + "2")) == [1, 2, 3]
 
+    # a qualified table or view reads as its last part; a view's names are where it was made
+    r = run_sql(cluster, workdir, "alias.sql", f"""
+CREATE DATABASE db3;
+USE db3;
+CREATE TABLE seq (id BIGINT) WITH ('connector' = 'datagen', 'fields.id.kind' = 'sequence',
+  'fields.id.start' = '1', 'fields.id.end' = '5');
+CREATE VIEW v AS SELECT id FROM seq WHERE id > 2;
+USE default_database;
+CREATE TABLE sunk (id BIGINT) WITH ('connector' = 'filesystem', 'path' = '{out}3', 'format' = 'json');
+INSERT INTO sunk SELECT v.id FROM db3.v JOIN default_catalog.db3.seq ON v.id = seq.id;
+""")
+    assert r.returncode == 0, r.stdout
+    finish(cluster, job_ids(r.stdout)[0])
+    assert sorted(x["id"] for x in file_rows(out + "3")) == [3, 4, 5]
+
     for text, where, what in [
         ("USE nope;", "line 1, column 1", "A database with name [nope] does not exist in the catalog: [default_catalog]."),
         ("USE CATALOG nope;", "line 1, column 1", "A catalog with name [nope] does not exist."),
@@ -572,3 +587,29 @@ WITH (
 )"""
     assert "\nPARTITIONED BY (`b`)\nWITH (\n  'connector' = 'filesystem',\n  'format' = 'json',\n" \
         "  'path' = '/tmp/p'\n)" in b[4]
+
+
+def test_if_not_exists_and_if_exists(cluster, workdir):
+    r = run_sql(cluster, workdir, "ifne.sql", """
+CREATE TABLE t (a INT) WITH ('connector' = 'datagen');
+CREATE TABLE IF NOT EXISTS t (b STRING) WITH ('connector' = 'blackhole');
+DESCRIBE t;
+CREATE TEMPORARY VIEW v AS SELECT a FROM t;
+CREATE TEMPORARY VIEW IF NOT EXISTS v AS SELECT a + 1 AS b FROM t;
+SHOW CREATE VIEW v;
+DROP TABLE IF EXISTS nope;
+DROP VIEW IF EXISTS nope;
+DROP VIEW v;
+SHOW VIEWS;
+DROP TABLE t;
+SHOW TABLES;
+""")
+    assert r.returncode == 0, r.stdout
+    b = blocks(r.stdout)
+    assert b[2] == tableau(("a", "INT", "TRUE", "", "", ""),
+                           head=["name", "type", "null", "key", "extras", "watermark"])
+    assert b[5] == ("CREATE TEMPORARY VIEW `default_catalog`.`default_database`.`v` AS\n"
+                    "SELECT a FROM t")
+    assert b[9] == tableau(head=["view name"]) and b[11] == tableau(head=["table name"])
+    assert [x for i, x in enumerate(b) if i not in (2, 5, 9, 11)] == \
+        ["[INFO] Execute statement succeed."] * 8
