@@ -957,6 +957,9 @@ static int plan_lookup(plan *p, const sql_node *f, const sql_node *rnode, const 
                     "and table '%s' (connector '%s') cannot serve lookups: Sluice looks up "
                     "'filesystem' tables, which it loads into memory, and 'jdbc' tables", asof->s2 ? asof->s2 : "",
                     asof->s2 ? "." : "", asof->s, t->name, t->connector);
+    if (t->npart)
+        return PERR(rnode, "table '%s' is PARTITIONED BY: a lookup join does not read a "
+                    "partitioned filesystem table yet", t->name);
     if (j->s[0].r.updating)
         return PERR(sql_kid(f, 0), "the left side of a lookup join must be append-only (it is a "
                     "changelog produced by %s)", j->s[0].r.updater);
