@@ -266,6 +266,10 @@ WITH (
                 "SHOW CREATE TABLE `default_catalog`.`default_database`.sink3;\n")
     assert r.returncode == 0, r.stdout
     assert blocks(r.stdout)[1] == again and blocks(r.stdout)[2] == again
+    view = b[16].replace("`v2`", "`v3`")
+    r = run_sql(cluster, workdir, "view.sql", SEQ.format(n=3) + view + ";\nSHOW CREATE VIEW v3;\n")
+    assert r.returncode == 0, r.stdout
+    assert blocks(r.stdout)[2] == view
 
     for text, where, what in [
         ("ALTER TABLE sink ADD id INT;", "id INT;",
