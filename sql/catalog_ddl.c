@@ -823,19 +823,20 @@ static int alter_add(sql_arena *a, const sql_node *st, tdef *d, int modify, char
                 return sl_seterr(err, errlen, "line %d, column %d: The current table does not "
                                  "define any primary key constraint. You might want to add a new "
                                  "one.", k->line, k->col);
-            if (k->flags & SQL_F_ENFORCED) {
-                d->pk = k; /* refused by the build, with Flink's message */
-            } else if (e->kind == SQL_PKEY) {
+            if (e->kind == SQL_PKEY) { /* ENFORCED: refused by the build, with Flink's message */
                 d->pk = e;
                 continue;
+            }
+            if (k->flags & SQL_F_ENFORCED) {
+                d->pk = k;
             } else {
                 d->pk = mk(a, SQL_PKEY, k, k->s, NULL);
                 sql_node_add(a, d->pk, mk(a, SQL_IDENT, e, e->s, NULL));
-                sql_node *c = mk(a, SQL_COLUMN, e, e->s, e->s2); /* the column, without its key */
-                c->flags = e->flags;
-                sql_node_add(a, c, sql_kid(e, 0));
-                e = c;
             }
+            sql_node *c = mk(a, SQL_COLUMN, e, e->s, e->s2); /* the column, without its key */
+            c->flags = e->flags;
+            sql_node_add(a, c, sql_kid(e, 0));
+            e = c;
         }
         int j = col_index(d->cols, e->s);
         if (!modify && j >= 0)
