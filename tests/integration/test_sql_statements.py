@@ -9,7 +9,7 @@ import json
 import os
 import re
 
-from conftest import wait_for  # noqa: F401  (fixtures come from conftest)
+from conftest import wait_for
 
 from test_sql import run_sql, job_ids, finish
 
@@ -617,3 +617,35 @@ SHOW TABLES;
     assert b[9] == tableau(head=["view name"]) and b[11] == tableau(head=["table name"])
     assert [x for i, x in enumerate(b) if i not in (2, 5, 9, 11)] == \
         ["[INFO] Execute statement succeed."] * 8
+
+
+def test_partitioned_sink_exactly_once_across_a_taskmanager_kill(make_cluster, workdir):
+    """A TaskManager SIGKILLed mid-stream: the restarted job commits the pending
+    files of every partition from the last completed checkpoint, deletes the
+    rest, and writes each row once."""
+    import signal
+    c = make_cluster(jm_conf={"execution.checkpointing.interval": "200 ms"})
+    first = c.add_tm(slots=2)
+    n = 12000
+    out = os.path.join(workdir, "parts")
+    r = run_sql(c, workdir, "kill.sql", f"""
+CREATE TABLE seq (id BIGINT) WITH ('connector' = 'datagen', 'rows-per-second' = '2000',
+  'fields.id.kind' = 'sequence', 'fields.id.start' = '1', 'fields.id.end' = '{n}');
+CREATE TABLE parts (id BIGINT, k INT) PARTITIONED BY (k)
+  WITH ('connector' = 'filesystem', 'path' = '{out}', 'format' = 'csv');
+SET 'parallelism.default' = '2';
+INSERT INTO parts SELECT id, CAST(id % 5 AS INT) AS k FROM seq;
+""")
+    assert r.returncode == 0, r.stdout + r.stderr
+    jid = job_ids(r.stdout)[0]
+    c.wait_state(jid, "RUNNING", timeout=20)
+    wait_for(lambda: c.get(f"/jobs/{jid}/checkpoints")["counts"]["completed"] >= 2, timeout=30,
+             what="two completed checkpoints")
+    c.add_tm(slots=2)
+    first.kill(signal.SIGKILL)
+    job = c.wait_state(jid, ["FINISHED", "FAILED", "CANCELED"], timeout=90)
+    assert job["state"] == "FINISHED", c.get(f"/jobs/{jid}/exceptions")
+    assert job["timestamps"]["RESTARTING"] > 0, job["timestamps"]
+    got = {d: sorted(int(x.split(",")[0]) for x in v) for d, v in partition_files(out).items()}
+    assert got == {f"k={k}": [i for i in range(1, n + 1) if i % 5 == k] for k in range(5)}
+    assert not glob.glob(os.path.join(out, "**", ".part-*"), recursive=True)
