@@ -522,6 +522,9 @@ INSERT INTO back SELECT id, name, dt, hr FROM parts WHERE hr <> 2;
         ("CREATE TABLE p (a INT, b AS a + 1) PARTITIONED BY (b) WITH ('connector' = 'filesystem', "
          "'path' = '/tmp/x', 'format' = 'json');", "b)",
          "partition column 'b' of table 'p' must be a physical column"),
+        ("CREATE TABLE p (a INT, b AS a) PARTITIONED BY (a) WITH ('connector' = 'filesystem', "
+         "'path' = '/tmp/x', 'format' = 'json');", "PARTITIONED",
+         "table 'p': every physical column is a partition column; the files need at least one"),
         ("CREATE TABLE p (a INT) PARTITIONED BY (a) WITH ('connector' = 'blackhole');",
          "PARTITIONED", "table 'p': PARTITIONED BY is supported for the filesystem connector only"),
     ]:
