@@ -768,14 +768,14 @@ sql_table *sql_cat_build_table(sl_sql_session *s, const sql_node *st, const char
     if (rc == SL_OK) rc = check_metadata(t, elems, err, errlen);
     int nphys = 0;
     for (int i = 0; i < t->ncols; i++) nphys += !t->cols[i].expr && !t->cols[i].meta;
-    if (rc == SL_OK && t->npart && t->npart == nphys)
-        rc = sl_seterr(err, errlen, "line %d, column %d: table '%s': every physical column is a "
-                       "partition column; the files need at least one", sql_kid(st, 4)->line,
-                       sql_kid(st, 4)->col, t->name);
-    else if (rc == SL_OK && t->npart && !s->bridging && strcmp(t->connector, "filesystem"))
+    if (rc == SL_OK && t->npart && !s->bridging && strcmp(t->connector, "filesystem"))
         rc = sl_seterr(err, errlen, "line %d, column %d: table '%s': PARTITIONED BY is supported "
                        "for the filesystem connector only, not '%s'", sql_kid(st, 4)->line,
                        sql_kid(st, 4)->col, t->name, t->connector);
+    else if (rc == SL_OK && t->npart && t->npart == nphys)
+        rc = sl_seterr(err, errlen, "line %d, column %d: table '%s': every physical column is a "
+                       "partition column; the files need at least one", sql_kid(st, 4)->line,
+                       sql_kid(st, 4)->col, t->name);
     sl_schema_free(&phys);
     if (rc != SL_OK) {
         table_free(t);
