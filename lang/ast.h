@@ -22,7 +22,7 @@ typedef enum {
                          [1] LIST of OPTs, [2] LIKE source (IDENT s name, kids: like options,
                          IDENTs s "INCLUDING ALL" ...) or NULL, [3] AS query or NULL, [4]
                          PARTITIONED BY LIST of IDENTs or NULL (sql/catalog_ddl.c) */
-    SQL_CREATE_VIEW,  /* s name; flags TEMP|IFNE; kids: [0] query */
+    SQL_CREATE_VIEW,  /* s name; flags TEMP|IFNE; kids: [0] query, [1] LIST of column IDENTs or absent */
     SQL_DROP,         /* s name; flags VIEW|IFEX|TEMP */
     SQL_SHOW,         /* s "TABLES" | "VIEWS" | "FUNCTIONS" | "JOBS" | "COLUMNS" | "CREATE TABLE" |
                          "CREATE VIEW" | "CATALOGS" | "DATABASES" | "CURRENT CATALOG" | "CURRENT

@@ -456,6 +456,14 @@ create_view(A) ::= CREATE(T) temp_opt(F) VIEW ifne_opt(G) name(X) AS query(Q). {
     A->s = X->s;
     ADD(ctx, A, Q);
 }
+/* CREATE VIEW v (a, b) AS ...: the column names are kid [1] */
+create_view(A) ::= CREATE(T) temp_opt(F) VIEW ifne_opt(G) name(X) LP identlist(L) RP AS query(Q). {
+    A = MK(ctx, SQL_CREATE_VIEW, T);
+    A->flags = F | G;
+    A->s = X->s;
+    ADD(ctx, A, Q);
+    ADD(ctx, A, L);
+}
 
 drop(A) ::= DROP(T) temp_opt(F) TABLE ifex_opt(G) name(X). { A = MK(ctx, SQL_DROP, T); A->flags = F | G; A->s = X->s; }
 drop(A) ::= DROP(T) temp_opt(F) VIEW ifex_opt(G) name(X). { A = MK(ctx, SQL_DROP, T); A->flags = F | G | SQL_F_VIEW; A->s = X->s; }

@@ -811,9 +811,12 @@ static int create_view(sl_sql_session *s, sql_arena *a, const sql_node *st, sl_s
         return rc;
     }
     sl_schema sch;
-    /* the body's names are resolved where the view is created, as Flink expands them */
+    /* the body's names are resolved where the view is created, as Flink expands them;
+     * a column list renames its columns: SELECT * FROM (query) AS v(a, b) */
+    sql_node *q = sql_kid(st, 0);
+    if (sql_kid(st, 1)) q = sql_ddl_view_columns(a, q, sql_kid(st, 1), loc.obj);
     if (sql_ddl_refs(s, a, sql_kid(st, 0), NULL, err, errlen) != SL_OK ||
-        sql_plan_schema(&s->cat, sql_kid(st, 0), &sch, err, errlen) != SL_OK) {
+        sql_plan_schema(&s->cat, q, &sch, err, errlen) != SL_OK) {
         sql_loc_free(&loc);
         return SL_ERR;
     }
@@ -825,7 +828,7 @@ static int create_view(sl_sql_session *s, sql_arena *a, const sql_node *st, sl_s
     t->query_text = sql_ddl_text_from(s, sql_kid(st, 0));
     t->is_view = 1;
     t->temporary = st->flags & SQL_F_TEMP ? 1 : 0;
-    t->query = sql_kid(st, 0);
+    t->query = q;
     t->cols = sl_calloc(sch.n ? (size_t)sch.n : 1, sizeof *t->cols);
     for (int i = 0; i < sch.n; i++) {
         t->cols[i].name = sl_strdup(sch.fields[i].name);

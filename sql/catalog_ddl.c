@@ -224,6 +224,23 @@ char *sql_ddl_text_from(const sl_sql_session *s, const sql_node *n)
     return sl_strndup(s->stmt_text + i, e - i);
 }
 
+sql_node *sql_ddl_view_columns(sql_arena *a, sql_node *q, sql_node *cols, const char *name)
+{
+    sql_node *sel = sql_node_new(a, SQL_SELECT, q->line, q->col);
+    sql_node *items = sql_node_new(a, SQL_LIST, q->line, q->col);
+    sql_node *item = sql_node_new(a, SQL_ITEM, q->line, q->col);
+    sql_node_add(a, item, sql_node_new(a, SQL_STAR, q->line, q->col));
+    sql_node_add(a, items, item);
+    sql_node *from = sql_node_new(a, SQL_FROM_QUERY, q->line, q->col);
+    from->s2 = sql_arena_strndup(a, name, strlen(name));
+    sql_node_add(a, from, q);
+    sql_node_add(a, from, cols);
+    sql_node_add(a, sel, items);
+    sql_node_add(a, sel, from);
+    for (int i = 0; i < 3; i++) sql_node_add(a, sel, NULL);
+    return sel;
+}
+
 /* ---- table references and OPTIONS hints ------------------------------------- */
 
 typedef struct hint_use {
@@ -1437,12 +1454,19 @@ static char *create_text(const sql_table *t)
     return sql_sb_take(&b);
 }
 
+/* CREATE VIEW `c`.`d`.`v` (`a`, ...) AS <the query as written>: Flink's layout (its
+ * query is expanded, Sluice's as written) */
 static char *view_text(const sql_table *t)
 {
     sql_sbuf b = {0};
     sql_sb_str(&b, t->temporary ? "CREATE TEMPORARY VIEW " : "CREATE VIEW ");
     put_path(&b, t);
-    sql_sb_fmt(&b, " AS\n%s\n", t->query_text ? t->query_text : "");
+    sql_sb_str(&b, " (\n");
+    for (int i = 0; i < t->ncols; i++) {
+        sql_sb_str(&b, i ? ",\n  " : "  ");
+        put_q(&b, t->cols[i].name);
+    }
+    sql_sb_fmt(&b, "\n)\nAS %s\n", t->query_text ? t->query_text : "");
     return sql_sb_take(&b);
 }
 

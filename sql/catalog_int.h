@@ -93,6 +93,8 @@ int sql_ddl_execute(sl_sql_session *s, sql_arena *a, const sql_node *st, sl_sql_
  * CURRENT ...: SL_OK / SL_ERR, or 1 when st is none of them */
 int sql_ddl_show(sl_sql_session *s, const sql_node *st, sl_sql_result *r, char *err,
                  size_t errlen);
+/* SELECT * FROM (q) AS name(cols...): a view's query under its column list (arena a). */
+sql_node *sql_ddl_view_columns(sql_arena *a, sql_node *q, sql_node *cols, const char *name);
 /* The statement's text from node n's first token to its end (a view's query as
  * written); caller frees. */
 char *sql_ddl_text_from(const sl_sql_session *s, const sql_node *n);

@@ -249,8 +249,8 @@ WITH (
     assert b[10] == created
     assert b[11] == tableau(("seq",), ("sink2",), head=["table name"])
     assert b[15] == tableau(("v2",), head=["view name"])
-    assert b[16] == ("CREATE VIEW `default_catalog`.`default_database`.`v2` AS\n"
-                     "SELECT id, CAST(id * 10 AS STRING) AS label FROM seq")
+    assert b[16] == ("CREATE VIEW `default_catalog`.`default_database`.`v2` (\n  `id`,\n  `label`\n)\n"
+                     "AS SELECT id, CAST(id * 10 AS STRING) AS label FROM seq")
     assert b[17] == tableau(("label", "STRING", "FALSE", "", "", ""),
                             head=["name", "type", "null", "key", "extras", "watermark"])
     assert b[18] == tableau(("id", "BIGINT", "FALSE", "PRI", "", ""), ("ts", "TIMESTAMP(3)", "TRUE", "", "", ""),
@@ -615,8 +615,8 @@ SHOW TABLES;
     b = blocks(r.stdout)
     assert b[2] == tableau(("a", "INT", "TRUE", "", "", ""),
                            head=["name", "type", "null", "key", "extras", "watermark"])
-    assert b[5] == ("CREATE TEMPORARY VIEW `default_catalog`.`default_database`.`v` AS\n"
-                    "SELECT a FROM t")
+    assert b[5] == ("CREATE TEMPORARY VIEW `default_catalog`.`default_database`.`v` (\n  `a`\n)\n"
+                    "AS SELECT a FROM t")
     assert b[9] == tableau(head=["view name"]) and b[11] == tableau(head=["table name"])
     assert [x for i, x in enumerate(b) if i not in (2, 5, 9, 11)] == \
         ["[INFO] Execute statement succeed."] * 8
@@ -652,3 +652,28 @@ INSERT INTO parts SELECT id, CAST(id % 5 AS INT) AS k FROM seq;
     got = {d: sorted(int(x.split(",")[0]) for x in v) for d, v in partition_files(out).items()}
     assert got == {f"k={k}": [i for i in range(1, n + 1) if i % 5 == k] for k in range(5)}
     assert not glob.glob(os.path.join(out, "**", ".part-*"), recursive=True)
+
+
+def test_view_with_a_column_list(cluster, workdir):
+    cluster.add_tm(slots=1)
+    out = os.path.join(workdir, "vcols")
+    r = run_sql(cluster, workdir, "vcols.sql", SEQ.format(n=4) + f"""
+CREATE VIEW doubled (k, twice) AS SELECT id, id * 2 FROM seq;
+DESCRIBE doubled;
+SHOW CREATE VIEW doubled;
+CREATE TABLE sunk (k BIGINT, twice BIGINT) WITH ('connector' = 'filesystem', 'path' = '{out}', 'format' = 'json');
+INSERT INTO sunk SELECT k, twice FROM doubled WHERE twice > 2;
+""")
+    assert r.returncode == 0, r.stdout + r.stderr
+    b = blocks(r.stdout)
+    assert b[2] == tableau(("k", "BIGINT", "TRUE", "", "", ""), ("twice", "BIGINT", "TRUE", "", "", ""),
+                           head=["name", "type", "null", "key", "extras", "watermark"])
+    assert b[3] == ("CREATE VIEW `default_catalog`.`default_database`.`doubled` (\n  `k`,\n  `twice`\n)\n"
+                    "AS SELECT id, id * 2 FROM seq")
+    finish(cluster, job_ids(r.stdout)[0])
+    assert sorted((x["k"], x["twice"]) for x in file_rows(out)) == [(2, 4), (3, 6), (4, 8)]
+    text = SEQ.format(n=4) + "CREATE VIEW bad (a) AS SELECT id, id * 2 AS d FROM seq;"
+    r = run_sql(cluster, workdir, "bad.sql", text)
+    assert r.returncode == 1
+    assert (f"{pos(text, '(a)') }: List of column aliases must have same degree as table; table "
+            "has 2 columns") in r.stdout, r.stdout
