@@ -675,5 +675,5 @@ INSERT INTO sunk SELECT k, twice FROM doubled WHERE twice > 2;
     text = SEQ.format(n=4) + "CREATE VIEW bad (a) AS SELECT id, id * 2 AS d FROM seq;"
     r = run_sql(cluster, workdir, "bad.sql", text)
     assert r.returncode == 1
-    assert (f"{pos(text, '(a)') }: List of column aliases must have same degree as table; table "
+    assert (f"{pos(text, 'a) AS')}: List of column aliases must have same degree as table; table "
             "has 2 columns") in r.stdout, r.stdout
