@@ -83,7 +83,8 @@
 
 #define FILE_BUF (64 * 1024)
 
-#define FILE_MAX_OPEN 64 /* partition writers with an open file and a buffer */
+#define FILE_MAX_OPEN 256 /* partition writers with an open file and a buffer */
+#define FILE_PART_BUDGET (8u << 20) /* what the partition writers' buffers hold together */
 
 typedef enum { FMT_JSON = 0, FMT_CSV } file_format;
 
@@ -1020,7 +1021,11 @@ static int file_process(sl_op *op, int input, sl_row *row)
         sl_buf_reserve(out, 1);
     }
     out->p[out->len++] = '\n';
-    return out->len >= FILE_BUF ? out_flush(op, w) : SL_OK;
+    /* partitions share FILE_PART_BUDGET: each writes out at its share (4 KiB at least) */
+    size_t limit = FILE_BUF;
+    if (st->npart && (size_t)st->nopen > FILE_PART_BUDGET / FILE_BUF)
+        limit = SL_MAX((size_t)4096, FILE_PART_BUDGET / (size_t)st->nopen);
+    return out->len >= limit ? out_flush(op, w) : SL_OK;
 }
 
 static int file_end_input(sl_op *op, int input)

@@ -461,7 +461,9 @@ EXPLAIN JSON_EXECUTION_PLAN, PLAN_ADVICE INSERT INTO snk SELECT id FROM src;
 def partition_files(out):
     """{relative directory: [rows of every part file in it]} under out."""
     got = {}
-    for path in glob.glob(os.path.join(out, "**", "part-*"), recursive=True):
+    def order(path):  # part-<i>[-<n>] in write order
+        return [int(x) for x in re.findall(r"\d+", os.path.basename(path))]
+    for path in sorted(glob.glob(os.path.join(out, "**", "part-*"), recursive=True), key=order):
         rel = os.path.relpath(os.path.dirname(path), out)
         with open(path) as f:
             got.setdefault(rel, []).extend(f.read().splitlines())
@@ -677,3 +679,24 @@ INSERT INTO sunk SELECT k, twice FROM doubled WHERE twice > 2;
     assert r.returncode == 1
     assert (f"{pos(text, 'a) AS')}: List of column aliases must have same degree as table; table "
             "has 2 columns") in r.stdout, r.stdout
+
+
+def test_more_partitions_than_open_files(cluster, workdir):
+    """300 partitions, rows round-robin over them: a subtask holds at most 256 open,
+    so files are closed and reopened to append, with and without checkpointing."""
+    cluster.add_tm(slots=1)
+    n, parts = 1500, 300
+    for ckpt in (False, True):
+        out = os.path.join(workdir, f"many-{ckpt}")
+        r = run_sql(cluster, workdir, "many.sql", SEQ.format(n=n) + f"""
+CREATE TABLE many (id BIGINT, p INT) PARTITIONED BY (p)
+  WITH ('connector' = 'filesystem', 'path' = '{out}', 'format' = 'csv');
+{"SET 'execution.checkpointing.interval' = '100 ms';" if ckpt else ""}
+INSERT INTO many SELECT id, CAST(id % {parts} AS INT) AS p FROM seq;
+""")
+        assert r.returncode == 0, r.stdout + r.stderr
+        finish(cluster, job_ids(r.stdout)[0])
+        got = {d: [int(x) for x in v] for d, v in partition_files(out).items()}
+        # one subtask writes each partition's rows in order, appended across reopenings
+        assert got == {f"p={k}": [i for i in range(1, n + 1) if i % parts == k] for k in range(parts)}
+        assert not glob.glob(os.path.join(out, "**", ".part-*"), recursive=True)
