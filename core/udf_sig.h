@@ -23,7 +23,7 @@
 #include "row.h"
 #include "udf.h"
 
-typedef enum { SL_UDF_SCALAR_KIND, SL_UDF_TABLE_KIND } sl_udf_kind;
+typedef enum { SL_UDF_SCALAR_KIND, SL_UDF_TABLE_KIND, SL_UDF_AGG_KIND } sl_udf_kind;
 
 typedef struct sl_udf_sig {
     char *name;          /* the SQL name (CREATE FUNCTION name); the symbol for a bare decl */
@@ -31,12 +31,15 @@ typedef struct sl_udf_sig {
     char *library;       /* the object: a path, or jar:<id> once uploaded */
     char *decl;          /* the declaration's text as found in the object */
     sl_udf_kind kind;
-    sl_type result;      /* scalar: the result type */
+    sl_type result;      /* scalar, aggregate: the result type */
     sl_schema cols;      /* table: the columns */
     int nargs;
     sl_type args[SL_UDF_MAX_ARGS];
     bool deterministic;
-    bool strict;         /* NULL in, NULL out (not called) */
+    bool strict;         /* NULL in, NULL out (not called); aggregates skip the row */
+    unsigned acc_size;   /* aggregate: its accumulator's bytes (declared) */
+    bool retract;        /* aggregate: declares retract */
+    bool merge;          /* aggregate: declares merge */
     _Atomic(void *) fn;  /* resolved on a TaskManager (sl_udf_set_resolve), else NULL */
 } sl_udf_sig;
 
@@ -59,14 +62,17 @@ int sl_udf_read_decls(const char *path, sl_udf_sig ***out, int *n, char *err, si
  * NULL with err ("... declares no function 'x' (it declares a, b)"). */
 sl_udf_sig *sl_udf_find_decl(const char *path, const char *symbol, char *err, size_t errlen);
 
-/* Does the object at `path` export a function `symbol` (its dynamic symbol
- * table, read without loading it)? SL_ERR with err when not. */
-int sl_udf_exports(const char *path, const char *symbol, char *err, size_t errlen);
+/* Does the object at `path` export `symbol` as kind needs it -- a function,
+ * or for an aggregate the data object of its sl_udf_aggregate table (its
+ * dynamic symbol table, read without loading it)? SL_ERR with err when not. */
+int sl_udf_exports(const char *path, const char *symbol, sl_udf_kind kind, char *err,
+                   size_t errlen);
 
 sl_udf_sig *sl_udf_sig_copy(const sl_udf_sig *s);
 void sl_udf_sig_free(sl_udf_sig *s);   /* NULL is a no-op */
 
-/* "BIGINT add_one(BIGINT)" / "TABLE(word STRING, pos INT) split(STRING)"; caller frees. */
+/* "BIGINT add_one(BIGINT)" / "TABLE(word STRING, pos INT) split(STRING)" /
+ * (an aggregate's as a scalar's); caller frees. */
 char *sl_udf_sig_text(const sl_udf_sig *s);
 
 /* As a vertex's "functions" entry, and back (checking every field). */
@@ -80,7 +86,8 @@ sl_udf_sig *sl_udf_set_find(const sl_udf_set *set, const char *name); /* case-in
 
 /* On a TaskManager, when an operator opens: load each function's object
  * (a path by now), check that it still declares the same signature, and
- * find the function. Idempotent and thread-safe (subtasks of one plan
+ * find the function (an aggregate's table: its ABI, accumulator size and
+ * declared retract/merge checked). Idempotent and thread-safe (subtasks of one plan
  * open concurrently). SL_ERR with err naming the function and the object. */
 int sl_udf_set_resolve(sl_udf_set *set, char *err, size_t errlen);
 

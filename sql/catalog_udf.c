@@ -138,7 +138,7 @@ static int create_function(sql_udfs *u, const sql_node *st, sl_sql_result *r, ch
             return sl_seterr(err, errlen, "line %d, column %d: none of the session's jars (SHOW "
                              "JARS) declares a function '%s'", st->line, st->col, st->s2);
     }
-    if (sl_udf_exports(s->library, s->symbol, e2, sizeof e2) != SL_OK) {
+    if (sl_udf_exports(s->library, s->symbol, s->kind, e2, sizeof e2) != SL_OK) {
         sl_udf_sig_free(s);
         return sl_seterr(err, errlen, "line %d, column %d: %s", st->line, st->col, e2);
     }
@@ -190,7 +190,8 @@ static int describe_function(sql_udfs *u, const sql_node *st, sl_sql_result *r, 
                      "class name", s->symbol,
                      "function language", "C",
                      "resource uris", uris,
-                     "kind", s->kind == SL_UDF_SCALAR_KIND ? "SCALAR" : "TABLE",
+                     "kind", s->kind == SL_UDF_SCALAR_KIND ? "SCALAR"
+                             : s->kind == SL_UDF_TABLE_KIND ? "TABLE" : "AGGREGATE",
                      "deterministic", s->deterministic ? "true" : "false",
                      "null handling", s->strict ? "returns NULL on NULL input" : "called on NULL input",
                      "signature", sig};
@@ -318,7 +319,10 @@ void sql_udfs_attach(const sql_udfs *u, json_t *job)
     json_array_foreach(vs, k, v) {
         const char *type = json_string_value(json_object_get(v, "type"));
         json_t *cfg = json_object_get(v, "config");
-        if (!type || !cfg || (strcmp(type, "calc") && strcmp(type, "correlate"))) continue;
+        if (!type || !cfg || (strcmp(type, "calc") && strcmp(type, "correlate") &&
+                               strcmp(type, "group_aggregate") && strcmp(type, "window") &&
+                               strcmp(type, "local_aggregate") && strcmp(type, "over_aggregate")))
+            continue;
         char *text = json_dumps(cfg, JSON_COMPACT);
         const char *tf = json_string_value(json_object_get(cfg, "function")); /* correlate's */
         json_t *fns = json_array();
