@@ -240,3 +240,44 @@ def test_describe_an_aggregate_function(cluster, workdir):
     r = run_sql(cluster, workdir, "d.sql", FUNCS + "DESCRIBE FUNCTION wsum;\n")
     assert r.returncode == 0, r.stdout + r.stderr
     assert "AGGREGATE" in r.stdout and "BIGINT wsum(BIGINT, BIGINT)" in r.stdout, r.stdout
+
+
+def test_over_rows_and_unbounded_windows(cluster, workdir):
+    """wsum and top2 over ROWS BETWEEN 2 PRECEDING AND CURRENT ROW (a frame
+    recomputed per row), and over the unbounded past of each partition, p=2."""
+    cluster.add_tm(slots=2)
+    n = 600
+    o1, o2 = os.path.join(workdir, "rows"), os.path.join(workdir, "unb")
+    r = run_sql(cluster, workdir, "o.sql", FUNCS + seq(n) + f"""
+CREATE TABLE s1 (id BIGINT, k BIGINT, ws BIGINT, t2 BIGINT)
+  WITH ('connector' = 'filesystem', 'path' = '{o1}', 'format' = 'json');
+CREATE TABLE s2 (id BIGINT, k BIGINT, ws BIGINT, t2 BIGINT)
+  WITH ('connector' = 'filesystem', 'path' = '{o2}', 'format' = 'json');
+SET 'parallelism.default' = '2';
+EXECUTE STATEMENT SET BEGIN
+INSERT INTO s1
+SELECT id, k3 AS k,
+       wsum(id, id % 4) OVER (PARTITION BY k3 ORDER BY ts ROWS BETWEEN 2 PRECEDING AND CURRENT ROW),
+       top2(id * 37 % 101) OVER (PARTITION BY k3 ORDER BY ts ROWS BETWEEN 2 PRECEDING AND CURRENT ROW)
+FROM src;
+INSERT INTO s2
+SELECT id, k3 AS k,
+       wsum(id, id % 4) OVER w, top2(id * 37 % 101) OVER w
+FROM src WINDOW w AS (PARTITION BY k3 ORDER BY ts ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW);
+END;
+""")
+    assert r.returncode == 0, r.stdout + r.stderr
+    for jid in job_ids(r.stdout):
+        finish(cluster, jid)
+    for out, width in ((o1, 3), (o2, n)):
+        want, seen = {}, collections.defaultdict(list)
+        for i in range(1, n + 1):
+            seen[i % 3].append(i)
+            frame = seen[i % 3][-width:]
+            want[i] = (i % 3, sum(x * (x % 4) for x in frame),
+                       second_max([x * 37 % 101 for x in frame]))
+        got = {}
+        for row in (json.loads(x) for p in committed_files(out) for x in open(p)):
+            assert row["id"] not in got
+            got[row["id"]] = (row["k"], row["ws"], row["t2"])
+        assert got == want, out
