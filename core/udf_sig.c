@@ -124,6 +124,8 @@ void sl_udf_sig_free(sl_udf_sig *s)
     free(s->symbol);
     free(s->library);
     free(s->decl);
+    free(s->module);
+    free(s->source);
     sl_schema_free(&s->cols);
     free(s);
 }
@@ -184,8 +186,7 @@ static int parse_flags(const char *text, sl_udf_sig *s, char *err, size_t errlen
     return SL_OK;
 }
 
-/* One declaration's text into a signature (caller frees) or NULL with err. */
-static sl_udf_sig *parse_decl(const char *text, char *err, size_t errlen)
+sl_udf_sig *sl_udf_parse_decl(const char *text, char *err, size_t errlen)
 {
     char *f[7] = {0};
     char *buf = sl_strdup(text);
@@ -267,7 +268,7 @@ int sl_udf_read_decls(const char *path, sl_udf_sig ***out, int *n, char *err, si
         const char *d = sec + i;
         size_t dl = strlen(d);
         char e2[400];
-        sl_udf_sig *s = parse_decl(d, e2, sizeof e2);
+        sl_udf_sig *s = sl_udf_parse_decl(d, e2, sizeof e2);
         if (!s) {
             rc = sl_seterr(err, errlen, "%s: %s", path, e2);
             break;
@@ -358,6 +359,9 @@ sl_udf_sig *sl_udf_sig_copy(const sl_udf_sig *s)
     c->acc_size = s->acc_size;
     c->retract = s->retract;
     c->merge = s->merge;
+    c->python = s->python;
+    c->module = s->module ? sl_strdup(s->module) : NULL;
+    c->source = s->source ? sl_strdup(s->source) : NULL;
     return c;
 }
 
@@ -383,9 +387,25 @@ char *sl_udf_sig_text(const sl_udf_sig *s)
 
 json_t *sl_udf_sig_json(const sl_udf_sig *s)
 {
+    if (s->python) {
+        char *lib = sl_sprintf("py:%s", s->module);
+        json_t *j = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s}", "name", s->name, "symbol",
+                              s->symbol, "library", lib, "declaration", s->decl ? s->decl : "",
+                              "language", "python", "module", s->module, "source", s->source);
+        free(lib);
+        return j;
+    }
     return json_pack("{s:s, s:s, s:s, s:s}", "name", s->name, "symbol", s->symbol, "library",
                      s->library ? s->library : "", "declaration", s->decl ? s->decl : "");
 }
+
+/* ---- the Python host --------------------------------------------------------- */
+
+static _Atomic(const sl_udf_host *) udf_host;
+
+void sl_udf_set_host(const sl_udf_host *h) { atomic_store(&udf_host, h); }
+
+const sl_udf_host *sl_udf_host_get(void) { return atomic_load(&udf_host); }
 
 sl_udf_set *sl_udf_set_new(void)
 {
@@ -434,11 +454,20 @@ sl_udf_set *sl_udf_set_from_json(const json_t *arr, char *err, size_t errlen)
         const char *sym = json_string_value(json_object_get(o, "symbol"));
         const char *lib = json_string_value(json_object_get(o, "library"));
         const char *decl = json_string_value(json_object_get(o, "declaration"));
+        const char *lang = json_string_value(json_object_get(o, "language"));
+        const char *mod = json_string_value(json_object_get(o, "module"));
+        const char *src = json_string_value(json_object_get(o, "source"));
+        bool py = lang && !strcmp(lang, "python");
         char e2[400];
         sl_udf_sig *s = NULL;
         if (!name || !*name || !sym || !lib || !*lib || !decl) {
             sl_seterr(err, errlen, "functions[%zu] needs name, symbol, library and declaration", i);
-        } else if (!(s = parse_decl(decl, e2, sizeof e2))) {
+        } else if (lang && !py) {
+            sl_seterr(err, errlen, "function '%s': unknown language '%s' (python, or none for C)",
+                      name, lang);
+        } else if (py && (!mod || !*mod || !src)) {
+            sl_seterr(err, errlen, "function '%s': a Python function needs module and source", name);
+        } else if (!(s = sl_udf_parse_decl(decl, e2, sizeof e2))) {
             sl_seterr(err, errlen, "function '%s': %s", name, e2);
         } else if (strcmp(s->symbol, sym)) {
             sl_seterr(err, errlen, "function '%s': its declaration is of '%s', not '%s'", name,
@@ -449,6 +478,11 @@ sl_udf_set *sl_udf_set_from_json(const json_t *arr, char *err, size_t errlen)
             free(s->name);
             s->name = sl_strdup(name);
             s->library = sl_strdup(lib);
+            if (py) {
+                s->python = true;
+                s->module = sl_strdup(mod);
+                s->source = sl_strdup(src);
+            }
             sl_udf_set_add(set, s);
             continue;
         }
@@ -468,6 +502,20 @@ int sl_udf_set_resolve(sl_udf_set *set, char *err, size_t errlen)
     for (int i = 0; rc == SL_OK && i < set->n; i++) {
         sl_udf_sig *s = set->f[i];
         if (atomic_load(&s->fn)) continue;
+        if (s->python) {
+            const sl_udf_host *h = sl_udf_host_get();
+            void *handle = NULL;
+            char e3[600];
+            if (!h)
+                rc = sl_seterr(err, errlen, "function '%s': Python functions run on TaskManagers "
+                               "only", s->name);
+            else if (h->resolve(s, &handle, e3, sizeof e3) != SL_OK)
+                rc = sl_seterr(err, errlen, "function '%s' (Python, %s.%s): %s", s->name, s->module,
+                               s->symbol, e3);
+            else
+                atomic_store(&s->fn, handle);
+            continue;
+        }
         if (s->library[0] != '/') {
             rc = sl_seterr(err, errlen, "function '%s': its object %s was not shipped to this "
                            "TaskManager", s->name, s->library);

@@ -38,6 +38,10 @@ typedef struct sl_udf_sig {
     bool deterministic;
     bool strict;         /* NULL in, NULL out (not called); aggregates skip the row */
     unsigned acc_size;   /* aggregate: its accumulator's bytes (declared) */
+    bool python;         /* LANGUAGE PYTHON: symbol is the function in module `module`,
+                            whose text is `source`; fn is the Python host's handle */
+    char *module;        /* python: the module's name */
+    char *source;        /* python: the module's text (travels inside the job graph) */
     bool retract;        /* aggregate: declares retract */
     bool merge;          /* aggregate: declares merge */
     _Atomic(void *) fn;  /* resolved on a TaskManager (sl_udf_set_resolve), else NULL */
@@ -50,6 +54,34 @@ typedef struct sl_udf_set {
     int ndl;
     void **dl;           /* dlopen handles, closed at destroy */
 } sl_udf_set;
+
+/* The Python host (LANGUAGE PYTHON), registered by the TaskManager, which
+ * alone links libpython; elsewhere there is none and Python functions do
+ * not resolve. Both callbacks are thread-safe. */
+typedef struct sl_udf_host {
+    /* Load s->module from s->source (once per module text) and find
+     * s->symbol in it: *handle, or SL_ERR with err (the exception's last
+     * line: "SyntaxError: ..."). */
+    int (*resolve)(sl_udf_sig *s, void **handle, char *err, size_t errlen);
+    /* Call scalar function `handle` of signature s with args (of the
+     * declared types); a string result is copied into scratch. SL_ERR with
+     * err: the exception's last line, or a result of the wrong type. */
+    int (*call)(void *handle, const sl_udf_sig *s, const sl_value *args, int nargs,
+                sl_arena *scratch, sl_value *out, char *err, size_t errlen);
+} sl_udf_host;
+
+void sl_udf_set_host(const sl_udf_host *h);  /* at start-up, before any task */
+const sl_udf_host *sl_udf_host_get(void);   /* NULL: none in this process */
+
+/* LANGUAGE PYTHON: the signature of function `func` of the module text in
+ * the file at `path` (the module named `module`), read from its decorator
+ * without running it -- PyFlink's
+ *     @udf(result_type=DataTypes.BIGINT(), input_types=[DataTypes.BIGINT()])
+ *     def add_one(x): ...
+ * (types also as strings, 'BIGINT'; deterministic=False). Caller frees;
+ * NULL with err naming the file and line. */
+sl_udf_sig *sl_udf_python_decl(const char *path, const char *module, const char *func,
+                               char *err, size_t errlen);
 
 /* Read every declaration in the object at `path`: an array of *n signatures
  * (caller frees each with sl_udf_sig_free, then the array), named by their
@@ -67,6 +99,10 @@ sl_udf_sig *sl_udf_find_decl(const char *path, const char *symbol, char *err, si
  * dynamic symbol table, read without loading it)? SL_ERR with err when not. */
 int sl_udf_exports(const char *path, const char *symbol, sl_udf_kind kind, char *err,
                    size_t errlen);
+
+/* One declaration's text ("sluice-udf 1|scalar|..."), as the section holds
+ * it, into a signature named by its symbol (caller frees), or NULL with err. */
+sl_udf_sig *sl_udf_parse_decl(const char *text, char *err, size_t errlen);
 
 sl_udf_sig *sl_udf_sig_copy(const sl_udf_sig *s);
 void sl_udf_sig_free(sl_udf_sig *s);   /* NULL is a no-op */

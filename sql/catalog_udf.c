@@ -99,11 +99,12 @@ static int create_function(sql_udfs *u, const sql_node *st, sl_sql_result *r, ch
                            size_t errlen)
 {
     const sql_node *lang = sql_kid(st, 0), *jar = sql_kid(st, 1);
-    if (lang && strcasecmp(lang->s, "C"))
+    bool python = lang && !strcasecmp(lang->s, "PYTHON");
+    if (lang && strcasecmp(lang->s, "C") && !python)
         return sl_seterr(err, errlen, "line %d, column %d: LANGUAGE %s is not supported: Sluice's "
-                         "functions are C functions in shared objects (LANGUAGE C, see docs/UDF.md)%s",
-                         lang->line, lang->col, lang->s,
-                         !strcasecmp(lang->s, "PYTHON") ? "; Python functions are not supported yet" : "");
+                         "functions are C functions in shared objects (LANGUAGE C) or Python "
+                         "functions (LANGUAGE PYTHON), see docs/UDF.md", lang->line, lang->col,
+                         lang->s);
     if ((st->flags & SQL_F_SYSTEM) && !(st->flags & SQL_F_TEMP))
         return sl_seterr(err, errlen, "line %d, column %d: CREATE SYSTEM FUNCTION is not supported, "
                          "system functions can only be registered as temporary function, you can "
@@ -121,7 +122,23 @@ static int create_function(sql_udfs *u, const sql_node *st, sl_sql_result *r, ch
                          "cannot replace it, choose another name", st->line, st->col, st->s);
     char e2[800];
     sl_udf_sig *s = NULL;
-    if (jar) {
+    if (python) {
+        const char *dot = strrchr(st->s2, '.');
+        if (!dot || dot == st->s2 || !dot[1])
+            return sl_seterr(err, errlen, "line %d, column %d: a Python function is named "
+                             "'module.function', not '%s'", st->line, st->col, st->s2);
+        if (!jar)
+            return sl_seterr(err, errlen, "line %d, column %d: name the Python file of '%s' with "
+                             "USING JAR '/path/%.*s.py'", st->line, st->col, st->s2,
+                             (int)(dot - st->s2), st->s2);
+        char *path = object_path(jar, jar->s, err, errlen);
+        if (!path) return SL_ERR;
+        char *module = sl_strndup(st->s2, (size_t)(dot - st->s2));
+        s = sl_udf_python_decl(path, module, dot + 1, e2, sizeof e2);
+        free(module);
+        free(path);
+        if (!s) return sl_seterr(err, errlen, "line %d, column %d: %s", jar->line, jar->col, e2);
+    } else if (jar) {
         char *path = object_path(jar, jar->s, err, errlen);
         if (!path) return SL_ERR;
         s = sl_udf_find_decl(path, st->s2, e2, sizeof e2);
@@ -138,7 +155,7 @@ static int create_function(sql_udfs *u, const sql_node *st, sl_sql_result *r, ch
             return sl_seterr(err, errlen, "line %d, column %d: none of the session's jars (SHOW "
                              "JARS) declares a function '%s'", st->line, st->col, st->s2);
     }
-    if (sl_udf_exports(s->library, s->symbol, s->kind, e2, sizeof e2) != SL_OK) {
+    if (!python && sl_udf_exports(s->library, s->symbol, s->kind, e2, sizeof e2) != SL_OK) {
         sl_udf_sig_free(s);
         return sl_seterr(err, errlen, "line %d, column %d: %s", st->line, st->col, e2);
     }
@@ -185,10 +202,11 @@ static int describe_function(sql_udfs *u, const sql_node *st, sl_sql_result *r, 
                          st->col, st->s);
     const sl_udf_sig *s = u->set->f[i];
     char *sig = sl_udf_sig_text(s), *uris = sl_sprintf("[%s]", s->library);
+    char *cls = s->python ? sl_sprintf("%s.%s", s->module, s->symbol) : sl_strdup(s->symbol);
     char *cells[] = {"is system function", u->sys[i] ? "true" : "false",
                      "is temporary", u->temp[i] ? "true" : "false",
-                     "class name", s->symbol,
-                     "function language", "C",
+                     "class name", cls,
+                     "function language", s->python ? "PYTHON" : "C",
                      "resource uris", uris,
                      "kind", s->kind == SL_UDF_SCALAR_KIND ? "SCALAR"
                              : s->kind == SL_UDF_TABLE_KIND ? "TABLE" : "AGGREGATE",
@@ -199,6 +217,7 @@ static int describe_function(sql_udfs *u, const sql_node *st, sl_sql_result *r, 
     sql_table_result(r, 2, head, types, cells, (int)SL_ARRAY_LEN(cells) / 2);
     free(sig);
     free(uris);
+    free(cls);
     return SL_OK;
 }
 

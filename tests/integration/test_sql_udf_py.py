@@ -1,0 +1,136 @@
+"""Python scalar functions from SQL (docs/UDF.md): CREATE FUNCTION ...
+LANGUAGE PYTHON over the PyFlink-style files in tests/udf_py/, run by the
+interpreter embedded in the TaskManager at parallelism 2. Expected rows are
+computed here by the same arithmetic in this process; the JobManager and
+the SQL client never start an interpreter."""
+import os
+
+import pytest
+
+from conftest import ROOT
+from test_sql import finish, job_ids, rows, run_sql
+
+PY = os.path.join(ROOT, "tests", "udf_py")
+STRS = os.path.join(PY, "strs.py")
+
+
+def seq(n):
+    return f"""
+CREATE TABLE src (id BIGINT) WITH ('connector' = 'datagen', 'rows-per-second' = '100000',
+    'fields.id.kind' = 'sequence', 'fields.id.start' = '1', 'fields.id.end' = '{n}');
+"""
+
+
+def line_of(text, path=STRS):
+    with open(path) as f:
+        return next(n for n, line in enumerate(f, 1) if text in line)
+
+
+def create(*names, path=STRS):
+    return "".join(f"CREATE FUNCTION {n} AS 'strs.{n}' LANGUAGE PYTHON USING JAR '{path}';\n"
+                   for n in names)
+
+
+def maps(pid):
+    with open(f"/proc/{pid}/maps") as f:
+        return f.read()
+
+
+def test_scalar_functions_at_parallelism_2(cluster, workdir):
+    cluster.add_tm(slots=2)
+    n = 500
+    out = os.path.join(workdir, "out")
+    r = run_sql(cluster, workdir, "s.sql", create("mix", "tag", "nvl_neg", "half", "shout") +
+                seq(n) + f"""
+CREATE TABLE snk (id BIGINT, m BIGINT, t STRING, z BIGINT, h DOUBLE, s STRING)
+  WITH ('connector' = 'filesystem', 'path' = '{out}', 'format' = 'json');
+SET 'parallelism.default' = '2';
+INSERT INTO snk
+SELECT id, mix(id), tag(CONCAT('k', CAST(id % 7 AS STRING)), id * 2),
+       nvl_neg(CASE WHEN id % 5 = 0 THEN CAST(NULL AS BIGINT) ELSE id END),
+       half(id), shout(CASE WHEN id % 3 = 0 THEN 'é' || CAST(id AS STRING) ELSE '' END)
+FROM src WHERE mix(id) % 3 <> 0;
+""")
+    assert r.returncode == 0, r.stdout + r.stderr
+    jid = job_ids(r.stdout)[0]
+    job = finish(cluster, jid)
+    assert {v["parallelism"] for v in job["vertices"]} == {2}
+    want = sorted((i, i * 31 + 7, f"k{i % 7}#{i * 2}", -1 if i % 5 == 0 else i, i / 2.0,
+                   (f"É{i}!" if i % 3 == 0 else None))
+                  for i in range(1, n + 1) if (i * 31 + 7) % 3 != 0)
+    got = sorted((x["id"], x["m"], x["t"], x["z"], x["h"], x["s"]) for x in rows(out))
+    assert len(want) > 300 and got == want
+    # the interpreter lives in the TaskManager only
+    tm_pid = cluster.tms[0].proc.pid
+    assert "libpython3" in maps(tm_pid)
+    assert "libpython3" not in maps(cluster.jm.proc.pid)
+
+
+@pytest.mark.parametrize("fn,want", [
+    ("boom", "function 'boom' failed: ZeroDivisionError: integer division or modulo by zero "
+             f"(strs.py, line {line_of('return 10 // (x - 13)')}) (row 13 of subtask 0)"),
+    ("too_big", "function 'too_big' failed: returned 10000000000, out of INT's range (row 1 of "
+                "subtask 0)"),
+    ("wrong_type", "function 'wrong_type' failed: returned a str where BIGINT was declared"),
+])
+def test_a_failing_function_fails_the_task_with_its_message(cluster, workdir, fn, want):
+    cluster.add_tm(slots=1)
+    out = os.path.join(workdir, "out")
+    r = run_sql(cluster, workdir, "f.sql", create(fn) + seq(50) + f"""
+CREATE TABLE snk (v BIGINT) WITH ('connector' = 'filesystem', 'path' = '{out}', 'format' = 'json');
+INSERT INTO snk SELECT {fn}(id) FROM src;
+""")
+    assert r.returncode == 0, r.stdout + r.stderr
+    jid = job_ids(r.stdout)[0]
+    cluster.wait_state(jid, ["FAILED"], timeout=90)
+    text = str(cluster.get(f"/jobs/{jid}/exceptions"))
+    assert want in text, text
+
+
+def test_a_syntax_error_fails_the_task_naming_the_line(cluster, workdir):
+    cluster.add_tm(slots=1)
+    out = os.path.join(workdir, "out")
+    broken = os.path.join(PY, "broken.py")
+    r = run_sql(cluster, workdir, "b.sql", f"""
+CREATE FUNCTION f AS 'broken.f' LANGUAGE PYTHON USING JAR '{broken}';
+""" + seq(5) + f"""
+CREATE TABLE snk (v BIGINT) WITH ('connector' = 'filesystem', 'path' = '{out}', 'format' = 'json');
+INSERT INTO snk SELECT f(id) FROM src;
+""")
+    assert r.returncode == 0, r.stdout + r.stderr
+    jid = job_ids(r.stdout)[0]
+    cluster.wait_state(jid, ["FAILED"], timeout=90)
+    text = str(cluster.get(f"/jobs/{jid}/exceptions"))
+    assert "function 'f' (Python, broken.f): SyntaxError: '(' was never closed (broken.py, line 6)" \
+        in text, text
+
+
+@pytest.mark.parametrize("stmt,want", [
+    (f"CREATE FUNCTION f AS 'strs.nope' LANGUAGE PYTHON USING JAR '{STRS}';",
+     f"{STRS}: no top-level 'def nope(' in the file"),
+    (f"CREATE FUNCTION f AS 'strs.undecorated' LANGUAGE PYTHON USING JAR '{STRS}';",
+     f"{STRS}, line {line_of('def undecorated')}: 'undecorated' has no @udf(result_type=..., input_types=[...]) decorator"),
+    (f"CREATE FUNCTION f AS 'partial.no_inputs' LANGUAGE PYTHON USING JAR '{PY}/partial.py';",
+     "partial.py, line 5: @udf must declare input_types= (Sluice type-checks calls without "
+     "running the file)"),
+    (f"CREATE FUNCTION f AS 'partial.rows' LANGUAGE PYTHON USING JAR '{PY}/partial.py';",
+     "partial.py, line 10: @udtf: Python table functions are not supported yet"),
+    (f"CREATE FUNCTION f AS 'partial.ts' LANGUAGE PYTHON USING JAR '{PY}/partial.py';",
+     "partial.py, line 15: @udf: type TIMESTAMP(3): Python functions take BOOLEAN, INT, BIGINT"),
+    (f"CREATE FUNCTION f AS 'mix' LANGUAGE PYTHON USING JAR '{STRS}';",
+     "a Python function is named 'module.function', not 'mix'"),
+    ("CREATE FUNCTION f AS 'strs.mix' LANGUAGE PYTHON;",
+     "name the Python file of 'strs.mix' with USING JAR '/path/strs.py'"),
+    (create("mix") + seq(5) + "SELECT mix('a') FROM src;",
+     "argument 1 of 'mix' must be BIGINT, got STRING"),
+])
+def test_bad_declarations_are_clear_errors_at_create(cluster, workdir, stmt, want):
+    r = run_sql(cluster, workdir, "e.sql", stmt + "\n")
+    assert r.returncode != 0 and want in r.stdout, r.stdout + r.stderr
+
+
+def test_describe_a_python_function(cluster, workdir):
+    r = run_sql(cluster, workdir, "d.sql", create("tag") + "DESCRIBE FUNCTION tag;\n")
+    assert r.returncode == 0, r.stdout + r.stderr
+    for want in ("strs.tag", "PYTHON", "STRING tag(STRING, BIGINT)", STRS):
+        assert want in r.stdout, r.stdout
