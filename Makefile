@@ -150,7 +150,9 @@ $(call layer_lib,$(1)): $(call LIB_OBJ,$(1))
 endef
 $(foreach l,$(LAYERS) $(TOPS),$(eval $(call layer_rules,$(l))))
 $(B)/obj/taskmanager/pyhost.o: BASE_CFLAGS += $(PY_CFLAGS)
-$(B)/bin/sluice-taskmanager $(B)/layers/taskmanager.ok $(B)/tools/gen_docs: LIBS += $(PY_LIBS)
+# outside libraries one top layer alone links (the layer check and tests/test_layers.py add them)
+EXTRA_LIBS_taskmanager := $(PY_LIBS)
+$(B)/bin/sluice-taskmanager $(B)/layers/taskmanager.ok $(B)/tools/gen_docs: LIBS += $(EXTRA_LIBS_taskmanager)
 
 # tests and tools see every layer
 $(B)/obj/tests/%.o: tests/%.c $(PROTO_H) | $(SQL_GEN_H)

@@ -165,7 +165,8 @@ static int parse_item(const char *text, const sl_schema *in, const sl_udf_set *u
         a->udf = sl_udf_set_find(udfs, uname);
         if (!a->udf)
             return sl_seterr(err, errlen, "unknown aggregate function '%.*s' (expected COUNT, SUM, "
-                             "MIN, MAX, AVG or one of the vertex's 'functions')", fnshow, fn_start);
+                             "MIN, MAX%s)", fnshow, fn_start,
+                             udfs && udfs->n ? ", AVG or one of the vertex's 'functions'" : " or AVG");
         if (a->udf->kind != SL_UDF_AGG_KIND)
             return sl_seterr(err, errlen, "'%s' is not an aggregate function", a->udf->name);
         a->fn = SL_AGG_UDF;

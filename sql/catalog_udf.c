@@ -105,11 +105,29 @@ static int create_function(sql_udfs *u, const sql_node *st, sl_sql_result *r, ch
                          "functions are C functions in shared objects (LANGUAGE C) or Python "
                          "functions (LANGUAGE PYTHON), see docs/UDF.md", lang->line, lang->col,
                          lang->s);
+    bool alter = st->flags & SQL_F_ALTER;
+    int old = find_idx(u, st->s);
+    const char *old_path = NULL; /* ALTER without USING JAR: the function's file so far */
+    if (alter) {
+        if (st->flags & SQL_F_TEMP)
+            return sl_seterr(err, errlen, "line %d, column %d: Alter temporary %s function is not "
+                             "supported", st->line, st->col,
+                             (st->flags & SQL_F_SYSTEM) ? "system" : "catalog");
+        if (old < 0 || u->temp[old]) {
+            if (st->flags & SQL_F_IFEX) {
+                r->kind = SL_SQL_OK;
+                return SL_OK;
+            }
+            return sl_seterr(err, errlen, "line %d, column %d: Function default_database.%s does "
+                             "not exist in Catalog default_catalog.", st->line, st->col, st->s);
+        }
+        old_path = u->set->f[old]->library;
+    }
     if ((st->flags & SQL_F_SYSTEM) && !(st->flags & SQL_F_TEMP))
         return sl_seterr(err, errlen, "line %d, column %d: CREATE SYSTEM FUNCTION is not supported, "
                          "system functions can only be registered as temporary function, you can "
                          "use CREATE TEMPORARY SYSTEM FUNCTION instead.", st->line, st->col);
-    if (find_idx(u, st->s) >= 0) {
+    if (!alter && old >= 0) {
         if (st->flags & SQL_F_IFNE) {
             r->kind = SL_SQL_OK;
             return SL_OK;
@@ -117,7 +135,7 @@ static int create_function(sql_udfs *u, const sql_node *st, sl_sql_result *r, ch
         return sl_seterr(err, errlen, "line %d, column %d: Function default_catalog.default_database.%s "
                          "already exists (the catalog is per session)", st->line, st->col, st->s);
     }
-    if (is_builtin(st->s))
+    if (!alter && is_builtin(st->s))
         return sl_seterr(err, errlen, "line %d, column %d: '%s' is a built-in function; Sluice "
                          "cannot replace it, choose another name", st->line, st->col, st->s);
     char e2[800];
@@ -127,24 +145,27 @@ static int create_function(sql_udfs *u, const sql_node *st, sl_sql_result *r, ch
         if (!dot || dot == st->s2 || !dot[1])
             return sl_seterr(err, errlen, "line %d, column %d: a Python function is named "
                              "'module.function', not '%s'", st->line, st->col, st->s2);
-        if (!jar)
+        if (!jar && !old_path)
             return sl_seterr(err, errlen, "line %d, column %d: name the Python file of '%s' with "
                              "USING JAR '/path/%.*s.py'", st->line, st->col, st->s2,
                              (int)(dot - st->s2), st->s2);
-        char *path = object_path(jar, jar->s, err, errlen);
+        char *path = jar ? object_path(jar, jar->s, err, errlen) : sl_strdup(old_path);
         if (!path) return SL_ERR;
         char *module = sl_strndup(st->s2, (size_t)(dot - st->s2));
         s = sl_udf_python_decl(path, module, dot + 1, e2, sizeof e2);
         free(module);
         free(path);
-        if (!s) return sl_seterr(err, errlen, "line %d, column %d: %s", jar->line, jar->col, e2);
-    } else if (jar) {
-        char *path = object_path(jar, jar->s, err, errlen);
+        if (!s)
+            return sl_seterr(err, errlen, "line %d, column %d: %s", jar ? jar->line : st->line,
+                             jar ? jar->col : st->col, e2);
+    } else if (jar || old_path) {
+        char *path = jar ? object_path(jar, jar->s, err, errlen) : sl_strdup(old_path);
         if (!path) return SL_ERR;
         s = sl_udf_find_decl(path, st->s2, e2, sizeof e2);
         free(path);
         if (!s)
-            return sl_seterr(err, errlen, "line %d, column %d: %s", jar->line, jar->col, e2);
+            return sl_seterr(err, errlen, "line %d, column %d: %s", jar ? jar->line : st->line,
+                             jar ? jar->col : st->col, e2);
     } else {
         if (!u->njars)
             return sl_seterr(err, errlen, "line %d, column %d: no jar holds '%s': name its shared "
@@ -161,6 +182,12 @@ static int create_function(sql_udfs *u, const sql_node *st, sl_sql_result *r, ch
     }
     free(s->name);
     s->name = sl_strdup(st->s);
+    if (alter) { /* in place: the session's later jobs plan against the new one */
+        sl_udf_sig_free(u->set->f[old]);
+        u->set->f[old] = s;
+        r->kind = SL_SQL_OK;
+        return SL_OK;
+    }
     sl_udf_set_add(u->set, s);
     u->temp = sl_realloc(u->temp, sizeof *u->temp * (size_t)u->set->n);
     u->sys = sl_realloc(u->sys, sizeof *u->sys * (size_t)u->set->n);

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from conftest import ROOT
+from conftest import BUILD, ROOT
 from test_sql import finish, job_ids, rows, run_sql
 
 PY = os.path.join(ROOT, "tests", "udf_py")
@@ -134,3 +134,39 @@ def test_describe_a_python_function(cluster, workdir):
     assert r.returncode == 0, r.stdout + r.stderr
     for want in ("strs.tag", "PYTHON", "STRING tag(STRING, BIGINT)", STRS):
         assert want in r.stdout, r.stdout
+
+
+def test_alter_function_changes_what_later_jobs_call(cluster, workdir):
+    """ALTER FUNCTION as Flink's (not of temporary functions; IF EXISTS): a C
+    function altered into a Python one; the next job calls the new one."""
+    cluster.add_tm(slots=1)
+    funcs = os.path.join(BUILD, "plugins", "udf_funcs.so")
+    out = os.path.join(workdir, "out")
+    r = run_sql(cluster, workdir, "a.sql", f"""
+CREATE FUNCTION f AS 'mix' LANGUAGE C USING JAR '{funcs}';
+ALTER FUNCTION f AS 'strs.nvl_neg' LANGUAGE PYTHON USING JAR '{STRS}';
+ALTER FUNCTION IF EXISTS nope AS 'strs.mix' LANGUAGE PYTHON;
+DESCRIBE FUNCTION f;
+""" + seq(40) + f"""
+CREATE TABLE snk (id BIGINT, v BIGINT) WITH ('connector' = 'filesystem', 'path' = '{out}', 'format' = 'json');
+INSERT INTO snk SELECT id, f(CASE WHEN id % 4 = 0 THEN CAST(NULL AS BIGINT) ELSE id END) FROM src;
+""")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "strs.nvl_neg" in r.stdout and "PYTHON" in r.stdout, r.stdout
+    finish(cluster, job_ids(r.stdout)[0])
+    assert sorted((x["id"], x["v"]) for x in rows(out)) == \
+        [(i, -1 if i % 4 == 0 else i) for i in range(1, 41)]
+    for stmt, want in [
+            ("CREATE TEMPORARY FUNCTION t AS 'strs.mix' LANGUAGE PYTHON USING JAR '%s';\n"
+             "ALTER TEMPORARY FUNCTION t AS 'strs.tag' LANGUAGE PYTHON;" % STRS,
+             "line 2, column 1: Alter temporary catalog function is not supported"),
+            ("ALTER TEMPORARY SYSTEM FUNCTION t AS 'strs.tag' LANGUAGE PYTHON;",
+             "line 1, column 1: Alter temporary system function is not supported"),
+            ("ALTER FUNCTION nope AS 'strs.tag' LANGUAGE PYTHON;",
+             "line 1, column 1: Function default_database.nope does not exist in Catalog "
+             "default_catalog."),
+            ("CREATE FUNCTION g AS 'strs.mix' LANGUAGE PYTHON USING JAR '%s';\n"
+             "ALTER FUNCTION g AS 'strs.undecorated' LANGUAGE PYTHON;" % STRS,
+             "'undecorated' has no @udf")]:
+        r = run_sql(cluster, workdir, "ae.sql", stmt + "\n")
+        assert r.returncode != 0 and want in r.stdout, (stmt, r.stdout + r.stderr)
