@@ -170,3 +170,45 @@ INSERT INTO snk SELECT id, f(CASE WHEN id % 4 = 0 THEN CAST(NULL AS BIGINT) ELSE
              "'undecorated' has no @udf")]:
         r = run_sql(cluster, workdir, "ae.sql", stmt + "\n")
         assert r.returncode != 0 and want in r.stdout, (stmt, r.stdout + r.stderr)
+
+
+def test_a_job_with_python_and_c_functions_across_a_savepoint(make_cluster, workdir):
+    """A Python scalar function feeding a C aggregate function: stop with a
+    savepoint mid-stream, restore at parallelism 1 from a new session (the
+    functions are created again, their files shipped again); the changelog
+    across the seam ends at the model's table."""
+    from test_checkpoints import committed_files
+    from test_sql_udf_agg import AGGS, apply_changelog
+    c = make_cluster(jm_conf={"execution.checkpointing.interval": "1 h"})
+    c.add_tm(slots=2, extra={"state.backend.type": "rocksdb"})
+    n, mod = 6000, 17
+    out = os.path.join(workdir, "out")
+
+    def script(rate, p, extra):
+        return create("mix") + f"""
+CREATE FUNCTION wsum AS 'wsum' LANGUAGE C USING JAR '{AGGS}';
+CREATE TABLE src (id BIGINT) WITH ('connector' = 'datagen', 'rows-per-second' = '{rate}',
+    'fields.id.kind' = 'sequence', 'fields.id.start' = '1', 'fields.id.end' = '{n}');
+CREATE TABLE snk (k BIGINT, ws BIGINT, PRIMARY KEY (k) NOT ENFORCED)
+  WITH ('connector' = 'filesystem', 'path' = '{out}', 'format' = 'json');
+SET 'parallelism.default' = '{p}';
+{extra}
+INSERT INTO snk SELECT id % {mod} AS k, wsum(mix(id), id % 3) AS ws FROM src GROUP BY id % {mod};
+"""
+    r = run_sql(c, workdir, "run1.sql", script(1000, 2, ""))
+    assert r.returncode == 0, r.stdout + r.stderr
+    sp = c.stop_after_progress(job_ids(r.stdout)[0], "src", n // 6, os.path.join(workdir, "sp"))
+    run1 = committed_files(out)
+    table1, _ = apply_changelog(run1, ["k"])
+    r = run_sql(c, workdir, "run2.sql", script(100000, 1, f"SET 'execution.savepoint.path' = '{sp}';"))
+    assert r.returncode == 0, r.stdout + r.stderr
+    jid2 = job_ids(r.stdout)[0]
+    finish(c, jid2)
+    cp = c.get(f"/jobs/{jid2}/checkpoints")
+    assert cp["counts"]["restored"] == 1
+    table, _ = apply_changelog([p for p in committed_files(out) if p not in run1], ["k"],
+                               dict(table1))
+    want = {}
+    for i in range(1, n + 1):
+        want[i % mod] = want.get(i % mod, 0) + (i * 31 + 7) * (i % 3)
+    assert table == {(k,): {"k": k, "ws": v} for k, v in want.items()}
