@@ -8,7 +8,9 @@ import os
 import pytest
 
 from conftest import BUILD, ROOT
+from test_ha import zk  # noqa: F401  (the ZooKeeper ensemble fixture, for the failover test)
 from test_sql import finish, job_ids, rows, run_sql
+from zk_ensemble import available as zk_available
 
 PY = os.path.join(ROOT, "tests", "udf_py")
 STRS = os.path.join(PY, "strs.py")
@@ -212,3 +214,50 @@ INSERT INTO snk SELECT id % {mod} AS k, wsum(mix(id), id % 3) AS ws FROM src GRO
     for i in range(1, n + 1):
         want[i % mod] = want.get(i % mod, 0) + (i * 31 + 7) * (i % 3)
     assert table == {(k,): {"k": k, "ws": v} for k, v in want.items()}
+
+
+@pytest.mark.skipif(zk_available() is not None, reason=str(zk_available()))
+def test_functions_survive_a_jobmanager_failover(workdir, zk):  # noqa: F811
+    """High availability: a SQL job calling a Python and a C function runs
+    on a ZooKeeper-led cluster; the leader is SIGKILLed mid-run and the next
+    leader recovers the job from the job store -- the Python module's text
+    in the graph, the C object beside it -- and the committed table is
+    exact."""
+    import subprocess
+    import test_ha
+    from conftest import BIN
+    from test_checkpoints import committed_files
+    from test_sql_udf_agg import AGGS, apply_changelog
+    c = test_ha.HACluster(workdir, zk, njm=2, ntm=1, slots=2,
+                          jm_conf={"execution.checkpointing.interval": "300 ms"})
+    try:
+        leader = c.leader()
+        n, mod = 8000, 13
+        out = os.path.join(workdir, "out")
+        path = os.path.join(workdir, "ha.sql")
+        with open(path, "w") as f:
+            f.write(create("mix") + f"""
+CREATE FUNCTION wsum AS 'wsum' LANGUAGE C USING JAR '{AGGS}';
+CREATE TABLE src (id BIGINT) WITH ('connector' = 'datagen', 'rows-per-second' = '1000',
+    'fields.id.kind' = 'sequence', 'fields.id.start' = '1', 'fields.id.end' = '{n}');
+CREATE TABLE snk (k BIGINT, ws BIGINT, PRIMARY KEY (k) NOT ENFORCED)
+  WITH ('connector' = 'filesystem', 'path' = '{out}', 'format' = 'json');
+SET 'parallelism.default' = '2';
+INSERT INTO snk SELECT id % {mod} AS k, wsum(mix(id), 1) AS ws FROM src GROUP BY id % {mod};
+""")
+        r = subprocess.run([os.path.join(BIN, "sluice"), "-m", f"127.0.0.1:{leader.rest_port}",
+                            "sql", "-f", path], capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stdout + r.stderr
+        jid = job_ids(r.stdout)[0]
+        test_ha.kill_leader_and_wait(c, jid, restart=False)
+        new = c.leader(exclude=(leader,))
+        assert c.wait_state(jid, ["FINISHED", "FAILED", "CANCELED"], new, timeout=120) == \
+            "FINISHED", c.get(f"/jobs/{jid}/exceptions", new)
+        table, _ = apply_changelog(committed_files(out), ["k"])
+        want = {}
+        for i in range(1, n + 1):
+            want[i % mod] = want.get(i % mod, 0) + i * 31 + 7
+        assert table == {(k,): {"k": k, "ws": v} for k, v in want.items()}
+    finally:
+        problems = c.shutdown()
+        assert not problems, "\n".join(problems)
