@@ -447,7 +447,7 @@ static int udf_step(const sl_agg *a, uint8_t *slot, const sl_row *row, int sign)
         if (a->udf->args[i] == SL_T_DOUBLE && ((a->widen >> i) & 1u))
             args[i].v.d = (double)args[i].v.i;
     }
-    if (sign < 0 && !t->retract) {
+    if (sign < 0 && (!a->udf->retract || !t->retract)) {
         snprintf(udf_errbuf, sizeof udf_errbuf, "function '%s' received a retraction but declares "
                  "no retract (its input must be insert-only, or give it retract)", a->udf->name);
         return SL_ERR;
@@ -471,7 +471,7 @@ static int udf_merge(const sl_agg *a, uint8_t *d, const uint8_t *s)
         memcpy(d, s, 8 + t->acc_size);
         return SL_OK;
     }
-    if (!t->merge) {
+    if (!a->udf->merge || !t->merge) {
         snprintf(udf_errbuf, sizeof udf_errbuf, "function '%s' declares no merge", a->udf->name);
         return SL_ERR;
     }
