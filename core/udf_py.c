@@ -11,7 +11,8 @@
  * "@udf.udf(", "@pyflink.table.udf.udf(") gives result_type= and
  * input_types= -- DataTypes.NAME(args) or a string 'NAME(args)', one or a
  * list -- and deterministic=True/False; other keywords (name=, func_type=)
- * are ignored. The result is the declaration text a C object would hold,
+ * are ignored. "@udtf(...)" gives a table function: result_types= (its
+ * columns, named f0, f1, ... as PyFlink names them) and input_types=. The result is the declaration text a C object would hold,
  * so the rest of Sluice handles both languages alike: Python functions are
  * "nullable" (called with None, as PyFlink calls them).
  */
@@ -150,6 +151,32 @@ static int read_type(const char **pp, char *out, size_t cap, char *err, size_t e
 
 /* The keywords of "@udf(...)" (text from just after the '(') into the
  * declaration's result, argument and flag parts. */
+/* Types at *pp -- one, or a [list] -- as "A, B" into out[cap] (with column
+ * names f0, f1, ... when named: a table function's result_types). */
+static int read_types(const char **pp, bool named, char *out, size_t cap, char *err, size_t errlen)
+{
+    const char *p = *pp;
+    size_t w = 0;
+    int list = *p == '[', n = 0;
+    out[0] = 0;
+    if (list) p = skip_ws(p + 1);
+    while (!list || *p != ']') {
+        char t[64];
+        if (read_type(&p, t, sizeof t, err, errlen) != SL_OK) return SL_ERR;
+        if (named) w += (size_t)snprintf(out + w, w < cap ? cap - w : 0, "%sf%d %s", w ? ", " : "", n, t);
+        else w += (size_t)snprintf(out + w, w < cap ? cap - w : 0, "%s%s", w ? ", " : "", t);
+        n++;
+        if (w >= cap) return sl_seterr(err, errlen, "too many types");
+        p = skip_ws(p);
+        if (!list) break;
+        if (*p == ',') p = skip_ws(p + 1);
+        else if (*p != ']') return sl_seterr(err, errlen, "expected ',' or ']' in a list of types");
+    }
+    if (list) p++;
+    *pp = p;
+    return SL_OK;
+}
+
 static int read_udf_args(const char *p, char *res, size_t rcap, char *args, size_t acap,
                          int *det, int *have_in, char *err, size_t errlen)
 {
@@ -169,22 +196,11 @@ static int read_udf_args(const char *p, char *res, size_t rcap, char *args, size
         p = skip_ws(p + 1);
         if (kl == 11 && !strncmp(k, "result_type", 11)) {
             if (read_type(&p, res, rcap, err, errlen) != SL_OK) return SL_ERR;
+        } else if (kl == 12 && !strncmp(k, "result_types", 12)) {
+            if (read_types(&p, true, res, rcap, err, errlen) != SL_OK) return SL_ERR;
         } else if (kl == 11 && !strncmp(k, "input_types", 11)) {
             *have_in = 1;
-            size_t w = 0;
-            int list = *p == '[';
-            if (list) p = skip_ws(p + 1);
-            while (!list || *p != ']') {
-                char t[64];
-                if (read_type(&p, t, sizeof t, err, errlen) != SL_OK) return SL_ERR;
-                w += (size_t)snprintf(args + w, w < acap ? acap - w : 0, "%s%s", w ? ", " : "", t);
-                if (w >= acap) return sl_seterr(err, errlen, "too many input types");
-                p = skip_ws(p);
-                if (!list) break;
-                if (*p == ',') p = skip_ws(p + 1);
-                else if (*p != ']') return sl_seterr(err, errlen, "expected ',' or ']' in input_types");
-            }
-            if (list) p++;
+            if (read_types(&p, false, args, acap, err, errlen) != SL_OK) return SL_ERR;
         } else if (kl == 13 && !strncmp(k, "deterministic", 13)) {
             if (!strncmp(p, "True", 4)) *det = 1, p += 4;
             else if (!strncmp(p, "False", 5)) *det = 0, p += 5;
@@ -277,28 +293,30 @@ sl_udf_sig *sl_udf_python_decl(const char *path, const char *module, const char 
         for (int i = 0; i < nd && !found && !why[0]; i++) {
             const char *open;
             int k = decorator_kind(decos[i], dend[i], &open);
-            if (k == 2 || k == 3) {
-                snprintf(why, sizeof why, "@%s: Python %s functions are not supported yet (scalar "
-                         "functions, @udf, are)", k == 2 ? "udtf" : "udaf", k == 2 ? "table" : "aggregate");
+            if (k == 3) {
+                snprintf(why, sizeof why, "@udaf: Python aggregate functions are not supported "
+                         "yet (scalar functions, @udf, and table functions, @udtf, are)");
                 at = line_of(text, decos[i]);
-            } else if (k == 1) {
+            } else if (k == 1 || k == 2) {
+                const char *dn = k == 1 ? "@udf" : "@udtf", *rn = k == 1 ? "result_type=" : "result_types=";
                 found = 1;
                 at = line_of(text, decos[i]);
-                char res[64], args[700], e2[200];
+                char res[700], args[700], e2[200];
                 int det, have_in;
                 if (!open) {
-                    snprintf(why, sizeof why, "@udf needs result_type= and input_types=, e.g. "
-                             "@udf(result_type=DataTypes.BIGINT(), input_types=[DataTypes.BIGINT()])");
+                    snprintf(why, sizeof why, "%s needs %s and input_types=, e.g. "
+                             "%s(%sDataTypes.BIGINT(), input_types=[DataTypes.BIGINT()])", dn, rn,
+                             dn, rn);
                 } else if (read_udf_args(open + 1, res, sizeof res, args, sizeof args, &det,
                                          &have_in, e2, sizeof e2) != SL_OK) {
-                    snprintf(why, sizeof why, "@udf: %s", e2);
-                } else if (!res[0] || !have_in) {
-                    snprintf(why, sizeof why, "@udf must declare %s (Sluice type-checks calls "
-                             "without running the file)", !res[0] ? "result_type=" : "input_types=");
+                    snprintf(why, sizeof why, "%s: %s", dn, e2);
+                } else if (!res[0] || !have_in || (k == 2) != (strchr(res, ' ') != NULL)) {
+                    snprintf(why, sizeof why, "%s must declare %s (Sluice type-checks calls "
+                             "without running the file)", dn, !have_in && res[0] ? "input_types=" : rn);
                 } else {
-                    char *decl = sl_sprintf("sluice-udf %d|scalar|%s|%s|%s|%s nullable",
-                                            SL_UDF_ABI_VERSION, func, res, args,
-                                            det ? "deterministic" : "nondeterministic");
+                    char *decl = sl_sprintf("sluice-udf %d|%s|%s|%s|%s|%s nullable",
+                                            SL_UDF_ABI_VERSION, k == 1 ? "scalar" : "table", func,
+                                            res, args, det ? "deterministic" : "nondeterministic");
                     s = sl_udf_parse_decl(decl, e2, sizeof e2);
                     free(decl);
                     if (!s) snprintf(why, sizeof why, "%s", e2);
@@ -307,7 +325,7 @@ sl_udf_sig *sl_udf_python_decl(const char *path, const char *module, const char 
         }
         if (!found && !why[0])
             snprintf(why, sizeof why, "'%s' has no @udf(result_type=..., input_types=[...]) "
-                     "decorator", func);
+                     "or @udtf(result_types=[...], input_types=[...]) decorator", func);
     }
     if (!s) {
         if (at) sl_seterr(err, errlen, "%s, line %d: %s", path, at, why);

@@ -68,6 +68,11 @@ typedef struct sl_udf_host {
      * err: the exception's last line, or a result of the wrong type. */
     int (*call)(void *handle, const sl_udf_sig *s, const sl_value *args, int nargs,
                 sl_arena *scratch, sl_value *out, char *err, size_t errlen);
+    /* Call table function `handle` as an sl_udf_table_fn is called: each
+     * row it yields goes to ctx->emit (strings from ctx->alloc), the GIL
+     * released around each emit; 0, or non-zero with ctx->err. */
+    int (*call_table)(void *handle, const sl_udf_sig *s, sl_udf_ctx *ctx, const sl_value *args,
+                      int nargs);
 } sl_udf_host;
 
 void sl_udf_set_host(const sl_udf_host *h);  /* at start-up, before any task */

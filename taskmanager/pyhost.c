@@ -52,9 +52,13 @@ static const char *const py_prelude =
     "    return deco\n"
     "_m = {n: types.ModuleType(n) for n in ('pyflink', 'pyflink.table', 'pyflink.table.udf')}\n"
     "_m['pyflink.table.udf'].udf = udf\n"
-    "_m['pyflink.table.udf'].udtf = _refused('table')\n"
+    "_m['pyflink.table.udf'].udtf = udf\n"
     "_m['pyflink.table.udf'].udaf = _refused('aggregate')\n"
     "_m['pyflink.table'].DataTypes = _Types()\n"
+    "class Row(tuple):\n"
+    "    def __new__(cls, *a, **k):\n"
+    "        return tuple.__new__(cls, a if a else tuple(k.values()))\n"
+    "_m['pyflink.table'].Row = Row\n"
     "_m['pyflink.table'].udf = _m['pyflink.table.udf']\n"
     "_m['pyflink'].table = _m['pyflink.table']\n"
     "sys.modules.update(_m)\n"
@@ -163,8 +167,20 @@ static PyObject *to_py(const sl_value *v, sl_type t)
     }
 }
 
-/* Result r as type t into out (strings copied into scratch). Holding the GIL. */
-static int from_py(PyObject *r, sl_type t, sl_arena *scratch, sl_value *out, char *err,
+/* Where a result's string bytes go: the record's arena, or a table
+ * function's ctx->alloc. */
+typedef struct py_alloc {
+    sl_arena *arena;
+    sl_udf_ctx *ctx;
+} py_alloc;
+
+static void *py_alloc_bytes(const py_alloc *a, size_t n)
+{
+    return a->arena ? sl_arena_alloc(a->arena, n) : a->ctx->alloc(a->ctx, n);
+}
+
+/* Result r as type t into out (strings copied by al). Holding the GIL. */
+static int from_py(PyObject *r, sl_type t, const py_alloc *al, sl_value *out, char *err,
                    size_t errlen)
 {
     memset(out, 0, sizeof *out);
@@ -220,7 +236,7 @@ static int from_py(PyObject *r, sl_type t, sl_arena *scratch, sl_value *out, cha
             Py_XDECREF(enc);
             return sl_seterr(err, errlen, "returned a string of %zd bytes", n);
         }
-        char *buf = n ? sl_arena_alloc(scratch, (size_t)n) : (char *)"";
+        char *buf = n ? py_alloc_bytes(al, (size_t)n) : (char *)"";
         if (!buf) {
             Py_XDECREF(enc);
             return sl_seterr(err, errlen, "its result of %zd bytes is past the record's memory", n);
@@ -236,12 +252,10 @@ static int from_py(PyObject *r, sl_type t, sl_arena *scratch, sl_value *out, cha
     return sl_seterr(err, errlen, "returned a %s where %s was declared", tn, sl_type_name(t));
 }
 
-static int py_call(void *handle, const sl_udf_sig *s, const sl_value *args, int nargs,
-                   sl_arena *scratch, sl_value *out, char *err, size_t errlen)
+/* The arguments as a new tuple; NULL with a Python error. Holding the GIL. */
+static PyObject *py_args(const sl_udf_sig *s, const sl_value *args, int nargs)
 {
-    PyGILState_STATE g = PyGILState_Ensure();
-    int rc = SL_OK;
-    PyObject *tup = PyTuple_New(nargs), *r = NULL;
+    PyObject *tup = PyTuple_New(nargs);
     for (int i = 0; tup && i < nargs; i++) {
         PyObject *v = to_py(&args[i], s->args[i]);
         if (!v) {
@@ -250,15 +264,86 @@ static int py_call(void *handle, const sl_udf_sig *s, const sl_value *args, int 
         }
         PyTuple_SET_ITEM(tup, i, v);
     }
+    return tup;
+}
+
+static int py_call(void *handle, const sl_udf_sig *s, const sl_value *args, int nargs,
+                   sl_arena *scratch, sl_value *out, char *err, size_t errlen)
+{
+    PyGILState_STATE g = PyGILState_Ensure();
+    int rc = SL_OK;
+    py_alloc al = {.arena = scratch};
+    PyObject *tup = py_args(s, args, nargs), *r = NULL;
     if (tup) r = PyObject_Call((PyObject *)handle, tup, NULL);
     if (!r) rc = py_error(err, errlen);
-    else rc = from_py(r, s->result, scratch, out, err, errlen);
+    else rc = from_py(r, s->result, &al, out, err, errlen);
     Py_XDECREF(r);
     Py_XDECREF(tup);
     PyGILState_Release(g);
     return rc;
 }
 
-static const sl_udf_host tm_python_host = {.resolve = py_resolve, .call = py_call};
+/* One yielded item as a row of s's columns: a tuple or list of as many
+ * values (PyFlink's Row is a tuple here), or the value itself for one
+ * column. Holding the GIL. */
+static int py_row(PyObject *item, const sl_udf_sig *s, const py_alloc *al, sl_value *row,
+                  char *err, size_t errlen)
+{
+    int n = s->cols.n;
+    if (!PyTuple_Check(item) && !PyList_Check(item)) {
+        if (n != 1)
+            return sl_seterr(err, errlen, "yielded a %s where a row of %d columns (a tuple) was "
+                             "declared", Py_TYPE(item)->tp_name, n);
+        return from_py(item, s->cols.fields[0].type, al, &row[0], err, errlen);
+    }
+    Py_ssize_t got = PySequence_Fast_GET_SIZE(item);
+    if (got != n)
+        return sl_seterr(err, errlen, "yielded a row of %zd values, %d columns were declared", got,
+                         n);
+    PyObject **it = PySequence_Fast_ITEMS(item);
+    for (int i = 0; i < n; i++) {
+        char e2[200];
+        if (from_py(it[i], s->cols.fields[i].type, al, &row[i], e2, sizeof e2) != SL_OK)
+            return sl_seterr(err, errlen, "column %d: %s", i + 1, e2);
+    }
+    return SL_OK;
+}
+
+static int py_call_table(void *handle, const sl_udf_sig *s, sl_udf_ctx *ctx, const sl_value *args,
+                         int nargs)
+{
+    PyGILState_STATE g = PyGILState_Ensure();
+    int rc = SL_OK;
+    py_alloc al = {.ctx = ctx};
+    sl_value row[SL_UDF_MAX_COLS];
+    PyObject *tup = py_args(s, args, nargs), *res = NULL, *it = NULL;
+    if (tup) res = PyObject_Call((PyObject *)handle, tup, NULL);
+    if (res && res != Py_None) it = PyObject_GetIter(res); /* None: no rows */
+    if (!res || (res != Py_None && !it)) rc = py_error(ctx->err, sizeof ctx->err);
+    while (rc == SL_OK && it) {
+        PyObject *item = PyIter_Next(it);
+        if (!item) {
+            if (PyErr_Occurred()) rc = py_error(ctx->err, sizeof ctx->err);
+            break;
+        }
+        rc = py_row(item, s, &al, row, ctx->err, sizeof ctx->err);
+        Py_DECREF(item);
+        if (rc != SL_OK) break;
+        /* downstream runs without the GIL: another subtask's Python may be what
+         * it waits for */
+        PyThreadState *ts = PyEval_SaveThread();
+        int e = ctx->emit(ctx, row);
+        PyEval_RestoreThread(ts);
+        if (e) rc = SL_ERR; /* ctx->err says why (or the downstream's failure stands) */
+    }
+    Py_XDECREF(it);
+    Py_XDECREF(res);
+    Py_XDECREF(tup);
+    PyGILState_Release(g);
+    return rc == SL_OK ? 0 : 1;
+}
+
+static const sl_udf_host tm_python_host = {.resolve = py_resolve, .call = py_call,
+                                           .call_table = py_call_table};
 
 void tm_python_register(void) { sl_udf_set_host(&tm_python_host); }

@@ -107,16 +107,75 @@ INSERT INTO snk SELECT f(id) FROM src;
         in text, text
 
 
+TABLES = os.path.join(PY, "tables.py")
+
+
+def test_table_functions_at_parallelism_2(cluster, workdir):
+    """@udtf functions in LATERAL TABLE and LEFT JOIN LATERAL TABLE ... ON TRUE:
+    tuples, single values and Row, a generator and a list."""
+    cluster.add_tm(slots=2)
+    n = 300
+    o1, o2 = os.path.join(workdir, "words"), os.path.join(workdir, "upto")
+    r = run_sql(cluster, workdir, "t.sql", f"""
+CREATE FUNCTION split_words AS 'tables.split_words' LANGUAGE PYTHON USING JAR '{TABLES}';
+CREATE FUNCTION upto AS 'tables.upto' LANGUAGE PYTHON USING JAR '{TABLES}';
+CREATE TABLE src (id BIGINT,
+                  line AS CONCAT('a', CAST(id % 3 AS STRING), '  b', CAST(id % 7 AS STRING)))
+  WITH ('connector' = 'datagen', 'rows-per-second' = '100000',
+        'fields.id.kind' = 'sequence', 'fields.id.start' = '1', 'fields.id.end' = '{n}');
+CREATE TABLE s1 (id BIGINT, w STRING, p INT)
+  WITH ('connector' = 'filesystem', 'path' = '{o1}', 'format' = 'json');
+CREATE TABLE s2 (id BIGINT, v BIGINT)
+  WITH ('connector' = 'filesystem', 'path' = '{o2}', 'format' = 'json');
+SET 'parallelism.default' = '2';
+EXECUTE STATEMENT SET BEGIN
+INSERT INTO s1 SELECT id, w, p FROM src, LATERAL TABLE(split_words(line)) AS t(w, p);
+INSERT INTO s2 SELECT id, v FROM src LEFT JOIN LATERAL TABLE(upto(id)) AS t(v) ON TRUE;
+END;
+""")
+    assert r.returncode == 0, r.stdout + r.stderr
+    for jid in job_ids(r.stdout):
+        finish(cluster, jid)
+    want1 = sorted(x for i in range(1, n + 1)
+                   for x in ((i, f"a{i % 3}", 1), (i, f"b{i % 7}", 3)))
+    assert sorted((x["id"], x["w"], x["p"]) for x in rows(o1)) == want1
+    want2 = sorted((i, v) for i in range(1, n + 1)
+                   for v in (list(range(i % 4)) if i % 4 else [None]))
+    got2 = sorted(((x["id"], x["v"]) for x in rows(o2)), key=lambda t: (t[0], -1 if t[1] is None else t[1]))
+    assert got2 == sorted(want2, key=lambda t: (t[0], -1 if t[1] is None else t[1]))
+
+
+def test_a_failing_table_function_fails_the_task(cluster, workdir):
+    cluster.add_tm(slots=1)
+    out = os.path.join(workdir, "out")
+    r = run_sql(cluster, workdir, "f.sql", f"""
+CREATE FUNCTION bad_width AS 'tables.bad_width' LANGUAGE PYTHON USING JAR '{TABLES}';
+""" + seq(10) + f"""
+CREATE TABLE snk (id BIGINT, a BIGINT, b BIGINT)
+  WITH ('connector' = 'filesystem', 'path' = '{out}', 'format' = 'json');
+INSERT INTO snk SELECT id, a, b FROM src, LATERAL TABLE(bad_width(id)) AS t(a, b);
+""")
+    assert r.returncode == 0, r.stdout + r.stderr
+    jid = job_ids(r.stdout)[0]
+    cluster.wait_state(jid, ["FAILED"], timeout=90)
+    text = str(cluster.get(f"/jobs/{jid}/exceptions"))
+    assert "function 'bad_width' failed: yielded a row of 3 values, 2 columns were declared " \
+           "(row 1 of subtask 0)" in text, text
+
+
 @pytest.mark.parametrize("stmt,want", [
     (f"CREATE FUNCTION f AS 'strs.nope' LANGUAGE PYTHON USING JAR '{STRS}';",
      f"{STRS}: no top-level 'def nope(' in the file"),
     (f"CREATE FUNCTION f AS 'strs.undecorated' LANGUAGE PYTHON USING JAR '{STRS}';",
-     f"{STRS}, line {line_of('def undecorated')}: 'undecorated' has no @udf(result_type=..., input_types=[...]) decorator"),
+     f"{STRS}, line {line_of('def undecorated')}: 'undecorated' has no @udf(result_type=..., "
+     "input_types=[...]) or @udtf(result_types=[...], input_types=[...]) decorator"),
     (f"CREATE FUNCTION f AS 'partial.no_inputs' LANGUAGE PYTHON USING JAR '{PY}/partial.py';",
      "partial.py, line 5: @udf must declare input_types= (Sluice type-checks calls without "
      "running the file)"),
     (f"CREATE FUNCTION f AS 'partial.rows' LANGUAGE PYTHON USING JAR '{PY}/partial.py';",
-     "partial.py, line 10: @udtf: Python table functions are not supported yet"),
+     "partial.py, line 10: @udtf must declare input_types= (Sluice type-checks calls"),
+    (f"CREATE FUNCTION f AS 'partial.total' LANGUAGE PYTHON USING JAR '{PY}/partial.py';",
+     "partial.py, line 20: @udaf: Python aggregate functions are not supported yet"),
     (f"CREATE FUNCTION f AS 'partial.ts' LANGUAGE PYTHON USING JAR '{PY}/partial.py';",
      "partial.py, line 15: @udf: type TIMESTAMP(3): Python functions take BOOLEAN, INT, BIGINT"),
     (f"CREATE FUNCTION f AS 'mix' LANGUAGE PYTHON USING JAR '{STRS}';",

@@ -1,5 +1,5 @@
 from pyflink.table import DataTypes
-from pyflink.table.udf import udf, udtf
+from pyflink.table.udf import udaf, udf, udtf
 
 
 @udf(result_type=DataTypes.BIGINT())
@@ -15,3 +15,8 @@ def rows(x):
 @udf(result_type=DataTypes.TIMESTAMP(3), input_types=[DataTypes.BIGINT()])
 def ts(x):
     return None
+
+
+@udaf(result_type=DataTypes.BIGINT(), input_types=[DataTypes.BIGINT()])
+def total(x):
+    return x
