@@ -257,7 +257,11 @@ static void test_python_decorators(void)
         "\n"
         "@udf(result_type=DataTypes.BIGINT(), input_types=[DataTypes.DECIMAL(10, 2)])\n"
         "def dec(a):\n"
-        "    return 1\n";
+        "    return 1\n"
+        "\n"
+        "@udtf(result_types=[DataTypes.STRING(), 'INT'], input_types=DataTypes.STRING())\n"
+        "def rows(a):\n"
+        "    yield a, 1\n";
     char *path = write_py(src);
     sl_udf_sig *s = sl_udf_python_decl(path, "m", "two", err, sizeof err);
     CHECK(s != NULL);
@@ -274,11 +278,19 @@ static void test_python_decorators(void)
         CHECK_EQ_STR(s->decl, "sluice-udf 1|scalar|one|STRING|STRING|nondeterministic nullable");
         sl_udf_sig_free(s);
     }
+    s = sl_udf_python_decl(path, "m", "rows", err, sizeof err);
+    CHECK(s != NULL);
+    if (s) {
+        CHECK_EQ_STR(s->decl, "sluice-udf 1|table|rows|f0 STRING, f1 INT|STRING|deterministic nullable");
+        CHECK(s->kind == SL_UDF_TABLE_KIND && s->cols.n == 2);
+        sl_udf_sig_free(s);
+    }
     s = sl_udf_python_decl(path, "m", "none_", err, sizeof err);
     CHECK(s != NULL && s->nargs == 0 && s->result == SL_T_DOUBLE);
     sl_udf_sig_free(s);
     struct { const char *fn, *want; } bad[] = {
-        {"plain", ", line 22: 'plain' has no @udf(result_type=..., input_types=[...]) decorator"},
+        {"plain", ", line 22: 'plain' has no @udf(result_type=..., input_types=[...]) or "
+                  "@udtf(result_types=[...], input_types=[...]) decorator"},
         {"ts", ", line 25: @udf: type TIMESTAMP(3): Python functions take BOOLEAN, INT, BIGINT"},
         {"dec", ", line 29: @udf: unknown type 'DECIMAL(10, 2)'"},
         {"nope", ": no top-level 'def nope(' in the file"},
