@@ -18,9 +18,12 @@
  * (the same module in several jobs or subtasks shares one object; a new
  * text -- the file changed between jobs -- replaces it in sys.modules).
  *
- * Calls: each takes the GIL (PyGILState_Ensure), builds the arguments,
- * calls, converts the result and releases the GIL, so subtasks of one
- * TaskManager call Python one at a time (docs/UDF.md, "The GIL"). A
+ * Calls: each takes the GIL, builds the arguments, calls, converts the
+ * result and releases the GIL, so subtasks of one TaskManager call Python
+ * one at a time (docs/UDF.md, "The GIL"). Each thread that calls Python
+ * gets its Python thread state once (py_enter) and keeps it until the
+ * thread ends (a pthread key's destructor deletes it), so a call does not
+ * create and destroy one as PyGILState_Ensure/Release would. A
  * Python exception fails the task with "Type: message (file, line N)",
  * the traceback's last line and the user's innermost frame.
  */
@@ -37,6 +40,29 @@
 static pthread_once_t py_once = PTHREAD_ONCE_INIT;
 static char py_init_err[300];
 static PyObject *py_helpers; /* the host's own module (_sluice_host) */
+static PyInterpreterState *py_interp;
+static pthread_key_t py_ts_key; /* this thread's PyThreadState, deleted at its exit */
+
+/* The thread ends: delete its Python thread state (taking the GIL to). */
+static void py_ts_free(void *p)
+{
+    PyEval_RestoreThread((PyThreadState *)p);
+    PyThreadState_Clear((PyThreadState *)p);
+    PyThreadState_DeleteCurrent();
+}
+
+/* Take the GIL with this thread's own thread state (made on first use). */
+static void py_enter(void)
+{
+    PyThreadState *ts = pthread_getspecific(py_ts_key);
+    if (!ts) {
+        ts = PyThreadState_New(py_interp);
+        pthread_setspecific(py_ts_key, ts);
+    }
+    PyEval_RestoreThread(ts);
+}
+
+static void py_leave(void) { PyEval_SaveThread(); }
 
 /* The stand-ins for PyFlink's names, and the host's helpers. */
 static const char *const py_prelude =
@@ -114,6 +140,8 @@ static void py_start(void)
         Py_DECREF(r);
         py_helpers = m;
     }
+    py_interp = PyInterpreterState_Main();
+    pthread_key_create(&py_ts_key, py_ts_free);
     PyEval_SaveThread(); /* the GIL is taken per call from now on */
 }
 
@@ -140,7 +168,7 @@ static int py_resolve(sl_udf_sig *s, void **handle, char *err, size_t errlen)
 {
     pthread_once(&py_once, py_start);
     if (!py_helpers) return sl_seterr(err, errlen, "%s", py_init_err);
-    PyGILState_STATE g = PyGILState_Ensure();
+    py_enter();
     int rc = SL_OK;
     PyObject *m = PyObject_CallMethod(py_helpers, "load", "ss", s->module, s->source);
     PyObject *f = m ? PyObject_GetAttrString(m, s->symbol) : NULL;
@@ -150,7 +178,7 @@ static int py_resolve(sl_udf_sig *s, void **handle, char *err, size_t errlen)
     if (rc == SL_OK) *handle = f; /* held for the process's life */
     else Py_XDECREF(f);
     Py_XDECREF(m);
-    PyGILState_Release(g);
+    py_leave();
     return rc;
 }
 
@@ -270,7 +298,7 @@ static PyObject *py_args(const sl_udf_sig *s, const sl_value *args, int nargs)
 static int py_call(void *handle, const sl_udf_sig *s, const sl_value *args, int nargs,
                    sl_arena *scratch, sl_value *out, char *err, size_t errlen)
 {
-    PyGILState_STATE g = PyGILState_Ensure();
+    py_enter();
     int rc = SL_OK;
     py_alloc al = {.arena = scratch};
     PyObject *tup = py_args(s, args, nargs), *r = NULL;
@@ -279,7 +307,7 @@ static int py_call(void *handle, const sl_udf_sig *s, const sl_value *args, int 
     else rc = from_py(r, s->result, &al, out, err, errlen);
     Py_XDECREF(r);
     Py_XDECREF(tup);
-    PyGILState_Release(g);
+    py_leave();
     return rc;
 }
 
@@ -312,7 +340,7 @@ static int py_row(PyObject *item, const sl_udf_sig *s, const py_alloc *al, sl_va
 static int py_call_table(void *handle, const sl_udf_sig *s, sl_udf_ctx *ctx, const sl_value *args,
                          int nargs)
 {
-    PyGILState_STATE g = PyGILState_Ensure();
+    py_enter();
     int rc = SL_OK;
     py_alloc al = {.ctx = ctx};
     sl_value row[SL_UDF_MAX_COLS];
@@ -331,15 +359,15 @@ static int py_call_table(void *handle, const sl_udf_sig *s, sl_udf_ctx *ctx, con
         if (rc != SL_OK) break;
         /* downstream runs without the GIL: another subtask's Python may be what
          * it waits for */
-        PyThreadState *ts = PyEval_SaveThread();
+        py_leave();
         int e = ctx->emit(ctx, row);
-        PyEval_RestoreThread(ts);
+        py_enter();
         if (e) rc = SL_ERR; /* ctx->err says why (or the downstream's failure stands) */
     }
     Py_XDECREF(it);
     Py_XDECREF(res);
     Py_XDECREF(tup);
-    PyGILState_Release(g);
+    py_leave();
     return rc == SL_OK ? 0 : 1;
 }
 
