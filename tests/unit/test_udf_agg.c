@@ -211,6 +211,43 @@ static void test_add_retract_merge_result(void)
     teardown(&f);
 }
 
+static void test_declarations(void)
+{
+    char err[400];
+    sl_udf_sig *s = sl_udf_parse_decl("sluice-udf 1|aggregate|a|DOUBLE|BIGINT, INT|nullable "
+                                      "merge accumulator=24", err, sizeof err);
+    CHECK(s != NULL);
+    if (s) {
+        CHECK(s->kind == SL_UDF_AGG_KIND && s->acc_size == 24 && s->merge && !s->retract &&
+              !s->strict && s->result == SL_T_DOUBLE && s->nargs == 2);
+        char *t = sl_udf_sig_text(s);
+        CHECK_EQ_STR(t, "DOUBLE a(BIGINT, INT)");
+        free(t);
+        sl_udf_sig *c = sl_udf_sig_copy(s);
+        CHECK(c->acc_size == 24 && c->merge && !c->retract);
+        sl_udf_sig_free(c);
+        sl_udf_sig_free(s);
+    }
+    struct { const char *decl, *want; } bad[] = {
+        {"sluice-udf 1|aggregate|a|BIGINT|BIGINT|strict",
+         "an aggregate function declares its accumulator's size"},
+        {"sluice-udf 1|aggregate|a|BIGINT|BIGINT|strict accumulator=0",
+         "accumulator size '0' must be a decimal number of bytes from 1 to 4096"},
+        {"sluice-udf 1|aggregate|a|BIGINT|BIGINT|strict accumulator=4097", "from 1 to 4096"},
+        {"sluice-udf 1|aggregate|a|BIGINT|BIGINT|strict accumulator=sizeof(x)",
+         "accumulator size 'sizeof(x)' must be a decimal number"},
+        {"sluice-udf 1|aggregate|a|STRING|BIGINT|strict accumulator=8",
+         "an aggregate function cannot return STRING yet"},
+        {"sluice-udf 1|scalar|a|BIGINT|BIGINT|strict retract",
+         "unknown flag 'retract' (deterministic, nondeterministic, strict, nullable)"},
+        {"sluice-udf 1|window|a|BIGINT|BIGINT|strict", "unknown kind 'window' (scalar, table or aggregate)"},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        CHECK(sl_udf_parse_decl(bad[k].decl, err, sizeof err) == NULL);
+        CHECK(strstr(err, bad[k].want) != NULL);
+    }
+}
+
 /* ---- the Python decorator reader ------------------------------------------ */
 
 static char *write_py(const char *text)
@@ -306,5 +343,5 @@ static void test_python_decorators(void)
     CHECK(strstr(err, "cannot read") != NULL);
 }
 
-SL_TEST_MAIN(SL_TEST(test_parse), SL_TEST(test_add_retract_merge_result),
+SL_TEST_MAIN(SL_TEST(test_parse), SL_TEST(test_add_retract_merge_result), SL_TEST(test_declarations),
              SL_TEST(test_python_decorators))
