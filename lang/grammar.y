@@ -504,6 +504,11 @@ function_stmt(A) ::= CREATE(T) temp_opt(F) sys_opt(S) FUNCTION ifne_opt(G) name(
     A = MK(ctx, SQL_CREATE_FUNCTION, T); A->flags = F | S | G; A->s = X->s; A->s2 = STRVAL(ctx, I);
     ADD(ctx, A, L); ADD(ctx, A, U);
 }
+function_stmt(A) ::= ALTER(T) temp_opt(F) sys_opt(S) FUNCTION ifex_opt(G) name(X) AS STRING(I) lang_opt(L) using_opt(U). {
+    A = MK(ctx, SQL_CREATE_FUNCTION, T); A->flags = F | S | G | SQL_F_ALTER; A->s = X->s;
+    A->s2 = STRVAL(ctx, I);
+    ADD(ctx, A, L); ADD(ctx, A, U);
+}
 function_stmt(A) ::= DROP(T) temp_opt(F) sys_opt(S) FUNCTION ifex_opt(G) name(X). {
     A = MK(ctx, SQL_DROP_FUNCTION, T); A->flags = F | S | G; A->s = X->s;
 }

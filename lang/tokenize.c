@@ -25,7 +25,8 @@ static const struct kw {
     const char *name;
     int type;
 } keywords[] = {
-    {"ADD", TK_ADD}, {"AFTER", TK_AFTER}, {"ALL", TK_ALL}, {"AND", TK_AND}, {"ARRAY", TK_ARRAY}, {"AS", TK_AS},
+    {"ADD", TK_ADD}, {"AFTER", TK_AFTER}, {"ALL", TK_ALL}, {"ALTER", TK_ALTER}, {"AND", TK_AND},
+    {"ARRAY", TK_ARRAY}, {"AS", TK_AS},
     {"ASC", TK_ASC}, {"BEGIN", TK_BEGIN}, {"BETWEEN", TK_BETWEEN}, {"BOTH", TK_BOTH}, {"BY", TK_BY},
     {"CASE", TK_CASE}, {"CAST", TK_CAST}, {"CHANGELOG_MODE", TK_CHANGELOG_MODE},
     {"COMMENT", TK_COMMENT}, {"CREATE", TK_CREATE}, {"CROSS", TK_CROSS}, {"DAY", TK_DAY},
