@@ -496,6 +496,7 @@ typedef struct mr_ref {
     int col;                 /* input column, -1 for none */
     int n;                   /* offset */
     sl_type type;
+    sl_expr *arg;            /* an aggregate over an expression of the row ("expr"), or NULL */
 } mr_ref;
 
 typedef struct mr_define {
@@ -507,11 +508,14 @@ typedef struct mr_define {
 
 enum { SKIP_PAST_LAST, SKIP_NEXT_ROW, SKIP_TO_FIRST, SKIP_TO_LAST };
 
+#define SL_MR_MAX_ORDER 16
+
 typedef struct mr_plan {
     const char *vid;
     sl_schema in;
     int keys[SL_MAX_KEY_COLS], nkeys;
     int tcol, proctime;
+    int ocol[SL_MR_MAX_ORDER], odesc[SL_MR_MAX_ORDER], norder; /* ORDER BY's further columns */
     sl_mr_pattern *pat;
     mr_define defs[SL_MR_MAX_VARS]; /* by variable */
     mr_ref *measures;
@@ -535,9 +539,11 @@ static void mr_plan_free(void *pv)
     if (!pl) return;
     for (int i = 0; i < SL_MR_MAX_VARS; i++) {
         sl_expr_destroy(pl->defs[i].cond);
+        for (int k = 0; k < pl->defs[i].nrefs; k++) sl_expr_destroy(pl->defs[i].refs[k].arg);
         free(pl->defs[i].refs);
         sl_schema_free(&pl->defs[i].ext);
     }
+    for (int m = 0; m < pl->nmeasures; m++) sl_expr_destroy(pl->measures[m].arg);
     free(pl->measures);
     free(pl->library);
     free(pl->function);
@@ -567,6 +573,22 @@ static int parse_ref(const mr_plan *pl, const json_t *j, mr_ref *r, const char *
         return sl_seterr(err, errlen, "vertex '%s': reference '%s': '%s' is not a variable of the "
                          "pattern", pl->vid, *name, var);
     r->col = -1;
+    const char *expr = json_string_value(json_object_get(j, "expr"));
+    if (expr && r->fn >= SL_MR_SUM && r->fn <= SL_MR_MAX) { /* SUM(A.price * A.qty) */
+        char eerr[256];
+        if (!(r->arg = sl_expr_parse(expr, &pl->in, eerr, sizeof eerr)))
+            return sl_seterr(err, errlen, "vertex '%s': reference '%s': %s", pl->vid, *name, eerr);
+        r->n = 0;
+        r->type = sl_mr_fn_type(r->fn, sl_expr_type(r->arg));
+        if (r->type == SL_T_NULL) {
+            sl_seterr(err, errlen, "vertex '%s': reference '%s': %s does not take a %s argument",
+                      pl->vid, *name, fn, sl_type_name(sl_expr_type(r->arg)));
+            sl_expr_destroy(r->arg);
+            r->arg = NULL;
+            return SL_ERR;
+        }
+        return SL_OK;
+    }
     int needs_col = r->fn <= SL_MR_MAX && !(r->fn == SL_MR_COUNT && (!col || !*col));
     if (needs_col && (!col || (r->col = sl_schema_find(&pl->in, col)) < 0))
         return sl_seterr(err, errlen, "vertex '%s': reference '%s': unknown column '%s'", pl->vid,
@@ -658,6 +680,32 @@ static void *mr_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
                       "the rows are ordered by", pl->vid);
             goto fail;
         }
+    }
+    const json_t *ob = sl_plan_opt_json(pc, "order-by");
+    if (ob && (!json_is_array(ob) || json_array_size(ob) > SL_MR_MAX_ORDER || pl->proctime)) {
+        sl_seterr(err, errlen, "vertex '%s': 'order-by' must list at most %d columns (each \"col\" "
+                  "or \"col DESC\") sorting the rows of one event time", pl->vid, SL_MR_MAX_ORDER);
+        goto fail;
+    }
+    json_array_foreach(ob, i, k) {
+        const char *item = json_string_value(k);
+        char name[256];
+        if (!item || strlen(item) >= sizeof name) goto bad_order;
+        snprintf(name, sizeof name, "%s", item);
+        char *sp = strchr(name, ' ');
+        int desc = 0;
+        if (sp) {
+            if (!strcasecmp(sp + 1, "DESC")) desc = 1;
+            else if (strcasecmp(sp + 1, "ASC")) goto bad_order;
+            *sp = 0;
+        }
+        if ((pl->ocol[pl->norder] = sl_schema_find(in, name)) < 0) goto bad_order;
+        pl->odesc[pl->norder++] = desc;
+        continue;
+    bad_order:
+        sl_seterr(err, errlen, "vertex '%s': order-by item %zu must be a column of the input, "
+                  "optionally followed by ASC or DESC", pl->vid, i + 1);
+        goto fail;
     }
     char perr_[300];
     pl->pat = sl_mr_pattern_compile(sl_plan_opt_str(pc, "pattern"), perr_, sizeof perr_);
@@ -870,15 +918,16 @@ static void put_row(sl_buf *b, int64_t ts, const sl_row *row, const sl_schema *s
 
 /* The value of reference r over the rows [s, cur] of the attempt (labels set
  * up to cur), into *out. */
-static void ref_value(const mr_plan *pl, const mr_state *st, const mr_ref *r, int s, int cur,
-                      sl_value *out)
+static int ref_value(sl_op *op, const mr_ref *r, int s, int cur, sl_value *out)
 {
+    const mr_plan *pl = op->plan;
+    mr_state *st = op->priv;
     out->isnull = true;
     switch (r->fn) {
     case SL_MR_PREV: {
         int i = cur - r->n;
         if (i >= s) *out = row_vals(st, pl, i)[r->col];
-        return;
+        return SL_OK;
     }
     case SL_MR_LAST:
     case SL_MR_FIRST: {
@@ -888,37 +937,46 @@ static void ref_value(const mr_plan *pl, const mr_state *st, const mr_ref *r, in
             if (r->var >= 0 && st->labels[i] != r->var) continue;
             if (seen++ == r->n) {
                 *out = row_vals(st, pl, i)[r->col];
-                return;
+                return SL_OK;
             }
         }
-        return;
+        return SL_OK;
     }
     case SL_MR_CLASSIFIER: {
         const char *v = pl->pat->vars[st->labels[cur]];
         out->isnull = false;
         out->v.s.p = v;
         out->v.s.len = (uint32_t)strlen(v);
-        return;
+        return SL_OK;
     }
     case SL_MR_ROWTIME:
         out->isnull = false;
         out->v.i = st->ts[cur];
-        return;
+        return SL_OK;
     case SL_MR_PROCTIME:
         out->isnull = false;
         out->v.i = st->now;
-        return;
+        return SL_OK;
     default: break;
     }
     /* aggregates over the rows of r->var (NULL values skipped) */
     int64_t cnt = 0, isum = 0;
     double dsum = 0;
     sl_value best = {.isnull = true};
-    sl_type t = r->col >= 0 ? pl->in.fields[r->col].type : SL_T_BIGINT;
+    sl_type t = r->arg ? sl_expr_type(r->arg) : r->col >= 0 ? pl->in.fields[r->col].type : SL_T_BIGINT;
     static const sl_value row_counted = {.isnull = false};
+    sl_value av;
     for (int i = s; i <= cur; i++) {
         if (r->var >= 0 && st->labels[i] != r->var) continue;
         const sl_value *v = r->col >= 0 ? &row_vals(st, pl, i)[r->col] : &row_counted; /* COUNT(*) */
+        if (r->arg) { /* SUM(A.price * A.qty): the expression over row i */
+            sl_row row = {.n = pl->in.n, .vals = row_vals(st, pl, i), .ts = st->ts[i]};
+            char eerr[256];
+            if (sl_expr_eval(r->arg, &row, &st->arena, &av, eerr, sizeof eerr) != SL_OK)
+                return sl_op_fail(op, "vertex '%s': the argument of %s: %s", pl->vid,
+                                  sl_mr_fn_name(r->fn), eerr);
+            v = &av;
+        }
         if (v->isnull) continue;
         cnt++;
         if (t == SL_T_DOUBLE) dsum += v->v.d;
@@ -933,7 +991,7 @@ static void ref_value(const mr_plan *pl, const mr_state *st, const mr_ref *r, in
         out->isnull = false;
         out->v.i = cnt;
     } else if (!cnt) {
-        return;
+        return SL_OK;
     } else if (r->fn == SL_MR_MIN || r->fn == SL_MR_MAX) {
         *out = best;
     } else {
@@ -942,6 +1000,7 @@ static void ref_value(const mr_plan *pl, const mr_state *st, const mr_ref *r, in
         else if (r->fn == SL_MR_SUM) out->v.i = t == SL_T_INT ? (int64_t)(int32_t)isum : isum;
         else out->v.i = isum / cnt;
     }
+    return SL_OK;
 }
 
 /* Does row cur (as variable v, the rows [s, cur) labelled) satisfy v's condition? */
@@ -965,9 +1024,10 @@ static int condition(sl_op *op, int v, int s, int cur, bool *pass)
         return SL_OK;
     }
     memcpy(st->ext, row_vals(st, pl, cur), (size_t)pl->in.n * sizeof *st->ext);
-    for (int i = 0; i < df->nrefs; i++) ref_value(pl, st, &df->refs[i], s, cur, &st->ext[pl->in.n + i]);
-    sl_row r = {.n = df->ext.n, .vals = st->ext, .ts = st->ts[cur]};
     sl_arena_reset(&st->arena);
+    for (int i = 0; i < df->nrefs; i++)
+        if (ref_value(op, &df->refs[i], s, cur, &st->ext[pl->in.n + i]) != SL_OK) return SL_ERR;
+    sl_row r = {.n = df->ext.n, .vals = st->ext, .ts = st->ts[cur]};
     char eerr[256];
     if (sl_expr_eval_bool(df->cond, &r, &st->arena, pass, eerr, sizeof eerr) != SL_OK)
         return sl_op_fail(op, "vertex '%s': the condition of '%s': %s", pl->vid, pl->pat->vars[v], eerr);
@@ -1056,8 +1116,9 @@ static int emit_match(sl_op *op, int s, int end)
     }
     const sl_value *first = row_vals(st, pl, s);
     for (int k = 0; k < pl->nkeys; k++) st->outv[k] = first[pl->keys[k]];
+    sl_arena_reset(&st->arena);
     for (int m = 0; m < pl->nmeasures; m++)
-        ref_value(pl, st, &pl->measures[m], s, end - 1, &st->outv[pl->nkeys + m]);
+        if (ref_value(op, &pl->measures[m], s, end - 1, &st->outv[pl->nkeys + m]) != SL_OK) return SL_ERR;
     sl_row out = {.kind = SL_KIND_INSERT, .n = pl->nkeys + pl->nmeasures, .vals = st->outv,
                   .ts = st->ts[end - 1]};
     return sl_op_emit(op, &out);
@@ -1177,7 +1238,16 @@ static int run_key(sl_op *op, int64_t next_min)
             next = -1;
             for (int i = s; i < end; i++)
                 if (st->labels[i] == pl->skip_var && (next < 0 || pl->skip == SKIP_TO_LAST)) next = i;
-            if (next <= s) next = s + 1; /* unmapped, or the match's own first row */
+            if (next < 0) /* the SQL standard's exception, as Flink fails the job */
+                return sl_op_fail(op, "vertex '%s': Could not skip to %s. No such element in the "
+                                  "found match (the match of the rows at %lld .. %lld ms)", pl->vid,
+                                  pl->pat->vars[pl->skip_var], (long long)st->ts[s],
+                                  (long long)st->ts[end - 1]);
+            if (next == s)
+                return sl_op_fail(op, "vertex '%s': Could not skip to first element of a match "
+                                  "(AFTER MATCH SKIP TO %s %s would find the same match again)",
+                                  pl->vid, pl->skip == SKIP_TO_FIRST ? "FIRST" : "LAST",
+                                  pl->pat->vars[pl->skip_var]);
         }
         s = next;
     }
@@ -1249,6 +1319,69 @@ static int mr_process(sl_op *op, int input, sl_row *row)
     return sl_op_timer_register(op, SL_TIME_EVENT, t, ns, sizeof ns);
 }
 
+/* NULL is the smallest value (first ascending, last descending). */
+static int value_cmp(sl_type t, const sl_value *a, const sl_value *b)
+{
+    if (a->isnull || b->isnull) return a->isnull == b->isnull ? 0 : a->isnull ? -1 : 1;
+    switch (t) {
+    case SL_T_DOUBLE: return a->v.d < b->v.d ? -1 : a->v.d > b->v.d;
+    case SL_T_STRING:
+    case SL_T_BYTES: {
+        uint32_t n = a->v.s.len < b->v.s.len ? a->v.s.len : b->v.s.len;
+        int c = n ? memcmp(a->v.s.p, b->v.s.p, n) : 0;
+        return c ? c : a->v.s.len < b->v.s.len ? -1 : a->v.s.len > b->v.s.len;
+    }
+    default: return a->v.i < b->v.i ? -1 : a->v.i > b->v.i;
+    }
+}
+
+/* The rows of one event time (an mr-pending entry, [time][len][row]* in
+ * arrival order) onto the end of the key's sequence, sorted by ORDER BY's
+ * further columns: a stable insertion sort, so rows equal on them keep
+ * their order of arrival. The decoded rows use the sequence's row slots,
+ * which run_key decodes afresh. */
+static int append_rows_of_time(sl_op *op, const uint8_t *v, size_t len)
+{
+    const mr_plan *pl = op->plan;
+    mr_state *st = op->priv;
+    if (!pl->norder) {
+        sl_buf_put(&st->blob, v, len);
+        return SL_OK;
+    }
+    int k = 0;
+    char derr[200];
+    for (size_t pos = 0; pos < len; k++) {
+        uint32_t rl = len - pos >= 12 ? sl_get_le32(v + pos + 8) : 0;
+        ensure_rows(st, pl, k + 1);
+        sl_row r = {.vals = row_vals(st, pl, k)};
+        if (len - pos < 12 || rl > len - pos - 12 ||
+            sl_row_decode(v + pos + 12, rl, &pl->in, &r, derr, sizeof derr) != SL_OK)
+            return sl_op_fail(op, "vertex '%s': damaged match_recognize state", pl->vid);
+        st->offs[k] = pos;
+        pos += 12 + rl;
+    }
+    int *idx = st->tlabels;
+    for (int i = 0; i < k; i++) {
+        int x = i, j = i - 1;
+        for (; j >= 0; j--) {
+            int y = idx[j], c = 0;
+            for (int o = 0; !c && o < pl->norder; o++) {
+                int col = pl->ocol[o];
+                c = value_cmp(pl->in.fields[col].type, &row_vals(st, pl, y)[col], &row_vals(st, pl, x)[col]);
+                if (pl->odesc[o]) c = -c;
+            }
+            if (c <= 0) break;
+            idx[j + 1] = y;
+        }
+        idx[j + 1] = x;
+    }
+    for (int i = 0; i < k; i++) {
+        const uint8_t *r = v + st->offs[idx[i]];
+        sl_buf_put(&st->blob, r, 12 + (size_t)sl_get_le32(r + 8));
+    }
+    return SL_OK;
+}
+
 static int mr_on_timer(sl_op *op, sl_time_domain d, int64_t time, const void *nsv, size_t nslen)
 {
     const mr_plan *pl = op->plan;
@@ -1263,7 +1396,7 @@ static int mr_on_timer(sl_op *op, sl_time_domain d, int64_t time, const void *ns
         int rc = sl_map_get(st->pending, NULL, 0, ns + 1, 8, &v, &len);
         if (rc == SL_ERR) return SL_ERR;
         if (rc == SL_DONE) return SL_OK;
-        sl_buf_put(&st->blob, v, len); /* already [time][len][row]* in arrival order */
+        if (append_rows_of_time(op, v, len) != SL_OK) return SL_ERR;
         if (sl_map_remove(st->pending, NULL, 0, ns + 1, 8) != SL_OK) return SL_ERR;
     } else if (!st->blob.len) {
         return SL_OK;
@@ -1281,6 +1414,8 @@ static const sl_op_option mr_options[] = {
      "DEFINE: a list of {\"var\", \"condition\", \"refs\"}; a variable without one is TRUE."},
     {"measures", SL_CT_JSON, NULL, NULL,
      "MEASURES: a list of references {\"name\", \"fn\", \"var\", \"col\", \"n\"}."},
+    {"order-by", SL_CT_JSON, NULL, NULL,
+     "ORDER BY's further columns, each \"col\" or \"col DESC\": they sort the rows of one event time."},
     {"skip", SL_CT_ENUM, "past-last-row", "past-last-row,to-next-row,to-first,to-last",
      "AFTER MATCH SKIP strategy."},
     {"skip-var", SL_CT_STRING, NULL, NULL, "The variable of SKIP TO FIRST / TO LAST."},
