@@ -62,11 +62,11 @@
 
 /* ---- the pattern -------------------------------------------------------------- */
 
-enum { PN_VAR, PN_SEQ, PN_ALT, PN_REP };
+enum { PN_VAR, PN_SEQ, PN_ALT, PN_REP, PN_NOT };
 
 typedef struct pnode {
     int kind;
-    int var;                 /* PN_VAR */
+    int var;                 /* PN_VAR, PN_NOT */
     int min, max;            /* PN_REP; max -1 = unbounded */
     int greedy;
     int col;                 /* 1-based column in the pattern text */
@@ -74,11 +74,11 @@ typedef struct pnode {
     int nkids;
 } pnode;
 
-enum { OP_CHAR, OP_SPLIT, OP_JMP, OP_MATCH };
+enum { OP_CHAR, OP_SPLIT, OP_JMP, OP_MATCH, OP_NOT };
 
 typedef struct inst {
     int op;
-    int var;                 /* OP_CHAR */
+    int var;                 /* OP_CHAR, OP_NOT */
     int x, y;                /* OP_SPLIT: preferred, other; OP_JMP: x */
 } inst;
 
@@ -165,6 +165,13 @@ static pnode *parse_primary(pparse *pp)
         pp->pos++;
         return n;
     }
+    int neg = c == '!'; /* !v: the next row must not be v; it is not taken (the C API's not_next) */
+    if (neg) {
+        pp->pos++;
+        skip_ws(pp);
+        c = pp->s[pp->pos];
+        if (!(isalpha((unsigned char)c) || c == '_' || c == '`')) return perr(pp, "expected a pattern variable after '!'");
+    }
     if (isalpha((unsigned char)c) || c == '_' || c == '`') {
         char name[128];
         size_t n = 0;
@@ -184,7 +191,7 @@ static pnode *parse_primary(pparse *pp)
             v = pp->p->nvars++;
             pp->p->vars[v] = sl_strdup(name);
         }
-        pnode *nd = pnode_new(PN_VAR, col);
+        pnode *nd = pnode_new(neg ? PN_NOT : PN_VAR, col);
         nd->var = v;
         return nd;
     }
@@ -198,6 +205,10 @@ static pnode *parse_factor(pparse *pp)
     skip_ws(pp);
     int col = (int)pp->pos + 1, min, max;
     char c = pp->s[pp->pos];
+    if (prim->kind == PN_NOT && (c == '*' || c == '+' || c == '?' || c == '{')) {
+        pnode_free(prim);
+        return perr(pp, "a negated variable (!v) takes no quantifier");
+    }
     if (c == '*') min = 0, max = -1, pp->pos++;
     else if (c == '+') min = 1, max = -1, pp->pos++;
     else if (c == '?') min = 0, max = 1, pp->pos++;
@@ -308,6 +319,7 @@ static int nullable(const pnode *n)
 {
     switch (n->kind) {
     case PN_VAR: return 0;
+    case PN_NOT: return 1;
     case PN_SEQ:
         for (int i = 0; i < n->nkids; i++)
             if (!nullable(n->kids[i])) return 0;
@@ -356,6 +368,7 @@ static int gen(sl_mr_pattern *p, const pnode *n)
 {
     switch (n->kind) {
     case PN_VAR: return emit_inst(p, OP_CHAR, n->var, 0, 0) < 0 ? SL_ERR : SL_OK;
+    case PN_NOT: return emit_inst(p, OP_NOT, n->var, 0, 0) < 0 ? SL_ERR : SL_OK;
     case PN_SEQ:
         for (int i = 0; i < n->nkids; i++)
             if (gen(p, n->kids[i]) != SL_OK) return SL_ERR;
@@ -529,6 +542,7 @@ typedef struct mr_plan {
     int user;
     char *library, *function;
     unsigned char hidden[SL_MR_MAX_VARS];
+    uint64_t unless[SL_MR_MAX_VARS]; /* a hidden variable takes no row these variables would take */
     sl_schema tout;          /* the "timeout" side output's columns */
     int has_timeout;
 } mr_plan;
@@ -646,6 +660,35 @@ static int plan_defines(sl_plan_ctx *pc, mr_plan *pl, char *err, size_t errlen)
     return SL_OK;
 }
 
+/* A C job's "skip-unless": [["__skip1", "b", ...], ...], the variables whose
+ * rows each hidden variable may not take. */
+static int plan_unless(sl_plan_ctx *pc, mr_plan *pl, char *err, size_t errlen)
+{
+    const json_t *su = sl_plan_opt_json(pc, "skip-unless"), *ent;
+    size_t i;
+    if (su && !json_is_array(su)) goto bad;
+    json_array_foreach(su, i, ent) {
+        const char *hv = json_string_value(json_array_get(ent, 0));
+        int v = hv ? sl_mr_pattern_find_var(pl->pat, hv) : -1;
+        if (v < 0 || !pl->hidden[v]) goto bad;
+        for (size_t k = 1; k < json_array_size(ent); k++) {
+            const char *nm = json_string_value(json_array_get(ent, k));
+            int w = nm ? sl_mr_pattern_find_var(pl->pat, nm) : -1;
+            if (w < 0 && nm && *nm && strncmp(nm, "__", 2) && pl->pat->nvars < SL_MR_MAX_VARS) {
+                w = pl->pat->nvars++; /* a not_followed_by element: a variable no row is given */
+                pl->pat->vars[w] = sl_strdup(nm);
+            }
+            if (w < 0) goto bad;
+            pl->unless[v] |= UINT64_C(1) << w;
+        }
+    }
+    return SL_OK;
+bad:
+    return sl_seterr(err, errlen, "vertex '%s': 'skip-unless' must be a list of [\"__hidden\", \"v\", "
+                     "...]: a hidden variable of the pattern, then the variables whose rows it may "
+                     "not take", pl->vid);
+}
+
 static void *mr_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
 {
     mr_plan *pl = sl_calloc(1, sizeof *pl);
@@ -725,6 +768,7 @@ static void *mr_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
         pl->library = sl_strdup(lib);
         pl->function = sl_strdup(sl_plan_opt_str(pc, "function"));
         for (int v = 0; v < pl->pat->nvars; v++) pl->hidden[v] = !strncmp(pl->pat->vars[v], "__", 2);
+        if (plan_unless(pc, pl, err, errlen) != SL_OK) goto fail;
         const char *ts = sl_plan_opt_str(pc, "timeout-schema");
         if (ts) {
             if (sl_schema_parse(ts, &pl->tout, err, errlen) != SL_OK ||
@@ -1012,11 +1056,20 @@ static int condition(sl_op *op, int v, int s, int cur, bool *pass)
     st->labels[cur] = v;
     if (pl->user) {
         *pass = true;
-        if (!pl->hidden[v] && st->fn->condition) {
-            sl_cep_match m = {op, s, cur, st->labels};
-            sl_row r = {SL_KIND_INSERT, pl->in.n, row_vals(st, pl, cur), st->ts[cur]};
+        if (!st->fn->condition) return SL_OK;
+        sl_cep_match m = {op, s, cur, st->labels};
+        sl_row r = {SL_KIND_INSERT, pl->in.n, row_vals(st, pl, cur), st->ts[cur]};
+        if (!pl->hidden[v]) {
             *pass = st->fn->condition(pl->pat->vars[v], &r, &m);
+            return SL_OK;
         }
+        /* a skipped row (followed_by, not_followed_by): none of its variables may take it */
+        for (int w = 0; *pass && w < pl->pat->nvars; w++) {
+            if (!(pl->unless[v] >> w & 1)) continue;
+            st->labels[cur] = w;
+            *pass = !st->fn->condition(pl->pat->vars[w], &r, &m);
+        }
+        st->labels[cur] = v;
         return SL_OK;
     }
     if (!df->cond) {
@@ -1081,7 +1134,7 @@ static int attempt(sl_op *op, int s, int n, int64_t next_min, int *end)
                 t.pc = in->x;
                 continue;
             }
-            /* OP_CHAR */
+            /* OP_CHAR, OP_NOT: both read row t.pos */
             if (t.pos == n && !(pl->within > 0 && next_min - st->ts[s] >= pl->within))
                 return R_PENDING;
             if (pl->within > 0 && (t.pos == n || st->ts[t.pos] - st->ts[s] >= pl->within)) {
@@ -1093,6 +1146,11 @@ static int attempt(sl_op *op, int s, int n, int64_t next_min, int *end)
             }
             bool pass;
             if (condition(op, in->var, s, t.pos, &pass) != SL_OK) return -1;
+            if (in->op == OP_NOT) { /* the row must not be in->var; it stays for what follows */
+                if (pass) break;
+                t.pc++;
+                continue;
+            }
             if (!pass) break;
             t.pos++;
             t.pc++;
@@ -1426,6 +1484,8 @@ static const sl_op_option mr_options[] = {
      "A C job's pattern (sl_ds_cep): its shared object, whose functions give conditions and rows."},
     {"function", SL_CT_STRING, NULL, NULL, "The sl_cep_fn table in the library."},
     {"schema", SL_CT_STRING, NULL, NULL, "With a library: the output's columns."},
+    {"skip-unless", SL_CT_JSON, NULL, NULL,
+     "With a library: [[\"__skip1\", \"b\"], ...]: the hidden variable takes no row b would take."},
     {"timeout-schema", SL_CT_STRING, NULL, NULL,
      "With a library: the columns of the \"timeout\" side output (partial matches WITHIN ended)."},
     SL_OP_OPTIONS_END,

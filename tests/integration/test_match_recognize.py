@@ -75,6 +75,11 @@ def REP(node, lo, hi, greedy=True):
     return ("rep", node, lo, hi, greedy)
 
 
+def NOT(name):
+    """The next row must not satisfy name's condition; it is not taken (not_next)."""
+    return ("not", name)
+
+
 class Match:
     """The rows seq[s..pos] and their labels, as a condition or measure sees them."""
 
@@ -126,7 +131,7 @@ def attempt(seq, s, pattern, conds, within, cuts=None):
 
     def m(node, pos, labels, k):
         kind = node[0]
-        if kind == "var":
+        if kind in ("var", "not"):
             if within and (pos == n or seq[pos]["ts"] - seq[s]["ts"] >= within):
                 if cuts is not None and not cuts:
                     cuts.append(list(labels))
@@ -135,6 +140,8 @@ def attempt(seq, s, pattern, conds, within, cuts=None):
                 return PENDING  # the stream ended
             lab = labels + [node[1]]
             cond = conds.get(node[1])
+            if kind == "not":
+                return None if cond(Match(seq, s, lab)) else k(pos, labels)
             if cond and not cond(Match(seq, s, lab)):
                 return None
             return k(pos + 1, lab)
@@ -608,10 +615,12 @@ def test_stock_ticker_example_prints_flinks_result(cluster, workdir):
 # ---- the C pattern API ---------------------------------------------------------
 
 def test_c_pattern_job_with_a_timeout_side_output(cluster, workdir):
-    """examples/datastream/cep.c (sl_cep_begin / followed_by / one_or_more /
+    """examples/datastream/cep.c (sl_cep_begin / followed_by_any / one_or_more /
     next / within, C conditions reading earlier rows of the match, a select
-    function and a timeout function) against the reference matcher over the
-    same readings: every alert and every timed-out partial match."""
+    function and a timeout function; a second pattern with not_next,
+    not_followed_by and followed_by) against the reference matcher over the
+    same readings: every alert, every timed-out partial match and every
+    cooling match."""
     from conftest import BUILD
     cluster.add_tm(slots=2)
     out = os.path.join(workdir, "out")
@@ -629,11 +638,24 @@ def test_c_pattern_job_with_a_timeout_side_output(cluster, workdir):
     pattern = SEQ(V("high"), REP(V("__skip1"), 0, None, False), REP(V("rise"), 1, None, False),
                   V("drop"))
     conds = {"high": lambda m: m.cur("temp") >= 80, "rise": rise,
-             "drop": lambda m: m.cur("temp") < 50}
+             "drop": lambda m: m.cur("temp") < 50}  # followed_by_any: any row may be skipped
+    # not_next(hot2), not_followed_by(spike) then followed_by(cool): the rows skipped before
+    # cool fit neither spike nor cool
+    cooling = SEQ(V("hot"), NOT("hot2"), REP(V("__skip2"), 0, None, False), V("cool"), V("warm"))
+    cconds = {"hot": lambda m: m.cur("temp") >= 80, "hot2": lambda m: m.cur("temp") >= 80,
+              "__skip2": lambda m: 40 <= m.cur("temp") < 89, "cool": lambda m: m.cur("temp") < 40,
+              "warm": lambda m: m.cur("temp") >= 70}
+    # the same without the negations and with any row skipped: it must find other matches
+    loose = SEQ(V("hot"), REP(V("__skip2"), 0, None, False), V("cool"), V("warm"))
+    lconds = dict(cconds, __skip2=lambda m: True)
+    cools, loose_cools = collections.Counter(), collections.Counter()
     alerts, timeouts = collections.Counter(), collections.Counter()
     parts = collections.defaultdict(list)
     for row in data:
         parts[row["sym"]].append(row)
+    zones = collections.defaultdict(list)  # the cooling pattern's key: (id * id) % 7
+    for row in data:
+        zones[row["id"] * row["id"] % 7].append(row)
     for sym, seq in parts.items():
         s = 0
         while s < len(seq):
@@ -650,10 +672,28 @@ def test_c_pattern_job_with_a_timeout_side_output(cluster, workdir):
             alerts[(sym, seq[s]["id"], mm.agg("COUNT", "rise", "id"), mm.last("drop", "id"),
                     mm.first("rise", "temp"))] += 1
             s = end
+    for zone, seq in zones.items():
+        for pat, cc, into in ((cooling, cconds, cools), (loose, lconds, loose_cools)):
+            s = 0
+            while s < len(seq):
+                r = attempt(seq, s, pat, cc, 3000)
+                if r is None:
+                    s += 1
+                    continue
+                _, end, labels = r
+                mm = Match(seq, s, labels)
+                into[(zone, seq[s]["id"], mm.last("cool", "id"), mm.last("warm", "id"),
+                      sum(1 for v in labels if not v.startswith("__")))] += 1
+                s = end
     got_a = collections.Counter(tuple(x[c] for c in ("sensor", "high_id", "rises", "drop_id", "first_rise"))
                                 for x in rows(os.path.join(out, "alerts")))
     got_t = collections.Counter(tuple(x[c] for c in ("sensor", "high_id", "rows", "timeout_ts"))
                                 for x in rows(os.path.join(out, "timeouts")))
     assert sum(alerts.values()) >= 20 and sum(timeouts.values()) >= 20, (len(alerts), len(timeouts))
+    got_c = collections.Counter(tuple(x[c] for c in ("zone", "hot_id", "cool_id", "warm_id", "rows"))
+                                for x in rows(os.path.join(out, "cooling")))
     assert got_a == alerts
     assert got_t == timeouts
+    assert sum(cools.values()) >= 20, len(cools)
+    assert cools != loose_cools  # not_next, not_followed_by and followed_by's strictness matter
+    assert got_c == cools
