@@ -10,6 +10,8 @@
  *   "define": [{"var": "D", "condition": "price < `mr$0`",
  *               "refs": [{"name": "mr$0", "fn": "LAST", "var": "D", "col": "price", "n": 1}]}]
  *   "measures": [{"name": "start", "fn": "FIRST", "var": "S", "col": "price", "n": 0}, ...]
+ *                                    (an aggregate over an expression: "expr": "price * qty")
+ *   "order-by": ["price DESC", "id"] further columns sorting the rows of one event time
  *   "skip": "past-last-row" | "to-next-row" | "to-first" | "to-last", "skip-var": "D"
  *   "within": duration, "max-rows-per-key": n
  * A condition is an expression (lang/expr.h) over the input row extended
@@ -19,11 +21,14 @@
  * the expression engine needs no notion of a match. A variable without a
  * condition is TRUE. The output row is the partition key (from the match's
  * first row) and each measure; its timestamp is the match's last row's.
+ * A C job's pattern (sl_ds_cep) may also hold `!v` (the next row must not
+ * be v; it is looked at, not taken) and hidden "__" variables that take no
+ * row the variables "skip-unless" lists for them would take.
  *
  * Ordering: in event time a row waits in "mr-pending" (a map from its time
  * to the rows of that time, in arrival order) with an event-time timer at
- * its time; when the watermark passes it the rows of that time join the
- * key's sequence "mr-rows" (one value: [i64 time][u32 len][row]* from the
+ * its time; when the watermark passes it the rows of that time (sorted by
+ * "order-by", stably) join the key's sequence "mr-rows" (one value: [i64 time][u32 len][row]* from the
  * start of the current match attempt on). A row at or behind the watermark
  * is late: dropped and counted in numLateRecordsDropped. In processing time
  * a row joins the sequence when it arrives, with the wall clock as its time.

@@ -5,15 +5,18 @@
  *
  * The operator knows nothing of SQL expressions over a match: what a DEFINE
  * condition or a measure reads of the match -- PREV(col, n), LAST/FIRST(v.col,
- * n), v.col of another variable, SUM/COUNT/AVG/MIN/MAX(v.col), CLASSIFIER(),
- * MATCH_ROWTIME(), MATCH_PROCTIME() -- is taken out of the expression here
+ * n), v.col of another variable, SUM/COUNT/AVG/MIN/MAX(v.col) or of an
+ * expression of one variable (its text goes along, the operator evaluates it
+ * per row), CLASSIFIER(), MATCH_ROWTIME(), MATCH_PROCTIME() -- is taken out of the expression here
  * and replaced by a column `mr$<i>` (a "reference" the operator computes).
  * A condition then is an ordinary expression over the input row plus its
  * references; the operator emits the partition key and every measure's
  * references, and the calc after it computes each measure's expression
  * (LAST(b.price) - FIRST(a.price) is `mr$1` - `mr$0`). Flink's refusals
- * (ALL ROWS PER MATCH, an ORDER BY not led by a time attribute, the
- * pattern's limits) are given at their position.
+ * (ALL ROWS PER MATCH, an ORDER BY not led by a time attribute, PREV/NEXT in
+ * MEASURES, physical offsets, aggregates over two variables, the pattern's
+ * limits) are given at their position. ORDER BY's further columns become
+ * the operator's "order-by"; without AFTER MATCH the skip is TO NEXT ROW.
  */
 #include <stdio.h>
 #include <stdlib.h>
