@@ -339,7 +339,7 @@ QUERIES = [
     ("mr_order_more", mr("MEASURES S.id AS sid, LAST(D.id) AS did, U.id AS uid "
                          "AFTER MATCH SKIP PAST LAST ROW " + DROPS, order="ts, price DESC, qty")),
     ("mr_order_more_asc", mr("MEASURES S.id AS sid, LAST(D.id) AS did, U.id AS uid "
-                             "AFTER MATCH SKIP PAST LAST ROW " + DROPS, order="ts, qty, id DESC")),
+                             "AFTER MATCH SKIP PAST LAST ROW " + DROPS, order="ts, price, id DESC")),
     ("mr_skip_to_v", mr("MEASURES S.id AS sid, FIRST(D.id) AS fd, U.id AS uid "
                         "AFTER MATCH SKIP TO D " + DROPS)),
     ("mr_prev_next", mr("MEASURES A.id AS aid, C.id AS cid AFTER MATCH SKIP PAST LAST ROW "

@@ -527,6 +527,8 @@ def test_what_flink_refuses_is_refused_with_its_message_and_position(cluster, wo
             in err(body))
     body = "MEASURES SUM(B.price * price) AS x PATTERN (A B) DEFINE A AS A.price > 1"
     assert at(body, "SUM") + "Multiple pattern variables in 'SUM(`B`.`price` * `*`.`price`)'" in err(body)
+    body = "MEASURES COUNT(A.*) AS x PATTERN (A B) DEFINE A AS A.price > 1"  # Flink: Unknown field '*'
+    assert at(body, "*") + "unexpected '*'" in err(body)
     body = "MEASURES COUNT(1) AS x PATTERN (A B) DEFINE A AS A.price > 1"
     assert at(body, "COUNT") + "No pattern variable specified in aggregate" in err(body)
     body = "MEASURES SUM(B.price - FIRST(B.price)) AS x PATTERN (A B) DEFINE A AS A.price > 1"
