@@ -652,13 +652,21 @@ sl_cep_pattern *sl_cep_within(sl_cep_pattern *p, int64_t ms)
  * row the element would take (followed_by: skip till the next fitting row,
  * _any: any row) nor one a not_followed_by element before it would. A
  * not_next element is `!name` (the next row must not be name; it is not
- * taken). NULL with err when the elements do not fit together. */
+ * taken); not_followed_by at the end is "__skip<i>* $": rows that are none
+ * of its names until the WITHIN window is over (`$`). NULL with err when
+ * the elements do not fit together. */
 static char *cep_text(const sl_cep_pattern *p, json_t *unless, char *err, size_t errlen)
 {
     sl_buf b = {0};
     json_t *nots = json_array();
     for (int i = 0; i < p->n; i++) {
         const cep_elem *e = &p->e[i];
+        int neg = e->kind == CEP_NOT_NEXT || e->kind == CEP_NOT_FOLLOWED_BY;
+        if (neg && i && p->e[i - 1].lo == 0) {
+            snprintf(err, errlen, "'%s': Specifying a pattern with an optional path to NOT condition is "
+                     "not supported yet.", e->name);
+            goto fail;
+        }
         if (e->kind == CEP_NOT_FOLLOWED_BY) {
             json_array_append_new(nots, json_string(e->name));
             continue;
@@ -694,9 +702,18 @@ static char *cep_text(const sl_cep_pattern *p, json_t *unless, char *err, size_t
         else sl_buf_fmt(&b, "{%d,%d}", e->lo, e->hi);
         if (!e->greedy && e->lo != e->hi && !(e->lo == 0 && e->hi == 1)) sl_buf_putc(&b, '?');
     }
-    if (json_array_size(nots)) {
-        snprintf(err, errlen, "NotFollowedBy is not supported as a last part of a Pattern!");
-        goto fail;
+    if (json_array_size(nots)) { /* at the end: no such row until the WITHIN window is over */
+        if (p->within <= 0) {
+            snprintf(err, errlen, "NotFollowedBy is not supported without windowTime as a last part "
+                     "of a Pattern!");
+            goto fail;
+        }
+        char hv[32];
+        snprintf(hv, sizeof hv, "__skip%d", p->n);
+        sl_buf_fmt(&b, " %s* $", hv);
+        json_t *ent = json_pack("[s]", hv);
+        json_array_extend(ent, nots);
+        json_array_append_new(unless, ent);
     }
     json_decref(nots);
     return sl_buf_take(&b);

@@ -137,7 +137,8 @@ void sl_ds_parallelism(sl_ds_stream *s, int parallelism);
  * later one). not_next(name): the row right after the previous element
  * must not fit name (it is not taken); not_followed_by(name): no row that
  * fits name between the previous element and the next, which must be a
- * followed_by (_any) one (a pattern does not end with not_followed_by).
+ * followed_by (_any) one; at the end of a pattern with within, none until
+ * the window is over (the match then ends with the window).
  * A quantifier applies to the element last
  * added: times(lo, hi) (hi -1: lo or more; times(n, n) exactly n),
  * one_or_more, optional (0 or its count), greedy (take as many rows as fit;

@@ -22,8 +22,9 @@
  * condition is TRUE. The output row is the partition key (from the match's
  * first row) and each measure; its timestamp is the match's last row's.
  * A C job's pattern (sl_ds_cep) may also hold `!v` (the next row must not
- * be v; it is looked at, not taken) and hidden "__" variables that take no
- * row the variables "skip-unless" lists for them would take.
+ * be v; it is looked at, not taken), `$` (the WITHIN window is over) and
+ * hidden "__" variables that take no row the variables "skip-unless" lists
+ * for them would take.
  *
  * Ordering: in event time a row waits in "mr-pending" (a map from its time
  * to the rows of that time, in arrival order) with an event-time timer at
@@ -67,7 +68,7 @@
 
 /* ---- the pattern -------------------------------------------------------------- */
 
-enum { PN_VAR, PN_SEQ, PN_ALT, PN_REP, PN_NOT };
+enum { PN_VAR, PN_SEQ, PN_ALT, PN_REP, PN_NOT, PN_WEND };
 
 typedef struct pnode {
     int kind;
@@ -79,7 +80,7 @@ typedef struct pnode {
     int nkids;
 } pnode;
 
-enum { OP_CHAR, OP_SPLIT, OP_JMP, OP_MATCH, OP_NOT };
+enum { OP_CHAR, OP_SPLIT, OP_JMP, OP_MATCH, OP_NOT, OP_WEND };
 
 typedef struct inst {
     int op;
@@ -92,6 +93,7 @@ struct sl_mr_pattern {
     int nvars;
     inst *prog;
     int nprog, cap;
+    int wend;                /* has `$`: it needs WITHIN */
 };
 
 typedef struct pparse {
@@ -170,6 +172,11 @@ static pnode *parse_primary(pparse *pp)
         pp->pos++;
         return n;
     }
+    if (c == '$') { /* the end of the WITHIN window (the C API's not_followed_by at the end) */
+        pp->pos++;
+        pp->p->wend = 1;
+        return pnode_new(PN_WEND, col);
+    }
     int neg = c == '!'; /* !v: the next row must not be v; it is not taken (the C API's not_next) */
     if (neg) {
         pp->pos++;
@@ -210,9 +217,11 @@ static pnode *parse_factor(pparse *pp)
     skip_ws(pp);
     int col = (int)pp->pos + 1, min, max;
     char c = pp->s[pp->pos];
-    if (prim->kind == PN_NOT && (c == '*' || c == '+' || c == '?' || c == '{')) {
+    if ((prim->kind == PN_NOT || prim->kind == PN_WEND) && (c == '*' || c == '+' || c == '?' || c == '{')) {
+        const char *msg = prim->kind == PN_NOT ? "a negated variable (!v) takes no quantifier"
+                                               : "'$' takes no quantifier";
         pnode_free(prim);
-        return perr(pp, "a negated variable (!v) takes no quantifier");
+        return perr(pp, msg);
     }
     if (c == '*') min = 0, max = -1, pp->pos++;
     else if (c == '+') min = 1, max = -1, pp->pos++;
@@ -324,7 +333,7 @@ static int nullable(const pnode *n)
 {
     switch (n->kind) {
     case PN_VAR: return 0;
-    case PN_NOT: return 1;
+    case PN_NOT: case PN_WEND: return 1;
     case PN_SEQ:
         for (int i = 0; i < n->nkids; i++)
             if (!nullable(n->kids[i])) return 0;
@@ -374,6 +383,7 @@ static int gen(sl_mr_pattern *p, const pnode *n)
     switch (n->kind) {
     case PN_VAR: return emit_inst(p, OP_CHAR, n->var, 0, 0) < 0 ? SL_ERR : SL_OK;
     case PN_NOT: return emit_inst(p, OP_NOT, n->var, 0, 0) < 0 ? SL_ERR : SL_OK;
+    case PN_WEND: return emit_inst(p, OP_WEND, 0, 0, 0) < 0 ? SL_ERR : SL_OK;
     case PN_SEQ:
         for (int i = 0; i < n->nkids; i++)
             if (gen(p, n->kids[i]) != SL_OK) return SL_ERR;
@@ -794,6 +804,11 @@ static void *mr_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
         }
     }
     pl->within = sl_plan_opt_int(pc, "within");
+    if (pl->pat->wend && pl->within <= 0) {
+        sl_seterr(err, errlen, "vertex '%s': a pattern with '$' (the end of the window) needs 'within'",
+                  pl->vid);
+        goto fail;
+    }
     pl->max_rows = sl_plan_opt_int(pc, "max-rows-per-key");
     if (pl->max_rows < 1) {
         sl_seterr(err, errlen, "vertex '%s': 'max-rows-per-key' must be positive", pl->vid);
@@ -1138,6 +1153,15 @@ static int attempt(sl_op *op, int s, int n, int64_t next_min, int *end)
                 push(st, &sp, in->y, t.pos);
                 t.pc = in->x;
                 continue;
+            }
+            if (in->op == OP_WEND) { /* only once the WITHIN window is over: by a row or by time */
+                int64_t at = t.pos < n ? st->ts[t.pos] : next_min;
+                if (at - st->ts[s] >= pl->within) {
+                    t.pc++;
+                    continue;
+                }
+                if (t.pos == n) return R_PENDING;
+                break;
             }
             /* OP_CHAR, OP_NOT: both read row t.pos */
             if (t.pos == n && !(pl->within > 0 && next_min - st->ts[s] >= pl->within))

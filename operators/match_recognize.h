@@ -9,7 +9,8 @@
  * quantifiers `*`, `+`, `?`, `{n}`, `{n,}`, `{n,m}`, `{,m}`, each greedy or,
  * followed by `?`, reluctant; and, from the C pattern API only, `!v`: the
  * next row must not be v (a look at the row, which stays for what follows;
- * no quantifier). It compiles into a small backtracking program
+ * no quantifier), and `$`: the WITHIN window is over (a row at or past its
+ * end, or the watermark past it). It compiles into a small backtracking program
  * whose order of exploration is the SQL standard's preference order: a
  * greedy quantifier tries one more iteration before leaving, a reluctant one
  * leaves first, an alternation tries its left branch first.

@@ -29,6 +29,7 @@
  *                sl_cep_not_followed_by(.., "spike")    no reading >= 89 before the cool one
  *     cool     = sl_cep_followed_by(.., "cool")         temp < 40 (the first such reading)
  *     warm     = sl_cep_next(.., "warm")                temp >= 70
+ *                sl_cep_not_followed_by(.., "hot3")     and no reading >= 80 until the window ends
  *     sl_cep_within(.., 3000)
  *
  * Readings: ids 1..N every 100 ms of event time, sensor id % 3, temperature
@@ -86,7 +87,7 @@ static bool cooling_condition(const char *name, const sl_row *row, const sl_cep_
 {
     (void)m;
     int64_t temp = row->vals[C_TEMP].v.i;
-    if (!strcmp(name, "hot") || !strcmp(name, "hot2")) return temp >= 80;
+    if (!strcmp(name, "hot") || !strcmp(name, "hot2") || !strcmp(name, "hot3")) return temp >= 80;
     if (!strcmp(name, "spike")) return temp >= 89;
     if (!strcmp(name, "cool")) return temp < 40;
     return temp >= 70; /* warm */
@@ -146,7 +147,7 @@ int sluice_job_main(sl_ds_env *env, int argc, char **argv)
     sl_ds_uid(alerts, "overheating");
     sl_cep_pattern *q = sl_cep_not_next(sl_cep_begin("hot"), "hot2");
     q = sl_cep_followed_by(sl_cep_not_followed_by(q, "spike"), "cool");
-    q = sl_cep_within(sl_cep_next(q, "warm"), 3000);
+    q = sl_cep_within(sl_cep_not_followed_by(sl_cep_next(q, "warm"), "hot3"), 3000);
     const char *zone[] = {"zone", NULL};
     sl_ds_stream *cool = sl_ds_cep(sl_ds_key_by(wm, zone), "cooling", q, "cooling",
                                    "zone BIGINT, hot_id BIGINT, cool_id BIGINT, warm_id BIGINT, "

@@ -80,6 +80,9 @@ def NOT(name):
     return ("not", name)
 
 
+WEND = ("wend",)  # the WITHIN window is over (a row at or past it, or the end of the input)
+
+
 class Match:
     """The rows seq[s..pos] and their labels, as a condition or measure sees them."""
 
@@ -131,6 +134,8 @@ def attempt(seq, s, pattern, conds, within, cuts=None):
 
     def m(node, pos, labels, k):
         kind = node[0]
+        if kind == "wend":
+            return k(pos, labels) if pos == n or seq[pos]["ts"] - seq[s]["ts"] >= within else None
         if kind in ("var", "not"):
             if within and (pos == n or seq[pos]["ts"] - seq[s]["ts"] >= within):
                 if cuts is not None and not cuts:
@@ -642,11 +647,13 @@ def test_c_pattern_job_with_a_timeout_side_output(cluster, workdir):
     conds = {"high": lambda m: m.cur("temp") >= 80, "rise": rise,
              "drop": lambda m: m.cur("temp") < 50}  # followed_by_any: any row may be skipped
     # not_next(hot2), not_followed_by(spike) then followed_by(cool): the rows skipped before
-    # cool fit neither spike nor cool
-    cooling = SEQ(V("hot"), NOT("hot2"), REP(V("__skip2"), 0, None, False), V("cool"), V("warm"))
+    # cool fit neither spike nor cool; not_followed_by(hot3) at the end: no hot row after warm
+    # until the window (3 s from hot) is over
+    cooling = SEQ(V("hot"), NOT("hot2"), REP(V("__skip2"), 0, None, False), V("cool"), V("warm"),
+                  REP(V("__skip6"), 0, None), WEND)
     cconds = {"hot": lambda m: m.cur("temp") >= 80, "hot2": lambda m: m.cur("temp") >= 80,
               "__skip2": lambda m: 40 <= m.cur("temp") < 89, "cool": lambda m: m.cur("temp") < 40,
-              "warm": lambda m: m.cur("temp") >= 70}
+              "warm": lambda m: m.cur("temp") >= 70, "__skip6": lambda m: m.cur("temp") < 80}
     # the same without the negations and with any row skipped: it must find other matches
     loose = SEQ(V("hot"), REP(V("__skip2"), 0, None, False), V("cool"), V("warm"))
     lconds = dict(cconds, __skip2=lambda m: True)

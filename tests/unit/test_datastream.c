@@ -70,12 +70,16 @@ static void test_builder_reports_the_first_mistake(void)
 static void test_cep_negations(void)
 {
     static const struct {
-        int kind; /* 0: a quantifier on not_next, 1: next after not_followed_by, 2: ends with it */
+        int kind; /* 0: a quantifier on not_next, 1: next after not_followed_by, 2: ends with it
+                   * without within, 3: a negation after an optional element */
         const char *want;
     } bad[] = {{0, "cep 'c': times of 'b': Option not applicable to NOT pattern"},
                {1, "cep 'c': 'd' follows a not_followed_by element: it must be followed_by or "
                    "followed_by_any"},
-               {2, "cep 'c': NotFollowedBy is not supported as a last part of a Pattern!"}};
+               {2, "cep 'c': NotFollowedBy is not supported without windowTime as a last part of "
+                   "a Pattern!"},
+               {3, "cep 'c': 'b': Specifying a pattern with an optional path to NOT condition is not "
+                   "supported yet."}};
     const char *keys[] = {"id", NULL};
     char err[400];
     for (size_t i = 0; i < SL_ARRAY_LEN(bad); i++) {
@@ -86,6 +90,7 @@ static void test_cep_negations(void)
         if (bad[i].kind == 0) p = sl_cep_next(sl_cep_times(sl_cep_not_next(p, "b"), 1, 3), "d");
         if (bad[i].kind == 1) p = sl_cep_next(sl_cep_not_followed_by(p, "b"), "d");
         if (bad[i].kind == 2) p = sl_cep_not_followed_by(p, "b");
+        if (bad[i].kind == 3) p = sl_cep_next(sl_cep_not_next(sl_cep_optional(sl_cep_next(p, "x")), "b"), "d");
         sl_ds_cep(sl_ds_key_by(g, keys), "c", p, "fns", "id BIGINT", NULL);
         sl_cep_pattern_free(p);
         CHECK(sl_ds_to_json(env, err, sizeof err) == NULL);
@@ -100,6 +105,7 @@ static void test_cep_negations(void)
     p = sl_cep_followed_by(sl_cep_not_followed_by(p, "c"), "d");
     p = sl_cep_followed_by_any(p, "e");
     p = sl_cep_not_next(sl_cep_followed_by(p, "f"), "g");
+    p = sl_cep_within(sl_cep_not_followed_by(p, "h"), 1000);
     sl_ds_cep(sl_ds_key_by(g, keys), "c", p, "fns", "id BIGINT", NULL);
     sl_cep_pattern_free(p);
     char *json = sl_ds_to_json(env, err, sizeof err);
@@ -112,9 +118,9 @@ static void test_cep_negations(void)
             json_t *cfg = json_object_get(v, "config");
             if (!cfg) cfg = v;
             CHECK_EQ_STR(json_string_value(json_object_get(cfg, "pattern")),
-                         "`a` !`b` __skip3*? `d` __skip4*? `e` __skip5*? `f` !`g`");
+                         "`a` !`b` __skip3*? `d` __skip4*? `e` __skip5*? `f` !`g` __skip8* $");
             char *u = json_dumps(json_object_get(cfg, "skip-unless"), JSON_COMPACT);
-            CHECK_EQ_STR(u, "[[\"__skip3\",\"c\",\"d\"],[\"__skip5\",\"f\"]]");
+            CHECK_EQ_STR(u, "[[\"__skip3\",\"c\",\"d\"],[\"__skip5\",\"f\"],[\"__skip8\",\"h\"]]");
             free(u);
         }
         json_decref(j);

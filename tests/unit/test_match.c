@@ -37,7 +37,7 @@ static void test_pattern_compiler(void)
 {
     static const char *const ok[] = {"A", "A B C", "A B+ C", "A B*? C", "(A | B){2,3} C",
                                      "A{2} B? C", "A B{,2}? C", "A (B C)+ D", "A B{3,}? C",
-                                     "A B{2}", "A B+?", "A !B C", "A !B", "A !`b c` D"};
+                                     "A B{2}", "A B+?", "A !B C", "A !B", "A !`b c` D", "A __s* $"};
     for (size_t i = 0; i < SL_ARRAY_LEN(ok); i++) {
         char err[256] = "";
         sl_mr_pattern *p = sl_mr_pattern_compile(ok[i], err, sizeof err);
@@ -61,6 +61,7 @@ static void test_pattern_compiler(void)
         {"A !B+ C", "a negated variable (!v) takes no quantifier"},
         {"A !(B) C", "expected a pattern variable after '!'"},
         {"!B", "the pattern must not match an empty sequence of rows"},
+        {"A $*", "'$' takes no quantifier"},
     };
     for (size_t i = 0; i < SL_ARRAY_LEN(bad); i++) {
         char err[256] = "";
