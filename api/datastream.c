@@ -593,12 +593,32 @@ static sl_cep_pattern *cep_add(sl_cep_pattern *p, const char *name, int kind)
     return p;
 }
 
-sl_cep_pattern *sl_cep_begin(const char *name) { return cep_add(sl_calloc(1, sizeof(sl_cep_pattern)), name, CEP_NEXT); }
+sl_cep_pattern *sl_cep_begin(const char *name)
+{
+    return cep_add(sl_calloc(1, sizeof(sl_cep_pattern)), name, CEP_NEXT);
+}
+
 sl_cep_pattern *sl_cep_next(sl_cep_pattern *p, const char *name) { return cep_add(p, name, CEP_NEXT); }
-sl_cep_pattern *sl_cep_followed_by(sl_cep_pattern *p, const char *name) { return cep_add(p, name, CEP_FOLLOWED_BY); }
-sl_cep_pattern *sl_cep_followed_by_any(sl_cep_pattern *p, const char *name) { return cep_add(p, name, CEP_FOLLOWED_BY_ANY); }
-sl_cep_pattern *sl_cep_not_next(sl_cep_pattern *p, const char *name) { return cep_add(p, name, CEP_NOT_NEXT); }
-sl_cep_pattern *sl_cep_not_followed_by(sl_cep_pattern *p, const char *name) { return cep_add(p, name, CEP_NOT_FOLLOWED_BY); }
+
+sl_cep_pattern *sl_cep_followed_by(sl_cep_pattern *p, const char *name)
+{
+    return cep_add(p, name, CEP_FOLLOWED_BY);
+}
+
+sl_cep_pattern *sl_cep_followed_by_any(sl_cep_pattern *p, const char *name)
+{
+    return cep_add(p, name, CEP_FOLLOWED_BY_ANY);
+}
+
+sl_cep_pattern *sl_cep_not_next(sl_cep_pattern *p, const char *name)
+{
+    return cep_add(p, name, CEP_NOT_NEXT);
+}
+
+sl_cep_pattern *sl_cep_not_followed_by(sl_cep_pattern *p, const char *name)
+{
+    return cep_add(p, name, CEP_NOT_FOLLOWED_BY);
+}
 
 /* The element a quantifier applies to, or NULL (noted in p->err) when it is
  * a negative one. */
@@ -608,7 +628,8 @@ static cep_elem *cep_last(sl_cep_pattern *p, const char *what)
     cep_elem *e = &p->e[p->n - 1];
     if (e->kind == CEP_NOT_NEXT || e->kind == CEP_NOT_FOLLOWED_BY) {
         if (!p->err[0])
-            snprintf(p->err, sizeof p->err, "%s of '%s': Option not applicable to NOT pattern", what, e->name);
+            snprintf(p->err, sizeof p->err, "%s of '%s': Option not applicable to NOT pattern", what,
+                     e->name);
         return NULL;
     }
     return e;

@@ -90,7 +90,8 @@ static void test_cep_negations(void)
         if (bad[i].kind == 0) p = sl_cep_next(sl_cep_times(sl_cep_not_next(p, "b"), 1, 3), "d");
         if (bad[i].kind == 1) p = sl_cep_next(sl_cep_not_followed_by(p, "b"), "d");
         if (bad[i].kind == 2) p = sl_cep_not_followed_by(p, "b");
-        if (bad[i].kind == 3) p = sl_cep_next(sl_cep_not_next(sl_cep_optional(sl_cep_next(p, "x")), "b"), "d");
+        if (bad[i].kind == 3)
+            p = sl_cep_next(sl_cep_not_next(sl_cep_optional(sl_cep_next(p, "x")), "b"), "d");
         sl_ds_cep(sl_ds_key_by(g, keys), "c", p, "fns", "id BIGINT", NULL);
         sl_cep_pattern_free(p);
         CHECK(sl_ds_to_json(env, err, sizeof err) == NULL);
