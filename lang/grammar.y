@@ -675,9 +675,9 @@ fromitem(A) ::= LP(P) query(Q) RP MATCH_RECOGNIZE(T) LP mr_body(B) RP alias_opt(
     A = B; A->line = T.line; A->col = T.col; A->s2 = AL ? AL->s : NULL;
     sql_node *f = MK(ctx, SQL_FROM_QUERY, P); ADD(ctx, f, Q); A->kids[0] = f;
 }
-mr_body(A) ::= mr_part(P) ORDER BY orderlist(O) mr_measures(M) mr_rows(R) mr_skip(S) PATTERN(PT) LP mr_pat(X) RP mr_within(W) DEFINE mr_defs(D). {
-    A = MK(ctx, SQL_FROM_MATCH, PT); ADD(ctx, A, NULL); ADD(ctx, A, P); ADD(ctx, A, O); ADD(ctx, A, M); ADD(ctx, A, R); ADD(ctx, A, S);
-    sql_node *pn = MK(ctx, SQL_IDENT, PT); pn->s = X->s; ADD(ctx, A, pn); ADD(ctx, A, W); ADD(ctx, A, D);
+mr_body(A) ::= mr_part(P) ORDER BY orderlist(O) mr_measures(M) mr_rows(R) mr_skip(K) LP mr_pat(X) RP mr_within(W) DEFINE mr_defs(D). {
+    A = NAT(ctx, SQL_FROM_MATCH, K); ADD(ctx, A, NULL); ADD(ctx, A, P); ADD(ctx, A, O); ADD(ctx, A, M); ADD(ctx, A, R); ADD(ctx, A, K->kids[0]);
+    sql_node *pn = NAT(ctx, SQL_IDENT, K); pn->s = X->s; ADD(ctx, A, pn); ADD(ctx, A, W); ADD(ctx, A, D);
 }
 mr_part(A) ::= . { A = NULL; }
 mr_part(A) ::= PARTITION BY exprlist(L). { A = L; }
@@ -689,10 +689,18 @@ mr_item(A) ::= expr(E) AS ident(X). { A = NAT(ctx, SQL_ITEM, E); A->s = X->s; AD
 mr_rows(A) ::= . { A = NULL; }
 mr_rows(A) ::= ONE(T) ident(R) PER ident(M). { A = MK(ctx, SQL_IDENT, T); A->s = UPSTR(ctx, CAT(ctx, "ONE ", CAT(ctx, CAT(ctx, R->s, " PER "), M->s))); }
 mr_rows(A) ::= ALL(T) ident(R) PER ident(M). { A = MK(ctx, SQL_IDENT, T); A->s = UPSTR(ctx, CAT(ctx, "ALL ", CAT(ctx, CAT(ctx, R->s, " PER "), M->s))); }
-mr_skip(A) ::= . { A = NULL; }
-mr_skip(A) ::= AFTER(T) ident(M) SKIP mr_skipto(X). { A = X; A->line = T.line; A->col = T.col; if (strcasecmp(M->s, "MATCH")) A->s = "?"; }
-mr_skipto(A) ::= ident(P) ident(L) ident(R). { A = NAT(ctx, SQL_IDENT, P); A->s = UPSTR(ctx, CAT(ctx, CAT(ctx, P->s, " "), CAT(ctx, CAT(ctx, L->s, " "), R->s))); }
-mr_skipto(A) ::= TO(T) ident(X) ident(V). { A = MK(ctx, SQL_IDENT, T); A->s = UPSTR(ctx, CAT(ctx, "TO ", X->s)); A->s2 = V->s; if (!strcasecmp(X->s, "NEXT") && !strcasecmp(V->s, "ROW")) { A->s = "TO NEXT ROW"; A->s2 = NULL; } }
+/* mr_skip: [AFTER MATCH SKIP ...] PATTERN, one node at PATTERN whose kid is the
+ * skip IDENT or NULL. PATTERN is in each rule so that after `SKIP TO v` it is
+ * shifted, not taken as a further identifier through its fallback to ID. */
+mr_skip(A) ::= PATTERN(PT). { A = MK(ctx, SQL_IDENT, PT); A->s = "PATTERN"; ADD(ctx, A, NULL); }
+mr_skip(A) ::= mr_after(X) PATTERN(PT). { A = MK(ctx, SQL_IDENT, PT); A->s = "PATTERN"; ADD(ctx, A, X); }
+mr_skip(A) ::= mr_after_to(X) ident(V) PATTERN(PT). { A = MK(ctx, SQL_IDENT, PT); A->s = "PATTERN"; ADD(ctx, A, X); if (strcmp(X->s, "?")) X->s = "TO LAST"; X->s2 = V->s; } /* SKIP TO v: TO LAST v */
+mr_skip(A) ::= mr_after_to(X) ident(W) ident(V) PATTERN(PT). {
+    A = MK(ctx, SQL_IDENT, PT); A->s = "PATTERN"; ADD(ctx, A, X); X->s2 = V->s;
+    if (!strcmp(X->s, "?")) {} else if (!strcasecmp(W->s, "NEXT") && !strcasecmp(V->s, "ROW")) { X->s = "TO NEXT ROW"; X->s2 = NULL; } else X->s = UPSTR(ctx, CAT(ctx, "TO ", W->s));
+}
+mr_after(A) ::= AFTER(T) ident(M) SKIP ident(P) ident(L) ident(R). { A = MK(ctx, SQL_IDENT, T); A->s = UPSTR(ctx, CAT(ctx, CAT(ctx, P->s, " "), CAT(ctx, CAT(ctx, L->s, " "), R->s))); if (strcasecmp(M->s, "MATCH")) A->s = "?"; }
+mr_after_to(A) ::= AFTER(T) ident(M) SKIP TO. { A = MK(ctx, SQL_IDENT, T); A->s = strcasecmp(M->s, "MATCH") ? "?" : "TO"; }
 %type mr_pat {sql_node *}
 mr_pat(A) ::= mr_seq(X). { A = X; }
 mr_pat(A) ::= mr_pat(L) PIPE mr_seq(R). { A = L; A->s = CAT(ctx, L->s, CAT(ctx, " | ", R->s)); }
