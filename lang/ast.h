@@ -98,7 +98,7 @@ typedef enum {
                          or NULL, [3] OFFSET or NULL */
     SQL_FROM_MATCH,   /* MATCH_RECOGNIZE: s2 alias; kids: see grammar.y */
     /* user-defined functions (sql/catalog_udf.c, sql/plan_lateral.c) */
-    SQL_CREATE_FUNCTION, /* s name; s2 identifier; flags TEMP|SYSTEM|IFNE; kids: [0] LANGUAGE
+    SQL_CREATE_FUNCTION, /* s name; s2 identifier; flags TEMP|SYSTEM|IFNE (ALTER|IFEX); kids: [0] LANGUAGE
                             IDENT or NULL, [1] USING JAR IDENT (s path) or NULL */
     SQL_DROP_FUNCTION,   /* s name; flags TEMP|SYSTEM|IFEX */
     SQL_DESCRIBE_FUNCTION, /* s name */
@@ -139,6 +139,7 @@ typedef enum {
 #define SQL_F_PLACING 524288  /* FUNC: OVERLAY(s PLACING r FROM p [FOR n]) */
 #define SQL_F_SYSTEM (1 << 22) /* CREATE / DROP TEMPORARY SYSTEM FUNCTION */
 #define SQL_F_TO (1 << 23)  /* FUNC: FLOOR(x TO unit) / CEIL(x TO unit), kids [x, IDENT unit] */
+#define SQL_F_ALTER (1 << 24) /* CREATE_FUNCTION: ALTER FUNCTION (flags IFEX, not IFNE) */
 #define SQL_F_ENFORCED (1 << 27) /* PKEY: PRIMARY KEY without NOT ENFORCED (refused) */
 #define SQL_F_CASCADE (1 << 28)  /* DROP DATABASE ... CASCADE */
 #define SQL_F_RESOLVED (1 << 29) /* FROM_TABLE / INSERT: s is the catalog's name (catalog_ddl.c) */

@@ -50,7 +50,6 @@ void sql_loc_free(sql_loc *l);
 /* ---- catalog.c ---------------------------------------------------------- */
 
 void sql_cat_table_free(sql_table *t); /* NULL is a no-op */
-int sql_cat_map_type(const char *text, sl_type *t);
 /* Build and check a table from a CREATE TABLE node's elements (kid 0, may be
  * NULL), WITH options (kid 1), PARTITIONED BY (kid 4) and COMMENT (s2),
  * named `key` in messages. Returns it (caller owns) or NULL with err. */

@@ -88,7 +88,15 @@ typedef struct item {
     char *text;       /* calc projection entry "expr AS name" */
     sl_type type;
     const sql_node *expr;
+    const sl_dtype *dt; /* the full type when it is not the basic one of `type` (a column
+                         * passed through), else NULL */
 } item;
+
+/* An item's full type. */
+static inline const sl_dtype *item_dt(const item *it)
+{
+    return it->dt ? it->dt : sl_dtype_basic(it->type);
+}
 
 void rel_free(rel *r);
 void rel_copy(rel *dst, const rel *src);
@@ -101,6 +109,8 @@ void add_edge(plan *p, const char *from, const char *to, const char *strategy, j
               int input);
 int plan_err(plan *p, const sql_node *at, const char *fmt, ...) SL_PRINTF(3, 4);
 int check_cols(plan *p, const sql_node *e, const rel *r);
+int type_expr_dt(plan *p, const sql_node *e, const sl_schema *sch, sl_type *t,
+                 const sl_dtype **dt);
 int type_expr(plan *p, const sql_node *e, const sl_schema *sch, sl_type *t);
 int emit_calc(plan *p, rel *in, item *items, int n, const sql_node *filter, const char *base);
 void items_free(item *it, int n);
@@ -136,6 +146,17 @@ void sql_plan_joins_free(plan *p);
 int sql_plan_window_tvf(plan *p, const sql_node *f, rel *out);
 
 int sqlp_ttl_set(const plan *p);  /* table.exec.state.ttl is set and not 0 */
+
+/* plan_groupwin.c: a SELECT grouped by a group window -- GROUP BY
+ * TUMBLE(ts, size) / HOP(ts, slide, size) / SESSION(ts, gap) with
+ * TUMBLE_START etc. -- rewritten into its window TVF aggregation; its FROM
+ * item planned (and cached for the aggregation). *out is sel itself when it
+ * has none; an auxiliary or window call without a window in GROUP BY is an
+ * error. */
+int sql_groupwin_rewrite(plan *p, const sql_node *sel, const sql_node **out);
+/* A HOP window TVF aggregation (not a group window's) whose size is no
+ * multiple of its slide: Flink's refusal. */
+int sql_tvf_hop_check(plan *p, const sql_node *tvf);
 
 /* plan_lateral.c: FROM l, LATERAL TABLE(f(x)) [AS t(a, b)] (also CROSS JOIN
  * LATERAL, [LEFT] JOIN LATERAL ... ON TRUE): a correlate vertex calling the

@@ -440,7 +440,7 @@ static void joined_schema(const sl_schema *l, const sl_schema *r, sl_schema *out
     for (int i = 0; i < r->n; i++) {
         const char *name = r->fields[i].name;
         if (sl_schema_find(out, name) < 0) {
-            sl_schema_add(out, name, r->fields[i].type);
+            sl_schema_add_dt(out, name, r->fields[i].dt);
             continue;
         }
         char alt[300];
@@ -448,7 +448,7 @@ static void joined_schema(const sl_schema *l, const sl_schema *r, sl_schema *out
             snprintf(alt, sizeof alt, "%s%d", name, k);
             if (sl_schema_find(out, alt) < 0) break;
         }
-        sl_schema_add(out, alt, r->fields[i].type);
+        sl_schema_add_dt(out, alt, r->fields[i].dt);
     }
 }
 
@@ -898,6 +898,7 @@ static int lookup_keys(plan *p, jplan *j, const lkey *keys, int nkeys, int nleft
                 its[c].name = sl_strdup(l->sch.fields[c].name);
                 its[c].text = sql_quote_ident(l->sch.fields[c].name);
                 its[c].type = l->sch.fields[c].type;
+                its[c].dt = l->sch.fields[c].dt;
             }
             nits = nleft;
         }
@@ -970,7 +971,7 @@ static int plan_lookup(plan *p, const sql_node *f, const sql_node *rnode, const 
         if (t->cols[i].expr || t->cols[i].meta)
             return PERR(rnode, "lookup table '%s': column '%s' is computed; a lookup join reads "
                         "a table's physical columns only", t->name, t->cols[i].name);
-        sl_schema_add(&r->sch, t->cols[i].name, t->cols[i].type);
+        sl_schema_add_dt(&r->sch, t->cols[i].name, sql_col_dt(&t->cols[i]));
     }
     r->alias = sl_strdup(rnode->s2 ? rnode->s2 : rnode->s);
     r->ident = sl_strdup(t->name);

@@ -121,6 +121,10 @@ struct tm_task {
     int subtask;
     pthread_t thread;
     int started;
+    int joined;                 /* network thread: its thread ended and was joined */
+    int final_seen;             /* network thread: its final state (with its last
+                                   figures) went to the JobManager; the deployment
+                                   is not freed before, or the report finds no task */
     tm_gate gate;
     int ngate_chan;             /* input channels */
     int *chan_input;            /* per gate channel: which input edge of the head */
@@ -369,5 +373,9 @@ void tm_collect_out_free(tm_collect_out *o);    /* one batch; NULL: no-op */
 /* reporter.c (network thread): hand this heartbeat's figures, with Flink's
  * names and labels, to the Prometheus reporter. */
 void tm_prom_publish(tm_net *n, const Sluice__Heartbeat *hb);
+
+/* Register the embedded-Python host of LANGUAGE PYTHON functions (pyhost.c);
+ * the interpreter itself starts with the first such function. */
+void tm_python_register(void);
 
 #endif

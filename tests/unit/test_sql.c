@@ -484,9 +484,12 @@ static void test_create_table_validation(void)
     CHECK_EQ_STR(run(s, "CREATE TABLE c (id INT) WITH ('connector' = 'filesystem', 'path' = '/x');"),
                  "ERR: line 1, column 25: table 'c': connector 'filesystem' needs 'format' = "
                  "'json' or 'csv'");
-    CHECK_EQ_STR(run(s, "CREATE TABLE c (id DATE) WITH ('connector' = 'print');"),
-                 "ERR: line 1, column 17: column 'id': type DATE is not supported (BOOLEAN, INT, "
-                 "BIGINT, DOUBLE, STRING, BYTES, TIMESTAMP(3) and their synonyms are)");
+    CHECK_EQ_STR(run(s, "CREATE TABLE c (id VARIANT) WITH ('connector' = 'print');"),
+                 "ERR: line 1, column 17: column 'id': data type 'VARIANT': at position 1: "
+                 "unknown data type VARIANT");
+    CHECK_EQ_STR(run(s, "CREATE TABLE c (id DECIMAL(40, 2)) WITH ('connector' = 'print');"),
+                 "ERR: line 1, column 17: column 'id': data type 'DECIMAL(40, 2)': at position "
+                 "9: DECIMAL precision must be between 1 and 38");
     CHECK_EQ_STR(run(s, "CREATE TABLE c (id INT, WATERMARK FOR id AS id) WITH ('connector' = 'print');"),
                  "ERR: line 1, column 25: WATERMARK FOR 'id': the column must be a TIMESTAMP(3) "
                  "(it is INT)");
@@ -626,10 +629,20 @@ static void test_plan_proctime_window(void)
     CHECK(cfg_str(w, "time-column") == NULL);
     CHECK(vertex(j, "watermark", 0) == NULL);
     json_decref(j);
+    j = job_of("INSERT INTO out3 SELECT window_start, window_end, COUNT(*) FROM TABLE("
+               "SESSION(TABLE seq, DESCRIPTOR(pt), INTERVAL '1' SECOND)) GROUP BY "
+               "window_start, window_end;", err, sizeof err);
+    if (!j) fprintf(stderr, "%s\n", err);
+    CHECK(j != NULL);
+    w = vertex(j, "window", 0);
+    CHECK_EQ_STR(cfg_str(w, "time"), "processing");
+    CHECK_EQ_STR(cfg_str(w, "window"), "SESSION(INTERVAL '1' SECOND)");
+    json_decref(j);
     CHECK(job_of("INSERT INTO out3 SELECT window_start, window_end, COUNT(*) FROM TABLE("
-                 "SESSION(TABLE seq, DESCRIPTOR(pt), INTERVAL '1' SECOND)) GROUP BY "
-                 "window_start, window_end;", err, sizeof err) == NULL);
-    CHECK_EQ_STR(err, "line 1, column 71: processing-time windows can be TUMBLE or HOP only");
+                 "CUMULATE(TABLE seq, DESCRIPTOR(pt), INTERVAL '1' SECOND, INTERVAL '2' SECOND)) "
+                 "GROUP BY window_start, window_end;", err, sizeof err) == NULL);
+    CHECK_EQ_STR(err, "line 1, column 71: processing-time windows can be TUMBLE, HOP or SESSION "
+                      "only");
 }
 
 static void test_plan_group_by_changelog(void)
