@@ -13,24 +13,25 @@
 import { h, setText, setAttr, syncKeyed, show } from '../dom.js';
 import { api, seg } from '../api.js';
 import { fmtTime, fmtDuration, DASH } from '../format.js';
-import { errorBox } from '../widgets.js';
+import { errorBox, panel } from '../widgets.js';
 
 export function createRescalesTab(jid) {
   const rows = h('tbody', { id: 'rescale-vertices' });
   const btn = h('button', { id: 'btn-rescale', class: 'btn', type: 'button' }, 'Rescale');
   const status = h('span', { id: 'rescale-status', class: 'op-text' });
   const errors = errorBox();
-  const form = h('div', { class: 'panel rescale-form' },
-    h('table', { class: 'table' }, h('thead', null, h('tr', null,
-      h('th', null, 'Vertex'), h('th', null, 'Parallelism'), h('th', null, 'New parallelism'))), rows),
+  const form = panel('Parallelism');
+  form.body.append(
+    h('table', { class: 'grid' }, h('thead', null, h('tr', null,
+      h('th', null, 'Vertex'), h('th', { class: 'num' }, 'Parallelism'), h('th', null, 'New parallelism'))), rows),
     h('div', { class: 'job-actions' }, btn, status), errors.el);
   const hist = h('tbody', { id: 'rescale-history' });
   const empty = h('p', { class: 'empty' }, 'The job has not been rescaled.');
-  const el = h('div', { class: 'tab-rescales' }, form,
-    h('h2', null, 'History'),
-    h('table', { class: 'table' }, h('thead', null, h('tr', null,
-      h('th', null, 'Started'), h('th', null, 'Outcome'), h('th', null, 'Parallelism'),
-      h('th', null, 'Duration'))), hist), empty);
+  const history = panel('Rescale history');
+  history.body.append(h('table', { class: 'grid' }, h('thead', null, h('tr', null,
+    h('th', null, 'Started'), h('th', null, 'Outcome'), h('th', null, 'Parallelism'),
+    h('th', { class: 'num' }, 'Duration'))), hist), empty);
+  const el = h('div', { class: 'tab-rescales' }, form.el, history.el);
   let live = false;
 
   btn.addEventListener('click', async () => {
@@ -58,7 +59,7 @@ export function createRescalesTab(jid) {
     async refresh(job) {
       const vs = (job && Array.isArray(job.vertices)) ? job.vertices : [];
       live = job && job.state === 'RUNNING';
-      show(form, live);
+      show(form.el, live);
       syncKeyed(rows, vs, (v) => v.id, createVertexRow, updateVertexRow);
       const data = await api.get(`jobs/${seg(jid)}/rescales/history`);
       const entries = Array.isArray(data) ? data : [];
