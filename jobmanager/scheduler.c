@@ -798,7 +798,7 @@ static int place(jm *j, jm_job *job)
     if (have < need) {
         char reason[128];
         snprintf(reason, sizeof reason, "%swaiting for %d slot%s, %d free",
-                 job->rescaling ? "rescaled: " : "", need, need == 1 ? "" : "s", have);
+                 job->rescaling ? "rescaling: " : "", need, need == 1 ? "" : "s", have);
         if (!job->state_reason || strcmp(job->state_reason, reason)) {
             sl_info(TAG, "Job %s (%s) is %s.", job->g->name, job->id, reason);
             set_reason(job, reason);

@@ -193,3 +193,57 @@ def test_rescale_2_4_1_exactly_once(make_cluster, workdir, flink_home):  # noqa:
         f"GET\t{url}/resource-requirements\torg.apache.flink.runtime.rest.messages.job."
         "JobResourceRequirementsBody\n"])
     assert all(x.startswith("OK") for x in res), res
+
+
+def test_rescale_waits_for_slots_and_says_so(make_cluster, workdir):
+    """With lowerBound 1 a rescale takes the slots there are (2 of the 3 asked
+    for); `sluice rescale -p 3` asks for exactly 3, so the job waits, saying so in
+    its state-reason and in the CLI's output, until a TaskManager brings a slot."""
+    import subprocess
+    from conftest import BIN
+    c = make_cluster()
+    c.add_tm(slots=2)
+    job = {"name": "endless", "parallelism": 1, "vertices": [
+        {"id": "g", "type": "datagen", "schema": [{"name": "x", "type": "BIGINT"}],
+         "config": {"rows-per-second": "100"}},
+        {"id": "s", "type": "blackhole"}], "edges": [{"from": "g", "to": "s", "strategy": "rebalance"}]}
+    jid = c.submit(job)
+    c.wait_state(jid, "RUNNING")
+    wait_for(lambda: all(v["status"] == "RUNNING" for v in c.job(jid)["vertices"]), what="tasks")
+    body = {v["id"]: {"parallelism": {"lowerBound": 1, "upperBound": 3}} for v in c.job(jid)["vertices"]}
+    assert put(c, jid, body) == (200, {})
+    h = wait_rescaled(c, jid, 1)[0]
+    assert h["terminalState"] == "COMPLETED"
+    assert {(v["desiredParallelism"], v["sufficientParallelism"], v["preRescaleParallelism"],
+             v["postRescaleParallelism"]) for v in h["vertices"].values()} == {(3, 1, 1, 2)}
+    assert [v["parallelism"] for v in c.job(jid)["vertices"]] == [2, 2]
+    assert c.get(f"/jobs/{jid}/resource-requirements") == body
+    wait_for(lambda: all(v["status"] == "RUNNING" for v in c.job(jid)["vertices"]), what="tasks")
+
+    cli = subprocess.Popen([os.path.join(BIN, "sluice"), "-m", f"127.0.0.1:{c.rest_port}", "rescale",
+                            "--vertex", "g=3", "--vertex", "s=3", jid],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        reason = "rescaling: waiting for 3 slots, 2 free"
+        wait_for(lambda: c.get(f"/sluice/jobs/{jid}")["state-reason"] == reason, what="the reason")
+        assert c.job(jid)["state"] == "CREATED" and c.job(jid)["jid"] == jid
+        assert c.get(f"/jobs/{jid}/rescales/history")[0]["terminalState"] is None
+        assert c.get(f"/jobs/{jid}/rescales/overview")["rescalesCounts"]["inProgress"] == 1
+        c.add_tm(slots=2)
+        out, err = cli.communicate(timeout=60)
+    finally:
+        cli.kill()
+    assert cli.returncode == 0, out + err
+    h = c.get(f"/jobs/{jid}/rescales/history")[0]
+    assert out == (f"Rescaling job {jid}.\nJob {jid} is {reason}.\n"
+                   f"Job {jid} is rescaled (rescale {h['rescaleUuid']}):\n  g: 2 -> 3\n  s: 2 -> 3\n"), out
+    assert [s["state"] for s in h["schedulerStates"]] == ["StopWithSavepoint", "WaitingForResources",
+                                                          "Executing"]
+    assert c.job(jid)["state"] == "RUNNING" and [v["parallelism"] for v in c.job(jid)["vertices"]] == [3, 3]
+    # the CLI's own refusals
+    r = c.cli("rescale", "--vertex", "nope=2", jid)
+    assert r.returncode == 1 and f"job {jid} has no vertex 'nope'" in r.stderr, r.stderr
+    r = c.cli("rescale", "-p", "0", jid)
+    assert r.returncode == 2 and "-p needs a parallelism (1 to 32768)" in r.stderr, r.stderr
+    r = c.cli("rescale", "-p", "200", jid)
+    assert r.returncode == 1 and "upperBound 200 is above the job's maxParallelism 128" in r.stderr
