@@ -576,11 +576,12 @@ int jm_job_rescale(jm *j, jm_job *job, const int *lower, const int *upper, jm_re
                   job->id);
         return 409;
     }
-    if (job->results) {
-        sl_seterr(err, errlen, "job %s sends a query's rows to a client (a collect sink): it cannot "
-                  "be rescaled", job->id);
-        return 400;
-    }
+    for (int i = 0; i < job->g->nv; i++)
+        if (job->g->v[i].def->flags & SL_OPF_COLLECT) {
+            sl_seterr(err, errlen, "job %s sends a query's rows to a client (collect sink '%s'): it "
+                      "cannot be rescaled", job->id, job->g->v[i].id);
+            return 400;
+        }
     int change = 0;
     for (int c = 0; c < job->g->nchains; c++) change |= upper[c] != job->g->chains[c].parallelism;
     /* the job must be able to run at both ends of the bounds */

@@ -247,3 +247,19 @@ def test_rescale_waits_for_slots_and_says_so(make_cluster, workdir):
     assert r.returncode == 2 and "-p needs a parallelism (1 to 32768)" in r.stderr, r.stderr
     r = c.cli("rescale", "-p", "200", jid)
     assert r.returncode == 1 and "upperBound 200 is above the job's maxParallelism 128" in r.stderr
+    # a query whose rows go to a client cannot be rescaled
+    sel = c.submit({"name": "select", "parallelism": 1, "vertices": [
+        {"id": "g", "type": "datagen", "schema": [{"name": "x", "type": "BIGINT"}],
+         "config": {"rows-per-second": "10"}},
+        {"id": "rows", "type": "collect"}], "edges": [{"from": "g", "to": "rows"}]})
+    c.wait_state(sel, "RUNNING")
+    wait_for(lambda: all(v["status"] == "RUNNING" for v in c.job(sel)["vertices"]), what="tasks")
+    status, answer = put(c, sel, requirements(c, sel, 1))
+    assert status == 400 and answer["errors"] == [
+        f"job {sel} sends a query's rows to a client (collect sink 'rows'): it cannot be rescaled"]
+    # and a job that is not running is refused with 409
+    c.request("PATCH", f"/jobs/{sel}?mode=cancel")
+    c.wait_state(sel, "CANCELED")
+    status, answer = put(c, sel, requirements(c, sel, 1))
+    assert status == 409 and answer["errors"] == [
+        f"job {sel} is CANCELED: only a RUNNING job can be rescaled"], answer
