@@ -666,6 +666,11 @@ static void rescale_restart(jm *j, jm_job *job)
     free(job->restore_point);
     job->restore_point = sl_strdup(rs->sp_dir);
     job->restore_point_id = rs->sp_id;
+    job->cp_counter = SL_MAX(job->cp_counter, rs->sp_id);
+    if (ng && jm_ha_job_rescaled(j, job, err, sizeof err) != SL_OK)
+        /* a JobManager taking over would run it at the old parallelism, from
+         * the same savepoint (ZooKeeper has it as the latest checkpoint) */
+        sl_warn(TAG, "Job %s: the rescaled graph is not persisted: %s", job->id, err);
     for (int c = 0; c < job->g->nchains; c++) rs->post[c] = job->g->chains[c].parallelism;
     rs->post_slots = job->nslots;
     jm_job_set_state(job, JOB_RESTARTING);
