@@ -17,7 +17,8 @@ import os
 import re
 
 from conftest import wait_for
-from test_checkpoints import agg_job, apply_changelog, committed_files, expected_agg, raw_ids
+from test_checkpoints import (agg_job, apply_changelog, committed_files, expected_agg, raw_ids,
+                              vertex_records_out)
 from test_flink_cli import flink_home, run_harness  # noqa: F401 (fixture)
 from test_savepoints import exactly_once, new_files, wait_progress
 
@@ -140,7 +141,8 @@ def test_rescale_2_4_1_exactly_once(make_cluster, workdir, flink_home):  # noqa:
     assert cps["latest"]["restored"]["is_savepoint"] is True
 
     # ---- 4 -> 1 through `sluice rescale` ---------------------------------------
-    wait_progress(c, jid, 4000)
+    base = vertex_records_out(c, jid, "gen")
+    wait_for(lambda: vertex_records_out(c, jid, "gen") >= base + 4000, what="rows at parallelism 4")
     r = c.cli("rescale", "-p", "1", jid, timeout=90)
     assert r.returncode == 0, r.stdout + r.stderr
     hist = c.get(f"/jobs/{jid}/rescales/history")
@@ -200,6 +202,7 @@ def test_rescale_waits_for_slots_and_says_so(make_cluster, workdir):
     for); `sluice rescale -p 3` asks for exactly 3, so the job waits, saying so in
     its state-reason and in the CLI's output, until a TaskManager brings a slot."""
     import subprocess
+    import threading
     from conftest import BIN
     c = make_cluster()
     c.add_tm(slots=2)
@@ -223,15 +226,22 @@ def test_rescale_waits_for_slots_and_says_so(make_cluster, workdir):
     cli = subprocess.Popen([os.path.join(BIN, "sluice"), "-m", f"127.0.0.1:{c.rest_port}", "rescale",
                             "--vertex", "g=3", "--vertex", "s=3", jid],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    watchdog = threading.Timer(60, cli.kill)  # a hung CLI fails the test, never hangs it
+    watchdog.start()
     try:
         reason = "rescaling: waiting for 3 slots, 2 free"
-        wait_for(lambda: c.get(f"/sluice/jobs/{jid}")["state-reason"] == reason, what="the reason")
+        # the CLI says why it waits (its second line) before a slot comes
+        first = cli.stdout.readline() + cli.stdout.readline()
+        assert first == f"Rescaling job {jid}.\nJob {jid} is {reason}.\n", first
+        assert c.get(f"/sluice/jobs/{jid}")["state-reason"] == reason
         assert c.job(jid)["state"] == "CREATED" and c.job(jid)["jid"] == jid
         assert c.get(f"/jobs/{jid}/rescales/history")[0]["terminalState"] is None
         assert c.get(f"/jobs/{jid}/rescales/overview")["rescalesCounts"]["inProgress"] == 1
         c.add_tm(slots=2)
         out, err = cli.communicate(timeout=60)
+        out = first + out
     finally:
+        watchdog.cancel()
         cli.kill()
     assert cli.returncode == 0, out + err
     h = c.get(f"/jobs/{jid}/rescales/history")[0]
