@@ -273,3 +273,16 @@ def test_rescale_waits_for_slots_and_says_so(make_cluster, workdir):
     status, answer = put(c, sel, requirements(c, sel, 1))
     assert status == 409 and answer["errors"] == [
         f"job {sel} is CANCELED: only a RUNNING job can be rescaled"], answer
+    # cancelled while it waits for slots: the rescale ends FAILED, JOB_CANCELED
+    assert put(c, jid, requirements(c, jid, 8)) == (200, {})
+    wait_for(lambda: c.get(f"/sluice/jobs/{jid}")["state-reason"] == "rescaling: waiting for 8 slots, 4 free",
+             what="the wait for 8 slots")
+    c.request("PATCH", f"/jobs/{jid}?mode=cancel")
+    c.wait_state(jid, "CANCELED")
+    h = c.get(f"/jobs/{jid}/rescales/history")[0]
+    assert (h["terminalState"], h["terminatedReason"]) == ("FAILED", "JOB_CANCELED"), h
+    assert [(s["state"], s["stringifiedException"]) for s in h["schedulerStates"]] == \
+        [("StopWithSavepoint", None), ("WaitingForResources", "the job was cancelled")]
+    assert c.get(f"/jobs/{jid}/rescales/overview")["rescalesCounts"] == \
+        {"ignored": 0, "inProgress": 0, "completed": 2, "failed": 1}
+    assert c.get(f"/jobs/{jid}/rescales/overview")["latest"]["failed"]["rescaleUuid"] == h["rescaleUuid"]
