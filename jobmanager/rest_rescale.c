@@ -14,7 +14,7 @@
 #include "jm.h"
 #include "rest_int.h"
 
-/* Sluice has one slot-sharing group per job: its id, derived from the job's */
+/* Sluice has one slot-sharing group per job */
 #define SSG_NAME "default"
 
 static const char *status_name(jm_rescale_status s)
@@ -29,8 +29,7 @@ static json_t *ms_or_null(int64_t v) { return v > 0 ? json_integer(v) : json_nul
 /* Flink's JobRescaleDetails of one rescale. */
 static json_t *rescale_json(const jm_job *job, const jm_rescale *rs)
 {
-    char ssg[33];
-    snprintf(ssg, sizeof ssg, "%.24s%08x", job->id, 0u); /* stable per job */
+    const char *ssg = job->id; /* as /jobs/:id's vertices: one group per job, named by it */
     json_t *vs = json_object();
     int desired = 0, minimal = 0;
     for (int c = 0; c < rs->nchains && c < job->g->nchains; c++) {

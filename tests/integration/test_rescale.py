@@ -176,6 +176,8 @@ def test_rescale_2_4_1_exactly_once(make_cluster, workdir, flink_home):  # noqa:
         assert {(v["preRescaleParallelism"], v["postRescaleParallelism"]) for v in
                 h["vertices"].values()} == {(pre, post)}
         assert h["endTimestampInMillis"] >= h["startTimestampInMillis"]
+    assert [(h["slots"][jid]["preRescaleSlots"], h["slots"][jid]["postRescaleSlots"]) for h in hist] == \
+        [(4, 1), (2, 4), (2, 2)]  # one slot-sharing group, named by the job
     assert [s["state"] for s in hist[1]["schedulerStates"]] == \
         ["StopWithSavepoint", "WaitingForResources", "Executing"]
     ov = c.get(f"/jobs/{jid}/rescales/overview")
