@@ -94,7 +94,9 @@ typedef enum {
     SQL_DROP_FUNCTION,   /* s name; flags TEMP|SYSTEM|IFEX */
     SQL_DESCRIBE_FUNCTION, /* s name */
     SQL_JAR,             /* s "ADD" | "REMOVE"; s2 path */
-    SQL_FROM_LATERAL     /* s2 alias; kids: [0] the call (FUNC), [1] LIST of column IDENTs or NULL */
+    SQL_FROM_LATERAL,    /* s2 alias; kids: [0] the call (FUNC), [1] LIST of column IDENTs or NULL */
+    SQL_SUBQUERY         /* an expression over a query (sql/plan_subquery.c): s "IN" | "EXISTS" |
+                            "SCALAR"; flags NOT; kids: [0] the operand of IN or NULL, [1] query */
 } sql_kind;
 
 /* flags */

@@ -743,6 +743,11 @@ expr(A) ::= expr(X) IS(T) UNKNOWN. { A = OPAT(NAT(ctx, SQL_IS, X), T); A->s = "U
 expr(A) ::= expr(X) IS(T) NOT UNKNOWN. { A = OPAT(NAT(ctx, SQL_IS, X), T); A->s = "UNKNOWN"; A->flags = SQL_F_NOT; ADD(ctx, A, X); }
 expr(A) ::= expr(X) IN(T) LP exprlist(L) RP. { A = OPAT(NAT(ctx, SQL_IN, X), T); ADD(ctx, A, X); ADD(ctx, A, L); }
 expr(A) ::= expr(X) NOT IN(T) LP exprlist(L) RP. [IN] { A = OPAT(NAT(ctx, SQL_IN, X), T); A->flags = SQL_F_NOT; ADD(ctx, A, X); ADD(ctx, A, L); }
+/* subqueries (sql/plan_subquery.c): x [NOT] IN (query), [NOT] EXISTS (query), (query) */
+expr(A) ::= expr(X) IN(T) LP query(Q) RP. { A = OPAT(NAT(ctx, SQL_SUBQUERY, X), T); A->s = "IN"; ADD(ctx, A, X); ADD(ctx, A, Q); }
+expr(A) ::= expr(X) NOT IN(T) LP query(Q) RP. [IN] { A = OPAT(NAT(ctx, SQL_SUBQUERY, X), T); A->s = "IN"; A->flags = SQL_F_NOT; ADD(ctx, A, X); ADD(ctx, A, Q); }
+expr(A) ::= EXISTS(T) LP query(Q) RP. { A = MK(ctx, SQL_SUBQUERY, T); A->s = "EXISTS"; ADD(ctx, A, NULL); ADD(ctx, A, Q); }
+expr(A) ::= LP(T) query(Q) RP. [COMMA] { A = MK(ctx, SQL_SUBQUERY, T); A->s = "SCALAR"; ADD(ctx, A, NULL); ADD(ctx, A, Q); }
 expr(A) ::= expr(X) LIKE(T) expr(P). { A = OPAT(NAT(ctx, SQL_LIKE, X), T); ADD(ctx, A, X); ADD(ctx, A, P); }
 expr(A) ::= expr(X) NOT LIKE(T) expr(P). [LIKE] { A = OPAT(NAT(ctx, SQL_LIKE, X), T); A->flags = SQL_F_NOT; ADD(ctx, A, X); ADD(ctx, A, P); }
 expr(A) ::= expr(X) LIKE(T) expr(P) ESCAPE expr(E). [LIKE] { A = OPAT(NAT(ctx, SQL_LIKE, X), T); ADD(ctx, A, X); ADD(ctx, A, P); ADD(ctx, A, E); }

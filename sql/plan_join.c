@@ -324,6 +324,7 @@ static int time_bound(plan *p, jplan *j, const sql_node *a, const char *op, cons
 
 static int conjunct(plan *p, jplan *j, const sql_node *e)
 {
+    if (e->kind == SQL_BOOL && (e->flags & SQL_F_TRUE)) return SL_OK; /* ON TRUE: nothing */
     if (e->kind == SQL_BINOP && !strcasecmp(e->s, "AND")) {
         if (conjunct(p, j, e->kids[0]) != SL_OK) return SL_ERR;
         return conjunct(p, j, e->kids[1]);
@@ -572,6 +573,30 @@ sql_join_map *sqlp_lateral_map(const rel *l, const char *alias, const sl_schema 
     return m;
 }
 
+/* A join the subquery rewrite made with SQL_F_ALL (plan_subquery.c) meets
+ * every row of one side with the single row of the other: each side gets a
+ * constant column, the join's key. */
+static int const_key(plan *p, rel *r, const sql_node *at)
+{
+    int n = r->sch.n;
+    item *its = sl_calloc((size_t)n + 1, sizeof *its);
+    int rc = SL_OK;
+    for (int i = 0; rc == SL_OK && i < n; i++) {
+        sql_node *c = sql_node_new(p->arena, SQL_COL, at->line, at->col);
+        c->s = sql_arena_strndup(p->arena, r->sch.fields[i].name, strlen(r->sch.fields[i].name));
+        c->flags = SQL_F_QUOTED;
+        rc = make_item(p, &its[i], c, r->sch.fields[i].name, &r->sch);
+    }
+    sql_node *zero = sql_node_new(p->arena, SQL_NUM, at->line, at->col);
+    zero->s = "0";
+    char name[32];
+    snprintf(name, sizeof name, "__one%d", n);
+    if (rc == SL_OK) rc = make_item(p, &its[n], zero, name, &r->sch);
+    if (rc == SL_OK) rc = emit_calc(p, r, its, n + 1, NULL, "join-constant");
+    items_free(its, n + 1);
+    return rc;
+}
+
 int sql_plan_join(plan *p, const sql_node *f, rel *out)
 {
     if (sql_kid(f, 1) && sql_kid(f, 1)->kind == SQL_FROM_LATERAL) return sql_plan_lateral(p, f, out);
@@ -609,6 +634,9 @@ int sql_plan_join(plan *p, const sql_node *f, rel *out)
         free(j.s[1].r.alias);
         j.s[1].r.alias = sl_strdup(rnode->s2 ? rnode->s2 : rnode->s);
     }
+    int constant = (f->flags & SQL_F_ALL) != 0;
+    if (constant && (const_key(p, &j.s[0].r, f) != SL_OK || const_key(p, &j.s[1].r, f) != SL_OK))
+        goto done;
     j.s[1].off = j.s[0].r.sch.n;
     j.map = sl_calloc(1, sizeof *j.map);
     side_names(&j.s[0].r, j.map, 0);
@@ -619,6 +647,15 @@ int sql_plan_join(plan *p, const sql_node *f, rel *out)
         goto done;
     }
     if (conjunct(p, &j, on) != SL_OK) goto done;
+    if (constant) {
+        if (j.nkeys == SL_MAX_KEY_COLS) {
+            rc = PERR(on, "too many join keys");
+            goto done;
+        }
+        j.kcol[0][j.nkeys] = j.s[0].r.sch.n - 1;
+        j.kcol[1][j.nkeys] = j.s[1].r.sch.n - 1;
+        j.nkeys++;
+    }
     const char *jt = type_name(f->s);
     int outer = strcmp(jt, "inner") != 0;
     if (j.nkeys == 0) {
