@@ -37,10 +37,12 @@
  * the operators declare their state unbounded (sl_plan_unbounded).
  */
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
 #include "sl.h"
+#include "parse.h"
 #include "plan_int.h"
 
 #define PERR(node, ...) plan_err(p, (node), __VA_ARGS__)
@@ -382,6 +384,74 @@ static int rank_vertex(plan *p, const sql_node *over, const sql_node *items, con
     return rc;
 }
 
+/* The output name of the inner SELECT's item i. */
+static const char *item_out_name(plan *p, const sql_node *it, int i)
+{
+    if (it->s) return it->s;
+    const sql_node *e = sql_kid(it, 0);
+    if (e->kind == SQL_COL) return e->s;
+    char nm[32];
+    snprintf(nm, sizeof nm, "EXPR$%d", i);
+    return sql_arena_strndup(p->arena, nm, strlen(nm));
+}
+
+/* e as a column of the inner query's output: an expression that is also an
+ * item of it (ROW_NUMBER() OVER (ORDER BY COUNT(*) DESC) beside COUNT(*) AS
+ * cnt, in one SELECT with GROUP BY) becomes that item's column. */
+static const sql_node *as_output(plan *p, const sql_node *inner, int oi, const sql_node *e)
+{
+    if (!e || e->kind == SQL_COL) return e;
+    const sql_node *items = sql_kid(inner, 0);
+    char *want = sql_unparse(e);
+    const sql_node *r = e;
+    for (int i = 0; i < items->nkids && r == e; i++) {
+        const sql_node *x = sql_kid(items->kids[i], 0);
+        if (i == oi || !x || x->kind == SQL_STAR) continue;
+        char *t = sql_unparse(x);
+        if (!strcmp(t, want)) {
+            sql_node *c = sql_node_new(p->arena, SQL_COL, e->line, e->col);
+            const char *nm = item_out_name(p, items->kids[i], i);
+            c->s = sql_arena_strndup(p->arena, nm, strlen(nm));
+            c->flags = SQL_F_QUOTED;
+            r = c;
+        }
+        free(t);
+    }
+    free(want);
+    return r;
+}
+
+/* The OVER clause with its PARTITION BY and ORDER BY expressions as output
+ * columns of the inner query where they are items of it. */
+static const sql_node *over_on_output(plan *p, const sql_node *inner, int oi, const sql_node *over)
+{
+    sql_node *o = sql_node_new(p->arena, SQL_OVER, over->line, over->col);
+    *o = *over;
+    o->kids = NULL;
+    o->nkids = o->cap = 0;
+    for (int k = 0; k < over->nkids; k++) {
+        const sql_node *l = over->kids[k];
+        if ((k != 0 && k != 1) || !l) {
+            sql_node_add(p->arena, o, (sql_node *)l);
+            continue;
+        }
+        sql_node *nl = sql_node_new(p->arena, SQL_LIST, l->line, l->col);
+        for (int i = 0; i < l->nkids; i++) {
+            const sql_node *x = l->kids[i];
+            if (k == 1 && x->kind == SQL_ORDER) {
+                sql_node *no = sql_node_new(p->arena, SQL_ORDER, x->line, x->col);
+                no->flags = x->flags;
+                sql_node_add(p->arena, no, (sql_node *)as_output(p, inner, oi, sql_kid(x, 0)));
+                sql_node_add(p->arena, nl, no);
+            } else {
+                sql_node_add(p->arena, nl, (sql_node *)as_output(p, inner, oi, x));
+            }
+        }
+        sql_node_add(p->arena, o, nl);
+    }
+    return o;
+}
+
 int sql_plan_rank(plan *p, const sql_node *sel, rel *out)
 {
     const sql_node *items = sql_kid(sel, 0), *from = sql_kid(sel, 1);
@@ -432,7 +502,7 @@ int sql_plan_rank(plan *p, const sql_node *sel, rel *out)
         return PERR(it, "the row number '%s' has the name of another column", rn);
     }
 
-    int rc = rank_vertex(p, over, items, rn, start, limit, &in);
+    int rc = rank_vertex(p, over_on_output(p, inner, oi, over), items, rn, start, limit, &in);
 
     /* the outer SELECT list and the other conditions */
     if (rc == SL_OK) {

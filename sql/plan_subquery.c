@@ -475,11 +475,9 @@ static int correlate(sq *q, const sql_node *s, const sql_node *sub, corr *c)
                 side = 0;
         }
         if (side < 0) {
-            char *t = sql_unparse(e);
-            rc = PERR(e, "a correlated %s subquery: the condition %s is not an equality between "
-                      "an expression of the subquery and one of the outer query; Sluice "
-                      "decorrelates such equalities only", what(sub), t);
-            free(t);
+            rc = PERR(e, "a correlated %s subquery: this condition names the outer query and is "
+                      "not an equality between an expression of the subquery and one of the outer "
+                      "query; Sluice decorrelates such equalities only", what(sub));
             break;
         }
         c->in_e = sl_realloc(c->in_e, sizeof *c->in_e * (size_t)(c->n + 1));
@@ -524,9 +522,9 @@ static int semi_anti(sq *q, const sql_node *sub, int neg)
             const sql_node *items = sql_kid(qry, 0);
             if (items->nkids != 1 || items->kids[0]->kids[0]->kind == SQL_STAR) {
                 corr_free(&c);
-                return PERR(qry, "the subquery of IN must select exactly one column (it selects "
-                            "%s)", items->kids[0]->kids[0]->kind == SQL_STAR ? "*"
-                                                                              : "several");
+                return PERR(x, "Values passed to IN operator must have compatible types (the "
+                            "subquery selects %s, IN needs one column)",
+                            items->kids[0]->kids[0]->kind == SQL_STAR ? "*" : "several columns");
             }
             c.item = items->kids[0]->kids[0];
         }
