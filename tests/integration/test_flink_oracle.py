@@ -269,6 +269,28 @@ QUERIES = [
                            "AND p.ts >= e.ts AND p.ts < e.ts + INTERVAL '1' SECOND"),
     ("join_temporal", "SELECT e.id, e.k, r.rate FROM evs e LEFT JOIN rates FOR SYSTEM_TIME AS OF "
                       "e.ts AS r ON e.k = r.k"),
+    # ---- multi-way joins, subqueries (sql/plan_subquery.c)
+    ("join_three", "SELECT e.id, d.name, p.pid FROM evs e JOIN dim d ON e.k = d.k "
+                   "JOIN pay p ON p.id = e.id AND p.k = d.k"),
+    ("join_three_outer", "SELECT e.id, d.name, p.pid FROM evs e LEFT JOIN dim d ON e.k = d.k "
+                         "FULL JOIN pay p ON p.id = e.id AND d.w > 2"),
+    ("join_comma", "SELECT e.id, d.name, p.amount FROM ev e, dim d, pay p "
+                   "WHERE e.k = d.k AND p.id = e.id AND p.amount > 100"),
+    ("join_view_of_join", "SELECT v.id, p.pid FROM ev_dim v JOIN pay p ON p.id = v.id",
+     ["CREATE VIEW ev_dim AS SELECT e.id, d.name FROM ev e JOIN dim d ON e.k = d.k"]),
+    ("in_subquery", "SELECT id, k FROM ev WHERE k IN (SELECT k FROM dim WHERE w > 0)"),
+    ("not_in_subquery", "SELECT id, v FROM ev WHERE v NOT IN (SELECT amount FROM pay "
+                        "WHERE amount < 60)"),
+    ("not_in_subquery_null", "SELECT id, u FROM ev WHERE u NOT IN (SELECT v FROM ev WHERE id < 30)"),
+    ("exists_correlated", "SELECT e.id FROM ev e WHERE EXISTS (SELECT 1 FROM pay p "
+                          "WHERE p.id = e.id AND p.amount > 200)"),
+    ("not_exists_correlated", "SELECT e.id, e.k FROM ev e WHERE NOT EXISTS "
+                              "(SELECT * FROM pay p WHERE p.id = e.id)"),
+    ("scalar_subquery_where", "SELECT id, v FROM ev WHERE v > (SELECT AVG(v) FROM ev)"),
+    ("scalar_subquery_select", "SELECT id, v - (SELECT MIN(amount) FROM pay) AS d FROM ev"),
+    ("topn_over_group_same_block",
+     "SELECT * FROM (SELECT k, COUNT(*) AS c, ROW_NUMBER() OVER (ORDER BY COUNT(*) DESC, k) "
+     "AS rn FROM ev GROUP BY k) WHERE rn <= 3"),
     # ---- UNION ALL, views, CTEs
     ("union_all", "SELECT id, k, v FROM ev WHERE v > 80 UNION ALL "
                   "SELECT pid, k, amount FROM pay WHERE amount < 20"),
