@@ -190,6 +190,15 @@ static int has_agg_call(const sql_node *e)
     return 0;
 }
 
+static int has_count(const sql_node *e)
+{
+    if (!e || e->kind == SQL_SUBQUERY) return 0;
+    if (e->kind == SQL_FUNC && !strcasecmp(e->s, "COUNT")) return 1;
+    for (int i = 0; i < e->nkids; i++)
+        if (has_count(e->kids[i])) return 1;
+    return 0;
+}
+
 static void conjuncts(const sql_node *e, const sql_node ***c, int *n)
 {
     if (!e) return;
@@ -619,6 +628,49 @@ static int semi_anti(sq *q, const sql_node *sub, int neg)
     return SL_OK;
 }
 
+/* (SELECT agg FROM s WHERE s.c = o.c AND ...): a LEFT join with the
+ * aggregate grouped by the correlation expressions, on them. An outer row
+ * without a group gets NULL, or 0 for COUNT (SQL's value over no rows). */
+static int correlated_scalar(sq *q, const sql_node *e, const sql_node *qry, const corr *c,
+                             sql_node **out)
+{
+    plan *p = q->p;
+    const sql_node *agg = sql_kid(qry, 0)->kids[0]->kids[0];
+    int count = agg->kind == SQL_FUNC && !strcasecmp(agg->s, "COUNT");
+    if (!count && has_count(agg))
+        return PERR(e, "a correlated scalar subquery with COUNT inside an expression is not "
+                    "supported (its value over no rows is not NULL); select COUNT(...) alone");
+    if (sql_kid(qry, 4))
+        return PERR(e, "a correlated scalar subquery with HAVING is not supported");
+    if (c->n > SL_MAX_KEY_COLS) return PERR(e, "too many correlation columns");
+    for (int i = 0; i < c->n; i++)
+        if (key_col(p, c->out_e[i], e) != SL_OK) return SL_ERR;
+    char a[32];
+    snprintf(a, sizeof a, "__sq%d", ++q->n);
+    sql_node *items = mk(p, SQL_LIST, qry), *group = mk(p, SQL_LIST, qry);
+    sql_node *on[SL_MAX_KEY_COLS];
+    for (int i = 0; i < c->n; i++) {
+        char kn[16];
+        snprintf(kn, sizeof kn, "__j%d", i);
+        sql_node_add(p->arena, items, mkitem(p, (sql_node *)c->in_e[i], kn));
+        sql_node_add(p->arena, group, (sql_node *)c->in_e[i]);
+        on[i] = bin(p, e, "=", (sql_node *)c->out_e[i], col(p, e, a, kn));
+    }
+    sql_node_add(p->arena, items, mkitem(p, (sql_node *)agg, "__v"));
+    sql_node *where = c->nlocal ? and_all(p, qry, c->local, c->nlocal) : NULL;
+    sql_node *g = select_of(p, qry, 0, items, c->from, where, group);
+    q->from = join(p, e, "LEFT", q->from, from_query(p, e, g, a, NULL), and_all(p, e, on, c->n), 0);
+    *out = col(p, e, a, "__v");
+    if (count) {
+        sql_node *zero = mk(p, SQL_NUM, e);
+        zero->s = "0";
+        sql_node *co = func(p, e, "COALESCE", *out);
+        sql_node_add(p->arena, co, zero);
+        *out = co;
+    }
+    return SL_OK;
+}
+
 /* A copy of e with each scalar subquery replaced by the column of a
  * single-row side joined to the FROM. */
 static int scalars(sq *q, const sql_node *e, sql_node **out)
@@ -639,13 +691,14 @@ static int scalars(sq *q, const sql_node *e, sql_node **out)
                         "one row), e.g. (SELECT AVG(amount) FROM t); Sluice does not check a "
                         "row count at run time");
         if (sql_kid(qry, 1)) {
-            leaves in = {0};
-            leaves_of(p, sql_kid(qry, 1), &in);
-            int outer = has_outer(q, &in, sql_kid(qry, 2)) || has_outer(q, &in, items);
-            free(in.l);
-            if (outer)
-                return PERR(e, "a correlated scalar subquery is not supported; join with an "
-                            "aggregate grouped by the correlation columns instead");
+            corr c;
+            int rc = correlate(q, qry, e, &c);
+            if (rc == SL_ERR) return SL_ERR;
+            if (rc == SL_OK) {
+                rc = correlated_scalar(q, e, qry, &c, out);
+                corr_free(&c);
+                return rc;
+            }
         }
         char a[32];
         snprintf(a, sizeof a, "__sq%d", ++q->n);

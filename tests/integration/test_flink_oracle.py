@@ -288,6 +288,10 @@ QUERIES = [
                               "(SELECT * FROM pay p WHERE p.id = e.id)"),
     ("scalar_subquery_where", "SELECT id, v FROM ev WHERE v > (SELECT AVG(v) FROM ev)"),
     ("scalar_subquery_select", "SELECT id, v - (SELECT MIN(amount) FROM pay) AS d FROM ev"),
+    ("scalar_subquery_correlated", "SELECT id, v FROM ev e WHERE v > (SELECT AVG(x.v) FROM ev x "
+                                   "WHERE x.k = e.k AND x.u <> 3)"),
+    ("scalar_subquery_count", "SELECT e.id, (SELECT COUNT(*) FROM pay p WHERE p.id = e.id) AS n "
+                              "FROM ev e"),
     ("topn_over_group_same_block",
      "SELECT * FROM (SELECT k, COUNT(*) AS c, ROW_NUMBER() OVER (ORDER BY COUNT(*) DESC, k) "
      "AS rn FROM ev GROUP BY k) WHERE rn <= 3"),

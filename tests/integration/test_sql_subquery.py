@@ -139,6 +139,20 @@ def model(name, f):
                 cnt[region[r["cust"]]] += 1
         for k, v in cnt.items():
             out[(k, v)] += 1
+    elif name == "scalar_corr_avg":  # orders above their customer's average
+        per = collections.defaultdict(list)
+        for r in o:
+            if r["cust"] is not None and r["amount"] is not None:
+                per[r["cust"]].append(r["amount"])
+        for r in o:
+            am = per.get(r["cust"])
+            if am and r["amount"] is not None and r["amount"] > sum(am) // len(am):
+                out[(r["id"],)] += 1
+    elif name == "scalar_corr_count":  # per customer, its orders above 290 (0 for none)
+        for cc in c:
+            n = sum(1 for r in o if eq(r["cust"], cc["cust"]) and r["amount"] is not None
+                    and r["amount"] > 290)
+            out[(cc["cust"], n)] += 1
     elif name in ("topn_agg_nested", "topn_agg_same_block"):  # the 3 most ordered products
         n = collections.Counter(r["prod"] for r in o if r["prod"] is not None)
         top = sorted(n.items(), key=lambda kv: (-kv[1], kv[0]))[:3]
@@ -194,6 +208,12 @@ QUERIES = {
                         "SELECT c.region, COUNT(*) AS n FROM orders o JOIN custs c "
                         "ON o.cust = c.cust WHERE o.cust NOT IN (SELECT cust FROM blocked) "
                         "GROUP BY c.region"),
+    "scalar_corr_avg": ("id BIGINT",
+                        "SELECT id FROM orders o WHERE amount > (SELECT AVG(o2.amount) "
+                        "FROM orders o2 WHERE o2.cust = o.cust)"),
+    "scalar_corr_count": ("cust INT, n BIGINT",
+                          "SELECT c.cust, (SELECT COUNT(*) FROM orders o WHERE o.cust = c.cust "
+                          "AND o.amount > 290) AS n FROM custs c"),
     "topn_agg_nested": ("prod INT, cnt BIGINT, rn BIGINT",
                         "SELECT * FROM (SELECT prod, cnt, ROW_NUMBER() OVER (ORDER BY cnt DESC, "
                         "prod) AS rn FROM (SELECT prod, COUNT(*) AS cnt FROM orders "
@@ -248,9 +268,10 @@ REFUSED = [
     ("SELECT id FROM orders o WHERE EXISTS (SELECT 1 FROM blocked b WHERE b.cust > o.cust)",
      "line 7, column 69: a correlated EXISTS subquery: this condition names the outer query "
      "and is not an equality"),
-    ("SELECT id FROM orders o WHERE amount > (SELECT MAX(b.cust) FROM blocked b "
+    ("SELECT id FROM orders o WHERE amount > (SELECT COUNT(*) + 1 FROM blocked b "
      "WHERE b.cust = o.cust)",
-     "line 7, column 40: a correlated scalar subquery is not supported"),
+     "line 7, column 40: a correlated scalar subquery with COUNT inside an expression is not "
+     "supported"),
     ("SELECT id FROM orders WHERE cust IN (SELECT cust, why FROM blocked)",
      "line 7, column 29: Values passed to IN operator must have compatible types"),
     ("SELECT id FROM orders WHERE cust = 1 OR cust IN (SELECT cust FROM blocked)",

@@ -114,6 +114,10 @@ static void test_subqueries_become_joins(void)
     CHECK_EQ_STR(joins("INSERT INTO out1 SELECT id FROM t WHERE amount > "
                        "(SELECT AVG(amount) FROM t);"),
                  "left [\"__one4\"]|[\"__one1\"]");
+    /* correlated: the aggregate grouped by the correlation column, joined on it */
+    CHECK_EQ_STR(joins("INSERT INTO out1 SELECT id FROM t WHERE amount > "
+                       "(SELECT MAX(p.pid) FROM p WHERE p.pid = t.pid);"),
+                 "left [\"pid\"]|[\"__j0\"]");
 }
 
 static void test_refusals(void)
@@ -131,9 +135,10 @@ static void test_refusals(void)
                  "subquery on columns of the outer query (compute it in a subquery of the FROM "
                  "clause and name it)");
     CHECK_EQ_STR(plan("INSERT INTO out1 SELECT id FROM t WHERE amount > "
-                      "(SELECT MAX(p.pid) FROM p WHERE p.pid = t.pid);"),
-                 "ERR: line 5, column 50: a correlated scalar subquery is not supported; join "
-                 "with an aggregate grouped by the correlation columns instead");
+                      "(SELECT COUNT(*) * 2 FROM p WHERE p.pid = t.pid);"),
+                 "ERR: line 5, column 50: a correlated scalar subquery with COUNT inside an "
+                 "expression is not supported (its value over no rows is not NULL); select "
+                 "COUNT(...) alone");
     CHECK_EQ_STR(plan("INSERT INTO out1 SELECT id FROM t WHERE amount > (SELECT pid FROM p);"),
                  "ERR: line 5, column 50: a scalar subquery must be an aggregate without GROUP "
                  "BY (one column, one row), e.g. (SELECT AVG(amount) FROM t); Sluice does not "
