@@ -121,6 +121,7 @@ typedef enum {
 #define SQL_F_VIRTUAL 262144  /* COLUMN: METADATA ... VIRTUAL (read-only) */
 #define SQL_F_PLACING 524288  /* FUNC: OVERLAY(s PLACING r FROM p [FOR n]) */
 #define SQL_F_SYSTEM (1 << 22) /* CREATE / DROP TEMPORARY SYSTEM FUNCTION */
+#define SQL_F_LATERAL (1 << 24) /* FROM_QUERY: LATERAL (query) (sql/plan_subquery.c) */
 #define SQL_F_TO (1 << 23)  /* FUNC: FLOOR(x TO unit) / CEIL(x TO unit), kids [x, IDENT unit] */
 #define SQL_F_TRUE 1
 

@@ -676,6 +676,10 @@ mr_defs(A) ::= mr_def(X). { A = LIST1(ctx, X); }
 mr_defs(A) ::= mr_defs(L) COMMA mr_def(X). { A = ADD(ctx, L, X); }
 mr_def(A) ::= ident(V) AS expr(E). { A = NAT(ctx, SQL_ITEM, V); A->s = V->s; ADD(ctx, A, E); }
 
+/* LATERAL (query) [[AS] t [(a, b)]]: a correlated subquery of FROM (sql/plan_subquery.c) */
+fromitem(A) ::= LATERAL(T) LP query(Q) RP alias_opt(AL). { A = MK(ctx, SQL_FROM_QUERY, T); A->flags = SQL_F_LATERAL; A->s2 = AL ? AL->s : NULL; ADD(ctx, A, Q); }
+fromitem(A) ::= LATERAL(T) LP query(Q) RP ident(AL) LP identlist(C) RP. { NAMEOK(ctx, AL); A = MK(ctx, SQL_FROM_QUERY, T); A->flags = SQL_F_LATERAL; A->s2 = AL->s; ADD(ctx, A, Q); ADD(ctx, A, C); }
+fromitem(A) ::= LATERAL(T) LP query(Q) RP AS ident(AL) LP identlist(C) RP. { NAMEOK(ctx, AL); A = MK(ctx, SQL_FROM_QUERY, T); A->flags = SQL_F_LATERAL; A->s2 = AL->s; ADD(ctx, A, Q); ADD(ctx, A, C); }
 /* LATERAL TABLE(f(x)) [[AS] t(a, b)]: a table function's rows per row of the left side */
 fromitem(A) ::= LATERAL(T) TABLE LP expr(E) RP alias_opt(AL). { A = MK(ctx, SQL_FROM_LATERAL, T); A->s2 = AL ? AL->s : NULL; ADD(ctx, A, E); ADD(ctx, A, NULL); }
 fromitem(A) ::= LATERAL(T) TABLE LP expr(E) RP ident(AL) LP identlist(C) RP. { A = MK(ctx, SQL_FROM_LATERAL, T); A->s2 = AL->s; ADD(ctx, A, E); ADD(ctx, A, C); }

@@ -217,6 +217,7 @@ typedef struct leaf {
     const char *alias;  /* NULL: none */
     const sql_table *t; /* its columns when known (a table or view of the catalog) */
     const sql_node *cols; /* (query) AS t(a, b): the LIST of names */
+    const sql_node *lateral; /* LATERAL (query): the FROM_QUERY */
     int known;          /* its column names are known */
 } leaf;
 
@@ -250,6 +251,7 @@ static void leaves_of(const plan *p, const sql_node *f, leaves *out)
     } else if (f->kind == SQL_FROM_QUERY) {
         lf.alias = f->s2;
         lf.cols = sql_kid(f, 1);
+        if (f->flags & SQL_F_LATERAL) lf.lateral = f;
         lf.known = lf.cols != NULL;
     } else if (f->kind == SQL_FROM_TVF) {
         lf.alias = f->s2 ? f->s2 : sql_kid(f, 0)->s;
@@ -448,6 +450,7 @@ static int simple_select(const sql_node *s)
 
 static const char *what(const sql_node *s)
 {
+    if (!strcmp(s->s, "LATERAL")) return "LATERAL";
     if (!strcmp(s->s, "EXISTS")) return s->flags & SQL_F_NOT ? "NOT EXISTS" : "EXISTS";
     if (!strcmp(s->s, "IN")) return s->flags & SQL_F_NOT ? "NOT IN" : "IN";
     return "scalar";
@@ -722,6 +725,121 @@ static int scalars(sq *q, const sql_node *e, sql_node **out)
     return SL_OK;
 }
 
+/* The name of item i of a SELECT (`cols`: the column aliases given to it), NULL
+ * for a star. */
+static const char *item_name(plan *p, const sql_node *it, int i, const sql_node *cols)
+{
+    if (cols && i < cols->nkids) return cols->kids[i]->s;
+    if (it->s) return it->s;
+    const sql_node *e = sql_kid(it, 0);
+    if (e->kind == SQL_STAR) return NULL;
+    if (e->kind == SQL_COL) return e->s;
+    char nm[32];
+    snprintf(nm, sizeof nm, "EXPR$%d", i);
+    return astr(p, nm);
+}
+
+static int has_lateral(const sql_node *f)
+{
+    if (!f) return 0;
+    if (f->kind == SQL_FROM_QUERY) return (f->flags & SQL_F_LATERAL) != 0;
+    if (f->kind != SQL_FROM_JOIN) return 0;
+    return has_lateral(sql_kid(f, 0)) || has_lateral(sql_kid(f, 1));
+}
+
+/* One join step l <kind> JOIN LATERAL (SELECT ... FROM s WHERE s.c = l.c AND ...)
+ * [ON cond]: a join with the subquery's rows and correlation columns (its
+ * aggregate grouped by them: every row of l gets one row, so a LEFT join),
+ * on the correlation equalities. */
+static int lateral_step(sq *q, const sql_node *f, const sql_node *l, const sql_node *r,
+                        const sql_node **out)
+{
+    plan *p = q->p;
+    const sql_node *qry = sql_kid(r, 0), *cols = sql_kid(r, 1);
+    if (!r->s2) return PERR(r, "LATERAL (query) needs an alias: LATERAL (SELECT ...) AS t");
+    if (qry->kind != SQL_SELECT || (qry->flags & SQL_F_DISTINCT) || sql_kid(qry, 3) ||
+        sql_kid(qry, 4) || !sql_kid(qry, 1))
+        return PERR(r, "LATERAL (query): Sluice decorrelates a SELECT ... FROM ... WHERE, with "
+                    "aggregates or without, not GROUP BY, HAVING, DISTINCT or set operations");
+    const sql_node *items = sql_kid(qry, 0);
+    int agg = 0;
+    for (int i = 0; i < items->nkids; i++) {
+        const sql_node *e = sql_kid(items->kids[i], 0);
+        if (e->kind == SQL_STAR) return PERR(items->kids[i], "LATERAL (query): name its columns "
+                                             "instead of *");
+        if (has_agg_call(e)) agg = 1;
+        if (agg && has_count(e))
+            return PERR(e, "LATERAL (query) with COUNT: Sluice would give NULL rather than 0 "
+                        "for a row with nothing to count; not supported");
+    }
+    if (cols && cols->nkids != items->nkids)
+        return PERR(cols, "LATERAL (query) AS %s: %d column names for %d columns", r->s2,
+                    cols->nkids, items->nkids);
+    leaves outer = {0};
+    leaves_of(p, l, &outer);
+    const leaves *saved = q->outer;
+    q->outer = &outer;
+    sql_node tag = {.kind = SQL_SUBQUERY, .s = "LATERAL", .line = r->line, .col = r->col};
+    corr c;
+    int rc = correlate(q, qry, &tag, &c);
+    q->outer = saved;
+    free(outer.l);
+    if (rc == SL_ERR) return SL_ERR;
+    if (rc == SL_DONE) { /* not correlated: an ordinary join (a global aggregate on a constant key) */
+        sql_node *plain = mk(p, SQL_FROM_QUERY, r);
+        *plain = *r;
+        plain->flags &= ~SQL_F_LATERAL;
+        const sql_node *on = sql_kid(f, 2);
+        *out = join(p, f, f->s && strcasecmp(f->s, "CROSS") ? f->s : "INNER", l, plain,
+                    (sql_node *)(on ? on : agg ? and_all(p, f, NULL, 0) : NULL), agg && !on);
+        return SL_OK;
+    }
+    for (int i = 0; i < c.n; i++)
+        if (key_col(p, c.out_e[i], &tag) != SL_OK) {
+            corr_free(&c);
+            return SL_ERR;
+        }
+    sql_node *nitems = mk(p, SQL_LIST, qry), *group = agg ? mk(p, SQL_LIST, qry) : NULL;
+    for (int i = 0; i < items->nkids; i++)
+        sql_node_add(p->arena, nitems, mkitem(p, sql_kid(items->kids[i], 0),
+                                              item_name(p, items->kids[i], i, cols)));
+    sql_node **on = sl_calloc((size_t)c.n + 1, sizeof *on);
+    for (int i = 0; i < c.n; i++) {
+        char kn[16];
+        snprintf(kn, sizeof kn, "__j%d", i);
+        sql_node_add(p->arena, nitems, mkitem(p, (sql_node *)c.in_e[i], kn));
+        if (group) sql_node_add(p->arena, group, (sql_node *)c.in_e[i]);
+        on[i] = bin(p, f, "=", (sql_node *)c.out_e[i], col(p, f, r->s2, kn));
+    }
+    int non = c.n;
+    const sql_node *won = sql_kid(f, 2);
+    if (won && !(won->kind == SQL_BOOL && (won->flags & SQL_F_TRUE))) on[non++] = (sql_node *)won;
+    sql_node *g = select_of(p, qry, 0, nitems, c.from,
+                            c.nlocal ? and_all(p, qry, c.local, c.nlocal) : NULL, group);
+    const char *kind = f->s && strcasecmp(f->s, "CROSS") ? f->s : "INNER";
+    if (agg) kind = "LEFT";
+    *out = join(p, f, kind, l, from_query(p, r, g, r->s2, NULL), and_all(p, f, on, non), 0);
+    free(on);
+    corr_free(&c);
+    return SL_OK;
+}
+
+static int lateral_joins(sq *q, const sql_node *f, const sql_node **out)
+{
+    *out = f;
+    if (f->kind == SQL_FROM_QUERY && (f->flags & SQL_F_LATERAL))
+        return plan_err(q->p, f, "LATERAL (query) joins the tables before it: FROM t, LATERAL "
+                        "(SELECT ... WHERE ... = t.c) AS x");
+    if (f->kind != SQL_FROM_JOIN) return SL_OK;
+    const sql_node *l;
+    if (lateral_joins(q, sql_kid(f, 0), &l) != SL_OK) return SL_ERR;
+    const sql_node *r = sql_kid(f, 1);
+    if (r->kind == SQL_FROM_QUERY && (r->flags & SQL_F_LATERAL)) return lateral_step(q, f, l, r, out);
+    if (l != sql_kid(f, 0))
+        *out = join(q->p, f, f->s, l, (sql_node *)r, (sql_node *)sql_kid(f, 2), f->flags & SQL_F_ALL);
+    return SL_OK;
+}
+
 /* SELECT * over the FROM before the rewrite: each of its tables' columns. */
 static int expand_star(plan *p, const leaves *ls, const sql_node *items, sql_node **out)
 {
@@ -741,6 +859,17 @@ static int expand_star(plan *p, const leaves *ls, const sql_node *items, sql_nod
             if (!ls->l[k].alias)
                 return PERR(it, "SELECT * with a subquery in WHERE: give every table of FROM an "
                             "alias, or name the columns");
+            if (ls->l[k].lateral) { /* its columns, not the correlation columns it gets */
+                const sql_node *lq = sql_kid(ls->l[k].lateral, 0), *li = sql_kid(lq, 0);
+                for (int c = 0; lq->kind == SQL_SELECT && c < li->nkids; c++) {
+                    const char *nm = item_name(p, li->kids[c], c, ls->l[k].cols);
+                    if (!nm)
+                        return PERR(it, "SELECT * over a LATERAL subquery that selects *: name "
+                                    "its columns");
+                    sql_node_add(p->arena, n, mkitem(p, col(p, it, ls->l[k].alias, nm), NULL));
+                }
+                continue;
+            }
             sql_node *s = mk(p, SQL_STAR, it);
             s->s = astr(p, ls->l[k].alias);
             sql_node *ni = mk(p, SQL_ITEM, it);
@@ -761,7 +890,8 @@ int sql_subquery_rewrite(plan *p, const sql_node *sel, const sql_node **out)
         if (has_sub(sql_kid(sel, i)))
             return PERR(first_sub(sql_kid(sel, i)), "a subquery in %s is not supported",
                         i == 3 ? "GROUP BY" : "HAVING");
-    int sub = has_sub(where) || has_sub(items), comma = has_comma(from);
+    int lateral = has_lateral(from);
+    int sub = has_sub(where) || has_sub(items) || lateral, comma = has_comma(from);
     if (!sub && !comma) return SL_OK;
     const sql_node **w = NULL;
     int nw = 0;
@@ -777,6 +907,7 @@ int sql_subquery_rewrite(plan *p, const sql_node *sel, const sql_node **out)
     }
     sql_node *nitems = (sql_node *)items;
     if (sub) rc = expand_star(p, &ls, items, &nitems);
+    if (rc == SL_OK && lateral) rc = lateral_joins(&q, q.from, &q.from);
     for (int i = 0; rc == SL_OK && i < nw; i++) {
         if (cw.used[i]) continue;
         const sql_node *c = w[i];

@@ -292,6 +292,10 @@ QUERIES = [
                                    "WHERE x.k = e.k AND x.u <> 3)"),
     ("scalar_subquery_count", "SELECT e.id, (SELECT COUNT(*) FROM pay p WHERE p.id = e.id) AS n "
                               "FROM ev e"),
+    ("lateral_subquery", "SELECT e.id, x.pid FROM evs e, LATERAL (SELECT p.pid FROM pay p "
+                         "WHERE p.id = e.id AND p.amount > 100) AS x"),
+    ("lateral_subquery_left_agg", "SELECT d.name, x.mx FROM dim d LEFT JOIN LATERAL "
+                                  "(SELECT MAX(e.v) AS mx FROM ev e WHERE e.k = d.k) x ON TRUE"),
     ("topn_over_group_same_block",
      "SELECT * FROM (SELECT k, COUNT(*) AS c, ROW_NUMBER() OVER (ORDER BY COUNT(*) DESC, k) "
      "AS rn FROM ev GROUP BY k) WHERE rn <= 3"),

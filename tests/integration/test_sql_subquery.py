@@ -153,6 +153,20 @@ def model(name, f):
             n = sum(1 for r in o if eq(r["cust"], cc["cust"]) and r["amount"] is not None
                     and r["amount"] > 290)
             out[(cc["cust"], n)] += 1
+    elif name in ("lateral_rows", "lateral_left"):
+        lim = 250 if name == "lateral_rows" else 280
+        for cc in c:
+            ids = [r["id"] for r in o if eq(r["cust"], cc["cust"]) and r["amount"] is not None
+                   and r["amount"] > lim]
+            if not ids and name == "lateral_left":
+                ids = [None]
+            for i in ids:
+                out[(cc["cust"], i)] += 1
+    elif name == "lateral_agg":  # per customer, the largest of its orders below 50 (or NULL)
+        for cc in c:
+            am = [r["amount"] for r in o if eq(r["cust"], cc["cust"]) and r["amount"] is not None
+                  and r["amount"] < 50]
+            out[(cc["cust"], max(am) if am else None)] += 1
     elif name in ("topn_agg_nested", "topn_agg_same_block"):  # the 3 most ordered products
         n = collections.Counter(r["prod"] for r in o if r["prod"] is not None)
         top = sorted(n.items(), key=lambda kv: (-kv[1], kv[0]))[:3]
@@ -214,6 +228,15 @@ QUERIES = {
     "scalar_corr_count": ("cust INT, n BIGINT",
                           "SELECT c.cust, (SELECT COUNT(*) FROM orders o WHERE o.cust = c.cust "
                           "AND o.amount > 290) AS n FROM custs c"),
+    "lateral_rows": ("cust INT, id BIGINT",
+                     "SELECT c.cust, x.id FROM custs c, LATERAL (SELECT o.id FROM orders o "
+                     "WHERE o.cust = c.cust AND o.amount > 250) AS x"),
+    "lateral_left": ("cust INT, id BIGINT",
+                     "SELECT c.cust, x.id FROM custs c LEFT JOIN LATERAL (SELECT id FROM orders o "
+                     "WHERE o.cust = c.cust AND o.amount > 280) x ON TRUE"),
+    "lateral_agg": ("cust INT, mx INT",
+                    "SELECT c.cust, x.mx FROM custs c CROSS JOIN LATERAL (SELECT MAX(amount) AS mx "
+                    "FROM orders o WHERE o.cust = c.cust AND o.amount < 50) x"),
     "topn_agg_nested": ("prod INT, cnt BIGINT, rn BIGINT",
                         "SELECT * FROM (SELECT prod, cnt, ROW_NUMBER() OVER (ORDER BY cnt DESC, "
                         "prod) AS rn FROM (SELECT prod, COUNT(*) AS cnt FROM orders "
