@@ -519,11 +519,12 @@ static int key_col(plan *p, const sql_node *e, const sql_node *sub)
 }
 
 /* x [NOT] IN (query), [NOT] EXISTS (query) as a condition ANDed in WHERE. */
-static int semi_anti(sq *q, const sql_node *sub, int neg)
+static int semi_anti(sq *q, const sql_node *sub, int neg, sql_node **mark)
 {
     plan *p = q->p;
     int in = !strcmp(sub->s, "IN");
-    int anti = neg != !!(sub->flags & SQL_F_NOT);
+    /* mark: the subquery anywhere in an expression; both joins LEFT, *mark its value */
+    int anti = mark || neg != !!(sub->flags & SQL_F_NOT);
     const sql_node *x = sql_kid(sub, 0), *qry = sql_kid(sub, 1);
     if (in && key_col(p, x, sub) != SL_OK) return SL_ERR;
     corr c = {0};
@@ -598,7 +599,11 @@ static int semi_anti(sq *q, const sql_node *sub, int neg)
     }
     sql_node *unmatched = is_null(p, sub, col(p, sub, ma, "__k0"), 0);
     if (!in) {
-        keep(q, unmatched);
+        if (mark) {
+            *mark = is_null(p, sub, col(p, sub, ma, "__k0"), !(sub->flags & SQL_F_NOT));
+        } else {
+            keep(q, unmatched);
+        }
         corr_free(&c);
         return SL_OK;
     }
@@ -622,6 +627,39 @@ static int semi_anti(sq *q, const sql_node *sub, int neg)
     zero->s = "0";
     sql_node *empty = bin(p, sub, "OR", is_null(p, sub, col(p, sub, sa, "__c"), 0),
                           bin(p, sub, "=", col(p, sub, sa, "__c"), zero));
+    if (mark) {
+        /* x IN (...): TRUE on a match; FALSE for an empty subquery; else NULL when x is
+         * NULL or the subquery has a NULL; else FALSE */
+        sql_node *cs = mk(p, SQL_CASE, sub), *whens = mk(p, SQL_LIST, sub);
+        sql_node *t = mk(p, SQL_BOOL, sub), *f = mk(p, SQL_BOOL, sub);
+        t->flags = SQL_F_TRUE;
+        sql_node *unk = mk(p, SQL_CAST, sub);
+        unk->s = "BOOLEAN";
+        sql_node_add(p->arena, unk, mk(p, SQL_NULL, sub));
+        sql_node *w[3][2] = {
+            {is_null(p, sub, col(p, sub, ma, "__k0"), 1), t},
+            {empty, f},
+            {bin(p, sub, "OR", is_null(p, sub, (sql_node *)x, 0),
+                 bin(p, sub, ">", col(p, sub, sa, "__c"), col(p, sub, sa, "__cv"))), unk}};
+        for (int i = 0; i < 3; i++) {
+            sql_node *wn = mk(p, SQL_WHEN, sub);
+            sql_node_add(p->arena, wn, w[i][0]);
+            sql_node_add(p->arena, wn, w[i][1]);
+            sql_node_add(p->arena, whens, wn);
+        }
+        sql_node_add(p->arena, cs, NULL);
+        sql_node_add(p->arena, cs, whens);
+        sql_node_add(p->arena, cs, mk(p, SQL_BOOL, sub));
+        *mark = cs;
+        if (sub->flags & SQL_F_NOT) {
+            sql_node *n = mk(p, SQL_UNOP, sub);
+            n->s = "NOT";
+            sql_node_add(p->arena, n, cs);
+            *mark = n;
+        }
+        corr_free(&c);
+        return SL_OK;
+    }
     sql_node *clean = bin(p, sub, "AND", is_null(p, sub, (sql_node *)x, 1),
                           bin(p, sub, "AND", bin(p, sub, "=", col(p, sub, sa, "__c"),
                                                  col(p, sub, sa, "__cv")),
@@ -682,10 +720,7 @@ static int scalars(sq *q, const sql_node *e, sql_node **out)
     *out = (sql_node *)e;
     if (!e || !has_sub(e)) return SL_OK;
     if (e->kind == SQL_SUBQUERY) {
-        if (strcmp(e->s, "SCALAR"))
-            return PERR(e, "%s with a subquery is supported as a condition of WHERE, alone or "
-                        "ANDed with others, not inside %s", what(e),
-                        "OR, NOT of a larger expression, CASE or the SELECT list");
+        if (strcmp(e->s, "SCALAR")) return semi_anti(q, e, 0, out);
         const sql_node *qry = sql_kid(e, 1);
         const sql_node *items = qry->kind == SQL_SELECT ? sql_kid(qry, 0) : NULL;
         if (!items || items->nkids != 1 || items->kids[0]->kids[0]->kind == SQL_STAR ||
@@ -917,7 +952,7 @@ int sql_subquery_rewrite(plan *p, const sql_node *sel, const sql_node **out)
             c = c->kids[0];
         }
         if (c->kind == SQL_SUBQUERY && strcmp(c->s, "SCALAR")) {
-            rc = semi_anti(&q, c, neg);
+            rc = semi_anti(&q, c, neg, NULL);
             continue;
         }
         sql_node *nc;

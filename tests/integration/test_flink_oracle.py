@@ -296,6 +296,13 @@ QUERIES = [
                          "WHERE p.id = e.id AND p.amount > 100) AS x"),
     ("lateral_subquery_left_agg", "SELECT d.name, x.mx FROM dim d LEFT JOIN LATERAL "
                                   "(SELECT MAX(e.v) AS mx FROM ev e WHERE e.k = d.k) x ON TRUE"),
+    ("subquery_in_or", "SELECT id, v FROM ev WHERE v > 90 OR u NOT IN (SELECT v FROM ev "
+                       "WHERE id < 30)"),
+    ("subquery_in_select", "SELECT e.id, EXISTS (SELECT 1 FROM pay p WHERE p.id = e.id) AS hp, "
+                           "e.k IN (SELECT k FROM dim) AS kd FROM ev e"),
+    ("join_interval_chain", "SELECT e.id, p.pid, d.name FROM evs e JOIN pay p ON e.id = p.id "
+                            "AND p.ts BETWEEN e.ts - INTERVAL '1' SECOND AND e.ts + "
+                            "INTERVAL '2' SECOND LEFT JOIN dim d ON d.k = e.k"),
     ("topn_over_group_same_block",
      "SELECT * FROM (SELECT k, COUNT(*) AS c, ROW_NUMBER() OVER (ORDER BY COUNT(*) DESC, k) "
      "AS rn FROM ev GROUP BY k) WHERE rn <= 3"),
