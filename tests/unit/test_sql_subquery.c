@@ -150,6 +150,31 @@ static void test_refusals(void)
     CHECK_EQ_STR(plan("INSERT INTO out1 SELECT pid FROM t GROUP BY pid HAVING COUNT(*) > "
                       "(SELECT COUNT(*) FROM p);"),
                  "ERR: line 5, column 67: a subquery in HAVING is not supported");
+    /* LATERAL (query) */
+    CHECK_EQ_STR(joins("INSERT INTO out1 SELECT t.id FROM t, LATERAL (SELECT pname FROM p "
+                       "WHERE p.pid = t.pid) AS x;"),
+                 "inner [\"pid\"]|[\"__j0\"]");
+    CHECK_EQ_STR(joins("INSERT INTO out1 SELECT t.id FROM t CROSS JOIN LATERAL (SELECT MAX(pid) "
+                       "AS m FROM p WHERE p.pname = CAST(t.bid AS STRING)) x;"),
+                 "ERR: line 5, column 101: LATERAL subquery: CAST(bid AS STRING) is not a "
+                 "column; Sluice joins a subquery on columns of the outer query (compute it in a "
+                 "subquery of the FROM clause and name it)");
+    CHECK_EQ_STR(plan("INSERT INTO out1 SELECT t.id FROM t, LATERAL (SELECT pname FROM p "
+                      "WHERE p.pid = t.pid);"),
+                 "ERR: line 5, column 38: LATERAL (query) needs an alias: LATERAL (SELECT ...) "
+                 "AS t");
+    CHECK_EQ_STR(plan("INSERT INTO out1 SELECT x.pid FROM LATERAL (SELECT pid FROM p) x;"),
+                 "ERR: line 5, column 36: LATERAL (query) joins the tables before it: FROM t, "
+                 "LATERAL (SELECT ... WHERE ... = t.c) AS x");
+    CHECK_EQ_STR(plan("INSERT INTO out1 SELECT t.id FROM t, LATERAL (SELECT pid FROM p "
+                      "WHERE p.pid = t.pid GROUP BY pid) x;"),
+                 "ERR: line 5, column 38: LATERAL (query): Sluice decorrelates a SELECT ... FROM "
+                 "... WHERE, with aggregates or without, not GROUP BY, HAVING, DISTINCT or set "
+                 "operations");
+    CHECK_EQ_STR(plan("INSERT INTO out1 SELECT t.id FROM t, LATERAL (SELECT COUNT(*) AS n FROM p "
+                      "WHERE p.pid = t.pid) x;"),
+                 "ERR: line 5, column 54: LATERAL (query) with COUNT: Sluice would give NULL "
+                 "rather than 0 for a row with nothing to count; not supported");
     /* no crash on garbage around subqueries */
     CHECK(!strncmp(plan("INSERT INTO out1 SELECT id FROM t WHERE EXISTS (SELECT);"), "ERR: ", 5));
     CHECK(!strncmp(plan("INSERT INTO out1 SELECT id FROM t WHERE pid IN (SELECT x FROM nope);"),
