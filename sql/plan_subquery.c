@@ -427,6 +427,8 @@ typedef struct corr {
     const sql_node **in_e, **out_e;
     int n;
     const sql_node *item; /* IN: the selected expression */
+    const sql_node **resid; /* other conditions naming the outer query (a semi join's) */
+    int nresid;
 } corr;
 
 static void corr_free(corr *c)
@@ -434,6 +436,7 @@ static void corr_free(corr *c)
     free(c->local);
     free(c->in_e);
     free(c->out_e);
+    free(c->resid);
 }
 
 static int simple_select(const sql_node *s)
@@ -457,7 +460,7 @@ static const char *what(const sql_node *s)
 }
 
 /* Take a simple SELECT apart into *c; SL_DONE when it names no outer column. */
-static int correlate(sq *q, const sql_node *s, const sql_node *sub, corr *c)
+static int correlate(sq *q, const sql_node *s, const sql_node *sub, corr *c, int resid)
 {
     plan *p = q->p;
     memset(c, 0, sizeof *c);
@@ -486,6 +489,11 @@ static int correlate(sq *q, const sql_node *s, const sql_node *sub, corr *c)
             else if (!has_outer(q, &in, e->kids[1]) && all_outer(q, &in, e->kids[0], &n0) && n0)
                 side = 0;
         }
+        if (resid && (side < 0 || e->kids[side]->kind != SQL_COL)) { /* the semi join checks it */
+            c->resid = sl_realloc(c->resid, sizeof *c->resid * (size_t)(c->nresid + 1));
+            c->resid[c->nresid++] = e;
+            continue;
+        }
         if (side < 0) {
             rc = PERR(e, "a correlated %s subquery: this condition names the outer query and is "
                       "not an equality between an expression of the subquery and one of the outer "
@@ -503,7 +511,7 @@ static int correlate(sq *q, const sql_node *s, const sql_node *sub, corr *c)
         corr_free(c);
         return SL_ERR;
     }
-    return c->n ? SL_OK : SL_DONE;
+    return c->n || c->nresid ? SL_OK : SL_DONE;
 }
 
 /* An outer expression as a join key: a column (joins equate columns). */
@@ -518,6 +526,106 @@ static int key_col(plan *p, const sql_node *e, const sql_node *sub)
     return rc;
 }
 
+/* A copy of e with each column of the subquery (tables `in`) made a column
+ * of its side of the join: `alias.__r<n>`, selected into items. */
+static sql_node *inner_cols(sq *q, const leaves *in, const sql_node *e, sql_node *items,
+                            const char *alias, int *nr)
+{
+    plan *p = q->p;
+    if (!e) return NULL;
+    if (e->kind == SQL_COL && !is_outer_col(q, in, e)) {
+        char rn[16];
+        snprintf(rn, sizeof rn, "__r%d", (*nr)++);
+        sql_node_add(p->arena, items, mkitem(p, (sql_node *)e, rn));
+        return col(p, e, alias, rn);
+    }
+    sql_node *n = mk(p, e->kind, e);
+    n->flags = e->flags;
+    n->s = e->s;
+    n->s2 = e->s2;
+    n->oline = e->oline;
+    n->ocol = e->ocol;
+    for (int i = 0; i < e->nkids; i++)
+        sql_node_add(p->arena, n, inner_cols(q, in, e->kids[i], items, alias, nr));
+    return n;
+}
+
+/* x IN (query), [NOT] EXISTS (query) ANDed in WHERE: a semi (anti) join
+ * (operators/regular_join.c's mode) with the subquery's rows, on the
+ * correlation equalities, checking the other correlated conditions per
+ * pair; each outer row passes once while it has a partner (has none). */
+static int semi_join(sq *q, const sql_node *sub, int anti)
+{
+    plan *p = q->p;
+    int in = !strcmp(sub->s, "IN");
+    const sql_node *x = sql_kid(sub, 0), *qry = sql_kid(sub, 1);
+    if (in && key_col(p, x, sub) != SL_OK) return SL_ERR;
+    int idx = ++q->n;
+    char ma[32];
+    snprintf(ma, sizeof ma, "__sq%d", idx);
+    sql_node *items = mk(p, SQL_LIST, qry);
+    sql_node *on[SL_MAX_KEY_COLS + 2];
+    int non = 0;
+    const sql_node *src_from;
+    sql_node *local = NULL;
+    corr c = {0};
+    if (simple_select(qry)) {
+        if (correlate(q, qry, sub, &c, 1) == SL_ERR) return SL_ERR;
+        const sql_node *its = sql_kid(qry, 0);
+        if (in && (its->nkids != 1 || its->kids[0]->kids[0]->kind == SQL_STAR)) {
+            corr_free(&c);
+            return PERR(x, "Values passed to IN operator must have compatible types (the "
+                        "subquery selects %s, IN needs one column)",
+                        its->kids[0]->kids[0]->kind == SQL_STAR ? "*" : "several columns");
+        }
+        src_from = c.from;
+        local = c.nlocal ? and_all(p, qry, c.local, c.nlocal) : NULL;
+        if (in) c.item = its->kids[0]->kids[0];
+    } else {
+        char qa[32];
+        snprintf(qa, sizeof qa, "__sq%d_q", idx);
+        src_from = from_query(p, qry, (sql_node *)qry, qa, in ? "__v" : NULL);
+        if (in) c.item = col(p, qry, qa, "__v");
+    }
+    if (c.n + (in ? 1 : 0) > SL_MAX_KEY_COLS) {
+        corr_free(&c);
+        return PERR(sub, "too many correlation columns (at most %d)", SL_MAX_KEY_COLS);
+    }
+    int nk = 0;
+    for (int i = -1; i < c.n; i++) {
+        const sql_node *ie = i < 0 ? c.item : c.in_e[i], *oe = i < 0 ? x : c.out_e[i];
+        if (!ie) continue;
+        if (key_col(p, oe, sub) != SL_OK) {
+            corr_free(&c);
+            return SL_ERR;
+        }
+        char kn[16];
+        snprintf(kn, sizeof kn, "__k%d", nk++);
+        sql_node_add(p->arena, items, mkitem(p, (sql_node *)ie, kn));
+        on[non++] = bin(p, sub, "=", (sql_node *)oe, col(p, sub, ma, kn));
+    }
+    if (c.nresid) {
+        leaves inl = {0};
+        leaves_of(p, src_from, &inl);
+        int nr = 0;
+        sql_node **rs = sl_calloc((size_t)c.nresid, sizeof *rs);
+        for (int i = 0; i < c.nresid; i++) rs[i] = inner_cols(q, &inl, c.resid[i], items, ma, &nr);
+        on[non++] = and_all(p, sub, rs, c.nresid);
+        free(rs);
+        free(inl.l);
+    }
+    if (!items->nkids) { /* EXISTS without correlation: any row of it */
+        sql_node *t = mk(p, SQL_BOOL, qry);
+        t->flags = SQL_F_TRUE;
+        sql_node_add(p->arena, items, mkitem(p, t, "__k0"));
+    }
+    sql_node *m = select_of(p, qry, 0, items, src_from, local, NULL);
+    q->from = join(p, sub, anti ? "ANTI" : "SEMI", q->from, from_query(p, qry, m, ma, NULL),
+                   and_all(p, sub, on, non), nk == 0);
+    corr_free(&c);
+    return SL_OK;
+}
+
 /* x [NOT] IN (query), [NOT] EXISTS (query) as a condition ANDed in WHERE. */
 static int semi_anti(sq *q, const sql_node *sub, int neg, sql_node **mark)
 {
@@ -525,12 +633,13 @@ static int semi_anti(sq *q, const sql_node *sub, int neg, sql_node **mark)
     int in = !strcmp(sub->s, "IN");
     /* mark: the subquery anywhere in an expression; both joins LEFT, *mark its value */
     int anti = mark || neg != !!(sub->flags & SQL_F_NOT);
+    if (!mark && !(in && anti)) return semi_join(q, sub, anti);
     const sql_node *x = sql_kid(sub, 0), *qry = sql_kid(sub, 1);
     if (in && key_col(p, x, sub) != SL_OK) return SL_ERR;
     corr c = {0};
     int simple = simple_select(qry), rc = SL_DONE;
     if (simple) {
-        if ((rc = correlate(q, qry, sub, &c)) == SL_ERR) return SL_ERR;
+        if ((rc = correlate(q, qry, sub, &c, 0)) == SL_ERR) return SL_ERR;
         if (in) {
             const sql_node *items = sql_kid(qry, 0);
             if (items->nkids != 1 || items->kids[0]->kids[0]->kind == SQL_STAR) {
@@ -730,7 +839,7 @@ static int scalars(sq *q, const sql_node *e, sql_node **out)
                         "row count at run time");
         if (sql_kid(qry, 1)) {
             corr c;
-            int rc = correlate(q, qry, e, &c);
+            int rc = correlate(q, qry, e, &c, 0);
             if (rc == SL_ERR) return SL_ERR;
             if (rc == SL_OK) {
                 rc = correlated_scalar(q, e, qry, &c, out);
@@ -816,7 +925,7 @@ static int lateral_step(sq *q, const sql_node *f, const sql_node *l, const sql_n
     q->outer = &outer;
     sql_node tag = {.kind = SQL_SUBQUERY, .s = "LATERAL", .line = r->line, .col = r->col};
     corr c;
-    int rc = correlate(q, qry, &tag, &c);
+    int rc = correlate(q, qry, &tag, &c, 0);
     q->outer = saved;
     free(outer.l);
     if (rc == SL_ERR) return SL_ERR;

@@ -106,7 +106,8 @@ def model(name, f):
                         if eq(r["prod"], pp["prod"]):
                             out[(r["id"], pp["pname"])] += 1
     elif name.startswith(("in_sub", "not_in_", "exists", "not_exists")) and \
-            name not in ("exists_corr_filter", "exists_select"):
+            name not in ("exists_corr_filter", "exists_select", "exists_noneq",
+                         "not_exists_noneq"):
         sub = f["blocked_null"] if name.endswith("_null") else \
             f["nobody"] if name.endswith("_empty") else f["blocked"]
         vals = [b["cust"] for b in sub]
@@ -181,6 +182,16 @@ def model(name, f):
                 out[(r["id"], v)] += 1
             else:
                 out[(r["id"], any(eq(x, b) for b in vals))] += 1
+    elif name == "exists_noneq":  # a blocked customer number above the order's
+        vals = [b["cust"] for b in f["blocked"]]
+        for r in o:
+            if any(r["cust"] is not None and v > r["cust"] for v in vals):
+                out[(r["id"],)] += 1
+    elif name == "not_exists_noneq":  # no product row of the order's product dear enough
+        for r in o:
+            if not any(eq(r["prod"], pp["prod"]) and r["amount"] is not None
+                       and pp["price"] * 5 > r["amount"] for pp in p):
+                out[(r["id"],)] += 1
     elif name in ("lateral_rows", "lateral_left"):
         lim = 250 if name == "lateral_rows" else 280
         for cc in c:
@@ -267,6 +278,12 @@ QUERIES = {
     "exists_select": ("id BIGINT, e BOOLEAN",
                       "SELECT id, EXISTS (SELECT 1 FROM blocked b WHERE b.cust = o.cust) AS e "
                       "FROM orders o"),
+    "exists_noneq": ("id BIGINT",
+                     "SELECT id FROM orders o WHERE EXISTS (SELECT 1 FROM blocked b "
+                     "WHERE b.cust > o.cust)"),
+    "not_exists_noneq": ("id BIGINT",
+                         "SELECT id FROM orders o WHERE NOT EXISTS (SELECT 1 FROM prods p "
+                         "WHERE p.prod = o.prod AND p.price * 5 > o.amount)"),
     "lateral_rows": ("cust INT, id BIGINT",
                      "SELECT c.cust, x.id FROM custs c, LATERAL (SELECT o.id FROM orders o "
                      "WHERE o.cust = c.cust AND o.amount > 250) AS x"),
@@ -327,8 +344,9 @@ def test_joins_and_subqueries_match_a_model(cluster, workdir, parallelism):
 
 
 REFUSED = [
-    ("SELECT id FROM orders o WHERE EXISTS (SELECT 1 FROM blocked b WHERE b.cust > o.cust)",
-     "line 7, column 69: a correlated EXISTS subquery: this condition names the outer query "
+    ("SELECT id FROM orders o WHERE cust NOT IN (SELECT b.cust FROM blocked b "
+     "WHERE b.cust > o.prod)",
+     "line 7, column 79: a correlated NOT IN subquery: this condition names the outer query "
      "and is not an equality"),
     ("SELECT id FROM orders o WHERE amount > (SELECT COUNT(*) + 1 FROM blocked b "
      "WHERE b.cust = o.cust)",

@@ -59,8 +59,9 @@ static const char *joins(const char *insert)
         char *lk = json_dumps(json_object_get(cfg, "left-keys"), JSON_COMPACT);
         char *rk = json_dumps(json_object_get(cfg, "right-keys"), JSON_COMPACT);
         size_t n = strlen(out);
+        const char *mode = json_string_value(json_object_get(cfg, "mode"));
         snprintf(out + n, sizeof out - n, "%s%s %s|%s", n ? "; " : "",
-                 json_string_value(json_object_get(cfg, "join-type")), lk, rk);
+                 mode ? mode : json_string_value(json_object_get(cfg, "join-type")), lk, rk);
         free(lk);
         free(rk);
     }
@@ -90,24 +91,27 @@ static void test_multi_way_joins(void)
 static void test_subqueries_become_joins(void)
 {
     CHECK_EQ_STR(joins("INSERT INTO out1 SELECT id FROM t WHERE pid IN (SELECT pid FROM p);"),
-                 "inner [\"pid\"]|[\"__k0\"]");
+                 "semi [\"pid\"]|[\"__k0\"]");
     CHECK_EQ_STR(joins("INSERT INTO out1 SELECT id FROM t WHERE NOT EXISTS "
                        "(SELECT 1 FROM p WHERE p.pid = t.pid AND p.pname <> 'x');"),
-                 "left [\"pid\"]|[\"__k0\"]");
+                 "anti [\"pid\"]|[\"__k0\"]");
     /* correlated IN: the value and the correlation column */
     CHECK_EQ_STR(joins("INSERT INTO out1 SELECT id FROM t WHERE bid IN "
-                       "(SELECT b.bid FROM b WHERE b.bname = CAST(t.pid AS STRING));"),
-                 "ERR: line 5, column 85: IN subquery: CAST(pid AS STRING) is not a column; "
-                 "Sluice joins a subquery on columns of the outer query (compute it in a "
-                 "subquery of the FROM clause and name it)");
-    CHECK_EQ_STR(joins("INSERT INTO out1 SELECT id FROM t WHERE bid IN "
+                       "(SELECT b.bid FROM b WHERE b.bid = t.pid);"),
+                 "semi [\"bid\",\"pid\"]|[\"__k0\",\"__k1\"]");
+    /* other correlated conditions: checked by the semi join per pair */
+    const char *j = plan("INSERT INTO out1 SELECT id FROM t WHERE bid IN "
+                         "(SELECT b.bid FROM b WHERE b.bname = CAST(t.pid AS STRING));");
+    CHECK(strstr(j, "\"condition\": \"`__r0` = CAST(`pid` AS STRING)\"") != NULL);
+    CHECK_EQ_STR(joins("INSERT INTO out1 SELECT id FROM t WHERE EXISTS "
+                       "(SELECT 1 FROM b WHERE b.bid > t.pid);"),
+                 "semi [\"__one4\"]|[\"__one1\"]");
+    /* NOT IN with a correlated condition other than an equality */
+    CHECK_EQ_STR(joins("INSERT INTO out1 SELECT id FROM t WHERE bid NOT IN "
                        "(SELECT b.bid FROM b WHERE b.bid > t.pid);"),
-                 "ERR: line 5, column 75: a correlated IN subquery: this condition names the "
+                 "ERR: line 5, column 79: a correlated NOT IN subquery: this condition names the "
                  "outer query and is not an equality between an expression of the subquery and "
                  "one of the outer query; Sluice decorrelates such equalities only");
-    CHECK_EQ_STR(joins("INSERT INTO out1 SELECT id FROM t WHERE bid IN "
-                       "(SELECT b.bid FROM b WHERE b.bid = t.pid);"),
-                 "inner [\"bid\",\"pid\"]|[\"__k0\",\"__k1\"]");
     /* NOT IN: the anti join and the counts on a constant key */
     CHECK_EQ_STR(joins("INSERT INTO out1 SELECT id FROM t WHERE pid NOT IN (SELECT pid FROM p);"),
                  "left [\"pid\"]|[\"__k0\"]; left [\"__one5\"]|[\"__one2\"]");
