@@ -284,6 +284,10 @@ QUERIES = [
     ("not_in_subquery_null", "SELECT id, u FROM ev WHERE u NOT IN (SELECT v FROM ev WHERE id < 30)"),
     ("exists_correlated", "SELECT e.id FROM ev e WHERE EXISTS (SELECT 1 FROM pay p "
                           "WHERE p.id = e.id AND p.amount > 200)"),
+    ("exists_correlated_nonequi", "SELECT e.id FROM ev e WHERE EXISTS (SELECT 1 FROM pay p "
+                                  "WHERE p.id = e.id AND p.amount > e.v * 3)"),
+    ("not_exists_nonequi", "SELECT d.name FROM dim d WHERE NOT EXISTS (SELECT 1 FROM ev e "
+                           "WHERE e.v > d.w * 14)"),
     ("not_exists_correlated", "SELECT e.id, e.k FROM ev e WHERE NOT EXISTS "
                               "(SELECT * FROM pay p WHERE p.id = e.id)"),
     ("scalar_subquery_where", "SELECT id, v FROM ev WHERE v > (SELECT AVG(v) FROM ev)"),
