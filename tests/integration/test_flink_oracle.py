@@ -307,6 +307,11 @@ QUERIES = [
     ("join_interval_chain", "SELECT e.id, p.pid, d.name FROM evs e JOIN pay p ON e.id = p.id "
                             "AND p.ts BETWEEN e.ts - INTERVAL '1' SECOND AND e.ts + "
                             "INTERVAL '2' SECOND LEFT JOIN dim d ON d.k = e.k"),
+    ("topn_over_join_hidden", "SELECT * FROM (SELECT e.id, d.name, ROW_NUMBER() OVER "
+                              "(PARTITION BY d.name ORDER BY e.big DESC, e.id) AS rn FROM ev e "
+                              "JOIN dim d ON e.k = d.k) WHERE rn <= 2"),
+    ("topn_over_group_hidden", "SELECT k, rn FROM (SELECT k, ROW_NUMBER() OVER (ORDER BY "
+                               "SUM(v) DESC, k) AS rn FROM ev GROUP BY k) WHERE rn <= 2"),
     ("topn_over_group_same_block",
      "SELECT * FROM (SELECT k, COUNT(*) AS c, ROW_NUMBER() OVER (ORDER BY COUNT(*) DESC, k) "
      "AS rn FROM ev GROUP BY k) WHERE rn <= 3"),

@@ -206,6 +206,20 @@ def model(name, f):
             am = [r["amount"] for r in o if eq(r["cust"], cc["cust"]) and r["amount"] is not None
                   and r["amount"] < 50]
             out[(cc["cust"], max(am) if am else None)] += 1
+    elif name == "topn_agg_hidden":  # the same, the count not selected
+        n = collections.Counter(r["prod"] for r in o if r["prod"] is not None)
+        top = sorted(n.items(), key=lambda kv: (-kv[1], kv[0]))[:3]
+        for i, (k, v) in enumerate(top):
+            out[(k, i + 1)] += 1
+    elif name == "topn_join_hidden":  # per region the two largest orders, amount not selected
+        region = {cc["cust"]: cc["region"] for cc in c}
+        per = collections.defaultdict(list)
+        for r in o:
+            if r["cust"] in region and r["amount"] is not None:
+                per[region[r["cust"]]].append((-r["amount"], r["id"]))
+        for reg, lst in per.items():
+            for i, (_, oid) in enumerate(sorted(lst)[:2]):
+                out[(oid, reg, i + 1)] += 1
     elif name in ("topn_agg_nested", "topn_agg_same_block"):  # the 3 most ordered products
         n = collections.Counter(r["prod"] for r in o if r["prod"] is not None)
         top = sorted(n.items(), key=lambda kv: (-kv[1], kv[0]))[:3]
@@ -293,6 +307,14 @@ QUERIES = {
     "lateral_agg": ("cust INT, mx INT",
                     "SELECT c.cust, x.mx FROM custs c CROSS JOIN LATERAL (SELECT MAX(amount) AS mx "
                     "FROM orders o WHERE o.cust = c.cust AND o.amount < 50) x"),
+    "topn_agg_hidden": ("prod INT, rn BIGINT",
+                        "SELECT * FROM (SELECT prod, ROW_NUMBER() OVER (ORDER BY COUNT(*) DESC, "
+                        "prod) AS rn FROM orders WHERE prod IS NOT NULL GROUP BY prod) "
+                        "WHERE rn <= 3"),
+    "topn_join_hidden": ("id BIGINT, region STRING, rn BIGINT",
+                         "SELECT * FROM (SELECT o.id, c.region, ROW_NUMBER() OVER (PARTITION BY "
+                         "c.region ORDER BY o.amount DESC, o.id) AS rn FROM orders o JOIN custs c "
+                         "ON o.cust = c.cust WHERE o.amount IS NOT NULL) WHERE rn <= 2"),
     "topn_agg_nested": ("prod INT, cnt BIGINT, rn BIGINT",
                         "SELECT * FROM (SELECT prod, cnt, ROW_NUMBER() OVER (ORDER BY cnt DESC, "
                         "prod) AS rn FROM (SELECT prod, COUNT(*) AS cnt FROM orders "
