@@ -126,11 +126,12 @@ def wait_all_running(port, job_id, timeout=600):
             if job.get("state") in ("FINISHED", "FAILED", "CANCELED") or (
                     vs and all(v["status"] in ("RUNNING", "FINISHED") for v in vs)):
                 return
-        except ConnectionRefusedError:
-            # the per-job mini-cluster shuts down with its job: it is over
-            return
-        except OSError:
-            pass
+        except OSError as e:
+            # urllib wraps a refused connection in URLError (an OSError)
+            # whose reason is the ConnectionRefusedError: the per-job
+            # mini-cluster shuts down with its job, so the job is over
+            if isinstance(getattr(e, "reason", e), ConnectionRefusedError):
+                return
         time.sleep(0.02)
     raise SystemExit(f"flink_driver: job {job_id} did not reach RUNNING")
 

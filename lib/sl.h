@@ -4,7 +4,8 @@
  * only on out-of-memory, the SL_OK/SL_ERR error contract with a caller's
  * buffer, logging, byte order, the byte buffer (buf.h), the typed message
  * queue (queue.h), JSON escaping, base64, time text and edit distance
- * (text.h), durations, the calendar, listening sockets, the HTTP server
+ * (text.h), durations, the calendar, exact DECIMAL (decimal.h), date and
+ * time text and time zones (temporal.h), listening sockets, the HTTP server
  * set-up (http_server.h) and replies. Calls nothing of Sluice above it.
  *
  * sl.h -- the few definitions every Sluice file shares.

@@ -15,7 +15,10 @@
  * Files. The files are listed at open and sorted by name; file k belongs to
  * subtask k % parallelism, so every run deals them the same way. A subtask
  * reads its files one after the other and ends (SL_DONE) after the last;
- * the runtime then sends the maximum watermark. Event time comes from the
+ * the runtime then sends the maximum watermark. A subtask dealt no file
+ * (fewer files than subtasks) marks its output idle in its first run()
+ * (sl_op_emit_idle) before it ends, as a reader without splits does, so
+ * consumers do not wait for its end to move their watermark. Event time comes from the
  * planner's watermark vertex after the source (WATERMARK FOR in DDL), as for
  * datagen.
  *
@@ -98,6 +101,7 @@ typedef struct fr_state {
     sl_buf str;
     sl_value *vals;
     uint64_t skipped;   /* records skipped (ignore-parse-errors) */
+    bool said_idle;     /* no file: the output was marked idle */
     /* restored positions (union of all old blobs), until open of the files */
     fr_file *rest;
     int nrest;
@@ -493,6 +497,12 @@ static int fr_run(sl_op *op)
     const fr_plan *pl = op->plan;
     fr_state *st = op->priv;
     if (!st->dealt && deal_files(op, st) != SL_OK) return SL_ERR;
+    if (st->nfiles == 0 && !st->said_idle) {
+        /* a reader without a file has nothing to say about time: idle
+         * first, so no consumer waits for its end to judge other rows */
+        st->said_idle = true;
+        if (sl_op_emit_idle(op, 1) != SL_OK) return SL_ERR;
+    }
     sl_row row = {SL_KIND_INSERT, op->out->n, st->vals, SL_TS_NONE};
     for (int emitted = 0; emitted < FR_BATCH; emitted++) {
         int rc = next_record(op, pl, st);

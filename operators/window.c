@@ -19,7 +19,8 @@
  *                       distinct per window (Flink's window aggregate with
  *                       no aggregate calls, as Nexmark q8 plans)
  *   "allowed-lateness": "0 s"
- *   "time":             "event" (default) | "processing" (TUMBLE and HOP)
+ *   "time":             "event" (default) | "processing" (TUMBLE, HOP and
+ *                                   SESSION)
  *
  * Output: window_start, window_end, window_time (= window_end - 1 ms, the
  * rowtime of the result), the group-by columns, then the aggregates, typed
@@ -57,7 +58,9 @@
  * had not fired yet (only possible with lateness) emits +I at once.
  * Processing time: a row's windows are those of sl_now_ms() at arrival,
  * timers are in op->proc_timers and fire from proc_time(); nothing is late,
- * and end_input fires every open window so a bounded job loses nothing.
+ * and end_input fires every open window so a bounded job loses nothing. A
+ * processing-time session fires when the clock reaches its end - 1 and is
+ * forgotten then (no lateness), so a row after that opens a new one.
  *
  * Sessions. A row at t opens [t, t + gap); every live session of the key
  * that intersects it (touching counts, as in Flink) is merged into one
@@ -66,7 +69,9 @@
  * its old result is retracted with -D (its window_start / window_end no
  * longer exist) and the merged window fires as +I when due.
  *
- * Slices. Event-time HOP and CUMULATE without allowed lateness keep one entry
+ * Slices. Event-time HOP (whose size is a whole multiple of its slide; Flink's
+ * group-window HOP need not be, and then keeps one entry per window) and
+ * CUMULATE without allowed lateness keep one entry
  * per (key, slice) instead of one per (key, window), as Flink's slicing
  * window aggregation does: a slice is [s, s + slide) (HOP) or
  * [s, s + step) (CUMULATE), each row updates exactly one slice, and a
@@ -221,6 +226,14 @@ static inline int64_t window_start(int64_t ts, int64_t offset, int64_t size)
     return rem < 0 ? ts - (rem + size) : ts - rem;
 }
 
+/* The most windows a row of a HOP or CUMULATE window falls into: HOP's
+ * ceil(size / slide) (a size need not be a multiple of the slide),
+ * CUMULATE's size / step. */
+static inline int64_t per_row(const win_plan *pl)
+{
+    return (pl->size + pl->slide - 1) / pl->slide;
+}
+
 /* ---- plan: parsing the config ------------------------------------------- */
 
 static void win_plan_free(void *p)
@@ -316,13 +329,9 @@ static int parse_window(win_plan *pl, const char *text, char *err, size_t errlen
         pl->size = pl->slide = args[0];
         pl->offset = nargs > 1 ? args[1] % args[0] : 0;
         break;
-    case WIN_HOP:
+    case WIN_HOP: /* a size that is no multiple of the slide: windows, not slices */
         pl->slide = args[0];
         pl->size = args[1];
-        if (pl->size % pl->slide != 0)
-            return sl_seterr(err, errlen, "vertex '%s': window '%s': HOP needs the size (%lld ms) "
-                             "to be a whole multiple of the slide (%lld ms)", vid, text,
-                             (long long)pl->size, (long long)pl->slide);
         break;
     case WIN_SESSION:
         pl->gap = args[0];
@@ -337,9 +346,9 @@ static int parse_window(win_plan *pl, const char *text, char *err, size_t errlen
         break;
     }
     if ((pl->kind == WIN_HOP || pl->kind == WIN_CUMULATE) &&
-        pl->size / pl->slide > WIN_MAX_PER_ROW)
+        per_row(pl) > WIN_MAX_PER_ROW)
         return sl_seterr(err, errlen, "vertex '%s': window '%s': %lld windows per row; the limit "
-                         "is %d", vid, text, (long long)(pl->size / pl->slide), WIN_MAX_PER_ROW);
+                         "is %d", vid, text, (long long)per_row(pl), WIN_MAX_PER_ROW);
     return SL_OK;
 }
 
@@ -355,6 +364,10 @@ int sl_window_slicing(const char *vid, const char *text, int64_t *slide, int64_t
     if (pl.kind == WIN_SESSION)
         return sl_seterr(err, errlen, "vertex '%s': window '%s': SESSION windows merge, so they "
                          "cannot be pre-aggregated in slices", vid, text);
+    if (pl.kind == WIN_HOP && pl.size % pl.slide != 0)
+        return sl_seterr(err, errlen, "vertex '%s': window '%s': a HOP size (%lld ms) that is no "
+                         "whole multiple of the slide (%lld ms) has no slices", vid, text,
+                         (long long)pl.size, (long long)pl.slide);
     *slide = pl.slide;
     *offset = pl.kind == WIN_TUMBLE ? pl.offset : 0;
     return SL_OK;
@@ -428,9 +441,9 @@ static void *win_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
         goto fail;
     }
     if (parse_window(pl, json_string_value(jw), err, errlen) != SL_OK) goto fail;
-    if (pl->proctime && pl->kind != WIN_TUMBLE && pl->kind != WIN_HOP) {
-        sl_seterr(err, errlen, "vertex '%s': processing-time windows can be TUMBLE or HOP only",
-                  vid);
+    if (pl->proctime && pl->kind == WIN_CUMULATE) {
+        sl_seterr(err, errlen, "vertex '%s': processing-time windows can be TUMBLE, HOP or "
+                  "SESSION only", vid);
         goto fail;
     }
     if (sl_vconf_interval(v, "allowed-lateness", 0, &pl->lateness, err, errlen) != SL_OK)
@@ -464,7 +477,7 @@ static void *win_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
     /* slices merge accumulators, which DISTINCT value sets do not survive:
      * with DISTINCT each window keeps its own entry and set */
     pl->sliced = (pl->kind == WIN_HOP || pl->kind == WIN_CUMULATE) && !pl->proctime &&
-                 pl->lateness == 0 && !pl->aggs.has_distinct;
+                 pl->lateness == 0 && !pl->aggs.has_distinct && pl->size % pl->slide == 0;
     if (pl->global) {
         pl->acccol = sl_schema_find(in, SL_AGG_ACC_COL);
         if (pl->acccol < 0 || in->fields[pl->acccol].type != SL_T_BYTES) {
@@ -518,10 +531,9 @@ static int win_open(sl_op *op)
     if (st->sid_acc < 0 || (pl->kind == WIN_SESSION && st->sid_sess < 0) ||
         (pl->aggs.has_distinct && st->sid_distinct < 0))
         return sl_op_fail(op, "vertex '%s': cannot register keyed state", pl->vid);
-    int per_row = pl->kind == WIN_HOP || pl->kind == WIN_CUMULATE ? (int)(pl->size / pl->slide)
-                                                                  : 1;
-    st->wcap = per_row;
-    st->wins = sl_calloc((size_t)per_row, sizeof *st->wins);
+    int nwin = pl->kind == WIN_HOP || pl->kind == WIN_CUMULATE ? (int)per_row(pl) : 1;
+    st->wcap = nwin;
+    st->wins = sl_calloc((size_t)nwin, sizeof *st->wins);
     st->kin = sl_calloc((size_t)pl->key_schema.n + 1, sizeof *st->kin);
     st->keyv = sl_calloc((size_t)pl->key_schema.n + 1, sizeof *st->keyv);
     st->sv2 = sl_calloc((size_t)pl->key_schema.n + 1, sizeof *st->sv2);
@@ -748,9 +760,9 @@ static int assign_windows(const win_plan *pl, win_state *st, int64_t ts)
         st->wins[n++] = (win_range){s, s + pl->size};
         break;
     }
-    case WIN_HOP: {
+    case WIN_HOP: { /* starts: the multiples of the slide in (ts - size, ts] */
         int64_t last = window_start(ts, 0, pl->slide);
-        int64_t first = last - pl->size + pl->slide;
+        int64_t first = window_start(ts - pl->size, 0, pl->slide) + pl->slide;
         for (int64_t s = first; s <= last; s += pl->slide)
             st->wins[n++] = (win_range){s, s + pl->size};
         break;
@@ -914,6 +926,9 @@ static int add_to_session(sl_op *op, const sl_row *row, int64_t ts)
     const win_plan *pl = op->plan;
     win_state *st = op->priv;
     int64_t wm = op->current_watermark;
+    /* processing time: ts is the clock at arrival, nothing is late, the
+     * session fires (and is forgotten) when the clock reaches its end - 1 */
+    sl_time_domain dom = pl->proctime ? SL_TIME_PROCESSING : SL_TIME_EVENT;
     int rc = state_load(op, st->sid_sess, NULL, 0, &st->list);
     if (rc == SL_ERR) return rc;
     if (rc == SL_DONE) sl_buf_reset(&st->list);
@@ -936,7 +951,7 @@ static int add_to_session(sl_op *op, const sl_row *row, int64_t ts)
             if (e > m.end) m.end = e;
         }
     }
-    if (window_late(pl, m.end, wm)) return late_row(op, row);
+    if (!pl->proctime && window_late(pl, m.end, wm)) return late_row(op, row);
     if (nhit == 1 && same.start == m.start && same.end == m.end)
         return add_to_window(op, row, m); /* inside one session: no merge */
 
@@ -967,7 +982,7 @@ static int add_to_session(sl_op *op, const sl_row *row, int64_t ts)
             ns_encode(st->ns, s, e);
             if (state_delete(op, st->sid_acc, st->ns, WIN_NS_LEN) != SL_OK) return SL_ERR;
         }
-        timer_set(op, SL_TIME_EVENT, e - 1, st->ns, 0);
+        timer_set(op, dom, e - 1, st->ns, 0);
         if (pl->lateness > 0)
             timer_set(op, SL_TIME_EVENT, sat_add(e - 1, pl->lateness), st->ns, 0);
     }
@@ -980,7 +995,7 @@ static int add_to_session(sl_op *op, const sl_row *row, int64_t ts)
 
     sl_agg_add(&pl->aggs, sl_buf_u8(&st->cur) + WIN_ACC_OFF, row);
     if (pl->aggs.has_strval && str_fold(op, &st->cur, row, NULL, 0) != SL_OK) return SL_ERR;
-    bool due = m.end - 1 <= wm;
+    bool due = !pl->proctime && m.end - 1 <= wm;
     if (due) {
         if (emit_result(op, SL_KIND_INSERT, m.start, m.end, sl_buf_u8(&st->cur), st->cur.len) !=
             SL_OK)
@@ -989,7 +1004,7 @@ static int add_to_session(sl_op *op, const sl_row *row, int64_t ts)
     }
     ns_encode(st->ns, m.start, m.end);
     if (state_store(op, st->sid_acc, st->ns, WIN_NS_LEN, &st->cur) != SL_OK) return SL_ERR;
-    if (!due) timer_set(op, SL_TIME_EVENT, m.end - 1, st->ns, 1);
+    if (!due) timer_set(op, dom, m.end - 1, st->ns, 1);
     if (pl->lateness > 0)
         timer_set(op, SL_TIME_EVENT, sat_add(m.end - 1, pl->lateness), st->ns, 1);
     return SL_OK;

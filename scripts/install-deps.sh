@@ -11,7 +11,8 @@ python3 python3-pytest python3-pytest-xdist python3-requests python3-selenium op
 chromium chromium-driver curl procps iproute2
 debootstrap
 zookeeper libzookeeper-mt-dev
-postgresql libpq-dev"
+postgresql libpq-dev
+libicu-dev"
 
 missing=""
 for p in $PKGS; do

@@ -799,7 +799,11 @@ static int show(sl_sql_session *s, const sql_node *st, sl_sql_result *r, char *e
             "MAX", "MIN", "MINUTE", "MOD", "MONTH", "NOW", "NULLIF", "PROCTIME", "QUARTER", "RAND",
             "RAND_INTEGER", "RTRIM", "SECOND", "SESSION", "SUM", "TIMESTAMPADD", "TIMESTAMPDIFF",
             "TO_TIMESTAMP", "TO_TIMESTAMP_LTZ", "TRY_CAST", "TUMBLE", "UNIX_TIMESTAMP", "UPPER",
-            "WEEK", "YEAR"};
+            "WEEK", "YEAR",
+            /* group-window auxiliary functions (sql/plan_groupwin.c) */
+            "HOP_END", "HOP_PROCTIME", "HOP_ROWTIME", "HOP_START", "SESSION_END",
+            "SESSION_PROCTIME", "SESSION_ROWTIME", "SESSION_START", "TUMBLE_END", "TUMBLE_PROCTIME",
+            "TUMBLE_ROWTIME", "TUMBLE_START"};
         int nu = 0;
         char **user = sql_udfs_names(s->udfs, &nu);
         char **all = sl_calloc(SL_ARRAY_LEN(fns) + (size_t)nu + 1, sizeof *all);

@@ -82,7 +82,11 @@ static int is_builtin(const char *name)
     static const char *const aggs[] = {"COUNT", "SUM", "MIN", "MAX", "AVG", "ROW_NUMBER",
                                        "PROCTIME", "TUMBLE", "HOP", "CUMULATE", "SESSION",
                                        "FIRST_VALUE", "LAST_VALUE", "LISTAGG", "STDDEV_POP",
-                                       "STDDEV_SAMP", "VAR_POP", "VAR_SAMP", "CAST", "TRY_CAST"};
+                                       "STDDEV_SAMP", "VAR_POP", "VAR_SAMP", "CAST", "TRY_CAST",
+                                       "TUMBLE_START", "TUMBLE_END", "TUMBLE_ROWTIME",
+                                       "TUMBLE_PROCTIME", "HOP_START", "HOP_END", "HOP_ROWTIME",
+                                       "HOP_PROCTIME", "SESSION_START", "SESSION_END",
+                                       "SESSION_ROWTIME", "SESSION_PROCTIME"};
     for (size_t i = 0; i < SL_ARRAY_LEN(aggs); i++)
         if (!strcasecmp(aggs[i], name)) return 1;
     char text[300], err[300];

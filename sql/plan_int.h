@@ -137,6 +137,17 @@ int sql_plan_window_tvf(plan *p, const sql_node *f, rel *out);
 
 int sqlp_ttl_set(const plan *p);  /* table.exec.state.ttl is set and not 0 */
 
+/* plan_groupwin.c: a SELECT grouped by a group window -- GROUP BY
+ * TUMBLE(ts, size) / HOP(ts, slide, size) / SESSION(ts, gap) with
+ * TUMBLE_START etc. -- rewritten into its window TVF aggregation; its FROM
+ * item planned (and cached for the aggregation). *out is sel itself when it
+ * has none; an auxiliary or window call without a window in GROUP BY is an
+ * error. */
+int sql_groupwin_rewrite(plan *p, const sql_node *sel, const sql_node **out);
+/* A HOP window TVF aggregation (not a group window's) whose size is no
+ * multiple of its slide: Flink's refusal. */
+int sql_tvf_hop_check(plan *p, const sql_node *tvf);
+
 /* plan_lateral.c: FROM l, LATERAL TABLE(f(x)) [AS t(a, b)] (also CROSS JOIN
  * LATERAL, [LEFT] JOIN LATERAL ... ON TRUE): a correlate vertex calling the
  * user-defined table function f per row of l. With plan_join.c's cache of

@@ -46,6 +46,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "agg.h"
 #include "expr.h"
 #include "sl.h"
 #include "parse.h"
@@ -349,6 +350,15 @@ void items_free(item *it, int n)
 /* Make a projection item of expression e named `name` against sch. */
 int make_item(plan *p, item *it, const sql_node *e, const char *name, const sl_schema *sch)
 {
+    if (is_proctime(e)) { /* a group window's *_PROCTIME (plan_groupwin.c): the wall clock */
+        char *q = sql_quote_ident(name);
+        it->name = sl_strdup(name);
+        it->expr = e;
+        it->type = SL_T_TIMESTAMP;
+        it->text = sl_sprintf("CURRENT_TIMESTAMP AS %s", q);
+        free(q);
+        return SL_OK;
+    }
     if (type_expr(p, e, sch, &it->type) != SL_OK) return SL_ERR;
     char *x = sql_unparse(e);
     it->name = sl_strdup(name);
@@ -998,6 +1008,8 @@ static json_t *two_phase_local(const plan *p, json_t *cfg, int window, int proct
     if (!p->mb[0] || strcasecmp(p->mb[0], "true") || (p->mb[3] && !strcasecmp(p->mb[3], "ONE_PHASE")))
         return NULL;
     if (updating || (window && (proctime || !strncasecmp(spec, "SESSION", 7)))) return NULL;
+    int64_t slide, offset; /* a HOP whose size is no multiple of its slide has no slices */
+    if (window && sl_window_slicing("local", spec, &slide, &offset, NULL, 0) != SL_OK) return NULL;
     json_t *aggs = json_object_get(cfg, "aggregates"); /* none (a distinct): partial row counts */
     for (size_t i = 0; i < json_array_size(aggs); i++)
         if (strcasestr(json_string_value(json_array_get(aggs, i)), "DISTINCT")) return NULL;
@@ -1021,9 +1033,15 @@ static int agg_window_input(plan *p, const sql_node *sel, const sql_node *from, 
 {
     const sql_node *tref = sql_kid(from, 0), *desc = sql_kid(from, 1), *group = sql_kid(sel, 3);
     if (window_spec(p, from, spec) != SL_OK) return SL_ERR;
-    if (scan_table(p, tref, tref->s, in) != SL_OK) return SL_ERR;
-    free(in->alias);
-    in->alias = sl_strdup(from->s2 ? from->s2 : tref->s);
+    const rel *done = sqlp_joins_find(p, tref); /* planned already (plan_groupwin.c) */
+    if (done) {
+        rel_copy(in, done);
+    } else {
+        if (sql_tvf_hop_check(p, from) != SL_OK) return SL_ERR;
+        if (scan_table(p, tref, tref->s, in) != SL_OK) return SL_ERR;
+        free(in->alias);
+        in->alias = sl_strdup(from->s2 ? from->s2 : tref->s);
+    }
     if (in->updating)
         return PERR(from, "a window TVF over an updating input (produced by %s) is not "
                     "supported", in->updater);
@@ -1031,8 +1049,8 @@ static int agg_window_input(plan *p, const sql_node *sel, const sql_node *from, 
         *tcol = sl_strdup(in->rowtime);
     } else if (in->proctime && !strcasecmp(in->proctime, desc->s)) {
         *proctime = 1;
-        if (strcasecmp(from->s, "TUMBLE") && strcasecmp(from->s, "HOP"))
-            return PERR(from, "processing-time windows can be TUMBLE or HOP only");
+        if (!strcasecmp(from->s, "CUMULATE"))
+            return PERR(from, "processing-time windows can be TUMBLE, HOP or SESSION only");
     } else {
         return PERR(desc, "DESCRIPTOR(%s): '%s' is not a time attribute of '%s' (declare "
                     "WATERMARK FOR %s AS %s - INTERVAL '5' SECOND, or %s AS PROCTIME(), in "
@@ -1064,9 +1082,6 @@ static int agg_group_keys(plan *p, aggctx *c, const sql_node *sel)
         }
         /* Flink's cascading form: window_time (window_end - 1 ms) adds nothing to the group */
         if (window && g->kind == SQL_COL && !strcasecmp(g->s, "window_time")) continue;
-        if (window && g->kind != SQL_COL)
-            return PERR(g, "window aggregation groups by columns only (window_start, window_end "
-                        "and keys)");
         char *kn;
         if (pre_column(p, c, g, "__key", &kn) != SL_OK) return SL_ERR;
         c->keys[c->nkeys] = kn;
@@ -1280,6 +1295,7 @@ static int plan_select(plan *p, const sql_node *sel, rel *out)
     if (sel->flags & SQL_F_DISTINCT) return sql_plan_select_distinct(p, sel, out);
     if (!sql_kid(sel, 1)) return sql_plan_nofrom(p, sel, out);
     if (sql_join_resolve_select(p, sel, &sel) != SL_OK) return SL_ERR;
+    if (sql_groupwin_rewrite(p, sel, &sel) != SL_OK) return SL_ERR;
     const sql_node *items = sql_kid(sel, 0), *from = sql_kid(sel, 1), *where = sql_kid(sel, 2),
                    *group = sql_kid(sel, 3), *having = sql_kid(sel, 4);
     if (sql_is_rank_query(p, sel)) return sql_plan_rank(p, sel, out);

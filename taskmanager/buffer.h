@@ -30,7 +30,8 @@ enum {
     SL_EL_WATERMARK = 2, /* i64 watermark */
     SL_EL_END = 3,       /* end of partition: no more data on this channel */
     SL_EL_IDLE = 4,      /* u8: 1 = the stream is idle (no watermarks for a while),
-                            0 = active again */
+                            0 = active (again); also every channel's first
+                            element, alone in its buffer (runtime/valve.h) */
     SL_EL_BARRIER = 5,   /* u64 checkpoint id, i64 trigger time, u8 flags,
                             u16 length + the snapshot directory; always the
                             last element of its buffer */

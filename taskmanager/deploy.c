@@ -453,11 +453,17 @@ void tm_deploy_reap(tm_net *n)
     for (tm_deploy *d = n->deploys; d;) {
         tm_deploy *next = d->next;
         int alive = 0;
-        for (int i = 0; i < d->ntasks; i++)
-            if (d->tasks[i].started && pthread_tryjoin_np(d->tasks[i].thread, NULL) == 0)
-                d->tasks[i].started = 0;
-            else if (d->tasks[i].started)
-                alive++;
+        for (int i = 0; i < d->ntasks; i++) {
+            tm_task *t = &d->tasks[i];
+            if (t->started && pthread_tryjoin_np(t->thread, NULL) == 0) {
+                t->started = 0;
+                t->joined = 1;
+            }
+            /* a thread that ended before the inbox brought its final report
+             * (another task's exit started this reap): the report needs the
+             * task for its last figures, so the deployment waits for it */
+            if (t->started || (t->joined && !t->final_seen)) alive++;
+        }
         if (!alive && (d->cancelled || tm_exchange_sends_drained(d))) {
             sl_info(TAG, "job %s attempt %u: all local tasks ended", d->job_id, d->attempt);
             __atomic_store_n(&d->cancelled, 1, __ATOMIC_RELAXED);

@@ -1081,6 +1081,7 @@ static void on_task_state(tm_net *n, tm_status *st)
 {
     tm_deploy *d = tm_deploy_find(n, st->session, st->attempt);
     tm_task *t = d ? tm_deploy_task(d, st->chain, st->subtask) : NULL;
+    if (t && st->state != SLUICE__TASK_STATE__TASK_RUNNING) t->final_seen = 1; /* tm_deploy_reap */
     if (st->session != n->jm_session) {
         /* a deployment of a JobManager that is gone: nobody to tell */
     } else if (t && st->state != SLUICE__TASK_STATE__TASK_RUNNING) {

@@ -10,6 +10,13 @@
  * buffers every execution.buffer-timeout; input buffers are read element
  * by element with tm_exchange_read (which reassembles spanning records).
  *
+ * Time on the input side goes through the valve (runtime/valve.h): every
+ * task's first word on its outputs is its watermark status, before any
+ * record (a source's after its first run(), a consumer's once every input
+ * channel has spoken), and a consumer holds a channel that has spoken until
+ * all have, as exactly-once alignment holds a channel that delivered its
+ * barrier.
+ *
  * The thread's time is accounted as idle (waiting for input, or a source
  * sleeping to keep its rate), backpressured (waiting for an output buffer)
  * or busy (the rest); clocks are read per buffer or batch, never per record.
@@ -25,6 +32,7 @@
 #include "log.h"
 #include "keygroup.h"
 #include "runtime.h"
+#include "valve.h"
 #include "bytes.h"
 
 #define TAG "tm:task"
@@ -39,11 +47,8 @@ typedef struct run {
     sl_op *ops;
     int nops;
     sl_value *in_vals;          /* decode target for the head's input rows */
-    int64_t *chan_wm;           /* per input channel */
-    char *chan_ended;
-    char *chan_idle;            /* per input channel: marked idle by upstream */
-    int nended;
-    int in_idle;                /* every live input channel is idle */
+    sl_valve valve;             /* the input channels' watermarks, status, ends */
+    int said;                   /* our first word went to every output */
     int out_idle;               /* our output is marked idle downstream */
     int64_t in_wm;              /* combined input watermark */
     int64_t out_wm;
@@ -176,12 +181,42 @@ static int writers_broadcast(run *r, int tag, int64_t x)
                                  r->err, sizeof r->err);
 }
 
-static int task_emit(void *ctx, int output, sl_row *row) { return emit_to(ctx, row, output); }
+/* Our first word to every output channel: the watermark status (idle 1 or
+ * active 0), alone in its buffer, before anything else we send, so the
+ * consumer can hold the channel from there until every channel it reads has
+ * spoken (valve.h). The end of input needs none: its maximum watermark and
+ * end are words themselves. */
+static int first_word(run *r, int idle)
+{
+    if (r->said) return SL_OK;
+    r->said = 1;
+    r->out_idle = !!idle;
+    int rc = writers_broadcast(r, SL_EL_IDLE, idle);
+    flush_writers(r);
+    return rc;
+}
+
+static int task_emit(void *ctx, int output, sl_row *row)
+{
+    run *r = ctx;
+    if (SL_UNLIKELY(!r->said) && first_word(r, 0) != SL_OK) return SL_ERR;
+    return emit_to(r, row, output);
+}
 
 static int task_emit_wm(void *ctx, int64_t wm)
 {
     run *r = ctx;
     if (wm <= r->out_wm) return SL_OK;
+    if (!r->said) {
+        if (wm == INT64_MAX) r->said = 1; /* the end of input: a word itself */
+        else if (first_word(r, 0) != SL_OK) return SL_ERR;
+    } else if (r->out_idle) {
+        /* a watermark from an idle output (the maximum one at its end, or
+         * with stop-with-drain) makes it active first: consumers ignore
+         * watermarks on an idle channel */
+        r->out_idle = 0;
+        if (writers_broadcast(r, SL_EL_IDLE, 0) != SL_OK) return SL_ERR;
+    }
     r->out_wm = wm;
     return writers_broadcast(r, SL_EL_WATERMARK, wm);
 }
@@ -189,6 +224,7 @@ static int task_emit_wm(void *ctx, int64_t wm)
 static int task_emit_idle(void *ctx, int idle)
 {
     run *r = ctx;
+    if (!r->said) return first_word(r, idle);
     if (r->out_idle == !!idle) return SL_OK;
     r->out_idle = !!idle;
     return writers_broadcast(r, SL_EL_IDLE, idle);
@@ -480,6 +516,7 @@ static int finish_chain(run *r)
 {
     if (end_chain(r) != SL_OK) return SL_ERR;
     r->out_ended = 1;
+    r->said = 1;
     if (writers_broadcast(r, SL_EL_END, 1) != SL_OK) return SL_ERR;
     flush_writers(r);
     return SL_OK;
@@ -490,6 +527,7 @@ static int finish_chain(run *r)
 static int finish_ends(run *r, int drained)
 {
     r->out_ended = 1;
+    r->said = 1;
     if (writers_broadcast(r, SL_EL_END, drained) != SL_OK) return SL_ERR;
     flush_writers(r);
     return SL_OK;
@@ -500,6 +538,7 @@ static int finish_ends(run *r, int drained)
 static int finish_stopped(run *r)
 {
     r->out_ended = 1;
+    r->said = 1;
     if (writers_broadcast(r, SL_EL_END, 0) != SL_OK) return SL_ERR;
     flush_writers(r);
     return SL_OK;
@@ -683,7 +722,8 @@ static int take_snapshot(run *r, uint64_t cpid, int64_t ts, int flags, const cha
     int rc = SL_OK;
     if (!r->out_ended) {
         /* after END nothing follows downstream: it does not wait for us */
-        rc = writers_broadcast(r, SL_EL_BARRIER, 0);
+        rc = first_word(r, 0);
+        if (rc == SL_OK) rc = writers_broadcast(r, SL_EL_BARRIER, 0);
         flush_writers(r);
     } else if (!r->final_from) {
         r->final_from = cpid;
@@ -704,12 +744,21 @@ static void hold(run *r, sl_netbuf *b)
     r->nheld++;
 }
 
-/* A buffer held back for alignment whose channel is open again. */
+/* A channel whose buffers wait: it delivered the barrier being aligned
+ * (exactly once), or it said its first word and another has not yet
+ * (valve.h: no row is judged before every channel has spoken). */
+static int channel_blocked(const run *r, int c)
+{
+    if (!sl_valve_ready(&r->valve) && sl_valve_spoke(&r->valve, c)) return 1;
+    return r->aligning && r->d->exactly_once && r->chan_barrier[c];
+}
+
+/* A held buffer whose channel is open again. */
 static sl_netbuf *take_held(run *r)
 {
     if (!r->nheld) return NULL;
     for (int c = 0; c < r->t->ngate_chan; c++) {
-        if (r->aligning && r->chan_barrier[c] && r->d->exactly_once) continue;
+        if (channel_blocked(r, c)) continue;
         sl_netbuf *b = r->held_head[c];
         if (!b) continue;
         r->held_head[c] = b->next;
@@ -737,17 +786,12 @@ static sl_netbuf *take_all_held(run *r)
     return all;
 }
 
-static int channel_blocked(const run *r, int c)
-{
-    return r->aligning && r->d->exactly_once && r->chan_barrier[c];
-}
-
 /* Barriers from every live channel: snapshot and forward. */
 static int maybe_complete_alignment(run *r)
 {
     if (!r->aligning) return SL_OK;
     int live = 0;
-    for (int c = 0; c < r->t->ngate_chan; c++) live += !r->chan_ended[c];
+    for (int c = 0; c < r->t->ngate_chan; c++) live += !sl_valve_ended(&r->valve, c);
     if (r->nbarriers < live) return SL_OK;
     uint64_t cpid = r->aligning;
     uint64_t align_ns = (uint64_t)(sl_mono_ns() - r->align_start_ns);
@@ -896,7 +940,10 @@ static int run_source(run *r)
     for (;;) {
         if (cancelled(r)) return SL_DONE;
         int stop = 0;
-        if (handle_mail(r, &stop) != SL_OK) return SL_ERR;
+        /* the first run() comes before any mail: a reader knows by its end
+         * whether it has anything to read (no split: it says idle), and
+         * that is its first word, before any barrier */
+        if (r->said && handle_mail(r, &stop) != SL_OK) return SL_ERR;
         if (stop) return finish_ends(r, (stop & SL_CP_DRAIN) != 0);
         sl_arena_reset(&head->scratch);
         int rc = head->def->run(head);
@@ -909,6 +956,7 @@ static int run_source(run *r)
             publish(r);
             return finish_chain(r);
         }
+        if (first_word(r, 0) != SL_OK) return fail(r, head); /* active, unless run() said idle */
         if (chain_ready(r, 1) != SL_OK) return SL_ERR;
         if (proc_time_due(r) != SL_OK) return SL_ERR;
         maybe_flush(r, now);
@@ -936,41 +984,19 @@ static int run_source(run *r)
     }
 }
 
-/* Each input's watermark is the minimum over its channels that have neither
- * ended nor gone idle; the runtime combines the inputs. When every live
- * channel is idle, our output is idle too. */
-static void advance_watermark(run *r, int *rc)
+/* What a channel said went through the valve (valve.h); the head failed
+ * when rc is SL_ERR. Once every channel has spoken we say our own first
+ * word: idle when every live input is (the valve said so through the
+ * head), else active. */
+static int after_word(run *r, int rc)
 {
-    sl_op *head = &r->ops[0];
-    int64_t minwm[SL_MAX_INPUTS];
-    int open[SL_MAX_INPUTS] = {0}, speaking[SL_MAX_INPUTS] = {0};
-    for (int i = 0; i < SL_MAX_INPUTS; i++) minwm[i] = INT64_MAX;
-    int live = 0, idle = 0;
-    for (int c = 0; c < r->t->ngate_chan; c++) {
-        if (r->chan_ended[c]) continue;
-        int in = r->t->chan_input[c];
-        live++;
-        open[in]++;
-        if (r->chan_idle[c]) { idle++; continue; }
-        speaking[in]++;
-        if (r->chan_wm[c] < minwm[in]) minwm[in] = r->chan_wm[c];
-    }
-    int all_idle = live > 0 && idle == live;
-    __atomic_store_n(&r->t->m.wm_idle, all_idle, __ATOMIC_RELAXED);
-    if (all_idle != r->in_idle) {
-        r->in_idle = all_idle;
-        /* the head's output goes quiet with its input */
-        if (sl_op_emit_idle(head, all_idle) != SL_OK) *rc = SL_ERR;
-    }
-    for (int in = 0; in < head->nin && *rc == SL_OK; in++) {
-        if (!open[in]) continue; /* ended: sl_rt_end_input accounts for it */
-        if (sl_rt_input_idle(head, in, !speaking[in]) != SL_OK) { *rc = fail(r, head); break; }
-        /* a real maximum watermark (stop with drain) does advance */
-        if (speaking[in] && minwm[in] > head->input_wm[in] &&
-            sl_rt_watermark(head, in, minwm[in]) != SL_OK)
-            *rc = fail(r, head);
-    }
-    r->in_wm = head->current_watermark;
+    if (rc != SL_OK) return fail(r, &r->ops[0]);
+    __atomic_store_n(&r->t->m.wm_idle, r->valve.all_idle, __ATOMIC_RELAXED);
+    r->in_wm = r->ops[0].current_watermark;
+    if (!r->said && sl_valve_ready(&r->valve) && r->valve.nended < r->valve.nchan &&
+        first_word(r, r->valve.all_idle) != SL_OK)
+        return fail(r, &r->ops[0]);
+    return SL_OK;
 }
 
 /* Every channel of input `in` has ended (and there are other inputs still
@@ -979,8 +1005,8 @@ static void maybe_end_input(run *r, int in, int *rc)
 {
     int open = 0;
     for (int c = 0; c < r->t->ngate_chan; c++)
-        if (!r->chan_ended[c] && r->t->chan_input[c] == in) open++;
-    if (open || r->nended == r->t->ngate_chan || r->stopped) return;
+        if (!sl_valve_ended(&r->valve, c) && r->t->chan_input[c] == in) open++;
+    if (open || r->valve.nended == r->t->ngate_chan || r->stopped) return;
     if (sl_rt_end_input(&r->ops[0], in) != SL_OK) *rc = fail(r, &r->ops[0]);
     r->in_wm = r->ops[0].current_watermark;
 }
@@ -1021,12 +1047,7 @@ static int process_buffer(run *r, sl_netbuf *b)
             row.ts = sl_get_lei64(p);
             if (sl_rt_process(head, input, &row) != SL_OK) rc = fail(r, head);
         } else if (tag == SL_EL_WATERMARK && len == 8) {
-            int64_t wm;
-            wm = sl_get_lei64(p);
-            if (wm > r->chan_wm[c]) {
-                r->chan_wm[c] = wm;
-                advance_watermark(r, &rc);
-            }
+            rc = after_word(r, sl_valve_watermark(&r->valve, head, c, sl_get_lei64(p)));
         } else if (tag == SL_EL_BARRIER) {
             if (pos != b->len) {
                 rc = sl_seterr(r->err, sizeof r->err, "%s: damaged buffer: data after a barrier",
@@ -1037,21 +1058,13 @@ static int process_buffer(run *r, sl_netbuf *b)
                 r->failed = 1;
             }
         } else if (tag == SL_EL_IDLE && len == 1) {
-            char idle = p[0] != 0;
-            if (idle != r->chan_idle[c]) {
-                r->chan_idle[c] = idle;
-                advance_watermark(r, &rc);
-            }
+            rc = after_word(r, sl_valve_status(&r->valve, head, c, p[0] != 0));
         } else if (tag == SL_EL_END && len <= 1) {
-            if (!r->chan_ended[c]) {
-                r->chan_ended[c] = 1;
-                r->nended++;
+            if (!sl_valve_ended(&r->valve, c)) {
                 if (len == 1 && p[0] == 0) r->stopped = 1; /* stopped upstream, not drained */
                 if (r->chan_barrier[c]) { r->chan_barrier[c] = 0; r->nbarriers--; }
-                if (r->nended < r->t->ngate_chan) {
-                    advance_watermark(r, &rc);
-                    if (rc == SL_OK) maybe_end_input(r, input, &rc);
-                }
+                rc = after_word(r, sl_valve_end(&r->valve, head, c));
+                if (rc == SL_OK && r->valve.nended < r->t->ngate_chan) maybe_end_input(r, input, &rc);
                 if (rc == SL_OK && maybe_complete_alignment(r) != SL_OK) rc = SL_ERR;
             }
         } else {
@@ -1068,7 +1081,7 @@ static int process_buffer(run *r, sl_netbuf *b)
 static int run_consumer(run *r)
 {
     tm_task *t = r->t;
-    while (r->nended < t->ngate_chan) {
+    while (r->valve.nended < t->ngate_chan) {
         if (cancelled(r)) return SL_DONE;
         int stop = 0;
         if (handle_mail(r, &stop) != SL_OK) return SL_ERR;
@@ -1157,13 +1170,10 @@ static void *task_main(void *arg)
     r.next_flush_ns = r.start_ns + d->buffer_timeout_ms * 1000000;
     __atomic_store_n(&t->m.in_wm, INT64_MIN, __ATOMIC_RELAXED);
     __atomic_store_n(&t->m.out_wm, INT64_MIN, __ATOMIC_RELAXED);
-    r.chan_wm = sl_calloc((size_t)(t->ngate_chan ? t->ngate_chan : 1), sizeof(int64_t));
-    r.chan_ended = sl_calloc((size_t)(t->ngate_chan ? t->ngate_chan : 1), 1);
-    r.chan_idle = sl_calloc((size_t)(t->ngate_chan ? t->ngate_chan : 1), 1);
+    sl_valve_init(&r.valve, t->ngate_chan, t->chan_input);
     r.chan_barrier = sl_calloc((size_t)(t->ngate_chan ? t->ngate_chan : 1), 1);
     r.held_head = sl_calloc((size_t)(t->ngate_chan ? t->ngate_chan : 1), sizeof(sl_netbuf *));
     r.held_tail = sl_calloc((size_t)(t->ngate_chan ? t->ngate_chan : 1), sizeof(sl_netbuf *));
-    for (int c = 0; c < t->ngate_chan; c++) r.chan_wm[c] = INT64_MIN;
     const sl_vertex *head = &d->g->v[r.ch->vertices[0]];
     int nvals = 1;
     for (int i = 0; i < head->ninputs; i++) nvals = SL_MAX(nvals, head->in[i].n);
@@ -1210,9 +1220,7 @@ static void *task_main(void *arg)
     tm_net_report(d->net, d, t->chain, t->subtask, final,
                   final == SLUICE__TASK_STATE__TASK_FAILED ? r.err : NULL);
     free_chain(&r);
-    free(r.chan_wm);
-    free(r.chan_ended);
-    free(r.chan_idle);
+    sl_valve_free(&r.valve);
     free(r.chan_barrier);
     for (sl_netbuf *b = take_all_held(&r); b;) {
         sl_netbuf *next = b->next;

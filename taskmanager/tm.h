@@ -121,6 +121,10 @@ struct tm_task {
     int subtask;
     pthread_t thread;
     int started;
+    int joined;                 /* network thread: its thread ended and was joined */
+    int final_seen;             /* network thread: its final state (with its last
+                                   figures) went to the JobManager; the deployment
+                                   is not freed before, or the report finds no task */
     tm_gate gate;
     int ngate_chan;             /* input channels */
     int *chan_input;            /* per gate channel: which input edge of the head */

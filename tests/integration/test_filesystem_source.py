@@ -19,6 +19,8 @@ import json
 import os
 import signal
 
+import pytest
+
 from conftest import failover_conf, wait_for
 from test_checkpoints import committed_files, raw_ids, vertex_records_out, wait_completed
 from test_savepoints import exactly_once, new_files, stop_with_savepoint
@@ -195,3 +197,103 @@ def test_exactly_once_across_savepoint_rescale_2_to_3(make_cluster, workdir):
     assert job2["state"] == "FINISHED", c.get(f"/jobs/{body['jobid']}/exceptions")
     assert {v["parallelism"] for v in job2["vertices"]} == {3}
     exactly_once(raw_ids(run1 + new_files(raw, run1)), n)
+
+
+def idle_reader_rows(n=2000, late_every=20):
+    """ids 1..n, 20 ms apart from 00:00:10, every `late_every`-th row 4 s
+    behind: late rows (and rows behind but on time) from the first windows
+    on."""
+    out = []
+    for i in range(1, n + 1):
+        t = 10000 + i * 20 - (4000 if i % late_every == 0 else 0)
+        out.append({"id": i, "ts": f"2026-01-01 00:{t // 60000:02d}:{t % 60000 / 1000:06.3f}"})
+    return out
+
+
+def expected_tumble(rows_in, size_ms, delay_ms):
+    """Window start -> count, replaying Flink SQL's watermark (max - delay
+    after every row; a row is judged by the watermark of the rows before
+    it): a row whose window's last millisecond is at or below it is late."""
+    wm, exp, late = -2**63, collections.Counter(), 0
+    for r in rows_in:
+        t = ms(r["ts"])
+        start = t - t % size_ms
+        if start + size_ms - 1 <= wm:
+            late += 1
+        else:
+            exp[start] += 1
+        wm = max(wm, t - delay_ms)
+    return exp, late
+
+
+@pytest.mark.parametrize("layout", ["one file", "a file and an empty file"])
+def test_a_reader_without_rows_does_not_change_which_rows_are_late(cluster, workdir, layout):
+    """Parallelism 2 over one file (the second reader gets no file: it says
+    idle) or over a file and an empty one (the second reader ends at once):
+    the window counts and late rows are exactly those of one reader, every
+    run -- no row is judged before both readers have spoken, whichever
+    starts first."""
+    cluster.add_tm(slots=4)
+    src, out = os.path.join(workdir, "src"), os.path.join(workdir, "out")
+    os.makedirs(src)
+    data = idle_reader_rows()
+    with open(os.path.join(src, "a.json"), "w") as f:
+        f.writelines(json.dumps(r) + "\n" for r in data)
+    if layout != "one file":
+        open(os.path.join(src, "b.json"), "w").close()
+    r = run_sql(cluster, workdir, "idle.sql", f"""
+SET 'parallelism.default' = '2';
+SET 'pipeline.auto-watermark-interval' = '0 ms';
+CREATE TABLE src (id BIGINT, ts TIMESTAMP(3), WATERMARK FOR ts AS ts - INTERVAL '1' SECOND)
+WITH ('connector' = 'filesystem', 'path' = '{src}', 'format' = 'json');
+CREATE TABLE `out` (ws TIMESTAMP(3), cnt BIGINT)
+WITH ('connector' = 'filesystem', 'path' = '{out}', 'format' = 'json');
+INSERT INTO `out` SELECT window_start, COUNT(*)
+FROM TABLE(TUMBLE(TABLE src, DESCRIPTOR(ts), INTERVAL '5' SECOND))
+GROUP BY window_start, window_end;
+""")
+    jid = job_ids(r.stdout)
+    assert jid, r.stdout + r.stderr
+    finish(cluster, jid[0])
+    exp, late = expected_tumble(data, 5000, 1000)
+    assert late >= 40, late  # the input has late rows, early ones too
+    got = collections.Counter()
+    for x in rows(out):
+        got[ms(x["ws"])] += x["cnt"]
+    assert got == exp
+    assert sum(got.values()) == len(data) - late
+
+
+def test_tasks_that_end_together_report_their_last_figures(cluster, workdir):
+    """Regression: several tasks of one TaskManager ending at once. A
+    task's final report carries its last figures, but the deployment could
+    be freed (another task's exit reaped it) before the network thread read
+    that report, which then went without them: a job that ran shorter than
+    a heartbeat showed 0 records (and 0 late rows). Every subtask's final
+    numRecordsIn must be exactly the rows of its file, in every job."""
+    cluster.add_tm(slots=24)
+    jobs = []
+    for j in range(4):
+        src = os.path.join(workdir, f"src{j}")
+        os.makedirs(src)
+        for k in range(6):  # file k goes to subtask k; k + 1 rows each
+            with open(os.path.join(src, f"f{k}.json"), "w") as f:
+                f.writelines(json.dumps({"id": i}) + "\n" for i in range(k + 1))
+        jobs.append(src)
+    text = "SET 'parallelism.default' = '6';\n"
+    for j, src in enumerate(jobs):
+        text += f"""
+CREATE TABLE s{j} (id BIGINT) WITH ('connector' = 'filesystem', 'path' = '{src}', 'format' = 'json');
+CREATE TABLE o{j} (id BIGINT) WITH ('connector' = 'filesystem', 'path' = '{src}-out', 'format' = 'json');
+INSERT INTO o{j} SELECT id FROM s{j};
+"""
+    r = run_sql(cluster, workdir, "together.sql", text)
+    jids = job_ids(r.stdout)
+    assert len(jids) == 4, r.stdout + r.stderr
+    for jid in jids:
+        finish(cluster, jid)
+        for v in cluster.job(jid)["vertices"]:
+            got = [int(float(m["value"])) for m in sorted(
+                cluster.get(f"/jobs/{jid}/vertices/{v['id']}/metrics?get=numRecordsIn"),
+                key=lambda m: int(m["id"].split(".")[0]))]
+            assert got == [1, 2, 3, 4, 5, 6], (v["name"], got)

@@ -600,10 +600,20 @@ static void test_plan_proctime_window(void)
     CHECK(cfg_str(w, "time-column") == NULL);
     CHECK(vertex(j, "watermark", 0) == NULL);
     json_decref(j);
+    j = job_of("INSERT INTO out3 SELECT window_start, window_end, COUNT(*) FROM TABLE("
+               "SESSION(TABLE seq, DESCRIPTOR(pt), INTERVAL '1' SECOND)) GROUP BY "
+               "window_start, window_end;", err, sizeof err);
+    if (!j) fprintf(stderr, "%s\n", err);
+    CHECK(j != NULL);
+    w = vertex(j, "window", 0);
+    CHECK_EQ_STR(cfg_str(w, "time"), "processing");
+    CHECK_EQ_STR(cfg_str(w, "window"), "SESSION(INTERVAL '1' SECOND)");
+    json_decref(j);
     CHECK(job_of("INSERT INTO out3 SELECT window_start, window_end, COUNT(*) FROM TABLE("
-                 "SESSION(TABLE seq, DESCRIPTOR(pt), INTERVAL '1' SECOND)) GROUP BY "
-                 "window_start, window_end;", err, sizeof err) == NULL);
-    CHECK_EQ_STR(err, "line 1, column 71: processing-time windows can be TUMBLE or HOP only");
+                 "CUMULATE(TABLE seq, DESCRIPTOR(pt), INTERVAL '1' SECOND, INTERVAL '2' SECOND)) "
+                 "GROUP BY window_start, window_end;", err, sizeof err) == NULL);
+    CHECK_EQ_STR(err, "line 1, column 71: processing-time windows can be TUMBLE, HOP or SESSION "
+                      "only");
 }
 
 static void test_plan_group_by_changelog(void)

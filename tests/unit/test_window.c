@@ -26,6 +26,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "agg.h"
 #include "jobgraph.h"
 #include "keygroup.h"
 #include "operator.h"
@@ -275,10 +276,15 @@ static void test_plan_errors(void)
                       "vertex 'win': window 'SLIDE(INTERVAL '10' SECOND)': expected TUMBLE(size "
                       "[, offset]), HOP(slide, size), SESSION(gap) or CUMULATE(step, max size) "
                       "with sizes like INTERVAL '10' SECOND");
-    expect_plan_error("{\"time-column\": \"ts\", \"window\": \"HOP(INTERVAL '3' SECOND, INTERVAL "
-                      "'10' SECOND)\", \"aggregates\": [\"COUNT(*)\"]}",
-                      "vertex 'win': window 'HOP(INTERVAL '3' SECOND, INTERVAL '10' SECOND)': HOP "
-                      "needs the size (10000 ms) to be a whole multiple of the slide (3000 ms)");
+    { /* a local phase cannot slice a HOP whose size is no multiple of its slide */
+        char serr[256];
+        int64_t slide, offset;
+        CHECK_EQ_INT(sl_window_slicing("win", "HOP(INTERVAL '3' SECOND, INTERVAL '10' SECOND)",
+                                       &slide, &offset, serr, sizeof serr), SL_ERR);
+        CHECK_EQ_STR(serr, "vertex 'win': window 'HOP(INTERVAL '3' SECOND, INTERVAL '10' SECOND)': "
+                           "a HOP size (10000 ms) that is no whole multiple of the slide (3000 ms) "
+                           "has no slices");
+    }
     expect_plan_error("{\"time-column\": \"ts\", \"window\": \"SESSION(INTERVAL '0' SECOND)\", "
                       "\"aggregates\": [\"COUNT(*)\"]}",
                       "vertex 'win': window 'SESSION(INTERVAL '0' SECOND)': argument 1 must be "
@@ -312,9 +318,9 @@ static void test_plan_errors(void)
     expect_plan_error("{" TS_TUMBLE ", \"aggregates\": [\"COUNT(*) AS c\", \"SUM(amount) AS c\"]}",
                       "vertex 'win': aggregate 2 'SUM(amount) AS c': duplicate output column 'c' "
                       "(rename it with AS)");
-    expect_plan_error("{\"time\": \"processing\", \"window\": \"SESSION(INTERVAL '10' SECOND)\", "
-                      "\"aggregates\": [\"COUNT(*)\"]}",
-                      "vertex 'win': processing-time windows can be TUMBLE or HOP only");
+    expect_plan_error("{\"time\": \"processing\", \"window\": \"CUMULATE(INTERVAL '1' SECOND, "
+                      "INTERVAL '10' SECOND)\", \"aggregates\": [\"COUNT(*)\"]}",
+                      "vertex 'win': processing-time windows can be TUMBLE, HOP or SESSION only");
     expect_plan_error("{" TS_TUMBLE ", \"allowed-lateness\": \"soon\", \"aggregates\": "
                       "[\"COUNT(*)\"]}",
                       "vertex 'win': option 'allowed-lateness': invalid interval 'soon': expected "
@@ -835,6 +841,70 @@ static void test_processing_time(void)
     done(h);
 }
 
+/* A TIMESTAMP as the harness renders it; its text orders as the time does. */
+static void ts_text(char *buf, size_t cap, int64_t ms)
+{
+    sl_value v = {.v.i = ms};
+    sl_value_format(buf, cap, &v, SL_T_TIMESTAMP);
+}
+
+/* Processing-time sessions: each row opens [now, now + gap) and merges with
+ * the key's session it touches (the old session's timer goes); the clock
+ * reaching a session's end - 1 fires it once and forgets it, so a later row
+ * of the key opens a new session; end_input fires what is left. */
+static void test_processing_time_sessions(void)
+{
+    const int64_t gap = 3600000;
+    harness *h = start("{\"time\": \"processing\", \"window\": \"SESSION(INTERVAL '1' HOUR)\", "
+                       "\"group-by\": [\"user_id\"], \"aggregates\": [\"COUNT(*) AS c\", "
+                       "\"SUM(amount) AS s\"]}");
+    int64_t before = sl_now_ms();
+    CHECK_EQ_INT(feed(h, 1, 0, 5), SL_OK);
+    CHECK_EQ_INT(feed(h, 2, -T0, 7), SL_OK); /* the ts column is not what counts */
+    CHECK_EQ_INT(feed(h, 1, 0, 6), SL_OK);
+    CHECK_EQ_INT(feed(h, 1, 0, 1), SL_OK);
+    int64_t after = sl_now_ms();
+    /* one live timer per session: the merged-away ones were deleted */
+    int64_t next = sl_rt_next_proc(&h->op);
+    CHECK(next >= before + gap - 1 && next <= after + gap - 1);
+    CHECK_EQ_INT(sl_rt_fire_proc(&h->op, before + gap - 2), SL_OK);
+    CHECK_EQ_STR(take(h), "");
+    CHECK_EQ_INT(wm(h, 0), SL_OK); /* event time does not fire them */
+    CHECK_EQ_STR(take(h), "");
+    CHECK_EQ_INT(sl_rt_fire_proc(&h->op, after + gap - 1), SL_OK);
+    CHECK_EQ_INT(h->n, 2);
+    char lo[40], hi[40], elo[40], ehi[40], tlo[40], thi[40];
+    ts_text(lo, sizeof lo, before);
+    ts_text(hi, sizeof hi, after);
+    ts_text(elo, sizeof elo, before + gap);
+    ts_text(ehi, sizeof ehi, after + gap);
+    ts_text(tlo, sizeof tlo, before + gap - 1);
+    ts_text(thi, sizeof thi, after + gap - 1);
+    int seen = 0;
+    for (int i = 0; i < h->n; i++) {
+        long long user, c, sum;
+        char sb[40], eb[40], tb[40];
+        CHECK(sscanf(h->rows[i], "+I[%39[^,], %39[^,], %39[^,], %lld, %lld, %lld]", sb, eb, tb,
+                     &user, &c, &sum) == 6);
+        CHECK(strcmp(sb, lo) >= 0 && strcmp(sb, hi) <= 0);
+        CHECK(strcmp(eb, elo) >= 0 && strcmp(eb, ehi) <= 0 && strcmp(eb, sb) > 0);
+        CHECK(strcmp(tb, tlo) >= 0 && strcmp(tb, thi) <= 0 && strcmp(tb, eb) < 0);
+        if (user == 1) CHECK(c == 3 && sum == 12);
+        else CHECK(user == 2 && c == 1 && sum == 7);
+        seen |= 1 << user;
+    }
+    CHECK_EQ_INT(seen, 6);
+    CHECK_EQ_INT(sl_rt_next_proc(&h->op), INT64_MAX);
+    CHECK_EQ_INT(sl_kstate_entries(h->op.kstate), 0); /* accumulators and session lists */
+    /* a later row opens a new session; end of input fires it */
+    CHECK_EQ_INT(feed(h, 1, 0, 9), SL_OK);
+    CHECK_EQ_INT(sl_rt_end_input(&h->op, 0), SL_OK);
+    CHECK_EQ_INT(h->n, 3);
+    CHECK(strstr(h->rows[2], ", 1, 1, 9]") != NULL);
+    CHECK_EQ_INT(sl_kstate_entries(h->op.kstate), 0);
+    done(h);
+}
+
 /* ---- generated out-of-order streams against a brute-force model ----------------- */
 
 #define GEN_ROWS 4000
@@ -1171,6 +1241,13 @@ static void generated_hop_cumulate(void)
     CHECK(d > 0);
     generated_case("CUMULATE(INTERVAL '2' SECOND, INTERVAL '10' SECOND)", 'C', 2000, 10000,
                    1000, 4000, 46, &d);
+    /* a size that is no multiple of the slide (Flink's group-window HOP): per
+     * window, 3 or 4 windows a row; with and without lateness */
+    generated_case("HOP(INTERVAL '3' SECOND, INTERVAL '10' SECOND)", 'H', 3000, 10000, 1000, 0,
+                   47, &d);
+    CHECK(d > 0);
+    generated_case("HOP(INTERVAL '3' SECOND, INTERVAL '10' SECOND)", 'H', 3000, 10000, 2000, 2500,
+                   48, &d);
 }
 BOTH_BACKENDS(generated_hop_cumulate)
 
@@ -1222,7 +1299,7 @@ SL_TEST_MAIN(SL_TEST(test_plan_errors), SL_TEST(test_output_schema),
              SL_TEST(test_lateness_rocksdb), SL_TEST(test_late_drops),
              SL_TEST(test_late_drops_rocksdb), SL_TEST(test_session_lateness),
              SL_TEST(test_session_lateness_rocksdb), SL_TEST(test_bad_rows),
-             SL_TEST(test_processing_time), SL_TEST(test_generated_tumble),
+             SL_TEST(test_processing_time), SL_TEST(test_processing_time_sessions), SL_TEST(test_generated_tumble),
              SL_TEST(test_generated_tumble_rocksdb), SL_TEST(test_generated_hop_cumulate),
              SL_TEST(test_generated_hop_cumulate_rocksdb), SL_TEST(test_generated_session),
              SL_TEST(test_generated_session_rocksdb), SL_TEST(test_count_one_and_boolean_minmax),
