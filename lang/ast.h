@@ -104,6 +104,8 @@ typedef enum {
     SQL_DESCRIBE_FUNCTION, /* s name */
     SQL_JAR,             /* s "ADD" | "REMOVE"; s2 path */
     SQL_FROM_LATERAL,    /* s2 alias; kids: [0] the call (FUNC), [1] LIST of column IDENTs or NULL */
+    SQL_SUBQUERY,        /* an expression over a query (sql/plan_subquery.c): s "IN" | "EXISTS" |
+                            "SCALAR"; flags NOT; kids: [0] the operand of IN or NULL, [1] query */
     /* catalogs, databases, ALTER (sql/catalog_ddl.c) */
     SQL_ALTER,        /* s name; s2 what: "RENAME" (kids [0] IDENT new name), "RENAME COLUMN"
                          (kids [0] old, [1] new IDENT), "SET" (kids [0] LIST of OPTs), "RESET"
@@ -138,6 +140,7 @@ typedef enum {
 #define SQL_F_VIRTUAL 262144  /* COLUMN: METADATA ... VIRTUAL (read-only) */
 #define SQL_F_PLACING 524288  /* FUNC: OVERLAY(s PLACING r FROM p [FOR n]) */
 #define SQL_F_SYSTEM (1 << 22) /* CREATE / DROP TEMPORARY SYSTEM FUNCTION */
+#define SQL_F_LATERAL (1 << 24) /* FROM_QUERY: LATERAL (query) (sql/plan_subquery.c) */
 #define SQL_F_TO (1 << 23)  /* FUNC: FLOOR(x TO unit) / CEIL(x TO unit), kids [x, IDENT unit] */
 #define SQL_F_ALTER (1 << 24) /* CREATE_FUNCTION: ALTER FUNCTION (flags IFEX, not IFNE) */
 #define SQL_F_ENFORCED (1 << 27) /* PKEY: PRIMARY KEY without NOT ENFORCED (refused) */

@@ -900,6 +900,10 @@ mr_defs(A) ::= mr_def(X). { A = LIST1(ctx, X); }
 mr_defs(A) ::= mr_defs(L) COMMA mr_def(X). { A = ADD(ctx, L, X); }
 mr_def(A) ::= ident(V) AS expr(E). { A = NAT(ctx, SQL_ITEM, V); A->s = V->s; ADD(ctx, A, E); }
 
+/* LATERAL (query) [[AS] t [(a, b)]]: a correlated subquery of FROM (sql/plan_subquery.c) */
+fromitem(A) ::= LATERAL(T) LP query(Q) RP alias_opt(AL). { A = MK(ctx, SQL_FROM_QUERY, T); A->flags = SQL_F_LATERAL; A->s2 = AL ? AL->s : NULL; ADD(ctx, A, Q); }
+fromitem(A) ::= LATERAL(T) LP query(Q) RP ident(AL) LP identlist(C) RP. { NAMEOK(ctx, AL); A = MK(ctx, SQL_FROM_QUERY, T); A->flags = SQL_F_LATERAL; A->s2 = AL->s; ADD(ctx, A, Q); ADD(ctx, A, C); }
+fromitem(A) ::= LATERAL(T) LP query(Q) RP AS ident(AL) LP identlist(C) RP. { NAMEOK(ctx, AL); A = MK(ctx, SQL_FROM_QUERY, T); A->flags = SQL_F_LATERAL; A->s2 = AL->s; ADD(ctx, A, Q); ADD(ctx, A, C); }
 /* LATERAL TABLE(f(x)) [[AS] t(a, b)]: a table function's rows per row of the left side */
 fromitem(A) ::= LATERAL(T) TABLE LP expr(E) RP alias_opt(AL). { A = MK(ctx, SQL_FROM_LATERAL, T); A->s2 = AL ? AL->s : NULL; ADD(ctx, A, E); ADD(ctx, A, NULL); }
 fromitem(A) ::= LATERAL(T) TABLE LP expr(E) RP ident(AL) LP identlist(C) RP. { A = MK(ctx, SQL_FROM_LATERAL, T); A->s2 = AL->s; ADD(ctx, A, E); ADD(ctx, A, C); }
@@ -967,6 +971,11 @@ expr(A) ::= expr(X) IS(T) UNKNOWN. { A = OPAT(NAT(ctx, SQL_IS, X), T); A->s = "U
 expr(A) ::= expr(X) IS(T) NOT UNKNOWN. { A = OPAT(NAT(ctx, SQL_IS, X), T); A->s = "UNKNOWN"; A->flags = SQL_F_NOT; ADD(ctx, A, X); }
 expr(A) ::= expr(X) IN(T) LP exprlist(L) RP. { A = OPAT(NAT(ctx, SQL_IN, X), T); ADD(ctx, A, X); ADD(ctx, A, L); }
 expr(A) ::= expr(X) NOT IN(T) LP exprlist(L) RP. [IN] { A = OPAT(NAT(ctx, SQL_IN, X), T); A->flags = SQL_F_NOT; ADD(ctx, A, X); ADD(ctx, A, L); }
+/* subqueries (sql/plan_subquery.c): x [NOT] IN (query), [NOT] EXISTS (query), (query) */
+expr(A) ::= expr(X) IN(T) LP query(Q) RP. { A = OPAT(NAT(ctx, SQL_SUBQUERY, X), T); A->s = "IN"; ADD(ctx, A, X); ADD(ctx, A, Q); }
+expr(A) ::= expr(X) NOT IN(T) LP query(Q) RP. [IN] { A = OPAT(NAT(ctx, SQL_SUBQUERY, X), T); A->s = "IN"; A->flags = SQL_F_NOT; ADD(ctx, A, X); ADD(ctx, A, Q); }
+expr(A) ::= EXISTS(T) LP query(Q) RP. { A = MK(ctx, SQL_SUBQUERY, T); A->s = "EXISTS"; ADD(ctx, A, NULL); ADD(ctx, A, Q); }
+expr(A) ::= LP(T) query(Q) RP. [COMMA] { A = MK(ctx, SQL_SUBQUERY, T); A->s = "SCALAR"; ADD(ctx, A, NULL); ADD(ctx, A, Q); }
 expr(A) ::= expr(X) LIKE(T) expr(P). { A = OPAT(NAT(ctx, SQL_LIKE, X), T); ADD(ctx, A, X); ADD(ctx, A, P); }
 expr(A) ::= expr(X) NOT LIKE(T) expr(P). [LIKE] { A = OPAT(NAT(ctx, SQL_LIKE, X), T); A->flags = SQL_F_NOT; ADD(ctx, A, X); ADD(ctx, A, P); }
 expr(A) ::= expr(X) LIKE(T) expr(P) ESCAPE expr(E). [LIKE] { A = OPAT(NAT(ctx, SQL_LIKE, X), T); ADD(ctx, A, X); ADD(ctx, A, P); ADD(ctx, A, E); }

@@ -334,7 +334,17 @@ int emit_calc(plan *p, rel *in, item *items, int n, const sql_node *filter,
         json_object_set_new(cfg, "filter", json_string(f));
         free(f);
     }
-    char *id = add_vertex(p, base, "calc", NULL, cfg, NULL, 0);
+    /* after a vertex of parallelism 1 (a global aggregate) the calc keeps it: a rebalance
+     * would spread its -U and +U over subtasks and a keyed operator downstream could
+     * receive them out of order */
+    int par = 0;
+    for (size_t i = 0; i < json_array_size(p->vertices); i++) {
+        json_t *v = json_array_get(p->vertices, i);
+        const char *vid = json_string_value(json_object_get(v, "id"));
+        if (vid && !strcmp(vid, in->vid))
+            par = json_integer_value(json_object_get(v, "parallelism")) == 1;
+    }
+    char *id = add_vertex(p, base, "calc", NULL, cfg, NULL, par);
     add_edge(p, in->vid, id, NULL, NULL, 0);
     free(in->vid);
     in->vid = id;
@@ -594,11 +604,16 @@ int plan_from(plan *p, const sql_node *f, rel *out)
             return PERR(f, "FOR SYSTEM_TIME AS OF belongs to the right side of a join (a temporal "
                         "join: s JOIN t FOR SYSTEM_TIME AS OF s.ts ON ...)");
         if (scan_table(p, f, f->s, out) != SL_OK) return SL_ERR;
+        /* a view over a join: its columns go by the view's name, not the join's aliases */
+        sql_join_map_free(out->jmap);
+        out->jmap = NULL;
         free(out->alias);
         out->alias = sl_strdup(f->s2 ? f->s2 : f->s);
         return SL_OK;
     case SQL_FROM_QUERY:
         if (plan_query(p, sql_kid(f, 0), out) != SL_OK) return SL_ERR;
+        sql_join_map_free(out->jmap); /* a subquery's columns go by its alias */
+        out->jmap = NULL;
         free(out->alias);
         out->alias = dup0(f->s2);
         if (sql_kid(f, 1) && sql_plan_col_aliases(p, sql_kid(f, 1), out) != SL_OK) {
@@ -1400,6 +1415,7 @@ done:
 
 static int plan_select(plan *p, const sql_node *sel, rel *out)
 {
+    if (sql_subquery_rewrite(p, sel, &sel) != SL_OK) return SL_ERR;
     if (sel->flags & SQL_F_DISTINCT) return sql_plan_select_distinct(p, sel, out);
     if (!sql_kid(sel, 1)) return sql_plan_nofrom(p, sel, out);
     if (sql_join_resolve_select(p, sel, &sel) != SL_OK) return SL_ERR;

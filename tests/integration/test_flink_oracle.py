@@ -328,6 +328,52 @@ QUERIES = [
                            "AND p.ts >= e.ts AND p.ts < e.ts + INTERVAL '1' SECOND"),
     ("join_temporal", "SELECT e.id, e.k, r.rate FROM evs e LEFT JOIN rates FOR SYSTEM_TIME AS OF "
                       "e.ts AS r ON e.k = r.k"),
+    # ---- multi-way joins, subqueries (sql/plan_subquery.c)
+    ("join_three", "SELECT e.id, d.name, p.pid FROM evs e JOIN dim d ON e.k = d.k "
+                   "JOIN pay p ON p.id = e.id AND p.k = d.k"),
+    ("join_three_outer", "SELECT e.id, d.name, p.pid FROM evs e LEFT JOIN dim d ON e.k = d.k "
+                         "FULL JOIN pay p ON p.id = e.id AND d.w > 2"),
+    ("join_comma", "SELECT e.id, d.name, p.amount FROM ev e, dim d, pay p "
+                   "WHERE e.k = d.k AND p.id = e.id AND p.amount > 100"),
+    ("join_view_of_join", "SELECT v.id, p.pid FROM ev_dim v JOIN pay p ON p.id = v.id",
+     ["CREATE VIEW ev_dim AS SELECT e.id, d.name FROM ev e JOIN dim d ON e.k = d.k"]),
+    ("in_subquery", "SELECT id, k FROM ev WHERE k IN (SELECT k FROM dim WHERE w > 0)"),
+    ("not_in_subquery", "SELECT id, v FROM ev WHERE v NOT IN (SELECT amount FROM pay "
+                        "WHERE amount < 60)"),
+    ("not_in_subquery_null", "SELECT id, u FROM ev WHERE u NOT IN (SELECT v FROM ev WHERE id < 30)"),
+    ("exists_correlated", "SELECT e.id FROM ev e WHERE EXISTS (SELECT 1 FROM pay p "
+                          "WHERE p.id = e.id AND p.amount > 200)"),
+    ("exists_correlated_nonequi", "SELECT e.id FROM ev e WHERE EXISTS (SELECT 1 FROM pay p "
+                                  "WHERE p.id = e.id AND p.amount > e.v * 3)"),
+    ("not_exists_nonequi", "SELECT d.name FROM dim d WHERE NOT EXISTS (SELECT 1 FROM ev e "
+                           "WHERE e.v > d.w * 14)"),
+    ("not_exists_correlated", "SELECT e.id, e.k FROM ev e WHERE NOT EXISTS "
+                              "(SELECT * FROM pay p WHERE p.id = e.id)"),
+    ("scalar_subquery_where", "SELECT id, v FROM ev WHERE v > (SELECT AVG(v) FROM ev)"),
+    ("scalar_subquery_select", "SELECT id, v - (SELECT MIN(amount) FROM pay) AS d FROM ev"),
+    ("scalar_subquery_correlated", "SELECT id, v FROM ev e WHERE v > (SELECT AVG(x.v) FROM ev x "
+                                   "WHERE x.k = e.k AND x.u <> 3)"),
+    ("scalar_subquery_count", "SELECT e.id, (SELECT COUNT(*) FROM pay p WHERE p.id = e.id) AS n "
+                              "FROM ev e"),
+    ("lateral_subquery", "SELECT e.id, x.pid FROM evs e, LATERAL (SELECT p.pid FROM pay p "
+                         "WHERE p.id = e.id AND p.amount > 100) AS x"),
+    ("lateral_subquery_left_agg", "SELECT d.name, x.mx FROM dim d LEFT JOIN LATERAL "
+                                  "(SELECT MAX(e.v) AS mx FROM ev e WHERE e.k = d.k) x ON TRUE"),
+    ("subquery_in_or", "SELECT id, v FROM ev WHERE v > 90 OR u NOT IN (SELECT v FROM ev "
+                       "WHERE id < 30)"),
+    ("subquery_in_select", "SELECT e.id, EXISTS (SELECT 1 FROM pay p WHERE p.id = e.id) AS hp, "
+                           "e.k IN (SELECT k FROM dim) AS kd FROM ev e"),
+    ("join_interval_chain", "SELECT e.id, p.pid, d.name FROM evs e JOIN pay p ON e.id = p.id "
+                            "AND p.ts BETWEEN e.ts - INTERVAL '1' SECOND AND e.ts + "
+                            "INTERVAL '2' SECOND LEFT JOIN dim d ON d.k = e.k"),
+    ("topn_over_join_hidden", "SELECT * FROM (SELECT e.id, d.name, ROW_NUMBER() OVER "
+                              "(PARTITION BY d.name ORDER BY e.big DESC, e.id) AS rn FROM ev e "
+                              "JOIN dim d ON e.k = d.k) WHERE rn <= 2"),
+    ("topn_over_group_hidden", "SELECT k, rn FROM (SELECT k, ROW_NUMBER() OVER (ORDER BY "
+                               "SUM(v) DESC, k) AS rn FROM ev GROUP BY k) WHERE rn <= 2"),
+    ("topn_over_group_same_block",
+     "SELECT * FROM (SELECT k, COUNT(*) AS c, ROW_NUMBER() OVER (ORDER BY COUNT(*) DESC, k) "
+     "AS rn FROM ev GROUP BY k) WHERE rn <= 3"),
     # ---- UNION ALL, views, CTEs
     ("union_all", "SELECT id, k, v FROM ev WHERE v > 80 UNION ALL "
                   "SELECT pid, k, amount FROM pay WHERE amount < 20"),
