@@ -404,6 +404,20 @@ QUERIES = [
     ("timestampdiff_add", "SELECT id, TIMESTAMPDIFF(SECOND, TIMESTAMP '2026-01-01 00:00:00', ts) "
                           "AS d, TIMESTAMPADD(SECOND, 5, ts) AS tsa FROM ev"),
     ("floor_to", "SELECT id, FLOOR(ts TO MINUTE) AS fm, CEIL(ts TO SECOND) AS cs FROM ev"),
+    # ---- set operations, DISTINCT, VALUES, ORDER BY ... LIMIT (changelogs: compared final)
+    ("select_distinct", "SELECT DISTINCT k, u FROM ev"),
+    ("union_distinct", "SELECT k, u FROM ev WHERE v > 50 UNION SELECT k, u FROM evs WHERE v < 20"),
+    ("intersect", "SELECT k, u FROM ev WHERE flag INTERSECT SELECT k, u FROM evs WHERE v > 40"),
+    ("intersect_all", "SELECT k, u FROM ev WHERE flag INTERSECT ALL SELECT k, u FROM evs "
+                      "WHERE v > 40"),
+    ("except", "SELECT k, u, v / 10 AS b FROM ev EXCEPT SELECT k, u, v / 10 FROM evs WHERE flag"),
+    ("except_all", "SELECT k FROM ev EXCEPT ALL SELECT k FROM evs WHERE flag"),
+    ("values_join", "SELECT e.id, t.label FROM ev AS e JOIN (VALUES ('a', 'first'), "
+                    "('c', 'third'), ('z', 'none')) AS t(key, label) ON e.k = t.key"),
+    ("values_union", "SELECT k, u FROM ev WHERE id < 10 UNION ALL "
+                     "SELECT * FROM (VALUES ('q', 7), ('r', CAST(NULL AS INT))) AS t(k, u)"),
+    ("order_limit", "SELECT id, k, v FROM evs ORDER BY v DESC, id LIMIT 7"),
+    ("group_order_limit", "SELECT k, COUNT(*) AS c FROM ev GROUP BY k ORDER BY c DESC, k LIMIT 3"),
     # ---- MATCH_RECOGNIZE (without AFTER MATCH the next search starts at the next row)
     ("mr_default_skip", mr("MEASURES S.id AS sid, LAST(D.id) AS did, U.id AS uid, COUNT(*) AS n, "
                            "MATCH_ROWTIME() AS rt " + DROPS)),
