@@ -59,8 +59,11 @@
 #include "jobgraph.h"
 #include "operator.h"
 
-#define OV_NS 16        /* namespace of a held row: time, arrival */
-#define OV_META 16      /* i64 next arrival number, i64 rows emitted */
+#define OV_TNS 8        /* namespace of a time's held rows, of a frame chunk */
+#define OV_CHUNK 32     /* frame records per chunk entry */
+#define OV_REC 12       /* a frame record's header: u32 row length, i64 time */
+#define OV_HDR 4        /* a held row's header: u32 length */
+#define OV_META 24      /* i64 rows emitted, i64 frame head, i64 frame tail */
 
 /* One output column after the input's: an aggregate of the list, ROW_NUMBER,
  * or a value function of column col. */
@@ -88,25 +91,25 @@ typedef struct ov_plan {
     ov_out *outs;
     int nval;           /* value functions */
     size_t metalen;     /* OV_META + accumulator + 8 per value function */
+    uint8_t *need;      /* per input column: a frame record keeps it (aggregate
+                           argument, FILTER, FIRST_VALUE/LAST_VALUE column) */
+    bool has_minmax;    /* some aggregate is MIN or MAX */
 } ov_plan;
 
-typedef struct ov_ent {
-    int64_t t;
-    uint64_t seq;
-    size_t off, len;    /* of the row's bytes in st->rowbuf */
-} ov_ent;
-
 typedef struct ov_state {
-    int sid_rows, sid_meta, sid_vals;
-    ov_ent *ents;       /* the key's held rows, in order (reused) */
-    int nents, capents;
-    uint8_t *rowbuf;    /* their bytes (reused) */
-    size_t rowlen, rowcap;
-    uint8_t *meta;      /* OV_META + accumulator (reused) */
-    uint8_t *acc;       /* an accumulator being built */
+    int sid_old_rows, sid_old_meta; /* state version 1's, only to refuse its savepoints */
+    int sid_vals, sid_held, sid_frame, sid_meta;
+    uint8_t *meta;      /* the key's meta value (reused) */
+    uint8_t *held;      /* one time's held rows, copied out of state (reused) */
+    size_t heldlen, heldcap;
+    uint8_t *chunk;     /* a frame chunk being written (reused) */
+    size_t chunkcap;
+    uint8_t *scratch;   /* an accumulator for a MIN/MAX rebuild */
     uint8_t *enc;       /* one encoded row (reused) */
     size_t enccap;
-    sl_value *vals;     /* a decoded row */
+    sl_value *vals;     /* a decoded held row */
+    sl_value *fvals;    /* a decoded frame record */
+    sl_value *pvals;    /* a row projected to what a frame record keeps */
     sl_value *outv;     /* an output row: input columns then results */
     sl_value *res;      /* aggregate results */
     sl_value *vres;     /* per output: a value function's value in the frame */
@@ -127,6 +130,7 @@ static void ov_plan_free(void *p)
     free(pl->vid);
     sl_agg_list_free(&pl->aggs);
     free(pl->outs);
+    free(pl->need);
     free(pl);
 }
 
@@ -335,6 +339,16 @@ static void *ov_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
         pl->outs[pl->nout++].agg = pl->aggs.n - 1;
     }
     pl->metalen = OV_META + pl->aggs.size + 8 * (size_t)pl->nval;
+    pl->need = sl_calloc((size_t)in->n + 1, 1);
+    for (int i = 0; i < pl->aggs.n; i++) {
+        const sl_agg *a = &pl->aggs.aggs[i];
+        if (a->col >= 0) pl->need[a->col] = 1;
+        if (a->filter >= 0) pl->need[a->filter] = 1;
+        if (a->fn == SL_AGG_MIN || a->fn == SL_AGG_MAX) pl->has_minmax = true;
+    }
+    for (int i = 0; i < pl->nout; i++)
+        if (pl->outs[i].kind == OUT_FIRST || pl->outs[i].kind == OUT_LAST)
+            pl->need[pl->outs[i].col] = 1;
     if (sl_plan_key(pc, 0, pl->part, pl->npart, err, errlen) != SL_OK) goto fail;
     return pl;
 fail:
@@ -349,12 +363,14 @@ static void ov_close(sl_op *op)
 {
     ov_state *st = op->priv;
     if (!st) return;
-    free(st->ents);
-    free(st->rowbuf);
     free(st->meta);
-    free(st->acc);
+    free(st->held);
+    free(st->chunk);
+    free(st->scratch);
     free(st->enc);
     free(st->vals);
+    free(st->fvals);
+    free(st->pvals);
     free(st->outv);
     free(st->res);
     free(st->vres);
@@ -373,20 +389,42 @@ static int ov_open(sl_op *op)
         return sl_op_fail(op, "vertex '%s': no keyed state backend was opened", pl->vid);
     ov_state *st = sl_calloc(1, sizeof *st);
     op->priv = st;
-    st->sid_rows = sl_kstate_register(op->kstate, "over-rows");
-    st->sid_meta = sl_kstate_register(op->kstate, "over-meta");
+    /* registration order fixes the ids a snapshot carries: version 1's two
+     * states keep theirs so that its savepoints are recognised and refused */
+    st->sid_old_rows = sl_kstate_register(op->kstate, "over-rows");
+    st->sid_old_meta = sl_kstate_register(op->kstate, "over-meta");
     st->sid_vals = sl_kstate_register(op->kstate, "over-values");
-    if (st->sid_rows < 0 || st->sid_meta < 0 || st->sid_vals < 0)
+    st->sid_held = sl_kstate_register(op->kstate, "over-held");
+    st->sid_frame = sl_kstate_register(op->kstate, "over-frame");
+    st->sid_meta = sl_kstate_register(op->kstate, "over-key");
+    if (st->sid_old_rows < 0 || st->sid_old_meta < 0 || st->sid_vals < 0 || st->sid_held < 0 ||
+        st->sid_frame < 0 || st->sid_meta < 0)
         return sl_op_fail(op, "vertex '%s': cannot register its keyed state", pl->vid);
     st->meta = sl_calloc(1, pl->metalen);
-    st->acc = sl_calloc(1, pl->aggs.size + 8);
+    st->scratch = sl_calloc(1, pl->aggs.size + 8);
     st->vals = sl_calloc((size_t)op->in->n + 1, sizeof *st->vals);
+    st->fvals = sl_calloc((size_t)op->in->n + 1, sizeof *st->fvals);
+    st->pvals = sl_calloc((size_t)op->in->n + 1, sizeof *st->pvals);
     st->outv = sl_calloc((size_t)op->out->n + 1, sizeof *st->outv);
     st->res = sl_calloc((size_t)pl->aggs.n + 1, sizeof *st->res);
     st->vres = sl_calloc((size_t)pl->nout + 1, sizeof *st->vres);
     st->vcopy = sl_calloc((size_t)pl->nout + 1, sizeof *st->vcopy);
     st->vcap = sl_calloc((size_t)pl->nout + 1, sizeof *st->vcap);
     return SL_OK;
+}
+
+/* A savepoint of state version 1 (one entry per held row) is refused. */
+static int ov_restore(sl_op *op, const void *const *blobs, const size_t *lens, int nblobs)
+{
+    const ov_plan *pl = op->plan;
+    ov_state *st = op->priv;
+    if (sl_kstate_restored(op->kstate, st->sid_old_rows) ||
+        sl_kstate_restored(op->kstate, st->sid_old_meta))
+        return sl_op_fail(op, "vertex '%s': the snapshot holds this OVER aggregation's state in "
+                          "version 1 (one entry per held row), which this build does not read "
+                          "(it writes version 2); restore it with the build that took it and "
+                          "stop that job with --drain, or start this job without it", pl->vid);
+    return sl_op_restore_proc_timers(op, blobs, lens, nblobs);
 }
 
 /* ---- helpers -------------------------------------------------------------------- */
@@ -397,11 +435,32 @@ static int state_err(sl_op *op, const char *err)
     return sl_op_fail(op, "vertex '%s': state: %s", pl->vid, err);
 }
 
-static void ns_put(uint8_t ns[OV_NS], int64_t t, uint64_t seq)
+static int damaged(sl_op *op, const char *what)
+{
+    const ov_plan *pl = op->plan;
+    return sl_op_fail(op, "vertex '%s': its state is damaged (%s)", pl->vid, what);
+}
+
+static void grow(uint8_t **buf, size_t *cap, size_t need)
+{
+    if (need <= *cap) return;
+    size_t c = *cap ? *cap : 256;
+    while (c < need) c *= 2;
+    *buf = sl_realloc(*buf, c);
+    *cap = c;
+}
+
+/* A time as a namespace that sorts as the time. */
+static void tns_put(uint8_t ns[OV_TNS], int64_t t)
 {
     sl_put_be64(ns, (uint64_t)t ^ 0x8000000000000000ull);
-    sl_put_be64(ns + 8, seq);
 }
+
+static int64_t meta_i64(const ov_state *st, int slot) { return sl_get_lei64(st->meta + 8 * slot); }
+static void meta_set(ov_state *st, int slot, int64_t v) { sl_put_lei64(st->meta + 8 * slot, v); }
+enum { M_EMITTED, M_HEAD, M_TAIL };
+
+static uint8_t *acc_of(ov_state *st) { return st->meta + OV_META; }
 
 /* The key's meta value into st->meta (zeros when absent). */
 static int meta_read(sl_op *op, ov_state *st)
@@ -416,7 +475,7 @@ static int meta_read(sl_op *op, ov_state *st)
         memset(st->meta, 0, want);
         return SL_OK;
     }
-    if (vlen != want) return sl_op_fail(op, "vertex '%s': its state is damaged", pl->vid);
+    if (vlen != want) return damaged(op, "a key's meta value");
     memcpy(st->meta, val, want);
     return SL_OK;
 }
@@ -431,89 +490,351 @@ static int meta_write(sl_op *op, ov_state *st)
     return SL_OK;
 }
 
-static int scan_fn(void *ctx, const void *ns, size_t nslen, const void *val, size_t vlen)
+/* Row into st->enc as an insert; its length, 0 after failing the job. */
+static size_t encode(sl_op *op, ov_state *st, const sl_row *row)
 {
-    ov_state *st = ctx;
-    if (nslen != OV_NS) return 0;
-    if (st->nents == st->capents) {
-        st->capents = st->capents ? st->capents * 2 : 64;
-        st->ents = sl_realloc(st->ents, sizeof *st->ents * (size_t)st->capents);
+    const ov_plan *pl = op->plan;
+    size_t sz = sl_row_size(row, op->in);
+    if (sz + OV_REC > st->enccap) {
+        st->enccap = (sz + OV_REC) * 2;
+        st->enc = sl_realloc(st->enc, st->enccap);
     }
-    if (st->rowlen + vlen > st->rowcap) {
-        size_t c = st->rowcap ? st->rowcap : 4096;
-        while (c < st->rowlen + vlen) c *= 2;
-        st->rowbuf = sl_realloc(st->rowbuf, c);
-        st->rowcap = c;
+    sl_row r = *row;
+    r.kind = SL_KIND_INSERT;
+    if (sl_row_encode(&r, op->in, st->enc + OV_REC, sz) != sz) {
+        sl_op_fail(op, "vertex '%s': cannot encode a row", pl->vid);
+        return 0;
     }
-    ov_ent *e = &st->ents[st->nents++];
-    e->t = (int64_t)(sl_get_be64(ns) ^ 0x8000000000000000ull);
-    e->seq = sl_get_be64((const uint8_t *)ns + 8);
-    e->off = st->rowlen;
-    e->len = vlen;
-    memcpy(st->rowbuf + st->rowlen, val, vlen);
-    st->rowlen += vlen;
-    return 0;
+    return sz;
 }
 
-static int ent_cmp(const void *a, const void *b)
-{
-    const ov_ent *x = a, *y = b;
-    if (x->t != y->t) return x->t < y->t ? -1 : 1;
-    return x->seq < y->seq ? -1 : x->seq > y->seq;
-}
-
-/* The current key's held rows into st->ents, in (time, arrival) order. */
-static int scan_rows(sl_op *op, ov_state *st)
-{
-    char err[256];
-    st->nents = 0;
-    st->rowlen = 0;
-    if (sl_kstate_scan_key(op->kstate, st->sid_rows, scan_fn, st, err, sizeof err) != SL_OK)
-        return state_err(op, err);
-    /* both backends scan in namespace order; sorting keeps that a local fact */
-    qsort(st->ents, (size_t)st->nents, sizeof *st->ents, ent_cmp);
-    return SL_OK;
-}
-
-static int del_row(sl_op *op, ov_state *st, int64_t t, uint64_t seq)
-{
-    char err[256];
-    uint8_t ns[OV_NS];
-    ns_put(ns, t, seq);
-    if (sl_kstate_del(op->kstate, st->sid_rows, ns, OV_NS, err, sizeof err) != SL_OK)
-        return state_err(op, err);
-    return SL_OK;
-}
-
-static int decode(sl_op *op, ov_state *st, const uint8_t *p, size_t len, sl_row *r)
+static int decode(sl_op *op, const uint8_t *p, size_t len, sl_value *vals, sl_row *r)
 {
     const ov_plan *pl = op->plan;
     char err[256];
-    r->vals = st->vals;
+    memset(r, 0, sizeof *r);
+    r->vals = vals;
     if (sl_row_decode(p, len, op->in, r, err, sizeof err) != SL_OK)
         return sl_op_fail(op, "vertex '%s': a stored row is damaged: %s", pl->vid, err);
     return SL_OK;
 }
 
-/* ---- value functions ------------------------------------------------------------ */
+/* ---- held rows (event time): one entry per (key, time) ------------------------- */
 
-/* Bounded frames: the frame is rebuilt for each output, so FIRST_VALUE and
- * LAST_VALUE are tracked over its rows as they are added (values borrowed
- * from st->rowbuf, which stays put while a key's rows are processed). */
-static void vals_reset(const ov_plan *pl, ov_state *st)
+/* Row r of time t joins the rows held for t (in arrival order). */
+static int held_add(sl_op *op, ov_state *st, const sl_row *r, int64_t t)
 {
-    for (int i = 0; i < pl->nout; i++) st->vres[i].isnull = true;
+    char err[256];
+    size_t sz = encode(op, st, r);
+    if (!sz) return SL_ERR;
+    uint8_t ns[OV_TNS];
+    tns_put(ns, t);
+    const void *val;
+    size_t vlen = 0;
+    int rc = sl_kstate_get(op->kstate, st->sid_held, ns, OV_TNS, &val, &vlen, err, sizeof err);
+    if (rc == SL_ERR) return state_err(op, err);
+    if (rc == SL_DONE) vlen = 0;
+    grow(&st->held, &st->heldcap, vlen + OV_HDR + sz);
+    if (vlen) memcpy(st->held, val, vlen);
+    sl_put_le32(st->held + vlen, (uint32_t)sz);
+    memcpy(st->held + vlen + OV_HDR, st->enc + OV_REC, sz);
+    if (sl_kstate_put(op->kstate, st->sid_held, ns, OV_TNS, st->held, vlen + OV_HDR + sz, err,
+                      sizeof err) != SL_OK)
+        return state_err(op, err);
+    return SL_OK;
 }
 
-static void vals_track(const ov_plan *pl, ov_state *st, const sl_row *r)
+/* The rows held for time t into st->held (heldlen 0: none), out of state. */
+static int held_take(sl_op *op, ov_state *st, int64_t t)
 {
+    char err[256];
+    uint8_t ns[OV_TNS];
+    tns_put(ns, t);
+    const void *val;
+    size_t vlen;
+    st->heldlen = 0;
+    int rc = sl_kstate_get(op->kstate, st->sid_held, ns, OV_TNS, &val, &vlen, err, sizeof err);
+    if (rc == SL_ERR) return state_err(op, err);
+    if (rc == SL_DONE) return SL_OK;
+    grow(&st->held, &st->heldcap, vlen);
+    memcpy(st->held, val, vlen);
+    st->heldlen = vlen;
+    if (sl_kstate_del(op->kstate, st->sid_held, ns, OV_TNS, err, sizeof err) != SL_OK)
+        return state_err(op, err);
+    return SL_OK;
+}
+
+/* The next held row of st->held at *off into r (st->vals); 0 at the end. */
+static int held_next(sl_op *op, ov_state *st, size_t *off, sl_row *r, int *rc)
+{
+    *rc = SL_OK;
+    if (*off >= st->heldlen) return 0;
+    if (st->heldlen - *off < OV_HDR) {
+        *rc = damaged(op, "a held row");
+        return 0;
+    }
+    size_t len = sl_get_le32(st->held + *off);
+    if (len > st->heldlen - *off - OV_HDR) {
+        *rc = damaged(op, "a held row");
+        return 0;
+    }
+    *rc = decode(op, st->held + *off + OV_HDR, len, st->vals, r);
+    *off += OV_HDR + len;
+    return *rc == SL_OK;
+}
+
+/* ---- the frame (bounded frames): a FIFO of records ------------------------------ */
+
+/* Rows that entered a bounded frame and have not left it, in the order they
+ * entered (time, then arrival), numbered head .. tail - 1 (meta). Record i
+ * is in entry "over-frame" / chunk i / OV_CHUNK, the chunk's records
+ * concatenated from slot 0; a record is u32 row length, i64 time, then the
+ * row with only the columns the frame reads (pl->need; others NULL). */
+static void chunk_ns(uint8_t ns[OV_TNS], int64_t c) { sl_put_be64(ns, (uint64_t)c); }
+
+typedef int (*rec_fn)(sl_op *op, ov_state *st, int64_t idx, int64_t t, const sl_row *r,
+                      void *ctx);
+
+/* Visit records [from, to) in order until fn returns non-zero; *stop is the
+ * index it stopped at (to: none). Rows are borrowed from state until fn
+ * returns; fn makes no state call. */
+static int frame_walk(sl_op *op, ov_state *st, int64_t from, int64_t to, rec_fn fn, void *ctx,
+                      int64_t *stop)
+{
+    char err[256];
+    int64_t i = from;
+    while (i < to) {
+        uint8_t ns[OV_TNS];
+        chunk_ns(ns, i / OV_CHUNK);
+        const void *val;
+        size_t len, off = 0;
+        int rc = sl_kstate_get(op->kstate, st->sid_frame, ns, OV_TNS, &val, &len, err, sizeof err);
+        if (rc == SL_ERR) return state_err(op, err);
+        if (rc == SL_DONE) return damaged(op, "a frame chunk is missing");
+        const uint8_t *p = val;
+        for (int64_t s = 0; s <= i % OV_CHUNK; s++) {
+            if (len - off < OV_REC || sl_get_le32(p + off) > len - off - OV_REC)
+                return damaged(op, "a frame chunk");
+            if (s == i % OV_CHUNK) break;
+            off += OV_REC + sl_get_le32(p + off);
+        }
+        do {
+            if (len - off < OV_REC || sl_get_le32(p + off) > len - off - OV_REC)
+                return damaged(op, "a frame chunk");
+            size_t rl = sl_get_le32(p + off);
+            int64_t t = sl_get_lei64(p + off + 4);
+            sl_row r;
+            if (decode(op, p + off + OV_REC, rl, st->fvals, &r) != SL_OK) return SL_ERR;
+            if (fn(op, st, i, t, &r, ctx)) {
+                if (stop) *stop = i;
+                return SL_OK;
+            }
+            off += OV_REC + rl;
+            i++;
+        } while (i < to && i % OV_CHUNK);
+    }
+    if (stop) *stop = to;
+    return SL_OK;
+}
+
+/* Row r of time t enters the frame (its accumulator is the caller's). */
+static int frame_push(sl_op *op, ov_state *st, const sl_row *r, int64_t t)
+{
+    const ov_plan *pl = op->plan;
+    char err[256];
+    for (int c = 0; c < op->in->n; c++)
+        st->pvals[c] = pl->need[c] ? r->vals[c] : (sl_value){.isnull = true};
+    sl_row pr = *r;
+    pr.vals = st->pvals;
+    size_t sz = encode(op, st, &pr);
+    if (!sz) return SL_ERR;
+    sl_put_le32(st->enc, (uint32_t)sz);
+    sl_put_lei64(st->enc + 4, t);
+    int64_t idx = meta_i64(st, M_TAIL);
+    uint8_t ns[OV_TNS];
+    chunk_ns(ns, idx / OV_CHUNK);
+    const void *val;
+    size_t vlen = 0;
+    if (idx % OV_CHUNK) {
+        int rc = sl_kstate_get(op->kstate, st->sid_frame, ns, OV_TNS, &val, &vlen, err, sizeof err);
+        if (rc == SL_ERR) return state_err(op, err);
+        if (rc == SL_DONE) return damaged(op, "a frame chunk is missing");
+    }
+    grow(&st->chunk, &st->chunkcap, vlen + OV_REC + sz);
+    if (vlen) memcpy(st->chunk, val, vlen);
+    memcpy(st->chunk + vlen, st->enc, OV_REC + sz);
+    if (sl_kstate_put(op->kstate, st->sid_frame, ns, OV_TNS, st->chunk, vlen + OV_REC + sz, err,
+                      sizeof err) != SL_OK)
+        return state_err(op, err);
+    meta_set(st, M_TAIL, idx + 1);
+    /* FIRST_VALUE / LAST_VALUE: the record of the first / last non-NULL value */
     for (int i = 0; i < pl->nout; i++) {
         const ov_out *o = &pl->outs[i];
-        const sl_value *x = &r->vals[o->col];
-        if ((o->kind == OUT_FIRST && st->vres[i].isnull && !x->isnull) ||
-            (o->kind == OUT_LAST && !x->isnull))
-            st->vres[i] = *x;
+        if ((o->kind != OUT_FIRST && o->kind != OUT_LAST) || r->vals[o->col].isnull) continue;
+        uint8_t *pos = st->meta + OV_META + pl->aggs.size + 8 * (size_t)o->vi;
+        if (o->kind == OUT_LAST || sl_get_lei64(pos) == 0) sl_put_lei64(pos, idx + 1);
     }
+    return SL_OK;
+}
+
+/* Whether record r counts for MIN/MAX item a and its value is the extremum. */
+static bool is_extremum(const sl_agg *a, const uint8_t *acc, const sl_row *r)
+{
+    if (a->filter >= 0 && (r->vals[a->filter].isnull || !r->vals[a->filter].v.i)) return false;
+    const sl_value *x = &r->vals[a->col];
+    int64_t cur;
+    if (x->isnull || !sl_agg_minmax_get(a, acc, &cur)) return false;
+    return sl_agg_order_key(a->in_type, x) == cur;
+}
+
+typedef struct evict_ctx {
+    int64_t lo, keep, tail;
+    bool dirty;     /* an extremum left: MIN/MAX are rebuilt */
+} evict_ctx;
+
+static int evict_one(sl_op *op, ov_state *st, int64_t idx, int64_t t, const sl_row *r, void *ctx)
+{
+    const ov_plan *pl = op->plan;
+    evict_ctx *e = ctx;
+    if (e->keep >= 0 ? e->tail - idx <= e->keep : t >= e->lo) return 1;
+    uint8_t *acc = acc_of(st);
+    if (pl->has_minmax)
+        for (int i = 0; i < pl->aggs.n && !e->dirty; i++) {
+            const sl_agg *a = &pl->aggs.aggs[i];
+            if ((a->fn == SL_AGG_MIN || a->fn == SL_AGG_MAX) && is_extremum(a, acc, r))
+                e->dirty = true;
+        }
+    sl_agg_retract(&pl->aggs, acc, r);
+    return 0;
+}
+
+static int add_scratch(sl_op *op, ov_state *st, int64_t idx, int64_t t, const sl_row *r,
+                       void *ctx)
+{
+    const ov_plan *pl = op->plan;
+    SL_UNUSED(idx);
+    SL_UNUSED(t);
+    SL_UNUSED(ctx);
+    sl_agg_add(&pl->aggs, st->scratch, r);
+    return 0;
+}
+
+static int first_nonnull(sl_op *op, ov_state *st, int64_t idx, int64_t t, const sl_row *r,
+                         void *ctx)
+{
+    SL_UNUSED(op);
+    SL_UNUSED(st);
+    SL_UNUSED(idx);
+    SL_UNUSED(t);
+    return !r->vals[*(const int *)ctx].isnull;
+}
+
+/* Records leave the frame from its head: those of time < lo (keep < 0, a
+ * RANGE frame), or all but the last `keep` (ROWS). Their rows are retracted
+ * from the accumulator; MIN and MAX are rebuilt from the rest when an
+ * extremum left, FIRST_VALUE moves to the next non-NULL value. An emptied
+ * frame starts again at 0 with a fresh accumulator. */
+static int frame_evict(sl_op *op, ov_state *st, int64_t lo, int64_t keep)
+{
+    const ov_plan *pl = op->plan;
+    char err[256];
+    int64_t head = meta_i64(st, M_HEAD), tail = meta_i64(st, M_TAIL), nhead;
+    if (head == tail) return SL_OK;
+    evict_ctx e = {.lo = lo, .keep = keep, .tail = tail};
+    if (frame_walk(op, st, head, tail, evict_one, &e, &nhead) != SL_OK) return SL_ERR;
+    if (nhead == head) return SL_OK;
+    uint8_t ns[OV_TNS];
+    for (int64_t c = head / OV_CHUNK; c < nhead / OV_CHUNK; c++) {
+        chunk_ns(ns, c);
+        if (sl_kstate_del(op->kstate, st->sid_frame, ns, OV_TNS, err, sizeof err) != SL_OK)
+            return state_err(op, err);
+    }
+    if (nhead == tail) { /* empty */
+        if (tail % OV_CHUNK) {
+            chunk_ns(ns, tail / OV_CHUNK);
+            if (sl_kstate_del(op->kstate, st->sid_frame, ns, OV_TNS, err, sizeof err) != SL_OK)
+                return state_err(op, err);
+        }
+        memset(st->meta + 8 * M_HEAD, 0, pl->metalen - 8 * M_HEAD);
+        return SL_OK;
+    }
+    meta_set(st, M_HEAD, nhead);
+    if (e.dirty) {
+        sl_agg_init(&pl->aggs, st->scratch);
+        if (frame_walk(op, st, nhead, tail, add_scratch, NULL, NULL) != SL_OK) return SL_ERR;
+        for (int i = 0; i < pl->aggs.n; i++) {
+            const sl_agg *a = &pl->aggs.aggs[i];
+            if (a->fn != SL_AGG_MIN && a->fn != SL_AGG_MAX) continue;
+            int64_t k = 0;
+            bool has = sl_agg_minmax_get(a, st->scratch, &k);
+            sl_agg_minmax_set(a, acc_of(st), has, k);
+        }
+    }
+    for (int i = 0; i < pl->nout; i++) {
+        const ov_out *o = &pl->outs[i];
+        if (o->kind != OUT_FIRST && o->kind != OUT_LAST) continue;
+        uint8_t *pos = st->meta + OV_META + pl->aggs.size + 8 * (size_t)o->vi;
+        int64_t at = sl_get_lei64(pos) - 1;
+        if (at < 0 || at >= nhead) continue;
+        if (o->kind == OUT_LAST) { /* every later record's value is NULL */
+            sl_put_lei64(pos, 0);
+            continue;
+        }
+        int64_t next;
+        if (frame_walk(op, st, nhead, tail, first_nonnull, (void *)&o->col, &next) != SL_OK)
+            return SL_ERR;
+        sl_put_lei64(pos, next < tail ? next + 1 : 0);
+    }
+    return SL_OK;
+}
+
+/* ---- value functions ------------------------------------------------------------ */
+
+static bool is_bytes(sl_type t) { return t == SL_T_STRING || t == SL_T_BYTES; }
+
+/* Output i's value x into st->vres[i], its bytes copied. */
+static void vres_copy(ov_state *st, int i, const sl_value *x, sl_type type)
+{
+    st->vres[i] = *x;
+    if (x->isnull || !is_bytes(type)) return;
+    if (x->v.s.len > st->vcap[i]) {
+        st->vcap[i] = (size_t)x->v.s.len * 2;
+        st->vcopy[i] = sl_realloc(st->vcopy[i], st->vcap[i]);
+    }
+    if (x->v.s.len) memcpy(st->vcopy[i], x->v.s.p, x->v.s.len);
+    st->vres[i].v.s.p = st->vcopy[i];
+}
+
+typedef struct vres_ctx {
+    int out, col;
+    sl_type type;
+} vres_ctx;
+
+static int take_value(sl_op *op, ov_state *st, int64_t idx, int64_t t, const sl_row *r, void *ctx)
+{
+    SL_UNUSED(op);
+    SL_UNUSED(idx);
+    SL_UNUSED(t);
+    const vres_ctx *v = ctx;
+    vres_copy(st, v->out, &r->vals[v->col], v->type);
+    return 1;
+}
+
+/* Bounded frames: FIRST_VALUE / LAST_VALUE of the frame into st->vres, read
+ * from the records meta points at. */
+static int frame_values(sl_op *op, ov_state *st)
+{
+    const ov_plan *pl = op->plan;
+    for (int i = 0; i < pl->nout; i++) {
+        const ov_out *o = &pl->outs[i];
+        if (o->kind != OUT_FIRST && o->kind != OUT_LAST) continue;
+        int64_t at = sl_get_lei64(st->meta + OV_META + pl->aggs.size + 8 * (size_t)o->vi) - 1;
+        st->vres[i] = (sl_value){.isnull = true};
+        if (at < 0) continue;
+        vres_ctx v = {i, o->col, op->in->fields[o->col].type};
+        if (frame_walk(op, st, at, at + 1, take_value, &v, NULL) != SL_OK) return SL_ERR;
+    }
+    return SL_OK;
 }
 
 /* Unbounded frames keep, per key, the first or last non-NULL value
@@ -526,8 +847,6 @@ static void vals_ns(uint8_t ns[6], int vi, uint32_t slot)
     ns[1] = (uint8_t)vi;
     sl_put_be32(ns + 2, slot);
 }
-
-static bool is_bytes(sl_type t) { return t == SL_T_STRING || t == SL_T_BYTES; }
 
 static int val_put(sl_op *op, ov_state *st, const ov_out *o, uint32_t slot, const sl_value *x)
 {
@@ -657,99 +976,89 @@ static int emit_with(sl_op *op, ov_state *st, const sl_row *r, const uint8_t *ac
     return sl_op_emit(op, &out);
 }
 
-/* Fold held row e into acc. */
-static int add_ent(sl_op *op, ov_state *st, const ov_ent *e, uint8_t *acc)
+/* ---- emitting ------------------------------------------------------------------- */
+
+/* ROWS n PRECEDING: row r of time t enters the frame, goes out with it, and
+ * the frame keeps its last n rows. */
+static int rows_one(sl_op *op, ov_state *st, const sl_row *r, int64_t t, int64_t rownum)
 {
     const ov_plan *pl = op->plan;
-    sl_row r = {0};
-    if (decode(op, st, st->rowbuf + e->off, e->len, &r) != SL_OK) return SL_ERR;
-    sl_agg_add(&pl->aggs, acc, &r);
-    if (!pl->nval) return SL_OK;
-    if (pl->preceding >= 0) vals_track(pl, st, &r);
-    else return vals_add(op, st, &r);
-    return SL_OK;
+    if (frame_push(op, st, r, t) != SL_OK) return SL_ERR;
+    sl_agg_add(&pl->aggs, acc_of(st), r);
+    if (pl->nval && frame_values(op, st) != SL_OK) return SL_ERR;
+    if (emit_with(op, st, r, acc_of(st), rownum, t) != SL_OK) return SL_ERR;
+    return frame_evict(op, st, 0, pl->preceding);
 }
 
-static int emit_ent(sl_op *op, ov_state *st, const ov_ent *e, const uint8_t *acc, int64_t rownum)
-{
-    sl_row r = {0};
-    if (decode(op, st, st->rowbuf + e->off, e->len, &r) != SL_OK) return SL_ERR;
-    return emit_with(op, st, &r, acc, rownum, e->t);
-}
-
-/* ---- the frame ------------------------------------------------------------------- */
-
-/* Emit the held rows of time T of the current key (st->ents[from, to)) and
- * evict what no later time can reach. st->meta is read; the caller writes it. */
-static int fire(sl_op *op, ov_state *st, int64_t T, int from, int to)
+/* RANGE p PRECEDING: the rows of time t (those of st->held, or the one row
+ * r) enter the frame together and go out with it; a clean-up timer at
+ * t + p + 1 takes them out of it if no later time does. The caller has
+ * evicted what is older than t - p. */
+static int range_rows(sl_op *op, ov_state *st, const sl_row *one, int64_t t)
 {
     const ov_plan *pl = op->plan;
-    const sl_agg_list *l = &pl->aggs;
-    int64_t cnt = sl_get_lei64(st->meta + 8);
+    uint8_t *acc = acc_of(st);
+    int64_t cnt = meta_i64(st, M_EMITTED);
+    sl_row r;
+    size_t off = 0;
     int rc = SL_OK;
-    if (pl->preceding < 0) { /* UNBOUNDED: the accumulator only */
-        uint8_t *acc = st->meta + OV_META;
-        if (!pl->rows)
-            for (int i = from; rc == SL_OK && i < to; i++) rc = add_ent(op, st, &st->ents[i], acc);
-        for (int i = from; rc == SL_OK && i < to; i++) {
-            if (pl->rows) rc = add_ent(op, st, &st->ents[i], acc);
-            if (rc == SL_OK) rc = emit_ent(op, st, &st->ents[i], acc, ++cnt);
-            if (rc == SL_OK) rc = del_row(op, st, st->ents[i].t, st->ents[i].seq);
+    if (one) {
+        rc = frame_push(op, st, one, t);
+        sl_agg_add(&pl->aggs, acc, one);
+    } else {
+        while (rc == SL_OK && held_next(op, st, &off, &r, &rc)) {
+            rc = frame_push(op, st, &r, t);
+            sl_agg_add(&pl->aggs, acc, &r);
         }
-    } else if (!pl->rows) { /* RANGE p PRECEDING: rows with time in [T - p, T] */
-        int64_t lo = T - pl->preceding;
-        sl_agg_init(l, st->acc);
-        vals_reset(pl, st);
-        for (int i = 0; rc == SL_OK && i < to; i++)
-            if (st->ents[i].t >= lo) rc = add_ent(op, st, &st->ents[i], st->acc);
-        for (int i = from; rc == SL_OK && i < to; i++)
-            rc = emit_ent(op, st, &st->ents[i], st->acc, ++cnt);
-        /* a later time T' > T reaches back to T' - p > lo */
-        for (int i = 0; rc == SL_OK && i < to; i++)
-            if (st->ents[i].t <= lo) rc = del_row(op, st, st->ents[i].t, st->ents[i].seq);
-        if (rc == SL_OK && to > from) {
-            int64_t at = T + pl->preceding + 1;
-            if (at > T) rc = sl_op_timer_register(op, pl->proc ? SL_TIME_PROCESSING : SL_TIME_EVENT,
-                                                  at, no_ns, 0);
-        }
-    } else { /* ROWS n PRECEDING: the n rows before and the row */
-        int64_t n = pl->preceding;
-        for (int i = from; rc == SL_OK && i < to; i++) {
-            sl_agg_init(l, st->acc);
-            vals_reset(pl, st);
-            int first = (int64_t)i - n < 0 ? 0 : i - (int)n;
-            for (int j = first; rc == SL_OK && j <= i; j++) rc = add_ent(op, st, &st->ents[j], st->acc);
-            if (rc == SL_OK) rc = emit_ent(op, st, &st->ents[i], st->acc, ++cnt);
-        }
-        /* keep the last n emitted rows */
-        for (int i = 0; rc == SL_OK && i < to - n; i++)
-            rc = del_row(op, st, st->ents[i].t, st->ents[i].seq);
     }
-    sl_put_lei64(st->meta + 8, cnt);
+    if (rc == SL_OK && pl->nval) rc = frame_values(op, st);
+    if (one) {
+        if (rc == SL_OK) rc = emit_with(op, st, one, acc, ++cnt, t);
+    } else {
+        off = 0;
+        while (rc == SL_OK && held_next(op, st, &off, &r, &rc))
+            rc = emit_with(op, st, &r, acc, ++cnt, t);
+    }
+    meta_set(st, M_EMITTED, cnt);
+    int64_t at = t + pl->preceding + 1;
+    if (rc == SL_OK && at > t)
+        rc = sl_op_timer_register(op, pl->proc ? SL_TIME_PROCESSING : SL_TIME_EVENT, at, no_ns, 0);
+    return rc;
+}
+
+/* Event time: emit the rows held for time T (st->held) of the current key.
+ * The caller reads and writes st->meta (and has evicted a RANGE frame). */
+static int fire_held(sl_op *op, ov_state *st, int64_t T)
+{
+    const ov_plan *pl = op->plan;
+    uint8_t *acc = acc_of(st);
+    sl_row r;
+    size_t off = 0;
+    int rc = SL_OK;
+    if (pl->preceding >= 0 && !pl->rows) return range_rows(op, st, NULL, T);
+    int64_t cnt = meta_i64(st, M_EMITTED);
+    if (pl->preceding < 0 && !pl->rows) /* UNBOUNDED RANGE: the peers join first */
+        while (rc == SL_OK && held_next(op, st, &off, &r, &rc)) {
+            sl_agg_add(&pl->aggs, acc, &r);
+            if (pl->nval) rc = vals_add(op, st, &r);
+        }
+    off = 0;
+    while (rc == SL_OK && held_next(op, st, &off, &r, &rc)) {
+        if (pl->preceding >= 0) { /* ROWS n */
+            rc = rows_one(op, st, &r, T, ++cnt);
+            continue;
+        }
+        if (pl->rows) {
+            sl_agg_add(&pl->aggs, acc, &r);
+            if (pl->nval) rc = vals_add(op, st, &r);
+        }
+        if (rc == SL_OK) rc = emit_with(op, st, &r, acc, ++cnt, T);
+    }
+    meta_set(st, M_EMITTED, cnt);
     return rc;
 }
 
 /* ---- callbacks ------------------------------------------------------------------- */
-
-static int put_row(sl_op *op, ov_state *st, const sl_row *row, int64_t t, uint64_t seq)
-{
-    const ov_plan *pl = op->plan;
-    char err[256];
-    size_t sz = sl_row_size(row, op->in);
-    if (sz > st->enccap) {
-        st->enccap = sz * 2;
-        st->enc = sl_realloc(st->enc, st->enccap);
-    }
-    sl_row r = *row;
-    r.kind = SL_KIND_INSERT;
-    if (sl_row_encode(&r, op->in, st->enc, sz) != sz)
-        return sl_op_fail(op, "vertex '%s': cannot encode a row", pl->vid);
-    uint8_t ns[OV_NS];
-    ns_put(ns, t, seq);
-    if (sl_kstate_put(op->kstate, st->sid_rows, ns, OV_NS, st->enc, sz, err, sizeof err) != SL_OK)
-        return state_err(op, err);
-    return SL_OK;
-}
 
 static int ov_process(sl_op *op, int input, sl_row *row)
 {
@@ -759,46 +1068,42 @@ static int ov_process(sl_op *op, int input, sl_row *row)
     if (row->kind != SL_KIND_INSERT)
         return sl_op_fail(op, "vertex '%s': OVER aggregation needs an insert-only input, but a %s "
                           "row arrived", pl->vid, sl_rowkind_short(row->kind));
-    int64_t t;
-    if (pl->proc) {
-        t = sl_op_processing_time(op);
-    } else {
+    if (!pl->proc) { /* held until the watermark passes its time */
         if (row->vals[pl->tcol].isnull)
             return sl_op_fail(op, "vertex '%s': the time attribute '%s' is NULL in a row", pl->vid,
                               op->in->fields[pl->tcol].name);
-        t = row->vals[pl->tcol].v.i;
+        int64_t t = row->vals[pl->tcol].v.i;
         if (t <= op->current_watermark) { /* its time has been emitted */
             op->metrics.late_dropped++;
             return SL_OK;
         }
+        if (held_add(op, st, row, t) != SL_OK) return SL_ERR;
+        return sl_op_timer_register(op, SL_TIME_EVENT, t, no_ns, 0);
     }
+    int64_t t = sl_op_processing_time(op);
     if (meta_read(op, st) != SL_OK) return SL_ERR;
-    uint64_t seq = (uint64_t)sl_get_lei64(st->meta);
-    sl_put_lei64(st->meta, (int64_t)seq + 1);
     int rc;
-    if (!pl->proc) {
-        rc = put_row(op, st, row, t, seq);
-        if (rc == SL_OK) rc = sl_op_timer_register(op, SL_TIME_EVENT, t, no_ns, 0);
-    } else if (pl->preceding < 0) { /* nothing to hold */
-        uint8_t *acc = st->meta + OV_META;
-        int64_t cnt = sl_get_lei64(st->meta + 8) + 1;
+    if (pl->preceding < 0) { /* nothing to hold */
+        uint8_t *acc = acc_of(st);
+        int64_t cnt = meta_i64(st, M_EMITTED) + 1;
         sl_agg_add(&pl->aggs, acc, row);
-        sl_put_lei64(st->meta + 8, cnt);
+        meta_set(st, M_EMITTED, cnt);
         rc = pl->nval ? vals_add(op, st, row) : SL_OK;
         if (rc == SL_OK) rc = emit_with(op, st, row, acc, cnt, row->ts);
+    } else if (pl->rows) {
+        int64_t cnt = meta_i64(st, M_EMITTED) + 1;
+        meta_set(st, M_EMITTED, cnt);
+        rc = rows_one(op, st, row, t, cnt);
     } else {
-        rc = put_row(op, st, row, t, seq);
-        if (rc == SL_OK) rc = scan_rows(op, st);
-        int at = -1;
-        for (int i = 0; rc == SL_OK && i < st->nents; i++)
-            if (st->ents[i].seq == seq && st->ents[i].t == t) at = i;
-        if (rc == SL_OK && at < 0) rc = sl_op_fail(op, "vertex '%s': a held row is missing", pl->vid);
-        if (rc == SL_OK) rc = fire(op, st, t, at, at + 1);
+        rc = frame_evict(op, st, t - pl->preceding, -1);
+        if (rc == SL_OK) rc = range_rows(op, st, row, t);
     }
     if (rc == SL_OK) rc = meta_write(op, st);
     return rc;
 }
 
+/* Event time: the rows of `time` go out (and, RANGE, the frame drops what
+ * is older than time - p); processing time: a RANGE frame's clean-up. */
 static int ov_on_timer(sl_op *op, sl_time_domain domain, int64_t time, const void *ns,
                        size_t nslen)
 {
@@ -807,22 +1112,13 @@ static int ov_on_timer(sl_op *op, sl_time_domain domain, int64_t time, const voi
     SL_UNUSED(domain);
     SL_UNUSED(ns);
     SL_UNUSED(nslen);
-    if (scan_rows(op, st) != SL_OK) return SL_ERR;
-    int from = 0, to;
-    while (from < st->nents && st->ents[from].t < time) from++;
-    to = from;
-    if (!pl->proc)
-        while (to < st->nents && st->ents[to].t == time) to++;
-    if (st->nents == 0) return SL_OK;
+    bool range = pl->preceding >= 0 && !pl->rows;
+    st->heldlen = 0;
+    if (!pl->proc && held_take(op, st, time) != SL_OK) return SL_ERR;
+    if (!st->heldlen && !range) return SL_OK;
     if (meta_read(op, st) != SL_OK) return SL_ERR;
-    if (pl->proc && pl->preceding >= 0 && !pl->rows) { /* a clean-up: evict only */
-        int64_t lo = time - pl->preceding;
-        for (int i = 0; i < st->nents; i++)
-            if (st->ents[i].t <= lo && del_row(op, st, st->ents[i].t, st->ents[i].seq) != SL_OK)
-                return SL_ERR;
-        return SL_OK;
-    }
-    if (fire(op, st, time, from, to) != SL_OK) return SL_ERR;
+    if (range && frame_evict(op, st, time - pl->preceding, -1) != SL_OK) return SL_ERR;
+    if (st->heldlen && fire_held(op, st, time) != SL_OK) return SL_ERR;
     return meta_write(op, st);
 }
 
@@ -854,5 +1150,5 @@ const sl_op_def sl_op_over_aggregate = {
     .process = ov_process,
     .close = ov_close,
     .on_timer = ov_on_timer,
-    .restore_state = sl_op_restore_proc_timers,
+    .restore_state = ov_restore,
 };
