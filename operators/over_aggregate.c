@@ -63,7 +63,8 @@
 #define OV_CHUNK 32     /* frame records per chunk entry */
 #define OV_REC 12       /* a frame record's header: u32 row length, i64 time */
 #define OV_HDR 4        /* a held row's header: u32 length */
-#define OV_META 24      /* i64 rows emitted, i64 frame head, i64 frame tail */
+#define OV_META 48      /* i64 rows emitted, clean-up armed, its time, the frame's last
+                           time, head, tail */
 
 /* One output column after the input's: an aggregate of the list, ROW_NUMBER,
  * or a value function of column col. */
@@ -458,7 +459,7 @@ static void tns_put(uint8_t ns[OV_TNS], int64_t t)
 
 static int64_t meta_i64(const ov_state *st, int slot) { return sl_get_lei64(st->meta + 8 * slot); }
 static void meta_set(ov_state *st, int slot, int64_t v) { sl_put_lei64(st->meta + 8 * slot, v); }
-enum { M_EMITTED, M_HEAD, M_TAIL };
+enum { M_EMITTED, M_ARMED, M_CLEAN_AT, M_LAST, M_HEAD, M_TAIL };
 
 static uint8_t *acc_of(ov_state *st) { return st->meta + OV_META; }
 
@@ -990,10 +991,23 @@ static int rows_one(sl_op *op, ov_state *st, const sl_row *r, int64_t t, int64_t
     return frame_evict(op, st, 0, pl->preceding);
 }
 
+/* RANGE p PRECEDING: a key has at most one clean-up timer, at the frame's
+ * last time + p + 1, armed while the frame holds rows and none is armed; it
+ * empties the frame of a key that went quiet (a later firing evicts anyway). */
+static int arm_cleanup(sl_op *op, ov_state *st)
+{
+    const ov_plan *pl = op->plan;
+    int64_t last = meta_i64(st, M_LAST), at = last + pl->preceding + 1;
+    if (meta_i64(st, M_ARMED) || meta_i64(st, M_HEAD) == meta_i64(st, M_TAIL) || at <= last)
+        return SL_OK;
+    meta_set(st, M_ARMED, 1);
+    meta_set(st, M_CLEAN_AT, at);
+    return sl_op_timer_register(op, pl->proc ? SL_TIME_PROCESSING : SL_TIME_EVENT, at, no_ns, 0);
+}
+
 /* RANGE p PRECEDING: the rows of time t (those of st->held, or the one row
- * r) enter the frame together and go out with it; a clean-up timer at
- * t + p + 1 takes them out of it if no later time does. The caller has
- * evicted what is older than t - p. */
+ * r) enter the frame together and go out with it. The caller has evicted
+ * what is older than t - p. */
 static int range_rows(sl_op *op, ov_state *st, const sl_row *one, int64_t t)
 {
     const ov_plan *pl = op->plan;
@@ -1020,10 +1034,8 @@ static int range_rows(sl_op *op, ov_state *st, const sl_row *one, int64_t t)
             rc = emit_with(op, st, &r, acc, ++cnt, t);
     }
     meta_set(st, M_EMITTED, cnt);
-    int64_t at = t + pl->preceding + 1;
-    if (rc == SL_OK && at > t)
-        rc = sl_op_timer_register(op, pl->proc ? SL_TIME_PROCESSING : SL_TIME_EVENT, at, no_ns, 0);
-    return rc;
+    meta_set(st, M_LAST, t);
+    return rc == SL_OK ? arm_cleanup(op, st) : rc;
 }
 
 /* Event time: emit the rows held for time T (st->held) of the current key.
@@ -1117,8 +1129,11 @@ static int ov_on_timer(sl_op *op, sl_time_domain domain, int64_t time, const voi
     if (!pl->proc && held_take(op, st, time) != SL_OK) return SL_ERR;
     if (!st->heldlen && !range) return SL_OK;
     if (meta_read(op, st) != SL_OK) return SL_ERR;
+    if (range && meta_i64(st, M_ARMED) && meta_i64(st, M_CLEAN_AT) == time)
+        meta_set(st, M_ARMED, 0); /* this is the clean-up */
     if (range && frame_evict(op, st, time - pl->preceding, -1) != SL_OK) return SL_ERR;
     if (st->heldlen && fire_held(op, st, time) != SL_OK) return SL_ERR;
+    if (range && arm_cleanup(op, st) != SL_OK) return SL_ERR;
     return meta_write(op, st);
 }
 
