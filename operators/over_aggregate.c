@@ -63,8 +63,9 @@
 #define OV_CHUNK 32     /* frame records per chunk entry */
 #define OV_REC 12       /* a frame record's header: u32 row length, i64 time */
 #define OV_HDR 4        /* a held row's header: u32 length */
-#define OV_META 48      /* i64 rows emitted, clean-up armed, its time, the frame's last
-                           time, head, tail */
+#define OV_META 64      /* i64 rows emitted, clean-up armed, its time, the frame's last
+                           time, the earliest held time, the frame's first time,
+                           head, tail */
 
 /* One output column after the input's: an aggregate of the list, ROW_NUMBER,
  * or a value function of column col. */
@@ -100,11 +101,18 @@ typedef struct ov_plan {
 typedef struct ov_state {
     int sid_old_rows, sid_old_meta; /* state version 1's, only to refuse its savepoints */
     int sid_vals, sid_held, sid_frame, sid_meta;
-    uint8_t *meta;      /* the key's meta value (reused) */
-    uint8_t *held;      /* one time's held rows, copied out of state (reused) */
+    uint8_t *meta;      /* the key's meta value's fixed part (reused) */
+    uint8_t *meta0;     /* as read, to tell whether a timer changed it */
+    uint8_t *tailc;     /* its frame tail chunk (reused) */
+    size_t tlen, tcap;
+    uint8_t *pend;      /* its held rows (reused) */
+    size_t plen, pcap;
+    uint8_t *wbuf;      /* the meta value being written (reused) */
+    size_t wcap;
+    uint8_t *held;      /* the held rows being emitted, in time order (reused) */
     size_t heldlen, heldcap;
-    uint8_t *chunk;     /* a frame chunk being written (reused) */
-    size_t chunkcap;
+    size_t *due;        /* offsets of due held rows in pend (reused) */
+    size_t duecap;
     uint8_t *scratch;   /* an accumulator for a MIN/MAX rebuild */
     uint8_t *enc;       /* one encoded row (reused) */
     size_t enccap;
@@ -365,8 +373,12 @@ static void ov_close(sl_op *op)
     ov_state *st = op->priv;
     if (!st) return;
     free(st->meta);
+    free(st->meta0);
+    free(st->tailc);
+    free(st->pend);
+    free(st->wbuf);
     free(st->held);
-    free(st->chunk);
+    free(st->due);
     free(st->scratch);
     free(st->enc);
     free(st->vals);
@@ -402,6 +414,7 @@ static int ov_open(sl_op *op)
         st->sid_frame < 0 || st->sid_meta < 0)
         return sl_op_fail(op, "vertex '%s': cannot register its keyed state", pl->vid);
     st->meta = sl_calloc(1, pl->metalen);
+    st->meta0 = sl_calloc(1, pl->metalen);
     st->scratch = sl_calloc(1, pl->aggs.size + 8);
     st->vals = sl_calloc((size_t)op->in->n + 1, sizeof *st->vals);
     st->fvals = sl_calloc((size_t)op->in->n + 1, sizeof *st->fvals);
@@ -451,19 +464,17 @@ static void grow(uint8_t **buf, size_t *cap, size_t need)
     *cap = c;
 }
 
-/* A time as a namespace that sorts as the time. */
-static void tns_put(uint8_t ns[OV_TNS], int64_t t)
-{
-    sl_put_be64(ns, (uint64_t)t ^ 0x8000000000000000ull);
-}
+
 
 static int64_t meta_i64(const ov_state *st, int slot) { return sl_get_lei64(st->meta + 8 * slot); }
 static void meta_set(ov_state *st, int slot, int64_t v) { sl_put_lei64(st->meta + 8 * slot, v); }
-enum { M_EMITTED, M_ARMED, M_CLEAN_AT, M_LAST, M_HEAD, M_TAIL };
+enum { M_EMITTED, M_ARMED, M_CLEAN_AT, M_LAST, M_PMIN, M_FIRST, M_HEAD, M_TAIL };
 
 static uint8_t *acc_of(ov_state *st) { return st->meta + OV_META; }
 
-/* The key's meta value into st->meta (zeros when absent). */
+/* The key's meta value: the fixed part (pl->metalen) into st->meta, then
+ * u32 tail chunk length, u32 held rows length, the tail chunk (st->tailc)
+ * and the held rows (st->pend); all zero when absent. */
 static int meta_read(sl_op *op, ov_state *st)
 {
     const ov_plan *pl = op->plan;
@@ -472,12 +483,22 @@ static int meta_read(sl_op *op, ov_state *st)
     size_t vlen, want = pl->metalen;
     int rc = sl_kstate_get(op->kstate, st->sid_meta, no_ns, 0, &val, &vlen, err, sizeof err);
     if (rc == SL_ERR) return state_err(op, err);
+    st->tlen = st->plen = 0;
     if (rc == SL_DONE) {
         memset(st->meta, 0, want);
         return SL_OK;
     }
-    if (vlen != want) return damaged(op, "a key's meta value");
-    memcpy(st->meta, val, want);
+    const uint8_t *p = val;
+    if (vlen < want + 8) return damaged(op, "a key's meta value");
+    size_t tl = sl_get_le32(p + want), pl_ = sl_get_le32(p + want + 4);
+    if (tl + pl_ != vlen - want - 8) return damaged(op, "a key's meta value");
+    memcpy(st->meta, p, want);
+    grow(&st->tailc, &st->tcap, tl);
+    grow(&st->pend, &st->pcap, pl_);
+    if (tl) memcpy(st->tailc, p + want + 8, tl);
+    if (pl_) memcpy(st->pend, p + want + 8 + tl, pl_);
+    st->tlen = tl;
+    st->plen = pl_;
     return SL_OK;
 }
 
@@ -485,8 +506,15 @@ static int meta_write(sl_op *op, ov_state *st)
 {
     const ov_plan *pl = op->plan;
     char err[256];
-    if (sl_kstate_put(op->kstate, st->sid_meta, no_ns, 0, st->meta, pl->metalen, err,
-                      sizeof err) != SL_OK)
+    size_t n = pl->metalen;
+    grow(&st->wbuf, &st->wcap, n + 8 + st->tlen + st->plen);
+    memcpy(st->wbuf, st->meta, n);
+    sl_put_le32(st->wbuf + n, (uint32_t)st->tlen);
+    sl_put_le32(st->wbuf + n + 4, (uint32_t)st->plen);
+    if (st->tlen) memcpy(st->wbuf + n + 8, st->tailc, st->tlen);
+    if (st->plen) memcpy(st->wbuf + n + 8 + st->tlen, st->pend, st->plen);
+    if (sl_kstate_put(op->kstate, st->sid_meta, no_ns, 0, st->wbuf, n + 8 + st->tlen + st->plen,
+                      err, sizeof err) != SL_OK)
         return state_err(op, err);
     return SL_OK;
 }
@@ -520,67 +548,88 @@ static int decode(sl_op *op, const uint8_t *p, size_t len, sl_value *vals, sl_ro
     return SL_OK;
 }
 
-/* ---- held rows (event time): one entry per (key, time) ------------------------- */
+/* ---- held rows (event time): in the key's meta value ---------------------------- */
 
-/* Row r of time t joins the rows held for t (in arrival order). */
+/* Row r of time t joins the key's held rows (a record as the frame's: u32
+ * length, i64 time, the row), in arrival order; a timer at the earliest
+ * held time. */
 static int held_add(sl_op *op, ov_state *st, const sl_row *r, int64_t t)
 {
-    char err[256];
     size_t sz = encode(op, st, r);
     if (!sz) return SL_ERR;
-    uint8_t ns[OV_TNS];
-    tns_put(ns, t);
-    const void *val;
-    size_t vlen = 0;
-    int rc = sl_kstate_get(op->kstate, st->sid_held, ns, OV_TNS, &val, &vlen, err, sizeof err);
-    if (rc == SL_ERR) return state_err(op, err);
-    if (rc == SL_DONE) vlen = 0;
-    grow(&st->held, &st->heldcap, vlen + OV_HDR + sz);
-    if (vlen) memcpy(st->held, val, vlen);
-    sl_put_le32(st->held + vlen, (uint32_t)sz);
-    memcpy(st->held + vlen + OV_HDR, st->enc + OV_REC, sz);
-    if (sl_kstate_put(op->kstate, st->sid_held, ns, OV_TNS, st->held, vlen + OV_HDR + sz, err,
-                      sizeof err) != SL_OK)
-        return state_err(op, err);
-    return SL_OK;
+    sl_put_le32(st->enc, (uint32_t)sz);
+    sl_put_lei64(st->enc + 4, t);
+    grow(&st->pend, &st->pcap, st->plen + OV_REC + sz);
+    memcpy(st->pend + st->plen, st->enc, OV_REC + sz);
+    bool first = st->plen == 0;
+    st->plen += OV_REC + sz;
+    if (!first && t >= meta_i64(st, M_PMIN)) return SL_OK;
+    meta_set(st, M_PMIN, t);
+    return sl_op_timer_register(op, SL_TIME_EVENT, t, no_ns, 0);
 }
 
-/* The rows held for time t into st->held (heldlen 0: none), out of state. */
-static int held_take(sl_op *op, ov_state *st, int64_t t)
+static int64_t rec_time(const uint8_t *rec) { return sl_get_lei64(rec + 4); }
+
+/* The held rows of time at most wm leave st->pend for st->held, sorted by
+ * time (arrival order among peers); the timer moves to the earliest left. */
+static int held_take(sl_op *op, ov_state *st, int64_t wm)
 {
-    char err[256];
-    uint8_t ns[OV_TNS];
-    tns_put(ns, t);
-    const void *val;
-    size_t vlen;
+    size_t n = 0, off = 0, keep = 0;
     st->heldlen = 0;
-    int rc = sl_kstate_get(op->kstate, st->sid_held, ns, OV_TNS, &val, &vlen, err, sizeof err);
-    if (rc == SL_ERR) return state_err(op, err);
-    if (rc == SL_DONE) return SL_OK;
-    grow(&st->held, &st->heldcap, vlen);
-    memcpy(st->held, val, vlen);
-    st->heldlen = vlen;
-    if (sl_kstate_del(op->kstate, st->sid_held, ns, OV_TNS, err, sizeof err) != SL_OK)
-        return state_err(op, err);
-    return SL_OK;
+    while (off < st->plen) {
+        if (st->plen - off < OV_REC || sl_get_le32(st->pend + off) > st->plen - off - OV_REC)
+            return damaged(op, "the held rows");
+        size_t len = OV_REC + sl_get_le32(st->pend + off);
+        if (rec_time(st->pend + off) <= wm) {
+            if (n == st->duecap) {
+                st->duecap = st->duecap ? st->duecap * 2 : 64;
+                st->due = sl_realloc(st->due, st->duecap * sizeof *st->due);
+            }
+            st->due[n++] = off;
+            st->heldlen += len;
+        }
+        off += len;
+    }
+    if (!n) return SL_OK;
+    for (size_t i = 1; i < n; i++) { /* stable: insertion sort, times mostly in order */
+        size_t x = st->due[i], j = i;
+        int64_t t = rec_time(st->pend + x);
+        for (; j > 0 && rec_time(st->pend + st->due[j - 1]) > t; j--) st->due[j] = st->due[j - 1];
+        st->due[j] = x;
+    }
+    grow(&st->held, &st->heldcap, st->heldlen);
+    size_t h = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t len = OV_REC + sl_get_le32(st->pend + st->due[i]);
+        memcpy(st->held + h, st->pend + st->due[i], len);
+        h += len;
+    }
+    int64_t pmin = INT64_MAX;
+    for (off = 0; off < st->plen;) { /* the rest stay, in arrival order */
+        size_t len = OV_REC + sl_get_le32(st->pend + off);
+        int64_t t = rec_time(st->pend + off);
+        if (t > wm) {
+            if (keep != off) memmove(st->pend + keep, st->pend + off, len);
+            keep += len;
+            if (t < pmin) pmin = t;
+        }
+        off += len;
+    }
+    st->plen = keep;
+    if (!keep) return SL_OK;
+    meta_set(st, M_PMIN, pmin);
+    return sl_op_timer_register(op, SL_TIME_EVENT, pmin, no_ns, 0);
 }
 
-/* The next held row of st->held at *off into r (st->vals); 0 at the end. */
-static int held_next(sl_op *op, ov_state *st, size_t *off, sl_row *r, int *rc)
+/* The next held row of st->held at *off (before end) into r (st->vals); 0
+ * at the end. */
+static int held_next(sl_op *op, ov_state *st, size_t *off, size_t end, sl_row *r, int *rc)
 {
     *rc = SL_OK;
-    if (*off >= st->heldlen) return 0;
-    if (st->heldlen - *off < OV_HDR) {
-        *rc = damaged(op, "a held row");
-        return 0;
-    }
+    if (*off >= end) return 0;
     size_t len = sl_get_le32(st->held + *off);
-    if (len > st->heldlen - *off - OV_HDR) {
-        *rc = damaged(op, "a held row");
-        return 0;
-    }
-    *rc = decode(op, st->held + *off + OV_HDR, len, st->vals, r);
-    *off += OV_HDR + len;
+    *rc = decode(op, st->held + *off + OV_REC, len, st->vals, r);
+    *off += OV_REC + len;
     return *rc == SL_OK;
 }
 
@@ -588,9 +637,10 @@ static int held_next(sl_op *op, ov_state *st, size_t *off, sl_row *r, int *rc)
 
 /* Rows that entered a bounded frame and have not left it, in the order they
  * entered (time, then arrival), numbered head .. tail - 1 (meta). Record i
- * is in entry "over-frame" / chunk i / OV_CHUNK, the chunk's records
- * concatenated from slot 0; a record is u32 row length, i64 time, then the
- * row with only the columns the frame reads (pl->need; others NULL). */
+ * is in chunk i / OV_CHUNK, the chunk's records concatenated from slot 0:
+ * entry "over-frame" / chunk number once full, the meta value's tail chunk
+ * until then. A record is u32 row length, i64 time, then the row with only
+ * the columns the frame reads (pl->need; others NULL). */
 static void chunk_ns(uint8_t ns[OV_TNS], int64_t c) { sl_put_be64(ns, (uint64_t)c); }
 
 typedef int (*rec_fn)(sl_op *op, ov_state *st, int64_t idx, int64_t t, const sl_row *r,
@@ -606,12 +656,15 @@ static int frame_walk(sl_op *op, ov_state *st, int64_t from, int64_t to, rec_fn 
     int64_t i = from;
     while (i < to) {
         uint8_t ns[OV_TNS];
-        chunk_ns(ns, i / OV_CHUNK);
-        const void *val;
-        size_t len, off = 0;
-        int rc = sl_kstate_get(op->kstate, st->sid_frame, ns, OV_TNS, &val, &len, err, sizeof err);
-        if (rc == SL_ERR) return state_err(op, err);
-        if (rc == SL_DONE) return damaged(op, "a frame chunk is missing");
+        const void *val = st->tailc;
+        size_t len = st->tlen, off = 0;
+        if (i / OV_CHUNK != meta_i64(st, M_TAIL) / OV_CHUNK) {
+            chunk_ns(ns, i / OV_CHUNK);
+            int rc = sl_kstate_get(op->kstate, st->sid_frame, ns, OV_TNS, &val, &len, err,
+                                   sizeof err);
+            if (rc == SL_ERR) return state_err(op, err);
+            if (rc == SL_DONE) return damaged(op, "a frame chunk is missing");
+        }
         const uint8_t *p = val;
         for (int64_t s = 0; s <= i % OV_CHUNK; s++) {
             if (len - off < OV_REC || sl_get_le32(p + off) > len - off - OV_REC)
@@ -652,22 +705,20 @@ static int frame_push(sl_op *op, ov_state *st, const sl_row *r, int64_t t)
     sl_put_le32(st->enc, (uint32_t)sz);
     sl_put_lei64(st->enc + 4, t);
     int64_t idx = meta_i64(st, M_TAIL);
-    uint8_t ns[OV_TNS];
-    chunk_ns(ns, idx / OV_CHUNK);
-    const void *val;
-    size_t vlen = 0;
-    if (idx % OV_CHUNK) {
-        int rc = sl_kstate_get(op->kstate, st->sid_frame, ns, OV_TNS, &val, &vlen, err, sizeof err);
-        if (rc == SL_ERR) return state_err(op, err);
-        if (rc == SL_DONE) return damaged(op, "a frame chunk is missing");
-    }
-    grow(&st->chunk, &st->chunkcap, vlen + OV_REC + sz);
-    if (vlen) memcpy(st->chunk, val, vlen);
-    memcpy(st->chunk + vlen, st->enc, OV_REC + sz);
-    if (sl_kstate_put(op->kstate, st->sid_frame, ns, OV_TNS, st->chunk, vlen + OV_REC + sz, err,
-                      sizeof err) != SL_OK)
-        return state_err(op, err);
+    grow(&st->tailc, &st->tcap, st->tlen + OV_REC + sz);
+    memcpy(st->tailc + st->tlen, st->enc, OV_REC + sz);
+    st->tlen += OV_REC + sz;
+    if (idx == meta_i64(st, M_HEAD)) meta_set(st, M_FIRST, t);
     meta_set(st, M_TAIL, idx + 1);
+    meta_set(st, M_LAST, t);
+    if ((idx + 1) % OV_CHUNK == 0) { /* full: its own entry */
+        uint8_t ns[OV_TNS];
+        chunk_ns(ns, idx / OV_CHUNK);
+        if (sl_kstate_put(op->kstate, st->sid_frame, ns, OV_TNS, st->tailc, st->tlen, err,
+                          sizeof err) != SL_OK)
+            return state_err(op, err);
+        st->tlen = 0;
+    }
     /* FIRST_VALUE / LAST_VALUE: the record of the first / last non-NULL value */
     for (int i = 0; i < pl->nout; i++) {
         const ov_out *o = &pl->outs[i];
@@ -689,7 +740,7 @@ static bool is_extremum(const sl_agg *a, const uint8_t *acc, const sl_row *r)
 }
 
 typedef struct evict_ctx {
-    int64_t lo, keep, tail;
+    int64_t lo, keep, tail, stop_t; /* stop_t: the time of the record it stopped at */
     bool dirty;     /* an extremum left: MIN/MAX are rebuilt */
 } evict_ctx;
 
@@ -697,7 +748,10 @@ static int evict_one(sl_op *op, ov_state *st, int64_t idx, int64_t t, const sl_r
 {
     const ov_plan *pl = op->plan;
     evict_ctx *e = ctx;
-    if (e->keep >= 0 ? e->tail - idx <= e->keep : t >= e->lo) return 1;
+    if (e->keep >= 0 ? e->tail - idx <= e->keep : t >= e->lo) {
+        e->stop_t = t;
+        return 1;
+    }
     uint8_t *acc = acc_of(st);
     if (pl->has_minmax)
         for (int i = 0; i < pl->aggs.n && !e->dirty; i++) {
@@ -740,7 +794,8 @@ static int frame_evict(sl_op *op, ov_state *st, int64_t lo, int64_t keep)
     const ov_plan *pl = op->plan;
     char err[256];
     int64_t head = meta_i64(st, M_HEAD), tail = meta_i64(st, M_TAIL), nhead;
-    if (head == tail) return SL_OK;
+    if (head == tail || (keep >= 0 ? tail - head <= keep : meta_i64(st, M_FIRST) >= lo))
+        return SL_OK;
     evict_ctx e = {.lo = lo, .keep = keep, .tail = tail};
     if (frame_walk(op, st, head, tail, evict_one, &e, &nhead) != SL_OK) return SL_ERR;
     if (nhead == head) return SL_OK;
@@ -751,15 +806,12 @@ static int frame_evict(sl_op *op, ov_state *st, int64_t lo, int64_t keep)
             return state_err(op, err);
     }
     if (nhead == tail) { /* empty */
-        if (tail % OV_CHUNK) {
-            chunk_ns(ns, tail / OV_CHUNK);
-            if (sl_kstate_del(op->kstate, st->sid_frame, ns, OV_TNS, err, sizeof err) != SL_OK)
-                return state_err(op, err);
-        }
+        st->tlen = 0;
         memset(st->meta + 8 * M_HEAD, 0, pl->metalen - 8 * M_HEAD);
         return SL_OK;
     }
     meta_set(st, M_HEAD, nhead);
+    meta_set(st, M_FIRST, e.stop_t);
     if (e.dirty) {
         sl_agg_init(&pl->aggs, st->scratch);
         if (frame_walk(op, st, nhead, tail, add_scratch, NULL, NULL) != SL_OK) return SL_ERR;
@@ -1005,22 +1057,23 @@ static int arm_cleanup(sl_op *op, ov_state *st)
     return sl_op_timer_register(op, pl->proc ? SL_TIME_PROCESSING : SL_TIME_EVENT, at, no_ns, 0);
 }
 
-/* RANGE p PRECEDING: the rows of time t (those of st->held, or the one row
- * r) enter the frame together and go out with it. The caller has evicted
- * what is older than t - p. */
-static int range_rows(sl_op *op, ov_state *st, const sl_row *one, int64_t t)
+/* RANGE p PRECEDING: the rows of time t (st->held[from, to), or the one row
+ * `one`) enter the frame together and go out with it, after what is older
+ * than t - p has left it. */
+static int range_rows(sl_op *op, ov_state *st, const sl_row *one, size_t from, size_t to,
+                      int64_t t)
 {
     const ov_plan *pl = op->plan;
     uint8_t *acc = acc_of(st);
     int64_t cnt = meta_i64(st, M_EMITTED);
     sl_row r;
-    size_t off = 0;
-    int rc = SL_OK;
-    if (one) {
+    size_t off = from;
+    int rc = frame_evict(op, st, t - pl->preceding, -1);
+    if (rc == SL_OK && one) {
         rc = frame_push(op, st, one, t);
         sl_agg_add(&pl->aggs, acc, one);
     } else {
-        while (rc == SL_OK && held_next(op, st, &off, &r, &rc)) {
+        while (rc == SL_OK && held_next(op, st, &off, to, &r, &rc)) {
             rc = frame_push(op, st, &r, t);
             sl_agg_add(&pl->aggs, acc, &r);
         }
@@ -1029,33 +1082,32 @@ static int range_rows(sl_op *op, ov_state *st, const sl_row *one, int64_t t)
     if (one) {
         if (rc == SL_OK) rc = emit_with(op, st, one, acc, ++cnt, t);
     } else {
-        off = 0;
-        while (rc == SL_OK && held_next(op, st, &off, &r, &rc))
+        off = from;
+        while (rc == SL_OK && held_next(op, st, &off, to, &r, &rc))
             rc = emit_with(op, st, &r, acc, ++cnt, t);
     }
     meta_set(st, M_EMITTED, cnt);
-    meta_set(st, M_LAST, t);
-    return rc == SL_OK ? arm_cleanup(op, st) : rc;
+    return rc;
 }
 
-/* Event time: emit the rows held for time T (st->held) of the current key.
- * The caller reads and writes st->meta (and has evicted a RANGE frame). */
-static int fire_held(sl_op *op, ov_state *st, int64_t T)
+/* Event time: emit the held rows of time T (st->held[from, to)) of the
+ * current key; the caller reads and writes st->meta. */
+static int fire_held(sl_op *op, ov_state *st, size_t from, size_t to, int64_t T)
 {
     const ov_plan *pl = op->plan;
     uint8_t *acc = acc_of(st);
     sl_row r;
-    size_t off = 0;
+    size_t off = from;
     int rc = SL_OK;
-    if (pl->preceding >= 0 && !pl->rows) return range_rows(op, st, NULL, T);
+    if (pl->preceding >= 0 && !pl->rows) return range_rows(op, st, NULL, from, to, T);
     int64_t cnt = meta_i64(st, M_EMITTED);
     if (pl->preceding < 0 && !pl->rows) /* UNBOUNDED RANGE: the peers join first */
-        while (rc == SL_OK && held_next(op, st, &off, &r, &rc)) {
+        while (rc == SL_OK && held_next(op, st, &off, to, &r, &rc)) {
             sl_agg_add(&pl->aggs, acc, &r);
             if (pl->nval) rc = vals_add(op, st, &r);
         }
-    off = 0;
-    while (rc == SL_OK && held_next(op, st, &off, &r, &rc)) {
+    off = from;
+    while (rc == SL_OK && held_next(op, st, &off, to, &r, &rc)) {
         if (pl->preceding >= 0) { /* ROWS n */
             rc = rows_one(op, st, &r, T, ++cnt);
             continue;
@@ -1080,22 +1132,24 @@ static int ov_process(sl_op *op, int input, sl_row *row)
     if (row->kind != SL_KIND_INSERT)
         return sl_op_fail(op, "vertex '%s': OVER aggregation needs an insert-only input, but a %s "
                           "row arrived", pl->vid, sl_rowkind_short(row->kind));
-    if (!pl->proc) { /* held until the watermark passes its time */
+    int64_t t;
+    if (!pl->proc) {
         if (row->vals[pl->tcol].isnull)
             return sl_op_fail(op, "vertex '%s': the time attribute '%s' is NULL in a row", pl->vid,
                               op->in->fields[pl->tcol].name);
-        int64_t t = row->vals[pl->tcol].v.i;
+        t = row->vals[pl->tcol].v.i;
         if (t <= op->current_watermark) { /* its time has been emitted */
             op->metrics.late_dropped++;
             return SL_OK;
         }
-        if (held_add(op, st, row, t) != SL_OK) return SL_ERR;
-        return sl_op_timer_register(op, SL_TIME_EVENT, t, no_ns, 0);
+    } else {
+        t = sl_op_processing_time(op);
     }
-    int64_t t = sl_op_processing_time(op);
     if (meta_read(op, st) != SL_OK) return SL_ERR;
     int rc;
-    if (pl->preceding < 0) { /* nothing to hold */
+    if (!pl->proc) { /* held until the watermark passes its time */
+        rc = held_add(op, st, row, t);
+    } else if (pl->preceding < 0) { /* nothing to hold */
         uint8_t *acc = acc_of(st);
         int64_t cnt = meta_i64(st, M_EMITTED) + 1;
         sl_agg_add(&pl->aggs, acc, row);
@@ -1107,15 +1161,16 @@ static int ov_process(sl_op *op, int input, sl_row *row)
         meta_set(st, M_EMITTED, cnt);
         rc = rows_one(op, st, row, t, cnt);
     } else {
-        rc = frame_evict(op, st, t - pl->preceding, -1);
-        if (rc == SL_OK) rc = range_rows(op, st, row, t);
+        rc = range_rows(op, st, row, 0, 0, t);
+        if (rc == SL_OK) rc = arm_cleanup(op, st);
     }
     if (rc == SL_OK) rc = meta_write(op, st);
     return rc;
 }
 
-/* Event time: the rows of `time` go out (and, RANGE, the frame drops what
- * is older than time - p); processing time: a RANGE frame's clean-up. */
+/* A timer at `time`: event time, the held rows the watermark has passed go
+ * out, time by time; RANGE, the frame drops what is older than time - p (a
+ * clean-up when the key went quiet). */
 static int ov_on_timer(sl_op *op, sl_time_domain domain, int64_t time, const void *ns,
                        size_t nslen)
 {
@@ -1125,15 +1180,24 @@ static int ov_on_timer(sl_op *op, sl_time_domain domain, int64_t time, const voi
     SL_UNUSED(ns);
     SL_UNUSED(nslen);
     bool range = pl->preceding >= 0 && !pl->rows;
-    st->heldlen = 0;
-    if (!pl->proc && held_take(op, st, time) != SL_OK) return SL_ERR;
-    if (!st->heldlen && !range) return SL_OK;
     if (meta_read(op, st) != SL_OK) return SL_ERR;
+    memcpy(st->meta0, st->meta, pl->metalen);
+    size_t plen = st->plen, tlen = st->tlen;
     if (range && meta_i64(st, M_ARMED) && meta_i64(st, M_CLEAN_AT) == time)
         meta_set(st, M_ARMED, 0); /* this is the clean-up */
     if (range && frame_evict(op, st, time - pl->preceding, -1) != SL_OK) return SL_ERR;
-    if (st->heldlen && fire_held(op, st, time) != SL_OK) return SL_ERR;
+    if (!pl->proc && held_take(op, st, op->current_watermark) != SL_OK) return SL_ERR;
+    for (size_t off = 0; off < st->heldlen;) { /* time by time */
+        int64_t T = rec_time(st->held + off);
+        size_t end = off;
+        while (end < st->heldlen && rec_time(st->held + end) == T)
+            end += OV_REC + sl_get_le32(st->held + end);
+        if (fire_held(op, st, off, end, T) != SL_OK) return SL_ERR;
+        off = end;
+    }
     if (range && arm_cleanup(op, st) != SL_OK) return SL_ERR;
+    if (plen == st->plen && tlen == st->tlen && !memcmp(st->meta0, st->meta, pl->metalen))
+        return SL_OK; /* nothing changed */
     return meta_write(op, st);
 }
 

@@ -186,11 +186,12 @@ static void model(const frame_cfg *f, result *want, int *held)
             w->v[5] = j + 1;
             w->seen = 1;
         }
-        /* ROWS n keeps the last n rows of the partition's n_rows, numbered
-         * from 0 in the order they came out, CHUNK to a state entry */
+        /* ROWS n keeps the last n of the partition's n rows, numbered from
+         * 0 in the order they came out: an entry per full chunk of CHUNK
+         * (the last, partial one is in the key's meta value) */
         if (f->rows && f->preceding > 0 && n > 0) {
             int kept = n < f->preceding ? n : (int)f->preceding, head = n - kept;
-            *held += (n - 1) / CHUNK - head / CHUNK + 1;
+            *held += n / CHUNK - head / CHUNK;
         }
     }
 }
