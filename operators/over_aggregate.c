@@ -18,36 +18,55 @@
  * per aggregate; insert-only.
  *
  * Event time ("time": "event"): a row is held in keyed state until the
- * watermark passes its time (an event-time timer at that time), so rows are
- * aggregated in time order whatever order they arrive in; a row whose time
- * the watermark has already passed is late: dropped and counted in
- * numLateRecordsDropped. Processing time: a row is aggregated as it arrives,
- * at the wall clock's time.
+ * watermark passes its time, so rows are aggregated in time order whatever
+ * order they arrive in; a row whose time the watermark has already passed
+ * is late: dropped and counted in numLateRecordsDropped. Processing time: a
+ * row is aggregated as it arrives, at the wall clock's time.
  *
- * State per key: "over-rows", the rows held -- pending (not yet emitted) and
- * the frame's history -- under a namespace that sorts by (time, arrival):
- * 8 bytes big-endian time with the sign bit flipped, 8 bytes big-endian
- * arrival number; the value is the encoded row. "over-meta": i64 next
- * arrival number, i64 rows emitted (ROW_NUMBER), then for an unbounded
- * frame the accumulator, then i64 per value function (FIRST_VALUE,
- * LAST_VALUE: set; LAG: values added); "over-values": an unbounded frame's
- * first / last value and LAG's ring of its last n + 1 values. Bounded
- * frames find the value functions' values among the frame's rows. When rows
- * of time T are emitted:
+ * State, version 2 (per key; version 1's savepoints -- one entry per held
+ * row -- are refused on restore with a message saying so):
+ *   "over-key" (no namespace), the meta value: a fixed part of pl->metalen
+ *     bytes -- i64 rows emitted (ROW_NUMBER), i64 clean-up timer armed (0/1)
+ *     and its time, i64 the frame's last time, i64 the earliest held time,
+ *     i64 the frame's first time, i64 frame head and tail (record numbers),
+ *     the running accumulator (agg.c's layout), i64 per value function
+ *     (unbounded: FIRST_VALUE/LAST_VALUE set, LAG values added; bounded
+ *     FIRST_VALUE/LAST_VALUE: 1 + the record number holding the value, 0
+ *     none) -- then u32 tail chunk length, u32 held rows length, the frame's
+ *     tail chunk and the held rows: records of u32 row length, i64 time and
+ *     the encoded row, in arrival order;
+ *   "over-frame" (namespace: u64 big-endian chunk number), bounded frames
+ *     only: the rows in the frame, a FIFO numbered head .. tail - 1 in the
+ *     order they entered it (time, then arrival); record i is in chunk
+ *     i / OV_CHUNK, which is its own entry once full and the meta value's
+ *     tail chunk before. A frame record keeps only the columns the
+ *     aggregates read (others NULL). An emptied frame starts again at 0;
+ *   "over-values" (u16 function, u32 slot): an unbounded frame's first /
+ *     last value and LAG's ring of its last n + 1 values.
+ * Ids 0 and 1 ("over-rows", "over-meta") are version 1's, registered only
+ * to recognise its savepoints.
+ *
+ * A key has one event-time timer at its earliest held time; when it fires
+ * every held row the watermark has passed goes out, time by time:
  *   - UNBOUNDED PRECEDING: the rows go into the accumulator (RANGE: all rows
  *     of T first, so peers share their values; ROWS: one at a time) and
  *     leave the state -- only the accumulator stays;
- *   - RANGE p PRECEDING: the accumulator is built from the held rows with
- *     time in [T - p, T] (peers share their values); rows at or before
- *     T - p are evicted then, as no later time reaches them, and a clean-up
- *     timer at T + p + 1 (event or processing time, as the order) evicts the
- *     rows of T when the key goes quiet;
- *   - ROWS n PRECEDING: each row's frame is the n rows before it and itself;
- *     only the last n emitted rows stay.
- * Bounded frames rebuild the accumulator from the frame's rows, so MIN and
- * MAX need no retraction. Everything is keyed state and timers: snapshotted,
- * restored and re-split by key group by the runtime on either backend. The
- * per-timer scan copies the key's rows into buffers reused across records.
+ *   - RANGE p PRECEDING: rows of time < T - p leave the frame (their rows
+ *     retracted from the accumulator), the rows of T enter it together and
+ *     go out with its values; one clean-up timer per key (event or
+ *     processing time, as the order), at the frame's last time + p + 1,
+ *     empties the frame of a key that went quiet;
+ *   - ROWS n PRECEDING: each row enters the frame, goes out with it, and
+ *     the frame keeps the last n rows.
+ * COUNT, SUM and AVG are retracted (agg.c); MIN and MAX are rebuilt from
+ * the frame's records only when a row holding the extremum leaves;
+ * FIRST_VALUE moves to the next non-NULL record when its record leaves,
+ * LAST_VALUE becomes NULL. So a row costs its key's meta value read and
+ * written (with the rows held for it, bounded by the watermark's delay)
+ * and the frame records entering and leaving, not the frame. Everything is
+ * keyed state and timers: snapshotted, restored and re-split by key group
+ * by the runtime on either backend; per-record work uses buffers reused
+ * across records.
  */
 #include <stdio.h>
 #include <stdlib.h>
