@@ -78,10 +78,9 @@
 #include "jobgraph.h"
 #include "operator.h"
 
-#define OV_TNS 8        /* namespace of a time's held rows, of a frame chunk */
+#define OV_TNS 8        /* namespace of a frame chunk: its number */
 #define OV_CHUNK 32     /* frame records per chunk entry */
 #define OV_REC 12       /* a frame record's header: u32 row length, i64 time */
-#define OV_HDR 4        /* a held row's header: u32 length */
 #define OV_META 64      /* i64 rows emitted, clean-up armed, its time, the frame's last
                            time, the earliest held time, the frame's first time,
                            head, tail */

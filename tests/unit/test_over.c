@@ -523,6 +523,30 @@ static void test_large_frames(void)
     check_frame(&z, 2, 1, NROWS / 2);
 }
 
-SL_TEST_MAIN(SL_TEST(test_rows_bounded), SL_TEST(test_large_frames), SL_TEST(test_rows_unbounded),
+/* A snapshot of state version 1 (an entry of "over-rows", id 0, or
+ * "over-meta", id 1) is refused on restore, naming the vertex and the
+ * version. */
+static void test_old_layout_refused(void)
+{
+    frame_cfg f = {"RANGE 300 ms PRECEDING", 0, 300, 1};
+    for (int sid = 0; sid < 2; sid++) {
+        stage s;
+        result *got = calloc(NROWS, sizeof *got);
+        CHECK_EQ_INT(stage_open(&s, 1, SL_BACKEND_HASHMAP, config_of(&f), got), SL_OK);
+        sl_op *op = &s.op[0];
+        uint8_t key[8] = {0}, ns[16] = {0}, val[9] = {0};
+        sl_kentry e = {.sid = sid, .kg = op->kg_first, .key = key, .klen = sizeof key,
+                       .ns = ns, .nslen = sizeof ns, .val = val, .vlen = sizeof val};
+        char err[256];
+        CHECK_EQ_INT(sl_kstate_restore(op->kstate, &e, err, sizeof err), SL_OK);
+        CHECK_EQ_INT(sl_op_over_aggregate.restore_state(op, NULL, NULL, 0), SL_ERR);
+        CHECK(strstr(op->err, "version 1") != NULL);
+        CHECK(strstr(op->err, "vertex 'over'") != NULL);
+        stage_close(&s);
+        free(got);
+    }
+}
+
+SL_TEST_MAIN(SL_TEST(test_rows_bounded), SL_TEST(test_large_frames), SL_TEST(test_old_layout_refused), SL_TEST(test_rows_unbounded),
              SL_TEST(test_range_bounded), SL_TEST(test_range_unbounded),
              SL_TEST(test_no_partition))
