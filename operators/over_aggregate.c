@@ -1204,6 +1204,7 @@ static int ov_on_timer(sl_op *op, sl_time_domain domain, int64_t time, const voi
     if (range && meta_i64(st, M_ARMED) && meta_i64(st, M_CLEAN_AT) == time)
         meta_set(st, M_ARMED, 0); /* this is the clean-up */
     if (range && frame_evict(op, st, time - pl->preceding, -1) != SL_OK) return SL_ERR;
+    st->heldlen = 0;
     if (!pl->proc && held_take(op, st, op->current_watermark) != SL_OK) return SL_ERR;
     for (size_t off = 0; off < st->heldlen;) { /* time by time */
         int64_t T = rec_time(st->held + off);
