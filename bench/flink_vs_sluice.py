@@ -46,8 +46,9 @@ Each run of a workload measures, per engine:
 Each figure is the median over --runs runs; the ratio column is Sluice /
 Flink (higher is better for records/CPU-s, lower for memory and start-up).
 
-Workloads 9 and 10 (over-range, match-recognize) are SQL text that both
-engines run as written: Flink through the same driver, Sluice through
+Workloads 9 and 10 (over-range, match-recognize) and the other OVER
+workloads (over-range-rocksdb, over-rows, over-unbounded and their -rocksdb
+forms, both engines on RocksDB) are SQL text that both engines run as written: Flink through the same driver, Sluice through
 `sluice sql -f` (the `sluice` client of the build) on the same two daemons;
 a planner that refuses the text gives "n/a (refused by the planner)" /
 "n/a (refused by flink)" with its error printed. Their first-output runs are
