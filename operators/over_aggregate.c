@@ -508,15 +508,15 @@ static int meta_read(sl_op *op, ov_state *st)
     }
     const uint8_t *p = val;
     if (vlen < want + 8) return damaged(op, "a key's meta value");
-    size_t tl = sl_get_le32(p + want), pl_ = sl_get_le32(p + want + 4);
-    if (tl + pl_ != vlen - want - 8) return damaged(op, "a key's meta value");
+    size_t tl = sl_get_le32(p + want), hl = sl_get_le32(p + want + 4);
+    if (tl + hl != vlen - want - 8) return damaged(op, "a key's meta value");
     memcpy(st->meta, p, want);
     grow(&st->tailc, &st->tcap, tl);
-    grow(&st->pend, &st->pcap, pl_);
+    grow(&st->pend, &st->pcap, hl);
     if (tl) memcpy(st->tailc, p + want + 8, tl);
-    if (pl_) memcpy(st->pend, p + want + 8 + tl, pl_);
+    if (hl) memcpy(st->pend, p + want + 8 + tl, hl);
     st->tlen = tl;
-    st->plen = pl_;
+    st->plen = hl;
     return SL_OK;
 }
 
