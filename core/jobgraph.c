@@ -112,16 +112,17 @@ static int parse_schema(json_t *arr, sl_schema *s, const char *what, char *err, 
         if (!json_is_object(f) || !json_is_string(name) || !json_is_string(type))
             return sl_seterr(err, errlen, "%s: schema field %zu needs string 'name' and 'type'",
                              what, i + 1);
-        sl_type t;
-        if (sl_type_parse(json_string_value(type), &t) != SL_OK)
-            return sl_seterr(err, errlen, "%s: schema field '%s': unknown type '%s'", what,
-                             json_string_value(name), json_string_value(type));
+        const sl_dtype *t;
+        char why[300];
+        if (sl_dtype_parse(json_string_value(type), &t, why, sizeof why) != SL_OK)
+            return sl_seterr(err, errlen, "%s: schema field '%s': unknown type '%s' (%s)", what,
+                             json_string_value(name), json_string_value(type), why);
         if (sl_schema_find(s, json_string_value(name)) >= 0)
             return sl_seterr(err, errlen, "%s: schema field '%s' appears twice", what,
                              json_string_value(name));
         if (s->n >= SL_MAX_FIELDS)
             return sl_seterr(err, errlen, "%s: more than %d schema fields", what, SL_MAX_FIELDS);
-        sl_schema_add(s, json_string_value(name), t);
+        sl_schema_add_dt(s, json_string_value(name), t);
     }
     if (s->n == 0) return sl_seterr(err, errlen, "%s: 'schema' is empty", what);
     return SL_OK;

@@ -44,8 +44,15 @@ const char *sl_type_name(sl_type t)
     case SL_T_STRING: return "STRING";
     case SL_T_BYTES: return "BYTES";
     case SL_T_TIMESTAMP: return "TIMESTAMP(3)";
+    case SL_T_ARRAY: return "ARRAY";
+    case SL_T_MAP: return "MAP";
+    case SL_T_MULTISET: return "MULTISET";
+    case SL_T_ROW: return "ROW";
+    default: {
+        const sl_dtype *d = sl_dtype_basic(t);
+        return d ? d->text : "UNKNOWN";
     }
-    return "UNKNOWN";
+    }
 }
 
 /* Does s (length n) spell `word` case-insensitively? */
@@ -136,12 +143,21 @@ void sl_schema_init(sl_schema *s)
     s->fields = NULL;
 }
 
-void sl_schema_add(sl_schema *s, const char *name, sl_type t)
+void sl_schema_add_dt(sl_schema *s, const char *name, const sl_dtype *dt)
 {
+    SL_ASSERT(dt);
     s->fields = sl_realloc(s->fields, (size_t)(s->n + 1) * sizeof *s->fields);
     s->fields[s->n].name = sl_strdup(name);
-    s->fields[s->n].type = t;
+    s->fields[s->n].type = dt->kind;
+    s->fields[s->n].dt = dt;
     s->n++;
+}
+
+void sl_schema_add(sl_schema *s, const char *name, sl_type t)
+{
+    const sl_dtype *dt = sl_dtype_basic(t);
+    SL_ASSERT(dt); /* a nested kind needs its full descriptor: sl_schema_add_dt */
+    sl_schema_add_dt(s, name, dt);
 }
 
 int sl_schema_find(const sl_schema *s, const char *name)
@@ -159,6 +175,7 @@ void sl_schema_copy(sl_schema *dst, const sl_schema *src)
     for (int i = 0; i < src->n; i++) {
         dst->fields[i].name = sl_strdup(src->fields[i].name);
         dst->fields[i].type = src->fields[i].type;
+        dst->fields[i].dt = src->fields[i].dt;
     }
     dst->n = src->n;
 }
@@ -175,7 +192,9 @@ bool sl_schema_equal(const sl_schema *a, const sl_schema *b)
 {
     if (a->n != b->n) return false;
     for (int i = 0; i < a->n; i++) {
-        if (a->fields[i].type != b->fields[i].type) return false;
+        if (a->fields[i].type != b->fields[i].type ||
+            a->fields[i].dt->phys != b->fields[i].dt->phys)
+            return false;
         if (strcmp(a->fields[i].name, b->fields[i].name) != 0) return false;
     }
     return true;
@@ -197,23 +216,38 @@ static inline double bits_double(uint64_t u)
     return d;
 }
 
-/* Bytes a non-null value of type t takes, not counting string contents. */
-static inline size_t fixed_width(sl_type t)
+/* Bytes a non-null value of type dt takes, not counting variable contents. */
+static inline size_t fixed_width(const sl_dtype *dt)
 {
-    switch (t) {
-    case SL_T_BOOLEAN: return 1;
-    case SL_T_INT: return 4;
+    switch (dt->kind) {
+    case SL_T_BOOLEAN:
+    case SL_T_TINYINT: return 1;
+    case SL_T_SMALLINT: return 2;
+    case SL_T_INT:
+    case SL_T_FLOAT:
+    case SL_T_DATE:
+    case SL_T_INTERVAL_YM: return 4;
+    case SL_T_TIME: return dt->p > 3 ? 8 : 4;
     case SL_T_BIGINT:
     case SL_T_DOUBLE:
-    case SL_T_TIMESTAMP: return 8;
+    case SL_T_INTERVAL_DT: return 8;
+    case SL_T_TIMESTAMP: return dt->p > 3 ? 12 : 8;
+    case SL_T_DECIMAL: return dt->p <= 18 ? 8 : 16;
     case SL_T_STRING:
-    case SL_T_BYTES: return 4;
+    case SL_T_BYTES:
+    case SL_T_ARRAY:
+    case SL_T_MAP:
+    case SL_T_MULTISET:
+    case SL_T_ROW: return 4;
     case SL_T_NULL: return 0;
     }
     return 0;
 }
 
-static inline bool is_var(sl_type t) { return t == SL_T_STRING || t == SL_T_BYTES; }
+size_t sl_datum_size(const sl_value *v, const sl_dtype *dt)
+{
+    return fixed_width(dt) + (sl_type_is_var(dt->kind) ? v->v.s.len : 0);
+}
 
 size_t sl_row_size(const sl_row *r, const sl_schema *s)
 {
@@ -222,42 +256,231 @@ size_t sl_row_size(const sl_row *r, const sl_schema *s)
     for (int i = 0; i < s->n; i++) {
         const sl_value *v = &r->vals[i];
         if (v->isnull) continue;
-        size += fixed_width(s->fields[i].type);
-        if (is_var(s->fields[i].type)) size += v->v.s.len;
+        size += sl_datum_size(v, s->fields[i].dt);
     }
     return size;
 }
 
-/* Write one non-null value at p (room already checked); returns its size. */
-/* A fixed-width value of type t at p (BOOLEAN: any non-zero byte is TRUE). */
-static void get_fixed(const uint8_t *p, sl_type t, sl_value *v)
+static inline uint32_t float_bits(double d)
 {
-    switch (t) {
-    case SL_T_BOOLEAN: v->v.i = p[0] != 0; break;
-    case SL_T_INT: v->v.i = (int32_t)sl_get_le32(p); break;
-    case SL_T_BIGINT:
-    case SL_T_TIMESTAMP: v->v.i = (int64_t)sl_get_le64(p); break;
-    case SL_T_DOUBLE: v->v.d = bits_double(sl_get_le64(p)); break;
-    default: break;
-    }
+    float f = (float)d;
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
 }
 
-static size_t put_value(uint8_t *p, const sl_value *v, sl_type t)
+static inline double bits_float(uint32_t u)
 {
-    switch (t) {
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return (double)f;
+}
+
+size_t sl_datum_put(uint8_t *p, const sl_value *v, const sl_dtype *dt)
+{
+    switch (dt->kind) {
     case SL_T_BOOLEAN: p[0] = v->v.i ? 1 : 0; return 1;
-    case SL_T_INT: sl_put_le32(p, (uint32_t)v->v.i); return 4;
+    case SL_T_TINYINT: p[0] = (uint8_t)v->v.i; return 1;
+    case SL_T_SMALLINT: p[0] = (uint8_t)v->v.i; p[1] = (uint8_t)((uint64_t)v->v.i >> 8); return 2;
+    case SL_T_INT:
+    case SL_T_DATE:
+    case SL_T_INTERVAL_YM: sl_put_le32(p, (uint32_t)v->v.i); return 4;
+    case SL_T_FLOAT: sl_put_le32(p, float_bits(v->v.d)); return 4;
+    case SL_T_TIME:
+        sl_put_le32(p, (uint32_t)v->v.i);
+        if (dt->p <= 3) return 4;
+        sl_put_le32(p + 4, (uint32_t)v->v.ts.nano);
+        return 8;
     case SL_T_BIGINT:
-    case SL_T_TIMESTAMP: sl_put_le64(p, (uint64_t)v->v.i); return 8;
+    case SL_T_INTERVAL_DT: sl_put_le64(p, (uint64_t)v->v.i); return 8;
+    case SL_T_TIMESTAMP:
+        sl_put_le64(p, (uint64_t)v->v.i);
+        if (dt->p <= 3) return 8;
+        sl_put_le32(p + 8, (uint32_t)v->v.ts.nano);
+        return 12;
     case SL_T_DOUBLE: sl_put_le64(p, double_bits(v->v.d)); return 8;
+    case SL_T_DECIMAL:
+        sl_put_le64(p, v->v.dec.lo);
+        if (dt->p <= 18) return 8;
+        sl_put_le64(p + 8, (uint64_t)v->v.dec.hi);
+        return 16;
     case SL_T_STRING:
     case SL_T_BYTES:
+    case SL_T_ARRAY:
+    case SL_T_MAP:
+    case SL_T_MULTISET:
+    case SL_T_ROW:
         sl_put_le32(p, v->v.s.len);
         if (v->v.s.len) memcpy(p + 4, v->v.s.p, v->v.s.len);
         return 4 + (size_t)v->v.s.len;
     case SL_T_NULL: return 0;
     }
     return 0;
+}
+
+/* 10^k as an unsigned 128-bit number, k <= 38. */
+static unsigned __int128 pow10_u128(int k)
+{
+    unsigned __int128 x = 1;
+    while (k-- > 0) x *= 10;
+    return x;
+}
+
+static inline __int128 dec_get(const sl_value *v)
+{
+    return (__int128)(((unsigned __int128)(uint64_t)v->v.dec.hi << 64) | v->v.dec.lo);
+}
+
+static int check_nested(const uint8_t *p, size_t len, const sl_dtype *dt, int depth, char *why,
+                        size_t whylen);
+static int datum_get_depth(const uint8_t *p, size_t avail, const sl_dtype *dt, sl_value *v,
+                              size_t *used, int depth, char *why, size_t whylen);
+
+int sl_datum_get(const uint8_t *p, size_t avail, const sl_dtype *dt, sl_value *v, size_t *used,
+                 char *why, size_t whylen)
+{
+    return datum_get_depth(p, avail, dt, v, used, 0, why, whylen);
+}
+
+/* sl_datum_get at nesting depth `depth` (bounded: hostile bytes cannot
+ * recurse past the type's own depth, which the type parser bounds); depth
+ * < 0: the bytes are known valid, nested content is not checked again. */
+static int datum_get_depth(const uint8_t *p, size_t avail, const sl_dtype *dt, sl_value *v,
+                              size_t *used, int depth, char *why, size_t whylen)
+{
+    size_t w = fixed_width(dt);
+    v->isnull = false;
+    if (avail < w)
+        return sl_seterr(why, whylen, "needs %zu bytes, only %zu remain", w, avail);
+    switch (dt->kind) {
+    case SL_T_BOOLEAN:
+        if (p[0] > 1) return sl_seterr(why, whylen, "holds %u, not a BOOLEAN", p[0]);
+        v->v.i = p[0];
+        break;
+    case SL_T_TINYINT: v->v.i = (int8_t)p[0]; break;
+    case SL_T_SMALLINT: v->v.i = (int16_t)(uint16_t)(p[0] | (p[1] << 8)); break;
+    case SL_T_INT:
+    case SL_T_DATE:
+    case SL_T_INTERVAL_YM: v->v.i = (int32_t)sl_get_le32(p); break;
+    case SL_T_FLOAT: v->v.d = bits_float(sl_get_le32(p)); break;
+    case SL_T_TIME: {
+        int64_t ms = (int32_t)sl_get_le32(p);
+        if (ms < 0 || ms >= 86400000)
+            return sl_seterr(why, whylen, "holds %lld, not a time of day in ms", (long long)ms);
+        v->v.ts.ms = ms;
+        v->v.ts.nano = 0;
+        if (dt->p > 3) {
+            uint32_t ns = sl_get_le32(p + 4);
+            if (ns > 999999) return sl_seterr(why, whylen, "holds %u nanoseconds of a ms", ns);
+            v->v.ts.nano = (int32_t)ns;
+        }
+        break;
+    }
+    case SL_T_BIGINT:
+    case SL_T_INTERVAL_DT: v->v.i = (int64_t)sl_get_le64(p); break;
+    case SL_T_TIMESTAMP:
+        v->v.ts.ms = (int64_t)sl_get_le64(p);
+        v->v.ts.nano = 0;
+        if (dt->p > 3) {
+            uint32_t ns = sl_get_le32(p + 8);
+            if (ns > 999999) return sl_seterr(why, whylen, "holds %u nanoseconds of a ms", ns);
+            v->v.ts.nano = (int32_t)ns;
+        }
+        break;
+    case SL_T_DOUBLE: v->v.d = bits_double(sl_get_le64(p)); break;
+    case SL_T_DECIMAL: {
+        v->v.dec.lo = sl_get_le64(p);
+        v->v.dec.hi = dt->p <= 18 ? ((int64_t)v->v.dec.lo < 0 ? -1 : 0) : (int64_t)sl_get_le64(p + 8);
+        __int128 x = dec_get(v);
+        unsigned __int128 mag = x < 0 ? -(unsigned __int128)x : (unsigned __int128)x;
+        if (mag >= pow10_u128(dt->p))
+            return sl_seterr(why, whylen, "holds more than the %d digits of %s", (int)dt->p,
+                             dt->text);
+        break;
+    }
+    case SL_T_STRING:
+    case SL_T_BYTES:
+    case SL_T_ARRAY:
+    case SL_T_MAP:
+    case SL_T_MULTISET:
+    case SL_T_ROW: {
+        uint32_t n = sl_get_le32(p);
+        if (avail - 4 < n)
+            return sl_seterr(why, whylen, "claims %u bytes, only %zu remain", n, avail - 4);
+        v->v.s.p = (const char *)p + 4;
+        v->v.s.len = n;
+        w += n;
+        if (depth >= 0 && sl_type_is_nested(dt->kind) && check_nested(p + 4, n, dt, depth + 1, why, whylen))
+            return SL_ERR;
+        break;
+    }
+    case SL_T_NULL: return sl_seterr(why, whylen, "has no storable type");
+    }
+    *used = w;
+    return SL_OK;
+}
+
+/* A bitmap + values sequence of n values at p[0..avail): element type et
+ * (or ets[i] for a ROW). *used gets its size. */
+static int check_seq(const uint8_t *p, size_t avail, uint32_t n, const sl_dtype *et,
+                     const sl_dtype *const *ets, const char *const *names, size_t *used, int depth,
+                     char *why, size_t whylen)
+{
+    size_t nb = ((size_t)n + 7) / 8;
+    if (avail < nb)
+        return sl_seterr(why, whylen, "a null bitmap of %zu bytes does not fit in %zu", nb, avail);
+    if (n % 8 != 0 && (p[nb - 1] >> (n % 8)) != 0)
+        return sl_seterr(why, whylen, "null bitmap has bits set beyond element %u", n);
+    size_t pos = nb;
+    for (uint32_t i = 0; i < n; i++) {
+        if (p[i / 8] & (1u << (i % 8))) continue;
+        sl_value tmp;
+        size_t w;
+        char sub[200];
+        if (datum_get_depth(p + pos, avail - pos, ets ? ets[i] : et, &tmp, &w, depth, sub,
+                               sizeof sub))
+            return ets ? sl_seterr(why, whylen, "field '%s': %s", names[i], sub)
+                       : sl_seterr(why, whylen, "element %u: %s", i + 1, sub);
+        pos += w;
+    }
+    *used = pos;
+    return SL_OK;
+}
+
+static int check_nested(const uint8_t *p, size_t len, const sl_dtype *dt, int depth, char *why,
+                        size_t whylen)
+{
+    if (depth > SL_DTYPE_MAX_DEPTH + 1)
+        return sl_seterr(why, whylen, "nested too deeply");
+    size_t pos = 0, used = 0;
+    char sub[240];
+    if (dt->kind == SL_T_ROW) {
+        if (check_seq(p, len, (uint32_t)dt->nfields, NULL, dt->ftypes, dt->names, &used, depth, sub,
+                      sizeof sub))
+            return sl_seterr(why, whylen, "%s: %s", dt->text, sub);
+        pos = used;
+    } else {
+        if (len < 4) return sl_seterr(why, whylen, "%s: %zu bytes, too short", dt->text, len);
+        uint32_t n = sl_get_le32(p);
+        pos = 4;
+        if ((uint64_t)n > (uint64_t)(len - 4) * 8)
+            return sl_seterr(why, whylen, "%s: claims %u elements in %zu bytes", dt->text, n,
+                             len - 4);
+        if (check_seq(p + pos, len - pos, n, dt->elem, NULL, NULL, &used, depth, sub, sizeof sub))
+            return sl_seterr(why, whylen, "%s%s: %s", dt->text,
+                             dt->kind == SL_T_ARRAY ? "" : " keys", sub);
+        pos += used;
+        if (dt->kind != SL_T_ARRAY) {
+            const sl_dtype *vt = dt->kind == SL_T_MAP ? dt->val : sl_dtype_basic(SL_T_INT);
+            if (check_seq(p + pos, len - pos, n, vt, NULL, NULL, &used, depth, sub, sizeof sub))
+                return sl_seterr(why, whylen, "%s values: %s", dt->text, sub);
+            pos += used;
+        }
+    }
+    if (pos != len)
+        return sl_seterr(why, whylen, "%s: %zu unexpected bytes after its content", dt->text,
+                         len - pos);
+    return SL_OK;
 }
 
 size_t sl_row_encode(const sl_row *r, const sl_schema *s, uint8_t *dst, size_t cap)
@@ -274,7 +497,7 @@ size_t sl_row_encode(const sl_row *r, const sl_schema *s, uint8_t *dst, size_t c
             dst[1 + i / 8] |= (uint8_t)(1u << (i % 8));
             continue;
         }
-        pos += put_value(dst + pos, v, s->fields[i].type);
+        pos += sl_datum_put(dst + pos, v, s->fields[i].dt);
     }
     SL_ASSERT(pos == need);
     return pos;
@@ -300,50 +523,17 @@ int sl_row_decode(const uint8_t *src, size_t len, const sl_schema *s, sl_row *ou
     size_t pos = 1 + nb;
     for (int i = 0; i < s->n; i++) {
         sl_value *v = &out->vals[i];
-        sl_type t = s->fields[i].type;
         if (bitmap[i / 8] & (1u << (i % 8))) {
             v->isnull = true;
-            v->v.i = 0;
+            v->v.dec.lo = 0;
+            v->v.dec.hi = 0;
             continue;
         }
-        v->isnull = false;
-        size_t w = fixed_width(t);
-        if (len - pos < w)
-            return sl_seterr(err, errlen,
-                             "damaged row: field %d '%s' (%s) needs %zu bytes at offset %zu, "
-                             "only %zu remain",
-                             i, s->fields[i].name, sl_type_name(t), w, pos, len - pos);
-        const uint8_t *p = src + pos;
-        switch (t) {
-        case SL_T_BOOLEAN:
-            if (p[0] > 1)
-                return sl_seterr(err, errlen,
-                                 "damaged row: field %d '%s' (BOOLEAN) holds %u at offset %zu",
-                                 i, s->fields[i].name, p[0], pos);
-            v->v.i = p[0];
-            break;
-        case SL_T_INT:
-        case SL_T_BIGINT:
-        case SL_T_TIMESTAMP:
-        case SL_T_DOUBLE: get_fixed(p, t, v); break;
-        case SL_T_STRING:
-        case SL_T_BYTES: {
-            uint32_t slen = sl_get_le32(p);
-            if (len - pos - 4 < slen)
-                return sl_seterr(err, errlen,
-                                 "damaged row: field %d '%s' (%s) claims %u bytes at offset %zu, "
-                                 "only %zu remain",
-                                 i, s->fields[i].name, sl_type_name(t), slen, pos,
-                                 len - pos - 4);
-            v->v.s.p = (const char *)p + 4;
-            v->v.s.len = slen;
-            w += slen;
-            break;
-        }
-        case SL_T_NULL:
-            return sl_seterr(err, errlen, "row schema: field %d '%s' has no storable type", i,
-                             s->fields[i].name);
-        }
+        size_t w;
+        char why[300];
+        if (sl_datum_get(src + pos, len - pos, s->fields[i].dt, v, &w, why, sizeof why))
+            return sl_seterr(err, errlen, "damaged row: field %d '%s' (%s) at offset %zu: %s", i,
+                             s->fields[i].name, s->fields[i].dt->text, pos, why);
         pos += w;
     }
     if (pos != len)
@@ -360,23 +550,23 @@ size_t sl_row_key_encode(const sl_row *r, const sl_schema *s, const int *keys, i
         int i = keys[k];
         SL_ASSERT(i >= 0 && i < s->n && i < r->n);
         const sl_value *v = &r->vals[i];
-        sl_type t = s->fields[i].type;
+        const sl_dtype *dt = s->fields[i].dt;
         if (pos >= cap) return 0;
         if (v->isnull) {
             dst[pos++] = 0;
             continue;
         }
         dst[pos++] = 1;
-        size_t w = fixed_width(t) + (is_var(t) ? v->v.s.len : 0);
+        size_t w = sl_datum_size(v, dt);
         if (cap - pos < w) return 0;
-        if (t == SL_T_DOUBLE) {
+        if (dt->kind == SL_T_DOUBLE || dt->kind == SL_T_FLOAT) {
             /* Equal keys must give equal bytes: one NaN, and 0.0 == -0.0. */
             sl_value c = *v;
             if (isnan(c.v.d)) c.v.d = NAN;
             else if (c.v.d == 0.0) c.v.d = 0.0;
-            pos += put_value(dst + pos, &c, t);
+            pos += sl_datum_put(dst + pos, &c, dt);
         } else {
-            pos += put_value(dst + pos, v, t);
+            pos += sl_datum_put(dst + pos, v, dt);
         }
     }
     return pos;
@@ -387,8 +577,7 @@ size_t sl_row_key_size(const sl_row *r, const sl_schema *s, const int *keys, int
     size_t n = 0;
     for (int k = 0; k < nkeys; k++) {
         const sl_value *v = &r->vals[keys[k]];
-        sl_type t = s->fields[keys[k]].type;
-        n += 1 + (v->isnull ? 0 : fixed_width(t) + (is_var(t) ? v->v.s.len : 0));
+        n += 1 + (v->isnull ? 0 : sl_datum_size(v, s->fields[keys[k]].dt));
     }
     return n;
 }
@@ -398,7 +587,7 @@ int sl_row_key_decode(const uint8_t *src, size_t len, const sl_schema *s, const 
 {
     size_t pos = 0;
     for (int k = 0; k < nkeys; k++) {
-        sl_type t = s->fields[keys[k]].type;
+        const sl_dtype *dt = s->fields[keys[k]].dt;
         sl_value *v = &out[k];
         memset(v, 0, sizeof *v);
         if (pos >= len) return SL_ERR;
@@ -406,29 +595,144 @@ int sl_row_key_decode(const uint8_t *src, size_t len, const sl_schema *s, const 
             v->isnull = true;
             continue;
         }
-        size_t w = fixed_width(t);
-        if (len - pos < w) return SL_ERR;
-        const uint8_t *p = src + pos;
-        switch (t) {
-        case SL_T_BOOLEAN:
-        case SL_T_INT:
-        case SL_T_BIGINT:
-        case SL_T_TIMESTAMP:
-        case SL_T_DOUBLE: get_fixed(p, t, v); break;
-        case SL_T_STRING:
-        case SL_T_BYTES: {
-            uint32_t n = sl_get_le32(p);
-            if (len - pos - w < n) return SL_ERR;
-            v->v.s.p = (const char *)p + 4;
-            v->v.s.len = n;
-            pos += n;
-            break;
-        }
-        case SL_T_NULL: break;
-        }
+        size_t w;
+        if (sl_datum_get(src + pos, len - pos, dt, v, &w, NULL, 0)) return SL_ERR;
         pos += w;
     }
     return pos == len ? SL_OK : SL_ERR;
+}
+
+/* ---- nested values ------------------------------------------------------ */
+
+/* The size of a bitmap + values sequence (validated bytes). */
+static size_t seq_skip(const uint8_t *p, uint32_t n, const sl_dtype *et)
+{
+    size_t pos = ((size_t)n + 7) / 8;
+    for (uint32_t i = 0; i < n; i++) {
+        if (p[i / 8] & (1u << (i % 8))) continue;
+        size_t w = fixed_width(et);
+        if (sl_type_is_var(et->kind)) w += sl_get_le32(p + pos);
+        pos += w;
+    }
+    return pos;
+}
+
+const sl_dtype *sl_nested_elem_type(const sl_dtype *dt, uint32_t i)
+{
+    if (dt->kind == SL_T_ROW) return i < (uint32_t)dt->nfields ? dt->ftypes[i] : NULL;
+    return dt->elem;
+}
+
+static const sl_dtype *nested_val_type(const sl_dtype *dt)
+{
+    return dt->kind == SL_T_MAP ? dt->val : sl_dtype_basic(SL_T_INT);
+}
+
+uint32_t sl_nested_open(sl_nested_reader *r, const sl_dtype *dt, const sl_value *v)
+{
+    const uint8_t *p = (const uint8_t *)v->v.s.p;
+    memset(r, 0, sizeof *r);
+    r->dt = dt;
+    if (dt->kind == SL_T_ROW) {
+        r->n = (uint32_t)dt->nfields;
+        r->bm = p;
+    } else {
+        r->n = sl_get_le32(p);
+        r->bm = p + 4;
+    }
+    r->p = r->bm + ((size_t)r->n + 7) / 8;
+    if (dt->kind == SL_T_MAP || dt->kind == SL_T_MULTISET) {
+        r->vbm = r->bm + seq_skip(r->bm, r->n, dt->elem);
+        r->vp = r->vbm + ((size_t)r->n + 7) / 8;
+    }
+    return r->n;
+}
+
+/* Read a validated value of et at *pp (or NULL when its bit is set). */
+static void seq_read(const uint8_t *bm, const uint8_t **pp, uint32_t i, const sl_dtype *et,
+                     sl_value *out)
+{
+    if (bm[i / 8] & (1u << (i % 8))) {
+        memset(out, 0, sizeof *out);
+        out->isnull = true;
+        return;
+    }
+    size_t w = 0;
+    datum_get_depth(*pp, SIZE_MAX / 2, et, out, &w, -1, NULL, 0); /* validated bytes */
+    *pp += w;
+}
+
+bool sl_nested_next(sl_nested_reader *r, sl_value *out, sl_value *mapval)
+{
+    if (r->i >= r->n) return false;
+    uint32_t i = r->i++;
+    seq_read(r->bm, &r->p, i, sl_nested_elem_type(r->dt, i), out);
+    if (r->vbm) {
+        sl_value tmp;
+        seq_read(r->vbm, &r->vp, i, nested_val_type(r->dt), mapval ? mapval : &tmp);
+    }
+    return true;
+}
+
+bool sl_nested_get(const sl_dtype *dt, const sl_value *v, uint32_t i, sl_value *out,
+                   sl_value *mapval)
+{
+    sl_nested_reader r;
+    if (i >= sl_nested_open(&r, dt, v)) return false;
+    for (uint32_t k = 0; k <= i; k++) sl_nested_next(&r, out, mapval);
+    return true;
+}
+
+/* Size of a bitmap + values sequence about to be written. */
+static size_t seq_size(const sl_value *vals, uint32_t n, const sl_dtype *et,
+                       const sl_dtype *const *ets)
+{
+    size_t size = ((size_t)n + 7) / 8;
+    for (uint32_t i = 0; i < n; i++)
+        if (!vals[i].isnull) size += sl_datum_size(&vals[i], ets ? ets[i] : et);
+    return size;
+}
+
+static size_t seq_put(uint8_t *p, const sl_value *vals, uint32_t n, const sl_dtype *et,
+                      const sl_dtype *const *ets)
+{
+    size_t nb = ((size_t)n + 7) / 8;
+    memset(p, 0, nb);
+    size_t pos = nb;
+    for (uint32_t i = 0; i < n; i++) {
+        if (vals[i].isnull) p[i / 8] |= (uint8_t)(1u << (i % 8));
+        else pos += sl_datum_put(p + pos, &vals[i], ets ? ets[i] : et);
+    }
+    return pos;
+}
+
+int sl_nested_build(const sl_dtype *dt, const sl_value *vals, uint32_t n, const sl_value *mapvals,
+                    sl_arena *a, sl_value *out)
+{
+    size_t size;
+    if (dt->kind == SL_T_ROW) {
+        n = (uint32_t)dt->nfields;
+        size = seq_size(vals, n, NULL, dt->ftypes);
+    } else {
+        size = 4 + seq_size(vals, n, dt->elem, NULL);
+        if (dt->kind != SL_T_ARRAY) size += seq_size(mapvals, n, nested_val_type(dt), NULL);
+    }
+    if (size > UINT32_MAX) return SL_ERR;
+    uint8_t *p = sl_arena_alloc(a, size ? size : 1);
+    if (!p) return SL_ERR;
+    size_t pos = 0;
+    if (dt->kind == SL_T_ROW) {
+        pos = seq_put(p, vals, n, NULL, dt->ftypes);
+    } else {
+        sl_put_le32(p, n);
+        pos = 4 + seq_put(p + 4, vals, n, dt->elem, NULL);
+        if (dt->kind != SL_T_ARRAY) pos += seq_put(p + pos, mapvals, n, nested_val_type(dt), NULL);
+    }
+    SL_ASSERT(pos == size);
+    out->isnull = false;
+    out->v.s.p = (const char *)p;
+    out->v.s.len = (uint32_t)size;
+    return SL_OK;
 }
 
 int sl_schema_parse(const char *text, sl_schema *s, char *err, size_t errlen)
@@ -437,27 +741,32 @@ int sl_schema_parse(const char *text, sl_schema *s, char *err, size_t errlen)
     while (*p) {
         while (*p == ' ' || *p == ',') p++;
         if (!*p) break;
-        const char *end = strchr(p, ',');
-        size_t n = end ? (size_t)(end - p) : strlen(p);
-        char field[256];
+        /* the column ends at a comma outside <> and () */
+        const char *end = p;
+        int depth = 0;
+        for (; *end && (depth > 0 || *end != ','); end++) {
+            if (*end == '<' || *end == '(') depth++;
+            else if ((*end == '>' || *end == ')') && depth > 0) depth--;
+        }
+        size_t n = (size_t)(end - p);
+        char field[4096];
         if (n >= sizeof field) return sl_seterr(err, errlen, "a column is too long");
         memcpy(field, p, n);
         field[n] = 0;
         char *sp = strchr(field, ' ');
-        sl_type t;
         if (sp) *sp++ = 0;
         while (sp && *sp == ' ') sp++;
-        if (sp) {
-            size_t tl = strlen(sp);
-            while (tl && sp[tl - 1] == ' ') sp[--tl] = 0;
-        }
-        if (!sp || !*field || sl_type_parse(sp, &t) != SL_OK)
+        const sl_dtype *dt = NULL;
+        char why[300];
+        if (!sp || !*field || !*sp)
             return sl_seterr(err, errlen, "'%s' is not \"name TYPE\"", field);
+        if (sl_dtype_parse(sp, &dt, why, sizeof why) != SL_OK)
+            return sl_seterr(err, errlen, "column '%s': %s", field, why);
         if (sl_schema_find(s, field) >= 0)
             return sl_seterr(err, errlen, "column '%s' appears twice", field);
         if (s->n >= SL_MAX_FIELDS) return sl_seterr(err, errlen, "more than %d columns", SL_MAX_FIELDS);
-        sl_schema_add(s, field, t);
-        p = end ? end : p + n;
+        sl_schema_add_dt(s, field, dt);
+        p = end;
     }
     if (s->n == 0) return sl_seterr(err, errlen, "no columns");
     return SL_OK;
@@ -561,45 +870,266 @@ static void format_double(outbuf *o, double d)
     }
 }
 
-int sl_value_format(char *dst, size_t cap, const sl_value *v, sl_type t)
+/* Java's Float.toString: the shortest digits that read back as the float. */
+static void format_float(outbuf *o, double d)
 {
-    outbuf o = {dst, cap, 0};
+    float f = (float)d;
+    if (isnan(f) || isinf(f) || f == 0.0f) {
+        format_double(o, (double)f);
+        return;
+    }
+    if (f < 0) {
+        ob_putc(o, '-');
+        f = -f;
+    }
+    char buf[40], dg[24];
+    int prec;
+    for (prec = 1; prec <= 9; prec++) {
+        snprintf(buf, sizeof buf, "%.*e", prec - 1, (double)f);
+        if (strtof(buf, NULL) == f) break;
+    }
+    int nd = 0;
+    const char *p = buf;
+    for (; *p && *p != 'e'; p++)
+        if (*p >= '0' && *p <= '9') dg[nd++] = *p;
+    int e = atoi(p + 1);
+    while (nd > 1 && dg[nd - 1] == '0') nd--;
+    if (f >= 1e-3f && f < 1e7f) {
+        if (e >= 0) {
+            for (int i = 0; i <= e; i++) ob_putc(o, i < nd ? dg[i] : '0');
+            ob_putc(o, '.');
+            if (nd > e + 1) ob_put(o, dg + e + 1, (size_t)(nd - e - 1));
+            else ob_putc(o, '0');
+        } else {
+            ob_put(o, "0.", 2);
+            for (int i = 0; i < -e - 1; i++) ob_putc(o, '0');
+            ob_put(o, dg, (size_t)nd);
+        }
+    } else {
+        ob_putc(o, dg[0]);
+        ob_putc(o, '.');
+        if (nd > 1) ob_put(o, dg + 1, (size_t)(nd - 1));
+        else ob_putc(o, '0');
+        char eb[16];
+        int en = snprintf(eb, sizeof eb, "E%d", e);
+        ob_put(o, eb, (size_t)en);
+    }
+}
+
+/* Java's BigDecimal.toString of unscaled x with scale s: plain when the
+ * scale is 0, or positive with an adjusted exponent >= -6, else
+ * scientific (0E-10, 1.2E-8). */
+static void format_decimal(outbuf *o, const sl_value *v, int s)
+{
+    __int128 x = dec_get(v);
+    unsigned __int128 m = x < 0 ? -(unsigned __int128)x : (unsigned __int128)x;
+    char dg[48];
+    int nd = 0;
+    do {
+        dg[nd++] = (char)('0' + (int)(m % 10));
+        m /= 10;
+    } while (m);
+    /* dg holds the digits least significant first */
+    if (x < 0) ob_putc(o, '-');
+    int adjusted = nd - 1 - s;
+    if (s == 0 || adjusted >= -6) {
+        if (nd <= s) {
+            ob_put(o, "0.", 2);
+            for (int i = 0; i < s - nd; i++) ob_putc(o, '0');
+            for (int i = nd - 1; i >= 0; i--) ob_putc(o, dg[i]);
+        } else {
+            for (int i = nd - 1; i >= 0; i--) {
+                ob_putc(o, dg[i]);
+                if (i == s && s > 0) ob_putc(o, '.');
+            }
+        }
+    } else {
+        ob_putc(o, dg[nd - 1]);
+        if (nd > 1) {
+            ob_putc(o, '.');
+            for (int i = nd - 2; i >= 0; i--) ob_putc(o, dg[i]);
+        }
+        char eb[16];
+        int en = snprintf(eb, sizeof eb, "E%d", adjusted);
+        ob_put(o, eb, (size_t)en);
+    }
+}
+
+/* java.time's LocalTime.toString tail: HH:mm, :ss when seconds or a
+ * fraction are not zero, then the fraction in 3, 6 or 9 digits. */
+static void format_time_of_day(outbuf *o, int64_t ms_of_day, int32_t nano_of_ms)
+{
+    char b[40];
+    int h = (int)(ms_of_day / 3600000), mi = (int)(ms_of_day / 60000 % 60);
+    int sec = (int)(ms_of_day / 1000 % 60);
+    int64_t nanos = (ms_of_day % 1000) * 1000000 + nano_of_ms;
+    int n = snprintf(b, sizeof b, "%02d:%02d", h, mi);
+    ob_put(o, b, (size_t)n);
+    if (sec == 0 && nanos == 0) return;
+    n = snprintf(b, sizeof b, ":%02d", sec);
+    ob_put(o, b, (size_t)n);
+    if (nanos == 0) return;
+    if (nanos % 1000000 == 0) n = snprintf(b, sizeof b, ".%03d", (int)(nanos / 1000000));
+    else if (nanos % 1000 == 0) n = snprintf(b, sizeof b, ".%06d", (int)(nanos / 1000));
+    else n = snprintf(b, sizeof b, ".%09d", (int)nanos);
+    ob_put(o, b, (size_t)n);
+}
+
+static void format_date(outbuf *o, int64_t days)
+{
+    int64_t y;
+    int m, d;
+    sl_civil_from_days(days, &y, &m, &d);
+    char yb[32], b[16];
+    int n = sl_civil_format_year(yb, sizeof yb, y);
+    ob_put(o, yb, (size_t)n);
+    n = snprintf(b, sizeof b, "-%02d-%02d", m, d);
+    ob_put(o, b, (size_t)n);
+}
+
+static void format_int(outbuf *o, int64_t x)
+{
     char num[32];
-    if (v->isnull || t == SL_T_NULL) {
-        ob_put(&o, "null", 4);
-        return ob_finish(&o);
+    int n = snprintf(num, sizeof num, "%lld", (long long)x);
+    ob_put(o, num, (size_t)n);
+}
+
+/* java.time.Period.toString of a number of months (P1Y2M, P0D). */
+static void format_period(outbuf *o, int64_t months)
+{
+    ob_putc(o, 'P');
+    if (months == 0) {
+        ob_put(o, "0D", 2);
+        return;
     }
-    switch (t) {
+    int64_t y = months / 12, m = months % 12;
+    if (y) {
+        format_int(o, y);
+        ob_putc(o, 'Y');
+    }
+    if (m) {
+        format_int(o, m);
+        ob_putc(o, 'M');
+    }
+}
+
+/* java.time.Duration.toString of milliseconds (PT26H3M4.5S, PT0S). */
+static void format_duration(outbuf *o, int64_t ms)
+{
+    ob_put(o, "PT", 2);
+    if (ms == 0) {
+        ob_put(o, "0S", 2);
+        return;
+    }
+    int64_t h = ms / 3600000, mi = ms / 60000 % 60, sms = ms % 60000;
+    if (h) {
+        format_int(o, h);
+        ob_putc(o, 'H');
+    }
+    if (mi) {
+        format_int(o, mi);
+        ob_putc(o, 'M');
+    }
+    if (sms) {
+        char b[32];
+        int64_t a = sms < 0 ? -sms : sms;
+        int n = snprintf(b, sizeof b, "%s%lld", sms < 0 ? "-" : "", (long long)(a / 1000));
+        ob_put(o, b, (size_t)n);
+        if (a % 1000) {
+            n = snprintf(b, sizeof b, ".%03d", (int)(a % 1000));
+            while (n > 1 && b[n - 1] == '0') n--;
+            ob_put(o, b, (size_t)n);
+        }
+        ob_putc(o, 'S');
+    }
+}
+
+static void format_value(outbuf *o, const sl_value *v, const sl_dtype *dt, int depth)
+{
+    char num[40];
+    if (v->isnull || dt->kind == SL_T_NULL) {
+        ob_put(o, "null", 4);
+        return;
+    }
+    switch (dt->kind) {
     case SL_T_BOOLEAN:
-        if (v->v.i) ob_put(&o, "true", 4);
-        else ob_put(&o, "false", 5);
+        if (v->v.i) ob_put(o, "true", 4);
+        else ob_put(o, "false", 5);
         break;
+    case SL_T_TINYINT:
+    case SL_T_SMALLINT:
     case SL_T_INT:
-    case SL_T_BIGINT: {
-        int n = snprintf(num, sizeof num, "%lld", (long long)v->v.i);
-        ob_put(&o, num, (size_t)n);
-        break;
-    }
-    case SL_T_DOUBLE: format_double(&o, v->v.d); break;
-    case SL_T_STRING: ob_put(&o, v->v.s.p, v->v.s.len); break;
+    case SL_T_BIGINT: format_int(o, v->v.i); break;
+    case SL_T_FLOAT: format_float(o, v->v.d); break;
+    case SL_T_DOUBLE: format_double(o, v->v.d); break;
+    case SL_T_DECIMAL: format_decimal(o, v, dt->s); break;
+    case SL_T_STRING: ob_put(o, v->v.s.p, v->v.s.len); break;
     case SL_T_BYTES:
         /* Java bytes are signed. */
-        ob_putc(&o, '[');
+        ob_putc(o, '[');
         for (uint32_t i = 0; i < v->v.s.len; i++) {
             int n = snprintf(num, sizeof num, "%s%d", i ? ", " : "",
                              (int)(int8_t)(uint8_t)v->v.s.p[i]);
-            ob_put(&o, num, (size_t)n);
+            ob_put(o, num, (size_t)n);
         }
-        ob_putc(&o, ']');
+        ob_putc(o, ']');
         break;
-    case SL_T_TIMESTAMP: { /* Java's LocalDateTime.toString */
-        char ts[64];
-        int n = sl_ts_text(ts, sizeof ts, v->v.i, SL_TS_JAVA);
-        ob_put(&o, ts, (size_t)n);
+    case SL_T_TIMESTAMP: /* Java's LocalDateTime.toString */
+        if (dt->p <= 3 || v->v.ts.nano == 0) {
+            char ts[64];
+            int n = sl_ts_text(ts, sizeof ts, v->v.i, SL_TS_JAVA);
+            ob_put(o, ts, (size_t)n);
+        } else {
+            int64_t day = sl_floor_div(v->v.i, 86400000);
+            format_date(o, day);
+            ob_putc(o, 'T');
+            format_time_of_day(o, (v->v.i % 86400000 + 86400000) % 86400000, v->v.ts.nano);
+        }
+        break;
+    case SL_T_DATE: format_date(o, v->v.i); break;
+    case SL_T_TIME: format_time_of_day(o, v->v.i, dt->p > 3 ? v->v.ts.nano : 0); break;
+    case SL_T_INTERVAL_YM: format_period(o, v->v.i); break;
+    case SL_T_INTERVAL_DT: format_duration(o, v->v.i); break;
+    case SL_T_ARRAY:
+    case SL_T_MULTISET:
+    case SL_T_MAP:
+    case SL_T_ROW: {
+        if (depth > SL_DTYPE_MAX_DEPTH + 1) break;
+        sl_nested_reader r;
+        sl_value e, mv;
+        uint32_t n = sl_nested_open(&r, dt, v);
+        bool map = dt->kind == SL_T_MAP || dt->kind == SL_T_MULTISET;
+        if (dt->kind == SL_T_ROW) ob_put(o, "+I[", 3);
+        else ob_putc(o, map ? '{' : '[');
+        for (uint32_t i = 0; i < n && sl_nested_next(&r, &e, &mv); i++) {
+            if (i) ob_put(o, ", ", 2);
+            format_value(o, &e, sl_nested_elem_type(dt, i), depth + 1);
+            if (map) {
+                ob_putc(o, '=');
+                format_value(o, &mv, dt->kind == SL_T_MAP ? dt->val : sl_dtype_basic(SL_T_INT),
+                             depth + 1);
+            }
+        }
+        ob_putc(o, map ? '}' : ']');
         break;
     }
     case SL_T_NULL: break;
     }
+}
+
+int sl_value_format_dt(char *dst, size_t cap, const sl_value *v, const sl_dtype *dt)
+{
+    outbuf o = {dst, cap, 0};
+    format_value(&o, v, dt, 0);
+    return ob_finish(&o);
+}
+
+int sl_value_format(char *dst, size_t cap, const sl_value *v, sl_type t)
+{
+    outbuf o = {dst, cap, 0};
+    const sl_dtype *dt = sl_dtype_basic(t);
+    if (!dt || v->isnull) ob_put(&o, "null", 4);
+    else format_value(&o, v, dt, 0);
     return ob_finish(&o);
 }
 

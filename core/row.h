@@ -14,6 +14,21 @@
  *   per non-null field, by type:   BOOLEAN 1 byte; INT 4 bytes; BIGINT,
  *                                  DOUBLE, TIMESTAMP 8 bytes (little endian);
  *                                  STRING, BYTES u32 length + bytes
+ *     (the original seven, byte for byte as before), and: TINYINT 1;
+ *     SMALLINT 2; FLOAT 4 (float bits); DATE 4 (days); TIME 4 (ms of the
+ *     day) + 4 (nanos of the ms) when p > 3; TIMESTAMP(p > 3) 8 (ms) + 4
+ *     (nanos of the ms); DECIMAL 8 bytes (p <= 18) or 16 (lo, hi) of the
+ *     unscaled two's complement value; INTERVAL YEAR TO MONTH 4 (months),
+ *     DAY TO SECOND 8 (ms); ARRAY, MAP, MULTISET, ROW u32 length + their
+ *     canonical bytes:
+ *       ARRAY    u32 count, null bitmap[ceil(count/8)], non-null elements
+ *                each in its type's field encoding (above)
+ *       ROW      null bitmap[ceil(nfields/8)], non-null fields likewise
+ *       MAP      u32 count, then the keys as an ARRAY body without the
+ *                count (bitmap + keys), then the values likewise
+ *       MULTISET a MAP<element, INT NOT NULL> of element -> occurrences
+ *     Nested values are borrowed through v.s like STRING, so copying, key
+ *     bytes and hashing treat them as byte strings; sl_nested_* read them.
  */
 #ifndef SL_ROW_H
 #define SL_ROW_H
@@ -21,17 +36,9 @@
 #include <stdbool.h>
 #include "sl.h"
 #include "text.h" /* sl_ts_format, sl_ts_text */
+#include "dtype.h"
 
-typedef enum {
-    SL_T_NULL = 0, /* only the type of a bare NULL literal in expressions */
-    SL_T_BOOLEAN,
-    SL_T_INT,
-    SL_T_BIGINT,
-    SL_T_DOUBLE,
-    SL_T_STRING,
-    SL_T_BYTES,
-    SL_T_TIMESTAMP /* TIMESTAMP(3) / TIMESTAMP_LTZ(3): ms since epoch */
-} sl_type;
+struct sl_arena;
 
 typedef enum {
     SL_KIND_INSERT = 0,        /* +I */
@@ -45,7 +52,8 @@ typedef enum {
 
 typedef struct sl_field {
     char *name;   /* owned */
-    sl_type type;
+    sl_type type; /* == dt->kind */
+    const sl_dtype *dt; /* the full type (interned, never NULL) */
 } sl_field;
 
 typedef struct sl_schema {
@@ -56,14 +64,25 @@ typedef struct sl_schema {
 typedef struct sl_value {
     bool isnull;
     union {
-        int64_t i; /* BOOLEAN (0/1), INT, BIGINT, TIMESTAMP */
-        double d;  /* DOUBLE */
+        int64_t i; /* BOOLEAN (0/1), TINYINT, SMALLINT, INT, BIGINT, TIMESTAMP (ms since the
+                    * epoch), DATE (days since 1970-01-01), TIME (ms of the day),
+                    * INTERVAL_YM (months), INTERVAL_DT (ms) */
+        double d;  /* DOUBLE; FLOAT (a value rounded to float) */
         struct {
             const char *p; /* borrowed */
             uint32_t len;
-        } s;           /* STRING, BYTES */
+        } s;           /* STRING, BYTES; ARRAY, MAP, MULTISET, ROW: their canonical bytes */
+        struct {
+            int64_t ms;    /* aliases i */
+            int32_t nano;  /* nanoseconds within the millisecond, 0..999999 (p > 3) */
+        } ts;          /* TIMESTAMP(p), TIME(p) */
+        struct {
+            uint64_t lo;
+            int64_t hi;
+        } dec;         /* DECIMAL: the unscaled value, 128-bit two's complement */
     } v;
 } sl_value;
+_Static_assert(sizeof(sl_value) == 24, "sl_value must stay 24 bytes");
 
 typedef struct sl_row {
     sl_rowkind kind;
@@ -77,13 +96,15 @@ int sl_type_parse(const char *s, sl_type *out);    /* SL_OK / SL_ERR; accepts TI
 const char *sl_rowkind_short(sl_rowkind k);         /* "+I" */
 
 void sl_schema_init(sl_schema *s);
-void sl_schema_add(sl_schema *s, const char *name, sl_type t);
+void sl_schema_add(sl_schema *s, const char *name, sl_type t); /* the basic descriptor of t */
+void sl_schema_add_dt(sl_schema *s, const char *name, const sl_dtype *dt);
 int sl_schema_find(const sl_schema *s, const char *name); /* index or -1, case-insensitive */
 void sl_schema_copy(sl_schema *dst, const sl_schema *src);
 void sl_schema_free(sl_schema *s);
+/* Same names and storage types (sl_dtype.phys) column by column. */
 bool sl_schema_equal(const sl_schema *a, const sl_schema *b);
-/* Append the columns of "name TYPE, name TYPE" to s (SQL type names as
- * sl_type_parse reads them). SL_ERR with err saying which column is wrong,
+/* Append the columns of "name TYPE, name TYPE" to s (any type sl_dtype_parse
+ * reads; commas inside <> and () belong to the type). SL_ERR with err saying which column is wrong,
  * a name twice, or none at all. */
 int sl_schema_parse(const char *text, sl_schema *s, char *err, size_t errlen);
 
@@ -112,6 +133,54 @@ size_t sl_row_key_size(const sl_row *r, const sl_schema *s, const int *keys, int
 /* Format one value the way Flink's print sink does (TIMESTAMP as
  * 2026-01-01T00:00:00.020, NULL as "null"). Returns chars written (snprintf-like). */
 int sl_value_format(char *dst, size_t cap, const sl_value *v, sl_type t);
+/* The same for any type (DECIMAL with its scale, TIME/TIMESTAMP with their
+ * precision, ARRAY [1, 2], MAP {a=1}, ROW +I[1, a], nested NULLs). The
+ * nested bytes must have been validated (sl_row_decode does). */
+int sl_value_format_dt(char *dst, size_t cap, const sl_value *v, const sl_dtype *dt);
+
+/* ---- one value in the binary form (a row field, a nested element) ------ */
+
+/* Bytes a non-null value takes. */
+size_t sl_datum_size(const sl_value *v, const sl_dtype *dt);
+/* Write a non-null value at p (room for sl_datum_size bytes); returns its size. */
+size_t sl_datum_put(uint8_t *p, const sl_value *v, const sl_dtype *dt);
+/* Read and check one non-null value from p[0..avail): *used gets its size.
+ * Nested content is validated completely. SL_ERR with `why` (no field name). */
+int sl_datum_get(const uint8_t *p, size_t avail, const sl_dtype *dt, sl_value *v, size_t *used,
+                 char *why, size_t whylen);
+
+/* ---- nested values: readers and a builder ------------------------------- */
+
+/* Reads an ARRAY's elements, a ROW's fields or a MAP's / MULTISET's
+ * entries in order, from validated bytes (what sl_row_decode or
+ * sl_nested_build produced); values borrow from those bytes. */
+typedef struct sl_nested_reader {
+    const sl_dtype *dt; /* the ARRAY/MAP/MULTISET/ROW type */
+    uint32_t n;         /* elements, entries or fields */
+    uint32_t i;         /* the next one */
+    const uint8_t *bm, *p;   /* null bitmap and next value (keys for a MAP) */
+    const uint8_t *vbm, *vp; /* MAP/MULTISET: the values' bitmap and next value */
+} sl_nested_reader;
+
+/* Open a reader on v (non-null, of type dt); returns the count. */
+uint32_t sl_nested_open(sl_nested_reader *r, const sl_dtype *dt, const sl_value *v);
+/* The next element / field (into *out) or MAP entry (key into *out, value
+ * into *mapval, which may be NULL otherwise); false at the end. */
+bool sl_nested_next(sl_nested_reader *r, sl_value *out, sl_value *mapval);
+/* The type of element/field i (ROW: its field's type; MAP: the key type). */
+const sl_dtype *sl_nested_elem_type(const sl_dtype *dt, uint32_t i);
+/* Element / field / entry i (O(i): it walks from the start). */
+bool sl_nested_get(const sl_dtype *dt, const sl_value *v, uint32_t i, sl_value *out,
+                   sl_value *mapval);
+
+/* Build the canonical bytes of a nested value into arena a and point *out
+ * at them: ARRAY from vals[n]; ROW from vals[dt->nfields] (n ignored); MAP
+ * from keys vals[n] and values mapvals[n]; MULTISET from elements vals[n]
+ * and counts mapvals[n] (INT). Element values of nested types are their
+ * own canonical bytes. SL_ERR when the arena is full or the value exceeds
+ * 4 GiB; MAP keys are written as given (no de-duplication). */
+int sl_nested_build(const sl_dtype *dt, const sl_value *vals, uint32_t n, const sl_value *mapvals,
+                    struct sl_arena *a, sl_value *out);
 
 
 /* A bump allocator for per-record scratch (strings made by expressions).

@@ -89,12 +89,14 @@ typedef enum {
                          or NULL, [3] OFFSET or NULL */
     SQL_FROM_MATCH,   /* MATCH_RECOGNIZE: s2 alias; kids: see grammar.y */
     /* user-defined functions (sql/catalog_udf.c, sql/plan_lateral.c) */
-    SQL_CREATE_FUNCTION, /* s name; s2 identifier; flags TEMP|SYSTEM|IFNE; kids: [0] LANGUAGE
+    SQL_CREATE_FUNCTION, /* s name; s2 identifier; flags TEMP|SYSTEM|IFNE (ALTER|IFEX); kids: [0] LANGUAGE
                             IDENT or NULL, [1] USING JAR IDENT (s path) or NULL */
     SQL_DROP_FUNCTION,   /* s name; flags TEMP|SYSTEM|IFEX */
     SQL_DESCRIBE_FUNCTION, /* s name */
     SQL_JAR,             /* s "ADD" | "REMOVE"; s2 path */
-    SQL_FROM_LATERAL     /* s2 alias; kids: [0] the call (FUNC), [1] LIST of column IDENTs or NULL */
+    SQL_FROM_LATERAL,    /* s2 alias; kids: [0] the call (FUNC), [1] LIST of column IDENTs or NULL */
+    SQL_SUBQUERY         /* an expression over a query (sql/plan_subquery.c): s "IN" | "EXISTS" |
+                            "SCALAR"; flags NOT; kids: [0] the operand of IN or NULL, [1] query */
 } sql_kind;
 
 /* flags */
@@ -119,7 +121,9 @@ typedef enum {
 #define SQL_F_VIRTUAL 262144  /* COLUMN: METADATA ... VIRTUAL (read-only) */
 #define SQL_F_PLACING 524288  /* FUNC: OVERLAY(s PLACING r FROM p [FOR n]) */
 #define SQL_F_SYSTEM (1 << 22) /* CREATE / DROP TEMPORARY SYSTEM FUNCTION */
+#define SQL_F_LATERAL (1 << 24) /* FROM_QUERY: LATERAL (query) (sql/plan_subquery.c) */
 #define SQL_F_TO (1 << 23)  /* FUNC: FLOOR(x TO unit) / CEIL(x TO unit), kids [x, IDENT unit] */
+#define SQL_F_ALTER (1 << 24) /* CREATE_FUNCTION: ALTER FUNCTION (flags IFEX, not IFNE) */
 #define SQL_F_TRUE 1
 
 typedef struct sql_node sql_node;

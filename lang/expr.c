@@ -156,6 +156,12 @@ void sl_expr_free_nodes(node *all)
 
 sl_type sl_expr_type(const sl_expr *e) { return e->root->type; }
 
+const sl_dtype *sl_expr_dtype(const sl_expr *e)
+{
+    if (e->root->dt) return e->root->dt;
+    return sl_dtype_basic(e->root->type);
+}
+
 void sl_expr_destroy(sl_expr *e)
 {
     if (!e) return;

@@ -62,6 +62,10 @@ void sl_expr_set_session_functions(const struct sl_udf_set *fns);
 const struct sl_udf_set *sl_expr_session_functions(void);
 
 sl_type sl_expr_type(const sl_expr *e);
+/* The full type of the result: a column reference's own descriptor
+ * (DECIMAL(10, 2), ROW<...>), else the basic one of sl_expr_type (NULL
+ * for a bare NULL literal's type). */
+const sl_dtype *sl_expr_dtype(const sl_expr *e);
 void sl_expr_destroy(sl_expr *e);
 
 /* Evaluate against `row`. Strings the result needs are allocated from

@@ -120,6 +120,7 @@ static const char *tname(sl_type t) { return sl_type_name(t); }
  * "INTERVAL DAY TO SECOND" for an interval. Valid for the next 3 calls. */
 static const char *ntname(bld *b, const node *n)
 {
+    if (n->dt) return n->dt->text; /* a column: its full type */
     if (!n->interval) return tname(n->type);
     char *s = b->names[b->nname++ % 4];
     if (n->ivs == n->ive) snprintf(s, sizeof b->names[0], "INTERVAL %s", iv_name[n->ive]);
@@ -461,6 +462,7 @@ static node *build_column(bld *b, const sql_node *e)
     node *n = new_node(b, N_COL, AT(e), 0);
     n->col = idx;
     n->type = b->in->fields[idx].type;
+    n->dt = b->in->fields[idx].dt;
     return n;
 }
 
@@ -477,7 +479,8 @@ static bool cast_allowed(sl_type from, sl_type to)
     case SL_T_DOUBLE:
     case SL_T_BOOLEAN: return is_num_type(from) || from == SL_T_BOOLEAN || from == SL_T_STRING;
     case SL_T_TIMESTAMP: return from == SL_T_STRING;
-    case SL_T_NULL: return false;
+    case SL_T_NULL:
+    default: return false;
     }
     return false;
 }
@@ -1617,6 +1620,19 @@ static node *build(bld *b, const sql_node *e)
     }
     node *n = build_one(b, e);
     b->depth--;
+    /* The types beyond the original seven pass through a column reference
+     * and IS [NOT] NULL; operators and functions over them come later. */
+    for (int i = 0; n && n->op != N_COL && n->op != N_IS_NULL && i < n->nkids; i++) {
+        const node *k = n->kids[i];
+        if (k && !sl_type_is_classic(k->type)) {
+            perr(b, AT(e), "%s over %s is not supported yet (a column of that type can be "
+                 "selected as it is and tested with IS [NOT] NULL)",
+                 k->type == SL_T_DECIMAL ? "DECIMAL arithmetic, comparison or a function"
+                                         : "an operator or function",
+                 k->dt ? k->dt->text : sl_type_name(k->type));
+            return NULL;
+        }
+    }
     return n;
 }
 

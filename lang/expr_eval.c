@@ -586,7 +586,8 @@ static int eval_cast(const node *n, evctx *cx, sl_value *out)
         set_i(out, ms);
         return SL_OK;
     }
-    case SL_T_NULL: break;
+    case SL_T_NULL:
+    default: break; /* the checker admits no other target */
     }
     return SL_OK;
 bad_string:

@@ -92,6 +92,7 @@ struct node {
     int ln, cn;       /* line and column, for messages while checking */
     int height;       /* 1 for a leaf; bounds evaluation recursion */
     int col;          /* N_COL: index in the input schema */
+    const sl_dtype *dt; /* N_COL: the column's full type (else NULL: the basic one of type) */
     sl_value lit;     /* N_LIT: the value (a string points at `owned`) */
     char *owned;      /* N_LIT strings: the unescaped bytes */
     int nkids;

@@ -175,6 +175,20 @@ static char *CAT(sql_pctx *c, const char *a, const char *b)
     memcpy(s + la, b, lb);
     return s;
 }
+/* `name` with a backquote inside doubled (a ROW field in a type's text) */
+static char *QUOTEID(sql_pctx *c, const char *name)
+{
+    size_t n = strlen(name), k = 0;
+    char *s = sql_arena_alloc(c->a, 2 * n + 3);
+    s[k++] = '`';
+    for (size_t i = 0; i < n; i++) {
+        if (name[i] == '`') s[k++] = '`';
+        s[k++] = name[i];
+    }
+    s[k++] = '`';
+    s[k] = 0;
+    return s;
+}
 }
 
 %syntax_error {
@@ -275,7 +289,7 @@ static char *CAT(sql_pctx *c, const char *a, const char *b)
     DESCRIBE DESC EXPLAIN BEGIN TO FUNCTIONS JOBS CHANGELOG_MODE PLAN COMMENT OVERWRITE
     OUTER STOP JOB SAVEPOINT DRAIN ASC FILTER OVER ESCAPE UNKNOWN BOTH LEADING TRAILING POSITION
     METADATA VIRTUAL FIRST NEXT ROW ROWS ONLY SIMILAR PLACING MEASURES PATTERN DEFINE WITHIN AFTER
-    SKIP PER ONE ADD JAR JARS LANGUAGE REMOVE SYSTEM USER.
+    SKIP PER ONE ADD JAR JARS LANGUAGE REMOVE SYSTEM USER ARRAY MULTISET.
 
 /* COMMA and RP only decide POSITION(a IN (b)): the haystack in parentheses,
  * not an IN list (see exprlist). */
@@ -396,13 +410,13 @@ drop(A) ::= DROP(T) temp_opt(F) VIEW ifex_opt(G) name(X). { A = MK(ctx, SQL_DROP
 tbl_elems(A) ::= tbl_elem(X). { A = LIST1(ctx, X); }
 tbl_elems(A) ::= tbl_elems(L) COMMA tbl_elem(X). { A = ADD(ctx, L, X); }
 
-tbl_elem(A) ::= ident(X) typename(T) notnull_opt(F) comment_opt. {
+tbl_elem(A) ::= ident(X) coltype(T) notnull_opt(F) comment_opt. {
     NAMEOK(ctx, X);
     A = NAT(ctx, SQL_COLUMN, X); A->s = X->s; A->s2 = T->s; A->flags = F;
 }
 /* A metadata column: s2 the type, kids [0] the FROM key (an IDENT) or NULL,
  * flags METADATA [| VIRTUAL]. */
-tbl_elem(A) ::= ident(X) typename(T) METADATA meta_from(K) virtual_opt(V) comment_opt. {
+tbl_elem(A) ::= ident(X) coltype(T) METADATA meta_from(K) virtual_opt(V) comment_opt. {
     NAMEOK(ctx, X);
     A = NAT(ctx, SQL_COLUMN, X); A->s = X->s; A->s2 = T->s; A->flags = SQL_F_METADATA | V; ADD(ctx, A, K);
 }
@@ -438,10 +452,32 @@ typename(A) ::= ident(X) tlen_opt(L) tz_opt(Z). {
     A = X;
     A->s = CAT(ctx, CAT(ctx, UPSTR(ctx, X->s), L), Z);
 }
-/* MAP<K, V>: only the headers metadata column takes it */
-typename(A) ::= ident(X) LT typename(K) COMMA typename(V) GT. {
+/* ARRAY<t>, MULTISET<t>, MAP<k, v>, ROW<name t, ...>: the text is read by
+ * sl_dtype_parse (core/dtype.c), which checks names and arity. */
+typename(A) ::= ident(X) LT typeargs(L) GT. {
     A = X;
-    A->s = CAT(ctx, CAT(ctx, CAT(ctx, CAT(ctx, CAT(ctx, UPSTR(ctx, X->s), "<"), K->s), ", "), V->s), ">");
+    A->s = CAT(ctx, CAT(ctx, CAT(ctx, UPSTR(ctx, X->s), "<"), L), ">");
+}
+typename(A) ::= ROW(X) LT typeargs(L) GT. {
+    A = MK(ctx, SQL_IDENT, X);
+    A->s = CAT(ctx, CAT(ctx, "ROW<", L), ">");
+}
+typename(A) ::= ROW(X) LP typeargs(L) RP. {
+    A = MK(ctx, SQL_IDENT, X);
+    A->s = CAT(ctx, CAT(ctx, "ROW(", L), ")");
+}
+typename(A) ::= typename(T) ARRAY. { A = T; A->s = CAT(ctx, T->s, " ARRAY"); }
+typename(A) ::= typename(T) MULTISET. { A = T; A->s = CAT(ctx, T->s, " MULTISET"); }
+/* A column's type: any type, or an interval (which CAST spells its own way) */
+coltype(A) ::= typename(T). { A = T; }
+coltype(A) ::= INTERVAL(X) iv_unit(U). { A = MK(ctx, SQL_IDENT, X); A->s = CAT(ctx, "INTERVAL ", U->s); }
+%type typeargs {char *}
+typeargs(A) ::= typearg(X). { A = X; }
+typeargs(A) ::= typeargs(L) COMMA typearg(X). { A = CAT(ctx, CAT(ctx, L, ", "), X); }
+%type typearg {char *}
+typearg(A) ::= coltype(T) notnull_opt(F). { A = F ? CAT(ctx, T->s, " NOT NULL") : T->s; }
+typearg(A) ::= ident(N) coltype(T) notnull_opt(F) comment_opt. {
+    A = CAT(ctx, CAT(ctx, CAT(ctx, QUOTEID(ctx, N->s), " "), T->s), F ? " NOT NULL" : "");
 }
 %type tlen_opt {char *}
 tlen_opt(A) ::= . { A = ""; }
@@ -466,6 +502,11 @@ identlist(A) ::= identlist(L) COMMA ident(X). { A = ADD(ctx, L, NAMEOK(ctx, X));
 
 function_stmt(A) ::= CREATE(T) temp_opt(F) sys_opt(S) FUNCTION ifne_opt(G) name(X) AS STRING(I) lang_opt(L) using_opt(U). {
     A = MK(ctx, SQL_CREATE_FUNCTION, T); A->flags = F | S | G; A->s = X->s; A->s2 = STRVAL(ctx, I);
+    ADD(ctx, A, L); ADD(ctx, A, U);
+}
+function_stmt(A) ::= ALTER(T) temp_opt(F) sys_opt(S) FUNCTION ifex_opt(G) name(X) AS STRING(I) lang_opt(L) using_opt(U). {
+    A = MK(ctx, SQL_CREATE_FUNCTION, T); A->flags = F | S | G | SQL_F_ALTER; A->s = X->s;
+    A->s2 = STRVAL(ctx, I);
     ADD(ctx, A, L); ADD(ctx, A, U);
 }
 function_stmt(A) ::= DROP(T) temp_opt(F) sys_opt(S) FUNCTION ifex_opt(G) name(X). {
@@ -634,9 +675,9 @@ fromitem(A) ::= LP(P) query(Q) RP MATCH_RECOGNIZE(T) LP mr_body(B) RP alias_opt(
     A = B; A->line = T.line; A->col = T.col; A->s2 = AL ? AL->s : NULL;
     sql_node *f = MK(ctx, SQL_FROM_QUERY, P); ADD(ctx, f, Q); A->kids[0] = f;
 }
-mr_body(A) ::= mr_part(P) ORDER BY orderlist(O) mr_measures(M) mr_rows(R) mr_skip(S) PATTERN(PT) LP mr_pat(X) RP mr_within(W) DEFINE mr_defs(D). {
-    A = MK(ctx, SQL_FROM_MATCH, PT); ADD(ctx, A, NULL); ADD(ctx, A, P); ADD(ctx, A, O); ADD(ctx, A, M); ADD(ctx, A, R); ADD(ctx, A, S);
-    sql_node *pn = MK(ctx, SQL_IDENT, PT); pn->s = X->s; ADD(ctx, A, pn); ADD(ctx, A, W); ADD(ctx, A, D);
+mr_body(A) ::= mr_part(P) ORDER BY orderlist(O) mr_measures(M) mr_rows(R) mr_skip(K) LP mr_pat(X) RP mr_within(W) DEFINE mr_defs(D). {
+    A = NAT(ctx, SQL_FROM_MATCH, K); ADD(ctx, A, NULL); ADD(ctx, A, P); ADD(ctx, A, O); ADD(ctx, A, M); ADD(ctx, A, R); ADD(ctx, A, K->kids[0]);
+    sql_node *pn = NAT(ctx, SQL_IDENT, K); pn->s = X->s; ADD(ctx, A, pn); ADD(ctx, A, W); ADD(ctx, A, D);
 }
 mr_part(A) ::= . { A = NULL; }
 mr_part(A) ::= PARTITION BY exprlist(L). { A = L; }
@@ -648,10 +689,18 @@ mr_item(A) ::= expr(E) AS ident(X). { A = NAT(ctx, SQL_ITEM, E); A->s = X->s; AD
 mr_rows(A) ::= . { A = NULL; }
 mr_rows(A) ::= ONE(T) ident(R) PER ident(M). { A = MK(ctx, SQL_IDENT, T); A->s = UPSTR(ctx, CAT(ctx, "ONE ", CAT(ctx, CAT(ctx, R->s, " PER "), M->s))); }
 mr_rows(A) ::= ALL(T) ident(R) PER ident(M). { A = MK(ctx, SQL_IDENT, T); A->s = UPSTR(ctx, CAT(ctx, "ALL ", CAT(ctx, CAT(ctx, R->s, " PER "), M->s))); }
-mr_skip(A) ::= . { A = NULL; }
-mr_skip(A) ::= AFTER(T) ident(M) SKIP mr_skipto(X). { A = X; A->line = T.line; A->col = T.col; if (strcasecmp(M->s, "MATCH")) A->s = "?"; }
-mr_skipto(A) ::= ident(P) ident(L) ident(R). { A = NAT(ctx, SQL_IDENT, P); A->s = UPSTR(ctx, CAT(ctx, CAT(ctx, P->s, " "), CAT(ctx, CAT(ctx, L->s, " "), R->s))); }
-mr_skipto(A) ::= TO(T) ident(X) ident(V). { A = MK(ctx, SQL_IDENT, T); A->s = UPSTR(ctx, CAT(ctx, "TO ", X->s)); A->s2 = V->s; if (!strcasecmp(X->s, "NEXT") && !strcasecmp(V->s, "ROW")) { A->s = "TO NEXT ROW"; A->s2 = NULL; } }
+/* mr_skip: [AFTER MATCH SKIP ...] PATTERN, one node at PATTERN whose kid is the
+ * skip IDENT or NULL. PATTERN is in each rule so that after `SKIP TO v` it is
+ * shifted, not taken as a further identifier through its fallback to ID. */
+mr_skip(A) ::= PATTERN(PT). { A = MK(ctx, SQL_IDENT, PT); A->s = "PATTERN"; ADD(ctx, A, NULL); }
+mr_skip(A) ::= mr_after(X) PATTERN(PT). { A = MK(ctx, SQL_IDENT, PT); A->s = "PATTERN"; ADD(ctx, A, X); }
+mr_skip(A) ::= mr_after_to(X) ident(V) PATTERN(PT). { A = MK(ctx, SQL_IDENT, PT); A->s = "PATTERN"; ADD(ctx, A, X); if (strcmp(X->s, "?")) X->s = "TO LAST"; X->s2 = V->s; } /* SKIP TO v: TO LAST v */
+mr_skip(A) ::= mr_after_to(X) ident(W) ident(V) PATTERN(PT). {
+    A = MK(ctx, SQL_IDENT, PT); A->s = "PATTERN"; ADD(ctx, A, X); X->s2 = V->s;
+    if (!strcmp(X->s, "?")) {} else if (!strcasecmp(W->s, "NEXT") && !strcasecmp(V->s, "ROW")) { X->s = "TO NEXT ROW"; X->s2 = NULL; } else X->s = UPSTR(ctx, CAT(ctx, "TO ", W->s));
+}
+mr_after(A) ::= AFTER(T) ident(M) SKIP ident(P) ident(L) ident(R). { A = MK(ctx, SQL_IDENT, T); A->s = UPSTR(ctx, CAT(ctx, CAT(ctx, P->s, " "), CAT(ctx, CAT(ctx, L->s, " "), R->s))); if (strcasecmp(M->s, "MATCH")) A->s = "?"; }
+mr_after_to(A) ::= AFTER(T) ident(M) SKIP TO. { A = MK(ctx, SQL_IDENT, T); A->s = strcasecmp(M->s, "MATCH") ? "?" : "TO"; }
 %type mr_pat {sql_node *}
 mr_pat(A) ::= mr_seq(X). { A = X; }
 mr_pat(A) ::= mr_pat(L) PIPE mr_seq(R). { A = L; A->s = CAT(ctx, L->s, CAT(ctx, " | ", R->s)); }
@@ -676,6 +725,10 @@ mr_defs(A) ::= mr_def(X). { A = LIST1(ctx, X); }
 mr_defs(A) ::= mr_defs(L) COMMA mr_def(X). { A = ADD(ctx, L, X); }
 mr_def(A) ::= ident(V) AS expr(E). { A = NAT(ctx, SQL_ITEM, V); A->s = V->s; ADD(ctx, A, E); }
 
+/* LATERAL (query) [[AS] t [(a, b)]]: a correlated subquery of FROM (sql/plan_subquery.c) */
+fromitem(A) ::= LATERAL(T) LP query(Q) RP alias_opt(AL). { A = MK(ctx, SQL_FROM_QUERY, T); A->flags = SQL_F_LATERAL; A->s2 = AL ? AL->s : NULL; ADD(ctx, A, Q); }
+fromitem(A) ::= LATERAL(T) LP query(Q) RP ident(AL) LP identlist(C) RP. { NAMEOK(ctx, AL); A = MK(ctx, SQL_FROM_QUERY, T); A->flags = SQL_F_LATERAL; A->s2 = AL->s; ADD(ctx, A, Q); ADD(ctx, A, C); }
+fromitem(A) ::= LATERAL(T) LP query(Q) RP AS ident(AL) LP identlist(C) RP. { NAMEOK(ctx, AL); A = MK(ctx, SQL_FROM_QUERY, T); A->flags = SQL_F_LATERAL; A->s2 = AL->s; ADD(ctx, A, Q); ADD(ctx, A, C); }
 /* LATERAL TABLE(f(x)) [[AS] t(a, b)]: a table function's rows per row of the left side */
 fromitem(A) ::= LATERAL(T) TABLE LP expr(E) RP alias_opt(AL). { A = MK(ctx, SQL_FROM_LATERAL, T); A->s2 = AL ? AL->s : NULL; ADD(ctx, A, E); ADD(ctx, A, NULL); }
 fromitem(A) ::= LATERAL(T) TABLE LP expr(E) RP ident(AL) LP identlist(C) RP. { A = MK(ctx, SQL_FROM_LATERAL, T); A->s2 = AL->s; ADD(ctx, A, E); ADD(ctx, A, C); }
@@ -743,6 +796,11 @@ expr(A) ::= expr(X) IS(T) UNKNOWN. { A = OPAT(NAT(ctx, SQL_IS, X), T); A->s = "U
 expr(A) ::= expr(X) IS(T) NOT UNKNOWN. { A = OPAT(NAT(ctx, SQL_IS, X), T); A->s = "UNKNOWN"; A->flags = SQL_F_NOT; ADD(ctx, A, X); }
 expr(A) ::= expr(X) IN(T) LP exprlist(L) RP. { A = OPAT(NAT(ctx, SQL_IN, X), T); ADD(ctx, A, X); ADD(ctx, A, L); }
 expr(A) ::= expr(X) NOT IN(T) LP exprlist(L) RP. [IN] { A = OPAT(NAT(ctx, SQL_IN, X), T); A->flags = SQL_F_NOT; ADD(ctx, A, X); ADD(ctx, A, L); }
+/* subqueries (sql/plan_subquery.c): x [NOT] IN (query), [NOT] EXISTS (query), (query) */
+expr(A) ::= expr(X) IN(T) LP query(Q) RP. { A = OPAT(NAT(ctx, SQL_SUBQUERY, X), T); A->s = "IN"; ADD(ctx, A, X); ADD(ctx, A, Q); }
+expr(A) ::= expr(X) NOT IN(T) LP query(Q) RP. [IN] { A = OPAT(NAT(ctx, SQL_SUBQUERY, X), T); A->s = "IN"; A->flags = SQL_F_NOT; ADD(ctx, A, X); ADD(ctx, A, Q); }
+expr(A) ::= EXISTS(T) LP query(Q) RP. { A = MK(ctx, SQL_SUBQUERY, T); A->s = "EXISTS"; ADD(ctx, A, NULL); ADD(ctx, A, Q); }
+expr(A) ::= LP(T) query(Q) RP. [COMMA] { A = MK(ctx, SQL_SUBQUERY, T); A->s = "SCALAR"; ADD(ctx, A, NULL); ADD(ctx, A, Q); }
 expr(A) ::= expr(X) LIKE(T) expr(P). { A = OPAT(NAT(ctx, SQL_LIKE, X), T); ADD(ctx, A, X); ADD(ctx, A, P); }
 expr(A) ::= expr(X) NOT LIKE(T) expr(P). [LIKE] { A = OPAT(NAT(ctx, SQL_LIKE, X), T); A->flags = SQL_F_NOT; ADD(ctx, A, X); ADD(ctx, A, P); }
 expr(A) ::= expr(X) LIKE(T) expr(P) ESCAPE expr(E). [LIKE] { A = OPAT(NAT(ctx, SQL_LIKE, X), T); ADD(ctx, A, X); ADD(ctx, A, P); ADD(ctx, A, E); }

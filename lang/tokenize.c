@@ -25,7 +25,8 @@ static const struct kw {
     const char *name;
     int type;
 } keywords[] = {
-    {"ADD", TK_ADD}, {"AFTER", TK_AFTER}, {"ALL", TK_ALL}, {"AND", TK_AND}, {"AS", TK_AS},
+    {"ADD", TK_ADD}, {"AFTER", TK_AFTER}, {"ALL", TK_ALL}, {"ALTER", TK_ALTER}, {"AND", TK_AND},
+    {"ARRAY", TK_ARRAY}, {"AS", TK_AS},
     {"ASC", TK_ASC}, {"BEGIN", TK_BEGIN}, {"BETWEEN", TK_BETWEEN}, {"BOTH", TK_BOTH}, {"BY", TK_BY},
     {"CASE", TK_CASE}, {"CAST", TK_CAST}, {"CHANGELOG_MODE", TK_CHANGELOG_MODE},
     {"COMMENT", TK_COMMENT}, {"CREATE", TK_CREATE}, {"CROSS", TK_CROSS}, {"DAY", TK_DAY},
@@ -43,7 +44,7 @@ static const struct kw {
     {"LATERAL", TK_LATERAL}, {"LEADING", TK_LEADING}, {"LEFT", TK_LEFT}, {"LIKE", TK_LIKE},
     {"LIMIT", TK_LIMIT}, {"LOCAL", TK_LOCAL}, {"MATCH_RECOGNIZE", TK_MATCH_RECOGNIZE},
     {"MEASURES", TK_MEASURES}, {"METADATA", TK_METADATA}, {"MINUTE", TK_MINUTE},
-    {"MONTH", TK_MONTH}, {"NEXT", TK_NEXT}, {"NOT", TK_NOT}, {"NULL", TK_NULL},
+    {"MONTH", TK_MONTH}, {"MULTISET", TK_MULTISET}, {"NEXT", TK_NEXT}, {"NOT", TK_NOT}, {"NULL", TK_NULL},
     {"OFFSET", TK_OFFSET}, {"ON", TK_ON}, {"ONE", TK_ONE}, {"ONLY", TK_ONLY}, {"OR", TK_OR},
     {"ORDER", TK_ORDER}, {"OUTER", TK_OUTER}, {"OVER", TK_OVER}, {"OVERWRITE", TK_OVERWRITE},
     {"PARTITION", TK_PARTITION}, {"PATTERN", TK_PATTERN}, {"PER", TK_PER}, {"PLACING", TK_PLACING},

@@ -92,7 +92,7 @@ static void *calc_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
 
     json_t *jp = json_object_get(v->config, "projection");
     if (!jp || json_is_null(jp)) {
-        for (int i = 0; i < in->n; i++) sl_schema_add(out, in->fields[i].name, in->fields[i].type);
+        for (int i = 0; i < in->n; i++) sl_schema_add_dt(out, in->fields[i].name, in->fields[i].dt);
         return pl;
     }
     if (!json_is_array(jp)) {
@@ -137,7 +137,7 @@ static void *calc_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
             free(name);
             goto fail;
         }
-        sl_schema_add(out, name, t);
+        sl_schema_add_dt(out, name, sl_expr_dtype(e));
         free(name);
     }
     return pl;

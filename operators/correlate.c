@@ -127,7 +127,7 @@ static void *corr_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
                   pl->ncols, pl->ncols == 1 ? "" : "s", fname);
         goto fail;
     }
-    for (int i = 0; i < in->n; i++) sl_schema_add(pc->out, in->fields[i].name, in->fields[i].type);
+    for (int i = 0; i < in->n; i++) sl_schema_add_dt(pc->out, in->fields[i].name, in->fields[i].dt);
     for (int i = 0; i < pl->ncols; i++) {
         const char *nm = jcols ? json_string_value(json_array_get(jcols, (size_t)i)) : pl->fn->cols.fields[i].name;
         if (!nm || !*nm || sl_schema_find(pc->out, nm) >= 0) {
@@ -135,7 +135,7 @@ static void *corr_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
                       pl->vid, i + 1, fname, nm && *nm ? nm : "none given");
             goto fail;
         }
-        sl_schema_add(pc->out, nm, pl->fn->cols.fields[i].type);
+        sl_schema_add_dt(pc->out, nm, pl->fn->cols.fields[i].dt);
     }
     if (pc->out->n > SL_MAX_FIELDS) {
         sl_seterr(err, errlen, "vertex '%s': more than %d columns", pl->vid, SL_MAX_FIELDS);
@@ -220,9 +220,12 @@ static int corr_process(sl_op *op, int input, sl_row *row)
         }
     }
     if (!skip) {
-        sl_udf_table_fn fn = (sl_udf_table_fn)atomic_load_explicit(&pl->fn->fn, memory_order_acquire);
+        void *fp = atomic_load_explicit(&pl->fn->fn, memory_order_acquire);
         sl_udf_ctx ctx = {.abi = SL_UDF_ABI_VERSION, .alloc = corr_alloc, .emit = corr_emit, .host = st};
-        int frc = fn(&ctx, st->args, pl->nargs);
+        /* a Python function goes through the TaskManager's Python host (core/udf_sig.h) */
+        int frc = pl->fn->python
+                      ? sl_udf_host_get()->call_table(fp, pl->fn, &ctx, st->args, pl->nargs)
+                      : ((sl_udf_table_fn)fp)(&ctx, st->args, pl->nargs);
         if (st->emit_rc != SL_OK) return st->emit_rc; /* downstream failed: its message stands */
         if (frc != 0 || st->emitted > pl->max_rows) {
             ctx.err[sizeof ctx.err - 1] = 0;

@@ -265,6 +265,9 @@ static int plan_field(const sl_vertex *v, const sl_field *col, const field_opts 
     case SL_T_BOOLEAN:
     case SL_T_NULL:
         break;
+    default:
+        return sl_seterr(err, errlen, "vertex '%s': datagen cannot generate %s column '%s' yet",
+                         id, col->dt->text, col->name);
     }
     return SL_OK;
 }
@@ -550,7 +553,8 @@ static void gen_row(datagen_state *st, dg_seg *sg, int64_t now_wall)
             if (gf->max_past > 0)
                 v->v.i -= (int64_t)sl_rng_below(rng, (uint64_t)gf->max_past + 1);
             break;
-        case SL_T_NULL: v->isnull = true; break;
+        case SL_T_NULL:
+        default: v->isnull = true; break; /* refused at planning */
         }
     }
 }

@@ -22,6 +22,113 @@ static void put_plain(sl_buf *b, const sl_value *v, sl_type t)
     if (n > 0) sl_buf_put(b, tmp, SL_MIN((size_t)n, sizeof tmp - 1));
 }
 
+/* The text of a value as sl_value_format_dt writes it, appended. */
+static void put_text_dt(sl_buf *b, const sl_value *v, const sl_dtype *dt)
+{
+    char *room = sl_buf_room(b, 64);
+    int n = sl_value_format_dt(room, b->cap - b->len, v, dt);
+    if ((size_t)n >= b->cap - b->len) {
+        room = sl_buf_room(b, (size_t)n + 1);
+        n = sl_value_format_dt(room, b->cap - b->len, v, dt);
+    }
+    sl_buf_added(b, (size_t)n);
+}
+
+/* TIME / TIMESTAMP's fraction for the json format: the digits up to the
+ * last non-zero one (none when it is zero). */
+static void put_fraction(sl_buf *out, int64_t ms_of_sec, int32_t nano)
+{
+    int64_t ns = ms_of_sec * 1000000 + nano;
+    if (!ns) return;
+    char f[16];
+    int n = snprintf(f, sizeof f, ".%09lld", (long long)ns);
+    while (n > 1 && f[n - 1] == '0') n--;
+    sl_buf_put(out, f, (size_t)n);
+}
+
+void sl_fmt_json_value_dt(sl_buf *out, const sl_value *v, const sl_dtype *dt)
+{
+    if (v->isnull || (sl_type_is_classic(dt->kind) && !sl_dtype_has_nanos(dt))) {
+        sl_fmt_json_value(out, v, dt->kind);
+        return;
+    }
+    char tmp[64];
+    switch (dt->kind) {
+    case SL_T_DATE:
+        sl_buf_putc(out, '"');
+        put_text_dt(out, v, dt);
+        sl_buf_putc(out, '"');
+        break;
+    case SL_T_TIME: { /* HH:mm:ss[.fraction] */
+        int64_t ms = v->v.i;
+        int n = snprintf(tmp, sizeof tmp, "\"%02d:%02d:%02d", (int)(ms / 3600000),
+                         (int)(ms / 60000 % 60), (int)(ms / 1000 % 60));
+        sl_buf_put(out, tmp, (size_t)n);
+        put_fraction(out, ms % 1000, dt->p > 3 ? v->v.ts.nano : 0);
+        sl_buf_putc(out, '"');
+        break;
+    }
+    case SL_T_TIMESTAMP: { /* p > 3: yyyy-MM-dd HH:mm:ss[.fraction] */
+        int64_t msec = (v->v.i % 1000 + 1000) % 1000; /* the ms within the second */
+        int n = sl_ts_text(tmp, sizeof tmp, v->v.i - msec, SL_TS_SQL);
+        sl_buf_putc(out, '"');
+        sl_buf_put(out, tmp, SL_MIN((size_t)n, sizeof tmp - 1));
+        put_fraction(out, msec, v->v.ts.nano);
+        sl_buf_putc(out, '"');
+        break;
+    }
+    case SL_T_ARRAY:
+    case SL_T_MAP:
+    case SL_T_MULTISET:
+    case SL_T_ROW: {
+        sl_nested_reader r;
+        sl_value e, mv;
+        uint32_t n = sl_nested_open(&r, dt, v);
+        bool arr = dt->kind == SL_T_ARRAY;
+        sl_buf_putc(out, arr ? '[' : '{');
+        for (uint32_t i = 0; i < n && sl_nested_next(&r, &e, &mv); i++) {
+            if (i) sl_buf_putc(out, ',');
+            const sl_dtype *et = sl_nested_elem_type(dt, i);
+            if (dt->kind == SL_T_ROW) {
+                sl_buf_putc(out, '"');
+                sl_json_escape(out, dt->names[i], strlen(dt->names[i]));
+                sl_buf_put(out, "\":", 2);
+                sl_fmt_json_value_dt(out, &e, et);
+            } else if (arr) {
+                sl_fmt_json_value_dt(out, &e, et);
+            } else { /* a key as its text, then the value */
+                sl_buf_putc(out, '"');
+                if (e.isnull) {
+                    sl_buf_put(out, "null", 4);
+                } else {
+                    size_t at = out->len;
+                    put_text_dt(out, &e, et);
+                    if (et->kind == SL_T_STRING) { /* escape the raw text */
+                        out->len = at;
+                        sl_json_escape(out, e.v.s.p, e.v.s.len);
+                    }
+                }
+                sl_buf_put(out, "\":", 2);
+                sl_fmt_json_value_dt(out, &mv, dt->kind == SL_T_MAP ? dt->val
+                                                                    : sl_dtype_basic(SL_T_INT));
+            }
+        }
+        sl_buf_putc(out, arr ? ']' : '}');
+        break;
+    }
+    case SL_T_FLOAT:
+        if (!isfinite(v->v.d)) {
+            sl_buf_putc(out, '"');
+            put_text_dt(out, v, dt);
+            sl_buf_putc(out, '"');
+            break;
+        }
+        put_text_dt(out, v, dt);
+        break;
+    default: put_text_dt(out, v, dt); /* TINYINT, SMALLINT, DECIMAL, intervals: numbers */
+    }
+}
+
 void sl_fmt_json_value(sl_buf *out, const sl_value *v, sl_type t)
 {
     if (v->isnull) {
@@ -67,7 +174,7 @@ void sl_fmt_json_fields(sl_buf *out, const kf_codec *c, const sl_row *row)
         sl_buf_putc(out, '"');
         sl_json_escape(out, c->name[i], c->namelen[i]);
         sl_buf_put(out, "\":", 2);
-        sl_fmt_json_value(out, &row->vals[c->slot[i]], c->type[i]);
+        sl_fmt_json_value_dt(out, &row->vals[c->slot[i]], c->dt[i]);
     }
 }
 
@@ -87,13 +194,18 @@ void sl_fmt_json_client_row(sl_buf *out, const sl_row *row, const sl_schema *s)
         sl_buf_put(out, ",\"", 2);
         if (t == SL_T_STRING || t == SL_T_BYTES) {
             sl_json_escape(out, v->v.s.p, v->v.s.len);
-        } else {
+        } else if (sl_type_is_classic(t) && !sl_dtype_has_nanos(s->fields[i].dt)) {
             char tmp[64];
             int n = t == SL_T_TIMESTAMP ? sl_ts_text(tmp, sizeof tmp, v->v.i, SL_TS_SPACE)
                                         : sl_value_format(tmp, sizeof tmp, v, t);
             if (n < 0) n = 0;
             if ((size_t)n >= sizeof tmp) n = (int)sizeof tmp - 1;
             sl_json_escape(out, tmp, (size_t)n);
+        } else { /* the print text (nested values can be long: format, then escape) */
+            sl_buf txt = SL_BUF_INIT;
+            put_text_dt(&txt, v, s->fields[i].dt);
+            sl_json_escape(out, txt.p, txt.len);
+            sl_buf_free(&txt);
         }
         sl_buf_putc(out, '"');
     }

@@ -30,6 +30,11 @@
 
 /* v (of type t) as Flink's json format writes a value, appended to out. */
 void sl_fmt_json_value(sl_buf *out, const sl_value *v, sl_type t);
+/* The same for any type: DATE "2026-01-01", TIME "10:00:01.5", TIMESTAMP(p)
+ * "2026-01-01 00:00:00.123456", DECIMAL, TINYINT, SMALLINT, FLOAT as
+ * numbers, ARRAY as an array, MAP and MULTISET as an object (keys as their
+ * text), ROW as an object by field name. */
+void sl_fmt_json_value_dt(sl_buf *out, const sl_value *v, const sl_dtype *dt);
 
 /* The codec's columns of row as the members of a json-format object,
  * "name":value separated by commas, without the braces (callers add their

@@ -226,13 +226,13 @@ static void *lk_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
     }
     pl->sql = sl_buf_take(&b);
     sl_schema_init(pc->out);
-    for (int i = 0; i < pl->nleft; i++) sl_schema_add(pc->out, in->fields[i].name, in->fields[i].type);
+    for (int i = 0; i < pl->nleft; i++) sl_schema_add_dt(pc->out, in->fields[i].name, in->fields[i].dt);
     for (int i = 0; i < pl->nright; i++) {
         const char *name = pl->right.fields[i].name;
         char alt[300];
         snprintf(alt, sizeof alt, "%s", name);
         for (int k = 0; sl_schema_find(pc->out, alt) >= 0; k++) snprintf(alt, sizeof alt, "%s%d", name, k);
-        sl_schema_add(pc->out, alt, pl->right.fields[i].type);
+        sl_schema_add_dt(pc->out, alt, pl->right.fields[i].dt);
     }
     return pl;
 fail:

@@ -84,7 +84,7 @@ int sl_join_plan(sl_plan_ctx *pc, sl_join_spec *js, char *err, size_t errlen)
     for (int i = 0; i < rs->n; i++) {
         const char *name = rs->fields[i].name;
         if (sl_schema_find(pc->out, name) < 0) {
-            sl_schema_add(pc->out, name, rs->fields[i].type);
+            sl_schema_add_dt(pc->out, name, rs->fields[i].dt);
             continue;
         }
         char alt[300];
@@ -92,7 +92,7 @@ int sl_join_plan(sl_plan_ctx *pc, sl_join_spec *js, char *err, size_t errlen)
             snprintf(alt, sizeof alt, "%s%d", name, k);
             if (sl_schema_find(pc->out, alt) < 0) break;
         }
-        sl_schema_add(pc->out, alt, rs->fields[i].type);
+        sl_schema_add_dt(pc->out, alt, rs->fields[i].dt);
     }
     return SL_OK;
 }

@@ -32,7 +32,11 @@
 #include "kafka_common.h"
 #include "base64.h"
 #include "format_csv.h"
+#include "bytes.h"
+#include "calendar.h"
 #include "format_json.h"
+#include "bytes.h"
+#include "calendar.h"
 #include "json_escape.h"
 
 #define KF_MAX_DEPTH 64
@@ -66,11 +70,23 @@ int kf_codec_init(kf_codec *c, kf_format fmt, const sl_schema *s, const int *col
     c->n = n;
     c->slot = sl_calloc((size_t)n + 1, sizeof *c->slot);
     c->type = sl_calloc((size_t)n + 1, sizeof *c->type);
+    c->dt = sl_calloc((size_t)n + 1, sizeof *c->dt);
     c->name = sl_calloc((size_t)n + 1, sizeof *c->name);
     c->namelen = sl_calloc((size_t)n + 1, sizeof *c->namelen);
     for (int i = 0; i < n; i++) {
         c->slot[i] = cols[i];
         c->type[i] = s->fields[cols[i]].type;
+        c->dt[i] = s->fields[cols[i]].dt;
+        if (!sl_type_is_classic(c->type[i]) || sl_dtype_has_nanos(c->dt[i])) {
+            if (fmt != KF_JSON) {
+                sl_seterr(err, errlen, "vertex '%s': column '%s': the %s format cannot carry %s "
+                          "values yet (json can)", vid, s->fields[cols[i]].name,
+                          kf_format_name(fmt), c->dt[i]->text);
+                kf_codec_free(c);
+                return SL_ERR;
+            }
+            c->wide = true;
+        }
         c->name[i] = sl_strdup(s->fields[cols[i]].name);
         c->namelen[i] = strlen(c->name[i]);
     }
@@ -82,6 +98,7 @@ void kf_codec_free(kf_codec *c)
     for (int i = 0; c->name && i < c->n; i++) free(c->name[i]);
     free(c->slot);
     free(c->type);
+    free(c->dt);
     free(c->name);
     free(c->namelen);
     memset(c, 0, sizeof *c);
@@ -215,8 +232,9 @@ static int parse_text(sl_type t, const char *s, size_t n, sl_value *v, sl_buf *s
     case SL_T_NULL:
         v->isnull = true;
         return SL_OK;
+    default: break;
     }
-    return SL_ERR;
+    return sl_seterr(why, whylen, "the format cannot read %s values yet", sl_type_name(t));
 }
 
 /* ---- json decoding -------------------------------------------------------- */
@@ -441,11 +459,480 @@ static int jskip(jcur *c, int depth, sl_buf *str, char *why, size_t whylen)
     return SL_OK;
 }
 
+/* ---- the types beyond the original seven (json) ------------------------- */
+
+/* Exact decimal text ([-+]digits[.digits][e[-+]digits]) as the unscaled
+ * value of DECIMAL(p, s), rounded half up to s digits (Java's HALF_UP, as
+ * Flink's json format rounds). 1: fits; 0: more digits than p (Flink reads
+ * such a value as NULL); -1: not a number. */
+static int dec_parse(const char *s, size_t n, int p, int sc, sl_value *v)
+{
+    size_t i = 0;
+    bool neg = false;
+    if (i < n && (s[i] == '-' || s[i] == '+')) neg = s[i++] == '-';
+    /* collect the significant digits and where the point is */
+    char dg[96];
+    int nd = 0, point = -1, lead = 1;
+    size_t start = i;
+    for (; i < n; i++) {
+        char c = s[i];
+        if (c == '.' && point < 0) point = nd;
+        else if (c >= '0' && c <= '9') {
+            if (lead && c == '0' && (point < 0)) continue; /* leading zeros of the integer part */
+            lead = 0;
+            if (nd >= (int)sizeof dg) return 0;
+            dg[nd++] = c;
+        } else break;
+    }
+    if (i == start || (i == start + 1 && s[start] == '.')) return -1;
+    if (point < 0) point = nd;
+    long e = 0;
+    if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+        i++;
+        bool eneg = false;
+        if (i < n && (s[i] == '-' || s[i] == '+')) eneg = s[i++] == '-';
+        size_t es = i;
+        for (; i < n && s[i] >= '0' && s[i] <= '9'; i++)
+            if (e < 100000) e = e * 10 + (s[i] - '0');
+        if (i == es) return -1;
+        if (eneg) e = -e;
+    }
+    if (i != n) return -1;
+    /* value = 0.dg * 10^(point + e); unscaled = value * 10^sc */
+    long intdigits = point + e + sc; /* digits of dg that land before the unscaled point */
+    unsigned __int128 x = 0, lim = 1;
+    for (int k = 0; k < p; k++) lim *= 10;
+    for (long k = 0; k < intdigits; k++) {
+        int d = k < nd ? dg[k] - '0' : 0;
+        x = x * 10 + (unsigned)d;
+        if (x >= lim) return 0;
+    }
+    if (intdigits >= 0 && intdigits < nd && dg[intdigits] >= '5') x += 1; /* HALF_UP */
+    if (x >= lim) return 0;
+    __int128 sx = neg ? -(__int128)x : (__int128)x;
+    v->v.dec.lo = (uint64_t)(unsigned __int128)sx;
+    v->v.dec.hi = (int64_t)((unsigned __int128)sx >> 64);
+    return 1;
+}
+
+/* HH:mm[:ss[.fffffffff]] into ms of the day and nanos of the ms. */
+static int parse_time_text(const char *s, size_t n, int64_t *ms, int32_t *nano)
+{
+    int h, mi, se = 0;
+    if (digits(s, n, 0, 2, &h) || n < 5 || s[2] != ':' || digits(s, n, 3, 2, &mi)) return SL_ERR;
+    size_t i = 5;
+    int64_t ns = 0;
+    if (i < n && s[i] == ':') {
+        if (digits(s, n, 6, 2, &se)) return SL_ERR;
+        i = 8;
+        if (i < n && s[i] == '.') {
+            i++;
+            int nd = 0;
+            while (i < n && s[i] >= '0' && s[i] <= '9' && nd < 9) ns = ns * 10 + (s[i++] - '0'), nd++;
+            if (nd == 0) return SL_ERR;
+            for (; nd < 9; nd++) ns *= 10;
+        }
+    }
+    if (i != n || h > 23 || mi > 59 || se > 59) return SL_ERR;
+    *ms = (h * 3600 + mi * 60 + se) * 1000LL + ns / 1000000;
+    *nano = (int32_t)(ns % 1000000);
+    return SL_OK;
+}
+
+/* A scalar of a new type from its JSON text (a string's content or a bare
+ * token). */
+static int scalar_dt(const sl_dtype *dt, const char *s, size_t n, bool quoted, sl_value *v,
+                     char *why, size_t whylen)
+{
+    char tmp[64], *end;
+    v->isnull = false;
+    switch (dt->kind) {
+    case SL_T_TINYINT:
+    case SL_T_SMALLINT: {
+        if (token(s, n, tmp, sizeof tmp) != SL_OK) goto bad;
+        errno = 0;
+        long long x = strtoll(tmp, &end, 10);
+        long long lim = dt->kind == SL_T_TINYINT ? 128 : 32768;
+        if (*end || end == tmp || errno || x < -lim || x >= lim)
+            return sl_seterr(why, whylen, "'%.*s' is not a %s", (int)SL_MIN(n, 40), s, dt->text);
+        v->v.i = x;
+        return SL_OK;
+    }
+    case SL_T_FLOAT: {
+        if (token(s, n, tmp, sizeof tmp) != SL_OK) goto bad;
+        double d = strtod(tmp, &end);
+        if (*end || end == tmp) goto bad;
+        v->v.d = (double)(float)d;
+        return SL_OK;
+    }
+    case SL_T_DECIMAL: {
+        int rc = dec_parse(s, n, dt->p, dt->s, v);
+        if (rc < 0) goto bad;
+        if (rc == 0) v->isnull = true; /* beyond the precision: NULL, as Flink */
+        return SL_OK;
+    }
+    case SL_T_DATE: {
+        int y, mo, d;
+        if (!quoted || n != 10 || digits(s, n, 0, 4, &y) || s[4] != '-' || digits(s, n, 5, 2, &mo) ||
+            s[7] != '-' || digits(s, n, 8, 2, &d) || mo < 1 || mo > 12 || d < 1 ||
+            d > sl_days_in_month(y, mo))
+            goto bad;
+        v->v.i = days_from_civil(y, (unsigned)mo, (unsigned)d);
+        return SL_OK;
+    }
+    case SL_T_TIME: {
+        int64_t ms;
+        int32_t ns;
+        if (!quoted || parse_time_text(s, n, &ms, &ns)) goto bad;
+        v->v.ts.ms = ms;
+        v->v.ts.nano = dt->p > 3 ? ns : 0;
+        return SL_OK;
+    }
+    case SL_T_TIMESTAMP: { /* p > 3: the digits beyond the ms too */
+        if (!quoted || n < 19) goto bad;
+        size_t k = 19, cut = n;
+        int32_t ns = 0;
+        if (k < n && s[k] == '.') {
+            size_t f = k + 1, nd = 0;
+            while (f + nd < n && s[f + nd] >= '0' && s[f + nd] <= '9') nd++;
+            if (nd > 3) {
+                for (size_t q = 3; q < 9; q++) ns = ns * 10 + (q < nd ? s[f + q] - '0' : 0);
+                memcpy(tmp, s, SL_MIN(n, sizeof tmp - 1));
+                cut = f + 3;
+            }
+        }
+        char b2[64];
+        size_t m = 0;
+        if (cut != n) { /* the text without the digits beyond the ms */
+            if (n >= sizeof b2) goto bad;
+            memcpy(b2, s, cut);
+            size_t rest = cut;
+            while (rest < n && s[rest] >= '0' && s[rest] <= '9') rest++;
+            memcpy(b2 + cut, s + rest, n - rest);
+            m = cut + (n - rest);
+            if (kf_parse_timestamp(b2, m, &v->v.ts.ms) != SL_OK) goto bad;
+        } else if (kf_parse_timestamp(s, n, &v->v.ts.ms) != SL_OK) {
+            goto bad;
+        }
+        v->v.ts.nano = ns;
+        return SL_OK;
+    }
+    default:
+        return sl_seterr(why, whylen, "the json format cannot read %s values yet", dt->text);
+    }
+bad:
+    return sl_seterr(why, whylen, "'%.*s' is not a %s", (int)SL_MIN(n, 40), s, dt->text);
+}
+
+/* Append n bytes to str, which must have room (reserved for the record):
+ * pointers into str stay valid. */
+static int sput(sl_buf *str, const void *p, size_t n, char *why, size_t whylen)
+{
+    if (str->cap - str->len <= n) return sl_seterr(why, whylen, "the record is too large to decode");
+    if (n) memcpy(str->p + str->len, p, n);
+    str->len += n;
+    return SL_OK;
+}
+
+static int jnested(const sl_dtype *dt, jcur *c, sl_buf *str, int depth, char *why, size_t whylen);
+
+/* One value of type dt at the cursor, written at the end of str in its
+ * field encoding; *isnull when it is null (nothing written). */
+static int jelem(const sl_dtype *dt, jcur *c, sl_buf *str, int depth, bool *isnull, char *why,
+                 size_t whylen)
+{
+    jws(c);
+    if (c->p >= c->e) return sl_seterr(why, whylen, "unexpected end");
+    *isnull = false;
+    const char *s = c->p;
+    if (*s == 'n') {
+        jtoken(c);
+        if (c->p - s == 4 && !memcmp(s, "null", 4)) {
+            *isnull = true;
+            return SL_OK;
+        }
+        return sl_seterr(why, whylen, "unexpected token");
+    }
+    sl_value v = {0};
+    if (sl_type_is_nested(dt->kind)) {
+        size_t at = str->len;
+        uint8_t len4[4] = {0};
+        if (sput(str, len4, 4, why, whylen)) return SL_ERR;
+        if (jnested(dt, c, str, depth + 1, why, whylen)) return SL_ERR;
+        size_t blen = str->len - at - 4;
+        if (blen > UINT32_MAX) return sl_seterr(why, whylen, "a value of %zu bytes", blen);
+        sl_put_le32((uint8_t *)str->p + at, (uint32_t)blen);
+        return SL_OK;
+    }
+    if (dt->kind == SL_T_STRING || dt->kind == SL_T_BYTES) {
+        size_t at = str->len;
+        uint8_t len4[4] = {0};
+        if (sput(str, len4, 4, why, whylen)) return SL_ERR;
+        const char *txt;
+        size_t n;
+        if (*s == '"') {
+            if (jstring(c, str, &txt, &n, why, whylen)) return SL_ERR;
+        } else {
+            if (jskip(c, depth + 1, str, why, whylen)) return SL_ERR;
+            txt = s;
+            n = (size_t)(c->p - s);
+            if (dt->kind == SL_T_BYTES) return sl_seterr(why, whylen, "BYTES must be a base64 string");
+        }
+        if (dt->kind == SL_T_BYTES) {
+            /* decode after the text, then move the bytes to follow the length */
+            const char *out;
+            uint32_t k;
+            if (str->cap - str->len <= n) return sl_seterr(why, whylen, "the record is too large");
+            if (b64_decode(txt, n, str, &out, &k) != SL_OK) return sl_seterr(why, whylen, "not base64");
+            memmove(str->p + at + 4, out, k);
+            str->len = at + 4 + k;
+            sl_put_le32((uint8_t *)str->p + at, k);
+            return SL_OK;
+        }
+        if (txt != str->p + at + 4 && sput(str, txt, n, why, whylen)) return SL_ERR;
+        if (n > UINT32_MAX) return sl_seterr(why, whylen, "a value of %zu bytes", n);
+        sl_put_le32((uint8_t *)str->p + at, (uint32_t)n);
+        return SL_OK;
+    }
+    /* a scalar: its text, then its fixed-width bytes */
+    const char *txt;
+    size_t n, mark = str->len;
+    bool quoted = *s == '"';
+    if (quoted) {
+        if (jstring(c, str, &txt, &n, why, whylen)) return SL_ERR;
+    } else {
+        if (*s == '{' || *s == '[') return sl_seterr(why, whylen, "a JSON %s for %s",
+                                                     *s == '{' ? "object" : "array", dt->text);
+        jtoken(c);
+        txt = s;
+        n = (size_t)(c->p - s);
+    }
+    int rc;
+    switch (dt->kind) {
+    case SL_T_BOOLEAN:
+        if (n == 4 && !memcmp(txt, "true", 4)) v.v.i = 1;
+        else if (n == 5 && !memcmp(txt, "false", 5)) v.v.i = 0;
+        else return sl_seterr(why, whylen, "'%.*s' is not a BOOLEAN", (int)SL_MIN(n, 40), txt);
+        rc = SL_OK;
+        break;
+    case SL_T_INT:
+    case SL_T_BIGINT:
+    case SL_T_DOUBLE:
+        rc = parse_text(dt->kind, txt, n, &v, str, why, whylen);
+        break;
+    case SL_T_TIMESTAMP:
+        if (dt->p <= 3) {
+            rc = quoted ? parse_text(SL_T_TIMESTAMP, txt, n, &v, str, why, whylen)
+                        : parse_text(SL_T_BIGINT, txt, n, &v, str, why, whylen);
+            break;
+        }
+        /* fall through */
+    default: rc = scalar_dt(dt, txt, n, quoted, &v, why, whylen); break;
+    }
+    str->len = mark; /* the unescaped text is no longer needed */
+    if (rc) return SL_ERR;
+    if (v.isnull) {
+        *isnull = true;
+        return SL_OK;
+    }
+    uint8_t fb[16];
+    size_t w = sl_datum_put(fb, &v, dt);
+    return sput(str, fb, w, why, whylen);
+}
+
+/* Mark element i of a bitmap at str offset bm as NULL. */
+static inline void set_null_bit(sl_buf *str, size_t bm, uint32_t i)
+{
+    str->p[bm + i / 8] = (char)((uint8_t)str->p[bm + i / 8] | (1u << (i % 8)));
+}
+
+/* A JSON array's elements / an object's keys or values (which = 0 keys,
+ * 1 values) as a bitmap + values sequence appended to str. */
+static int jseq(const sl_dtype *et, jcur *c, sl_buf *str, int depth, uint32_t count, int which,
+                char *why, size_t whylen)
+{
+    size_t bm = str->len, nb = ((size_t)count + 7) / 8;
+    static const uint8_t zero[64];
+    for (size_t k = 0; k < nb; k += sizeof zero)
+        if (sput(str, zero, SL_MIN(sizeof zero, nb - k), why, whylen)) return SL_ERR;
+    char close = which < 0 ? ']' : '}';
+    c->p++; /* [ or { */
+    jws(c);
+    if (c->p < c->e && *c->p == close) {
+        c->p++;
+        return SL_OK;
+    }
+    for (uint32_t i = 0;; i++) {
+        bool isnull = false;
+        if (which >= 0) { /* an object member: its key, then its value */
+            jws(c);
+            if (c->p >= c->e || *c->p != '"') return sl_seterr(why, whylen, "expected a key");
+            if (which == 0) {
+                /* the key is a JSON string: read it as the key type */
+                jcur one = *c;
+                if (jelem(et, &one, str, depth, &isnull, why, whylen)) return SL_ERR;
+                c->p = one.p;
+                jws(c);
+                if (c->p >= c->e || *c->p != ':') return sl_seterr(why, whylen, "expected ':'");
+                c->p++;
+                if (jskip(c, depth + 1, str, why, whylen)) return SL_ERR;
+            } else {
+                size_t mark = str->len;
+                if (jskip(c, depth + 1, str, why, whylen)) return SL_ERR;
+                str->len = mark;
+                jws(c);
+                if (c->p >= c->e || *c->p != ':') return sl_seterr(why, whylen, "expected ':'");
+                c->p++;
+                if (jelem(et, c, str, depth, &isnull, why, whylen)) return SL_ERR;
+            }
+        } else if (jelem(et, c, str, depth, &isnull, why, whylen)) {
+            char tmp[300];
+            snprintf(tmp, sizeof tmp, "element %u: %s", i + 1, why);
+            return sl_seterr(why, whylen, "%s", tmp);
+        }
+        if (isnull) set_null_bit(str, bm, i);
+        int more = jnext(c, close, why, whylen);
+        if (more < 0) return SL_ERR;
+        if (!more) break;
+    }
+    return SL_OK;
+}
+
+/* Elements of the array / members of the object at the cursor. */
+static int jcount(const jcur *c0, sl_buf *str, int depth, uint32_t *count, char *why, size_t whylen)
+{
+    jcur c = *c0;
+    size_t mark = str->len;
+    char open = *c.p, close = open == '[' ? ']' : '}';
+    uint32_t n = 0;
+    c.p++;
+    jws(&c);
+    if (c.p < c.e && *c.p == close) {
+        *count = 0;
+        return SL_OK;
+    }
+    for (;;) {
+        if (open == '{') {
+            if (jskip(&c, depth + 1, str, why, whylen)) return SL_ERR;
+            jws(&c);
+            if (c.p >= c.e || *c.p != ':') return sl_seterr(why, whylen, "expected ':'");
+            c.p++;
+        }
+        if (jskip(&c, depth + 1, str, why, whylen)) return SL_ERR;
+        str->len = mark;
+        n++;
+        int more = jnext(&c, close, why, whylen);
+        if (more < 0) return SL_ERR;
+        if (!more) break;
+    }
+    *count = n;
+    return SL_OK;
+}
+
+/* An ARRAY / MAP / MULTISET / ROW at the cursor as its canonical bytes
+ * appended to str. */
+static int jnested(const sl_dtype *dt, jcur *c, sl_buf *str, int depth, char *why, size_t whylen)
+{
+    if (depth > KF_MAX_DEPTH) return sl_seterr(why, whylen, "nested deeper than %d", KF_MAX_DEPTH);
+    jws(c);
+    char want = dt->kind == SL_T_ARRAY ? '[' : '{';
+    if (c->p >= c->e || *c->p != want)
+        return sl_seterr(why, whylen, "%s must be a JSON %s", dt->text,
+                         want == '[' ? "array" : "object");
+    if (dt->kind == SL_T_ROW) {
+        /* where each field's value is, then the fields in order */
+        const char *at[SL_MAX_FIELDS_DT];
+        memset(at, 0, sizeof at);
+        jcur o = *c;
+        o.p++;
+        jws(&o);
+        if (o.p < o.e && *o.p == '}') o.p++;
+        else
+            for (int more = 1; more;) {
+                const char *key;
+                size_t klen, mark = str->len;
+                if (jname(&o, str, &key, &klen, "a field name", why, whylen)) return SL_ERR;
+                for (int i = 0; i < dt->nfields; i++)
+                    if (strlen(dt->names[i]) == klen && !memcmp(dt->names[i], key, klen)) {
+                        jws(&o);
+                        at[i] = o.p;
+                    }
+                str->len = mark;
+                if (jskip(&o, depth + 1, str, why, whylen)) return SL_ERR;
+                str->len = mark;
+                if ((more = jnext(&o, '}', why, whylen)) < 0) return SL_ERR;
+            }
+        size_t bm = str->len, nb = ((size_t)dt->nfields + 7) / 8;
+        static const uint8_t zero[SL_MAX_FIELDS_DT / 8];
+        if (sput(str, zero, nb, why, whylen)) return SL_ERR;
+        for (int i = 0; i < dt->nfields; i++) {
+            bool isnull = true;
+            if (at[i]) {
+                jcur fc = {at[i], c->e};
+                if (jelem(dt->ftypes[i], &fc, str, depth, &isnull, why, whylen)) {
+                    char tmp[300];
+                    snprintf(tmp, sizeof tmp, "field '%s': %s", dt->names[i], why);
+                    return sl_seterr(why, whylen, "%s", tmp);
+                }
+            }
+            if (isnull) set_null_bit(str, bm, (uint32_t)i);
+        }
+        c->p = o.p;
+        return SL_OK;
+    }
+    uint32_t n = 0;
+    if (jcount(c, str, depth, &n, why, whylen)) return SL_ERR;
+    uint8_t n4[4];
+    sl_put_le32(n4, n);
+    if (sput(str, n4, 4, why, whylen)) return SL_ERR;
+    if (dt->kind == SL_T_ARRAY) return jseq(dt->elem, c, str, depth, n, -1, why, whylen);
+    jcur again = *c;
+    if (jseq(dt->elem, &again, str, depth, n, 0, why, whylen)) return SL_ERR;
+    const sl_dtype *vt = dt->kind == SL_T_MAP ? dt->val : sl_dtype_basic(SL_T_INT);
+    return jseq(vt, c, str, depth, n, 1, why, whylen);
+}
+
+/* A column of a new type (not one of the original seven). */
+static int jvalue_dt(const sl_dtype *dt, jcur *c, sl_value *v, sl_buf *str, char *why,
+                     size_t whylen)
+{
+    jws(c);
+    if (c->p >= c->e) return sl_seterr(why, whylen, "unexpected end");
+    if (sl_type_is_nested(dt->kind) && *c->p != 'n') {
+        size_t at = str->len;
+        if (jnested(dt, c, str, 1, why, whylen)) return SL_ERR;
+        if (str->len - at > UINT32_MAX) return sl_seterr(why, whylen, "a value too large");
+        v->isnull = false;
+        v->v.s.p = str->p + at;
+        v->v.s.len = (uint32_t)(str->len - at);
+        return SL_OK;
+    }
+    /* a scalar (or null): its field encoding, read back */
+    size_t at = str->len;
+    bool isnull;
+    if (jelem(dt, c, str, 1, &isnull, why, whylen)) return SL_ERR;
+    if (isnull) {
+        v->isnull = true;
+        return SL_OK;
+    }
+    size_t w;
+    int rc = sl_datum_get((const uint8_t *)str->p + at, str->len - at, dt, v, &w, why, whylen);
+    str->len = at;
+    return rc;
+}
+
 /* One field's value into column i. */
 static int jvalue(const kf_codec *cd, int i, jcur *c, sl_value *v, sl_buf *str, char *why,
                   size_t whylen)
 {
     sl_type t = cd->type[i];
+    if (!sl_type_is_classic(t) || sl_dtype_has_nanos(cd->dt[i])) {
+        if (jvalue_dt(cd->dt[i], c, v, str, why, whylen) == SL_OK) return SL_OK;
+        char tmp[300];
+        snprintf(tmp, sizeof tmp, "field '%s': %s", cd->name[i], why);
+        snprintf(why, whylen, "%s", tmp);
+        return SL_ERR;
+    }
     jws(c);
     if (c->p >= c->e) return sl_seterr(why, whylen, "unexpected end");
     const char *s = c->p;
@@ -742,7 +1229,10 @@ int kf_decode(const kf_codec *c, const char *p, size_t n, sl_value *vals, sl_buf
               size_t whylen)
 {
     str->len = 0;
-    sl_buf_reserve(str, n + 16); /* no reallocation while pointers into it exist */
+    /* no reallocation while pointers into it exist; nested values are
+     * built in it too, at most 16 bytes per byte of JSON text (a DECIMAL(38)
+     * element "1," takes 16 bytes and a bitmap bit) */
+    sl_buf_reserve(str, c->wide ? 16 * n + 64 : n + 16);
     for (int i = 0; i < c->n; i++) vals[c->slot[i]].isnull = true;
     switch (c->fmt) {
     case KF_JSON: return decode_json(c, p, n, vals, str, why, whylen);

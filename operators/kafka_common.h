@@ -41,6 +41,8 @@ typedef struct kf_codec {
     int n;              /* physical columns the format carries */
     int *slot;          /* per column: its index in the row */
     sl_type *type;      /* per column */
+    const sl_dtype **dt; /* per column: the full type */
+    bool wide;          /* a column beyond the original seven types (json only) */
     char **name;        /* per column (json field names) */
     size_t *namelen;
     bool ignore_errors; /* json.ignore-parse-errors / csv.ignore-parse-errors */

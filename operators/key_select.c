@@ -61,7 +61,7 @@ static void *ks_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
             rc = sl_seterr(err, errlen, "vertex '%s': key column '%s' is also a column of the "
                            "input (name the key's columns apart)", v->id, key.fields[i].name);
         else
-            sl_schema_add(pc->out, key.fields[i].name, key.fields[i].type);
+            sl_schema_add_dt(pc->out, key.fields[i].name, key.fields[i].dt);
     }
     ks_plan *pl = NULL;
     if (rc == SL_OK) {

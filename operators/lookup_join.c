@@ -227,11 +227,11 @@ static void *lj_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
     }
     /* the output: the input's first nleft columns, then the table's (join.h's names) */
     sl_schema_init(pc->out);
-    for (int i = 0; i < pl->nleft; i++) sl_schema_add(pc->out, in->fields[i].name, in->fields[i].type);
+    for (int i = 0; i < pl->nleft; i++) sl_schema_add_dt(pc->out, in->fields[i].name, in->fields[i].dt);
     for (int i = 0; i < pl->nright; i++) {
         const char *name = pl->right.fields[i].name;
         if (sl_schema_find(pc->out, name) < 0) {
-            sl_schema_add(pc->out, name, pl->right.fields[i].type);
+            sl_schema_add_dt(pc->out, name, pl->right.fields[i].dt);
             continue;
         }
         char alt[300];
@@ -239,7 +239,7 @@ static void *lj_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
             snprintf(alt, sizeof alt, "%s%d", name, k);
             if (sl_schema_find(pc->out, alt) < 0) break;
         }
-        sl_schema_add(pc->out, alt, pl->right.fields[i].type);
+        sl_schema_add_dt(pc->out, alt, pl->right.fields[i].dt);
     }
     return pl;
 fail:
@@ -249,7 +249,8 @@ fail:
 
 /* ---- the table ------------------------------------------------------------ */
 
-static inline int is_str(sl_type t) { return t == SL_T_STRING || t == SL_T_BYTES; }
+/* Values held as bytes (STRING, BYTES and the nested kinds' canonical bytes). */
+static inline int is_str(sl_type t) { return sl_type_is_var(t); }
 
 /* The hash of a row's key values (none NULL); the same for equal values of
  * equal types. */
@@ -264,9 +265,11 @@ static uint32_t key_hash(const sl_value *vals, const int *cols, int n, const sl_
         if (is_str(t)) {
             const char *p = strbase ? strbase + (uintptr_t)v->v.s.p : v->v.s.p;
             x = sl_murmur3_32(p, v->v.s.len, (uint32_t)k);
-        } else if (t == SL_T_DOUBLE) {
+        } else if (t == SL_T_DOUBLE || t == SL_T_FLOAT) {
             double d = v->v.d == 0.0 ? 0.0 : v->v.d; /* -0.0 equals 0.0 */
             memcpy(&x, &d, sizeof x);
+        } else if (t == SL_T_DECIMAL) {
+            x = v->v.dec.lo ^ sl_mix64((uint64_t)v->v.dec.hi);
         } else {
             x = (uint64_t)v->v.i;
         }
@@ -441,7 +444,8 @@ static inline int value_eq(const sl_value *a, const sl_value *b, sl_type t)
 {
     if (is_str(t))
         return a->v.s.len == b->v.s.len && (!a->v.s.len || !memcmp(a->v.s.p, b->v.s.p, a->v.s.len));
-    if (t == SL_T_DOUBLE) return a->v.d == b->v.d;
+    if (t == SL_T_DOUBLE || t == SL_T_FLOAT) return a->v.d == b->v.d;
+    if (t == SL_T_DECIMAL) return a->v.dec.lo == b->v.dec.lo && a->v.dec.hi == b->v.dec.hi;
     return a->v.i == b->v.i;
 }
 

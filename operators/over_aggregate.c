@@ -58,8 +58,11 @@
  *     empties the frame of a key that went quiet;
  *   - ROWS n PRECEDING: each row enters the frame, goes out with it, and
  *     the frame keeps the last n rows.
- * COUNT, SUM and AVG are retracted (agg.c); MIN and MAX are rebuilt from
- * the frame's records only when a row holding the extremum leaves;
+ * COUNT, SUM, AVG and user functions that declare retract are retracted
+ * (agg.c); MIN and MAX are rebuilt from the frame's records only when a row
+ * holding the extremum leaves; with a user function that declares no
+ * retract the whole accumulator is rebuilt from the frame whenever rows
+ * leave it (pl->rebuild);
  * FIRST_VALUE moves to the next non-NULL record when its record leaves,
  * LAST_VALUE becomes NULL. So a row costs its key's meta value read and
  * written (with the rows held for it, bounded by the watermark's delay)
@@ -74,6 +77,7 @@
 #include <strings.h>
 
 #include "agg.h"
+#include "udf_sig.h"
 #include "bytes.h"
 #include "jobgraph.h"
 #include "operator.h"
@@ -114,6 +118,8 @@ typedef struct ov_plan {
     uint8_t *need;      /* per input column: a frame record keeps it (aggregate
                            argument, FILTER, FIRST_VALUE/LAST_VALUE column) */
     bool has_minmax;    /* some aggregate is MIN or MAX */
+    bool rebuild;       /* some user function declares no retract: a bounded frame's
+                           accumulator is rebuilt from its rows when rows leave it */
 } ov_plan;
 
 typedef struct ov_state {
@@ -232,6 +238,10 @@ static int valfn_args(ov_plan *pl, const sl_schema *in, ov_out *o, char args[3][
     if (o->col < 0)
         return sl_seterr(err, errlen, "vertex '%s': aggregate %d: %s(%s): no such column",
                          pl->vid, item, fn, args[0]);
+    if (!sl_type_is_classic(in->fields[o->col].type) || sl_dtype_has_nanos(in->fields[o->col].dt))
+        return sl_seterr(err, errlen, "vertex '%s': aggregate %d: %s(%s): a column of type %s "
+                         "is not supported yet", pl->vid, item, fn, args[0],
+                         in->fields[o->col].dt->text);
     if (nargs >= 2) {
         char *end;
         long long n = strtoll(args[1], &end, 10);
@@ -266,6 +276,7 @@ static void *ov_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
     sl_schema_init(pc->out);
     sl_schema_copy(pc->out, in);
     const char *vid = pl->vid;
+    if (sl_agg_list_functions(&pl->aggs, vid, v->config, err, errlen) != SL_OK) goto fail;
 
     json_t *jp = sl_vconf_array(v, "partition-by");
     size_t np = !jp ? 0 : json_is_string(jp) ? 1 : json_array_size(jp);
@@ -345,8 +356,8 @@ static void *ov_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
                           i + 1, alias ? alias : nm);
                 goto fail;
             }
-            sl_schema_add(pc->out, alias ? alias : nm,
-                          kind == OUT_ROWNUM ? SL_T_BIGINT : in->fields[o->col].type);
+            sl_schema_add_dt(pc->out, alias ? alias : nm,
+                          kind == OUT_ROWNUM ? sl_dtype_basic(SL_T_BIGINT) : in->fields[o->col].dt);
             pl->nout++;
             continue;
         }
@@ -371,6 +382,8 @@ static void *ov_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
         const sl_agg *a = &pl->aggs.aggs[i];
         if (a->col >= 0) pl->need[a->col] = 1;
         if (a->filter >= 0) pl->need[a->filter] = 1;
+        for (int j = 0; a->fn == SL_AGG_UDF && j < a->nargs; j++) pl->need[a->cols[j]] = 1;
+        if (a->fn == SL_AGG_UDF && !a->udf->retract) pl->rebuild = true;
         if (a->fn == SL_AGG_MIN || a->fn == SL_AGG_MAX) pl->has_minmax = true;
     }
     for (int i = 0; i < pl->nout; i++)
@@ -431,6 +444,9 @@ static int ov_open(sl_op *op)
     if (st->sid_old_rows < 0 || st->sid_old_meta < 0 || st->sid_vals < 0 || st->sid_held < 0 ||
         st->sid_frame < 0 || st->sid_meta < 0)
         return sl_op_fail(op, "vertex '%s': cannot register its keyed state", pl->vid);
+    char uerr[700];
+    if (sl_agg_open(&pl->aggs, uerr, sizeof uerr) != SL_OK)
+        return sl_op_fail(op, "vertex '%s': %s", pl->vid, uerr);
     st->meta = sl_calloc(1, pl->metalen);
     st->meta0 = sl_calloc(1, pl->metalen);
     st->scratch = sl_calloc(1, pl->aggs.size + 8);
@@ -471,6 +487,13 @@ static int damaged(sl_op *op, const char *what)
 {
     const ov_plan *pl = op->plan;
     return sl_op_fail(op, "vertex '%s': its state is damaged (%s)", pl->vid, what);
+}
+
+/* Fail the task with the message of the user function that failed. */
+static int udf_failed(sl_op *op)
+{
+    const ov_plan *pl = op->plan;
+    return sl_op_fail(op, "vertex '%s' (subtask %d): %s", pl->vid, op->subtask, sl_agg_error());
 }
 
 static void grow(uint8_t **buf, size_t *cap, size_t need)
@@ -760,6 +783,7 @@ static bool is_extremum(const sl_agg *a, const uint8_t *acc, const sl_row *r)
 typedef struct evict_ctx {
     int64_t lo, keep, tail, stop_t; /* stop_t: the time of the record it stopped at */
     bool dirty;     /* an extremum left: MIN/MAX are rebuilt */
+    bool failed;    /* a user function's retract failed */
 } evict_ctx;
 
 static int evict_one(sl_op *op, ov_state *st, int64_t idx, int64_t t, const sl_row *r, void *ctx)
@@ -771,25 +795,34 @@ static int evict_one(sl_op *op, ov_state *st, int64_t idx, int64_t t, const sl_r
         return 1;
     }
     uint8_t *acc = acc_of(st);
+    if (pl->rebuild) return 0;
     if (pl->has_minmax)
         for (int i = 0; i < pl->aggs.n && !e->dirty; i++) {
             const sl_agg *a = &pl->aggs.aggs[i];
             if ((a->fn == SL_AGG_MIN || a->fn == SL_AGG_MAX) && is_extremum(a, acc, r))
                 e->dirty = true;
         }
-    sl_agg_retract(&pl->aggs, acc, r);
+    if (sl_agg_retract(&pl->aggs, acc, r) != SL_OK) {
+        e->failed = true;
+        return 1;
+    }
     return 0;
 }
 
-static int add_scratch(sl_op *op, ov_state *st, int64_t idx, int64_t t, const sl_row *r,
-                       void *ctx)
+typedef struct add_ctx {
+    uint8_t *acc;
+    bool failed;
+} add_ctx;
+
+static int add_rec(sl_op *op, ov_state *st, int64_t idx, int64_t t, const sl_row *r, void *ctx)
 {
     const ov_plan *pl = op->plan;
     SL_UNUSED(idx);
     SL_UNUSED(t);
-    SL_UNUSED(ctx);
-    sl_agg_add(&pl->aggs, st->scratch, r);
-    return 0;
+    add_ctx *a = ctx;
+    if (sl_agg_add(&pl->aggs, a->acc, r) == SL_OK) return 0;
+    a->failed = true;
+    return 1;
 }
 
 static int first_nonnull(sl_op *op, ov_state *st, int64_t idx, int64_t t, const sl_row *r,
@@ -816,6 +849,7 @@ static int frame_evict(sl_op *op, ov_state *st, int64_t lo, int64_t keep)
         return SL_OK;
     evict_ctx e = {.lo = lo, .keep = keep, .tail = tail};
     if (frame_walk(op, st, head, tail, evict_one, &e, &nhead) != SL_OK) return SL_ERR;
+    if (e.failed) return udf_failed(op);
     if (nhead == head) return SL_OK;
     uint8_t ns[OV_TNS];
     for (int64_t c = head / OV_CHUNK; c < nhead / OV_CHUNK; c++) {
@@ -830,9 +864,16 @@ static int frame_evict(sl_op *op, ov_state *st, int64_t lo, int64_t keep)
     }
     meta_set(st, M_HEAD, nhead);
     meta_set(st, M_FIRST, e.stop_t);
-    if (e.dirty) {
+    if (pl->rebuild) { /* the whole accumulator, from the rows left */
+        add_ctx a = {acc_of(st), false};
+        sl_agg_init(&pl->aggs, a.acc);
+        if (frame_walk(op, st, nhead, tail, add_rec, &a, NULL) != SL_OK) return SL_ERR;
+        if (a.failed) return udf_failed(op);
+    } else if (e.dirty) {
+        add_ctx sc = {st->scratch, false};
         sl_agg_init(&pl->aggs, st->scratch);
-        if (frame_walk(op, st, nhead, tail, add_scratch, NULL, NULL) != SL_OK) return SL_ERR;
+        if (frame_walk(op, st, nhead, tail, add_rec, &sc, NULL) != SL_OK) return SL_ERR;
+        if (sc.failed) return udf_failed(op);
         for (int i = 0; i < pl->aggs.n; i++) {
             const sl_agg *a = &pl->aggs.aggs[i];
             if (a->fn != SL_AGG_MIN && a->fn != SL_AGG_MAX) continue;
@@ -1030,7 +1071,7 @@ static int emit_with(sl_op *op, ov_state *st, const sl_row *r, const uint8_t *ac
     const ov_plan *pl = op->plan;
     int n = op->in->n;
     memcpy(st->outv, r->vals, sizeof *st->outv * (size_t)n);
-    sl_agg_result(&pl->aggs, acc, st->res);
+    if (sl_agg_result(&pl->aggs, acc, st->res) != SL_OK) return udf_failed(op);
     if (pl->nval && pl->preceding < 0 && vals_get(op, st, r) != SL_OK) return SL_ERR;
     for (int i = 0; i < pl->nout; i++) {
         sl_value *o = &st->outv[n + i];
@@ -1055,7 +1096,7 @@ static int rows_one(sl_op *op, ov_state *st, const sl_row *r, int64_t t, int64_t
 {
     const ov_plan *pl = op->plan;
     if (frame_push(op, st, r, t) != SL_OK) return SL_ERR;
-    sl_agg_add(&pl->aggs, acc_of(st), r);
+    if (sl_agg_add(&pl->aggs, acc_of(st), r) != SL_OK) return udf_failed(op);
     if (pl->nval && frame_values(op, st) != SL_OK) return SL_ERR;
     if (emit_with(op, st, r, acc_of(st), rownum, t) != SL_OK) return SL_ERR;
     return frame_evict(op, st, 0, pl->preceding);
@@ -1089,11 +1130,11 @@ static int range_rows(sl_op *op, ov_state *st, const sl_row *one, size_t from, s
     int rc = frame_evict(op, st, t - pl->preceding, -1);
     if (rc == SL_OK && one) {
         rc = frame_push(op, st, one, t);
-        sl_agg_add(&pl->aggs, acc, one);
+        if (rc == SL_OK && sl_agg_add(&pl->aggs, acc, one) != SL_OK) rc = udf_failed(op);
     } else {
         while (rc == SL_OK && held_next(op, st, &off, to, &r, &rc)) {
             rc = frame_push(op, st, &r, t);
-            sl_agg_add(&pl->aggs, acc, &r);
+            if (rc == SL_OK && sl_agg_add(&pl->aggs, acc, &r) != SL_OK) rc = udf_failed(op);
         }
     }
     if (rc == SL_OK && pl->nval) rc = frame_values(op, st);
@@ -1121,8 +1162,8 @@ static int fire_held(sl_op *op, ov_state *st, size_t from, size_t to, int64_t T)
     int64_t cnt = meta_i64(st, M_EMITTED);
     if (pl->preceding < 0 && !pl->rows) /* UNBOUNDED RANGE: the peers join first */
         while (rc == SL_OK && held_next(op, st, &off, to, &r, &rc)) {
-            sl_agg_add(&pl->aggs, acc, &r);
-            if (pl->nval) rc = vals_add(op, st, &r);
+            if (sl_agg_add(&pl->aggs, acc, &r) != SL_OK) rc = udf_failed(op);
+            else if (pl->nval) rc = vals_add(op, st, &r);
         }
     off = from;
     while (rc == SL_OK && held_next(op, st, &off, to, &r, &rc)) {
@@ -1131,8 +1172,8 @@ static int fire_held(sl_op *op, ov_state *st, size_t from, size_t to, int64_t T)
             continue;
         }
         if (pl->rows) {
-            sl_agg_add(&pl->aggs, acc, &r);
-            if (pl->nval) rc = vals_add(op, st, &r);
+            if (sl_agg_add(&pl->aggs, acc, &r) != SL_OK) rc = udf_failed(op);
+            else if (pl->nval) rc = vals_add(op, st, &r);
         }
         if (rc == SL_OK) rc = emit_with(op, st, &r, acc, ++cnt, T);
     }
@@ -1170,7 +1211,7 @@ static int ov_process(sl_op *op, int input, sl_row *row)
     } else if (pl->preceding < 0) { /* nothing to hold */
         uint8_t *acc = acc_of(st);
         int64_t cnt = meta_i64(st, M_EMITTED) + 1;
-        sl_agg_add(&pl->aggs, acc, row);
+        if (sl_agg_add(&pl->aggs, acc, row) != SL_OK) return udf_failed(op);
         meta_set(st, M_EMITTED, cnt);
         rc = pl->nval ? vals_add(op, st, row) : SL_OK;
         if (rc == SL_OK) rc = emit_with(op, st, row, acc, cnt, row->ts);
@@ -1234,6 +1275,7 @@ static const sl_op_option ov_options[] = {
     {"aggregates", SL_CT_JSON, NULL, NULL,
      "Aggregate items, as for group_aggregate, and ROW_NUMBER(), FIRST_VALUE(c), LAST_VALUE(c), "
      "LAG(c[, n[, default column]]) AS name."},
+    SL_AGG_FUNCTIONS_OPTION,
     SL_OP_OPTIONS_END,
 };
 

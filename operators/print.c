@@ -133,10 +133,11 @@ static int print_process(sl_op *op, int input, sl_row *row)
             continue;
         }
         char *room = sl_buf_room(b, 64);
-        int n = sl_value_format(room, b->cap - b->len, v, t);
+        const sl_dtype *dt = s->fields[i].dt;
+        int n = sl_value_format_dt(room, b->cap - b->len, v, dt);
         if ((size_t)n >= b->cap - b->len) {
             room = sl_buf_room(b, (size_t)n + 1);
-            n = sl_value_format(room, b->cap - b->len, v, t);
+            n = sl_value_format_dt(room, b->cap - b->len, v, dt);
         }
         sl_buf_added(b, (size_t)n);
     }

@@ -160,34 +160,6 @@ void sql_table_result(sl_sql_result *r, int ncols, const char *const *names,
 /* ---- types -------------------------------------------------------------- */
 
 /* Map a declared type onto Sluice's row types. */
-static int map_type(const char *text, sl_type *t)
-{
-    char name[64];
-    size_t n = 0;
-    while (text[n] && text[n] != '(' && text[n] != ' ' && n + 1 < sizeof name) {
-        name[n] = text[n];
-        n++;
-    }
-    name[n] = '\0';
-    static const struct {
-        const char *name;
-        sl_type t;
-    } map[] = {{"BOOLEAN", SL_T_BOOLEAN}, {"BOOL", SL_T_BOOLEAN},     {"TINYINT", SL_T_INT},
-               {"SMALLINT", SL_T_INT},    {"INT", SL_T_INT},          {"INTEGER", SL_T_INT},
-               {"BIGINT", SL_T_BIGINT},   {"DOUBLE", SL_T_DOUBLE},    {"FLOAT", SL_T_DOUBLE},
-               {"REAL", SL_T_DOUBLE},     {"DECIMAL", SL_T_DOUBLE},   {"DEC", SL_T_DOUBLE},
-               {"NUMERIC", SL_T_DOUBLE},  {"STRING", SL_T_STRING},    {"VARCHAR", SL_T_STRING},
-               {"CHAR", SL_T_STRING},     {"BYTES", SL_T_BYTES},      {"VARBINARY", SL_T_BYTES},
-               {"BINARY", SL_T_BYTES},    {"TIMESTAMP", SL_T_TIMESTAMP},
-               {"TIMESTAMP_LTZ", SL_T_TIMESTAMP}};
-    for (size_t i = 0; i < SL_ARRAY_LEN(map); i++)
-        if (strcasecmp(map[i].name, name) == 0) {
-            *t = map[i].t;
-            return SL_OK;
-        }
-    return SL_ERR;
-}
-
 /* Type an expression against `in` with calc's checker. */
 static int type_of(const sql_node *e, const sl_schema *in, sl_type *t, char *err, size_t errlen)
 {
@@ -387,6 +359,38 @@ static int check_options(sql_table *t, const sql_node *with, char *err, size_t e
             return sl_seterr(err, errlen, "line %d, column %d: table '%s': connector "
                              "'filesystem' needs 'format' = 'json' or 'csv'%s%s%s", line, col,
                              t->name, fmt ? ", not '" : "", fmt ? fmt : "", fmt ? "'" : "");
+    }
+    return SL_OK;
+}
+
+/* The types beyond the original seven (and TIME/TIMESTAMP with digits
+ * beyond the millisecond) travel through the json format and the print and
+ * blackhole sinks; every other format and connector refuses them here, at
+ * CREATE TABLE, rather than when the job is deployed. */
+static int check_new_types(const sql_table *t, const sql_node *at, char *err, size_t errlen)
+{
+    const char *conn = t->connector ? t->connector : "";
+    if (!strcmp(conn, "datastream") || !strcmp(conn, "print") || !strcmp(conn, "blackhole"))
+        return SL_OK;
+    bool formats = !strcmp(conn, "filesystem") || !strcmp(conn, "kafka") ||
+                   !strcmp(conn, "upsert-kafka");
+    for (int i = 0; i < t->ncols; i++) {
+        const sql_column *c = &t->cols[i];
+        const sl_dtype *dt = sql_col_dt(c);
+        if (c->expr || c->meta || (sl_type_is_classic(dt->kind) && !sl_dtype_has_nanos(dt)))
+            continue;
+        if (!formats)
+            return sl_seterr(err, errlen, "line %d, column %d: table '%s': column '%s' is %s; "
+                             "the %s connector cannot carry that type yet", at->line, at->col,
+                             t->name, c->name, dt->text, conn);
+        static const char *const keys[] = {"format", "value.format", "key.format"};
+        for (size_t k = 0; k < SL_ARRAY_LEN(keys); k++) {
+            const char *f = opt_get(t, keys[k]);
+            if (f && strcasecmp(f, "json"))
+                return sl_seterr(err, errlen, "line %d, column %d: table '%s': column '%s' is %s; "
+                                 "the %s format cannot carry that type yet (json can)", at->line,
+                                 at->col, t->name, c->name, dt->text, f);
+        }
     }
     return SL_OK;
 }
@@ -638,33 +642,30 @@ static int create_table(sl_sql_session *s, const sql_node *st, sl_sql_result *r,
         if (rc) break;
         if (e->kind == SQL_COLUMN) {
             sl_type ty;
+            const sl_dtype *dt = NULL;
+            char why[400];
             int meta = e->flags & SQL_F_METADATA ? 1 : 0;
-            if (!strncmp(e->s2, "MAP<", 4)) {
-                /* Sluice has no MAP type: the kafka headers are their JSON text */
-                if (!meta) {
-                    rc = sl_seterr(err, errlen, "line %d, column %d: column '%s': type %s is "
-                                   "supported only for the 'headers' METADATA column of a kafka "
-                                   "table", e->line, e->col, e->s, e->s2);
-                    break;
-                }
-                ty = SL_T_STRING;
-            } else if (map_type(e->s2, &ty) != SL_OK) {
-                rc = sl_seterr(err, errlen, "line %d, column %d: column '%s': type %s is not "
-                               "supported (BOOLEAN, INT, BIGINT, DOUBLE, STRING, BYTES, "
-                               "TIMESTAMP(3) and their synonyms are)", e->line, e->col, e->s, e->s2);
+            if (meta && !strncmp(e->s2, "MAP<", 4)) {
+                /* the kafka headers: their JSON text (checked in check_meta) */
+                dt = sl_dtype_basic(SL_T_STRING);
+            } else if (sl_dtype_parse(e->s2, &dt, why, sizeof why) != SL_OK) {
+                rc = sl_seterr(err, errlen, "line %d, column %d: column '%s': %s", e->line,
+                               e->col, e->s, why);
                 break;
             }
+            ty = dt->kind;
             sql_column *c = &t->cols[t->ncols++];
             c->name = sl_strdup(e->s);
             c->type_text = sl_strdup(e->s2);
             c->type = ty;
+            c->dt = dt;
             c->notnull = e->flags & SQL_F_NOTNULL ? 1 : 0;
             if (meta) {
                 const sql_node *from = sql_kid(e, 0);
                 c->meta = sl_strdup(from ? from->s : e->s);
                 c->virt = e->flags & SQL_F_VIRTUAL ? 1 : 0;
             }
-            sl_schema_add(&phys, e->s, ty);
+            sl_schema_add_dt(&phys, e->s, dt);
         }
     }
     /* computed columns see the physical ones */
@@ -715,6 +716,7 @@ static int create_table(sl_sql_session *s, const sql_node *st, sl_sql_result *r,
         rc = check_options(t, with ? with : st, err, errlen);
     }
     if (rc == SL_OK) rc = check_metadata(t, elems, err, errlen);
+    if (rc == SL_OK) rc = check_new_types(t, with ? with : st, err, errlen);
     sl_schema_free(&phys);
     if (rc != SL_OK) {
         table_free(t);
@@ -746,6 +748,7 @@ static int create_view(sl_sql_session *s, const sql_node *st, sl_sql_result *r, 
     for (int i = 0; i < sch.n; i++) {
         t->cols[i].name = sl_strdup(sch.fields[i].name);
         t->cols[i].type = sch.fields[i].type;
+        t->cols[i].dt = sch.fields[i].dt;
     }
     t->ncols = sch.n;
     sl_schema_free(&sch);
@@ -847,8 +850,10 @@ static int describe(sl_sql_session *s, const sql_node *st, sl_sql_result *r, cha
         row[0] = sl_strdup(c->name);
         int is_rt = t->wm_col && !strcasecmp(t->wm_col, c->name);
         row[1] = c->proctime ? sl_strdup("TIMESTAMP_LTZ(3) *PROCTIME*")
-                 : is_rt     ? sl_sprintf("%s *ROWTIME*", sl_type_name(c->type))
-                             : sl_strdup(c->type_text ? c->type_text : sl_type_name(c->type));
+                 : is_rt     ? sl_sprintf("%s *ROWTIME*", sql_col_dt(c)->text)
+                 : c->meta && c->type_text && !strncmp(c->type_text, "MAP<", 4)
+                             ? sl_strdup(c->type_text) /* kafka headers, read as JSON text */
+                             : sl_strdup(sql_col_dt(c)->text);
         int key = 0;
         for (int k = 0; k < t->npk; k++)
             if (!strcasecmp(t->pk[k], c->name)) key = 1;
@@ -1038,7 +1043,7 @@ static int plan_select(sl_sql_session *s, const sql_node *st, sl_sql_result *r, 
     r->col_types = sl_calloc((size_t)cols.n + 1, sizeof(char *));
     for (int i = 0; i < cols.n; i++) {
         r->col_names[i] = sl_strdup(cols.fields[i].name);
-        r->col_types[i] = sl_strdup(sl_type_name(cols.fields[i].type));
+        r->col_types[i] = sl_strdup(cols.fields[i].dt->text);
     }
     sl_schema_free(&cols);
     r->changelog = updating;

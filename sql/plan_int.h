@@ -88,7 +88,15 @@ typedef struct item {
     char *text;       /* calc projection entry "expr AS name" */
     sl_type type;
     const sql_node *expr;
+    const sl_dtype *dt; /* the full type when it is not the basic one of `type` (a column
+                         * passed through), else NULL */
 } item;
+
+/* An item's full type. */
+static inline const sl_dtype *item_dt(const item *it)
+{
+    return it->dt ? it->dt : sl_dtype_basic(it->type);
+}
 
 void rel_free(rel *r);
 void rel_copy(rel *dst, const rel *src);
@@ -101,6 +109,8 @@ void add_edge(plan *p, const char *from, const char *to, const char *strategy, j
               int input);
 int plan_err(plan *p, const sql_node *at, const char *fmt, ...) SL_PRINTF(3, 4);
 int check_cols(plan *p, const sql_node *e, const rel *r);
+int type_expr_dt(plan *p, const sql_node *e, const sl_schema *sch, sl_type *t,
+                 const sl_dtype **dt);
 int type_expr(plan *p, const sql_node *e, const sl_schema *sch, sl_type *t);
 int emit_calc(plan *p, rel *in, item *items, int n, const sql_node *filter, const char *base);
 void items_free(item *it, int n);
@@ -156,6 +166,11 @@ int sql_plan_lateral(plan *p, const sql_node *f, rel *out);
 const rel *sqlp_joins_find(plan *p, const sql_node *f);
 void sqlp_joins_add(plan *p, const sql_node *f, const rel *r);
 sql_join_map *sqlp_lateral_map(const rel *l, const char *alias, const sl_schema *cols, int off);
+
+/* plan_subquery.c: a SELECT with subqueries in WHERE or its list, or with
+ * FROM a, b WHERE <join conditions>, rewritten into joins (*out in p->arena;
+ * sel itself when it has neither). */
+int sql_subquery_rewrite(plan *p, const sql_node *sel, const sql_node **out);
 
 /* plan_rank.c. A SELECT over a subquery, CTE or view with ROW_NUMBER()
  * OVER (...): Top-N or deduplication. sql_is_rank_query says whether sel

@@ -94,7 +94,7 @@ int sql_plan_lateral(plan *p, const sql_node *f, rel *out)
                       "also a column before it; name the function's columns: AS t(a, b)", nm, call->s);
             goto done;
         }
-        sl_schema_add(&fcols, nm, fn->cols.fields[i].type);
+        sl_schema_add_dt(&fcols, nm, fn->cols.fields[i].dt);
         json_array_append_new(cols, json_string(nm));
     }
     if (l.sch.n + fcols.n > SL_MAX_FIELDS) {
@@ -117,8 +117,8 @@ int sql_plan_lateral(plan *p, const sql_node *f, rel *out)
     memset(out, 0, sizeof *out);
     out->vid = vid;
     sl_schema_init(&out->sch);
-    for (int i = 0; i < l.sch.n; i++) sl_schema_add(&out->sch, l.sch.fields[i].name, l.sch.fields[i].type);
-    for (int i = 0; i < fcols.n; i++) sl_schema_add(&out->sch, fcols.fields[i].name, fcols.fields[i].type);
+    for (int i = 0; i < l.sch.n; i++) sl_schema_add_dt(&out->sch, l.sch.fields[i].name, l.sch.fields[i].dt);
+    for (int i = 0; i < fcols.n; i++) sl_schema_add_dt(&out->sch, fcols.fields[i].name, fcols.fields[i].dt);
     out->updating = l.updating;
     out->updater = dup0(l.updater);
     out->rowtime = dup0(l.rowtime);

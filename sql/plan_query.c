@@ -174,6 +174,7 @@ int sql_plan_col_aliases(plan *p, const sql_node *list, rel *io)
         free(a);
         free(b);
         its[c].type = io->sch.fields[c].type;
+        its[c].dt = io->sch.fields[c].dt;
         if (strcmp(its[c].name, io->sch.fields[c].name)) rename = 1;
     }
     if (rc == SL_OK && rename) {

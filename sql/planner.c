@@ -49,6 +49,7 @@
 #include "agg.h"
 #include "expr.h"
 #include "sl.h"
+#include "udf_sig.h"
 #include "parse.h"
 #include "sql_int.h"
 #include "plan_int.h"
@@ -134,7 +135,7 @@ static json_t *schema_json(const sl_schema *s)
     json_t *a = json_array();
     for (int i = 0; i < s->n; i++)
         json_array_append_new(a, json_pack("{s:s, s:s}", "name", s->fields[i].name, "type",
-                                           sl_type_name(s->fields[i].type)));
+                                           s->fields[i].dt->text));
     return a;
 }
 
@@ -189,10 +190,17 @@ int plan_err(plan *p, const sql_node *at, const char *fmt, ...)
 
 /* ---- expressions against a rel ------------------------------------------ */
 
+/* A user-defined aggregate function of the session (CREATE FUNCTION), or NULL. */
+static const sl_udf_sig *udf_agg(const char *s)
+{
+    const sl_udf_sig *u = sl_udf_set_find(sl_expr_session_functions(), s);
+    return u && u->kind == SL_UDF_AGG_KIND ? u : NULL;
+}
+
 static int is_agg_name(const char *s)
 {
     return !strcasecmp(s, "COUNT") || !strcasecmp(s, "SUM") || !strcasecmp(s, "MIN") ||
-           !strcasecmp(s, "MAX") || !strcasecmp(s, "AVG");
+           !strcasecmp(s, "MAX") || !strcasecmp(s, "AVG") || udf_agg(s);
 }
 
 static int is_niladic(const char *s)
@@ -271,10 +279,17 @@ int check_cols(plan *p, const sql_node *e, const rel *r)
 /* Type e (after check_cols) against sch with calc's checker. */
 int type_expr(plan *p, const sql_node *e, const sl_schema *sch, sl_type *t)
 {
+    return type_expr_dt(p, e, sch, t, NULL);
+}
+
+int type_expr_dt(plan *p, const sql_node *e, const sl_schema *sch, sl_type *t,
+                 const sl_dtype **dt)
+{
     char ebuf[512];
     sl_expr *x = sl_expr_from_sql(e, sch, ebuf, sizeof ebuf);
     if (!x) return sl_seterr(p->err, p->errlen, "%s", ebuf); /* names line and column */
     *t = sl_expr_type(x);
+    if (dt) *dt = sl_expr_dtype(x);
     sl_expr_destroy(x);
     return SL_OK;
 }
@@ -308,7 +323,7 @@ int emit_calc(plan *p, rel *in, item *items, int n, const sql_node *filter,
         json_t *proj = json_array();
         for (int i = 0; i < n; i++) {
             json_array_append_new(proj, json_string(items[i].text));
-            sl_schema_add(&out, items[i].name, items[i].type);
+            sl_schema_add_dt(&out, items[i].name, item_dt(&items[i]));
         }
         json_object_set_new(cfg, "projection", proj);
     } else {
@@ -319,7 +334,17 @@ int emit_calc(plan *p, rel *in, item *items, int n, const sql_node *filter,
         json_object_set_new(cfg, "filter", json_string(f));
         free(f);
     }
-    char *id = add_vertex(p, base, "calc", NULL, cfg, NULL, 0);
+    /* after a vertex of parallelism 1 (a global aggregate) the calc keeps it: a rebalance
+     * would spread its -U and +U over subtasks and a keyed operator downstream could
+     * receive them out of order */
+    int par = 0;
+    for (size_t i = 0; i < json_array_size(p->vertices); i++) {
+        json_t *v = json_array_get(p->vertices, i);
+        const char *vid = json_string_value(json_object_get(v, "id"));
+        if (vid && !strcmp(vid, in->vid))
+            par = json_integer_value(json_object_get(v, "parallelism")) == 1;
+    }
+    char *id = add_vertex(p, base, "calc", NULL, cfg, NULL, par);
     add_edge(p, in->vid, id, NULL, NULL, 0);
     free(in->vid);
     in->vid = id;
@@ -345,11 +370,12 @@ int make_item(plan *p, item *it, const sql_node *e, const char *name, const sl_s
         it->name = sl_strdup(name);
         it->expr = e;
         it->type = SL_T_TIMESTAMP;
+        it->dt = NULL; /* TIMESTAMP(3): item_dt's basic descriptor */
         it->text = sl_sprintf("CURRENT_TIMESTAMP AS %s", q);
         free(q);
         return SL_OK;
     }
-    if (type_expr(p, e, sch, &it->type) != SL_OK) return SL_ERR;
+    if (type_expr_dt(p, e, sch, &it->type, &it->dt) != SL_OK) return SL_ERR;
     char *x = sql_unparse(e);
     it->name = sl_strdup(name);
     it->expr = e;
@@ -411,6 +437,7 @@ static int scan_computed(plan *p, const sql_table *t, const sl_schema *phys, rel
             its[i].name = sl_strdup(c->name);
             its[i].text = sql_quote_ident(c->name);
             its[i].type = c->type;
+            its[i].dt = sql_col_dt(c);
         }
     }
     char *base = sl_sprintf("%s-columns", t->name);
@@ -503,7 +530,7 @@ static int scan_table(plan *p, const sql_node *at, const char *name, rel *out)
     int ncomp = 0;
     for (int i = 0; i < t->ncols; i++) {
         if (t->cols[i].expr) ncomp++;
-        else sl_schema_add(&phys, t->cols[i].name, t->cols[i].type);
+        else sl_schema_add_dt(&phys, t->cols[i].name, sql_col_dt(&t->cols[i]));
     }
     int kafka = sql_table_is_kafka(t), changelog = sql_table_changelog(t);
     /* a kafka table's watermark on a physical column is the source's own,
@@ -576,11 +603,16 @@ int plan_from(plan *p, const sql_node *f, rel *out)
             return PERR(f, "FOR SYSTEM_TIME AS OF belongs to the right side of a join (a temporal "
                         "join: s JOIN t FOR SYSTEM_TIME AS OF s.ts ON ...)");
         if (scan_table(p, f, f->s, out) != SL_OK) return SL_ERR;
+        /* a view over a join: its columns go by the view's name, not the join's aliases */
+        sql_join_map_free(out->jmap);
+        out->jmap = NULL;
         free(out->alias);
         out->alias = sl_strdup(f->s2 ? f->s2 : f->s);
         return SL_OK;
     case SQL_FROM_QUERY:
         if (plan_query(p, sql_kid(f, 0), out) != SL_OK) return SL_ERR;
+        sql_join_map_free(out->jmap); /* a subquery's columns go by its alias */
+        out->jmap = NULL;
         free(out->alias);
         out->alias = dup0(f->s2);
         if (sql_kid(f, 1) && sql_plan_col_aliases(p, sql_kid(f, 1), out) != SL_OK) {
@@ -628,6 +660,7 @@ int select_items(plan *p, const sql_node *list, rel *in, item **outp, int *np)
                 its[n].name = sl_strdup(in->sch.fields[c].name);
                 its[n].text = sql_quote_ident(in->sch.fields[c].name);
                 its[n].type = in->sch.fields[c].type;
+                its[n].dt = in->sch.fields[c].dt;
                 its[n].expr = NULL;
                 n++;
             }
@@ -722,6 +755,7 @@ typedef struct agg {
     char *name;      /* output column */
     char *spec;      /* operator entry "SUM(amount) AS total" */
     sl_type type;
+    int nomerge;     /* a user-defined aggregate function without merge */
 } agg;
 
 typedef struct aggctx {
@@ -787,6 +821,92 @@ static int pre_column(plan *p, aggctx *c, const sql_node *e, const char *prefix,
     return SL_OK;
 }
 
+static int add_agg(plan *p, aggctx *c, const sql_node *e, const char *alias, char **name);
+
+/* Register a call e of user-defined aggregate function u (docs/UDF.md):
+ * each argument becomes a pre-projection column of the declared type
+ * (INT widens to BIGINT, integers to DOUBLE, as for scalar functions). */
+static int add_udf_agg(plan *p, aggctx *c, const sql_node *e, const sl_udf_sig *u,
+                       const sql_node *cond, int nargs, const char *alias, char **name)
+{
+    if (e->flags & (SQL_F_STAR_ARG | SQL_F_DISTINCT))
+        return PERR(e, "%s is a user-defined aggregate function: it takes neither '*' nor "
+                    "DISTINCT", e->s);
+    if (nargs != u->nargs)
+        return PERR(e, "%s takes %d argument%s, not %d", e->s, u->nargs,
+                    u->nargs == 1 ? "" : "s", nargs);
+    if (!c->window && c->in->updating && !u->retract)
+        return PERR(e, "%s declares no retract, so it cannot aggregate an updating input "
+                    "(declare \"retract\" in SL_UDF_AGGREGATE and give it retract)", e->s);
+    if (cond && has_agg(cond)) return PERR(cond, "aggregate functions are not allowed in FILTER (WHERE ...)");
+    sql_sbuf b = {0};
+    sql_sb_fmt(&b, "%s(", e->s);
+    int rc = SL_OK;
+    for (int i = 0; rc == SL_OK && i < nargs; i++) {
+        char *arg = NULL;
+        if (has_agg(e->kids[i])) {
+            rc = PERR(e->kids[i], "aggregate functions cannot be nested");
+            break;
+        }
+        if (pre_column(p, c, e->kids[i], "__arg", &arg) != SL_OK) {
+            rc = SL_ERR;
+            break;
+        }
+        sl_type at = SL_T_NULL;
+        int ci = sl_schema_find(&c->in->sch, arg);
+        if (ci >= 0) at = c->in->sch.fields[ci].type;
+        else
+            for (int k = 0; k < c->npre; k++)
+                if (!strcmp(c->pre[k].name, arg)) at = c->pre[k].type;
+        sl_type want = u->args[i];
+        if (!(at == want || (at == SL_T_INT && want == SL_T_BIGINT) ||
+              ((at == SL_T_INT || at == SL_T_BIGINT) && want == SL_T_DOUBLE)))
+            rc = PERR(e->kids[i], "argument %d of %s must be %s, not %s", i + 1, e->s,
+                      sl_type_name(want), sl_type_name(at));
+        char *q = sql_quote_ident(arg);
+        sql_sb_fmt(&b, "%s%s", i ? ", " : "", q);
+        free(q);
+        free(arg);
+    }
+    char *fcol = NULL;
+    if (rc == SL_OK && cond) {
+        rc = pre_column(p, c, cond, "__filter", &fcol);
+        sl_type ft = SL_T_NULL;
+        for (int i = 0; rc == SL_OK && i < c->npre; i++)
+            if (!strcmp(c->pre[i].name, fcol)) ft = c->pre[i].type;
+        if (rc == SL_OK && ft != SL_T_BOOLEAN)
+            rc = PERR(cond, "the FILTER condition must be BOOLEAN, not %s", sl_type_name(ft));
+    }
+    if (rc != SL_OK) {
+        free(b.p);
+        free(fcol);
+        return SL_ERR;
+    }
+    sql_sb_fmt(&b, ")");
+    if (fcol) {
+        char *q = sql_quote_ident(fcol);
+        sql_sb_fmt(&b, " FILTER (WHERE %s)", q);
+        free(q);
+        free(fcol);
+    }
+    if (c->n == c->cap) {
+        c->cap = c->cap ? c->cap * 2 : 8;
+        c->a = sl_realloc(c->a, sizeof(agg) * (size_t)c->cap);
+    }
+    agg *a = &c->a[c->n];
+    a->text = sql_unparse(e);
+    a->name = alias ? sl_strdup(alias) : sl_sprintf("__agg%d", c->n);
+    char *qname = sql_quote_ident(a->name);
+    a->spec = sl_sprintf("%s AS %s", b.p, qname);
+    free(qname);
+    free(b.p);
+    a->type = u->result;
+    a->nomerge = !u->merge;
+    c->n++;
+    *name = sl_strdup(a->name);
+    return SL_OK;
+}
+
 /* Register aggregate call e; its output column name into *name. */
 static int add_agg(plan *p, aggctx *c, const sql_node *e, const char *alias, char **name)
 {
@@ -800,6 +920,11 @@ static int add_agg(plan *p, aggctx *c, const sql_node *e, const char *alias, cha
     int star = e->flags & SQL_F_STAR_ARG;
     const sql_node *cond = e->flags & SQL_F_FILTER ? e->kids[e->nkids - 1] : NULL;
     int nargs = e->nkids - (cond ? 1 : 0);
+    const sl_udf_sig *u = udf_agg(e->s);
+    if (u) {
+        free(txt);
+        return add_udf_agg(p, c, e, u, cond, nargs, alias, name);
+    }
     if (star && strcasecmp(e->s, "COUNT")) {
         free(txt);
         return PERR(e, "'*' is only allowed in COUNT(*)");
@@ -834,6 +959,7 @@ static int add_agg(plan *p, aggctx *c, const sql_node *e, const char *alias, cha
     }
     char *arg = NULL;
     sl_type at = SL_T_BIGINT;
+    const sl_dtype *adt = NULL;
     if (!star) {
         if (pre_column(p, c, e->kids[0], "__arg", &arg) != SL_OK) {
             free(txt);
@@ -841,19 +967,28 @@ static int add_agg(plan *p, aggctx *c, const sql_node *e, const char *alias, cha
             return SL_ERR;
         }
         int ci = sl_schema_find(&c->in->sch, arg);
-        if (ci >= 0) at = c->in->sch.fields[ci].type;
-        else
+        if (ci >= 0) {
+            at = c->in->sch.fields[ci].type;
+            adt = c->in->sch.fields[ci].dt;
+        } else
             for (int i = 0; i < c->npre; i++)
-                if (!strcmp(c->pre[i].name, arg)) at = c->pre[i].type;
+                if (!strcmp(c->pre[i].name, arg)) {
+                    at = c->pre[i].type;
+                    adt = item_dt(&c->pre[i]);
+                }
         /* what window and group_aggregate compute: SUM/AVG of numbers, MIN/MAX also of
          * TIMESTAMPs, BOOLEANs (FALSE < TRUE) and STRINGs, COUNT of anything */
         int minmax = !strcasecmp(e->s, "MIN") || !strcasecmp(e->s, "MAX");
-        if (strcasecmp(e->s, "COUNT") && at != SL_T_INT && at != SL_T_BIGINT && at != SL_T_DOUBLE &&
-            !(minmax && (at == SL_T_TIMESTAMP || at == SL_T_STRING || at == SL_T_BOOLEAN))) {
+        if (strcasecmp(e->s, "COUNT") &&
+            ((at != SL_T_INT && at != SL_T_BIGINT && at != SL_T_DOUBLE &&
+              !(minmax && (at == SL_T_TIMESTAMP || at == SL_T_STRING || at == SL_T_BOOLEAN))) ||
+             (adt && sl_dtype_has_nanos(adt)))) {
             free(txt);
             free(arg);
             free(fcol);
-            return PERR(e, "%s of %s is not supported", e->s, sl_type_name(at));
+            return PERR(e, "%s of %s is not supported%s", e->s,
+                        adt ? adt->text : sl_type_name(at),
+                        sl_type_is_classic(at) && !(adt && sl_dtype_has_nanos(adt)) ? "" : " yet");
         }
     }
     if (c->n == c->cap) {
@@ -874,6 +1009,7 @@ static int add_agg(plan *p, aggctx *c, const sql_node *e, const char *alias, cha
     free(fl);
     free(fcol);
     a->type = !strcasecmp(fn, "COUNT") ? SL_T_BIGINT : at;
+    a->nomerge = 0;
     free(fn);
     free(qarg);
     free(qname);
@@ -1136,14 +1272,15 @@ static void agg_vertex(plan *p, const aggctx *c, rel *in, int window, const char
     if (!window && in->updating) json_object_set_new(cfg, "input-changelog", json_string("retract"));
     for (int k = 0; k < c->nkeys; k++) {
         int ci = sl_schema_find(&in->sch, c->keys[k]);
-        sl_schema_add(&aggout, c->keys[k], ci >= 0 ? in->sch.fields[ci].type : SL_T_STRING);
+        sl_schema_add_dt(&aggout, c->keys[k],
+                         ci >= 0 ? in->sch.fields[ci].dt : sl_dtype_basic(SL_T_STRING));
     }
     for (int k = 0; k < c->n; k++) sl_schema_add(&aggout, c->a[k].name, c->a[k].type);
     char *uid = sl_sprintf("%s-%s-%08x", window ? "window" : "agg", in->ident ? in->ident : "q",
                            fnv1a(id.p));
     free(id.p);
-    int strval = 0; /* a MIN/MAX of STRING (the only STRING aggregate): one phase */
-    for (int k = 0; k < c->n; k++) strval |= c->a[k].type == SL_T_STRING;
+    int strval = 0; /* a MIN/MAX of STRING, or a user function without merge: one phase */
+    for (int k = 0; k < c->n; k++) strval |= c->a[k].type == SL_T_STRING || c->a[k].nomerge;
     json_t *local = strval ? NULL : two_phase_local(p, cfg, window, proctime, spec, in->updating);
     char *lvid = NULL;
     if (local) { /* the local phase, chained to the input; the global one merges */
@@ -1203,6 +1340,7 @@ static int plan_aggregate(plan *p, const sql_node *sel, rel *out)
         c.pre[i].name = sl_strdup(in.sch.fields[i].name);
         c.pre[i].text = sql_quote_ident(in.sch.fields[i].name);
         c.pre[i].type = in.sch.fields[i].type;
+        c.pre[i].dt = in.sch.fields[i].dt;
     }
     if ((rc = agg_group_keys(p, &c, sel)) != SL_OK) goto done;
     /* aggregates named by their select alias when the item is just the call */
@@ -1276,6 +1414,7 @@ done:
 
 static int plan_select(plan *p, const sql_node *sel, rel *out)
 {
+    if (sql_subquery_rewrite(p, sel, &sel) != SL_OK) return SL_ERR;
     if (sel->flags & SQL_F_DISTINCT) return sql_plan_select_distinct(p, sel, out);
     if (!sql_kid(sel, 1)) return sql_plan_nofrom(p, sel, out);
     if (sql_join_resolve_select(p, sel, &sel) != SL_OK) return SL_ERR;
@@ -1439,6 +1578,11 @@ static int insert_shape(plan *p, const sql_node *ins, const sql_table *t, const 
     for (int i = 0; rc == SL_OK && i < t->ncols; i++) {
         const sql_column *c = &t->cols[i];
         if (!sql_column_written(c)) continue;
+        if (src[k] < 0 && !sl_type_is_classic(c->type)) {
+            rc = PERR(sql_kid(ins, 0), "INSERT INTO %s: column '%s' (%s) is not listed; a NULL "
+                      "of that type cannot be written yet", t->name, c->name, sql_col_dt(c)->text);
+            break;
+        }
         if (src[k] < 0) { /* not listed: NULL */
             char *dst = sql_quote_ident(c->name);
             its[k].name = sl_strdup(c->name);
@@ -1457,9 +1601,18 @@ static int insert_shape(plan *p, const sql_node *ins, const sql_table *t, const 
                       c->name, sl_type_name(c->type));
             break;
         }
+        if ((!sl_type_is_classic(f->type) || !sl_type_is_classic(c->type) ||
+             sl_dtype_has_nanos(f->dt) || sl_dtype_has_nanos(sql_col_dt(c))) &&
+            f->dt->phys != sql_col_dt(c)->phys) {
+            rc = PERR(sql_kid(ins, 0), "INSERT INTO %s: column %d ('%s') is %s, the table's "
+                      "'%s' is %s; converting between them is not supported yet", t->name,
+                      src[k] + 1, f->name, f->dt->text, c->name, sql_col_dt(c)->text);
+            break;
+        }
         char *from = sql_quote_ident(f->name), *dst = sql_quote_ident(c->name);
         its[k].name = sl_strdup(c->name);
         its[k].type = c->type;
+        its[k].dt = sql_col_dt(c);
         if (f->type != c->type && f->type != SL_T_NULL) {
             its[k].text = sl_sprintf("CAST(%s AS %s) AS %s", from, sl_type_name(c->type), dst);
             need = 1;

@@ -18,6 +18,8 @@ typedef struct sql_column {
     char *name;
     char *type_text;  /* as declared, "TIMESTAMP(3)"; NULL for computed columns */
     sl_type type;
+    const sl_dtype *dt; /* the declared full type (physical and metadata columns; NULL for
+                         * computed ones: the basic one of type) */
     sql_node *expr;   /* computed column's expression, or NULL */
     int proctime;     /* computed as PROCTIME() */
     int notnull;      /* declared NOT NULL (or in the primary key) */
@@ -25,6 +27,12 @@ typedef struct sql_column {
                          timestamp, topic, headers); NULL for a physical column */
     int virt;         /* METADATA ... VIRTUAL: read only, not a sink column */
 } sql_column;
+
+/* A column's full type. */
+static inline const sl_dtype *sql_col_dt(const sql_column *c)
+{
+    return c->dt ? c->dt : sl_dtype_basic(c->type);
+}
 
 /* Is c a column an INSERT writes (physical, or metadata that is not VIRTUAL)? */
 static inline int sql_column_written(const sql_column *c) { return !c->expr && !c->virt; }

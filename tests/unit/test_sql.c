@@ -458,9 +458,12 @@ static void test_create_table_validation(void)
     CHECK_EQ_STR(run(s, "CREATE TABLE c (id INT) WITH ('connector' = 'filesystem', 'path' = '/x');"),
                  "ERR: line 1, column 25: table 'c': connector 'filesystem' needs 'format' = "
                  "'json' or 'csv'");
-    CHECK_EQ_STR(run(s, "CREATE TABLE c (id DATE) WITH ('connector' = 'print');"),
-                 "ERR: line 1, column 17: column 'id': type DATE is not supported (BOOLEAN, INT, "
-                 "BIGINT, DOUBLE, STRING, BYTES, TIMESTAMP(3) and their synonyms are)");
+    CHECK_EQ_STR(run(s, "CREATE TABLE c (id VARIANT) WITH ('connector' = 'print');"),
+                 "ERR: line 1, column 17: column 'id': data type 'VARIANT': at position 1: "
+                 "unknown data type VARIANT");
+    CHECK_EQ_STR(run(s, "CREATE TABLE c (id DECIMAL(40, 2)) WITH ('connector' = 'print');"),
+                 "ERR: line 1, column 17: column 'id': data type 'DECIMAL(40, 2)': at position "
+                 "9: DECIMAL precision must be between 1 and 38");
     CHECK_EQ_STR(run(s, "CREATE TABLE c (id INT, WATERMARK FOR id AS id) WITH ('connector' = 'print');"),
                  "ERR: line 1, column 25: WATERMARK FOR 'id': the column must be a TIMESTAMP(3) "
                  "(it is INT)");

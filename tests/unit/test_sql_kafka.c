@@ -121,7 +121,7 @@ static void test_metadata_source_plan(void)
                  "[{\"name\":\"id\",\"type\":\"BIGINT\"},{\"name\":\"name\",\"type\":\"STRING\"},"
                  "{\"name\":\"offset\",\"type\":\"BIGINT\",\"metadata\":\"offset\"},"
                  "{\"name\":\"part\",\"type\":\"INT\",\"metadata\":\"partition\"},"
-                 "{\"name\":\"ts\",\"type\":\"TIMESTAMP(3)\",\"metadata\":\"timestamp\"},"
+                 "{\"name\":\"ts\",\"type\":\"TIMESTAMP_LTZ(3)\",\"metadata\":\"timestamp\"},"
                  "{\"name\":\"tp\",\"type\":\"STRING\",\"metadata\":\"topic\"},"
                  "{\"name\":\"hdrs\",\"type\":\"STRING\",\"metadata\":\"headers\"}]");
     sl_sql_session_destroy(s);
@@ -177,8 +177,7 @@ static void test_metadata_errors(void)
                  "MAP<STRING, BYTES> (or STRING: its JSON text), not MAP<STRING, STRING>");
     CHECK_EQ_STR(run(s, "CREATE TABLE e5 (id BIGINT, m MAP<STRING, BYTES>) WITH ("
                         KAFKA_WITH("e") ");"),
-                 "ERR: line 1, column 29: column 'm': type MAP<STRING, BYTES> is supported only "
-                 "for the 'headers' METADATA column of a kafka table");
+                 "OK"); /* a MAP column of its own (the json format reads objects into it) */
     CHECK_EQ_STR(run(s, "CREATE TABLE e6 (id BIGINT, o BIGINT METADATA FROM 'offset') WITH ("
                         "'connector' = 'datagen');"),
                  "ERR: line 1, column 29: table 'e6': column 'o' is a METADATA column, but "
