@@ -46,8 +46,9 @@ Each run of a workload measures, per engine:
 Each figure is the median over --runs runs; the ratio column is Sluice /
 Flink (higher is better for records/CPU-s, lower for memory and start-up).
 
-Workloads 9 and 10 (over-range, match-recognize) are SQL text that both
-engines run as written: Flink through the same driver, Sluice through
+Workloads 9 and 10 (over-range, match-recognize) and the other OVER
+workloads (over-range-rocksdb, over-rows, over-unbounded and their -rocksdb
+forms, both engines on RocksDB) are SQL text that both engines run as written: Flink through the same driver, Sluice through
 `sluice sql -f` (the `sluice` client of the build) on the same two daemons;
 a planner that refuses the text gives "n/a (refused by the planner)" /
 "n/a (refused by flink)" with its error printed. Their first-output runs are
@@ -148,7 +149,23 @@ def workloads(ckdir):
           sql=over_range_sql, first_output=False),
         w("match-recognize", "10 MATCH_RECOGNIZE A B+ C, 10k keys", 2_000_000, 100_000, "sql",
           sql=match_recognize_sql, first_output=False),
+        w("over-range-rocksdb", "9b OVER RANGE 1 min AVG/COUNT, 10k keys, RocksDB", 2_000_000,
+          100_000, "sql", sluice_conf=ROCKSDB, flink_conf=ROCKSDB, sql=over_range_sql,
+          first_output=False),
+        w("over-rows", "9c OVER ROWS 100 PRECEDING AVG/MIN/MAX, 10k keys", 2_000_000, 100_000,
+          "sql", sql=over_rows_sql, first_output=False),
+        w("over-rows-rocksdb", "9d OVER ROWS 100 PRECEDING AVG/MIN/MAX, 10k keys, RocksDB",
+          2_000_000, 100_000, "sql", sluice_conf=ROCKSDB, flink_conf=ROCKSDB, sql=over_rows_sql,
+          first_output=False),
+        w("over-unbounded", "9e OVER UNBOUNDED PRECEDING SUM/COUNT/MAX, 10k keys", 2_000_000,
+          100_000, "sql", sql=over_unbounded_sql, first_output=False),
+        w("over-unbounded-rocksdb", "9f OVER UNBOUNDED PRECEDING SUM/COUNT/MAX, 10k keys, RocksDB",
+          2_000_000, 100_000, "sql", sluice_conf=ROCKSDB, flink_conf=ROCKSDB,
+          sql=over_unbounded_sql, first_output=False),
     ]
+
+
+ROCKSDB = {"state.backend.type": "rocksdb"}
 
 
 def sql_source(name, cols, rows, opts):
@@ -173,6 +190,34 @@ def over_range_sql(rows, sink):
     q = (f"INSERT INTO snk SELECT k, ts, AVG(v) OVER ({frame}) AS avg_v, "
          f"COUNT(*) OVER ({frame}) AS cnt FROM src")
     return [src, snk], q
+
+
+def over_src(rows):
+    return sql_source("src", "k INT, v INT", rows,
+                      {"fields.k.min": "0", "fields.k.max": str(KEYS - 1),
+                       "fields.v.min": "1", "fields.v.max": "100"})
+
+
+def over_rows_sql(rows, sink):
+    """Per key, the average, minimum and maximum of the row and the 100 rows
+    before it in event time (ROWS frame), 10,000 keys."""
+    snk = (f"CREATE TABLE snk (k INT, ts TIMESTAMP(3), avg_v INT, min_v INT, max_v INT) "
+           f"WITH ('connector' = '{sink}')")
+    frame = "PARTITION BY k ORDER BY ts ROWS BETWEEN 100 PRECEDING AND CURRENT ROW"
+    q = (f"INSERT INTO snk SELECT k, ts, AVG(v) OVER w AS avg_v, MIN(v) OVER w AS min_v, "
+         f"MAX(v) OVER w AS max_v FROM src WINDOW w AS ({frame})")
+    return [over_src(rows), snk], q
+
+
+def over_unbounded_sql(rows, sink):
+    """Per key, the sum, count and maximum of every row up to this one in event
+    time (RANGE UNBOUNDED PRECEDING), 10,000 keys."""
+    snk = (f"CREATE TABLE snk (k INT, ts TIMESTAMP(3), sum_v INT, cnt BIGINT, max_v INT) "
+           f"WITH ('connector' = '{sink}')")
+    frame = "PARTITION BY k ORDER BY ts RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW"
+    q = (f"INSERT INTO snk SELECT k, ts, SUM(v) OVER w AS sum_v, COUNT(*) OVER w AS cnt, "
+         f"MAX(v) OVER w AS max_v FROM src WINDOW w AS ({frame})")
+    return [over_src(rows), snk], q
 
 
 def match_recognize_sql(rows, sink):

@@ -18,36 +18,58 @@
  * per aggregate; insert-only.
  *
  * Event time ("time": "event"): a row is held in keyed state until the
- * watermark passes its time (an event-time timer at that time), so rows are
- * aggregated in time order whatever order they arrive in; a row whose time
- * the watermark has already passed is late: dropped and counted in
- * numLateRecordsDropped. Processing time: a row is aggregated as it arrives,
- * at the wall clock's time.
+ * watermark passes its time, so rows are aggregated in time order whatever
+ * order they arrive in; a row whose time the watermark has already passed
+ * is late: dropped and counted in numLateRecordsDropped. Processing time: a
+ * row is aggregated as it arrives, at the wall clock's time.
  *
- * State per key: "over-rows", the rows held -- pending (not yet emitted) and
- * the frame's history -- under a namespace that sorts by (time, arrival):
- * 8 bytes big-endian time with the sign bit flipped, 8 bytes big-endian
- * arrival number; the value is the encoded row. "over-meta": i64 next
- * arrival number, i64 rows emitted (ROW_NUMBER), then for an unbounded
- * frame the accumulator, then i64 per value function (FIRST_VALUE,
- * LAST_VALUE: set; LAG: values added); "over-values": an unbounded frame's
- * first / last value and LAG's ring of its last n + 1 values. Bounded
- * frames find the value functions' values among the frame's rows. When rows
- * of time T are emitted:
+ * State, version 2 (per key; version 1's savepoints -- one entry per held
+ * row -- are refused on restore with a message saying so):
+ *   "over-key" (no namespace), the meta value: a fixed part of pl->metalen
+ *     bytes -- i64 rows emitted (ROW_NUMBER), i64 clean-up timer armed (0/1)
+ *     and its time, i64 the frame's last time, i64 the earliest held time,
+ *     i64 the frame's first time, i64 frame head and tail (record numbers),
+ *     the running accumulator (agg.c's layout), i64 per value function
+ *     (unbounded: FIRST_VALUE/LAST_VALUE set, LAG values added; bounded
+ *     FIRST_VALUE/LAST_VALUE: 1 + the record number holding the value, 0
+ *     none) -- then u32 tail chunk length, u32 held rows length, the frame's
+ *     tail chunk and the held rows: records of u32 row length, i64 time and
+ *     the encoded row, in arrival order;
+ *   "over-frame" (namespace: u64 big-endian chunk number), bounded frames
+ *     only: the rows in the frame, a FIFO numbered head .. tail - 1 in the
+ *     order they entered it (time, then arrival); record i is in chunk
+ *     i / OV_CHUNK, which is its own entry once full and the meta value's
+ *     tail chunk before. A frame record keeps only the columns the
+ *     aggregates read (others NULL). An emptied frame starts again at 0;
+ *   "over-values" (u16 function, u32 slot): an unbounded frame's first /
+ *     last value and LAG's ring of its last n + 1 values.
+ * Ids 0 and 1 ("over-rows", "over-meta") are version 1's, registered only
+ * to recognise its savepoints.
+ *
+ * A key has one event-time timer at its earliest held time; when it fires
+ * every held row the watermark has passed goes out, time by time:
  *   - UNBOUNDED PRECEDING: the rows go into the accumulator (RANGE: all rows
  *     of T first, so peers share their values; ROWS: one at a time) and
  *     leave the state -- only the accumulator stays;
- *   - RANGE p PRECEDING: the accumulator is built from the held rows with
- *     time in [T - p, T] (peers share their values); rows at or before
- *     T - p are evicted then, as no later time reaches them, and a clean-up
- *     timer at T + p + 1 (event or processing time, as the order) evicts the
- *     rows of T when the key goes quiet;
- *   - ROWS n PRECEDING: each row's frame is the n rows before it and itself;
- *     only the last n emitted rows stay.
- * Bounded frames rebuild the accumulator from the frame's rows, so MIN and
- * MAX need no retraction. Everything is keyed state and timers: snapshotted,
- * restored and re-split by key group by the runtime on either backend. The
- * per-timer scan copies the key's rows into buffers reused across records.
+ *   - RANGE p PRECEDING: rows of time < T - p leave the frame (their rows
+ *     retracted from the accumulator), the rows of T enter it together and
+ *     go out with its values; one clean-up timer per key (event or
+ *     processing time, as the order), at the frame's last time + p + 1,
+ *     empties the frame of a key that went quiet;
+ *   - ROWS n PRECEDING: each row enters the frame, goes out with it, and
+ *     the frame keeps the last n rows.
+ * COUNT, SUM, AVG and user functions that declare retract are retracted
+ * (agg.c); MIN and MAX are rebuilt from the frame's records only when a row
+ * holding the extremum leaves; with a user function that declares no
+ * retract the whole accumulator is rebuilt from the frame whenever rows
+ * leave it (pl->rebuild);
+ * FIRST_VALUE moves to the next non-NULL record when its record leaves,
+ * LAST_VALUE becomes NULL. So a row costs its key's meta value read and
+ * written (with the rows held for it, bounded by the watermark's delay)
+ * and the frame records entering and leaving, not the frame. Everything is
+ * keyed state and timers: snapshotted, restored and re-split by key group
+ * by the runtime on either backend; per-record work uses buffers reused
+ * across records.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,12 +77,17 @@
 #include <strings.h>
 
 #include "agg.h"
+#include "udf_sig.h"
 #include "bytes.h"
 #include "jobgraph.h"
 #include "operator.h"
 
-#define OV_NS 16        /* namespace of a held row: time, arrival */
-#define OV_META 16      /* i64 next arrival number, i64 rows emitted */
+#define OV_TNS 8        /* namespace of a frame chunk: its number */
+#define OV_CHUNK 32     /* frame records per chunk entry */
+#define OV_REC 12       /* a frame record's header: u32 row length, i64 time */
+#define OV_META 64      /* i64 rows emitted, clean-up armed, its time, the frame's last
+                           time, the earliest held time, the frame's first time,
+                           head, tail */
 
 /* One output column after the input's: an aggregate of the list, ROW_NUMBER,
  * or a value function of column col. */
@@ -88,25 +115,34 @@ typedef struct ov_plan {
     ov_out *outs;
     int nval;           /* value functions */
     size_t metalen;     /* OV_META + accumulator + 8 per value function */
+    uint8_t *need;      /* per input column: a frame record keeps it (aggregate
+                           argument, FILTER, FIRST_VALUE/LAST_VALUE column) */
+    bool has_minmax;    /* some aggregate is MIN or MAX */
+    bool rebuild;       /* some user function declares no retract: a bounded frame's
+                           accumulator is rebuilt from its rows when rows leave it */
 } ov_plan;
 
-typedef struct ov_ent {
-    int64_t t;
-    uint64_t seq;
-    size_t off, len;    /* of the row's bytes in st->rowbuf */
-} ov_ent;
-
 typedef struct ov_state {
-    int sid_rows, sid_meta, sid_vals;
-    ov_ent *ents;       /* the key's held rows, in order (reused) */
-    int nents, capents;
-    uint8_t *rowbuf;    /* their bytes (reused) */
-    size_t rowlen, rowcap;
-    uint8_t *meta;      /* OV_META + accumulator (reused) */
-    uint8_t *acc;       /* an accumulator being built */
+    int sid_old_rows, sid_old_meta; /* state version 1's, only to refuse its savepoints */
+    int sid_vals, sid_held, sid_frame, sid_meta;
+    uint8_t *meta;      /* the key's meta value's fixed part (reused) */
+    uint8_t *meta0;     /* as read, to tell whether a timer changed it */
+    uint8_t *tailc;     /* its frame tail chunk (reused) */
+    size_t tlen, tcap;
+    uint8_t *pend;      /* its held rows (reused) */
+    size_t plen, pcap;
+    uint8_t *wbuf;      /* the meta value being written (reused) */
+    size_t wcap;
+    uint8_t *held;      /* the held rows being emitted, in time order (reused) */
+    size_t heldlen, heldcap;
+    size_t *due;        /* offsets of due held rows in pend (reused) */
+    size_t duecap;
+    uint8_t *scratch;   /* an accumulator for a MIN/MAX rebuild */
     uint8_t *enc;       /* one encoded row (reused) */
     size_t enccap;
-    sl_value *vals;     /* a decoded row */
+    sl_value *vals;     /* a decoded held row */
+    sl_value *fvals;    /* a decoded frame record */
+    sl_value *pvals;    /* a row projected to what a frame record keeps */
     sl_value *outv;     /* an output row: input columns then results */
     sl_value *res;      /* aggregate results */
     sl_value *vres;     /* per output: a value function's value in the frame */
@@ -127,6 +163,7 @@ static void ov_plan_free(void *p)
     free(pl->vid);
     sl_agg_list_free(&pl->aggs);
     free(pl->outs);
+    free(pl->need);
     free(pl);
 }
 
@@ -340,6 +377,18 @@ static void *ov_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
         pl->outs[pl->nout++].agg = pl->aggs.n - 1;
     }
     pl->metalen = OV_META + pl->aggs.size + 8 * (size_t)pl->nval;
+    pl->need = sl_calloc((size_t)in->n + 1, 1);
+    for (int i = 0; i < pl->aggs.n; i++) {
+        const sl_agg *a = &pl->aggs.aggs[i];
+        if (a->col >= 0) pl->need[a->col] = 1;
+        if (a->filter >= 0) pl->need[a->filter] = 1;
+        for (int j = 0; a->fn == SL_AGG_UDF && j < a->nargs; j++) pl->need[a->cols[j]] = 1;
+        if (a->fn == SL_AGG_UDF && !a->udf->retract) pl->rebuild = true;
+        if (a->fn == SL_AGG_MIN || a->fn == SL_AGG_MAX) pl->has_minmax = true;
+    }
+    for (int i = 0; i < pl->nout; i++)
+        if (pl->outs[i].kind == OUT_FIRST || pl->outs[i].kind == OUT_LAST)
+            pl->need[pl->outs[i].col] = 1;
     if (sl_plan_key(pc, 0, pl->part, pl->npart, err, errlen) != SL_OK) goto fail;
     return pl;
 fail:
@@ -354,12 +403,18 @@ static void ov_close(sl_op *op)
 {
     ov_state *st = op->priv;
     if (!st) return;
-    free(st->ents);
-    free(st->rowbuf);
     free(st->meta);
-    free(st->acc);
+    free(st->meta0);
+    free(st->tailc);
+    free(st->pend);
+    free(st->wbuf);
+    free(st->held);
+    free(st->due);
+    free(st->scratch);
     free(st->enc);
     free(st->vals);
+    free(st->fvals);
+    free(st->pvals);
     free(st->outv);
     free(st->res);
     free(st->vres);
@@ -378,23 +433,46 @@ static int ov_open(sl_op *op)
         return sl_op_fail(op, "vertex '%s': no keyed state backend was opened", pl->vid);
     ov_state *st = sl_calloc(1, sizeof *st);
     op->priv = st;
-    st->sid_rows = sl_kstate_register(op->kstate, "over-rows");
-    st->sid_meta = sl_kstate_register(op->kstate, "over-meta");
+    /* registration order fixes the ids a snapshot carries: version 1's two
+     * states keep theirs so that its savepoints are recognised and refused */
+    st->sid_old_rows = sl_kstate_register(op->kstate, "over-rows");
+    st->sid_old_meta = sl_kstate_register(op->kstate, "over-meta");
     st->sid_vals = sl_kstate_register(op->kstate, "over-values");
-    if (st->sid_rows < 0 || st->sid_meta < 0 || st->sid_vals < 0)
+    st->sid_held = sl_kstate_register(op->kstate, "over-held");
+    st->sid_frame = sl_kstate_register(op->kstate, "over-frame");
+    st->sid_meta = sl_kstate_register(op->kstate, "over-key");
+    if (st->sid_old_rows < 0 || st->sid_old_meta < 0 || st->sid_vals < 0 || st->sid_held < 0 ||
+        st->sid_frame < 0 || st->sid_meta < 0)
         return sl_op_fail(op, "vertex '%s': cannot register its keyed state", pl->vid);
     char uerr[700];
     if (sl_agg_open(&pl->aggs, uerr, sizeof uerr) != SL_OK)
         return sl_op_fail(op, "vertex '%s': %s", pl->vid, uerr);
     st->meta = sl_calloc(1, pl->metalen);
-    st->acc = sl_calloc(1, pl->aggs.size + 8);
+    st->meta0 = sl_calloc(1, pl->metalen);
+    st->scratch = sl_calloc(1, pl->aggs.size + 8);
     st->vals = sl_calloc((size_t)op->in->n + 1, sizeof *st->vals);
+    st->fvals = sl_calloc((size_t)op->in->n + 1, sizeof *st->fvals);
+    st->pvals = sl_calloc((size_t)op->in->n + 1, sizeof *st->pvals);
     st->outv = sl_calloc((size_t)op->out->n + 1, sizeof *st->outv);
     st->res = sl_calloc((size_t)pl->aggs.n + 1, sizeof *st->res);
     st->vres = sl_calloc((size_t)pl->nout + 1, sizeof *st->vres);
     st->vcopy = sl_calloc((size_t)pl->nout + 1, sizeof *st->vcopy);
     st->vcap = sl_calloc((size_t)pl->nout + 1, sizeof *st->vcap);
     return SL_OK;
+}
+
+/* A savepoint of state version 1 (one entry per held row) is refused. */
+static int ov_restore(sl_op *op, const void *const *blobs, const size_t *lens, int nblobs)
+{
+    const ov_plan *pl = op->plan;
+    ov_state *st = op->priv;
+    if (sl_kstate_restored(op->kstate, st->sid_old_rows) ||
+        sl_kstate_restored(op->kstate, st->sid_old_meta))
+        return sl_op_fail(op, "vertex '%s': the snapshot holds this OVER aggregation's state in "
+                          "version 1 (one entry per held row), which this build does not read "
+                          "(it writes version 2); restore it with the build that took it and "
+                          "stop that job with --drain, or start this job without it", pl->vid);
+    return sl_op_restore_proc_timers(op, blobs, lens, nblobs);
 }
 
 /* ---- helpers -------------------------------------------------------------------- */
@@ -405,13 +483,39 @@ static int state_err(sl_op *op, const char *err)
     return sl_op_fail(op, "vertex '%s': state: %s", pl->vid, err);
 }
 
-static void ns_put(uint8_t ns[OV_NS], int64_t t, uint64_t seq)
+static int damaged(sl_op *op, const char *what)
 {
-    sl_put_be64(ns, (uint64_t)t ^ 0x8000000000000000ull);
-    sl_put_be64(ns + 8, seq);
+    const ov_plan *pl = op->plan;
+    return sl_op_fail(op, "vertex '%s': its state is damaged (%s)", pl->vid, what);
 }
 
-/* The key's meta value into st->meta (zeros when absent). */
+/* Fail the task with the message of the user function that failed. */
+static int udf_failed(sl_op *op)
+{
+    const ov_plan *pl = op->plan;
+    return sl_op_fail(op, "vertex '%s' (subtask %d): %s", pl->vid, op->subtask, sl_agg_error());
+}
+
+static void grow(uint8_t **buf, size_t *cap, size_t need)
+{
+    if (need <= *cap) return;
+    size_t c = *cap ? *cap : 256;
+    while (c < need) c *= 2;
+    *buf = sl_realloc(*buf, c);
+    *cap = c;
+}
+
+
+
+static int64_t meta_i64(const ov_state *st, int slot) { return sl_get_lei64(st->meta + 8 * slot); }
+static void meta_set(ov_state *st, int slot, int64_t v) { sl_put_lei64(st->meta + 8 * slot, v); }
+enum { M_EMITTED, M_ARMED, M_CLEAN_AT, M_LAST, M_PMIN, M_FIRST, M_HEAD, M_TAIL };
+
+static uint8_t *acc_of(ov_state *st) { return st->meta + OV_META; }
+
+/* The key's meta value: the fixed part (pl->metalen) into st->meta, then
+ * u32 tail chunk length, u32 held rows length, the tail chunk (st->tailc)
+ * and the held rows (st->pend); all zero when absent. */
 static int meta_read(sl_op *op, ov_state *st)
 {
     const ov_plan *pl = op->plan;
@@ -420,12 +524,22 @@ static int meta_read(sl_op *op, ov_state *st)
     size_t vlen, want = pl->metalen;
     int rc = sl_kstate_get(op->kstate, st->sid_meta, no_ns, 0, &val, &vlen, err, sizeof err);
     if (rc == SL_ERR) return state_err(op, err);
+    st->tlen = st->plen = 0;
     if (rc == SL_DONE) {
         memset(st->meta, 0, want);
         return SL_OK;
     }
-    if (vlen != want) return sl_op_fail(op, "vertex '%s': its state is damaged", pl->vid);
-    memcpy(st->meta, val, want);
+    const uint8_t *p = val;
+    if (vlen < want + 8) return damaged(op, "a key's meta value");
+    size_t tl = sl_get_le32(p + want), hl = sl_get_le32(p + want + 4);
+    if (tl + hl != vlen - want - 8) return damaged(op, "a key's meta value");
+    memcpy(st->meta, p, want);
+    grow(&st->tailc, &st->tcap, tl);
+    grow(&st->pend, &st->pcap, hl);
+    if (tl) memcpy(st->tailc, p + want + 8, tl);
+    if (hl) memcpy(st->pend, p + want + 8 + tl, hl);
+    st->tlen = tl;
+    st->plen = hl;
     return SL_OK;
 }
 
@@ -433,95 +547,406 @@ static int meta_write(sl_op *op, ov_state *st)
 {
     const ov_plan *pl = op->plan;
     char err[256];
-    if (sl_kstate_put(op->kstate, st->sid_meta, no_ns, 0, st->meta, pl->metalen, err,
-                      sizeof err) != SL_OK)
+    size_t n = pl->metalen;
+    grow(&st->wbuf, &st->wcap, n + 8 + st->tlen + st->plen);
+    memcpy(st->wbuf, st->meta, n);
+    sl_put_le32(st->wbuf + n, (uint32_t)st->tlen);
+    sl_put_le32(st->wbuf + n + 4, (uint32_t)st->plen);
+    if (st->tlen) memcpy(st->wbuf + n + 8, st->tailc, st->tlen);
+    if (st->plen) memcpy(st->wbuf + n + 8 + st->tlen, st->pend, st->plen);
+    if (sl_kstate_put(op->kstate, st->sid_meta, no_ns, 0, st->wbuf, n + 8 + st->tlen + st->plen,
+                      err, sizeof err) != SL_OK)
         return state_err(op, err);
     return SL_OK;
 }
 
-static int scan_fn(void *ctx, const void *ns, size_t nslen, const void *val, size_t vlen)
+/* Row into st->enc as an insert; its length, 0 after failing the job. */
+static size_t encode(sl_op *op, ov_state *st, const sl_row *row)
 {
-    ov_state *st = ctx;
-    if (nslen != OV_NS) return 0;
-    if (st->nents == st->capents) {
-        st->capents = st->capents ? st->capents * 2 : 64;
-        st->ents = sl_realloc(st->ents, sizeof *st->ents * (size_t)st->capents);
+    const ov_plan *pl = op->plan;
+    size_t sz = sl_row_size(row, op->in);
+    if (sz + OV_REC > st->enccap) {
+        st->enccap = (sz + OV_REC) * 2;
+        st->enc = sl_realloc(st->enc, st->enccap);
     }
-    if (st->rowlen + vlen > st->rowcap) {
-        size_t c = st->rowcap ? st->rowcap : 4096;
-        while (c < st->rowlen + vlen) c *= 2;
-        st->rowbuf = sl_realloc(st->rowbuf, c);
-        st->rowcap = c;
+    sl_row r = *row;
+    r.kind = SL_KIND_INSERT;
+    if (sl_row_encode(&r, op->in, st->enc + OV_REC, sz) != sz) {
+        sl_op_fail(op, "vertex '%s': cannot encode a row", pl->vid);
+        return 0;
     }
-    ov_ent *e = &st->ents[st->nents++];
-    e->t = (int64_t)(sl_get_be64(ns) ^ 0x8000000000000000ull);
-    e->seq = sl_get_be64((const uint8_t *)ns + 8);
-    e->off = st->rowlen;
-    e->len = vlen;
-    memcpy(st->rowbuf + st->rowlen, val, vlen);
-    st->rowlen += vlen;
-    return 0;
+    return sz;
 }
 
-static int ent_cmp(const void *a, const void *b)
-{
-    const ov_ent *x = a, *y = b;
-    if (x->t != y->t) return x->t < y->t ? -1 : 1;
-    return x->seq < y->seq ? -1 : x->seq > y->seq;
-}
-
-/* The current key's held rows into st->ents, in (time, arrival) order. */
-static int scan_rows(sl_op *op, ov_state *st)
-{
-    char err[256];
-    st->nents = 0;
-    st->rowlen = 0;
-    if (sl_kstate_scan_key(op->kstate, st->sid_rows, scan_fn, st, err, sizeof err) != SL_OK)
-        return state_err(op, err);
-    /* both backends scan in namespace order; sorting keeps that a local fact */
-    qsort(st->ents, (size_t)st->nents, sizeof *st->ents, ent_cmp);
-    return SL_OK;
-}
-
-static int del_row(sl_op *op, ov_state *st, int64_t t, uint64_t seq)
-{
-    char err[256];
-    uint8_t ns[OV_NS];
-    ns_put(ns, t, seq);
-    if (sl_kstate_del(op->kstate, st->sid_rows, ns, OV_NS, err, sizeof err) != SL_OK)
-        return state_err(op, err);
-    return SL_OK;
-}
-
-static int decode(sl_op *op, ov_state *st, const uint8_t *p, size_t len, sl_row *r)
+static int decode(sl_op *op, const uint8_t *p, size_t len, sl_value *vals, sl_row *r)
 {
     const ov_plan *pl = op->plan;
     char err[256];
-    r->vals = st->vals;
+    memset(r, 0, sizeof *r);
+    r->vals = vals;
     if (sl_row_decode(p, len, op->in, r, err, sizeof err) != SL_OK)
         return sl_op_fail(op, "vertex '%s': a stored row is damaged: %s", pl->vid, err);
     return SL_OK;
 }
 
-/* ---- value functions ------------------------------------------------------------ */
+/* ---- held rows (event time): in the key's meta value ---------------------------- */
 
-/* Bounded frames: the frame is rebuilt for each output, so FIRST_VALUE and
- * LAST_VALUE are tracked over its rows as they are added (values borrowed
- * from st->rowbuf, which stays put while a key's rows are processed). */
-static void vals_reset(const ov_plan *pl, ov_state *st)
+/* Row r of time t joins the key's held rows (a record as the frame's: u32
+ * length, i64 time, the row), in arrival order; a timer at the earliest
+ * held time. */
+static int held_add(sl_op *op, ov_state *st, const sl_row *r, int64_t t)
 {
-    for (int i = 0; i < pl->nout; i++) st->vres[i].isnull = true;
+    size_t sz = encode(op, st, r);
+    if (!sz) return SL_ERR;
+    sl_put_le32(st->enc, (uint32_t)sz);
+    sl_put_lei64(st->enc + 4, t);
+    grow(&st->pend, &st->pcap, st->plen + OV_REC + sz);
+    memcpy(st->pend + st->plen, st->enc, OV_REC + sz);
+    bool first = st->plen == 0;
+    st->plen += OV_REC + sz;
+    if (!first && t >= meta_i64(st, M_PMIN)) return SL_OK;
+    meta_set(st, M_PMIN, t);
+    return sl_op_timer_register(op, SL_TIME_EVENT, t, no_ns, 0);
 }
 
-static void vals_track(const ov_plan *pl, ov_state *st, const sl_row *r)
+static int64_t rec_time(const uint8_t *rec) { return sl_get_lei64(rec + 4); }
+
+/* The held rows of time at most wm leave st->pend for st->held, sorted by
+ * time (arrival order among peers); the timer moves to the earliest left. */
+static int held_take(sl_op *op, ov_state *st, int64_t wm)
 {
+    size_t n = 0, off = 0, keep = 0;
+    st->heldlen = 0;
+    while (off < st->plen) {
+        if (st->plen - off < OV_REC || sl_get_le32(st->pend + off) > st->plen - off - OV_REC)
+            return damaged(op, "the held rows");
+        size_t len = OV_REC + sl_get_le32(st->pend + off);
+        if (rec_time(st->pend + off) <= wm) {
+            if (n == st->duecap) {
+                st->duecap = st->duecap ? st->duecap * 2 : 64;
+                st->due = sl_realloc(st->due, st->duecap * sizeof *st->due);
+            }
+            st->due[n++] = off;
+            st->heldlen += len;
+        }
+        off += len;
+    }
+    if (!n) return SL_OK;
+    for (size_t i = 1; i < n; i++) { /* stable: insertion sort, times mostly in order */
+        size_t x = st->due[i], j = i;
+        int64_t t = rec_time(st->pend + x);
+        for (; j > 0 && rec_time(st->pend + st->due[j - 1]) > t; j--) st->due[j] = st->due[j - 1];
+        st->due[j] = x;
+    }
+    grow(&st->held, &st->heldcap, st->heldlen);
+    size_t h = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t len = OV_REC + sl_get_le32(st->pend + st->due[i]);
+        memcpy(st->held + h, st->pend + st->due[i], len);
+        h += len;
+    }
+    int64_t pmin = INT64_MAX;
+    for (off = 0; off < st->plen;) { /* the rest stay, in arrival order */
+        size_t len = OV_REC + sl_get_le32(st->pend + off);
+        int64_t t = rec_time(st->pend + off);
+        if (t > wm) {
+            if (keep != off) memmove(st->pend + keep, st->pend + off, len);
+            keep += len;
+            if (t < pmin) pmin = t;
+        }
+        off += len;
+    }
+    st->plen = keep;
+    if (!keep) return SL_OK;
+    meta_set(st, M_PMIN, pmin);
+    return sl_op_timer_register(op, SL_TIME_EVENT, pmin, no_ns, 0);
+}
+
+/* The next held row of st->held at *off (before end) into r (st->vals); 0
+ * at the end. */
+static int held_next(sl_op *op, ov_state *st, size_t *off, size_t end, sl_row *r, int *rc)
+{
+    *rc = SL_OK;
+    if (*off >= end) return 0;
+    size_t len = sl_get_le32(st->held + *off);
+    *rc = decode(op, st->held + *off + OV_REC, len, st->vals, r);
+    *off += OV_REC + len;
+    return *rc == SL_OK;
+}
+
+/* ---- the frame (bounded frames): a FIFO of records ------------------------------ */
+
+/* Rows that entered a bounded frame and have not left it, in the order they
+ * entered (time, then arrival), numbered head .. tail - 1 (meta). Record i
+ * is in chunk i / OV_CHUNK, the chunk's records concatenated from slot 0:
+ * entry "over-frame" / chunk number once full, the meta value's tail chunk
+ * until then. A record is u32 row length, i64 time, then the row with only
+ * the columns the frame reads (pl->need; others NULL). */
+static void chunk_ns(uint8_t ns[OV_TNS], int64_t c) { sl_put_be64(ns, (uint64_t)c); }
+
+typedef int (*rec_fn)(sl_op *op, ov_state *st, int64_t idx, int64_t t, const sl_row *r,
+                      void *ctx);
+
+/* Visit records [from, to) in order until fn returns non-zero; *stop is the
+ * index it stopped at (to: none). Rows are borrowed from state until fn
+ * returns; fn makes no state call. */
+static int frame_walk(sl_op *op, ov_state *st, int64_t from, int64_t to, rec_fn fn, void *ctx,
+                      int64_t *stop)
+{
+    char err[256];
+    int64_t i = from;
+    while (i < to) {
+        uint8_t ns[OV_TNS];
+        const void *val = st->tailc;
+        size_t len = st->tlen, off = 0;
+        if (i / OV_CHUNK != meta_i64(st, M_TAIL) / OV_CHUNK) {
+            chunk_ns(ns, i / OV_CHUNK);
+            int rc = sl_kstate_get(op->kstate, st->sid_frame, ns, OV_TNS, &val, &len, err,
+                                   sizeof err);
+            if (rc == SL_ERR) return state_err(op, err);
+            if (rc == SL_DONE) return damaged(op, "a frame chunk is missing");
+        }
+        const uint8_t *p = val;
+        for (int64_t s = 0; s <= i % OV_CHUNK; s++) {
+            if (len - off < OV_REC || sl_get_le32(p + off) > len - off - OV_REC)
+                return damaged(op, "a frame chunk");
+            if (s == i % OV_CHUNK) break;
+            off += OV_REC + sl_get_le32(p + off);
+        }
+        do {
+            if (len - off < OV_REC || sl_get_le32(p + off) > len - off - OV_REC)
+                return damaged(op, "a frame chunk");
+            size_t rl = sl_get_le32(p + off);
+            int64_t t = sl_get_lei64(p + off + 4);
+            sl_row r;
+            if (decode(op, p + off + OV_REC, rl, st->fvals, &r) != SL_OK) return SL_ERR;
+            if (fn(op, st, i, t, &r, ctx)) {
+                if (stop) *stop = i;
+                return SL_OK;
+            }
+            off += OV_REC + rl;
+            i++;
+        } while (i < to && i % OV_CHUNK);
+    }
+    if (stop) *stop = to;
+    return SL_OK;
+}
+
+/* Row r of time t enters the frame (its accumulator is the caller's). */
+static int frame_push(sl_op *op, ov_state *st, const sl_row *r, int64_t t)
+{
+    const ov_plan *pl = op->plan;
+    char err[256];
+    for (int c = 0; c < op->in->n; c++)
+        st->pvals[c] = pl->need[c] ? r->vals[c] : (sl_value){.isnull = true};
+    sl_row pr = *r;
+    pr.vals = st->pvals;
+    size_t sz = encode(op, st, &pr);
+    if (!sz) return SL_ERR;
+    sl_put_le32(st->enc, (uint32_t)sz);
+    sl_put_lei64(st->enc + 4, t);
+    int64_t idx = meta_i64(st, M_TAIL);
+    grow(&st->tailc, &st->tcap, st->tlen + OV_REC + sz);
+    memcpy(st->tailc + st->tlen, st->enc, OV_REC + sz);
+    st->tlen += OV_REC + sz;
+    if (idx == meta_i64(st, M_HEAD)) meta_set(st, M_FIRST, t);
+    meta_set(st, M_TAIL, idx + 1);
+    meta_set(st, M_LAST, t);
+    if ((idx + 1) % OV_CHUNK == 0) { /* full: its own entry */
+        uint8_t ns[OV_TNS];
+        chunk_ns(ns, idx / OV_CHUNK);
+        if (sl_kstate_put(op->kstate, st->sid_frame, ns, OV_TNS, st->tailc, st->tlen, err,
+                          sizeof err) != SL_OK)
+            return state_err(op, err);
+        st->tlen = 0;
+    }
+    /* FIRST_VALUE / LAST_VALUE: the record of the first / last non-NULL value */
     for (int i = 0; i < pl->nout; i++) {
         const ov_out *o = &pl->outs[i];
-        const sl_value *x = &r->vals[o->col];
-        if ((o->kind == OUT_FIRST && st->vres[i].isnull && !x->isnull) ||
-            (o->kind == OUT_LAST && !x->isnull))
-            st->vres[i] = *x;
+        if ((o->kind != OUT_FIRST && o->kind != OUT_LAST) || r->vals[o->col].isnull) continue;
+        uint8_t *pos = st->meta + OV_META + pl->aggs.size + 8 * (size_t)o->vi;
+        if (o->kind == OUT_LAST || sl_get_lei64(pos) == 0) sl_put_lei64(pos, idx + 1);
     }
+    return SL_OK;
+}
+
+/* Whether record r counts for MIN/MAX item a and its value is the extremum. */
+static bool is_extremum(const sl_agg *a, const uint8_t *acc, const sl_row *r)
+{
+    if (a->filter >= 0 && (r->vals[a->filter].isnull || !r->vals[a->filter].v.i)) return false;
+    const sl_value *x = &r->vals[a->col];
+    int64_t cur;
+    if (x->isnull || !sl_agg_minmax_get(a, acc, &cur)) return false;
+    return sl_agg_order_key(a->in_type, x) == cur;
+}
+
+typedef struct evict_ctx {
+    int64_t lo, keep, tail, stop_t; /* stop_t: the time of the record it stopped at */
+    bool dirty;     /* an extremum left: MIN/MAX are rebuilt */
+    bool failed;    /* a user function's retract failed */
+} evict_ctx;
+
+static int evict_one(sl_op *op, ov_state *st, int64_t idx, int64_t t, const sl_row *r, void *ctx)
+{
+    const ov_plan *pl = op->plan;
+    evict_ctx *e = ctx;
+    if (e->keep >= 0 ? e->tail - idx <= e->keep : t >= e->lo) {
+        e->stop_t = t;
+        return 1;
+    }
+    uint8_t *acc = acc_of(st);
+    if (pl->rebuild) return 0;
+    if (pl->has_minmax)
+        for (int i = 0; i < pl->aggs.n && !e->dirty; i++) {
+            const sl_agg *a = &pl->aggs.aggs[i];
+            if ((a->fn == SL_AGG_MIN || a->fn == SL_AGG_MAX) && is_extremum(a, acc, r))
+                e->dirty = true;
+        }
+    if (sl_agg_retract(&pl->aggs, acc, r) != SL_OK) {
+        e->failed = true;
+        return 1;
+    }
+    return 0;
+}
+
+typedef struct add_ctx {
+    uint8_t *acc;
+    bool failed;
+} add_ctx;
+
+static int add_rec(sl_op *op, ov_state *st, int64_t idx, int64_t t, const sl_row *r, void *ctx)
+{
+    const ov_plan *pl = op->plan;
+    SL_UNUSED(idx);
+    SL_UNUSED(t);
+    add_ctx *a = ctx;
+    if (sl_agg_add(&pl->aggs, a->acc, r) == SL_OK) return 0;
+    a->failed = true;
+    return 1;
+}
+
+static int first_nonnull(sl_op *op, ov_state *st, int64_t idx, int64_t t, const sl_row *r,
+                         void *ctx)
+{
+    SL_UNUSED(op);
+    SL_UNUSED(st);
+    SL_UNUSED(idx);
+    SL_UNUSED(t);
+    return !r->vals[*(const int *)ctx].isnull;
+}
+
+/* Records leave the frame from its head: those of time < lo (keep < 0, a
+ * RANGE frame), or all but the last `keep` (ROWS). Their rows are retracted
+ * from the accumulator; MIN and MAX are rebuilt from the rest when an
+ * extremum left, FIRST_VALUE moves to the next non-NULL value. An emptied
+ * frame starts again at 0 with a fresh accumulator. */
+static int frame_evict(sl_op *op, ov_state *st, int64_t lo, int64_t keep)
+{
+    const ov_plan *pl = op->plan;
+    char err[256];
+    int64_t head = meta_i64(st, M_HEAD), tail = meta_i64(st, M_TAIL), nhead;
+    if (head == tail || (keep >= 0 ? tail - head <= keep : meta_i64(st, M_FIRST) >= lo))
+        return SL_OK;
+    evict_ctx e = {.lo = lo, .keep = keep, .tail = tail};
+    if (frame_walk(op, st, head, tail, evict_one, &e, &nhead) != SL_OK) return SL_ERR;
+    if (e.failed) return udf_failed(op);
+    if (nhead == head) return SL_OK;
+    uint8_t ns[OV_TNS];
+    for (int64_t c = head / OV_CHUNK; c < nhead / OV_CHUNK; c++) {
+        chunk_ns(ns, c);
+        if (sl_kstate_del(op->kstate, st->sid_frame, ns, OV_TNS, err, sizeof err) != SL_OK)
+            return state_err(op, err);
+    }
+    if (nhead == tail) { /* empty */
+        st->tlen = 0;
+        memset(st->meta + 8 * M_HEAD, 0, pl->metalen - 8 * M_HEAD);
+        return SL_OK;
+    }
+    meta_set(st, M_HEAD, nhead);
+    meta_set(st, M_FIRST, e.stop_t);
+    if (pl->rebuild) { /* the whole accumulator, from the rows left */
+        add_ctx a = {acc_of(st), false};
+        sl_agg_init(&pl->aggs, a.acc);
+        if (frame_walk(op, st, nhead, tail, add_rec, &a, NULL) != SL_OK) return SL_ERR;
+        if (a.failed) return udf_failed(op);
+    } else if (e.dirty) {
+        add_ctx sc = {st->scratch, false};
+        sl_agg_init(&pl->aggs, st->scratch);
+        if (frame_walk(op, st, nhead, tail, add_rec, &sc, NULL) != SL_OK) return SL_ERR;
+        if (sc.failed) return udf_failed(op);
+        for (int i = 0; i < pl->aggs.n; i++) {
+            const sl_agg *a = &pl->aggs.aggs[i];
+            if (a->fn != SL_AGG_MIN && a->fn != SL_AGG_MAX) continue;
+            int64_t k = 0;
+            bool has = sl_agg_minmax_get(a, st->scratch, &k);
+            sl_agg_minmax_set(a, acc_of(st), has, k);
+        }
+    }
+    for (int i = 0; i < pl->nout; i++) {
+        const ov_out *o = &pl->outs[i];
+        if (o->kind != OUT_FIRST && o->kind != OUT_LAST) continue;
+        uint8_t *pos = st->meta + OV_META + pl->aggs.size + 8 * (size_t)o->vi;
+        int64_t at = sl_get_lei64(pos) - 1;
+        if (at < 0 || at >= nhead) continue;
+        if (o->kind == OUT_LAST) { /* every later record's value is NULL */
+            sl_put_lei64(pos, 0);
+            continue;
+        }
+        int64_t next;
+        if (frame_walk(op, st, nhead, tail, first_nonnull, (void *)&o->col, &next) != SL_OK)
+            return SL_ERR;
+        sl_put_lei64(pos, next < tail ? next + 1 : 0);
+    }
+    return SL_OK;
+}
+
+/* ---- value functions ------------------------------------------------------------ */
+
+static bool is_bytes(sl_type t) { return t == SL_T_STRING || t == SL_T_BYTES; }
+
+/* Output i's value x into st->vres[i], its bytes copied. */
+static void vres_copy(ov_state *st, int i, const sl_value *x, sl_type type)
+{
+    st->vres[i] = *x;
+    if (x->isnull || !is_bytes(type)) return;
+    if (x->v.s.len > st->vcap[i]) {
+        st->vcap[i] = (size_t)x->v.s.len * 2;
+        st->vcopy[i] = sl_realloc(st->vcopy[i], st->vcap[i]);
+    }
+    if (x->v.s.len) memcpy(st->vcopy[i], x->v.s.p, x->v.s.len);
+    st->vres[i].v.s.p = st->vcopy[i];
+}
+
+typedef struct vres_ctx {
+    int out, col;
+    sl_type type;
+} vres_ctx;
+
+static int take_value(sl_op *op, ov_state *st, int64_t idx, int64_t t, const sl_row *r, void *ctx)
+{
+    SL_UNUSED(op);
+    SL_UNUSED(idx);
+    SL_UNUSED(t);
+    const vres_ctx *v = ctx;
+    vres_copy(st, v->out, &r->vals[v->col], v->type);
+    return 1;
+}
+
+/* Bounded frames: FIRST_VALUE / LAST_VALUE of the frame into st->vres, read
+ * from the records meta points at. */
+static int frame_values(sl_op *op, ov_state *st)
+{
+    const ov_plan *pl = op->plan;
+    for (int i = 0; i < pl->nout; i++) {
+        const ov_out *o = &pl->outs[i];
+        if (o->kind != OUT_FIRST && o->kind != OUT_LAST) continue;
+        int64_t at = sl_get_lei64(st->meta + OV_META + pl->aggs.size + 8 * (size_t)o->vi) - 1;
+        st->vres[i] = (sl_value){.isnull = true};
+        if (at < 0) continue;
+        vres_ctx v = {i, o->col, op->in->fields[o->col].type};
+        if (frame_walk(op, st, at, at + 1, take_value, &v, NULL) != SL_OK) return SL_ERR;
+    }
+    return SL_OK;
 }
 
 /* Unbounded frames keep, per key, the first or last non-NULL value
@@ -534,8 +959,6 @@ static void vals_ns(uint8_t ns[6], int vi, uint32_t slot)
     ns[1] = (uint8_t)vi;
     sl_put_be32(ns + 2, slot);
 }
-
-static bool is_bytes(sl_type t) { return t == SL_T_STRING || t == SL_T_BYTES; }
 
 static int val_put(sl_op *op, ov_state *st, const ov_out *o, uint32_t slot, const sl_value *x)
 {
@@ -641,13 +1064,6 @@ static int vals_get(sl_op *op, ov_state *st, const sl_row *r)
     return SL_OK;
 }
 
-/* Fail the task with the message of the user function that failed. */
-static int udf_failed(sl_op *op)
-{
-    const ov_plan *pl = op->plan;
-    return sl_op_fail(op, "vertex '%s' (subtask %d): %s", pl->vid, op->subtask, sl_agg_error());
-}
-
 /* Emit input row r (decoded into st->vals or borrowed) with the results of acc. */
 static int emit_with(sl_op *op, ov_state *st, const sl_row *r, const uint8_t *acc, int64_t rownum,
                      int64_t ts)
@@ -672,99 +1088,100 @@ static int emit_with(sl_op *op, ov_state *st, const sl_row *r, const uint8_t *ac
     return sl_op_emit(op, &out);
 }
 
-/* Fold held row e into acc. */
-static int add_ent(sl_op *op, ov_state *st, const ov_ent *e, uint8_t *acc)
+/* ---- emitting ------------------------------------------------------------------- */
+
+/* ROWS n PRECEDING: row r of time t enters the frame, goes out with it, and
+ * the frame keeps its last n rows. */
+static int rows_one(sl_op *op, ov_state *st, const sl_row *r, int64_t t, int64_t rownum)
 {
     const ov_plan *pl = op->plan;
-    sl_row r = {0};
-    if (decode(op, st, st->rowbuf + e->off, e->len, &r) != SL_OK) return SL_ERR;
-    if (sl_agg_add(&pl->aggs, acc, &r) != SL_OK) return udf_failed(op);
-    if (!pl->nval) return SL_OK;
-    if (pl->preceding >= 0) vals_track(pl, st, &r);
-    else return vals_add(op, st, &r);
-    return SL_OK;
+    if (frame_push(op, st, r, t) != SL_OK) return SL_ERR;
+    if (sl_agg_add(&pl->aggs, acc_of(st), r) != SL_OK) return udf_failed(op);
+    if (pl->nval && frame_values(op, st) != SL_OK) return SL_ERR;
+    if (emit_with(op, st, r, acc_of(st), rownum, t) != SL_OK) return SL_ERR;
+    return frame_evict(op, st, 0, pl->preceding);
 }
 
-static int emit_ent(sl_op *op, ov_state *st, const ov_ent *e, const uint8_t *acc, int64_t rownum)
-{
-    sl_row r = {0};
-    if (decode(op, st, st->rowbuf + e->off, e->len, &r) != SL_OK) return SL_ERR;
-    return emit_with(op, st, &r, acc, rownum, e->t);
-}
-
-/* ---- the frame ------------------------------------------------------------------- */
-
-/* Emit the held rows of time T of the current key (st->ents[from, to)) and
- * evict what no later time can reach. st->meta is read; the caller writes it. */
-static int fire(sl_op *op, ov_state *st, int64_t T, int from, int to)
+/* RANGE p PRECEDING: a key has at most one clean-up timer, at the frame's
+ * last time + p + 1, armed while the frame holds rows and none is armed; it
+ * empties the frame of a key that went quiet (a later firing evicts anyway). */
+static int arm_cleanup(sl_op *op, ov_state *st)
 {
     const ov_plan *pl = op->plan;
-    const sl_agg_list *l = &pl->aggs;
-    int64_t cnt = sl_get_lei64(st->meta + 8);
-    int rc = SL_OK;
-    if (pl->preceding < 0) { /* UNBOUNDED: the accumulator only */
-        uint8_t *acc = st->meta + OV_META;
-        if (!pl->rows)
-            for (int i = from; rc == SL_OK && i < to; i++) rc = add_ent(op, st, &st->ents[i], acc);
-        for (int i = from; rc == SL_OK && i < to; i++) {
-            if (pl->rows) rc = add_ent(op, st, &st->ents[i], acc);
-            if (rc == SL_OK) rc = emit_ent(op, st, &st->ents[i], acc, ++cnt);
-            if (rc == SL_OK) rc = del_row(op, st, st->ents[i].t, st->ents[i].seq);
+    int64_t last = meta_i64(st, M_LAST), at = last + pl->preceding + 1;
+    if (meta_i64(st, M_ARMED) || meta_i64(st, M_HEAD) == meta_i64(st, M_TAIL) || at <= last)
+        return SL_OK;
+    meta_set(st, M_ARMED, 1);
+    meta_set(st, M_CLEAN_AT, at);
+    return sl_op_timer_register(op, pl->proc ? SL_TIME_PROCESSING : SL_TIME_EVENT, at, no_ns, 0);
+}
+
+/* RANGE p PRECEDING: the rows of time t (st->held[from, to), or the one row
+ * `one`) enter the frame together and go out with it, after what is older
+ * than t - p has left it. */
+static int range_rows(sl_op *op, ov_state *st, const sl_row *one, size_t from, size_t to,
+                      int64_t t)
+{
+    const ov_plan *pl = op->plan;
+    uint8_t *acc = acc_of(st);
+    int64_t cnt = meta_i64(st, M_EMITTED);
+    sl_row r;
+    size_t off = from;
+    int rc = frame_evict(op, st, t - pl->preceding, -1);
+    if (rc == SL_OK && one) {
+        rc = frame_push(op, st, one, t);
+        if (rc == SL_OK && sl_agg_add(&pl->aggs, acc, one) != SL_OK) rc = udf_failed(op);
+    } else {
+        while (rc == SL_OK && held_next(op, st, &off, to, &r, &rc)) {
+            rc = frame_push(op, st, &r, t);
+            if (rc == SL_OK && sl_agg_add(&pl->aggs, acc, &r) != SL_OK) rc = udf_failed(op);
         }
-    } else if (!pl->rows) { /* RANGE p PRECEDING: rows with time in [T - p, T] */
-        int64_t lo = T - pl->preceding;
-        sl_agg_init(l, st->acc);
-        vals_reset(pl, st);
-        for (int i = 0; rc == SL_OK && i < to; i++)
-            if (st->ents[i].t >= lo) rc = add_ent(op, st, &st->ents[i], st->acc);
-        for (int i = from; rc == SL_OK && i < to; i++)
-            rc = emit_ent(op, st, &st->ents[i], st->acc, ++cnt);
-        /* a later time T' > T reaches back to T' - p > lo */
-        for (int i = 0; rc == SL_OK && i < to; i++)
-            if (st->ents[i].t <= lo) rc = del_row(op, st, st->ents[i].t, st->ents[i].seq);
-        if (rc == SL_OK && to > from) {
-            int64_t at = T + pl->preceding + 1;
-            if (at > T) rc = sl_op_timer_register(op, pl->proc ? SL_TIME_PROCESSING : SL_TIME_EVENT,
-                                                  at, no_ns, 0);
-        }
-    } else { /* ROWS n PRECEDING: the n rows before and the row */
-        int64_t n = pl->preceding;
-        for (int i = from; rc == SL_OK && i < to; i++) {
-            sl_agg_init(l, st->acc);
-            vals_reset(pl, st);
-            int first = (int64_t)i - n < 0 ? 0 : i - (int)n;
-            for (int j = first; rc == SL_OK && j <= i; j++) rc = add_ent(op, st, &st->ents[j], st->acc);
-            if (rc == SL_OK) rc = emit_ent(op, st, &st->ents[i], st->acc, ++cnt);
-        }
-        /* keep the last n emitted rows */
-        for (int i = 0; rc == SL_OK && i < to - n; i++)
-            rc = del_row(op, st, st->ents[i].t, st->ents[i].seq);
     }
-    sl_put_lei64(st->meta + 8, cnt);
+    if (rc == SL_OK && pl->nval) rc = frame_values(op, st);
+    if (one) {
+        if (rc == SL_OK) rc = emit_with(op, st, one, acc, ++cnt, t);
+    } else {
+        off = from;
+        while (rc == SL_OK && held_next(op, st, &off, to, &r, &rc))
+            rc = emit_with(op, st, &r, acc, ++cnt, t);
+    }
+    meta_set(st, M_EMITTED, cnt);
+    return rc;
+}
+
+/* Event time: emit the held rows of time T (st->held[from, to)) of the
+ * current key; the caller reads and writes st->meta. */
+static int fire_held(sl_op *op, ov_state *st, size_t from, size_t to, int64_t T)
+{
+    const ov_plan *pl = op->plan;
+    uint8_t *acc = acc_of(st);
+    sl_row r;
+    size_t off = from;
+    int rc = SL_OK;
+    if (pl->preceding >= 0 && !pl->rows) return range_rows(op, st, NULL, from, to, T);
+    int64_t cnt = meta_i64(st, M_EMITTED);
+    if (pl->preceding < 0 && !pl->rows) /* UNBOUNDED RANGE: the peers join first */
+        while (rc == SL_OK && held_next(op, st, &off, to, &r, &rc)) {
+            if (sl_agg_add(&pl->aggs, acc, &r) != SL_OK) rc = udf_failed(op);
+            else if (pl->nval) rc = vals_add(op, st, &r);
+        }
+    off = from;
+    while (rc == SL_OK && held_next(op, st, &off, to, &r, &rc)) {
+        if (pl->preceding >= 0) { /* ROWS n */
+            rc = rows_one(op, st, &r, T, ++cnt);
+            continue;
+        }
+        if (pl->rows) {
+            if (sl_agg_add(&pl->aggs, acc, &r) != SL_OK) rc = udf_failed(op);
+            else if (pl->nval) rc = vals_add(op, st, &r);
+        }
+        if (rc == SL_OK) rc = emit_with(op, st, &r, acc, ++cnt, T);
+    }
+    meta_set(st, M_EMITTED, cnt);
     return rc;
 }
 
 /* ---- callbacks ------------------------------------------------------------------- */
-
-static int put_row(sl_op *op, ov_state *st, const sl_row *row, int64_t t, uint64_t seq)
-{
-    const ov_plan *pl = op->plan;
-    char err[256];
-    size_t sz = sl_row_size(row, op->in);
-    if (sz > st->enccap) {
-        st->enccap = sz * 2;
-        st->enc = sl_realloc(st->enc, st->enccap);
-    }
-    sl_row r = *row;
-    r.kind = SL_KIND_INSERT;
-    if (sl_row_encode(&r, op->in, st->enc, sz) != sz)
-        return sl_op_fail(op, "vertex '%s': cannot encode a row", pl->vid);
-    uint8_t ns[OV_NS];
-    ns_put(ns, t, seq);
-    if (sl_kstate_put(op->kstate, st->sid_rows, ns, OV_NS, st->enc, sz, err, sizeof err) != SL_OK)
-        return state_err(op, err);
-    return SL_OK;
-}
 
 static int ov_process(sl_op *op, int input, sl_row *row)
 {
@@ -775,9 +1192,7 @@ static int ov_process(sl_op *op, int input, sl_row *row)
         return sl_op_fail(op, "vertex '%s': OVER aggregation needs an insert-only input, but a %s "
                           "row arrived", pl->vid, sl_rowkind_short(row->kind));
     int64_t t;
-    if (pl->proc) {
-        t = sl_op_processing_time(op);
-    } else {
+    if (!pl->proc) {
         if (row->vals[pl->tcol].isnull)
             return sl_op_fail(op, "vertex '%s': the time attribute '%s' is NULL in a row", pl->vid,
                               op->in->fields[pl->tcol].name);
@@ -786,34 +1201,35 @@ static int ov_process(sl_op *op, int input, sl_row *row)
             op->metrics.late_dropped++;
             return SL_OK;
         }
+    } else {
+        t = sl_op_processing_time(op);
     }
     if (meta_read(op, st) != SL_OK) return SL_ERR;
-    uint64_t seq = (uint64_t)sl_get_lei64(st->meta);
-    sl_put_lei64(st->meta, (int64_t)seq + 1);
     int rc;
-    if (!pl->proc) {
-        rc = put_row(op, st, row, t, seq);
-        if (rc == SL_OK) rc = sl_op_timer_register(op, SL_TIME_EVENT, t, no_ns, 0);
+    if (!pl->proc) { /* held until the watermark passes its time */
+        rc = held_add(op, st, row, t);
     } else if (pl->preceding < 0) { /* nothing to hold */
-        uint8_t *acc = st->meta + OV_META;
-        int64_t cnt = sl_get_lei64(st->meta + 8) + 1;
+        uint8_t *acc = acc_of(st);
+        int64_t cnt = meta_i64(st, M_EMITTED) + 1;
         if (sl_agg_add(&pl->aggs, acc, row) != SL_OK) return udf_failed(op);
-        sl_put_lei64(st->meta + 8, cnt);
+        meta_set(st, M_EMITTED, cnt);
         rc = pl->nval ? vals_add(op, st, row) : SL_OK;
         if (rc == SL_OK) rc = emit_with(op, st, row, acc, cnt, row->ts);
+    } else if (pl->rows) {
+        int64_t cnt = meta_i64(st, M_EMITTED) + 1;
+        meta_set(st, M_EMITTED, cnt);
+        rc = rows_one(op, st, row, t, cnt);
     } else {
-        rc = put_row(op, st, row, t, seq);
-        if (rc == SL_OK) rc = scan_rows(op, st);
-        int at = -1;
-        for (int i = 0; rc == SL_OK && i < st->nents; i++)
-            if (st->ents[i].seq == seq && st->ents[i].t == t) at = i;
-        if (rc == SL_OK && at < 0) rc = sl_op_fail(op, "vertex '%s': a held row is missing", pl->vid);
-        if (rc == SL_OK) rc = fire(op, st, t, at, at + 1);
+        rc = range_rows(op, st, row, 0, 0, t);
+        if (rc == SL_OK) rc = arm_cleanup(op, st);
     }
     if (rc == SL_OK) rc = meta_write(op, st);
     return rc;
 }
 
+/* A timer at `time`: event time, the held rows the watermark has passed go
+ * out, time by time; RANGE, the frame drops what is older than time - p (a
+ * clean-up when the key went quiet). */
 static int ov_on_timer(sl_op *op, sl_time_domain domain, int64_t time, const void *ns,
                        size_t nslen)
 {
@@ -822,22 +1238,26 @@ static int ov_on_timer(sl_op *op, sl_time_domain domain, int64_t time, const voi
     SL_UNUSED(domain);
     SL_UNUSED(ns);
     SL_UNUSED(nslen);
-    if (scan_rows(op, st) != SL_OK) return SL_ERR;
-    int from = 0, to;
-    while (from < st->nents && st->ents[from].t < time) from++;
-    to = from;
-    if (!pl->proc)
-        while (to < st->nents && st->ents[to].t == time) to++;
-    if (st->nents == 0) return SL_OK;
+    bool range = pl->preceding >= 0 && !pl->rows;
     if (meta_read(op, st) != SL_OK) return SL_ERR;
-    if (pl->proc && pl->preceding >= 0 && !pl->rows) { /* a clean-up: evict only */
-        int64_t lo = time - pl->preceding;
-        for (int i = 0; i < st->nents; i++)
-            if (st->ents[i].t <= lo && del_row(op, st, st->ents[i].t, st->ents[i].seq) != SL_OK)
-                return SL_ERR;
-        return SL_OK;
+    memcpy(st->meta0, st->meta, pl->metalen);
+    size_t plen = st->plen, tlen = st->tlen;
+    if (range && meta_i64(st, M_ARMED) && meta_i64(st, M_CLEAN_AT) == time)
+        meta_set(st, M_ARMED, 0); /* this is the clean-up */
+    if (range && frame_evict(op, st, time - pl->preceding, -1) != SL_OK) return SL_ERR;
+    st->heldlen = 0;
+    if (!pl->proc && held_take(op, st, op->current_watermark) != SL_OK) return SL_ERR;
+    for (size_t off = 0; off < st->heldlen;) { /* time by time */
+        int64_t T = rec_time(st->held + off);
+        size_t end = off;
+        while (end < st->heldlen && rec_time(st->held + end) == T)
+            end += OV_REC + sl_get_le32(st->held + end);
+        if (fire_held(op, st, off, end, T) != SL_OK) return SL_ERR;
+        off = end;
     }
-    if (fire(op, st, time, from, to) != SL_OK) return SL_ERR;
+    if (range && arm_cleanup(op, st) != SL_OK) return SL_ERR;
+    if (plen == st->plen && tlen == st->tlen && !memcmp(st->meta0, st->meta, pl->metalen))
+        return SL_OK; /* nothing changed */
     return meta_write(op, st);
 }
 
@@ -870,5 +1290,5 @@ const sl_op_def sl_op_over_aggregate = {
     .process = ov_process,
     .close = ov_close,
     .on_timer = ov_on_timer,
-    .restore_state = sl_op_restore_proc_timers,
+    .restore_state = ov_restore,
 };

@@ -27,7 +27,12 @@ WORKLOADS = ["1 stateless filter/projection", "2 TUMBLE 10 s, 10k keys",
              "7 interval join +-1 min, orders x payments",
              "8 regular join, orders x payments (unbounded state)",
              "9 OVER RANGE 1 min AVG/COUNT, 10k keys",
-             "10 MATCH_RECOGNIZE A B+ C, 10k keys"]
+             "10 MATCH_RECOGNIZE A B+ C, 10k keys",
+             "9b OVER RANGE 1 min AVG/COUNT, 10k keys, RocksDB",
+             "9c OVER ROWS 100 PRECEDING AVG/MIN/MAX, 10k keys",
+             "9d OVER ROWS 100 PRECEDING AVG/MIN/MAX, 10k keys, RocksDB",
+             "9e OVER UNBOUNDED PRECEDING SUM/COUNT/MAX, 10k keys",
+             "9f OVER UNBOUNDED PRECEDING SUM/COUNT/MAX, 10k keys, RocksDB"]
 HEADER = ["workload", "rec/CPU-s Sluice", "Flink", "ratio", "peak RSS Sluice", "Flink",
           "ratio", "first output Sluice", "Flink", "ratio"]
 NA = r"n/a \([a-z ]+\)"

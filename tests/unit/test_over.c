@@ -48,7 +48,8 @@ extern const sl_op_def sl_op_over_aggregate;
 #define MAXKG 128
 #define NROWS 1600
 #define NKEYS 5
-#define NOUT 9 /* s, c, mn, mx, a, rn, f, l, g (LAG: UNBOUNDED frames only) */
+#define NOUT 12 /* s, c, mn, mx, a, rn, f, l, mnn, mxn, cn, g (LAG: UNBOUNDED frames only) */
+#define CHUNK 32 /* frame records per state entry (over_aggregate.c's OV_CHUNK) */
 #define NUL (-999) /* a NULL result */
 #define NCOLS 5
 
@@ -159,17 +160,24 @@ static void model(const frame_cfg *f, result *want, int *held)
                 if (v < mn) mn = v;
                 if (v > mx) mx = v;
             }
-            int64_t c = hi - lo + 1, fv = NUL, lv = NUL;
+            int64_t c = hi - lo + 1, fv = NUL, lv = NUL, mnn = NUL, mxn = NUL, cn = 0;
             for (int q = lo; q <= hi; q++) {
                 int64_t v = g_rows[idx[q]].nv;
-                if (v != NUL && fv == NUL) fv = v;
-                if (v != NUL) lv = v;
+                if (v == NUL) continue;
+                if (fv == NUL) fv = v;
+                lv = v;
+                if (mnn == NUL || v < mnn) mnn = v;
+                if (mxn == NUL || v > mxn) mxn = v;
+                cn++;
             }
             result *w = &want[g_rows[idx[j]].id - 1];
             w->v[6] = fv;
             w->v[7] = lv;
+            w->v[8] = mnn;
+            w->v[9] = mxn;
+            w->v[10] = cn;
             /* LAG(v, 2, id): 2 rows before the frame's last (peers: the last peer) */
-            w->v[8] = f->preceding >= 0 ? 0 : hi >= 2 ? g_rows[idx[hi - 2]].v : g_rows[idx[j]].id;
+            w->v[11] = f->preceding >= 0 ? 0 : hi >= 2 ? g_rows[idx[hi - 2]].v : g_rows[idx[j]].id;
             w->v[0] = s;
             w->v[1] = c;
             w->v[2] = mn;
@@ -178,7 +186,13 @@ static void model(const frame_cfg *f, result *want, int *held)
             w->v[5] = j + 1;
             w->seen = 1;
         }
-        if (f->rows && f->preceding >= 0) *held += n < f->preceding ? n : (int)f->preceding;
+        /* ROWS n keeps the last n of the partition's n rows, numbered from
+         * 0 in the order they came out: an entry per full chunk of CHUNK
+         * (the last, partial one is in the key's meta value) */
+        if (f->rows && f->preceding > 0 && n > 0) {
+            int kept = n < f->preceding ? n : (int)f->preceding, head = n - kept;
+            *held += n / CHUNK - head / CHUNK;
+        }
     }
 }
 
@@ -235,7 +249,8 @@ static char *config_of(const frame_cfg *f)
              "{\"partition-by\": %s, \"order-by\": \"ts\", \"frame\": \"%s\", \"preceding\": \"%s\","
              " \"aggregates\": [\"SUM(v) AS s\", \"COUNT(*) AS c\", \"MIN(v) AS mn\","
              " \"MAX(v) AS mx\", \"AVG(v) AS a\", \"ROW_NUMBER() AS rn\", \"FIRST_VALUE(nv) AS f\","
-             " \"LAST_VALUE(nv) AS l\"%s]}",
+             " \"LAST_VALUE(nv) AS l\", \"MIN(nv) AS mnn\", \"MAX(nv) AS mxn\","
+             " \"COUNT(nv) AS cn\"%s]}",
              f->partitioned ? "[\"k\"]" : "[]", f->rows ? "rows" : "range", pre,
              f->preceding < 0 ? ", \"LAG(v, 2, id) AS g\"" : "");
     return buf;
@@ -430,7 +445,8 @@ static void check_frame(const frame_cfg *f, int p1, int p2, int cut)
         CHECK_EQ_INT(late_dropped(&s), g_nlate);
         uint64_t entries = 0;
         CHECK_EQ_INT(redeal(&s, NULL, &entries), SL_OK);
-        /* one meta value per key; ROWS n keeps the last n rows of each;
+        /* one meta value per key; ROWS n keeps the last n rows of each in
+         * frame chunks (RANGE: none once the clean-up timers have fired);
          * UNBOUNDED: the first and last values and LAG's 3 of each */
         CHECK_EQ_INT(entries, (f->partitioned ? NKEYS : 1) * (f->preceding < 0 ? 6 : 1) + held);
         for (int j = 0; j < s.p; j++) {
@@ -493,6 +509,44 @@ static void test_no_partition(void)
     check_frame(&g, 2, 1, NROWS / 2);
 }
 
-SL_TEST_MAIN(SL_TEST(test_rows_bounded), SL_TEST(test_rows_unbounded),
+/* Frames of more rows than a state entry holds (about 50 rows a key), and
+ * ROWS 0 (the frame empties after every row). */
+static void test_large_frames(void)
+{
+    frame_cfg f = {"ROWS 40 PRECEDING", 1, 40, 1};
+    check_frame(&f, 2, 3, NROWS / 2);
+    frame_cfg g = {"RANGE 2500 ms PRECEDING", 0, 2500, 1};
+    check_frame(&g, 3, 1, NROWS * 2 / 5);
+    frame_cfg h = {"ROWS 0 PRECEDING", 1, 0, 1};
+    check_frame(&h, 1, 2, NROWS / 2);
+    frame_cfg z = {"RANGE 0 ms PRECEDING", 0, 0, 1};
+    check_frame(&z, 2, 1, NROWS / 2);
+}
+
+/* A snapshot of state version 1 (an entry of "over-rows", id 0, or
+ * "over-meta", id 1) is refused on restore, naming the vertex and the
+ * version. */
+static void test_old_layout_refused(void)
+{
+    frame_cfg f = {"RANGE 300 ms PRECEDING", 0, 300, 1};
+    for (int sid = 0; sid < 2; sid++) {
+        stage s;
+        result *got = calloc(NROWS, sizeof *got);
+        CHECK_EQ_INT(stage_open(&s, 1, SL_BACKEND_HASHMAP, config_of(&f), got), SL_OK);
+        sl_op *op = &s.op[0];
+        uint8_t key[8] = {0}, ns[16] = {0}, val[9] = {0};
+        sl_kentry e = {.sid = sid, .kg = op->kg_first, .key = key, .klen = sizeof key,
+                       .ns = ns, .nslen = sizeof ns, .val = val, .vlen = sizeof val};
+        char err[256];
+        CHECK_EQ_INT(sl_kstate_restore(op->kstate, &e, err, sizeof err), SL_OK);
+        CHECK_EQ_INT(sl_op_over_aggregate.restore_state(op, NULL, NULL, 0), SL_ERR);
+        CHECK(strstr(op->err, "version 1") != NULL);
+        CHECK(strstr(op->err, "vertex 'over'") != NULL);
+        stage_close(&s);
+        free(got);
+    }
+}
+
+SL_TEST_MAIN(SL_TEST(test_rows_bounded), SL_TEST(test_large_frames), SL_TEST(test_old_layout_refused), SL_TEST(test_rows_unbounded),
              SL_TEST(test_range_bounded), SL_TEST(test_range_unbounded),
              SL_TEST(test_no_partition))
