@@ -191,6 +191,12 @@ static int make_comparable(bld *b, node **a, node **c, int line, int col, const 
     if ((*a)->interval != (*c)->interval && ta != SL_T_NULL && tc != SL_T_NULL)
         return perr(b, line, col, "cannot compare %s with %s in '%s'", ntname(b, *a),
                     ntname(b, *c), op);
+    bool exact_a = is_num_type(ta) || ta == SL_T_DECIMAL, exact_c = is_num_type(tc) || tc == SL_T_DECIMAL;
+    if ((ta == SL_T_DECIMAL && (exact_c || tc == SL_T_NULL)) ||
+        (tc == SL_T_DECIMAL && (exact_a || ta == SL_T_NULL)))
+        return SL_OK; /* compared exactly (or as DOUBLE beside a DOUBLE) */
+    if ((ta == SL_T_DATE || ta == SL_T_TIME) && (ta == tc || tc == SL_T_NULL)) return SL_OK;
+    if ((tc == SL_T_DATE || tc == SL_T_TIME) && ta == SL_T_NULL) return SL_OK;
     if (ta == SL_T_TIMESTAMP && tc == SL_T_STRING) *c = wrap_cast(b, *c, SL_T_TIMESTAMP);
     else if (tc == SL_T_TIMESTAMP && ta == SL_T_STRING) *a = wrap_cast(b, *a, SL_T_TIMESTAMP);
     else if (!common_type(ta, tc, &t) && !(is_str_type(ta) && is_str_type(tc)))
@@ -232,6 +238,35 @@ static node *build_number(bld *b, const sql_node *e)
     if (len >= 64) {
         perr(b, AT(e), "decimal literal is too long");
         return NULL;
+    }
+    if (strcspn(s, "eE") == len) {
+        /* an exact literal is a DECIMAL(p, s): s the digits after the point, p the
+         * digits of the unscaled value (leading zeros left out), at least s and 1 */
+        const char *dot = strchr(s, '.');
+        int scale = (int)strlen(dot + 1), prec = 0;
+        bool lead = true;
+        for (const char *q = s; *q; q++) {
+            if (!is_digit((unsigned char)*q) || (lead && *q == '0')) continue;
+            lead = false;
+            prec++;
+        }
+        if (prec < scale) prec = scale;
+        if (prec < 1) prec = 1;
+        char derr[160];
+        const sl_dtype *dt = prec <= SL_DECIMAL_MAX_PRECISION
+                                 ? sl_dtype_decimal(prec, scale, derr, sizeof derr) : NULL;
+        sl_dec v;
+        sl_dec_type t = {(uint8_t)(dt ? prec : 38), (uint8_t)(dt ? scale : 0)};
+        if (!dt || sl_dec_parse(s, len, t, &v) != SL_DEC_OK) {
+            perr(b, AT(e), "decimal literal %s has more than %d digits", s,
+                 SL_DECIMAL_MAX_PRECISION);
+            return NULL;
+        }
+        node *n = lit_node(b, e, SL_T_DECIMAL);
+        n->dt = dt;
+        n->lit.v.dec.lo = v.lo;
+        n->lit.v.dec.hi = v.hi;
+        return n;
     }
     double d = strtod(s, NULL);
     if (isinf(d)) {
@@ -477,8 +512,13 @@ static bool cast_allowed(sl_type from, sl_type to)
     case SL_T_INT:
     case SL_T_BIGINT:
     case SL_T_DOUBLE:
+        if (from == SL_T_DECIMAL) return true;
+        /* fall through */
     case SL_T_BOOLEAN: return is_num_type(from) || from == SL_T_BOOLEAN || from == SL_T_STRING;
-    case SL_T_TIMESTAMP: return from == SL_T_STRING;
+    case SL_T_TIMESTAMP: return from == SL_T_STRING || from == SL_T_DATE;
+    case SL_T_DECIMAL: return is_num_type(from) || from == SL_T_STRING;
+    case SL_T_DATE:
+    case SL_T_TIME: return from == SL_T_STRING || from == SL_T_TIMESTAMP;
     case SL_T_NULL:
     default: return false;
     }
@@ -518,7 +558,20 @@ static node *build_cast(bld *b, const sql_node *e)
     bool ltz = !strncasecmp(tbuf, "TIMESTAMP_LTZ", 13) || wl;
     if (wl) *wl = '\0';
     sl_type to;
-    if (sl_type_parse(sql_cast_type(tbuf), &to) != SL_OK || to == SL_T_NULL) {
+    const sl_dtype *tdt = NULL; /* the exact types: DECIMAL(p, s), DATE, TIME(p) */
+    size_t tw = strcspn(tbuf, "( ");
+    if ((tw == 7 && !strncasecmp(tbuf, "DECIMAL", 7)) || (tw == 3 && !strncasecmp(tbuf, "DEC", 3)) ||
+        (tw == 7 && !strncasecmp(tbuf, "NUMERIC", 7)) || (tw == 4 && !strncasecmp(tbuf, "DATE", 4)) ||
+        (tw == 4 && !strncasecmp(tbuf, "TIME", 4))) {
+        char derr[200];
+        if (sl_dtype_parse(tbuf, &tdt, derr, sizeof derr) != SL_OK) {
+            perr(b, OPAT(e), "bad type '%s' in %s: %s", tbuf, try_cast ? "TRY_CAST" : "CAST",
+                 derr);
+            return NULL;
+        }
+        tdt = sl_dtype_nullable(tdt, false);
+        to = tdt->kind;
+    } else if (sl_type_parse(sql_cast_type(tbuf), &to) != SL_OK || to == SL_T_NULL) {
         perr(b, OPAT(e), "unknown type '%s' in %s", tbuf, try_cast ? "TRY_CAST" : "CAST");
         return NULL;
     }
@@ -542,11 +595,14 @@ static node *build_cast(bld *b, const sql_node *e)
     }
     /* an interval becomes text, or a count of its last field */
     if (x->interval ? to != SL_T_STRING && !is_int_type(to) : !cast_allowed(x->type, to)) {
-        perr(b, AT(e), "cannot CAST %s to %s", ntname(b, x), tname(to));
+        perr(b, AT(e), "cannot CAST %s to %s", ntname(b, x), tdt ? tdt->text : tname(to));
         return NULL;
     }
     node *n = unary(b, N_CAST, e, x, to);
-    if (n) n->neg = try_cast;
+    if (n) {
+        n->neg = try_cast;
+        n->dt = tdt;
+    }
     return n;
 }
 
@@ -629,6 +685,22 @@ static const char *op_sym(n_op op)
     }
 }
 
+/* The DECIMAL type an exact operand counts as: its own, or an integer's
+ * (INT (10, 0), BIGINT (19, 0)); a NULL literal as DECIMAL(1, 0). */
+static sl_dec_type dec_type_of(const node *n)
+{
+    if (n->type == SL_T_DECIMAL) {
+        sl_dec_type t = {(uint8_t)ndt(n)->p, (uint8_t)ndt(n)->s};
+        return t;
+    }
+    if (n->type == SL_T_NULL) {
+        sl_dec_type t = {1, 0};
+        return t;
+    }
+    return sl_dec_type_of_int(n->type == SL_T_INT ? 4 : n->type == SL_T_TINYINT ? 1
+                              : n->type == SL_T_SMALLINT ? 2 : 8);
+}
+
 /* Build and type a binary arithmetic node (also MOD() and '||'). Intervals
  * follow Flink: TIMESTAMP +/- INTERVAL and INTERVAL + TIMESTAMP give a
  * TIMESTAMP; INTERVAL +/- INTERVAL an interval; an interval times or divided
@@ -662,6 +734,31 @@ static node *make_arith(bld *b, n_op op, int line, int col, node *a, node *c)
             goto bad;
         }
         t = SL_T_BIGINT;
+    } else if ((ta == SL_T_DECIMAL || tc == SL_T_DECIMAL) && op != N_CONCAT &&
+               (is_num_type(ta) || ta == SL_T_DECIMAL || ta == SL_T_NULL) &&
+               (is_num_type(tc) || tc == SL_T_DECIMAL || tc == SL_T_NULL)) {
+        /* DECIMAL with DOUBLE is a DOUBLE; with an integer or a DECIMAL exact,
+         * of the type Flink derives (an integer counts as DECIMAL(10|19, 0)) */
+        if (ta == SL_T_DOUBLE || tc == SL_T_DOUBLE) {
+            if (ta == SL_T_DECIMAL) a = wrap_cast(b, a, SL_T_DOUBLE);
+            if (tc == SL_T_DECIMAL) c = wrap_cast(b, c, SL_T_DOUBLE);
+            t = SL_T_DOUBLE;
+        } else {
+            sl_dec_type x = dec_type_of(a), y = dec_type_of(c), r;
+            r = op == N_ADD || op == N_SUB ? sl_dec_type_add(x, y)
+              : op == N_MUL ? sl_dec_type_mul(x, y)
+              : op == N_DIV ? sl_dec_type_div(x, y) : sl_dec_type_mod(x, y);
+            node *n = new_node(b, op, line, col, 2);
+            n->kids[0] = a;
+            n->kids[1] = c;
+            n->type = n->ctype = SL_T_DECIMAL;
+            char derr[160];
+            if (!(n->dt = sl_dtype_decimal(r.p, r.s, derr, sizeof derr))) {
+                perr(b, line, col, "%s", derr);
+                return NULL;
+            }
+            return seal(b, n) ? NULL : n;
+        }
     } else if ((is_num_type(ta) || ta == SL_T_NULL) && (is_num_type(tc) || tc == SL_T_NULL)) {
         common_type(ta, tc, &t);
     } else {
@@ -701,13 +798,18 @@ static node *build_unary(bld *b, const sql_node *e)
         n->type = SL_T_BOOLEAN;
         return seal(b, n) ? NULL : n;
     }
-    if (!is_num_type(x->type) && x->type != SL_T_NULL) {
+    if (!is_num_type(x->type) && x->type != SL_T_NULL && x->type != SL_T_DECIMAL) {
         perr(b, AT(e), "cannot apply unary '%s' to %s", e->s, ntname(b, x));
         return NULL;
     }
     if (e->s[0] == '+') return x;
     if (x->op == N_LIT && !x->lit.isnull) { /* fold: -2147483648 is an INT literal */
-        if (x->type == SL_T_DOUBLE) {
+        if (x->type == SL_T_DECIMAL) {
+            sl_dec d = {x->lit.v.dec.lo, x->lit.v.dec.hi};
+            d = sl_dec_neg(d);
+            x->lit.v.dec.lo = d.lo;
+            x->lit.v.dec.hi = d.hi;
+        } else if (x->type == SL_T_DOUBLE) {
             x->lit.v.d = -x->lit.v.d;
         } else {
             x->lit.v.i = wrap64(0 - (uint64_t)x->lit.v.i);
@@ -723,6 +825,7 @@ static node *build_unary(bld *b, const sql_node *e)
     node *n = new_node(b, N_NEG, AT(e), 1);
     n->kids[0] = x;
     n->type = n->ctype = x->type;
+    if (x->type == SL_T_DECIMAL) n->dt = x->dt;
     if (x->interval) set_iv(n, x->ivs, x->ive);
     return seal(b, n) ? NULL : n;
 }
@@ -1607,6 +1710,19 @@ static node *build_one(bld *b, const sql_node *e)
     }
 }
 
+/* Does node n take child k of one of the types beyond the original seven?
+ * DECIMAL: arithmetic, negation, comparisons and CAST; DATE and TIME:
+ * comparisons and CAST. */
+static bool typed_here(const node *n, const node *k)
+{
+    bool cmp = (n->op >= N_EQ && n->op <= N_GE) || n->op == N_BETWEEN || n->op == N_IN ||
+               n->op == N_DISTINCT || n->op == N_CAST;
+    if (k->type == SL_T_DECIMAL)
+        return cmp || (n->op >= N_NEG && n->op <= N_MOD);
+    if (k->type == SL_T_DATE || k->type == SL_T_TIME) return cmp && n->op != N_CASE;
+    return false;
+}
+
 static node *build(bld *b, const sql_node *e)
 {
     if (!e) {
@@ -1624,7 +1740,7 @@ static node *build(bld *b, const sql_node *e)
      * and IS [NOT] NULL; operators and functions over them come later. */
     for (int i = 0; n && n->op != N_COL && n->op != N_IS_NULL && i < n->nkids; i++) {
         const node *k = n->kids[i];
-        if (k && !sl_type_is_classic(k->type)) {
+        if (k && !sl_type_is_classic(k->type) && !typed_here(n, k)) {
             perr(b, AT(e), "%s over %s is not supported yet (a column of that type can be "
                  "selected as it is and tested with IS [NOT] NULL)",
                  k->type == SL_T_DECIMAL ? "DECIMAL arithmetic, comparison or a function"
