@@ -38,6 +38,9 @@ typedef struct bld {
     char names[4][40]; /* ntname()'s results, reused round robin */
     int nname;
     const sl_udf_set *fns; /* user-defined functions the tree may call, or NULL */
+    bool exact;        /* the next node built may be an exact DECIMAL literal: its parent
+                        * (arithmetic, a comparison, CAST, the root) takes DECIMALs */
+    bool lit_exact;    /* `exact` as the node being built saw it */
 } bld;
 
 /* The SQL session's functions while this thread plans one of its statements. */
@@ -239,7 +242,7 @@ static node *build_number(bld *b, const sql_node *e)
         perr(b, AT(e), "decimal literal is too long");
         return NULL;
     }
-    if (strcspn(s, "eE") == len) {
+    if (strcspn(s, "eE") == len && b->lit_exact) {
         /* an exact literal is a DECIMAL(p, s): s the digits after the point, p the
          * digits of the unscaled value (leading zeros left out), at least s and 1 */
         const char *dot = strchr(s, '.');
@@ -548,6 +551,7 @@ static node *build_cast_iv(bld *b, const sql_node *e, node *x)
 static node *build_cast(bld *b, const sql_node *e)
 {
     bool try_cast = e->flags & SQL_F_TRY;
+    b->exact = true;
     node *x = build(b, sql_kid(e, 0));
     if (!x) return NULL;
     if (!strncmp(e->s, "INTERVAL ", 9)) return build_cast_iv(b, e, x);
@@ -786,6 +790,7 @@ bad:
 
 static node *build_unary(bld *b, const sql_node *e)
 {
+    b->exact = b->lit_exact; /* -1.5 is exact where 1.5 would be */
     node *x = build(b, sql_kid(e, 0));
     if (!x) return NULL;
     if (!strcmp(e->s, "NOT")) {
@@ -846,7 +851,9 @@ static node *build_binop(bld *b, const sql_node *e)
         perr(b, OPAT(e), "unknown operator '%s'", e->s);
         return NULL;
     }
+    b->exact = true;
     node *a = build(b, sql_kid(e, 0)), *c;
+    b->exact = true;
     if (!a || !(c = build(b, sql_kid(e, 1)))) return NULL;
     if (op == N_AND || op == N_OR) {
         if (!is_bool_or_null(a->type) || !is_bool_or_null(c->type)) {
@@ -889,8 +896,11 @@ static node *build_is(bld *b, const sql_node *e)
 
 static node *build_between(bld *b, const sql_node *e)
 {
-    node *x = build(b, sql_kid(e, 0)), *lo, *hi;
-    if (!x || !(lo = build(b, sql_kid(e, 1))) || !(hi = build(b, sql_kid(e, 2)))) return NULL;
+    b->exact = true;
+    node *x = build(b, sql_kid(e, 0)), *lo = NULL, *hi = NULL;
+    if (x) b->exact = true;
+    if (x && (lo = build(b, sql_kid(e, 1)))) b->exact = true;
+    if (!x || !lo || !(hi = build(b, sql_kid(e, 2)))) return NULL;
     /* twice: a CAST put on x by the second pair must reach the first */
     for (int pass = 0; pass < 2; pass++)
         if (make_comparable(b, &x, &lo, OPAT(e), "BETWEEN", true) ||
@@ -905,12 +915,14 @@ static node *build_between(bld *b, const sql_node *e)
 
 static node *build_in(bld *b, const sql_node *e)
 {
+    b->exact = true;
     node *x = build(b, sql_kid(e, 0));
     if (!x) return NULL;
     node *n = new_node(b, N_IN, OPAT(e), 0);
     add_kid(n, x);
     const sql_node *list = sql_kid(e, 1);
     for (int i = 0; list && i < list->nkids; i++) {
+        b->exact = true;
         node *it = build(b, list->kids[i]);
         if (!it) return NULL;
         if (make_comparable(b, &n->kids[0], &it, AT(list->kids[i]), "IN", false)) return NULL;
@@ -1734,6 +1746,8 @@ static node *build(bld *b, const sql_node *e)
         b->depth--;
         return NULL;
     }
+    b->lit_exact = b->exact;
+    b->exact = false;
     node *n = build_one(b, e);
     b->depth--;
     /* The types beyond the original seven pass through a column reference
@@ -1790,6 +1804,7 @@ static sl_expr *parse_text(const char *text, const sl_schema *in, bool item, int
     node *root = NULL;
     if (ast) {
         const sql_node *e = item ? sql_kid(ast, 0) : ast;
+        b.exact = true;
         root = build(&b, e);
         if (root && item && ast->s && !ast->s[0]) {
             perr(&b, OPAT(ast), "empty column alias");
@@ -1831,6 +1846,6 @@ sl_expr *sl_expr_parse_item(const char *text, const sl_schema *in, int index, ch
 sl_expr *sl_expr_from_sql(const struct sql_node *e, const sl_schema *in, char *err,
                           size_t errlen)
 {
-    bld b = {.in = in, .err = err, .errlen = errlen, .fns = session_fns};
+    bld b = {.in = in, .err = err, .errlen = errlen, .fns = session_fns, .exact = true};
     return finish(&b, build(&b, e));
 }
