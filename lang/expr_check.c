@@ -1755,11 +1755,15 @@ static node *build(bld *b, const sql_node *e)
     for (int i = 0; n && n->op != N_COL && n->op != N_IS_NULL && i < n->nkids; i++) {
         const node *k = n->kids[i];
         if (k && !sl_type_is_classic(k->type) && !typed_here(n, k)) {
-            perr(b, AT(e), "%s over %s is not supported yet (a column of that type can be "
-                 "selected as it is and tested with IS [NOT] NULL)",
-                 k->type == SL_T_DECIMAL ? "DECIMAL arithmetic, comparison or a function"
-                                         : "an operator or function",
-                 k->dt ? k->dt->text : sl_type_name(k->type));
+            perr(b, AT(e), "%s over %s is not supported yet (%s)",
+                 k->type == SL_T_DECIMAL || k->type == SL_T_DATE || k->type == SL_T_TIME
+                     ? "this function or operator" : "an operator or function",
+                 k->dt ? k->dt->text : sl_type_name(k->type),
+                 k->type == SL_T_DECIMAL ? "a DECIMAL takes arithmetic, comparisons and CAST"
+                 : k->type == SL_T_DATE || k->type == SL_T_TIME
+                     ? "it takes comparisons and CAST"
+                     : "a column of that type can be selected as it is and tested with "
+                       "IS [NOT] NULL");
             return NULL;
         }
     }
