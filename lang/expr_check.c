@@ -878,6 +878,7 @@ static node *build_binop(bld *b, const sql_node *e)
 
 static node *build_is(bld *b, const sql_node *e)
 {
+    b->exact = true;
     node *x = build(b, sql_kid(e, 0));
     if (!x) return NULL;
     bool neg = e->flags & SQL_F_NOT;
@@ -1746,10 +1747,13 @@ static node *build(bld *b, const sql_node *e)
         b->depth--;
         return NULL;
     }
-    b->lit_exact = b->exact;
+    bool exact = b->lit_exact = b->exact;
     b->exact = false;
     node *n = build_one(b, e);
     b->depth--;
+    /* a function or CASE reads a DECIMAL as a DOUBLE (docs/SQL.md: they give
+     * a DOUBLE where Flink keeps the DECIMAL) */
+    if (n && !exact && n->type == SL_T_DECIMAL) n = wrap_cast(b, n, SL_T_DOUBLE);
     /* The types beyond the original seven pass through a column reference
      * and IS [NOT] NULL; operators and functions over them come later. */
     for (int i = 0; n && n->op != N_COL && n->op != N_IS_NULL && i < n->nkids; i++) {

@@ -66,7 +66,7 @@ def test_decimal_arithmetic_comparisons_and_casts(cluster, workdir):
 CREATE TABLE sink (id BIGINT, total DECIMAL(21, 2), p2 DECIMAL(12, 3), third DECIMAL(21, 13),
     neg DECIMAL(10, 2), sub DECIMAL(11, 2), md DECIMAL(10, 2), pb BIGINT, ps STRING,
     r1 DECIMAL(12, 1), big BOOLEAN, dbl DOUBLE, ds STRING, after BOOLEAN, tsd STRING,
-    tc STRING, lit DECIMAL(5, 3), tryc DECIMAL(4, 2), ovf DECIMAL(4, 2))
+    tc STRING, lit DECIMAL(5, 3), tryc DECIMAL(4, 2), ovf DECIMAL(4, 2), ab DOUBLE)
   WITH ('connector' = 'filesystem', 'path' = 'file://{out}', 'format' = 'json');
 INSERT INTO sink SELECT id, price * qty, price + 0.005, price / 3, -price, price - 2.5,
     price % 7, CAST(price AS BIGINT), CAST(price AS STRING),
@@ -74,7 +74,7 @@ INSERT INTO sink SELECT id, price * qty, price + 0.005, price / 3, -price, price
     CAST(d AS STRING), CAST('2025-12-31' AS DATE) < d,
     CAST(CAST(CAST('2026-01-02 10:11:12.5' AS TIMESTAMP(3)) AS DATE) AS STRING),
     CAST(CAST(' 10:11:12 ' AS TIME) AS STRING), -1.250 + 0, TRY_CAST('x1' AS DECIMAL(4, 2)),
-    CAST(price * 100 AS DECIMAL(4, 2))
+    CAST(price * 100 AS DECIMAL(4, 2)), ABS(price)
   FROM src WHERE price BETWEEN -10 AND 100000000 OR price IS NULL;
 """)
     assert r.returncode == 0, r.stdout + r.stderr
@@ -88,7 +88,8 @@ INSERT INTO sink SELECT id, price * qty, price + 0.005, price / 3, -price, price
             continue
         if pr is None:
             row = {"id": i, "total": None, "p2": None, "third": None, "neg": None, "sub": None,
-                   "md": None, "pb": None, "ps": None, "r1": None, "big": None, "dbl": None}
+                   "md": None, "pb": None, "ps": None, "r1": None, "big": None, "dbl": None,
+                   "ab": None}
         else:
             ovf = q(pr * 100, 2)
             row = {"id": i, "total": q(pr * qty, 2), "p2": q(pr + D("0.005"), 3),
@@ -96,6 +97,8 @@ INSERT INTO sink SELECT id, price * qty, price + 0.005, price / 3, -price, price
                    "neg": -pr, "sub": q(pr - D("2.5"), 2),
                    "md": q(CTX.remainder(pr, 7), 2), "pb": int(pr), "ps": str(pr),
                    "r1": q(pr, 1), "big": pr > 10, "dbl": float(pr) * 2.0,
+                   # a function reads a DECIMAL as a DOUBLE (docs/SQL.md)
+                   "ab": float(abs(pr)),
                    }
             row["ovf"] = ovf if abs(ovf) < 100 else None
         row["ds"] = d
