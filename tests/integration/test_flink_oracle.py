@@ -171,6 +171,8 @@ GW5 = "ts, INTERVAL '5' SECOND"
 GWH = "ts, INTERVAL '2' SECOND, INTERVAL '6' SECOND"
 HOP25 = "INTERVAL '2' SECOND, INTERVAL '5' SECOND"  # a size no multiple of the slide
 
+DP = "CAST(price AS DECIMAL(10, 2))"  # the price as money
+
 QUERIES = [
     # ---- window TVF aggregations
     ("tumble", f"SELECT {WIN}, k, COUNT(*) AS c, SUM(v) AS sv, MIN(v) AS mn, MAX(v) AS mx, "
@@ -332,6 +334,23 @@ QUERIES = [
     ("timestampdiff_add", "SELECT id, TIMESTAMPDIFF(SECOND, TIMESTAMP '2026-01-01 00:00:00', ts) "
                           "AS d, TIMESTAMPADD(SECOND, 5, ts) AS tsa FROM ev"),
     ("floor_to", "SELECT id, FLOOR(ts TO MINUTE) AS fm, CEIL(ts TO SECOND) AS cs FROM ev"),
+    # ---- DECIMAL and DATE (exact: the sink keeps Flink's DECIMAL type)
+    ("decimal_arith", f"SELECT id, {DP} * v AS m, {DP} / 3 AS d3, {DP} + 0.005 AS a, "
+                      f"v * 1.10 AS l, {DP} - v AS sb, {DP} % 7 AS md, -{DP} AS ng, "
+                      f"{DP} > 50.5 AS gt, {DP} = v AS eq, CAST({DP} AS STRING) AS s, "
+                      f"CAST({DP} AS INT) AS i, CAST({DP} AS DECIMAL(3, 0)) AS r3, "
+                      f"TRY_CAST(s AS DECIMAL(5, 1)) AS ts1 FROM ev"),
+    ("decimal_agg", f"SELECT k, SUM({DP}) AS s, AVG({DP}) AS a, MIN({DP}) AS mn, "
+                    f"MAX({DP}) AS mx, COUNT({DP}) AS c FROM ev GROUP BY k"),
+    ("decimal_agg_retract", f"SELECT c, SUM(s) AS ss, COUNT(*) AS n FROM (SELECT k, "
+                            f"SUM({DP}) AS s, COUNT(*) AS c FROM ev GROUP BY k) GROUP BY c"),
+    ("decimal_tvf", f"SELECT {WIN}, k, SUM({DP}) AS s, AVG({DP}) AS a FROM {tvf('TUMBLE')} "
+                    f"GROUP BY {WIN}, k"),
+    ("date_casts", "SELECT id, CAST(ts AS DATE) AS d, CAST(CAST(ts AS DATE) AS STRING) AS ds, "
+                   "CAST(ts AS DATE) >= CAST('2026-01-01' AS DATE) AS after, "
+                   "CAST(CAST(ts AS TIME) AS STRING) AS t FROM ev"),
+    ("date_agg", "SELECT k, MIN(CAST(ts AS DATE)) AS d0, MAX(CAST(ts AS DATE)) AS d1, "
+                 "COUNT(*) AS c FROM ev GROUP BY k"),
 ]
 
 # Queries Flink refuses: a part of its message. Sluice's result is not compared
