@@ -22,6 +22,7 @@
 #include "calendar.h"
 #include "duration.h"
 #include "parse.h"
+#include "temporal.h"
 #include "udf_sig.h"
 
 typedef struct bld {
@@ -456,8 +457,34 @@ static node *build_interval(bld *b, const sql_node *e)
     return n;
 }
 
+/* DATE '2026-01-01' and TIME '10:00:00[.fff]' (TIME(0), or TIME(3) with a
+ * fraction), as Flink types them. */
+static node *build_date_time(bld *b, const sql_node *e)
+{
+    bool date = !strcmp(e->s2, "DATE");
+    size_t len = strlen(e->s);
+    const char *dot = strchr(e->s, '.');
+    int p = date || !dot ? 0 : 3;
+    int32_t v;
+    if (date ? sl_date_parse(e->s, len, &v) : sl_time_parse(e->s, len, p, &v)) {
+        perr(b, OPAT(e), "invalid %s literal '%.*s' (expected '%s')", e->s2,
+             (int)SL_MIN(len, 40), e->s, date ? "YYYY-MM-DD" : "HH:MM:SS[.fff]");
+        return NULL;
+    }
+    node *n = lit_node(b, e, date ? SL_T_DATE : SL_T_TIME);
+    char derr[120];
+    if (!date && sl_dtype_parse(p ? "TIME(3)" : "TIME(0)", &n->dt, derr, sizeof derr)) {
+        perr(b, OPAT(e), "%s", derr);
+        return NULL;
+    }
+    n->lit.v.i = v;
+    n->lit.v.ts.nano = 0;
+    return n;
+}
+
 static node *build_timestamp(bld *b, const sql_node *e)
 {
+    if (e->s2) return build_date_time(b, e);
     int64_t ms;
     if (!sl_expr_ts_parse(e->s, strlen(e->s), &ms)) {
         perr(b, OPAT(e), "invalid TIMESTAMP literal '%.*s' (expected 'YYYY-MM-DD HH:MM:SS[.fff]')",

@@ -114,7 +114,7 @@ static void unparse(sql_sbuf *b, const sql_node *e)
         sql_sb_fmt(b, " %s", e->s2);
         break;
     case SQL_TS_LIT:
-        sql_sb_str(b, "TIMESTAMP ");
+        sql_sb_fmt(b, "%s ", e->s2 ? e->s2 : "TIMESTAMP");
         put_string(b, e->s);
         break;
     case SQL_BINOP:
