@@ -19,6 +19,12 @@ PKGS := libevent libevent_pthreads libprotobuf-c rocksdb rdkafka libmicrohttpd j
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
+# The embedded Python of LANGUAGE PYTHON functions: the TaskManager alone
+# compiles against it and links it (taskmanager/pyhost.c); never the
+# JobManager or the CLI.
+PY_CFLAGS := $(shell pkg-config --cflags python3-embed 2>/dev/null)
+PY_LIBS := $(shell pkg-config --libs python3-embed 2>/dev/null)
+
 # The tree is layered (docs/ARCHITECTURE.md): each folder below is one
 # layer, built into its own static library, and sees only its own headers
 # and those of the layers under it. A layer's library must link against the
@@ -143,6 +149,10 @@ $(call layer_lib,$(1)): $(call LIB_OBJ,$(1))
 	ar rcs $$@ $$^
 endef
 $(foreach l,$(LAYERS) $(TOPS),$(eval $(call layer_rules,$(l))))
+$(B)/obj/taskmanager/pyhost.o: BASE_CFLAGS += $(PY_CFLAGS)
+# outside libraries one top layer alone links (the layer check and tests/test_layers.py add them)
+EXTRA_LIBS_taskmanager := $(PY_LIBS)
+$(B)/bin/sluice-taskmanager $(B)/layers/taskmanager.ok $(B)/tools/gen_docs: LIBS += $(EXTRA_LIBS_taskmanager)
 
 # tests and tools see every layer
 $(B)/obj/tests/%.o: tests/%.c $(PROTO_H) | $(SQL_GEN_H)
@@ -218,7 +228,7 @@ FUZZ_ALL := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_TARGETS ?= $(FUZZ_ALL)
 FZ := $(B)/fuzz
 FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -O1 -g -pthread $(INC_all) \
-               $(PKG_CFLAGS) -fsanitize=fuzzer-no-link,address,undefined \
+               $(PKG_CFLAGS) $(PY_CFLAGS) -fsanitize=fuzzer-no-link,address,undefined \
                -fno-sanitize-recover=undefined -Wno-unused-command-line-argument \
                -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
 FUZZ_LIB_SRC := $(foreach l,$(LAYERS) jobmanager taskmanager,$(SRC_$(l)))

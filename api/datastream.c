@@ -562,9 +562,11 @@ char *sl_ds_build(const char *path, const char *entry, const char *library, cons
 
 /* ---- complex event processing ------------------------------------------------------ */
 
+enum { CEP_NEXT, CEP_FOLLOWED_BY, CEP_FOLLOWED_BY_ANY, CEP_NOT_NEXT, CEP_NOT_FOLLOWED_BY };
+
 typedef struct cep_elem {
     char *name;
-    int relaxed;                /* followed_by: skipped rows before it */
+    int kind;                   /* how it follows the element before it */
     int lo, hi, greedy;
 } cep_elem;
 
@@ -572,6 +574,7 @@ struct sl_cep_pattern {
     cep_elem *e;
     int n;
     int64_t within;
+    char err[160];              /* the first misuse of the builder, reported by sl_ds_cep */
 };
 
 void sl_cep_pattern_free(sl_cep_pattern *p)
@@ -582,23 +585,62 @@ void sl_cep_pattern_free(sl_cep_pattern *p)
     free(p);
 }
 
-static sl_cep_pattern *cep_add(sl_cep_pattern *p, const char *name, int relaxed)
+static sl_cep_pattern *cep_add(sl_cep_pattern *p, const char *name, int kind)
 {
     if (!p) return NULL;
     p->e = sl_realloc(p->e, sizeof *p->e * (size_t)(p->n + 1));
-    p->e[p->n++] = (cep_elem){sl_strdup(name ? name : ""), relaxed, 1, 1, 0};
+    p->e[p->n++] = (cep_elem){sl_strdup(name ? name : ""), kind, 1, 1, 0};
     return p;
 }
 
-sl_cep_pattern *sl_cep_begin(const char *name) { return cep_add(sl_calloc(1, sizeof(sl_cep_pattern)), name, 0); }
-sl_cep_pattern *sl_cep_next(sl_cep_pattern *p, const char *name) { return cep_add(p, name, 0); }
-sl_cep_pattern *sl_cep_followed_by(sl_cep_pattern *p, const char *name) { return cep_add(p, name, 1); }
+sl_cep_pattern *sl_cep_begin(const char *name)
+{
+    return cep_add(sl_calloc(1, sizeof(sl_cep_pattern)), name, CEP_NEXT);
+}
+
+sl_cep_pattern *sl_cep_next(sl_cep_pattern *p, const char *name) { return cep_add(p, name, CEP_NEXT); }
+
+sl_cep_pattern *sl_cep_followed_by(sl_cep_pattern *p, const char *name)
+{
+    return cep_add(p, name, CEP_FOLLOWED_BY);
+}
+
+sl_cep_pattern *sl_cep_followed_by_any(sl_cep_pattern *p, const char *name)
+{
+    return cep_add(p, name, CEP_FOLLOWED_BY_ANY);
+}
+
+sl_cep_pattern *sl_cep_not_next(sl_cep_pattern *p, const char *name)
+{
+    return cep_add(p, name, CEP_NOT_NEXT);
+}
+
+sl_cep_pattern *sl_cep_not_followed_by(sl_cep_pattern *p, const char *name)
+{
+    return cep_add(p, name, CEP_NOT_FOLLOWED_BY);
+}
+
+/* The element a quantifier applies to, or NULL (noted in p->err) when it is
+ * a negative one. */
+static cep_elem *cep_last(sl_cep_pattern *p, const char *what)
+{
+    if (!p || !p->n) return NULL;
+    cep_elem *e = &p->e[p->n - 1];
+    if (e->kind == CEP_NOT_NEXT || e->kind == CEP_NOT_FOLLOWED_BY) {
+        if (!p->err[0])
+            snprintf(p->err, sizeof p->err, "%s of '%s': Option not applicable to NOT pattern", what,
+                     e->name);
+        return NULL;
+    }
+    return e;
+}
 
 sl_cep_pattern *sl_cep_times(sl_cep_pattern *p, int lo, int hi)
 {
-    if (p && p->n) {
-        p->e[p->n - 1].lo = lo;
-        p->e[p->n - 1].hi = hi;
+    cep_elem *e = cep_last(p, "times");
+    if (e) {
+        e->lo = lo;
+        e->hi = hi;
     }
     return p;
 }
@@ -607,13 +649,15 @@ sl_cep_pattern *sl_cep_one_or_more(sl_cep_pattern *p) { return sl_cep_times(p, 1
 
 sl_cep_pattern *sl_cep_optional(sl_cep_pattern *p)
 {
-    if (p && p->n) p->e[p->n - 1].lo = 0;
+    cep_elem *e = cep_last(p, "optional");
+    if (e) e->lo = 0;
     return p;
 }
 
 sl_cep_pattern *sl_cep_greedy(sl_cep_pattern *p)
 {
-    if (p && p->n) p->e[p->n - 1].greedy = 1;
+    cep_elem *e = cep_last(p, "greedy");
+    if (e) e->greedy = 1;
     return p;
 }
 
@@ -623,15 +667,53 @@ sl_cep_pattern *sl_cep_within(sl_cep_pattern *p, int64_t ms)
     return p;
 }
 
-/* The pattern as MATCH_RECOGNIZE's PATTERN text: a followed_by element gets
- * a TRUE "__skip<i>" before it, taken reluctantly (as few rows as needed). */
-static char *cep_text(const sl_cep_pattern *p)
+/* The pattern as MATCH_RECOGNIZE's PATTERN text, and in *unless the rows a
+ * hidden element may not take. Before a followed_by (_any) element goes a
+ * TRUE "__skip<i>" taken reluctantly (as few rows as needed); it takes no
+ * row the element would take (followed_by: skip till the next fitting row,
+ * _any: any row) nor one a not_followed_by element before it would. A
+ * not_next element is `!name` (the next row must not be name; it is not
+ * taken); not_followed_by at the end is "__skip<i>* $": rows that are none
+ * of its names until the WITHIN window is over (`$`). NULL with err when
+ * the elements do not fit together. */
+static char *cep_text(const sl_cep_pattern *p, json_t *unless, char *err, size_t errlen)
 {
     sl_buf b = {0};
+    json_t *nots = json_array();
     for (int i = 0; i < p->n; i++) {
         const cep_elem *e = &p->e[i];
-        if (i) sl_buf_putc(&b, ' ');
-        if (e->relaxed && i) sl_buf_fmt(&b, "__skip%d*? ", i);
+        int neg = e->kind == CEP_NOT_NEXT || e->kind == CEP_NOT_FOLLOWED_BY;
+        if (neg && i && p->e[i - 1].lo == 0) {
+            snprintf(err, errlen, "'%s': Specifying a pattern with an optional path to NOT condition is "
+                     "not supported yet.", e->name);
+            goto fail;
+        }
+        if (e->kind == CEP_NOT_FOLLOWED_BY) {
+            json_array_append_new(nots, json_string(e->name));
+            continue;
+        }
+        if (b.len) sl_buf_putc(&b, ' ');
+        if (e->kind == CEP_NOT_NEXT) {
+            sl_buf_fmt(&b, "!`%s`", e->name);
+            continue;
+        }
+        if (json_array_size(nots) && e->kind == CEP_NEXT) {
+            snprintf(err, errlen, "'%s' follows a not_followed_by element: it must be followed_by or "
+                     "followed_by_any", e->name);
+            goto fail;
+        }
+        if (i && (e->kind == CEP_FOLLOWED_BY || e->kind == CEP_FOLLOWED_BY_ANY)) {
+            char hv[32];
+            snprintf(hv, sizeof hv, "__skip%d", i);
+            sl_buf_fmt(&b, "%s*? ", hv);
+            if (e->kind == CEP_FOLLOWED_BY) json_array_append_new(nots, json_string(e->name));
+            if (json_array_size(nots)) {
+                json_t *ent = json_pack("[s]", hv);
+                json_array_extend(ent, nots);
+                json_array_append_new(unless, ent);
+            }
+        }
+        json_array_clear(nots);
         sl_buf_fmt(&b, "`%s`", e->name);
         if (e->lo == 1 && e->hi == 1) continue;
         if (e->lo == 0 && e->hi == 1) sl_buf_str(&b, "?");
@@ -641,7 +723,25 @@ static char *cep_text(const sl_cep_pattern *p)
         else sl_buf_fmt(&b, "{%d,%d}", e->lo, e->hi);
         if (!e->greedy && e->lo != e->hi && !(e->lo == 0 && e->hi == 1)) sl_buf_putc(&b, '?');
     }
+    if (json_array_size(nots)) { /* at the end: no such row until the WITHIN window is over */
+        if (p->within <= 0) {
+            snprintf(err, errlen, "NotFollowedBy is not supported without windowTime as a last part "
+                     "of a Pattern!");
+            goto fail;
+        }
+        char hv[32];
+        snprintf(hv, sizeof hv, "__skip%d", p->n);
+        sl_buf_fmt(&b, " %s* $", hv);
+        json_t *ent = json_pack("[s]", hv);
+        json_array_extend(ent, nots);
+        json_array_append_new(unless, ent);
+    }
+    json_decref(nots);
     return sl_buf_take(&b);
+fail:
+    json_decref(nots);
+    sl_buf_free(&b);
+    return NULL;
 }
 
 sl_ds_stream *sl_ds_cep(sl_ds_stream *keyed, const char *id, const sl_cep_pattern *p,
@@ -655,8 +755,14 @@ sl_ds_stream *sl_ds_cep(sl_ds_stream *keyed, const char *id, const sl_cep_patter
     for (int i = 0; p && i < p->n; i++)
         if (!p->e[i].name[0] || !strncmp(p->e[i].name, "__", 2) || strchr(p->e[i].name, '`'))
             fail(env, "cep '%s': a pattern element's name is empty, has '`' or starts with \"__\"", id);
-    char *text = p && p->n ? cep_text(p) : sl_strdup("");
-    char perr[300];
+    char perr[300] = "";
+    json_t *unless = json_array();
+    if (p && p->err[0] && !env->err[0]) snprintf(env->err, sizeof env->err, "cep '%s': %s", id, p->err);
+    char *text = p && p->n ? cep_text(p, unless, perr, sizeof perr) : sl_strdup("");
+    if (!text) {
+        if (!env->err[0]) snprintf(env->err, sizeof env->err, "cep '%s': %s", id, perr);
+        text = sl_strdup("");
+    }
     sl_mr_pattern *chk = sl_mr_pattern_compile(text, perr, sizeof perr);
     if (!chk && !env->err[0]) snprintf(env->err, sizeof env->err, "cep '%s': pattern %s: %s", id, text, perr);
     sl_mr_pattern_free(chk);
@@ -664,6 +770,8 @@ sl_ds_stream *sl_ds_cep(sl_ds_stream *keyed, const char *id, const sl_cep_patter
                             "function", symbol ? symbol : "", "schema", out_schema ? out_schema : "",
                             "pattern", text, "partition-keys", keyed->keys);
     free(text);
+    if (json_array_size(unless)) json_object_set(cfg, "skip-unless", unless);
+    json_decref(unless);
     if (keyed->rowtime) json_object_set_new(cfg, "time", json_string(keyed->rowtime));
     else json_object_set_new(cfg, "time-domain", json_string("processing"));
     if (p && p->within > 0) {

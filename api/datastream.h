@@ -132,7 +132,14 @@ void sl_ds_parallelism(sl_ds_stream *s, int parallelism);
  *   p = sl_cep_next(p, "end"); p = sl_cep_within(p, 10000);
  * next: strict contiguity (the element takes the row right after the
  * previous one); followed_by: relaxed (rows that do not fit are skipped
- * until the first that does). A quantifier applies to the element last
+ * until the first that does); followed_by_any: non-deterministic relaxed
+ * (rows that fit may be skipped too, when the rest of the pattern needs a
+ * later one). not_next(name): the row right after the previous element
+ * must not fit name (it is not taken); not_followed_by(name): no row that
+ * fits name between the previous element and the next, which must be a
+ * followed_by (_any) one; at the end of a pattern with within, none until
+ * the window is over (the match then ends with the window).
+ * A quantifier applies to the element last
  * added: times(lo, hi) (hi -1: lo or more; times(n, n) exactly n),
  * one_or_more, optional (0 or its count), greedy (take as many rows as fit;
  * by default a looping element takes as few as the next element allows).
@@ -145,6 +152,9 @@ typedef struct sl_cep_pattern sl_cep_pattern;
 sl_cep_pattern *sl_cep_begin(const char *name);
 sl_cep_pattern *sl_cep_next(sl_cep_pattern *p, const char *name);
 sl_cep_pattern *sl_cep_followed_by(sl_cep_pattern *p, const char *name);
+sl_cep_pattern *sl_cep_followed_by_any(sl_cep_pattern *p, const char *name);
+sl_cep_pattern *sl_cep_not_next(sl_cep_pattern *p, const char *name);
+sl_cep_pattern *sl_cep_not_followed_by(sl_cep_pattern *p, const char *name);
 sl_cep_pattern *sl_cep_times(sl_cep_pattern *p, int lo, int hi);
 sl_cep_pattern *sl_cep_one_or_more(sl_cep_pattern *p);
 sl_cep_pattern *sl_cep_optional(sl_cep_pattern *p);

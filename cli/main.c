@@ -64,6 +64,13 @@ static const char *const usage_stop =
     "                                   default: the JobManager's state.savepoints.dir)\n"
     "      -d, --drain                  emit the maximum watermark first, so that all\n"
     "                                   event-time windows and timers fire\n";
+static const char *const usage_rescale =
+    "  rescale [OPTIONS] JOBID     Change the parallelism of a running job: the\n"
+    "                              JobManager stops it with a savepoint and restores\n"
+    "                              it at the new parallelism under the same job ID.\n"
+    "      -p, --parallelism N          every vertex at N\n"
+    "      --vertex ID=N                the vertex with this id or name at N (repeatable;\n"
+    "                                   the others keep theirs, or -p's)\n";
 static const char *const usage_savepoint =
     "  savepoint JOBID [DIR]       Trigger a savepoint of a running job.\n"
     "  savepoint -d PATH           Dispose of a savepoint (also --dispose).\n"
@@ -108,6 +115,7 @@ static void usage(FILE *f, const char *command)
     if (!command || !strcmp(command, "list")) fprintf(f, "%s", usage_list);
     if (!command || !strcmp(command, "cancel")) fprintf(f, "%s", usage_cancel);
     if (!command || !strcmp(command, "stop")) fprintf(f, "%s", usage_stop);
+    if (!command || !strcmp(command, "rescale")) fprintf(f, "%s", usage_rescale);
     if (!command || !strcmp(command, "savepoint")) fprintf(f, "%s", usage_savepoint);
     if (!command || !strcmp(command, "sql")) fprintf(f, "%s", usage_sql);
     if (!command || !strcmp(command, "sql-gateway")) fprintf(f, "%s", usage_sql_gateway);
@@ -721,6 +729,173 @@ static int cmd_stop(common_opts *o, arg_iter *it)
     return rc;
 }
 
+/* ---- rescale ------------------------------------------------------------ */
+
+/* A parallelism argument: 1 to 32768, or -1. */
+static int parse_par(const char *s)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    return (s[0] && !*end && !errno && v >= 1 && v <= 32768) ? (int)v : -1;
+}
+
+/* The rescale of the history that is not among the `before` uuids, or NULL. */
+static json_t *new_rescale(json_t *history, json_t *before)
+{
+    size_t i;
+    json_t *e;
+    json_array_foreach(history, i, e) {
+        const char *u = json_string_value(json_object_get(e, "rescaleUuid"));
+        if (u && !json_object_get(before, u)) return e;
+    }
+    return NULL;
+}
+
+/* sluice rescale JOBID [-p N] [--vertex ID=N ...]: PUT the job's resource
+ * requirements (each vertex's bounds N..N) and wait for the rescale. */
+static int cmd_rescale(common_opts *o, arg_iter *it)
+{
+    const char *arg = NULL, *vset[64];
+    int par = 0, nv = 0;
+    while (it->i < it->argc) {
+        int r;
+        const char *v = NULL;
+        if (positional(it)) {
+            if (arg) return usage_error("rescale", "unexpected argument '%s'", it->argv[it->i]);
+            arg = it->argv[it->i++];
+        } else if (it->only_pos || it->i >= it->argc) {
+            continue;
+        } else if ((r = common_option(o, it)) != 0) {
+            if (r > 1) return r;
+        } else if ((r = match(it, 'p', "parallelism", &v)) != 0) {
+            if (r < 0 || (par = parse_par(v)) < 0)
+                return usage_error("rescale", "-p needs a parallelism (1 to 32768)%s", "");
+        } else if ((r = match(it, 0, "vertex", &v)) != 0) {
+            const char *eq = r > 0 ? strrchr(v, '=') : NULL;
+            if (!eq || eq == v || parse_par(eq + 1) < 0)
+                return usage_error("rescale", "--vertex needs ID=N (N from 1 to 32768)%s", "");
+            if (nv == (int)SL_ARRAY_LEN(vset))
+                return usage_error("rescale", "too many --vertex options%s", "");
+            vset[nv++] = v;
+        } else {
+            return usage_error("rescale", "unknown option '%s'", it->argv[it->i]);
+        }
+    }
+    if (o->help) { usage(stdout, "rescale"); return 0; }
+    char jid[33];
+    int rc = take_jobid("rescale", arg, jid);
+    if (rc) return rc;
+    if (!par && !nv) return usage_error("rescale", "give -p N or --vertex ID=N%s", "");
+    cli_ctx cx = {0};
+    if ((rc = connect_jm(&cx, o)) != 0) return rc;
+    char uri[160];
+    json_t *job = NULL, *hist = NULL, *before = json_object(), *body = json_object();
+    int *used = NULL;
+    snprintf(uri, sizeof uri, "/jobs/%s", jid);
+    if ((rc = call(&cx, "GET", uri, NULL, &job, NULL)) != 0) goto out;
+    snprintf(uri, sizeof uri, "/jobs/%s/rescales/history", jid);
+    if ((rc = call(&cx, "GET", uri, NULL, &hist, NULL)) != 0) goto out;
+    size_t i;
+    json_t *e;
+    json_array_foreach(hist, i, e) {
+        const char *u = json_string_value(json_object_get(e, "rescaleUuid"));
+        if (u) json_object_set_new(before, u, json_true());
+    }
+    /* each vertex at -p N, or as it runs; --vertex (its id or name) over that */
+    used = calloc((size_t)nv + 1, sizeof *used);
+    json_t *vs = json_object_get(job, "vertices");
+    json_array_foreach(vs, i, e) {
+        const char *id = json_string_value(json_object_get(e, "id"));
+        const char *name = json_string_value(json_object_get(e, "name"));
+        int p = par ? par : (int)json_integer_value(json_object_get(e, "parallelism"));
+        for (int k = 0; k < nv; k++) {
+            size_t len = (size_t)(strrchr(vset[k], '=') - vset[k]);
+            if ((id && strlen(id) == len && !strncmp(id, vset[k], len)) ||
+                (name && strlen(name) == len && !strncmp(name, vset[k], len))) {
+                p = parse_par(strrchr(vset[k], '=') + 1);
+                used[k] = 1;
+            }
+        }
+        if (id && p > 0)
+            json_object_set_new(body, id, json_pack("{s:{s:i,s:i}}", "parallelism", "lowerBound", p,
+                                                    "upperBound", p));
+    }
+    for (int k = 0; k < nv; k++)
+        if (!used[k]) {
+            fprintf(stderr, "Error: job %s has no vertex '%.*s' (give its id or name, as GET "
+                    "/jobs/%s lists them)\n", jid, (int)(strrchr(vset[k], '=') - vset[k]), vset[k], jid);
+            rc = 1;
+            goto out;
+        }
+    printf("Rescaling job %s.\n", jid);
+    fflush(stdout);
+    char *text = json_dumps(body, JSON_COMPACT);
+    snprintf(uri, sizeof uri, "/jobs/%s/resource-requirements", jid);
+    rc = call(&cx, "PUT", uri, text, NULL, NULL);
+    free(text);
+    if (rc) goto out;
+    /* wait for its entry in the history to end */
+    const char *said = NULL;
+    char *said_copy = NULL;
+    for (;;) {
+        json_decref(hist);
+        hist = NULL;
+        snprintf(uri, sizeof uri, "/jobs/%s/rescales/history", jid);
+        if ((rc = call(&cx, "GET", uri, NULL, &hist, NULL)) != 0) break;
+        json_t *rs = new_rescale(hist, before);
+        const char *st = rs ? json_string_value(json_object_get(rs, "terminalState")) : NULL;
+        if (st) {
+            if (!strcmp(st, "IGNORED")) {
+                printf("Job %s already runs at that parallelism: nothing changed.\n", jid);
+            } else if (!strcmp(st, "COMPLETED")) {
+                printf("Job %s is rescaled (rescale %s):\n", jid,
+                       json_string_value(json_object_get(rs, "rescaleUuid")));
+                const char *k;
+                json_t *v;
+                json_object_foreach(json_object_get(rs, "vertices"), k, v)
+                    printf("  %s: %lld -> %lld\n", json_string_value(json_object_get(v, "jobVertexName")),
+                           (long long)json_integer_value(json_object_get(v, "preRescaleParallelism")),
+                           (long long)json_integer_value(json_object_get(v, "postRescaleParallelism")));
+            } else {
+                const char *why = NULL;
+                json_t *spans = json_object_get(rs, "schedulerStates");
+                json_array_foreach(spans, i, e)
+                    if (json_is_string(json_object_get(e, "stringifiedException")))
+                        why = json_string_value(json_object_get(e, "stringifiedException"));
+                fprintf(stderr, "Error: the rescale of job %s failed (%s)%s%s\n", jid,
+                        json_string_value(json_object_get(rs, "terminatedReason")), why ? ": " : "",
+                        why ? why : "");
+                rc = 1;
+            }
+            break;
+        }
+        /* say once, and again when it changes, why it waits for slots */
+        json_t *sj = NULL;
+        snprintf(uri, sizeof uri, "/sluice/jobs/%s", jid);
+        if (call(&cx, "GET", uri, NULL, &sj, NULL) == 0) {
+            said = json_string_value(json_object_get(sj, "state-reason"));
+            if (said && (!said_copy || strcmp(said, said_copy))) {
+                printf("Job %s is %s.\n", jid, said);
+                fflush(stdout);
+                free(said_copy);
+                said_copy = sl_strdup(said);
+            }
+        }
+        json_decref(sj);
+        sleep_ms(POLL_MS / 5);
+    }
+    free(said_copy);
+out:
+    free(used);
+    json_decref(job);
+    json_decref(hist);
+    json_decref(before);
+    json_decref(body);
+    sl_cli_http_destroy(cx.http);
+    return rc;
+}
+
 /* ---- savepoint ---------------------------------------------------------- */
 
 static int dispose_savepoint(cli_ctx *cx, const char *path)
@@ -1035,7 +1210,7 @@ int main(int argc, char **argv)
         int (*fn)(common_opts *, arg_iter *);
     } commands[] = {{"run", cmd_run},   {"list", cmd_list},           {"cancel", cmd_cancel},
                     {"stop", cmd_stop}, {"savepoint", cmd_savepoint}, {"sql", cmd_sql},
-                    {"sql-gateway", cmd_sql_gateway},
+                    {"sql-gateway", cmd_sql_gateway}, {"rescale", cmd_rescale},
                     {"kafka", cmd_kafka}};
 
     /* A JobManager that hangs up mid-request is an error to report, not a

@@ -25,6 +25,23 @@
  *       return 0;
  *   }
  *
+ *   typedef struct { int64_t n; double sum; } mean_acc;   // no pointers: it is state
+ *   static int mean_create(sl_udf_ctx *c, void *acc) { memset(acc, 0, sizeof(mean_acc)); return 0; }
+ *   ... accumulate, retract, merge, get_value ...
+ *   SL_UDF_AGGREGATE(mean, "DOUBLE", "DOUBLE", 16, "deterministic strict retract merge")
+ *   const sl_udf_aggregate mean = {SL_UDF_ABI_VERSION, sizeof(mean_acc), mean_create,
+ *                                  mean_add, mean_sub, mean_merge, mean_value};
+ *
+ * An aggregate function is a table of functions (sl_udf_aggregate) over an
+ * accumulator of a fixed number of bytes, declared in the declaration (a
+ * decimal literal, checked against the table's acc_size when the object is
+ * loaded). The accumulator is kept in the operator's keyed state as bytes,
+ * so it must hold no pointers; it is snapshotted, restored and moved
+ * between TaskManagers as it is. Flags "retract" and "merge" declare that
+ * the table has retract (GROUP BY over an updating input) and merge (HOP,
+ * CUMULATE and SESSION windows share partial accumulators; two-phase
+ * aggregation). A "strict" aggregate skips rows with a NULL argument.
+ *
  * Types are SQL type names (BOOLEAN, INT, BIGINT, DOUBLE, STRING, BYTES,
  * TIMESTAMP(3), TIMESTAMP_LTZ(3)); values are sl_value (core/row.h):
  * integers, BOOLEAN and timestamps in v.i, DOUBLE in v.d, strings as a
@@ -69,6 +86,23 @@ struct sl_udf_ctx {
 typedef int (*sl_udf_scalar_fn)(sl_udf_ctx *ctx, const sl_value *args, int nargs, sl_value *out);
 typedef int (*sl_udf_table_fn)(sl_udf_ctx *ctx, const sl_value *args, int nargs);
 
+#define SL_UDF_MAX_ACC 4096           /* bytes of one aggregate function's accumulator */
+
+/* An aggregate function: the exported object named by SL_UDF_AGGREGATE.
+ * Each member returns 0, or non-zero with a message in ctx->err. acc is
+ * acc_size bytes, 8-byte aligned; other (merge) is another accumulator of
+ * the same function. get_value writes a result of the declared type; a
+ * STRING or BYTES result is not supported in this version. */
+typedef struct sl_udf_aggregate {
+    unsigned abi;                      /* SL_UDF_ABI_VERSION */
+    unsigned acc_size;                 /* bytes, as declared */
+    int (*create)(sl_udf_ctx *ctx, void *acc);                       /* a fresh accumulator */
+    int (*accumulate)(sl_udf_ctx *ctx, void *acc, const sl_value *args, int nargs);
+    int (*retract)(sl_udf_ctx *ctx, void *acc, const sl_value *args, int nargs); /* or NULL */
+    int (*merge)(sl_udf_ctx *ctx, void *acc, const void *other);    /* or NULL */
+    int (*get_value)(sl_udf_ctx *ctx, const void *acc, sl_value *out);
+} sl_udf_aggregate;
+
 #define SL_UDF_DECL__(sym, text)                                                                  \
     __attribute__((used, section(SL_UDF_SECTION), aligned(1))) static const char                 \
         sl_udf_decl_##sym[] = text;
@@ -81,5 +115,12 @@ typedef int (*sl_udf_table_fn)(sl_udf_ctx *ctx, const sl_value *args, int nargs)
  * argument types, flags. */
 #define SL_UDF_TABLE(sym, columns, args, flags)                                                   \
     SL_UDF_DECL__(sym, "sluice-udf 1|table|" #sym "|" columns "|" args "|" flags)
+
+/* An aggregate function `sym` (an exported const sl_udf_aggregate): result
+ * type, argument types, the accumulator's bytes (a decimal literal), flags
+ * (plus "retract" and "merge" when the table has them). */
+#define SL_UDF_AGGREGATE(sym, result, args, acc_bytes, flags)                                     \
+    SL_UDF_DECL__(sym, "sluice-udf 1|aggregate|" #sym "|" result "|" args "|" flags               \
+                       " accumulator=" #acc_bytes)
 
 #endif

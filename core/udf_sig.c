@@ -7,7 +7,8 @@
  * with pread, bounds every offset and size by the file's, and reads the
  * one ".sluice_udf" section (at most SL_UDF_MAX_SECTION bytes): a run of
  * NUL-terminated declarations, "sluice-udf <abi>|scalar|sym|RESULT|ARGS|FLAGS"
- * or "...|table|sym|COLUMNS|ARGS|FLAGS", with NUL padding between them.
+ * or "...|table|sym|COLUMNS|ARGS|FLAGS" or "...|aggregate|sym|RESULT|ARGS|FLAGS
+ * accumulator=N", with NUL padding between them.
  */
 #include <dlfcn.h>
 #include <elf.h>
@@ -123,6 +124,8 @@ void sl_udf_sig_free(sl_udf_sig *s)
     free(s->symbol);
     free(s->library);
     free(s->decl);
+    free(s->module);
+    free(s->source);
     sl_schema_free(&s->cols);
     free(s);
 }
@@ -154,21 +157,36 @@ static int parse_flags(const char *text, sl_udf_sig *s, char *err, size_t errlen
 {
     s->deterministic = true;
     s->strict = true;
-    char buf[128];
+    bool agg = s->kind == SL_UDF_AGG_KIND, sized = false;
+    char buf[200];
+    if (strlen(text) >= sizeof buf) return sl_seterr(err, errlen, "the flags are too long");
     snprintf(buf, sizeof buf, "%s", text);
     for (char *save = NULL, *w = strtok_r(buf, " ,", &save); w; w = strtok_r(NULL, " ,", &save)) {
         if (!strcmp(w, "deterministic")) s->deterministic = true;
         else if (!strcmp(w, "nondeterministic")) s->deterministic = false;
         else if (!strcmp(w, "strict")) s->strict = true;
         else if (!strcmp(w, "nullable")) s->strict = false;
-        else return sl_seterr(err, errlen, "unknown flag '%s' (deterministic, nondeterministic, "
-                              "strict, nullable)", w);
+        else if (agg && !strcmp(w, "retract")) s->retract = true;
+        else if (agg && !strcmp(w, "merge")) s->merge = true;
+        else if (agg && !strncmp(w, "accumulator=", 12)) {
+            char *end;
+            unsigned long n = strtoul(w + 12, &end, 10);
+            if (w[12] < '0' || w[12] > '9' || *end || n == 0 || n > SL_UDF_MAX_ACC)
+                return sl_seterr(err, errlen, "accumulator size '%s' must be a decimal number of "
+                                 "bytes from 1 to %d", w + 12, SL_UDF_MAX_ACC);
+            s->acc_size = (unsigned)n;
+            sized = true;
+        } else
+            return sl_seterr(err, errlen, "unknown flag '%s' (deterministic, nondeterministic, "
+                             "strict, nullable%s)", w, agg ? ", retract, merge" : "");
     }
+    if (agg && !sized)
+        return sl_seterr(err, errlen, "an aggregate function declares its accumulator's size "
+                         "(SL_UDF_AGGREGATE's acc_bytes)");
     return SL_OK;
 }
 
-/* One declaration's text into a signature (caller frees) or NULL with err. */
-static sl_udf_sig *parse_decl(const char *text, char *err, size_t errlen)
+sl_udf_sig *sl_udf_parse_decl(const char *text, char *err, size_t errlen)
 {
     char *f[7] = {0};
     char *buf = sl_strdup(text);
@@ -206,8 +224,16 @@ static sl_udf_sig *parse_decl(const char *text, char *err, size_t errlen)
                 rc = sl_seterr(why, sizeof why, "columns '%s': %s", f[3], e2);
             else if (s->cols.n > SL_UDF_MAX_COLS)
                 rc = sl_seterr(why, sizeof why, "more than %d columns", SL_UDF_MAX_COLS);
+        } else if (!strcmp(f[1], "aggregate")) {
+            s->kind = SL_UDF_AGG_KIND;
+            if (sl_type_parse(f[3], &s->result) != SL_OK)
+                rc = sl_seterr(why, sizeof why, "unknown result type '%s'", f[3]);
+            else if (s->result == SL_T_STRING || s->result == SL_T_BYTES)
+                rc = sl_seterr(why, sizeof why, "an aggregate function cannot return %s yet "
+                               "(BOOLEAN, INT, BIGINT, DOUBLE or a TIMESTAMP)",
+                               sl_type_name(s->result));
         } else {
-            rc = sl_seterr(why, sizeof why, "unknown kind '%s' (scalar or table)", f[1]);
+            rc = sl_seterr(why, sizeof why, "unknown kind '%s' (scalar, table or aggregate)", f[1]);
         }
         if (rc == SL_OK) rc = parse_args(f[4], s, why, sizeof why);
         if (rc == SL_OK) rc = parse_flags(f[5], s, why, sizeof why);
@@ -242,7 +268,7 @@ int sl_udf_read_decls(const char *path, sl_udf_sig ***out, int *n, char *err, si
         const char *d = sec + i;
         size_t dl = strlen(d);
         char e2[400];
-        sl_udf_sig *s = parse_decl(d, e2, sizeof e2);
+        sl_udf_sig *s = sl_udf_parse_decl(d, e2, sizeof e2);
         if (!s) {
             rc = sl_seterr(err, errlen, "%s: %s", path, e2);
             break;
@@ -288,8 +314,10 @@ sl_udf_sig *sl_udf_find_decl(const char *path, const char *symbol, char *err, si
     return found;
 }
 
-int sl_udf_exports(const char *path, const char *symbol, char *err, size_t errlen)
+int sl_udf_exports(const char *path, const char *symbol, sl_udf_kind kind, char *err,
+                   size_t errlen)
 {
+    unsigned want = kind == SL_UDF_AGG_KIND ? STT_OBJECT : STT_FUNC;
     size_t nsym = 0, nstr = 0;
     int absent;
     char *syms = read_section(path, ".dynsym", &nsym, &absent, err, errlen);
@@ -299,14 +327,15 @@ int sl_udf_exports(const char *path, const char *symbol, char *err, size_t errle
         Elf64_Sym sym;
         memcpy(&sym, syms + o, sizeof sym);
         if (sym.st_name >= nstr || sym.st_shndx == SHN_UNDEF ||
-            ELF64_ST_TYPE(sym.st_info) != STT_FUNC || ELF64_ST_BIND(sym.st_info) == STB_LOCAL)
+            ELF64_ST_TYPE(sym.st_info) != want || ELF64_ST_BIND(sym.st_info) == STB_LOCAL)
             continue;
         if (!strcmp(strs + sym.st_name, symbol)) found = 1;
     }
     int rc = found ? SL_OK : SL_ERR;
     if (syms && strs && !found)
-        sl_seterr(err, errlen, "%s declares '%s' but does not export a function of that name "
-                  "(is it static, or spelt differently?)", path, symbol);
+        sl_seterr(err, errlen, "%s declares '%s' but does not export %s of that name "
+                  "(is it static, or spelt differently?)", path, symbol,
+                  kind == SL_UDF_AGG_KIND ? "a const sl_udf_aggregate table" : "a function");
     free(syms);
     free(strs);
     return rc;
@@ -327,6 +356,12 @@ sl_udf_sig *sl_udf_sig_copy(const sl_udf_sig *s)
     memcpy(c->args, s->args, sizeof c->args);
     c->deterministic = s->deterministic;
     c->strict = s->strict;
+    c->acc_size = s->acc_size;
+    c->retract = s->retract;
+    c->merge = s->merge;
+    c->python = s->python;
+    c->module = s->module ? sl_strdup(s->module) : NULL;
+    c->source = s->source ? sl_strdup(s->source) : NULL;
     return c;
 }
 
@@ -336,7 +371,7 @@ char *sl_udf_sig_text(const sl_udf_sig *s)
     size_t w = 0;
     for (int i = 0; i < s->nargs && w < sizeof args; i++)
         w += (size_t)snprintf(args + w, sizeof args - w, "%s%s", i ? ", " : "", sl_type_name(s->args[i]));
-    if (s->kind == SL_UDF_SCALAR_KIND) {
+    if (s->kind != SL_UDF_TABLE_KIND) {
         snprintf(res, sizeof res, "%s", sl_type_name(s->result));
     } else {
         w = (size_t)snprintf(res, sizeof res, "TABLE(");
@@ -352,9 +387,25 @@ char *sl_udf_sig_text(const sl_udf_sig *s)
 
 json_t *sl_udf_sig_json(const sl_udf_sig *s)
 {
+    if (s->python) {
+        char *lib = sl_sprintf("py:%s", s->module);
+        json_t *j = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s}", "name", s->name, "symbol",
+                              s->symbol, "library", lib, "declaration", s->decl ? s->decl : "",
+                              "language", "python", "module", s->module, "source", s->source);
+        free(lib);
+        return j;
+    }
     return json_pack("{s:s, s:s, s:s, s:s}", "name", s->name, "symbol", s->symbol, "library",
                      s->library ? s->library : "", "declaration", s->decl ? s->decl : "");
 }
+
+/* ---- the Python host --------------------------------------------------------- */
+
+static _Atomic(const sl_udf_host *) udf_host;
+
+void sl_udf_set_host(const sl_udf_host *h) { atomic_store(&udf_host, h); }
+
+const sl_udf_host *sl_udf_host_get(void) { return atomic_load(&udf_host); }
 
 sl_udf_set *sl_udf_set_new(void)
 {
@@ -403,11 +454,20 @@ sl_udf_set *sl_udf_set_from_json(const json_t *arr, char *err, size_t errlen)
         const char *sym = json_string_value(json_object_get(o, "symbol"));
         const char *lib = json_string_value(json_object_get(o, "library"));
         const char *decl = json_string_value(json_object_get(o, "declaration"));
+        const char *lang = json_string_value(json_object_get(o, "language"));
+        const char *mod = json_string_value(json_object_get(o, "module"));
+        const char *src = json_string_value(json_object_get(o, "source"));
+        bool py = lang && !strcmp(lang, "python");
         char e2[400];
         sl_udf_sig *s = NULL;
         if (!name || !*name || !sym || !lib || !*lib || !decl) {
             sl_seterr(err, errlen, "functions[%zu] needs name, symbol, library and declaration", i);
-        } else if (!(s = parse_decl(decl, e2, sizeof e2))) {
+        } else if (lang && !py) {
+            sl_seterr(err, errlen, "function '%s': unknown language '%s' (python, or none for C)",
+                      name, lang);
+        } else if (py && (!mod || !*mod || !src)) {
+            sl_seterr(err, errlen, "function '%s': a Python function needs module and source", name);
+        } else if (!(s = sl_udf_parse_decl(decl, e2, sizeof e2))) {
             sl_seterr(err, errlen, "function '%s': %s", name, e2);
         } else if (strcmp(s->symbol, sym)) {
             sl_seterr(err, errlen, "function '%s': its declaration is of '%s', not '%s'", name,
@@ -418,6 +478,11 @@ sl_udf_set *sl_udf_set_from_json(const json_t *arr, char *err, size_t errlen)
             free(s->name);
             s->name = sl_strdup(name);
             s->library = sl_strdup(lib);
+            if (py) {
+                s->python = true;
+                s->module = sl_strdup(mod);
+                s->source = sl_strdup(src);
+            }
             sl_udf_set_add(set, s);
             continue;
         }
@@ -437,6 +502,20 @@ int sl_udf_set_resolve(sl_udf_set *set, char *err, size_t errlen)
     for (int i = 0; rc == SL_OK && i < set->n; i++) {
         sl_udf_sig *s = set->f[i];
         if (atomic_load(&s->fn)) continue;
+        if (s->python) {
+            const sl_udf_host *h = sl_udf_host_get();
+            void *handle = NULL;
+            char e3[600];
+            if (!h)
+                rc = sl_seterr(err, errlen, "function '%s': Python functions run on TaskManagers "
+                               "only", s->name);
+            else if (h->resolve(s, &handle, e3, sizeof e3) != SL_OK)
+                rc = sl_seterr(err, errlen, "function '%s' (Python, %s.%s): %s", s->name, s->module,
+                               s->symbol, e3);
+            else
+                atomic_store(&s->fn, handle);
+            continue;
+        }
         if (s->library[0] != '/') {
             rc = sl_seterr(err, errlen, "function '%s': its object %s was not shipped to this "
                            "TaskManager", s->name, s->library);
@@ -468,6 +547,21 @@ int sl_udf_set_resolve(sl_udf_set *set, char *err, size_t errlen)
             rc = sl_seterr(err, errlen, "function '%s': %s declares '%s' but does not export it "
                            "(is it static?)", s->name, s->library, s->symbol);
             break;
+        }
+        if (s->kind == SL_UDF_AGG_KIND) {
+            const sl_udf_aggregate *t = fn;
+            const char *bad = t->abi != SL_UDF_ABI_VERSION ? "its abi is not SL_UDF_ABI_VERSION"
+                              : t->acc_size != s->acc_size ? "its acc_size differs from the declared accumulator size"
+                              : !t->create || !t->accumulate || !t->get_value ? "create, accumulate and get_value are required"
+                              : s->retract && !t->retract ? "it declares retract but has none"
+                              : s->merge && !t->merge ? "it declares merge but has none"
+                              : NULL;
+            if (bad) {
+                rc = sl_seterr(err, errlen, "function '%s': the table '%s' of %s is wrong: %s "
+                               "(declared: %u bytes)", s->name, s->symbol, s->library, bad,
+                               s->acc_size);
+                break;
+            }
         }
         atomic_store(&s->fn, fn);
     }

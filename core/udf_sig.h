@@ -23,7 +23,7 @@
 #include "row.h"
 #include "udf.h"
 
-typedef enum { SL_UDF_SCALAR_KIND, SL_UDF_TABLE_KIND } sl_udf_kind;
+typedef enum { SL_UDF_SCALAR_KIND, SL_UDF_TABLE_KIND, SL_UDF_AGG_KIND } sl_udf_kind;
 
 typedef struct sl_udf_sig {
     char *name;          /* the SQL name (CREATE FUNCTION name); the symbol for a bare decl */
@@ -31,12 +31,19 @@ typedef struct sl_udf_sig {
     char *library;       /* the object: a path, or jar:<id> once uploaded */
     char *decl;          /* the declaration's text as found in the object */
     sl_udf_kind kind;
-    sl_type result;      /* scalar: the result type */
+    sl_type result;      /* scalar, aggregate: the result type */
     sl_schema cols;      /* table: the columns */
     int nargs;
     sl_type args[SL_UDF_MAX_ARGS];
     bool deterministic;
-    bool strict;         /* NULL in, NULL out (not called) */
+    bool strict;         /* NULL in, NULL out (not called); aggregates skip the row */
+    unsigned acc_size;   /* aggregate: its accumulator's bytes (declared) */
+    bool python;         /* LANGUAGE PYTHON: symbol is the function in module `module`,
+                            whose text is `source`; fn is the Python host's handle */
+    char *module;        /* python: the module's name */
+    char *source;        /* python: the module's text (travels inside the job graph) */
+    bool retract;        /* aggregate: declares retract */
+    bool merge;          /* aggregate: declares merge */
     _Atomic(void *) fn;  /* resolved on a TaskManager (sl_udf_set_resolve), else NULL */
 } sl_udf_sig;
 
@@ -47,6 +54,39 @@ typedef struct sl_udf_set {
     int ndl;
     void **dl;           /* dlopen handles, closed at destroy */
 } sl_udf_set;
+
+/* The Python host (LANGUAGE PYTHON), registered by the TaskManager, which
+ * alone links libpython; elsewhere there is none and Python functions do
+ * not resolve. Both callbacks are thread-safe. */
+typedef struct sl_udf_host {
+    /* Load s->module from s->source (once per module text) and find
+     * s->symbol in it: *handle, or SL_ERR with err (the exception's last
+     * line: "SyntaxError: ..."). */
+    int (*resolve)(sl_udf_sig *s, void **handle, char *err, size_t errlen);
+    /* Call scalar function `handle` of signature s with args (of the
+     * declared types); a string result is copied into scratch. SL_ERR with
+     * err: the exception's last line, or a result of the wrong type. */
+    int (*call)(void *handle, const sl_udf_sig *s, const sl_value *args, int nargs,
+                sl_arena *scratch, sl_value *out, char *err, size_t errlen);
+    /* Call table function `handle` as an sl_udf_table_fn is called: each
+     * row it yields goes to ctx->emit (strings from ctx->alloc), the GIL
+     * released around each emit; 0, or non-zero with ctx->err. */
+    int (*call_table)(void *handle, const sl_udf_sig *s, sl_udf_ctx *ctx, const sl_value *args,
+                      int nargs);
+} sl_udf_host;
+
+void sl_udf_set_host(const sl_udf_host *h);  /* at start-up, before any task */
+const sl_udf_host *sl_udf_host_get(void);   /* NULL: none in this process */
+
+/* LANGUAGE PYTHON: the signature of function `func` of the module text in
+ * the file at `path` (the module named `module`), read from its decorator
+ * without running it -- PyFlink's
+ *     @udf(result_type=DataTypes.BIGINT(), input_types=[DataTypes.BIGINT()])
+ *     def add_one(x): ...
+ * (types also as strings, 'BIGINT'; deterministic=False). Caller frees;
+ * NULL with err naming the file and line. */
+sl_udf_sig *sl_udf_python_decl(const char *path, const char *module, const char *func,
+                               char *err, size_t errlen);
 
 /* Read every declaration in the object at `path`: an array of *n signatures
  * (caller frees each with sl_udf_sig_free, then the array), named by their
@@ -59,14 +99,21 @@ int sl_udf_read_decls(const char *path, sl_udf_sig ***out, int *n, char *err, si
  * NULL with err ("... declares no function 'x' (it declares a, b)"). */
 sl_udf_sig *sl_udf_find_decl(const char *path, const char *symbol, char *err, size_t errlen);
 
-/* Does the object at `path` export a function `symbol` (its dynamic symbol
- * table, read without loading it)? SL_ERR with err when not. */
-int sl_udf_exports(const char *path, const char *symbol, char *err, size_t errlen);
+/* Does the object at `path` export `symbol` as kind needs it -- a function,
+ * or for an aggregate the data object of its sl_udf_aggregate table (its
+ * dynamic symbol table, read without loading it)? SL_ERR with err when not. */
+int sl_udf_exports(const char *path, const char *symbol, sl_udf_kind kind, char *err,
+                   size_t errlen);
+
+/* One declaration's text ("sluice-udf 1|scalar|..."), as the section holds
+ * it, into a signature named by its symbol (caller frees), or NULL with err. */
+sl_udf_sig *sl_udf_parse_decl(const char *text, char *err, size_t errlen);
 
 sl_udf_sig *sl_udf_sig_copy(const sl_udf_sig *s);
 void sl_udf_sig_free(sl_udf_sig *s);   /* NULL is a no-op */
 
-/* "BIGINT add_one(BIGINT)" / "TABLE(word STRING, pos INT) split(STRING)"; caller frees. */
+/* "BIGINT add_one(BIGINT)" / "TABLE(word STRING, pos INT) split(STRING)" /
+ * (an aggregate's as a scalar's); caller frees. */
 char *sl_udf_sig_text(const sl_udf_sig *s);
 
 /* As a vertex's "functions" entry, and back (checking every field). */
@@ -80,7 +127,8 @@ sl_udf_sig *sl_udf_set_find(const sl_udf_set *set, const char *name); /* case-in
 
 /* On a TaskManager, when an operator opens: load each function's object
  * (a path by now), check that it still declares the same signature, and
- * find the function. Idempotent and thread-safe (subtasks of one plan
+ * find the function (an aggregate's table: its ABI, accumulator size and
+ * declared retract/merge checked). Idempotent and thread-safe (subtasks of one plan
  * open concurrently). SL_ERR with err naming the function and the object. */
 int sl_udf_set_resolve(sl_udf_set *set, char *err, size_t errlen);
 

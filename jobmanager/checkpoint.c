@@ -87,6 +87,7 @@ static void cp_destroy(jm_checkpoint *cp)
     free(cp->acked);
     free(cp->finished);
     free(cp->acks);
+    free(cp->par);
     free(cp->dir);
     free(cp->failure);
     free(cp);
@@ -217,6 +218,7 @@ static void cp_fail(jm *j, jm_job *job, jm_checkpoint *cp, const char *why, int 
         }
     }
     if (job->state == JOB_RUNNING) notify(j, job, cp->id, 0);
+    if (cp->type != CP_CHECKPOINT) jm_sched_on_sp_failed(j, job, cp->id, why);
     jm_io_remove(j, cp->dir); /* partial files; after its _metadata write, if one is queued */
     for (int c = 0; c < job->g->nchains; c++)
         for (int i = 0; i < job->g->chains[c].parallelism; i++)
@@ -276,6 +278,7 @@ void jm_cp_job_ended(jm *j, jm_job *job)
         job->cp_failed++;
         SL_UNUSED(was_writing);
         jm_io_remove(j, cp->dir); /* what its subtasks wrote; after its _metadata write, if queued */
+        if (cp->type != CP_CHECKPOINT) jm_sched_on_sp_failed(j, job, cp->id, cp->failure);
         if (cp->request_id[0]) {
             jm_savepoint_op *op = sp_op_find(job, cp->request_id);
             if (op && !op->done) {
@@ -345,6 +348,8 @@ jm_checkpoint *jm_cp_trigger(jm *j, jm_job *job, jm_cp_type type, const char *di
     cp->trigger_ms = sl_now_ms();
     cp->trigger_mono_ms = sl_mono_ms();
     cp->num_subtasks = job_tasks(job);
+    cp->par = sl_calloc((size_t)job->g->nchains, sizeof *cp->par);
+    for (int c = 0; c < job->g->nchains; c++) cp->par[c] = job->g->chains[c].parallelism;
     cp->acked = sl_calloc((size_t)cp->num_subtasks, 1);
     cp->finished = sl_calloc((size_t)cp->num_subtasks, 1);
     cp->acks = sl_calloc((size_t)cp->num_subtasks, sizeof *cp->acks);

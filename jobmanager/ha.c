@@ -244,13 +244,10 @@ static void remove_lib_files(jm_ha *h, const char *job_id)
     }
 }
 
-int jm_ha_job_submitted(jm *j, const jm_job *job, char *err, size_t errlen)
+/* The job's file in storageDir: its graph and submission settings (and its
+ * C job objects next to it), written atomically. */
+static int write_job(jm_ha *h, const jm_job *job, char *err, size_t errlen)
 {
-    jm_ha *h = j->ha;
-    if (!h) return SL_OK;
-    if (!jm_ha_may_act(j))
-        return sl_seterr(err, errlen, "this JobManager cannot accept jobs now (%s)",
-                         role_names[role_of(h)]);
     if (sl_mkdirs(h->storage, err, errlen) != SL_OK) return SL_ERR;
     json_t *o = json_pack("{s:s,s:s,s:s,s:I,s:I,s:b}", "job-id", job->id, "name", job->g->name,
                           "graph", job->graph_json, "submitted", (json_int_t)job->start_ms,
@@ -272,6 +269,30 @@ int jm_ha_job_submitted(jm *j, const jm_job *job, char *err, size_t errlen)
     char *path = job_file(h, job->id);
     if (rc == SL_OK) rc = write_file_atomic(path, text, strlen(text), err, errlen);
     free(text);
+    free(path);
+    return rc;
+}
+
+int jm_ha_job_rescaled(jm *j, const jm_job *job, char *err, size_t errlen)
+{
+    jm_ha *h = j->ha;
+    if (!h) return SL_OK;
+    if (!jm_ha_may_act(j))
+        return sl_seterr(err, errlen, "this JobManager may not act now (%s)", role_names[role_of(h)]);
+    int rc = write_job(h, job, err, errlen); /* the pointer znode names the same file */
+    if (rc == SL_OK) sl_info(TAG, "Job %s persisted at its new parallelism.", job->id);
+    return rc;
+}
+
+int jm_ha_job_submitted(jm *j, const jm_job *job, char *err, size_t errlen)
+{
+    jm_ha *h = j->ha;
+    if (!h) return SL_OK;
+    if (!jm_ha_may_act(j))
+        return sl_seterr(err, errlen, "this JobManager cannot accept jobs now (%s)",
+                         role_names[role_of(h)]);
+    int rc = write_job(h, job, err, errlen);
+    char *path = job_file(h, job->id);
     if (rc == SL_OK) {
         char *node = sl_sprintf("%s/%s", h->jobgraphs, job->id);
         zoo_op_t op;

@@ -38,6 +38,9 @@ int jm_ha_may_act(const jm *j);
 /* Loop: persist a submitted job (its graph and submission settings in
  * storageDir, a pointer znode). SL_ERR with the reason when that failed. */
 int jm_ha_job_submitted(jm *j, const jm_job *job, char *err, size_t errlen);
+/* Loop: persist a rescaled job again (its graph at the new parallelism, to
+ * restore from the rescale's savepoint). SL_ERR with the reason. */
+int jm_ha_job_rescaled(jm *j, const jm_job *job, char *err, size_t errlen);
 /* Loop: the next checkpoint id of job (the counter lives in ZooKeeper). */
 int jm_ha_next_checkpoint_id(jm *j, jm_job *job, uint64_t *id, char *err, size_t errlen);
 /* Loop: checkpoint cp_id of job, whose _metadata is in dir, is durable:

@@ -142,6 +142,9 @@ typedef struct jm_checkpoint {
     int64_t trigger_ms, latest_ack_ms, end_ms;  /* wall clock */
     int64_t trigger_mono_ms;
     int num_subtasks, num_acked;
+    int *par;                   /* per chain: its parallelism when triggered (a
+                                   rescale changes the job's; the arrays below
+                                   are laid out by these) */
     uint8_t *acked;             /* per task (chain offset + subtask): 1 acknowledged
                                    (or finished) */
     uint8_t *finished;          /* per task: it had finished (counts as acknowledged;
@@ -172,6 +175,36 @@ typedef struct jm_savepoint_op {
     char *failure;
     struct jm_savepoint_op *next;
 } jm_savepoint_op;
+
+/* One rescale of a job (scheduler.c): a PUT of its resource requirements
+ * that changed a vertex's parallelism, done as a stop-with-savepoint and a
+ * restore at the new parallelism under the same job id. */
+typedef enum { RS_IN_PROGRESS = 0, RS_COMPLETED, RS_FAILED, RS_IGNORED } jm_rescale_status;
+
+#define JM_RESCALE_SPANS 4
+typedef struct jm_rescale {
+    char uuid[37];              /* rescaleUuid */
+    char req_uuid[37];          /* resourceRequirementsUuid: the PUT that asked */
+    int64_t attempt;            /* rescaleAttemptId: 1, 2, ... per job */
+    jm_rescale_status status;
+    const char *reason;         /* Flink's TerminatedReason name, once ended */
+    char *failure;              /* why it failed, or NULL */
+    int64_t start_ms, end_ms;   /* wall clock; end 0 while in progress */
+    int nchains;
+    int *lower, *upper;         /* per chain: the bounds asked for */
+    int *pre, *post;            /* per chain: before, and after (0 until known) */
+    int pre_slots, post_slots;
+    struct {
+        const char *state;      /* Flink's adaptive scheduler state names */
+        int64_t enter_ms, leave_ms; /* leave 0 while in it */
+        char *exception;
+    } spans[JM_RESCALE_SPANS];
+    int nspans;
+    uint64_t sp_id;             /* its stop-with-savepoint */
+    int sp_done;                /* the savepoint completed */
+    char *sp_dir;
+    struct jm_rescale *next;    /* history, newest first */
+} jm_rescale;
 
 typedef enum { JM_RESTART_NONE = 0, JM_RESTART_FIXED, JM_RESTART_EXPONENTIAL } jm_restart_type;
 
@@ -237,8 +270,14 @@ typedef struct jm_job {
     jm_settings set;            /* its checkpointing and restart strategy */
     uint64_t restore_point_id;
     int ha_removed;             /* ha.c: its pointer left ZooKeeper (it ended for good) */
+    jm_rescale *rescales;       /* history, newest first (bounded: JM_RESCALE_HISTORY) */
+    jm_rescale *rescaling;      /* the one in progress (also in rescales), or NULL */
+    int64_t rescale_count;      /* rescaleAttemptIds given */
+    int rescale_counts[4];      /* per jm_rescale_status, over the job's life */
     struct jm_job *next;
 } jm_job;
+
+#define JM_RESCALE_HISTORY 32
 
 typedef struct jm_conn {
     struct bufferevent *bev;
@@ -479,6 +518,16 @@ void jm_sched_tick(jm *j);
 /* Reports from the checkpoint coordinator. */
 void jm_sched_on_cp_failed(jm *j, jm_job *job, const char *reason); /* past tolerance */
 void jm_sched_on_cp_completed(jm *j, jm_job *job, const jm_checkpoint *cp);
+/* PUT /jobs/:id/resource-requirements: per chain the parallelism bounds
+ * (lower[c] <= upper[c], checked by the caller). Validates the job at the
+ * new parallelism, then stops it with a savepoint and restores it at the
+ * upper bounds (as far as slots allow, never below the lower ones). Returns
+ * 0 (*out the rescale, IGNORED when nothing changes) or the HTTP status
+ * (400, 409) with err. */
+/* checkpoint.c: savepoint cp_id failed (a rescale's ends with it) */
+void jm_sched_on_sp_failed(jm *j, jm_job *job, uint64_t cp_id, const char *why);
+int jm_job_rescale(jm *j, jm_job *job, const int *lower, const int *upper, jm_rescale **out,
+                   char *err, size_t errlen);
 void jm_job_set_state(jm_job *job, jm_job_state s);
 jm_job *jm_job_find(jm *j, const char *id);
 jm_tm *jm_tm_find(jm *j, const char *id);

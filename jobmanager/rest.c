@@ -919,49 +919,6 @@ static json_t *execution_result(const jm_job *job)
     return json_pack("{s:{s:s},s:o}", "status", "id", "COMPLETED", "job-execution-result", res);
 }
 
-/* GET /jobs/:id/rescales/...: Flink 2.x's adaptive scheduler's rescale
- * history. Sluice changes a job's parallelism only by a restart from a
- * savepoint, so the history is empty, as a Flink job's is before its first
- * rescale; the settings that belong to the adaptive scheduler are null. */
-static void rescale_routes(route_ctx *rc, const jm_job *job, reply *r)
-{
-    const char *what = rc->seg[3];
-    json_t *counts = json_pack("{s:i,s:i,s:i,s:i}", "ignored", 0, "inProgress", 0, "completed", 0,
-                               "failed", 0);
-    if (rc->nseg == 4 && !strcmp(what, "config")) {
-        json_decref(counts);
-        reply_json(r, 200, json_pack("{s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n,s:n}", "rescaleHistoryMax",
-                                     "schedulerExecutionMode", "submissionResourceWaitTimeoutInMillis",
-                                     "submissionResourceStabilizationTimeoutInMillis",
-                                     "slotIdleTimeoutInMillis", "executingCooldownTimeoutInMillis",
-                                     "executingResourceStabilizationTimeoutInMillis",
-                                     "maximumDelayForTriggeringRescaleInMillis",
-                                     "rescaleOnFailedCheckpointCount"));
-    } else if (rc->nseg == 4 && !strcmp(what, "history")) {
-        json_decref(counts);
-        reply_json(r, 200, json_array());
-    } else if (rc->nseg == 4 && !strcmp(what, "overview")) {
-        reply_json(r, 200, json_pack("{s:o,s:{s:n,s:n,s:n}}", "rescalesCounts", counts, "latest",
-                                     "completed", "failed", "ignored"));
-    } else if (rc->nseg == 4 && !strcmp(what, "summary")) {
-#define NO_STATS "{s:i,s:i,s:i,s:f,s:f,s:f,s:f,s:f}", "min", 0, "max", 0, "avg", 0, "p50", 0.0, \
-                 "p90", 0.0, "p95", 0.0, "p99", 0.0, "p999", 0.0
-        reply_json(r, 200, json_pack("{s:o,s:o,s:o,s:o,s:o}", "rescalesCounts", counts,
-                                     "rescalesDurationStatsInMillis", json_pack(NO_STATS),
-                                     "completedRescalesDurationStatsInMillis", json_pack(NO_STATS),
-                                     "ignoredRescalesDurationStatsInMillis", json_pack(NO_STATS),
-                                     "failedRescalesDurationStatsInMillis", json_pack(NO_STATS)));
-#undef NO_STATS
-    } else if (rc->nseg == 5 && !strcmp(what, "details")) {
-        json_decref(counts);
-        reply_err(r, 404, "Rescale %s of job %s not found: the job has not been rescaled",
-                  rc->seg[4], job->id);
-    } else {
-        json_decref(counts);
-        reply_err(r, 404, "Not found: no such rescales resource '%s'", what);
-    }
-}
-
 static void job_routes(route_ctx *rc, reply *r)
 {
     jm *j = rc->j;
@@ -971,6 +928,7 @@ static void job_routes(route_ctx *rc, reply *r)
         return;
     }
     int get = !strcmp(rc->method, "GET");
+    if (jm_rest_rescale_routes(rc, job, r)) return;
     if (rc->nseg == 2 && get) {
         reply_json(r, 200, job_detail(job));
     } else if (rc->nseg == 3 && get && !strcmp(rc->seg[2], "status")) {
@@ -1044,17 +1002,6 @@ static void job_routes(route_ctx *rc, reply *r)
         /* as Flink without historyserver.log.*.url-pattern: there is no
          * external log service to link to; the logs are served here */
         reply_err(r, 404, "No log url pattern is configured: the logs are at /jobmanager/logs");
-    } else if (rc->nseg == 3 && get && !strcmp(rc->seg[2], "resource-requirements")) {
-        /* Flink's JobResourceRequirementsBody: per vertex its parallelism
-         * bounds, which for Sluice are the parallelism it runs at */
-        json_t *o = json_object();
-        for (int c = 0; c < job->g->nchains; c++)
-            json_object_set_new(o, job->g->chains[c].id,
-                                json_pack("{s:{s:i,s:i}}", "parallelism", "lowerBound", 1,
-                                          "upperBound", job->g->chains[c].parallelism));
-        reply_json(r, 200, o);
-    } else if (rc->nseg >= 4 && get && !strcmp(rc->seg[2], "rescales")) {
-        rescale_routes(rc, job, r);
     } else if (rc->nseg == 4 && get && !strcmp(rc->seg[2], "rescaling")) {
         reply_err(r, 404, "Rescaling operation %s of job %s not found", rc->seg[3], job->id);
     } else if (rc->nseg == 3 && get && !strcmp(rc->seg[2], "config")) {
@@ -1344,7 +1291,7 @@ static void route(route_ctx *rc, reply *r)
                                      "web-cancel", 1, "web-history", 0));
         /* web-submit: the jar API with C jobs (jars.c), whose upload the
          * submit page offers; POST /jobs with JSON graphs is always there */
-        json_object_set_new(json_object_get(r->json, "features"), "web-rescale", json_false());
+        json_object_set_new(json_object_get(r->json, "features"), "web-rescale", json_true());
     } else if (rc->nseg == 2 && get && !strcmp(rc->seg[0], "sluice") && !strcmp(rc->seg[1], "ha")) {
         /* which JobManager leads and this one's role (Flink's /config has
          * no place for it; standbys answer this too) */

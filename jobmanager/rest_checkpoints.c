@@ -148,10 +148,10 @@ json_t *jm_rest_checkpoints_json(const jm_job *job)
 }
 
 /* The index of chain c's first subtask in a checkpoint's per-task arrays. */
-static int chain_offset(const sl_jobgraph *g, int c)
+static int chain_offset(const jm_checkpoint *cp, int c)
 {
     int idx = 0;
-    for (int k = 0; k < c; k++) idx += g->chains[k].parallelism;
+    for (int k = 0; k < c; k++) idx += cp->par[k];
     return idx;
 }
 
@@ -159,11 +159,12 @@ static int chain_offset(const sl_jobgraph *g, int c)
 static void vertex_acks(const jm_job *job, const jm_checkpoint *cp, int c, int *acked,
                         int64_t *latest_ms, uint64_t *size)
 {
-    int idx = chain_offset(job->g, c);
+    SL_UNUSED(job);
+    int idx = chain_offset(cp, c);
     *acked = 0;
     *latest_ms = -1;
     *size = 0;
-    for (int i = 0; i < job->g->chains[c].parallelism; i++) {
+    for (int i = 0; i < cp->par[c]; i++) {
         const jm_cp_ack *a = &cp->acks[idx + i];
         *acked += cp->acked[idx + i];
         if (a->ack_ms > *latest_ms) *latest_ms = a->ack_ms;
@@ -175,13 +176,12 @@ static void vertex_acks(const jm_job *job, const jm_checkpoint *cp, int c, int *
 /* Flink's TaskCheckpointStatistics fields of chain c in cp, into o. */
 static void vertex_stats(json_t *o, const jm_job *job, const jm_checkpoint *cp, int c)
 {
-    const sl_chain *ch = &job->g->chains[c];
     int acked;
     int64_t latest;
     uint64_t size;
     vertex_acks(job, cp, c, &acked, &latest, &size);
     json_object_set_new(o, "id", json_integer((json_int_t)cp->id));
-    json_object_set_new(o, "status", json_string(acked == ch->parallelism && cp->status != CP_FAILED
+    json_object_set_new(o, "status", json_string(acked == cp->par[c] && cp->status != CP_FAILED
                                                      ? "COMPLETED" : cp_status_name(cp->status)));
     json_object_set_new(o, "latest_ack_timestamp", json_integer(latest));
     json_object_set_new(o, "end_to_end_duration",
@@ -196,7 +196,7 @@ static void vertex_stats(json_t *o, const jm_job *job, const jm_checkpoint *cp, 
     json_object_set_new(o, "alignment_buffered", json_integer(0));
     json_object_set_new(o, "processed_data", json_integer(0));
     json_object_set_new(o, "persisted_data", json_integer(0));
-    json_object_set_new(o, "num_subtasks", json_integer(ch->parallelism));
+    json_object_set_new(o, "num_subtasks", json_integer(cp->par[c]));
     json_object_set_new(o, "num_acknowledged_subtasks", json_integer(acked));
 }
 
@@ -219,7 +219,7 @@ json_t *jm_rest_checkpoint_details(const jm_job *job, const jm_checkpoint *cp)
  * acknowledgement (sync and async parts, alignment, start delay; ms). */
 json_t *jm_rest_checkpoint_subtasks(const jm_job *job, const jm_checkpoint *cp, int c)
 {
-    int n = job->g->chains[c].parallelism, idx = chain_offset(job->g, c), k = 0;
+    int n = cp->par[c], idx = chain_offset(cp, c), k = 0;
     int64_t *v[7];
     for (int q = 0; q < 7; q++) v[q] = sl_calloc((size_t)n + 1, sizeof *v[q]);
     json_t *subs = json_array();

@@ -73,6 +73,10 @@ json_t *jm_rest_io_metrics(const jm_task *ts, int n);     /* Flink's IOMetricsIn
 jm_task_state jm_rest_tasks_state(const jm_task *ts, int n); /* their state together */
 const char *jm_rest_qarg(route_ctx *rc, const char *key);  /* a query argument or NULL */
 
+/* rest_rescale.c: GET/PUT /jobs/:id/resource-requirements and GET
+ * /jobs/:id/rescales/...; 1 when the path was one of those (answered in r) */
+int jm_rest_rescale_routes(route_ctx *rc, jm_job *job, reply *r);
+
 /* rest_vertex.c: GET /jobs/:id/vertices/:vid/... of chain c (loop thread) */
 void jm_rest_vertex_routes(route_ctx *rc, jm_job *job, int c, reply *r);
 /* GET /sluice/jobs/:id/vertices/:vid/subtasks: every metric as a number */

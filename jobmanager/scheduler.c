@@ -32,6 +32,9 @@
 
 #define TAG "jm:sched"
 
+static void rescale_end(jm_job *job, jm_rescale_status st, const char *reason, const char *why);
+static void span_enter(jm_rescale *rs, const char *state);
+
 static const char *job_state_names[] = {"INITIALIZING", "CREATED", "RUNNING", "FAILING",
                                         "FAILED", "CANCELLING", "CANCELED", "FINISHED",
                                         "RESTARTING", "SUSPENDED"};
@@ -239,6 +242,8 @@ static void job_end(jm *j, jm_job *job, jm_job_state final, const char *reason)
 {
     if (job->state == JOB_RUNNING || job->state == JOB_CANCELLING || job->state == JOB_FAILING)
         send_cancel(j, job);
+    rescale_end(job, RS_FAILED, final == JOB_CANCELED ? "JOB_CANCELED" : "JOB_FAILED",
+                reason ? reason : "the job ended");
     release_slots(job);
     tasks_to(job, final == JOB_FAILED ? T_CANCELED : T_CANCELED);
     if (reason) set_reason(job, reason);
@@ -249,6 +254,7 @@ static void job_end(jm *j, jm_job *job, jm_job_state final, const char *reason)
 void jm_job_cancel(jm *j, jm_job *job)
 {
     if (jm_job_state_terminal(job->state)) return;
+    rescale_end(job, RS_FAILED, "JOB_CANCELED", "the job was cancelled");
     set_reason(job, NULL);
     job->restart_at_mono_ms = 0;
     jm_cp_job_ended(j, job);
@@ -396,6 +402,7 @@ static void fail_or_restart(jm *j, jm_job *job, const char *reason)
         }
         return;
     }
+    rescale_end(job, RS_FAILED, "JOB_FAILOVER_RESTARTING", reason);
     job->restarts++;
     int attempt = job->set.restart_type == JM_RESTART_FIXED ? job->restarts : job->cycle_restarts;
     sl_warn(TAG, "Job %s (%s) restarts (attempt %d of %d) in %lld ms: %s", job->g->name, job->id,
@@ -413,6 +420,280 @@ static void fail_or_restart(jm *j, jm_job *job, const char *reason)
     job->restart_at_mono_ms = now + delay;
 }
 
+/* ---- rescaling ------------------------------------------------------------ */
+
+static void uuid4(char out[37])
+{
+    char h[33];
+    sl_random_hex(h, 32);
+    h[12] = '4';                                  /* version 4 */
+    h[16] = "89ab"[(h[16] - '0') & 3];            /* variant 10xx */
+    snprintf(out, 37, "%.8s-%.4s-%.4s-%.4s-%.12s", h, h + 8, h + 12, h + 16, h + 20);
+}
+
+static void span_enter(jm_rescale *rs, const char *state)
+{
+    int64_t now = sl_now_ms();
+    if (rs->nspans && !rs->spans[rs->nspans - 1].leave_ms) rs->spans[rs->nspans - 1].leave_ms = now;
+    if (!state || rs->nspans == JM_RESCALE_SPANS) return;
+    rs->spans[rs->nspans].state = state;
+    rs->spans[rs->nspans].enter_ms = now;
+    rs->nspans++;
+}
+
+static void rescale_free(jm_rescale *rs)
+{
+    free(rs->failure);
+    free(rs->lower);
+    free(rs->upper);
+    free(rs->pre);
+    free(rs->post);
+    for (int i = 0; i < rs->nspans; i++) free(rs->spans[i].exception);
+    free(rs->sp_dir);
+    free(rs);
+}
+
+static void rescales_free(jm_job *job)
+{
+    while (job->rescales) {
+        jm_rescale *rs = job->rescales;
+        job->rescales = rs->next;
+        rescale_free(rs);
+    }
+    job->rescaling = NULL;
+}
+
+static jm_rescale *rescale_new(jm_job *job, const int *lower, const int *upper)
+{
+    jm_rescale *rs = sl_calloc(1, sizeof *rs);
+    int n = job->g->nchains;
+    uuid4(rs->uuid);
+    uuid4(rs->req_uuid);
+    rs->attempt = ++job->rescale_count;
+    rs->start_ms = sl_now_ms();
+    rs->nchains = n;
+    rs->lower = sl_calloc((size_t)n, sizeof(int));
+    rs->upper = sl_calloc((size_t)n, sizeof(int));
+    rs->pre = sl_calloc((size_t)n, sizeof(int));
+    rs->post = sl_calloc((size_t)n, sizeof(int));
+    for (int c = 0; c < n; c++) {
+        rs->lower[c] = lower[c];
+        rs->upper[c] = upper[c];
+        rs->pre[c] = job->g->chains[c].parallelism;
+    }
+    rs->pre_slots = job->nslots;
+    rs->next = job->rescales;
+    job->rescales = rs;
+    int kept = 0; /* the oldest ended ones beyond the bound go */
+    for (jm_rescale **pp = &job->rescales; *pp;) {
+        if (++kept > JM_RESCALE_HISTORY && *pp != job->rescaling) {
+            jm_rescale *old = *pp;
+            *pp = old->next;
+            rescale_free(old);
+            continue;
+        }
+        pp = &(*pp)->next;
+    }
+    return rs;
+}
+
+/* End the rescale in progress, if any. */
+static void rescale_end(jm_job *job, jm_rescale_status st, const char *reason, const char *why)
+{
+    jm_rescale *rs = job->rescaling;
+    if (!rs) return;
+    if (why && rs->nspans && !rs->spans[rs->nspans - 1].exception)
+        rs->spans[rs->nspans - 1].exception = sl_strdup(why);
+    span_enter(rs, NULL);
+    rs->status = st;
+    rs->reason = reason;
+    rs->end_ms = sl_now_ms();
+    if (why) rs->failure = sl_strdup(why);
+    job->rescale_counts[st]++;
+    job->rescaling = NULL;
+    if (st == RS_COMPLETED)
+        sl_info(TAG, "Job %s (%s) is rescaled (rescale %s).", job->g->name, job->id, rs->uuid);
+    else if (st == RS_FAILED)
+        sl_warn(TAG, "Rescale %s of job %s failed: %s", rs->uuid, job->id, why ? why : reason);
+}
+
+/* The job's graph with chain c at parallelism p[c]: parsed and checked as a
+ * submission is, and with the same chains (ids, in order). */
+static sl_jobgraph *graph_at(jm *j, const jm_job *job, const int *p, char *err, size_t errlen)
+{
+    const sl_jobgraph *g = job->g;
+    json_t *doc = json_loads(job->graph_json, 0, NULL);
+    json_t *vs = json_object_get(doc, "vertices");
+    if (!doc || !json_is_array(vs) || json_array_size(vs) != (size_t)g->nv) {
+        json_decref(doc);
+        sl_seterr(err, errlen, "the job's graph cannot be read back");
+        return NULL;
+    }
+    for (int i = 0; i < g->nv; i++)
+        json_object_set_new(json_array_get(vs, (size_t)i), "parallelism",
+                            json_integer(p[g->v[i].chain]));
+    /* "parallelism" of the job is only the default for vertices without
+     * one; every vertex has its own here */
+    char *text = json_dumps(doc, JSON_COMPACT);
+    json_decref(doc);
+    char perr[600];
+    sl_jobgraph *ng = text ? sl_jobgraph_parse(text, strlen(text), j->default_parallelism, 0, perr,
+                                               sizeof perr)
+                           : NULL;
+    free(text);
+    if (!ng) {
+        sl_seterr(err, errlen, "the job cannot run at that parallelism: %s", perr);
+        return NULL;
+    }
+    int same = ng->nchains == g->nchains && ng->max_parallelism == g->max_parallelism;
+    for (int c = 0; same && c < g->nchains; c++) same = !strcmp(ng->chains[c].id, g->chains[c].id);
+    if (!same) {
+        sl_jobgraph_destroy(ng);
+        sl_seterr(err, errlen,
+                  "at that parallelism the job's operators would chain differently (a forward "
+                  "edge between vertices of equal parallelism joins them): give them different "
+                  "parallelisms or resubmit the job");
+        return NULL;
+    }
+    if (jm_job_graph_check(j, ng, err, errlen) != SL_OK) {
+        sl_jobgraph_destroy(ng);
+        return NULL;
+    }
+    return ng;
+}
+
+int jm_job_rescale(jm *j, jm_job *job, const int *lower, const int *upper, jm_rescale **out,
+                   char *err, size_t errlen)
+{
+    *out = NULL;
+    if (job->state != JOB_RUNNING) {
+        sl_seterr(err, errlen, "job %s is %s: only a RUNNING job can be rescaled", job->id,
+                  jm_job_state_name(job->state));
+        return 409;
+    }
+    if (job->rescaling) {
+        sl_seterr(err, errlen, "rescale %s of job %s is still in progress", job->rescaling->uuid,
+                  job->id);
+        return 409;
+    }
+    for (int i = 0; i < job->g->nv; i++)
+        if (job->g->v[i].def->flags & SL_OPF_COLLECT) {
+            sl_seterr(err, errlen, "job %s sends a query's rows to a client (collect sink '%s'): it "
+                      "cannot be rescaled", job->id, job->g->v[i].id);
+            return 400;
+        }
+    int change = 0;
+    for (int c = 0; c < job->g->nchains; c++) change |= upper[c] != job->g->chains[c].parallelism;
+    /* the job must be able to run at both ends of the bounds */
+    for (int pass = 0; pass < 2; pass++) {
+        const int *p = pass ? lower : upper;
+        if (pass && !memcmp(lower, upper, sizeof(int) * (size_t)job->g->nchains)) break;
+        sl_jobgraph *ng = graph_at(j, job, p, err, errlen);
+        if (!ng) return 400;
+        sl_jobgraph_destroy(ng);
+    }
+    if (!change) { /* as Flink: recorded, and nothing happens */
+        jm_rescale *rs = rescale_new(job, lower, upper);
+        job->rescaling = rs;
+        for (int c = 0; c < job->g->nchains; c++) rs->post[c] = rs->pre[c];
+        rs->post_slots = rs->pre_slots;
+        rescale_end(job, RS_IGNORED, "NO_RESOURCES_OR_PARALLELISMS_CHANGE", NULL);
+        *out = rs;
+        return 0;
+    }
+    char *dir = jm_savepoint_dir(j, job, NULL);
+    if (!dir) { /* no state.savepoints.dir: next to the job's checkpoints */
+        char hex[13];
+        sl_random_hex(hex, 12);
+        dir = sl_sprintf("%s/%s/rescale-%s", j->cp_dir, job->id, hex);
+    }
+    char cerr[300];
+    jm_checkpoint *cp = jm_cp_trigger(j, job, CP_SYNC_SAVEPOINT, dir, 1, 0, cerr, sizeof cerr);
+    free(dir);
+    if (!cp) {
+        sl_seterr(err, errlen, "cannot take the rescale's savepoint: %s", cerr);
+        return 409;
+    }
+    jm_rescale *rs = rescale_new(job, lower, upper);
+    job->rescaling = rs;
+    rs->sp_id = cp->id;
+    span_enter(rs, "StopWithSavepoint");
+    sl_info(TAG, "Job %s (%s) rescales (rescale %s): stop with savepoint %llu, then restore.",
+            job->g->name, job->id, rs->uuid, (unsigned long long)cp->id);
+    *out = rs;
+    return 0;
+}
+
+/* Every task finished after the rescale's savepoint completed: swap in the
+ * graph at the new parallelism and wait for its slots, restoring from the
+ * savepoint. */
+static void rescale_restart(jm *j, jm_job *job)
+{
+    jm_rescale *rs = job->rescaling;
+    jm_cp_job_ended(j, job);
+    release_slots(job);
+    /* as many slots as there are, within the bounds */
+    int avail = jm_slots_free(j), n = job->g->nchains;
+    int *p = sl_calloc((size_t)n, sizeof(int));
+    for (int c = 0; c < n; c++) p[c] = SL_MAX(rs->lower[c], SL_MIN(rs->upper[c], avail));
+    char err[800];
+    sl_jobgraph *ng = graph_at(j, job, p, err, sizeof err);
+    free(p);
+    if (ng) {
+        for (int c = 0; c < job->g->nchains; c++) {
+            for (int i = 0; i < job->g->chains[c].parallelism; i++) {
+                free(job->tasks[c][i].tm_id);
+                free(job->tasks[c][i].host);
+                free(job->tasks[c][i].metrics.ops);
+                free(job->tasks[c][i].metrics.info);
+            }
+            free(job->tasks[c]);
+            job->tasks[c] = sl_calloc((size_t)ng->chains[c].parallelism, sizeof(jm_task));
+        }
+        sl_jobgraph_destroy(job->g);
+        job->g = ng;
+        free(job->graph_json);
+        job->graph_json = sl_jobgraph_dump(ng);
+        free(job->slot_tm);
+        job->nslots = ng->max_vertex_parallelism;
+        job->slot_tm = sl_calloc((size_t)job->nslots, sizeof(jm_tm *));
+    }
+    /* restore from the savepoint: it is also the job's restore point until
+     * a checkpoint at the new parallelism completes */
+    free(job->restore_dir);
+    job->restore_dir = sl_strdup(rs->sp_dir);
+    job->restored_is_savepoint = 1;
+    free(job->restore_point);
+    job->restore_point = sl_strdup(rs->sp_dir);
+    job->restore_point_id = rs->sp_id;
+    job->cp_counter = SL_MAX(job->cp_counter, rs->sp_id);
+    if (ng && jm_ha_job_rescaled(j, job, err, sizeof err) != SL_OK)
+        /* a JobManager taking over would run it at the old parallelism, from
+         * the same savepoint (ZooKeeper has it as the latest checkpoint) */
+        sl_warn(TAG, "Job %s: the rescaled graph is not persisted: %s", job->id, err);
+    for (int c = 0; c < job->g->nchains; c++) rs->post[c] = job->g->chains[c].parallelism;
+    rs->post_slots = job->nslots;
+    jm_job_set_state(job, JOB_RESTARTING);
+    if (!ng) { /* at the old parallelism, from the savepoint */
+        rescale_end(job, RS_FAILED, "EXCEPTION_OCCURRED", err);
+    } else {
+        span_enter(rs, "WaitingForResources");
+    }
+    job->created_mono_ms = sl_mono_ms();
+    jm_job_set_state(job, JOB_CREATED);
+    jm_schedule(j);
+}
+
+void jm_sched_on_sp_failed(jm *j, jm_job *job, uint64_t cp_id, const char *why)
+{
+    SL_UNUSED(j);
+    if (job->rescaling && job->rescaling->sp_id == cp_id && !job->rescaling->sp_done) {
+        char r[600];
+        snprintf(r, sizeof r, "its savepoint %llu failed: %s", (unsigned long long)cp_id, why);
+        rescale_end(job, RS_FAILED, "EXCEPTION_OCCURRED", r);
+    }
+}
+
 void jm_sched_on_cp_failed(jm *j, jm_job *job, const char *reason)
 {
     if (job->state != JOB_RUNNING) return;
@@ -423,6 +704,18 @@ void jm_sched_on_cp_failed(jm *j, jm_job *job, const char *reason)
 void jm_sched_on_cp_completed(jm *j, jm_job *job, const jm_checkpoint *cp)
 {
     SL_UNUSED(j);
+    jm_rescale *rs = job->rescaling;
+    if (rs && cp->id == rs->sp_id) {
+        /* the tasks finish now; the job restores from it, also should it
+         * fail before a checkpoint at the new parallelism (its sinks have
+         * committed what it covers) */
+        rs->sp_done = 1;
+        rs->sp_dir = sl_strdup(cp->dir);
+        free(job->restore_point);
+        job->restore_point = sl_strdup(cp->dir);
+        job->restore_point_id = cp->id;
+        return;
+    }
     if (cp->type != CP_CHECKPOINT) return; /* savepoints are not restore points of the job */
     /* the next restart of this job restores from here */
     free(job->restore_point);
@@ -456,6 +749,7 @@ static void job_free(jm_job *job)
     free(job->state_reason);
     free(job->state_backend);
     free(job->restore_point);
+    rescales_free(job);
     free(job->graph_json);
     for (size_t i = 0; i < job->nlibs; i++) jm_user_library_free(job->libs[i]);
     free(job->libs);
@@ -509,8 +803,8 @@ static int place(jm *j, jm_job *job)
     int need = job->nslots, have = jm_slots_free(j);
     if (have < need) {
         char reason[128];
-        snprintf(reason, sizeof reason, "waiting for %d slot%s, %d free", need, need == 1 ? "" : "s",
-                 have);
+        snprintf(reason, sizeof reason, "%swaiting for %d slot%s, %d free",
+                 job->rescaling ? "rescaling: " : "", need, need == 1 ? "" : "s", have);
         if (!job->state_reason || strcmp(job->state_reason, reason)) {
             sl_info(TAG, "Job %s (%s) is %s.", job->g->name, job->id, reason);
             set_reason(job, reason);
@@ -625,6 +919,10 @@ static void deploy(jm *j, jm_job *job)
     job->next_cp_mono_ms = sl_mono_ms() + job->set.cp_interval_ms;
     job->final_cp_wanted = 0;
     jm_job_set_state(job, JOB_RUNNING);
+    if (job->rescaling && job->rescaling->sp_done) {
+        span_enter(job->rescaling, "Executing");
+        rescale_end(job, RS_COMPLETED, "SUCCEEDED", NULL);
+    }
 }
 
 void jm_schedule(jm *j)
@@ -690,7 +988,11 @@ void jm_on_task_status(jm *j, const Sluice__TaskStatus *ts)
         t->state = T_FINISHED;
         t->end_ms = sl_now_ms();
         if (job->state == JOB_RUNNING) jm_cp_on_task_finished(j, job, ts->chain, ts->subtask);
-        if (job->state == JOB_RUNNING && all_tasks_in(job, is_finished)) {
+        if (job->state == JOB_RUNNING && all_tasks_in(job, is_finished) && job->rescaling &&
+            job->rescaling->sp_done) {
+            rescale_restart(j, job);
+        } else if (job->state == JOB_RUNNING && all_tasks_in(job, is_finished)) {
+            rescale_end(job, RS_FAILED, "JOB_FINISHED", "the job finished");
             jm_cp_job_ended(j, job);
             release_slots(job);
             jm_job_set_state(job, JOB_FINISHED);

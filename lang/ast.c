@@ -98,7 +98,8 @@ static const char *const kind_names[] = {
     "JOIN", "COL", "NUM", "STR", "BOOL", "NULL", "INTERVAL", "TS", "BINOP", "UNOP", "IS",
     "BETWEEN", "IN", "LIKE", "CASE", "WHEN", "CAST", "FUNC", "POSITION", "STAR", "LIST",
     "IDENT", "OVER", "ORDER", "VALUES", "LIMIT", "FROM_MATCH",
-    "CREATE_FUNCTION", "DROP_FUNCTION", "DESCRIBE_FUNCTION", "JAR", "LATERAL"};
+    "CREATE_FUNCTION", "DROP_FUNCTION", "DESCRIBE_FUNCTION", "JAR", "LATERAL", "SUBQUERY",
+    "ALTER", "CATALOG_STMT"};
 
 const char *sql_kind_name(sql_kind k)
 {

@@ -18,14 +18,21 @@
 
 typedef enum {
     /* statements */
-    SQL_CREATE_TABLE, /* s name; flags TEMP|IFNE; kids: [0] LIST of elements, [1] LIST of OPTs */
-    SQL_CREATE_VIEW,  /* s name; flags TEMP|IFNE; kids: [0] query */
+    SQL_CREATE_TABLE, /* s name; s2 COMMENT or NULL; flags TEMP|IFNE; kids: [0] LIST of elements (NULL: none written),
+                         [1] LIST of OPTs, [2] LIKE source (IDENT s name, kids: like options,
+                         IDENTs s "INCLUDING ALL" ...) or NULL, [3] AS query or NULL, [4]
+                         PARTITIONED BY LIST of IDENTs or NULL (sql/catalog_ddl.c) */
+    SQL_CREATE_VIEW,  /* s name; flags TEMP|IFNE; kids: [0] query, [1] LIST of column IDENTs or absent */
     SQL_DROP,         /* s name; flags VIEW|IFEX|TEMP */
-    SQL_SHOW,         /* s "TABLES" | "VIEWS" | "FUNCTIONS" | "JOBS" */
+    SQL_SHOW,         /* s "TABLES" | "VIEWS" | "FUNCTIONS" | "JOBS" | "COLUMNS" | "CREATE TABLE" |
+                         "CREATE VIEW" | "CATALOGS" | "DATABASES" | "CURRENT CATALOG" | "CURRENT
+                         DATABASE"; s2 the table (COLUMNS, CREATE) or FROM database; kids: [0] LIKE
+                         pattern (IDENT s, flags NOT) or absent */
     SQL_DESCRIBE,     /* s name */
     SQL_SET,          /* s key or NULL (list all); s2 value */
     SQL_RESET,        /* s key or NULL (all) */
-    SQL_INSERT,       /* s table; kids: [0] query, [1] LIST of IDENT target columns or absent */
+    SQL_INSERT,       /* s table; kids: [0] query, [1] LIST of IDENT target columns or absent,
+                         [2] LIST of hints (INSERT INTO t with an OPTIONS hint) or absent */
     SQL_STMT_SET,     /* kids: INSERTs */
     SQL_BEGIN_SET,    /* the SQL client's BEGIN STATEMENT SET; */
     SQL_END_SET,      /* ... END; */
@@ -34,10 +41,11 @@ typedef enum {
     SQL_STOP_JOB,     /* s job id; flags SAVEPOINT|DRAIN */
     /* table elements */
     SQL_COLUMN,       /* s name; s2 type text ("TIMESTAMP(3)"); flags NOTNULL | METADATA | VIRTUAL;
-                         kids: [0] METADATA FROM key (IDENT) or absent */
+                         kids: [0] METADATA FROM key (IDENT) or absent, [1] an inline PRIMARY KEY
+                         NOT ENFORCED (PKEY without kids) or absent */
     SQL_COMPUTED,     /* s name; kids: [0] expr */
     SQL_WATERMARK,    /* s column; kids: [0] expr */
-    SQL_PKEY,         /* kids: IDENTs */
+    SQL_PKEY,         /* s the CONSTRAINT name or NULL; flags ENFORCED (refused); kids: IDENTs */
     SQL_OPTION,       /* s key; s2 value */
     /* queries */
     SQL_SELECT,       /* flags DISTINCT; kids: [0] LIST items, [1] from, [2] where, [3] LIST group, [4] having,
@@ -47,7 +55,8 @@ typedef enum {
     SQL_CTE,          /* s name; kids: [0] query */
     SQL_ITEM,         /* s alias or NULL; kids: [0] expr (or SQL_STAR) */
     SQL_FROM_TABLE,   /* s name; s2 alias; t FOR SYSTEM_TIME AS OF e: kids [0] e, [1] IDENT
-                         SYSTEM_TIME, [2] IDENT OF (the words as written, checked by the planner) */
+                         SYSTEM_TIME, [2] IDENT OF (the words as written, checked by the planner);
+                         [3] LIST of hints (an OPTIONS hint after the name, sql/catalog_ddl.c) */
     SQL_FROM_QUERY,   /* s2 alias; kids: [0] query, [1] LIST of column alias IDENTs or absent */
     SQL_FROM_TVF,     /* s TUMBLE|HOP|CUMULATE|SESSION; s2 alias; kids: [0] FROM_TABLE, [1] IDENT
                          time column, [2] LIST of argument exprs, [3] LIST partition keys or NULL */
@@ -89,12 +98,24 @@ typedef enum {
                          or NULL, [3] OFFSET or NULL */
     SQL_FROM_MATCH,   /* MATCH_RECOGNIZE: s2 alias; kids: see grammar.y */
     /* user-defined functions (sql/catalog_udf.c, sql/plan_lateral.c) */
-    SQL_CREATE_FUNCTION, /* s name; s2 identifier; flags TEMP|SYSTEM|IFNE; kids: [0] LANGUAGE
+    SQL_CREATE_FUNCTION, /* s name; s2 identifier; flags TEMP|SYSTEM|IFNE (ALTER|IFEX); kids: [0] LANGUAGE
                             IDENT or NULL, [1] USING JAR IDENT (s path) or NULL */
     SQL_DROP_FUNCTION,   /* s name; flags TEMP|SYSTEM|IFEX */
     SQL_DESCRIBE_FUNCTION, /* s name */
     SQL_JAR,             /* s "ADD" | "REMOVE"; s2 path */
-    SQL_FROM_LATERAL     /* s2 alias; kids: [0] the call (FUNC), [1] LIST of column IDENTs or NULL */
+    SQL_FROM_LATERAL,    /* s2 alias; kids: [0] the call (FUNC), [1] LIST of column IDENTs or NULL */
+    SQL_SUBQUERY,        /* an expression over a query (sql/plan_subquery.c): s "IN" | "EXISTS" |
+                            "SCALAR"; flags NOT; kids: [0] the operand of IN or NULL, [1] query */
+    /* catalogs, databases, ALTER (sql/catalog_ddl.c) */
+    SQL_ALTER,        /* s name; s2 what: "RENAME" (kids [0] IDENT new name), "RENAME COLUMN"
+                         (kids [0] old, [1] new IDENT), "SET" (kids [0] LIST of OPTs), "RESET"
+                         (kids [0] LIST of IDENT keys), "ADD" / "MODIFY" (kids [0] LIST of IDENTs
+                         s "FIRST" / "AFTER" / NULL, s2 the AFTER column, kids [0] the element),
+                         "DROP" (kids [0] LIST of IDENT columns), "DROP PRIMARY KEY", "DROP
+                         WATERMARK", "AS" (views; kids [0] query); flags VIEW|IFEX */
+    SQL_CATALOG_STMT  /* s "CREATE DATABASE" | "DROP DATABASE" | "USE" | "USE CATALOG" | "CREATE
+                         CATALOG" | "DROP CATALOG"; s2 name; flags IFNE|IFEX|CASCADE; kids: [0]
+                         LIST of OPTs or absent */
 } sql_kind;
 
 /* flags */
@@ -119,7 +140,12 @@ typedef enum {
 #define SQL_F_VIRTUAL 262144  /* COLUMN: METADATA ... VIRTUAL (read-only) */
 #define SQL_F_PLACING 524288  /* FUNC: OVERLAY(s PLACING r FROM p [FOR n]) */
 #define SQL_F_SYSTEM (1 << 22) /* CREATE / DROP TEMPORARY SYSTEM FUNCTION */
+#define SQL_F_LATERAL (1 << 24) /* FROM_QUERY: LATERAL (query) (sql/plan_subquery.c) */
 #define SQL_F_TO (1 << 23)  /* FUNC: FLOOR(x TO unit) / CEIL(x TO unit), kids [x, IDENT unit] */
+#define SQL_F_ALTER (1 << 24) /* CREATE_FUNCTION: ALTER FUNCTION (flags IFEX, not IFNE) */
+#define SQL_F_ENFORCED (1 << 27) /* PKEY: PRIMARY KEY without NOT ENFORCED (refused) */
+#define SQL_F_CASCADE (1 << 28)  /* DROP DATABASE ... CASCADE */
+#define SQL_F_RESOLVED (1 << 29) /* FROM_TABLE / INSERT: s is the catalog's name (catalog_ddl.c) */
 #define SQL_F_TRUE 1
 
 typedef struct sql_node sql_node;

@@ -9,6 +9,8 @@
  * the context lives on the stack and the function's strings come from the
  * record's scratch arena. A "strict" function is not called when an
  * argument is NULL: the result is NULL, as a built-in function's is.
+ * A Python function's handle goes to the process's Python host instead
+ * (core/udf_sig.h: registered by the TaskManager, which embeds CPython).
  */
 #include <stdio.h>
 #include <string.h>
@@ -48,8 +50,14 @@ int sl_expr_udf_call(const node *n, sl_value *args, sl_arena *scratch, sl_value 
         if (u->args[i] == SL_T_DOUBLE && is_int_type(n->kids[i]->type))
             args[i].v.d = (double)args[i].v.i;
     }
-    sl_udf_ctx ctx = {.abi = SL_UDF_ABI_VERSION, .alloc = udf_alloc, .emit = no_emit, .host = scratch};
     memset(out, 0, sizeof *out);
+    if (u->python) { /* the TaskManager's embedded interpreter (taskmanager/pyhost.c) */
+        char e2[512];
+        if (sl_udf_host_get()->call(fn, u, args, n->nkids, scratch, out, e2, sizeof e2) != SL_OK)
+            return sl_seterr(err, errlen, "function '%s' failed: %s", u->name, e2);
+        return SL_OK;
+    }
+    sl_udf_ctx ctx = {.abi = SL_UDF_ABI_VERSION, .alloc = udf_alloc, .emit = no_emit, .host = scratch};
     if (fn(&ctx, args, n->nkids, out) != 0) {
         ctx.err[sizeof ctx.err - 1] = 0;
         return sl_seterr(err, errlen, "function '%s' failed: %s", u->name,

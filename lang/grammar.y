@@ -167,6 +167,20 @@ static sql_node *ADD(sql_pctx *c, sql_node *l, sql_node *x)
 {
     return sql_node_add(c->a, l, x);
 }
+/* One part of a path: back-quoted (`` for a quote) when it holds '.' or '`'. */
+static char *PATHPART(sql_pctx *c, const char *p)
+{
+    if (!strchr(p, '.') && !strchr(p, '`')) return (char *)p;
+    size_t n = strlen(p), o = 0;
+    char *s = sql_arena_alloc(c->a, 2 * n + 3);
+    s[o++] = '`';
+    for (size_t i = 0; i < n; i++) {
+        s[o++] = p[i];
+        if (p[i] == '`') s[o++] = '`';
+    }
+    s[o++] = '`';
+    return s;
+}
 static char *CAT(sql_pctx *c, const char *a, const char *b)
 {
     size_t la = strlen(a), lb = strlen(b);
@@ -289,7 +303,8 @@ static char *QUOTEID(sql_pctx *c, const char *name)
     DESCRIBE DESC EXPLAIN BEGIN TO FUNCTIONS JOBS CHANGELOG_MODE PLAN COMMENT OVERWRITE
     OUTER STOP JOB SAVEPOINT DRAIN ASC FILTER OVER ESCAPE UNKNOWN BOTH LEADING TRAILING POSITION
     METADATA VIRTUAL FIRST NEXT ROW ROWS ONLY SIMILAR PLACING MEASURES PATTERN DEFINE WITHIN AFTER
-    SKIP PER ONE ADD JAR JARS LANGUAGE REMOVE SYSTEM USER ARRAY MULTISET.
+    SKIP PER ONE ADD JAR JARS LANGUAGE REMOVE SYSTEM USER ARRAY MULTISET ALTER CASCADE CATALOG
+    CATALOGS COLUMNS CURRENT DATABASE DATABASES MODIFY PARTITIONED RENAME RESTRICT USE CONSTRAINT.
 
 /* COMMA and RP only decide POSITION(a IN (b)): the haystack in parentheses,
  * not an IN list (see exprlist). */
@@ -324,8 +339,10 @@ stmt_opt(A) ::= stmt(X). { A = X; }
 stmt(A) ::= create_table(X). { A = X; }
 stmt(A) ::= create_view(X). { A = X; }
 stmt(A) ::= drop(X). { A = X; }
-stmt(A) ::= SHOW(T) TABLES. { A = MK(ctx, SQL_SHOW, T); A->s = "TABLES"; }
-stmt(A) ::= SHOW(T) VIEWS. { A = MK(ctx, SQL_SHOW, T); A->s = "VIEWS"; }
+stmt(A) ::= SHOW(T) TABLES show_from(F) show_like(L). { A = MK(ctx, SQL_SHOW, T); A->s = "TABLES"; A->s2 = F; if (L) ADD(ctx, A, L); }
+stmt(A) ::= SHOW(T) VIEWS show_from(F) show_like(L). { A = MK(ctx, SQL_SHOW, T); A->s = "VIEWS"; A->s2 = F; if (L) ADD(ctx, A, L); }
+stmt(A) ::= catalog_stmt(X). { A = X; }
+stmt(A) ::= alter_stmt(X). { A = X; }
 stmt(A) ::= SHOW(T) FUNCTIONS. { A = MK(ctx, SQL_SHOW, T); A->s = "FUNCTIONS"; }
 stmt(A) ::= SHOW(T) JOBS. { A = MK(ctx, SQL_SHOW, T); A->s = "JOBS"; }
 stmt(A) ::= describe_kw(T) name(X). { A = NAT(ctx, SQL_DESCRIBE, T); A->s = X->s; }
@@ -358,7 +375,24 @@ describe_kw(A) ::= DESC(T). { A = MK(ctx, SQL_IDENT, T); }
 %type explain_opt {int}
 explain_opt(A) ::= . { A = 0; }
 explain_opt(A) ::= PLAN FOR. { A = 0; }
-explain_opt(A) ::= CHANGELOG_MODE. { A = SQL_F_CHANGELOG; }
+explain_opt(A) ::= explain_details(D). { A = D; }
+/* EXPLAIN ESTIMATED_COST, CHANGELOG_MODE, JSON_EXECUTION_PLAN, PLAN_ADVICE: Flink's
+ * ExplainDetail words; only CHANGELOG_MODE changes what is shown */
+%type explain_details {int}
+%type explain_detail {int}
+explain_details(A) ::= explain_detail(D). { A = D; }
+explain_details(A) ::= explain_details(L) COMMA explain_detail(D). { A = L | D; }
+explain_detail(A) ::= CHANGELOG_MODE. { A = SQL_F_CHANGELOG; }
+explain_detail(A) ::= ident(X). {
+    A = 0;
+    if (strcasecmp(X->s, "ESTIMATED_COST") && strcasecmp(X->s, "JSON_EXECUTION_PLAN") &&
+        strcasecmp(X->s, "PLAN_ADVICE") && !ctx->failed) {
+        ctx->failed = 1;
+        sl_seterr(ctx->err, ctx->errlen, "line %d, column %d: unknown EXPLAIN detail '%s' "
+                  "(ESTIMATED_COST, CHANGELOG_MODE, JSON_EXECUTION_PLAN or PLAN_ADVICE)",
+                  X->line, X->col, X->s);
+    }
+}
 
 explainable(A) ::= insert(X). { A = X; }
 explainable(A) ::= query(Q). { A = NAT(ctx, SQL_QUERY_STMT, Q); ADD(ctx, A, Q); }
@@ -373,6 +407,13 @@ insertlist(A) ::= insertlist(L) insert(X) SEMI. { A = ADD(ctx, L, X); }
 insert(A) ::= INSERT(T) INTO name(X) query(Q). { A = MK(ctx, SQL_INSERT, T); A->s = X->s; ADD(ctx, A, Q); }
 insert(A) ::= INSERT(T) INTO name(X) LP identlist(L) RP query(Q). {
     A = MK(ctx, SQL_INSERT, T); A->s = X->s; ADD(ctx, A, Q); ADD(ctx, A, L);
+}
+/* INSERT INTO t / *+ OPTIONS('k' = 'v') * / ...: the hints are kid [2] */
+insert(A) ::= INSERT(T) INTO name(X) HINT hints(H) STAR SLASH query(Q). {
+    A = MK(ctx, SQL_INSERT, T); A->s = X->s; ADD(ctx, A, Q); ADD(ctx, A, NULL); ADD(ctx, A, H);
+}
+insert(A) ::= INSERT(T) INTO name(X) HINT hints(H) STAR SLASH LP identlist(L) RP query(Q). {
+    A = MK(ctx, SQL_INSERT, T); A->s = X->s; ADD(ctx, A, Q); ADD(ctx, A, L); ADD(ctx, A, H);
 }
 
 /* ---- DDL ---------------------------------------------------------------- */
@@ -389,19 +430,53 @@ ifne_opt(A) ::= IF NOT EXISTS. { A = SQL_F_IFNE; }
 ifex_opt(A) ::= . { A = 0; }
 ifex_opt(A) ::= IF EXISTS. { A = SQL_F_IFEX; }
 
-create_table(A) ::= CREATE(T) temp_opt(F) TABLE ifne_opt(G) name(X) LP tbl_elems(E) RP with_opt(W). {
+/* CREATE TABLE t [(elements)] [COMMENT '...'] [PARTITIONED BY (a, b)] [WITH (...)]
+ * [LIKE s [(like options)] | AS query] (sql/catalog_ddl.c merges LIKE, runs AS) */
+create_table(A) ::= CREATE(T) temp_opt(F) TABLE ifne_opt(G) name(X) tbl_cols(E) comment_opt(C) part_by(P) with_opt(W) tbl_source(S). {
     A = MK(ctx, SQL_CREATE_TABLE, T);
     A->flags = F | G;
     A->s = X->s;
+    A->s2 = C;
     ADD(ctx, A, E);
     ADD(ctx, A, W);
+    if (S || P) { /* kids [2..4] only when written: dumps stay as they were */
+        ADD(ctx, A, S && S->kind == SQL_IDENT ? S : NULL);
+        ADD(ctx, A, S && S->kind != SQL_IDENT ? S : NULL);
+        ADD(ctx, A, P);
+    }
 }
+tbl_cols(A) ::= . { A = NULL; }
+tbl_cols(A) ::= LP tbl_elems(E) RP. { A = E; }
+part_by(A) ::= . { A = NULL; }
+part_by(A) ::= PARTITIONED(T) BY LP identlist(L) RP. { A = L; A->line = T.line; A->col = T.col; }
+tbl_source(A) ::= . { A = NULL; }
+tbl_source(A) ::= LIKE(T) name(X) like_opts(O). {
+    A = MK(ctx, SQL_IDENT, T); A->s = X->s;
+    for (int i = 0; O && i < O->nkids; i++) ADD(ctx, A, O->kids[i]);
+}
+tbl_source(A) ::= AS query(Q). { A = Q; }
+like_opts(A) ::= . { A = NULL; }
+like_opts(A) ::= LP like_list(L) RP. { A = L; }
+like_list(A) ::= like_opt(X). { A = LIST1(ctx, X); }
+like_list(A) ::= like_list(L) COMMA like_opt(X). { A = ADD(ctx, L, X); }
+/* INCLUDING | EXCLUDING | OVERWRITING  ALL | CONSTRAINTS | PARTITIONS | GENERATED | OPTIONS |
+ * WATERMARKS | METADATA: the words are checked by sql/catalog_ddl.c */
+like_opt(A) ::= ident(K) ALL. { A = K; A->s = UPSTR(ctx, CAT(ctx, K->s, " ALL")); }
+like_opt(A) ::= ident(K) ident(W). { A = K; A->s = UPSTR(ctx, CAT(ctx, CAT(ctx, K->s, " "), W->s)); }
 
 create_view(A) ::= CREATE(T) temp_opt(F) VIEW ifne_opt(G) name(X) AS query(Q). {
     A = MK(ctx, SQL_CREATE_VIEW, T);
     A->flags = F | G;
     A->s = X->s;
     ADD(ctx, A, Q);
+}
+/* CREATE VIEW v (a, b) AS ...: the column names are kid [1] */
+create_view(A) ::= CREATE(T) temp_opt(F) VIEW ifne_opt(G) name(X) LP identlist(L) RP AS query(Q). {
+    A = MK(ctx, SQL_CREATE_VIEW, T);
+    A->flags = F | G;
+    A->s = X->s;
+    ADD(ctx, A, Q);
+    ADD(ctx, A, L);
 }
 
 drop(A) ::= DROP(T) temp_opt(F) TABLE ifex_opt(G) name(X). { A = MK(ctx, SQL_DROP, T); A->flags = F | G; A->s = X->s; }
@@ -414,6 +489,20 @@ tbl_elem(A) ::= ident(X) coltype(T) notnull_opt(F) comment_opt. {
     NAMEOK(ctx, X);
     A = NAT(ctx, SQL_COLUMN, X); A->s = X->s; A->s2 = T->s; A->flags = F;
 }
+/* user_id INT [NOT NULL] [CONSTRAINT c] PRIMARY KEY NOT ENFORCED: the key is kid [1] */
+tbl_elem(A) ::= ident(X) coltype(T) notnull_opt(F) constraint_opt(C) PRIMARY(P) KEY enforced_opt(E) comment_opt. {
+    NAMEOK(ctx, X);
+    A = NAT(ctx, SQL_COLUMN, X); A->s = X->s; A->s2 = T->s; A->flags = F;
+    sql_node *k = MK(ctx, SQL_PKEY, P); k->s = C; k->flags = E;
+    ADD(ctx, A, NULL); ADD(ctx, A, k);
+}
+%type constraint_opt {char *}
+constraint_opt(A) ::= . { A = NULL; }
+constraint_opt(A) ::= CONSTRAINT ident(N). { A = N->s; }
+%type enforced_opt {int}
+enforced_opt(A) ::= . { A = SQL_F_ENFORCED; }
+enforced_opt(A) ::= ENFORCED. { A = SQL_F_ENFORCED; }
+enforced_opt(A) ::= NOT ENFORCED. { A = 0; }
 /* A metadata column: s2 the type, kids [0] the FROM key (an IDENT) or NULL,
  * flags METADATA [| VIRTUAL]. */
 tbl_elem(A) ::= ident(X) coltype(T) METADATA meta_from(K) virtual_opt(V) comment_opt. {
@@ -427,8 +516,12 @@ virtual_opt(A) ::= . { A = 0; }
 virtual_opt(A) ::= VIRTUAL. { A = SQL_F_VIRTUAL; }
 tbl_elem(A) ::= ident(X) AS expr(E) comment_opt. { NAMEOK(ctx, X); A = NAT(ctx, SQL_COMPUTED, X); A->s = X->s; ADD(ctx, A, E); }
 tbl_elem(A) ::= WATERMARK(T) FOR ident(X) AS expr(E). { NAMEOK(ctx, X); A = MK(ctx, SQL_WATERMARK, T); A->s = X->s; ADD(ctx, A, E); }
-tbl_elem(A) ::= PRIMARY(T) KEY LP identlist(L) RP NOT ENFORCED. {
-    A = MK(ctx, SQL_PKEY, T);
+tbl_elem(A) ::= PRIMARY(T) KEY LP identlist(L) RP enforced_opt(E). {
+    A = MK(ctx, SQL_PKEY, T); A->flags = E;
+    for (int i = 0; i < L->nkids; i++) ADD(ctx, A, L->kids[i]);
+}
+tbl_elem(A) ::= CONSTRAINT(T) ident(N) PRIMARY KEY LP identlist(L) RP enforced_opt(E). {
+    A = MK(ctx, SQL_PKEY, T); A->flags = E; A->s = N->s;
     for (int i = 0; i < L->nkids; i++) ADD(ctx, A, L->kids[i]);
 }
 
@@ -437,8 +530,9 @@ notnull_opt(A) ::= . { A = 0; }
 notnull_opt(A) ::= NOT NULL. { A = SQL_F_NOTNULL; }
 notnull_opt(A) ::= NULL. { A = 0; }
 
-comment_opt ::= .
-comment_opt ::= COMMENT STRING.
+%type comment_opt {char *}
+comment_opt(A) ::= . { A = NULL; }
+comment_opt(A) ::= COMMENT STRING(S). { A = STRVAL(ctx, S); }
 
 with_opt(A) ::= . { A = NULL; }
 with_opt(A) ::= WITH(T) LP optlist(L) RP. { A = L; A->line = T.line; A->col = T.col; }
@@ -490,24 +584,105 @@ tz_opt(A) ::= WITHOUT TIME ZONE. { A = ""; }
 
 ident(A) ::= ID(T). { A = MK(ctx, SQL_IDENT, T); A->s = IDVAL(ctx, T); if (T.z[0] == '`') A->flags = SQL_F_QUOTED; }
 
-/* catalog.database.table: only the last part names the table here */
-name(A) ::= ident(X). { A = NAMEOK(ctx, X); }
-name(A) ::= ident(C) DOT ident(X). { NAMEOK(ctx, C); A = NAMEOK(ctx, X); }
-name(A) ::= ident(C) DOT ident(D) DOT ident(X). { NAMEOK(ctx, C); NAMEOK(ctx, D); A = NAMEOK(ctx, X); }
+/* [catalog.][database.]name: s the path as written, its parts joined by '.' (a part
+ * holding '.' or '`' back-quoted, sql/catalog_ddl.c splits it), s2 the last part */
+name(A) ::= ident(X). { A = NAMEOK(ctx, X); A->s2 = A->s; A->s = PATHPART(ctx, X->s); }
+name(A) ::= ident(C) DOT ident(X). {
+    NAMEOK(ctx, C); A = NAMEOK(ctx, X); A->s2 = A->s;
+    A->s = CAT(ctx, CAT(ctx, PATHPART(ctx, C->s), "."), PATHPART(ctx, X->s));
+    A->line = C->line; A->col = C->col; /* the name starts at its first part */
+}
+name(A) ::= ident(C) DOT ident(D) DOT ident(X). {
+    NAMEOK(ctx, C); NAMEOK(ctx, D); A = NAMEOK(ctx, X); A->s2 = A->s;
+    A->s = CAT(ctx, CAT(ctx, CAT(ctx, CAT(ctx, PATHPART(ctx, C->s), "."), PATHPART(ctx, D->s)), "."),
+               PATHPART(ctx, X->s));
+    A->line = C->line; A->col = C->col;
+}
 
 identlist(A) ::= ident(X). { A = LIST1(ctx, NAMEOK(ctx, X)); }
 identlist(A) ::= identlist(L) COMMA ident(X). { A = ADD(ctx, L, NAMEOK(ctx, X)); }
 
+/* ---- catalogs, databases, ALTER, SHOW (sql/catalog_ddl.c) --------------- */
+
+%type show_from {char *}
+show_from(A) ::= . { A = NULL; }
+show_from(A) ::= FROM name(X). { A = X->s; }
+show_from(A) ::= IN name(X). { A = X->s; }
+show_like(A) ::= . { A = NULL; }
+show_like(A) ::= LIKE(T) STRING(P). { A = MK(ctx, SQL_IDENT, T); A->s = STRVAL(ctx, P); }
+show_like(A) ::= NOT(T) LIKE STRING(P). { A = MK(ctx, SQL_IDENT, T); A->s = STRVAL(ctx, P); A->flags = SQL_F_NOT; }
+stmt(A) ::= SHOW(T) COLUMNS from_in name(X) show_like(L). { A = MK(ctx, SQL_SHOW, T); A->s = "COLUMNS"; A->s2 = X->s; if (L) ADD(ctx, A, L); }
+from_in ::= FROM.
+from_in ::= IN.
+stmt(A) ::= SHOW(T) CREATE TABLE name(X). { A = MK(ctx, SQL_SHOW, T); A->s = "CREATE TABLE"; A->s2 = X->s; }
+stmt(A) ::= SHOW(T) CREATE VIEW name(X). { A = MK(ctx, SQL_SHOW, T); A->s = "CREATE VIEW"; A->s2 = X->s; }
+stmt(A) ::= SHOW(T) CATALOGS show_like(L). { A = MK(ctx, SQL_SHOW, T); A->s = "CATALOGS"; if (L) ADD(ctx, A, L); }
+stmt(A) ::= SHOW(T) DATABASES show_from(F) show_like(L). { A = MK(ctx, SQL_SHOW, T); A->s = "DATABASES"; A->s2 = F; if (L) ADD(ctx, A, L); }
+stmt(A) ::= SHOW(T) CURRENT CATALOG. { A = MK(ctx, SQL_SHOW, T); A->s = "CURRENT CATALOG"; }
+stmt(A) ::= SHOW(T) CURRENT DATABASE. { A = MK(ctx, SQL_SHOW, T); A->s = "CURRENT DATABASE"; }
+
+catalog_stmt(A) ::= CREATE(T) DATABASE ifne_opt(G) name(X) comment_opt with_opt(W). {
+    A = MK(ctx, SQL_CATALOG_STMT, T); A->s = "CREATE DATABASE"; A->s2 = X->s; A->flags = G; ADD(ctx, A, W);
+}
+catalog_stmt(A) ::= DROP(T) DATABASE ifex_opt(G) name(X) drop_mode(M). {
+    A = MK(ctx, SQL_CATALOG_STMT, T); A->s = "DROP DATABASE"; A->s2 = X->s; A->flags = G | M;
+}
+%type drop_mode {int}
+drop_mode(A) ::= . { A = 0; }
+drop_mode(A) ::= RESTRICT. { A = 0; }
+drop_mode(A) ::= CASCADE. { A = SQL_F_CASCADE; }
+catalog_stmt(A) ::= USE(T) name(X). { A = MK(ctx, SQL_CATALOG_STMT, T); A->s = "USE"; A->s2 = X->s; }
+catalog_stmt(A) ::= USE(T) CATALOG ident(X). { A = MK(ctx, SQL_CATALOG_STMT, T); A->s = "USE CATALOG"; A->s2 = X->s; }
+catalog_stmt(A) ::= CREATE(T) CATALOG ifne_opt(G) ident(X) comment_opt with_opt(W). {
+    A = MK(ctx, SQL_CATALOG_STMT, T); A->s = "CREATE CATALOG"; A->s2 = X->s; A->flags = G; ADD(ctx, A, W);
+}
+catalog_stmt(A) ::= DROP(T) CATALOG ifex_opt(G) ident(X). {
+    A = MK(ctx, SQL_CATALOG_STMT, T); A->s = "DROP CATALOG"; A->s2 = X->s; A->flags = G;
+}
+
+alter_stmt(A) ::= alter_head(H) RENAME TO name(Y). { A = H; A->s2 = "RENAME"; sql_node *n = NAT(ctx, SQL_IDENT, Y); n->s = Y->s; ADD(ctx, A, n); }
+alter_stmt(A) ::= alter_head(H) RENAME ident(C) TO ident(D). { A = H; A->s2 = "RENAME COLUMN"; ADD(ctx, A, C); ADD(ctx, A, NAMEOK(ctx, D)); }
+alter_stmt(A) ::= alter_head(H) SET LP optlist(L) RP. { A = H; A->s2 = "SET"; ADD(ctx, A, L); }
+alter_stmt(A) ::= alter_head(H) RESET LP keylist(L) RP. { A = H; A->s2 = "RESET"; ADD(ctx, A, L); }
+alter_stmt(A) ::= alter_head(H) ADD alter_elems(L). { A = H; A->s2 = "ADD"; ADD(ctx, A, L); }
+alter_stmt(A) ::= alter_head(H) MODIFY alter_elems(L). { A = H; A->s2 = "MODIFY"; ADD(ctx, A, L); }
+alter_stmt(A) ::= alter_head(H) DROP ident(C). { A = H; A->s2 = "DROP"; ADD(ctx, A, LIST1(ctx, C)); }
+alter_stmt(A) ::= alter_head(H) DROP LP identlist(L) RP. { A = H; A->s2 = "DROP"; ADD(ctx, A, L); }
+alter_stmt(A) ::= alter_head(H) DROP PRIMARY KEY. { A = H; A->s2 = "DROP PRIMARY KEY"; }
+alter_stmt(A) ::= alter_head(H) DROP CONSTRAINT ident. { A = H; A->s2 = "DROP PRIMARY KEY"; }
+alter_stmt(A) ::= alter_head(H) DROP WATERMARK. { A = H; A->s2 = "DROP WATERMARK"; }
+alter_stmt(A) ::= ALTER(T) VIEW ifex_opt(G) name(X) RENAME TO name(Y). {
+    A = MK(ctx, SQL_ALTER, T); A->s = X->s; A->flags = G | SQL_F_VIEW; A->s2 = "RENAME";
+    sql_node *n = NAT(ctx, SQL_IDENT, Y); n->s = Y->s; ADD(ctx, A, n);
+}
+alter_stmt(A) ::= ALTER(T) VIEW ifex_opt(G) name(X) AS query(Q). { A = MK(ctx, SQL_ALTER, T); A->s = X->s; A->flags = G | SQL_F_VIEW; A->s2 = "AS"; ADD(ctx, A, Q); }
+alter_head(A) ::= ALTER(T) TABLE ifex_opt(G) name(X). { A = MK(ctx, SQL_ALTER, T); A->s = X->s; A->flags = G; }
+keylist(A) ::= STRING(K). { sql_node *k = MK(ctx, SQL_IDENT, K); k->s = STRVAL(ctx, K); A = LIST1(ctx, k); }
+keylist(A) ::= keylist(L) COMMA STRING(K). { sql_node *k = MK(ctx, SQL_IDENT, K); k->s = STRVAL(ctx, K); A = ADD(ctx, L, k); }
+alter_elems(A) ::= alter_elem(X). { A = LIST1(ctx, X); }
+alter_elems(A) ::= LP alter_list(L) RP. { A = L; }
+alter_list(A) ::= alter_elem(X). { A = LIST1(ctx, X); }
+alter_list(A) ::= alter_list(L) COMMA alter_elem(X). { A = ADD(ctx, L, X); }
+alter_elem(A) ::= tbl_elem(E) col_pos(P). { A = P; ADD(ctx, A, E); A->line = E->line; A->col = E->col; }
+col_pos(A) ::= . { A = NAT(ctx, SQL_IDENT, NULL); }
+col_pos(A) ::= FIRST(T). { A = MK(ctx, SQL_IDENT, T); A->s = "FIRST"; }
+col_pos(A) ::= AFTER(T) ident(C). { A = MK(ctx, SQL_IDENT, T); A->s = "AFTER"; A->s2 = C->s; }
+
 /* ---- user-defined functions and jars (sql/catalog_udf.c) ----------------- */
 
 function_stmt(A) ::= CREATE(T) temp_opt(F) sys_opt(S) FUNCTION ifne_opt(G) name(X) AS STRING(I) lang_opt(L) using_opt(U). {
-    A = MK(ctx, SQL_CREATE_FUNCTION, T); A->flags = F | S | G; A->s = X->s; A->s2 = STRVAL(ctx, I);
+    A = MK(ctx, SQL_CREATE_FUNCTION, T); A->flags = F | S | G; A->s = X->s2; A->s2 = STRVAL(ctx, I);
+    ADD(ctx, A, L); ADD(ctx, A, U);
+}
+function_stmt(A) ::= ALTER(T) temp_opt(F) sys_opt(S) FUNCTION ifex_opt(G) name(X) AS STRING(I) lang_opt(L) using_opt(U). {
+    A = MK(ctx, SQL_CREATE_FUNCTION, T); A->flags = F | S | G | SQL_F_ALTER; A->s = X->s;
+    A->s2 = STRVAL(ctx, I);
     ADD(ctx, A, L); ADD(ctx, A, U);
 }
 function_stmt(A) ::= DROP(T) temp_opt(F) sys_opt(S) FUNCTION ifex_opt(G) name(X). {
-    A = MK(ctx, SQL_DROP_FUNCTION, T); A->flags = F | S | G; A->s = X->s;
+    A = MK(ctx, SQL_DROP_FUNCTION, T); A->flags = F | S | G; A->s = X->s2;
 }
-function_stmt(A) ::= describe_kw(T) FUNCTION name(X). { A = NAT(ctx, SQL_DESCRIBE_FUNCTION, T); A->s = X->s; }
+function_stmt(A) ::= describe_kw(T) FUNCTION name(X). { A = NAT(ctx, SQL_DESCRIBE_FUNCTION, T); A->s = X->s2; }
 function_stmt(A) ::= SHOW(T) USER FUNCTIONS. { A = MK(ctx, SQL_SHOW, T); A->s = "USER FUNCTIONS"; }
 function_stmt(A) ::= SHOW(T) JARS. { A = MK(ctx, SQL_SHOW, T); A->s = "JARS"; }
 function_stmt(A) ::= ADD(T) JAR STRING(P). { A = MK(ctx, SQL_JAR, T); A->s = "ADD"; A->s2 = STRVAL(ctx, P); }
@@ -635,6 +810,11 @@ outer_opt ::= .
 outer_opt ::= OUTER.
 
 fromitem(A) ::= name(X) alias_opt(AL). { A = NAT(ctx, SQL_FROM_TABLE, X); A->s = X->s; A->s2 = AL ? AL->s : NULL; }
+/* t / *+ OPTIONS('k' = 'v') * / [AS a]: dynamic table options, kid [3] */
+fromitem(A) ::= name(X) HINT hints(H) STAR SLASH alias_opt(AL). {
+    A = NAT(ctx, SQL_FROM_TABLE, X); A->s = X->s; A->s2 = AL ? AL->s : NULL;
+    ADD(ctx, A, NULL); ADD(ctx, A, NULL); ADD(ctx, A, NULL); ADD(ctx, A, H);
+}
 fromitem(A) ::= name(X) FOR ident(S) AS ident(O) expr(E) alias_opt(AL). {
     A = NAT(ctx, SQL_FROM_TABLE, X); A->s = X->s; A->s2 = AL ? AL->s : NULL;
     ADD(ctx, A, E); ADD(ctx, A, S); ADD(ctx, A, O);
@@ -670,9 +850,9 @@ fromitem(A) ::= LP(P) query(Q) RP MATCH_RECOGNIZE(T) LP mr_body(B) RP alias_opt(
     A = B; A->line = T.line; A->col = T.col; A->s2 = AL ? AL->s : NULL;
     sql_node *f = MK(ctx, SQL_FROM_QUERY, P); ADD(ctx, f, Q); A->kids[0] = f;
 }
-mr_body(A) ::= mr_part(P) ORDER BY orderlist(O) mr_measures(M) mr_rows(R) mr_skip(S) PATTERN(PT) LP mr_pat(X) RP mr_within(W) DEFINE mr_defs(D). {
-    A = MK(ctx, SQL_FROM_MATCH, PT); ADD(ctx, A, NULL); ADD(ctx, A, P); ADD(ctx, A, O); ADD(ctx, A, M); ADD(ctx, A, R); ADD(ctx, A, S);
-    sql_node *pn = MK(ctx, SQL_IDENT, PT); pn->s = X->s; ADD(ctx, A, pn); ADD(ctx, A, W); ADD(ctx, A, D);
+mr_body(A) ::= mr_part(P) ORDER BY orderlist(O) mr_measures(M) mr_rows(R) mr_skip(K) LP mr_pat(X) RP mr_within(W) DEFINE mr_defs(D). {
+    A = NAT(ctx, SQL_FROM_MATCH, K); ADD(ctx, A, NULL); ADD(ctx, A, P); ADD(ctx, A, O); ADD(ctx, A, M); ADD(ctx, A, R); ADD(ctx, A, K->kids[0]);
+    sql_node *pn = NAT(ctx, SQL_IDENT, K); pn->s = X->s; ADD(ctx, A, pn); ADD(ctx, A, W); ADD(ctx, A, D);
 }
 mr_part(A) ::= . { A = NULL; }
 mr_part(A) ::= PARTITION BY exprlist(L). { A = L; }
@@ -684,10 +864,18 @@ mr_item(A) ::= expr(E) AS ident(X). { A = NAT(ctx, SQL_ITEM, E); A->s = X->s; AD
 mr_rows(A) ::= . { A = NULL; }
 mr_rows(A) ::= ONE(T) ident(R) PER ident(M). { A = MK(ctx, SQL_IDENT, T); A->s = UPSTR(ctx, CAT(ctx, "ONE ", CAT(ctx, CAT(ctx, R->s, " PER "), M->s))); }
 mr_rows(A) ::= ALL(T) ident(R) PER ident(M). { A = MK(ctx, SQL_IDENT, T); A->s = UPSTR(ctx, CAT(ctx, "ALL ", CAT(ctx, CAT(ctx, R->s, " PER "), M->s))); }
-mr_skip(A) ::= . { A = NULL; }
-mr_skip(A) ::= AFTER(T) ident(M) SKIP mr_skipto(X). { A = X; A->line = T.line; A->col = T.col; if (strcasecmp(M->s, "MATCH")) A->s = "?"; }
-mr_skipto(A) ::= ident(P) ident(L) ident(R). { A = NAT(ctx, SQL_IDENT, P); A->s = UPSTR(ctx, CAT(ctx, CAT(ctx, P->s, " "), CAT(ctx, CAT(ctx, L->s, " "), R->s))); }
-mr_skipto(A) ::= TO(T) ident(X) ident(V). { A = MK(ctx, SQL_IDENT, T); A->s = UPSTR(ctx, CAT(ctx, "TO ", X->s)); A->s2 = V->s; if (!strcasecmp(X->s, "NEXT") && !strcasecmp(V->s, "ROW")) { A->s = "TO NEXT ROW"; A->s2 = NULL; } }
+/* mr_skip: [AFTER MATCH SKIP ...] PATTERN, one node at PATTERN whose kid is the
+ * skip IDENT or NULL. PATTERN is in each rule so that after `SKIP TO v` it is
+ * shifted, not taken as a further identifier through its fallback to ID. */
+mr_skip(A) ::= PATTERN(PT). { A = MK(ctx, SQL_IDENT, PT); A->s = "PATTERN"; ADD(ctx, A, NULL); }
+mr_skip(A) ::= mr_after(X) PATTERN(PT). { A = MK(ctx, SQL_IDENT, PT); A->s = "PATTERN"; ADD(ctx, A, X); }
+mr_skip(A) ::= mr_after_to(X) ident(V) PATTERN(PT). { A = MK(ctx, SQL_IDENT, PT); A->s = "PATTERN"; ADD(ctx, A, X); if (strcmp(X->s, "?")) X->s = "TO LAST"; X->s2 = V->s; } /* SKIP TO v: TO LAST v */
+mr_skip(A) ::= mr_after_to(X) ident(W) ident(V) PATTERN(PT). {
+    A = MK(ctx, SQL_IDENT, PT); A->s = "PATTERN"; ADD(ctx, A, X); X->s2 = V->s;
+    if (!strcmp(X->s, "?")) {} else if (!strcasecmp(W->s, "NEXT") && !strcasecmp(V->s, "ROW")) { X->s = "TO NEXT ROW"; X->s2 = NULL; } else X->s = UPSTR(ctx, CAT(ctx, "TO ", W->s));
+}
+mr_after(A) ::= AFTER(T) ident(M) SKIP ident(P) ident(L) ident(R). { A = MK(ctx, SQL_IDENT, T); A->s = UPSTR(ctx, CAT(ctx, CAT(ctx, P->s, " "), CAT(ctx, CAT(ctx, L->s, " "), R->s))); if (strcasecmp(M->s, "MATCH")) A->s = "?"; }
+mr_after_to(A) ::= AFTER(T) ident(M) SKIP TO. { A = MK(ctx, SQL_IDENT, T); A->s = strcasecmp(M->s, "MATCH") ? "?" : "TO"; }
 %type mr_pat {sql_node *}
 mr_pat(A) ::= mr_seq(X). { A = X; }
 mr_pat(A) ::= mr_pat(L) PIPE mr_seq(R). { A = L; A->s = CAT(ctx, L->s, CAT(ctx, " | ", R->s)); }
@@ -712,6 +900,10 @@ mr_defs(A) ::= mr_def(X). { A = LIST1(ctx, X); }
 mr_defs(A) ::= mr_defs(L) COMMA mr_def(X). { A = ADD(ctx, L, X); }
 mr_def(A) ::= ident(V) AS expr(E). { A = NAT(ctx, SQL_ITEM, V); A->s = V->s; ADD(ctx, A, E); }
 
+/* LATERAL (query) [[AS] t [(a, b)]]: a correlated subquery of FROM (sql/plan_subquery.c) */
+fromitem(A) ::= LATERAL(T) LP query(Q) RP alias_opt(AL). { A = MK(ctx, SQL_FROM_QUERY, T); A->flags = SQL_F_LATERAL; A->s2 = AL ? AL->s : NULL; ADD(ctx, A, Q); }
+fromitem(A) ::= LATERAL(T) LP query(Q) RP ident(AL) LP identlist(C) RP. { NAMEOK(ctx, AL); A = MK(ctx, SQL_FROM_QUERY, T); A->flags = SQL_F_LATERAL; A->s2 = AL->s; ADD(ctx, A, Q); ADD(ctx, A, C); }
+fromitem(A) ::= LATERAL(T) LP query(Q) RP AS ident(AL) LP identlist(C) RP. { NAMEOK(ctx, AL); A = MK(ctx, SQL_FROM_QUERY, T); A->flags = SQL_F_LATERAL; A->s2 = AL->s; ADD(ctx, A, Q); ADD(ctx, A, C); }
 /* LATERAL TABLE(f(x)) [[AS] t(a, b)]: a table function's rows per row of the left side */
 fromitem(A) ::= LATERAL(T) TABLE LP expr(E) RP alias_opt(AL). { A = MK(ctx, SQL_FROM_LATERAL, T); A->s2 = AL ? AL->s : NULL; ADD(ctx, A, E); ADD(ctx, A, NULL); }
 fromitem(A) ::= LATERAL(T) TABLE LP expr(E) RP ident(AL) LP identlist(C) RP. { A = MK(ctx, SQL_FROM_LATERAL, T); A->s2 = AL->s; ADD(ctx, A, E); ADD(ctx, A, C); }
@@ -780,6 +972,11 @@ expr(A) ::= expr(X) IS(T) UNKNOWN. { A = OPAT(NAT(ctx, SQL_IS, X), T); A->s = "U
 expr(A) ::= expr(X) IS(T) NOT UNKNOWN. { A = OPAT(NAT(ctx, SQL_IS, X), T); A->s = "UNKNOWN"; A->flags = SQL_F_NOT; ADD(ctx, A, X); }
 expr(A) ::= expr(X) IN(T) LP exprlist(L) RP. { A = OPAT(NAT(ctx, SQL_IN, X), T); ADD(ctx, A, X); ADD(ctx, A, L); }
 expr(A) ::= expr(X) NOT IN(T) LP exprlist(L) RP. [IN] { A = OPAT(NAT(ctx, SQL_IN, X), T); A->flags = SQL_F_NOT; ADD(ctx, A, X); ADD(ctx, A, L); }
+/* subqueries (sql/plan_subquery.c): x [NOT] IN (query), [NOT] EXISTS (query), (query) */
+expr(A) ::= expr(X) IN(T) LP query(Q) RP. { A = OPAT(NAT(ctx, SQL_SUBQUERY, X), T); A->s = "IN"; ADD(ctx, A, X); ADD(ctx, A, Q); }
+expr(A) ::= expr(X) NOT IN(T) LP query(Q) RP. [IN] { A = OPAT(NAT(ctx, SQL_SUBQUERY, X), T); A->s = "IN"; A->flags = SQL_F_NOT; ADD(ctx, A, X); ADD(ctx, A, Q); }
+expr(A) ::= EXISTS(T) LP query(Q) RP. { A = MK(ctx, SQL_SUBQUERY, T); A->s = "EXISTS"; ADD(ctx, A, NULL); ADD(ctx, A, Q); }
+expr(A) ::= LP(T) query(Q) RP. [COMMA] { A = MK(ctx, SQL_SUBQUERY, T); A->s = "SCALAR"; ADD(ctx, A, NULL); ADD(ctx, A, Q); }
 expr(A) ::= expr(X) LIKE(T) expr(P). { A = OPAT(NAT(ctx, SQL_LIKE, X), T); ADD(ctx, A, X); ADD(ctx, A, P); }
 expr(A) ::= expr(X) NOT LIKE(T) expr(P). [LIKE] { A = OPAT(NAT(ctx, SQL_LIKE, X), T); A->flags = SQL_F_NOT; ADD(ctx, A, X); ADD(ctx, A, P); }
 expr(A) ::= expr(X) LIKE(T) expr(P) ESCAPE expr(E). [LIKE] { A = OPAT(NAT(ctx, SQL_LIKE, X), T); ADD(ctx, A, X); ADD(ctx, A, P); ADD(ctx, A, E); }

@@ -24,12 +24,13 @@
 #include "decimal.h"
 #include "jobgraph.h"
 #include "sl.h"
+#include "udf_sig.h"
 
 /* ---- names and parsing ---------------------------------------------------- */
 
 const char *sl_agg_fn_name(sl_agg_fn fn)
 {
-    static const char *const names[] = {"COUNT", "COUNT", "SUM", "MIN", "MAX", "AVG"};
+    static const char *const names[] = {"COUNT", "COUNT", "SUM", "MIN", "MAX", "AVG", "UDF"};
     return (unsigned)fn < sizeof names / sizeof names[0] ? names[fn] : "?";
 }
 
@@ -44,6 +45,7 @@ void sl_agg_list_free(sl_agg_list *l)
     if (!l) return;
     for (int i = 0; i < l->n; i++) free(l->aggs[i].text);
     free(l->aggs);
+    sl_udf_set_destroy(l->udfs);
     sl_agg_list_init(l);
 }
 
@@ -98,8 +100,48 @@ static bool is_numeric(sl_type t) { return t == SL_T_INT || t == SL_T_BIGINT || 
 
 /* Parse one item into a and its alias into name[cap] (empty: none). Errors
  * go to err without the "aggregate N" prefix. */
-static int parse_item(const char *text, const sl_schema *in, sl_agg *a, char *name, size_t cap,
-                      char *err, size_t errlen)
+/* The arguments of user function a->udf from "(" at *sp: columns of `in`
+ * of the declared types (INT widens to BIGINT, integers to DOUBLE). */
+static int parse_udf_args(const char **sp, const sl_schema *in, sl_agg *a, char *err, size_t errlen)
+{
+    const sl_udf_sig *u = a->udf;
+    const char *s = skip_ws(*sp + 1);
+    char col[256];
+    a->nargs = 0;
+    while (*s != ')') {
+        if (a->nargs && *s++ != ',')
+            return sl_seterr(err, errlen, "expected ',' or ')' in the arguments of %s", u->name);
+        s = skip_ws(s);
+        if (!read_ident(&s, col, sizeof col))
+            return sl_seterr(err, errlen, "the arguments of %s must be columns (compute "
+                             "expressions in a calc vertex first)", u->name);
+        s = skip_ws(s);
+        if (a->nargs >= u->nargs)
+            return sl_seterr(err, errlen, "%s takes %d argument%s", u->name, u->nargs,
+                             u->nargs == 1 ? "" : "s");
+        int c = sl_schema_find(in, col);
+        if (c < 0) return sl_seterr(err, errlen, "unknown column '%s'", col);
+        sl_type t = in->fields[c].type, want = u->args[a->nargs];
+        bool fits = t == want || (t == SL_T_INT && want == SL_T_BIGINT) ||
+                    ((t == SL_T_INT || t == SL_T_BIGINT) && want == SL_T_DOUBLE);
+        if (!fits)
+            return sl_seterr(err, errlen, "argument %d of %s must be %s; '%s' is %s", a->nargs + 1,
+                             u->name, sl_type_name(want), col, sl_type_name(t));
+        if (want == SL_T_DOUBLE && t != SL_T_DOUBLE) a->widen |= 1u << a->nargs;
+        a->cols[a->nargs++] = c;
+    }
+    if (a->nargs != u->nargs)
+        return sl_seterr(err, errlen, "%s takes %d argument%s, not %d", u->name, u->nargs,
+                         u->nargs == 1 ? "" : "s", a->nargs);
+    a->col = a->nargs ? a->cols[0] : -1;
+    a->in_type = a->nargs ? in->fields[a->cols[0]].type : SL_T_NULL;
+    a->out_type = u->result;
+    *sp = skip_ws(s + 1);
+    return SL_OK;
+}
+
+static int parse_item(const char *text, const sl_schema *in, const sl_udf_set *udfs, sl_agg *a,
+                      char *name, size_t cap, char *err, size_t errlen)
 {
     const char *s = skip_ws(text);
     char fn[16], col[256];
@@ -118,11 +160,21 @@ static int parse_item(const char *text, const sl_schema *in, sl_agg *a, char *na
     else if (strcasecmp(fn, "MIN") == 0) a->fn = SL_AGG_MIN;
     else if (strcasecmp(fn, "MAX") == 0) a->fn = SL_AGG_MAX;
     else if (strcasecmp(fn, "AVG") == 0) a->fn = SL_AGG_AVG;
-    else
-        return sl_seterr(err, errlen,
-                         "unknown aggregate function '%.*s' (expected COUNT, SUM, MIN, MAX or AVG)",
-                         fnshow, fn_start);
+    else {
+        char uname[256];
+        snprintf(uname, sizeof uname, "%.*s", fnshow, fn_start);
+        a->udf = sl_udf_set_find(udfs, uname);
+        if (!a->udf)
+            return sl_seterr(err, errlen, "unknown aggregate function '%.*s' (expected COUNT, SUM, "
+                             "MIN, MAX%s)", fnshow, fn_start,
+                             udfs && udfs->n ? ", AVG or one of the vertex's 'functions'" : " or AVG");
+        if (a->udf->kind != SL_UDF_AGG_KIND)
+            return sl_seterr(err, errlen, "'%s' is not an aggregate function", a->udf->name);
+        a->fn = SL_AGG_UDF;
+        if (parse_udf_args(&s, in, a, err, errlen) != SL_OK) return SL_ERR;
+    }
     const char *fname = sl_agg_fn_name(a->fn);
+    if (a->fn == SL_AGG_UDF) goto filter;
     s = skip_ws(s + 1);
     a->col = -1;
     a->in_type = SL_T_NULL;
@@ -199,8 +251,10 @@ static int parse_item(const char *text, const sl_schema *in, sl_agg *a, char *na
         a->out_type = t;
         a->strval = t == SL_T_STRING;
         break;
+    case SL_AGG_UDF: break;
     }
 
+filter:
     a->filter = -1;
     if (strncasecmp(s, "FILTER", 6) == 0 && !is_id_char((unsigned char)s[6])) {
         s = skip_ws(s + 6);
@@ -244,6 +298,7 @@ static size_t slot_size(const sl_agg *a)
     case SL_AGG_COUNT: return 8;
     case SL_AGG_SUM:
     case SL_AGG_AVG: return a->in_type == SL_T_DECIMAL ? 24 : 16;
+    case SL_AGG_UDF: return 8 + (((size_t)a->udf->acc_size + 7) & ~(size_t)7);
     default: return 16;
     }
 }
@@ -253,7 +308,7 @@ int sl_agg_list_add(sl_agg_list *l, const char *text, int item, const sl_schema 
 {
     sl_agg a = {0};
     char name[256], perr[300];
-    if (parse_item(text, in, &a, name, sizeof name, perr, sizeof perr) != SL_OK)
+    if (parse_item(text, in, l->udfs, &a, name, sizeof name, perr, sizeof perr) != SL_OK)
         return sl_seterr(err, errlen, "aggregate %d '%s': %s", item, text, perr);
     if (!name[0]) snprintf(name, sizeof name, "EXPR$%d", out->n);
     if (sl_schema_find(out, name) >= 0)
@@ -269,6 +324,10 @@ int sl_agg_list_add(sl_agg_list *l, const char *text, int item, const sl_schema 
     if ((a.fn == SL_AGG_MIN || a.fn == SL_AGG_MAX) && !a.strval) l->has_minmax = true;
     if (a.strval) l->has_strval = true;
     if (a.distinct) l->has_distinct = true;
+    if (a.udf) {
+        l->has_udf = true;
+        if (!a.udf->merge) l->udf_nomerge = true;
+    }
     l->aggs[l->n++] = a;
     if (a.out_dt) sl_schema_add_dt(out, name, a.out_dt);
     else sl_schema_add(out, name, a.out_type);
@@ -332,6 +391,174 @@ void sl_agg_minmax_set(const sl_agg *a, uint8_t *acc, bool has, int64_t key)
     sl_put_lei64(acc + a->off + 8, has ? key : 0);
 }
 
+/* ---- user-defined aggregate functions ---------------------------------------- */
+
+static _Thread_local char udf_errbuf[768];
+
+const char *sl_agg_error(void) { return udf_errbuf; }
+
+static void *udf_no_alloc(sl_udf_ctx *ctx, size_t n)
+{
+    (void)ctx;
+    (void)n;
+    return NULL; /* aggregate results are not strings; nothing to allocate for */
+}
+
+static int udf_no_emit(sl_udf_ctx *ctx, const sl_value *row)
+{
+    (void)row;
+    snprintf(ctx->err, sizeof ctx->err, "an aggregate function cannot emit rows");
+    return 1;
+}
+
+/* The loaded table of a->udf, or NULL with the message set. */
+static inline const sl_udf_aggregate *udf_table(const sl_agg *a)
+{
+    const sl_udf_aggregate *t = atomic_load_explicit(&((sl_udf_sig *)a->udf)->fn,
+                                                     memory_order_acquire);
+    if (SL_UNLIKELY(!t))
+        snprintf(udf_errbuf, sizeof udf_errbuf, "function '%s' is not loaded here (user "
+                 "functions run on TaskManagers only)", a->udf->name);
+    return t;
+}
+
+/* Record the failure of a->udf's `what` (ctx's message) with the call's
+ * arguments (args NULL: none of a row). Returns SL_ERR. */
+static int udf_fail(const sl_agg *a, const char *what, const sl_udf_ctx *ctx, const sl_value *args)
+{
+    char msg[sizeof ctx->err];
+    memcpy(msg, ctx->err, sizeof msg);
+    msg[sizeof msg - 1] = 0;
+    size_t w = (size_t)snprintf(udf_errbuf, sizeof udf_errbuf, "function '%s' failed in %s: %s",
+                                a->udf->name, what, msg[0] ? msg : "(no message)");
+    for (int i = 0; args && i < a->nargs && w < sizeof udf_errbuf; i++) {
+        const sl_value *v = &args[i];
+        sl_type t = a->udf->args[i];
+        const char *sep = i ? ", " : " (arguments: ";
+        if (v->isnull)
+            w += (size_t)snprintf(udf_errbuf + w, sizeof udf_errbuf - w, "%sNULL", sep);
+        else if (t == SL_T_DOUBLE)
+            w += (size_t)snprintf(udf_errbuf + w, sizeof udf_errbuf - w, "%s%.17g", sep, v->v.d);
+        else if (t == SL_T_STRING || t == SL_T_BYTES)
+            w += (size_t)snprintf(udf_errbuf + w, sizeof udf_errbuf - w, "%s'%.*s'", sep,
+                                  (int)(v->v.s.len > 60 ? 60 : v->v.s.len), v->v.s.p);
+        else
+            w += (size_t)snprintf(udf_errbuf + w, sizeof udf_errbuf - w, "%s%lld", sep,
+                                  (long long)v->v.i);
+    }
+    if (args && a->nargs && w < sizeof udf_errbuf)
+        snprintf(udf_errbuf + w, sizeof udf_errbuf - w, ")");
+    return SL_ERR;
+}
+
+#define UDF_CTX {.abi = SL_UDF_ABI_VERSION, .alloc = udf_no_alloc, .emit = udf_no_emit}
+
+/* The accumulator is copied to an aligned buffer around each call: state
+ * bytes (and the window's entries) are not 8-byte aligned. */
+typedef union {
+    uint8_t b[SL_UDF_MAX_ACC];
+    max_align_t align;
+} udf_accbuf;
+
+/* Make sure the slot of a in acc holds a created accumulator, in *buf. */
+static int udf_load(const sl_agg *a, const sl_udf_aggregate *t, const uint8_t *slot, udf_accbuf *buf)
+{
+    if (sl_get_lei64(slot) != 0) {
+        memcpy(buf->b, slot + 8, t->acc_size);
+        return SL_OK;
+    }
+    sl_udf_ctx ctx = UDF_CTX;
+    memset(buf->b, 0, t->acc_size);
+    if (t->create(&ctx, buf->b) != 0) return udf_fail(a, "create", &ctx, NULL);
+    return SL_OK;
+}
+
+static void udf_store(const sl_udf_aggregate *t, uint8_t *slot, const udf_accbuf *buf)
+{
+    sl_put_lei64(slot, 1);
+    memcpy(slot + 8, buf->b, t->acc_size);
+}
+
+/* accumulate (sign +1) or retract (-1) row's arguments into the slot. */
+static int udf_step(const sl_agg *a, uint8_t *slot, const sl_row *row, int sign)
+{
+    const sl_udf_aggregate *t = udf_table(a);
+    if (!t) return SL_ERR;
+    sl_value args[SL_UDF_MAX_ARGS];
+    for (int i = 0; i < a->nargs; i++) {
+        args[i] = row->vals[a->cols[i]];
+        if (args[i].isnull) {
+            if (a->udf->strict) return SL_OK;
+            continue;
+        }
+        if (a->udf->args[i] == SL_T_DOUBLE && ((a->widen >> i) & 1u))
+            args[i].v.d = (double)args[i].v.i;
+    }
+    if (sign < 0 && (!a->udf->retract || !t->retract)) {
+        snprintf(udf_errbuf, sizeof udf_errbuf, "function '%s' received a retraction but declares "
+                 "no retract (its input must be insert-only, or give it retract)", a->udf->name);
+        return SL_ERR;
+    }
+    udf_accbuf buf;
+    if (udf_load(a, t, slot, &buf) != SL_OK) return SL_ERR;
+    sl_udf_ctx ctx = UDF_CTX;
+    int rc = sign > 0 ? t->accumulate(&ctx, buf.b, args, a->nargs)
+                      : t->retract(&ctx, buf.b, args, a->nargs);
+    if (rc != 0) return udf_fail(a, sign > 0 ? "accumulate" : "retract", &ctx, args);
+    udf_store(t, slot, &buf);
+    return SL_OK;
+}
+
+static int udf_merge(const sl_agg *a, uint8_t *d, const uint8_t *s)
+{
+    const sl_udf_aggregate *t = udf_table(a);
+    if (!t) return SL_ERR;
+    if (sl_get_lei64(s) == 0) return SL_OK; /* src never created: nothing to add */
+    if (sl_get_lei64(d) == 0) {
+        memcpy(d, s, 8 + t->acc_size);
+        return SL_OK;
+    }
+    if (!a->udf->merge || !t->merge) {
+        snprintf(udf_errbuf, sizeof udf_errbuf, "function '%s' declares no merge", a->udf->name);
+        return SL_ERR;
+    }
+    udf_accbuf db, sb;
+    memcpy(db.b, d + 8, t->acc_size);
+    memcpy(sb.b, s + 8, t->acc_size);
+    sl_udf_ctx ctx = UDF_CTX;
+    if (t->merge(&ctx, db.b, sb.b) != 0) return udf_fail(a, "merge", &ctx, NULL);
+    udf_store(t, d, &db);
+    return SL_OK;
+}
+
+static int udf_value(const sl_agg *a, const uint8_t *slot, sl_value *o)
+{
+    const sl_udf_aggregate *t = udf_table(a);
+    udf_accbuf buf;
+    if (!t || udf_load(a, t, slot, &buf) != SL_OK) return SL_ERR;
+    sl_udf_ctx ctx = UDF_CTX;
+    memset(o, 0, sizeof *o);
+    if (t->get_value(&ctx, buf.b, o) != 0) return udf_fail(a, "get_value", &ctx, NULL);
+    return SL_OK;
+}
+
+int sl_agg_list_functions(sl_agg_list *l, const char *vid, const json_t *config, char *err,
+                          size_t errlen)
+{
+    char e2[500];
+    sl_udf_set *set = sl_udf_set_from_json(json_object_get(config, "functions"), e2, sizeof e2);
+    if (!set) return sl_seterr(err, errlen, "vertex '%s': %s", vid, e2);
+    sl_udf_set_destroy(l->udfs);
+    l->udfs = set;
+    return SL_OK;
+}
+
+int sl_agg_open(const sl_agg_list *l, char *err, size_t errlen)
+{
+    if (!l->has_udf) return SL_OK;
+    return sl_udf_set_resolve(l->udfs, err, errlen);
+}
+
 /* ---- add / retract / merge / result ----------------------------------------- */
 
 int64_t sl_agg_rows(const uint8_t *acc) { return sl_get_lei64(acc); }
@@ -363,12 +590,16 @@ static inline bool passes(const sl_agg *a, const sl_row *row)
     return !f->isnull && f->v.i != 0;
 }
 
-void sl_agg_add(const sl_agg_list *l, uint8_t *acc, const sl_row *row)
+int sl_agg_add(const sl_agg_list *l, uint8_t *acc, const sl_row *row)
 {
     sl_put_lei64(acc, sl_get_lei64(acc) + 1);
     for (int i = 0; i < l->n; i++) {
         const sl_agg *a = &l->aggs[i];
         if (a->distinct || !passes(a, row)) continue;
+        if (a->fn == SL_AGG_UDF) {
+            if (udf_step(a, acc + a->off, row, 1) != SL_OK) return SL_ERR;
+            continue;
+        }
         if (a->fn == SL_AGG_COUNT_STAR) {
             if (a->filter >= 0) sl_put_lei64(acc + a->off, sl_get_lei64(acc + a->off) + 1);
             continue;
@@ -378,7 +609,8 @@ void sl_agg_add(const sl_agg_list *l, uint8_t *acc, const sl_row *row)
         uint8_t *slot = acc + a->off;
         int64_t n = sl_get_lei64(slot);
         switch (a->fn) {
-        case SL_AGG_COUNT_STAR: break;
+        case SL_AGG_COUNT_STAR:
+        case SL_AGG_UDF: break;
         case SL_AGG_COUNT: sl_put_lei64(slot, n + 1); break;
         case SL_AGG_SUM:
         case SL_AGG_AVG:
@@ -395,14 +627,19 @@ void sl_agg_add(const sl_agg_list *l, uint8_t *acc, const sl_row *row)
         }
         }
     }
+    return SL_OK;
 }
 
-void sl_agg_retract(const sl_agg_list *l, uint8_t *acc, const sl_row *row)
+int sl_agg_retract(const sl_agg_list *l, uint8_t *acc, const sl_row *row)
 {
     sl_put_lei64(acc, sl_get_lei64(acc) - 1);
     for (int i = 0; i < l->n; i++) {
         const sl_agg *a = &l->aggs[i];
         if (a->distinct || !passes(a, row)) continue;
+        if (a->fn == SL_AGG_UDF) {
+            if (udf_step(a, acc + a->off, row, -1) != SL_OK) return SL_ERR;
+            continue;
+        }
         if (a->fn == SL_AGG_COUNT_STAR) {
             if (a->filter >= 0) sl_put_lei64(acc + a->off, sl_get_lei64(acc + a->off) - 1);
             continue;
@@ -415,9 +652,10 @@ void sl_agg_retract(const sl_agg_list *l, uint8_t *acc, const sl_row *row)
         if (a->fn != SL_AGG_COUNT) sum_step(a, slot, n, x, -1);
         sl_put_lei64(slot, n - 1);
     }
+    return SL_OK;
 }
 
-void sl_agg_merge(const sl_agg_list *l, uint8_t *dst, const uint8_t *src)
+int sl_agg_merge(const sl_agg_list *l, uint8_t *dst, const uint8_t *src)
 {
     sl_put_lei64(dst, sl_get_lei64(dst) + sl_get_lei64(src));
     for (int i = 0; i < l->n; i++) {
@@ -426,6 +664,9 @@ void sl_agg_merge(const sl_agg_list *l, uint8_t *dst, const uint8_t *src)
         const uint8_t *s = src + a->off;
         int64_t dn = sl_get_lei64(d), sn = sl_get_lei64(s);
         switch (a->fn) {
+        case SL_AGG_UDF:
+            if (udf_merge(a, d, s) != SL_OK) return SL_ERR;
+            break;
         case SL_AGG_COUNT_STAR:
             if (a->filter >= 0) sl_put_lei64(d, dn + sn);
             break;
@@ -454,9 +695,10 @@ void sl_agg_merge(const sl_agg_list *l, uint8_t *dst, const uint8_t *src)
         }
         }
     }
+    return SL_OK;
 }
 
-void sl_agg_result(const sl_agg_list *l, const uint8_t *acc, sl_value *out)
+int sl_agg_result(const sl_agg_list *l, const uint8_t *acc, sl_value *out)
 {
     for (int i = 0; i < l->n; i++) {
         const sl_agg *a = &l->aggs[i];
@@ -464,6 +706,9 @@ void sl_agg_result(const sl_agg_list *l, const uint8_t *acc, sl_value *out)
         sl_value *o = &out[i];
         o->isnull = false;
         switch (a->fn) {
+        case SL_AGG_UDF:
+            if (udf_value(a, slot, o) != SL_OK) return SL_ERR;
+            break;
         case SL_AGG_COUNT_STAR: o->v.i = sl_get_lei64(a->filter >= 0 ? slot : acc); break;
         case SL_AGG_COUNT: o->v.i = sl_get_lei64(slot); break;
         case SL_AGG_SUM:
@@ -518,6 +763,7 @@ void sl_agg_result(const sl_agg_list *l, const uint8_t *acc, sl_value *out)
         }
         }
     }
+    return SL_OK;
 }
 
 bool sl_agg_results_equal(const sl_agg_list *l, const sl_value *a, const sl_value *b)
@@ -589,7 +835,7 @@ void sl_agg_distinct_apply(const sl_agg_list *l, int i, uint8_t *acc, const sl_r
 
 bool sl_agg_mergeable(const sl_agg_list *l)
 {
-    return !l->has_distinct && !l->keep_values && !l->has_strval;
+    return !l->has_distinct && !l->keep_values && !l->has_strval && !l->udf_nomerge;
 }
 
 int sl_agg_phase(const char *vid, const char *phase, bool *global, char *err, size_t errlen)
@@ -621,6 +867,7 @@ int sl_agg_plan_options(const char *vid, const json_t *config, const sl_schema *
                         int *nkeys, sl_schema *key_schema, sl_agg_list *aggs, char *err,
                         size_t errlen)
 {
+    if (sl_agg_list_functions(aggs, vid, config, err, errlen) != SL_OK) return SL_ERR;
     const json_t *jg = json_object_get(config, "group-by");
     long ng = option_items(jg);
     *nkeys = 0;

@@ -63,6 +63,20 @@
  * caller fills in. Strings order as Flink's StringData: unsigned bytes,
  * then length (sl_agg_str_cmp). Such lists are not mergeable.
  *
+ * USER FUNCTIONS. An item may call an aggregate function of the vertex's
+ * "functions" (CREATE FUNCTION over a C object, core/udf.h): "f(a, b)
+ * [FILTER (WHERE col)] [[AS] alias]", columns as arguments. Its slot is an
+ * i64 created-flag (0 until the function's create ran) and the function's
+ * accumulator, padded to 8 bytes; the operator keeps it in state like any
+ * other slot. Without a declared "merge" such a list is not mergeable;
+ * without "retract", sl_agg_retract fails. The functions are loaded by
+ * sl_agg_open when the operator opens.
+ *
+ * ERRORS. sl_agg_add, sl_agg_retract, sl_agg_merge and sl_agg_result fail
+ * only when a user function does (SL_ERR); the message -- the function's
+ * name, its message and its arguments -- is then sl_agg_error()'s, kept per
+ * thread until the next failure.
+ *
  * Nothing here allocates after planning; every per-record function works
  * in the caller's buffers.
  */
@@ -82,8 +96,13 @@ typedef enum {
     SL_AGG_SUM,
     SL_AGG_MIN,
     SL_AGG_MAX,
-    SL_AGG_AVG
+    SL_AGG_AVG,
+    SL_AGG_UDF         /* a user-defined aggregate function (see USER FUNCTIONS) */
 } sl_agg_fn;
+
+struct sl_udf_sig;
+struct sl_udf_set;
+struct json_t;
 
 typedef struct sl_agg {
     sl_agg_fn fn;
@@ -99,6 +118,10 @@ typedef struct sl_agg {
     int filter;       /* FILTER (WHERE col): a BOOLEAN input column, -1 = none */
     bool strval;      /* MIN/MAX of a STRING: the caller keeps the value (see
                          "STRING MIN/MAX" above) */
+    const struct sl_udf_sig *udf; /* SL_AGG_UDF: the function (in the list's udfs) */
+    int nargs;                    /* SL_AGG_UDF: its arguments, input columns in */
+    int cols[16];                 /*   cols[0 .. nargs) (SL_UDF_MAX_ARGS) */
+    unsigned widen;               /* SL_AGG_UDF: bit i: argument i is an integer to pass as DOUBLE */
 } sl_agg;
 
 typedef struct sl_agg_list {
@@ -110,6 +133,9 @@ typedef struct sl_agg_list {
     bool has_strval;  /* some item is MIN or MAX of a STRING (a->strval) */
     bool keep_values; /* the caller maintains MIN/MAX from values it keeps */
     bool has_distinct; /* some item is DISTINCT (the caller keeps value sets) */
+    struct sl_udf_set *udfs; /* the vertex's "functions" (owned; NULL: none) */
+    bool has_udf;     /* some item is a user-defined aggregate function */
+    bool udf_nomerge; /* ... one that declares no merge (the list is not mergeable) */
 } sl_agg_list;
 
 #define SL_AGG_HDR 8 /* the row count that opens every accumulator */
@@ -131,6 +157,24 @@ int sl_agg_list_add(sl_agg_list *l, const char *text, int item, const sl_schema 
 
 const char *sl_agg_fn_name(sl_agg_fn fn); /* "COUNT" */
 
+/* Read the vertex's "functions" (absent: none) into l->udfs, so that items
+ * may call them; before sl_agg_list_add. SL_ERR with "vertex 'vid': ...". */
+int sl_agg_list_functions(sl_agg_list *l, const char *vid, const struct json_t *config, char *err,
+                          size_t errlen);
+
+/* On the TaskManager, when the operator opens: load the user functions the
+ * items call (idempotent; subtasks may race). SL_ERR with err. */
+int sl_agg_open(const sl_agg_list *l, char *err, size_t errlen);
+
+/* The "functions" row of an aggregating operator's option table. */
+#define SL_AGG_FUNCTIONS_OPTION                                                                   \
+    {"functions", SL_CT_JSON, NULL, NULL,                                                         \
+     "User-defined aggregate functions the aggregates call: a list of {\"name\", \"symbol\", "   \
+     "\"library\", \"declaration\"} (docs/UDF.md)."}
+
+/* The message of this thread's last failed user-function call. */
+const char *sl_agg_error(void);
+
 /* The "group-by" and "aggregates" options of an aggregating vertex
  * (window, group_aggregate, local_aggregate), one parser and one set of
  * messages for all three:
@@ -148,7 +192,6 @@ const char *sl_agg_fn_name(sl_agg_fn fn); /* "COUNT" */
  * agg_out (`out` itself, or a scratch schema) and the items to aggs.
  * SL_ERR with "vertex 'vid': ..." in err; what was filled is the caller's
  * to free either way. */
-struct json_t;
 int sl_agg_plan_options(const char *vid, const struct json_t *config, const sl_schema *in,
                         bool keys_required, sl_schema *out, sl_schema *agg_out, int **keys,
                         int *nkeys, sl_schema *key_schema, sl_agg_list *aggs, char *err,
@@ -161,21 +204,23 @@ static inline void sl_agg_init(const sl_agg_list *l, uint8_t *acc) { memset(acc,
 /* The row count of an accumulator. */
 int64_t sl_agg_rows(const uint8_t *acc);
 
-/* Fold one input row into acc. */
-void sl_agg_add(const sl_agg_list *l, uint8_t *acc, const sl_row *row);
+/* Fold one input row into acc. SL_ERR: a user function failed (ERRORS). */
+int sl_agg_add(const sl_agg_list *l, uint8_t *acc, const sl_row *row);
 
 /* Take one input row (that was added before) back out of acc: the counts
- * and sums go down; MIN and MAX are not touched (see keep_values). */
-void sl_agg_retract(const sl_agg_list *l, uint8_t *acc, const sl_row *row);
+ * and sums go down; MIN and MAX are not touched (see keep_values). SL_ERR:
+ * a user function failed or has no retract. */
+int sl_agg_retract(const sl_agg_list *l, uint8_t *acc, const sl_row *row);
 
 /* Combine accumulator src into dst, as if dst had seen src's rows too
- * (merging session windows, combining slices). */
-void sl_agg_merge(const sl_agg_list *l, uint8_t *dst, const uint8_t *src);
+ * (merging session windows, combining slices). SL_ERR: a user function
+ * failed. */
+int sl_agg_merge(const sl_agg_list *l, uint8_t *dst, const uint8_t *src);
 
 /* The l->n result values of acc into out[0 .. l->n). out borrows nothing:
  * a STRING MIN/MAX that has a value is an empty string, for the caller to
- * point at the bytes it keeps. */
-void sl_agg_result(const sl_agg_list *l, const uint8_t *acc, sl_value *out);
+ * point at the bytes it keeps. SL_ERR: a user function failed. */
+int sl_agg_result(const sl_agg_list *l, const uint8_t *acc, sl_value *out);
 
 /* Result rows equal as Flink compares them (Double.equals for DOUBLE):
  * a and b are l->n values each, as sl_agg_result fills them. */
@@ -239,8 +284,8 @@ int sl_agg_phase(const char *vid, const char *phase, bool *global, char *err, si
 
 /* Whether partial accumulators of l can be merged exactly: no DISTINCT
  * (merging value sets that overlap double-counts), no MIN/MAX kept from
- * retracting input (keep_values) and no STRING MIN/MAX (not in the
- * accumulator). */
+ * retracting input (keep_values), no STRING MIN/MAX (not in the
+ * accumulator) and no user function without merge. */
 bool sl_agg_mergeable(const sl_agg_list *l);
 
 /* The slices of window spec `text` (operators/window.c): [s, s + *slide)

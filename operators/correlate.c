@@ -220,9 +220,12 @@ static int corr_process(sl_op *op, int input, sl_row *row)
         }
     }
     if (!skip) {
-        sl_udf_table_fn fn = (sl_udf_table_fn)atomic_load_explicit(&pl->fn->fn, memory_order_acquire);
+        void *fp = atomic_load_explicit(&pl->fn->fn, memory_order_acquire);
         sl_udf_ctx ctx = {.abi = SL_UDF_ABI_VERSION, .alloc = corr_alloc, .emit = corr_emit, .host = st};
-        int frc = fn(&ctx, st->args, pl->nargs);
+        /* a Python function goes through the TaskManager's Python host (core/udf_sig.h) */
+        int frc = pl->fn->python
+                      ? sl_udf_host_get()->call_table(fp, pl->fn, &ctx, st->args, pl->nargs)
+                      : ((sl_udf_table_fn)fp)(&ctx, st->args, pl->nargs);
         if (st->emit_rc != SL_OK) return st->emit_rc; /* downstream failed: its message stands */
         if (frc != 0 || st->emitted > pl->max_rows) {
             ctx.err[sizeof ctx.err - 1] = 0;

@@ -83,38 +83,61 @@
 
 #define FILE_BUF (64 * 1024)
 
+#define FILE_MAX_OPEN 256 /* partition writers with an open file and a buffer */
+#define FILE_PART_BUDGET (8u << 20) /* what the partition writers' buffers hold together */
+
 typedef enum { FMT_JSON = 0, FMT_CSV } file_format;
 
 typedef struct file_plan {
     char *path;
     file_format format;
+    char *partition_by; /* "dt;hr" or NULL; resolved against the input at open */
 } file_plan;
 
 /* A file written out at a checkpoint, waiting for it to complete. */
 typedef struct pending_file {
-    char *stage;   /* ".part-<i>-<c>.inprogress", in the directory */
+    char *stage;   /* ".part-<i>-<c>.inprogress", in the writer's directory */
     char *final;   /* "part-<i>-<n>" */
     uint64_t len;  /* bytes, synced */
     int64_t cpid;  /* the checkpoint that staged it */
 } pending_file;
 
-typedef struct file_state {
-    int fd;         /* -1: none open (two-phase commit: no row since the
-                       last snapshot) */
-    char *fname;    /* the file being written, for messages: "<path>/part-<i>"
-                       or "<path>/.part-<i>-<c>.inprogress" */
+/* The files of one directory: the table's path, or one partition of it. */
+typedef struct fs_writer {
+    char *part;     /* "dt=2026-01-01/hr=10" (escaped), "" without partitions */
+    char *dir;      /* the path (and partition) with a trailing '/' */
+    int fd;         /* -1: none open (two-phase commit: no row since the last
+                       snapshot; partitions: also closed to stay under
+                       FILE_MAX_OPEN, reopened to append) */
+    bool started;   /* a file was opened since the last snapshot (without
+                       two-phase commit: part-<i> exists and is appended to) */
+    char *fname;    /* the file being written, for messages */
     sl_buf out;     /* encoded rows not written yet; written out once
-                       FILE_BUF bytes wait (it holds FILE_BUF plus the
-                       largest row) */
-    kf_codec codec; /* every input column, json or csv (format_*.c) */
+                       FILE_BUF bytes wait */
+    uint64_t used;  /* last use (rows seen by the sink), for closing the oldest */
     /* two-phase commit */
-    bool twopc;          /* op->checkpointing at open */
-    char *dir;           /* the path with a trailing '/' */
     char *cur_stage;     /* name of the open in-progress file, NULL if none */
     pending_file *pend;  /* staged, not committed, oldest first */
     int npend, cappend;
     uint64_t next_n;     /* number of the next final name */
-    int64_t next_cpid;   /* names the next in-progress file */
+    bool scanned;        /* next_n raised above the directory's part files */
+} fs_writer;
+
+typedef struct file_state {
+    kf_codec codec;  /* the columns a row's line holds: all, or all but the
+                        partition columns (Flink leaves them to the path) */
+    bool twopc;      /* op->checkpointing at open */
+    char *base;      /* the path with a trailing '/' */
+    int64_t next_cpid; /* names the next in-progress files */
+    fs_writer **w;   /* [0] the unpartitioned one, or the partitions seen */
+    int nw, capw, nopen;
+    fs_writer *last; /* the writer of the last row */
+    uint64_t rows;
+    /* partitions */
+    int npart;
+    int pcol[SL_MAX_FIELDS]; /* their input columns */
+    kf_codec pcodec; /* csv of the partition columns: their values as text */
+    sl_buf ptext, pname; /* scratch: the values' csv, the partition's name */
 } file_state;
 
 /* ---- plan ------------------------------------------------------------- */
@@ -124,6 +147,7 @@ static void file_plan_free(void *p)
     file_plan *pl = p;
     if (!pl) return;
     free(pl->path);
+    free(pl->partition_by);
     free(pl);
 }
 
@@ -148,9 +172,24 @@ static void *file_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
         sl_seterr(err, errlen, "vertex '%s': option 'format': '%s' is not json or csv", v->id, fmt);
         return NULL;
     }
+    const char *pb = sl_vconf_str(v, "partition-by", NULL);
+    if (pb && pc->nin > 0 && pc->in[0].schema) { /* each a column of the input, not BYTES */
+        char *copy = sl_strdup(pb), *save = NULL;
+        for (char *c = strtok_r(copy, ";", &save); c; c = strtok_r(NULL, ";", &save)) {
+            int k = sl_schema_find(pc->in[0].schema, c);
+            if (k < 0 || pc->in[0].schema->fields[k].type == SL_T_BYTES) {
+                sl_seterr(err, errlen, "vertex '%s': partition-by: '%s' is %s", v->id, c,
+                          k < 0 ? "not a column of the input" : "BYTES (not a partition type)");
+                free(copy);
+                return NULL;
+            }
+        }
+        free(copy);
+    }
     file_plan *pl = sl_calloc(1, sizeof *pl);
     pl->path = sl_strdup(json_string_value(jp));
     pl->format = f;
+    pl->partition_by = pb && *pb ? sl_strdup(pb) : NULL;
     return pl;
 }
 
@@ -170,12 +209,12 @@ static int write_all(int fd, const char *p, size_t n)
     return SL_OK;
 }
 
-static int out_flush(sl_op *op, file_state *st)
+static int out_flush(sl_op *op, fs_writer *w)
 {
-    if (st->out.len == 0) return SL_OK;
-    if (write_all(st->fd, st->out.p, st->out.len) != SL_OK)
-        return sl_op_fail(op, "file sink: cannot write '%s': %s", st->fname, strerror(errno));
-    sl_buf_reset(&st->out);
+    if (w->out.len == 0) return SL_OK;
+    if (write_all(w->fd, w->out.p, w->out.len) != SL_OK)
+        return sl_op_fail(op, "file sink: cannot write '%s': %s", w->fname, strerror(errno));
+    sl_buf_reset(&w->out);
     return SL_OK;
 }
 
@@ -232,50 +271,80 @@ static int parse_part_name(const char *name, const char *prefix, const char *suf
     return 1;
 }
 
-static int sync_dir(sl_op *op, const file_state *st)
+static int sync_dir(sl_op *op, const char *dir)
 {
-    int fd = open(st->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0)
-        return sl_op_fail(op, "file sink: cannot open directory '%s': %s", st->dir,
-                          strerror(errno));
+        return sl_op_fail(op, "file sink: cannot open directory '%s': %s", dir, strerror(errno));
     int rc = fsync(fd) != 0 && errno != EINVAL ? SL_ERR : SL_OK;
-    if (rc != SL_OK) sl_op_fail(op, "file sink: cannot sync directory '%s': %s", st->dir,
+    if (rc != SL_OK) sl_op_fail(op, "file sink: cannot sync directory '%s': %s", dir,
                                 strerror(errno));
     close(fd);
     return rc;
 }
 
-/* Raise next_n above every committed part-<subtask>-<n> in the directory,
- * so this subtask never overwrites what an earlier run committed. */
-static int scan_counter(sl_op *op, file_state *st)
+/* Raise next_n above every committed part-<subtask>-<n> in the writer's
+ * directory, so this subtask never overwrites what an earlier run committed. */
+static int scan_counter(sl_op *op, fs_writer *w)
 {
-    DIR *d = opendir(st->dir);
+    DIR *d = opendir(w->dir);
     if (!d)
-        return sl_op_fail(op, "file sink: cannot read directory '%s': %s", st->dir,
+        return sl_op_fail(op, "file sink: cannot read directory '%s': %s", w->dir,
                           strerror(errno));
     struct dirent *e;
     while ((e = readdir(d))) {
         int sub;
         uint64_t n;
         if (parse_part_name(e->d_name, "part-", "", &sub, &n) && sub == op->subtask &&
-            n != UINT64_MAX && n + 1 > st->next_n)
-            st->next_n = n + 1;
+            n != UINT64_MAX && n + 1 > w->next_n)
+            w->next_n = n + 1;
     }
     closedir(d);
+    w->scanned = true;
     return SL_OK;
 }
 
-/* The next row needs a file: open the in-progress file for the rows after
- * the last snapshot. Once per checkpoint interval, not per row. */
-static int pending_open(sl_op *op, file_state *st)
+/* The oldest writer with an open file gives it up (flushed; reopened to append). */
+static int close_oldest(sl_op *op, file_state *st)
 {
-    free(st->cur_stage);
-    free(st->fname);
-    st->cur_stage = sl_sprintf(".part-%d-%lld.inprogress", op->subtask, (long long)st->next_cpid);
-    st->fname = sl_sprintf("%s%s", st->dir, st->cur_stage);
-    st->fd = open(st->fname, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-    if (st->fd < 0)
-        return sl_op_fail(op, "file sink: cannot create '%s': %s", st->fname, strerror(errno));
+    fs_writer *old = NULL;
+    for (int i = 0; i < st->nw; i++)
+        if (st->w[i]->fd >= 0 && (!old || st->w[i]->used < old->used)) old = st->w[i];
+    if (!old) return SL_OK;
+    if (out_flush(op, old) != SL_OK) return SL_ERR;
+    close(old->fd);
+    old->fd = -1;
+    sl_buf_free(&old->out);
+    memset(&old->out, 0, sizeof old->out);
+    st->nopen--;
+    return SL_OK;
+}
+
+/* The next row of w needs its file open: the in-progress file of this
+ * checkpoint interval (two-phase commit) or part-<i>; a file closed to stay
+ * under FILE_MAX_OPEN is appended to. Once per interval, not per row. */
+static int writer_open(sl_op *op, file_state *st, fs_writer *w)
+{
+    if (st->nopen >= FILE_MAX_OPEN && close_oldest(op, st) != SL_OK) return SL_ERR;
+    int flags = O_WRONLY | O_CREAT | O_CLOEXEC;
+    if (st->twopc && !w->cur_stage) {
+        if (!w->scanned && scan_counter(op, w) != SL_OK) return SL_ERR;
+        w->cur_stage = sl_sprintf(".part-%d-%lld.inprogress", op->subtask,
+                                  (long long)st->next_cpid);
+        flags |= O_TRUNC;
+    } else if (!st->twopc && !w->started) {
+        flags |= O_TRUNC;
+    } else {
+        flags |= O_APPEND;
+    }
+    free(w->fname);
+    w->fname = st->twopc ? sl_sprintf("%s%s", w->dir, w->cur_stage)
+                         : sl_sprintf("%spart-%d", w->dir, op->subtask);
+    w->fd = open(w->fname, flags, 0666);
+    if (w->fd < 0)
+        return sl_op_fail(op, "file sink: cannot create '%s': %s", w->fname, strerror(errno));
+    w->started = true;
+    st->nopen++;
     return SL_OK;
 }
 
@@ -306,38 +375,42 @@ static void defer_fsync(sl_op *op, int fd, const char *path)
     sl_op_defer(op, fsync_deferred, j);
 }
 
-/* Write out and close the in-progress file, which becomes pending; its
+/* Write out and close w's in-progress file, which becomes pending; its
  * fsync runs off the task thread before the checkpoint is acknowledged. */
-static int stage_current(sl_op *op, file_state *st, int64_t cpid)
+static int stage_current(sl_op *op, file_state *st, fs_writer *w, int64_t cpid)
 {
-    if (st->fd < 0) return SL_OK; /* no row since the last snapshot */
-    if (out_flush(op, st) != SL_OK) return SL_ERR;
-    struct stat sb;
-    if (fstat(st->fd, &sb) != 0)
-        return sl_op_fail(op, "file sink: cannot stat '%s': %s", st->fname, strerror(errno));
-    defer_fsync(op, st->fd, st->fname);
-    st->fd = -1;
-    if (st->npend == st->cappend) {
-        st->cappend = st->cappend ? st->cappend * 2 : 4;
-        st->pend = sl_realloc(st->pend, (size_t)st->cappend * sizeof *st->pend);
+    if (!w->cur_stage) return SL_OK; /* no row since the last snapshot */
+    if (w->fd < 0) { /* closed to stay under FILE_MAX_OPEN: sync it here */
+        if (writer_open(op, st, w) != SL_OK) return SL_ERR;
     }
-    pending_file *pf = &st->pend[st->npend++];
-    pf->stage = st->cur_stage;
-    st->cur_stage = NULL;
-    pf->final = sl_sprintf("part-%d-%llu", op->subtask, (unsigned long long)st->next_n++);
+    if (out_flush(op, w) != SL_OK) return SL_ERR;
+    struct stat sb;
+    if (fstat(w->fd, &sb) != 0)
+        return sl_op_fail(op, "file sink: cannot stat '%s': %s", w->fname, strerror(errno));
+    defer_fsync(op, w->fd, w->fname);
+    w->fd = -1;
+    st->nopen--;
+    if (w->npend == w->cappend) {
+        w->cappend = w->cappend ? w->cappend * 2 : 4;
+        w->pend = sl_realloc(w->pend, (size_t)w->cappend * sizeof *w->pend);
+    }
+    pending_file *pf = &w->pend[w->npend++];
+    pf->stage = w->cur_stage;
+    w->cur_stage = NULL;
+    pf->final = sl_sprintf("part-%d-%llu", op->subtask, (unsigned long long)w->next_n++);
     pf->len = (uint64_t)sb.st_size;
     pf->cpid = cpid;
     return SL_OK;
 }
 
-/* Publish the pending files staged at or before cpid, oldest first. */
-static int commit_upto(sl_op *op, file_state *st, int64_t cpid)
+/* Publish w's pending files staged at or before cpid, oldest first. */
+static int commit_upto(sl_op *op, fs_writer *w, int64_t cpid)
 {
     int done = 0, rc = SL_OK;
-    while (done < st->npend && st->pend[done].cpid <= cpid) {
-        pending_file *pf = &st->pend[done];
-        char *from = sl_sprintf("%s%s", st->dir, pf->stage);
-        char *to = sl_sprintf("%s%s", st->dir, pf->final);
+    while (done < w->npend && w->pend[done].cpid <= cpid) {
+        pending_file *pf = &w->pend[done];
+        char *from = sl_sprintf("%s%s", w->dir, pf->stage);
+        char *to = sl_sprintf("%s%s", w->dir, pf->final);
         if (rename(from, to) != 0)
             rc = sl_op_fail(op, "file sink: cannot commit '%s' as '%s': %s", from, to,
                             strerror(errno));
@@ -349,15 +422,18 @@ static int commit_upto(sl_op *op, file_state *st, int64_t cpid)
         done++;
     }
     if (done == 0) return rc;
-    memmove(st->pend, st->pend + done, (size_t)(st->npend - done) * sizeof *st->pend);
-    st->npend -= done;
-    if (rc == SL_OK) rc = sync_dir(op, st);
+    memmove(w->pend, w->pend + done, (size_t)(w->npend - done) * sizeof *w->pend);
+    w->npend -= done;
+    if (rc == SL_OK) rc = sync_dir(op, w->dir);
     return rc;
 }
 
 /* 2: the directory the pending files were written in follows the count,
- * so a job restored with another path still commits them where they are */
+ * so a job restored with another path still commits them where they are.
+ * 3: a partitioned sink's state: u8 3, "SLFS", u32 n, n x { u32 len, a
+ * version-2 blob of one partition directory }. */
 #define FS_BLOB_VERSION 2
+#define FS_BLOB_PARTS 3
 static const unsigned char fs_magic[4] = {'S', 'L', 'F', 'S'};
 
 static unsigned char *put_name(unsigned char *p, const char *name)
@@ -368,6 +444,34 @@ static unsigned char *put_name(unsigned char *p, const char *name)
     return p + n;
 }
 
+/* One directory's version-2 blob. */
+static unsigned char *writer_blob(sl_op *op, const fs_writer *w, int64_t cpid, size_t *len)
+{
+    size_t total = 1 + 4 + 4 + 8 + 8 + 4 + 2 + strlen(w->dir) + 8;
+    for (int k = 0; k < w->npend; k++)
+        total += 8 + 8 + 2 + strlen(w->pend[k].stage) + 2 + strlen(w->pend[k].final);
+    unsigned char *b = sl_malloc(total), *p = b;
+    *p++ = FS_BLOB_VERSION;
+    memcpy(p, fs_magic, 4);
+    p += 4;
+    p = sl_put_le_n(p, (uint64_t)op->subtask, 4);
+    p = sl_put_le_n(p, (uint64_t)cpid, 8);
+    p = sl_put_le_n(p, w->next_n, 8);
+    p = sl_put_le_n(p, (uint64_t)w->npend, 4);
+    p = put_name(p, w->dir);
+    for (int k = 0; k < w->npend; k++) {
+        const pending_file *pf = &w->pend[k];
+        p = sl_put_le_n(p, (uint64_t)pf->cpid, 8);
+        p = sl_put_le_n(p, pf->len, 8);
+        p = put_name(p, pf->stage);
+        p = put_name(p, pf->final);
+    }
+    p = sl_put_le_n(p, sl_blob_fnv1a(b, (size_t)(p - b)), 8);
+    SL_ASSERT((size_t)(p - b) == total);
+    *len = total;
+    return b;
+}
+
 static int file_snapshot(sl_op *op, int64_t cpid, void **blob, size_t *len)
 {
     file_state *st = op->priv;
@@ -376,46 +480,76 @@ static int file_snapshot(sl_op *op, int64_t cpid, void **blob, size_t *len)
     if (!st->twopc) {
         /* A savepoint of a job without checkpointing: make what was
          * written durable; there is nothing to stage. */
-        if (out_flush(op, st) != SL_OK) return SL_ERR;
-        int fd = dup(st->fd);
-        if (fd < 0) return sl_op_fail(op, "file sink: cannot sync '%s': %s", st->fname, strerror(errno));
-        defer_fsync(op, fd, st->fname);
+        for (int i = 0; i < st->nw; i++) {
+            fs_writer *w = st->w[i];
+            if (w->fd < 0) continue;
+            if (out_flush(op, w) != SL_OK) return SL_ERR;
+            int fd = dup(w->fd);
+            if (fd < 0)
+                return sl_op_fail(op, "file sink: cannot sync '%s': %s", w->fname, strerror(errno));
+            defer_fsync(op, fd, w->fname);
+        }
         return SL_OK;
     }
-    if (stage_current(op, st, cpid) != SL_OK) return SL_ERR;
+    for (int i = 0; i < st->nw; i++)
+        if (stage_current(op, st, st->w[i], cpid) != SL_OK) return SL_ERR;
     /* Checkpoint ids only grow, but names must stay unique even if not. */
     st->next_cpid = SL_MAX(st->next_cpid + 1, cpid + 1);
-
-    size_t total = 1 + 4 + 4 + 8 + 8 + 4 + 2 + strlen(st->dir) + 8;
-    for (int k = 0; k < st->npend; k++)
-        total += 8 + 8 + 2 + strlen(st->pend[k].stage) + 2 + strlen(st->pend[k].final);
-    unsigned char *b = sl_malloc(total), *p = b;
-    *p++ = FS_BLOB_VERSION;
-    memcpy(p, fs_magic, 4);
-    p += 4;
-    p = sl_put_le_n(p, (uint64_t)op->subtask, 4);
-    p = sl_put_le_n(p, (uint64_t)cpid, 8);
-    p = sl_put_le_n(p, st->next_n, 8);
-    p = sl_put_le_n(p, (uint64_t)st->npend, 4);
-    p = put_name(p, st->dir);
-    for (int k = 0; k < st->npend; k++) {
-        const pending_file *pf = &st->pend[k];
-        p = sl_put_le_n(p, (uint64_t)pf->cpid, 8);
-        p = sl_put_le_n(p, pf->len, 8);
-        p = put_name(p, pf->stage);
-        p = put_name(p, pf->final);
+    if (!st->npart) {
+        *blob = writer_blob(op, st->w[0], cpid, len);
+        return SL_OK;
     }
-    p = sl_put_le_n(p, sl_blob_fnv1a(b, (size_t)(p - b)), 8);
-    SL_ASSERT((size_t)(p - b) == total);
-    *blob = b;
-    *len = total;
+    sl_buf b = {0};
+    unsigned char hdr[9] = {FS_BLOB_PARTS, 'S', 'L', 'F', 'S'};
+    int n = 0;
+    for (int i = 0; i < st->nw; i++) n += st->w[i]->npend > 0;
+    sl_put_le_n(hdr + 5, (uint64_t)n, 4);
+    sl_buf_put(&b, (const char *)hdr, sizeof hdr);
+    for (int i = 0; i < st->nw; i++) {
+        if (!st->w[i]->npend) continue;
+        size_t l;
+        unsigned char *one = writer_blob(op, st->w[i], cpid, &l), lb[4];
+        sl_put_le_n(lb, l, 4);
+        sl_buf_put(&b, (const char *)lb, 4);
+        sl_buf_put(&b, (const char *)one, l);
+        free(one);
+    }
+    *len = b.len;
+    *blob = sl_buf_take(&b);
     return SL_OK;
+}
+
+static void writer_free(fs_writer *w)
+{
+    if (!w) return;
+    for (int i = 0; i < w->npend; i++) {
+        free(w->pend[i].stage);
+        free(w->pend[i].final);
+    }
+    free(w->pend);
+    free(w->cur_stage);
+    free(w->part);
+    free(w->dir);
+    free(w->fname);
+    sl_buf_free(&w->out);
+    free(w);
 }
 
 static int file_checkpoint_complete(sl_op *op, int64_t cpid)
 {
     file_state *st = op->priv;
-    return commit_upto(op, st, cpid);
+    int rc = SL_OK;
+    for (int i = 0; i < st->nw && rc == SL_OK; i++) rc = commit_upto(op, st->w[i], cpid);
+    /* a partition with nothing open or pending is forgotten: its metadata
+     * does not grow with every partition the job has ever written */
+    for (int i = st->nw - 1; rc == SL_OK && st->npart && i >= 0; i--) {
+        fs_writer *w = st->w[i];
+        if (w->fd >= 0 || w->cur_stage || w->npend) continue;
+        if (st->last == w) st->last = NULL;
+        writer_free(w);
+        st->w[i] = st->w[--st->nw];
+    }
+    return rc;
 }
 
 static int file_checkpoint_abort(sl_op *op, int64_t cpid)
@@ -441,7 +575,6 @@ static void fs_restored_free(fs_restored *r)
     free(r->pend);
     free(r->names);
 }
-
 static int parse_fs_blob(const unsigned char *b, size_t len, fs_restored *r, char *why,
                          size_t whylen)
 {
@@ -531,7 +664,7 @@ static int parse_fs_blob(const unsigned char *b, size_t len, fs_restored *r, cha
  * recorded length (bytes after it were never part of the checkpoint) and
  * rename it. Already renamed (the completion was seen before the failure):
  * nothing to do. */
-static int recover_one(sl_op *op, file_state *st, const char *dir, const pending_file *pf)
+static int recover_one(sl_op *op, const char *dir, const pending_file *pf)
 {
     char *from = sl_sprintf("%s%s", dir, pf->stage);
     char *to = sl_sprintf("%s%s", dir, pf->final);
@@ -567,24 +700,35 @@ out:
     return rc;
 }
 
-/* Delete the in-progress files of the given old subtasks: rows written after
- * the restored checkpoint, which the restored job writes again. */
-static int discard_uncommitted(sl_op *op, file_state *st, const int *owners, int nowners)
+/* Delete the in-progress files of the given old subtasks in dir and, with
+ * partitions, in the partition directories under it (depth levels): rows
+ * written after the restored checkpoint, which the restored job writes again. */
+static int discard_uncommitted(sl_op *op, const char *dir, int depth, const int *owners,
+                               int nowners)
 {
-    DIR *d = opendir(st->dir);
-    if (!d)
-        return sl_op_fail(op, "file sink: cannot read directory '%s': %s", st->dir,
-                          strerror(errno));
+    DIR *d = opendir(dir);
+    if (!d) {
+        if (errno == ENOENT && depth >= 0) return SL_OK;
+        return sl_op_fail(op, "file sink: cannot read directory '%s': %s", dir, strerror(errno));
+    }
     int rc = SL_OK;
     struct dirent *e;
     while (rc == SL_OK && (e = readdir(d))) {
         int sub;
         uint64_t c;
+        if (depth > 0 && e->d_name[0] != '.' && strchr(e->d_name, '=')) {
+            char *sub_dir = sl_sprintf("%s%s/", dir, e->d_name);
+            struct stat sb;
+            if (stat(sub_dir, &sb) == 0 && S_ISDIR(sb.st_mode))
+                rc = discard_uncommitted(op, sub_dir, depth - 1, owners, nowners);
+            free(sub_dir);
+            continue;
+        }
         if (!parse_part_name(e->d_name, ".part-", ".inprogress", &sub, &c)) continue;
         bool mine = false;
         for (int k = 0; k < nowners && !mine; k++) mine = owners[k] == sub;
         if (!mine) continue;
-        char *path = sl_sprintf("%s%s", st->dir, e->d_name);
+        char *path = sl_sprintf("%s%s", dir, e->d_name);
         if (unlink(path) != 0 && errno != ENOENT)
             rc = sl_op_fail(op, "file sink: cannot delete uncommitted '%s': %s", path,
                             strerror(errno));
@@ -594,37 +738,168 @@ static int discard_uncommitted(sl_op *op, file_state *st, const int *owners, int
     return rc;
 }
 
+/* The version-2 blobs of one restored blob (a partitioned sink's holds several). */
+static int split_blobs(const unsigned char *b, size_t len, const unsigned char **parts,
+                       size_t *plens, int *n, int cap, char *why, size_t whylen)
+{
+    *n = 0;
+    if (len < 9 || b[0] != FS_BLOB_PARTS || memcmp(b + 1, fs_magic, 4) != 0) {
+        parts[0] = b;
+        plens[0] = len;
+        *n = 1;
+        return SL_OK;
+    }
+    uint64_t cnt = 0;
+    for (int k = 0; k < 4; k++) cnt |= (uint64_t)b[5 + k] << (8 * k);
+    size_t at = 9;
+    for (uint64_t i = 0; i < cnt; i++) {
+        if (len - at < 4 || *n >= cap)
+            return sl_seterr(why, whylen, "damaged (partition %llu of %llu cut short)",
+                             (unsigned long long)i, (unsigned long long)cnt);
+        uint64_t l = 0;
+        for (int k = 0; k < 4; k++) l |= (uint64_t)b[at + (size_t)k] << (8 * k);
+        at += 4;
+        if (len - at < l) return sl_seterr(why, whylen, "damaged (partition %llu cut short)",
+                                           (unsigned long long)i);
+        parts[*n] = b + at;
+        plens[(*n)++] = (size_t)l;
+        at += (size_t)l;
+    }
+    if (at != len) return sl_seterr(why, whylen, "damaged (%zu stray bytes)", len - at);
+    return SL_OK;
+}
+
 static int file_restore(sl_op *op, const void *const *blobs, const size_t *lens, int nblobs)
 {
     file_state *st = op->priv;
-    fs_restored *rs = sl_calloc((size_t)nblobs + 1, sizeof *rs);
-    int *owners = sl_calloc((size_t)nblobs + 1, sizeof *owners);
-    int nowners = 0, rc = SL_OK;
-    owners[nowners++] = op->subtask;
+    int cap = 0;
+    for (int k = 0; k < nblobs; k++) cap += 1 + (int)(lens[k] / 8);
+    const unsigned char **parts = sl_calloc((size_t)cap + 1, sizeof *parts);
+    size_t *plens = sl_calloc((size_t)cap + 1, sizeof *plens);
+    int nparts = 0, rc = SL_OK;
     for (int k = 0; k < nblobs && rc == SL_OK; k++) {
         char why[300];
-        if (parse_fs_blob(blobs[k], lens[k], &rs[k], why, sizeof why) != SL_OK) {
+        int n = 0;
+        if (split_blobs(blobs[k], lens[k], parts + nparts, plens + nparts, &n, cap - nparts, why,
+                        sizeof why) != SL_OK)
             rc = sl_op_fail(op, "file sink '%s' subtask %d: cannot restore state %d of %d: %s",
                             op->vertex ? op->vertex->id : "?", op->subtask, k + 1, nblobs, why);
+        nparts += n;
+    }
+    fs_restored *rs = sl_calloc((size_t)nparts + 1, sizeof *rs);
+    int *owners = sl_calloc((size_t)nparts + 1, sizeof *owners);
+    int nowners = 0;
+    owners[nowners++] = op->subtask;
+    for (int k = 0; k < nparts && rc == SL_OK; k++) {
+        char why[300];
+        if (parse_fs_blob(parts[k], plens[k], &rs[k], why, sizeof why) != SL_OK) {
+            rc = sl_op_fail(op, "file sink '%s' subtask %d: cannot restore state %d of %d: %s",
+                            op->vertex ? op->vertex->id : "?", op->subtask, k + 1, nparts, why);
             break;
         }
-        if (rs[k].owner != op->subtask) owners[nowners++] = rs[k].owner;
+        bool seen = false;
+        for (int j = 0; j < nowners; j++) seen |= owners[j] == rs[k].owner;
+        if (!seen) owners[nowners++] = rs[k].owner;
     }
     /* Commit first: files are only deleted once every recorded one is safe. */
-    for (int k = 0; k < nblobs && rc == SL_OK; k++)
+    for (int k = 0; k < nparts && rc == SL_OK; k++) {
         for (int j = 0; j < rs[k].npend && rc == SL_OK; j++)
-            rc = recover_one(op, st, rs[k].dir, &rs[k].pend[j]);
-    if (rc == SL_OK) rc = sync_dir(op, st);
-    if (rc == SL_OK) rc = discard_uncommitted(op, st, owners, nowners);
-    for (int k = 0; k < nblobs && rc == SL_OK; k++) {
-        if (rs[k].cpid != INT64_MAX) st->next_cpid = SL_MAX(st->next_cpid, rs[k].cpid + 1);
-        if (rs[k].owner == op->subtask) st->next_n = SL_MAX(st->next_n, rs[k].next_n);
+            rc = recover_one(op, rs[k].dir, &rs[k].pend[j]);
+        if (rc == SL_OK && rs[k].npend) rc = sync_dir(op, rs[k].dir);
     }
-    if (rc == SL_OK) rc = scan_counter(op, st);
-    for (int k = 0; k < nblobs; k++) fs_restored_free(&rs[k]);
+    if (rc == SL_OK) rc = discard_uncommitted(op, st->base, st->npart, owners, nowners);
+    for (int k = 0; k < nparts && rc == SL_OK; k++) {
+        if (rs[k].cpid != INT64_MAX) st->next_cpid = SL_MAX(st->next_cpid, rs[k].cpid + 1);
+        if (!st->npart && rs[k].owner == op->subtask)
+            st->w[0]->next_n = SL_MAX(st->w[0]->next_n, rs[k].next_n);
+    }
+    if (rc == SL_OK && !st->npart) rc = scan_counter(op, st->w[0]);
+    for (int k = 0; k < nparts; k++) fs_restored_free(&rs[k]);
     free(rs);
     free(owners);
+    free(parts);
+    free(plens);
     return rc;
+}
+
+/* ---- partitions ------------------------------------------------------- */
+
+/* Append a partition value to a path as Flink escapes path names: the
+ * characters that mean something in a path or URI as %XX. */
+static void put_escaped(sl_buf *b, const char *p, size_t n)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)p[i];
+        if (c < 0x20 || c == 0x7F || strchr("\"#%'*/:=?\\{[]^", c)) {
+            char e[3] = {'%', hex[c >> 4], hex[c & 15]};
+            sl_buf_put(b, e, 3);
+        } else {
+            sl_buf_put(b, (const char *)&c, 1);
+        }
+    }
+}
+
+/* The partition name of row ("dt=2026-01-01/hr=10") into st->pname: each
+ * value as the csv format writes it (TIMESTAMP as SQL text), NULL or an
+ * empty string as __DEFAULT_PARTITION__. No allocation once the scratch has
+ * grown. */
+static void partition_name(file_state *st, const sl_schema *in, const sl_row *row)
+{
+    sl_buf_reset(&st->pname);
+    for (int k = 0; k < st->npart; k++) {
+        int c = st->pcol[k];
+        if (k) sl_buf_put(&st->pname, "/", 1);
+        sl_buf_str(&st->pname, in->fields[c].name);
+        sl_buf_put(&st->pname, "=", 1);
+        const sl_value *v = &row->vals[c];
+        sl_buf_reset(&st->ptext);
+        if (!v->isnull && in->fields[c].type == SL_T_STRING) {
+            sl_buf_put(&st->ptext, v->v.s.p, v->v.s.len);
+        } else if (!v->isnull) {
+            sl_row one = {SL_KIND_INSERT, row->n, row->vals, SL_TS_NONE};
+            kf_codec single = st->pcodec;
+            single.n = 1;
+            single.slot = &st->pcodec.slot[k];
+            single.type = &st->pcodec.type[k];
+            single.name = &st->pcodec.name[k];
+            single.namelen = &st->pcodec.namelen[k];
+            sl_fmt_csv_fields(&st->ptext, &single, &one);
+            if (st->ptext.len >= 2 && st->ptext.p[0] == '"') { /* csv quoting off */
+                size_t o = 0;
+                for (size_t i = 1; i + 1 < st->ptext.len; i++) {
+                    st->ptext.p[o++] = st->ptext.p[i];
+                    if (st->ptext.p[i] == '"') i++;
+                }
+                st->ptext.len = o;
+            }
+        }
+        if (st->ptext.len == 0) sl_buf_str(&st->pname, "__DEFAULT_PARTITION__");
+        else put_escaped(&st->pname, st->ptext.p, st->ptext.len);
+    }
+}
+
+/* The writer of partition st->pname, made (and its directory) when new. */
+static fs_writer *writer_for(sl_op *op, file_state *st)
+{
+    for (int i = 0; i < st->nw; i++)
+        if (st->w[i]->part && strlen(st->w[i]->part) == st->pname.len &&
+            !memcmp(st->w[i]->part, st->pname.p, st->pname.len))
+            return st->w[i];
+    fs_writer *w = sl_calloc(1, sizeof *w);
+    w->fd = -1;
+    w->part = sl_strndup(st->pname.p, st->pname.len);
+    w->dir = sl_sprintf("%s%s/", st->base, w->part);
+    if (make_dirs(w->dir, op->err, sizeof op->err) != SL_OK) {
+        writer_free(w);
+        return NULL;
+    }
+    if (st->nw == st->capw) {
+        st->capw = st->capw ? st->capw * 2 : 8;
+        st->w = sl_realloc(st->w, (size_t)st->capw * sizeof *st->w);
+    }
+    st->w[st->nw++] = w;
+    return w;
 }
 
 /* ---- operator --------------------------------------------------------- */
@@ -633,23 +908,23 @@ static void file_close(sl_op *op)
 {
     file_state *st = op->priv;
     if (!st) return;
-    if (st->fd >= 0) {
-        /* Two-phase commit: an open file holds uncommitted rows, dropped.
-         * Otherwise close() cannot fail the task; end_input has reported
-         * errors. */
-        if (!st->twopc && st->out.len) (void)write_all(st->fd, st->out.p, st->out.len);
-        close(st->fd);
+    for (int i = 0; i < st->nw; i++) {
+        fs_writer *w = st->w[i];
+        if (w->fd >= 0) {
+            /* Two-phase commit: an open file holds uncommitted rows, dropped.
+             * Otherwise close() cannot fail the task; end_input has reported
+             * errors. */
+            if (!st->twopc && w->out.len) (void)write_all(w->fd, w->out.p, w->out.len);
+            close(w->fd);
+        }
+        writer_free(w);
     }
-    for (int i = 0; i < st->npend; i++) {
-        free(st->pend[i].stage);
-        free(st->pend[i].final);
-    }
-    free(st->pend);
-    free(st->cur_stage);
-    free(st->dir);
+    free(st->w);
+    free(st->base);
     kf_codec_free(&st->codec);
-    free(st->fname);
-    sl_buf_free(&st->out);
+    kf_codec_free(&st->pcodec);
+    sl_buf_free(&st->ptext);
+    sl_buf_free(&st->pname);
     free(st);
     op->priv = NULL;
 }
@@ -659,29 +934,46 @@ static int file_open(sl_op *op)
     const file_plan *pl = op->plan;
     file_state *st = sl_calloc(1, sizeof *st);
     op->priv = st;
-    st->fd = -1;
     if (make_dirs(pl->path, op->err, sizeof op->err) != SL_OK) return SL_ERR;
     size_t plen = strlen(pl->path);
-    st->dir = sl_sprintf("%s%s", pl->path, plen && pl->path[plen - 1] == '/' ? "" : "/");
-    sl_buf_reserve(&st->out, 2 * FILE_BUF);
+    st->base = sl_sprintf("%s%s", pl->path, plen && pl->path[plen - 1] == '/' ? "" : "/");
     st->twopc = op->checkpointing != 0;
     st->next_cpid = 1;
-    if (st->twopc) {
-        /* Files are opened by the first row of each checkpoint interval. */
-        if (scan_counter(op, st) != SL_OK) return SL_ERR;
-    } else {
-        st->fname = sl_sprintf("%spart-%d", st->dir, op->subtask);
-        st->fd = open(st->fname, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-        if (st->fd < 0)
-            return sl_op_fail(op, "file sink: cannot create '%s': %s", st->fname,
-                              strerror(errno));
+    if (op->in && pl->partition_by) {
+        char *copy = sl_strdup(pl->partition_by), *save = NULL;
+        for (char *c = strtok_r(copy, ";", &save); c && st->npart < SL_MAX_FIELDS;
+             c = strtok_r(NULL, ";", &save)) {
+            int k = sl_schema_find(op->in, c);
+            if (k >= 0) st->pcol[st->npart++] = k;
+        }
+        free(copy);
     }
-
+    if (!st->npart) { /* one writer, the path itself */
+        fs_writer *w = sl_calloc(1, sizeof *w);
+        w->fd = -1;
+        w->part = sl_strdup("");
+        w->dir = sl_strdup(st->base);
+        sl_buf_reserve(&w->out, 2 * FILE_BUF);
+        st->w = sl_calloc(1, sizeof *st->w);
+        st->w[0] = w;
+        st->nw = st->capw = 1;
+        st->last = w;
+        /* without two-phase commit part-<i> is there from the start, as before */
+        if (st->twopc ? scan_counter(op, w) != SL_OK : writer_open(op, st, w) != SL_OK)
+            return SL_ERR;
+    }
     if (op->in) {
-        int cols[SL_MAX_FIELDS];
-        for (int i = 0; i < op->in->n; i++) cols[i] = i;
+        int cols[SL_MAX_FIELDS], n = 0;
+        for (int i = 0; i < op->in->n; i++) {
+            bool part = false;
+            for (int k = 0; k < st->npart; k++) part |= st->pcol[k] == i;
+            if (!part) cols[n++] = i;
+        }
         if (kf_codec_init(&st->codec, pl->format == FMT_JSON ? KF_JSON : KF_CSV, op->in, cols,
-                          op->in->n, "file", op->err, sizeof op->err) != SL_OK)
+                          n, "file", op->err, sizeof op->err) != SL_OK)
+            return SL_ERR;
+        if (st->npart && kf_codec_init(&st->pcodec, KF_CSV, op->in, st->pcol, st->npart, "file",
+                                       op->err, sizeof op->err) != SL_OK)
             return SL_ERR;
     }
     return SL_OK;
@@ -691,8 +983,18 @@ static int file_process(sl_op *op, int input, sl_row *row)
 {
     const file_plan *pl = op->plan;
     file_state *st = op->priv;
-    if (SL_UNLIKELY(st->fd < 0) && pending_open(op, st) != SL_OK) return SL_ERR;
-    sl_buf *out = &st->out;
+    fs_writer *w = st->last;
+    if (st->npart) {
+        partition_name(st, op->in, row);
+        if (!w || strlen(w->part) != st->pname.len || memcmp(w->part, st->pname.p, st->pname.len)) {
+            w = writer_for(op, st);
+            if (!w) return SL_ERR;
+            st->last = w;
+        }
+    }
+    w->used = ++st->rows;
+    if (SL_UNLIKELY(w->fd < 0) && writer_open(op, st, w) != SL_OK) return SL_ERR;
+    sl_buf *out = &w->out;
     if (pl->format == FMT_JSON) {
         size_t start = out->len;
         sl_buf_reserve(out, 1);
@@ -714,12 +1016,16 @@ static int file_process(sl_op *op, int input, sl_row *row)
                               "file sink '%s': format csv holds inserts only, but a %s row "
                               "arrived (the input is a changelog); use format json, which "
                               "records the kind",
-                              st->fname, sl_rowkind_short(row->kind));
+                              w->fname, sl_rowkind_short(row->kind));
         sl_fmt_csv_fields(out, &st->codec, row);
         sl_buf_reserve(out, 1);
     }
     out->p[out->len++] = '\n';
-    return out->len >= FILE_BUF ? out_flush(op, st) : SL_OK;
+    /* partitions share FILE_PART_BUDGET: each writes out at its share (4 KiB at least) */
+    size_t limit = FILE_BUF;
+    if (st->npart && (size_t)st->nopen > FILE_PART_BUDGET / FILE_BUF)
+        limit = SL_MAX((size_t)4096, FILE_PART_BUDGET / (size_t)st->nopen);
+    return out->len >= limit ? out_flush(op, w) : SL_OK;
 }
 
 static int file_end_input(sl_op *op, int input)
@@ -729,12 +1035,21 @@ static int file_end_input(sl_op *op, int input)
         /* The last rows are staged for the next checkpoint. With a final
          * checkpoint to come, its completion commits them; only a restored
          * job that takes no checkpoints commits at its end of input. */
-        if (stage_current(op, st, st->next_cpid) != SL_OK) return SL_ERR;
-        return op->final_checkpoint ? SL_OK : commit_upto(op, st, INT64_MAX);
+        for (int i = 0; i < st->nw; i++)
+            if (stage_current(op, st, st->w[i], st->next_cpid) != SL_OK) return SL_ERR;
+        if (op->final_checkpoint) return SL_OK;
+        for (int i = 0; i < st->nw; i++)
+            if (commit_upto(op, st->w[i], INT64_MAX) != SL_OK) return SL_ERR;
+        return SL_OK;
     }
-    if (out_flush(op, st) != SL_OK) return SL_ERR;
-    if (fsync(st->fd) != 0)
-        return sl_op_fail(op, "file sink: cannot sync '%s': %s", st->fname, strerror(errno));
+    for (int i = 0; i < st->nw; i++) {
+        fs_writer *w = st->w[i];
+        if (w->fd < 0 && w->out.len == 0) continue;
+        if (w->fd < 0 && writer_open(op, st, w) != SL_OK) return SL_ERR;
+        if (out_flush(op, w) != SL_OK) return SL_ERR;
+        if (fsync(w->fd) != 0)
+            return sl_op_fail(op, "file sink: cannot sync '%s': %s", w->fname, strerror(errno));
+    }
     return SL_OK;
 }
 
@@ -743,6 +1058,9 @@ static const sl_op_option file_options[] = {
      "File or directory."},
     {"format", SL_CT_STRING, NULL, NULL,
      "Row format: csv or json."},
+    {"partition-by", SL_CT_STRING, NULL, NULL,
+     "Partition columns, ';'-separated: rows go to <path>/<col>=<value>/... directories "
+     "(Flink's partitioned filesystem sink), without those columns."},
     SL_OP_OPTIONS_END,
 };
 

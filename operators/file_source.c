@@ -11,6 +11,12 @@
  *                             by kafka_common.c's codec
  *   json.ignore-parse-errors  true: a bad record is skipped (and counted)
  *   csv.ignore-parse-errors   instead of failing the task
+ *   partition-by              "dt;hr": the table is partitioned (Flink's
+ *                             partitioned filesystem table): the files are
+ *                             under <path>/dt=<v>/hr=<v>/, their records
+ *                             leave those columns out and each row gets
+ *                             them from its file's directory names (%XX
+ *                             escapes undone, __DEFAULT_PARTITION__ NULL)
  *
  * Files. The files are listed at open and sorted by name; file k belongs to
  * subtask k % parallelism, so every run deals them the same way. A subtask
@@ -76,6 +82,7 @@ typedef struct fr_plan {
     bool ignore_errors;
     const char *vid;
     char *who;       /* what messages name: "file source 'vid'" */
+    char *partition_by; /* "dt;hr" or NULL */
 } fr_plan;
 
 /* One file of this subtask. */
@@ -105,6 +112,12 @@ typedef struct fr_state {
     /* restored positions (union of all old blobs), until open of the files */
     fr_file *rest;
     int nrest;
+    /* partitions: the columns, and their values for the file being read */
+    int npart;
+    int pcol[SL_MAX_FIELDS];
+    const char *pname[SL_MAX_FIELDS]; /* their names (the output schema's) */
+    sl_value pvals[SL_MAX_FIELDS];
+    sl_buf pstr;        /* the values' unescaped text */
 } fr_state;
 
 /* ---- plan ------------------------------------------------------------- */
@@ -115,6 +128,7 @@ static void fr_plan_free(void *p)
     if (!pl) return;
     free(pl->path);
     free(pl->who);
+    free(pl->partition_by);
     free(pl);
 }
 
@@ -181,6 +195,20 @@ static void *fr_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
     pl->ignore_errors = o.ignore_errors;
     pl->vid = v->id;
     pl->who = sl_sprintf("file source '%s'", v->id);
+    const char *pb = sl_vconf_str(v, "partition-by", NULL);
+    if (pb && *pb) {
+        char *copy = sl_strdup(pb), *save = NULL;
+        for (char *c = strtok_r(copy, ";", &save); c; c = strtok_r(NULL, ";", &save))
+            if (sl_schema_find(&v->declared, c) < 0) {
+                sl_seterr(err, errlen, "vertex '%s': partition-by: '%s' is not a column of the "
+                          "schema", v->id, c);
+                free(copy);
+                fr_plan_free(pl);
+                return NULL;
+            }
+        free(copy);
+        pl->partition_by = sl_strdup(pb);
+    }
     sl_schema_copy(pc->out, &v->declared);
     return pl;
 }
@@ -198,9 +226,49 @@ static int name_cmp(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* The regular files of directory path/rel (rel "" or ending in '/'), appended
+ * to *names as rel/name; with depth > 0 the files of its partition
+ * directories (k=v) that many levels down instead. */
+static int list_dir(sl_op *op, const fr_plan *pl, const char *rel, int depth, char ***names,
+                    int *cnt)
+{
+    char *dir = sl_sprintf("%s/%s", pl->path, rel);
+    DIR *d = opendir(dir);
+    if (!d) {
+        int rc = sl_op_fail(op, "%s: cannot list directory '%s': %s", pl->who, dir,
+                            strerror(errno));
+        free(dir);
+        return rc;
+    }
+    int rc = SL_OK;
+    struct dirent *de;
+    struct stat sb;
+    while (rc == SL_OK && (de = readdir(d))) {
+        if (de->d_name[0] == '.' || de->d_name[0] == '_') continue;
+        char *full = sl_sprintf("%s%s", dir, de->d_name);
+        int st = stat(full, &sb);
+        free(full);
+        if (st != 0) continue;
+        if (depth > 0) {
+            if (!S_ISDIR(sb.st_mode) || !strchr(de->d_name, '=')) continue;
+            char *sub = sl_sprintf("%s%s/", rel, de->d_name);
+            rc = list_dir(op, pl, sub, depth - 1, names, cnt);
+            free(sub);
+            continue;
+        }
+        if (!S_ISREG(sb.st_mode)) continue;
+        *names = sl_realloc(*names, (size_t)(*cnt + 1) * sizeof **names);
+        (*names)[(*cnt)++] = sl_sprintf("%s%s", rel, de->d_name);
+    }
+    closedir(d);
+    free(dir);
+    return rc;
+}
+
 /* The names of the files under path, sorted (*n 0 and *is_dir 0 when path
- * is one file, named ""). */
-static int list_files(sl_op *op, const fr_plan *pl, char ***out, int *n, bool *is_dir)
+ * is one file, named ""); a partitioned table's are "dt=x/hr=y/part-0". */
+static int list_files(sl_op *op, const fr_plan *pl, int depth, char ***out, int *n,
+                      bool *is_dir)
 {
     struct stat sb;
     *out = NULL;
@@ -215,32 +283,89 @@ static int list_files(sl_op *op, const fr_plan *pl, char ***out, int *n, bool *i
         *n = 1;
         return SL_OK;
     }
-    DIR *d = opendir(pl->path);
-    if (!d)
-        return sl_op_fail(op, "%s: cannot list directory '%s': %s", pl->who,
-                          pl->path, strerror(errno));
     char **names = NULL;
     int cnt = 0;
-    struct dirent *de;
-    while ((de = readdir(d))) {
-        if (de->d_name[0] == '.' || de->d_name[0] == '_') continue;
-        char *full = sl_sprintf("%s/%s", pl->path, de->d_name);
-        bool reg = stat(full, &sb) == 0 && S_ISREG(sb.st_mode);
-        free(full);
-        if (!reg) continue;
-        names = sl_realloc(names, (size_t)(cnt + 1) * sizeof *names);
-        names[cnt++] = sl_strdup(de->d_name);
-    }
-    closedir(d);
+    int rc = list_dir(op, pl, "", depth, &names, &cnt);
     if (cnt > 1) qsort(names, (size_t)cnt, sizeof *names, name_cmp);
     *out = names;
     *n = cnt;
-    return SL_OK;
+    return rc;
 }
 
 static char *full_name(const fr_plan *pl, const fr_state *st, const fr_file *f)
 {
     return st->is_dir ? sl_sprintf("%s/%s", pl->path, f->name) : sl_strdup(pl->path);
+}
+
+static int hexval(char c)
+{
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'A' && c <= 'F' ? c - 'A' + 10
+           : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/* The partition values of file `name` ("dt=x/hr=y/part-0") into st->pvals:
+ * its directories' k=v in the order of the partition columns, %XX undone,
+ * __DEFAULT_PARTITION__ NULL, each value parsed as its column's type. */
+static int partition_values(sl_op *op, const fr_plan *pl, fr_state *st, const char *name)
+{
+    size_t off[SL_MAX_FIELDS], len[SL_MAX_FIELDS];
+    bool null[SL_MAX_FIELDS];
+    sl_buf_reset(&st->pstr);
+    const char *p = name;
+    for (int k = 0; k < st->npart; k++) {
+        const char *slash = strchr(p, '/'), *eq = strchr(p, '=');
+        size_t klen = eq ? (size_t)(eq - p) : 0;
+        if (!slash || !eq || eq > slash || strlen(st->pname[k]) != klen ||
+            strncasecmp(p, st->pname[k], klen))
+            return sl_op_fail(op, "%s: '%s/%s' is not under a partition directory %s=... "
+                              "(PARTITIONED BY column %d)", pl->who, pl->path, name,
+                              st->pname[k], k + 1);
+        const char *v = eq + 1;
+        size_t vlen = (size_t)(slash - v);
+        null[k] = vlen == 21 && !strncmp(v, "__DEFAULT_PARTITION__", 21);
+        off[k] = st->pstr.len;
+        for (size_t i = 0; i < vlen; i++) {
+            int hi = i + 2 < vlen ? hexval(v[i + 1]) : -1, lo = i + 2 < vlen ? hexval(v[i + 2]) : -1;
+            if (v[i] == '%' && hi >= 0 && lo >= 0) {
+                char c = (char)(hi * 16 + lo);
+                sl_buf_put(&st->pstr, &c, 1);
+                i += 2;
+            } else {
+                sl_buf_put(&st->pstr, &v[i], 1);
+            }
+        }
+        len[k] = st->pstr.len - off[k];
+        p = slash + 1;
+    }
+    for (int k = 0; k < st->npart; k++) {
+        sl_value *pv = &st->pvals[k];
+        const char *t = st->pstr.p + off[k];
+        sl_type ty = op->out->fields[st->pcol[k]].type;
+        memset(pv, 0, sizeof *pv);
+        pv->isnull = null[k];
+        if (null[k]) continue;
+        char num[64];
+        snprintf(num, sizeof num, "%.*s", (int)SL_MIN(len[k], 63), t);
+        char *end = NULL;
+        bool ok = true;
+        switch (ty) {
+        case SL_T_STRING:
+        case SL_T_BYTES: pv->v.s.p = t; pv->v.s.len = (uint32_t)len[k]; break;
+        case SL_T_INT:
+        case SL_T_BIGINT: pv->v.i = strtoll(num, &end, 10); ok = end != num && !*end; break;
+        case SL_T_DOUBLE: pv->v.d = strtod(num, &end); ok = end != num && !*end; break;
+        case SL_T_BOOLEAN:
+            ok = !strcasecmp(num, "true") || !strcasecmp(num, "false");
+            pv->v.i = !strcasecmp(num, "true");
+            break;
+        case SL_T_TIMESTAMP: ok = kf_parse_timestamp(t, len[k], &pv->v.i) == SL_OK; break;
+        default: ok = false;
+        }
+        if (!ok)
+            return sl_op_fail(op, "%s: partition value '%s' of '%s/%s' is not a %s", pl->who,
+                              num, pl->path, name, sl_type_name(ty));
+    }
+    return SL_OK;
 }
 
 /* Open file cur at its offset; a file of the state that is gone or shorter
@@ -267,6 +392,7 @@ static int open_cur(sl_op *op, const fr_plan *pl, fr_state *st)
     st->base = f->offset;
     st->start = st->end = 0;
     st->eof = false;
+    if (rc == SL_OK && st->npart) rc = partition_values(op, pl, st, f->name);
     return rc;
 }
 
@@ -289,7 +415,7 @@ static int deal_files(sl_op *op, fr_state *st)
     const fr_plan *pl = op->plan;
     char **names;
     int n;
-    if (list_files(op, pl, &names, &n, &st->is_dir) != SL_OK) return SL_ERR;
+    if (list_files(op, pl, st->npart, &names, &n, &st->is_dir) != SL_OK) return SL_ERR;
     int p = op->parallelism > 0 ? op->parallelism : 1;
     files_free(st->files, st->nfiles);
     st->files = sl_calloc((size_t)n + 1, sizeof *st->files);
@@ -332,6 +458,7 @@ static void state_free(fr_state *st)
     files_free(st->rest, st->nrest);
     kf_codec_free(&st->codec);
     sl_buf_free(&st->str);
+    sl_buf_free(&st->pstr);
     free(st->buf);
     free(st->vals);
 }
@@ -342,10 +469,24 @@ static int state_init(sl_op *op, const fr_plan *pl, fr_state *st, const sl_schem
     st->fd = -1;
     st->cap = FR_BUF;
     st->buf = sl_malloc(st->cap);
-    int n = schema->n;
-    st->vals = sl_calloc((size_t)n, sizeof *st->vals);
-    int cols[SL_MAX_FIELDS];
-    for (int i = 0; i < n; i++) cols[i] = i;
+    st->vals = sl_calloc((size_t)schema->n, sizeof *st->vals);
+    if (pl->partition_by) { /* the partition columns come from the path, not the records */
+        char *copy = sl_strdup(pl->partition_by), *save = NULL;
+        for (char *c = strtok_r(copy, ";", &save); c && st->npart < SL_MAX_FIELDS;
+             c = strtok_r(NULL, ";", &save)) {
+            int k = sl_schema_find(schema, c);
+            if (k < 0) continue;
+            st->pname[st->npart] = schema->fields[k].name;
+            st->pcol[st->npart++] = k;
+        }
+        free(copy);
+    }
+    int cols[SL_MAX_FIELDS], n = 0;
+    for (int i = 0; i < schema->n; i++) {
+        bool part = false;
+        for (int k = 0; k < st->npart; k++) part |= st->pcol[k] == i;
+        if (!part) cols[n++] = i;
+    }
     if (kf_codec_init(&st->codec, pl->fmt, schema, cols, n, pl->vid, op->err, sizeof op->err))
         return SL_ERR;
     st->codec.ignore_errors = pl->ignore_errors;
@@ -479,6 +620,7 @@ static int next_record(sl_op *op, const fr_plan *pl, fr_state *st)
             if (bad_record(op, pl, st, &at, why) != SL_OK) return SL_ERR;
             continue;
         }
+        for (int k = 0; k < st->npart; k++) st->vals[st->pcol[k]] = st->pvals[k];
         return SL_OK;
     }
     return SL_DONE;
@@ -533,7 +675,7 @@ int sl_file_read_all(sl_op *op, const char *who, const char *vid, const sl_file_
     char **names = NULL;
     int n = 0;
     int rc = state_init(op, &pl, &st, schema);
-    if (rc == SL_OK) rc = list_files(op, &pl, &names, &n, &st.is_dir);
+    if (rc == SL_OK) rc = list_files(op, &pl, 0, &names, &n, &st.is_dir);
     if (rc == SL_OK) { /* every file, from its start */
         st.files = sl_calloc((size_t)n + 1, sizeof *st.files);
         for (int k = 0; k < n; k++) {
@@ -649,6 +791,9 @@ static const sl_op_option fr_options[] = {
      "true: skip (and count) a row that does not parse as JSON instead of failing."},
     {"csv.ignore-parse-errors", SL_CT_STRING, NULL, NULL,
      "true: skip (and count) a row that does not parse as CSV instead of failing."},
+    {"partition-by", SL_CT_STRING, NULL, NULL,
+     "Partition columns, ';'-separated: the files are read from <path>/<col>=<value>/... "
+     "directories and the columns filled from those names."},
     SL_OP_OPTIONS_END,
 };
 

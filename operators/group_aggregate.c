@@ -120,6 +120,7 @@
 #include "keygroup.h"
 #include "operator.h"
 #include "agg.h"
+#include "udf_sig.h"
 #include "buf.h"
 #include "bytes.h"
 
@@ -269,6 +270,13 @@ static void *ga_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
     }
 
     if (pl->aggs.has_distinct && plan_distinct_groups(pl, err, errlen) != SL_OK) goto fail;
+    for (int i = 0; pl->retract_input && i < pl->aggs.n; i++)
+        if (pl->aggs.aggs[i].udf && !pl->aggs.aggs[i].udf->retract) {
+            sl_seterr(err, errlen, "vertex '%s': aggregate function '%s' declares no retract, "
+                      "but the input is updating (give it retract, or aggregate an insert-only "
+                      "input)", vid, pl->aggs.aggs[i].udf->name);
+            goto fail;
+        }
 
     pl->retract_minmax = pl->retract_input && pl->aggs.has_minmax;
     pl->aggs.keep_values = pl->retract_minmax;
@@ -372,6 +380,9 @@ static int ga_open(sl_op *op)
     if (pl->ttl_ms > 0 && !op->proc_timers)
         return sl_op_fail(op, "vertex '%s': 'state.ttl' needs processing-time timers, but none "
                           "were set up for this operator", pl->vid);
+    char uerr[700];
+    if (sl_agg_open(&pl->aggs, uerr, sizeof uerr) != SL_OK)
+        return sl_op_fail(op, "vertex '%s': %s", pl->vid, uerr);
     if (pl->aggs.has_distinct) {
         st->dval = sl_calloc((size_t)pl->dg_max, 8);
         st->dpass = sl_calloc((size_t)pl->dg_max, sizeof *st->dpass);
@@ -952,17 +963,25 @@ static int minmax_update(sl_op *op, const sl_row *row, int sign)
 
 /* The output row of accumulator acc into vals; strs: the STRING MIN/MAX
  * values that go with acc (st->str_old or st->str_new), NULL if none. */
-static void fill_row(const ga_plan *pl, const sl_row *in, const uint8_t *acc, const sl_buf *strs,
-                     sl_value *vals)
+static int fill_row(const ga_plan *pl, const sl_row *in, const uint8_t *acc, const sl_buf *strs,
+                    sl_value *vals)
 {
     for (int k = 0; k < pl->nkeys; k++) vals[k] = in->vals[pl->keys[k]];
     sl_value *o = vals + pl->nkeys;
-    sl_agg_result(&pl->aggs, acc, o);
+    if (sl_agg_result(&pl->aggs, acc, o) != SL_OK) return SL_ERR;
     for (int i = 0; strs && i < pl->aggs.n; i++)
         if (pl->aggs.aggs[i].strval && !o[i].isnull) {
             o[i].v.s.p = (const char *)strs[i].p;
             o[i].v.s.len = (uint32_t)strs[i].len;
         }
+    return SL_OK;
+}
+
+/* Fail the task with the message of the user function that failed. */
+static int udf_failed(sl_op *op)
+{
+    const ga_plan *pl = op->plan;
+    return sl_op_fail(op, "vertex '%s' (subtask %d): %s", pl->vid, op->subtask, sl_agg_error());
 }
 
 static int emit_row(sl_op *op, sl_rowkind kind, sl_value *vals, int64_t ts)
@@ -1010,11 +1029,12 @@ static int ga_process(sl_op *op, int input, sl_row *row)
             return sl_op_fail(op, "vertex '%s': a partial accumulator must be an insert of %zu "
                               "bytes, got a %s row of %u bytes", pl->vid, pl->aggs.size,
                               sl_rowkind_short(row->kind), av->isnull ? 0u : av->v.s.len);
-        sl_agg_merge(&pl->aggs, st->new_acc, (const uint8_t *)av->v.s.p);
+        if (sl_agg_merge(&pl->aggs, st->new_acc, (const uint8_t *)av->v.s.p) != SL_OK)
+            return udf_failed(op);
     } else if (retract) {
-        sl_agg_retract(&pl->aggs, st->new_acc, row);
+        if (sl_agg_retract(&pl->aggs, st->new_acc, row) != SL_OK) return udf_failed(op);
     } else {
-        sl_agg_add(&pl->aggs, st->new_acc, row);
+        if (sl_agg_add(&pl->aggs, st->new_acc, row) != SL_OK) return udf_failed(op);
     }
     if (pl->aggs.has_minmax && (retract || pl->retract_minmax) &&
         minmax_update(op, row, retract ? -1 : 1) != SL_OK)
@@ -1030,7 +1050,8 @@ static int ga_process(sl_op *op, int input, sl_row *row)
         if (pl->retract_minmax && mm_clear_key(op) != SL_OK) return SL_ERR;
         if (distinct_clear_key(op) != SL_OK) return SL_ERR;
         if (pl->ttl_ms > 0) ttl_timer(op, false, ld64(st->old_acc + pl->ttl_off + 8));
-        fill_row(pl, row, st->old_acc, st->str_old, st->vals_old);
+        if (fill_row(pl, row, st->old_acc, st->str_old, st->vals_old) != SL_OK)
+            return udf_failed(op);
         return emit_row(op, SL_KIND_DELETE, st->vals_old, row->ts);
     }
     if (pl->ttl_ms > 0) {
@@ -1045,9 +1066,9 @@ static int ga_process(sl_op *op, int input, sl_row *row)
     if (sl_kstate_put(ks, st->sid_acc, no_ns, 0, st->new_acc, pl->acc_size, err, sizeof err) ==
         SL_ERR)
         return sl_op_fail(op, "vertex '%s': state: %s", pl->vid, err);
-    fill_row(pl, row, st->new_acc, st->str_new, st->vals_new);
+    if (fill_row(pl, row, st->new_acc, st->str_new, st->vals_new) != SL_OK) return udf_failed(op);
     if (first) return emit_row(op, SL_KIND_INSERT, st->vals_new, row->ts);
-    fill_row(pl, row, st->old_acc, st->str_old, st->vals_old);
+    if (fill_row(pl, row, st->old_acc, st->str_old, st->vals_old) != SL_OK) return udf_failed(op);
     if (sl_agg_results_equal(&pl->aggs, st->vals_old + pl->nkeys, st->vals_new + pl->nkeys))
         return SL_OK;
     rc = emit_row(op, SL_KIND_UPDATE_BEFORE, st->vals_old, row->ts);
@@ -1068,6 +1089,7 @@ static const sl_op_option ga_options[] = {
      "Flink's name of state.ttl, as the SQL planner writes it."},
     {"phase", SL_CT_STRING, NULL, NULL,
      "one, local or global: the phase of a two-phase aggregation."},
+    SL_AGG_FUNCTIONS_OPTION,
     SL_OP_OPTIONS_END,
 };
 

@@ -213,6 +213,9 @@ static int la_open(sl_op *op)
     st->arena = sl_malloc(st->arena_cap);
     st->key_cap = 256;
     st->key = sl_malloc(st->key_cap);
+    char uerr[700];
+    if (sl_agg_open(&pl->aggs, uerr, sizeof uerr) != SL_OK)
+        return sl_op_fail(op, "vertex '%s': %s", pl->vid, uerr);
     st->kin = sl_calloc((size_t)pl->nkeys + 1, sizeof *st->kin);
     st->outv = sl_calloc((size_t)pl->nout, sizeof *st->outv);
     st->one = sl_malloc(pl->aggs.size);
@@ -302,6 +305,13 @@ static size_t encode_key(sl_op *op, const sl_row *row)
     return sl_row_encode(&kr, &pl->key_schema, st->key, st->key_cap);
 }
 
+/* Fail the task with the message of the user function that failed. */
+static int udf_failed(sl_op *op)
+{
+    const la_plan *pl = op->plan;
+    return sl_op_fail(op, "vertex '%s' (subtask %d): %s", pl->vid, op->subtask, sl_agg_error());
+}
+
 static int la_process(sl_op *op, int input, sl_row *row)
 {
     const la_plan *pl = op->plan;
@@ -325,7 +335,7 @@ static int la_process(sl_op *op, int input, sl_row *row)
     if (pl->window && slice_end - 1 <= op->current_watermark) {
         /* the watermark passed its slice: on at once, judged downstream */
         sl_agg_init(&pl->aggs, st->one);
-        sl_agg_add(&pl->aggs, st->one, row);
+        if (sl_agg_add(&pl->aggs, st->one, row) != SL_OK) return udf_failed(op);
         return emit_partial(op, st->key, klen, slice_end, row->ts, st->one);
     }
     uint32_t h = sl_murmur3_32(st->key, klen, (uint32_t)slice_end ^ (uint32_t)(slice_end >> 32));
@@ -336,7 +346,7 @@ static int la_process(sl_op *op, int input, sl_row *row)
         la_ent *e = (la_ent *)(st->arena + off - 1);
         if (e->hash == h && e->slice_end == slice_end && e->klen == klen &&
             memcmp(ent_key(pl, e), st->key, klen) == 0) {
-            sl_agg_add(&pl->aggs, ent_acc(e), row);
+            if (sl_agg_add(&pl->aggs, ent_acc(e), row) != SL_OK) return udf_failed(op);
             e->ts = row->ts;
             return SL_OK;
         }
@@ -346,7 +356,7 @@ static int la_process(sl_op *op, int input, sl_row *row)
         if (flush(op) != SL_OK) return SL_ERR;
         if (need > st->arena_cap) { /* a key longer than the whole arena: alone */
             sl_agg_init(&pl->aggs, st->one);
-            sl_agg_add(&pl->aggs, st->one, row);
+            if (sl_agg_add(&pl->aggs, st->one, row) != SL_OK) return udf_failed(op);
             return emit_partial(op, st->key, klen, slice_end, row->ts, st->one);
         }
         i = h & (st->nslots - 1);
@@ -357,7 +367,7 @@ static int la_process(sl_op *op, int input, sl_row *row)
     e->slice_end = slice_end;
     e->ts = row->ts;
     sl_agg_init(&pl->aggs, ent_acc(e));
-    sl_agg_add(&pl->aggs, ent_acc(e), row);
+    if (sl_agg_add(&pl->aggs, ent_acc(e), row) != SL_OK) return udf_failed(op);
     memcpy(ent_key(pl, e), st->key, klen);
     st->slots[i] = (uint32_t)st->arena_used + 1;
     st->arena_used += need;
@@ -413,6 +423,7 @@ static const sl_op_option la_options[] = {
      "Entries the local phase buffers before it flushes."},
     {"table.exec.mini-batch.allow-latency", SL_CT_STRING, NULL, NULL,
      "Longest a row waits in the local buffer."},
+    SL_AGG_FUNCTIONS_OPTION,
     SL_OP_OPTIONS_END,
 };
 

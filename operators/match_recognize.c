@@ -10,6 +10,8 @@
  *   "define": [{"var": "D", "condition": "price < `mr$0`",
  *               "refs": [{"name": "mr$0", "fn": "LAST", "var": "D", "col": "price", "n": 1}]}]
  *   "measures": [{"name": "start", "fn": "FIRST", "var": "S", "col": "price", "n": 0}, ...]
+ *                                    (an aggregate over an expression: "expr": "price * qty")
+ *   "order-by": ["price DESC", "id"] further columns sorting the rows of one event time
  *   "skip": "past-last-row" | "to-next-row" | "to-first" | "to-last", "skip-var": "D"
  *   "within": duration, "max-rows-per-key": n
  * A condition is an expression (lang/expr.h) over the input row extended
@@ -19,11 +21,15 @@
  * the expression engine needs no notion of a match. A variable without a
  * condition is TRUE. The output row is the partition key (from the match's
  * first row) and each measure; its timestamp is the match's last row's.
+ * A C job's pattern (sl_ds_cep) may also hold `!v` (the next row must not
+ * be v; it is looked at, not taken), `$` (the WITHIN window is over) and
+ * hidden "__" variables that take no row the variables "skip-unless" lists
+ * for them would take.
  *
  * Ordering: in event time a row waits in "mr-pending" (a map from its time
  * to the rows of that time, in arrival order) with an event-time timer at
- * its time; when the watermark passes it the rows of that time join the
- * key's sequence "mr-rows" (one value: [i64 time][u32 len][row]* from the
+ * its time; when the watermark passes it the rows of that time (sorted by
+ * "order-by", stably) join the key's sequence "mr-rows" (one value: [i64 time][u32 len][row]* from the
  * start of the current match attempt on). A row at or behind the watermark
  * is late: dropped and counted in numLateRecordsDropped. In processing time
  * a row joins the sequence when it arrives, with the wall clock as its time.
@@ -44,7 +50,6 @@
  * would hold more than "max-rows-per-key" rows (a partial match that never
  * completes nor fails) fails the task naming the option.
  */
-#include <ctype.h>
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,437 +61,9 @@
 #include "expr.h"
 #include "jobgraph.h"
 #include "operator.h"
-#include "match_recognize.h"
+#include "match_pattern.h"
 #include "dsfn.h"
 #include "userfn.h"
-
-/* ---- the pattern -------------------------------------------------------------- */
-
-enum { PN_VAR, PN_SEQ, PN_ALT, PN_REP };
-
-typedef struct pnode {
-    int kind;
-    int var;                 /* PN_VAR */
-    int min, max;            /* PN_REP; max -1 = unbounded */
-    int greedy;
-    int col;                 /* 1-based column in the pattern text */
-    struct pnode **kids;
-    int nkids;
-} pnode;
-
-enum { OP_CHAR, OP_SPLIT, OP_JMP, OP_MATCH };
-
-typedef struct inst {
-    int op;
-    int var;                 /* OP_CHAR */
-    int x, y;                /* OP_SPLIT: preferred, other; OP_JMP: x */
-} inst;
-
-struct sl_mr_pattern {
-    char *vars[SL_MR_MAX_VARS];
-    int nvars;
-    inst *prog;
-    int nprog, cap;
-};
-
-typedef struct pparse {
-    const char *s;
-    size_t pos;
-    sl_mr_pattern *p;
-    char *err;
-    size_t errlen;
-    int failed;
-} pparse;
-
-static void pnode_free(pnode *n)
-{
-    if (!n) return;
-    for (int i = 0; i < n->nkids; i++) pnode_free(n->kids[i]);
-    free(n->kids);
-    free(n);
-}
-
-static pnode *pnode_new(int kind, int col)
-{
-    pnode *n = sl_calloc(1, sizeof *n);
-    n->kind = kind;
-    n->col = col;
-    return n;
-}
-
-static void pnode_add(pnode *n, pnode *k)
-{
-    n->kids = sl_realloc(n->kids, (size_t)(n->nkids + 1) * sizeof *n->kids);
-    n->kids[n->nkids++] = k;
-}
-
-static void skip_ws(pparse *pp)
-{
-    while (pp->s[pp->pos] && isspace((unsigned char)pp->s[pp->pos])) pp->pos++;
-}
-
-static pnode *perr(pparse *pp, const char *msg)
-{
-    if (!pp->failed)
-        sl_seterr(pp->err, pp->errlen, "%s", msg);
-    pp->failed = 1;
-    return NULL;
-}
-
-static pnode *parse_alt(pparse *pp);
-
-static int parse_int(pparse *pp, int *out)
-{
-    skip_ws(pp);
-    if (!isdigit((unsigned char)pp->s[pp->pos])) return 0;
-    long v = 0;
-    while (isdigit((unsigned char)pp->s[pp->pos])) {
-        v = v * 10 + (pp->s[pp->pos++] - '0');
-        if (v > 100000) v = 100000;
-    }
-    *out = (int)v;
-    return 1;
-}
-
-static pnode *parse_primary(pparse *pp)
-{
-    skip_ws(pp);
-    int col = (int)pp->pos + 1;
-    char c = pp->s[pp->pos];
-    if (c == '(') {
-        pp->pos++;
-        pnode *n = parse_alt(pp);
-        if (!n) return NULL;
-        skip_ws(pp);
-        if (pp->s[pp->pos] != ')') {
-            pnode_free(n);
-            return perr(pp, "expected ')'");
-        }
-        pp->pos++;
-        return n;
-    }
-    if (isalpha((unsigned char)c) || c == '_' || c == '`') {
-        char name[128];
-        size_t n = 0;
-        if (c == '`') {
-            pp->pos++;
-            while (pp->s[pp->pos] && pp->s[pp->pos] != '`' && n + 1 < sizeof name) name[n++] = pp->s[pp->pos++];
-            if (pp->s[pp->pos] != '`') return perr(pp, "unterminated `quoted` variable");
-            pp->pos++;
-        } else {
-            while ((isalnum((unsigned char)pp->s[pp->pos]) || pp->s[pp->pos] == '_') && n + 1 < sizeof name)
-                name[n++] = pp->s[pp->pos++];
-        }
-        name[n] = '\0';
-        int v = sl_mr_pattern_find_var(pp->p, name);
-        if (v < 0) {
-            if (pp->p->nvars == SL_MR_MAX_VARS) return perr(pp, "too many pattern variables");
-            v = pp->p->nvars++;
-            pp->p->vars[v] = sl_strdup(name);
-        }
-        pnode *nd = pnode_new(PN_VAR, col);
-        nd->var = v;
-        return nd;
-    }
-    return perr(pp, c ? "expected a pattern variable or '('" : "unexpected end of the pattern");
-}
-
-static pnode *parse_factor(pparse *pp)
-{
-    pnode *prim = parse_primary(pp);
-    if (!prim) return NULL;
-    skip_ws(pp);
-    int col = (int)pp->pos + 1, min, max;
-    char c = pp->s[pp->pos];
-    if (c == '*') min = 0, max = -1, pp->pos++;
-    else if (c == '+') min = 1, max = -1, pp->pos++;
-    else if (c == '?') min = 0, max = 1, pp->pos++;
-    else if (c == '{') {
-        pp->pos++;
-        int have_min = parse_int(pp, &min);
-        if (!have_min) min = 0;
-        skip_ws(pp);
-        if (pp->s[pp->pos] == ',') {
-            pp->pos++;
-            if (!parse_int(pp, &max)) max = -1;
-            if (!have_min && max < 0) {
-                pnode_free(prim);
-                return perr(pp, "a quantifier {,} needs a bound");
-            }
-        } else {
-            if (!have_min) {
-                pnode_free(prim);
-                return perr(pp, "expected a number in the quantifier");
-            }
-            max = min;
-        }
-        skip_ws(pp);
-        if (pp->s[pp->pos] != '}') {
-            pnode_free(prim);
-            return perr(pp, "expected '}'");
-        }
-        pp->pos++;
-        if (max >= 0 && max < min) {
-            pnode_free(prim);
-            return perr(pp, "the quantifier's upper bound is below its lower bound");
-        }
-        if (max == 0) {
-            pnode_free(prim);
-            return perr(pp, "a quantifier {0} matches nothing");
-        }
-    } else {
-        return prim;
-    }
-    pnode *r = pnode_new(PN_REP, col);
-    r->min = min;
-    r->max = max;
-    r->greedy = 1;
-    pnode_add(r, prim);
-    skip_ws(pp);
-    if (pp->s[pp->pos] == '?') {
-        pp->pos++;
-        r->greedy = 0;
-    }
-    skip_ws(pp);
-    c = pp->s[pp->pos];
-    if (c == '*' || c == '+' || c == '{' || (c == '?' && !r->greedy)) {
-        pnode_free(r);
-        return perr(pp, "a quantifier cannot follow a quantifier; use parentheses");
-    }
-    return r;
-}
-
-static pnode *parse_seq(pparse *pp)
-{
-    pnode *seq = pnode_new(PN_SEQ, (int)pp->pos + 1);
-    for (;;) {
-        skip_ws(pp);
-        char c = pp->s[pp->pos];
-        if (!c || c == '|' || c == ')') break;
-        pnode *f = parse_factor(pp);
-        if (!f) {
-            pnode_free(seq);
-            return NULL;
-        }
-        pnode_add(seq, f);
-    }
-    if (!seq->nkids) {
-        pnode_free(seq);
-        return perr(pp, "expected a pattern variable or '('");
-    }
-    if (seq->nkids == 1) {
-        pnode *k = seq->kids[0];
-        seq->nkids = 0;
-        pnode_free(seq);
-        return k;
-    }
-    return seq;
-}
-
-static pnode *parse_alt(pparse *pp)
-{
-    pnode *first = parse_seq(pp);
-    if (!first) return NULL;
-    skip_ws(pp);
-    if (pp->s[pp->pos] != '|') return first;
-    pnode *alt = pnode_new(PN_ALT, first->col);
-    pnode_add(alt, first);
-    while (pp->s[pp->pos] == '|') {
-        pp->pos++;
-        pnode *n = parse_seq(pp);
-        if (!n) {
-            pnode_free(alt);
-            return NULL;
-        }
-        pnode_add(alt, n);
-        skip_ws(pp);
-    }
-    return alt;
-}
-
-static int nullable(const pnode *n)
-{
-    switch (n->kind) {
-    case PN_VAR: return 0;
-    case PN_SEQ:
-        for (int i = 0; i < n->nkids; i++)
-            if (!nullable(n->kids[i])) return 0;
-        return 1;
-    case PN_ALT:
-        for (int i = 0; i < n->nkids; i++)
-            if (nullable(n->kids[i])) return 1;
-        return 0;
-    default: return n->min == 0 || nullable(n->kids[0]);
-    }
-}
-
-/* Flink's checks: no repetition of what can match nothing, no reluctant
- * optional, no greedy quantifier at the end. */
-static int check_node(pparse *pp, const pnode *n)
-{
-    if (n->kind == PN_REP) {
-        if (nullable(n->kids[0])) {
-            pp->pos = (size_t)n->col - 1;
-            perr(pp, "a quantified part of the pattern must not match an empty sequence of rows");
-            return SL_ERR;
-        }
-        if (!n->greedy && n->min == 0 && n->max == 1) {
-            pp->pos = (size_t)n->col - 1;
-            perr(pp, "Reluctant optional variables are not supported yet.");
-            return SL_ERR;
-        }
-    }
-    for (int i = 0; i < n->nkids; i++)
-        if (check_node(pp, n->kids[i]) != SL_OK) return SL_ERR;
-    return SL_OK;
-}
-
-static int emit_inst(sl_mr_pattern *p, int op, int var, int x, int y)
-{
-    if (p->nprog == SL_MR_MAX_PROGRAM) return -1;
-    if (p->nprog == p->cap) {
-        p->cap = p->cap ? p->cap * 2 : 64;
-        p->prog = sl_realloc(p->prog, (size_t)p->cap * sizeof *p->prog);
-    }
-    p->prog[p->nprog] = (inst){op, var, x, y};
-    return p->nprog++;
-}
-
-static int gen(sl_mr_pattern *p, const pnode *n)
-{
-    switch (n->kind) {
-    case PN_VAR: return emit_inst(p, OP_CHAR, n->var, 0, 0) < 0 ? SL_ERR : SL_OK;
-    case PN_SEQ:
-        for (int i = 0; i < n->nkids; i++)
-            if (gen(p, n->kids[i]) != SL_OK) return SL_ERR;
-        return SL_OK;
-    case PN_ALT: {
-        int jumps[SL_MR_MAX_PROGRAM / 2], nj = 0;
-        for (int i = 0; i < n->nkids; i++) {
-            int split = -1;
-            if (i + 1 < n->nkids && (split = emit_inst(p, OP_SPLIT, 0, 0, 0)) < 0) return SL_ERR;
-            if (split >= 0) p->prog[split].x = p->nprog;
-            if (gen(p, n->kids[i]) != SL_OK) return SL_ERR;
-            if (i + 1 < n->nkids) {
-                int j = emit_inst(p, OP_JMP, 0, 0, 0);
-                if (j < 0 || nj == SL_MR_MAX_PROGRAM / 2) return SL_ERR;
-                jumps[nj++] = j;
-                p->prog[split].y = p->nprog;
-            }
-        }
-        for (int i = 0; i < nj; i++) p->prog[jumps[i]].x = p->nprog;
-        return SL_OK;
-    }
-    default: {
-        for (int i = 0; i < n->min; i++)
-            if (gen(p, n->kids[0]) != SL_OK) return SL_ERR;
-        if (n->max < 0) {
-            int split = emit_inst(p, OP_SPLIT, 0, 0, 0);
-            if (split < 0 || gen(p, n->kids[0]) != SL_OK) return SL_ERR;
-            if (emit_inst(p, OP_JMP, 0, split, 0) < 0) return SL_ERR;
-            int body = split + 1, out = p->nprog;
-            p->prog[split].x = n->greedy ? body : out;
-            p->prog[split].y = n->greedy ? out : body;
-            return SL_OK;
-        }
-        int splits[SL_MR_MAX_PROGRAM], ns = 0;
-        for (int i = n->min; i < n->max; i++) {
-            int split = emit_inst(p, OP_SPLIT, 0, 0, 0);
-            if (split < 0 || gen(p, n->kids[0]) != SL_OK) return SL_ERR;
-            splits[ns++] = split;
-        }
-        for (int i = 0; i < ns; i++) {
-            int body = splits[i] + 1, out = p->nprog;
-            p->prog[splits[i]].x = n->greedy ? body : out;
-            p->prog[splits[i]].y = n->greedy ? out : body;
-        }
-        return SL_OK;
-    }
-    }
-}
-
-/* The last element of a pattern: a greedy quantifier there is refused. */
-static const pnode *last_element(const pnode *n)
-{
-    while (n->kind == PN_SEQ) n = n->kids[n->nkids - 1];
-    return n;
-}
-
-sl_mr_pattern *sl_mr_pattern_compile(const char *text, char *err, size_t errlen)
-{
-    sl_mr_pattern *p = sl_calloc(1, sizeof *p);
-    pparse pp = {.s = text ? text : "", .p = p, .err = err, .errlen = errlen};
-    pnode *root = parse_alt(&pp);
-    if (root) {
-        skip_ws(&pp);
-        if (pp.s[pp.pos]) {
-            perr(&pp, pp.s[pp.pos] == ')' ? "unbalanced ')'" : "unexpected character");
-        } else if (check_node(&pp, root) == SL_OK) {
-            const pnode *last = last_element(root);
-            if (nullable(root)) {
-                pp.pos = 0;
-                perr(&pp, "the pattern must not match an empty sequence of rows");
-            } else if (last->kind == PN_REP && last->greedy && last->min != last->max) {
-                pp.pos = (size_t)last->col - 1;
-                perr(&pp, "Greedy quantifiers are not allowed as the last element of a Pattern "
-                          "yet. Finish your pattern with either a simple variable or reluctant "
-                          "quantifier.");
-            } else if (gen(p, root) != SL_OK || emit_inst(p, OP_MATCH, 0, 0, 0) < 0) {
-                pp.pos = 0;
-                perr(&pp, "the pattern is too large once its quantifiers are expanded");
-            }
-        }
-    }
-    pnode_free(root);
-    if (pp.failed) {
-        sl_mr_pattern_free(p);
-        return NULL;
-    }
-    return p;
-}
-
-void sl_mr_pattern_free(sl_mr_pattern *p)
-{
-    if (!p) return;
-    for (int i = 0; i < p->nvars; i++) free(p->vars[i]);
-    free(p->prog);
-    free(p);
-}
-
-int sl_mr_pattern_nvars(const sl_mr_pattern *p) { return p->nvars; }
-const char *sl_mr_pattern_var(const sl_mr_pattern *p, int i) { return p->vars[i]; }
-int sl_mr_pattern_find_var(const sl_mr_pattern *p, const char *name)
-{
-    for (int i = 0; i < p->nvars; i++)
-        if (!strcasecmp(p->vars[i], name)) return i;
-    return -1;
-}
-
-static const char *const fn_names[] = {"PREV", "LAST", "FIRST", "SUM", "COUNT", "AVG", "MIN", "MAX",
-                                       "CLASSIFIER", "MATCH_ROWTIME", "MATCH_PROCTIME"};
-
-int sl_mr_fn_parse(const char *name)
-{
-    for (size_t i = 0; i < SL_ARRAY_LEN(fn_names); i++)
-        if (!strcasecmp(fn_names[i], name)) return (int)i;
-    return -1;
-}
-
-const char *sl_mr_fn_name(sl_mr_fn fn) { return fn_names[fn]; }
-
-sl_type sl_mr_fn_type(sl_mr_fn fn, sl_type t)
-{
-    switch (fn) {
-    case SL_MR_PREV: case SL_MR_LAST: case SL_MR_FIRST: return t;
-    case SL_MR_COUNT: return SL_T_BIGINT;
-    case SL_MR_SUM: case SL_MR_AVG:
-        return t == SL_T_INT || t == SL_T_BIGINT || t == SL_T_DOUBLE ? t : SL_T_NULL;
-    case SL_MR_MIN: case SL_MR_MAX:
-        return t == SL_T_INT || t == SL_T_BIGINT || t == SL_T_DOUBLE || t == SL_T_TIMESTAMP ? t : SL_T_NULL;
-    case SL_MR_CLASSIFIER: return SL_T_STRING;
-    default: return SL_T_TIMESTAMP;
-    }
-}
 
 /* ---- the plan ------------------------------------------------------------------- */
 
@@ -496,6 +73,7 @@ typedef struct mr_ref {
     int col;                 /* input column, -1 for none */
     int n;                   /* offset */
     sl_type type;
+    sl_expr *arg;            /* an aggregate over an expression of the row ("expr"), or NULL */
 } mr_ref;
 
 typedef struct mr_define {
@@ -507,11 +85,14 @@ typedef struct mr_define {
 
 enum { SKIP_PAST_LAST, SKIP_NEXT_ROW, SKIP_TO_FIRST, SKIP_TO_LAST };
 
+#define SL_MR_MAX_ORDER 16
+
 typedef struct mr_plan {
     const char *vid;
     sl_schema in;
     int keys[SL_MAX_KEY_COLS], nkeys;
     int tcol, proctime;
+    int ocol[SL_MR_MAX_ORDER], odesc[SL_MR_MAX_ORDER], norder; /* ORDER BY's further columns */
     sl_mr_pattern *pat;
     mr_define defs[SL_MR_MAX_VARS]; /* by variable */
     mr_ref *measures;
@@ -525,6 +106,7 @@ typedef struct mr_plan {
     int user;
     char *library, *function;
     unsigned char hidden[SL_MR_MAX_VARS];
+    uint64_t unless[SL_MR_MAX_VARS]; /* a hidden variable takes no row these variables would take */
     sl_schema tout;          /* the "timeout" side output's columns */
     int has_timeout;
 } mr_plan;
@@ -535,9 +117,11 @@ static void mr_plan_free(void *pv)
     if (!pl) return;
     for (int i = 0; i < SL_MR_MAX_VARS; i++) {
         sl_expr_destroy(pl->defs[i].cond);
+        for (int k = 0; k < pl->defs[i].nrefs; k++) sl_expr_destroy(pl->defs[i].refs[k].arg);
         free(pl->defs[i].refs);
         sl_schema_free(&pl->defs[i].ext);
     }
+    for (int m = 0; m < pl->nmeasures; m++) sl_expr_destroy(pl->measures[m].arg);
     free(pl->measures);
     free(pl->library);
     free(pl->function);
@@ -567,6 +151,22 @@ static int parse_ref(const mr_plan *pl, const json_t *j, mr_ref *r, const char *
         return sl_seterr(err, errlen, "vertex '%s': reference '%s': '%s' is not a variable of the "
                          "pattern", pl->vid, *name, var);
     r->col = -1;
+    const char *expr = json_string_value(json_object_get(j, "expr"));
+    if (expr && r->fn >= SL_MR_SUM && r->fn <= SL_MR_MAX) { /* SUM(A.price * A.qty) */
+        char eerr[256];
+        if (!(r->arg = sl_expr_parse(expr, &pl->in, eerr, sizeof eerr)))
+            return sl_seterr(err, errlen, "vertex '%s': reference '%s': %s", pl->vid, *name, eerr);
+        r->n = 0;
+        r->type = sl_mr_fn_type(r->fn, sl_expr_type(r->arg));
+        if (r->type == SL_T_NULL) {
+            sl_seterr(err, errlen, "vertex '%s': reference '%s': %s does not take a %s argument",
+                      pl->vid, *name, fn, sl_type_name(sl_expr_type(r->arg)));
+            sl_expr_destroy(r->arg);
+            r->arg = NULL;
+            return SL_ERR;
+        }
+        return SL_OK;
+    }
     int needs_col = r->fn <= SL_MR_MAX && !(r->fn == SL_MR_COUNT && (!col || !*col));
     if (needs_col && (!col || (r->col = sl_schema_find(&pl->in, col)) < 0))
         return sl_seterr(err, errlen, "vertex '%s': reference '%s': unknown column '%s'", pl->vid,
@@ -624,6 +224,35 @@ static int plan_defines(sl_plan_ctx *pc, mr_plan *pl, char *err, size_t errlen)
     return SL_OK;
 }
 
+/* A C job's "skip-unless": [["__skip1", "b", ...], ...], the variables whose
+ * rows each hidden variable may not take. */
+static int plan_unless(sl_plan_ctx *pc, mr_plan *pl, char *err, size_t errlen)
+{
+    const json_t *su = sl_plan_opt_json(pc, "skip-unless"), *ent;
+    size_t i;
+    if (su && !json_is_array(su)) goto bad;
+    json_array_foreach(su, i, ent) {
+        const char *hv = json_string_value(json_array_get(ent, 0));
+        int v = hv ? sl_mr_pattern_find_var(pl->pat, hv) : -1;
+        if (v < 0 || !pl->hidden[v]) goto bad;
+        for (size_t k = 1; k < json_array_size(ent); k++) {
+            const char *nm = json_string_value(json_array_get(ent, k));
+            int w = nm ? sl_mr_pattern_find_var(pl->pat, nm) : -1;
+            if (w < 0 && nm && *nm && strncmp(nm, "__", 2) && pl->pat->nvars < SL_MR_MAX_VARS) {
+                w = pl->pat->nvars++; /* a not_followed_by element: a variable no row is given */
+                pl->pat->vars[w] = sl_strdup(nm);
+            }
+            if (w < 0) goto bad;
+            pl->unless[v] |= UINT64_C(1) << w;
+        }
+    }
+    return SL_OK;
+bad:
+    return sl_seterr(err, errlen, "vertex '%s': 'skip-unless' must be a list of [\"__hidden\", \"v\", "
+                     "...]: a hidden variable of the pattern, then the variables whose rows it may "
+                     "not take", pl->vid);
+}
+
 static void *mr_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
 {
     mr_plan *pl = sl_calloc(1, sizeof *pl);
@@ -659,6 +288,32 @@ static void *mr_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
             goto fail;
         }
     }
+    const json_t *ob = sl_plan_opt_json(pc, "order-by");
+    if (ob && (!json_is_array(ob) || json_array_size(ob) > SL_MR_MAX_ORDER || pl->proctime)) {
+        sl_seterr(err, errlen, "vertex '%s': 'order-by' must list at most %d columns (each \"col\" "
+                  "or \"col DESC\") sorting the rows of one event time", pl->vid, SL_MR_MAX_ORDER);
+        goto fail;
+    }
+    json_array_foreach(ob, i, k) {
+        const char *item = json_string_value(k);
+        char name[256];
+        if (!item || strlen(item) >= sizeof name) goto bad_order;
+        snprintf(name, sizeof name, "%s", item);
+        char *sp = strchr(name, ' ');
+        int desc = 0;
+        if (sp) {
+            if (!strcasecmp(sp + 1, "DESC")) desc = 1;
+            else if (strcasecmp(sp + 1, "ASC")) goto bad_order;
+            *sp = 0;
+        }
+        if ((pl->ocol[pl->norder] = sl_schema_find(in, name)) < 0) goto bad_order;
+        pl->odesc[pl->norder++] = desc;
+        continue;
+    bad_order:
+        sl_seterr(err, errlen, "vertex '%s': order-by item %zu must be a column of the input, "
+                  "optionally followed by ASC or DESC", pl->vid, i + 1);
+        goto fail;
+    }
     char perr_[300];
     pl->pat = sl_mr_pattern_compile(sl_plan_opt_str(pc, "pattern"), perr_, sizeof perr_);
     if (!pl->pat) {
@@ -677,6 +332,7 @@ static void *mr_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
         pl->library = sl_strdup(lib);
         pl->function = sl_strdup(sl_plan_opt_str(pc, "function"));
         for (int v = 0; v < pl->pat->nvars; v++) pl->hidden[v] = !strncmp(pl->pat->vars[v], "__", 2);
+        if (plan_unless(pc, pl, err, errlen) != SL_OK) goto fail;
         const char *ts = sl_plan_opt_str(pc, "timeout-schema");
         if (ts) {
             if (sl_schema_parse(ts, &pl->tout, err, errlen) != SL_OK ||
@@ -697,6 +353,11 @@ static void *mr_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
         }
     }
     pl->within = sl_plan_opt_int(pc, "within");
+    if (pl->pat->wend && pl->within <= 0) {
+        sl_seterr(err, errlen, "vertex '%s': a pattern with '$' (the end of the window) needs 'within'",
+                  pl->vid);
+        goto fail;
+    }
     pl->max_rows = sl_plan_opt_int(pc, "max-rows-per-key");
     if (pl->max_rows < 1) {
         sl_seterr(err, errlen, "vertex '%s': 'max-rows-per-key' must be positive", pl->vid);
@@ -870,15 +531,16 @@ static void put_row(sl_buf *b, int64_t ts, const sl_row *row, const sl_schema *s
 
 /* The value of reference r over the rows [s, cur] of the attempt (labels set
  * up to cur), into *out. */
-static void ref_value(const mr_plan *pl, const mr_state *st, const mr_ref *r, int s, int cur,
-                      sl_value *out)
+static int ref_value(sl_op *op, const mr_ref *r, int s, int cur, sl_value *out)
 {
+    const mr_plan *pl = op->plan;
+    mr_state *st = op->priv;
     out->isnull = true;
     switch (r->fn) {
     case SL_MR_PREV: {
         int i = cur - r->n;
         if (i >= s) *out = row_vals(st, pl, i)[r->col];
-        return;
+        return SL_OK;
     }
     case SL_MR_LAST:
     case SL_MR_FIRST: {
@@ -888,37 +550,46 @@ static void ref_value(const mr_plan *pl, const mr_state *st, const mr_ref *r, in
             if (r->var >= 0 && st->labels[i] != r->var) continue;
             if (seen++ == r->n) {
                 *out = row_vals(st, pl, i)[r->col];
-                return;
+                return SL_OK;
             }
         }
-        return;
+        return SL_OK;
     }
     case SL_MR_CLASSIFIER: {
         const char *v = pl->pat->vars[st->labels[cur]];
         out->isnull = false;
         out->v.s.p = v;
         out->v.s.len = (uint32_t)strlen(v);
-        return;
+        return SL_OK;
     }
     case SL_MR_ROWTIME:
         out->isnull = false;
         out->v.i = st->ts[cur];
-        return;
+        return SL_OK;
     case SL_MR_PROCTIME:
         out->isnull = false;
         out->v.i = st->now;
-        return;
+        return SL_OK;
     default: break;
     }
     /* aggregates over the rows of r->var (NULL values skipped) */
     int64_t cnt = 0, isum = 0;
     double dsum = 0;
     sl_value best = {.isnull = true};
-    sl_type t = r->col >= 0 ? pl->in.fields[r->col].type : SL_T_BIGINT;
+    sl_type t = r->arg ? sl_expr_type(r->arg) : r->col >= 0 ? pl->in.fields[r->col].type : SL_T_BIGINT;
     static const sl_value row_counted = {.isnull = false};
+    sl_value av;
     for (int i = s; i <= cur; i++) {
         if (r->var >= 0 && st->labels[i] != r->var) continue;
         const sl_value *v = r->col >= 0 ? &row_vals(st, pl, i)[r->col] : &row_counted; /* COUNT(*) */
+        if (r->arg) { /* SUM(A.price * A.qty): the expression over row i */
+            sl_row row = {.n = pl->in.n, .vals = row_vals(st, pl, i), .ts = st->ts[i]};
+            char eerr[256];
+            if (sl_expr_eval(r->arg, &row, &st->arena, &av, eerr, sizeof eerr) != SL_OK)
+                return sl_op_fail(op, "vertex '%s': the argument of %s: %s", pl->vid,
+                                  sl_mr_fn_name(r->fn), eerr);
+            v = &av;
+        }
         if (v->isnull) continue;
         cnt++;
         if (t == SL_T_DOUBLE) dsum += v->v.d;
@@ -933,7 +604,7 @@ static void ref_value(const mr_plan *pl, const mr_state *st, const mr_ref *r, in
         out->isnull = false;
         out->v.i = cnt;
     } else if (!cnt) {
-        return;
+        return SL_OK;
     } else if (r->fn == SL_MR_MIN || r->fn == SL_MR_MAX) {
         *out = best;
     } else {
@@ -942,6 +613,7 @@ static void ref_value(const mr_plan *pl, const mr_state *st, const mr_ref *r, in
         else if (r->fn == SL_MR_SUM) out->v.i = t == SL_T_INT ? (int64_t)(int32_t)isum : isum;
         else out->v.i = isum / cnt;
     }
+    return SL_OK;
 }
 
 /* Does row cur (as variable v, the rows [s, cur) labelled) satisfy v's condition? */
@@ -953,11 +625,20 @@ static int condition(sl_op *op, int v, int s, int cur, bool *pass)
     st->labels[cur] = v;
     if (pl->user) {
         *pass = true;
-        if (!pl->hidden[v] && st->fn->condition) {
-            sl_cep_match m = {op, s, cur, st->labels};
-            sl_row r = {SL_KIND_INSERT, pl->in.n, row_vals(st, pl, cur), st->ts[cur]};
+        if (!st->fn->condition) return SL_OK;
+        sl_cep_match m = {op, s, cur, st->labels};
+        sl_row r = {SL_KIND_INSERT, pl->in.n, row_vals(st, pl, cur), st->ts[cur]};
+        if (!pl->hidden[v]) {
             *pass = st->fn->condition(pl->pat->vars[v], &r, &m);
+            return SL_OK;
         }
+        /* a skipped row (followed_by, not_followed_by): none of its variables may take it */
+        for (int w = 0; *pass && w < pl->pat->nvars; w++) {
+            if (!(pl->unless[v] >> w & 1)) continue;
+            st->labels[cur] = w;
+            *pass = !st->fn->condition(pl->pat->vars[w], &r, &m);
+        }
+        st->labels[cur] = v;
         return SL_OK;
     }
     if (!df->cond) {
@@ -965,9 +646,10 @@ static int condition(sl_op *op, int v, int s, int cur, bool *pass)
         return SL_OK;
     }
     memcpy(st->ext, row_vals(st, pl, cur), (size_t)pl->in.n * sizeof *st->ext);
-    for (int i = 0; i < df->nrefs; i++) ref_value(pl, st, &df->refs[i], s, cur, &st->ext[pl->in.n + i]);
-    sl_row r = {.n = df->ext.n, .vals = st->ext, .ts = st->ts[cur]};
     sl_arena_reset(&st->arena);
+    for (int i = 0; i < df->nrefs; i++)
+        if (ref_value(op, &df->refs[i], s, cur, &st->ext[pl->in.n + i]) != SL_OK) return SL_ERR;
+    sl_row r = {.n = df->ext.n, .vals = st->ext, .ts = st->ts[cur]};
     char eerr[256];
     if (sl_expr_eval_bool(df->cond, &r, &st->arena, pass, eerr, sizeof eerr) != SL_OK)
         return sl_op_fail(op, "vertex '%s': the condition of '%s': %s", pl->vid, pl->pat->vars[v], eerr);
@@ -1021,7 +703,16 @@ static int attempt(sl_op *op, int s, int n, int64_t next_min, int *end)
                 t.pc = in->x;
                 continue;
             }
-            /* OP_CHAR */
+            if (in->op == OP_WEND) { /* only once the WITHIN window is over: by a row or by time */
+                int64_t at = t.pos < n ? st->ts[t.pos] : next_min;
+                if (at - st->ts[s] >= pl->within) {
+                    t.pc++;
+                    continue;
+                }
+                if (t.pos == n) return R_PENDING;
+                break;
+            }
+            /* OP_CHAR, OP_NOT: both read row t.pos */
             if (t.pos == n && !(pl->within > 0 && next_min - st->ts[s] >= pl->within))
                 return R_PENDING;
             if (pl->within > 0 && (t.pos == n || st->ts[t.pos] - st->ts[s] >= pl->within)) {
@@ -1033,6 +724,11 @@ static int attempt(sl_op *op, int s, int n, int64_t next_min, int *end)
             }
             bool pass;
             if (condition(op, in->var, s, t.pos, &pass) != SL_OK) return -1;
+            if (in->op == OP_NOT) { /* the row must not be in->var; it stays for what follows */
+                if (pass) break;
+                t.pc++;
+                continue;
+            }
             if (!pass) break;
             t.pos++;
             t.pc++;
@@ -1056,8 +752,9 @@ static int emit_match(sl_op *op, int s, int end)
     }
     const sl_value *first = row_vals(st, pl, s);
     for (int k = 0; k < pl->nkeys; k++) st->outv[k] = first[pl->keys[k]];
+    sl_arena_reset(&st->arena);
     for (int m = 0; m < pl->nmeasures; m++)
-        ref_value(pl, st, &pl->measures[m], s, end - 1, &st->outv[pl->nkeys + m]);
+        if (ref_value(op, &pl->measures[m], s, end - 1, &st->outv[pl->nkeys + m]) != SL_OK) return SL_ERR;
     sl_row out = {.kind = SL_KIND_INSERT, .n = pl->nkeys + pl->nmeasures, .vals = st->outv,
                   .ts = st->ts[end - 1]};
     return sl_op_emit(op, &out);
@@ -1177,7 +874,16 @@ static int run_key(sl_op *op, int64_t next_min)
             next = -1;
             for (int i = s; i < end; i++)
                 if (st->labels[i] == pl->skip_var && (next < 0 || pl->skip == SKIP_TO_LAST)) next = i;
-            if (next <= s) next = s + 1; /* unmapped, or the match's own first row */
+            if (next < 0) /* the SQL standard's exception, as Flink fails the job */
+                return sl_op_fail(op, "vertex '%s': Could not skip to %s. No such element in the "
+                                  "found match (the match of the rows at %lld .. %lld ms)", pl->vid,
+                                  pl->pat->vars[pl->skip_var], (long long)st->ts[s],
+                                  (long long)st->ts[end - 1]);
+            if (next == s)
+                return sl_op_fail(op, "vertex '%s': Could not skip to first element of a match "
+                                  "(AFTER MATCH SKIP TO %s %s would find the same match again)",
+                                  pl->vid, pl->skip == SKIP_TO_FIRST ? "FIRST" : "LAST",
+                                  pl->pat->vars[pl->skip_var]);
         }
         s = next;
     }
@@ -1249,6 +955,69 @@ static int mr_process(sl_op *op, int input, sl_row *row)
     return sl_op_timer_register(op, SL_TIME_EVENT, t, ns, sizeof ns);
 }
 
+/* NULL is the smallest value (first ascending, last descending). */
+static int value_cmp(sl_type t, const sl_value *a, const sl_value *b)
+{
+    if (a->isnull || b->isnull) return a->isnull == b->isnull ? 0 : a->isnull ? -1 : 1;
+    switch (t) {
+    case SL_T_DOUBLE: return a->v.d < b->v.d ? -1 : a->v.d > b->v.d;
+    case SL_T_STRING:
+    case SL_T_BYTES: {
+        uint32_t n = a->v.s.len < b->v.s.len ? a->v.s.len : b->v.s.len;
+        int c = n ? memcmp(a->v.s.p, b->v.s.p, n) : 0;
+        return c ? c : a->v.s.len < b->v.s.len ? -1 : a->v.s.len > b->v.s.len;
+    }
+    default: return a->v.i < b->v.i ? -1 : a->v.i > b->v.i;
+    }
+}
+
+/* The rows of one event time (an mr-pending entry, [time][len][row]* in
+ * arrival order) onto the end of the key's sequence, sorted by ORDER BY's
+ * further columns: a stable insertion sort, so rows equal on them keep
+ * their order of arrival. The decoded rows use the sequence's row slots,
+ * which run_key decodes afresh. */
+static int append_rows_of_time(sl_op *op, const uint8_t *v, size_t len)
+{
+    const mr_plan *pl = op->plan;
+    mr_state *st = op->priv;
+    if (!pl->norder) {
+        sl_buf_put(&st->blob, v, len);
+        return SL_OK;
+    }
+    int k = 0;
+    char derr[200];
+    for (size_t pos = 0; pos < len; k++) {
+        uint32_t rl = len - pos >= 12 ? sl_get_le32(v + pos + 8) : 0;
+        ensure_rows(st, pl, k + 1);
+        sl_row r = {.vals = row_vals(st, pl, k)};
+        if (len - pos < 12 || rl > len - pos - 12 ||
+            sl_row_decode(v + pos + 12, rl, &pl->in, &r, derr, sizeof derr) != SL_OK)
+            return sl_op_fail(op, "vertex '%s': damaged match_recognize state", pl->vid);
+        st->offs[k] = pos;
+        pos += 12 + rl;
+    }
+    int *idx = st->tlabels;
+    for (int i = 0; i < k; i++) {
+        int x = i, j = i - 1;
+        for (; j >= 0; j--) {
+            int y = idx[j], c = 0;
+            for (int o = 0; !c && o < pl->norder; o++) {
+                int col = pl->ocol[o];
+                c = value_cmp(pl->in.fields[col].type, &row_vals(st, pl, y)[col], &row_vals(st, pl, x)[col]);
+                if (pl->odesc[o]) c = -c;
+            }
+            if (c <= 0) break;
+            idx[j + 1] = y;
+        }
+        idx[j + 1] = x;
+    }
+    for (int i = 0; i < k; i++) {
+        const uint8_t *r = v + st->offs[idx[i]];
+        sl_buf_put(&st->blob, r, 12 + (size_t)sl_get_le32(r + 8));
+    }
+    return SL_OK;
+}
+
 static int mr_on_timer(sl_op *op, sl_time_domain d, int64_t time, const void *nsv, size_t nslen)
 {
     const mr_plan *pl = op->plan;
@@ -1263,7 +1032,7 @@ static int mr_on_timer(sl_op *op, sl_time_domain d, int64_t time, const void *ns
         int rc = sl_map_get(st->pending, NULL, 0, ns + 1, 8, &v, &len);
         if (rc == SL_ERR) return SL_ERR;
         if (rc == SL_DONE) return SL_OK;
-        sl_buf_put(&st->blob, v, len); /* already [time][len][row]* in arrival order */
+        if (append_rows_of_time(op, v, len) != SL_OK) return SL_ERR;
         if (sl_map_remove(st->pending, NULL, 0, ns + 1, 8) != SL_OK) return SL_ERR;
     } else if (!st->blob.len) {
         return SL_OK;
@@ -1281,6 +1050,8 @@ static const sl_op_option mr_options[] = {
      "DEFINE: a list of {\"var\", \"condition\", \"refs\"}; a variable without one is TRUE."},
     {"measures", SL_CT_JSON, NULL, NULL,
      "MEASURES: a list of references {\"name\", \"fn\", \"var\", \"col\", \"n\"}."},
+    {"order-by", SL_CT_JSON, NULL, NULL,
+     "ORDER BY's further columns, each \"col\" or \"col DESC\": they sort the rows of one event time."},
     {"skip", SL_CT_ENUM, "past-last-row", "past-last-row,to-next-row,to-first,to-last",
      "AFTER MATCH SKIP strategy."},
     {"skip-var", SL_CT_STRING, NULL, NULL, "The variable of SKIP TO FIRST / TO LAST."},
@@ -1291,6 +1062,8 @@ static const sl_op_option mr_options[] = {
      "A C job's pattern (sl_ds_cep): its shared object, whose functions give conditions and rows."},
     {"function", SL_CT_STRING, NULL, NULL, "The sl_cep_fn table in the library."},
     {"schema", SL_CT_STRING, NULL, NULL, "With a library: the output's columns."},
+    {"skip-unless", SL_CT_JSON, NULL, NULL,
+     "With a library: [[\"__skip1\", \"b\"], ...]: the hidden variable takes no row b would take."},
     {"timeout-schema", SL_CT_STRING, NULL, NULL,
      "With a library: the columns of the \"timeout\" side output (partial matches WITHIN ended)."},
     SL_OP_OPTIONS_END,

@@ -7,7 +7,10 @@
  * A pattern is the text of Flink SQL's PATTERN clause: variables
  * (identifiers), concatenation, alternation `|`, grouping `( )` and the
  * quantifiers `*`, `+`, `?`, `{n}`, `{n,}`, `{n,m}`, `{,m}`, each greedy or,
- * followed by `?`, reluctant. It compiles into a small backtracking program
+ * followed by `?`, reluctant; and, from the C pattern API only, `!v`: the
+ * next row must not be v (a look at the row, which stays for what follows;
+ * no quantifier), and `$`: the WITHIN window is over (a row at or past its
+ * end, or the watermark past it). It compiles into a small backtracking program
  * whose order of exploration is the SQL standard's preference order: a
  * greedy quantifier tries one more iteration before leaving, a reluctant one
  * leaves first, an alternation tries its left branch first.
@@ -42,7 +45,7 @@ typedef enum {
     SL_MR_PREV = 0,   /* PREV(col, n): the row n before the current one in the match */
     SL_MR_LAST,       /* LAST(v.col, n): the n-th last row of v (var -1: of any variable) */
     SL_MR_FIRST,      /* FIRST(v.col, n) */
-    SL_MR_SUM,        /* aggregates over the rows of v */
+    SL_MR_SUM,        /* aggregates over the rows of v, of a column or an expression */
     SL_MR_COUNT,
     SL_MR_AVG,
     SL_MR_MIN,

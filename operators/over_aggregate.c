@@ -239,6 +239,7 @@ static void *ov_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
     sl_schema_init(pc->out);
     sl_schema_copy(pc->out, in);
     const char *vid = pl->vid;
+    if (sl_agg_list_functions(&pl->aggs, vid, v->config, err, errlen) != SL_OK) goto fail;
 
     json_t *jp = sl_vconf_array(v, "partition-by");
     size_t np = !jp ? 0 : json_is_string(jp) ? 1 : json_array_size(jp);
@@ -382,6 +383,9 @@ static int ov_open(sl_op *op)
     st->sid_vals = sl_kstate_register(op->kstate, "over-values");
     if (st->sid_rows < 0 || st->sid_meta < 0 || st->sid_vals < 0)
         return sl_op_fail(op, "vertex '%s': cannot register its keyed state", pl->vid);
+    char uerr[700];
+    if (sl_agg_open(&pl->aggs, uerr, sizeof uerr) != SL_OK)
+        return sl_op_fail(op, "vertex '%s': %s", pl->vid, uerr);
     st->meta = sl_calloc(1, pl->metalen);
     st->acc = sl_calloc(1, pl->aggs.size + 8);
     st->vals = sl_calloc((size_t)op->in->n + 1, sizeof *st->vals);
@@ -637,6 +641,13 @@ static int vals_get(sl_op *op, ov_state *st, const sl_row *r)
     return SL_OK;
 }
 
+/* Fail the task with the message of the user function that failed. */
+static int udf_failed(sl_op *op)
+{
+    const ov_plan *pl = op->plan;
+    return sl_op_fail(op, "vertex '%s' (subtask %d): %s", pl->vid, op->subtask, sl_agg_error());
+}
+
 /* Emit input row r (decoded into st->vals or borrowed) with the results of acc. */
 static int emit_with(sl_op *op, ov_state *st, const sl_row *r, const uint8_t *acc, int64_t rownum,
                      int64_t ts)
@@ -644,7 +655,7 @@ static int emit_with(sl_op *op, ov_state *st, const sl_row *r, const uint8_t *ac
     const ov_plan *pl = op->plan;
     int n = op->in->n;
     memcpy(st->outv, r->vals, sizeof *st->outv * (size_t)n);
-    sl_agg_result(&pl->aggs, acc, st->res);
+    if (sl_agg_result(&pl->aggs, acc, st->res) != SL_OK) return udf_failed(op);
     if (pl->nval && pl->preceding < 0 && vals_get(op, st, r) != SL_OK) return SL_ERR;
     for (int i = 0; i < pl->nout; i++) {
         sl_value *o = &st->outv[n + i];
@@ -667,7 +678,7 @@ static int add_ent(sl_op *op, ov_state *st, const ov_ent *e, uint8_t *acc)
     const ov_plan *pl = op->plan;
     sl_row r = {0};
     if (decode(op, st, st->rowbuf + e->off, e->len, &r) != SL_OK) return SL_ERR;
-    sl_agg_add(&pl->aggs, acc, &r);
+    if (sl_agg_add(&pl->aggs, acc, &r) != SL_OK) return udf_failed(op);
     if (!pl->nval) return SL_OK;
     if (pl->preceding >= 0) vals_track(pl, st, &r);
     else return vals_add(op, st, &r);
@@ -786,7 +797,7 @@ static int ov_process(sl_op *op, int input, sl_row *row)
     } else if (pl->preceding < 0) { /* nothing to hold */
         uint8_t *acc = st->meta + OV_META;
         int64_t cnt = sl_get_lei64(st->meta + 8) + 1;
-        sl_agg_add(&pl->aggs, acc, row);
+        if (sl_agg_add(&pl->aggs, acc, row) != SL_OK) return udf_failed(op);
         sl_put_lei64(st->meta + 8, cnt);
         rc = pl->nval ? vals_add(op, st, row) : SL_OK;
         if (rc == SL_OK) rc = emit_with(op, st, row, acc, cnt, row->ts);
@@ -844,6 +855,7 @@ static const sl_op_option ov_options[] = {
     {"aggregates", SL_CT_JSON, NULL, NULL,
      "Aggregate items, as for group_aggregate, and ROW_NUMBER(), FIRST_VALUE(c), LAST_VALUE(c), "
      "LAG(c[, n[, default column]]) AS name."},
+    SL_AGG_FUNCTIONS_OPTION,
     SL_OP_OPTIONS_END,
 };
 

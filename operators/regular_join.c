@@ -10,6 +10,10 @@
  *   "state.ttl" (alias "table.exec.state.ttl"): "1 d"   both sides
  *   "left.state.ttl", "right.state.ttl"                 one side (the
  *                                   STATE_TTL hint); overrides the above
+ *   "mode": "semi" | "anti"         a semi or anti join (join-type inner):
+ *                                   the output is the left row alone, while
+ *                                   it has a partner (semi) or has none
+ *                                   (anti); the SQL planner's IN and EXISTS
  *   Without any TTL the state grows with every distinct row for as long
  *   as the job runs (the SQL planner warns at submission).
  *
@@ -66,6 +70,7 @@ typedef struct rj_plan {
     sl_join_spec js;
     int64_t ttl[2];
     sl_expr *cond;  /* "condition" over the joined row, or NULL */
+    int semi;       /* "mode": 0 a join, 1 semi, 2 anti */
 } rj_plan;
 
 typedef struct rj_state {
@@ -110,6 +115,19 @@ static void *rj_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
                       v->id, sl_type_name(sl_expr_type(pl->cond)));
             goto fail;
         }
+    }
+    const char *mode = sl_vconf_str(v, "mode", NULL);
+    if (mode) {
+        pl->semi = !strcmp(mode, "semi") ? 1 : !strcmp(mode, "anti") ? 2 : 0;
+        if (!pl->semi || pl->js.type != SL_JOIN_INNER) {
+            sl_seterr(err, errlen, "vertex '%s': mode '%s': semi or anti, with join-type inner",
+                      v->id, mode);
+            goto fail;
+        }
+        /* the left rows alone; the condition (parsed above) sees the joined row */
+        sl_schema_free(pc->out);
+        sl_schema_init(pc->out);
+        sl_schema_copy(pc->out, &pl->js.left);
     }
     json_t *jt = json_object_get(v->config, "state.ttl"), *jf = json_object_get(v->config, "table.exec.state.ttl");
     if (jt && jf) {
@@ -302,12 +320,104 @@ static int put_counts(sl_op *op, int side, const void *k, size_t klen, uint32_t 
     return touch(op, side);
 }
 
+/* The left row `times` times as it is (a semi or anti join's output). */
+static int emit_left(sl_op *op, sl_rowkind kind, const sl_row *l, uint32_t times)
+{
+    const rj_plan *pl = op->plan;
+    for (uint32_t i = 0; i < times; i++) {
+        sl_row out = {.kind = kind, .n = pl->js.nleft, .vals = l->vals, .ts = l->ts};
+        if (sl_op_emit(op, &out) != SL_OK) return SL_ERR;
+    }
+    return SL_OK;
+}
+
+/* This row's entry: its count and (left rows) how many right rows it meets. */
+static int own_entry(sl_op *op, int side, int acc, uint32_t matches)
+{
+    rj_state *st = op->priv;
+    const void *v;
+    size_t len;
+    uint32_t cnt = 0;
+    int rc = sl_map_get(st->rows[side], NULL, 0, st->key.p, st->key.len, &v, &len);
+    if (rc == SL_ERR) return SL_ERR;
+    if (rc == SL_OK && len == 8) cnt = sl_get_le32(v);
+    if (drop_legacy_index(op, side) != SL_OK) return SL_ERR;
+    if (acc) return put_counts(op, side, st->key.p, st->key.len, cnt + 1, matches);
+    if (cnt == 0) return SL_OK; /* never seen, or expired: nothing to retract from state */
+    return put_counts(op, side, st->key.p, st->key.len, cnt - 1, matches);
+}
+
+static void own_key(sl_op *op, int side, const sl_row *row)
+{
+    const rj_plan *pl = op->plan;
+    rj_state *st = op->priv;
+    sl_row ins = *row;
+    ins.kind = SL_KIND_INSERT;
+    const sl_schema *sch = side ? &pl->js.right : &pl->js.left;
+    size_t need = sl_row_size(&ins, sch);
+    st->key.len = 0;
+    sl_buf_reserve(&st->key, need);
+    st->key.len = sl_row_encode(&ins, sch, sl_buf_u8(&st->key), need);
+    SL_ASSERT(st->key.len == need);
+}
+
+/* A semi (anti) join: a left row goes out while at least one right row of
+ * its key meets the condition (while none does). Each left entry counts
+ * its partners ("associations"); a right row that takes one from 0 to 1 or
+ * back turns those left rows on or off. */
+static int semi_process(sl_op *op, int side, sl_row *row)
+{
+    const rj_plan *pl = op->plan;
+    rj_state *st = op->priv;
+    int acc = row->kind == SL_KIND_INSERT || row->kind == SL_KIND_UPDATE_AFTER;
+    int anti = pl->semi == 2;
+    if (sl_join_null_key(&pl->js, side, row)) /* meets nothing */
+        return side == 0 && anti ? emit_left(op, acc ? SL_KIND_INSERT : SL_KIND_DELETE, row, 1)
+                                 : SL_OK;
+    int nothers = collect_others(op, !side);
+    if (nothers < 0) return SL_ERR;
+    own_key(op, side, row);
+    uint32_t matches = 0;
+    for (size_t pos = 0; pos < st->others.len;) {
+        uint32_t kl = sl_get_le32(st->others.p + pos);
+        const uint8_t *k = sl_buf_u8(&st->others) + pos + 4;
+        uint32_t cnt = sl_get_le32(k + kl), assoc = sl_get_le32(k + kl + 4);
+        pos += 4 + kl + 8;
+        sl_row o;
+        if (decode(op, !side, k, kl, &o) != SL_OK) return SL_ERR;
+        if (pl->cond) {
+            bool pass;
+            if (cond_holds(op, side, row, &o, &pass) != SL_OK) return SL_ERR;
+            if (!pass) continue;
+        }
+        matches += cnt;
+        if (side == 0) continue;
+        /* a right row: the left rows it meets gain or lose a partner */
+        if (acc) {
+            if (assoc == 0 &&
+                emit_left(op, anti ? SL_KIND_DELETE : SL_KIND_INSERT, &o, cnt) != SL_OK)
+                return SL_ERR;
+            if (put_counts(op, 0, k, kl, cnt, assoc + 1) != SL_OK) return SL_ERR;
+        } else {
+            if (assoc == 1 &&
+                emit_left(op, anti ? SL_KIND_INSERT : SL_KIND_DELETE, &o, cnt) != SL_OK)
+                return SL_ERR;
+            if (put_counts(op, 0, k, kl, cnt, assoc ? assoc - 1 : 0) != SL_OK) return SL_ERR;
+        }
+    }
+    if (side == 0 && (matches > 0) != anti &&
+        emit_left(op, acc ? SL_KIND_INSERT : SL_KIND_DELETE, row, 1) != SL_OK)
+        return SL_ERR;
+    return own_entry(op, side, acc, matches);
+}
+
 /* ---- callbacks ------------------------------------------------------------------- */
 
 static int rj_process(sl_op *op, int input, sl_row *row)
 {
     const rj_plan *pl = op->plan;
     rj_state *st = op->priv;
+    if (pl->semi) return semi_process(op, input ? 1 : 0, row);
     int side = input ? 1 : 0, other = !side;
     int acc = row->kind == SL_KIND_INSERT || row->kind == SL_KIND_UPDATE_AFTER;
     int outer = sl_join_outer(&pl->js, side), oouter = sl_join_outer(&pl->js, other);
@@ -420,6 +530,8 @@ static const sl_op_option rj_options[] = {
      "Time-to-live of the left side's state; overrides state.ttl."},
     {"right.state.ttl", SL_CT_STRING, NULL, NULL,
      "Time-to-live of the right side's state; overrides state.ttl."},
+    {"mode", SL_CT_STRING, NULL, NULL,
+     "semi or anti: the left rows alone, while they have a partner (semi) or none (anti)."},
     SL_OP_OPTIONS_END,
 };
 

@@ -476,8 +476,14 @@ static void *win_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
     }
     /* slices merge accumulators, which DISTINCT value sets do not survive:
      * with DISTINCT each window keeps its own entry and set */
+    if (pl->aggs.udf_nomerge && pl->kind == WIN_SESSION) {
+        sl_seterr(err, errlen, "vertex '%s': SESSION windows merge accumulators, and an aggregate "
+                  "function here declares no merge", vid);
+        goto fail;
+    }
     pl->sliced = (pl->kind == WIN_HOP || pl->kind == WIN_CUMULATE) && !pl->proctime &&
-                 pl->lateness == 0 && !pl->aggs.has_distinct && pl->size % pl->slide == 0;
+                 pl->lateness == 0 && !pl->aggs.has_distinct && !pl->aggs.udf_nomerge &&
+                 pl->size % pl->slide == 0;
     if (pl->global) {
         pl->acccol = sl_schema_find(in, SL_AGG_ACC_COL);
         if (pl->acccol < 0 || in->fields[pl->acccol].type != SL_T_BYTES) {
@@ -539,6 +545,9 @@ static int win_open(sl_op *op)
     st->sv2 = sl_calloc((size_t)pl->key_schema.n + 1, sizeof *st->sv2);
     st->outv = sl_calloc((size_t)pl->nout, sizeof *st->outv);
     st->late_out = sl_op_output(op, "late");
+    char uerr[700];
+    if (sl_agg_open(&pl->aggs, uerr, sizeof uerr) != SL_OK)
+        return sl_op_fail(op, "vertex '%s': %s", pl->vid, uerr);
     return SL_OK;
 }
 
@@ -563,6 +572,13 @@ static void win_close(sl_op *op)
 
 /* ---- emitting results ------------------------------------------------------ */
 
+/* Fail the task with the message of the user function that failed. */
+static int udf_failed(sl_op *op)
+{
+    const win_plan *pl = op->plan;
+    return sl_op_fail(op, "vertex '%s' (subtask %d): %s", pl->vid, op->subtask, sl_agg_error());
+}
+
 /* Emit the result of window [start, end) from an entry's bytes. */
 static int emit_result(sl_op *op, sl_rowkind kind, int64_t start, int64_t end, const uint8_t *val,
                        size_t vlen)
@@ -581,7 +597,8 @@ static int emit_result(sl_op *op, sl_rowkind kind, int64_t start, int64_t end, c
     o[1] = (sl_value){.v.i = end};
     o[2] = (sl_value){.v.i = end - 1};
     for (int k = 0; k < pl->nkeys; k++) o[3 + k] = st->keyv[k];
-    sl_agg_result(&pl->aggs, val + WIN_ACC_OFF, &o[3 + pl->nkeys]);
+    if (sl_agg_result(&pl->aggs, val + WIN_ACC_OFF, &o[3 + pl->nkeys]) != SL_OK)
+        return udf_failed(op);
     for (int i = 0, j = pl->nkeys; pl->aggs.has_strval && i < pl->aggs.n; i++)
         if (pl->aggs.aggs[i].strval) o[3 + pl->nkeys + i] = st->keyv[j++];
     sl_row out = {.kind = kind, .n = pl->nout, .vals = o, .ts = end - 1};
@@ -590,11 +607,11 @@ static int emit_result(sl_op *op, sl_rowkind kind, int64_t start, int64_t end, c
 
 /* Fold the current record into acc: its row, or in a global phase its
  * partial accumulator. */
-static inline void acc_fold(const win_plan *pl, const win_state *st, uint8_t *acc,
-                            const sl_row *row)
+static inline int acc_fold(const win_plan *pl, const win_state *st, uint8_t *acc,
+                           const sl_row *row)
 {
-    if (st->partial) sl_agg_merge(&pl->aggs, acc, st->partial);
-    else sl_agg_add(&pl->aggs, acc, row);
+    if (st->partial) return sl_agg_merge(&pl->aggs, acc, st->partial);
+    return sl_agg_add(&pl->aggs, acc, row);
 }
 
 /* ---- keys, state access --------------------------------------------------- */
@@ -867,7 +884,7 @@ static int add_to_window(sl_op *op, const sl_row *row, win_range w)
     if (fired && emit_result(op, SL_KIND_UPDATE_BEFORE, w.start, w.end, sl_buf_u8(&st->cur),
                              st->cur.len) != SL_OK)
         return SL_ERR;
-    acc_fold(pl, st, sl_buf_u8(&st->cur) + WIN_ACC_OFF, row);
+    if (acc_fold(pl, st, sl_buf_u8(&st->cur) + WIN_ACC_OFF, row) != SL_OK) return udf_failed(op);
     if (pl->aggs.has_strval && str_fold(op, &st->cur, row, NULL, 0) != SL_OK) return SL_ERR;
     if (pl->aggs.has_distinct) {
         uint8_t dns[WIN_NS_LEN];
@@ -974,8 +991,9 @@ static int add_to_session(sl_op *op, const sl_row *row, int64_t ts)
                 emit_result(op, SL_KIND_DELETE, s, e, sl_buf_u8(&st->other), st->other.len) !=
                     SL_OK)
                 return SL_ERR;
-            sl_agg_merge(&pl->aggs, sl_buf_u8(&st->cur) + WIN_ACC_OFF,
-                         sl_buf_u8(&st->other) + WIN_ACC_OFF);
+            if (sl_agg_merge(&pl->aggs, sl_buf_u8(&st->cur) + WIN_ACC_OFF,
+                             sl_buf_u8(&st->other) + WIN_ACC_OFF) != SL_OK)
+                return udf_failed(op);
             if (pl->aggs.has_strval &&
                 str_fold(op, &st->cur, NULL, sl_buf_u8(&st->other), st->other.len) != SL_OK)
                 return SL_ERR;
@@ -993,7 +1011,8 @@ static int add_to_session(sl_op *op, const sl_row *row, int64_t ts)
     sl_buf_added(&st->list, 16);
     if (sessions_store(op) != SL_OK) return SL_ERR;
 
-    sl_agg_add(&pl->aggs, sl_buf_u8(&st->cur) + WIN_ACC_OFF, row);
+    if (sl_agg_add(&pl->aggs, sl_buf_u8(&st->cur) + WIN_ACC_OFF, row) != SL_OK)
+        return udf_failed(op);
     if (pl->aggs.has_strval && str_fold(op, &st->cur, row, NULL, 0) != SL_OK) return SL_ERR;
     bool due = !pl->proctime && m.end - 1 <= wm;
     if (due) {
@@ -1056,7 +1075,7 @@ static int add_to_slice(sl_op *op, const sl_row *row, int64_t ts)
     if (rc == SL_ERR) return rc;
     bool fresh = rc == SL_DONE;
     if (fresh) entry_init(op, row, &st->cur);
-    acc_fold(pl, st, sl_buf_u8(&st->cur) + WIN_ACC_OFF, row);
+    if (acc_fold(pl, st, sl_buf_u8(&st->cur) + WIN_ACC_OFF, row) != SL_OK) return udf_failed(op);
     if (pl->aggs.has_strval && str_fold(op, &st->cur, row, NULL, 0) != SL_OK) return SL_ERR;
     if (state_store(op, st->sid_acc, st->ns, WIN_NS_LEN, &st->cur) != SL_OK) return SL_ERR;
     if (!fresh) return SL_OK; /* its window's timer, or the chain, is already set */
@@ -1086,8 +1105,9 @@ static int fire_sliced(sl_op *op, int64_t start, int64_t end)
         if (rc == SL_ERR) return rc;
         if (rc == SL_DONE) continue;
         if (found) {
-            sl_agg_merge(&pl->aggs, sl_buf_u8(&st->cur) + WIN_ACC_OFF,
-                         sl_buf_u8(&st->other) + WIN_ACC_OFF);
+            if (sl_agg_merge(&pl->aggs, sl_buf_u8(&st->cur) + WIN_ACC_OFF,
+                             sl_buf_u8(&st->other) + WIN_ACC_OFF) != SL_OK)
+                return udf_failed(op);
             if (pl->aggs.has_strval &&
                 str_fold(op, &st->cur, NULL, sl_buf_u8(&st->other), st->other.len) != SL_OK)
                 return SL_ERR;
@@ -1220,6 +1240,7 @@ static const sl_op_option win_options[] = {
      "Time attribute: event (a column) or processing time."},
     {"phase", SL_CT_STRING, NULL, NULL,
      "one, local or global: the phase of a two-phase aggregation."},
+    SL_AGG_FUNCTIONS_OPTION,
     SL_OP_OPTIONS_END,
 };
 

@@ -7,7 +7,7 @@ set -eu
 PKGS="build-essential pkg-config clang
 libevent-dev libprotobuf-c-dev protobuf-c-compiler librocksdb-dev librdkafka-dev
 libmicrohttpd-dev libjansson-dev libssl-dev lemon libclang-rt-14-dev libedit2
-python3 python3-pytest python3-pytest-xdist python3-requests python3-selenium openssl
+python3 python3-dev python3-pytest python3-pytest-xdist python3-requests python3-selenium openssl
 chromium chromium-driver curl procps iproute2
 debootstrap
 zookeeper libzookeeper-mt-dev

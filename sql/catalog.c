@@ -27,19 +27,7 @@
 #include "config.h"
 #include "jobgraph.h"
 
-struct sl_sql_session {
-    sql_catalog cat;
-    char **okeys, **ovals; /* SET options, in the order first set */
-    int nopts;
-    sql_arena **arenas;    /* kept parses */
-    int narenas;
-    int in_set;            /* between BEGIN STATEMENT SET and END */
-    sql_node *set;         /* the collected INSERTs (a STMT_SET node) */
-    sql_arena *set_arena;
-    int bridging;          /* api/bridge.c is registering a C job's stream: WITH
-                              ('connector' = 'datastream', ...) is its own, not checked */
-    sql_udfs *udfs;        /* CREATE FUNCTION, ADD JAR (catalog_udf.c) */
-};
+#include "catalog_int.h"
 
 /* ---- helpers ------------------------------------------------------------ */
 
@@ -50,10 +38,17 @@ sql_table *sql_catalog_find(const sql_catalog *c, const char *name)
     return NULL;
 }
 
-static void table_free(sql_table *t)
+void sql_cat_table_free(sql_table *t)
 {
     if (!t) return;
     free(t->name);
+    free(t->catalog);
+    free(t->database);
+    free(t->obj);
+    for (int i = 0; i < t->npart; i++) free(t->part[i]);
+    free(t->part);
+    free(t->pk_name);
+    free(t->comment);
     for (int i = 0; i < t->ncols; i++) {
         free(t->cols[i].name);
         free(t->cols[i].type_text);
@@ -74,6 +69,8 @@ static void table_free(sql_table *t)
     free(t);
 }
 
+static void table_free(sql_table *t) { sql_cat_table_free(t); }
+
 static const char *opt_get(const sql_table *t, const char *key)
 {
     for (int i = 0; i < t->nopts; i++)
@@ -82,6 +79,15 @@ static const char *opt_get(const sql_table *t, const char *key)
 }
 
 const char *sql_table_option(const sql_table *t, const char *key) { return opt_get(t, key); }
+
+json_t *sql_table_partition_by(const sql_table *t)
+{
+    sql_sbuf b = {0};
+    for (int i = 0; i < t->npart; i++) sql_sb_fmt(&b, "%s%s", i ? ";" : "", t->part[i]);
+    json_t *v = json_string(b.p ? b.p : "");
+    free(b.p);
+    return v;
+}
 
 /* Flink's tableau layout: right-aligned cells in a box, "N rows in set". */
 char *sl_sql_tableau(const char *const *head, int ncol, char ***rows, int nrows)
@@ -600,20 +606,50 @@ static int table_with(sql_table *t, const sql_node *with, char *err, size_t errl
     return rc;
 }
 
-static int create_table(sl_sql_session *s, const sql_node *st, sl_sql_result *r, char *err,
-                        size_t errlen)
+/* PARTITIONED BY (a, b): physical columns of t, each once. */
+static int table_partitions(sql_table *t, const sql_node *part, char *err, size_t errlen)
 {
-    if (sql_catalog_find(&s->cat, st->s)) {
-        if (st->flags & SQL_F_IFNE) return SL_OK;
-        return sl_seterr(err, errlen, "line %d, column %d: Table (or view) default_database.%s "
-                         "already exists in Catalog default_catalog (the catalog is per session: "
-                         "CREATE a table once, then run only the INSERT again)", st->line,
-                         st->col, st->s);
+    t->part = sl_calloc((size_t)part->nkids + 1, sizeof(char *));
+    for (int i = 0; i < part->nkids; i++) {
+        const sql_node *p = part->kids[i];
+        const sql_column *c = NULL;
+        for (int j = 0; j < t->ncols; j++)
+            if (!strcasecmp(t->cols[j].name, p->s)) c = &t->cols[j];
+        if (!c)
+            return sl_seterr(err, errlen, "line %d, column %d: Partition column '%s' not defined "
+                             "in the table schema of table '%s'", p->line, p->col, p->s, t->name);
+        if (c->expr || c->meta)
+            return sl_seterr(err, errlen, "line %d, column %d: partition column '%s' of table "
+                             "'%s' must be a physical column", p->line, p->col, p->s, t->name);
+        for (int k = 0; k < t->npart; k++)
+            if (!strcasecmp(t->part[k], c->name))
+                return sl_seterr(err, errlen, "line %d, column %d: table '%s': partition column "
+                                 "'%s' is given twice", p->line, p->col, t->name, p->s);
+        t->part[t->npart++] = sl_strdup(c->name);
     }
+    return SL_OK;
+}
+
+/* PRIMARY KEY without NOT ENFORCED: Flink's refusal. */
+static int pk_enforced(const sql_node *pk, char *err, size_t errlen)
+{
+    return sl_seterr(err, errlen, "line %d, column %d: Flink doesn't support ENFORCED mode for "
+                     "PRIMARY KEY constraint. ENFORCED/NOT ENFORCED controls if the constraint "
+                     "checks are performed on the incoming/outgoing data. Flink does not own the "
+                     "data therefore the only supported mode is the NOT ENFORCED mode",
+                     pk->line, pk->col);
+}
+
+sql_table *sql_cat_build_table(sl_sql_session *s, const sql_node *st, const char *key, char *err,
+                               size_t errlen)
+{
     sql_table *t = sl_calloc(1, sizeof *t);
-    t->name = sl_strdup(st->s);
+    t->name = sl_strdup(key);
     t->temporary = st->flags & SQL_F_TEMP ? 1 : 0;
-    const sql_node *elems = sql_kid(st, 0), *with = sql_kid(st, 1);
+    if (st->s2) t->comment = sl_strdup(st->s2);
+    sql_node none = {.kind = SQL_LIST};
+    const sql_node *elems = sql_kid(st, 0) ? sql_kid(st, 0) : &none, *with = sql_kid(st, 1);
+    const sql_node *inline_pk = NULL; /* the column of `c INT PRIMARY KEY NOT ENFORCED` */
     int rc = SL_OK;
     sl_schema phys;
     sl_schema_init(&phys);
@@ -627,11 +663,17 @@ static int create_table(sl_sql_session *s, const sql_node *st, sl_sql_result *r,
             wm = e;
             continue;
         }
-        if (e->kind == SQL_PKEY) {
-            if (pk) rc = sl_seterr(err, errlen, "line %d, column %d: table '%s' has more than one "
-                                   "PRIMARY KEY", e->line, e->col, t->name);
-            pk = e;
-            continue;
+        if (e->kind == SQL_PKEY || (e->kind == SQL_COLUMN && sql_kid(e, 1))) {
+            const sql_node *k = e->kind == SQL_PKEY ? e : sql_kid(e, 1);
+            if (pk || inline_pk) rc = sl_seterr(err, errlen, "line %d, column %d: Duplicate "
+                                                "primary key definition", k->line, k->col);
+            else if (k->flags & SQL_F_ENFORCED) rc = pk_enforced(k, err, errlen);
+            if (rc) break;
+            if (e->kind == SQL_PKEY) {
+                pk = e;
+                continue;
+            }
+            inline_pk = e;
         }
         for (int j = 0; j < t->ncols; j++)
             if (strcasecmp(t->cols[j].name, e->s) == 0) {
@@ -703,7 +745,16 @@ static int create_table(sl_sql_session *s, const sql_node *st, sl_sql_result *r,
         t->ncols = n;
     }
     if (rc == SL_OK && wm) rc = table_watermark(t, wm, err, errlen);
+    if (rc == SL_OK && wm) t->wm_expr = sql_kid(wm, 0);
     if (rc == SL_OK && pk) rc = table_primary_key(t, pk, err, errlen);
+    if (rc == SL_OK && pk && pk->s) t->pk_name = sl_strdup(pk->s);
+    if (rc == SL_OK && inline_pk) {
+        const sql_node *k = sql_kid(inline_pk, 1);
+        t->pk = sl_calloc(1, sizeof(char *));
+        t->pk[t->npk++] = sl_strdup(inline_pk->s);
+        if (k->s) t->pk_name = sl_strdup(k->s);
+    }
+    if (rc == SL_OK && sql_kid(st, 4)) rc = table_partitions(t, sql_kid(st, 4), err, errlen);
     if (rc == SL_OK && with) rc = table_with(t, with, err, errlen);
     if (rc == SL_OK && s->bridging) {
         t->connector = opt_get(t, "connector");
@@ -717,33 +768,69 @@ static int create_table(sl_sql_session *s, const sql_node *st, sl_sql_result *r,
     }
     if (rc == SL_OK) rc = check_metadata(t, elems, err, errlen);
     if (rc == SL_OK) rc = check_new_types(t, with ? with : st, err, errlen);
+    int nphys = 0;
+    for (int i = 0; i < t->ncols; i++) nphys += !t->cols[i].expr && !t->cols[i].meta;
+    if (rc == SL_OK && t->npart && !s->bridging && strcmp(t->connector, "filesystem"))
+        rc = sl_seterr(err, errlen, "line %d, column %d: table '%s': PARTITIONED BY is supported "
+                       "for the filesystem connector only, not '%s'", sql_kid(st, 4)->line,
+                       sql_kid(st, 4)->col, t->name, t->connector);
+    else if (rc == SL_OK && t->npart && t->npart == nphys)
+        rc = sl_seterr(err, errlen, "line %d, column %d: table '%s': every physical column is a "
+                       "partition column; the files need at least one", sql_kid(st, 4)->line,
+                       sql_kid(st, 4)->col, t->name);
     sl_schema_free(&phys);
     if (rc != SL_OK) {
         table_free(t);
-        return SL_ERR;
+        return NULL;
     }
-    s->cat.t = sl_realloc(s->cat.t, sizeof(sql_table *) * (size_t)(s->cat.n + 1));
-    s->cat.t[s->cat.n++] = t;
-    r->kind = SL_SQL_OK;
-    return SL_OK;
+    return t;
 }
 
-static int create_view(sl_sql_session *s, const sql_node *st, sl_sql_result *r, char *err,
-                       size_t errlen)
+void sql_cat_add(sl_sql_session *s, sql_table *t)
 {
-    if (sql_catalog_find(&s->cat, st->s)) {
-        if (st->flags & SQL_F_IFNE) return SL_OK;
-        return sl_seterr(err, errlen, "line %d, column %d: Table (or view) default_database.%s "
-                         "already exists in Catalog default_catalog (the catalog is per session)",
-                         st->line, st->col, st->s);
+    s->cat.t = sl_realloc(s->cat.t, sizeof(sql_table *) * (size_t)(s->cat.n + 1));
+    s->cat.t[s->cat.n++] = t;
+}
+
+int sql_cat_check_options(sql_table *t, const sql_node *with, char *err, size_t errlen)
+{
+    return check_options(t, with, err, errlen);
+}
+
+static int create_view(sl_sql_session *s, sql_arena *a, const sql_node *st, sl_sql_result *r,
+                       char *err, size_t errlen)
+{
+    sql_loc loc;
+    if (sql_ddl_locate(s, st->s, st->line, st->col, 1, &loc, err, errlen) != SL_OK) return SL_ERR;
+    if (sql_catalog_find(&s->cat, loc.key)) {
+        int rc = SL_OK;
+        if (!(st->flags & SQL_F_IFNE))
+            rc = sl_seterr(err, errlen, "line %d, column %d: Table (or view) %s.%s already exists "
+                           "in Catalog %s (the catalog is per session)", st->line, st->col,
+                           loc.db, loc.obj, loc.cat);
+        sql_loc_free(&loc);
+        r->kind = SL_SQL_OK;
+        return rc;
     }
     sl_schema sch;
-    if (sql_plan_schema(&s->cat, sql_kid(st, 0), &sch, err, errlen) != SL_OK) return SL_ERR;
+    /* the body's names are resolved where the view is created, as Flink expands them;
+     * a column list renames its columns: SELECT * FROM (query) AS v(a, b) */
+    sql_node *q = sql_kid(st, 0);
+    if (sql_kid(st, 1)) q = sql_ddl_view_columns(a, q, sql_kid(st, 1), loc.obj);
+    if (sql_ddl_refs(s, a, sql_kid(st, 0), NULL, err, errlen) != SL_OK ||
+        sql_plan_schema(&s->cat, q, &sch, err, errlen) != SL_OK) {
+        sql_loc_free(&loc);
+        return SL_ERR;
+    }
     sql_table *t = sl_calloc(1, sizeof *t);
-    t->name = sl_strdup(st->s);
+    t->name = loc.key;
+    t->catalog = loc.cat;
+    t->database = loc.db;
+    t->obj = loc.obj;
+    t->query_text = sql_ddl_text_from(s, sql_kid(st, 0));
     t->is_view = 1;
     t->temporary = st->flags & SQL_F_TEMP ? 1 : 0;
-    t->query = sql_kid(st, 0);
+    t->query = q;
     t->cols = sl_calloc(sch.n ? (size_t)sch.n : 1, sizeof *t->cols);
     for (int i = 0; i < sch.n; i++) {
         t->cols[i].name = sl_strdup(sch.fields[i].name);
@@ -761,9 +848,10 @@ static int create_view(sl_sql_session *s, const sql_node *st, sl_sql_result *r, 
 static int drop(sl_sql_session *s, const sql_node *st, sl_sql_result *r, char *err, size_t errlen)
 {
     int view = st->flags & SQL_F_VIEW ? 1 : 0;
+    const sql_table *found = sql_ddl_find(s, st->s);
     for (int i = 0; i < s->cat.n; i++) {
         sql_table *t = s->cat.t[i];
-        if (strcasecmp(t->name, st->s) != 0) continue;
+        if (t != found) continue;
         if (t->is_view != view)
             return sl_seterr(err, errlen, "line %d, column %d: '%s' is a %s; use DROP %s",
                              st->line, st->col, st->s, t->is_view ? "view" : "table",
@@ -789,7 +877,6 @@ static int cmp_str(const void *a, const void *b)
 
 static int show(sl_sql_session *s, const sql_node *st, sl_sql_result *r, char *err, size_t errlen)
 {
-    int views = !strcmp(st->s, "VIEWS");
     if (!strcmp(st->s, "JOBS")) {
         r->kind = SL_SQL_SHOW_JOBS;
         return SL_OK;
@@ -822,24 +909,16 @@ static int show(sl_sql_session *s, const sql_node *st, sl_sql_result *r, char *e
     if (!strcmp(st->s, "USER FUNCTIONS") || !strcmp(st->s, "JARS")) {
         return sql_udfs_execute(s->udfs, st, r, err, errlen);
     }
-    if (strcmp(st->s, "TABLES") && !views)
-        return sl_seterr(err, errlen, "line %d, column %d: SHOW %s is not supported yet",
-                         st->line, st->col, st->s);
-    char **names = sl_calloc((size_t)s->cat.n + 1, sizeof(char *));
-    int n = 0;
-    for (int i = 0; i < s->cat.n; i++)
-        if (!views || s->cat.t[i]->is_view) names[n++] = s->cat.t[i]->name;
-    qsort(names, (size_t)n, sizeof(char *), cmp_str);
-    const char *head[] = {views ? "view name" : "table name"}, *types[] = {"STRING"};
-    table_result(r, 1, head, types, names, n);
-    free(names);
-    return SL_OK;
+    int rc = sql_ddl_show(s, st, r, err, errlen); /* TABLES, VIEWS, COLUMNS, CREATE ... */
+    if (rc != 1) return rc;
+    return sl_seterr(err, errlen, "line %d, column %d: SHOW %s is not supported yet", st->line,
+                     st->col, st->s);
 }
 
-static int describe(sl_sql_session *s, const sql_node *st, sl_sql_result *r, char *err,
-                    size_t errlen)
+int sql_cat_describe(sl_sql_session *s, const sql_node *st, sl_sql_result *r, char *err,
+                     size_t errlen)
 {
-    sql_table *t = sql_catalog_find(&s->cat, st->s);
+    sql_table *t = sql_ddl_find(s, st->s);
     if (!t)
         return sl_seterr(err, errlen, "line %d, column %d: table or view '%s' does not exist in "
                          "this session", st->line, st->col, st->s);
@@ -995,8 +1074,8 @@ static void add_job_config(const sl_sql_session *s, json_t *job)
     else json_decref(cfg);
 }
 
-static int plan_job(sl_sql_session *s, const sql_node *st, sl_sql_result *r, char *err,
-                    size_t errlen)
+int sql_cat_plan_job(sl_sql_session *s, const sql_node *st, sl_sql_result *r, char *err,
+                     size_t errlen)
 {
     json_t *job = sql_plan(&s->cat, s->okeys, s->ovals, s->nopts, st, err, errlen);
     if (!job) return SL_ERR;
@@ -1056,18 +1135,17 @@ static int plan_select(sl_sql_session *s, const sql_node *st, sl_sql_result *r, 
     return SL_OK;
 }
 
-static int execute(sl_sql_session *s, sql_arena *a, const sql_node *st, sl_sql_result *r,
-                   char *err, size_t errlen)
+static int execute_stmt(sl_sql_session *s, sql_arena *a, const sql_node *st, sl_sql_result *r,
+                        char *err, size_t errlen)
 {
-    if (s->in_set && st->kind != SQL_INSERT && st->kind != SQL_END_SET)
-        return sl_seterr(err, errlen, "line %d, column %d: only INSERT statements can be added "
-                         "to a statement set (END it first)", st->line, st->col);
     switch (st->kind) {
-    case SQL_CREATE_TABLE: return create_table(s, st, r, err, errlen);
-    case SQL_CREATE_VIEW: return create_view(s, st, r, err, errlen);
+    case SQL_CREATE_TABLE: return sql_ddl_create_table(s, a, st, r, err, errlen);
+    case SQL_ALTER:
+    case SQL_CATALOG_STMT: return sql_ddl_execute(s, a, st, r, err, errlen);
+    case SQL_CREATE_VIEW: return create_view(s, a, st, r, err, errlen);
     case SQL_DROP: return drop(s, st, r, err, errlen);
     case SQL_SHOW: return show(s, st, r, err, errlen);
-    case SQL_DESCRIBE: return describe(s, st, r, err, errlen);
+    case SQL_DESCRIBE: return sql_cat_describe(s, st, r, err, errlen);
     case SQL_CREATE_FUNCTION:
     case SQL_DROP_FUNCTION:
     case SQL_DESCRIBE_FUNCTION:
@@ -1085,8 +1163,8 @@ static int execute(sl_sql_session *s, sql_arena *a, const sql_node *st, sl_sql_r
             r->message = sl_strdup("Add SQL update statement to the statement set.");
             return SL_OK;
         }
-        return plan_job(s, st, r, err, errlen);
-    case SQL_STMT_SET: return plan_job(s, st, r, err, errlen);
+        return sql_cat_plan_job(s, st, r, err, errlen);
+    case SQL_STMT_SET: return sql_cat_plan_job(s, st, r, err, errlen);
     case SQL_BEGIN_SET:
         if (s->in_set)
             return sl_seterr(err, errlen, "line %d, column %d: a statement set is already open",
@@ -1107,7 +1185,7 @@ static int execute(sl_sql_session *s, sql_arena *a, const sql_node *st, sl_sql_r
             r->message = sl_strdup("No SQL statement is in the statement set; nothing to run.");
             return SL_OK;
         }
-        return plan_job(s, s->set, r, err, errlen);
+        return sql_cat_plan_job(s, s->set, r, err, errlen);
     }
     case SQL_EXPLAIN: {
         const sql_node *x = sql_kid(st, 0);
@@ -1152,12 +1230,37 @@ static int execute(sl_sql_session *s, sql_arena *a, const sql_node *st, sl_sql_r
     }
 }
 
+/* The statements that plan a job see every table reference in the catalog's
+ * keys, and tables read or written with OPTIONS hints as copies with those
+ * options (sql/catalog_ddl.c): the planner reads a per-statement catalog. */
+static int execute(sl_sql_session *s, sql_arena *a, const sql_node *st, sl_sql_result *r,
+                   char *err, size_t errlen)
+{
+    if (s->in_set && st->kind != SQL_INSERT && st->kind != SQL_END_SET)
+        return sl_seterr(err, errlen, "line %d, column %d: only INSERT statements can be added "
+                         "to a statement set (END it first)", st->line, st->col);
+    int plans = st->kind == SQL_INSERT || st->kind == SQL_STMT_SET || st->kind == SQL_EXPLAIN ||
+                st->kind == SQL_QUERY_STMT || (st->kind == SQL_END_SET && s->in_set);
+    if (!plans) return execute_stmt(s, a, st, r, err, errlen);
+    sql_catalog view = {0}, base = s->cat;
+    const sql_node *refs = st->kind == SQL_END_SET ? s->set : st;
+    if (sql_ddl_refs(s, a, (sql_node *)refs, &view, err, errlen) != SL_OK) return SL_ERR;
+    if (view.t) s->cat = view;
+    int rc = execute_stmt(s, a, st, r, err, errlen);
+    if (view.t) {
+        s->cat = base;
+        sql_ddl_view_free(&view, &base);
+    }
+    return rc;
+}
+
 /* ---- session ------------------------------------------------------------ */
 
 sl_sql_session *sl_sql_session_new(void)
 {
     sl_sql_session *s = sl_calloc(1, sizeof(sl_sql_session));
     s->udfs = sql_udfs_new();
+    sql_ddl_init(s);
     return s;
 }
 
@@ -1167,6 +1270,7 @@ void sl_sql_session_destroy(sl_sql_session *s)
     for (int i = 0; i < s->cat.n; i++) table_free(s->cat.t[i]);
     free(s->cat.t);
     sql_udfs_destroy(s->udfs);
+    sql_ddl_destroy(s);
     for (int i = 0; i < s->nopts; i++) {
         free(s->okeys[i]);
         free(s->ovals[i]);
@@ -1241,12 +1345,17 @@ int sl_sql_execute(sl_sql_session *s, const char *text, size_t len, int line, in
     }
     const sql_node *st = list->kids[0];
     int in_set = s->in_set;
+    s->stmt_text = text;
+    s->stmt_len = len;
+    s->stmt_line = line;
+    s->stmt_col = col;
     sl_expr_set_session_functions(sql_udfs_set(s->udfs)); /* calls type-check against them */
     int rc = execute(s, a, st, r, err, errlen);
     sl_expr_set_session_functions(NULL);
     /* keep the parse when the session now points into it: views, computed columns,
      * statement sets; drop it otherwise, so a long session does not grow per statement */
     int keep = rc == SL_OK && (st->kind == SQL_CREATE_TABLE || st->kind == SQL_CREATE_VIEW ||
+                               st->kind == SQL_ALTER ||
                                st->kind == SQL_BEGIN_SET || (st->kind == SQL_INSERT && in_set));
     if (keep) {
         s->arenas = sl_realloc(s->arenas, sizeof(sql_arena *) * (size_t)(s->narenas + 1));

@@ -103,16 +103,35 @@ static int create_function(sql_udfs *u, const sql_node *st, sl_sql_result *r, ch
                            size_t errlen)
 {
     const sql_node *lang = sql_kid(st, 0), *jar = sql_kid(st, 1);
-    if (lang && strcasecmp(lang->s, "C"))
+    bool python = lang && !strcasecmp(lang->s, "PYTHON");
+    if (lang && strcasecmp(lang->s, "C") && !python)
         return sl_seterr(err, errlen, "line %d, column %d: LANGUAGE %s is not supported: Sluice's "
-                         "functions are C functions in shared objects (LANGUAGE C, see docs/UDF.md)%s",
-                         lang->line, lang->col, lang->s,
-                         !strcasecmp(lang->s, "PYTHON") ? "; Python functions are not supported yet" : "");
+                         "functions are C functions in shared objects (LANGUAGE C) or Python "
+                         "functions (LANGUAGE PYTHON), see docs/UDF.md", lang->line, lang->col,
+                         lang->s);
+    bool alter = st->flags & SQL_F_ALTER;
+    int old = find_idx(u, st->s);
+    const char *old_path = NULL; /* ALTER without USING JAR: the function's file so far */
+    if (alter) {
+        if (st->flags & SQL_F_TEMP)
+            return sl_seterr(err, errlen, "line %d, column %d: Alter temporary %s function is not "
+                             "supported", st->line, st->col,
+                             (st->flags & SQL_F_SYSTEM) ? "system" : "catalog");
+        if (old < 0 || u->temp[old]) {
+            if (st->flags & SQL_F_IFEX) {
+                r->kind = SL_SQL_OK;
+                return SL_OK;
+            }
+            return sl_seterr(err, errlen, "line %d, column %d: Function default_database.%s does "
+                             "not exist in Catalog default_catalog.", st->line, st->col, st->s);
+        }
+        old_path = u->set->f[old]->library;
+    }
     if ((st->flags & SQL_F_SYSTEM) && !(st->flags & SQL_F_TEMP))
         return sl_seterr(err, errlen, "line %d, column %d: CREATE SYSTEM FUNCTION is not supported, "
                          "system functions can only be registered as temporary function, you can "
                          "use CREATE TEMPORARY SYSTEM FUNCTION instead.", st->line, st->col);
-    if (find_idx(u, st->s) >= 0) {
+    if (!alter && old >= 0) {
         if (st->flags & SQL_F_IFNE) {
             r->kind = SL_SQL_OK;
             return SL_OK;
@@ -120,18 +139,37 @@ static int create_function(sql_udfs *u, const sql_node *st, sl_sql_result *r, ch
         return sl_seterr(err, errlen, "line %d, column %d: Function default_catalog.default_database.%s "
                          "already exists (the catalog is per session)", st->line, st->col, st->s);
     }
-    if (is_builtin(st->s))
+    if (!alter && is_builtin(st->s))
         return sl_seterr(err, errlen, "line %d, column %d: '%s' is a built-in function; Sluice "
                          "cannot replace it, choose another name", st->line, st->col, st->s);
     char e2[800];
     sl_udf_sig *s = NULL;
-    if (jar) {
-        char *path = object_path(jar, jar->s, err, errlen);
+    if (python) {
+        const char *dot = strrchr(st->s2, '.');
+        if (!dot || dot == st->s2 || !dot[1])
+            return sl_seterr(err, errlen, "line %d, column %d: a Python function is named "
+                             "'module.function', not '%s'", st->line, st->col, st->s2);
+        if (!jar && !old_path)
+            return sl_seterr(err, errlen, "line %d, column %d: name the Python file of '%s' with "
+                             "USING JAR '/path/%.*s.py'", st->line, st->col, st->s2,
+                             (int)(dot - st->s2), st->s2);
+        char *path = jar ? object_path(jar, jar->s, err, errlen) : sl_strdup(old_path);
+        if (!path) return SL_ERR;
+        char *module = sl_strndup(st->s2, (size_t)(dot - st->s2));
+        s = sl_udf_python_decl(path, module, dot + 1, e2, sizeof e2);
+        free(module);
+        free(path);
+        if (!s)
+            return sl_seterr(err, errlen, "line %d, column %d: %s", jar ? jar->line : st->line,
+                             jar ? jar->col : st->col, e2);
+    } else if (jar || old_path) {
+        char *path = jar ? object_path(jar, jar->s, err, errlen) : sl_strdup(old_path);
         if (!path) return SL_ERR;
         s = sl_udf_find_decl(path, st->s2, e2, sizeof e2);
         free(path);
         if (!s)
-            return sl_seterr(err, errlen, "line %d, column %d: %s", jar->line, jar->col, e2);
+            return sl_seterr(err, errlen, "line %d, column %d: %s", jar ? jar->line : st->line,
+                             jar ? jar->col : st->col, e2);
     } else {
         if (!u->njars)
             return sl_seterr(err, errlen, "line %d, column %d: no jar holds '%s': name its shared "
@@ -142,12 +180,18 @@ static int create_function(sql_udfs *u, const sql_node *st, sl_sql_result *r, ch
             return sl_seterr(err, errlen, "line %d, column %d: none of the session's jars (SHOW "
                              "JARS) declares a function '%s'", st->line, st->col, st->s2);
     }
-    if (sl_udf_exports(s->library, s->symbol, e2, sizeof e2) != SL_OK) {
+    if (!python && sl_udf_exports(s->library, s->symbol, s->kind, e2, sizeof e2) != SL_OK) {
         sl_udf_sig_free(s);
         return sl_seterr(err, errlen, "line %d, column %d: %s", st->line, st->col, e2);
     }
     free(s->name);
     s->name = sl_strdup(st->s);
+    if (alter) { /* in place: the session's later jobs plan against the new one */
+        sl_udf_sig_free(u->set->f[old]);
+        u->set->f[old] = s;
+        r->kind = SL_SQL_OK;
+        return SL_OK;
+    }
     sl_udf_set_add(u->set, s);
     u->temp = sl_realloc(u->temp, sizeof *u->temp * (size_t)u->set->n);
     u->sys = sl_realloc(u->sys, sizeof *u->sys * (size_t)u->set->n);
@@ -189,12 +233,14 @@ static int describe_function(sql_udfs *u, const sql_node *st, sl_sql_result *r, 
                          st->col, st->s);
     const sl_udf_sig *s = u->set->f[i];
     char *sig = sl_udf_sig_text(s), *uris = sl_sprintf("[%s]", s->library);
+    char *cls = s->python ? sl_sprintf("%s.%s", s->module, s->symbol) : sl_strdup(s->symbol);
     char *cells[] = {"is system function", u->sys[i] ? "true" : "false",
                      "is temporary", u->temp[i] ? "true" : "false",
-                     "class name", s->symbol,
-                     "function language", "C",
+                     "class name", cls,
+                     "function language", s->python ? "PYTHON" : "C",
                      "resource uris", uris,
-                     "kind", s->kind == SL_UDF_SCALAR_KIND ? "SCALAR" : "TABLE",
+                     "kind", s->kind == SL_UDF_SCALAR_KIND ? "SCALAR"
+                             : s->kind == SL_UDF_TABLE_KIND ? "TABLE" : "AGGREGATE",
                      "deterministic", s->deterministic ? "true" : "false",
                      "null handling", s->strict ? "returns NULL on NULL input" : "called on NULL input",
                      "signature", sig};
@@ -202,6 +248,7 @@ static int describe_function(sql_udfs *u, const sql_node *st, sl_sql_result *r, 
     sql_table_result(r, 2, head, types, cells, (int)SL_ARRAY_LEN(cells) / 2);
     free(sig);
     free(uris);
+    free(cls);
     return SL_OK;
 }
 
@@ -322,7 +369,10 @@ void sql_udfs_attach(const sql_udfs *u, json_t *job)
     json_array_foreach(vs, k, v) {
         const char *type = json_string_value(json_object_get(v, "type"));
         json_t *cfg = json_object_get(v, "config");
-        if (!type || !cfg || (strcmp(type, "calc") && strcmp(type, "correlate"))) continue;
+        if (!type || !cfg || (strcmp(type, "calc") && strcmp(type, "correlate") &&
+                               strcmp(type, "group_aggregate") && strcmp(type, "window") &&
+                               strcmp(type, "local_aggregate") && strcmp(type, "over_aggregate")))
+            continue;
         char *text = json_dumps(cfg, JSON_COMPACT);
         const char *tf = json_string_value(json_object_get(cfg, "function")); /* correlate's */
         json_t *fns = json_array();

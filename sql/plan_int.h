@@ -167,6 +167,11 @@ const rel *sqlp_joins_find(plan *p, const sql_node *f);
 void sqlp_joins_add(plan *p, const sql_node *f, const rel *r);
 sql_join_map *sqlp_lateral_map(const rel *l, const char *alias, const sl_schema *cols, int off);
 
+/* plan_subquery.c: a SELECT with subqueries in WHERE or its list, or with
+ * FROM a, b WHERE <join conditions>, rewritten into joins (*out in p->arena;
+ * sel itself when it has neither). */
+int sql_subquery_rewrite(plan *p, const sql_node *sel, const sql_node **out);
+
 /* plan_rank.c. A SELECT over a subquery, CTE or view with ROW_NUMBER()
  * OVER (...): Top-N or deduplication. sql_is_rank_query says whether sel
  * is one. */

@@ -242,6 +242,7 @@ typedef struct jplan {
     int tcol[2];        /* the time columns the bounds use (-1: none yet) */
     const sql_node **resid;
     int nresid;
+    int semi;           /* 1 semi, 2 anti join (plan_subquery.c): time comparisons stay conditions */
 } jplan;
 
 /* Which side a joined-row column belongs to, and its column there. */
@@ -324,6 +325,7 @@ static int time_bound(plan *p, jplan *j, const sql_node *a, const char *op, cons
 
 static int conjunct(plan *p, jplan *j, const sql_node *e)
 {
+    if (e->kind == SQL_BOOL && (e->flags & SQL_F_TRUE)) return SL_OK; /* ON TRUE: nothing */
     if (e->kind == SQL_BINOP && !strcasecmp(e->s, "AND")) {
         if (conjunct(p, j, e->kids[0]) != SL_OK) return SL_ERR;
         return conjunct(p, j, e->kids[1]);
@@ -351,12 +353,12 @@ static int conjunct(plan *p, jplan *j, const sql_node *e)
             }
         }
     }
-    if (e->kind == SQL_BINOP && (!strcmp(e->s, ">=") || !strcmp(e->s, "<=") || !strcmp(e->s, ">") ||
-                                 !strcmp(e->s, "<"))) {
+    if (!j->semi && e->kind == SQL_BINOP && (!strcmp(e->s, ">=") || !strcmp(e->s, "<=") ||
+                                             !strcmp(e->s, ">") || !strcmp(e->s, "<"))) {
         int rc = time_bound(p, j, e->kids[0], e->s, e->kids[1]);
         if (rc != SL_DONE) return rc;
     }
-    if (e->kind == SQL_BETWEEN && !(e->flags & SQL_F_NOT)) {
+    if (!j->semi && e->kind == SQL_BETWEEN && !(e->flags & SQL_F_NOT)) {
         jplan save = *j;
         int rc = time_bound(p, j, e->kids[0], ">=", e->kids[1]);
         if (rc == SL_OK) rc = time_bound(p, j, e->kids[0], "<=", e->kids[2]);
@@ -572,6 +574,30 @@ sql_join_map *sqlp_lateral_map(const rel *l, const char *alias, const sl_schema 
     return m;
 }
 
+/* A join the subquery rewrite made with SQL_F_ALL (plan_subquery.c) meets
+ * every row of one side with the single row of the other: each side gets a
+ * constant column, the join's key. */
+static int const_key(plan *p, rel *r, const sql_node *at)
+{
+    int n = r->sch.n;
+    item *its = sl_calloc((size_t)n + 1, sizeof *its);
+    int rc = SL_OK;
+    for (int i = 0; rc == SL_OK && i < n; i++) {
+        sql_node *c = sql_node_new(p->arena, SQL_COL, at->line, at->col);
+        c->s = sql_arena_strndup(p->arena, r->sch.fields[i].name, strlen(r->sch.fields[i].name));
+        c->flags = SQL_F_QUOTED;
+        rc = make_item(p, &its[i], c, r->sch.fields[i].name, &r->sch);
+    }
+    sql_node *zero = sql_node_new(p->arena, SQL_NUM, at->line, at->col);
+    zero->s = "0";
+    char name[32];
+    snprintf(name, sizeof name, "__one%d", n);
+    if (rc == SL_OK) rc = make_item(p, &its[n], zero, name, &r->sch);
+    if (rc == SL_OK) rc = emit_calc(p, r, its, n + 1, NULL, "join-constant");
+    items_free(its, n + 1);
+    return rc;
+}
+
 int sql_plan_join(plan *p, const sql_node *f, rel *out)
 {
     if (sql_kid(f, 1) && sql_kid(f, 1)->kind == SQL_FROM_LATERAL) return sql_plan_lateral(p, f, out);
@@ -588,6 +614,8 @@ int sql_plan_join(plan *p, const sql_node *f, rel *out)
     sl_schema_init(&j.out);
     int rc = SL_ERR;
     const sql_node *rnode = sql_kid(f, 1), *asof = NULL;
+    /* SEMI / ANTI: the subquery rewrite's (plan_subquery.c) */
+    j.semi = !f->s ? 0 : !strcasecmp(f->s, "SEMI") ? 1 : !strcasecmp(f->s, "ANTI") ? 2 : 0;
     if (rnode->kind == SQL_FROM_TABLE && sql_kid(rnode, 0)) {
         /* t FOR SYSTEM_TIME AS OF e: a temporal join; the table itself is read as usual */
         asof = sql_kid(rnode, 0);
@@ -609,6 +637,9 @@ int sql_plan_join(plan *p, const sql_node *f, rel *out)
         free(j.s[1].r.alias);
         j.s[1].r.alias = sl_strdup(rnode->s2 ? rnode->s2 : rnode->s);
     }
+    int constant = (f->flags & SQL_F_ALL) != 0;
+    if (constant && (const_key(p, &j.s[0].r, f) != SL_OK || const_key(p, &j.s[1].r, f) != SL_OK))
+        goto done;
     j.s[1].off = j.s[0].r.sch.n;
     j.map = sl_calloc(1, sizeof *j.map);
     side_names(&j.s[0].r, j.map, 0);
@@ -619,7 +650,16 @@ int sql_plan_join(plan *p, const sql_node *f, rel *out)
         goto done;
     }
     if (conjunct(p, &j, on) != SL_OK) goto done;
-    const char *jt = type_name(f->s);
+    if (constant) {
+        if (j.nkeys == SL_MAX_KEY_COLS) {
+            rc = PERR(on, "too many join keys");
+            goto done;
+        }
+        j.kcol[0][j.nkeys] = j.s[0].r.sch.n - 1;
+        j.kcol[1][j.nkeys] = j.s[1].r.sch.n - 1;
+        j.nkeys++;
+    }
+    const char *jt = j.semi ? "inner" : type_name(f->s);
     int outer = strcmp(jt, "inner") != 0;
     if (j.nkeys == 0) {
         rc = PERR(on, "the join condition needs an equality between a column of each side (e.g. "
@@ -637,7 +677,7 @@ int sql_plan_join(plan *p, const sql_node *f, rel *out)
                   "a.ts + INTERVAL ...)", j.has_lo ? "below" : "above");
         goto done;
     }
-    int both_windowed = j.s[0].r.windowed && j.s[1].r.windowed;
+    int both_windowed = !j.semi && j.s[0].r.windowed && j.s[1].r.windowed;
     if (outer && j.nresid && (interval || both_windowed)) { /* a regular join takes it */
         char *t = sql_unparse(j.resid[0]);
         rc = PERR(j.resid[0], "%s OUTER JOIN: the condition %s is neither an equality of keys nor "
@@ -675,7 +715,12 @@ int sql_plan_join(plan *p, const sql_node *f, rel *out)
         free(id.p);
         goto done;
     }
-    int updating = !interval && (outer || j.s[0].r.updating || j.s[1].r.updating);
+    if (j.semi) {
+        json_object_set_new(cfg, "mode", json_string(j.semi == 2 ? "anti" : "semi"));
+        sql_sb_fmt(&id, "|%s", j.semi == 2 ? "anti" : "semi");
+    }
+    /* a semi join of append-only inputs only adds rows; an anti join withdraws them */
+    int updating = !interval && (outer || j.semi == 2 || j.s[0].r.updating || j.s[1].r.updating);
     sql_sbuf ident = {0};
     sql_sb_fmt(&ident, "join(%s,%s)", j.s[0].r.ident ? j.s[0].r.ident : "",
                j.s[1].r.ident ? j.s[1].r.ident : "");
@@ -696,6 +741,21 @@ int sql_plan_join(plan *p, const sql_node *f, rel *out)
     out->ident = sql_sb_take(&ident);
     out->jmap = j.map;
     j.map = NULL;
+    if (j.semi) { /* the left rows alone, by the left side's names */
+        sl_schema_free(&out->sch);
+        sl_schema_init(&out->sch);
+        sl_schema_copy(&out->sch, &j.s[0].r.sch);
+        sql_join_map_free(out->jmap);
+        out->jmap = sl_calloc(1, sizeof *out->jmap);
+        side_names(&j.s[0].r, out->jmap, 0);
+        if (constant) /* the constant key column goes by no name */
+            for (int i = 0; i < out->jmap->n; i++)
+                if (out->jmap->c[i].col == out->sch.n - 1) {
+                    free(out->jmap->c[i].qual);
+                    free(out->jmap->c[i].name);
+                    out->jmap->c[i--] = out->jmap->c[--out->jmap->n];
+                }
+    }
     out->updating = updating;
     if (updating) {
         out->updater = j.s[0].r.updating ? dup0(j.s[0].r.updater)
@@ -958,6 +1018,9 @@ static int plan_lookup(plan *p, const sql_node *f, const sql_node *rnode, const 
                     "and table '%s' (connector '%s') cannot serve lookups: Sluice looks up "
                     "'filesystem' tables, which it loads into memory, and 'jdbc' tables", asof->s2 ? asof->s2 : "",
                     asof->s2 ? "." : "", asof->s, t->name, t->connector);
+    if (t->npart)
+        return PERR(rnode, "table '%s' is PARTITIONED BY: a lookup join does not read a "
+                    "partitioned filesystem table yet", t->name);
     if (j->s[0].r.updating)
         return PERR(sql_kid(f, 0), "the left side of a lookup join must be append-only (it is a "
                     "changelog produced by %s)", j->s[0].r.updater);

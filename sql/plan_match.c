@@ -5,20 +5,24 @@
  *
  * The operator knows nothing of SQL expressions over a match: what a DEFINE
  * condition or a measure reads of the match -- PREV(col, n), LAST/FIRST(v.col,
- * n), v.col of another variable, SUM/COUNT/AVG/MIN/MAX(v.col), CLASSIFIER(),
- * MATCH_ROWTIME(), MATCH_PROCTIME() -- is taken out of the expression here
+ * n), v.col of another variable, SUM/COUNT/AVG/MIN/MAX(v.col) or of an
+ * expression of one variable (its text goes along, the operator evaluates it
+ * per row), CLASSIFIER(), MATCH_ROWTIME(), MATCH_PROCTIME() -- is taken out of the expression here
  * and replaced by a column `mr$<i>` (a "reference" the operator computes).
  * A condition then is an ordinary expression over the input row plus its
  * references; the operator emits the partition key and every measure's
  * references, and the calc after it computes each measure's expression
  * (LAST(b.price) - FIRST(a.price) is `mr$1` - `mr$0`). Flink's refusals
- * (ALL ROWS PER MATCH, an ORDER BY not led by a time attribute, the
- * pattern's limits) are given at their position.
+ * (ALL ROWS PER MATCH, an ORDER BY not led by a time attribute, PREV/NEXT in
+ * MEASURES, physical offsets, aggregates over two variables, the pattern's
+ * limits) are given at their position. ORDER BY's further columns become
+ * the operator's "order-by"; without AFTER MATCH the skip is TO NEXT ROW.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <ctype.h>
 
 #include "plan_int.h"
 #include "match_recognize.h"
@@ -48,10 +52,12 @@ static sql_node *copy_node(plan *p, const sql_node *n)
     return c;
 }
 
-/* Add a reference; returns the COL node that reads it. */
-static sql_node *add_ref(mr_ctx *c, const sql_node *at, sl_mr_fn fn, int var, const char *col, int n)
+/* Add a reference; returns the COL node that reads it. An aggregate over an
+ * expression has expr (its text over the input row) and its type in at. */
+static sql_node *add_ref_x(mr_ctx *c, const sql_node *at, sl_mr_fn fn, int var, const char *col, int n,
+                           const char *expr, sl_type at_type)
 {
-    sl_type ct = SL_T_NULL;
+    sl_type ct = at_type;
     int ci = col ? sl_schema_find(&c->in->sch, col) : -1;
     if (ci >= 0) ct = c->in->sch.fields[ci].type;
     char name[32];
@@ -59,11 +65,58 @@ static sql_node *add_ref(mr_ctx *c, const sql_node *at, sl_mr_fn fn, int var, co
     json_t *r = json_pack("{s:s, s:s, s:s, s:s, s:i}", "name", name, "fn", sl_mr_fn_name(fn), "var",
                           var >= 0 ? sl_mr_pattern_var(c->pat, var) : "", "col",
                           ci >= 0 ? c->in->sch.fields[ci].name : "", "n", n);
+    if (expr) json_object_set_new(r, "expr", json_string(expr));
     json_array_append_new(c->refs, r);
     sl_schema_add(c->sch, name, sl_mr_fn_type(fn, ct));
     sql_node *e = sql_node_new(c->p->arena, SQL_COL, at->line, at->col);
     e->s = sql_arena_strndup(c->p->arena, name, strlen(name));
     return e;
+}
+
+static sql_node *add_ref(mr_ctx *c, const sql_node *at, sl_mr_fn fn, int var, const char *col, int n)
+{
+    return add_ref_x(c, at, fn, var, col, n, NULL, SL_T_NULL);
+}
+
+/* e as the SQL standard's validator writes it in its messages: columns as
+ * `V`.`col` (`*` for no variable), navigation with its offset. */
+static void std_text(sql_sbuf *b, const sql_node *e)
+{
+    if (!e) return;
+    if (e->kind == SQL_COL) {
+        sql_sb_fmt(b, "`%s`.`%s`", e->s2 ? e->s2 : "*", e->s);
+    } else if (e->kind == SQL_BINOP) {
+        std_text(b, e->kids[0]);
+        sql_sb_fmt(b, " %s ", e->s);
+        std_text(b, e->kids[1]);
+    } else if (e->kind == SQL_FUNC) {
+        int nav = !strcasecmp(e->s, "PREV") || !strcasecmp(e->s, "NEXT"),
+            fl = !strcasecmp(e->s, "FIRST") || !strcasecmp(e->s, "LAST");
+        sql_sb_fmt(b, "%s(", e->s);
+        for (char *q = b->p + b->len - strlen(e->s) - 1; *q && *q != '('; q++)
+            *q = (char)toupper((unsigned char)*q);
+        if (e->flags & SQL_F_STAR_ARG) sql_sb_str(b, "*");
+        for (int i = 0; i < e->nkids; i++) {
+            if (i) sql_sb_str(b, ", ");
+            std_text(b, e->kids[i]);
+        }
+        if (e->nkids == 1 && (nav || fl)) sql_sb_str(b, nav ? ", 1" : ", 0");
+        sql_sb_str(b, ")");
+    } else {
+        char *t = sql_unparse(e);
+        sql_sb_str(b, t);
+        free(t);
+    }
+}
+
+static char *std_text_of(plan *p, const sql_node *e)
+{
+    sql_sbuf b = {0};
+    std_text(&b, e);
+    char *t = sql_sb_take(&b);
+    char *r = sql_arena_strndup(p->arena, t, strlen(t));
+    free(t);
+    return r;
 }
 
 /* A column argument "v.col" or "col": its variable (-1 none) and column, checked. */
@@ -93,24 +146,117 @@ static int offset_arg(mr_ctx *c, const sql_node *f, int i, int *n)
 
 static sql_node *rewrite(mr_ctx *c, const sql_node *e, int *rc);
 
+/* The one variable an aggregate's argument reads (*vname, "*" for columns
+ * without one) and how many columns it reads; *multi when it reads two.
+ * Navigation and aggregates inside the argument are refused. */
+static int agg_walk(mr_ctx *c, const sql_node *e, const char **vname, int *ncols, int *multi)
+{
+    plan *p = c->p;
+    if (!e) return SL_OK;
+    if (e->kind == SQL_COL) {
+        const char *v = e->s2 ? e->s2 : "*";
+        if (e->s2 && sl_mr_pattern_find_var(c->pat, e->s2) < 0)
+            return PERR(e, "unknown pattern variable '%s'", e->s2);
+        if (sl_schema_find(&c->in->sch, e->s) < 0) return PERR(e, "unknown column '%s'", e->s);
+        if (*vname && strcasecmp(*vname, v)) *multi = 1;
+        if (!*vname) *vname = v;
+        (*ncols)++;
+        return SL_OK;
+    }
+    if (e->kind == SQL_OVER || e->kind == SQL_STAR) return PERR(e, "not allowed in MATCH_RECOGNIZE");
+    if (e->kind == SQL_FUNC && (sl_mr_fn_parse(e->s) >= 0 || !strcasecmp(e->s, "NEXT")))
+        return PERR(e, "%s inside an aggregate of MATCH_RECOGNIZE is not supported", e->s);
+    for (int i = 0; i < e->nkids; i++)
+        if (agg_walk(c, e->kids[i], vname, ncols, multi) != SL_OK) return SL_ERR;
+    return SL_OK;
+}
+
+/* e without its pattern variables (v.col is col of the row aggregated). */
+static sql_node *strip_vars(plan *p, const sql_node *e)
+{
+    sql_node *cp = copy_node(p, e);
+    if (cp->kind == SQL_COL) cp->s2 = NULL;
+    for (int i = 0; i < e->nkids; i++)
+        if (e->kids[i]) cp->kids[i] = strip_vars(p, e->kids[i]);
+    return cp;
+}
+
+/* SUM(A.price * A.qty): the aggregate over an expression of one variable's
+ * rows (of every row when its columns name none). */
+static sql_node *agg_expr(mr_ctx *c, const sql_node *e, sl_mr_fn fn, int *rc)
+{
+    plan *p = c->p;
+    const char *vname = NULL;
+    int ncols = 0, multi = 0;
+    sl_type t = SL_T_NULL;
+    if (agg_walk(c, e->kids[0], &vname, &ncols, &multi) != SL_OK) goto err;
+    if (multi) {
+        PERR(e, "Multiple pattern variables in '%s'", std_text_of(p, e));
+        goto err;
+    }
+    if (!ncols) {
+        PERR(e, "No pattern variable specified in aggregate");
+        goto err;
+    }
+    int var = strcmp(vname, "*") ? sl_mr_pattern_find_var(c->pat, vname) : -1;
+    sql_node *arg = strip_vars(p, e->kids[0]);
+    if (type_expr(p, arg, &c->in->sch, &t) != SL_OK) goto err;
+    if (sl_mr_fn_type(fn, t) == SL_T_NULL) {
+        PERR(e, "%s does not take a %s argument", sl_mr_fn_name(fn), sl_type_name(t));
+        goto err;
+    }
+    char *text = sql_unparse(arg);
+    sql_node *r = add_ref_x(c, e, fn, var, NULL, 0, text, t);
+    free(text);
+    return r;
+err:
+    *rc = SL_ERR;
+    return NULL;
+}
+
+/* PREV / NEXT. In MEASURES both are refused, as Flink refuses them; in
+ * DEFINE an offset 0 is its argument, and PREV(col, n) of a column without
+ * a variable is the row n before the current one in the match; PREV of a
+ * variable's column and NEXT with an offset are physical offsets, refused. */
+static sql_node *rewrite_nav(mr_ctx *c, const sql_node *e, int *rc)
+{
+    plan *p = c->p;
+    int n = 1, var = -1;
+    const char *col = NULL;
+    if (c->define_var < 0) {
+        PERR(e, "Cannot use PREV/NEXT in MEASURE '%s'", std_text_of(p, e));
+        goto err;
+    }
+    if (e->nkids < 1 || e->nkids > 2) {
+        PERR(e, "wrong number of arguments to %s", e->s);
+        goto err;
+    }
+    if (e->nkids == 2 && offset_arg(c, e, 1, &n) != SL_OK) goto err;
+    if (n == 0) return rewrite(c, e->kids[0], rc);
+    const sql_node *a = e->kids[0];
+    if (!strcasecmp(e->s, "NEXT") || (a && a->kind != SQL_COL) || (a && a->s2)) {
+        PERR(e, "Physical offsets within partition are not supported (NEXT, or PREV of an "
+             "expression or of a pattern variable's column); PREV(col, n) is the row n before "
+             "the current one in the match, LAST(V.col, n) the n-th last row of V");
+        goto err;
+    }
+    if (col_arg(c, a, &var, &col) != SL_OK) goto err;
+    return add_ref(c, e, SL_MR_PREV, -1, col, n);
+err:
+    *rc = SL_ERR;
+    return NULL;
+}
+
 static sql_node *rewrite_func(mr_ctx *c, const sql_node *e, int *rc)
 {
     plan *p = c->p;
     int fn = sl_mr_fn_parse(e->s), var = -1, n = 0;
     const char *col = NULL;
+    if (fn == SL_MR_PREV || !strcasecmp(e->s, "NEXT")) return rewrite_nav(c, e, rc);
     switch (fn) {
-    case SL_MR_PREV: case SL_MR_LAST: case SL_MR_FIRST:
+    case SL_MR_LAST: case SL_MR_FIRST:
         if (e->nkids < 1 || e->nkids > 2) break;
         if (col_arg(c, e->kids[0], &var, &col) != SL_OK || offset_arg(c, e, 1, &n) != SL_OK) goto err;
-        if (fn == SL_MR_PREV && e->nkids == 1) n = 1; /* PREV(col) is the row before */
-        if (fn == SL_MR_PREV) {
-            if (c->define_var < 0) {
-                PERR(e, "PREV in MEASURES is not supported yet; use LAST(v.col, n)");
-                goto err;
-            }
-            if (n == 0) return rewrite(c, e->kids[0], rc);
-            var = -1;
-        }
         if (fn == SL_MR_LAST && var == -1 && n == 0 && c->define_var >= 0)
             return rewrite(c, e->kids[0], rc); /* LAST(col): the current row */
         return add_ref(c, e, (sl_mr_fn)fn, var, col, n);
@@ -122,6 +268,7 @@ static sql_node *rewrite_func(mr_ctx *c, const sql_node *e, int *rc)
         if (fn == SL_MR_COUNT && (e->flags & SQL_F_STAR_ARG))
             return add_ref(c, e, SL_MR_COUNT, -1, NULL, 0);
         if (e->nkids != 1) break;
+        if (!e->kids[0] || e->kids[0]->kind != SQL_COL) return agg_expr(c, e, (sl_mr_fn)fn, rc);
         if (col_arg(c, e->kids[0], &var, &col) != SL_OK) goto err;
         {
             int ci = sl_schema_find(&c->in->sch, col);
@@ -188,7 +335,8 @@ static sql_node *rewrite(mr_ctx *c, const sql_node *e, int *rc)
     return cp;
 }
 
-static int plan_order(plan *p, const sql_node *order, const rel *in, const char **tcol, int *proc)
+static int plan_order(plan *p, const sql_node *order, const rel *in, const char **tcol, int *proc,
+                      json_t *cfg)
 {
     const sql_node *o = sql_kid(order, 0), *e = o ? sql_kid(o, 0) : NULL;
     const char *name = e && e->kind == SQL_COL ? e->s : NULL;
@@ -197,17 +345,35 @@ static int plan_order(plan *p, const sql_node *order, const rel *in, const char 
     else return PERR(o ? o : order, "You must specify either rowtime or proctime for order by as the first one.");
     if (o->flags & SQL_F_DESC)
         return PERR(o, "Primary sort order of a streaming table must be ascending on time.");
-    if (order->nkids > 1)
-        return PERR(order->kids[1], "ordering MATCH_RECOGNIZE by more than its time attribute is "
-                    "not supported yet (Flink sorts rows of one time by the further columns)");
     *tcol = name;
+    if (order->nkids > 1 && *proc)
+        return PERR(order->kids[1], "ORDER BY a processing-time attribute with further columns is "
+                    "not supported in MATCH_RECOGNIZE (rows are taken in their order of arrival)");
+    json_t *more = json_array();
+    for (int i = 1; i < order->nkids; i++) { /* they sort the rows of one time */
+        const sql_node *x = order->kids[i], *c = sql_kid(x, 0);
+        int ci = c && c->kind == SQL_COL ? sl_schema_find(&in->sch, c->s) : -1;
+        if (ci < 0 || i > 16) {
+            json_decref(more);
+            return PERR(x, i > 16 ? "at most 16 ORDER BY columns follow the time attribute"
+                                  : "ORDER BY: a column of the input is expected after the time attribute");
+        }
+        char *entry = sl_sprintf("%s%s", in->sch.fields[ci].name, x->flags & SQL_F_DESC ? " DESC" : "");
+        json_array_append_new(more, json_string(entry));
+        free(entry);
+    }
+    if (json_array_size(more)) json_object_set(cfg, "order-by", more);
+    json_decref(more);
     return SL_OK;
 }
 
 static int plan_skip(plan *p, const sql_node *s, const sl_mr_pattern *pat, json_t *cfg)
 {
-    if (!s) return SL_OK; /* the SQL standard's default: PAST LAST ROW */
     const char *what = NULL;
+    if (!s) { /* without AFTER MATCH, as Flink: the next search starts at the match's second row */
+        json_object_set_new(cfg, "skip", json_string("to-next-row"));
+        return SL_OK;
+    }
     if (!strcmp(s->s, "PAST LAST ROW")) what = "past-last-row";
     else if (!strcmp(s->s, "TO NEXT ROW")) what = "to-next-row";
     else if (!strcmp(s->s, "TO FIRST")) what = "to-first";
@@ -303,7 +469,7 @@ int sql_plan_match(plan *p, const sql_node *f, rel *out)
     }
     const char *tcol = NULL;
     int proc = 0;
-    if (plan_order(p, order, &in, &tcol, &proc) != SL_OK) goto done;
+    if (plan_order(p, order, &in, &tcol, &proc, cfg) != SL_OK) goto done;
     char perr[300];
     if (!(pat = sl_mr_pattern_compile(patn->s, perr, sizeof perr))) {
         PERR(patn, "%s", perr);

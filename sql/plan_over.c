@@ -28,9 +28,11 @@
 #include <strings.h>
 
 #include "duration.h"
+#include "expr.h"
 #include "sl.h"
 #include "parse.h"
 #include "plan_int.h"
+#include "udf_sig.h"
 
 #define PERR(node, ...) plan_err(p, (node), __VA_ARGS__)
 #define MAX_OVER 64
@@ -238,6 +240,58 @@ static int value_item(plan *p, const sql_node *o, const char *fn, int i, const s
     return SL_OK;
 }
 
+/* A user-defined aggregate function of the session named s, or NULL. */
+static const sl_udf_sig *over_udf(const char *s)
+{
+    const sl_udf_sig *u = sl_udf_set_find(sl_expr_session_functions(), s);
+    return u && u->kind == SL_UDF_AGG_KIND ? u : NULL;
+}
+
+/* "f(`a`, `b`)" for a call of user-defined aggregate function u: each
+ * argument a column, or a pre-calc item $a<i>_<j>, of the declared type
+ * (INT widens to BIGINT, integers to DOUBLE). */
+static int udf_call(plan *p, const sql_node *o, const sl_udf_sig *u, int i, const sl_schema *sch,
+                    item *pre, int *npre, sql_sbuf *out)
+{
+    const sql_node *call = sql_kid(o, 3);
+    if (call->flags & (SQL_F_STAR_ARG | SQL_F_DISTINCT))
+        return PERR(o, "%s is a user-defined aggregate function: it takes neither '*' nor "
+                    "DISTINCT", o->s);
+    int nargs = call->nkids - ((call->flags & SQL_F_FILTER) ? 1 : 0);
+    if (nargs != u->nargs)
+        return PERR(o, "%s takes %d argument%s, not %d", o->s, u->nargs, u->nargs == 1 ? "" : "s",
+                    nargs);
+    sql_sb_fmt(out, "%s(", o->s);
+    for (int j = 0; j < nargs; j++) {
+        const sql_node *a = call->kids[j];
+        const char *arg = NULL;
+        sl_type at = SL_T_NULL;
+        int c = a->kind == SQL_COL && !a->s2 ? sl_schema_find(sch, a->s) : -1;
+        if (c >= 0) {
+            arg = sch->fields[c].name;
+            at = sch->fields[c].type;
+        } else {
+            char name[32];
+            snprintf(name, sizeof name, "$a%d_%d", i, j);
+            rel tmp = {.sch = *sch};
+            if (check_cols(p, a, &tmp) != SL_OK || make_item(p, &pre[*npre], a, name, sch) != SL_OK)
+                return SL_ERR;
+            arg = pre[*npre].name;
+            at = pre[(*npre)++].type;
+        }
+        sl_type want = u->args[j];
+        if (!(at == want || (at == SL_T_INT && want == SL_T_BIGINT) ||
+              ((at == SL_T_INT || at == SL_T_BIGINT) && want == SL_T_DOUBLE)))
+            return PERR(a, "argument %d of %s must be %s, not %s", j + 1, o->s,
+                        sl_type_name(want), sl_type_name(at));
+        char *q = sql_quote_ident(arg);
+        sql_sb_fmt(out, "%s%s", j ? ", " : "", q);
+        free(q);
+    }
+    sql_sb_fmt(out, ")");
+    return SL_OK;
+}
+
 /* The aggregate item text of OVER call o (number i) over input schema sch;
  * an argument or FILTER that is not a column goes into the pre-calc
  * (*pre, named $a<i> / $f<i>). */
@@ -271,6 +325,11 @@ static int agg_item(plan *p, const sql_node *o, int i, const sl_schema *sch, ite
                   "MIN, MAX, AVG, FIRST_VALUE, LAST_VALUE, LAG and ROW_NUMBER()", fn);
         free(fn);
         return rc;
+    }
+    const sl_udf_sig *u = over_udf(o->s);
+    if (u) {
+        rc = udf_call(p, o, u, i, sch, pre, npre, out);
+        goto filter;
     }
     if (strcmp(fn, "COUNT") && strcmp(fn, "SUM") && strcmp(fn, "MIN") && strcmp(fn, "MAX") &&
         strcmp(fn, "AVG")) {
@@ -313,6 +372,7 @@ static int agg_item(plan *p, const sql_node *o, int i, const sl_schema *sch, ite
         sql_sb_fmt(out, "%s(%s)", fn, qa);
         free(qa);
     }
+filter:
     if (rc == SL_OK && (call->flags & SQL_F_FILTER)) {
         const sql_node *cond = call->kids[call->nkids - 1];
         char fname[32];
@@ -378,7 +438,7 @@ int sql_plan_over(plan *p, const sql_node *sel, rel *out)
     sl_schema orig;
     sl_schema_copy(&orig, &in.sch);
     int npre = 0;
-    item *pre = sl_calloc((size_t)(2 * c.n + 1), sizeof *pre);
+    item *pre = sl_calloc((size_t)((SL_UDF_MAX_ARGS + 1) * c.n + 1), sizeof *pre);
     json_t *aggs = json_array();
     for (int i = 0; rc == SL_OK && i < c.n; i++) {
         sql_sbuf t = {0};
@@ -473,7 +533,9 @@ int sql_plan_over(plan *p, const sql_node *sel, rel *out)
             const sql_node *o = c.calls[i];
             const char *fn = o->s;
             sl_type t = SL_T_BIGINT;
-            if (strcasecmp(fn, "COUNT") && strcasecmp(fn, "ROW_NUMBER")) {
+            if (over_udf(fn)) {
+                t = over_udf(fn)->result;
+            } else if (strcasecmp(fn, "COUNT") && strcasecmp(fn, "ROW_NUMBER")) {
                 /* SUM, MIN, MAX, AVG: the argument's type */
                 const sql_node *call = sql_kid(o, 3);
                 char an[24];

@@ -37,10 +37,12 @@
  * the operators declare their state unbounded (sl_plan_unbounded).
  */
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
 #include "sl.h"
+#include "parse.h"
 #include "plan_int.h"
 
 #define PERR(node, ...) plan_err(p, (node), __VA_ARGS__)
@@ -382,6 +384,122 @@ static int rank_vertex(plan *p, const sql_node *over, const sql_node *items, con
     return rc;
 }
 
+/* The output name of the inner SELECT's item i. */
+static const char *item_out_name(plan *p, const sql_node *it, int i)
+{
+    if (it->s) return it->s;
+    const sql_node *e = sql_kid(it, 0);
+    if (e->kind == SQL_COL) return e->s;
+    char nm[32];
+    snprintf(nm, sizeof nm, "EXPR$%d", i);
+    return sql_arena_strndup(p->arena, nm, strlen(nm));
+}
+
+/* Is column e among the inner query's output names (or may be: a `*`)? */
+static int in_output(plan *p, const sql_node *inner, int oi, const sql_node *e)
+{
+    const sql_node *items = sql_kid(inner, 0);
+    for (int i = 0; i < items->nkids; i++) {
+        const sql_node *x = sql_kid(items->kids[i], 0);
+        if (i == oi) continue;
+        if (x->kind == SQL_STAR || !strcasecmp(item_out_name(p, items->kids[i], i), e->s)) return 1;
+    }
+    return 0;
+}
+
+/* e as a column of the inner query's output: an expression that is also an
+ * item of it (ROW_NUMBER() OVER (ORDER BY COUNT(*) DESC) beside COUNT(*) AS
+ * cnt, in one SELECT with GROUP BY) becomes that item's column; anything else
+ * (a column not selected, as Flink allows) becomes a hidden item `__o<n>` of
+ * syn, projected away after the ranking. */
+static const sql_node *as_output(plan *p, const sql_node *inner, int oi, const sql_node *e,
+                                 sql_node *syn, int *nhidden)
+{
+    if (!e || (e->kind == SQL_COL && in_output(p, inner, oi, e))) return e;
+    const sql_node *items = sql_kid(inner, 0);
+    char *want = sql_unparse(e);
+    const sql_node *r = e;
+    for (int i = 0; i < items->nkids && r == e; i++) {
+        const sql_node *x = sql_kid(items->kids[i], 0);
+        if (i == oi || !x || x->kind == SQL_STAR) continue;
+        char *t = sql_unparse(x);
+        if (!strcmp(t, want)) {
+            sql_node *c = sql_node_new(p->arena, SQL_COL, e->line, e->col);
+            const char *nm = item_out_name(p, items->kids[i], i);
+            c->s = sql_arena_strndup(p->arena, nm, strlen(nm));
+            c->flags = SQL_F_QUOTED;
+            r = c;
+        }
+        free(t);
+    }
+    free(want);
+    if (r == e) {
+        char nm[16];
+        snprintf(nm, sizeof nm, "__o%d", (*nhidden)++);
+        sql_node *hi = sql_node_new(p->arena, SQL_ITEM, e->line, e->col);
+        hi->s = sql_arena_strndup(p->arena, nm, strlen(nm));
+        sql_node_add(p->arena, hi, (sql_node *)e);
+        sql_node_add(p->arena, sql_kid(syn, 0), hi);
+        sql_node *c = sql_node_new(p->arena, SQL_COL, e->line, e->col);
+        c->s = hi->s;
+        c->flags = SQL_F_QUOTED;
+        r = c;
+    }
+    return r;
+}
+
+/* The OVER clause with its PARTITION BY and ORDER BY expressions as output
+ * columns of the inner query where they are items of it. */
+static const sql_node *over_on_output(plan *p, const sql_node *inner, int oi, const sql_node *over,
+                                      sql_node *syn, int *nhidden)
+{
+    sql_node *o = sql_node_new(p->arena, SQL_OVER, over->line, over->col);
+    *o = *over;
+    o->kids = NULL;
+    o->nkids = o->cap = 0;
+    for (int k = 0; k < over->nkids; k++) {
+        const sql_node *l = over->kids[k];
+        if ((k != 0 && k != 1) || !l) {
+            sql_node_add(p->arena, o, (sql_node *)l);
+            continue;
+        }
+        sql_node *nl = sql_node_new(p->arena, SQL_LIST, l->line, l->col);
+        for (int i = 0; i < l->nkids; i++) {
+            const sql_node *x = l->kids[i];
+            if (k == 1 && x->kind == SQL_ORDER) {
+                sql_node *no = sql_node_new(p->arena, SQL_ORDER, x->line, x->col);
+                no->flags = x->flags;
+                sql_node_add(p->arena, no,
+                             (sql_node *)as_output(p, inner, oi, sql_kid(x, 0), syn, nhidden));
+                sql_node_add(p->arena, nl, no);
+            } else {
+                sql_node_add(p->arena, nl, (sql_node *)as_output(p, inner, oi, x, syn, nhidden));
+            }
+        }
+        sql_node_add(p->arena, o, nl);
+    }
+    return o;
+}
+
+/* A calc without the hidden __o<n> columns as_output added. */
+static int drop_hidden(plan *p, rel *in)
+{
+    item *its = sl_calloc((size_t)in->sch.n, sizeof *its);
+    int n = 0, rc = SL_OK;
+    for (int i = 0; rc == SL_OK && i < in->sch.n; i++) {
+        const char *nm = in->sch.fields[i].name;
+        if (!strncmp(nm, "__o", 3)) continue;
+        sql_node *c = sql_node_new(p->arena, SQL_COL, 1, 1);
+        c->s = sql_arena_strndup(p->arena, nm, strlen(nm));
+        c->flags = SQL_F_QUOTED;
+        rc = sqlp_make_item(p, &its[n], c, nm, &in->sch);
+        if (rc == SL_OK) n++;
+    }
+    if (rc == SL_OK) rc = sqlp_emit_calc(p, in, its, n, NULL, "rank-select");
+    sqlp_items_free(its, n);
+    return rc;
+}
+
 int sql_plan_rank(plan *p, const sql_node *sel, rel *out)
 {
     const sql_node *items = sql_kid(sel, 0), *from = sql_kid(sel, 1);
@@ -415,6 +533,8 @@ int sql_plan_rank(plan *p, const sql_node *sel, rel *out)
     if (iitems->nkids == 1)
         return PERR(inner, "the ROW_NUMBER() query selects no columns besides the row number");
     sql_node *syn = without_over(p, inner, oi);
+    int nhidden = 0;
+    const sql_node *ov = over_on_output(p, inner, oi, over, syn, &nhidden);
     rel in;
     const cte_scope *saved = p->scope;
     p->scope = scope;
@@ -432,7 +552,8 @@ int sql_plan_rank(plan *p, const sql_node *sel, rel *out)
         return PERR(it, "the row number '%s' has the name of another column", rn);
     }
 
-    int rc = rank_vertex(p, over, items, rn, start, limit, &in);
+    int rc = rank_vertex(p, ov, items, rn, start, limit, &in);
+    if (rc == SL_OK && nhidden) rc = drop_hidden(p, &in);
 
     /* the outer SELECT list and the other conditions */
     if (rc == SL_OK) {

@@ -50,6 +50,7 @@
 #include "decimal.h"
 #include "expr.h"
 #include "sl.h"
+#include "udf_sig.h"
 #include "parse.h"
 #include "sql_int.h"
 #include "plan_int.h"
@@ -191,10 +192,17 @@ int plan_err(plan *p, const sql_node *at, const char *fmt, ...)
 
 /* ---- expressions against a rel ------------------------------------------ */
 
+/* A user-defined aggregate function of the session (CREATE FUNCTION), or NULL. */
+static const sl_udf_sig *udf_agg(const char *s)
+{
+    const sl_udf_sig *u = sl_udf_set_find(sl_expr_session_functions(), s);
+    return u && u->kind == SL_UDF_AGG_KIND ? u : NULL;
+}
+
 static int is_agg_name(const char *s)
 {
     return !strcasecmp(s, "COUNT") || !strcasecmp(s, "SUM") || !strcasecmp(s, "MIN") ||
-           !strcasecmp(s, "MAX") || !strcasecmp(s, "AVG");
+           !strcasecmp(s, "MAX") || !strcasecmp(s, "AVG") || udf_agg(s);
 }
 
 static int is_niladic(const char *s)
@@ -328,7 +336,17 @@ int emit_calc(plan *p, rel *in, item *items, int n, const sql_node *filter,
         json_object_set_new(cfg, "filter", json_string(f));
         free(f);
     }
-    char *id = add_vertex(p, base, "calc", NULL, cfg, NULL, 0);
+    /* after a vertex of parallelism 1 (a global aggregate) the calc keeps it: a rebalance
+     * would spread its -U and +U over subtasks and a keyed operator downstream could
+     * receive them out of order */
+    int par = 0;
+    for (size_t i = 0; i < json_array_size(p->vertices); i++) {
+        json_t *v = json_array_get(p->vertices, i);
+        const char *vid = json_string_value(json_object_get(v, "id"));
+        if (vid && !strcmp(vid, in->vid))
+            par = json_integer_value(json_object_get(v, "parallelism")) == 1;
+    }
+    char *id = add_vertex(p, base, "calc", NULL, cfg, NULL, par);
     add_edge(p, in->vid, id, NULL, NULL, 0);
     free(in->vid);
     in->vid = id;
@@ -527,6 +545,7 @@ static int scan_table(plan *p, const sql_node *at, const char *name, rel *out)
         if (strcmp(t->keys[i], "connector") && strncmp(t->keys[i], "sink.", 5) &&
             strncmp(t->keys[i], "lookup.", 7)) /* lookup.*: a lookup join's (plan_join.c) */
             json_object_set_new(cfg, t->keys[i], json_string(t->vals[i]));
+    if (t->npart && cfg) json_object_set_new(cfg, "partition-by", sql_table_partition_by(t));
     /* a silent source (partition) stops holding the watermark back after
      * Flink's scan.watermark.idle-timeout, else table.exec.source.idle-timeout */
     const char *idle = p->idle_timeout;
@@ -587,11 +606,16 @@ int plan_from(plan *p, const sql_node *f, rel *out)
             return PERR(f, "FOR SYSTEM_TIME AS OF belongs to the right side of a join (a temporal "
                         "join: s JOIN t FOR SYSTEM_TIME AS OF s.ts ON ...)");
         if (scan_table(p, f, f->s, out) != SL_OK) return SL_ERR;
+        /* a view over a join: its columns go by the view's name, not the join's aliases */
+        sql_join_map_free(out->jmap);
+        out->jmap = NULL;
         free(out->alias);
         out->alias = sl_strdup(f->s2 ? f->s2 : f->s);
         return SL_OK;
     case SQL_FROM_QUERY:
         if (plan_query(p, sql_kid(f, 0), out) != SL_OK) return SL_ERR;
+        sql_join_map_free(out->jmap); /* a subquery's columns go by its alias */
+        out->jmap = NULL;
         free(out->alias);
         out->alias = dup0(f->s2);
         if (sql_kid(f, 1) && sql_plan_col_aliases(p, sql_kid(f, 1), out) != SL_OK) {
@@ -735,6 +759,7 @@ typedef struct agg {
     char *spec;      /* operator entry "SUM(amount) AS total" */
     sl_type type;
     const sl_dtype *dt; /* the full result type (DECIMAL(38, s) of a SUM), or NULL */
+    int nomerge;     /* a user-defined aggregate function without merge */
 } agg;
 
 typedef struct aggctx {
@@ -800,6 +825,93 @@ static int pre_column(plan *p, aggctx *c, const sql_node *e, const char *prefix,
     return SL_OK;
 }
 
+static int add_agg(plan *p, aggctx *c, const sql_node *e, const char *alias, char **name);
+
+/* Register a call e of user-defined aggregate function u (docs/UDF.md):
+ * each argument becomes a pre-projection column of the declared type
+ * (INT widens to BIGINT, integers to DOUBLE, as for scalar functions). */
+static int add_udf_agg(plan *p, aggctx *c, const sql_node *e, const sl_udf_sig *u,
+                       const sql_node *cond, int nargs, const char *alias, char **name)
+{
+    if (e->flags & (SQL_F_STAR_ARG | SQL_F_DISTINCT))
+        return PERR(e, "%s is a user-defined aggregate function: it takes neither '*' nor "
+                    "DISTINCT", e->s);
+    if (nargs != u->nargs)
+        return PERR(e, "%s takes %d argument%s, not %d", e->s, u->nargs,
+                    u->nargs == 1 ? "" : "s", nargs);
+    if (!c->window && c->in->updating && !u->retract)
+        return PERR(e, "%s declares no retract, so it cannot aggregate an updating input "
+                    "(declare \"retract\" in SL_UDF_AGGREGATE and give it retract)", e->s);
+    if (cond && has_agg(cond)) return PERR(cond, "aggregate functions are not allowed in FILTER (WHERE ...)");
+    sql_sbuf b = {0};
+    sql_sb_fmt(&b, "%s(", e->s);
+    int rc = SL_OK;
+    for (int i = 0; rc == SL_OK && i < nargs; i++) {
+        char *arg = NULL;
+        if (has_agg(e->kids[i])) {
+            rc = PERR(e->kids[i], "aggregate functions cannot be nested");
+            break;
+        }
+        if (pre_column(p, c, e->kids[i], "__arg", &arg) != SL_OK) {
+            rc = SL_ERR;
+            break;
+        }
+        sl_type at = SL_T_NULL;
+        int ci = sl_schema_find(&c->in->sch, arg);
+        if (ci >= 0) at = c->in->sch.fields[ci].type;
+        else
+            for (int k = 0; k < c->npre; k++)
+                if (!strcmp(c->pre[k].name, arg)) at = c->pre[k].type;
+        sl_type want = u->args[i];
+        if (!(at == want || (at == SL_T_INT && want == SL_T_BIGINT) ||
+              ((at == SL_T_INT || at == SL_T_BIGINT) && want == SL_T_DOUBLE)))
+            rc = PERR(e->kids[i], "argument %d of %s must be %s, not %s", i + 1, e->s,
+                      sl_type_name(want), sl_type_name(at));
+        char *q = sql_quote_ident(arg);
+        sql_sb_fmt(&b, "%s%s", i ? ", " : "", q);
+        free(q);
+        free(arg);
+    }
+    char *fcol = NULL;
+    if (rc == SL_OK && cond) {
+        rc = pre_column(p, c, cond, "__filter", &fcol);
+        sl_type ft = SL_T_NULL;
+        for (int i = 0; rc == SL_OK && i < c->npre; i++)
+            if (!strcmp(c->pre[i].name, fcol)) ft = c->pre[i].type;
+        if (rc == SL_OK && ft != SL_T_BOOLEAN)
+            rc = PERR(cond, "the FILTER condition must be BOOLEAN, not %s", sl_type_name(ft));
+    }
+    if (rc != SL_OK) {
+        free(b.p);
+        free(fcol);
+        return SL_ERR;
+    }
+    sql_sb_fmt(&b, ")");
+    if (fcol) {
+        char *q = sql_quote_ident(fcol);
+        sql_sb_fmt(&b, " FILTER (WHERE %s)", q);
+        free(q);
+        free(fcol);
+    }
+    if (c->n == c->cap) {
+        c->cap = c->cap ? c->cap * 2 : 8;
+        c->a = sl_realloc(c->a, sizeof(agg) * (size_t)c->cap);
+    }
+    agg *a = &c->a[c->n];
+    a->text = sql_unparse(e);
+    a->name = alias ? sl_strdup(alias) : sl_sprintf("__agg%d", c->n);
+    char *qname = sql_quote_ident(a->name);
+    a->spec = sl_sprintf("%s AS %s", b.p, qname);
+    free(qname);
+    free(b.p);
+    a->type = u->result;
+    a->dt = NULL;
+    a->nomerge = !u->merge;
+    c->n++;
+    *name = sl_strdup(a->name);
+    return SL_OK;
+}
+
 /* Register aggregate call e; its output column name into *name. */
 static int add_agg(plan *p, aggctx *c, const sql_node *e, const char *alias, char **name)
 {
@@ -813,6 +925,11 @@ static int add_agg(plan *p, aggctx *c, const sql_node *e, const char *alias, cha
     int star = e->flags & SQL_F_STAR_ARG;
     const sql_node *cond = e->flags & SQL_F_FILTER ? e->kids[e->nkids - 1] : NULL;
     int nargs = e->nkids - (cond ? 1 : 0);
+    const sl_udf_sig *u = udf_agg(e->s);
+    if (u) {
+        free(txt);
+        return add_udf_agg(p, c, e, u, cond, nargs, alias, name);
+    }
     if (star && strcasecmp(e->s, "COUNT")) {
         free(txt);
         return PERR(e, "'*' is only allowed in COUNT(*)");
@@ -911,6 +1028,7 @@ static int add_agg(plan *p, aggctx *c, const sql_node *e, const char *alias, cha
             a->dt = sl_dtype_nullable(adt, false);
         }
     }
+    a->nomerge = 0;
     free(fn);
     free(qarg);
     free(qname);
@@ -1182,8 +1300,8 @@ static void agg_vertex(plan *p, const aggctx *c, rel *in, int window, const char
     char *uid = sl_sprintf("%s-%s-%08x", window ? "window" : "agg", in->ident ? in->ident : "q",
                            fnv1a(id.p));
     free(id.p);
-    int strval = 0; /* a MIN/MAX of STRING (the only STRING aggregate): one phase */
-    for (int k = 0; k < c->n; k++) strval |= c->a[k].type == SL_T_STRING;
+    int strval = 0; /* a MIN/MAX of STRING, or a user function without merge: one phase */
+    for (int k = 0; k < c->n; k++) strval |= c->a[k].type == SL_T_STRING || c->a[k].nomerge;
     json_t *local = strval ? NULL : two_phase_local(p, cfg, window, proctime, spec, in->updating);
     char *lvid = NULL;
     if (local) { /* the local phase, chained to the input; the global one merges */
@@ -1317,6 +1435,7 @@ done:
 
 static int plan_select(plan *p, const sql_node *sel, rel *out)
 {
+    if (sql_subquery_rewrite(p, sel, &sel) != SL_OK) return SL_ERR;
     if (sel->flags & SQL_F_DISTINCT) return sql_plan_select_distinct(p, sel, out);
     if (!sql_kid(sel, 1)) return sql_plan_nofrom(p, sel, out);
     if (sql_join_resolve_select(p, sel, &sel) != SL_OK) return SL_ERR;
@@ -1577,6 +1696,7 @@ static void insert_sink(plan *p, const sql_table *t, const rel *r)
             json_object_set_new(cfg, "format", json_string(low));
         }
     }
+    if (t->npart) json_object_set_new(cfg, "partition-by", sql_table_partition_by(t));
     if (!strcmp(t->connector, "blackhole")) type = "blackhole";
     else if (!strcmp(t->connector, "filesystem")) type = "file";
     else if (!strcmp(t->connector, "kafka")) type = "kafka-sink";
@@ -1778,8 +1898,13 @@ static json_t *plan_stmt(const sql_catalog *cat, char **okeys, char **ovals, int
             sql_sb_str(&name, "collect");
         else {
             sql_sb_str(&name, "insert-into");
-            for (int i = 0; i < nsinks; i++)
-                sql_sb_fmt(&name, "%sdefault_catalog.default_database.%s", i ? "," : "_", sinks[i]);
+            for (int i = 0; i < nsinks; i++) { /* the sink's catalog and database */
+                const sql_table *st = sql_catalog_find(cat, sinks[i]);
+                sql_sb_fmt(&name, "%s%s.%s.%s", i ? "," : "_",
+                           st && st->catalog ? st->catalog : "default_catalog",
+                           st && st->database ? st->database : "default_database",
+                           st && st->obj ? st->obj : sinks[i]);
+            }
         }
         json_object_set_new(job, "name", json_string(name.p ? name.p : "query"));
         free(name.p);

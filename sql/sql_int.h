@@ -52,6 +52,14 @@ typedef struct sql_table {
     const char *connector; /* borrowed from vals */
     sql_node *query;  /* views: the query (in the session's arenas) */
     char *query_text; /* views: the query as written */
+    char *catalog, *database, *obj; /* where it lives and its own name; `name` is the
+                                       catalog's key: obj in default_catalog.default_database,
+                                       else db.obj or cat.db.obj (sql/catalog_ddl.c) */
+    char **part;      /* PARTITIONED BY columns, in order */
+    int npart;
+    sql_node *wm_expr; /* the WATERMARK expression (in the session's arenas) */
+    char *pk_name;    /* CONSTRAINT name of the primary key, or NULL */
+    char *comment;    /* COMMENT '...' of the table, or NULL */
 } sql_table;
 
 typedef struct sql_catalog {
@@ -60,6 +68,8 @@ typedef struct sql_catalog {
 } sql_catalog;
 
 sql_table *sql_catalog_find(const sql_catalog *c, const char *name);
+/* PARTITIONED BY of a filesystem table as its vertices' "partition-by" ("dt;hr"). */
+json_t *sql_table_partition_by(const sql_table *t);
 /* A WITH option of t, or NULL; borrowed. */
 const char *sql_table_option(const sql_table *t, const char *key);
 

@@ -71,6 +71,7 @@ int main(int argc, char **argv)
     sl_log_level = sl_log_parse_level(sl_config_str(n.conf, "log.level"));
     if (sl_log_level < 0) sl_log_level = SL_LOG_INFO;
     sl_ops_register_builtin();
+    tm_python_register();
     if (sl_op_plugins_load(sl_config_str(n.conf, "sluice.operator-plugins"), err, sizeof err) != SL_OK) {
         fprintf(stderr, "sluice-taskmanager: %s\n", err);
         sl_config_destroy(n.conf);

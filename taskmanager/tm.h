@@ -374,4 +374,8 @@ void tm_collect_out_free(tm_collect_out *o);    /* one batch; NULL: no-op */
  * names and labels, to the Prometheus reporter. */
 void tm_prom_publish(tm_net *n, const Sluice__Heartbeat *hb);
 
+/* Register the embedded-Python host of LANGUAGE PYTHON functions (pyhost.c);
+ * the interpreter itself starts with the first such function. */
+void tm_python_register(void);
+
 #endif

@@ -27,8 +27,9 @@ def check_layer(layer, lib, below):
     """Run the build's own layer check on `lib` as layer `layer`."""
     main_o = os.path.join(BUILD, "obj", "layer_check_main.o")
     libs = " ".join(os.path.join(BUILD, "lib", f"libsl_{b}.a") for b in below)
+    ext = (make_var("LIBS") + " " + make_var(f"EXTRA_LIBS_{layer}")).strip()
     return subprocess.run(["./scripts/check-layer.sh", "cc -pthread", layer, main_o, lib, libs,
-                           make_var("LIBS")], cwd=ROOT, capture_output=True, text=True)
+                           ext], cwd=ROOT, capture_output=True, text=True)
 
 
 def below(layer):

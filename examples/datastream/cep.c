@@ -14,10 +14,23 @@
  * the rows the partial match had, when it timed out) under the directory.
  *
  *     high     = sl_cep_begin("high")                  temp >= 80
- *     rise     = sl_cep_followed_by(.., "rise")         temp > the previous rise's (the first >= 60)
+ *     rise     = sl_cep_followed_by_any(.., "rise")     temp > the previous rise's (the first >= 60;
+ *                                                       a later one when the first leads nowhere)
  *                sl_cep_one_or_more(..)
  *     drop     = sl_cep_next(.., "drop")                temp < 50
  *     sl_cep_within(.., 1200)
+ *
+ * A second pattern over the same readings, per zone (id * id) % 7 (cooling/:
+ * zone, the hot reading's id, the cool one's, the warm one's, the rows of
+ * the match):
+ *
+ *     hot      = sl_cep_begin("hot")                    temp >= 80
+ *                sl_cep_not_next(.., "hot2")            the next reading is not >= 80
+ *                sl_cep_not_followed_by(.., "spike")    no reading >= 89 before the cool one
+ *     cool     = sl_cep_followed_by(.., "cool")         temp < 40 (the first such reading)
+ *     warm     = sl_cep_next(.., "warm")                temp >= 70
+ *                sl_cep_not_followed_by(.., "hot3")     and no reading >= 80 until the window ends
+ *     sl_cep_within(.., 3000)
  *
  * Readings: ids 1..N every 100 ms of event time, sensor id % 3, temperature
  * 30 + (id * 7919) % 61.
@@ -27,8 +40,8 @@
 
 #include "datastream.h"
 
-/* readings: sensor, ts, id, temp */
-enum { C_SENSOR, C_TS, C_ID, C_TEMP };
+/* readings: sensor, ts, id, temp, zone */
+enum { C_SENSOR, C_TS, C_ID, C_TEMP, C_ZONE };
 
 static bool condition(const char *name, const sl_row *row, const sl_cep_match *m)
 {
@@ -70,6 +83,34 @@ const sl_cep_fn overheating = {
     .timeout = timeout_fn,
 };
 
+static bool cooling_condition(const char *name, const sl_row *row, const sl_cep_match *m)
+{
+    (void)m;
+    int64_t temp = row->vals[C_TEMP].v.i;
+    if (!strcmp(name, "hot") || !strcmp(name, "hot2") || !strcmp(name, "hot3")) return temp >= 80;
+    if (!strcmp(name, "spike")) return temp >= 89;
+    if (!strcmp(name, "cool")) return temp < 40;
+    return temp >= 70; /* warm */
+}
+
+static int cooling_select(const sl_cep_match *m, sl_row *out, sl_arena *scratch)
+{
+    (void)scratch;
+    const sl_row *hot = sl_cep_row(m, "hot", 0);
+    out->vals[0] = hot->vals[C_ZONE];
+    out->vals[1] = hot->vals[C_ID];
+    out->vals[2] = sl_cep_row(m, "cool", 0)->vals[C_ID];
+    out->vals[3] = sl_cep_row(m, "warm", 0)->vals[C_ID];
+    out->vals[4].v.i = sl_cep_length(m);
+    return SL_OK;
+}
+
+const sl_cep_fn cooling = {
+    .abi = SL_DS_ABI_VERSION,
+    .condition = cooling_condition,
+    .select = cooling_select,
+};
+
 static char *sub(const char *dir, const char *name)
 {
     size_t n = strlen(dir) + strlen(name) + 2;
@@ -89,14 +130,14 @@ int sluice_job_main(sl_ds_env *env, int argc, char **argv)
     sl_ds_stream *gen = sl_ds_source(env, "gen", "datagen", "id BIGINT", gen_opts);
     sl_ds_parallelism(gen, 1);
     const char *proj[] = {"id % 3 AS sensor", "TO_TIMESTAMP_LTZ(1767225600000 + id * 100, 3) AS ts",
-                          "id", "30 + (id * 7919) % 61 AS temp", NULL};
+                          "id", "30 + (id * 7919) % 61 AS temp", "(id * id) % 7 AS zone", NULL};
     sl_ds_stream *ev = sl_ds_map(gen, "readings", proj);
     sl_ds_parallelism(ev, 1);
     sl_ds_stream *wm = sl_ds_watermarks(ev, "wm", "ts", "1 s", NULL);
     sl_ds_parallelism(wm, 1);
     const char *keys[] = {"sensor", NULL};
     sl_cep_pattern *p = sl_cep_begin("high");
-    p = sl_cep_one_or_more(sl_cep_followed_by(p, "rise"));
+    p = sl_cep_one_or_more(sl_cep_followed_by_any(p, "rise"));
     p = sl_cep_within(sl_cep_next(p, "drop"), 1200);
     sl_ds_stream *alerts = sl_ds_cep(sl_ds_key_by(wm, keys), "overheating", p, "overheating",
                                      "sensor BIGINT, high_id BIGINT, rises BIGINT, drop_id BIGINT, "
@@ -104,12 +145,24 @@ int sluice_job_main(sl_ds_env *env, int argc, char **argv)
                                      "sensor BIGINT, high_id BIGINT, rows BIGINT, timeout_ts BIGINT");
     sl_cep_pattern_free(p);
     sl_ds_uid(alerts, "overheating");
-    char *a = sub(out, "alerts"), *t = sub(out, "timeouts");
+    sl_cep_pattern *q = sl_cep_not_next(sl_cep_begin("hot"), "hot2");
+    q = sl_cep_followed_by(sl_cep_not_followed_by(q, "spike"), "cool");
+    q = sl_cep_within(sl_cep_not_followed_by(sl_cep_next(q, "warm"), "hot3"), 3000);
+    const char *zone[] = {"zone", NULL};
+    sl_ds_stream *cool = sl_ds_cep(sl_ds_key_by(wm, zone), "cooling", q, "cooling",
+                                   "zone BIGINT, hot_id BIGINT, cool_id BIGINT, warm_id BIGINT, "
+                                   "rows BIGINT", NULL);
+    sl_cep_pattern_free(q);
+    sl_ds_uid(cool, "cooling");
+    char *a = sub(out, "alerts"), *t = sub(out, "timeouts"), *c = sub(out, "cooling");
     const char *aopt[] = {"path", a, "format", "json", NULL};
     const char *topt[] = {"path", t, "format", "json", NULL};
+    const char *copt[] = {"path", c, "format", "json", NULL};
     sl_ds_sink(alerts, "alerts", "file", aopt);
     sl_ds_sink(sl_ds_side_output(alerts, "timeout"), "timeouts", "file", topt);
+    sl_ds_sink(cool, "cool-out", "file", copt);
     free(a);
     free(t);
+    free(c);
     return 0;
 }

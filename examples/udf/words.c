@@ -46,3 +46,56 @@ int words(sl_udf_ctx *ctx, const sl_value *args, int nargs)
         if (ctx->emit(ctx, row)) return 1;
     }
 }
+
+/* An aggregate: the mean length of the strings seen (retract and merge, so it
+ * works over updating input and in every window). Its accumulator is two
+ * integers -- keyed state, so no pointers. */
+typedef struct { int64_t chars, n; } mean_len_acc;
+
+static int mean_len_create(sl_udf_ctx *ctx, void *acc)
+{
+    (void)ctx;
+    memset(acc, 0, sizeof(mean_len_acc));
+    return 0;
+}
+
+static int mean_len_add(sl_udf_ctx *ctx, void *acc, const sl_value *args, int nargs)
+{
+    (void)ctx, (void)nargs;
+    mean_len_acc *a = acc;
+    a->chars += args[0].v.s.len;
+    a->n++;
+    return 0;
+}
+
+static int mean_len_sub(sl_udf_ctx *ctx, void *acc, const sl_value *args, int nargs)
+{
+    (void)ctx, (void)nargs;
+    mean_len_acc *a = acc;
+    a->chars -= args[0].v.s.len;
+    a->n--;
+    return 0;
+}
+
+static int mean_len_merge(sl_udf_ctx *ctx, void *acc, const void *other)
+{
+    (void)ctx;
+    mean_len_acc *a = acc;
+    const mean_len_acc *b = other;
+    a->chars += b->chars;
+    a->n += b->n;
+    return 0;
+}
+
+static int mean_len_value(sl_udf_ctx *ctx, const void *acc, sl_value *out)
+{
+    (void)ctx;
+    const mean_len_acc *a = acc;
+    out->isnull = a->n == 0;
+    out->v.d = a->n ? (double)a->chars / (double)a->n : 0;
+    return 0;
+}
+
+SL_UDF_AGGREGATE(mean_len, "DOUBLE", "STRING", 16, "deterministic strict retract merge")
+const sl_udf_aggregate mean_len = {SL_UDF_ABI_VERSION, sizeof(mean_len_acc), mean_len_create,
+                                   mean_len_add, mean_len_sub, mean_len_merge, mean_len_value};

@@ -690,3 +690,35 @@ def test_jobmanager_and_taskmanager_pages_show_logs_stdout_and_threads(cluster, 
     open_page(d, cluster, "/taskmanagers/nope/log", "taskmanager")
     wait_ui(d, lambda d: "TaskManager nope not found" in text_of(d, '#process [data-role="errors"]'),
             "the error")
+
+
+def test_rescale_from_the_job_page(cluster, browser):
+    """The rescales tab lists each vertex at its parallelism; setting 1 and
+    clicking Rescale rescales the running job (same id) and the history row
+    shows it, as REST does."""
+    d = browser
+    cluster.add_tm(slots=2)
+    jid = cluster.submit(endless_job("rescaled from the page", p=2, rate=200))
+    cluster.wait_state(jid, "RUNNING")
+    wait_for(lambda: all(v["status"] == "RUNNING" for v in cluster.job(jid)["vertices"]), what="tasks")
+    open_page(d, cluster, f"/jobs/{jid}/rescales", "job")
+    vertices = cluster.job(jid)["vertices"]
+    wait_ui(d, lambda d: len(css(d, "#rescale-vertices tr")) == len(vertices), "the vertex rows")
+    assert [tuple(c.text for c in css(tr, "td")[:2]) for tr in css(d, "#rescale-vertices tr")] == \
+        [(v["name"], "2") for v in vertices]
+    assert attr_of(d, "#rescale-history", "data-count") == "0"
+    for field in css(d, "#rescale-vertices input"):
+        field.clear()
+        field.send_keys("1")
+    d.find_element(By.ID, "btn-rescale").click()
+    wait_ui(d, lambda d: attr_of(d, "#rescale-history", "data-count") == "1"
+            and attr_of(d, "#rescale-history tr", "data-state") == "COMPLETED", "the rescale done")
+    hist = cluster.get(f"/jobs/{jid}/rescales/history")
+    assert [h["terminalState"] for h in hist] == ["COMPLETED"]
+    assert cluster.job(jid)["state"] == "RUNNING"
+    assert [v["parallelism"] for v in cluster.job(jid)["vertices"]] == [1] * len(vertices)
+    row = css(d, "#rescale-history tr td")[2].text
+    assert row == ", ".join(f"{v['name']}: 2 \u2192 1" for v in vertices), row
+    screenshot(d, "job-rescales")
+    cluster.request("PATCH", f"/jobs/{jid}?mode=cancel")
+    cluster.wait_state(jid, "CANCELED")

@@ -227,7 +227,7 @@ def test_rest_paths_answer_under_v1_too(flink, cluster):
     assert overview["pending-operators"] == 0 and overview["tasks"]["reconciling"] == 0
     assert cluster.get("/jars") == {"address": f"http://localhost:{cluster.rest_port}", "files": []}
     features = cluster.get("/config")["features"]
-    assert features == {"web-submit": True, "web-cancel": True, "web-rescale": False, "web-history": False}
+    assert features == {"web-submit": True, "web-cancel": True, "web-rescale": True, "web-history": False}
     m = {x["id"]: x["value"] for x in cluster.get("/v1/jobmanager/metrics?get=numRegisteredTaskManagers,taskSlotsTotal,numRunningJobs")}
     assert m == {"numRegisteredTaskManagers": "1", "taskSlotsTotal": "2", "numRunningJobs": "1"}
     status, body = cluster.request("GET", "/v1/no/such/path")

@@ -17,6 +17,8 @@ Inputs are seeded JSON-lines files written here:
   the joins: with two inputs the order in which their rows meet is not fixed,
   so inputs of a join have no late rows and every interleaving gives the
   same result. `dim` is a plain table for regular joins.
+- `tick`: MATCH_RECOGNIZE's input, prices per symbol with many rows sharing
+  a timestamp (for ORDER BY's further columns).
 
 QUERIES lists every query; FLINK_REFUSES the ones Flink refuses (asserted
 refused, with a part of Flink's message); EXPECTED_DIFFERENCES the ones
@@ -123,6 +125,21 @@ def rates_rows():
     return out
 
 
+def ticks(rng, n=400):
+    """MATCH_RECOGNIZE's input: prices per symbol on 100 ms steps where about
+    a third of the rows share the time of the row before (ties that ORDER
+    BY's further columns sort) and some prices are NULL. No row is late:
+    test_match_recognize.py covers late rows against its own matcher."""
+    rows, t = [], 1000
+    for i in range(1, n + 1):
+        if rng.random() > 0.35:
+            t += 100
+        rows.append({"id": i, "sym": rng.choice("ab"),
+                     "price": None if i % 41 == 0 else rng.randrange(1, 20),
+                     "qty": rng.randrange(1, 5), "ts": ts_text(t)})
+    return rows
+
+
 DIM = [{"k": "a", "name": "alpha", "w": 2}, {"k": "b", "name": "beta", "w": 3},
        {"k": "c", "name": "gamma", "w": -1}, {"k": "c", "name": "gamma2", "w": 5},
        {"k": "f", "name": "phi", "w": 7}]
@@ -135,7 +152,7 @@ def write_inputs(d):
     ev = events(rng)
     evs = sorted(ev, key=lambda r: r["ts"])
     files = {"ev": ev, "edge": edge_rows(), "evs": evs, "pay": payments(rng, evs),
-             "rates": rates_rows(), "dim": DIM}
+             "rates": rates_rows(), "dim": DIM, "tick": ticks(rng)}
     for name, rows in files.items():
         with open(os.path.join(d, name + ".jsonl"), "w") as f:
             for r in rows:
@@ -153,7 +170,8 @@ def write_inputs(d):
            table("pay", f"pid BIGINT, id BIGINT, k STRING, amount INT, ts TIMESTAMP(3), {wm}"),
            table("rates", "k STRING, rate INT, ts TIMESTAMP(3), "
                           "WATERMARK FOR ts AS ts, PRIMARY KEY (k) NOT ENFORCED"),
-           table("dim", "k STRING, name STRING, w INT")]
+           table("dim", "k STRING, name STRING, w INT"),
+           table("tick", f"id BIGINT, sym STRING, price INT, qty INT, ts TIMESTAMP(3), {wm}")]
     return ddl, files
 
 
@@ -172,6 +190,14 @@ GWH = "ts, INTERVAL '2' SECOND, INTERVAL '6' SECOND"
 HOP25 = "INTERVAL '2' SECOND, INTERVAL '5' SECOND"  # a size no multiple of the slide
 
 DP = "CAST(price AS DECIMAL(10, 2))"  # the price as money
+
+
+def mr(body, order="ts", part="sym"):
+    return (f"SELECT * FROM tick MATCH_RECOGNIZE (PARTITION BY {part} ORDER BY {order} {body}) AS m")
+
+
+# falls, then a rise above the last fall: Flink's price-drop pattern over `tick`
+DROPS = ("PATTERN (S D+? U) DEFINE D AS D.price < PREV(price), U AS U.price > LAST(D.price)")
 
 QUERIES = [
     # ---- window TVF aggregations
@@ -304,6 +330,52 @@ QUERIES = [
                            "AND p.ts >= e.ts AND p.ts < e.ts + INTERVAL '1' SECOND"),
     ("join_temporal", "SELECT e.id, e.k, r.rate FROM evs e LEFT JOIN rates FOR SYSTEM_TIME AS OF "
                       "e.ts AS r ON e.k = r.k"),
+    # ---- multi-way joins, subqueries (sql/plan_subquery.c)
+    ("join_three", "SELECT e.id, d.name, p.pid FROM evs e JOIN dim d ON e.k = d.k "
+                   "JOIN pay p ON p.id = e.id AND p.k = d.k"),
+    ("join_three_outer", "SELECT e.id, d.name, p.pid FROM evs e LEFT JOIN dim d ON e.k = d.k "
+                         "FULL JOIN pay p ON p.id = e.id AND d.w > 2"),
+    ("join_comma", "SELECT e.id, d.name, p.amount FROM ev e, dim d, pay p "
+                   "WHERE e.k = d.k AND p.id = e.id AND p.amount > 100"),
+    ("join_view_of_join", "SELECT v.id, p.pid FROM ev_dim v JOIN pay p ON p.id = v.id",
+     ["CREATE VIEW ev_dim AS SELECT e.id, d.name FROM ev e JOIN dim d ON e.k = d.k"]),
+    ("in_subquery", "SELECT id, k FROM ev WHERE k IN (SELECT k FROM dim WHERE w > 0)"),
+    ("not_in_subquery", "SELECT id, v FROM ev WHERE v NOT IN (SELECT amount FROM pay "
+                        "WHERE amount < 60)"),
+    ("not_in_subquery_null", "SELECT id, u FROM ev WHERE u NOT IN (SELECT v FROM ev WHERE id < 30)"),
+    ("exists_correlated", "SELECT e.id FROM ev e WHERE EXISTS (SELECT 1 FROM pay p "
+                          "WHERE p.id = e.id AND p.amount > 200)"),
+    ("exists_correlated_nonequi", "SELECT e.id FROM ev e WHERE EXISTS (SELECT 1 FROM pay p "
+                                  "WHERE p.id = e.id AND p.amount > e.v * 3)"),
+    ("not_exists_nonequi", "SELECT d.name FROM dim d WHERE NOT EXISTS (SELECT 1 FROM ev e "
+                           "WHERE e.v > d.w * 14)"),
+    ("not_exists_correlated", "SELECT e.id, e.k FROM ev e WHERE NOT EXISTS "
+                              "(SELECT * FROM pay p WHERE p.id = e.id)"),
+    ("scalar_subquery_where", "SELECT id, v FROM ev WHERE v > (SELECT AVG(v) FROM ev)"),
+    ("scalar_subquery_select", "SELECT id, v - (SELECT MIN(amount) FROM pay) AS d FROM ev"),
+    ("scalar_subquery_correlated", "SELECT id, v FROM ev e WHERE v > (SELECT AVG(x.v) FROM ev x "
+                                   "WHERE x.k = e.k AND x.u <> 3)"),
+    ("scalar_subquery_count", "SELECT e.id, (SELECT COUNT(*) FROM pay p WHERE p.id = e.id) AS n "
+                              "FROM ev e"),
+    ("lateral_subquery", "SELECT e.id, x.pid FROM evs e, LATERAL (SELECT p.pid FROM pay p "
+                         "WHERE p.id = e.id AND p.amount > 100) AS x"),
+    ("lateral_subquery_left_agg", "SELECT d.name, x.mx FROM dim d LEFT JOIN LATERAL "
+                                  "(SELECT MAX(e.v) AS mx FROM ev e WHERE e.k = d.k) x ON TRUE"),
+    ("subquery_in_or", "SELECT id, v FROM ev WHERE v > 90 OR u NOT IN (SELECT v FROM ev "
+                       "WHERE id < 30)"),
+    ("subquery_in_select", "SELECT e.id, EXISTS (SELECT 1 FROM pay p WHERE p.id = e.id) AS hp, "
+                           "e.k IN (SELECT k FROM dim) AS kd FROM ev e"),
+    ("join_interval_chain", "SELECT e.id, p.pid, d.name FROM evs e JOIN pay p ON e.id = p.id "
+                            "AND p.ts BETWEEN e.ts - INTERVAL '1' SECOND AND e.ts + "
+                            "INTERVAL '2' SECOND LEFT JOIN dim d ON d.k = e.k"),
+    ("topn_over_join_hidden", "SELECT * FROM (SELECT e.id, d.name, ROW_NUMBER() OVER "
+                              "(PARTITION BY d.name ORDER BY e.big DESC, e.id) AS rn FROM ev e "
+                              "JOIN dim d ON e.k = d.k) WHERE rn <= 2"),
+    ("topn_over_group_hidden", "SELECT k, rn FROM (SELECT k, ROW_NUMBER() OVER (ORDER BY "
+                               "SUM(v) DESC, k) AS rn FROM ev GROUP BY k) WHERE rn <= 2"),
+    ("topn_over_group_same_block",
+     "SELECT * FROM (SELECT k, COUNT(*) AS c, ROW_NUMBER() OVER (ORDER BY COUNT(*) DESC, k) "
+     "AS rn FROM ev GROUP BY k) WHERE rn <= 3"),
     # ---- UNION ALL, views, CTEs
     ("union_all", "SELECT id, k, v FROM ev WHERE v > 80 UNION ALL "
                   "SELECT pid, k, amount FROM pay WHERE amount < 20"),
@@ -351,6 +423,43 @@ QUERIES = [
                    "CAST(CAST(ts AS TIME) AS STRING) AS t FROM ev"),
     ("date_agg", "SELECT k, MIN(CAST(ts AS DATE)) AS d0, MAX(CAST(ts AS DATE)) AS d1, "
                  "COUNT(*) AS c FROM ev GROUP BY k"),
+    # ---- set operations, DISTINCT, VALUES, ORDER BY ... LIMIT (changelogs: compared final)
+    ("select_distinct", "SELECT DISTINCT k, u FROM ev"),
+    ("union_distinct", "SELECT k, u FROM ev WHERE v > 50 UNION SELECT k, u FROM evs WHERE v < 20"),
+    ("intersect", "SELECT k, u FROM ev WHERE flag INTERSECT SELECT k, u FROM evs WHERE v > 40"),
+    ("intersect_all", "SELECT k, u FROM ev WHERE flag INTERSECT ALL SELECT k, u FROM evs "
+                      "WHERE v > 40"),
+    ("except", "SELECT k, u, v / 10 AS b FROM ev EXCEPT SELECT k, u, v / 10 FROM evs WHERE flag"),
+    ("except_all", "SELECT k FROM ev EXCEPT ALL SELECT k FROM evs WHERE flag"),
+    ("values_join", "SELECT e.id, t.label FROM ev AS e JOIN (VALUES ('a', 'first'), "
+                    "('c', 'third'), ('z', 'none')) AS t(key, label) ON e.k = t.key"),
+    ("values_union", "SELECT k, u FROM ev WHERE id < 10 UNION ALL "
+                     "SELECT * FROM (VALUES ('q', 7), ('r', CAST(NULL AS INT))) AS t(k, u)"),
+    ("order_limit", "SELECT id, k, v FROM evs ORDER BY v DESC, id LIMIT 7"),
+    ("group_order_limit", "SELECT k, COUNT(*) AS c FROM ev GROUP BY k ORDER BY c DESC, k LIMIT 3"),
+    # ---- MATCH_RECOGNIZE (without AFTER MATCH the next search starts at the next row)
+    ("mr_default_skip", mr("MEASURES S.id AS sid, LAST(D.id) AS did, U.id AS uid, COUNT(*) AS n, "
+                           "MATCH_ROWTIME() AS rt " + DROPS)),
+    ("mr_agg_expr", mr("MEASURES S.id AS sid, SUM(D.price * D.qty) AS pq, AVG(D.qty + 1) AS aq, "
+                       "MAX(D.price - D.qty) AS mx, MIN(ABS(D.price - 10)) AS mn, "
+                       "COUNT(CASE WHEN D.qty > 2 THEN 1 END) AS big, SUM(price) AS sp, "
+                       "COUNT(D.price) AS cd AFTER MATCH SKIP PAST LAST ROW "
+                       "PATTERN (S D+? U) DEFINE D AS SUM(D.price * D.qty) < 60 "
+                       "AND D.price < PREV(price), U AS U.price > LAST(D.price) "
+                       "AND AVG(D.qty * 2) >= 3")),
+    ("mr_order_more", mr("MEASURES S.id AS sid, LAST(D.id) AS did, U.id AS uid "
+                         "AFTER MATCH SKIP PAST LAST ROW " + DROPS, order="ts, price DESC, qty")),
+    ("mr_order_more_asc", mr("MEASURES S.id AS sid, LAST(D.id) AS did, U.id AS uid "
+                             "AFTER MATCH SKIP PAST LAST ROW " + DROPS, order="ts, price, id DESC")),
+    ("mr_skip_to_v", mr("MEASURES S.id AS sid, FIRST(D.id) AS fd, U.id AS uid "
+                        "AFTER MATCH SKIP TO D " + DROPS)),
+    ("mr_prev_next", mr("MEASURES A.id AS aid, C.id AS cid AFTER MATCH SKIP PAST LAST ROW "
+                        "PATTERN (A B C) DEFINE B AS B.price > PREV(price, 1) AND "
+                        "NEXT(B.qty, 0) >= PREV(A.qty, 0), C AS C.price < PREV(price, 2)")),
+    ("mr_prev_measure", mr("MEASURES PREV(D.price) AS p " + DROPS)),
+    ("mr_next_define", mr("MEASURES S.id AS sid PATTERN (S D) DEFINE D AS D.price < NEXT(price)")),
+    ("mr_prev_var_define", mr("MEASURES S.id AS sid PATTERN (S D) DEFINE D AS D.price < PREV(D.price)")),
+    ("mr_agg_two_vars", mr("MEASURES SUM(S.price + D.price) AS s " + DROPS)),
 ]
 
 # Queries Flink refuses: a part of its message. Sluice's result is not compared
@@ -359,6 +468,10 @@ FLINK_REFUSES = {
     "cascade_sluice_form": "Expression 'window_time' is not being grouped",
     "hop_uneven_tvf": "HOP table function based aggregate requires size must be an integral "
                       "multiple of slide",
+    "mr_prev_measure": "Cannot use PREV/NEXT in MEASURE 'PREV(`D`.`price`, 1)'",
+    "mr_next_define": "does not support physical offsets within partition",
+    "mr_prev_var_define": "does not support physical offsets within partition",
+    "mr_agg_two_vars": "Multiple pattern variables in 'SUM(`S`.`price` + `D`.`price`)'",
 }
 
 # Queries whose results differ from Flink's today: name -> (the parallelisms

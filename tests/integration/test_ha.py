@@ -26,6 +26,8 @@ exactly once and the per-key COUNT/SUM worked out here.
   the leader through ZooKeeper; a cancelled job leaves the
   high-availability store (its submitted graph is removed) and is not
   recovered by the next leader.
+- test_rescaled_job_recovered_at_its_new_parallelism: a job rescaled 2 -> 4
+  and the leader killed right after: the next leader runs it at 4, exactly.
 """
 import glob
 import json
@@ -415,3 +417,30 @@ def test_c_job_recovered_with_its_object(ha_cluster, workdir):
     assert sorted((g["sensor"], ms(g["deadline"])) for g in read(out, "gaps")) == sorted(gaps)
     wait_for(lambda: not glob.glob(os.path.join(workdir, "ha", "test-cluster", "submittedJobLib-*")),
              what="the finished job's object to leave storageDir")
+
+
+def test_rescaled_job_recovered_at_its_new_parallelism(ha_cluster, workdir):
+    """A job rescaled 2 -> 4 through the leader, then the leader SIGKILLed at
+    once, before any checkpoint at the new parallelism: the next leader runs it
+    at 4 from the rescale's savepoint, and the output is still exact."""
+    c = ha_cluster(njm=2, ntm=2, slots=2)
+    n, keys = 16000, 16
+    out, raw = os.path.join(workdir, "out"), os.path.join(workdir, "raw")
+    jid = submit(c, agg_job(out, raw, n, keys, rate=1000, p=2))
+    old = c.leader()
+    c.wait_state(jid, "RUNNING", old)
+    wait_for(lambda: c.completed(jid, old) > 0, timeout=30, what="a checkpoint")
+    body = {v["id"]: {"parallelism": {"lowerBound": 4, "upperBound": 4}}
+            for v in c.get(f"/jobs/{jid}", old)["vertices"]}
+    assert c.request(old, "PUT", f"/jobs/{jid}/resource-requirements", body) == (200, {})
+    wait_for(lambda: c.get(f"/jobs/{jid}/rescales/history", old)[0]["terminalState"] == "COMPLETED",
+             timeout=30, what="the rescale")
+    old.kill(signal.SIGKILL)
+    new = c.leader(exclude=(old,))
+    c.wait_state(jid, ["RUNNING", "FINISHED"], new, timeout=60)
+    assert {v["parallelism"] for v in c.get(f"/jobs/{jid}", new)["vertices"]} == {4}
+    restored = c.get(f"/jobs/{jid}/checkpoints", new)["latest"]["restored"]
+    assert restored is not None
+    job = c.wait_state(jid, ["FINISHED", "FAILED", "CANCELED"], new, timeout=120)
+    assert job == "FINISHED", c.get(f"/jobs/{jid}/exceptions", new)
+    check_exact(out, raw, n, keys)

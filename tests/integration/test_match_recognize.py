@@ -75,6 +75,14 @@ def REP(node, lo, hi, greedy=True):
     return ("rep", node, lo, hi, greedy)
 
 
+def NOT(name):
+    """The next row must not satisfy name's condition; it is not taken (not_next)."""
+    return ("not", name)
+
+
+WEND = ("wend",)  # the WITHIN window is over (a row at or past it, or the end of the input)
+
+
 class Match:
     """The rows seq[s..pos] and their labels, as a condition or measure sees them."""
 
@@ -104,7 +112,9 @@ class Match:
         return r[n][col] if n < len(r) else None
 
     def agg(self, fn, var, col):
-        vals = [r[col] for r in self.rows_of(var)]
+        """fn over col (a name, or a function of the row) of var's rows."""
+        vals = [col(r) if callable(col) else r[col] for r in self.rows_of(var)]
+        vals = [v for v in vals if v is not None]
         if fn == "COUNT":
             return len(vals)
         if not vals:
@@ -124,7 +134,9 @@ def attempt(seq, s, pattern, conds, within, cuts=None):
 
     def m(node, pos, labels, k):
         kind = node[0]
-        if kind == "var":
+        if kind == "wend":
+            return k(pos, labels) if pos == n or seq[pos]["ts"] - seq[s]["ts"] >= within else None
+        if kind in ("var", "not"):
             if within and (pos == n or seq[pos]["ts"] - seq[s]["ts"] >= within):
                 if cuts is not None and not cuts:
                     cuts.append(list(labels))
@@ -133,6 +145,8 @@ def attempt(seq, s, pattern, conds, within, cuts=None):
                 return PENDING  # the stream ended
             lab = labels + [node[1]]
             cond = conds.get(node[1])
+            if kind == "not":
+                return None if cond(Match(seq, s, lab)) else k(pos, labels)
             if cond and not cond(Match(seq, s, lab)):
                 return None
             return k(pos + 1, lab)
@@ -204,20 +218,21 @@ def reference(data, pattern, conds, measures, skip="past", skip_var=None, within
 
 # name: (sink columns, MATCH_RECOGNIZE body, pattern, conditions, measures, skip, skip var, within)
 QUERIES = {
-    # greedy +, PREV, SKIP PAST LAST ROW (the default), MATCH_ROWTIME
+    # greedy +, PREV, no AFTER MATCH (the next search starts at the next row, as in Flink),
+    # MATCH_ROWTIME
     "drops": (
         "s_price INT, bottom INT, up INT, downs BIGINT, rt TIMESTAMP(3)",
         """MEASURES FIRST(S.price) AS s_price, LAST(D.price) AS bottom, U.price AS up,
                     COUNT(D.price) AS downs, MATCH_ROWTIME() AS rt
            ONE ROW PER MATCH
            PATTERN (S D+ U)
-           DEFINE D AS D.price < PREV(D.price), U AS U.price > PREV(U.price)""",
+           DEFINE D AS D.price < PREV(price), U AS U.price > PREV(price, 1)""",
         SEQ(V("S"), REP(V("D"), 1, None), V("U")),
         {"D": lambda m: m.cur("price") < m.prev("price"),
          "U": lambda m: m.cur("price") > m.prev("price")},
         lambda m: (m.first("S", "price"), m.last("D", "price"), m.last("U", "price"),
                    m.agg("COUNT", "D", "price"), m.seq[m.pos]["ts"]),
-        "past", None, None),
+        "next", None, None),
     # reluctant *? with an undefined (TRUE) variable, SKIP TO NEXT ROW
     "reluctant": (
         "a_id BIGINT, nb BIGINT, c_price INT, cls STRING",
@@ -267,12 +282,37 @@ QUERIES = {
     "within": (
         "a_id BIGINT, c_id BIGINT, n BIGINT",
         """MEASURES A.id AS a_id, C.id AS c_id, COUNT(*) AS n
+           AFTER MATCH SKIP PAST LAST ROW
            PATTERN (A B+? C) WITHIN INTERVAL '150' MILLISECOND
            DEFINE A AS A.price = 0, C AS C.price > 14""",
         SEQ(V("A"), REP(V("B"), 1, None, False), V("C")),
         {"A": lambda m: m.cur("price") == 0, "C": lambda m: m.cur("price") > 14},
         lambda m: (m.last("A", "id"), m.last("C", "id"), len(m.labels)),
         "past", None, 150),
+    # aggregates over expressions of one variable (and of every row) in DEFINE (running)
+    # and MEASURES, PREV(col, n) of the match's rows, SKIP TO v (= SKIP TO LAST v)
+    "exprs": (
+        "sx BIGINT, av INT, mn INT, big BIGINT, sp INT, n2 BIGINT",
+        """MEASURES SUM(D.price * 2 + D.id % 3) AS sx, AVG(D.price * D.price) AS av,
+                    MIN(ABS(D.price - 8)) AS mn, COUNT(CASE WHEN D.price > 8 THEN 1 END) AS big,
+                    SUM(price) AS sp, COUNT(price * 0) AS n2
+           AFTER MATCH SKIP TO D
+           PATTERN (S D+? U)
+           DEFINE D AS D.price < PREV(price) AND SUM(D.price * 2) < 40,
+                  U AS U.price > LAST(D.price) AND AVG(D.price + 1) >= 3
+                       AND U.price <> PREV(price, 2)""",
+        SEQ(V("S"), REP(V("D"), 1, None, False), V("U")),
+        {"D": lambda m: m.cur("price") < m.prev("price")
+                        and m.agg("SUM", "D", lambda r: r["price"] * 2) < 40,
+         "U": lambda m: m.cur("price") > m.last("D", "price")
+                        and m.agg("AVG", "D", lambda r: r["price"] + 1) >= 3
+                        and m.prev("price", 2) is not None and m.cur("price") != m.prev("price", 2)},
+        lambda m: (m.agg("SUM", "D", lambda r: r["price"] * 2 + r["id"] % 3),
+                   m.agg("AVG", "D", lambda r: r["price"] * r["price"]),
+                   m.agg("MIN", "D", lambda r: abs(r["price"] - 8)),
+                   len([r for r in m.rows_of("D") if r["price"] > 8]),
+                   m.agg("SUM", None, "price"), len(m.labels)),
+        "last", "D", None),
 }
 
 
@@ -478,6 +518,88 @@ def test_what_flink_refuses_is_refused_with_its_message_and_position(cluster, wo
     out = err("MEASURES A.price AS x PATTERN (A | ) DEFINE A AS A.price > 1")
     assert "line 13, column 36: unexpected ')'" in out, out
 
+    def at(body, what):  # "line 13, column N" of `what` in the body's line
+        return f"line 13, column {body.index(what) + 1}: "
+    body = "MEASURES 1 + PREV(A.price) AS x PATTERN (A B) DEFINE A AS A.price > 1"
+    assert at(body, "PREV") + "Cannot use PREV/NEXT in MEASURE 'PREV(`A`.`price`, 1)'" in err(body)
+    body = "MEASURES NEXT(price, 0) AS x PATTERN (A B) DEFINE A AS A.price > 1"
+    assert at(body, "NEXT") + "Cannot use PREV/NEXT in MEASURE 'NEXT(`*`.`price`, 0)'" in err(body)
+    for call in ("NEXT(price)", "PREV(B.price)", "PREV(A.price, 2)", "PREV(price + 1)"):
+        body = f"MEASURES A.price AS x PATTERN (A B) DEFINE B AS B.price < {call}"
+        assert at(body, call) + "Physical offsets within partition are not supported" in err(body)
+    body = "MEASURES SUM(A.price + B.price) AS x PATTERN (A B) DEFINE A AS A.price > 1"
+    assert (at(body, "SUM") + "Multiple pattern variables in 'SUM(`A`.`price` + `B`.`price`)'"
+            in err(body))
+    body = "MEASURES SUM(B.price * price) AS x PATTERN (A B) DEFINE A AS A.price > 1"
+    assert at(body, "SUM") + "Multiple pattern variables in 'SUM(`B`.`price` * `*`.`price`)'" in err(body)
+    body = "MEASURES COUNT(A.*) AS x PATTERN (A B) DEFINE A AS A.price > 1"  # Flink: Unknown field '*'
+    assert at(body, "*") + "unexpected '*'" in err(body)
+    body = "MEASURES COUNT(1) AS x PATTERN (A B) DEFINE A AS A.price > 1"
+    assert at(body, "COUNT") + "No pattern variable specified in aggregate" in err(body)
+    body = "MEASURES SUM(B.price - FIRST(B.price)) AS x PATTERN (A B) DEFINE A AS A.price > 1"
+    assert at(body, "FIRST") + "FIRST inside an aggregate of MATCH_RECOGNIZE is not supported" in err(body)
+    body = "MEASURES A.price AS x PATTERN (A B) DEFINE B AS SUM(B.price * 'x') > 1"
+    assert "line 13" in err(body)
+    out = err("MEASURES A.price AS x PATTERN (A B) DEFINE A AS A.price > 1", order="ts, price, xx")
+    assert "line 12, column 55: ORDER BY: a column of the input is expected after the time " \
+           "attribute" in out, out
+
+
+def test_order_by_further_columns_sorts_the_rows_of_one_time(make_cluster, workdir):
+    """ORDER BY ts, price DESC, id DESC: about three rows of a symbol share each
+    time, and the pattern sees them sorted by price (descending), then id
+    (descending: against their order of arrival); at parallelism 1 and 2."""
+    c = two_tms(make_cluster)
+    n, seed = 3000, 2
+    src = source(n, seed).replace(f"10 * (id + (id * 31) % 7 - 3) + id % 10", "100 * (id / 8)")
+    assert "100 * (id / 8)" in src
+    data = [dict(r, ts=BASE + 100 * (r["id"] // 8)) for r in gen(n, seed)]
+    cols, body = QUERIES["drops"][0], QUERIES["drops"][1]
+    outs, ins = {}, []
+    for p in (1, 2):
+        outs[p] = os.path.join(workdir, f"out{p}")
+    text = src
+    for p in (1, 2):
+        text += (f"CREATE TABLE out_{p} (sym INT, {cols}) WITH ('connector' = 'filesystem', "
+                 f"'path' = '{outs[p]}', 'format' = 'json');\n")
+    for p in (1, 2):
+        r = run_sql(c, workdir, f"order{p}.sql", text + f"SET 'parallelism.default' = '{p}';\n"
+                    f"INSERT INTO out_{p} SELECT * FROM ticks MATCH_RECOGNIZE (PARTITION BY sym "
+                    f"ORDER BY ts, price DESC, id DESC {body}) AS m;\n")
+        assert r.returncode == 0, r.stdout + r.stderr
+        jid = job_ids(r.stdout)[0]
+        finish(c, jid)
+        assert late_dropped(c, jid) == 0
+    # the reference sorts each partition by (ts, -price, -id); the matcher sorts by ts only
+    # (a stable sort), so the rows are handed over in that order
+    data.sort(key=lambda r: (r["ts"], -r["price"], -r["id"]))
+    want = expected("drops", data)
+    unsorted = expected("drops", sorted(data, key=lambda r: r["id"]))
+    assert want != unsorted  # the further columns change the matches
+    for p in (1, 2):
+        check("drops", got_rows(committed_files(outs[p]), "drops"), want)
+
+
+def test_skip_to_the_first_row_of_the_match_fails_the_job(make_cluster, workdir):
+    """AFTER MATCH SKIP TO FIRST v where v is the match's first row would find
+    the same match again: the job fails saying so (as the SQL standard and
+    Flink have it); a SKIP TO variable the match does not have fails too."""
+    c = two_tms(make_cluster)
+    for name, skip, pattern, want in (
+            ("first", "TO FIRST A", "(A C? B)", "Could not skip to first element of a match"),
+            ("miss", "TO LAST C", "(A C? B)", "Could not skip to C. No such element in the found match")):
+        r = run_sql(c, workdir, f"{name}.sql", source(200, 1) +
+                    "CREATE TABLE o (sym INT, x BIGINT) WITH ('connector' = 'blackhole');\n"
+                    "INSERT INTO o SELECT * FROM ticks MATCH_RECOGNIZE (PARTITION BY sym ORDER BY ts "
+                    f"MEASURES A.id AS x AFTER MATCH SKIP {skip} PATTERN {pattern} "
+                    "DEFINE B AS B.price < A.price, C AS C.price > 100) AS m;\n")
+        assert r.returncode == 0, r.stdout + r.stderr
+        jid = job_ids(r.stdout)[0]
+        job = c.wait_state(jid, ["FINISHED", "FAILED", "CANCELED"], timeout=60)
+        assert job["state"] == "FAILED"
+        exc = json.dumps(c.get(f"/jobs/{jid}/exceptions"))
+        assert want in exc, exc[:2000]
+
 
 def test_stock_ticker_example_prints_flinks_result(cluster, workdir):
     """examples/stock-ticker.sql, Flink's documented query over Flink's
@@ -500,10 +622,12 @@ def test_stock_ticker_example_prints_flinks_result(cluster, workdir):
 # ---- the C pattern API ---------------------------------------------------------
 
 def test_c_pattern_job_with_a_timeout_side_output(cluster, workdir):
-    """examples/datastream/cep.c (sl_cep_begin / followed_by / one_or_more /
+    """examples/datastream/cep.c (sl_cep_begin / followed_by_any / one_or_more /
     next / within, C conditions reading earlier rows of the match, a select
-    function and a timeout function) against the reference matcher over the
-    same readings: every alert and every timed-out partial match."""
+    function and a timeout function; a second pattern with not_next,
+    not_followed_by and followed_by) against the reference matcher over the
+    same readings: every alert, every timed-out partial match and every
+    cooling match."""
     from conftest import BUILD
     cluster.add_tm(slots=2)
     out = os.path.join(workdir, "out")
@@ -521,11 +645,26 @@ def test_c_pattern_job_with_a_timeout_side_output(cluster, workdir):
     pattern = SEQ(V("high"), REP(V("__skip1"), 0, None, False), REP(V("rise"), 1, None, False),
                   V("drop"))
     conds = {"high": lambda m: m.cur("temp") >= 80, "rise": rise,
-             "drop": lambda m: m.cur("temp") < 50}
+             "drop": lambda m: m.cur("temp") < 50}  # followed_by_any: any row may be skipped
+    # not_next(hot2), not_followed_by(spike) then followed_by(cool): the rows skipped before
+    # cool fit neither spike nor cool; not_followed_by(hot3) at the end: no hot row after warm
+    # until the window (3 s from hot) is over
+    cooling = SEQ(V("hot"), NOT("hot2"), REP(V("__skip2"), 0, None, False), V("cool"), V("warm"),
+                  REP(V("__skip6"), 0, None), WEND)
+    cconds = {"hot": lambda m: m.cur("temp") >= 80, "hot2": lambda m: m.cur("temp") >= 80,
+              "__skip2": lambda m: 40 <= m.cur("temp") < 89, "cool": lambda m: m.cur("temp") < 40,
+              "warm": lambda m: m.cur("temp") >= 70, "__skip6": lambda m: m.cur("temp") < 80}
+    # the same without the negations and with any row skipped: it must find other matches
+    loose = SEQ(V("hot"), REP(V("__skip2"), 0, None, False), V("cool"), V("warm"))
+    lconds = dict(cconds, __skip2=lambda m: True)
+    cools, loose_cools = collections.Counter(), collections.Counter()
     alerts, timeouts = collections.Counter(), collections.Counter()
     parts = collections.defaultdict(list)
     for row in data:
         parts[row["sym"]].append(row)
+    zones = collections.defaultdict(list)  # the cooling pattern's key: (id * id) % 7
+    for row in data:
+        zones[row["id"] * row["id"] % 7].append(row)
     for sym, seq in parts.items():
         s = 0
         while s < len(seq):
@@ -542,10 +681,28 @@ def test_c_pattern_job_with_a_timeout_side_output(cluster, workdir):
             alerts[(sym, seq[s]["id"], mm.agg("COUNT", "rise", "id"), mm.last("drop", "id"),
                     mm.first("rise", "temp"))] += 1
             s = end
+    for zone, seq in zones.items():
+        for pat, cc, into in ((cooling, cconds, cools), (loose, lconds, loose_cools)):
+            s = 0
+            while s < len(seq):
+                r = attempt(seq, s, pat, cc, 3000)
+                if r is None:
+                    s += 1
+                    continue
+                _, end, labels = r
+                mm = Match(seq, s, labels)
+                into[(zone, seq[s]["id"], mm.last("cool", "id"), mm.last("warm", "id"),
+                      sum(1 for v in labels if not v.startswith("__")))] += 1
+                s = end
     got_a = collections.Counter(tuple(x[c] for c in ("sensor", "high_id", "rises", "drop_id", "first_rise"))
                                 for x in rows(os.path.join(out, "alerts")))
     got_t = collections.Counter(tuple(x[c] for c in ("sensor", "high_id", "rows", "timeout_ts"))
                                 for x in rows(os.path.join(out, "timeouts")))
     assert sum(alerts.values()) >= 20 and sum(timeouts.values()) >= 20, (len(alerts), len(timeouts))
+    got_c = collections.Counter(tuple(x[c] for c in ("zone", "hot_id", "cool_id", "warm_id", "rows"))
+                                for x in rows(os.path.join(out, "cooling")))
     assert got_a == alerts
     assert got_t == timeouts
+    assert sum(cools.values()) >= 20, len(cools)
+    assert cools != loose_cools  # not_next, not_followed_by and followed_by's strictness matter
+    assert got_c == cools

@@ -9,6 +9,7 @@
 
 #include "sl_test.h"
 #include "datastream.h"
+#include <jansson.h>
 
 static void test_builder_graph_plans(void)
 {
@@ -60,6 +61,72 @@ static void test_builder_reports_the_first_mistake(void)
     sl_ds_process(g, "p", "fn", "id BIGINT", NULL); /* no library set */
     CHECK(sl_ds_to_json(env, err, sizeof err) == NULL);
     CHECK(strstr(err, "process 'p': no library") != NULL);
+    sl_ds_env_free(env);
+}
+
+/* The C pattern's negative elements: their refusals come out of the
+ * builder; a valid pattern writes `!name` for not_next and a "skip-unless"
+ * for followed_by and not_followed_by. */
+static void test_cep_negations(void)
+{
+    static const struct {
+        int kind; /* 0: a quantifier on not_next, 1: next after not_followed_by, 2: ends with it
+                   * without within, 3: a negation after an optional element */
+        const char *want;
+    } bad[] = {{0, "cep 'c': times of 'b': Option not applicable to NOT pattern"},
+               {1, "cep 'c': 'd' follows a not_followed_by element: it must be followed_by or "
+                   "followed_by_any"},
+               {2, "cep 'c': NotFollowedBy is not supported without windowTime as a last part of "
+                   "a Pattern!"},
+               {3, "cep 'c': 'b': Specifying a pattern with an optional path to NOT condition is not "
+                   "supported yet."}};
+    const char *keys[] = {"id", NULL};
+    char err[400];
+    for (size_t i = 0; i < SL_ARRAY_LEN(bad); i++) {
+        sl_ds_env *env = sl_ds_env_new("t");
+        sl_ds_set_library(env, "/opt/job.so");
+        sl_ds_stream *g = sl_ds_source(env, "gen", "datagen", "id BIGINT", NULL);
+        sl_cep_pattern *p = sl_cep_begin("a");
+        if (bad[i].kind == 0) p = sl_cep_next(sl_cep_times(sl_cep_not_next(p, "b"), 1, 3), "d");
+        if (bad[i].kind == 1) p = sl_cep_next(sl_cep_not_followed_by(p, "b"), "d");
+        if (bad[i].kind == 2) p = sl_cep_not_followed_by(p, "b");
+        if (bad[i].kind == 3)
+            p = sl_cep_next(sl_cep_not_next(sl_cep_optional(sl_cep_next(p, "x")), "b"), "d");
+        sl_ds_cep(sl_ds_key_by(g, keys), "c", p, "fns", "id BIGINT", NULL);
+        sl_cep_pattern_free(p);
+        CHECK(sl_ds_to_json(env, err, sizeof err) == NULL);
+        if (strcmp(err, bad[i].want)) fprintf(stderr, "  got '%s'\n  want '%s'\n", err, bad[i].want);
+        CHECK_EQ_STR(err, bad[i].want);
+        sl_ds_env_free(env);
+    }
+    sl_ds_env *env = sl_ds_env_new("t");
+    sl_ds_set_library(env, "/opt/job.so");
+    sl_ds_stream *g = sl_ds_source(env, "gen", "datagen", "id BIGINT", NULL);
+    sl_cep_pattern *p = sl_cep_not_next(sl_cep_begin("a"), "b");
+    p = sl_cep_followed_by(sl_cep_not_followed_by(p, "c"), "d");
+    p = sl_cep_followed_by_any(p, "e");
+    p = sl_cep_not_next(sl_cep_followed_by(p, "f"), "g");
+    p = sl_cep_within(sl_cep_not_followed_by(p, "h"), 1000);
+    sl_ds_cep(sl_ds_key_by(g, keys), "c", p, "fns", "id BIGINT", NULL);
+    sl_cep_pattern_free(p);
+    char *json = sl_ds_to_json(env, err, sizeof err);
+    CHECK(json != NULL);
+    if (json) {
+        json_t *j = json_loads(json, 0, NULL), *v;
+        size_t k;
+        json_array_foreach(json_object_get(j, "vertices"), k, v) {
+            if (strcmp(json_string_value(json_object_get(v, "type")), "match_recognize")) continue;
+            json_t *cfg = json_object_get(v, "config");
+            if (!cfg) cfg = v;
+            CHECK_EQ_STR(json_string_value(json_object_get(cfg, "pattern")),
+                         "`a` !`b` __skip3*? `d` __skip4*? `e` __skip5*? `f` !`g` __skip8* $");
+            char *u = json_dumps(json_object_get(cfg, "skip-unless"), JSON_COMPACT);
+            CHECK_EQ_STR(u, "[[\"__skip3\",\"c\",\"d\"],[\"__skip5\",\"f\"],[\"__skip8\",\"h\"]]");
+            free(u);
+        }
+        json_decref(j);
+    }
+    free(json);
     sl_ds_env_free(env);
 }
 
@@ -227,5 +294,6 @@ static void test_key_decode_round_trip(void)
 }
 
 SL_TEST_MAIN(SL_TEST(test_builder_graph_plans), SL_TEST(test_builder_reports_the_first_mistake),
+             SL_TEST(test_cep_negations),
              SL_TEST(test_bridge_from_and_to_data_stream), SL_TEST(test_bridge_refusals_and_changelog),
              SL_TEST(test_key_decode_round_trip))

@@ -227,7 +227,8 @@ static void test_definition(void)
     CHECK_EQ_STR(GA->options[3].key, "state.ttl");
     CHECK_EQ_STR(GA->options[4].key, "table.exec.state.ttl");
     CHECK_EQ_STR(GA->options[5].key, "phase");
-    CHECK(GA->options[6].key == NULL);
+    CHECK_EQ_STR(GA->options[6].key, "functions");
+    CHECK(GA->options[7].key == NULL);
     CHECK(GA->plan && GA->plan_free && GA->open && GA->process && GA->close);
     CHECK(GA->on_timer && GA->restore_state);
     CHECK(sl_op_find("group_aggregate") == GA);

@@ -203,6 +203,32 @@ static void test_tokenizer_errors(void)
 
 /* ---- grammar ------------------------------------------------------------ */
 
+/* The statements of sql/catalog_ddl.c as trees: the inline key is the column's kid [1],
+ * LIKE / AS / PARTITIONED BY kids [2..4], names are paths, hints the table's kid [3]. */
+static void test_ddl_statement_trees(void)
+{
+    CHECK_EQ_STR(tree("CREATE TABLE c.d.t (a INT PRIMARY KEY NOT ENFORCED, b INT) PARTITIONED BY (b) "
+                      "WITH ('connector' = 'print') LIKE s (EXCLUDING ALL)"),
+                 "(CREATE_TABLE c.d.t (LIST (COLUMN a INT - (PKEY)) (COLUMN b INT)) (LIST (OPTION "
+                 "connector print)) (IDENT s (IDENT EXCLUDING ALL)) - (LIST (IDENT b)))");
+    CHECK_EQ_STR(tree("CREATE TABLE t WITH ('connector' = 'print') AS SELECT 1"),
+                 "(CREATE_TABLE t - (LIST (OPTION connector print)) - (SELECT (LIST (ITEM (NUM 1))) "
+                 "- - - -) -)");
+    CHECK_EQ_STR(tree("SELECT * FROM `a.b`.t /*+ OPTIONS('k' = 'v') */ x"),
+                 "(QUERY (SELECT (LIST (ITEM (STAR))) (TABLE `a.b`.t x - - - (LIST (IDENT OPTIONS "
+                 "(OPTION k v)))) - - -))");
+    CHECK_EQ_STR(tree("ALTER TABLE t ADD (c INT AFTER b)"),
+                 "(ALTER t ADD (LIST (IDENT AFTER b (COLUMN c INT))))");
+    CHECK_EQ_STR(tree("DROP DATABASE IF EXISTS c.db CASCADE"), "(CATALOG_STMT DROP DATABASE c.db)");
+    CHECK_EQ_STR(tree("CREATE TABLE t (a INT, CONSTRAINT k PRIMARY KEY (a) ENFORCED) "
+                      "WITH ('connector' = 'print')"),
+                 "(CREATE_TABLE t (LIST (COLUMN a INT) (PKEY k (IDENT a))) (LIST (OPTION connector "
+                 "print)))");
+    CHECK_EQ_STR(tree("EXPLAIN FOO SELECT 1"),
+                 "ERR: line 1, column 9: unknown EXPLAIN detail 'FOO' (ESTIMATED_COST, "
+                 "CHANGELOG_MODE, JSON_EXECUTION_PLAN or PLAN_ADVICE)");
+}
+
 static void test_every_statement_kind(void)
 {
     CHECK_EQ_STR(tree("CREATE TEMPORARY TABLE IF NOT EXISTS t (a INT NOT NULL, b AS a + 1, "
@@ -213,7 +239,7 @@ static void test_every_statement_kind(void)
                  "(LIST (OPTION connector print)))");
     CHECK_EQ_STR(tree("create view v as select * from t"),
                  "(CREATE_VIEW v (SELECT (LIST (ITEM (STAR))) (TABLE t) - - -))");
-    CHECK_EQ_STR(tree("DROP TABLE IF EXISTS db.t"), "(DROP t)");
+    CHECK_EQ_STR(tree("DROP TABLE IF EXISTS db.t"), "(DROP db.t)");
     CHECK_EQ_STR(tree("DROP TEMPORARY VIEW v"), "(DROP v)");
     CHECK_EQ_STR(tree("SHOW TABLES"), "(SHOW TABLES)");
     CHECK_EQ_STR(tree("SHOW VIEWS"), "(SHOW VIEWS)");
@@ -313,7 +339,7 @@ static void test_syntax_error_positions(void)
     CHECK_EQ_STR(tree("SELECT a FROM t GROUP a"),
                  "ERR: line 1, column 23: unexpected 'a', expected BY");
     CHECK_EQ_STR(tree("DROP t"),
-                 "ERR: line 1, column 6: unexpected 't', expected FUNCTION, SYSTEM, TABLE, TEMPORARY or VIEW");
+                 "ERR: line 1, column 6: unexpected 't', expected CATALOG, DATABASE, FUNCTION, SYSTEM, TABLE, TEMPORARY or VIEW");
     /* the tokens valid before the parser's default reductions, not after */
     CHECK_EQ_STR(tree("SELECT a b c FROM t"),
                  "ERR: line 1, column 12: unexpected 'c', expected EXCEPT, FETCH, FROM, GROUP, "
@@ -1082,7 +1108,7 @@ static void test_plan_writes_time_units_and_new_forms_as_calc_text(void)
 
 SL_TEST_MAIN(SL_TEST(test_plan_writes_time_units_and_new_forms_as_calc_text),
              SL_TEST(test_tokenizer_kinds_and_positions), SL_TEST(test_tokenizer_errors),
-             SL_TEST(test_every_statement_kind), SL_TEST(test_query_shapes),
+             SL_TEST(test_ddl_statement_trees), SL_TEST(test_every_statement_kind), SL_TEST(test_query_shapes),
              SL_TEST(test_precedence), SL_TEST(test_quoted_identifiers_and_nonreserved_keywords),
              SL_TEST(test_syntax_error_positions), SL_TEST(test_split_statements),
              SL_TEST(test_ddl_show_describe), SL_TEST(test_set_and_reset),

@@ -331,9 +331,6 @@ static void test_plan_topn_errors(void)
         {"INSERT INTO out2j SELECT cat, id FROM (SELECT cat, id, ROW_NUMBER() OVER (ORDER BY id) "
          "FROM sales) WHERE rn <= 2;", "line 1, column 56: name the row number (ROW_NUMBER() OVER "
          "(...) AS rn) so the outer query can bound it"},
-        {"INSERT INTO out2j SELECT cat, id FROM (SELECT cat, id, ROW_NUMBER() OVER (ORDER BY id + "
-         "1) AS rn FROM sales) WHERE rn <= 2;", "line 1, column 84: ORDER BY: a column of the "
-         "query's output is expected (compute expressions in the inner SELECT list and name them)"},
         {"INSERT INTO out2j SELECT cat, ROW_NUMBER() OVER (ORDER BY id) AS rn FROM sales;",
          "line 1, column 59: OVER windows' ordering in stream mode must be defined on a time "
          "attribute."},
@@ -341,6 +338,12 @@ static void test_plan_topn_errors(void)
          "AS rn FROM sales) WHERE rn <= 20000;", "line 1, column 118: the rank bound must be an "
          "integer between 1 and 10000, not 20000"},
     };
+    /* an expression the inner query does not select is ranked on as a hidden column (as
+     * Flink does), which a calc drops after the rank */
+    json_t *h = job_of(NULL, "INSERT INTO out2j SELECT cat, id FROM (SELECT cat, id, ROW_NUMBER() "
+                             "OVER (ORDER BY id + 1) AS rn FROM sales) WHERE rn <= 2;");
+    CHECK(h != NULL && strstr(cfg(vertex(h, "rank", 0)), "\"order-by\":[\"__o0\"]"));
+    json_decref(h);
     for (size_t i = 0; i < SL_ARRAY_LEN(cases); i++) {
         json_t *j = job_of(NULL, cases[i].sql);
         if (j || strcmp(errbuf, cases[i].want))

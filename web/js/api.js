@@ -117,6 +117,7 @@ export const api = {
   text: (path) => request('GET', path, undefined, true),
   post: (path, body) => request('POST', path, body === undefined ? {} : body),
   patch: (path, body) => request('PATCH', path, body),
+  put: (path, body) => request('PUT', path, body),
   /* POST a multipart form (a file upload) */
   upload: (path, form) => request('POST', path, form),
 };

@@ -60,7 +60,7 @@ export function parseRoute(hash) {
   if (parts.length === 0 || parts[0] === 'overview') return { page: 'overview' };
   if (parts[0] === 'jobs' && parts.length === 1) return { page: 'jobs' };
   if (parts[0] === 'jobs') {
-    const tab = ['graph', 'checkpoints', 'exceptions'].includes(parts[2]) ? parts[2] : 'graph';
+    const tab = ['graph', 'checkpoints', 'exceptions', 'rescales'].includes(parts[2]) ? parts[2] : 'graph';
     return { page: 'job', jid: parts[1], tab, vertex: tab === 'graph' && parts[3] ? parts[3] : null };
   }
   const PROCESS_TABS = { log: 'log', logs: 'log', stdout: 'stdout', 'thread-dump': 'thread-dump',
@@ -79,7 +79,7 @@ export function parseRoute(hash) {
   if (parts[0] === 'job') {
     const rest = parts[1] === 'running' || parts[1] === 'completed' ? parts.slice(2) : parts.slice(1);
     if (rest.length === 0) return { page: 'jobs' };
-    const flinkTabs = { overview: 'graph', exceptions: 'exceptions', checkpoints: 'checkpoints' };
+    const flinkTabs = { overview: 'graph', exceptions: 'exceptions', checkpoints: 'checkpoints', rescales: 'rescales' };
     return { page: 'job', jid: rest[0], tab: flinkTabs[rest[1]] || 'graph', vertex: null };
   }
   if (parts[0] === 'task-manager') return { page: 'taskmanagers', tm: parts[1] || null };

@@ -1,5 +1,5 @@
 /*
- * pages/job.js -- one job (#/jobs/<jid>[/graph[/<vertex>]|/checkpoints|/exceptions]).
+ * pages/job.js -- one job (#/jobs/<jid>[/graph[/<vertex>]|/checkpoints|/exceptions|/rescales]).
  *
  * The header is refreshed from GET jobs/<jid>: name, id, state (with the
  * JobManager's state-reason when the job waits for slots or failed), times,
@@ -9,7 +9,7 @@
  * jobs/<jid>/savepoints/<request-id> until COMPLETED and shows the savepoint
  * path or the failure cause. That result stays on the page across refreshes.
  *
- * Below are three tabs; each is created on first visit and kept, so coming
+ * Below are four tabs; each is created on first visit and kept, so coming
  * back to a tab keeps its state. Only the visible tab refreshes.
  */
 
@@ -20,11 +20,13 @@ import { stateBadge, taskChips, errorBox, isTerminal } from '../widgets.js';
 import { createGraphTab } from './job-graph.js';
 import { createCheckpointsTab } from './job-checkpoints.js';
 import { createExceptionsTab } from './job-exceptions.js';
+import { createRescalesTab } from './job-rescales.js';
 
 const TABS = [
   ['graph', 'Graph'],
   ['checkpoints', 'Checkpoints'],
   ['exceptions', 'Exceptions'],
+  ['rescales', 'Rescales'],
 ];
 
 export function create(ctx, firstRoute) {
@@ -92,6 +94,8 @@ export function create(ctx, firstRoute) {
         tabs[key] = createGraphTab(jid, (vid) => ctx.replaceRoute(vid ? `${base}/graph/${encodeURIComponent(vid)}` : `${base}/graph`));
       } else if (key === 'checkpoints') {
         tabs[key] = createCheckpointsTab(jid);
+      } else if (key === 'rescales') {
+        tabs[key] = createRescalesTab(jid);
       } else {
         tabs[key] = createExceptionsTab(jid);
       }

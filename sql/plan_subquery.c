@@ -1,0 +1,1108 @@
+/*
+ * plan_subquery.c -- subqueries in WHERE and in the SELECT list, and
+ * FROM a, b, c WHERE <join conditions>, as rewrites of the SELECT into joins
+ * that the rest of the planner (sql/plan_join.c) plans as usual.
+ *
+ *   FROM a, b WHERE a.k = b.k AND ...   the conditions that name only the
+ *       tables of a comma (or CROSS JOIN) step and name its right table
+ *       become that step's ON: an inner join.
+ *   x IN (SELECT y FROM s WHERE ...)   a semi join: an inner join with
+ *       (SELECT DISTINCT y AS __k0 FROM s WHERE ... AND y IS NOT NULL) ON
+ *       x = __k0; each outer row meets at most one row of it, so it passes
+ *       once while a match exists and is retracted when the last one goes.
+ *   EXISTS (SELECT ... FROM s WHERE s.c = outer.c AND ...)   the same
+ *       keyed by the correlation columns (equalities between an expression
+ *       of the subquery and one of the outer query).
+ *   NOT EXISTS   an anti join: a LEFT join with that DISTINCT side and
+ *       `__k0 IS NULL` after it.
+ *   x NOT IN (SELECT y ...)   the anti join with SQL's NULL rules: true when
+ *       the subquery is empty, else only when x is not NULL, no y equals x
+ *       and no y is NULL. A second LEFT join with the subquery's
+ *       COUNT(*) and COUNT(y) (per correlation key) tells "empty" and "has a
+ *       NULL" apart.
+ *   (SELECT AVG(x) FROM t)   a scalar subquery: a global aggregate (one row)
+ *       LEFT-joined to every row on a constant key (the join's flag
+ *       SQL_F_ALL: plan_join.c adds the key), the subquery replaced by its
+ *       column; NULL while the aggregate has no row, as in SQL.
+ * The joins and aggregates are the existing operators, so the results are
+ * changelogs wherever a side can change.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "operator.h"
+#include "sl.h"
+#include "parse.h"
+#include "plan_int.h"
+
+#define PERR(node, ...) plan_err(p, (node), __VA_ARGS__)
+
+/* ---- building nodes ------------------------------------------------------------ */
+
+static sql_node *mk(plan *p, sql_kind k, const sql_node *at)
+{
+    return sql_node_new(p->arena, k, at ? at->line : 1, at ? at->col : 1);
+}
+
+static char *astr(plan *p, const char *s) { return sql_arena_strndup(p->arena, s, strlen(s)); }
+
+static sql_node *col(plan *p, const sql_node *at, const char *qual, const char *name)
+{
+    sql_node *c = mk(p, SQL_COL, at);
+    c->s = astr(p, name);
+    c->s2 = qual ? astr(p, qual) : NULL;
+    c->flags = SQL_F_QUOTED;
+    return c;
+}
+
+static sql_node *bin(plan *p, const sql_node *at, const char *op, sql_node *a, sql_node *b)
+{
+    sql_node *n = mk(p, SQL_BINOP, at);
+    n->s = astr(p, op);
+    sql_node_add(p->arena, n, a);
+    sql_node_add(p->arena, n, b);
+    return n;
+}
+
+static sql_node *is_null(plan *p, const sql_node *at, sql_node *e, int neg)
+{
+    sql_node *n = mk(p, SQL_IS, at);
+    n->s = "NULL";
+    n->flags = neg ? SQL_F_NOT : 0;
+    sql_node_add(p->arena, n, e);
+    return n;
+}
+
+static sql_node *and_all(plan *p, const sql_node *at, sql_node **c, int n)
+{
+    sql_node *r = NULL;
+    for (int i = 0; i < n; i++) r = r ? bin(p, at, "AND", r, c[i]) : c[i];
+    if (!r) {
+        r = mk(p, SQL_BOOL, at);
+        r->flags = SQL_F_TRUE;
+    }
+    return r;
+}
+
+static sql_node *mkitem(plan *p, sql_node *e, const char *alias)
+{
+    sql_node *it = mk(p, SQL_ITEM, e);
+    it->s = alias ? astr(p, alias) : NULL;
+    sql_node_add(p->arena, it, e);
+    return it;
+}
+
+static sql_node *func(plan *p, const sql_node *at, const char *name, sql_node *arg)
+{
+    sql_node *f = mk(p, SQL_FUNC, at);
+    f->s = astr(p, name);
+    if (arg) sql_node_add(p->arena, f, arg);
+    else f->flags = SQL_F_STAR_ARG;
+    return f;
+}
+
+/* SELECT [DISTINCT] items FROM from [WHERE where] [GROUP BY group] */
+static sql_node *select_of(plan *p, const sql_node *at, int distinct, sql_node *items,
+                           const sql_node *from, sql_node *where, sql_node *group)
+{
+    sql_node *s = mk(p, SQL_SELECT, at);
+    s->flags = distinct ? SQL_F_DISTINCT : 0;
+    sql_node_add(p->arena, s, items);
+    sql_node_add(p->arena, s, (sql_node *)from);
+    sql_node_add(p->arena, s, where);
+    sql_node_add(p->arena, s, group);
+    sql_node_add(p->arena, s, NULL);
+    return s;
+}
+
+/* (q) AS alias [(cols)] */
+static sql_node *from_query(plan *p, const sql_node *at, sql_node *q, const char *alias,
+                            const char *colname)
+{
+    sql_node *f = mk(p, SQL_FROM_QUERY, at);
+    f->s2 = astr(p, alias);
+    sql_node_add(p->arena, f, q);
+    if (colname) {
+        sql_node *l = mk(p, SQL_LIST, at), *id = mk(p, SQL_IDENT, at);
+        id->s = astr(p, colname);
+        sql_node_add(p->arena, l, id);
+        sql_node_add(p->arena, f, l);
+    }
+    return f;
+}
+
+/* left <kind> JOIN right ON cond; `constant`: joined on a constant key (plan_join.c) */
+static sql_node *join(plan *p, const sql_node *at, const char *kind, const sql_node *left,
+                      sql_node *right, sql_node *cond, int constant)
+{
+    sql_node *j = mk(p, SQL_FROM_JOIN, at);
+    j->s = astr(p, kind);
+    j->flags = constant ? SQL_F_ALL : 0;
+    sql_node_add(p->arena, j, (sql_node *)left);
+    sql_node_add(p->arena, j, right);
+    sql_node_add(p->arena, j, cond);
+    return j;
+}
+
+/* ---- looking at trees ------------------------------------------------------------ */
+
+static int has_sub(const sql_node *e)
+{
+    if (!e) return 0;
+    if (e->kind == SQL_SUBQUERY) return 1;
+    if (e->kind == SQL_SELECT || e->kind == SQL_UNION || e->kind == SQL_WITH) return 0;
+    for (int i = 0; i < e->nkids; i++)
+        if (has_sub(e->kids[i])) return 1;
+    return 0;
+}
+
+/* The first subquery in e (not looking into nested queries), or NULL. */
+static const sql_node *first_sub(const sql_node *e)
+{
+    if (!e) return NULL;
+    if (e->kind == SQL_SUBQUERY) return e;
+    for (int i = 0; i < e->nkids; i++) {
+        const sql_node *s = first_sub(e->kids[i]);
+        if (s) return s;
+    }
+    return NULL;
+}
+
+static int is_agg(const char *s)
+{
+    static const char *const names[] = {"COUNT", "SUM", "MIN", "MAX", "AVG", "STDDEV_POP",
+                                        "STDDEV_SAMP", "VAR_POP", "VAR_SAMP", "COLLECT",
+                                        "LISTAGG", "FIRST_VALUE", "LAST_VALUE"};
+    for (size_t i = 0; i < SL_ARRAY_LEN(names); i++)
+        if (!strcasecmp(s, names[i])) return 1;
+    return 0;
+}
+
+static int has_agg_call(const sql_node *e)
+{
+    if (!e) return 0;
+    if (e->kind == SQL_SUBQUERY) return 0;
+    if (e->kind == SQL_FUNC && is_agg(e->s)) return 1;
+    for (int i = 0; i < e->nkids; i++)
+        if (has_agg_call(e->kids[i])) return 1;
+    return 0;
+}
+
+static int has_count(const sql_node *e)
+{
+    if (!e || e->kind == SQL_SUBQUERY) return 0;
+    if (e->kind == SQL_FUNC && !strcasecmp(e->s, "COUNT")) return 1;
+    for (int i = 0; i < e->nkids; i++)
+        if (has_count(e->kids[i])) return 1;
+    return 0;
+}
+
+static void conjuncts(const sql_node *e, const sql_node ***c, int *n)
+{
+    if (!e) return;
+    if (e->kind == SQL_BINOP && !strcasecmp(e->s, "AND")) {
+        conjuncts(e->kids[0], c, n);
+        conjuncts(e->kids[1], c, n);
+        return;
+    }
+    *c = sl_realloc(*c, sizeof **c * (size_t)(*n + 1));
+    (*c)[(*n)++] = e;
+}
+
+/* ---- the tables of a FROM and the names they give -------------------------------- */
+
+typedef struct leaf {
+    const char *alias;  /* NULL: none */
+    const sql_table *t; /* its columns when known (a table or view of the catalog) */
+    const sql_node *cols; /* (query) AS t(a, b): the LIST of names */
+    const sql_node *lateral; /* LATERAL (query): the FROM_QUERY */
+    int known;          /* its column names are known */
+} leaf;
+
+typedef struct leaves {
+    leaf *l;
+    int n;
+} leaves;
+
+static int is_cte(const plan *p, const char *name)
+{
+    for (const cte_scope *s = p->scope; s; s = s->outer)
+        if (!strcasecmp(s->cte->s, name)) return 1;
+    return 0;
+}
+
+static void leaves_of(const plan *p, const sql_node *f, leaves *out)
+{
+    if (!f) return;
+    if (f->kind == SQL_FROM_JOIN) {
+        leaves_of(p, sql_kid(f, 0), out);
+        leaves_of(p, sql_kid(f, 1), out);
+        return;
+    }
+    leaf lf = {0};
+    if (f->kind == SQL_FROM_TABLE) {
+        lf.alias = f->s2 ? f->s2 : f->s;
+        if (!is_cte(p, f->s)) {
+            lf.t = sql_catalog_find(p->cat, f->s);
+            lf.known = lf.t && lf.t->ncols > 0;
+        }
+    } else if (f->kind == SQL_FROM_QUERY) {
+        lf.alias = f->s2;
+        lf.cols = sql_kid(f, 1);
+        if (f->flags & SQL_F_LATERAL) lf.lateral = f;
+        lf.known = lf.cols != NULL;
+    } else if (f->kind == SQL_FROM_TVF) {
+        lf.alias = f->s2 ? f->s2 : sql_kid(f, 0)->s;
+    } else {
+        lf.alias = f->s2;
+    }
+    out->l = sl_realloc(out->l, sizeof *out->l * (size_t)(out->n + 1));
+    out->l[out->n++] = lf;
+}
+
+static int leaf_has(const leaf *lf, const char *name)
+{
+    if (lf->t) {
+        for (int i = 0; i < lf->t->ncols; i++)
+            if (!strcasecmp(lf->t->cols[i].name, name)) return 1;
+        return 0;
+    }
+    for (int i = 0; lf->cols && i < lf->cols->nkids; i++)
+        if (!strcasecmp(lf->cols->kids[i]->s, name)) return 1;
+    return 0;
+}
+
+/* The leaf a column reference names: its index, -1 when none of ls does,
+ * -2 when it cannot be told (an unqualified name and a leaf of unknown
+ * columns). */
+static int leaf_of(const leaves *ls, const sql_node *c)
+{
+    if (c->s2) {
+        for (int i = 0; i < ls->n; i++)
+            if (ls->l[i].alias && !strcasecmp(ls->l[i].alias, c->s2)) return i;
+        return -1;
+    }
+    int found = -1;
+    for (int i = 0; i < ls->n; i++) {
+        if (!ls->l[i].known) return -2;
+        if (leaf_has(&ls->l[i], c->s) && found < 0) found = i;
+    }
+    return found;
+}
+
+/* ---- FROM a, b WHERE ... ---------------------------------------------------------- */
+
+/* Every column of e names a leaf of ls in [lo, hi): 1 and *right (a column
+ * names a leaf at or past mid); 0 when one does not or cannot be told. */
+static int refs_within(const leaves *ls, const sql_node *e, int lo, int mid, int hi, int *right,
+                       int *cols)
+{
+    if (!e) return 1;
+    if (e->kind == SQL_SUBQUERY) return 0;
+    if (e->kind == SQL_COL) {
+        int i = leaf_of(ls, e);
+        if (i < lo || i >= hi) return 0;
+        if (i >= mid) *right = 1;
+        (*cols)++;
+        return 1;
+    }
+    for (int i = 0; i < e->nkids; i++)
+        if (!refs_within(ls, e->kids[i], lo, mid, hi, right, cols)) return 0;
+    return 1;
+}
+
+typedef struct conj {
+    const sql_node **c;
+    int n;
+    char *used;
+} conj;
+
+/* f with every comma step that WHERE conditions join turned into an inner
+ * join ON them; *first: the index of f's first leaf in ls. */
+static const sql_node *comma_joins(plan *p, const sql_node *f, const leaves *ls, conj *w, int *next)
+{
+    if (f->kind != SQL_FROM_JOIN) {
+        (*next)++;
+        return f;
+    }
+    int lo = *next;
+    const sql_node *l = comma_joins(p, sql_kid(f, 0), ls, w, next);
+    int mid = *next;
+    const sql_node *r = sql_kid(f, 1);
+    (*next)++;
+    if (r->kind == SQL_FROM_JOIN) { /* not from the grammar; as is */
+        *next = mid;
+        r = comma_joins(p, r, ls, w, next);
+    }
+    int hi = *next;
+    int comma = !sql_kid(f, 2) && r->kind != SQL_FROM_LATERAL &&
+                (!f->s || !strcasecmp(f->s, "CROSS"));
+    if (!comma) {
+        if (l == sql_kid(f, 0)) return f;
+        return join(p, f, f->s, l, (sql_node *)r, (sql_node *)sql_kid(f, 2), f->flags & SQL_F_ALL);
+    }
+    sql_node **on = NULL;
+    int non = 0;
+    for (int i = 0; i < w->n; i++) {
+        int right = 0, cols = 0;
+        if (w->used[i] || !refs_within(ls, w->c[i], lo, mid, hi, &right, &cols) || !right || !cols)
+            continue;
+        on = sl_realloc(on, sizeof *on * (size_t)(non + 1));
+        on[non++] = (sql_node *)w->c[i];
+        w->used[i] = 1;
+    }
+    if (!non) { /* nothing joins them: plan_join.c says a cross join is not supported */
+        if (l == sql_kid(f, 0)) return f;
+        return join(p, f, f->s ? f->s : "INNER", l, (sql_node *)r, NULL, 0);
+    }
+    sql_node *j = join(p, f, "INNER", l, (sql_node *)r, and_all(p, f, on, non), 0);
+    free(on);
+    return j;
+}
+
+static int has_comma(const sql_node *f)
+{
+    if (!f || f->kind != SQL_FROM_JOIN) return 0;
+    if (!sql_kid(f, 2) && sql_kid(f, 1)->kind != SQL_FROM_LATERAL) return 1;
+    return has_comma(sql_kid(f, 0)) || has_comma(sql_kid(f, 1));
+}
+
+/* ---- subqueries ------------------------------------------------------------------ */
+
+typedef struct sq {
+    plan *p;
+    const sql_node *from;   /* the outer FROM as it grows */
+    const leaves *outer;    /* the outer query's tables */
+    sql_node **keep;        /* the outer WHERE's conditions after the rewrite */
+    int nkeep;
+    int n;                  /* joins added */
+} sq;
+
+static void keep(sq *q, sql_node *c)
+{
+    q->keep = sl_realloc(q->keep, sizeof *q->keep * (size_t)(q->nkeep + 1));
+    q->keep[q->nkeep++] = c;
+}
+
+/* Does e (inside a subquery whose tables are `in`) name a column of the
+ * outer query? */
+static int is_outer_col(const sq *q, const leaves *in, const sql_node *c)
+{
+    int i = leaf_of(in, c);
+    if (i >= 0 || i == -2) return 0;
+    if (c->s2) return leaf_of(q->outer, c) >= 0;
+    return leaf_of(q->outer, c) != -1;
+}
+
+static int has_outer(const sq *q, const leaves *in, const sql_node *e)
+{
+    if (!e) return 0;
+    if (e->kind == SQL_COL) return is_outer_col(q, in, e);
+    if (e->kind == SQL_SUBQUERY || e->kind == SQL_SELECT) return 0;
+    for (int i = 0; i < e->nkids; i++)
+        if (has_outer(q, in, e->kids[i])) return 1;
+    return 0;
+}
+
+static int all_outer(const sq *q, const leaves *in, const sql_node *e, int *cols)
+{
+    if (!e) return 1;
+    if (e->kind == SQL_COL) {
+        (*cols)++;
+        return is_outer_col(q, in, e);
+    }
+    for (int i = 0; i < e->nkids; i++)
+        if (!all_outer(q, in, e->kids[i], cols)) return 0;
+    return 1;
+}
+
+/* A subquery taken apart: its FROM, the conditions on its own rows, and the
+ * correlation equalities (inner expression = outer expression). */
+typedef struct corr {
+    const sql_node *from;
+    sql_node **local;
+    int nlocal;
+    const sql_node **in_e, **out_e;
+    int n;
+    const sql_node *item; /* IN: the selected expression */
+    const sql_node **resid; /* other conditions naming the outer query (a semi join's) */
+    int nresid;
+} corr;
+
+static void corr_free(corr *c)
+{
+    free(c->local);
+    free(c->in_e);
+    free(c->out_e);
+    free(c->resid);
+}
+
+static int simple_select(const sql_node *s)
+{
+    if (s->kind != SQL_SELECT || (s->flags & SQL_F_DISTINCT) || sql_kid(s, 3) || sql_kid(s, 4) ||
+        !sql_kid(s, 1))
+        return 0;
+    const sql_node *items = sql_kid(s, 0);
+    for (int i = 0; i < items->nkids; i++)
+        if (has_agg_call(items->kids[i]->kids[0]) || items->kids[i]->kids[0]->kind == SQL_OVER)
+            return 0;
+    return 1;
+}
+
+static const char *what(const sql_node *s)
+{
+    if (!strcmp(s->s, "LATERAL")) return "LATERAL";
+    if (!strcmp(s->s, "EXISTS")) return s->flags & SQL_F_NOT ? "NOT EXISTS" : "EXISTS";
+    if (!strcmp(s->s, "IN")) return s->flags & SQL_F_NOT ? "NOT IN" : "IN";
+    return "scalar";
+}
+
+/* Take a simple SELECT apart into *c; SL_DONE when it names no outer column. */
+static int correlate(sq *q, const sql_node *s, const sql_node *sub, corr *c, int resid)
+{
+    plan *p = q->p;
+    memset(c, 0, sizeof *c);
+    c->from = sql_kid(s, 1);
+    leaves in = {0};
+    leaves_of(p, c->from, &in);
+    const sql_node **w = NULL;
+    int nw = 0, rc = SL_OK;
+    conjuncts(sql_kid(s, 2), &w, &nw);
+    const sql_node *items = sql_kid(s, 0);
+    for (int i = 0; i < items->nkids && rc == SL_OK; i++)
+        if (has_outer(q, &in, items->kids[i]->kids[0]))
+            rc = PERR(items->kids[i], "a %s subquery names a column of the outer query in its "
+                      "SELECT list; Sluice supports outer columns only in equalities of its "
+                      "WHERE clause (inner = outer)", what(sub));
+    for (int i = 0; i < nw && rc == SL_OK; i++) {
+        const sql_node *e = w[i];
+        if (!has_outer(q, &in, e)) {
+            c->local = sl_realloc(c->local, sizeof *c->local * (size_t)(c->nlocal + 1));
+            c->local[c->nlocal++] = (sql_node *)e;
+            continue;
+        }
+        int side = -1, n0 = 0, n1 = 0;
+        if (e->kind == SQL_BINOP && !strcmp(e->s, "=")) {
+            if (!has_outer(q, &in, e->kids[0]) && all_outer(q, &in, e->kids[1], &n1) && n1) side = 1;
+            else if (!has_outer(q, &in, e->kids[1]) && all_outer(q, &in, e->kids[0], &n0) && n0)
+                side = 0;
+        }
+        if (resid && (side < 0 || e->kids[side]->kind != SQL_COL)) { /* the semi join checks it */
+            c->resid = sl_realloc(c->resid, sizeof *c->resid * (size_t)(c->nresid + 1));
+            c->resid[c->nresid++] = e;
+            continue;
+        }
+        if (side < 0) {
+            rc = PERR(e, "a correlated %s subquery: this condition names the outer query and is "
+                      "not an equality between an expression of the subquery and one of the outer "
+                      "query; Sluice decorrelates such equalities only", what(sub));
+            break;
+        }
+        c->in_e = sl_realloc(c->in_e, sizeof *c->in_e * (size_t)(c->n + 1));
+        c->out_e = sl_realloc(c->out_e, sizeof *c->out_e * (size_t)(c->n + 1));
+        c->in_e[c->n] = e->kids[1 - side];
+        c->out_e[c->n++] = e->kids[side];
+    }
+    free(w);
+    free(in.l);
+    if (rc != SL_OK) {
+        corr_free(c);
+        return SL_ERR;
+    }
+    return c->n || c->nresid ? SL_OK : SL_DONE;
+}
+
+/* An outer expression as a join key: a column (joins equate columns). */
+static int key_col(plan *p, const sql_node *e, const sql_node *sub)
+{
+    if (e->kind == SQL_COL) return SL_OK;
+    char *t = sql_unparse(e);
+    int rc = PERR(e, "%s subquery: %s is not a column; Sluice joins a subquery on columns of the "
+                  "outer query (compute it in a subquery of the FROM clause and name it)",
+                  what(sub), t);
+    free(t);
+    return rc;
+}
+
+/* A copy of e with each column of the subquery (tables `in`) made a column
+ * of its side of the join: `alias.__r<n>`, selected into items. */
+static sql_node *inner_cols(sq *q, const leaves *in, const sql_node *e, sql_node *items,
+                            const char *alias, int *nr)
+{
+    plan *p = q->p;
+    if (!e) return NULL;
+    if (e->kind == SQL_COL && !is_outer_col(q, in, e)) {
+        char rn[16];
+        snprintf(rn, sizeof rn, "__r%d", (*nr)++);
+        sql_node_add(p->arena, items, mkitem(p, (sql_node *)e, rn));
+        return col(p, e, alias, rn);
+    }
+    sql_node *n = mk(p, e->kind, e);
+    n->flags = e->flags;
+    n->s = e->s;
+    n->s2 = e->s2;
+    n->oline = e->oline;
+    n->ocol = e->ocol;
+    for (int i = 0; i < e->nkids; i++)
+        sql_node_add(p->arena, n, inner_cols(q, in, e->kids[i], items, alias, nr));
+    return n;
+}
+
+/* x IN (query), [NOT] EXISTS (query) ANDed in WHERE: a semi (anti) join
+ * (operators/regular_join.c's mode) with the subquery's rows, on the
+ * correlation equalities, checking the other correlated conditions per
+ * pair; each outer row passes once while it has a partner (has none). */
+static int semi_join(sq *q, const sql_node *sub, int anti)
+{
+    plan *p = q->p;
+    int in = !strcmp(sub->s, "IN");
+    const sql_node *x = sql_kid(sub, 0), *qry = sql_kid(sub, 1);
+    if (in && key_col(p, x, sub) != SL_OK) return SL_ERR;
+    int idx = ++q->n;
+    char ma[32];
+    snprintf(ma, sizeof ma, "__sq%d", idx);
+    sql_node *items = mk(p, SQL_LIST, qry);
+    sql_node *on[SL_MAX_KEY_COLS + 2];
+    int non = 0;
+    const sql_node *src_from;
+    sql_node *local = NULL;
+    corr c = {0};
+    if (simple_select(qry)) {
+        if (correlate(q, qry, sub, &c, 1) == SL_ERR) return SL_ERR;
+        const sql_node *its = sql_kid(qry, 0);
+        if (in && (its->nkids != 1 || its->kids[0]->kids[0]->kind == SQL_STAR)) {
+            corr_free(&c);
+            return PERR(x, "Values passed to IN operator must have compatible types (the "
+                        "subquery selects %s, IN needs one column)",
+                        its->kids[0]->kids[0]->kind == SQL_STAR ? "*" : "several columns");
+        }
+        src_from = c.from;
+        local = c.nlocal ? and_all(p, qry, c.local, c.nlocal) : NULL;
+        if (in) c.item = its->kids[0]->kids[0];
+    } else {
+        char qa[32];
+        snprintf(qa, sizeof qa, "__sq%d_q", idx);
+        src_from = from_query(p, qry, (sql_node *)qry, qa, in ? "__v" : NULL);
+        if (in) c.item = col(p, qry, qa, "__v");
+    }
+    if (c.n + (in ? 1 : 0) > SL_MAX_KEY_COLS) {
+        corr_free(&c);
+        return PERR(sub, "too many correlation columns (at most %d)", SL_MAX_KEY_COLS);
+    }
+    int nk = 0;
+    for (int i = -1; i < c.n; i++) {
+        const sql_node *ie = i < 0 ? c.item : c.in_e[i], *oe = i < 0 ? x : c.out_e[i];
+        if (!ie) continue;
+        if (key_col(p, oe, sub) != SL_OK) {
+            corr_free(&c);
+            return SL_ERR;
+        }
+        char kn[16];
+        snprintf(kn, sizeof kn, "__k%d", nk++);
+        sql_node_add(p->arena, items, mkitem(p, (sql_node *)ie, kn));
+        on[non++] = bin(p, sub, "=", (sql_node *)oe, col(p, sub, ma, kn));
+    }
+    if (c.nresid) {
+        leaves inl = {0};
+        leaves_of(p, src_from, &inl);
+        int nr = 0;
+        sql_node **rs = sl_calloc((size_t)c.nresid, sizeof *rs);
+        for (int i = 0; i < c.nresid; i++) rs[i] = inner_cols(q, &inl, c.resid[i], items, ma, &nr);
+        on[non++] = and_all(p, sub, rs, c.nresid);
+        free(rs);
+        free(inl.l);
+    }
+    if (!items->nkids) { /* EXISTS without correlation: any row of it */
+        sql_node *t = mk(p, SQL_BOOL, qry);
+        t->flags = SQL_F_TRUE;
+        sql_node_add(p->arena, items, mkitem(p, t, "__k0"));
+    }
+    sql_node *m = select_of(p, qry, 0, items, src_from, local, NULL);
+    q->from = join(p, sub, anti ? "ANTI" : "SEMI", q->from, from_query(p, qry, m, ma, NULL),
+                   and_all(p, sub, on, non), nk == 0);
+    corr_free(&c);
+    return SL_OK;
+}
+
+/* x [NOT] IN (query), [NOT] EXISTS (query) as a condition ANDed in WHERE. */
+static int semi_anti(sq *q, const sql_node *sub, int neg, sql_node **mark)
+{
+    plan *p = q->p;
+    int in = !strcmp(sub->s, "IN");
+    /* mark: the subquery anywhere in an expression; both joins LEFT, *mark its value */
+    int anti = mark || neg != !!(sub->flags & SQL_F_NOT);
+    if (!mark && !(in && anti)) return semi_join(q, sub, anti);
+    const sql_node *x = sql_kid(sub, 0), *qry = sql_kid(sub, 1);
+    if (in && key_col(p, x, sub) != SL_OK) return SL_ERR;
+    corr c = {0};
+    int simple = simple_select(qry), rc = SL_DONE;
+    if (simple) {
+        if ((rc = correlate(q, qry, sub, &c, 0)) == SL_ERR) return SL_ERR;
+        if (in) {
+            const sql_node *items = sql_kid(qry, 0);
+            if (items->nkids != 1 || items->kids[0]->kids[0]->kind == SQL_STAR) {
+                corr_free(&c);
+                return PERR(x, "Values passed to IN operator must have compatible types (the "
+                            "subquery selects %s, IN needs one column)",
+                            items->kids[0]->kids[0]->kind == SQL_STAR ? "*" : "several columns");
+            }
+            c.item = items->kids[0]->kids[0];
+        }
+    }
+    for (int i = 0; i < c.n; i++)
+        if (key_col(p, c.out_e[i], sub) != SL_OK) {
+            corr_free(&c);
+            return SL_ERR;
+        }
+    int idx = ++q->n;
+    char ma[32], sa[32];
+    snprintf(ma, sizeof ma, "__sq%d", idx);
+    snprintf(sa, sizeof sa, "__sq%d_n", idx);
+    /* the distinct keys: [the IN value,] the correlation expressions */
+    const sql_node *src_from;
+    sql_node *local, *val;
+    if (simple) {
+        src_from = c.from;
+        local = c.nlocal ? and_all(p, qry, c.local, c.nlocal) : NULL;
+        val = (sql_node *)c.item;
+    } else { /* any other query, uncorrelated: over its one column */
+        char qa[32];
+        snprintf(qa, sizeof qa, "__sq%d_q", idx);
+        src_from = from_query(p, qry, (sql_node *)qry, qa, in ? "__v" : NULL);
+        local = NULL;
+        val = in ? col(p, qry, qa, "__v") : NULL;
+    }
+    sql_node *items = mk(p, SQL_LIST, qry), *nn[SL_MAX_KEY_COLS + 1], *on[SL_MAX_KEY_COLS + 1];
+    int nk = 0;
+    if (c.n + (in ? 1 : 0) > SL_MAX_KEY_COLS) {
+        corr_free(&c);
+        return PERR(sub, "too many correlation columns (at most %d)", SL_MAX_KEY_COLS);
+    }
+    for (int i = -1; i < c.n; i++) {
+        const sql_node *ie = i < 0 ? val : c.in_e[i], *oe = i < 0 ? x : c.out_e[i];
+        if (!ie) continue;
+        char kn[16];
+        snprintf(kn, sizeof kn, "__k%d", nk);
+        sql_node_add(p->arena, items, mkitem(p, (sql_node *)ie, kn));
+        nn[nk] = is_null(p, ie, (sql_node *)ie, 1);
+        on[nk] = bin(p, sub, "=", (sql_node *)oe, col(p, sub, ma, kn));
+        nk++;
+    }
+    int constant = nk == 0;
+    if (constant) { /* EXISTS without correlation: one row when the subquery has any */
+        sql_node *t = mk(p, SQL_BOOL, qry);
+        t->flags = SQL_F_TRUE;
+        sql_node_add(p->arena, items, mkitem(p, t, "__k0"));
+    }
+    sql_node *where = local;
+    for (int i = 0; i < nk; i++) where = where ? bin(p, sub, "AND", where, nn[i]) : nn[i];
+    sql_node *m = select_of(p, qry, 1, items, src_from, where, NULL);
+    sql_node *cond = constant ? and_all(p, sub, NULL, 0) : and_all(p, sub, on, nk);
+    q->from = join(p, sub, anti ? "LEFT" : "INNER", q->from, from_query(p, qry, m, ma, NULL), cond,
+                   constant);
+    if (!anti) {
+        corr_free(&c);
+        return SL_OK;
+    }
+    sql_node *unmatched = is_null(p, sub, col(p, sub, ma, "__k0"), 0);
+    if (!in) {
+        if (mark) {
+            *mark = is_null(p, sub, col(p, sub, ma, "__k0"), !(sub->flags & SQL_F_NOT));
+        } else {
+            keep(q, unmatched);
+        }
+        corr_free(&c);
+        return SL_OK;
+    }
+    /* NOT IN: COUNT(*) and COUNT(value) per correlation key tell an empty
+     * subquery (true) and one with a NULL (never true) apart */
+    sql_node *sitems = mk(p, SQL_LIST, qry), *group = c.n ? mk(p, SQL_LIST, qry) : NULL;
+    sql_node *son[SL_MAX_KEY_COLS];
+    for (int i = 0; i < c.n; i++) {
+        char kn[16];
+        snprintf(kn, sizeof kn, "__j%d", i);
+        sql_node_add(p->arena, sitems, mkitem(p, (sql_node *)c.in_e[i], kn));
+        sql_node_add(p->arena, group, (sql_node *)c.in_e[i]);
+        son[i] = bin(p, sub, "=", (sql_node *)c.out_e[i], col(p, sub, sa, kn));
+    }
+    sql_node_add(p->arena, sitems, mkitem(p, func(p, qry, "COUNT", NULL), "__c"));
+    sql_node_add(p->arena, sitems, mkitem(p, func(p, qry, "COUNT", val), "__cv"));
+    sql_node *st = select_of(p, qry, 0, sitems, src_from, local, group);
+    q->from = join(p, sub, "LEFT", q->from, from_query(p, qry, st, sa, NULL),
+                   c.n ? and_all(p, sub, son, c.n) : and_all(p, sub, NULL, 0), c.n == 0);
+    sql_node *zero = mk(p, SQL_NUM, sub);
+    zero->s = "0";
+    sql_node *empty = bin(p, sub, "OR", is_null(p, sub, col(p, sub, sa, "__c"), 0),
+                          bin(p, sub, "=", col(p, sub, sa, "__c"), zero));
+    if (mark) {
+        /* x IN (...): TRUE on a match; FALSE for an empty subquery; else NULL when x is
+         * NULL or the subquery has a NULL; else FALSE */
+        sql_node *cs = mk(p, SQL_CASE, sub), *whens = mk(p, SQL_LIST, sub);
+        sql_node *t = mk(p, SQL_BOOL, sub), *f = mk(p, SQL_BOOL, sub);
+        t->flags = SQL_F_TRUE;
+        sql_node *unk = mk(p, SQL_CAST, sub);
+        unk->s = "BOOLEAN";
+        sql_node_add(p->arena, unk, mk(p, SQL_NULL, sub));
+        sql_node *w[3][2] = {
+            {is_null(p, sub, col(p, sub, ma, "__k0"), 1), t},
+            {empty, f},
+            {bin(p, sub, "OR", is_null(p, sub, (sql_node *)x, 0),
+                 bin(p, sub, ">", col(p, sub, sa, "__c"), col(p, sub, sa, "__cv"))), unk}};
+        for (int i = 0; i < 3; i++) {
+            sql_node *wn = mk(p, SQL_WHEN, sub);
+            sql_node_add(p->arena, wn, w[i][0]);
+            sql_node_add(p->arena, wn, w[i][1]);
+            sql_node_add(p->arena, whens, wn);
+        }
+        sql_node_add(p->arena, cs, NULL);
+        sql_node_add(p->arena, cs, whens);
+        sql_node_add(p->arena, cs, mk(p, SQL_BOOL, sub));
+        *mark = cs;
+        if (sub->flags & SQL_F_NOT) {
+            sql_node *n = mk(p, SQL_UNOP, sub);
+            n->s = "NOT";
+            sql_node_add(p->arena, n, cs);
+            *mark = n;
+        }
+        corr_free(&c);
+        return SL_OK;
+    }
+    sql_node *clean = bin(p, sub, "AND", is_null(p, sub, (sql_node *)x, 1),
+                          bin(p, sub, "AND", bin(p, sub, "=", col(p, sub, sa, "__c"),
+                                                 col(p, sub, sa, "__cv")),
+                              unmatched));
+    keep(q, bin(p, sub, "OR", empty, clean));
+    corr_free(&c);
+    return SL_OK;
+}
+
+/* (SELECT agg FROM s WHERE s.c = o.c AND ...): a LEFT join with the
+ * aggregate grouped by the correlation expressions, on them. An outer row
+ * without a group gets NULL, or 0 for COUNT (SQL's value over no rows). */
+static int correlated_scalar(sq *q, const sql_node *e, const sql_node *qry, const corr *c,
+                             sql_node **out)
+{
+    plan *p = q->p;
+    const sql_node *agg = sql_kid(qry, 0)->kids[0]->kids[0];
+    int count = agg->kind == SQL_FUNC && !strcasecmp(agg->s, "COUNT");
+    if (!count && has_count(agg))
+        return PERR(e, "a correlated scalar subquery with COUNT inside an expression is not "
+                    "supported (its value over no rows is not NULL); select COUNT(...) alone");
+    if (sql_kid(qry, 4))
+        return PERR(e, "a correlated scalar subquery with HAVING is not supported");
+    if (c->n > SL_MAX_KEY_COLS) return PERR(e, "too many correlation columns");
+    for (int i = 0; i < c->n; i++)
+        if (key_col(p, c->out_e[i], e) != SL_OK) return SL_ERR;
+    char a[32];
+    snprintf(a, sizeof a, "__sq%d", ++q->n);
+    sql_node *items = mk(p, SQL_LIST, qry), *group = mk(p, SQL_LIST, qry);
+    sql_node *on[SL_MAX_KEY_COLS];
+    for (int i = 0; i < c->n; i++) {
+        char kn[16];
+        snprintf(kn, sizeof kn, "__j%d", i);
+        sql_node_add(p->arena, items, mkitem(p, (sql_node *)c->in_e[i], kn));
+        sql_node_add(p->arena, group, (sql_node *)c->in_e[i]);
+        on[i] = bin(p, e, "=", (sql_node *)c->out_e[i], col(p, e, a, kn));
+    }
+    sql_node_add(p->arena, items, mkitem(p, (sql_node *)agg, "__v"));
+    sql_node *where = c->nlocal ? and_all(p, qry, c->local, c->nlocal) : NULL;
+    sql_node *g = select_of(p, qry, 0, items, c->from, where, group);
+    q->from = join(p, e, "LEFT", q->from, from_query(p, e, g, a, NULL), and_all(p, e, on, c->n), 0);
+    *out = col(p, e, a, "__v");
+    if (count) {
+        sql_node *zero = mk(p, SQL_NUM, e);
+        zero->s = "0";
+        sql_node *co = func(p, e, "COALESCE", *out);
+        sql_node_add(p->arena, co, zero);
+        *out = co;
+    }
+    return SL_OK;
+}
+
+/* A copy of e with each scalar subquery replaced by the column of a
+ * single-row side joined to the FROM. */
+static int scalars(sq *q, const sql_node *e, sql_node **out)
+{
+    plan *p = q->p;
+    *out = (sql_node *)e;
+    if (!e || !has_sub(e)) return SL_OK;
+    if (e->kind == SQL_SUBQUERY) {
+        if (strcmp(e->s, "SCALAR")) return semi_anti(q, e, 0, out);
+        const sql_node *qry = sql_kid(e, 1);
+        const sql_node *items = qry->kind == SQL_SELECT ? sql_kid(qry, 0) : NULL;
+        if (!items || items->nkids != 1 || items->kids[0]->kids[0]->kind == SQL_STAR ||
+            sql_kid(qry, 3) || !has_agg_call(items->kids[0]->kids[0]))
+            return PERR(e, "a scalar subquery must be an aggregate without GROUP BY (one column, "
+                        "one row), e.g. (SELECT AVG(amount) FROM t); Sluice does not check a "
+                        "row count at run time");
+        if (sql_kid(qry, 1)) {
+            corr c;
+            int rc = correlate(q, qry, e, &c, 0);
+            if (rc == SL_ERR) return SL_ERR;
+            if (rc == SL_OK) {
+                rc = correlated_scalar(q, e, qry, &c, out);
+                corr_free(&c);
+                return rc;
+            }
+        }
+        char a[32];
+        snprintf(a, sizeof a, "__sq%d", ++q->n);
+        q->from = join(p, e, "LEFT", q->from, from_query(p, e, (sql_node *)qry, a, "__v"),
+                       and_all(p, e, NULL, 0), 1);
+        *out = col(p, e, a, "__v");
+        return SL_OK;
+    }
+    sql_node *n = mk(p, e->kind, e);
+    n->flags = e->flags;
+    n->s = e->s;
+    n->s2 = e->s2;
+    n->oline = e->oline;
+    n->ocol = e->ocol;
+    for (int i = 0; i < e->nkids; i++) {
+        sql_node *k;
+        if (scalars(q, e->kids[i], &k) != SL_OK) return SL_ERR;
+        sql_node_add(p->arena, n, k);
+    }
+    *out = n;
+    return SL_OK;
+}
+
+/* The name of item i of a SELECT (`cols`: the column aliases given to it), NULL
+ * for a star. */
+static const char *item_name(plan *p, const sql_node *it, int i, const sql_node *cols)
+{
+    if (cols && i < cols->nkids) return cols->kids[i]->s;
+    if (it->s) return it->s;
+    const sql_node *e = sql_kid(it, 0);
+    if (e->kind == SQL_STAR) return NULL;
+    if (e->kind == SQL_COL) return e->s;
+    char nm[32];
+    snprintf(nm, sizeof nm, "EXPR$%d", i);
+    return astr(p, nm);
+}
+
+static int has_lateral(const sql_node *f)
+{
+    if (!f) return 0;
+    if (f->kind == SQL_FROM_QUERY) return (f->flags & SQL_F_LATERAL) != 0;
+    if (f->kind != SQL_FROM_JOIN) return 0;
+    return has_lateral(sql_kid(f, 0)) || has_lateral(sql_kid(f, 1));
+}
+
+/* One join step l <kind> JOIN LATERAL (SELECT ... FROM s WHERE s.c = l.c AND ...)
+ * [ON cond]: a join with the subquery's rows and correlation columns (its
+ * aggregate grouped by them: every row of l gets one row, so a LEFT join),
+ * on the correlation equalities. */
+static int lateral_step(sq *q, const sql_node *f, const sql_node *l, const sql_node *r,
+                        const sql_node **out)
+{
+    plan *p = q->p;
+    const sql_node *qry = sql_kid(r, 0), *cols = sql_kid(r, 1);
+    if (!r->s2) return PERR(r, "LATERAL (query) needs an alias: LATERAL (SELECT ...) AS t");
+    if (qry->kind != SQL_SELECT || (qry->flags & SQL_F_DISTINCT) || sql_kid(qry, 3) ||
+        sql_kid(qry, 4) || !sql_kid(qry, 1))
+        return PERR(r, "LATERAL (query): Sluice decorrelates a SELECT ... FROM ... WHERE, with "
+                    "aggregates or without, not GROUP BY, HAVING, DISTINCT or set operations");
+    const sql_node *items = sql_kid(qry, 0);
+    int agg = 0;
+    for (int i = 0; i < items->nkids; i++) {
+        const sql_node *e = sql_kid(items->kids[i], 0);
+        if (e->kind == SQL_STAR) return PERR(items->kids[i], "LATERAL (query): name its columns "
+                                             "instead of *");
+        if (has_agg_call(e)) agg = 1;
+        if (agg && has_count(e))
+            return PERR(e, "LATERAL (query) with COUNT: Sluice would give NULL rather than 0 "
+                        "for a row with nothing to count; not supported");
+    }
+    if (cols && cols->nkids != items->nkids)
+        return PERR(cols, "LATERAL (query) AS %s: %d column names for %d columns", r->s2,
+                    cols->nkids, items->nkids);
+    leaves outer = {0};
+    leaves_of(p, l, &outer);
+    const leaves *saved = q->outer;
+    q->outer = &outer;
+    sql_node tag = {.kind = SQL_SUBQUERY, .s = "LATERAL", .line = r->line, .col = r->col};
+    corr c;
+    int rc = correlate(q, qry, &tag, &c, 0);
+    q->outer = saved;
+    free(outer.l);
+    if (rc == SL_ERR) return SL_ERR;
+    if (rc == SL_DONE) { /* not correlated: an ordinary join (a global aggregate on a constant key) */
+        sql_node *plain = mk(p, SQL_FROM_QUERY, r);
+        *plain = *r;
+        plain->flags &= ~SQL_F_LATERAL;
+        const sql_node *on = sql_kid(f, 2);
+        *out = join(p, f, f->s && strcasecmp(f->s, "CROSS") ? f->s : "INNER", l, plain,
+                    (sql_node *)(on ? on : agg ? and_all(p, f, NULL, 0) : NULL), agg && !on);
+        return SL_OK;
+    }
+    for (int i = 0; i < c.n; i++)
+        if (key_col(p, c.out_e[i], &tag) != SL_OK) {
+            corr_free(&c);
+            return SL_ERR;
+        }
+    sql_node *nitems = mk(p, SQL_LIST, qry), *group = agg ? mk(p, SQL_LIST, qry) : NULL;
+    for (int i = 0; i < items->nkids; i++)
+        sql_node_add(p->arena, nitems, mkitem(p, sql_kid(items->kids[i], 0),
+                                              item_name(p, items->kids[i], i, cols)));
+    sql_node **on = sl_calloc((size_t)c.n + 1, sizeof *on);
+    for (int i = 0; i < c.n; i++) {
+        char kn[16];
+        snprintf(kn, sizeof kn, "__j%d", i);
+        sql_node_add(p->arena, nitems, mkitem(p, (sql_node *)c.in_e[i], kn));
+        if (group) sql_node_add(p->arena, group, (sql_node *)c.in_e[i]);
+        on[i] = bin(p, f, "=", (sql_node *)c.out_e[i], col(p, f, r->s2, kn));
+    }
+    int non = c.n;
+    const sql_node *won = sql_kid(f, 2);
+    if (won && !(won->kind == SQL_BOOL && (won->flags & SQL_F_TRUE))) on[non++] = (sql_node *)won;
+    sql_node *g = select_of(p, qry, 0, nitems, c.from,
+                            c.nlocal ? and_all(p, qry, c.local, c.nlocal) : NULL, group);
+    const char *kind = f->s && strcasecmp(f->s, "CROSS") ? f->s : "INNER";
+    if (agg) kind = "LEFT";
+    *out = join(p, f, kind, l, from_query(p, r, g, r->s2, NULL), and_all(p, f, on, non), 0);
+    free(on);
+    corr_free(&c);
+    return SL_OK;
+}
+
+static int lateral_joins(sq *q, const sql_node *f, const sql_node **out)
+{
+    *out = f;
+    if (f->kind == SQL_FROM_QUERY && (f->flags & SQL_F_LATERAL))
+        return plan_err(q->p, f, "LATERAL (query) joins the tables before it: FROM t, LATERAL "
+                        "(SELECT ... WHERE ... = t.c) AS x");
+    if (f->kind != SQL_FROM_JOIN) return SL_OK;
+    const sql_node *l;
+    if (lateral_joins(q, sql_kid(f, 0), &l) != SL_OK) return SL_ERR;
+    const sql_node *r = sql_kid(f, 1);
+    if (r->kind == SQL_FROM_QUERY && (r->flags & SQL_F_LATERAL)) return lateral_step(q, f, l, r, out);
+    if (l != sql_kid(f, 0))
+        *out = join(q->p, f, f->s, l, (sql_node *)r, (sql_node *)sql_kid(f, 2), f->flags & SQL_F_ALL);
+    return SL_OK;
+}
+
+/* SELECT * over the FROM before the rewrite: each of its tables' columns. */
+static int expand_star(plan *p, const leaves *ls, const sql_node *items, sql_node **out)
+{
+    *out = (sql_node *)items;
+    int star = 0;
+    for (int i = 0; i < items->nkids; i++)
+        if (items->kids[i]->kids[0]->kind == SQL_STAR && !items->kids[i]->kids[0]->s) star = 1;
+    if (!star) return SL_OK;
+    sql_node *n = mk(p, SQL_LIST, items);
+    for (int i = 0; i < items->nkids; i++) {
+        const sql_node *it = items->kids[i];
+        if (it->kids[0]->kind != SQL_STAR || it->kids[0]->s) {
+            sql_node_add(p->arena, n, (sql_node *)it);
+            continue;
+        }
+        for (int k = 0; k < ls->n; k++) {
+            if (!ls->l[k].alias)
+                return PERR(it, "SELECT * with a subquery in WHERE: give every table of FROM an "
+                            "alias, or name the columns");
+            if (ls->l[k].lateral) { /* its columns, not the correlation columns it gets */
+                const sql_node *lq = sql_kid(ls->l[k].lateral, 0), *li = sql_kid(lq, 0);
+                for (int c = 0; lq->kind == SQL_SELECT && c < li->nkids; c++) {
+                    const char *nm = item_name(p, li->kids[c], c, ls->l[k].cols);
+                    if (!nm)
+                        return PERR(it, "SELECT * over a LATERAL subquery that selects *: name "
+                                    "its columns");
+                    sql_node_add(p->arena, n, mkitem(p, col(p, it, ls->l[k].alias, nm), NULL));
+                }
+                continue;
+            }
+            sql_node *s = mk(p, SQL_STAR, it);
+            s->s = astr(p, ls->l[k].alias);
+            sql_node *ni = mk(p, SQL_ITEM, it);
+            sql_node_add(p->arena, ni, s);
+            sql_node_add(p->arena, n, ni);
+        }
+    }
+    *out = n;
+    return SL_OK;
+}
+
+int sql_subquery_rewrite(plan *p, const sql_node *sel, const sql_node **out)
+{
+    *out = sel;
+    const sql_node *items = sql_kid(sel, 0), *from = sql_kid(sel, 1), *where = sql_kid(sel, 2);
+    if (!from) return SL_OK;
+    for (int i = 3; i <= 4; i++)
+        if (has_sub(sql_kid(sel, i)))
+            return PERR(first_sub(sql_kid(sel, i)), "a subquery in %s is not supported",
+                        i == 3 ? "GROUP BY" : "HAVING");
+    int lateral = has_lateral(from);
+    int sub = has_sub(where) || has_sub(items) || lateral, comma = has_comma(from);
+    if (!sub && !comma) return SL_OK;
+    const sql_node **w = NULL;
+    int nw = 0;
+    conjuncts(where, &w, &nw);
+    leaves ls = {0};
+    leaves_of(p, from, &ls);
+    sq q = {.p = p, .from = from, .outer = &ls};
+    int rc = SL_OK;
+    conj cw = {w, nw, sl_calloc((size_t)nw + 1, 1)};
+    if (comma) {
+        int next = 0;
+        q.from = comma_joins(p, from, &ls, &cw, &next);
+    }
+    sql_node *nitems = (sql_node *)items;
+    if (sub) rc = expand_star(p, &ls, items, &nitems);
+    if (rc == SL_OK && lateral) rc = lateral_joins(&q, q.from, &q.from);
+    for (int i = 0; rc == SL_OK && i < nw; i++) {
+        if (cw.used[i]) continue;
+        const sql_node *c = w[i];
+        int neg = 0;
+        if (c->kind == SQL_UNOP && !strcmp(c->s, "NOT") && c->kids[0]->kind == SQL_SUBQUERY) {
+            neg = 1;
+            c = c->kids[0];
+        }
+        if (c->kind == SQL_SUBQUERY && strcmp(c->s, "SCALAR")) {
+            rc = semi_anti(&q, c, neg, NULL);
+            continue;
+        }
+        sql_node *nc;
+        if ((rc = scalars(&q, w[i], &nc)) == SL_OK) keep(&q, nc);
+    }
+    if (rc == SL_OK && nitems != NULL && has_sub(nitems)) {
+        sql_node *l = mk(p, SQL_LIST, items);
+        for (int i = 0; rc == SL_OK && i < nitems->nkids; i++) {
+            const sql_node *it = nitems->kids[i];
+            sql_node *e;
+            if ((rc = scalars(&q, it->kids[0], &e)) != SL_OK) break;
+            sql_node *ni = mk(p, SQL_ITEM, it);
+            /* the item keeps the name it had: the subquery's text is no name */
+            ni->s = it->s ? it->s : NULL;
+            if (!ni->s && it->kids[0]->kind != SQL_COL) {
+                char nm[32];
+                snprintf(nm, sizeof nm, "EXPR$%d", i);
+                ni->s = astr(p, nm);
+            }
+            sql_node_add(p->arena, ni, e);
+            sql_node_add(p->arena, l, ni);
+        }
+        nitems = l;
+    }
+    if (rc == SL_OK) {
+        sql_node *n = mk(p, SQL_SELECT, sel);
+        n->flags = sel->flags;
+        n->s = sel->s;
+        n->s2 = sel->s2;
+        for (int i = 0; i < sel->nkids; i++) {
+            const sql_node *k = sel->kids[i];
+            if (i == 0) k = nitems;
+            else if (i == 1) k = q.from;
+            else if (i == 2) k = q.nkeep ? and_all(p, sel, q.keep, q.nkeep) : NULL;
+            sql_node_add(p->arena, n, (sql_node *)k);
+        }
+        *out = n;
+    }
+    free(q.keep);
+    free(cw.used);
+    free(w);
+    free(ls.l);
+    return rc;
+}

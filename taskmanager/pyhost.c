@@ -1,0 +1,377 @@
+/*
+ * pyhost.c -- Python functions (CREATE FUNCTION ... LANGUAGE PYTHON) run in
+ * an interpreter embedded in the TaskManager (Debian's libpython3), the
+ * process's one: the TaskManager alone links libpython, and registers this
+ * host (core/udf_sig.h) at start-up; the JobManager and the SQL client
+ * never start an interpreter.
+ *
+ * The interpreter starts on the first Python function a task opens. It
+ * ignores PYTHON* environment variables (the TaskManager's environment is
+ * not the function's) and installs no signal handlers (the TaskManager's
+ * stay). Before any user module, small stand-ins for PyFlink's names are
+ * put in sys.modules -- pyflink.table.DataTypes, pyflink.table.udf.udf --
+ * so that a PyFlink file runs unchanged: the decorator returns the
+ * function itself (its types were read from the file when the statement
+ * was planned, core/udf_py.c).
+ *
+ * A module is its text: it is compiled and executed once per distinct text
+ * (the same module in several jobs or subtasks shares one object; a new
+ * text -- the file changed between jobs -- replaces it in sys.modules).
+ *
+ * Calls: each takes the GIL, builds the arguments, calls, converts the
+ * result and releases the GIL, so subtasks of one TaskManager call Python
+ * one at a time (docs/UDF.md, "The GIL"). Each thread that calls Python
+ * gets its Python thread state once (py_enter) and keeps it until the
+ * thread ends (a pthread key's destructor deletes it), so a call does not
+ * create and destroy one as PyGILState_Ensure/Release would. A
+ * Python exception fails the task with "Type: message (file, line N)",
+ * the traceback's last line and the user's innermost frame.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tm.h"
+#include "udf_sig.h"
+
+static pthread_once_t py_once = PTHREAD_ONCE_INIT;
+static char py_init_err[300];
+static PyObject *py_helpers; /* the host's own module (_sluice_host) */
+static PyInterpreterState *py_interp;
+static pthread_key_t py_ts_key; /* this thread's PyThreadState, deleted at its exit */
+
+/* The thread ends: delete its Python thread state (taking the GIL to). */
+static void py_ts_free(void *p)
+{
+    PyEval_RestoreThread((PyThreadState *)p);
+    PyThreadState_Clear((PyThreadState *)p);
+    PyThreadState_DeleteCurrent();
+}
+
+/* Take the GIL with this thread's own thread state (made on first use). */
+static void py_enter(void)
+{
+    PyThreadState *ts = pthread_getspecific(py_ts_key);
+    if (!ts) {
+        ts = PyThreadState_New(py_interp);
+        pthread_setspecific(py_ts_key, ts);
+    }
+    PyEval_RestoreThread(ts);
+}
+
+static void py_leave(void) { PyEval_SaveThread(); }
+
+/* The stand-ins for PyFlink's names, and the host's helpers. */
+static const char *const py_prelude =
+    "import sys, types\n"
+    "class _Types:\n"
+    "    def __getattr__(self, name):\n"
+    "        return lambda *a, **k: name\n"
+    "def udf(f=None, **kw):\n"
+    "    return (lambda g: g) if f is None else f\n"
+    "def _refused(kind):\n"
+    "    def deco(f=None, **kw):\n"
+    "        raise TypeError('Python %s functions are not supported by Sluice yet' % kind)\n"
+    "    return deco\n"
+    "_m = {n: types.ModuleType(n) for n in ('pyflink', 'pyflink.table', 'pyflink.table.udf')}\n"
+    "_m['pyflink.table.udf'].udf = udf\n"
+    "_m['pyflink.table.udf'].udtf = udf\n"
+    "_m['pyflink.table.udf'].udaf = _refused('aggregate')\n"
+    "_m['pyflink.table'].DataTypes = _Types()\n"
+    "class Row(tuple):\n"
+    "    def __new__(cls, *a, **k):\n"
+    "        return tuple.__new__(cls, a if a else tuple(k.values()))\n"
+    "_m['pyflink.table'].Row = Row\n"
+    "_m['pyflink.table'].udf = _m['pyflink.table.udf']\n"
+    "_m['pyflink'].table = _m['pyflink.table']\n"
+    "sys.modules.update(_m)\n"
+    "_texts = {}\n"
+    "def load(name, text):\n"
+    "    m = sys.modules.get(name)\n"
+    "    if m is not None and _texts.get(name) == text:\n"
+    "        return m\n"
+    "    code = compile(text, name + '.py', 'exec')\n"
+    "    m = types.ModuleType(name)\n"
+    "    m.__file__ = name + '.py'\n"
+    "    sys.modules[name] = m\n"
+    "    try:\n"
+    "        exec(code, m.__dict__)\n"
+    "    except BaseException:\n"
+    "        del sys.modules[name]\n"
+    "        raise\n"
+    "    _texts[name] = text\n"
+    "    return m\n"
+    "def errtext(e):\n"
+    "    import traceback\n"
+    "    tb = traceback.extract_tb(e.__traceback__)\n"
+    "    where = '' if not tb or isinstance(e, SyntaxError) else \\\n"
+    "        ' (%s, line %d)' % (tb[-1].filename, tb[-1].lineno)\n"
+    "    text = str(e)\n"
+    "    return type(e).__name__ + (': ' + text if text else '') + where\n";
+
+static void py_start(void)
+{
+    PyConfig config;
+    PyConfig_InitPythonConfig(&config);
+    config.use_environment = 0;
+    config.install_signal_handlers = 0;
+    config.parse_argv = 0;
+    config.user_site_directory = 0;
+    PyStatus st = Py_InitializeFromConfig(&config);
+    PyConfig_Clear(&config);
+    if (PyStatus_Exception(st)) {
+        snprintf(py_init_err, sizeof py_init_err, "cannot start the Python interpreter: %s",
+                 st.err_msg ? st.err_msg : "?");
+        return;
+    }
+    PyObject *m = PyModule_New("_sluice_host");
+    PyObject *d = m ? PyModule_GetDict(m) : NULL;
+    PyObject *b = d ? PyEval_GetBuiltins() : NULL;
+    if (d && b) PyDict_SetItemString(d, "__builtins__", b);
+    PyObject *r = d ? PyRun_String(py_prelude, Py_file_input, d, d) : NULL;
+    if (!r) {
+        PyErr_Print();
+        snprintf(py_init_err, sizeof py_init_err, "cannot set up the Python host");
+        Py_XDECREF(m);
+    } else {
+        Py_DECREF(r);
+        py_helpers = m;
+    }
+    py_interp = PyInterpreterState_Main();
+    pthread_key_create(&py_ts_key, py_ts_free);
+    PyEval_SaveThread(); /* the GIL is taken per call from now on */
+}
+
+/* The pending exception as "Type: message (file, line N)" into err; clears it.
+ * Holding the GIL. */
+static int py_error(char *err, size_t errlen)
+{
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyErr_NormalizeException(&type, &value, &tb);
+    if (tb && value) PyException_SetTraceback(value, tb);
+    PyObject *text = value ? PyObject_CallMethod(py_helpers, "errtext", "O", value) : NULL;
+    const char *s = text ? PyUnicode_AsUTF8(text) : NULL;
+    sl_seterr(err, errlen, "%s", s ? s : "a Python exception (its text cannot be read)");
+    Py_XDECREF(text);
+    Py_XDECREF(type);
+    Py_XDECREF(value);
+    Py_XDECREF(tb);
+    PyErr_Clear();
+    return SL_ERR;
+}
+
+static int py_resolve(sl_udf_sig *s, void **handle, char *err, size_t errlen)
+{
+    pthread_once(&py_once, py_start);
+    if (!py_helpers) return sl_seterr(err, errlen, "%s", py_init_err);
+    py_enter();
+    int rc = SL_OK;
+    PyObject *m = PyObject_CallMethod(py_helpers, "load", "ss", s->module, s->source);
+    PyObject *f = m ? PyObject_GetAttrString(m, s->symbol) : NULL;
+    if (!f) rc = py_error(err, errlen);
+    else if (!PyCallable_Check(f))
+        rc = sl_seterr(err, errlen, "%s.%s is not callable", s->module, s->symbol);
+    if (rc == SL_OK) *handle = f; /* held for the process's life */
+    else Py_XDECREF(f);
+    Py_XDECREF(m);
+    py_leave();
+    return rc;
+}
+
+/* An argument of type t as a new Python object; NULL with a Python error. */
+static PyObject *to_py(const sl_value *v, sl_type t)
+{
+    if (v->isnull) Py_RETURN_NONE;
+    switch (t) {
+    case SL_T_BOOLEAN: return PyBool_FromLong(v->v.i != 0);
+    case SL_T_DOUBLE: return PyFloat_FromDouble(v->v.d);
+    case SL_T_STRING: return PyUnicode_DecodeUTF8(v->v.s.p, v->v.s.len, "surrogateescape");
+    case SL_T_BYTES: return PyBytes_FromStringAndSize(v->v.s.p, v->v.s.len);
+    default: return PyLong_FromLongLong(v->v.i);
+    }
+}
+
+/* Where a result's string bytes go: the record's arena, or a table
+ * function's ctx->alloc. */
+typedef struct py_alloc {
+    sl_arena *arena;
+    sl_udf_ctx *ctx;
+} py_alloc;
+
+static void *py_alloc_bytes(const py_alloc *a, size_t n)
+{
+    return a->arena ? sl_arena_alloc(a->arena, n) : a->ctx->alloc(a->ctx, n);
+}
+
+/* Result r as type t into out (strings copied by al). Holding the GIL. */
+static int from_py(PyObject *r, sl_type t, const py_alloc *al, sl_value *out, char *err,
+                   size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    if (r == Py_None) {
+        out->isnull = true;
+        return SL_OK;
+    }
+    const char *tn = Py_TYPE(r)->tp_name;
+    switch (t) {
+    case SL_T_BOOLEAN:
+        if (!PyBool_Check(r) && !PyLong_Check(r)) break;
+        out->v.i = PyObject_IsTrue(r) == 1;
+        return SL_OK;
+    case SL_T_INT:
+    case SL_T_BIGINT: {
+        if (!PyLong_Check(r)) break;
+        int over = 0;
+        long long x = PyLong_AsLongLongAndOverflow(r, &over);
+        if (over || (t == SL_T_INT && (x < INT32_MIN || x > INT32_MAX))) {
+            PyObject *txt = PyObject_Str(r);
+            sl_seterr(err, errlen, "returned %.60s, out of %s's range",
+                      txt && PyUnicode_Check(txt) ? PyUnicode_AsUTF8(txt) : "an integer",
+                      sl_type_name(t));
+            Py_XDECREF(txt);
+            PyErr_Clear();
+            return SL_ERR;
+        }
+        out->v.i = x;
+        return SL_OK;
+    }
+    case SL_T_DOUBLE:
+        if (!PyFloat_Check(r) && !PyLong_Check(r)) break;
+        out->v.d = PyFloat_AsDouble(r);
+        if (out->v.d == -1.0 && PyErr_Occurred()) return py_error(err, errlen);
+        return SL_OK;
+    case SL_T_STRING:
+    case SL_T_BYTES: {
+        const char *p = NULL;
+        Py_ssize_t n = 0;
+        PyObject *enc = NULL;
+        if (t == SL_T_STRING && PyUnicode_Check(r)) {
+            enc = PyUnicode_AsEncodedString(r, "utf-8", "surrogateescape");
+            if (!enc) return py_error(err, errlen);
+            p = PyBytes_AS_STRING(enc);
+            n = PyBytes_GET_SIZE(enc);
+        } else if (t == SL_T_BYTES && PyBytes_Check(r)) {
+            p = PyBytes_AS_STRING(r);
+            n = PyBytes_GET_SIZE(r);
+        } else {
+            break;
+        }
+        if ((size_t)n > UINT32_MAX) {
+            Py_XDECREF(enc);
+            return sl_seterr(err, errlen, "returned a string of %zd bytes", n);
+        }
+        char *buf = n ? py_alloc_bytes(al, (size_t)n) : (char *)"";
+        if (!buf) {
+            Py_XDECREF(enc);
+            return sl_seterr(err, errlen, "its result of %zd bytes is past the record's memory", n);
+        }
+        if (n) memcpy(buf, p, (size_t)n);
+        Py_XDECREF(enc);
+        out->v.s.p = buf;
+        out->v.s.len = (uint32_t)n;
+        return SL_OK;
+    }
+    default: break;
+    }
+    return sl_seterr(err, errlen, "returned a %s where %s was declared", tn, sl_type_name(t));
+}
+
+/* The arguments as a new tuple; NULL with a Python error. Holding the GIL. */
+static PyObject *py_args(const sl_udf_sig *s, const sl_value *args, int nargs)
+{
+    PyObject *tup = PyTuple_New(nargs);
+    for (int i = 0; tup && i < nargs; i++) {
+        PyObject *v = to_py(&args[i], s->args[i]);
+        if (!v) {
+            Py_CLEAR(tup);
+            break;
+        }
+        PyTuple_SET_ITEM(tup, i, v);
+    }
+    return tup;
+}
+
+static int py_call(void *handle, const sl_udf_sig *s, const sl_value *args, int nargs,
+                   sl_arena *scratch, sl_value *out, char *err, size_t errlen)
+{
+    py_enter();
+    int rc = SL_OK;
+    py_alloc al = {.arena = scratch};
+    PyObject *tup = py_args(s, args, nargs), *r = NULL;
+    if (tup) r = PyObject_Call((PyObject *)handle, tup, NULL);
+    if (!r) rc = py_error(err, errlen);
+    else rc = from_py(r, s->result, &al, out, err, errlen);
+    Py_XDECREF(r);
+    Py_XDECREF(tup);
+    py_leave();
+    return rc;
+}
+
+/* One yielded item as a row of s's columns: a tuple or list of as many
+ * values (PyFlink's Row is a tuple here), or the value itself for one
+ * column. Holding the GIL. */
+static int py_row(PyObject *item, const sl_udf_sig *s, const py_alloc *al, sl_value *row,
+                  char *err, size_t errlen)
+{
+    int n = s->cols.n;
+    if (!PyTuple_Check(item) && !PyList_Check(item)) {
+        if (n != 1)
+            return sl_seterr(err, errlen, "yielded a %s where a row of %d columns (a tuple) was "
+                             "declared", Py_TYPE(item)->tp_name, n);
+        return from_py(item, s->cols.fields[0].type, al, &row[0], err, errlen);
+    }
+    Py_ssize_t got = PySequence_Fast_GET_SIZE(item);
+    if (got != n)
+        return sl_seterr(err, errlen, "yielded a row of %zd values, %d columns were declared", got,
+                         n);
+    PyObject **it = PySequence_Fast_ITEMS(item);
+    for (int i = 0; i < n; i++) {
+        char e2[200];
+        if (from_py(it[i], s->cols.fields[i].type, al, &row[i], e2, sizeof e2) != SL_OK)
+            return sl_seterr(err, errlen, "column %d: %s", i + 1, e2);
+    }
+    return SL_OK;
+}
+
+static int py_call_table(void *handle, const sl_udf_sig *s, sl_udf_ctx *ctx, const sl_value *args,
+                         int nargs)
+{
+    py_enter();
+    int rc = SL_OK;
+    py_alloc al = {.ctx = ctx};
+    sl_value row[SL_UDF_MAX_COLS];
+    PyObject *tup = py_args(s, args, nargs), *res = NULL, *it = NULL;
+    if (tup) res = PyObject_Call((PyObject *)handle, tup, NULL);
+    if (res && res != Py_None) it = PyObject_GetIter(res); /* None: no rows */
+    if (!res || (res != Py_None && !it)) rc = py_error(ctx->err, sizeof ctx->err);
+    while (rc == SL_OK && it) {
+        PyObject *item = PyIter_Next(it);
+        if (!item) {
+            if (PyErr_Occurred()) rc = py_error(ctx->err, sizeof ctx->err);
+            break;
+        }
+        rc = py_row(item, s, &al, row, ctx->err, sizeof ctx->err);
+        Py_DECREF(item);
+        if (rc != SL_OK) break;
+        /* downstream runs without the GIL: another subtask's Python may be what
+         * it waits for */
+        py_leave();
+        int e = ctx->emit(ctx, row);
+        py_enter();
+        if (e) rc = SL_ERR; /* ctx->err says why (or the downstream's failure stands) */
+    }
+    Py_XDECREF(it);
+    Py_XDECREF(res);
+    Py_XDECREF(tup);
+    py_leave();
+    return rc == SL_OK ? 0 : 1;
+}
+
+static const sl_udf_host tm_python_host = {.resolve = py_resolve, .call = py_call,
+                                           .call_table = py_call_table};
+
+void tm_python_register(void) { sl_udf_set_host(&tm_python_host); }

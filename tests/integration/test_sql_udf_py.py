@@ -1,0 +1,322 @@
+"""Python scalar functions from SQL (docs/UDF.md): CREATE FUNCTION ...
+LANGUAGE PYTHON over the PyFlink-style files in tests/udf_py/, run by the
+interpreter embedded in the TaskManager at parallelism 2. Expected rows are
+computed here by the same arithmetic in this process; the JobManager and
+the SQL client never start an interpreter."""
+import os
+
+import pytest
+
+from conftest import BUILD, ROOT
+from test_ha import zk  # noqa: F401  (the ZooKeeper ensemble fixture, for the failover test)
+from test_sql import finish, job_ids, rows, run_sql
+from zk_ensemble import available as zk_available
+
+PY = os.path.join(ROOT, "tests", "udf_py")
+STRS = os.path.join(PY, "strs.py")
+
+
+def seq(n):
+    return f"""
+CREATE TABLE src (id BIGINT) WITH ('connector' = 'datagen', 'rows-per-second' = '100000',
+    'fields.id.kind' = 'sequence', 'fields.id.start' = '1', 'fields.id.end' = '{n}');
+"""
+
+
+def line_of(text, path=STRS):
+    with open(path) as f:
+        return next(n for n, line in enumerate(f, 1) if text in line)
+
+
+def create(*names, path=STRS):
+    return "".join(f"CREATE FUNCTION {n} AS 'strs.{n}' LANGUAGE PYTHON USING JAR '{path}';\n"
+                   for n in names)
+
+
+def maps(pid):
+    with open(f"/proc/{pid}/maps") as f:
+        return f.read()
+
+
+def test_scalar_functions_at_parallelism_2(cluster, workdir):
+    cluster.add_tm(slots=2)
+    n = 500
+    out = os.path.join(workdir, "out")
+    r = run_sql(cluster, workdir, "s.sql", create("mix", "tag", "nvl_neg", "half", "shout") +
+                seq(n) + f"""
+CREATE TABLE snk (id BIGINT, m BIGINT, t STRING, z BIGINT, h DOUBLE, s STRING)
+  WITH ('connector' = 'filesystem', 'path' = '{out}', 'format' = 'json');
+SET 'parallelism.default' = '2';
+INSERT INTO snk
+SELECT id, mix(id), tag(CONCAT('k', CAST(id % 7 AS STRING)), id * 2),
+       nvl_neg(CASE WHEN id % 5 = 0 THEN CAST(NULL AS BIGINT) ELSE id END),
+       half(id), shout(CASE WHEN id % 3 = 0 THEN 'é' || CAST(id AS STRING) ELSE '' END)
+FROM src WHERE mix(id) % 3 <> 0;
+""")
+    assert r.returncode == 0, r.stdout + r.stderr
+    jid = job_ids(r.stdout)[0]
+    job = finish(cluster, jid)
+    assert {v["parallelism"] for v in job["vertices"]} == {2}
+    want = sorted((i, i * 31 + 7, f"k{i % 7}#{i * 2}", -1 if i % 5 == 0 else i, i / 2.0,
+                   (f"É{i}!" if i % 3 == 0 else None))
+                  for i in range(1, n + 1) if (i * 31 + 7) % 3 != 0)
+    got = sorted((x["id"], x["m"], x["t"], x["z"], x["h"], x["s"]) for x in rows(out))
+    assert len(want) > 300 and got == want
+    # the interpreter lives in the TaskManager only
+    tm_pid = cluster.tms[0].proc.pid
+    assert "libpython3" in maps(tm_pid)
+    assert "libpython3" not in maps(cluster.jm.proc.pid)
+
+
+@pytest.mark.parametrize("fn,want", [
+    ("boom", "function 'boom' failed: ZeroDivisionError: integer division or modulo by zero "
+             f"(strs.py, line {line_of('return 10 // (x - 13)')}) (row 13 of subtask 0)"),
+    ("too_big", "function 'too_big' failed: returned 10000000000, out of INT's range (row 1 of "
+                "subtask 0)"),
+    ("wrong_type", "function 'wrong_type' failed: returned a str where BIGINT was declared"),
+])
+def test_a_failing_function_fails_the_task_with_its_message(cluster, workdir, fn, want):
+    cluster.add_tm(slots=1)
+    out = os.path.join(workdir, "out")
+    r = run_sql(cluster, workdir, "f.sql", create(fn) + seq(50) + f"""
+CREATE TABLE snk (v BIGINT) WITH ('connector' = 'filesystem', 'path' = '{out}', 'format' = 'json');
+INSERT INTO snk SELECT {fn}(id) FROM src;
+""")
+    assert r.returncode == 0, r.stdout + r.stderr
+    jid = job_ids(r.stdout)[0]
+    cluster.wait_state(jid, ["FAILED"], timeout=90)
+    text = str(cluster.get(f"/jobs/{jid}/exceptions"))
+    assert want in text, text
+
+
+def test_a_syntax_error_fails_the_task_naming_the_line(cluster, workdir):
+    cluster.add_tm(slots=1)
+    out = os.path.join(workdir, "out")
+    broken = os.path.join(PY, "broken.py")
+    r = run_sql(cluster, workdir, "b.sql", f"""
+CREATE FUNCTION f AS 'broken.f' LANGUAGE PYTHON USING JAR '{broken}';
+""" + seq(5) + f"""
+CREATE TABLE snk (v BIGINT) WITH ('connector' = 'filesystem', 'path' = '{out}', 'format' = 'json');
+INSERT INTO snk SELECT f(id) FROM src;
+""")
+    assert r.returncode == 0, r.stdout + r.stderr
+    jid = job_ids(r.stdout)[0]
+    cluster.wait_state(jid, ["FAILED"], timeout=90)
+    text = str(cluster.get(f"/jobs/{jid}/exceptions"))
+    assert "function 'f' (Python, broken.f): SyntaxError: '(' was never closed (broken.py, line 6)" \
+        in text, text
+
+
+TABLES = os.path.join(PY, "tables.py")
+
+
+def test_table_functions_at_parallelism_2(cluster, workdir):
+    """@udtf functions in LATERAL TABLE and LEFT JOIN LATERAL TABLE ... ON TRUE:
+    tuples, single values and Row, a generator and a list."""
+    cluster.add_tm(slots=2)
+    n = 300
+    o1, o2 = os.path.join(workdir, "words"), os.path.join(workdir, "upto")
+    r = run_sql(cluster, workdir, "t.sql", f"""
+CREATE FUNCTION split_words AS 'tables.split_words' LANGUAGE PYTHON USING JAR '{TABLES}';
+CREATE FUNCTION upto AS 'tables.upto' LANGUAGE PYTHON USING JAR '{TABLES}';
+CREATE TABLE src (id BIGINT,
+                  line AS CONCAT('a', CAST(id % 3 AS STRING), '  b', CAST(id % 7 AS STRING)))
+  WITH ('connector' = 'datagen', 'rows-per-second' = '100000',
+        'fields.id.kind' = 'sequence', 'fields.id.start' = '1', 'fields.id.end' = '{n}');
+CREATE TABLE s1 (id BIGINT, w STRING, p INT)
+  WITH ('connector' = 'filesystem', 'path' = '{o1}', 'format' = 'json');
+CREATE TABLE s2 (id BIGINT, v BIGINT)
+  WITH ('connector' = 'filesystem', 'path' = '{o2}', 'format' = 'json');
+SET 'parallelism.default' = '2';
+EXECUTE STATEMENT SET BEGIN
+INSERT INTO s1 SELECT id, w, p FROM src, LATERAL TABLE(split_words(line)) AS t(w, p);
+INSERT INTO s2 SELECT id, v FROM src LEFT JOIN LATERAL TABLE(upto(id)) AS t(v) ON TRUE;
+END;
+""")
+    assert r.returncode == 0, r.stdout + r.stderr
+    for jid in job_ids(r.stdout):
+        finish(cluster, jid)
+    want1 = sorted(x for i in range(1, n + 1)
+                   for x in ((i, f"a{i % 3}", 1), (i, f"b{i % 7}", 3)))
+    assert sorted((x["id"], x["w"], x["p"]) for x in rows(o1)) == want1
+    want2 = sorted((i, v) for i in range(1, n + 1)
+                   for v in (list(range(i % 4)) if i % 4 else [None]))
+    got2 = sorted(((x["id"], x["v"]) for x in rows(o2)), key=lambda t: (t[0], -1 if t[1] is None else t[1]))
+    assert got2 == sorted(want2, key=lambda t: (t[0], -1 if t[1] is None else t[1]))
+
+
+def test_a_failing_table_function_fails_the_task(cluster, workdir):
+    cluster.add_tm(slots=1)
+    out = os.path.join(workdir, "out")
+    r = run_sql(cluster, workdir, "f.sql", f"""
+CREATE FUNCTION bad_width AS 'tables.bad_width' LANGUAGE PYTHON USING JAR '{TABLES}';
+""" + seq(10) + f"""
+CREATE TABLE snk (id BIGINT, a BIGINT, b BIGINT)
+  WITH ('connector' = 'filesystem', 'path' = '{out}', 'format' = 'json');
+INSERT INTO snk SELECT id, a, b FROM src, LATERAL TABLE(bad_width(id)) AS t(a, b);
+""")
+    assert r.returncode == 0, r.stdout + r.stderr
+    jid = job_ids(r.stdout)[0]
+    cluster.wait_state(jid, ["FAILED"], timeout=90)
+    text = str(cluster.get(f"/jobs/{jid}/exceptions"))
+    assert "function 'bad_width' failed: yielded a row of 3 values, 2 columns were declared " \
+           "(row 1 of subtask 0)" in text, text
+
+
+@pytest.mark.parametrize("stmt,want", [
+    (f"CREATE FUNCTION f AS 'strs.nope' LANGUAGE PYTHON USING JAR '{STRS}';",
+     f"{STRS}: no top-level 'def nope(' in the file"),
+    (f"CREATE FUNCTION f AS 'strs.undecorated' LANGUAGE PYTHON USING JAR '{STRS}';",
+     f"{STRS}, line {line_of('def undecorated')}: 'undecorated' has no @udf(result_type=..., "
+     "input_types=[...]) or @udtf(result_types=[...], input_types=[...]) decorator"),
+    (f"CREATE FUNCTION f AS 'partial.no_inputs' LANGUAGE PYTHON USING JAR '{PY}/partial.py';",
+     "partial.py, line 5: @udf must declare input_types= (Sluice type-checks calls without "
+     "running the file)"),
+    (f"CREATE FUNCTION f AS 'partial.rows' LANGUAGE PYTHON USING JAR '{PY}/partial.py';",
+     "partial.py, line 10: @udtf must declare input_types= (Sluice type-checks calls"),
+    (f"CREATE FUNCTION f AS 'partial.total' LANGUAGE PYTHON USING JAR '{PY}/partial.py';",
+     "partial.py, line 20: @udaf: Python aggregate functions are not supported yet"),
+    (f"CREATE FUNCTION f AS 'partial.ts' LANGUAGE PYTHON USING JAR '{PY}/partial.py';",
+     "partial.py, line 15: @udf: type TIMESTAMP(3): Python functions take BOOLEAN, INT, BIGINT"),
+    (f"CREATE FUNCTION f AS 'mix' LANGUAGE PYTHON USING JAR '{STRS}';",
+     "a Python function is named 'module.function', not 'mix'"),
+    ("CREATE FUNCTION f AS 'strs.mix' LANGUAGE PYTHON;",
+     "name the Python file of 'strs.mix' with USING JAR '/path/strs.py'"),
+    (create("mix") + seq(5) + "SELECT mix('a') FROM src;",
+     "argument 1 of 'mix' must be BIGINT, got STRING"),
+])
+def test_bad_declarations_are_clear_errors_at_create(cluster, workdir, stmt, want):
+    r = run_sql(cluster, workdir, "e.sql", stmt + "\n")
+    assert r.returncode != 0 and want in r.stdout, r.stdout + r.stderr
+
+
+def test_describe_a_python_function(cluster, workdir):
+    r = run_sql(cluster, workdir, "d.sql", create("tag") + "DESCRIBE FUNCTION tag;\n")
+    assert r.returncode == 0, r.stdout + r.stderr
+    for want in ("strs.tag", "PYTHON", "STRING tag(STRING, BIGINT)", STRS):
+        assert want in r.stdout, r.stdout
+
+
+def test_alter_function_changes_what_later_jobs_call(cluster, workdir):
+    """ALTER FUNCTION as Flink's (not of temporary functions; IF EXISTS): a C
+    function altered into a Python one; the next job calls the new one."""
+    cluster.add_tm(slots=1)
+    funcs = os.path.join(BUILD, "plugins", "udf_funcs.so")
+    out = os.path.join(workdir, "out")
+    r = run_sql(cluster, workdir, "a.sql", f"""
+CREATE FUNCTION f AS 'mix' LANGUAGE C USING JAR '{funcs}';
+ALTER FUNCTION f AS 'strs.nvl_neg' LANGUAGE PYTHON USING JAR '{STRS}';
+ALTER FUNCTION IF EXISTS nope AS 'strs.mix' LANGUAGE PYTHON;
+DESCRIBE FUNCTION f;
+""" + seq(40) + f"""
+CREATE TABLE snk (id BIGINT, v BIGINT) WITH ('connector' = 'filesystem', 'path' = '{out}', 'format' = 'json');
+INSERT INTO snk SELECT id, f(CASE WHEN id % 4 = 0 THEN CAST(NULL AS BIGINT) ELSE id END) FROM src;
+""")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "strs.nvl_neg" in r.stdout and "PYTHON" in r.stdout, r.stdout
+    finish(cluster, job_ids(r.stdout)[0])
+    assert sorted((x["id"], x["v"]) for x in rows(out)) == \
+        [(i, -1 if i % 4 == 0 else i) for i in range(1, 41)]
+    for stmt, want in [
+            ("CREATE TEMPORARY FUNCTION t AS 'strs.mix' LANGUAGE PYTHON USING JAR '%s';\n"
+             "ALTER TEMPORARY FUNCTION t AS 'strs.tag' LANGUAGE PYTHON;" % STRS,
+             "line 2, column 1: Alter temporary catalog function is not supported"),
+            ("ALTER TEMPORARY SYSTEM FUNCTION t AS 'strs.tag' LANGUAGE PYTHON;",
+             "line 1, column 1: Alter temporary system function is not supported"),
+            ("ALTER FUNCTION nope AS 'strs.tag' LANGUAGE PYTHON;",
+             "line 1, column 1: Function default_database.nope does not exist in Catalog "
+             "default_catalog."),
+            ("CREATE FUNCTION g AS 'strs.mix' LANGUAGE PYTHON USING JAR '%s';\n"
+             "ALTER FUNCTION g AS 'strs.undecorated' LANGUAGE PYTHON;" % STRS,
+             "'undecorated' has no @udf")]:
+        r = run_sql(cluster, workdir, "ae.sql", stmt + "\n")
+        assert r.returncode != 0 and want in r.stdout, (stmt, r.stdout + r.stderr)
+
+
+def test_a_job_with_python_and_c_functions_across_a_savepoint(make_cluster, workdir):
+    """A Python scalar function feeding a C aggregate function: stop with a
+    savepoint mid-stream, restore at parallelism 1 from a new session (the
+    functions are created again, their files shipped again); the changelog
+    across the seam ends at the model's table."""
+    from test_checkpoints import committed_files
+    from test_sql_udf_agg import AGGS, apply_changelog
+    c = make_cluster(jm_conf={"execution.checkpointing.interval": "1 h"})
+    c.add_tm(slots=2, extra={"state.backend.type": "rocksdb"})
+    n, mod = 6000, 17
+    out = os.path.join(workdir, "out")
+
+    def script(rate, p, extra):
+        return create("mix") + f"""
+CREATE FUNCTION wsum AS 'wsum' LANGUAGE C USING JAR '{AGGS}';
+CREATE TABLE src (id BIGINT) WITH ('connector' = 'datagen', 'rows-per-second' = '{rate}',
+    'fields.id.kind' = 'sequence', 'fields.id.start' = '1', 'fields.id.end' = '{n}');
+CREATE TABLE snk (k BIGINT, ws BIGINT, PRIMARY KEY (k) NOT ENFORCED)
+  WITH ('connector' = 'filesystem', 'path' = '{out}', 'format' = 'json');
+SET 'parallelism.default' = '{p}';
+{extra}
+INSERT INTO snk SELECT id % {mod} AS k, wsum(mix(id), id % 3) AS ws FROM src GROUP BY id % {mod};
+"""
+    r = run_sql(c, workdir, "run1.sql", script(1000, 2, ""))
+    assert r.returncode == 0, r.stdout + r.stderr
+    sp = c.stop_after_progress(job_ids(r.stdout)[0], "src", n // 6, os.path.join(workdir, "sp"))
+    run1 = committed_files(out)
+    table1, _ = apply_changelog(run1, ["k"])
+    r = run_sql(c, workdir, "run2.sql", script(100000, 1, f"SET 'execution.savepoint.path' = '{sp}';"))
+    assert r.returncode == 0, r.stdout + r.stderr
+    jid2 = job_ids(r.stdout)[0]
+    finish(c, jid2)
+    cp = c.get(f"/jobs/{jid2}/checkpoints")
+    assert cp["counts"]["restored"] == 1
+    table, _ = apply_changelog([p for p in committed_files(out) if p not in run1], ["k"],
+                               dict(table1))
+    want = {}
+    for i in range(1, n + 1):
+        want[i % mod] = want.get(i % mod, 0) + (i * 31 + 7) * (i % 3)
+    assert table == {(k,): {"k": k, "ws": v} for k, v in want.items()}
+
+
+@pytest.mark.skipif(zk_available() is not None, reason=str(zk_available()))
+def test_functions_survive_a_jobmanager_failover(workdir, zk):  # noqa: F811
+    """High availability: a SQL job calling a Python and a C function runs
+    on a ZooKeeper-led cluster; the leader is SIGKILLed mid-run and the next
+    leader recovers the job from the job store -- the Python module's text
+    in the graph, the C object beside it -- and the committed table is
+    exact."""
+    import subprocess
+    import test_ha
+    from conftest import BIN
+    from test_checkpoints import committed_files
+    from test_sql_udf_agg import AGGS, apply_changelog
+    c = test_ha.HACluster(workdir, zk, njm=2, ntm=1, slots=2,
+                          jm_conf={"execution.checkpointing.interval": "300 ms"})
+    try:
+        leader = c.leader()
+        n, mod = 8000, 13
+        out = os.path.join(workdir, "out")
+        path = os.path.join(workdir, "ha.sql")
+        with open(path, "w") as f:
+            f.write(create("mix") + f"""
+CREATE FUNCTION wsum AS 'wsum' LANGUAGE C USING JAR '{AGGS}';
+CREATE TABLE src (id BIGINT) WITH ('connector' = 'datagen', 'rows-per-second' = '1000',
+    'fields.id.kind' = 'sequence', 'fields.id.start' = '1', 'fields.id.end' = '{n}');
+CREATE TABLE snk (k BIGINT, ws BIGINT, PRIMARY KEY (k) NOT ENFORCED)
+  WITH ('connector' = 'filesystem', 'path' = '{out}', 'format' = 'json');
+SET 'parallelism.default' = '2';
+INSERT INTO snk SELECT id % {mod} AS k, wsum(mix(id), 1) AS ws FROM src GROUP BY id % {mod};
+""")
+        r = subprocess.run([os.path.join(BIN, "sluice"), "-m", f"127.0.0.1:{leader.rest_port}",
+                            "sql", "-f", path], capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stdout + r.stderr
+        jid = job_ids(r.stdout)[0]
+        test_ha.kill_leader_and_wait(c, jid, restart=False)
+        new = c.leader(exclude=(leader,))
+        assert c.wait_state(jid, ["FINISHED", "FAILED", "CANCELED"], new, timeout=120) == \
+            "FINISHED", c.get(f"/jobs/{jid}/exceptions", new)
+        table, _ = apply_changelog(committed_files(out), ["k"])
+        want = {}
+        for i in range(1, n + 1):
+            want[i % mod] = want.get(i % mod, 0) + i * 31 + 7
+        assert table == {(k,): {"k": k, "ws": v} for k, v in want.items()}
+    finally:
+        problems = c.shutdown()
+        assert not problems, "\n".join(problems)
