@@ -162,10 +162,26 @@ def workloads(ckdir):
         w("over-unbounded-rocksdb", "9f OVER UNBOUNDED PRECEDING SUM/COUNT/MAX, 10k keys, RocksDB",
           2_000_000, 100_000, "sql", sluice_conf=ROCKSDB, flink_conf=ROCKSDB,
           sql=over_unbounded_sql, first_output=False),
+        w("decimal-sum", "11 SUM(DECIMAL(18, 2)) per key, 10k keys (changelog)", 2_000_000,
+          100_000, "sql", sql=decimal_sum_sql, first_output=False),
     ]
 
 
 ROCKSDB = {"state.backend.type": "rocksdb"}
+
+
+def decimal_sum_sql(rows, sink):
+    """Issue 29's bench: money per key -- SUM and COUNT of a DECIMAL(18, 2)
+    price (a random count of cents, 0.01 .. 1000.00) per key, 10,000 keys, an
+    updating result. Both engines compute the exact sum."""
+    src = sql_source("src", "k INT, cents INT", rows,
+                     {"fields.k.min": "0", "fields.k.max": str(KEYS - 1),
+                      "fields.cents.min": "1", "fields.cents.max": "100000"})
+    snk = (f"CREATE TABLE snk (k INT, total DECIMAL(38, 2), cnt BIGINT) "
+           f"WITH ('connector' = '{sink}')")
+    q = ("INSERT INTO snk SELECT k, SUM(price) AS total, COUNT(*) AS cnt FROM "
+         "(SELECT k, CAST(cents * 0.01 AS DECIMAL(18, 2)) AS price FROM src) GROUP BY k")
+    return [src, snk], q
 
 
 def sql_source(name, cols, rows, opts):

@@ -22,6 +22,7 @@
 #include "calendar.h"
 #include "duration.h"
 #include "parse.h"
+#include "temporal.h"
 #include "udf_sig.h"
 
 typedef struct bld {
@@ -38,6 +39,9 @@ typedef struct bld {
     char names[4][40]; /* ntname()'s results, reused round robin */
     int nname;
     const sl_udf_set *fns; /* user-defined functions the tree may call, or NULL */
+    bool exact;        /* the next node built may be an exact DECIMAL literal: its parent
+                        * (arithmetic, a comparison, CAST, the root) takes DECIMALs */
+    bool lit_exact;    /* `exact` as the node being built saw it */
 } bld;
 
 /* The SQL session's functions while this thread plans one of its statements. */
@@ -191,6 +195,12 @@ static int make_comparable(bld *b, node **a, node **c, int line, int col, const 
     if ((*a)->interval != (*c)->interval && ta != SL_T_NULL && tc != SL_T_NULL)
         return perr(b, line, col, "cannot compare %s with %s in '%s'", ntname(b, *a),
                     ntname(b, *c), op);
+    bool exact_a = is_num_type(ta) || ta == SL_T_DECIMAL, exact_c = is_num_type(tc) || tc == SL_T_DECIMAL;
+    if ((ta == SL_T_DECIMAL && (exact_c || tc == SL_T_NULL)) ||
+        (tc == SL_T_DECIMAL && (exact_a || ta == SL_T_NULL)))
+        return SL_OK; /* compared exactly (or as DOUBLE beside a DOUBLE) */
+    if ((ta == SL_T_DATE || ta == SL_T_TIME) && (ta == tc || tc == SL_T_NULL)) return SL_OK;
+    if ((tc == SL_T_DATE || tc == SL_T_TIME) && ta == SL_T_NULL) return SL_OK;
     if (ta == SL_T_TIMESTAMP && tc == SL_T_STRING) *c = wrap_cast(b, *c, SL_T_TIMESTAMP);
     else if (tc == SL_T_TIMESTAMP && ta == SL_T_STRING) *a = wrap_cast(b, *a, SL_T_TIMESTAMP);
     else if (!common_type(ta, tc, &t) && !(is_str_type(ta) && is_str_type(tc)))
@@ -232,6 +242,35 @@ static node *build_number(bld *b, const sql_node *e)
     if (len >= 64) {
         perr(b, AT(e), "decimal literal is too long");
         return NULL;
+    }
+    if (strcspn(s, "eE") == len && b->lit_exact) {
+        /* an exact literal is a DECIMAL(p, s): s the digits after the point, p the
+         * digits of the unscaled value (leading zeros left out), at least s and 1 */
+        const char *dot = strchr(s, '.');
+        int scale = (int)strlen(dot + 1), prec = 0;
+        bool lead = true;
+        for (const char *q = s; *q; q++) {
+            if (!is_digit((unsigned char)*q) || (lead && *q == '0')) continue;
+            lead = false;
+            prec++;
+        }
+        if (prec < scale) prec = scale;
+        if (prec < 1) prec = 1;
+        char derr[160];
+        const sl_dtype *dt = prec <= SL_DECIMAL_MAX_PRECISION
+                                 ? sl_dtype_decimal(prec, scale, derr, sizeof derr) : NULL;
+        sl_dec v;
+        sl_dec_type t = {(uint8_t)(dt ? prec : 38), (uint8_t)(dt ? scale : 0)};
+        if (!dt || sl_dec_parse(s, len, t, &v) != SL_DEC_OK) {
+            perr(b, AT(e), "decimal literal %s has more than %d digits", s,
+                 SL_DECIMAL_MAX_PRECISION);
+            return NULL;
+        }
+        node *n = lit_node(b, e, SL_T_DECIMAL);
+        n->dt = dt;
+        n->lit.v.dec.lo = v.lo;
+        n->lit.v.dec.hi = v.hi;
+        return n;
     }
     double d = strtod(s, NULL);
     if (isinf(d)) {
@@ -418,8 +457,34 @@ static node *build_interval(bld *b, const sql_node *e)
     return n;
 }
 
+/* DATE '2026-01-01' and TIME '10:00:00[.fff]' (TIME(0), or TIME(3) with a
+ * fraction), as Flink types them. */
+static node *build_date_time(bld *b, const sql_node *e)
+{
+    bool date = !strcmp(e->s2, "DATE");
+    size_t len = strlen(e->s);
+    const char *dot = strchr(e->s, '.');
+    int p = date || !dot ? 0 : 3;
+    int32_t v;
+    if (date ? sl_date_parse(e->s, len, &v) : sl_time_parse(e->s, len, p, &v)) {
+        perr(b, OPAT(e), "invalid %s literal '%.*s' (expected '%s')", e->s2,
+             (int)SL_MIN(len, 40), e->s, date ? "YYYY-MM-DD" : "HH:MM:SS[.fff]");
+        return NULL;
+    }
+    node *n = lit_node(b, e, date ? SL_T_DATE : SL_T_TIME);
+    char derr[120];
+    if (!date && sl_dtype_parse(p ? "TIME(3)" : "TIME(0)", &n->dt, derr, sizeof derr)) {
+        perr(b, OPAT(e), "%s", derr);
+        return NULL;
+    }
+    n->lit.v.i = v;
+    n->lit.v.ts.nano = 0;
+    return n;
+}
+
 static node *build_timestamp(bld *b, const sql_node *e)
 {
+    if (e->s2) return build_date_time(b, e);
     int64_t ms;
     if (!sl_expr_ts_parse(e->s, strlen(e->s), &ms)) {
         perr(b, OPAT(e), "invalid TIMESTAMP literal '%.*s' (expected 'YYYY-MM-DD HH:MM:SS[.fff]')",
@@ -477,8 +542,13 @@ static bool cast_allowed(sl_type from, sl_type to)
     case SL_T_INT:
     case SL_T_BIGINT:
     case SL_T_DOUBLE:
+        if (from == SL_T_DECIMAL) return true;
+        /* fall through */
     case SL_T_BOOLEAN: return is_num_type(from) || from == SL_T_BOOLEAN || from == SL_T_STRING;
-    case SL_T_TIMESTAMP: return from == SL_T_STRING;
+    case SL_T_TIMESTAMP: return from == SL_T_STRING || from == SL_T_DATE;
+    case SL_T_DECIMAL: return is_num_type(from) || from == SL_T_STRING;
+    case SL_T_DATE:
+    case SL_T_TIME: return from == SL_T_STRING || from == SL_T_TIMESTAMP;
     case SL_T_NULL:
     default: return false;
     }
@@ -508,6 +578,7 @@ static node *build_cast_iv(bld *b, const sql_node *e, node *x)
 static node *build_cast(bld *b, const sql_node *e)
 {
     bool try_cast = e->flags & SQL_F_TRY;
+    b->exact = true;
     node *x = build(b, sql_kid(e, 0));
     if (!x) return NULL;
     if (!strncmp(e->s, "INTERVAL ", 9)) return build_cast_iv(b, e, x);
@@ -518,7 +589,20 @@ static node *build_cast(bld *b, const sql_node *e)
     bool ltz = !strncasecmp(tbuf, "TIMESTAMP_LTZ", 13) || wl;
     if (wl) *wl = '\0';
     sl_type to;
-    if (sl_type_parse(sql_cast_type(tbuf), &to) != SL_OK || to == SL_T_NULL) {
+    const sl_dtype *tdt = NULL; /* the exact types: DECIMAL(p, s), DATE, TIME(p) */
+    size_t tw = strcspn(tbuf, "( ");
+    if ((tw == 7 && !strncasecmp(tbuf, "DECIMAL", 7)) || (tw == 3 && !strncasecmp(tbuf, "DEC", 3)) ||
+        (tw == 7 && !strncasecmp(tbuf, "NUMERIC", 7)) || (tw == 4 && !strncasecmp(tbuf, "DATE", 4)) ||
+        (tw == 4 && !strncasecmp(tbuf, "TIME", 4))) {
+        char derr[200];
+        if (sl_dtype_parse(tbuf, &tdt, derr, sizeof derr) != SL_OK) {
+            perr(b, OPAT(e), "bad type '%s' in %s: %s", tbuf, try_cast ? "TRY_CAST" : "CAST",
+                 derr);
+            return NULL;
+        }
+        tdt = sl_dtype_nullable(tdt, false);
+        to = tdt->kind;
+    } else if (sl_type_parse(sql_cast_type(tbuf), &to) != SL_OK || to == SL_T_NULL) {
         perr(b, OPAT(e), "unknown type '%s' in %s", tbuf, try_cast ? "TRY_CAST" : "CAST");
         return NULL;
     }
@@ -542,11 +626,14 @@ static node *build_cast(bld *b, const sql_node *e)
     }
     /* an interval becomes text, or a count of its last field */
     if (x->interval ? to != SL_T_STRING && !is_int_type(to) : !cast_allowed(x->type, to)) {
-        perr(b, AT(e), "cannot CAST %s to %s", ntname(b, x), tname(to));
+        perr(b, AT(e), "cannot CAST %s to %s", ntname(b, x), tdt ? tdt->text : tname(to));
         return NULL;
     }
     node *n = unary(b, N_CAST, e, x, to);
-    if (n) n->neg = try_cast;
+    if (n) {
+        n->neg = try_cast;
+        n->dt = tdt;
+    }
     return n;
 }
 
@@ -629,6 +716,22 @@ static const char *op_sym(n_op op)
     }
 }
 
+/* The DECIMAL type an exact operand counts as: its own, or an integer's
+ * (INT (10, 0), BIGINT (19, 0)); a NULL literal as DECIMAL(1, 0). */
+static sl_dec_type dec_type_of(const node *n)
+{
+    if (n->type == SL_T_DECIMAL) {
+        sl_dec_type t = {(uint8_t)ndt(n)->p, (uint8_t)ndt(n)->s};
+        return t;
+    }
+    if (n->type == SL_T_NULL) {
+        sl_dec_type t = {1, 0};
+        return t;
+    }
+    return sl_dec_type_of_int(n->type == SL_T_INT ? 4 : n->type == SL_T_TINYINT ? 1
+                              : n->type == SL_T_SMALLINT ? 2 : 8);
+}
+
 /* Build and type a binary arithmetic node (also MOD() and '||'). Intervals
  * follow Flink: TIMESTAMP +/- INTERVAL and INTERVAL + TIMESTAMP give a
  * TIMESTAMP; INTERVAL +/- INTERVAL an interval; an interval times or divided
@@ -662,6 +765,31 @@ static node *make_arith(bld *b, n_op op, int line, int col, node *a, node *c)
             goto bad;
         }
         t = SL_T_BIGINT;
+    } else if ((ta == SL_T_DECIMAL || tc == SL_T_DECIMAL) && op != N_CONCAT &&
+               (is_num_type(ta) || ta == SL_T_DECIMAL || ta == SL_T_NULL) &&
+               (is_num_type(tc) || tc == SL_T_DECIMAL || tc == SL_T_NULL)) {
+        /* DECIMAL with DOUBLE is a DOUBLE; with an integer or a DECIMAL exact,
+         * of the type Flink derives (an integer counts as DECIMAL(10|19, 0)) */
+        if (ta == SL_T_DOUBLE || tc == SL_T_DOUBLE) {
+            if (ta == SL_T_DECIMAL) a = wrap_cast(b, a, SL_T_DOUBLE);
+            if (tc == SL_T_DECIMAL) c = wrap_cast(b, c, SL_T_DOUBLE);
+            t = SL_T_DOUBLE;
+        } else {
+            sl_dec_type x = dec_type_of(a), y = dec_type_of(c), r;
+            r = op == N_ADD || op == N_SUB ? sl_dec_type_add(x, y)
+              : op == N_MUL ? sl_dec_type_mul(x, y)
+              : op == N_DIV ? sl_dec_type_div(x, y) : sl_dec_type_mod(x, y);
+            node *n = new_node(b, op, line, col, 2);
+            n->kids[0] = a;
+            n->kids[1] = c;
+            n->type = n->ctype = SL_T_DECIMAL;
+            char derr[160];
+            if (!(n->dt = sl_dtype_decimal(r.p, r.s, derr, sizeof derr))) {
+                perr(b, line, col, "%s", derr);
+                return NULL;
+            }
+            return seal(b, n) ? NULL : n;
+        }
     } else if ((is_num_type(ta) || ta == SL_T_NULL) && (is_num_type(tc) || tc == SL_T_NULL)) {
         common_type(ta, tc, &t);
     } else {
@@ -689,6 +817,7 @@ bad:
 
 static node *build_unary(bld *b, const sql_node *e)
 {
+    b->exact = b->lit_exact; /* -1.5 is exact where 1.5 would be */
     node *x = build(b, sql_kid(e, 0));
     if (!x) return NULL;
     if (!strcmp(e->s, "NOT")) {
@@ -701,13 +830,18 @@ static node *build_unary(bld *b, const sql_node *e)
         n->type = SL_T_BOOLEAN;
         return seal(b, n) ? NULL : n;
     }
-    if (!is_num_type(x->type) && x->type != SL_T_NULL) {
+    if (!is_num_type(x->type) && x->type != SL_T_NULL && x->type != SL_T_DECIMAL) {
         perr(b, AT(e), "cannot apply unary '%s' to %s", e->s, ntname(b, x));
         return NULL;
     }
     if (e->s[0] == '+') return x;
     if (x->op == N_LIT && !x->lit.isnull) { /* fold: -2147483648 is an INT literal */
-        if (x->type == SL_T_DOUBLE) {
+        if (x->type == SL_T_DECIMAL) {
+            sl_dec d = {x->lit.v.dec.lo, x->lit.v.dec.hi};
+            d = sl_dec_neg(d);
+            x->lit.v.dec.lo = d.lo;
+            x->lit.v.dec.hi = d.hi;
+        } else if (x->type == SL_T_DOUBLE) {
             x->lit.v.d = -x->lit.v.d;
         } else {
             x->lit.v.i = wrap64(0 - (uint64_t)x->lit.v.i);
@@ -723,6 +857,7 @@ static node *build_unary(bld *b, const sql_node *e)
     node *n = new_node(b, N_NEG, AT(e), 1);
     n->kids[0] = x;
     n->type = n->ctype = x->type;
+    if (x->type == SL_T_DECIMAL) n->dt = x->dt;
     if (x->interval) set_iv(n, x->ivs, x->ive);
     return seal(b, n) ? NULL : n;
 }
@@ -743,7 +878,9 @@ static node *build_binop(bld *b, const sql_node *e)
         perr(b, OPAT(e), "unknown operator '%s'", e->s);
         return NULL;
     }
+    b->exact = true;
     node *a = build(b, sql_kid(e, 0)), *c;
+    b->exact = true;
     if (!a || !(c = build(b, sql_kid(e, 1)))) return NULL;
     if (op == N_AND || op == N_OR) {
         if (!is_bool_or_null(a->type) || !is_bool_or_null(c->type)) {
@@ -768,6 +905,7 @@ static node *build_binop(bld *b, const sql_node *e)
 
 static node *build_is(bld *b, const sql_node *e)
 {
+    b->exact = true;
     node *x = build(b, sql_kid(e, 0));
     if (!x) return NULL;
     bool neg = e->flags & SQL_F_NOT;
@@ -786,8 +924,11 @@ static node *build_is(bld *b, const sql_node *e)
 
 static node *build_between(bld *b, const sql_node *e)
 {
-    node *x = build(b, sql_kid(e, 0)), *lo, *hi;
-    if (!x || !(lo = build(b, sql_kid(e, 1))) || !(hi = build(b, sql_kid(e, 2)))) return NULL;
+    b->exact = true;
+    node *x = build(b, sql_kid(e, 0)), *lo = NULL, *hi = NULL;
+    if (x) b->exact = true;
+    if (x && (lo = build(b, sql_kid(e, 1)))) b->exact = true;
+    if (!x || !lo || !(hi = build(b, sql_kid(e, 2)))) return NULL;
     /* twice: a CAST put on x by the second pair must reach the first */
     for (int pass = 0; pass < 2; pass++)
         if (make_comparable(b, &x, &lo, OPAT(e), "BETWEEN", true) ||
@@ -802,12 +943,14 @@ static node *build_between(bld *b, const sql_node *e)
 
 static node *build_in(bld *b, const sql_node *e)
 {
+    b->exact = true;
     node *x = build(b, sql_kid(e, 0));
     if (!x) return NULL;
     node *n = new_node(b, N_IN, OPAT(e), 0);
     add_kid(n, x);
     const sql_node *list = sql_kid(e, 1);
     for (int i = 0; list && i < list->nkids; i++) {
+        b->exact = true;
         node *it = build(b, list->kids[i]);
         if (!it) return NULL;
         if (make_comparable(b, &n->kids[0], &it, AT(list->kids[i]), "IN", false)) return NULL;
@@ -1632,6 +1775,19 @@ static node *build_one(bld *b, const sql_node *e)
     }
 }
 
+/* Does node n take child k of one of the types beyond the original seven?
+ * DECIMAL: arithmetic, negation, comparisons and CAST; DATE and TIME:
+ * comparisons and CAST. */
+static bool typed_here(const node *n, const node *k)
+{
+    bool cmp = (n->op >= N_EQ && n->op <= N_GE) || n->op == N_BETWEEN || n->op == N_IN ||
+               n->op == N_DISTINCT || n->op == N_CAST;
+    if (k->type == SL_T_DECIMAL)
+        return cmp || (n->op >= N_NEG && n->op <= N_MOD);
+    if (k->type == SL_T_DATE || k->type == SL_T_TIME) return cmp && n->op != N_CASE;
+    return false;
+}
+
 static node *build(bld *b, const sql_node *e)
 {
     if (!e) {
@@ -1643,20 +1799,29 @@ static node *build(bld *b, const sql_node *e)
         b->depth--;
         return NULL;
     }
+    bool exact = b->lit_exact = b->exact;
+    b->exact = false;
     node *n = build_one(b, e);
     b->depth--;
+    /* a function or CASE reads a DECIMAL as a DOUBLE (docs/SQL.md: they give
+     * a DOUBLE where Flink keeps the DECIMAL) */
+    if (n && !exact && n->type == SL_T_DECIMAL) n = wrap_cast(b, n, SL_T_DOUBLE);
     /* The types beyond the original seven pass through a column reference
      * and IS [NOT] NULL; operators and functions over them come later. */
     bool coll = n && n->op == N_FNX && (sl_coll_find(n->fx->name) == n->fx ||
                                         sl_json_fn_find(n->fx->name) == n->fx);
     for (int i = 0; n && !coll && n->op != N_COL && n->op != N_IS_NULL && i < n->nkids; i++) {
         const node *k = n->kids[i];
-        if (k && !sl_type_is_classic(k->type)) {
-            perr(b, AT(e), "%s over %s is not supported yet (a column of that type can be "
-                 "selected as it is and tested with IS [NOT] NULL)",
-                 k->type == SL_T_DECIMAL ? "DECIMAL arithmetic, comparison or a function"
-                                         : "an operator or function",
-                 k->dt ? k->dt->text : sl_type_name(k->type));
+        if (k && !sl_type_is_classic(k->type) && !typed_here(n, k)) {
+            perr(b, AT(e), "%s over %s is not supported yet (%s)",
+                 k->type == SL_T_DECIMAL || k->type == SL_T_DATE || k->type == SL_T_TIME
+                     ? "this function or operator" : "an operator or function",
+                 k->dt ? k->dt->text : sl_type_name(k->type),
+                 k->type == SL_T_DECIMAL ? "a DECIMAL takes arithmetic, comparisons and CAST"
+                 : k->type == SL_T_DATE || k->type == SL_T_TIME
+                     ? "it takes comparisons and CAST"
+                     : "a column of that type can be selected as it is and tested with "
+                       "IS [NOT] NULL");
             return NULL;
         }
     }
@@ -1701,6 +1866,7 @@ static sl_expr *parse_text(const char *text, const sl_schema *in, bool item, int
     node *root = NULL;
     if (ast) {
         const sql_node *e = item ? sql_kid(ast, 0) : ast;
+        b.exact = true;
         root = build(&b, e);
         if (root && item && ast->s && !ast->s[0]) {
             perr(&b, OPAT(ast), "empty column alias");
@@ -1742,6 +1908,6 @@ sl_expr *sl_expr_parse_item(const char *text, const sl_schema *in, int index, ch
 sl_expr *sl_expr_from_sql(const struct sql_node *e, const sl_schema *in, char *err,
                           size_t errlen)
 {
-    bld b = {.in = in, .err = err, .errlen = errlen, .fns = session_fns};
+    bld b = {.in = in, .err = err, .errlen = errlen, .fns = session_fns, .exact = true};
     return finish(&b, build(&b, e));
 }

@@ -21,6 +21,7 @@
 
 #include "expr_int.h"
 #include "calendar.h"
+#include "temporal.h"
 #include "udf.h"
 
 static const char *tname(sl_type t) { return sl_type_name(t); }
@@ -245,6 +246,66 @@ static int cmpv(const sl_value *a, sl_type ta, const sl_value *b, sl_type tb)
     return a->v.i < b->v.i ? -1 : a->v.i > b->v.i;
 }
 
+/* A non-NULL exact value (DECIMAL or integer) of node n as an unscaled
+ * DECIMAL and its scale. */
+static sl_dec dec_of(const sl_value *v, const node *n, int *scale)
+{
+    if (n->type == SL_T_DECIMAL) {
+        *scale = ndt(n)->s;
+        sl_dec d = {v->v.dec.lo, v->v.dec.hi};
+        return d;
+    }
+    *scale = 0;
+    return sl_dec_from_i128(v->v.i);
+}
+
+static void put_dec(sl_value *out, sl_dec d)
+{
+    out->isnull = false;
+    out->v.dec.lo = d.lo;
+    out->v.dec.hi = d.hi;
+}
+
+/* cmpv for the children na, nb of a node: DECIMAL exactly against DECIMAL
+ * and integers (as DOUBLE against a DOUBLE), TIME and TIMESTAMP with their
+ * nanoseconds. */
+static int cmpn(const sl_value *a, const node *na, const sl_value *b, const node *nb)
+{
+    sl_type ta = na->type, tb = nb->type;
+    if (ta == SL_T_DECIMAL || tb == SL_T_DECIMAL) {
+        if (ta == SL_T_DOUBLE || tb == SL_T_DOUBLE) {
+            int s;
+            sl_value x = *a, y = *b;
+            if (ta == SL_T_DECIMAL) {
+                sl_dec d = dec_of(a, na, &s);
+                sl_dec_type t = {(uint8_t)ndt(na)->p, (uint8_t)s};
+                x.v.d = sl_dec_to_double(d, t);
+            }
+            if (tb == SL_T_DECIMAL) {
+                sl_dec d = dec_of(b, nb, &s);
+                sl_dec_type t = {(uint8_t)ndt(nb)->p, (uint8_t)s};
+                y.v.d = sl_dec_to_double(d, t);
+            }
+            return cmpv(&x, SL_T_DOUBLE, &y, SL_T_DOUBLE);
+        }
+        int sa, sb;
+        sl_dec x = dec_of(a, na, &sa), y = dec_of(b, nb, &sb);
+        int c = sl_dec_cmp(x, sa, y, sb);
+        return c < 0 ? -1 : c > 0;
+    }
+    if ((ta == SL_T_TIMESTAMP || ta == SL_T_TIME) && ta == tb) {
+        if (a->v.i != b->v.i) return a->v.i < b->v.i ? -1 : 1;
+        int32_t x = sl_dtype_has_nanos(ndt(na)) ? a->v.ts.nano : 0;
+        int32_t y = sl_dtype_has_nanos(ndt(nb)) ? b->v.ts.nano : 0;
+        return x < y ? -1 : x > y;
+    }
+    return cmpv(a, ta, b, tb);
+}
+
+/* DECIMAL arithmetic into node n's type: an overflow is NULL, as in Flink. */
+static int eval_dec_arith(const node *n, evctx *cx, const sl_value *a, const sl_value *b,
+                          sl_value *out);
+
 /* Three-valued logic: 0 FALSE, 1 TRUE, 2 UNKNOWN. */
 enum { F3 = 0, T3 = 1, U3 = 2 };
 static int and3(int a, int b) { return a == F3 || b == F3 ? F3 : a == U3 || b == U3 ? U3 : T3; }
@@ -264,6 +325,7 @@ static int eval_arith(const node *n, evctx *cx, sl_value *out)
         return SL_OK;
     }
     sl_type ta = n->kids[0]->type, tb = n->kids[1]->type;
+    if (n->ctype == SL_T_DECIMAL) return eval_dec_arith(n, cx, &a, &b, out);
     if (n->ctype == SL_T_DOUBLE) {
         double x = as_d(&a, ta), y = as_d(&b, tb);
         switch (n->op) {
@@ -298,6 +360,27 @@ static int eval_arith(const node *n, evctx *cx, sl_value *out)
     case N_DIV: set_i(out, y == -1 ? wrap64(0 - ux) : x / y); break;
     default: set_i(out, y == -1 ? 0 : x % y); break;
     }
+    return SL_OK;
+}
+
+static int eval_dec_arith(const node *n, evctx *cx, const sl_value *a, const sl_value *b,
+                          sl_value *out)
+{
+    int sa, sb;
+    sl_dec x = dec_of(a, n->kids[0], &sa), y = dec_of(b, n->kids[1], &sb), r;
+    sl_dec_type t = {(uint8_t)n->dt->p, (uint8_t)n->dt->s};
+    int st;
+    switch (n->op) {
+    case N_ADD: st = sl_dec_add(x, sa, y, sb, t, &r); break;
+    case N_SUB: st = sl_dec_sub(x, sa, y, sb, t, &r); break;
+    case N_MUL: st = sl_dec_mul(x, sa, y, sb, t, &r); break;
+    case N_DIV: st = sl_dec_div(x, sa, y, sb, t, &r); break;
+    default: st = sl_dec_mod(x, sa, y, sb, t, &r); break;
+    }
+    if (st == SL_DEC_DIV_ZERO)
+        return everr(cx, n, n->op == N_DIV ? "division by zero" : "division by zero (modulo)");
+    if (st != SL_DEC_OK) set_null(out); /* overflow */
+    else put_dec(out, r);
     return SL_OK;
 }
 
@@ -433,7 +516,7 @@ static int eval_case(const node *n, evctx *cx, sl_value *out)
     for (; i < end; i += 2) {
         if (ev(n->kids[i], cx, &w)) return SL_ERR;
         bool hit = operand ? !opv.isnull && !w.isnull &&
-                                 cmpv(&opv, operand->type, &w, n->kids[i]->type) == 0
+                                 cmpn(&opv, operand, &w, n->kids[i]) == 0
                            : !w.isnull && w.v.i;
         if (hit) {
             pick = n->kids[i + 1];
@@ -516,6 +599,95 @@ static int eval_cast_iv(const node *n, evctx *cx, sl_value *out)
     return SL_OK;
 }
 
+/* CASTs to and from DECIMAL, DATE and TIME (lib/decimal, lib/temporal
+ * hold the text rules). A numeric overflow into a DECIMAL is NULL; text
+ * that is no such value fails the CAST (TRY_CAST: NULL). */
+static int eval_cast_exact(const node *n, evctx *cx, sl_value *out)
+{
+    const node *k = n->kids[0];
+    sl_type from = k->type, to = n->type;
+    sl_value v = *out;
+    char buf[64];
+    int st = SL_DEC_OK;
+    if (to == SL_T_DECIMAL) {
+        sl_dec_type t = {(uint8_t)n->dt->p, (uint8_t)n->dt->s};
+        sl_dec r = {0, 0};
+        int s;
+        if (from == SL_T_DECIMAL || is_int_type(from)) {
+            sl_dec d = dec_of(&v, k, &s);
+            st = sl_dec_rescale(d, s, t, &r);
+        } else if (from == SL_T_DOUBLE) {
+            st = sl_dec_from_double(v.v.d, t, &r);
+            if (st == SL_DEC_NOT_FINITE) {
+                if (n->neg) return set_null(out), SL_OK;
+                return everr(cx, n, "cannot CAST %s to %s", isnan(v.v.d) ? "NaN" : "Infinity",
+                             n->dt->text);
+            }
+        } else { /* STRING */
+            st = sl_dec_parse(v.v.s.p, v.v.s.len, t, &r);
+            if (st != SL_DEC_OK) goto bad_string;
+        }
+        if (st != SL_DEC_OK) set_null(out);
+        else put_dec(out, r);
+        return SL_OK;
+    }
+    if (from == SL_T_DECIMAL) {
+        int s;
+        sl_dec d = dec_of(&v, k, &s);
+        if (to == SL_T_STRING) return put_text(n, cx, out, buf, sl_dec_format(buf, sizeof buf, d, s));
+        if (to == SL_T_DOUBLE) {
+            sl_dec_type t = {(uint8_t)ndt(k)->p, (uint8_t)s};
+            set_d(out, sl_dec_to_double(d, t));
+            return SL_OK;
+        }
+        int64_t i;
+        sl_dec_to_i64(d, s, &i); /* beyond the range: its low bits, as Flink */
+        set_i(out, to == SL_T_INT ? (int64_t)(int32_t)(uint32_t)(uint64_t)i : i);
+        return SL_OK;
+    }
+    if (to == SL_T_DATE) {
+        int32_t days;
+        if (from == SL_T_STRING) {
+            if (sl_date_parse(v.v.s.p, v.v.s.len, &days) != SL_OK) goto bad_string;
+        } else { /* TIMESTAMP: its day */
+            int64_t ms = v.v.i;
+            days = (int32_t)(ms / 86400000 - (ms % 86400000 < 0));
+        }
+        set_i(out, days);
+        return SL_OK;
+    }
+    if (to == SL_T_TIME) {
+        int32_t ms;
+        if (from == SL_T_STRING) {
+            if (sl_time_parse(v.v.s.p, v.v.s.len, n->dt->p, &ms) != SL_OK) goto bad_string;
+        } else {
+            int64_t m = v.v.i % 86400000;
+            ms = (int32_t)(m < 0 ? m + 86400000 : m);
+            if (n->dt->p == 0) ms -= ms % 1000;
+        }
+        set_i(out, ms);
+        out->v.ts.nano = 0;
+        return SL_OK;
+    }
+    if (from == SL_T_DATE) {
+        if (to == SL_T_STRING)
+            return put_text(n, cx, out, buf, sl_date_format(buf, sizeof buf, (int32_t)v.v.i));
+        set_i(out, v.v.i * 86400000); /* TIMESTAMP: its midnight */
+        out->v.ts.nano = 0;
+        return SL_OK;
+    }
+    /* TIME to STRING */
+    return put_text(n, cx, out, buf, sl_time_format(buf, sizeof buf, (int32_t)v.v.i,
+                                                    ndt(k)->p, SL_TT_SQL));
+bad_string:
+    if (n->neg) { /* TRY_CAST */
+        set_null(out);
+        return SL_OK;
+    }
+    return everr(cx, n, "cannot CAST '%.*s' to %s", (int)SL_MIN(v.v.s.len, 40u), v.v.s.p,
+                 n->dt->text);
+}
+
 static int eval_cast(const node *n, evctx *cx, sl_value *out)
 {
     const node *k = n->kids[0];
@@ -523,6 +695,9 @@ static int eval_cast(const node *n, evctx *cx, sl_value *out)
     if (ev(k, cx, out)) return SL_ERR;
     if (out->isnull) return SL_OK;
     if (n->interval || k->interval) return eval_cast_iv(n, cx, out);
+    if (to == SL_T_DECIMAL || from == SL_T_DECIMAL || ((to == SL_T_DATE || to == SL_T_TIME ||
+        from == SL_T_DATE || from == SL_T_TIME) && from != to))
+        return eval_cast_exact(n, cx, out);
     if (from == to) return SL_OK;
     sl_value v = *out;
     char buf[64];
@@ -1129,7 +1304,7 @@ static int eval_compare(const node *n, evctx *cx, sl_value *out)
         set_null(out);
         return SL_OK;
     }
-    int c = cmpv(&a, n->kids[0]->type, &b, n->kids[1]->type);
+    int c = cmpn(&a, n->kids[0], &b, n->kids[1]);
     bool r = n->op == N_EQ ? c == 0 : n->op == N_NE ? c != 0 : n->op == N_LT ? c < 0
            : n->op == N_LE ? c <= 0 : n->op == N_GT ? c > 0 : c >= 0;
     set_i(out, r);
@@ -1158,9 +1333,8 @@ static int eval_between(const node *n, evctx *cx, sl_value *out)
 {
     sl_value v[3];
     if (eval_kids(n, cx, v)) return SL_ERR;
-    sl_type tx = n->kids[0]->type;
-    int ge = v[0].isnull || v[1].isnull ? U3 : cmpv(&v[0], tx, &v[1], n->kids[1]->type) >= 0;
-    int le = v[0].isnull || v[2].isnull ? U3 : cmpv(&v[0], tx, &v[2], n->kids[2]->type) <= 0;
+    int ge = v[0].isnull || v[1].isnull ? U3 : cmpn(&v[0], n->kids[0], &v[1], n->kids[1]) >= 0;
+    int le = v[0].isnull || v[2].isnull ? U3 : cmpn(&v[0], n->kids[0], &v[2], n->kids[2]) <= 0;
     int r = and3(ge, le);
     set3(out, n->neg ? not3(r) : r);
     return SL_OK;
@@ -1180,7 +1354,7 @@ static int eval_in(const node *n, evctx *cx, sl_value *out)
     for (int i = 1; i < n->nkids && r != T3; i++) {
         if (ev(n->kids[i], cx, &b)) return SL_ERR;
         if (b.isnull) r = U3;
-        else if (cmpv(&a, n->kids[0]->type, &b, n->kids[i]->type) == 0) r = T3;
+        else if (cmpn(&a, n->kids[0], &b, n->kids[i]) == 0) r = T3;
     }
     set3(out, n->neg ? not3(r) : r);
     return SL_OK;
@@ -1231,7 +1405,7 @@ static int eval_distinct(const node *n, evctx *cx, sl_value *out)
     sl_value a, b;
     if (ev(n->kids[0], cx, &a) || ev(n->kids[1], cx, &b)) return SL_ERR;
     bool same = a.isnull || b.isnull ? a.isnull && b.isnull
-                                     : cmpv(&a, n->kids[0]->type, &b, n->kids[1]->type) == 0;
+                                     : cmpn(&a, n->kids[0], &b, n->kids[1]) == 0;
     set_i(out, same == n->neg);
     return SL_OK;
 }
@@ -1272,7 +1446,10 @@ static int ev(const node *n, evctx *cx, sl_value *out)
         return SL_OK;
     case N_NEG:
         if ((rc = ev(n->kids[0], cx, out)) || out->isnull) return rc;
-        if (n->ctype == SL_T_DOUBLE) out->v.d = -out->v.d;
+        if (n->ctype == SL_T_DECIMAL) {
+            sl_dec d = {out->v.dec.lo, out->v.dec.hi};
+            put_dec(out, sl_dec_neg(d));
+        } else if (n->ctype == SL_T_DOUBLE) out->v.d = -out->v.d;
         else if (n->ctype == SL_T_INT) out->v.i = wrap32(-out->v.i);
         else out->v.i = wrap64(0 - (uint64_t)out->v.i);
         return SL_OK;
@@ -1345,7 +1522,7 @@ static int ev(const node *n, evctx *cx, sl_value *out)
     case N_NULLIF:
         if (ev(n->kids[0], cx, out) || ev(n->kids[1], cx, &b)) return SL_ERR;
         if (!out->isnull && !b.isnull &&
-            cmpv(out, n->kids[0]->type, &b, n->kids[1]->type) == 0)
+            cmpn(out, n->kids[0], &b, n->kids[1]) == 0)
             set_null(out);
         return SL_OK;
     case N_TRIM: return eval_trim(n, cx, out);

@@ -15,6 +15,7 @@
 #include <stdarg.h>
 
 #include "expr.h"
+#include "decimal.h"
 
 #define SL_EXPR_MAX_DEPTH 256 /* tree height limit (checking and evaluation recursion) */
 #define SL_EXPR_MAX_ARGS 1000 /* arguments to one function */
@@ -92,7 +93,8 @@ struct node {
     int ln, cn;       /* line and column, for messages while checking */
     int height;       /* 1 for a leaf; bounds evaluation recursion */
     int col;          /* N_COL: index in the input schema */
-    const sl_dtype *dt; /* N_COL: the column's full type (else NULL: the basic one of type) */
+    const sl_dtype *dt; /* the full type when it is not the basic one of `type`: a column's,
+                         * a DECIMAL(p, s) result, a CAST's target (else NULL) */
     sl_value lit;     /* N_LIT: the value (a string points at `owned`) */
     char *owned;      /* N_LIT strings: the unescaped bytes */
     int nkids;
@@ -111,6 +113,9 @@ struct sl_expr {
 };
 
 /* ---- small helpers ------------------------------------------------------- */
+
+/* A node's full type. */
+static inline const sl_dtype *ndt(const node *n) { return n->dt ? n->dt : sl_dtype_basic(n->type); }
 
 static inline bool is_int_type(sl_type t) { return t == SL_T_INT || t == SL_T_BIGINT; }
 static inline bool is_num_type(sl_type t) { return is_int_type(t) || t == SL_T_DOUBLE; }

@@ -1017,6 +1017,7 @@ expr(A) ::= FALSE(T). { A = MK(ctx, SQL_BOOL, T); }
 expr(A) ::= NULL(T). { A = MK(ctx, SQL_NULL, T); }
 expr(A) ::= INTERVAL(T) STRING(V) iv_unit(U). { A = OPAT(MK(ctx, SQL_INTERVAL, T), V); A->s = STRVAL(ctx, V); A->s2 = U->s; ADD(ctx, A, U); }
 expr(A) ::= TIMESTAMP(T) STRING(V). { A = OPAT(MK(ctx, SQL_TS_LIT, T), V); A->s = STRVAL(ctx, V); }
+expr(A) ::= TIME(T) STRING(V). { A = OPAT(MK(ctx, SQL_TS_LIT, T), V); A->s = STRVAL(ctx, V); A->s2 = "TIME"; }
 expr(A) ::= LP expr(X) RP. { A = X; }
 expr(A) ::= MINUS(T) expr(X). [UMINUS] { A = MK(ctx, SQL_UNOP, T); A->s = "-"; ADD(ctx, A, X); }
 expr(A) ::= PLUS(T) expr(X). [UMINUS] { A = MK(ctx, SQL_UNOP, T); A->s = "+"; ADD(ctx, A, X); }

@@ -64,7 +64,7 @@ sql_node *sql_parse_expr(sql_arena *a, const char *text, size_t len, int item, c
                          size_t errlen);
 
 /* A CAST target as calc names it: a synonym Sluice stores alike becomes the
- * canonical name ("DECIMAL(10, 2)" -> "DOUBLE", "VARCHAR(20)" -> "STRING");
+ * canonical name ("VARCHAR(20)" -> "STRING", "SMALLINT" -> "INT");
  * other names come back as given. */
 const char *sql_cast_type(const char *t);
 

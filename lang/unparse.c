@@ -82,15 +82,15 @@ static void put_string(sql_sbuf *b, const char *s)
 }
 
 /* A CAST target as calc names it: synonyms Sluice stores the same way
- * become the canonical name (DECIMAL(10, 2) -> DOUBLE, VARCHAR(20) ->
- * STRING, SMALLINT -> INT); TIMESTAMP and INTERVAL targets stay as written. */
+ * become the canonical name (VARCHAR(20) ->
+ * STRING, SMALLINT -> INT); DECIMAL(p, s), DATE, TIME, TIMESTAMP and INTERVAL
+ * targets stay as written. */
 const char *sql_cast_type(const char *t)
 {
     static const struct {
         const char *name, *as;
     } syn[] = {{"TINYINT", "INT"},     {"SMALLINT", "INT"},   {"INTEGER", "INT"},
-               {"FLOAT", "DOUBLE"},    {"REAL", "DOUBLE"},    {"DECIMAL", "DOUBLE"},
-               {"DEC", "DOUBLE"},      {"NUMERIC", "DOUBLE"}, {"VARCHAR", "STRING"},
+               {"FLOAT", "DOUBLE"},    {"REAL", "DOUBLE"},    {"VARCHAR", "STRING"},
                {"CHAR", "STRING"},     {"BOOL", "BOOLEAN"},   {"VARBINARY", "BYTES"},
                {"BINARY", "BYTES"}};
     size_t n = 0;
@@ -114,7 +114,7 @@ static void unparse(sql_sbuf *b, const sql_node *e)
         sql_sb_fmt(b, " %s", e->s2);
         break;
     case SQL_TS_LIT:
-        sql_sb_str(b, "TIMESTAMP ");
+        sql_sb_fmt(b, "%s ", e->s2 ? e->s2 : "TIMESTAMP");
         put_string(b, e->s);
         break;
     case SQL_BINOP:

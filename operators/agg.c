@@ -21,6 +21,7 @@
 #include <strings.h>
 
 #include "bytes.h"
+#include "decimal.h"
 #include "jobgraph.h"
 #include "sl.h"
 #include "udf_sig.h"
@@ -199,6 +200,7 @@ static int parse_item(const char *text, const sl_schema *in, const sl_udf_set *u
         a->col = sl_schema_find(in, col);
         if (a->col < 0) return sl_seterr(err, errlen, "unknown column '%s'", col);
         a->in_type = in->fields[a->col].type;
+        a->in_dt = in->fields[a->col].dt;
     }
     s = skip_ws(s);
     if (*s != ')')
@@ -212,6 +214,13 @@ static int parse_item(const char *text, const sl_schema *in, const sl_udf_set *u
     case SL_AGG_COUNT: a->out_type = SL_T_BIGINT; break;
     case SL_AGG_SUM:
     case SL_AGG_AVG:
+        if (t == SL_T_DECIMAL) {
+            sl_dec_type dt = {(uint8_t)a->in_dt->p, (uint8_t)a->in_dt->s};
+            sl_dec_type r = a->fn == SL_AGG_SUM ? sl_dec_type_sum(dt) : sl_dec_type_avg(dt);
+            if (!(a->out_dt = sl_dtype_decimal(r.p, r.s, err, errlen))) return SL_ERR;
+            a->out_type = t;
+            break;
+        }
         if (!is_numeric(t))
             return sl_seterr(err, errlen, "%s needs a numeric column (INT, BIGINT or DOUBLE); "
                              "'%s' is %s", fname, in->fields[a->col].name, sl_type_name(t));
@@ -219,6 +228,18 @@ static int parse_item(const char *text, const sl_schema *in, const sl_udf_set *u
         break;
     case SL_AGG_MIN:
     case SL_AGG_MAX:
+        if (t == SL_T_DECIMAL && a->in_dt->p > 18)
+            return sl_seterr(err, errlen, "%s of %s (precision above 18) is not supported yet; "
+                             "'%s'", fname, a->in_dt->text, in->fields[a->col].name);
+        if (t == SL_T_DECIMAL || t == SL_T_DATE || t == SL_T_TIME || t == SL_T_TINYINT ||
+            t == SL_T_SMALLINT || t == SL_T_FLOAT) {
+            if (sl_dtype_has_nanos(a->in_dt))
+                return sl_seterr(err, errlen, "%s of %s is not supported yet; '%s'", fname,
+                                 a->in_dt->text, in->fields[a->col].name);
+            a->out_type = t;
+            a->out_dt = sl_dtype_nullable(a->in_dt, false);
+            break;
+        }
         if (!is_numeric(t) && t != SL_T_TIMESTAMP && t != SL_T_BOOLEAN && t != SL_T_STRING)
             return sl_seterr(err, errlen, "%s needs an INT, BIGINT, DOUBLE, BOOLEAN, TIMESTAMP "
                              "or STRING column; '%s' is %s", fname, in->fields[a->col].name,
@@ -275,6 +296,8 @@ static size_t slot_size(const sl_agg *a)
     switch (a->fn) {
     case SL_AGG_COUNT_STAR: return a->filter >= 0 ? 8 : 0;
     case SL_AGG_COUNT: return 8;
+    case SL_AGG_SUM:
+    case SL_AGG_AVG: return a->in_type == SL_T_DECIMAL ? 24 : 16;
     case SL_AGG_UDF: return 8 + (((size_t)a->udf->acc_size + 7) & ~(size_t)7);
     default: return 16;
     }
@@ -306,7 +329,8 @@ int sl_agg_list_add(sl_agg_list *l, const char *text, int item, const sl_schema 
         if (!a.udf->merge) l->udf_nomerge = true;
     }
     l->aggs[l->n++] = a;
-    sl_schema_add(out, name, a.out_type);
+    if (a.out_dt) sl_schema_add_dt(out, name, a.out_dt);
+    else sl_schema_add(out, name, a.out_type);
     return SL_OK;
 }
 
@@ -333,7 +357,26 @@ static inline double key_dbl(int64_t k)
 
 int64_t sl_agg_order_key(sl_type t, const sl_value *v)
 {
-    return t == SL_T_DOUBLE ? dbl_key(v->v.d) : v->v.i;
+    /* DECIMAL (p <= 18): the unscaled value; FLOAT is held as a double */
+    return t == SL_T_DOUBLE || t == SL_T_FLOAT ? dbl_key(v->v.d)
+         : t == SL_T_DECIMAL ? (int64_t)v->v.dec.lo : v->v.i;
+}
+
+/* A DECIMAL sum slot's 128 bits (lo at +8, hi at +16). */
+static inline unsigned __int128 dsum_get(const uint8_t *slot)
+{
+    return ((unsigned __int128)sl_get_le64(slot + 16) << 64) | sl_get_le64(slot + 8);
+}
+
+static inline void dsum_put(uint8_t *slot, unsigned __int128 v)
+{
+    sl_put_le64(slot + 8, (uint64_t)v);
+    sl_put_le64(slot + 16, (uint64_t)(v >> 64));
+}
+
+static inline unsigned __int128 dec_val(const sl_value *x)
+{
+    return (unsigned __int128)(((unsigned __int128)(uint64_t)x->v.dec.hi << 64) | x->v.dec.lo);
 }
 
 bool sl_agg_minmax_get(const sl_agg *a, const uint8_t *acc, int64_t *key)
@@ -525,6 +568,11 @@ int64_t sl_agg_rows(const uint8_t *acc) { return sl_get_lei64(acc); }
  * single -0.0 is -0.0, as in Flink); integers wrap like Java's long. */
 static inline void sum_step(const sl_agg *a, uint8_t *slot, int64_t n, const sl_value *x, int sign)
 {
+    if (a->in_type == SL_T_DECIMAL) { /* exact; wraps only far past 38 digits */
+        unsigned __int128 s = n == 0 && sign > 0 ? 0 : dsum_get(slot);
+        dsum_put(slot, sign > 0 ? s + dec_val(x) : s - dec_val(x));
+        return;
+    }
     if (a->in_type == SL_T_DOUBLE) {
         double s = sl_get_ledbl(slot + 8);
         sl_put_ledbl(slot + 8, n == 0 && sign > 0 ? x->v.d : sign > 0 ? s + x->v.d : s - x->v.d);
@@ -626,7 +674,9 @@ int sl_agg_merge(const sl_agg_list *l, uint8_t *dst, const uint8_t *src)
         case SL_AGG_SUM:
         case SL_AGG_AVG:
             if (sn == 0) break;
-            if (dn == 0) {
+            if (a->in_type == SL_T_DECIMAL) {
+                dsum_put(d, (dn == 0 ? 0 : dsum_get(d)) + dsum_get(s));
+            } else if (dn == 0) {
                 memcpy(d + 8, s + 8, 8);
             } else if (a->in_type == SL_T_DOUBLE) {
                 sl_put_ledbl(d + 8, sl_get_ledbl(d + 8) + sl_get_ledbl(s + 8));
@@ -668,6 +718,23 @@ int sl_agg_result(const sl_agg_list *l, const uint8_t *acc, sl_value *out)
                 o->isnull = true;
                 break;
             }
+            if (a->in_type == SL_T_DECIMAL) {
+                sl_dec s = sl_dec_from_i128((__int128)dsum_get(slot)), r = s;
+                sl_dec_type t = {(uint8_t)a->out_dt->p, (uint8_t)a->out_dt->s};
+                int st = SL_DEC_OK;
+                if (a->fn == SL_AGG_SUM) {
+                    if (!sl_dec_fits(s, t.p)) st = SL_DEC_OVERFLOW;
+                } else {
+                    st = sl_dec_div(s, a->in_dt->s, sl_dec_from_i128(n), 0, t, &r);
+                }
+                if (st != SL_DEC_OK) {
+                    o->isnull = true;
+                    break;
+                }
+                o->v.dec.lo = r.lo;
+                o->v.dec.hi = r.hi;
+                break;
+            }
             if (a->in_type == SL_T_DOUBLE) {
                 double s = sl_get_ledbl(slot + 8);
                 o->v.d = a->fn == SL_AGG_SUM ? s : s / (double)n;
@@ -686,8 +753,12 @@ int sl_agg_result(const sl_agg_list *l, const uint8_t *acc, sl_value *out)
                 break;
             }
             if (a->strval) o->v.s.p = "", o->v.s.len = 0; /* the caller's bytes go here */
-            else if (a->in_type == SL_T_DOUBLE) o->v.d = key_dbl(k);
-            else o->v.i = k;
+            else if (a->in_type == SL_T_DOUBLE || a->in_type == SL_T_FLOAT) o->v.d = key_dbl(k);
+            else if (a->in_type == SL_T_DECIMAL) o->v.dec.lo = (uint64_t)k, o->v.dec.hi = k < 0 ? -1 : 0;
+            else {
+                o->v.i = k;
+                o->v.ts.nano = 0;
+            }
             break;
         }
         }
@@ -700,8 +771,10 @@ bool sl_agg_results_equal(const sl_agg_list *l, const sl_value *a, const sl_valu
     for (int i = 0; i < l->n; i++) {
         if (a[i].isnull != b[i].isnull) return false;
         if (a[i].isnull) continue;
-        if (l->aggs[i].out_type == SL_T_DOUBLE) {
+        if (l->aggs[i].out_type == SL_T_DOUBLE || l->aggs[i].out_type == SL_T_FLOAT) {
             if (dbl_key(a[i].v.d) != dbl_key(b[i].v.d)) return false;
+        } else if (l->aggs[i].out_type == SL_T_DECIMAL) {
+            if (a[i].v.dec.lo != b[i].v.dec.lo || a[i].v.dec.hi != b[i].v.dec.hi) return false;
         } else if (l->aggs[i].strval) {
             if (sl_agg_str_cmp(a[i].v.s.p, a[i].v.s.len, b[i].v.s.p, b[i].v.s.len)) return false;
         } else if (a[i].v.i != b[i].v.i) {
@@ -740,6 +813,9 @@ bool sl_agg_distinct_value(const sl_agg *a, const sl_row *row, uint8_t tmp[8], c
     if (a->in_type == SL_T_STRING || a->in_type == SL_T_BYTES) {
         *p = x->v.s.p;
         *len = x->v.s.len;
+    } else if (a->in_type == SL_T_DECIMAL) { /* the 16 bytes of the unscaled value */
+        *p = &x->v.dec;
+        *len = sizeof x->v.dec;
     } else {
         sl_put_lei64(tmp, sl_agg_order_key(a->in_type, x));
         *p = tmp;

@@ -12,14 +12,21 @@
  *       COUNT(*), COUNT(1)  nothing
  *       COUNT(col)          i64 non-NULL count
  *       SUM, AVG            i64 non-NULL count, then the sum: a wrapping
- *                           64-bit integer (INT, BIGINT) or a double
+ *                           64-bit integer (INT, BIGINT) or a double; of a
+ *                           DECIMAL a 128-bit unscaled sum (lo, hi) at the
+ *                           column's scale (this slot is 24 bytes; the
+ *                           layouts of the other types are unchanged)
  *       MIN, MAX            i64 has-value (0/1), then the extremum as an
  *                           i64 order key (sl_agg_order_key); of a STRING
  *                           only has-value (see "STRING MIN/MAX")
  *
  * Semantics are Flink's: NULLs are skipped by every aggregate but COUNT(*)
  * and COUNT(1); SUM, MIN, MAX and AVG of no non-NULL value are NULL. Result
- * types: COUNT -> BIGINT; SUM, MIN, MAX, AVG -> the argument's type (SUM of
+ * types: COUNT -> BIGINT; SUM of DECIMAL(p, s) -> DECIMAL(38, s), AVG of it
+ * -> DECIMAL(38, max(s, 6)) (a sum past 38 digits, or an average that does
+ * not fit, is NULL, as Flink's overflow); MIN and MAX of DECIMAL (p <= 18),
+ * DATE, TIME(p <= 3), TINYINT, SMALLINT and FLOAT keep the type; SUM, MIN,
+ * MAX, AVG of the other types -> the argument's type (SUM of
  * INT wraps at 32 bits, AVG of INT or BIGINT sums in 64 bits and truncates
  * toward zero, as Flink's IntAvgAggFunction does). MIN and MAX order DOUBLE
  * as Java's Double.compareTo (-0.0 < 0.0, NaN above everything) and BOOLEAN
@@ -102,6 +109,8 @@ typedef struct sl_agg {
     int col;          /* input column; -1 for COUNT(*) */
     sl_type in_type;  /* of the column (SL_T_NULL for COUNT(*)) */
     sl_type out_type; /* Flink's result type */
+    const sl_dtype *in_dt;  /* the column's full type (NULL for COUNT(*)) */
+    const sl_dtype *out_dt; /* the result's full type (DECIMAL(38, s) of a SUM) */
     size_t off;       /* of its slot in the accumulator */
     char *text;       /* the item as configured, for messages (owned) */
     bool distinct;    /* FN(DISTINCT col): COUNT, SUM, AVG (MIN/MAX DISTINCT are

@@ -43,6 +43,8 @@ static int values_vertex(plan *p, const sql_node *at, const sql_node *rows, char
     int ncols = rows->kids[0]->nkids, rc = SL_OK;
     sl_type *types = sl_calloc((size_t)ncols + 1, sizeof *types);
     sl_type *cell = sl_calloc((size_t)rows->nkids * (size_t)ncols + 1, sizeof *cell);
+    const sl_dtype **tdt = sl_calloc((size_t)ncols + 1, sizeof *tdt);   /* DECIMAL columns */
+    const sl_dtype **cdt = sl_calloc((size_t)rows->nkids * (size_t)ncols + 1, sizeof *cdt);
     rel none = {0};
     sl_schema_init(&none.sch);
     for (int r = 0; rc == SL_OK && r < rows->nkids; r++) {
@@ -55,17 +57,43 @@ static int values_vertex(plan *p, const sql_node *at, const sql_node *rows, char
         for (int c = 0; rc == SL_OK && c < ncols; c++) {
             const sql_node *e = row->kids[c];
             if (check_cols(p, e, &none) != SL_OK ||
-                type_expr(p, e, &none.sch, &cell[r * ncols + c]) != SL_OK) {
+                type_expr_dt(p, e, &none.sch, &cell[r * ncols + c], &cdt[r * ncols + c]) !=
+                    SL_OK) {
                 rc = SL_ERR;
                 break;
             }
             sl_type t = cell[r * ncols + c], u = common_type(types[c], t);
+            if ((t == SL_T_DECIMAL || types[c] == SL_T_DECIMAL) && t != SL_T_NULL &&
+                types[c] != SL_T_NULL) {
+                /* DECIMAL with an integer or a DECIMAL: the DECIMAL that holds both
+                 * (integer digits and scale of the wider); with a DOUBLE: DOUBLE */
+                const sl_dtype *x = cdt[r * ncols + c], *y = tdt[c] ? tdt[c] : sl_dtype_basic(types[c]);
+                if (t == SL_T_DOUBLE || types[c] == SL_T_DOUBLE) {
+                    u = SL_T_DOUBLE;
+                    tdt[c] = NULL;
+                } else if (numeric_rank(t) == 3 || numeric_rank(types[c]) == 3 ||
+                           (t != SL_T_DECIMAL && !numeric_rank(t)) ||
+                           (types[c] != SL_T_DECIMAL && !numeric_rank(types[c]))) {
+                    u = SL_T_NULL;
+                } else {
+                    int xp = t == SL_T_DECIMAL ? x->p : t == SL_T_INT ? 10 : 19;
+                    int xs = t == SL_T_DECIMAL ? x->s : 0;
+                    int yp = types[c] == SL_T_DECIMAL ? y->p : types[c] == SL_T_INT ? 10 : 19;
+                    int ys = types[c] == SL_T_DECIMAL ? y->s : 0;
+                    int sc = xs > ys ? xs : ys, ip = xp - xs > yp - ys ? xp - xs : yp - ys;
+                    if (ip + sc > 38) ip = 38 - sc;
+                    u = SL_T_DECIMAL;
+                    tdt[c] = sl_dtype_decimal(ip + sc, sc, NULL, 0);
+                }
+            }
             if (u == SL_T_NULL && t != SL_T_NULL && types[c] != SL_T_NULL) {
                 rc = PERR(e, "Values passed to VALUES operator must have compatible types: "
                           "column %d is %s here and %s above; CAST one of them", c + 1,
                           sl_type_name(t), sl_type_name(types[c]));
                 break;
             }
+            if (u == SL_T_DECIMAL && !tdt[c])
+                tdt[c] = sl_dtype_nullable(cdt[r * ncols + c], false);
             types[c] = u;
         }
     }
@@ -81,8 +109,10 @@ static int values_vertex(plan *p, const sql_node *at, const sql_node *rows, char
             json_t *jr = json_array();
             for (int c = 0; c < ncols; c++) {
                 char *x = sql_unparse(rows->kids[r]->kids[c]);
-                if (cell[r * ncols + c] != types[c]) {
-                    char *y = sl_sprintf("CAST(%s AS %s)", x, sl_type_name(types[c]));
+                if (cell[r * ncols + c] != types[c] ||
+                    (tdt[c] && cdt[r * ncols + c] != tdt[c])) {
+                    char *y = sl_sprintf("CAST(%s AS %s)", x,
+                                         tdt[c] ? tdt[c]->text : sl_type_name(types[c]));
                     free(x);
                     x = y;
                 }
@@ -96,7 +126,8 @@ static int values_vertex(plan *p, const sql_node *at, const sql_node *rows, char
         sl_schema_init(&sch);
         for (int c = 0; c < ncols; c++) {
             char *nm = names ? sl_strdup(names[c]) : sl_sprintf("EXPR$%d", c);
-            sl_schema_add(&sch, nm, types[c]);
+            if (tdt[c]) sl_schema_add_dt(&sch, nm, tdt[c]);
+            else sl_schema_add(&sch, nm, types[c]);
             free(nm);
         }
         json_t *cfg = json_object();
@@ -112,6 +143,8 @@ static int values_vertex(plan *p, const sql_node *at, const sql_node *rows, char
     SL_UNUSED(at);
     free(types);
     free(cell);
+    free(tdt);
+    free(cdt);
     return rc;
 }
 

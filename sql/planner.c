@@ -47,12 +47,14 @@
 #include <strings.h>
 
 #include "agg.h"
+#include "decimal.h"
 #include "expr.h"
 #include "sl.h"
 #include "udf_sig.h"
 #include "parse.h"
 #include "sql_int.h"
 #include "plan_int.h"
+#include "decimal.h"
 
 /* ---- plans (struct rel, struct plan: sql/plan_int.h) ------------------------ */
 
@@ -756,6 +758,7 @@ typedef struct agg {
     char *name;      /* output column */
     char *spec;      /* operator entry "SUM(amount) AS total" */
     sl_type type;
+    const sl_dtype *dt; /* the full result type (DECIMAL(38, s) of a SUM), or NULL */
     int nomerge;     /* a user-defined aggregate function without merge */
 } agg;
 
@@ -902,6 +905,7 @@ static int add_udf_agg(plan *p, aggctx *c, const sql_node *e, const sl_udf_sig *
     free(qname);
     free(b.p);
     a->type = u->result;
+    a->dt = NULL;
     a->nomerge = !u->merge;
     c->n++;
     *name = sl_strdup(a->name);
@@ -980,7 +984,10 @@ static int add_agg(plan *p, aggctx *c, const sql_node *e, const char *alias, cha
         /* what window and group_aggregate compute: SUM/AVG of numbers, MIN/MAX also of
          * TIMESTAMPs, BOOLEANs (FALSE < TRUE) and STRINGs, COUNT of anything */
         int minmax = !strcasecmp(e->s, "MIN") || !strcasecmp(e->s, "MAX");
-        if (strcasecmp(e->s, "COUNT") &&
+        bool dec = at == SL_T_DECIMAL && (!minmax || (adt && adt->p <= 18));
+        bool mmnew = minmax && (at == SL_T_DATE || at == SL_T_TIME || at == SL_T_TINYINT ||
+                                at == SL_T_SMALLINT || at == SL_T_FLOAT);
+        if (strcasecmp(e->s, "COUNT") && !dec && !mmnew &&
             ((at != SL_T_INT && at != SL_T_BIGINT && at != SL_T_DOUBLE &&
               !(minmax && (at == SL_T_TIMESTAMP || at == SL_T_STRING || at == SL_T_BOOLEAN))) ||
              (adt && sl_dtype_has_nanos(adt)))) {
@@ -1010,6 +1017,17 @@ static int add_agg(plan *p, aggctx *c, const sql_node *e, const char *alias, cha
     free(fl);
     free(fcol);
     a->type = !strcasecmp(fn, "COUNT") ? SL_T_BIGINT : at;
+    a->dt = NULL;
+    if (strcasecmp(fn, "COUNT") && adt && !sl_type_is_classic(at)) {
+        /* the aggregate library's result type (operators/agg.c) */
+        sl_dec_type dt = {(uint8_t)adt->p, (uint8_t)adt->s}, r;
+        if (at == SL_T_DECIMAL && (!strcmp(fn, "SUM") || !strcmp(fn, "AVG"))) {
+            r = !strcmp(fn, "SUM") ? sl_dec_type_sum(dt) : sl_dec_type_avg(dt);
+            a->dt = sl_dtype_decimal(r.p, r.s, NULL, 0);
+        } else {
+            a->dt = sl_dtype_nullable(adt, false);
+        }
+    }
     a->nomerge = 0;
     free(fn);
     free(qarg);
@@ -1276,7 +1294,9 @@ static void agg_vertex(plan *p, const aggctx *c, rel *in, int window, const char
         sl_schema_add_dt(&aggout, c->keys[k],
                          ci >= 0 ? in->sch.fields[ci].dt : sl_dtype_basic(SL_T_STRING));
     }
-    for (int k = 0; k < c->n; k++) sl_schema_add(&aggout, c->a[k].name, c->a[k].type);
+    for (int k = 0; k < c->n; k++)
+        if (c->a[k].dt) sl_schema_add_dt(&aggout, c->a[k].name, c->a[k].dt);
+        else sl_schema_add(&aggout, c->a[k].name, c->a[k].type);
     char *uid = sl_sprintf("%s-%s-%08x", window ? "window" : "agg", in->ident ? in->ident : "q",
                            fnv1a(id.p));
     free(id.p);
@@ -1596,6 +1616,26 @@ static int insert_shape(plan *p, const sql_node *ins, const sql_table *t, const 
         }
         const sl_field *f = &r->sch.fields[src[k]];
         if (src[k] != k) need = 1;
+        /* exact numbers convert implicitly into a DECIMAL column of another
+         * precision or scale (an overflow is NULL, as Flink's CAST), a DECIMAL
+         * into a DOUBLE column */
+        const sl_dtype *cdt = sql_col_dt(c);
+        bool dec = (c->type == SL_T_DECIMAL &&
+                    (f->type == SL_T_DECIMAL || f->type == SL_T_INT || f->type == SL_T_BIGINT)) ||
+                   (f->type == SL_T_DECIMAL && c->type == SL_T_DOUBLE);
+        if (dec && sl_dtype_nullable(f->dt, false) != sl_dtype_nullable(cdt, false)) {
+            char *from = sql_quote_ident(f->name), *dst = sql_quote_ident(c->name);
+            its[k].name = sl_strdup(c->name);
+            its[k].type = c->type;
+            its[k].dt = cdt;
+            its[k].text = sl_sprintf("CAST(%s AS %s) AS %s", from,
+                                     sl_dtype_nullable(cdt, false)->text, dst);
+            free(from);
+            free(dst);
+            need = 1;
+            k++;
+            continue;
+        }
         if (!widen_ok(f->type, c->type)) {
             rc = PERR(sql_kid(ins, 0), "INSERT INTO %s: column %d ('%s') is %s, the table's "
                       "'%s' is %s; CAST it", t->name, src[k] + 1, f->name, sl_type_name(f->type),

@@ -23,7 +23,7 @@ or {"name", "ok": false, "error"}; values as debezium-json writes them
 
 Sluice side. Per query a script for `sluice sql -f`: the same table DDL, a
 `filesystem` json sink whose columns are the names and types of Flink's
-result schema (DECIMAL as DOUBLE, any length of VARCHAR as STRING), the
+result schema (DECIMAL as itself, FLOAT as DOUBLE, any length of VARCHAR as STRING), the
 same `SET`s, and `INSERT INTO` the sink the same SELECT; the json sink
 writes the changelog with each row's kind (`"op"`).
 
@@ -31,11 +31,13 @@ Comparison. Each side's changelog is applied to a multiset: +I and +U add
 a row, -U and -D remove one (a row retracted more often than added is an
 error of that side, reported as such). Values are
 normalised by the type of Flink's column: TIMESTAMP text or datetime to
-epoch ms, DOUBLE/FLOAT/DECIMAL to a float rounded to 12 significant digits
-(the order of additions of SUM/AVG may differ), the rest as they are.
+epoch ms, DOUBLE/FLOAT to a float rounded to 12 significant digits
+(the order of additions of SUM/AVG may differ), DECIMAL exactly (a
+Decimal: equal values at any scale are equal), the rest as they are.
 """
 import collections
 import datetime
+import decimal
 import json
 import os
 import re
@@ -67,12 +69,20 @@ def _sink_rows(d):
         with open(os.path.join(d, name)) as f:
             for line in f:
                 if line.strip():
-                    r = json.loads(line)
+                    r = json.loads(line, parse_float=decimal.Decimal)
                     if r.get("before") is not None:
                         rows.append(("-D", r["before"]))
                     if r.get("after") is not None:
                         rows.append(("+I", r["after"]))
     return rows
+
+
+def _plain(value, flink_type):
+    """A value read with Decimal numbers as JSON can carry it: a DECIMAL
+    column's as its exact text, any other number as a float."""
+    if isinstance(value, decimal.Decimal):
+        return str(value) if flink_type.upper().startswith("DECIMAL") else float(value)
+    return value
 
 
 def _driver_main(spec_path, out_path):
@@ -118,7 +128,8 @@ def _driver_main(spec_path, out_path):
     for rec in recs:
         if rec["name"] in sinks:
             rows = _sink_rows(sinks[rec["name"]])
-            rec.update(ok=True, rows=[[k, [r.get(c) for c, _ in rec["cols"]]] for k, r in rows])
+            rec.update(ok=True, rows=[[k, [_plain(r.get(c), t) for c, t in rec["cols"]]]
+                                      for k, r in rows])
     with open(out_path, "w") as out:
         out.write(json.dumps({"job_seconds": round(time.monotonic() - t0, 3)}) + "\n")
         for rec in recs:
@@ -172,7 +183,9 @@ def sluice_type(flink_type):
     t = t.replace(" *ROWTIME*", "").replace(" *PROCTIME*", "")
     if t.startswith(("VARCHAR", "CHAR", "STRING")):
         return "STRING"
-    if t.startswith(("DECIMAL", "FLOAT", "REAL", "DOUBLE")):
+    if t.startswith("DECIMAL"):
+        return t  # exact: compared digit for digit
+    if t.startswith(("FLOAT", "REAL", "DOUBLE")):
         return "DOUBLE"
     if t.startswith("TIMESTAMP_LTZ") or t.startswith("TIMESTAMP(3) WITH LOCAL"):
         return "TIMESTAMP_LTZ(3)"
@@ -212,7 +225,7 @@ def sink_changelog(out_dir):
         with open(os.path.join(out_dir, name)) as f:
             for line in f:
                 if line.strip():
-                    r = json.loads(line)
+                    r = json.loads(line, parse_float=decimal.Decimal)
                     rows.append((r.pop("op", "+I"), r))
     return rows
 
@@ -236,7 +249,9 @@ def normalise(value, flink_type):
         if isinstance(value, dict):
             return value["ts"]
         return ms_of_text(value)
-    if t.startswith(("DOUBLE", "FLOAT", "REAL", "DECIMAL")):
+    if t.startswith("DECIMAL"):
+        return decimal.Decimal(str(value))  # exact (read as Decimal, equal across scales)
+    if t.startswith(("DOUBLE", "FLOAT", "REAL")):
         if isinstance(value, str):  # NaN / Infinity as text
             return value
         return float(f"{float(value):.12g}")

@@ -189,6 +189,8 @@ GW5 = "ts, INTERVAL '5' SECOND"
 GWH = "ts, INTERVAL '2' SECOND, INTERVAL '6' SECOND"
 HOP25 = "INTERVAL '2' SECOND, INTERVAL '5' SECOND"  # a size no multiple of the slide
 
+DP = "CAST(price AS DECIMAL(10, 2))"  # the price as money
+
 
 def mr(body, order="ts", part="sym"):
     return (f"SELECT * FROM tick MATCH_RECOGNIZE (PARTITION BY {part} ORDER BY {order} {body}) AS m")
@@ -420,6 +422,23 @@ QUERIES = [
      "JSON_VALUE(JSON_OBJECT('s' VALUE s, 'v' VALUE v), '$.v' RETURNING INT) AS jv, "
      "JSON_QUERY(JSON_OBJECT('k' VALUE k), '$' ) AS jq, s IS JSON AS isj, "
      "JSON_EXISTS(JSON_OBJECT('s' VALUE s), 'strict $.s') AS je, JSON_STRING(s) AS js FROM ev"),
+    # ---- DECIMAL and DATE (exact: the sink keeps Flink's DECIMAL type)
+    ("decimal_arith", f"SELECT id, {DP} * v AS m, {DP} / 3 AS d3, {DP} + 0.005 AS a, "
+                      f"v * 1.10 AS l, {DP} - v AS sb, {DP} % 7 AS md, -{DP} AS ng, "
+                      f"{DP} > 50.5 AS gt, {DP} = v AS eq, CAST({DP} AS STRING) AS s, "
+                      f"CAST({DP} AS INT) AS i, CAST({DP} AS DECIMAL(3, 0)) AS r3, "
+                      f"TRY_CAST(s AS DECIMAL(5, 1)) AS ts1 FROM ev"),
+    ("decimal_agg", f"SELECT k, SUM({DP}) AS s, AVG({DP}) AS a, MIN({DP}) AS mn, "
+                    f"MAX({DP}) AS mx, COUNT({DP}) AS c FROM ev GROUP BY k"),
+    ("decimal_agg_retract", f"SELECT c, SUM(s) AS ss, COUNT(*) AS n FROM (SELECT k, "
+                            f"SUM({DP}) AS s, COUNT(*) AS c FROM ev GROUP BY k) GROUP BY c"),
+    ("decimal_tvf", f"SELECT {WIN}, k, SUM({DP}) AS s, AVG({DP}) AS a FROM {tvf('TUMBLE')} "
+                    f"GROUP BY {WIN}, k"),
+    ("date_casts", "SELECT id, CAST(ts AS DATE) AS d, CAST(CAST(ts AS DATE) AS STRING) AS ds, "
+                   "CAST(ts AS DATE) >= CAST('2026-01-01' AS DATE) AS after, "
+                   "CAST(CAST(ts AS TIME) AS STRING) AS t FROM ev"),
+    ("date_agg", "SELECT k, MIN(CAST(ts AS DATE)) AS d0, MAX(CAST(ts AS DATE)) AS d1, "
+                 "COUNT(*) AS c FROM ev GROUP BY k"),
     # ---- set operations, DISTINCT, VALUES, ORDER BY ... LIMIT (changelogs: compared final)
     ("select_distinct", "SELECT DISTINCT k, u FROM ev"),
     ("union_distinct", "SELECT k, u FROM ev WHERE v > 50 UNION SELECT k, u FROM evs WHERE v < 20"),

@@ -226,22 +226,17 @@ INSERT INTO by_price SELECT price, COUNT(*) AS cnt FROM src GROUP BY price;
     assert got_p == want_p
 
 
-def test_expressions_over_new_types_are_refused(cluster, workdir):
+def test_expressions_over_new_types_are_refused_where_not_supported(cluster, workdir):
     src = write_src(workdir)
     cases = [
-        ("INSERT INTO o SELECT price + 1 FROM src;",
-         "line 9, column 28: cannot apply '+' to DECIMAL(10, 2) and INT"),
-        ("INSERT INTO o SELECT COALESCE(price, price) FROM src;",
-         "line 9, column 22: DECIMAL arithmetic, comparison or a function over DECIMAL(10, 2) "
-         "is not supported yet"),
-        ("INSERT INTO o SELECT price FROM src WHERE d = d;",
-         "line 9, column 43: an operator or function over DATE is not supported yet"),
-        ("INSERT INTO o SELECT SUM(price) FROM src;",
-         "line 9, column 22: SUM of DECIMAL(10, 2) is not supported yet"),
-        ("CREATE TABLE o2 (x DECIMAL(12, 4)) WITH ('connector' = 'print');\n"
-         "INSERT INTO o2 SELECT price FROM src;",
-         "line 10, column 16: INSERT INTO o2: column 1 ('price') is DECIMAL(10, 2), the table's "
-         "'x' is DECIMAL(12, 4); converting between them is not supported yet"),
+        ("INSERT INTO o SELECT price || 'x' FROM src;",
+         "line 9, column 28: cannot apply '||' to DECIMAL(10, 2) and STRING"),
+        ("INSERT INTO o SELECT price FROM src WHERE arr = arr;",
+         "line 9, column 43: an operator or function over ARRAY<INT> is not supported yet"),
+        ("INSERT INTO o SELECT SUM(ts) FROM src;",
+         "line 9, column 22: SUM of TIMESTAMP(6) is not supported yet"),
+        ("INSERT INTO o SELECT MAX(ts) FROM src;",
+         "line 9, column 22: MAX of TIMESTAMP(6) is not supported yet"),
         ("CREATE TABLE c (x ARRAY<INT>) WITH ('connector' = 'filesystem', 'path' = '/tmp/x', "
          "'format' = 'csv');\nINSERT INTO c SELECT arr FROM src;",
          "line 9, column 31: table 'c': column 'x' is ARRAY<INT>; the csv format cannot carry "

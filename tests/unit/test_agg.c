@@ -549,7 +549,81 @@ static void test_results_equal(void)
     teardown(&f);
 }
 
-SL_TEST_MAIN(SL_TEST(test_parse_and_result_types), SL_TEST(test_parse_errors),
+/* DECIMAL(10, 2) and DATE columns: SUM is DECIMAL(38, 2), AVG DECIMAL(38, 6)
+ * (the exact sum divided once, HALF_UP), MIN/MAX keep the type; a SUM/AVG
+ * slot is 24 bytes; retract and merge are exact. */
+static void test_decimal_and_date(void)
+{
+    sl_schema in, out;
+    sl_schema_init(&in);
+    sl_schema_init(&out);
+    const sl_dtype *d102;
+    char err[256];
+    CHECK_EQ_INT(sl_dtype_parse("DECIMAL(10, 2)", &d102, err, sizeof err), SL_OK);
+    sl_schema_add_dt(&in, "p", d102);
+    sl_schema_add(&in, "dt", SL_T_DATE);
+    sl_agg_list l;
+    sl_agg_list_init(&l);
+    const char *items[] = {"SUM(p)", "AVG(p)", "MIN(p)", "MAX(p)", "MAX(dt)", "COUNT(p)"};
+    for (int i = 0; i < 6; i++)
+        CHECK_EQ_INT(sl_agg_list_add(&l, items[i], i + 1, &in, &out, err, sizeof err), SL_OK);
+    CHECK_EQ_STR(out.fields[0].dt->text, "DECIMAL(38, 2)");
+    CHECK_EQ_STR(out.fields[1].dt->text, "DECIMAL(38, 6)");
+    CHECK_EQ_STR(out.fields[2].dt->text, "DECIMAL(10, 2)");
+    CHECK_EQ_STR(out.fields[4].dt->text, "DATE");
+    CHECK_EQ_INT((int)l.size, 8 + 24 + 24 + 16 + 16 + 16 + 8);
+    l.keep_values = false;
+    uint8_t acc[128], acc2[128];
+    sl_agg_init(&l, acc);
+    sl_agg_init(&l, acc2);
+    /* 1.10, 2.25, 3.00 (unscaled 110, 225, 300); dates 20000, 19000, 20500 */
+    int64_t cents[] = {110, 225, 300, -99999};
+    int64_t days[] = {20000, 19000, 20500, 1};
+    sl_value v[2];
+    sl_row r = {.kind = SL_KIND_INSERT, .n = 2, .vals = v};
+    for (int i = 0; i < 4; i++) {
+        v[0] = (sl_value){.v.dec = {(uint64_t)cents[i], cents[i] < 0 ? -1 : 0}};
+        v[1] = (sl_value){.v.i = days[i]};
+        sl_agg_add(&l, i < 2 ? acc : acc2, &r);
+    }
+    v[0] = (sl_value){.v.dec = {(uint64_t)-99999, -1}}; /* take -999.99 back out */
+    v[1] = (sl_value){.isnull = true};
+    sl_agg_retract(&l, acc2, &r);
+    sl_agg_merge(&l, acc, acc2);
+    sl_value o[6];
+    sl_agg_result(&l, acc, o);
+    CHECK_EQ_INT((int64_t)o[0].v.dec.lo, 635); /* 6.35 */
+    CHECK_EQ_INT(o[0].v.dec.hi, 0);
+    CHECK_EQ_INT((int64_t)o[1].v.dec.lo, 2116667); /* 6.35 / 3 = 2.116666.. -> 2.116667 */
+    CHECK_EQ_INT(o[5].v.i, 3);
+    /* the caller keeps MIN/MAX under retraction; without it the extremes stay */
+    CHECK_EQ_INT((int64_t)o[2].v.dec.lo, -99999);
+    CHECK_EQ_INT(o[2].v.dec.hi, -1);
+    CHECK_EQ_INT((int64_t)o[3].v.dec.lo, 300);
+    CHECK_EQ_INT(o[4].v.i, 20500);
+    /* a negative sum */
+    sl_agg_init(&l, acc);
+    v[0] = (sl_value){.v.dec = {(uint64_t)-5, -1}};
+    v[1] = (sl_value){.isnull = true};
+    sl_agg_add(&l, acc, &r);
+    sl_agg_add(&l, acc, &r);
+    sl_agg_add(&l, acc, &r);
+    sl_agg_result(&l, acc, o);
+    CHECK_EQ_INT((int64_t)o[0].v.dec.lo, -15);
+    CHECK_EQ_INT(o[0].v.dec.hi, -1);
+    CHECK_EQ_INT((int64_t)o[1].v.dec.lo, -50000); /* -0.05 at scale 6 */
+    /* MIN/MAX of a DECIMAL wider than 18 digits is refused */
+    const sl_dtype *d30;
+    CHECK_EQ_INT(sl_dtype_parse("DECIMAL(30, 2)", &d30, err, sizeof err), SL_OK);
+    sl_schema_add_dt(&in, "w", d30);
+    CHECK_EQ_INT(sl_agg_list_add(&l, "MIN(w)", 7, &in, &out, err, sizeof err), SL_ERR);
+    CHECK(strstr(err, "MIN of DECIMAL(30, 2) (precision above 18) is not supported yet") != NULL);
+    sl_agg_list_free(&l);
+    sl_schema_free(&in);
+    sl_schema_free(&out);
+}
+
+SL_TEST_MAIN(SL_TEST(test_decimal_and_date), SL_TEST(test_parse_and_result_types), SL_TEST(test_parse_errors),
              SL_TEST(test_count), SL_TEST(test_filter_and_distinct), SL_TEST(test_sum_avg_int), SL_TEST(test_sum_avg_bigint),
              SL_TEST(test_sum_avg_double), SL_TEST(test_minmax_integers_and_timestamp),
              SL_TEST(test_minmax_boolean), SL_TEST(test_minmax_double),

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "decimal.h"
 #include "expr.h"
 #include "sl_test.h"
 
@@ -66,7 +67,18 @@ static const char *type_word(sl_type t)
     return w[t];
 }
 
-/* Render a value by hand so the test does not lean on row.c's formatter. */
+/* Render a value by hand so the test does not lean on row.c's formatter
+ * (a DECIMAL as its type and lib/decimal's plain text). */
+static void render_dec(char *dst, size_t cap, const sl_dtype *dt, const sl_value *v)
+{
+    char num[64] = "NULL";
+    if (!v->isnull) {
+        sl_dec d = {v->v.dec.lo, v->v.dec.hi};
+        sl_dec_format(num, sizeof num, d, dt->s);
+    }
+    snprintf(dst, cap, "%s %s", dt->text, num);
+}
+
 static void render(char *dst, size_t cap, sl_type t, const sl_value *v)
 {
     if (v->isnull) {
@@ -100,6 +112,8 @@ static const char *run_limit(const char *text, size_t limit)
     memset(&v, 0xA5, sizeof v); /* garbage: eval must set every field it reports */
     if (sl_expr_eval(e, &R, &a, &v, err, sizeof err) != SL_OK)
         snprintf(OUT, sizeof OUT, "EVAL: %s", err);
+    else if (sl_expr_type(e) == SL_T_DECIMAL)
+        render_dec(OUT, sizeof OUT, sl_expr_dtype(e), &v);
     else
         render(OUT, sizeof OUT, sl_expr_type(e), &v);
     sl_arena_free(&a);
@@ -120,8 +134,10 @@ static void test_literals(void)
     EXPECT("9223372036854775807", "BIGINT 9223372036854775807");
     EXPECT("9223372036854775808",
            "PARSE: line 1, column 1: integer literal 9223372036854775808 is out of range");
-    EXPECT("1.5", "DOUBLE 1.5");
-    EXPECT(".25", "DOUBLE 0.25");
+    EXPECT("1.5", "DECIMAL(2, 1) 1.5"); /* an exact literal is a DECIMAL */
+    EXPECT(".25", "DECIMAL(2, 2) 0.25");
+    EXPECT("-0.050", "DECIMAL(3, 3) -0.050");
+    EXPECT("007.10", "DECIMAL(3, 2) 7.10");
     EXPECT("1e3", "DOUBLE 1000");
     EXPECT("2.5E-1", "DOUBLE 0.25");
     EXPECT("'it''s'", "STRING it's");
@@ -174,7 +190,11 @@ static void test_arithmetic(void)
     EXPECT("id + 1", "BIGINT 8");
     EXPECT("n * 2", "INT 6");
     EXPECT("n + id", "BIGINT 10");
-    EXPECT("1 + 2.5", "DOUBLE 3.5");
+    EXPECT("1 + 2.5", "DECIMAL(12, 1) 3.5");
+    EXPECT("price + 2.5", "DOUBLE 5");
+    EXPECT("0.1 + 0.2 = 0.3", "BOOLEAN TRUE");
+    EXPECT("n * 1.10", "DECIMAL(14, 2) 3.30");
+    EXPECT("1.5 > n", "BOOLEAN FALSE");
     EXPECT("price * 2", "DOUBLE 5");
     EXPECT("n + price", "DOUBLE 5.5");
     EXPECT("-price", "DOUBLE -2.5");
@@ -183,7 +203,9 @@ static void test_arithmetic(void)
     EXPECT("-7 / 2", "INT -3");
     EXPECT("neg / 2", "INT -3");
     EXPECT("7 / -2", "INT -3");
-    EXPECT("7.0 / 2", "DOUBLE 3.5");
+    EXPECT("7.0 / 2", "DECIMAL(13, 12) 3.500000000000");
+    EXPECT("1 / 3.0", "DECIMAL(17, 6) 0.333333");
+    EXPECT("2 / 3.0", "DECIMAL(17, 6) 0.666667");
     EXPECT("id / 2", "BIGINT 3");
     /* the remainder takes the sign of the dividend */
     EXPECT("7 % 3", "INT 1");
@@ -197,7 +219,7 @@ static void test_arithmetic(void)
     EXPECT("id % 5", "INT 2");
     EXPECT("MOD(5, id)", "BIGINT 5");
     EXPECT("id % id", "BIGINT 0");
-    EXPECT("7.5 % 2", "DOUBLE 1.5");
+    EXPECT("7.5 % 2", "DECIMAL(2, 1) 1.5");
     /* overflow wraps as Java's int and long do */
     EXPECT("2147483647 + 1", "INT -2147483648");
     EXPECT("n * 1000000000", "INT -1294967296");
@@ -208,7 +230,10 @@ static void test_arithmetic(void)
     EXPECT("(-9223372036854775807 - 1) % -1", "INT 0");
     EXPECT("(-9223372036854775807 - 1) % CAST(-1 AS BIGINT)", "BIGINT 0");
     EXPECT("nul_i + 1", "INT NULL");
-    EXPECT("NULL * 2.5", "DOUBLE NULL");
+    EXPECT("NULL * 2.5", "DECIMAL(4, 1) NULL");
+    EXPECT("NULL * CAST(2.5 AS DOUBLE)", "DOUBLE NULL");
+    /* an exact result past 38 digits is NULL, as Flink's overflow */
+    EXPECT("CAST('99999999999999999999999999999999999999' AS DECIMAL(38, 0)) + 1", "DECIMAL(38, 0) NULL");
     EXPECT("NULL + NULL", "NULL NULL");
     EXPECT("1 + -2147483648", "INT -2147483647");
 }
@@ -478,10 +503,30 @@ static void test_cast(void)
     EXPECT("CAST(0.1 AS STRING)", "STRING 0.1");
     EXPECT("CAST(1e10 AS STRING)", "STRING 1.0E10");
     EXPECT("CAST(1234567.0 AS STRING)", "STRING 1234567.0");
-    EXPECT("CAST(12345678.0 AS STRING)", "STRING 1.2345678E7");
+    EXPECT("CAST(12345678.0 AS STRING)", "STRING 12345678.0");
+    EXPECT("CAST(CAST(12345678.0 AS DOUBLE) AS STRING)", "STRING 1.2345678E7");
     EXPECT("CAST(0.001 AS STRING)", "STRING 0.001");
-    EXPECT("CAST(0.0001 AS STRING)", "STRING 1.0E-4");
-    EXPECT("CAST(-0.00015 AS STRING)", "STRING -1.5E-4");
+    EXPECT("CAST(0.0001 AS STRING)", "STRING 0.0001");
+    EXPECT("CAST(CAST(0.0001 AS DOUBLE) AS STRING)", "STRING 1.0E-4");
+    EXPECT("CAST(-0.00015 AS STRING)", "STRING -0.00015");
+    /* DATE and TIME literals, CASTs and comparisons */
+    EXPECT("CAST('2024-02-29' AS DATE) < CAST('2024-03-01' AS DATE)", "BOOLEAN TRUE");
+    EXPECT("CAST(CAST('1970-01-02' AS DATE) AS TIMESTAMP)", "TIMESTAMP 86400000");
+    EXPECT("CAST(ts AS DATE) = CAST(' 2026-1-1 ' AS DATE)", "BOOLEAN TRUE");
+    EXPECT("CAST(TIME '10:11:12' AS STRING)", "STRING 10:11:12");
+    EXPECT("TIME '10:00:00.5' > TIME '10:00:00'", "BOOLEAN TRUE");
+    EXPECT("CAST(CAST(ts AS TIME) AS STRING)", "STRING 00:00:00");
+    EXPECT("CAST(CAST(ts AS DATE) AS INT)", "PARSE: line 1, column 1: cannot CAST DATE to INT");
+    EXPECT("TIME '25:00:00'", "PARSE: line 1, column 6: invalid TIME literal '25:00:00' (expected 'HH:MM:SS[.fff]')");
+    EXPECT("CAST(ts AS DATE) + 1", "PARSE: line 1, column 18: cannot apply '+' to DATE and INT");
+    EXPECT("CAST(1.005 AS DECIMAL(3, 2))", "DECIMAL(3, 2) 1.01");
+    EXPECT("CAST(-1.005 AS DECIMAL(3, 2))", "DECIMAL(3, 2) -1.01");
+    EXPECT("CAST(CAST(1.005 AS DOUBLE) AS DECIMAL(3, 2))", "DECIMAL(3, 2) 1.01");
+    EXPECT("CAST(123.4 AS DECIMAL(3, 1))", "DECIMAL(3, 1) NULL");
+    EXPECT("CAST('123.4' AS DECIMAL(3, 1))", "EVAL: cannot CAST '123.4' to DECIMAL(3, 1) at position 1");
+    EXPECT("TRY_CAST('12.x' AS DECIMAL(3, 1))", "DECIMAL(3, 1) NULL");
+    EXPECT("CAST(-2.7 AS INT)", "INT -2");
+    EXPECT("CAST(ok AS DECIMAL(3, 1))", "PARSE: line 1, column 1: cannot CAST BOOLEAN to DECIMAL(3, 1)");
     EXPECT("CAST(0.0 AS STRING)", "STRING 0.0");
     EXPECT("CAST(TRUE AS STRING)", "STRING TRUE");
     EXPECT("CAST(nul_b IS NULL AND FALSE AS STRING)", "STRING FALSE");
