@@ -802,6 +802,21 @@ static int ob_finish(outbuf *o)
     return (int)o->n;
 }
 
+/* The digits of printf's "%e" text buf ("D.DDDDe[+-]XX") into digits[] (no
+ * dot, no trailing zeros, NUL-ended), the exponent of the first into *exp10;
+ * returns how many. */
+static int sci_digits(const char *buf, char *digits, int *exp10)
+{
+    int nd = 0;
+    const char *p = buf;
+    for (; *p && *p != 'e'; p++)
+        if (*p >= '0' && *p <= '9') digits[nd++] = *p;
+    *exp10 = atoi(p + 1);
+    while (nd > 1 && digits[nd - 1] == '0') nd--;
+    digits[nd] = '\0';
+    return nd;
+}
+
 /* Shortest decimal digits of a finite positive d that read back to d (at
  * least two, as Java asks, which only matters for subnormals: 4.9E-324):
  * digits[] gets them (no dot, no trailing zeros), *exp10 the exponent of the
@@ -816,15 +831,34 @@ static int shortest_digits(double d, char *digits, int *exp10)
         snprintf(buf, sizeof buf, "%.*e", prec - 1, d);
         if (prec == 17 || strtod(buf, NULL) == d) break;
     }
-    /* buf = "D.DDDDe[+-]XX" */
-    int nd = 0;
-    const char *p = buf;
-    for (; *p && *p != 'e'; p++)
-        if (*p >= '0' && *p <= '9') digits[nd++] = *p;
-    *exp10 = atoi(p + 1);
-    while (nd > 1 && digits[nd - 1] == '0') nd--;
-    digits[nd] = '\0';
-    return nd;
+    return sci_digits(buf, digits, exp10);
+}
+
+/* Java's Double/Float.toString layout of the digits dg[0..nd) with decimal
+ * exponent e: plain ("123.45", "0.00123", "100.0") when `plain` (the
+ * magnitude is in [1e-3, 1e7)), else "1.2345E10". */
+static void put_java_digits(outbuf *o, const char *dg, int nd, int e, bool plain)
+{
+    if (plain) {
+        if (e >= 0) {
+            for (int i = 0; i <= e; i++) ob_putc(o, i < nd ? dg[i] : '0');
+            ob_putc(o, '.');
+            if (nd > e + 1) ob_put(o, dg + e + 1, (size_t)(nd - e - 1));
+            else ob_putc(o, '0');
+        } else {
+            ob_put(o, "0.", 2);
+            for (int i = 0; i < -e - 1; i++) ob_putc(o, '0');
+            ob_put(o, dg, (size_t)nd);
+        }
+    } else {
+        ob_putc(o, dg[0]);
+        ob_putc(o, '.');
+        if (nd > 1) ob_put(o, dg + 1, (size_t)(nd - 1));
+        else ob_putc(o, '0');
+        char eb[16];
+        int en = snprintf(eb, sizeof eb, "E%d", e);
+        ob_put(o, eb, (size_t)en);
+    }
 }
 
 /* Java's Double.toString. */
@@ -848,26 +882,7 @@ static void format_double(outbuf *o, double d)
     char dg[24];
     int e;
     int nd = shortest_digits(d, dg, &e);
-    if (d >= 1e-3 && d < 1e7) {
-        if (e >= 0) {
-            for (int i = 0; i <= e; i++) ob_putc(o, i < nd ? dg[i] : '0');
-            ob_putc(o, '.');
-            if (nd > e + 1) ob_put(o, dg + e + 1, (size_t)(nd - e - 1));
-            else ob_putc(o, '0');
-        } else {
-            ob_put(o, "0.", 2);
-            for (int i = 0; i < -e - 1; i++) ob_putc(o, '0');
-            ob_put(o, dg, (size_t)nd);
-        }
-    } else {
-        ob_putc(o, dg[0]);
-        ob_putc(o, '.');
-        if (nd > 1) ob_put(o, dg + 1, (size_t)(nd - 1));
-        else ob_putc(o, '0');
-        char eb[16];
-        int en = snprintf(eb, sizeof eb, "E%d", e);
-        ob_put(o, eb, (size_t)en);
-    }
+    put_java_digits(o, dg, nd, e, d >= 1e-3 && d < 1e7);
 }
 
 /* Java's Float.toString: the shortest digits that read back as the float. */
@@ -883,37 +898,13 @@ static void format_float(outbuf *o, double d)
         f = -f;
     }
     char buf[40], dg[24];
-    int prec;
-    for (prec = 1; prec <= 9; prec++) {
+    for (int prec = 1; prec <= 9; prec++) {
         snprintf(buf, sizeof buf, "%.*e", prec - 1, (double)f);
         if (strtof(buf, NULL) == f) break;
     }
-    int nd = 0;
-    const char *p = buf;
-    for (; *p && *p != 'e'; p++)
-        if (*p >= '0' && *p <= '9') dg[nd++] = *p;
-    int e = atoi(p + 1);
-    while (nd > 1 && dg[nd - 1] == '0') nd--;
-    if (f >= 1e-3f && f < 1e7f) {
-        if (e >= 0) {
-            for (int i = 0; i <= e; i++) ob_putc(o, i < nd ? dg[i] : '0');
-            ob_putc(o, '.');
-            if (nd > e + 1) ob_put(o, dg + e + 1, (size_t)(nd - e - 1));
-            else ob_putc(o, '0');
-        } else {
-            ob_put(o, "0.", 2);
-            for (int i = 0; i < -e - 1; i++) ob_putc(o, '0');
-            ob_put(o, dg, (size_t)nd);
-        }
-    } else {
-        ob_putc(o, dg[0]);
-        ob_putc(o, '.');
-        if (nd > 1) ob_put(o, dg + 1, (size_t)(nd - 1));
-        else ob_putc(o, '0');
-        char eb[16];
-        int en = snprintf(eb, sizeof eb, "E%d", e);
-        ob_put(o, eb, (size_t)en);
-    }
+    int e;
+    int nd = sci_digits(buf, dg, &e);
+    put_java_digits(o, dg, nd, e, f >= 1e-3f && f < 1e7f);
 }
 
 /* Java's BigDecimal.toString of unscaled x with scale s: plain when the
