@@ -834,6 +834,25 @@ static int shortest_digits(double d, char *digits, int *exp10)
     return sci_digits(buf, digits, exp10);
 }
 
+int sl_value_cmp(const sl_dtype *dt, const sl_value *a, const sl_value *b)
+{
+    if (a->isnull || b->isnull) return a->isnull == b->isnull ? 0 : a->isnull ? -1 : 1;
+    sl_type t = dt->kind;
+    if (t == SL_T_DOUBLE || t == SL_T_FLOAT) return a->v.d < b->v.d ? -1 : a->v.d > b->v.d;
+    if (sl_type_is_var(t) || sl_type_is_nested(t)) {
+        uint32_t n = a->v.s.len < b->v.s.len ? a->v.s.len : b->v.s.len;
+        int c = n ? memcmp(a->v.s.p, b->v.s.p, n) : 0;
+        return c ? c : a->v.s.len < b->v.s.len ? -1 : a->v.s.len > b->v.s.len;
+    }
+    if (t == SL_T_DECIMAL) {
+        if (a->v.dec.hi != b->v.dec.hi) return a->v.dec.hi < b->v.dec.hi ? -1 : 1;
+        return a->v.dec.lo < b->v.dec.lo ? -1 : a->v.dec.lo > b->v.dec.lo;
+    }
+    if (a->v.i != b->v.i) return a->v.i < b->v.i ? -1 : 1;
+    if (sl_dtype_has_nanos(dt)) return a->v.ts.nano < b->v.ts.nano ? -1 : a->v.ts.nano > b->v.ts.nano;
+    return 0;
+}
+
 /* Java's Double/Float.toString layout of the digits dg[0..nd) with decimal
  * exponent e: plain ("123.45", "0.00123", "100.0") when `plain` (the
  * magnitude is in [1e-3, 1e7)), else "1.2345E10". */

@@ -133,6 +133,13 @@ size_t sl_row_key_size(const sl_row *r, const sl_schema *s, const int *keys, int
 /* Format one value the way Flink's print sink does (TIMESTAMP as
  * 2026-01-01T00:00:00.020, NULL as "null"). Returns chars written (snprintf-like). */
 int sl_value_format(char *dst, size_t cap, const sl_value *v, sl_type t);
+
+/* Order two values of one column of type dt, as ORDER BY does: NULL is the
+ * smallest (first ascending, last descending); numbers, dates and times by
+ * value (TIME/TIMESTAMP with p > 3 to the nanosecond, DECIMAL by its unscaled
+ * value, both of the column's scale), strings, bytes and nested values by
+ * their bytes. Returns <0, 0 or >0. */
+int sl_value_cmp(const sl_dtype *dt, const sl_value *a, const sl_value *b);
 /* The same for any type (DECIMAL with its scale, TIME/TIMESTAMP with their
  * precision, ARRAY [1, 2], MAP {a=1}, ROW +I[1, a], nested NULLs). The
  * nested bytes must have been validated (sl_row_decode does). */

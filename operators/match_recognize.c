@@ -955,22 +955,6 @@ static int mr_process(sl_op *op, int input, sl_row *row)
     return sl_op_timer_register(op, SL_TIME_EVENT, t, ns, sizeof ns);
 }
 
-/* NULL is the smallest value (first ascending, last descending). */
-static int value_cmp(sl_type t, const sl_value *a, const sl_value *b)
-{
-    if (a->isnull || b->isnull) return a->isnull == b->isnull ? 0 : a->isnull ? -1 : 1;
-    switch (t) {
-    case SL_T_DOUBLE: return a->v.d < b->v.d ? -1 : a->v.d > b->v.d;
-    case SL_T_STRING:
-    case SL_T_BYTES: {
-        uint32_t n = a->v.s.len < b->v.s.len ? a->v.s.len : b->v.s.len;
-        int c = n ? memcmp(a->v.s.p, b->v.s.p, n) : 0;
-        return c ? c : a->v.s.len < b->v.s.len ? -1 : a->v.s.len > b->v.s.len;
-    }
-    default: return a->v.i < b->v.i ? -1 : a->v.i > b->v.i;
-    }
-}
-
 /* The rows of one event time (an mr-pending entry, [time][len][row]* in
  * arrival order) onto the end of the key's sequence, sorted by ORDER BY's
  * further columns: a stable insertion sort, so rows equal on them keep
@@ -1003,7 +987,7 @@ static int append_rows_of_time(sl_op *op, const uint8_t *v, size_t len)
             int y = idx[j], c = 0;
             for (int o = 0; !c && o < pl->norder; o++) {
                 int col = pl->ocol[o];
-                c = value_cmp(pl->in.fields[col].type, &row_vals(st, pl, y)[col], &row_vals(st, pl, x)[col]);
+                c = sl_value_cmp(pl->in.fields[col].dt, &row_vals(st, pl, y)[col], &row_vals(st, pl, x)[col]);
                 if (pl->odesc[o]) c = -c;
             }
             if (c <= 0) break;

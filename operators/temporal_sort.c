@@ -250,22 +250,6 @@ static int ts_gather(void *ctx, const void *val, size_t len)
     return 0;
 }
 
-static int ts_value_cmp(sl_type t, const sl_value *a, const sl_value *b)
-{
-    /* NULL is the smallest value: first ascending, last descending, as Flink orders them */
-    if (a->isnull || b->isnull) return a->isnull == b->isnull ? 0 : a->isnull ? -1 : 1;
-    switch (t) {
-    case SL_T_DOUBLE: return a->v.d < b->v.d ? -1 : a->v.d > b->v.d;
-    case SL_T_STRING:
-    case SL_T_BYTES: {
-        uint32_t n = a->v.s.len < b->v.s.len ? a->v.s.len : b->v.s.len;
-        int c = n ? memcmp(a->v.s.p, b->v.s.p, n) : 0;
-        return c ? c : a->v.s.len < b->v.s.len ? -1 : a->v.s.len > b->v.s.len;
-    }
-    default: return a->v.i < b->v.i ? -1 : a->v.i > b->v.i;
-    }
-}
-
 /* Insertion sort of the gathered rows by the order-by columns: stable, so
  * rows equal on them keep their arrival order (and one rowtime rarely holds
  * many rows). */
@@ -278,7 +262,7 @@ static void ts_sort(const ts_plan *pl, const sl_schema *in, ts_state *st)
             int y = st->idx[j], c = 0;
             for (int k = 0; !c && k < pl->norder; k++) {
                 int col = pl->ocol[k];
-                c = ts_value_cmp(in->fields[col].type, &st->all[y * nc + col],
+                c = sl_value_cmp(in->fields[col].dt, &st->all[y * nc + col],
                                  &st->all[x * nc + col]);
                 if (pl->odesc[k]) c = -c;
             }
