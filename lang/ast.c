@@ -73,6 +73,17 @@ sql_node *sql_node_new(sql_arena *a, sql_kind kind, int line, int col)
     return n;
 }
 
+sql_node *sql_node_like(sql_arena *a, const sql_node *e)
+{
+    sql_node *n = sql_node_new(a, e->kind, e->line, e->col);
+    n->oline = e->oline;
+    n->ocol = e->ocol;
+    n->flags = e->flags;
+    n->s = e->s;
+    n->s2 = e->s2;
+    return n;
+}
+
 sql_node *sql_node_add(sql_arena *a, sql_node *n, sql_node *kid)
 {
     if (n->nkids == n->cap) {

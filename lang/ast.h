@@ -172,6 +172,9 @@ void *sql_arena_alloc(sql_arena *a, size_t n); /* zeroed; aborts on OOM */
 char *sql_arena_strndup(sql_arena *a, const char *s, size_t n);
 
 sql_node *sql_node_new(sql_arena *a, sql_kind kind, int line, int col);
+/* A new node like e -- its kind, positions, flags and strings -- without
+ * kids: what a rewrite starts from before it adds e's kids rewritten. */
+sql_node *sql_node_like(sql_arena *a, const sql_node *e);
 /* Append `kid` (may be NULL, keeping the slot) and return n. */
 sql_node *sql_node_add(sql_arena *a, sql_node *n, sql_node *kid);
 sql_node *sql_kid(const sql_node *n, int i); /* NULL when out of range */

@@ -179,12 +179,7 @@ static int rewrite_expr(plan *p, const groupwin *g, const sql_node *e, int where
         }
         return SL_OK;
     }
-    sql_node *n = sql_node_new(p->arena, e->kind, e->line, e->col);
-    n->oline = e->oline;
-    n->ocol = e->ocol;
-    n->flags = e->flags;
-    n->s = e->s;
-    n->s2 = e->s2;
+    sql_node *n = sql_node_like(p->arena, e);
     for (int i = 0; i < e->nkids; i++) {
         sql_node *k;
         if (rewrite_expr(p, g, e->kids[i], where, &k) != SL_OK) return SL_ERR;

@@ -105,12 +105,7 @@ static sql_node *replace_over(plan *p, const sql_node *e, const over_ctx *c)
                 return col;
             }
     }
-    sql_node *n = sql_node_new(p->arena, e->kind, e->line, e->col);
-    n->oline = e->oline;
-    n->ocol = e->ocol;
-    n->flags = e->flags;
-    n->s = e->s;
-    n->s2 = e->s2;
+    sql_node *n = sql_node_like(p->arena, e);
     for (int i = 0; i < e->nkids; i++) sql_node_add(p->arena, n, replace_over(p, e->kids[i], c));
     return n;
 }

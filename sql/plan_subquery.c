@@ -539,12 +539,7 @@ static sql_node *inner_cols(sq *q, const leaves *in, const sql_node *e, sql_node
         sql_node_add(p->arena, items, mkitem(p, (sql_node *)e, rn));
         return col(p, e, alias, rn);
     }
-    sql_node *n = mk(p, e->kind, e);
-    n->flags = e->flags;
-    n->s = e->s;
-    n->s2 = e->s2;
-    n->oline = e->oline;
-    n->ocol = e->ocol;
+    sql_node *n = sql_node_like(p->arena, e);
     for (int i = 0; i < e->nkids; i++)
         sql_node_add(p->arena, n, inner_cols(q, in, e->kids[i], items, alias, nr));
     return n;
@@ -854,12 +849,7 @@ static int scalars(sq *q, const sql_node *e, sql_node **out)
         *out = col(p, e, a, "__v");
         return SL_OK;
     }
-    sql_node *n = mk(p, e->kind, e);
-    n->flags = e->flags;
-    n->s = e->s;
-    n->s2 = e->s2;
-    n->oline = e->oline;
-    n->ocol = e->ocol;
+    sql_node *n = sql_node_like(p->arena, e);
     for (int i = 0; i < e->nkids; i++) {
         sql_node *k;
         if (scalars(q, e->kids[i], &k) != SL_OK) return SL_ERR;
