@@ -1487,9 +1487,8 @@ static node *build_watermark(bld *b, const sql_node *e)
     return unary(b, N_WATERMARK, e, a, SL_T_TIMESTAMP);
 }
 
-/* A function of the table in expr_fn.c: arguments checked against its
- * classes, the result typed. */
-static node *build_fnx(bld *b, const sql_node *e, const sl_fnx *fx)
+/* A call of table function fx: its arity checked, its arguments built. */
+static node *fnx_node(bld *b, const sql_node *e, const sl_fnx *fx)
 {
     struct fn_def fd = {fx->name, N_FNX, fx->min, fx->max};
     if (check_arity(b, e, &fd) != SL_OK) return NULL;
@@ -1500,6 +1499,15 @@ static node *build_fnx(bld *b, const sql_node *e, const sl_fnx *fx)
         if (!a) return NULL;
         add_kid(n, a);
     }
+    return n;
+}
+
+/* A function of the table in expr_fn.c: arguments checked against its
+ * classes, the result typed. */
+static node *build_fnx(bld *b, const sql_node *e, const sl_fnx *fx)
+{
+    node *n = fnx_node(b, e, fx);
+    if (!n) return NULL;
     size_t nc = strlen(fx->args);
     sl_type common = SL_T_NULL;
     for (int i = 0; i < n->nkids; i++) {
@@ -1541,15 +1549,8 @@ static node *build_fnx(bld *b, const sql_node *e, const sl_fnx *fx)
 static node *build_coll(bld *b, const sql_node *e, const sl_fnx *fx,
                         int (*typer)(node *, char *, size_t))
 {
-    struct fn_def fd = {fx->name, N_FNX, fx->min, fx->max};
-    if (check_arity(b, e, &fd) != SL_OK) return NULL;
-    node *n = new_node(b, N_FNX, AT(e), 0);
-    n->fx = fx;
-    for (int i = 0; i < e->nkids; i++) {
-        node *a = build(b, e->kids[i]);
-        if (!a) return NULL;
-        add_kid(n, a);
-    }
+    node *n = fnx_node(b, e, fx);
+    if (!n) return NULL;
     char why[300];
     if (typer(n, why, sizeof why) != SL_OK) {
         perr(b, AT(e), "%s", why);
