@@ -39,6 +39,7 @@
 
 typedef struct over_ctx {
     const sql_node *calls[MAX_OVER]; /* the SQL_OVER nodes of the SELECT list */
+    const sql_node *extra;           /* the first one past MAX_OVER, for the error */
     int n;
 } over_ctx;
 
@@ -47,6 +48,7 @@ static void collect(const sql_node *e, over_ctx *c)
     if (!e) return;
     if (e->kind == SQL_OVER) {
         if (c->n < MAX_OVER) c->calls[c->n] = e;
+        else if (c->n == MAX_OVER) c->extra = e;
         c->n++;
         return;
     }
@@ -56,7 +58,7 @@ static void collect(const sql_node *e, over_ctx *c)
 int sql_select_has_over(const sql_node *sel)
 {
     const sql_node *items = sql_kid(sel, 0);
-    over_ctx c = {.n = 0};
+    over_ctx c = {.n = 0, .extra = NULL};
     for (int i = 0; items && i < items->nkids; i++) collect(items->kids[i], &c);
     return c.n > 0;
 }
@@ -391,9 +393,9 @@ filter:
 int sql_plan_over(plan *p, const sql_node *sel, rel *out)
 {
     const sql_node *items = sql_kid(sel, 0), *from = sql_kid(sel, 1), *where = sql_kid(sel, 2);
-    over_ctx c = {.n = 0};
+    over_ctx c = {.n = 0, .extra = NULL};
     for (int i = 0; i < items->nkids; i++) collect(items->kids[i], &c);
-    if (c.n > MAX_OVER) return PERR(c.calls[MAX_OVER], "more than %d OVER calls in one SELECT", MAX_OVER);
+    if (c.n > MAX_OVER) return PERR(c.extra, "more than %d OVER calls in one SELECT", MAX_OVER);
     if (sql_kid(sel, 3) || sql_kid(sel, 4))
         return PERR(sql_kid(sel, 3) ? sql_kid(sel, 3) : sql_kid(sel, 4),
                     "OVER aggregation and GROUP BY / HAVING in one SELECT are not supported yet; "
