@@ -472,17 +472,7 @@ static int rj_process(sl_op *op, int input, sl_row *row)
     }
     if (matches == 0 && outer && emit(op, acc ? SL_KIND_INSERT : SL_KIND_DELETE, side, row, NULL) != SL_OK)
         return SL_ERR;
-
-    const void *v;
-    size_t len;
-    uint32_t cnt = 0;
-    int rc = sl_map_get(st->rows[side], NULL, 0, st->key.p, st->key.len, &v, &len);
-    if (rc == SL_ERR) return SL_ERR;
-    if (rc == SL_OK && len == 8) cnt = sl_get_le32(v);
-    if (drop_legacy_index(op, side) != SL_OK) return SL_ERR;
-    if (acc) return put_counts(op, side, st->key.p, st->key.len, cnt + 1, matches);
-    if (cnt == 0) return SL_OK; /* never seen, or expired: nothing to retract from state */
-    return put_counts(op, side, st->key.p, st->key.len, cnt - 1, matches);
+    return own_entry(op, side, acc, matches);
 }
 
 /* A side's clean-up timer: clear its rows of the key when idle for the TTL. */
