@@ -430,14 +430,7 @@ static int rj_process(sl_op *op, int input, sl_row *row)
     uint32_t matches = 0;
 
     /* this row's own entry */
-    sl_row ins = *row;
-    ins.kind = SL_KIND_INSERT;
-    const sl_schema *sch = side ? &pl->js.right : &pl->js.left;
-    size_t need = sl_row_size(&ins, sch);
-    st->key.len = 0;
-    sl_buf_reserve(&st->key, need);
-    st->key.len = sl_row_encode(&ins, sch, sl_buf_u8(&st->key), need);
-    SL_ASSERT(st->key.len == need);
+    own_key(op, side, row);
 
     for (size_t pos = 0; pos < st->others.len;) {
         uint32_t kl = sl_get_le32(st->others.p + pos);
