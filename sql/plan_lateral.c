@@ -25,6 +25,26 @@
 
 #define PERR(node, ...) plan_err(p, (node), __VA_ARGS__)
 
+/* The relation of correlate vertex `vid` over l: l's columns then cols
+ * (the function's or UNNEST's, named `alias` in the join), l's changelog
+ * and time attributes; ident (owned) names it for sub-plan reuse. */
+static void correlate_out(plan *p, const sql_node *f, const rel *l, char *vid, const char *alias,
+                          const sl_schema *cols, char *ident, rel *out)
+{
+    memset(out, 0, sizeof *out);
+    out->vid = vid;
+    sl_schema_init(&out->sch);
+    for (int i = 0; i < l->sch.n; i++) sl_schema_add_dt(&out->sch, l->sch.fields[i].name, l->sch.fields[i].dt);
+    for (int i = 0; i < cols->n; i++) sl_schema_add_dt(&out->sch, cols->fields[i].name, cols->fields[i].dt);
+    out->updating = l->updating;
+    out->updater = dup0(l->updater);
+    out->rowtime = dup0(l->rowtime);
+    out->proctime = dup0(l->proctime);
+    out->ident = ident;
+    out->jmap = sqlp_lateral_map(l, alias, cols, l->sch.n);
+    sqlp_joins_add(p, f, out);
+}
+
 int sql_plan_lateral(plan *p, const sql_node *f, rel *out)
 {
     const rel *done = sqlp_joins_find(p, f);
@@ -113,19 +133,8 @@ int sql_plan_lateral(plan *p, const sql_node *f, rel *out)
     free(argtext);
     free(uid_src);
     free(uid);
-    const char *alias = lat->s2 ? lat->s2 : fn->name;
-    memset(out, 0, sizeof *out);
-    out->vid = vid;
-    sl_schema_init(&out->sch);
-    for (int i = 0; i < l.sch.n; i++) sl_schema_add_dt(&out->sch, l.sch.fields[i].name, l.sch.fields[i].dt);
-    for (int i = 0; i < fcols.n; i++) sl_schema_add_dt(&out->sch, fcols.fields[i].name, fcols.fields[i].dt);
-    out->updating = l.updating;
-    out->updater = dup0(l.updater);
-    out->rowtime = dup0(l.rowtime);
-    out->proctime = dup0(l.proctime);
-    out->ident = sl_sprintf("lateral(%s,%s)", l.ident ? l.ident : "", fn->name);
-    out->jmap = sqlp_lateral_map(&l, alias, &fcols, l.sch.n);
-    sqlp_joins_add(p, f, out);
+    correlate_out(p, f, &l, vid, lat->s2 ? lat->s2 : fn->name, &fcols,
+                  sl_sprintf("lateral(%s,%s)", l.ident ? l.ident : "", fn->name), out);
 done:
     json_decref(args);
     json_decref(cols);
@@ -250,20 +259,9 @@ int sql_plan_unnest(plan *p, const sql_node *f, rel *out)
     add_edge(p, l.vid, vid, NULL, NULL, 0);
     free(uid_src);
     free(uid);
-    const char *alias = un->s2 ? un->s2 : "unnest";
-    memset(out, 0, sizeof *out);
-    out->vid = vid;
-    sl_schema_init(&out->sch);
-    for (int i = 0; i < l.sch.n; i++) sl_schema_add_dt(&out->sch, l.sch.fields[i].name, l.sch.fields[i].dt);
-    for (int i = 0; i < ucols.n; i++) sl_schema_add_dt(&out->sch, ucols.fields[i].name, ucols.fields[i].dt);
-    out->updating = l.updating;
-    out->updater = dup0(l.updater);
-    out->rowtime = dup0(l.rowtime);
-    out->proctime = dup0(l.proctime);
-    out->ident = sl_sprintf("unnest(%s,%s)", l.ident ? l.ident : "", argtext ? argtext : "");
+    correlate_out(p, f, &l, vid, un->s2 ? un->s2 : "unnest", &ucols,
+                  sl_sprintf("unnest(%s,%s)", l.ident ? l.ident : "", argtext ? argtext : ""), out);
     free(argtext);
-    out->jmap = sqlp_lateral_map(&l, alias, &ucols, l.sch.n);
-    sqlp_joins_add(p, f, out);
 done:
     json_decref(jargs);
     json_decref(cols);
