@@ -15,7 +15,7 @@ SANFLAGS :=
 OPT := -O2 -g
 endif
 
-PKGS := libevent libevent_pthreads libprotobuf-c rocksdb rdkafka libmicrohttpd jansson libcrypto libssl libevent_openssl libpq icu-uc icu-i18n
+PKGS := libevent libevent_pthreads libprotobuf-c rocksdb rdkafka libmicrohttpd jansson libcrypto libssl libevent_openssl libpq icu-uc icu-i18n avro-c
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 

@@ -34,6 +34,7 @@
 #include "format_csv.h"
 #include "bytes.h"
 #include "calendar.h"
+#include "format_avro.h"
 #include "format_json.h"
 #include "bytes.h"
 #include "calendar.h"
@@ -58,13 +59,17 @@ int kf_format_parse(const char *s, kf_format *out)
     else if (!strcasecmp(s, "csv")) *out = KF_CSV;
     else if (!strcasecmp(s, "raw")) *out = KF_RAW;
     else if (!strcasecmp(s, "debezium-json")) *out = KF_DEBEZIUM;
+    else if (!strcasecmp(s, "avro")) *out = KF_AVRO;
+    else if (!strcasecmp(s, "avro-confluent")) *out = KF_AVRO_CONFLUENT;
     else return SL_ERR;
     return SL_OK;
 }
 
 const char *kf_format_name(kf_format f)
 {
-    return f == KF_JSON ? "json" : f == KF_CSV ? "csv" : f == KF_RAW ? "raw" : "debezium-json";
+    static const char *const names[] = {"json", "csv", "raw", "debezium-json", "avro",
+                                         "avro-confluent"};
+    return names[f];
 }
 
 int kf_codec_init(kf_codec *c, kf_format fmt, const sl_schema *s, const int *cols, int n,
@@ -88,7 +93,8 @@ int kf_codec_init(kf_codec *c, kf_format fmt, const sl_schema *s, const int *col
         c->slot[i] = cols[i];
         c->type[i] = s->fields[cols[i]].type;
         c->dt[i] = s->fields[cols[i]].dt;
-        if (!sl_type_is_classic(c->type[i]) || sl_dtype_has_nanos(c->dt[i])) {
+        if ((!sl_type_is_classic(c->type[i]) || sl_dtype_has_nanos(c->dt[i])) &&
+            fmt != KF_AVRO && fmt != KF_AVRO_CONFLUENT) { /* avro: sl_avro_fmt_new checks */
             bool csv_ok = fmt == KF_CSV && kf_csv_scalar(c->dt[i]);
             if (fmt != KF_JSON && !csv_ok) {
                 sl_seterr(err, errlen, "vertex '%s': column '%s': the %s format cannot carry %s "
@@ -113,6 +119,7 @@ void kf_codec_free(kf_codec *c)
     free(c->dt);
     free(c->name);
     free(c->namelen);
+    sl_avro_fmt_free(c->avro);
     memset(c, 0, sizeof *c);
 }
 
@@ -1252,6 +1259,8 @@ int kf_decode(const kf_codec *c, const char *p, size_t n, sl_value *vals, sl_buf
     case KF_JSON: return decode_json(c, p, n, vals, str, why, whylen);
     case KF_CSV: return decode_csv(c, p, n, vals, str, why, whylen);
     case KF_DEBEZIUM: return sl_seterr(why, whylen, "debezium-json decodes through kf_decode_debezium");
+    case KF_AVRO:
+    case KF_AVRO_CONFLUENT: return sl_seterr(why, whylen, "avro decodes through sl_avro_decode");
     case KF_RAW: {
         sl_value *v = &vals[c->slot[0]];
         if (!p) return SL_OK; /* NULL */
@@ -1304,6 +1313,8 @@ int kf_encode(const kf_codec *c, const sl_row *row, sl_buf *out, char *why, size
         sl_buf_put(out, add ? ",\"op\":\"c\"}" : ",\"op\":\"d\"}", 10);
         return SL_OK;
     }
+    case KF_AVRO:
+    case KF_AVRO_CONFLUENT: return sl_seterr(why, whylen, "avro encodes through sl_avro_encode");
     case KF_JSON:
     case KF_CSV:
         if (c->fmt == KF_CSV && row->kind != SL_KIND_INSERT)
@@ -1373,15 +1384,16 @@ int kf_key_value_plan(const sl_vertex *v, const sl_schema *s, const int *phys, i
     *nk = *nv = 0;
     const char *fmt = sl_vconf_str(v, "value.format", sl_vconf_str(v, "format", NULL));
     if (!fmt)
-        return sl_seterr(err, errlen, "vertex '%s': option '%s' (json, csv, raw or debezium-json) "
+        return sl_seterr(err, errlen, "vertex '%s': option '%s' (json, csv, raw, debezium-json, avro or "
+                         "avro-confluent) "
                          "is required", v->id, upsert ? "value.format" : "format");
     if (kf_format_parse(fmt, vfmt) != SL_OK)
-        return sl_seterr(err, errlen, "vertex '%s': option '%s': '%s' is not json, csv, raw or "
-                         "debezium-json", v->id,
+        return sl_seterr(err, errlen, "vertex '%s': option '%s': '%s' is not json, csv, raw, "
+                         "debezium-json, avro or avro-confluent", v->id,
                          json_object_get(v->config, "value.format") ? "value.format" : "format", fmt);
     if (upsert && *vfmt == KF_DEBEZIUM)
         return sl_seterr(err, errlen, "vertex '%s': upsert-kafka needs an insert-only "
-                         "'value.format' (json, csv or raw); debezium-json is a changelog format "
+                         "'value.format' (json, csv, raw, avro or avro-confluent); debezium-json is a changelog format "
                          "for the kafka connector", v->id);
     const char *kfmt = sl_vconf_str(v, "key.format", NULL);
     const char *kopt = upsert ? "primary-key" : "key.fields";
@@ -1394,8 +1406,8 @@ int kf_key_value_plan(const sl_vertex *v, const sl_schema *s, const int *phys, i
                          v->id);
     kf_format kf;
     if (kfmt && (kf_format_parse(kfmt, &kf) != SL_OK || kf == KF_DEBEZIUM))
-        return sl_seterr(err, errlen, "vertex '%s': option 'key.format': '%s' is not json, csv "
-                         "or raw", v->id, kfmt);
+        return sl_seterr(err, errlen, "vertex '%s': option 'key.format': '%s' is not json, csv, "
+                         "raw, avro or avro-confluent", v->id, kfmt);
     for (int i = 0; i < *nk; i++) {
         bool ok = false;
         for (int k = 0; k < nphys && !ok; k++) ok = phys[k] == kcols[i];

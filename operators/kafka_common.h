@@ -20,7 +20,10 @@
 #include "jobgraph.h"
 #include "operator.h"
 
-typedef enum { KF_JSON = 0, KF_CSV, KF_RAW, KF_DEBEZIUM } kf_format;
+typedef enum { KF_JSON = 0, KF_CSV, KF_RAW, KF_DEBEZIUM, KF_AVRO, KF_AVRO_CONFLUENT } kf_format;
+
+/* avro / avro-confluent: the schema and registry options (format_avro.h). */
+struct sl_avro_fmt;
 
 /* What one debezium-json record is: a row added (op c or r: +I), an update
  * (op u: -U of the before image, +U of the after), a delete (op d: -D). */
@@ -46,13 +49,15 @@ typedef struct kf_codec {
     char **name;        /* per column (json field names) */
     size_t *namelen;
     bool ignore_errors; /* json.ignore-parse-errors / csv.ignore-parse-errors */
+    struct sl_avro_fmt *avro; /* avro formats: owned; records go through sl_avro_* */
 } kf_codec;
 
 /* Can the csv format carry a column of this type (the scalar types: every one but the
  * intervals and the nested kinds)? */
 bool kf_csv_scalar(const sl_dtype *dt);
 
-/* Parse a format name ("json", "csv", "raw", "debezium-json"); SL_ERR when unknown. */
+/* Parse a format name ("json", "csv", "raw", "debezium-json", "avro",
+ * "avro-confluent"); SL_ERR when unknown. */
 int kf_format_parse(const char *s, kf_format *out);
 const char *kf_format_name(kf_format f);
 /* Fill a codec for format fmt over columns cols[0..n) of schema s (copied).

@@ -88,6 +88,7 @@
 #include <unistd.h>
 
 #include "blob.h"
+#include "format_avro.h"
 #include "kafka_common.h"
 #include "kafka_txn.h"
 #include "log.h"
@@ -147,6 +148,7 @@ typedef struct kk_state {
     int32_t npart;              /* the topic's partitions (fixed / round-robin) */
     uint64_t rr;
     sl_buf val, key;
+    sl_avro *kav, *vav;         /* avro formats: the key's and the value's writer */
     sl_buf hdrstr;              /* scratch of the headers column's parse */
     uint64_t since_poll;
     /* exactly-once */
@@ -254,6 +256,11 @@ static void *kk_plan_common(sl_plan_ctx *pc, bool upsert, char *err, size_t errl
         if (kf_codec_init(&pl->key, kfo, in, kcols, nk, v->id, err, errlen) != SL_OK) goto fail;
         pl->has_key = true;
     }
+    if ((pl->has_key && (pl->key.fmt == KF_AVRO || pl->key.fmt == KF_AVRO_CONFLUENT) &&
+         sl_avro_fmt_plan(&pl->key, v, true, pl->topic, err, errlen)) ||
+        ((f == KF_AVRO || f == KF_AVRO_CONFLUENT) &&
+         sl_avro_fmt_plan(&pl->value, v, false, pl->topic, err, errlen)))
+        goto fail;
     const char *tt = kf_prop(v, "transaction.timeout.ms", "60000");
     char *end;
     pl->txn_timeout_ms = strtoll(tt, &end, 10);
@@ -538,6 +545,8 @@ static int kk_open(sl_op *op)
     const kk_plan *pl = op->plan;
     kk_state *st = sl_calloc(1, sizeof *st);
     op->priv = st;
+    if (pl->value.avro) st->vav = sl_avro_new(&pl->value);
+    if (pl->has_key && pl->key.avro) st->kav = sl_avro_new(&pl->key);
     if (pl->guarantee == DG_EOS) {
         if (!op->checkpointing)
             return sl_op_fail(op, "kafka sink '%s': sink.delivery-guarantee 'exactly-once' "
@@ -616,8 +625,10 @@ static int kk_process(sl_op *op, int input, sl_row *row)
     st->val.len = 0;
     st->key.len = 0;
     bool null_value = tombstone || (pl->value.fmt == KF_RAW && row->vals[pl->value.slot[0]].isnull);
-    if ((!tombstone && kf_encode(&pl->value, row, &st->val, why, sizeof why) != SL_OK) ||
-        (pl->has_key && kf_encode(&pl->key, row, &st->key, why, sizeof why) != SL_OK))
+    if ((!tombstone && (st->vav ? sl_avro_encode(st->vav, row, &st->val, why, sizeof why)
+                                : kf_encode(&pl->value, row, &st->val, why, sizeof why)) != SL_OK) ||
+        (pl->has_key && (st->kav ? sl_avro_encode(st->kav, row, &st->key, why, sizeof why)
+                                 : kf_encode(&pl->key, row, &st->key, why, sizeof why)) != SL_OK))
         return sl_op_fail(op, "kafka sink '%s': %s", pl->vid, why);
     int64_t ts = row->ts == SL_TS_NONE ? 0 : row->ts;
     if (pl->ts_col >= 0) ts = row->vals[pl->ts_col].isnull ? 0 : row->vals[pl->ts_col].v.i;
@@ -863,6 +874,8 @@ static void kk_close(sl_op *op)
     sl_buf_free(&st->val);
     sl_buf_free(&st->key);
     sl_buf_free(&st->hdrstr);
+    sl_avro_destroy(st->kav);
+    sl_avro_destroy(st->vav);
     free(st);
     op->priv = NULL;
 }
@@ -902,6 +915,7 @@ static const sl_op_option kk_options[] = {
     {"key.fields", SL_CT_JSON, NULL, NULL,
      "Columns (';'-separated) that make up the record key."},
     KK_TAIL_OPTIONS
+    SL_AVRO_OPTIONS
     SL_OP_OPTIONS_END,
 };
 
@@ -914,6 +928,7 @@ static const sl_op_option kk_upsert_options[] = {
     {"primary-key", SL_CT_JSON, NULL, NULL,
      "Primary key columns (';'-separated)."},
     KK_TAIL_OPTIONS
+    SL_AVRO_OPTIONS
     SL_OP_OPTIONS_END,
 };
 

@@ -88,6 +88,7 @@
 #include <unistd.h>
 
 #include "blob.h"
+#include "format_avro.h"
 #include "kafka_common.h"
 #include "log.h"
 
@@ -176,6 +177,7 @@ typedef struct ks_state {
     sl_value *vals;
     sl_value *before;       /* debezium-json: the before image of an update */
     sl_buf str, kstr;       /* decoding scratch of the value and the key */
+    sl_avro *kav, *vav;     /* avro formats: the key's and the value's reader */
     sl_buf hdr;             /* the headers column's text */
     bool out_idle;
     int64_t wm_emitted;
@@ -446,6 +448,11 @@ static void *ks_plan_common(sl_plan_ctx *pc, bool upsert, char *err, size_t errl
         pl->has_key = true;
     }
     if (kf_codec_init(&pl->codec, f, decl, vcols, nv, v->id, err, errlen) != SL_OK) goto fail;
+    if ((pl->has_key && (pl->key.fmt == KF_AVRO || pl->key.fmt == KF_AVRO_CONFLUENT) &&
+         sl_avro_fmt_plan(&pl->key, v, true, NULL, err, errlen)) ||
+        ((f == KF_AVRO || f == KF_AVRO_CONFLUENT) &&
+         sl_avro_fmt_plan(&pl->codec, v, false, NULL, err, errlen)))
+        goto fail;
     bool ij = false, ic = false;
     if (parse_bool_opt(v, "json.ignore-parse-errors", &ij, err, errlen) ||
         parse_bool_opt(v, "csv.ignore-parse-errors", &ic, err, errlen))
@@ -859,6 +866,8 @@ static int ks_open(sl_op *op)
     st->wm_emitted = INT64_MIN;
     st->vals = sl_calloc((size_t)pl->ncols + 1, sizeof *st->vals);
     st->before = sl_calloc((size_t)pl->ncols + 1, sizeof *st->before);
+    if (pl->has_key && pl->key.avro) st->kav = sl_avro_new(&pl->key);
+    if (pl->codec.avro) st->vav = sl_avro_new(&pl->codec);
     rd_kafka_conf_t *conf;
     if (kf_conf_build(op->vertex, ks_reserved, &conf, op->err, sizeof op->err) != SL_OK)
         return SL_ERR;
@@ -1061,7 +1070,10 @@ static int handle_record(sl_op *op, ks_state *st, const rd_kafka_message_t *m, i
         if (!m->key) {
             for (int i = 0; i < pl->key.n; i++) st->vals[pl->key.slot[i]].isnull = true;
         } else {
-            drc = kf_decode(&pl->key, m->key, m->key_len, st->vals, &st->kstr, why, sizeof why);
+            drc = st->kav ? sl_avro_decode(st->kav, m->key, m->key_len, st->vals, &st->kstr, why,
+                                           sizeof why)
+                          : kf_decode(&pl->key, m->key, m->key_len, st->vals, &st->kstr, why,
+                                      sizeof why);
         }
     }
     if (drc == SL_OK) {
@@ -1073,6 +1085,8 @@ static int handle_record(sl_op *op, ks_state *st, const rd_kafka_message_t *m, i
         } else if (pl->codec.fmt == KF_DEBEZIUM) {
             drc = kf_decode_debezium(&pl->codec, m->payload, m->len, st->before, st->vals, &change,
                                      &st->str, why, sizeof why);
+        } else if (st->vav) {
+            drc = sl_avro_decode(st->vav, m->payload, m->len, st->vals, &st->str, why, sizeof why);
         } else {
             drc = kf_decode(&pl->codec, m->payload, m->len, st->vals, &st->str, why, sizeof why);
         }
@@ -1408,6 +1422,8 @@ static void ks_close(sl_op *op)
     sl_buf_free(&st->str);
     sl_buf_free(&st->kstr);
     sl_buf_free(&st->hdr);
+    sl_avro_destroy(st->kav);
+    sl_avro_destroy(st->vav);
     free(st->vals);
     free(st->before);
     free(st);
@@ -1471,6 +1487,7 @@ static const sl_op_option ks_options[] = {
     {"key.fields", SL_CT_JSON, NULL, NULL,
      "Columns (';'-separated) that make up the record key."},
     KS_VALUE_OPTIONS
+    SL_AVRO_OPTIONS
     SL_OP_OPTIONS_END,
 };
 
@@ -1484,6 +1501,7 @@ static const sl_op_option ks_upsert_options[] = {
     {"primary-key", SL_CT_JSON, NULL, NULL,
      "Primary key columns (';'-separated)."},
     KS_VALUE_OPTIONS
+    SL_AVRO_OPTIONS
     SL_OP_OPTIONS_END,
 };
 

@@ -11,7 +11,7 @@ python3 python3-dev python3-pytest python3-pytest-xdist python3-requests python3
 chromium chromium-driver curl procps iproute2
 debootstrap
 zookeeper libzookeeper-mt-dev
-postgresql libpq-dev
+postgresql libpq-dev libavro-dev
 libicu-dev"
 
 missing=""

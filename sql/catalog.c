@@ -269,6 +269,13 @@ static int option_valid(const sql_table *t, const char *conn, const char *key, c
     if ((!strcmp(conn, "kafka") || !strcmp(conn, "upsert-kafka")) &&
         !strncmp(key, "properties.", 11) && key[11])
         return 1;
+    /* the avro-confluent format's registry options, for the key, the value or both */
+    if (!strcmp(conn, "kafka") || !strcmp(conn, "upsert-kafka")) {
+        const char *k = key;
+        if (!strncmp(k, "key.", 4)) k += 4;
+        else if (!strncmp(k, "value.", 6)) k += 6;
+        if (!strcmp(k, "avro-confluent.url") || !strcmp(k, "avro-confluent.subject")) return 1;
+    }
     int best = 99;
     suggest[0] = '\0';
     for (size_t i = 0; i < n; i++) {
@@ -405,7 +412,9 @@ static int check_new_types(const sql_table *t, const sql_node *at, char *err, si
         static const char *const keys[] = {"format", "value.format", "key.format"};
         for (size_t k = 0; k < SL_ARRAY_LEN(keys); k++) {
             const char *f = opt_get(t, keys[k]);
-            if (f && strcasecmp(f, "json") && !(!strcasecmp(f, "csv") && csv_scalar(dt)))
+            /* avro / avro-confluent: the kafka plan checks each type (format_avro.c) */
+            if (f && strcasecmp(f, "json") && strncasecmp(f, "avro", 4) &&
+                !(!strcasecmp(f, "csv") && csv_scalar(dt)))
                 return sl_seterr(err, errlen, "line %d, column %d: table '%s': column '%s' is %s; "
                                  "the %s format cannot carry that type yet (json can%s)", at->line,
                                  at->col, t->name, c->name, dt->text, f,
@@ -539,6 +548,21 @@ json_t *sql_kafka_config(const sql_table *t, int sink)
         json_object_set_new(cfg, "primary-key", json_string(pk.p));
         free(pk.p);
     }
+    /* the avro formats derive their schema from the columns' nullability too
+     * (a NOT NULL column is no union with null), which the vertex schema's
+     * types do not carry */
+    static const char *const fkeys[] = {"format", "value.format", "key.format"};
+    bool avro = false;
+    for (size_t k = 0; k < SL_ARRAY_LEN(fkeys); k++) {
+        const char *f = opt_get(t, fkeys[k]);
+        if (f && !strncasecmp(f, "avro", 4)) avro = true;
+    }
+    sql_sbuf nn = {0};
+    for (int i = 0; avro && i < t->ncols; i++)
+        if (t->cols[i].notnull && !t->cols[i].expr && !t->cols[i].meta)
+            sql_sb_fmt(&nn, "%s%s", nn.p ? ";" : "", t->cols[i].name);
+    if (nn.p) json_object_set_new(cfg, "not-null-fields", json_string(nn.p));
+    free(nn.p);
     return cfg;
 }
 
