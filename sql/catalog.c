@@ -255,9 +255,15 @@ static int option_valid(const sql_table *t, const char *conn, const char *key, c
         "lookup.partial-cache.expire-after-access", "lookup.partial-cache.cache-missing-key",
         "lookup.cache.max-rows", "lookup.cache.ttl", "lookup.cache.caching-missing-key",
         "lookup.max-retries"};
+    /* Flink CDC's postgres-cdc options (docs/CONNECTORS.md) */
+    static const char *const pg[] = {
+        "connector", "hostname", "port", "username", "password", "database-name", "schema-name",
+        "table-name", "slot.name", "decoding.plugin.name", "scan.startup.mode",
+        "debezium.publication.name", "debezium.slot.drop.on.stop"};
     const char *const *list;
     size_t n;
     if (!strcmp(conn, "jdbc")) list = jd, n = SL_ARRAY_LEN(jd);
+    else if (!strcmp(conn, "postgres-cdc")) list = pg, n = SL_ARRAY_LEN(pg);
     else if (!strcmp(conn, "datagen")) list = dg, n = SL_ARRAY_LEN(dg);
     else if (!strcmp(conn, "print")) list = pr, n = SL_ARRAY_LEN(pr);
     else if (!strcmp(conn, "blackhole")) list = bh, n = SL_ARRAY_LEN(bh);
@@ -315,7 +321,7 @@ static int check_options(sql_table *t, const sql_node *with, char *err, size_t e
                          "or jdbc",
                          line, col, t->name);
     static const char *const conns[] = {"datagen", "print", "blackhole", "filesystem", "kafka",
-                                        "upsert-kafka", "nexmark", "jdbc"};
+                                        "upsert-kafka", "nexmark", "jdbc", "postgres-cdc"};
     int known = 0, best = 99;
     const char *near = NULL;
     for (size_t i = 0; i < SL_ARRAY_LEN(conns); i++) {
@@ -327,7 +333,7 @@ static int check_options(sql_table *t, const sql_node *with, char *err, size_t e
         if (best > (int)strlen(conn) / 2 + 1) near = NULL;
         return sl_seterr(err, errlen, "line %d, column %d: table '%s': unknown connector '%s'%s%s%s "
                          "(Sluice has datagen, nexmark, print, blackhole, filesystem, kafka, "
-                         "upsert-kafka and jdbc)", line, col, t->name, conn, near ? " (did you mean '" : "",
+                         "upsert-kafka, jdbc and postgres-cdc)", line, col, t->name, conn, near ? " (did you mean '" : "",
                          near ? near : "", near ? "'?)" : "");
     }
     t->connector = conn;
@@ -396,7 +402,8 @@ static bool csv_scalar(const sl_dtype *dt)
 static int check_new_types(const sql_table *t, const sql_node *at, char *err, size_t errlen)
 {
     const char *conn = t->connector ? t->connector : "";
-    if (!strcmp(conn, "datastream") || !strcmp(conn, "print") || !strcmp(conn, "blackhole"))
+    if (!strcmp(conn, "datastream") || !strcmp(conn, "print") || !strcmp(conn, "blackhole") ||
+        !strcmp(conn, "postgres-cdc")) /* its plan checks each type (operators/pg_cdc.c) */
         return SL_OK;
     bool formats = !strcmp(conn, "filesystem") || !strcmp(conn, "kafka") ||
                    !strcmp(conn, "upsert-kafka");
@@ -508,7 +515,7 @@ int sql_table_is_kafka(const sql_table *t)
 
 int sql_table_changelog(const sql_table *t)
 {
-    if (!strcmp(t->connector, "upsert-kafka")) return 1;
+    if (!strcmp(t->connector, "upsert-kafka") || !strcmp(t->connector, "postgres-cdc")) return 1;
     const char *f = opt_get(t, "value.format");
     if (!f) f = opt_get(t, "format");
     return !strcmp(t->connector, "kafka") && f && !strcasecmp(f, "debezium-json");

@@ -518,12 +518,13 @@ static int scan_table(plan *p, const sql_node *at, const char *name, rel *out)
     /* a C job's stream (api/bridge.c): its rows already leave from a vertex */
     int stream = !strcmp(t->connector, "datastream");
     int files = !strcmp(t->connector, "filesystem"), nexmark = !strcmp(t->connector, "nexmark");
+    int cdc = !strcmp(t->connector, "postgres-cdc");
     if (!strcmp(t->connector, "jdbc"))
         return PERR(at, "table '%s' (connector 'jdbc'): reading a jdbc table as a source is not "
                     "supported yet (Flink scans it once, bounded); it serves as a sink and in "
                     "lookup joins (FOR SYSTEM_TIME AS OF a processing-time attribute)", name);
     if (!stream && strcmp(t->connector, "datagen") != 0 && !sql_table_is_kafka(t) && !files &&
-        !nexmark) {
+        !nexmark && !cdc) {
         return PERR(at, "table '%s' (connector '%s') is a sink; it cannot be read", name,
                     t->connector);
     }
@@ -546,6 +547,12 @@ static int scan_table(plan *p, const sql_node *at, const char *name, rel *out)
             strncmp(t->keys[i], "lookup.", 7)) /* lookup.*: a lookup join's (plan_join.c) */
             json_object_set_new(cfg, t->keys[i], json_string(t->vals[i]));
     if (t->npart && cfg) json_object_set_new(cfg, "partition-by", sql_table_partition_by(t));
+    if (cdc && t->npk) { /* upserts by the key, through changelog-normalize (below) */
+        sql_sbuf pk = {0};
+        for (int i = 0; i < t->npk; i++) sql_sb_fmt(&pk, "%s%s", i ? ";" : "", t->pk[i]);
+        json_object_set_new(cfg, "primary-key", json_string(pk.p));
+        free(pk.p);
+    }
     /* a silent source (partition) stops holding the watermark back after
      * Flink's scan.watermark.idle-timeout, else table.exec.source.idle-timeout */
     const char *idle = p->idle_timeout;
@@ -563,9 +570,10 @@ static int scan_table(plan *p, const sql_node *at, const char *name, rel *out)
     char *uid = sl_sprintf("source-%s", t->name);
     memset(out, 0, sizeof *out);
     const char *type = kafka ? t->connector : files ? "file-source" : nexmark ? "nexmark"
-                                                                            : "datagen";
+                                                                : cdc ? "postgres-cdc" : "datagen";
+    /* postgres-cdc: one replication slot, one subtask */
     out->vid = stream ? sl_strdup(sql_table_option(t, "vertex"))
-                      : add_vertex(p, t->name, type, uid, cfg, &phys, 0);
+                      : add_vertex(p, t->name, type, uid, cfg, &phys, cdc ? 1 : 0);
     free(uid);
     if (kafka) { /* METADATA columns: "metadata": key in the source's schema */
         json_t *sj = json_object_get(json_array_get(p->vertices, json_array_size(p->vertices) - 1),
@@ -578,7 +586,7 @@ static int scan_table(plan *p, const sql_node *at, const char *name, rel *out)
             k++;
         }
     }
-    if (!strcmp(t->connector, "upsert-kafka")) scan_normalize(p, t, out);
+    if (!strcmp(t->connector, "upsert-kafka") || (cdc && t->npk)) scan_normalize(p, t, out);
     if (changelog) {
         out->updating = 1;
         out->updater = sl_sprintf("table '%s' (connector '%s')", t->name, t->connector);

@@ -67,7 +67,9 @@ class PgServer:
             f.write(f"\nlisten_addresses = '127.0.0.1'\nport = {self.port}\n"
                     f"unix_socket_directories = '{self.dir}'\nmax_prepared_transactions = 20\n"
                     "fsync = off\nsynchronous_commit = off\nfull_page_writes = off\n"
-                    "shared_buffers = 16MB\nmax_connections = 60\n")
+                    "shared_buffers = 16MB\nmax_connections = 60\n"
+                    # logical replication, for the postgres-cdc source's tests
+                    "wal_level = logical\nmax_replication_slots = 10\nmax_wal_senders = 10\n")
         self._run([os.path.join(self.bindir, "pg_ctl"), "-D", self.data, "-l",
                    os.path.join(self.dir, "server.log"), "-w", "-t", "60", "start"])
         self.url = f"jdbc:postgresql://127.0.0.1:{self.port}/postgres"

@@ -463,7 +463,7 @@ static void test_create_table_validation(void)
     CHECK_EQ_STR(run(s, "CREATE TABLE c (id INT) WITH ('connector' = 'jbdc');"),
                  "ERR: line 1, column 25: table 'c': unknown connector 'jbdc' (did you mean "
                  "'jdbc'?) (Sluice has datagen, nexmark, print, blackhole, filesystem, kafka, "
-                 "upsert-kafka and jdbc)");
+                 "upsert-kafka, jdbc and postgres-cdc)");
     CHECK_EQ_STR(run(s, "CREATE TABLE c (bid_price BIGINT) WITH ('connector' = 'nexmark', "
                         "'event.num' = '10');"),
                  "ERR: line 1, column 66: table 'c': unknown option 'event.num' for "
@@ -471,7 +471,7 @@ static void test_create_table_validation(void)
     CHECK_EQ_STR(run(s, "CREATE TABLE c (id INT) WITH ('connector' = 'upsert-kafak');"),
                  "ERR: line 1, column 25: table 'c': unknown connector 'upsert-kafak' (did you "
                  "mean 'upsert-kafka'?) (Sluice has datagen, nexmark, print, blackhole, "
-                 "filesystem, kafka, upsert-kafka and jdbc)");
+                 "filesystem, kafka, upsert-kafka, jdbc and postgres-cdc)");
     CHECK_EQ_STR(run(s, "CREATE TABLE c (id INT) WITH ('connector' = 'kafka');"),
                  "ERR: line 1, column 25: table 'c': connector 'kafka' needs 'topic' (or "
                  "'topic-pattern')");

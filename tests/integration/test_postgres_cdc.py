@@ -1,0 +1,216 @@
+"""The postgres-cdc source against a real PostgreSQL (tests/pgserver.py,
+wal_level = logical): `sluice sql` jobs read a table's snapshot and then its
+changes through logical replication (pgoutput) while Python changes the
+table with psql, through a TaskManager SIGKILL and a stop-with-savepoint and
+restore; the final state written into PostgreSQL by the jdbc sink must equal
+PostgreSQL's own view of the table (computed by PostgreSQL, not by Sluice)."""
+import os
+import random
+import signal
+import threading
+
+import pytest
+
+from conftest import failover_conf, wait_for
+from test_checkpoints import wait_completed
+from test_savepoints import stop_with_savepoint
+from test_sql import Session, job_ids
+
+
+def cdc(pg, table, slot, extra=""):
+    return (f"'connector' = 'postgres-cdc', 'hostname' = '127.0.0.1', 'port' = '{pg.port}', "
+            f"'username' = 'postgres', 'password' = 'secret', 'database-name' = 'postgres', "
+            f"'schema-name' = 'public', 'table-name' = '{table}', 'slot.name' = '{slot}', "
+            + (extra or "'decoding.plugin.name' = 'pgoutput'"))
+
+
+def jdbc(pg, table):
+    return (f"'connector' = 'jdbc', 'url' = '{pg.url}', 'table-name' = '{table}', "
+            f"'username' = 'postgres', 'password' = 'secret'")
+
+
+class Mutator:
+    """Random inserts, updates (some of the key) and deletes of a table
+    (id int primary key, grp text, amount bigint), a few statements per
+    transaction, in a thread until stopped."""
+
+    def __init__(self, pg, table, seed, key_updates=False):
+        self.pg, self.table, self.rnd = pg, table, random.Random(seed)
+        self.next_id, self.key_updates = 100000 * seed, key_updates
+        self.stop_ev, self.count = threading.Event(), 0
+        self.t = None
+
+    def batch(self):
+        r, t, stmts = self.rnd, self.table, []
+        for _ in range(r.randrange(1, 5)):
+            x = r.random()
+            if x < 0.4:
+                self.next_id += 1
+                stmts.append(f"INSERT INTO {t} VALUES ({self.next_id}, 'g{r.randrange(5)}', "
+                             f"{r.randrange(-1000, 1000)})")
+            elif x < 0.75:
+                stmts.append(f"UPDATE {t} SET amount = amount + {r.randrange(1, 50)}, grp = "
+                             f"'g{r.randrange(5)}' WHERE id = (SELECT id FROM {t} ORDER BY "
+                             f"random() LIMIT 1)")
+            elif x < 0.85 and self.key_updates:
+                self.next_id += 1
+                stmts.append(f"UPDATE {t} SET id = {self.next_id} WHERE id = (SELECT id FROM "
+                             f"{t} ORDER BY random() LIMIT 1)")
+            else:
+                stmts.append(f"DELETE FROM {t} WHERE id = (SELECT id FROM {t} ORDER BY "
+                             f"random() LIMIT 1)")
+        self.pg.sql("BEGIN; " + "; ".join(stmts) + "; COMMIT;")
+        self.count += 1
+
+    def run(self, n):
+        for _ in range(n):
+            self.batch()
+
+    def start(self):
+        def loop():
+            while not self.stop_ev.is_set():
+                self.batch()
+        self.t = threading.Thread(target=loop, daemon=True)
+        self.t.start()
+
+    def stop(self):
+        self.stop_ev.set()
+        self.t.join()
+        self.stop_ev.clear()
+
+
+def seed_table(pg, table, n, full):
+    pg.sql(f"DROP TABLE IF EXISTS {table}; CREATE TABLE {table} (id int PRIMARY KEY, grp text, "
+           f"amount bigint)" + (f"; ALTER TABLE {table} REPLICA IDENTITY FULL" if full else ""))
+    pg.sql(f"INSERT INTO {table} SELECT i, 'g' || (i % 5), i * 3 - 100 FROM "
+           f"generate_series(1, {n}) i")
+
+
+def submit(s, stmts, insert):
+    for stmt in stmts:
+        out = s.run(stmt)
+        assert "[ERROR]" not in out, (stmt, out)
+    out = s.run(insert)
+    ids = job_ids(out)
+    assert ids, out
+    return ids[0]
+
+
+def slots(pg):
+    return pg.sql("SELECT slot_name, active FROM pg_replication_slots ORDER BY 1")
+
+
+def test_cdc_group_by_through_kill_and_savepoint(make_cluster, workdir, pg):
+    """A table without a Flink PRIMARY KEY (REPLICA IDENTITY FULL: -U/+U
+    with whole old rows) into `GROUP BY grp` (COUNT, SUM) upserted into a
+    jdbc table. Changes flow all along; a TaskManager is SIGKILLed mid-way,
+    later the job is stopped with a savepoint, the table changes while no
+    job runs, and the job is restored from the savepoint. The end state of
+    the jdbc table must be PostgreSQL's own GROUP BY of the table: a change
+    lost or read twice would show in a count or a sum."""
+    seed_table(pg, "items", 300, full=True)
+    pg.sql("DROP TABLE IF EXISTS totals; CREATE TABLE totals (grp text PRIMARY KEY, cnt bigint, "
+           "total bigint)")
+    chk = os.path.join(workdir, "chk")
+    c = make_cluster(jm_conf=failover_conf(chk=chk))
+    c.add_tm(slots=2)
+    c.add_tm(slots=2)
+    ddl = [f"CREATE TABLE items (id INT, grp STRING, amount BIGINT) WITH ({cdc(pg, 'items', 's_items')});",
+           "CREATE TABLE totals (grp STRING, cnt BIGINT, total BIGINT, PRIMARY KEY (grp) NOT "
+           f"ENFORCED) WITH ({jdbc(pg, 'totals')});",
+           "SET 'parallelism.default' = '2';"]
+    insert = "INSERT INTO totals SELECT grp, COUNT(*), SUM(amount) FROM items GROUP BY grp;"
+    s = Session(c)
+    jid = submit(s, ddl, insert)
+    c.wait_state(jid, "RUNNING", timeout=20)
+    want_q = "SELECT grp, count(*), sum(amount) FROM items GROUP BY grp ORDER BY grp"
+    got_q = "SELECT grp, cnt, total FROM totals WHERE cnt > 0 ORDER BY grp"
+    wait_for(lambda: pg.sql(got_q) == pg.sql(want_q), timeout=60, what="the snapshot's totals")
+    assert slots(pg) == [["s_items", "t"]]
+    m = Mutator(pg, "items", 1)
+    m.start()
+    try:
+        wait_completed(c, jid, 3)
+        c.tms[0].kill(signal.SIGKILL)
+        c.add_tm(slots=2)
+        wait_for(lambda: c.job(jid)["state"] == "RUNNING", timeout=30, what="running after the kill")
+        wait_completed(c, jid, c.get(f"/jobs/{jid}/checkpoints")["counts"]["completed"] + 2)
+    finally:
+        m.stop()
+    assert c.get(f"/jobs/{jid}/checkpoints")["counts"]["restored"] >= 1
+    m.start()
+    try:
+        sp = stop_with_savepoint(c, jid, os.path.join(workdir, "sp"))
+    finally:
+        m.stop()
+    assert slots(pg) == [["s_items", "f"]]  # kept while no job runs, as Flink CDC keeps it
+    m.run(30)  # while no job runs: the slot keeps these changes
+    assert "Session property has been set." in s.run(f"SET 'execution.savepoint.path' = '{sp}';")
+    jid2 = job_ids(s.run(insert))[0]
+    c.wait_state(jid2, "RUNNING", timeout=20)
+    m.run(30)
+    wait_for(lambda: pg.sql(got_q) == pg.sql(want_q), timeout=60,
+             what="the totals equal to PostgreSQL's GROUP BY")
+    assert m.count >= 60
+    s.close()
+
+
+def test_cdc_primary_key_upserts_into_a_mirror(make_cluster, workdir, pg):
+    """A Flink PRIMARY KEY over a table of the default replica identity
+    (updates carry no old row, deletes only the key; an update of the key
+    carries the old key): the source's upserts go through
+    changelog-normalize into a jdbc mirror table, through a TaskManager
+    SIGKILL: the mirror ends equal to the table, row for row."""
+    seed_table(pg, "accts", 200, full=False)
+    pg.sql("DROP TABLE IF EXISTS mirror; CREATE TABLE mirror (id int PRIMARY KEY, grp text, "
+           "amount bigint)")
+    c = make_cluster(jm_conf=failover_conf())
+    c.add_tm(slots=2)
+    c.add_tm(slots=2)
+    s = Session(c)
+    jid = submit(s, [
+        f"CREATE TABLE accts (id INT, grp STRING, amount BIGINT, PRIMARY KEY (id) NOT ENFORCED) "
+        f"WITH ({cdc(pg, 'accts', 's_accts')});",
+        f"CREATE TABLE mirror (id INT, grp STRING, amount BIGINT, PRIMARY KEY (id) NOT ENFORCED) "
+        f"WITH ({jdbc(pg, 'mirror')});", "SET 'parallelism.default' = '2';"],
+        "INSERT INTO mirror SELECT * FROM accts;")
+    s.close()
+    c.wait_state(jid, "RUNNING", timeout=20)
+    q = "SELECT id, grp, amount FROM {} ORDER BY id"
+    m = Mutator(pg, "accts", 2, key_updates=True)
+    m.start()
+    try:
+        wait_completed(c, jid, 3)
+        c.tms[1].kill(signal.SIGKILL)
+        c.add_tm(slots=2)
+        wait_for(lambda: c.job(jid)["state"] == "RUNNING", timeout=30, what="running after the kill")
+        wait_completed(c, jid, c.get(f"/jobs/{jid}/checkpoints")["counts"]["completed"] + 2)
+    finally:
+        m.stop()
+    wait_for(lambda: pg.sql(q.format("mirror")) == pg.sql(q.format("accts")), timeout=60,
+             what="the mirror equal to the table")
+    assert m.count > 0 and len(pg.sql(q.format("accts"))) > 100
+
+
+def test_cdc_refuses_what_it_cannot_read(cluster, workdir, pg):
+    """A missing table, a table whose updates carry no old row without a
+    Flink primary key, an unknown plugin, a missing option: each fails with a
+    message that names it."""
+    seed_table(pg, "plain", 3, full=False)
+    cluster.add_tm(slots=1)
+    s = Session(cluster)
+    for stmt in ["CREATE TABLE sink1 (id INT, grp STRING, amount BIGINT) WITH ('connector' = 'blackhole');",
+                 f"CREATE TABLE nope (id INT, grp STRING, amount BIGINT) WITH ({cdc(pg, 'nope', 's_nope')});",
+                 f"CREATE TABLE plain (id INT, grp STRING, amount BIGINT) WITH ({cdc(pg, 'plain', 's_plain')});",
+                 f"CREATE TABLE plug (id INT) WITH "
+                 f"({cdc(pg, 'plain', 's_x', extra=chr(39) + 'decoding.plugin.name' + chr(39) + ' = ' + chr(39) + 'wal2json' + chr(39))});"]:
+        assert "[ERROR]" not in s.run(stmt), stmt
+    for table, msg in [("nope", 'no table "public"."nope"'),
+                       ("plain", "is not REPLICA IDENTITY FULL")]:
+        jid = job_ids(s.run(f"INSERT INTO sink1 SELECT * FROM {table};"))[0]
+        st = cluster.wait_state(jid, ["FAILED", "FINISHED", "CANCELED"], timeout=60)
+        exc = str(cluster.get(f"/jobs/{jid}/exceptions"))
+        assert st["state"] == "FAILED" and msg in exc, exc
+    out = s.run("INSERT INTO sink1 SELECT id, 'x', CAST(1 AS BIGINT) FROM plug;")
+    assert "'wal2json' is not supported (pgoutput is)" in out, out
+    s.close()
