@@ -96,8 +96,8 @@ def submit(s, stmts, insert):
     return ids[0]
 
 
-def slots(pg):
-    return pg.sql("SELECT slot_name, active FROM pg_replication_slots ORDER BY 1")
+def slots(pg, name):
+    return pg.sql(f"SELECT slot_name, active FROM pg_replication_slots WHERE slot_name = '{name}'")
 
 
 def test_cdc_group_by_through_kill_and_savepoint(make_cluster, workdir, pg):
@@ -126,7 +126,7 @@ def test_cdc_group_by_through_kill_and_savepoint(make_cluster, workdir, pg):
     want_q = "SELECT grp, count(*), sum(amount) FROM items GROUP BY grp ORDER BY grp"
     got_q = "SELECT grp, cnt, total FROM totals WHERE cnt > 0 ORDER BY grp"
     wait_for(lambda: pg.sql(got_q) == pg.sql(want_q), timeout=60, what="the snapshot's totals")
-    assert slots(pg) == [["s_items", "t"]]
+    assert slots(pg, "s_items") == [["s_items", "t"]]
     m = Mutator(pg, "items", 1)
     m.start()
     try:
@@ -143,7 +143,7 @@ def test_cdc_group_by_through_kill_and_savepoint(make_cluster, workdir, pg):
         sp = stop_with_savepoint(c, jid, os.path.join(workdir, "sp"))
     finally:
         m.stop()
-    assert slots(pg) == [["s_items", "f"]]  # kept while no job runs, as Flink CDC keeps it
+    assert slots(pg, "s_items") == [["s_items", "f"]]  # kept while no job runs, as Flink CDC keeps it
     m.run(30)  # while no job runs: the slot keeps these changes
     assert "Session property has been set." in s.run(f"SET 'execution.savepoint.path' = '{sp}';")
     jid2 = job_ids(s.run(insert))[0]
@@ -214,3 +214,33 @@ def test_cdc_refuses_what_it_cannot_read(cluster, workdir, pg):
     out = s.run("INSERT INTO sink1 SELECT id, 'x', CAST(1 AS BIGINT) FROM plug;")
     assert "'wal2json' is not supported (pgoutput is)" in out, out
     s.close()
+
+
+def test_cdc_latest_offset_and_slot_dropped_on_stop(cluster, workdir, pg):
+    """scan.startup.mode latest-offset reads no snapshot, only the changes
+    after the slot was made; debezium.slot.drop.on.stop = true drops the
+    slot when the job is cancelled (without it the slot stays: the test
+    above)."""
+    seed_table(pg, "late", 50, full=False)
+    pg.sql("DROP TABLE IF EXISTS late_out; CREATE TABLE late_out (id int PRIMARY KEY, grp text, "
+           "amount bigint)")
+    cluster.add_tm(slots=2)
+    s = Session(cluster)
+    extra = ("'decoding.plugin.name' = 'pgoutput', 'scan.startup.mode' = 'latest-offset', "
+             "'debezium.slot.drop.on.stop' = 'true'")
+    jid = submit(s, [
+        f"CREATE TABLE late (id INT, grp STRING, amount BIGINT, PRIMARY KEY (id) NOT ENFORCED) "
+        f"WITH ({cdc(pg, 'late', 's_late', extra=extra)});",
+        f"CREATE TABLE late_out (id INT, grp STRING, amount BIGINT, PRIMARY KEY (id) NOT ENFORCED) "
+        f"WITH ({jdbc(pg, 'late_out')});"], "INSERT INTO late_out SELECT * FROM late;")
+    s.close()
+    cluster.wait_state(jid, "RUNNING", timeout=20)
+    wait_for(lambda: slots(pg, "s_late") == [["s_late", "t"]], timeout=30, what="the slot streaming")
+    pg.sql("INSERT INTO late VALUES (1001, 'x', 1), (1002, 'y', 2); "
+           "UPDATE late SET amount = 7 WHERE id = 3; DELETE FROM late WHERE id = 1002")
+    want = [["3", "g3", "7"], ["1001", "x", "1"]]
+    wait_for(lambda: pg.sql("SELECT * FROM late_out ORDER BY id") == want, timeout=30,
+             what="only the changes after the start")
+    cluster.cli("cancel", jid, check=True)
+    cluster.wait_state(jid, ["CANCELED"], timeout=30)
+    wait_for(lambda: slots(pg, "s_late") == [], timeout=30, what="the slot dropped")
