@@ -9,9 +9,9 @@
  * meant. Records go through libavro's generic value: avro_value_read from a
  * memory reader, avro_value_write into the caller's buffer (sized first by
  * avro_value_sizeof). The generic value keeps its storage from record to
- * record (arrays and maps are cleared, not freed); libavro's binary reader
- * allocates each string and bytes value it reads (its own design), which is
- * the one allocation per record this format makes.
+ * record (arrays are cleared, not freed); by libavro's own design its binary
+ * reader allocates each string and bytes value it reads and its generic map
+ * copies each key it stores: the allocations per record this format makes.
  *
  * Nested values (ARRAY, MAP, MULTISET, ROW) are written into the caller's
  * scratch buffer in the row's canonical form (row.h) by offsets, so the
