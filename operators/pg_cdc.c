@@ -336,41 +336,53 @@ static int pc_exec(sl_op *op, PGconn *c, const char *sql, ExecStatusType want, P
     return SL_OK;
 }
 
-/* The catalog checks, the publication and the slot. */
-static int pc_start(sl_op *op)
+/* The table, its columns, its replica identity and the server's wal_level:
+ * SL_ERR with err saying what is wrong. conn: a plain connection. */
+static int pc_check_table(PGconn *conn, const pc_plan *pl, char *err, size_t errlen)
 {
-    const pc_plan *pl = op->plan;
-    pc_state *st = op->priv;
     char who[300];
     snprintf(who, sizeof who, "postgres-cdc source '%s'", pl->vid);
-    if (!(st->conn = sl_jdbc_connect(pl->conninfo, who, op->err, sizeof op->err))) return SL_ERR;
+    PGresult *r = PQexec(conn, "SHOW wal_level");
+    if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) != 1) {
+        sl_jdbc_error(conn, r, who, "reading wal_level", err, errlen);
+        PQclear(r);
+        return SL_ERR;
+    }
+    if (strcmp(PQgetvalue(r, 0, 0), "logical") != 0) {
+        sl_seterr(err, errlen, "%s: the server's wal_level is '%s'; logical replication needs "
+                  "wal_level = logical", who, PQgetvalue(r, 0, 0));
+        PQclear(r);
+        return SL_ERR;
+    }
+    PQclear(r);
     const char *params[2] = {pl->schema, pl->table};
-    PGresult *r = PQexecParams(st->conn, "SELECT c.relreplident FROM pg_class c JOIN pg_namespace n "
-                               "ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relname = $2 "
-                               "AND c.relkind IN ('r', 'p')", 2, NULL, params, NULL, NULL, 0);
+    r = PQexecParams(conn, "SELECT c.relreplident FROM pg_class c JOIN pg_namespace n "
+                     "ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relname = $2 "
+                     "AND c.relkind IN ('r', 'p')", 2, NULL, params, NULL, NULL, 0);
     if (PQresultStatus(r) != PGRES_TUPLES_OK) {
-        sl_jdbc_error(st->conn, r, who, "reading the catalog", op->err, sizeof op->err);
+        sl_jdbc_error(conn, r, who, "reading the catalog", err, errlen);
         PQclear(r);
         return SL_ERR;
     }
     if (PQntuples(r) != 1) {
         PQclear(r);
-        return sl_op_fail(op, "%s: no table \"%s\".\"%s\" in database", who, pl->schema, pl->table);
+        return sl_seterr(err, errlen, "%s: no table \"%s\".\"%s\" in database", who,
+                         pl->schema, pl->table);
     }
     char ident = PQgetvalue(r, 0, 0)[0];
     PQclear(r);
     if (!pl->upsert && ident != 'f')
-        return sl_op_fail(op, "%s: table \"%s\".\"%s\" has no PRIMARY KEY in its Flink table and "
-                          "is not REPLICA IDENTITY FULL, so its updates and deletes carry no "
-                          "whole old row: ALTER TABLE ... REPLICA IDENTITY FULL, or declare the "
-                          "PRIMARY KEY", who, pl->schema, pl->table);
+        return sl_seterr(err, errlen, "%s: table \"%s\".\"%s\" has no PRIMARY KEY in its "
+                         "Flink table and is not REPLICA IDENTITY FULL, so its updates and "
+                         "deletes carry no whole old row: ALTER TABLE ... REPLICA IDENTITY FULL, "
+                         "or declare the PRIMARY KEY", who, pl->schema, pl->table);
     /* every column must exist */
-    r = PQexecParams(st->conn, "SELECT a.attname FROM pg_attribute a JOIN pg_class c ON c.oid = "
+    r = PQexecParams(conn, "SELECT a.attname FROM pg_attribute a JOIN pg_class c ON c.oid = "
                      "a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = "
                      "$1 AND c.relname = $2 AND a.attnum > 0 AND NOT a.attisdropped", 2, NULL,
                      params, NULL, NULL, 0);
     if (PQresultStatus(r) != PGRES_TUPLES_OK) {
-        sl_jdbc_error(st->conn, r, who, "reading the columns", op->err, sizeof op->err);
+        sl_jdbc_error(conn, r, who, "reading the columns", err, errlen);
         PQclear(r);
         return SL_ERR;
     }
@@ -380,11 +392,24 @@ static int pc_start(sl_op *op)
                                                                           pl->names[i]);
         if (!found) {
             PQclear(r);
-            return sl_op_fail(op, "%s: table \"%s\".\"%s\" has no column \"%s\"", who, pl->schema,
-                              pl->table, pl->names[i]);
+            return sl_seterr(err, errlen, "%s: table \"%s\".\"%s\" has no column \"%s\"", who,
+                             pl->schema, pl->table, pl->names[i]);
         }
     }
     PQclear(r);
+    return SL_OK;
+}
+
+/* The catalog checks, the publication and the slot. */
+static int pc_start(sl_op *op)
+{
+    const pc_plan *pl = op->plan;
+    pc_state *st = op->priv;
+    char who[300];
+    snprintf(who, sizeof who, "postgres-cdc source '%s'", pl->vid);
+    if (!(st->conn = sl_jdbc_connect(pl->conninfo, who, op->err, sizeof op->err))) return SL_ERR;
+    if (pc_check_table(st->conn, pl, op->err, sizeof op->err)) return SL_ERR;
+    PGresult *r;
     const char *pp[1] = {pl->pub};
     r = PQexecParams(st->conn, "SELECT 1 FROM pg_publication WHERE pubname = $1", 1, NULL, pp,
                      NULL, NULL, 0);
@@ -927,6 +952,23 @@ static void pc_close(sl_op *op)
     op->priv = NULL;
 }
 
+/* At submission (the JobManager's REST thread): the server, the table and
+ * its columns, so a bad host, credentials, table or column refuses the job
+ * with the server's message. */
+static int pc_check_job(const sl_vertex *v, const void *plan, const sl_job_check *jc, char *err,
+                        size_t errlen)
+{
+    const pc_plan *pl = plan;
+    if (!pl) return SL_OK;
+    char who[300];
+    snprintf(who, sizeof who, "postgres-cdc source '%s'", pl->vid);
+    PGconn *c = sl_jdbc_connect(pl->conninfo, who, err, errlen);
+    if (!c) return SL_ERR;
+    int rc = pc_check_table(c, pl, err, errlen);
+    PQfinish(c);
+    return rc;
+}
+
 static const sl_op_option pc_options[] = {
     {"hostname", SL_CT_STRING, NULL, NULL, "The PostgreSQL server's host (required)."},
     {"port", SL_CT_STRING, "5432", NULL, "Its port."},
@@ -956,6 +998,7 @@ const sl_op_def sl_op_postgres_cdc = {
     .options = pc_options,
     .plan = pc_plan_new,
     .plan_free = pc_plan_free,
+    .check_job = pc_check_job,
     .open = pc_open,
     .run = pc_run,
     .close = pc_close,

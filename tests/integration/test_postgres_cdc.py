@@ -194,23 +194,29 @@ def test_cdc_primary_key_upserts_into_a_mirror(make_cluster, workdir, pg):
 
 def test_cdc_refuses_what_it_cannot_read(cluster, workdir, pg):
     """A missing table, a table whose updates carry no old row without a
-    Flink primary key, an unknown plugin, a missing option: each fails with a
-    message that names it."""
+    Flink primary key, a missing column, a wrong password, an unknown plugin:
+    each refused at submission with a message that names it (the server's
+    for the password)."""
     seed_table(pg, "plain", 3, full=False)
     cluster.add_tm(slots=1)
     s = Session(cluster)
     for stmt in ["CREATE TABLE sink1 (id INT, grp STRING, amount BIGINT) WITH ('connector' = 'blackhole');",
                  f"CREATE TABLE nope (id INT, grp STRING, amount BIGINT) WITH ({cdc(pg, 'nope', 's_nope')});",
                  f"CREATE TABLE plain (id INT, grp STRING, amount BIGINT) WITH ({cdc(pg, 'plain', 's_plain')});",
+                 f"CREATE TABLE nocol (id INT, grp STRING, zz BIGINT, PRIMARY KEY (id) NOT ENFORCED) "
+                 f"WITH ({cdc(pg, 'plain', 's_nocol')});",
+                 f"CREATE TABLE badpw (id INT, grp STRING, amount BIGINT, PRIMARY KEY (id) NOT "
+                 f"ENFORCED) WITH ({cdc(pg, 'plain', 's_pw').replace('secret', 'wrong')});",
                  f"CREATE TABLE plug (id INT) WITH "
                  f"({cdc(pg, 'plain', 's_x', extra=chr(39) + 'decoding.plugin.name' + chr(39) + ' = ' + chr(39) + 'wal2json' + chr(39))});"]:
         assert "[ERROR]" not in s.run(stmt), stmt
-    for table, msg in [("nope", 'no table "public"."nope"'),
-                       ("plain", "is not REPLICA IDENTITY FULL")]:
-        jid = job_ids(s.run(f"INSERT INTO sink1 SELECT * FROM {table};"))[0]
-        st = cluster.wait_state(jid, ["FAILED", "FINISHED", "CANCELED"], timeout=60)
-        exc = str(cluster.get(f"/jobs/{jid}/exceptions"))
-        assert st["state"] == "FAILED" and msg in exc, exc
+    # refused at submission (the JobManager connects and reads the catalog)
+    for table, msg in [("nope", 'no table "public"."nope" in database'),
+                       ("plain", "is not REPLICA IDENTITY FULL"),
+                       ("nocol", 'table "public"."plain" has no column "zz"'),
+                       ("badpw", 'password authentication failed for user "postgres"')]:
+        out = s.run(f"INSERT INTO sink1 SELECT * FROM {table};")
+        assert msg in out and not job_ids(out), out
     out = s.run("INSERT INTO sink1 SELECT id, 'x', CAST(1 AS BIGINT) FROM plug;")
     assert "'wal2json' is not supported (pgoutput is)" in out, out
     s.close()
