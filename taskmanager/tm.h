@@ -167,6 +167,7 @@ struct tm_deploy {
     int checkpointing;          /* checkpoints will be taken */
     int exactly_once;           /* aligned barriers */
     char *restore_dir;          /* restore from this snapshot, or NULL */
+    char *restore_copy;         /* local copy of an s3:// restore_dir, removed with the deployment */
     struct Sluice__SnapshotMetadata *restore;  /* its _metadata, unpacked */
     int running_tasks;          /* threads not yet exited (network thread) */
     /* collect sinks (collect.c): rows they may still send to the JobManager */
