@@ -50,6 +50,11 @@ int sl_store_is_s3(const char *path)
     return path && !strncmp(path, SL_STORE_S3_PREFIX, strlen(SL_STORE_S3_PREFIX));
 }
 
+char *sl_store_uri(const char *dir)
+{
+    return sl_sprintf("%s%s", sl_store_is_s3(dir) ? "" : "file:", dir);
+}
+
 int sl_store_configure(const sl_config *c, char *err, size_t errlen)
 {
     const char *ep = sl_config_str(c, "s3.endpoint");

@@ -38,6 +38,10 @@ int sl_store_configure(const struct sl_config *c, char *err, size_t errlen);
 /* Whether path is an s3:// URL (else a local path). */
 int sl_store_is_s3(const char *path);
 
+/* How a snapshot directory is shown (REST, CLI): "file:/x" for a local
+ * path, the URL itself for s3://. Caller frees. */
+char *sl_store_uri(const char *dir);
+
 /* Check the form of an s3:// URL: "s3://<bucket>/<key prefix>" with a
  * valid bucket name, no empty, "." or ".." segment; the error names what
  * is wrong. */

