@@ -444,6 +444,12 @@ void tm_deploy_cancel_all(tm_net *n)
     for (tm_planning *x = n->planning; x; x = x->next) x->cancelled = 1;
 }
 
+void tm_deploy_restored(tm_deploy *d)
+{
+    if (__atomic_add_fetch(&d->restored, 1, __ATOMIC_ACQ_REL) == d->ntasks && d->restore_copy)
+        remove_copy(d->restore_copy); /* every task has read what it needs */
+}
+
 void tm_deploy_free(tm_net *n, tm_deploy *d)
 {
     for (int i = 0; i < d->ntasks; i++)

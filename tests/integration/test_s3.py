@@ -107,19 +107,22 @@ def check_files(srv, key_dir, md):
     assert n, md
 
 
-def local_leftovers(workdir):
+def local_leftovers(workdir, skip=()):
     left = []
     for d, _, files in os.walk(workdir):
+        if any(f"/sluice-{tm}/" in d + "/" for tm in skip):
+            continue
         if "/s3-upload" in d or "/restore-" in d:
             left += [os.path.join(d, f) for f in files]
     return left
 
 
-def no_local_leftovers(workdir):
+def no_local_leftovers(workdir, skip=()):
     """The TaskManagers' staging files and restore copies are removed (a
-    restore copy when the TaskManager reaps the ended deployment)."""
-    wait_for(lambda: not local_leftovers(workdir), timeout=10,
-             what="no staged or restored state files left in taskmanager.tmp.dirs")
+    restore copy when the TaskManager reaps the ended deployment); skip: ids
+    of TaskManagers killed by SIGKILL, which could not clean up."""
+    wait_for(lambda: not local_leftovers(workdir, skip), timeout=10, interval=0.2,
+             what=f"no staged or restored state files left: {local_leftovers(workdir, skip)[:4]}")
 
 
 @pytest.mark.parametrize("backend", ["hashmap", "rocksdb"])
@@ -134,12 +137,7 @@ def test_checkpoints_and_failover_on_s3(make_cluster, workdir, s3, backend):
     out, raw = os.path.join(workdir, "out"), os.path.join(workdir, "raw")
     jid = c.submit(agg_job(out, raw, n, keys, rate=2000))
     c.wait_state(jid, "RUNNING", timeout=20)
-    cp = wait_completed(c, jid, 2)
-    latest = cp["latest"]["completed"]
-    assert latest["external_path"] == f"{chk}/{jid}/chk-{latest['id']}"
-    md = fetch_metadata(s3, key_of(latest["external_path"]), workdir)
-    assert md["job_id"] == jid and md["checkpoint_id"] == latest["id"]
-    check_files(s3, key_of(latest["external_path"]), md)
+    wait_completed(c, jid, 2)
     wait_for(lambda: committed_files(out) and committed_files(raw), timeout=10,
              what="committed output")
     c.tms[0].kill(signal.SIGKILL)
@@ -148,13 +146,20 @@ def test_checkpoints_and_failover_on_s3(make_cluster, workdir, s3, backend):
     job = c.wait_state(jid, ["FINISHED", "FAILED", "CANCELED"], timeout=90)
     assert job["state"] == "FINISHED", c.get(f"/jobs/{jid}/exceptions")
     cp = checkpoints(c, jid)
-    assert cp["counts"]["restored"] == 1, cp["counts"]
+    assert cp["counts"]["restored"] == 1, (cp["counts"], [(e.get("exceptionName"), e.get("stacktrace", "")[:300]) for e in c.get(f"/jobs/{jid}/exceptions")["exceptionHistory"]["entries"]])
     assert cp["latest"]["restored"]["external_path"].startswith(f"{chk}/{jid}/chk-")
     ids = raw_ids(committed_files(raw))
     assert sorted(ids) == list(range(1, n + 1)) and set(ids.values()) == {1}
     assert apply_changelog(committed_files(out)) == expected_agg(range(1, n + 1), keys)
-    # retention: one checkpoint (num-retained 1) is left on S3
-    kept = {k.split("/")[2] for k in objects(s3, f"checkpoints/{jid}/")}
-    wait_for(lambda: len({k.split("/")[2] for k in objects(s3, f"checkpoints/{jid}/")}) == 1,
-             timeout=10, what=f"one retained checkpoint (have {kept})")
-    no_local_leftovers(workdir)
+    # the latest checkpoint (which retention keeps) is on S3, every file of it
+    latest = cp["latest"]["completed"]
+    assert latest["external_path"] == f"{chk}/{jid}/chk-{latest['id']}"
+    md = fetch_metadata(s3, key_of(latest["external_path"]), workdir)
+    assert md["job_id"] == jid and md["checkpoint_id"] == latest["id"]
+    check_files(s3, key_of(latest["external_path"]), md)
+    # retention (num-retained 1): one completed checkpoint is left on S3, the
+    # latest; those it replaced were deleted object by object
+    want = {f"checkpoints/{jid}/chk-{cp['latest']['completed']['id']}/_metadata"}
+    wait_for(lambda: {k for k in objects(s3, f"checkpoints/{jid}/") if k.endswith("/_metadata")}
+             == want, timeout=10, what=f"only {want} left")
+    no_local_leftovers(workdir, skip=[c.tms[0].id])
