@@ -163,3 +163,184 @@ def test_checkpoints_and_failover_on_s3(make_cluster, workdir, s3, backend):
     wait_for(lambda: {k for k in objects(s3, f"checkpoints/{jid}/") if k.endswith("/_metadata")}
              == want, timeout=10, what=f"only {want} left")
     no_local_leftovers(workdir, skip=[c.tms[0].id])
+
+
+INC = {"state.backend.type": "rocksdb", "execution.checkpointing.incremental": "true"}
+
+
+def md_shared(srv, key_dir, workdir):
+    md = fetch_metadata(srv, key_dir, workdir)
+    refs = set()
+    for op in md["operators"]:
+        for st in op["subtasks"]:
+            refs.update(st["shared_files"])
+    return md, refs
+
+
+def test_incremental_checkpoints_on_s3_and_rescale(make_cluster, workdir, s3):
+    chk = f"s3://{BUCKET}/inc"
+    c = cluster_on_s3(make_cluster, s3, {"state.checkpoints.dir": chk,
+                                         "execution.checkpointing.interval": "250 ms",
+                                         "state.checkpoints.num-retained": "2"},
+                      slots=3, tm_conf={**INC, "taskmanager.tmp.dirs": workdir})
+    # every row a new key: the state grows a little per checkpoint
+    n = 6000
+    out, raw = os.path.join(workdir, "out"), os.path.join(workdir, "raw")
+    jid = c.submit(agg_job(out, raw, n, n, rate=1000))
+    job = c.wait_state(jid, ["FINISHED", "FAILED", "CANCELED"], timeout=60)
+    assert job["state"] == "FINISHED", c.get(f"/jobs/{jid}/exceptions")
+    assert apply_changelog(committed_files(out)) == expected_agg(range(1, n + 1), n)
+    cp = checkpoints(c, jid)
+    assert cp["counts"]["completed"] >= 6, cp["counts"]
+    done = [h for h in cp["history"] if h["status"] == "COMPLETED"]
+    later = [h for h in done if h["checkpointed_size"] < h["state_size"]]
+    assert later, [(h["id"], h["checkpointed_size"], h["state_size"]) for h in done]
+    # the two retained checkpoints are on S3, and shared/ holds exactly the
+    # SST objects they reference (dropped ones took theirs, stopped uploads swept)
+    kept = sorted({k.split("/")[2] for k in objects(s3, f"inc/{jid}/")
+                   if k.endswith("/_metadata")})
+    assert len(kept) == 2, kept
+    want = set()
+    for d in kept:
+        md, refs = md_shared(s3, f"inc/{jid}/{d}", workdir)
+        assert refs, d
+        check_files(s3, f"inc/{jid}/{d}", md)
+        want |= refs
+    shared = f"inc/{jid}/shared/"
+    wait_for(lambda: {k[len(shared):] for k in objects(s3, shared)} == want, timeout=10,
+             what="only referenced SST objects in shared/")
+    assert cp["counts"]["completed"] > len(kept)
+
+    # a cancelled job at p=2 restarted from its retained incremental checkpoint at p=3
+    n, keys = 12000, 500
+    out, raw = os.path.join(workdir, "out2"), os.path.join(workdir, "raw2")
+    jid = c.submit(agg_job(out, raw, n, keys, rate=3000, p=2))
+    c.wait_state(jid, "RUNNING", timeout=20)
+    wait_completed(c, jid, 3)
+    c.cli("cancel", jid, check=True)
+    c.wait_state(jid, "CANCELED", timeout=20)
+    latest = checkpoints(c, jid)["latest"]["completed"]
+    path = f"{chk}/{jid}/chk-{latest['id']}"
+    assert latest["external_path"] == path
+    md, refs = md_shared(s3, key_of(path), workdir)
+    assert refs
+    run1_out, run1_raw = committed_files(out), committed_files(raw)
+    assert 0 < len(raw_ids(run1_raw)) < n
+    jf = os.path.join(workdir, "job3.json")
+    with open(jf, "w") as f:
+        json.dump(agg_job(out, raw, n, keys, rate=3000, p=3), f)
+    r = c.cli("run", "-s", path, jf, timeout=90)
+    m = re.fullmatch(r"Job has been submitted with JobID ([0-9a-f]{32})\n"
+                     r"Job \1 finished with state FINISHED\.\n", r.stdout)
+    assert r.returncode == 0 and m, r.stdout + r.stderr
+    ids = raw_ids(committed_files(raw))
+    assert sorted(ids) == list(range(1, n + 1)) and set(ids.values()) == {1}
+    new_out = [p for p in committed_files(out) if p not in run1_out]
+    assert apply_changelog(run1_out + new_out) == expected_agg(range(1, n + 1), keys)
+    assert {v["parallelism"] for v in c.job(m.group(1))["vertices"]} == {3}
+    assert checkpoints(c, m.group(1))["latest"]["restored"]["external_path"] == path
+    no_local_leftovers(workdir)
+
+
+@pytest.mark.parametrize("backend", ["hashmap", "rocksdb"])
+def test_savepoint_rescale_and_dispose_on_s3(make_cluster, workdir, s3, backend):
+    sp_root = f"s3://{BUCKET}/savepoints"
+    c = cluster_on_s3(make_cluster, s3, {"execution.checkpointing.interval": "1 h",
+                                         "state.savepoints.dir": sp_root},
+                      tms=2, slots=2, tm_conf={"state.backend.type": backend,
+                                               "taskmanager.tmp.dirs": workdir})
+    n, keys = 16000, 20
+    out, raw = os.path.join(workdir, "out"), os.path.join(workdir, "raw")
+    jf = os.path.join(workdir, "job.json")
+    with open(jf, "w") as f:
+        json.dump(agg_job(out, raw, n, keys, rate=4000, p=2), f)
+    r = c.cli("run", "-d", jf, check=True)
+    jid = re.search(r"JobID ([0-9a-f]{32})", r.stdout).group(1)
+    c.wait_state(jid, "RUNNING", timeout=20)
+    wait_for(lambda: c.records_written(jid, "gen") >= n // 4, timeout=20, what="progress")
+    # a target outside the allowed s3:// roots is refused before anything runs
+    r = c.cli("savepoint", jid, f"s3://{BUCKET}/elsewhere", timeout=60)
+    assert r.returncode != 0 and "is not under an s3:// directory" in r.stdout + r.stderr, \
+        r.stdout + r.stderr
+    r = c.cli("stop", "--savepoint", sp_root + "/", jid, timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr
+    m = re.search(r"Savepoint completed\. Path: (s3://\S+)\n", r.stdout)
+    assert m, r.stdout
+    sp = m.group(1)
+    assert re.fullmatch(rf"{sp_root}/savepoint-{jid[:6]}-[0-9a-f]{{12}}", sp), sp
+    job = c.wait_state(jid, ["FINISHED", "FAILED", "CANCELED"], timeout=30)
+    assert job["state"] == "FINISHED", c.get(f"/jobs/{jid}/exceptions")
+    md = fetch_metadata(s3, key_of(sp), workdir)
+    assert md["is_savepoint"] and md["job_id"] == jid
+    check_files(s3, key_of(sp), md)
+    run1_out, run1_raw = committed_files(out), committed_files(raw)
+    ids1 = raw_ids(run1_raw)
+    assert 0 < len(ids1) < n
+    table1 = apply_changelog(run1_out)
+    assert table1 == expected_agg(ids1, keys)
+
+    # restore at p=3
+    r = c.cli("run", "-s", sp, "-p", "3", jf, timeout=90)
+    m = re.fullmatch(r"Job has been submitted with JobID ([0-9a-f]{32})\n"
+                     r"Job \1 finished with state FINISHED\.\n", r.stdout)
+    assert r.returncode == 0 and m, r.stdout + r.stderr
+    jid2 = m.group(1)
+    assert {v["parallelism"] for v in c.job(jid2)["vertices"]} == {3}
+    cp = checkpoints(c, jid2)
+    assert cp["latest"]["restored"]["external_path"] == sp and cp["latest"]["restored"]["is_savepoint"]
+    ids = raw_ids(run1_raw + [p for p in committed_files(raw) if p not in run1_raw])
+    assert sorted(ids) == list(range(1, n + 1)) and set(ids.values()) == {1}
+    table = apply_changelog([p for p in committed_files(out) if p not in run1_out], dict(table1))
+    assert table == expected_agg(range(1, n + 1), keys)
+    no_local_leftovers(workdir)
+
+    # disposal deletes every object of the savepoint and nothing else
+    assert objects(s3, key_of(sp) + "/")
+    other = f"s3://{BUCKET}/savepoints/not-a-savepoint"
+    s3.client().put_object(Bucket=BUCKET, Key=key_of(other) + "/notes.txt", Body=b"x")
+    r = c.cli("savepoint", "-d", other)
+    assert r.returncode != 0 and "no _metadata" in r.stdout + r.stderr, r.stdout + r.stderr
+    r = c.cli("savepoint", "-d", sp)
+    assert (r.returncode, r.stdout) == (0, f"Disposing savepoint '{sp}'.\nSavepoint '{sp}' disposed.\n"), \
+        r.stdout + r.stderr
+    assert objects(s3, key_of(sp) + "/") == {}
+    assert list(objects(s3)) == [key_of(other) + "/notes.txt"]
+    r = c.cli("run", "-d", "-s", sp, jf)
+    assert r.returncode != 0 and "does not exist" in r.stdout + r.stderr, r.stdout + r.stderr
+
+
+def test_server_killed_mid_checkpoint(make_cluster, workdir, s3):
+    chk = f"s3://{BUCKET}/chk"
+    c = cluster_on_s3(make_cluster, s3, {
+        "state.checkpoints.dir": chk, "execution.checkpointing.interval": "100 ms",
+        "execution.checkpointing.tolerable-failed-checkpoints": "1000",
+        "execution.checkpointing.timeout": "20 s"},
+        tms=1, slots=2, tm_conf={"taskmanager.tmp.dirs": workdir})
+    # many keys: each checkpoint uploads a few MB, so a kill lands in an upload
+    n, keys = 400_000, 200_000
+    out, raw = os.path.join(workdir, "out"), os.path.join(workdir, "raw")
+    jid = c.submit(agg_job(out, raw, n, keys, rate=40_000))
+    c.wait_state(jid, "RUNNING", timeout=20)
+    wait_for(lambda: c.records_written(jid, "gen") >= 100_000, timeout=60, what="state to grow")
+    before = wait_completed(c, jid, 2)["counts"]
+    s3.kill()
+    failed = wait_for(lambda: (lambda cp: cp["counts"]["failed"] > before["failed"] and cp)(
+        checkpoints(c, jid)), timeout=30, what="a failed checkpoint")
+    msg = failed["latest"]["failed"]["failure_message"]
+    assert f"{chk}/{jid}/chk-" in msg and "127.0.0.1" in msg, msg
+    assert c.job(jid)["state"] == "RUNNING"
+    # back (empty: moto keeps nothing), and the next checkpoint completes
+    s3.start()
+    s3.client().create_bucket(Bucket=BUCKET)
+    completed = failed["counts"]["completed"]
+    after = wait_for(lambda: (lambda cp: cp["counts"]["completed"] > completed and cp)(
+        checkpoints(c, jid)), timeout=60, what="a checkpoint completed after the restart")
+    latest = after["latest"]["completed"]
+    md = fetch_metadata(s3, key_of(latest["external_path"]), workdir)
+    check_files(s3, key_of(latest["external_path"]), md)
+    job = c.wait_state(jid, ["FINISHED", "FAILED", "CANCELED"], timeout=120)
+    assert job["state"] == "FINISHED", c.get(f"/jobs/{jid}/exceptions")
+    ids = raw_ids(committed_files(raw))
+    assert sorted(ids) == list(range(1, n + 1)) and set(ids.values()) == {1}
+    assert apply_changelog(committed_files(out)) == expected_agg(range(1, n + 1), keys)
+    no_local_leftovers(workdir)
