@@ -322,12 +322,24 @@ def test_server_killed_mid_checkpoint(make_cluster, workdir, s3):
     jid = c.submit(agg_job(out, raw, n, keys, rate=40_000))
     c.wait_state(jid, "RUNNING", timeout=20)
     wait_for(lambda: c.records_written(jid, "gen") >= 100_000, timeout=60, what="state to grow")
-    before = wait_completed(c, jid, 2)["counts"]
+    wait_completed(c, jid, 2)
+
+    def in_flight():
+        h = checkpoints(c, jid)["history"]
+        return next((x["id"] for x in h if x["status"] == "IN_PROGRESS"), None)
+    cid = wait_for(in_flight, timeout=20, what="a checkpoint in progress")
     s3.kill()
-    failed = wait_for(lambda: (lambda cp: cp["counts"]["failed"] > before["failed"] and cp)(
-        checkpoints(c, jid)), timeout=30, what="a failed checkpoint")
-    msg = failed["latest"]["failed"]["failure_message"]
-    assert f"{chk}/{jid}/chk-" in msg and "127.0.0.1" in msg, msg
+
+    def entry():
+        h = [x for x in checkpoints(c, jid)["history"] if x["id"] == cid]
+        return h and h[0]["status"] != "IN_PROGRESS" and h[0]
+    e = wait_for(entry, timeout=30, what=f"checkpoint {cid} to end")
+    # the checkpoint in flight failed, with the upload's error as its reason
+    assert e["status"] == "FAILED", e
+    msg = e["failure_message"]
+    assert re.search(rf"(uploading|reading|looking up) {re.escape(chk)}/{jid}/chk-{cid}/\S+ at "
+                     rf"127\.0\.0\.1:{s3.port}: ", msg), msg
+    failed = checkpoints(c, jid)
     assert c.job(jid)["state"] == "RUNNING"
     # back (empty: moto keeps nothing), and the next checkpoint completes
     s3.start()
