@@ -13,7 +13,7 @@ puts the venv's site-packages on sys.path (so `import boto3` works from the
 system python that runs pytest); Server(python, port=None) starts moto on a
 free loopback port, client() is a boto3 S3 client for it, stop() ends it.
 
-What moto does not check (docs/OPERATIONS.md): it accepts any access key
+What moto does not check (docs/S3.md): it accepts any access key
 and secret and does not verify request signatures, so a wrong key or a
 broken signature passes here and fails on a real S3; it keeps everything in
 memory (a killed server loses its buckets); it does not throttle.

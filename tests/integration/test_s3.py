@@ -2,7 +2,7 @@
 core/store.c through libs3) against an S3-compatible server on this machine:
 moto's server mode from PyPI (scripts/s3_server.py installs it into a venv
 once, as the Kafka tests install their broker). What moto does not check --
-signatures, keys -- is in docs/OPERATIONS.md.
+signatures, keys -- is in docs/S3.md.
 
 - Checkpoints on S3, both backends: _metadata and every state file are
   objects (sizes as _metadata records them); a TaskManager is killed, the job
@@ -278,6 +278,22 @@ def test_savepoint_rescale_and_dispose_on_s3(make_cluster, workdir, s3, backend)
     assert 0 < len(ids1) < n
     table1 = apply_changelog(run1_out)
     assert table1 == expected_agg(ids1, keys)
+
+    # `savepoint check` reads the savepoint from S3: every state maps...
+    r = c.cli("savepoint", "check", sp, jf, "-p", "3")
+    assert r.returncode == 0 and r.stdout.startswith(
+        f"Savepoint {sp} (checkpoint {md['checkpoint_id']}, maxParallelism 128)\n"), r.stdout + r.stderr
+    assert "uid 'agg' (group_aggregate, keyed, 2 -> 3 subtasks" in r.stdout, r.stdout
+    # ...and a damaged object is found (one byte of a state file flipped, then put back)
+    victim = f"{key_of(sp)}/agg-0.state"
+    good = s3.client().get_object(Bucket=BUCKET, Key=victim)["Body"].read()
+    bad = bytearray(good)
+    bad[len(bad) // 2] ^= 0xFF
+    s3.client().put_object(Bucket=BUCKET, Key=victim, Body=bytes(bad))
+    r = c.cli("savepoint", "check", sp, jf)
+    assert r.returncode != 0 and "agg-0.state" in r.stdout + r.stderr and "damaged" in r.stdout + r.stderr, \
+        r.stdout + r.stderr
+    s3.client().put_object(Bucket=BUCKET, Key=victim, Body=good)
 
     # restore at p=3
     r = c.cli("run", "-s", sp, "-p", "3", jf, timeout=90)
