@@ -130,6 +130,8 @@ def test_checkpoints_and_failover_on_s3(make_cluster, workdir, s3, backend):
     chk = f"s3://{BUCKET}/checkpoints"
     c = cluster_on_s3(make_cluster, s3, {
         "state.checkpoints.dir": chk, "execution.checkpointing.interval": "300 ms",
+        # the checkpoint in flight when the TaskManager dies fails: not a second restart
+        "execution.checkpointing.tolerable-failed-checkpoints": "10",
         "restart-strategy.type": "fixed-delay", "restart-strategy.fixed-delay.attempts": "3",
         "restart-strategy.fixed-delay.delay": "200 ms"},
         tm_conf={"state.backend.type": backend, "taskmanager.tmp.dirs": workdir})
@@ -160,8 +162,12 @@ def test_checkpoints_and_failover_on_s3(make_cluster, workdir, s3, backend):
     # retention (num-retained 1): one completed checkpoint is left on S3, the
     # latest; those it replaced were deleted object by object
     want = {f"checkpoints/{jid}/chk-{cp['latest']['completed']['id']}/_metadata"}
-    wait_for(lambda: {k for k in objects(s3, f"checkpoints/{jid}/") if k.endswith("/_metadata")}
-             == want, timeout=10, what=f"only {want} left")
+
+    def metadata_left():
+        return {k for k in objects(s3, f"checkpoints/{jid}/") if k.endswith("/_metadata")}
+    wait_for(lambda: metadata_left() == want, timeout=10,
+             what=f"only {want} left, not {metadata_left()}, history "
+                  f"{[(h['id'], h['status']) for h in checkpoints(c, jid)['history']]}")
     no_local_leftovers(workdir, skip=[c.tms[0].id])
 
 
