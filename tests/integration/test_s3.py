@@ -378,3 +378,21 @@ def test_server_killed_mid_checkpoint(make_cluster, workdir, s3):
     assert sorted(ids) == list(range(1, n + 1)) and set(ids.values()) == {1}
     assert apply_changelog(committed_files(out)) == expected_agg(range(1, n + 1), keys)
     no_local_leftovers(workdir)
+
+
+def test_cancel_without_retention_deletes_every_object(make_cluster, workdir, s3):
+    chk = f"s3://{BUCKET}/drop"
+    c = cluster_on_s3(make_cluster, s3, {
+        "state.checkpoints.dir": chk, "execution.checkpointing.interval": "200 ms",
+        "execution.checkpointing.externalized-checkpoint-retention": "DELETE_ON_CANCELLATION"},
+        tms=1, slots=2, tm_conf={**INC, "taskmanager.tmp.dirs": workdir})
+    out, raw = os.path.join(workdir, "out"), os.path.join(workdir, "raw")
+    jid = c.submit(agg_job(out, raw, 100_000, 1000, rate=2000))
+    c.wait_state(jid, "RUNNING", timeout=20)
+    wait_completed(c, jid, 3)
+    have = objects(s3, f"drop/{jid}/")
+    assert any("/shared/" in k for k in have) and any(k.endswith("/_metadata") for k in have), have
+    c.cli("cancel", jid, check=True)
+    c.wait_state(jid, "CANCELED", timeout=20)
+    wait_for(lambda: objects(s3, f"drop/{jid}/") == {}, timeout=10,
+             what=f"no object left under drop/{jid}/ (have {sorted(objects(s3, f'drop/{jid}/'))[:5]})")
