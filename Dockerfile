@@ -66,7 +66,8 @@ CMD ["java", "-Dzookeeper.root.logger=INFO,CONSOLE", "-cp", "/etc/zookeeper/conf
      "org.apache.zookeeper.server.quorum.QuorumPeerMain", "/etc/zookeeper/conf/zoo.cfg"]
 
 # An S3-compatible server for docker-compose.s3.yml (`target: s3`): moto's
-# server mode from PyPI, the server the tests run against (docs/S3.md says
+# server mode from PyPI, started as the tests start it (scripts/s3_server.py
+# --serve: pinned to S3), the server the tests run against (docs/S3.md says
 # what it does not check: signatures, keys; and it keeps objects in memory
 # only). It creates the bucket $S3_BUCKET (default sluice) when it starts.
 # An example, not storage for production: point s3.endpoint at MinIO, Ceph
@@ -79,11 +80,12 @@ RUN apt-get update \
  && rm -rf /var/lib/apt/lists/* \
  && python3 -m venv /opt/moto \
  && /opt/moto/bin/pip install --no-cache-dir -q "moto[server]==5.2.1"
+COPY scripts/s3_server.py /opt/moto/s3_server.py
 ENV S3_BUCKET=sluice
 EXPOSE 9000
 HEALTHCHECK --interval=5s --timeout=5s --start-period=20s --retries=5 \
     CMD ["/opt/moto/bin/python", "-c", "import os, boto3; boto3.client('s3', endpoint_url='http://127.0.0.1:9000', region_name='us-east-1', aws_access_key_id='x', aws_secret_access_key='x').head_bucket(Bucket=os.environ['S3_BUCKET'])"]
-CMD ["sh", "-c", "/opt/moto/bin/python -m moto.server -H 0.0.0.0 -p 9000 & pid=$!; until /opt/moto/bin/python -c \"import os, boto3; boto3.client('s3', endpoint_url='http://127.0.0.1:9000', region_name='us-east-1', aws_access_key_id='x', aws_secret_access_key='x').create_bucket(Bucket=os.environ['S3_BUCKET'])\" 2>/dev/null; do sleep 1; done; wait $pid"]
+CMD ["sh", "-c", "/opt/moto/bin/python /opt/moto/s3_server.py --serve 0.0.0.0 9000 & pid=$!; until /opt/moto/bin/python -c \"import os, boto3; boto3.client('s3', endpoint_url='http://127.0.0.1:9000', region_name='us-east-1', aws_access_key_id='x', aws_secret_access_key='x').create_bucket(Bucket=os.environ['S3_BUCKET'])\" 2>/dev/null; do sleep 1; done; wait $pid"]
 
 FROM debian:bookworm-slim
 ARG DEBIAN_FRONTEND=noninteractive

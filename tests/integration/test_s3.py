@@ -244,7 +244,11 @@ def test_incremental_checkpoints_on_s3_and_rescale(make_cluster, workdir, s3):
     new_out = [p for p in committed_files(out) if p not in run1_out]
     assert apply_changelog(run1_out + new_out) == expected_agg(range(1, n + 1), keys)
     assert {v["parallelism"] for v in c.job(m.group(1))["vertices"]} == {3}
-    assert checkpoints(c, m.group(1))["latest"]["restored"]["external_path"] == path
+    cp2 = checkpoints(c, m.group(1))
+    assert cp2["latest"]["restored"]["external_path"] == path, (
+        cp2["counts"], [(h["id"], h.get("failure_message")) for h in cp2["history"] if h["status"] == "FAILED"],
+        [e.get("exceptionName") for e in
+         c.get(f"/jobs/{m.group(1)}/exceptions")["exceptionHistory"]["entries"]])
     no_local_leftovers(workdir)
 
 
