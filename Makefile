@@ -59,7 +59,8 @@ INC_plugin := $(INC_api)
 CFLAGS := $(BASE_CFLAGS) $(INC_all)
 LDFLAGS := -pthread -rdynamic $(SANFLAGS)
 # the ZooKeeper C client (multi-threaded) has no pkg-config file
-LIBS := $(PKG_LIBS) -lzookeeper_mt -lm -ldl
+# libs3 (the S3 client of s3:// checkpoint directories, core/store.c) has none either
+LIBS := $(PKG_LIBS) -lzookeeper_mt -ls3 -lm -ldl
 
 PROTOS := $(wildcard proto/*.proto)
 PROTO_C := $(patsubst proto/%.proto,$(B)/gen/core/%.pb-c.c,$(PROTOS))

@@ -31,6 +31,7 @@
 #include "config.h"
 #include "duration.h"
 #include "log.h"
+#include "store.h"
 #include "sl_limits.h"
 #include "text.h"
 
@@ -149,12 +150,28 @@ static const sl_conf_def defs[] = {
       "(Sluice has no non-externalized checkpoints); failed and finished jobs keep theirs. "
       "Sluice's default keeps them (Flink's default is NO_EXTERNALIZED_CHECKPOINTS)."},
      NOLIM, NULL},
-    {{"state.checkpoints.dir", SL_CT_PATH, "", NULL,
-      "Directory that checkpoints are written to (`<dir>/<job id>/chk-<n>`); empty means "
-      "/tmp/sluice-checkpoints."},
+    {{"state.checkpoints.dir", SL_CT_STORE, "", NULL,
+      "Directory that checkpoints are written to (`<dir>/<job id>/chk-<n>`), local or "
+      "`s3://bucket/path` (see `s3.endpoint`); empty means /tmp/sluice-checkpoints."},
      NOLIM, NULL},
-    {{"state.savepoints.dir", SL_CT_PATH, "", NULL,
-      "Default directory for savepoints when a request names none."},
+    {{"state.savepoints.dir", SL_CT_STORE, "", NULL,
+      "Default directory for savepoints when a request names none, local or `s3://bucket/path`."},
+     NOLIM, NULL},
+    {{"s3.endpoint", SL_CT_STRING, "", NULL,
+      "The S3-compatible server of `s3://` checkpoint and savepoint directories, "
+      "`http://host:port` or `https://host[:port]`; empty means AWS's default endpoint. Read by "
+      "the JobManager and every TaskManager."},
+     NOLIM, NULL},
+    {{"s3.access-key", SL_CT_STRING, "", NULL,
+      "Access key id for `s3://` directories (empty: unsigned requests)."},
+     NOLIM, NULL},
+    {{"s3.secret-key", SL_CT_STRING, "", NULL,
+      "Secret key for `s3://` directories."},
+     NOLIM, NULL},
+    {{"s3.path.style.access", SL_CT_BOOL, "false", NULL,
+      "Address buckets as `http://endpoint/bucket/key` rather than "
+      "`http://bucket.endpoint/key` (MinIO, Ceph, moto and most servers that are not AWS need "
+      "true)."},
      NOLIM, NULL},
     {{"state.checkpoints.num-retained", SL_CT_INT, "1", NULL,
       "Number of completed checkpoints kept per job."},
@@ -620,6 +637,7 @@ const char *sl_conf_type_name(const sl_conf_key *k)
     case SL_CT_ENUM: return k->choices;
     case SL_CT_DOUBLE: return "number";
     case SL_CT_PATH: return "directory (a path or file:// URI)";
+    case SL_CT_STORE: return "directory (a path, file:// URI or s3://bucket/path)";
     case SL_CT_JSON: return "JSON";
     }
     return "?";
@@ -645,8 +663,17 @@ int sl_conf_parse_value(const sl_conf_key *k, int64_t min, int64_t max, const ch
     case SL_CT_STRING:
     case SL_CT_JSON:
         break;
-    case SL_CT_PATH: {
+    case SL_CT_PATH:
+    case SL_CT_STORE: {
         char why[256];
+        if (d->k.type == SL_CT_STORE && sl_store_is_s3(value)) {
+            if (sl_store_check_url(value, why, sizeof why) != SL_OK)
+                return sl_seterr(err, errlen, ORIGIN_FMT "%s: %s", ORIGIN_ARGS(origin), key, why);
+            size_t n = strlen(value);
+            while (n && value[n - 1] == '/') n--; /* "s3://b/ck/" is "s3://b/ck" */
+            text = sl_strndup(value, n);
+            break;
+        }
         text = *value ? sl_config_local_path(value, why, sizeof why) : sl_strdup("");
         if (!text)
             return sl_seterr(err, errlen, ORIGIN_FMT "%s: %s", ORIGIN_ARGS(origin), key, why);
@@ -1253,7 +1280,7 @@ int64_t sl_config_int(const sl_config *c, const char *key)
 {
     int i = must_find(key);
     SL_ASSERT(defs[i].k.type != SL_CT_STRING && defs[i].k.type != SL_CT_DOUBLE &&
-              defs[i].k.type != SL_CT_PATH);
+              defs[i].k.type != SL_CT_PATH && defs[i].k.type != SL_CT_STORE);
     return c->num[i];
 }
 

@@ -41,6 +41,7 @@ typedef enum {
     SL_CT_ENUM,     /* one of `choices` (comma-separated) */
     SL_CT_DOUBLE,   /* a finite decimal number */
     SL_CT_PATH,     /* a local path: "file:///x", "file:/x" and "/x" are all stored as "/x" */
+    SL_CT_STORE,    /* a local path as SL_CT_PATH, or an s3://bucket/path URL (core/store.h) */
     SL_CT_JSON      /* operator options only: any JSON value (a list, an object, an
                        expression...) that the operator's plan() reads itself */
 } sl_conf_type;

@@ -73,6 +73,7 @@
 #include "bytes.h"
 #include "snapshot.h"
 #include "snapshot_inc.h"
+#include "store.h"
 
 #define FOURCC(a, b, c, d) ((uint32_t)(a) | (uint32_t)(b) << 8 | (uint32_t)(c) << 16 | (uint32_t)(d) << 24)
 
@@ -1128,6 +1129,17 @@ int sl_snapshot_write_metadata(const char *dir, const void *packed, size_t len, 
     sl_put_le64(h + 16, len);
 
     int rc = SL_OK;
+    if (sl_store_is_s3(dir)) {
+        /* one PUT: the object appears whole or not at all */
+        uint8_t *all = sl_malloc(sizeof h + len);
+        memcpy(all, h, sizeof h);
+        if (len) memcpy(all + sizeof h, packed, len);
+        rc = sl_store_put_mem(path, all, sizeof h + len, err, errlen);
+        free(all);
+        free(path);
+        free(tmp);
+        return rc;
+    }
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) {
         rc = sl_seterr(err, errlen, "cannot create %s: %s", tmp, strerror(errno));
@@ -1148,18 +1160,71 @@ int sl_snapshot_write_metadata(const char *dir, const void *packed, size_t len, 
     return rc;
 }
 
+/* The packed metadata of a whole _metadata file's bytes (data, size) read
+ * from `file` (for messages): header, version, length and CRC checked.
+ * *packed is malloc'ed. */
+static int meta_parse(const char *file, const uint8_t *data, uint64_t size, void **packed,
+                      size_t *len, char *err, size_t errlen)
+{
+    const uint8_t *h = data;
+    if (size < META_HDR)
+        return sl_seterr(err, errlen, "%s: truncated: %llu bytes is less than the %d-byte header",
+                         file, (unsigned long long)size, META_HDR);
+    if (memcmp(h, meta_magic, 8) != 0)
+        return sl_seterr(err, errlen, "%s: not a Sluice snapshot metadata file (bad magic)", file);
+    if (sl_get_le32(h + 8) != SL_SNAPSHOT_FORMAT_VERSION)
+        return sl_seterr(err, errlen,
+                         "%s: metadata format version %u is not supported (this build reads "
+                         "version %d)",
+                         file, sl_get_le32(h + 8), SL_SNAPSHOT_FORMAT_VERSION);
+    if (sl_get_le64(h + 16) != size - META_HDR)
+        return sl_seterr(err, errlen,
+                         "%s: the header announces %llu bytes of metadata but the file holds "
+                         "%llu (truncated?)",
+                         file, (unsigned long long)sl_get_le64(h + 16),
+                         (unsigned long long)(size - META_HDR));
+    size_t n = (size_t)(size - META_HDR);
+    if (!CRC_MATCH(crc_extend(0, data + META_HDR, n), sl_get_le32(h + 12)))
+        return sl_seterr(err, errlen, "%s: the metadata is damaged (CRC-32C mismatch)", file);
+    *packed = sl_malloc(n ? n : 1);
+    if (n) memcpy(*packed, data + META_HDR, n);
+    *len = n;
+    return SL_OK;
+}
+
+#define META_MAX ((size_t)1 << 30) /* a _metadata larger than this is not one */
+
 int sl_snapshot_read_metadata(const char *path, void **packed, size_t *len, char *err,
                               size_t errlen)
 {
     *packed = NULL;
     *len = 0;
+    uint8_t *data = NULL;
+    size_t size = 0;
+    if (sl_store_is_s3(path)) {
+        size_t pl = strlen(path);
+        while (pl && path[pl - 1] == '/') pl--;
+        char *file = pl >= 10 && !strncmp(path + pl - 10, "/_metadata", 10)
+                         ? sl_strndup(path, pl)
+                         : sl_sprintf("%.*s/_metadata", (int)pl, path);
+        char why[600];
+        int rc = sl_store_get_mem(file, META_MAX, (void **)&data, &size, why, sizeof why);
+        if (rc == SL_DONE)
+            rc = sl_seterr(err, errlen, "%s does not exist (not a completed snapshot)", file);
+        else if (rc != SL_OK)
+            rc = sl_seterr(err, errlen, "%s", why);
+        else
+            rc = meta_parse(file, data, size, packed, len, err, errlen);
+        free(data);
+        free(file);
+        return rc;
+    }
     struct stat st;
     if (stat(path, &st) != 0)
         return sl_seterr(err, errlen, "snapshot %s: %s", path, strerror(errno));
     char *file = S_ISDIR(st.st_mode) ? sl_sprintf("%s/_metadata", path) : sl_strdup(path);
     int rc = SL_OK;
     int fd = open(file, O_RDONLY | O_CLOEXEC);
-    uint8_t *data = NULL;
     if (fd < 0) {
         if (errno == ENOENT)
             rc = sl_seterr(err, errlen, "%s does not exist (not a completed snapshot)", file);
@@ -1169,43 +1234,18 @@ int sl_snapshot_read_metadata(const char *path, void **packed, size_t *len, char
         rc = sl_seterr(err, errlen, "%s: stat: %s", file, strerror(errno));
     } else if (!S_ISREG(st.st_mode)) {
         rc = sl_seterr(err, errlen, "%s: not a regular file", file);
+    } else if ((uint64_t)st.st_size > META_MAX) {
+        rc = sl_seterr(err, errlen, "%s: %llu bytes is too large for a _metadata file", file,
+                       (unsigned long long)st.st_size);
     } else {
-        uint64_t size = (uint64_t)st.st_size;
-        uint8_t h[META_HDR];
-        int r = size < META_HDR ? 1 : pread_all(fd, h, sizeof h, 0);
-        if (r < 0) {
-            rc = sl_seterr(err, errlen, "reading %s: %s", file, strerror(errno));
-        } else if (r > 0) {
-            rc = sl_seterr(err, errlen, "%s: truncated: %llu bytes is less than the %d-byte header",
-                           file, (unsigned long long)size, META_HDR);
-        } else if (memcmp(h, meta_magic, 8) != 0) {
-            rc = sl_seterr(err, errlen, "%s: not a Sluice snapshot metadata file (bad magic)", file);
-        } else if (sl_get_le32(h + 8) != SL_SNAPSHOT_FORMAT_VERSION) {
-            rc = sl_seterr(err, errlen,
-                           "%s: metadata format version %u is not supported (this build reads "
-                           "version %d)",
-                           file, sl_get_le32(h + 8), SL_SNAPSHOT_FORMAT_VERSION);
-        } else if (sl_get_le64(h + 16) != size - META_HDR) {
-            rc = sl_seterr(err, errlen,
-                           "%s: the header announces %llu bytes of metadata but the file holds "
-                           "%llu (truncated?)",
-                           file, (unsigned long long)sl_get_le64(h + 16),
-                           (unsigned long long)(size - META_HDR));
-        } else {
-            size_t n = (size_t)(size - META_HDR);
-            data = sl_malloc(n ? n : 1);
-            r = pread_all(fd, data, n, META_HDR);
-            if (r != 0)
-                rc = sl_seterr(err, errlen, "reading %s: %s", file,
-                               r < 0 ? strerror(errno) : "the file shrank while being read");
-            else if (!CRC_MATCH(crc_extend(0, data, n), sl_get_le32(h + 12)))
-                rc = sl_seterr(err, errlen, "%s: the metadata is damaged (CRC-32C mismatch)", file);
-            if (rc == SL_OK) {
-                *packed = data;
-                *len = n;
-                data = NULL;
-            }
-        }
+        size = (size_t)st.st_size;
+        data = sl_malloc(size ? size : 1);
+        int r = pread_all(fd, data, size, 0);
+        if (r != 0)
+            rc = sl_seterr(err, errlen, "reading %s: %s", file,
+                           r < 0 ? strerror(errno) : "the file shrank while being read");
+        else
+            rc = meta_parse(file, data, size, packed, len, err, errlen);
     }
     if (fd >= 0) close(fd);
     free(data);
@@ -1220,6 +1260,7 @@ int sl_snapshot_read_metadata(const char *path, void **packed, size_t *len, char
 int sl_mkdirs(const char *path, char *err, size_t errlen)
 {
     if (!path || !*path) return sl_seterr(err, errlen, "mkdir: empty path");
+    if (sl_store_is_s3(path)) return SL_OK; /* S3 has keys, no directories */
     char *p = sl_strdup(path);
     size_t n = strlen(p);
     while (n > 1 && p[n - 1] == '/') p[--n] = '\0';
@@ -1261,9 +1302,60 @@ static int snapshot_file_name(const char *name)
            sl_inc_name_ok(name, 1); /* an incremental checkpoint's private files */
 }
 
+/* Names under an s3:// snapshot directory (listing callback). */
+typedef struct s3_names {
+    char **v;
+    size_t n;
+    char bad[256]; /* the first name that is not a snapshot file */
+} s3_names;
+
+static int s3_name(void *ctx, const char *name, uint64_t size)
+{
+    s3_names *a = ctx;
+    SL_UNUSED(size);
+    if (strchr(name, '/') || !snapshot_file_name(name)) {
+        if (!a->bad[0]) snprintf(a->bad, sizeof a->bad, "%s", name);
+        return SL_OK;
+    }
+    a->v = sl_realloc(a->v, (a->n + 1) * sizeof *a->v);
+    a->v[a->n++] = sl_strdup(name);
+    return SL_OK;
+}
+
+/* sl_snapshot_remove of an s3:// directory: the same rule (only snapshot
+ * files, else refuse and delete nothing), object by object. */
+static int remove_s3(const char *dir, char *err, size_t errlen)
+{
+    s3_names a = {0};
+    int rc = sl_store_list(dir, s3_name, &a, err, errlen);
+    if (rc == SL_OK && a.bad[0])
+        rc = sl_seterr(err, errlen,
+                       "refusing to remove snapshot directory %s: it holds '%s', which is not a "
+                       "snapshot file (only _metadata, *.state, *.tmp and incremental *.rdb files are removed)",
+                       dir, a.bad);
+    /* _metadata first: what is left of a half-deleted snapshot is never taken for a whole one */
+    for (size_t i = 1; i < a.n; i++)
+        if (!strcmp(a.v[i], "_metadata")) {
+            char *t = a.v[0];
+            a.v[0] = a.v[i];
+            a.v[i] = t;
+        }
+    for (size_t i = 0; i < a.n; i++) {
+        if (rc == SL_OK) {
+            char *url = sl_sprintf("%s/%s", dir, a.v[i]);
+            rc = sl_store_delete(url, err, errlen);
+            free(url);
+        }
+        free(a.v[i]);
+    }
+    free(a.v);
+    return rc;
+}
+
 int sl_snapshot_remove(const char *dir, char *err, size_t errlen)
 {
     if (!dir || !*dir) return sl_seterr(err, errlen, "remove snapshot: no directory");
+    if (sl_store_is_s3(dir)) return remove_s3(dir, err, errlen);
     DIR *d = opendir(dir);
     if (!d) {
         if (errno == ENOENT) return SL_OK; /* nothing to remove */

@@ -129,11 +129,20 @@ int sl_snapshot_write_metadata(const char *dir, const void *packed, size_t len, 
 int sl_snapshot_read_metadata(const char *path, void **packed, size_t *len, char *err,
                               size_t errlen);
 
-/* mkdir -p */
+/* Download every file md names from the s3:// snapshot directory url into
+ * local_dir (created), the shared files of an incremental checkpoint into
+ * its sibling shared/, so that the local copy restores like the original
+ * (snapshot_inc.c). Names are checked before they become local paths. For
+ * the threads that may block on the network (store.h). */
+int sl_snapshot_fetch(const char *url, const struct Sluice__SnapshotMetadata *md,
+                      const char *local_dir, char *err, size_t errlen);
+
+/* mkdir -p (nothing for an s3:// URL: S3 has no directories) */
 int sl_mkdirs(const char *path, char *err, size_t errlen);
 /* rm -r of a snapshot directory (only files the snapshot format names:
  * _metadata, *.state, *.tmp, and an incremental checkpoint's private
- * <16 hex>-<name>.rdb files), then the directory itself. */
+ * <16 hex>-<name>.rdb files), then the directory itself; for an s3://
+ * directory the same objects, _metadata first. */
 int sl_snapshot_remove(const char *dir, char *err, size_t errlen);
 
 #endif

@@ -27,6 +27,7 @@
 #include "snapshot.h"
 #include "snapshot.pb-c.h"
 #include "snapshot_inc.h"
+#include "store.h"
 
 void sl_inc_files_free(sl_inc_files *f)
 {
@@ -148,6 +149,7 @@ int sl_inc_upload(const char *local_dir, const char *instance, const char *snap_
 {
     memset(out, 0, sizeof *out);
     char *shared = sl_inc_shared_dir(snap_dir);
+    int s3 = sl_store_is_s3(snap_dir);
     int rc = sl_mkdirs(shared, err, errlen);
     DIR *d = rc == SL_OK ? opendir(local_dir) : NULL;
     if (rc == SL_OK && !d) rc = sl_seterr(err, errlen, "cannot read %s: %s", local_dir, strerror(errno));
@@ -166,19 +168,27 @@ int sl_inc_upload(const char *local_dir, const char *instance, const char *snap_
         char *name = sl_sprintf("%s-%s%s", instance, de->d_name, sst ? "" : SL_INC_PRIVATE_SUFFIX);
         snprintf(dst, sizeof dst, "%s/%s", sst ? shared : snap_dir, name);
         struct stat have;
-        if (sst && stat(dst, &have) == 0 && have.st_size == st.st_size) {
+        uint64_t had = 0;
+        if (s3 && sst && (rc = sl_store_size(dst, &had, err, errlen)) == SL_ERR) {
+            free(name);
+            break;
+        }
+        if (s3 && sst && rc == SL_OK && had == (uint64_t)st.st_size) {
+            /* uploaded by an earlier checkpoint: referenced, not uploaded again */
+        } else if (!s3 && sst && stat(dst, &have) == 0 && have.st_size == st.st_size) {
             /* uploaded by an earlier checkpoint: referenced, not copied */
         } else {
-            rc = place(src, dst, err, errlen);
+            rc = s3 ? sl_store_put_file(src, dst, NULL, err, errlen) : place(src, dst, err, errlen);
             out->written += (uint64_t)st.st_size;
         }
+        rc = rc == SL_DONE ? SL_OK : rc;
         out->size += (uint64_t)st.st_size;
         if (sst) push(&out->shared, &out->nshared, name);
         else push(&out->priv, &out->npriv, name);
     }
     if (d) closedir(d);
-    if (rc == SL_OK) rc = fsync_dir(shared, err, errlen);
-    if (rc == SL_OK) rc = fsync_dir(snap_dir, err, errlen);
+    if (rc == SL_OK && !s3) rc = fsync_dir(shared, err, errlen);
+    if (rc == SL_OK && !s3) rc = fsync_dir(snap_dir, err, errlen);
     free(shared);
     if (rc != SL_OK) {
         sl_inc_files_free(out);
@@ -329,9 +339,35 @@ size_t sl_shared_refs_size(const sl_shared_refs *r) { return r->n; }
 
 const char *sl_shared_refs_name(const sl_shared_refs *r, size_t i) { return r->v[i].name; }
 
+/* sl_inc_sweep of an s3:// shared directory (listing callback). */
+typedef struct sweep_s3 {
+    const char *dir;
+    const char *const *keep;
+    size_t n;
+    char *err;
+    size_t errlen;
+} sweep_s3;
+
+static int sweep_one(void *ctx, const char *name, uint64_t size)
+{
+    sweep_s3 *w = ctx;
+    SL_UNUSED(size);
+    const char *key = name;
+    if (!sl_inc_name_ok(name, 0) || (w->n && bsearch(&key, w->keep, w->n, sizeof *w->keep, cmp_str)))
+        return SL_OK;
+    char *url = sl_sprintf("%s/%s", w->dir, name);
+    int rc = sl_store_delete(url, w->err, w->errlen);
+    free(url);
+    return rc;
+}
+
 int sl_inc_sweep(const char *shared_dir, const char *const *keep, size_t n, char *err,
                  size_t errlen)
 {
+    if (sl_store_is_s3(shared_dir)) {
+        sweep_s3 w = {shared_dir, keep, n, err, errlen};
+        return sl_store_list(shared_dir, sweep_one, &w, err, errlen);
+    }
     DIR *d = opendir(shared_dir);
     if (!d) {
         if (errno == ENOENT) return SL_OK;
@@ -361,5 +397,55 @@ int sl_inc_sweep(const char *shared_dir, const char *const *keep, size_t n, char
     closedir(d);
     if (rc == SL_OK && !left && rmdir(shared_dir) != 0 && errno != ENOENT && errno != ENOTEMPTY)
         rc = sl_seterr(err, errlen, "cannot remove %s: %s", shared_dir, strerror(errno));
+    return rc;
+}
+
+/* ---- a snapshot on S3, fetched for a restore --------------------------------- */
+
+static int fetch_one(const char *url_dir, const char *name, const char *local_dir, char *err,
+                     size_t errlen)
+{
+    char *dst = sl_sprintf("%s/%s", local_dir, name);
+    int rc = SL_OK;
+    if (access(dst, F_OK) != 0) { /* a shared file listed by several subtasks comes once */
+        char *url = sl_sprintf("%s/%s", url_dir, name);
+        rc = sl_store_get_file(url, dst, err, errlen);
+        free(url);
+    }
+    free(dst);
+    return rc;
+}
+
+int sl_snapshot_fetch(const char *url, const Sluice__SnapshotMetadata *md, const char *local_dir,
+                      char *err, size_t errlen)
+{
+    char *shared_url = sl_inc_shared_dir(url), *shared = sl_inc_shared_dir(local_dir);
+    int rc = sl_mkdirs(local_dir, err, errlen);
+    for (size_t i = 0; rc == SL_OK && i < md->n_operators; i++) {
+        const Sluice__OperatorState *os = md->operators[i];
+        for (size_t k = 0; rc == SL_OK && k < os->n_subtasks; k++) {
+            const Sluice__SubtaskState *ss = os->subtasks[k];
+            if (ss->file && *ss->file) {
+                if (strchr(ss->file, '/') || ss->file[0] == '.')
+                    rc = sl_seterr(err, errlen, "%s/_metadata names the state file '%s', which is "
+                                   "not a name snapshots write", url, ss->file);
+                else
+                    rc = fetch_one(url, ss->file, local_dir, err, errlen);
+            }
+            for (size_t f = 0; rc == SL_OK && f < ss->n_private_files; f++)
+                rc = sl_inc_name_ok(ss->private_files[f], 1)
+                         ? fetch_one(url, ss->private_files[f], local_dir, err, errlen)
+                         : sl_seterr(err, errlen, "%s/_metadata names the private file '%s'", url,
+                                     ss->private_files[f]);
+            if (rc == SL_OK && ss->n_shared_files) rc = sl_mkdirs(shared, err, errlen);
+            for (size_t f = 0; rc == SL_OK && f < ss->n_shared_files; f++)
+                rc = sl_inc_name_ok(ss->shared_files[f], 0)
+                         ? fetch_one(shared_url, ss->shared_files[f], shared, err, errlen)
+                         : sl_seterr(err, errlen, "%s/_metadata names the shared file '%s'", url,
+                                     ss->shared_files[f]);
+        }
+    }
+    free(shared_url);
+    free(shared);
     return rc;
 }

@@ -36,6 +36,7 @@
 #include <string.h>
 
 #include "jm.h"
+#include "store.h"
 #include "ha.h"
 #include "log.h"
 #include "snapshot.h"
@@ -515,7 +516,7 @@ void jm_cp_on_written(jm *j, const jm_op *op)
         jm_savepoint_op *sop = sp_op_find(job, cp->request_id);
         if (sop) {
             sop->done = 1;
-            sop->location = sl_sprintf("file:%s", cp->dir);
+            sop->location = sl_store_uri(cp->dir);
         }
     }
     notify(j, job, cp->id, 1);
@@ -532,9 +533,17 @@ void jm_cp_on_ack(jm *j, const Sluice__AcknowledgeCheckpoint *a)
         /* late: the checkpoint ended already. If it failed, this subtask
          * wrote its files after the directory was removed: remove it again,
          * so a failed checkpoint leaves nothing behind. */
+        int failed = 0;
         for (jm_checkpoint *cp = job->cps; cp; cp = cp->next)
-            if (cp->id == a->checkpoint_id && cp->status == CP_FAILED)
+            if (cp->id == a->checkpoint_id && cp->status == CP_FAILED) {
                 jm_io_remove(j, cp->dir);
+                failed = 1;
+            }
+        /* and the shared files it uploaded after the job's last sweep: once
+         * the job has ended no checkpoint can take them up any more (while it
+         * runs, the next one might, so they wait for the sweep at its end) */
+        int ended = job->state == JOB_CANCELED || job->state == JOB_FINISHED || job->state == JOB_FAILED;
+        if (failed && ended) sweep_shared(j, job); /* an ack or a decline: either may have uploaded */
         return;
     }
     if (!job || job->attempt != a->attempt || job->pending->writing)

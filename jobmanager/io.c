@@ -34,6 +34,7 @@
 #include "snapshot.h"
 #include "snapshot.pb-c.h"
 #include "snapshot_inc.h"
+#include "store.h"
 
 #define TAG "jm:io"
 
@@ -54,7 +55,13 @@ static int dispose(jm_io_job *job)
     struct stat st;
     if (snprintf(path, sizeof path, "%s/_metadata", job->dir) >= (int)sizeof path)
         return sl_seterr(job->err, sizeof job->err, "'%s': path too long", job->dir);
-    if (stat(path, &st) != 0) {
+    if (sl_store_is_s3(job->dir)) {
+        int rc = sl_store_size(path, NULL, why, sizeof why);
+        job->not_found = rc == SL_DONE;
+        if (rc != SL_OK)
+            return sl_seterr(job->err, sizeof job->err, "'%s' is not a savepoint directory: %s", job->dir,
+                             job->not_found ? "there is no _metadata in it" : why);
+    } else if (stat(path, &st) != 0) {
         job->not_found = errno == ENOENT || errno == ENOTDIR;
         return sl_seterr(job->err, sizeof job->err, "'%s' is not a savepoint directory: %s", job->dir,
                          job->not_found ? "there is no _metadata in it" : strerror(errno));
@@ -99,7 +106,10 @@ static void run(jm *j, jm_io_job *job)
             sl_warn(TAG, "cannot remove %s: %s", job->dir, job->err);
         break;
     case JM_IO_UNLINK:
-        if (unlink(job->dir) != 0 && errno != ENOENT)
+        if (sl_store_is_s3(job->dir)) {
+            if (sl_store_delete(job->dir, job->err, sizeof job->err) != SL_OK)
+                sl_warn(TAG, "cannot remove shared file: %s", job->err);
+        } else if (unlink(job->dir) != 0 && errno != ENOENT)
             sl_warn(TAG, "cannot remove shared file %s: %s", job->dir, strerror(errno));
         break;
     case JM_IO_SWEEP: {

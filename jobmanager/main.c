@@ -18,6 +18,7 @@
 
 #include "jm.h"
 #include "ha.h"
+#include "store.h"
 #include "log.h"
 #include "operator.h"
 
@@ -70,6 +71,11 @@ int main(int argc, char **argv)
         if (rc != SL_DONE) fprintf(stderr, "sluice-jobmanager: %s\n", err);
         sl_config_destroy(j.conf); /* refused at start-up: exit without leaks */
         return rc == SL_DONE ? 0 : 2;
+    }
+    if (sl_store_configure(j.conf, err, sizeof err) != SL_OK) { /* s3:// directories */
+        fprintf(stderr, "sluice-jobmanager: %s\n", err);
+        sl_config_destroy(j.conf);
+        return 2;
     }
     sl_log_level = sl_log_parse_level(sl_config_str(j.conf, "log.level"));
     if (sl_log_level < 0) sl_log_level = SL_LOG_INFO;

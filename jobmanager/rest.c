@@ -872,7 +872,8 @@ static json_t *cluster_config(jm *j, const jm_job *job)
         const char *k, *v;
         char bk[256];
         sl_config_entry(j->conf, i, &k, &v);
-        if (!strcmp(k, "rest.auth-token") || !strcmp(k, "security.cluster.secret"))
+        if (!strcmp(k, "rest.auth-token") || !strcmp(k, "security.cluster.secret") ||
+            !strcmp(k, "s3.secret-key"))
             v = *v ? "******" : "";
         /* the TaskManagers' setting is the one that counts, not ours */
         if (!strcmp(k, "state.backend.type")) v = job ? job_backend(j, job, bk, sizeof bk)

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "jm.h"
+#include "store.h"
 
 static const char *cp_status_name(jm_cp_status s)
 {
@@ -42,7 +43,7 @@ static json_t *cp_json(const jm_checkpoint *cp)
     json_object_set_new(o, "tasks", json_object()); /* per vertex: .../checkpoints/details/:id */
     if (cp->status == CP_COMPLETED) {
         json_object_set_new(o, "discarded", json_boolean(cp->discarded));
-        char *path = sl_sprintf("file:%s", cp->dir);
+        char *path = sl_store_uri(cp->dir);
         json_object_set_new(o, "external_path", json_string(path));
         free(path);
     }

@@ -41,6 +41,7 @@
 #include <microhttpd.h>
 
 #include "jm.h"
+#include "store.h"
 
 /* Is the n bytes at s an item of the comma-separated list (spaces around
  * items ignored, case-insensitive)? */
@@ -215,9 +216,47 @@ static int under(const char *p, const char *r)
     return !strncmp(p, r, n) && (p[n] == '\0' || p[n] == '/');
 }
 
+/* jm_rest_allowed_dir of an s3:// URL: well formed (no "." or ".."
+ * segment, so the prefix test below is the whole test) and under one of
+ * the roots that are s3:// URLs too. */
+static char *allowed_s3(jm *j, const char *value, const char *what, char *err, size_t errlen)
+{
+    char why[512];
+    if (sl_store_check_url(value, why, sizeof why) != SL_OK) {
+        sl_seterr(err, errlen, "%s %s", what, why);
+        return NULL;
+    }
+    size_t n = strlen(value);
+    while (n && value[n - 1] == '/') n--;
+    char *p = sl_strndup(value, n);
+    char *extra = sl_strdup(sl_config_str(j->conf, "rest.allowed-dirs"));
+    const char *roots[66];
+    int nroots = 0;
+    if (j->sp_dir && sl_store_is_s3(j->sp_dir)) roots[nroots++] = j->sp_dir;
+    if (j->cp_dir && sl_store_is_s3(j->cp_dir)) roots[nroots++] = j->cp_dir;
+    char *save = NULL;
+    for (char *t = strtok_r(extra, ", ", &save); t && nroots < (int)SL_ARRAY_LEN(roots);
+         t = strtok_r(NULL, ", ", &save))
+        if (sl_store_is_s3(t)) roots[nroots++] = t;
+    int ok = 0;
+    for (int i = 0; i < nroots && !ok; i++) {
+        size_t rn = strlen(roots[i]);
+        while (rn && roots[i][rn - 1] == '/') rn--;
+        ok = !strncmp(p, roots[i], rn) && (p[rn] == '\0' || p[rn] == '/');
+    }
+    free(extra);
+    if (ok) return p;
+    sl_seterr(err, errlen,
+              "%s '%s' is not under an s3:// directory this JobManager may use (state.savepoints.dir, "
+              "state.checkpoints.dir, rest.allowed-dirs)", what, value);
+    free(p);
+    return NULL;
+}
+
 char *jm_rest_allowed_dir(jm *j, const char *value, const char *what, char *err, size_t errlen)
 {
     char why[512];
+    if (sl_store_is_s3(value)) return allowed_s3(j, value, what, err, errlen);
     char *local = sl_config_local_path(value, why, sizeof why);
     if (!local) {
         sl_seterr(err, errlen, "%s %s", what, why);

@@ -15,13 +15,28 @@
  * (report wanted) also reads every byte of every state file -- each
  * section's CRC-32C, streamed -- and names every damaged file; a submission
  * leaves that to the tasks' restore, which reads the sections anyway.
+ * A snapshot on S3 is checked the same way in a local copy of its files
+ * (fetched into a temporary directory and removed after the check).
  * Runs on the JobManager's I/O worker (io.c), never on the loop.
  */
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "jm.h"
+#include "log.h"
+#include "state.h"
+#include "store.h"
 #include "snapshot.h"
 #include "snapshot.pb-c.h"
+
+static void drop_copy(char *root)
+{
+    char err[300];
+    if (root && sl_rm_tree(root, err, sizeof err) != SL_OK)
+        sl_warn("jm:restore", "cannot remove %s: %s", root, err);
+    free(root);
+}
 
 /* The savepoint's directory: "file:///x", "file:/x" or "/x" -> "/x"
  * (sl_config_local_path, the rule for every configured directory), into
@@ -29,6 +44,13 @@
 static const char *local_path(const char *p, char *buf, size_t len)
 {
     char why[256];
+    if (sl_store_is_s3(p)) { /* an s3:// URL stays one, checked for its form */
+        size_t n = strlen(p);
+        while (n && p[n - 1] == '/') n--;
+        if (sl_store_check_url(p, why, sizeof why) != SL_OK || n >= len) return NULL;
+        snprintf(buf, len, "%.*s", (int)n, p);
+        return buf;
+    }
     char *lp = sl_config_local_path(p, why, sizeof why);
     int ok = lp && lp[0] == '/' && !strstr(lp, "..") && strlen(lp) < len;
     if (ok) snprintf(buf, len, "%s", lp);
@@ -36,12 +58,35 @@ static const char *local_path(const char *p, char *buf, size_t len)
     return ok ? buf : NULL;
 }
 
+/* A local copy of the s3:// snapshot dir (its files as _metadata md names
+ * them) in a new temporary directory: the copy's root (caller removes it
+ * with drop_copy), the snapshot in "<root>/snapshot"; NULL with err. */
+static char *fetch_copy(const char *dir, const Sluice__SnapshotMetadata *md, char *err, size_t errlen)
+{
+    const char *tmp = getenv("TMPDIR");
+    char *root = sl_sprintf("%s/sluice-jm-restore-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(root)) {
+        sl_seterr(err, errlen, "cannot create a temporary directory %s: %s", root, strerror(errno));
+        free(root);
+        return NULL;
+    }
+    char *snap = sl_sprintf("%s/snapshot", root);
+    int rc = sl_snapshot_fetch(dir, md, snap, err, errlen);
+    free(snap);
+    if (rc != SL_OK) {
+        drop_copy(root);
+        return NULL;
+    }
+    return root;
+}
+
 int jm_restore_plan(sl_jobgraph *g, const char *path, int allow_non_restored, json_t **report,
                     char **dir_out, uint64_t *cpid, int *is_savepoint, char *err, size_t errlen)
 {
     char lpbuf[4096];
     const char *lp = local_path(path, lpbuf, sizeof lpbuf);
-    if (!lp) return sl_seterr(err, errlen, "savepoint path '%s' must be an absolute path or a file: URL", path);
+    if (!lp) return sl_seterr(err, errlen, "savepoint path '%s' must be an absolute path, a file: URL "
+                              "or an s3://bucket/path URL", path);
     void *packed = NULL;
     size_t len = 0;
     char rerr[600];
@@ -79,6 +124,16 @@ int jm_restore_plan(sl_jobgraph *g, const char *path, int allow_non_restored, js
         size_t dl = strlen(dir);
         if (dl > 10 && !strcmp(dir + dl - 10, "/_metadata")) dir[dl - 10] = '\0';
         char verr[1200];
+        char *copy = NULL; /* an s3:// snapshot is checked in a local copy */
+        if (sl_store_is_s3(dir) && !(copy = fetch_copy(dir, md, verr, sizeof verr))) {
+            free(dir);
+            rc = sl_seterr(err, errlen, "cannot restore from savepoint '%s': %s", path, verr);
+            goto out;
+        }
+        if (copy) {
+            free(dir);
+            dir = sl_sprintf("%s/snapshot", copy);
+        }
         if (report) {
             /* the check reads every byte of every file, past a damaged one */
             int nbad = 0, nfiles = 0;
@@ -87,6 +142,7 @@ int jm_restore_plan(sl_jobgraph *g, const char *path, int allow_non_restored, js
             size_t room = errlen > strlen(path) + 100 ? errlen - strlen(path) - 100 : 1;
             rc = sl_snapshot_check(dir, md, &nbad, &nfiles, verr, SL_MIN(room, sizeof verr));
             free(dir);
+            drop_copy(copy);
             if (rc != SL_OK) {
                 rc = sl_seterr(err, errlen, "savepoint '%s' is damaged: %d of its %d state files "
                                "would fail the restore:\n%s", path, nbad, nfiles, verr);
@@ -95,6 +151,7 @@ int jm_restore_plan(sl_jobgraph *g, const char *path, int allow_non_restored, js
         } else {
             rc = sl_snapshot_verify(dir, md, verr, sizeof verr);
             free(dir);
+            drop_copy(copy);
             if (rc != SL_OK) {
                 rc = sl_seterr(err, errlen, "cannot restore from savepoint '%s': %s", path, verr);
                 goto out;

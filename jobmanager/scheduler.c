@@ -27,6 +27,7 @@
 #include <stdlib.h>
 
 #include "jm.h"
+#include "store.h"
 #include "ha.h"
 #include "log.h"
 
@@ -913,7 +914,7 @@ static void deploy(jm *j, jm_job *job)
         job->cp_restored++;
         job->restored_ms = sl_now_ms();
         free(job->restored_path);
-        job->restored_path = sl_sprintf("file:%s", job->restore_dir);
+        job->restored_path = sl_store_uri(job->restore_dir);
         job->restored_id = job->restore_point ? (int64_t)job->restore_point_id : (int64_t)job->cp_counter;
     }
     job->next_cp_mono_ms = sl_mono_ms() + job->set.cp_interval_ms;

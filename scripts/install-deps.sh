@@ -12,7 +12,8 @@ chromium chromium-driver curl procps iproute2
 debootstrap
 zookeeper libzookeeper-mt-dev
 postgresql libpq-dev libavro-dev
-libicu-dev"
+libicu-dev
+libs3-dev"
 
 missing=""
 for p in $PKGS; do

@@ -34,6 +34,7 @@
 #include "collect.h"
 #include "log.h"
 #include "snapshot.h"
+#include "store.h"
 #include "userfn.h"
 
 #define TAG "tm:deploy"
@@ -43,6 +44,8 @@ typedef struct tm_plan {
     Sluice__Envelope *env;      /* the DeployJob envelope */
     sl_jobgraph *g;             /* planned graph, or NULL with err */
     struct Sluice__SnapshotMetadata *restore;
+    char *restore_copy;         /* an s3:// snapshot fetched here (its root), or NULL */
+    char *restore_local;        /* the snapshot directory inside it */
     char err[1024];
     sl_qmsg qm;                 /* TM_PLAN_DEPLOY on tm_net.plans, then
                                    TM_OP_PLANNED on the network thread's inbox */
@@ -56,12 +59,23 @@ typedef struct tm_planning {
     struct tm_planning *next;
 } tm_planning;
 
+/* Remove the local copy of an s3:// snapshot (NULL: none). */
+static void remove_copy(const char *root)
+{
+    char err[300];
+    if (root && sl_rm_tree(root, err, sizeof err) != SL_OK)
+        sl_warn(TAG, "cannot remove the restore copy %s: %s", root, err);
+}
+
 static void plan_free(tm_plan *p)
 {
     if (!p) return;
     if (p->g) sl_jobgraph_destroy(p->g);
     if (p->restore) sluice__snapshot_metadata__free_unpacked(p->restore, NULL);
     if (p->env) sluice__envelope__free_unpacked(p->env, NULL);
+    remove_copy(p->restore_copy);
+    free(p->restore_copy);
+    free(p->restore_local);
     free(p);
 }
 
@@ -156,6 +170,16 @@ static void plan_one(tm_net *n, tm_plan *p)
     else if (!(p->restore = sluice__snapshot_metadata__unpack(NULL, plen, packed)))
         snprintf(p->err, sizeof p->err, "%.900s/_metadata does not decode", m->restore_dir);
     free(packed);
+    if (!p->restore || !sl_store_is_s3(m->restore_dir)) return;
+    /* on S3: the tasks read local files, so every file _metadata names is
+     * fetched first, here, off the network thread */
+    p->restore_copy = sl_sprintf("%s/sluice-%s/restore-%s-%llx-%u",
+                                 sl_config_str(n->conf, "taskmanager.tmp.dirs"), n->id ? n->id : "tm",
+                                 m->job_id, (unsigned long long)m->session, m->attempt);
+    p->restore_local = sl_sprintf("%s/snapshot", p->restore_copy);
+    remove_copy(p->restore_copy); /* a leftover of an earlier process */
+    if (sl_snapshot_fetch(m->restore_dir, p->restore, p->restore_local, err, sizeof err) != SL_OK)
+        snprintf(p->err, sizeof p->err, "cannot restore: fetching %.300s: %.600s", m->restore_dir, err);
 }
 
 static void *plan_main(void *arg)
@@ -255,7 +279,9 @@ static void deploy_build(tm_net *n, tm_plan *p)
     d->checkpointing = m->checkpointing;
     d->exactly_once = m->exactly_once;
     if (m->restore_dir && *m->restore_dir) {
-        d->restore_dir = sl_strdup(m->restore_dir);
+        d->restore_dir = sl_strdup(p->restore_local ? p->restore_local : m->restore_dir);
+        d->restore_copy = p->restore_copy; /* removed with the deployment */
+        p->restore_copy = NULL;
         d->restore = p->restore;
         p->restore = NULL;
     }
@@ -418,6 +444,12 @@ void tm_deploy_cancel_all(tm_net *n)
     for (tm_planning *x = n->planning; x; x = x->next) x->cancelled = 1;
 }
 
+void tm_deploy_restored(tm_deploy *d)
+{
+    if (__atomic_add_fetch(&d->restored, 1, __ATOMIC_ACQ_REL) == d->ntasks && d->restore_copy)
+        remove_copy(d->restore_copy); /* every task has read what it needs */
+}
+
 void tm_deploy_free(tm_net *n, tm_deploy *d)
 {
     for (int i = 0; i < d->ntasks; i++)
@@ -438,6 +470,8 @@ void tm_deploy_free(tm_net *n, tm_deploy *d)
     sl_jobgraph_destroy(d->g);
     if (d->restore) sluice__snapshot_metadata__free_unpacked(d->restore, NULL);
     free(d->restore_dir);
+    remove_copy(d->restore_copy);
+    free(d->restore_copy);
     pthread_cond_destroy(&d->collect_cv);
     pthread_mutex_destroy(&d->collect_mu);
     if (d->collect_efd >= 0) close(d->collect_efd);

@@ -12,6 +12,7 @@
 
 #include "prom.h"
 #include "tm.h"
+#include "store.h"
 #include "log.h"
 #include "operator.h"
 #include "state.h"
@@ -67,6 +68,11 @@ int main(int argc, char **argv)
         if (rc != SL_DONE) fprintf(stderr, "sluice-taskmanager: %s\n", err);
         sl_config_destroy(n.conf); /* refused at start-up: exit without leaks */
         return rc == SL_DONE ? 0 : 2;
+    }
+    if (sl_store_configure(n.conf, err, sizeof err) != SL_OK) { /* s3:// directories */
+        fprintf(stderr, "sluice-taskmanager: %s\n", err);
+        sl_config_destroy(n.conf);
+        return 2;
     }
     sl_log_level = sl_log_parse_level(sl_config_str(n.conf, "log.level"));
     if (sl_log_level < 0) sl_log_level = SL_LOG_INFO;

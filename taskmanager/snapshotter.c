@@ -10,16 +10,25 @@
  * to the JobManager. Jobs are written in submission order, one at a time,
  * so the disk sees one sequential writer.
  *
+ * A snapshot directory on S3 (s3://, core/store.h) is written the same way
+ * into a local staging directory under taskmanager.tmp.dirs, and each file
+ * is then uploaded from there by this thread and removed; the incremental
+ * RocksDB files go straight from the local RocksDB checkpoint. The task
+ * threads never wait for the network: a slow or failing server delays or
+ * declines the checkpoint, with the upload's error as the reason.
+ *
  * Jobs arrive on tm_net.snaps (an sl_queue, TM_SNAP_WRITE) and leave on the
  * network thread's inbox (TM_OP_SNAPSHOT_WRITTEN), the same sl_qmsg moving
  * from one queue to the next. The queue is unbounded: it holds one job per
  * task and checkpoint, and checkpoints run one at a time.
  */
 #include <string.h>
+#include <unistd.h>
 
 #include "tm.h"
 #include "log.h"
 #include "runtime.h"
+#include "store.h"
 
 #define TAG "tm:snap"
 
@@ -51,11 +60,16 @@ void tm_snap_job_free(tm_snap_job *job)
     free(job);
 }
 
-static int write_part(tm_snap_job *job, tm_snap_part *p, char *err, size_t errlen)
+/* The state file goes to stage (a local directory) when the snapshot
+ * directory is on S3, and is uploaded from there. */
+static int write_part(tm_snap_job *job, tm_snap_part *p, const char *stage, char *err, size_t errlen)
 {
     char path[4096];
-    if (snprintf(path, sizeof path, "%s/%s", job->dir, p->file) >= (int)sizeof path)
-        return sl_seterr(err, errlen, "snapshot path too long");
+    int s3 = sl_store_is_s3(job->dir);
+    int len = s3 ? snprintf(path, sizeof path, "%s/%s-%llu-%s", stage, job->job_id,
+                            (unsigned long long)job->cpid, p->file)
+                 : snprintf(path, sizeof path, "%s/%s", job->dir, p->file);
+    if (len >= (int)sizeof path) return sl_seterr(err, errlen, "snapshot path too long");
     /* the operator's own asynchronous part first (e.g. a sink's fsync) */
     sl_deferred *d = p->deferred;
     p->deferred = NULL;
@@ -71,6 +85,13 @@ static int write_part(tm_snap_job *job, tm_snap_part *p, char *err, size_t errle
     }
     if (sl_snapw_finish(w, &p->size, err, errlen) != SL_OK) return SL_ERR;
     p->checkpointed_size = p->size;
+    if (s3) {
+        char *url = sl_sprintf("%s/%s", job->dir, p->file);
+        int urc = sl_store_put_file(path, url, NULL, err, errlen);
+        unlink(path);
+        free(url);
+        if (urc != SL_OK) return SL_ERR;
+    }
     if (!p->rdb_local) return SL_OK;
     /* incremental: the RocksDB checkpoint's new SST files into shared/,
      * the rest next to the state file; then the local copy goes */
@@ -90,14 +111,19 @@ static void write_job(tm_net *n, tm_snap_job *job)
 {
     int64_t t0 = sl_mono_ns();
     char err[400];
-    if (job->nparts && sl_mkdirs(job->dir, err, sizeof err) != SL_OK) {
+    char *stage = sl_sprintf("%s/sluice-%s/s3-upload", sl_config_str(n->conf, "taskmanager.tmp.dirs"),
+                             n->id ? n->id : "tm");
+    if (job->nparts && sl_store_is_s3(job->dir) && sl_mkdirs(stage, err, sizeof err) != SL_OK) {
+        snprintf(job->error, sizeof job->error, "%s", err);
+    } else if (job->nparts && sl_mkdirs(job->dir, err, sizeof err) != SL_OK) {
         snprintf(job->error, sizeof job->error, "%s", err);
     } else {
         for (int i = 0; i < job->nparts && !job->error[0]; i++)
-            if (write_part(job, &job->parts[i], err, sizeof err) != SL_OK)
+            if (write_part(job, &job->parts[i], stage, err, sizeof err) != SL_OK)
                 snprintf(job->error, sizeof job->error, "writing state of '%s': %s", job->parts[i].uid,
                          err);
     }
+    free(stage);
     /* the views are no longer needed: let the live state stop copying */
     for (int i = 0; i < job->nparts; i++)
         if (job->parts[i].ksnap) {

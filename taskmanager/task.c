@@ -1180,7 +1180,9 @@ static void *task_main(void *arg)
     r.in_vals = sl_calloc((size_t)nvals, sizeof(sl_value));
 
     int rc = open_chain(&r);
-    if (rc == SL_OK && restore_chain(&r) != SL_OK) {
+    int restored = rc == SL_OK ? restore_chain(&r) : SL_OK;
+    tm_deploy_restored(d); /* the last one drops a local copy of an s3:// snapshot */
+    if (rc == SL_OK && restored != SL_OK) {
         close_chain(&r);
         rc = SL_ERR;
     } else if (rc == SL_OK) {

@@ -167,6 +167,9 @@ struct tm_deploy {
     int checkpointing;          /* checkpoints will be taken */
     int exactly_once;           /* aligned barriers */
     char *restore_dir;          /* restore from this snapshot, or NULL */
+    char *restore_copy;         /* local copy of an s3:// restore_dir: removed by the last task
+                                   to restore (tm_deploy_restored), else with the deployment */
+    int restored;               /* tasks past their restore (atomic) */
     struct Sluice__SnapshotMetadata *restore;  /* its _metadata, unpacked */
     int running_tasks;          /* threads not yet exited (network thread) */
     /* collect sinks (collect.c): rows they may still send to the JobManager */
@@ -332,6 +335,9 @@ tm_task *tm_deploy_task(tm_deploy *d, int chain, int subtask);
 void tm_deploy_cancel(tm_net *n, tm_deploy *d);
 void tm_deploy_cancel_attempt(tm_net *n, uint64_t session, const char *job_id, uint32_t attempt);
 void tm_deploy_cancel_all(tm_net *n);
+/* A task thread is past its restore (done or failed); the last of the
+ * deployment's tasks removes the local copy of an s3:// snapshot. */
+void tm_deploy_restored(tm_deploy *d);
 void tm_deploy_free(tm_net *n, tm_deploy *d);
 void tm_deploy_reap(tm_net *n);
 void tm_deploy_fail_peer(tm_net *n, tm_peer *p, const char *why);

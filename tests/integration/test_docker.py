@@ -324,7 +324,8 @@ def write_job(tmp_path, job):
 # ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("compose_file", ["docker-compose.yml", "docker-compose.ha.yml"])
+@pytest.mark.parametrize("compose_file", ["docker-compose.yml", "docker-compose.ha.yml",
+                                          "docker-compose.s3.yml"])
 def test_compose_file_is_accepted_by_every_installed_tool(tools, compose_file):
     for tool in tools:
         r = run(tool + ["-f", os.path.join(ROOT, compose_file), "config", "-q"],

@@ -1,0 +1,402 @@
+"""Checkpoints and savepoints on S3 (`s3://bucket/path` directories,
+core/store.c through libs3) against an S3-compatible server on this machine:
+moto's server mode from PyPI (scripts/s3_server.py installs it into a venv
+once, as the Kafka tests install their broker). What moto does not check --
+signatures, keys -- is in docs/S3.md.
+
+- Checkpoints on S3, both backends: _metadata and every state file are
+  objects (sizes as _metadata records them); a TaskManager is killed, the job
+  restores from the checkpoint on S3 and the committed output is exact; the
+  TaskManagers' staging and restore copies are gone afterwards.
+- Incremental RocksDB checkpoints on S3: later checkpoints upload less than
+  their state; once the job ends, shared/ holds exactly the SST objects the
+  retained checkpoints reference; a cancelled job restarted from a retained
+  incremental checkpoint at a higher parallelism gives exact output.
+- Savepoints on S3, both backends: stop-with-savepoint into s3://, restore
+  at another parallelism with exact output, REST shows the s3:// path;
+  disposal deletes every object of the savepoint (the bucket is listed);
+  paths outside the allowed s3:// roots are refused.
+- The server killed during checkpoints: the checkpoint in flight fails with
+  the upload's error in the history, the job keeps running, and once the
+  server is back a checkpoint completes; the bounded job's output is exact.
+"""
+import json
+import os
+import re
+import signal
+import sys
+
+import pytest
+
+from conftest import ROOT, wait_for
+from test_checkpoints import (agg_job, apply_changelog, checkpoints, committed_files,
+                              expected_agg, raw_ids, read_metadata, wait_completed)
+
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import s3_server  # noqa: E402
+
+BUCKET = "sluice-state"
+
+
+@pytest.fixture(scope="session")
+def s3_env():
+    try:
+        return s3_server.ensure_env()
+    except s3_server.InstallError as e:
+        pytest.fail(f"cannot install the test S3 server (moto[server] from PyPI): {e}")
+
+
+@pytest.fixture
+def s3(s3_env, workdir):
+    srv = s3_server.Server(s3_env["python"], os.path.join(workdir, "moto.log"))
+    srv.client().create_bucket(Bucket=BUCKET)
+    yield srv
+    srv.stop()
+
+
+def objects(srv, prefix=""):
+    """{key: size} of every object under prefix, listed by boto3 (not Sluice)."""
+    out = {}
+    pages = srv.client().get_paginator("list_objects_v2").paginate(Bucket=BUCKET, Prefix=prefix)
+    for page in pages:
+        for o in page.get("Contents", []):
+            out[o["Key"]] = o["Size"]
+    return out
+
+
+def fetch_metadata(srv, key_dir, workdir):
+    """read_metadata of the s3 snapshot directory key_dir (a key prefix)."""
+    local = os.path.join(workdir, "md-" + key_dir.replace("/", "_"))
+    os.makedirs(local, exist_ok=True)
+    srv.client().download_file(BUCKET, key_dir + "/_metadata", os.path.join(local, "_metadata"))
+    return read_metadata(local)
+
+
+def cluster_on_s3(make_cluster, srv, jm_conf, tms=2, slots=2, tm_conf=None):
+    c = make_cluster(jm_conf={**srv.conf(), **jm_conf})
+    for _ in range(tms):
+        c.add_tm(slots=slots, extra={**srv.conf(), **(tm_conf or {})})
+    return c
+
+
+def key_of(url):
+    assert url.startswith(f"s3://{BUCKET}/"), url
+    return url[len(f"s3://{BUCKET}/"):]
+
+
+def check_files(srv, key_dir, md):
+    """Every file _metadata names is an object: a full state file of the
+    recorded size; an incremental one's state file, private files (beside
+    it) and shared files (in the job's shared/)."""
+    have = objects(srv, key_dir.rsplit("/", 1)[0] + "/")
+    shared = key_dir.rsplit("/", 1)[0] + "/shared/"
+    n = 0
+    for op in md["operators"]:
+        for st in op["subtasks"]:
+            if not st["file"]:
+                continue
+            n += 1
+            state = f"{key_dir}/{st['file']}"
+            assert state in have, (state, sorted(have)[:10])
+            if not st["shared_files"] and not st["private_files"]:
+                assert have[state] == st["size"], (state, have[state], st)
+            for p in st["private_files"]:
+                assert f"{key_dir}/{p}" in have, p
+            for p in st["shared_files"]:
+                assert shared + p in have, p
+    assert n, md
+
+
+def local_leftovers(workdir, skip=()):
+    left = []
+    for d, _, files in os.walk(workdir):
+        if any(f"/sluice-{tm}/" in d + "/" for tm in skip):
+            continue
+        if "/s3-upload" in d or "/restore-" in d:
+            left += [os.path.join(d, f) for f in files]
+    return left
+
+
+def no_local_leftovers(workdir, skip=()):
+    """The TaskManagers' staging files and restore copies are removed (a
+    restore copy when the TaskManager reaps the ended deployment); skip: ids
+    of TaskManagers killed by SIGKILL, which could not clean up."""
+    wait_for(lambda: not local_leftovers(workdir, skip), timeout=10, interval=0.2,
+             what=f"no staged or restored state files left: {local_leftovers(workdir, skip)[:4]}")
+
+
+@pytest.mark.parametrize("backend", ["hashmap", "rocksdb"])
+def test_checkpoints_and_failover_on_s3(make_cluster, workdir, s3, backend):
+    chk = f"s3://{BUCKET}/checkpoints"
+    c = cluster_on_s3(make_cluster, s3, {
+        "state.checkpoints.dir": chk, "execution.checkpointing.interval": "300 ms",
+        # the checkpoint in flight when the TaskManager dies fails: not a second restart
+        "execution.checkpointing.tolerable-failed-checkpoints": "10",
+        "restart-strategy.type": "fixed-delay", "restart-strategy.fixed-delay.attempts": "3",
+        "restart-strategy.fixed-delay.delay": "200 ms"},
+        tm_conf={"state.backend.type": backend, "taskmanager.tmp.dirs": workdir})
+    n, keys = 12000, 500
+    out, raw = os.path.join(workdir, "out"), os.path.join(workdir, "raw")
+    jid = c.submit(agg_job(out, raw, n, keys, rate=2000))
+    c.wait_state(jid, "RUNNING", timeout=20)
+    wait_completed(c, jid, 2)
+    wait_for(lambda: committed_files(out) and committed_files(raw), timeout=10,
+             what="committed output")
+    c.tms[0].kill(signal.SIGKILL)
+    c.add_tm(slots=2, extra={**s3.conf(), "state.backend.type": backend,
+                             "taskmanager.tmp.dirs": workdir})
+    job = c.wait_state(jid, ["FINISHED", "FAILED", "CANCELED"], timeout=90)
+    assert job["state"] == "FINISHED", c.get(f"/jobs/{jid}/exceptions")
+    cp = checkpoints(c, jid)
+    assert cp["counts"]["restored"] == 1, (cp["counts"], [(e.get("exceptionName"), e.get("stacktrace", "")[:300]) for e in c.get(f"/jobs/{jid}/exceptions")["exceptionHistory"]["entries"]])
+    assert cp["latest"]["restored"]["external_path"].startswith(f"{chk}/{jid}/chk-")
+    ids = raw_ids(committed_files(raw))
+    assert sorted(ids) == list(range(1, n + 1)) and set(ids.values()) == {1}
+    assert apply_changelog(committed_files(out)) == expected_agg(range(1, n + 1), keys)
+    # the latest checkpoint (which retention keeps) is on S3, every file of it
+    latest = cp["latest"]["completed"]
+    assert latest["external_path"] == f"{chk}/{jid}/chk-{latest['id']}"
+    md = fetch_metadata(s3, key_of(latest["external_path"]), workdir)
+    assert md["job_id"] == jid and md["checkpoint_id"] == latest["id"]
+    check_files(s3, key_of(latest["external_path"]), md)
+    # retention (num-retained 1): one completed checkpoint is left on S3, the
+    # latest; those it replaced were deleted object by object
+    want = {f"checkpoints/{jid}/chk-{cp['latest']['completed']['id']}/_metadata"}
+
+    def metadata_left():
+        return {k for k in objects(s3, f"checkpoints/{jid}/") if k.endswith("/_metadata")}
+    wait_for(lambda: metadata_left() == want, timeout=10,
+             what=f"only {want} left, not {metadata_left()}, history "
+                  f"{[(h['id'], h['status']) for h in checkpoints(c, jid)['history']]}")
+    no_local_leftovers(workdir, skip=[c.tms[0].id])
+
+
+INC = {"state.backend.type": "rocksdb", "execution.checkpointing.incremental": "true"}
+
+
+def md_shared(srv, key_dir, workdir):
+    md = fetch_metadata(srv, key_dir, workdir)
+    refs = set()
+    for op in md["operators"]:
+        for st in op["subtasks"]:
+            refs.update(st["shared_files"])
+    return md, refs
+
+
+def test_incremental_checkpoints_on_s3_and_rescale(make_cluster, workdir, s3):
+    chk = f"s3://{BUCKET}/inc"
+    c = cluster_on_s3(make_cluster, s3, {"state.checkpoints.dir": chk,
+                                         "execution.checkpointing.interval": "250 ms",
+                                         "state.checkpoints.num-retained": "2"},
+                      slots=3, tm_conf={**INC, "taskmanager.tmp.dirs": workdir})
+    # every row a new key: the state grows a little per checkpoint
+    n = 6000
+    out, raw = os.path.join(workdir, "out"), os.path.join(workdir, "raw")
+    jid = c.submit(agg_job(out, raw, n, n, rate=1000))
+    job = c.wait_state(jid, ["FINISHED", "FAILED", "CANCELED"], timeout=60)
+    assert job["state"] == "FINISHED", c.get(f"/jobs/{jid}/exceptions")
+    assert apply_changelog(committed_files(out)) == expected_agg(range(1, n + 1), n)
+    cp = checkpoints(c, jid)
+    assert cp["counts"]["completed"] >= 6, cp["counts"]
+    done = [h for h in cp["history"] if h["status"] == "COMPLETED"]
+    later = [h for h in done if h["checkpointed_size"] < h["state_size"]]
+    assert later, [(h["id"], h["checkpointed_size"], h["state_size"]) for h in done]
+    # the two retained checkpoints are on S3, and shared/ holds exactly the
+    # SST objects they reference (dropped ones took theirs, stopped uploads swept)
+    kept = sorted({k.split("/")[2] for k in objects(s3, f"inc/{jid}/")
+                   if k.endswith("/_metadata")})
+    assert len(kept) == 2, kept
+    want = set()
+    for d in kept:
+        md, refs = md_shared(s3, f"inc/{jid}/{d}", workdir)
+        assert refs, d
+        check_files(s3, f"inc/{jid}/{d}", md)
+        want |= refs
+    shared = f"inc/{jid}/shared/"
+    wait_for(lambda: {k[len(shared):] for k in objects(s3, shared)} == want, timeout=10,
+             what="only referenced SST objects in shared/")
+    assert cp["counts"]["completed"] > len(kept)
+
+    # a cancelled job at p=2 restarted from its retained incremental checkpoint at p=3
+    n, keys = 12000, 500
+    out, raw = os.path.join(workdir, "out2"), os.path.join(workdir, "raw2")
+    jid = c.submit(agg_job(out, raw, n, keys, rate=3000, p=2))
+    c.wait_state(jid, "RUNNING", timeout=20)
+    wait_completed(c, jid, 3)
+    c.cli("cancel", jid, check=True)
+    c.wait_state(jid, "CANCELED", timeout=20)
+    latest = checkpoints(c, jid)["latest"]["completed"]
+    path = f"{chk}/{jid}/chk-{latest['id']}"
+    assert latest["external_path"] == path
+    md, refs = md_shared(s3, key_of(path), workdir)
+    assert refs
+    run1_out, run1_raw = committed_files(out), committed_files(raw)
+    assert 0 < len(raw_ids(run1_raw)) < n
+    jf = os.path.join(workdir, "job3.json")
+    with open(jf, "w") as f:
+        json.dump(agg_job(out, raw, n, keys, rate=3000, p=3), f)
+    r = c.cli("run", "-s", path, jf, timeout=90)
+    m = re.fullmatch(r"Job has been submitted with JobID ([0-9a-f]{32})\n"
+                     r"Job \1 finished with state FINISHED\.\n", r.stdout)
+    assert r.returncode == 0 and m, r.stdout + r.stderr
+    ids = raw_ids(committed_files(raw))
+    assert sorted(ids) == list(range(1, n + 1)) and set(ids.values()) == {1}
+    new_out = [p for p in committed_files(out) if p not in run1_out]
+    assert apply_changelog(run1_out + new_out) == expected_agg(range(1, n + 1), keys)
+    assert {v["parallelism"] for v in c.job(m.group(1))["vertices"]} == {3}
+    cp2 = checkpoints(c, m.group(1))
+    assert cp2["latest"]["restored"]["external_path"] == path, (
+        cp2["counts"], [(h["id"], h.get("failure_message")) for h in cp2["history"] if h["status"] == "FAILED"],
+        [e.get("exceptionName") for e in
+         c.get(f"/jobs/{m.group(1)}/exceptions")["exceptionHistory"]["entries"]])
+    no_local_leftovers(workdir)
+
+
+@pytest.mark.parametrize("backend", ["hashmap", "rocksdb"])
+def test_savepoint_rescale_and_dispose_on_s3(make_cluster, workdir, s3, backend):
+    sp_root = f"s3://{BUCKET}/savepoints"
+    c = cluster_on_s3(make_cluster, s3, {"execution.checkpointing.interval": "1 h",
+                                         "state.savepoints.dir": sp_root},
+                      tms=2, slots=2, tm_conf={"state.backend.type": backend,
+                                               "taskmanager.tmp.dirs": workdir})
+    n, keys = 16000, 20
+    out, raw = os.path.join(workdir, "out"), os.path.join(workdir, "raw")
+    jf = os.path.join(workdir, "job.json")
+    with open(jf, "w") as f:
+        json.dump(agg_job(out, raw, n, keys, rate=4000, p=2), f)
+    r = c.cli("run", "-d", jf, check=True)
+    jid = re.search(r"JobID ([0-9a-f]{32})", r.stdout).group(1)
+    c.wait_state(jid, "RUNNING", timeout=20)
+    wait_for(lambda: c.records_written(jid, "gen") >= n // 4, timeout=20, what="progress")
+    # a target outside the allowed s3:// roots is refused before anything runs
+    r = c.cli("savepoint", jid, f"s3://{BUCKET}/elsewhere", timeout=60)
+    assert r.returncode != 0 and "is not under an s3:// directory" in r.stdout + r.stderr, \
+        r.stdout + r.stderr
+    r = c.cli("stop", "--savepoint", sp_root + "/", jid, timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr
+    m = re.search(r"Savepoint completed\. Path: (s3://\S+)\n", r.stdout)
+    assert m, r.stdout
+    sp = m.group(1)
+    assert re.fullmatch(rf"{sp_root}/savepoint-{jid[:6]}-[0-9a-f]{{12}}", sp), sp
+    job = c.wait_state(jid, ["FINISHED", "FAILED", "CANCELED"], timeout=30)
+    assert job["state"] == "FINISHED", c.get(f"/jobs/{jid}/exceptions")
+    md = fetch_metadata(s3, key_of(sp), workdir)
+    assert md["is_savepoint"] and md["job_id"] == jid
+    check_files(s3, key_of(sp), md)
+    run1_out, run1_raw = committed_files(out), committed_files(raw)
+    ids1 = raw_ids(run1_raw)
+    assert 0 < len(ids1) < n
+    table1 = apply_changelog(run1_out)
+    assert table1 == expected_agg(ids1, keys)
+
+    # `savepoint check` reads the savepoint from S3: every state maps...
+    r = c.cli("savepoint", "check", sp, jf, "-p", "3")
+    assert r.returncode == 0 and r.stdout.startswith(
+        f"Savepoint {sp} (checkpoint {md['checkpoint_id']}, maxParallelism 128)\n"), r.stdout + r.stderr
+    assert "uid 'agg' (group_aggregate, keyed, 2 -> 3 subtasks" in r.stdout, r.stdout
+    # ...and a damaged object is found (one byte of a state file flipped, then put back)
+    victim = f"{key_of(sp)}/agg-0.state"
+    good = s3.client().get_object(Bucket=BUCKET, Key=victim)["Body"].read()
+    bad = bytearray(good)
+    bad[len(bad) // 2] ^= 0xFF
+    s3.client().put_object(Bucket=BUCKET, Key=victim, Body=bytes(bad))
+    r = c.cli("savepoint", "check", sp, jf)
+    assert r.returncode != 0 and "agg-0.state" in r.stdout + r.stderr and "damaged" in r.stdout + r.stderr, \
+        r.stdout + r.stderr
+    s3.client().put_object(Bucket=BUCKET, Key=victim, Body=good)
+
+    # restore at p=3
+    r = c.cli("run", "-s", sp, "-p", "3", jf, timeout=90)
+    m = re.fullmatch(r"Job has been submitted with JobID ([0-9a-f]{32})\n"
+                     r"Job \1 finished with state FINISHED\.\n", r.stdout)
+    assert r.returncode == 0 and m, r.stdout + r.stderr
+    jid2 = m.group(1)
+    assert {v["parallelism"] for v in c.job(jid2)["vertices"]} == {3}
+    cp = checkpoints(c, jid2)
+    assert cp["latest"]["restored"]["external_path"] == sp and cp["latest"]["restored"]["is_savepoint"]
+    ids = raw_ids(run1_raw + [p for p in committed_files(raw) if p not in run1_raw])
+    assert sorted(ids) == list(range(1, n + 1)) and set(ids.values()) == {1}
+    table = apply_changelog([p for p in committed_files(out) if p not in run1_out], dict(table1))
+    assert table == expected_agg(range(1, n + 1), keys)
+    no_local_leftovers(workdir)
+
+    # disposal deletes every object of the savepoint and nothing else
+    assert objects(s3, key_of(sp) + "/")
+    other = f"s3://{BUCKET}/savepoints/not-a-savepoint"
+    s3.client().put_object(Bucket=BUCKET, Key=key_of(other) + "/notes.txt", Body=b"x")
+    r = c.cli("savepoint", "-d", other)
+    assert r.returncode != 0 and "no _metadata" in r.stdout + r.stderr, r.stdout + r.stderr
+    r = c.cli("savepoint", "-d", sp)
+    assert (r.returncode, r.stdout) == (0, f"Disposing savepoint '{sp}'.\nSavepoint '{sp}' disposed.\n"), \
+        r.stdout + r.stderr
+    assert objects(s3, key_of(sp) + "/") == {}
+    assert list(objects(s3)) == [key_of(other) + "/notes.txt"]
+    r = c.cli("run", "-d", "-s", sp, jf)
+    assert r.returncode != 0 and "does not exist" in r.stdout + r.stderr, r.stdout + r.stderr
+
+
+def test_server_killed_mid_checkpoint(make_cluster, workdir, s3):
+    chk = f"s3://{BUCKET}/chk"
+    c = cluster_on_s3(make_cluster, s3, {
+        "state.checkpoints.dir": chk, "execution.checkpointing.interval": "100 ms",
+        "execution.checkpointing.tolerable-failed-checkpoints": "1000",
+        "execution.checkpointing.timeout": "20 s"},
+        tms=1, slots=2, tm_conf={"taskmanager.tmp.dirs": workdir})
+    # many keys: each checkpoint uploads a few MB, so a kill lands in an upload
+    n, keys = 400_000, 200_000
+    out, raw = os.path.join(workdir, "out"), os.path.join(workdir, "raw")
+    jid = c.submit(agg_job(out, raw, n, keys, rate=40_000))
+    c.wait_state(jid, "RUNNING", timeout=20)
+    wait_for(lambda: c.records_written(jid, "gen") >= 100_000, timeout=60, what="state to grow")
+    wait_completed(c, jid, 2)
+
+    def in_flight():
+        h = checkpoints(c, jid)["history"]
+        return next((x["id"] for x in h if x["status"] == "IN_PROGRESS"), None)
+    cid = wait_for(in_flight, timeout=20, what="a checkpoint in progress")
+    s3.kill()
+
+    def entry():
+        h = [x for x in checkpoints(c, jid)["history"] if x["id"] == cid]
+        return h and h[0]["status"] != "IN_PROGRESS" and h[0]
+    e = wait_for(entry, timeout=30, what=f"checkpoint {cid} to end")
+    # the checkpoint in flight failed, with the upload's error as its reason
+    assert e["status"] == "FAILED", e
+    msg = e["failure_message"]
+    assert re.search(rf"(uploading|reading|looking up) {re.escape(chk)}/{jid}/chk-{cid}/\S+ at "
+                     rf"127\.0\.0\.1:{s3.port}: ", msg), msg
+    failed = checkpoints(c, jid)
+    assert c.job(jid)["state"] == "RUNNING"
+    # back (empty: moto keeps nothing), and the next checkpoint completes
+    s3.start()
+    s3.client().create_bucket(Bucket=BUCKET)
+    completed = failed["counts"]["completed"]
+    after = wait_for(lambda: (lambda cp: cp["counts"]["completed"] > completed and cp)(
+        checkpoints(c, jid)), timeout=60, what="a checkpoint completed after the restart")
+    latest = after["latest"]["completed"]
+    md = fetch_metadata(s3, key_of(latest["external_path"]), workdir)
+    check_files(s3, key_of(latest["external_path"]), md)
+    job = c.wait_state(jid, ["FINISHED", "FAILED", "CANCELED"], timeout=120)
+    assert job["state"] == "FINISHED", c.get(f"/jobs/{jid}/exceptions")
+    ids = raw_ids(committed_files(raw))
+    assert sorted(ids) == list(range(1, n + 1)) and set(ids.values()) == {1}
+    assert apply_changelog(committed_files(out)) == expected_agg(range(1, n + 1), keys)
+    no_local_leftovers(workdir)
+
+
+def test_cancel_without_retention_deletes_every_object(make_cluster, workdir, s3):
+    chk = f"s3://{BUCKET}/drop"
+    c = cluster_on_s3(make_cluster, s3, {
+        "state.checkpoints.dir": chk, "execution.checkpointing.interval": "200 ms",
+        "execution.checkpointing.externalized-checkpoint-retention": "DELETE_ON_CANCELLATION"},
+        tms=1, slots=2, tm_conf={**INC, "taskmanager.tmp.dirs": workdir})
+    out, raw = os.path.join(workdir, "out"), os.path.join(workdir, "raw")
+    jid = c.submit(agg_job(out, raw, 100_000, 1000, rate=2000))
+    c.wait_state(jid, "RUNNING", timeout=20)
+    wait_completed(c, jid, 3)
+    have = objects(s3, f"drop/{jid}/")
+    assert any("/shared/" in k for k in have) and any(k.endswith("/_metadata") for k in have), have
+    c.cli("cancel", jid, check=True)
+    c.wait_state(jid, "CANCELED", timeout=20)
+    wait_for(lambda: objects(s3, f"drop/{jid}/") == {}, timeout=10,
+             what=f"no object left under drop/{jid}/ (have {sorted(objects(s3, f'drop/{jid}/'))[:5]})")
