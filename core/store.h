@@ -66,7 +66,8 @@ int sl_store_size(const char *url, uint64_t *size, char *err, size_t errlen);
 int sl_store_delete(const char *url, char *err, size_t errlen);
 /* Every object under directory `url` (recursively): fn(ctx, name, size)
  * with name relative to it ("chk-3/_metadata"); fn returning SL_ERR stops
- * the listing with that result. */
+ * the listing with that result. A page whose request is retried may give
+ * some names twice: fn must be idempotent (the callers delete). */
 int sl_store_list(const char *url, int (*fn)(void *ctx, const char *name, uint64_t size),
                   void *ctx, char *err, size_t errlen);
 

@@ -24,6 +24,7 @@ memory (a killed server loses its buckets); it does not throttle.
 import fcntl
 import glob
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -121,6 +122,13 @@ class Server:
             self.proc.kill()
             self.proc.wait(timeout=30)
         self.log.close()
+
+    def pause(self):
+        """SIGSTOP: connections stay open and nothing answers (a hung server)."""
+        self.proc.send_signal(signal.SIGSTOP)
+
+    def resume(self):
+        self.proc.send_signal(signal.SIGCONT)
 
     def stop(self):
         if self.proc and self.proc.poll() is None:

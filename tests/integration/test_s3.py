@@ -16,6 +16,9 @@ signatures, keys -- is in docs/S3.md.
   at another parallelism with exact output, REST shows the s3:// path;
   disposal deletes every object of the savepoint (the bucket is listed);
   paths outside the allowed s3:// roots are refused.
+- A hung server (SIGSTOP): checkpoints fail by timeout, and complete again
+  once it answers (SIGCONT); the output is exact.
+- Cancelled with DELETE_ON_CANCELLATION: no object is left.
 - The server killed during checkpoints: the checkpoint in flight fails with
   the upload's error in the history, the job keeps running, and once the
   server is back a checkpoint completes; the bounded job's output is exact.
@@ -400,3 +403,36 @@ def test_cancel_without_retention_deletes_every_object(make_cluster, workdir, s3
     c.wait_state(jid, "CANCELED", timeout=20)
     wait_for(lambda: objects(s3, f"drop/{jid}/") == {}, timeout=10,
              what=f"no object left under drop/{jid}/ (have {sorted(objects(s3, f'drop/{jid}/'))[:5]})")
+
+
+def test_hung_server_times_checkpoints_out_then_recovers(make_cluster, workdir, s3):
+    """A server that stops answering (SIGSTOP: connections stay open) holds
+    the snapshot writer; the checkpoint is failed by the coordinator's
+    timeout, not waited for, and once the server answers again the held
+    requests go through and checkpoints complete."""
+    chk = f"s3://{BUCKET}/hung"
+    c = cluster_on_s3(make_cluster, s3, {
+        "state.checkpoints.dir": chk, "execution.checkpointing.interval": "200 ms",
+        "execution.checkpointing.timeout": "3 s",
+        "execution.checkpointing.tolerable-failed-checkpoints": "1000"},
+        tms=1, slots=2, tm_conf={"taskmanager.tmp.dirs": workdir})
+    n, keys = 60_000, 1000
+    out, raw = os.path.join(workdir, "out"), os.path.join(workdir, "raw")
+    jid = c.submit(agg_job(out, raw, n, keys, rate=3000))
+    c.wait_state(jid, "RUNNING", timeout=20)
+    before = wait_completed(c, jid, 2)["counts"]
+    s3.pause()
+    try:
+        failed = wait_for(lambda: (lambda cp: cp["counts"]["failed"] > before["failed"] and cp)(
+            checkpoints(c, jid)), timeout=30, what="a checkpoint failed while the server hangs")
+        assert c.job(jid)["state"] == "RUNNING"
+    finally:
+        s3.resume()
+    done = failed["counts"]["completed"]
+    wait_for(lambda: checkpoints(c, jid)["counts"]["completed"] > done, timeout=60,
+             what="a checkpoint completed after the server answered again")
+    job = c.wait_state(jid, ["FINISHED", "FAILED", "CANCELED"], timeout=90)
+    assert job["state"] == "FINISHED", c.get(f"/jobs/{jid}/exceptions")
+    ids = raw_ids(committed_files(raw))
+    assert sorted(ids) == list(range(1, n + 1)) and set(ids.values()) == {1}
+    assert apply_changelog(committed_files(out)) == expected_agg(range(1, n + 1), keys)
