@@ -214,6 +214,7 @@ static int make_comparable(bld *b, node **a, node **c, int line, int col, const 
 static bool is_bool_or_null(sl_type t) { return t == SL_T_BOOLEAN || t == SL_T_NULL; }
 
 static node *build(bld *b, const sql_node *e);
+static node *build_nest(bld *b, const sql_node *e, const sl_dtype *cast_to, node *x);
 
 /* ---- literals ------------------------------------------------------------ */
 
@@ -512,6 +513,17 @@ static node *build_column(bld *b, const sql_node *e)
         n->flags = 3;
         return n;
     }
+    /* r.f: the field f of a ROW column r (a calc text has no tables; a planner's
+     * tree means a column of a table when there is one of that name) */
+    int rc = e->s2 && b->in ? sl_schema_find(b->in, e->s2) : -1;
+    if (rc >= 0 && b->in->fields[rc].type == SL_T_ROW &&
+        (b->text || sl_schema_find(b->in, e->s) < 0)) {
+        sql_node base = {.kind = SQL_COL, .line = e->line, .col = e->col, .s = e->s2};
+        sql_node *kid = &base;
+        sql_node fe = {.kind = SQL_FIELD, .line = e->line, .col = e->col, .s = e->s,
+                       .kids = &kid, .nkids = 1};
+        return build_nest(b, &fe, NULL, NULL);
+    }
     /* a calc text names its input's columns alone; the planner has
      * resolved qualified names already */
     if (e->s2 && b->text) {
@@ -582,6 +594,13 @@ static node *build_cast(bld *b, const sql_node *e)
     node *x = build(b, sql_kid(e, 0));
     if (!x) return NULL;
     if (!strncmp(e->s, "INTERVAL ", 9)) return build_cast_iv(b, e, x);
+    { /* to, from or between ARRAY, MAP, MULTISET and ROW: element by element */
+        const sl_dtype *nt = NULL;
+        char derr[200];
+        if (sl_dtype_parse(e->s, &nt, derr, sizeof derr) == SL_OK &&
+            (sl_type_is_nested(nt->kind) || sl_type_is_nested(x->type)))
+            return build_nest(b, e, sl_dtype_nullable(nt, false), x);
+    }
     /* TIMESTAMP(3) WITH LOCAL TIME ZONE is TIMESTAMP_LTZ(3) */
     char tbuf[64];
     snprintf(tbuf, sizeof tbuf, "%s", e->s);
@@ -1634,10 +1653,41 @@ static node *build_floor_to(bld *b, const sql_node *e)
     return n;
 }
 
+/* ARRAY[...], MAP[...], ROW(...), x[i], x.f (expr_nest.c), and a CAST to or
+ * from a nested type (`cast_to`: its target; e the CAST, kid 0 built as x). The
+ * elements of a constructor keep exact DECIMALs. */
+static node *build_nest(bld *b, const sql_node *e, const sl_dtype *cast_to, node *x)
+{
+    const char *fn = cast_to ? "SL_CAST" : e->kind == SQL_FUNC ? "ROW"
+                   : e->kind == SQL_FIELD ? "SL_FIELD" : e->kind == SQL_ELEMENT ? "SL_ELEMENT"
+                   : !strcmp(e->s, "MAP") ? "SL_MAP" : "SL_ARRAY";
+    node *n = new_node(b, N_FNX, AT(e), 0);
+    n->fx = sl_nest_find(fn);
+    if (x) add_kid(n, x);
+    for (int i = 0; !x && i < e->nkids; i++) {
+        b->exact = true;
+        node *a = build(b, e->kids[i]);
+        if (!a) return NULL;
+        add_kid(n, a);
+    }
+    if (cast_to) {
+        n->dt = cast_to;
+        n->neg = e->flags & SQL_F_TRY;
+    }
+    char why[300];
+    if (sl_nest_type(n, e->kind == SQL_FIELD ? e->s : NULL, why, sizeof why) != SL_OK) {
+        if (e->kind == SQL_FIELD || e->kind == SQL_ELEMENT) perr(b, OPAT(e), "%s", why);
+        else perr(b, AT(e), "%s", why);
+        return NULL;
+    }
+    return seal(b, n) ? NULL : n;
+}
+
 static node *build_call(bld *b, const sql_node *e)
 {
     const char *name = e->s;
     if (e->flags & SQL_F_TO) return build_floor_to(b, e);
+    if (!strcasecmp(name, "ROW") && !e->flags) return build_nest(b, e, NULL, NULL);
     if (!strcasecmp(name, "TRIM")) return build_trim(b, e);
     if (e->flags & SQL_F_FROM) {
         if (!strcasecmp(name, "SUBSTRING") && !e->s2) return build_substring(b, e);
@@ -1769,6 +1819,9 @@ static node *build_one(bld *b, const sql_node *e)
     case SQL_CAST: return build_cast(b, e);
     case SQL_FUNC: return build_call(b, e);
     case SQL_POSITION: return build_position(b, e);
+    case SQL_CTOR:
+    case SQL_ELEMENT:
+    case SQL_FIELD: return build_nest(b, e, NULL, NULL);
     case SQL_STAR: perr(b, AT(e), "unexpected '*', expected an expression"); return NULL;
     default:
         perr(b, AT(e), "%s is not a scalar expression", sql_kind_name(e->kind));
@@ -1810,7 +1863,8 @@ static node *build(bld *b, const sql_node *e)
     /* The types beyond the original seven pass through a column reference
      * and IS [NOT] NULL; operators and functions over them come later. */
     bool coll = n && n->op == N_FNX && (sl_coll_find(n->fx->name) == n->fx ||
-                                        sl_json_fn_find(n->fx->name) == n->fx);
+                                        sl_json_fn_find(n->fx->name) == n->fx ||
+                                        sl_nest_find(n->fx->name) == n->fx);
     for (int i = 0; n && !coll && n->op != N_COL && n->op != N_IS_NULL && i < n->nkids; i++) {
         const node *k = n->kids[i];
         if (k && !sl_type_is_classic(k->type) && !typed_here(n, k)) {

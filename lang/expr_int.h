@@ -247,6 +247,13 @@ int sl_coll_type(node *n, char *why, size_t whylen);
 const sl_fnx *sl_json_fn_find(const char *name);
 int sl_json_fn_type(node *n, char *why, size_t whylen);
 
+/* Constructors, element and field access and CASTs of nested values
+ * (expr_nest.c): entries SL_ARRAY, SL_MAP, ROW, SL_ELEMENT, SL_FIELD (`field`:
+ * the name; sets n->flags to its index) and SL_CAST (n->dt: the target; n->neg:
+ * TRY_CAST), typed by sl_nest_type (n->kids built). */
+const sl_fnx *sl_nest_find(const char *name);
+int sl_nest_type(node *n, const char *field, char *why, size_t whylen);
+
 /* Helpers the function families share (expr_fn.c). */
 int sl_fnx_err(const node *n, sl_fnx_cx *cx, const char *fmt, ...) SL_PRINTF(3, 4);
 /* An evaluation error "<message> at position <pos>" into err (may be NULL);

@@ -227,10 +227,29 @@ static int has_agg(const sql_node *e)
     return 0;
 }
 
+/* r.f where r is no table but a ROW column of sch: the grammar's SQL_COL
+ * (f qualified by r) becomes the field access it means, SQL_FIELD over the
+ * column r, in place (so the calc text says r.f). */
+void fold_field(plan *p, sql_node *e, const sl_schema *sch)
+{
+    int rc = sl_schema_find(sch, e->s2);
+    if (rc < 0 || sch->fields[rc].type != SL_T_ROW) return;
+    sql_node *c = sql_node_new(p->arena, SQL_COL, e->line, e->col);
+    c->s = e->s2;
+    e->kind = SQL_FIELD;
+    e->s2 = NULL;
+    e->oline = e->line;
+    e->ocol = e->col + (int)strlen(c->s) + 1;
+    e->flags = 0;
+    sql_node_add(p->arena, e, c);
+}
+
 /* Check every column reference of e against r. */
 int check_cols(plan *p, const sql_node *e, const rel *r)
 {
     if (!e) return SL_OK;
+    if (e->kind == SQL_COL && e->s2 && (!r->alias || strcasecmp(e->s2, r->alias)))
+        fold_field(p, (sql_node *)e, &r->sch);
     if (e->kind == SQL_COL) {
         if (e->s2 && r->alias && strcasecmp(e->s2, r->alias) != 0)
             return PERR(e, "unknown table or alias '%s' (the FROM clause names '%s')", e->s2,
