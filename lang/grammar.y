@@ -298,9 +298,11 @@ static char *QUOTEID(sql_pctx *c, const char *name)
         for (int i = 0; i < nexp; i++)
             for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++)
                 if (exp[i] == ops[k]) any_op = 1;
-        /* after an operand, '(' and '.' (a call, a qualified name) continue it too */
+        /* after an operand, '(', '.' and '[' (a call, a qualified name or field, an element)
+         * continue it too */
         for (int i = 0; i < nexp; i++) {
-            int op = any_op && (exp[i] == TK_LP || exp[i] == TK_DOT);
+            int op = any_op && (exp[i] == TK_LP || exp[i] == TK_DOT || exp[i] == TK_LBRACKET ||
+                                  exp[i] == TK_STRING); /* DATE '...' after a name */
             for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++)
                 if (exp[i] == ops[k]) op = 1;
             if (!op) keep[nkeep++] = exp[i];
