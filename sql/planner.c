@@ -244,6 +244,15 @@ void fold_field(plan *p, sql_node *e, const sl_schema *sch)
     sql_node_add(p->arena, e, c);
 }
 
+/* fold_field over every column reference in e (not into subqueries). */
+void fold_fields(plan *p, const sql_node *e, const rel *r)
+{
+    if (!e || e->kind == SQL_SUBQUERY || e->kind == SQL_SELECT) return;
+    if (e->kind == SQL_COL && e->s2 && (!r->alias || strcasecmp(e->s2, r->alias)))
+        fold_field(p, (sql_node *)e, &r->sch);
+    for (int i = 0; i < e->nkids; i++) fold_fields(p, e->kids[i], r);
+}
+
 /* Check every column reference of e against r. */
 int check_cols(plan *p, const sql_node *e, const rel *r)
 {
@@ -1371,6 +1380,9 @@ static int plan_aggregate(plan *p, const sql_node *sel, rel *out)
     if (window) rc = agg_window_input(p, sel, from, &in, &spec, &tcol, &proctime);
     else rc = plan_from(p, from, &in);
     if (rc != SL_OK) goto done;
+    /* r.f over ROW columns, before group keys and items are matched by their text */
+    for (int i = 0; i < 5; i++)
+        if (i != 1) fold_fields(p, sql_kid(sel, i), &in);
     c.in = &in;
     c.window = window;
     /* the pre-projection starts as all input columns */
@@ -1641,7 +1653,9 @@ static int insert_shape(plan *p, const sql_node *ins, const sql_table *t, const 
         const sl_dtype *cdt = sql_col_dt(c);
         bool dec = (c->type == SL_T_DECIMAL &&
                     (f->type == SL_T_DECIMAL || f->type == SL_T_INT || f->type == SL_T_BIGINT)) ||
-                   (f->type == SL_T_DECIMAL && c->type == SL_T_DOUBLE);
+                   (f->type == SL_T_DECIMAL && c->type == SL_T_DOUBLE) ||
+                   /* a nested value of other field names or element types: element-wise */
+                   (sl_type_is_nested(c->type) && f->type == c->type && f->dt->phys != cdt->phys);
         if (dec && sl_dtype_nullable(f->dt, false) != sl_dtype_nullable(cdt, false)) {
             char *from = sql_quote_ident(f->name), *dst = sql_quote_ident(c->name);
             its[k].name = sl_strdup(c->name);
