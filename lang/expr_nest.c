@@ -226,7 +226,8 @@ static void to_text(tbuf *t, const sl_dtype *dt, const sl_value *v)
     if (n > 0) tput(t, buf, SL_MIN((size_t)n, sizeof buf - 1));
 }
 
-/* Convert non-null *v of type `from` into type `to` (conv_ok said yes). */
+/* Convert non-null *v of type `from` into type `to` (conv_ok said yes).
+ * SL_DONE: text that is no number under TRY_CAST (the caller's result is NULL). */
 static int conv(const node *n, sl_fnx_cx *cx, const sl_dtype *from, const sl_dtype *to,
                 sl_value *v, bool try_cast)
 {
@@ -268,10 +269,7 @@ static int conv(const node *n, sl_fnx_cx *cx, const sl_dtype *from, const sl_dty
             if (ok) return SL_OK;
         }
         if (!ok) {
-            if (try_cast) {
-                set_null(v);
-                return SL_OK;
-            }
+            if (try_cast) return SL_DONE; /* TRY_CAST: the whole value is NULL */
             return sl_fnx_err(n, cx, "cannot CAST '%s' to %s", s, to->text);
         }
         f = SL_T_BIGINT;
@@ -344,9 +342,10 @@ static int conv(const node *n, sl_fnx_cx *cx, const sl_dtype *from, const sl_dty
     sl_value *mv = vals + cnt + 1;
     for (uint32_t i = 0; sl_nested_next(&r, &vals[i], map ? &mv[i] : NULL); i++) {
         const sl_dtype *fe = sl_nested_elem_type(from, i), *te = sl_nested_elem_type(to, i);
-        if (!vals[i].isnull && conv(n, cx, fe, te, &vals[i], try_cast)) return SL_ERR;
-        if (k == SL_T_MAP && !mv[i].isnull && conv(n, cx, from->val, to->val, &mv[i], try_cast))
-            return SL_ERR;
+        int rc = vals[i].isnull ? SL_OK : conv(n, cx, fe, te, &vals[i], try_cast);
+        if (rc == SL_OK && k == SL_T_MAP && !mv[i].isnull)
+            rc = conv(n, cx, from->val, to->val, &mv[i], try_cast);
+        if (rc != SL_OK) return rc;
     }
     if (sl_nested_build(to, vals, cnt, map ? mv : NULL, cx->scratch, v) != SL_OK)
         return sl_fnx_err(n, cx, "CAST: scratch space exhausted");
@@ -463,7 +462,9 @@ static int ev_cast(const node *n, const sl_value *v, sl_value *out, sl_fnx_cx *c
 {
     *out = v[0];
     if (out->isnull) return SL_OK;
-    return conv(n, cx, kdt(n->kids[0]), ndt(n), out, n->neg);
+    int rc = conv(n, cx, kdt(n->kids[0]), ndt(n), out, n->neg);
+    if (rc == SL_DONE) set_null(out);
+    return rc == SL_DONE ? SL_OK : rc;
 }
 
 static const sl_fnx nest_table[] = {
