@@ -1040,6 +1040,8 @@ expr(A) ::= expr(X) LBRACKET(T) exprlist(L) RBRACKET. {
         }
     }
 }
+/* (a, b, ...): Flink's implicit ROW constructor (two fields or more) */
+expr(A) ::= LP(T) expr(X) COMMA exprlist(L) RP. { A = MK(ctx, SQL_FUNC, T); A->s = "ROW"; ADD(ctx, A, X); for (int i = 0; i < L->nkids; i++) ADD(ctx, A, L->kids[i]); }
 expr(A) ::= ARRAY(T) LBRACKET exprlist(L) RBRACKET. { A = MK(ctx, SQL_CTOR, T); A->s = "ARRAY"; for (int i = 0; i < L->nkids; i++) ADD(ctx, A, L->kids[i]); }
 /* DATE '2026-01-01' (DATE is no keyword of Sluice's: a name before a string) */
 expr(A) ::= ID(T) STRING(V). {

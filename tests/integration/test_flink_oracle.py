@@ -454,7 +454,7 @@ QUERIES = [
                         "MAP['a', v, 'b', u]['b'] AS mb, MAP[k, v][k] AS mk, "
                         "CAST(ARRAY[v, u] AS STRING) AS sa, CAST(ROW(k, v, u) AS STRING) AS sr, "
                         "CAST(MAP[k, u] AS STRING) AS sm, CARDINALITY(ARRAY[k, s]) AS ca, "
-                        "ARRAY[u, v, u][v] AS ev FROM ev"),
+                        "ARRAY[u, v, u][v] AS ev, CAST((k, v, (u, 1)) AS STRING) AS ir FROM ev"),
     ("lit_nested", "SELECT id, CAST(ROW(k, v) AS ROW<a STRING, b INT>).b AS rb, "
                    "CAST(ARRAY[v, u] AS ARRAY<STRING>)[1] AS cs, "
                    "CAST(CAST(ARRAY[u, v] AS ARRAY<DECIMAL(5, 1)>) AS STRING) AS cd, "

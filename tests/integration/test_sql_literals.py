@@ -127,6 +127,8 @@ COLS = [  # (sink column, type, SQL expression, model of a source row)
      lambda r: {"-" if r["s"] is None else r["s"]: r["id"]}),
     ("rw", "ROW<f0 INT, f1 STRING>", "ROW(n, s)", lambda r: {"f0": r["n"], "f1": r["s"]}),
     ("rwx", "STRING", "ROW(n, s).EXPR$1", lambda r: r["s"]),
+    ("irw", "STRING", "CAST((n, s, (id, 'x')) AS STRING)",
+     lambda r: text((r["n"], r["s"], (r["id"], "x")))),
     ("el", "INT", "ARRAY[10, 20, 30][n]", lambda r: elem([10, 20, 30], r["n"])),
     ("ml", "INT", "MAP['k', 1, 'q', 2][s]", lambda r: {"k": 1, "q": 2}.get(r["s"])),
     ("cas", "STRING", "CAST(a AS STRING)", lambda r: None if r["a"] is None else text(r["a"])),

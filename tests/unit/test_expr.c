@@ -348,8 +348,9 @@ static void test_syntax_errors(void)
            "PARSE: line 1, column 4: unexpected end of input, expected an expression");
     EXPECT("1 +",
            "PARSE: line 1, column 4: unexpected end of input, expected an expression");
-    EXPECT("(1 + 2",
-           "PARSE: line 1, column 7: unexpected end of input, expected ')'");
+    EXPECT("(1 + 2", /* ',' would make it a ROW (1 + 2, ...) */
+           "PARSE: line 1, column 7: unexpected end of input, expected ')' or ','");
+    EXPECT("CAST((1, 'x', (2, 3)) AS STRING)", "STRING (1, x, (2, 3))");
     EXPECT("1 2",
            "PARSE: line 1, column 3: unexpected '2', expected an operator");
     EXPECT("id)",
