@@ -220,16 +220,21 @@ def test_access_in_where_group_by_and_join_keys(cluster, workdir):
     src = write_src(workdir, SRC)
     out = os.path.join(workdir, "out")
     out2 = os.path.join(workdir, "out2")
+    out3 = os.path.join(workdir, "out3")
     r = run_sql(cluster, workdir, "keys.sql", DDL.format(src=src) + f"""
 CREATE TABLE byz (z STRING, c BIGINT, PRIMARY KEY (z) NOT ENFORCED)
 WITH ('connector' = 'filesystem', 'path' = 'file://{out}', 'format' = 'json');
 CREATE TABLE joined (id BIGINT, id2 BIGINT)
 WITH ('connector' = 'filesystem', 'path' = 'file://{out2}', 'format' = 'json');
+CREATE TABLE joined2 (id BIGINT, z STRING, a1 INT)
+WITH ('connector' = 'filesystem', 'path' = 'file://{out3}', 'format' = 'json');
 INSERT INTO byz SELECT r.y.z, COUNT(*) FROM src WHERE a[1] IS NULL OR a[1] > 5 GROUP BY r.y.z;
 INSERT INTO joined SELECT x.id, y.id
   FROM (SELECT id, src.r.x AS k, d FROM src) AS x JOIN (SELECT id, a[2] AS k FROM src) AS y
   ON x.k = y.k
   WHERE x.d + INTERVAL '1' MONTH > DATE '2024-02-01';
+INSERT INTO joined2 SELECT x.id, x.r.y.z, y.a[1] FROM src AS x JOIN src AS y ON x.id = y.id
+  WHERE x.r.x > 1;
 """)
     assert r.returncode == 0, r.stdout + r.stderr
     for jid in job_ids(r.stdout):
@@ -256,6 +261,11 @@ INSERT INTO joined SELECT x.id, y.id
                    and add_months(date(x["d"]), 1) > datetime.date(2024, 2, 1))
     got = sorted((g["id"], g["id2"]) for g in rows(out2))
     assert got == pairs
+    # qualified access through a join (t.r.f.g, t.arr[i]) in the SELECT and the WHERE
+    want3 = sorted((s["id"], z_of(s), elem(s["a"], 1)) for s in SRC
+                   if s["r"] is not None and s["r"]["x"] is not None and s["r"]["x"] > 1)
+    got3 = sorted((g["id"], g["z"], g["a1"]) for g in rows(out3))
+    assert got3 == want3
 
 
 def test_refusals_name_line_and_column(cluster, workdir):
