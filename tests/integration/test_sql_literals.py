@@ -221,6 +221,7 @@ def test_access_in_where_group_by_and_join_keys(cluster, workdir):
     out = os.path.join(workdir, "out")
     out2 = os.path.join(workdir, "out2")
     out3 = os.path.join(workdir, "out3")
+    out4 = os.path.join(workdir, "out4")
     r = run_sql(cluster, workdir, "keys.sql", DDL.format(src=src) + f"""
 CREATE TABLE byz (z STRING, c BIGINT, PRIMARY KEY (z) NOT ENFORCED)
 WITH ('connector' = 'filesystem', 'path' = 'file://{out}', 'format' = 'json');
@@ -228,6 +229,8 @@ CREATE TABLE joined (id BIGINT, id2 BIGINT)
 WITH ('connector' = 'filesystem', 'path' = 'file://{out2}', 'format' = 'json');
 CREATE TABLE joined2 (id BIGINT, z STRING, a1 INT)
 WITH ('connector' = 'filesystem', 'path' = 'file://{out3}', 'format' = 'json');
+CREATE TABLE joined3 (id BIGINT, z STRING, a1 INT)
+WITH ('connector' = 'filesystem', 'path' = 'file://{out4}', 'format' = 'json');
 INSERT INTO byz SELECT r.y.z, COUNT(*) FROM src WHERE a[1] IS NULL OR a[1] > 5 GROUP BY r.y.z;
 INSERT INTO joined SELECT x.id, y.id
   FROM (SELECT id, src.r.x AS k, d FROM src) AS x JOIN (SELECT id, a[2] AS k FROM src) AS y
@@ -235,6 +238,8 @@ INSERT INTO joined SELECT x.id, y.id
   WHERE x.d + INTERVAL '1' MONTH > DATE '2024-02-01';
 INSERT INTO joined2 SELECT x.id, x.r.y.z, y.a[1] FROM src AS x JOIN src AS y ON x.id = y.id
   WHERE x.r.x > 1;
+INSERT INTO joined3 SELECT x.id, r.y.z, a[1] FROM src AS x JOIN (SELECT id AS id2 FROM src) AS y
+  ON x.id = y.id2 WHERE r.x > 1;
 """)
     assert r.returncode == 0, r.stdout + r.stderr
     for jid in job_ids(r.stdout):
@@ -266,6 +271,9 @@ INSERT INTO joined2 SELECT x.id, x.r.y.z, y.a[1] FROM src AS x JOIN src AS y ON 
                    if s["r"] is not None and s["r"]["x"] is not None and s["r"]["x"] > 1)
     got3 = sorted((g["id"], g["z"], g["a1"]) for g in rows(out3))
     assert got3 == want3
+    # unqualified r.f over a join: r is a ROW column of one side
+    got4 = sorted((g["id"], g["z"], g["a1"]) for g in rows(out4))
+    assert got4 == want3
 
 
 def test_refusals_name_line_and_column(cluster, workdir):
