@@ -1106,7 +1106,12 @@ static int rewrite(plan *p, aggctx *c, const sql_node *e, sql_node **out)
             *out = (sql_node *)e;
             return SL_OK;
         }
-        if (sl_schema_find(&c->in->sch, e->s) < 0) return check_cols(p, e, c->in);
+        if (sl_schema_find(&c->in->sch, e->s) < 0) {
+            if (check_cols(p, e, c->in) != SL_OK) return SL_ERR;
+            if (e->kind != SQL_COL) return rewrite(p, c, e, out); /* folded into r.f */
+            *out = (sql_node *)e;
+            return SL_OK;
+        }
         return PERR(e, "column '%s' must be in GROUP BY or inside an aggregate function", e->s);
     }
     sql_node *n = sql_node_new(p->arena, e->kind, e->line, e->col);
