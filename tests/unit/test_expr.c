@@ -2139,6 +2139,48 @@ static void test_conditional_similar(void)
            "PARSE: line 1, column 19: CURRENT_WATERMARK needs a TIMESTAMP column (the rowtime attribute), got BIGINT");
 }
 
+/* ARRAY[...], MAP[...], ROW(...), (a, b), x[i], r.f and nested CASTs (expr_nest.c) */
+static void test_constructors_and_access(void)
+{
+    EXPECT("CAST(ARRAY[1, NULL, 3] AS STRING)", "STRING [1, NULL, 3]");
+    EXPECT("CAST(ARRAY[1, 2.5] AS STRING)", "STRING [1.0, 2.5]"); /* DECIMAL(11, 1) elements */
+    EXPECT("CAST(MAP['a', 1, 'b', 2, 'a', 3] AS STRING)", "STRING {a=3, b=2}");
+    EXPECT("CAST(ROW(1, 'x', (2, DATE '2024-01-31')) AS STRING)", "STRING (1, x, (2, 2024-01-31))");
+    EXPECT("ARRAY[10, 20, 30][2]", "INT 20");
+    EXPECT("ARRAY[10, 20, 30][0]", "INT NULL");
+    EXPECT("ARRAY[10, 20, 30][4]", "INT NULL");
+    EXPECT("ARRAY[10, 20, 30][CAST(NULL AS INT)]", "INT NULL");
+    EXPECT("ARRAY[ARRAY[1], ARRAY[2, 3]][2][2]", "INT 3");
+    EXPECT("MAP['a', 1]['a'] + 1", "INT 2");
+    EXPECT("MAP['a', 1]['a'] + MAP[1, 'x'][1]",
+           "PARSE: line 1, column 18: cannot apply '+' to INT and STRING");
+    EXPECT("MAP[1, 'x', 2, 'y'][CAST(2 AS BIGINT)]", "STRING y");
+    EXPECT("MAP['a', 1]['b']", "INT NULL");
+    EXPECT("ROW(1, 'x').EXPR$1", "STRING x");
+    EXPECT("(1, (2, 'y')).EXPR$1.EXPR$1", "STRING y");
+    EXPECT("CAST(ROW(1, 'a') AS ROW<n BIGINT, s STRING>).n", "BIGINT 1");
+    EXPECT("CAST(CAST(ARRAY[1, 2] AS ARRAY<DECIMAL(4, 2)>) AS STRING)", "STRING [1.00, 2.00]");
+    EXPECT("CAST(CAST(ARRAY['1', ' 2 '] AS ARRAY<INT>) AS STRING)", "STRING [1, 2]");
+    EXPECT("CAST(ARRAY['1', 'x'] AS ARRAY<INT>)[1]", "EVAL: cannot CAST 'x' to INT at position 1");
+    EXPECT("TRY_CAST(ARRAY['1', 'x'] AS ARRAY<INT>) IS NULL", "BOOLEAN TRUE");
+    EXPECT("ARRAY[1, 'a']", "PARSE: line 1, column 1: ARRAY: INT and STRING have no common type");
+    EXPECT("ARRAY[NULL]",
+           "PARSE: line 1, column 1: ARRAY of NULLs only: Illegal use of 'NULL' (CAST one of them)");
+    EXPECT("MAP['a']", "PARSE: line 1, column 1: MAP needs keys and values in pairs, got 1 arguments");
+    EXPECT("ARRAY[1][1.5]", "PARSE: line 1, column 9: an ARRAY index must be an integer, got DECIMAL(2, 1)");
+    EXPECT("MAP['a', 1][1]", "PARSE: line 1, column 12: MAP<STRING, INT> has keys of type STRING, not INT");
+    EXPECT("ROW(1).x", "PARSE: line 1, column 8: unknown field 'x' of ROW<`EXPR$0` INT>");
+    EXPECT("name[1]", "PARSE: line 1, column 5: '[...]' needs an ARRAY or a MAP, got STRING");
+    EXPECT("ARRAY[1, 2][1, 2]",
+           "PARSE: line 1, column 12: an element access takes one index (arr[1], m['k'])");
+    EXPECT("CAST(ARRAY[1] AS INT)", "PARSE: line 1, column 1: cannot CAST ARRAY<INT> to INT");
+    EXPECT("DATEX '1'", "PARSE: line 1, column 7: syntax error");
+    /* a value larger than the scratch arena: an error, no overrun */
+    CHECK_EQ_STR(run_limit("CAST(ARRAY['aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa', "
+                           "'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb'] AS STRING)", 64),
+                 "EVAL: ARRAY: scratch space exhausted at position 6");
+}
+
 static void test_current_watermark(void)
 {
     setup();
@@ -2173,4 +2215,4 @@ SL_TEST_MAIN(SL_TEST(test_literals), SL_TEST(test_columns), SL_TEST(test_arithme
              SL_TEST(test_date_format), SL_TEST(test_regexp_table), SL_TEST(test_regexp),
              SL_TEST(test_fn_pattern_fuzz), SL_TEST(test_math_functions),
              SL_TEST(test_string_functions2), SL_TEST(test_conditional_similar),
-             SL_TEST(test_current_watermark))
+             SL_TEST(test_constructors_and_access), SL_TEST(test_current_watermark))
