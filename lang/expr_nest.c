@@ -437,7 +437,10 @@ static int ev_element(const node *n, const sl_value *v, sl_value *out, sl_fnx_cx
         return SL_OK;
     }
     sl_value key = v[1], k, x;
-    if (conv(n, cx, kdt(n->kids[1]), ct->elem, &key, false)) return SL_ERR;
+    /* integers of any width share v.i: compared as they are, never narrowed */
+    if (!(int_kind(kdt(n->kids[1])->kind) && int_kind(ct->elem->kind)) &&
+        conv(n, cx, kdt(n->kids[1]), ct->elem, &key, false))
+        return SL_ERR;
     sl_nested_reader r;
     sl_nested_open(&r, ct, &v[0]);
     while (sl_nested_next(&r, &k, &x))
@@ -564,7 +567,14 @@ int sl_nest_type(node *n, const char *field, char *why, size_t whylen)
             }
             n->dt = sl_dtype_nullable(c->elem, false);
         } else if (c->kind == SL_T_MAP) {
-            if (!conv_ok(i, c->elem, false) || (num_kind(i->kind) != num_kind(c->elem->kind))) {
+            /* the key as it is, NULL, or an integer widened exactly (to a wider
+             * integer, a DECIMAL or a DOUBLE key) */
+            const sl_dtype *kt = c->elem;
+            bool ok = i->kind == SL_T_NULL || i->phys == kt->phys ||
+                      (kt->kind == SL_T_STRING && i->kind == SL_T_STRING) ||
+                      (int_kind(i->kind) && (int_kind(kt->kind) || kt->kind == SL_T_DECIMAL ||
+                                             kt->kind == SL_T_DOUBLE || kt->kind == SL_T_FLOAT));
+            if (!ok) {
                 snprintf(why, whylen, "%s has keys of type %s, not %s", c->text, c->elem->text,
                          i->text);
                 return SL_ERR;

@@ -2156,6 +2156,10 @@ static void test_constructors_and_access(void)
            "PARSE: line 1, column 18: cannot apply '+' to INT and STRING");
     EXPECT("MAP[1, 'x', 2, 'y'][CAST(2 AS BIGINT)]", "STRING y");
     EXPECT("MAP['a', 1]['b']", "INT NULL");
+    EXPECT("MAP[1, 'x'][4294967297]", "STRING NULL"); /* a BIGINT index is not narrowed */
+    EXPECT("MAP[1.5, 'x'][1.5]", "STRING x");
+    EXPECT("MAP[1, 'x'][1.0]",
+           "PARSE: line 1, column 12: MAP<INT, STRING> has keys of type INT, not DECIMAL(2, 1)");
     EXPECT("ROW(1, 'x').EXPR$1", "STRING x");
     EXPECT("(1, (2, 'y')).EXPR$1.EXPR$1", "STRING y");
     EXPECT("CAST(ROW(1, 'a') AS ROW<n BIGINT, s STRING>).n", "BIGINT 1");
