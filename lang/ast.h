@@ -117,7 +117,13 @@ typedef enum {
                          CATALOG" | "DROP CATALOG"; s2 name; flags IFNE|IFEX|CASCADE; kids: [0]
                          LIST of OPTs or absent */
     SQL_FROM_UNNEST      /* s2 alias; kids: [0] LIST of exprs, [1] LIST of column IDENTs or NULL,
-                            [2] the IDENT after WITH (ORDINALITY) or NULL */
+                            [2] the IDENT after WITH (ORDINALITY) or NULL */,
+    /* constructors and access (issue 29) */
+    SQL_FIELD,        /* x.name of a ROW: s the field name; kids: [0] x; oline/ocol the name's */
+    SQL_ELEMENT,      /* x[i]: an ARRAY's element i (1-based) or a MAP's value at key i;
+                         kids: [0] x, [1] i; oline/ocol the '[' */
+    SQL_CTOR          /* s "ARRAY" | "MAP": ARRAY[e, ...], MAP[k, v, ...]; kids: the elements
+                         (ROW(...) is a FUNC named ROW) */
 } sql_kind;
 
 /* flags */

@@ -22,9 +22,12 @@
  * bound) on java.util.Random's generator, with their state kept per thread
  * (see "RAND" below).
  *
- * Intervals are day-time only (there are no year-month ones): a node of type
- * BIGINT flagged `interval` holds milliseconds and records its fields
- * (INTERVAL '1:30' MINUTE TO SECOND). Literals follow Flink: '1.5' SECOND,
+ * Intervals: a node of type BIGINT flagged `interval` holds milliseconds and
+ * records its fields (INTERVAL '1:30' MINUTE TO SECOND), or months for the
+ * year-month kind (INTERVAL '1-2' YEAR TO MONTH; fields IV_YM_*, which never
+ * mix with day-time ones; not a result of their own). DATE, TIME and
+ * TIMESTAMP(p) +/- INTERVAL follow Flink's generated code (expr_check.c's
+ * make_temporal). Literals follow Flink: '1.5' SECOND,
  * the 'D HH:MM:SS.fff' forms, and a leading field of at most 2 digits unless
  * a precision is written (INTERVAL '100' SECOND(3)). TIMESTAMP +/- INTERVAL
  * is a TIMESTAMP; INTERVAL +/- INTERVAL, INTERVAL * INT and INTERVAL / INT

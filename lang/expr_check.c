@@ -127,8 +127,10 @@ static const char *ntname(bld *b, const node *n)
     if (n->dt) return n->dt->text; /* a column: its full type */
     if (!n->interval) return tname(n->type);
     char *s = b->names[b->nname++ % 4];
-    if (n->ivs == n->ive) snprintf(s, sizeof b->names[0], "INTERVAL %s", iv_name[n->ive]);
-    else snprintf(s, sizeof b->names[0], "INTERVAL %s TO %s", iv_name[n->ivs], iv_name[n->ive]);
+    const char *fs = iv_is_ym(n->ivs) ? (n->ivs == IV_YM_YEAR ? "YEAR" : "MONTH") : iv_name[n->ivs];
+    const char *fe = iv_is_ym(n->ive) ? (n->ive == IV_YM_YEAR ? "YEAR" : "MONTH") : iv_name[n->ive];
+    if (n->ivs == n->ive) snprintf(s, sizeof b->names[0], "INTERVAL %s", fe);
+    else snprintf(s, sizeof b->names[0], "INTERVAL %s TO %s", fs, fe);
     return s;
 }
 
@@ -159,7 +161,8 @@ static int merge_branch_iv(bld *b, node *n, const node *br, const node **first, 
         if (br->interval) set_iv(n, br->ivs, br->ive);
         return SL_OK;
     }
-    if ((*first)->interval != br->interval)
+    if ((*first)->interval != br->interval ||
+        (br->interval && iv_is_ym((*first)->ivs) != iv_is_ym(br->ivs)))
         return perr(b, line, col, "%s have incompatible types %s and %s", what,
                     ntname(b, *first), ntname(b, br));
     if (n->interval) join_iv(n, n, br);
@@ -192,9 +195,19 @@ static int make_comparable(bld *b, node **a, node **c, int line, int col, const 
                            bool ordered)
 {
     sl_type ta = (*a)->type, tc = (*c)->type, t;
-    if ((*a)->interval != (*c)->interval && ta != SL_T_NULL && tc != SL_T_NULL)
+    if (((*a)->interval != (*c)->interval && ta != SL_T_NULL && tc != SL_T_NULL) ||
+        ((*a)->interval && (*c)->interval && iv_is_ym((*a)->ivs) != iv_is_ym((*c)->ivs)))
         return perr(b, line, col, "cannot compare %s with %s in '%s'", ntname(b, *a),
                     ntname(b, *c), op);
+    /* a DATE beside a TIMESTAMP is its midnight, as in Flink */
+    if (ta == SL_T_DATE && tc == SL_T_TIMESTAMP && !ndt(*c)->variant) {
+        *a = wrap_cast(b, *a, SL_T_TIMESTAMP);
+        return SL_OK;
+    }
+    if (tc == SL_T_DATE && ta == SL_T_TIMESTAMP && !ndt(*a)->variant) {
+        *c = wrap_cast(b, *c, SL_T_TIMESTAMP);
+        return SL_OK;
+    }
     bool exact_a = is_num_type(ta) || ta == SL_T_DECIMAL, exact_c = is_num_type(tc) || tc == SL_T_DECIMAL;
     if ((ta == SL_T_DECIMAL && (exact_c || tc == SL_T_NULL)) ||
         (tc == SL_T_DECIMAL && (exact_a || ta == SL_T_NULL)))
@@ -214,6 +227,7 @@ static int make_comparable(bld *b, node **a, node **c, int line, int col, const 
 static bool is_bool_or_null(sl_type t) { return t == SL_T_BOOLEAN || t == SL_T_NULL; }
 
 static node *build(bld *b, const sql_node *e);
+static node *build_nest(bld *b, const sql_node *e, const sl_dtype *cast_to, node *x);
 
 /* ---- literals ------------------------------------------------------------ */
 
@@ -336,10 +350,23 @@ static int iv_qualifier(bld *b, const sql_node *q, int *first, int *last, int *l
     const sql_node *u = sql_kid(q, 0), *u2 = sql_kid(q, 1);
     if (!u) return perr(b, AT(q), "missing interval unit");
     int a = iv_field(u->s), c, frac;
+    if (a < 0 && (!strcasecmp(u->s, "YEAR") || !strcasecmp(u->s, "MONTH"))) {
+        /* YEAR [(p)] [TO MONTH], MONTH [(p)] */
+        a = !strcasecmp(u->s, "YEAR") ? IV_YM_YEAR : IV_YM_MONTH;
+        *lead_prec = 2;
+        if (u->s2 && iv_precision(b, u, a, 1, 10, lead_prec)) return SL_ERR;
+        c = a;
+        if (u2) {
+            if (a != IV_YM_YEAR || strcasecmp(u2->s, "MONTH") || u2->s2)
+                return perr(b, AT(u2), "invalid interval qualifier: only MONTH follows TO after "
+                            "YEAR (INTERVAL '1-2' YEAR TO MONTH)");
+            c = IV_YM_MONTH;
+        }
+        *first = a;
+        *last = c;
+        return SL_OK;
+    }
     if (a < 0) {
-        if (!strcasecmp(u->s, "YEAR") || !strcasecmp(u->s, "MONTH"))
-            return perr(b, AT(u), "year-month intervals (%s) are not supported, only "
-                        "day-time ones; add months with TIMESTAMPADD(MONTH, n, ts)", u->s);
         return perr(b, AT(u), "unexpected '%s', expected an interval unit (SECOND, MINUTE, "
                     "HOUR, DAY)", u->s);
     }
@@ -439,15 +466,62 @@ range:
     return SL_ERR;
 }
 
-/* INTERVAL 'text' qualifier -- a BIGINT of milliseconds flagged as an
- * interval of the qualifier's fields. */
+/* The months a year-month interval literal's text stands for: '[+|-]N' for
+ * YEAR or MONTH, '[+|-]Y-M' for YEAR TO MONTH (M 0..11); the leading field has
+ * at most lead_prec digits (leading zeros not counted), as in Flink. */
+static int ym_text(const char *t, int first, int last, int lead_prec, int64_t *months,
+                   char *why, size_t whylen)
+{
+    size_t n = strlen(t), i = 0;
+    while (n > 0 && t[n - 1] == ' ') n--;
+    while (i < n && t[i] == ' ') i++;
+    bool neg = false;
+    if (i < n && (t[i] == '-' || t[i] == '+')) neg = t[i++] == '-';
+    int64_t v[2] = {0, 0};
+    int nf = first == last ? 1 : 2;
+    for (int f = 0; f < nf; f++) {
+        if (f && (i >= n || t[i++] != '-')) goto malformed;
+        size_t d0 = i, sig = 0;
+        while (i < n && is_digit((unsigned char)t[i]) && i - d0 < 18) {
+            if (sig || t[i] != '0') sig++;
+            v[f] = v[f] * 10 + (t[i++] - '0');
+        }
+        if (i == d0 || (i < n && is_digit((unsigned char)t[i]))) goto malformed;
+        if (f == 0 && lead_prec > 0 && sig > (size_t)lead_prec) {
+            const char *fn = first == IV_YM_YEAR ? "YEAR" : "MONTH";
+            snprintf(why, whylen, "interval field value %.*s exceeds precision of %s(%d) field "
+                     "(write %s(%d))", (int)(i - d0), t + d0, fn, lead_prec, fn, (int)sig);
+            return SL_ERR;
+        }
+        if (f == 1 && (i - d0 > 2 || v[1] > 11)) {
+            snprintf(why, whylen, "invalid INTERVAL literal '%s': MONTH must be 0 to 11", t);
+            return SL_ERR;
+        }
+    }
+    if (i != n) goto malformed;
+    int64_t m = first == IV_YM_YEAR ? v[0] * 12 + v[1] : v[0];
+    *months = neg ? -m : m;
+    return SL_OK;
+malformed:
+    if (nf == 1)
+        snprintf(why, whylen, "INTERVAL needs a whole number in quotes, e.g. INTERVAL '2' %s",
+                 first == IV_YM_YEAR ? "YEAR" : "MONTH");
+    else
+        snprintf(why, whylen, "invalid INTERVAL literal '%s' for INTERVAL YEAR TO MONTH "
+                 "(expected 'Y-M')", t);
+    return SL_ERR;
+}
+
+/* INTERVAL 'text' qualifier -- a BIGINT of milliseconds (months for YEAR /
+ * MONTH qualifiers) flagged as an interval of the qualifier's fields. */
 static node *build_interval(bld *b, const sql_node *e)
 {
     int first, last, lead;
     if (iv_qualifier(b, sql_kid(e, 0), &first, &last, &lead)) return NULL;
     char why[200];
     int64_t ms;
-    if (iv_text(e->s, first, last, lead, &ms, why, sizeof why)) {
+    if (iv_is_ym(first) ? ym_text(e->s, first, last, lead, &ms, why, sizeof why)
+                        : iv_text(e->s, first, last, lead, &ms, why, sizeof why)) {
         perr(b, OPAT(e), "%s", why);
         return NULL;
     }
@@ -482,17 +556,37 @@ static node *build_date_time(bld *b, const sql_node *e)
     return n;
 }
 
+/* TIMESTAMP 'yyyy-MM-dd HH:mm:ss[.f...]': a TIMESTAMP(p), p the fraction's
+ * digits (0..9), as Flink types it. */
 static node *build_timestamp(bld *b, const sql_node *e)
 {
     if (e->s2) return build_date_time(b, e);
+    size_t len = strlen(e->s);
+    const char *dot = strchr(e->s, '.');
+    int p = 0;
+    while (dot && is_digit((unsigned char)dot[1 + p])) p++;
+    sl_ts ts = {0, 0};
     int64_t ms;
-    if (!sl_expr_ts_parse(e->s, strlen(e->s), &ms)) {
-        perr(b, OPAT(e), "invalid TIMESTAMP literal '%.*s' (expected 'YYYY-MM-DD HH:MM:SS[.fff]')",
-             (int)SL_MIN(strlen(e->s), 40), e->s);
+    bool ok = p <= 9 && sl_timestamp_parse(e->s, len, p, &ts) == SL_OK;
+    if (!ok && p <= 3 && sl_expr_ts_parse(e->s, len, &ms)) { /* 'T', blanks: read as before */
+        ts.ms = ms;
+        ts.nano = 0;
+        ok = true;
+    }
+    if (!ok) {
+        perr(b, OPAT(e), "invalid TIMESTAMP literal '%.*s' (expected 'YYYY-MM-DD "
+             "HH:MM:SS[.fff]')", (int)SL_MIN(len, 40), e->s);
         return NULL;
     }
     node *n = lit_node(b, e, SL_T_TIMESTAMP);
-    n->lit.v.i = ms;
+    char tt[16], derr[120];
+    snprintf(tt, sizeof tt, "TIMESTAMP(%d)", p);
+    if (p != 3 && sl_dtype_parse(tt, &n->dt, derr, sizeof derr)) {
+        perr(b, OPAT(e), "%s", derr);
+        return NULL;
+    }
+    n->lit.v.ts.ms = ts.ms;
+    n->lit.v.ts.nano = ts.nano;
     return n;
 }
 
@@ -511,6 +605,17 @@ static node *build_column(bld *b, const sql_node *e)
         n->type = SL_T_TIMESTAMP;
         n->flags = 3;
         return n;
+    }
+    /* r.f: the field f of a ROW column r (a calc text has no tables; a planner's
+     * tree means a column of a table when there is one of that name) */
+    int rc = e->s2 && b->in ? sl_schema_find(b->in, e->s2) : -1;
+    if (rc >= 0 && b->in->fields[rc].type == SL_T_ROW &&
+        (b->text || sl_schema_find(b->in, e->s) < 0)) {
+        sql_node base = {.kind = SQL_COL, .line = e->line, .col = e->col, .s = e->s2};
+        sql_node *kid = &base;
+        sql_node fe = {.kind = SQL_FIELD, .line = e->line, .col = e->col, .s = e->s,
+                       .kids = &kid, .nkids = 1};
+        return build_nest(b, &fe, NULL, NULL);
     }
     /* a calc text names its input's columns alone; the planner has
      * resolved qualified names already */
@@ -567,9 +672,10 @@ static node *build_cast_iv(bld *b, const sql_node *e, node *x)
     n->type = SL_T_BIGINT;
     n->neg = e->flags & SQL_F_TRY;
     set_iv(n, first, last);
-    if (!x->interval && !is_int_type(x->type) && x->type != SL_T_NULL) {
-        perr(b, AT(e), "cannot CAST %s to %s (only an integer or an interval can be)",
-             ntname(b, x), ntname(b, n));
+    if ((!x->interval && !is_int_type(x->type) && x->type != SL_T_NULL) ||
+        (x->interval && iv_is_ym(x->ivs) != iv_is_ym(first))) {
+        perr(b, AT(e), "cannot CAST %s to %s (only an integer or an interval%s can be)",
+             ntname(b, x), ntname(b, n), x->interval ? " of the same kind" : "");
         return NULL;
     }
     return seal(b, n) ? NULL : n;
@@ -582,6 +688,13 @@ static node *build_cast(bld *b, const sql_node *e)
     node *x = build(b, sql_kid(e, 0));
     if (!x) return NULL;
     if (!strncmp(e->s, "INTERVAL ", 9)) return build_cast_iv(b, e, x);
+    { /* to, from or between ARRAY, MAP, MULTISET and ROW: element by element */
+        const sl_dtype *nt = NULL;
+        char derr[200];
+        if (sl_dtype_parse(e->s, &nt, derr, sizeof derr) == SL_OK &&
+            (sl_type_is_nested(nt->kind) || sl_type_is_nested(x->type)))
+            return build_nest(b, e, sl_dtype_nullable(nt, false), x);
+    }
     /* TIMESTAMP(3) WITH LOCAL TIME ZONE is TIMESTAMP_LTZ(3) */
     char tbuf[64];
     snprintf(tbuf, sizeof tbuf, "%s", e->s);
@@ -732,6 +845,40 @@ static sl_dec_type dec_type_of(const node *n)
                               : n->type == SL_T_SMALLINT ? 2 : 8);
 }
 
+static bool is_datetime(sl_type t)
+{
+    return t == SL_T_TIMESTAMP || t == SL_T_DATE || t == SL_T_TIME;
+}
+
+/* TIMESTAMP(p), DATE or TIME +/- an interval, INTERVAL + one of them, as
+ * Flink: the result has the date-time operand's type. A year-month interval
+ * adds months (the day clamped to the month's end: Jan 31 + 1 month is Feb
+ * 28/29); a day-time one milliseconds (to a DATE whole days, the rest cut
+ * toward zero; to a TIME modulo one day). Refused: DATE +/- an interval that
+ * starts below DAY (Flink makes that a TIMESTAMP) and TIME +/- a year-month
+ * interval. */
+static node *make_temporal(bld *b, n_op op, int line, int col, node *a, node *c)
+{
+    node *dtn = a->interval ? c : a, *ivn = a->interval ? a : c;
+    bool ym = iv_is_ym(ivn->ivs);
+    if ((dtn->type == SL_T_DATE && !ym && ivn->ivs != IV_DAY) ||
+        (dtn->type == SL_T_TIME && ym)) {
+        perr(b, line, col, "cannot apply '%s' to %s and %s%s", op_sym(op), ntname(b, a),
+             ntname(b, c), dtn->type == SL_T_DATE ? " (Flink makes a DATE with hours, minutes or "
+             "seconds a TIMESTAMP: CAST the DATE AS TIMESTAMP first)" : "");
+        return NULL;
+    }
+    node *n = new_node(b, op, line, col, 2);
+    n->kids[0] = a;
+    n->kids[1] = c;
+    n->type = dtn->type;
+    n->ctype = SL_T_BIGINT;
+    n->dt = dtn->dt ? sl_dtype_nullable(dtn->dt, false) : NULL;
+    if (n->dt == sl_dtype_basic(n->type)) n->dt = NULL;
+    n->flags = ym ? AR_MONTHS : 0;
+    return seal(b, n) ? NULL : n;
+}
+
 /* Build and type a binary arithmetic node (also MOD() and '||'). Intervals
  * follow Flink: TIMESTAMP +/- INTERVAL and INTERVAL + TIMESTAMP give a
  * TIMESTAMP; INTERVAL +/- INTERVAL an interval; an interval times or divided
@@ -745,12 +892,12 @@ static node *make_arith(bld *b, n_op op, int line, int col, node *a, node *c)
         if ((ta != SL_T_STRING && ta != SL_T_NULL) || (tc != SL_T_STRING && tc != SL_T_NULL))
             goto bad;
         t = SL_T_STRING;
-    } else if ((op == N_ADD || op == N_SUB) && ta == SL_T_TIMESTAMP && c->interval) {
-        t = SL_T_TIMESTAMP;
-    } else if (op == N_ADD && tc == SL_T_TIMESTAMP && a->interval) {
-        t = SL_T_TIMESTAMP;
+    } else if (((op == N_ADD || op == N_SUB) && is_datetime(ta) && c->interval) ||
+               (op == N_ADD && is_datetime(tc) && a->interval)) {
+        return make_temporal(b, op, line, col, a, c);
     } else if (a->interval || c->interval) {
         node *num = a->interval ? c : a; /* the other operand */
+        if (a->interval && c->interval && iv_is_ym(a->ivs) != iv_is_ym(c->ivs)) goto bad;
         if ((op == N_ADD || op == N_SUB) && (num->interval || num->type == SL_T_NULL)) {
             iv = 1;
         } else if ((op == N_MUL || (op == N_DIV && a->interval)) && !num->interval &&
@@ -1634,10 +1781,41 @@ static node *build_floor_to(bld *b, const sql_node *e)
     return n;
 }
 
+/* ARRAY[...], MAP[...], ROW(...), x[i], x.f (expr_nest.c), and a CAST to or
+ * from a nested type (`cast_to`: its target; e the CAST, kid 0 built as x). The
+ * elements of a constructor keep exact DECIMALs. */
+static node *build_nest(bld *b, const sql_node *e, const sl_dtype *cast_to, node *x)
+{
+    const char *fn = cast_to ? "SL_CAST" : e->kind == SQL_FUNC ? "ROW"
+                   : e->kind == SQL_FIELD ? "SL_FIELD" : e->kind == SQL_ELEMENT ? "SL_ELEMENT"
+                   : !strcmp(e->s, "MAP") ? "SL_MAP" : "SL_ARRAY";
+    node *n = new_node(b, N_FNX, AT(e), 0);
+    n->fx = sl_nest_find(fn);
+    if (x) add_kid(n, x);
+    for (int i = 0; !x && i < e->nkids; i++) {
+        b->exact = true;
+        node *a = build(b, e->kids[i]);
+        if (!a) return NULL;
+        add_kid(n, a);
+    }
+    if (cast_to) {
+        n->dt = cast_to;
+        n->neg = e->flags & SQL_F_TRY;
+    }
+    char why[300];
+    if (sl_nest_type(n, e->kind == SQL_FIELD ? e->s : NULL, why, sizeof why) != SL_OK) {
+        if (e->kind == SQL_FIELD || e->kind == SQL_ELEMENT) perr(b, OPAT(e), "%s", why);
+        else perr(b, AT(e), "%s", why);
+        return NULL;
+    }
+    return seal(b, n) ? NULL : n;
+}
+
 static node *build_call(bld *b, const sql_node *e)
 {
     const char *name = e->s;
     if (e->flags & SQL_F_TO) return build_floor_to(b, e);
+    if (!strcasecmp(name, "ROW") && !e->flags) return build_nest(b, e, NULL, NULL);
     if (!strcasecmp(name, "TRIM")) return build_trim(b, e);
     if (e->flags & SQL_F_FROM) {
         if (!strcasecmp(name, "SUBSTRING") && !e->s2) return build_substring(b, e);
@@ -1769,6 +1947,9 @@ static node *build_one(bld *b, const sql_node *e)
     case SQL_CAST: return build_cast(b, e);
     case SQL_FUNC: return build_call(b, e);
     case SQL_POSITION: return build_position(b, e);
+    case SQL_CTOR:
+    case SQL_ELEMENT:
+    case SQL_FIELD: return build_nest(b, e, NULL, NULL);
     case SQL_STAR: perr(b, AT(e), "unexpected '*', expected an expression"); return NULL;
     default:
         perr(b, AT(e), "%s is not a scalar expression", sql_kind_name(e->kind));
@@ -1785,7 +1966,8 @@ static bool typed_here(const node *n, const node *k)
                n->op == N_DISTINCT || n->op == N_CAST;
     if (k->type == SL_T_DECIMAL)
         return cmp || (n->op >= N_NEG && n->op <= N_MOD);
-    if (k->type == SL_T_DATE || k->type == SL_T_TIME) return cmp && n->op != N_CASE;
+    if (k->type == SL_T_DATE || k->type == SL_T_TIME)
+        return (cmp && n->op != N_CASE) || ((n->op == N_ADD || n->op == N_SUB) && n->type == k->type);
     return false;
 }
 
@@ -1810,7 +1992,8 @@ static node *build(bld *b, const sql_node *e)
     /* The types beyond the original seven pass through a column reference
      * and IS [NOT] NULL; operators and functions over them come later. */
     bool coll = n && n->op == N_FNX && (sl_coll_find(n->fx->name) == n->fx ||
-                                        sl_json_fn_find(n->fx->name) == n->fx);
+                                        sl_json_fn_find(n->fx->name) == n->fx ||
+                                        sl_nest_find(n->fx->name) == n->fx);
     for (int i = 0; n && !coll && n->op != N_COL && n->op != N_IS_NULL && i < n->nkids; i++) {
         const node *k = n->kids[i];
         if (k && !sl_type_is_classic(k->type) && !typed_here(n, k)) {
@@ -1831,6 +2014,11 @@ static node *build(bld *b, const sql_node *e)
 
 static sl_expr *finish(bld *b, node *root)
 {
+    if (root && root->interval && iv_is_ym(root->ivs)) {
+        perr(b, NAT(root), "a year-month interval (%s) cannot be a result yet: add it to a "
+             "DATE or TIMESTAMP, or CAST it AS STRING", ntname(b, root));
+        root = NULL;
+    }
     free(b->lines);
     if (!root) {
         sl_expr_free_nodes(b->all);

@@ -316,6 +316,42 @@ static void set3(sl_value *out, int t)
     else set_i(out, t);
 }
 
+/* TIMESTAMP(p), DATE or TIME +/- an interval (expr_check.c's make_temporal
+ * says which), as Flink's generated code computes it. */
+static int eval_temporal(const node *n, evctx *cx, const sl_value *a, const sl_value *b,
+                         sl_value *out)
+{
+    bool first = !n->kids[0]->interval;
+    const sl_value *t = first ? a : b;
+    int64_t d = (first ? b : a)->v.i, r = t->v.i;
+    int32_t nano = sl_dtype_has_nanos(ndt(n)) ? t->v.ts.nano : 0;
+    if (n->op == N_SUB) d = wrap64(0 - (uint64_t)d);
+    switch (n->type) {
+    case SL_T_DATE:
+        if (n->flags & AR_MONTHS) {
+            if (!add_months(r * 86400000, d, &r)) return everr(cx, n, "DATE out of range");
+            r /= 86400000;
+        } else {
+            r += d / 86400000; /* whole days, cut toward zero */
+        }
+        break;
+    case SL_T_TIME: /* modulo a day */
+        r = (r + 86400000 + d % 86400000) % 86400000;
+        break;
+    default:
+        if (n->flags & AR_MONTHS) {
+            if (!add_months(r, d, &r)) return everr(cx, n, "TIMESTAMP out of range");
+        } else {
+            r = wrap64((uint64_t)r + (uint64_t)d);
+        }
+        break;
+    }
+    out->isnull = false;
+    out->v.ts.ms = r;
+    out->v.ts.nano = nano;
+    return SL_OK;
+}
+
 static int eval_arith(const node *n, evctx *cx, sl_value *out)
 {
     sl_value a, b;
@@ -326,6 +362,8 @@ static int eval_arith(const node *n, evctx *cx, sl_value *out)
     }
     sl_type ta = n->kids[0]->type, tb = n->kids[1]->type;
     if (n->ctype == SL_T_DECIMAL) return eval_dec_arith(n, cx, &a, &b, out);
+    if (n->type == SL_T_TIMESTAMP || n->type == SL_T_DATE || n->type == SL_T_TIME)
+        return eval_temporal(n, cx, &a, &b, out);
     if (n->ctype == SL_T_DOUBLE) {
         double x = as_d(&a, ta), y = as_d(&b, tb);
         switch (n->op) {
@@ -587,14 +625,17 @@ static int eval_cast_iv(const node *n, evctx *cx, sl_value *out)
 {
     const node *k = n->kids[0];
     if (n->interval) {
-        if (!k->interval) set_i(out, wrap64((uint64_t)out->v.i * (uint64_t)iv_ms[n->ivs]));
+        int64_t unit = n->ivs == IV_YM_YEAR ? 12 : n->ivs == IV_YM_MONTH ? 1 : iv_ms[n->ivs];
+        if (!k->interval) set_i(out, wrap64((uint64_t)out->v.i * (uint64_t)unit));
         return SL_OK;
     }
     if (n->type == SL_T_STRING) {
         char buf[48];
+        if (iv_is_ym(k->ivs))
+            return put_text(n, cx, out, buf, sl_interval_ym_format(buf, sizeof buf, (int32_t)out->v.i));
         return put_text(n, cx, out, buf, iv_to_sql(buf, sizeof buf, out->v.i));
     }
-    int64_t q = out->v.i / iv_ms[k->ive];
+    int64_t q = out->v.i / (k->ive == IV_YM_YEAR ? 12 : k->ive == IV_YM_MONTH ? 1 : iv_ms[k->ive]);
     set_i(out, n->type == SL_T_INT ? wrap32(q) : q);
     return SL_OK;
 }
@@ -709,7 +750,12 @@ static int eval_cast(const node *n, evctx *cx, sl_value *out)
         case SL_T_BIGINT:
             return put_text(n, cx, out, buf, snprintf(buf, sizeof buf, "%lld", (long long)v.v.i));
         case SL_T_DOUBLE: return put_text(n, cx, out, buf, double_to_str(buf, sizeof buf, v.v.d));
-        case SL_T_TIMESTAMP: return put_text(n, cx, out, buf, ts_to_sql(buf, sizeof buf, v.v.i, true));
+        case SL_T_TIMESTAMP: { /* exactly p fraction digits */
+            const sl_dtype *kt = ndt(k);
+            sl_ts ts = {v.v.ts.ms, sl_dtype_has_nanos(kt) ? v.v.ts.nano : 0};
+            if (kt->p == 3) return put_text(n, cx, out, buf, ts_to_sql(buf, sizeof buf, v.v.i, true));
+            return put_text(n, cx, out, buf, sl_timestamp_format(buf, sizeof buf, ts, kt->p, SL_TT_SQL));
+        }
         default: return SL_OK; /* BYTES: the same bytes */
         }
     case SL_T_BYTES: return SL_OK;

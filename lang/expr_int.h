@@ -66,6 +66,14 @@ enum { RAND_SEEDED = 1, RAND_FIXED = 2 };
  * first and last field (INTERVAL '1:30' MINUTE TO SECOND: MINUTE, SECOND).
  * MILLISECOND is a Sluice extension (Flink writes INTERVAL '0.02' SECOND). */
 enum { IV_MS, IV_SECOND, IV_MINUTE, IV_HOUR, IV_DAY, IV_N };
+/* A year-month interval node holds months and records its fields with these
+ * codes beyond IV_N (INTERVAL '1-2' YEAR TO MONTH: IV_YM_YEAR, IV_YM_MONTH);
+ * the two kinds never mix. */
+enum { IV_YM_MONTH = IV_N, IV_YM_YEAR };
+static inline bool iv_is_ym(int field) { return field >= IV_YM_MONTH; }
+/* Temporal arithmetic (N_ADD / N_SUB typed TIMESTAMP, DATE or TIME; node flags):
+ * the interval is year-month (add months, clamping the day to the month's end) */
+enum { AR_MONTHS = 1 };
 extern const int64_t sl_expr_iv_ms[IV_N];
 extern const char *const sl_expr_iv_name[IV_N];
 #define iv_ms sl_expr_iv_ms
@@ -246,6 +254,13 @@ int sl_coll_type(node *n, char *why, size_t whylen);
  * SL_JSON_QUERY, SL_JSON_OBJECT, SL_JSON_ARRAY, SL_IS_JSON carry the grammar's clauses). */
 const sl_fnx *sl_json_fn_find(const char *name);
 int sl_json_fn_type(node *n, char *why, size_t whylen);
+
+/* Constructors, element and field access and CASTs of nested values
+ * (expr_nest.c): entries SL_ARRAY, SL_MAP, ROW, SL_ELEMENT, SL_FIELD (`field`:
+ * the name; sets n->flags to its index) and SL_CAST (n->dt: the target; n->neg:
+ * TRY_CAST), typed by sl_nest_type (n->kids built). */
+const sl_fnx *sl_nest_find(const char *name);
+int sl_nest_type(node *n, const char *field, char *why, size_t whylen);
 
 /* Helpers the function families share (expr_fn.c). */
 int sl_fnx_err(const node *n, sl_fnx_cx *cx, const char *fmt, ...) SL_PRINTF(3, 4);

@@ -298,9 +298,11 @@ static char *QUOTEID(sql_pctx *c, const char *name)
         for (int i = 0; i < nexp; i++)
             for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++)
                 if (exp[i] == ops[k]) any_op = 1;
-        /* after an operand, '(' and '.' (a call, a qualified name) continue it too */
+        /* after an operand, '(', '.' and '[' (a call, a qualified name or field, an element)
+         * continue it too */
         for (int i = 0; i < nexp; i++) {
-            int op = any_op && (exp[i] == TK_LP || exp[i] == TK_DOT);
+            int op = any_op && (exp[i] == TK_LP || exp[i] == TK_DOT || exp[i] == TK_LBRACKET ||
+                                  exp[i] == TK_STRING); /* DATE '...' after a name */
             for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++)
                 if (exp[i] == ops[k]) op = 1;
             if (!op) keep[nkeep++] = exp[i];
@@ -393,6 +395,8 @@ static char *QUOTEID(sql_pctx *c, const char *name)
 %nonassoc TO.
 /* IS JSON VALUE: VALUE belongs to the predicate (not to a JSON_OBJECT pair after it) */
 %nonassoc VALUE.
+/* a.b, x[i] bind tightest: -a.b is -(a.b) */
+%left DOT LBRACKET.
 
 /* ---- scripts ------------------------------------------------------------ */
 
@@ -857,7 +861,13 @@ selitems(A) ::= selitems(L) COMMA selitem(X). { A = ADD(ctx, L, X); }
 
 selitem(A) ::= expr(E) alias_opt(AL). { A = NAT(ctx, SQL_ITEM, E); A->s = AL ? AL->s : NULL; ADD(ctx, A, E); }
 selitem(A) ::= STAR(T). { A = MK(ctx, SQL_ITEM, T); ADD(ctx, A, MK(ctx, SQL_STAR, T)); }
-selitem(A) ::= ident(Q) DOT STAR. { NAMEOK(ctx, Q); A = NAT(ctx, SQL_ITEM, Q); sql_node *s = NAT(ctx, SQL_STAR, Q); s->s = Q->s; ADD(ctx, A, s); }
+selitem(A) ::= expr(Q) DOT STAR. {
+    A = NAT(ctx, SQL_ITEM, Q); sql_node *s = NAT(ctx, SQL_STAR, Q); s->s = Q->s; ADD(ctx, A, s);
+    if (Q->kind != SQL_COL || Q->s2) {
+        if (!ctx->failed) sl_seterr(ctx->err, ctx->errlen, "line %d, column %d: syntax error", Q->line, Q->col);
+        ctx->failed = 1;
+    } else NAMEOK(ctx, Q);
+}
 
 alias_opt(A) ::= . { A = NULL; }
 alias_opt(A) ::= AS ident(X). { A = NAMEOK(ctx, X); }
@@ -1008,7 +1018,39 @@ exprlist(A) ::= expr(X). [COMMA] { A = LIST1(ctx, X); }
 exprlist(A) ::= exprlist(L) COMMA expr(X). { A = ADD(ctx, L, X); }
 
 expr(A) ::= ident(X). { COLOK(ctx, X); A = NAT(ctx, SQL_COL, X); A->s = X->s; A->flags = X->flags; }
-expr(A) ::= ident(Q) DOT ident(X). { NAMEOK(ctx, Q); NAMEOK(ctx, X); A = NAT(ctx, SQL_COL, Q); A->s = X->s; A->s2 = Q->s; A->flags = X->flags; }
+/* a.b: a column b of table a (the SQL_COL form) or the field b of a ROW column a -- the
+ * planner decides (sql/planner.c, fold_field); x.b of anything else, and a.b.c, are field
+ * accesses (SQL_FIELD). x[i]: an ARRAY's element or a MAP's value (SQL_ELEMENT);
+ * MAP[k, v, ...] and ARRAY[...] construct (SQL_CTOR); ROW(...) is a call. */
+expr(A) ::= expr(Q) DOT ident(X). {
+    NAMEOK(ctx, X);
+    if (Q->kind == SQL_COL && !Q->s2) { NAMEOK(ctx, Q); A = Q; A->s2 = A->s; A->s = X->s; A->flags = X->flags; }
+    else { A = NAT(ctx, SQL_FIELD, Q); A->oline = X->line; A->ocol = X->col; A->s = X->s; ADD(ctx, A, Q); }
+}
+expr(A) ::= expr(X) LBRACKET(T) exprlist(L) RBRACKET. {
+    if (X->kind == SQL_COL && !X->s2 && !(X->flags & SQL_F_QUOTED) && !strcasecmp(X->s, "MAP")) {
+        A = NAT(ctx, SQL_CTOR, X); A->s = "MAP";
+        for (int i = 0; i < L->nkids; i++) ADD(ctx, A, L->kids[i]);
+    } else {
+        A = OPAT(NAT(ctx, SQL_ELEMENT, X), T); ADD(ctx, A, X); ADD(ctx, A, L->kids[0]);
+        if (L->nkids != 1 && !ctx->failed) {
+            ctx->failed = 1;
+            sl_seterr(ctx->err, ctx->errlen, "line %d, column %d: an element access takes one index "
+                      "(arr[1], m['k'])", T.line, T.col);
+        }
+    }
+}
+/* (a, b, ...): Flink's implicit ROW constructor (two fields or more) */
+expr(A) ::= LP(T) expr(X) COMMA exprlist(L) RP. { A = MK(ctx, SQL_FUNC, T); A->s = "ROW"; ADD(ctx, A, X); for (int i = 0; i < L->nkids; i++) ADD(ctx, A, L->kids[i]); }
+expr(A) ::= ARRAY(T) LBRACKET exprlist(L) RBRACKET. { A = MK(ctx, SQL_CTOR, T); A->s = "ARRAY"; for (int i = 0; i < L->nkids; i++) ADD(ctx, A, L->kids[i]); }
+/* DATE '2026-01-01' (DATE is no keyword of Sluice's: a name before a string) */
+expr(A) ::= ID(T) STRING(V). {
+    A = OPAT(MK(ctx, SQL_TS_LIT, T), V); A->s = STRVAL(ctx, V); A->s2 = "DATE";
+    if (T.n != 4 || strncasecmp(T.z, "DATE", 4)) {
+        if (!ctx->failed) sl_seterr(ctx->err, ctx->errlen, "line %d, column %d: syntax error", V.line, V.col);
+        ctx->failed = 1;
+    }
+}
 expr(A) ::= INTEGER(T). { A = MK(ctx, SQL_NUM, T); A->s = TXT(ctx, T); }
 expr(A) ::= DECIMAL(T). { A = MK(ctx, SQL_NUM, T); A->s = TXT(ctx, T); }
 expr(A) ::= STRING(T). { A = MK(ctx, SQL_STR, T); A->s = STRVAL(ctx, T); }

@@ -117,6 +117,8 @@ const char *sql_token_display(int type)
     case TK_QMARK: return "'?'";
     case TK_LBRACE: return "'{'";
     case TK_RBRACE: return "'}'";
+    case TK_LBRACKET: return "'['";
+    case TK_RBRACKET: return "']'";
     case TK_HINT: return "'/*+'";
     }
     for (size_t i = 0; i < SL_ARRAY_LEN(keywords); i++)
@@ -274,6 +276,8 @@ static int next_token(sql_lexer *lx, sql_tok *t, int *unterminated, char *err, s
         case '?': t->type = TK_QMARK; break;
         case '{': t->type = TK_LBRACE; break;
         case '}': t->type = TK_RBRACE; break;
+        case '[': t->type = TK_LBRACKET; break;
+        case ']': t->type = TK_RBRACKET; break;
         default: break;
         }
         if (!t->type) {

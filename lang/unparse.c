@@ -94,6 +94,8 @@ const char *sql_cast_type(const char *t)
                {"CHAR", "STRING"},     {"BOOL", "BOOLEAN"},   {"VARBINARY", "BYTES"},
                {"BINARY", "BYTES"}};
     size_t n = 0;
+    if (strchr(t, '<') || strstr(t, " ARRAY") || strstr(t, " MULTISET") || !strncasecmp(t, "ROW(", 4))
+        return t; /* a nested type: written as it is */
     while (t[n] && t[n] != '(' && t[n] != ' ') n++;
     for (size_t i = 0; i < SL_ARRAY_LEN(syn); i++)
         if (strlen(syn[i].name) == n && !strncasecmp(syn[i].name, t, n)) return syn[i].as;
@@ -241,6 +243,25 @@ static void unparse(sql_sbuf *b, const sql_node *e)
             unparse(b, e->kids[e->nkids - 1]);
             sql_sb_str(b, ")");
         }
+        break;
+    case SQL_CTOR: /* ARRAY[...], MAP[...] */
+        sql_sb_fmt(b, "%s[", e->s);
+        for (int i = 0; i < e->nkids; i++) {
+            if (i) sql_sb_str(b, ", ");
+            unparse(b, e->kids[i]);
+        }
+        sql_sb_str(b, "]");
+        break;
+    case SQL_ELEMENT:
+        unparse_sub(b, e->kids[0]);
+        sql_sb_str(b, "[");
+        unparse(b, e->kids[1]);
+        sql_sb_str(b, "]");
+        break;
+    case SQL_FIELD: /* r.f, x.f.g: the base's own text, a name after the dot */
+        unparse_sub(b, e->kids[0]);
+        sql_sb_str(b, ".");
+        put_ident(b, e->s, 1);
         break;
     case SQL_STAR: sql_sb_str(b, "*"); break;
     case SQL_IDENT: sql_sb_str(b, e->s); break; /* EXTRACT's unit */

@@ -109,6 +109,8 @@ void add_edge(plan *p, const char *from, const char *to, const char *strategy, j
               int input);
 int plan_err(plan *p, const sql_node *at, const char *fmt, ...) SL_PRINTF(3, 4);
 int check_cols(plan *p, const sql_node *e, const rel *r);
+void fold_field(plan *p, sql_node *e, const sl_schema *sch);
+void fold_fields(plan *p, const sql_node *e, const rel *r);
 int type_expr_dt(plan *p, const sql_node *e, const sl_schema *sch, sl_type *t,
                  const sl_dtype **dt);
 int type_expr(plan *p, const sql_node *e, const sl_schema *sch, sl_type *t);

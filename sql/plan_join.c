@@ -167,6 +167,26 @@ static int rewrite(plan *p, const sql_join_map *m, const sl_schema *sch, const s
     n->src = e->src;
     n->srclen = e->srclen;
     *out = n;
+    if (e->kind == SQL_COL && e->s2) { /* r.f: no table r, but a ROW column r of one side */
+        bool qual = false;
+        for (int i = 0; i < m->n && !qual; i++)
+            qual = m->c[i].qual && !strcasecmp(m->c[i].qual, e->s2);
+        sql_node base = {.kind = SQL_COL, .line = e->line, .col = e->col, .s = e->s2};
+        int col;
+        if (!qual && resolve(p, m, &base, &col) == SL_OK && sch->fields[col].type == SL_T_ROW) {
+            sql_node *c = sql_node_new(p->arena, SQL_COL, e->line, e->col);
+            const char *nm = sch->fields[col].name;
+            c->s = sql_arena_strndup(p->arena, nm, strlen(nm));
+            c->flags = SQL_F_QUOTED;
+            n->kind = SQL_FIELD;
+            n->s2 = NULL;
+            n->flags = 0;
+            n->oline = e->line;
+            n->ocol = e->col + (int)strlen(e->s2) + 1;
+            sql_node_add(p->arena, n, c);
+            return SL_OK;
+        }
+    }
     if (e->kind == SQL_COL) {
         int col;
         int rc = resolve(p, m, e, &col);

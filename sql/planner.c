@@ -227,10 +227,38 @@ static int has_agg(const sql_node *e)
     return 0;
 }
 
+/* r.f where r is no table but a ROW column of sch: the grammar's SQL_COL
+ * (f qualified by r) becomes the field access it means, SQL_FIELD over the
+ * column r, in place (so the calc text says r.f). */
+void fold_field(plan *p, sql_node *e, const sl_schema *sch)
+{
+    int rc = sl_schema_find(sch, e->s2);
+    if (rc < 0 || sch->fields[rc].type != SL_T_ROW) return;
+    sql_node *c = sql_node_new(p->arena, SQL_COL, e->line, e->col);
+    c->s = e->s2;
+    e->kind = SQL_FIELD;
+    e->s2 = NULL;
+    e->oline = e->line;
+    e->ocol = e->col + (int)strlen(c->s) + 1;
+    e->flags = 0;
+    sql_node_add(p->arena, e, c);
+}
+
+/* fold_field over every column reference in e (not into subqueries). */
+void fold_fields(plan *p, const sql_node *e, const rel *r)
+{
+    if (!e || e->kind == SQL_SUBQUERY || e->kind == SQL_SELECT) return;
+    if (e->kind == SQL_COL && e->s2 && (!r->alias || strcasecmp(e->s2, r->alias)))
+        fold_field(p, (sql_node *)e, &r->sch);
+    for (int i = 0; i < e->nkids; i++) fold_fields(p, e->kids[i], r);
+}
+
 /* Check every column reference of e against r. */
 int check_cols(plan *p, const sql_node *e, const rel *r)
 {
     if (!e) return SL_OK;
+    if (e->kind == SQL_COL && e->s2 && (!r->alias || strcasecmp(e->s2, r->alias)))
+        fold_field(p, (sql_node *)e, &r->sch);
     if (e->kind == SQL_COL) {
         if (e->s2 && r->alias && strcasecmp(e->s2, r->alias) != 0)
             return PERR(e, "unknown table or alias '%s' (the FROM clause names '%s')", e->s2,
@@ -1086,7 +1114,12 @@ static int rewrite(plan *p, aggctx *c, const sql_node *e, sql_node **out)
             *out = (sql_node *)e;
             return SL_OK;
         }
-        if (sl_schema_find(&c->in->sch, e->s) < 0) return check_cols(p, e, c->in);
+        if (sl_schema_find(&c->in->sch, e->s) < 0) {
+            if (check_cols(p, e, c->in) != SL_OK) return SL_ERR;
+            if (e->kind != SQL_COL) return rewrite(p, c, e, out); /* folded into r.f */
+            *out = (sql_node *)e;
+            return SL_OK;
+        }
         return PERR(e, "column '%s' must be in GROUP BY or inside an aggregate function", e->s);
     }
     sql_node *n = sql_node_new(p->arena, e->kind, e->line, e->col);
@@ -1360,6 +1393,9 @@ static int plan_aggregate(plan *p, const sql_node *sel, rel *out)
     if (window) rc = agg_window_input(p, sel, from, &in, &spec, &tcol, &proctime);
     else rc = plan_from(p, from, &in);
     if (rc != SL_OK) goto done;
+    /* r.f over ROW columns, before group keys and items are matched by their text */
+    for (int i = 0; i < 5; i++)
+        if (i != 1) fold_fields(p, sql_kid(sel, i), &in);
     c.in = &in;
     c.window = window;
     /* the pre-projection starts as all input columns */
@@ -1630,7 +1666,9 @@ static int insert_shape(plan *p, const sql_node *ins, const sql_table *t, const 
         const sl_dtype *cdt = sql_col_dt(c);
         bool dec = (c->type == SL_T_DECIMAL &&
                     (f->type == SL_T_DECIMAL || f->type == SL_T_INT || f->type == SL_T_BIGINT)) ||
-                   (f->type == SL_T_DECIMAL && c->type == SL_T_DOUBLE);
+                   (f->type == SL_T_DECIMAL && c->type == SL_T_DOUBLE) ||
+                   /* a nested value of other field names or element types: element-wise */
+                   (sl_type_is_nested(c->type) && f->type == c->type && f->dt->phys != cdt->phys);
         if (dec && sl_dtype_nullable(f->dt, false) != sl_dtype_nullable(cdt, false)) {
             char *from = sql_quote_ident(f->name), *dst = sql_quote_ident(c->name);
             its[k].name = sl_strdup(c->name);

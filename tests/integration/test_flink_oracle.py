@@ -439,6 +439,29 @@ QUERIES = [
                    "CAST(CAST(ts AS TIME) AS STRING) AS t FROM ev"),
     ("date_agg", "SELECT k, MIN(CAST(ts AS DATE)) AS d0, MAX(CAST(ts AS DATE)) AS d1, "
                  "COUNT(*) AS c FROM ev GROUP BY k"),
+    # ---- literals, constructors, element access, date/time arithmetic with intervals
+    ("lit_temporal", "SELECT id, CAST(ts AS DATE) + INTERVAL '1' MONTH AS dm, "
+                     "CAST(ts AS DATE) - INTERVAL '1-2' YEAR TO MONTH AS dy, "
+                     "CAST(ts AS DATE) + INTERVAL '2' DAY AS dd, ts + INTERVAL '1' MONTH AS tm, "
+                     "ts - INTERVAL '3 04:05:06.789' DAY TO SECOND AS tdt, "
+                     "DATE '2024-01-31' + INTERVAL '1' MONTH AS lit, "
+                     "CAST(TIMESTAMP '2024-01-31 10:00:00.123456789' + INTERVAL '1' MONTH AS STRING) "
+                     "AS t9, CAST(TIMESTAMP '2024-01-31 10:00:00' AS STRING) AS t0, "
+                     "CAST(CAST(ts AS TIME) + INTERVAL '23' HOUR AS STRING) AS tt, "
+                     "CAST(INTERVAL '1-2' YEAR TO MONTH AS STRING) AS ym, "
+                     "ts > TIMESTAMP '2026-01-01 00:00:05.123456' AS gt FROM ev"),
+    ("lit_collections", "SELECT id, ARRAY[v, u, 7][2] AS e2, ARRAY[v, u][3] AS e3, "
+                        "MAP['a', v, 'b', u]['b'] AS mb, MAP[k, v][k] AS mk, "
+                        "CAST(ARRAY[v, u] AS STRING) AS sa, CAST(ROW(k, v, u) AS STRING) AS sr, "
+                        "CAST(MAP[k, u] AS STRING) AS sm, CARDINALITY(ARRAY[k, s]) AS ca, "
+                        "ARRAY[u, v, u][v] AS ev, CAST((k, v, (u, 1)) AS STRING) AS ir FROM ev"),
+    ("lit_nested", "SELECT id, CAST(ROW(k, v) AS ROW<a STRING, b INT>).b AS rb, "
+                   "CAST(ARRAY[v, u] AS ARRAY<STRING>)[1] AS cs, "
+                   "CAST(CAST(ARRAY[u, v] AS ARRAY<DECIMAL(5, 1)>) AS STRING) AS cd, "
+                   "TRY_CAST(ARRAY[s] AS ARRAY<INT>) IS NULL AS tn, ELEMENT(ARRAY[u]) AS el, "
+                   "CAST(MAP[k, ARRAY[u, 1]] AS STRING) AS mn, "
+                   "CAST(ts AS DATE) = DATE '2026-01-01' AS isd, "
+                   "ts - INTERVAL '1' YEAR < TIMESTAMP '2025-01-01 00:00:01' AS ly FROM ev"),
     # ---- set operations, DISTINCT, VALUES, ORDER BY ... LIMIT (changelogs: compared final)
     ("select_distinct", "SELECT DISTINCT k, u FROM ev"),
     ("union_distinct", "SELECT k, u FROM ev WHERE v > 50 UNION SELECT k, u FROM evs WHERE v < 20"),
@@ -506,7 +529,9 @@ def query_spec(q):
     return {"name": name, "sql": sql, "ddl": list(q[2]) if len(q) > 2 else []}
 
 
-SPECS = [query_spec(q) for q in QUERIES]
+# SLUICE_ORACLE_ONLY=name,name runs just those queries (while writing new ones)
+ONLY = [n for n in os.environ.get("SLUICE_ORACLE_ONLY", "").split(",") if n]
+SPECS = [query_spec(q) for q in QUERIES if not ONLY or q[0] in ONLY]
 
 
 # ------------------------------------------------------------------ running

@@ -345,7 +345,7 @@ static void test_plan_errors(void)
         {"{\"filter\": \"\"}",
          "vertex 'calc': filter: line 1, column 1: unexpected end of input, expected an expression"},
         {"{\"projection\": [\"id\"], \"filter\": \"(id > 1\"}",
-         "vertex 'calc': filter: line 1, column 8: unexpected end of input, expected ')'"},
+         "vertex 'calc': filter: line 1, column 8: unexpected end of input, expected ')' or ','"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         static harness h;

@@ -348,8 +348,9 @@ static void test_syntax_errors(void)
            "PARSE: line 1, column 4: unexpected end of input, expected an expression");
     EXPECT("1 +",
            "PARSE: line 1, column 4: unexpected end of input, expected an expression");
-    EXPECT("(1 + 2",
-           "PARSE: line 1, column 7: unexpected end of input, expected ')'");
+    EXPECT("(1 + 2", /* ',' would make it a ROW (1 + 2, ...) */
+           "PARSE: line 1, column 7: unexpected end of input, expected ')' or ','");
+    EXPECT("CAST((1, 'x', (2, 3)) AS STRING)", "STRING (1, x, (2, 3))");
     EXPECT("1 2",
            "PARSE: line 1, column 3: unexpected '2', expected an operator");
     EXPECT("id)",
@@ -534,7 +535,11 @@ static void test_cast(void)
     EXPECT("CAST(ts AS STRING)", "STRING 2026-01-01 00:00:00.020");
     EXPECT("CAST(TIMESTAMP '1969-12-31 23:59:59.999' AS STRING)",
            "STRING 1969-12-31 23:59:59.999");
-    EXPECT("CAST(TIMESTAMP '1900-01-01 00:00:00' AS STRING)", "STRING 1900-01-01 00:00:00.000");
+    /* a literal is a TIMESTAMP(p), p its fraction digits (Flink) */
+    EXPECT("CAST(TIMESTAMP '1900-01-01 00:00:00' AS STRING)", "STRING 1900-01-01 00:00:00");
+    EXPECT("CAST(TIMESTAMP '1900-01-01 00:00:00.000' AS STRING)", "STRING 1900-01-01 00:00:00.000");
+    EXPECT("CAST(TIMESTAMP '2024-01-31 10:00:00.123456789' AS STRING)",
+           "STRING 2024-01-31 10:00:00.123456789");
     EXPECT("CAST('2026-01-01 00:00:00.020' AS TIMESTAMP(3))", "TIMESTAMP 1767225600020");
     EXPECT("CAST('2026-01-01T00:00:00.02' AS TIMESTAMP)", "TIMESTAMP 1767225600020");
     EXPECT("CAST('2026-01-01' AS TIMESTAMP_LTZ(3))", "TIMESTAMP 1767225600000");
@@ -1089,9 +1094,26 @@ static void test_interval_literals(void)
     EXPECT("INTERVAL '1' SECOND TO MINUTE",
            "PARSE: line 1, column 24: invalid interval qualifier: expected HOUR, MINUTE or SECOND finer than SECOND "
            "after TO");
+    /* year-month intervals (issue 29): months; not a result of their own yet */
     EXPECT("INTERVAL '1' MONTH",
-           "PARSE: line 1, column 14: year-month intervals (MONTH) are not supported, only day-time ones; add months "
-           "with TIMESTAMPADD(MONTH, n, ts)");
+           "PARSE: line 1, column 1: a year-month interval (INTERVAL MONTH) cannot be a result yet: add it to a "
+           "DATE or TIMESTAMP, or CAST it AS STRING");
+    EXPECT("CAST(INTERVAL '1-2' YEAR TO MONTH AS STRING)", "STRING +1-02");
+    EXPECT("CAST(INTERVAL '-14' MONTH AS STRING)", "STRING -1-02");
+    EXPECT("CAST(INTERVAL '1-12' YEAR TO MONTH AS STRING)",
+           "PARSE: line 1, column 15: invalid INTERVAL literal '1-12': MONTH must be 0 to 11");
+    EXPECT("CAST(INTERVAL '100' YEAR AS STRING)",
+           "PARSE: line 1, column 15: interval field value 100 exceeds precision of YEAR(2) field (write YEAR(3))");
+    EXPECT("INTERVAL '1' YEAR + INTERVAL '1' DAY",
+           "PARSE: line 1, column 19: cannot apply '+' to INTERVAL YEAR and INTERVAL DAY");
+    EXPECT("CAST(TIMESTAMP '2024-01-31 10:00:00.123456789' + INTERVAL '1' MONTH AS STRING)",
+           "STRING 2024-02-29 10:00:00.123456789");
+    EXPECT("CAST(DATE '2024-03-31' - INTERVAL '1-1' YEAR TO MONTH AS STRING)", "STRING 2023-02-28");
+    EXPECT("CAST(DATE '2024-01-31' - INTERVAL '1 23:00:00' DAY TO SECOND AS STRING)", "STRING 2024-01-30");
+    EXPECT("CAST(TIME '23:30:00' + INTERVAL '45' MINUTE AS STRING)", "STRING 00:15:00");
+    EXPECT("DATE '2024-01-31' + INTERVAL '1' HOUR",
+           "PARSE: line 1, column 19: cannot apply '+' to DATE and INTERVAL HOUR (Flink makes a DATE with hours, "
+           "minutes or seconds a TIMESTAMP: CAST the DATE AS TIMESTAMP first)");
     EXPECT("INTERVAL '99999999999999999' SECOND(10)",
            "PARSE: line 1, column 10: interval field value 99999999999999999 exceeds precision of SECOND(10) field "
            "(write SECOND(17))");
@@ -2117,6 +2139,52 @@ static void test_conditional_similar(void)
            "PARSE: line 1, column 19: CURRENT_WATERMARK needs a TIMESTAMP column (the rowtime attribute), got BIGINT");
 }
 
+/* ARRAY[...], MAP[...], ROW(...), (a, b), x[i], r.f and nested CASTs (expr_nest.c) */
+static void test_constructors_and_access(void)
+{
+    EXPECT("CAST(ARRAY[1, NULL, 3] AS STRING)", "STRING [1, NULL, 3]");
+    EXPECT("CAST(ARRAY[1, 2.5] AS STRING)", "STRING [1.0, 2.5]"); /* DECIMAL(11, 1) elements */
+    EXPECT("CAST(MAP['a', 1, 'b', 2, 'a', 3] AS STRING)", "STRING {a=3, b=2}");
+    EXPECT("CAST(ROW(1, 'x', (2, DATE '2024-01-31')) AS STRING)", "STRING (1, x, (2, 2024-01-31))");
+    EXPECT("ARRAY[10, 20, 30][2]", "INT 20");
+    EXPECT("ARRAY[10, 20, 30][0]", "INT NULL");
+    EXPECT("ARRAY[10, 20, 30][4]", "INT NULL");
+    EXPECT("ARRAY[10, 20, 30][CAST(NULL AS INT)]", "INT NULL");
+    EXPECT("ARRAY[ARRAY[1], ARRAY[2, 3]][2][2]", "INT 3");
+    EXPECT("MAP['a', 1]['a'] + 1", "INT 2");
+    EXPECT("MAP['a', 1]['a'] + MAP[1, 'x'][1]",
+           "PARSE: line 1, column 18: cannot apply '+' to INT and STRING");
+    EXPECT("MAP[1, 'x', 2, 'y'][CAST(2 AS BIGINT)]", "STRING y");
+    EXPECT("MAP['a', 1]['b']", "INT NULL");
+    EXPECT("MAP[1, 'x'][4294967297]", "STRING NULL"); /* a BIGINT index is not narrowed */
+    EXPECT("MAP[1.5, 'x'][1.5]", "STRING x");
+    EXPECT("MAP[1, 'x'][1.0]",
+           "PARSE: line 1, column 12: MAP<INT, STRING> has keys of type INT, not DECIMAL(2, 1)");
+    EXPECT("ROW(1, 'x').EXPR$1", "STRING x");
+    EXPECT("(1, (2, 'y')).EXPR$1.EXPR$1", "STRING y");
+    EXPECT("CAST(ROW(1, 'a') AS ROW<n BIGINT, s STRING>).n", "BIGINT 1");
+    EXPECT("CAST(CAST(ARRAY[1, 2] AS ARRAY<DECIMAL(4, 2)>) AS STRING)", "STRING [1.00, 2.00]");
+    EXPECT("CAST(CAST(ARRAY['1', ' 2 '] AS ARRAY<INT>) AS STRING)", "STRING [1, 2]");
+    EXPECT("CAST(ARRAY['1', 'x'] AS ARRAY<INT>)[1]", "EVAL: cannot CAST 'x' to INT at position 1");
+    EXPECT("TRY_CAST(ARRAY['1', 'x'] AS ARRAY<INT>) IS NULL", "BOOLEAN TRUE");
+    EXPECT("ARRAY[1, 'a']", "PARSE: line 1, column 1: ARRAY: INT and STRING have no common type");
+    EXPECT("ARRAY[NULL]",
+           "PARSE: line 1, column 1: ARRAY of NULLs only: Illegal use of 'NULL' (CAST one of them)");
+    EXPECT("MAP['a']", "PARSE: line 1, column 1: MAP needs keys and values in pairs, got 1 arguments");
+    EXPECT("ARRAY[1][1.5]", "PARSE: line 1, column 9: an ARRAY index must be an integer, got DECIMAL(2, 1)");
+    EXPECT("MAP['a', 1][1]", "PARSE: line 1, column 12: MAP<STRING, INT> has keys of type STRING, not INT");
+    EXPECT("ROW(1).x", "PARSE: line 1, column 8: unknown field 'x' of ROW<`EXPR$0` INT>");
+    EXPECT("name[1]", "PARSE: line 1, column 5: '[...]' needs an ARRAY or a MAP, got STRING");
+    EXPECT("ARRAY[1, 2][1, 2]",
+           "PARSE: line 1, column 12: an element access takes one index (arr[1], m['k'])");
+    EXPECT("CAST(ARRAY[1] AS INT)", "PARSE: line 1, column 1: cannot CAST ARRAY<INT> to INT");
+    EXPECT("DATEX '1'", "PARSE: line 1, column 7: syntax error");
+    /* a value larger than the scratch arena: an error, no overrun */
+    CHECK_EQ_STR(run_limit("CAST(ARRAY['aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa', "
+                           "'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb'] AS STRING)", 64),
+                 "EVAL: ARRAY: scratch space exhausted at position 6");
+}
+
 static void test_current_watermark(void)
 {
     setup();
@@ -2151,4 +2219,4 @@ SL_TEST_MAIN(SL_TEST(test_literals), SL_TEST(test_columns), SL_TEST(test_arithme
              SL_TEST(test_date_format), SL_TEST(test_regexp_table), SL_TEST(test_regexp),
              SL_TEST(test_fn_pattern_fuzz), SL_TEST(test_math_functions),
              SL_TEST(test_string_functions2), SL_TEST(test_conditional_similar),
-             SL_TEST(test_current_watermark))
+             SL_TEST(test_constructors_and_access), SL_TEST(test_current_watermark))
