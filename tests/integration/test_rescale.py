@@ -288,3 +288,41 @@ def test_rescale_waits_for_slots_and_says_so(make_cluster, workdir):
     assert c.get(f"/jobs/{jid}/rescales/overview")["rescalesCounts"] == \
         {"ignored": 0, "inProgress": 0, "completed": 2, "failed": 1}
     assert c.get(f"/jobs/{jid}/rescales/overview")["latest"]["failed"]["rescaleUuid"] == h["rescaleUuid"]
+
+
+def test_rescale_whose_savepoint_fails_keeps_the_job_running(make_cluster, workdir):
+    """A rescale whose savepoint fails (state.savepoints.dir lies under a
+    regular file, so no subtask can write its state there) leaves the job
+    running at its old parallelism, as Flink does: the sources, which stop
+    emitting at a stop's savepoint, read on once it failed; no restart; the
+    rescale history records the failure and its reason. The job then runs to
+    its end and its exactly-once sinks hold every id once and every key's
+    COUNT/SUM: the failed savepoint lost and repeated nothing."""
+    blocker = os.path.join(workdir, "a-file")
+    open(blocker, "w").close()
+    c = make_cluster(jm_conf=dict(NO_PERIODIC, **{"state.savepoints.dir": os.path.join(blocker, "sp")}))
+    c.add_tm(slots=4)
+    n, keys = 20000, 20
+    out, raw = os.path.join(workdir, "out"), os.path.join(workdir, "raw")
+    jid = c.submit(agg_job(out, raw, n, keys, rate=2000, p=2))
+    c.wait_state(jid, "RUNNING")
+    wait_for(lambda: all(v["status"] == "RUNNING" for v in c.job(jid)["vertices"]), what="tasks")
+    wait_progress(c, jid, n // 10)
+    assert put(c, jid, requirements(c, jid, 4)) == (200, {})
+    h = wait_rescaled(c, jid, 1)[0]
+    assert (h["terminalState"], h["terminatedReason"]) == ("FAILED", "EXCEPTION_OCCURRED"), h
+    why = h["schedulerStates"][-1]["stringifiedException"]
+    assert re.search(r"its savepoint \d+ failed: .* declined: .*a-file/sp", why), why
+    assert [s["state"] for s in h["schedulerStates"]] == ["StopWithSavepoint"]
+    ov = c.get(f"/jobs/{jid}/rescales/overview")
+    assert ov["rescalesCounts"]["failed"] == 1 and ov["latest"]["failed"]["rescaleUuid"] == h["rescaleUuid"]
+    # still running as before: no restart, the old parallelism, rows still coming
+    assert c.job(jid)["state"] == "RUNNING" and set(parallelisms(c, jid).values()) == {2}
+    assert c.get(f"/jobs/{jid}/exceptions")["exceptionHistory"]["entries"] == []
+    assert "restarts (attempt" not in c.jm.log_text()
+    base = vertex_records_out(c, jid, "gen")
+    wait_for(lambda: vertex_records_out(c, jid, "gen") >= base + 2000, what="rows after the failed rescale")
+    assert c.wait_state(jid, ["FINISHED", "FAILED", "CANCELED"], timeout=90)["state"] == "FINISHED"
+    exactly_once(raw_ids(committed_files(raw)), n)
+    assert apply_changelog(committed_files(out)) == expected_agg(range(1, n + 1), keys)
+    assert c.get(f"/jobs/{jid}/exceptions")["exceptionHistory"]["entries"] == []
