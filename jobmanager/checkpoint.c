@@ -66,6 +66,7 @@ void jm_cp_configure(jm *j)
     j->cp_delete_on_cancel = strcmp(sl_config_str(j->conf, "execution.checkpointing.externalized-checkpoint-retention"),
                                     "RETAIN_ON_CANCELLATION") != 0;
     if (j->cp_retained < 1) j->cp_retained = 1;
+    j->rescale_sp_retain = sl_config_bool(j->conf, "state.savepoints.rescale.retain");
     j->cp_history = (int)sl_config_int(j->conf, "web.checkpoints.history");
     j->cp_dir = sl_config_str(j->conf, "state.checkpoints.dir");
     if (!j->cp_dir || !*j->cp_dir) j->cp_dir = "/tmp/sluice-checkpoints";
@@ -247,8 +248,23 @@ static void sweep_shared(jm *j, jm_job *job)
     free(keep);
 }
 
+void jm_cp_drop_rescale_savepoint(jm *j, jm_job *job)
+{
+    if (!job->rescale_sp) return;
+    if (!j->rescale_sp_retain) {
+        jm_io_remove(j, job->rescale_sp);
+        for (jm_checkpoint *cp = job->cps; cp; cp = cp->next)
+            if (cp->id == job->rescale_sp_id && cp->type != CP_CHECKPOINT) cp->discarded = 1;
+        sl_info(TAG, "Job %s: the savepoint %llu of its rescale is deleted (%s).", job->id,
+                (unsigned long long)job->rescale_sp_id, job->rescale_sp);
+    }
+    free(job->rescale_sp);
+    job->rescale_sp = NULL;
+}
+
 void jm_cp_job_canceled(jm *j, jm_job *job)
 {
+    jm_cp_drop_rescale_savepoint(j, job);
     if (!j->cp_delete_on_cancel) return;
     for (jm_checkpoint *cp = job->cps; cp; cp = cp->next) {
         if (cp->status != CP_COMPLETED || cp->type != CP_CHECKPOINT || cp->discarded) continue;
