@@ -640,6 +640,27 @@ void jm_cp_on_end_of_input(jm *j, jm_job *job)
     if (job->set.cp_interval_ms > 0 && job->state == JOB_RUNNING) job->final_cp_wanted = 1;
 }
 
+/* The subtasks of cp that have not acknowledged it, "name (i/p), ..." (the
+ * first four, then how many more), into out[cap]: where a stuck checkpoint
+ * waits. cp's arrays are laid out by its parallelisms (cp->par). */
+static void missing_acks(const jm_job *job, const jm_checkpoint *cp, char *out, size_t cap)
+{
+    size_t len = 0;
+    int shown = 0, more = 0;
+    out[0] = '\0';
+    for (int c = 0, idx = 0; c < job->g->nchains; c++)
+        for (int i = 0; i < cp->par[c]; i++, idx++) {
+            if (cp->acked[idx]) continue;
+            if (shown == 4) { more++; continue; }
+            int n = snprintf(out + len, cap - len, "%s%s (%d/%d)", shown ? ", " : "", job->g->chains[c].name,
+                             i + 1, cp->par[c]);
+            if (n < 0 || (size_t)n >= cap - len) return;
+            len += (size_t)n;
+            shown++;
+        }
+    if (more) snprintf(out + len, cap - len, " and %d more", more);
+}
+
 void jm_cp_tick(jm *j)
 {
     int64_t now = sl_mono_ms();
@@ -647,9 +668,12 @@ void jm_cp_tick(jm *j)
         if (job->state != JOB_RUNNING) continue;
         jm_checkpoint *cp = job->pending;
         if (cp && !cp->writing && now - cp->trigger_mono_ms > job->set.cp_timeout_ms) {
-            char why[160];
-            snprintf(why, sizeof why, "Checkpoint expired before completing (timeout %lld ms, %d of %d subtasks acknowledged)",
-                     (long long)job->set.cp_timeout_ms, cp->num_acked, cp->num_subtasks);
+            char why[700];
+            int len = snprintf(why, sizeof why, "Checkpoint expired before completing (timeout %lld ms, %d of %d subtasks "
+                               "acknowledged; not acknowledged: ", (long long)job->set.cp_timeout_ms, cp->num_acked,
+                               cp->num_subtasks);
+            missing_acks(job, cp, why + len, sizeof why - (size_t)len - 1);
+            strcat(why, ")");
             cp_fail(j, job, cp, why, 1);
             continue;
         }
