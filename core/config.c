@@ -176,6 +176,12 @@ static const sl_conf_def defs[] = {
     {{"state.checkpoints.num-retained", SL_CT_INT, "1", NULL,
       "Number of completed checkpoints kept per job."},
      1, 1000000, NULL},
+    {{"state.savepoints.rescale.retain", SL_CT_BOOL, "false", NULL,
+      "Keep the savepoint a rescale takes (PUT /jobs/:id/resource-requirements) after the job no "
+      "longer needs it; by default it is deleted once a checkpoint at the new parallelism (or "
+      "a later rescale's savepoint) replaces it as the restore point, or the job finishes or is "
+      "cancelled."},
+     NOLIM, NULL},
     {{"execution.checkpointing.interval", SL_CT_DURATION, "0", NULL,
       "Interval between checkpoints; 0 disables periodic checkpoints."},
      0, INT64_MAX, NULL},

@@ -67,6 +67,7 @@ void jm_cp_configure(jm *j)
     j->cp_delete_on_cancel = strcmp(sl_config_str(j->conf, "execution.checkpointing.externalized-checkpoint-retention"),
                                     "RETAIN_ON_CANCELLATION") != 0;
     if (j->cp_retained < 1) j->cp_retained = 1;
+    j->rescale_sp_retain = sl_config_bool(j->conf, "state.savepoints.rescale.retain");
     j->cp_history = (int)sl_config_int(j->conf, "web.checkpoints.history");
     j->cp_dir = sl_config_str(j->conf, "state.checkpoints.dir");
     if (!j->cp_dir || !*j->cp_dir) j->cp_dir = "/tmp/sluice-checkpoints";
@@ -248,8 +249,23 @@ static void sweep_shared(jm *j, jm_job *job)
     free(keep);
 }
 
+void jm_cp_drop_rescale_savepoint(jm *j, jm_job *job)
+{
+    if (!job->rescale_sp) return;
+    if (!j->rescale_sp_retain) {
+        jm_io_remove(j, job->rescale_sp);
+        for (jm_checkpoint *cp = job->cps; cp; cp = cp->next)
+            if (cp->id == job->rescale_sp_id && cp->type != CP_CHECKPOINT) cp->discarded = 1;
+        sl_info(TAG, "Job %s: the savepoint %llu of its rescale is deleted (%s).", job->id,
+                (unsigned long long)job->rescale_sp_id, job->rescale_sp);
+    }
+    free(job->rescale_sp);
+    job->rescale_sp = NULL;
+}
+
 void jm_cp_job_canceled(jm *j, jm_job *job)
 {
+    jm_cp_drop_rescale_savepoint(j, job);
     if (!j->cp_delete_on_cancel) return;
     for (jm_checkpoint *cp = job->cps; cp; cp = cp->next) {
         if (cp->status != CP_COMPLETED || cp->type != CP_CHECKPOINT || cp->discarded) continue;
@@ -633,6 +649,27 @@ void jm_cp_on_end_of_input(jm *j, jm_job *job)
     if (job->set.cp_interval_ms > 0 && job->state == JOB_RUNNING) job->final_cp_wanted = 1;
 }
 
+/* The subtasks of cp that have not acknowledged it, "name (i/p), ..." (the
+ * first four, then how many more), into out[cap]: where a stuck checkpoint
+ * waits. cp's arrays are laid out by its parallelisms (cp->par). */
+static void missing_acks(const jm_job *job, const jm_checkpoint *cp, char *out, size_t cap)
+{
+    size_t len = 0;
+    int shown = 0, more = 0;
+    out[0] = '\0';
+    for (int c = 0, idx = 0; c < job->g->nchains; c++)
+        for (int i = 0; i < cp->par[c]; i++, idx++) {
+            if (cp->acked[idx]) continue;
+            if (shown == 4) { more++; continue; }
+            int n = snprintf(out + len, cap - len, "%s%s (%d/%d)", shown ? ", " : "", job->g->chains[c].name,
+                             i + 1, cp->par[c]);
+            if (n < 0 || (size_t)n >= cap - len) return;
+            len += (size_t)n;
+            shown++;
+        }
+    if (more) snprintf(out + len, cap - len, " and %d more", more);
+}
+
 void jm_cp_tick(jm *j)
 {
     int64_t now = sl_mono_ms();
@@ -640,9 +677,12 @@ void jm_cp_tick(jm *j)
         if (job->state != JOB_RUNNING) continue;
         jm_checkpoint *cp = job->pending;
         if (cp && !cp->writing && now - cp->trigger_mono_ms > job->set.cp_timeout_ms) {
-            char why[160];
-            snprintf(why, sizeof why, "Checkpoint expired before completing (timeout %lld ms, %d of %d subtasks acknowledged)",
-                     (long long)job->set.cp_timeout_ms, cp->num_acked, cp->num_subtasks);
+            char why[700];
+            int len = snprintf(why, sizeof why, "Checkpoint expired before completing (timeout %lld ms, %d of %d subtasks "
+                               "acknowledged; not acknowledged: ", (long long)job->set.cp_timeout_ms, cp->num_acked,
+                               cp->num_subtasks);
+            missing_acks(job, cp, why + len, sizeof why - (size_t)len - 1);
+            strcat(why, ")");
             cp_fail(j, job, cp, why, 1);
             continue;
         }

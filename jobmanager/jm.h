@@ -274,6 +274,9 @@ typedef struct jm_job {
     jm_rescale *rescaling;      /* the one in progress (also in rescales), or NULL */
     int64_t rescale_count;      /* rescaleAttemptIds given */
     int rescale_counts[4];      /* per jm_rescale_status, over the job's life */
+    char *rescale_sp;           /* the last rescale's savepoint while it may still be restored
+                                   from; jm_cp_drop_rescale_savepoint deletes it */
+    uint64_t rescale_sp_id;
     struct jm_job *next;
 } jm_job;
 
@@ -338,6 +341,7 @@ typedef struct jm {
     /* checkpoint configuration (checkpointing and restarts are per job: jm_job.set) */
     int cp_retained, cp_history;
     int cp_delete_on_cancel;    /* externalized-checkpoint-retention is not RETAIN_ON_CANCELLATION */
+    int rescale_sp_retain;      /* state.savepoints.rescale.retain: keep rescales' savepoints */
     const char *cp_dir, *sp_dir;
     /* job store */
     int64_t jobstore_capacity, jobstore_expiration_ms;
@@ -575,6 +579,11 @@ void jm_cp_job_ended(jm *j, jm_job *job);       /* abort what is pending */
 /* the job reached CANCELED: unless retained on cancellation, its
  * checkpoints and shared files go */
 void jm_cp_job_canceled(jm *j, jm_job *job);
+/* The last rescale's savepoint can no longer be restored from (a checkpoint
+ * at the new parallelism or a later rescale's savepoint replaced it, or the
+ * job finished or was cancelled): its files go, unless
+ * state.savepoints.rescale.retain. */
+void jm_cp_drop_rescale_savepoint(jm *j, jm_job *job);
 void jm_cp_free(jm_job *job);
 jm_checkpoint *jm_cp_trigger(jm *j, jm_job *job, jm_cp_type type, const char *dir, int stop,
                              int drain, char *err, size_t errlen);

@@ -704,7 +704,6 @@ void jm_sched_on_cp_failed(jm *j, jm_job *job, const char *reason)
 
 void jm_sched_on_cp_completed(jm *j, jm_job *job, const jm_checkpoint *cp)
 {
-    SL_UNUSED(j);
     jm_rescale *rs = job->rescaling;
     if (rs && cp->id == rs->sp_id) {
         /* the tasks finish now; the job restores from it, also should it
@@ -712,6 +711,9 @@ void jm_sched_on_cp_completed(jm *j, jm_job *job, const jm_checkpoint *cp)
          * committed what it covers) */
         rs->sp_done = 1;
         rs->sp_dir = sl_strdup(cp->dir);
+        jm_cp_drop_rescale_savepoint(j, job); /* an earlier rescale's: this one replaces it */
+        job->rescale_sp = sl_strdup(cp->dir);
+        job->rescale_sp_id = cp->id;
         free(job->restore_point);
         job->restore_point = sl_strdup(cp->dir);
         job->restore_point_id = cp->id;
@@ -722,6 +724,9 @@ void jm_sched_on_cp_completed(jm *j, jm_job *job, const jm_checkpoint *cp)
     free(job->restore_point);
     job->restore_point = sl_strdup(cp->dir);
     job->restore_point_id = cp->id;
+    /* a checkpoint of the job at its new parallelism (not one its tasks
+     * took while finishing for the rescale): the savepoint is needed no more */
+    if (!job->rescaling) jm_cp_drop_rescale_savepoint(j, job);
 }
 
 static void job_free(jm_job *job)
@@ -750,6 +755,7 @@ static void job_free(jm_job *job)
     free(job->state_reason);
     free(job->state_backend);
     free(job->restore_point);
+    free(job->rescale_sp);
     rescales_free(job);
     free(job->graph_json);
     for (size_t i = 0; i < job->nlibs; i++) jm_user_library_free(job->libs[i]);
@@ -995,6 +1001,7 @@ void jm_on_task_status(jm *j, const Sluice__TaskStatus *ts)
         } else if (job->state == JOB_RUNNING && all_tasks_in(job, is_finished)) {
             rescale_end(job, RS_FAILED, "JOB_FINISHED", "the job finished");
             jm_cp_job_ended(j, job);
+            jm_cp_drop_rescale_savepoint(j, job);
             release_slots(job);
             jm_job_set_state(job, JOB_FINISHED);
             jm_schedule(j); /* its slots serve a waiting job at once, as in Flink */

@@ -71,6 +71,7 @@ typedef struct run {
     uint64_t last_cp;           /* newest checkpoint taken here */
     uint64_t stop_cpid;         /* stop-with-savepoint: the savepoint to see complete */
     int stop_done;              /* 1 it completed, -1 it was aborted */
+    int stop_drain;             /* ... with drain: everything fired before it */
     /* checkpoints after tasks finish (FLIP-147) */
     int out_ended;              /* END went to every output: snapshots send no barrier */
     uint64_t trig_cpid;         /* newest trigger heard while running without a
@@ -729,7 +730,11 @@ static int take_snapshot(run *r, uint64_t cpid, int64_t ts, int flags, const cha
         r->final_from = cpid;
     }
     r->last_cp = cpid;
-    if (flags & SL_CP_STOP) r->stop_cpid = cpid;
+    if (flags & SL_CP_STOP) {
+        r->stop_cpid = cpid;
+        r->stop_done = 0;
+        r->stop_drain = (flags & SL_CP_DRAIN) != 0;
+    }
     tm_snapshotter_submit(r->d->net, job);
     return rc;
 }
@@ -886,7 +891,15 @@ static int handle_mail(run *r, int *stop)
         case TM_MAIL_ABORT:
             op_checkpoint_done(r, x->cpid, 0);
             if (r->failed) rc = SL_ERR;
-            if (x->cpid == r->stop_cpid) r->stop_done = -1;
+            if (x->cpid == r->stop_cpid && !r->stop_drain && !r->out_ended) {
+                /* a stop without drain whose savepoint failed: nothing has
+                 * ended yet (sources end their outputs only once it
+                 * completed), so the task goes on as before it */
+                r->stop_cpid = 0;
+                r->stop_done = 0;
+            } else if (x->cpid == r->stop_cpid) {
+                r->stop_done = -1;
+            }
             break;
         }
     }
@@ -933,6 +946,31 @@ static void source_poll(run *r, const sl_op *src, int64_t wait_ns)
     }
 }
 
+/* A source took the savepoint of a stop without drain. As Flink's
+ * synchronous savepoint, it emits nothing more until that savepoint ends:
+ * completed, its outputs end (the caller sends END); aborted (handle_mail
+ * cleared stop_cpid), it reads on, so a failed stop or rescale leaves the
+ * job running as it was. SL_ERR when a checkpoint hook failed. */
+static int await_stop(run *r)
+{
+    uint64_t cpid = r->stop_cpid;
+    flush_writers(r); /* the barrier and what preceded it go out now */
+    while (r->stop_cpid == cpid && !r->stop_done && !cancelled(r)) {
+        int64_t now = sl_mono_ns();
+        wait_begin(r, WAIT_IDLE, now);
+        sl_netbuf *none = tm_gate_take(&r->t->gate, now + 100000000); /* a source's gate only brings mail */
+        SL_ASSERT(none == NULL);
+        wait_end(r, WAIT_IDLE, sl_mono_ns() - now);
+        int stop = 0;
+        if (handle_mail(r, &stop) != SL_OK) return SL_ERR;
+        publish(r);
+    }
+    if (r->stop_cpid != cpid)
+        sl_info(TAG, "task %s (%d/%d): savepoint %llu of a stop failed; reading on", r->ch->name,
+                r->t->subtask + 1, r->ch->parallelism, (unsigned long long)cpid);
+    return SL_OK;
+}
+
 static int run_source(run *r)
 {
     tm_task *t = r->t;
@@ -944,7 +982,13 @@ static int run_source(run *r)
          * whether it has anything to read (no split: it says idle), and
          * that is its first word, before any barrier */
         if (r->said && handle_mail(r, &stop) != SL_OK) return SL_ERR;
-        if (stop) return finish_ends(r, (stop & SL_CP_DRAIN) != 0);
+        if (stop & SL_CP_DRAIN) return finish_ends(r, 1);
+        if (stop) {
+            if (await_stop(r) != SL_OK) return SL_ERR;
+            if (cancelled(r)) return SL_DONE;
+            if (r->stop_done > 0) return finish_ends(r, 0);
+            continue; /* its savepoint failed */
+        }
         sl_arena_reset(&head->scratch);
         int rc = head->def->run(head);
         int64_t now = sl_mono_ns();

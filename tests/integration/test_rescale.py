@@ -288,3 +288,117 @@ def test_rescale_waits_for_slots_and_says_so(make_cluster, workdir):
     assert c.get(f"/jobs/{jid}/rescales/overview")["rescalesCounts"] == \
         {"ignored": 0, "inProgress": 0, "completed": 2, "failed": 1}
     assert c.get(f"/jobs/{jid}/rescales/overview")["latest"]["failed"]["rescaleUuid"] == h["rescaleUuid"]
+
+
+def test_rescale_whose_savepoint_fails_keeps_the_job_running(make_cluster, workdir):
+    """A rescale whose savepoint fails (state.savepoints.dir lies under a
+    regular file, so no subtask can write its state there) leaves the job
+    running at its old parallelism, as Flink does: the sources, which stop
+    emitting at a stop's savepoint, read on once it failed; no restart; the
+    rescale history records the failure and its reason. The job then runs to
+    its end and its exactly-once sinks hold every id once and every key's
+    COUNT/SUM: the failed savepoint lost and repeated nothing."""
+    blocker = os.path.join(workdir, "a-file")
+    open(blocker, "w").close()
+    c = make_cluster(jm_conf=dict(NO_PERIODIC, **{"state.savepoints.dir": os.path.join(blocker, "sp")}))
+    c.add_tm(slots=4)
+    n, keys = 20000, 20
+    out, raw = os.path.join(workdir, "out"), os.path.join(workdir, "raw")
+    jid = c.submit(agg_job(out, raw, n, keys, rate=2000, p=2))
+    c.wait_state(jid, "RUNNING")
+    wait_for(lambda: all(v["status"] == "RUNNING" for v in c.job(jid)["vertices"]), what="tasks")
+    wait_progress(c, jid, n // 10)
+    assert put(c, jid, requirements(c, jid, 4)) == (200, {})
+    h = wait_rescaled(c, jid, 1)[0]
+    assert (h["terminalState"], h["terminatedReason"]) == ("FAILED", "EXCEPTION_OCCURRED"), h
+    why = h["schedulerStates"][-1]["stringifiedException"]
+    assert re.search(r"its savepoint \d+ failed: .* declined: .*a-file/sp", why), why
+    assert [s["state"] for s in h["schedulerStates"]] == ["StopWithSavepoint"]
+    ov = c.get(f"/jobs/{jid}/rescales/overview")
+    assert ov["rescalesCounts"]["failed"] == 1 and ov["latest"]["failed"]["rescaleUuid"] == h["rescaleUuid"]
+    # still running as before: no restart, the old parallelism, rows still coming
+    assert c.job(jid)["state"] == "RUNNING" and set(parallelisms(c, jid).values()) == {2}
+    assert c.get(f"/jobs/{jid}/exceptions")["exceptionHistory"]["entries"] == []
+    assert "restarts (attempt" not in c.jm.log_text()
+    base = vertex_records_out(c, jid, "gen")
+    wait_for(lambda: vertex_records_out(c, jid, "gen") >= base + 2000, what="rows after the failed rescale")
+    assert c.wait_state(jid, ["FINISHED", "FAILED", "CANCELED"], timeout=90)["state"] == "FINISHED"
+    exactly_once(raw_ids(committed_files(raw)), n)
+    assert apply_changelog(committed_files(out)) == expected_agg(range(1, n + 1), keys)
+    assert c.get(f"/jobs/{jid}/exceptions")["exceptionHistory"]["entries"] == []
+
+
+def endless_job(rate=100):
+    return {"name": "endless", "parallelism": 1, "vertices": [
+        {"id": "g", "type": "datagen", "schema": [{"name": "x", "type": "BIGINT"}],
+         "config": {"rows-per-second": str(rate)}},
+        {"id": "s", "type": "blackhole"}], "edges": [{"from": "g", "to": "s", "strategy": "rebalance"}]}
+
+
+def rescale_savepoint(c, jid):
+    """The newest rescale's savepoint in the checkpoint history: (entry, local path)."""
+    sp = next(h for h in c.get(f"/jobs/{jid}/checkpoints")["history"] if h["is_savepoint"])
+    return sp, re.sub(r"^file:", "", sp["external_path"])
+
+
+def rescale_to(c, jid, p, count):
+    wait_for(lambda: all(v["status"] == "RUNNING" for v in c.job(jid)["vertices"]), what="tasks")
+    body = {v["id"]: {"parallelism": {"lowerBound": p, "upperBound": p}} for v in c.job(jid)["vertices"]}
+    assert put(c, jid, body) == (200, {})
+    assert wait_rescaled(c, jid, count)[0]["terminalState"] == "COMPLETED"
+
+
+def test_rescale_savepoints_are_deleted_once_replaced(make_cluster, workdir):
+    """The savepoint a rescale takes is the job's restore point until a
+    checkpoint at the new parallelism completes; then its directory is deleted
+    (the history marks it discarded). Without periodic checkpoints it stays
+    while the job runs, is deleted when a later rescale's savepoint replaces
+    it, and the last one when the job is cancelled. state.savepoints.rescale.retain
+    keeps them all."""
+    c = make_cluster(jm_conf={"execution.checkpointing.interval": "200 ms",
+                              "state.savepoints.dir": os.path.join(workdir, "sp")})
+    c.add_tm(slots=4)
+    jid = c.submit(endless_job())
+    c.wait_state(jid, "RUNNING")
+    rescale_to(c, jid, 2, 1)
+    sp, path = rescale_savepoint(c, jid)
+    assert os.path.isfile(os.path.join(path, "_metadata"))
+    # a checkpoint at parallelism 2 completes: the savepoint goes
+    wait_for(lambda: not os.path.exists(path), what=f"{path} deleted")
+    done = c.get(f"/jobs/{jid}/checkpoints")
+    assert done["latest"]["completed"]["id"] > sp["id"]
+    assert next(h for h in done["history"] if h["id"] == sp["id"])["discarded"] is True
+    assert f"the savepoint {sp['id']} of its rescale is deleted" in c.jm.log_text()
+    c.request("PATCH", f"/jobs/{jid}?mode=cancel")
+    c.wait_state(jid, "CANCELED")
+
+    # no periodic checkpoints: kept while it is the restore point
+    c2 = make_cluster(jm_conf={"state.savepoints.dir": os.path.join(workdir, "sp2")})
+    c2.add_tm(slots=4)
+    jid = c2.submit(endless_job())
+    c2.wait_state(jid, "RUNNING")
+    rescale_to(c2, jid, 2, 1)
+    _, first = rescale_savepoint(c2, jid)
+    rescale_to(c2, jid, 3, 2)
+    _, second = rescale_savepoint(c2, jid)
+    assert first != second and os.path.isfile(os.path.join(second, "_metadata"))
+    wait_for(lambda: not os.path.exists(first), what=f"{first} deleted")
+    c2.request("PATCH", f"/jobs/{jid}?mode=cancel")
+    c2.wait_state(jid, "CANCELED")
+    wait_for(lambda: not os.path.exists(second), what=f"{second} deleted")
+
+    # retained
+    c3 = make_cluster(jm_conf={"execution.checkpointing.interval": "200 ms",
+                               "state.savepoints.dir": os.path.join(workdir, "sp3"),
+                               "state.savepoints.rescale.retain": "true"})
+    c3.add_tm(slots=4)
+    jid = c3.submit(endless_job())
+    c3.wait_state(jid, "RUNNING")
+    rescale_to(c3, jid, 2, 1)
+    sp, path = rescale_savepoint(c3, jid)
+    wait_for(lambda: (c3.get(f"/jobs/{jid}/checkpoints")["latest"]["completed"] or {"id": 0})["id"] > sp["id"],
+             what="a checkpoint after the rescale")
+    c3.request("PATCH", f"/jobs/{jid}?mode=cancel")
+    c3.wait_state(jid, "CANCELED")
+    assert os.path.isfile(os.path.join(path, "_metadata"))
+    assert "of its rescale is deleted" not in c3.jm.log_text()

@@ -87,6 +87,11 @@ def test_failed_checkpoints_leave_no_directories(make_cluster, workdir):
     failed = [h for h in cp["history"] if h["status"] == "FAILED"]
     assert failed and all(re.match(r"Checkpoint expired before completing|the job's tasks stopped",
                                    h["failure_message"]) for h in failed), failed
+    # an expired one names the subtasks it still waited for
+    expired = [h["failure_message"] for h in failed if h["failure_message"].startswith("Checkpoint expired")]
+    assert expired and all(re.fullmatch(
+        r"Checkpoint expired before completing \(timeout \d+ ms, (\d+) of (\d+) subtasks acknowledged; "
+        r"not acknowledged: [^()]+ \(\d/2\)(, [^()]+ \(\d/2\))*( and \d+ more)?\)", m) for m in expired), expired
     # some may complete within the tick; the newest completed one is retained
     # (num-retained 1), every other directory goes
     latest = cp["latest"]["completed"]
