@@ -502,6 +502,100 @@ void sl_avro_destroy(sl_avro *a)
 
 /* ---- decoding -------------------------------------------------------------- */
 
+/* A varint (zig-zag) at *p below e; false when it runs past e or past 10 bytes. */
+static bool av_varint(const uint8_t **p, const uint8_t *e, int64_t *out)
+{
+    uint64_t v = 0;
+    for (int shift = 0; shift < 70; shift += 7) {
+        if (*p >= e) return false;
+        uint8_t b = *(*p)++;
+        v |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80)) {
+            *out = (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Walk a record of schema s over p[0..e) without building it: every length
+ * inside the bytes, every union branch and enum symbol in range. libavro's
+ * reader allocates a string's length before it checks it against the bytes
+ * (a damaged length is a huge allocation), so its input is checked here
+ * first. SL_ERR with why. */
+static int av_check(avro_schema_t s, const uint8_t **p, const uint8_t *e, int depth, char *why,
+                    size_t whylen)
+{
+    int64_t n;
+    if (depth > AV_MAX_DEPTH * 2) return sl_seterr(why, whylen, "nested deeper than %d",
+                                                   AV_MAX_DEPTH * 2);
+    switch (avro_typeof(s)) {
+    case AVRO_NULL: return SL_OK;
+    case AVRO_BOOLEAN:
+        if (*p >= e) goto past;
+        if (**p > 1) return sl_seterr(why, whylen, "a boolean byte %u", **p);
+        (*p)++;
+        return SL_OK;
+    case AVRO_INT32: case AVRO_INT64:
+        return av_varint(p, e, &n) ? SL_OK : sl_seterr(why, whylen, "a varint past the end");
+    case AVRO_FLOAT: n = 4; goto fixed_n;
+    case AVRO_DOUBLE: n = 8; goto fixed_n;
+    case AVRO_FIXED: n = avro_schema_fixed_size(s); goto fixed_n;
+    case AVRO_STRING: case AVRO_BYTES:
+        if (!av_varint(p, e, &n)) goto past;
+        if (n < 0) return sl_seterr(why, whylen, "a negative length %lld", (long long)n);
+        goto fixed_n;
+    case AVRO_ENUM:
+        if (!av_varint(p, e, &n)) goto past;
+        if (n < 0 || n >= avro_schema_enum_number_of_symbols(s))
+            return sl_seterr(why, whylen, "enum symbol %lld out of range", (long long)n);
+        return SL_OK;
+    case AVRO_RECORD:
+        for (size_t i = 0; i < avro_schema_record_size(s); i++)
+            if (av_check(avro_schema_record_field_get_by_index(s, (int)i), p, e, depth + 1, why,
+                         whylen))
+                return SL_ERR;
+        return SL_OK;
+    case AVRO_UNION:
+        if (!av_varint(p, e, &n)) goto past;
+        if (n < 0 || (size_t)n >= avro_schema_union_size(s))
+            return sl_seterr(why, whylen, "union branch %lld out of range", (long long)n);
+        return av_check(avro_schema_union_branch(s, (int)n), p, e, depth + 1, why, whylen);
+    case AVRO_ARRAY: case AVRO_MAP: {
+        avro_schema_t item = avro_typeof(s) == AVRO_ARRAY ? avro_schema_array_items(s)
+                                                          : avro_schema_map_values(s);
+        for (;;) {
+            int64_t count, size;
+            if (!av_varint(p, e, &count)) goto past;
+            if (count == 0) return SL_OK;
+            if (count < 0) {
+                if (count == INT64_MIN || !av_varint(p, e, &size) || size < 0) goto past;
+                count = -count;
+            }
+            if (count > e - *p) /* every item takes a byte at least (a null none: bounded too) */
+                if (avro_typeof(item) != AVRO_NULL || count > (int64_t)1 << 24) goto past;
+            for (int64_t k = 0; k < count; k++) {
+                if (avro_typeof(s) == AVRO_MAP) {
+                    int64_t kl;
+                    if (!av_varint(p, e, &kl) || kl < 0 || kl > e - *p) goto past;
+                    *p += kl;
+                }
+                if (av_check(item, p, e, depth + 1, why, whylen)) return SL_ERR;
+            }
+        }
+    }
+    case AVRO_LINK:
+        return av_check(avro_schema_link_target(s), p, e, depth + 1, why, whylen);
+    }
+    return sl_seterr(why, whylen, "an Avro type this reader does not know");
+fixed_n:
+    if (n > e - *p) goto past;
+    *p += n;
+    return SL_OK;
+past:
+    return sl_seterr(why, whylen, "a length or varint past the end of the record");
+}
+
 /* The non-null branch of a nullable type's union; *isnull when it is null. */
 static int av_unwrap(const sl_dtype *dt, avro_value_t *v, avro_value_t *out, bool *isnull,
                      char *why, size_t whylen)
@@ -744,28 +838,28 @@ int sl_avro_decode(sl_avro *a, const char *p, size_t n, sl_value *vals, sl_buf *
     for (int i = 0; i < c->n; i++) vals[c->slot[i]].isnull = true;
     if (!p) return SL_OK; /* no record: every column NULL */
     avro_value_t *into = &a->value;
-    bool check_len = true;
+    avro_schema_t writer = NULL;
     if (a->f->confluent) {
         if (n < 5 || p[0] != 0)
             return sl_seterr(why, whylen, "not the Confluent wire format (a zero byte and a "
                              "4-byte schema id first)");
         av_writer_schema *w;
         if (av_writer(a, (int32_t)sl_get_be32(p + 1), &w, why, whylen)) return SL_ERR;
-        if (w->resolver) {
-            into = &w->rvalue;
-            check_len = false;
-        }
+        if (w->resolver) into = &w->rvalue;
+        writer = w->schema;
         p += 5;
         n -= 5;
     }
+    const uint8_t *q = (const uint8_t *)p;
+    if (av_check(writer ? writer : a->f->schema, &q, q + n, 0, why, whylen)) return SL_ERR;
+    if (q != (const uint8_t *)p + n)
+        return sl_seterr(why, whylen, "%zu bytes after the Avro record",
+                         (size_t)((const uint8_t *)p + n - q));
     avro_value_reset(&a->value);
     avro_reader_memory_set_source(a->reader, p, (int64_t)n);
     if (avro_value_read(a->reader, into))
         return sl_seterr(why, whylen, "not an Avro record of the table's schema: %s",
                          avro_strerror());
-    size_t used = 0;
-    if (check_len && (avro_value_sizeof(&a->value, &used) || used != n))
-        return sl_seterr(why, whylen, "%zu bytes after the Avro record", n - used);
     str->len = 0;
     size_t off[SL_MAX_FIELDS];
     for (int i = 0; i < c->n; i++) {

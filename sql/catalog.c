@@ -565,9 +565,12 @@ json_t *sql_kafka_config(const sql_table *t, int sink)
         if (f && !strncasecmp(f, "avro", 4)) avro = true;
     }
     sql_sbuf nn = {0};
-    for (int i = 0; avro && i < t->ncols; i++)
-        if (t->cols[i].notnull && !t->cols[i].expr && !t->cols[i].meta)
+    for (int i = 0; avro && i < t->ncols; i++) {
+        bool nn_col = t->cols[i].notnull; /* declared NOT NULL, or in the primary key */
+        for (int k = 0; k < t->npk; k++) nn_col |= !strcasecmp(t->pk[k], t->cols[i].name);
+        if (nn_col && !t->cols[i].expr && !t->cols[i].meta)
             sql_sb_fmt(&nn, "%s%s", nn.p ? ";" : "", t->cols[i].name);
+    }
     if (nn.p) json_object_set_new(cfg, "not-null-fields", json_string(nn.p));
     free(nn.p);
     return cfg;
