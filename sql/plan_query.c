@@ -94,6 +94,11 @@ static int values_vertex(plan *p, const sql_node *at, const sql_node *rows, char
             }
             if (u == SL_T_DECIMAL && !tdt[c])
                 tdt[c] = sl_dtype_nullable(cdt[r * ncols + c], false);
+            /* a kind with parameters of its own (ARRAY, MAP, ROW, ...): the
+             * first row's type; later rows of another shape are CAST to it */
+            if (u != SL_T_NULL && u != SL_T_DECIMAL && !sl_dtype_basic(u) && !tdt[c] &&
+                cdt[r * ncols + c])
+                tdt[c] = sl_dtype_nullable(cdt[r * ncols + c], false);
             types[c] = u;
         }
     }
@@ -101,6 +106,9 @@ static int values_vertex(plan *p, const sql_node *at, const sql_node *rows, char
         if (types[c] == SL_T_NULL)
             rc = PERR(rows->kids[0]->kids[c], "Illegal use of 'NULL': column %d of VALUES is "
                       "NULL in every row; CAST(NULL AS type) gives it a type", c + 1);
+        else if (!tdt[c] && !sl_dtype_basic(types[c]))
+            rc = PERR(rows->kids[0]->kids[c], "VALUES: column %d has no type every row can "
+                      "take; CAST its values", c + 1);
     if (rc == SL_OK) {
         json_t *jrows = json_array();
         sql_sbuf id = {0};

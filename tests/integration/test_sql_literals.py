@@ -276,6 +276,27 @@ INSERT INTO joined3 SELECT x.id, r.y.z, a[1] FROM src AS x JOIN (SELECT id AS id
     assert got4 == want3
 
 
+def test_values_of_nested_columns(cluster, workdir):
+    """VALUES whose columns are MAP, ARRAY and ROW values (each column's type is
+    the first row's; a later row of another element type is cast to it)."""
+    cluster.add_tm(slots=1)
+    out = os.path.join(workdir, "out")
+    r = run_sql(cluster, workdir, "values.sql", f"""
+CREATE TABLE sink (k INT, m MAP<STRING, STRING>, a ARRAY<BIGINT>, r ROW<x INT, y STRING>)
+WITH ('connector' = 'filesystem', 'path' = 'file://{out}', 'format' = 'json');
+INSERT INTO sink SELECT * FROM (VALUES
+  (1, STR_TO_MAP('a=1,b=2'), ARRAY[1, 2], ROW(7, 'p')),
+  (2, STR_TO_MAP('c=3'), ARRAY[CAST(NULL AS INT), 5], ROW(8, 'q'))) AS t(k, m, a, r);
+""")
+    assert r.returncode == 0, r.stdout + r.stderr
+    jids = job_ids(r.stdout)
+    assert len(jids) == 1, r.stdout + r.stderr
+    finish(cluster, jids[0])
+    got = sorted((g["k"], g["m"], g["a"], g["r"]) for g in rows(out))
+    assert got == [(1, {"a": "1", "b": "2"}, [1, 2], {"x": 7, "y": "p"}),
+                   (2, {"c": "3"}, [None, 5], {"x": 8, "y": "q"})], got
+
+
 def test_refusals_name_line_and_column(cluster, workdir):
     cluster.add_tm(slots=1)
     src = write_src(workdir, SRC[:1])
