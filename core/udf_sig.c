@@ -228,10 +228,6 @@ sl_udf_sig *sl_udf_parse_decl(const char *text, char *err, size_t errlen)
             s->kind = SL_UDF_AGG_KIND;
             if (sl_type_parse(f[3], &s->result) != SL_OK)
                 rc = sl_seterr(why, sizeof why, "unknown result type '%s'", f[3]);
-            else if (s->result == SL_T_STRING || s->result == SL_T_BYTES)
-                rc = sl_seterr(why, sizeof why, "an aggregate function cannot return %s yet "
-                               "(BOOLEAN, INT, BIGINT, DOUBLE or a TIMESTAMP)",
-                               sl_type_name(s->result));
         } else {
             rc = sl_seterr(why, sizeof why, "unknown kind '%s' (scalar, table or aggregate)", f[1]);
         }
