@@ -394,8 +394,8 @@ sl_udf_sig *sl_udf_python_decl(const char *path, const char *module, const char 
             const char *open;
             int k = decorator_kind(ddecos[i], ddend[i], &open);
             if (!k) continue;
-            static const char *const dn_of[] = {"", "udf", "udtf", "udaf"};
-            const char *dn = dn_of[k], *rn = k == 2 ? "result_types=" : "result_type=";
+            static const char *const dn_of[] = {"", "@udf", "@udtf", "@udaf"};
+            const char *dn = dn_of[k] + assigned, *rn = k == 2 ? "result_types=" : "result_type=";
             found = 1;
             at = line_of(text, ddecos[i]);
             py_deco d;

@@ -165,17 +165,17 @@ INSERT INTO snk SELECT id, a, b FROM src, LATERAL TABLE(bad_width(id)) AS t(a, b
 
 @pytest.mark.parametrize("stmt,want", [
     (f"CREATE FUNCTION f AS 'strs.nope' LANGUAGE PYTHON USING JAR '{STRS}';",
-     f"{STRS}: no top-level 'def nope(' in the file"),
+     f"{STRS}: no top-level 'def nope(', 'class nope' or 'nope = udf(...)' in the file"),
     (f"CREATE FUNCTION f AS 'strs.undecorated' LANGUAGE PYTHON USING JAR '{STRS}';",
      f"{STRS}, line {line_of('def undecorated')}: 'undecorated' has no @udf(result_type=..., "
-     "input_types=[...]) or @udtf(result_types=[...], input_types=[...]) decorator"),
+     "input_types=[...]), @udtf(result_types=[...], input_types=[...]) or udaf(...) declaration"),
     (f"CREATE FUNCTION f AS 'partial.no_inputs' LANGUAGE PYTHON USING JAR '{PY}/partial.py';",
      "partial.py, line 5: @udf must declare input_types= (Sluice type-checks calls without "
      "running the file)"),
     (f"CREATE FUNCTION f AS 'partial.rows' LANGUAGE PYTHON USING JAR '{PY}/partial.py';",
      "partial.py, line 10: @udtf must declare input_types= (Sluice type-checks calls"),
     (f"CREATE FUNCTION f AS 'partial.total' LANGUAGE PYTHON USING JAR '{PY}/partial.py';",
-     "partial.py, line 20: @udaf: Python aggregate functions are not supported yet"),
+     "partial.py, line 20: udaf over a function is PyFlink's Pandas aggregate (func_type='pandas')"),
     (f"CREATE FUNCTION f AS 'partial.ts' LANGUAGE PYTHON USING JAR '{PY}/partial.py';",
      "partial.py, line 15: @udf: type TIMESTAMP(3): Python functions take BOOLEAN, INT, BIGINT"),
     (f"CREATE FUNCTION f AS 'mix' LANGUAGE PYTHON USING JAR '{STRS}';",
