@@ -406,14 +406,16 @@ static int py_call(void *handle, const sl_udf_sig *s, const sl_value *args, int 
                    sl_arena *scratch, sl_value *out, char *err, size_t errlen)
 {
     py_enter();
-    int rc = SL_OK;
+    int rc = SL_OK, n;
     py_alloc al = {.arena = scratch};
-    PyObject *tup = py_args(s, args, nargs), *r = NULL;
-    if (tup) r = PyObject_Call((PyObject *)handle, tup, NULL);
+    PyObject *argv[SL_UDF_MAX_ARGS], *r = NULL;
+    for (n = 0; n < nargs; n++)
+        if (!(argv[n] = to_py(&args[n], s->args[n]))) break;
+    if (n == nargs) r = PyObject_Vectorcall((PyObject *)handle, argv, (size_t)nargs, NULL);
+    for (int i = 0; i < n; i++) Py_DECREF(argv[i]);
     if (!r) rc = py_error(err, errlen);
     else rc = from_py(r, s->result, &al, out, err, errlen);
     Py_XDECREF(r);
-    Py_XDECREF(tup);
     py_leave();
     return rc;
 }
