@@ -24,6 +24,7 @@
 #include "decimal.h"
 #include "jobgraph.h"
 #include "sl.h"
+#include "udf_guard.h"
 #include "udf_sig.h"
 
 /* ---- names and parsing ---------------------------------------------------- */
@@ -500,7 +501,10 @@ static int udf_load(const sl_agg *a, const sl_udf_aggregate *t, const uint8_t *s
     memset(buf->b, 0, a->udf->acc_size);
     if (a->udf->python) return py_step(a, SL_UDF_AGG_CREATE, buf->b, NULL, NULL, NULL, NULL);
     sl_udf_ctx ctx = UDF_CTX;
-    if (t->create(&ctx, buf->b) != 0) return udf_ctx_fail(a, "create", &ctx, NULL);
+    int rc = 0, crashed;
+    SL_UDF_CALL(crashed, rc = t->create(&ctx, buf->b));
+    if (crashed) return udf_fail(a, "create", sl_udf_crash_text(), NULL);
+    if (rc != 0) return udf_ctx_fail(a, "create", &ctx, NULL);
     return SL_OK;
 }
 
@@ -542,8 +546,11 @@ static int udf_step(const sl_agg *a, uint8_t *slot, const sl_row *row, int sign)
     udf_accbuf buf;
     if (udf_load(a, t, slot, &buf) != SL_OK) return SL_ERR;
     sl_udf_ctx ctx = UDF_CTX;
-    int rc = sign > 0 ? t->accumulate(&ctx, buf.b, args, a->nargs)
-                      : t->retract(&ctx, buf.b, args, a->nargs);
+    int rc = 0, crashed;
+    SL_UDF_CALL(crashed, rc = sign > 0 ? t->accumulate(&ctx, buf.b, args, a->nargs)
+                                       : t->retract(&ctx, buf.b, args, a->nargs));
+    if (crashed)
+        return udf_fail(a, sign > 0 ? "accumulate" : "retract", sl_udf_crash_text(), args);
     if (rc != 0) return udf_ctx_fail(a, sign > 0 ? "accumulate" : "retract", &ctx, args);
     udf_store(a, slot, &buf);
     return SL_OK;
@@ -567,7 +574,10 @@ static int udf_merge(const sl_agg *a, uint8_t *d, const uint8_t *s)
     memcpy(db.b, d + 8, t->acc_size);
     memcpy(sb.b, s + 8, t->acc_size);
     sl_udf_ctx ctx = UDF_CTX;
-    if (t->merge(&ctx, db.b, sb.b) != 0) return udf_ctx_fail(a, "merge", &ctx, NULL);
+    int rc = 0, crashed;
+    SL_UDF_CALL(crashed, rc = t->merge(&ctx, db.b, sb.b));
+    if (crashed) return udf_fail(a, "merge", sl_udf_crash_text(), NULL);
+    if (rc != 0) return udf_ctx_fail(a, "merge", &ctx, NULL);
     udf_store(a, d, &db);
     return SL_OK;
 }
@@ -582,7 +592,10 @@ static int udf_value(const sl_agg *a, const uint8_t *slot, sl_arena *scratch, sl
     sl_udf_ctx ctx = UDF_CTX;
     ctx.alloc = udf_res_alloc;
     ctx.host = scratch;
-    if (t->get_value(&ctx, buf.b, o) != 0) return udf_ctx_fail(a, "get_value", &ctx, NULL);
+    int rc = 0, crashed;
+    SL_UDF_CALL(crashed, rc = t->get_value(&ctx, buf.b, o));
+    if (crashed) return udf_fail(a, "get_value", sl_udf_crash_text(), NULL);
+    if (rc != 0) return udf_ctx_fail(a, "get_value", &ctx, NULL);
     if (!o->isnull && (a->udf->result == SL_T_STRING || a->udf->result == SL_T_BYTES)) {
         const uint8_t *p = (const uint8_t *)o->v.s.p;
         if (!p && o->v.s.len)
