@@ -18,11 +18,17 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "udf_sig.h"
+
+extern char **environ;
 
 #define PY_MAX_SOURCE (1u << 20)
 
@@ -140,12 +146,10 @@ static int read_type(const char **pp, char *out, size_t cap, char *err, size_t e
     out[n] = 0;
     *pp = p;
     sl_type t;
-    if (sl_type_parse(out, &t) != SL_OK)
-        return sl_seterr(err, errlen, "unknown type '%s'", out);
-    if (t == SL_T_TIMESTAMP)
+    if (sl_udf_type_parse(out, &t) != SL_OK)
         return sl_seterr(err, errlen, "type %s: Python functions take BOOLEAN, INT, BIGINT, "
-                         "DOUBLE, STRING and BYTES (timestamps not yet)", out);
-    snprintf(out, cap, "%s", sl_type_name(t));
+                         "DOUBLE, STRING, BYTES, TIMESTAMP(3), TIMESTAMP_LTZ(3) and DATE", out);
+    snprintf(out, cap, "%s", t == SL_T_DATE ? "DATE" : sl_type_name(t));
     return SL_OK;
 }
 
@@ -319,6 +323,61 @@ static int class_has(const char *text, const char *cls, const char *meth)
     return -1;
 }
 
+/* The file compiled -- not run -- by the python3 on PATH (-I -S: no
+ * environment, no site packages): a syntax error is refused at CREATE,
+ * naming its line, rather than at the task's start. The SQL client and the
+ * JobManager do not link libpython (only TaskManagers embed it), so the
+ * check is a short-lived process, once per statement. Without a python3 on
+ * PATH (or when it cannot run) the check is skipped and the TaskManager
+ * reports the error when the task opens the function. */
+static int py_syntax(const char *path, const char *module, char *err, size_t errlen)
+{
+    static const char code[] =
+        "import sys\n"
+        "try:\n"
+        "    compile(open(sys.argv[1], 'rb').read(), sys.argv[2], 'exec')\n"
+        "except SyntaxError as e:\n"
+        "    sys.stdout.write('%d\\t%s: %s' % (e.lineno or 0, type(e).__name__, e.msg))\n"
+        "    sys.exit(3)\n";
+    int fd[2];
+    if (pipe2(fd, O_CLOEXEC) != 0) return SL_OK;
+    char name[300];
+    snprintf(name, sizeof name, "%s.py", module);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, fd[1], 1);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+    char *argv[] = {"python3", "-I", "-S", "-c", (char *)code, (char *)path, name, NULL};
+    pid_t pid;
+    int sp = posix_spawnp(&pid, "python3", &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    close(fd[1]);
+    if (sp != 0) {
+        close(fd[0]);
+        return SL_OK;
+    }
+    char out[400];
+    size_t n = 0;
+    for (;;) {
+        ssize_t k = read(fd[0], out + n, sizeof out - 1 - n);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) break;
+        n += (size_t)k;
+        if (n == sizeof out - 1) break;
+    }
+    out[n] = 0;
+    close(fd[0]);
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+    }
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 3) return SL_OK;
+    char *tab = strchr(out, '\t');
+    if (!tab) return SL_OK;
+    *tab = 0;
+    return sl_seterr(err, errlen, "%s, line %s: %s", path, out, tab + 1);
+}
+
 #define PY_DEFAULT_ACC 1020 /* pickled bytes of a Python accumulator, unless accumulator_bytes= */
 
 sl_udf_sig *sl_udf_python_decl(const char *path, const char *module, const char *func,
@@ -332,6 +391,10 @@ sl_udf_sig *sl_udf_python_decl(const char *path, const char *module, const char 
         }
     char *text = read_text(path, err, errlen);
     if (!text) return NULL;
+    if (py_syntax(path, module, err, errlen) != SL_OK) {
+        free(text);
+        return NULL;
+    }
     size_t fl = strlen(func);
     const char *decos[8], *dend[8];
     int nd = 0, ndef = 0;

@@ -134,6 +134,10 @@ int sl_udf_exports(const char *path, const char *symbol, sl_udf_kind kind, char 
  * it, into a signature named by its symbol (caller frees), or NULL with err. */
 sl_udf_sig *sl_udf_parse_decl(const char *text, char *err, size_t errlen);
 
+/* A type of a declaration: BOOLEAN, INT, BIGINT, DOUBLE, STRING, BYTES,
+ * TIMESTAMP(3), TIMESTAMP_LTZ(3) (both SL_T_TIMESTAMP), DATE. */
+int sl_udf_type_parse(const char *text, sl_type *t);
+
 sl_udf_sig *sl_udf_sig_copy(const sl_udf_sig *s);
 void sl_udf_sig_free(sl_udf_sig *s);   /* NULL is a no-op */
 

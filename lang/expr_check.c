@@ -1811,7 +1811,9 @@ static node *build(bld *b, const sql_node *e)
      * and IS [NOT] NULL; operators and functions over them come later. */
     bool coll = n && n->op == N_FNX && (sl_coll_find(n->fx->name) == n->fx ||
                                         sl_json_fn_find(n->fx->name) == n->fx);
-    for (int i = 0; n && !coll && n->op != N_COL && n->op != N_IS_NULL && i < n->nkids; i++) {
+    /* (a user function's arguments were checked against its declaration) */
+    for (int i = 0; n && !coll && n->op != N_COL && n->op != N_IS_NULL && n->op != N_UDF &&
+                    i < n->nkids; i++) {
         const node *k = n->kids[i];
         if (k && !sl_type_is_classic(k->type) && !typed_here(n, k)) {
             perr(b, AT(e), "%s over %s is not supported yet (%s)",

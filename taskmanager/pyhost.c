@@ -43,6 +43,8 @@ static char py_init_err[300];
 static PyObject *py_helpers; /* the host's own module (_sluice_host) */
 static PyObject *py_dumps, *py_loads; /* pickle.dumps, pickle.loads */
 static PyObject *py_proto;            /* the pickle protocol (5) */
+/* the prelude's conversions of TIMESTAMP (datetime.datetime, naive UTC) and DATE */
+static PyObject *py_ts_in, *py_ts_out, *py_date_in, *py_date_out;
 /* method names of PyFlink's AggregateFunction */
 static PyObject *nm_create, *nm_accumulate, *nm_retract, *nm_merge, *nm_get_value;
 static PyInterpreterState *py_interp;
@@ -175,6 +177,21 @@ static const char *const py_prelude =
     "        raise\n"
     "    _texts[name] = text\n"
     "    return m\n"
+    "import datetime as _dt\n"
+    "_EPOCH = _dt.datetime(1970, 1, 1)\n"
+    "_US = _dt.timedelta(microseconds=1)\n"
+    "def ts_in(ms, nano):\n"
+    "    return _EPOCH + _dt.timedelta(microseconds=ms * 1000 + nano // 1000)\n"
+    "def ts_out(v):\n"
+    "    if not isinstance(v, _dt.datetime):\n"
+    "        return None\n"
+    "    if v.tzinfo is not None:\n"
+    "        v = v.astimezone(_dt.timezone.utc).replace(tzinfo=None)\n"
+    "    return divmod((v - _EPOCH) // _US, 1000)\n"
+    "def date_in(d):\n"
+    "    return _dt.date.fromordinal(719163 + d)\n"
+    "def date_out(v):\n"
+    "    return v.toordinal() - 719163 if isinstance(v, _dt.date) else None\n"
     "def errtext(e):\n"
     "    import traceback\n"
     "    tb = traceback.extract_tb(e.__traceback__)\n"
@@ -219,7 +236,11 @@ static void py_start(void)
         nm_retract = PyUnicode_InternFromString("retract");
         nm_merge = PyUnicode_InternFromString("merge");
         nm_get_value = PyUnicode_InternFromString("get_value");
-        if (!py_dumps || !py_loads) {
+        py_ts_in = PyObject_GetAttrString(m, "ts_in");
+        py_ts_out = PyObject_GetAttrString(m, "ts_out");
+        py_date_in = PyObject_GetAttrString(m, "date_in");
+        py_date_out = PyObject_GetAttrString(m, "date_out");
+        if (!py_dumps || !py_loads || !py_ts_in || !py_ts_out || !py_date_in || !py_date_out) {
             PyErr_Print();
             snprintf(py_init_err, sizeof py_init_err, "cannot import pickle");
             Py_XDECREF(m);
@@ -298,6 +319,9 @@ static PyObject *to_py(const sl_value *v, sl_type t)
     case SL_T_DOUBLE: return PyFloat_FromDouble(v->v.d);
     case SL_T_STRING: return PyUnicode_DecodeUTF8(v->v.s.p, v->v.s.len, "surrogateescape");
     case SL_T_BYTES: return PyBytes_FromStringAndSize(v->v.s.p, v->v.s.len);
+    case SL_T_TIMESTAMP: return PyObject_CallFunction(py_ts_in, "Li", (long long)v->v.ts.ms,
+                                                      (int)v->v.ts.nano);
+    case SL_T_DATE: return PyObject_CallFunction(py_date_in, "L", (long long)v->v.i);
     default: return PyLong_FromLongLong(v->v.i);
     }
 }
@@ -344,6 +368,28 @@ static int from_py(PyObject *r, sl_type t, const py_alloc *al, sl_value *out, ch
             return SL_ERR;
         }
         out->v.i = x;
+        return SL_OK;
+    }
+    case SL_T_TIMESTAMP: {
+        PyObject *cv = PyObject_CallOneArg(py_ts_out, r); /* (ms, microseconds) or None */
+        if (!cv) return py_error(err, errlen);
+        long long ms = 0, us = 0;
+        int ok = cv != Py_None && PyArg_ParseTuple(cv, "LL", &ms, &us);
+        Py_DECREF(cv);
+        if (PyErr_Occurred()) return py_error(err, errlen);
+        if (!ok) break;
+        out->v.ts.ms = ms;
+        out->v.ts.nano = (int32_t)(us * 1000);
+        return SL_OK;
+    }
+    case SL_T_DATE: {
+        PyObject *cv = PyObject_CallOneArg(py_date_out, r);
+        if (!cv) return py_error(err, errlen);
+        int ok = cv != Py_None;
+        out->v.i = ok ? PyLong_AsLongLong(cv) : 0;
+        Py_DECREF(cv);
+        if (PyErr_Occurred()) return py_error(err, errlen);
+        if (!ok) break;
         return SL_OK;
     }
     case SL_T_DOUBLE:
