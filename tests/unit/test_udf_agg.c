@@ -382,7 +382,7 @@ static void test_python_decorators(void)
         {"dec", ", line 29: @udf: type DECIMAL(10, 2): Python functions take BOOLEAN, INT, BIGINT"},
         {"nope", ": no top-level 'def nope(', 'class nope' or 'nope = udf(...)' in the file"},
         {"pandas_sum", "udaf over a function is PyFlink's Pandas aggregate"},
-        {"stranger", "udaf: udaf's first argument must be an AggregateFunction class of this "
+        {"stranger", "udaf's first argument must be an AggregateFunction class of this "
                      "file, as in udaf(Missing(), ...) (no top-level class 'Missing')"},
     };
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
