@@ -59,7 +59,8 @@ int sl_expr_udf_call(const node *n, sl_value *args, sl_arena *scratch, sl_value 
         return SL_OK;
     }
     sl_udf_ctx ctx = {.abi = SL_UDF_ABI_VERSION, .alloc = udf_alloc, .emit = no_emit, .host = scratch};
-    int rc = 0, crashed;
+    volatile int rc = 0;
+    int crashed;
     SL_UDF_CALL(crashed, rc = fn(&ctx, args, n->nkids, out));
     if (crashed) return sl_seterr(err, errlen, "function '%s' %s", u->name, sl_udf_crash_text());
     if (rc != 0) {

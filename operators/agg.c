@@ -501,7 +501,8 @@ static int udf_load(const sl_agg *a, const sl_udf_aggregate *t, const uint8_t *s
     memset(buf->b, 0, a->udf->acc_size);
     if (a->udf->python) return py_step(a, SL_UDF_AGG_CREATE, buf->b, NULL, NULL, NULL, NULL);
     sl_udf_ctx ctx = UDF_CTX;
-    int rc = 0, crashed;
+    volatile int rc = 0;
+    int crashed;
     SL_UDF_CALL(crashed, rc = t->create(&ctx, buf->b));
     if (crashed) return udf_fail(a, "create", sl_udf_crash_text(), NULL);
     if (rc != 0) return udf_ctx_fail(a, "create", &ctx, NULL);
@@ -546,7 +547,8 @@ static int udf_step(const sl_agg *a, uint8_t *slot, const sl_row *row, int sign)
     udf_accbuf buf;
     if (udf_load(a, t, slot, &buf) != SL_OK) return SL_ERR;
     sl_udf_ctx ctx = UDF_CTX;
-    int rc = 0, crashed;
+    volatile int rc = 0;
+    int crashed;
     SL_UDF_CALL(crashed, rc = sign > 0 ? t->accumulate(&ctx, buf.b, args, a->nargs)
                                        : t->retract(&ctx, buf.b, args, a->nargs));
     if (crashed)
@@ -574,7 +576,8 @@ static int udf_merge(const sl_agg *a, uint8_t *d, const uint8_t *s)
     memcpy(db.b, d + 8, t->acc_size);
     memcpy(sb.b, s + 8, t->acc_size);
     sl_udf_ctx ctx = UDF_CTX;
-    int rc = 0, crashed;
+    volatile int rc = 0;
+    int crashed;
     SL_UDF_CALL(crashed, rc = t->merge(&ctx, db.b, sb.b));
     if (crashed) return udf_fail(a, "merge", sl_udf_crash_text(), NULL);
     if (rc != 0) return udf_ctx_fail(a, "merge", &ctx, NULL);
@@ -592,7 +595,8 @@ static int udf_value(const sl_agg *a, const uint8_t *slot, sl_arena *scratch, sl
     sl_udf_ctx ctx = UDF_CTX;
     ctx.alloc = udf_res_alloc;
     ctx.host = scratch;
-    int rc = 0, crashed;
+    volatile int rc = 0;
+    int crashed;
     SL_UDF_CALL(crashed, rc = t->get_value(&ctx, buf.b, o));
     if (crashed) return udf_fail(a, "get_value", sl_udf_crash_text(), NULL);
     if (rc != 0) return udf_ctx_fail(a, "get_value", &ctx, NULL);

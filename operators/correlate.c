@@ -377,7 +377,8 @@ static int corr_process(sl_op *op, int input, sl_row *row)
         void *fp = atomic_load_explicit(&pl->fn->fn, memory_order_acquire);
         sl_udf_ctx ctx = {.abi = SL_UDF_ABI_VERSION, .alloc = corr_alloc, .emit = corr_emit, .host = st};
         /* a Python function goes through the TaskManager's Python host (core/udf_sig.h) */
-        int frc = 0, crashed = 0;
+        volatile int frc = 0;
+        int crashed = 0;
         if (pl->fn->python)
             frc = sl_udf_host_get()->call_table(fp, pl->fn, &ctx, st->args, pl->nargs);
         else
