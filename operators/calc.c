@@ -19,6 +19,16 @@
  * op->scratch, which the runtime resets before each process() call, so the
  * per-record path does not allocate. A runtime error (division by zero, a
  * bad CAST) fails the task with a message naming the vertex and the item.
+ *
+ * Bundles. When the expressions call a Python scalar function, rows are
+ * buffered (their encodings) up to "python.fn-execution.bundle.size" and
+ * evaluated together under one entry into the TaskManager's interpreter
+ * (sl_udf_host's bundle_begin/end), then emitted with it released: nothing
+ * downstream runs while this thread holds the GIL. The bundle is flushed
+ * when full, "python.fn-execution.bundle.time" after its first row
+ * (proc_time), before a watermark goes on, at a checkpoint barrier
+ * (snapshot_state, as local_aggregate does) and at the end of input; each
+ * row keeps the watermark it came with, for CURRENT_WATERMARK.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +54,7 @@ typedef struct calc_plan {
 typedef struct calc_brow {
     sl_rowkind kind;
     int64_t ts;
+    int64_t wm;      /* the operator's watermark when the row came (CURRENT_WATERMARK) */
     size_t off, len;
 } calc_brow;
 
@@ -198,13 +209,11 @@ static int calc_open(sl_op *op)
 /* Filter and project row (number `rowno` of this subtask): *out is the
  * result row (borrowing st->vals and scratch), or 0 when the filter drops
  * it. SL_ERR with the task failed. */
-static int calc_eval(sl_op *op, const sl_row *row, uint64_t rowno, sl_row *out)
+static int calc_eval(sl_op *op, const sl_row *row, uint64_t rowno, int64_t wm, sl_row *out)
 {
     const calc_plan *pl = op->plan;
     calc_state *st = op->priv;
     char err[400];
-    /* CURRENT_WATERMARK(ts) reads the operator's watermark */
-    int64_t wm = op->current_watermark;
     if (pl->filter) {
         sl_value pass;
         if (sl_expr_eval_wm(pl->filter, row, wm, &op->scratch, &pass, err, sizeof err) != SL_OK)
@@ -265,7 +274,7 @@ static int bundle_flush(sl_op *op)
         r.ts = b->ts;
         size_t mark = op->scratch.used;
         sl_row o;
-        int k = calc_eval(op, &r, first + (uint64_t)i, &o);
+        int k = calc_eval(op, &r, first + (uint64_t)i, b->wm, &o);
         if (k < 0) rc = SL_ERR;
         else if (k > 0) bundle_put(&st->out, &st->bout[st->nout++], &o, os);
         op->scratch.used = mark;
@@ -293,12 +302,14 @@ static int calc_process(sl_op *op, int input, sl_row *row)
     calc_state *st = op->priv;
     st->rows++;
     if (pl->bundle) {
-        bundle_put(&st->in, &st->bin[st->nin++], row, op->in);
+        bundle_put(&st->in, &st->bin[st->nin], row, op->in);
+        st->bin[st->nin++].wm = op->current_watermark;
         if (st->nin == 1 && pl->bundle_ms > 0) op->proc_time_at = sl_now_ms() + pl->bundle_ms;
         return st->nin >= pl->bundle ? bundle_flush(op) : SL_OK;
     }
     sl_row out;
-    int k = calc_eval(op, row, st->rows, &out);
+    /* CURRENT_WATERMARK(ts) reads the operator's watermark */
+    int k = calc_eval(op, row, st->rows, op->current_watermark, &out);
     if (k <= 0) return k;
     return sl_op_emit(op, &out);
 }
