@@ -482,7 +482,7 @@ sl_udf_sig *sl_udf_python_decl(const char *path, const char *module, const char 
                              "AggregateFunction class and %s = udaf(TheClass(), ...)", func);
                 else if (has < 0)
                     snprintf(why, sizeof why, "udaf's first argument must be an AggregateFunction "
-                             "class of this file, as in udaf(%s(), ...)%s%s%s",
+                             "class of this file, as in udaf(%.60s(), ...)%s%.60s%s",
                              cls && *cls ? cls : "WeightedAvg", cls && *cls ? " (no top-level class '" : "",
                              cls && *cls ? cls : "", cls && *cls ? "')" : "");
                 else if (has == 0 || class_has(text, cls, "create_accumulator") != 1 ||

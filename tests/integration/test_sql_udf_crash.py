@@ -16,6 +16,14 @@ from test_sql_udf import mix, seq
 FUNCS = os.path.join(BUILD, "plugins", "udf_funcs.so")
 AGGS = os.path.join(BUILD, "plugins", "udf_aggs.so")
 
+@pytest.fixture(autouse=True)
+def user_fault_handlers(monkeypatch):
+    """Under AddressSanitizer (SLUICE_BUILD=build-san) its own SIGSEGV/SIGFPE
+    handlers win unless it lets the program install its own."""
+    monkeypatch.setenv("ASAN_OPTIONS", os.environ.get(
+        "ASAN_OPTIONS", "detect_leaks=1:abort_on_error=0") + ":allow_user_segv_handler=1")
+
+
 WHAT = {"segv": "SIGSEGV, an invalid memory access at 0xd",
         "fpe": "SIGFPE, an arithmetic fault such as an integer division by zero at 0x",
         "abort": "SIGABRT, abort()",

@@ -116,7 +116,8 @@ static int64_t deep(volatile char *p, int64_t n)
 }
 
 SL_UDF_SCALAR(crash, "BIGINT", "BIGINT, STRING", SL_UDF_DEFAULT)
-int crash(sl_udf_ctx *ctx, const sl_value *args, int nargs, sl_value *out)
+/* undefined behaviour on purpose: not caught by UBSan before it faults */
+__attribute__((no_sanitize("undefined"))) int crash(sl_udf_ctx *ctx, const sl_value *args, int nargs, sl_value *out)
 {
     (void)ctx;
     (void)nargs;
@@ -134,7 +135,8 @@ int crash(sl_udf_ctx *ctx, const sl_value *args, int nargs, sl_value *out)
 
 /* crash_rows(x): the row x, then (at x = 13) a write to address 13 */
 SL_UDF_TABLE(crash_rows, "v BIGINT", "BIGINT", SL_UDF_DEFAULT)
-int crash_rows(sl_udf_ctx *ctx, const sl_value *args, int nargs)
+/* undefined behaviour on purpose: not caught by UBSan before it faults */
+__attribute__((no_sanitize("undefined"))) int crash_rows(sl_udf_ctx *ctx, const sl_value *args, int nargs)
 {
     (void)nargs;
     sl_value row[1] = {{.v.i = args[0].v.i}};
