@@ -387,9 +387,10 @@ void sql_udfs_attach(const sql_udfs *u, json_t *job, char *const *keys, char *co
         else json_decref(fns);
         /* Flink's bundle options, SET in the session, go to the vertices
          * that call Python scalar functions (operators/calc.c) */
+        static const char pfx[] = "python.fn-execution.bundle.";
         for (int i = 0; py && !strcmp(type, "calc") && i < nopts; i++)
-            if (!strncmp(keys[i], "python.fn-execution.bundle.", 28))
-                json_object_set_new(cfg, keys[i], !strcmp(keys[i] + 28, "size")
+            if (!strncmp(keys[i], pfx, sizeof pfx - 1))
+                json_object_set_new(cfg, keys[i], !strcmp(keys[i] + sizeof pfx - 1, "size")
                                                       ? json_integer(atoll(vals[i]))
                                                       : json_string(vals[i]));
     }

@@ -41,7 +41,12 @@ def maps(pid):
         return f.read()
 
 
-def test_scalar_functions_at_parallelism_2(cluster, workdir):
+@pytest.mark.parametrize("bundle", [
+    "",  # the default: bundles of 1000 rows, 1 s
+    "SET 'python.fn-execution.bundle.size' = '7';\nSET 'python.fn-execution.bundle.time' = '5 ms';",
+    "SET 'python.fn-execution.bundle.size' = '1';",  # row by row
+])
+def test_scalar_functions_at_parallelism_2(cluster, workdir, bundle):
     cluster.add_tm(slots=2)
     n = 500
     out = os.path.join(workdir, "out")
@@ -50,6 +55,7 @@ def test_scalar_functions_at_parallelism_2(cluster, workdir):
 CREATE TABLE snk (id BIGINT, m BIGINT, t STRING, z BIGINT, h DOUBLE, s STRING)
   WITH ('connector' = 'filesystem', 'path' = '{out}', 'format' = 'json');
 SET 'parallelism.default' = '2';
+{bundle}
 INSERT INTO snk
 SELECT id, mix(id), tag(CONCAT('k', CAST(id % 7 AS STRING)), id * 2),
        nvl_neg(CASE WHEN id % 5 = 0 THEN CAST(NULL AS BIGINT) ELSE id END),
@@ -69,6 +75,16 @@ FROM src WHERE mix(id) % 3 <> 0;
     tm_pid = cluster.tms[0].proc.pid
     assert "libpython3" in maps(tm_pid)
     assert "libpython3" not in maps(cluster.jm.proc.pid)
+
+
+def test_a_bad_bundle_size_is_refused(cluster, workdir):
+    r = run_sql(cluster, workdir, "b.sql", create("mix") + seq(5) + """
+CREATE TABLE snk (m BIGINT) WITH ('connector' = 'blackhole');
+SET 'python.fn-execution.bundle.size' = '0';
+INSERT INTO snk SELECT mix(id) FROM src;
+""")
+    assert r.returncode != 0, r.stdout + r.stderr
+    assert "python.fn-execution.bundle.size must be from 1 to 100000, not 0" in r.stdout, r.stdout
 
 
 @pytest.mark.parametrize("fn,want", [
