@@ -296,10 +296,16 @@ static int bundle_flush(sl_op *op)
     return rc;
 }
 
+static int calc_watermark(sl_op *op, int input, int64_t wm);
+
 static int calc_process(sl_op *op, int input, sl_row *row)
 {
     const calc_plan *pl = op->plan;
     calc_state *st = op->priv;
+    /* a watermark the runtime advanced without calling calc_watermark (an
+     * input's idleness ending) goes on before this row */
+    if (SL_UNLIKELY(op->current_watermark > st->wm_sent) && calc_watermark(op, input, 0) != SL_OK)
+        return SL_ERR;
     st->rows++;
     if (pl->bundle) {
         bundle_put(&st->in, &st->bin[st->nin], row, op->in);
