@@ -1781,6 +1781,7 @@ static node *build_one(bld *b, const sql_node *e)
  * comparisons and CAST. */
 static bool typed_here(const node *n, const node *k)
 {
+    if (n->op == N_UDF) return true; /* checked against the function's declaration */
     bool cmp = (n->op >= N_EQ && n->op <= N_GE) || n->op == N_BETWEEN || n->op == N_IN ||
                n->op == N_DISTINCT || n->op == N_CAST;
     if (k->type == SL_T_DECIMAL)
@@ -1811,9 +1812,7 @@ static node *build(bld *b, const sql_node *e)
      * and IS [NOT] NULL; operators and functions over them come later. */
     bool coll = n && n->op == N_FNX && (sl_coll_find(n->fx->name) == n->fx ||
                                         sl_json_fn_find(n->fx->name) == n->fx);
-    /* (a user function's arguments were checked against its declaration) */
-    for (int i = 0; n && !coll && n->op != N_COL && n->op != N_IS_NULL && n->op != N_UDF &&
-                    i < n->nkids; i++) {
+    for (int i = 0; n && !coll && n->op != N_COL && n->op != N_IS_NULL && i < n->nkids; i++) {
         const node *k = n->kids[i];
         if (k && !sl_type_is_classic(k->type) && !typed_here(n, k)) {
             perr(b, AT(e), "%s over %s is not supported yet (%s)",
