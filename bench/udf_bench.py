@@ -19,7 +19,11 @@ and CPU seconds, and the ratio to the built-in. The per-call cost of a
 function is (1/udf - 1/builtin) per record. Needs `make` first.
 
 Usage:
-    python3 bench/udf_bench.py [--rows N] [--py-rows N] [--runs R]
+    python3 bench/udf_bench.py [--rows N] [--py-rows N] [--runs R] [--variants LIST]
+
+"python" calls the function in bundles (python.fn-execution.bundle.size 1000,
+one GIL entry per bundle), "python-rowwise" with bundle.size 1 (one GIL entry
+per call).
 """
 import argparse
 import os
@@ -63,20 +67,24 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / CLK
 
 
-def job(variant, rows):
-    call = {"builtin": "x * 31 + 7", "c": "mix(x)", "python": "mix(x)"}[variant]
+def job(variant, rows, par=1):
+    call = {"builtin": "x * 31 + 7", "c": "mix(x)", "python": "mix(x)",
+            "python-rowwise": "mix(x)"}[variant]
     calc = {"projection": [f"{call} AS m"], "filter": f"{call} <> 0"}
     if variant == "c":
         calc["functions"] = [{"name": "mix", "symbol": "mix", "declaration": C_DECL,
                               "library": os.path.join(BUILD, "plugins", "udf_funcs.so")}]
-    elif variant == "python":
+    elif variant.startswith("python"):
         with open(os.path.join(ROOT, "tests", "udf_py", "strs.py")) as f:
             src = f.read()
         calc["functions"] = [{"name": "mix", "symbol": "mix", "declaration": PY_DECL,
                               "library": "py:strs", "language": "python", "module": "strs",
                               "source": src}]
+        # python: calls in bundles of 1000 rows under one GIL entry (the default);
+        # python-rowwise: bundle.size 1, the GIL taken per call (as before bundles)
+        calc["python.fn-execution.bundle.size"] = 1 if variant == "python-rowwise" else 1000
     # the call runs twice per row (filter and projection), as the same SQL would plan it
-    return {"name": f"udf bench {variant}", "parallelism": 1,
+    return {"name": f"udf bench {variant}", "parallelism": par,
             "vertices": [
                 {"id": "gen", "type": "datagen", "schema": [{"name": "x", "type": "BIGINT"}],
                  "config": {"rows-per-second": "1000000000", "number-of-rows": str(rows),
@@ -87,16 +95,16 @@ def job(variant, rows):
                       {"from": "calc", "to": "sink", "strategy": "forward"}]}
 
 
-def run_once(variant, rows):
+def run_once(variant, rows, par=1):
     with tempfile.TemporaryDirectory() as d:
         c = conftest.Cluster(d)
         try:
-            c.add_tm(slots=1, extra={"taskmanager.tmp.dirs": d})
+            c.add_tm(slots=par, extra={"taskmanager.tmp.dirs": d})
             procs = [c.jm.proc.pid] + [t.proc.pid for t in c.tms]
             # from the submission: a short job may be done before its vertices show RUNNING;
             # deployment and (for Python) the interpreter's start are counted, once per run
             t0, cpu0 = time.monotonic(), sum(cpu_seconds(p) for p in procs)
-            jid = c.submit(job(variant, rows))
+            jid = c.submit(job(variant, rows, par))
             j = c.job(jid)
             while j["state"] not in ("FINISHED", "FAILED", "CANCELED"):
                 time.sleep(0.02)
@@ -106,7 +114,8 @@ def run_once(variant, rows):
             assert j["state"] == "FINISHED", (j, c.get(f"/jobs/{jid}/exceptions"))
             # one chained vertex (gen -> calc -> sink): the source wrote every row
             out = j["vertices"][0]["metrics"]
-            assert out.get("write-records") == rows, j["vertices"]
+            assert out.get("write-records") in (rows, rows * par), j["vertices"]
+            rows = out["write-records"]
             return {"per_cpu": rows / cpu, "cpu": cpu, "wall": wall}
         finally:
             problems = c.shutdown()
@@ -119,13 +128,20 @@ def main():
     ap.add_argument("--rows", type=int, default=10_000_000, help="rows of the built-in and C runs")
     ap.add_argument("--py-rows", type=int, default=1_000_000, help="rows of the Python runs")
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--parallelism", type=int, default=1,
+                    help="subtasks on the one TaskManager (>1: its Python calls contend for the GIL)")
+    ap.add_argument("--variants", default="builtin,c,python-rowwise,python",
+                    help="comma-separated: builtin (always run first), c, python-rowwise, python")
     a = ap.parse_args()
-    print(f"udf benchmark: x * 31 + 7 twice per row (filter and projection), parallelism 1, "
+    print(f"udf benchmark: x * 31 + 7 twice per row (filter and projection), parallelism "
+          f"{a.parallelism} (one TaskManager), "
           f"median of {a.runs} (load average {os.getloadavg()[0]:.1f})")
     med = {}
     try:
-        for variant, rows in (("builtin", a.rows), ("c", a.rows), ("python", a.py_rows)):
-            res = [run_once(variant, rows) for _ in range(a.runs)]
+        want = ["builtin"] + [v for v in a.variants.split(",") if v and v != "builtin"]
+        for variant in want:
+            rows = a.py_rows if variant.startswith("python") else a.rows
+            res = [run_once(variant, rows, a.parallelism) for _ in range(a.runs)]
             m = statistics.median(r["per_cpu"] for r in res)
             med[variant] = m
             raw = ", ".join(f"{r['cpu']:.2f} s CPU / {r['wall']:.2f} s wall" for r in res)

@@ -130,6 +130,19 @@ void sl_udf_sig_free(sl_udf_sig *s)
     free(s);
 }
 
+int sl_udf_type_parse(const char *text, sl_type *t)
+{
+    if (sl_type_parse(text, t) == SL_OK) return SL_OK;
+    while (*text == ' ') text++;
+    size_t n = strlen(text);
+    while (n && text[n - 1] == ' ') n--;
+    if (n == 4 && !strncasecmp(text, "DATE", 4)) {
+        *t = SL_T_DATE;
+        return SL_OK;
+    }
+    return SL_ERR;
+}
+
 static int parse_args(const char *text, sl_udf_sig *s, char *err, size_t errlen)
 {
     const char *p = text;
@@ -145,7 +158,7 @@ static int parse_args(const char *text, sl_udf_sig *s, char *err, size_t errlen)
         t[n] = 0;
         if (s->nargs >= SL_UDF_MAX_ARGS)
             return sl_seterr(err, errlen, "more than %d arguments", SL_UDF_MAX_ARGS);
-        if (sl_type_parse(t, &s->args[s->nargs]) != SL_OK)
+        if (sl_udf_type_parse(t, &s->args[s->nargs]) != SL_OK)
             return sl_seterr(err, errlen, "unknown argument type '%s'", t);
         s->nargs++;
         if (!end) return SL_OK;
@@ -215,7 +228,7 @@ sl_udf_sig *sl_udf_parse_decl(const char *text, char *err, size_t errlen)
         s->name = sl_strdup(f[2]);
         if (!strcmp(f[1], "scalar")) {
             s->kind = SL_UDF_SCALAR_KIND;
-            if (sl_type_parse(f[3], &s->result) != SL_OK)
+            if (sl_udf_type_parse(f[3], &s->result) != SL_OK)
                 rc = sl_seterr(why, sizeof why, "unknown result type '%s'", f[3]);
         } else if (!strcmp(f[1], "table")) {
             s->kind = SL_UDF_TABLE_KIND;
@@ -226,12 +239,8 @@ sl_udf_sig *sl_udf_parse_decl(const char *text, char *err, size_t errlen)
                 rc = sl_seterr(why, sizeof why, "more than %d columns", SL_UDF_MAX_COLS);
         } else if (!strcmp(f[1], "aggregate")) {
             s->kind = SL_UDF_AGG_KIND;
-            if (sl_type_parse(f[3], &s->result) != SL_OK)
+            if (sl_udf_type_parse(f[3], &s->result) != SL_OK)
                 rc = sl_seterr(why, sizeof why, "unknown result type '%s'", f[3]);
-            else if (s->result == SL_T_STRING || s->result == SL_T_BYTES)
-                rc = sl_seterr(why, sizeof why, "an aggregate function cannot return %s yet "
-                               "(BOOLEAN, INT, BIGINT, DOUBLE or a TIMESTAMP)",
-                               sl_type_name(s->result));
         } else {
             rc = sl_seterr(why, sizeof why, "unknown kind '%s' (scalar, table or aggregate)", f[1]);
         }

@@ -57,7 +57,15 @@ typedef struct sl_udf_set {
 
 /* The Python host (LANGUAGE PYTHON), registered by the TaskManager, which
  * alone links libpython; elsewhere there is none and Python functions do
- * not resolve. Both callbacks are thread-safe. */
+ * not resolve. The callbacks are thread-safe. */
+typedef enum {
+    SL_UDF_AGG_CREATE,
+    SL_UDF_AGG_ACCUMULATE,
+    SL_UDF_AGG_RETRACT,
+    SL_UDF_AGG_MERGE,
+    SL_UDF_AGG_VALUE
+} sl_udf_agg_step;
+
 typedef struct sl_udf_host {
     /* Load s->module from s->source (once per module text) and find
      * s->symbol in it: *handle, or SL_ERR with err (the exception's last
@@ -73,6 +81,23 @@ typedef struct sl_udf_host {
      * released around each emit; 0, or non-zero with ctx->err. */
     int (*call_table)(void *handle, const sl_udf_sig *s, sl_udf_ctx *ctx, const sl_value *args,
                       int nargs);
+    /* One step of aggregate function `handle` (an AggregateFunction object)
+     * on its accumulator acc: s->acc_size bytes, a little-endian u32 length
+     * then that many bytes of the pickled accumulator (the operator keeps
+     * them in keyed state). CREATE writes a fresh one into acc; ACCUMULATE
+     * and RETRACT apply args and write it back; MERGE merges `other` (the
+     * same layout) into acc; VALUE writes get_value's result to out (strings
+     * into scratch). SL_ERR with err: the exception, or an accumulator that
+     * pickles past its bytes. */
+    int (*agg)(void *handle, const sl_udf_sig *s, sl_udf_agg_step step, uint8_t *acc,
+               const uint8_t *other, const sl_value *args, int nargs, sl_arena *scratch,
+               sl_value *out, char *err, size_t errlen);
+    /* Bundles (python.fn-execution.bundle.size): between begin and end the
+     * calling thread holds the interpreter, so the calls in between (call,
+     * agg) take no lock of their own. Nothing may block on another task
+     * inside a bundle (emit only after end). */
+    void (*bundle_begin)(void);
+    void (*bundle_end)(void);
 } sl_udf_host;
 
 void sl_udf_set_host(const sl_udf_host *h);  /* at start-up, before any task */
@@ -108,6 +133,10 @@ int sl_udf_exports(const char *path, const char *symbol, sl_udf_kind kind, char 
 /* One declaration's text ("sluice-udf 1|scalar|..."), as the section holds
  * it, into a signature named by its symbol (caller frees), or NULL with err. */
 sl_udf_sig *sl_udf_parse_decl(const char *text, char *err, size_t errlen);
+
+/* A type of a declaration: BOOLEAN, INT, BIGINT, DOUBLE, STRING, BYTES,
+ * TIMESTAMP(3), TIMESTAMP_LTZ(3) (both SL_T_TIMESTAMP), DATE. */
+int sl_udf_type_parse(const char *text, sl_type *t);
 
 sl_udf_sig *sl_udf_sig_copy(const sl_udf_sig *s);
 void sl_udf_sig_free(sl_udf_sig *s);   /* NULL is a no-op */

@@ -1962,6 +1962,7 @@ static node *build_one(bld *b, const sql_node *e)
  * comparisons and CAST. */
 static bool typed_here(const node *n, const node *k)
 {
+    if (n->op == N_UDF) return true; /* checked against the function's declaration */
     bool cmp = (n->op >= N_EQ && n->op <= N_GE) || n->op == N_BETWEEN || n->op == N_IN ||
                n->op == N_DISTINCT || n->op == N_CAST;
     if (k->type == SL_T_DECIMAL)

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "expr_int.h"
+#include "udf_guard.h"
 #include "udf_sig.h"
 
 static void *udf_alloc(sl_udf_ctx *ctx, size_t n)
@@ -58,7 +59,11 @@ int sl_expr_udf_call(const node *n, sl_value *args, sl_arena *scratch, sl_value 
         return SL_OK;
     }
     sl_udf_ctx ctx = {.abi = SL_UDF_ABI_VERSION, .alloc = udf_alloc, .emit = no_emit, .host = scratch};
-    if (fn(&ctx, args, n->nkids, out) != 0) {
+    volatile int rc = 0;
+    int crashed;
+    SL_UDF_CALL(crashed, rc = fn(&ctx, args, n->nkids, out));
+    if (crashed) return sl_seterr(err, errlen, "function '%s' %s", u->name, sl_udf_crash_text());
+    if (rc != 0) {
         ctx.err[sizeof ctx.err - 1] = 0;
         return sl_seterr(err, errlen, "function '%s' failed: %s", u->name,
                          ctx.err[0] ? ctx.err : "(no message)");

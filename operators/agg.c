@@ -24,6 +24,7 @@
 #include "decimal.h"
 #include "jobgraph.h"
 #include "sl.h"
+#include "udf_guard.h"
 #include "udf_sig.h"
 
 /* ---- names and parsing ---------------------------------------------------- */
@@ -422,13 +423,10 @@ static inline const sl_udf_aggregate *udf_table(const sl_agg *a)
     return t;
 }
 
-/* Record the failure of a->udf's `what` (ctx's message) with the call's
+/* Record the failure of a->udf's `what` (message msg) with the call's
  * arguments (args NULL: none of a row). Returns SL_ERR. */
-static int udf_fail(const sl_agg *a, const char *what, const sl_udf_ctx *ctx, const sl_value *args)
+static int udf_fail(const sl_agg *a, const char *what, const char *msg, const sl_value *args)
 {
-    char msg[sizeof ctx->err];
-    memcpy(msg, ctx->err, sizeof msg);
-    msg[sizeof msg - 1] = 0;
     size_t w = (size_t)snprintf(udf_errbuf, sizeof udf_errbuf, "function '%s' failed in %s: %s",
                                 a->udf->name, what, msg[0] ? msg : "(no message)");
     for (int i = 0; args && i < a->nargs && w < sizeof udf_errbuf; i++) {
@@ -451,6 +449,18 @@ static int udf_fail(const sl_agg *a, const char *what, const sl_udf_ctx *ctx, co
     return SL_ERR;
 }
 
+static int udf_ctx_fail(const sl_agg *a, const char *what, sl_udf_ctx *ctx, const sl_value *args)
+{
+    ctx->err[sizeof ctx->err - 1] = 0;
+    return udf_fail(a, what, ctx->err, args);
+}
+
+/* get_value's strings: the scratch arena the caller passed (ctx->host). */
+static void *udf_res_alloc(sl_udf_ctx *ctx, size_t n)
+{
+    return ctx->host ? sl_arena_alloc(ctx->host, n) : NULL;
+}
+
 #define UDF_CTX {.abi = SL_UDF_ABI_VERSION, .alloc = udf_no_alloc, .emit = udf_no_emit}
 
 /* The accumulator is copied to an aligned buffer around each call: state
@@ -460,23 +470,49 @@ typedef union {
     max_align_t align;
 } udf_accbuf;
 
+/* A Python aggregate function's step on the accumulator bytes at acc (the
+ * TaskManager's embedded interpreter, taskmanager/pyhost.c). */
+static int py_step(const sl_agg *a, sl_udf_agg_step step, uint8_t *acc, const uint8_t *other,
+                   const sl_value *args, sl_arena *scratch, sl_value *out)
+{
+    static const char *const what[] = {"create", "accumulate", "retract", "merge", "get_value"};
+    void *h = atomic_load_explicit(&((sl_udf_sig *)a->udf)->fn, memory_order_acquire);
+    const sl_udf_host *host = sl_udf_host_get();
+    if (SL_UNLIKELY(!h || !host)) {
+        snprintf(udf_errbuf, sizeof udf_errbuf, "function '%s' is not loaded here (user "
+                 "functions run on TaskManagers only)", a->udf->name);
+        return SL_ERR;
+    }
+    char e2[600];
+    if (host->agg(h, a->udf, step, acc, other, args, a->nargs, scratch, out, e2, sizeof e2) !=
+        SL_OK)
+        return udf_fail(a, what[step], e2, step == SL_UDF_AGG_ACCUMULATE ||
+                                               step == SL_UDF_AGG_RETRACT ? args : NULL);
+    return SL_OK;
+}
+
 /* Make sure the slot of a in acc holds a created accumulator, in *buf. */
 static int udf_load(const sl_agg *a, const sl_udf_aggregate *t, const uint8_t *slot, udf_accbuf *buf)
 {
     if (sl_get_lei64(slot) != 0) {
-        memcpy(buf->b, slot + 8, t->acc_size);
+        memcpy(buf->b, slot + 8, a->udf->acc_size);
         return SL_OK;
     }
+    memset(buf->b, 0, a->udf->acc_size);
+    if (a->udf->python) return py_step(a, SL_UDF_AGG_CREATE, buf->b, NULL, NULL, NULL, NULL);
     sl_udf_ctx ctx = UDF_CTX;
-    memset(buf->b, 0, t->acc_size);
-    if (t->create(&ctx, buf->b) != 0) return udf_fail(a, "create", &ctx, NULL);
+    volatile int rc = 0;
+    int crashed;
+    SL_UDF_CALL(crashed, rc = t->create(&ctx, buf->b));
+    if (crashed) return udf_fail(a, "create", sl_udf_crash_text(), NULL);
+    if (rc != 0) return udf_ctx_fail(a, "create", &ctx, NULL);
     return SL_OK;
 }
 
-static void udf_store(const sl_udf_aggregate *t, uint8_t *slot, const udf_accbuf *buf)
+static void udf_store(const sl_agg *a, uint8_t *slot, const udf_accbuf *buf)
 {
     sl_put_lei64(slot, 1);
-    memcpy(slot + 8, buf->b, t->acc_size);
+    memcpy(slot + 8, buf->b, a->udf->acc_size);
 }
 
 /* accumulate (sign +1) or retract (-1) row's arguments into the slot. */
@@ -494,18 +530,31 @@ static int udf_step(const sl_agg *a, uint8_t *slot, const sl_row *row, int sign)
         if (a->udf->args[i] == SL_T_DOUBLE && ((a->widen >> i) & 1u))
             args[i].v.d = (double)args[i].v.i;
     }
-    if (sign < 0 && (!a->udf->retract || !t->retract)) {
+    if (sign < 0 && (!a->udf->retract || (!a->udf->python && !t->retract))) {
         snprintf(udf_errbuf, sizeof udf_errbuf, "function '%s' received a retraction but declares "
                  "no retract (its input must be insert-only, or give it retract)", a->udf->name);
         return SL_ERR;
     }
+    if (a->udf->python) { /* in place: the slot's bytes are the pickled accumulator */
+        if (sl_get_lei64(slot) == 0) {
+            if (py_step(a, SL_UDF_AGG_CREATE, slot + 8, NULL, NULL, NULL, NULL) != SL_OK)
+                return SL_ERR;
+            sl_put_lei64(slot, 1);
+        }
+        return py_step(a, sign > 0 ? SL_UDF_AGG_ACCUMULATE : SL_UDF_AGG_RETRACT, slot + 8, NULL,
+                       args, NULL, NULL);
+    }
     udf_accbuf buf;
     if (udf_load(a, t, slot, &buf) != SL_OK) return SL_ERR;
     sl_udf_ctx ctx = UDF_CTX;
-    int rc = sign > 0 ? t->accumulate(&ctx, buf.b, args, a->nargs)
-                      : t->retract(&ctx, buf.b, args, a->nargs);
-    if (rc != 0) return udf_fail(a, sign > 0 ? "accumulate" : "retract", &ctx, args);
-    udf_store(t, slot, &buf);
+    volatile int rc = 0;
+    int crashed;
+    SL_UDF_CALL(crashed, rc = sign > 0 ? t->accumulate(&ctx, buf.b, args, a->nargs)
+                                       : t->retract(&ctx, buf.b, args, a->nargs));
+    if (crashed)
+        return udf_fail(a, sign > 0 ? "accumulate" : "retract", sl_udf_crash_text(), args);
+    if (rc != 0) return udf_ctx_fail(a, sign > 0 ? "accumulate" : "retract", &ctx, args);
+    udf_store(a, slot, &buf);
     return SL_OK;
 }
 
@@ -515,30 +564,57 @@ static int udf_merge(const sl_agg *a, uint8_t *d, const uint8_t *s)
     if (!t) return SL_ERR;
     if (sl_get_lei64(s) == 0) return SL_OK; /* src never created: nothing to add */
     if (sl_get_lei64(d) == 0) {
-        memcpy(d, s, 8 + t->acc_size);
+        memcpy(d, s, 8 + a->udf->acc_size);
         return SL_OK;
     }
-    if (!a->udf->merge || !t->merge) {
+    if (!a->udf->merge || (!a->udf->python && !t->merge)) {
         snprintf(udf_errbuf, sizeof udf_errbuf, "function '%s' declares no merge", a->udf->name);
         return SL_ERR;
     }
+    if (a->udf->python) return py_step(a, SL_UDF_AGG_MERGE, d + 8, s + 8, NULL, NULL, NULL);
     udf_accbuf db, sb;
     memcpy(db.b, d + 8, t->acc_size);
     memcpy(sb.b, s + 8, t->acc_size);
     sl_udf_ctx ctx = UDF_CTX;
-    if (t->merge(&ctx, db.b, sb.b) != 0) return udf_fail(a, "merge", &ctx, NULL);
-    udf_store(t, d, &db);
+    volatile int rc = 0;
+    int crashed;
+    SL_UDF_CALL(crashed, rc = t->merge(&ctx, db.b, sb.b));
+    if (crashed) return udf_fail(a, "merge", sl_udf_crash_text(), NULL);
+    if (rc != 0) return udf_ctx_fail(a, "merge", &ctx, NULL);
+    udf_store(a, d, &db);
     return SL_OK;
 }
 
-static int udf_value(const sl_agg *a, const uint8_t *slot, sl_value *o)
+static int udf_value(const sl_agg *a, const uint8_t *slot, sl_arena *scratch, sl_value *o)
 {
     const sl_udf_aggregate *t = udf_table(a);
     udf_accbuf buf;
     if (!t || udf_load(a, t, slot, &buf) != SL_OK) return SL_ERR;
-    sl_udf_ctx ctx = UDF_CTX;
     memset(o, 0, sizeof *o);
-    if (t->get_value(&ctx, buf.b, o) != 0) return udf_fail(a, "get_value", &ctx, NULL);
+    if (a->udf->python) return py_step(a, SL_UDF_AGG_VALUE, buf.b, NULL, NULL, scratch, o);
+    sl_udf_ctx ctx = UDF_CTX;
+    ctx.alloc = udf_res_alloc;
+    ctx.host = scratch;
+    volatile int rc = 0;
+    int crashed;
+    SL_UDF_CALL(crashed, rc = t->get_value(&ctx, buf.b, o));
+    if (crashed) return udf_fail(a, "get_value", sl_udf_crash_text(), NULL);
+    if (rc != 0) return udf_ctx_fail(a, "get_value", &ctx, NULL);
+    if (!o->isnull && (a->udf->result == SL_T_STRING || a->udf->result == SL_T_BYTES)) {
+        const uint8_t *p = (const uint8_t *)o->v.s.p;
+        if (!p && o->v.s.len)
+            return udf_fail(a, "get_value", "returned a string without its bytes", NULL);
+        if (p >= buf.b && p < buf.b + sizeof buf.b) {
+            /* borrowed from the accumulator: the copy on this stack is going away */
+            if ((size_t)(p - buf.b) + o->v.s.len > t->acc_size)
+                return udf_fail(a, "get_value", "returned a string past its accumulator", NULL);
+            char *c = o->v.s.len && scratch ? sl_arena_alloc(scratch, o->v.s.len) : (char *)"";
+            if (!c)
+                return udf_fail(a, "get_value", "its result is past the record's memory", NULL);
+            if (o->v.s.len) memcpy(c, p, o->v.s.len);
+            o->v.s.p = c;
+        }
+    }
     return SL_OK;
 }
 
@@ -700,6 +776,11 @@ int sl_agg_merge(const sl_agg_list *l, uint8_t *dst, const uint8_t *src)
 
 int sl_agg_result(const sl_agg_list *l, const uint8_t *acc, sl_value *out)
 {
+    return sl_agg_result_in(l, acc, NULL, out);
+}
+
+int sl_agg_result_in(const sl_agg_list *l, const uint8_t *acc, sl_arena *scratch, sl_value *out)
+{
     for (int i = 0; i < l->n; i++) {
         const sl_agg *a = &l->aggs[i];
         const uint8_t *slot = acc + a->off;
@@ -707,7 +788,7 @@ int sl_agg_result(const sl_agg_list *l, const uint8_t *acc, sl_value *out)
         o->isnull = false;
         switch (a->fn) {
         case SL_AGG_UDF:
-            if (udf_value(a, slot, o) != SL_OK) return SL_ERR;
+            if (udf_value(a, slot, scratch, o) != SL_OK) return SL_ERR;
             break;
         case SL_AGG_COUNT_STAR: o->v.i = sl_get_lei64(a->filter >= 0 ? slot : acc); break;
         case SL_AGG_COUNT: o->v.i = sl_get_lei64(slot); break;
@@ -775,7 +856,8 @@ bool sl_agg_results_equal(const sl_agg_list *l, const sl_value *a, const sl_valu
             if (dbl_key(a[i].v.d) != dbl_key(b[i].v.d)) return false;
         } else if (l->aggs[i].out_type == SL_T_DECIMAL) {
             if (a[i].v.dec.lo != b[i].v.dec.lo || a[i].v.dec.hi != b[i].v.dec.hi) return false;
-        } else if (l->aggs[i].strval) {
+        } else if (l->aggs[i].strval || l->aggs[i].out_type == SL_T_STRING ||
+                   l->aggs[i].out_type == SL_T_BYTES) {
             if (sl_agg_str_cmp(a[i].v.s.p, a[i].v.s.len, b[i].v.s.p, b[i].v.s.len)) return false;
         } else if (a[i].v.i != b[i].v.i) {
             return false;

@@ -68,7 +68,10 @@
  * [FILTER (WHERE col)] [[AS] alias]", columns as arguments. Its slot is an
  * i64 created-flag (0 until the function's create ran) and the function's
  * accumulator, padded to 8 bytes; the operator keeps it in state like any
- * other slot. Without a declared "merge" such a list is not mergeable;
+ * other slot. A Python function's accumulator (LANGUAGE PYTHON) is its
+ * pickled bytes, a u32 length first, in a slot of the declared size; the
+ * TaskManager's Python host steps it (core/udf_sig.h). Without a declared
+ * "merge" such a list is not mergeable;
  * without "retract", sl_agg_retract fails. The functions are loaded by
  * sl_agg_open when the operator opens.
  *
@@ -217,9 +220,13 @@ int sl_agg_retract(const sl_agg_list *l, uint8_t *acc, const sl_row *row);
  * failed. */
 int sl_agg_merge(const sl_agg_list *l, uint8_t *dst, const uint8_t *src);
 
-/* The l->n result values of acc into out[0 .. l->n). out borrows nothing:
- * a STRING MIN/MAX that has a value is an empty string, for the caller to
- * point at the bytes it keeps. SL_ERR: a user function failed. */
+/* The l->n result values of acc into out[0 .. l->n). out borrows nothing
+ * but scratch: a STRING MIN/MAX that has a value is an empty string, for
+ * the caller to point at the bytes it keeps; a user function's STRING or
+ * BYTES result is in scratch (the operator's, reset per callback).
+ * SL_ERR: a user function failed. */
+int sl_agg_result_in(const sl_agg_list *l, const uint8_t *acc, sl_arena *scratch, sl_value *out);
+/* The same without scratch (a function's string result fails). */
 int sl_agg_result(const sl_agg_list *l, const uint8_t *acc, sl_value *out);
 
 /* Result rows equal as Flink compares them (Double.equals for DOUBLE):

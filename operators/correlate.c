@@ -38,6 +38,7 @@
 #include "expr.h"
 #include "jobgraph.h"
 #include "operator.h"
+#include "udf_guard.h"
 #include "udf_sig.h"
 
 typedef struct corr_plan {
@@ -282,7 +283,9 @@ static int corr_emit(sl_udf_ctx *ctx, const sl_value *row)
                  "one input row", (long long)pl->max_rows);
         return 1;
     }
+    sigjmp_buf *g = sl_udf_unguard(); /* downstream's crashes are not the function's */
     int rc = send(st, row);
+    sl_udf_reguard(g);
     if (rc != SL_OK) {
         st->emit_rc = rc;
         return 1;
@@ -374,9 +377,16 @@ static int corr_process(sl_op *op, int input, sl_row *row)
         void *fp = atomic_load_explicit(&pl->fn->fn, memory_order_acquire);
         sl_udf_ctx ctx = {.abi = SL_UDF_ABI_VERSION, .alloc = corr_alloc, .emit = corr_emit, .host = st};
         /* a Python function goes through the TaskManager's Python host (core/udf_sig.h) */
-        int frc = pl->fn->python
-                      ? sl_udf_host_get()->call_table(fp, pl->fn, &ctx, st->args, pl->nargs)
-                      : ((sl_udf_table_fn)fp)(&ctx, st->args, pl->nargs);
+        volatile int frc = 0;
+        int crashed = 0;
+        if (pl->fn->python)
+            frc = sl_udf_host_get()->call_table(fp, pl->fn, &ctx, st->args, pl->nargs);
+        else
+            SL_UDF_CALL(crashed, frc = ((sl_udf_table_fn)fp)(&ctx, st->args, pl->nargs));
+        if (crashed)
+            return sl_op_fail(op, "vertex '%s': function '%s' %s (row %llu of subtask %d)", pl->vid,
+                              pl->fn->name, sl_udf_crash_text(), (unsigned long long)st->rows,
+                              op->subtask);
         if (st->emit_rc != SL_OK) return st->emit_rc; /* downstream failed: its message stands */
         if (frc != 0 || st->emitted > pl->max_rows) {
             ctx.err[sizeof ctx.err - 1] = 0;

@@ -963,12 +963,12 @@ static int minmax_update(sl_op *op, const sl_row *row, int sign)
 
 /* The output row of accumulator acc into vals; strs: the STRING MIN/MAX
  * values that go with acc (st->str_old or st->str_new), NULL if none. */
-static int fill_row(const ga_plan *pl, const sl_row *in, const uint8_t *acc, const sl_buf *strs,
-                    sl_value *vals)
+static int fill_row(const ga_plan *pl, sl_op *op, const sl_row *in, const uint8_t *acc,
+                    const sl_buf *strs, sl_value *vals)
 {
     for (int k = 0; k < pl->nkeys; k++) vals[k] = in->vals[pl->keys[k]];
     sl_value *o = vals + pl->nkeys;
-    if (sl_agg_result(&pl->aggs, acc, o) != SL_OK) return SL_ERR;
+    if (sl_agg_result_in(&pl->aggs, acc, &op->scratch, o) != SL_OK) return SL_ERR;
     for (int i = 0; strs && i < pl->aggs.n; i++)
         if (pl->aggs.aggs[i].strval && !o[i].isnull) {
             o[i].v.s.p = (const char *)strs[i].p;
@@ -1050,7 +1050,7 @@ static int ga_process(sl_op *op, int input, sl_row *row)
         if (pl->retract_minmax && mm_clear_key(op) != SL_OK) return SL_ERR;
         if (distinct_clear_key(op) != SL_OK) return SL_ERR;
         if (pl->ttl_ms > 0) ttl_timer(op, false, ld64(st->old_acc + pl->ttl_off + 8));
-        if (fill_row(pl, row, st->old_acc, st->str_old, st->vals_old) != SL_OK)
+        if (fill_row(pl, op, row, st->old_acc, st->str_old, st->vals_old) != SL_OK)
             return udf_failed(op);
         return emit_row(op, SL_KIND_DELETE, st->vals_old, row->ts);
     }
@@ -1066,9 +1066,9 @@ static int ga_process(sl_op *op, int input, sl_row *row)
     if (sl_kstate_put(ks, st->sid_acc, no_ns, 0, st->new_acc, pl->acc_size, err, sizeof err) ==
         SL_ERR)
         return sl_op_fail(op, "vertex '%s': state: %s", pl->vid, err);
-    if (fill_row(pl, row, st->new_acc, st->str_new, st->vals_new) != SL_OK) return udf_failed(op);
+    if (fill_row(pl, op, row, st->new_acc, st->str_new, st->vals_new) != SL_OK) return udf_failed(op);
     if (first) return emit_row(op, SL_KIND_INSERT, st->vals_new, row->ts);
-    if (fill_row(pl, row, st->old_acc, st->str_old, st->vals_old) != SL_OK) return udf_failed(op);
+    if (fill_row(pl, op, row, st->old_acc, st->str_old, st->vals_old) != SL_OK) return udf_failed(op);
     if (sl_agg_results_equal(&pl->aggs, st->vals_old + pl->nkeys, st->vals_new + pl->nkeys))
         return SL_OK;
     rc = emit_row(op, SL_KIND_UPDATE_BEFORE, st->vals_old, row->ts);

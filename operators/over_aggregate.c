@@ -1071,7 +1071,8 @@ static int emit_with(sl_op *op, ov_state *st, const sl_row *r, const uint8_t *ac
     const ov_plan *pl = op->plan;
     int n = op->in->n;
     memcpy(st->outv, r->vals, sizeof *st->outv * (size_t)n);
-    if (sl_agg_result(&pl->aggs, acc, st->res) != SL_OK) return udf_failed(op);
+    size_t mark = op->scratch.used; /* a function's string results, dropped once emitted */
+    if (sl_agg_result_in(&pl->aggs, acc, &op->scratch, st->res) != SL_OK) return udf_failed(op);
     if (pl->nval && pl->preceding < 0 && vals_get(op, st, r) != SL_OK) return SL_ERR;
     for (int i = 0; i < pl->nout; i++) {
         sl_value *o = &st->outv[n + i];
@@ -1085,7 +1086,9 @@ static int emit_with(sl_op *op, ov_state *st, const sl_row *r, const uint8_t *ac
         }
     }
     sl_row out = {.kind = SL_KIND_INSERT, .n = n + pl->nout, .vals = st->outv, .ts = ts};
-    return sl_op_emit(op, &out);
+    int rc = sl_op_emit(op, &out);
+    op->scratch.used = mark;
+    return rc;
 }
 
 /* ---- emitting ------------------------------------------------------------------- */

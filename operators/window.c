@@ -597,12 +597,15 @@ static int emit_result(sl_op *op, sl_rowkind kind, int64_t start, int64_t end, c
     o[1] = (sl_value){.v.i = end};
     o[2] = (sl_value){.v.i = end - 1};
     for (int k = 0; k < pl->nkeys; k++) o[3 + k] = st->keyv[k];
-    if (sl_agg_result(&pl->aggs, val + WIN_ACC_OFF, &o[3 + pl->nkeys]) != SL_OK)
+    size_t mark = op->scratch.used; /* a function's string results, dropped once emitted */
+    if (sl_agg_result_in(&pl->aggs, val + WIN_ACC_OFF, &op->scratch, &o[3 + pl->nkeys]) != SL_OK)
         return udf_failed(op);
     for (int i = 0, j = pl->nkeys; pl->aggs.has_strval && i < pl->aggs.n; i++)
         if (pl->aggs.aggs[i].strval) o[3 + pl->nkeys + i] = st->keyv[j++];
     sl_row out = {.kind = kind, .n = pl->nout, .vals = o, .ts = end - 1};
-    return sl_op_emit(op, &out);
+    int rc = sl_op_emit(op, &out);
+    op->scratch.used = mark;
+    return rc;
 }
 
 /* Fold the current record into acc: its row, or in a global phase its

@@ -1114,7 +1114,7 @@ static void reset(sl_sql_session *s, const sql_node *st, sl_sql_result *r)
 /* SET values travel with the job: its "config" object. */
 static void add_job_config(const sl_sql_session *s, json_t *job)
 {
-    sql_udfs_attach(s->udfs, job);
+    sql_udfs_attach(s->udfs, job, s->okeys, s->ovals, s->nopts);
     json_t *cfg = json_object();
     for (int i = 0; i < s->nopts; i++)
         if (is_job_key(s->okeys[i])) json_object_set_new(cfg, s->okeys[i], json_string(s->ovals[i]));

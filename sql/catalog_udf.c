@@ -361,7 +361,7 @@ static int calls(const char *text, const char *name)
     return 0;
 }
 
-void sql_udfs_attach(const sql_udfs *u, json_t *job)
+void sql_udfs_attach(const sql_udfs *u, json_t *job, char *const *keys, char *const *vals, int nopts)
 {
     if (!u || !u->set->n) return;
     json_t *vs = json_object_get(job, "vertices"), *v;
@@ -380,7 +380,18 @@ void sql_udfs_attach(const sql_udfs *u, json_t *job)
             if (calls(text, u->set->f[i]->name) || (tf && !strcasecmp(tf, u->set->f[i]->name)))
                 json_array_append_new(fns, sl_udf_sig_json(u->set->f[i]));
         free(text);
+        bool py = false;
+        for (size_t j = 0; j < json_array_size(fns); j++)
+            py |= json_object_get(json_array_get(fns, j), "source") != NULL;
         if (json_array_size(fns)) json_object_set_new(cfg, "functions", fns);
         else json_decref(fns);
+        /* Flink's bundle options, SET in the session, go to the vertices
+         * that call Python scalar functions (operators/calc.c) */
+        static const char pfx[] = "python.fn-execution.bundle.";
+        for (int i = 0; py && !strcmp(type, "calc") && i < nopts; i++)
+            if (!strncmp(keys[i], pfx, sizeof pfx - 1))
+                json_object_set_new(cfg, keys[i], !strcmp(keys[i] + sizeof pfx - 1, "size")
+                                                      ? json_integer(atoll(vals[i]))
+                                                      : json_string(vals[i]));
     }
 }

@@ -148,8 +148,10 @@ void sql_udfs_destroy(sql_udfs *u); /* NULL is a no-op */
 int sql_udfs_execute(sql_udfs *u, const sql_node *st, sl_sql_result *r, char *err, size_t errlen);
 const struct sl_udf_set *sql_udfs_set(const sql_udfs *u); /* for the expression checker */
 char **sql_udfs_names(const sql_udfs *u, int *n); /* sorted; caller frees the array only */
-/* List in each calc / correlate vertex of `job` the functions it calls ("functions"). */
-void sql_udfs_attach(const sql_udfs *u, json_t *job);
+/* List in each calc / correlate vertex of `job` the functions it calls
+ * ("functions"), and the session's python.fn-execution.bundle.* options. */
+void sql_udfs_attach(const sql_udfs *u, json_t *job, char *const *keys, char *const *vals,
+                     int nopts);
 /* catalog.c's result set of a SHOW or DESCRIBE (Flink's columns) */
 void sql_table_result(sl_sql_result *r, int ncols, const char *const *names,
                       const char *const *types, char *const *cells, int nrows);

@@ -10,6 +10,7 @@
 #include <event2/event.h>
 #include <event2/thread.h>
 
+#include "udf_guard.h"
 #include "prom.h"
 #include "tm.h"
 #include "store.h"
@@ -78,6 +79,7 @@ int main(int argc, char **argv)
     if (sl_log_level < 0) sl_log_level = SL_LOG_INFO;
     sl_ops_register_builtin();
     tm_python_register();
+    sl_udf_guard_install(); /* a crash in a C function fails its task, not this process */
     if (sl_op_plugins_load(sl_config_str(n.conf, "sluice.operator-plugins"), err, sizeof err) != SL_OK) {
         fprintf(stderr, "sluice-taskmanager: %s\n", err);
         sl_config_destroy(n.conf);

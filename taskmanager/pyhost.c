@@ -34,12 +34,19 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "bytes.h"
 #include "tm.h"
 #include "udf_sig.h"
 
 static pthread_once_t py_once = PTHREAD_ONCE_INIT;
 static char py_init_err[300];
 static PyObject *py_helpers; /* the host's own module (_sluice_host) */
+static PyObject *py_dumps, *py_loads; /* pickle.dumps, pickle.loads */
+static PyObject *py_proto;            /* the pickle protocol (5) */
+/* the prelude's conversions of TIMESTAMP (datetime.datetime, naive UTC) and DATE */
+static PyObject *py_ts_in, *py_ts_out, *py_date_in, *py_date_out;
+/* method names of PyFlink's AggregateFunction */
+static PyObject *nm_create, *nm_accumulate, *nm_retract, *nm_merge, *nm_get_value;
 static PyInterpreterState *py_interp;
 static pthread_key_t py_ts_key; /* this thread's PyThreadState, deleted at its exit */
 
@@ -51,8 +58,12 @@ static void py_ts_free(void *p)
     PyThreadState_DeleteCurrent();
 }
 
+/* This thread holds the interpreter for a bundle (py_bundle_begin): calls
+ * inside it neither take nor release the GIL. */
+static _Thread_local int py_bundled;
+
 /* Take the GIL with this thread's own thread state (made on first use). */
-static void py_enter(void)
+static void py_enter_now(void)
 {
     PyThreadState *ts = pthread_getspecific(py_ts_key);
     if (!ts) {
@@ -62,7 +73,32 @@ static void py_enter(void)
     PyEval_RestoreThread(ts);
 }
 
-static void py_leave(void) { PyEval_SaveThread(); }
+static void py_leave_now(void) { PyEval_SaveThread(); }
+
+static inline void py_enter(void)
+{
+    if (!py_bundled) py_enter_now();
+}
+
+static inline void py_leave(void)
+{
+    if (!py_bundled) py_leave_now();
+}
+
+/* A bundle: the calls of up to python.fn-execution.bundle.size rows under
+ * one GIL entry (operators/calc.c). Only on threads that resolved a Python
+ * function (the interpreter is up). */
+static void py_bundle_begin(void)
+{
+    if (!py_helpers || py_bundled++) return;
+    py_enter_now();
+}
+
+static void py_bundle_end(void)
+{
+    if (!py_helpers || !py_bundled || --py_bundled) return;
+    py_leave_now();
+}
 
 /* The stand-ins for PyFlink's names, and the host's helpers. */
 static const char *const py_prelude =
@@ -72,18 +108,55 @@ static const char *const py_prelude =
     "        return lambda *a, **k: name\n"
     "def udf(f=None, **kw):\n"
     "    return (lambda g: g) if f is None else f\n"
-    "def _refused(kind):\n"
-    "    def deco(f=None, **kw):\n"
-    "        raise TypeError('Python %s functions are not supported by Sluice yet' % kind)\n"
-    "    return deco\n"
+    "class UserDefinedFunction:\n"
+    "    def open(self, function_context):\n"
+    "        pass\n"
+    "    def close(self):\n"
+    "        pass\n"
+    "    def is_deterministic(self):\n"
+    "        return True\n"
+    "class ScalarFunction(UserDefinedFunction):\n"
+    "    pass\n"
+    "class TableFunction(UserDefinedFunction):\n"
+    "    pass\n"
+    "class AggregateFunction(UserDefinedFunction):\n"
+    "    def get_result_type(self):\n"
+    "        return None\n"
+    "    def get_accumulator_type(self):\n"
+    "        return None\n"
+    "def udaf(f=None, **kw):\n"
+    "    if f is None:\n"
+    "        return lambda g: g() if isinstance(g, type) else g\n"
+    "    return f() if isinstance(f, type) else f\n"
     "_m = {n: types.ModuleType(n) for n in ('pyflink', 'pyflink.table', 'pyflink.table.udf')}\n"
     "_m['pyflink.table.udf'].udf = udf\n"
     "_m['pyflink.table.udf'].udtf = udf\n"
-    "_m['pyflink.table.udf'].udaf = _refused('aggregate')\n"
+    "_m['pyflink.table.udf'].udaf = udaf\n"
+    "for _c in (UserDefinedFunction, ScalarFunction, TableFunction, AggregateFunction):\n"
+    "    setattr(_m['pyflink.table.udf'], _c.__name__, _c)\n"
+    "    setattr(_m['pyflink.table'], _c.__name__, _c)\n"
     "_m['pyflink.table'].DataTypes = _Types()\n"
-    "class Row(tuple):\n"
-    "    def __new__(cls, *a, **k):\n"
-    "        return tuple.__new__(cls, a if a else tuple(k.values()))\n"
+    "class Row(list):\n"
+    "    __slots__ = ('_fields',)\n"
+    "    def __init__(self, *a, **k):\n"
+    "        list.__init__(self, a if a else k.values())\n"
+    "        self._fields = tuple(k) if k and not a else None\n"
+    "    def __getattr__(self, name):\n"
+    "        f = object.__getattribute__(self, '_fields')\n"
+    "        if f and name in f:\n"
+    "            return self[f.index(name)]\n"
+    "        raise AttributeError(name)\n"
+    "    def as_dict(self):\n"
+    "        return dict(zip(self._fields or (), self))\n"
+    "    def __reduce__(self):\n"
+    "        return (_row, (list(self), self._fields))\n"
+    "def _row(vals, fields):\n"
+    "    r = Row(*vals)\n"
+    "    r._fields = fields\n"
+    "    return r\n"
+    "Row.__module__ = 'pyflink.table'\n"
+    "_row.__module__ = 'pyflink.table'\n"
+    "_m['pyflink.table']._row = _row\n"
     "_m['pyflink.table'].Row = Row\n"
     "_m['pyflink.table'].udf = _m['pyflink.table.udf']\n"
     "_m['pyflink'].table = _m['pyflink.table']\n"
@@ -104,6 +177,21 @@ static const char *const py_prelude =
     "        raise\n"
     "    _texts[name] = text\n"
     "    return m\n"
+    "import datetime as _dt\n"
+    "_EPOCH = _dt.datetime(1970, 1, 1)\n"
+    "_US = _dt.timedelta(microseconds=1)\n"
+    "def ts_in(ms, nano):\n"
+    "    return _EPOCH + _dt.timedelta(microseconds=ms * 1000 + nano // 1000)\n"
+    "def ts_out(v):\n"
+    "    if not isinstance(v, _dt.datetime):\n"
+    "        return None\n"
+    "    if v.tzinfo is not None:\n"
+    "        v = v.astimezone(_dt.timezone.utc).replace(tzinfo=None)\n"
+    "    return divmod((v - _EPOCH) // _US, 1000)\n"
+    "def date_in(d):\n"
+    "    return _dt.date.fromordinal(719163 + d)\n"
+    "def date_out(v):\n"
+    "    return v.toordinal() - 719163 if isinstance(v, _dt.date) else None\n"
     "def errtext(e):\n"
     "    import traceback\n"
     "    tb = traceback.extract_tb(e.__traceback__)\n"
@@ -138,7 +226,27 @@ static void py_start(void)
         Py_XDECREF(m);
     } else {
         Py_DECREF(r);
-        py_helpers = m;
+        PyObject *pk = PyImport_ImportModule("pickle");
+        py_dumps = pk ? PyObject_GetAttrString(pk, "dumps") : NULL;
+        py_loads = pk ? PyObject_GetAttrString(pk, "loads") : NULL;
+        Py_XDECREF(pk);
+        py_proto = PyLong_FromLong(5);
+        nm_create = PyUnicode_InternFromString("create_accumulator");
+        nm_accumulate = PyUnicode_InternFromString("accumulate");
+        nm_retract = PyUnicode_InternFromString("retract");
+        nm_merge = PyUnicode_InternFromString("merge");
+        nm_get_value = PyUnicode_InternFromString("get_value");
+        py_ts_in = PyObject_GetAttrString(m, "ts_in");
+        py_ts_out = PyObject_GetAttrString(m, "ts_out");
+        py_date_in = PyObject_GetAttrString(m, "date_in");
+        py_date_out = PyObject_GetAttrString(m, "date_out");
+        if (!py_dumps || !py_loads || !py_ts_in || !py_ts_out || !py_date_in || !py_date_out) {
+            PyErr_Print();
+            snprintf(py_init_err, sizeof py_init_err, "cannot import pickle");
+            Py_XDECREF(m);
+        } else {
+            py_helpers = m;
+        }
     }
     py_interp = PyInterpreterState_Main();
     pthread_key_create(&py_ts_key, py_ts_free);
@@ -172,9 +280,29 @@ static int py_resolve(sl_udf_sig *s, void **handle, char *err, size_t errlen)
     int rc = SL_OK;
     PyObject *m = PyObject_CallMethod(py_helpers, "load", "ss", s->module, s->source);
     PyObject *f = m ? PyObject_GetAttrString(m, s->symbol) : NULL;
-    if (!f) rc = py_error(err, errlen);
-    else if (!PyCallable_Check(f))
+    if (f && PyType_Check(f)) { /* a class: its instance (udaf(WeightedAvg) or a decorated class) */
+        PyObject *o = PyObject_CallNoArgs(f);
+        Py_DECREF(f);
+        f = o;
+    }
+    if (f && s->kind != SL_UDF_AGG_KIND && !PyFunction_Check(f) &&
+        PyObject_HasAttrString(f, "eval")) { /* a ScalarFunction / TableFunction object */
+        PyObject *ev = PyObject_GetAttrString(f, "eval");
+        Py_DECREF(f);
+        f = ev;
+    }
+    if (!f) {
+        rc = py_error(err, errlen);
+    } else if (s->kind == SL_UDF_AGG_KIND) {
+        PyObject *need[] = {nm_create, nm_accumulate, nm_get_value, s->retract ? nm_retract : NULL,
+                            s->merge ? nm_merge : NULL};
+        for (int i = 0; rc == SL_OK && i < 5; i++)
+            if (need[i] && !PyObject_HasAttr(f, need[i]))
+                rc = sl_seterr(err, errlen, "%s.%s (a %s) has no method %s", s->module, s->symbol,
+                               Py_TYPE(f)->tp_name, PyUnicode_AsUTF8(need[i]));
+    } else if (!PyCallable_Check(f)) {
         rc = sl_seterr(err, errlen, "%s.%s is not callable", s->module, s->symbol);
+    }
     if (rc == SL_OK) *handle = f; /* held for the process's life */
     else Py_XDECREF(f);
     Py_XDECREF(m);
@@ -191,6 +319,9 @@ static PyObject *to_py(const sl_value *v, sl_type t)
     case SL_T_DOUBLE: return PyFloat_FromDouble(v->v.d);
     case SL_T_STRING: return PyUnicode_DecodeUTF8(v->v.s.p, v->v.s.len, "surrogateescape");
     case SL_T_BYTES: return PyBytes_FromStringAndSize(v->v.s.p, v->v.s.len);
+    case SL_T_TIMESTAMP: return PyObject_CallFunction(py_ts_in, "Li", (long long)v->v.ts.ms,
+                                                      (int)v->v.ts.nano);
+    case SL_T_DATE: return PyObject_CallFunction(py_date_in, "L", (long long)v->v.i);
     default: return PyLong_FromLongLong(v->v.i);
     }
 }
@@ -237,6 +368,28 @@ static int from_py(PyObject *r, sl_type t, const py_alloc *al, sl_value *out, ch
             return SL_ERR;
         }
         out->v.i = x;
+        return SL_OK;
+    }
+    case SL_T_TIMESTAMP: {
+        PyObject *cv = PyObject_CallOneArg(py_ts_out, r); /* (ms, microseconds) or None */
+        if (!cv) return py_error(err, errlen);
+        long long ms = 0, us = 0;
+        int ok = cv != Py_None && PyArg_ParseTuple(cv, "LL", &ms, &us);
+        Py_DECREF(cv);
+        if (PyErr_Occurred()) return py_error(err, errlen);
+        if (!ok) break;
+        out->v.ts.ms = ms;
+        out->v.ts.nano = (int32_t)(us * 1000);
+        return SL_OK;
+    }
+    case SL_T_DATE: {
+        PyObject *cv = PyObject_CallOneArg(py_date_out, r);
+        if (!cv) return py_error(err, errlen);
+        int ok = cv != Py_None;
+        out->v.i = ok ? PyLong_AsLongLong(cv) : 0;
+        Py_DECREF(cv);
+        if (PyErr_Occurred()) return py_error(err, errlen);
+        if (!ok) break;
         return SL_OK;
     }
     case SL_T_DOUBLE:
@@ -299,14 +452,16 @@ static int py_call(void *handle, const sl_udf_sig *s, const sl_value *args, int 
                    sl_arena *scratch, sl_value *out, char *err, size_t errlen)
 {
     py_enter();
-    int rc = SL_OK;
+    int rc = SL_OK, n;
     py_alloc al = {.arena = scratch};
-    PyObject *tup = py_args(s, args, nargs), *r = NULL;
-    if (tup) r = PyObject_Call((PyObject *)handle, tup, NULL);
+    PyObject *argv[SL_UDF_MAX_ARGS], *r = NULL;
+    for (n = 0; n < nargs; n++)
+        if (!(argv[n] = to_py(&args[n], s->args[n]))) break;
+    if (n == nargs) r = PyObject_Vectorcall((PyObject *)handle, argv, (size_t)nargs, NULL);
+    for (int i = 0; i < n; i++) Py_DECREF(argv[i]);
     if (!r) rc = py_error(err, errlen);
     else rc = from_py(r, s->result, &al, out, err, errlen);
     Py_XDECREF(r);
-    Py_XDECREF(tup);
     py_leave();
     return rc;
 }
@@ -371,7 +526,107 @@ static int py_call_table(void *handle, const sl_udf_sig *s, sl_udf_ctx *ctx, con
     return rc == SL_OK ? 0 : 1;
 }
 
+/* ---- aggregate functions -------------------------------------------------- */
+
+/* The accumulator pickled in acc (a u32 length, then the bytes) as a new
+ * object; NULL with a Python error. */
+static PyObject *acc_load(const uint8_t *acc, unsigned size)
+{
+    uint32_t n = sl_get_le32(acc);
+    if (n == 0 || n > size - 4) {
+        PyErr_Format(PyExc_ValueError, "damaged accumulator state (%u bytes in a slot of %u)",
+                     (unsigned)n, size - 4);
+        return NULL;
+    }
+    PyObject *mv = PyMemoryView_FromMemory((char *)acc + 4, n, PyBUF_READ);
+    PyObject *r = mv ? PyObject_CallOneArg(py_loads, mv) : NULL;
+    Py_XDECREF(mv);
+    return r;
+}
+
+/* Pickle accumulator a into acc. */
+static int acc_store(PyObject *a, const sl_udf_sig *s, uint8_t *acc, char *err, size_t errlen)
+{
+    PyObject *b = PyObject_CallFunctionObjArgs(py_dumps, a, py_proto, NULL);
+    if (!b) return py_error(err, errlen);
+    Py_ssize_t n = PyBytes_GET_SIZE(b);
+    int rc = SL_OK;
+    if ((size_t)n > s->acc_size - 4)
+        rc = sl_seterr(err, errlen, "its accumulator pickles to %zd bytes, more than the %u of "
+                       "its state slot (give udaf(...) accumulator_bytes=N, at most %d)", n,
+                       s->acc_size - 4, SL_UDF_MAX_ACC - 4);
+    else {
+        sl_put_le32(acc, (uint32_t)n);
+        memcpy(acc + 4, PyBytes_AS_STRING(b), (size_t)n);
+    }
+    Py_DECREF(b);
+    return rc;
+}
+
+static int py_agg(void *handle, const sl_udf_sig *s, sl_udf_agg_step step, uint8_t *acc,
+                  const uint8_t *other, const sl_value *args, int nargs, sl_arena *scratch,
+                  sl_value *out, char *err, size_t errlen)
+{
+    py_enter();
+    PyObject *self = handle, *a = NULL, *r = NULL;
+    PyObject *argv[2 + SL_UDF_MAX_ARGS] = {self};
+    int rc = SL_OK, n = 0;
+    if (step == SL_UDF_AGG_CREATE) {
+        a = PyObject_CallMethodNoArgs(self, nm_create);
+        rc = a ? acc_store(a, s, acc, err, errlen) : py_error(err, errlen);
+        goto done;
+    }
+    if (!(a = acc_load(acc, s->acc_size))) {
+        rc = py_error(err, errlen);
+        goto done;
+    }
+    argv[1] = a;
+    switch (step) {
+    case SL_UDF_AGG_ACCUMULATE:
+    case SL_UDF_AGG_RETRACT:
+        for (n = 0; n < nargs; n++)
+            if (!(argv[2 + n] = to_py(&args[n], s->args[n]))) break;
+        if (n == nargs)
+            r = PyObject_VectorcallMethod(step == SL_UDF_AGG_RETRACT ? nm_retract : nm_accumulate,
+                                          argv, (size_t)(2 + nargs),
+                                          NULL);
+        for (int i = 0; i < n; i++) Py_DECREF(argv[2 + i]);
+        rc = r ? acc_store(a, s, acc, err, errlen) : py_error(err, errlen);
+        break;
+    case SL_UDF_AGG_MERGE: {
+        PyObject *o = acc_load(other, s->acc_size);
+        PyObject *lst = o ? PyList_New(1) : NULL;
+        if (lst) {
+            PyList_SET_ITEM(lst, 0, o); /* steals o */
+            o = NULL;
+            argv[2] = lst;
+            r = PyObject_VectorcallMethod(nm_merge, argv, 3, NULL);
+        }
+        Py_XDECREF(o);
+        Py_XDECREF(lst);
+        rc = r ? acc_store(a, s, acc, err, errlen) : py_error(err, errlen);
+        break;
+    }
+    default: { /* SL_UDF_AGG_VALUE */
+        py_alloc al = {.arena = scratch};
+        r = PyObject_VectorcallMethod(nm_get_value, argv, 2, NULL);
+        if (!r) rc = py_error(err, errlen);
+        else if (!scratch && (s->result == SL_T_STRING || s->result == SL_T_BYTES))
+            rc = sl_seterr(err, errlen, "a string result has no memory here");
+        else rc = from_py(r, s->result, &al, out, err, errlen);
+        break;
+    }
+    }
+done:
+    Py_XDECREF(r);
+    Py_XDECREF(a);
+    py_leave();
+    return rc;
+}
+
 static const sl_udf_host tm_python_host = {.resolve = py_resolve, .call = py_call,
-                                           .call_table = py_call_table};
+                                           .call_table = py_call_table, .agg = py_agg,
+                                           .bundle_begin = py_bundle_begin,
+                                           .bundle_end = py_bundle_end};
 
 void tm_python_register(void) { sl_udf_set_host(&tm_python_host); }

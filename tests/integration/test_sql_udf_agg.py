@@ -281,3 +281,51 @@ END;
             assert row["id"] not in got
             got[row["id"]] = (row["k"], row["ws"], row["t2"])
         assert got == want, out
+
+
+def test_string_results_of_c_aggregates(cluster, workdir):
+    """longest (a STRING borrowed from its accumulator, merge) and tagsum (a
+    STRING from ctx->alloc) per key over GROUP BY and per HOP window, p=2."""
+    cluster.add_tm(slots=2)
+    n = 900
+    o1, o2 = os.path.join(workdir, "g"), os.path.join(workdir, "h")
+    r = run_sql(cluster, workdir, "s.sql", f"""
+CREATE FUNCTION longest AS 'longest' USING JAR '{AGGS}';
+CREATE FUNCTION tagsum AS 'tagsum' USING JAR '{AGGS}';
+""" + seq(n) + f"""
+CREATE TABLE g_out (k BIGINT, lw STRING, ts STRING, PRIMARY KEY (k) NOT ENFORCED)
+  WITH ('connector' = 'filesystem', 'path' = '{o1}', 'format' = 'json');
+CREATE TABLE h_out (window_start TIMESTAMP(3), lw STRING, ts STRING)
+  WITH ('connector' = 'filesystem', 'path' = '{o2}', 'format' = 'json');
+SET 'parallelism.default' = '2';
+EXECUTE STATEMENT SET BEGIN
+INSERT INTO g_out SELECT id % 7 AS k, longest(REPEAT('ab', CAST(id * 37 % 41 AS INT)) || CAST(id AS STRING)),
+       tagsum(id) FROM src GROUP BY id % 7;
+INSERT INTO h_out SELECT window_start, longest(REPEAT('x', CAST(id % 23 AS INT)) || CAST(id AS STRING)),
+       tagsum(id) FROM TABLE(HOP(TABLE src, DESCRIPTOR(ts), INTERVAL '5' SECOND, INTERVAL '15' SECOND))
+GROUP BY window_start, window_end;
+END;
+""")
+    assert r.returncode == 0, r.stdout + r.stderr
+    for jid in job_ids(r.stdout):
+        finish(cluster, jid)
+
+    def longest(words):
+        words = [w[:60] for w in words]
+        return min(words, key=lambda w: (-len(w), w.encode()))
+
+    table, _ = apply_changelog(committed_files(o1), ["k"])
+    vals = collections.defaultdict(list)
+    for i in range(1, n + 1):
+        vals[i % 7].append(i)
+    assert table == {(k,): {"k": k, "lw": longest(["ab" * (i * 37 % 41) + str(i) for i in v]),
+                            "ts": "n=%d" % sum(v)} for k, v in vals.items()}
+    hw = collections.defaultdict(list)
+    for i in range(1, n + 1):
+        last = BASE + (BASE + i * 100 - BASE) // 5000 * 5000
+        for start in (last, last - 5000, last - 10000):
+            hw[start].append(i)
+    got = {ms(row["window_start"]): (row["lw"], row["ts"])
+           for row in (json.loads(x) for p in committed_files(o2) for x in open(p))}
+    assert got == {k: (longest(["x" * (i % 23) + str(i) for i in v]), "n=%d" % sum(v))
+                   for k, v in hw.items()}

@@ -3,12 +3,15 @@ LANGUAGE PYTHON over the PyFlink-style files in tests/udf_py/, run by the
 interpreter embedded in the TaskManager at parallelism 2. Expected rows are
 computed here by the same arithmetic in this process; the JobManager and
 the SQL client never start an interpreter."""
+import datetime
+import json
 import os
 
 import pytest
 
 from conftest import BUILD, ROOT
 from test_ha import zk  # noqa: F401  (the ZooKeeper ensemble fixture, for the failover test)
+from test_checkpoints import committed_files
 from test_sql import finish, job_ids, rows, run_sql
 from zk_ensemble import available as zk_available
 
@@ -38,7 +41,12 @@ def maps(pid):
         return f.read()
 
 
-def test_scalar_functions_at_parallelism_2(cluster, workdir):
+@pytest.mark.parametrize("bundle", [
+    "",  # the default: bundles of 1000 rows, 1 s
+    "SET 'python.fn-execution.bundle.size' = '7';\nSET 'python.fn-execution.bundle.time' = '5 ms';",
+    "SET 'python.fn-execution.bundle.size' = '1';",  # row by row
+])
+def test_scalar_functions_at_parallelism_2(cluster, workdir, bundle):
     cluster.add_tm(slots=2)
     n = 500
     out = os.path.join(workdir, "out")
@@ -47,6 +55,7 @@ def test_scalar_functions_at_parallelism_2(cluster, workdir):
 CREATE TABLE snk (id BIGINT, m BIGINT, t STRING, z BIGINT, h DOUBLE, s STRING)
   WITH ('connector' = 'filesystem', 'path' = '{out}', 'format' = 'json');
 SET 'parallelism.default' = '2';
+{bundle}
 INSERT INTO snk
 SELECT id, mix(id), tag(CONCAT('k', CAST(id % 7 AS STRING)), id * 2),
        nvl_neg(CASE WHEN id % 5 = 0 THEN CAST(NULL AS BIGINT) ELSE id END),
@@ -66,6 +75,16 @@ FROM src WHERE mix(id) % 3 <> 0;
     tm_pid = cluster.tms[0].proc.pid
     assert "libpython3" in maps(tm_pid)
     assert "libpython3" not in maps(cluster.jm.proc.pid)
+
+
+def test_a_bad_bundle_size_is_refused(cluster, workdir):
+    r = run_sql(cluster, workdir, "b.sql", create("mix") + seq(5) + """
+CREATE TABLE snk (m BIGINT) WITH ('connector' = 'blackhole');
+SET 'python.fn-execution.bundle.size' = '0';
+INSERT INTO snk SELECT mix(id) FROM src;
+""")
+    assert r.returncode != 0, r.stdout + r.stderr
+    assert "python.fn-execution.bundle.size must be from 1 to 100000, not 0" in r.stdout, r.stdout
 
 
 @pytest.mark.parametrize("fn,want", [
@@ -89,22 +108,14 @@ INSERT INTO snk SELECT {fn}(id) FROM src;
     assert want in text, text
 
 
-def test_a_syntax_error_fails_the_task_naming_the_line(cluster, workdir):
-    cluster.add_tm(slots=1)
-    out = os.path.join(workdir, "out")
+def test_a_syntax_error_is_refused_at_create_naming_the_line(cluster, workdir):
+    """The client compiles the file with python3 (it runs nothing) at CREATE."""
     broken = os.path.join(PY, "broken.py")
     r = run_sql(cluster, workdir, "b.sql", f"""
 CREATE FUNCTION f AS 'broken.f' LANGUAGE PYTHON USING JAR '{broken}';
-""" + seq(5) + f"""
-CREATE TABLE snk (v BIGINT) WITH ('connector' = 'filesystem', 'path' = '{out}', 'format' = 'json');
-INSERT INTO snk SELECT f(id) FROM src;
 """)
-    assert r.returncode == 0, r.stdout + r.stderr
-    jid = job_ids(r.stdout)[0]
-    cluster.wait_state(jid, ["FAILED"], timeout=90)
-    text = str(cluster.get(f"/jobs/{jid}/exceptions"))
-    assert "function 'f' (Python, broken.f): SyntaxError: '(' was never closed (broken.py, line 6)" \
-        in text, text
+    assert r.returncode != 0, r.stdout + r.stderr
+    assert f"{broken}, line 6: SyntaxError: '(' was never closed" in r.stdout, r.stdout
 
 
 TABLES = os.path.join(PY, "tables.py")
@@ -165,19 +176,20 @@ INSERT INTO snk SELECT id, a, b FROM src, LATERAL TABLE(bad_width(id)) AS t(a, b
 
 @pytest.mark.parametrize("stmt,want", [
     (f"CREATE FUNCTION f AS 'strs.nope' LANGUAGE PYTHON USING JAR '{STRS}';",
-     f"{STRS}: no top-level 'def nope(' in the file"),
+     f"{STRS}: no top-level 'def nope(', 'class nope' or 'nope = udf(...)' in the file"),
     (f"CREATE FUNCTION f AS 'strs.undecorated' LANGUAGE PYTHON USING JAR '{STRS}';",
      f"{STRS}, line {line_of('def undecorated')}: 'undecorated' has no @udf(result_type=..., "
-     "input_types=[...]) or @udtf(result_types=[...], input_types=[...]) decorator"),
+     "input_types=[...]), @udtf(result_types=[...], input_types=[...]) or udaf(...) declaration"),
     (f"CREATE FUNCTION f AS 'partial.no_inputs' LANGUAGE PYTHON USING JAR '{PY}/partial.py';",
      "partial.py, line 5: @udf must declare input_types= (Sluice type-checks calls without "
      "running the file)"),
     (f"CREATE FUNCTION f AS 'partial.rows' LANGUAGE PYTHON USING JAR '{PY}/partial.py';",
      "partial.py, line 10: @udtf must declare input_types= (Sluice type-checks calls"),
     (f"CREATE FUNCTION f AS 'partial.total' LANGUAGE PYTHON USING JAR '{PY}/partial.py';",
-     "partial.py, line 20: @udaf: Python aggregate functions are not supported yet"),
-    (f"CREATE FUNCTION f AS 'partial.ts' LANGUAGE PYTHON USING JAR '{PY}/partial.py';",
-     "partial.py, line 15: @udf: type TIMESTAMP(3): Python functions take BOOLEAN, INT, BIGINT"),
+     "partial.py, line 20: udaf over a function is PyFlink's Pandas aggregate (func_type='pandas')"),
+    (f"CREATE FUNCTION f AS 'partial.dec' LANGUAGE PYTHON USING JAR '{PY}/partial.py';",
+     "partial.py, line 15: @udf: type DECIMAL(10, 2): Python functions take BOOLEAN, INT, "
+     "BIGINT, DOUBLE, STRING, BYTES, TIMESTAMP(3), TIMESTAMP_LTZ(3) and DATE"),
     (f"CREATE FUNCTION f AS 'mix' LANGUAGE PYTHON USING JAR '{STRS}';",
      "a Python function is named 'module.function', not 'mix'"),
     ("CREATE FUNCTION f AS 'strs.mix' LANGUAGE PYTHON;",
@@ -320,3 +332,62 @@ INSERT INTO snk SELECT id % {mod} AS k, wsum(mix(id), 1) AS ws FROM src GROUP BY
     finally:
         problems = c.shutdown()
         assert not problems, "\n".join(problems)
+
+
+TIMES = os.path.join(PY, "times.py")
+
+
+def exact_ms(text):
+    """A TIMESTAMP as Sluice writes it, to ms since the epoch (integer arithmetic)."""
+    d = datetime.datetime.strptime(text + ("" if "." in text else ".0"), "%Y-%m-%d %H:%M:%S.%f")
+    return (d - datetime.datetime(1970, 1, 1)) // datetime.timedelta(milliseconds=1)
+
+
+def test_timestamp_and_date_arguments_and_results(cluster, workdir):
+    """datetime.datetime for TIMESTAMP / TIMESTAMP_LTZ (naive, UTC; an aware
+    result is converted), datetime.date for DATE, both ways, before and after
+    1970, at parallelism 2."""
+    cluster.add_tm(slots=2)
+    n = 300
+    out = os.path.join(workdir, "out")
+    fns = "".join(f"CREATE FUNCTION {f} AS 'times.{f}' LANGUAGE PYTHON USING JAR '{TIMES}';\n"
+                  for f in ("plus_days", "day_of", "iso", "aware"))
+    r = run_sql(cluster, workdir, "t.sql", fns + f"""
+CREATE TABLE src (id BIGINT, ts AS TO_TIMESTAMP_LTZ(id * 3196800007 - 500000000000, 3))
+  WITH ('connector' = 'datagen', 'rows-per-second' = '100000',
+        'fields.id.kind' = 'sequence', 'fields.id.start' = '1', 'fields.id.end' = '{n}');
+CREATE TABLE snk (id BIGINT, p TIMESTAMP(3), d DATE, s STRING, a TIMESTAMP_LTZ(3))
+  WITH ('connector' = 'filesystem', 'path' = '{out}', 'format' = 'json');
+SET 'parallelism.default' = '2';
+INSERT INTO snk SELECT id, plus_days(ts, id), day_of(ts), iso(day_of(ts)), aware(id * 1000003)
+FROM src;
+""")
+    assert r.returncode == 0, r.stdout + r.stderr
+    finish(cluster, job_ids(r.stdout)[0])
+    epoch = datetime.datetime(1970, 1, 1)
+    got, want = {}, {}
+    for row in (json.loads(x) for p in committed_files(out) for x in open(p)):
+        got[row["id"]] = (exact_ms(row["p"]), row["d"], row["s"], exact_ms(row["a"]))
+    for i in range(1, n + 1):
+        t = i * 3196800007 - 500000000000
+        when = epoch + datetime.timedelta(milliseconds=t)
+        want[i] = (t + i * 86400000 + i, when.date().isoformat(),
+                   "%s/%d" % (when.date().isoformat(), when.date().weekday()), i * 1000003)
+    assert got == want
+
+
+def test_a_result_of_the_wrong_type_for_a_date(cluster, workdir):
+    cluster.add_tm(slots=1)
+    out = os.path.join(workdir, "out")
+    r = run_sql(cluster, workdir, "t.sql", f"""
+CREATE FUNCTION not_a_date AS 'times.not_a_date' LANGUAGE PYTHON USING JAR '{TIMES}';
+""" + seq(5) + f"""
+CREATE TABLE snk (d DATE) WITH ('connector' = 'filesystem', 'path' = '{out}', 'format' = 'json');
+INSERT INTO snk SELECT not_a_date(id) FROM src;
+""")
+    assert r.returncode == 0, r.stdout + r.stderr
+    jid = job_ids(r.stdout)[0]
+    cluster.wait_state(jid, ["FAILED"], timeout=90)
+    text = str(cluster.get(f"/jobs/{jid}/exceptions"))
+    assert "function 'not_a_date' failed: returned a str where DATE was declared (row 1 of " \
+           "subtask 0)" in text, text

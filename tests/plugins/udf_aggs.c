@@ -9,6 +9,7 @@
  *   fussy(v BIGINT)           BIGINT  a count that fails on 13; neither
  *   badsize(v BIGINT)         BIGINT  declares 8 accumulator bytes, its table 16
  */
+#include <stdint.h>
 #include <string.h>
 #include <stdio.h>
 
@@ -157,3 +158,96 @@ const sl_udf_aggregate fussy = {SL_UDF_ABI_VERSION, 8, fussy_create, fussy_add, 
 SL_UDF_AGGREGATE(badsize, "BIGINT", "BIGINT", 8, SL_UDF_DEFAULT)
 const sl_udf_aggregate badsize = {SL_UDF_ABI_VERSION, 16, fussy_create, fussy_add, NULL, NULL,
                                   fussy_value};
+
+/* ---- longest: a STRING result borrowed from the accumulator --------------- */
+
+typedef struct {
+    uint32_t len;
+    char s[60];
+} longest_acc;
+
+static int longest_create(sl_udf_ctx *ctx, void *acc)
+{
+    (void)ctx;
+    memset(acc, 0, sizeof(longest_acc));
+    return 0;
+}
+
+static int longest_add(sl_udf_ctx *ctx, void *acc, const sl_value *args, int nargs)
+{
+    (void)ctx;
+    (void)nargs;
+    longest_acc *a = acc;
+    uint32_t n = args[0].v.s.len > sizeof a->s ? (uint32_t)sizeof a->s : args[0].v.s.len;
+    /* the longer one; of equal lengths the smaller bytes (so the order of rows does not matter) */
+    if (n > a->len || (n == a->len && memcmp(args[0].v.s.p, a->s, n) < 0)) {
+        memcpy(a->s, args[0].v.s.p, n);
+        a->len = n;
+    }
+    return 0;
+}
+
+static int longest_merge(sl_udf_ctx *ctx, void *acc, const void *other)
+{
+    const longest_acc *o = other;
+    sl_value v = {.v.s = {o->s, o->len}};
+    return longest_add(ctx, acc, &v, 1);
+}
+
+static int longest_value(sl_udf_ctx *ctx, const void *acc, sl_value *out)
+{
+    (void)ctx;
+    const longest_acc *a = acc;
+    out->isnull = a->len == 0;
+    out->v.s.p = a->s; /* borrowed from the accumulator: the host copies it */
+    out->v.s.len = a->len;
+    return 0;
+}
+
+SL_UDF_AGGREGATE(longest, "STRING", "STRING", 64, "deterministic strict merge")
+const sl_udf_aggregate longest = {SL_UDF_ABI_VERSION, sizeof(longest_acc), longest_create,
+                                  longest_add, NULL, longest_merge, longest_value};
+
+/* ---- tagsum: a STRING result from ctx->alloc ------------------------------ */
+
+static int tagsum_add(sl_udf_ctx *ctx, void *acc, const sl_value *args, int nargs)
+{
+    (void)ctx;
+    (void)nargs;
+    *(int64_t *)acc += args[0].v.i;
+    return 0;
+}
+
+static int tagsum_value(sl_udf_ctx *ctx, const void *acc, sl_value *out)
+{
+    char *buf = ctx->alloc(ctx, 32);
+    if (!buf) {
+        snprintf(ctx->err, sizeof ctx->err, "out of memory");
+        return 1;
+    }
+    out->v.s.p = buf;
+    out->v.s.len = (uint32_t)snprintf(buf, 32, "n=%lld", (long long)*(const int64_t *)acc);
+    return 0;
+}
+
+SL_UDF_AGGREGATE(tagsum, "STRING", "BIGINT", 8, SL_UDF_DEFAULT)
+const sl_udf_aggregate tagsum = {SL_UDF_ABI_VERSION, 8, fussy_create, tagsum_add, NULL, NULL,
+                                 tagsum_value};
+
+/* ---- crashsum: a write to address 13 when it accumulates 13 --------------- */
+
+static volatile uintptr_t bad_addr = 13; /* volatile: the compiler cannot see it */
+
+/* undefined behaviour on purpose: not caught by UBSan before it faults */
+__attribute__((no_sanitize("undefined"))) static int crashsum_add(sl_udf_ctx *ctx, void *acc, const sl_value *args, int nargs)
+{
+    (void)ctx;
+    (void)nargs;
+    if (args[0].v.i == 13) *(volatile int *)bad_addr = 1;
+    *(int64_t *)acc += args[0].v.i;
+    return 0;
+}
+
+SL_UDF_AGGREGATE(crashsum, "BIGINT", "BIGINT", 8, SL_UDF_DEFAULT)
+const sl_udf_aggregate crashsum = {SL_UDF_ABI_VERSION, 8, fussy_create, crashsum_add, NULL, NULL,
+                                   fussy_value};

@@ -2,7 +2,9 @@
  * udf_funcs.c -- user-defined SQL functions for the tests (tests/integration/
  * test_sql_udf.py): scalar and table functions declared with core/udf.h.
  */
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "udf.h"
@@ -94,5 +96,51 @@ int upto(sl_udf_ctx *ctx, const sl_value *args, int nargs)
         sl_value row[1] = {{.v.i = i}};
         if (ctx->emit(ctx, row)) return 1;
     }
+    return 0;
+}
+
+/* crash(x, how) = x, but at x = 13 it crashes as `how` says: 'segv' (a
+ * write to address 13), 'fpe' (an integer division by zero), 'abort'
+ * (abort()), 'stack' (unbounded recursion) -- for the guard of
+ * core/udf_guard.h */
+static volatile int64_t zero;
+static volatile uintptr_t bad_addr = 13;          /* volatile: the compiler cannot see it */
+static volatile int64_t deep_limit = INT64_MAX;
+
+static int64_t deep(volatile char *p, int64_t n)
+{
+    volatile char buf[512];
+    buf[0] = (char)n;
+    if (n >= deep_limit) return p ? p[0] : 0;
+    return deep(buf, n + 1) + (p ? p[0] : 0);
+}
+
+SL_UDF_SCALAR(crash, "BIGINT", "BIGINT, STRING", SL_UDF_DEFAULT)
+/* undefined behaviour on purpose: not caught by UBSan before it faults */
+__attribute__((no_sanitize("undefined"))) int crash(sl_udf_ctx *ctx, const sl_value *args, int nargs, sl_value *out)
+{
+    (void)ctx;
+    (void)nargs;
+    int64_t x = args[0].v.i;
+    const char *how = args[1].v.s.p;
+    size_t hl = args[1].v.s.len;
+    out->v.i = x;
+    if (x != 13) return 0;
+    if (hl == 4 && !memcmp(how, "segv", 4)) *(volatile int *)bad_addr = 1;
+    else if (hl == 3 && !memcmp(how, "fpe", 3)) out->v.i = x / zero;
+    else if (hl == 5 && !memcmp(how, "abort", 5)) abort();
+    else if (hl == 5 && !memcmp(how, "stack", 5)) out->v.i = deep(NULL, 0);
+    return 0;
+}
+
+/* crash_rows(x): the row x, then (at x = 13) a write to address 13 */
+SL_UDF_TABLE(crash_rows, "v BIGINT", "BIGINT", SL_UDF_DEFAULT)
+/* undefined behaviour on purpose: not caught by UBSan before it faults */
+__attribute__((no_sanitize("undefined"))) int crash_rows(sl_udf_ctx *ctx, const sl_value *args, int nargs)
+{
+    (void)nargs;
+    sl_value row[1] = {{.v.i = args[0].v.i}};
+    if (ctx->emit(ctx, row)) return 1;
+    if (args[0].v.i == 13) *(volatile int *)bad_addr = 1;
     return 0;
 }

@@ -12,8 +12,8 @@ def rows(x):
     yield x
 
 
-@udf(result_type=DataTypes.TIMESTAMP(3), input_types=[DataTypes.BIGINT()])
-def ts(x):
+@udf(result_type=DataTypes.DECIMAL(10, 2), input_types=[DataTypes.BIGINT()])
+def dec(x):
     return None
 
 

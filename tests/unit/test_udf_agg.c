@@ -236,8 +236,6 @@ static void test_declarations(void)
         {"sluice-udf 1|aggregate|a|BIGINT|BIGINT|strict accumulator=4097", "from 1 to 4096"},
         {"sluice-udf 1|aggregate|a|BIGINT|BIGINT|strict accumulator=sizeof(x)",
          "accumulator size 'sizeof(x)' must be a decimal number"},
-        {"sluice-udf 1|aggregate|a|STRING|BIGINT|strict accumulator=8",
-         "an aggregate function cannot return STRING yet"},
         {"sluice-udf 1|scalar|a|BIGINT|BIGINT|strict retract",
          "unknown flag 'retract' (deterministic, nondeterministic, strict, nullable)"},
         {"sluice-udf 1|window|a|BIGINT|BIGINT|strict", "unknown kind 'window' (scalar, table or aggregate)"},
@@ -246,6 +244,11 @@ static void test_declarations(void)
         CHECK(sl_udf_parse_decl(bad[k].decl, err, sizeof err) == NULL);
         CHECK(strstr(err, bad[k].want) != NULL);
     }
+    /* STRING results and DATE arguments */
+    sl_udf_sig *st = sl_udf_parse_decl("sluice-udf 1|aggregate|a|STRING|DATE|strict accumulator=8",
+                                       err, sizeof err);
+    CHECK(st && st->result == SL_T_STRING && st->args[0] == SL_T_DATE);
+    sl_udf_sig_free(st);
 }
 
 /* ---- the Python decorator reader ------------------------------------------ */
@@ -298,7 +301,37 @@ static void test_python_decorators(void)
         "\n"
         "@udtf(result_types=[DataTypes.STRING(), 'INT'], input_types=DataTypes.STRING())\n"
         "def rows(a):\n"
-        "    yield a, 1\n";
+        "    yield a, 1\n"
+        "\n"
+        "class Sum(AggregateFunction):\n"
+        "    def create_accumulator(self):\n"
+        "        return [0]\n"
+        "    def accumulate(self, acc, v):\n"
+        "        acc[0] += v\n"
+        "    def retract(self, acc, v):\n"
+        "        acc[0] -= v\n"
+        "    def get_value(self, acc):\n"
+        "        return acc[0]\n"
+        "\n"
+        "total = udaf(Sum(), result_type='BIGINT', input_types=[DataTypes.BIGINT()],\n"
+        "             accumulator_bytes=100)\n"
+        "\n"
+        "@udaf(result_type=DataTypes.DOUBLE(), input_types=[DataTypes.DATE()])\n"
+        "class Deco(AggregateFunction):\n"
+        "    def create_accumulator(self):\n"
+        "        return []\n"
+        "    def accumulate(self, acc, v):\n"
+        "        pass\n"
+        "    def merge(self, acc, others):\n"
+        "        pass\n"
+        "    def get_value(self, acc):\n"
+        "        return 1.0\n"
+        "\n"
+        "@udaf(result_type='BIGINT', input_types=['BIGINT'], func_type='pandas')\n"
+        "def pandas_sum(v):\n"
+        "    return v.sum()\n"
+        "\n"
+        "stranger = udaf(Missing(), result_type='BIGINT', input_types=['BIGINT'])\n";
     char *path = write_py(src);
     sl_udf_sig *s = sl_udf_python_decl(path, "m", "two", err, sizeof err);
     CHECK(s != NULL);
@@ -325,12 +358,32 @@ static void test_python_decorators(void)
     s = sl_udf_python_decl(path, "m", "none_", err, sizeof err);
     CHECK(s != NULL && s->nargs == 0 && s->result == SL_T_DOUBLE);
     sl_udf_sig_free(s);
+    s = sl_udf_python_decl(path, "m", "ts", err, sizeof err);
+    CHECK(s != NULL && s->result == SL_T_TIMESTAMP);
+    sl_udf_sig_free(s);
+    s = sl_udf_python_decl(path, "m", "total", err, sizeof err);
+    CHECK(s != NULL);
+    if (s) {
+        CHECK_EQ_STR(s->decl, "sluice-udf 1|aggregate|total|BIGINT|BIGINT|deterministic nullable "
+                              "retract accumulator=104");
+        CHECK(s->kind == SL_UDF_AGG_KIND && s->retract && !s->merge && s->acc_size == 104);
+        sl_udf_sig_free(s);
+    }
+    s = sl_udf_python_decl(path, "m", "Deco", err, sizeof err);
+    CHECK(s != NULL);
+    if (s) {
+        CHECK_EQ_STR(s->decl, "sluice-udf 1|aggregate|Deco|DOUBLE|DATE|deterministic nullable "
+                              "merge accumulator=1024");
+        sl_udf_sig_free(s);
+    }
     struct { const char *fn, *want; } bad[] = {
-        {"plain", ", line 22: 'plain' has no @udf(result_type=..., input_types=[...]) or "
-                  "@udtf(result_types=[...], input_types=[...]) decorator"},
-        {"ts", ", line 25: @udf: type TIMESTAMP(3): Python functions take BOOLEAN, INT, BIGINT"},
-        {"dec", ", line 29: @udf: unknown type 'DECIMAL(10, 2)'"},
-        {"nope", ": no top-level 'def nope(' in the file"},
+        {"plain", ", line 22: 'plain' has no @udf(result_type=..., input_types=[...]), "
+                  "@udtf(result_types=[...], input_types=[...]) or udaf(...) declaration"},
+        {"dec", ", line 29: @udf: type DECIMAL(10, 2): Python functions take BOOLEAN, INT, BIGINT"},
+        {"nope", ": no top-level 'def nope(', 'class nope' or 'nope = udf(...)' in the file"},
+        {"pandas_sum", "udaf over a function is PyFlink's Pandas aggregate"},
+        {"stranger", "udaf's first argument must be an AggregateFunction class of this "
+                     "file, as in udaf(Missing(), ...) (no top-level class 'Missing')"},
     };
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
         CHECK(sl_udf_python_decl(path, "m", bad[k].fn, err, sizeof err) == NULL);

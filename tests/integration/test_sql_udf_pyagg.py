@@ -1,0 +1,258 @@
+"""Python aggregate functions from SQL (docs/UDF.md, "Python aggregate
+functions"): PyFlink-style AggregateFunction classes of tests/udf_py/aggs.py
+(py_wsum: retract + merge; py_top2: merge only; span: a STRING result; Mean:
+a decorated class; fussy: fails on 13; hoard: outgrows its accumulator) in
+GROUP BY over retractions, TUMBLE/HOP windows, OVER, and across
+stop-with-savepoint + restore at another parallelism on both backends.
+Expected results come from Python models computed here."""
+import collections
+import json
+import os
+
+import pytest
+
+from test_checkpoints import committed_files
+from test_sql import finish, job_ids, ms, run_sql
+from test_sql_udf_agg import BASE, apply_changelog, inner_model, second_max, seq
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+AGGS = os.path.join(ROOT, "tests", "udf_py", "aggs.py")
+
+
+def create(*names):
+    return "".join(f"CREATE FUNCTION {n} AS 'aggs.{n}' LANGUAGE PYTHON USING JAR '{AGGS}';\n"
+                   for n in names)
+
+
+FUNCS = create("py_wsum", "py_top2", "span", "Mean")
+
+
+def line_of(text):
+    with open(AGGS) as f:
+        for n, line in enumerate(f, 1):
+            if line.startswith(text):
+                return n
+    raise AssertionError(text)
+
+
+def test_group_by_over_retractions_at_parallelism_2(cluster, workdir):
+    """The inner GROUP BY's updates reach py_wsum and Mean as retractions;
+    the final table is the model's."""
+    cluster.add_tm(slots=2)
+    n, mod = 2000, 37
+    out = os.path.join(workdir, "out")
+    r = run_sql(cluster, workdir, "g.sql", FUNCS + seq(n) + f"""
+CREATE TABLE snk (g BIGINT, ws BIGINT, m DOUBLE, cnt BIGINT, PRIMARY KEY (g) NOT ENFORCED)
+  WITH ('connector' = 'filesystem', 'path' = '{out}', 'format' = 'json');
+SET 'parallelism.default' = '2';
+INSERT INTO snk
+SELECT c % 3 AS g, py_wsum(s, c) AS ws, Mean(s) AS m, COUNT(*) AS cnt
+FROM (SELECT id % {mod} AS k, COUNT(*) AS c, SUM(id) AS s FROM src WHERE id % 7 <> 0
+      GROUP BY id % {mod})
+GROUP BY c % 3;
+""")
+    assert r.returncode == 0, r.stdout + r.stderr
+    job = finish(cluster, job_ids(r.stdout)[0])
+    assert {v["parallelism"] for v in job["vertices"]} == {2}
+    table, ops = apply_changelog(committed_files(out), ["g"])
+    assert ops["-U"] > 50, ops
+    want = collections.defaultdict(list)
+    for c, s in inner_model(n, mod).values():
+        want[c % 3].append((c, s))
+    assert table == {(g,): {"g": g, "ws": sum(s * c for c, s in v),
+                            "m": sum(float(s) for _, s in v) / len(v), "cnt": len(v)}
+                     for g, v in want.items()}
+
+
+def test_tumble_and_hop_windows(cluster, workdir):
+    """py_wsum, py_top2 and span (a STRING result) per TUMBLE window, and
+    per HOP window (slices' pickled accumulators merged), at parallelism 2."""
+    cluster.add_tm(slots=2)
+    n = 1500
+    o1, o2 = os.path.join(workdir, "tumble"), os.path.join(workdir, "hop")
+    r = run_sql(cluster, workdir, "w.sql", FUNCS + seq(n) + f"""
+CREATE TABLE t_out (window_start TIMESTAMP(3), k BIGINT, ws BIGINT, t2 BIGINT, sp STRING)
+  WITH ('connector' = 'filesystem', 'path' = '{o1}', 'format' = 'json');
+CREATE TABLE h_out (window_start TIMESTAMP(3), ws BIGINT, t2 BIGINT, sp STRING, cnt BIGINT)
+  WITH ('connector' = 'filesystem', 'path' = '{o2}', 'format' = 'json');
+SET 'parallelism.default' = '2';
+EXECUTE STATEMENT SET BEGIN
+INSERT INTO t_out
+SELECT window_start, k3 AS k, py_wsum(id, id % 5) AS ws, py_top2(id * 37 % 101) AS t2,
+       span(id * 7 % 1000) AS sp
+FROM TABLE(TUMBLE(TABLE src, DESCRIPTOR(ts), INTERVAL '10' SECOND))
+GROUP BY window_start, window_end, k3;
+INSERT INTO h_out
+SELECT window_start, py_wsum(id, 2) AS ws, py_top2(id * 37 % 101) AS t2,
+       span(id * 7 % 1000) AS sp, COUNT(*) AS cnt
+FROM TABLE(HOP(TABLE src, DESCRIPTOR(ts), INTERVAL '5' SECOND, INTERVAL '15' SECOND))
+GROUP BY window_start, window_end;
+END;
+""")
+    assert r.returncode == 0, r.stdout + r.stderr
+    for jid in job_ids(r.stdout):
+        finish(cluster, jid)
+
+    def span_of(v):
+        xs = [i * 7 % 1000 for i in v]
+        return "%d..%d" % (min(xs), max(xs))
+
+    ts = {i: BASE + i * 100 for i in range(1, n + 1)}
+    tw = collections.defaultdict(list)
+    for i in range(1, n + 1):
+        tw[(BASE + (ts[i] - BASE) // 10000 * 10000, i % 3)].append(i)
+    want_t = {k: (sum(i * (i % 5) for i in v), second_max([i * 37 % 101 for i in v]), span_of(v))
+              for k, v in tw.items()}
+    got_t = {}
+    for row in (json.loads(x) for p in committed_files(o1) for x in open(p)):
+        key = (ms(row["window_start"]), row["k"])
+        assert key not in got_t
+        got_t[key] = (row["ws"], row["t2"], row["sp"])
+    assert got_t == want_t
+    hw = collections.defaultdict(list)
+    for i in range(1, n + 1):
+        last = BASE + (ts[i] - BASE) // 5000 * 5000
+        for start in (last, last - 5000, last - 10000):
+            hw[start].append(i)
+    want_h = {k: (sum(2 * i for i in v), second_max([i * 37 % 101 for i in v]), span_of(v), len(v))
+              for k, v in hw.items()}
+    got_h = {ms(row["window_start"]): (row["ws"], row["t2"], row["sp"], row["cnt"])
+             for row in (json.loads(x) for p in committed_files(o2) for x in open(p))}
+    assert got_h == want_h
+
+
+def test_over_rows_and_unbounded(cluster, workdir):
+    """py_wsum and span over ROWS BETWEEN 2 PRECEDING AND CURRENT ROW and
+    over the unbounded past of each partition, at parallelism 2."""
+    cluster.add_tm(slots=2)
+    n = 400
+    o1, o2 = os.path.join(workdir, "rows"), os.path.join(workdir, "unb")
+    r = run_sql(cluster, workdir, "o.sql", FUNCS + seq(n) + f"""
+CREATE TABLE s1 (id BIGINT, k BIGINT, ws BIGINT, sp STRING)
+  WITH ('connector' = 'filesystem', 'path' = '{o1}', 'format' = 'json');
+CREATE TABLE s2 (id BIGINT, k BIGINT, ws BIGINT, sp STRING)
+  WITH ('connector' = 'filesystem', 'path' = '{o2}', 'format' = 'json');
+SET 'parallelism.default' = '2';
+EXECUTE STATEMENT SET BEGIN
+INSERT INTO s1
+SELECT id, k3 AS k,
+       py_wsum(id, id % 4) OVER (PARTITION BY k3 ORDER BY ts ROWS BETWEEN 2 PRECEDING AND CURRENT ROW),
+       span(id * 7 % 1000) OVER (PARTITION BY k3 ORDER BY ts ROWS BETWEEN 2 PRECEDING AND CURRENT ROW)
+FROM src;
+INSERT INTO s2
+SELECT id, k3 AS k, py_wsum(id, id % 4) OVER w, span(id * 7 % 1000) OVER w
+FROM src WINDOW w AS (PARTITION BY k3 ORDER BY ts ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW);
+END;
+""")
+    assert r.returncode == 0, r.stdout + r.stderr
+    for jid in job_ids(r.stdout):
+        finish(cluster, jid)
+    for out, width in ((o1, 3), (o2, n)):
+        want, seen = {}, collections.defaultdict(list)
+        for i in range(1, n + 1):
+            seen[i % 3].append(i)
+            frame = seen[i % 3][-width:]
+            xs = [x * 7 % 1000 for x in frame]
+            want[i] = (i % 3, sum(x * (x % 4) for x in frame), "%d..%d" % (min(xs), max(xs)))
+        got = {}
+        for row in (json.loads(x) for p in committed_files(out) for x in open(p)):
+            assert row["id"] not in got
+            got[row["id"]] = (row["k"], row["ws"], row["sp"])
+        assert got == want, out
+
+
+@pytest.mark.parametrize("backend,p1,p2", [("hashmap", 2, 1), ("rocksdb", 1, 2)])
+def test_accumulators_across_a_savepoint(make_cluster, workdir, backend, p1, p2):
+    """Stop with a savepoint mid-stream, restore at another parallelism: the
+    pickled accumulators come back from keyed state and the changelog across
+    the seam ends at the model."""
+    c = make_cluster(jm_conf={"execution.checkpointing.interval": "1 h"})
+    c.add_tm(slots=2, extra={"state.backend.type": backend})
+    n, mod = 5000, 23
+    out = os.path.join(workdir, "out")
+    query = """
+CREATE TABLE snk (k BIGINT, ws BIGINT, t2 BIGINT, sp STRING, PRIMARY KEY (k) NOT ENFORCED)
+  WITH ('connector' = 'filesystem', 'path' = '{out}', 'format' = 'json');
+SET 'parallelism.default' = '{p}';
+{extra}
+INSERT INTO snk SELECT id % {mod} AS k, py_wsum(id, id % 4) AS ws, py_top2(id * 37 % 1009) AS t2,
+       span(id * 7 % 1000) AS sp
+FROM src GROUP BY id % {mod};
+"""
+    r = run_sql(c, workdir, "run1.sql", FUNCS + seq(n, rate=1000) +
+                query.format(out=out, p=p1, mod=mod, extra=""))
+    assert r.returncode == 0, r.stdout + r.stderr
+    jid = job_ids(r.stdout)[0]
+    sp = c.stop_after_progress(jid, "src", n // 6, os.path.join(workdir, "sp"))
+    run1 = committed_files(out)
+    table1, _ = apply_changelog(run1, ["k"])
+    r = run_sql(c, workdir, "run2.sql", FUNCS + seq(n) + query.format(
+        out=out, p=p2, mod=mod, extra=f"SET 'execution.savepoint.path' = '{sp}';"))
+    assert r.returncode == 0, r.stdout + r.stderr
+    jid2 = job_ids(r.stdout)[0]
+    job2 = finish(c, jid2)
+    assert {v["parallelism"] for v in job2["vertices"]} == {p2}
+    cp = c.get(f"/jobs/{jid2}/checkpoints")
+    assert cp["counts"]["restored"] == 1 and cp["latest"]["restored"]["is_savepoint"] is True
+    table, _ = apply_changelog([p for p in committed_files(out) if p not in run1], ["k"],
+                               dict(table1))
+    vals = collections.defaultdict(list)
+    for i in range(1, n + 1):
+        vals[i % mod].append(i)
+    want = {}
+    for k, v in vals.items():
+        xs = [i * 7 % 1000 for i in v]
+        want[(k,)] = {"k": k, "ws": sum(i * (i % 4) for i in v),
+                      "t2": second_max([i * 37 % 1009 for i in v]),
+                      "sp": "%d..%d" % (min(xs), max(xs))}
+    assert table == want
+
+
+def test_failures_name_the_function_the_step_and_the_row(cluster, workdir):
+    cluster.add_tm(slots=1)
+    out = os.path.join(workdir, "out")
+    r = run_sql(cluster, workdir, "f.sql", create("fussy", "hoard") + seq(50) + f"""
+CREATE TABLE snk (k BIGINT, v BIGINT) WITH ('connector' = 'filesystem', 'path' = '{out}', 'format' = 'json');
+CREATE TABLE snk2 (k BIGINT, v BIGINT) WITH ('connector' = 'filesystem', 'path' = '{out}2', 'format' = 'json');
+INSERT INTO snk SELECT id % 4 AS k, fussy(id) FROM src GROUP BY id % 4;
+INSERT INTO snk2 SELECT id % 2 AS k, hoard(id) FROM src GROUP BY id % 2;
+""")
+    assert r.returncode == 0, r.stdout + r.stderr
+    j1, j2 = job_ids(r.stdout)
+    fl = line_of('            raise ValueError("thirteen')
+    for jid, want in ((j1, f"function 'fussy' failed in accumulate: ValueError: thirteen is "
+                           f"unlucky (aggs.py, line {fl}) (arguments: 13)"),
+                      (j2, "function 'hoard' failed in accumulate: its accumulator pickles to ")):
+        cluster.wait_state(jid, ["FAILED"], timeout=90)
+        text = str(cluster.get(f"/jobs/{jid}/exceptions"))
+        assert want in text, text
+    assert "bytes, more than the 64 of its state slot (give udaf(...) accumulator_bytes=N" in text
+
+
+@pytest.mark.parametrize("name,want", [
+    ("pandas_sum", "udaf over a function is PyFlink's Pandas aggregate (func_type='pandas'), "
+                   "which Sluice does not run"),
+    ("no_value", "class NoValue must define create_accumulator, accumulate and get_value"),
+])
+def test_bad_declarations_are_clear_errors_at_create(cluster, workdir, name, want):
+    r = run_sql(cluster, workdir, "e.sql", create(name))
+    assert r.returncode != 0 and want in r.stdout, r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("stmt,want", [
+    ("SELECT c % 3, py_top2(s) FROM (SELECT id % 5 AS k, COUNT(*) AS c, SUM(id) AS s FROM src "
+     "GROUP BY id % 5) GROUP BY c % 3;",
+     "py_top2 declares no retract, so it cannot aggregate an updating input"),
+    ("SELECT py_wsum(id, 'x') FROM src GROUP BY id % 2;",
+     "argument 2 of py_wsum must be BIGINT, not STRING"),
+])
+def test_bad_calls_are_clear_errors(cluster, workdir, stmt, want):
+    r = run_sql(cluster, workdir, "e.sql", FUNCS + seq(5) + stmt + "\n")
+    assert r.returncode != 0 and want in r.stdout, r.stdout + r.stderr
+
+
+def test_describe_a_python_aggregate(cluster, workdir):
+    r = run_sql(cluster, workdir, "d.sql", FUNCS + "DESCRIBE FUNCTION py_wsum;\n")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "AGGREGATE" in r.stdout and "BIGINT py_wsum(BIGINT, BIGINT)" in r.stdout, r.stdout
+    assert "PYTHON" in r.stdout, r.stdout
