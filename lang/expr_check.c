@@ -539,8 +539,11 @@ static bool cast_allowed(sl_type from, sl_type to)
     switch (to) {
     case SL_T_STRING: return true;
     case SL_T_BYTES: return from == SL_T_STRING;
+    case SL_T_TINYINT:
+    case SL_T_SMALLINT:
     case SL_T_INT:
     case SL_T_BIGINT:
+    case SL_T_FLOAT:
     case SL_T_DOUBLE:
         if (from == SL_T_DECIMAL) return true;
         /* fall through */
@@ -589,11 +592,13 @@ static node *build_cast(bld *b, const sql_node *e)
     bool ltz = !strncasecmp(tbuf, "TIMESTAMP_LTZ", 13) || wl;
     if (wl) *wl = '\0';
     sl_type to;
-    const sl_dtype *tdt = NULL; /* the exact types: DECIMAL(p, s), DATE, TIME(p) */
+    const sl_dtype *tdt = NULL; /* DECIMAL(p, s), DATE, TIME(p), TINYINT, SMALLINT, FLOAT */
     size_t tw = strcspn(tbuf, "( ");
     if ((tw == 7 && !strncasecmp(tbuf, "DECIMAL", 7)) || (tw == 3 && !strncasecmp(tbuf, "DEC", 3)) ||
         (tw == 7 && !strncasecmp(tbuf, "NUMERIC", 7)) || (tw == 4 && !strncasecmp(tbuf, "DATE", 4)) ||
-        (tw == 4 && !strncasecmp(tbuf, "TIME", 4))) {
+        (tw == 4 && !strncasecmp(tbuf, "TIME", 4)) || (tw == 7 && !strncasecmp(tbuf, "TINYINT", 7)) ||
+        (tw == 8 && !strncasecmp(tbuf, "SMALLINT", 8)) || (tw == 5 && !strncasecmp(tbuf, "FLOAT", 5)) ||
+        (tw == 4 && !strncasecmp(tbuf, "REAL", 4))) {
         char derr[200];
         if (sl_dtype_parse(tbuf, &tdt, derr, sizeof derr) != SL_OK) {
             perr(b, OPAT(e), "bad type '%s' in %s: %s", tbuf, try_cast ? "TRY_CAST" : "CAST",
@@ -768,9 +773,9 @@ static node *make_arith(bld *b, n_op op, int line, int col, node *a, node *c)
     } else if ((ta == SL_T_DECIMAL || tc == SL_T_DECIMAL) && op != N_CONCAT &&
                (is_num_type(ta) || ta == SL_T_DECIMAL || ta == SL_T_NULL) &&
                (is_num_type(tc) || tc == SL_T_DECIMAL || tc == SL_T_NULL)) {
-        /* DECIMAL with DOUBLE is a DOUBLE; with an integer or a DECIMAL exact,
+        /* DECIMAL with FLOAT or DOUBLE is a DOUBLE; with an integer or a DECIMAL exact,
          * of the type Flink derives (an integer counts as DECIMAL(10|19, 0)) */
-        if (ta == SL_T_DOUBLE || tc == SL_T_DOUBLE) {
+        if (is_fp_type(ta) || is_fp_type(tc)) {
             if (ta == SL_T_DECIMAL) a = wrap_cast(b, a, SL_T_DOUBLE);
             if (tc == SL_T_DECIMAL) c = wrap_cast(b, c, SL_T_DOUBLE);
             t = SL_T_DOUBLE;
@@ -1777,10 +1782,11 @@ static node *build_one(bld *b, const sql_node *e)
 }
 
 /* Does node n take child k of one of the types beyond the original seven?
- * DECIMAL: arithmetic, negation, comparisons and CAST; DATE and TIME:
- * comparisons and CAST. */
+ * TINYINT, SMALLINT and FLOAT: wherever a number goes; DECIMAL: arithmetic,
+ * negation, comparisons and CAST; DATE and TIME: comparisons and CAST. */
 static bool typed_here(const node *n, const node *k)
 {
+    if (k->type == SL_T_TINYINT || k->type == SL_T_SMALLINT || k->type == SL_T_FLOAT) return true;
     bool cmp = (n->op >= N_EQ && n->op <= N_GE) || n->op == N_BETWEEN || n->op == N_IN ||
                n->op == N_DISTINCT || n->op == N_CAST;
     if (k->type == SL_T_DECIMAL)

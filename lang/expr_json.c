@@ -518,6 +518,15 @@ static void jput_value(jout *o, const node *k, const sl_value *v)
     switch (k->type) {
     case SL_T_BOOLEAN: jputs(o, v->v.i ? "true" : "false"); break;
     case SL_T_DOUBLE: jput_double(o, v->v.d); break;
+    case SL_T_FLOAT: /* Float.toString's digits */
+        sl_value_format(buf, sizeof buf, v, SL_T_FLOAT);
+        jputs(o, buf);
+        break;
+    case SL_T_TINYINT:
+    case SL_T_SMALLINT:
+        snprintf(buf, sizeof buf, "%lld", (long long)v->v.i);
+        jputs(o, buf);
+        break;
     case SL_T_STRING:
         if (is_json_ctor(k)) jput(o, v->v.s.p, v->v.s.len);
         else jput_str(o, v->v.s.p, v->v.s.len);

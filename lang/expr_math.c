@@ -74,8 +74,8 @@ int sl_fx_round(const node *n, const sl_value *v, sl_value *out, sl_fnx_cx *cx)
     int64_t d = n->nkids == 2 ? v[1].v.i : 0;
     out->isnull = false;
     if (n->type == SL_T_DOUBLE) out->v.d = dec_round(v[0].v.d, d, trunc);
-    else if (n->type == SL_T_INT) out->v.i = wrap32(int_round(v[0].v.i, d, trunc));
-    else out->v.i = int_round(v[0].v.i, d, trunc);
+    else if (n->type == SL_T_FLOAT) out->v.d = (double)(float)dec_round(v[0].v.d, d, trunc);
+    else out->v.i = wrap_int(int_round(v[0].v.i, d, trunc), n->type);
     return SL_OK;
 }
 
@@ -135,7 +135,7 @@ int sl_fx_sign(const node *n, const sl_value *v, sl_value *out, sl_fnx_cx *cx)
 {
     (void)cx;
     *out = v[0];
-    if (n->type == SL_T_DOUBLE) {
+    if (is_fp_type(n->type)) {
         double x = v[0].v.d;
         if (x > 0) out->v.d = 1.0;
         else if (x < 0) out->v.d = -1.0;

@@ -83,14 +83,13 @@ static void put_string(sql_sbuf *b, const char *s)
 
 /* A CAST target as calc names it: synonyms Sluice stores the same way
  * become the canonical name (VARCHAR(20) ->
- * STRING, SMALLINT -> INT); DECIMAL(p, s), DATE, TIME, TIMESTAMP and INTERVAL
+ * STRING, REAL -> FLOAT); DECIMAL(p, s), DATE, TIME, TIMESTAMP and INTERVAL
  * targets stay as written. */
 const char *sql_cast_type(const char *t)
 {
     static const struct {
         const char *name, *as;
-    } syn[] = {{"TINYINT", "INT"},     {"SMALLINT", "INT"},   {"INTEGER", "INT"},
-               {"FLOAT", "DOUBLE"},    {"REAL", "DOUBLE"},    {"VARCHAR", "STRING"},
+    } syn[] = {{"INTEGER", "INT"},     {"REAL", "FLOAT"},     {"VARCHAR", "STRING"},
                {"CHAR", "STRING"},     {"BOOL", "BOOLEAN"},   {"VARBINARY", "BYTES"},
                {"BINARY", "BYTES"}};
     size_t n = 0;
