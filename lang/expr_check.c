@@ -797,6 +797,9 @@ static node *make_arith(bld *b, n_op op, int line, int col, node *a, node *c)
         }
     } else if ((is_num_type(ta) || ta == SL_T_NULL) && (is_num_type(tc) || tc == SL_T_NULL)) {
         common_type(ta, tc, &t);
+        /* FLOAT with DOUBLE: Flink types the result as the left operand (its
+         * least-restrictive type ranks the two alike) */
+        if (is_fp_type(ta) && is_fp_type(tc)) t = ta;
     } else {
         goto bad;
     }

@@ -339,9 +339,9 @@ static int eval_arith(const node *n, evctx *cx, sl_value *out)
         /* FLOAT: both operands as floats, the exact result rounded once to a
          * float (a double holds every sum, difference, product and quotient
          * of two floats closely enough for that single rounding) */
-        bool f = n->ctype == SL_T_FLOAT;
-        double x = f && is_int_type(ta) ? int_to_float(a.v.i) : as_d(&a, ta);
-        double y = f && is_int_type(tb) ? int_to_float(b.v.i) : as_d(&b, tb), r;
+        bool f = n->ctype == SL_T_FLOAT; /* a DOUBLE operand becomes a float first */
+        double x = f && is_int_type(ta) ? int_to_float(a.v.i) : f ? (double)(float)a.v.d : as_d(&a, ta);
+        double y = f && is_int_type(tb) ? int_to_float(b.v.i) : f ? (double)(float)b.v.d : as_d(&b, tb), r;
         switch (n->op) {
         case N_ADD: r = x + y; break;
         case N_SUB: r = x - y; break;
@@ -746,7 +746,13 @@ static int eval_cast(const node *n, evctx *cx, sl_value *out)
             uint32_t len = v.v.s.len;
             int64_t x;
             trim_blanks(&s, &len);
-            /* text beyond the type's range fails (Flink's parse to byte/short/int) */
+            /* a fraction is cut ('1.5' is 1, as Flink's reader); text beyond the
+             * type's range fails (Flink's parse to byte/short/int) */
+            uint32_t whole = 0;
+            while (whole < len && s[whole] != '.') whole++;
+            for (uint32_t q = whole + 1; q < len; q++)
+                if (!is_digit((unsigned char)s[q])) whole = len; /* not a number: fails below */
+            if (whole < len && whole > 0 && is_digit((unsigned char)s[whole - 1])) len = whole;
             if (!sl_expr_parse_i64(s, len, &x) || (to != SL_T_BIGINT && wrap_int(x, to) != x))
                 goto bad_string;
             set_i(out, x);
