@@ -172,6 +172,8 @@ static bool common_type(sl_type a, sl_type c, sl_type *out)
     if (a == SL_T_NULL) *out = c;
     else if (c == SL_T_NULL || a == c) *out = a;
     else if (is_num_type(a) && is_num_type(c)) *out = num_rank(a) >= num_rank(c) ? a : c;
+    else if ((a == SL_T_DECIMAL && is_num_type(c)) || (c == SL_T_DECIMAL && is_num_type(a)))
+        *out = is_fp_type(a) || is_fp_type(c) ? SL_T_DOUBLE : SL_T_DECIMAL; /* see unify_dec */
     else return false;
     return true;
 }
@@ -183,6 +185,68 @@ static node *wrap_cast(bld *b, node *x, sl_type to)
     c->type = to;
     c->height = x->height + 1;
     return c;
+}
+
+static sl_dec_type dec_type_of(const node *n);
+
+/* The branches kids[idx[0..cnt)] of node n (CASE, COALESCE, IF, GREATEST,
+ * LEAST), whose common type (common_type) is n->type, converted to it when
+ * a DECIMAL is among them: a DOUBLE result reads each DECIMAL as a DOUBLE;
+ * a DECIMAL result is Flink's least-restrictive DECIMAL -- the most integer
+ * digits and the largest scale of the branches (an integer counts as
+ * DECIMAL(3|5|10|19, 0)), adjusted to 38 digits as arithmetic results are --
+ * and every branch of another type is CAST to it. */
+static int unify_dec(bld *b, node *n, const int *idx, int cnt)
+{
+    bool any = false;
+    for (int j = 0; j < cnt; j++) any = any || n->kids[idx[j]]->type == SL_T_DECIMAL;
+    if (!any || (n->type != SL_T_DECIMAL && n->type != SL_T_DOUBLE)) return SL_OK;
+    if (n->type == SL_T_DOUBLE) {
+        for (int j = 0; j < cnt; j++)
+            if (n->kids[idx[j]]->type == SL_T_DECIMAL)
+                n->kids[idx[j]] = wrap_cast(b, n->kids[idx[j]], SL_T_DOUBLE);
+        return SL_OK;
+    }
+    int ip = 0, sc = 0;
+    for (int j = 0; j < cnt; j++) {
+        const node *k = n->kids[idx[j]];
+        if (k->type == SL_T_NULL) continue;
+        sl_dec_type t = dec_type_of(k);
+        ip = SL_MAX(ip, t.p - t.s);
+        sc = SL_MAX(sc, t.s);
+    }
+    sl_dec_type r = sl_dec_type_adjust(ip + sc, sc);
+    char derr[160];
+    if (!(n->dt = sl_dtype_decimal(r.p, r.s, derr, sizeof derr)))
+        return perr(b, NAT(n), "%s", derr);
+    for (int j = 0; j < cnt; j++) {
+        node *k = n->kids[idx[j]];
+        if (k->type == SL_T_NULL || ndt(k) == n->dt) continue;
+        node *c = wrap_cast(b, k, SL_T_DECIMAL);
+        c->dt = n->dt;
+        n->kids[idx[j]] = c;
+    }
+    return SL_OK;
+}
+
+/* Does built-in `name` keep a DECIMAL argument (`arg`, 0-based) a DECIMAL,
+ * as Flink does? The others read a DECIMAL as a DOUBLE. */
+static bool keeps_dec(n_op op, const char *name, int arg)
+{
+    switch (op) {
+    case N_ABS:
+    case N_FLOOR:
+    case N_CEIL:
+    case N_MOD:
+    case N_COALESCE:
+    case N_NULLIF: return true;
+    case N_IF: return arg > 0;
+    case N_FNX:
+        return (arg == 0 && (!strcasecmp(name, "SIGN") || !strcasecmp(name, "ROUND") ||
+                             !strcasecmp(name, "TRUNCATE"))) ||
+               !strcasecmp(name, "GREATEST") || !strcasecmp(name, "LEAST");
+    default: return false;
+    }
 }
 
 /* Make *a and *c comparable: numbers of any width; equal types; STRING
@@ -649,6 +713,7 @@ static node *build_case(bld *b, const sql_node *e)
     node *n = new_node(b, N_CASE, AT(e), 0);
     node *operand = NULL;
     if (sql_kid(e, 0)) {
+        b->exact = true;
         if (!(operand = build(b, e->kids[0]))) return NULL;
         add_kid(n, operand);
         n->flags |= CASE_OPERAND;
@@ -658,6 +723,7 @@ static node *build_case(bld *b, const sql_node *e)
     const sql_node *whens = sql_kid(e, 1);
     for (int i = 0; whens && i < whens->nkids; i++) {
         const sql_node *wn = whens->kids[i], *we = sql_kid(wn, 0), *te = sql_kid(wn, 1);
+        b->exact = operand != NULL;
         node *w = build(b, we);
         if (!w) return NULL;
         if (operand) {
@@ -672,6 +738,7 @@ static node *build_case(bld *b, const sql_node *e)
             perr(b, AT(we), "WHEN condition must be BOOLEAN, got %s", ntname(b, w));
             return NULL;
         }
+        b->exact = true;
         node *th = build(b, te);
         if (!th) return NULL;
         if (!common_type(rt, th->type, &rt)) {
@@ -685,6 +752,7 @@ static node *build_case(bld *b, const sql_node *e)
     }
     if (sql_kid(e, 2)) {
         const sql_node *ee = e->kids[2];
+        b->exact = true;
         node *el = build(b, ee);
         if (!el) return NULL;
         if (!common_type(rt, el->type, &rt)) {
@@ -697,6 +765,13 @@ static node *build_case(bld *b, const sql_node *e)
         n->flags |= CASE_ELSE;
     }
     n->type = rt;
+    int *idx = sl_malloc(sizeof *idx * (size_t)(n->nkids + 1)), cnt = 0;
+    int k0 = (n->flags & CASE_OPERAND) ? 1 : 0;
+    for (int i = k0 + 1; i < n->nkids; i += 2) idx[cnt++] = i; /* the THEN branches */
+    if (n->flags & CASE_ELSE) idx[cnt++] = n->nkids - 1;
+    int rc = unify_dec(b, n, idx, cnt);
+    free(idx);
+    if (rc) return NULL;
     return seal(b, n) ? NULL : n;
 }
 
@@ -1406,7 +1481,11 @@ static int type_branches(bld *b, node *n, const sql_node *e)
                 return SL_ERR;
         }
         n->type = t;
-        return SL_OK;
+        int *idx = sl_malloc(sizeof *idx * (size_t)n->nkids);
+        for (int i = 0; i < n->nkids; i++) idx[i] = i;
+        int rc = unify_dec(b, n, idx, n->nkids);
+        free(idx);
+        return rc;
     }
     sl_type t0 = n->kids[0]->type;
     if (t0 != SL_T_BOOLEAN && t0 != SL_T_NULL)
@@ -1418,7 +1497,8 @@ static int type_branches(bld *b, node *n, const sql_node *e)
         merge_branch_iv(b, n, n->kids[2], &first, AT(e), "IF branches"))
         return SL_ERR;
     n->type = t;
-    return SL_OK;
+    static const int branches[] = {1, 2};
+    return unify_dec(b, n, branches, 2);
 }
 
 /* TO_TIMESTAMP_LTZ(number, 0 | 3). */
@@ -1503,6 +1583,7 @@ static node *fnx_node(bld *b, const sql_node *e, const sl_fnx *fx)
     node *n = new_node(b, N_FNX, AT(e), 0);
     n->fx = fx;
     for (int i = 0; i < e->nkids; i++) {
+        b->exact = keeps_dec(N_FNX, fx->name, i);
         node *a = build(b, e->kids[i]);
         if (!a) return NULL;
         add_kid(n, a);
@@ -1525,7 +1606,8 @@ static node *build_fnx(bld *b, const sql_node *e, const sl_fnx *fx)
         bool ok = t == SL_T_NULL && !a->interval;
         const char *want = "";
         switch (c) {
-        case 'n': ok = ok || (is_num_type(t) && !a->interval); want = "a number"; break;
+        case 'n': ok = ok || (is_num_type(t) && !a->interval) || t == SL_T_DECIMAL;
+            want = "a number"; break;
         case 'i': ok = ok || (is_int_type(t) && !a->interval); want = "an integer"; break;
         case 's': ok = ok || t == SL_T_STRING; want = "a STRING"; break;
         case 'x': ok = ok || t == SL_T_STRING || (is_int_type(t) && !a->interval);
@@ -1549,6 +1631,30 @@ static node *build_fnx(bld *b, const sql_node *e, const sl_fnx *fx)
     case 'B': n->type = SL_T_BOOLEAN; break;
     case '0': n->type = n->kids[0]->type == SL_T_NULL ? SL_T_DOUBLE : n->kids[0]->type; break;
     default: n->type = common == SL_T_NULL ? SL_T_STRING : common; break;
+    }
+    if (n->type == SL_T_DECIMAL && fx->result == '0') { /* SIGN, ROUND, TRUNCATE */
+        sl_dec_type t0 = dec_type_of(n->kids[0]);
+        if (strcasecmp(fx->name, "SIGN")) {
+            node *d = n->nkids == 2 ? n->kids[1] : NULL;
+            if (d && (d->op != N_LIT || d->lit.isnull)) {
+                perr(b, NAT(d), "%s of a DECIMAL needs a constant number of digits (an "
+                     "integer literal): it decides the result's type", fx->name);
+                return NULL;
+            }
+            int64_t nd = d ? d->lit.v.i : 0;
+            t0 = sl_dec_type_round(t0, (int)SL_MAX(SL_MIN(nd, 100), -100));
+        }
+        char derr[160];
+        if (!(n->dt = sl_dtype_decimal(t0.p, t0.s, derr, sizeof derr))) {
+            perr(b, AT(e), "%s", derr);
+            return NULL;
+        }
+    } else if (n->type == SL_T_DECIMAL || (n->type == SL_T_DOUBLE && fx->result == 'C')) {
+        int *idx = sl_malloc(sizeof *idx * (size_t)n->nkids); /* GREATEST, LEAST */
+        for (int i = 0; i < n->nkids; i++) idx[i] = i;
+        int rc = unify_dec(b, n, idx, n->nkids);
+        free(idx);
+        if (rc) return NULL;
     }
     return seal(b, n) ? NULL : n;
 }
@@ -1692,6 +1798,7 @@ static node *build_call(bld *b, const sql_node *e)
     if (check_arity(b, e, f) != SL_OK) return NULL;
     node *n = new_node(b, f->op, AT(e), 0);
     for (int i = 0; i < e->nkids; i++) {
+        b->exact = keeps_dec(f->op, f->name, i);
         node *a = build(b, e->kids[i]);
         if (!a) return NULL;
         add_kid(n, a);
@@ -1713,12 +1820,22 @@ static node *build_call(bld *b, const sql_node *e)
     case N_ABS:
     case N_FLOOR:
     case N_CEIL: /* ABS also takes an interval, as in Flink */
-        if ((!is_num_type(t0) && t0 != SL_T_NULL) || (f->op != N_ABS && n->kids[0]->interval)) {
+        if ((!is_num_type(t0) && t0 != SL_T_NULL && t0 != SL_T_DECIMAL) ||
+            (f->op != N_ABS && n->kids[0]->interval)) {
             perr(b, AT(e), "%s needs a number, got %s", f->name, ntname(b, n->kids[0]));
             return NULL;
         }
         if (n->kids[0]->interval) set_iv(n, n->kids[0]->ivs, n->kids[0]->ive);
         n->type = t0;
+        if (t0 == SL_T_DECIMAL) { /* ABS keeps the type; FLOOR, CEIL: DECIMAL(p, 0) */
+            sl_dec_type dt0 = dec_type_of(n->kids[0]);
+            if (f->op != N_ABS) dt0 = sl_dec_type_floor(dt0);
+            char derr[160];
+            if (!(n->dt = sl_dtype_decimal(dt0.p, dt0.s, derr, sizeof derr))) {
+                perr(b, AT(e), "%s", derr);
+                return NULL;
+            }
+        }
         break;
     case N_COALESCE:
     case N_IF: rc = type_branches(b, n, e); break;
@@ -1728,6 +1845,7 @@ static node *build_call(bld *b, const sql_node *e)
         n->kids[0] = a;
         n->kids[1] = c;
         n->type = a->type;
+        if (a->type == SL_T_DECIMAL) n->dt = ndt(a);
         if (a->interval) set_iv(n, a->ivs, a->ive);
         break;
     }
@@ -1793,7 +1911,9 @@ static bool typed_here(const node *n, const node *k)
     bool cmp = (n->op >= N_EQ && n->op <= N_GE) || n->op == N_BETWEEN || n->op == N_IN ||
                n->op == N_DISTINCT || n->op == N_CAST;
     if (k->type == SL_T_DECIMAL)
-        return cmp || (n->op >= N_NEG && n->op <= N_MOD);
+        return cmp || (n->op >= N_NEG && n->op <= N_MOD) || n->op == N_CASE ||
+               n->op == N_CAST || keeps_dec(n->op, n->fx ? n->fx->name : "", 0) ||
+               (n->op == N_IF && k != n->kids[0]);
     if (k->type == SL_T_DATE || k->type == SL_T_TIME) return cmp && n->op != N_CASE;
     return false;
 }

@@ -1539,6 +1539,16 @@ static int ev(const node *n, evctx *cx, sl_value *out)
         if ((rc = ev(n->kids[0], cx, out)) || out->isnull) return rc;
         if (n->type == SL_T_TIMESTAMP && n->op != N_ABS) /* FLOOR / CEIL (ts TO unit) */
             out->v.i = sl_civil_floor((sl_extract_unit)n->flags, out->v.i, n->op == N_CEIL);
+        else if (n->type == SL_T_DECIMAL) {
+            int s;
+            sl_dec d = dec_of(out, n->kids[0], &s), r = d;
+            sl_dec_type t = {(uint8_t)n->dt->p, (uint8_t)n->dt->s};
+            if (n->op == N_ABS) r = sl_dec_abs(d);
+            else if ((n->op == N_FLOOR ? sl_dec_floor(d, s, t, &r) : sl_dec_ceil(d, s, t, &r)) !=
+                     SL_DEC_OK)
+                return set_null(out), SL_OK; /* beyond the type: NULL, as an overflow */
+            put_dec(out, r);
+        }
         else if (is_fp_type(n->type))
             out->v.d = n->op == N_ABS ? fabs(out->v.d) : n->op == N_FLOOR ? floor(out->v.d)
                                                                          : ceil(out->v.d);

@@ -97,6 +97,9 @@ static int fx_greatest_least(const node *n, const sl_value *v, sl_value *out, sl
             uint32_t m = SL_MIN(v[i].v.s.len, v[best].v.s.len);
             c = m ? memcmp(v[i].v.s.p, v[best].v.s.p, m) : 0;
             if (!c) c = v[i].v.s.len < v[best].v.s.len ? -1 : v[i].v.s.len > v[best].v.s.len;
+        } else if (n->type == SL_T_DECIMAL) { /* every argument CAST to the one type */
+            sl_dec x = {v[i].v.dec.lo, v[i].v.dec.hi}, y = {v[best].v.dec.lo, v[best].v.dec.hi};
+            c = sl_dec_cmp(x, n->dt->s, y, n->dt->s);
         } else if (is_fp_type(n->type)) {
             double x = sl_fnx_num(n, v, i), y = sl_fnx_num(n, v, best);
             c = x < y ? -1 : x > y ? 1 : x == y ? 0 : isnan(x) ? (isnan(y) ? 0 : 1) : -1;
