@@ -282,7 +282,7 @@ static int cmpn(const sl_value *a, const node *na, const sl_value *b, const node
 {
     sl_type ta = na->type, tb = nb->type;
     if (ta == SL_T_DECIMAL || tb == SL_T_DECIMAL) {
-        if (ta == SL_T_DOUBLE || tb == SL_T_DOUBLE) {
+        if (is_fp_type(ta) || is_fp_type(tb)) {
             int s;
             sl_value x = *a, y = *b;
             if (ta == SL_T_DECIMAL) {
@@ -295,7 +295,7 @@ static int cmpn(const sl_value *a, const node *na, const sl_value *b, const node
                 sl_dec_type t = {(uint8_t)ndt(nb)->p, (uint8_t)s};
                 y.v.d = sl_dec_to_double(d, t);
             }
-            return cmpv(&x, SL_T_DOUBLE, &y, SL_T_DOUBLE);
+            return cmpv(&x, is_fp_type(ta) ? ta : SL_T_DOUBLE, &y, is_fp_type(tb) ? tb : SL_T_DOUBLE);
         }
         int sa, sb;
         sl_dec x = dec_of(a, na, &sa), y = dec_of(b, nb, &sb);
