@@ -434,6 +434,29 @@ QUERIES = [
                             f"SUM({DP}) AS s, COUNT(*) AS c FROM ev GROUP BY k) GROUP BY c"),
     ("decimal_tvf", f"SELECT {WIN}, k, SUM({DP}) AS s, AVG({DP}) AS a FROM {tvf('TUMBLE')} "
                     f"GROUP BY {WIN}, k"),
+    ("decimal_functions", f"SELECT id, ABS({DP} - 50) AS ab, SIGN({DP} - 50) AS sg, "
+                          f"FLOOR({DP}) AS fl, CEIL({DP}) AS ce, ROUND({DP}, 1) AS r1, "
+                          f"ROUND({DP}, -1) AS rm, TRUNCATE({DP}, 1) AS tr, MOD({DP}, 3) AS md, "
+                          f"POWER({DP}, 2) AS pw, NULLIF({DP}, 50.5) AS nu FROM ev"),
+    ("decimal_conditionals", f"SELECT id, CASE WHEN v > 50 THEN {DP} ELSE CAST(v AS "
+                             f"DECIMAL(5, 3)) END AS cs, COALESCE({DP}, CAST(0 AS DECIMAL(20, "
+                             f"1))) AS co, IF(u > 2, {DP}, u) AS iff, GREATEST({DP}, v) AS gr, "
+                             f"LEAST({DP}, CAST(2.5 AS DECIMAL(3, 1))) AS le FROM ev "
+                             # Flink's generated CAST of a NULL DECIMAL branch fails
+                             # (NullPointerException in DecimalDataUtils.castToDecimal)
+                             "WHERE price IS NOT NULL AND v IS NOT NULL"),
+    # ---- TINYINT, SMALLINT, FLOAT at their own width
+    ("small_numbers", "SELECT id, CAST(v AS TINYINT) * CAST(3 AS TINYINT) AS t3, "
+                      "CAST(big AS SMALLINT) AS sb, CAST(big AS TINYINT) + CAST(u AS TINYINT) AS tb, "
+                      "-CAST(v AS SMALLINT) AS ns, CAST(v AS SMALLINT) * CAST(v AS SMALLINT) * "
+                      "CAST(v AS SMALLINT) AS cb, CAST(v AS TINYINT) < CAST(u AS SMALLINT) AS lt, "
+                      "MOD(big, CAST(u + 1 AS TINYINT)) AS md, TRY_CAST(s AS TINYINT) AS st, "
+                      "CAST(CAST(v AS TINYINT) * CAST(3 AS TINYINT) AS STRING) AS ts FROM ev"),
+    ("float_numbers", "SELECT id, CAST(price AS FLOAT) AS pf, CAST(price AS FLOAT) * 3 AS pf3, "
+                      "CAST(price AS FLOAT) + v AS pfv, CAST(CAST(price AS FLOAT) AS STRING) AS pfs, "
+                      "CAST(price AS FLOAT) * price AS pfd, CAST(CAST(price AS FLOAT) AS "
+                      "DECIMAL(10, 3)) AS pd, CAST(CAST(price AS FLOAT) AS INT) AS pi, "
+                      "CAST(price AS FLOAT) > 50.5 AS gt FROM ev"),
     ("date_casts", "SELECT id, CAST(ts AS DATE) AS d, CAST(CAST(ts AS DATE) AS STRING) AS ds, "
                    "CAST(ts AS DATE) >= CAST('2026-01-01' AS DATE) AS after, "
                    "CAST(CAST(ts AS TIME) AS STRING) AS t FROM ev"),
