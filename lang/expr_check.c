@@ -1195,7 +1195,7 @@ static const struct fn_def {
     {"RAND_INTEGER", N_RAND_INT, 1, 2},  {"REPLACE", N_REPLACE, 3, 3},
     {"SPLIT_INDEX", N_SPLIT_INDEX, 3, 3}, {"DATE_FORMAT", N_DATE_FORMAT, 2, 2},
     {"REGEXP", N_REGEXP, 2, 2},          {"REGEXP_EXTRACT", N_REGEXP_EXTRACT, 2, 3},
-    {"REGEXP_REPLACE", N_REGEXP_REPLACE, 3, 3},
+    {"REGEXP_REPLACE", N_REGEXP_REPLACE, 3, 3}, {"TO_DATE", N_TO_DATE, 1, 2},
 };
 
 /* DATE_FORMAT(ts | s, format): a constant format is compiled here, once. */
@@ -1385,8 +1385,15 @@ static node *build_extract(bld *b, const sql_node *e, int unit)
     }
     node *a = build(b, ts);
     if (!a) return NULL;
-    if (a->interval || (a->type != SL_T_TIMESTAMP && a->type != SL_T_NULL)) {
-        perr(b, NAT(a), "%s needs a TIMESTAMP, got %s", fname, ntname(b, a));
+    if (a->interval || (a->type != SL_T_TIMESTAMP && a->type != SL_T_NULL &&
+                        a->type != SL_T_DATE && a->type != SL_T_TIME)) {
+        perr(b, NAT(a), "%s needs a TIMESTAMP, DATE or TIME, got %s", fname, ntname(b, a));
+        return NULL;
+    }
+    if (a->type == SL_T_TIME && unit != SL_XU_HOUR && unit != SL_XU_MINUTE &&
+        unit != SL_XU_SECOND && unit != SL_XU_MILLISECOND) {
+        perr(b, NAT(a), "%s: unit %s can not be applied to a TIME (only HOUR, MINUTE, SECOND "
+             "and MILLISECOND can)", fname, sl_extract_unit_name((sl_extract_unit)unit));
         return NULL;
     }
     node *n = unary(b, N_EXTRACT, e, a, SL_T_BIGINT);
@@ -1441,8 +1448,10 @@ static int type_string_fn(bld *b, node *n, const struct fn_def *f)
             return perr(b, NAT(n->kids[i]), "%s needs STRING arguments, got %s%s", f->name,
                         ntname(b, n->kids[i]),
                         f->op == N_CONCAT ? " (use CAST(x AS STRING))" : "");
-    n->type = f->op == N_CHAR_LENGTH ? SL_T_INT : f->op == N_TO_TS ? SL_T_TIMESTAMP : SL_T_STRING;
-    if (f->op == N_TO_TS && n->nkids == 2) return compile_format(b, n, f->name, true);
+    n->type = f->op == N_CHAR_LENGTH ? SL_T_INT : f->op == N_TO_TS ? SL_T_TIMESTAMP
+            : f->op == N_TO_DATE ? SL_T_DATE : SL_T_STRING;
+    if ((f->op == N_TO_TS || f->op == N_TO_DATE) && n->nkids == 2)
+        return compile_format(b, n, f->name, true);
     if (f->op == N_TRIM) {
         if (n->nkids == 1) add_kid(n, NULL); /* default characters: a blank */
         n->flags = !strcasecmp(f->name, "LTRIM") ? TRIM_LEADING
@@ -1812,7 +1821,8 @@ static node *build_call(bld *b, const sql_node *e)
     case N_LOWER:
     case N_CHAR_LENGTH:
     case N_TRIM:
-    case N_TO_TS: rc = type_string_fn(b, n, f); break;
+    case N_TO_TS:
+    case N_TO_DATE: rc = type_string_fn(b, n, f); break;
     case N_REPLACE:
     case N_SPLIT_INDEX: rc = type_replace_split(b, n, f); break;
     case N_MOD: /* MOD(a, b) is a % b; the call node stays unused in b->all */
@@ -1904,7 +1914,8 @@ static node *build_one(bld *b, const sql_node *e)
 
 /* Does node n take child k of one of the types beyond the original seven?
  * TINYINT, SMALLINT and FLOAT: wherever a number goes; DECIMAL: arithmetic,
- * negation, comparisons and CAST; DATE and TIME: comparisons and CAST. */
+ * negation, comparisons, CAST and the functions keeps_dec names; DATE and
+ * TIME: comparisons, CAST and EXTRACT. */
 static bool typed_here(const node *n, const node *k)
 {
     if (k->type == SL_T_TINYINT || k->type == SL_T_SMALLINT || k->type == SL_T_FLOAT) return true;
@@ -1914,7 +1925,8 @@ static bool typed_here(const node *n, const node *k)
         return cmp || (n->op >= N_NEG && n->op <= N_MOD) || n->op == N_CASE ||
                n->op == N_CAST || keeps_dec(n->op, n->fx ? n->fx->name : "", 0) ||
                (n->op == N_IF && k != n->kids[0]);
-    if (k->type == SL_T_DATE || k->type == SL_T_TIME) return cmp && n->op != N_CASE;
+    if (k->type == SL_T_DATE || k->type == SL_T_TIME)
+        return (cmp && n->op != N_CASE) || n->op == N_EXTRACT;
     return false;
 }
 

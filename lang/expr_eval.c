@@ -1605,10 +1605,17 @@ static int ev(const node *n, evctx *cx, sl_value *out)
     }
     case N_TS_ADD:
     case N_TS_DIFF: return eval_tsfn(n, cx, out);
-    case N_EXTRACT:
+    case N_EXTRACT: {
         if ((rc = ev(n->kids[0], cx, out)) || out->isnull) return rc;
-        set_i(out, sl_civil_extract((sl_extract_unit)n->flags, out->v.i));
+        /* a DATE's date fields are its midnight's; its time fields read the
+         * day count as milliseconds, as Flink's code does (HOUR is 0, SECOND
+         * of 2024-02-29, day 19782, is 19); a TIME is ms of 1970-01-01 */
+        sl_extract_unit u = (sl_extract_unit)n->flags;
+        int64_t ms = out->v.i;
+        if (n->kids[0]->type == SL_T_DATE && u < SL_XU_HOUR) ms *= 86400000;
+        set_i(out, sl_civil_extract(u, ms));
         return SL_OK;
+    }
     case N_SIMILAR: return eval_similar(n, cx, out);
     case N_DISTINCT: return eval_distinct(n, cx, out);
     case N_FNX: return eval_fnx(n, cx, out);
@@ -1625,6 +1632,23 @@ static int ev(const node *n, evctx *cx, sl_value *out)
               : sl_expr_ts_parse(out->v.s.p, out->v.s.len, &ms))
             set_i(out, ms);
         else set_null(out);
+        return SL_OK;
+    }
+    case N_TO_DATE: {
+        if ((rc = ev(n->kids[0], cx, out)) || out->isnull) return rc;
+        /* NULL for text that does not parse, as Flink's TO_DATE */
+        const sl_dfmt *f = n->aux;
+        int64_t ms;
+        int32_t days;
+        if (f) {
+            if (sl_dfmt_parse(f->ops, f->nops, f->pat, out->v.s.p, out->v.s.len, true, &ms))
+                set_i(out, ms / 86400000 - (ms % 86400000 < 0));
+            else set_null(out);
+        } else if (sl_date_parse(out->v.s.p, out->v.s.len, &days) == SL_OK) {
+            set_i(out, days);
+        } else {
+            set_null(out);
+        }
         return SL_OK;
     }
     }
