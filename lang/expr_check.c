@@ -565,15 +565,20 @@ static node *build_timestamp(bld *b, const sql_node *e)
 static bool is_clock_word(const sql_node *e)
 {
     return !(e->flags & SQL_F_QUOTED) && !e->s2 &&
-           (!strcasecmp(e->s, "CURRENT_TIMESTAMP") || !strcasecmp(e->s, "LOCALTIMESTAMP"));
+           (!strcasecmp(e->s, "CURRENT_TIMESTAMP") || !strcasecmp(e->s, "LOCALTIMESTAMP") ||
+            !strcasecmp(e->s, "CURRENT_DATE") || !strcasecmp(e->s, "CURRENT_TIME") ||
+            !strcasecmp(e->s, "LOCALTIME"));
 }
 
 static node *build_column(bld *b, const sql_node *e)
 {
-    if (is_clock_word(e)) { /* CURRENT_TIMESTAMP, LOCALTIMESTAMP: milliseconds */
+    if (is_clock_word(e)) { /* CURRENT_TIMESTAMP, LOCALTIMESTAMP: milliseconds; CURRENT_DATE:
+                               * a DATE; CURRENT_TIME, LOCALTIME: a TIME(0) (Flink's types) */
         node *n = new_node(b, N_NOW, AT(e), 0);
-        n->type = SL_T_TIMESTAMP;
-        n->flags = 3;
+        n->type = !strcasecmp(e->s, "CURRENT_DATE") ? SL_T_DATE
+                : strcasecmp(e->s, "CURRENT_TIME") && strcasecmp(e->s, "LOCALTIME") ? SL_T_TIMESTAMP
+                : SL_T_TIME;
+        n->flags = n->type == SL_T_TIME ? 0 : 3;
         return n;
     }
     /* a calc text names its input's columns alone; the planner has

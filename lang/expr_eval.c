@@ -1591,7 +1591,11 @@ static int ev(const node *n, evctx *cx, sl_value *out)
     case N_NOW: { /* the wall clock at this evaluation, as TIMESTAMP(flags) */
         static const int64_t unit[4] = {1000, 100, 10, 1};
         int64_t ms = sl_now_ms();
-        set_i(out, ms - (ms % unit[n->flags] + unit[n->flags]) % unit[n->flags]);
+        ms -= (ms % unit[n->flags] + unit[n->flags]) % unit[n->flags];
+        if (n->type == SL_T_DATE) ms = ms / 86400000 - (ms % 86400000 < 0); /* today (UTC) */
+        else if (n->type == SL_T_TIME) ms = (ms % 86400000 + 86400000) % 86400000;
+        set_i(out, ms);
+        out->v.ts.nano = 0;
         return SL_OK;
     }
     case N_UNIX_TS:
