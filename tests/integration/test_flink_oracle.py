@@ -460,6 +460,15 @@ QUERIES = [
     ("date_casts", "SELECT id, CAST(ts AS DATE) AS d, CAST(CAST(ts AS DATE) AS STRING) AS ds, "
                    "CAST(ts AS DATE) >= CAST('2026-01-01' AS DATE) AS after, "
                    "CAST(CAST(ts AS TIME) AS STRING) AS t FROM ev"),
+    ("date_time_extract", "SELECT id, YEAR(CAST(ts AS DATE)) AS y, QUARTER(CAST(ts AS DATE)) AS q, "
+                          "MONTH(CAST(ts AS DATE)) AS mo, WEEK(CAST(ts AS DATE)) AS w, "
+                          "DAYOFYEAR(CAST(ts AS DATE)) AS doy, DAYOFMONTH(CAST(ts AS DATE)) AS dom, "
+                          "DAYOFWEEK(CAST(ts AS DATE)) AS dow, EXTRACT(DECADE FROM CAST(ts AS DATE)) "
+                          "AS de, EXTRACT(SECOND FROM CAST(ts AS DATE)) AS ds, HOUR(CAST(ts AS TIME)) "
+                          "AS h, MINUTE(CAST(ts AS TIME)) AS mi, SECOND(CAST(ts AS TIME)) AS sc, "
+                          "EXTRACT(MILLISECOND FROM CAST(ts AS TIME(3))) AS ms, "
+                          "TO_DATE(DATE_FORMAT(ts, 'yyyyMMdd'), 'yyyyMMdd') AS td, TO_DATE(s) AS ts2 "
+                          "FROM ev"),
     ("date_agg", "SELECT k, MIN(CAST(ts AS DATE)) AS d0, MAX(CAST(ts AS DATE)) AS d1, "
                  "COUNT(*) AS c FROM ev GROUP BY k"),
     # ---- set operations, DISTINCT, VALUES, ORDER BY ... LIMIT (changelogs: compared final)
