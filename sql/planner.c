@@ -985,8 +985,8 @@ static int add_agg(plan *p, aggctx *c, const sql_node *e, const char *alias, cha
          * TIMESTAMPs, BOOLEANs (FALSE < TRUE) and STRINGs, COUNT of anything */
         int minmax = !strcasecmp(e->s, "MIN") || !strcasecmp(e->s, "MAX");
         bool dec = at == SL_T_DECIMAL && (!minmax || (adt && adt->p <= 18));
-        bool mmnew = minmax && (at == SL_T_DATE || at == SL_T_TIME || at == SL_T_TINYINT ||
-                                at == SL_T_SMALLINT || at == SL_T_FLOAT);
+        bool mmnew = (minmax && (at == SL_T_DATE || at == SL_T_TIME)) || at == SL_T_TINYINT ||
+                     at == SL_T_SMALLINT || at == SL_T_FLOAT; /* SUM/AVG too: operators/agg.c */
         if (strcasecmp(e->s, "COUNT") && !dec && !mmnew &&
             ((at != SL_T_INT && at != SL_T_BIGINT && at != SL_T_DOUBLE &&
               !(minmax && (at == SL_T_TIMESTAMP || at == SL_T_STRING || at == SL_T_BOOLEAN))) ||
