@@ -469,6 +469,14 @@ QUERIES = [
                           "EXTRACT(MILLISECOND FROM CAST(ts AS TIME(3))) AS ms, "
                           "TO_DATE(DATE_FORMAT(ts, 'yyyyMMdd'), 'yyyyMMdd') AS td, TO_DATE(s) AS ts2 "
                           "FROM ev"),
+    ("over_new_types", f"SELECT id, SUM({DP}) OVER w AS s, AVG({DP}) OVER w AS a, "
+                       f"MIN(CAST(ts AS DATE)) OVER w AS dmin, SUM(CAST(v AS TINYINT)) OVER w AS st, "
+                       f"AVG(CAST(v AS SMALLINT)) OVER w AS av, MAX(CAST(price AS FLOAT)) OVER w AS mf, "
+                       f"COUNT({DP}) OVER w AS c FROM evs WINDOW w AS (PARTITION BY k ORDER BY ts "
+                       f"ROWS BETWEEN 3 PRECEDING AND CURRENT ROW)"),
+    ("small_agg", "SELECT k, SUM(CAST(v AS TINYINT)) AS st, AVG(CAST(v AS SMALLINT)) AS av, "
+                  "SUM(CAST(u AS SMALLINT)) AS su, MIN(CAST(price AS FLOAT)) AS mn, "
+                  "COUNT(CAST(v AS TINYINT)) AS c FROM ev GROUP BY k"),
     ("date_agg", "SELECT k, MIN(CAST(ts AS DATE)) AS d0, MAX(CAST(ts AS DATE)) AS d1, "
                  "COUNT(*) AS c FROM ev GROUP BY k"),
     # ---- set operations, DISTINCT, VALUES, ORDER BY ... LIMIT (changelogs: compared final)
