@@ -234,3 +234,76 @@ INSERT INTO o SELECT ROUND(p, i) FROM src;
     assert r.returncode != 0
     assert ("line 7, column 31: ROUND of a DECIMAL needs a constant number of digits"
             in r.stdout + r.stderr), r.stdout + r.stderr
+
+
+def test_aggregates_of_small_numbers_and_over_new_types(cluster, workdir):
+    """SUM/AVG of TINYINT, SMALLINT and FLOAT (their own types) in GROUP BY at
+    parallelism 2, and OVER aggregates of DECIMAL, DATE, TINYINT and FLOAT
+    over a ROWS frame (rows leave the frame: retraction)."""
+    cluster.add_tm(slots=2)
+    src = os.path.join(workdir, "osrc")
+    os.makedirs(src)
+    rows = []
+    for n in range(1, 41):
+        rows.append({"id": n, "k": "abc"[n % 3], "t": (n * 37) % 200 - 100, "s": n * 700 - 7000,
+                     "f": f32(n / 8 + 0.1), "p": "%d.%02d" % (n * 3 % 50, n * 7 % 100),
+                     "d": "2026-01-%02d" % (1 + (n * 11) % 28),
+                     "ts": "2026-01-01 00:00:%02d" % n})
+    with open(os.path.join(src, "part-0.json"), "w") as f:
+        for r in rows:
+            f.write(json.dumps(dict(r, p="@P@")).replace('"@P@"', r["p"]) + "\n")
+    out1, out2 = os.path.join(workdir, "g"), os.path.join(workdir, "o")
+    r = run_sql(cluster, workdir, "agg.sql", f"""
+SET 'parallelism.default' = '2';
+CREATE TABLE src (id BIGINT, k STRING, t TINYINT, s SMALLINT, f FLOAT, p DECIMAL(10, 2), d DATE,
+    ts TIMESTAMP(3), WATERMARK FOR ts AS ts - INTERVAL '1' SECOND)
+WITH ('connector' = 'filesystem', 'path' = 'file://{src}', 'format' = 'json');
+CREATE TABLE g (k STRING, st TINYINT, avt TINYINT, ss SMALLINT, sf FLOAT, af FLOAT, PRIMARY KEY (k) NOT ENFORCED)
+  WITH ('connector' = 'filesystem', 'path' = 'file://{out1}', 'format' = 'json');
+CREATE TABLE o (id BIGINT, sp DECIMAL(38, 2), ap DECIMAL(38, 6), mnp DECIMAL(10, 2), mxd DATE,
+    st TINYINT, mt TINYINT, mf FLOAT, c BIGINT)
+  WITH ('connector' = 'filesystem', 'path' = 'file://{out2}', 'format' = 'json');
+INSERT INTO g SELECT k, SUM(t), AVG(t), SUM(s), SUM(f), AVG(f) FROM src GROUP BY k;
+INSERT INTO o SELECT id, SUM(p) OVER w, AVG(p) OVER w, MIN(p) OVER w, MAX(d) OVER w,
+    SUM(t) OVER w, MAX(t) OVER w, MAX(f) OVER w, COUNT(d) OVER w
+  FROM src WINDOW w AS (PARTITION BY k ORDER BY ts ROWS BETWEEN 2 PRECEDING AND CURRENT ROW);
+""")
+    assert r.returncode == 0, r.stdout + r.stderr
+    for j in job_ids(r.stdout):
+        finish(cluster, j)
+    from test_sql_types import final_state
+    got = final_state([json.loads(ln, parse_float=D) for ln in rows_text(out1)], "k")
+    want = {}
+    for k in "abc":
+        rs = [x for x in rows if x["k"] == k]
+        fs = 0.0
+        for x in rs:  # a FLOAT SUM rounds to float at every step, in arrival order
+            fs = f32(fs + x["f"]) if fs else x["f"]
+        fsum = sum(x["f"] for x in rs)
+        want[k] = {"k": k, "st": wrap(sum(x["t"] for x in rs), 8),
+                   "avt": wrap(int(sum(x["t"] for x in rs) / len(rs)), 8),
+                   "ss": wrap(sum(x["s"] for x in rs), 16), "sf": fs,
+                   "af": f32(fsum / len(rs))}
+    assert set(got) == set(want)
+    for k in want:
+        for col, v in want[k].items():
+            g = got[k][col]
+            if col in ("sf", "af"):
+                assert f32(float(g)) == v, (k, col, g, v)
+            else:
+                assert g == v, (k, col, g, v)
+    got = {x["id"]: x for x in (json.loads(ln, parse_float=D) for ln in rows_text(out2))}
+    assert set(got) == {x["id"] for x in rows}
+    for x in rows:
+        part = [y for y in rows if y["k"] == x["k"] and y["id"] <= x["id"]][-3:]
+        ps = [D(y["p"]) for y in part]
+        w = {"sp": sum(ps), "ap": CTX.divide(sum(ps), len(ps)).quantize(D("0.000001")),
+             "mnp": min(ps), "mxd": max(y["d"] for y in part),
+             "st": wrap(sum(y["t"] for y in part), 8), "mt": max(y["t"] for y in part),
+             "mf": max(y["f"] for y in part), "c": len(part)}
+        g = got[x["id"]]
+        for col, v in w.items():
+            if col == "mf":
+                assert f32(float(g[col])) == v, (x["id"], col, g[col], v)
+            else:
+                assert g[col] == v, (x["id"], col, g[col], v)
