@@ -1587,6 +1587,33 @@ static int widen_ok(sl_type from, sl_type to)
     return 0;
 }
 
+/* The widening order of the numbers (0: not a binary number). */
+static int num_order(sl_type t)
+{
+    switch (t) {
+    case SL_T_TINYINT: return 1;
+    case SL_T_SMALLINT: return 2;
+    case SL_T_INT: return 3;
+    case SL_T_BIGINT: return 4;
+    case SL_T_FLOAT: return 5;
+    case SL_T_DOUBLE: return 6;
+    default: return 0;
+    }
+}
+
+/* Does a TINYINT, SMALLINT or FLOAT value convert implicitly into a column
+ * of type `to` (or a value into a TINYINT, SMALLINT or FLOAT column)? Only
+ * widening, as Flink's implicit casts: TINYINT into SMALLINT .. DOUBLE and
+ * DECIMAL, INT into FLOAT, FLOAT into DOUBLE. */
+static bool small_widens(sl_type from, sl_type to)
+{
+    bool small = from == SL_T_TINYINT || from == SL_T_SMALLINT || from == SL_T_FLOAT ||
+                 to == SL_T_TINYINT || to == SL_T_SMALLINT || to == SL_T_FLOAT;
+    if (!small || from == to) return false;
+    if (to == SL_T_DECIMAL) return from == SL_T_TINYINT || from == SL_T_SMALLINT;
+    return num_order(from) && num_order(to) > num_order(from);
+}
+
 /* A calc that gives the query's columns (*r) the sink's names and types:
  * src[k] is the query column for the table's k-th written column (-1:
  * NULL); none when they already match. */
@@ -1622,7 +1649,8 @@ static int insert_shape(plan *p, const sql_node *ins, const sql_table *t, const 
         const sl_dtype *cdt = sql_col_dt(c);
         bool dec = (c->type == SL_T_DECIMAL &&
                     (f->type == SL_T_DECIMAL || f->type == SL_T_INT || f->type == SL_T_BIGINT)) ||
-                   (f->type == SL_T_DECIMAL && c->type == SL_T_DOUBLE);
+                   (f->type == SL_T_DECIMAL && c->type == SL_T_DOUBLE) ||
+                   small_widens(f->type, c->type);
         if (dec && sl_dtype_nullable(f->dt, false) != sl_dtype_nullable(cdt, false)) {
             char *from = sql_quote_ident(f->name), *dst = sql_quote_ident(c->name);
             its[k].name = sl_strdup(c->name);

@@ -307,3 +307,32 @@ INSERT INTO o SELECT id, SUM(p) OVER w, AVG(p) OVER w, MIN(p) OVER w, MAX(d) OVE
                 assert f32(float(g[col])) == v, (x["id"], col, g[col], v)
             else:
                 assert g[col] == v, (x["id"], col, g[col], v)
+
+
+def test_insert_widens_small_numbers_and_refuses_narrowing(cluster, workdir):
+    """INSERT converts a TINYINT, SMALLINT or FLOAT into a wider column
+    (Flink's implicit casts); a narrowing one is refused with both types."""
+    cluster.add_tm(slots=1)
+    src = write_src(workdir)
+    out = os.path.join(workdir, "out")
+    r = run_sql(cluster, workdir, "wide.sql", DDL.format(src=src) + f"""
+CREATE TABLE sink (id BIGINT, a INT, b DOUBLE, c DECIMAL(5, 0), e BIGINT, g FLOAT)
+  WITH ('connector' = 'filesystem', 'path' = 'file://{out}', 'format' = 'json');
+INSERT INTO sink SELECT id, t, f, s, t + t, i FROM src;
+""")
+    assert r.returncode == 0, r.stdout + r.stderr
+    for j in job_ids(r.stdout):
+        finish(cluster, j)
+    got = read(out)
+    for (id_, t, s, fl, i, b, d, p, st) in SRC:
+        f = f32(float(fl))
+        g = got[id_]
+        assert g["a"] == t and float(g["b"]) == f and D(str(g["c"])) == s, g
+        assert g["e"] == wrap(t + t, 8) and f32(float(g["g"])) == f32(float(i)), g
+    r = run_sql(cluster, workdir, "narrow.sql", DDL.format(src=src) + """
+CREATE TABLE o (x TINYINT) WITH ('connector' = 'print');
+INSERT INTO o SELECT s FROM src;
+""")
+    assert r.returncode != 0
+    assert "column 1 ('s') is SMALLINT, the table's 'x' is TINYINT; CAST it" in r.stdout + r.stderr, \
+        r.stdout + r.stderr
