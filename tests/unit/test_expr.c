@@ -1278,10 +1278,10 @@ static void test_extract(void)
     EXPECT("EXTRACT(EPOCH FROM ts)",
            "PARSE: line 1, column 9: EXTRACT(EPOCH FROM ...) is not supported (Flink neither); use "
            "UNIX_TIMESTAMP(CAST(ts AS STRING))");
-    EXPECT("EXTRACT(YEAR FROM name)", "PARSE: line 1, column 19: EXTRACT needs a TIMESTAMP, got STRING");
+    EXPECT("EXTRACT(YEAR FROM name)", "PARSE: line 1, column 19: EXTRACT needs a TIMESTAMP, DATE or TIME, got STRING");
     EXPECT("EXTRACT(YEAR, ts)", "PARSE: line 1, column 1: EXTRACT takes (unit FROM timestamp)");
     EXPECT("HOUR(ts, ts)", "PARSE: line 1, column 1: HOUR takes 1 argument, a TIMESTAMP");
-    EXPECT("MONTH(INTERVAL '1' DAY)", "PARSE: line 1, column 7: MONTH needs a TIMESTAMP, got INTERVAL DAY");
+    EXPECT("MONTH(INTERVAL '1' DAY)", "PARSE: line 1, column 7: MONTH needs a TIMESTAMP, DATE or TIME, got INTERVAL DAY");
 }
 
 static void test_replace_split_index(void)
