@@ -244,7 +244,8 @@ static bool keeps_dec(n_op op, const char *name, int arg)
     case N_FNX:
         return (arg == 0 && (!strcasecmp(name, "SIGN") || !strcasecmp(name, "ROUND") ||
                              !strcasecmp(name, "TRUNCATE"))) ||
-               !strcasecmp(name, "GREATEST") || !strcasecmp(name, "LEAST");
+               !strcasecmp(name, "GREATEST") || !strcasecmp(name, "LEAST") ||
+               (!strcasecmp(name, "SL_JSON_VALUE") && (arg == 4 || arg == 6)); /* DEFAULTs */
     default: return false;
     }
 }
