@@ -422,11 +422,6 @@ QUERIES = [
      "JSON_VALUE(JSON_OBJECT('s' VALUE s, 'v' VALUE v), '$.v' RETURNING INT) AS jv, "
      "JSON_QUERY(JSON_OBJECT('k' VALUE k), '$' ) AS jq, s IS JSON AS isj, "
      "JSON_EXISTS(JSON_OBJECT('s' VALUE s), 'strict $.s') AS je, JSON_STRING(s) AS js FROM ev"),
-    ("json_value_returning", "SELECT id, JSON_VALUE(JSON_OBJECT('p' VALUE price), '$.p' RETURNING "
-                             "DECIMAL(10, 1)) AS jp, JSON_VALUE(JSON_OBJECT('d' VALUE CAST(CAST(ts AS "
-                             "DATE) AS STRING)), '$.d' RETURNING DATE) AS jd, JSON_VALUE(s, '$.x' "
-                             "RETURNING DECIMAL(5, 2) DEFAULT 2.5 ON EMPTY DEFAULT 1.25 ON ERROR) "
-                             "AS jx FROM ev"),
     # ---- DECIMAL and DATE (exact: the sink keeps Flink's DECIMAL type)
     ("decimal_arith", f"SELECT id, {DP} * v AS m, {DP} / 3 AS d3, {DP} + 0.005 AS a, "
                       f"v * 1.10 AS l, {DP} - v AS sb, {DP} % 7 AS md, -{DP} AS ng, "

@@ -336,3 +336,42 @@ INSERT INTO o SELECT s FROM src;
     assert r.returncode != 0
     assert "column 1 ('s') is SMALLINT, the table's 'x' is TINYINT; CAST it" in r.stdout + r.stderr, \
         r.stdout + r.stderr
+
+
+def test_json_value_returning_decimal_and_date(cluster, workdir):
+    """JSON_VALUE ... RETURNING DECIMAL(p, s) / DATE (a Sluice extension: Flink
+    2.3's code generator refuses both): a number as its CAST (HALF_UP, NULL past
+    the precision), text parsed, a DECIMAL DEFAULT converted to the type."""
+    cluster.add_tm(slots=1)
+    src = os.path.join(workdir, "jsrc")
+    os.makedirs(src)
+    docs = [(1, '{"p": 12.345, "d": "2024-02-29"}'), (2, '{"p": "1.005", "d": "2026-1-5"}'),
+            (3, '{"p": 123456, "d": "2026-02-30"}'), (4, '{"p": "x"}'), (5, '{"q": 1}')]
+    with open(os.path.join(src, "part-0.json"), "w") as f:
+        for i, j in docs:
+            f.write(json.dumps({"id": i, "j": j}) + "\n")
+    out = os.path.join(workdir, "out")
+    r = run_sql(cluster, workdir, "jv.sql", f"""
+CREATE TABLE src (id BIGINT, j STRING)
+  WITH ('connector' = 'filesystem', 'path' = 'file://{src}', 'format' = 'json');
+CREATE TABLE sink (id BIGINT, p DECIMAL(7, 2), d DATE, pd DECIMAL(7, 2))
+  WITH ('connector' = 'filesystem', 'path' = 'file://{out}', 'format' = 'json');
+INSERT INTO sink SELECT id, JSON_VALUE(j, '$.p' RETURNING DECIMAL(7, 2)),
+    JSON_VALUE(j, '$.d' RETURNING DATE),
+    JSON_VALUE(j, '$.p' RETURNING DECIMAL(7, 2) DEFAULT 2.5 ON EMPTY DEFAULT -1.005 ON ERROR)
+  FROM src;
+""")
+    assert r.returncode == 0, r.stdout + r.stderr
+    for j in job_ids(r.stdout):
+        finish(cluster, j)
+    got = read(out)
+    want = {1: (q("12.345", 2), "2024-02-29", q("12.345", 2)),
+            2: (q("1.005", 2), "2026-01-05", q("1.005", 2)),
+            3: (None, None, None),  # 123456.00 has 8 digits: NULL, as a numeric CAST
+            4: (None, None, q("-1.005", 2)),  # 'x' is no number: ON ERROR
+            5: (None, None, q("2.5", 2))}  # no $.p: ON EMPTY
+    for i, (p, d, pd) in want.items():
+        g = got[i]
+        assert (g["p"], g["d"], g["pd"]) == (p, d, pd), (i, g)
+        for k, v in (("p", p), ("pd", pd)):
+            assert v is None or str(g[k]) == str(v), (i, k, g[k])
