@@ -668,7 +668,9 @@ static node *build_cast(bld *b, const sql_node *e)
         (tw == 7 && !strncasecmp(tbuf, "NUMERIC", 7)) || (tw == 4 && !strncasecmp(tbuf, "DATE", 4)) ||
         (tw == 4 && !strncasecmp(tbuf, "TIME", 4)) || (tw == 7 && !strncasecmp(tbuf, "TINYINT", 7)) ||
         (tw == 8 && !strncasecmp(tbuf, "SMALLINT", 8)) || (tw == 5 && !strncasecmp(tbuf, "FLOAT", 5)) ||
-        (tw == 4 && !strncasecmp(tbuf, "REAL", 4))) {
+        (tw == 4 && !strncasecmp(tbuf, "REAL", 4)) ||
+        (((tw == 4 && !strncasecmp(tbuf, "CHAR", 4)) || (tw == 7 && !strncasecmp(tbuf, "VARCHAR", 7))) &&
+         tbuf[tw] == '(')) { /* CHAR(n) pads and cuts, VARCHAR(n) cuts (n code points) */
         char derr[200];
         if (sl_dtype_parse(tbuf, &tdt, derr, sizeof derr) != SL_OK) {
             perr(b, OPAT(e), "bad type '%s' in %s: %s", tbuf, try_cast ? "TRY_CAST" : "CAST",

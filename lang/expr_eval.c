@@ -705,7 +705,30 @@ bad_string:
                  n->dt->text);
 }
 
+static int eval_cast_value(const node *n, evctx *cx, sl_value *out);
+
+/* CAST(x AS CHAR(n) | VARCHAR(n)): the text cut to n code points, a CHAR's
+ * padded with blanks to n, as Flink's CAST does. */
 static int eval_cast(const node *n, evctx *cx, sl_value *out)
+{
+    if (eval_cast_value(n, cx, out) != SL_OK) return SL_ERR;
+    if (!n->dt || n->dt->kind != SL_T_STRING || n->dt->p >= SL_DTYPE_MAX_LEN || out->isnull)
+        return SL_OK;
+    int64_t want = n->dt->p, have = cp_count(out->v.s.p, out->v.s.len);
+    if (have > want) {
+        out->v.s.len = (uint32_t)cp_offset(out->v.s.p, out->v.s.len, want);
+    } else if (have < want && n->dt->variant == SL_DV_CHAR) {
+        size_t len = out->v.s.len + (size_t)(want - have);
+        char *d = salloc(cx, n, len);
+        if (!d) return SL_ERR;
+        memcpy(d, out->v.s.p, out->v.s.len);
+        memset(d + out->v.s.len, ' ', len - out->v.s.len);
+        set_s(out, d, len);
+    }
+    return SL_OK;
+}
+
+static int eval_cast_value(const node *n, evctx *cx, sl_value *out)
 {
     const node *k = n->kids[0];
     sl_type from = k->type, to = n->type;

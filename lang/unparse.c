@@ -82,9 +82,8 @@ static void put_string(sql_sbuf *b, const char *s)
 }
 
 /* A CAST target as calc names it: synonyms Sluice stores the same way
- * become the canonical name (VARCHAR(20) ->
- * STRING, REAL -> FLOAT); DECIMAL(p, s), DATE, TIME, TIMESTAMP and INTERVAL
- * targets stay as written. */
+ * become the canonical name (VARCHAR -> STRING, REAL -> FLOAT); DECIMAL(p, s), DATE, TIME, TIMESTAMP and INTERVAL
+ * targets stay as written, and so do CHAR(n) and VARCHAR(n). */
 const char *sql_cast_type(const char *t)
 {
     static const struct {
@@ -94,6 +93,9 @@ const char *sql_cast_type(const char *t)
                {"BINARY", "BYTES"}};
     size_t n = 0;
     while (t[n] && t[n] != '(' && t[n] != ' ') n++;
+    /* CHAR(n) and VARCHAR(n) keep their length: a CAST pads or cuts to it */
+    if (t[n] == '(' && ((n == 4 && !strncasecmp(t, "CHAR", 4)) || (n == 7 && !strncasecmp(t, "VARCHAR", 7))))
+        return t;
     for (size_t i = 0; i < SL_ARRAY_LEN(syn); i++)
         if (strlen(syn[i].name) == n && !strncasecmp(syn[i].name, t, n)) return syn[i].as;
     return t;

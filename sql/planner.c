@@ -1650,7 +1650,12 @@ static int insert_shape(plan *p, const sql_node *ins, const sql_table *t, const 
         bool dec = (c->type == SL_T_DECIMAL &&
                     (f->type == SL_T_DECIMAL || f->type == SL_T_INT || f->type == SL_T_BIGINT)) ||
                    (f->type == SL_T_DECIMAL && c->type == SL_T_DOUBLE) ||
-                   small_widens(f->type, c->type);
+                   small_widens(f->type, c->type) ||
+                   /* text into a VARCHAR(n) column is cut to n code points, into a
+                    * CHAR(n) one also padded (what Flink's sink writes) */
+                   (f->type == SL_T_STRING && c->type == SL_T_STRING && cdt->p < SL_DTYPE_MAX_LEN &&
+                    (f->dt->p > cdt->p || (cdt->variant == SL_DV_CHAR &&
+                                           !(f->dt->variant == SL_DV_CHAR && f->dt->p == cdt->p))));
         if (dec && sl_dtype_nullable(f->dt, false) != sl_dtype_nullable(cdt, false)) {
             char *from = sql_quote_ident(f->name), *dst = sql_quote_ident(c->name);
             its[k].name = sl_strdup(c->name);

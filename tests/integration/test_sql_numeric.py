@@ -375,3 +375,39 @@ INSERT INTO sink SELECT id, JSON_VALUE(j, '$.p' RETURNING DECIMAL(7, 2)),
         assert (g["p"], g["d"], g["pd"]) == (p, d, pd), (i, g)
         for k, v in (("p", p), ("pd", pd)):
             assert v is None or str(g[k]) == str(v), (i, k, g[k])
+
+
+def test_char_and_varchar_lengths(cluster, workdir):
+    """CAST to CHAR(n) pads with blanks and cuts, to VARCHAR(n) cuts (n code
+    points); INSERT into a VARCHAR(n) column cuts the text to n, as Flink 2.3
+    writes it (checked with PyFlink, table.exec.sink.type-length-enforcer at
+    its default and at TRIM_PAD alike)."""
+    cluster.add_tm(slots=1)
+    src = os.path.join(workdir, "csrc")
+    os.makedirs(src)
+    words = ["2026-03-01", "h\u00e9llo w\u00f6rld", "ab", "", None]
+    with open(os.path.join(src, "part-0.json"), "w") as f:
+        for i, w in enumerate(words):
+            f.write(json.dumps({"id": i, "s": w}) + "\n")
+    out = os.path.join(workdir, "out")
+    r = run_sql(cluster, workdir, "chars.sql", f"""
+CREATE TABLE src (id BIGINT, s STRING)
+  WITH ('connector' = 'filesystem', 'path' = 'file://{src}', 'format' = 'json');
+CREATE TABLE sink (id BIGINT, v3 VARCHAR(3), c12 STRING, n12 INT, v4 STRING, c3 STRING,
+    eq BOOLEAN, s20 VARCHAR(20))
+  WITH ('connector' = 'filesystem', 'path' = 'file://{out}', 'format' = 'json');
+INSERT INTO sink SELECT id, s, CONCAT('[', CAST(s AS CHAR(12)), ']'), CHAR_LENGTH(CAST(s AS CHAR(12))),
+    CAST(s AS VARCHAR(4)), CAST(s AS CHAR(3)), CAST(s AS CHAR(12)) = s, s AS s2 FROM src;
+""")
+    assert r.returncode == 0, r.stdout + r.stderr
+    for j in job_ids(r.stdout):
+        finish(cluster, j)
+    got = read(out)
+    for i, w in enumerate(words):
+        g = got[i]
+        if w is None:
+            assert all(g[k] is None for k in g if k not in ("id", "op")), g
+            continue
+        want = {"v3": w[:3], "c12": "[" + w[:12].ljust(12) + "]", "n12": 12, "v4": w[:4],
+                "c3": w[:3].ljust(3), "eq": w[:12].ljust(12) == w, "s20": w}
+        assert {k: g[k] for k in want} == want, (i, g, want)
