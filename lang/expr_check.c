@@ -175,6 +175,8 @@ static bool common_type(sl_type a, sl_type c, sl_type *out)
     if (a == SL_T_NULL) *out = c;
     else if (c == SL_T_NULL || a == c) *out = a;
     else if (is_num_type(a) && is_num_type(c)) *out = num_rank(a) >= num_rank(c) ? a : c;
+    else if ((a == SL_T_DECIMAL && is_num_type(c)) || (c == SL_T_DECIMAL && is_num_type(a)))
+        *out = is_fp_type(a) || is_fp_type(c) ? SL_T_DOUBLE : SL_T_DECIMAL; /* see unify_dec */
     else return false;
     return true;
 }
@@ -186,6 +188,69 @@ static node *wrap_cast(bld *b, node *x, sl_type to)
     c->type = to;
     c->height = x->height + 1;
     return c;
+}
+
+static sl_dec_type dec_type_of(const node *n);
+
+/* The branches kids[idx[0..cnt)] of node n (CASE, COALESCE, IF, GREATEST,
+ * LEAST), whose common type (common_type) is n->type, converted to it when
+ * a DECIMAL is among them: a DOUBLE result reads each DECIMAL as a DOUBLE;
+ * a DECIMAL result is Flink's least-restrictive DECIMAL -- the most integer
+ * digits and the largest scale of the branches (an integer counts as
+ * DECIMAL(3|5|10|19, 0)), adjusted to 38 digits as arithmetic results are --
+ * and every branch of another type is CAST to it. */
+static int unify_dec(bld *b, node *n, const int *idx, int cnt)
+{
+    bool any = false;
+    for (int j = 0; j < cnt; j++) any = any || n->kids[idx[j]]->type == SL_T_DECIMAL;
+    if (!any || (n->type != SL_T_DECIMAL && n->type != SL_T_DOUBLE)) return SL_OK;
+    if (n->type == SL_T_DOUBLE) {
+        for (int j = 0; j < cnt; j++)
+            if (n->kids[idx[j]]->type == SL_T_DECIMAL)
+                n->kids[idx[j]] = wrap_cast(b, n->kids[idx[j]], SL_T_DOUBLE);
+        return SL_OK;
+    }
+    int ip = 0, sc = 0;
+    for (int j = 0; j < cnt; j++) {
+        const node *k = n->kids[idx[j]];
+        if (k->type == SL_T_NULL) continue;
+        sl_dec_type t = dec_type_of(k);
+        ip = SL_MAX(ip, t.p - t.s);
+        sc = SL_MAX(sc, t.s);
+    }
+    sl_dec_type r = sl_dec_type_adjust(ip + sc, sc);
+    char derr[160];
+    if (!(n->dt = sl_dtype_decimal(r.p, r.s, derr, sizeof derr)))
+        return perr(b, NAT(n), "%s", derr);
+    for (int j = 0; j < cnt; j++) {
+        node *k = n->kids[idx[j]];
+        if (k->type == SL_T_NULL || ndt(k) == n->dt) continue;
+        node *c = wrap_cast(b, k, SL_T_DECIMAL);
+        c->dt = n->dt;
+        n->kids[idx[j]] = c;
+    }
+    return SL_OK;
+}
+
+/* Does built-in `name` keep a DECIMAL argument (`arg`, 0-based) a DECIMAL,
+ * as Flink does? The others read a DECIMAL as a DOUBLE. */
+static bool keeps_dec(n_op op, const char *name, int arg)
+{
+    switch (op) {
+    case N_ABS:
+    case N_FLOOR:
+    case N_CEIL:
+    case N_MOD:
+    case N_COALESCE:
+    case N_NULLIF: return true;
+    case N_IF: return arg > 0;
+    case N_FNX:
+        return (arg == 0 && (!strcasecmp(name, "SIGN") || !strcasecmp(name, "ROUND") ||
+                             !strcasecmp(name, "TRUNCATE"))) ||
+               !strcasecmp(name, "GREATEST") || !strcasecmp(name, "LEAST") ||
+               (!strcasecmp(name, "SL_JSON_VALUE") && (arg == 4 || arg == 6)); /* DEFAULTs */
+    default: return false;
+    }
 }
 
 /* Make *a and *c comparable: numbers of any width; equal types; STRING
@@ -595,15 +660,20 @@ static node *build_timestamp(bld *b, const sql_node *e)
 static bool is_clock_word(const sql_node *e)
 {
     return !(e->flags & SQL_F_QUOTED) && !e->s2 &&
-           (!strcasecmp(e->s, "CURRENT_TIMESTAMP") || !strcasecmp(e->s, "LOCALTIMESTAMP"));
+           (!strcasecmp(e->s, "CURRENT_TIMESTAMP") || !strcasecmp(e->s, "LOCALTIMESTAMP") ||
+            !strcasecmp(e->s, "CURRENT_DATE") || !strcasecmp(e->s, "CURRENT_TIME") ||
+            !strcasecmp(e->s, "LOCALTIME"));
 }
 
 static node *build_column(bld *b, const sql_node *e)
 {
-    if (is_clock_word(e)) { /* CURRENT_TIMESTAMP, LOCALTIMESTAMP: milliseconds */
+    if (is_clock_word(e)) { /* CURRENT_TIMESTAMP, LOCALTIMESTAMP: milliseconds; CURRENT_DATE:
+                               * a DATE; CURRENT_TIME, LOCALTIME: a TIME(0) (Flink's types) */
         node *n = new_node(b, N_NOW, AT(e), 0);
-        n->type = SL_T_TIMESTAMP;
-        n->flags = 3;
+        n->type = !strcasecmp(e->s, "CURRENT_DATE") ? SL_T_DATE
+                : strcasecmp(e->s, "CURRENT_TIME") && strcasecmp(e->s, "LOCALTIME") ? SL_T_TIMESTAMP
+                : SL_T_TIME;
+        n->flags = n->type == SL_T_TIME ? 0 : 3;
         return n;
     }
     /* r.f: the field f of a ROW column r (a calc text has no tables; a planner's
@@ -644,8 +714,11 @@ static bool cast_allowed(sl_type from, sl_type to)
     switch (to) {
     case SL_T_STRING: return true;
     case SL_T_BYTES: return from == SL_T_STRING;
+    case SL_T_TINYINT:
+    case SL_T_SMALLINT:
     case SL_T_INT:
     case SL_T_BIGINT:
+    case SL_T_FLOAT:
     case SL_T_DOUBLE:
         if (from == SL_T_DECIMAL) return true;
         /* fall through */
@@ -702,11 +775,15 @@ static node *build_cast(bld *b, const sql_node *e)
     bool ltz = !strncasecmp(tbuf, "TIMESTAMP_LTZ", 13) || wl;
     if (wl) *wl = '\0';
     sl_type to;
-    const sl_dtype *tdt = NULL; /* the exact types: DECIMAL(p, s), DATE, TIME(p) */
+    const sl_dtype *tdt = NULL; /* DECIMAL(p, s), DATE, TIME(p), TINYINT, SMALLINT, FLOAT */
     size_t tw = strcspn(tbuf, "( ");
     if ((tw == 7 && !strncasecmp(tbuf, "DECIMAL", 7)) || (tw == 3 && !strncasecmp(tbuf, "DEC", 3)) ||
         (tw == 7 && !strncasecmp(tbuf, "NUMERIC", 7)) || (tw == 4 && !strncasecmp(tbuf, "DATE", 4)) ||
-        (tw == 4 && !strncasecmp(tbuf, "TIME", 4))) {
+        (tw == 4 && !strncasecmp(tbuf, "TIME", 4)) || (tw == 7 && !strncasecmp(tbuf, "TINYINT", 7)) ||
+        (tw == 8 && !strncasecmp(tbuf, "SMALLINT", 8)) || (tw == 5 && !strncasecmp(tbuf, "FLOAT", 5)) ||
+        (tw == 4 && !strncasecmp(tbuf, "REAL", 4)) ||
+        (((tw == 4 && !strncasecmp(tbuf, "CHAR", 4)) || (tw == 7 && !strncasecmp(tbuf, "VARCHAR", 7))) &&
+         tbuf[tw] == '(')) { /* CHAR(n) pads and cuts, VARCHAR(n) cuts (n code points) */
         char derr[200];
         if (sl_dtype_parse(tbuf, &tdt, derr, sizeof derr) != SL_OK) {
             perr(b, OPAT(e), "bad type '%s' in %s: %s", tbuf, try_cast ? "TRY_CAST" : "CAST",
@@ -757,6 +834,7 @@ static node *build_case(bld *b, const sql_node *e)
     node *n = new_node(b, N_CASE, AT(e), 0);
     node *operand = NULL;
     if (sql_kid(e, 0)) {
+        b->exact = true;
         if (!(operand = build(b, e->kids[0]))) return NULL;
         add_kid(n, operand);
         n->flags |= CASE_OPERAND;
@@ -766,6 +844,7 @@ static node *build_case(bld *b, const sql_node *e)
     const sql_node *whens = sql_kid(e, 1);
     for (int i = 0; whens && i < whens->nkids; i++) {
         const sql_node *wn = whens->kids[i], *we = sql_kid(wn, 0), *te = sql_kid(wn, 1);
+        b->exact = operand != NULL;
         node *w = build(b, we);
         if (!w) return NULL;
         if (operand) {
@@ -780,6 +859,7 @@ static node *build_case(bld *b, const sql_node *e)
             perr(b, AT(we), "WHEN condition must be BOOLEAN, got %s", ntname(b, w));
             return NULL;
         }
+        b->exact = true;
         node *th = build(b, te);
         if (!th) return NULL;
         if (!common_type(rt, th->type, &rt)) {
@@ -793,6 +873,7 @@ static node *build_case(bld *b, const sql_node *e)
     }
     if (sql_kid(e, 2)) {
         const sql_node *ee = e->kids[2];
+        b->exact = true;
         node *el = build(b, ee);
         if (!el) return NULL;
         if (!common_type(rt, el->type, &rt)) {
@@ -805,6 +886,13 @@ static node *build_case(bld *b, const sql_node *e)
         n->flags |= CASE_ELSE;
     }
     n->type = rt;
+    int *idx = sl_malloc(sizeof *idx * (size_t)(n->nkids + 1)), cnt = 0;
+    int k0 = (n->flags & CASE_OPERAND) ? 1 : 0;
+    for (int i = k0 + 1; i < n->nkids; i += 2) idx[cnt++] = i; /* the THEN branches */
+    if (n->flags & CASE_ELSE) idx[cnt++] = n->nkids - 1;
+    int rc = unify_dec(b, n, idx, cnt);
+    free(idx);
+    if (rc) return NULL;
     return seal(b, n) ? NULL : n;
 }
 
@@ -915,9 +1003,9 @@ static node *make_arith(bld *b, n_op op, int line, int col, node *a, node *c)
     } else if ((ta == SL_T_DECIMAL || tc == SL_T_DECIMAL) && op != N_CONCAT &&
                (is_num_type(ta) || ta == SL_T_DECIMAL || ta == SL_T_NULL) &&
                (is_num_type(tc) || tc == SL_T_DECIMAL || tc == SL_T_NULL)) {
-        /* DECIMAL with DOUBLE is a DOUBLE; with an integer or a DECIMAL exact,
+        /* DECIMAL with FLOAT or DOUBLE is a DOUBLE; with an integer or a DECIMAL exact,
          * of the type Flink derives (an integer counts as DECIMAL(10|19, 0)) */
-        if (ta == SL_T_DOUBLE || tc == SL_T_DOUBLE) {
+        if (is_fp_type(ta) || is_fp_type(tc)) {
             if (ta == SL_T_DECIMAL) a = wrap_cast(b, a, SL_T_DOUBLE);
             if (tc == SL_T_DECIMAL) c = wrap_cast(b, c, SL_T_DOUBLE);
             t = SL_T_DOUBLE;
@@ -939,6 +1027,9 @@ static node *make_arith(bld *b, n_op op, int line, int col, node *a, node *c)
         }
     } else if ((is_num_type(ta) || ta == SL_T_NULL) && (is_num_type(tc) || tc == SL_T_NULL)) {
         common_type(ta, tc, &t);
+        /* FLOAT with DOUBLE: Flink types the result as the left operand (its
+         * least-restrictive type ranks the two alike) */
+        if (is_fp_type(ta) && is_fp_type(tc)) t = ta;
     } else {
         goto bad;
     }
@@ -1259,7 +1350,7 @@ static const struct fn_def {
     {"RAND_INTEGER", N_RAND_INT, 1, 2},  {"REPLACE", N_REPLACE, 3, 3},
     {"SPLIT_INDEX", N_SPLIT_INDEX, 3, 3}, {"DATE_FORMAT", N_DATE_FORMAT, 2, 2},
     {"REGEXP", N_REGEXP, 2, 2},          {"REGEXP_EXTRACT", N_REGEXP_EXTRACT, 2, 3},
-    {"REGEXP_REPLACE", N_REGEXP_REPLACE, 3, 3},
+    {"REGEXP_REPLACE", N_REGEXP_REPLACE, 3, 3}, {"TO_DATE", N_TO_DATE, 1, 2},
 };
 
 /* DATE_FORMAT(ts | s, format): a constant format is compiled here, once. */
@@ -1449,8 +1540,15 @@ static node *build_extract(bld *b, const sql_node *e, int unit)
     }
     node *a = build(b, ts);
     if (!a) return NULL;
-    if (a->interval || (a->type != SL_T_TIMESTAMP && a->type != SL_T_NULL)) {
-        perr(b, NAT(a), "%s needs a TIMESTAMP, got %s", fname, ntname(b, a));
+    if (a->interval || (a->type != SL_T_TIMESTAMP && a->type != SL_T_NULL &&
+                        a->type != SL_T_DATE && a->type != SL_T_TIME)) {
+        perr(b, NAT(a), "%s needs a TIMESTAMP, DATE or TIME, got %s", fname, ntname(b, a));
+        return NULL;
+    }
+    if (a->type == SL_T_TIME && unit != SL_XU_HOUR && unit != SL_XU_MINUTE &&
+        unit != SL_XU_SECOND && unit != SL_XU_MILLISECOND) {
+        perr(b, NAT(a), "%s: unit %s can not be applied to a TIME (only HOUR, MINUTE, SECOND "
+             "and MILLISECOND can)", fname, sl_extract_unit_name((sl_extract_unit)unit));
         return NULL;
     }
     node *n = unary(b, N_EXTRACT, e, a, SL_T_BIGINT);
@@ -1505,8 +1603,10 @@ static int type_string_fn(bld *b, node *n, const struct fn_def *f)
             return perr(b, NAT(n->kids[i]), "%s needs STRING arguments, got %s%s", f->name,
                         ntname(b, n->kids[i]),
                         f->op == N_CONCAT ? " (use CAST(x AS STRING))" : "");
-    n->type = f->op == N_CHAR_LENGTH ? SL_T_INT : f->op == N_TO_TS ? SL_T_TIMESTAMP : SL_T_STRING;
-    if (f->op == N_TO_TS && n->nkids == 2) return compile_format(b, n, f->name, true);
+    n->type = f->op == N_CHAR_LENGTH ? SL_T_INT : f->op == N_TO_TS ? SL_T_TIMESTAMP
+            : f->op == N_TO_DATE ? SL_T_DATE : SL_T_STRING;
+    if ((f->op == N_TO_TS || f->op == N_TO_DATE) && n->nkids == 2)
+        return compile_format(b, n, f->name, true);
     if (f->op == N_TRIM) {
         if (n->nkids == 1) add_kid(n, NULL); /* default characters: a blank */
         n->flags = !strcasecmp(f->name, "LTRIM") ? TRIM_LEADING
@@ -1545,7 +1645,11 @@ static int type_branches(bld *b, node *n, const sql_node *e)
                 return SL_ERR;
         }
         n->type = t;
-        return SL_OK;
+        int *idx = sl_malloc(sizeof *idx * (size_t)n->nkids);
+        for (int i = 0; i < n->nkids; i++) idx[i] = i;
+        int rc = unify_dec(b, n, idx, n->nkids);
+        free(idx);
+        return rc;
     }
     sl_type t0 = n->kids[0]->type;
     if (t0 != SL_T_BOOLEAN && t0 != SL_T_NULL)
@@ -1557,7 +1661,8 @@ static int type_branches(bld *b, node *n, const sql_node *e)
         merge_branch_iv(b, n, n->kids[2], &first, AT(e), "IF branches"))
         return SL_ERR;
     n->type = t;
-    return SL_OK;
+    static const int branches[] = {1, 2};
+    return unify_dec(b, n, branches, 2);
 }
 
 /* TO_TIMESTAMP_LTZ(number, 0 | 3). */
@@ -1642,6 +1747,7 @@ static node *fnx_node(bld *b, const sql_node *e, const sl_fnx *fx)
     node *n = new_node(b, N_FNX, AT(e), 0);
     n->fx = fx;
     for (int i = 0; i < e->nkids; i++) {
+        b->exact = keeps_dec(N_FNX, fx->name, i);
         node *a = build(b, e->kids[i]);
         if (!a) return NULL;
         add_kid(n, a);
@@ -1664,7 +1770,8 @@ static node *build_fnx(bld *b, const sql_node *e, const sl_fnx *fx)
         bool ok = t == SL_T_NULL && !a->interval;
         const char *want = "";
         switch (c) {
-        case 'n': ok = ok || (is_num_type(t) && !a->interval); want = "a number"; break;
+        case 'n': ok = ok || (is_num_type(t) && !a->interval) || t == SL_T_DECIMAL;
+            want = "a number"; break;
         case 'i': ok = ok || (is_int_type(t) && !a->interval); want = "an integer"; break;
         case 's': ok = ok || t == SL_T_STRING; want = "a STRING"; break;
         case 'x': ok = ok || t == SL_T_STRING || (is_int_type(t) && !a->interval);
@@ -1688,6 +1795,30 @@ static node *build_fnx(bld *b, const sql_node *e, const sl_fnx *fx)
     case 'B': n->type = SL_T_BOOLEAN; break;
     case '0': n->type = n->kids[0]->type == SL_T_NULL ? SL_T_DOUBLE : n->kids[0]->type; break;
     default: n->type = common == SL_T_NULL ? SL_T_STRING : common; break;
+    }
+    if (n->type == SL_T_DECIMAL && fx->result == '0') { /* SIGN, ROUND, TRUNCATE */
+        sl_dec_type t0 = dec_type_of(n->kids[0]);
+        if (strcasecmp(fx->name, "SIGN")) {
+            node *d = n->nkids == 2 ? n->kids[1] : NULL;
+            if (d && (d->op != N_LIT || d->lit.isnull)) {
+                perr(b, NAT(d), "%s of a DECIMAL needs a constant number of digits (an "
+                     "integer literal): it decides the result's type", fx->name);
+                return NULL;
+            }
+            int64_t nd = d ? d->lit.v.i : 0;
+            t0 = sl_dec_type_round(t0, (int)SL_MAX(SL_MIN(nd, 100), -100));
+        }
+        char derr[160];
+        if (!(n->dt = sl_dtype_decimal(t0.p, t0.s, derr, sizeof derr))) {
+            perr(b, AT(e), "%s", derr);
+            return NULL;
+        }
+    } else if (n->type == SL_T_DECIMAL || (n->type == SL_T_DOUBLE && fx->result == 'C')) {
+        int *idx = sl_malloc(sizeof *idx * (size_t)n->nkids); /* GREATEST, LEAST */
+        for (int i = 0; i < n->nkids; i++) idx[i] = i;
+        int rc = unify_dec(b, n, idx, n->nkids);
+        free(idx);
+        if (rc) return NULL;
     }
     return seal(b, n) ? NULL : n;
 }
@@ -1862,6 +1993,7 @@ static node *build_call(bld *b, const sql_node *e)
     if (check_arity(b, e, f) != SL_OK) return NULL;
     node *n = new_node(b, f->op, AT(e), 0);
     for (int i = 0; i < e->nkids; i++) {
+        b->exact = keeps_dec(f->op, f->name, i);
         node *a = build(b, e->kids[i]);
         if (!a) return NULL;
         add_kid(n, a);
@@ -1875,7 +2007,8 @@ static node *build_call(bld *b, const sql_node *e)
     case N_LOWER:
     case N_CHAR_LENGTH:
     case N_TRIM:
-    case N_TO_TS: rc = type_string_fn(b, n, f); break;
+    case N_TO_TS:
+    case N_TO_DATE: rc = type_string_fn(b, n, f); break;
     case N_REPLACE:
     case N_SPLIT_INDEX: rc = type_replace_split(b, n, f); break;
     case N_MOD: /* MOD(a, b) is a % b; the call node stays unused in b->all */
@@ -1883,12 +2016,22 @@ static node *build_call(bld *b, const sql_node *e)
     case N_ABS:
     case N_FLOOR:
     case N_CEIL: /* ABS also takes an interval, as in Flink */
-        if ((!is_num_type(t0) && t0 != SL_T_NULL) || (f->op != N_ABS && n->kids[0]->interval)) {
+        if ((!is_num_type(t0) && t0 != SL_T_NULL && t0 != SL_T_DECIMAL) ||
+            (f->op != N_ABS && n->kids[0]->interval)) {
             perr(b, AT(e), "%s needs a number, got %s", f->name, ntname(b, n->kids[0]));
             return NULL;
         }
         if (n->kids[0]->interval) set_iv(n, n->kids[0]->ivs, n->kids[0]->ive);
         n->type = t0;
+        if (t0 == SL_T_DECIMAL) { /* ABS keeps the type; FLOOR, CEIL: DECIMAL(p, 0) */
+            sl_dec_type dt0 = dec_type_of(n->kids[0]);
+            if (f->op != N_ABS) dt0 = sl_dec_type_floor(dt0);
+            char derr[160];
+            if (!(n->dt = sl_dtype_decimal(dt0.p, dt0.s, derr, sizeof derr))) {
+                perr(b, AT(e), "%s", derr);
+                return NULL;
+            }
+        }
         break;
     case N_COALESCE:
     case N_IF: rc = type_branches(b, n, e); break;
@@ -1898,6 +2041,7 @@ static node *build_call(bld *b, const sql_node *e)
         n->kids[0] = a;
         n->kids[1] = c;
         n->type = a->type;
+        if (a->type == SL_T_DECIMAL) n->dt = ndt(a);
         if (a->interval) set_iv(n, a->ivs, a->ive);
         break;
     }
@@ -1958,17 +2102,22 @@ static node *build_one(bld *b, const sql_node *e)
 }
 
 /* Does node n take child k of one of the types beyond the original seven?
- * DECIMAL: arithmetic, negation, comparisons and CAST; DATE and TIME:
- * comparisons and CAST. */
+ * TINYINT, SMALLINT and FLOAT: wherever a number goes; DECIMAL: arithmetic,
+ * negation, comparisons, CAST and the functions keeps_dec names; DATE and
+ * TIME: comparisons, CAST and EXTRACT. */
 static bool typed_here(const node *n, const node *k)
 {
     if (n->op == N_UDF) return true; /* checked against the function's declaration */
+    if (k->type == SL_T_TINYINT || k->type == SL_T_SMALLINT || k->type == SL_T_FLOAT) return true;
     bool cmp = (n->op >= N_EQ && n->op <= N_GE) || n->op == N_BETWEEN || n->op == N_IN ||
                n->op == N_DISTINCT || n->op == N_CAST;
     if (k->type == SL_T_DECIMAL)
-        return cmp || (n->op >= N_NEG && n->op <= N_MOD);
+        return cmp || (n->op >= N_NEG && n->op <= N_MOD) || n->op == N_CASE ||
+               n->op == N_CAST || keeps_dec(n->op, n->fx ? n->fx->name : "", 0) ||
+               (n->op == N_IF && k != n->kids[0]);
     if (k->type == SL_T_DATE || k->type == SL_T_TIME)
-        return (cmp && n->op != N_CASE) || ((n->op == N_ADD || n->op == N_SUB) && n->type == k->type);
+        return (cmp && n->op != N_CASE) || n->op == N_EXTRACT ||
+               ((n->op == N_ADD || n->op == N_SUB) && n->type == k->type);
     return false;
 }
 

@@ -218,12 +218,17 @@ static void set_s(sl_value *out, const char *p, size_t len)
     out->v.s.len = (uint32_t)len;
 }
 
-static double as_d(const sl_value *v, sl_type t) { return t == SL_T_DOUBLE ? v->v.d : (double)v->v.i; }
+static double as_d(const sl_value *v, sl_type t) { return is_fp_type(t) ? v->v.d : (double)v->v.i; }
+
+/* An integer as Java converts it to float: rounded once, from the integer. */
+static double int_to_float(int64_t i) { return (double)(float)i; }
 
 /* Convert a value of a child's type to the node's (wider) numeric type. */
 static void widen(sl_value *v, sl_type from, sl_type to)
 {
-    if (!v->isnull && to == SL_T_DOUBLE && is_int_type(from)) v->v.d = (double)v->v.i;
+    if (v->isnull || !is_int_type(from)) return;
+    if (to == SL_T_DOUBLE) v->v.d = (double)v->v.i;
+    else if (to == SL_T_FLOAT) v->v.d = int_to_float(v->v.i);
 }
 
 /* Total order on two comparable non-NULL values: -1, 0, 1. NaN sorts after
@@ -236,8 +241,12 @@ static int cmpv(const sl_value *a, sl_type ta, const sl_value *b, sl_type tb)
         if (c) return c < 0 ? -1 : 1;
         return a->v.s.len < b->v.s.len ? -1 : a->v.s.len > b->v.s.len;
     }
-    if (ta == SL_T_DOUBLE || tb == SL_T_DOUBLE) {
-        double x = as_d(a, ta), y = as_d(b, tb);
+    if (is_fp_type(ta) || is_fp_type(tb)) {
+        /* FLOAT against an integer: the integer as a float first, as Java */
+        double x = ta == SL_T_FLOAT && is_int_type(tb) ? a->v.d
+                   : tb == SL_T_FLOAT && is_int_type(ta) ? int_to_float(a->v.i) : as_d(a, ta);
+        double y = tb == SL_T_FLOAT && is_int_type(ta) ? b->v.d
+                   : ta == SL_T_FLOAT && is_int_type(tb) ? int_to_float(b->v.i) : as_d(b, tb);
         if (x < y) return -1;
         if (x > y) return 1;
         if (x == y) return 0;
@@ -273,7 +282,7 @@ static int cmpn(const sl_value *a, const node *na, const sl_value *b, const node
 {
     sl_type ta = na->type, tb = nb->type;
     if (ta == SL_T_DECIMAL || tb == SL_T_DECIMAL) {
-        if (ta == SL_T_DOUBLE || tb == SL_T_DOUBLE) {
+        if (is_fp_type(ta) || is_fp_type(tb)) {
             int s;
             sl_value x = *a, y = *b;
             if (ta == SL_T_DECIMAL) {
@@ -286,7 +295,7 @@ static int cmpn(const sl_value *a, const node *na, const sl_value *b, const node
                 sl_dec_type t = {(uint8_t)ndt(nb)->p, (uint8_t)s};
                 y.v.d = sl_dec_to_double(d, t);
             }
-            return cmpv(&x, SL_T_DOUBLE, &y, SL_T_DOUBLE);
+            return cmpv(&x, is_fp_type(ta) ? ta : SL_T_DOUBLE, &y, is_fp_type(tb) ? tb : SL_T_DOUBLE);
         }
         int sa, sb;
         sl_dec x = dec_of(a, na, &sa), y = dec_of(b, nb, &sb);
@@ -364,30 +373,36 @@ static int eval_arith(const node *n, evctx *cx, sl_value *out)
     if (n->ctype == SL_T_DECIMAL) return eval_dec_arith(n, cx, &a, &b, out);
     if (n->type == SL_T_TIMESTAMP || n->type == SL_T_DATE || n->type == SL_T_TIME)
         return eval_temporal(n, cx, &a, &b, out);
-    if (n->ctype == SL_T_DOUBLE) {
-        double x = as_d(&a, ta), y = as_d(&b, tb);
+    if (is_fp_type(n->ctype)) {
+        /* FLOAT: both operands as floats, the exact result rounded once to a
+         * float (a double holds every sum, difference, product and quotient
+         * of two floats closely enough for that single rounding) */
+        bool f = n->ctype == SL_T_FLOAT; /* a DOUBLE operand becomes a float first */
+        double x = f && is_int_type(ta) ? int_to_float(a.v.i) : f ? (double)(float)a.v.d : as_d(&a, ta);
+        double y = f && is_int_type(tb) ? int_to_float(b.v.i) : f ? (double)(float)b.v.d : as_d(&b, tb), r;
         switch (n->op) {
-        case N_ADD: set_d(out, x + y); break;
-        case N_SUB: set_d(out, x - y); break;
-        case N_MUL: set_d(out, x * y); break;
+        case N_ADD: r = x + y; break;
+        case N_SUB: r = x - y; break;
+        case N_MUL: r = x * y; break;
         case N_DIV:
             if (y == 0) return everr(cx, n, "division by zero");
-            set_d(out, x / y);
+            r = x / y;
             break;
         default:
             if (y == 0) return everr(cx, n, "division by zero (modulo)");
-            set_d(out, fmod(x, y));
+            r = fmod(x, y);
             break;
         }
+        set_d(out, f ? (double)(float)r : r);
         return SL_OK;
     }
     int64_t x = a.v.i, y = b.v.i;
     if ((n->op == N_DIV || n->op == N_MOD) && y == 0)
         return everr(cx, n, n->op == N_DIV ? "division by zero" : "division by zero (modulo)");
-    if (n->ctype == SL_T_INT) { /* both operands fit 32 bits: exact in 64, then wrap */
+    if (n->ctype != SL_T_BIGINT) { /* operands fit 32 bits: exact in 64, then wrap */
         int64_t r = n->op == N_ADD ? x + y : n->op == N_SUB ? x - y : n->op == N_MUL ? x * y
                   : n->op == N_DIV ? x / y : x % y;
-        set_i(out, wrap32(r));
+        set_i(out, wrap_int(r, n->ctype));
         return SL_OK;
     }
     uint64_t ux = (uint64_t)x, uy = (uint64_t)y;
@@ -657,8 +672,9 @@ static int eval_cast_exact(const node *n, evctx *cx, sl_value *out)
         if (from == SL_T_DECIMAL || is_int_type(from)) {
             sl_dec d = dec_of(&v, k, &s);
             st = sl_dec_rescale(d, s, t, &r);
-        } else if (from == SL_T_DOUBLE) {
-            st = sl_dec_from_double(v.v.d, t, &r);
+        } else if (is_fp_type(from)) {
+            st = from == SL_T_FLOAT ? sl_dec_from_float((float)v.v.d, t, &r)
+                                    : sl_dec_from_double(v.v.d, t, &r);
             if (st == SL_DEC_NOT_FINITE) {
                 if (n->neg) return set_null(out), SL_OK;
                 return everr(cx, n, "cannot CAST %s to %s", isnan(v.v.d) ? "NaN" : "Infinity",
@@ -676,14 +692,15 @@ static int eval_cast_exact(const node *n, evctx *cx, sl_value *out)
         int s;
         sl_dec d = dec_of(&v, k, &s);
         if (to == SL_T_STRING) return put_text(n, cx, out, buf, sl_dec_format(buf, sizeof buf, d, s));
-        if (to == SL_T_DOUBLE) {
+        if (is_fp_type(to)) { /* FLOAT: the double rounded to float, as Flink */
             sl_dec_type t = {(uint8_t)ndt(k)->p, (uint8_t)s};
-            set_d(out, sl_dec_to_double(d, t));
+            double x = sl_dec_to_double(d, t);
+            set_d(out, to == SL_T_FLOAT ? (double)(float)x : x);
             return SL_OK;
         }
         int64_t i;
         sl_dec_to_i64(d, s, &i); /* beyond the range: its low bits, as Flink */
-        set_i(out, to == SL_T_INT ? (int64_t)(int32_t)(uint32_t)(uint64_t)i : i);
+        set_i(out, wrap_int(i, to));
         return SL_OK;
     }
     if (to == SL_T_DATE) {
@@ -729,7 +746,30 @@ bad_string:
                  n->dt->text);
 }
 
+static int eval_cast_value(const node *n, evctx *cx, sl_value *out);
+
+/* CAST(x AS CHAR(n) | VARCHAR(n)): the text cut to n code points, a CHAR's
+ * padded with blanks to n, as Flink's CAST does. */
 static int eval_cast(const node *n, evctx *cx, sl_value *out)
+{
+    if (eval_cast_value(n, cx, out) != SL_OK) return SL_ERR;
+    if (!n->dt || n->dt->kind != SL_T_STRING || n->dt->p >= SL_DTYPE_MAX_LEN || out->isnull)
+        return SL_OK;
+    int64_t want = n->dt->p, have = cp_count(out->v.s.p, out->v.s.len);
+    if (have > want) {
+        out->v.s.len = (uint32_t)cp_offset(out->v.s.p, out->v.s.len, want);
+    } else if (have < want && n->dt->variant == SL_DV_CHAR) {
+        size_t len = out->v.s.len + (size_t)(want - have);
+        char *d = salloc(cx, n, len);
+        if (!d) return SL_ERR;
+        memcpy(d, out->v.s.p, out->v.s.len);
+        memset(d + out->v.s.len, ' ', len - out->v.s.len);
+        set_s(out, d, len);
+    }
+    return SL_OK;
+}
+
+static int eval_cast_value(const node *n, evctx *cx, sl_value *out)
 {
     const node *k = n->kids[0];
     sl_type from = k->type, to = n->type;
@@ -746,10 +786,14 @@ static int eval_cast(const node *n, evctx *cx, sl_value *out)
     case SL_T_STRING:
         switch (from) {
         case SL_T_BOOLEAN: return put_text(n, cx, out, v.v.i ? "TRUE" : "FALSE", v.v.i ? 4 : 5);
+        case SL_T_TINYINT:
+        case SL_T_SMALLINT:
         case SL_T_INT:
         case SL_T_BIGINT:
             return put_text(n, cx, out, buf, snprintf(buf, sizeof buf, "%lld", (long long)v.v.i));
         case SL_T_DOUBLE: return put_text(n, cx, out, buf, double_to_str(buf, sizeof buf, v.v.d));
+        case SL_T_FLOAT: /* Java's Float.toString */
+            return put_text(n, cx, out, buf, sl_value_format(buf, sizeof buf, &v, SL_T_FLOAT));
         case SL_T_TIMESTAMP: { /* exactly p fraction digits */
             const sl_dtype *kt = ndt(k);
             sl_ts ts = {v.v.ts.ms, sl_dtype_has_nanos(kt) ? v.v.ts.nano : 0};
@@ -759,21 +803,34 @@ static int eval_cast(const node *n, evctx *cx, sl_value *out)
         default: return SL_OK; /* BYTES: the same bytes */
         }
     case SL_T_BYTES: return SL_OK;
+    case SL_T_TINYINT:
+    case SL_T_SMALLINT:
     case SL_T_INT:
     case SL_T_BIGINT:
-        if (from == SL_T_DOUBLE) set_i(out, d_to_i(v.v.d, to));
-        else if (from == SL_T_BIGINT) set_i(out, wrap32(v.v.i)); /* to INT: Java narrowing */
+        /* Java's casts: a double saturates to int (long for BIGINT), then
+         * narrows to byte or short; an integer narrows (wraps) */
+        if (is_fp_type(from)) set_i(out, wrap_int(d_to_i(v.v.d, to == SL_T_BIGINT ? to : SL_T_INT), to));
         else if (from == SL_T_STRING) {
             const char *s = v.v.s.p;
             uint32_t len = v.v.s.len;
             int64_t x;
             trim_blanks(&s, &len);
-            if (!sl_expr_parse_i64(s, len, &x) || (to == SL_T_INT && (x < INT32_MIN || x > INT32_MAX)))
+            /* a fraction is cut ('1.5' is 1, as Flink's reader); text beyond the
+             * type's range fails (Flink's parse to byte/short/int) */
+            uint32_t whole = 0;
+            while (whole < len && s[whole] != '.') whole++;
+            for (uint32_t q = whole + 1; q < len; q++)
+                if (!is_digit((unsigned char)s[q])) whole = len; /* not a number: fails below */
+            if (whole < len && whole > 0 && is_digit((unsigned char)s[whole - 1])) len = whole;
+            if (!sl_expr_parse_i64(s, len, &x) || (to != SL_T_BIGINT && wrap_int(x, to) != x))
                 goto bad_string;
             set_i(out, x);
+        } else if (from != SL_T_BOOLEAN) {
+            set_i(out, wrap_int(v.v.i, to));
         }
-        /* INT -> BIGINT and BOOLEAN -> integer: the stored 0/1 or value is right */
+        /* BOOLEAN -> integer: the stored 0/1 is right */
         return SL_OK;
+    case SL_T_FLOAT:
     case SL_T_DOUBLE:
         if (from == SL_T_STRING) {
             const char *s = v.v.s.p;
@@ -781,9 +838,17 @@ static int eval_cast(const node *n, evctx *cx, sl_value *out)
             double d;
             trim_blanks(&s, &len);
             if (!str_to_double(s, len, &d)) goto bad_string;
+            if (to == SL_T_FLOAT) { /* Float.parseFloat rounds the text once */
+                char tb[128];
+                memcpy(tb, s, len);
+                tb[len] = '\0';
+                d = isfinite(d) ? (double)strtof(tb, NULL) : d;
+            }
             set_d(out, d);
+        } else if (is_fp_type(from)) {
+            set_d(out, to == SL_T_FLOAT ? (double)(float)v.v.d : v.v.d);
         } else {
-            set_d(out, (double)v.v.i);
+            set_d(out, to == SL_T_FLOAT ? int_to_float(v.v.i) : (double)v.v.i);
         }
         return SL_OK;
     case SL_T_BOOLEAN:
@@ -799,7 +864,7 @@ static int eval_cast(const node *n, evctx *cx, sl_value *out)
             }
             goto bad_string;
         }
-        set_i(out, from == SL_T_DOUBLE ? v.v.d != 0 : v.v.i != 0);
+        set_i(out, is_fp_type(from) ? v.v.d != 0 : v.v.i != 0);
         return SL_OK;
     case SL_T_TIMESTAMP: {
         int64_t ms;
@@ -1412,7 +1477,7 @@ static int eval_to_ts_ltz(const node *n, evctx *cx, sl_value *out)
     int rc;
     if ((rc = ev(n->kids[0], cx, out)) || out->isnull) return rc;
     int64_t scale = n->flags == 0 ? 1000 : 1, ms;
-    if (n->kids[0]->type == SL_T_DOUBLE) {
+    if (is_fp_type(n->kids[0]->type)) {
         double d = out->v.d * (double)scale;
         if (!(d > -9.2e18 && d < 9.2e18))
             return everr(cx, n, "TO_TIMESTAMP_LTZ: %g is out of range", out->v.d);
@@ -1495,8 +1560,8 @@ static int ev(const node *n, evctx *cx, sl_value *out)
         if (n->ctype == SL_T_DECIMAL) {
             sl_dec d = {out->v.dec.lo, out->v.dec.hi};
             put_dec(out, sl_dec_neg(d));
-        } else if (n->ctype == SL_T_DOUBLE) out->v.d = -out->v.d;
-        else if (n->ctype == SL_T_INT) out->v.i = wrap32(-out->v.i);
+        } else if (is_fp_type(n->ctype)) out->v.d = -out->v.d;
+        else if (n->ctype != SL_T_BIGINT) out->v.i = wrap_int(-out->v.i, n->ctype);
         else out->v.i = wrap64(0 - (uint64_t)out->v.i);
         return SL_OK;
     case N_ADD:
@@ -1543,11 +1608,22 @@ static int ev(const node *n, evctx *cx, sl_value *out)
         if ((rc = ev(n->kids[0], cx, out)) || out->isnull) return rc;
         if (n->type == SL_T_TIMESTAMP && n->op != N_ABS) /* FLOOR / CEIL (ts TO unit) */
             out->v.i = sl_civil_floor((sl_extract_unit)n->flags, out->v.i, n->op == N_CEIL);
-        else if (n->type == SL_T_DOUBLE)
+        else if (n->type == SL_T_DECIMAL) {
+            int s;
+            sl_dec d = dec_of(out, n->kids[0], &s), r = d;
+            sl_dec_type t = {(uint8_t)n->dt->p, (uint8_t)n->dt->s};
+            if (n->op == N_ABS) r = sl_dec_abs(d);
+            else if ((n->op == N_FLOOR ? sl_dec_floor(d, s, t, &r) : sl_dec_ceil(d, s, t, &r)) !=
+                     SL_DEC_OK)
+                return set_null(out), SL_OK; /* beyond the type: NULL, as an overflow */
+            put_dec(out, r);
+        }
+        else if (is_fp_type(n->type))
             out->v.d = n->op == N_ABS ? fabs(out->v.d) : n->op == N_FLOOR ? floor(out->v.d)
                                                                          : ceil(out->v.d);
         else if (n->op == N_ABS && out->v.i < 0) /* ABS(INT_MIN) wraps, as Java's Math.abs */
-            out->v.i = n->type == SL_T_INT ? wrap32(-out->v.i) : wrap64(0 - (uint64_t)out->v.i);
+            out->v.i = n->type != SL_T_BIGINT ? wrap_int(-out->v.i, n->type)
+                                              : wrap64(0 - (uint64_t)out->v.i);
         return SL_OK;
     case N_COALESCE:
         for (int i = 0; i < n->nkids; i++) {
@@ -1584,7 +1660,11 @@ static int ev(const node *n, evctx *cx, sl_value *out)
     case N_NOW: { /* the wall clock at this evaluation, as TIMESTAMP(flags) */
         static const int64_t unit[4] = {1000, 100, 10, 1};
         int64_t ms = sl_now_ms();
-        set_i(out, ms - (ms % unit[n->flags] + unit[n->flags]) % unit[n->flags]);
+        ms -= (ms % unit[n->flags] + unit[n->flags]) % unit[n->flags];
+        if (n->type == SL_T_DATE) ms = ms / 86400000 - (ms % 86400000 < 0); /* today (UTC) */
+        else if (n->type == SL_T_TIME) ms = (ms % 86400000 + 86400000) % 86400000;
+        set_i(out, ms);
+        out->v.ts.nano = 0;
         return SL_OK;
     }
     case N_UNIX_TS:
@@ -1598,10 +1678,17 @@ static int ev(const node *n, evctx *cx, sl_value *out)
     }
     case N_TS_ADD:
     case N_TS_DIFF: return eval_tsfn(n, cx, out);
-    case N_EXTRACT:
+    case N_EXTRACT: {
         if ((rc = ev(n->kids[0], cx, out)) || out->isnull) return rc;
-        set_i(out, sl_civil_extract((sl_extract_unit)n->flags, out->v.i));
+        /* a DATE's date fields are its midnight's; its time fields read the
+         * day count as milliseconds, as Flink's code does (HOUR is 0, SECOND
+         * of 2024-02-29, day 19782, is 19); a TIME is ms of 1970-01-01 */
+        sl_extract_unit u = (sl_extract_unit)n->flags;
+        int64_t ms = out->v.i;
+        if (n->kids[0]->type == SL_T_DATE && u < SL_XU_HOUR) ms *= 86400000;
+        set_i(out, sl_civil_extract(u, ms));
         return SL_OK;
+    }
     case N_SIMILAR: return eval_similar(n, cx, out);
     case N_DISTINCT: return eval_distinct(n, cx, out);
     case N_FNX: return eval_fnx(n, cx, out);
@@ -1618,6 +1705,23 @@ static int ev(const node *n, evctx *cx, sl_value *out)
               : sl_expr_ts_parse(out->v.s.p, out->v.s.len, &ms))
             set_i(out, ms);
         else set_null(out);
+        return SL_OK;
+    }
+    case N_TO_DATE: {
+        if ((rc = ev(n->kids[0], cx, out)) || out->isnull) return rc;
+        /* NULL for text that does not parse, as Flink's TO_DATE */
+        const sl_dfmt *f = n->aux;
+        int64_t ms;
+        int32_t days;
+        if (f) {
+            if (sl_dfmt_parse(f->ops, f->nops, f->pat, out->v.s.p, out->v.s.len, true, &ms))
+                set_i(out, ms / 86400000 - (ms % 86400000 < 0));
+            else set_null(out);
+        } else if (sl_date_parse(out->v.s.p, out->v.s.len, &days) == SL_OK) {
+            set_i(out, days);
+        } else {
+            set_null(out);
+        }
         return SL_OK;
     }
     }

@@ -55,7 +55,7 @@ char *sl_fnx_alloc(const node *n, sl_fnx_cx *cx, size_t len)
 
 double sl_fnx_num(const node *n, const sl_value *v, int i)
 {
-    return n->kids[i]->type == SL_T_DOUBLE ? v[i].v.d : (double)v[i].v.i;
+    return is_fp_type(n->kids[i]->type) ? v[i].v.d : (double)v[i].v.i;
 }
 
 size_t sl_fnx_cplen(const char *s, size_t left)
@@ -97,7 +97,10 @@ static int fx_greatest_least(const node *n, const sl_value *v, sl_value *out, sl
             uint32_t m = SL_MIN(v[i].v.s.len, v[best].v.s.len);
             c = m ? memcmp(v[i].v.s.p, v[best].v.s.p, m) : 0;
             if (!c) c = v[i].v.s.len < v[best].v.s.len ? -1 : v[i].v.s.len > v[best].v.s.len;
-        } else if (n->type == SL_T_DOUBLE) {
+        } else if (n->type == SL_T_DECIMAL) { /* every argument CAST to the one type */
+            sl_dec x = {v[i].v.dec.lo, v[i].v.dec.hi}, y = {v[best].v.dec.lo, v[best].v.dec.hi};
+            c = sl_dec_cmp(x, n->dt->s, y, n->dt->s);
+        } else if (is_fp_type(n->type)) {
             double x = sl_fnx_num(n, v, i), y = sl_fnx_num(n, v, best);
             c = x < y ? -1 : x > y ? 1 : x == y ? 0 : isnan(x) ? (isnan(y) ? 0 : 1) : -1;
         } else {
@@ -107,6 +110,8 @@ static int fx_greatest_least(const node *n, const sl_value *v, sl_value *out, sl
     }
     *out = v[best];
     if (n->type == SL_T_DOUBLE) out->v.d = sl_fnx_num(n, v, best);
+    else if (n->type == SL_T_FLOAT) /* an integer argument as Java's float of it */
+        out->v.d = is_int_type(n->kids[best]->type) ? (double)(float)v[best].v.i : v[best].v.d;
     return SL_OK;
 }
 

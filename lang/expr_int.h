@@ -50,6 +50,7 @@ typedef enum {
     N_SIMILAR,      /* x [NOT] SIMILAR TO p [ESCAPE e]; aux: the compiled pattern (sl_rx) */
     N_DISTINCT,     /* a IS [NOT] DISTINCT FROM b (`neg`: NOT) */
     N_WATERMARK,    /* CURRENT_WATERMARK(ts): the evaluating operator's watermark */
+    N_TO_DATE,      /* TO_DATE(s [, format]): a DATE, NULL for text that does not parse */
     N_FNX,          /* a function of the table in expr_fn.c; fx: its entry */
     N_UDF           /* a user-defined scalar function; aux: its sl_udf_sig (borrowed from the
                      * function set the tree was built with) */
@@ -125,10 +126,29 @@ struct sl_expr {
 /* A node's full type. */
 static inline const sl_dtype *ndt(const node *n) { return n->dt ? n->dt : sl_dtype_basic(n->type); }
 
-static inline bool is_int_type(sl_type t) { return t == SL_T_INT || t == SL_T_BIGINT; }
-static inline bool is_num_type(sl_type t) { return is_int_type(t) || t == SL_T_DOUBLE; }
+/* The integers (TINYINT, SMALLINT, INT, BIGINT: v.i) and the binary
+ * floating-point numbers (FLOAT, DOUBLE: v.d, a FLOAT's value rounded to
+ * float). Each computes at its own width, as Java's byte, short, int, long,
+ * float and double do in Flink's generated code. */
+static inline bool is_int_type(sl_type t)
+{
+    return t == SL_T_INT || t == SL_T_BIGINT || t == SL_T_TINYINT || t == SL_T_SMALLINT;
+}
+static inline bool is_fp_type(sl_type t) { return t == SL_T_DOUBLE || t == SL_T_FLOAT; }
+static inline bool is_num_type(sl_type t) { return is_int_type(t) || is_fp_type(t); }
 static inline bool is_str_type(sl_type t) { return t == SL_T_STRING || t == SL_T_BYTES; }
-static inline int num_rank(sl_type t) { return t == SL_T_INT ? 1 : t == SL_T_BIGINT ? 2 : 3; }
+/* Widening order (Flink's least-restrictive numeric type is the higher rank). */
+static inline int num_rank(sl_type t)
+{
+    switch (t) {
+    case SL_T_TINYINT: return 1;
+    case SL_T_SMALLINT: return 2;
+    case SL_T_INT: return 3;
+    case SL_T_BIGINT: return 4;
+    case SL_T_FLOAT: return 5;
+    default: return 6; /* DOUBLE */
+    }
+}
 static inline bool is_digit(unsigned char c) { return c >= '0' && c <= '9'; }
 
 /* Wrap to 32 / 64 bits the way Java's int and long overflow, without UB. */
@@ -141,6 +161,18 @@ static inline int64_t wrap32(int64_t x)
 static inline int64_t wrap64(uint64_t u)
 {
     return u <= (uint64_t)INT64_MAX ? (int64_t)u : -(int64_t)(~u) - 1;
+}
+
+/* Wrap x to the width of integer type t (Java's narrowing to byte, short,
+ * int; a BIGINT is already 64 bits). */
+static inline int64_t wrap_int(int64_t x, sl_type t)
+{
+    switch (t) {
+    case SL_T_TINYINT: return (int64_t)(int8_t)(uint8_t)(uint64_t)x;
+    case SL_T_SMALLINT: return (int64_t)(int16_t)(uint16_t)(uint64_t)x;
+    case SL_T_INT: return wrap32(x);
+    default: return x;
+    }
 }
 
 static inline bool word_eq(const char *s, size_t n, const char *word)

@@ -26,6 +26,7 @@
 #include <jansson.h>
 
 #include "expr_int.h"
+#include "temporal.h"
 
 /* ---- a string written into the scratch arena ------------------------------ */
 
@@ -364,6 +365,29 @@ static bool jconvert(const node *n, sl_fnx_cx *cx, const json_t *j, sl_type t, s
         else return false;
         return true;
     }
+    if (t == SL_T_DECIMAL) { /* a number as CAST of its DOUBLE / BIGINT, text as CAST of a STRING */
+        sl_dec_type dt = {(uint8_t)n->dt->p, (uint8_t)n->dt->s};
+        sl_dec r;
+        int st = json_is_integer(j) ? sl_dec_from_i64((int64_t)json_integer_value(j), dt, &r)
+                 : json_is_real(j) ? sl_dec_from_double(json_real_value(j), dt, &r)
+                 : json_is_string(j) ? sl_dec_parse(json_string_value(j), json_string_length(j), dt, &r)
+                 : SL_DEC_NOT_FINITE;
+        if (st == SL_DEC_OVERFLOW && !json_is_string(j)) { /* a numeric CAST's overflow: NULL */
+            *out = (sl_value){.isnull = true};
+            return true;
+        }
+        if (st != SL_DEC_OK) return false;
+        *out = (sl_value){.v.dec = {r.lo, r.hi}};
+        return true;
+    }
+    if (t == SL_T_DATE) {
+        int32_t days;
+        if (!json_is_string(j) ||
+            sl_date_parse(json_string_value(j), json_string_length(j), &days) != SL_OK)
+            return false;
+        *out = (sl_value){.v.i = days};
+        return true;
+    }
     if (t == SL_T_DOUBLE) {
         if (json_is_number(j)) *out = (sl_value){.v.d = json_number_value(j)};
         else if (json_is_string(j)) {
@@ -392,12 +416,25 @@ static bool jconvert(const node *n, sl_fnx_cx *cx, const json_t *j, sl_type t, s
 }
 
 /* What an ON EMPTY / ON ERROR clause gives: mode 'N' NULL, 'E' ERROR, 'D' DEFAULT dflt. */
-static int jfallback(const node *n, sl_fnx_cx *cx, char mode, const sl_value *dflt,
+static int jfallback(const node *n, sl_fnx_cx *cx, char mode, const sl_value *dflt, int di,
                      const char *why, sl_value *out)
 {
     if (mode == 'E') return sl_fnx_err(n, cx, "JSON_VALUE: %s", why);
     if (mode == 'D') {
         *out = *dflt;
+        /* a DECIMAL DEFAULT into a DOUBLE or another DECIMAL type (its CAST) */
+        const node *d = n->kids[di];
+        if (!out->isnull && d->type == SL_T_DECIMAL) {
+            sl_dec x = {dflt->v.dec.lo, dflt->v.dec.hi}, r;
+            sl_dec_type dt = {(uint8_t)d->dt->p, (uint8_t)d->dt->s};
+            if (n->type == SL_T_DOUBLE) {
+                *out = (sl_value){.v.d = sl_dec_to_double(x, dt)};
+            } else if (n->type == SL_T_DECIMAL) {
+                sl_dec_type rt = {(uint8_t)n->dt->p, (uint8_t)n->dt->s};
+                if (sl_dec_rescale(x, dt.s, rt, &r) != SL_DEC_OK) *out = (sl_value){.isnull = true};
+                else *out = (sl_value){.v.dec = {r.lo, r.hi}};
+            }
+        }
         return SL_OK;
     }
     *out = (sl_value){.isnull = true};
@@ -416,22 +453,22 @@ static int fx_json_value(const node *n, const sl_value *v, sl_value *out, sl_fnx
     char em = full ? v[3].v.s.p[0] : 'N', erm = full ? v[5].v.s.p[0] : 'N';
     const sl_value *ed = full ? &v[4] : NULL, *erd = full ? &v[6] : NULL;
     json_t *j = jparse(&v[0]);
-    if (!j) return jfallback(n, cx, erm, erd, "the text is not JSON", out);
+    if (!j) return jfallback(n, cx, erm, erd, 6, "the text is not JSON", out);
     jpath_res r;
     jp_eval(v[1].v.s.p, v[1].v.s.len, j, &r);
     int rc;
     char why[200];
     if (r.err[0] && r.strict) {
         snprintf(why, sizeof why, "%s", r.err);
-        rc = jfallback(n, cx, erm, erd, why, out);
+        rc = jfallback(n, cx, erm, erd, 6, why, out);
     } else if (r.n == 0 || (r.n == 1 && json_is_null(r.items[0]))) {
-        rc = jfallback(n, cx, r.n ? 'N' : em, ed, "the path selects no item", out);
+        rc = jfallback(n, cx, r.n ? 'N' : em, ed, 4, "the path selects no item", out);
     } else if (r.n > 1 || !jscalar(r.items[0])) {
-        rc = jfallback(n, cx, erm, erd, r.n > 1 ? "the path selects more than one item"
+        rc = jfallback(n, cx, erm, erd, 6, r.n > 1 ? "the path selects more than one item"
                        : "the path selects an object or array, not a scalar", out);
     } else if (!jconvert(n, cx, r.items[0], n->type, out)) {
         snprintf(why, sizeof why, "the item cannot be read as %s", sl_type_name(n->type));
-        rc = jfallback(n, cx, erm, erd, why, out);
+        rc = jfallback(n, cx, erm, erd, 6, why, out);
     } else {
         rc = SL_OK;
     }
@@ -518,6 +555,15 @@ static void jput_value(jout *o, const node *k, const sl_value *v)
     switch (k->type) {
     case SL_T_BOOLEAN: jputs(o, v->v.i ? "true" : "false"); break;
     case SL_T_DOUBLE: jput_double(o, v->v.d); break;
+    case SL_T_FLOAT: /* Float.toString's digits */
+        sl_value_format(buf, sizeof buf, v, SL_T_FLOAT);
+        jputs(o, buf);
+        break;
+    case SL_T_TINYINT:
+    case SL_T_SMALLINT:
+        snprintf(buf, sizeof buf, "%lld", (long long)v->v.i);
+        jputs(o, buf);
+        break;
     case SL_T_STRING:
         if (is_json_ctor(k)) jput(o, v->v.s.p, v->v.s.len);
         else jput_str(o, v->v.s.p, v->v.s.len);
@@ -658,16 +704,25 @@ int sl_json_fn_type(node *n, char *why, size_t whylen)
         else if (!strcasecmp(t, "BIGINT")) rt = SL_T_BIGINT;
         else if (!strcasecmp(t, "DOUBLE")) rt = SL_T_DOUBLE;
         else if (!strcasecmp(t, "BOOLEAN")) rt = SL_T_BOOLEAN;
-        else return sl_seterr(why, whylen, "JSON_VALUE ... RETURNING %s is not supported (STRING, "
-                              "INT, BIGINT, DOUBLE and BOOLEAN are)", t);
+        else if (!strncasecmp(t, "DECIMAL", 7) || !strncasecmp(t, "NUMERIC", 7) ||
+                 !strncasecmp(t, "DEC", 3) || !strcasecmp(t, "DATE")) {
+            char derr[200];
+            if (sl_dtype_parse(t, &n->dt, derr, sizeof derr) != SL_OK)
+                return sl_seterr(why, whylen, "JSON_VALUE ... RETURNING %s: %s", t, derr);
+            n->dt = sl_dtype_nullable(n->dt, false);
+            rt = n->dt->kind;
+        } else return sl_seterr(why, whylen, "JSON_VALUE ... RETURNING %s is not supported (STRING, "
+                              "INT, BIGINT, DOUBLE, BOOLEAN, DECIMAL(p, s) and DATE are)", t);
         for (int i = 4; i <= 6; i += 2) {
             const node *d = n->kids[i];
+            if (d->type == SL_T_DECIMAL && (rt == SL_T_DECIMAL || rt == SL_T_DOUBLE))
+                continue; /* converted when it is used (jfallback) */
             if (d->type != SL_T_NULL && d->type != rt &&
                 !(rt == SL_T_BIGINT && d->type == SL_T_INT) &&
                 !(rt == SL_T_DOUBLE && (d->type == SL_T_INT || d->type == SL_T_BIGINT)))
                 return sl_seterr(why, whylen, "JSON_VALUE: the DEFAULT of ON %s is %s, not the "
                                  "RETURNING type %s", i == 4 ? "EMPTY" : "ERROR", kn(d),
-                                 sl_type_name(rt));
+                                 n->dt ? n->dt->text : sl_type_name(rt));
         }
         n->type = rt;
         return SL_OK;

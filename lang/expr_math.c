@@ -73,9 +73,18 @@ int sl_fx_round(const node *n, const sl_value *v, sl_value *out, sl_fnx_cx *cx)
     bool trunc = n->fx->name[0] == 'T';
     int64_t d = n->nkids == 2 ? v[1].v.i : 0;
     out->isnull = false;
+    if (n->type == SL_T_DECIMAL) { /* HALF_UP / toward zero into the result's type */
+        sl_dec x = {v[0].v.dec.lo, v[0].v.dec.hi}, r;
+        sl_dec_type t = {(uint8_t)n->dt->p, (uint8_t)n->dt->s};
+        int s = n->kids[0]->dt ? n->kids[0]->dt->s : 0;
+        int st = trunc ? sl_dec_truncate(x, s, (int)d, t, &r) : sl_dec_round(x, s, (int)d, t, &r);
+        if (st != SL_DEC_OK) out->isnull = true;
+        else out->v.dec.lo = r.lo, out->v.dec.hi = r.hi;
+        return SL_OK;
+    }
     if (n->type == SL_T_DOUBLE) out->v.d = dec_round(v[0].v.d, d, trunc);
-    else if (n->type == SL_T_INT) out->v.i = wrap32(int_round(v[0].v.i, d, trunc));
-    else out->v.i = int_round(v[0].v.i, d, trunc);
+    else if (n->type == SL_T_FLOAT) out->v.d = (double)(float)dec_round(v[0].v.d, d, trunc);
+    else out->v.i = wrap_int(int_round(v[0].v.i, d, trunc), n->type);
     return SL_OK;
 }
 
@@ -135,7 +144,15 @@ int sl_fx_sign(const node *n, const sl_value *v, sl_value *out, sl_fnx_cx *cx)
 {
     (void)cx;
     *out = v[0];
-    if (n->type == SL_T_DOUBLE) {
+    if (n->type == SL_T_DECIMAL) { /* -1, 0 or 1 at the argument's scale: 1.00 */
+        sl_dec x = {v[0].v.dec.lo, v[0].v.dec.hi}, r = {0, 0};
+        sl_dec_type t = {(uint8_t)n->dt->p, (uint8_t)n->dt->s};
+        if (sl_dec_from_i64(sl_dec_sign(x), t, &r) != SL_DEC_OK) /* DECIMAL(1, 1): no room */
+            out->isnull = true;
+        out->v.dec.lo = r.lo, out->v.dec.hi = r.hi;
+        return SL_OK;
+    }
+    if (is_fp_type(n->type)) {
         double x = v[0].v.d;
         if (x > 0) out->v.d = 1.0;
         else if (x < 0) out->v.d = -1.0;

@@ -82,21 +82,22 @@ static void put_string(sql_sbuf *b, const char *s)
 }
 
 /* A CAST target as calc names it: synonyms Sluice stores the same way
- * become the canonical name (VARCHAR(20) ->
- * STRING, SMALLINT -> INT); DECIMAL(p, s), DATE, TIME, TIMESTAMP and INTERVAL
- * targets stay as written. */
+ * become the canonical name (VARCHAR -> STRING, REAL -> FLOAT); DECIMAL(p, s), DATE, TIME, TIMESTAMP and INTERVAL
+ * targets stay as written, and so do CHAR(n) and VARCHAR(n). */
 const char *sql_cast_type(const char *t)
 {
     static const struct {
         const char *name, *as;
-    } syn[] = {{"TINYINT", "INT"},     {"SMALLINT", "INT"},   {"INTEGER", "INT"},
-               {"FLOAT", "DOUBLE"},    {"REAL", "DOUBLE"},    {"VARCHAR", "STRING"},
+    } syn[] = {{"INTEGER", "INT"},     {"REAL", "FLOAT"},     {"VARCHAR", "STRING"},
                {"CHAR", "STRING"},     {"BOOL", "BOOLEAN"},   {"VARBINARY", "BYTES"},
                {"BINARY", "BYTES"}};
     size_t n = 0;
     if (strchr(t, '<') || strstr(t, " ARRAY") || strstr(t, " MULTISET") || !strncasecmp(t, "ROW(", 4))
         return t; /* a nested type: written as it is */
     while (t[n] && t[n] != '(' && t[n] != ' ') n++;
+    /* CHAR(n) and VARCHAR(n) keep their length: a CAST pads or cuts to it */
+    if (t[n] == '(' && ((n == 4 && !strncasecmp(t, "CHAR", 4)) || (n == 7 && !strncasecmp(t, "VARCHAR", 7))))
+        return t;
     for (size_t i = 0; i < SL_ARRAY_LEN(syn); i++)
         if (strlen(syn[i].name) == n && !strncasecmp(syn[i].name, t, n)) return syn[i].as;
     return t;

@@ -98,6 +98,20 @@ static bool read_ident(const char **sp, char *out, size_t cap)
 }
 
 static bool is_numeric(sl_type t) { return t == SL_T_INT || t == SL_T_BIGINT || t == SL_T_DOUBLE; }
+/* SUM and AVG also take these, each giving its own type as Flink's do:
+ * integers summed in 64 bits and narrowed at the end (what wrapping at
+ * every step, as Flink's byte/short sums do, comes to); a FLOAT SUM rounds
+ * to float at every step, an AVG divides the double sum once. */
+static bool is_small_num(sl_type t)
+{
+    return t == SL_T_TINYINT || t == SL_T_SMALLINT || t == SL_T_FLOAT;
+}
+static bool is_fp(sl_type t) { return t == SL_T_DOUBLE || t == SL_T_FLOAT; }
+/* A FLOAT SUM's running value, rounded to float. */
+static inline double fsum_round(const sl_agg *a, double s)
+{
+    return a->in_type == SL_T_FLOAT && a->fn == SL_AGG_SUM ? (double)(float)s : s;
+}
 
 /* Parse one item into a and its alias into name[cap] (empty: none). Errors
  * go to err without the "aggregate N" prefix. */
@@ -222,8 +236,9 @@ static int parse_item(const char *text, const sl_schema *in, const sl_udf_set *u
             a->out_type = t;
             break;
         }
-        if (!is_numeric(t))
-            return sl_seterr(err, errlen, "%s needs a numeric column (INT, BIGINT or DOUBLE); "
+        if (!is_numeric(t) && !is_small_num(t))
+            return sl_seterr(err, errlen, "%s needs a numeric column (TINYINT, SMALLINT, INT, "
+                             "BIGINT, FLOAT, DOUBLE or DECIMAL); "
                              "'%s' is %s", fname, in->fields[a->col].name, sl_type_name(t));
         a->out_type = t;
         break;
@@ -649,9 +664,10 @@ static inline void sum_step(const sl_agg *a, uint8_t *slot, int64_t n, const sl_
         dsum_put(slot, sign > 0 ? s + dec_val(x) : s - dec_val(x));
         return;
     }
-    if (a->in_type == SL_T_DOUBLE) {
+    if (is_fp(a->in_type)) {
         double s = sl_get_ledbl(slot + 8);
-        sl_put_ledbl(slot + 8, n == 0 && sign > 0 ? x->v.d : sign > 0 ? s + x->v.d : s - x->v.d);
+        sl_put_ledbl(slot + 8, n == 0 && sign > 0 ? x->v.d
+                               : fsum_round(a, sign > 0 ? s + x->v.d : s - x->v.d));
     } else {
         uint64_t s = sl_get_le64(slot + 8), xi = (uint64_t)x->v.i;
         sl_put_le64(slot + 8, n == 0 && sign > 0 ? xi : sign > 0 ? s + xi : s - xi);
@@ -754,8 +770,8 @@ int sl_agg_merge(const sl_agg_list *l, uint8_t *dst, const uint8_t *src)
                 dsum_put(d, (dn == 0 ? 0 : dsum_get(d)) + dsum_get(s));
             } else if (dn == 0) {
                 memcpy(d + 8, s + 8, 8);
-            } else if (a->in_type == SL_T_DOUBLE) {
-                sl_put_ledbl(d + 8, sl_get_ledbl(d + 8) + sl_get_ledbl(s + 8));
+            } else if (is_fp(a->in_type)) {
+                sl_put_ledbl(d + 8, fsum_round(a, sl_get_ledbl(d + 8) + sl_get_ledbl(s + 8)));
             } else {
                 sl_put_le64(d + 8, sl_get_le64(d + 8) + sl_get_le64(s + 8));
             }
@@ -816,14 +832,18 @@ int sl_agg_result_in(const sl_agg_list *l, const uint8_t *acc, sl_arena *scratch
                 o->v.dec.hi = r.hi;
                 break;
             }
-            if (a->in_type == SL_T_DOUBLE) {
+            if (is_fp(a->in_type)) {
                 double s = sl_get_ledbl(slot + 8);
                 o->v.d = a->fn == SL_AGG_SUM ? s : s / (double)n;
+                if (a->in_type == SL_T_FLOAT) o->v.d = (double)(float)o->v.d;
                 break;
             }
             int64_t s = sl_get_lei64(slot + 8);
             int64_t r = a->fn == SL_AGG_SUM ? s : s / n; /* n > 0: truncates toward zero */
-            o->v.i = a->in_type == SL_T_INT ? (int64_t)(int32_t)(uint32_t)(uint64_t)r : r;
+            uint64_t u = (uint64_t)r;
+            o->v.i = a->in_type == SL_T_INT ? (int64_t)(int32_t)(uint32_t)u
+                   : a->in_type == SL_T_SMALLINT ? (int64_t)(int16_t)(uint16_t)u
+                   : a->in_type == SL_T_TINYINT ? (int64_t)(int8_t)(uint8_t)u : r;
             break;
         }
         case SL_AGG_MIN:

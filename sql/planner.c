@@ -1021,8 +1021,8 @@ static int add_agg(plan *p, aggctx *c, const sql_node *e, const char *alias, cha
          * TIMESTAMPs, BOOLEANs (FALSE < TRUE) and STRINGs, COUNT of anything */
         int minmax = !strcasecmp(e->s, "MIN") || !strcasecmp(e->s, "MAX");
         bool dec = at == SL_T_DECIMAL && (!minmax || (adt && adt->p <= 18));
-        bool mmnew = minmax && (at == SL_T_DATE || at == SL_T_TIME || at == SL_T_TINYINT ||
-                                at == SL_T_SMALLINT || at == SL_T_FLOAT);
+        bool mmnew = (minmax && (at == SL_T_DATE || at == SL_T_TIME)) || at == SL_T_TINYINT ||
+                     at == SL_T_SMALLINT || at == SL_T_FLOAT; /* SUM/AVG too: operators/agg.c */
         if (strcasecmp(e->s, "COUNT") && !dec && !mmnew &&
             ((at != SL_T_INT && at != SL_T_BIGINT && at != SL_T_DOUBLE &&
               !(minmax && (at == SL_T_TIMESTAMP || at == SL_T_STRING || at == SL_T_BOOLEAN))) ||
@@ -1631,6 +1631,33 @@ static int widen_ok(sl_type from, sl_type to)
     return 0;
 }
 
+/* The widening order of the numbers (0: not a binary number). */
+static int num_order(sl_type t)
+{
+    switch (t) {
+    case SL_T_TINYINT: return 1;
+    case SL_T_SMALLINT: return 2;
+    case SL_T_INT: return 3;
+    case SL_T_BIGINT: return 4;
+    case SL_T_FLOAT: return 5;
+    case SL_T_DOUBLE: return 6;
+    default: return 0;
+    }
+}
+
+/* Does a TINYINT, SMALLINT or FLOAT value convert implicitly into a column
+ * of type `to` (or a value into a TINYINT, SMALLINT or FLOAT column)? Only
+ * widening, as Flink's implicit casts: TINYINT into SMALLINT .. DOUBLE and
+ * DECIMAL, INT into FLOAT, FLOAT into DOUBLE. */
+static bool small_widens(sl_type from, sl_type to)
+{
+    bool small = from == SL_T_TINYINT || from == SL_T_SMALLINT || from == SL_T_FLOAT ||
+                 to == SL_T_TINYINT || to == SL_T_SMALLINT || to == SL_T_FLOAT;
+    if (!small || from == to) return false;
+    if (to == SL_T_DECIMAL) return from == SL_T_TINYINT || from == SL_T_SMALLINT;
+    return num_order(from) && num_order(to) > num_order(from);
+}
+
 /* A calc that gives the query's columns (*r) the sink's names and types:
  * src[k] is the query column for the table's k-th written column (-1:
  * NULL); none when they already match. */
@@ -1668,7 +1695,13 @@ static int insert_shape(plan *p, const sql_node *ins, const sql_table *t, const 
                     (f->type == SL_T_DECIMAL || f->type == SL_T_INT || f->type == SL_T_BIGINT)) ||
                    (f->type == SL_T_DECIMAL && c->type == SL_T_DOUBLE) ||
                    /* a nested value of other field names or element types: element-wise */
-                   (sl_type_is_nested(c->type) && f->type == c->type && f->dt->phys != cdt->phys);
+                   (sl_type_is_nested(c->type) && f->type == c->type && f->dt->phys != cdt->phys) ||
+                   small_widens(f->type, c->type) ||
+                   /* text into a VARCHAR(n) column is cut to n code points, into a
+                    * CHAR(n) one also padded (what Flink's sink writes) */
+                   (f->type == SL_T_STRING && c->type == SL_T_STRING && cdt->p < SL_DTYPE_MAX_LEN &&
+                    (f->dt->p > cdt->p || (cdt->variant == SL_DV_CHAR &&
+                                           !(f->dt->variant == SL_DV_CHAR && f->dt->p == cdt->p))));
         if (dec && sl_dtype_nullable(f->dt, false) != sl_dtype_nullable(cdt, false)) {
             char *from = sql_quote_ident(f->name), *dst = sql_quote_ident(c->name);
             its[k].name = sl_strdup(c->name);

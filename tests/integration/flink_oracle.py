@@ -23,7 +23,7 @@ or {"name", "ok": false, "error"}; values as debezium-json writes them
 
 Sluice side. Per query a script for `sluice sql -f`: the same table DDL, a
 `filesystem` json sink whose columns are the names and types of Flink's
-result schema (DECIMAL as itself, FLOAT as DOUBLE, any length of VARCHAR as STRING), the
+result schema (DECIMAL and FLOAT as themselves, any length of VARCHAR as STRING), the
 same `SET`s, and `INSERT INTO` the sink the same SELECT; the json sink
 writes the changelog with each row's kind (`"op"`).
 
@@ -185,7 +185,9 @@ def sluice_type(flink_type):
         return "STRING"
     if t.startswith("DECIMAL"):
         return t  # exact: compared digit for digit
-    if t.startswith(("FLOAT", "REAL", "DOUBLE")):
+    if t.startswith("FLOAT"):
+        return "FLOAT"
+    if t.startswith(("REAL", "DOUBLE")):
         return "DOUBLE"
     if t.startswith("TIMESTAMP_LTZ") or t.startswith("TIMESTAMP(3) WITH LOCAL"):
         return "TIMESTAMP_LTZ(3)"

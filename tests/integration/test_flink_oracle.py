@@ -434,9 +434,49 @@ QUERIES = [
                             f"SUM({DP}) AS s, COUNT(*) AS c FROM ev GROUP BY k) GROUP BY c"),
     ("decimal_tvf", f"SELECT {WIN}, k, SUM({DP}) AS s, AVG({DP}) AS a FROM {tvf('TUMBLE')} "
                     f"GROUP BY {WIN}, k"),
+    ("decimal_functions", f"SELECT id, ABS({DP} - 50) AS ab, SIGN({DP} - 50) AS sg, "
+                          f"FLOOR({DP}) AS fl, CEIL({DP}) AS ce, ROUND({DP}, 1) AS r1, "
+                          f"ROUND({DP}, -1) AS rm, TRUNCATE({DP}, 1) AS tr, MOD({DP}, 3) AS md, "
+                          f"POWER({DP}, 2) AS pw, NULLIF({DP}, 50.5) AS nu FROM ev"),
+    ("decimal_conditionals", f"SELECT id, CASE WHEN v > 50 THEN {DP} ELSE CAST(v AS "
+                             f"DECIMAL(5, 3)) END AS cs, COALESCE({DP}, CAST(0 AS DECIMAL(20, "
+                             f"1))) AS co, IF(u > 2, {DP}, u) AS iff, GREATEST({DP}, v) AS gr, "
+                             f"LEAST({DP}, CAST(2.5 AS DECIMAL(3, 1))) AS le FROM ev "
+                             # Flink's generated CAST of a NULL DECIMAL branch fails
+                             # (NullPointerException in DecimalDataUtils.castToDecimal)
+                             "WHERE price IS NOT NULL AND v IS NOT NULL"),
+    # ---- TINYINT, SMALLINT, FLOAT at their own width
+    ("small_numbers", "SELECT id, CAST(v AS TINYINT) * CAST(3 AS TINYINT) AS t3, "
+                      "CAST(big AS SMALLINT) AS sb, CAST(big AS TINYINT) + CAST(u AS TINYINT) AS tb, "
+                      "-CAST(v AS SMALLINT) AS ns, CAST(v AS SMALLINT) * CAST(v AS SMALLINT) * "
+                      "CAST(v AS SMALLINT) AS cb, CAST(v AS TINYINT) < CAST(u AS SMALLINT) AS lt, "
+                      "MOD(big, CAST(u + 1 AS TINYINT)) AS md, TRY_CAST(s AS TINYINT) AS st, "
+                      "CAST(CAST(v AS TINYINT) * CAST(3 AS TINYINT) AS STRING) AS ts FROM ev"),
+    ("float_numbers", "SELECT id, CAST(price AS FLOAT) AS pf, CAST(price AS FLOAT) * 3 AS pf3, "
+                      "CAST(price AS FLOAT) + v AS pfv, CAST(CAST(price AS FLOAT) AS STRING) AS pfs, "
+                      "CAST(price AS FLOAT) * price AS pfd, CAST(CAST(price AS FLOAT) AS "
+                      "DECIMAL(10, 3)) AS pd, CAST(CAST(price AS FLOAT) AS INT) AS pi, "
+                      "CAST(price AS FLOAT) > 50.5 AS gt FROM ev"),
     ("date_casts", "SELECT id, CAST(ts AS DATE) AS d, CAST(CAST(ts AS DATE) AS STRING) AS ds, "
                    "CAST(ts AS DATE) >= CAST('2026-01-01' AS DATE) AS after, "
                    "CAST(CAST(ts AS TIME) AS STRING) AS t FROM ev"),
+    ("date_time_extract", "SELECT id, YEAR(CAST(ts AS DATE)) AS y, QUARTER(CAST(ts AS DATE)) AS q, "
+                          "MONTH(CAST(ts AS DATE)) AS mo, WEEK(CAST(ts AS DATE)) AS w, "
+                          "DAYOFYEAR(CAST(ts AS DATE)) AS doy, DAYOFMONTH(CAST(ts AS DATE)) AS dom, "
+                          "DAYOFWEEK(CAST(ts AS DATE)) AS dow, EXTRACT(DECADE FROM CAST(ts AS DATE)) "
+                          "AS de, EXTRACT(SECOND FROM CAST(ts AS DATE)) AS ds, HOUR(CAST(ts AS TIME)) "
+                          "AS h, MINUTE(CAST(ts AS TIME)) AS mi, SECOND(CAST(ts AS TIME)) AS sc, "
+                          "EXTRACT(MILLISECOND FROM CAST(ts AS TIME(3))) AS ms, "
+                          "TO_DATE(DATE_FORMAT(ts, 'yyyyMMdd'), 'yyyyMMdd') AS td, TO_DATE(s) AS ts2 "
+                          "FROM ev"),
+    ("over_new_types", f"SELECT id, SUM({DP}) OVER w AS s, AVG({DP}) OVER w AS a, "
+                       f"MIN(CAST(ts AS DATE)) OVER w AS dmin, SUM(CAST(v AS TINYINT)) OVER w AS st, "
+                       f"AVG(CAST(v AS SMALLINT)) OVER w AS av, MAX(CAST(price AS FLOAT)) OVER w AS mf, "
+                       f"COUNT({DP}) OVER w AS c FROM evs WINDOW w AS (PARTITION BY k ORDER BY ts "
+                       f"ROWS BETWEEN 3 PRECEDING AND CURRENT ROW)"),
+    ("small_agg", "SELECT k, SUM(CAST(v AS TINYINT)) AS st, AVG(CAST(v AS SMALLINT)) AS av, "
+                  "SUM(CAST(u AS SMALLINT)) AS su, MIN(CAST(price AS FLOAT)) AS mn, "
+                  "COUNT(CAST(v AS TINYINT)) AS c FROM ev GROUP BY k"),
     ("date_agg", "SELECT k, MIN(CAST(ts AS DATE)) AS d0, MAX(CAST(ts AS DATE)) AS d1, "
                  "COUNT(*) AS c FROM ev GROUP BY k"),
     # ---- literals, constructors, element access, date/time arithmetic with intervals

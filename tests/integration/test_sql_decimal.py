@@ -97,7 +97,7 @@ INSERT INTO sink SELECT id, price * qty, price + 0.005, price / 3, -price, price
                    "neg": -pr, "sub": q(pr - D("2.5"), 2),
                    "md": q(CTX.remainder(pr, 7), 2), "pb": int(pr), "ps": str(pr),
                    "r1": q(pr, 1), "big": pr > 10, "dbl": float(pr) * 2.0,
-                   # a function reads a DECIMAL as a DOUBLE (docs/SQL.md)
+                   # ABS keeps the DECIMAL; the DOUBLE column converts it (INSERT's implicit CAST)
                    "ab": float(abs(pr)),
                    }
             row["ovf"] = ovf if abs(ovf) < 100 else None

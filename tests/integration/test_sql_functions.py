@@ -504,6 +504,16 @@ def cases():
         ("`CURRENT_TIMESTAMP` / `LOCALTIMESTAMP` / `NOW()` / `CURRENT_ROW_TIMESTAMP()`", "NOW()", "TIMESTAMP(3)", "clock"),
         ("`CURRENT_TIMESTAMP` / `LOCALTIMESTAMP` / `NOW()` / `CURRENT_ROW_TIMESTAMP()`", "CURRENT_ROW_TIMESTAMP()", "TIMESTAMP(3)", "clock"),
         ("`EXTRACT(unit FROM ts)`", "EXTRACT(DAY FROM ts) * 100 + EXTRACT(MINUTE FROM ts)", "BIGINT", lambda r: civil(r["ts"]).day * 100 + civil(r["ts"]).minute),
+        # a DATE's time fields read its day count as milliseconds (Flink's reading)
+        ("`EXTRACT(unit FROM ts)`", "EXTRACT(DOY FROM CAST(ts AS DATE)) * 1000 + EXTRACT(SECOND FROM CAST(ts AS DATE))", "BIGINT",
+         lambda r: civil(r["ts"]).timetuple().tm_yday * 1000 + (r["ts"] // 86400000 // 1000) % 60),
+        ("`EXTRACT(unit FROM ts)`", "EXTRACT(MILLISECOND FROM CAST(ts AS TIME(3))) + HOUR(CAST(ts AS TIME)) * 1000", "BIGINT",
+         lambda r: r["ts"] % 1000 + civil(r["ts"]).hour * 1000),
+        ("`CURRENT_DATE` / `CURRENT_TIME` / `LOCALTIME`", "TIMESTAMPDIFF(SECOND, CAST(CURRENT_DATE AS TIMESTAMP(3)), CURRENT_TIMESTAMP) BETWEEN 0 AND 86399", "BOOLEAN", lambda r: True),
+        ("`CURRENT_DATE` / `CURRENT_TIME` / `LOCALTIME`", "ABS(TIMESTAMPDIFF(SECOND, CAST(CAST(CURRENT_TIMESTAMP AS DATE) AS TIMESTAMP(3)), CURRENT_TIMESTAMP) - (HOUR(CURRENT_TIME) * 3600 + MINUTE(LOCALTIME) * 60 + SECOND(CURRENT_TIME))) <= 61", "BOOLEAN", lambda r: True),
+        ("`TO_DATE(s [, format])`", "TO_DATE(DATE_FORMAT(ts, 'dd.MM.yyyy'), 'dd.MM.yyyy')", "DATE", lambda r: civil(r["ts"]).date().isoformat()),
+        ("`TO_DATE(s [, format])`", "TO_DATE(s)", "DATE", lambda r: None if r["s"] is None else
+         (r["s"] if re.fullmatch(r"\d{4}-\d\d-\d\d", r["s"]) else None)),
         ("`YEAR(ts)` `QUARTER` `MONTH` `WEEK` `DAYOFYEAR` `DAYOFMONTH` `DAYOFWEEK` `HOUR` `MINUTE` `SECOND`",
          "YEAR(ts) * 10000000 + QUARTER(ts) * 1000000 + MONTH(ts) * 10000 + WEEK(ts) * 100 + DAYOFYEAR(ts)", "BIGINT",
          lambda r: (lambda c: c.year * 10000000 + ((c.month - 1) // 3 + 1) * 1000000 + c.month * 10000 + c.isocalendar()[1] * 100 + c.timetuple().tm_yday)(civil(r["ts"]))),

@@ -213,8 +213,8 @@ def test_json_refusals(cluster, workdir):
          "expected NULL ON NULL or ABSENT ON NULL, found PRESENT"),
         ("INSERT INTO o SELECT JSON_VALUE(id, '$.a') FROM src;", "JSON_VALUE",
          "JSON_VALUE needs a STRING as argument 1, got INT"),
-        ("INSERT INTO o SELECT CAST(JSON_VALUE(j, '$.a' RETURNING DATE) AS STRING) FROM src;",
-         "JSON_VALUE", "JSON_VALUE ... RETURNING DATE is not supported"),
+        ("INSERT INTO o SELECT CAST(JSON_VALUE(j, '$.a' RETURNING TIME) AS STRING) FROM src;",
+         "JSON_VALUE", "JSON_VALUE ... RETURNING TIME is not supported"),
     ]
     for stmt, at, msg in cases:
         r = run_sql(cluster, workdir, "bad.sql", pre + stmt + "\n")

@@ -142,12 +142,12 @@ static void parse_error(const char *item, const char *want)
 
 static void test_parse_errors(void)
 {
-    parse_error("SUM(s)", "aggregate 2 'SUM(s)': SUM needs a numeric column (INT, BIGINT or "
-                          "DOUBLE); 's' is STRING");
-    parse_error("AVG(b)", "aggregate 2 'AVG(b)': AVG needs a numeric column (INT, BIGINT or "
-                          "DOUBLE); 'b' is BOOLEAN");
-    parse_error("SUM(t)", "aggregate 2 'SUM(t)': SUM needs a numeric column (INT, BIGINT or "
-                          "DOUBLE); 't' is TIMESTAMP(3)");
+    parse_error("SUM(s)", "aggregate 2 'SUM(s)': SUM needs a numeric column (TINYINT, "
+                          "SMALLINT, INT, BIGINT, FLOAT, DOUBLE or DECIMAL); 's' is STRING");
+    parse_error("AVG(b)", "aggregate 2 'AVG(b)': AVG needs a numeric column (TINYINT, "
+                          "SMALLINT, INT, BIGINT, FLOAT, DOUBLE or DECIMAL); 'b' is BOOLEAN");
+    parse_error("SUM(t)", "aggregate 2 'SUM(t)': SUM needs a numeric column (TINYINT, "
+                          "SMALLINT, INT, BIGINT, FLOAT, DOUBLE or DECIMAL); 't' is TIMESTAMP(3)");
     parse_error("MAX(y)", "aggregate 2 'MAX(y)': MAX needs an INT, BIGINT, DOUBLE, BOOLEAN, "
                           "TIMESTAMP or STRING column; 'y' is BYTES");
     parse_error("SUM(1)", "aggregate 2 'SUM(1)': expected a column name inside SUM( )");

@@ -828,11 +828,11 @@ static void test_plan_errors(void)
     plan_error("{\"group-by\": [\"user\"], \"aggregates\": [\"SUM(*)\"]}",
                "vertex 'agg': aggregate 1 'SUM(*)': '*' is only allowed in COUNT(*)");
     plan_error("{\"group-by\": [\"user\"], \"aggregates\": [\"COUNT(*)\", \"SUM(region)\"]}",
-               "vertex 'agg': aggregate 2 'SUM(region)': SUM needs a numeric column (INT, "
-               "BIGINT or DOUBLE); 'region' is STRING");
+               "vertex 'agg': aggregate 2 'SUM(region)': SUM needs a numeric column (TINYINT, "
+               "SMALLINT, INT, BIGINT, FLOAT, DOUBLE or DECIMAL); 'region' is STRING");
     plan_error("{\"group-by\": [\"user\"], \"aggregates\": [\"avg(region)\"]}",
-               "vertex 'agg': aggregate 1 'avg(region)': AVG needs a numeric column (INT, "
-               "BIGINT or DOUBLE); 'region' is STRING");
+               "vertex 'agg': aggregate 1 'avg(region)': AVG needs a numeric column (TINYINT, "
+               "SMALLINT, INT, BIGINT, FLOAT, DOUBLE or DECIMAL); 'region' is STRING");
     plan_error("{\"group-by\": [\"user\"], \"aggregates\": [\"SUM(amount * 2)\"]}",
                "vertex 'agg': aggregate 1 'SUM(amount * 2)': the argument of SUM must be a "
                "single column (compute expressions in a calc vertex first)");

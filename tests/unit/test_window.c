@@ -308,8 +308,8 @@ static void test_plan_errors(void)
                       "vertex 'win': option 'aggregates' must be an array of aggregate calls, "
                       "e.g. [\"COUNT(*) AS cnt\"]");
     expect_plan_error("{" TS_TUMBLE ", \"aggregates\": [\"SUM(name)\"]}",
-                      "vertex 'win': aggregate 1 'SUM(name)': SUM needs a numeric column (INT, "
-                      "BIGINT or DOUBLE); 'name' is STRING");
+                      "vertex 'win': aggregate 1 'SUM(name)': SUM needs a numeric column (TINYINT, "
+                      "SMALLINT, INT, BIGINT, FLOAT, DOUBLE or DECIMAL); 'name' is STRING");
     expect_plan_error("{" TS_TUMBLE ", \"aggregates\": [\"COUNT(*)\", \"MEDIAN(amount)\"]}",
                       "vertex 'win': aggregate 2 'MEDIAN(amount)': unknown aggregate function "
                       "'MEDIAN' (expected COUNT, SUM, MIN, MAX or AVG)");
