@@ -215,7 +215,27 @@ static int check_interval_mult(const sql_node *e, const sl_schema *in, char *err
 /* ---- connectors --------------------------------------------------------- */
 
 static const char *const datagen_field_opts[] = {"kind", "start", "end", "min", "max", "length",
-                                                 "max-past"};
+                                                 "max-past", "null-rate"};
+
+/* Does `path` (after "fields.<column>") name a part of type dt: "" the
+ * value itself, ".f" a ROW's field, ".element" an ARRAY's or MULTISET's
+ * element, ".key" / ".value" a MAP's (Flink's datagen names)? */
+static bool datagen_path_ok(const sl_dtype *dt, const char *path, size_t len)
+{
+    if (len == 0) return true;
+    if (path[0] != '.') return false;
+    const char *seg = path + 1, *end = memchr(seg, '.', len - 1);
+    size_t sl = end ? (size_t)(end - seg) : len - 1, rest = len - 1 - sl;
+    const sl_dtype *in = NULL;
+    if ((dt->kind == SL_T_ARRAY || dt->kind == SL_T_MULTISET) && sl == 7 && !strncmp(seg, "element", 7))
+        in = dt->elem;
+    else if (dt->kind == SL_T_MAP && sl == 3 && !strncmp(seg, "key", 3)) in = dt->elem;
+    else if (dt->kind == SL_T_MAP && sl == 5 && !strncmp(seg, "value", 5)) in = dt->val;
+    else if (dt->kind == SL_T_ROW)
+        for (int f = 0; f < dt->nfields; f++)
+            if (strlen(dt->names[f]) == sl && !strncasecmp(dt->names[f], seg, sl)) in = dt->ftypes[f];
+    return in && datagen_path_ok(in, seg + sl, rest);
+}
 
 /* Is `key` valid for the table's connector? Fills `suggest` otherwise. */
 static int option_valid(const sql_table *t, const char *conn, const char *key, char *suggest,
@@ -282,6 +302,14 @@ static int option_valid(const sql_table *t, const char *conn, const char *key, c
     if (!strcmp(conn, "datagen")) {
         for (int c = 0; c < t->ncols; c++) {
             if (t->cols[c].expr) continue;
+            /* a nested part's option: fields.<column>.<path>.<option> */
+            size_t cl = strlen(t->cols[c].name);
+            const char *last = strrchr(key, '.');
+            if (!strncmp(key, "fields.", 7) && !strncasecmp(key + 7, t->cols[c].name, cl) &&
+                key[7 + cl] == '.' && last > key + 7 + cl &&
+                datagen_path_ok(sql_col_dt(&t->cols[c]), key + 7 + cl, (size_t)(last - key - 7 - cl)))
+                for (size_t k = 0; k < SL_ARRAY_LEN(datagen_field_opts); k++)
+                    if (!strcmp(last + 1, datagen_field_opts[k])) return 1;
             for (size_t k = 0; k < SL_ARRAY_LEN(datagen_field_opts); k++) {
                 char cand[256];
                 snprintf(cand, sizeof cand, "fields.%s.%s", t->cols[c].name, datagen_field_opts[k]);
@@ -391,6 +419,7 @@ static int check_new_types(const sql_table *t, const sql_node *at, char *err, si
     const char *conn = t->connector ? t->connector : "";
     if (!strcmp(conn, "datastream") || !strcmp(conn, "print") || !strcmp(conn, "blackhole"))
         return SL_OK;
+    bool datagen = !strcmp(conn, "datagen");
     bool formats = !strcmp(conn, "filesystem") || !strcmp(conn, "kafka") ||
                    !strcmp(conn, "upsert-kafka");
     for (int i = 0; i < t->ncols; i++) {
@@ -398,6 +427,7 @@ static int check_new_types(const sql_table *t, const sql_node *at, char *err, si
         const sl_dtype *dt = sql_col_dt(c);
         if (c->expr || c->meta || (sl_type_is_classic(dt->kind) && !sl_dtype_has_nanos(dt)))
             continue;
+        if (datagen && dt->kind != SL_T_INTERVAL_YM && dt->kind != SL_T_INTERVAL_DT) continue;
         if (!formats)
             return sl_seterr(err, errlen, "line %d, column %d: table '%s': column '%s' is %s; "
                              "the %s connector cannot carry that type yet", at->line, at->col,
