@@ -202,7 +202,8 @@ static const sl_udf_sig *udf_agg(const char *s)
 static int is_agg_name(const char *s)
 {
     return !strcasecmp(s, "COUNT") || !strcasecmp(s, "SUM") || !strcasecmp(s, "MIN") ||
-           !strcasecmp(s, "MAX") || !strcasecmp(s, "AVG") || udf_agg(s);
+           !strcasecmp(s, "MAX") || !strcasecmp(s, "AVG") || !strcasecmp(s, "COLLECT") ||
+           udf_agg(s);
 }
 
 static int is_niladic(const char *s)
@@ -987,7 +988,8 @@ static int add_agg(plan *p, aggctx *c, const sql_node *e, const char *alias, cha
         bool dec = at == SL_T_DECIMAL && (!minmax || (adt && adt->p <= 18));
         bool mmnew = minmax && (at == SL_T_DATE || at == SL_T_TIME || at == SL_T_TINYINT ||
                                 at == SL_T_SMALLINT || at == SL_T_FLOAT);
-        if (strcasecmp(e->s, "COUNT") && !dec && !mmnew &&
+        bool collect = !strcasecmp(e->s, "COLLECT"); /* of any type */
+        if (strcasecmp(e->s, "COUNT") && !collect && !dec && !mmnew &&
             ((at != SL_T_INT && at != SL_T_BIGINT && at != SL_T_DOUBLE &&
               !(minmax && (at == SL_T_TIMESTAMP || at == SL_T_STRING || at == SL_T_BOOLEAN))) ||
              (adt && sl_dtype_has_nanos(adt)))) {
@@ -1018,7 +1020,15 @@ static int add_agg(plan *p, aggctx *c, const sql_node *e, const char *alias, cha
     free(fcol);
     a->type = !strcasecmp(fn, "COUNT") ? SL_T_BIGINT : at;
     a->dt = NULL;
-    if (strcasecmp(fn, "COUNT") && adt && !sl_type_is_classic(at)) {
+    a->nomerge = 0;
+    if (!strcmp(fn, "COLLECT")) {
+        /* MULTISET<t> NOT NULL; its values live in the GROUP BY's state: one phase */
+        char *mt = sl_sprintf("MULTISET<%s> NOT NULL", adt ? adt->text : sl_type_name(at));
+        if (sl_dtype_parse(mt, &a->dt, NULL, 0) != SL_OK) a->dt = NULL;
+        free(mt);
+        a->type = SL_T_MULTISET;
+        a->nomerge = 1;
+    } else if (strcasecmp(fn, "COUNT") && adt && !sl_type_is_classic(at)) {
         /* the aggregate library's result type (operators/agg.c) */
         sl_dec_type dt = {(uint8_t)adt->p, (uint8_t)adt->s}, r;
         if (at == SL_T_DECIMAL && (!strcmp(fn, "SUM") || !strcmp(fn, "AVG"))) {
@@ -1028,7 +1038,6 @@ static int add_agg(plan *p, aggctx *c, const sql_node *e, const char *alias, cha
             a->dt = sl_dtype_nullable(adt, false);
         }
     }
-    a->nomerge = 0;
     free(fn);
     free(qarg);
     free(qname);
