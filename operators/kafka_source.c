@@ -445,7 +445,9 @@ static void *ks_plan_common(sl_plan_ctx *pc, bool upsert, char *err, size_t errl
         if (kf_codec_init(&pl->key, kfo, decl, kcols, nk, v->id, err, errlen) != SL_OK) goto fail;
         pl->has_key = true;
     }
-    if (kf_codec_init(&pl->codec, f, decl, vcols, nv, v->id, err, errlen) != SL_OK) goto fail;
+    if (kf_codec_init(&pl->codec, f, decl, vcols, nv, v->id, err, errlen) != SL_OK ||
+        kf_json_opts_read(&pl->codec, v->config, v->id, err, errlen) != SL_OK)
+        goto fail;
     bool ij = false, ic = false;
     if (parse_bool_opt(v, "json.ignore-parse-errors", &ij, err, errlen) ||
         parse_bool_opt(v, "csv.ignore-parse-errors", &ic, err, errlen))
@@ -1440,6 +1442,7 @@ static void ks_close(sl_op *op)
      "ALL or EXCEPT_KEY: whether key columns are also in the value."}, \
     {"json.ignore-parse-errors", SL_CT_STRING, NULL, NULL, \
      "true: skip (and count) a row that does not parse as JSON instead of failing."}, \
+    KF_JSON_OPTIONS, \
     {"csv.ignore-parse-errors", SL_CT_STRING, NULL, NULL, \
      "true: skip (and count) a row that does not parse as CSV instead of failing."}, \
     {"watermark.column", SL_CT_STRING, NULL, NULL, \

@@ -237,6 +237,11 @@ static bool datagen_path_ok(const sl_dtype *dt, const char *path, size_t len)
     return in && datagen_path_ok(in, seg + sl, rest);
 }
 
+/* Flink's json format options (operators/kafka_common.h, KF_JSON_OPTIONS) */
+#define JSON_OPTS                                                                                 \
+    "json.timestamp-format.standard", "json.encode.decimal-as-plain-number",                     \
+        "json.map-null-key.mode", "json.map-null-key.literal", "json.fail-on-missing-field"
+
 /* Is `key` valid for the table's connector? Fills `suggest` otherwise. */
 static int option_valid(const sql_table *t, const char *conn, const char *key, char *suggest,
                         size_t slen)
@@ -246,7 +251,7 @@ static int option_valid(const sql_table *t, const char *conn, const char *key, c
     static const char *const bh[] = {"connector", "sink.rows-per-second", "sink.parallelism"};
     static const char *const fs[] = {"connector", "path", "format", "sink.parallelism",
                                      "json.ignore-parse-errors", "csv.ignore-parse-errors",
-                                     "lookup.join.cache.ttl", "lookup.max-memory"};
+                                     "lookup.join.cache.ttl", "lookup.max-memory", JSON_OPTS};
     static const char *const nx[] = {
         "connector", "first-event.rate", "next-event.rate", "events.num", "person.proportion",
         "auction.proportion", "bid.proportion", "person.avg-size", "auction.avg-size",
@@ -259,13 +264,13 @@ static int option_valid(const sql_table *t, const char *conn, const char *key, c
         "value.format", "key.format", "key.fields", "value.fields-include",
         "json.ignore-parse-errors", "csv.ignore-parse-errors", "sink.delivery-guarantee",
         "sink.transactional-id-prefix", "sink.partitioner", "sink.parallelism",
-        "scan.watermark.idle-timeout"};
+        "scan.watermark.idle-timeout", JSON_OPTS};
     static const char *const uk[] = {
         "connector", "topic", "topic-pattern", "scan.bounded.mode", "scan.bounded.specific-offsets",
         "scan.bounded.timestamp-millis", "scan.topic-partition-discovery.interval", "key.format",
         "value.format", "value.fields-include", "json.ignore-parse-errors",
         "csv.ignore-parse-errors", "sink.delivery-guarantee", "sink.transactional-id-prefix",
-        "sink.parallelism", "scan.watermark.idle-timeout"};
+        "sink.parallelism", "scan.watermark.idle-timeout", JSON_OPTS};
     /* Flink's jdbc options (docs/CONNECTORS.md) */
     static const char *const jd[] = {
         "connector", "url", "table-name", "username", "password", "driver",
@@ -540,6 +545,7 @@ int sql_table_changelog(const sql_table *t)
 static int kafka_option_for(const char *key, int sink)
 {
     static const char *const read_only[] = {"json.ignore-parse-errors", "csv.ignore-parse-errors",
+                                            "json.fail-on-missing-field",
                                             "properties.group.id", "properties.auto.offset.reset",
                                             "topic-pattern"};
     if (!strcmp(key, "connector") || !strcmp(key, "sink.parallelism")) return 0;

@@ -1694,7 +1694,9 @@ static void insert_sink(plan *p, const sql_table *t, const rel *r)
     for (int i = 0; i < t->nopts; i++) {
         const char *key = t->keys[i], *v = t->vals[i];
         if (!strcmp(key, "sink.parallelism")) par = atoi(v);
-        else if (!strcmp(key, "print-identifier") || !strcmp(key, "sink.rows-per-second"))
+        else if (!strcmp(key, "print-identifier") || !strcmp(key, "sink.rows-per-second") ||
+                 (!strncmp(key, "json.", 5) && strcmp(key, "json.ignore-parse-errors") &&
+                  strcmp(key, "json.fail-on-missing-field"))) /* the writer's json options */
             json_object_set_new(cfg, key, json_string(v));
         else if (!strcmp(key, "path"))
             json_object_set_new(cfg, "path", json_string(!strncmp(v, "file://", 7) ? v + 7 : v));
