@@ -90,14 +90,15 @@ int kf_codec_init(kf_codec *c, kf_format fmt, const sl_schema *s, const int *col
         c->dt[i] = s->fields[cols[i]].dt;
         if (!sl_type_is_classic(c->type[i]) || sl_dtype_has_nanos(c->dt[i])) {
             bool csv_ok = fmt == KF_CSV && kf_csv_scalar(c->dt[i]);
-            if (fmt != KF_JSON && !csv_ok) {
+            /* debezium-json's images are json objects: every type too */
+            if (fmt != KF_JSON && fmt != KF_DEBEZIUM && !csv_ok) {
                 sl_seterr(err, errlen, "vertex '%s': column '%s': the %s format cannot carry %s "
                           "values yet (json can)", vid, s->fields[cols[i]].name,
                           kf_format_name(fmt), c->dt[i]->text);
                 kf_codec_free(c);
                 return SL_ERR;
             }
-            if (fmt == KF_JSON) c->wide = true;
+            if (fmt == KF_JSON || fmt == KF_DEBEZIUM) c->wide = true;
         }
         c->name[i] = sl_strdup(s->fields[cols[i]].name);
         c->namelen[i] = strlen(c->name[i]);
@@ -1209,7 +1210,8 @@ int kf_decode_debezium(const kf_codec *c, const char *p, size_t n, sl_value *bef
                        sl_value *after, kf_change *out, sl_buf *str, char *why, size_t whylen)
 {
     str->len = 0;
-    sl_buf_reserve(str, n + 16);
+    /* as kf_decode: nested values are built in str too (both images share it) */
+    sl_buf_reserve(str, c->wide ? 16 * n + 64 : n + 16);
     for (int i = 0; i < c->n; i++) before[c->slot[i]].isnull = after[c->slot[i]].isnull = true;
     dbz_out o = {before, after, false, false, 0};
     jcur cur = {p, p + n};

@@ -440,7 +440,8 @@ static int check_new_types(const sql_table *t, const sql_node *at, char *err, si
         static const char *const keys[] = {"format", "value.format", "key.format"};
         for (size_t k = 0; k < SL_ARRAY_LEN(keys); k++) {
             const char *f = opt_get(t, keys[k]);
-            if (f && strcasecmp(f, "json") && !(!strcasecmp(f, "csv") && csv_scalar(dt)))
+            if (f && strcasecmp(f, "json") && strcasecmp(f, "debezium-json") &&
+                !(!strcasecmp(f, "csv") && csv_scalar(dt)))
                 return sl_seterr(err, errlen, "line %d, column %d: table '%s': column '%s' is %s; "
                                  "the %s format cannot carry that type yet (json can%s)", at->line,
                                  at->col, t->name, c->name, dt->text, f,
