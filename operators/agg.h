@@ -79,6 +79,10 @@
  * STRING MIN/MAX; sl_agg_add, sl_agg_retract and sl_agg_merge leave it
  * alone, and such lists are not mergeable. Only an operator that sets
  * allow_collect before parsing takes it (group_aggregate).
+ * "JSON_ARRAYAGG(col)" (Flink's ABSENT ON NULL) is kept the same way: a
+ * STRING NOT NULL, the JSON array of the non-NULL values in the order they
+ * came, a retraction taking out the earliest equal one; its slot is the
+ * i64 sequence number of the next value, which the caller keeps.
  *
  * ERRORS. sl_agg_add, sl_agg_retract, sl_agg_merge and sl_agg_result fail
  * only when a user function does (SL_ERR); the message -- the function's
@@ -106,7 +110,8 @@ typedef enum {
     SL_AGG_MAX,
     SL_AGG_AVG,
     SL_AGG_UDF,        /* a user-defined aggregate function (see USER FUNCTIONS) */
-    SL_AGG_COLLECT     /* COLLECT(col): the MULTISET of the non-NULL values (see COLLECT) */
+    SL_AGG_COLLECT,    /* COLLECT(col): the MULTISET of the non-NULL values (see COLLECT) */
+    SL_AGG_JSON_ARRAYAGG /* JSON_ARRAYAGG(col): a JSON array of the non-NULL values (see COLLECT) */
 } sl_agg_fn;
 
 struct sl_udf_sig;
@@ -147,6 +152,7 @@ typedef struct sl_agg_list {
     bool udf_nomerge; /* ... one that declares no merge (the list is not mergeable) */
     bool allow_collect; /* set before parsing by an operator that keeps COLLECT's values */
     bool has_collect; /* some item is COLLECT */
+    bool has_jsonagg; /* some item is JSON_ARRAYAGG */
 } sl_agg_list;
 
 #define SL_AGG_HDR 8 /* the row count that opens every accumulator */

@@ -129,6 +129,7 @@
 #include "agg.h"
 #include "udf_sig.h"
 #include "buf.h"
+#include "format_json.h"
 #include "bytes.h"
 
 #define GA_MM_NSLEN 9   /* "minmax" namespace: aggregate index + order key */
@@ -172,10 +173,13 @@ typedef struct ga_state {
     sl_buf *str_new;       /* ... and after it */
     sl_buf nsbuf;          /* namespaces collected for deletion (rare path) */
     int sid_col;           /* "collect" (COLLECT items), or -1 */
-    sl_buf *col_old;       /* per aggregate: a COLLECT's MULTISET bytes before this record */
+    sl_buf *col_old;       /* per aggregate: a COLLECT's MULTISET bytes (a JSON_ARRAYAGG's
+                            * text) before this record */
     sl_buf *col_new;       /* ... and after it */
     sl_buf cscan;          /* a COLLECT's entries read from state: [u32 len][value][i64 n] */
     sl_buf cidx;           /* offsets of those entries (size_t), sorted by value */
+    int sid_jag;           /* "json-arrayagg" (JSON_ARRAYAGG items), or -1 */
+    sl_buf jval;           /* a value's JSON text */
     int64_t fire_now;      /* the `now` of the proc_time() call firing timers */
 } ga_state;
 
@@ -368,6 +372,7 @@ static void ga_close(sl_op *op)
     free(st->col_new);
     sl_buf_free(&st->cscan);
     sl_buf_free(&st->cidx);
+    sl_buf_free(&st->jval);
     sl_buf_free(&st->nsbuf);
     sl_buf_free(&st->dns);
     free(st->dval);
@@ -395,8 +400,9 @@ static int ga_open(sl_op *op)
         pl->aggs.has_distinct ? sl_kstate_register(op->kstate, "distinct-calls") : -1;
     /* registered last, so that the state ids of snapshots from before it line up */
     st->sid_col = pl->aggs.has_collect ? sl_kstate_register(op->kstate, "collect") : -1;
+    st->sid_jag = pl->aggs.has_jsonagg ? sl_kstate_register(op->kstate, "json-arrayagg") : -1;
     if (st->sid_acc < 0 || (pl->retract_minmax && st->sid_mm < 0) ||
-        (pl->aggs.has_collect && st->sid_col < 0) ||
+        (pl->aggs.has_collect && st->sid_col < 0) || (pl->aggs.has_jsonagg && st->sid_jag < 0) ||
         (pl->aggs.has_distinct && (st->sid_distinct < 0 || st->sid_dlegacy < 0)) ||
         (pl->aggs.has_strval && st->sid_str < 0))
         return sl_op_fail(op, "vertex '%s': cannot register its keyed state (too many states)",
@@ -420,7 +426,7 @@ static int ga_open(sl_op *op)
         st->str_old = sl_calloc((size_t)pl->aggs.n, sizeof *st->str_old);
         st->str_new = sl_calloc((size_t)pl->aggs.n, sizeof *st->str_new);
     }
-    if (pl->aggs.has_collect) {
+    if (pl->aggs.has_collect || pl->aggs.has_jsonagg) {
         st->col_old = sl_calloc((size_t)pl->aggs.n, sizeof *st->col_old);
         st->col_new = sl_calloc((size_t)pl->aggs.n, sizeof *st->col_new);
     }
@@ -733,7 +739,7 @@ static int distinct_clear_key(sl_op *op)
 {
     ga_state *st = op->priv;
     return key_clear(op, st->sid_distinct) == SL_OK && key_clear(op, st->sid_str) == SL_OK &&
-                   key_clear(op, st->sid_col) == SL_OK
+                   key_clear(op, st->sid_col) == SL_OK && key_clear(op, st->sid_jag) == SL_OK
                ? SL_OK
                : SL_ERR;
 }
@@ -996,6 +1002,117 @@ static int collect_update(sl_op *op, const sl_row *row, bool first, int sign)
     return SL_OK;
 }
 
+/* ---- JSON_ARRAYAGG ------------------------------------------------------------------ */
+
+/* "json-arrayagg", per key: namespace = aggregate index u8 + the value's
+ * sequence number (u64, big endian) -> the value's JSON text (the json
+ * format's, format_json.h). The accumulator's slot holds the next sequence
+ * number. A record reads the item's entries, puts them in sequence order
+ * and writes the array before and after it; a retraction deletes the
+ * earliest entry of an equal text (Flink's list remove). */
+
+static int jag_scan_fn(void *ctx, const void *ns, size_t nslen, const void *val, size_t vlen)
+{
+    col_scan *c = ctx;
+    const uint8_t *n = ns;
+    if (nslen != 9 || n[0] != (uint8_t)c->agg) return 0;
+    /* [8 bytes seq, big endian: sorts as the number][u32 len][text] */
+    uint8_t *d = (uint8_t *)sl_buf_room(c->out, 8 + 4 + vlen);
+    memcpy(d, n + 1, 8);
+    sl_put_le32(d + 8, (uint32_t)vlen);
+    if (vlen) memcpy(d + 12, val, vlen);
+    sl_buf_added(c->out, 12 + vlen);
+    return 0;
+}
+
+static int jag_cmp(const void *x, const void *y, void *base)
+{
+    const uint8_t *a = (const uint8_t *)base + *(const size_t *)x;
+    const uint8_t *b = (const uint8_t *)base + *(const size_t *)y;
+    return memcmp(a, b, 8);
+}
+
+/* "[v1,v2,...]" of the entries indexed by st->cidx, leaving out `skip`. */
+static void jag_build(ga_state *st, size_t skip, sl_buf *out)
+{
+    const size_t *ix = (const size_t *)st->cidx.p;
+    size_t n = st->cidx.len / sizeof *ix;
+    const uint8_t *b = sl_buf_u8(&st->cscan);
+    sl_buf_reset(out);
+    sl_buf_putc(out, '[');
+    bool any = false;
+    for (size_t k = 0; k < n; k++) {
+        if (ix[k] == skip) continue;
+        if (any) sl_buf_putc(out, ',');
+        any = true;
+        sl_buf_put(out, b + ix[k] + 12, sl_get_le32(b + ix[k] + 8));
+    }
+    sl_buf_putc(out, ']');
+}
+
+static int jsonagg_update(sl_op *op, const sl_row *row, bool first, int sign)
+{
+    const ga_plan *pl = op->plan;
+    ga_state *st = op->priv;
+    sl_kstate *ks = op->kstate;
+    char err[256];
+    for (int i = 0; i < pl->aggs.n; i++) {
+        const sl_agg *a = &pl->aggs.aggs[i];
+        if (a->fn != SL_AGG_JSON_ARRAYAGG) continue;
+        sl_buf_reset(&st->cscan);
+        sl_buf_reset(&st->cidx);
+        col_scan cs = {.agg = i, .out = &st->cscan};
+        if (!first && sl_kstate_scan_key(ks, st->sid_jag, jag_scan_fn, &cs, err, sizeof err) ==
+                          SL_ERR)
+            return sl_op_fail(op, "vertex '%s': state: %s", pl->vid, err);
+        for (size_t pos = 0; pos < st->cscan.len;) {
+            sl_buf_put(&st->cidx, &pos, sizeof pos);
+            pos += 12 + sl_get_le32(sl_buf_u8(&st->cscan) + pos + 8);
+        }
+        qsort_r(st->cidx.p, st->cidx.len / sizeof(size_t), sizeof(size_t), jag_cmp,
+                st->cscan.p);
+        jag_build(st, SIZE_MAX, &st->col_old[i]);
+        const sl_value *x;
+        if (!sl_agg_collect_value(a, row, &x)) { /* NULL: ABSENT ON NULL */
+            sl_buf_set(&st->col_new[i], st->col_old[i].p, st->col_old[i].len);
+            continue;
+        }
+        sl_buf_reset(&st->jval);
+        sl_fmt_json_value_dt(&st->jval, x, a->in_dt);
+        uint8_t ns[9];
+        ns[0] = (uint8_t)i;
+        int rc = SL_OK;
+        if (sign > 0) {
+            uint8_t *slot = st->new_acc + a->off;
+            uint64_t seq = (uint64_t)ld64(slot);
+            st64(slot, (int64_t)(seq + 1));
+            for (int b = 0; b < 8; b++) ns[1 + b] = (uint8_t)(seq >> (56 - 8 * b));
+            rc = sl_kstate_put(ks, st->sid_jag, ns, 9, st->jval.p, st->jval.len, err, sizeof err);
+            if (rc == SL_ERR) return sl_op_fail(op, "vertex '%s': state: %s", pl->vid, err);
+            sl_buf_set(&st->col_new[i], st->col_old[i].p, st->col_old[i].len - 1);
+            if (st->col_new[i].len > 1) sl_buf_putc(&st->col_new[i], ',');
+            sl_buf_put(&st->col_new[i], st->jval.p, st->jval.len);
+            sl_buf_putc(&st->col_new[i], ']');
+            continue;
+        }
+        /* a retraction: the earliest equal value goes (none held: ignored) */
+        const size_t *ix = (const size_t *)st->cidx.p;
+        size_t n = st->cidx.len / sizeof *ix, hit = SIZE_MAX;
+        const uint8_t *b = sl_buf_u8(&st->cscan);
+        for (size_t k = 0; k < n && hit == SIZE_MAX; k++)
+            if (sl_get_le32(b + ix[k] + 8) == st->jval.len &&
+                !memcmp(b + ix[k] + 12, st->jval.p, st->jval.len))
+                hit = ix[k];
+        if (hit != SIZE_MAX) {
+            memcpy(ns + 1, b + hit, 8);
+            rc = sl_kstate_del(ks, st->sid_jag, ns, 9, err, sizeof err);
+            if (rc == SL_ERR) return sl_op_fail(op, "vertex '%s': state: %s", pl->vid, err);
+        }
+        jag_build(st, hit, &st->col_new[i]);
+    }
+    return SL_OK;
+}
+
 /* ---- state TTL ------------------------------------------------------------------ */
 
 static const uint8_t no_ns[1]; /* the empty namespace of "acc" and of TTL timers */
@@ -1137,7 +1254,7 @@ static int fill_row(const ga_plan *pl, const sl_row *in, const uint8_t *acc, con
             o[i].v.s.len = (uint32_t)strs[i].len;
         }
     for (int i = 0; cols && i < pl->aggs.n; i++)
-        if (pl->aggs.aggs[i].fn == SL_AGG_COLLECT) {
+        if (pl->aggs.aggs[i].fn == SL_AGG_COLLECT || pl->aggs.aggs[i].fn == SL_AGG_JSON_ARRAYAGG) {
             o[i].v.s.p = (const char *)cols[i].p;
             o[i].v.s.len = (uint32_t)cols[i].len;
         }
@@ -1211,6 +1328,8 @@ static int ga_process(sl_op *op, int input, sl_row *row)
     if (pl->aggs.has_strval && str_update(op, row, first, retract ? -1 : 1) != SL_OK)
         return SL_ERR;
     if (pl->aggs.has_collect && collect_update(op, row, first, retract ? -1 : 1) != SL_OK)
+        return SL_ERR;
+    if (pl->aggs.has_jsonagg && jsonagg_update(op, row, first, retract ? -1 : 1) != SL_OK)
         return SL_ERR;
 
     if (!first && sl_agg_rows(st->new_acc) <= 0) { /* the key's last row was retracted */

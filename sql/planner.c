@@ -203,6 +203,7 @@ static int is_agg_name(const char *s)
 {
     return !strcasecmp(s, "COUNT") || !strcasecmp(s, "SUM") || !strcasecmp(s, "MIN") ||
            !strcasecmp(s, "MAX") || !strcasecmp(s, "AVG") || !strcasecmp(s, "COLLECT") ||
+           !strcasecmp(s, "JSON_ARRAYAGG") ||
            udf_agg(s);
 }
 
@@ -988,7 +989,7 @@ static int add_agg(plan *p, aggctx *c, const sql_node *e, const char *alias, cha
         bool dec = at == SL_T_DECIMAL && (!minmax || (adt && adt->p <= 18));
         bool mmnew = minmax && (at == SL_T_DATE || at == SL_T_TIME || at == SL_T_TINYINT ||
                                 at == SL_T_SMALLINT || at == SL_T_FLOAT);
-        bool collect = !strcasecmp(e->s, "COLLECT"); /* of any type */
+        bool collect = !strcasecmp(e->s, "COLLECT") || !strcasecmp(e->s, "JSON_ARRAYAGG");
         if (strcasecmp(e->s, "COUNT") && !collect && !dec && !mmnew &&
             ((at != SL_T_INT && at != SL_T_BIGINT && at != SL_T_DOUBLE &&
               !(minmax && (at == SL_T_TIMESTAMP || at == SL_T_STRING || at == SL_T_BOOLEAN))) ||
@@ -1027,6 +1028,10 @@ static int add_agg(plan *p, aggctx *c, const sql_node *e, const char *alias, cha
         if (sl_dtype_parse(mt, &a->dt, NULL, 0) != SL_OK) a->dt = NULL;
         free(mt);
         a->type = SL_T_MULTISET;
+        a->nomerge = 1;
+    } else if (!strcmp(fn, "JSON_ARRAYAGG")) { /* STRING NOT NULL, kept like COLLECT */
+        a->type = SL_T_STRING;
+        a->dt = sl_dtype_nullable(sl_dtype_basic(SL_T_STRING), true);
         a->nomerge = 1;
     } else if (strcasecmp(fn, "COUNT") && adt && !sl_type_is_classic(at)) {
         /* the aggregate library's result type (operators/agg.c) */
