@@ -513,10 +513,10 @@ static size_t node_bytes(gen_node *g, size_t *nscratch)
     const size_t big = SIZE_MAX / 4;
     size_t per = 0;
     switch (g->type) {
-    case SL_T_STRING:
-        return g->kind == GEN_SEQUENCE ? 24 : g->length;
+    case SL_T_STRING: /* + 8: the arena aligns each allocation to 8 bytes */
+        return (g->kind == GEN_SEQUENCE ? 24 : g->length) + 8;
     case SL_T_BYTES:
-        return g->length;
+        return g->length + 8;
     case SL_T_ARRAY:
     case SL_T_MULTISET:
     case SL_T_MAP:

@@ -581,6 +581,27 @@ static void test_new_types_random(void)
     fixture_free(&f);
 }
 
+/* Many short strings: the arena's alignment is part of what a row needs. */
+static void test_many_short_strings(void)
+{
+    char schema[2048] = "", config[4096] = "{\"rows-per-second\": 1000000, \"number-of-rows\": 50";
+    for (int i = 0; i < 60; i++) {
+        char col[64];
+        snprintf(col, sizeof col, "%ss%d STRING", i ? ", " : "", i);
+        strcat(schema, col);
+        snprintf(col, sizeof col, ", \"fields.s%d.length\": 1", i);
+        strcat(config, col);
+    }
+    strcat(config, "}");
+    fixture f;
+    CHECK_EQ_INT(fixture_plan(&f, schema, config), SL_OK);
+    static text_sink t;
+    memset(&t, 0, sizeof t);
+    CHECK_EQ_INT(run_text(&f, 0, 1, &t), SL_DONE);
+    CHECK_EQ_INT(t.n, 50);
+    fixture_free(&f);
+}
+
 static void test_plan_errors(void)
 {
     CHECK(plan_fails("x BIGINT", "{\"fields.x.bogus\": 1}", "fields.x.bogus"));
@@ -1111,6 +1132,7 @@ SL_TEST_MAIN(SL_TEST(test_sequence_exact), SL_TEST(test_sequence_split_p3),
              SL_TEST(test_sequence_whole_bigint_range), SL_TEST(test_random_within_bounds),
              SL_TEST(test_random_timestamp_now), SL_TEST(test_seed_determinism),
              SL_TEST(test_number_of_rows), SL_TEST(test_rate_limit), SL_TEST(test_new_types_sequence), SL_TEST(test_new_types_random),
+             SL_TEST(test_many_short_strings),
              SL_TEST(test_plan_errors),
              SL_TEST(test_checkpoint_same_parallelism), SL_TEST(test_checkpoint_rescale),
              SL_TEST(test_checkpoint_rate), SL_TEST(test_checkpoint_shares_in_order),
