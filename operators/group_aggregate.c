@@ -981,8 +981,9 @@ static int collect_update(sl_op *op, const sl_row *row, bool first, int sign)
             sl_buf_put(&st->cidx, &pos, sizeof pos);
             pos += 4 + sl_get_le32(sl_buf_u8(&st->cscan) + pos) + 8;
         }
-        qsort_r(st->cidx.p, st->cidx.len / sizeof(size_t), sizeof(size_t), col_cmp,
-                st->cscan.p);
+        if (st->cidx.len > sizeof(size_t)) /* (qsort of nothing would pass a NULL base) */
+            qsort_r(st->cidx.p, st->cidx.len / sizeof(size_t), sizeof(size_t), col_cmp,
+                    st->cscan.p);
         col_build(st, &st->col_old[i]);
         if (at == SIZE_MAX) {
             sl_buf_set(&st->col_new[i], st->col_old[i].p, st->col_old[i].len);
@@ -1069,8 +1070,9 @@ static int jsonagg_update(sl_op *op, const sl_row *row, bool first, int sign)
             sl_buf_put(&st->cidx, &pos, sizeof pos);
             pos += 12 + sl_get_le32(sl_buf_u8(&st->cscan) + pos + 8);
         }
-        qsort_r(st->cidx.p, st->cidx.len / sizeof(size_t), sizeof(size_t), jag_cmp,
-                st->cscan.p);
+        if (st->cidx.len > sizeof(size_t))
+            qsort_r(st->cidx.p, st->cidx.len / sizeof(size_t), sizeof(size_t), jag_cmp,
+                    st->cscan.p);
         jag_build(st, SIZE_MAX, &st->col_old[i]);
         const sl_value *x;
         if (!sl_agg_collect_value(a, row, &x)) { /* NULL: ABSENT ON NULL */
