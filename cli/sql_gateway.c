@@ -38,6 +38,7 @@
 #include <event2/http.h>
 
 #include "cli.h"
+#include "dtype.h"
 #include "expr.h"
 #include "parse.h"
 #include "sql.h"
@@ -145,17 +146,99 @@ static json_t *jm_call(gw *g, const char *method, const char *uri, const char *b
 
 /* ---- operations ------------------------------------------------------------ */
 
+/* Flink's LogicalType JSON (its gateway's LogicalTypeJsonSerializer
+ * layout) of a type descriptor: "type" the type root's name, "nullable",
+ * then per root "length"; "precision" and "scale"; "precision" of a TIME or
+ * TIMESTAMP; an interval's "precision", "fractionalPrecision" and
+ * "resolution"; "elementType"; "keyType" and "valueType"; "fields" of
+ * {"name", "fieldType"}. */
+static json_t *dtype_json(const sl_dtype *dt)
+{
+    static const char *const ym[] = {"YEAR", "YEAR_TO_MONTH", "MONTH"};
+    static const char *const dts[] = {"DAY", "DAY_TO_HOUR", "DAY_TO_MINUTE", "DAY_TO_SECOND",
+                                      "HOUR", "HOUR_TO_MINUTE", "HOUR_TO_SECOND", "MINUTE",
+                                      "MINUTE_TO_SECOND", "SECOND"};
+    const char *root = "NULL";
+    switch (dt->kind) {
+    case SL_T_NULL: return json_pack("{s:s}", "type", "NULL");
+    case SL_T_BOOLEAN: root = "BOOLEAN"; break;
+    case SL_T_TINYINT: root = "TINYINT"; break;
+    case SL_T_SMALLINT: root = "SMALLINT"; break;
+    case SL_T_INT: root = "INTEGER"; break;
+    case SL_T_BIGINT: root = "BIGINT"; break;
+    case SL_T_FLOAT: root = "FLOAT"; break;
+    case SL_T_DOUBLE: root = "DOUBLE"; break;
+    case SL_T_DATE: root = "DATE"; break;
+    case SL_T_DECIMAL: root = "DECIMAL"; break;
+    case SL_T_STRING: root = dt->variant == SL_DV_CHAR ? "CHAR" : "VARCHAR"; break;
+    case SL_T_BYTES: root = dt->variant == SL_DV_BINARY ? "BINARY" : "VARBINARY"; break;
+    case SL_T_TIME: root = "TIME_WITHOUT_TIME_ZONE"; break;
+    case SL_T_TIMESTAMP:
+        root = dt->variant == SL_DV_LTZ ? "TIMESTAMP_WITH_LOCAL_TIME_ZONE"
+                                        : "TIMESTAMP_WITHOUT_TIME_ZONE";
+        break;
+    case SL_T_INTERVAL_YM: root = "INTERVAL_YEAR_MONTH"; break;
+    case SL_T_INTERVAL_DT: root = "INTERVAL_DAY_TIME"; break;
+    case SL_T_ARRAY: root = "ARRAY"; break;
+    case SL_T_MULTISET: root = "MULTISET"; break;
+    case SL_T_MAP: root = "MAP"; break;
+    case SL_T_ROW: root = "ROW"; break;
+    }
+    json_t *j = json_pack("{s:s,s:b}", "type", root, "nullable", !dt->notnull);
+    switch (dt->kind) {
+    case SL_T_STRING:
+    case SL_T_BYTES: json_object_set_new(j, "length", json_integer(dt->p)); break;
+    case SL_T_DECIMAL:
+        json_object_set_new(j, "precision", json_integer(dt->p));
+        json_object_set_new(j, "scale", json_integer(dt->s));
+        break;
+    case SL_T_TIME:
+    case SL_T_TIMESTAMP: json_object_set_new(j, "precision", json_integer(dt->p)); break;
+    case SL_T_INTERVAL_YM:
+        json_object_set_new(j, "precision", json_integer(dt->p));
+        json_object_set_new(j, "resolution", json_string(
+            dt->variant >= SL_DV_YEAR && dt->variant <= SL_DV_MONTH ? ym[dt->variant - SL_DV_YEAR]
+                                                                     : "YEAR_TO_MONTH"));
+        break;
+    case SL_T_INTERVAL_DT:
+        json_object_set_new(j, "precision", json_integer(dt->p));
+        json_object_set_new(j, "fractionalPrecision", json_integer(dt->s));
+        json_object_set_new(j, "resolution", json_string(
+            dt->variant >= SL_DV_DAY && dt->variant <= SL_DV_SECOND ? dts[dt->variant - SL_DV_DAY]
+                                                                    : "DAY_TO_SECOND"));
+        break;
+    case SL_T_ARRAY:
+    case SL_T_MULTISET: json_object_set_new(j, "elementType", dtype_json(dt->elem)); break;
+    case SL_T_MAP:
+        json_object_set_new(j, "keyType", dtype_json(dt->elem));
+        json_object_set_new(j, "valueType", dtype_json(dt->val));
+        break;
+    case SL_T_ROW: {
+        json_t *fs = json_array();
+        for (int i = 0; i < dt->nfields; i++)
+            json_array_append_new(fs, json_pack("{s:s,s:o}", "name", dt->names[i], "fieldType",
+                                                dtype_json(dt->ftypes[i])));
+        json_object_set_new(j, "fields", fs);
+        break;
+    }
+    default: break;
+    }
+    return j;
+}
+
+/* The LogicalType JSON of a column's type text (DESCRIBE's form). A bare
+ * TIMESTAMP / TIMESTAMP_LTZ column of a query is TIMESTAMP(3), as in
+ * Sluice's rows. */
 static json_t *logical_type(const char *t)
 {
-    if (!strcmp(t, "INT")) return json_pack("{s:s,s:b}", "type", "INTEGER", "nullable", 1);
-    if (!strncmp(t, "TIMESTAMP", 9))
-        return json_pack("{s:s,s:b,s:i}", "type", "TIMESTAMP_WITHOUT_TIME_ZONE", "nullable", 1,
-                         "precision", 3);
-    if (!strcmp(t, "STRING"))
-        return json_pack("{s:s,s:b,s:i}", "type", "VARCHAR", "nullable", 1, "length", 2147483647);
-    if (!strcmp(t, "BYTES"))
-        return json_pack("{s:s,s:b,s:i}", "type", "VARBINARY", "nullable", 1, "length", 2147483647);
-    return json_pack("{s:s,s:b}", "type", t, "nullable", 1); /* BIGINT, DOUBLE, BOOLEAN */
+    const sl_dtype *dt = NULL;
+    char *bare = NULL;
+    if (!strcmp(t, "TIMESTAMP") || !strcmp(t, "TIMESTAMP_LTZ"))
+        t = bare = sl_sprintf("%s(3)", t);
+    if (sl_dtype_parse(t, &dt, NULL, 0) != SL_OK) dt = NULL;
+    free(bare);
+    if (dt) return dtype_json(dt);
+    return json_pack("{s:s,s:b}", "type", t, "nullable", 1);
 }
 
 static void set_columns(gw_op *op, int n, char *const *names, char *const *types)
@@ -393,10 +476,12 @@ static json_t *json_value(const char *type, json_t *v)
     const char *s = json_string_value(v);
     if (!s) return json_null();
     char *end;
-    if (!strcmp(type, "INT") || !strcmp(type, "BIGINT")) {
+    if (!strcmp(type, "INT") || !strcmp(type, "BIGINT") || !strncmp(type, "TINYINT", 7) ||
+        !strncmp(type, "SMALLINT", 8)) {
         long long x = strtoll(s, &end, 10);
         if (*s && !*end) return json_integer(x);
-    } else if (!strcmp(type, "DOUBLE")) {
+    } else if (!strcmp(type, "DOUBLE") || !strncmp(type, "FLOAT", 5) ||
+               !strncmp(type, "DECIMAL", 7)) { /* a DECIMAL as a JSON number, to 17 digits */
         double d = strtod(s, &end);
         if (*s && !*end) return json_real(d);
     } else if (!strcmp(type, "BOOLEAN")) {

@@ -31,7 +31,8 @@
 
 const char *sl_agg_fn_name(sl_agg_fn fn)
 {
-    static const char *const names[] = {"COUNT", "COUNT", "SUM", "MIN", "MAX", "AVG", "UDF"};
+    static const char *const names[] = {"COUNT", "COUNT", "SUM", "MIN", "MAX", "AVG", "UDF",
+                                         "COLLECT", "JSON_ARRAYAGG"};
     return (unsigned)fn < sizeof names / sizeof names[0] ? names[fn] : "?";
 }
 
@@ -175,6 +176,8 @@ static int parse_item(const char *text, const sl_schema *in, const sl_udf_set *u
     else if (strcasecmp(fn, "MIN") == 0) a->fn = SL_AGG_MIN;
     else if (strcasecmp(fn, "MAX") == 0) a->fn = SL_AGG_MAX;
     else if (strcasecmp(fn, "AVG") == 0) a->fn = SL_AGG_AVG;
+    else if (strcasecmp(fn, "COLLECT") == 0) a->fn = SL_AGG_COLLECT;
+    else if (strcasecmp(fn, "JSON_ARRAYAGG") == 0) a->fn = SL_AGG_JSON_ARRAYAGG;
     else {
         char uname[256];
         snprintf(uname, sizeof uname, "%.*s", fnshow, fn_start);
@@ -211,6 +214,8 @@ static int parse_item(const char *text, const sl_schema *in, const sl_udf_set *u
                 return sl_seterr(err, errlen, "expected a column name after DISTINCT");
             /* MIN/MAX of the distinct values are MIN/MAX of all of them */
             a->distinct = a->fn != SL_AGG_MIN && a->fn != SL_AGG_MAX;
+            if (a->fn == SL_AGG_COLLECT || a->fn == SL_AGG_JSON_ARRAYAGG)
+                return sl_seterr(err, errlen, "%s(DISTINCT ...) is not supported yet", fname);
         }
         a->col = sl_schema_find(in, col);
         if (a->col < 0) return sl_seterr(err, errlen, "unknown column '%s'", col);
@@ -267,6 +272,21 @@ static int parse_item(const char *text, const sl_schema *in, const sl_udf_set *u
         a->out_type = t;
         a->strval = t == SL_T_STRING;
         break;
+    case SL_AGG_COLLECT: {
+        if (a->col < 0) return sl_seterr(err, errlen, "COLLECT needs a column");
+        char mt[1100];
+        snprintf(mt, sizeof mt, "MULTISET<%s> NOT NULL", a->in_dt->text);
+        if (strlen(mt) >= sizeof mt - 1 || sl_dtype_parse(mt, &a->out_dt, err, errlen) != SL_OK)
+            return sl_seterr(err, errlen, "COLLECT of %s: the result type is too long",
+                             a->in_dt->text);
+        a->out_type = SL_T_MULTISET;
+        break;
+    }
+    case SL_AGG_JSON_ARRAYAGG:
+        if (a->col < 0) return sl_seterr(err, errlen, "JSON_ARRAYAGG needs a column");
+        a->out_type = SL_T_STRING;
+        a->out_dt = sl_dtype_nullable(sl_dtype_basic(SL_T_STRING), true);
+        break;
     case SL_AGG_UDF: break;
     }
 
@@ -315,6 +335,8 @@ static size_t slot_size(const sl_agg *a)
     case SL_AGG_SUM:
     case SL_AGG_AVG: return a->in_type == SL_T_DECIMAL ? 24 : 16;
     case SL_AGG_UDF: return 8 + (((size_t)a->udf->acc_size + 7) & ~(size_t)7);
+    case SL_AGG_COLLECT: return 0; /* the caller keeps the values */
+    case SL_AGG_JSON_ARRAYAGG: return 8; /* the next value's sequence number */
     default: return 16;
     }
 }
@@ -326,6 +348,9 @@ int sl_agg_list_add(sl_agg_list *l, const char *text, int item, const sl_schema 
     char name[256], perr[300];
     if (parse_item(text, in, l->udfs, &a, name, sizeof name, perr, sizeof perr) != SL_OK)
         return sl_seterr(err, errlen, "aggregate %d '%s': %s", item, text, perr);
+    if ((a.fn == SL_AGG_COLLECT || a.fn == SL_AGG_JSON_ARRAYAGG) && !l->allow_collect)
+        return sl_seterr(err, errlen, "aggregate %d '%s': %s is only supported in a GROUP BY "
+                         "aggregation (group_aggregate) yet", item, text, sl_agg_fn_name(a.fn));
     if (!name[0]) snprintf(name, sizeof name, "EXPR$%d", out->n);
     if (sl_schema_find(out, name) >= 0)
         return sl_seterr(err, errlen, "aggregate %d '%s': duplicate output column '%s' (rename "
@@ -339,6 +364,8 @@ int sl_agg_list_add(sl_agg_list *l, const char *text, int item, const sl_schema 
     l->size += slot_size(&a);
     if ((a.fn == SL_AGG_MIN || a.fn == SL_AGG_MAX) && !a.strval) l->has_minmax = true;
     if (a.strval) l->has_strval = true;
+    if (a.fn == SL_AGG_COLLECT) l->has_collect = true;
+    if (a.fn == SL_AGG_JSON_ARRAYAGG) l->has_jsonagg = true;
     if (a.distinct) l->has_distinct = true;
     if (a.udf) {
         l->has_udf = true;
@@ -696,12 +723,15 @@ int sl_agg_add(const sl_agg_list *l, uint8_t *acc, const sl_row *row)
             if (a->filter >= 0) sl_put_lei64(acc + a->off, sl_get_lei64(acc + a->off) + 1);
             continue;
         }
+        if (a->fn == SL_AGG_COLLECT || a->fn == SL_AGG_JSON_ARRAYAGG) continue;
         const sl_value *x = &row->vals[a->col];
         if (x->isnull) continue;
         uint8_t *slot = acc + a->off;
         int64_t n = sl_get_lei64(slot);
         switch (a->fn) {
         case SL_AGG_COUNT_STAR:
+        case SL_AGG_COLLECT:
+        case SL_AGG_JSON_ARRAYAGG:
         case SL_AGG_UDF: break;
         case SL_AGG_COUNT: sl_put_lei64(slot, n + 1); break;
         case SL_AGG_SUM:
@@ -736,7 +766,9 @@ int sl_agg_retract(const sl_agg_list *l, uint8_t *acc, const sl_row *row)
             if (a->filter >= 0) sl_put_lei64(acc + a->off, sl_get_lei64(acc + a->off) - 1);
             continue;
         }
-        if (a->fn == SL_AGG_MIN || a->fn == SL_AGG_MAX) continue;
+        if (a->fn == SL_AGG_MIN || a->fn == SL_AGG_MAX || a->fn == SL_AGG_COLLECT ||
+            a->fn == SL_AGG_JSON_ARRAYAGG)
+            continue;
         const sl_value *x = &row->vals[a->col];
         if (x->isnull) continue;
         uint8_t *slot = acc + a->off;
@@ -752,10 +784,14 @@ int sl_agg_merge(const sl_agg_list *l, uint8_t *dst, const uint8_t *src)
     sl_put_lei64(dst, sl_get_lei64(dst) + sl_get_lei64(src));
     for (int i = 0; i < l->n; i++) {
         const sl_agg *a = &l->aggs[i];
+        if (a->fn == SL_AGG_COLLECT || a->fn == SL_AGG_JSON_ARRAYAGG)
+            continue; /* not mergeable: never here */
         uint8_t *d = dst + a->off;
         const uint8_t *s = src + a->off;
         int64_t dn = sl_get_lei64(d), sn = sl_get_lei64(s);
         switch (a->fn) {
+        case SL_AGG_COLLECT:
+        case SL_AGG_JSON_ARRAYAGG: break;
         case SL_AGG_UDF:
             if (udf_merge(a, d, s) != SL_OK) return SL_ERR;
             break;
@@ -807,6 +843,8 @@ int sl_agg_result_in(const sl_agg_list *l, const uint8_t *acc, sl_arena *scratch
             if (udf_value(a, slot, scratch, o) != SL_OK) return SL_ERR;
             break;
         case SL_AGG_COUNT_STAR: o->v.i = sl_get_lei64(a->filter >= 0 ? slot : acc); break;
+        case SL_AGG_COLLECT:
+        case SL_AGG_JSON_ARRAYAGG: o->v.s.p = "", o->v.s.len = 0; break; /* the caller's bytes */
         case SL_AGG_COUNT: o->v.i = sl_get_lei64(slot); break;
         case SL_AGG_SUM:
         case SL_AGG_AVG: {
@@ -877,7 +915,8 @@ bool sl_agg_results_equal(const sl_agg_list *l, const sl_value *a, const sl_valu
         } else if (l->aggs[i].out_type == SL_T_DECIMAL) {
             if (a[i].v.dec.lo != b[i].v.dec.lo || a[i].v.dec.hi != b[i].v.dec.hi) return false;
         } else if (l->aggs[i].strval || l->aggs[i].out_type == SL_T_STRING ||
-                   l->aggs[i].out_type == SL_T_BYTES) {
+                   l->aggs[i].out_type == SL_T_BYTES || l->aggs[i].fn == SL_AGG_COLLECT ||
+                   l->aggs[i].fn == SL_AGG_JSON_ARRAYAGG) {
             if (sl_agg_str_cmp(a[i].v.s.p, a[i].v.s.len, b[i].v.s.p, b[i].v.s.len)) return false;
         } else if (a[i].v.i != b[i].v.i) {
             return false;
@@ -903,6 +942,15 @@ int sl_agg_str_cmp(const void *a, size_t alen, const void *b, size_t blen)
     int c = n ? memcmp(a, b, n) : 0; /* memcmp compares unsigned bytes */
     if (c) return c;
     return alen < blen ? -1 : alen > blen;
+}
+
+bool sl_agg_collect_value(const sl_agg *a, const sl_row *row, const sl_value **x)
+{
+    const sl_value *v = &row->vals[a->col];
+    if ((a->fn != SL_AGG_COLLECT && a->fn != SL_AGG_JSON_ARRAYAGG) || v->isnull || !passes(a, row))
+        return false;
+    *x = v;
+    return true;
 }
 
 /* ---- DISTINCT ------------------------------------------------------------------ */
@@ -937,7 +985,8 @@ void sl_agg_distinct_apply(const sl_agg_list *l, int i, uint8_t *acc, const sl_r
 
 bool sl_agg_mergeable(const sl_agg_list *l)
 {
-    return !l->has_distinct && !l->keep_values && !l->has_strval && !l->udf_nomerge;
+    return !l->has_distinct && !l->keep_values && !l->has_strval && !l->udf_nomerge &&
+           !l->has_collect && !l->has_jsonagg;
 }
 
 int sl_agg_phase(const char *vid, const char *phase, bool *global, char *err, size_t errlen)

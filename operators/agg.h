@@ -75,6 +75,18 @@
  * without "retract", sl_agg_retract fails. The functions are loaded by
  * sl_agg_open when the operator opens.
  *
+ * COLLECT. "COLLECT(col)" is Flink's MULTISET<t> NOT NULL of the column's
+ * non-NULL values (FILTER applies; no values: the empty multiset). Its slot
+ * is empty: the caller keeps the multiset per key (sl_agg_collect_value
+ * gives a row's value when it counts) and fills the result's bytes, as for
+ * STRING MIN/MAX; sl_agg_add, sl_agg_retract and sl_agg_merge leave it
+ * alone, and such lists are not mergeable. Only an operator that sets
+ * allow_collect before parsing takes it (group_aggregate).
+ * "JSON_ARRAYAGG(col)" (Flink's ABSENT ON NULL) is kept the same way: a
+ * STRING NOT NULL, the JSON array of the non-NULL values in the order they
+ * came, a retraction taking out the earliest equal one; its slot is the
+ * i64 sequence number of the next value, which the caller keeps.
+ *
  * ERRORS. sl_agg_add, sl_agg_retract, sl_agg_merge and sl_agg_result fail
  * only when a user function does (SL_ERR); the message -- the function's
  * name, its message and its arguments -- is then sl_agg_error()'s, kept per
@@ -100,7 +112,9 @@ typedef enum {
     SL_AGG_MIN,
     SL_AGG_MAX,
     SL_AGG_AVG,
-    SL_AGG_UDF         /* a user-defined aggregate function (see USER FUNCTIONS) */
+    SL_AGG_UDF,        /* a user-defined aggregate function (see USER FUNCTIONS) */
+    SL_AGG_COLLECT,    /* COLLECT(col): the MULTISET of the non-NULL values (see COLLECT) */
+    SL_AGG_JSON_ARRAYAGG /* JSON_ARRAYAGG(col): a JSON array of the non-NULL values (see COLLECT) */
 } sl_agg_fn;
 
 struct sl_udf_sig;
@@ -139,6 +153,9 @@ typedef struct sl_agg_list {
     struct sl_udf_set *udfs; /* the vertex's "functions" (owned; NULL: none) */
     bool has_udf;     /* some item is a user-defined aggregate function */
     bool udf_nomerge; /* ... one that declares no merge (the list is not mergeable) */
+    bool allow_collect; /* set before parsing by an operator that keeps COLLECT's values */
+    bool has_collect; /* some item is COLLECT */
+    bool has_jsonagg; /* some item is JSON_ARRAYAGG */
 } sl_agg_list;
 
 #define SL_AGG_HDR 8 /* the row count that opens every accumulator */
@@ -262,6 +279,10 @@ void sl_agg_minmax_set(const sl_agg *a, uint8_t *acc, bool has, int64_t key);
  * and its FILTER, if any, is TRUE); then *p / *len are the value's bytes,
  * borrowed from row. */
 bool sl_agg_str_value(const sl_agg *a, const sl_row *row, const void **p, size_t *len);
+
+/* COLLECT item a: the row's value (into *x, borrowed from row) when it
+ * counts (not NULL, FILTER passed). */
+bool sl_agg_collect_value(const sl_agg *a, const sl_row *row, const sl_value **x);
 
 /* Flink's StringData order: unsigned bytes, then the shorter first. */
 int sl_agg_str_cmp(const void *a, size_t alen, const void *b, size_t blen);

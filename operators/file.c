@@ -186,6 +186,10 @@ static void *file_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
         }
         free(copy);
     }
+    kf_codec probe = {0}; /* the json.* options, checked here and read again at open */
+    int jrc = kf_json_opts_read(&probe, v->config, v->id, err, errlen);
+    kf_codec_free(&probe);
+    if (jrc != SL_OK) return NULL;
     file_plan *pl = sl_calloc(1, sizeof *pl);
     pl->path = sl_strdup(json_string_value(jp));
     pl->format = f;
@@ -970,7 +974,9 @@ static int file_open(sl_op *op)
             if (!part) cols[n++] = i;
         }
         if (kf_codec_init(&st->codec, pl->format == FMT_JSON ? KF_JSON : KF_CSV, op->in, cols,
-                          n, "file", op->err, sizeof op->err) != SL_OK)
+                          n, "file", op->err, sizeof op->err) != SL_OK ||
+            kf_json_opts_read(&st->codec, op->vertex ? op->vertex->config : NULL, "file",
+                              op->err, sizeof op->err) != SL_OK)
             return SL_ERR;
         if (st->npart && kf_codec_init(&st->pcodec, KF_CSV, op->in, st->pcol, st->npart, "file",
                                        op->err, sizeof op->err) != SL_OK)
@@ -999,7 +1005,11 @@ static int file_process(sl_op *op, int input, sl_row *row)
         size_t start = out->len;
         sl_buf_reserve(out, 1);
         out->p[out->len++] = '{';
-        sl_fmt_json_fields(out, &st->codec, row);
+        char why[400];
+        if (sl_fmt_json_fields(out, &st->codec, row, why, sizeof why) != SL_OK) {
+            out->len = start;
+            return sl_op_fail(op, "file sink '%s': %s", op->vertex ? op->vertex->id : "?", why);
+        }
         if (row->kind != SL_KIND_INSERT) { /* the kind, last */
             sl_buf_reserve(out, 12);
             if (out->len > start + 1) out->p[out->len++] = ',';
@@ -1058,6 +1068,7 @@ static const sl_op_option file_options[] = {
      "File or directory."},
     {"format", SL_CT_STRING, NULL, NULL,
      "Row format: csv or json."},
+    KF_JSON_OPTIONS,
     {"partition-by", SL_CT_STRING, NULL, NULL,
      "Partition columns, ';'-separated: rows go to <path>/<col>=<value>/... directories "
      "(Flink's partitioned filesystem sink), without those columns."},

@@ -487,7 +487,9 @@ static int state_init(sl_op *op, const fr_plan *pl, fr_state *st, const sl_schem
         for (int k = 0; k < st->npart; k++) part |= st->pcol[k] == i;
         if (!part) cols[n++] = i;
     }
-    if (kf_codec_init(&st->codec, pl->fmt, schema, cols, n, pl->vid, op->err, sizeof op->err))
+    if (kf_codec_init(&st->codec, pl->fmt, schema, cols, n, pl->vid, op->err, sizeof op->err) ||
+        (op->vertex && kf_json_opts_read(&st->codec, op->vertex->config, pl->vid, op->err,
+                                         sizeof op->err)))
         return SL_ERR;
     st->codec.ignore_errors = pl->ignore_errors;
     return SL_OK;
@@ -789,6 +791,7 @@ static const sl_op_option fr_options[] = {
      "Row format: csv or json."},
     {"json.ignore-parse-errors", SL_CT_STRING, NULL, NULL,
      "true: skip (and count) a row that does not parse as JSON instead of failing."},
+    KF_JSON_OPTIONS,
     {"csv.ignore-parse-errors", SL_CT_STRING, NULL, NULL,
      "true: skip (and count) a row that does not parse as CSV instead of failing."},
     {"partition-by", SL_CT_STRING, NULL, NULL,

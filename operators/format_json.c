@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "base64.h"
+#include "decimal.h"
 #include "format_json.h"
 #include "json_escape.h"
 #include "text.h"
@@ -46,11 +47,37 @@ static void put_fraction(sl_buf *out, int64_t ms_of_sec, int32_t nano)
     sl_buf_put(out, f, (size_t)n);
 }
 
+/* json.timestamp-format.standard = ISO-8601: the blank between the date
+ * and the time written from `from` on becomes a 'T'. */
+static void iso_t(sl_buf *out, size_t from)
+{
+    for (size_t k = from; k < out->len; k++)
+        if (out->p[k] == ' ') {
+            out->p[k] = 'T';
+            return;
+        }
+}
+
+/* The options of callers without a table (the csv format's nested text):
+ * a NULL MAP key is written as null, as before the options. */
+static const kf_json_opts plain_opts = {.map_null = KF_MAPNULL_LITERAL, .null_literal = "null"};
+
+static int put_value(sl_buf *out, const sl_value *v, const sl_dtype *dt, const kf_json_opts *o,
+                     char *why, size_t whylen);
+
 void sl_fmt_json_value_dt(sl_buf *out, const sl_value *v, const sl_dtype *dt)
 {
+    put_value(out, v, dt, &plain_opts, NULL, 0);
+}
+
+static int put_value(sl_buf *out, const sl_value *v, const sl_dtype *dt, const kf_json_opts *o,
+                     char *why, size_t whylen)
+{
     if (v->isnull || (sl_type_is_classic(dt->kind) && !sl_dtype_has_nanos(dt))) {
+        size_t at = out->len;
         sl_fmt_json_value(out, v, dt->kind);
-        return;
+        if (o->ts_iso && dt->kind == SL_T_TIMESTAMP && !v->isnull) iso_t(out, at);
+        return SL_OK;
     }
     char tmp[64];
     switch (dt->kind) {
@@ -72,7 +99,9 @@ void sl_fmt_json_value_dt(sl_buf *out, const sl_value *v, const sl_dtype *dt)
         int64_t msec = (v->v.i % 1000 + 1000) % 1000; /* the ms within the second */
         int n = sl_ts_text(tmp, sizeof tmp, v->v.i - msec, SL_TS_SQL);
         sl_buf_putc(out, '"');
+        size_t at = out->len;
         sl_buf_put(out, tmp, SL_MIN((size_t)n, sizeof tmp - 1));
+        if (o->ts_iso) iso_t(out, at);
         put_fraction(out, msec, v->v.ts.nano);
         sl_buf_putc(out, '"');
         break;
@@ -86,20 +115,30 @@ void sl_fmt_json_value_dt(sl_buf *out, const sl_value *v, const sl_dtype *dt)
         uint32_t n = sl_nested_open(&r, dt, v);
         bool arr = dt->kind == SL_T_ARRAY;
         sl_buf_putc(out, arr ? '[' : '{');
+        bool any = false;
         for (uint32_t i = 0; i < n && sl_nested_next(&r, &e, &mv); i++) {
-            if (i) sl_buf_putc(out, ',');
             const sl_dtype *et = sl_nested_elem_type(dt, i);
+            if (!arr && dt->kind != SL_T_ROW && e.isnull) { /* json.map-null-key.mode */
+                if (o->map_null == KF_MAPNULL_DROP) continue;
+                if (o->map_null == KF_MAPNULL_FAIL)
+                    return sl_seterr(why, whylen, "a %s has a NULL key, which the json format "
+                                     "cannot write (set 'json.map-null-key.mode' to 'DROP' or "
+                                     "'LITERAL')", dt->text);
+            }
+            if (any) sl_buf_putc(out, ',');
+            any = true;
+            int rc = SL_OK;
             if (dt->kind == SL_T_ROW) {
                 sl_buf_putc(out, '"');
                 sl_json_escape(out, dt->names[i], strlen(dt->names[i]));
                 sl_buf_put(out, "\":", 2);
-                sl_fmt_json_value_dt(out, &e, et);
+                rc = put_value(out, &e, et, o, why, whylen);
             } else if (arr) {
-                sl_fmt_json_value_dt(out, &e, et);
+                rc = put_value(out, &e, et, o, why, whylen);
             } else { /* a key as its text, then the value */
                 sl_buf_putc(out, '"');
                 if (e.isnull) {
-                    sl_buf_put(out, "null", 4);
+                    sl_json_escape(out, o->null_literal, strlen(o->null_literal));
                 } else {
                     size_t at = out->len;
                     put_text_dt(out, &e, et);
@@ -109,13 +148,24 @@ void sl_fmt_json_value_dt(sl_buf *out, const sl_value *v, const sl_dtype *dt)
                     }
                 }
                 sl_buf_put(out, "\":", 2);
-                sl_fmt_json_value_dt(out, &mv, dt->kind == SL_T_MAP ? dt->val
-                                                                    : sl_dtype_basic(SL_T_INT));
+                rc = put_value(out, &mv, dt->kind == SL_T_MAP ? dt->val : sl_dtype_basic(SL_T_INT),
+                               o, why, whylen);
             }
+            if (rc != SL_OK) return rc;
         }
         sl_buf_putc(out, arr ? ']' : '}');
         break;
     }
+    case SL_T_DECIMAL:
+        if (o->dec_plain) { /* json.encode.decimal-as-plain-number: BigDecimal.toPlainString */
+            char d[SL_DEC_TEXT_MAX + 1];
+            sl_dec x = {v->v.dec.lo, v->v.dec.hi};
+            int n = sl_dec_format(d, sizeof d, x, dt->s);
+            sl_buf_put(out, d, (size_t)n);
+            break;
+        }
+        put_text_dt(out, v, dt); /* BigDecimal.toString, as Jackson writes it: 1E-7, 0E-10 */
+        break;
     case SL_T_FLOAT:
         if (!isfinite(v->v.d)) {
             sl_buf_putc(out, '"');
@@ -125,8 +175,9 @@ void sl_fmt_json_value_dt(sl_buf *out, const sl_value *v, const sl_dtype *dt)
         }
         put_text_dt(out, v, dt);
         break;
-    default: put_text_dt(out, v, dt); /* TINYINT, SMALLINT, DECIMAL, intervals: numbers */
+    default: put_text_dt(out, v, dt); /* TINYINT, SMALLINT, intervals: numbers */
     }
+    return SL_OK;
 }
 
 void sl_fmt_json_value(sl_buf *out, const sl_value *v, sl_type t)
@@ -167,15 +218,22 @@ void sl_fmt_json_value(sl_buf *out, const sl_value *v, sl_type t)
     }
 }
 
-void sl_fmt_json_fields(sl_buf *out, const kf_codec *c, const sl_row *row)
+int sl_fmt_json_fields(sl_buf *out, const kf_codec *c, const sl_row *row, char *why,
+                       size_t whylen)
 {
+    const kf_json_opts *o = c->json.null_literal ? &c->json : &plain_opts;
     for (int i = 0; i < c->n && c->slot[i] < row->n; i++) {
         if (i) sl_buf_putc(out, ',');
         sl_buf_putc(out, '"');
         sl_json_escape(out, c->name[i], c->namelen[i]);
         sl_buf_put(out, "\":", 2);
-        sl_fmt_json_value_dt(out, &row->vals[c->slot[i]], c->dt[i]);
+        if (put_value(out, &row->vals[c->slot[i]], c->dt[i], o, why, whylen) != SL_OK) {
+            char inner[300];
+            snprintf(inner, sizeof inner, "%s", why ? why : "");
+            return sl_seterr(why, whylen, "column '%s': %s", c->name[i], inner);
+        }
     }
+    return SL_OK;
 }
 
 void sl_fmt_json_client_row(sl_buf *out, const sl_row *row, const sl_schema *s)

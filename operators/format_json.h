@@ -33,13 +33,18 @@ void sl_fmt_json_value(sl_buf *out, const sl_value *v, sl_type t);
 /* The same for any type: DATE "2026-01-01", TIME "10:00:01.5", TIMESTAMP(p)
  * "2026-01-01 00:00:00.123456", DECIMAL, TINYINT, SMALLINT, FLOAT as
  * numbers, ARRAY as an array, MAP and MULTISET as an object (keys as their
- * text), ROW as an object by field name. */
+ * text, a NULL key as null), ROW as an object by field name. */
 void sl_fmt_json_value_dt(sl_buf *out, const sl_value *v, const sl_dtype *dt);
 
 /* The codec's columns of row as the members of a json-format object,
  * "name":value separated by commas, without the braces (callers add their
- * own members: the file sink's "op"). Columns past row->n are left out. */
-void sl_fmt_json_fields(sl_buf *out, const kf_codec *c, const sl_row *row);
+ * own members: the file sink's "op"). Columns past row->n are left out.
+ * The codec's json options apply (kf_json_opts; a codec whose options were
+ * never read writes a NULL MAP key as null); SL_ERR with why ("column 'm':
+ * a MAP<...> has a NULL key ...") when json.map-null-key.mode is FAIL and
+ * a MAP holds a NULL key. */
+int sl_fmt_json_fields(sl_buf *out, const kf_codec *c, const sl_row *row, char *why,
+                       size_t whylen);
 
 /* row (of schema s) as the SQL client's JSON array, kind first, without a
  * line end. */

@@ -74,6 +74,13 @@
  *            u8 + 1 + the value's bytes -> i64 copies), rescanned for the
  *            successor when the extremum's last copy is retracted. Every
  *            record reads the current string (the output shows it).
+ *   "collect" only with COLLECT items (registered after the others): per
+ *            item and value, namespace = aggregate index u8 + the value's
+ *            binary form, value = i64 copies; an entry whose count falls to
+ *            0 is deleted. A record reads the item's entries, sorts them by
+ *            their bytes (so both backends give the same MULTISET bytes) and
+ *            builds the MULTISET before and after its value: O(distinct
+ *            values of the key) per record, as Flink's MapView iteration.
  *            With a state TTL the accumulator ends with two more i64s: the
  *            key's last update (wall-clock ms) and the time of its expiry
  *            timer (see below).
@@ -122,6 +129,7 @@
 #include "agg.h"
 #include "udf_sig.h"
 #include "buf.h"
+#include "format_json.h"
 #include "bytes.h"
 
 #define GA_MM_NSLEN 9   /* "minmax" namespace: aggregate index + order key */
@@ -164,6 +172,14 @@ typedef struct ga_state {
     sl_buf *str_old;       /* per aggregate: a STRING MIN/MAX's value before this record */
     sl_buf *str_new;       /* ... and after it */
     sl_buf nsbuf;          /* namespaces collected for deletion (rare path) */
+    int sid_col;           /* "collect" (COLLECT items), or -1 */
+    sl_buf *col_old;       /* per aggregate: a COLLECT's MULTISET bytes (a JSON_ARRAYAGG's
+                            * text) before this record */
+    sl_buf *col_new;       /* ... and after it */
+    sl_buf cscan;          /* a COLLECT's entries read from state: [u32 len][value][i64 n] */
+    sl_buf cidx;           /* offsets of those entries (size_t), sorted by value */
+    int sid_jag;           /* "json-arrayagg" (JSON_ARRAYAGG items), or -1 */
+    sl_buf jval;           /* a value's JSON text */
     int64_t fire_now;      /* the `now` of the proc_time() call firing timers */
 } ga_state;
 
@@ -251,6 +267,7 @@ static void *ga_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
     pl->vid = sl_strdup(vid);
     pl->acccol = -1;
     sl_agg_list_init(&pl->aggs);
+    pl->aggs.allow_collect = true;
     sl_schema_init(out);
 
     /* the key columns, then the aggregates (none: a SELECT DISTINCT) */
@@ -347,6 +364,15 @@ static void ga_close(sl_op *op)
     }
     free(st->str_old);
     free(st->str_new);
+    for (int i = 0; st->col_old && i < pl->aggs.n; i++) {
+        sl_buf_free(&st->col_old[i]);
+        sl_buf_free(&st->col_new[i]);
+    }
+    free(st->col_old);
+    free(st->col_new);
+    sl_buf_free(&st->cscan);
+    sl_buf_free(&st->cidx);
+    sl_buf_free(&st->jval);
     sl_buf_free(&st->nsbuf);
     sl_buf_free(&st->dns);
     free(st->dval);
@@ -372,7 +398,11 @@ static int ga_open(sl_op *op)
     st->sid_str = pl->aggs.has_strval ? sl_kstate_register(op->kstate, "minmax-str") : -1;
     st->sid_distinct =
         pl->aggs.has_distinct ? sl_kstate_register(op->kstate, "distinct-calls") : -1;
+    /* registered last, so that the state ids of snapshots from before it line up */
+    st->sid_col = pl->aggs.has_collect ? sl_kstate_register(op->kstate, "collect") : -1;
+    st->sid_jag = pl->aggs.has_jsonagg ? sl_kstate_register(op->kstate, "json-arrayagg") : -1;
     if (st->sid_acc < 0 || (pl->retract_minmax && st->sid_mm < 0) ||
+        (pl->aggs.has_collect && st->sid_col < 0) || (pl->aggs.has_jsonagg && st->sid_jag < 0) ||
         (pl->aggs.has_distinct && (st->sid_distinct < 0 || st->sid_dlegacy < 0)) ||
         (pl->aggs.has_strval && st->sid_str < 0))
         return sl_op_fail(op, "vertex '%s': cannot register its keyed state (too many states)",
@@ -395,6 +425,10 @@ static int ga_open(sl_op *op)
     if (pl->aggs.has_strval) {
         st->str_old = sl_calloc((size_t)pl->aggs.n, sizeof *st->str_old);
         st->str_new = sl_calloc((size_t)pl->aggs.n, sizeof *st->str_new);
+    }
+    if (pl->aggs.has_collect || pl->aggs.has_jsonagg) {
+        st->col_old = sl_calloc((size_t)pl->aggs.n, sizeof *st->col_old);
+        st->col_new = sl_calloc((size_t)pl->aggs.n, sizeof *st->col_new);
     }
     return SL_OK;
 }
@@ -699,12 +733,13 @@ static int key_clear(sl_op *op, int sid)
     return SL_OK;
 }
 
-/* Delete the current key's DISTINCT value sets and STRING MIN/MAX values
- * (the key is going). */
+/* Delete the current key's DISTINCT value sets, STRING MIN/MAX values and
+ * COLLECT multisets (the key is going). */
 static int distinct_clear_key(sl_op *op)
 {
     ga_state *st = op->priv;
-    return key_clear(op, st->sid_distinct) == SL_OK && key_clear(op, st->sid_str) == SL_OK
+    return key_clear(op, st->sid_distinct) == SL_OK && key_clear(op, st->sid_str) == SL_OK &&
+                   key_clear(op, st->sid_col) == SL_OK && key_clear(op, st->sid_jag) == SL_OK
                ? SL_OK
                : SL_ERR;
 }
@@ -830,6 +865,252 @@ static int str_update(sl_op *op, const sl_row *row, bool first, int sign)
             rc = sl_kstate_del(ks, st->sid_str, ns, 2, err, sizeof err);
         }
         if (rc == SL_ERR) return sl_op_fail(op, "vertex '%s': state: %s", pl->vid, err);
+    }
+    return SL_OK;
+}
+
+/* ---- COLLECT --------------------------------------------------------------------- */
+
+/* "collect", per key: namespace = aggregate index u8 + a value's bytes (its
+ * binary form, row.h) -> i64 copies of it. A record reads the item's
+ * entries, builds the MULTISET before it, applies its value, writes the
+ * entry back and builds the MULTISET after it. Entries are ordered by their
+ * bytes, so both backends give the same MULTISET bytes. */
+
+typedef struct col_scan {
+    int agg;
+    sl_buf *out;
+} col_scan;
+
+static int col_scan_fn(void *ctx, const void *ns, size_t nslen, const void *val, size_t vlen)
+{
+    col_scan *c = ctx;
+    const uint8_t *n = ns;
+    if (nslen < 1 || n[0] != (uint8_t)c->agg || vlen != 8) return 0;
+    uint8_t *d = (uint8_t *)sl_buf_room(c->out, 4 + (nslen - 1) + 8);
+    sl_put_le32(d, (uint32_t)(nslen - 1));
+    memcpy(d + 4, n + 1, nslen - 1);
+    memcpy(d + 4 + nslen - 1, val, 8);
+    sl_buf_added(c->out, 4 + nslen - 1 + 8);
+    return 0;
+}
+
+static int col_cmp(const void *x, const void *y, void *base)
+{
+    const uint8_t *a = (const uint8_t *)base + *(const size_t *)x;
+    const uint8_t *b = (const uint8_t *)base + *(const size_t *)y;
+    return sl_agg_str_cmp(a + 4, sl_get_le32(a), b + 4, sl_get_le32(b));
+}
+
+/* The MULTISET bytes of the entries indexed by st->cidx (copies > 0) into out. */
+static void col_build(ga_state *st, sl_buf *out)
+{
+    const size_t *ix = (const size_t *)st->cidx.p;
+    size_t n = st->cidx.len / sizeof *ix, live = 0;
+    const uint8_t *b = sl_buf_u8(&st->cscan);
+    for (size_t k = 0; k < n; k++) {
+        uint32_t l = sl_get_le32(b + ix[k]);
+        live += ld64(b + ix[k] + 4 + l) > 0;
+    }
+    size_t bm = (live + 7) / 8;
+    sl_buf_reset(out);
+    uint8_t hdr[4];
+    sl_put_le32(hdr, (uint32_t)live);
+    sl_buf_put(out, hdr, 4);
+    for (size_t k = 0; k < bm; k++) sl_buf_putc(out, 0); /* no NULL elements */
+    for (size_t k = 0; k < n; k++) {
+        uint32_t l = sl_get_le32(b + ix[k]);
+        if (ld64(b + ix[k] + 4 + l) > 0) sl_buf_put(out, b + ix[k] + 4, l);
+    }
+    for (size_t k = 0; k < bm; k++) sl_buf_putc(out, 0);
+    for (size_t k = 0; k < n; k++) {
+        uint32_t l = sl_get_le32(b + ix[k]);
+        int64_t c = ld64(b + ix[k] + 4 + l);
+        if (c <= 0) continue;
+        uint8_t cb[4];
+        sl_put_le32(cb, (uint32_t)(c > INT32_MAX ? INT32_MAX : c));
+        sl_buf_put(out, cb, 4);
+    }
+}
+
+/* The COLLECT items for one record: st->col_old / st->col_new get each
+ * one's MULTISET before and after it; sign -1 retracts (a value not held
+ * is ignored, as Flink's retract of a missing element). */
+static int collect_update(sl_op *op, const sl_row *row, bool first, int sign)
+{
+    const ga_plan *pl = op->plan;
+    ga_state *st = op->priv;
+    sl_kstate *ks = op->kstate;
+    char err[256];
+    for (int i = 0; i < pl->aggs.n; i++) {
+        const sl_agg *a = &pl->aggs.aggs[i];
+        if (a->fn != SL_AGG_COLLECT) continue;
+        sl_buf_reset(&st->cscan);
+        sl_buf_reset(&st->cidx);
+        col_scan cs = {.agg = i, .out = &st->cscan};
+        if (!first && sl_kstate_scan_key(ks, st->sid_col, col_scan_fn, &cs, err, sizeof err) ==
+                          SL_ERR)
+            return sl_op_fail(op, "vertex '%s': state: %s", pl->vid, err);
+        const sl_value *x;
+        bool has = sl_agg_collect_value(a, row, &x);
+        /* the row's value, as one more entry (count 0) when it is new */
+        size_t at = SIZE_MAX;
+        if (has) {
+            size_t vl = sl_datum_size(x, a->in_dt);
+            sl_buf_reset(&st->dns);
+            uint8_t *d = (uint8_t *)sl_buf_room(&st->dns, 1 + vl);
+            d[0] = (uint8_t)i;
+            sl_datum_put(d + 1, x, a->in_dt);
+            sl_buf_added(&st->dns, 1 + vl);
+            const uint8_t *e = sl_buf_u8(&st->cscan);
+            for (size_t pos = 0; pos < st->cscan.len;) {
+                uint32_t l = sl_get_le32(e + pos);
+                if (l == vl && !memcmp(e + pos + 4, st->dns.p + 1, vl)) at = pos;
+                pos += 4 + l + 8;
+            }
+            if (at == SIZE_MAX && sign > 0) {
+                at = st->cscan.len;
+                uint8_t *w = (uint8_t *)sl_buf_room(&st->cscan, 4 + vl + 8);
+                sl_put_le32(w, (uint32_t)vl);
+                memcpy(w + 4, st->dns.p + 1, vl);
+                st64(w + 4 + vl, 0);
+                sl_buf_added(&st->cscan, 4 + vl + 8);
+            }
+        }
+        for (size_t pos = 0; pos < st->cscan.len;) {
+            sl_buf_put(&st->cidx, &pos, sizeof pos);
+            pos += 4 + sl_get_le32(sl_buf_u8(&st->cscan) + pos) + 8;
+        }
+        if (st->cidx.len > sizeof(size_t)) /* (qsort of nothing would pass a NULL base) */
+            qsort_r(st->cidx.p, st->cidx.len / sizeof(size_t), sizeof(size_t), col_cmp,
+                    st->cscan.p);
+        col_build(st, &st->col_old[i]);
+        if (at == SIZE_MAX) {
+            sl_buf_set(&st->col_new[i], st->col_old[i].p, st->col_old[i].len);
+            continue;
+        }
+        uint8_t *cnt = (uint8_t *)st->cscan.p + at + 4 + sl_get_le32(sl_buf_u8(&st->cscan) + at);
+        int64_t c = ld64(cnt) + sign;
+        st64(cnt, c);
+        uint8_t cb[8];
+        st64(cb, c);
+        int rc = c > 0 ? sl_kstate_put(ks, st->sid_col, st->dns.p, st->dns.len, cb, 8, err,
+                                       sizeof err)
+                       : sl_kstate_del(ks, st->sid_col, st->dns.p, st->dns.len, err, sizeof err);
+        if (rc == SL_ERR) return sl_op_fail(op, "vertex '%s': state: %s", pl->vid, err);
+        col_build(st, &st->col_new[i]);
+    }
+    return SL_OK;
+}
+
+/* ---- JSON_ARRAYAGG ------------------------------------------------------------------ */
+
+/* "json-arrayagg", per key: namespace = aggregate index u8 + the value's
+ * sequence number (u64, big endian) -> the value's JSON text (the json
+ * format's, format_json.h). The accumulator's slot holds the next sequence
+ * number. A record reads the item's entries, puts them in sequence order
+ * and writes the array before and after it; a retraction deletes the
+ * earliest entry of an equal text (Flink's list remove). */
+
+static int jag_scan_fn(void *ctx, const void *ns, size_t nslen, const void *val, size_t vlen)
+{
+    col_scan *c = ctx;
+    const uint8_t *n = ns;
+    if (nslen != 9 || n[0] != (uint8_t)c->agg) return 0;
+    /* [8 bytes seq, big endian: sorts as the number][u32 len][text] */
+    uint8_t *d = (uint8_t *)sl_buf_room(c->out, 8 + 4 + vlen);
+    memcpy(d, n + 1, 8);
+    sl_put_le32(d + 8, (uint32_t)vlen);
+    if (vlen) memcpy(d + 12, val, vlen);
+    sl_buf_added(c->out, 12 + vlen);
+    return 0;
+}
+
+static int jag_cmp(const void *x, const void *y, void *base)
+{
+    const uint8_t *a = (const uint8_t *)base + *(const size_t *)x;
+    const uint8_t *b = (const uint8_t *)base + *(const size_t *)y;
+    return memcmp(a, b, 8);
+}
+
+/* "[v1,v2,...]" of the entries indexed by st->cidx, leaving out `skip`. */
+static void jag_build(ga_state *st, size_t skip, sl_buf *out)
+{
+    const size_t *ix = (const size_t *)st->cidx.p;
+    size_t n = st->cidx.len / sizeof *ix;
+    const uint8_t *b = sl_buf_u8(&st->cscan);
+    sl_buf_reset(out);
+    sl_buf_putc(out, '[');
+    bool any = false;
+    for (size_t k = 0; k < n; k++) {
+        if (ix[k] == skip) continue;
+        if (any) sl_buf_putc(out, ',');
+        any = true;
+        sl_buf_put(out, b + ix[k] + 12, sl_get_le32(b + ix[k] + 8));
+    }
+    sl_buf_putc(out, ']');
+}
+
+static int jsonagg_update(sl_op *op, const sl_row *row, bool first, int sign)
+{
+    const ga_plan *pl = op->plan;
+    ga_state *st = op->priv;
+    sl_kstate *ks = op->kstate;
+    char err[256];
+    for (int i = 0; i < pl->aggs.n; i++) {
+        const sl_agg *a = &pl->aggs.aggs[i];
+        if (a->fn != SL_AGG_JSON_ARRAYAGG) continue;
+        sl_buf_reset(&st->cscan);
+        sl_buf_reset(&st->cidx);
+        col_scan cs = {.agg = i, .out = &st->cscan};
+        if (!first && sl_kstate_scan_key(ks, st->sid_jag, jag_scan_fn, &cs, err, sizeof err) ==
+                          SL_ERR)
+            return sl_op_fail(op, "vertex '%s': state: %s", pl->vid, err);
+        for (size_t pos = 0; pos < st->cscan.len;) {
+            sl_buf_put(&st->cidx, &pos, sizeof pos);
+            pos += 12 + sl_get_le32(sl_buf_u8(&st->cscan) + pos + 8);
+        }
+        if (st->cidx.len > sizeof(size_t))
+            qsort_r(st->cidx.p, st->cidx.len / sizeof(size_t), sizeof(size_t), jag_cmp,
+                    st->cscan.p);
+        jag_build(st, SIZE_MAX, &st->col_old[i]);
+        const sl_value *x;
+        if (!sl_agg_collect_value(a, row, &x)) { /* NULL: ABSENT ON NULL */
+            sl_buf_set(&st->col_new[i], st->col_old[i].p, st->col_old[i].len);
+            continue;
+        }
+        sl_buf_reset(&st->jval);
+        sl_fmt_json_value_dt(&st->jval, x, a->in_dt);
+        uint8_t ns[9];
+        ns[0] = (uint8_t)i;
+        int rc = SL_OK;
+        if (sign > 0) {
+            uint8_t *slot = st->new_acc + a->off;
+            uint64_t seq = (uint64_t)ld64(slot);
+            st64(slot, (int64_t)(seq + 1));
+            for (int b = 0; b < 8; b++) ns[1 + b] = (uint8_t)(seq >> (56 - 8 * b));
+            rc = sl_kstate_put(ks, st->sid_jag, ns, 9, st->jval.p, st->jval.len, err, sizeof err);
+            if (rc == SL_ERR) return sl_op_fail(op, "vertex '%s': state: %s", pl->vid, err);
+            sl_buf_set(&st->col_new[i], st->col_old[i].p, st->col_old[i].len - 1);
+            if (st->col_new[i].len > 1) sl_buf_putc(&st->col_new[i], ',');
+            sl_buf_put(&st->col_new[i], st->jval.p, st->jval.len);
+            sl_buf_putc(&st->col_new[i], ']');
+            continue;
+        }
+        /* a retraction: the earliest equal value goes (none held: ignored) */
+        const size_t *ix = (const size_t *)st->cidx.p;
+        size_t n = st->cidx.len / sizeof *ix, hit = SIZE_MAX;
+        const uint8_t *b = sl_buf_u8(&st->cscan);
+        for (size_t k = 0; k < n && hit == SIZE_MAX; k++)
+            if (sl_get_le32(b + ix[k] + 8) == st->jval.len &&
+                !memcmp(b + ix[k] + 12, st->jval.p, st->jval.len))
+                hit = ix[k];
+        if (hit != SIZE_MAX) {
+            memcpy(ns + 1, b + hit, 8);
+            rc = sl_kstate_del(ks, st->sid_jag, ns, 9, err, sizeof err);
+            if (rc == SL_ERR) return sl_op_fail(op, "vertex '%s': state: %s", pl->vid, err);
+        }
+        jag_build(st, hit, &st->col_new[i]);
     }
     return SL_OK;
 }
@@ -964,7 +1245,7 @@ static int minmax_update(sl_op *op, const sl_row *row, int sign)
 /* The output row of accumulator acc into vals; strs: the STRING MIN/MAX
  * values that go with acc (st->str_old or st->str_new), NULL if none. */
 static int fill_row(const ga_plan *pl, sl_op *op, const sl_row *in, const uint8_t *acc,
-                    const sl_buf *strs, sl_value *vals)
+                    const sl_buf *strs, const sl_buf *cols, sl_value *vals)
 {
     for (int k = 0; k < pl->nkeys; k++) vals[k] = in->vals[pl->keys[k]];
     sl_value *o = vals + pl->nkeys;
@@ -973,6 +1254,11 @@ static int fill_row(const ga_plan *pl, sl_op *op, const sl_row *in, const uint8_
         if (pl->aggs.aggs[i].strval && !o[i].isnull) {
             o[i].v.s.p = (const char *)strs[i].p;
             o[i].v.s.len = (uint32_t)strs[i].len;
+        }
+    for (int i = 0; cols && i < pl->aggs.n; i++)
+        if (pl->aggs.aggs[i].fn == SL_AGG_COLLECT || pl->aggs.aggs[i].fn == SL_AGG_JSON_ARRAYAGG) {
+            o[i].v.s.p = (const char *)cols[i].p;
+            o[i].v.s.len = (uint32_t)cols[i].len;
         }
     return SL_OK;
 }
@@ -1043,6 +1329,10 @@ static int ga_process(sl_op *op, int input, sl_row *row)
         return SL_ERR;
     if (pl->aggs.has_strval && str_update(op, row, first, retract ? -1 : 1) != SL_OK)
         return SL_ERR;
+    if (pl->aggs.has_collect && collect_update(op, row, first, retract ? -1 : 1) != SL_OK)
+        return SL_ERR;
+    if (pl->aggs.has_jsonagg && jsonagg_update(op, row, first, retract ? -1 : 1) != SL_OK)
+        return SL_ERR;
 
     if (!first && sl_agg_rows(st->new_acc) <= 0) { /* the key's last row was retracted */
         if (sl_kstate_del(ks, st->sid_acc, no_ns, 0, err, sizeof err) == SL_ERR)
@@ -1050,7 +1340,7 @@ static int ga_process(sl_op *op, int input, sl_row *row)
         if (pl->retract_minmax && mm_clear_key(op) != SL_OK) return SL_ERR;
         if (distinct_clear_key(op) != SL_OK) return SL_ERR;
         if (pl->ttl_ms > 0) ttl_timer(op, false, ld64(st->old_acc + pl->ttl_off + 8));
-        if (fill_row(pl, op, row, st->old_acc, st->str_old, st->vals_old) != SL_OK)
+        if (fill_row(pl, op, row, st->old_acc, st->str_old, st->col_old, st->vals_old) != SL_OK)
             return udf_failed(op);
         return emit_row(op, SL_KIND_DELETE, st->vals_old, row->ts);
     }
@@ -1066,9 +1356,11 @@ static int ga_process(sl_op *op, int input, sl_row *row)
     if (sl_kstate_put(ks, st->sid_acc, no_ns, 0, st->new_acc, pl->acc_size, err, sizeof err) ==
         SL_ERR)
         return sl_op_fail(op, "vertex '%s': state: %s", pl->vid, err);
-    if (fill_row(pl, op, row, st->new_acc, st->str_new, st->vals_new) != SL_OK) return udf_failed(op);
+    if (fill_row(pl, op, row, st->new_acc, st->str_new, st->col_new, st->vals_new) != SL_OK)
+        return udf_failed(op);
     if (first) return emit_row(op, SL_KIND_INSERT, st->vals_new, row->ts);
-    if (fill_row(pl, op, row, st->old_acc, st->str_old, st->vals_old) != SL_OK) return udf_failed(op);
+    if (fill_row(pl, op, row, st->old_acc, st->str_old, st->col_old, st->vals_old) != SL_OK)
+        return udf_failed(op);
     if (sl_agg_results_equal(&pl->aggs, st->vals_old + pl->nkeys, st->vals_new + pl->nkeys))
         return SL_OK;
     rc = emit_row(op, SL_KIND_UPDATE_BEFORE, st->vals_old, row->ts);

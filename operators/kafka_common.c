@@ -96,14 +96,15 @@ int kf_codec_init(kf_codec *c, kf_format fmt, const sl_schema *s, const int *col
         if ((!sl_type_is_classic(c->type[i]) || sl_dtype_has_nanos(c->dt[i])) &&
             fmt != KF_AVRO && fmt != KF_AVRO_CONFLUENT) { /* avro: sl_avro_fmt_new checks */
             bool csv_ok = fmt == KF_CSV && kf_csv_scalar(c->dt[i]);
-            if (fmt != KF_JSON && !csv_ok) {
+            /* debezium-json's images are json objects: every type too */
+            if (fmt != KF_JSON && fmt != KF_DEBEZIUM && !csv_ok) {
                 sl_seterr(err, errlen, "vertex '%s': column '%s': the %s format cannot carry %s "
                           "values yet (json can)", vid, s->fields[cols[i]].name,
                           kf_format_name(fmt), c->dt[i]->text);
                 kf_codec_free(c);
                 return SL_ERR;
             }
-            if (fmt == KF_JSON) c->wide = true;
+            if (fmt == KF_JSON || fmt == KF_DEBEZIUM) c->wide = true;
         }
         c->name[i] = sl_strdup(s->fields[cols[i]].name);
         c->namelen[i] = strlen(c->name[i]);
@@ -111,8 +112,60 @@ int kf_codec_init(kf_codec *c, kf_format fmt, const sl_schema *s, const int *col
     return SL_OK;
 }
 
+/* A boolean option "true" / "false" (any case); absent: dflt. */
+static int opt_bool(const json_t *config, const char *key, bool dflt, bool *out, const char *vid,
+                    char *err, size_t errlen)
+{
+    json_t *j = json_object_get(config, key);
+    *out = dflt;
+    if (!j || json_is_null(j)) return SL_OK;
+    if (json_is_boolean(j)) {
+        *out = json_is_true(j);
+        return SL_OK;
+    }
+    const char *s = json_is_string(j) ? json_string_value(j) : "";
+    if (!strcasecmp(s, "true")) *out = true;
+    else if (!strcasecmp(s, "false")) *out = false;
+    else
+        return sl_seterr(err, errlen, "vertex '%s': option '%s' must be 'true' or 'false'", vid,
+                         key);
+    return SL_OK;
+}
+
+int kf_json_opts_read(kf_codec *c, const json_t *config, const char *vid, char *err,
+                      size_t errlen)
+{
+    kf_json_opts *o = &c->json;
+    free(o->null_literal);
+    memset(o, 0, sizeof *o);
+    o->null_literal = sl_strdup("null");
+    const char *ts = json_string_value(json_object_get(config, "json.timestamp-format.standard"));
+    if (ts && !strcasecmp(ts, "ISO-8601")) o->ts_iso = true;
+    else if (ts && strcasecmp(ts, "SQL"))
+        return sl_seterr(err, errlen, "vertex '%s': option 'json.timestamp-format.standard' must "
+                         "be 'SQL' or 'ISO-8601', not '%s'", vid, ts);
+    const char *mn = json_string_value(json_object_get(config, "json.map-null-key.mode"));
+    if (mn && !strcasecmp(mn, "DROP")) o->map_null = KF_MAPNULL_DROP;
+    else if (mn && !strcasecmp(mn, "LITERAL")) o->map_null = KF_MAPNULL_LITERAL;
+    else if (mn && strcasecmp(mn, "FAIL"))
+        return sl_seterr(err, errlen, "vertex '%s': option 'json.map-null-key.mode' must be "
+                         "'FAIL', 'DROP' or 'LITERAL', not '%s'", vid, mn);
+    const char *lit = json_string_value(json_object_get(config, "json.map-null-key.literal"));
+    if (lit) {
+        free(o->null_literal);
+        o->null_literal = sl_strdup(lit);
+    }
+    return opt_bool(config, "json.encode.decimal-as-plain-number", false, &o->dec_plain, vid,
+                    err, errlen) == SL_OK &&
+                   opt_bool(config, "json.fail-on-missing-field", false, &o->fail_missing, vid,
+                            err, errlen) == SL_OK
+               ? SL_OK
+               : SL_ERR;
+}
+
 void kf_codec_free(kf_codec *c)
 {
+    free(c->json.null_literal);
     for (int i = 0; c->name && i < c->n; i++) free(c->name[i]);
     free(c->slot);
     free(c->type);
@@ -1007,6 +1060,7 @@ static int decode_json_obj(const kf_codec *cd, jcur *cur, sl_value *vals, sl_buf
                            size_t whylen)
 {
     jcur c = *cur;
+    uint64_t seen[(SL_MAX_FIELDS + 63) / 64] = {0}; /* json.fail-on-missing-field */
     jws(&c);
     if (c.p >= c.e || *c.p != '{') return sl_seterr(why, whylen, "not a JSON object");
     c.p++;
@@ -1026,6 +1080,7 @@ static int decode_json_obj(const kf_codec *cd, jcur *cur, sl_value *vals, sl_buf
                 }
             str->len = mark; /* the key's unescaped copy is no longer needed */
             if (col >= 0) {
+                if (col < SL_MAX_FIELDS) seen[col / 64] |= UINT64_C(1) << (col % 64);
                 if (jvalue(cd, col, &c, &vals[cd->slot[col]], str, why, whylen)) return SL_ERR;
             } else if (jskip(&c, 1, str, why, whylen)) {
                 return SL_ERR;
@@ -1033,6 +1088,10 @@ static int decode_json_obj(const kf_codec *cd, jcur *cur, sl_value *vals, sl_buf
             if ((more = jnext(&c, '}', why, whylen)) < 0) return SL_ERR;
         }
     }
+    for (int i = 0; cd->json.fail_missing && i < cd->n && i < SL_MAX_FIELDS; i++)
+        if (!(seen[i / 64] & (UINT64_C(1) << (i % 64))))
+            return sl_seterr(why, whylen, "field '%s' is missing (json.fail-on-missing-field)",
+                             cd->name[i]);
     *cur = c;
     return SL_OK;
 }
@@ -1158,7 +1217,8 @@ int kf_decode_debezium(const kf_codec *c, const char *p, size_t n, sl_value *bef
                        sl_value *after, kf_change *out, sl_buf *str, char *why, size_t whylen)
 {
     str->len = 0;
-    sl_buf_reserve(str, n + 16);
+    /* as kf_decode: nested values are built in str too (both images share it) */
+    sl_buf_reserve(str, c->wide ? 16 * n + 64 : n + 16);
     for (int i = 0; i < c->n; i++) before[c->slot[i]].isnull = after[c->slot[i]].isnull = true;
     dbz_out o = {before, after, false, false, 0};
     jcur cur = {p, p + n};
@@ -1284,11 +1344,13 @@ void kf_json_string(sl_buf *b, const char *s, size_t n)
 }
 
 /* The codec's columns of row as a json object (format_json.c). */
-static void encode_object(const kf_codec *c, const sl_row *row, sl_buf *out)
+static int encode_object(const kf_codec *c, const sl_row *row, sl_buf *out, char *why,
+                         size_t whylen)
 {
     sl_buf_putc(out, '{');
-    sl_fmt_json_fields(out, c, row);
+    if (sl_fmt_json_fields(out, c, row, why, whylen) != SL_OK) return SL_ERR;
     sl_buf_putc(out, '}');
+    return SL_OK;
 }
 
 int kf_encode(const kf_codec *c, const sl_row *row, sl_buf *out, char *why, size_t whylen)
@@ -1306,10 +1368,10 @@ int kf_encode(const kf_codec *c, const sl_row *row, sl_buf *out, char *why, size
         bool add = row->kind == SL_KIND_INSERT || row->kind == SL_KIND_UPDATE_AFTER;
         sl_buf_put(out, "{\"before\":", 10);
         if (add) sl_buf_put(out, "null", 4);
-        else encode_object(c, row, out);
+        else if (encode_object(c, row, out, why, whylen) != SL_OK) return SL_ERR;
         sl_buf_put(out, ",\"after\":", 9);
-        if (add) encode_object(c, row, out);
-        else sl_buf_put(out, "null", 4);
+        if (add && encode_object(c, row, out, why, whylen) != SL_OK) return SL_ERR;
+        if (!add) sl_buf_put(out, "null", 4);
         sl_buf_put(out, add ? ",\"op\":\"c\"}" : ",\"op\":\"d\"}", 10);
         return SL_OK;
     }
@@ -1320,8 +1382,8 @@ int kf_encode(const kf_codec *c, const sl_row *row, sl_buf *out, char *why, size
         if (c->fmt == KF_CSV && row->kind != SL_KIND_INSERT)
             return sl_seterr(why, whylen, "a %s row cannot be written as csv, which carries no "
                              "row kind (use debezium-json)", sl_rowkind_short(row->kind));
-        if (c->fmt == KF_JSON) encode_object(c, row, out);
-        else sl_fmt_csv_fields(out, c, row);
+        if (c->fmt == KF_JSON) return encode_object(c, row, out, why, whylen);
+        sl_fmt_csv_fields(out, c, row);
         return SL_OK;
     }
     return SL_ERR;

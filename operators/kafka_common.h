@@ -39,6 +39,17 @@ static inline void kf_buf_free(sl_buf *b) { sl_buf_free(b); }
 static inline void kf_buf_put(kf_buf *b, const char *p, size_t n) { sl_buf_put(b, p, n); }
 static inline void kf_buf_putc(kf_buf *b, char c) { sl_buf_putc(b, c); }
 
+/* Flink's json format options (kf_json_opts_read). */
+typedef enum { KF_MAPNULL_FAIL = 0, KF_MAPNULL_DROP, KF_MAPNULL_LITERAL } kf_mapnull;
+typedef struct kf_json_opts {
+    bool ts_iso;          /* json.timestamp-format.standard = ISO-8601: 'T' between date and time */
+    bool dec_plain;       /* json.encode.decimal-as-plain-number: 0.0000001, not 1E-7 */
+    kf_mapnull map_null;  /* json.map-null-key.mode: a MAP's NULL key fails the record (FAIL,
+                           * the default), is left out (DROP) or written as the literal */
+    char *null_literal;   /* json.map-null-key.literal (owned; default "null") */
+    bool fail_missing;    /* json.fail-on-missing-field: a column absent from the object fails */
+} kf_json_opts;
+
 typedef struct kf_codec {
     kf_format fmt;
     int n;              /* physical columns the format carries */
@@ -50,7 +61,27 @@ typedef struct kf_codec {
     size_t *namelen;
     bool ignore_errors; /* json.ignore-parse-errors / csv.ignore-parse-errors */
     struct sl_avro_fmt *avro; /* avro formats: owned; records go through sl_avro_* */
+    kf_json_opts json;  /* json and debezium-json: Flink's json.* options (defaults: all off) */
 } kf_codec;
+
+/* The option-table rows of Flink's json.* options (kf_json_opts), for every
+ * operator that reads or writes the json format. */
+#define KF_JSON_OPTIONS                                                                           \
+    {"json.timestamp-format.standard", SL_CT_STRING, "SQL", NULL,                                \
+     "SQL (2026-01-01 10:00:00.5) or ISO-8601 (2026-01-01T10:00:00.5) for written timestamps."}, \
+    {"json.encode.decimal-as-plain-number", SL_CT_STRING, "false", NULL,                         \
+     "true: a DECIMAL is written in plain notation (0.0000001, not 1E-7)."},                    \
+    {"json.map-null-key.mode", SL_CT_STRING, "FAIL", NULL,                                       \
+     "A MAP's NULL key when writing: FAIL the job, DROP the entry, or write the LITERAL."},     \
+    {"json.map-null-key.literal", SL_CT_STRING, "null", NULL,                                    \
+     "The key text of a NULL MAP key with json.map-null-key.mode LITERAL."},                    \
+    {"json.fail-on-missing-field", SL_CT_STRING, "false", NULL,                                  \
+     "true: a record without one of the columns fails (false: the column is NULL)."}
+
+/* Read Flink's json.* options (above) from a vertex config into c->json.
+ * SL_ERR with "vertex 'vid': option 'json....': ..." for a bad value. */
+int kf_json_opts_read(kf_codec *c, const struct json_t *config, const char *vid, char *err,
+                      size_t errlen);
 
 /* Can the csv format carry a column of this type (the scalar types: every one but the
  * intervals and the nested kinds)? */

@@ -249,11 +249,15 @@ static void *kk_plan_common(sl_plan_ctx *pc, bool upsert, char *err, size_t errl
     pl->upsert = upsert;
     if (kf_key_value_plan(v, in, phys, np, upsert, &f, kcols, &nk, vcols, &nv, err, errlen))
         goto fail;
-    if (kf_codec_init(&pl->value, f, in, vcols, nv, v->id, err, errlen) != SL_OK) goto fail;
+    if (kf_codec_init(&pl->value, f, in, vcols, nv, v->id, err, errlen) != SL_OK ||
+        kf_json_opts_read(&pl->value, v->config, v->id, err, errlen) != SL_OK)
+        goto fail;
     if (nk) {
         kf_format kfo;
         kf_format_parse(sl_vconf_str(v, "key.format", ""), &kfo);
-        if (kf_codec_init(&pl->key, kfo, in, kcols, nk, v->id, err, errlen) != SL_OK) goto fail;
+        if (kf_codec_init(&pl->key, kfo, in, kcols, nk, v->id, err, errlen) != SL_OK ||
+            kf_json_opts_read(&pl->key, v->config, v->id, err, errlen) != SL_OK)
+            goto fail;
         pl->has_key = true;
     }
     if ((pl->has_key && (pl->key.fmt == KF_AVRO || pl->key.fmt == KF_AVRO_CONFLUENT) &&
@@ -908,6 +912,7 @@ static const sl_op_option kk_options[] = {
     KK_HEAD_OPTIONS
     {"format", SL_CT_STRING, NULL, NULL,
      "Row format: csv or json."},
+    KF_JSON_OPTIONS,
     {"value.format", SL_CT_STRING, NULL, NULL,
      "Format of the record value: csv, json or raw."},
     {"key.format", SL_CT_STRING, NULL, NULL,

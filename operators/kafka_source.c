@@ -447,7 +447,9 @@ static void *ks_plan_common(sl_plan_ctx *pc, bool upsert, char *err, size_t errl
         if (kf_codec_init(&pl->key, kfo, decl, kcols, nk, v->id, err, errlen) != SL_OK) goto fail;
         pl->has_key = true;
     }
-    if (kf_codec_init(&pl->codec, f, decl, vcols, nv, v->id, err, errlen) != SL_OK) goto fail;
+    if (kf_codec_init(&pl->codec, f, decl, vcols, nv, v->id, err, errlen) != SL_OK ||
+        kf_json_opts_read(&pl->codec, v->config, v->id, err, errlen) != SL_OK)
+        goto fail;
     if ((pl->has_key && (pl->key.fmt == KF_AVRO || pl->key.fmt == KF_AVRO_CONFLUENT) &&
          sl_avro_fmt_plan(&pl->key, v, true, NULL, err, errlen)) ||
         ((f == KF_AVRO || f == KF_AVRO_CONFLUENT) &&
@@ -1456,6 +1458,7 @@ static void ks_close(sl_op *op)
      "ALL or EXCEPT_KEY: whether key columns are also in the value."}, \
     {"json.ignore-parse-errors", SL_CT_STRING, NULL, NULL, \
      "true: skip (and count) a row that does not parse as JSON instead of failing."}, \
+    KF_JSON_OPTIONS, \
     {"csv.ignore-parse-errors", SL_CT_STRING, NULL, NULL, \
      "true: skip (and count) a row that does not parse as CSV instead of failing."}, \
     {"watermark.column", SL_CT_STRING, NULL, NULL, \

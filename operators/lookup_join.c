@@ -50,6 +50,7 @@
 
 #include "config.h"
 #include "file_source.h"
+#include "kafka_common.h"
 #include "join.h"
 #include "keygroup.h"
 #include "log.h"
@@ -106,6 +107,7 @@ static const sl_op_option lj_options[] = {
      "File or directory."},
     {"format", SL_CT_STRING, NULL, NULL,
      "Row format: csv or json."},
+    KF_JSON_OPTIONS,
     {"json.ignore-parse-errors", SL_CT_STRING, NULL, NULL,
      "true: skip (and count) a row that does not parse as JSON instead of failing."},
     {"csv.ignore-parse-errors", SL_CT_STRING, NULL, NULL,

@@ -187,7 +187,9 @@ static int parse_cols(const sl_vertex *v, const sl_schema *in, const char *key, 
         int c = sl_schema_find(in, name);
         if (c < 0)
             return sl_seterr(err, errlen, "vertex '%s': %s: unknown column '%s'", vid, key, name);
-        if (!sl_type_is_classic(in->fields[c].type) || sl_dtype_has_nanos(in->fields[c].dt))
+        /* a key column of any type is its value's bytes; an ORDER BY
+         * column needs an order key of a classic type */
+        if (dirs && (!sl_type_is_classic(in->fields[c].type) || sl_dtype_has_nanos(in->fields[c].dt)))
             return sl_seterr(err, errlen, "vertex '%s': %s: column '%s' is %s, which is not "
                              "supported here yet", vid, key, name, in->fields[c].dt->text);
         if (in->fields[c].type == SL_T_BYTES && dirs)

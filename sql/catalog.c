@@ -215,7 +215,32 @@ static int check_interval_mult(const sql_node *e, const sl_schema *in, char *err
 /* ---- connectors --------------------------------------------------------- */
 
 static const char *const datagen_field_opts[] = {"kind", "start", "end", "min", "max", "length",
-                                                 "max-past"};
+                                                 "max-past", "null-rate"};
+
+/* Does `path` (after "fields.<column>") name a part of type dt: "" the
+ * value itself, ".f" a ROW's field, ".element" an ARRAY's or MULTISET's
+ * element, ".key" / ".value" a MAP's (Flink's datagen names)? */
+static bool datagen_path_ok(const sl_dtype *dt, const char *path, size_t len)
+{
+    if (len == 0) return true;
+    if (path[0] != '.') return false;
+    const char *seg = path + 1, *end = memchr(seg, '.', len - 1);
+    size_t sl = end ? (size_t)(end - seg) : len - 1, rest = len - 1 - sl;
+    const sl_dtype *in = NULL;
+    if ((dt->kind == SL_T_ARRAY || dt->kind == SL_T_MULTISET) && sl == 7 && !strncmp(seg, "element", 7))
+        in = dt->elem;
+    else if (dt->kind == SL_T_MAP && sl == 3 && !strncmp(seg, "key", 3)) in = dt->elem;
+    else if (dt->kind == SL_T_MAP && sl == 5 && !strncmp(seg, "value", 5)) in = dt->val;
+    else if (dt->kind == SL_T_ROW)
+        for (int f = 0; f < dt->nfields; f++)
+            if (strlen(dt->names[f]) == sl && !strncasecmp(dt->names[f], seg, sl)) in = dt->ftypes[f];
+    return in && datagen_path_ok(in, seg + sl, rest);
+}
+
+/* Flink's json format options (operators/kafka_common.h, KF_JSON_OPTIONS) */
+#define JSON_OPTS                                                                                 \
+    "json.timestamp-format.standard", "json.encode.decimal-as-plain-number",                     \
+        "json.map-null-key.mode", "json.map-null-key.literal", "json.fail-on-missing-field"
 
 /* Is `key` valid for the table's connector? Fills `suggest` otherwise. */
 static int option_valid(const sql_table *t, const char *conn, const char *key, char *suggest,
@@ -226,7 +251,7 @@ static int option_valid(const sql_table *t, const char *conn, const char *key, c
     static const char *const bh[] = {"connector", "sink.rows-per-second", "sink.parallelism"};
     static const char *const fs[] = {"connector", "path", "format", "sink.parallelism",
                                      "json.ignore-parse-errors", "csv.ignore-parse-errors",
-                                     "lookup.join.cache.ttl", "lookup.max-memory"};
+                                     "lookup.join.cache.ttl", "lookup.max-memory", JSON_OPTS};
     static const char *const nx[] = {
         "connector", "first-event.rate", "next-event.rate", "events.num", "person.proportion",
         "auction.proportion", "bid.proportion", "person.avg-size", "auction.avg-size",
@@ -239,13 +264,13 @@ static int option_valid(const sql_table *t, const char *conn, const char *key, c
         "value.format", "key.format", "key.fields", "value.fields-include",
         "json.ignore-parse-errors", "csv.ignore-parse-errors", "sink.delivery-guarantee",
         "sink.transactional-id-prefix", "sink.partitioner", "sink.parallelism",
-        "scan.watermark.idle-timeout"};
+        "scan.watermark.idle-timeout", JSON_OPTS};
     static const char *const uk[] = {
         "connector", "topic", "topic-pattern", "scan.bounded.mode", "scan.bounded.specific-offsets",
         "scan.bounded.timestamp-millis", "scan.topic-partition-discovery.interval", "key.format",
         "value.format", "value.fields-include", "json.ignore-parse-errors",
         "csv.ignore-parse-errors", "sink.delivery-guarantee", "sink.transactional-id-prefix",
-        "sink.parallelism", "scan.watermark.idle-timeout"};
+        "sink.parallelism", "scan.watermark.idle-timeout", JSON_OPTS};
     /* Flink's jdbc options (docs/CONNECTORS.md) */
     static const char *const jd[] = {
         "connector", "url", "table-name", "username", "password", "driver",
@@ -295,6 +320,14 @@ static int option_valid(const sql_table *t, const char *conn, const char *key, c
     if (!strcmp(conn, "datagen")) {
         for (int c = 0; c < t->ncols; c++) {
             if (t->cols[c].expr) continue;
+            /* a nested part's option: fields.<column>.<path>.<option> */
+            size_t cl = strlen(t->cols[c].name);
+            const char *last = strrchr(key, '.');
+            if (!strncmp(key, "fields.", 7) && !strncasecmp(key + 7, t->cols[c].name, cl) &&
+                key[7 + cl] == '.' && last > key + 7 + cl &&
+                datagen_path_ok(sql_col_dt(&t->cols[c]), key + 7 + cl, (size_t)(last - key - 7 - cl)))
+                for (size_t k = 0; k < SL_ARRAY_LEN(datagen_field_opts); k++)
+                    if (!strcmp(last + 1, datagen_field_opts[k])) return 1;
             for (size_t k = 0; k < SL_ARRAY_LEN(datagen_field_opts); k++) {
                 char cand[256];
                 snprintf(cand, sizeof cand, "fields.%s.%s", t->cols[c].name, datagen_field_opts[k]);
@@ -405,6 +438,7 @@ static int check_new_types(const sql_table *t, const sql_node *at, char *err, si
     if (!strcmp(conn, "datastream") || !strcmp(conn, "print") || !strcmp(conn, "blackhole") ||
         !strcmp(conn, "postgres-cdc")) /* its plan checks each type (operators/pg_cdc.c) */
         return SL_OK;
+    bool datagen = !strcmp(conn, "datagen");
     bool formats = !strcmp(conn, "filesystem") || !strcmp(conn, "kafka") ||
                    !strcmp(conn, "upsert-kafka");
     for (int i = 0; i < t->ncols; i++) {
@@ -412,6 +446,7 @@ static int check_new_types(const sql_table *t, const sql_node *at, char *err, si
         const sl_dtype *dt = sql_col_dt(c);
         if (c->expr || c->meta || (sl_type_is_classic(dt->kind) && !sl_dtype_has_nanos(dt)))
             continue;
+        if (datagen && dt->kind != SL_T_INTERVAL_YM && dt->kind != SL_T_INTERVAL_DT) continue;
         if (!formats)
             return sl_seterr(err, errlen, "line %d, column %d: table '%s': column '%s' is %s; "
                              "the %s connector cannot carry that type yet", at->line, at->col,
@@ -420,7 +455,8 @@ static int check_new_types(const sql_table *t, const sql_node *at, char *err, si
         for (size_t k = 0; k < SL_ARRAY_LEN(keys); k++) {
             const char *f = opt_get(t, keys[k]);
             /* avro / avro-confluent: the kafka plan checks each type (format_avro.c) */
-            if (f && strcasecmp(f, "json") && strncasecmp(f, "avro", 4) &&
+            if (f && strcasecmp(f, "json") && strcasecmp(f, "debezium-json") &&
+                strncasecmp(f, "avro", 4) &&
                 !(!strcasecmp(f, "csv") && csv_scalar(dt)))
                 return sl_seterr(err, errlen, "line %d, column %d: table '%s': column '%s' is %s; "
                                  "the %s format cannot carry that type yet (json can%s)", at->line,
@@ -526,6 +562,7 @@ int sql_table_changelog(const sql_table *t)
 static int kafka_option_for(const char *key, int sink)
 {
     static const char *const read_only[] = {"json.ignore-parse-errors", "csv.ignore-parse-errors",
+                                            "json.fail-on-missing-field",
                                             "properties.group.id", "properties.auto.offset.reset",
                                             "topic-pattern"};
     if (!strcmp(key, "connector") || !strcmp(key, "sink.parallelism")) return 0;

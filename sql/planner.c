@@ -202,7 +202,9 @@ static const sl_udf_sig *udf_agg(const char *s)
 static int is_agg_name(const char *s)
 {
     return !strcasecmp(s, "COUNT") || !strcasecmp(s, "SUM") || !strcasecmp(s, "MIN") ||
-           !strcasecmp(s, "MAX") || !strcasecmp(s, "AVG") || udf_agg(s);
+           !strcasecmp(s, "MAX") || !strcasecmp(s, "AVG") || !strcasecmp(s, "COLLECT") ||
+           !strcasecmp(s, "JSON_ARRAYAGG") ||
+           udf_agg(s);
 }
 
 static int is_niladic(const char *s)
@@ -1023,7 +1025,8 @@ static int add_agg(plan *p, aggctx *c, const sql_node *e, const char *alias, cha
         bool dec = at == SL_T_DECIMAL && (!minmax || (adt && adt->p <= 18));
         bool mmnew = (minmax && (at == SL_T_DATE || at == SL_T_TIME)) || at == SL_T_TINYINT ||
                      at == SL_T_SMALLINT || at == SL_T_FLOAT; /* SUM/AVG too: operators/agg.c */
-        if (strcasecmp(e->s, "COUNT") && !dec && !mmnew &&
+        bool collect = !strcasecmp(e->s, "COLLECT") || !strcasecmp(e->s, "JSON_ARRAYAGG");
+        if (strcasecmp(e->s, "COUNT") && !collect && !dec && !mmnew &&
             ((at != SL_T_INT && at != SL_T_BIGINT && at != SL_T_DOUBLE &&
               !(minmax && (at == SL_T_TIMESTAMP || at == SL_T_STRING || at == SL_T_BOOLEAN))) ||
              (adt && sl_dtype_has_nanos(adt)))) {
@@ -1054,7 +1057,19 @@ static int add_agg(plan *p, aggctx *c, const sql_node *e, const char *alias, cha
     free(fcol);
     a->type = !strcasecmp(fn, "COUNT") ? SL_T_BIGINT : at;
     a->dt = NULL;
-    if (strcasecmp(fn, "COUNT") && adt && !sl_type_is_classic(at)) {
+    a->nomerge = 0;
+    if (!strcmp(fn, "COLLECT")) {
+        /* MULTISET<t> NOT NULL; its values live in the GROUP BY's state: one phase */
+        char *mt = sl_sprintf("MULTISET<%s> NOT NULL", adt ? adt->text : sl_type_name(at));
+        if (sl_dtype_parse(mt, &a->dt, NULL, 0) != SL_OK) a->dt = NULL;
+        free(mt);
+        a->type = SL_T_MULTISET;
+        a->nomerge = 1;
+    } else if (!strcmp(fn, "JSON_ARRAYAGG")) { /* STRING NOT NULL, kept like COLLECT */
+        a->type = SL_T_STRING;
+        a->dt = sl_dtype_nullable(sl_dtype_basic(SL_T_STRING), true);
+        a->nomerge = 1;
+    } else if (strcasecmp(fn, "COUNT") && adt && !sl_type_is_classic(at)) {
         /* the aggregate library's result type (operators/agg.c) */
         sl_dec_type dt = {(uint8_t)adt->p, (uint8_t)adt->s}, r;
         if (at == SL_T_DECIMAL && (!strcmp(fn, "SUM") || !strcmp(fn, "AVG"))) {
@@ -1064,7 +1079,6 @@ static int add_agg(plan *p, aggctx *c, const sql_node *e, const char *alias, cha
             a->dt = sl_dtype_nullable(adt, false);
         }
     }
-    a->nomerge = 0;
     free(fn);
     free(qarg);
     free(qname);
@@ -1764,7 +1778,9 @@ static void insert_sink(plan *p, const sql_table *t, const rel *r)
     for (int i = 0; i < t->nopts; i++) {
         const char *key = t->keys[i], *v = t->vals[i];
         if (!strcmp(key, "sink.parallelism")) par = atoi(v);
-        else if (!strcmp(key, "print-identifier") || !strcmp(key, "sink.rows-per-second"))
+        else if (!strcmp(key, "print-identifier") || !strcmp(key, "sink.rows-per-second") ||
+                 (!strncmp(key, "json.", 5) && strcmp(key, "json.ignore-parse-errors") &&
+                  strcmp(key, "json.fail-on-missing-field"))) /* the writer's json options */
             json_object_set_new(cfg, key, json_string(v));
         else if (!strcmp(key, "path"))
             json_object_set_new(cfg, "path", json_string(!strncmp(v, "file://", 7) ? v + 7 : v));

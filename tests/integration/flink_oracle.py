@@ -257,6 +257,8 @@ def normalise(value, flink_type):
         if isinstance(value, str):  # NaN / Infinity as text
             return value
         return float(f"{float(value):.12g}")
+    if isinstance(value, dict):  # a MULTISET's or MAP's object: its entries, in any order
+        return tuple(sorted((k, str(v)) for k, v in value.items()))
     return value
 
 

@@ -502,6 +502,11 @@ QUERIES = [
                    "CAST(MAP[k, ARRAY[u, 1]] AS STRING) AS mn, "
                    "CAST(ts AS DATE) = DATE '2026-01-01' AS isd, "
                    "ts - INTERVAL '1' YEAR < TIMESTAMP '2025-01-01 00:00:01' AS ly FROM ev"),
+    # ---- COLLECT and JSON_ARRAYAGG (arrival order: one input file, one reader, one channel per key)
+    ("collect_agg", "SELECT k, COLLECT(s) AS cs, COUNT(*) AS c FROM ev GROUP BY k"),
+    ("collect_retract", "SELECT c, COLLECT(k) AS ks FROM (SELECT k, COUNT(*) AS c FROM ev "
+                        "GROUP BY k) GROUP BY c"),
+    ("json_arrayagg", "SELECT k, JSON_ARRAYAGG(s) AS js, COUNT(*) AS c FROM ev GROUP BY k"),
     # ---- set operations, DISTINCT, VALUES, ORDER BY ... LIMIT (changelogs: compared final)
     ("select_distinct", "SELECT DISTINCT k, u FROM ev"),
     ("union_distinct", "SELECT k, u FROM ev WHERE v > 50 UNION SELECT k, u FROM evs WHERE v < 20"),

@@ -392,3 +392,152 @@ def test_complete_statement_offers_keywords_tables_and_columns(cluster, gateway)
     status, got = gateway.request("GET", f"/v1/sessions/{zero}/complete-statement",
                                   {"statement": "S", "position": 1})
     assert status == 404 and got == {"errors": [f"Session '{zero}' does not exist."]}
+
+
+def flink_logical_type(text):
+    """Flink's LogicalType JSON (its gateway's serializer layout), computed
+    here from Flink's type text by a small parser of its own."""
+    pos = [0]
+
+    def peek(s):
+        rest = text[pos[0]:].lstrip()
+        return rest.upper().startswith(s)
+
+    def take(s):
+        rest = text[pos[0]:]
+        pos[0] += len(rest) - len(rest.lstrip())
+        assert text[pos[0]:pos[0] + len(s)].upper() == s, (text, pos[0], s)
+        pos[0] += len(s)
+
+    def num():
+        rest = text[pos[0]:].lstrip()
+        pos[0] += len(text[pos[0]:]) - len(rest)
+        m = re.match(r"\d+", rest)
+        pos[0] += m.end()
+        return int(m.group())
+
+    def name():
+        rest = text[pos[0]:].lstrip()
+        pos[0] += len(text[pos[0]:]) - len(rest)
+        m = re.match(r"`([^`]*)`|(\w+)", rest)
+        pos[0] += m.end()
+        return m.group(1) if m.group(1) is not None else m.group(2)
+
+    def args(default):
+        if peek("("):
+            take("(")
+            vals = [num()]
+            while peek(","):
+                take(",")
+                vals.append(num())
+            take(")")
+            return vals
+        return default
+
+    def typ():
+        t = None
+        for simple, root in (("BOOLEAN", "BOOLEAN"), ("TINYINT", "TINYINT"),
+                             ("SMALLINT", "SMALLINT"), ("INT", "INTEGER"), ("BIGINT", "BIGINT"),
+                             ("FLOAT", "FLOAT"), ("DOUBLE", "DOUBLE"), ("DATE", "DATE")):
+            if re.match(simple + r"\b", text[pos[0]:].lstrip().upper()):
+                take(simple)
+                t = {"type": root}
+                break
+        if t is None:
+            if peek("DECIMAL"):
+                take("DECIMAL")
+                p, s = (args([10, 0]) + [0])[:2]
+                t = {"type": "DECIMAL", "precision": p, "scale": s}
+            elif peek("CHAR"):
+                take("CHAR")
+                t = {"type": "CHAR", "length": args([1])[0]}
+            elif peek("VARCHAR"):
+                take("VARCHAR")
+                t = {"type": "VARCHAR", "length": args([1])[0]}
+            elif peek("STRING"):
+                take("STRING")
+                t = {"type": "VARCHAR", "length": 2147483647}
+            elif peek("BINARY"):
+                take("BINARY")
+                t = {"type": "BINARY", "length": args([1])[0]}
+            elif peek("BYTES"):
+                take("BYTES")
+                t = {"type": "VARBINARY", "length": 2147483647}
+            elif peek("TIMESTAMP_LTZ"):
+                take("TIMESTAMP_LTZ")
+                t = {"type": "TIMESTAMP_WITH_LOCAL_TIME_ZONE", "precision": args([6])[0]}
+            elif peek("TIMESTAMP"):
+                take("TIMESTAMP")
+                t = {"type": "TIMESTAMP_WITHOUT_TIME_ZONE", "precision": args([6])[0]}
+            elif peek("TIME"):
+                take("TIME")
+                t = {"type": "TIME_WITHOUT_TIME_ZONE", "precision": args([0])[0]}
+            elif peek("ARRAY") or peek("MULTISET"):
+                root = "ARRAY" if peek("ARRAY") else "MULTISET"
+                take(root)
+                take("<")
+                t = {"type": root, "elementType": typ()}
+                take(">")
+            elif peek("MAP"):
+                take("MAP")
+                take("<")
+                k = typ()
+                take(",")
+                t = {"type": "MAP", "keyType": k, "valueType": typ()}
+                take(">")
+            elif peek("ROW"):
+                take("ROW")
+                take("<")
+                fields = [{"name": name(), "fieldType": typ()}]
+                while peek(","):
+                    take(",")
+                    fields.append({"name": name(), "fieldType": typ()})
+                take(">")
+                t = {"type": "ROW", "fields": fields}
+        assert t is not None, text[pos[0]:]
+        nullable = True
+        if peek("NOT NULL"):
+            take("NOT NULL")
+            nullable = False
+        return dict({"type": t["type"], "nullable": nullable},
+                    **{k: v for k, v in t.items() if k != "type"})
+
+    t = typ()
+    assert not text[pos[0]:].strip(), text
+    return t
+
+
+def test_result_columns_carry_flinks_logical_types(cluster, workdir, gateway):
+    """Every type as a query column: the column's logicalType is Flink's
+    JSON for its type (nested to two levels, NOT NULL inside), and scalar
+    values are JSON numbers, strings and booleans as Flink's gateway writes
+    them."""
+    cluster.add_tm(slots=1)
+    types = ["TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE", "BOOLEAN",
+             "DECIMAL(10, 2)", "DECIMAL(38, 18)", "CHAR(3)", "VARCHAR(20)", "STRING",
+             "BINARY(4)", "BYTES", "DATE", "TIME(0)", "TIME(3)", "TIMESTAMP(3)", "TIMESTAMP(9)",
+             "TIMESTAMP_LTZ(6)", "ARRAY<INT NOT NULL>", "MULTISET<STRING>",
+             "MAP<STRING, ARRAY<DECIMAL(5, 1)>>",
+             "ROW<`a` INT, `b` ROW<`c` DATE, `d` ARRAY<TIMESTAMP(6)>> NOT NULL>"]
+    src = os.path.join(workdir, "src")
+    os.makedirs(src)
+    with open(os.path.join(src, "part-0.json"), "w") as f:
+        f.write(json.dumps({"c0": -5, "c1": 300, "c2": 7, "c3": 1 << 40, "c4": 1.5, "c5": 0.25,
+                            "c6": True, "c7": 12.5, "c14": "2026-01-02", "c15": "10:00:01",
+                            "c17": "2026-01-01 00:00:00.5"}) + "\n")
+    cols = ", ".join(f"c{i} {t}" for i, t in enumerate(types))
+    sid = gateway.ok("POST", "/v1/sessions", {})["sessionHandle"]
+    gateway.fetch_all(sid, gateway.run(sid, f"CREATE TABLE t ({cols}) WITH ("
+                                            f"'connector' = 'filesystem', 'path' = '{src}', "
+                                            f"'format' = 'json')"))
+    oh = gateway.run(sid, "SELECT * FROM t")
+    pages, data = gateway.fetch_all(sid, oh)
+    got = pages[0]["results"]["columns"]
+    assert [c["name"] for c in got] == [f"c{i}" for i in range(len(types))]
+    for c, t in zip(got, types):
+        assert c["logicalType"] == flink_logical_type(t), (t, c["logicalType"])
+    assert len(data) == 1
+    f = data[0]["fields"]
+    assert f[:8] == [-5, 300, 7, 1 << 40, 1.5, 0.25, True, 12.5]
+    assert f[14] == "2026-01-02" and f[15] == "10:00:01" and f[17] == "2026-01-01T00:00:00.500"
+    assert f[8] is None and f[23] is None

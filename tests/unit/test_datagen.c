@@ -46,16 +46,7 @@ static int fixture_plan(fixture *f, const char *schema, const char *config)
     sl_schema_init(&f->v.declared);
     sl_schema_init(&f->in);
     sl_schema_init(&f->out);
-    char *copy = sl_strdup(schema), *save = NULL;
-    for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        while (*tok == ' ') tok++;
-        char *sp = strchr(tok, ' ');
-        *sp = '\0';
-        sl_type t;
-        if (sl_type_parse(sp + 1, &t) != SL_OK) abort();
-        sl_schema_add(&f->v.declared, tok, t);
-    }
-    free(copy);
+    if (sl_schema_parse(schema, &f->v.declared, f->err, sizeof f->err) != SL_OK) abort();
     f->plan = sl_test_plan(&sl_op_datagen, &f->v, NULL, &f->out, f->err, sizeof f->err);
     return f->plan ? SL_OK : SL_ERR;
 }
@@ -470,6 +461,147 @@ static int plan_fails(const char *schema, const char *config, const char *needle
     return ok;
 }
 
+/* ---- the types beyond the original seven ------------------------------- */
+
+/* Every row of a run, its values kept as Flink's print text per column. */
+typedef struct text_sink {
+    const sl_schema *schema;
+    char cell[64][8][512]; /* up to 64 rows of 8 columns */
+    size_t n;
+} text_sink;
+
+static int text_emit(void *ctx, int output, sl_row *row)
+{
+    text_sink *t = ctx;
+    if (t->n < 64)
+        for (int i = 0; i < row->n && i < 8; i++)
+            sl_value_format_dt(t->cell[t->n][i], sizeof t->cell[t->n][i], &row->vals[i],
+                               t->schema->fields[i].dt);
+    t->n++;
+    return SL_OK;
+}
+
+static int run_text(fixture *f, int sub, int p, text_sink *t)
+{
+    sl_op op;
+    memset(&op, 0, sizeof op);
+    op.def = &sl_op_datagen;
+    op.vertex = &f->v;
+    op.plan = f->plan;
+    op.subtask = sub;
+    op.parallelism = p;
+    op.max_parallelism = 128;
+    op.out = &f->out;
+    op.emit = text_emit;
+    op.emit_ctx = t;
+    t->schema = &f->out;
+    int rc = op.def->open(&op);
+    for (int calls = 0; rc == SL_OK && calls < 100000; calls++) {
+        rc = op.def->run(&op);
+        if (rc == SL_AGAIN) rc = SL_OK;
+    }
+    op.def->close(&op);
+    return rc;
+}
+
+static void test_new_types_sequence(void)
+{
+    fixture f;
+    CHECK_EQ_INT(fixture_plan(&f, "d DECIMAL(10, 2), t TINYINT, s SMALLINT, x FLOAT, y STRING",
+                              "{\"rows-per-second\": 1000000,"
+                              " \"fields.d.kind\": \"sequence\", \"fields.d.start\": -1, \"fields.d.end\": 1,"
+                              " \"fields.t.kind\": \"sequence\", \"fields.t.start\": 126, \"fields.t.end\": 127,"
+                              " \"fields.s.kind\": \"sequence\", \"fields.s.start\": 7, \"fields.s.end\": 9,"
+                              " \"fields.x.kind\": \"sequence\", \"fields.x.start\": 5, \"fields.x.end\": 9,"
+                              " \"fields.y.kind\": \"sequence\", \"fields.y.start\": 10, \"fields.y.end\": 20}"),
+                 SL_OK);
+    static text_sink t;
+    memset(&t, 0, sizeof t);
+    CHECK_EQ_INT(run_text(&f, 0, 1, &t), SL_DONE);
+    CHECK_EQ_INT(t.n, 2); /* the TINYINT sequence is the shortest */
+    CHECK_EQ_STR(t.cell[0][0], "-1.00");
+    CHECK_EQ_STR(t.cell[1][0], "0.00");
+    CHECK_EQ_STR(t.cell[1][1], "127");
+    CHECK_EQ_STR(t.cell[1][2], "8");
+    CHECK_EQ_STR(t.cell[1][3], "6.0");
+    CHECK_EQ_STR(t.cell[1][4], "11");
+    fixture_free(&f);
+}
+
+static void test_new_types_random(void)
+{
+    fixture f;
+    CHECK_EQ_INT(fixture_plan(&f, "d DECIMAL(10, 2), dt DATE, tm TIME(0), ts TIMESTAMP(9), "
+                              "a ARRAY<TINYINT>, m MAP<INT, STRING>, ms MULTISET<INT>, "
+                              "r ROW<k INT, tags ARRAY<CHAR(2)>>",
+                              "{\"rows-per-second\": 1000000, \"number-of-rows\": 64, \"seed\": 7,"
+                              " \"fields.d.min\": \"-1.5\", \"fields.d.max\": 2.25,"
+                              " \"fields.dt.min\": \"2026-02-27\", \"fields.dt.max\": \"2026-03-01\","
+                              " \"fields.tm.min\": \"10:00:00\", \"fields.tm.max\": \"10:00:59\","
+                              " \"fields.ts.min\": \"2026-01-01 00:00:00\","
+                              " \"fields.ts.max\": \"2026-01-01 00:00:00\","
+                              " \"fields.a.length\": 2, \"fields.a.element.min\": 0,"
+                              " \"fields.a.element.max\": 1, \"fields.a.element.null-rate\": 0.5,"
+                              " \"fields.m.length\": 4, \"fields.m.key.min\": 0, \"fields.m.key.max\": 1,"
+                              " \"fields.m.value.length\": 1,"
+                              " \"fields.ms.element.min\": 5, \"fields.ms.element.max\": 5,"
+                              " \"fields.r.k.min\": 3, \"fields.r.k.max\": 3, \"fields.r.tags.length\": 1}"),
+                 SL_OK);
+    static text_sink t;
+    memset(&t, 0, sizeof t);
+    CHECK_EQ_INT(run_text(&f, 0, 1, &t), SL_DONE);
+    CHECK_EQ_INT(t.n, 64);
+    int nulls = 0, dates[3] = {0};
+    for (size_t i = 0; i < 64; i++) {
+        double d = atof(t.cell[i][0]);
+        CHECK(d >= -1.5 && d <= 2.25 && strlen(strchr(t.cell[i][0], '.')) == 3);
+        CHECK(!strcmp(t.cell[i][1], "2026-02-27") || !strcmp(t.cell[i][1], "2026-02-28") ||
+              !strcmp(t.cell[i][1], "2026-03-01"));
+        dates[t.cell[i][1][9] - '7' < 0 ? 2 : t.cell[i][1][9] - '7'] += 1;
+        CHECK(!strncmp(t.cell[i][2], "10:00", 5));
+        /* TIMESTAMP(9): the given millisecond and random nanos within it */
+        CHECK(!strncmp(t.cell[i][3], "2026-01-01T00:00:00.000", 23));
+        const char *a = t.cell[i][4];
+        CHECK(a[0] == '[' && strlen(a) >= 6 && strlen(a) <= 12);
+        nulls += strstr(a, "null") != NULL;
+        /* MAP keys 0 and 1 only, each once: at most two entries */
+        const char *m = t.cell[i][5];
+        CHECK(m[0] == '{' && (strstr(m, "0=") || strstr(m, "1=")));
+        CHECK(!strstr(strstr(m, "0=") ? strstr(m, "0=") + 2 : m, "0="));
+        CHECK_EQ_STR(t.cell[i][6], "{5=3}");
+        CHECK(!strncmp(t.cell[i][7], "+I[3, [", 7) && strlen(t.cell[i][7]) == 11);
+    }
+    CHECK(nulls > 0 && nulls < 64);
+    CHECK(dates[0] > 0 && dates[1] > 0 && dates[2] > 0);
+    /* the same seed gives the same rows */
+    static text_sink t2;
+    memset(&t2, 0, sizeof t2);
+    CHECK_EQ_INT(run_text(&f, 0, 1, &t2), SL_DONE);
+    CHECK(memcmp(t.cell, t2.cell, sizeof t.cell) == 0);
+    fixture_free(&f);
+}
+
+/* Many short strings: the arena's alignment is part of what a row needs. */
+static void test_many_short_strings(void)
+{
+    char schema[2048] = "", config[4096] = "{\"rows-per-second\": 1000000, \"number-of-rows\": 50";
+    for (int i = 0; i < 60; i++) {
+        char col[64];
+        snprintf(col, sizeof col, "%ss%d STRING", i ? ", " : "", i);
+        strcat(schema, col);
+        snprintf(col, sizeof col, ", \"fields.s%d.length\": 1", i);
+        strcat(config, col);
+    }
+    strcat(config, "}");
+    fixture f;
+    CHECK_EQ_INT(fixture_plan(&f, schema, config), SL_OK);
+    static text_sink t;
+    memset(&t, 0, sizeof t);
+    CHECK_EQ_INT(run_text(&f, 0, 1, &t), SL_DONE);
+    CHECK_EQ_INT(t.n, 50);
+    fixture_free(&f);
+}
+
 static void test_plan_errors(void)
 {
     CHECK(plan_fails("x BIGINT", "{\"fields.x.bogus\": 1}", "fields.x.bogus"));
@@ -478,8 +610,23 @@ static void test_plan_errors(void)
     CHECK(plan_fails("x BIGINT", "{\"fields.x.min\": 5, \"fields.x.max\": 4}", "min 5 is above max 4"));
     CHECK(plan_fails("x DOUBLE", "{\"fields.x.min\": 5.5, \"fields.x.max\": 4}", "min"));
     CHECK(plan_fails("x DOUBLE", "{\"fields.x.min\": \"abc\"}", "fields.x.min"));
-    CHECK(plan_fails("x STRING", "{\"fields.x.kind\": \"sequence\", \"fields.x.start\": 1,"
-                                 " \"fields.x.end\": 2}", "INT or BIGINT"));
+    CHECK(plan_fails("x BOOLEAN", "{\"fields.x.kind\": \"sequence\", \"fields.x.start\": 1,"
+                                 " \"fields.x.end\": 2}", "a number or string column"));
+    CHECK(plan_fails("x DECIMAL(3, 2)", "{\"fields.x.kind\": \"sequence\", \"fields.x.start\": 1,"
+                                 " \"fields.x.end\": 10}", "does not fit DECIMAL(3, 2)"));
+    CHECK(plan_fails("x TINYINT", "{\"fields.x.max\": 200}", "does not fit a TINYINT"));
+    CHECK(plan_fails("x DATE", "{\"fields.x.min\": \"2026-13-01\", \"fields.x.max\": \"2026-01-01\"}",
+                     "'2026-13-01' is no DATE value"));
+    CHECK(plan_fails("x DATE", "{\"fields.x.min\": \"2026-01-01\"}", "needs both min and max"));
+    CHECK(plan_fails("x ARRAY<INT>", "{\"fields.x.elem.min\": 1}", "has no nested field 'x.elem'"));
+    CHECK(plan_fails("x ARRAY<INT>", "{\"fields.x.element.kind\": \"sequence\"}",
+                     "only a column can be a sequence"));
+    CHECK(plan_fails("x ROW<a INT>", "{\"fields.x.a.length\": 1}", "fields.x.a.length"));
+    CHECK(plan_fails("x CHAR(3)", "{\"fields.x.length\": 4}", "length 4 is not in 0..3"));
+    CHECK(plan_fails("x INT", "{\"fields.x.null-rate\": 1.5}", "fields.x.null-rate"));
+    CHECK(plan_fails("x INTERVAL DAY", "{}", "cannot generate"));
+    CHECK(plan_fails("x ARRAY<ARRAY<STRING>>", "{\"fields.x.length\": 100000,"
+                     " \"fields.x.element.length\": 100000}", "more than 64 MiB"));
     CHECK(plan_fails("x BIGINT", "{\"fields.x.kind\": \"sequence\", \"fields.x.start\": 1}",
                      "fields.x.end"));
     CHECK(plan_fails("x BIGINT", "{\"fields.x.kind\": \"sequence\", \"fields.x.start\": 3,"
@@ -984,7 +1131,9 @@ static void test_checkpoint_bad_blob(void)
 SL_TEST_MAIN(SL_TEST(test_sequence_exact), SL_TEST(test_sequence_split_p3),
              SL_TEST(test_sequence_whole_bigint_range), SL_TEST(test_random_within_bounds),
              SL_TEST(test_random_timestamp_now), SL_TEST(test_seed_determinism),
-             SL_TEST(test_number_of_rows), SL_TEST(test_rate_limit), SL_TEST(test_plan_errors),
+             SL_TEST(test_number_of_rows), SL_TEST(test_rate_limit), SL_TEST(test_new_types_sequence), SL_TEST(test_new_types_random),
+             SL_TEST(test_many_short_strings),
+             SL_TEST(test_plan_errors),
              SL_TEST(test_checkpoint_same_parallelism), SL_TEST(test_checkpoint_rescale),
              SL_TEST(test_checkpoint_rate), SL_TEST(test_checkpoint_shares_in_order),
              SL_TEST(test_checkpoint_bad_blob))

@@ -65,7 +65,7 @@ static void fill(fix *f)
 static const char *encoded(fix *f, bool json)
 {
     f->enc.len = 0;
-    if (json) sl_fmt_json_fields(&f->enc, &f->c, &f->row);
+    if (json) sl_fmt_json_fields(&f->enc, &f->c, &f->row, NULL, 0);
     else sl_fmt_csv_fields(&f->enc, &f->c, &f->row);
     kf_buf_reserve(&f->enc, 1);
     f->enc.p[f->enc.len] = '\0';
