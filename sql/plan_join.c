@@ -756,6 +756,11 @@ int sql_plan_join(plan *p, const sql_node *f, rel *out)
                     free(out->jmap->c[i].name);
                     out->jmap->c[i--] = out->jmap->c[--out->jmap->n];
                 }
+        /* Flink materializes the left side's time attributes before the join
+         * (a regular join) and still plans group windows on them */
+        const rel *l = &j.s[0].r;
+        out->mrowtime = dup0(l->rowtime ? l->rowtime : l->mrowtime);
+        out->mproctime = dup0(l->proctime ? l->proctime : l->mproctime);
     }
     out->updating = updating;
     if (updating) {

@@ -340,6 +340,10 @@ QUERIES = [
     ("join_view_of_join", "SELECT v.id, p.pid FROM ev_dim v JOIN pay p ON p.id = v.id",
      ["CREATE VIEW ev_dim AS SELECT e.id, d.name FROM ev e JOIN dim d ON e.k = d.k"]),
     ("in_subquery", "SELECT id, k FROM ev WHERE k IN (SELECT k FROM dim WHERE w > 0)"),
+    # a semi join's (materialized) time attribute still feeds a group window
+    ("semi_then_group_window", "SELECT k, TUMBLE_START(ts, INTERVAL '5' SECOND) AS ws, "
+                               "COUNT(*) AS c, SUM(v) AS s FROM (SELECT * FROM evs WHERE k IN "
+                               "(SELECT k FROM dim)) GROUP BY TUMBLE(ts, INTERVAL '5' SECOND), k"),
     ("not_in_subquery", "SELECT id, v FROM ev WHERE v NOT IN (SELECT amount FROM pay "
                         "WHERE amount < 60)"),
     ("not_in_subquery_null", "SELECT id, u FROM ev WHERE u NOT IN (SELECT v FROM ev WHERE id < 30)"),
