@@ -125,6 +125,19 @@ def model(name, f):
                 keep = not any(eq(x, v) for v in vals)
             if keep:
                 out[(r["id"], x)] += 1
+    elif name == "dq_exists_distinct":  # DISTINCT in a correlated EXISTS changes nothing
+        for r in o:
+            if any(eq(r["cust"], cc["cust"]) and cc["region"] != "east" for cc in c):
+                out[(r["id"],)] += 1
+    elif name == "dq_in_group":  # a GROUP BY that only removes duplicates, correlated
+        for r in o:
+            if any(eq(r["cust"], cc["cust"]) and eq(cc["cust"], r["prod"]) for cc in c):
+                out[(r["id"],)] += 1
+    elif name == "dq_not_in_distinct":
+        for r in o:
+            vals = [pp["prod"] for pp in p if eq(pp["prod"], r["cust"])]
+            if not vals or (r["prod"] is not None and r["prod"] not in vals):
+                out[(r["id"],)] += 1
     elif name == "exists_corr_filter":  # EXISTS custs of region south with the same cust
         for r in o:
             if any(eq(r["cust"], cc["cust"]) and cc["region"] == "south" for cc in c):
@@ -232,6 +245,13 @@ def model(name, f):
 
 
 QUERIES = {
+    # correlated IN / EXISTS over DISTINCT or a GROUP BY without aggregates (Flink decorrelates them)
+    "dq_exists_distinct": ("id BIGINT", "SELECT id FROM orders o WHERE EXISTS (SELECT DISTINCT "
+                           "c.region FROM custs c WHERE c.cust = o.cust AND c.region <> 'east')"),
+    "dq_in_group": ("id BIGINT", "SELECT id FROM orders o WHERE cust IN (SELECT c.cust FROM custs c "
+                    "WHERE c.cust = o.prod GROUP BY c.cust)"),
+    "dq_not_in_distinct": ("id BIGINT", "SELECT id FROM orders o WHERE prod NOT IN (SELECT DISTINCT "
+                           "p.prod FROM prods p WHERE p.prod = o.cust)"),
     "star": ("id BIGINT, region STRING, pname STRING",
              "SELECT o.id, c.region, p.pname FROM orders o JOIN custs c ON o.cust = c.cust "
              "JOIN prods p ON o.prod = p.prod"),
