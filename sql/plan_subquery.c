@@ -490,7 +490,9 @@ static int correlate(sq *q, const sql_node *s, const sql_node *sub, corr *c, int
     int nw = 0, rc = SL_OK;
     conjuncts(sql_kid(s, 2), &w, &nw);
     const sql_node *items = sql_kid(s, 0);
-    for (int i = 0; i < items->nkids && rc == SL_OK; i++)
+    /* EXISTS reads no item: outer columns there change nothing (Flink takes them) */
+    int exists = !strcmp(sub->s, "EXISTS");
+    for (int i = 0; i < items->nkids && rc == SL_OK && !exists; i++)
         if (has_outer(q, &in, items->kids[i]->kids[0]))
             rc = PERR(items->kids[i], "a %s subquery names a column of the outer query in its "
                       "SELECT list; Sluice supports outer columns only in equalities of its "

@@ -349,6 +349,10 @@ QUERIES = [
                              "WHERE d.k = e.k)"),
     ("not_exists_corr_group_by", "SELECT d.name FROM dim d WHERE NOT EXISTS (SELECT e.k FROM evs e "
                                  "WHERE e.k = d.k AND e.v > 95 GROUP BY e.k)"),
+    ("exists_outer_item", "SELECT e.id FROM ev e WHERE EXISTS (SELECT e.v FROM pay p "
+                          "WHERE p.id = e.id)"),
+    ("not_exists_outer_item", "SELECT d.name FROM dim d WHERE NOT EXISTS (SELECT d.w FROM evs e "
+                              "WHERE e.k = d.k AND e.v > 97)"),
     # a semi join's (materialized) time attribute still feeds a group window
     ("semi_then_group_window", "SELECT k, TUMBLE_START(ts, INTERVAL '5' SECOND) AS ws, "
                                "COUNT(*) AS c, SUM(v) AS s FROM (SELECT * FROM evs WHERE k IN "

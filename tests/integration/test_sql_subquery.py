@@ -129,6 +129,10 @@ def model(name, f):
         for r in o:
             if any(eq(r["cust"], cc["cust"]) and cc["region"] != "east" for cc in c):
                 out[(r["id"],)] += 1
+    elif name == "dq_exists_outer_item":  # EXISTS reads no item, outer columns there too
+        for r in o:
+            if any(eq(r["cust"], cc["cust"]) for cc in c):
+                out[(r["id"],)] += 1
     elif name == "dq_in_group":  # a GROUP BY that only removes duplicates, correlated
         for r in o:
             if any(eq(r["cust"], cc["cust"]) and eq(cc["cust"], r["prod"]) for cc in c):
@@ -248,6 +252,8 @@ QUERIES = {
     # correlated IN / EXISTS over DISTINCT or a GROUP BY without aggregates (Flink decorrelates them)
     "dq_exists_distinct": ("id BIGINT", "SELECT id FROM orders o WHERE EXISTS (SELECT DISTINCT "
                            "c.region FROM custs c WHERE c.cust = o.cust AND c.region <> 'east')"),
+    "dq_exists_outer_item": ("id BIGINT", "SELECT id FROM orders o WHERE EXISTS (SELECT o.amount "
+                             "FROM custs c WHERE c.cust = o.cust)"),
     "dq_in_group": ("id BIGINT", "SELECT id FROM orders o WHERE cust IN (SELECT c.cust FROM custs c "
                     "WHERE c.cust = o.prod GROUP BY c.cust)"),
     "dq_not_in_distinct": ("id BIGINT", "SELECT id FROM orders o WHERE prod NOT IN (SELECT DISTINCT "
