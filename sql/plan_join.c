@@ -1254,6 +1254,13 @@ int sql_plan_window_tvf(plan *p, const sql_node *f, rel *out)
              "aggregation (GROUP BY window_start, window_end)", desc->s);
         goto done;
     }
+    if ((!in.rowtime || strcasecmp(in.rowtime, desc->s)) && in.mrowtime &&
+        !strcasecmp(in.mrowtime, desc->s)) {
+        PERR(desc, "The window function requires the timecol is a time attribute type, but is "
+             "TIMESTAMP(3). ('%s' passed a semi or anti join, which makes it a plain column, as "
+             "in Flink)", desc->s);
+        goto done;
+    }
     if (!in.rowtime || strcasecmp(in.rowtime, desc->s)) {
         PERR(desc, "DESCRIPTOR(%s): '%s' is not the event-time attribute of '%s' (declare "
              "WATERMARK FOR %s AS %s - INTERVAL '5' SECOND in CREATE TABLE)", desc->s, desc->s,

@@ -1212,6 +1212,12 @@ static int agg_window_input(plan *p, const sql_node *sel, const sql_node *from, 
         *proctime = 1;
         if (!strcasecmp(from->s, "CUMULATE"))
             return PERR(from, "processing-time windows can be TUMBLE, HOP or SESSION only");
+    } else if ((in->mrowtime && !strcasecmp(in->mrowtime, desc->s)) ||
+               (in->mproctime && !strcasecmp(in->mproctime, desc->s))) {
+        return PERR(desc, "The window function requires the timecol is a time attribute type, "
+                    "but is TIMESTAMP(3). ('%s' passed a semi or anti join, which makes it a "
+                    "plain column, as in Flink; a group window, GROUP BY TUMBLE(%s, ...), still "
+                    "takes it)", desc->s, desc->s);
     } else {
         return PERR(desc, "DESCRIPTOR(%s): '%s' is not a time attribute of '%s' (declare "
                     "WATERMARK FOR %s AS %s - INTERVAL '5' SECOND, or %s AS PROCTIME(), in "

@@ -584,7 +584,9 @@ GROUP BY TUMBLE(ts, INTERVAL '2' SECOND), k;
     # as in Flink 2.3, the materialized attribute feeds no window TVF ...
     ("SELECT window_start, COUNT(*) FROM TABLE(TUMBLE(TABLE sv, DESCRIPTOR(ts), "
      "INTERVAL '5' SECOND)) GROUP BY window_start, window_end",
-     "DESCRIPTOR(ts): 'ts' is not a time attribute of 'sv'"),
+     "The window function requires the timecol is a time attribute type, but is TIMESTAMP(3)."),
+    ("SELECT * FROM TABLE(TUMBLE(TABLE sv, DESCRIPTOR(ts), INTERVAL '5' SECOND))",
+     "The window function requires the timecol is a time attribute type, but is TIMESTAMP(3)."),
     # ... and no temporal sort
     ("SELECT * FROM sv ORDER BY ts", "Sort on a non-time-attribute field is not supported."),
 ])
