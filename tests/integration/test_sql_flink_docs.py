@@ -223,10 +223,15 @@ def PAGES(table):
                          "num BIGINT, proctime AS PROCTIME()", "dd_orders")]),
         ("joins", [table("Orders", "order_id BIGINT, id BIGINT, productId INT, "
                          "product_id INT, tags ARRAY<STRING>, order_time TIMESTAMP(3), "
-                         "WATERMARK FOR order_time AS order_time", "j_orders"),
+                         "WATERMARK FOR order_time AS order_time - INTERVAL '1' SECOND",
+                         "j_orders"),
                    table("Product", "id INT, name STRING", "j_products"),
+                   # (the page gives no watermarks: 1 s behind, so that two shipments
+                   # of one minute never meet a watermark at their own time, where
+                   # the engines' boundaries differ by a millisecond)
                    table("Shipments", "order_id BIGINT, ship_time TIMESTAMP(3), "
-                         "WATERMARK FOR ship_time AS ship_time", "j_ships")]),
+                         "WATERMARK FOR ship_time AS ship_time - INTERVAL '1' SECOND",
+                         "j_ships")]),
         ("temporal", [table("orders", "order_id STRING, price DECIMAL(32,2), "
                             "currency STRING, order_time TIMESTAMP(3), "
                             "WATERMARK FOR order_time AS order_time", "t_orders"),
