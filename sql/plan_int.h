@@ -47,7 +47,7 @@ typedef struct rel {
     char *updater;    /* the operator that made it updating */
     char *rowtime;    /* event-time attribute column, or NULL */
     char *proctime;   /* processing-time attribute column, or NULL */
-    char *mrowtime;   /* after a semi or anti join (IN / EXISTS): the left side's event- */
+    char *mrowtime;   /* after a regular, semi or anti join (IN / EXISTS): a side's event- */
     char *mproctime;  /* and processing-time attributes, materialized: Flink 2.3 still
                          plans group windows (TUMBLE(ts, ...) in GROUP BY) on them, on the
                          values under the watermarks that pass the join, but nothing else

@@ -1215,9 +1215,9 @@ static int agg_window_input(plan *p, const sql_node *sel, const sql_node *from, 
     } else if ((in->mrowtime && !strcasecmp(in->mrowtime, desc->s)) ||
                (in->mproctime && !strcasecmp(in->mproctime, desc->s))) {
         return PERR(desc, "The window function requires the timecol is a time attribute type, "
-                    "but is TIMESTAMP(3). ('%s' passed a semi or anti join, which makes it a "
-                    "plain column, as in Flink; a group window, GROUP BY TUMBLE(%s, ...), still "
-                    "takes it)", desc->s, desc->s);
+                    "but is TIMESTAMP(3). ('%s' passed a regular, semi or anti join, which makes "
+                    "it a plain column, as in Flink; a group window, GROUP BY TUMBLE(%s, ...), "
+                    "still takes it)", desc->s, desc->s);
     } else {
         return PERR(desc, "DESCRIPTOR(%s): '%s' is not a time attribute of '%s' (declare "
                     "WATERMARK FOR %s AS %s - INTERVAL '5' SECOND, or %s AS PROCTIME(), in "

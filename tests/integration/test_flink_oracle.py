@@ -353,7 +353,10 @@ QUERIES = [
                           "WHERE p.id = e.id)"),
     ("not_exists_outer_item", "SELECT d.name FROM dim d WHERE NOT EXISTS (SELECT d.w FROM evs e "
                               "WHERE e.k = d.k AND e.v > 97)"),
-    # a semi join's (materialized) time attribute still feeds a group window
+    # a regular or semi join's (materialized) time attribute still feeds a group window
+    ("join_then_group_window", "SELECT e.k, TUMBLE_START(e.ts, INTERVAL '5' SECOND) AS ws, "
+                               "COUNT(*) AS c, SUM(d.w) AS sw FROM evs e JOIN dim d ON e.k = d.k "
+                               "GROUP BY TUMBLE(e.ts, INTERVAL '5' SECOND), e.k"),
     ("semi_then_group_window", "SELECT k, TUMBLE_START(ts, INTERVAL '5' SECOND) AS ws, "
                                "COUNT(*) AS c, SUM(v) AS s FROM (SELECT * FROM evs WHERE k IN "
                                "(SELECT k FROM dim)) GROUP BY TUMBLE(ts, INTERVAL '5' SECOND), k"),

@@ -532,8 +532,16 @@ def semi_window_data():
     return ev, [{"k": k} for k in (1, 3, 4, 9)], base
 
 
+SEMI_FROMS = {
+    "exists": "(SELECT * FROM sev WHERE EXISTS (SELECT 1 FROM good g WHERE g.k = sev.k))",
+    # `good`'s keys are distinct: the inner join keeps the same rows
+    "join": "(SELECT sev.* FROM sev JOIN good ON sev.k = good.k)",
+}
+
+
+@pytest.mark.parametrize("form", sorted(SEMI_FROMS))
 @pytest.mark.parametrize("parallelism", [1, 2])
-def test_semi_join_then_group_window(cluster, workdir, parallelism):
+def test_semi_join_then_group_window(cluster, workdir, parallelism, form):
     cluster.add_tm(slots=4)
     ev, good, base = semi_window_data()
     paths = {}
@@ -552,7 +560,7 @@ CREATE TABLE sink ({cols}) WITH ('connector' = 'filesystem', 'path' = '{out}', '
 SET 'parallelism.default' = '{parallelism}';
 INSERT INTO sink
 SELECT k, TUMBLE_START(ts, INTERVAL '2' SECOND) AS ws, COUNT(*) AS c, SUM(v) AS s
-FROM (SELECT * FROM sev WHERE EXISTS (SELECT 1 FROM good g WHERE g.k = sev.k))
+FROM {SEMI_FROMS[form]}
 GROUP BY TUMBLE(ts, INTERVAL '2' SECOND), k;
 """)
     assert r.returncode == 0 and job_ids(r.stdout), r.stdout + r.stderr
