@@ -187,9 +187,12 @@ static int parse_cols(const sl_vertex *v, const sl_schema *in, const char *key, 
         int c = sl_schema_find(in, name);
         if (c < 0)
             return sl_seterr(err, errlen, "vertex '%s': %s: unknown column '%s'", vid, key, name);
-        /* a key column of any type is its value's bytes; an ORDER BY
-         * column needs an order key of a classic type */
-        if (dirs && (!sl_type_is_classic(in->fields[c].type) || sl_dtype_has_nanos(in->fields[c].dt)))
+        /* a key column of any type is its value's bytes; an ORDER BY column
+         * needs an order key of a classic type, or a DECIMAL (its unscaled
+         * value, one scale per column) */
+        if (dirs && ((!sl_type_is_classic(in->fields[c].type) &&
+                      in->fields[c].type != SL_T_DECIMAL) ||
+                     sl_dtype_has_nanos(in->fields[c].dt)))
             return sl_seterr(err, errlen, "vertex '%s': %s: column '%s' is %s, which is not "
                              "supported here yet", vid, key, name, in->fields[c].dt->text);
         if (in->fields[c].type == SL_T_BYTES && dirs)
@@ -237,6 +240,7 @@ static int parse_changelog(const sl_vertex *v, int *retract, char *err, size_t e
 /* Append value v of type t so that memcmp order of the bytes is the value
  * order: a NULL flag (0 NULL, 1 value), then the value (integers and
  * timestamps offset to unsigned big endian, DOUBLE by its order key,
+ * DECIMAL's 128-bit unscaled value offset the same way in 16 bytes,
  * strings with 0x00 escaped as 00 FF and ended by 00 00). DESC inverts the
  * column's bytes, which also moves NULLs last. */
 static void sortkey_put(sl_buf *b, const sl_value *v, sl_type t, int desc)
@@ -253,6 +257,9 @@ static void sortkey_put(sl_buf *b, const sl_value *v, sl_type t, int desc)
                 else sl_buf_put(b, &s[i], 1);
             }
             sl_buf_put(b, "\0\0", 2);
+        } else if (t == SL_T_DECIMAL) {
+            gb_be64(b, (uint64_t)v->v.dec.hi ^ (UINT64_C(1) << 63));
+            gb_be64(b, v->v.dec.lo);
         } else {
             uint64_t k = (uint64_t)sl_agg_order_key(t, v) ^ (UINT64_C(1) << 63);
             gb_be64(b, k);

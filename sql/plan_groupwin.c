@@ -225,8 +225,12 @@ static int check_call(plan *p, groupwin *g, const rel *in)
             return PERR(c->kids[i], "%s: argument %d must be an interval literal such as "
                         "INTERVAL '10' SECOND", gw_names[g->kind], i + 1);
     const sql_node *t = c->kids[0];
-    if (t->kind == SQL_COL && in->rowtime && !strcasecmp(t->s, in->rowtime)) return SL_OK;
-    if (t->kind == SQL_COL && in->proctime && !strcasecmp(t->s, in->proctime)) {
+    /* also a semi join's materialized ones, as Flink 2.3 plans them (rel.mrowtime) */
+    if (t->kind == SQL_COL && ((in->rowtime && !strcasecmp(t->s, in->rowtime)) ||
+                               (in->mrowtime && !strcasecmp(t->s, in->mrowtime))))
+        return SL_OK;
+    if (t->kind == SQL_COL && ((in->proctime && !strcasecmp(t->s, in->proctime)) ||
+                               (in->mproctime && !strcasecmp(t->s, in->mproctime)))) {
         g->proctime = 1;
         return SL_OK;
     }

@@ -47,6 +47,13 @@ typedef struct rel {
     char *updater;    /* the operator that made it updating */
     char *rowtime;    /* event-time attribute column, or NULL */
     char *proctime;   /* processing-time attribute column, or NULL */
+    char *mrowtime;   /* after a regular, semi or anti join (IN / EXISTS): a side's event- */
+    char *mproctime;  /* and processing-time attributes, materialized: Flink 2.3 still
+                         plans group windows (TUMBLE(ts, ...) in GROUP BY) on them, on the
+                         values under the watermarks that pass the join, but nothing else
+                         that needs a time attribute (window TVFs, ORDER BY, interval joins,
+                         deduplication; OVER orders them as plain values, a non-time sort),
+                         so only the group-window planning reads these */
     char *ident;      /* what it reads, for uids: "clicks", "union(a,b)" */
     char *alias;      /* the name qualified columns use, or NULL */
     int windowed;     /* the result of an event-time window aggregation or window

@@ -776,6 +776,11 @@ int sql_plan_join(plan *p, const sql_node *f, rel *out)
                     free(out->jmap->c[i].name);
                     out->jmap->c[i--] = out->jmap->c[--out->jmap->n];
                 }
+        /* Flink materializes the left side's time attributes before the join
+         * (a regular join) and still plans group windows on them */
+        const rel *l = &j.s[0].r;
+        out->mrowtime = dup0(l->rowtime ? l->rowtime : l->mrowtime);
+        out->mproctime = dup0(l->proctime ? l->proctime : l->mproctime);
     }
     out->updating = updating;
     if (updating) {
@@ -786,6 +791,19 @@ int sql_plan_join(plan *p, const sql_node *f, rel *out)
     if (interval) {
         /* the left time attribute stays one (the right one too in Flink; Sluice tracks one) */
         out->rowtime = sl_strdup(out->sch.fields[j.s[0].off + j.tcol[0]].name);
+    } else if (!j.semi) {
+        /* a regular join materializes its inputs' time attributes, and Flink still plans
+         * group windows on them: the left side's, else the right side's, one kept under
+         * its own name in the joined row (rel.mrowtime) */
+        for (int s = 0; s < 2; s++) {
+            const rel *r = &j.s[s].r;
+            const char *rt = r->rowtime ? r->rowtime : r->mrowtime;
+            const char *pt = r->proctime ? r->proctime : r->mproctime;
+            const sl_schema *other = &j.s[!s].r.sch;
+            if (!out->mrowtime && rt && sl_schema_find(other, rt) < 0) out->mrowtime = sl_strdup(rt);
+            if (!out->mproctime && pt && sl_schema_find(other, pt) < 0)
+                out->mproctime = sl_strdup(pt);
+        }
     }
     if (resid_filter(p, &j, out) != SL_OK) {
         rel_free(out);
@@ -1267,6 +1285,13 @@ int sql_plan_window_tvf(plan *p, const sql_node *f, rel *out)
     if (in.proctime && !strcasecmp(in.proctime, desc->s)) {
         PERR(desc, "DESCRIPTOR(%s): windows on processing time are planned only in a window "
              "aggregation (GROUP BY window_start, window_end)", desc->s);
+        goto done;
+    }
+    if ((!in.rowtime || strcasecmp(in.rowtime, desc->s)) && in.mrowtime &&
+        !strcasecmp(in.mrowtime, desc->s)) {
+        PERR(desc, "The window function requires the timecol is a time attribute type, but is "
+             "TIMESTAMP(3). ('%s' passed a regular, semi or anti join, which makes it a plain "
+             "column, as in Flink)", desc->s);
         goto done;
     }
     if (!in.rowtime || strcasecmp(in.rowtime, desc->s)) {

@@ -16,9 +16,10 @@
  * is insert-only. Without a frame the window is Flink's default, RANGE
  * BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW. ROWS n PRECEDING counts rows;
  * RANGE takes an INTERVAL. The calls: COUNT, SUM, MIN, MAX, AVG (with
- * FILTER) and ROW_NUMBER(); the others Flink offers over such windows (LAG,
- * LEAD, FIRST_VALUE, LAST_VALUE, RANK, DENSE_RANK) are refused as not
- * supported yet. The ROW_NUMBER() queries that an outer query bounds are
+ * FILTER), ROW_NUMBER(), FIRST_VALUE, LAST_VALUE and LAG; LEAD, NTILE,
+ * PERCENT_RANK and CUME_DIST are refused with the words of Flink's streaming
+ * planner, which refuses them too; RANK and DENSE_RANK (which Flink takes)
+ * are refused as not supported yet. The ROW_NUMBER() queries that an outer query bounds are
  * Top-N / deduplication (sql/plan_rank.c), decided before this file is asked.
  */
 #include <ctype.h>
@@ -316,8 +317,12 @@ static int agg_item(plan *p, const sql_node *o, int i, const sl_schema *sch, ite
         free(fn);
         return rc;
     }
-    if (!strcmp(fn, "RANK") || !strcmp(fn, "DENSE_RANK") || !strcmp(fn, "PERCENT_RANK") ||
-        !strcmp(fn, "CUME_DIST") || !strcmp(fn, "NTILE")) {
+    if (!strcmp(fn, "PERCENT_RANK") || !strcmp(fn, "CUME_DIST") || !strcmp(fn, "NTILE")) {
+        rc = PERR(o, "%s Function is not supported in stream mode.", fn); /* Flink's words */
+        free(fn);
+        return rc;
+    }
+    if (!strcmp(fn, "RANK") || !strcmp(fn, "DENSE_RANK")) {
         rc = PERR(o, "%s() OVER (...) is not supported yet; OVER aggregation takes COUNT, SUM, "
                   "MIN, MAX, AVG, FIRST_VALUE, LAST_VALUE, LAG and ROW_NUMBER()", fn);
         free(fn);

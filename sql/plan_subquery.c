@@ -439,15 +439,34 @@ static void corr_free(corr *c)
     free(c->resid);
 }
 
-static int simple_select(const sql_node *s)
+/* Is item expression e one of GROUP BY g's columns, or a literal? */
+static int grouped_or_literal(const sql_node *e, const sql_node *g)
 {
-    if (s->kind != SQL_SELECT || (s->flags & SQL_F_DISTINCT) || sql_kid(s, 3) || sql_kid(s, 4) ||
-        !sql_kid(s, 1))
-        return 0;
-    const sql_node *items = sql_kid(s, 0);
-    for (int i = 0; i < items->nkids; i++)
-        if (has_agg_call(items->kids[i]->kids[0]) || items->kids[i]->kids[0]->kind == SQL_OVER)
-            return 0;
+    if (e->kind == SQL_NUM || e->kind == SQL_STR || e->kind == SQL_BOOL) return 1;
+    if (e->kind != SQL_COL) return 0;
+    for (int i = 0; i < g->nkids; i++)
+        if (g->kids[i]->kind == SQL_COL && !strcasecmp(g->kids[i]->s, e->s) &&
+            (!e->s2 || !g->kids[i]->s2 || !strcasecmp(g->kids[i]->s2, e->s2)))
+            return 1;
+    return 0;
+}
+
+/* A SELECT ... FROM ... [WHERE ...] without aggregates, GROUP BY, HAVING or
+ * DISTINCT. With `exists` (the query of IN / EXISTS, whose rows count only
+ * by whether one exists and whether its value is NULL), DISTINCT and a
+ * GROUP BY that only removes duplicates (no aggregates or HAVING; the items
+ * grouped columns or literals) change nothing and are taken too: the
+ * rewrite reads the query's FROM and WHERE and makes its own DISTINCT side. */
+static int simple_select(const sql_node *s, int exists)
+{
+    if (s->kind != SQL_SELECT || !sql_kid(s, 1) || sql_kid(s, 4)) return 0;
+    if (!exists && ((s->flags & SQL_F_DISTINCT) || sql_kid(s, 3))) return 0;
+    const sql_node *items = sql_kid(s, 0), *g = sql_kid(s, 3);
+    for (int i = 0; i < items->nkids; i++) {
+        const sql_node *e = items->kids[i]->kids[0];
+        if (has_agg_call(e) || e->kind == SQL_OVER) return 0;
+        if (g && !grouped_or_literal(e, g)) return 0;
+    }
     return 1;
 }
 
@@ -471,7 +490,9 @@ static int correlate(sq *q, const sql_node *s, const sql_node *sub, corr *c, int
     int nw = 0, rc = SL_OK;
     conjuncts(sql_kid(s, 2), &w, &nw);
     const sql_node *items = sql_kid(s, 0);
-    for (int i = 0; i < items->nkids && rc == SL_OK; i++)
+    /* EXISTS reads no item: outer columns there change nothing (Flink takes them) */
+    int exists = !strcmp(sub->s, "EXISTS");
+    for (int i = 0; i < items->nkids && rc == SL_OK && !exists; i++)
         if (has_outer(q, &in, items->kids[i]->kids[0]))
             rc = PERR(items->kids[i], "a %s subquery names a column of the outer query in its "
                       "SELECT list; Sluice supports outer columns only in equalities of its "
@@ -564,7 +585,7 @@ static int semi_join(sq *q, const sql_node *sub, int anti)
     const sql_node *src_from;
     sql_node *local = NULL;
     corr c = {0};
-    if (simple_select(qry)) {
+    if (simple_select(qry, 1)) {
         if (correlate(q, qry, sub, &c, 1) == SL_ERR) return SL_ERR;
         const sql_node *its = sql_kid(qry, 0);
         if (in && (its->nkids != 1 || its->kids[0]->kids[0]->kind == SQL_STAR)) {
@@ -632,7 +653,7 @@ static int semi_anti(sq *q, const sql_node *sub, int neg, sql_node **mark)
     const sql_node *x = sql_kid(sub, 0), *qry = sql_kid(sub, 1);
     if (in && key_col(p, x, sub) != SL_OK) return SL_ERR;
     corr c = {0};
-    int simple = simple_select(qry), rc = SL_DONE;
+    int simple = simple_select(qry, 1), rc = SL_DONE;
     if (simple) {
         if ((rc = correlate(q, qry, sub, &c, 0)) == SL_ERR) return SL_ERR;
         if (in) {

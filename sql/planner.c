@@ -65,6 +65,8 @@ void rel_free(rel *r)
     free(r->updater);
     free(r->rowtime);
     free(r->proctime);
+    free(r->mrowtime);
+    free(r->mproctime);
     free(r->ident);
     free(r->alias);
     free(r->window);
@@ -84,6 +86,8 @@ void rel_copy(rel *dst, const rel *src)
     dst->updater = dup0(src->updater);
     dst->rowtime = dup0(src->rowtime);
     dst->proctime = dup0(src->proctime);
+    dst->mrowtime = dup0(src->mrowtime);
+    dst->mproctime = dup0(src->mproctime);
     dst->ident = dup0(src->ident);
     dst->alias = dup0(src->alias);
     dst->windowed = src->windowed;
@@ -755,17 +759,24 @@ int select_items(plan *p, const sql_node *list, rel *in, item **outp, int *np)
     return SL_OK;
 }
 
-/* Time attributes survive a projection that keeps the column bare. */
+/* Time attributes survive a projection that keeps the column bare (so do
+ * the materialized ones of a semi join, rel.mrowtime). */
 void carry_time_attrs(rel *r, item *its, int n)
 {
-    char *rt = NULL, *pt = NULL;
+    char *rt = NULL, *pt = NULL, *mrt = NULL, *mpt = NULL;
     for (int i = 0; i < n; i++) {
         const sql_node *e = its[i].expr;
         const char *src = e ? (e->kind == SQL_COL ? e->s : NULL) : its[i].name;
         if (!src) continue;
         if (r->rowtime && !strcasecmp(src, r->rowtime) && !rt) rt = sl_strdup(its[i].name);
         if (r->proctime && !strcasecmp(src, r->proctime) && !pt) pt = sl_strdup(its[i].name);
+        if (r->mrowtime && !strcasecmp(src, r->mrowtime) && !mrt) mrt = sl_strdup(its[i].name);
+        if (r->mproctime && !strcasecmp(src, r->mproctime) && !mpt) mpt = sl_strdup(its[i].name);
     }
+    free(r->mrowtime);
+    free(r->mproctime);
+    r->mrowtime = mrt;
+    r->mproctime = mpt;
     for (int i = 0; i < n; i++) /* a new PROCTIME() item is the one a query names */
         if (is_proctime(its[i].expr)) {
             free(pt);
@@ -1240,12 +1251,28 @@ static int agg_window_input(plan *p, const sql_node *sel, const sql_node *from, 
     if (in->updating)
         return PERR(from, "a window TVF over an updating input (produced by %s) is not "
                     "supported", in->updater);
-    if (in->rowtime && !strcasecmp(in->rowtime, desc->s)) {
-        *tcol = sl_strdup(in->rowtime);
-    } else if (in->proctime && !strcasecmp(in->proctime, desc->s)) {
+    static const char *const added[] = {"window_start", "window_end", "window_time"};
+    for (int i = 0; i < 3; i++) /* Flink: the names the query uses are ambiguous then */
+        if (sl_schema_find(&in->sch, added[i]) >= 0)
+            return PERR(from, "Column '%s' is ambiguous: '%s' already has a column '%s', which "
+                        "the window TVF adds", added[i], tref->s, added[i]);
+    /* a group window's input (done) may window on a semi join's materialized
+     * time attributes, as Flink 2.3 plans it; a window TVF may not, as there */
+    const char *rt = in->rowtime, *pt = in->proctime;
+    if (done && !rt) rt = in->mrowtime;
+    if (done && !pt) pt = in->mproctime;
+    if (rt && !strcasecmp(rt, desc->s)) {
+        *tcol = sl_strdup(rt);
+    } else if (pt && !strcasecmp(pt, desc->s)) {
         *proctime = 1;
         if (!strcasecmp(from->s, "CUMULATE"))
             return PERR(from, "processing-time windows can be TUMBLE, HOP or SESSION only");
+    } else if ((in->mrowtime && !strcasecmp(in->mrowtime, desc->s)) ||
+               (in->mproctime && !strcasecmp(in->mproctime, desc->s))) {
+        return PERR(desc, "The window function requires the timecol is a time attribute type, "
+                    "but is TIMESTAMP(3). ('%s' passed a regular, semi or anti join, which makes "
+                    "it a plain column, as in Flink; a group window, GROUP BY TUMBLE(%s, ...), "
+                    "still takes it)", desc->s, desc->s);
     } else {
         return PERR(desc, "DESCRIPTOR(%s): '%s' is not a time attribute of '%s' (declare "
                     "WATERMARK FOR %s AS %s - INTERVAL '5' SECOND, or %s AS PROCTIME(), in "

@@ -108,8 +108,8 @@ def _driver_main(spec_path, out_path):
             table = env.sql_query(q["sql"])
             schema = table._j_table.getResolvedSchema()
             names = list(schema.getColumnNames())
-            types = [str(t.toString()).replace(" *ROWTIME*", "").replace(" *PROCTIME*", "")
-                     for t in schema.getColumnDataTypes()]
+            raw = [str(t.toString()) for t in schema.getColumnDataTypes()]
+            types = [t.replace(" *ROWTIME*", "").replace(" *PROCTIME*", "") for t in raw]
             rec["cols"] = [[a, b] for a, b in zip(names, types)]
             sink_dir = os.path.join(work, f"flink-out-{n}")
             cols = ", ".join(f"`{a}` {b}" for a, b in zip(names, types))
@@ -117,6 +117,14 @@ def _driver_main(spec_path, out_path):
                             f"'connector' = 'filesystem', 'path' = '{sink_dir}', "
                             f"'format' = 'debezium-json')")
             insert = f"INSERT INTO oracle_sink_{n} {q['sql']}"
+            if sum("*ROWTIME*" in t for t in raw) > 1:
+                # Flink's sink takes one rowtime column (the SQL client's result
+                # takes any number): the others are cast to plain timestamps
+                # around the query, which itself stays as written
+                sel = ", ".join(f"CAST(`{a}` AS {b.replace(' NOT NULL', '')}) AS `{a}`"
+                                if "*ROWTIME*" in r else f"`{a}`"
+                                for a, b, r in zip(names, types, raw))
+                insert = f"INSERT INTO oracle_sink_{n} SELECT {sel} FROM ({q['sql']})"
             env.explain_sql(insert)  # refused here rather than in the one job
             stmts.add_insert_sql(insert)
             sinks[q["name"]] = sink_dir
@@ -246,6 +254,8 @@ def ms_of_text(text):
 def normalise(value, flink_type):
     if value is None:
         return None
+    if isinstance(value, list):  # an ARRAY: its elements as they are, hashable
+        return tuple(tuple(v) if isinstance(v, list) else v for v in value)
     t = flink_type.upper()
     if t.startswith("TIMESTAMP"):
         if isinstance(value, dict):

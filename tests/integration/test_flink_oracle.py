@@ -340,6 +340,26 @@ QUERIES = [
     ("join_view_of_join", "SELECT v.id, p.pid FROM ev_dim v JOIN pay p ON p.id = v.id",
      ["CREATE VIEW ev_dim AS SELECT e.id, d.name FROM ev e JOIN dim d ON e.k = d.k"]),
     ("in_subquery", "SELECT id, k FROM ev WHERE k IN (SELECT k FROM dim WHERE w > 0)"),
+    # correlated IN / EXISTS over DISTINCT or a GROUP BY without aggregates
+    ("exists_corr_distinct", "SELECT e.id FROM ev e WHERE EXISTS (SELECT DISTINCT p.k FROM pay p "
+                             "WHERE p.id = e.id AND p.amount > 100)"),
+    ("in_corr_group_by", "SELECT id, v FROM ev e WHERE v IN (SELECT amount FROM pay p "
+                         "WHERE p.k = e.k GROUP BY amount)"),
+    ("not_in_corr_distinct", "SELECT id, u FROM ev e WHERE u NOT IN (SELECT DISTINCT w FROM dim d "
+                             "WHERE d.k = e.k)"),
+    ("not_exists_corr_group_by", "SELECT d.name FROM dim d WHERE NOT EXISTS (SELECT e.k FROM evs e "
+                                 "WHERE e.k = d.k AND e.v > 95 GROUP BY e.k)"),
+    ("exists_outer_item", "SELECT e.id FROM ev e WHERE EXISTS (SELECT e.v FROM pay p "
+                          "WHERE p.id = e.id)"),
+    ("not_exists_outer_item", "SELECT d.name FROM dim d WHERE NOT EXISTS (SELECT d.w FROM evs e "
+                              "WHERE e.k = d.k AND e.v > 97)"),
+    # a regular or semi join's (materialized) time attribute still feeds a group window
+    ("join_then_group_window", "SELECT e.k, TUMBLE_START(e.ts, INTERVAL '5' SECOND) AS ws, "
+                               "COUNT(*) AS c, SUM(d.w) AS sw FROM evs e JOIN dim d ON e.k = d.k "
+                               "GROUP BY TUMBLE(e.ts, INTERVAL '5' SECOND), e.k"),
+    ("semi_then_group_window", "SELECT k, TUMBLE_START(ts, INTERVAL '5' SECOND) AS ws, "
+                               "COUNT(*) AS c, SUM(v) AS s FROM (SELECT * FROM evs WHERE k IN "
+                               "(SELECT k FROM dim)) GROUP BY TUMBLE(ts, INTERVAL '5' SECOND), k"),
     ("not_in_subquery", "SELECT id, v FROM ev WHERE v NOT IN (SELECT amount FROM pay "
                         "WHERE amount < 60)"),
     ("not_in_subquery_null", "SELECT id, u FROM ev WHERE u NOT IN (SELECT v FROM ev WHERE id < 30)"),

@@ -263,6 +263,13 @@ END;
     ("SELECT SUM(v) OVER w FROM ev", "line 19, column 20: Window 'w' not found"),
     ("SELECT id, LEAD(v, 2) OVER (PARTITION BY k ORDER BY ts) FROM ev",
      "line 19, column 12: LEAD Function is not supported in stream mode."),
+    # Flink 2.3's streaming planner refuses these three so (checked with PyFlink)
+    ("SELECT NTILE(2) OVER (ORDER BY ts) FROM ev",
+     "line 19, column 8: NTILE Function is not supported in stream mode."),
+    ("SELECT id, PERCENT_RANK() OVER (PARTITION BY k ORDER BY ts) FROM ev",
+     "line 19, column 12: PERCENT_RANK Function is not supported in stream mode."),
+    ("SELECT CUME_DIST() OVER (ORDER BY ts) FROM ev",
+     "line 19, column 8: CUME_DIST Function is not supported in stream mode."),
     ("SELECT DENSE_RANK() OVER (ORDER BY ts) FROM ev",
      "line 19, column 8: DENSE_RANK() OVER (...) is not supported yet; OVER aggregation takes "
      "COUNT, SUM, MIN, MAX, AVG, FIRST_VALUE, LAST_VALUE, LAG and ROW_NUMBER()"),

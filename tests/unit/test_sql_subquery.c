@@ -146,11 +146,23 @@ static void test_refusals(void)
                  "ERR: line 5, column 50: a scalar subquery must be an aggregate without GROUP "
                  "BY (one column, one row), e.g. (SELECT AVG(amount) FROM t); Sluice does not "
                  "check a row count at run time");
-    CHECK_EQ_STR(plan("INSERT INTO out1 SELECT id FROM t WHERE EXISTS "
+    /* EXISTS reads no item: an outer column there plans as the semi join */
+    CHECK_EQ_STR(joins("INSERT INTO out1 SELECT id FROM t WHERE EXISTS "
+                       "(SELECT t.amount FROM p WHERE p.pid = t.pid);"),
+                 "semi [\"pid\"]|[\"__k0\"]");
+    CHECK_EQ_STR(plan("INSERT INTO out1 SELECT id FROM t WHERE pid IN "
                       "(SELECT t.amount FROM p WHERE p.pid = t.pid);"),
-                 "ERR: line 5, column 56: a EXISTS subquery names a column of the outer query "
+                 "ERR: line 5, column 56: a IN subquery names a column of the outer query "
                  "in its SELECT list; Sluice supports outer columns only in equalities of its "
                  "WHERE clause (inner = outer)");
+    /* a correlated EXISTS / IN over DISTINCT or a duplicate-removing GROUP BY */
+    CHECK_EQ_STR(joins("INSERT INTO out1 SELECT id FROM t WHERE EXISTS "
+                       "(SELECT DISTINCT pname FROM p WHERE p.pid = t.pid);"),
+                 "semi [\"pid\"]|[\"__k0\"]");
+    CHECK_EQ_STR(plan("INSERT INTO out1 SELECT id FROM t WHERE EXISTS "
+                      "(SELECT pname FROM p WHERE p.pid = t.pid GROUP BY pid);"),
+                 "ERR: line 5, column 56: column 'pname' must be in GROUP BY or inside an "
+                 "aggregate function");
     CHECK_EQ_STR(plan("INSERT INTO out1 SELECT pid FROM t GROUP BY pid HAVING COUNT(*) > "
                       "(SELECT COUNT(*) FROM p);"),
                  "ERR: line 5, column 67: a subquery in HAVING is not supported");
