@@ -544,7 +544,7 @@ int sl_nest_type(node *n, const char *field, char *why, size_t whylen)
             snprintf(why, whylen, "ROW takes at most %d fields", SL_MAX_FIELDS_DT);
             return SL_ERR;
         }
-        char names[SL_MAX_FIELDS_DT][12];
+        char names[SL_MAX_FIELDS_DT][20];
         const char *np[SL_MAX_FIELDS_DT];
         const sl_dtype *ft[SL_MAX_FIELDS_DT];
         for (int i = 0; i < n->nkids; i++) {
