@@ -1,7 +1,7 @@
 # Sluice's container image: one image for both daemons and the CLI.
 #
-# Two stages (and a third for docker-compose.ha.yml's ZooKeeper and a fourth for
-# docker-compose.s3.yml's S3 server, below). The build stage compiles the JobManager, the TaskManager and
+# Two stages (and a third for docker-compose.ha.yml's ZooKeeper, below;
+# docker-compose.s3.yml's S3 server is deploy/s3/Dockerfile). The build stage compiles the JobManager, the TaskManager and
 # the `sluice` CLI on Debian bookworm with the -dev packages. The runtime
 # stage starts again from bookworm-slim with only the shared libraries the
 # binaries load, and holds:
@@ -64,28 +64,6 @@ HEALTHCHECK --interval=5s --timeout=5s --start-period=20s --retries=5 \
     CMD ["bash", "-c", "exec 3<>/dev/tcp/127.0.0.1/2181 && printf ruok >&3 && grep -q imok <&3"]
 CMD ["java", "-Dzookeeper.root.logger=INFO,CONSOLE", "-cp", "/etc/zookeeper/conf:/usr/share/java/zookeeper.jar", \
      "org.apache.zookeeper.server.quorum.QuorumPeerMain", "/etc/zookeeper/conf/zoo.cfg"]
-
-# An S3-compatible server for docker-compose.s3.yml (`target: s3`): moto's
-# server mode from PyPI, started as the tests start it (scripts/s3_server.py
-# --serve: pinned to S3), the server the tests run against (docs/S3.md says
-# what it does not check: signatures, keys; and it keeps objects in memory
-# only). It creates the bucket $S3_BUCKET (default sluice) when it starts.
-# An example, not storage for production: point s3.endpoint at MinIO, Ceph
-# or AWS there. Not the default target.
-FROM debian:bookworm-slim AS s3
-ARG DEBIAN_FRONTEND=noninteractive
-LABEL sluice.stage=s3
-RUN apt-get update \
- && apt-get install -y --no-install-recommends python3 python3-venv \
- && rm -rf /var/lib/apt/lists/* \
- && python3 -m venv /opt/moto \
- && /opt/moto/bin/pip install --no-cache-dir -q "moto[server]==5.2.1"
-COPY scripts/s3_server.py /opt/moto/s3_server.py
-ENV S3_BUCKET=sluice
-EXPOSE 9000
-HEALTHCHECK --interval=5s --timeout=5s --start-period=20s --retries=5 \
-    CMD ["/opt/moto/bin/python", "-c", "import os, boto3; boto3.client('s3', endpoint_url='http://127.0.0.1:9000', region_name='us-east-1', aws_access_key_id='x', aws_secret_access_key='x').head_bucket(Bucket=os.environ['S3_BUCKET'])"]
-CMD ["sh", "-c", "/opt/moto/bin/python /opt/moto/s3_server.py --serve 0.0.0.0 9000 & pid=$!; until /opt/moto/bin/python -c \"import os, boto3; boto3.client('s3', endpoint_url='http://127.0.0.1:9000', region_name='us-east-1', aws_access_key_id='x', aws_secret_access_key='x').create_bucket(Bucket=os.environ['S3_BUCKET'])\" 2>/dev/null; do sleep 1; done; wait $pid"]
 
 FROM debian:bookworm-slim
 ARG DEBIAN_FRONTEND=noninteractive

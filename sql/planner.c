@@ -1231,6 +1231,17 @@ static json_t *two_phase_local(const plan *p, json_t *cfg, int window, int proct
     return l;
 }
 
+/* Does tree e, the window TVF `from` left out, name column `name` (the
+ * TVF's DESCRIPTOR names a column of its input, which is never ambiguous)? */
+static bool names_column(const sql_node *e, const sql_node *from, const char *name)
+{
+    if (!e || e == from) return false;
+    if (e->kind == SQL_COL && e->s && !strcasecmp(e->s, name)) return true;
+    for (int i = 0; i < e->nkids; i++)
+        if (names_column(e->kids[i], from, name)) return true;
+    return false;
+}
+
 /* The input of a window TVF aggregation (FROM TABLE(TUMBLE(...))): the
  * scanned table as *in, the window spec, and its time attribute -- the
  * event-time column (*tcol) or processing time (*proctime). */
@@ -1253,7 +1264,7 @@ static int agg_window_input(plan *p, const sql_node *sel, const sql_node *from, 
                     "supported", in->updater);
     static const char *const added[] = {"window_start", "window_end", "window_time"};
     for (int i = 0; i < 3; i++) /* Flink: the names the query uses are ambiguous then */
-        if (sl_schema_find(&in->sch, added[i]) >= 0)
+        if (sl_schema_find(&in->sch, added[i]) >= 0 && names_column(sel, from, added[i]))
             return PERR(from, "Column '%s' is ambiguous: '%s' already has a column '%s', which "
                         "the window TVF adds", added[i], tref->s, added[i]);
     /* a group window's input (done) may window on a semi join's materialized

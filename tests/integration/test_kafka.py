@@ -231,7 +231,7 @@ def test_source_rejects_bad_options(cluster, broker):
         ({"scan.startup.mode": "earliest"}, "option 'scan.startup.mode': 'earliest' is not one of"),
         ({"properties.no.such.thing": "1"}, "option 'properties.no.such.thing': No such configuration property"),
         ({"scan.startup.mode": "timestamp"}, "needs 'scan.startup.timestamp-millis'"),
-        ({"format": "avro"}, "option 'format': 'avro' is not json, csv, raw or debezium-json"),
+        ({"format": "protobuf"}, "option 'format': 'protobuf' is not json, csv, raw, debezium-json, avro or avro-confluent"),
         ({"key.format": "json"}, "'key.format' and 'key.fields' go together"),
         ({"key.format": "debezium-json", "key.fields": "id"},
          "option 'key.format': 'debezium-json' is not json, csv or raw"),
