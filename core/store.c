@@ -356,8 +356,9 @@ static void perform(const char *url, xfer *x)
         return;
     }
     struct curl_slist *hd = NULL;
+    /* only headers that are sent: curl 7.88 signs every header it is given,
+     * even "Expect:" (which only removes one), and no server could verify that */
     hd = curl_slist_append(hd, "x-amz-content-sha256: UNSIGNED-PAYLOAD");
-    hd = curl_slist_append(hd, "Expect:");
     curl_easy_setopt(h, CURLOPT_URL, url);
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(h, CURLOPT_ERRORBUFFER, x->cerr);
