@@ -441,19 +441,101 @@ def test_hung_server_times_checkpoints_out_then_recovers(make_cluster, workdir, 
     assert apply_changelog(committed_files(out)) == expected_agg(range(1, n + 1), keys)
 
 
-def test_multipart_savepoint_and_restore(make_cluster, workdir, s3):
-    """A state file larger than s3.multipart.part-size is uploaded in parts:
+class SigningProxy:
+    """An HTTP proxy in front of moto that checks each request's AWS
+    signature version 4 with botocore's own signer (S3SigV4Auth), which moto
+    does not, and refuses a bad one with 403 SignatureDoesNotMatch as S3
+    would. counts: {method: requests}; bad: the ones refused."""
+
+    def __init__(self, upstream_port, key, secret, region):
+        import http.client
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+        from botocore.auth import S3SigV4Auth
+        from botocore.awsrequest import AWSRequest
+        from botocore.credentials import Credentials
+        proxy = self
+        self.counts, self.bad = {}, []
+        auth = S3SigV4Auth(Credentials(key, secret), "s3", region)
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *a):
+                pass
+
+            def handle_one(self):
+                n = int(self.headers.get("Content-Length", "0"))
+                body = self.rfile.read(n) if n else b""
+                given = self.headers.get("Authorization", "")
+                signed = given.partition("SignedHeaders=")[2].partition(",")[0].split(";")
+                req = AWSRequest(method=self.command, url=f"http://{self.headers['Host']}{self.path}",
+                                 headers={k: v for k, v in self.headers.items() if k.lower() in signed})
+                req.context["timestamp"] = self.headers.get("X-Amz-Date", "")
+                want = auth.signature(auth.string_to_sign(req, auth.canonical_request(req)), req)
+                proxy.counts[self.command] = proxy.counts.get(self.command, 0) + 1
+                if given.partition("Signature=")[2] != want or f"/{region}/s3/" not in given:
+                    proxy.bad.append(f"{self.command} {self.path}")
+                    out = b"<Error><Code>SignatureDoesNotMatch</Code><Message>checked by the test</Message></Error>"
+                    self.send_response(403)
+                    self.send_header("Content-Length", str(len(out)))
+                    self.end_headers()
+                    self.wfile.write(out)
+                    return
+                conn = http.client.HTTPConnection("127.0.0.1", upstream_port, timeout=60)
+                hd = {k: v for k, v in self.headers.items() if k.lower() not in ("expect", "connection")}
+                conn.request(self.command, self.path, body=body if n else None, headers=hd)
+                r = conn.getresponse()
+                data = r.read()
+                self.send_response(r.status)
+                for k, v in r.getheaders():
+                    if k.lower() not in ("content-length", "connection", "transfer-encoding", "server", "date"):
+                        self.send_header(k, v)
+                self.send_header("Content-Length", r.getheader("Content-Length", str(len(data)))
+                                 if self.command == "HEAD" else str(len(data)))
+                self.end_headers()
+                if self.command != "HEAD":
+                    self.wfile.write(data)
+                conn.close()
+
+            do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = handle_one
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.port = self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def stop(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_multipart_savepoint_and_restore(make_cluster, workdir, s3, request):
+    """Requests signed for region eu-central-1 and checked by SigningProxy.
+    A state file larger than s3.multipart.part-size is uploaded in parts:
     on the server it is one object whose ETag says how many parts made it
     (S3's "<md5 of the parts' md5s>-<parts>"), its first part has the
     configured size, no upload is left open, `savepoint check` reads it and a
     restore from it gives exact output."""
     part = 5 << 20  # S3's smallest part size
     sp_root = f"s3://{BUCKET}/big"
-    c = cluster_on_s3(make_cluster, s3, {"execution.checkpointing.interval": "1 h",
-                                         "state.savepoints.dir": sp_root},
-                      tms=1, slots=1, tm_conf={"state.backend.type": "hashmap",
-                                               "s3.multipart.part-size": "5mb",
-                                               "taskmanager.tmp.dirs": workdir})
+    conf = s3.conf()
+    proxy = SigningProxy(s3.port, conf["s3.access-key"], conf["s3.secret-key"], "eu-central-1")
+    request.addfinalizer(proxy.stop)
+    # the check can fail: a request signed with another secret is refused
+    import boto3
+    import botocore.exceptions
+    wrong = boto3.client("s3", endpoint_url=f"http://127.0.0.1:{proxy.port}", region_name="eu-central-1",
+                         aws_access_key_id=conf["s3.access-key"], aws_secret_access_key="not-the-secret")
+    with pytest.raises(botocore.exceptions.ClientError, match="SignatureDoesNotMatch"):
+        wrong.put_object(Bucket=BUCKET, Key="x", Body=b"x")
+    assert proxy.bad == ["PUT /sluice-state/x"], proxy.bad
+    proxy.bad.clear()
+    signed = {**conf, "s3.endpoint": f"http://127.0.0.1:{proxy.port}", "s3.region": "eu-central-1"}
+    c = make_cluster(jm_conf={**signed, "execution.checkpointing.interval": "1 h",
+                              "state.savepoints.dir": sp_root})
+    c.add_tm(slots=1, extra={**signed, "state.backend.type": "hashmap",
+                             "s3.multipart.part-size": "5mb", "taskmanager.tmp.dirs": workdir})
     # every id its own key: the aggregate's state grows with every row
     n = 900_000
     out, raw = os.path.join(workdir, "out"), os.path.join(workdir, "raw")
@@ -500,3 +582,6 @@ def test_multipart_savepoint_and_restore(make_cluster, workdir, s3):
     table = apply_changelog([p for p in committed_files(out) if p not in run1_out], dict(table1))
     assert table == expected_agg(range(1, n + 1), n)
     no_local_leftovers(workdir)
+    # every request went through the signature check, and each kind was made
+    assert not proxy.bad, proxy.bad[:5]
+    assert {"PUT", "POST", "GET"} <= set(proxy.counts), proxy.counts
