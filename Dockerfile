@@ -27,7 +27,7 @@ LABEL sluice.stage=build
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
         build-essential pkg-config protobuf-c-compiler \
-        libs3-dev \
+        libcurl4-openssl-dev \
         libevent-dev libprotobuf-c-dev librocksdb-dev librdkafka-dev \
         libmicrohttpd-dev libjansson-dev libssl-dev lemon libzookeeper-mt-dev libpq-dev libicu-dev python3-dev libavro-dev \
  && rm -rf /var/lib/apt/lists/*
@@ -72,7 +72,7 @@ LABEL sluice.stage=runtime
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
         libevent-2.1-7 libevent-pthreads-2.1-7 libevent-openssl-2.1-7 libssl3 libprotobuf-c1 librocksdb7.8 \
-        libs3-2 \
+        libcurl4 \
         librdkafka1 libmicrohttpd12 libjansson4 libedit2 libzookeeper-mt2 libpq5 libicu72 libpython3.11 libavro23 \
  && rm -rf /var/lib/apt/lists/* \
  && groupadd --system --gid 9999 sluice \

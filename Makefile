@@ -15,7 +15,7 @@ SANFLAGS :=
 OPT := -O2 -g
 endif
 
-PKGS := libevent libevent_pthreads libprotobuf-c rocksdb rdkafka libmicrohttpd jansson libcrypto libssl libevent_openssl libpq icu-uc icu-i18n avro-c
+PKGS := libevent libevent_pthreads libprotobuf-c rocksdb rdkafka libmicrohttpd jansson libcrypto libssl libevent_openssl libpq icu-uc icu-i18n avro-c libcurl
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
@@ -59,8 +59,7 @@ INC_plugin := $(INC_api)
 CFLAGS := $(BASE_CFLAGS) $(INC_all)
 LDFLAGS := -pthread -rdynamic $(SANFLAGS)
 # the ZooKeeper C client (multi-threaded) has no pkg-config file
-# libs3 (the S3 client of s3:// checkpoint directories, core/store.c) has none either
-LIBS := $(PKG_LIBS) -lzookeeper_mt -ls3 -lm -ldl
+LIBS := $(PKG_LIBS) -lzookeeper_mt -lm -ldl
 
 PROTOS := $(wildcard proto/*.proto)
 PROTO_C := $(patsubst proto/%.proto,$(B)/gen/core/%.pb-c.c,$(PROTOS))

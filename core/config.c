@@ -173,6 +173,25 @@ static const sl_conf_def defs[] = {
       "`http://bucket.endpoint/key` (MinIO, Ceph, moto and most servers that are not AWS need "
       "true)."},
      NOLIM, NULL},
+    {{"s3.region", SL_CT_STRING, "us-east-1", NULL,
+      "Region that requests to `s3://` directories are signed for (AWS signature version 4); "
+      "with an empty `s3.endpoint` it also picks AWS's endpoint `s3.<region>.amazonaws.com`."},
+     NOLIM, NULL},
+    {{"s3.multipart.part-size", SL_CT_MEMORY, "16mb", NULL,
+      "A state file larger than this is uploaded to S3 in parts of this size (multipart "
+      "upload); smaller ones in one PUT. S3 takes parts of 5 MiB to 5 GiB and at most 10,000 "
+      "of them per object."},
+     (int64_t)5 << 20, (int64_t)5 << 30, NULL},
+    {{"s3.connection.timeout", SL_CT_DURATION, "10 s", NULL,
+      "How long an S3 request waits for its connection to be made (retried twice)."},
+     1, 3600 * 1000, NULL},
+    {{"s3.low-speed.time", SL_CT_DURATION, "30 s", NULL,
+      "An S3 request whose transfer stays below `s3.low-speed.limit` bytes per second this "
+      "long (a server that stops answering) is abandoned and retried (twice); whole seconds."},
+     1000, 3600 * 1000, NULL},
+    {{"s3.low-speed.limit", SL_CT_INT, "1", NULL,
+      "Bytes per second below which an S3 transfer counts as stalled (see `s3.low-speed.time`)."},
+     1, INT64_MAX, NULL},
     {{"state.checkpoints.num-retained", SL_CT_INT, "1", NULL,
       "Number of completed checkpoints kept per job."},
      1, 1000000, NULL},

@@ -12,13 +12,15 @@
  * appears only when its upload is complete (S3 has no half-written
  * objects), which stands in for the local temp-and-rename.
  *
- * The S3 client is libs3 (Debian's libs3 2.0), which signs requests
- * itself; the server and the keys come from the daemon's configuration
- * (s3.endpoint, s3.access-key, s3.secret-key, s3.path.style.access), set
- * once by sl_store_configure at start-up. Every call is synchronous and
- * blocks on the network: callers are the TaskManager's snapshot writer and
- * deploy worker and the JobManager's I/O worker, never an event loop or a
- * task thread. Any thread may call; libs3 keeps no per-thread state.
+ * The S3 client is libcurl (Debian's libcurl4, 7.88), which also signs the
+ * requests (AWS signature version 4, CURLOPT_AWS_SIGV4); the server, region,
+ * keys, part size and timeouts come from the daemon's configuration (s3.*),
+ * set once by sl_store_configure at start-up. Files larger than
+ * s3.multipart.part-size are uploaded with S3's multipart upload. Every call
+ * is synchronous and blocks on the network: callers are the TaskManager's
+ * snapshot writer and deploy worker and the JobManager's I/O worker, never
+ * an event loop or a task thread. Any thread may call; each thread keeps
+ * its own curl handle (and with it its connections).
  */
 #ifndef SL_STORE_H
 #define SL_STORE_H
@@ -30,7 +32,7 @@ struct sl_config;
 
 #define SL_STORE_S3_PREFIX "s3://"
 
-/* Read s3.* from the daemon's configuration and start libs3 (once per
+/* Read s3.* from the daemon's configuration and start libcurl (once per
  * process, before any other call; not thread-safe). A bad s3.endpoint is
  * an error naming it. */
 int sl_store_configure(const struct sl_config *c, char *err, size_t errlen);

@@ -13,7 +13,7 @@ debootstrap
 zookeeper libzookeeper-mt-dev
 postgresql libpq-dev libavro-dev
 libicu-dev
-libs3-dev"
+libcurl4-openssl-dev"
 
 missing=""
 for p in $PKGS; do

@@ -1,5 +1,5 @@
 """Checkpoints and savepoints on S3 (`s3://bucket/path` directories,
-core/store.c through libs3) against an S3-compatible server on this machine:
+core/store.c through libcurl) against an S3-compatible server on this machine:
 moto's server mode from PyPI (scripts/s3_server.py installs it into a venv
 once, as the Kafka tests install their broker). What moto does not check --
 signatures, keys -- is in docs/S3.md.
@@ -19,6 +19,9 @@ signatures, keys -- is in docs/S3.md.
 - A hung server (SIGSTOP): checkpoints fail by timeout, and complete again
   once it answers (SIGCONT); the output is exact.
 - Cancelled with DELETE_ON_CANCELLATION: no object is left.
+- A state file above s3.multipart.part-size: a multipart object on the
+  server (ETag "-<parts>", first part of the part size, no open upload),
+  restored exactly.
 - The server killed during checkpoints: the checkpoint in flight fails with
   the upload's error in the history, the job keeps running, and once the
   server is back a checkpoint completes; the bounded job's output is exact.
@@ -436,3 +439,149 @@ def test_hung_server_times_checkpoints_out_then_recovers(make_cluster, workdir, 
     ids = raw_ids(committed_files(raw))
     assert sorted(ids) == list(range(1, n + 1)) and set(ids.values()) == {1}
     assert apply_changelog(committed_files(out)) == expected_agg(range(1, n + 1), keys)
+
+
+class SigningProxy:
+    """An HTTP proxy in front of moto that checks each request's AWS
+    signature version 4 with botocore's own signer (S3SigV4Auth), which moto
+    does not, and refuses a bad one with 403 SignatureDoesNotMatch as S3
+    would. counts: {method: requests}; bad: the ones refused."""
+
+    def __init__(self, upstream_port, key, secret, region):
+        import http.client
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+        from botocore.auth import S3SigV4Auth
+        from botocore.awsrequest import AWSRequest
+        from botocore.credentials import Credentials
+        proxy = self
+        self.counts, self.bad = {}, []
+        auth = S3SigV4Auth(Credentials(key, secret), "s3", region)
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *a):
+                pass
+
+            def handle_one(self):
+                n = int(self.headers.get("Content-Length", "0"))
+                body = self.rfile.read(n) if n else b""
+                given = self.headers.get("Authorization", "")
+                signed = given.partition("SignedHeaders=")[2].partition(",")[0].split(";")
+                req = AWSRequest(method=self.command, url=f"http://{self.headers['Host']}{self.path}",
+                                 headers={k: v for k, v in self.headers.items() if k.lower() in signed})
+                req.context["timestamp"] = self.headers.get("X-Amz-Date", "")
+                want = auth.signature(auth.string_to_sign(req, auth.canonical_request(req)), req)
+                proxy.counts[self.command] = proxy.counts.get(self.command, 0) + 1
+                if given.partition("Signature=")[2] != want or f"/{region}/s3/" not in given:
+                    proxy.bad.append(f"{self.command} {self.path}")
+                    out = b"<Error><Code>SignatureDoesNotMatch</Code><Message>checked by the test</Message></Error>"
+                    self.send_response(403)
+                    self.send_header("Content-Length", str(len(out)))
+                    self.end_headers()
+                    self.wfile.write(out)
+                    return
+                conn = http.client.HTTPConnection("127.0.0.1", upstream_port, timeout=60)
+                hd = {k: v for k, v in self.headers.items() if k.lower() not in ("expect", "connection")}
+                conn.request(self.command, self.path, body=body if n else None, headers=hd)
+                r = conn.getresponse()
+                data = r.read()
+                self.send_response(r.status)
+                for k, v in r.getheaders():
+                    if k.lower() not in ("content-length", "connection", "transfer-encoding", "server", "date"):
+                        self.send_header(k, v)
+                self.send_header("Content-Length", r.getheader("Content-Length", str(len(data)))
+                                 if self.command == "HEAD" else str(len(data)))
+                self.end_headers()
+                if self.command != "HEAD":
+                    self.wfile.write(data)
+                conn.close()
+
+            do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = handle_one
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.port = self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def stop(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_multipart_savepoint_and_restore(make_cluster, workdir, s3, request):
+    """Requests signed for region eu-central-1 and checked by SigningProxy.
+    A state file larger than s3.multipart.part-size is uploaded in parts:
+    on the server it is one object whose ETag says how many parts made it
+    (S3's "<md5 of the parts' md5s>-<parts>"), its first part has the
+    configured size, no upload is left open, `savepoint check` reads it and a
+    restore from it gives exact output."""
+    part = 5 << 20  # S3's smallest part size
+    sp_root = f"s3://{BUCKET}/big"
+    conf = s3.conf()
+    proxy = SigningProxy(s3.port, conf["s3.access-key"], conf["s3.secret-key"], "eu-central-1")
+    request.addfinalizer(proxy.stop)
+    # the check can fail: a request signed with another secret is refused
+    import boto3
+    import botocore.exceptions
+    wrong = boto3.client("s3", endpoint_url=f"http://127.0.0.1:{proxy.port}", region_name="eu-central-1",
+                         aws_access_key_id=conf["s3.access-key"], aws_secret_access_key="not-the-secret")
+    with pytest.raises(botocore.exceptions.ClientError, match="SignatureDoesNotMatch"):
+        wrong.put_object(Bucket=BUCKET, Key="x", Body=b"x")
+    assert proxy.bad == ["PUT /sluice-state/x"], proxy.bad
+    proxy.bad.clear()
+    signed = {**conf, "s3.endpoint": f"http://127.0.0.1:{proxy.port}", "s3.region": "eu-central-1"}
+    c = make_cluster(jm_conf={**signed, "execution.checkpointing.interval": "1 h",
+                              "state.savepoints.dir": sp_root})
+    c.add_tm(slots=1, extra={**signed, "state.backend.type": "hashmap",
+                             "s3.multipart.part-size": "5mb", "taskmanager.tmp.dirs": workdir})
+    # every id its own key: the aggregate's state grows with every row
+    n = 900_000
+    out, raw = os.path.join(workdir, "out"), os.path.join(workdir, "raw")
+    jf = os.path.join(workdir, "job.json")
+    with open(jf, "w") as f:
+        json.dump(agg_job(out, raw, n, n, rate=100_000, p=1), f)
+    r = c.cli("run", "-d", jf, check=True)
+    jid = re.search(r"JobID ([0-9a-f]{32})", r.stdout).group(1)
+    c.wait_state(jid, "RUNNING", timeout=20)
+    # 400,000 keys: about 14 MB of state, three parts or more
+    wait_for(lambda: c.records_written(jid, "gen") >= 400_000, timeout=60, what="progress")
+    r = c.cli("stop", "--savepoint", sp_root, jid, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    sp = re.search(r"Savepoint completed\. Path: (s3://\S+)\n", r.stdout).group(1)
+    job = c.wait_state(jid, ["FINISHED", "FAILED", "CANCELED"], timeout=30)
+    assert job["state"] == "FINISHED", c.get(f"/jobs/{jid}/exceptions")
+    md = fetch_metadata(s3, key_of(sp), workdir)
+    check_files(s3, key_of(sp), md)
+    key = f"{key_of(sp)}/agg-0.state"
+    head = s3.client().head_object(Bucket=BUCKET, Key=key)
+    size = head["ContentLength"]
+    parts = -(-size // part)
+    assert parts >= 3, size
+    assert head["ETag"].strip('"').endswith(f"-{parts}"), (head["ETag"], size)
+    first = s3.client().head_object(Bucket=BUCKET, Key=key, PartNumber=1)
+    assert first["ContentLength"] == part and first.get("PartsCount") == parts, first
+    assert not s3.client().list_multipart_uploads(Bucket=BUCKET).get("Uploads"), "an upload left open"
+    # small files stay single PUTs (no part count in the ETag)
+    assert "-" not in s3.client().head_object(Bucket=BUCKET, Key=f"{key_of(sp)}/_metadata")["ETag"]
+    run1_out, run1_raw = committed_files(out), committed_files(raw)
+    ids1 = raw_ids(run1_raw)
+    table1 = apply_changelog(run1_out)
+    assert table1 == expected_agg(ids1, n)
+
+    r = c.cli("savepoint", "check", sp, jf)
+    assert r.returncode == 0, r.stdout + r.stderr
+    r = c.cli("run", "-s", sp, jf, timeout=120)
+    m = re.fullmatch(r"Job has been submitted with JobID ([0-9a-f]{32})\n"
+                     r"Job \1 finished with state FINISHED\.\n", r.stdout)
+    assert r.returncode == 0 and m, r.stdout + r.stderr
+    assert checkpoints(c, m.group(1))["latest"]["restored"]["external_path"] == sp
+    ids = raw_ids(run1_raw + [p for p in committed_files(raw) if p not in run1_raw])
+    assert sorted(ids) == list(range(1, n + 1)) and set(ids.values()) == {1}
+    table = apply_changelog([p for p in committed_files(out) if p not in run1_out], dict(table1))
+    assert table == expected_agg(range(1, n + 1), n)
+    no_local_leftovers(workdir)
+    # every request went through the signature check, and each kind was made
+    assert not proxy.bad, proxy.bad[:5]
+    assert {"PUT", "POST", "GET"} <= set(proxy.counts), proxy.counts
