@@ -152,8 +152,10 @@ endef
 $(foreach l,$(LAYERS) $(TOPS),$(eval $(call layer_rules,$(l))))
 $(B)/obj/taskmanager/pyhost.o: BASE_CFLAGS += $(PY_CFLAGS)
 # outside libraries one top layer alone links (the layer check and tests/test_layers.py add them)
-EXTRA_LIBS_taskmanager := $(PY_LIBS)
-$(B)/bin/sluice-taskmanager $(B)/layers/taskmanager.ok $(B)/tools/gen_docs: LIBS += $(EXTRA_LIBS_taskmanager)
+# elfutils' libdw names the frames of stack samples (taskmanager/sampler.c)
+DW_LIBS := $(shell pkg-config --libs libdw 2>/dev/null)
+EXTRA_LIBS_taskmanager := $(PY_LIBS) $(DW_LIBS)
+$(B)/bin/sluice-taskmanager $(B)/layers/taskmanager.ok $(B)/tools/gen_docs $(B)/tests/test_sampler: LIBS += $(EXTRA_LIBS_taskmanager)
 
 # tests and tools see every layer
 $(B)/obj/tests/%.o: tests/%.c $(PROTO_H) | $(SQL_GEN_H)

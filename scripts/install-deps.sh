@@ -13,7 +13,8 @@ debootstrap
 zookeeper libzookeeper-mt-dev
 postgresql libpq-dev libavro-dev
 libicu-dev
-libs3-dev"
+libs3-dev
+libdw-dev"
 
 missing=""
 for p in $PKGS; do

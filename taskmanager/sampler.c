@@ -1,0 +1,280 @@
+/*
+ * sampler.c -- stack samples of task threads (sampler.h).
+ *
+ * One sample of one thread: the sampling thread arms the buffer for that
+ * thread's id (g_armed), sends it SAMPLER_SIGNAL with tgkill, and waits on
+ * a semaphore. The handler, on the signalled thread, claims the armed
+ * buffer with a compare-and-swap (only when it is the thread armed for, so
+ * a signal that arrives after its sampler gave up writes nothing), records
+ * backtrace() into it and posts the semaphore; backtrace, sem_post and
+ * gettid are all async-signal-safe once backtrace has run once (at init).
+ * A sampler that times out disarms with the same compare-and-swap; when
+ * that fails the handler holds the buffer and will post, so it waits.
+ * Samplings are one at a time (g_mu): there is one buffer.
+ *
+ * Names come last, once per distinct address, from libdw over this
+ * process's own mappings (dwfl_linux_proc_report): .symtab names the
+ * operators' static functions. Return addresses are looked up one byte
+ * back, so a call that ends its function is named by its caller.
+ */
+#include <errno.h>
+#include <execinfo.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include <elfutils/libdwfl.h>
+
+#include "sl.h"
+#include "sampler.h"
+
+#define SAMPLER_SIGNAL (SIGRTMIN + 4)
+#define SAMPLER_MAX_FRAMES 256
+#define SAMPLER_WAIT_MS 200      /* a thread that has not answered by then is skipped */
+
+static void *g_frames[SAMPLER_MAX_FRAMES];
+static int g_nframes;
+static _Atomic int g_armed;      /* the thread id the buffer is for; 0 none, -1 claimed */
+static sem_t g_done;
+static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+static int g_init_rc = SL_ERR;
+static char g_init_err[200];
+
+pid_t tm_sampler_self(void)
+{
+    return (pid_t)syscall(SYS_gettid);
+}
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    int saved = errno;
+    int want = (int)syscall(SYS_gettid);
+    if (atomic_compare_exchange_strong(&g_armed, &want, -1)) {
+        g_nframes = backtrace(g_frames, SAMPLER_MAX_FRAMES);
+        sem_post(&g_done);
+    }
+    errno = saved;
+}
+
+static void init_once(void)
+{
+    void *warm[4];
+    backtrace(warm, 4); /* loads libgcc's unwinder now, not in the handler */
+    if (sem_init(&g_done, 0, 0) != 0) {
+        snprintf(g_init_err, sizeof g_init_err, "sem_init: %s", strerror(errno));
+        return;
+    }
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(SAMPLER_SIGNAL, &sa, NULL) != 0) {
+        snprintf(g_init_err, sizeof g_init_err, "sigaction: %s", strerror(errno));
+        return;
+    }
+    g_init_rc = SL_OK;
+}
+
+int tm_sampler_init(char *err, size_t errlen)
+{
+    pthread_once(&g_once, init_once);
+    if (g_init_rc != SL_OK)
+        return sl_seterr(err, errlen, "cannot install the stack sampler: %s", g_init_err);
+    return SL_OK;
+}
+
+/* The scheduler state of thread tid ('R', 'S', 'D', ...), or 0 if it is gone. */
+static char thread_state(pid_t tid)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)tid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    ssize_t r = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (r <= 0) return 0;
+    buf[r] = 0;
+    char *p = strrchr(buf, ')'); /* the name may hold anything, ')' too */
+    return p && p[1] == ' ' && p[2] ? p[2] : 0;
+}
+
+/* One stack of tid into frames (innermost first); its count, or -1. */
+static int sample_one(pid_t tid, void **frames)
+{
+    atomic_store(&g_armed, (int)tid);
+    if (syscall(SYS_tgkill, (int)getpid(), (int)tid, SAMPLER_SIGNAL) != 0) {
+        atomic_store(&g_armed, 0); /* no signal went: nobody claims it */
+        return -1;
+    }
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_nsec += SAMPLER_WAIT_MS * 1000000L;
+    until.tv_sec += until.tv_nsec / 1000000000L;
+    until.tv_nsec %= 1000000000L;
+    int rc;
+    while ((rc = sem_timedwait(&g_done, &until)) != 0 && errno == EINTR) {}
+    if (rc != 0) {
+        int want = (int)tid;
+        if (atomic_compare_exchange_strong(&g_armed, &want, 0)) return -1;
+        while (sem_wait(&g_done) != 0 && errno == EINTR) {} /* the handler is writing */
+    }
+    int n = g_nframes;
+    memcpy(frames, g_frames, (size_t)n * sizeof *frames);
+    atomic_store(&g_armed, 0);
+    return n;
+}
+
+typedef struct {
+    char state;
+    int n;                      /* frames, innermost first */
+    void *fr[SAMPLER_MAX_FRAMES];
+} raw_sample;
+
+static int no_debuginfo(Dwfl_Module *m, void **u, const char *mod, Dwarf_Addr base,
+                        const char *file, const char *debuglink, GElf_Word crc, char **path)
+{
+    (void)m, (void)u, (void)mod, (void)base, (void)file, (void)debuglink, (void)crc, (void)path;
+    return -1; /* .symtab is enough: no separate debug files, no debuginfod */
+}
+
+/* The name of address a (looked up at a - back) as a JSON string, cached in names. */
+static const char *addr_name(Dwfl *d, json_t *names, void *a, int back)
+{
+    char key[40];
+    snprintf(key, sizeof key, "%p/%d", a, back);
+    json_t *hit = json_object_get(names, key);
+    if (hit) return json_string_value(hit);
+    Dwarf_Addr at = (Dwarf_Addr)(uintptr_t)a - (Dwarf_Addr)back;
+    Dwfl_Module *m = d ? dwfl_addrmodule(d, at) : NULL;
+    const char *fn = m ? dwfl_module_addrname(m, at) : NULL;
+    char buf[300];
+    if (fn) {
+        /* gcc's clones (f.isra.0, f.constprop.0, f.part.0, f.cold) are f */
+        snprintf(buf, sizeof buf, "%.*s", (int)strcspn(fn, "."), fn);
+    } else {
+        Dwarf_Addr start = 0;
+        const char *mod = m ? dwfl_module_info(m, NULL, &start, NULL, NULL, NULL, NULL, NULL) : NULL;
+        const char *base = mod ? strrchr(mod, '/') : NULL;
+        snprintf(buf, sizeof buf, "[%s+0x%llx]", base ? base + 1 : mod ? mod : "unknown",
+                 (unsigned long long)(at - start));
+    }
+    json_object_set_new(names, key, json_string(buf));
+    return json_string_value(json_object_get(names, key));
+}
+
+/* Name and merge the raw samples into sampler.h's answer. */
+static json_t *symbolize(raw_sample *raw, int nraw, int nthreads, int depth)
+{
+    static const Dwfl_Callbacks cb = {
+        .find_elf = dwfl_linux_proc_find_elf,
+        .find_debuginfo = no_debuginfo,
+    };
+    Dwfl *d = dwfl_begin(&cb);
+    if (d) {
+        dwfl_report_begin(d);
+        if (dwfl_linux_proc_report(d, getpid()) != 0 || dwfl_report_end(d, NULL, NULL) != 0) {
+            dwfl_end(d);
+            d = NULL; /* addresses stay unnamed */
+        }
+    }
+    json_t *names = json_object(), *by_key = json_object(), *samples = json_array();
+    const char **fr = sl_malloc(SAMPLER_MAX_FRAMES * sizeof *fr);
+    for (int i = 0; i < nraw; i++) {
+        raw_sample *s = &raw[i];
+        /* the handler's own frame, then the signal trampoline (libc's
+         * __restore_rt, unnamed in a stripped libc), then where it was */
+        int first = 2;
+        for (int k = 0; k < s->n; k++)
+            if (!strcmp(addr_name(d, names, s->fr[k], 1), "on_signal")) {
+                first = k + 2;
+                break;
+            }
+        int nf = 0;
+        for (int k = first; k < s->n && nf < depth; k++)
+            fr[nf++] = addr_name(d, names, s->fr[k], k > first); /* the first is where it was */
+        if (!nf) continue;
+        size_t len = 4;
+        for (int k = 0; k < nf; k++) len += strlen(fr[k]) + 1;
+        char *key = sl_malloc(len), *p = key;
+        *p++ = s->state;
+        for (int k = nf - 1; k >= 0; k--) { /* outermost first */
+            *p++ = '\n';
+            size_t l = strlen(fr[k]);
+            memcpy(p, fr[k], l);
+            p += l;
+        }
+        *p = 0;
+        json_t *e = json_object_get(by_key, key);
+        if (e) {
+            json_object_set_new(e, "count",
+                                json_integer(json_integer_value(json_object_get(e, "count")) + 1));
+        } else {
+            json_t *frames = json_array();
+            for (int k = nf - 1; k >= 0; k--) json_array_append_new(frames, json_string(fr[k]));
+            char st[2] = {s->state, 0};
+            e = json_pack("{s:s,s:i,s:o}", "state", st, "count", 1, "frames", frames);
+            json_object_set(by_key, key, e);
+            json_array_append_new(samples, e);
+        }
+        free(key);
+    }
+    free(fr);
+    json_decref(names);
+    json_decref(by_key);
+    if (d) dwfl_end(d);
+    return json_pack("{s:i,s:o}", "threads", nthreads, "samples", samples);
+}
+
+json_t *tm_sampler_sample(const pid_t *tids, int n, int num, int64_t delay_ms, int depth,
+                          char *err, size_t errlen)
+{
+    if (tm_sampler_init(err, errlen) != SL_OK) return NULL;
+    if (n < 0 || num < 1 || delay_ms < 0 || depth < 1) {
+        sl_seterr(err, errlen, "bad sampling request: %d threads, %d samples, %lld ms apart, depth %d",
+                  n, num, (long long)delay_ms, depth);
+        return NULL;
+    }
+    if (depth > SAMPLER_MAX_FRAMES) depth = SAMPLER_MAX_FRAMES;
+    raw_sample *raw = sl_calloc((size_t)(n ? n : 1), sizeof *raw); /* one round's worth */
+    raw_sample *all = NULL;
+    int nall = 0, cap = 0;
+    pid_t self = tm_sampler_self();
+    pthread_mutex_lock(&g_mu);
+    for (int round = 0; round < num; round++) {
+        if (round) {
+            struct timespec ts = {(time_t)(delay_ms / 1000), (long)(delay_ms % 1000) * 1000000L};
+            while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
+        }
+        int got = 0;
+        for (int i = 0; i < n; i++) {
+            if (tids[i] <= 0 || tids[i] == self) continue;
+            char st = thread_state(tids[i]); /* before the signal wakes it */
+            if (!st) continue;
+            int nf = sample_one(tids[i], raw[got].fr);
+            if (nf <= 0) continue;
+            raw[got].n = nf;
+            raw[got].state = st;
+            got++;
+        }
+        if (nall + got > cap) {
+            cap = SL_MAX(cap * 2, nall + got);
+            all = sl_realloc(all, (size_t)cap * sizeof *all);
+        }
+        memcpy(all + nall, raw, (size_t)got * sizeof *raw);
+        nall += got;
+    }
+    pthread_mutex_unlock(&g_mu);
+    free(raw);
+    json_t *out = symbolize(all, nall, n, depth);
+    free(all);
+    return out;
+}
