@@ -155,7 +155,7 @@ $(B)/obj/taskmanager/pyhost.o: BASE_CFLAGS += $(PY_CFLAGS)
 # elfutils' libdw names the frames of stack samples (taskmanager/sampler.c)
 DW_LIBS := $(shell pkg-config --libs libdw 2>/dev/null)
 EXTRA_LIBS_taskmanager := $(PY_LIBS) $(DW_LIBS)
-$(B)/bin/sluice-taskmanager $(B)/layers/taskmanager.ok $(B)/tools/gen_docs $(B)/tests/test_sampler: LIBS += $(EXTRA_LIBS_taskmanager)
+$(B)/bin/sluice-taskmanager $(B)/layers/taskmanager.ok $(B)/tools/gen_docs: LIBS += $(EXTRA_LIBS_taskmanager)
 
 # tests and tools see every layer
 $(B)/obj/tests/%.o: tests/%.c $(PROTO_H) | $(SQL_GEN_H)
@@ -215,7 +215,7 @@ docs: $(B)/tools/gen_docs
 
 $(B)/tests/%: $(B)/obj/tests/unit/%.o $(ALL_LIBS)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $< $(ALL_LIBS) $(LIBS)
+	$(CC) $(LDFLAGS) -o $@ $< $(ALL_LIBS) $(LIBS) $(DW_LIBS)
 
 deps:
 	@./scripts/install-deps.sh
@@ -251,7 +251,7 @@ $(FZ)/libsluice-fuzz.a: $(FUZZ_LIB_OBJ)
 	ar rcs $@ $^
 
 $(FZ)/fuzz_%: $(FZ)/obj/tests/fuzz/fuzz_%.o $(FZ)/libsluice-fuzz.a
-	clang -fsanitize=fuzzer,address,undefined -pthread -o $@ $< $(FZ)/libsluice-fuzz.a $(LIBS)
+	clang -fsanitize=fuzzer,address,undefined -pthread -o $@ $< $(FZ)/libsluice-fuzz.a $(LIBS) $(DW_LIBS)
 
 fuzz: $(patsubst %,$(FZ)/fuzz_%,$(FUZZ_TARGETS))
 	@set -e; for t in $(FUZZ_TARGETS); do \
@@ -286,7 +286,7 @@ clean:
 # the daemon's encoders; the output is committed).
 fuzz-seeds: $(FZ)/libsluice-fuzz.a $(PROTO_H)
 	clang $(FUZZ_CFLAGS) -fsanitize=address,undefined -o $(FZ)/make_seeds tests/fuzz/make_seeds.c \
-	    $(FZ)/libsluice-fuzz.a $(LIBS) -fsanitize=fuzzer-no-link
+	    $(FZ)/libsluice-fuzz.a $(LIBS) $(DW_LIBS) -fsanitize=fuzzer-no-link
 	mkdir -p tests/fuzz/rows tests/fuzz/data tests/fuzz/control tests/fuzz/snapshot
 	$(FZ)/make_seeds
 

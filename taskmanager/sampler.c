@@ -235,7 +235,7 @@ static json_t *symbolize(raw_sample *raw, int nraw, int nthreads, int depth)
 }
 
 json_t *tm_sampler_sample(const pid_t *tids, int n, int num, int64_t delay_ms, int depth,
-                          char *err, size_t errlen)
+                          const int *cancel, char *err, size_t errlen)
 {
     if (tm_sampler_init(err, errlen) != SL_OK) return NULL;
     if (n < 0 || num < 1 || delay_ms < 0 || depth < 1) {
@@ -250,6 +250,7 @@ json_t *tm_sampler_sample(const pid_t *tids, int n, int num, int64_t delay_ms, i
     pid_t self = tm_sampler_self();
     pthread_mutex_lock(&g_mu);
     for (int round = 0; round < num; round++) {
+        if (cancel && __atomic_load_n(cancel, __ATOMIC_ACQUIRE)) break;
         if (round) {
             struct timespec ts = {(time_t)(delay_ms / 1000), (long)(delay_ms % 1000) * 1000000L};
             while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}

@@ -29,8 +29,9 @@ pid_t tm_sampler_self(void);
  * others wait). A thread gone meanwhile is skipped. Returns (caller owns)
  *   {"threads": n, "samples": [{"state": "R"|"S"|"D"|..., "count": k,
  *                               "frames": ["outermost", ..., "innermost"]}]}
- * with equal stacks in equal states merged, or NULL with err. */
+ * with equal stacks in equal states merged, or NULL with err. A non-NULL
+ * *cancel (read atomically) that becomes nonzero ends it after the round. */
 json_t *tm_sampler_sample(const pid_t *tids, int n, int num, int64_t delay_ms, int depth,
-                          char *err, size_t errlen);
+                          const int *cancel, char *err, size_t errlen);
 
 #endif

@@ -84,7 +84,7 @@ static void test_on_and_off_cpu(void)
     while (!atomic_load(&tid_spin) || !atomic_load(&tid_sleep)) usleep(1000);
 
     pid_t one[1] = {atomic_load(&tid_spin)};
-    json_t *res = tm_sampler_sample(one, 1, 20, 5, 100, err, sizeof err);
+    json_t *res = tm_sampler_sample(one, 1, 20, 5, 100, NULL, err, sizeof err);
     CHECK(res != NULL);
     int total, named = count_named(res, "spin_in_test_sampler", 1, &total);
     /* on a loaded machine the spinner may be runnable-but-waiting (still R) */
@@ -98,7 +98,7 @@ static void test_on_and_off_cpu(void)
     json_decref(res);
 
     pid_t other[1] = {atomic_load(&tid_sleep)};
-    res = tm_sampler_sample(other, 1, 20, 10, 100, err, sizeof err);
+    res = tm_sampler_sample(other, 1, 20, 10, 100, NULL, err, sizeof err);
     CHECK(res != NULL);
     named = count_named(res, "sleep_in_test_sampler", -1, &total);
     CHECK_EQ_INT(total, 20);
@@ -109,7 +109,7 @@ static void test_on_and_off_cpu(void)
     json_decref(res);
 
     /* the depth bound keeps the innermost frames */
-    res = tm_sampler_sample(one, 1, 3, 1, 1, err, sizeof err);
+    res = tm_sampler_sample(one, 1, 3, 1, 1, NULL, err, sizeof err);
     CHECK(res != NULL);
     json_t *s;
     size_t i;
@@ -123,13 +123,13 @@ static void test_on_and_off_cpu(void)
 
     /* gone: skipped at once */
     int64_t t0 = sl_mono_ms();
-    res = tm_sampler_sample(one, 1, 5, 1, 100, err, sizeof err);
+    res = tm_sampler_sample(one, 1, 5, 1, 100, NULL, err, sizeof err);
     CHECK(res != NULL);
     CHECK_EQ_INT((int)json_array_size(json_object_get(res, "samples")), 0);
     CHECK(sl_mono_ms() - t0 < 1000);
     json_decref(res);
 
-    CHECK(tm_sampler_sample(one, 1, 0, 1, 100, err, sizeof err) == NULL);
+    CHECK(tm_sampler_sample(one, 1, 0, 1, 100, NULL, err, sizeof err) == NULL);
     CHECK(strstr(err, "bad sampling request") != NULL);
 }
 
