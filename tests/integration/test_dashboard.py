@@ -749,6 +749,7 @@ def test_flame_graph_tab_of_a_vertex(cluster, browser):
     root = '#flamegraph-canvas .frame[data-name="root"]'
     assert attr_of(d, root, "data-value") == str(full["data"]["value"])
     assert int(attr_of(d, "#flamegraph", "data-end-timestamp")) == full["endTimestamp"]
+    d.execute_script("document.getElementById('flamegraph').scrollIntoView()")
     screenshot(d, "job-vertex-flamegraph")
 
     for kind in ("on_cpu", "off_cpu"):
@@ -757,4 +758,5 @@ def test_flame_graph_tab_of_a_vertex(cluster, browser):
         wait_ui(d, lambda d: attr_of(d, "#flamegraph", "data-type") == kind and
                 (want == 0 and not css(d, root) or attr_of(d, root, "data-value") == str(want)),
                 f"the {kind} graph")
+    d.execute_script("document.getElementById('flamegraph').scrollIntoView()")
     screenshot(d, "job-vertex-flamegraph-off-cpu")

@@ -37,7 +37,7 @@ export function createFlameGraph(jid) {
   let last = null;
 
   const buttons = TYPES.map(([key, label]) => h('button', {
-    class: 'btn small' + (key === type ? '' : ' ghost'), type: 'button', dataset: { flameType: key },
+    class: 'btn small', type: 'button', dataset: { flameType: key },
     onClick: () => { type = key; zoom = null; paintButtons(); load(); },
   }, label));
   const status = h('p', { class: 'hint', id: 'flamegraph-status' });
@@ -47,7 +47,10 @@ export function createFlameGraph(jid) {
     h('div', { class: 'flamegraph-types' }, buttons), status, meta, canvas);
 
   function paintButtons() {
-    for (const b of buttons) b.className = 'btn small' + (b.dataset.flameType === type ? '' : ' ghost');
+    for (const b of buttons) {
+      b.classList.toggle('active', b.dataset.flameType === type);
+      setAttr(b, 'aria-pressed', b.dataset.flameType === type ? 'true' : 'false');
+    }
     setAttr(el, 'data-type', type);
   }
   paintButtons();

@@ -244,6 +244,10 @@ export function createGraphTab(jid, onSelect) {
     if (vtab !== 'subtasks') show(sEmpty, false);
     flame.select(vtab === 'flamegraph' ? selected : null);
     if (vtab === 'subtasks' && selected && lastJob) paintSubtasks();
+    if (vtab === 'flamegraph' && selected) {
+      const v = lastJob && (lastJob.vertices || []).find((x) => x.id === selected);
+      setText(spanel.title, `Flame graph of ${v ? v.name || v.id : selected}`);
+    }
   }
   const hint = h('p', { class: 'hint', id: 'graph-hint' }, 'Click a vertex to see its subtasks.');
 
