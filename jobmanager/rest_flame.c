@@ -18,7 +18,10 @@
 #include <jansson.h>
 
 #include "jm.h"
+#include "log.h"
 #include "rest_int.h"
+
+#define TAG "jm:flame"
 
 struct jm_flame {
     char job_id[33];
@@ -107,7 +110,6 @@ static void flame_complete(jm_flame *f)
 
 int jm_rest_on_flame_reply(jm *j, const jm_tm *tm, const Sluice__ProcessInfoReply *m)
 {
-    (void)tm;
     for (jm_flame *f = j->flames; f; f = f->next_flame) {
         int mine = 0;
         for (int i = 0; i < f->nids && !mine; i++) mine = f->ids[i] == m->id;
@@ -118,7 +120,11 @@ int jm_rest_on_flame_reply(jm *j, const jm_tm *tm, const Sluice__ProcessInfoRepl
         json_t *res = m->json && *m->json ? json_loads(m->json, 0, &je) : NULL;
         json_t *samples = json_object_get(res, "samples");
         if (json_is_array(samples) && f->next) json_array_extend(f->next, samples);
-        else if (m->error && *m->error && !f->error) f->error = sl_strdup(m->error);
+        else if (m->error && *m->error && !f->error) {
+            f->error = sl_strdup(m->error); /* once per graph: it would come again each refresh */
+            sl_warn(TAG, "no stack samples of job %s chain %d from TaskManager %s: %s", f->job_id,
+                    f->chain, tm->id, m->error);
+        }
         json_decref(res);
         if (f->pending > 0 && --f->pending == 0) flame_complete(f);
         return 1;

@@ -17,6 +17,7 @@
 
 #define TAG "tm:flame"
 #define FLAME_QUEUE_MAX 16       /* requests waiting for the sampler */
+#define FLAME_REPLY_MAX (8u << 20) /* bytes of samples one reply may carry */
 
 static void flame_free(tm_flame *f)
 {
@@ -45,6 +46,13 @@ static void *flame_main(void *arg)
                 snprintf(err, sizeof err, "the TaskManager is stopping");
             if (res) f->json = json_dumps(res, JSON_COMPACT);
             else f->error = sl_strdup(err);
+            if (f->json && strlen(f->json) > FLAME_REPLY_MAX) { /* a control frame is at most 16 MiB */
+                f->error = sl_sprintf("the stack samples take %zu bytes, more than %u: lower "
+                                      "rest.flamegraph.num-samples or rest.flamegraph.stack-depth",
+                                      strlen(f->json), FLAME_REPLY_MAX);
+                free(f->json);
+                f->json = NULL;
+            }
             json_decref(res);
             f->qm.type = TM_OP_SAMPLED;
             if (sl_queue_push(n->inbox, &f->qm) != SL_OK) flame_free(f);
