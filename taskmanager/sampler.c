@@ -12,10 +12,12 @@
  * that fails the handler holds the buffer and will post, so it waits.
  * Samplings are one at a time (g_mu): there is one buffer.
  *
- * Names come last, once per distinct address, from libdw over this
- * process's own mappings (dwfl_linux_proc_report): .symtab names the
- * operators' static functions. Return addresses are looked up one byte
- * back, so a call that ends its function is named by its caller.
+ * Names come as the samples do, once per distinct address, from libdw over
+ * this process's mappings as they were when the sampling began
+ * (dwfl_linux_proc_report): .symtab names the operators' static functions;
+ * equal stacks merge at once, so memory follows the distinct stacks.
+ * Return addresses are looked up one byte back, so a call that ends its
+ * function is named by its caller.
  */
 #include <errno.h>
 #include <execinfo.h>
@@ -133,12 +135,6 @@ static int sample_one(pid_t tid, void **frames)
     return n;
 }
 
-typedef struct {
-    char state;
-    int n;                      /* frames, innermost first */
-    void *fr[SAMPLER_MAX_FRAMES];
-} raw_sample;
-
 static int no_debuginfo(Dwfl_Module *m, void **u, const char *mod, Dwarf_Addr base,
                         const char *file, const char *debuglink, GElf_Word crc, char **path)
 {
@@ -171,67 +167,87 @@ static const char *addr_name(Dwfl *d, json_t *names, void *a, int back)
     return json_string_value(json_object_get(names, key));
 }
 
-/* Name and merge the raw samples into sampler.h's answer. */
-static json_t *symbolize(raw_sample *raw, int nraw, int nthreads, int depth)
+/* The samples of one sampling, named and merged as they come, so that
+ * memory grows with the distinct stacks, not with the samples. */
+typedef struct {
+    Dwfl *d;                    /* this process's modules, or NULL: unnamed */
+    json_t *names;              /* "<address>/<back>" -> name */
+    json_t *by_key;             /* "<state>\n<frame>\n..." -> its entry in samples */
+    json_t *samples;            /* sampler.h's "samples" */
+    const char **fr;            /* SAMPLER_MAX_FRAMES names of the sample at hand */
+    int depth;
+} merge;
+
+static void merge_open(merge *m, int depth)
 {
     static const Dwfl_Callbacks cb = {
         .find_elf = dwfl_linux_proc_find_elf,
         .find_debuginfo = no_debuginfo,
     };
-    Dwfl *d = dwfl_begin(&cb);
-    if (d) {
-        dwfl_report_begin(d);
-        if (dwfl_linux_proc_report(d, getpid()) != 0 || dwfl_report_end(d, NULL, NULL) != 0) {
-            dwfl_end(d);
-            d = NULL; /* addresses stay unnamed */
+    memset(m, 0, sizeof *m);
+    m->d = dwfl_begin(&cb);
+    if (m->d) {
+        dwfl_report_begin(m->d);
+        if (dwfl_linux_proc_report(m->d, getpid()) != 0 || dwfl_report_end(m->d, NULL, NULL) != 0) {
+            dwfl_end(m->d);
+            m->d = NULL; /* addresses stay unnamed */
         }
     }
-    json_t *names = json_object(), *by_key = json_object(), *samples = json_array();
-    const char **fr = sl_malloc(SAMPLER_MAX_FRAMES * sizeof *fr);
-    for (int i = 0; i < nraw; i++) {
-        raw_sample *s = &raw[i];
-        /* the handler's own frame, then the signal trampoline (libc's
-         * __restore_rt, unnamed in a stripped libc), then where it was */
-        int first = 2;
-        for (int k = 0; k < s->n; k++)
-            if (!strcmp(addr_name(d, names, s->fr[k], 1), "on_signal")) {
-                first = k + 2;
-                break;
-            }
-        int nf = 0;
-        for (int k = first; k < s->n && nf < depth; k++)
-            fr[nf++] = addr_name(d, names, s->fr[k], k > first); /* the first is where it was */
-        if (!nf) continue;
-        size_t len = 4;
-        for (int k = 0; k < nf; k++) len += strlen(fr[k]) + 1;
-        char *key = sl_malloc(len), *p = key;
-        *p++ = s->state;
-        for (int k = nf - 1; k >= 0; k--) { /* outermost first */
-            *p++ = '\n';
-            size_t l = strlen(fr[k]);
-            memcpy(p, fr[k], l);
-            p += l;
+    m->names = json_object();
+    m->by_key = json_object();
+    m->samples = json_array();
+    m->fr = sl_malloc(SAMPLER_MAX_FRAMES * sizeof *m->fr);
+    m->depth = depth;
+}
+
+/* One stack (n addresses from backtrace() in the handler) in state st. */
+static void merge_add(merge *m, char st, void *const *addr, int n)
+{
+    /* the handler's own frame, then the signal trampoline (libc's
+     * __restore_rt, unnamed in a stripped libc), then where it was */
+    int first = 2;
+    for (int k = 0; k < n; k++)
+        if (!strcmp(addr_name(m->d, m->names, addr[k], 1), "on_signal")) {
+            first = k + 2;
+            break;
         }
-        *p = 0;
-        json_t *e = json_object_get(by_key, key);
-        if (e) {
-            json_object_set_new(e, "count",
-                                json_integer(json_integer_value(json_object_get(e, "count")) + 1));
-        } else {
-            json_t *frames = json_array();
-            for (int k = nf - 1; k >= 0; k--) json_array_append_new(frames, json_string(fr[k]));
-            char st[2] = {s->state, 0};
-            e = json_pack("{s:s,s:i,s:o}", "state", st, "count", 1, "frames", frames);
-            json_object_set(by_key, key, e);
-            json_array_append_new(samples, e);
-        }
-        free(key);
+    int nf = 0;
+    for (int k = first; k < n && nf < m->depth; k++)
+        m->fr[nf++] = addr_name(m->d, m->names, addr[k], k > first); /* the first is where it was */
+    if (!nf) return;
+    size_t len = 4;
+    for (int k = 0; k < nf; k++) len += strlen(m->fr[k]) + 1;
+    char *key = sl_malloc(len), *p = key;
+    *p++ = st;
+    for (int k = nf - 1; k >= 0; k--) { /* outermost first */
+        *p++ = '\n';
+        size_t l = strlen(m->fr[k]);
+        memcpy(p, m->fr[k], l);
+        p += l;
     }
-    free(fr);
-    json_decref(names);
-    json_decref(by_key);
-    if (d) dwfl_end(d);
-    return json_pack("{s:i,s:o}", "threads", nthreads, "samples", samples);
+    *p = 0;
+    json_t *e = json_object_get(m->by_key, key);
+    if (e) {
+        json_object_set_new(e, "count", json_integer(json_integer_value(json_object_get(e, "count")) + 1));
+    } else {
+        json_t *frames = json_array();
+        for (int k = nf - 1; k >= 0; k--) json_array_append_new(frames, json_string(m->fr[k]));
+        char sts[2] = {st, 0};
+        e = json_pack("{s:s,s:i,s:o}", "state", sts, "count", 1, "frames", frames);
+        json_object_set(m->by_key, key, e);
+        json_array_append_new(m->samples, e);
+    }
+    free(key);
+}
+
+/* sampler.h's answer (caller owns); m is freed. */
+static json_t *merge_close(merge *m, int nthreads)
+{
+    free(m->fr);
+    json_decref(m->names);
+    json_decref(m->by_key);
+    if (m->d) dwfl_end(m->d);
+    return json_pack("{s:i,s:o}", "threads", nthreads, "samples", m->samples);
 }
 
 json_t *tm_sampler_sample(const pid_t *tids, int n, int num, int64_t delay_ms, int depth,
@@ -244,10 +260,10 @@ json_t *tm_sampler_sample(const pid_t *tids, int n, int num, int64_t delay_ms, i
         return NULL;
     }
     if (depth > SAMPLER_MAX_FRAMES) depth = SAMPLER_MAX_FRAMES;
-    raw_sample *raw = sl_calloc((size_t)(n ? n : 1), sizeof *raw); /* one round's worth */
-    raw_sample *all = NULL;
-    int nall = 0, cap = 0;
+    void **frames = sl_malloc(SAMPLER_MAX_FRAMES * sizeof *frames);
     pid_t self = tm_sampler_self();
+    merge m;
+    merge_open(&m, depth);
     pthread_mutex_lock(&g_mu);
     for (int round = 0; round < num; round++) {
         if (cancel && __atomic_load_n(cancel, __ATOMIC_ACQUIRE)) break;
@@ -255,27 +271,15 @@ json_t *tm_sampler_sample(const pid_t *tids, int n, int num, int64_t delay_ms, i
             struct timespec ts = {(time_t)(delay_ms / 1000), (long)(delay_ms % 1000) * 1000000L};
             while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
         }
-        int got = 0;
         for (int i = 0; i < n; i++) {
             if (tids[i] <= 0 || tids[i] == self) continue;
             char st = thread_state(tids[i]); /* before the signal wakes it */
             if (!st) continue;
-            int nf = sample_one(tids[i], raw[got].fr);
-            if (nf <= 0) continue;
-            raw[got].n = nf;
-            raw[got].state = st;
-            got++;
+            int nf = sample_one(tids[i], frames);
+            if (nf > 0) merge_add(&m, st, frames, nf);
         }
-        if (nall + got > cap) {
-            cap = SL_MAX(cap * 2, nall + got);
-            all = sl_realloc(all, (size_t)cap * sizeof *all);
-        }
-        memcpy(all + nall, raw, (size_t)got * sizeof *raw);
-        nall += got;
     }
     pthread_mutex_unlock(&g_mu);
-    free(raw);
-    json_t *out = symbolize(all, nall, n, depth);
-    free(all);
-    return out;
+    free(frames);
+    return merge_close(&m, n);
 }

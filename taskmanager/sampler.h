@@ -4,8 +4,8 @@
  * thread (tgkill) runs a handler there that records backtrace()'s return
  * addresses into one preallocated buffer; the sampling thread waits for it,
  * notes the thread's scheduler state (/proc/self/task/<tid>/stat: R is on
- * CPU, anything else off CPU), and at the end names every address with
- * elfutils' libdw (the .symtab names static functions too, where dladdr
+ * CPU, anything else off CPU), and names every address with elfutils'
+ * libdw (the .symtab names static functions too, where dladdr
  * sees only exported ones).
  */
 #ifndef SL_TM_SAMPLER_H
