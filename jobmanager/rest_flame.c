@@ -1,6 +1,7 @@
 /*
  * rest_flame.c -- Flink's flame graphs of a vertex (loop thread):
- * GET /jobs/:id/vertices/:vid/flamegraph?type=full|on_cpu|off_cpu.
+ * GET /jobs/:id/vertices/:vid/flamegraph?type=full|on_cpu|off_cpu, of all
+ * its subtasks or of one (&subtaskindex=i, as Flink 2.x).
  *
  * As Flink's statistics tracker: the first request for a vertex asks every
  * TaskManager that runs one of its subtasks for stack samples
@@ -14,7 +15,9 @@
  * is dropped. On CPU is the thread state R, off CPU any other (sleeping,
  * waiting for I/O), as Flink splits RUNNABLE from the waiting states.
  */
+#include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <jansson.h>
 
 #include "jm.h"
@@ -26,6 +29,7 @@
 struct jm_flame {
     char job_id[33];
     int chain;
+    int subtask;                /* the one subtask sampled (?subtaskindex=), or -1: all */
     uint32_t attempt;           /* the deployment sampled */
     uint64_t *ids;              /* the requests sent (ProcessInfoRequest ids) */
     int nids, pending;          /* sent, not yet answered */
@@ -72,9 +76,9 @@ static void flame_start(jm *j, jm_flame *f, const jm_job *job, int c)
     f->ids = sl_calloc((size_t)ch->parallelism + 1, sizeof *f->ids);
     for (int i = 0; i < ch->parallelism; i++) {
         const jm_task *t = &job->tasks[c][i];
-        if (t->state != T_RUNNING || !t->tm_id) continue;
+        if (t->state != T_RUNNING || !t->tm_id || (f->subtask >= 0 && i != f->subtask)) continue;
         int seen = 0; /* one request per TaskManager: it samples all its subtasks */
-        for (int k = 0; k < i; k++)
+        for (int k = 0; k < i && f->subtask < 0; k++)
             seen |= job->tasks[c][k].state == T_RUNNING && job->tasks[c][k].tm_id &&
                     !strcmp(job->tasks[c][k].tm_id, t->tm_id);
         jm_tm *tm = seen ? NULL : jm_tm_find(j, t->tm_id);
@@ -89,6 +93,8 @@ static void flame_start(jm *j, jm_flame *f, const jm_job *job, int c)
         rq.num_samples = (uint32_t)sl_config_int(conf, "rest.flamegraph.num-samples");
         rq.delay_ms = (uint32_t)sl_config_int(conf, "rest.flamegraph.delay-between-samples");
         rq.stack_depth = (uint32_t)sl_config_int(conf, "rest.flamegraph.stack-depth");
+        rq.one_subtask = f->subtask >= 0;
+        rq.subtask = f->subtask >= 0 ? (uint32_t)f->subtask : 0;
         Sluice__Envelope env = SLUICE__ENVELOPE__INIT;
         env.msg_case = SLUICE__ENVELOPE__MSG_PROCESS_INFO_REQUEST;
         env.process_info_request = &rq;
@@ -176,9 +182,21 @@ void jm_rest_flamegraph(route_ctx *rc, jm_job *job, int c, reply *r)
     if (!sl_config_bool(j->conf, "rest.flamegraph.enabled"))
         return reply_json(r, 200, json_pack("{s:i}", "endTimestamp", -2)); /* Flink's "disabled" */
     const char *ty = jm_rest_qarg(rc, "type");
-    int type = !ty || !strcmp(ty, "full") ? 0 : !strcmp(ty, "on_cpu") ? 1 : !strcmp(ty, "off_cpu") ? 2 : -1;
+    /* Flink reads the type case-insensitively */
+    int type = !ty || !strcasecmp(ty, "full") ? 0 : !strcasecmp(ty, "on_cpu") ? 1
+               : !strcasecmp(ty, "off_cpu")   ? 2 : -1;
     if (type < 0)
         return reply_err(r, 400, "bad flame graph type '%s': full, on_cpu or off_cpu", ty);
+    const int par = job->g->chains[c].parallelism;
+    const char *si = jm_rest_qarg(rc, "subtaskindex");
+    int subtask = -1;
+    if (si) {
+        char *end = NULL;
+        long v = strtol(si, &end, 10);
+        if (!*si || *end || v < 0 || v >= par)
+            return reply_err(r, 400, "bad subtaskindex '%s': the vertex has subtasks 0 to %d", si, par - 1);
+        subtask = (int)v;
+    }
     int64_t now = sl_mono_ms();
     int64_t cleanup = sl_config_int(j->conf, "rest.flamegraph.cleanup-interval");
     int64_t refresh = sl_config_int(j->conf, "rest.flamegraph.refresh-interval");
@@ -190,17 +208,19 @@ void jm_rest_flamegraph(route_ctx *rc, jm_job *job, int c, reply *r)
             flame_free(x);
             continue;
         }
-        if (!strcmp(x->job_id, job->id) && x->chain == c) f = x;
+        if (!strcmp(x->job_id, job->id) && x->chain == c && x->subtask == subtask) f = x;
         pp = &x->next_flame;
     }
     int running = 0;
-    for (int i = 0; i < job->g->chains[c].parallelism; i++) running |= job->tasks[c][i].state == T_RUNNING;
+    for (int i = 0; i < par; i++)
+        running |= job->tasks[c][i].state == T_RUNNING && (subtask < 0 || i == subtask);
     if (!f) {
         if (!running) /* Flink's "terminated": nothing to sample */
             return reply_json(r, 200, json_pack("{s:i}", "endTimestamp", -1));
         f = sl_calloc(1, sizeof *f);
         snprintf(f->job_id, sizeof f->job_id, "%s", job->id);
         f->chain = c;
+        f->subtask = subtask;
         f->next_flame = j->flames;
         j->flames = f;
     }

@@ -104,7 +104,8 @@ int tm_flame_request(tm_net *n, const Sluice__ProcessInfoRequest *rq, char *err,
     for (int i = 0; i < d->ntasks; i++) {
         tm_task *t = &d->tasks[i];
         int tid = __atomic_load_n(&t->tid, __ATOMIC_ACQUIRE);
-        if (t->chain == (int)rq->chain && tid > 0) f->tids[f->ntids++] = tid;
+        if (t->chain == (int)rq->chain && tid > 0 && (!rq->one_subtask || t->subtask == (int)rq->subtask))
+            f->tids[f->ntids++] = tid;
     }
     f->num = (int)rq->num_samples;
     f->delay_ms = (int)rq->delay_ms;

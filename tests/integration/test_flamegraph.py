@@ -7,7 +7,9 @@ Flink's own VertexFlameGraph class and strict mapper) whose root counts every
 sample of both threads (2 x num-samples), each node at least its children's sum;
 the stacks name the source's static run function (datagen_run, from .symtab)
 under the task thread's entry; on_cpu and off_cpu split the same samples; a
-bad type is refused; a finished job's vertex answers Flink's "terminated".
+bad type is refused; one subtask's graph (subtaskindex) counts that thread's
+samples alone; a finished job's vertex answers Flink's "terminated", and
+rest.flamegraph.enabled false Flink's "disabled".
 """
 from conftest import wait_for
 from test_flink_cli import flink_home, run_harness  # noqa: F401 (fixture)
@@ -79,13 +81,25 @@ def test_flamegraph_of_running_sql_job(make_cluster, workdir, flink_home):  # no
     assert on["data"]["value"] + off["data"]["value"] == 2 * SAMPLES
     assert cluster.get(url + "?type=full") == full
 
+    assert cluster.get(url + "?type=ON_CPU") == on  # Flink reads the type case-insensitively
     status, body = cluster.request("GET", url + "?type=wall")
     assert status == 400 and "bad flame graph type 'wall'" in str(body), (status, body)
+
+    # one subtask (Flink 2.x's subtaskindex): its own sampling, one thread's samples
+    one = url + "?subtaskindex=1"
+    assert cluster.get(one) == {"endTimestamp": -3}
+    g1 = wait_for(lambda: (lambda g: g if g["endTimestamp"] > 0 else None)(cluster.get(one)),
+                  timeout=60, what="subtask 1's flame graph")
+    assert g1["data"]["value"] == SAMPLES, g1["data"]["value"]
+    assert any("datagen_run" in p for p, _ in paths(g1["data"]))
+    for bad in ("2", "-1", "x"):
+        status, body = cluster.request("GET", url + "?subtaskindex=" + bad)
+        assert status == 400 and f"bad subtaskindex '{bad}'" in str(body), (status, body)
 
     # Flink's own class reads all three
     lines = ["\t".join(["GET", cluster.url + "/v1" + url + q,
                         "org.apache.flink.runtime.webmonitor.threadinfo.VertexFlameGraph", "-"]) + "\n"
-             for q in ("", "?type=on_cpu", "?type=off_cpu")]
+             for q in ("", "?type=on_cpu", "?type=off_cpu", "?subtaskindex=1&type=off_cpu")]
     results = run_harness(flink_home, workdir, lines)
     assert all(l.startswith("OK") for l in results), results
 
