@@ -760,3 +760,14 @@ def test_flame_graph_tab_of_a_vertex(cluster, browser):
                 f"the {kind} graph")
     d.execute_script("document.getElementById('flamegraph').scrollIntoView()")
     screenshot(d, "job-vertex-flamegraph-off-cpu")
+
+    # one subtask: the picker lists the vertex's one subtask; its graph is its own sampling
+    wait_ui(d, lambda d: [o.get_attribute("value") for o in css(d, "#flamegraph-subtask option")] == ["", "0"],
+            "the subtask picker")
+    d.execute_script("const s = document.getElementById('flamegraph-subtask');"
+                     "s.value = '0'; s.dispatchEvent(new Event('change'));")
+    one = f"/jobs/{jid}/vertices/{vid}/flamegraph?type=off_cpu&subtaskindex=0"
+    g = wait_for(lambda: (lambda g: g if g["endTimestamp"] > 0 else None)(cluster.get(one)),
+                 timeout=60, what="subtask 0's flame graph")
+    wait_ui(d, lambda d: attr_of(d, "#flamegraph", "data-end-timestamp") == str(g["endTimestamp"]),
+            "subtask 0's graph drawn", timeout=60)

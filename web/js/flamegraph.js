@@ -4,7 +4,8 @@
  *
  * Reads GET jobs/<jid>/vertices/<vid>/flamegraph?type=full|on_cpu|off_cpu:
  * Flink's {endTimestamp, data: {name, value, children}}; endTimestamp -3 is
- * "sampling, ask again", -1 "nothing runs", -2 "disabled". Draws the tree as
+ * "sampling, ask again", -1 "nothing runs", -2 "disabled"; a picker narrows it
+ * to one subtask (&subtaskindex=i). Draws the tree as
  * a flame graph of plain elements: the root at the bottom, each frame as
  * wide as its share of the samples, its callees above it; frames narrower
  * than a pixel's worth are left out. A frame's title gives its name, samples
@@ -40,11 +41,21 @@ export function createFlameGraph(jid) {
     class: 'btn small', type: 'button', dataset: { flameType: key },
     onClick: () => { type = key; zoom = null; paintButtons(); load(); },
   }, label));
+  /* all subtasks, or one (Flink's subtaskindex) */
+  let subtask = '';
+  const picker = h('select', { id: 'flamegraph-subtask', title: 'subtask',
+    onChange: () => { subtask = picker.value; zoom = null; last = null; load(); } });
+  function fillPicker(parallelism) {
+    const opts = [h('option', { value: '' }, 'All subtasks')];
+    for (let i = 0; i < parallelism; i++) opts.push(h('option', { value: String(i) }, `Subtask ${i}`));
+    picker.replaceChildren(...opts);
+    picker.value = subtask;
+  }
   const status = h('p', { class: 'hint', id: 'flamegraph-status' });
   const meta = h('p', { class: 'hint', id: 'flamegraph-meta' });
   const canvas = h('div', { class: 'flamegraph', id: 'flamegraph-canvas' });
   const el = h('div', { id: 'flamegraph', hidden: true },
-    h('div', { class: 'flamegraph-types' }, buttons), status, meta, canvas);
+    h('div', { class: 'flamegraph-types' }, buttons, picker), status, meta, canvas);
 
   function paintButtons() {
     for (const b of buttons) {
@@ -89,8 +100,9 @@ export function createFlameGraph(jid) {
   async function load() {
     if (!vid) return;
     const want = vid;
-    const g = await optional(api.get(`jobs/${seg(jid)}/vertices/${seg(vid)}/flamegraph?type=${type}`));
-    if (want !== vid) return;
+    const one = subtask === '' ? '' : `&subtaskindex=${subtask}`;
+    const g = await optional(api.get(`jobs/${seg(jid)}/vertices/${seg(vid)}/flamegraph?type=${type}${one}`));
+    if (want !== vid || one !== (subtask === '' ? '' : `&subtaskindex=${subtask}`)) return;
     const ts = g ? g.endTimestamp : null;
     setAttr(el, 'data-end-timestamp', ts);
     if (!g) {
@@ -119,10 +131,13 @@ export function createFlameGraph(jid) {
 
   return {
     el,
-    /* Show the graph of vertex v (null: none); loads at once. */
-    select(v) {
+    /* Show the graph of vertex v (null: none) of `parallelism` subtasks; loads at once. */
+    select(v, parallelism) {
+      if (v !== vid) subtask = '';
+      if (picker.options.length !== (parallelism || 0) + 1) fillPicker(parallelism || 0);
       if (v === vid) return;
       vid = v;
+      picker.value = '';
       zoom = null;
       last = null;
       canvas.replaceChildren();

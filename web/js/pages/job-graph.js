@@ -242,7 +242,8 @@ export function createGraphTab(jid, onSelect) {
     show(swrap, vtab === 'subtasks');
     show(flame.el, vtab === 'flamegraph');
     if (vtab !== 'subtasks') show(sEmpty, false);
-    flame.select(vtab === 'flamegraph' ? selected : null);
+    const sv = selected && lastJob && (lastJob.vertices || []).find((x) => x.id === selected);
+    flame.select(vtab === 'flamegraph' ? selected : null, sv ? num(sv.parallelism) || 0 : 0);
     if (vtab === 'subtasks' && selected && lastJob) paintSubtasks();
     if (vtab === 'flamegraph' && selected) {
       const v = lastJob && (lastJob.vertices || []).find((x) => x.id === selected);
