@@ -615,7 +615,7 @@ static void test_help(void)
 {
     sl_config *c = sl_config_new();
     char err[256] = "";
-    static char out[32768]; /* the whole help: every option with its text */
+    static char out[65536];
     char *argv[] = {"/opt/bin/sluice-jobmanager", "-D", "rest.port=1", "--help"};
     CHECK(from_args(c, 4, argv, "conf/sluice.yaml", err, sizeof err, out, sizeof out) == SL_DONE);
     CHECK(starts_with(out, "Usage: sluice-jobmanager [--config FILE]"));
