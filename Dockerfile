@@ -30,14 +30,18 @@ RUN apt-get update \
         libcurl4-openssl-dev \
         libevent-dev libprotobuf-c-dev librocksdb-dev librdkafka-dev \
         libmicrohttpd-dev libjansson-dev libssl-dev lemon libzookeeper-mt-dev libpq-dev libicu-dev python3-dev libavro-dev \
+        libdw-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .
 RUN make -j"$(nproc)" build/bin/sluice-jobmanager build/bin/sluice-taskmanager build/bin/sluice
+# The TaskManager keeps its symbol table (.symtab): flame graphs name the
+# sampled frames, static functions too, from it (taskmanager/sampler.c).
 RUN mkdir -p /out/bin /out/share/sluice /out/conf /out/examples \
  && install -m 0755 build/bin/sluice-jobmanager build/bin/sluice-taskmanager build/bin/sluice \
         deploy/docker-entrypoint.sh deploy/docker-healthcheck.sh /out/bin/ \
- && strip --strip-unneeded /out/bin/sluice-jobmanager /out/bin/sluice-taskmanager /out/bin/sluice \
+ && strip --strip-unneeded /out/bin/sluice-jobmanager /out/bin/sluice \
+ && strip --strip-debug /out/bin/sluice-taskmanager \
  && cp -r web /out/share/sluice/web \
  && cp examples/*.json examples/*.sql /out/examples/ \
  && cat conf/sluice.yaml deploy/docker/container.yaml > /out/conf/sluice.yaml
@@ -74,6 +78,7 @@ RUN apt-get update \
         libevent-2.1-7 libevent-pthreads-2.1-7 libevent-openssl-2.1-7 libssl3 libprotobuf-c1 librocksdb7.8 \
         libcurl4 \
         librdkafka1 libmicrohttpd12 libjansson4 libedit2 libzookeeper-mt2 libpq5 libicu72 libpython3.11 libavro23 \
+        libdw1 \
  && rm -rf /var/lib/apt/lists/* \
  && groupadd --system --gid 9999 sluice \
  && useradd --system --uid 9999 --gid sluice --home-dir /opt/sluice --no-create-home \

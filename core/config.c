@@ -283,6 +283,25 @@ static const sl_conf_def defs[] = {
       "snapshots to restore from and savepoints to dispose of, besides `state.savepoints.dir` "
       "and `state.checkpoints.dir`."},
      NOLIM, NULL},
+    {{"rest.flamegraph.enabled", SL_CT_BOOL, "true", NULL,
+      "Serve flame graphs of a vertex's task threads (GET /jobs/:id/vertices/:vid/flamegraph); "
+      "Flink defaults this to false, Sluice to true. False answers Flink's disabled graph."},
+     NOLIM, NULL},
+    {{"rest.flamegraph.num-samples", SL_CT_INT, "100", NULL,
+      "Stack samples taken of each task thread for one flame graph."},
+     1, 10000, NULL},
+    {{"rest.flamegraph.delay-between-samples", SL_CT_DURATION, "50 ms", NULL,
+      "Delay between two stack samples of a task thread."},
+     1, 60000, NULL},
+    {{"rest.flamegraph.stack-depth", SL_CT_INT, "100", NULL,
+      "Frames kept of each sampled stack (the innermost ones)."},
+     1, 256, NULL},
+    {{"rest.flamegraph.refresh-interval", SL_CT_DURATION, "60000 ms", NULL,
+      "Age after which a vertex's flame graph is sampled anew when asked for."},
+     1, INT64_MAX, NULL},
+    {{"rest.flamegraph.cleanup-interval", SL_CT_DURATION, "600000 ms", NULL,
+      "Age after which a flame graph nobody asked for is dropped."},
+     1, INT64_MAX, NULL},
     {{"web.submit.enable", SL_CT_BOOL, "true", NULL,
       "Accept C jobs over REST (POST /jars/upload, /jars/:id/run, ...); false turns the jar "
       "API off."},
@@ -426,7 +445,7 @@ static const char *const ignored_keys[] = {
     "classloader.", "pekko.", "akka.", "kubernetes.", "yarn.", "security.", "fs.", "s3.",
     "web.cancel.enable", "web.tmpdir",
     "state.checkpoint-storage", "execution.checkpointing.storage",  /* always the file system */
-    "state.backend.rocksdb.", "metrics.", "rest.flamegraph.enabled", "rest.profiling.enabled",
+    "state.backend.rocksdb.", "metrics.", "rest.profiling.enabled",
     "cluster.evenly-spread-out-slots", "execution.runtime-mode", "pipeline.name",
     "python.", "table.",
 };

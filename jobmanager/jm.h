@@ -316,6 +316,10 @@ typedef struct jm_pinfo {
     struct jm_pinfo *next;
 } jm_pinfo;
 
+/* A vertex's flame graph: its stack samples, gathered from the
+ * TaskManagers (rest_flame.c, loop thread). */
+typedef struct jm_flame jm_flame;
+
 typedef struct jm {
     sl_config *conf;            /* read-only after start-up: any thread may read it */
     struct event_base *base;
@@ -348,6 +352,7 @@ typedef struct jm {
     jm_savepoint_op *disposals; /* POST /savepoint-disposal results, newest first (rest.c, bounded) */
     jm_pinfo *pinfos;           /* TaskManager process info asked for, not yet taken (rest.c) */
     uint64_t pinfo_ids;         /* the last ProcessInfoRequest id */
+    jm_flame *flames;           /* vertices' flame graphs (rest_flame.c) */
     /* op queue to the loop (loop.c): any thread posts, the loop runs;
      * closed once the loop has stopped, so ops are refused */
     struct sl_queue *ops;

@@ -1835,4 +1835,5 @@ void jm_rest_stop(jm *j)
         free(op);
     }
     jm_rest_pinfo_free_all(j);
+    jm_rest_flames_free_all(j);
 }

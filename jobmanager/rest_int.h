@@ -82,6 +82,13 @@ void jm_rest_vertex_routes(route_ctx *rc, jm_job *job, int c, reply *r);
 /* GET /sluice/jobs/:id/vertices/:vid/subtasks: every metric as a number */
 json_t *jm_rest_sluice_subtasks(const jm_job *job, int c);
 
+/* rest_flame.c (loop thread): GET /jobs/:id/vertices/:vid/flamegraph of
+ * chain c; a TaskManager's answer to its STACK_SAMPLES request (1 when m
+ * was one, else 0); dropping them all once the loop has stopped. */
+void jm_rest_flamegraph(route_ctx *rc, jm_job *job, int c, reply *r);
+int jm_rest_on_flame_reply(jm *j, const jm_tm *tm, const Sluice__ProcessInfoReply *m);
+void jm_rest_flames_free_all(jm *j);
+
 /* REST thread: GET /jobmanager/{logs,...,environment}; 1 when the path is one
  * of those (*r the JSON answer, or *fd and *size a file to send), else 0. */
 int jm_rest_process_routes(const route_ctx *rc, reply *r, int *fd, uint64_t *size);

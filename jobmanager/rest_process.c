@@ -100,6 +100,7 @@ void jm_rest_on_process_info(jm *j, const jm_tm *tm, const Sluice__ProcessInfoRe
         p->done = 1;
         return;
     }
+    jm_rest_on_flame_reply(j, tm, m); /* stack samples for a flame graph, or a late answer */
 }
 
 /* Which TaskManager process path this is (a ProcessInfoRequest kind), or -1. */

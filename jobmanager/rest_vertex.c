@@ -428,9 +428,7 @@ void jm_rest_vertex_routes(route_ctx *rc, jm_job *job, int c, reply *r)
         return;
     }
     if (!strcmp(what, "flamegraph") && rc->nseg == 5) {
-        /* as Flink with rest.flamegraph.enabled false (its default): the
-         * "disabled" graph, no samples */
-        reply_json(r, 200, json_pack("{s:I,s:n}", "endTimestamp", (json_int_t)-1, "data"));
+        jm_rest_flamegraph(rc, job, c, r); /* rest_flame.c */
         return;
     }
     reply_err(r, 404, "Not found: no such vertex resource '%s'", what);

@@ -13,7 +13,8 @@ debootstrap
 zookeeper libzookeeper-mt-dev
 postgresql libpq-dev libavro-dev
 libicu-dev
-libcurl4-openssl-dev"
+libcurl4-openssl-dev
+libdw-dev"
 
 missing=""
 for p in $PKGS; do

@@ -813,7 +813,9 @@ static void process_info(tm_net *n, const Sluice__ProcessInfoRequest *rq)
     out.id = rq->id;
     char err[300] = "", *text = NULL;
     uint8_t *data = NULL;
-    if (rq->kind == SLUICE__PROCESS_INFO_REQUEST__KIND__LOG_LIST ||
+    if (rq->kind == SLUICE__PROCESS_INFO_REQUEST__KIND__STACK_SAMPLES) {
+        if (tm_flame_request(n, rq, err, sizeof err) == SL_OK) return; /* answered when sampled */
+    } else if (rq->kind == SLUICE__PROCESS_INFO_REQUEST__KIND__LOG_LIST ||
         rq->kind == SLUICE__PROCESS_INFO_REQUEST__KIND__THREAD_DUMP) {
         json_t *j = rq->kind == SLUICE__PROCESS_INFO_REQUEST__KIND__LOG_LIST ? sl_proc_log_list()
                                                                            : sl_proc_thread_dump();
@@ -1153,6 +1155,9 @@ static void on_inbox(evutil_socket_t fd, short what, void *arg)
             tm_collect_out_free(o);
             break;
         }
+        case TM_OP_SAMPLED:
+            tm_flame_done(n, SL_QMSG_OF(m, tm_flame, qm));
+            break;
         }
     }
     for (tm_peer *p = n->peers; p; p = p->next) peer_flush(p);
@@ -1222,6 +1227,7 @@ int tm_net_start(tm_net *n, char *err, size_t errlen)
     n->hb_timeout_ms = sl_config_int(n->conf, "heartbeat.timeout");
     if (tm_snapshotter_start(n, err, errlen) != SL_OK) return SL_ERR;
     if (tm_deploy_start(n, err, errlen) != SL_OK) return SL_ERR;
+    if (tm_flame_start(n, err, errlen) != SL_OK) return SL_ERR;
     if (sl_ha_enabled(n->conf)) {
         n->leader_ev = event_new(n->base, -1, 0, on_leader, n);
         n->leader_rt = sl_zk_retriever_start(n->conf, leader_changed, n, err, errlen);
@@ -1239,6 +1245,7 @@ void tm_net_stop(tm_net *n)
     n->leader_rt = NULL;
     tm_deploy_cancel_all(n);
     tm_deploy_stop(n);
+    tm_flame_stop(n);
     while (n->deploys) tm_deploy_free(n, n->deploys);
     tm_snapshotter_stop(n);
     if (n->inbox) {

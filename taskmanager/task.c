@@ -29,6 +29,7 @@
 #include <sys/eventfd.h>
 
 #include "tm.h"
+#include "sampler.h"
 #include "log.h"
 #include "keygroup.h"
 #include "runtime.h"
@@ -1207,6 +1208,7 @@ static void *task_main(void *arg)
         snprintf(name, sizeof name, "%d.%d %s", t->chain, t->subtask, r.ch->name);
         pthread_setname_np(pthread_self(), name);
     }
+    __atomic_store_n(&t->tid, (int)tm_sampler_self(), __ATOMIC_RELEASE); /* stack samples */
     r.in_wm = INT64_MIN;
     r.out_wm = INT64_MIN;
     r.start_ns = sl_mono_ns();
@@ -1279,6 +1281,7 @@ static void *task_main(void *arg)
     free(r.trig_dir);
     free(r.in_vals);
     fflush(stdout);
+    __atomic_store_n(&t->tid, 0, __ATOMIC_RELEASE);
     tm_net_task_exited(d->net);
     return NULL;
 }

@@ -120,6 +120,9 @@ struct tm_task {
     int chain;
     int subtask;
     pthread_t thread;
+    int tid;                    /* its kernel thread id while it runs, else 0
+                                   (atomic: set by the task, read by the network
+                                   thread for stack samples) */
     int started;
     int joined;                 /* network thread: its thread ended and was joined */
     int final_seen;             /* network thread: its final state (with its last
@@ -245,9 +248,12 @@ typedef enum {
     TM_OP_PLANNED,              /* deploy worker -> network thread: a planned
                                    DeployJob (deploy.c's tm_plan, one per
                                    deployment) to build, or its error */
-    TM_OP_COLLECT_OUT           /* task thread (collect sink) -> network
+    TM_OP_COLLECT_OUT,          /* task thread (collect sink) -> network
                                    thread: a tm_collect_out batch to send as
                                    CollectRows (bounded by collect credit) */
+    TM_OP_SAMPLED               /* flame sampler -> network thread: a
+                                   tm_flame with its answer (bounded by the
+                                   sampler's queue) */
 } tm_op_kind;
 
 /* The snapshot writer's queue (tm_net.snaps): one kind. */
@@ -313,7 +319,34 @@ struct tm_net {
     pthread_t plan_thread;
     struct sl_queue *plans;
     int plan_started;
+    /* the flame sampler thread (flame.c): samples task threads' stacks off
+     * the network and task threads, fed tm_flame requests */
+    pthread_t flame_thread;
+    struct sl_queue *flames;
+    int flame_started;
+    int flame_stop;             /* atomic: stopping, cut a sampling short */
 };
+
+/* A request for stack samples (ProcessInfoRequest STACK_SAMPLES): network
+ * thread -> flame sampler, then back as TM_OP_SAMPLED with json or error. */
+typedef struct tm_flame {
+    sl_qmsg qm;
+    uint64_t id;                /* the request's, for the reply */
+    int *tids;                  /* the chain's running task threads */
+    int ntids;
+    int num, delay_ms, depth;
+    char *json;                 /* the answer (sampler.h), or NULL */
+    char *error;                /* why there is none, or NULL */
+} tm_flame;
+
+/* flame.c (network thread) */
+int tm_flame_start(tm_net *n, char *err, size_t errlen);
+void tm_flame_stop(tm_net *n);
+/* Queue a STACK_SAMPLES request; SL_ERR with err when it cannot be (no such
+ * deployment, too many waiting): then answer at once. */
+int tm_flame_request(tm_net *n, const Sluice__ProcessInfoRequest *rq, char *err, size_t errlen);
+/* TM_OP_SAMPLED from the inbox: send the reply, free f. */
+void tm_flame_done(tm_net *n, tm_flame *f);
 
 /* task.c */
 int tm_task_start(tm_task *t, char *err, size_t errlen);

@@ -722,3 +722,52 @@ def test_rescale_from_the_job_page(cluster, browser):
     screenshot(d, "job-rescales")
     cluster.request("PATCH", f"/jobs/{jid}?mode=cancel")
     cluster.wait_state(jid, "CANCELED")
+
+
+def test_flame_graph_tab_of_a_vertex(cluster, browser):
+    """The selected vertex's Flame Graph tab draws the JobManager's flame graph:
+    "sampling" first, then frames, among them the busy source's run function
+    (named from the TaskManager's symbol table); On-CPU and Off-CPU redraw
+    with what the REST API answers for those types."""
+    d = browser
+    cluster.add_tm(slots=1)
+    jid = cluster.submit(endless_job("flames", p=1, rate=50_000_000))
+    cluster.wait_state(jid, "RUNNING")
+    wait_for(lambda: all(v["tasks"]["RUNNING"] == v["parallelism"] for v in cluster.job(jid)["vertices"]),
+             what="the tasks to run")
+    vid = vertex_ids(cluster, jid)["gen"]
+
+    open_page(d, cluster, f"/jobs/{jid}/graph/{vid}", "job")
+    wait_ui(d, lambda d: shown(d, "#vertex-tab-flamegraph"), "the vertex's tabs")
+    assert not shown(d, "#flamegraph")
+    css(d, "#vertex-tab-flamegraph")[0].click()
+    wait_ui(d, lambda d: shown(d, "#flamegraph"), "the flame graph tab")
+    frame = '#flamegraph-canvas .frame[data-name="datagen_run"]'
+    wait_ui(d, lambda d: css(d, frame), "the source's run function in the flame graph", timeout=60)
+    assert not shown(d, "#subtasks .subtasks-table")
+    full = cluster.get(f"/jobs/{jid}/vertices/{vid}/flamegraph")
+    root = '#flamegraph-canvas .frame[data-name="root"]'
+    assert attr_of(d, root, "data-value") == str(full["data"]["value"])
+    assert int(attr_of(d, "#flamegraph", "data-end-timestamp")) == full["endTimestamp"]
+    d.execute_script("document.getElementById('flamegraph').scrollIntoView()")
+    screenshot(d, "job-vertex-flamegraph")
+
+    for kind in ("on_cpu", "off_cpu"):
+        css(d, f'#flamegraph button[data-flame-type="{kind}"]')[0].click()
+        want = cluster.get(f"/jobs/{jid}/vertices/{vid}/flamegraph?type={kind}")["data"]["value"]
+        wait_ui(d, lambda d: attr_of(d, "#flamegraph", "data-type") == kind and
+                (want == 0 and not css(d, root) or attr_of(d, root, "data-value") == str(want)),
+                f"the {kind} graph")
+    d.execute_script("document.getElementById('flamegraph').scrollIntoView()")
+    screenshot(d, "job-vertex-flamegraph-off-cpu")
+
+    # one subtask: the picker lists the vertex's one subtask; its graph is its own sampling
+    wait_ui(d, lambda d: [o.get_attribute("value") for o in css(d, "#flamegraph-subtask option")] == ["", "0"],
+            "the subtask picker")
+    d.execute_script("const s = document.getElementById('flamegraph-subtask');"
+                     "s.value = '0'; s.dispatchEvent(new Event('change'));")
+    one = f"/jobs/{jid}/vertices/{vid}/flamegraph?type=off_cpu&subtaskindex=0"
+    g = wait_for(lambda: (lambda g: g if g["endTimestamp"] > 0 else None)(cluster.get(one)),
+                 timeout=60, what="subtask 0's flame graph")
+    wait_ui(d, lambda d: attr_of(d, "#flamegraph", "data-end-timestamp") == str(g["endTimestamp"]),
+            "subtask 0's graph drawn", timeout=60)

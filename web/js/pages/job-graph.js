@@ -26,6 +26,7 @@ import { JobGraph, nameLines } from '../graph.js';
 import { vertexFill, vertexBorder, bpLevel, perMille, normLevel, COLOR_IDLE, COLOR_BUSY, COLOR_BACKPRESSURED } from '../colors.js';
 import { num, fmtInt, fmtCompact, fmtRate, fmtPerMille, fmtWatermark, fmtWatermarkLong, watermarkKind, fmtDuration, fmtTime, stateKey, fmtBytes, DASH } from '../format.js';
 import { panel, stateBadge } from '../widgets.js';
+import { createFlameGraph } from '../flamegraph.js';
 
 const COLOUR_METRICS = 'busyTimeMsPerSecond,backPressuredTimeMsPerSecond,idleTimeMsPerSecond';
 const SUM_METRICS = 'numRecordsIn,numRecordsOut,numRecordsInPerSecond,numRecordsOutPerSecond,numLateRecordsDropped';
@@ -227,7 +228,28 @@ export function createGraphTab(jid, onSelect) {
   const sclose = h('button', { class: 'btn small ghost', type: 'button', id: 'subtasks-close' }, 'Close');
   sclose.addEventListener('click', () => onSelect(null));
   spanel.extra.append(sclose);
-  spanel.body.append(h('div', { class: 'table-wrap' }, stable), sEmpty);
+  /* the selected vertex's views, as Flink's vertex drawer: subtasks, flame graph */
+  let vtab = 'subtasks';
+  const flame = createFlameGraph(jid);
+  const swrap = h('div', { class: 'table-wrap' }, stable);
+  const vtabLinks = [['subtasks', 'SubTasks'], ['flamegraph', 'Flame Graph']].map(([key, label]) =>
+    h('a', { href: '#', dataset: { vertexTab: key }, id: `vertex-tab-${key}`,
+      onClick: (e) => { e.preventDefault(); vtab = key; paintVertexTab(); } }, label));
+  const vtabBar = h('nav', { class: 'tabs vertex-tabs' }, vtabLinks);
+  spanel.body.append(vtabBar, swrap, sEmpty, flame.el);
+  function paintVertexTab() {
+    for (const a of vtabLinks) a.classList.toggle('active', a.dataset.vertexTab === vtab);
+    show(swrap, vtab === 'subtasks');
+    show(flame.el, vtab === 'flamegraph');
+    if (vtab !== 'subtasks') show(sEmpty, false);
+    const sv = selected && lastJob && (lastJob.vertices || []).find((x) => x.id === selected);
+    flame.select(vtab === 'flamegraph' ? selected : null, sv ? num(sv.parallelism) || 0 : 0);
+    if (vtab === 'subtasks' && selected && lastJob) paintSubtasks();
+    if (vtab === 'flamegraph' && selected) {
+      const v = lastJob && (lastJob.vertices || []).find((x) => x.id === selected);
+      setText(spanel.title, `Flame graph of ${v ? v.name || v.id : selected}`);
+    }
+  }
   const hint = h('p', { class: 'hint', id: 'graph-hint' }, 'Click a vertex to see its subtasks.');
 
   const el = h('div', { class: 'tab-graph' }, graphPanel.el, hint, spanel.el, vpanel.el);
@@ -238,7 +260,7 @@ export function createGraphTab(jid, onSelect) {
     show(spanel.el, !!selected);
     show(hint, !selected);
     setAttr(spanel.el, 'data-vertex-id', selected);
-    if (selected && lastJob) paintSubtasks();
+    paintVertexTab();
   }
 
   function paintSubtasks() {
@@ -248,7 +270,7 @@ export function createGraphTab(jid, onSelect) {
     const subs = data && data.subtasks ? data.subtasks.slice() : [];
     subs.sort((a, b) => (num(a.subtask) || 0) - (num(b.subtask) || 0));
     show(stable, subs.length > 0);
-    show(sEmpty, subs.length === 0);
+    show(sEmpty, subs.length === 0 && vtab === 'subtasks');
     syncKeyed(sbody, subs, (st) => st.subtask, createSubtaskRow, updateSubtaskRow);
   }
 
@@ -307,6 +329,7 @@ export function createGraphTab(jid, onSelect) {
       syncKeyed(vbody, vertices, (v) => v.id, (v) => createVertexRow(v, onSelect, () => selected),
         (tr, v) => updateVertexRow(tr, v, views.get(v.id), sources.has(v.id)));
       paintSelection();
+      if (vtab === 'flamegraph') await flame.refresh(); /* until its sampling has ended */
     },
   };
 }
