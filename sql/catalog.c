@@ -1171,7 +1171,10 @@ static void add_job_config(const sl_sql_session *s, json_t *job)
     json_array_foreach(zone && strcmp(zone, "UTC") ? json_object_get(job, "vertices") : NULL, k, v) {
         const char *type = json_string_value(json_object_get(v, "type"));
         json_t *vc = json_object_get(v, "config");
-        if (type && json_is_object(vc) && (!strcmp(type, "calc") || !strcmp(type, "values")))
+        if (type && !strcmp(type, "collect") && !vc) /* the client's result rows */
+            json_object_set_new(v, "config", vc = json_object());
+        if (type && json_is_object(vc) && (!strcmp(type, "calc") || !strcmp(type, "values") ||
+                                                 !strcmp(type, "collect")))
             json_object_set_new(vc, "table.local-time-zone", json_string(zone));
     }
     json_t *cfg = json_object();

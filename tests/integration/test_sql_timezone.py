@@ -126,3 +126,25 @@ def test_session_zone_refused(cluster, workdir):
     assert r.returncode != 0
     assert "line 1, column 1: 'table.local-time-zone': unknown time zone 'Mars/Olympus'" in \
         r.stdout + r.stderr, r.stdout + r.stderr
+
+
+def test_client_prints_an_ltz_in_the_session_zone(cluster, workdir):
+    """Flink's SQL client shows a TIMESTAMP_LTZ as the session zone's local
+    time; a TIMESTAMP(3) as it is. The changelog mode's cells, one row per id."""
+    cluster.add_tm(slots=1)
+    src = write_src(workdir)
+    zone = zoneinfo.ZoneInfo("Asia/Kolkata")  # +05:30: minutes move too
+    r = run_sql(cluster, workdir, "p.sql", DDL.format(src=src, out=os.path.join(workdir, "o")) + """
+SET 'table.local-time-zone' = 'Asia/Kolkata';
+SET 'sql-client.execution.result-mode' = 'changelog';
+SELECT id, TO_TIMESTAMP_LTZ(ms, 3) AS l, CAST(TO_TIMESTAMP_LTZ(ms, 3) AS TIMESTAMP(3)) AS t
+  FROM src;
+""")
+    assert r.returncode == 0, r.stdout + r.stderr
+    for i, ms in MS:
+        t = local(ms, zone)
+        text = t.strftime("%Y-%m-%d %H:%M:%S.") + f"{t.microsecond // 1000:03d}"
+        # the same local text under the LTZ column and the TIMESTAMP(3) one
+        assert any(ln.split()[:1] == ["+I"] and ln.split()[1] == str(i) and
+                   ln.split()[2:6] == text.split() * 2 for ln in r.stdout.splitlines()), \
+            (i, text, r.stdout)
