@@ -190,28 +190,40 @@ int sl_expr_set_zone(sl_expr *e, const char *zone, char *err, size_t errlen)
 
 const char *sl_expr_zone(const sl_expr *e) { return e->zone; }
 
-/* This thread's open zone: evaluation allocates nothing once it is open
- * (a thread evaluates trees of one session zone; a different name reopens). */
-static _Thread_local sl_tz *tl_tz;
-static _Thread_local char tl_tz_name[64];
+/* This thread's open zones, one per rule set: evaluation allocates nothing
+ * once they are open (a thread evaluates trees of one session zone; a
+ * different name reopens). */
+static _Thread_local sl_tz *tl_tz[2];
+static _Thread_local char tl_tz_name[2][64];
 
-static sl_tz *zone_open(const char *zone)
+static sl_tz *zone_open(const char *zone, sl_tz_rules rules)
 {
-    if (tl_tz && !strcmp(tl_tz_name, zone)) return tl_tz;
-    sl_tz_destroy(tl_tz);
-    tl_tz = sl_tz_open(zone, SL_TZ_JAVA_TIME, NULL, 0); /* checked by sl_expr_set_zone */
-    snprintf(tl_tz_name, sizeof tl_tz_name, "%s", tl_tz ? zone : "");
-    return tl_tz;
+    int r = rules == SL_TZ_JAVA_UTIL;
+    if (tl_tz[r] && !strcmp(tl_tz_name[r], zone)) return tl_tz[r];
+    sl_tz_destroy(tl_tz[r]);
+    /* the name was checked under java.time's rules by sl_expr_set_zone; java.util
+     * reads every such name alike (an offset "+08:00" only as GMT+08:00) */
+    char util[72];
+    if (r && (zone[0] == '+' || zone[0] == '-')) snprintf(util, sizeof util, "GMT%s", zone);
+    tl_tz[r] = sl_tz_open(r && (zone[0] == '+' || zone[0] == '-') ? util : zone, rules, NULL, 0);
+    snprintf(tl_tz_name[r], sizeof tl_tz_name[r], "%s", tl_tz[r] ? zone : "");
+    return tl_tz[r];
 }
 
 int64_t sl_expr_zone_local(const char *zone, int64_t ms)
 {
-    sl_tz *tz = zone ? zone_open(zone) : NULL;
+    sl_tz *tz = zone ? zone_open(zone, SL_TZ_JAVA_TIME) : NULL;
     return tz ? sl_tz_to_local(tz, ms) : ms;
 }
 
 int64_t sl_expr_zone_utc(const char *zone, int64_t ms)
 {
-    sl_tz *tz = zone ? zone_open(zone) : NULL;
+    sl_tz *tz = zone ? zone_open(zone, SL_TZ_JAVA_TIME) : NULL;
+    return tz ? sl_tz_to_utc(tz, ms) : ms;
+}
+
+int64_t sl_expr_zone_utc_sdf(const char *zone, int64_t ms)
+{
+    sl_tz *tz = zone ? zone_open(zone, SL_TZ_JAVA_UTIL) : NULL;
     return tz ? sl_tz_to_utc(tz, ms) : ms;
 }

@@ -1399,7 +1399,7 @@ static int eval_unix(const node *n, evctx *cx, sl_value *out)
         bool ok = n->nkids == 2
             ? f && sl_dfmt_parse(f->ops, f->nops, f->pat, out->v.s.p, out->v.s.len, false, &ms)
             : sl_expr_ts_parse(out->v.s.p, out->v.s.len, &ms);
-        if (ok) ms = sl_expr_zone_utc(cx->zone, ms); /* the text is the session zone's time */
+        if (ok) ms = sl_expr_zone_utc_sdf(cx->zone, ms); /* the session zone's time */
         set_i(out, ok ? sl_floor_div(ms, 1000) : INT64_MIN);
         return SL_OK;
     }

@@ -127,6 +127,9 @@ struct sl_expr {
  * The zone is opened once per thread and kept (sl_tz is one thread's). */
 int64_t sl_expr_zone_local(const char *zone, int64_t ms);
 int64_t sl_expr_zone_utc(const char *zone, int64_t ms);
+/* sl_expr_zone_utc as SimpleDateFormat resolves a time (UNIX_TIMESTAMP(s)):
+ * an overlap takes the later, standard-time offset. */
+int64_t sl_expr_zone_utc_sdf(const char *zone, int64_t ms);
 
 /* ---- small helpers ------------------------------------------------------- */
 

@@ -375,14 +375,14 @@ static const sl_op_option calc_options[] = {
     {"functions", SL_CT_JSON, NULL, NULL,
      "User-defined functions the expressions call: a list of {\"name\", \"symbol\", "
      "\"library\", \"declaration\"} (docs/UDF.md)."},
-    {"table.local-time-zone", SL_CT_STRING, NULL, NULL,
-     "The session time zone the expressions evaluate in (a java.time.ZoneId name; default "
-     "UTC): the SQL planner's copy of SET 'table.local-time-zone'."},
     {"python.fn-execution.bundle.size", SL_CT_INT, "1000", NULL,
      "Rows whose Python function calls are made under one entry into the interpreter (1: row "
      "by row)."},
     {"python.fn-execution.bundle.time", SL_CT_DURATION, "1000", NULL,
      "Longest a row waits for its bundle to fill (ms)."},
+    {"table.local-time-zone", SL_CT_STRING, NULL, NULL,
+     "The session time zone the expressions evaluate in (a java.time.ZoneId name; default "
+     "UTC): the SQL planner's copy of SET 'table.local-time-zone'."},
     SL_OP_OPTIONS_END,
 };
 
