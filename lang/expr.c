@@ -62,6 +62,7 @@
 #include "expr_int.h"
 #include "calendar.h"
 #include "duration.h"
+#include "temporal.h"
 
 const int64_t sl_expr_iv_ms[IV_N] = {1, 1000, 60000, 3600000, 86400000};
 const char *const sl_expr_iv_name[IV_N] = {"MILLISECOND", "SECOND", "MINUTE", "HOUR", "DAY"};
@@ -169,5 +170,60 @@ void sl_expr_destroy(sl_expr *e)
 {
     if (!e) return;
     sl_expr_free_nodes(e->all);
+    free(e->zone);
     free(e);
+}
+
+/* ---- the session time zone ----------------------------------------------- */
+
+int sl_expr_set_zone(sl_expr *e, const char *zone, char *err, size_t errlen)
+{
+    free(e->zone);
+    e->zone = NULL;
+    if (!zone || !strcmp(zone, "UTC") || !strcmp(zone, "Z")) return SL_OK; /* the fast path */
+    sl_tz *tz = sl_tz_open(zone, SL_TZ_JAVA_TIME, err, errlen);
+    if (!tz) return SL_ERR;
+    sl_tz_destroy(tz);
+    e->zone = sl_strdup(zone);
+    return SL_OK;
+}
+
+const char *sl_expr_zone(const sl_expr *e) { return e->zone; }
+
+/* This thread's open zones, one per rule set: evaluation allocates nothing
+ * once they are open (a thread evaluates trees of one session zone; a
+ * different name reopens). */
+static _Thread_local sl_tz *tl_tz[2];
+static _Thread_local char tl_tz_name[2][64];
+
+static sl_tz *zone_open(const char *zone, sl_tz_rules rules)
+{
+    int r = rules == SL_TZ_JAVA_UTIL;
+    if (tl_tz[r] && !strcmp(tl_tz_name[r], zone)) return tl_tz[r];
+    sl_tz_destroy(tl_tz[r]);
+    /* the name was checked under java.time's rules by sl_expr_set_zone; java.util
+     * reads every such name alike (an offset "+08:00" only as GMT+08:00) */
+    char util[72];
+    if (r && (zone[0] == '+' || zone[0] == '-')) snprintf(util, sizeof util, "GMT%s", zone);
+    tl_tz[r] = sl_tz_open(r && (zone[0] == '+' || zone[0] == '-') ? util : zone, rules, NULL, 0);
+    snprintf(tl_tz_name[r], sizeof tl_tz_name[r], "%s", tl_tz[r] ? zone : "");
+    return tl_tz[r];
+}
+
+int64_t sl_expr_zone_local(const char *zone, int64_t ms)
+{
+    sl_tz *tz = zone ? zone_open(zone, SL_TZ_JAVA_TIME) : NULL;
+    return tz ? sl_tz_to_local(tz, ms) : ms;
+}
+
+int64_t sl_expr_zone_utc(const char *zone, int64_t ms)
+{
+    sl_tz *tz = zone ? zone_open(zone, SL_TZ_JAVA_TIME) : NULL;
+    return tz ? sl_tz_to_utc(tz, ms) : ms;
+}
+
+int64_t sl_expr_zone_utc_sdf(const char *zone, int64_t ms)
+{
+    sl_tz *tz = zone ? zone_open(zone, SL_TZ_JAVA_UTIL) : NULL;
+    return tz ? sl_tz_to_utc(tz, ms) : ms;
 }

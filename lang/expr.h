@@ -67,6 +67,13 @@ sl_type sl_expr_type(const sl_expr *e);
  * for a bare NULL literal's type). */
 const sl_dtype *sl_expr_dtype(const sl_expr *e);
 void sl_expr_destroy(sl_expr *e);
+/* The session time zone (Flink's table.local-time-zone, a java.time.ZoneId
+ * name) the tree evaluates in: CURRENT_DATE, CURRENT_TIME, LOCALTIME,
+ * LOCALTIMESTAMP, FROM_UNIXTIME, UNIX_TIMESTAMP(s), DATE_FORMAT of a
+ * TIMESTAMP_LTZ and CASTs to and from TIMESTAMP_LTZ read it. NULL (the
+ * default) is UTC. SL_ERR with a message for a name that is no zone. */
+int sl_expr_set_zone(sl_expr *e, const char *zone, char *err, size_t errlen);
+const char *sl_expr_zone(const sl_expr *e); /* NULL: UTC */
 
 /* Evaluate against `row`. Strings the result needs are allocated from
  * `scratch` (reset by the caller per record). Returns SL_OK, or SL_ERR on a

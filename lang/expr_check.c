@@ -674,6 +674,7 @@ static node *build_column(bld *b, const sql_node *e)
                 : strcasecmp(e->s, "CURRENT_TIME") && strcasecmp(e->s, "LOCALTIME") ? SL_T_TIMESTAMP
                 : SL_T_TIME;
         n->flags = n->type == SL_T_TIME ? 0 : 3;
+        n->neg = strcasecmp(e->s, "CURRENT_TIMESTAMP") != 0; /* the session zone's wall clock */
         return n;
     }
     /* r.f: the field f of a ROW column r (a calc text has no tables; a planner's
@@ -823,6 +824,12 @@ static node *build_cast(bld *b, const sql_node *e)
     if (n) {
         n->neg = try_cast;
         n->dt = tdt;
+        if (ltz && to == SL_T_TIMESTAMP) { /* an instant: converted in the session zone */
+            char lt[80];
+            snprintf(lt, sizeof lt, "TIMESTAMP_LTZ%s", wl ? tbuf + 9 : tbuf + 13);
+            const sl_dtype *d = NULL;
+            if (sl_dtype_parse(lt, &d, NULL, 0) == SL_OK) n->dt = sl_dtype_nullable(d, false);
+        }
     }
     return n;
 }
@@ -1570,6 +1577,7 @@ static node *build_clock(bld *b, const sql_node *e)
     node *n = new_node(b, N_NOW, AT(e), 0);
     n->type = SL_T_TIMESTAMP;
     n->flags = (int)prec;
+    n->neg = !strcasecmp(e->s, "LOCALTIMESTAMP"); /* the session zone's wall clock */
     return n;
 }
 
@@ -1679,6 +1687,8 @@ static int type_to_ts_ltz(bld *b, node *n, const sql_node *e)
                     "(milliseconds)");
     n->flags = (int)prec->lit.v.i;
     n->type = SL_T_TIMESTAMP;
+    const sl_dtype *d = NULL;
+    if (sl_dtype_parse("TIMESTAMP_LTZ(3)", &d, NULL, 0) == SL_OK) n->dt = d; /* an instant */
     return SL_OK;
 }
 
@@ -2174,7 +2184,7 @@ static sl_expr *finish(bld *b, node *root)
         sl_expr_free_nodes(b->all);
         return NULL;
     }
-    sl_expr *x = sl_malloc(sizeof *x);
+    sl_expr *x = sl_calloc(1, sizeof *x);
     x->root = root;
     x->all = b->all;
     return x;

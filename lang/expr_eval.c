@@ -183,7 +183,13 @@ typedef struct evctx {
     char *err;
     size_t errlen;
     int64_t watermark; /* CURRENT_WATERMARK's value; INT64_MIN: none yet */
+    const char *zone;  /* the session time zone; NULL: UTC */
 } evctx;
+
+static inline bool is_ltz(const node *n)
+{
+    return n->type == SL_T_TIMESTAMP && n->dt && n->dt->variant == SL_DV_LTZ;
+}
 
 static int ev(const node *n, evctx *cx, sl_value *out);
 
@@ -753,6 +759,8 @@ static int eval_cast_value(const node *n, evctx *cx, sl_value *out);
 static int eval_cast(const node *n, evctx *cx, sl_value *out)
 {
     if (eval_cast_value(n, cx, out) != SL_OK) return SL_ERR;
+    if (is_ltz(n) && !is_ltz(n->kids[0]) && !out->isnull) /* wall-clock time -> an instant */
+        out->v.i = sl_expr_zone_utc(cx->zone, out->v.i);
     if (!n->dt || n->dt->kind != SL_T_STRING || n->dt->p >= SL_DTYPE_MAX_LEN || out->isnull)
         return SL_OK;
     int64_t want = n->dt->p, have = cp_count(out->v.s.p, out->v.s.len);
@@ -775,6 +783,8 @@ static int eval_cast_value(const node *n, evctx *cx, sl_value *out)
     sl_type from = k->type, to = n->type;
     if (ev(k, cx, out)) return SL_ERR;
     if (out->isnull) return SL_OK;
+    if (is_ltz(k) && !is_ltz(n)) /* an instant -> the session zone's wall-clock time */
+        out->v.i = sl_expr_zone_local(cx->zone, out->v.i);
     if (n->interval || k->interval) return eval_cast_iv(n, cx, out);
     if (to == SL_T_DECIMAL || from == SL_T_DECIMAL || ((to == SL_T_DATE || to == SL_T_TIME ||
         from == SL_T_DATE || from == SL_T_TIME) && from != to))
@@ -1027,6 +1037,7 @@ static int eval_date_format(const node *n, evctx *cx, sl_value *out)
     int rc = eval_strict(n, cx, v, out);
     if (rc != SL_OK) return rc == SL_DONE ? SL_OK : rc;
     int64_t ms = v[0].v.i;
+    if (is_ltz(n->kids[0])) ms = sl_expr_zone_local(cx->zone, ms); /* an instant: local time */
     if (n->kids[0]->type == SL_T_STRING && !sl_dfmt_parse_default(v[0].v.s.p, v[0].v.s.len, &ms)) {
         set_null(out); /* not 'yyyy-MM-dd HH:mm:ss': NULL, as Flink's parse failure */
         return SL_OK;
@@ -1372,7 +1383,7 @@ static int eval_tsfn(const node *n, evctx *cx, sl_value *out)
 }
 
 /* UNIX_TIMESTAMP([s]) and FROM_UNIXTIME(n): epoch seconds <-> 'yyyy-MM-dd
- * HH:mm:ss' (UTC). A string UNIX_TIMESTAMP cannot read gives
+ * HH:mm:ss' in the session zone. A string UNIX_TIMESTAMP cannot read gives
  * -9223372036854775808, as Flink's does. */
 static int eval_unix(const node *n, evctx *cx, sl_value *out)
 {
@@ -1388,11 +1399,13 @@ static int eval_unix(const node *n, evctx *cx, sl_value *out)
         bool ok = n->nkids == 2
             ? f && sl_dfmt_parse(f->ops, f->nops, f->pat, out->v.s.p, out->v.s.len, false, &ms)
             : sl_expr_ts_parse(out->v.s.p, out->v.s.len, &ms);
+        if (ok) ms = sl_expr_zone_utc_sdf(cx->zone, ms); /* the session zone's time */
         set_i(out, ok ? sl_floor_div(ms, 1000) : INT64_MIN);
         return SL_OK;
     }
     if (__builtin_mul_overflow(out->v.i, 1000, &ms))
         return everr(cx, n, "FROM_UNIXTIME: %lld seconds is out of range", (long long)out->v.i);
+    ms = sl_expr_zone_local(cx->zone, ms); /* written as the session zone's time */
     if (n->aux) { /* a format, compiled while checking */
         const sl_dfmt *f = n->aux;
         char *d = salloc(cx, n, f->maxlen);
@@ -1661,7 +1674,8 @@ static int ev(const node *n, evctx *cx, sl_value *out)
         static const int64_t unit[4] = {1000, 100, 10, 1};
         int64_t ms = sl_now_ms();
         ms -= (ms % unit[n->flags] + unit[n->flags]) % unit[n->flags];
-        if (n->type == SL_T_DATE) ms = ms / 86400000 - (ms % 86400000 < 0); /* today (UTC) */
+        if (n->neg) ms = sl_expr_zone_local(cx->zone, ms); /* the session zone's wall clock */
+        if (n->type == SL_T_DATE) ms = ms / 86400000 - (ms % 86400000 < 0); /* today */
         else if (n->type == SL_T_TIME) ms = (ms % 86400000 + 86400000) % 86400000;
         set_i(out, ms);
         out->v.ts.nano = 0;
@@ -1731,14 +1745,14 @@ static int ev(const node *n, evctx *cx, sl_value *out)
 int sl_expr_eval(const sl_expr *e, const sl_row *row, sl_arena *scratch, sl_value *out,
                  char *err, size_t errlen)
 {
-    evctx cx = {row, scratch, err, errlen, INT64_MIN};
+    evctx cx = {row, scratch, err, errlen, INT64_MIN, e->zone};
     return ev(e->root, &cx, out);
 }
 
 int sl_expr_eval_wm(const sl_expr *e, const sl_row *row, int64_t watermark, sl_arena *scratch,
                     sl_value *out, char *err, size_t errlen)
 {
-    evctx cx = {row, scratch, err, errlen, watermark};
+    evctx cx = {row, scratch, err, errlen, watermark, e->zone};
     return ev(e->root, &cx, out);
 }
 

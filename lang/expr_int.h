@@ -118,8 +118,18 @@ struct node {
 
 struct sl_expr {
     node *root;
-    node *all; /* list through next_all: owns every node */
+    node *all;  /* list through next_all: owns every node */
+    char *zone; /* the session time zone (table.local-time-zone); NULL: UTC */
 };
+
+/* ms (an instant, UTC) as wall-clock time in `zone`, and back (a gap moves
+ * forward, an overlap takes the earlier offset); zone NULL: ms unchanged.
+ * The zone is opened once per thread and kept (sl_tz is one thread's). */
+int64_t sl_expr_zone_local(const char *zone, int64_t ms);
+int64_t sl_expr_zone_utc(const char *zone, int64_t ms);
+/* sl_expr_zone_utc as SimpleDateFormat resolves a time (UNIX_TIMESTAMP(s)):
+ * an overlap takes the later, standard-time offset. */
+int64_t sl_expr_zone_utc_sdf(const char *zone, int64_t ms);
 
 /* ---- small helpers ------------------------------------------------------- */
 

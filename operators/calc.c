@@ -100,6 +100,8 @@ static void *calc_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
         goto fail;
     }
 
+    /* the session zone the job was planned in (sql/: table.local-time-zone) */
+    const char *zone = json_string_value(json_object_get(v->config, "table.local-time-zone"));
     json_t *jf = json_object_get(v->config, "filter");
     if (jf && !json_is_null(jf)) {
         if (!json_is_string(jf)) {
@@ -107,7 +109,7 @@ static void *calc_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
             goto fail;
         }
         pl->filter = sl_expr_parse_fns(json_string_value(jf), in, pl->fns, perr, sizeof perr);
-        if (!pl->filter) {
+        if (!pl->filter || sl_expr_set_zone(pl->filter, zone, perr, sizeof perr)) {
             sl_seterr(err, errlen, "vertex '%s': filter: %s", vid, perr);
             goto fail;
         }
@@ -149,11 +151,12 @@ static void *calc_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
         char *name = NULL;
         sl_expr *e = sl_expr_parse_item_fns(json_string_value(ji), in, (int)i, &name, pl->fns,
                                             perr, sizeof perr);
-        if (!e) {
+        if (e) pl->proj[pl->nproj++] = e;
+        if (!e || sl_expr_set_zone(e, zone, perr, sizeof perr)) {
             sl_seterr(err, errlen, "vertex '%s': projection item %d: %s", vid, item, perr);
+            free(name);
             goto fail;
         }
-        pl->proj[pl->nproj++] = e;
         sl_type t = sl_expr_type(e);
         bool dup = sl_schema_find(out, name) >= 0;
         if (t == SL_T_NULL || dup) {
@@ -377,6 +380,9 @@ static const sl_op_option calc_options[] = {
      "by row)."},
     {"python.fn-execution.bundle.time", SL_CT_DURATION, "1000", NULL,
      "Longest a row waits for its bundle to fill (ms)."},
+    {"table.local-time-zone", SL_CT_STRING, NULL, NULL,
+     "The session time zone the expressions evaluate in (a java.time.ZoneId name; default "
+     "UTC): the SQL planner's copy of SET 'table.local-time-zone'."},
     SL_OP_OPTIONS_END,
 };
 

@@ -46,6 +46,7 @@
 #include "format_json.h"
 #include "jobgraph.h"
 #include "operator.h"
+#include "temporal.h"
 
 #define COLLECT_LINGER_MS 100
 
@@ -66,17 +67,36 @@ typedef struct collect_state {
     struct { int64_t cpid; uint64_t upto; } marks[COLLECT_MARKS];
     int nmarks;
     sl_buf row;         /* scratch: the row being encoded (format_json.c) */
+    sl_tz *tz;          /* the session zone TIMESTAMP_LTZ columns show in; NULL: UTC */
+    sl_value *local;    /* scratch: a row's values with its LTZ columns made local */
 } collect_state;
+
+typedef struct collect_plan {
+    char *zone; /* table.local-time-zone as planned; NULL: UTC */
+} collect_plan;
 
 static void *collect_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
 {
-    (void)pc;
-    (void)err;
-    (void)errlen;
-    return sl_calloc(1, 1);
+    collect_plan *pl = sl_calloc(1, sizeof *pl);
+    const char *zone = sl_plan_opt_str(pc, "table.local-time-zone");
+    if (zone) { /* checked now, so that open cannot fail on it */
+        sl_tz *tz = sl_tz_open(zone, SL_TZ_JAVA_TIME, err, errlen);
+        if (!tz) {
+            free(pl);
+            return NULL;
+        }
+        sl_tz_destroy(tz);
+        pl->zone = sl_strdup(zone);
+    }
+    return pl;
 }
 
-static void collect_plan_free(void *p) { free(p); }
+static void collect_plan_free(void *p)
+{
+    collect_plan *pl = p;
+    if (pl) free(pl->zone);
+    free(pl);
+}
 
 static int collect_open(sl_op *op)
 {
@@ -84,6 +104,11 @@ static int collect_open(sl_op *op)
     sl_buf_reserve(&st->out, 4096);
     st->fd = sl_op_collect_credit_fd(op);
     st->gated = op->final_checkpoint; /* checkpoints will be taken */
+    const collect_plan *pl = op->plan;
+    if (pl && pl->zone) {
+        st->tz = sl_tz_open(pl->zone, SL_TZ_JAVA_TIME, NULL, 0);
+        st->local = sl_calloc((size_t)op->in->n + 1, sizeof *st->local);
+    }
     op->priv = st;
     op->proc_time_at = INT64_MAX;
     if (st->fd >= 0) return sl_op_watch_fd(op, st->fd, POLLIN);
@@ -179,7 +204,20 @@ static int collect_process(sl_op *op, int input, sl_row *row)
     (void)input;
     collect_state *st = op->priv;
     sl_buf_reset(&st->row);
-    sl_fmt_json_client_row(&st->row, row, op->in); /* format_json.c */
+    sl_row shown = *row;
+    if (st->tz) { /* a TIMESTAMP_LTZ shows as the session zone's wall-clock time, as Flink's client */
+        int n = SL_MIN(row->n, op->in->n);
+        memcpy(st->local, row->vals, sizeof *st->local * (size_t)n);
+        for (int i = 0; i < n; i++) {
+            const sl_dtype *dt = op->in->fields[i].dt;
+            if (op->in->fields[i].type == SL_T_TIMESTAMP && dt && dt->variant == SL_DV_LTZ &&
+                !st->local[i].isnull)
+                st->local[i].v.i = sl_tz_to_local(st->tz, st->local[i].v.i);
+        }
+        shown.vals = st->local;
+        shown.n = n;
+    }
+    sl_fmt_json_client_row(&st->row, &shown, op->in); /* format_json.c */
     put(st, st->row.p, st->row.len);
     put(st, "\n", 1);
     op->metrics.records_in++;
@@ -308,11 +346,16 @@ static void collect_close(sl_op *op)
     if (st->fd >= 0) sl_op_unwatch_fd(op, st->fd);
     sl_buf_free(&st->out);
     sl_buf_free(&st->row);
+    sl_tz_destroy(st->tz);
+    free(st->local);
     free(st);
     op->priv = NULL;
 }
 
 static const sl_op_option collect_options[] = {
+    {"table.local-time-zone", SL_CT_STRING, NULL, NULL,
+     "The session time zone TIMESTAMP_LTZ columns are shown in (a java.time.ZoneId name; "
+     "default UTC)."},
     SL_OP_OPTIONS_END,
 };
 

@@ -26,6 +26,7 @@
 #include "sql_int.h"
 #include "config.h"
 #include "jobgraph.h"
+#include "temporal.h"
 
 #include "catalog_int.h"
 
@@ -1064,7 +1065,8 @@ static int is_client_key(const char *k)
                                          "state.savepoints.dir",
                                          "sql-client.execution.result-mode",
                                          "sql-client.execution.max-table-result.rows",
-                                         "table.optimizer.reuse-sub-plan-enabled"};
+                                         "table.optimizer.reuse-sub-plan-enabled",
+                                         "table.local-time-zone"};
     for (size_t i = 0; i < SL_ARRAY_LEN(client); i++)
         if (!strcmp(client[i], k)) return 1;
     return 0;
@@ -1105,6 +1107,15 @@ static int set(sl_sql_session *s, const sql_node *st, sl_sql_result *r, char *er
         strcasecmp(st->s2, "false"))
         return sl_seterr(err, errlen, "line %d, column %d: 'table.optimizer.reuse-sub-plan-enabled' "
                          "must be true or false, not '%s'", st->line, st->col, st->s2);
+    if (!strcmp(st->s, "table.local-time-zone")) { /* a java.time.ZoneId name, checked now */
+        char zerr[256];
+        sl_tz *tz = sl_tz_open(st->s2, SL_TZ_JAVA_TIME, zerr, sizeof zerr);
+        if (!tz)
+            return sl_seterr(err, errlen, "line %d, column %d: 'table.local-time-zone': %s (a "
+                             "region such as 'Asia/Shanghai', 'UTC' or an offset such as "
+                             "'+08:00')", st->line, st->col, zerr);
+        sl_tz_destroy(tz);
+    }
     if (!is_job_key(st->s) && !is_client_key(st->s)) {
         const char *hint = sl_closest(st->s, sl_jobgraph_conf_keys());
         if (hint)
@@ -1152,6 +1163,20 @@ static void reset(sl_sql_session *s, const sql_node *st, sl_sql_result *r)
 static void add_job_config(const sl_sql_session *s, json_t *job)
 {
     sql_udfs_attach(s->udfs, job, s->okeys, s->ovals, s->nopts);
+    /* the session zone goes into each vertex that evaluates expressions, so
+     * that a restored job keeps the zone it was planned in (UTC: left out) */
+    const char *zone = sl_sql_option(s, "table.local-time-zone");
+    json_t *v;
+    size_t k;
+    json_array_foreach(zone && strcmp(zone, "UTC") ? json_object_get(job, "vertices") : NULL, k, v) {
+        const char *type = json_string_value(json_object_get(v, "type"));
+        json_t *vc = json_object_get(v, "config");
+        if (type && !strcmp(type, "collect") && !vc) /* the client's result rows */
+            json_object_set_new(v, "config", vc = json_object());
+        if (type && json_is_object(vc) && (!strcmp(type, "calc") || !strcmp(type, "values") ||
+                                                 !strcmp(type, "collect")))
+            json_object_set_new(vc, "table.local-time-zone", json_string(zone));
+    }
     json_t *cfg = json_object();
     for (int i = 0; i < s->nopts; i++)
         if (is_job_key(s->okeys[i])) json_object_set_new(cfg, s->okeys[i], json_string(s->ovals[i]));

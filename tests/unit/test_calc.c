@@ -166,7 +166,8 @@ static void test_definition(void)
     CHECK_EQ_STR(sl_op_calc.options[2].key, "functions");
     CHECK_EQ_STR(sl_op_calc.options[3].key, "python.fn-execution.bundle.size");
     CHECK_EQ_STR(sl_op_calc.options[4].key, "python.fn-execution.bundle.time");
-    CHECK(sl_op_calc.options[5].key == NULL);
+    CHECK_EQ_STR(sl_op_calc.options[5].key, "table.local-time-zone");
+    CHECK(sl_op_calc.options[6].key == NULL);
     CHECK(sl_op_calc.process && sl_op_calc.open && sl_op_calc.close && sl_op_calc.plan_free);
 }
 

@@ -1,0 +1,160 @@
+"""The session time zone (`SET 'table.local-time-zone'`, issue 29) through
+`sluice sql -f` on a live cluster: the clock functions, the TIMESTAMP_LTZ
+CASTs, TO_TIMESTAMP_LTZ, FROM_UNIXTIME, UNIX_TIMESTAMP and DATE_FORMAT of an
+LTZ in the zone the job was planned in. Every expectation is computed here
+with Python's zoneinfo and datetime, independently of Sluice."""
+import datetime
+import json
+import os
+import zoneinfo
+
+from test_sql import run_sql, job_ids, finish
+from test_sql_types import rows_text
+
+UTC = datetime.timezone.utc
+
+# id, epoch milliseconds: ordinary instants, New York's 2026 DST gap (03-08
+# 02:00 local -> 03:00) and overlap (11-01 01:00..02:00 local twice), the
+# Shanghai date line (16:00 UTC is midnight there), before the epoch
+MS = [
+    (1, 1767225600123),            # 2026-01-01 00:00:00.123 UTC
+    (2, 1772953200000),            # 2026-03-08 07:00:00 UTC = 03:00 EDT
+    (3, 1793511000000),            # 2026-11-01 05:30:00 UTC = 01:30 EDT (first pass)
+    (4, 1793514600000),            # 2026-11-01 06:30:00 UTC = 01:30 EST (second pass)
+    (5, 1767283199000),            # 2026-01-01 15:59:59 UTC
+    (6, -86400000 + 3723000),      # 1969-12-31 01:02:03 UTC
+]
+# wall-clock texts read in the zone: UNIX_TIMESTAMP(s), CAST(s AS TIMESTAMP_LTZ)
+TEXTS = {1: "2026-01-01 08:00:00", 2: "2026-03-08 02:30:00", 3: "2026-11-01 01:30:00",
+         4: "2026-07-01 12:00:00", 5: "2026-12-31 23:59:59", 6: "1970-01-01 00:00:00"}
+
+DDL = """
+CREATE TABLE src (id BIGINT, ms BIGINT, txt STRING)
+WITH ('connector' = 'filesystem', 'path' = 'file://{src}', 'format' = 'json');
+CREATE TABLE sink (id BIGINT, ls STRING, lt STRING, df STRING, fu STRING, ut BIGINT,
+    lz BIGINT, cd STRING, ctm STRING, lts STRING)
+  WITH ('connector' = 'filesystem', 'path' = 'file://{out}', 'format' = 'json');
+"""
+
+QUERY = """
+INSERT INTO sink SELECT id,
+    CAST(TO_TIMESTAMP_LTZ(ms, 3) AS STRING),
+    CAST(CAST(TO_TIMESTAMP_LTZ(ms, 3) AS TIMESTAMP(3)) AS STRING),
+    DATE_FORMAT(TO_TIMESTAMP_LTZ(ms, 3), 'yyyy-MM-dd HH:mm:ss.SSS'),
+    FROM_UNIXTIME(ms / 1000),
+    UNIX_TIMESTAMP(txt),
+    TIMESTAMPDIFF(SECOND, TO_TIMESTAMP_LTZ(0, 0), CAST(CAST(txt AS TIMESTAMP(3)) AS TIMESTAMP_LTZ(3))),
+    CAST(CURRENT_DATE AS STRING), CAST(LOCALTIME AS STRING), CAST(LOCALTIMESTAMP AS STRING)
+  FROM src;
+"""
+
+
+def write_src(workdir):
+    src = os.path.join(workdir, "src")
+    os.makedirs(src)
+    with open(os.path.join(src, "part-0.json"), "w") as f:
+        for i, ms in MS:
+            f.write(json.dumps({"id": i, "ms": ms, "txt": TEXTS[i]}) + "\n")
+    return src
+
+
+def local(ms, zone):
+    """The wall-clock time of an instant in zone, naive."""
+    t = datetime.datetime(1970, 1, 1, tzinfo=UTC) + datetime.timedelta(milliseconds=ms)
+    return t.astimezone(zone).replace(tzinfo=None)
+
+
+def instant(text, zone):
+    """Epoch seconds of wall-clock text in zone as java.time resolves it: a
+    time in a gap moves forward by the gap's length and one in an overlap
+    takes the earlier offset -- both what zoneinfo's fold=0 (the offset
+    before the transition) gives."""
+    t = datetime.datetime.fromisoformat(text).replace(tzinfo=zone, fold=0)
+    return int((t - datetime.datetime(1970, 1, 1, tzinfo=UTC)).total_seconds())
+
+
+def instant_sdf(text, zone):
+    """As instant, but as Flink's UNIX_TIMESTAMP(s) (SimpleDateFormat,
+    java.util.TimeZone) resolves it: an overlap takes the later offset."""
+    naive = datetime.datetime.fromisoformat(text)
+    t0, t1 = naive.replace(tzinfo=zone, fold=0), naive.replace(tzinfo=zone, fold=1)
+    gap = t0.astimezone(UTC).astimezone(zone).replace(tzinfo=None) != naive
+    t = t0 if gap else t1
+    return int((t - datetime.datetime(1970, 1, 1, tzinfo=UTC)).total_seconds())
+
+
+def run_zone(cluster, workdir, zone_name):
+    src = write_src(workdir)
+    out = os.path.join(workdir, "out")
+    zone = zoneinfo.ZoneInfo(zone_name)
+    before = datetime.datetime.now(UTC).astimezone(zone).replace(tzinfo=None)
+    r = run_sql(cluster, workdir, "tz.sql", f"SET 'table.local-time-zone' = '{zone_name}';\n" +
+                DDL.format(src=src, out=out) + QUERY)
+    assert r.returncode == 0, r.stdout + r.stderr
+    for j in job_ids(r.stdout):
+        finish(cluster, j)
+    after = datetime.datetime.now(UTC).astimezone(zone).replace(tzinfo=None)
+    got = {g["id"]: g for g in (json.loads(ln) for ln in rows_text(out))}
+    assert sorted(got) == [i for i, _ in MS]
+    for i, ms in MS:
+        t = local(ms, zone)
+        text = t.strftime("%Y-%m-%d %H:%M:%S.") + f"{t.microsecond // 1000:03d}"
+        g = got[i]
+        assert g["ls"] == text, (zone_name, i, g)
+        assert g["lt"] == text, (zone_name, i, g)
+        assert g["df"] == text, (zone_name, i, g)
+        ts = local((ms // 1000) * 1000 if ms >= 0 else -((-ms) // 1000) * 1000, zone)
+        assert g["fu"] == ts.strftime("%Y-%m-%d %H:%M:%S"), (zone_name, i, g)
+        assert g["ut"] == instant_sdf(TEXTS[i], zone), (zone_name, i, g)
+        assert g["lz"] == instant(TEXTS[i], zone), (zone_name, i, g)
+        # the clock, read while the job ran: between `before` and `after` in the zone
+        assert before.date().isoformat() <= g["cd"] <= after.date().isoformat(), (g, before, after)
+        lts = datetime.datetime.fromisoformat(g["lts"])
+        assert before - datetime.timedelta(seconds=1) <= lts <= after, (g, before, after)
+        ltm = datetime.time.fromisoformat(g["ctm"])
+        if before.date() == after.date():
+            assert before.time().replace(microsecond=0) <= ltm <= after.time(), (g, before, after)
+
+
+def test_session_zone_shanghai(cluster, workdir):
+    cluster.add_tm(slots=1)
+    run_zone(cluster, workdir, "Asia/Shanghai")
+
+
+def test_session_zone_new_york_dst(cluster, workdir):
+    cluster.add_tm(slots=1)
+    run_zone(cluster, workdir, "America/New_York")
+
+
+def test_session_zone_default_utc(cluster, workdir):
+    cluster.add_tm(slots=1)
+    run_zone(cluster, workdir, "UTC")
+
+
+def test_session_zone_refused(cluster, workdir):
+    r = run_sql(cluster, workdir, "bad.sql", "SET 'table.local-time-zone' = 'Mars/Olympus';\n")
+    assert r.returncode != 0
+    assert "line 1, column 1: 'table.local-time-zone': unknown time zone 'Mars/Olympus'" in \
+        r.stdout + r.stderr, r.stdout + r.stderr
+
+
+def test_client_prints_an_ltz_in_the_session_zone(cluster, workdir):
+    """Flink's SQL client shows a TIMESTAMP_LTZ as the session zone's local
+    time; a TIMESTAMP(3) as it is. The changelog mode's cells, one row per id."""
+    cluster.add_tm(slots=1)
+    src = write_src(workdir)
+    zone = zoneinfo.ZoneInfo("Asia/Kolkata")  # +05:30: minutes move too
+    r = run_sql(cluster, workdir, "p.sql", DDL.format(src=src, out=os.path.join(workdir, "o")) + """
+SET 'table.local-time-zone' = 'Asia/Kolkata';
+SET 'sql-client.execution.result-mode' = 'changelog';
+SELECT id, TO_TIMESTAMP_LTZ(ms, 3) AS l, CAST(TO_TIMESTAMP_LTZ(ms, 3) AS TIMESTAMP(3)) AS t
+  FROM src;
+""")
+    assert r.returncode == 0, r.stdout + r.stderr
+    for i, ms in MS:
+        t = local(ms, zone)
+        text = t.strftime("%Y-%m-%d %H:%M:%S.") + f"{t.microsecond // 1000:03d}"
+        # the same local text under the LTZ column and the TIMESTAMP(3) one
+        assert any(ln.split()[:1] == ["+I"] and ln.split()[1] == str(i) and
+                   ln.split()[2:6] == text.split() * 2 for ln in r.stdout.splitlines()), \
+            (i, text, r.stdout)
