@@ -369,6 +369,7 @@ int emit_calc(plan *p, rel *in, item *items, int n, const sql_node *filter,
         char *f = sql_unparse(filter);
         json_object_set_new(cfg, "filter", json_string(f));
         free(f);
+        sqlp_prune_partitions(p, in, filter);
     }
     /* after a vertex of parallelism 1 (a global aggregate) the calc keeps it: a rebalance
      * would spread its -U and +U over subtasks and a keyed operator downstream could
@@ -547,6 +548,7 @@ static int scan_table(plan *p, const sql_node *at, const char *name, rel *out)
     for (int i = 0; i < p->nscans; i++)
         if (!strcasecmp(p->scans[i].ident, t->name)) {
             rel_copy(out, &p->scans[i]);
+            sqlp_prune_shared(p, out->vid);
             return SL_OK;
         }
     /* a C job's stream (api/bridge.c): its rows already leave from a vertex */
