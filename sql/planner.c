@@ -1808,6 +1808,8 @@ static void insert_sink(plan *p, const sql_table *t, const rel *r)
         const char *key = t->keys[i], *v = t->vals[i];
         if (!strcmp(key, "sink.parallelism")) par = atoi(v);
         else if (!strcmp(key, "print-identifier") || !strcmp(key, "sink.rows-per-second") ||
+                 !strncmp(key, "sink.partition-commit.", 22) || /* file sink's commit */
+                 !strncmp(key, "partition.time-extractor.", 25) ||
                  (!strncmp(key, "json.", 5) && strcmp(key, "json.ignore-parse-errors") &&
                   strcmp(key, "json.fail-on-missing-field"))) /* the writer's json options */
             json_object_set_new(cfg, key, json_string(v));

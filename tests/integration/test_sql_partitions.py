@@ -2,9 +2,11 @@
 (test_sql_statements.py): partition pruning on the source, from SQL text
 through `sluice sql -f` on a live cluster. The table's directories are
 written here, so the expected rows are a Python filter over the same data."""
+import glob
 import json
 import os
 
+from conftest import wait_for
 from test_sql import run_sql, job_ids, finish
 from test_sql_statements import file_rows
 
@@ -107,3 +109,81 @@ END;
     assert sorted(file_rows(root + "-out"), key=key) == \
         sorted(model(data, lambda dt, hr, v: hr == 2), key=key)
     assert sorted(file_rows(other), key=key) == sorted(model(data, lambda *a: True), key=key)
+
+
+BASE = 1767225600000  # 2026-01-01 00:00:00 UTC
+STEP = 7 * 60 * 1000  # a row every 7 minutes of event time
+N = 60                # rows: ids 1..N, 00:07 .. 07:00
+
+
+def commit_table(path, extra):
+    return f"""
+CREATE TABLE src (
+  id BIGINT,
+  ts AS TO_TIMESTAMP_LTZ({BASE} + (CASE WHEN id <= {N} THEN id ELSE {N} END) * {STEP}, 3),
+  WATERMARK FOR ts AS ts - INTERVAL '10' MINUTE
+) WITH ('connector' = 'datagen', 'rows-per-second' = '2000', 'fields.id.kind' = 'sequence',
+        'fields.id.start' = '1', 'fields.id.end' = '1000000000');
+CREATE TABLE sink_t (id BIGINT, ts TIMESTAMP(3), dt STRING, hr STRING) PARTITIONED BY (dt, hr)
+  WITH ('connector' = 'filesystem', 'path' = '{path}', 'format' = 'json'{extra});
+"""
+
+
+def test_success_files_where_the_watermark_passed_partition_time_plus_delay(cluster, workdir):
+    """After row N the source keeps going with its event time stuck at row N's,
+    so the final watermark is 07:00 - 10 min = 06:50: with a delay of 1 hour
+    exactly the partitions hr <= 05 are committed, hr 06 and 07 never."""
+    cluster.add_tm(slots=2)
+    out = os.path.join(workdir, "commit")
+    r = run_sql(cluster, workdir, "commit.sql", commit_table(out, """,
+  'sink.partition-commit.policy.kind' = 'success-file',
+  'sink.partition-commit.success-file.name' = '_DONE',
+  'sink.partition-commit.trigger' = 'partition-time',
+  'sink.partition-commit.delay' = '1 h',
+  'partition.time-extractor.timestamp-pattern' = '$dt $hr:00:00'""") + f"""
+SET 'parallelism.default' = '2';
+SET 'execution.checkpointing.interval' = '200 ms';
+INSERT INTO sink_t SELECT id, CAST(ts AS TIMESTAMP(3)), DATE_FORMAT(ts, 'yyyy-MM-dd'),
+  DATE_FORMAT(ts, 'HH') FROM src WHERE id <= {N};
+""")
+    assert r.returncode == 0, r.stdout + r.stderr
+    jid = job_ids(r.stdout)[0]
+    want = {}
+    for i in range(1, N + 1):
+        s = (i * STEP) // 1000
+        hh, mm = s // 3600, s % 3600 // 60
+        want.setdefault(f"dt=2026-01-01/hr={hh:02d}", []).append(
+            {"id": i, "ts": f"2026-01-01 {hh:02d}:{mm:02d}:00"})
+    watermark = (N * STEP - 10 * 60 * 1000)  # ms after BASE
+    committed = {p for p in want if int(p[-2:]) * 3600 * 1000 + 3600 * 1000 < watermark}
+    assert committed == {f"dt=2026-01-01/hr={h:02d}" for h in range(6)}
+
+    def done():
+        return {os.path.relpath(os.path.dirname(p), out)
+                for p in glob.glob(os.path.join(out, "*", "*", "_DONE"))}
+
+    def rows():
+        got = {}
+        for p in glob.glob(os.path.join(out, "*", "*", "part-*")):
+            with open(p) as f:
+                got.setdefault(os.path.relpath(os.path.dirname(p), out), []).extend(
+                    json.loads(x) for x in f if x.strip())
+        return {k: sorted(v, key=lambda x: x["id"]) for k, v in got.items()}
+
+    wait_for(lambda: rows() == want and done() == committed, timeout=60,
+             what="every row committed and the success files")
+    # later checkpoints (the watermark stays at 06:50) add no success file
+    seen = cluster.get(f"/jobs/{jid}/checkpoints")["counts"]["completed"]
+    wait_for(lambda: cluster.get(f"/jobs/{jid}/checkpoints")["counts"]["completed"] >= seen + 3,
+             timeout=30, what="three more checkpoints")
+    assert done() == committed and rows() == want
+    cluster.request("PATCH", f"/jobs/{jid}?mode=cancel")
+    cluster.wait_state(jid, ["CANCELED"], timeout=30)
+
+    # metastore: refused, there is none
+    r = run_sql(cluster, workdir, "meta.sql", commit_table(os.path.join(workdir, "m"), """,
+  'sink.partition-commit.policy.kind' = 'metastore,success-file'""") + """
+INSERT INTO sink_t SELECT id, CAST(ts AS TIMESTAMP(3)), 'd', 'h' FROM src;
+""")
+    assert "sink.partition-commit.policy.kind 'metastore' needs a Hive metastore, which Sluice " \
+           "does not have; use 'success-file'" in r.stdout + r.stderr, r.stdout + r.stderr
