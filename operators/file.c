@@ -56,6 +56,16 @@
  * `part-<i>` directly as described above (a savepoint of such a job syncs
  * the file and records nothing).
  *
+ * Partition commit (Flink's sink.partition-commit.*; partitioned tables).
+ * With policy success-file, checkpoint_complete(c), after renaming, writes
+ * the success file into each partition that has rows since its last one, no
+ * staged file left, and whose trigger fired: process-time (the delay since
+ * this subtask created the partition's writer) or partition-time (the
+ * watermark recorded at c's barrier past the partition's time, from
+ * partition.time-extractor.timestamp-pattern, plus the delay). Such a
+ * partition's writer is not forgotten until then. End of input commits every
+ * partition (at the final checkpoint, or at once without checkpointing).
+ *
  * Blob format (little-endian), version 1:
  *   u8 version, "SLFS", u32 subtask, i64 cpid, u64 next file number,
  *   u32 npending, npending x { i64 staging cpid, u64 length,

@@ -187,3 +187,60 @@ INSERT INTO sink_t SELECT id, CAST(ts AS TIMESTAMP(3)), 'd', 'h' FROM src;
 """)
     assert "sink.partition-commit.policy.kind 'metastore' needs a Hive metastore, which Sluice " \
            "does not have; use 'success-file'" in r.stdout + r.stderr, r.stdout + r.stderr
+
+
+def test_process_time_trigger_and_end_of_input(cluster, workdir):
+    """process-time: a partition commits at a checkpoint once the delay has passed
+    since it was created (never within the test for '1 h'); a bounded job commits
+    every partition at its end, with checkpoints or without."""
+    cluster.add_tm(slots=2)
+    hours = {f"dt=2026-01-01/hr={h:02d}" for h in range(8)}
+
+    def done(out, name):
+        return {os.path.relpath(os.path.dirname(p), out)
+                for p in glob.glob(os.path.join(out, "*", "*", name))}
+
+    def nrows(out):
+        n = 0
+        for p in glob.glob(os.path.join(out, "*", "*", "part-*")):
+            with open(p) as f:
+                n += sum(1 for x in f if x.strip())
+        return n
+
+    insert = f"""
+SET 'parallelism.default' = '2';
+SET 'execution.checkpointing.interval' = '200 ms';
+INSERT INTO sink_t SELECT id, CAST(ts AS TIMESTAMP(3)), DATE_FORMAT(ts, 'yyyy-MM-dd'),
+  DATE_FORMAT(ts, 'HH') FROM src WHERE id <= {N};
+"""
+    for delay, want in (("1 h", set()), ("0 s", hours)):
+        out = os.path.join(workdir, f"pt-{delay[0]}")
+        r = run_sql(cluster, workdir, f"pt{delay[0]}.sql", commit_table(out, f""",
+  'sink.partition-commit.policy.kind' = 'success-file',
+  'sink.partition-commit.delay' = '{delay}'""") + insert)
+        assert r.returncode == 0, r.stdout + r.stderr
+        jid = job_ids(r.stdout)[0]
+        wait_for(lambda: nrows(out) == N and done(out, "_SUCCESS") == want, timeout=60,
+                 what=f"rows and success files (delay {delay})")
+        seen = cluster.get(f"/jobs/{jid}/checkpoints")["counts"]["completed"]
+        wait_for(lambda: cluster.get(f"/jobs/{jid}/checkpoints")["counts"]["completed"] >= seen + 3,
+                 timeout=30, what="three more checkpoints")
+        assert done(out, "_SUCCESS") == want and nrows(out) == N
+        cluster.request("PATCH", f"/jobs/{jid}?mode=cancel")
+        cluster.wait_state(jid, ["CANCELED"], timeout=30)
+
+    # bounded (the sequence ends at N), with and without checkpoints, '1 h' delay:
+    # the end of input commits every partition
+    for ckpt in (True, False):
+        out = os.path.join(workdir, f"end-{ckpt}")
+        text = commit_table(out, """,
+  'sink.partition-commit.policy.kind' = 'success-file',
+  'sink.partition-commit.delay' = '1 h'""").replace("'1000000000'", f"'{N}'")
+        if not ckpt:
+            text += insert.replace("SET 'execution.checkpointing.interval' = '200 ms';", "")
+        else:
+            text += insert
+        r = run_sql(cluster, workdir, f"end{ckpt}.sql", text)
+        assert r.returncode == 0, r.stdout + r.stderr
+        finish(cluster, job_ids(r.stdout)[0])
+        assert done(out, "_SUCCESS") == hours and nrows(out) == N
