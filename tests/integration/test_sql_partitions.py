@@ -244,3 +244,36 @@ INSERT INTO sink_t SELECT id, CAST(ts AS TIMESTAMP(3)), DATE_FORMAT(ts, 'yyyy-MM
         assert r.returncode == 0, r.stdout + r.stderr
         finish(cluster, job_ids(r.stdout)[0])
         assert done(out, "_SUCCESS") == hours and nrows(out) == N
+
+
+def test_pruning_through_the_watermark_of_an_event_time_table(cluster, workdir):
+    """WATERMARK FOR puts a watermark vertex after the source; the WHERE still prunes."""
+    cluster.add_tm(slots=2)
+    root = os.path.join(workdir, "wm")
+    want = []
+    for day in range(1, 4):
+        for hr in range(3):
+            d = os.path.join(root, f"dt=2026-01-0{day}", f"hr={hr}")
+            os.makedirs(d)
+            with open(os.path.join(d, "part-0"), "w") as f:
+                for k in range(4):
+                    row = {"id": day * 100 + hr * 10 + k, "ts": f"2026-01-0{day} 0{hr}:0{k}:00"}
+                    f.write(json.dumps(row) + "\n")
+                    if day == 2 and hr >= 1:
+                        want.append(dict(row, dt=f"2026-01-0{day}", hr=hr))
+            if not (day == 2 and hr >= 1):
+                with open(os.path.join(d, "part-1"), "w") as f:
+                    f.write("{not json\n")
+    r = run_sql(cluster, workdir, "wm.sql", f"""
+CREATE TABLE t (id BIGINT, ts TIMESTAMP(3), dt STRING, hr INT,
+  WATERMARK FOR ts AS ts - INTERVAL '1' SECOND) PARTITIONED BY (dt, hr)
+  WITH ('connector' = 'filesystem', 'path' = '{root}', 'format' = 'json');
+CREATE TABLE o (id BIGINT, ts TIMESTAMP(3), dt STRING, hr INT)
+  WITH ('connector' = 'filesystem', 'path' = '{root}-out', 'format' = 'json');
+SET 'parallelism.default' = '2';
+INSERT INTO o SELECT id, ts, dt, hr FROM t WHERE t.dt = '2026-01-02' AND t.hr IN (1, 2);
+""")
+    assert r.returncode == 0, r.stdout + r.stderr
+    finish(cluster, job_ids(r.stdout)[0])
+    assert sorted(file_rows(root + "-out"), key=lambda x: x["id"]) == \
+        sorted(want, key=lambda x: x["id"])
