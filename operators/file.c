@@ -277,6 +277,7 @@ static void *file_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
 }
 
 static int commit_partitions(sl_op *op, struct file_state *st, int64_t cpid);
+static fs_writer *writer_for(sl_op *op, struct file_state *st);
 
 /* ---- output buffer ---------------------------------------------------- */
 
@@ -591,11 +592,12 @@ static int file_snapshot(sl_op *op, int64_t cpid, void **blob, size_t *len)
     sl_buf b = {0};
     unsigned char hdr[9] = {FS_BLOB_PARTS, 'S', 'L', 'F', 'S'};
     int n = 0;
-    for (int i = 0; i < st->nw; i++) n += st->w[i]->npend > 0;
+    for (int i = 0; i < st->nw; i++) n += st->w[i]->npend > 0 || st->w[i]->uncommitted;
     sl_put_le_n(hdr + 5, (uint64_t)n, 4);
     sl_buf_put(&b, (const char *)hdr, sizeof hdr);
     for (int i = 0; i < st->nw; i++) {
-        if (!st->w[i]->npend) continue;
+        /* a partition waiting for its commit is in the state too (no files) */
+        if (!st->w[i]->npend && !st->w[i]->uncommitted) continue;
         size_t l;
         unsigned char *one = writer_blob(op, st->w[i], cpid, &l), lb[4];
         sl_put_le_n(lb, l, 4);
@@ -904,6 +906,21 @@ static int file_restore(sl_op *op, const void *const *blobs, const size_t *lens,
             st->w[0]->next_n = SL_MAX(st->w[0]->next_n, rs[k].next_n);
     }
     if (rc == SL_OK && !st->npart) rc = scan_counter(op, st->w[0]);
+    /* the restored partitions wait for their commit again (process-time: the
+     * delay starts over); one committed before the failure gets its success
+     * file once more, which is harmless */
+    const file_plan *pl = op->plan;
+    size_t blen = strlen(st->base);
+    for (int k = 0; k < nparts && rc == SL_OK && pl->success_name && st->npart; k++) {
+        const char *dir = rs[k].dir;
+        size_t dlen = dir ? strlen(dir) : 0;
+        if (dlen <= blen + 1 || strncmp(dir, st->base, blen) || dir[dlen - 1] != '/') continue;
+        sl_buf_reset(&st->pname);
+        sl_buf_put(&st->pname, dir + blen, dlen - blen - 1);
+        fs_writer *w = writer_for(op, st);
+        if (!w) rc = SL_ERR;
+        else w->uncommitted = true;
+    }
     for (int k = 0; k < nparts; k++) fs_restored_free(&rs[k]);
     free(rs);
     free(owners);

@@ -5,6 +5,7 @@ written here, so the expected rows are a Python filter over the same data."""
 import glob
 import json
 import os
+import re
 
 from conftest import wait_for
 from test_sql import run_sql, job_ids, finish
@@ -277,3 +278,57 @@ INSERT INTO o SELECT id, ts, dt, hr FROM t WHERE t.dt = '2026-01-02' AND t.hr IN
     finish(cluster, job_ids(r.stdout)[0])
     assert sorted(file_rows(root + "-out"), key=lambda x: x["id"]) == \
         sorted(want, key=lambda x: x["id"])
+
+
+def test_partitions_waiting_for_their_commit_survive_a_savepoint(cluster, workdir):
+    """hr 06 and 07 wait (watermark 06:50, delay 1 h) when the job stops with a
+    savepoint; the restored job's watermark reaches 09:10 without a row for them,
+    so only the restored state can commit them."""
+    cluster.add_tm(slots=2)
+    out, sp_dir = os.path.join(workdir, "sp-out"), os.path.join(workdir, "sp")
+    opts = """,
+  'sink.partition-commit.policy.kind' = 'success-file',
+  'sink.partition-commit.trigger' = 'partition-time',
+  'sink.partition-commit.delay' = '1 h',
+  'partition.time-extractor.timestamp-pattern' = '$dt $hr:00:00'"""
+    insert = f"""
+SET 'parallelism.default' = '2';
+SET 'execution.checkpointing.interval' = '200 ms';
+INSERT INTO sink_t SELECT id, CAST(ts AS TIMESTAMP(3)), DATE_FORMAT(ts, 'yyyy-MM-dd'),
+  DATE_FORMAT(ts, 'HH') FROM src WHERE id <= {N};
+"""
+
+    def done():
+        return {os.path.relpath(os.path.dirname(p), out)
+                for p in glob.glob(os.path.join(out, "*", "*", "_SUCCESS"))}
+
+    def nrows():
+        n = 0
+        for p in glob.glob(os.path.join(out, "*", "*", "part-*")):
+            with open(p) as f:
+                n += sum(1 for x in f if x.strip())
+        return n
+
+    first = {f"dt=2026-01-01/hr={h:02d}" for h in range(6)}
+    r = run_sql(cluster, workdir, "sp1.sql", commit_table(out, opts) + insert)
+    assert r.returncode == 0, r.stdout + r.stderr
+    jid = job_ids(r.stdout)[0]
+    wait_for(lambda: nrows() == N and done() == first, timeout=60, what="the first commits")
+    r = cluster.cli("stop", "--savepoint", "file://" + sp_dir, jid, timeout=90)
+    assert r.returncode == 0, r.stdout + r.stderr
+    sp = re.search(r"Savepoint completed\. Path: (\S+)", r.stdout).group(1)
+    cluster.wait_state(jid, ["FINISHED"], timeout=60)
+    assert done() == first and nrows() == N
+
+    # the restored source is past row N: its event time is now held at row 80's (09:20)
+    table2 = commit_table(out, opts).replace(f"WHEN id <= {N} THEN id ELSE {N} END",
+                                             "WHEN id <= 80 THEN id ELSE 80 END")
+    r = run_sql(cluster, workdir, "sp2.sql", table2 + f"SET 'execution.savepoint.path' = '{sp}';\n"
+                + insert)
+    assert r.returncode == 0, r.stdout + r.stderr
+    jid = job_ids(r.stdout)[0]
+    both = first | {"dt=2026-01-01/hr=06", "dt=2026-01-01/hr=07"}
+    wait_for(lambda: done() == both, timeout=60, what="hr 06 and 07 committed after the restore")
+    assert nrows() == N
+    cluster.request("PATCH", f"/jobs/{jid}?mode=cancel")
+    cluster.wait_state(jid, ["CANCELED"], timeout=30)
