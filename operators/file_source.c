@@ -221,13 +221,15 @@ static void *fr_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
         const char *pf = sl_vconf_str(v, "partition-filter", NULL);
         if (pf && *pf) {
             char perr[256];
+            /* pruning only saves reading: a condition that does not compile
+             * here is logged and every partition read, the rows filtered as ever */
             pl->pfilter = sl_expr_parse(pf, &v->declared, perr, sizeof perr);
             if (!pl->pfilter || (sl_expr_type(pl->pfilter) != SL_T_BOOLEAN &&
                                  sl_expr_type(pl->pfilter) != SL_T_NULL)) {
-                sl_seterr(err, errlen, "vertex '%s': partition-filter '%s': %s", v->id, pf,
-                          pl->pfilter ? "not a BOOLEAN condition" : perr);
-                fr_plan_free(pl);
-                return NULL;
+                sl_warn("file-source", "vertex '%s': partition-filter '%s': %s; no partition "
+                        "pruning", v->id, pf, pl->pfilter ? "not a BOOLEAN condition" : perr);
+                sl_expr_destroy(pl->pfilter);
+                pl->pfilter = NULL;
             }
         }
     }
@@ -457,9 +459,13 @@ static int prune_files(sl_op *op, const fr_plan *pl, fr_state *st, char **names,
             sl_row row = {.kind = SL_KIND_INSERT, .n = op->out->n, .vals = vals, .ts = SL_TS_NONE};
             sl_arena_reset(&op->scratch);
             char why[256];
-            if (sl_expr_eval_bool(pl->pfilter, &row, &op->scratch, &pass, why, sizeof why))
-                rc = sl_op_fail(op, "%s: partition-filter on '%.*s': %s", pl->who, (int)dlen,
-                                names[k], why);
+            /* an error (a bad CAST) keeps the partition: its rows meet the
+             * whole WHERE downstream, which decides as it always did */
+            if (sl_expr_eval_bool(pl->pfilter, &row, &op->scratch, &pass, why, sizeof why)) {
+                sl_debug("tm:file-source", "%s: partition-filter on '%.*s': %s; read", pl->who,
+                         (int)dlen, names[k], why);
+                pass = true;
+            }
             kparts += pass;
         }
         if (pass) keep[(*nkeep)++] = names[k];
