@@ -56,6 +56,16 @@
  * `part-<i>` directly as described above (a savepoint of such a job syncs
  * the file and records nothing).
  *
+ * Partition commit (Flink's sink.partition-commit.*; partitioned tables).
+ * With policy success-file, checkpoint_complete(c), after renaming, writes
+ * the success file into each partition that has rows since its last one, no
+ * staged file left, and whose trigger fired: process-time (the delay since
+ * this subtask created the partition's writer) or partition-time (the
+ * watermark recorded at c's barrier past the partition's time, from
+ * partition.time-extractor.timestamp-pattern, plus the delay). Such a
+ * partition's writer is not forgotten until then. End of input commits every
+ * partition (at the final checkpoint, or at once without checkpointing).
+ *
  * Blob format (little-endian), version 1:
  *   u8 version, "SLFS", u32 subtask, i64 cpid, u64 next file number,
  *   u32 npending, npending x { i64 staging cpid, u64 length,
@@ -78,6 +88,8 @@
 #include "operator.h"
 #include "base64.h"
 #include "blob.h"
+#include "config.h"
+#include "kafka_common.h"
 #include "format_csv.h"
 #include "format_json.h"
 
@@ -92,7 +104,15 @@ typedef struct file_plan {
     char *path;
     file_format format;
     char *partition_by; /* "dt;hr" or NULL; resolved against the input at open */
+    /* partition commit (Flink's sink.partition-commit.*), partitioned only */
+    char *success_name;  /* policy success-file: the file written; NULL: no policy */
+    bool part_time;      /* trigger partition-time (else process-time) */
+    int64_t delay_ms;    /* sink.partition-commit.delay */
+    char *ts_pattern;    /* partition.time-extractor.timestamp-pattern, NULL: the
+                            first partition column's value */
 } file_plan;
+
+#define FS_WM_RING 16 /* (checkpoint, watermark at its barrier) pairs kept */
 
 /* A file written out at a checkpoint, waiting for it to complete. */
 typedef struct pending_file {
@@ -121,6 +141,10 @@ typedef struct fs_writer {
     int npend, cappend;
     uint64_t next_n;     /* number of the next final name */
     bool scanned;        /* next_n raised above the directory's part files */
+    /* partition commit */
+    bool uncommitted;    /* rows written since its success file (or ever) */
+    int64_t created_ms;  /* wall clock when this subtask first wrote to it */
+    int64_t ptime;       /* the partition's time (partition-time trigger) */
 } fs_writer;
 
 typedef struct file_state {
@@ -137,6 +161,9 @@ typedef struct file_state {
     int npart;
     int pcol[SL_MAX_FIELDS]; /* their input columns */
     kf_codec pcodec; /* csv of the partition columns: their values as text */
+    int64_t wm_cpid[FS_WM_RING], wm_at[FS_WM_RING]; /* watermark at each snapshot */
+    int nwm;
+    bool ended;      /* end of input: every partition may commit */
     sl_buf ptext, pname; /* scratch: the values' csv, the partition's name */
 } file_state;
 
@@ -148,7 +175,55 @@ static void file_plan_free(void *p)
     if (!pl) return;
     free(pl->path);
     free(pl->partition_by);
+    free(pl->success_name);
+    free(pl->ts_pattern);
     free(pl);
+}
+
+/* Flink's partition commit options into pl; SL_ERR with a message when an
+ * option is set that Sluice cannot honour. */
+static int commit_opts(const sl_vertex *v, file_plan *pl, char *err, size_t errlen)
+{
+    const char *kind = sl_vconf_str(v, "sink.partition-commit.policy.kind", NULL);
+    const char *trig = sl_vconf_str(v, "sink.partition-commit.trigger", NULL);
+    const char *delay = sl_vconf_str(v, "sink.partition-commit.delay", NULL);
+    const char *name = sl_vconf_str(v, "sink.partition-commit.success-file.name", NULL);
+    const char *pat = sl_vconf_str(v, "partition.time-extractor.timestamp-pattern", NULL);
+    if (kind && *kind) {
+        char *copy = sl_strdup(kind), *save = NULL;
+        int rc = SL_OK;
+        for (char *k = strtok_r(copy, ", ", &save); rc == SL_OK && k;
+             k = strtok_r(NULL, ", ", &save)) {
+            if (!strcasecmp(k, "success-file")) continue;
+            if (!strcasecmp(k, "metastore"))
+                rc = sl_seterr(err, errlen, "vertex '%s': sink.partition-commit.policy.kind "
+                               "'metastore' needs a Hive metastore, which Sluice does not have; "
+                               "use 'success-file'", v->id);
+            else
+                rc = sl_seterr(err, errlen, "vertex '%s': sink.partition-commit.policy.kind "
+                               "'%s' is not supported (Sluice has 'success-file')", v->id, k);
+        }
+        free(copy);
+        if (rc != SL_OK) return rc;
+        pl->success_name = sl_strdup(name && *name ? name : "_SUCCESS");
+        if (strchr(pl->success_name, '/') || pl->success_name[0] == '.' ||
+            !strncmp(pl->success_name, "part-", 5))
+            return sl_seterr(err, errlen, "vertex '%s': sink.partition-commit.success-file.name "
+                             "'%s' must be a plain file name that is no part file", v->id,
+                             pl->success_name);
+    }
+    if (trig && strcasecmp(trig, "process-time") && strcasecmp(trig, "partition-time"))
+        return sl_seterr(err, errlen, "vertex '%s': sink.partition-commit.trigger '%s' is not "
+                         "'process-time' or 'partition-time'", v->id, trig);
+    pl->part_time = trig && !strcasecmp(trig, "partition-time");
+    if (delay && sl_parse_duration_ms(delay, &pl->delay_ms) != SL_OK)
+        return sl_seterr(err, errlen, "vertex '%s': sink.partition-commit.delay '%s' is not a "
+                         "duration ('1 h', '30 min')", v->id, delay);
+    if (pat && *pat) pl->ts_pattern = sl_strdup(pat);
+    if (pl->success_name && !pl->partition_by)
+        return sl_seterr(err, errlen, "vertex '%s': sink.partition-commit.policy.kind needs a "
+                         "partitioned table (PARTITIONED BY)", v->id);
+    return SL_OK;
 }
 
 static void *file_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
@@ -194,8 +269,15 @@ static void *file_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
     pl->path = sl_strdup(json_string_value(jp));
     pl->format = f;
     pl->partition_by = pb && *pb ? sl_strdup(pb) : NULL;
+    if (commit_opts(v, pl, err, errlen) != SL_OK) {
+        file_plan_free(pl);
+        return NULL;
+    }
     return pl;
 }
+
+static int commit_partitions(sl_op *op, struct file_state *st, int64_t cpid);
+static fs_writer *writer_for(sl_op *op, struct file_state *st);
 
 /* ---- output buffer ---------------------------------------------------- */
 
@@ -497,6 +579,10 @@ static int file_snapshot(sl_op *op, int64_t cpid, void **blob, size_t *len)
     }
     for (int i = 0; i < st->nw; i++)
         if (stage_current(op, st, st->w[i], cpid) != SL_OK) return SL_ERR;
+    /* the watermark at this barrier: what the partition-time trigger compares */
+    int slot = st->nwm < FS_WM_RING ? st->nwm++ : (int)(cpid % FS_WM_RING);
+    st->wm_cpid[slot] = cpid;
+    st->wm_at[slot] = op->current_watermark;
     /* Checkpoint ids only grow, but names must stay unique even if not. */
     st->next_cpid = SL_MAX(st->next_cpid + 1, cpid + 1);
     if (!st->npart) {
@@ -506,11 +592,12 @@ static int file_snapshot(sl_op *op, int64_t cpid, void **blob, size_t *len)
     sl_buf b = {0};
     unsigned char hdr[9] = {FS_BLOB_PARTS, 'S', 'L', 'F', 'S'};
     int n = 0;
-    for (int i = 0; i < st->nw; i++) n += st->w[i]->npend > 0;
+    for (int i = 0; i < st->nw; i++) n += st->w[i]->npend > 0 || st->w[i]->uncommitted;
     sl_put_le_n(hdr + 5, (uint64_t)n, 4);
     sl_buf_put(&b, (const char *)hdr, sizeof hdr);
     for (int i = 0; i < st->nw; i++) {
-        if (!st->w[i]->npend) continue;
+        /* a partition waiting for its commit is in the state too (no files) */
+        if (!st->w[i]->npend && !st->w[i]->uncommitted) continue;
         size_t l;
         unsigned char *one = writer_blob(op, st->w[i], cpid, &l), lb[4];
         sl_put_le_n(lb, l, 4);
@@ -544,11 +631,12 @@ static int file_checkpoint_complete(sl_op *op, int64_t cpid)
     file_state *st = op->priv;
     int rc = SL_OK;
     for (int i = 0; i < st->nw && rc == SL_OK; i++) rc = commit_upto(op, st->w[i], cpid);
+    if (rc == SL_OK) rc = commit_partitions(op, st, cpid);
     /* a partition with nothing open or pending is forgotten: its metadata
      * does not grow with every partition the job has ever written */
     for (int i = st->nw - 1; rc == SL_OK && st->npart && i >= 0; i--) {
         fs_writer *w = st->w[i];
-        if (w->fd >= 0 || w->cur_stage || w->npend) continue;
+        if (w->fd >= 0 || w->cur_stage || w->npend || w->uncommitted) continue;
         if (st->last == w) st->last = NULL;
         writer_free(w);
         st->w[i] = st->w[--st->nw];
@@ -818,6 +906,21 @@ static int file_restore(sl_op *op, const void *const *blobs, const size_t *lens,
             st->w[0]->next_n = SL_MAX(st->w[0]->next_n, rs[k].next_n);
     }
     if (rc == SL_OK && !st->npart) rc = scan_counter(op, st->w[0]);
+    /* the restored partitions wait for their commit again (process-time: the
+     * delay starts over); one committed before the failure gets its success
+     * file once more, which is harmless */
+    const file_plan *pl = op->plan;
+    size_t blen = strlen(st->base);
+    for (int k = 0; k < nparts && rc == SL_OK && pl->success_name && st->npart; k++) {
+        const char *dir = rs[k].dir;
+        size_t dlen = dir ? strlen(dir) : 0;
+        if (dlen <= blen + 1 || strncmp(dir, st->base, blen) || dir[dlen - 1] != '/') continue;
+        sl_buf_reset(&st->pname);
+        sl_buf_put(&st->pname, dir + blen, dlen - blen - 1);
+        fs_writer *w = writer_for(op, st);
+        if (!w) rc = SL_ERR;
+        else w->uncommitted = true;
+    }
     for (int k = 0; k < nparts; k++) fs_restored_free(&rs[k]);
     free(rs);
     free(owners);
@@ -883,6 +986,106 @@ static void partition_name(file_state *st, const sl_schema *in, const sl_row *ro
     }
 }
 
+/* The time of partition w (the partition-time trigger): the timestamp
+ * pattern with each $col replaced by that column's value (%XX undone), or
+ * the first column's value, read as 'yyyy-MM-dd[ HH:mm:ss[.S]]'. */
+static int partition_time(sl_op *op, const file_plan *pl, fs_writer *w)
+{
+    sl_buf t = {0};
+    const char *pat = pl->ts_pattern ? pl->ts_pattern : NULL;
+    char first[128] = "";
+    if (!pat) {
+        const char *eq = strchr(w->part, '=');
+        snprintf(first, sizeof first, "$%.*s", eq ? (int)(eq - w->part) : 0, w->part);
+        pat = first;
+    }
+    for (const char *p = pat; *p;) {
+        if (*p != '$') {
+            sl_buf_put(&t, p++, 1);
+            continue;
+        }
+        size_t n = 1;
+        while (p[n] && (p[n] == '_' || (p[n] >= 'a' && p[n] <= 'z') || (p[n] >= 'A' && p[n] <= 'Z') ||
+                        (p[n] >= '0' && p[n] <= '9')))
+            n++;
+        /* the longest column name of the partition matching at p+1 */
+        const char *best = NULL, *bval = NULL;
+        size_t blen = 0, bvlen = 0;
+        for (const char *c = w->part; *c;) {
+            const char *eq = strchr(c, '='), *end = strchr(c, '/');
+            if (!eq) break;
+            size_t klen = (size_t)(eq - c);
+            if (klen <= n - 1 && klen > blen && !strncasecmp(c, p + 1, klen)) {
+                best = c;
+                blen = klen;
+                bval = eq + 1;
+                bvlen = end ? (size_t)(end - eq - 1) : strlen(eq + 1);
+            }
+            if (!end) break;
+            c = end + 1;
+        }
+        if (!best) {
+            sl_buf_free(&t);
+            return sl_op_fail(op, "file sink: partition.time-extractor.timestamp-pattern '%s': "
+                              "'%.*s' is no partition column of '%s'", pat, (int)n, p, w->part);
+        }
+        for (size_t i = 0; i < bvlen; i++) {
+            if (bval[i] == '%' && i + 2 < bvlen + 1 && bval[i + 1] && bval[i + 2]) {
+                char hex[3] = {bval[i + 1], bval[i + 2], 0}, *e;
+                long c = strtol(hex, &e, 16);
+                if (!*e) {
+                    char ch = (char)c;
+                    sl_buf_put(&t, &ch, 1);
+                    i += 2;
+                    continue;
+                }
+            }
+            sl_buf_put(&t, &bval[i], 1);
+        }
+        p += 1 + blen;
+    }
+    if (t.len == 10) sl_buf_str(&t, " 00:00:00"); /* a date alone: its midnight */
+    int rc = SL_OK;
+    if (!t.len || kf_parse_timestamp(t.p, t.len, &w->ptime) != SL_OK)
+        rc = sl_op_fail(op, "file sink: partition '%s': '%.*s' (from the timestamp pattern '%s') "
+                        "is not a timestamp 'yyyy-MM-dd HH:mm:ss'", w->part, (int)t.len,
+                        t.len ? t.p : "", pat);
+    sl_buf_free(&t);
+    return rc;
+}
+
+/* Partition commit at the completion of checkpoint cpid: each partition
+ * whose files are all committed, with rows since its last success file,
+ * whose trigger has fired (process-time: the delay has passed since this
+ * subtask created it; partition-time: the watermark at cpid's barrier is
+ * past its time plus the delay; either: the input has ended) gets its
+ * success file. */
+static int commit_partitions(sl_op *op, file_state *st, int64_t cpid)
+{
+    const file_plan *pl = op->plan;
+    if (!pl->success_name || !st->npart) return SL_OK;
+    int64_t wm = INT64_MIN, now = sl_now_ms();
+    for (int i = 0; i < st->nwm; i++)
+        if (st->wm_cpid[i] <= cpid && st->wm_at[i] > wm) wm = st->wm_at[i];
+    for (int i = 0; i < st->nw; i++) {
+        fs_writer *w = st->w[i];
+        if (!w->uncommitted || w->npend) continue;
+        bool fire = st->ended || (pl->part_time ? wm != INT64_MIN && wm > w->ptime + pl->delay_ms
+                                                : now - w->created_ms >= pl->delay_ms);
+        if (!fire) continue;
+        char *fn = sl_sprintf("%s%s", w->dir, pl->success_name);
+        int fd = open(fn, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        int rc = fd < 0 || fsync(fd) != 0 ? sl_op_fail(op, "file sink: cannot write the success "
+                                                       "file '%s': %s", fn, strerror(errno))
+                                           : SL_OK;
+        if (fd >= 0) close(fd);
+        free(fn);
+        if (rc != SL_OK) return rc;
+        w->uncommitted = false;
+    }
+    return SL_OK;
+}
+
 /* The writer of partition st->pname, made (and its directory) when new. */
 static fs_writer *writer_for(sl_op *op, file_state *st)
 {
@@ -894,7 +1097,10 @@ static fs_writer *writer_for(sl_op *op, file_state *st)
     w->fd = -1;
     w->part = sl_strndup(st->pname.p, st->pname.len);
     w->dir = sl_sprintf("%s%s/", st->base, w->part);
-    if (make_dirs(w->dir, op->err, sizeof op->err) != SL_OK) {
+    w->created_ms = sl_now_ms();
+    const file_plan *pl = op->plan;
+    if (make_dirs(w->dir, op->err, sizeof op->err) != SL_OK ||
+        (pl->success_name && pl->part_time && partition_time(op, pl, w) != SL_OK)) {
         writer_free(w);
         return NULL;
     }
@@ -997,6 +1203,7 @@ static int file_process(sl_op *op, int input, sl_row *row)
             if (!w) return SL_ERR;
             st->last = w;
         }
+        w->uncommitted = true;
     }
     w->used = ++st->rows;
     if (SL_UNLIKELY(w->fd < 0) && writer_open(op, st, w) != SL_OK) return SL_ERR;
@@ -1047,10 +1254,11 @@ static int file_end_input(sl_op *op, int input)
          * job that takes no checkpoints commits at its end of input. */
         for (int i = 0; i < st->nw; i++)
             if (stage_current(op, st, st->w[i], st->next_cpid) != SL_OK) return SL_ERR;
+        st->ended = true;
         if (op->final_checkpoint) return SL_OK;
         for (int i = 0; i < st->nw; i++)
             if (commit_upto(op, st->w[i], INT64_MAX) != SL_OK) return SL_ERR;
-        return SL_OK;
+        return commit_partitions(op, st, INT64_MAX);
     }
     for (int i = 0; i < st->nw; i++) {
         fs_writer *w = st->w[i];
@@ -1060,7 +1268,8 @@ static int file_end_input(sl_op *op, int input)
         if (fsync(w->fd) != 0)
             return sl_op_fail(op, "file sink: cannot sync '%s': %s", w->fname, strerror(errno));
     }
-    return SL_OK;
+    st->ended = true; /* without checkpoints (a bounded job) every partition commits now */
+    return commit_partitions(op, st, INT64_MAX);
 }
 
 static const sl_op_option file_options[] = {
@@ -1072,6 +1281,20 @@ static const sl_op_option file_options[] = {
     {"partition-by", SL_CT_STRING, NULL, NULL,
      "Partition columns, ';'-separated: rows go to <path>/<col>=<value>/... directories "
      "(Flink's partitioned filesystem sink), without those columns."},
+    {"sink.partition-commit.policy.kind", SL_CT_STRING, NULL, NULL,
+     "success-file: write a success file into a partition once it is committed "
+     "('metastore' is refused: no metastore)."},
+    {"sink.partition-commit.success-file.name", SL_CT_STRING, "_SUCCESS", NULL,
+     "Name of the success file."},
+    {"sink.partition-commit.trigger", SL_CT_STRING, "process-time", NULL,
+     "process-time: commit at a completed checkpoint once the delay has passed since the "
+     "partition was created; partition-time: once the watermark passes the partition's "
+     "time plus the delay."},
+    {"sink.partition-commit.delay", SL_CT_STRING, "0 s", NULL,
+     "The delay of the commit trigger."},
+    {"partition.time-extractor.timestamp-pattern", SL_CT_STRING, NULL, NULL,
+     "The partition's time from its values, e.g. '$dt $hr:00:00' (default: the first "
+     "partition column's value)."},
     SL_OP_OPTIONS_END,
 };
 

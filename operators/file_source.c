@@ -17,6 +17,13 @@
  *                             leave those columns out and each row gets
  *                             them from its file's directory names (%XX
  *                             escapes undone, __DEFAULT_PARTITION__ NULL)
+ *   partition-filter          "dt >= '2026-01-02' AND hr IN (1, 2)": partition
+ *                             pruning (Flink's): the planner's conjuncts of
+ *                             the WHERE that read only partition columns; a
+ *                             partition directory whose values do not make it
+ *                             TRUE is skipped when the files are listed, so
+ *                             its files are never opened. The rows are still
+ *                             filtered downstream; "" (or absent): no pruning
  *
  * Files. The files are listed at open and sorted by name; file k belongs to
  * subtask k % parallelism, so every run deals them the same way. A subtask
@@ -68,6 +75,7 @@
 #include "jobgraph.h"
 #include "operator.h"
 #include "blob.h"
+#include "expr.h"
 #include "file_source.h"
 #include "kafka_common.h"
 #include "log.h"
@@ -83,6 +91,7 @@ typedef struct fr_plan {
     const char *vid;
     char *who;       /* what messages name: "file source 'vid'" */
     char *partition_by; /* "dt;hr" or NULL */
+    sl_expr *pfilter;   /* partition-filter over the declared schema, or NULL */
 } fr_plan;
 
 /* One file of this subtask. */
@@ -129,6 +138,7 @@ static void fr_plan_free(void *p)
     free(pl->path);
     free(pl->who);
     free(pl->partition_by);
+    sl_expr_destroy(pl->pfilter);
     free(pl);
 }
 
@@ -208,6 +218,20 @@ static void *fr_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
             }
         free(copy);
         pl->partition_by = sl_strdup(pb);
+        const char *pf = sl_vconf_str(v, "partition-filter", NULL);
+        if (pf && *pf) {
+            char perr[256];
+            /* pruning only saves reading: a condition that does not compile
+             * here is logged and every partition read, the rows filtered as ever */
+            pl->pfilter = sl_expr_parse(pf, &v->declared, perr, sizeof perr);
+            if (!pl->pfilter || (sl_expr_type(pl->pfilter) != SL_T_BOOLEAN &&
+                                 sl_expr_type(pl->pfilter) != SL_T_NULL)) {
+                sl_warn("file-source", "vertex '%s': partition-filter '%s': %s; no partition "
+                        "pruning", v->id, pf, pl->pfilter ? "not a BOOLEAN condition" : perr);
+                sl_expr_destroy(pl->pfilter);
+                pl->pfilter = NULL;
+            }
+        }
     }
     sl_schema_copy(pc->out, &v->declared);
     return pl;
@@ -409,6 +433,50 @@ static const fr_file *restored(const fr_state *st, const char *name)
     return NULL;
 }
 
+/* Partition pruning: the names of names[0..n) (sorted) whose partition
+ * satisfies the plan's partition-filter, into keep[] (borrowed pointers);
+ * *nkeep their count. The condition is evaluated once per directory, over a
+ * row holding the directory's partition values and NULL elsewhere. */
+static int prune_files(sl_op *op, const fr_plan *pl, fr_state *st, char **names, int n,
+                       char **keep, int *nkeep)
+{
+    int parts = 0, kparts = 0, rc = SL_OK;
+    const char *prev = NULL;
+    size_t prevlen = 0;
+    bool pass = false;
+    sl_value *vals = sl_calloc((size_t)op->out->n + 1, sizeof *vals);
+    *nkeep = 0;
+    for (int k = 0; rc == SL_OK && k < n; k++) {
+        const char *slash = strrchr(names[k], '/');
+        size_t dlen = slash ? (size_t)(slash - names[k]) : 0;
+        if (!prev || dlen != prevlen || strncmp(prev, names[k], dlen)) {
+            parts++;
+            prev = names[k];
+            prevlen = dlen;
+            if ((rc = partition_values(op, pl, st, names[k])) != SL_OK) break;
+            for (int i = 0; i < op->out->n; i++) vals[i].isnull = true;
+            for (int i = 0; i < st->npart; i++) vals[st->pcol[i]] = st->pvals[i];
+            sl_row row = {.kind = SL_KIND_INSERT, .n = op->out->n, .vals = vals, .ts = SL_TS_NONE};
+            sl_arena_reset(&op->scratch);
+            char why[256];
+            /* an error (a bad CAST) keeps the partition: its rows meet the
+             * whole WHERE downstream, which decides as it always did */
+            if (sl_expr_eval_bool(pl->pfilter, &row, &op->scratch, &pass, why, sizeof why)) {
+                sl_debug("tm:file-source", "%s: partition-filter on '%.*s': %s; read", pl->who,
+                         (int)dlen, names[k], why);
+                pass = true;
+            }
+            kparts += pass;
+        }
+        if (pass) keep[(*nkeep)++] = names[k];
+    }
+    free(vals);
+    if (rc == SL_OK)
+        sl_info("tm:file-source", "%s subtask %d: partition pruning kept %d of %d partitions "
+                "(%d files)", pl->who, op->subtask, kparts, parts, *nkeep);
+    return rc;
+}
+
 /* Deal the files: this subtask's share, at restored positions if any. */
 static int deal_files(sl_op *op, fr_state *st)
 {
@@ -417,14 +485,26 @@ static int deal_files(sl_op *op, fr_state *st)
     int n;
     if (list_files(op, pl, st->npart, &names, &n, &st->is_dir) != SL_OK) return SL_ERR;
     int p = op->parallelism > 0 ? op->parallelism : 1;
+    /* pruned partitions' files are neither dealt nor opened */
+    char **deal = names;
+    int ndeal = n;
+    if (pl->pfilter && st->npart && st->is_dir) {
+        deal = sl_calloc((size_t)n + 1, sizeof *deal);
+        if (prune_files(op, pl, st, names, n, deal, &ndeal) != SL_OK) {
+            for (int k = 0; k < n; k++) free(names[k]);
+            free(names);
+            free(deal);
+            return SL_ERR;
+        }
+    }
     files_free(st->files, st->nfiles);
-    st->files = sl_calloc((size_t)n + 1, sizeof *st->files);
+    st->files = sl_calloc((size_t)ndeal + 1, sizeof *st->files);
     st->nfiles = 0;
-    for (int k = 0; k < n; k++) {
+    for (int k = 0; k < ndeal; k++) {
         if (k % p != op->subtask) continue;
         fr_file *f = &st->files[st->nfiles++];
-        const fr_file *r = restored(st, names[k]);
-        f->name = sl_strdup(names[k]);
+        const fr_file *r = restored(st, deal[k]);
+        f->name = sl_strdup(deal[k]);
         f->offset = r ? r->offset : 0;
         f->line = r ? r->line : 1;
     }
@@ -438,6 +518,7 @@ static int deal_files(sl_op *op, fr_state *st)
                             "read up to byte %llu)", pl->who, pl->path, st->is_dir ? "/" : "",
                             st->rest[i].name, (unsigned long long)st->rest[i].offset);
     }
+    if (deal != names) free(deal);
     for (int k = 0; k < n; k++) free(names[k]);
     free(names);
     files_free(st->rest, st->nrest);
@@ -797,6 +878,9 @@ static const sl_op_option fr_options[] = {
     {"partition-by", SL_CT_STRING, NULL, NULL,
      "Partition columns, ';'-separated: the files are read from <path>/<col>=<value>/... "
      "directories and the columns filled from those names."},
+    {"partition-filter", SL_CT_STRING, NULL, NULL,
+     "Partition pruning: a condition on the partition columns; a partition directory "
+     "whose values do not make it TRUE is not read (the planner's, from a WHERE)."},
     SL_OP_OPTIONS_END,
 };
 

@@ -252,7 +252,11 @@ static int option_valid(const sql_table *t, const char *conn, const char *key, c
     static const char *const bh[] = {"connector", "sink.rows-per-second", "sink.parallelism"};
     static const char *const fs[] = {"connector", "path", "format", "sink.parallelism",
                                      "json.ignore-parse-errors", "csv.ignore-parse-errors",
-                                     "lookup.join.cache.ttl", "lookup.max-memory", JSON_OPTS};
+                                     "lookup.join.cache.ttl", "lookup.max-memory",
+                                     "sink.partition-commit.policy.kind",
+                                     "sink.partition-commit.success-file.name",
+                                     "sink.partition-commit.trigger", "sink.partition-commit.delay",
+                                     "partition.time-extractor.timestamp-pattern", JSON_OPTS};
     static const char *const nx[] = {
         "connector", "first-event.rate", "next-event.rate", "events.num", "person.proportion",
         "auction.proportion", "bid.proportion", "person.avg-size", "auction.avg-size",

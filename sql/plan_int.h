@@ -122,6 +122,9 @@ int type_expr_dt(plan *p, const sql_node *e, const sl_schema *sch, sl_type *t,
                  const sl_dtype **dt);
 int type_expr(plan *p, const sql_node *e, const sl_schema *sch, sl_type *t);
 int emit_calc(plan *p, rel *in, item *items, int n, const sql_node *filter, const char *base);
+/* plan_prune.c: a WHERE over a partitioned file-source scan prunes its partitions */
+void sqlp_prune_partitions(plan *p, const rel *in, const sql_node *filter);
+void sqlp_prune_shared(plan *p, const char *vid); /* a scan read twice: no pruning */
 void items_free(item *it, int n);
 int make_item(plan *p, item *it, const sql_node *e, const char *name, const sl_schema *sch);
 int plan_from(plan *p, const sql_node *f, rel *out);

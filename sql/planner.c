@@ -369,6 +369,7 @@ int emit_calc(plan *p, rel *in, item *items, int n, const sql_node *filter,
         char *f = sql_unparse(filter);
         json_object_set_new(cfg, "filter", json_string(f));
         free(f);
+        sqlp_prune_partitions(p, in, filter);
     }
     /* after a vertex of parallelism 1 (a global aggregate) the calc keeps it: a rebalance
      * would spread its -U and +U over subtasks and a keyed operator downstream could
@@ -547,6 +548,7 @@ static int scan_table(plan *p, const sql_node *at, const char *name, rel *out)
     for (int i = 0; i < p->nscans; i++)
         if (!strcasecmp(p->scans[i].ident, t->name)) {
             rel_copy(out, &p->scans[i]);
+            sqlp_prune_shared(p, out->vid);
             return SL_OK;
         }
     /* a C job's stream (api/bridge.c): its rows already leave from a vertex */
@@ -1817,6 +1819,8 @@ static void insert_sink(plan *p, const sql_table *t, const rel *r)
         const char *key = t->keys[i], *v = t->vals[i];
         if (!strcmp(key, "sink.parallelism")) par = atoi(v);
         else if (!strcmp(key, "print-identifier") || !strcmp(key, "sink.rows-per-second") ||
+                 !strncmp(key, "sink.partition-commit.", 22) || /* file sink's commit */
+                 !strncmp(key, "partition.time-extractor.", 25) ||
                  (!strncmp(key, "json.", 5) && strcmp(key, "json.ignore-parse-errors") &&
                   strcmp(key, "json.fail-on-missing-field"))) /* the writer's json options */
             json_object_set_new(cfg, key, json_string(v));

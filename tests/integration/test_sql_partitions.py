@@ -1,0 +1,334 @@
+"""Partitioned filesystem tables beyond writing and reading them back
+(test_sql_statements.py): partition pruning on the source, from SQL text
+through `sluice sql -f` on a live cluster. The table's directories are
+written here, so the expected rows are a Python filter over the same data."""
+import glob
+import json
+import os
+import re
+
+from conftest import wait_for
+from test_sql import run_sql, job_ids, finish
+from test_sql_statements import file_rows
+
+DAYS = [f"2026-01-0{d}" for d in range(1, 6)]
+HOURS = range(6)
+
+
+def write_table(root, bad=None):
+    """30 partitions dt=<day>/hr=<h>, 3 rows each; {(dt, hr): rows}. A partition
+    for which bad(dt, hr) is true also holds a file that fails the job when read."""
+    data = {}
+    for i, dt in enumerate(DAYS):
+        for hr in HOURS:
+            d = os.path.join(root, f"dt={dt}", f"hr={hr}")
+            os.makedirs(d)
+            rows = [{"id": (i * 6 + hr) * 3 + k, "v": (i * 7 + hr * 5 + k) % 13} for k in range(3)]
+            data[(dt, hr)] = rows
+            with open(os.path.join(d, "part-0"), "w") as f:
+                f.writelines(json.dumps(r) + "\n" for r in rows)
+            if bad and bad(dt, hr):
+                with open(os.path.join(d, "part-1"), "w") as f:
+                    f.write("{this is not json\n")
+    return data
+
+
+def table(name, path):
+    return f"""
+CREATE TABLE {name} (id BIGINT, v INT, dt STRING, hr INT) PARTITIONED BY (dt, hr)
+  WITH ('connector' = 'filesystem', 'path' = '{path}', 'format' = 'json');
+CREATE TABLE {name}_out (id BIGINT, v INT, dt STRING, hr INT)
+  WITH ('connector' = 'filesystem', 'path' = '{path}-out', 'format' = 'json');
+"""
+
+
+def model(data, keep):
+    return [dict(r, dt=dt, hr=hr) for (dt, hr), rows in data.items() for r in rows
+            if keep(dt, hr, r["v"])]
+
+
+def test_partition_pruning_skips_directories_the_where_rules_out(cluster, workdir):
+    cluster.add_tm(slots=2)
+    cases = [  # (WHERE, the model of it, does it prune on the partitions alone)
+        ("dt BETWEEN '2026-01-02' AND '2026-01-03' AND hr IN (1, 3, 4) AND v > 3",
+         lambda dt, hr, v: "2026-01-02" <= dt <= "2026-01-03" and hr in (1, 3, 4) and v > 3,
+         lambda dt, hr: "2026-01-02" <= dt <= "2026-01-03" and hr in (1, 3, 4)),
+        ("dt = '2026-01-05' AND hr < 2",
+         lambda dt, hr, v: dt == "2026-01-05" and hr < 2,
+         lambda dt, hr: dt == "2026-01-05" and hr < 2),
+        ("hr > 4 AND (v < 6 OR v > 10) AND dt <> '2026-01-01'",
+         lambda dt, hr, v: hr > 4 and (v < 6 or v > 10) and dt != "2026-01-01",
+         lambda dt, hr: hr > 4 and dt != "2026-01-01"),
+    ]
+    for n, (where, keep, parts) in enumerate(cases):
+        for par in (1, 2):
+            root = os.path.join(workdir, f"t{n}-{par}")
+            # every partition the predicate rules out holds a malformed file
+            data = write_table(root, bad=lambda dt, hr, parts=parts: not parts(dt, hr))
+            r = run_sql(cluster, workdir, f"q{n}-{par}.sql", table("t", root) + f"""
+SET 'parallelism.default' = '{par}';
+INSERT INTO t_out SELECT id, v, dt, hr FROM t WHERE {where};
+""")
+            assert r.returncode == 0, r.stdout + r.stderr
+            finish(cluster, job_ids(r.stdout)[0])
+            got = sorted(file_rows(root + "-out"), key=lambda x: sorted(x.items()))
+            want = sorted(model(data, keep), key=lambda x: sorted(x.items()))
+            assert got and got == want, (where, par)
+
+    # the same malformed files fail the job when the WHERE cannot prune (an OR with
+    # a non-partition column): what proves that the pruned ones were never opened
+    root = os.path.join(workdir, "noprune")
+    write_table(root, bad=lambda dt, hr: hr == 5)
+    r = run_sql(cluster, workdir, "noprune.sql", table("t", root) + """
+INSERT INTO t_out SELECT id, v, dt, hr FROM t WHERE hr < 5 OR v > 100;
+""")
+    assert r.returncode == 0, r.stdout + r.stderr
+    jid = job_ids(r.stdout)[0]
+    job = cluster.wait_state(jid, ["FINISHED", "FAILED", "CANCELED"], timeout=90)
+    assert job["state"] == "FAILED"
+    assert "part-1:1" in json.dumps(cluster.get(f"/jobs/{jid}/exceptions"))
+
+
+def test_a_scan_read_twice_is_not_pruned_by_one_readers_where(cluster, workdir):
+    """A statement set's INSERTs share the scan: one reader's WHERE must not
+    cut the rows of the other."""
+    cluster.add_tm(slots=2)
+    root = os.path.join(workdir, "shared")
+    data = write_table(root)
+    other = os.path.join(workdir, "shared-all")
+    r = run_sql(cluster, workdir, "shared.sql", table("t", root) + f"""
+CREATE TABLE t_all (id BIGINT, v INT, dt STRING, hr INT)
+  WITH ('connector' = 'filesystem', 'path' = '{other}', 'format' = 'json');
+EXECUTE STATEMENT SET BEGIN
+INSERT INTO t_out SELECT id, v, dt, hr FROM t WHERE hr = 2;
+INSERT INTO t_all SELECT id, v, dt, hr FROM t WHERE v >= 0;
+END;
+""")
+    assert r.returncode == 0, r.stdout + r.stderr
+    finish(cluster, job_ids(r.stdout)[0])
+    key = lambda x: sorted(x.items())
+    assert sorted(file_rows(root + "-out"), key=key) == \
+        sorted(model(data, lambda dt, hr, v: hr == 2), key=key)
+    assert sorted(file_rows(other), key=key) == sorted(model(data, lambda *a: True), key=key)
+
+
+BASE = 1767225600000  # 2026-01-01 00:00:00 UTC
+STEP = 7 * 60 * 1000  # a row every 7 minutes of event time
+N = 60                # rows: ids 1..N, 00:07 .. 07:00
+
+
+def commit_table(path, extra):
+    return f"""
+CREATE TABLE src (
+  id BIGINT,
+  ts AS TO_TIMESTAMP_LTZ({BASE} + (CASE WHEN id <= {N} THEN id ELSE {N} END) * {STEP}, 3),
+  WATERMARK FOR ts AS ts - INTERVAL '10' MINUTE
+) WITH ('connector' = 'datagen', 'rows-per-second' = '2000', 'fields.id.kind' = 'sequence',
+        'fields.id.start' = '1', 'fields.id.end' = '1000000000');
+CREATE TABLE sink_t (id BIGINT, ts TIMESTAMP(3), dt STRING, hr STRING) PARTITIONED BY (dt, hr)
+  WITH ('connector' = 'filesystem', 'path' = '{path}', 'format' = 'json'{extra});
+"""
+
+
+def test_success_files_where_the_watermark_passed_partition_time_plus_delay(cluster, workdir):
+    """After row N the source keeps going with its event time stuck at row N's,
+    so the final watermark is 07:00 - 10 min = 06:50: with a delay of 1 hour
+    exactly the partitions hr <= 05 are committed, hr 06 and 07 never."""
+    cluster.add_tm(slots=2)
+    out = os.path.join(workdir, "commit")
+    r = run_sql(cluster, workdir, "commit.sql", commit_table(out, """,
+  'sink.partition-commit.policy.kind' = 'success-file',
+  'sink.partition-commit.success-file.name' = '_DONE',
+  'sink.partition-commit.trigger' = 'partition-time',
+  'sink.partition-commit.delay' = '1 h',
+  'partition.time-extractor.timestamp-pattern' = '$dt $hr:00:00'""") + f"""
+SET 'parallelism.default' = '2';
+SET 'execution.checkpointing.interval' = '200 ms';
+INSERT INTO sink_t SELECT id, CAST(ts AS TIMESTAMP(3)), DATE_FORMAT(ts, 'yyyy-MM-dd'),
+  DATE_FORMAT(ts, 'HH') FROM src WHERE id <= {N};
+""")
+    assert r.returncode == 0, r.stdout + r.stderr
+    jid = job_ids(r.stdout)[0]
+    want = {}
+    for i in range(1, N + 1):
+        s = (i * STEP) // 1000
+        hh, mm = s // 3600, s % 3600 // 60
+        want.setdefault(f"dt=2026-01-01/hr={hh:02d}", []).append(
+            {"id": i, "ts": f"2026-01-01 {hh:02d}:{mm:02d}:00"})
+    watermark = (N * STEP - 10 * 60 * 1000)  # ms after BASE
+    committed = {p for p in want if int(p[-2:]) * 3600 * 1000 + 3600 * 1000 < watermark}
+    assert committed == {f"dt=2026-01-01/hr={h:02d}" for h in range(6)}
+
+    def done():
+        return {os.path.relpath(os.path.dirname(p), out)
+                for p in glob.glob(os.path.join(out, "*", "*", "_DONE"))}
+
+    def rows():
+        got = {}
+        for p in glob.glob(os.path.join(out, "*", "*", "part-*")):
+            with open(p) as f:
+                got.setdefault(os.path.relpath(os.path.dirname(p), out), []).extend(
+                    json.loads(x) for x in f if x.strip())
+        return {k: sorted(v, key=lambda x: x["id"]) for k, v in got.items()}
+
+    wait_for(lambda: rows() == want and done() == committed, timeout=60,
+             what="every row committed and the success files")
+    # later checkpoints (the watermark stays at 06:50) add no success file
+    seen = cluster.get(f"/jobs/{jid}/checkpoints")["counts"]["completed"]
+    wait_for(lambda: cluster.get(f"/jobs/{jid}/checkpoints")["counts"]["completed"] >= seen + 3,
+             timeout=30, what="three more checkpoints")
+    assert done() == committed and rows() == want
+    cluster.request("PATCH", f"/jobs/{jid}?mode=cancel")
+    cluster.wait_state(jid, ["CANCELED"], timeout=30)
+
+    # metastore: refused, there is none
+    r = run_sql(cluster, workdir, "meta.sql", commit_table(os.path.join(workdir, "m"), """,
+  'sink.partition-commit.policy.kind' = 'metastore,success-file'""") + """
+INSERT INTO sink_t SELECT id, CAST(ts AS TIMESTAMP(3)), 'd', 'h' FROM src;
+""")
+    assert "sink.partition-commit.policy.kind 'metastore' needs a Hive metastore, which Sluice " \
+           "does not have; use 'success-file'" in r.stdout + r.stderr, r.stdout + r.stderr
+
+
+def test_process_time_trigger_and_end_of_input(cluster, workdir):
+    """process-time: a partition commits at a checkpoint once the delay has passed
+    since it was created (never within the test for '1 h'); a bounded job commits
+    every partition at its end, with checkpoints or without."""
+    cluster.add_tm(slots=2)
+    hours = {f"dt=2026-01-01/hr={h:02d}" for h in range(8)}
+
+    def done(out, name):
+        return {os.path.relpath(os.path.dirname(p), out)
+                for p in glob.glob(os.path.join(out, "*", "*", name))}
+
+    def nrows(out):
+        n = 0
+        for p in glob.glob(os.path.join(out, "*", "*", "part-*")):
+            with open(p) as f:
+                n += sum(1 for x in f if x.strip())
+        return n
+
+    insert = f"""
+SET 'parallelism.default' = '2';
+SET 'execution.checkpointing.interval' = '200 ms';
+INSERT INTO sink_t SELECT id, CAST(ts AS TIMESTAMP(3)), DATE_FORMAT(ts, 'yyyy-MM-dd'),
+  DATE_FORMAT(ts, 'HH') FROM src WHERE id <= {N};
+"""
+    for delay, want in (("1 h", set()), ("0 s", hours)):
+        out = os.path.join(workdir, f"pt-{delay[0]}")
+        r = run_sql(cluster, workdir, f"pt{delay[0]}.sql", commit_table(out, f""",
+  'sink.partition-commit.policy.kind' = 'success-file',
+  'sink.partition-commit.delay' = '{delay}'""") + insert)
+        assert r.returncode == 0, r.stdout + r.stderr
+        jid = job_ids(r.stdout)[0]
+        wait_for(lambda: nrows(out) == N and done(out, "_SUCCESS") == want, timeout=60,
+                 what=f"rows and success files (delay {delay})")
+        seen = cluster.get(f"/jobs/{jid}/checkpoints")["counts"]["completed"]
+        wait_for(lambda: cluster.get(f"/jobs/{jid}/checkpoints")["counts"]["completed"] >= seen + 3,
+                 timeout=30, what="three more checkpoints")
+        assert done(out, "_SUCCESS") == want and nrows(out) == N
+        cluster.request("PATCH", f"/jobs/{jid}?mode=cancel")
+        cluster.wait_state(jid, ["CANCELED"], timeout=30)
+
+    # bounded (the sequence ends at N), with and without checkpoints, '1 h' delay:
+    # the end of input commits every partition
+    for ckpt in (True, False):
+        out = os.path.join(workdir, f"end-{ckpt}")
+        text = commit_table(out, """,
+  'sink.partition-commit.policy.kind' = 'success-file',
+  'sink.partition-commit.delay' = '1 h'""").replace("'1000000000'", f"'{N}'")
+        if not ckpt:
+            text += insert.replace("SET 'execution.checkpointing.interval' = '200 ms';", "")
+        else:
+            text += insert
+        r = run_sql(cluster, workdir, f"end{ckpt}.sql", text)
+        assert r.returncode == 0, r.stdout + r.stderr
+        finish(cluster, job_ids(r.stdout)[0])
+        assert done(out, "_SUCCESS") == hours and nrows(out) == N
+
+
+def test_pruning_through_the_watermark_of_an_event_time_table(cluster, workdir):
+    """WATERMARK FOR puts a watermark vertex after the source; the WHERE still prunes."""
+    cluster.add_tm(slots=2)
+    root = os.path.join(workdir, "wm")
+    want = []
+    for day in range(1, 4):
+        for hr in range(3):
+            d = os.path.join(root, f"dt=2026-01-0{day}", f"hr={hr}")
+            os.makedirs(d)
+            with open(os.path.join(d, "part-0"), "w") as f:
+                for k in range(4):
+                    row = {"id": day * 100 + hr * 10 + k, "ts": f"2026-01-0{day} 0{hr}:0{k}:00"}
+                    f.write(json.dumps(row) + "\n")
+                    if day == 2 and hr >= 1:
+                        want.append(dict(row, dt=f"2026-01-0{day}", hr=hr))
+            if not (day == 2 and hr >= 1):
+                with open(os.path.join(d, "part-1"), "w") as f:
+                    f.write("{not json\n")
+    r = run_sql(cluster, workdir, "wm.sql", f"""
+CREATE TABLE t (id BIGINT, ts TIMESTAMP(3), dt STRING, hr INT,
+  WATERMARK FOR ts AS ts - INTERVAL '1' SECOND) PARTITIONED BY (dt, hr)
+  WITH ('connector' = 'filesystem', 'path' = '{root}', 'format' = 'json');
+CREATE TABLE o (id BIGINT, ts TIMESTAMP(3), dt STRING, hr INT)
+  WITH ('connector' = 'filesystem', 'path' = '{root}-out', 'format' = 'json');
+SET 'parallelism.default' = '2';
+INSERT INTO o SELECT id, ts, dt, hr FROM t WHERE t.dt = '2026-01-02' AND t.hr IN (1, 2);
+""")
+    assert r.returncode == 0, r.stdout + r.stderr
+    finish(cluster, job_ids(r.stdout)[0])
+    assert sorted(file_rows(root + "-out"), key=lambda x: x["id"]) == \
+        sorted(want, key=lambda x: x["id"])
+
+
+def test_partitions_waiting_for_their_commit_survive_a_savepoint(cluster, workdir):
+    """hr 06 and 07 wait (watermark 06:50, delay 1 h) when the job stops with a
+    savepoint; the restored job's watermark reaches 09:10 without a row for them,
+    so only the restored state can commit them."""
+    cluster.add_tm(slots=2)
+    out, sp_dir = os.path.join(workdir, "sp-out"), os.path.join(workdir, "sp")
+    opts = """,
+  'sink.partition-commit.policy.kind' = 'success-file',
+  'sink.partition-commit.trigger' = 'partition-time',
+  'sink.partition-commit.delay' = '1 h',
+  'partition.time-extractor.timestamp-pattern' = '$dt $hr:00:00'"""
+    insert = f"""
+SET 'parallelism.default' = '2';
+SET 'execution.checkpointing.interval' = '200 ms';
+INSERT INTO sink_t SELECT id, CAST(ts AS TIMESTAMP(3)), DATE_FORMAT(ts, 'yyyy-MM-dd'),
+  DATE_FORMAT(ts, 'HH') FROM src WHERE id <= {N};
+"""
+
+    def done():
+        return {os.path.relpath(os.path.dirname(p), out)
+                for p in glob.glob(os.path.join(out, "*", "*", "_SUCCESS"))}
+
+    def nrows():
+        n = 0
+        for p in glob.glob(os.path.join(out, "*", "*", "part-*")):
+            with open(p) as f:
+                n += sum(1 for x in f if x.strip())
+        return n
+
+    first = {f"dt=2026-01-01/hr={h:02d}" for h in range(6)}
+    r = run_sql(cluster, workdir, "sp1.sql", commit_table(out, opts) + insert)
+    assert r.returncode == 0, r.stdout + r.stderr
+    jid = job_ids(r.stdout)[0]
+    wait_for(lambda: nrows() == N and done() == first, timeout=60, what="the first commits")
+    r = cluster.cli("stop", "--savepoint", "file://" + sp_dir, jid, timeout=90)
+    assert r.returncode == 0, r.stdout + r.stderr
+    sp = re.search(r"Savepoint completed\. Path: (\S+)", r.stdout).group(1)
+    cluster.wait_state(jid, ["FINISHED"], timeout=60)
+    assert done() == first and nrows() == N
+
+    # the restored source is past row N: its event time is now held at row 80's (09:20)
+    table2 = commit_table(out, opts).replace(f"WHEN id <= {N} THEN id ELSE {N} END",
+                                             "WHEN id <= 80 THEN id ELSE 80 END")
+    r = run_sql(cluster, workdir, "sp2.sql", table2 + f"SET 'execution.savepoint.path' = '{sp}';\n"
+                + insert)
+    assert r.returncode == 0, r.stdout + r.stderr
+    jid = job_ids(r.stdout)[0]
+    both = first | {"dt=2026-01-01/hr=06", "dt=2026-01-01/hr=07"}
+    wait_for(lambda: done() == both, timeout=60, what="hr 06 and 07 committed after the restore")
+    assert nrows() == N
+    cluster.request("PATCH", f"/jobs/{jid}?mode=cancel")
+    cluster.wait_state(jid, ["CANCELED"], timeout=30)
