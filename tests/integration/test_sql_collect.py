@@ -224,3 +224,23 @@ END;
         want[c][str(k)] = k * 10
     assert {c: list(json.loads(r["o"]).items()) for c, r in upd.items()} == \
         {c: list(m.items()) for c, m in want.items()}
+
+
+def test_json_objectagg_duplicate_or_null_key_fails_the_job(cluster, workdir):
+    """As Flink: a key already present in the group, or a NULL key, fails
+    the job with a message naming it."""
+    cluster.add_tm(slots=1)
+    out = os.path.join(workdir, "out")
+    for name, key, want in (("dup", "CAST(id % 2 AS STRING)", "the key '1' is already present"),
+                            ("nul", "CAST(NULL AS STRING)", "the key is NULL")):
+        r = run_sql(cluster, workdir, f"{name}.sql", f"""
+CREATE TABLE ev (id BIGINT) WITH ('connector' = 'datagen', 'rows-per-second' = '100000',
+        'fields.id.kind' = 'sequence', 'fields.id.start' = '1', 'fields.id.end' = '10');
+CREATE TABLE o (o STRING) WITH ('connector' = 'filesystem', 'path' = '{out}/{name}', 'format' = 'json');
+INSERT INTO o SELECT JSON_OBJECTAGG({key} VALUE id) FROM ev;
+""")
+        assert r.returncode == 0, r.stdout + r.stderr
+        jid = job_ids(r.stdout)[0]
+        assert cluster.wait_state(jid, ["FINISHED", "FAILED", "CANCELED"], timeout=90)["state"] == "FAILED"
+        exc = cluster.get(f"/jobs/{jid}/exceptions")
+        assert want in str(exc.get("root-exception", exc)), exc
