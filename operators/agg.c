@@ -215,8 +215,12 @@ static int parse_item(const char *text, const sl_schema *in, const sl_udf_set *u
                 return sl_seterr(err, errlen, "expected a column name after DISTINCT");
             /* MIN/MAX of the distinct values are MIN/MAX of all of them */
             a->distinct = a->fn != SL_AGG_MIN && a->fn != SL_AGG_MAX;
-            if (sl_agg_kept(a))
+            if (a->fn == SL_AGG_COLLECT) {
+                a->distinct = false;
+                a->kept_distinct = true;
+            } else if (sl_agg_kept(a)) {
                 return sl_seterr(err, errlen, "%s(DISTINCT ...) is not supported yet", fname);
+            }
         }
         a->col = sl_schema_find(in, col);
         if (a->col < 0) return sl_seterr(err, errlen, "unknown column '%s'", col);

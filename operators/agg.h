@@ -81,7 +81,8 @@
  * gives a row's value when it counts) and fills the result's bytes, as for
  * STRING MIN/MAX; sl_agg_add, sl_agg_retract and sl_agg_merge leave it
  * alone, and such lists are not mergeable. Only an operator that sets
- * allow_collect before parsing takes it (group_aggregate).
+ * allow_collect before parsing takes it (group_aggregate). "COLLECT(DISTINCT
+ * col)" sets kept_distinct: the caller writes each value once.
  * "JSON_ARRAYAGG(col)" (Flink's ABSENT ON NULL) is kept the same way: a
  * STRING NOT NULL, the JSON array of the non-NULL values in the order they
  * came, a retraction taking out the earliest equal one; its slot is the
@@ -148,6 +149,8 @@ typedef struct sl_agg {
     int vcol;                     /* JSON_OBJECTAGG: the value column (col is the key's) */
     const sl_dtype *v_dt;         /* ... its type */
     bool null_on_null;            /* JSON_ARRAYAGG/JSON_OBJECTAGG: NULL ON NULL (a JSON null) */
+    bool kept_distinct;           /* COLLECT(DISTINCT col): each value once (not `distinct`:
+                                     the caller's multiset counts the copies) */
 } sl_agg;
 
 typedef struct sl_agg_list {

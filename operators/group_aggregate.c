@@ -902,8 +902,9 @@ static int col_cmp(const void *x, const void *y, void *base)
     return sl_agg_str_cmp(a + 4, sl_get_le32(a), b + 4, sl_get_le32(b));
 }
 
-/* The MULTISET bytes of the entries indexed by st->cidx (copies > 0) into out. */
-static void col_build(ga_state *st, sl_buf *out)
+/* The MULTISET bytes of the entries indexed by st->cidx (copies > 0) into out;
+ * with once (COLLECT(DISTINCT x)) each value counts 1. */
+static void col_build(ga_state *st, bool once, sl_buf *out)
 {
     const size_t *ix = (const size_t *)st->cidx.p;
     size_t n = st->cidx.len / sizeof *ix, live = 0;
@@ -927,6 +928,7 @@ static void col_build(ga_state *st, sl_buf *out)
         uint32_t l = sl_get_le32(b + ix[k]);
         int64_t c = ld64(b + ix[k] + 4 + l);
         if (c <= 0) continue;
+        if (once) c = 1;
         uint8_t cb[4];
         sl_put_le32(cb, (uint32_t)(c > INT32_MAX ? INT32_MAX : c));
         sl_buf_put(out, cb, 4);
@@ -984,7 +986,7 @@ static int collect_update(sl_op *op, const sl_row *row, bool first, int sign)
         if (st->cidx.len > sizeof(size_t)) /* (qsort of nothing would pass a NULL base) */
             qsort_r(st->cidx.p, st->cidx.len / sizeof(size_t), sizeof(size_t), col_cmp,
                     st->cscan.p);
-        col_build(st, &st->col_old[i]);
+        col_build(st, a->kept_distinct, &st->col_old[i]);
         if (at == SIZE_MAX) {
             sl_buf_set(&st->col_new[i], st->col_old[i].p, st->col_old[i].len);
             continue;
@@ -998,7 +1000,7 @@ static int collect_update(sl_op *op, const sl_row *row, bool first, int sign)
                                        sizeof err)
                        : sl_kstate_del(ks, st->sid_col, st->dns.p, st->dns.len, err, sizeof err);
         if (rc == SL_ERR) return sl_op_fail(op, "vertex '%s': state: %s", pl->vid, err);
-        col_build(st, &st->col_new[i]);
+        col_build(st, a->kept_distinct, &st->col_new[i]);
     }
     return SL_OK;
 }

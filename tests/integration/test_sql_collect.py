@@ -35,11 +35,11 @@ CREATE TABLE ev (
 def sinks(out):
     return f"""
 CREATE TABLE plain (k INT, vs MULTISET<INT>, amts MULTISET<DECIMAL(17, 13)>, rs MULTISET<ROW<a INT>>,
-                    odd MULTISET<INT>, n BIGINT)
+                    odd MULTISET<INT>, n BIGINT, dv MULTISET<INT>)
   WITH ('connector' = 'filesystem', 'path' = '{out}/plain', 'format' = 'json');
 CREATE TABLE rows_r (id BIGINT, r ROW<a INT>)
   WITH ('connector' = 'filesystem', 'path' = '{out}/rows_r', 'format' = 'json');
-CREATE TABLE upd (c BIGINT, ks MULTISET<INT>)
+CREATE TABLE upd (c BIGINT, ks MULTISET<INT>, dks MULTISET<INT>)
   WITH ('connector' = 'filesystem', 'path' = '{out}/upd', 'format' = 'json');
 """
 
@@ -47,8 +47,8 @@ CREATE TABLE upd (c BIGINT, ks MULTISET<INT>)
 QUERY = """
 EXECUTE STATEMENT SET BEGIN
 INSERT INTO plain SELECT k, COLLECT(v), COLLECT(amt), COLLECT(r),
-    COLLECT(v) FILTER (WHERE id % 2 = 1), COUNT(*) FROM ev GROUP BY k;
-INSERT INTO upd SELECT c, COLLECT(k) FROM (SELECT k, v, COUNT(*) AS c FROM ev GROUP BY k, v)
+    COLLECT(v) FILTER (WHERE id % 2 = 1), COUNT(*), COLLECT(DISTINCT v) FROM ev GROUP BY k;
+INSERT INTO upd SELECT c, COLLECT(k), COLLECT(DISTINCT k % 2) FROM (SELECT k, v, COUNT(*) AS c FROM ev GROUP BY k, v)
     GROUP BY c;
 INSERT INTO rows_r SELECT id, r FROM ev;
 END;
@@ -80,12 +80,14 @@ def model(n, rs):
             "rs": dict(collections.Counter(f"+I[{rs[i]['a']}]" for i in ids if rs[i] is not None)),
             "amts": dict(amts),
             "odd": dict(collections.Counter(str(i % 4) for i in ids if i % 2 == 1)),
-            "n": len(ids)}
+            "n": len(ids),
+            "dv": {str(v): 1 for v in set(i % 4 for i in ids)}}
     cnt = collections.Counter((i % 3, i % 4) for i in range(1, n + 1))
     upd = collections.defaultdict(collections.Counter)
     for (k, v), c in cnt.items():
         upd[c][str(k)] += 1
-    return plain, {c: {"c": c, "ks": dict(ks)} for c, ks in upd.items()}
+    return plain, {c: {"c": c, "ks": dict(ks), "dks": {str(x): 1 for x in set(int(k) % 2 for k in ks)}}
+                   for c, ks in upd.items()}
 
 
 def check(plain, upd, rs, n):
