@@ -527,6 +527,7 @@ QUERIES = [
     ("collect_retract", "SELECT c, COLLECT(k) AS ks FROM (SELECT k, COUNT(*) AS c FROM ev "
                         "GROUP BY k) GROUP BY c"),
     ("json_arrayagg", "SELECT k, JSON_ARRAYAGG(s) AS js, COUNT(*) AS c FROM ev GROUP BY k"),
+    ("collect_distinct", "SELECT k, COLLECT(DISTINCT s) AS cs, COUNT(*) AS c FROM ev GROUP BY k"),
     ("json_arrayagg_on_null", "SELECT k, JSON_ARRAYAGG(s NULL ON NULL) AS jn, "
                               "JSON_ARRAYAGG(u ABSENT ON NULL) AS ja FROM ev GROUP BY k"),
     # one member per group: Flink writes an object's members in its map state's (hash) order
