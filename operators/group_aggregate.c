@@ -81,6 +81,10 @@
  *            their bytes (so both backends give the same MULTISET bytes) and
  *            builds the MULTISET before and after its value: O(distinct
  *            values of the key) per record, as Flink's MapView iteration.
+ *            COLLECT(DISTINCT x) counts copies the same way and writes
+ *            each value once.
+ *   "json-arrayagg" only with JSON_ARRAYAGG / JSON_OBJECTAGG items (after
+ *            "collect"): see those sections below.
  *            With a state TTL the accumulator ends with two more i64s: the
  *            key's last update (wall-clock ms) and the time of its expiry
  *            timer (see below).
@@ -178,7 +182,7 @@ typedef struct ga_state {
     sl_buf *col_new;       /* ... and after it */
     sl_buf cscan;          /* a COLLECT's entries read from state: [u32 len][value][i64 n] */
     sl_buf cidx;           /* offsets of those entries (size_t), sorted by value */
-    int sid_jag;           /* "json-arrayagg" (JSON_ARRAYAGG items), or -1 */
+    int sid_jag;           /* "json-arrayagg" (JSON_ARRAYAGG, JSON_OBJECTAGG items), or -1 */
     sl_buf jval;           /* a value's JSON text */
     int64_t fire_now;      /* the `now` of the proc_time() call firing timers */
 } ga_state;
