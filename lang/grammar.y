@@ -1190,11 +1190,14 @@ jnull(A) ::= NULL ON NULL. { A = "NULL"; }
 jnull(A) ::= ident(X) ON NULL. { A = "ABSENT"; if (!WORDIS(X, "ABSENT")) WORDERR(ctx, X, "NULL ON NULL or ABSENT ON NULL"); }
 /* JSON_ARRAYAGG(x [NULL | ABSENT] ON NULL), JSON_OBJECTAGG([KEY] k VALUE v [... ON NULL]):
  * a call of the aggregate, the clause in s2 (sql/planner.c) */
-expr(A) ::= ident(F) LP expr(X) jnull(N) RP. { A = JAGG(ctx, F, X, NULL, N, 0); }
-expr(A) ::= ident(F) LP KEY expr(K) VALUE expr(V) RP. { A = JAGG(ctx, F, K, V, NULL, 1); }
-expr(A) ::= ident(F) LP KEY expr(K) VALUE expr(V) jnull(N) RP. { A = JAGG(ctx, F, K, V, N, 1); }
-expr(A) ::= ident(F) LP expr(K) VALUE expr(V) RP. { A = JAGG(ctx, F, K, V, NULL, 1); }
-expr(A) ::= ident(F) LP expr(K) VALUE expr(V) jnull(N) RP. { A = JAGG(ctx, F, K, V, N, 1); }
+%type jagg {sql_node *}
+expr(A) ::= jagg(X). { A = X; }
+expr(A) ::= jagg(X) FILTER LP WHERE expr(C) RP. { A = X; A->flags |= SQL_F_FILTER; ADD(ctx, A, C); }
+jagg(A) ::= ident(F) LP expr(X) jnull(N) RP. { A = JAGG(ctx, F, X, NULL, N, 0); }
+jagg(A) ::= ident(F) LP KEY expr(K) VALUE expr(V) RP. { A = JAGG(ctx, F, K, V, NULL, 1); }
+jagg(A) ::= ident(F) LP KEY expr(K) VALUE expr(V) jnull(N) RP. { A = JAGG(ctx, F, K, V, N, 1); }
+jagg(A) ::= ident(F) LP expr(K) VALUE expr(V) RP. { A = JAGG(ctx, F, K, V, NULL, 1); }
+jagg(A) ::= ident(F) LP expr(K) VALUE expr(V) jnull(N) RP. { A = JAGG(ctx, F, K, V, N, 1); }
 %type jo_items {sql_node *}
 jo_items(A) ::= jo_item(X). { A = X; }
 jo_items(A) ::= jo_items(L) COMMA jo_item(X). { A = L; for (int i = 0; i < X->nkids; i++) ADD(ctx, A, X->kids[i]); }

@@ -193,7 +193,7 @@ CREATE TABLE ev (
     s  AS CASE WHEN id % 5 = 0 THEN CAST(NULL AS STRING) ELSE CONCAT('n"', CAST(id AS STRING)) END
 ) WITH ('connector' = 'datagen', 'rows-per-second' = '100000',
         'fields.id.kind' = 'sequence', 'fields.id.start' = '1', 'fields.id.end' = '{n}');
-CREATE TABLE plain (k INT, an STRING, aa STRING, o STRING, oa STRING)
+CREATE TABLE plain (k INT, an STRING, aa STRING, o STRING, oa STRING, anf STRING, obf STRING)
   WITH ('connector' = 'filesystem', 'path' = '{out}/plain', 'format' = 'json');
 CREATE TABLE upd (c BIGINT, o STRING)
   WITH ('connector' = 'filesystem', 'path' = '{out}/upd', 'format' = 'json');
@@ -201,7 +201,9 @@ SET 'parallelism.default' = '1';
 EXECUTE STATEMENT SET BEGIN
 INSERT INTO plain SELECT k, JSON_ARRAYAGG(s NULL ON NULL), JSON_ARRAYAGG(s ABSENT ON NULL),
     JSON_OBJECTAGG(KEY CONCAT('i', CAST(id AS STRING)) VALUE s),
-    JSON_OBJECTAGG(CONCAT('i', CAST(id AS STRING)) VALUE s ABSENT ON NULL) FROM ev GROUP BY k;
+    JSON_OBJECTAGG(CONCAT('i', CAST(id AS STRING)) VALUE s ABSENT ON NULL),
+    JSON_ARRAYAGG(s NULL ON NULL) FILTER (WHERE id % 2 = 1),
+    JSON_OBJECTAGG(CAST(id AS STRING) VALUE id) FILTER (WHERE id % 2 = 0) FROM ev GROUP BY k;
 INSERT INTO upd SELECT c, JSON_OBJECTAGG(KEY CAST(k AS STRING) VALUE k * 10)
     FROM (SELECT k, COUNT(*) AS c FROM ev GROUP BY k) GROUP BY c;
 END;
@@ -219,6 +221,8 @@ END;
         members = sorted((f"i{i}", val[i]) for i in ids)  # key order (bytes)
         assert list(json.loads(row["o"]).items()) == members
         assert list(json.loads(row["oa"]).items()) == [m for m in members if m[1] is not None]
+        assert json.loads(row["anf"]) == [val[i] for i in ids if i % 2]
+        assert list(json.loads(row["obf"]).items()) == sorted((str(i), i) for i in ids if i % 2 == 0)
     # the model: the inner GROUP BY's counts at the end; a key's member sits in its count's group
     final = collections.Counter(i % 3 for i in range(1, n + 1))
     want = collections.defaultdict(dict)
