@@ -1044,10 +1044,10 @@ static int add_agg(plan *p, aggctx *c, const sql_node *e, const char *alias, cha
                      at == SL_T_SMALLINT || at == SL_T_FLOAT; /* SUM/AVG too: operators/agg.c */
         bool collect = !strcasecmp(e->s, "COLLECT") || !strcasecmp(e->s, "JSON_ARRAYAGG") ||
                        (jobj && at == SL_T_STRING);
-        if (strcasecmp(e->s, "COUNT") && !collect && !dec && !mmnew &&
+        if ((jobj && !collect) || (strcasecmp(e->s, "COUNT") && !collect && !dec && !mmnew &&
             ((at != SL_T_INT && at != SL_T_BIGINT && at != SL_T_DOUBLE &&
               !(minmax && (at == SL_T_TIMESTAMP || at == SL_T_STRING || at == SL_T_BOOLEAN))) ||
-             (adt && sl_dtype_has_nanos(adt)))) {
+             (adt && sl_dtype_has_nanos(adt))))) {
             free(txt);
             free(arg);
             free(fcol);

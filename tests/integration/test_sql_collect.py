@@ -250,3 +250,22 @@ INSERT INTO o SELECT JSON_OBJECTAGG({key} VALUE id) FROM ev;
         assert cluster.wait_state(jid, ["FINISHED", "FAILED", "CANCELED"], timeout=90)["state"] == "FAILED"
         exc = cluster.get(f"/jobs/{jid}/exceptions")
         assert want in str(exc.get("root-exception", exc)), exc
+
+
+def test_json_agg_clauses_refused_where_they_do_not_belong(cluster, workdir):
+    """A non-STRING key, an ON NULL clause on another function and KEY ...
+    VALUE on another function are refused when the script is planned,
+    naming the place."""
+    cluster.add_tm(slots=1)
+    ddl = """
+CREATE TABLE ev (id BIGINT) WITH ('connector' = 'datagen', 'number-of-rows' = '3');
+CREATE TABLE o (o STRING) WITH ('connector' = 'blackhole');
+"""
+    for name, sel, want in (
+            ("key", "JSON_OBJECTAGG(id VALUE id)", "the key of JSON_OBJECTAGG must be a STRING, not BIGINT"),
+            ("sum", "CAST(SUM(id NULL ON NULL) AS STRING)",
+             "expected JSON_ARRAYAGG or JSON_OBJECTAGG before an ON NULL clause, found SUM"),
+            ("kv", "CAST(MAX(KEY 'a' VALUE id) AS STRING)",
+             "expected JSON_OBJECTAGG before (key VALUE value), found MAX")):
+        r = run_sql(cluster, workdir, f"{name}.sql", ddl + f"INSERT INTO o SELECT {sel} FROM ev;\n")
+        assert r.returncode != 0 and want in r.stdout + r.stderr, r.stdout + r.stderr
