@@ -80,7 +80,8 @@ typedef enum {
     SQL_WHEN,         /* kids: cond, result */
     SQL_CAST,         /* s type text; flags TRY; kids: a[, LIST qualifier of CAST AS INTERVAL] */
     SQL_FUNC,         /* s name as written; flags DISTINCT|STAR_ARG|FILTER|FROM; kids: args
-                         (FROM: see grammar.y; then the FILTER condition); s2 TRIM's side or NULL */
+                         (FROM: see grammar.y; then the FILTER condition); s2 TRIM's side, a JSON aggregate's
+                         "NULL ON NULL" / "ABSENT ON NULL", or NULL */
     SQL_POSITION,     /* kids: needle, haystack */
     SQL_STAR,         /* s qualifier or NULL */
     /* helpers */

@@ -199,6 +199,21 @@ static void WORDERR(sql_pctx *c, const sql_node *x, const char *want)
               want, x->s ? x->s : "?");
 }
 static int WORDIS(const sql_node *x, const char *w) { return x && x->s && !strcasecmp(x->s, w); }
+/* A JSON aggregate call with its clauses: fn(x [n ON NULL]) or fn(k VALUE v [n ON NULL]). */
+static sql_node *JAGG(sql_pctx *c, const sql_node *f, sql_node *x, sql_node *v, const char *n,
+                      int kv)
+{
+    sql_node *a = NAT(c, SQL_FUNC, f);
+    a->s = f->s;
+    ADD(c, a, x);
+    if (v) ADD(c, a, v);
+    if (n) a->s2 = CAT(c, n, " ON NULL");
+    if (!WORDIS(f, kv ? "JSON_OBJECTAGG" : "JSON_ARRAYAGG"))
+        WORDERR(c, f, kv ? "JSON_OBJECTAGG before (key VALUE value)"
+                         : "JSON_ARRAYAGG or JSON_OBJECTAGG before an ON NULL clause");
+    return a;
+}
+
 /* A string literal node made by the parser (the JSON functions' clauses). */
 static sql_node *LIT(sql_pctx *c, const sql_node *at, const char *s)
 {
@@ -1173,6 +1188,16 @@ expr(A) ::= JSON_ARRAY(T) LP exprlist(L) jnull(N) RP. { A = MK(ctx, SQL_FUNC, T)
 %type jnull {const char *}
 jnull(A) ::= NULL ON NULL. { A = "NULL"; }
 jnull(A) ::= ident(X) ON NULL. { A = "ABSENT"; if (!WORDIS(X, "ABSENT")) WORDERR(ctx, X, "NULL ON NULL or ABSENT ON NULL"); }
+/* JSON_ARRAYAGG(x [NULL | ABSENT] ON NULL), JSON_OBJECTAGG([KEY] k VALUE v [... ON NULL]):
+ * a call of the aggregate, the clause in s2 (sql/planner.c) */
+%type jagg {sql_node *}
+expr(A) ::= jagg(X). { A = X; }
+expr(A) ::= jagg(X) FILTER LP WHERE expr(C) RP. { A = X; A->flags |= SQL_F_FILTER; ADD(ctx, A, C); }
+jagg(A) ::= ident(F) LP expr(X) jnull(N) RP. { A = JAGG(ctx, F, X, NULL, N, 0); }
+jagg(A) ::= ident(F) LP KEY expr(K) VALUE expr(V) RP. { A = JAGG(ctx, F, K, V, NULL, 1); }
+jagg(A) ::= ident(F) LP KEY expr(K) VALUE expr(V) jnull(N) RP. { A = JAGG(ctx, F, K, V, N, 1); }
+jagg(A) ::= ident(F) LP expr(K) VALUE expr(V) RP. { A = JAGG(ctx, F, K, V, NULL, 1); }
+jagg(A) ::= ident(F) LP expr(K) VALUE expr(V) jnull(N) RP. { A = JAGG(ctx, F, K, V, N, 1); }
 %type jo_items {sql_node *}
 jo_items(A) ::= jo_item(X). { A = X; }
 jo_items(A) ::= jo_items(L) COMMA jo_item(X). { A = L; for (int i = 0; i < X->nkids; i++) ADD(ctx, A, X->kids[i]); }

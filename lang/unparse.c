@@ -230,7 +230,7 @@ static void unparse(sql_sbuf *b, const sql_node *e)
             break;
         }
         for (int i = 0; i < e->nkids - (e->flags & SQL_F_FILTER ? 1 : 0); i++) {
-            if (i) sql_sb_str(b, ", ");
+            if (i) sql_sb_str(b, !strcasecmp(e->s, "JSON_OBJECTAGG") ? " VALUE " : ", ");
             /* a time unit (TIMESTAMPADD(SECOND, ...)) is a word, not a column to quote */
             if (i == 0 && e->kids[0]->kind == SQL_COL && !(e->kids[0]->flags & SQL_F_QUOTED) &&
                 (!strcasecmp(e->s, "TIMESTAMPADD") || !strcasecmp(e->s, "TIMESTAMPDIFF")))
@@ -238,6 +238,7 @@ static void unparse(sql_sbuf *b, const sql_node *e)
             else
                 unparse(b, e->kids[i]);
         }
+        if (e->s2) sql_sb_fmt(b, " %s", e->s2); /* JSON_ARRAYAGG(x NULL ON NULL) */
         sql_sb_str(b, ")");
         if (e->flags & SQL_F_FILTER) {
             sql_sb_str(b, " FILTER (WHERE ");

@@ -32,7 +32,7 @@
 const char *sl_agg_fn_name(sl_agg_fn fn)
 {
     static const char *const names[] = {"COUNT", "COUNT", "SUM", "MIN", "MAX", "AVG", "UDF",
-                                         "COLLECT", "JSON_ARRAYAGG"};
+                                         "COLLECT", "JSON_ARRAYAGG", "JSON_OBJECTAGG"};
     return (unsigned)fn < sizeof names / sizeof names[0] ? names[fn] : "?";
 }
 
@@ -178,6 +178,7 @@ static int parse_item(const char *text, const sl_schema *in, const sl_udf_set *u
     else if (strcasecmp(fn, "AVG") == 0) a->fn = SL_AGG_AVG;
     else if (strcasecmp(fn, "COLLECT") == 0) a->fn = SL_AGG_COLLECT;
     else if (strcasecmp(fn, "JSON_ARRAYAGG") == 0) a->fn = SL_AGG_JSON_ARRAYAGG;
+    else if (strcasecmp(fn, "JSON_OBJECTAGG") == 0) a->fn = SL_AGG_JSON_OBJECTAGG;
     else {
         char uname[256];
         snprintf(uname, sizeof uname, "%.*s", fnshow, fn_start);
@@ -214,8 +215,12 @@ static int parse_item(const char *text, const sl_schema *in, const sl_udf_set *u
                 return sl_seterr(err, errlen, "expected a column name after DISTINCT");
             /* MIN/MAX of the distinct values are MIN/MAX of all of them */
             a->distinct = a->fn != SL_AGG_MIN && a->fn != SL_AGG_MAX;
-            if (a->fn == SL_AGG_COLLECT || a->fn == SL_AGG_JSON_ARRAYAGG)
+            if (a->fn == SL_AGG_COLLECT) {
+                a->distinct = false;
+                a->kept_distinct = true;
+            } else if (sl_agg_kept(a)) {
                 return sl_seterr(err, errlen, "%s(DISTINCT ...) is not supported yet", fname);
+            }
         }
         a->col = sl_schema_find(in, col);
         if (a->col < 0) return sl_seterr(err, errlen, "unknown column '%s'", col);
@@ -223,6 +228,31 @@ static int parse_item(const char *text, const sl_schema *in, const sl_udf_set *u
         a->in_dt = in->fields[a->col].dt;
     }
     s = skip_ws(s);
+    if (a->fn == SL_AGG_JSON_OBJECTAGG) { /* k VALUE v */
+        if (strncasecmp(s, "VALUE", 5) || is_id_char((unsigned char)s[5]))
+            return sl_seterr(err, errlen, "expected JSON_OBJECTAGG(key VALUE value)");
+        s = skip_ws(s + 5);
+        if (!read_ident(&s, col, sizeof col))
+            return sl_seterr(err, errlen, "expected a column name after VALUE");
+        if ((a->vcol = sl_schema_find(in, col)) < 0)
+            return sl_seterr(err, errlen, "unknown column '%s'", col);
+        a->v_dt = in->fields[a->vcol].dt;
+        a->null_on_null = true; /* Flink's default for JSON_OBJECTAGG */
+        s = skip_ws(s);
+    }
+    if (a->fn == SL_AGG_JSON_ARRAYAGG || a->fn == SL_AGG_JSON_OBJECTAGG) {
+        /* [NULL ON NULL | ABSENT ON NULL] */
+        bool nul = !strncasecmp(s, "NULL", 4) && !is_id_char((unsigned char)s[4]);
+        bool abs = !strncasecmp(s, "ABSENT", 6) && !is_id_char((unsigned char)s[6]);
+        if (nul || abs) {
+            const char *t = skip_ws(s + (nul ? 4 : 6));
+            if (strncasecmp(t, "ON", 2) || is_id_char((unsigned char)t[2]) ||
+                strncasecmp(t = skip_ws(t + 2), "NULL", 4) || is_id_char((unsigned char)t[4]))
+                return sl_seterr(err, errlen, "expected NULL ON NULL or ABSENT ON NULL");
+            a->null_on_null = nul;
+            s = skip_ws(t + 4);
+        }
+    }
     if (*s != ')')
         return sl_seterr(err, errlen, "the argument of %s must be a single column (compute "
                          "expressions in a calc vertex first)", fname);
@@ -287,6 +317,14 @@ static int parse_item(const char *text, const sl_schema *in, const sl_udf_set *u
         a->out_type = SL_T_STRING;
         a->out_dt = sl_dtype_nullable(sl_dtype_basic(SL_T_STRING), true);
         break;
+    case SL_AGG_JSON_OBJECTAGG:
+        if (a->col < 0) return sl_seterr(err, errlen, "JSON_OBJECTAGG needs a key column");
+        if (t != SL_T_STRING)
+            return sl_seterr(err, errlen, "the key of JSON_OBJECTAGG must be a STRING; '%s' is %s",
+                             in->fields[a->col].name, a->in_dt->text);
+        a->out_type = SL_T_STRING;
+        a->out_dt = sl_dtype_nullable(sl_dtype_basic(SL_T_STRING), true);
+        break;
     case SL_AGG_UDF: break;
     }
 
@@ -337,6 +375,7 @@ static size_t slot_size(const sl_agg *a)
     case SL_AGG_UDF: return 8 + (((size_t)a->udf->acc_size + 7) & ~(size_t)7);
     case SL_AGG_COLLECT: return 0; /* the caller keeps the values */
     case SL_AGG_JSON_ARRAYAGG: return 8; /* the next value's sequence number */
+    case SL_AGG_JSON_OBJECTAGG: return 0; /* the caller keeps key -> value */
     default: return 16;
     }
 }
@@ -348,7 +387,7 @@ int sl_agg_list_add(sl_agg_list *l, const char *text, int item, const sl_schema 
     char name[256], perr[300];
     if (parse_item(text, in, l->udfs, &a, name, sizeof name, perr, sizeof perr) != SL_OK)
         return sl_seterr(err, errlen, "aggregate %d '%s': %s", item, text, perr);
-    if ((a.fn == SL_AGG_COLLECT || a.fn == SL_AGG_JSON_ARRAYAGG) && !l->allow_collect)
+    if (sl_agg_kept(&a) && !l->allow_collect)
         return sl_seterr(err, errlen, "aggregate %d '%s': %s is only supported in a GROUP BY "
                          "aggregation (group_aggregate) yet", item, text, sl_agg_fn_name(a.fn));
     if (!name[0]) snprintf(name, sizeof name, "EXPR$%d", out->n);
@@ -365,7 +404,7 @@ int sl_agg_list_add(sl_agg_list *l, const char *text, int item, const sl_schema 
     if ((a.fn == SL_AGG_MIN || a.fn == SL_AGG_MAX) && !a.strval) l->has_minmax = true;
     if (a.strval) l->has_strval = true;
     if (a.fn == SL_AGG_COLLECT) l->has_collect = true;
-    if (a.fn == SL_AGG_JSON_ARRAYAGG) l->has_jsonagg = true;
+    if (a.fn == SL_AGG_JSON_ARRAYAGG || a.fn == SL_AGG_JSON_OBJECTAGG) l->has_jsonagg = true;
     if (a.distinct) l->has_distinct = true;
     if (a.udf) {
         l->has_udf = true;
@@ -723,7 +762,7 @@ int sl_agg_add(const sl_agg_list *l, uint8_t *acc, const sl_row *row)
             if (a->filter >= 0) sl_put_lei64(acc + a->off, sl_get_lei64(acc + a->off) + 1);
             continue;
         }
-        if (a->fn == SL_AGG_COLLECT || a->fn == SL_AGG_JSON_ARRAYAGG) continue;
+        if (sl_agg_kept(a)) continue;
         const sl_value *x = &row->vals[a->col];
         if (x->isnull) continue;
         uint8_t *slot = acc + a->off;
@@ -732,6 +771,7 @@ int sl_agg_add(const sl_agg_list *l, uint8_t *acc, const sl_row *row)
         case SL_AGG_COUNT_STAR:
         case SL_AGG_COLLECT:
         case SL_AGG_JSON_ARRAYAGG:
+        case SL_AGG_JSON_OBJECTAGG:
         case SL_AGG_UDF: break;
         case SL_AGG_COUNT: sl_put_lei64(slot, n + 1); break;
         case SL_AGG_SUM:
@@ -766,9 +806,7 @@ int sl_agg_retract(const sl_agg_list *l, uint8_t *acc, const sl_row *row)
             if (a->filter >= 0) sl_put_lei64(acc + a->off, sl_get_lei64(acc + a->off) - 1);
             continue;
         }
-        if (a->fn == SL_AGG_MIN || a->fn == SL_AGG_MAX || a->fn == SL_AGG_COLLECT ||
-            a->fn == SL_AGG_JSON_ARRAYAGG)
-            continue;
+        if (a->fn == SL_AGG_MIN || a->fn == SL_AGG_MAX || sl_agg_kept(a)) continue;
         const sl_value *x = &row->vals[a->col];
         if (x->isnull) continue;
         uint8_t *slot = acc + a->off;
@@ -784,14 +822,14 @@ int sl_agg_merge(const sl_agg_list *l, uint8_t *dst, const uint8_t *src)
     sl_put_lei64(dst, sl_get_lei64(dst) + sl_get_lei64(src));
     for (int i = 0; i < l->n; i++) {
         const sl_agg *a = &l->aggs[i];
-        if (a->fn == SL_AGG_COLLECT || a->fn == SL_AGG_JSON_ARRAYAGG)
-            continue; /* not mergeable: never here */
+        if (sl_agg_kept(a)) continue; /* not mergeable: never here */
         uint8_t *d = dst + a->off;
         const uint8_t *s = src + a->off;
         int64_t dn = sl_get_lei64(d), sn = sl_get_lei64(s);
         switch (a->fn) {
         case SL_AGG_COLLECT:
-        case SL_AGG_JSON_ARRAYAGG: break;
+        case SL_AGG_JSON_ARRAYAGG:
+        case SL_AGG_JSON_OBJECTAGG: break;
         case SL_AGG_UDF:
             if (udf_merge(a, d, s) != SL_OK) return SL_ERR;
             break;
@@ -844,7 +882,8 @@ int sl_agg_result_in(const sl_agg_list *l, const uint8_t *acc, sl_arena *scratch
             break;
         case SL_AGG_COUNT_STAR: o->v.i = sl_get_lei64(a->filter >= 0 ? slot : acc); break;
         case SL_AGG_COLLECT:
-        case SL_AGG_JSON_ARRAYAGG: o->v.s.p = "", o->v.s.len = 0; break; /* the caller's bytes */
+        case SL_AGG_JSON_ARRAYAGG:
+        case SL_AGG_JSON_OBJECTAGG: o->v.s.p = "", o->v.s.len = 0; break; /* the caller's bytes */
         case SL_AGG_COUNT: o->v.i = sl_get_lei64(slot); break;
         case SL_AGG_SUM:
         case SL_AGG_AVG: {
@@ -915,8 +954,7 @@ bool sl_agg_results_equal(const sl_agg_list *l, const sl_value *a, const sl_valu
         } else if (l->aggs[i].out_type == SL_T_DECIMAL) {
             if (a[i].v.dec.lo != b[i].v.dec.lo || a[i].v.dec.hi != b[i].v.dec.hi) return false;
         } else if (l->aggs[i].strval || l->aggs[i].out_type == SL_T_STRING ||
-                   l->aggs[i].out_type == SL_T_BYTES || l->aggs[i].fn == SL_AGG_COLLECT ||
-                   l->aggs[i].fn == SL_AGG_JSON_ARRAYAGG) {
+                   l->aggs[i].out_type == SL_T_BYTES || sl_agg_kept(&l->aggs[i])) {
             if (sl_agg_str_cmp(a[i].v.s.p, a[i].v.s.len, b[i].v.s.p, b[i].v.s.len)) return false;
         } else if (a[i].v.i != b[i].v.i) {
             return false;
@@ -951,6 +989,11 @@ bool sl_agg_collect_value(const sl_agg *a, const sl_row *row, const sl_value **x
         return false;
     *x = v;
     return true;
+}
+
+bool sl_agg_json_counts(const sl_agg *a, const sl_row *row)
+{
+    return passes(a, row);
 }
 
 /* ---- DISTINCT ------------------------------------------------------------------ */

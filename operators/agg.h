@@ -81,11 +81,17 @@
  * gives a row's value when it counts) and fills the result's bytes, as for
  * STRING MIN/MAX; sl_agg_add, sl_agg_retract and sl_agg_merge leave it
  * alone, and such lists are not mergeable. Only an operator that sets
- * allow_collect before parsing takes it (group_aggregate).
+ * allow_collect before parsing takes it (group_aggregate). "COLLECT(DISTINCT
+ * col)" sets kept_distinct: the caller writes each value once.
  * "JSON_ARRAYAGG(col)" (Flink's ABSENT ON NULL) is kept the same way: a
  * STRING NOT NULL, the JSON array of the non-NULL values in the order they
  * came, a retraction taking out the earliest equal one; its slot is the
  * i64 sequence number of the next value, which the caller keeps.
+ * "JSON_ARRAYAGG(col NULL ON NULL)" keeps a NULL as the JSON null.
+ * "JSON_OBJECTAGG(k VALUE v [NULL ON NULL | ABSENT ON NULL])" (Flink's
+ * default NULL ON NULL): a STRING NOT NULL, the JSON object of key -> value;
+ * k a STRING column, no slot, the caller keeps key -> value per key group
+ * (a NULL key or a key already present fails the job, as Flink).
  *
  * ERRORS. sl_agg_add, sl_agg_retract, sl_agg_merge and sl_agg_result fail
  * only when a user function does (SL_ERR); the message -- the function's
@@ -114,7 +120,8 @@ typedef enum {
     SL_AGG_AVG,
     SL_AGG_UDF,        /* a user-defined aggregate function (see USER FUNCTIONS) */
     SL_AGG_COLLECT,    /* COLLECT(col): the MULTISET of the non-NULL values (see COLLECT) */
-    SL_AGG_JSON_ARRAYAGG /* JSON_ARRAYAGG(col): a JSON array of the non-NULL values (see COLLECT) */
+    SL_AGG_JSON_ARRAYAGG, /* JSON_ARRAYAGG(col [NULL|ABSENT ON NULL]): a JSON array of the values */
+    SL_AGG_JSON_OBJECTAGG /* JSON_OBJECTAGG(k VALUE v [NULL|ABSENT ON NULL]): a JSON object */
 } sl_agg_fn;
 
 struct sl_udf_sig;
@@ -139,6 +146,11 @@ typedef struct sl_agg {
     int nargs;                    /* SL_AGG_UDF: its arguments, input columns in */
     int cols[16];                 /*   cols[0 .. nargs) (SL_UDF_MAX_ARGS) */
     unsigned widen;               /* SL_AGG_UDF: bit i: argument i is an integer to pass as DOUBLE */
+    int vcol;                     /* JSON_OBJECTAGG: the value column (col is the key's) */
+    const sl_dtype *v_dt;         /* ... its type */
+    bool null_on_null;            /* JSON_ARRAYAGG/JSON_OBJECTAGG: NULL ON NULL (a JSON null) */
+    bool kept_distinct;           /* COLLECT(DISTINCT col): each value once (not `distinct`:
+                                     the caller's multiset counts the copies) */
 } sl_agg;
 
 typedef struct sl_agg_list {
@@ -155,7 +167,7 @@ typedef struct sl_agg_list {
     bool udf_nomerge; /* ... one that declares no merge (the list is not mergeable) */
     bool allow_collect; /* set before parsing by an operator that keeps COLLECT's values */
     bool has_collect; /* some item is COLLECT */
-    bool has_jsonagg; /* some item is JSON_ARRAYAGG */
+    bool has_jsonagg; /* some item is JSON_ARRAYAGG or JSON_OBJECTAGG */
 } sl_agg_list;
 
 #define SL_AGG_HDR 8 /* the row count that opens every accumulator */
@@ -283,6 +295,17 @@ bool sl_agg_str_value(const sl_agg *a, const sl_row *row, const void **p, size_t
 /* COLLECT item a: the row's value (into *x, borrowed from row) when it
  * counts (not NULL, FILTER passed). */
 bool sl_agg_collect_value(const sl_agg *a, const sl_row *row, const sl_value **x);
+
+/* JSON_ARRAYAGG / JSON_OBJECTAGG item a: whether the row counts (its FILTER,
+ * if any, passed) whatever its value. */
+bool sl_agg_json_counts(const sl_agg *a, const sl_row *row);
+
+/* COLLECT, JSON_ARRAYAGG or JSON_OBJECTAGG: kept by the caller, no accumulator. */
+static inline bool sl_agg_kept(const sl_agg *a)
+{
+    return a->fn == SL_AGG_COLLECT || a->fn == SL_AGG_JSON_ARRAYAGG ||
+           a->fn == SL_AGG_JSON_OBJECTAGG;
+}
 
 /* Flink's StringData order: unsigned bytes, then the shorter first. */
 int sl_agg_str_cmp(const void *a, size_t alen, const void *b, size_t blen);

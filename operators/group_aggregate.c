@@ -81,6 +81,10 @@
  *            their bytes (so both backends give the same MULTISET bytes) and
  *            builds the MULTISET before and after its value: O(distinct
  *            values of the key) per record, as Flink's MapView iteration.
+ *            COLLECT(DISTINCT x) counts copies the same way and writes
+ *            each value once.
+ *   "json-arrayagg" only with JSON_ARRAYAGG / JSON_OBJECTAGG items (after
+ *            "collect"): see those sections below.
  *            With a state TTL the accumulator ends with two more i64s: the
  *            key's last update (wall-clock ms) and the time of its expiry
  *            timer (see below).
@@ -178,7 +182,7 @@ typedef struct ga_state {
     sl_buf *col_new;       /* ... and after it */
     sl_buf cscan;          /* a COLLECT's entries read from state: [u32 len][value][i64 n] */
     sl_buf cidx;           /* offsets of those entries (size_t), sorted by value */
-    int sid_jag;           /* "json-arrayagg" (JSON_ARRAYAGG items), or -1 */
+    int sid_jag;           /* "json-arrayagg" (JSON_ARRAYAGG, JSON_OBJECTAGG items), or -1 */
     sl_buf jval;           /* a value's JSON text */
     int64_t fire_now;      /* the `now` of the proc_time() call firing timers */
 } ga_state;
@@ -902,8 +906,9 @@ static int col_cmp(const void *x, const void *y, void *base)
     return sl_agg_str_cmp(a + 4, sl_get_le32(a), b + 4, sl_get_le32(b));
 }
 
-/* The MULTISET bytes of the entries indexed by st->cidx (copies > 0) into out. */
-static void col_build(ga_state *st, sl_buf *out)
+/* The MULTISET bytes of the entries indexed by st->cidx (copies > 0) into out;
+ * with once (COLLECT(DISTINCT x)) each value counts 1. */
+static void col_build(ga_state *st, bool once, sl_buf *out)
 {
     const size_t *ix = (const size_t *)st->cidx.p;
     size_t n = st->cidx.len / sizeof *ix, live = 0;
@@ -927,6 +932,7 @@ static void col_build(ga_state *st, sl_buf *out)
         uint32_t l = sl_get_le32(b + ix[k]);
         int64_t c = ld64(b + ix[k] + 4 + l);
         if (c <= 0) continue;
+        if (once) c = 1;
         uint8_t cb[4];
         sl_put_le32(cb, (uint32_t)(c > INT32_MAX ? INT32_MAX : c));
         sl_buf_put(out, cb, 4);
@@ -984,7 +990,7 @@ static int collect_update(sl_op *op, const sl_row *row, bool first, int sign)
         if (st->cidx.len > sizeof(size_t)) /* (qsort of nothing would pass a NULL base) */
             qsort_r(st->cidx.p, st->cidx.len / sizeof(size_t), sizeof(size_t), col_cmp,
                     st->cscan.p);
-        col_build(st, &st->col_old[i]);
+        col_build(st, a->kept_distinct, &st->col_old[i]);
         if (at == SIZE_MAX) {
             sl_buf_set(&st->col_new[i], st->col_old[i].p, st->col_old[i].len);
             continue;
@@ -998,7 +1004,7 @@ static int collect_update(sl_op *op, const sl_row *row, bool first, int sign)
                                        sizeof err)
                        : sl_kstate_del(ks, st->sid_col, st->dns.p, st->dns.len, err, sizeof err);
         if (rc == SL_ERR) return sl_op_fail(op, "vertex '%s': state: %s", pl->vid, err);
-        col_build(st, &st->col_new[i]);
+        col_build(st, a->kept_distinct, &st->col_new[i]);
     }
     return SL_OK;
 }
@@ -1051,6 +1057,146 @@ static void jag_build(ga_state *st, size_t skip, sl_buf *out)
     sl_buf_putc(out, ']');
 }
 
+/* ---- JSON_OBJECTAGG ----------------------------------------------------------------- */
+
+/* Also in "json-arrayagg" (the aggregate index tells the entries apart), per
+ * key: namespace = aggregate index u8 + the JSON key's bytes -> the member's
+ * text, `"key":value` (value `null` for a NULL with NULL ON NULL). A record
+ * reads the item's members, sorts them by key bytes (both backends give the
+ * same text) and writes the object before and after it. A key already
+ * present fails the job, as a NULL key does (Flink); a retraction deletes
+ * the key's member when it is equal, else it is ignored. */
+
+static int jobj_scan_fn(void *ctx, const void *ns, size_t nslen, const void *val, size_t vlen)
+{
+    col_scan *c = ctx;
+    const uint8_t *n = ns;
+    if (nslen < 1 || n[0] != (uint8_t)c->agg) return 0;
+    /* [u32 key len][key][u32 member len][member] */
+    uint8_t *d = (uint8_t *)sl_buf_room(c->out, 8 + nslen - 1 + vlen);
+    sl_put_le32(d, (uint32_t)(nslen - 1));
+    if (nslen > 1) memcpy(d + 4, n + 1, nslen - 1);
+    sl_put_le32(d + 4 + nslen - 1, (uint32_t)vlen);
+    if (vlen) memcpy(d + 8 + nslen - 1, val, vlen);
+    sl_buf_added(c->out, 8 + nslen - 1 + vlen);
+    return 0;
+}
+
+static int jobj_cmp(const void *x, const void *y, void *base)
+{
+    const uint8_t *a = (const uint8_t *)base + *(const size_t *)x;
+    const uint8_t *b = (const uint8_t *)base + *(const size_t *)y;
+    return sl_agg_str_cmp((const char *)a + 4, sl_get_le32(a), (const char *)b + 4,
+                          sl_get_le32(b));
+}
+
+/* Index st->cscan's members into st->cidx, sorted by key. */
+static void jobj_index(ga_state *st)
+{
+    sl_buf_reset(&st->cidx);
+    const uint8_t *b = sl_buf_u8(&st->cscan);
+    for (size_t pos = 0; pos < st->cscan.len;) {
+        sl_buf_put(&st->cidx, &pos, sizeof pos);
+        uint32_t kl = sl_get_le32(b + pos);
+        pos += 8 + kl + sl_get_le32(b + pos + 4 + kl);
+    }
+    if (st->cidx.len > sizeof(size_t))
+        qsort_r(st->cidx.p, st->cidx.len / sizeof(size_t), sizeof(size_t), jobj_cmp,
+                st->cscan.p);
+}
+
+/* "{m1,m2,...}" of the members indexed by st->cidx, leaving out `skip`. */
+static void jobj_build(ga_state *st, size_t skip, sl_buf *out)
+{
+    const size_t *ix = (const size_t *)st->cidx.p;
+    size_t n = st->cidx.len / sizeof *ix;
+    const uint8_t *b = sl_buf_u8(&st->cscan);
+    sl_buf_reset(out);
+    sl_buf_putc(out, '{');
+    bool any = false;
+    for (size_t k = 0; k < n; k++) {
+        if (ix[k] == skip) continue;
+        if (any) sl_buf_putc(out, ',');
+        any = true;
+        uint32_t kl = sl_get_le32(b + ix[k]);
+        sl_buf_put(out, b + ix[k] + 8 + kl, sl_get_le32(b + ix[k] + 4 + kl));
+    }
+    sl_buf_putc(out, '}');
+}
+
+static int jobj_update(sl_op *op, int i, const sl_row *row, bool first, int sign)
+{
+    const ga_plan *pl = op->plan;
+    ga_state *st = op->priv;
+    sl_kstate *ks = op->kstate;
+    const sl_agg *a = &pl->aggs.aggs[i];
+    char err[256];
+    sl_buf_reset(&st->cscan);
+    col_scan cs = {.agg = i, .out = &st->cscan};
+    if (!first &&
+        sl_kstate_scan_key(ks, st->sid_jag, jobj_scan_fn, &cs, err, sizeof err) == SL_ERR)
+        return sl_op_fail(op, "vertex '%s': state: %s", pl->vid, err);
+    jobj_index(st);
+    jobj_build(st, SIZE_MAX, &st->col_old[i]);
+    const sl_value *k = &row->vals[a->col], *v = &row->vals[a->vcol];
+    if (!sl_agg_json_counts(a, row) || (sign < 0 && k->isnull)) {
+        sl_buf_set(&st->col_new[i], st->col_old[i].p, st->col_old[i].len);
+        return SL_OK;
+    }
+    if (k->isnull)
+        return sl_op_fail(op, "vertex '%s': %s: the key is NULL (JSON_OBJECTAGG needs a "
+                          "non-NULL key)", pl->vid, a->text);
+    /* the key's member, if any */
+    const size_t *ix = (const size_t *)st->cidx.p;
+    size_t n = st->cidx.len / sizeof *ix, hit = SIZE_MAX;
+    const uint8_t *b = sl_buf_u8(&st->cscan);
+    for (size_t q = 0; q < n && hit == SIZE_MAX; q++)
+        if (sl_get_le32(b + ix[q]) == k->v.s.len && !memcmp(b + ix[q] + 4, k->v.s.p, k->v.s.len))
+            hit = ix[q];
+    if (sign > 0 && hit != SIZE_MAX)
+        return sl_op_fail(op, "vertex '%s': %s: the key '%.*s' is already present; "
+                          "JSON_OBJECTAGG takes each key once (Flink fails the same way)",
+                          pl->vid, a->text, (int)(k->v.s.len > 200 ? 200 : k->v.s.len),
+                          k->v.s.p);
+    sl_buf_reset(&st->jval);
+    sl_fmt_json_value_dt(&st->jval, k, a->in_dt);
+    sl_buf_putc(&st->jval, ':');
+    if (v->isnull) sl_buf_put(&st->jval, "null", 4);
+    else sl_fmt_json_value_dt(&st->jval, v, a->v_dt);
+    sl_buf_reset(&st->dns);
+    uint8_t *ns = (uint8_t *)sl_buf_room(&st->dns, 1 + k->v.s.len);
+    ns[0] = (uint8_t)i;
+    if (k->v.s.len) memcpy(ns + 1, k->v.s.p, k->v.s.len);
+    sl_buf_added(&st->dns, 1 + k->v.s.len);
+    if (sign > 0) {
+        if (v->isnull && !a->null_on_null) { /* ABSENT ON NULL */
+            sl_buf_set(&st->col_new[i], st->col_old[i].p, st->col_old[i].len);
+            return SL_OK;
+        }
+        if (sl_kstate_put(ks, st->sid_jag, st->dns.p, st->dns.len, st->jval.p, st->jval.len, err,
+                          sizeof err) == SL_ERR)
+            return sl_op_fail(op, "vertex '%s': state: %s", pl->vid, err);
+        /* the new member joins the scanned ones, then the object is rebuilt in key order */
+        cs.out = &st->cscan;
+        jobj_scan_fn(&cs, st->dns.p, st->dns.len, st->jval.p, st->jval.len);
+        jobj_index(st);
+        jobj_build(st, SIZE_MAX, &st->col_new[i]);
+        return SL_OK;
+    }
+    /* a retraction: the key's member goes when it is the same member */
+    if (hit != SIZE_MAX) {
+        uint32_t kl = sl_get_le32(b + hit);
+        if (sl_get_le32(b + hit + 4 + kl) != st->jval.len ||
+            memcmp(b + hit + 8 + kl, st->jval.p, st->jval.len))
+            hit = SIZE_MAX;
+    }
+    if (hit != SIZE_MAX &&
+        sl_kstate_del(ks, st->sid_jag, st->dns.p, st->dns.len, err, sizeof err) == SL_ERR)
+        return sl_op_fail(op, "vertex '%s': state: %s", pl->vid, err);
+    jobj_build(st, hit, &st->col_new[i]);
+    return SL_OK;
+}
+
 static int jsonagg_update(sl_op *op, const sl_row *row, bool first, int sign)
 {
     const ga_plan *pl = op->plan;
@@ -1059,6 +1205,10 @@ static int jsonagg_update(sl_op *op, const sl_row *row, bool first, int sign)
     char err[256];
     for (int i = 0; i < pl->aggs.n; i++) {
         const sl_agg *a = &pl->aggs.aggs[i];
+        if (a->fn == SL_AGG_JSON_OBJECTAGG) {
+            if (jobj_update(op, i, row, first, sign) != SL_OK) return SL_ERR;
+            continue;
+        }
         if (a->fn != SL_AGG_JSON_ARRAYAGG) continue;
         sl_buf_reset(&st->cscan);
         sl_buf_reset(&st->cidx);
@@ -1074,13 +1224,14 @@ static int jsonagg_update(sl_op *op, const sl_row *row, bool first, int sign)
             qsort_r(st->cidx.p, st->cidx.len / sizeof(size_t), sizeof(size_t), jag_cmp,
                     st->cscan.p);
         jag_build(st, SIZE_MAX, &st->col_old[i]);
-        const sl_value *x;
-        if (!sl_agg_collect_value(a, row, &x)) { /* NULL: ABSENT ON NULL */
+        const sl_value *x = &row->vals[a->col];
+        if (!sl_agg_json_counts(a, row) || (x->isnull && !a->null_on_null)) {
             sl_buf_set(&st->col_new[i], st->col_old[i].p, st->col_old[i].len);
-            continue;
+            continue; /* FILTER, or NULL with ABSENT ON NULL */
         }
         sl_buf_reset(&st->jval);
-        sl_fmt_json_value_dt(&st->jval, x, a->in_dt);
+        if (x->isnull) sl_buf_put(&st->jval, "null", 4); /* NULL ON NULL */
+        else sl_fmt_json_value_dt(&st->jval, x, a->in_dt);
         uint8_t ns[9];
         ns[0] = (uint8_t)i;
         int rc = SL_OK;
@@ -1256,7 +1407,7 @@ static int fill_row(const ga_plan *pl, sl_op *op, const sl_row *in, const uint8_
             o[i].v.s.len = (uint32_t)strs[i].len;
         }
     for (int i = 0; cols && i < pl->aggs.n; i++)
-        if (pl->aggs.aggs[i].fn == SL_AGG_COLLECT || pl->aggs.aggs[i].fn == SL_AGG_JSON_ARRAYAGG) {
+        if (sl_agg_kept(&pl->aggs.aggs[i])) {
             o[i].v.s.p = (const char *)cols[i].p;
             o[i].v.s.len = (uint32_t)cols[i].len;
         }

@@ -207,7 +207,7 @@ static int is_agg_name(const char *s)
 {
     return !strcasecmp(s, "COUNT") || !strcasecmp(s, "SUM") || !strcasecmp(s, "MIN") ||
            !strcasecmp(s, "MAX") || !strcasecmp(s, "AVG") || !strcasecmp(s, "COLLECT") ||
-           !strcasecmp(s, "JSON_ARRAYAGG") ||
+           !strcasecmp(s, "JSON_ARRAYAGG") || !strcasecmp(s, "JSON_OBJECTAGG") ||
            udf_agg(s);
 }
 
@@ -985,9 +985,15 @@ static int add_agg(plan *p, aggctx *c, const sql_node *e, const char *alias, cha
         free(txt);
         return PERR(e, "'*' is only allowed in COUNT(*)");
     }
-    if (!star && nargs != 1) {
+    int jobj = !strcasecmp(e->s, "JSON_OBJECTAGG");
+    if (!star && nargs != 1 + jobj) {
         free(txt);
-        return PERR(e, "%s takes one argument", e->s);
+        return PERR(e, jobj ? "%s takes a key and a value: %s(k VALUE v)" : "%s takes one argument",
+                    e->s, e->s);
+    }
+    if (e->s2 && !jobj && strcasecmp(e->s, "JSON_ARRAYAGG")) {
+        free(txt);
+        return PERR(e, "%s takes no ON NULL clause", e->s);
     }
     if (cond && has_agg(cond)) {
         free(txt);
@@ -1013,7 +1019,7 @@ static int add_agg(plan *p, aggctx *c, const sql_node *e, const char *alias, cha
         free(fcol);
         return PERR(e->kids[0], "aggregate functions cannot be nested");
     }
-    char *arg = NULL;
+    char *arg = NULL, *varg = NULL; /* varg: JSON_OBJECTAGG's value column */
     sl_type at = SL_T_BIGINT;
     const sl_dtype *adt = NULL;
     if (!star) {
@@ -1038,18 +1044,34 @@ static int add_agg(plan *p, aggctx *c, const sql_node *e, const char *alias, cha
         bool dec = at == SL_T_DECIMAL && (!minmax || (adt && adt->p <= 18));
         bool mmnew = (minmax && (at == SL_T_DATE || at == SL_T_TIME)) || at == SL_T_TINYINT ||
                      at == SL_T_SMALLINT || at == SL_T_FLOAT; /* SUM/AVG too: operators/agg.c */
-        bool collect = !strcasecmp(e->s, "COLLECT") || !strcasecmp(e->s, "JSON_ARRAYAGG");
-        if (strcasecmp(e->s, "COUNT") && !collect && !dec && !mmnew &&
+        bool collect = !strcasecmp(e->s, "COLLECT") || !strcasecmp(e->s, "JSON_ARRAYAGG") ||
+                       (jobj && at == SL_T_STRING);
+        if ((jobj && !collect) || (strcasecmp(e->s, "COUNT") && !collect && !dec && !mmnew &&
             ((at != SL_T_INT && at != SL_T_BIGINT && at != SL_T_DOUBLE &&
               !(minmax && (at == SL_T_TIMESTAMP || at == SL_T_STRING || at == SL_T_BOOLEAN))) ||
-             (adt && sl_dtype_has_nanos(adt)))) {
+             (adt && sl_dtype_has_nanos(adt))))) {
             free(txt);
             free(arg);
             free(fcol);
+            free(varg);
+            if (jobj)
+                return PERR(e->kids[0], "the key of JSON_OBJECTAGG must be a STRING, not %s",
+                            adt ? adt->text : sl_type_name(at));
             return PERR(e, "%s of %s is not supported%s", e->s,
                         adt ? adt->text : sl_type_name(at),
                         sl_type_is_classic(at) && !(adt && sl_dtype_has_nanos(adt)) ? "" : " yet");
         }
+    }
+    int vbad = !jobj                 ? 0
+               : has_agg(e->kids[1]) ? 1
+               : pre_column(p, c, e->kids[1], "__arg", &varg) != SL_OK ? 2
+                                                                       : 0;
+    if (vbad) {
+        free(txt);
+        free(fcol);
+        free(arg);
+        free(varg);
+        return vbad == 2 ? SL_ERR : PERR(e->kids[1], "aggregate functions cannot be nested");
     }
     if (c->n == c->cap) {
         c->cap = c->cap ? c->cap * 2 : 8;
@@ -1063,8 +1085,14 @@ static int add_agg(plan *p, aggctx *c, const sql_node *e, const char *alias, cha
     char *qarg = arg ? sql_quote_ident(arg) : NULL, *qname = sql_quote_ident(a->name);
     char *qf = fcol ? sql_quote_ident(fcol) : NULL;
     char *fl = qf ? sl_sprintf(" FILTER (WHERE %s)", qf) : sl_strdup("");
-    a->spec = sl_sprintf("%s(%s%s)%s AS %s", fn, e->flags & SQL_F_DISTINCT ? "DISTINCT " : "",
-                         star ? "*" : qarg, fl, qname);
+    char *qv = varg ? sql_quote_ident(varg) : NULL;
+    char *cl = sl_sprintf("%s%s%s%s", qv ? " VALUE " : "", qv ? qv : "", e->s2 ? " " : "",
+                          e->s2 ? e->s2 : "");
+    a->spec = sl_sprintf("%s(%s%s%s)%s AS %s", fn, e->flags & SQL_F_DISTINCT ? "DISTINCT " : "",
+                         star ? "*" : qarg, cl, fl, qname);
+    free(qv);
+    free(cl);
+    free(varg);
     free(qf);
     free(fl);
     free(fcol);
@@ -1078,7 +1106,8 @@ static int add_agg(plan *p, aggctx *c, const sql_node *e, const char *alias, cha
         free(mt);
         a->type = SL_T_MULTISET;
         a->nomerge = 1;
-    } else if (!strcmp(fn, "JSON_ARRAYAGG")) { /* STRING NOT NULL, kept like COLLECT */
+    } else if (!strcmp(fn, "JSON_ARRAYAGG") || !strcmp(fn, "JSON_OBJECTAGG")) {
+        /* STRING NOT NULL, kept like COLLECT */
         a->type = SL_T_STRING;
         a->dt = sl_dtype_nullable(sl_dtype_basic(SL_T_STRING), true);
         a->nomerge = 1;

@@ -527,6 +527,13 @@ QUERIES = [
     ("collect_retract", "SELECT c, COLLECT(k) AS ks FROM (SELECT k, COUNT(*) AS c FROM ev "
                         "GROUP BY k) GROUP BY c"),
     ("json_arrayagg", "SELECT k, JSON_ARRAYAGG(s) AS js, COUNT(*) AS c FROM ev GROUP BY k"),
+    ("collect_distinct", "SELECT k, COLLECT(DISTINCT s) AS cs, COUNT(*) AS c FROM ev GROUP BY k"),
+    ("json_arrayagg_on_null", "SELECT k, JSON_ARRAYAGG(s NULL ON NULL) AS jn, "
+                              "JSON_ARRAYAGG(u ABSENT ON NULL) AS ja FROM ev GROUP BY k"),
+    # one member per group: Flink writes an object's members in its map state's (hash) order
+    ("json_objectagg", "SELECT id, JSON_OBJECTAGG(KEY COALESCE(s, 'none') VALUE v) AS o, "
+                       "JSON_OBJECTAGG(CAST(k AS STRING) VALUE s ABSENT ON NULL) AS oa "
+                       "FROM ev GROUP BY id"),
     # ---- set operations, DISTINCT, VALUES, ORDER BY ... LIMIT (changelogs: compared final)
     ("select_distinct", "SELECT DISTINCT k, u FROM ev"),
     ("union_distinct", "SELECT k, u FROM ev WHERE v > 50 UNION SELECT k, u FROM evs WHERE v < 20"),
