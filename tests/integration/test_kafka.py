@@ -234,7 +234,7 @@ def test_source_rejects_bad_options(cluster, broker):
         ({"format": "protobuf"}, "option 'format': 'protobuf' is not json, csv, raw, debezium-json, avro or avro-confluent"),
         ({"key.format": "json"}, "'key.format' and 'key.fields' go together"),
         ({"key.format": "debezium-json", "key.fields": "id"},
-         "option 'key.format': 'debezium-json' is not json, csv or raw"),
+         "option 'key.format': 'debezium-json' is not json, csv, raw, avro or avro-confluent"),
         ({"key.format": "json", "key.fields": "id;part"},
          "option 'key.fields': column 'part' is a metadata column"),
         ({"key.format": "json", "key.fields": "nope"}, "option 'key.fields': no column 'nope'"),
