@@ -118,6 +118,20 @@ static inline bool sl_type_is_nested(sl_type t)
 {
     return t == SL_T_ARRAY || t == SL_T_MAP || t == SL_T_MULTISET || t == SL_T_ROW;
 }
+/* The widening order of the binary numbers, as Flink's least-restrictive
+ * type picks the higher (0: not a binary number; DECIMAL is not one). */
+static inline int sl_type_num_order(sl_type t)
+{
+    switch (t) {
+    case SL_T_TINYINT: return 1;
+    case SL_T_SMALLINT: return 2;
+    case SL_T_INT: return 3;
+    case SL_T_BIGINT: return 4;
+    case SL_T_FLOAT: return 5;
+    case SL_T_DOUBLE: return 6;
+    default: return 0;
+    }
+}
 /* Is it one of the original seven kinds (what expressions and most
  * operators understand today)? */
 static inline bool sl_type_is_classic(sl_type t) { return t <= SL_T_TIMESTAMP; }

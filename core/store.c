@@ -702,21 +702,33 @@ int sl_store_get_file(const char *url, const char *local, char *err, size_t errl
     return rc;
 }
 
-int sl_store_get_mem(const char *url, size_t max, void **data, size_t *len, char *err, size_t errlen)
+/* One request of method m to the object at url, into x; a GET keeps the
+ * answer's body in x->out, up to max bytes. SL_ERR (err set) only when the store
+ * is not set up or url is no s3:// object URL; otherwise x says how it went. */
+static int object_request(const char *url, enum method m, size_t max, xfer *x, char *err,
+                          size_t errlen)
 {
-    *data = NULL;
-    *len = 0;
     if (!st.ready) return not_ready(err, errlen);
     s3url u;
     if (parse(url, &u, err, errlen) != SL_OK) return SL_ERR;
     sl_buf b = SL_BUF_INIT;
     http_url(&b, &u);
-    xfer x;
-    xfer_init(&x, GET);
-    x.keep = 1;
-    x.out_max = max;
-    request(b.p, &x);
+    xfer_init(x, m);
+    if (m == GET) {
+        x->keep = 1;
+        x->out_max = max;
+    }
+    request(b.p, x);
     sl_buf_free(&b);
+    return SL_OK;
+}
+
+int sl_store_get_mem(const char *url, size_t max, void **data, size_t *len, char *err, size_t errlen)
+{
+    *data = NULL;
+    *len = 0;
+    xfer x;
+    if (object_request(url, GET, max, &x, err, errlen) != SL_OK) return SL_ERR;
     if (ok(&x)) {
         *len = x.out.len;
         *data = x.out.p ? sl_buf_take(&x.out) : sl_malloc(1);
@@ -730,15 +742,8 @@ int sl_store_get_mem(const char *url, size_t max, void **data, size_t *len, char
 
 int sl_store_size(const char *url, uint64_t *size, char *err, size_t errlen)
 {
-    if (!st.ready) return not_ready(err, errlen);
-    s3url u;
-    if (parse(url, &u, err, errlen) != SL_OK) return SL_ERR;
-    sl_buf b = SL_BUF_INIT;
-    http_url(&b, &u);
     xfer x;
-    xfer_init(&x, HEAD);
-    request(b.p, &x);
-    sl_buf_free(&b);
+    if (object_request(url, HEAD, 0, &x, err, errlen) != SL_OK) return SL_ERR;
     sl_buf_free(&x.out);
     if (ok(&x)) {
         if (size) *size = x.length;
@@ -750,15 +755,8 @@ int sl_store_size(const char *url, uint64_t *size, char *err, size_t errlen)
 
 int sl_store_delete(const char *url, char *err, size_t errlen)
 {
-    if (!st.ready) return not_ready(err, errlen);
-    s3url u;
-    if (parse(url, &u, err, errlen) != SL_OK) return SL_ERR;
-    sl_buf b = SL_BUF_INIT;
-    http_url(&b, &u);
     xfer x;
-    xfer_init(&x, DELETE);
-    request(b.p, &x);
-    sl_buf_free(&b);
+    if (object_request(url, DELETE, 0, &x, err, errlen) != SL_OK) return SL_ERR;
     sl_buf_free(&x.out);
     return ok(&x) || absent(&x) ? SL_OK : fail(&x, "deleting", url, err, errlen);
 }

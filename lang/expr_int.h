@@ -148,17 +148,7 @@ static inline bool is_fp_type(sl_type t) { return t == SL_T_DOUBLE || t == SL_T_
 static inline bool is_num_type(sl_type t) { return is_int_type(t) || is_fp_type(t); }
 static inline bool is_str_type(sl_type t) { return t == SL_T_STRING || t == SL_T_BYTES; }
 /* Widening order (Flink's least-restrictive numeric type is the higher rank). */
-static inline int num_rank(sl_type t)
-{
-    switch (t) {
-    case SL_T_TINYINT: return 1;
-    case SL_T_SMALLINT: return 2;
-    case SL_T_INT: return 3;
-    case SL_T_BIGINT: return 4;
-    case SL_T_FLOAT: return 5;
-    default: return 6; /* DOUBLE */
-    }
-}
+static inline int num_rank(sl_type t) { return sl_type_num_order(t); }
 static inline bool is_digit(unsigned char c) { return c >= '0' && c <= '9'; }
 
 /* Wrap to 32 / 64 bits the way Java's int and long overflow, without UB. */

@@ -1039,22 +1039,26 @@ static int jag_cmp(const void *x, const void *y, void *base)
     return memcmp(a, b, 8);
 }
 
-/* "[v1,v2,...]" of the entries indexed by st->cidx, leaving out `skip`. */
-static void jag_build(ga_state *st, size_t skip, sl_buf *out)
+/* The JSON text of the entries indexed by st->cidx, leaving out `skip`:
+ * "[v1,v2,...]" of JSON_ARRAYAGG's entries (value text at +12, its length at
+ * +8) or, with obj, "{m1,m2,...}" of JSON_OBJECTAGG's (key length at +0, the
+ * member's length after the key at +4 + klen, the member at +8 + klen). */
+static void json_agg_build(ga_state *st, size_t skip, bool obj, sl_buf *out)
 {
     const size_t *ix = (const size_t *)st->cidx.p;
     size_t n = st->cidx.len / sizeof *ix;
     const uint8_t *b = sl_buf_u8(&st->cscan);
     sl_buf_reset(out);
-    sl_buf_putc(out, '[');
-    bool any = false;
-    for (size_t k = 0; k < n; k++) {
+    sl_buf_putc(out, obj ? '{' : '[');
+    for (size_t k = 0, any = 0; k < n; k++) {
         if (ix[k] == skip) continue;
-        if (any) sl_buf_putc(out, ',');
-        any = true;
-        sl_buf_put(out, b + ix[k] + 12, sl_get_le32(b + ix[k] + 8));
+        if (any++) sl_buf_putc(out, ',');
+        const uint8_t *e = b + ix[k];
+        uint32_t kl = obj ? sl_get_le32(e) : 0;
+        if (obj) sl_buf_put(out, e + 8 + kl, sl_get_le32(e + 4 + kl));
+        else sl_buf_put(out, e + 12, sl_get_le32(e + 8));
     }
-    sl_buf_putc(out, ']');
+    sl_buf_putc(out, obj ? '}' : ']');
 }
 
 /* ---- JSON_OBJECTAGG ----------------------------------------------------------------- */
@@ -1105,25 +1109,6 @@ static void jobj_index(ga_state *st)
                 st->cscan.p);
 }
 
-/* "{m1,m2,...}" of the members indexed by st->cidx, leaving out `skip`. */
-static void jobj_build(ga_state *st, size_t skip, sl_buf *out)
-{
-    const size_t *ix = (const size_t *)st->cidx.p;
-    size_t n = st->cidx.len / sizeof *ix;
-    const uint8_t *b = sl_buf_u8(&st->cscan);
-    sl_buf_reset(out);
-    sl_buf_putc(out, '{');
-    bool any = false;
-    for (size_t k = 0; k < n; k++) {
-        if (ix[k] == skip) continue;
-        if (any) sl_buf_putc(out, ',');
-        any = true;
-        uint32_t kl = sl_get_le32(b + ix[k]);
-        sl_buf_put(out, b + ix[k] + 8 + kl, sl_get_le32(b + ix[k] + 4 + kl));
-    }
-    sl_buf_putc(out, '}');
-}
-
 static int jobj_update(sl_op *op, int i, const sl_row *row, bool first, int sign)
 {
     const ga_plan *pl = op->plan;
@@ -1137,7 +1122,7 @@ static int jobj_update(sl_op *op, int i, const sl_row *row, bool first, int sign
         sl_kstate_scan_key(ks, st->sid_jag, jobj_scan_fn, &cs, err, sizeof err) == SL_ERR)
         return sl_op_fail(op, "vertex '%s': state: %s", pl->vid, err);
     jobj_index(st);
-    jobj_build(st, SIZE_MAX, &st->col_old[i]);
+    json_agg_build(st, SIZE_MAX, true, &st->col_old[i]);
     const sl_value *k = &row->vals[a->col], *v = &row->vals[a->vcol];
     if (!sl_agg_json_counts(a, row) || (sign < 0 && k->isnull)) {
         sl_buf_set(&st->col_new[i], st->col_old[i].p, st->col_old[i].len);
@@ -1180,7 +1165,7 @@ static int jobj_update(sl_op *op, int i, const sl_row *row, bool first, int sign
         cs.out = &st->cscan;
         jobj_scan_fn(&cs, st->dns.p, st->dns.len, st->jval.p, st->jval.len);
         jobj_index(st);
-        jobj_build(st, SIZE_MAX, &st->col_new[i]);
+        json_agg_build(st, SIZE_MAX, true, &st->col_new[i]);
         return SL_OK;
     }
     /* a retraction: the key's member goes when it is the same member */
@@ -1193,7 +1178,7 @@ static int jobj_update(sl_op *op, int i, const sl_row *row, bool first, int sign
     if (hit != SIZE_MAX &&
         sl_kstate_del(ks, st->sid_jag, st->dns.p, st->dns.len, err, sizeof err) == SL_ERR)
         return sl_op_fail(op, "vertex '%s': state: %s", pl->vid, err);
-    jobj_build(st, hit, &st->col_new[i]);
+    json_agg_build(st, hit, true, &st->col_new[i]);
     return SL_OK;
 }
 
@@ -1223,7 +1208,7 @@ static int jsonagg_update(sl_op *op, const sl_row *row, bool first, int sign)
         if (st->cidx.len > sizeof(size_t))
             qsort_r(st->cidx.p, st->cidx.len / sizeof(size_t), sizeof(size_t), jag_cmp,
                     st->cscan.p);
-        jag_build(st, SIZE_MAX, &st->col_old[i]);
+        json_agg_build(st, SIZE_MAX, false, &st->col_old[i]);
         const sl_value *x = &row->vals[a->col];
         if (!sl_agg_json_counts(a, row) || (x->isnull && !a->null_on_null)) {
             sl_buf_set(&st->col_new[i], st->col_old[i].p, st->col_old[i].len);
@@ -1261,7 +1246,7 @@ static int jsonagg_update(sl_op *op, const sl_row *row, bool first, int sign)
             rc = sl_kstate_del(ks, st->sid_jag, ns, 9, err, sizeof err);
             if (rc == SL_ERR) return sl_op_fail(op, "vertex '%s': state: %s", pl->vid, err);
         }
-        jag_build(st, hit, &st->col_new[i]);
+        json_agg_build(st, hit, false, &st->col_new[i]);
     }
     return SL_OK;
 }

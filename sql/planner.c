@@ -1714,20 +1714,6 @@ static int widen_ok(sl_type from, sl_type to)
     return 0;
 }
 
-/* The widening order of the numbers (0: not a binary number). */
-static int num_order(sl_type t)
-{
-    switch (t) {
-    case SL_T_TINYINT: return 1;
-    case SL_T_SMALLINT: return 2;
-    case SL_T_INT: return 3;
-    case SL_T_BIGINT: return 4;
-    case SL_T_FLOAT: return 5;
-    case SL_T_DOUBLE: return 6;
-    default: return 0;
-    }
-}
-
 /* Does a TINYINT, SMALLINT or FLOAT value convert implicitly into a column
  * of type `to` (or a value into a TINYINT, SMALLINT or FLOAT column)? Only
  * widening, as Flink's implicit casts: TINYINT into SMALLINT .. DOUBLE and
@@ -1738,7 +1724,7 @@ static bool small_widens(sl_type from, sl_type to)
                  to == SL_T_TINYINT || to == SL_T_SMALLINT || to == SL_T_FLOAT;
     if (!small || from == to) return false;
     if (to == SL_T_DECIMAL) return from == SL_T_TINYINT || from == SL_T_SMALLINT;
-    return num_order(from) && num_order(to) > num_order(from);
+    return sl_type_num_order(from) && sl_type_num_order(to) > sl_type_num_order(from);
 }
 
 /* A calc that gives the query's columns (*r) the sink's names and types:
