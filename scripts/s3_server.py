@@ -21,8 +21,6 @@ and secret and does not verify request signatures, so a wrong key or a
 broken signature passes here and fails on a real S3; it keeps everything in
 memory (a killed server loses its buckets); it does not throttle.
 """
-import fcntl
-import glob
 import os
 import signal
 import socket
@@ -31,9 +29,14 @@ import sys
 import time
 import urllib.request
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import pyvenv  # noqa: E402
+
 PACKAGES = ["moto[server]==5.2.1"]
-PYVER = f"{sys.version_info.major}.{sys.version_info.minor}"
 ACCESS_KEY, SECRET_KEY = "sluice-test", "sluice-test-secret"
+
+
+InstallError = pyvenv.InstallError
 
 
 def cache_dir():
@@ -41,41 +44,15 @@ def cache_dir():
                           os.path.join(os.path.expanduser("~"), ".cache", "sluice-s3"))
 
 
-class InstallError(RuntimeError):
-    pass
-
-
 def ensure_env():
     """Install once; returns {"python", "site"}. Raises InstallError with the
-    reason (and pip's output) when it cannot. Safe for parallel test workers
-    (one installs under a lock, the others wait and find the marker)."""
-    os.makedirs(cache_dir(), exist_ok=True)
-    with open(os.path.join(cache_dir(), ".install.lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        return _ensure_env_locked()
+    reason (and pip's output) when it cannot; safe for parallel test workers
+    (scripts/pyvenv.py)."""
+    return pyvenv.ensure(cache_dir(), PACKAGES, _finish)
 
 
-def _ensure_env_locked():
-    venv = os.path.join(cache_dir(), f"venv-py{PYVER}")
-    py = os.path.join(venv, "bin", "python")
-    marker = os.path.join(venv, ".installed-" + "-".join(
-        p.replace("==", "_").replace("[", "_").replace("]", "") for p in PACKAGES))
-    if not os.path.isfile(marker):
-        if not os.path.isfile(py):
-            r = subprocess.run([sys.executable, "-m", "venv", venv], capture_output=True, text=True)
-            if r.returncode != 0:
-                raise InstallError(f"cannot create a venv in {venv} with {sys.executable} "
-                                   f"(on Debian: apt-get install python3-venv):\n{r.stderr}")
-        r = subprocess.run([py, "-m", "pip", "install", "-q", "--disable-pip-version-check"]
-                           + PACKAGES, capture_output=True, text=True)
-        if r.returncode != 0:
-            raise InstallError(f"pip could not install {' '.join(PACKAGES)} into {venv}:\n"
-                               f"{r.stdout}\n{r.stderr}")
-        with open(marker, "w") as f:
-            f.write("ok\n")
-    sites = glob.glob(os.path.join(venv, "lib", "python*", "site-packages"))
-    if not sites:
-        raise InstallError(f"no site-packages in {venv}")
+def _finish(venv, py, site):
+    sites = [site]
     if sites[0] not in sys.path:
         sys.path.append(sites[0])  # after the system's own packages
     return {"python": py, "site": sites[0]}
