@@ -54,6 +54,7 @@
  * parser's do; errors at run time end "at position N", a 1-based byte offset
  * into the text.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -196,10 +197,28 @@ const char *sl_expr_zone(const sl_expr *e) { return e->zone; }
 static _Thread_local sl_tz *tl_tz[2];
 static _Thread_local char tl_tz_name[2][64];
 
+static pthread_key_t tl_tz_key; /* its destructor closes a thread's zones as it ends */
+static pthread_once_t tl_tz_once = PTHREAD_ONCE_INIT;
+
+static void zones_close(void *unused)
+{
+    (void)unused;
+    for (int r = 0; r < 2; r++) {
+        sl_tz_destroy(tl_tz[r]);
+        tl_tz[r] = NULL;
+    }
+}
+
+static void zones_key(void) { pthread_key_create(&tl_tz_key, zones_close); }
+
 static sl_tz *zone_open(const char *zone, sl_tz_rules rules)
 {
     int r = rules == SL_TZ_JAVA_UTIL;
     if (tl_tz[r] && !strcmp(tl_tz_name[r], zone)) return tl_tz[r];
+    if (!tl_tz[0] && !tl_tz[1]) { /* this thread's first zone: closed when it ends */
+        pthread_once(&tl_tz_once, zones_key);
+        pthread_setspecific(tl_tz_key, tl_tz);
+    }
     sl_tz_destroy(tl_tz[r]);
     /* the name was checked under java.time's rules by sl_expr_set_zone; java.util
      * reads every such name alike (an offset "+08:00" only as GMT+08:00) */
