@@ -155,8 +155,8 @@ static void test_refused_types(void)
                                  &s, err, sizeof err), SL_OK);
     sl_vertex v = {.id = "v", .config = json_object()};
     const char *want[] = {
-        "vertex 'v': column 'm': MAP<INT, STRING>: Avro map keys are strings (MAP<STRING, ...>, "
-        "MULTISET<STRING>)",
+        ("vertex 'v': column 'm': MAP<INT, STRING>: Avro map keys are strings (MAP<STRING, ...>, "
+         "MULTISET<STRING>)"),
         "vertex 'v': column 't': TIMESTAMP(9): Avro timestamps stop at microseconds (TIMESTAMP(6))",
         "vertex 'v': column 'i': Avro cannot carry INTERVAL DAY(2) TO SECOND(6) values"};
     for (int i = 0; i < 3; i++) {
