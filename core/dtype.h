@@ -118,6 +118,9 @@ static inline bool sl_type_is_nested(sl_type t)
 {
     return t == SL_T_ARRAY || t == SL_T_MAP || t == SL_T_MULTISET || t == SL_T_ROW;
 }
+/* A scalar kind: every one but the intervals and the nested kinds (what the
+ * csv format carries). New kinds are appended after ROW, so they are not. */
+static inline bool sl_type_is_scalar(sl_type t) { return t <= SL_T_TIME; }
 /* The widening order of the binary numbers, as Flink's least-restrictive
  * type picks the higher (0: not a binary number; DECIMAL is not one). */
 static inline int sl_type_num_order(sl_type t)

@@ -625,6 +625,18 @@ int jm_job_rescale(jm *j, jm_job *job, const int *lower, const int *upper, jm_re
     return 0;
 }
 
+/* Free chain c's task records (their strings and the array). */
+static void chain_tasks_free(jm_job *job, int c)
+{
+    for (int i = 0; i < job->g->chains[c].parallelism; i++) {
+        free(job->tasks[c][i].tm_id);
+        free(job->tasks[c][i].host);
+        free(job->tasks[c][i].metrics.ops);
+        free(job->tasks[c][i].metrics.info);
+    }
+    free(job->tasks[c]);
+}
+
 /* Every task finished after the rescale's savepoint completed: swap in the
  * graph at the new parallelism and wait for its slots, restoring from the
  * savepoint. */
@@ -642,13 +654,7 @@ static void rescale_restart(jm *j, jm_job *job)
     free(p);
     if (ng) {
         for (int c = 0; c < job->g->nchains; c++) {
-            for (int i = 0; i < job->g->chains[c].parallelism; i++) {
-                free(job->tasks[c][i].tm_id);
-                free(job->tasks[c][i].host);
-                free(job->tasks[c][i].metrics.ops);
-                free(job->tasks[c][i].metrics.info);
-            }
-            free(job->tasks[c]);
+            chain_tasks_free(job, c);
             job->tasks[c] = sl_calloc((size_t)ng->chains[c].parallelism, sizeof(jm_task));
         }
         sl_jobgraph_destroy(job->g);
@@ -731,15 +737,7 @@ void jm_sched_on_cp_completed(jm *j, jm_job *job, const jm_checkpoint *cp)
 
 static void job_free(jm_job *job)
 {
-    for (int c = 0; c < job->g->nchains; c++) {
-        for (int i = 0; i < job->g->chains[c].parallelism; i++) {
-            free(job->tasks[c][i].tm_id);
-            free(job->tasks[c][i].host);
-            free(job->tasks[c][i].metrics.ops);
-            free(job->tasks[c][i].metrics.info);
-        }
-        free(job->tasks[c]);
-    }
+    for (int c = 0; c < job->g->nchains; c++) chain_tasks_free(job, c);
     free(job->tasks);
     for (int i = 0; i < job->nexceptions; i++) {
         free(job->exceptions[i].name);

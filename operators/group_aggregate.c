@@ -906,6 +906,22 @@ static int col_cmp(const void *x, const void *y, void *base)
     return sl_agg_str_cmp(a + 4, sl_get_le32(a), b + 4, sl_get_le32(b));
 }
 
+/* Index st->cscan's entries into st->cidx, each entry's length read by
+ * size_of from its first byte, sorted by cmp (COLLECT, JSON_ARRAYAGG and
+ * JSON_OBJECTAGG lay their scanned entries out differently). */
+static void index_entries(ga_state *st, size_t (*size_of)(const uint8_t *),
+                          int (*cmp)(const void *, const void *, void *))
+{
+    sl_buf_reset(&st->cidx);
+    const uint8_t *b = sl_buf_u8(&st->cscan);
+    for (size_t pos = 0; pos < st->cscan.len; pos += size_of(b + pos))
+        sl_buf_put(&st->cidx, &pos, sizeof pos);
+    if (st->cidx.len > sizeof(size_t)) /* (qsort of nothing would pass a NULL base) */
+        qsort_r(st->cidx.p, st->cidx.len / sizeof(size_t), sizeof(size_t), cmp, st->cscan.p);
+}
+
+static size_t col_size(const uint8_t *e) { return 4 + sl_get_le32(e) + 8; }
+
 /* The MULTISET bytes of the entries indexed by st->cidx (copies > 0) into out;
  * with once (COLLECT(DISTINCT x)) each value counts 1. */
 static void col_build(ga_state *st, bool once, sl_buf *out)
@@ -952,7 +968,6 @@ static int collect_update(sl_op *op, const sl_row *row, bool first, int sign)
         const sl_agg *a = &pl->aggs.aggs[i];
         if (a->fn != SL_AGG_COLLECT) continue;
         sl_buf_reset(&st->cscan);
-        sl_buf_reset(&st->cidx);
         col_scan cs = {.agg = i, .out = &st->cscan};
         if (!first && sl_kstate_scan_key(ks, st->sid_col, col_scan_fn, &cs, err, sizeof err) ==
                           SL_ERR)
@@ -983,13 +998,7 @@ static int collect_update(sl_op *op, const sl_row *row, bool first, int sign)
                 sl_buf_added(&st->cscan, 4 + vl + 8);
             }
         }
-        for (size_t pos = 0; pos < st->cscan.len;) {
-            sl_buf_put(&st->cidx, &pos, sizeof pos);
-            pos += 4 + sl_get_le32(sl_buf_u8(&st->cscan) + pos) + 8;
-        }
-        if (st->cidx.len > sizeof(size_t)) /* (qsort of nothing would pass a NULL base) */
-            qsort_r(st->cidx.p, st->cidx.len / sizeof(size_t), sizeof(size_t), col_cmp,
-                    st->cscan.p);
+        index_entries(st, col_size, col_cmp);
         col_build(st, a->kept_distinct, &st->col_old[i]);
         if (at == SIZE_MAX) {
             sl_buf_set(&st->col_new[i], st->col_old[i].p, st->col_old[i].len);
@@ -1038,6 +1047,8 @@ static int jag_cmp(const void *x, const void *y, void *base)
     const uint8_t *b = (const uint8_t *)base + *(const size_t *)y;
     return memcmp(a, b, 8);
 }
+
+static size_t jag_size(const uint8_t *e) { return 12 + sl_get_le32(e + 8); }
 
 /* The JSON text of the entries indexed by st->cidx, leaving out `skip`:
  * "[v1,v2,...]" of JSON_ARRAYAGG's entries (value text at +12, its length at
@@ -1094,19 +1105,10 @@ static int jobj_cmp(const void *x, const void *y, void *base)
                           sl_get_le32(b));
 }
 
-/* Index st->cscan's members into st->cidx, sorted by key. */
-static void jobj_index(ga_state *st)
+static size_t jobj_size(const uint8_t *e)
 {
-    sl_buf_reset(&st->cidx);
-    const uint8_t *b = sl_buf_u8(&st->cscan);
-    for (size_t pos = 0; pos < st->cscan.len;) {
-        sl_buf_put(&st->cidx, &pos, sizeof pos);
-        uint32_t kl = sl_get_le32(b + pos);
-        pos += 8 + kl + sl_get_le32(b + pos + 4 + kl);
-    }
-    if (st->cidx.len > sizeof(size_t))
-        qsort_r(st->cidx.p, st->cidx.len / sizeof(size_t), sizeof(size_t), jobj_cmp,
-                st->cscan.p);
+    uint32_t kl = sl_get_le32(e);
+    return 8 + kl + sl_get_le32(e + 4 + kl);
 }
 
 static int jobj_update(sl_op *op, int i, const sl_row *row, bool first, int sign)
@@ -1121,7 +1123,7 @@ static int jobj_update(sl_op *op, int i, const sl_row *row, bool first, int sign
     if (!first &&
         sl_kstate_scan_key(ks, st->sid_jag, jobj_scan_fn, &cs, err, sizeof err) == SL_ERR)
         return sl_op_fail(op, "vertex '%s': state: %s", pl->vid, err);
-    jobj_index(st);
+    index_entries(st, jobj_size, jobj_cmp);
     json_agg_build(st, SIZE_MAX, true, &st->col_old[i]);
     const sl_value *k = &row->vals[a->col], *v = &row->vals[a->vcol];
     if (!sl_agg_json_counts(a, row) || (sign < 0 && k->isnull)) {
@@ -1164,7 +1166,7 @@ static int jobj_update(sl_op *op, int i, const sl_row *row, bool first, int sign
         /* the new member joins the scanned ones, then the object is rebuilt in key order */
         cs.out = &st->cscan;
         jobj_scan_fn(&cs, st->dns.p, st->dns.len, st->jval.p, st->jval.len);
-        jobj_index(st);
+        index_entries(st, jobj_size, jobj_cmp);
         json_agg_build(st, SIZE_MAX, true, &st->col_new[i]);
         return SL_OK;
     }
@@ -1196,18 +1198,11 @@ static int jsonagg_update(sl_op *op, const sl_row *row, bool first, int sign)
         }
         if (a->fn != SL_AGG_JSON_ARRAYAGG) continue;
         sl_buf_reset(&st->cscan);
-        sl_buf_reset(&st->cidx);
         col_scan cs = {.agg = i, .out = &st->cscan};
         if (!first && sl_kstate_scan_key(ks, st->sid_jag, jag_scan_fn, &cs, err, sizeof err) ==
                           SL_ERR)
             return sl_op_fail(op, "vertex '%s': state: %s", pl->vid, err);
-        for (size_t pos = 0; pos < st->cscan.len;) {
-            sl_buf_put(&st->cidx, &pos, sizeof pos);
-            pos += 12 + sl_get_le32(sl_buf_u8(&st->cscan) + pos + 8);
-        }
-        if (st->cidx.len > sizeof(size_t))
-            qsort_r(st->cidx.p, st->cidx.len / sizeof(size_t), sizeof(size_t), jag_cmp,
-                    st->cscan.p);
+        index_entries(st, jag_size, jag_cmp);
         json_agg_build(st, SIZE_MAX, false, &st->col_old[i]);
         const sl_value *x = &row->vals[a->col];
         if (!sl_agg_json_counts(a, row) || (x->isnull && !a->null_on_null)) {

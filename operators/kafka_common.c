@@ -42,17 +42,6 @@
 
 #define KF_MAX_DEPTH 64
 
-bool kf_csv_scalar(const sl_dtype *dt)
-{
-    switch (dt->kind) {
-    case SL_T_TINYINT: case SL_T_SMALLINT: case SL_T_FLOAT: case SL_T_DECIMAL: case SL_T_DATE:
-    case SL_T_TIME: case SL_T_TIMESTAMP:
-        return true;
-    default:
-        return sl_type_is_classic(dt->kind);
-    }
-}
-
 int kf_format_parse(const char *s, kf_format *out)
 {
     if (!strcasecmp(s, "json")) *out = KF_JSON;
@@ -95,7 +84,7 @@ int kf_codec_init(kf_codec *c, kf_format fmt, const sl_schema *s, const int *col
         c->dt[i] = s->fields[cols[i]].dt;
         if ((!sl_type_is_classic(c->type[i]) || sl_dtype_has_nanos(c->dt[i])) &&
             fmt != KF_AVRO && fmt != KF_AVRO_CONFLUENT) { /* avro: sl_avro_fmt_new checks */
-            bool csv_ok = fmt == KF_CSV && kf_csv_scalar(c->dt[i]);
+            bool csv_ok = fmt == KF_CSV && sl_type_is_scalar(c->dt[i]->kind);
             /* debezium-json's images are json objects: every type too */
             if (fmt != KF_JSON && fmt != KF_DEBEZIUM && !csv_ok) {
                 sl_seterr(err, errlen, "vertex '%s': column '%s': the %s format cannot carry %s "

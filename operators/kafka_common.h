@@ -83,10 +83,6 @@ typedef struct kf_codec {
 int kf_json_opts_read(kf_codec *c, const struct json_t *config, const char *vid, char *err,
                       size_t errlen);
 
-/* Can the csv format carry a column of this type (the scalar types: every one but the
- * intervals and the nested kinds)? */
-bool kf_csv_scalar(const sl_dtype *dt);
-
 /* Parse a format name ("json", "csv", "raw", "debezium-json", "avro",
  * "avro-confluent"); SL_ERR when unknown. */
 int kf_format_parse(const char *s, kf_format *out);

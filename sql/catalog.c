@@ -424,19 +424,6 @@ static int check_options(sql_table *t, const sql_node *with, char *err, size_t e
  * beyond the millisecond) travel through the json format and the print and
  * blackhole sinks; every other format and connector refuses them here, at
  * CREATE TABLE, rather than when the job is deployed. */
-/* The types the csv format carries beyond the original seven (as the codec's
- * kf_csv_scalar in operators/kafka_common.c): the scalars but the intervals. */
-static bool csv_scalar(const sl_dtype *dt)
-{
-    switch (dt->kind) {
-    case SL_T_TINYINT: case SL_T_SMALLINT: case SL_T_FLOAT: case SL_T_DECIMAL: case SL_T_DATE:
-    case SL_T_TIME: case SL_T_TIMESTAMP:
-        return true;
-    default:
-        return sl_type_is_classic(dt->kind);
-    }
-}
-
 static int check_new_types(const sql_table *t, const sql_node *at, char *err, size_t errlen)
 {
     const char *conn = t->connector ? t->connector : "";
@@ -462,7 +449,7 @@ static int check_new_types(const sql_table *t, const sql_node *at, char *err, si
             /* avro / avro-confluent: the kafka plan checks each type (format_avro.c) */
             if (f && strcasecmp(f, "json") && strcasecmp(f, "debezium-json") &&
                 strncasecmp(f, "avro", 4) &&
-                !(!strcasecmp(f, "csv") && csv_scalar(dt)))
+                !(!strcasecmp(f, "csv") && sl_type_is_scalar(dt->kind)))
                 return sl_seterr(err, errlen, "line %d, column %d: table '%s': column '%s' is %s; "
                                  "the %s format cannot carry that type yet (json can%s)", at->line,
                                  at->col, t->name, c->name, dt->text, f,
