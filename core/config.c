@@ -390,9 +390,10 @@ static const sl_conf_def defs[] = {
       "This cluster's node under path.root: JobManagers and TaskManagers with the same "
       "cluster-id form one cluster."},
      NOLIM, NULL},
-    {{"high-availability.storageDir", SL_CT_PATH, "", NULL,
-      "Directory (shared by every JobManager) holding submitted job graphs; ZooKeeper keeps "
-      "only pointers to them. Required with high-availability.type zookeeper."},
+    {{"high-availability.storageDir", SL_CT_STORE, "", NULL,
+      "Directory (shared by every JobManager) or s3:// URL holding submitted job graphs and "
+      "their C job objects; ZooKeeper keeps only pointers to them. Required with "
+      "high-availability.type zookeeper."},
      NOLIM, NULL},
     {{"high-availability.zookeeper.client.session-timeout", SL_CT_DURATION, "60000 ms", NULL,
       "ZooKeeper session timeout: a leader silent for longer loses its leadership."},

@@ -22,6 +22,10 @@ signatures, keys -- is in docs/S3.md.
 - A state file above s3.multipart.part-size: a multipart object on the
   server (ETag "-<parts>", first part of the part size, no open upload),
   restored exactly.
+- High availability on S3: high-availability.storageDir and the checkpoints
+  are s3:// (no directory shared by the daemons); the leader is killed twice,
+  each next leader recovers the job from its graph and checkpoint on S3, the
+  output is exact and the finished job's graph is deleted.
 - The server killed during checkpoints: the checkpoint in flight fails with
   the upload's error in the history, the job keeps running, and once the
   server is back a checkpoint completes; the bounded job's output is exact.
@@ -585,3 +589,46 @@ def test_multipart_savepoint_and_restore(make_cluster, workdir, s3, request):
     # every request went through the signature check, and each kind was made
     assert not proxy.bad, proxy.bad[:5]
     assert {"PUT", "POST", "GET"} <= set(proxy.counts), proxy.counts
+
+
+def test_high_availability_store_on_s3(workdir, s3):
+    """high-availability.storageDir and the checkpoints on S3, no shared
+    directory between the daemons: the submitted job's graph is an object,
+    the leading JobManager is SIGKILLed twice and each next leader recovers
+    the job from S3 (its graph and its latest checkpoint), the output is
+    exact, and the finished job's graph is deleted from S3."""
+    from test_ha import HACluster, check_exact, kill_leader_and_wait, submit
+    from zk_ensemble import Ensemble, available
+    if available() is not None:
+        pytest.fail(f"ZooKeeper is needed for this test: {available()}")
+    zk = Ensemble(workdir, n=1)
+    c = None
+    try:
+        c = HACluster(workdir, zk, njm=0, ntm=0, jm_conf={
+            **s3.conf(), "state.checkpoints.dir": f"s3://{BUCKET}/chk",
+            "execution.checkpointing.tolerable-failed-checkpoints": "10"})
+        c.ha.update({**s3.conf(), "high-availability.storageDir": f"s3://{BUCKET}/ha"})
+        for _ in range(2):
+            c.start_jm()
+        for _ in range(2):
+            c.add_tm(2)
+        n, keys = 9000, 300
+        out, raw = os.path.join(workdir, "out"), os.path.join(workdir, "raw")
+        jid = submit(c, agg_job(out, raw, n, keys, rate=1500))
+        graph = f"ha/test-cluster/submittedJobGraph-{jid}.json"
+        assert graph in objects(s3, "ha/"), objects(s3, "ha/")
+        assert not os.path.exists(os.path.join(workdir, "ha")), "the HA store went to a local directory"
+        for _ in range(2):
+            kill_leader_and_wait(c, jid)
+        leader = c.leader()
+        assert c.wait_state(jid, ["FINISHED", "FAILED"], leader, timeout=120) == "FINISHED", \
+            c.get(f"/jobs/{jid}/exceptions", leader)
+        restored = c.get(f"/jobs/{jid}/checkpoints", leader)["latest"]["restored"]
+        assert restored and restored["external_path"].startswith(f"s3://{BUCKET}/chk/{jid}/chk-"), restored
+        check_exact(out, raw, n, keys)
+        wait_for(lambda: graph not in objects(s3, "ha/"), timeout=20,
+                 what=f"the finished job's graph removed from S3: {sorted(objects(s3, 'ha/'))}")
+    finally:
+        problems = c.shutdown() if c else []
+        zk.stop()
+    assert not problems, "\n".join(problems)
