@@ -329,6 +329,13 @@ def test_savepoint_rescale_and_dispose_on_s3(make_cluster, workdir, s3, backend)
     table = apply_changelog([p for p in committed_files(out) if p not in run1_out], dict(table1))
     assert table == expected_agg(range(1, n + 1), keys)
     no_local_leftovers(workdir)
+    # each TaskManager fetched only the subtask states its subtasks read: the
+    # job's two file sinks and its source deal operator state round-robin
+    # (old subtask k to new subtask k % 3), so neither fetched all of them
+    fetched = [re.findall(rf"Job {jid2}: fetched the files of (\d+) of the (\d+) subtask states",
+                          tm.log_text()) for tm in c.tms]
+    assert all(len(f) == 1 for f in fetched), fetched
+    assert all(0 < int(f[0][0]) < int(f[0][1]) for f in fetched), fetched
 
     # disposal deletes every object of the savepoint and nothing else
     assert objects(s3, key_of(sp) + "/")
