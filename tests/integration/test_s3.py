@@ -26,6 +26,10 @@ signatures, keys -- is in docs/S3.md.
   are s3:// (no directory shared by the daemons); the leader is killed twice,
   each next leader recovers the job from its graph and checkpoint on S3, the
   output is exact and the finished job's graph is deleted.
+- HTTPS with a private CA (s3.ssl.truststore) and virtual-host addressing,
+  every request signed and checked by a proxy: checkpoints, a kill, a
+  savepoint and a restore at another parallelism, exact; without the CA the
+  certificate is refused; an unreadable truststore stops the daemon.
 - The server killed during checkpoints: the checkpoint in flight fails with
   the upload's error in the history, the job keeps running, and once the
   server is back a checkpoint completes; the bounded job's output is exact.
@@ -458,15 +462,19 @@ class SigningProxy:
     does not, and refuses a bad one with 403 SignatureDoesNotMatch as S3
     would. counts: {method: requests}; bad: the ones refused."""
 
-    def __init__(self, upstream_port, key, secret, region):
+    def __init__(self, upstream_port, key, secret, region, tls=None):
+        """tls: (certificate file, key file) to serve HTTPS. A request for
+        virtual-host style `<bucket>.localhost` is checked as sent and passed
+        to moto path-style; vhosts counts them."""
         import http.client
+        import ssl
         import threading
         from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
         from botocore.auth import S3SigV4Auth
         from botocore.awsrequest import AWSRequest
         from botocore.credentials import Credentials
         proxy = self
-        self.counts, self.bad = {}, []
+        self.counts, self.bad, self.vhosts = {}, [], 0
         auth = S3SigV4Auth(Credentials(key, secret), "s3", region)
 
         class Handler(BaseHTTPRequestHandler):
@@ -480,7 +488,8 @@ class SigningProxy:
                 body = self.rfile.read(n) if n else b""
                 given = self.headers.get("Authorization", "")
                 signed = given.partition("SignedHeaders=")[2].partition(",")[0].split(";")
-                req = AWSRequest(method=self.command, url=f"http://{self.headers['Host']}{self.path}",
+                scheme = "https" if tls else "http"
+                req = AWSRequest(method=self.command, url=f"{scheme}://{self.headers['Host']}{self.path}",
                                  headers={k: v for k, v in self.headers.items() if k.lower() in signed})
                 req.context["timestamp"] = self.headers.get("X-Amz-Date", "")
                 want = auth.signature(auth.string_to_sign(req, auth.canonical_request(req)), req)
@@ -494,8 +503,14 @@ class SigningProxy:
                     self.wfile.write(out)
                     return
                 conn = http.client.HTTPConnection("127.0.0.1", upstream_port, timeout=60)
-                hd = {k: v for k, v in self.headers.items() if k.lower() not in ("expect", "connection")}
-                conn.request(self.command, self.path, body=body if n else None, headers=hd)
+                hd = {k: v for k, v in self.headers.items()
+                      if k.lower() not in ("expect", "connection", "host")}
+                path = self.path
+                host = self.headers.get("Host", "")
+                if host.startswith(f"{BUCKET}.localhost"):  # virtual-host style
+                    proxy.vhosts += 1
+                    path = f"/{BUCKET}{path}"
+                conn.request(self.command, path, body=body if n else None, headers=hd)
                 r = conn.getresponse()
                 data = r.read()
                 self.send_response(r.status)
@@ -512,6 +527,10 @@ class SigningProxy:
             do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = handle_one
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        if tls:
+            ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            ctx.load_cert_chain(*tls)
+            self.server.socket = ctx.wrap_socket(self.server.socket, server_side=True)
         self.server.daemon_threads = True
         self.port = self.server.server_address[1]
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
@@ -639,3 +658,91 @@ def test_high_availability_store_on_s3(workdir, s3):
         problems = c.shutdown() if c else []
         zk.stop()
     assert not problems, "\n".join(problems)
+
+
+def make_ca_and_cert(d):
+    """A private CA and a server certificate it signed for localhost and the
+    bucket's virtual host (openssl's command line). Returns (ca, cert, key)."""
+    import subprocess
+
+    def ossl(*args):
+        subprocess.run(["openssl", *args], check=True, capture_output=True, cwd=d)
+    ossl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=test S3 CA",
+         "-keyout", "ca.key", "-out", "ca.pem")
+    ossl("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=localhost", "-keyout", "srv.key",
+         "-out", "srv.csr")
+    with open(os.path.join(d, "san.ext"), "w") as f:
+        f.write(f"subjectAltName=DNS:localhost,DNS:{BUCKET}.localhost,IP:127.0.0.1\n")
+    ossl("x509", "-req", "-in", "srv.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
+         "-days", "2", "-extfile", "san.ext", "-out", "srv.pem")
+    return tuple(os.path.join(d, f) for f in ("ca.pem", "srv.pem", "srv.key"))
+
+
+def test_https_endpoint_with_virtual_host_addressing(make_cluster, workdir, s3, request):
+    """s3.endpoint https:// with a private CA (s3.ssl.truststore) and
+    virtual-host style buckets (s3.path.style.access false: requests go to
+    https://<bucket>.localhost:<port>/<key>), signed for eu-central-1 and
+    every signature checked: checkpoints, a TaskManager kill, a savepoint
+    and a restore from it, exact output. Without the CA the certificate is
+    refused with curl's words; a truststore that cannot be read stops the
+    daemon at start."""
+    ca, cert, key = make_ca_and_cert(workdir)
+    conf = s3.conf()
+    proxy = SigningProxy(s3.port, conf["s3.access-key"], conf["s3.secret-key"], "eu-central-1",
+                         tls=(cert, key))
+    request.addfinalizer(proxy.stop)
+    tls = {**conf, "s3.endpoint": f"https://localhost:{proxy.port}", "s3.region": "eu-central-1",
+           "s3.path.style.access": "false", "s3.ssl.truststore": ca}
+    chk, sp_root = f"s3://{BUCKET}/tls-chk", f"s3://{BUCKET}/tls-sp"
+    c = make_cluster(jm_conf={**tls, "state.checkpoints.dir": chk, "state.savepoints.dir": sp_root,
+                              "execution.checkpointing.interval": "300 ms",
+                              "execution.checkpointing.tolerable-failed-checkpoints": "10",
+                              "restart-strategy.type": "fixed-delay",
+                              "restart-strategy.fixed-delay.attempts": "3",
+                              "restart-strategy.fixed-delay.delay": "200 ms"})
+    for _ in range(2):
+        c.add_tm(slots=2, extra={**tls, "taskmanager.tmp.dirs": workdir})
+    n, keys = 12000, 100
+    out, raw = os.path.join(workdir, "out"), os.path.join(workdir, "raw")
+    jf = os.path.join(workdir, "job.json")
+    with open(jf, "w") as f:
+        json.dump(agg_job(out, raw, n, keys, rate=2000, p=2), f)
+    jid = re.search(r"JobID ([0-9a-f]{32})", c.cli("run", "-d", jf, check=True).stdout).group(1)
+    c.wait_state(jid, "RUNNING", timeout=20)
+    wait_completed(c, jid, 2)
+    c.tms[0].kill(signal.SIGKILL)
+    c.add_tm(slots=2, extra={**tls, "taskmanager.tmp.dirs": workdir})
+    wait_for(lambda: checkpoints(c, jid)["counts"]["restored"] >= 1, timeout=60, what="the restore")
+    wait_completed(c, jid, checkpoints(c, jid)["counts"]["completed"] + 1)
+    r = c.cli("stop", "--savepoint", sp_root, jid, timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr
+    sp = re.search(r"Savepoint completed\. Path: (s3://\S+)\n", r.stdout).group(1)
+    assert c.wait_state(jid, ["FINISHED", "FAILED"], timeout=30)["state"] == "FINISHED"
+    assert checkpoints(c, jid)["latest"]["restored"]["external_path"].startswith(f"{chk}/{jid}/chk-")
+    run1_out, run1_raw = committed_files(out), committed_files(raw)
+    table1 = apply_changelog(run1_out)
+    assert table1 == expected_agg(raw_ids(run1_raw), keys)
+    r = c.cli("run", "-s", sp, "-p", "3", jf, timeout=90)
+    assert r.returncode == 0 and "finished with state FINISHED" in r.stdout, r.stdout + r.stderr
+    ids = raw_ids(run1_raw + [p for p in committed_files(raw) if p not in run1_raw])
+    assert sorted(ids) == list(range(1, n + 1)) and set(ids.values()) == {1}
+    table = apply_changelog([p for p in committed_files(out) if p not in run1_out], dict(table1))
+    assert table == expected_agg(range(1, n + 1), keys)
+    # every request virtual-host style, over TLS, correctly signed
+    assert not proxy.bad and proxy.vhosts == sum(proxy.counts.values()) > 0, (proxy.bad, proxy.counts)
+    md = fetch_metadata(s3, key_of(sp), workdir)
+    check_files(s3, key_of(sp), md)
+
+    # without the private CA: the server's certificate is refused, by name
+    c2 = make_cluster(jm_conf={**{k: v for k, v in tls.items() if k != "s3.ssl.truststore"},
+                               "state.savepoints.dir": sp_root})
+    r = c2.cli("savepoint", "check", sp, jf)
+    assert r.returncode != 0 and "certificate" in (r.stdout + r.stderr).lower(), r.stdout + r.stderr
+    # an unreadable truststore stops the daemon with the option's name
+    from conftest import BIN
+    import subprocess
+    bad = subprocess.run([os.path.join(BIN, "sluice-jobmanager"), "-D", "rest.port=0",
+                          "-D", "jobmanager.rpc.port=0", "-D", "s3.ssl.truststore=/nonexistent/ca.pem"],
+                         capture_output=True, text=True, timeout=30)
+    assert bad.returncode != 0 and "s3.ssl.truststore: cannot read /nonexistent/ca.pem" in bad.stderr, \
+        bad.stderr
