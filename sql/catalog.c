@@ -310,7 +310,14 @@ static int option_valid(const sql_table *t, const char *conn, const char *key, c
         const char *k = key;
         if (!strncmp(k, "key.", 4)) k += 4;
         else if (!strncmp(k, "value.", 6)) k += 6;
-        if (!strcmp(k, "avro-confluent.url") || !strcmp(k, "avro-confluent.subject")) return 1;
+        static const char *reg[] = {
+            "avro-confluent.url", "avro-confluent.subject",
+            "avro-confluent.basic-auth.credentials-source", "avro-confluent.basic-auth.user-info",
+            "avro-confluent.bearer-auth.credentials-source", "avro-confluent.bearer-auth.token",
+            "avro-confluent.ssl.truststore.location", "avro-confluent.ssl.truststore.password",
+            "avro-confluent.ssl.keystore.location", "avro-confluent.ssl.keystore.password"};
+        for (size_t i = 0; i < SL_ARRAY_LEN(reg); i++)
+            if (!strcmp(k, reg[i])) return 1;
     }
     int best = 99;
     suggest[0] = '\0';

@@ -660,24 +660,6 @@ def test_high_availability_store_on_s3(workdir, s3):
     assert not problems, "\n".join(problems)
 
 
-def make_ca_and_cert(d):
-    """A private CA and a server certificate it signed for localhost and the
-    bucket's virtual host (openssl's command line). Returns (ca, cert, key)."""
-    import subprocess
-
-    def ossl(*args):
-        subprocess.run(["openssl", *args], check=True, capture_output=True, cwd=d)
-    ossl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=test S3 CA",
-         "-keyout", "ca.key", "-out", "ca.pem")
-    ossl("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=localhost", "-keyout", "srv.key",
-         "-out", "srv.csr")
-    with open(os.path.join(d, "san.ext"), "w") as f:
-        f.write(f"subjectAltName=DNS:localhost,DNS:{BUCKET}.localhost,IP:127.0.0.1\n")
-    ossl("x509", "-req", "-in", "srv.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
-         "-days", "2", "-extfile", "san.ext", "-out", "srv.pem")
-    return tuple(os.path.join(d, f) for f in ("ca.pem", "srv.pem", "srv.key"))
-
-
 def test_https_endpoint_with_virtual_host_addressing(make_cluster, workdir, s3, request):
     """s3.endpoint https:// with a private CA (s3.ssl.truststore) and
     virtual-host style buckets (s3.path.style.access false: requests go to
@@ -686,10 +668,12 @@ def test_https_endpoint_with_virtual_host_addressing(make_cluster, workdir, s3, 
     and a restore from it, exact output. Without the CA the certificate is
     refused with curl's words; a truststore that cannot be read stops the
     daemon at start."""
-    ca, cert, key = make_ca_and_cert(workdir)
+    from test_cluster_tls import make_ca, make_node
+    ca = make_ca(workdir, "s3-ca")
+    server = make_node(workdir, "s3-ca", "s3-server", hosts=("localhost", f"{BUCKET}.localhost"))
     conf = s3.conf()
     proxy = SigningProxy(s3.port, conf["s3.access-key"], conf["s3.secret-key"], "eu-central-1",
-                         tls=(cert, key))
+                         tls=(server, None))
     request.addfinalizer(proxy.stop)
     tls = {**conf, "s3.endpoint": f"https://localhost:{proxy.port}", "s3.region": "eu-central-1",
            "s3.path.style.access": "false", "s3.ssl.truststore": ca}
