@@ -224,6 +224,11 @@ static void *fr_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
             /* pruning only saves reading: a condition that does not compile
              * here is logged and every partition read, the rows filtered as ever */
             pl->pfilter = sl_expr_parse(pf, &v->declared, perr, sizeof perr);
+            if (pl->pfilter && sl_expr_set_zone(pl->pfilter, sl_plan_opt_str(
+                                   pc, SL_OPT_LOCAL_TIME_ZONE), perr, sizeof perr)) {
+                sl_expr_destroy(pl->pfilter);
+                pl->pfilter = NULL;
+            }
             if (!pl->pfilter || (sl_expr_type(pl->pfilter) != SL_T_BOOLEAN &&
                                  sl_expr_type(pl->pfilter) != SL_T_NULL)) {
                 sl_warn("file-source", "vertex '%s': partition-filter '%s': %s; no partition "
@@ -866,6 +871,7 @@ static int fr_restore(sl_op *op, const void *const *blobs, const size_t *lens, i
 }
 
 static const sl_op_option fr_options[] = {
+    SL_OP_OPTION_LOCAL_TIME_ZONE,
     {"path", SL_CT_STRING, NULL, NULL,
      "File or directory."},
     {"format", SL_CT_STRING, NULL, NULL,

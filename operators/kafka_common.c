@@ -302,6 +302,8 @@ static int parse_text(sl_type t, const char *s, size_t n, sl_value *v, sl_buf *s
 
 typedef struct jcur {
     const char *p, *e;
+    bool fail_missing; /* json.fail-on-missing-field: a ROW's field absent from its object
+                        * (at any depth) is an error; cursors made from this one keep it */
 } jcur;
 
 static inline void jws(jcur *c)
@@ -929,12 +931,15 @@ static int jnested(const sl_dtype *dt, jcur *c, sl_buf *str, int depth, char *wh
         for (int i = 0; i < dt->nfields; i++) {
             bool isnull = true;
             if (at[i]) {
-                jcur fc = {at[i], c->e};
+                jcur fc = {at[i], c->e, c->fail_missing};
                 if (jelem(dt->ftypes[i], &fc, str, depth, &isnull, why, whylen)) {
                     char tmp[300];
                     snprintf(tmp, sizeof tmp, "field '%s': %s", dt->names[i], why);
                     return sl_seterr(why, whylen, "%s", tmp);
                 }
+            } else if (c->fail_missing) {
+                return sl_seterr(why, whylen, "field '%s' is missing (json.fail-on-missing-field)",
+                                 dt->names[i]);
             }
             if (isnull) set_null_bit(str, bm, (uint32_t)i);
         }
@@ -1049,6 +1054,7 @@ static int decode_json_obj(const kf_codec *cd, jcur *cur, sl_value *vals, sl_buf
                            size_t whylen)
 {
     jcur c = *cur;
+    c.fail_missing = cd->json.fail_missing; /* read by nested ROWs too */
     uint64_t seen[(SL_MAX_FIELDS + 63) / 64] = {0}; /* json.fail-on-missing-field */
     jws(&c);
     if (c.p >= c.e || *c.p != '{') return sl_seterr(why, whylen, "not a JSON object");
@@ -1088,7 +1094,7 @@ static int decode_json_obj(const kf_codec *cd, jcur *cur, sl_value *vals, sl_buf
 static int decode_json(const kf_codec *cd, const char *p, size_t n, sl_value *vals, sl_buf *str,
                        char *why, size_t whylen)
 {
-    jcur c = {p, p + n};
+    jcur c = {.p = p, .e = p + n};
     if (decode_json_obj(cd, &c, vals, str, why, whylen) != SL_OK) return SL_ERR;
     jws(&c);
     if (c.p != c.e) return sl_seterr(why, whylen, "trailing characters after the object");
@@ -1102,7 +1108,7 @@ int kf_headers_parse(const char *p, size_t n, sl_buf *str,
                                size_t vlen),
                      void *ctx, char *why, size_t whylen)
 {
-    jcur c = {p, p + n};
+    jcur c = {.p = p, .e = p + n};
     str->len = 0;
     sl_buf_reserve(str, n + 1); /* unescaped text is never longer: no realloc below */
     jws(&c);
@@ -1210,7 +1216,7 @@ int kf_decode_debezium(const kf_codec *c, const char *p, size_t n, sl_value *bef
     sl_buf_reserve(str, c->wide ? 16 * n + 64 : n + 16);
     for (int i = 0; i < c->n; i++) before[c->slot[i]].isnull = after[c->slot[i]].isnull = true;
     dbz_out o = {before, after, false, false, 0};
-    jcur cur = {p, p + n};
+    jcur cur = {.p = p, .e = p + n};
     if (decode_dbz_env(c, &cur, 0, &o, str, why, whylen) != SL_OK) return SL_ERR;
     jws(&cur);
     if (cur.p != cur.e) return sl_seterr(why, whylen, "trailing characters after the object");

@@ -243,8 +243,9 @@ def sink_changelog(out_dir):
 # ----------------------------------------------------------------- comparison
 
 def ms_of_text(text):
-    """'2026-01-01 00:00:00.02' (Flink's json/SQL form, also with 'T') to epoch ms."""
-    text = text.replace("T", " ")
+    """'2026-01-01 00:00:00.02' (Flink's json/SQL form, also with 'T', and a
+    TIMESTAMP_LTZ's trailing 'Z') to epoch ms."""
+    text = text.replace("T", " ").rstrip("Z")
     if "." not in text:
         text += ".0"
     d = datetime.datetime.strptime(text, "%Y-%m-%d %H:%M:%S.%f")
