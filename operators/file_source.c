@@ -172,10 +172,13 @@ int sl_file_opts_parse(const sl_vertex *v, sl_file_opts *o, char *err, size_t er
     if (!fmt || kf_format_parse(fmt, &f) != SL_OK || (f != KF_JSON && f != KF_CSV))
         return sl_seterr(err, errlen, "vertex '%s': option 'format' must be json or csv%s%s%s",
                          v->id, fmt ? ", not '" : "", fmt ? fmt : "", fmt ? "'" : "");
-    bool ij, ic;
+    bool ij, ic, fm;
     if (conf_bool(v, "json.ignore-parse-errors", &ij, err, errlen) ||
-        conf_bool(v, "csv.ignore-parse-errors", &ic, err, errlen))
+        conf_bool(v, "csv.ignore-parse-errors", &ic, err, errlen) ||
+        conf_bool(v, "json.fail-on-missing-field", &fm, err, errlen))
         return SL_ERR;
+    if (f == KF_JSON && ij && fm)
+        return sl_seterr(err, errlen, "vertex '%s': %s", v->id, KF_JSON_BOTH_LENIENT_STRICT);
     o->path = sl_strdup(path);
     o->fmt = f;
     o->ignore_errors = f == KF_JSON ? ij : ic;

@@ -304,6 +304,11 @@ typedef struct jcur {
     const char *p, *e;
     bool fail_missing; /* json.fail-on-missing-field: a ROW's field absent from its object
                         * (at any depth) is an error; cursors made from this one keep it */
+    bool lenient;      /* json.ignore-parse-errors, as Flink reads it: a scalar whose text
+                        * is not of its type is NULL where it stands (a column, a ROW field,
+                        * an element, a MAP value); any other value not of its type (an
+                        * object for an INT, a number for a ROW) makes the nearest column or
+                        * ROW field holding it NULL. Malformed JSON still fails the record. */
 } jcur;
 
 static inline void jws(jcur *c)
@@ -746,7 +751,12 @@ static int jelem(const sl_dtype *dt, jcur *c, sl_buf *str, int depth, bool *isnu
             const char *out;
             uint32_t k;
             if (str->cap - str->len <= n) return sl_seterr(why, whylen, "the record is too large");
-            if (b64_decode(txt, n, str, &out, &k) != SL_OK) return sl_seterr(why, whylen, "not base64");
+            if (b64_decode(txt, n, str, &out, &k) != SL_OK) {
+                if (!c->lenient) return sl_seterr(why, whylen, "not base64");
+                str->len = at; /* json.ignore-parse-errors: NULL in place */
+                *isnull = true;
+                return SL_OK;
+            }
             memmove(str->p + at + 4, out, k);
             str->len = at + 4 + k;
             sl_put_le32((uint8_t *)str->p + at, k);
@@ -775,8 +785,9 @@ static int jelem(const sl_dtype *dt, jcur *c, sl_buf *str, int depth, bool *isnu
     case SL_T_BOOLEAN:
         if (n == 4 && !memcmp(txt, "true", 4)) v.v.i = 1;
         else if (n == 5 && !memcmp(txt, "false", 5)) v.v.i = 0;
-        else return sl_seterr(why, whylen, "'%.*s' is not a BOOLEAN", (int)SL_MIN(n, 40), txt);
-        rc = SL_OK;
+        else v.isnull = true;
+        rc = v.isnull ? sl_seterr(why, whylen, "'%.*s' is not a BOOLEAN", (int)SL_MIN(n, 40), txt)
+                      : SL_OK;
         break;
     case SL_T_INT:
     case SL_T_BIGINT:
@@ -793,8 +804,8 @@ static int jelem(const sl_dtype *dt, jcur *c, sl_buf *str, int depth, bool *isnu
     default: rc = scalar_dt(dt, txt, n, quoted, &v, why, whylen); break;
     }
     str->len = mark; /* the unescaped text is no longer needed */
-    if (rc) return SL_ERR;
-    if (v.isnull) {
+    if (rc && !c->lenient) return SL_ERR;
+    if (rc || v.isnull) { /* json.ignore-parse-errors: NULL in place */
         *isnull = true;
         return SL_OK;
     }
@@ -931,8 +942,14 @@ static int jnested(const sl_dtype *dt, jcur *c, sl_buf *str, int depth, char *wh
         for (int i = 0; i < dt->nfields; i++) {
             bool isnull = true;
             if (at[i]) {
-                jcur fc = {at[i], c->e, c->fail_missing};
-                if (jelem(dt->ftypes[i], &fc, str, depth, &isnull, why, whylen)) {
+                jcur fc = {at[i], c->e, c->fail_missing, c->lenient};
+                size_t fmark = str->len;
+                if (jelem(dt->ftypes[i], &fc, str, depth, &isnull, why, whylen) == SL_OK) {
+                    /* read */
+                } else if (c->lenient) { /* json.ignore-parse-errors: the field is NULL */
+                    str->len = fmark;
+                    isnull = true;
+                } else {
                     char tmp[300];
                     snprintf(tmp, sizeof tmp, "field '%s': %s", dt->names[i], why);
                     return sl_seterr(why, whylen, "%s", tmp);
@@ -1055,6 +1072,7 @@ static int decode_json_obj(const kf_codec *cd, jcur *cur, sl_value *vals, sl_buf
 {
     jcur c = *cur;
     c.fail_missing = cd->json.fail_missing; /* read by nested ROWs too */
+    c.lenient = cd->fmt == KF_JSON && cd->ignore_errors;
     uint64_t seen[(SL_MAX_FIELDS + 63) / 64] = {0}; /* json.fail-on-missing-field */
     jws(&c);
     if (c.p >= c.e || *c.p != '{') return sl_seterr(why, whylen, "not a JSON object");
@@ -1076,7 +1094,17 @@ static int decode_json_obj(const kf_codec *cd, jcur *cur, sl_value *vals, sl_buf
             str->len = mark; /* the key's unescaped copy is no longer needed */
             if (col >= 0) {
                 if (col < SL_MAX_FIELDS) seen[col / 64] |= UINT64_C(1) << (col % 64);
-                if (jvalue(cd, col, &c, &vals[cd->slot[col]], str, why, whylen)) return SL_ERR;
+                jcur at = c;
+                size_t vmark = str->len;
+                if (jvalue(cd, col, &c, &vals[cd->slot[col]], str, why, whylen)) {
+                    /* json.ignore-parse-errors: the column is NULL, the rest is read */
+                    if (!c.lenient) return SL_ERR;
+                    c = at;
+                    str->len = vmark;
+                    if (jskip(&c, 1, str, why, whylen)) return SL_ERR;
+                    str->len = vmark;
+                    vals[cd->slot[col]].isnull = true;
+                }
             } else if (jskip(&c, 1, str, why, whylen)) {
                 return SL_ERR;
             }

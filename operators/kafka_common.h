@@ -78,6 +78,12 @@ typedef struct kf_codec {
     {"json.fail-on-missing-field", SL_CT_STRING, "false", NULL,                                  \
      "true: a record without one of the columns fails (false: the column is NULL)."}
 
+/* A json source refuses both json.ignore-parse-errors and
+ * json.fail-on-missing-field set to true, as Flink does. */
+#define KF_JSON_BOTH_LENIENT_STRICT                                                              \
+    "options 'json.fail-on-missing-field' and 'json.ignore-parse-errors' cannot both be true " \
+    "(a missing field would fail the record and be ignored at once)"
+
 /* Read Flink's json.* options (above) from a vertex config into c->json.
  * SL_ERR with "vertex 'vid': option 'json....': ..." for a bad value. */
 int kf_json_opts_read(kf_codec *c, const struct json_t *config, const char *vid, char *err,

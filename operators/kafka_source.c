@@ -460,6 +460,10 @@ static void *ks_plan_common(sl_plan_ctx *pc, bool upsert, char *err, size_t errl
         parse_bool_opt(v, "csv.ignore-parse-errors", &ic, err, errlen))
         goto fail;
     pl->codec.ignore_errors = f == KF_JSON ? ij : f == KF_CSV ? ic : false;
+    if (f == KF_JSON && ij && pl->codec.json.fail_missing) {
+        sl_seterr(err, errlen, "vertex '%s': %s", v->id, KF_JSON_BOTH_LENIENT_STRICT);
+        goto fail;
+    }
 
     /* startup and bounds */
     if (ks_plan_bounds(v, pl, upsert, err, errlen) != SL_OK) goto fail;
