@@ -190,7 +190,13 @@ static int put_value(sl_buf *out, const sl_value *v, const sl_dtype *dt, const k
         }
         put_text_dt(out, v, dt);
         break;
-    default: put_text_dt(out, v, dt); /* TINYINT, SMALLINT, intervals: numbers */
+    case SL_T_INTERVAL_YM: /* Flink's json format has none: months, milliseconds */
+    case SL_T_INTERVAL_DT: {
+        int n = snprintf(tmp, sizeof tmp, "%lld", (long long)v->v.i);
+        sl_buf_put(out, tmp, (size_t)n);
+        break;
+    }
+    default: put_text_dt(out, v, dt); /* TINYINT, SMALLINT: numbers */
     }
     return SL_OK;
 }

@@ -616,12 +616,15 @@ static int scalar_dt(const sl_dtype *dt, const char *s, size_t n, bool quoted, s
     v->isnull = false;
     switch (dt->kind) {
     case SL_T_TINYINT:
-    case SL_T_SMALLINT: {
+    case SL_T_SMALLINT:
+    case SL_T_INTERVAL_YM: /* months, as written (format_json.c) */
+    case SL_T_INTERVAL_DT: { /* milliseconds */
         if (token(s, n, tmp, sizeof tmp) != SL_OK) goto bad;
         errno = 0;
         long long x = strtoll(tmp, &end, 10);
-        long long lim = dt->kind == SL_T_TINYINT ? 128 : 32768;
-        if (*end || end == tmp || errno || x < -lim || x >= lim)
+        long long lim = dt->kind == SL_T_TINYINT ? 128 : dt->kind == SL_T_SMALLINT ? 32768
+                        : dt->kind == SL_T_INTERVAL_YM ? 2147483648LL : 0;
+        if (*end || end == tmp || errno || (lim && (x < -lim || x >= lim)))
             return sl_seterr(why, whylen, "'%.*s' is not a %s", (int)SL_MIN(n, 40), s, dt->text);
         v->v.i = x;
         return SL_OK;
