@@ -880,7 +880,8 @@ static const sl_op_option fr_options[] = {
     {"format", SL_CT_STRING, NULL, NULL,
      "Row format: csv or json."},
     {"json.ignore-parse-errors", SL_CT_STRING, NULL, NULL,
-     "true: skip (and count) a row that does not parse as JSON instead of failing."},
+     "true: a value not of its type is NULL (the field, element or MAP value; a record that "
+     "is no JSON object is skipped and counted) instead of failing, as Flink's."},
     KF_JSON_OPTIONS,
     {"csv.ignore-parse-errors", SL_CT_STRING, NULL, NULL,
      "true: skip (and count) a row that does not parse as CSV instead of failing."},

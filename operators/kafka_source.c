@@ -1461,7 +1461,8 @@ static void ks_close(sl_op *op)
     {"value.fields-include", SL_CT_STRING, NULL, NULL, \
      "ALL or EXCEPT_KEY: whether key columns are also in the value."}, \
     {"json.ignore-parse-errors", SL_CT_STRING, NULL, NULL, \
-     "true: skip (and count) a row that does not parse as JSON instead of failing."}, \
+     "true: a value not of its type is NULL (the field, element or MAP value; a record that " \
+     "is no JSON object is skipped and counted) instead of failing, as Flink's."},             \
     KF_JSON_OPTIONS, \
     {"csv.ignore-parse-errors", SL_CT_STRING, NULL, NULL, \
      "true: skip (and count) a row that does not parse as CSV instead of failing."}, \
