@@ -947,12 +947,11 @@ static int jnested(const sl_dtype *dt, jcur *c, sl_buf *str, int depth, char *wh
             if (at[i]) {
                 jcur fc = {at[i], c->e, c->fail_missing, c->lenient};
                 size_t fmark = str->len;
-                if (jelem(dt->ftypes[i], &fc, str, depth, &isnull, why, whylen) == SL_OK) {
-                    /* read */
-                } else if (c->lenient) { /* json.ignore-parse-errors: the field is NULL */
+                int rc = jelem(dt->ftypes[i], &fc, str, depth, &isnull, why, whylen);
+                if (rc != SL_OK && c->lenient) { /* json.ignore-parse-errors: the field is NULL */
                     str->len = fmark;
                     isnull = true;
-                } else {
+                } else if (rc != SL_OK) {
                     char tmp[300];
                     snprintf(tmp, sizeof tmp, "field '%s': %s", dt->names[i], why);
                     return sl_seterr(why, whylen, "%s", tmp);
