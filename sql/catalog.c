@@ -26,6 +26,7 @@
 #include "sql_int.h"
 #include "config.h"
 #include "jobgraph.h"
+#include "operator.h"
 #include "temporal.h"
 
 #include "catalog_int.h"
@@ -445,7 +446,7 @@ static int check_new_types(const sql_table *t, const sql_node *at, char *err, si
         const sl_dtype *dt = sql_col_dt(c);
         if (c->expr || c->meta || (sl_type_is_classic(dt->kind) && !sl_dtype_has_nanos(dt)))
             continue;
-        if (datagen && dt->kind != SL_T_INTERVAL_YM && dt->kind != SL_T_INTERVAL_DT) continue;
+        if (datagen) continue; /* its plan checks each type (operators/datagen.c) */
         if (!formats)
             return sl_seterr(err, errlen, "line %d, column %d: table '%s': column '%s' is %s; "
                              "the %s connector cannot carry that type yet", at->line, at->col,
@@ -1161,19 +1162,22 @@ static void reset(sl_sql_session *s, const sql_node *st, sl_sql_result *r)
 static void add_job_config(const sl_sql_session *s, json_t *job)
 {
     sql_udfs_attach(s->udfs, job, s->okeys, s->ovals, s->nopts);
-    /* the session zone goes into each vertex that evaluates expressions, so
-     * that a restored job keeps the zone it was planned in (UTC: left out) */
-    const char *zone = sl_sql_option(s, "table.local-time-zone");
+    /* the session zone goes into each vertex whose type takes it (core/operator.h:
+     * SL_OP_OPTION_LOCAL_TIME_ZONE), so that a restored job keeps the zone it
+     * was planned in (UTC: left out) */
+    const char *zone = sl_sql_option(s, SL_OPT_LOCAL_TIME_ZONE);
+    if (zone && strcmp(zone, "UTC") && !sl_op_find("calc"))
+        sl_ops_register_builtin(); /* the client plans before it registers (idempotent) */
     json_t *v;
     size_t k;
     json_array_foreach(zone && strcmp(zone, "UTC") ? json_object_get(job, "vertices") : NULL, k, v) {
         const char *type = json_string_value(json_object_get(v, "type"));
+        const sl_op_def *def = type ? sl_op_find(type) : NULL;
+        const sl_op_option *o = def ? sl_op_option_find(def, SL_OPT_LOCAL_TIME_ZONE) : NULL;
+        if (!o || strcmp(o->key, SL_OPT_LOCAL_TIME_ZONE)) continue; /* not a prefix row */
         json_t *vc = json_object_get(v, "config");
-        if (type && !strcmp(type, "collect") && !vc) /* the client's result rows */
-            json_object_set_new(v, "config", vc = json_object());
-        if (type && json_is_object(vc) && (!strcmp(type, "calc") || !strcmp(type, "values") ||
-                                                 !strcmp(type, "collect")))
-            json_object_set_new(vc, "table.local-time-zone", json_string(zone));
+        if (!vc) json_object_set_new(v, "config", vc = json_object());
+        if (json_is_object(vc)) json_object_set_new(vc, SL_OPT_LOCAL_TIME_ZONE, json_string(zone));
     }
     json_t *cfg = json_object();
     for (int i = 0; i < s->nopts; i++)
