@@ -256,3 +256,89 @@ def test_describe_a_python_aggregate(cluster, workdir):
     assert r.returncode == 0, r.stdout + r.stderr
     assert "AGGREGATE" in r.stdout and "BIGINT py_wsum(BIGINT, BIGINT)" in r.stdout, r.stdout
     assert "PYTHON" in r.stdout, r.stdout
+
+
+# ---- DECIMAL(p, s) ------------------------------------------------------------
+
+def dec_changelog(paths, key):
+    """apply_changelog's rules with the numbers read as decimal.Decimal (exact)."""
+    import decimal
+    table, ops = {}, collections.Counter()
+    for path in paths:
+        with open(path) as f:
+            for n, line in enumerate(f, 1):
+                r = json.loads(line, parse_float=decimal.Decimal)
+                op = r.pop("op", "+I")
+                ops[op] += 1
+                k = tuple(r[c] for c in key)
+                if op in ("+I", "+U"):
+                    assert k not in table, f"{path}:{n}: {op} for {k} holding {table.get(k)}"
+                    table[k] = r
+                else:
+                    assert table.get(k) == r, f"{path}:{n}: {op} {r} for {k} holding {table.get(k)}"
+                    del table[k]
+    return table, ops
+
+
+def test_decimal_aggregates_over_retractions_and_insert_only_input(cluster, workdir):
+    """Python aggregate functions over DECIMAL at parallelism 2: dsum
+    (DECIMAL(12, 2) -> DECIMAL(20, 2), retract + merge) over the updates of an
+    inner SUM -- a DECIMAL(38, 2) cast to the declared DECIMAL(12, 2) -- and
+    dsum / dmean over an insert-only DECIMAL(10, 2) column (dmean's mean
+    rounded HALF_EVEN to DECIMAL(10, 3) as PyFlink's coder rounds). The model
+    is Python's decimal module."""
+    from decimal import Context, Decimal, ROUND_HALF_EVEN
+    cluster.add_tm(slots=2)
+    decs = os.path.join(ROOT, "tests", "udf_py", "decs.py")
+    src = os.path.join(workdir, "src")
+    os.makedirs(src)
+    n, mod = 1500, 37
+    amounts = {i: (Decimal(i * 7919 % 100003) / 100) * (-1 if i % 6 == 0 else 1)
+               for i in range(1, n + 1)}
+    with open(os.path.join(src, "part-0.csv"), "w") as f:
+        for i in range(1, n + 1):
+            f.write(f"{i},{amounts[i]}\n")
+    out, out2 = os.path.join(workdir, "out"), os.path.join(workdir, "out2")
+    fns = "".join(f"CREATE FUNCTION {x} AS 'decs.{x}' LANGUAGE PYTHON USING JAR '{decs}';\n"
+                  for x in ("dsum", "dmean"))
+    r = run_sql(cluster, workdir, "d.sql", fns + f"""
+CREATE TABLE s (id BIGINT, amount DECIMAL(10, 2))
+  WITH ('connector' = 'filesystem', 'path' = '{src}', 'format' = 'csv');
+CREATE TABLE snk (g BIGINT, total DECIMAL(20, 2), cnt BIGINT, PRIMARY KEY (g) NOT ENFORCED)
+  WITH ('connector' = 'filesystem', 'path' = '{out}', 'format' = 'json');
+CREATE TABLE snk2 (k BIGINT, total DECIMAL(20, 2), mean DECIMAL(10, 3), PRIMARY KEY (k) NOT ENFORCED)
+  WITH ('connector' = 'filesystem', 'path' = '{out2}', 'format' = 'json');
+SET 'parallelism.default' = '2';
+EXECUTE STATEMENT SET BEGIN
+INSERT INTO snk
+SELECT c % 3 AS g, dsum(t) AS total, COUNT(*) AS cnt
+FROM (SELECT id % {mod} AS k, COUNT(*) AS c, SUM(amount) AS t FROM s WHERE id % 7 <> 0
+      GROUP BY id % {mod})
+GROUP BY c % 3;
+INSERT INTO snk2 SELECT id % 5 AS k, dsum(amount), dmean(amount) FROM s GROUP BY id % 5;
+END;
+""")
+    assert r.returncode == 0, r.stdout + r.stderr
+    finish(cluster, job_ids(r.stdout)[0])
+    inner = collections.defaultdict(list)
+    for i in range(1, n + 1):
+        if i % 7:
+            inner[i % mod].append(amounts[i])
+    want = collections.defaultdict(lambda: [Decimal(0), 0])
+    for vals in inner.values():
+        w = want[len(vals) % 3]
+        w[0] += sum(vals, Decimal(0))
+        w[1] += 1
+    table, ops = dec_changelog(committed_files(out), ["g"])
+    assert ops["-U"] > 20, ops
+    assert {k[0]: (v["total"], v["cnt"]) for k, v in table.items()} == \
+        {g: (t, c) for g, (t, c) in want.items()}
+    per = collections.defaultdict(list)
+    for i in range(1, n + 1):
+        per[i % 5].append(amounts[i])
+    want2 = {k: (sum(v, Decimal(0)),
+                 (sum(v, Decimal(0)) / len(v)).quantize(Decimal("0.001"), rounding=ROUND_HALF_EVEN,
+                                                        context=Context(prec=10)))
+             for k, v in per.items()}
+    table2, _ = dec_changelog(committed_files(out2), ["k"])
+    assert {k[0]: (v["total"], v["mean"]) for k, v in table2.items()} == want2
