@@ -12,6 +12,8 @@ import os
 import pytest
 
 from test_checkpoints import committed_files
+from test_ha import zk  # noqa: F401  (the ZooKeeper ensemble fixture, for the failover test)
+from zk_ensemble import available as zk_available
 from test_sql import finish, job_ids, ms, run_sql
 from test_sql_udf_agg import BASE, apply_changelog, inner_model, second_max, seq
 
@@ -342,3 +344,69 @@ END;
              for k, v in per.items()}
     table2, _ = dec_changelog(committed_files(out2), ["k"])
     assert {k[0]: (v["total"], v["mean"]) for k, v in table2.items()} == want2
+
+
+@pytest.mark.skipif(zk_available() is not None, reason=str(zk_available()))
+def test_python_aggregates_survive_a_taskmanager_kill_and_a_jobmanager_failover(workdir, zk):  # noqa: F811
+    """High availability with Python aggregate functions: a GROUP BY calling
+    py_wsum and dsum (DECIMAL) runs at parallelism 2 on a ZooKeeper-led
+    cluster of two JobManagers and two TaskManagers; a TaskManager running
+    its tasks is SIGKILLed (the job restarts from its checkpoint on the
+    other), then the leading JobManager (the next leader recovers the job --
+    the Python module's text in its graph -- from the job store). The
+    committed table is exactly the Python model's."""
+    import signal
+    import subprocess
+    from decimal import Decimal
+    import test_ha
+    from conftest import BIN, wait_for
+    decs = os.path.join(ROOT, "tests", "udf_py", "decs.py")
+    c = test_ha.HACluster(workdir, zk, njm=2, ntm=2, slots=2)
+    try:
+        leader = c.leader()
+        n, mod = 20000, 11
+        out = os.path.join(workdir, "out")
+        path = os.path.join(workdir, "ha.sql")
+        with open(path, "w") as f:
+            f.write(create("py_wsum") + f"""
+CREATE FUNCTION dsum AS 'decs.dsum' LANGUAGE PYTHON USING JAR '{decs}';
+CREATE TABLE src (id BIGINT) WITH ('connector' = 'datagen', 'rows-per-second' = '1000',
+    'fields.id.kind' = 'sequence', 'fields.id.start' = '1', 'fields.id.end' = '{n}');
+CREATE TABLE snk (k BIGINT, ws BIGINT, ds DECIMAL(20, 2), PRIMARY KEY (k) NOT ENFORCED)
+  WITH ('connector' = 'filesystem', 'path' = '{out}', 'format' = 'json');
+SET 'parallelism.default' = '2';
+INSERT INTO snk SELECT id % {mod} AS k, py_wsum(id, id % 3) AS ws,
+                       dsum(CAST(id AS DECIMAL(10, 2)) / 4) AS ds
+FROM src GROUP BY id % {mod};
+""")
+        r = subprocess.run([os.path.join(BIN, "sluice"), "-m", f"127.0.0.1:{leader.rest_port}",
+                            "sql", "-f", path], capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stdout + r.stderr
+        jid = job_ids(r.stdout)[0]
+        # a TaskManager that runs the job's tasks, once a checkpoint is complete
+        c.wait_state(jid, "RUNNING", leader)
+        base = c.completed(jid, leader)
+        wait_for(lambda: c.completed(jid, leader) > base, timeout=30, what="a checkpoint")
+        tms = c.get("/taskmanagers", leader)["taskmanagers"]
+        busy = [t["id"] for t in tms if t["freeSlots"] < t["slotsNumber"]]
+        victim = next(t for t in c.tms if t.id in busy)
+        victim.kill(signal.SIGKILL)
+        # the job runs again on the other TaskManager and checkpoints there
+        base = c.completed(jid, leader)
+        wait_for(lambda: c.completed(jid, leader) > base, timeout=60,
+                 what="a checkpoint after the TaskManager's loss")
+        assert c.job_state(jid, leader) == "RUNNING"
+        test_ha.kill_leader_and_wait(c, jid, restart=False)
+        new = c.leader(exclude=(leader,))
+        assert c.wait_state(jid, ["FINISHED", "FAILED", "CANCELED"], new, timeout=120) == \
+            "FINISHED", c.get(f"/jobs/{jid}/exceptions", new)
+        table, _ = dec_changelog(committed_files(out), ["k"])
+        want = {}
+        for i in range(1, n + 1):
+            ws, ds = want.get(i % mod, (0, Decimal(0)))
+            # CAST(id AS DECIMAL(10, 2)) / 4 is DECIMAL(16, 8) in Flink: exact here
+            want[i % mod] = (ws + i * (i % 3), ds + Decimal(i) / 4)
+        assert table == {(k,): {"k": k, "ws": ws, "ds": ds} for k, (ws, ds) in want.items()}
+    finally:
+        problems = c.shutdown()
+        assert not problems, "\n".join(problems)
