@@ -588,19 +588,21 @@ def test_session_time_zone_applies_to_its_statements(cluster, workdir, gateway):
     cluster.add_tm(slots=2)
     tokyo = gateway.ok("POST", "/v1/sessions", {})["sessionHandle"]
     utc = gateway.ok("POST", "/v1/sessions", {})["sessionHandle"]
+    for sid in (tokyo, utc):
+        gateway.fetch_all(sid, gateway.run(sid, seq_table(1)))
     gateway.fetch_all(tokyo, gateway.run(tokyo, "SET 'table.local-time-zone' = 'Asia/Tokyo'"))
-    q = ("SELECT TO_TIMESTAMP_LTZ(0, 3) AS l, CAST(TO_TIMESTAMP_LTZ(0, 3) AS STRING) AS s, "
-         "HOUR(CAST(TO_TIMESTAMP_LTZ(0, 3) AS TIMESTAMP(3))) AS h")
+    q = ("SELECT TO_TIMESTAMP_LTZ(id - 1, 3) AS l, CAST(TO_TIMESTAMP_LTZ(id - 1, 3) AS STRING) "
+         "AS s, HOUR(CAST(TO_TIMESTAMP_LTZ(id - 1, 3) AS TIMESTAMP(3))) AS h FROM seq")
     for sid, fmt, want in [
             (tokyo, "PLAIN_TEXT", ["1970-01-01 09:00:00.000", "1970-01-01 09:00:00.000", "9"]),
             (utc, "PLAIN_TEXT", ["1970-01-01 00:00:00.000", "1970-01-01 00:00:00.000", "0"])]:
         _, data = gateway.fetch_all(sid, gateway.run(sid, q), fmt)
         assert [d["fields"] for d in data] == [want], (sid, data)
-    # a clock function: CURRENT_TIMESTAMP is the session zone's wall-clock time
+    # a clock function: LOCALTIMESTAMP is the session zone's wall-clock time
     import datetime as dt
     for sid, zone_h in [(tokyo, 9), (utc, 0)]:
         _, data = gateway.fetch_all(sid, gateway.run(
-            sid, "SELECT CAST(CURRENT_TIMESTAMP AS STRING) AS t"), "PLAIN_TEXT")
+            sid, "SELECT CAST(LOCALTIMESTAMP AS STRING) AS t FROM seq"), "PLAIN_TEXT")
         shown = dt.datetime.strptime(data[0]["fields"][0][:19], "%Y-%m-%d %H:%M:%S")
         now = dt.datetime.utcnow() + dt.timedelta(hours=zone_h)
         assert abs((shown - now).total_seconds()) < 120, (sid, data, now)
