@@ -404,7 +404,7 @@ FROM src GROUP BY id % {mod};
         want = {}
         for i in range(1, n + 1):
             ws, ds = want.get(i % mod, (0, Decimal(0)))
-            # CAST(id AS DECIMAL(10, 2)) / 4 is DECIMAL(16, 8) in Flink: exact here
+            # CAST(id AS DECIMAL(10, 2)) / 4 is exact, and cast to dsum's DECIMAL(12, 2) unchanged
             want[i % mod] = (ws + i * (i % 3), ds + Decimal(i) / 4)
         assert table == {(k,): {"k": k, "ws": ws, "ds": ds} for k, (ws, ds) in want.items()}
     finally:
