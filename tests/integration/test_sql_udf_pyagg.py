@@ -410,3 +410,60 @@ FROM src GROUP BY id % {mod};
     finally:
         problems = c.shutdown()
         assert not problems, "\n".join(problems)
+
+
+def test_decimal_aggregates_over_rows_and_in_a_window(cluster, workdir):
+    """dsum (DECIMAL(12, 2) -> DECIMAL(20, 2)) OVER the 2 preceding rows and the
+    current one, from a BIGINT argument cast to DECIMAL(12, 2); dmean in a
+    TUMBLE window, its mean rounded HALF_EVEN to DECIMAL(10, 3); parallelism 2."""
+    from decimal import Context, Decimal, ROUND_HALF_EVEN
+    cluster.add_tm(slots=2)
+    decs = os.path.join(ROOT, "tests", "udf_py", "decs.py")
+    n = 600
+    o1, o2 = os.path.join(workdir, "over"), os.path.join(workdir, "win")
+    fns = "".join(f"CREATE FUNCTION {x} AS 'decs.{x}' LANGUAGE PYTHON USING JAR '{decs}';\n"
+                  for x in ("dsum", "dmean"))
+    r = run_sql(cluster, workdir, "o.sql", fns + seq(n) + f"""
+CREATE TABLE s1 (id BIGINT, k BIGINT, ds DECIMAL(20, 2))
+  WITH ('connector' = 'filesystem', 'path' = '{o1}', 'format' = 'json');
+CREATE TABLE s2 (window_start TIMESTAMP(3), k BIGINT, m DECIMAL(10, 3))
+  WITH ('connector' = 'filesystem', 'path' = '{o2}', 'format' = 'json');
+SET 'parallelism.default' = '2';
+EXECUTE STATEMENT SET BEGIN
+INSERT INTO s1
+SELECT id, k3 AS k, dsum(id * 3) OVER (PARTITION BY k3 ORDER BY ts ROWS BETWEEN 2 PRECEDING AND CURRENT ROW)
+FROM src;
+INSERT INTO s2
+SELECT window_start, k3, dmean(CAST(id AS DECIMAL(10, 2)) / 7)
+FROM TABLE(TUMBLE(TABLE src, DESCRIPTOR(ts), INTERVAL '5' SECOND))
+GROUP BY window_start, window_end, k3;
+END;
+""")
+    assert r.returncode == 0, r.stdout + r.stderr
+    for jid in job_ids(r.stdout):
+        finish(cluster, jid)
+    want, seen = {}, collections.defaultdict(list)
+    for i in range(1, n + 1):
+        seen[i % 3].append(Decimal(i * 3))
+        want[i] = (i % 3, sum(seen[i % 3][-3:], Decimal(0)))
+    got = {}
+    for row in (json.loads(x, parse_float=Decimal) for p in committed_files(o1) for x in open(p)):
+        assert row["id"] not in got
+        got[row["id"]] = (row["k"], Decimal(row["ds"]))
+    assert got == want
+    # the window's argument: CAST(id AS DECIMAL(10, 2)) / 7 is Flink's DECIMAL(21, 13)
+    # (rounded HALF_UP), then cast HALF_UP to dmean's DECIMAL(10, 2)
+    def arg(i):
+        q13 = (Decimal(i) / 7).quantize(Decimal(1).scaleb(-13), rounding="ROUND_HALF_UP",
+                                        context=Context(prec=50))
+        return q13.quantize(Decimal("0.01"), rounding="ROUND_HALF_UP")
+    wins = collections.defaultdict(list)
+    for i in range(1, n + 1):
+        wins[((BASE + i * 100) // 5000 * 5000, i % 3)].append(arg(i))
+    want_w = {k: (sum(v, Decimal(0)) / len(v)).quantize(Decimal("0.001"), rounding=ROUND_HALF_EVEN,
+                                                         context=Context(prec=10))
+              for k, v in wins.items()}
+    got_w = {}
+    for row in (json.loads(x, parse_float=Decimal) for p in committed_files(o2) for x in open(p)):
+        got_w[(ms(row["window_start"]), row["k"])] = row["m"]
+    assert got_w == want_w
