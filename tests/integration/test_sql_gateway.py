@@ -598,6 +598,11 @@ def test_session_time_zone_applies_to_its_statements(cluster, workdir, gateway):
             (utc, "PLAIN_TEXT", ["1970-01-01 00:00:00.000", "1970-01-01 00:00:00.000", "0"])]:
         _, data = gateway.fetch_all(sid, gateway.run(sid, q), fmt)
         assert [d["fields"] for d in data] == [want], (sid, data)
+    # without FROM (a VALUES vertex): the TIMESTAMP_LTZ column shows in the zone too
+    for sid, want in [(tokyo, "1970-01-01 09:00:00.000"), (utc, "1970-01-01 00:00:00.000")]:
+        _, data = gateway.fetch_all(sid, gateway.run(sid, "SELECT TO_TIMESTAMP_LTZ(0, 3) AS l"),
+                                    "PLAIN_TEXT")
+        assert [d["fields"] for d in data] == [[want]], (sid, data)
     # a clock function: LOCALTIMESTAMP is the session zone's wall-clock time
     import datetime as dt
     for sid, zone_h in [(tokyo, 9), (utc, 0)]:
