@@ -487,9 +487,17 @@ static json_t *json_value(const char *type, json_t *v)
     } else if (!strcmp(type, "BOOLEAN")) {
         return json_boolean(!strcasecmp(s, "true"));
     } else if (!strncmp(type, "TIMESTAMP", 9)) {
+        /* ISO-8601 as Flink's gateway writes it (its JSON converters, ISO_LOCAL_DATE_TIME):
+         * a 'T', the fraction to its last non-zero digit, none when zero */
         char ts[64];
         snprintf(ts, sizeof ts, "%s", s);
-        if (strlen(ts) > 10 && ts[10] == ' ') ts[10] = 'T';
+        size_t n = strlen(ts);
+        if (n > 10 && ts[10] == ' ') ts[10] = 'T';
+        char *dot = n > 19 ? strchr(ts + 19, '.') : NULL;
+        if (dot) {
+            while (n > (size_t)(dot - ts) + 1 && ts[n - 1] == '0') ts[--n] = '\0';
+            if (ts[n - 1] == '.') ts[--n] = '\0';
+        }
         return json_string(ts);
     }
     return json_string(s);
