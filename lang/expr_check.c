@@ -1871,18 +1871,30 @@ static node *build_udf(bld *b, const sql_node *e, sl_udf_sig *u)
     node *n = new_node(b, N_UDF, AT(e), 0);
     n->aux = u; /* borrowed: sl_expr_free_nodes must not free it (see there) */
     n->type = u->result;
+    if (u->result == SL_T_DECIMAL) n->dt = u->resdt;
     for (int i = 0; i < e->nkids; i++) {
+        b->exact = u->args[i] == SL_T_DECIMAL; /* a DECIMAL argument stays one */
         node *a = build(b, e->kids[i]);
         if (!a) return NULL;
-        add_kid(n, a);
         sl_type want = u->args[i], got = a->type;
         bool ok = got == want || got == SL_T_NULL ||
                   (!a->interval && is_int_type(got) && (want == SL_T_BIGINT || want == SL_T_DOUBLE) &&
-                   num_rank(got) <= num_rank(want));
+                   num_rank(got) <= num_rank(want)) ||
+                  (!a->interval && is_int_type(got) && want == SL_T_DECIMAL);
+        if (ok && want == SL_T_DECIMAL && got != SL_T_NULL &&
+            (ndt(a)->kind != SL_T_DECIMAL || ndt(a)->p != u->argdt[i]->p ||
+             ndt(a)->s != u->argdt[i]->s)) {
+            /* Flink's implicit cast to the declared DECIMAL(p, s): an integer, or a
+             * DECIMAL of another precision or scale (one that does not fit is NULL) */
+            node *c = wrap_cast(b, a, SL_T_DECIMAL);
+            c->dt = u->argdt[i];
+            a = c;
+        }
+        add_kid(n, a);
         if (!ok) {
             char *sig = sl_udf_sig_text(u);
             perr(b, NAT(a), "argument %d of '%s' must be %s, got %s (the function is %s)", i + 1,
-                 e->s, tname(want), ntname(b, a), sig);
+                 e->s, want == SL_T_DECIMAL ? u->argdt[i]->text : tname(want), ntname(b, a), sig);
             free(sig);
             return NULL;
         }

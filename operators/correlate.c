@@ -210,9 +210,12 @@ static void *corr_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
         sl_type got = sl_expr_type(x), want = pl->fn->args[i];
         bool ok = got == want || got == SL_T_NULL ||
                   ((got == SL_T_INT || got == SL_T_BIGINT) && (want == SL_T_BIGINT || want == SL_T_DOUBLE));
+        if (ok && want == SL_T_DECIMAL && got == SL_T_DECIMAL) /* of the declared scale, too */
+            ok = sl_expr_dtype(x)->p == pl->fn->argdt[i]->p && sl_expr_dtype(x)->s == pl->fn->argdt[i]->s;
         if (!ok) {
             sl_seterr(err, errlen, "vertex '%s': argument %d of '%s' must be %s, got %s", pl->vid,
-                      i + 1, fname, sl_type_name(want), sl_type_name(got));
+                      i + 1, fname, want == SL_T_DECIMAL ? pl->fn->argdt[i]->text : sl_type_name(want),
+                      sl_expr_dtype(x)->text);
             goto fail;
         }
     }

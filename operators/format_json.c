@@ -288,5 +288,19 @@ void sl_fmt_json_client_row(sl_buf *out, const sl_row *row, const sl_schema *s)
         }
         sl_buf_putc(out, '"');
     }
+    /* nested values also as JSON (Flink's gateway rows carry them so): a trailing
+     * {"json": {"<column index>": value}}, ISO-8601 timestamps, MAP keys as text */
+    static const kf_json_opts gw_opts = {.map_null = KF_MAPNULL_LITERAL, .null_literal = "null",
+                                         .ts_iso = true};
+    bool open = false;
+    for (int i = 0; i < s->n && i < row->n; i++) {
+        if (!sl_type_is_nested(s->fields[i].type) || row->vals[i].isnull) continue;
+        char key[24];
+        int kn = snprintf(key, sizeof key, "%s\"%d\":", open ? "," : ",{\"json\":{", i);
+        sl_buf_put(out, key, (size_t)kn);
+        open = true;
+        put_value(out, &row->vals[i], s->fields[i].dt, &gw_opts, NULL, 0);
+    }
+    if (open) sl_buf_put(out, "}}", 2);
     sl_buf_putc(out, ']');
 }

@@ -255,3 +255,19 @@ def test_zone_in_join_match_and_unnest_new_york_dst(cluster, workdir):
 def test_zone_in_join_match_and_unnest_kolkata(cluster, workdir):
     cluster.add_tm(slots=3)
     run_ops_zone(cluster, workdir, "Asia/Kolkata")
+
+
+def test_a_values_ltz_column_prints_in_the_session_zone(cluster, workdir):
+    """A SELECT without FROM (a VALUES vertex) keeps its TIMESTAMP_LTZ column
+    one: shown in the session zone, as Flink's client shows it; a row of
+    TIMESTAMP(3) keeps its text."""
+    cluster.add_tm(slots=1)
+    r = run_sql(cluster, workdir, "v.sql", """
+SET 'table.local-time-zone' = 'Asia/Kolkata';
+SET 'sql-client.execution.result-mode' = 'tableau';
+SELECT TO_TIMESTAMP_LTZ(0, 3) AS l, TIMESTAMP '1970-01-01 00:00:00' AS t;
+SELECT * FROM (VALUES (TO_TIMESTAMP_LTZ(0, 3)), (CAST(NULL AS TIMESTAMP_LTZ(3)))) AS v(l);
+""")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "| +I | 1970-01-01 05:30:00.000 | 1970-01-01 00:00:00.000 |" in r.stdout, r.stdout
+    assert "| +I | 1970-01-01 05:30:00.000 |" in r.stdout and "<NULL>" in r.stdout, r.stdout
