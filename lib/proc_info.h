@@ -30,11 +30,15 @@ json_t *sl_proc_log_list(void);
 int sl_proc_log_open(int which, const char *name, uint64_t *size, char *err, size_t errlen);
 
 /* Flink's ThreadDumpInfo: {"threadInfos": [{"threadName", "stringifiedThreadInfo"}]},
- * one per thread of the process: its name (comm), id, state in Java's terms
- * (RUNNABLE, WAITING, BLOCKED, TERMINATED) with the kernel's state letter,
- * CPU time, and where in the kernel it waits (wchan). No user-space stacks:
- * taking them would mean interrupting every thread with a signal. */
-json_t *sl_proc_thread_dump(void);
+ * one per thread of the process (the calling one too): its name (comm), id,
+ * state in Java's terms (RUNNABLE, WAITING, BLOCKED, TERMINATED) with the
+ * kernel's state letter, CPU time, where in the kernel it waits (wchan),
+ * then its user-space stack, innermost first, at most depth frames, named
+ * by libdw (stack_sample.h: each thread is interrupted once by a signal).
+ * A thread that gives no stack (it blocks signals, or ended) says why.
+ * Blocks for about 50 us a thread (200 ms for one that does not answer). */
+#define SL_PROC_STACK_DEPTH 50 /* Flink's cluster.thread-dump.stacktrace-max-depth */
+json_t *sl_proc_thread_dump(int depth);
 
 /* Flink's EnvironmentInfo with the process's equivalents of the JVM's fields:
  * jvm.version the program's version and the kernel and C library it runs

@@ -815,10 +815,10 @@ static void process_info(tm_net *n, const Sluice__ProcessInfoRequest *rq)
     uint8_t *data = NULL;
     if (rq->kind == SLUICE__PROCESS_INFO_REQUEST__KIND__STACK_SAMPLES) {
         if (tm_flame_request(n, rq, err, sizeof err) == SL_OK) return; /* answered when sampled */
-    } else if (rq->kind == SLUICE__PROCESS_INFO_REQUEST__KIND__LOG_LIST ||
-        rq->kind == SLUICE__PROCESS_INFO_REQUEST__KIND__THREAD_DUMP) {
-        json_t *j = rq->kind == SLUICE__PROCESS_INFO_REQUEST__KIND__LOG_LIST ? sl_proc_log_list()
-                                                                           : sl_proc_thread_dump();
+    } else if (rq->kind == SLUICE__PROCESS_INFO_REQUEST__KIND__THREAD_DUMP) {
+        if (tm_flame_dump(n, rq->id, err, sizeof err) == SL_OK) return; /* answered when taken */
+    } else if (rq->kind == SLUICE__PROCESS_INFO_REQUEST__KIND__LOG_LIST) {
+        json_t *j = sl_proc_log_list();
         text = json_dumps(j, JSON_COMPACT);
         json_decref(j);
         out.json = text ? text : (char *)"{}";

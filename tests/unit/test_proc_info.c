@@ -1,11 +1,12 @@
 /*
  * test_proc_info.c -- unit tests for lib/proc_info.c: the log files found
  * behind standard output and error (and only those), a thread dump that
- * names every thread of the process with its state, the environment's
+ * names every thread of the process with its state and its stack, the environment's
  * command line and architecture.
  */
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,6 +100,11 @@ static int stop, started;
 static void *sleeper(void *arg)
 {
     pthread_setname_np(pthread_self(), (const char *)arg);
+    if (!strcmp((const char *)arg, "pi-sleeper-b")) { /* as librdkafka's threads do */
+        sigset_t all;
+        sigfillset(&all);
+        pthread_sigmask(SIG_BLOCK, &all, NULL);
+    }
     pthread_mutex_lock(&mu);
     started++;
     pthread_cond_broadcast(&cv);
@@ -119,7 +125,7 @@ static void test_thread_dump(void)
     json_t *dump = NULL;
     for (int tries = 0; tries < 200; tries++) {
         json_decref(dump);
-        dump = sl_proc_thread_dump();
+        dump = sl_proc_thread_dump(SL_PROC_STACK_DEPTH);
         int waiting = 0;
         size_t i;
         json_t *x;
@@ -149,6 +155,27 @@ static void test_thread_dump(void)
             sleepers++;
     }
     CHECK_EQ_INT(sleepers, 2);
+    /* user-space stacks, innermost first: the sleeper in its function, the
+     * one blocking signals without a stack, this thread taking the dump */
+    int stacks = 0;
+    json_array_foreach(infos, i, x) {
+        const char *name = json_string_value(json_object_get(x, "threadName"));
+        const char *text = json_string_value(json_object_get(x, "stringifiedThreadInfo"));
+        if (!strcmp(name, "pi-sleeper-a")) {
+            const char *wait = strstr(text, "\tat pthread_cond_wait"), *fn = strstr(text, "\tat sleeper\n");
+            CHECK(wait && fn && wait < fn);
+            stacks++;
+        } else if (!strcmp(name, "pi-sleeper-b")) {
+            CHECK(strstr(text, "\t(no user-space stack: the thread blocks signals)\n") != NULL);
+            stacks++;
+        } else {
+            const char *dump_fn = strstr(text, "\tat sl_proc_thread_dump\n");
+            const char *test_fn = strstr(text, "\tat test_thread_dump\n");
+            CHECK(dump_fn && test_fn && dump_fn < test_fn);
+            stacks++;
+        }
+    }
+    CHECK_EQ_INT(stacks, 3);
     json_decref(dump);
     pthread_mutex_lock(&mu);
     stop = 1;
