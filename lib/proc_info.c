@@ -198,3 +198,43 @@ json_t *sl_proc_environment(const char *program)
     free(version);
     return env;
 }
+
+void sl_proc_stats_read(sl_proc_stats *st)
+{
+    memset(st, 0, sizeof *st);
+    char stat[1024];
+    read_line("/proc/self/stat", stat, sizeof stat);
+    /* from the last ')': state(3) ... utime(14) stime(15) ... num_threads(20)
+     * ... vsize(23) rss(24, pages) */
+    const char *rp = strrchr(stat, ')');
+    if (rp && rp[1] == ' ') {
+        unsigned long long f[25] = {0};
+        const char *p = rp + 2;
+        for (int field = 3; field <= 24 && *p; field++) {
+            f[field] = strtoull(p, NULL, 10);
+            p = strchr(p, ' ');
+            if (!p) break;
+            p++;
+        }
+        long tick = sysconf(_SC_CLK_TCK), page = sysconf(_SC_PAGESIZE);
+        if (tick <= 0) tick = 100;
+        if (page <= 0) page = 4096;
+        st->cpu_ns = (f[14] + f[15]) * (1000000000ull / (unsigned long long)tick);
+        st->threads = (int)f[20];
+        st->virtual_bytes = f[23];
+        st->rss_bytes = f[24] * (unsigned long long)page;
+    }
+    DIR *d = opendir("/proc/self/fd");
+    for (struct dirent *e; d && (e = readdir(d));) st->open_fds += e->d_name[0] != '.';
+    if (d) {
+        closedir(d);
+        st->open_fds--; /* the directory's own descriptor */
+    }
+}
+
+double sl_proc_cpu_load(uint64_t cpu_ns_before, uint64_t cpu_ns_after, int64_t wall_ms, int ncpu)
+{
+    if (wall_ms <= 0 || ncpu <= 0 || cpu_ns_after < cpu_ns_before) return 0;
+    double load = (double)(cpu_ns_after - cpu_ns_before) / ((double)wall_ms * 1e6 * ncpu);
+    return load > 1 ? 1 : load;
+}

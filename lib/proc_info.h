@@ -46,4 +46,23 @@ json_t *sl_proc_thread_dump(int depth);
  * shared objects loaded. `program` names the program ("Sluice 0.9"). */
 json_t *sl_proc_environment(const char *program);
 
+/* What a daemon reports of its own process for Flink's Status.* metrics
+ * (GET /jobmanager/metrics, /taskmanagers/:id/metrics), from
+ * /proc/self/stat and /proc/self/fd. */
+typedef struct sl_proc_stats {
+    uint64_t cpu_ns;            /* user + system CPU time since it started */
+    uint64_t rss_bytes;         /* resident memory */
+    uint64_t virtual_bytes;     /* address space */
+    int threads;
+    int open_fds;
+} sl_proc_stats;
+
+/* Fill *st (zeros where /proc says nothing). */
+void sl_proc_stats_read(sl_proc_stats *st);
+
+/* The CPU load between two readings of cpu_ns taken wall_ms apart: the
+ * share of the machine's ncpu cores this process used, 0..1 (Flink's
+ * Status.JVM.CPU.Load); 0 when wall_ms or ncpu is not positive. */
+double sl_proc_cpu_load(uint64_t cpu_ns_before, uint64_t cpu_ns_after, int64_t wall_ms, int ncpu);
+
 #endif

@@ -751,6 +751,15 @@ static void on_heartbeat(evutil_socket_t fd, short what, void *arg)
     sysinfo(&si);
     hb.tm_id = n->id;
     hb.free_memory = (uint64_t)si.freeram * si.mem_unit;
+    sl_proc_stats ps;
+    sl_proc_stats_read(&ps); /* a few small /proc reads per heartbeat */
+    Sluice__ProcessStats pst = SLUICE__PROCESS_STATS__INIT;
+    pst.cpu_ns = ps.cpu_ns;
+    pst.rss_bytes = ps.rss_bytes;
+    pst.virtual_bytes = ps.virtual_bytes;
+    pst.threads = (uint32_t)ps.threads;
+    pst.open_fds = (uint32_t)ps.open_fds;
+    hb.process = &pst;
     Sluice__SubtaskMetrics *ms = heartbeat_metrics(n, &hb);
     if (n->prom) tm_prom_publish(n, &hb);
     Sluice__Envelope env = SLUICE__ENVELOPE__INIT;
