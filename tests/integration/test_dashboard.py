@@ -841,3 +841,48 @@ def test_flame_graph_tab_of_a_vertex(cluster, browser):
                  timeout=60, what="subtask 0's flame graph")
     wait_ui(d, lambda d: attr_of(d, "#flamegraph", "data-end-timestamp") == str(g["endTimestamp"]),
             "subtask 0's graph drawn", timeout=60)
+
+
+def test_subtask_drawer_shows_that_subtasks_flame_graph(cluster, browser):
+    """Clicking a subtask row opens its drawer: where it runs, and the flame
+    graph of that subtask's thread alone (subtaskindex=i), the same graph the
+    REST API serves; another row switches the drawer, Close closes it."""
+    d = browser
+    cluster.add_tm(slots=2)
+    jid = cluster.submit(endless_job("subtask flames", p=2, rate=50_000_000))
+    cluster.wait_state(jid, "RUNNING")
+    wait_for(lambda: all(v["tasks"]["RUNNING"] == v["parallelism"] for v in cluster.job(jid)["vertices"]),
+             what="the tasks to run")
+    vid = vertex_ids(cluster, jid)["gen"]
+
+    open_page(d, cluster, f"/jobs/{jid}/graph/{vid}", "job")
+    row = '#subtasks .subtask-row[data-subtask="1"]'
+    wait_ui(d, lambda d: css(d, row), "subtask 1's row")
+    assert not shown(d, "#subtask-drawer")
+    css(d, row)[0].click()
+    wait_ui(d, lambda d: shown(d, "#subtask-drawer") and attr_of(d, "#subtask-drawer", "data-subtask") == "1",
+            "subtask 1's drawer")
+    assert attr_of(d, "#subtask-drawer", "data-vertex-id") == vid
+    assert "TaskManager tm-0" in text_of(d, "#subtask-drawer-facts")
+    assert not shown(d, "#subtask-flamegraph-subtask")  # no picker: this subtask alone
+    frame = '#subtask-flamegraph-canvas .frame[data-name="datagen_run"]'
+    wait_ui(d, lambda d: css(d, frame), "the source's run function in subtask 1's graph", timeout=60)
+    one = cluster.get(f"/jobs/{jid}/vertices/{vid}/flamegraph?type=full&subtaskindex=1")
+    assert one["endTimestamp"] > 0
+    assert attr_of(d, "#subtask-flamegraph", "data-end-timestamp") == str(one["endTimestamp"])
+    assert attr_of(d, '#subtask-flamegraph-canvas .frame[data-name="root"]', "data-value") == \
+        str(one["data"]["value"])
+    d.execute_script("document.getElementById('subtask-drawer').scrollIntoView()")
+    screenshot(d, "job-subtask-drawer-flamegraph")
+
+    css(d, '#subtasks .subtask-row[data-subtask="0"]')[0].click()
+    wait_ui(d, lambda d: attr_of(d, "#subtask-drawer", "data-subtask") == "0"
+            and attr_of(d, "#subtask-flamegraph", "data-subtask") == "0", "subtask 0's drawer")
+    zero = wait_for(lambda: (lambda g: g if g["endTimestamp"] > 0 else None)(
+        cluster.get(f"/jobs/{jid}/vertices/{vid}/flamegraph?type=full&subtaskindex=0")),
+        timeout=60, what="subtask 0's flame graph")
+    wait_ui(d, lambda d: attr_of(d, "#subtask-flamegraph", "data-end-timestamp") == str(zero["endTimestamp"]),
+            "subtask 0's graph drawn", timeout=60)
+    css(d, "#subtask-drawer-close")[0].click()
+    wait_ui(d, lambda d: not shown(d, "#subtask-drawer"), "the drawer closed")
+    cluster.request("PATCH", f"/jobs/{jid}?mode=cancel")
