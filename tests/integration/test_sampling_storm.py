@@ -1,0 +1,105 @@
+"""Every operator kind under a sampling storm (sampling_storm.py): the task
+threads receive the stack sampler's real-time signal about a thousand times a
+second, and every thread of both daemons receives it at each thread dump, while
+the tests below -- the suite's own tests, imported from their modules, each
+asserting its exact output computed independently of Sluice -- run their jobs.
+A blocking call that a signal interrupts and that does not loop on EINTR shows
+up here as a wrong result, a failed job or a crashed daemon.
+
+The `cluster` and `make_cluster` fixtures here make the storming clusters; the
+imported tests use them. Operator kinds covered (operators/*.c), by test:
+values, calc, filesystem sink (select_without_from_and_values); set_op, union,
+group_aggregate (distinct_union_intersect_except); rank (order_by_limit,
+window_topn); window, watermark (tumbling_windows, late side output); print
+(seed_demo_job); interval_join, regular_join, temporal_join, window_join
+(joins); deduplicate, rowtime_deduplicate, local_aggregate (rank tests);
+match_recognize; over_aggregate; correlate (unnest); process,
+keyed_process, key_select (datastream); async_wait (async); temporal_sort,
+limit (sort_limit); collect; lookup_join; file-source; window_tvf (groupwin);
+nexmark; datagen and blackhole throughout.
+"""
+import os
+
+import pytest
+
+from conftest import Cluster
+from sampling_storm import STORM_CONF, Storm
+
+from test_sql_query import (test_select_without_from_and_values, test_distinct_union_intersect_except,  # noqa: F401
+                            test_order_by_limit_is_a_top_n)
+from test_windows import (test_tumbling_windows_exact_when_nothing_is_late,  # noqa: F401
+                          test_late_rows_go_to_a_declared_side_output, test_seed_demo_job_prints_window_counts)
+from test_joins import (test_seed_interval_join_of_orders_and_payments,  # noqa: F401
+                        test_regular_left_join_changelog_across_two_taskmanagers,
+                        test_temporal_join_against_a_versioned_table,
+                        test_window_joins_from_sql_equal_a_brute_force_join)
+from test_rank import (test_deduplicate_on_event_time, test_window_topn_emits_final_rows,  # noqa: F401
+                       test_distinct_and_filter_in_group_by_and_window)
+from test_match_recognize import test_patterns_against_a_brute_force_matcher  # noqa: F401
+from test_sql_over import test_over_event_time  # noqa: F401
+from test_sql_unnest import test_unnest_forms  # noqa: F401
+from test_datastream import test_enrich_and_correlate, test_broadcast_rules, test_hybrid_pipeline  # noqa: F401
+from test_async import service_factory, test_async_timeouts_retries  # noqa: F401
+from test_sql_sort_limit import (test_order_by_rowtime_at_parallelism_2,  # noqa: F401
+                                 test_limit_without_order_by_keeps_the_first_rows)
+from test_sql_collect import test_collect_insert_only_and_updating_input  # noqa: F401
+from test_lookup_join import test_sql_lookup_join_inner_and_left  # noqa: F401
+from test_filesystem_source import test_sql_reads_csv_with_quoted_fields  # noqa: F401
+from test_sql_groupwin import test_event_time_tumble_hop_session_with_auxiliary_functions  # noqa: F401
+from test_nexmark_smoke import test_nexmark_queries_match_a_model  # noqa: F401
+
+TOTALS = {"samples": 0, "graphs": 0, "dumps": 0, "clusters": 0}
+
+
+class StormCluster(Cluster):
+    def __init__(self, workdir, jm_conf=None):
+        super().__init__(workdir, jm_conf={**STORM_CONF, **(jm_conf or {})})
+        self.storm = Storm(self.url)
+
+    def shutdown(self):
+        s = self.storm.stop()
+        problems = super().shutdown()
+        for k in ("samples", "graphs", "dumps"):
+            TOTALS[k] += getattr(s, k)
+        TOTALS["clusters"] += 1
+        if s.errors:
+            problems.append(f"the storm's requests failed: {s.errors[:5]}")
+        if s.dumps == 0:
+            problems.append("the storm took no thread dump")
+        return problems
+
+
+@pytest.fixture
+def cluster(workdir):
+    c = StormCluster(workdir)
+    yield c
+    problems = c.shutdown()
+    assert not problems, "\n".join(problems)
+
+
+@pytest.fixture
+def make_cluster(workdir):
+    made = []
+
+    def make(**kw):
+        c = StormCluster(workdir, **kw)
+        made.append(c)
+        return c
+
+    yield make
+    problems = []
+    for c in made:
+        problems += c.shutdown()
+    assert not problems, "\n".join(problems)
+
+
+def test_zz_the_storm_sampled(tmp_path):
+    """Last (by name): the storm really sampled the jobs above -- thousands of
+    samples in finished graphs and a thread dump per cluster at least."""
+    if TOTALS["clusters"] < 10:
+        pytest.skip("run with the tests above")
+    print(f"storm: {TOTALS}")
+    with open(os.path.join(os.environ.get("SLUICE_ARTIFACTS", str(tmp_path)), "storm.txt")
+              if os.environ.get("SLUICE_ARTIFACTS") else tmp_path / "storm.txt", "w") as f:
+        f.write(f"{TOTALS}\n")
+    assert TOTALS["samples"] >= 5000 and TOTALS["graphs"] >= 50 and TOTALS["dumps"] >= TOTALS["clusters"], TOTALS
