@@ -16,7 +16,9 @@ window_topn); window, watermark (tumbling_windows, late side output); print
 match_recognize; over_aggregate; correlate (unnest); process,
 keyed_process, key_select (datastream); async_wait (async); temporal_sort,
 limit (sort_limit); collect; lookup_join; file-source; window_tvf (groupwin);
-nexmark; datagen and blackhole throughout.
+nexmark; jdbc-sink, jdbc-lookup-join (sql_jdbc); postgres-cdc; datagen and
+blackhole throughout. Kafka's kinds (kafka, kafka-sink, upsert-kafka,
+upsert-kafka-sink) are in test_sampling_storm_kafka.py, which needs the broker.
 """
 import os
 
@@ -47,6 +49,9 @@ from test_lookup_join import test_sql_lookup_join_inner_and_left  # noqa: F401
 from test_filesystem_source import test_sql_reads_csv_with_quoted_fields  # noqa: F401
 from test_sql_groupwin import test_event_time_tumble_hop_session_with_auxiliary_functions  # noqa: F401
 from test_nexmark_smoke import test_nexmark_queries_match_a_model  # noqa: F401
+from test_sql_jdbc import (test_upsert_sink_follows_a_changelog_with_deletes,  # noqa: F401
+                           test_lookup_join_with_and_without_a_cache)
+from test_postgres_cdc import test_cdc_types_from_snapshot_and_stream  # noqa: F401
 
 TOTALS = {"samples": 0, "graphs": 0, "dumps": 0, "clusters": 0}
 
