@@ -17,7 +17,8 @@ match_recognize; over_aggregate; correlate (unnest); process,
 keyed_process, key_select (datastream); async_wait (async); temporal_sort,
 limit (sort_limit); collect; lookup_join; file-source; window_tvf (groupwin);
 nexmark; jdbc-sink, jdbc-lookup-join (sql_jdbc); postgres-cdc; datagen and
-blackhole throughout. Kafka's kinds (kafka, kafka-sink, upsert-kafka,
+blackhole throughout; and LANGUAGE PYTHON functions (the embedded
+interpreter on the task threads) in calc and correlate. Kafka's kinds (kafka, kafka-sink, upsert-kafka,
 upsert-kafka-sink) are in test_sampling_storm_kafka.py, which needs the broker.
 """
 import os
@@ -52,6 +53,7 @@ from test_nexmark_smoke import test_nexmark_queries_match_a_model  # noqa: F401
 from test_sql_jdbc import (test_upsert_sink_follows_a_changelog_with_deletes,  # noqa: F401
                            test_lookup_join_with_and_without_a_cache)
 from test_postgres_cdc import test_cdc_types_from_snapshot_and_stream  # noqa: F401
+from test_sql_udf_py import test_scalar_functions_at_parallelism_2, test_table_functions_at_parallelism_2  # noqa: F401
 
 TOTALS = {"samples": 0, "graphs": 0, "dumps": 0, "clusters": 0}
 
