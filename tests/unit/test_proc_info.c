@@ -185,6 +185,29 @@ static void test_thread_dump(void)
     pthread_join(t[1], NULL);
 }
 
+static void test_process_stats(void)
+{
+    sl_proc_stats st;
+    sl_proc_stats_read(&st);
+    int n = 0;
+    DIR *d = opendir("/proc/self/task");
+    for (struct dirent *e; (e = readdir(d));) n += e->d_name[0] != '.';
+    closedir(d);
+    CHECK_EQ_INT(st.threads, n);
+    long pages = 0, resident = 0;
+    FILE *f = fopen("/proc/self/statm", "r");
+    CHECK(f && fscanf(f, "%ld %ld", &pages, &resident) == 2);
+    fclose(f);
+    long page = sysconf(_SC_PAGESIZE);
+    CHECK(st.rss_bytes > 0 && st.rss_bytes <= (uint64_t)(resident + 64) * (uint64_t)page);
+    CHECK(st.virtual_bytes + 64 * (uint64_t)page >= (uint64_t)pages * (uint64_t)page);
+    CHECK(st.open_fds >= 3);
+    /* 1.5 s of CPU over 1 s of 4 cores: 0.375; never above 1, 0 when it cannot say */
+    CHECK(sl_proc_cpu_load(500000000ull, 2000000000ull, 1000, 4) == 0.375);
+    CHECK(sl_proc_cpu_load(0, 9000000000ull, 1000, 4) == 1);
+    CHECK(sl_proc_cpu_load(5, 1, 1000, 4) == 0 && sl_proc_cpu_load(0, 1, 0, 4) == 0);
+}
+
 static void test_environment(void)
 {
     json_t *env = sl_proc_environment("Test 1.0");
@@ -209,4 +232,4 @@ static void test_environment(void)
     json_decref(env);
 }
 
-SL_TEST_MAIN(SL_TEST(test_log_files), SL_TEST(test_thread_dump), SL_TEST(test_environment))
+SL_TEST_MAIN(SL_TEST(test_log_files), SL_TEST(test_thread_dump), SL_TEST(test_process_stats), SL_TEST(test_environment))

@@ -1,10 +1,12 @@
 /*
- * test_sampler.c -- unit tests for taskmanager/sampler.c: two threads, one
+ * test_sampler.c -- unit tests for lib/stack_sample.c: two threads, one
  * spinning in a static function and one asleep in another, are sampled;
  * every sample of the first is on CPU with that function named (libdw
  * reads .symtab: dladdr could not name a static function), every sample
  * of the second off CPU with its function named; a thread that is gone is
- * skipped, not waited for.
+ * skipped, not waited for. And sl_sleep_ms sleeps its whole time while
+ * the sampler interrupts it every millisecond (a bare nanosleep would end
+ * at the first signal).
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -133,4 +135,39 @@ static void test_on_and_off_cpu(void)
     CHECK(strstr(err, "bad sampling request") != NULL);
 }
 
-SL_TEST_MAIN(SL_TEST(test_on_and_off_cpu))
+static atomic_int tid_napper, napped_ms;
+
+static void *napper(void *arg)
+{
+    (void)arg;
+    atomic_store(&tid_napper, (int)sl_stack_self());
+    int64_t t0 = sl_mono_ms();
+    sl_sleep_ms(300);
+    atomic_store(&napped_ms, (int)(sl_mono_ms() - t0));
+    return NULL;
+}
+
+static void test_sleep_is_whole_under_sampling(void)
+{
+    char err[300];
+    pthread_t t;
+    atomic_store(&napped_ms, -1);
+    CHECK(pthread_create(&t, NULL, napper, NULL) == 0);
+    while (!atomic_load(&tid_napper)) usleep(1000);
+    pid_t one[1] = {atomic_load(&tid_napper)};
+    int signalled = 0;
+    while (atomic_load(&napped_ms) < 0) { /* until it wakes: 1 ms apart */
+        json_t *res = sl_stack_sample(one, 1, 10, 1, 8, NULL, err, sizeof err);
+        CHECK(res != NULL);
+        size_t i;
+        json_t *x;
+        json_array_foreach(json_object_get(res, "samples"), i, x)
+            signalled += (int)json_integer_value(json_object_get(x, "count"));
+        json_decref(res);
+    }
+    pthread_join(t, NULL);
+    CHECK(signalled >= 20); /* it was interrupted, many times */
+    CHECK(atomic_load(&napped_ms) >= 300);
+}
+
+SL_TEST_MAIN(SL_TEST(test_on_and_off_cpu), SL_TEST(test_sleep_is_whole_under_sampling))
