@@ -68,7 +68,7 @@ typedef struct jm_tm {
     int64_t registered_ms;      /* wall clock */
     /* its process, from its last heartbeat (Status.* metrics) */
     uint64_t cpu_ns, rss_bytes, virtual_bytes;
-    int threads, open_fds;
+    int threads;
     double cpu_load;            /* between its last two heartbeats, 0..1 */
     int64_t cpu_at_ms;          /* monotonic, when cpu_ns came; 0 none yet */
     struct jm_conn *conn;       /* live connection, or NULL */

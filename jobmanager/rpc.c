@@ -208,7 +208,6 @@ static void on_heartbeat(jm_conn *c, const Sluice__Heartbeat *hb)
         tm->rss_bytes = ps->rss_bytes;
         tm->virtual_bytes = ps->virtual_bytes;
         tm->threads = (int)ps->threads;
-        tm->open_fds = (int)ps->open_fds;
     }
     for (size_t i = 0; i < hb->n_metrics; i++) jm_apply_metrics(j, hb->metrics[i]);
 }

@@ -224,12 +224,6 @@ void sl_proc_stats_read(sl_proc_stats *st)
         st->virtual_bytes = f[23];
         st->rss_bytes = f[24] * (unsigned long long)page;
     }
-    DIR *d = opendir("/proc/self/fd");
-    for (struct dirent *e; d && (e = readdir(d));) st->open_fds += e->d_name[0] != '.';
-    if (d) {
-        closedir(d);
-        st->open_fds--; /* the directory's own descriptor */
-    }
 }
 
 double sl_proc_cpu_load(uint64_t cpu_ns_before, uint64_t cpu_ns_after, int64_t wall_ms, int ncpu)

@@ -48,13 +48,12 @@ json_t *sl_proc_environment(const char *program);
 
 /* What a daemon reports of its own process for Flink's Status.* metrics
  * (GET /jobmanager/metrics, /taskmanagers/:id/metrics), from
- * /proc/self/stat and /proc/self/fd. */
+ * /proc/self/stat. */
 typedef struct sl_proc_stats {
     uint64_t cpu_ns;            /* user + system CPU time since it started */
     uint64_t rss_bytes;         /* resident memory */
     uint64_t virtual_bytes;     /* address space */
     int threads;
-    int open_fds;
 } sl_proc_stats;
 
 /* Fill *st (zeros where /proc says nothing). */

@@ -95,7 +95,7 @@ static int flame_push(tm_net *n, tm_flame *f, char *err, size_t errlen)
     if (rc != SL_OK) {
         flame_free(f);
         return sl_seterr(err, errlen, "TaskManager %s: %s", n->id,
-                         rc == SL_AGAIN ? "too many flame graphs are being sampled"
+                         rc == SL_AGAIN ? "too many stack samplings are waiting"
                                         : "the flame sampler has stopped");
     }
     return SL_OK;

@@ -758,7 +758,6 @@ static void on_heartbeat(evutil_socket_t fd, short what, void *arg)
     pst.rss_bytes = ps.rss_bytes;
     pst.virtual_bytes = ps.virtual_bytes;
     pst.threads = (uint32_t)ps.threads;
-    pst.open_fds = (uint32_t)ps.open_fds;
     hb.process = &pst;
     Sluice__SubtaskMetrics *ms = heartbeat_metrics(n, &hb);
     if (n->prom) tm_prom_publish(n, &hb);

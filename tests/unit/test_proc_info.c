@@ -201,7 +201,6 @@ static void test_process_stats(void)
     long page = sysconf(_SC_PAGESIZE);
     CHECK(st.rss_bytes > 0 && st.rss_bytes <= (uint64_t)(resident + 64) * (uint64_t)page);
     CHECK(st.virtual_bytes + 64 * (uint64_t)page >= (uint64_t)pages * (uint64_t)page);
-    CHECK(st.open_fds >= 3);
     /* 1.5 s of CPU over 1 s of 4 cores: 0.375; never above 1, 0 when it cannot say */
     CHECK(sl_proc_cpu_load(500000000ull, 2000000000ull, 1000, 4) == 0.375);
     CHECK(sl_proc_cpu_load(0, 9000000000ull, 1000, 4) == 1);
