@@ -26,6 +26,8 @@ class Storm:
         self.graphs = 0
         self.dumps = 0         # thread dumps answered, all daemons
         self.errors = []       # answers other than 200 / a job or TaskManager gone
+        self.kinds = set()     # operator types of the jobs stormed while RUNNING
+        self._jobs = set()
         self._seen = set()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="sampling-storm", daemon=True)
@@ -47,6 +49,11 @@ class Storm:
             for job in (jobs or {}).get("jobs", []) if status == 200 else []:
                 if job.get("state") != "RUNNING":
                     continue
+                if job["jid"] not in self._jobs:
+                    status, sj = self._get(f"/sluice/jobs/{job['jid']}")
+                    if status == 200:
+                        self._jobs.add(job["jid"])
+                        self.kinds |= {o["type"] for n in sj["plan"]["nodes"] for o in n["operators"]}
                 status, info = self._get(f"/jobs/{job['jid']}")
                 for v in (info or {}).get("vertices", []) if status == 200 else []:
                     status, g = self._get(f"/jobs/{job['jid']}/vertices/{v['id']}/flamegraph")

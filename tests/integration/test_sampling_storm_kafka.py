@@ -12,3 +12,5 @@ from test_kafka import (test_debezium_source_into_three_sinks,  # noqa: F401
 
 def test_zz_the_storm_sampled_kafka_jobs():
     assert TOTALS["clusters"] >= 4 and TOTALS["dumps"] >= TOTALS["clusters"], TOTALS
+    want = {"kafka", "kafka-sink", "upsert-kafka", "upsert-kafka-sink", "changelog-normalize"}
+    assert want <= TOTALS["kinds"], sorted(want - TOTALS["kinds"])
