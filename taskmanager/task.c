@@ -29,7 +29,7 @@
 #include <sys/eventfd.h>
 
 #include "tm.h"
-#include "sampler.h"
+#include "stack_sample.h"
 #include "log.h"
 #include "keygroup.h"
 #include "runtime.h"
@@ -1211,7 +1211,7 @@ static void *task_main(void *arg)
         snprintf(name, sizeof name, "%d.%d %s", t->chain, t->subtask, r.ch->name);
         pthread_setname_np(pthread_self(), name);
     }
-    __atomic_store_n(&t->tid, (int)tm_sampler_self(), __ATOMIC_RELEASE); /* stack samples */
+    __atomic_store_n(&t->tid, (int)sl_stack_self(), __ATOMIC_RELEASE); /* stack samples */
     r.in_wm = INT64_MIN;
     r.out_wm = INT64_MIN;
     r.start_ns = sl_mono_ns();
