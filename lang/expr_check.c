@@ -253,6 +253,44 @@ static bool keeps_dec(n_op op, const char *name, int arg)
     }
 }
 
+/* x converted to nested type dt (a CAST that cannot fail: dt is the least
+ * restrictive type of x's and another's). */
+static node *wrap_nest_cast(bld *b, node *x, const sl_dtype *dt)
+{
+    node *n = new_node(b, N_FNX, NAT(x), 0);
+    n->fx = sl_nest_find("SL_CAST");
+    add_kid(n, x);
+    n->dt = dt;
+    char why[300];
+    if (sl_nest_type(n, NULL, why, sizeof why) != SL_OK) {
+        perr(b, NAT(x), "%s", why);
+        return NULL;
+    }
+    return seal(b, n) ? NULL : n;
+}
+
+/* make_comparable for ARRAY, MAP, MULTISET and ROW values: equality only (Flink
+ * has no order on them), between values of one kind with a least restrictive
+ * type, which each side is converted to when its own differs. */
+static int nested_comparable(bld *b, node **a, node **c, int line, int col, const char *op,
+                             bool ordered)
+{
+    const sl_dtype *da = ndt(*a), *dc = ndt(*c), *t = NULL;
+    if ((*a)->type == SL_T_NULL || (*c)->type == SL_T_NULL) t = (*a)->type == SL_T_NULL ? dc : da;
+    else if (!(*a)->interval && !(*c)->interval) t = sl_nest_common(da, dc);
+    if (!t)
+        return perr(b, line, col, "cannot compare %s with %s in '%s'", ntname(b, *a),
+                    ntname(b, *c), op);
+    if (ordered)
+        return perr(b, line, col, "%s values have no order: '%s' is not allowed",
+                    sl_type_name(t->kind), op);
+    if ((*a)->type != SL_T_NULL && da->phys != t->phys && !(*a = wrap_nest_cast(b, *a, t)))
+        return SL_ERR;
+    if ((*c)->type != SL_T_NULL && dc->phys != t->phys && !(*c = wrap_nest_cast(b, *c, t)))
+        return SL_ERR;
+    return SL_OK;
+}
+
 /* Make *a and *c comparable: numbers of any width; equal types; STRING
  * with BYTES; TIMESTAMP with STRING (the string side gets a CAST). An
  * `ordered` comparison refuses BOOLEAN, which has no order. */
@@ -260,6 +298,8 @@ static int make_comparable(bld *b, node **a, node **c, int line, int col, const 
                            bool ordered)
 {
     sl_type ta = (*a)->type, tc = (*c)->type, t;
+    if (sl_type_is_nested(ta) || sl_type_is_nested(tc))
+        return nested_comparable(b, a, c, line, col, op, ordered);
     if (((*a)->interval != (*c)->interval && ta != SL_T_NULL && tc != SL_T_NULL) ||
         ((*a)->interval && (*c)->interval && iv_is_ym((*a)->ivs) != iv_is_ym((*c)->ivs)))
         return perr(b, line, col, "cannot compare %s with %s in '%s'", ntname(b, *a),
@@ -2114,7 +2154,8 @@ static node *build_one(bld *b, const sql_node *e)
 /* Does node n take child k of one of the types beyond the original seven?
  * TINYINT, SMALLINT and FLOAT: wherever a number goes; DECIMAL: arithmetic,
  * negation, comparisons, CAST and the functions keeps_dec names; DATE and
- * TIME: comparisons, CAST and EXTRACT. */
+ * TIME: comparisons, CAST and EXTRACT; ARRAY, MAP, MULTISET and ROW: `=`, `<>`,
+ * IN and IS [NOT] DISTINCT FROM (the others are refused where they are built). */
 static bool typed_here(const node *n, const node *k)
 {
     if (n->op == N_UDF) return true; /* checked against the function's declaration */
@@ -2125,6 +2166,8 @@ static bool typed_here(const node *n, const node *k)
         return cmp || (n->op >= N_NEG && n->op <= N_MOD) || n->op == N_CASE ||
                n->op == N_CAST || keeps_dec(n->op, n->fx ? n->fx->name : "", 0) ||
                (n->op == N_IF && k != n->kids[0]);
+    if (sl_type_is_nested(k->type)) /* equality (nested_comparable) */
+        return cmp && n->op != N_CAST;
     if (k->type == SL_T_DATE || k->type == SL_T_TIME)
         return (cmp && n->op != N_CASE) || n->op == N_EXTRACT ||
                ((n->op == N_ADD || n->op == N_SUB) && n->type == k->type);

@@ -283,10 +283,12 @@ static void put_dec(sl_value *out, sl_dec d)
 
 /* cmpv for the children na, nb of a node: DECIMAL exactly against DECIMAL
  * and integers (as DOUBLE against a DOUBLE), TIME and TIMESTAMP with their
- * nanoseconds. */
+ * nanoseconds; nested values 0 when equal, else 1 (they have no order). */
 static int cmpn(const sl_value *a, const node *na, const sl_value *b, const node *nb)
 {
     sl_type ta = na->type, tb = nb->type;
+    if (sl_type_is_nested(ta)) /* equality only: the checker made both sides one type */
+        return sl_nest_equal(ndt(na), a, b) ? 0 : 1;
     if (ta == SL_T_DECIMAL || tb == SL_T_DECIMAL) {
         if (is_fp_type(ta) || is_fp_type(tb)) {
             int s;
@@ -390,14 +392,10 @@ static int eval_arith(const node *n, evctx *cx, sl_value *out)
         case N_ADD: r = x + y; break;
         case N_SUB: r = x - y; break;
         case N_MUL: r = x * y; break;
-        case N_DIV:
-            if (y == 0) return everr(cx, n, "division by zero");
-            r = x / y;
-            break;
-        default:
-            if (y == 0) return everr(cx, n, "division by zero (modulo)");
-            r = fmod(x, y);
-            break;
+        /* IEEE 754 as Java's float and double: x / 0 is an infinity or
+         * NaN and x % 0 NaN, never an error (Flink's generated code) */
+        case N_DIV: r = x / y; break;
+        default: r = fmod(x, y); break;
         }
         set_d(out, f ? (double)(float)r : r);
         return SL_OK;

@@ -294,6 +294,12 @@ int sl_json_fn_type(node *n, char *why, size_t whylen);
 const sl_fnx *sl_nest_find(const char *name);
 int sl_nest_type(node *n, const char *field, char *why, size_t whylen);
 
+/* Nested values compared (expr_nest.c): the least restrictive type of two
+ * (nullable; NULL when they have none), and Flink's `=` on non-null values
+ * of one nested type (see value_eq there). */
+const sl_dtype *sl_nest_common(const sl_dtype *a, const sl_dtype *b);
+bool sl_nest_equal(const sl_dtype *dt, const sl_value *a, const sl_value *b);
+
 /* Helpers the function families share (expr_fn.c). */
 int sl_fnx_err(const node *n, sl_fnx_cx *cx, const char *fmt, ...) SL_PRINTF(3, 4);
 /* An evaluation error "<message> at position <pos>" into err (may be NULL);

@@ -368,6 +368,59 @@ static bool same(const sl_dtype *dt, const sl_value *a, const sl_value *b)
     }
 }
 
+/* Equal non-null values of one type, as Flink's `=` compares values read
+ * from a source: numbers by value (0.0 = -0.0, NaN unequal to itself), text
+ * and bytes byte for byte, TIME/TIMESTAMP to the nanosecond; an ARRAY
+ * element by element, where a NULL element on either side makes the arrays
+ * unequal (Flink's generated loop compares elements with `=`); a ROW field
+ * by field, two NULL fields being equal; a MAP or MULTISET entry by entry
+ * whatever their order (a key found in both with equal values, two NULL
+ * values equal, as java.util.Map.equals -- Flink's own answer for maps read
+ * from a source is FALSE even for equal ones, docs/SQL.md). */
+static bool value_eq(const sl_dtype *dt, const sl_value *a, const sl_value *b)
+{
+    switch (dt->kind) {
+    case SL_T_DOUBLE:
+    case SL_T_FLOAT: return a->v.d == b->v.d;
+    case SL_T_ARRAY:
+    case SL_T_ROW: {
+        sl_nested_reader ra, rb;
+        if (sl_nested_open(&ra, dt, a) != sl_nested_open(&rb, dt, b)) return false;
+        sl_value x, y;
+        for (uint32_t i = 0; sl_nested_next(&ra, &x, NULL) && sl_nested_next(&rb, &y, NULL); i++) {
+            if (x.isnull != y.isnull || (x.isnull && dt->kind == SL_T_ARRAY)) return false;
+            if (!x.isnull && !value_eq(sl_nested_elem_type(dt, i), &x, &y)) return false;
+        }
+        return true;
+    }
+    case SL_T_MAP:
+    case SL_T_MULTISET: {
+        sl_nested_reader ra, rb;
+        uint32_t cnt = sl_nested_open(&ra, dt, a);
+        if (cnt != sl_nested_open(&rb, dt, b)) return false;
+        const sl_dtype *vt = dt->kind == SL_T_MAP ? dt->val : NULL;
+        sl_value k, x, k2, x2;
+        while (sl_nested_next(&ra, &k, &x)) {
+            bool found = false;
+            sl_nested_open(&rb, dt, b);
+            while (!found && sl_nested_next(&rb, &k2, &x2))
+                found = k.isnull ? k2.isnull : !k2.isnull && value_eq(dt->elem, &k, &k2);
+            if (!found || x.isnull != x2.isnull) return false;
+            if (!x.isnull && (vt ? !value_eq(vt, &x, &x2) : x.v.i != x2.v.i)) return false;
+        }
+        return true;
+    }
+    default: return same(dt, a, b);
+    }
+}
+
+bool sl_nest_equal(const sl_dtype *dt, const sl_value *a, const sl_value *b)
+{
+    return value_eq(dt, a, b);
+}
+
+const sl_dtype *sl_nest_common(const sl_dtype *a, const sl_dtype *b) { return common_dt(a, b); }
+
 /* ---- the entries ------------------------------------------------------------------ */
 
 static int ev_array(const node *n, const sl_value *v, sl_value *out, sl_fnx_cx *cx)
