@@ -75,6 +75,9 @@ static inline bool iv_is_ym(int field) { return field >= IV_YM_MONTH; }
 /* Temporal arithmetic (N_ADD / N_SUB typed TIMESTAMP, DATE or TIME; node flags):
  * the interval is year-month (add months, clamping the day to the month's end) */
 enum { AR_MONTHS = 1 };
+/* (a - b) qualifier (N_SUB typed as an interval; node flags): the difference of
+ * two DATEs, TIMEs or TIMESTAMPs, in months for a year-month qualifier */
+enum { AR_DIFF = 2 };
 extern const int64_t sl_expr_iv_ms[IV_N];
 extern const char *const sl_expr_iv_name[IV_N];
 #define iv_ms sl_expr_iv_ms
