@@ -278,3 +278,87 @@ def test_datetime_differences_as_intervals(cluster, workdir):
             if c == "tadd" and have is not None:
                 have, want = ts(have.replace("T", " ")), ts(want)
             assert have == want, (s["id"], c, have, want)
+
+
+# ---- the clock functions' types, TIMESTAMP WITH LOCAL TIME ZONE literals --------
+
+def test_clock_types_and_ltz_literals_in_the_session_zone(cluster, workdir):
+    """CURRENT_TIMESTAMP / NOW() / CURRENT_ROW_TIMESTAMP() are TIMESTAMP_LTZ(3) and
+    LOCALTIMESTAMP TIMESTAMP(3) (Flink's DESCRIBE); in Asia/Shanghai the LTZ reads as
+    the zone's wall clock, as LOCALTIMESTAMP does; a TIMESTAMP WITH LOCAL TIME ZONE
+    literal is its text read in the session zone."""
+    cluster.add_tm(slots=1)
+    src = write_src(workdir, SRC[:1])
+    out = os.path.join(workdir, "out")
+    r = run_sql(cluster, workdir, "clock.sql", DDL.format(src=src) + f"""
+SET 'table.local-time-zone' = 'Asia/Shanghai';
+CREATE VIEW v AS SELECT CURRENT_TIMESTAMP AS c1, NOW() AS c2, CURRENT_ROW_TIMESTAMP() AS c3,
+  LOCALTIMESTAMP AS c4, TIMESTAMP WITH LOCAL TIME ZONE '2024-01-01 10:00:00.25' AS c5 FROM src;
+DESCRIBE v;
+CREATE TABLE sink (id BIGINT, ct STRING, lt STRING, lit STRING, eq BOOLEAN, lz TIMESTAMP_LTZ(3))
+WITH ('connector' = 'filesystem', 'path' = 'file://{out}', 'format' = 'json');
+INSERT INTO sink SELECT id, CAST(CURRENT_TIMESTAMP AS STRING), CAST(LOCALTIMESTAMP AS STRING),
+  CAST(TIMESTAMP WITH LOCAL TIME ZONE '2024-01-01 10:00:00' AS STRING),
+  TIMESTAMP WITH LOCAL TIME ZONE '2024-01-01 10:00:00' = TO_TIMESTAMP_LTZ(1704074400000, 3),
+  NOW() FROM src;
+""")
+    assert r.returncode == 0, r.stdout + r.stderr
+    for name, typ in [("c1", "TIMESTAMP_LTZ(3)"), ("c2", "TIMESTAMP_LTZ(3)"),
+                      ("c3", "TIMESTAMP_LTZ(3)"), ("c4", "TIMESTAMP(3)"),
+                      ("c5", "TIMESTAMP_LTZ(2)")]:
+        assert any(line.split("|")[1:3] == [f" {name} ".rjust(len(line.split("|")[1])),
+                                            f" {typ} ".rjust(len(line.split("|")[2]))]
+                   for line in r.stdout.splitlines() if line.startswith("|")), (name, r.stdout)
+    t0 = datetime.datetime.now(datetime.timezone.utc)
+    finish(cluster, job_ids(r.stdout)[0])
+    t1 = datetime.datetime.now(datetime.timezone.utc)
+    g = rows(out)[0]
+    shanghai = datetime.timedelta(hours=8)  # no daylight saving time
+
+    def local(text):
+        return datetime.datetime.strptime(text, "%Y-%m-%d %H:%M:%S.%f").replace(
+            tzinfo=datetime.timezone.utc) - shanghai
+
+    lo = t0 - datetime.timedelta(seconds=30)
+    assert lo <= local(g["ct"]) <= t1, (g, t0, t1)
+    assert lo <= local(g["lt"]) <= t1, (g, t0, t1)
+    assert g["lit"] == "2024-01-01 10:00:00"
+    assert g["eq"] is True
+
+
+def test_refusals_name_line_and_column(cluster, workdir):
+    cluster.add_tm(slots=1)
+    src = write_src(workdir, SRC[:1])
+    out = os.path.join(workdir, "out")
+    ddl = DDL.format(src=src) + f"""
+CREATE TABLE sink (id BIGINT, v BOOLEAN)
+WITH ('connector' = 'filesystem', 'path' = 'file://{out}', 'format' = 'json');
+"""
+    line = ddl.count("\n") + 1
+    cases = [
+        ("INSERT INTO sink SELECT id, a < b FROM src;", "< b",
+         "Comparable type expected, but was 'ARRAY<INT>'"),
+        ("INSERT INTO sink SELECT id, r >= s FROM src;", ">= s",
+         "Comparable type expected, but was 'ROW<`x` INT, `y` INT>'"),
+        ("INSERT INTO sink SELECT id, m BETWEEN n AND n FROM src;", "BETWEEN",
+         "Comparable type expected, but was 'MAP<STRING, INT>'"),
+        ("INSERT INTO sink SELECT id, a = 1 FROM src;", "= 1",
+         "cannot compare ARRAY<INT> with INT in '='"),
+        ("INSERT INTO sink SELECT id, a = r FROM src;", "= r",
+         "cannot compare ARRAY<INT> with ROW<`x` INT, `y` INT> in '='"),
+        ("INSERT INTO sink SELECT id, dd - de > INTERVAL '1' DAY FROM src;", "- de",
+         "cannot apply '-' to DATE and DATE"),
+        ("INSERT INTO sink SELECT id, (t1 - dd) DAY > INTERVAL '1' DAY FROM src;", "- dd",
+         "Parameters must be of the same type: TIMESTAMP(3) and DATE"),
+        ("INSERT INTO sink SELECT id, (d - z) DAY > INTERVAL '1' DAY FROM src;", "- z",
+         "cannot apply '(.. - ..) DAY' to DOUBLE and DOUBLE"),
+        ("INSERT INTO sink SELECT id, (d) DAY > INTERVAL '1' DAY FROM src;", "(d)",
+         "an interval qualifier after '( ... )' needs the difference of two datetimes"),
+        ("INSERT INTO sink SELECT id, TIMESTAMP_LTZ '2024-01-01 00:00:00' IS NULL FROM src;",
+         "'2024", "syntax error"),
+    ]
+    for stmt, at, msg in cases:
+        r = run_sql(cluster, workdir, "bad.sql", ddl + stmt + "\n")
+        assert r.returncode != 0, stmt
+        where = f"line {line}, column {stmt.index(at) + 1}: "
+        assert where + msg in r.stdout + r.stderr, (stmt, where + msg, r.stdout + r.stderr)
