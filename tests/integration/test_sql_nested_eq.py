@@ -362,3 +362,78 @@ WITH ('connector' = 'filesystem', 'path' = 'file://{out}', 'format' = 'json');
         assert r.returncode != 0, stmt
         where = f"line {line}, column {stmt.index(at) + 1}: "
         assert where + msg in r.stdout + r.stderr, (stmt, where + msg, r.stdout + r.stderr)
+
+
+# ---- join keys written as access expressions --------------------------------------
+
+def test_join_on_access_expressions(cluster, workdir):
+    """ON a.r.x = b.id, ON a.arr[1] = b.k, ON a.m['k'] = b.k: keys computed before
+    the join (a hash exchange at parallelism 2), the joined row as Flink's (SELECT *
+    shows the inputs' columns only)."""
+    cluster.add_tm(slots=2)
+    src = write_src(workdir, SRC)
+    outs = {k: os.path.join(workdir, k) for k in ("o1", "o2", "o3", "o4")}
+    r = run_sql(cluster, workdir, "jk.sql", DDL.format(src=src) + f"""
+SET 'parallelism.default' = '2';
+CREATE TABLE o1 (id BIGINT, id2 BIGINT)
+WITH ('connector' = 'filesystem', 'path' = 'file://{outs["o1"]}', 'format' = 'json');
+CREATE TABLE o2 (id BIGINT, id2 BIGINT, a1 INT)
+WITH ('connector' = 'filesystem', 'path' = 'file://{outs["o2"]}', 'format' = 'json');
+CREATE TABLE o3 (id BIGINT, id2 BIGINT)
+WITH ('connector' = 'filesystem', 'path' = 'file://{outs["o3"]}', 'format' = 'json');
+CREATE TABLE o4 (id BIGINT, d DOUBLE, s ROW<x INT, y INT>, id0 BIGINT, d0 DOUBLE,
+                 s0 ROW<x INT, y INT>)
+WITH ('connector' = 'filesystem', 'path' = 'file://{outs["o4"]}', 'format' = 'json');
+INSERT INTO o1 SELECT x.id, y.id FROM src AS x JOIN src AS y ON x.r.y = y.b[1] + 1;
+INSERT INTO o2 SELECT x.id, y.id, x.a[1] FROM src AS x JOIN src AS y ON x.a[1] = y.b[1]
+  AND x.id < y.id;
+INSERT INTO o3 SELECT x.id, y.id FROM src AS x LEFT JOIN src AS y ON x.m['k'] = y.s.x
+  AND y.id > 1;
+INSERT INTO o4 SELECT * FROM (SELECT id, d, s FROM src) AS x JOIN (SELECT id, d, s FROM src) AS y
+  ON x.s.y = y.s.y AND x.id <> y.id;
+""")
+    assert r.returncode == 0, r.stdout + r.stderr
+    jids = job_ids(r.stdout)
+    assert len(jids) == 4, r.stdout + r.stderr
+    for jid in jids:
+        finish(cluster, jid)
+
+    def get(x, *path):
+        for k in path:
+            if x is None:
+                return None
+            if isinstance(k, int):
+                x = x[k - 1] if 1 <= k <= len(x) else None
+            else:
+                x = x.get(k)
+        return x
+
+    def final(d, key):
+        state = []
+        for g in rows(d):
+            op = g.pop("op", "+I")
+            t = tuple(g[k] for k in key)
+            if op in ("+I", "+U"):
+                state.append(t)
+            else:
+                state.remove(t)
+        return sorted(state, key=repr)
+
+    want1 = sorted((x["id"], y["id"]) for x in SRC for y in SRC
+                   if get(x, "r", "y") is not None and get(y, "b", 1) is not None
+                   and get(x, "r", "y") == get(y, "b", 1) + 1)
+    assert final(outs["o1"], ("id", "id2")) == want1
+    want2 = sorted((x["id"], y["id"], get(x, "a", 1)) for x in SRC for y in SRC
+                   if get(x, "a", 1) is not None and get(x, "a", 1) == get(y, "b", 1)
+                   and x["id"] < y["id"])
+    assert final(outs["o2"], ("id", "id2", "a1")) == want2
+    want3 = []
+    for x in SRC:
+        m = [(x["id"], y["id"]) for y in SRC if get(x, "m", "k") is not None
+             and get(x, "m", "k") == get(y, "s", "x") and y["id"] > 1]
+        want3 += m or [(x["id"], None)]
+    assert final(outs["o3"], ("id", "id2")) == sorted(want3, key=repr)
+    want4 = sorted(((x["id"], x["d"], x["s"], y["id"], y["d"], y["s"]) for x in SRC for y in SRC
+                    if get(x, "s", "y") is not None and get(x, "s", "y") == get(y, "s", "y")
+                    and x["id"] != y["id"]), key=repr)
+    assert final(outs["o4"], ("id", "d", "s", "id0", "d0", "s0")) == want4
