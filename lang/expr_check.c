@@ -709,7 +709,7 @@ static node *build_timestamp(bld *b, const sql_node *e)
 
 /* ---- columns --------------------------------------------------------------- */
 
-/* TIMESTAMP_LTZ(p), p 0..9: the type of CURRENT_TIMESTAMP, NOW() and
+/* TIMESTAMP_LTZ(p), p 0..3: the type of CURRENT_TIMESTAMP[(p)], NOW() and
  * CURRENT_ROW_TIMESTAMP() (Flink's), an instant read in the session zone. */
 static const sl_dtype *ltz_dtype(int p)
 {
