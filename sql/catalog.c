@@ -1013,15 +1013,18 @@ int sql_cat_describe(sl_sql_session *s, const sql_node *st, sl_sql_result *r, ch
         char **row = &cells[i * 6];
         row[0] = sl_strdup(c->name);
         int is_rt = t->wm_col && !strcasecmp(t->wm_col, c->name);
+        /* the type without its own NOT NULL, which the null column says (a view's
+         * ARRAY[1, 2]: ARRAY<INT NOT NULL>, null FALSE, as Flink's DESCRIBE) */
+        const sl_dtype *cdt = sl_dtype_nullable(sql_col_dt(c), false);
         row[1] = c->proctime ? sl_strdup("TIMESTAMP_LTZ(3) *PROCTIME*")
-                 : is_rt     ? sl_sprintf("%s *ROWTIME*", sql_col_dt(c)->text)
+                 : is_rt     ? sl_sprintf("%s *ROWTIME*", cdt->text)
                  : c->meta && c->type_text && !strncmp(c->type_text, "MAP<", 4)
                              ? sl_strdup(c->type_text) /* kafka headers, read as JSON text */
-                             : sl_strdup(sql_col_dt(c)->text);
+                             : sl_strdup(cdt->text);
         int key = 0;
         for (int k = 0; k < t->npk; k++)
             if (!strcasecmp(t->pk[k], c->name)) key = 1;
-        row[2] = sl_strdup(key || c->notnull ? "FALSE" : "TRUE");
+        row[2] = sl_strdup(key || c->notnull || sql_col_dt(c)->notnull ? "FALSE" : "TRUE");
         row[3] = key ? sl_strdup("PRI") : NULL;
         if (c->expr) {
             char *x = sql_unparse(c->expr);
