@@ -58,6 +58,7 @@ void tm_gate_push(tm_gate *g, sl_netbuf *b)
     else g->head = b;
     g->tail = b;
     g->queued++;
+    g->pushed++;
     int kick = g->polling;
     pthread_cond_signal(&g->cv);
     pthread_mutex_unlock(&g->mu);
@@ -86,6 +87,7 @@ void tm_gate_push_priority(tm_gate *g, sl_netbuf *b)
     if (!b->next) g->tail = b;
     SL_UNUSED(last);
     g->queued++;
+    g->pushed++;
     int kick = g->polling;
     pthread_cond_signal(&g->cv);
     pthread_mutex_unlock(&g->mu);

@@ -71,6 +71,8 @@ typedef struct tm_gate {
     pthread_cond_t cv;
     sl_netbuf *head, *tail;        /* buffers ready for the task, in arrival order */
     int queued;
+    uint64_t pushed;            /* buffers ever pushed (a task looking for barriers
+                                   queued since it last looked) */
     int closed;                 /* cancelled: the task should stop */
     int nchan;                  /* input channels */
     tm_mail *mail_head, *mail_tail;

@@ -95,6 +95,9 @@ typedef struct run {
                                    persisted already (not to persist again) */
     int cap_nseen;
     uint64_t window_bytes;      /* processed between the first and last barrier */
+    int cap_scan;               /* the capture began with a timeout: barriers come
+                                   in-band, look for them in the gate as they queue */
+    uint64_t cap_scanned;       /* the gate's `pushed` when last looked */
     int *chan_edge, *chan_from; /* per channel: its edge (g->e index) and producer subtask */
     uint64_t final_from;        /* first checkpoint taken after out_ended, 0 = none */
     int final_done;             /* a checkpoint >= final_from completed */
@@ -887,6 +890,7 @@ static int cs_output(void *ctx, const sl_edge *e, int sub, const sl_netbuf *b)
 static void cap_reset(run *r)
 {
     r->cap_cpid = 0;
+    r->cap_scan = 0;
     r->cap_job = NULL;
     r->cap_nseen = 0;
     r->window_bytes = 0;
@@ -1193,6 +1197,7 @@ static void cap_scan_gate(run *r, uint64_t cpid)
     int *upto = sl_calloc((size_t)n, sizeof *upto), *count = sl_calloc((size_t)n, sizeof *count);
     tm_gate *g = &r->t->gate;
     pthread_mutex_lock(&g->mu);
+    r->cap_scanned = g->pushed;
     for (sl_netbuf *x = g->head; x; x = x->next) {
         if (x->prio || x->chan < 0 || x->chan >= n || r->cap_seen[x->chan] || upto[x->chan]) continue;
         count[x->chan]++;
@@ -1229,6 +1234,7 @@ static int switch_unaligned(run *r, uint64_t cpid, int64_t ts, int flags, char *
     if (rc == SL_OK && r->cap_cpid == cpid) {
         for (int c = 0; c < r->t->ngate_chan; c++)
             if (pre[c]) cap_mark(r, c, 0); /* what is held came after its barrier */
+        r->cap_scan = 1;
         cap_scan_gate(r, cpid);
         cap_maybe_done(r);
     }
@@ -1609,6 +1615,10 @@ static int run_consumer(run *r)
         int stop = 0;
         if (handle_mail(r, &stop) != SL_OK) return SL_ERR;
         if (maybe_align_timeout(r) != SL_OK) return SL_ERR;
+        if (r->cap_scan && __atomic_load_n(&t->gate.pushed, __ATOMIC_RELAXED) != r->cap_scanned) {
+            cap_scan_gate(r, r->cap_cpid); /* in-band barriers queued since */
+            cap_maybe_done(r);
+        }
         int64_t now = sl_mono_ns();
         /* a priority barrier before anything held: it went ahead of them */
         sl_netbuf *b = tm_gate_take_priority(&t->gate);
