@@ -27,6 +27,7 @@ cannot make the timeout, and a priority barrier needs a buffer or two.
 """
 import json
 import os
+import re
 import signal
 
 import pytest
@@ -136,3 +137,131 @@ def test_aligned_checkpoints_expire_unaligned_complete(make_cluster, workdir):
     assert any(h["checkpoint_type"] == "UNALIGNED_CHECKPOINT" for h in done), done
     c.cli("cancel", jid, check=True)
     c.wait_state(jid, "CANCELED", timeout=20)
+
+
+def backpressured_agg_job(out, raw, n, keys, rate, slow_rate, p=2):
+    """test_checkpoints.agg_job with unaligned checkpoints, and the
+    aggregate's changelog also into a blackhole throttled to slow_rate rows/s:
+    the aggregate is backpressured, so buffers queue at its inputs (the
+    hash exchange) and checkpoints persist them."""
+    job = {"name": "count and sum per key, backpressured", "parallelism": p,
+           "config": {"execution.checkpointing.unaligned.enabled": "true"},
+           "vertices": [
+               {"id": "gen", "uid": "gen", "type": "datagen",
+                "schema": [{"name": "id", "type": "BIGINT"}],
+                "config": {"rows-per-second": str(rate), "fields.id.kind": "sequence",
+                           "fields.id.start": "1", "fields.id.end": str(n)}},
+               {"id": "keyed", "type": "calc",
+                "config": {"projection": [f"id % {keys} AS k", "id AS amount"]}},
+               {"id": "agg", "uid": "agg", "type": "group_aggregate",
+                "config": {"group-by": ["k"],
+                           "aggregates": ["COUNT(*) AS cnt", "SUM(amount) AS total"]}},
+               {"id": "out", "uid": "out", "type": "file",
+                "config": {"path": out, "format": "json"}},
+               {"id": "slow", "uid": "slow", "type": "blackhole",
+                "config": {"sink.rows-per-second": str(slow_rate)}},
+               {"id": "raw", "uid": "raw", "type": "file",
+                "config": {"path": raw, "format": "json"}}],
+           "edges": [{"from": "gen", "to": "keyed", "strategy": "forward"},
+                     {"from": "gen", "to": "raw", "strategy": "forward"},
+                     {"from": "keyed", "to": "agg", "strategy": "hash", "keys": ["k"]},
+                     {"from": "agg", "to": "out", "strategy": "forward"},
+                     {"from": "agg", "to": "slow", "strategy": "rebalance"}]}
+    return job
+
+
+def wait_persisted(c, jid, timeout=30):
+    """A completed checkpoint that persisted in-flight data."""
+    def found():
+        for h in checkpoints(c, jid)["history"]:
+            if h["status"] == "COMPLETED" and h["persisted_data"] > 0:
+                assert h["checkpoint_type"] == "UNALIGNED_CHECKPOINT", h
+                return h
+        return None
+    return wait_for(found, timeout=timeout, what="a checkpoint with in-flight data")
+
+
+def check_exact(out_paths, raw, n, keys):
+    ids = raw_ids(committed_files(raw))
+    dup = {i: m for i, m in ids.items() if m != 1}
+    missing = sorted(set(range(1, n + 1)) - set(ids))
+    assert not dup and not missing and len(ids) == n, \
+        f"duplicated {list(dup.items())[:10]} ({len(dup)}), missing {missing[:10]} ({len(missing)})"
+    assert apply_changelog(out_paths) == expected_agg(range(1, n + 1), keys)
+
+
+@pytest.mark.parametrize("backend", ["hashmap", "rocksdb"])
+def test_unaligned_failover_exactly_once(make_cluster, workdir, backend):
+    chk = os.path.join(workdir, "chk")
+    c = make_cluster(jm_conf=failover_conf(chk))
+    extra = {"state.backend.type": backend}
+    c.add_tm(slots=2, extra=extra)
+    c.add_tm(slots=2, extra=extra)
+    n, keys = 12000, 20
+    out, raw = os.path.join(workdir, "out"), os.path.join(workdir, "raw")
+    jid = c.submit(backpressured_agg_job(out, raw, n, keys, rate=4000, slow_rate=3000))
+    c.wait_state(jid, "RUNNING", timeout=20)
+    for v in c.job(jid)["vertices"]:
+        subs = c.get(f"/sluice/jobs/{jid}/vertices/{v['id']}/subtasks")["subtasks"]
+        assert sorted(s["taskmanager-id"] for s in subs) == ["tm-0", "tm-1"], (v["name"], subs)
+
+    wait_persisted(c, jid)
+    wait_for(lambda: committed_files(out) and committed_files(raw), timeout=10,
+             what="committed output")
+    assert c.job(jid)["state"] == "RUNNING"
+    c.tms[0].kill(signal.SIGKILL)
+    c.add_tm(slots=2, extra=extra)
+
+    job = c.wait_state(jid, ["FINISHED", "FAILED", "CANCELED"], timeout=60)
+    assert job["state"] == "FINISHED", c.get(f"/jobs/{jid}/exceptions")
+    cp = checkpoints(c, jid)
+    assert cp["counts"]["restored"] == 1, cp["counts"]
+    check_exact(committed_files(out), raw, n, keys)
+    assert replayed(c) > 0  # the throttled sink keeps the hash exchange full
+    for d in (out, raw):
+        assert [f for f in os.listdir(d) if not PART.match(f)] == []
+
+
+def test_unaligned_restore_at_another_parallelism(make_cluster, workdir):
+    chk = os.path.join(workdir, "chk")
+    c = make_cluster(jm_conf={"execution.checkpointing.interval": "300 ms",
+                              "state.checkpoints.dir": chk})
+    c.add_tm(slots=3)
+    n, keys = 12000, 20
+    out, raw = os.path.join(workdir, "out"), os.path.join(workdir, "raw")
+    job = backpressured_agg_job(out, raw, n, keys, rate=4000, slow_rate=2000)
+    jf = os.path.join(workdir, "job.json")
+    with open(jf, "w") as f:
+        json.dump(job, f)
+    jid = c.submit(job)
+    c.wait_state(jid, "RUNNING", timeout=20)
+    wait_persisted(c, jid)
+    c.cli("cancel", jid, check=True)
+    c.wait_state(jid, "CANCELED", timeout=20)
+    latest = checkpoints(c, jid)["latest"]["completed"]
+    path = latest["external_path"][len("file:"):]
+    unaligned, files = channel_states(path)
+    assert unaligned and files, files
+    run1_out = committed_files(out)
+    assert 0 < len(raw_ids(committed_files(raw))) < n
+
+    # at parallelism 3: the in-flight records re-partitioned by key group
+    r = c.cli("run", "-s", f"file:{path}", "-p", "3", jf, timeout=90)
+    assert r.returncode == 0 and "finished with state FINISHED" in r.stdout, r.stdout + r.stderr
+    new_out = [p for p in committed_files(out) if p not in run1_out]
+    check_exact(run1_out + new_out, raw, n, keys)
+    # the in-flight records were replayed (every subtask of the aggregate
+    # reads every old channel of the hash edge and keeps its key groups)
+    assert replayed(c) > 0
+
+
+def replayed(c):
+    """In-flight records the TaskManagers say they replayed on restore."""
+    total = 0
+    for tm in c.tms:
+        with open(tm.log_path) as f:
+            for line in f:
+                m = re.search(r"replayed (\d+) in-flight records", line)
+                if m:
+                    total += int(m.group(1))
+    return total
