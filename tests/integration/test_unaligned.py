@@ -265,3 +265,34 @@ def replayed(c):
                 if m:
                     total += int(m.group(1))
     return total
+
+
+def test_stop_with_savepoint_stays_aligned(make_cluster, workdir):
+    """With unaligned checkpoints on, stop-with-savepoint still takes an
+    aligned savepoint (SYNC_SAVEPOINT, no channel state), and the job
+    restored from it ends with the exact output."""
+    from test_savepoints import stop_with_savepoint
+    chk = os.path.join(workdir, "chk")
+    c = make_cluster(jm_conf={"execution.checkpointing.interval": "300 ms",
+                              "state.checkpoints.dir": chk})
+    c.add_tm(slots=2)
+    n, keys = 12000, 20
+    out, raw = os.path.join(workdir, "out"), os.path.join(workdir, "raw")
+    job = backpressured_agg_job(out, raw, n, keys, rate=4000, slow_rate=6000)
+    jf = os.path.join(workdir, "job.json")
+    with open(jf, "w") as f:
+        json.dump(job, f)
+    jid = c.submit(job)
+    c.wait_state(jid, "RUNNING", timeout=20)
+    wait_persisted(c, jid)
+    sp = stop_with_savepoint(c, jid, f"file://{workdir}/sp")
+    unaligned, files = channel_states(sp)
+    assert not unaligned and files == []
+    cp = checkpoints(c, jid)
+    assert cp["latest"]["savepoint"]["checkpoint_type"] == "SYNC_SAVEPOINT"
+    assert cp["latest"]["savepoint"]["persisted_data"] == 0
+    run1_out = committed_files(out)
+    r = c.cli("run", "-s", f"file:{sp}", jf, timeout=90)
+    assert r.returncode == 0 and "finished with state FINISHED" in r.stdout, r.stdout + r.stderr
+    new_out = [p for p in committed_files(out) if p not in run1_out]
+    check_exact(run1_out + new_out, raw, n, keys)
