@@ -1774,6 +1774,7 @@ static void *task_main(void *arg)
         if (rc == SL_OK && r.stop_done < 0)
             rc = sl_seterr(r.err, sizeof r.err, "the stop-with-savepoint savepoint failed");
         publish(&r);
+        cap_abandon(&r); /* a capture that did not finish: its views go before the state */
         close_chain(&r);
     }
     Sluice__TaskState final;
