@@ -28,7 +28,7 @@
 #include <unistd.h>
 #include <sys/eventfd.h>
 
-#include "tm.h"
+#include "task_int.h"
 #include "sampler.h"
 #include "log.h"
 #include "keygroup.h"
@@ -41,70 +41,6 @@
 
 enum { WAIT_NONE = 0, WAIT_IDLE = 1, WAIT_BP = 2 };
 
-/* Per-thread runtime state (lives on the task thread's stack). */
-typedef struct run {
-    tm_task *t;
-    tm_deploy *d;
-    const sl_chain *ch;
-    sl_op *ops;
-    int nops;
-    sl_value *in_vals;          /* decode target for the head's input rows */
-    sl_valve valve;             /* the input channels' watermarks, status, ends */
-    int said;                   /* our first word went to every output */
-    int out_idle;               /* our output is marked idle downstream */
-    int64_t in_wm;              /* combined input watermark */
-    int64_t out_wm;
-    int64_t start_ns;
-    uint64_t idle_ns, bp_ns;
-    int64_t next_flush_ns;
-    int failed;                 /* an operator failed: t->err holds why */
-    /* checkpoints */
-    uint64_t aligning;          /* checkpoint whose barriers are arriving, 0 = none */
-    int64_t align_ts;
-    int align_flags;
-    char *align_dir;
-    int64_t align_start_ns;
-    char *chan_barrier;         /* per channel: barrier `aligning` arrived */
-    int nbarriers;
-    sl_netbuf **held_head, **held_tail; /* exactly-once: buffers of channels that
-                                        delivered the barrier, held until all have */
-    int nheld;
-    int stopped;                /* an input ended by stop-with-savepoint (no drain) */
-    uint64_t last_cp;           /* newest checkpoint taken here */
-    uint64_t stop_cpid;         /* stop-with-savepoint: the savepoint to see complete */
-    int stop_done;              /* 1 it completed, -1 it was aborted */
-    int stop_drain;             /* ... with drain: everything fired before it */
-    /* checkpoints after tasks finish (FLIP-147) */
-    int out_ended;              /* END went to every output: snapshots send no barrier */
-    uint64_t trig_cpid;         /* newest trigger heard while running without a
-                                   barrier yet; taken at end of input if none came */
-    int64_t trig_ts;
-    int trig_flags;
-    int64_t trig_timeout_ms;    /* its aligned-checkpoint-timeout (SL_CP_ALIGN_TIMEOUT) */
-    char *trig_dir;
-    int64_t align_timeout_ms;   /* the aligning checkpoint's (SL_CP_ALIGN_TIMEOUT) */
-    /* unaligned checkpoints: the snapshot of cap_cpid was taken at its first
-     * barrier (or when its alignment timed out); the buffers of each channel
-     * from then until that channel's barrier are its in-flight data, written
-     * to the job's channel-state file, which is submitted once every live
-     * channel's barrier came */
-    uint64_t cap_cpid;          /* 0 = no capture */
-    tm_snap_job *cap_job;       /* its snapshot, not yet submitted */
-    char *cap_seen;             /* per channel: its barrier came, or it ended */
-    int *cap_skip;              /* per channel: buffers still queued that were
-                                   persisted already (not to persist again) */
-    int cap_nseen;
-    uint64_t window_bytes;      /* processed between the first and last barrier */
-    int cap_scan;               /* the capture began with a timeout: barriers come
-                                   in-band, look for them in the gate as they queue */
-    uint64_t cap_scanned;       /* the gate's `pushed` when last looked */
-    int *chan_edge, *chan_from; /* per channel: its edge (g->e index) and producer subtask */
-    uint64_t final_from;        /* first checkpoint taken after out_ended, 0 = none */
-    int final_done;             /* a checkpoint >= final_from completed */
-    uint8_t barrier_el[4200];   /* the barrier element's payload being sent */
-    size_t barrier_len;
-    char err[600];
-} run;
 
 /* ---- figures ------------------------------------------------------------ */
 
@@ -509,170 +445,6 @@ static int restore_chain(run *r)
     return SL_OK;
 }
 
-/* ---- restore: channel state (unaligned checkpoints) --------------------- */
-
-/* One old channel of an edge into the head, while its state is replayed:
- * the spanning record being reassembled across its sections. */
-typedef struct replay_chan {
-    int edge;
-    uint32_t from, to;
-} replay_chan;
-
-typedef struct replay {
-    run *r;
-    int kind;                   /* the pass: SL_CS_INPUT, then SL_CS_OUTPUT */
-    replay_chan *chans;
-    tm_reader rd;               /* per entry of chans */
-    int nchans, cap;
-    uint8_t *keybuf;
-    uint64_t records;
-} replay;
-
-/* The head's input edge a section belongs to, or -1. */
-static int replay_edge(const run *r, const sl_cs_section *s)
-{
-    const sl_jobgraph *g = r->d->g;
-    const sl_vertex *head = &g->v[r->ch->vertices[0]];
-    if (strcmp(s->ch.to_uid, head->uid)) return -1;
-    for (int k = 0; k < head->nin; k++) {
-        const sl_edge *e = &g->e[head->in_edges[k]];
-        if ((uint32_t)e->to_input == s->ch.input && !strcmp(g->v[e->from].uid, s->ch.from_uid))
-            return head->in_edges[k];
-    }
-    return -1;
-}
-
-/* The old consumer parallelism of the head: from the channel-state
- * entries of its tasks, else the highest consumer subtask seen + 1. */
-static int replay_old_par(const run *r, uint32_t to)
-{
-    const Sluice__SnapshotMetadata *md = r->d->restore;
-    const char *uid = r->ops[0].vertex->uid;
-    for (size_t i = 0; i < md->n_channel_states; i++)
-        if (!strcmp(md->channel_states[i]->head_uid, uid) && md->channel_states[i]->parallelism)
-            return (int)md->channel_states[i]->parallelism;
-    return (int)to + 1;
-}
-
-/* Is a record of old channel (e, from, to) this subtask's now? The same
- * channel at the same parallelism; after a rescale, on a hash edge the
- * record's key group decides, on the others each old channel goes to one
- * new subtask (a broadcast edge: one old consumer's copy). */
-static int replay_mine(replay *rp, const sl_edge *e, const sl_cs_section *s, const sl_row *row)
-{
-    run *r = rp->r;
-    int me = r->t->subtask, p = r->ch->parallelism;
-    switch (e->strategy) {
-    case SL_PART_HASH: {
-        const sl_schema *sch = r->ops[0].ins[e->to_input];
-        size_t n = sl_row_key_encode(row, sch, e->keys, e->nkeys, rp->keybuf, SL_MAX_KEY_BYTES);
-        int kg = sl_kg_of_key(rp->keybuf, n, r->d->g->max_parallelism);
-        return sl_kg_operator_index(kg, p, r->d->g->max_parallelism) == me;
-    }
-    case SL_PART_BROADCAST: {
-        int old = replay_old_par(r, s->ch.to_subtask);
-        return (int)s->ch.to_subtask == me % (old > 0 ? old : 1);
-    }
-    default:
-        return (int)(s->ch.to_subtask % (uint32_t)p) == me;
-    }
-}
-
-static int replay_section(void *ctx, const sl_cs_section *s, char *err, size_t errlen)
-{
-    replay *rp = ctx;
-    run *r = rp->r;
-    if (s->kind != rp->kind) return SL_OK;
-    int e_idx = replay_edge(r, s);
-    if (e_idx < 0) return SL_OK; /* another task's channels */
-    const sl_edge *e = &r->d->g->e[e_idx];
-    /* without a rescale only this subtask's own channels can hold its records */
-    if (e->strategy != SL_PART_HASH && e->strategy != SL_PART_BROADCAST &&
-        (int)(s->ch.to_subtask % (uint32_t)r->ch->parallelism) != r->t->subtask)
-        return SL_OK;
-    int ci = -1;
-    for (int i = 0; i < rp->nchans; i++)
-        if (rp->chans[i].edge == e_idx && rp->chans[i].from == s->ch.from_subtask && rp->chans[i].to == s->ch.to_subtask)
-            ci = i;
-    if (ci < 0) {
-        if (rp->nchans == rp->cap) {
-            rp->cap = rp->cap ? rp->cap * 2 : 8;
-            rp->chans = sl_realloc(rp->chans, sizeof *rp->chans * (size_t)rp->cap);
-            rp->rd.chan = sl_realloc(rp->rd.chan, sizeof *rp->rd.chan * (size_t)rp->cap);
-        }
-        ci = rp->nchans++;
-        rp->chans[ci] = (replay_chan){e_idx, s->ch.from_subtask, s->ch.to_subtask};
-        memset(&rp->rd.chan[ci], 0, sizeof rp->rd.chan[ci]);
-        rp->rd.nchan = rp->nchans;
-    }
-    sl_netbuf b = {0};
-    b.data = (uint8_t *)s->data;
-    b.len = s->len;
-    b.cap = s->len;
-    b.chan = ci;
-    sl_op *head = &r->ops[0];
-    const sl_schema *in = head->ins[e->to_input];
-    size_t pos = 0;
-    for (;;) {
-        tm_element el;
-        char xerr[200];
-        int x = tm_exchange_read(&rp->rd, &b, &pos, &el, xerr, sizeof xerr);
-        if (x == SL_DONE) break;
-        if (x == SL_AGAIN) continue;
-        if (x != SL_OK) return sl_seterr(err, errlen, "damaged in-flight data of channel %s -> %s (%u -> %u): %s",
-                                         s->ch.from_uid, s->ch.to_uid, s->ch.from_subtask + 1,
-                                         s->ch.to_subtask + 1, xerr);
-        if (el.tag != SL_EL_RECORD) continue; /* watermarks, status, barriers, ends: time restarts */
-        sl_row row;
-        char derr[200];
-        row.vals = r->in_vals;
-        if (el.len < 8 || sl_row_decode(el.p + 8, el.len - 8, in, &row, derr, sizeof derr) != SL_OK)
-            return sl_seterr(err, errlen, "damaged in-flight record of channel %s -> %s: %s", s->ch.from_uid,
-                             s->ch.to_uid, el.len < 8 ? "too short" : derr);
-        row.ts = sl_get_lei64(el.p);
-        if (!replay_mine(rp, e, s, &row)) continue;
-        rp->records++;
-        if (sl_rt_process(head, e->to_input, &row) != SL_OK) {
-            fail(r, head);
-            return sl_seterr(err, errlen, "%s", r->err);
-        }
-    }
-    return SL_OK;
-}
-
-/* Before any new input: the records that were in flight into this task's
- * head at the checkpoint, channel by channel in their order -- what the
- * consumers had persisted (INPUT sections), then what the producers had
- * (OUTPUT sections) -- re-partitioned when the parallelism changed. */
-static int replay_channels(run *r)
-{
-    const Sluice__SnapshotMetadata *md = r->d->restore;
-    if (!md || !md->n_channel_states || !r->t->ngate_chan) return SL_OK;
-    replay rp = {0};
-    rp.r = r;
-    rp.keybuf = sl_malloc(SL_MAX_KEY_BYTES);
-    int rc = SL_OK;
-    for (int pass = 0; pass < 2 && rc == SL_OK; pass++) {
-        rp.kind = pass ? SL_CS_OUTPUT : SL_CS_INPUT;
-        for (size_t i = 0; i < md->n_channel_states && rc == SL_OK; i++) {
-            const char *f = md->channel_states[i]->file;
-            if (!f || !*f || strchr(f, '/')) continue;
-            char path[4096];
-            snprintf(path, sizeof path, "%s/%s", r->d->restore_dir, f);
-            rc = sl_cs_read(path, replay_section, &rp, r->err, sizeof r->err);
-        }
-    }
-    if (rc == SL_OK)
-        sl_info(TAG, "task %s (%d/%d): replayed %llu in-flight records of the checkpoint", r->ch->name,
-                r->t->subtask + 1, r->ch->parallelism, (unsigned long long)rp.records);
-    else
-        r->failed = 1;
-    tm_reader_free(&rp.rd);
-    free(rp.chans);
-    free(rp.keybuf);
-    return rc;
-}
-
 static void close_chain(run *r)
 {
     for (int k = 0; k < r->nops; k++) sl_rt_close(&r->ops[k]);
@@ -813,178 +585,6 @@ static char *state_file_name(const char *uid, int subtask)
     return f;
 }
 
-/* ---- unaligned checkpoints: channel state ------------------------------- */
-
-/* Append a section of in-flight data (a + b) for channel (edge e, producer
- * subtask from, consumer subtask to) to job's channel-state file, opened on
- * the first one. A failure declines the checkpoint (job->error), never the
- * task. */
-static void cs_write(run *r, tm_snap_job *job, int kind, const sl_edge *e, int from, int to, const void *a,
-                     uint32_t alen, const void *b, uint32_t blen)
-{
-    if (job->error[0]) return;
-    char err[400];
-    if (!job->cs) {
-        char *base = state_file_name(r->ops[0].vertex->uid, r->t->subtask);
-        char *name = sl_sprintf("channels-%s", base);
-        free(base);
-        char *path;
-        if (sl_store_is_s3(job->dir)) {
-            char *stage = sl_sprintf("%s/sluice-%s/s3-upload", sl_config_str(r->d->net->conf, "taskmanager.tmp.dirs"),
-                                     r->d->net->id ? r->d->net->id : "tm");
-            path = sl_sprintf("%s/%s-%llu-%s", stage, job->job_id, (unsigned long long)job->cpid, name);
-            int mk = sl_mkdirs(stage, err, sizeof err);
-            free(stage);
-            if (mk != SL_OK) {
-                snprintf(job->error, sizeof job->error, "channel state: %s", err);
-                free(path);
-                free(name);
-                return;
-            }
-            job->cs_stage = sl_strdup(path);
-        } else {
-            path = sl_sprintf("%s/%s", job->dir, name);
-            if (sl_mkdirs(job->dir, err, sizeof err) != SL_OK) {
-                snprintf(job->error, sizeof job->error, "channel state: %s", err);
-                free(path);
-                free(name);
-                return;
-            }
-        }
-        job->cs = sl_cs_open(path, err, sizeof err);
-        free(path);
-        if (!job->cs) {
-            snprintf(job->error, sizeof job->error, "channel state: %s", err);
-            free(name);
-            return;
-        }
-        job->cs_file = name;
-    }
-    const sl_jobgraph *g = r->d->g;
-    sl_cs_chan ch = {g->v[e->from].uid, g->v[e->to].uid, (uint32_t)e->to_input, (uint32_t)from, (uint32_t)to};
-    if (sl_cs_append2(job->cs, kind, &ch, a, alen, b, blen, err, sizeof err) != SL_OK)
-        snprintf(job->error, sizeof job->error, "channel state: %s", err);
-    else
-        job->persisted += (uint64_t)alen + blen;
-}
-
-/* Input channel c's buffer b is in-flight data of the capture. */
-static int cs_input(void *ctx, const sl_netbuf *b)
-{
-    run *r = ctx;
-    int c = b->chan;
-    cs_write(r, r->cap_job, SL_CS_INPUT, &r->d->g->e[r->chan_edge[c]], r->chan_from[c], r->t->subtask, b->data,
-             b->len, NULL, 0);
-    return SL_OK;
-}
-
-/* A remote output channel's buffer still waiting for credit when the
- * barrier went ahead of it (exchange.c). */
-static int cs_output(void *ctx, const sl_edge *e, int sub, const sl_netbuf *b)
-{
-    run *r = ctx;
-    cs_write(r, r->cap_job, SL_CS_OUTPUT, e, r->t->subtask, sub, b->data, b->len, NULL, 0);
-    return SL_OK;
-}
-
-static void cap_reset(run *r)
-{
-    r->cap_cpid = 0;
-    r->cap_scan = 0;
-    r->cap_job = NULL;
-    r->cap_nseen = 0;
-    r->window_bytes = 0;
-    if (r->t->ngate_chan) {
-        memset(r->cap_seen, 0, (size_t)r->t->ngate_chan);
-        memset(r->cap_skip, 0, sizeof *r->cap_skip * (size_t)r->t->ngate_chan);
-    }
-}
-
-/* A capture that will not complete (a newer checkpoint, an abort, the end):
- * its snapshot and file go. */
-static void cap_abandon(run *r)
-{
-    if (!r->cap_cpid) return;
-    tm_snap_job_free(r->cap_job);
-    cap_reset(r);
-}
-
-static void cap_mark(run *r, int c, int skip)
-{
-    if (r->cap_seen[c]) return;
-    r->cap_seen[c] = 1;
-    r->cap_skip[c] = skip;
-    r->cap_nseen++;
-}
-
-/* The capture starts with the snapshot: every channel's partly reassembled
- * spanning record is in flight (its rest comes after the snapshot), as a
- * SPAN_FIRST of what arrived so far; ended channels need no barrier. */
-static void cap_start(run *r, uint64_t cpid, tm_snap_job *job)
-{
-    cap_reset(r);
-    r->cap_cpid = cpid;
-    r->cap_job = job;
-    for (int c = 0; c < r->t->ngate_chan; c++) {
-        if (sl_valve_ended(&r->valve, c)) {
-            cap_mark(r, c, 0);
-            continue;
-        }
-        tm_span_in *sp = &r->t->rd.chan[c];
-        if (!sp->want) continue;
-        uint8_t h[SL_EL_HDR + 4];
-        h[0] = SL_EL_SPAN_FIRST;
-        sl_put_le32(h + 1, 4 + sp->have);
-        sl_put_le32(h + SL_EL_HDR, sp->want);
-        cs_write(r, job, SL_CS_INPUT, &r->d->g->e[r->chan_edge[c]], r->chan_from[c], r->t->subtask, h, sizeof h,
-                 sp->buf, sp->have);
-    }
-}
-
-/* Every live channel's barrier came: the snapshot goes to the writer. */
-static void cap_maybe_done(run *r)
-{
-    if (!r->cap_cpid) return;
-    int live = 0;
-    for (int c = 0; c < r->t->ngate_chan; c++)
-        if (!r->cap_seen[c] && !sl_valve_ended(&r->valve, c)) live++;
-    if (live) return;
-    tm_snap_job *job = r->cap_job;
-    job->processed = r->window_bytes;
-    cap_reset(r);
-    tm_snapshotter_submit(r->d->net, job);
-}
-
-/* Channel c's barrier of the capture came in b. A priority barrier went
- * ahead of the buffers held here for c and of b->overtaken buffers of c
- * still queued at the gate: those are in flight, persisted now and not
- * again when they are processed. An in-band one came after everything
- * before it (persisted as it was processed). */
-static void cap_channel(run *r, int c, const sl_netbuf *b)
-{
-    if (r->cap_seen[c]) return;
-    int n = 0;
-    if (b->prio) {
-        for (sl_netbuf *x = r->held_head[c]; x; x = x->next, n++) cs_input(r, x);
-        if (b->overtaken && tm_gate_each_queued(&r->t->gate, c, b->overtaken, cs_input, r) == SL_OK)
-            n += b->overtaken;
-    }
-    cap_mark(r, c, n);
-}
-
-/* A buffer about to be processed during a capture: before its channel's
- * barrier it is in flight (unless persisted already, when the barrier
- * overtook it). */
-static void cap_on_process(run *r, const sl_netbuf *b)
-{
-    if (!r->cap_cpid && !r->aligning) return;
-    r->window_bytes += b->len;
-    if (!r->cap_cpid || b->prio) return;
-    int c = b->chan;
-    if (!r->cap_seen[c]) cs_input(r, b);
-    else if (r->cap_skip[c] > 0) r->cap_skip[c]--;
-}
-
 /* The synchronous part of a checkpoint: views of keyed state, copies of
  * timers, operator-state blobs; then the barrier goes downstream and the
  * snapshot thread writes the files. An unaligned one (SL_CP_UNALIGNED)
@@ -1089,8 +689,8 @@ static int take_snapshot(run *r, uint64_t cpid, int64_t ts, int flags, const cha
         /* after END nothing follows downstream: it does not wait for us */
         rc = first_word(r, 0);
         if (rc == SL_OK && job->unaligned) {
-            r->cap_job = job; /* for cs_output */
-            rc = tm_exchange_priority_barrier(&t->ws, r->barrier_el, r->barrier_len, cs_output, r, r->err,
+            r->cap_job = job; /* for tm_cs_output */
+            rc = tm_exchange_priority_barrier(&t->ws, r->barrier_el, r->barrier_len, tm_cs_output, r, r->err,
                                               sizeof r->err);
             r->cap_job = NULL;
         } else if (rc == SL_OK) {
@@ -1107,8 +707,8 @@ static int take_snapshot(run *r, uint64_t cpid, int64_t ts, int flags, const cha
         r->stop_drain = (flags & SL_CP_DRAIN) != 0;
     }
     if (job->unaligned && t->ngate_chan && rc == SL_OK) {
-        cap_start(r, cpid, job);
-        cap_maybe_done(r);
+        tm_cap_start(r, cpid, job);
+        tm_cap_maybe_done(r);
         return rc;
     }
     tm_snapshotter_submit(r->d->net, job);
@@ -1185,81 +785,6 @@ static int maybe_complete_alignment(run *r)
     return rc;
 }
 
-/* Buffers queued at the gate for channels whose barrier of cpid has not
- * come, up to and including one that ends with that barrier in-band: in
- * flight, persisted now; the channel counts as aligned. Channels whose
- * barrier is not queued yet are persisted as their buffers are processed.
- * (An alignment that timed out, or a trigger that did before any barrier
- * came: the barriers queued behind data are as good as overtaking it.) */
-static void cap_scan_gate(run *r, uint64_t cpid)
-{
-    int n = r->t->ngate_chan;
-    int *upto = sl_calloc((size_t)n, sizeof *upto), *count = sl_calloc((size_t)n, sizeof *count);
-    tm_gate *g = &r->t->gate;
-    pthread_mutex_lock(&g->mu);
-    r->cap_scanned = g->pushed;
-    for (sl_netbuf *x = g->head; x; x = x->next) {
-        if (x->prio || x->chan < 0 || x->chan >= n || r->cap_seen[x->chan] || upto[x->chan]) continue;
-        count[x->chan]++;
-        uint64_t id;
-        if (tm_buffer_barrier(x, &id) && id == cpid) upto[x->chan] = count[x->chan];
-    }
-    pthread_mutex_unlock(&g->mu);
-    for (int c = 0; c < n; c++) {
-        if (!upto[c]) continue;
-        int held = 0;
-        for (sl_netbuf *x = r->held_head[c]; x; x = x->next, held++) cs_input(r, x);
-        tm_gate_each_queued(g, c, upto[c], cs_input, r);
-        cap_mark(r, c, held + upto[c]);
-    }
-    free(upto);
-    free(count);
-}
-
-/* Switch checkpoint cpid to unaligned (its aligned-checkpoint-timeout
- * passed): snapshot now; channels whose barrier came (seen[c]) are aligned,
- * the rest are captured. Takes dir. */
-static int switch_unaligned(run *r, uint64_t cpid, int64_t ts, int flags, char *dir, uint64_t align_ns,
-                            const char *seen)
-{
-    sl_info(TAG, "task %s (%d/%d): checkpoint %llu switches to unaligned (aligned-checkpoint-timeout)",
-            r->ch->name, r->t->subtask + 1, r->ch->parallelism, (unsigned long long)cpid);
-    char *pre = sl_calloc((size_t)(r->t->ngate_chan ? r->t->ngate_chan : 1), 1);
-    if (seen) memcpy(pre, seen, (size_t)r->t->ngate_chan);
-    r->aligning = 0;
-    r->nbarriers = 0;
-    memset(r->chan_barrier, 0, (size_t)r->t->ngate_chan);
-    flags = (flags & ~SL_CP_ALIGN_TIMEOUT) | SL_CP_UNALIGNED;
-    int rc = take_snapshot(r, cpid, ts, flags, dir, align_ns);
-    if (rc == SL_OK && r->cap_cpid == cpid) {
-        for (int c = 0; c < r->t->ngate_chan; c++)
-            if (pre[c]) cap_mark(r, c, 0); /* what is held came after its barrier */
-        r->cap_scan = 1;
-        cap_scan_gate(r, cpid);
-        cap_maybe_done(r);
-    }
-    free(pre);
-    free(dir);
-    return rc;
-}
-
-/* An aligned checkpoint whose aligned-checkpoint-timeout passed, here
- * aligning or triggered and not yet taken: unaligned from now. */
-static int maybe_align_timeout(run *r)
-{
-    if (r->aligning && (r->align_flags & SL_CP_ALIGN_TIMEOUT)) {
-        if (sl_now_ms() - r->align_ts < r->align_timeout_ms) return SL_OK;
-        char *dir = r->align_dir;
-        r->align_dir = NULL;
-        return switch_unaligned(r, r->aligning, r->align_ts, r->align_flags, dir,
-                                (uint64_t)(sl_mono_ns() - r->align_start_ns), r->chan_barrier);
-    }
-    if (!r->aligning && !r->cap_cpid && r->trig_cpid > r->last_cp && (r->trig_flags & SL_CP_ALIGN_TIMEOUT) &&
-        !r->out_ended && sl_now_ms() - r->trig_ts >= r->trig_timeout_ms)
-        return switch_unaligned(r, r->trig_cpid, r->trig_ts, r->trig_flags, sl_strdup(r->trig_dir), 0, NULL);
-    return SL_OK;
-}
-
 static int on_barrier(run *r, int c, const sl_netbuf *b, const uint8_t *p, uint32_t len)
 {
     if (len < 19) return sl_seterr(r->err, sizeof r->err, "damaged barrier");
@@ -1273,8 +798,8 @@ static int on_barrier(run *r, int c, const sl_netbuf *b, const uint8_t *p, uint3
     int flags = p[16];
     int64_t timeout = len >= 27u + dl ? sl_get_lei64(p + 19 + dl) : 0;
     if (r->cap_cpid && cpid == r->cap_cpid) {
-        cap_channel(r, c, b);
-        cap_maybe_done(r);
+        tm_cap_channel(r, c, b);
+        tm_cap_maybe_done(r);
         return SL_OK;
     }
     if (cpid <= r->last_cp) return SL_OK; /* an older checkpoint, already superseded */
@@ -1282,7 +807,7 @@ static int on_barrier(run *r, int c, const sl_netbuf *b, const uint8_t *p, uint3
         /* the first barrier of an unaligned checkpoint: snapshot now (an
          * older capture or alignment is abandoned: the coordinator times
          * that checkpoint out) */
-        cap_abandon(r);
+        tm_cap_abandon(r);
         r->aligning = 0;
         r->nbarriers = 0;
         memset(r->chan_barrier, 0, (size_t)r->t->ngate_chan);
@@ -1290,12 +815,12 @@ static int on_barrier(run *r, int c, const sl_netbuf *b, const uint8_t *p, uint3
         int rc = take_snapshot(r, cpid, ts, flags, dir, 0);
         free(dir);
         if (rc == SL_OK && r->cap_cpid == cpid) {
-            cap_channel(r, c, b);
-            cap_maybe_done(r);
+            tm_cap_channel(r, c, b);
+            tm_cap_maybe_done(r);
         }
         return rc;
     }
-    if (r->cap_cpid) cap_abandon(r); /* a savepoint after an unfinished unaligned checkpoint */
+    if (r->cap_cpid) tm_cap_abandon(r); /* a savepoint after an unfinished unaligned checkpoint */
     if (cpid > r->aligning) {
         /* a newer checkpoint overtakes one still aligning: that one is
          * abandoned (the coordinator times it out) */
@@ -1315,7 +840,7 @@ static int on_barrier(run *r, int c, const sl_netbuf *b, const uint8_t *p, uint3
         r->nbarriers++;
     }
     if (maybe_complete_alignment(r) != SL_OK) return SL_ERR;
-    return maybe_align_timeout(r);
+    return tm_align_timeout(r);
 }
 
 static void op_checkpoint_done(run *r, uint64_t cpid, int completed)
@@ -1371,7 +896,7 @@ static int handle_mail(run *r, int *stop)
             if (x->cpid == r->stop_cpid) r->stop_done = 1;
             break;
         case TM_MAIL_ABORT:
-            if (r->cap_cpid && x->cpid >= r->cap_cpid) cap_abandon(r);
+            if (r->cap_cpid && x->cpid >= r->cap_cpid) tm_cap_abandon(r);
             op_checkpoint_done(r, x->cpid, 0);
             if (r->failed) rc = SL_ERR;
             if (x->cpid == r->stop_cpid && !r->stop_drain && !r->out_ended) {
@@ -1590,11 +1115,11 @@ static int process_buffer(run *r, sl_netbuf *b)
             if (!sl_valve_ended(&r->valve, c)) {
                 if (len == 1 && p[0] == 0) r->stopped = 1; /* stopped upstream, not drained */
                 if (r->chan_barrier[c]) { r->chan_barrier[c] = 0; r->nbarriers--; }
-                if (r->cap_cpid) cap_mark(r, c, 0); /* no barrier comes after END */
+                if (r->cap_cpid) tm_cap_mark(r, c, 0); /* no barrier comes after END */
                 rc = after_word(r, sl_valve_end(&r->valve, head, c));
                 if (rc == SL_OK && r->valve.nended < r->t->ngate_chan) maybe_end_input(r, input, &rc);
                 if (rc == SL_OK && maybe_complete_alignment(r) != SL_OK) rc = SL_ERR;
-                cap_maybe_done(r);
+                tm_cap_maybe_done(r);
             }
         } else {
             rc = sl_seterr(r->err, sizeof r->err, "%s: damaged buffer: unknown element tag %u",
@@ -1614,10 +1139,10 @@ static int run_consumer(run *r)
         if (cancelled(r)) return SL_DONE;
         int stop = 0;
         if (handle_mail(r, &stop) != SL_OK) return SL_ERR;
-        if (maybe_align_timeout(r) != SL_OK) return SL_ERR;
+        if (tm_align_timeout(r) != SL_OK) return SL_ERR;
         if (r->cap_scan && __atomic_load_n(&t->gate.pushed, __ATOMIC_RELAXED) != r->cap_scanned) {
-            cap_scan_gate(r, r->cap_cpid); /* in-band barriers queued since */
-            cap_maybe_done(r);
+            tm_cap_scan_gate(r, r->cap_cpid); /* in-band barriers queued since */
+            tm_cap_maybe_done(r);
         }
         int64_t now = sl_mono_ns();
         /* a priority barrier before anything held: it went ahead of them */
@@ -1645,7 +1170,7 @@ static int run_consumer(run *r)
             hold(r, b); /* aligning: this channel already delivered the barrier */
             continue;
         }
-        cap_on_process(r, b);
+        tm_cap_on_process(r, b);
         if (process_buffer(r, b) != SL_OK) return cancelled(r) ? SL_DONE : SL_ERR;
         if (proc_time_due(r) != SL_OK) return SL_ERR;
         maybe_flush(r, sl_mono_ns());
@@ -1685,28 +1210,6 @@ static int restored_finished(const run *r)
     return 0;
 }
 
-/* Which edge and producer subtask each input channel is (the order
- * exchange.c's wiring numbers them in: per input edge of the head, one
- * channel per producer subtask, one for a forward edge). */
-static void chan_map(run *r)
-{
-    tm_task *t = r->t;
-    const sl_jobgraph *g = r->d->g;
-    const sl_vertex *head = &g->v[r->ch->vertices[0]];
-    int n = t->ngate_chan ? t->ngate_chan : 1;
-    r->chan_edge = sl_calloc((size_t)n, sizeof(int));
-    r->chan_from = sl_calloc((size_t)n, sizeof(int));
-    int idx = 0;
-    for (int k = 0; k < head->nin && idx < t->ngate_chan; k++) {
-        const sl_edge *e = &g->e[head->in_edges[k]];
-        int np = e->strategy == SL_PART_FORWARD ? 1 : g->v[e->from].parallelism;
-        for (int i = 0; i < np && idx < t->ngate_chan; i++, idx++) {
-            r->chan_edge[idx] = head->in_edges[k];
-            r->chan_from[idx] = e->strategy == SL_PART_FORWARD ? t->subtask : i;
-        }
-    }
-}
-
 static void *task_main(void *arg)
 {
     tm_task *t = arg;
@@ -1736,7 +1239,7 @@ static void *task_main(void *arg)
     r.held_tail = sl_calloc((size_t)(t->ngate_chan ? t->ngate_chan : 1), sizeof(sl_netbuf *));
     r.cap_seen = sl_calloc((size_t)(t->ngate_chan ? t->ngate_chan : 1), 1);
     r.cap_skip = sl_calloc((size_t)(t->ngate_chan ? t->ngate_chan : 1), sizeof(int));
-    chan_map(&r);
+    tm_chan_map(&r);
     const sl_vertex *head = &d->g->v[r.ch->vertices[0]];
     int nvals = 1;
     for (int i = 0; i < head->ninputs; i++) nvals = SL_MAX(nvals, head->in[i].n);
@@ -1744,7 +1247,7 @@ static void *task_main(void *arg)
 
     int rc = open_chain(&r);
     int restored = rc == SL_OK ? restore_chain(&r) : SL_OK;
-    if (rc == SL_OK && restored == SL_OK) restored = replay_channels(&r);
+    if (rc == SL_OK && restored == SL_OK) restored = tm_replay_channels(&r);
     tm_deploy_restored(d); /* the last one drops a local copy of an s3:// snapshot */
     if (rc == SL_OK && restored != SL_OK) {
         close_chain(&r);
@@ -1774,7 +1277,7 @@ static void *task_main(void *arg)
         if (rc == SL_OK && r.stop_done < 0)
             rc = sl_seterr(r.err, sizeof r.err, "the stop-with-savepoint savepoint failed");
         publish(&r);
-        cap_abandon(&r); /* a capture that did not finish: its views go before the state */
+        tm_cap_abandon(&r); /* a capture that did not finish: its views go before the state */
         close_chain(&r);
     }
     Sluice__TaskState final;
@@ -1796,7 +1299,7 @@ static void *task_main(void *arg)
     }
     free(r.held_head);
     free(r.held_tail);
-    cap_abandon(&r);
+    tm_cap_abandon(&r);
     free(r.cap_seen);
     free(r.cap_skip);
     free(r.chan_edge);
@@ -1809,6 +1312,14 @@ static void *task_main(void *arg)
     tm_net_task_exited(d->net);
     return NULL;
 }
+
+/* For unaligned.c (task_int.h). */
+int tm_run_fail(run *r, const sl_op *op) { return fail(r, op); }
+int tm_run_snapshot(run *r, uint64_t cpid, int64_t ts, int flags, const char *dir, uint64_t alignment_ns)
+{
+    return take_snapshot(r, cpid, ts, flags, dir, alignment_ns);
+}
+char *tm_state_file_name(const char *uid, int subtask) { return state_file_name(uid, subtask); }
 
 int tm_task_start(tm_task *t, char *err, size_t errlen)
 {
