@@ -17,6 +17,10 @@
  * all have, as exactly-once alignment holds a channel that delivered its
  * barrier.
  *
+ * Unaligned checkpoints (a barrier overtaking queued buffers, which become
+ * channel state, replayed on restore) are unaligned.c's; the state both
+ * files work on is task_int.h's `run`.
+ *
  * The thread's time is accounted as idle (waiting for input, or a source
  * sleeping to keep its rate), backpressured (waiting for an output buffer)
  * or busy (the rest); clocks are read per buffer or batch, never per record.
