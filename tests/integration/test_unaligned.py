@@ -21,6 +21,8 @@ real daemons.
   in-flight data, restored from its retained checkpoint at another
   parallelism: the records in the channel state are re-partitioned by key
   group, and the output is again exactly the COUNT/SUM of the sequence.
+- Stop-with-savepoint stays aligned (SYNC_SAVEPOINT, no channel state).
+- On S3: channel-state files staged, uploaded, fetched back for a restore.
 
 No timing is asserted: the queue is long enough that an aligned barrier
 cannot make the timeout, and a priority barrier needs a buffer or two.
@@ -33,6 +35,7 @@ import signal
 import pytest
 
 from conftest import failover_conf, wait_for
+from test_s3 import BUCKET, key_of, no_local_leftovers, objects, s3, s3_env  # noqa: F401 (fixtures)
 from test_checkpoints import (PART, _fields, apply_changelog, checkpoints, committed_files,
                               expected_agg, raw_ids, wait_completed)
 
@@ -296,3 +299,30 @@ def test_stop_with_savepoint_stays_aligned(make_cluster, workdir):
     assert r.returncode == 0 and "finished with state FINISHED" in r.stdout, r.stdout + r.stderr
     new_out = [p for p in committed_files(out) if p not in run1_out]
     check_exact(run1_out + new_out, raw, n, keys)
+
+
+def test_unaligned_checkpoints_on_s3(make_cluster, workdir, s3):
+    """Channel state on S3: written to a staging file, uploaded with the
+    checkpoint, fetched back for the restore after a TaskManager is killed;
+    the output is exact and no staged file is left behind."""
+    chk = f"s3://{BUCKET}/checkpoints"
+    c = make_cluster(jm_conf={**s3.conf(), **failover_conf(), "state.checkpoints.dir": chk,
+                              "execution.checkpointing.tolerable-failed-checkpoints": "10"})
+    tm_conf = {**s3.conf(), "taskmanager.tmp.dirs": workdir}
+    c.add_tm(slots=2, extra=tm_conf)
+    c.add_tm(slots=2, extra=tm_conf)
+    n, keys = 12000, 20
+    out, raw = os.path.join(workdir, "out"), os.path.join(workdir, "raw")
+    jid = c.submit(backpressured_agg_job(out, raw, n, keys, rate=4000, slow_rate=3000))
+    c.wait_state(jid, "RUNNING", timeout=20)
+    h = wait_persisted(c, jid)
+    key_dir = key_of(h["external_path"])
+    names = set(objects(s3, key_dir + "/"))
+    assert any(k.rsplit("/", 1)[1].startswith("channels-") for k in names), sorted(names)
+    c.tms[0].kill(signal.SIGKILL)
+    c.add_tm(slots=2, extra=tm_conf)
+    job = c.wait_state(jid, ["FINISHED", "FAILED", "CANCELED"], timeout=90)
+    assert job["state"] == "FINISHED", c.get(f"/jobs/{jid}/exceptions")
+    assert checkpoints(c, jid)["counts"]["restored"] == 1
+    check_exact(committed_files(out), raw, n, keys)
+    no_local_leftovers(workdir, skip=[c.tms[0].id])
