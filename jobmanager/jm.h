@@ -138,7 +138,17 @@ typedef struct jm_cp_ack {
     int64_t ack_ms;             /* wall clock; 0 = not acknowledged */
     uint64_t alignment_ns, sync_ns, async_ns, start_delay_ns;
     uint64_t state_size;        /* bytes of the state files it wrote */
+    uint64_t persisted, processed; /* in-flight bytes persisted, processed while aligning */
+    int unaligned;              /* it took the checkpoint unaligned */
 } jm_cp_ack;
+
+/* A task's channel-state file of an unaligned checkpoint. */
+typedef struct jm_cp_chan {
+    char *head_uid;
+    int subtask, parallelism;
+    char *file;
+    uint64_t size;
+} jm_cp_chan;
 
 typedef struct jm_checkpoint {
     uint64_t id;
@@ -164,6 +174,10 @@ typedef struct jm_checkpoint {
     char *failure;
     jm_cp_handle *handles;
     int nhandles;
+    jm_cp_chan *chans;          /* channel-state files (unaligned checkpoints) */
+    int nchans;
+    int unaligned;              /* some task took it unaligned */
+    uint64_t persisted, processed; /* in-flight bytes over every task */
     int discarded;              /* its files were removed (retention) */
     /* savepoints: the REST trigger that asked for it */
     char request_id[33];
@@ -218,6 +232,8 @@ typedef enum { JM_RESTART_NONE = 0, JM_RESTART_FIXED, JM_RESTART_EXPONENTIAL } j
 typedef struct jm_settings {
     int64_t cp_interval_ms, cp_timeout_ms, cp_min_pause_ms;
     int cp_tolerable, cp_exactly_once;
+    int cp_unaligned;           /* execution.checkpointing.unaligned.enabled (exactly-once only) */
+    int64_t cp_aligned_timeout_ms; /* execution.checkpointing.aligned-checkpoint-timeout */
     jm_restart_type restart_type;
     int restart_attempts;       /* fixed-delay attempts / attempts-before-reset-backoff */
     int64_t restart_delay_ms;   /* fixed-delay */

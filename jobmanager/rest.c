@@ -1027,11 +1027,11 @@ static void job_routes(route_ctx *rc, reply *r)
             /* what the TaskManagers use, not this daemon's own setting */
             json_object_set_new(o, "state_backend", json_string(job_backend(j, job, bk, sizeof bk)));
             json_object_set_new(o, "checkpoint_storage", json_string("FileSystemCheckpointStorage"));
-            json_object_set_new(o, "unaligned_checkpoints", json_false());
+            json_object_set_new(o, "unaligned_checkpoints", json_boolean(job->set.cp_unaligned));
             json_object_set_new(o, "tolerable_failed_checkpoints", json_integer(job->set.cp_tolerable));
-            /* Flink's fields for features Sluice has not: aligned checkpoints
-             * never time out into unaligned ones, no state changelog */
-            json_object_set_new(o, "aligned_checkpoint_timeout", json_integer(0));
+            json_object_set_new(o, "aligned_checkpoint_timeout",
+                                json_integer(job->set.cp_unaligned ? job->set.cp_aligned_timeout_ms : 0));
+            /* Flink's field for a feature Sluice has not: no state changelog */
             json_object_set_new(o, "checkpoints_after_tasks_finish", json_true());
             json_object_set_new(o, "state_changelog_enabled", json_false());
             json_object_set_new(o, "changelog_periodic_materialization_interval", json_integer(0));

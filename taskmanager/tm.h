@@ -47,11 +47,16 @@
 #include "exchange.h"
 #include "snapshot.h"
 #include "snapshot_inc.h"
+#include "chanstate.h"
 #include "control.pb-c.h"
 #include "snapshot.pb-c.h"
 
 
-enum { SL_CP_SAVEPOINT = 1, SL_CP_STOP = 2, SL_CP_DRAIN = 4 };
+/* Checkpoint flags (a trigger's, a barrier's u8): UNALIGNED, the barrier
+ * overtakes in-flight buffers; ALIGN_TIMEOUT, it starts aligned and a task
+ * switches to unaligned once the trigger is the timeout old (the barrier
+ * carries the timeout). */
+enum { SL_CP_SAVEPOINT = 1, SL_CP_STOP = 2, SL_CP_DRAIN = 4, SL_CP_UNALIGNED = 8, SL_CP_ALIGN_TIMEOUT = 16 };
 
 /* One operator's part of a task's snapshot, written off the task thread. */
 typedef struct tm_snap_part {
@@ -85,6 +90,15 @@ typedef struct tm_snap_job {
     int nparts;
     tm_snap_part *parts;
     uint64_t alignment_ns, sync_ns, async_ns, start_delay_ns;
+    /* unaligned checkpoints: the channel-state file the task wrote (the
+     * writer thread finishes it: fsync, rename, S3 upload from cs_stage) */
+    struct sl_cs_writer *cs;
+    char *cs_file;              /* its name in dir, NULL = nothing persisted */
+    char *cs_stage;             /* s3:// dir: the local file written, uploaded from here */
+    uint64_t cs_size;           /* the file's bytes, once written */
+    uint64_t persisted, processed; /* in-flight bytes persisted; processed meanwhile */
+    int unaligned;
+    char *head_uid;             /* the chain's head, whose task the file is */
     char error[1100];           /* non-empty: decline */
     sl_qmsg qm;                 /* TM_SNAP_WRITE on tm_net.snaps, then
                                    TM_OP_SNAPSHOT_WRITTEN on the inbox */
