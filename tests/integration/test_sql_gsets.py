@@ -255,3 +255,126 @@ def test_grouping_sets_and_named_tvf_arguments(cluster, workdir, parallelism):
         assert sum(want.values()) > 0, name
         got = final(out, cols)
         assert got == want, (name, fo.describe_diff(want, got))
+
+
+# ---- across a savepoint: the grouping-sets aggregate's state restored
+
+SP_QUERIES = {
+    "sp_sets": ("k INT, m INT, c BIGINT, s BIGINT",
+                "SELECT k, m, COUNT(*) AS c, SUM(id) AS s FROM a "
+                "GROUP BY GROUPING SETS ((k, m), (k), ())"),
+    "sp_rollup": ("k INT, m INT, g BIGINT, c BIGINT",
+                  "SELECT k, m, GROUPING(k, m) AS g, COUNT(*) AS c FROM a GROUP BY ROLLUP (k, m)"),
+}
+
+
+def sp_script(workdir, n, rate, p, extra=""):
+    ddl = (f"CREATE TABLE a (id BIGINT, k AS CAST(id % 7 AS INT), m AS CAST(id % 3 AS INT)) "
+           f"WITH ('connector' = 'datagen', 'rows-per-second' = '{rate}', "
+           f"'fields.id.kind' = 'sequence', 'fields.id.start' = '1', 'fields.id.end' = '{n}');\n")
+    ddl += "".join(f"CREATE TABLE out_{q} ({cols}) WITH ('connector' = 'filesystem', "
+                   f"'path' = '{os.path.join(workdir, q)}', 'format' = 'json');\n"
+                   for q, (cols, _) in SP_QUERIES.items())
+    ins = "".join(f"INSERT INTO out_{q} {sql};\n" for q, (_, sql) in SP_QUERIES.items())
+    return (ddl + f"SET 'parallelism.default' = '{p}';\n{extra}\n"
+            "EXECUTE STATEMENT SET BEGIN\n" + ins + "END;\n")
+
+
+def sp_model(n):
+    rows = [{"id": i, "k": i % 7, "m": i % 3} for i in range(1, n + 1)]
+    kv = lambda r, c: r[c]  # noqa: E731
+    return {
+        "sp_sets": grouped(rows, [("k", "m"), ("k",), ()], kv,
+                           [len, lambda rs: sum(r["id"] for r in rs)]),
+        "sp_rollup": grouped(rows, [("k", "m"), ("k",), ()], kv, [len],
+                             extra=lambda i, k: ((0, 1, 3)[i],)),
+    }
+
+
+@pytest.mark.parametrize("backend", ["hashmap", "rocksdb"])
+def test_grouping_sets_across_a_savepoint(make_cluster, workdir, backend):
+    """Stop with a savepoint while the input is half read, restore at another
+    parallelism: the changelogs of both runs apply across the seam and end at
+    the model's result."""
+    c = make_cluster(jm_conf={"execution.checkpointing.interval": "1 h"})
+    c.add_tm(slots=8, extra={"state.backend.type": backend})
+    n = 3000
+    r = run_sql(c, workdir, "run1.sql", sp_script(workdir, n, 400, 2))
+    assert r.returncode == 0, r.stdout + r.stderr
+    jid = job_ids(r.stdout)[0]
+    c.wait_state(jid, "RUNNING", timeout=30)
+    wait_for(lambda: all(v["status"] == "RUNNING" for v in c.job(jid)["vertices"]), timeout=60,
+             what="every task to run")
+    sp = c.stop_after_progress(jid, "a", n // 6, os.path.join(workdir, "sp"))
+    want = sp_model(n)
+    run1, bags = {}, {}
+    for q in SP_QUERIES:
+        run1[q] = committed_files(os.path.join(workdir, q))
+        bags[q] = apply_changes(run1[q], collections.Counter())
+        assert bags[q] and bags[q] != want[q], q  # stopped mid-stream
+    r = run_sql(c, workdir, "run2.sql", sp_script(
+        workdir, n, 100000, 1, extra=f"SET 'execution.savepoint.path' = '{sp}';"))
+    assert r.returncode == 0, r.stdout + r.stderr
+    jid2 = job_ids(r.stdout)[0]
+    finish(c, jid2)
+    cp = c.get(f"/jobs/{jid2}/checkpoints")
+    assert cp["counts"]["restored"] == 1 and cp["latest"]["restored"]["is_savepoint"] is True
+    for q in SP_QUERIES:
+        new = [f for f in committed_files(os.path.join(workdir, q)) if f not in run1[q]]
+        assert apply_changes(new, bags[q]) == want[q], q
+
+
+# ---- refusals: each names its place
+
+REFUSED = [
+    ("SELECT prod, GROUPING(amount) AS g, COUNT(*) FROM orders GROUP BY ROLLUP (prod)",
+     "line 4, column 23: Argument to GROUPING operator must be a grouped expression"),
+    ("SELECT prod, GROUP_ID(prod) AS g FROM orders GROUP BY CUBE (prod)",
+     "line 4, column 14: GROUP_ID() takes no arguments"),
+    ("SELECT window_start, prod, COUNT(*) FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), "
+     "INTERVAL '2' SECOND)) GROUP BY GROUPING SETS ((window_start, window_end, prod), ())",
+     "a grouping set without window_start: over a window TVF every grouping set must hold "
+     "window_start and window_end"),
+    ("SELECT prod, COUNT(*) FROM orders GROUP BY ROLLUP (prod, ROLLUP (cust))",
+     "line 4, column 58: unexpected 'ROLLUP', expected an expression"),
+    ("SELECT prod, COUNT(*) FROM orders GROUP BY GROUPING SET ((prod), ())",
+     "line 4, column 53: unexpected 'SET'"),
+    ("SELECT * FROM TABLE(TUMBLE(DATA => TABLE orders, TIMECOL => DESCRIPTOR(ts), "
+     "SIZE => INTERVAL '2' SECOND, SIZE => INTERVAL '4' SECOND))",
+     "line 4, column 106: Duplicate argument name 'SIZE'"),
+    ("SELECT * FROM TABLE(TUMBLE(DATA => TABLE orders, TIMECOL => DESCRIPTOR(ts), "
+     "SLIDE => INTERVAL '2' SECOND))",
+     "line 4, column 77: Param 'SLIDE' not found in function 'TUMBLE' (its parameters: DATA, "
+     "TIMECOL, SIZE, OFFSET)"),
+    ("SELECT * FROM TABLE(TUMBLE(data => TABLE orders, timecol => DESCRIPTOR(ts), "
+     "size => INTERVAL '2' SECOND))",
+     "line 4, column 28: Param 'data' not found in function 'TUMBLE'; did you mean 'DATA'?"),
+    ("SELECT * FROM TABLE(HOP(DATA => TABLE orders, TIMECOL => DESCRIPTOR(ts), "
+     "SIZE => INTERVAL '2' SECOND))",
+     "line 4, column 21: Invalid number of arguments to function 'HOP'. Was expecting 4 "
+     "arguments (SLIDE is missing)"),
+    ("SELECT * FROM TABLE(TUMBLE(DATA => orders, TIMECOL => DESCRIPTOR(ts), "
+     "SIZE => INTERVAL '2' SECOND))",
+     "line 4, column 28: the argument DATA of TUMBLE is a table: DATA => TABLE t"),
+    ("SELECT * FROM TABLE(TUMBLE(DATA => TABLE orders, TIMECOL => DESCRIPTOR(ts), "
+     "SIZE => INTERVAL '2' SECOND, OFFSET => INTERVAL '1' SECOND))",
+     "line 4, column 106: unexpected 'OFFSET'"),
+    ("SELECT CAST(window_start AS STRING) FROM TABLE(SESSION(DATA => TABLE orders, TIMECOL => "
+     "DESCRIPTOR(ts), GAP => INTERVAL '2' SECOND, `OFFSET` => INTERVAL '1' SECOND)) "
+     "GROUP BY window_start, window_end",
+     "SESSION takes TABLE t, DESCRIPTOR(time column) and 1 interval"),
+]
+
+
+def test_refusals_name_the_place(cluster, workdir):
+    path = os.path.join(workdir, "orders.jsonl")
+    open(path, "w").close()
+    head = TABLE.format(path=path) + ("CREATE TABLE sink (x STRING) WITH ('connector' = "
+                                      "'blackhole');\nINSERT INTO sink\n")
+    bad = []
+    for i, (sql, msg) in enumerate(REFUSED):
+        r = run_sql(cluster, workdir, f"bad{i}.sql", head + sql + ";\n")
+        out = r.stdout + r.stderr
+        if msg not in out:
+            bad.append(f"{sql}\n  wanted: {msg}\n  got: {out[out.find('Reason:'):].strip()}")
+    assert not bad, "\n".join(bad)
