@@ -89,7 +89,7 @@ static int push(plan *p, const sql_node *at, setlist *l, uint64_t s)
 static int element(plan *p, sql_gsets *g, const sql_node *e, uint64_t *bits)
 {
     *bits = 0;
-    int composite = e->kind == SQL_FUNC && !strcasecmp(e->s, "ROW") && !(e->flags & SQL_F_QUOTED);
+    int composite = e->kind == SQL_FUNC && !strcasecmp(e->s, "ROW");
     for (int i = 0; i < (composite ? e->nkids : 1); i++) {
         const sql_node *x = composite ? e->kids[i] : e;
         if (x->kind == SQL_GSETS)
@@ -144,9 +144,14 @@ int sql_gsets_of(plan *p, const sql_node *group, sql_gsets *g)
     memset(g, 0, sizeof *g);
     int any = 0;
     for (int i = 0; group && i < group->nkids; i++) any |= group->kids[i]->kind == SQL_GSETS;
+    if (!any) { /* a plain GROUP BY: its items, for GROUPING's check (no sets, no limit) */
+        g->exprs = sl_calloc((size_t)(group ? group->nkids : 0) + 1, sizeof *g->exprs);
+        for (int i = 0; group && i < group->nkids; i++) g->exprs[g->nexprs++] = group->kids[i];
+        return SL_DONE;
+    }
     setlist acc = {0}; /* the product of the items so far */
-    int rc = push(p, group, &acc, 0); /* the first push cannot fail */
-    for (int i = 0; rc == SL_OK && group && i < group->nkids; i++) {
+    int rc = push(p, group, &acc, 0);
+    for (int i = 0; rc == SL_OK && i < group->nkids; i++) {
         setlist one = {0}, prod = {0};
         rc = item_sets(p, g, group->kids[i], &one);
         for (int a = 0; rc == SL_OK && a < acc.n; a++)
@@ -169,7 +174,7 @@ int sql_gsets_of(plan *p, const sql_node *group, sql_gsets *g)
         for (int t = 0; t < s; t++) dup += g->sets[t] == g->sets[s];
         g->ids[s] = (int64_t)((uint64_t)dup << g->nexprs | (all & ~g->sets[s]));
     }
-    return any ? SL_OK : SL_DONE;
+    return SL_OK;
 }
 
 /* ---- GROUPING(...), GROUPING_ID(...), GROUP_ID() --------------------------- */

@@ -228,8 +228,8 @@ typedef struct sql_gsets {
     int nsets;
 } sql_gsets;
 /* *g filled from GROUP BY `group` (may be NULL; sql_gsets_free): SL_OK, or
- * SL_DONE when it has no grouping-set item (one set, a plain GROUP BY);
- * SL_ERR with the error set. */
+ * SL_DONE when it has no grouping-set item (a plain GROUP BY: g->exprs are
+ * its items, and there are no sets); SL_ERR with the error set. */
 int sql_gsets_of(plan *p, const sql_node *group, sql_gsets *g);
 void sql_gsets_free(sql_gsets *g); /* NULL is a no-op */
 /* Every GROUPING / GROUPING_ID / GROUP_ID call in e well formed, its
