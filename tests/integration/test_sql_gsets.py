@@ -89,6 +89,13 @@ QUERIES = {
     "win_cube": ("ws TIMESTAMP(3), cust INT, prod STRING, g BIGINT, c BIGINT",
                  f"SELECT window_start AS ws, cust, prod, GROUPING(cust, prod) AS g, "
                  f"COUNT(*) AS c FROM {T2} GROUP BY window_start, window_end, CUBE (cust, prod)"),
+    # two phases under mini-batch: the local aggregate after the expand vertex
+    "win_two_phase": ("ws TIMESTAMP(3), we TIMESTAMP(3), cust INT, s INT",
+                      "SELECT window_start AS ws, window_end AS we, cust, SUM(amount) AS s "
+                      f"FROM {T2} GROUP BY window_start, window_end, ROLLUP (cust)",
+                      "SET 'table.exec.mini-batch.enabled' = 'true';\n"
+                      "SET 'table.exec.mini-batch.allow-latency' = '100 ms';\n"
+                      "SET 'table.exec.mini-batch.size' = '50';\n"),
     "named_tumble": ("ws TIMESTAMP(3), c BIGINT",
                      "SELECT window_start AS ws, COUNT(*) AS c FROM TABLE(TUMBLE(DATA => TABLE "
                      "orders, TIMECOL => DESCRIPTOR(ts), SIZE => INTERVAL '2' SECOND, `OFFSET` => "
@@ -173,6 +180,8 @@ def model(name, rows):
         out = grouped(rows, [("ws", "cust"), ("ws",)], kw, [total])
         return collections.Counter({(wtext(k[0]), wtext(k[0] + 2000), k[1], k[2]): v
                                     for k, v in out.items()})
+    if name == "win_two_phase":
+        return model("win_sets", rows)
     if name == "win_cube":
         kw = lambda r, n: tumble(ms(r), 2000) if n == "ws" else r[n]  # noqa: E731
         sets = [("ws", "cust", "prod"), ("ws", "cust"), ("ws", "prod"), ("ws",)]
@@ -242,9 +251,9 @@ def test_grouping_sets_and_named_tvf_arguments(cluster, workdir, parallelism):
         f.writelines(json.dumps(r) + "\n" for r in rows)
     head = TABLE.format(path=path) + f"SET 'parallelism.default' = '{parallelism}';\n"
     jobs = {}
-    for name, (cols, sql) in QUERIES.items():
+    for name, (cols, sql, *extra) in QUERIES.items():
         out = os.path.join(workdir, f"out-{name}")
-        r = run_sql(cluster, workdir, f"{name}.sql", head +
+        r = run_sql(cluster, workdir, f"{name}.sql", head + "".join(extra) +
                     f"CREATE TABLE sink ({cols}) WITH ('connector' = 'filesystem', "
                     f"'path' = '{out}', 'format' = 'json');\nINSERT INTO sink {sql};\n")
         assert r.returncode == 0 and job_ids(r.stdout), (name, r.stdout + r.stderr)
