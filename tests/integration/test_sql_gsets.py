@@ -96,6 +96,11 @@ QUERIES = {
                       "SET 'table.exec.mini-batch.enabled' = 'true';\n"
                       "SET 'table.exec.mini-batch.allow-latency' = '100 ms';\n"
                       "SET 'table.exec.mini-batch.size' = '50';\n"),
+    # a group window beside ROLLUP (plan_groupwin.c's rewrite keeps the grouping sets)
+    "gw_rollup": ("ws TIMESTAMP(3), cust INT, g BIGINT, s INT",
+                  "SELECT TUMBLE_START(ts, INTERVAL '2' SECOND) AS ws, cust, GROUPING(cust) AS g, "
+                  "SUM(amount) AS s FROM orders GROUP BY TUMBLE(ts, INTERVAL '2' SECOND), "
+                  "ROLLUP (cust)"),
     "named_tumble": ("ws TIMESTAMP(3), c BIGINT",
                      "SELECT window_start AS ws, COUNT(*) AS c FROM TABLE(TUMBLE(DATA => TABLE "
                      "orders, TIMECOL => DESCRIPTOR(ts), SIZE => INTERVAL '2' SECOND, `OFFSET` => "
@@ -182,6 +187,10 @@ def model(name, rows):
                                     for k, v in out.items()})
     if name == "win_two_phase":
         return model("win_sets", rows)
+    if name == "gw_rollup":
+        kw = lambda r, n: tumble(ms(r), 2000) if n == "ws" else r[n]  # noqa: E731
+        out = grouped(rows, [("ws", "cust"), ("ws",)], kw, [total], extra=lambda i, k: (i,))
+        return collections.Counter({(wtext(k[0]),) + k[1:]: v for k, v in out.items()})
     if name == "win_cube":
         kw = lambda r, n: tumble(ms(r), 2000) if n == "ws" else r[n]  # noqa: E731
         sets = [("ws", "cust", "prod"), ("ws", "cust"), ("ws", "prod"), ("ws",)]
