@@ -4,7 +4,8 @@
  * (sql/plan_gsets.c plans it before the aggregate).
  *
  * Config:
- *   "keys":      ["k0", "k1"]          the grouping columns (input columns)
+ *   "keys":      ["k0", "k1"]          the grouping columns (input columns; may be
+ *                                      empty: GROUP BY (), GROUPING SETS ((), ()))
  *   "sets":      [["k0", "k1"], ["k0"], []]   per grouping set, the keys it keeps;
  *                                      the other keys are NULL in its row
  *   "ids":       [0, 1, 3]             per set, the value of the id column
@@ -52,7 +53,7 @@ static void *ex_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
     json_t *sets = json_object_get(v->config, "sets");
     json_t *ids = json_object_get(v->config, "ids");
     const char *idcol = sl_vconf_str(v, "id-column", "$e");
-    if (!json_is_array(keys) || !json_array_size(keys) || !json_is_array(sets) ||
+    if (!json_is_array(keys) || !json_is_array(sets) ||
         !json_array_size(sets) || !json_is_array(ids) || json_array_size(ids) != json_array_size(sets)) {
         sl_seterr(err, errlen, "vertex '%s': expand needs \"keys\" (columns), \"sets\" (a list of "
                   "lists of keys) and \"ids\" (one integer per set)", v->id);
@@ -66,8 +67,8 @@ static void *ex_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
     pl->nin = in->n;
     pl->nkeys = (int)json_array_size(keys);
     pl->nsets = (int)json_array_size(sets);
-    pl->keycol = sl_calloc((size_t)pl->nkeys, sizeof *pl->keycol);
-    pl->nulls = sl_calloc((size_t)pl->nsets * (size_t)pl->nkeys, 1);
+    pl->keycol = sl_calloc((size_t)pl->nkeys + 1, sizeof *pl->keycol); /* none: GROUP BY () */
+    pl->nulls = sl_calloc((size_t)pl->nsets * (size_t)pl->nkeys + 1, 1);
     pl->ids = sl_calloc((size_t)pl->nsets, sizeof *pl->ids);
     int rc = SL_OK;
     for (int k = 0; rc == SL_OK && k < pl->nkeys; k++) {

@@ -172,6 +172,12 @@ int sql_gsets_of(plan *p, const sql_node *group, sql_gsets *g)
     for (int s = 0; s < g->nsets; s++) {
         int64_t dup = 0;
         for (int t = 0; t < s; t++) dup += g->sets[t] == g->sets[s];
+        if (dup >= (int64_t)1 << (62 - g->nexprs)) {
+            PERR(group, "GROUP BY: a grouping set repeated %lld times, too often beside %d "
+                 "expressions", (long long)dup + 1, g->nexprs);
+            sql_gsets_free(g);
+            return SL_ERR;
+        }
         g->ids[s] = (int64_t)((uint64_t)dup << g->nexprs | (all & ~g->sets[s]));
     }
     return SL_OK;

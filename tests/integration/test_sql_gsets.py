@@ -80,6 +80,7 @@ QUERIES = {
     "nested": ("cust INT, prod STRING, c BIGINT",
                "SELECT cust, prod, COUNT(*) AS c FROM orders "
                "GROUP BY GROUPING SETS (cust, ROLLUP (prod), (cust, prod))"),
+    "empty_set": ("c BIGINT, s INT", "SELECT COUNT(*) AS c, SUM(amount) AS s FROM orders GROUP BY ()"),
     "updating_input": ("n BIGINT, c BIGINT",
                        "SELECT n, COUNT(*) AS c FROM (SELECT cust, COUNT(*) AS n FROM orders "
                        "GROUP BY cust) GROUP BY ROLLUP (n)"),
@@ -176,6 +177,8 @@ def model(name, rows):
         return collections.Counter({(a, s, g): n for (a, g, s), n in out.items()})
     if name == "nested":
         return grouped(rows, [("cust",), ("prod",), (), ("cust", "prod")], kv, [count])
+    if name == "empty_set":
+        return grouped(rows, [()], kv, [count, total])
     if name == "updating_input":
         n = collections.Counter(r["cust"] for r in rows)
         per = [{"n": c} for c in n.values()]
