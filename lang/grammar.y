@@ -119,6 +119,84 @@ static sql_node *COLOK(sql_pctx *c, sql_node *x)
     if (x && x->s && !sql_flink_reserved_column(x->s, strlen(x->s))) return x;
     return NAMEOK(c, x);
 }
+/* TABLE(F(DATA => TABLE t [PARTITION BY k], TIMECOL => DESCRIPTOR(c), SIZE => i, ...)):
+ * the named arguments of a window TVF (list L of ITEMs: s the name, s2 "TABLE" or
+ * "DESCRIPTOR" for those forms) put into the positional SQL_FROM_TVF node, in
+ * Flink's parameter order. Names are matched as Flink matches them, exactly
+ * (unquoted words keep their case); an unknown, repeated or missing name is an
+ * error here, where Flink ignores the first two. */
+static sql_node *TVFNAMED(sql_pctx *c, sql_node *f, sql_node *l, sql_node *al)
+{
+    static const char *const params[4][6] = {
+        {"TUMBLE", "DATA", "TIMECOL", "SIZE", "OFFSET", NULL},
+        {"HOP", "DATA", "TIMECOL", "SLIDE", "SIZE", "OFFSET"},
+        {"CUMULATE", "DATA", "TIMECOL", "STEP", "SIZE", "OFFSET"},
+        {"SESSION", "DATA", "TIMECOL", "GAP", "OFFSET", NULL},
+    };
+    sql_node *a = NAT(c, SQL_FROM_TVF, f);
+    a->s = f->s;
+    a->s2 = al ? al->s : NULL;
+    if (c->failed) return a;
+    const char *const *ps = NULL;
+    for (int i = 0; i < 4; i++)
+        if (!strcasecmp(f->s, params[i][0])) ps = params[i];
+    if (!ps) {
+        c->failed = 1;
+        sl_seterr(c->err, c->errlen, "line %d, column %d: unknown window function '%s' (TUMBLE, "
+                  "HOP, CUMULATE or SESSION)", f->line, f->col, f->s);
+        return a;
+    }
+    int np = ps[5] ? 5 : 4, nreq = np - 1; /* OFFSET, the last, is optional */
+    const sql_node *by[5] = {0};
+    for (int i = 0; i < l->nkids; i++) {
+        const sql_node *x = l->kids[i];
+        int k = -1, near = -1;
+        for (int j = 0; j < np; j++) {
+            if (!strcmp(x->s, ps[j + 1])) k = j;
+            else if (!strcasecmp(x->s, ps[j + 1])) near = j;
+        }
+        char msg[200] = "";
+        if (k < 0 && near >= 0)
+            snprintf(msg, sizeof msg, "Param '%s' not found in function '%s'; did you mean '%s'?",
+                     x->s, ps[0], ps[near + 1]);
+        else if (k < 0)
+            snprintf(msg, sizeof msg, "Param '%s' not found in function '%s' (its parameters: "
+                     "DATA, TIMECOL, %s%s%s, OFFSET)", x->s, ps[0], ps[3], ps[5] ? ", " : "",
+                     ps[5] ? ps[4] : "");
+        else if (by[k])
+            snprintf(msg, sizeof msg, "Duplicate argument name '%s'", x->s);
+        else if (k == 0 && (!x->s2 || strcmp(x->s2, "TABLE")))
+            snprintf(msg, sizeof msg, "the argument DATA of %s is a table: DATA => TABLE t", ps[0]);
+        else if (k == 1 && (!x->s2 || strcmp(x->s2, "DESCRIPTOR")))
+            snprintf(msg, sizeof msg, "the argument TIMECOL of %s is a time column: TIMECOL => "
+                     "DESCRIPTOR(c)", ps[0]);
+        else if (k > 1 && x->s2)
+            snprintf(msg, sizeof msg, "the argument %s of %s is an interval such as INTERVAL '10' "
+                     "MINUTES", x->s, ps[0]);
+        if (msg[0]) {
+            c->failed = 1;
+            sl_seterr(c->err, c->errlen, "line %d, column %d: %s", x->line, x->col, msg);
+            return a;
+        }
+        by[k] = x;
+    }
+    for (int j = 0; j < nreq; j++)
+        if (!by[j]) {
+            c->failed = 1;
+            sl_seterr(c->err, c->errlen, "line %d, column %d: Invalid number of arguments to "
+                      "function '%s'. Was expecting %d arguments (%s is missing)", f->line, f->col,
+                      ps[0], nreq, ps[j + 1]);
+            return a;
+        }
+    sql_node_add(c->a, a, by[0]->kids[0]);
+    sql_node_add(c->a, a, by[1]->kids[0]);
+    sql_node *args = NAT(c, SQL_LIST, f);
+    for (int j = 2; j < np; j++)
+        if (by[j]) sql_node_add(c->a, args, by[j]->kids[0]);
+    sql_node_add(c->a, a, args);
+    sql_node_add(c->a, a, sql_kid(by[0], 1));
+    return a;
+}
 /* Record the position of an operator's token (messages about the operator). */
 static sql_node *OPAT(sql_node *n, sql_tok t)
 {
@@ -390,7 +468,7 @@ static char *QUOTEID(sql_pctx *c, const char *name)
     METADATA VIRTUAL FIRST NEXT ROW ROWS ONLY SIMILAR PLACING MEASURES PATTERN DEFINE WITHIN AFTER
     SKIP PER ONE ADD JAR JARS LANGUAGE REMOVE SYSTEM USER ARRAY MULTISET ALTER CASCADE CATALOG
     CATALOGS COLUMNS CURRENT DATABASE DATABASES MODIFY PARTITIONED RENAME RESTRICT USE CONSTRAINT
-    JSON OBJECT RETURNING SCALAR VALUE WRAPPER.
+    JSON OBJECT RETURNING SCALAR VALUE WRAPPER SETS.
 
 /* COMMA and RP only decide POSITION(a IN (b)): the haystack in parentheses,
  * not an IN list (see exprlist). */
@@ -919,6 +997,17 @@ fromitem(A) ::= LP(T) query(Q) RP alias_opt(AL). { A = MK(ctx, SQL_FROM_QUERY, T
 /* (query) AS t(a, b): the column names in kids[1] */
 fromitem(A) ::= LP(T) query(Q) RP ident(AL) LP identlist(C) RP. { NAMEOK(ctx, AL); A = MK(ctx, SQL_FROM_QUERY, T); A->s2 = AL->s; ADD(ctx, A, Q); ADD(ctx, A, C); }
 fromitem(A) ::= LP(T) query(Q) RP AS ident(AL) LP identlist(C) RP. { NAMEOK(ctx, AL); A = MK(ctx, SQL_FROM_QUERY, T); A->s2 = AL->s; ADD(ctx, A, Q); ADD(ctx, A, C); }
+/* TABLE(TUMBLE(DATA => TABLE t, TIMECOL => DESCRIPTOR(c), SIZE => ...)): the named
+ * arguments, put in their places by TVFNAMED into the positional node */
+fromitem(A) ::= TABLE LP ident(F) LP tvf_nargs(L) RP RP alias_opt(AL). { A = TVFNAMED(ctx, F, L, AL); }
+tvf_nargs(A) ::= tvf_narg(X). { A = LIST1(ctx, X); }
+tvf_nargs(A) ::= tvf_nargs(L) COMMA tvf_narg(X). { A = ADD(ctx, L, X); }
+tvf_narg(A) ::= ident(N) ARROW TABLE name(X) partition_opt(P). {
+    A = NAT(ctx, SQL_ITEM, N); A->s = N->s; A->s2 = "TABLE";
+    sql_node *t = NAT(ctx, SQL_FROM_TABLE, X); t->s = X->s; ADD(ctx, A, t); ADD(ctx, A, P);
+}
+tvf_narg(A) ::= ident(N) ARROW DESCRIPTOR LP ident(C) RP. { A = NAT(ctx, SQL_ITEM, N); A->s = N->s; A->s2 = "DESCRIPTOR"; ADD(ctx, A, NAMEOK(ctx, C)); }
+tvf_narg(A) ::= ident(N) ARROW expr(E). { A = NAT(ctx, SQL_ITEM, N); A->s = N->s; ADD(ctx, A, E); }
 fromitem(A) ::= TABLE LP ident(F) LP TABLE name(X) partition_opt(P) COMMA DESCRIPTOR LP ident(C) RP COMMA exprlist(L) RP RP alias_opt(AL). {
     NAMEOK(ctx, C);
     A = NAT(ctx, SQL_FROM_TVF, F);
@@ -1022,7 +1111,17 @@ where_opt(A) ::= . { A = NULL; }
 where_opt(A) ::= WHERE expr(E). { A = E; }
 
 group_opt(A) ::= . { A = NULL; }
-group_opt(A) ::= GROUP BY exprlist(L). { A = L; }
+group_opt(A) ::= GROUP BY groupitems(L). { A = L; }
+
+/* GROUP BY's items: expressions and the grouping-set forms (SQL_GSETS, ast.h),
+ * nested as Flink nests them; sql/plan_gsets.c expands them into the sets. */
+groupitems(A) ::= groupitem(X). { A = LIST1(ctx, X); }
+groupitems(A) ::= groupitems(L) COMMA groupitem(X). { A = ADD(ctx, L, X); }
+groupitem(A) ::= expr(X). { A = X; }
+groupitem(A) ::= LP(T) RP. { A = MK(ctx, SQL_GSETS, T); A->s = "()"; }
+groupitem(A) ::= GROUPING(T) SETS LP groupitems(L) RP. { A = MK(ctx, SQL_GSETS, T); A->s = "GROUPING SETS"; for (int i = 0; i < L->nkids; i++) ADD(ctx, A, L->kids[i]); }
+groupitem(A) ::= ROLLUP(T) LP exprlist(L) RP. { A = MK(ctx, SQL_GSETS, T); A->s = "ROLLUP"; for (int i = 0; i < L->nkids; i++) ADD(ctx, A, L->kids[i]); }
+groupitem(A) ::= CUBE(T) LP exprlist(L) RP. { A = MK(ctx, SQL_GSETS, T); A->s = "CUBE"; for (int i = 0; i < L->nkids; i++) ADD(ctx, A, L->kids[i]); }
 
 having_opt(A) ::= . { A = NULL; }
 having_opt(A) ::= HAVING expr(E). { A = E; }
@@ -1243,6 +1342,8 @@ expr(A) ::= CAST(T) LP expr(X) AS typename(Y) RP. { A = MK(ctx, SQL_CAST, T); A-
 expr(A) ::= CAST(T) LP expr(X) AS INTERVAL iv_unit(U) RP. { A = MK(ctx, SQL_CAST, T); A->s = CAT(ctx, "INTERVAL ", U->s); ADD(ctx, A, X); ADD(ctx, A, U); }
 expr(A) ::= TRY_CAST(T) LP expr(X) AS INTERVAL iv_unit(U) RP. { A = MK(ctx, SQL_CAST, T); A->s = CAT(ctx, "INTERVAL ", U->s); A->flags = SQL_F_TRY; ADD(ctx, A, X); ADD(ctx, A, U); }
 expr(A) ::= TRY_CAST(T) LP expr(X) AS typename(Y) RP. { A = MK(ctx, SQL_CAST, T); A->s = Y->s; A->oline = Y->line; A->ocol = Y->col; A->flags = SQL_F_TRY; ADD(ctx, A, X); }
+/* GROUPING(a, ...): a reserved word, so its own rule (sql/plan_gsets.c) */
+expr(A) ::= GROUPING(T) LP exprlist(L) RP. { A = MK(ctx, SQL_FUNC, T); A->s = "GROUPING"; for (int i = 0; i < L->nkids; i++) ADD(ctx, A, L->kids[i]); }
 expr(A) ::= ident(F) LP RP. { A = NAT(ctx, SQL_FUNC, F); A->s = F->s; }
 expr(A) ::= ident(F) LP STAR RP. { A = NAT(ctx, SQL_FUNC, F); A->s = F->s; A->flags = SQL_F_STAR_ARG; }
 expr(A) ::= ident(F) LP exprlist(L) RP. {

@@ -262,6 +262,18 @@ static void unparse(sql_sbuf *b, const sql_node *e)
         }
         sql_sb_str(b, "]");
         break;
+    case SQL_GSETS: /* GROUP BY's ROLLUP(a, b), GROUPING SETS ((a), ()), () */
+        if (!strcmp(e->s, "()")) {
+            sql_sb_str(b, "()");
+            break;
+        }
+        sql_sb_fmt(b, "%s(", e->s);
+        for (int i = 0; i < e->nkids; i++) {
+            if (i) sql_sb_str(b, ", ");
+            unparse(b, e->kids[i]);
+        }
+        sql_sb_str(b, ")");
+        break;
     case SQL_ELEMENT:
         unparse_sub(b, e->kids[0]);
         sql_sb_str(b, "[");

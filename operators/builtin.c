@@ -55,6 +55,7 @@ extern const sl_op_def sl_op_jdbc_sink;
 extern const sl_op_def sl_op_jdbc_lookup_join;
 extern const sl_op_def sl_op_postgres_cdc;
 extern const sl_op_def sl_op_correlate;
+extern const sl_op_def sl_op_expand;
 
 static const sl_op_def *const builtin[] = {
     &sl_op_datagen,   &sl_op_calc,         &sl_op_print,           &sl_op_blackhole,
@@ -75,7 +76,7 @@ static const sl_op_def *const builtin[] = {
     &sl_op_match_recognize,
     &sl_op_temporal_sort, &sl_op_limit,
     &sl_op_jdbc_sink, &sl_op_jdbc_lookup_join, &sl_op_postgres_cdc,
-    &sl_op_correlate,
+    &sl_op_correlate, &sl_op_expand,
 };
 
 void sl_ops_register_builtin(void)
