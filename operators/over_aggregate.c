@@ -91,7 +91,7 @@
 
 /* One output column after the input's: an aggregate of the list, ROW_NUMBER,
  * or a value function of column col. */
-enum { OUT_AGG, OUT_ROWNUM, OUT_FIRST, OUT_LAST, OUT_LAG };
+enum { OUT_AGG, OUT_ROWNUM, OUT_RANK, OUT_DENSE, OUT_FIRST, OUT_LAST, OUT_LAG };
 
 typedef struct ov_out {
     int kind;
@@ -176,8 +176,8 @@ static int parse_valfn(const char *text, int *kind, char args[3][256], int *narg
     static const struct {
         const char *name;
         int kind;
-    } fns[] = {{"ROW_NUMBER", OUT_ROWNUM}, {"FIRST_VALUE", OUT_FIRST}, {"LAST_VALUE", OUT_LAST},
-               {"LAG", OUT_LAG}};
+    } fns[] = {{"ROW_NUMBER", OUT_ROWNUM}, {"RANK", OUT_RANK},        {"DENSE_RANK", OUT_DENSE},
+               {"FIRST_VALUE", OUT_FIRST}, {"LAST_VALUE", OUT_LAST}, {"LAG", OUT_LAG}};
     const char *s = text;
     while (*s == ' ') s++;
     size_t f = 0;
@@ -224,9 +224,11 @@ static int parse_valfn(const char *text, int *kind, char args[3][256], int *narg
 static int valfn_args(ov_plan *pl, const sl_schema *in, ov_out *o, char args[3][256], int nargs,
                       int item, char *err, size_t errlen)
 {
-    static const char *const names[] = {"", "ROW_NUMBER", "FIRST_VALUE", "LAST_VALUE", "LAG"};
+    static const char *const names[] = {"",           "ROW_NUMBER", "RANK", "DENSE_RANK",
+                                        "FIRST_VALUE", "LAST_VALUE", "LAG"};
     const char *fn = names[o->kind];
-    int want_lo = o->kind == OUT_ROWNUM ? 0 : 1, want_hi = o->kind == OUT_LAG ? 3 : want_lo;
+    bool nullary = o->kind == OUT_ROWNUM || o->kind == OUT_RANK || o->kind == OUT_DENSE;
+    int want_lo = nullary ? 0 : 1, want_hi = o->kind == OUT_LAG ? 3 : want_lo;
     if (nargs < want_lo || nargs > want_hi)
         return sl_seterr(err, errlen, "vertex '%s': aggregate %d: %s takes %d%s argument%s",
                          pl->vid, item, fn, want_lo, want_hi > want_lo ? " to 3" : "",
@@ -234,6 +236,14 @@ static int valfn_args(ov_plan *pl, const sl_schema *in, ov_out *o, char args[3][
     o->dcol = -1;
     o->offset = 1;
     if (o->kind == OUT_ROWNUM) return SL_OK;
+    if (nullary) { /* RANK, DENSE_RANK: Flink's default frame only (the planner's check) */
+        if (pl->rows || pl->preceding >= 0)
+            return sl_seterr(err, errlen, "vertex '%s': aggregate %d: %s needs the frame RANGE "
+                             "BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW", pl->vid, item, fn);
+        o->vi = pl->nval;
+        pl->nval += 2; /* two meta slots: the last order time, the rank */
+        return SL_OK;
+    }
     o->col = sl_schema_find(in, args[0]);
     if (o->col < 0)
         return sl_seterr(err, errlen, "vertex '%s': aggregate %d: %s(%s): no such column",
@@ -357,7 +367,7 @@ static void *ov_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
                 goto fail;
             }
             sl_schema_add_dt(pc->out, alias ? alias : nm,
-                          kind == OUT_ROWNUM ? sl_dtype_basic(SL_T_BIGINT) : in->fields[o->col].dt);
+                          kind <= OUT_DENSE ? sl_dtype_basic(SL_T_BIGINT) : in->fields[o->col].dt);
             pl->nout++;
             continue;
         }
@@ -1064,9 +1074,27 @@ static int vals_get(sl_op *op, ov_state *st, const sl_row *r)
     return SL_OK;
 }
 
-/* Emit input row r (decoded into st->vals or borrowed) with the results of acc. */
+/* RANK() and DENSE_RANK() of a row of order time t that is row number
+ * rownum of its partition, as Flink's RankAggFunction and
+ * DenseRankAggFunction step: a time other than the last one's starts a new
+ * rank (RANK: the row number; DENSE_RANK: one more), peers -- rows of the
+ * same time, which the RANGE frame emits together after adding them all --
+ * share it. Two meta slots each: the last time, the rank (0: none yet). */
+static int64_t rank_of(const ov_plan *pl, ov_state *st, const ov_out *o, int64_t rownum, int64_t t)
+{
+    uint8_t *last = st->meta + OV_META + pl->aggs.size + 8 * (size_t)o->vi, *rank = last + 8;
+    int64_t rk = sl_get_lei64(rank);
+    if (rk != 0 && sl_get_lei64(last) == t) return rk;
+    rk = o->kind == OUT_RANK ? rownum : rk + 1;
+    sl_put_lei64(last, t);
+    sl_put_lei64(rank, rk);
+    return rk;
+}
+
+/* Emit input row r (decoded into st->vals or borrowed) of order time t with
+ * the results of acc; the output row's timestamp is ts. */
 static int emit_with(sl_op *op, ov_state *st, const sl_row *r, const uint8_t *acc, int64_t rownum,
-                     int64_t ts)
+                     int64_t t, int64_t ts)
 {
     const ov_plan *pl = op->plan;
     int n = op->in->n;
@@ -1081,6 +1109,11 @@ static int emit_with(sl_op *op, ov_state *st, const sl_row *r, const uint8_t *ac
         case OUT_ROWNUM:
             memset(o, 0, sizeof *o);
             o->v.i = rownum;
+            break;
+        case OUT_RANK:
+        case OUT_DENSE:
+            memset(o, 0, sizeof *o);
+            o->v.i = rank_of(pl, st, &pl->outs[i], rownum, t);
             break;
         default: *o = st->vres[i]; break;
         }
@@ -1101,7 +1134,7 @@ static int rows_one(sl_op *op, ov_state *st, const sl_row *r, int64_t t, int64_t
     if (frame_push(op, st, r, t) != SL_OK) return SL_ERR;
     if (sl_agg_add(&pl->aggs, acc_of(st), r) != SL_OK) return udf_failed(op);
     if (pl->nval && frame_values(op, st) != SL_OK) return SL_ERR;
-    if (emit_with(op, st, r, acc_of(st), rownum, t) != SL_OK) return SL_ERR;
+    if (emit_with(op, st, r, acc_of(st), rownum, t, t) != SL_OK) return SL_ERR;
     return frame_evict(op, st, 0, pl->preceding);
 }
 
@@ -1142,11 +1175,11 @@ static int range_rows(sl_op *op, ov_state *st, const sl_row *one, size_t from, s
     }
     if (rc == SL_OK && pl->nval) rc = frame_values(op, st);
     if (one) {
-        if (rc == SL_OK) rc = emit_with(op, st, one, acc, ++cnt, t);
+        if (rc == SL_OK) rc = emit_with(op, st, one, acc, ++cnt, t, t);
     } else {
         off = from;
         while (rc == SL_OK && held_next(op, st, &off, to, &r, &rc))
-            rc = emit_with(op, st, &r, acc, ++cnt, t);
+            rc = emit_with(op, st, &r, acc, ++cnt, t, t);
     }
     meta_set(st, M_EMITTED, cnt);
     return rc;
@@ -1178,7 +1211,7 @@ static int fire_held(sl_op *op, ov_state *st, size_t from, size_t to, int64_t T)
             if (sl_agg_add(&pl->aggs, acc, &r) != SL_OK) rc = udf_failed(op);
             else if (pl->nval) rc = vals_add(op, st, &r);
         }
-        if (rc == SL_OK) rc = emit_with(op, st, &r, acc, ++cnt, T);
+        if (rc == SL_OK) rc = emit_with(op, st, &r, acc, ++cnt, T, T);
     }
     meta_set(st, M_EMITTED, cnt);
     return rc;
@@ -1217,7 +1250,7 @@ static int ov_process(sl_op *op, int input, sl_row *row)
         if (sl_agg_add(&pl->aggs, acc, row) != SL_OK) return udf_failed(op);
         meta_set(st, M_EMITTED, cnt);
         rc = pl->nval ? vals_add(op, st, row) : SL_OK;
-        if (rc == SL_OK) rc = emit_with(op, st, row, acc, cnt, row->ts);
+        if (rc == SL_OK) rc = emit_with(op, st, row, acc, cnt, t, row->ts);
     } else if (pl->rows) {
         int64_t cnt = meta_i64(st, M_EMITTED) + 1;
         meta_set(st, M_EMITTED, cnt);
