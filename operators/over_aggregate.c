@@ -124,7 +124,7 @@ typedef struct ov_plan {
 
 typedef struct ov_state {
     int sid_old_rows, sid_old_meta; /* state version 1's, only to refuse its savepoints */
-    int sid_vals, sid_held, sid_frame, sid_meta;
+    int sid_vals, sid_held, sid_frame, sid_meta, sid_dist;
     uint8_t *meta;      /* the key's meta value's fixed part (reused) */
     uint8_t *meta0;     /* as read, to tell whether a timer changed it */
     uint8_t *tailc;     /* its frame tail chunk (reused) */
@@ -150,7 +150,20 @@ typedef struct ov_state {
     size_t *vcap;
     uint8_t *venc;      /* one encoded value (reused) */
     size_t venccap;
+    uint8_t *dns;       /* a DISTINCT value's namespace (reused) */
+    size_t dnscap;
+    struct ov_dval *dout; /* DISTINCT values of the rows leaving a frame (reused) */
+    size_t ndout, doutcap;
+    uint8_t *dbytes;    /* ... their bytes (reused) */
+    size_t dblen, dbcap;
 } ov_state;
+
+/* A DISTINCT item's value of a row leaving the frame, copied out of the
+ * frame record (which is borrowed from state) before its count is read. */
+typedef struct ov_dval {
+    int item;
+    sl_value v;         /* v.s.p an offset into dbytes until the walk ends */
+} ov_dval;
 
 static const uint8_t no_ns[1];
 
@@ -377,10 +390,11 @@ static void *ov_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
             goto fail;
         }
         const sl_agg *a = &pl->aggs.aggs[pl->aggs.n - 1];
-        if (a->distinct || a->strval) {
+        if (a->strval || a->fn == SL_AGG_COLLECT || a->fn == SL_AGG_JSON_ARRAYAGG ||
+            a->fn == SL_AGG_JSON_OBJECTAGG) {
             sl_seterr(err, errlen, "vertex '%s': aggregate %zu '%s': %s is not supported in an "
                       "OVER aggregation yet", vid, i + 1, text,
-                      a->distinct ? "DISTINCT" : "MIN/MAX of a STRING");
+                      a->strval ? "MIN/MAX of a STRING" : sl_agg_fn_name(a->fn));
             goto fail;
         }
         pl->outs[pl->nout].kind = OUT_AGG;
@@ -395,6 +409,11 @@ static void *ov_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
         for (int j = 0; a->fn == SL_AGG_UDF && j < a->nargs; j++) pl->need[a->cols[j]] = 1;
         if (a->fn == SL_AGG_UDF && !a->udf->retract) pl->rebuild = true;
         if (a->fn == SL_AGG_MIN || a->fn == SL_AGG_MAX) pl->has_minmax = true;
+    }
+    if (pl->rebuild && pl->aggs.has_distinct) {
+        sl_seterr(err, errlen, "vertex '%s': a DISTINCT aggregate and a user-defined aggregate "
+                  "function without retract cannot share a bounded OVER frame", vid);
+        goto fail;
     }
     for (int i = 0; i < pl->nout; i++)
         if (pl->outs[i].kind == OUT_FIRST || pl->outs[i].kind == OUT_LAST)
@@ -432,6 +451,9 @@ static void ov_close(sl_op *op)
     free(st->vcopy);
     free(st->vcap);
     free(st->venc);
+    free(st->dns);
+    free(st->dout);
+    free(st->dbytes);
     free(st);
     op->priv = NULL;
 }
@@ -451,8 +473,9 @@ static int ov_open(sl_op *op)
     st->sid_held = sl_kstate_register(op->kstate, "over-held");
     st->sid_frame = sl_kstate_register(op->kstate, "over-frame");
     st->sid_meta = sl_kstate_register(op->kstate, "over-key");
+    st->sid_dist = sl_kstate_register(op->kstate, "over-distinct");
     if (st->sid_old_rows < 0 || st->sid_old_meta < 0 || st->sid_vals < 0 || st->sid_held < 0 ||
-        st->sid_frame < 0 || st->sid_meta < 0)
+        st->sid_frame < 0 || st->sid_meta < 0 || st->sid_dist < 0)
         return sl_op_fail(op, "vertex '%s': cannot register its keyed state", pl->vid);
     char uerr[700];
     if (sl_agg_open(&pl->aggs, uerr, sizeof uerr) != SL_OK)
@@ -684,6 +707,54 @@ static int held_next(sl_op *op, ov_state *st, size_t *off, size_t end, sl_row *r
     return *rc == SL_OK;
 }
 
+/* ---- DISTINCT aggregates: a count per item and value ------------------------------ */
+
+/* "over-distinct", namespace u16 item then the value's bytes
+ * (sl_agg_distinct_value): the i64 number of copies of the value in the
+ * frame. A value is folded into the accumulator when its count goes 0 -> 1
+ * and out when it goes 1 -> 0 (the entry then goes), as Flink's distinct
+ * MapView does. */
+static int dist_step(sl_op *op, ov_state *st, uint8_t *acc, int i, const sl_row *r, int sign)
+{
+    const ov_plan *pl = op->plan;
+    const sl_agg *a = &pl->aggs.aggs[i];
+    uint8_t tmp[8];
+    const void *p;
+    size_t len;
+    char err[256];
+    if (!sl_agg_distinct_value(a, r, tmp, &p, &len)) return SL_OK;
+    grow(&st->dns, &st->dnscap, len + 2);
+    st->dns[0] = (uint8_t)(i >> 8);
+    st->dns[1] = (uint8_t)i;
+    if (len) memcpy(st->dns + 2, p, len);
+    const void *val;
+    size_t vlen;
+    int rc = sl_kstate_get(op->kstate, st->sid_dist, st->dns, len + 2, &val, &vlen, err, sizeof err);
+    if (rc == SL_ERR) return state_err(op, err);
+    int64_t n = rc == SL_DONE ? 0 : vlen == 8 ? sl_get_lei64(val) : -1;
+    if (n < 0 || (sign < 0 && n == 0)) return damaged(op, "a DISTINCT value's count");
+    n += sign;
+    if ((sign > 0 && n == 1) || (sign < 0 && n == 0)) sl_agg_distinct_apply(&pl->aggs, i, acc, r, sign);
+    if (n == 0) rc = sl_kstate_del(op->kstate, st->sid_dist, st->dns, len + 2, err, sizeof err);
+    else {
+        uint8_t c[8];
+        sl_put_lei64(c, n);
+        rc = sl_kstate_put(op->kstate, st->sid_dist, st->dns, len + 2, c, 8, err, sizeof err);
+    }
+    return rc == SL_OK ? SL_OK : state_err(op, err);
+}
+
+/* Row r joins the accumulator acc: every aggregate (agg.c) and the DISTINCT
+ * ones' value counts. */
+static int acc_add(sl_op *op, ov_state *st, uint8_t *acc, const sl_row *r)
+{
+    const ov_plan *pl = op->plan;
+    if (sl_agg_add(&pl->aggs, acc, r) != SL_OK) return udf_failed(op);
+    for (int i = 0; pl->aggs.has_distinct && i < pl->aggs.n; i++)
+        if (pl->aggs.aggs[i].distinct && dist_step(op, st, acc, i, r, +1) != SL_OK) return SL_ERR;
+    return SL_OK;
+}
+
 /* ---- the frame (bounded frames): a FIFO of records ------------------------------ */
 
 /* Rows that entered a bounded frame and have not left it, in the order they
@@ -835,6 +906,62 @@ static int add_rec(sl_op *op, ov_state *st, int64_t idx, int64_t t, const sl_row
     return 1;
 }
 
+/* The DISTINCT items' values of a record leaving the frame into st->dout
+ * (strings' bytes into st->dbytes, their offsets in v.s.p until the walk
+ * ends): the record is borrowed from state, the counts are read after. */
+static int copy_distinct(sl_op *op, ov_state *st, int64_t idx, int64_t t, const sl_row *r,
+                         void *ctx)
+{
+    const ov_plan *pl = op->plan;
+    SL_UNUSED(idx);
+    SL_UNUSED(t);
+    SL_UNUSED(ctx);
+    for (int i = 0; i < pl->aggs.n; i++) {
+        const sl_agg *a = &pl->aggs.aggs[i];
+        uint8_t tmp[8];
+        const void *p;
+        size_t len;
+        if (!a->distinct || !sl_agg_distinct_value(a, r, tmp, &p, &len)) continue;
+        if (st->ndout == st->doutcap) {
+            st->doutcap = st->doutcap ? st->doutcap * 2 : 64;
+            st->dout = sl_realloc(st->dout, st->doutcap * sizeof *st->dout);
+        }
+        ov_dval *d = &st->dout[st->ndout++];
+        d->item = i;
+        d->v = r->vals[a->col];
+        if (a->in_type == SL_T_STRING || a->in_type == SL_T_BYTES) {
+            grow(&st->dbytes, &st->dbcap, st->dblen + d->v.v.s.len + 1);
+            if (d->v.v.s.len) memcpy(st->dbytes + st->dblen, d->v.v.s.p, d->v.v.s.len);
+            d->v.v.s.p = (const char *)(uintptr_t)st->dblen;
+            st->dblen += d->v.v.s.len;
+        }
+    }
+    return 0;
+}
+
+/* The records [head, nhead) leave the frame: their DISTINCT values' counts
+ * go down, a value whose last copy left is folded out of the accumulator. */
+static int distinct_evict(sl_op *op, ov_state *st, int64_t head, int64_t nhead)
+{
+    const ov_plan *pl = op->plan;
+    st->ndout = st->dblen = 0;
+    if (frame_walk(op, st, head, nhead, copy_distinct, NULL, NULL) != SL_OK) return SL_ERR;
+    for (int c = 0; c < op->in->n; c++) st->pvals[c] = (sl_value){.isnull = true};
+    for (size_t k = 0; k < st->ndout; k++) {
+        const sl_agg *a = &pl->aggs.aggs[st->dout[k].item];
+        sl_value v = st->dout[k].v;
+        if (a->in_type == SL_T_STRING || a->in_type == SL_T_BYTES)
+            v.v.s.p = (const char *)st->dbytes + (uintptr_t)v.v.s.p;
+        st->pvals[a->col] = v;
+        if (a->filter >= 0) st->pvals[a->filter] = (sl_value){.v.i = 1}; /* it counted */
+        sl_row r = {.kind = SL_KIND_INSERT, .n = op->in->n, .vals = st->pvals};
+        if (dist_step(op, st, acc_of(st), st->dout[k].item, &r, -1) != SL_OK) return SL_ERR;
+        st->pvals[a->col] = (sl_value){.isnull = true};
+        if (a->filter >= 0) st->pvals[a->filter] = (sl_value){.isnull = true};
+    }
+    return SL_OK;
+}
+
 static int first_nonnull(sl_op *op, ov_state *st, int64_t idx, int64_t t, const sl_row *r,
                          void *ctx)
 {
@@ -861,6 +988,7 @@ static int frame_evict(sl_op *op, ov_state *st, int64_t lo, int64_t keep)
     if (frame_walk(op, st, head, tail, evict_one, &e, &nhead) != SL_OK) return SL_ERR;
     if (e.failed) return udf_failed(op);
     if (nhead == head) return SL_OK;
+    if (pl->aggs.has_distinct && distinct_evict(op, st, head, nhead) != SL_OK) return SL_ERR;
     uint8_t ns[OV_TNS];
     for (int64_t c = head / OV_CHUNK; c < nhead / OV_CHUNK; c++) {
         chunk_ns(ns, c);
@@ -1132,7 +1260,7 @@ static int rows_one(sl_op *op, ov_state *st, const sl_row *r, int64_t t, int64_t
 {
     const ov_plan *pl = op->plan;
     if (frame_push(op, st, r, t) != SL_OK) return SL_ERR;
-    if (sl_agg_add(&pl->aggs, acc_of(st), r) != SL_OK) return udf_failed(op);
+    if (acc_add(op, st, acc_of(st), r) != SL_OK) return SL_ERR;
     if (pl->nval && frame_values(op, st) != SL_OK) return SL_ERR;
     if (emit_with(op, st, r, acc_of(st), rownum, t, t) != SL_OK) return SL_ERR;
     return frame_evict(op, st, 0, pl->preceding);
@@ -1166,11 +1294,11 @@ static int range_rows(sl_op *op, ov_state *st, const sl_row *one, size_t from, s
     int rc = frame_evict(op, st, t - pl->preceding, -1);
     if (rc == SL_OK && one) {
         rc = frame_push(op, st, one, t);
-        if (rc == SL_OK && sl_agg_add(&pl->aggs, acc, one) != SL_OK) rc = udf_failed(op);
+        if (rc == SL_OK) rc = acc_add(op, st, acc, one);
     } else {
         while (rc == SL_OK && held_next(op, st, &off, to, &r, &rc)) {
             rc = frame_push(op, st, &r, t);
-            if (rc == SL_OK && sl_agg_add(&pl->aggs, acc, &r) != SL_OK) rc = udf_failed(op);
+            if (rc == SL_OK) rc = acc_add(op, st, acc, &r);
         }
     }
     if (rc == SL_OK && pl->nval) rc = frame_values(op, st);
@@ -1198,8 +1326,8 @@ static int fire_held(sl_op *op, ov_state *st, size_t from, size_t to, int64_t T)
     int64_t cnt = meta_i64(st, M_EMITTED);
     if (pl->preceding < 0 && !pl->rows) /* UNBOUNDED RANGE: the peers join first */
         while (rc == SL_OK && held_next(op, st, &off, to, &r, &rc)) {
-            if (sl_agg_add(&pl->aggs, acc, &r) != SL_OK) rc = udf_failed(op);
-            else if (pl->nval) rc = vals_add(op, st, &r);
+            rc = acc_add(op, st, acc, &r);
+            if (rc == SL_OK && pl->nval) rc = vals_add(op, st, &r);
         }
     off = from;
     while (rc == SL_OK && held_next(op, st, &off, to, &r, &rc)) {
@@ -1208,8 +1336,8 @@ static int fire_held(sl_op *op, ov_state *st, size_t from, size_t to, int64_t T)
             continue;
         }
         if (pl->rows) {
-            if (sl_agg_add(&pl->aggs, acc, &r) != SL_OK) rc = udf_failed(op);
-            else if (pl->nval) rc = vals_add(op, st, &r);
+            rc = acc_add(op, st, acc, &r);
+            if (rc == SL_OK && pl->nval) rc = vals_add(op, st, &r);
         }
         if (rc == SL_OK) rc = emit_with(op, st, &r, acc, ++cnt, T, T);
     }
@@ -1247,7 +1375,7 @@ static int ov_process(sl_op *op, int input, sl_row *row)
     } else if (pl->preceding < 0) { /* nothing to hold */
         uint8_t *acc = acc_of(st);
         int64_t cnt = meta_i64(st, M_EMITTED) + 1;
-        if (sl_agg_add(&pl->aggs, acc, row) != SL_OK) return udf_failed(op);
+        if (acc_add(op, st, acc, row) != SL_OK) return SL_ERR;
         meta_set(st, M_EMITTED, cnt);
         rc = pl->nval ? vals_add(op, st, row) : SL_OK;
         if (rc == SL_OK) rc = emit_with(op, st, row, acc, cnt, t, row->ts);

@@ -350,9 +350,11 @@ static int agg_item(plan *p, const sql_node *o, int i, const sl_schema *sch, ite
         free(fn);
         return rc;
     }
-    if (call->flags & SQL_F_DISTINCT) {
+    int distinct = (call->flags & SQL_F_DISTINCT) != 0;
+    if (distinct && (call->flags & SQL_F_STAR_ARG)) {
+        rc = PERR(o, "%s(DISTINCT *) is not an aggregate call; name a column", fn);
         free(fn);
-        return PERR(o, "DISTINCT aggregates over an OVER window are not supported yet");
+        return rc;
     }
     int nargs = call->nkids - ((call->flags & SQL_F_FILTER) ? 1 : 0);
     const char *arg = NULL;
@@ -381,7 +383,7 @@ static int agg_item(plan *p, const sql_node *o, int i, const sl_schema *sch, ite
     }
     if (rc == SL_OK) {
         char *qa = strcmp(arg, "*") && strcmp(arg, "1") ? sql_quote_ident(arg) : sl_strdup(arg);
-        sql_sb_fmt(out, "%s(%s)", fn, qa);
+        sql_sb_fmt(out, "%s(%s%s)", fn, distinct ? "DISTINCT " : "", qa);
         free(qa);
     }
 filter:
