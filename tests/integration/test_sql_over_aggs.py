@@ -1,5 +1,5 @@
-"""RANK(), DENSE_RANK() and the variance aggregates (VAR_POP, VAR_SAMP,
-STDDEV_POP, STDDEV_SAMP) over OVER windows, from SQL text through running
+"""RANK(), DENSE_RANK(), the variance aggregates (VAR_POP, VAR_SAMP,
+STDDEV_POP, STDDEV_SAMP) and DISTINCT aggregates over OVER windows, from SQL text through running
 jobs on two TaskManagers (sql/plan_over.c, operators/over_aggregate.c), at
 parallelism 1 and 2 and across stop-with-savepoint + restore at another
 parallelism on both backends. Every expected value is computed here by a
@@ -15,6 +15,9 @@ Python model from the generated ids:
   INT column (truncating divisions), doubles for a DOUBLE one; over ROWS n
   PRECEDING (retracted as rows leave), RANGE INTERVAL PRECEDING with peers
   and NULLs, and UNBOUNDED.
+- COUNT / SUM / AVG / MAX (DISTINCT x) over ROWS n PRECEDING (values leave
+  the frame's distinct set when their last copy does), RANGE with peers and
+  UNBOUNDED, of INT, STRING and DOUBLE values and expressions, with NULLs.
 """
 import bisect
 import collections
@@ -45,13 +48,24 @@ FROM ev2 WINDOW w AS (PARTITION BY k ORDER BY ts RANGE BETWEEN INTERVAL '1' SECO
 INSERT INTO o_var_unb
 SELECT id, RANK() OVER w AS r, VAR_SAMP(v) OVER w AS vs, STDDEV_POP(d) OVER w AS sp
 FROM ev WINDOW w AS (PARTITION BY k ORDER BY ts);
+INSERT INTO o_dist_rows
+SELECT id, COUNT(DISTINCT v % 10) OVER w AS cd, SUM(DISTINCT nv % 7) OVER w AS sd,
+       COUNT(DISTINCT name) OVER w AS cn, MAX(DISTINCT v) OVER w AS mx, SUM(v) OVER w AS s
+FROM ev WINDOW w AS (PARTITION BY k ORDER BY ts ROWS BETWEEN 5 PRECEDING AND CURRENT ROW);
+INSERT INTO o_dist_range
+SELECT id, AVG(DISTINCT d) OVER w AS ad, COUNT(DISTINCT nv % 5) OVER w AS cd
+FROM ev2 WINDOW w AS (PARTITION BY k ORDER BY ts RANGE BETWEEN INTERVAL '1' SECOND PRECEDING AND CURRENT ROW);
+INSERT INTO o_dist_unb
+SELECT id, COUNT(DISTINCT v % 10) OVER w AS cd, SUM(DISTINCT v % 10) OVER w AS sd
+FROM ev WINDOW w AS (PARTITION BY k ORDER BY ts);
 END;
 """
 
 EXTRA_COLS = ("    v  AS CAST(id * 37 % 101 AS INT),\n",
               "    v  AS CAST(id * 37 % 101 AS INT),\n"
               "    d  AS CAST(id * 37 % 101 AS DOUBLE) / 4,\n"
-              "    nv AS CASE WHEN id % 5 = 0 THEN CAST(NULL AS INT) ELSE CAST(id * 37 % 101 AS INT) END,\n")
+              "    nv AS CASE WHEN id % 5 = 0 THEN CAST(NULL AS INT) ELSE CAST(id * 37 % 101 AS INT) END,\n"
+              "    name AS CAST(id * 37 % 101 % 13 AS STRING),\n")
 
 
 def ddl(n, rate, late_from):
@@ -68,6 +82,10 @@ def outs_of(workdir):
         "o_var_range": ("id BIGINT, vp DOUBLE, ss DOUBLE, sn INT, vn INT",
                         os.path.join(workdir, "var_range")),
         "o_var_unb": ("id BIGINT, r BIGINT, vs INT, sp DOUBLE", os.path.join(workdir, "var_unb")),
+        "o_dist_rows": ("id BIGINT, cd BIGINT, sd INT, cn BIGINT, mx INT, s INT",
+                        os.path.join(workdir, "dist_rows")),
+        "o_dist_range": ("id BIGINT, ad DOUBLE, cd BIGINT", os.path.join(workdir, "dist_range")),
+        "o_dist_unb": ("id BIGINT, cd BIGINT, sd INT", os.path.join(workdir, "dist_unb")),
     }
 
 
@@ -110,7 +128,11 @@ def model(n, late_from):
     v = {i: i * 37 % 101 for i in range(1, n + 1)}
     d = {i: v[i] / 4 for i in v}
     nv = {i: None if i % 5 == 0 else v[i] for i in v}
-    want = {name: {} for name in ("o_rank", "o_var_rows", "o_var_range", "o_var_unb")}
+    want = {name: {} for name in ("o_rank", "o_var_rows", "o_var_range", "o_var_unb",
+                                  "o_dist_rows", "o_dist_range", "o_dist_unb")}
+
+    def dset(xs):
+        return {x for x in xs if x is not None}
     per = collections.defaultdict(list)
     for i in range(1, n + 1):
         if not late(i, n, late_from):
@@ -124,7 +146,15 @@ def model(n, late_from):
                                      "sp": variance(fr, False, True, True),
                                      "ss": variance(fr, True, True, True),
                                      "vs1": None if vs is None else vs + 1}
+            f6 = rows[max(0, j - 5):j + 1]
+            sd = dset(None if nv[x] is None else nv[x] % 7 for x in f6)
+            want["o_dist_rows"][i] = {"id": i, "cd": len(dset(v[x] % 10 for x in f6)),
+                                      "sd": sum(sd) if sd else None,
+                                      "cn": len(dset(str(v[x] % 13) for x in f6)),
+                                      "mx": max(v[x] for x in f6), "s": sum(v[x] for x in f6)}
             upto = rows[:j + 1]
+            want["o_dist_unb"][i] = {"id": i, "cd": len(dset(v[x] % 10 for x in upto)),
+                                     "sd": sum(dset(v[x] % 10 for x in upto))}
             want["o_var_unb"][i] = {"id": i, "r": j + 1,
                                     "vs": variance([v[x] for x in upto], True, False, True),
                                     "sp": variance([d[x] for x in upto], False, True, False)}
@@ -147,6 +177,10 @@ def model(n, late_from):
                                       "ss": variance([d[x] for x in fr], True, True, False),
                                       "sn": variance([nv[x] for x in fr], False, True, True),
                                       "vn": variance([nv[x] for x in fr], True, False, True)}
+            ds = dset(d[x] for x in fr)
+            want["o_dist_range"][i] = {"id": i, "ad": sum(ds) / len(ds),
+                                       "cd": len(dset(None if nv[x] is None else nv[x] % 5
+                                                      for x in fr))}
     return want
 
 
@@ -181,7 +215,7 @@ def test_rank_and_variance(make_cluster, workdir, p):
                 f"\nSET 'parallelism.default' = '{p}';\n" + QUERIES)
     assert r.returncode == 0, r.stdout + r.stderr
     job = finish(c, job_ids(r.stdout)[0])
-    assert sorted(v["parallelism"] for v in job["vertices"] if is_over(v)) == [p] * 4
+    assert sorted(v["parallelism"] for v in job["vertices"] if is_over(v)) == [p] * 7
     check(outs, model(n, late_from))
 
 
