@@ -217,6 +217,14 @@ static sql_node *JAGG(sql_pctx *c, const sql_node *f, sql_node *x, sql_node *v, 
     return a;
 }
 
+/* fn(DISTINCT ...) of a JSON aggregate: Flink's grammar has none, its parser's words */
+static void JDISTINCT(sql_pctx *c, const sql_node *f, sql_tok d)
+{
+    if (c->failed || !(WORDIS(f, "JSON_ARRAYAGG") || WORDIS(f, "JSON_OBJECTAGG"))) return;
+    c->failed = 1;
+    sl_seterr(c->err, c->errlen, "line %d, column %d: SQL parse failed. Incorrect syntax near the "
+              "keyword 'DISTINCT'", d.line, d.col);
+}
 /* A string literal node made by the parser (the JSON functions' clauses). */
 static sql_node *LIT(sql_pctx *c, const sql_node *at, const char *s)
 {
@@ -1236,7 +1244,8 @@ expr(A) ::= ident(F) LP exprlist(L) RP. {
     A = NAT(ctx, SQL_FUNC, F); A->s = F->s;
     for (int i = 0; i < L->nkids; i++) ADD(ctx, A, L->kids[i]);
 }
-expr(A) ::= ident(F) LP DISTINCT exprlist(L) RP. {
+expr(A) ::= ident(F) LP DISTINCT(D) exprlist(L) RP. {
+    JDISTINCT(ctx, F, D);
     A = NAT(ctx, SQL_FUNC, F); A->s = F->s; A->flags = SQL_F_DISTINCT;
     for (int i = 0; i < L->nkids; i++) ADD(ctx, A, L->kids[i]);
 }
@@ -1249,7 +1258,8 @@ expr(A) ::= ident(F) LP exprlist(L) RP FILTER LP WHERE expr(C) RP. {
     for (int i = 0; i < L->nkids; i++) ADD(ctx, A, L->kids[i]);
     ADD(ctx, A, C);
 }
-expr(A) ::= ident(F) LP DISTINCT exprlist(L) RP FILTER LP WHERE expr(C) RP. {
+expr(A) ::= ident(F) LP DISTINCT(D) exprlist(L) RP FILTER LP WHERE expr(C) RP. {
+    JDISTINCT(ctx, F, D);
     A = NAT(ctx, SQL_FUNC, F); A->s = F->s; A->flags = SQL_F_DISTINCT | SQL_F_FILTER;
     for (int i = 0; i < L->nkids; i++) ADD(ctx, A, L->kids[i]);
     ADD(ctx, A, C);
@@ -1265,7 +1275,8 @@ expr(A) ::= ident(F) LP exprlist(L) RP OVER(V) over_win(W). {
     for (int i = 0; i < L->nkids; i++) ADD(ctx, c, L->kids[i]);
     A = OVERCALL(ctx, F, W, c, V);
 }
-expr(A) ::= ident(F) LP DISTINCT exprlist(L) RP OVER(V) over_win(W). {
+expr(A) ::= ident(F) LP DISTINCT(D) exprlist(L) RP OVER(V) over_win(W). {
+    JDISTINCT(ctx, F, D);
     sql_node *c = NAT(ctx, SQL_FUNC, F); c->flags = SQL_F_DISTINCT;
     for (int i = 0; i < L->nkids; i++) ADD(ctx, c, L->kids[i]);
     A = OVERCALL(ctx, F, W, c, V);
@@ -1282,7 +1293,8 @@ expr(A) ::= ident(F) LP exprlist(L) RP FILTER LP WHERE expr(C) RP OVER(V) over_w
     ADD(ctx, c, C);
     A = OVERCALL(ctx, F, W, c, V);
 }
-expr(A) ::= ident(F) LP DISTINCT exprlist(L) RP FILTER LP WHERE expr(C) RP OVER(V) over_win(W). {
+expr(A) ::= ident(F) LP DISTINCT(D) exprlist(L) RP FILTER LP WHERE expr(C) RP OVER(V) over_win(W). {
+    JDISTINCT(ctx, F, D);
     sql_node *c = NAT(ctx, SQL_FUNC, F); c->flags = SQL_F_DISTINCT | SQL_F_FILTER;
     for (int i = 0; i < L->nkids; i++) ADD(ctx, c, L->kids[i]);
     ADD(ctx, c, C);
