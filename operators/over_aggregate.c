@@ -8,9 +8,11 @@
  *
  * Keyed by the partition columns (none: one global partition, which the
  * planner runs at parallelism 1). The aggregates are operators/agg.c's
- * (COUNT, SUM, MIN, MAX, AVG with FILTER), the same accumulator as
- * `window` and `group_aggregate`; ROW_NUMBER() is the row's position in its
- * partition; FIRST_VALUE(c) and LAST_VALUE(c) the first and last non-NULL
+ * (COUNT, SUM, MIN, MAX, AVG, also DISTINCT, with FILTER), the same
+ * accumulator as `window` and `group_aggregate`; ROW_NUMBER() is the row's
+ * position in its partition; RANK() and DENSE_RANK() (the default RANGE
+ * frame only) its rank among the partition's order times so far, peers
+ * sharing it; FIRST_VALUE(c) and LAST_VALUE(c) the first and last non-NULL
  * value of c in the frame (Flink's FirstValue/LastValueAggFunction); LAG(c,
  * n, d) -- UNBOUNDED frames only, as in Flink -- the value of c n rows before
  * the last row added to the frame (with RANGE peers: the last peer), else
@@ -42,7 +44,14 @@
  *     tail chunk before. A frame record keeps only the columns the
  *     aggregates read (others NULL). An emptied frame starts again at 0;
  *   "over-values" (u16 function, u32 slot): an unbounded frame's first /
- *     last value and LAG's ring of its last n + 1 values.
+ *     last value and LAG's ring of its last n + 1 values;
+ *   "over-distinct" (u16 item, the value's bytes), DISTINCT aggregates only:
+ *     the i64 number of the frame's rows holding the value; a value is
+ *     folded into the accumulator at its first copy and out when its last
+ *     copy leaves a bounded frame (the entry then goes), so the state is
+ *     the frame's distinct values (an UNBOUNDED frame's: all of them).
+ * RANK() and DENSE_RANK() keep two i64 slots each among the value
+ * functions' in the meta value: the last order time and its rank.
  * Ids 0 and 1 ("over-rows", "over-meta") are version 1's, registered only
  * to recognise its savepoints.
  *

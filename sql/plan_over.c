@@ -14,13 +14,18 @@
  * window; ORDER BY is one time attribute (event or processing time),
  * ascending; the frame ends at CURRENT ROW (FOLLOWING is refused); the input
  * is insert-only. Without a frame the window is Flink's default, RANGE
- * BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW. ROWS n PRECEDING counts rows;
- * RANGE takes an INTERVAL. The calls: COUNT, SUM, MIN, MAX, AVG (with
- * FILTER), ROW_NUMBER(), FIRST_VALUE, LAST_VALUE and LAG; LEAD, NTILE,
- * PERCENT_RANK and CUME_DIST are refused with the words of Flink's streaming
- * planner, which refuses them too; RANK and DENSE_RANK (which Flink takes)
- * are refused as not supported yet. The ROW_NUMBER() queries that an outer query bounds are
- * Top-N / deduplication (sql/plan_rank.c), decided before this file is asked.
+ * BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW (ROWS for ROW_NUMBER(), as
+ * Calcite makes it, when windows are compared). ROWS n PRECEDING counts rows;
+ * RANGE takes an INTERVAL. The calls: COUNT, SUM, MIN, MAX, AVG (also
+ * DISTINCT), VAR_POP, VAR_SAMP, STDDEV_POP and STDDEV_SAMP (expanded here
+ * into SUM and COUNT over the window, as Calcite does), ROW_NUMBER(), RANK(),
+ * DENSE_RANK(), FIRST_VALUE, LAST_VALUE and LAG; LEAD, NTILE, PERCENT_RANK
+ * and CUME_DIST are refused with the words of Flink's streaming planner,
+ * which refuses them too, and so are what Flink's parser and validator
+ * refuse: a frame written for the ranking and offset functions, FILTER on an
+ * OVER call, OVER after JSON_ARRAYAGG / JSON_OBJECTAGG. The ROW_NUMBER()
+ * queries that an outer query bounds are Top-N / deduplication
+ * (sql/plan_rank.c), decided before this file is asked.
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -345,8 +350,12 @@ static int agg_item(plan *p, const sql_node *o, int i, const sl_schema *sch, ite
     }
     if (strcmp(fn, "COUNT") && strcmp(fn, "SUM") && strcmp(fn, "MIN") && strcmp(fn, "MAX") &&
         strcmp(fn, "AVG")) {
-        rc = PERR(o, "%s() is not an aggregate function that OVER aggregation supports (COUNT, "
-                  "SUM, MIN, MAX, AVG, FIRST_VALUE, LAST_VALUE, LAG, ROW_NUMBER)", o->s);
+        int later = !strcmp(fn, "COLLECT") || !strcmp(fn, "LISTAGG");
+        rc = PERR(o, "%s() %s; OVER aggregation takes COUNT, SUM, MIN, MAX, AVG (also with "
+                  "DISTINCT), VAR_POP, VAR_SAMP, STDDEV_POP, STDDEV_SAMP, FIRST_VALUE, LAST_VALUE, "
+                  "LAG, ROW_NUMBER, RANK and DENSE_RANK", o->s,
+                  later ? "over an OVER window is not supported yet"
+                        : "is not an aggregate function that OVER aggregation supports");
         free(fn);
         return rc;
     }
