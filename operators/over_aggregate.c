@@ -86,6 +86,7 @@
 #include <strings.h>
 
 #include "agg.h"
+#include "buf.h"
 #include "udf_sig.h"
 #include "bytes.h"
 #include "jobgraph.h"
@@ -165,6 +166,8 @@ typedef struct ov_state {
     size_t ndout, doutcap;
     uint8_t *dbytes;    /* ... their bytes (reused) */
     size_t dblen, dbcap;
+    sl_buf *coll;       /* per aggregate: a COLLECT's MULTISET bytes (reused) */
+    sl_buf cscan, cidx; /* a COLLECT's scanned values and their order (reused) */
 } ov_state;
 
 /* A DISTINCT item's value of a row leaving the frame, copied out of the
@@ -348,6 +351,7 @@ static void *ov_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
         }
         pl->preceding = n;
     }
+    pl->aggs.allow_collect = true; /* COLLECT's values: counted in "over-distinct" */
     json_t *ja = sl_vconf_array(v, "aggregates");
     size_t na = !ja ? 0 : json_is_string(ja) ? 1 : json_array_size(ja);
     if (!na) {
@@ -399,8 +403,7 @@ static void *ov_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
             goto fail;
         }
         const sl_agg *a = &pl->aggs.aggs[pl->aggs.n - 1];
-        if (a->strval || a->fn == SL_AGG_COLLECT || a->fn == SL_AGG_JSON_ARRAYAGG ||
-            a->fn == SL_AGG_JSON_OBJECTAGG) {
+        if (a->strval || a->fn == SL_AGG_JSON_ARRAYAGG || a->fn == SL_AGG_JSON_OBJECTAGG) {
             sl_seterr(err, errlen, "vertex '%s': aggregate %zu '%s': %s is not supported in an "
                       "OVER aggregation yet", vid, i + 1, text,
                       a->strval ? "MIN/MAX of a STRING" : sl_agg_fn_name(a->fn));
@@ -419,9 +422,9 @@ static void *ov_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
         if (a->fn == SL_AGG_UDF && !a->udf->retract) pl->rebuild = true;
         if (a->fn == SL_AGG_MIN || a->fn == SL_AGG_MAX) pl->has_minmax = true;
     }
-    if (pl->rebuild && pl->aggs.has_distinct) {
-        sl_seterr(err, errlen, "vertex '%s': a DISTINCT aggregate and a user-defined aggregate "
-                  "function without retract cannot share a bounded OVER frame", vid);
+    if (pl->rebuild && (pl->aggs.has_distinct || pl->aggs.has_collect)) {
+        sl_seterr(err, errlen, "vertex '%s': a DISTINCT aggregate or COLLECT and a user-defined "
+                  "aggregate function without retract cannot share a bounded OVER frame", vid);
         goto fail;
     }
     for (int i = 0; i < pl->nout; i++)
@@ -463,6 +466,10 @@ static void ov_close(sl_op *op)
     free(st->dns);
     free(st->dout);
     free(st->dbytes);
+    for (int i = 0; st->coll && i < ((const ov_plan *)op->plan)->aggs.n; i++) sl_buf_free(&st->coll[i]);
+    free(st->coll);
+    sl_buf_free(&st->cscan);
+    sl_buf_free(&st->cidx);
     free(st);
     op->priv = NULL;
 }
@@ -500,6 +507,7 @@ static int ov_open(sl_op *op)
     st->vres = sl_calloc((size_t)pl->nout + 1, sizeof *st->vres);
     st->vcopy = sl_calloc((size_t)pl->nout + 1, sizeof *st->vcopy);
     st->vcap = sl_calloc((size_t)pl->nout + 1, sizeof *st->vcap);
+    if (pl->aggs.has_collect) st->coll = sl_calloc((size_t)pl->aggs.n, sizeof *st->coll);
     return SL_OK;
 }
 
@@ -716,22 +724,18 @@ static int held_next(sl_op *op, ov_state *st, size_t *off, size_t end, sl_row *r
     return *rc == SL_OK;
 }
 
-/* ---- DISTINCT aggregates: a count per item and value ------------------------------ */
+/* ---- DISTINCT aggregates and COLLECT: a count per item and value ------------------- */
 
 /* "over-distinct", namespace u16 item then the value's bytes
- * (sl_agg_distinct_value): the i64 number of copies of the value in the
- * frame. A value is folded into the accumulator when its count goes 0 -> 1
- * and out when it goes 1 -> 0 (the entry then goes), as Flink's distinct
- * MapView does. */
-static int dist_step(sl_op *op, ov_state *st, uint8_t *acc, int i, const sl_row *r, int sign)
+ * (sl_agg_distinct_value's; COLLECT: the value's datum bytes): the i64
+ * number of copies of the value in the frame, the entry deleted at 0. A
+ * DISTINCT value is folded into the accumulator when its count goes 0 -> 1
+ * and out when it goes 1 -> 0, as Flink's distinct MapView does; COLLECT's
+ * MULTISET is the item's entries (collect_result). */
+static int count_step(sl_op *op, ov_state *st, int i, const void *p, size_t len, int sign,
+                      int64_t *now)
 {
-    const ov_plan *pl = op->plan;
-    const sl_agg *a = &pl->aggs.aggs[i];
-    uint8_t tmp[8];
-    const void *p;
-    size_t len;
     char err[256];
-    if (!sl_agg_distinct_value(a, r, tmp, &p, &len)) return SL_OK;
     grow(&st->dns, &st->dnscap, len + 2);
     st->dns[0] = (uint8_t)(i >> 8);
     st->dns[1] = (uint8_t)i;
@@ -741,11 +745,12 @@ static int dist_step(sl_op *op, ov_state *st, uint8_t *acc, int i, const sl_row 
     int rc = sl_kstate_get(op->kstate, st->sid_dist, st->dns, len + 2, &val, &vlen, err, sizeof err);
     if (rc == SL_ERR) return state_err(op, err);
     int64_t n = rc == SL_DONE ? 0 : vlen == 8 ? sl_get_lei64(val) : -1;
-    if (n < 0 || (sign < 0 && n == 0)) return damaged(op, "a DISTINCT value's count");
+    if (n < 0 || (sign < 0 && n == 0)) return damaged(op, "a DISTINCT or COLLECT value's count");
     n += sign;
-    if ((sign > 0 && n == 1) || (sign < 0 && n == 0)) sl_agg_distinct_apply(&pl->aggs, i, acc, r, sign);
-    if (n == 0) rc = sl_kstate_del(op->kstate, st->sid_dist, st->dns, len + 2, err, sizeof err);
-    else {
+    *now = n;
+    if (n == 0) {
+        rc = sl_kstate_del(op->kstate, st->sid_dist, st->dns, len + 2, err, sizeof err);
+    } else {
         uint8_t c[8];
         sl_put_lei64(c, n);
         rc = sl_kstate_put(op->kstate, st->sid_dist, st->dns, len + 2, c, 8, err, sizeof err);
@@ -753,14 +758,90 @@ static int dist_step(sl_op *op, ov_state *st, uint8_t *acc, int i, const sl_row 
     return rc == SL_OK ? SL_OK : state_err(op, err);
 }
 
-/* Row r joins the accumulator acc: every aggregate (agg.c) and the DISTINCT
- * ones' value counts. */
+/* A copy of row r's value of DISTINCT item i joins (+1) or leaves (-1) the
+ * frame; the accumulator acc follows the value's first and last copy. */
+static int dist_step(sl_op *op, ov_state *st, uint8_t *acc, int i, const sl_row *r, int sign)
+{
+    const ov_plan *pl = op->plan;
+    uint8_t tmp[8];
+    const void *p;
+    size_t len;
+    int64_t n;
+    if (!sl_agg_distinct_value(&pl->aggs.aggs[i], r, tmp, &p, &len)) return SL_OK;
+    if (count_step(op, st, i, p, len, sign, &n) != SL_OK) return SL_ERR;
+    if ((sign > 0 && n == 1) || (sign < 0 && n == 0)) sl_agg_distinct_apply(&pl->aggs, i, acc, r, sign);
+    return SL_OK;
+}
+
+/* A copy of row r's value of COLLECT item i joins (+1) or leaves (-1) the frame. */
+static int collect_step(sl_op *op, ov_state *st, int i, const sl_row *r, int sign)
+{
+    const ov_plan *pl = op->plan;
+    const sl_agg *a = &pl->aggs.aggs[i];
+    const sl_value *x;
+    int64_t n;
+    if (!sl_agg_collect_value(a, r, &x)) return SL_OK;
+    size_t len = sl_datum_size(x, a->in_dt);
+    grow(&st->venc, &st->venccap, len);
+    sl_datum_put(st->venc, x, a->in_dt);
+    return count_step(op, st, i, st->venc, len, sign, &n);
+}
+
+typedef struct coll_scan {
+    int item;
+    sl_buf *out;
+} coll_scan;
+
+/* An "over-distinct" entry of the COLLECT item into the scan: [u32 length]
+ * [the value's bytes][i64 copies], as sl_agg_multiset_build reads it. */
+static int coll_scan_fn(void *ctx, const void *ns, size_t nslen, const void *val, size_t vlen)
+{
+    coll_scan *c = ctx;
+    const uint8_t *n = ns;
+    if (nslen < 2 || vlen != 8 || ((n[0] << 8) | n[1]) != c->item) return 0;
+    uint8_t hdr[4];
+    sl_put_le32(hdr, (uint32_t)(nslen - 2));
+    sl_buf_put(c->out, hdr, 4);
+    sl_buf_put(c->out, n + 2, nslen - 2);
+    sl_buf_put(c->out, val, 8);
+    return 0;
+}
+
+/* COLLECT item i's MULTISET of the current key's frame into st->coll[i]
+ * and *res (borrowing its bytes until the next call). */
+static int collect_result(sl_op *op, ov_state *st, int i, sl_value *res)
+{
+    const ov_plan *pl = op->plan;
+    char err[256];
+    sl_buf_reset(&st->cscan);
+    sl_buf_reset(&st->cidx);
+    coll_scan c = {i, &st->cscan};
+    if (sl_kstate_scan_key(op->kstate, st->sid_dist, coll_scan_fn, &c, err, sizeof err) == SL_ERR)
+        return state_err(op, err);
+    const uint8_t *b = sl_buf_u8(&st->cscan);
+    for (size_t pos = 0; pos < st->cscan.len; pos += 4 + sl_get_le32(b + pos) + 8)
+        sl_buf_put(&st->cidx, &pos, sizeof pos);
+    size_t n = st->cidx.len / sizeof(size_t);
+    sl_agg_multiset_sort(b, (size_t *)st->cidx.p, n);
+    sl_agg_multiset_build(b, (const size_t *)st->cidx.p, n, pl->aggs.aggs[i].kept_distinct,
+                          &st->coll[i]);
+    res->isnull = false;
+    res->v.s.p = (const char *)st->coll[i].p;
+    res->v.s.len = (uint32_t)st->coll[i].len;
+    return SL_OK;
+}
+
+/* Row r joins the accumulator acc: every aggregate (agg.c), the DISTINCT
+ * ones' and COLLECT's value counts. */
 static int acc_add(sl_op *op, ov_state *st, uint8_t *acc, const sl_row *r)
 {
     const ov_plan *pl = op->plan;
     if (sl_agg_add(&pl->aggs, acc, r) != SL_OK) return udf_failed(op);
-    for (int i = 0; pl->aggs.has_distinct && i < pl->aggs.n; i++)
-        if (pl->aggs.aggs[i].distinct && dist_step(op, st, acc, i, r, +1) != SL_OK) return SL_ERR;
+    for (int i = 0; (pl->aggs.has_distinct || pl->aggs.has_collect) && i < pl->aggs.n; i++) {
+        const sl_agg *a = &pl->aggs.aggs[i];
+        if (a->distinct && dist_step(op, st, acc, i, r, +1) != SL_OK) return SL_ERR;
+        if (a->fn == SL_AGG_COLLECT && collect_step(op, st, i, r, +1) != SL_OK) return SL_ERR;
+    }
     return SL_OK;
 }
 
@@ -930,7 +1011,10 @@ static int copy_distinct(sl_op *op, ov_state *st, int64_t idx, int64_t t, const 
         uint8_t tmp[8];
         const void *p;
         size_t len;
-        if (!a->distinct || !sl_agg_distinct_value(a, r, tmp, &p, &len)) continue;
+        const sl_value *x;
+        if (a->fn == SL_AGG_COLLECT ? !sl_agg_collect_value(a, r, &x)
+                                    : !a->distinct || !sl_agg_distinct_value(a, r, tmp, &p, &len))
+            continue;
         if (st->ndout == st->doutcap) {
             st->doutcap = st->doutcap ? st->doutcap * 2 : 64;
             st->dout = sl_realloc(st->dout, st->doutcap * sizeof *st->dout);
@@ -938,7 +1022,7 @@ static int copy_distinct(sl_op *op, ov_state *st, int64_t idx, int64_t t, const 
         ov_dval *d = &st->dout[st->ndout++];
         d->item = i;
         d->v = r->vals[a->col];
-        if (a->in_type == SL_T_STRING || a->in_type == SL_T_BYTES) {
+        if (sl_type_is_var(a->in_type)) {
             grow(&st->dbytes, &st->dbcap, st->dblen + d->v.v.s.len + 1);
             if (d->v.v.s.len) memcpy(st->dbytes + st->dblen, d->v.v.s.p, d->v.v.s.len);
             d->v.v.s.p = (const char *)(uintptr_t)st->dblen;
@@ -959,12 +1043,14 @@ static int distinct_evict(sl_op *op, ov_state *st, int64_t head, int64_t nhead)
     for (size_t k = 0; k < st->ndout; k++) {
         const sl_agg *a = &pl->aggs.aggs[st->dout[k].item];
         sl_value v = st->dout[k].v;
-        if (a->in_type == SL_T_STRING || a->in_type == SL_T_BYTES)
+        if (sl_type_is_var(a->in_type))
             v.v.s.p = (const char *)st->dbytes + (uintptr_t)v.v.s.p;
         st->pvals[a->col] = v;
         if (a->filter >= 0) st->pvals[a->filter] = (sl_value){.v.i = 1}; /* it counted */
         sl_row r = {.kind = SL_KIND_INSERT, .n = op->in->n, .vals = st->pvals};
-        if (dist_step(op, st, acc_of(st), st->dout[k].item, &r, -1) != SL_OK) return SL_ERR;
+        int rc = a->fn == SL_AGG_COLLECT ? collect_step(op, st, st->dout[k].item, &r, -1)
+                                         : dist_step(op, st, acc_of(st), st->dout[k].item, &r, -1);
+        if (rc != SL_OK) return SL_ERR;
         st->pvals[a->col] = (sl_value){.isnull = true};
         if (a->filter >= 0) st->pvals[a->filter] = (sl_value){.isnull = true};
     }
@@ -997,7 +1083,9 @@ static int frame_evict(sl_op *op, ov_state *st, int64_t lo, int64_t keep)
     if (frame_walk(op, st, head, tail, evict_one, &e, &nhead) != SL_OK) return SL_ERR;
     if (e.failed) return udf_failed(op);
     if (nhead == head) return SL_OK;
-    if (pl->aggs.has_distinct && distinct_evict(op, st, head, nhead) != SL_OK) return SL_ERR;
+    if ((pl->aggs.has_distinct || pl->aggs.has_collect) &&
+        distinct_evict(op, st, head, nhead) != SL_OK)
+        return SL_ERR;
     uint8_t ns[OV_TNS];
     for (int64_t c = head / OV_CHUNK; c < nhead / OV_CHUNK; c++) {
         chunk_ns(ns, c);
@@ -1238,6 +1326,9 @@ static int emit_with(sl_op *op, ov_state *st, const sl_row *r, const uint8_t *ac
     memcpy(st->outv, r->vals, sizeof *st->outv * (size_t)n);
     size_t mark = op->scratch.used; /* a function's string results, dropped once emitted */
     if (sl_agg_result_in(&pl->aggs, acc, &op->scratch, st->res) != SL_OK) return udf_failed(op);
+    for (int i = 0; pl->aggs.has_collect && i < pl->aggs.n; i++)
+        if (pl->aggs.aggs[i].fn == SL_AGG_COLLECT && collect_result(op, st, i, &st->res[i]) != SL_OK)
+            return SL_ERR;
     if (pl->nval && pl->preceding < 0 && vals_get(op, st, r) != SL_OK) return SL_ERR;
     for (int i = 0; i < pl->nout; i++) {
         sl_value *o = &st->outv[n + i];

@@ -349,11 +349,11 @@ static int agg_item(plan *p, const sql_node *o, int i, const sl_schema *sch, ite
         goto filter;
     }
     if (strcmp(fn, "COUNT") && strcmp(fn, "SUM") && strcmp(fn, "MIN") && strcmp(fn, "MAX") &&
-        strcmp(fn, "AVG")) {
-        int later = !strcmp(fn, "COLLECT") || !strcmp(fn, "LISTAGG");
+        strcmp(fn, "AVG") && strcmp(fn, "COLLECT")) {
+        int later = !strcmp(fn, "LISTAGG");
         rc = PERR(o, "%s() %s; OVER aggregation takes COUNT, SUM, MIN, MAX, AVG (also with "
-                  "DISTINCT), VAR_POP, VAR_SAMP, STDDEV_POP, STDDEV_SAMP, FIRST_VALUE, LAST_VALUE, "
-                  "LAG, ROW_NUMBER, RANK and DENSE_RANK", o->s,
+                  "DISTINCT), VAR_POP, VAR_SAMP, STDDEV_POP, STDDEV_SAMP, COLLECT, FIRST_VALUE, "
+                  "LAST_VALUE, LAG, ROW_NUMBER, RANK and DENSE_RANK", o->s,
                   later ? "over an OVER window is not supported yet"
                         : "is not an aggregate function that OVER aggregation supports");
         free(fn);
@@ -718,6 +718,7 @@ int sql_plan_over(plan *p, const sql_node *sel, rel *out)
             const sql_node *o = c.calls[i];
             const char *fn = o->s;
             sl_type t = SL_T_BIGINT;
+            const sl_dtype *dt = NULL;
             if (over_udf(fn)) {
                 t = over_udf(fn)->result;
             } else if (strcasecmp(fn, "COUNT") && strcasecmp(fn, "ROW_NUMBER") &&
@@ -729,8 +730,15 @@ int sql_plan_over(plan *p, const sql_node *sel, rel *out)
                 int ac = sl_schema_find(&in.sch, an);
                 if (ac < 0 && call->kids[0]->kind == SQL_COL) ac = sl_schema_find(&in.sch, call->kids[0]->s);
                 if (ac >= 0) t = in.sch.fields[ac].type;
+                if (ac >= 0 && !strcasecmp(fn, "COLLECT")) { /* MULTISET<t> NOT NULL */
+                    char *mt = sl_sprintf("MULTISET<%s> NOT NULL", in.sch.fields[ac].dt->text);
+                    if (sl_dtype_parse(mt, &dt, NULL, 0) != SL_OK) dt = NULL;
+                    free(mt);
+                    t = SL_T_MULTISET;
+                }
             }
-            sl_schema_add(&in.sch, nm, t);
+            if (dt) sl_schema_add_dt(&in.sch, nm, dt);
+            else sl_schema_add(&in.sch, nm, t);
         }
     }
     json_decref(keys);

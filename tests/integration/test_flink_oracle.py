@@ -549,6 +549,11 @@ QUERIES = [
     ("over_distinct_unbounded", "SELECT id, COUNT(DISTINCT u) OVER w AS c, AVG(DISTINCT v) OVER w AS a, "
                                 "MAX(DISTINCT v) OVER w AS m FROM evs WINDOW w AS (PARTITION BY k "
                                 "ORDER BY ts)"),
+    ("over_collect", "SELECT id, COLLECT(s) OVER w AS c, COLLECT(DISTINCT s) OVER w AS d FROM evs "
+                     "WINDOW w AS (PARTITION BY k ORDER BY ts ROWS BETWEEN 3 PRECEDING AND CURRENT ROW)"),
+    ("over_collect_range", "SELECT id, COLLECT(k) OVER w AS c, COUNT(*) OVER w AS n FROM evs "
+                           "WINDOW w AS (PARTITION BY u ORDER BY ts RANGE BETWEEN INTERVAL '2' SECOND "
+                           "PRECEDING AND CURRENT ROW)"),
     ("over_rank_framed", "SELECT id, RANK() OVER (PARTITION BY k ORDER BY ts ROWS BETWEEN UNBOUNDED "
                          "PRECEDING AND CURRENT ROW) AS r FROM evs"),
     ("over_lag_framed", "SELECT id, LAG(v) OVER (PARTITION BY k ORDER BY ts ROWS BETWEEN 3 PRECEDING "

@@ -18,6 +18,9 @@ Python model from the generated ids:
 - COUNT / SUM / AVG / MAX (DISTINCT x) over ROWS n PRECEDING (values leave
   the frame's distinct set when their last copy does), RANGE with peers and
   UNBOUNDED, of INT, STRING and DOUBLE values and expressions, with NULLs.
+- COLLECT [DISTINCT] over ROWS and RANGE frames: the MULTISET of the frame's
+  non-NULL values (as the json format writes it, each element's text ->
+  its copies).
 """
 import bisect
 import collections
@@ -58,6 +61,12 @@ FROM ev2 WINDOW w AS (PARTITION BY k ORDER BY ts RANGE BETWEEN INTERVAL '1' SECO
 INSERT INTO o_dist_unb
 SELECT id, COUNT(DISTINCT v % 10) OVER w AS cd, SUM(DISTINCT v % 10) OVER w AS sd
 FROM ev WINDOW w AS (PARTITION BY k ORDER BY ts);
+INSERT INTO o_collect
+SELECT id, COLLECT(v % 5) OVER w AS cv, COLLECT(DISTINCT name) OVER w AS cn, COLLECT(nv) OVER w AS cnv
+FROM ev WINDOW w AS (PARTITION BY k ORDER BY ts ROWS BETWEEN 3 PRECEDING AND CURRENT ROW);
+INSERT INTO o_collect_range
+SELECT id, COLLECT(nv % 3) OVER w AS c, COUNT(*) OVER w AS n
+FROM ev2 WINDOW w AS (PARTITION BY k ORDER BY ts RANGE BETWEEN INTERVAL '1' SECOND PRECEDING AND CURRENT ROW);
 END;
 """
 
@@ -86,6 +95,10 @@ def outs_of(workdir):
                         os.path.join(workdir, "dist_rows")),
         "o_dist_range": ("id BIGINT, ad DOUBLE, cd BIGINT", os.path.join(workdir, "dist_range")),
         "o_dist_unb": ("id BIGINT, cd BIGINT, sd INT", os.path.join(workdir, "dist_unb")),
+        "o_collect": ("id BIGINT, cv MULTISET<INT>, cn MULTISET<STRING>, cnv MULTISET<INT>",
+                      os.path.join(workdir, "collect")),
+        "o_collect_range": ("id BIGINT, c MULTISET<INT>, n BIGINT",
+                            os.path.join(workdir, "collect_range")),
     }
 
 
@@ -129,7 +142,12 @@ def model(n, late_from):
     d = {i: v[i] / 4 for i in v}
     nv = {i: None if i % 5 == 0 else v[i] for i in v}
     want = {name: {} for name in ("o_rank", "o_var_rows", "o_var_range", "o_var_unb",
-                                  "o_dist_rows", "o_dist_range", "o_dist_unb")}
+                                  "o_dist_rows", "o_dist_range", "o_dist_unb", "o_collect",
+                                  "o_collect_range")}
+
+    def multiset(xs):
+        """A MULTISET as the json format writes it: each element's text -> copies."""
+        return dict(collections.Counter(str(x) for x in xs if x is not None))
 
     def dset(xs):
         return {x for x in xs if x is not None}
@@ -146,6 +164,10 @@ def model(n, late_from):
                                      "sp": variance(fr, False, True, True),
                                      "ss": variance(fr, True, True, True),
                                      "vs1": None if vs is None else vs + 1}
+            f4 = rows[max(0, j - 3):j + 1]
+            want["o_collect"][i] = {"id": i, "cv": multiset(v[x] % 5 for x in f4),
+                                    "cn": multiset(set(str(v[x] % 13) for x in f4)),
+                                    "cnv": multiset(nv[x] for x in f4)}
             f6 = rows[max(0, j - 5):j + 1]
             sd = dset(None if nv[x] is None else nv[x] % 7 for x in f6)
             want["o_dist_rows"][i] = {"id": i, "cd": len(dset(v[x] % 10 for x in f6)),
@@ -177,6 +199,8 @@ def model(n, late_from):
                                       "ss": variance([d[x] for x in fr], True, True, False),
                                       "sn": variance([nv[x] for x in fr], False, True, True),
                                       "vn": variance([nv[x] for x in fr], True, False, True)}
+            want["o_collect_range"][i] = {"id": i, "n": len(fr), "c": multiset(
+                None if nv[x] is None else nv[x] % 3 for x in fr)}
             ds = dset(d[x] for x in fr)
             want["o_dist_range"][i] = {"id": i, "ad": sum(ds) / len(ds),
                                        "cd": len(dset(None if nv[x] is None else nv[x] % 5
@@ -215,7 +239,7 @@ def test_rank_and_variance(make_cluster, workdir, p):
                 f"\nSET 'parallelism.default' = '{p}';\n" + QUERIES)
     assert r.returncode == 0, r.stdout + r.stderr
     job = finish(c, job_ids(r.stdout)[0])
-    assert sorted(v["parallelism"] for v in job["vertices"] if is_over(v)) == [p] * 7
+    assert sorted(v["parallelism"] for v in job["vertices"] if is_over(v)) == [p] * 9
     check(outs, model(n, late_from))
 
 
