@@ -298,6 +298,21 @@ END;
      "line 19, column 29: SQL parse failed. Incorrect syntax near the keyword 'OVER'"),
     ("SELECT id, JSON_OBJECTAGG(KEY CAST(id AS STRING) VALUE v) OVER (ORDER BY ts) FROM ev",
      "line 19, column 59: SQL parse failed. Incorrect syntax near the keyword 'OVER'"),
+    ("SELECT k, JSON_ARRAYAGG(DISTINCT v) FROM ev GROUP BY k",
+     "line 19, column 25: SQL parse failed. Incorrect syntax near the keyword 'DISTINCT'"),
+    # Flink's JsonArrayAggFunction has no merge, which HOP/CUMULATE/SESSION windows need
+    ("SELECT window_start, JSON_ARRAYAGG(v) FROM TABLE(HOP(TABLE ev, DESCRIPTOR(ts), "
+     "INTERVAL '1' SECOND, INTERVAL '2' SECOND)) GROUP BY window_start, window_end",
+     "line 19, column 22: Could not find an implementation method 'merge' in class "
+     "'org.apache.flink.table.runtime.functions.aggregate.JsonArrayAggFunction' for function "
+     "'JSON_ARRAYAGG_ABSENT_ON_NULL' that matches the following signature: void merge("),
+    ("SELECT k, JSON_ARRAYAGG(v NULL ON NULL) FROM ev GROUP BY SESSION(ts, INTERVAL '1' SECOND), k",
+     "for function 'JSON_ARRAYAGG_NULL_ON_NULL' that matches the following signature"),
+    # what Flink takes and Sluice does not yet
+    ("SELECT id, LISTAGG(CAST(k AS STRING)) OVER (ORDER BY ts) FROM ev",
+     "line 19, column 12: LISTAGG() over an OVER window is not supported yet"),
+    ("SELECT id, VAR_POP(DISTINCT v) OVER (ORDER BY ts) FROM ev",
+     "line 19, column 12: VAR_POP(DISTINCT ...) over an OVER window is not supported yet"),
     # ROW_NUMBER()'s frame is ROWS, the default one RANGE: two windows (Flink fails to plan it)
     ("SELECT id, ROW_NUMBER() OVER w, SUM(v) OVER w FROM ev WINDOW w AS (PARTITION BY k ORDER BY ts)",
      "line 19, column 33: Over Agg: Unsupported use of OVER windows. All aggregates must be "
