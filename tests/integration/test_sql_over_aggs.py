@@ -259,6 +259,8 @@ def test_rank_and_variance_savepoint_and_rescale(make_cluster, workdir, p1, p2, 
     wait_for(lambda: sum(v["metrics"].get("write-records", 0) for v in c.job(jid)["vertices"]
                          if v["name"].startswith("ev")) >= n // 4, timeout=60,
              what="the sources to make progress")
+    wait_for(lambda: all(v["status"] == "RUNNING" for v in c.job(jid)["vertices"]), timeout=60,
+             what="every task running (a savepoint needs them all)")
     r = c.cli("stop", "--savepoint", "file://" + os.path.join(workdir, "sp"), jid, timeout=90)
     assert r.returncode == 0, r.stdout + r.stderr
     sp = re.search(r"Savepoint completed\. Path: (\S+)", r.stdout).group(1)
