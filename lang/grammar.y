@@ -213,8 +213,9 @@ static sql_node *BIN(sql_pctx *c, sql_node *a, const char *op, sql_tok t, sql_no
     return n;
 }
 /* fn(...) OVER w: the window node w becomes the call's SQL_OVER (ast.h), named
- * and placed as the function, with the call c as its kid [3]. */
-static sql_node *OVERCALL(sql_pctx *c, const sql_node *f, sql_node *w, sql_node *call)
+ * and placed as the function, with the call c as its kid [3] (placed at the
+ * keyword OVER in its oline/ocol). */
+static sql_node *OVERCALL(sql_pctx *c, const sql_node *f, sql_node *w, sql_node *call, sql_tok kw)
 {
     w->s = UPSTR(c, f->s);
     w->oline = w->line;
@@ -222,6 +223,8 @@ static sql_node *OVERCALL(sql_pctx *c, const sql_node *f, sql_node *w, sql_node 
     w->line = f->line;
     w->col = f->col;
     call->s = f->s;
+    call->oline = kw.line;
+    call->ocol = kw.col;
     return sql_node_add(c->a, w, call);
 }
 /* Put the named windows of `defs` (SQL_OVER nodes, s the name) into every OVER
@@ -292,6 +295,14 @@ static sql_node *JAGG(sql_pctx *c, const sql_node *f, sql_node *x, sql_node *v, 
     return a;
 }
 
+/* fn(DISTINCT ...) of a JSON aggregate: Flink's grammar has none, its parser's words */
+static void JDISTINCT(sql_pctx *c, const sql_node *f, sql_tok d)
+{
+    if (c->failed || !(WORDIS(f, "JSON_ARRAYAGG") || WORDIS(f, "JSON_OBJECTAGG"))) return;
+    c->failed = 1;
+    sl_seterr(c->err, c->errlen, "line %d, column %d: SQL parse failed. Incorrect syntax near the "
+              "keyword 'DISTINCT'", d.line, d.col);
+}
 /* A string literal node made by the parser (the JSON functions' clauses). */
 static sql_node *LIT(sql_pctx *c, const sql_node *at, const char *s)
 {
@@ -1318,6 +1329,16 @@ jnull(A) ::= ident(X) ON NULL. { A = "ABSENT"; if (!WORDIS(X, "ABSENT")) WORDERR
 %type jagg {sql_node *}
 expr(A) ::= jagg(X). { A = X; }
 expr(A) ::= jagg(X) FILTER LP WHERE expr(C) RP. { A = X; A->flags |= SQL_F_FILTER; ADD(ctx, A, C); }
+/* Flink's grammar has no OVER after a JSON aggregate: its parser's words */
+expr(A) ::= jagg(X) OVER(V) over_win(W). {
+    A = X;
+    (void)W;
+    if (!ctx->failed) {
+        ctx->failed = 1;
+        sl_seterr(ctx->err, ctx->errlen, "line %d, column %d: SQL parse failed. Incorrect syntax "
+                  "near the keyword 'OVER'", V.line, V.col);
+    }
+}
 jagg(A) ::= ident(F) LP expr(X) jnull(N) RP. { A = JAGG(ctx, F, X, NULL, N, 0); }
 jagg(A) ::= ident(F) LP KEY expr(K) VALUE expr(V) RP. { A = JAGG(ctx, F, K, V, NULL, 1); }
 jagg(A) ::= ident(F) LP KEY expr(K) VALUE expr(V) jnull(N) RP. { A = JAGG(ctx, F, K, V, N, 1); }
@@ -1350,7 +1371,8 @@ expr(A) ::= ident(F) LP exprlist(L) RP. {
     A = NAT(ctx, SQL_FUNC, F); A->s = F->s;
     for (int i = 0; i < L->nkids; i++) ADD(ctx, A, L->kids[i]);
 }
-expr(A) ::= ident(F) LP DISTINCT exprlist(L) RP. {
+expr(A) ::= ident(F) LP DISTINCT(D) exprlist(L) RP. {
+    JDISTINCT(ctx, F, D);
     A = NAT(ctx, SQL_FUNC, F); A->s = F->s; A->flags = SQL_F_DISTINCT;
     for (int i = 0; i < L->nkids; i++) ADD(ctx, A, L->kids[i]);
 }
@@ -1363,26 +1385,47 @@ expr(A) ::= ident(F) LP exprlist(L) RP FILTER LP WHERE expr(C) RP. {
     for (int i = 0; i < L->nkids; i++) ADD(ctx, A, L->kids[i]);
     ADD(ctx, A, C);
 }
-expr(A) ::= ident(F) LP DISTINCT exprlist(L) RP FILTER LP WHERE expr(C) RP. {
+expr(A) ::= ident(F) LP DISTINCT(D) exprlist(L) RP FILTER LP WHERE expr(C) RP. {
+    JDISTINCT(ctx, F, D);
     A = NAT(ctx, SQL_FUNC, F); A->s = F->s; A->flags = SQL_F_DISTINCT | SQL_F_FILTER;
     for (int i = 0; i < L->nkids; i++) ADD(ctx, A, L->kids[i]);
     ADD(ctx, A, C);
 }
 /* fn(...) OVER ([PARTITION BY ...] ORDER BY x [ASC|DESC], ... [frame]) and fn(...) OVER w:
  * an SQL_OVER (ast.h) with the call itself as kid [3] */
-expr(A) ::= ident(F) LP RP OVER over_win(W). { A = OVERCALL(ctx, F, W, NAT(ctx, SQL_FUNC, F)); }
-expr(A) ::= ident(F) LP STAR RP OVER over_win(W). {
-    sql_node *c = NAT(ctx, SQL_FUNC, F); c->flags = SQL_F_STAR_ARG; A = OVERCALL(ctx, F, W, c);
+expr(A) ::= ident(F) LP RP OVER(V) over_win(W). { A = OVERCALL(ctx, F, W, NAT(ctx, SQL_FUNC, F), V); }
+expr(A) ::= ident(F) LP STAR RP OVER(V) over_win(W). {
+    sql_node *c = NAT(ctx, SQL_FUNC, F); c->flags = SQL_F_STAR_ARG; A = OVERCALL(ctx, F, W, c, V);
 }
-expr(A) ::= ident(F) LP exprlist(L) RP OVER over_win(W). {
+expr(A) ::= ident(F) LP exprlist(L) RP OVER(V) over_win(W). {
     sql_node *c = NAT(ctx, SQL_FUNC, F);
     for (int i = 0; i < L->nkids; i++) ADD(ctx, c, L->kids[i]);
-    A = OVERCALL(ctx, F, W, c);
+    A = OVERCALL(ctx, F, W, c, V);
 }
-expr(A) ::= ident(F) LP DISTINCT exprlist(L) RP OVER over_win(W). {
+expr(A) ::= ident(F) LP DISTINCT(D) exprlist(L) RP OVER(V) over_win(W). {
+    JDISTINCT(ctx, F, D);
     sql_node *c = NAT(ctx, SQL_FUNC, F); c->flags = SQL_F_DISTINCT;
     for (int i = 0; i < L->nkids; i++) ADD(ctx, c, L->kids[i]);
-    A = OVERCALL(ctx, F, W, c);
+    A = OVERCALL(ctx, F, W, c, V);
+}
+/* agg(...) FILTER (WHERE c) OVER w: parsed so that the planner refuses it with
+ * Flink's (Calcite's) words and the call's position */
+expr(A) ::= ident(F) LP STAR RP FILTER LP WHERE expr(C) RP OVER(V) over_win(W). {
+    sql_node *c = NAT(ctx, SQL_FUNC, F); c->flags = SQL_F_STAR_ARG | SQL_F_FILTER; ADD(ctx, c, C);
+    A = OVERCALL(ctx, F, W, c, V);
+}
+expr(A) ::= ident(F) LP exprlist(L) RP FILTER LP WHERE expr(C) RP OVER(V) over_win(W). {
+    sql_node *c = NAT(ctx, SQL_FUNC, F); c->flags = SQL_F_FILTER;
+    for (int i = 0; i < L->nkids; i++) ADD(ctx, c, L->kids[i]);
+    ADD(ctx, c, C);
+    A = OVERCALL(ctx, F, W, c, V);
+}
+expr(A) ::= ident(F) LP DISTINCT(D) exprlist(L) RP FILTER LP WHERE expr(C) RP OVER(V) over_win(W). {
+    JDISTINCT(ctx, F, D);
+    sql_node *c = NAT(ctx, SQL_FUNC, F); c->flags = SQL_F_DISTINCT | SQL_F_FILTER;
+    for (int i = 0; i < L->nkids; i++) ADD(ctx, c, L->kids[i]);
+    ADD(ctx, c, C);
+    A = OVERCALL(ctx, F, W, c, V);
 }
 over_win(A) ::= LP(T) over_part(P) ORDER BY orderlist(O) frame_opt(R) RP. {
     A = MK(ctx, SQL_OVER, T); ADD(ctx, A, P); ADD(ctx, A, O); ADD(ctx, A, R);

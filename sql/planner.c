@@ -824,6 +824,7 @@ typedef struct aggctx {
     int need_pre;
     const rel *in;
     int window;      /* window_start/window_end/window_time are outputs */
+    const char *wspec; /* the window ("HOP(...)"; borrowed), NULL for a GROUP BY */
 } aggctx;
 
 static void aggctx_free(aggctx *c)
@@ -997,6 +998,17 @@ static int add_agg(plan *p, aggctx *c, const sql_node *e, const char *alias, cha
     if (e->s2 && !jobj && strcasecmp(e->s, "JSON_ARRAYAGG")) {
         free(txt);
         return PERR(e, "%s takes no ON NULL clause", e->s);
+    }
+    if (c->wspec && !strcasecmp(e->s, "JSON_ARRAYAGG") && strncasecmp(c->wspec, "TUMBLE", 6)) {
+        /* Flink plans HOP, CUMULATE and SESSION windows with merged accumulators,
+         * and its JsonArrayAggFunction has no merge: its words */
+        free(txt);
+        return PERR(e, "Could not find an implementation method 'merge' in class "
+                    "'org.apache.flink.table.runtime.functions.aggregate.JsonArrayAggFunction' for "
+                    "function 'JSON_ARRAYAGG_%s_ON_NULL' that matches the following signature: "
+                    "void merge(org.apache.flink.table.runtime.functions.aggregate."
+                    "JsonArrayAggFunction.Accumulator, java.lang.Iterable)",
+                    e->s2 && !strncasecmp(e->s2, "NULL", 4) ? "NULL" : "ABSENT");
     }
     if (cond && has_agg(cond)) {
         free(txt);
@@ -1550,6 +1562,7 @@ static int plan_aggregate(plan *p, const sql_node *sel, rel *out)
         if (i != 1) fold_fields(p, sql_kid(sel, i), &in);
     c.in = &in;
     c.window = window;
+    c.wspec = window ? spec : NULL;
     /* the pre-projection starts as all input columns */
     c.npre = (int)in.sch.n;
     c.pre = sl_calloc(in.sch.n + 1, sizeof(item));

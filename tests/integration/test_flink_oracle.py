@@ -564,6 +564,46 @@ QUERIES = [
                       "FROM ev"),
     ("join_element_key", "SELECT e.id, d.w FROM ev AS e JOIN (SELECT ARRAY[k, name] AS a, w "
                          "FROM dim) AS d ON e.k = d.a[1]"),
+    # ---- OVER: ranks, variances (Calcite's expansion), DISTINCT aggregates, Flink's frames
+    ("over_rank", "SELECT id, RANK() OVER w AS r, DENSE_RANK() OVER w AS dr, SUM(v) OVER w AS s, "
+                  "LAG(v) OVER w AS l FROM ev WINDOW w AS (PARTITION BY u ORDER BY ts)"),
+    ("over_rownum_rows", "SELECT id, ROW_NUMBER() OVER (PARTITION BY k ORDER BY ts) AS r, "
+                         "SUM(v) OVER (PARTITION BY k ORDER BY ts ROWS BETWEEN UNBOUNDED PRECEDING "
+                         "AND CURRENT ROW) AS s FROM evs"),
+    ("over_variance_int", "SELECT id, STDDEV_POP(v) OVER w AS a, STDDEV_SAMP(v) OVER w AS b, "
+                          "VAR_POP(v) OVER w AS c, VAR_SAMP(v) OVER w AS d FROM evs "
+                          "WINDOW w AS (PARTITION BY k ORDER BY ts RANGE BETWEEN INTERVAL '2' "
+                          "SECOND PRECEDING AND CURRENT ROW)"),
+    # DOUBLE sums round by the order of additions and retractions: a ROWS frame retracts
+    # in one order in both engines (a RANGE frame's order is Flink's map state's)
+    ("over_variance_double", "SELECT id, STDDEV_POP(price) OVER w AS a, STDDEV_SAMP(price) OVER w "
+                             "AS b, VAR_POP(price) OVER w AS c, VAR_SAMP(price) OVER w AS d "
+                             "FROM evs WINDOW w AS (PARTITION BY k ORDER BY ts ROWS BETWEEN 3 "
+                             "PRECEDING AND CURRENT ROW)"),
+    ("over_variance_unbounded", f"SELECT id, STDDEV_SAMP(v) OVER w AS b, VAR_SAMP({DP}) OVER w AS d "
+                                f"FROM evs WINDOW w AS (PARTITION BY k ORDER BY ts)"),
+    ("over_distinct_rows", "SELECT id, COUNT(DISTINCT u) OVER w AS c, SUM(DISTINCT u) OVER w AS s, "
+                           "COUNT(DISTINCT s) OVER w AS cs FROM evs WINDOW w AS (PARTITION BY k "
+                           "ORDER BY ts ROWS BETWEEN 3 PRECEDING AND CURRENT ROW)"),
+    ("over_distinct_range", "SELECT id, COUNT(DISTINCT u) OVER w AS c, SUM(DISTINCT v) OVER w AS s, "
+                            "AVG(DISTINCT v) OVER w AS a FROM evs WINDOW w AS (PARTITION BY k "
+                            "ORDER BY ts RANGE BETWEEN INTERVAL '2' SECOND PRECEDING AND CURRENT ROW)"),
+    ("over_distinct_unbounded", "SELECT id, COUNT(DISTINCT u) OVER w AS c, AVG(DISTINCT v) OVER w AS a, "
+                                "MAX(DISTINCT v) OVER w AS m FROM evs WINDOW w AS (PARTITION BY k "
+                                "ORDER BY ts)"),
+    ("over_collect", "SELECT id, COLLECT(s) OVER w AS c, COLLECT(DISTINCT s) OVER w AS d FROM evs "
+                     "WINDOW w AS (PARTITION BY k ORDER BY ts ROWS BETWEEN 3 PRECEDING AND CURRENT ROW)"),
+    ("over_collect_range", "SELECT id, COLLECT(k) OVER w AS c, COUNT(*) OVER w AS n FROM evs "
+                           "WINDOW w AS (PARTITION BY u ORDER BY ts RANGE BETWEEN INTERVAL '2' SECOND "
+                           "PRECEDING AND CURRENT ROW)"),
+    ("over_rank_framed", "SELECT id, RANK() OVER (PARTITION BY k ORDER BY ts ROWS BETWEEN UNBOUNDED "
+                         "PRECEDING AND CURRENT ROW) AS r FROM evs"),
+    ("over_lag_framed", "SELECT id, LAG(v) OVER (PARTITION BY k ORDER BY ts ROWS BETWEEN 3 PRECEDING "
+                        "AND CURRENT ROW) AS l FROM evs"),
+    ("over_filter", "SELECT id, SUM(v) FILTER (WHERE flag) OVER (PARTITION BY k ORDER BY ts) AS s "
+                    "FROM evs"),
+    ("over_json_arrayagg", "SELECT id, JSON_ARRAYAGG(s) OVER (PARTITION BY k ORDER BY ts) AS j "
+                           "FROM evs"),
     # ---- COLLECT and JSON_ARRAYAGG (arrival order: one input file, one reader, one channel per key)
     ("collect_agg", "SELECT k, COLLECT(s) AS cs, COUNT(*) AS c FROM ev GROUP BY k"),
     ("collect_retract", "SELECT c, COLLECT(k) AS ks FROM (SELECT k, COUNT(*) AS c FROM ev "
@@ -628,6 +668,10 @@ FLINK_REFUSES = {
     # a group window beside grouping sets: Flink's code generator has no TUMBLE then;
     # Sluice answers (tests/integration/test_sql_gsets.py checks it against a model)
     "gw_rollup": "Unsupported call: $TUMBLE(",
+    "over_rank_framed": "ROW/RANGE not allowed with RANK, DENSE_RANK or ROW_NUMBER functions",
+    "over_lag_framed": "ROW/RANGE not allowed with RANK, DENSE_RANK or ROW_NUMBER functions",
+    "over_filter": "OVER must be applied to aggregate function",
+    "over_json_arrayagg": "Incorrect syntax near the keyword 'OVER'",
 }
 
 # Queries whose results differ from Flink's today: name -> (the parallelisms
