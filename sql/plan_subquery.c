@@ -374,6 +374,7 @@ static int has_comma(const sql_node *f)
 typedef struct sq {
     plan *p;
     const sql_node *from;   /* the outer FROM as it grows */
+    const sql_node *base;   /* the outer FROM before subqueries join it (value generators) */
     const leaves *outer;    /* the outer query's tables */
     sql_node **keep;        /* the outer WHERE's conditions after the rewrite */
     int nkeep;
@@ -478,8 +479,13 @@ static const char *what(const sql_node *s)
     return "scalar";
 }
 
-/* Take a simple SELECT apart into *c; SL_DONE when it names no outer column. */
-static int correlate(sq *q, const sql_node *s, const sql_node *sub, corr *c, int resid)
+/* Take a simple SELECT apart into *c; SL_DONE when it names no outer column.
+ * `resid`: conditions naming the outer query other than inner = outer column
+ * go to c->resid (a semi or anti join checks them per pair), else they are
+ * refused; `items_ok`: the SELECT list may name the outer query (the caller
+ * handles it), else that is refused too. */
+static int correlate(sq *q, const sql_node *s, const sql_node *sub, corr *c, int resid,
+                     int items_ok)
 {
     plan *p = q->p;
     memset(c, 0, sizeof *c);
@@ -492,7 +498,7 @@ static int correlate(sq *q, const sql_node *s, const sql_node *sub, corr *c, int
     const sql_node *items = sql_kid(s, 0);
     /* EXISTS reads no item: outer columns there change nothing (Flink takes them) */
     int exists = !strcmp(sub->s, "EXISTS");
-    for (int i = 0; i < items->nkids && rc == SL_OK && !exists; i++)
+    for (int i = 0; i < items->nkids && rc == SL_OK && !exists && !items_ok; i++)
         if (has_outer(q, &in, items->kids[i]->kids[0]))
             rc = PERR(items->kids[i], "a %s subquery names a column of the outer query in its "
                       "SELECT list; Sluice supports outer columns only in equalities of its "
@@ -569,13 +575,17 @@ static sql_node *inner_cols(sq *q, const leaves *in, const sql_node *e, sql_node
 /* x IN (query), [NOT] EXISTS (query) ANDed in WHERE: a semi (anti) join
  * (operators/regular_join.c's mode) with the subquery's rows, on the
  * correlation equalities, checking the other correlated conditions per
- * pair; each outer row passes once while it has a partner (has none). */
+ * pair; each outer row passes once while it has a partner (has none).
+ * The IN comparison is one more key, or, when x is an expression or the
+ * item names the outer query, a condition per pair. x NOT IN (query) comes
+ * here when the query is correlated other than by equalities (or names the
+ * outer query in its item): an anti join whose pair condition is SQL's
+ * "x = y is not FALSE", `x = y OR x IS NULL OR y IS NULL`, as Flink plans it. */
 static int semi_join(sq *q, const sql_node *sub, int anti)
 {
     plan *p = q->p;
-    int in = !strcmp(sub->s, "IN");
+    int in = !strcmp(sub->s, "IN"), notin = in && anti;
     const sql_node *x = sql_kid(sub, 0), *qry = sql_kid(sub, 1);
-    if (in && key_col(p, x, sub) != SL_OK) return SL_ERR;
     int idx = ++q->n;
     char ma[32];
     snprintf(ma, sizeof ma, "__sq%d", idx);
@@ -586,7 +596,7 @@ static int semi_join(sq *q, const sql_node *sub, int anti)
     sql_node *local = NULL;
     corr c = {0};
     if (simple_select(qry, 1)) {
-        if (correlate(q, qry, sub, &c, 1) == SL_ERR) return SL_ERR;
+        if (correlate(q, qry, sub, &c, 1, in) == SL_ERR) return SL_ERR;
         const sql_node *its = sql_kid(qry, 0);
         if (in && (its->nkids != 1 || its->kids[0]->kids[0]->kind == SQL_STAR)) {
             corr_free(&c);
@@ -597,13 +607,28 @@ static int semi_join(sq *q, const sql_node *sub, int anti)
         src_from = c.from;
         local = c.nlocal ? and_all(p, qry, c.local, c.nlocal) : NULL;
         if (in) c.item = its->kids[0]->kids[0];
+        if (in && !notin && x->kind == SQL_COL) {
+            leaves inl = {0};
+            leaves_of(p, c.from, &inl);
+            if (has_outer(q, &inl, c.item)) notin = -1; /* a condition per pair */
+            free(inl.l);
+        }
     } else {
         char qa[32];
         snprintf(qa, sizeof qa, "__sq%d_q", idx);
         src_from = from_query(p, qry, (sql_node *)qry, qa, in ? "__v" : NULL);
         if (in) c.item = col(p, qry, qa, "__v");
     }
-    if (c.n + (in ? 1 : 0) > SL_MAX_KEY_COLS) {
+    if (in && (notin || x->kind != SQL_COL)) { /* the comparison as a condition per pair */
+        sql_node *eq = bin(p, sub, "=", (sql_node *)x, (sql_node *)c.item);
+        if (notin > 0)
+            eq = bin(p, sub, "OR", eq, bin(p, sub, "OR", is_null(p, sub, (sql_node *)x, 0),
+                                           is_null(p, sub, (sql_node *)c.item, 0)));
+        c.resid = sl_realloc(c.resid, sizeof *c.resid * (size_t)(c.nresid + 1));
+        c.resid[c.nresid++] = eq;
+        c.item = NULL;
+    }
+    if (c.n + (c.item ? 1 : 0) > SL_MAX_KEY_COLS) {
         corr_free(&c);
         return PERR(sub, "too many correlation columns (at most %d)", SL_MAX_KEY_COLS);
     }
@@ -642,6 +667,25 @@ static int semi_join(sq *q, const sql_node *sub, int anti)
     return SL_OK;
 }
 
+static int vgen_mark(sq *q, const sql_node *sub, sql_node **mark);
+
+/* Is the simple SELECT of subquery `sub` correlated other than by
+ * equalities inner = outer column, or does its item name the outer query? */
+static int pair_conditions(sq *q, const sql_node *sub)
+{
+    const sql_node *qry = sql_kid(sub, 1);
+    corr c;
+    if (correlate(q, qry, sub, &c, 1, 1) == SL_ERR) return 0; /* it refuses nothing so */
+    int r = c.nresid > 0;
+    leaves inl = {0};
+    leaves_of(q->p, c.from, &inl);
+    const sql_node *its = sql_kid(qry, 0);
+    for (int i = 0; !r && i < its->nkids; i++) r = has_outer(q, &inl, its->kids[i]->kids[0]);
+    free(inl.l);
+    corr_free(&c);
+    return r;
+}
+
 /* x [NOT] IN (query), [NOT] EXISTS (query) as a condition ANDed in WHERE. */
 static int semi_anti(sq *q, const sql_node *sub, int neg, sql_node **mark)
 {
@@ -651,11 +695,14 @@ static int semi_anti(sq *q, const sql_node *sub, int neg, sql_node **mark)
     int anti = mark || neg != !!(sub->flags & SQL_F_NOT);
     if (!mark && !(in && anti)) return semi_join(q, sub, anti);
     const sql_node *x = sql_kid(sub, 0), *qry = sql_kid(sub, 1);
+    if (!mark && (x->kind != SQL_COL || (simple_select(qry, 1) && pair_conditions(q, sub))))
+        return semi_join(q, sub, 1);
+    if (mark && simple_select(qry, 1) && pair_conditions(q, sub)) return vgen_mark(q, sub, mark);
     if (in && key_col(p, x, sub) != SL_OK) return SL_ERR;
     corr c = {0};
     int simple = simple_select(qry, 1), rc = SL_DONE;
     if (simple) {
-        if ((rc = correlate(q, qry, sub, &c, 0)) == SL_ERR) return SL_ERR;
+        if ((rc = correlate(q, qry, sub, &c, 0, 0)) == SL_ERR) return SL_ERR;
         if (in) {
             const sql_node *items = sql_kid(qry, 0);
             if (items->nkids != 1 || items->kids[0]->kids[0]->kind == SQL_STAR) {
@@ -794,6 +841,366 @@ static int semi_anti(sq *q, const sql_node *sub, int neg, sql_node **mark)
     return SL_OK;
 }
 
+/* ---- value generators ------------------------------------------------------------ */
+
+static const char *item_name(plan *p, const sql_node *it, int i, const sql_node *cols);
+
+/* A subquery correlated other than by equalities inner = outer column, or
+ * naming the outer query in its SELECT list (scalar and LATERAL), is
+ * decorrelated as Calcite does, with a value generator: the distinct values
+ * of the outer columns it names,
+ *     (SELECT DISTINCT o1 AS __o0, o2 AS __o1 ... FROM <outer FROM>) AS __sqN_d,
+ * joined (inner) with the subquery's FROM on its correlated conditions, the
+ * outer columns read from __sqN_d; the subquery's result per outer value
+ * (grouped by __o0.. for an aggregate) is then joined back to the outer
+ * FROM on o1 = __o0 AND ... A NULL outer value meets nothing there, which
+ * is right when a NULL makes the subquery empty: each outer column must
+ * appear in a condition that is not TRUE for NULL (a comparison of plain
+ * columns, literals and arithmetic), or only under MIN/MAX/SUM/AVG of such
+ * an expression (NULL over no rows as over NULLs). */
+typedef struct vgen {
+    const sql_node *oc[SL_MAX_KEY_COLS]; /* the outer columns, first occurrences */
+    int n;
+    char da[32];                         /* the value generator's alias */
+} vgen;
+
+static int same_col(const sql_node *a, const sql_node *b)
+{
+    if (strcasecmp(a->s, b->s)) return 0;
+    if (!a->s2 || !b->s2) return !a->s2 && !b->s2;
+    return !strcasecmp(a->s2, b->s2);
+}
+
+static int vgen_index(const vgen *g, const sql_node *c)
+{
+    for (int i = 0; i < g->n; i++)
+        if (same_col(g->oc[i], c)) return i;
+    return -1;
+}
+
+static int vgen_collect(sq *q, const leaves *in, const sql_node *e, vgen *g)
+{
+    if (!e || e->kind == SQL_SUBQUERY || e->kind == SQL_SELECT) return SL_OK;
+    if (e->kind == SQL_COL) {
+        if (!is_outer_col(q, in, e) || vgen_index(g, e) >= 0) return SL_OK;
+        if (g->n == SL_MAX_KEY_COLS)
+            return plan_err(q->p, e, "a correlated subquery naming more than %d columns of the "
+                            "outer query is not supported", SL_MAX_KEY_COLS);
+        g->oc[g->n++] = e;
+        return SL_OK;
+    }
+    for (int i = 0; i < e->nkids; i++)
+        if (vgen_collect(q, in, e->kids[i], g) != SL_OK) return SL_ERR;
+    return SL_OK;
+}
+
+/* A copy of e with each outer column read from the value generator. */
+static sql_node *vgen_subst(sq *q, const leaves *in, const sql_node *e, const vgen *g)
+{
+    if (!e) return NULL;
+    if (e->kind == SQL_COL && is_outer_col(q, in, e)) {
+        char on[16];
+        snprintf(on, sizeof on, "__o%d", vgen_index(g, e));
+        return col(q->p, e, g->da, on);
+    }
+    if (e->kind == SQL_SUBQUERY || e->kind == SQL_SELECT) return (sql_node *)e;
+    sql_node *n = sql_node_like(q->p->arena, e);
+    for (int i = 0; i < e->nkids; i++) sql_node_add(q->p->arena, n, vgen_subst(q, in, e->kids[i], g));
+    return n;
+}
+
+/* NULL in, NULL out: columns, literals, arithmetic, casts. */
+static int strict_expr(const sql_node *e)
+{
+    if (!e) return 0;
+    switch (e->kind) {
+    case SQL_COL: case SQL_NUM: case SQL_STR: return 1;
+    case SQL_CAST: case SQL_UNOP: return !strcmp(e->s ? e->s : "", "NOT") ? 0 : strict_expr(e->kids[0]);
+    case SQL_BINOP: {
+        static const char *const ops[] = {"+", "-", "*", "/", "%", "||"};
+        for (size_t i = 0; i < SL_ARRAY_LEN(ops); i++)
+            if (!strcmp(e->s, ops[i])) return strict_expr(e->kids[0]) && strict_expr(e->kids[1]);
+        return 0;
+    }
+    default: return 0;
+    }
+}
+
+static int strict_cond(const sql_node *e)
+{
+    static const char *const ops[] = {"=", "<>", "!=", "<", ">", "<=", ">="};
+    if (e->kind != SQL_BINOP) return 0;
+    for (size_t i = 0; i < SL_ARRAY_LEN(ops); i++)
+        if (!strcmp(e->s, ops[i])) return strict_expr(e->kids[0]) && strict_expr(e->kids[1]);
+    return 0;
+}
+
+/* Does column c occur in e other than under MIN/MAX/SUM/AVG of a strict expression? */
+static int loose_use(const sql_node *e, const sql_node *c)
+{
+    if (!e) return 0;
+    if (e->kind == SQL_COL) return same_col(e, c);
+    if (e->kind == SQL_FUNC && e->nkids == 1 && strict_expr(e->kids[0]) &&
+        (!strcasecmp(e->s, "MIN") || !strcasecmp(e->s, "MAX") || !strcasecmp(e->s, "SUM") ||
+         !strcasecmp(e->s, "AVG")))
+        return 0;
+    for (int i = 0; i < e->nkids; i++)
+        if (loose_use(e->kids[i], c)) return 1;
+    return 0;
+}
+
+/* The subquery `qry` (a simple SELECT) over its value generator: *from its
+ * FROM joined with the generator, *where its own conditions; g the outer
+ * columns. `agg`: its items are aggregates (one row per outer value). */
+static int vgen_from(sq *q, const sql_node *sub, const sql_node *qry, const sql_node *outer_from,
+                     int agg, vgen *g, leaves *in, const sql_node **from, sql_node **where)
+{
+    plan *p = q->p;
+    memset(g, 0, sizeof *g);
+    snprintf(g->da, sizeof g->da, "__sq%d_d", ++q->n);
+    leaves_of(p, sql_kid(qry, 1), in);
+    const sql_node **w = NULL;
+    int nw = 0, rc = SL_OK;
+    conjuncts(sql_kid(qry, 2), &w, &nw);
+    const sql_node *items = sql_kid(qry, 0);
+    for (int i = 0; rc == SL_OK && i < nw; i++) rc = vgen_collect(q, in, w[i], g);
+    for (int i = 0; rc == SL_OK && i < items->nkids; i++)
+        rc = vgen_collect(q, in, items->kids[i]->kids[0], g);
+    for (int k = 0; rc == SL_OK && k < g->n; k++) { /* a NULL outer value must mean "empty" */
+        int ok = 0;
+        for (int i = 0; !ok && i < nw; i++)
+            ok = strict_cond(w[i]) && loose_use(w[i], g->oc[k]);
+        if (!ok && agg) {
+            ok = 1;
+            for (int i = 0; ok && i < items->nkids; i++)
+                ok = !loose_use(items->kids[i]->kids[0], g->oc[k]);
+            for (int i = 0; ok && i < nw; i++) ok = !loose_use(w[i], g->oc[k]);
+        }
+        if (!ok) {
+            char *t = sql_unparse(g->oc[k]);
+            rc = plan_err(p, g->oc[k], "a %s subquery names %s of the outer query where a NULL "
+                          "there would not make it empty; Sluice decorrelates outer columns "
+                          "that a comparison in its WHERE clause names (or, for an aggregate, "
+                          "that only MIN/MAX/SUM/AVG of an arithmetic expression reads)",
+                          what(sub), t);
+            free(t);
+        }
+    }
+    sql_node **on = NULL, **loc = NULL;
+    int non = 0, nloc = 0, equi = 0;
+    for (int i = 0; rc == SL_OK && i < nw; i++) {
+        if (!has_outer(q, in, w[i])) {
+            loc = sl_realloc(loc, sizeof *loc * (size_t)(nloc + 1));
+            loc[nloc++] = (sql_node *)w[i];
+            continue;
+        }
+        if (w[i]->kind == SQL_BINOP && !strcmp(w[i]->s, "=") && w[i]->kids[0]->kind == SQL_COL &&
+            w[i]->kids[1]->kind == SQL_COL &&
+            is_outer_col(q, in, w[i]->kids[0]) != is_outer_col(q, in, w[i]->kids[1]))
+            equi = 1;
+        on = sl_realloc(on, sizeof *on * (size_t)(non + 1));
+        on[non++] = vgen_subst(q, in, w[i], g);
+    }
+    if (rc == SL_OK) {
+        sql_node *ditems = mk(p, SQL_LIST, qry);
+        for (int k = 0; k < g->n; k++) {
+            char on_[16];
+            snprintf(on_, sizeof on_, "__o%d", k);
+            sql_node_add(p->arena, ditems, mkitem(p, (sql_node *)g->oc[k], on_));
+        }
+        sql_node *d = select_of(p, sub, 1, ditems, outer_from, NULL, NULL);
+        *from = join(p, sub, "INNER", sql_kid(qry, 1), from_query(p, sub, d, g->da, NULL),
+                     and_all(p, sub, on, non), !equi);
+        *where = nloc ? and_all(p, qry, loc, nloc) : NULL;
+    }
+    free(on);
+    free(loc);
+    free(w);
+    return rc;
+}
+
+/* ON o1 = a.__o0 AND ... (and `extra`) */
+static sql_node *vgen_on(sq *q, const sql_node *at, const vgen *g, const char *a, sql_node *extra)
+{
+    sql_node *r = extra;
+    for (int k = g->n - 1; k >= 0; k--) {
+        char on[16];
+        snprintf(on, sizeof on, "__o%d", k);
+        sql_node *eq = bin(q->p, at, "=", (sql_node *)g->oc[k], col(q->p, at, a, on));
+        r = r ? bin(q->p, at, "AND", eq, r) : eq;
+    }
+    return r;
+}
+
+/* A scalar subquery (an aggregate) over its value generator, grouped by the
+ * outer values and LEFT-joined back on them. */
+static int vgen_scalar(sq *q, const sql_node *e, const sql_node *qry, sql_node **out)
+{
+    plan *p = q->p;
+    const sql_node *agg = sql_kid(qry, 0)->kids[0]->kids[0];
+    int count = agg->kind == SQL_FUNC && !strcasecmp(agg->s, "COUNT");
+    if (!count && has_count(agg))
+        return PERR(e, "a correlated scalar subquery with COUNT inside an expression is not "
+                    "supported (its value over no rows is not NULL); select COUNT(...) alone");
+    if (sql_kid(qry, 4)) return PERR(e, "a correlated scalar subquery with HAVING is not supported");
+    vgen g;
+    leaves in = {0};
+    const sql_node *from;
+    sql_node *where;
+    int rc = vgen_from(q, e, qry, q->base, 1, &g, &in, &from, &where);
+    if (rc == SL_OK) {
+        char a[32];
+        snprintf(a, sizeof a, "__sq%d", ++q->n);
+        sql_node *items = mk(p, SQL_LIST, qry), *group = mk(p, SQL_LIST, qry);
+        for (int k = 0; k < g.n; k++) {
+            char on[16];
+            snprintf(on, sizeof on, "__o%d", k);
+            sql_node_add(p->arena, items, mkitem(p, col(p, e, g.da, on), on));
+            sql_node_add(p->arena, group, col(p, e, g.da, on));
+        }
+        sql_node_add(p->arena, items, mkitem(p, vgen_subst(q, &in, agg, &g), "__v"));
+        sql_node *s = select_of(p, qry, 0, items, from, where, group);
+        q->from = join(p, e, "LEFT", q->from, from_query(p, e, s, a, NULL),
+                       vgen_on(q, e, &g, a, NULL), 0);
+        *out = col(p, e, a, "__v");
+        if (count) {
+            sql_node *zero = mk(p, SQL_NUM, e);
+            zero->s = "0";
+            sql_node *co = func(p, e, "COALESCE", *out);
+            sql_node_add(p->arena, co, zero);
+            *out = co;
+        }
+    }
+    free(in.l);
+    return rc;
+}
+
+/* l <kind> JOIN LATERAL (SELECT ...) AS r over its value generator (over l):
+ * its rows (or its aggregate grouped by the outer values, LEFT-joined) per
+ * outer value, joined back on them. */
+static int vgen_lateral(sq *q, const sql_node *f, const sql_node *l, const sql_node *r, int agg,
+                        const sql_node **out)
+{
+    plan *p = q->p;
+    const sql_node *qry = sql_kid(r, 0), *cols = sql_kid(r, 1), *its = sql_kid(qry, 0);
+    vgen g;
+    leaves in = {0};
+    const sql_node *from;
+    sql_node *where;
+    int rc = vgen_from(q, r, qry, l, agg, &g, &in, &from, &where);
+    if (rc == SL_OK) {
+        sql_node *items = mk(p, SQL_LIST, qry), *group = agg ? mk(p, SQL_LIST, qry) : NULL;
+        for (int i = 0; i < its->nkids; i++)
+            sql_node_add(p->arena, items, mkitem(p, vgen_subst(q, &in, its->kids[i]->kids[0], &g),
+                                                 item_name(p, its->kids[i], i, cols)));
+        for (int k = 0; k < g.n; k++) {
+            char on[16];
+            snprintf(on, sizeof on, "__o%d", k);
+            sql_node_add(p->arena, items, mkitem(p, col(p, r, g.da, on), on));
+            if (group) sql_node_add(p->arena, group, col(p, r, g.da, on));
+        }
+        sql_node *s = select_of(p, qry, 0, items, from, where, group);
+        const sql_node *won = sql_kid(f, 2);
+        sql_node *extra = won && !(won->kind == SQL_BOOL && (won->flags & SQL_F_TRUE))
+                              ? (sql_node *)won : NULL;
+        const char *kind = agg ? "LEFT" : f->s && strcasecmp(f->s, "CROSS") ? f->s : "INNER";
+        *out = join(p, f, kind, l, from_query(p, r, s, r->s2, NULL),
+                    vgen_on(q, f, &g, r->s2, extra), 0);
+    }
+    free(in.l);
+    return rc;
+}
+
+/* [NOT] EXISTS (query), x [NOT] IN (query) inside an expression (under OR,
+ * in CASE, in the SELECT list), the query correlated other than by
+ * equalities: over its value generator, COUNT(*) and COUNT(y) per outer
+ * value (the subquery's rows: any? a NULL among them?) and, for IN, its
+ * distinct y per outer value, both LEFT-joined back (the latter also on
+ * x = y); *mark the three-valued result. */
+static int vgen_mark(sq *q, const sql_node *sub, sql_node **mark)
+{
+    plan *p = q->p;
+    int in = !strcmp(sub->s, "IN");
+    const sql_node *x = sql_kid(sub, 0), *qry = sql_kid(sub, 1);
+    if (in) {
+        const sql_node *its = sql_kid(qry, 0);
+        if (its->nkids != 1 || its->kids[0]->kids[0]->kind == SQL_STAR)
+            return PERR(x, "Values passed to IN operator must have compatible types (the "
+                        "subquery selects %s, IN needs one column)",
+                        its->kids[0]->kids[0]->kind == SQL_STAR ? "*" : "several columns");
+    }
+    vgen g;
+    leaves in_l = {0};
+    const sql_node *from;
+    sql_node *where;
+    int rc = vgen_from(q, sub, qry, q->base, 0, &g, &in_l, &from, &where);
+    if (rc != SL_OK) {
+        free(in_l.l);
+        return rc;
+    }
+    sql_node *yv = in ? vgen_subst(q, &in_l, sql_kid(qry, 0)->kids[0]->kids[0], &g) : NULL;
+    char ca[32], ma[32];
+    snprintf(ca, sizeof ca, "__sq%d", ++q->n);
+    snprintf(ma, sizeof ma, "__sq%d", ++q->n);
+    sql_node *citems = mk(p, SQL_LIST, qry), *group = mk(p, SQL_LIST, qry);
+    sql_node *mitems = mk(p, SQL_LIST, qry);
+    for (int k = 0; k < g.n; k++) {
+        char on[16];
+        snprintf(on, sizeof on, "__o%d", k);
+        sql_node_add(p->arena, citems, mkitem(p, col(p, sub, g.da, on), on));
+        sql_node_add(p->arena, mitems, mkitem(p, col(p, sub, g.da, on), on));
+        sql_node_add(p->arena, group, col(p, sub, g.da, on));
+    }
+    sql_node_add(p->arena, citems, mkitem(p, func(p, qry, "COUNT", NULL), "__c"));
+    if (in) sql_node_add(p->arena, citems, mkitem(p, func(p, qry, "COUNT", yv), "__cv"));
+    sql_node *cs_q = select_of(p, qry, 0, citems, from, where, group);
+    q->from = join(p, sub, "LEFT", q->from, from_query(p, qry, cs_q, ca, NULL),
+                   vgen_on(q, sub, &g, ca, NULL), 0);
+    sql_node *any = is_null(p, sub, col(p, sub, ca, "__c"), 1);
+    if (!in) {
+        *mark = (sub->flags & SQL_F_NOT) ? is_null(p, sub, col(p, sub, ca, "__c"), 0) : any;
+        free(in_l.l);
+        return SL_OK;
+    }
+    sql_node_add(p->arena, mitems, mkitem(p, yv, "__m"));
+    sql_node *m_q = select_of(p, qry, 1, mitems, from, where ? bin(p, qry, "AND", where,
+                              is_null(p, qry, yv, 1)) : is_null(p, qry, yv, 1), NULL);
+    q->from = join(p, sub, "LEFT", q->from, from_query(p, qry, m_q, ma, NULL),
+                   vgen_on(q, sub, &g, ma, bin(p, sub, "=", (sql_node *)x, col(p, sub, ma, "__m"))),
+                   0);
+    /* TRUE on a match; FALSE for an empty subquery; NULL when x is NULL or
+     * the subquery has a NULL; else FALSE */
+    sql_node *cs = mk(p, SQL_CASE, sub), *whens = mk(p, SQL_LIST, sub);
+    sql_node *t = mk(p, SQL_BOOL, sub), *f = mk(p, SQL_BOOL, sub);
+    t->flags = SQL_F_TRUE;
+    sql_node *unk = mk(p, SQL_CAST, sub);
+    unk->s = "BOOLEAN";
+    sql_node_add(p->arena, unk, mk(p, SQL_NULL, sub));
+    sql_node *w[3][2] = {
+        {is_null(p, sub, col(p, sub, ma, "__m"), 1), t},
+        {is_null(p, sub, col(p, sub, ca, "__c"), 0), f},
+        {bin(p, sub, "OR", is_null(p, sub, (sql_node *)x, 0),
+             bin(p, sub, ">", col(p, sub, ca, "__c"), col(p, sub, ca, "__cv"))), unk}};
+    for (int i = 0; i < 3; i++) {
+        sql_node *wn = mk(p, SQL_WHEN, sub);
+        sql_node_add(p->arena, wn, w[i][0]);
+        sql_node_add(p->arena, wn, w[i][1]);
+        sql_node_add(p->arena, whens, wn);
+    }
+    sql_node_add(p->arena, cs, NULL);
+    sql_node_add(p->arena, cs, whens);
+    sql_node_add(p->arena, cs, f);
+    *mark = cs;
+    if (sub->flags & SQL_F_NOT) {
+        sql_node *n = mk(p, SQL_UNOP, sub);
+        n->s = "NOT";
+        sql_node_add(p->arena, n, cs);
+        *mark = n;
+    }
+    free(in_l.l);
+    return SL_OK;
+}
+
 /* (SELECT agg FROM s WHERE s.c = o.c AND ...): a LEFT join with the
  * aggregate grouped by the correlation expressions, on them. An outer row
  * without a group gets NULL, or 0 for COUNT (SQL's value over no rows). */
@@ -855,7 +1262,8 @@ static int scalars(sq *q, const sql_node *e, sql_node **out)
                         "row count at run time");
         if (sql_kid(qry, 1)) {
             corr c;
-            int rc = correlate(q, qry, e, &c, 0);
+            if (pair_conditions(q, e)) return vgen_scalar(q, e, qry, out);
+            int rc = correlate(q, qry, e, &c, 0, 0);
             if (rc == SL_ERR) return SL_ERR;
             if (rc == SL_OK) {
                 rc = correlated_scalar(q, e, qry, &c, out);
@@ -935,8 +1343,17 @@ static int lateral_step(sq *q, const sql_node *f, const sql_node *l, const sql_n
     const leaves *saved = q->outer;
     q->outer = &outer;
     sql_node tag = {.kind = SQL_SUBQUERY, .s = "LATERAL", .line = r->line, .col = r->col};
+    sql_node_add(p->arena, &tag, NULL);
+    sql_node_add(p->arena, &tag, (sql_node *)qry);
     corr c;
-    int rc = correlate(q, qry, &tag, &c, 0);
+    int rc;
+    if (pair_conditions(q, &tag)) {
+        rc = vgen_lateral(q, f, l, r, agg, out);
+        q->outer = saved;
+        free(outer.l);
+        return rc;
+    }
+    rc = correlate(q, qry, &tag, &c, 0, 0);
     q->outer = saved;
     free(outer.l);
     if (rc == SL_ERR) return SL_ERR;
@@ -1063,6 +1480,7 @@ int sql_subquery_rewrite(plan *p, const sql_node *sel, const sql_node **out)
     sql_node *nitems = (sql_node *)items;
     if (sub) rc = expand_star(p, &ls, items, &nitems);
     if (rc == SL_OK && lateral) rc = lateral_joins(&q, q.from, &q.from);
+    q.base = q.from;
     for (int i = 0; rc == SL_OK && i < nw; i++) {
         if (cw.used[i]) continue;
         const sql_node *c = w[i];
