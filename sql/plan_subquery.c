@@ -854,12 +854,16 @@ static const char *item_name(plan *p, const sql_node *it, int i, const sql_node 
  * outer columns read from __sqN_d; the subquery's result per outer value
  * (grouped by __o0.. for an aggregate) is then joined back to the outer
  * FROM on o1 = __o0 AND ... A NULL outer value meets nothing there, which
- * is right when a NULL makes the subquery empty: each outer column must
- * appear in a condition that is not TRUE for NULL (a comparison of plain
- * columns, literals and arithmetic), or only under MIN/MAX/SUM/AVG of such
- * an expression (NULL over no rows as over NULLs). */
+ * is right when a NULL makes the subquery empty: when the column appears in
+ * a condition that is not TRUE for NULL (a comparison of plain columns,
+ * literals and arithmetic), or, for an aggregate, only under MIN/MAX/SUM/AVG
+ * of such an expression (NULL over no rows as over NULLs). Any other outer
+ * column is joined back null-safely, `(o = __o OR o IS NULL AND __o IS
+ * NULL)`, a condition per pair of the join's key (a constant key when no
+ * column is joined on `=`). */
 typedef struct vgen {
     const sql_node *oc[SL_MAX_KEY_COLS]; /* the outer columns, first occurrences */
+    char strict[SL_MAX_KEY_COLS];        /* a NULL there makes the subquery empty */
     int n;
     char da[32];                         /* the value generator's alias */
 } vgen;
@@ -976,15 +980,7 @@ static int vgen_from(sq *q, const sql_node *sub, const sql_node *qry, const sql_
                 ok = !loose_use(items->kids[i]->kids[0], g->oc[k]);
             for (int i = 0; ok && i < nw; i++) ok = !loose_use(w[i], g->oc[k]);
         }
-        if (!ok) {
-            char *t = sql_unparse(g->oc[k]);
-            rc = plan_err(p, g->oc[k], "a %s subquery names %s of the outer query where a NULL "
-                          "there would not make it empty; Sluice decorrelates outer columns "
-                          "that a comparison in its WHERE clause names (or, for an aggregate, "
-                          "that only MIN/MAX/SUM/AVG of an arithmetic expression reads)",
-                          what(sub), t);
-            free(t);
-        }
+        g->strict[k] = (char)ok;
     }
     sql_node **on = NULL, **loc = NULL;
     int non = 0, nloc = 0, equi = 0;
@@ -1019,15 +1015,24 @@ static int vgen_from(sq *q, const sql_node *sub, const sql_node *qry, const sql_
     return rc;
 }
 
-/* ON o1 = a.__o0 AND ... (and `extra`) */
-static sql_node *vgen_on(sq *q, const sql_node *at, const vgen *g, const char *a, sql_node *extra)
+/* ON o1 = a.__o0 AND ... (and `extra`), null-safe for the columns that are
+ * not strict; *constant: no column is joined on `=` (a constant key). */
+static sql_node *vgen_on(sq *q, const sql_node *at, const vgen *g, const char *a, sql_node *extra,
+                         int *constant)
 {
+    plan *p = q->p;
     sql_node *r = extra;
+    *constant = 1;
     for (int k = g->n - 1; k >= 0; k--) {
         char on[16];
         snprintf(on, sizeof on, "__o%d", k);
-        sql_node *eq = bin(q->p, at, "=", (sql_node *)g->oc[k], col(q->p, at, a, on));
-        r = r ? bin(q->p, at, "AND", eq, r) : eq;
+        sql_node *eq = bin(p, at, "=", (sql_node *)g->oc[k], col(p, at, a, on));
+        if (g->strict[k]) *constant = 0;
+        else
+            eq = bin(p, at, "OR", eq,
+                     bin(p, at, "AND", is_null(p, at, (sql_node *)g->oc[k], 0),
+                         is_null(p, at, col(p, at, a, on), 0)));
+        r = r ? bin(p, at, "AND", eq, r) : eq;
     }
     return r;
 }
@@ -1060,8 +1065,9 @@ static int vgen_scalar(sq *q, const sql_node *e, const sql_node *qry, sql_node *
         }
         sql_node_add(p->arena, items, mkitem(p, vgen_subst(q, &in, agg, &g), "__v"));
         sql_node *s = select_of(p, qry, 0, items, from, where, group);
-        q->from = join(p, e, "LEFT", q->from, from_query(p, e, s, a, NULL),
-                       vgen_on(q, e, &g, a, NULL), 0);
+        int cst;
+        sql_node *on = vgen_on(q, e, &g, a, NULL, &cst);
+        q->from = join(p, e, "LEFT", q->from, from_query(p, e, s, a, NULL), on, cst);
         *out = col(p, e, a, "__v");
         if (count) {
             sql_node *zero = mk(p, SQL_NUM, e);
@@ -1104,8 +1110,9 @@ static int vgen_lateral(sq *q, const sql_node *f, const sql_node *l, const sql_n
         sql_node *extra = won && !(won->kind == SQL_BOOL && (won->flags & SQL_F_TRUE))
                               ? (sql_node *)won : NULL;
         const char *kind = agg ? "LEFT" : f->s && strcasecmp(f->s, "CROSS") ? f->s : "INNER";
-        *out = join(p, f, kind, l, from_query(p, r, s, r->s2, NULL),
-                    vgen_on(q, f, &g, r->s2, extra), 0);
+        int cst;
+        sql_node *on = vgen_on(q, f, &g, r->s2, extra, &cst);
+        *out = join(p, f, kind, l, from_query(p, r, s, r->s2, NULL), on, cst);
     }
     free(in.l);
     return rc;
@@ -1154,8 +1161,9 @@ static int vgen_mark(sq *q, const sql_node *sub, sql_node **mark)
     sql_node_add(p->arena, citems, mkitem(p, func(p, qry, "COUNT", NULL), "__c"));
     if (in) sql_node_add(p->arena, citems, mkitem(p, func(p, qry, "COUNT", yv), "__cv"));
     sql_node *cs_q = select_of(p, qry, 0, citems, from, where, group);
-    q->from = join(p, sub, "LEFT", q->from, from_query(p, qry, cs_q, ca, NULL),
-                   vgen_on(q, sub, &g, ca, NULL), 0);
+    int cst;
+    sql_node *on = vgen_on(q, sub, &g, ca, NULL, &cst);
+    q->from = join(p, sub, "LEFT", q->from, from_query(p, qry, cs_q, ca, NULL), on, cst);
     sql_node *any = is_null(p, sub, col(p, sub, ca, "__c"), 1);
     if (!in) {
         *mark = (sub->flags & SQL_F_NOT) ? is_null(p, sub, col(p, sub, ca, "__c"), 0) : any;
@@ -1165,9 +1173,10 @@ static int vgen_mark(sq *q, const sql_node *sub, sql_node **mark)
     sql_node_add(p->arena, mitems, mkitem(p, yv, "__m"));
     sql_node *m_q = select_of(p, qry, 1, mitems, from, where ? bin(p, qry, "AND", where,
                               is_null(p, qry, yv, 1)) : is_null(p, qry, yv, 1), NULL);
-    q->from = join(p, sub, "LEFT", q->from, from_query(p, qry, m_q, ma, NULL),
-                   vgen_on(q, sub, &g, ma, bin(p, sub, "=", (sql_node *)x, col(p, sub, ma, "__m"))),
-                   0);
+    /* x = __m is the key when no outer column is */
+    on = vgen_on(q, sub, &g, ma, bin(p, sub, "=", (sql_node *)x, col(p, sub, ma, "__m")), &cst);
+    q->from = join(p, sub, "LEFT", q->from, from_query(p, qry, m_q, ma, NULL), on,
+                   cst && x->kind != SQL_COL);
     /* TRUE on a match; FALSE for an empty subquery; NULL when x is NULL or
      * the subquery has a NULL; else FALSE */
     sql_node *cs = mk(p, SQL_CASE, sub), *whens = mk(p, SQL_LIST, sub);
