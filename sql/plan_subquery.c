@@ -375,6 +375,7 @@ typedef struct sq {
     plan *p;
     const sql_node *from;   /* the outer FROM as it grows */
     const sql_node *base;   /* the outer FROM before subqueries join it (value generators) */
+    const sql_node *x;      /* IN's operand, an outer expression however its names read */
     const leaves *outer;    /* the outer query's tables */
     sql_node **keep;        /* the outer WHERE's conditions after the rewrite */
     int nkeep;
@@ -560,6 +561,7 @@ static sql_node *inner_cols(sq *q, const leaves *in, const sql_node *e, sql_node
 {
     plan *p = q->p;
     if (!e) return NULL;
+    if (e == q->x) return (sql_node *)e;
     if (e->kind == SQL_COL && !is_outer_col(q, in, e)) {
         char rn[16];
         snprintf(rn, sizeof rn, "__r%d", (*nr)++);
@@ -650,7 +652,9 @@ static int semi_join(sq *q, const sql_node *sub, int anti)
         leaves_of(p, src_from, &inl);
         int nr = 0;
         sql_node **rs = sl_calloc((size_t)c.nresid, sizeof *rs);
+        q->x = in ? x : NULL;
         for (int i = 0; i < c.nresid; i++) rs[i] = inner_cols(q, &inl, c.resid[i], items, ma, &nr);
+        q->x = NULL;
         on[non++] = and_all(p, sub, rs, c.nresid);
         free(rs);
         free(inl.l);

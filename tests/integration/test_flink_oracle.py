@@ -630,7 +630,11 @@ FLINK_REFUSES = {
 # consumer judges a row before every channel has spoken (runtime/valve.h),
 # so the windows match at both parallelisms.
 BOTH, P2 = (1, 2), (2,)
-EXPECTED_DIFFERENCES = {}
+EXPECTED_DIFFERENCES = {
+    # SQL: a row of evs whose v is NULL meets its payments with s = amount + NULL = NULL;
+    # Flink's decorrelation joins the outer values back on `=` and loses those rows
+    "outer_lateral_item": ((1, 2), "Flink drops the outer rows whose e.v is NULL"),
+}
 
 
 def query_spec(q):
