@@ -1466,15 +1466,141 @@ static int expand_star(plan *p, const leaves *ls, const sql_node *items, sql_nod
     return SL_OK;
 }
 
+/* ---- HAVING with a subquery ------------------------------------------------------ */
+
+/* The grouped query's columns: its GROUP BY expressions and the aggregate
+ * calls of its items and HAVING, each once (by its text). */
+typedef struct hcols {
+    const sql_node **e;
+    char **text;
+    int n, ngroup;
+} hcols;
+
+static int hcols_find(const hcols *h, const char *t)
+{
+    for (int i = 0; i < h->n; i++)
+        if (!strcmp(h->text[i], t)) return i;
+    return -1;
+}
+
+static void hcols_add(hcols *h, const sql_node *e)
+{
+    char *t = sql_unparse(e);
+    if (hcols_find(h, t) >= 0) {
+        free(t);
+        return;
+    }
+    h->e = sl_realloc(h->e, sizeof *h->e * (size_t)(h->n + 1));
+    h->text = sl_realloc(h->text, sizeof *h->text * (size_t)(h->n + 1));
+    h->e[h->n] = e;
+    h->text[h->n++] = t;
+}
+
+static void hcols_aggs(hcols *h, const sql_node *e)
+{
+    if (!e || e->kind == SQL_SUBQUERY || e->kind == SQL_SELECT) return;
+    if (e->kind == SQL_FUNC && is_agg(e->s)) {
+        hcols_add(h, e);
+        return;
+    }
+    for (int i = 0; i < e->nkids; i++) hcols_aggs(h, e->kids[i]);
+}
+
+/* A copy of e reading the grouped query's columns from __h (not looking
+ * into subqueries, whose names are their own). */
+static sql_node *hcols_subst(plan *p, const hcols *h, const sql_node *e)
+{
+    if (!e) return NULL;
+    if (e->kind == SQL_SUBQUERY) {
+        if (!sql_kid(e, 0)) return (sql_node *)e;
+        sql_node *n = sql_node_like(p->arena, e);
+        sql_node_add(p->arena, n, hcols_subst(p, h, sql_kid(e, 0)));
+        for (int i = 1; i < e->nkids; i++) sql_node_add(p->arena, n, e->kids[i]);
+        return n;
+    }
+    if (e->kind == SQL_SELECT || e->kind == SQL_STAR) return (sql_node *)e;
+    char *t = sql_unparse(e);
+    int i = hcols_find(h, t);
+    free(t);
+    for (int k = 0; i < 0 && e->kind == SQL_COL && k < h->ngroup; k++) /* k and t.k alike */
+        if (h->e[k]->kind == SQL_COL && !strcasecmp(h->e[k]->s, e->s) &&
+            (!e->s2 || !h->e[k]->s2 || !strcasecmp(e->s2, h->e[k]->s2)))
+            i = k;
+    if (i >= 0) {
+        char nm[16];
+        snprintf(nm, sizeof nm, "__h%d", i);
+        return col(p, e, "__h", nm);
+    }
+    sql_node *n = sql_node_like(p->arena, e);
+    for (int k = 0; k < e->nkids; k++) sql_node_add(p->arena, n, hcols_subst(p, h, e->kids[k]));
+    return n;
+}
+
+/* SELECT items FROM f WHERE w GROUP BY g HAVING <with a subquery> becomes
+ * SELECT items' FROM (SELECT g.., aggs.. FROM f WHERE w GROUP BY g) __h
+ * WHERE having', the group expressions and aggregates read from __h: the
+ * subquery is then one of WHERE, rewritten as above. */
+static int having_wrap(plan *p, const sql_node *sel, const sql_node **out)
+{
+    const sql_node *items = sql_kid(sel, 0), *group = sql_kid(sel, 3), *having = sql_kid(sel, 4);
+    hcols h = {0};
+    for (int i = 0; group && i < group->nkids; i++) {
+        if (group->kids[i]->kind == SQL_FUNC &&
+            (!strcasecmp(group->kids[i]->s, "TUMBLE") || !strcasecmp(group->kids[i]->s, "HOP") ||
+             !strcasecmp(group->kids[i]->s, "SESSION")))
+            return PERR(having, "a subquery in the HAVING clause of a group window is not "
+                        "supported");
+        hcols_add(&h, group->kids[i]);
+    }
+    h.ngroup = h.n;
+    for (int i = 0; i < items->nkids; i++) hcols_aggs(&h, items->kids[i]->kids[0]);
+    hcols_aggs(&h, having);
+    sql_node *inner_items = mk(p, SQL_LIST, sel);
+    for (int i = 0; i < h.n; i++) {
+        char nm[16];
+        snprintf(nm, sizeof nm, "__h%d", i);
+        sql_node_add(p->arena, inner_items, mkitem(p, (sql_node *)h.e[i], nm));
+    }
+    sql_node *inner = mk(p, SQL_SELECT, sel);
+    for (int i = 0; i < sel->nkids; i++)
+        sql_node_add(p->arena, inner, i == 0 ? inner_items : i == 4 ? NULL : sel->kids[i]);
+    sql_node *outer_items = mk(p, SQL_LIST, items);
+    int rc = SL_OK;
+    for (int i = 0; i < items->nkids && rc == SL_OK; i++) {
+        const sql_node *it = items->kids[i];
+        if (it->kids[0]->kind == SQL_STAR) {
+            rc = PERR(it, "SELECT * with GROUP BY and a subquery in HAVING: name the columns");
+            break;
+        }
+        const char *nm = item_name(p, it, i, NULL);
+        sql_node_add(p->arena, outer_items, mkitem(p, hcols_subst(p, &h, it->kids[0]), nm));
+    }
+    if (rc == SL_OK) {
+        *out = select_of(p, sel, 0, outer_items, from_query(p, sel, inner, "__h", NULL),
+                         hcols_subst(p, &h, having), NULL);
+        ((sql_node *)*out)->flags = sel->flags;
+    }
+    for (int i = 0; i < h.n; i++) free(h.text[i]);
+    free(h.text);
+    free(h.e);
+    return rc;
+}
+
 int sql_subquery_rewrite(plan *p, const sql_node *sel, const sql_node **out)
 {
     *out = sel;
     const sql_node *items = sql_kid(sel, 0), *from = sql_kid(sel, 1), *where = sql_kid(sel, 2);
     if (!from) return SL_OK;
-    for (int i = 3; i <= 4; i++)
-        if (has_sub(sql_kid(sel, i)))
-            return PERR(first_sub(sql_kid(sel, i)), "a subquery in %s is not supported",
-                        i == 3 ? "GROUP BY" : "HAVING");
+    if (has_sub(sql_kid(sel, 3)))
+        return PERR(first_sub(sql_kid(sel, 3)), "a subquery in GROUP BY is not supported");
+    if (has_sub(sql_kid(sel, 4))) {
+        if (has_sub(where) || has_sub(items))
+            return PERR(first_sub(sql_kid(sel, 4)), "a subquery in HAVING together with one in "
+                        "WHERE or the SELECT list is not supported");
+        const sql_node *w = NULL;
+        if (having_wrap(p, sel, &w) != SL_OK) return SL_ERR;
+        return sql_subquery_rewrite(p, w, out);
+    }
     int lateral = has_lateral(from);
     int sub = has_sub(where) || has_sub(items) || lateral, comma = has_comma(from);
     if (!sub && !comma) return SL_OK;

@@ -418,6 +418,12 @@ QUERIES = [
                           "AS m FROM ev e"),
     ("outer_lateral_item", "SELECT e.id, x.s FROM evs e, LATERAL (SELECT p.amount + e.v AS s "
                            "FROM pay p WHERE p.id = e.id) AS x"),
+    ("having_scalar", "SELECT k, SUM(v) AS s FROM ev GROUP BY k HAVING SUM(v) > "
+                      "(SELECT SUM(v) / 5 FROM ev)"),
+    ("having_in", "SELECT k, COUNT(*) AS c FROM ev GROUP BY k HAVING k IN (SELECT k FROM dim "
+                  "WHERE w > 0)"),
+    ("having_not_in", "SELECT u, COUNT(*) AS c FROM ev GROUP BY u HAVING MAX(v) NOT IN "
+                      "(SELECT w + 92 FROM dim WHERE w > 0)"),
     ("paren_join", "SELECT e.id, d.name, p.pid FROM evs e JOIN (dim d JOIN pay p ON p.k = d.k) "
                    "ON e.id = p.id"),
     ("paren_join_left", "SELECT e.id, d.name, p.pid FROM evs e LEFT JOIN (dim d JOIN pay p "

@@ -324,6 +324,22 @@ def model(name, f):
             for cc in c:
                 if not any(eq(r["cust"], cc["cust"]) for r in o):
                     out[(None, cc["region"], None)] += 1
+    elif name == "having_scalar":  # customers (NULL too) whose total is above 5 average orders
+        am = [r["amount"] for r in o if r["amount"] is not None]
+        lim = sum(am) // len(am) * 5
+        tot = {}
+        for r in o:
+            tot.setdefault(r["cust"], None)
+            if r["amount"] is not None:
+                tot[r["cust"]] = (tot[r["cust"]] or 0) + r["amount"]
+        for cu, t in tot.items():
+            if t is not None and t > lim:
+                out[(cu, t)] += 1
+    elif name == "having_not_in":  # products (NULL too) not among the dear ones
+        dear = [pp["prod"] for pp in p if pp["price"] > 25]
+        for pr, n in collections.Counter(r["prod"] for r in o).items():
+            if in3(pr, dear) is False:
+                out[(pr, n)] += 1
     else:
         raise KeyError(name)
     return out
@@ -460,6 +476,11 @@ QUERIES = {
                            "SELECT id FROM orders o WHERE o.cust NOT IN (SELECT g.cust FROM "
                            "(SELECT cust, COUNT(*) AS n FROM orders GROUP BY cust) g "
                            "WHERE g.n > o.prod + 20)"),
+    # HAVING with a subquery: the grouped query in FROM, the HAVING its WHERE
+    "having_scalar": ("cust INT, s INT", "SELECT cust, SUM(amount) AS s FROM orders GROUP BY cust "
+                      "HAVING SUM(amount) > (SELECT AVG(amount) * 5 FROM orders)"),
+    "having_not_in": ("prod INT, n BIGINT", "SELECT prod, COUNT(*) AS n FROM orders GROUP BY prod "
+                      "HAVING prod NOT IN (SELECT prod FROM prods WHERE price > 25)"),
     # a parenthesised join as a join's right side
     "paren_join": ("id BIGINT, region STRING, pname STRING",
                    "SELECT o.id, c.region, p.pname FROM custs c JOIN (orders o JOIN prods p "
@@ -518,9 +539,8 @@ REFUSED = [
      "line 7, column 29: Values passed to IN operator must have compatible types"),
     ("SELECT id FROM orders WHERE amount > (SELECT cust FROM blocked)",
      "line 7, column 38: a scalar subquery must be an aggregate without GROUP BY"),
-    ("SELECT cust, COUNT(*) FROM orders GROUP BY cust HAVING COUNT(*) > "
-     "(SELECT COUNT(*) FROM blocked)",
-     "line 7, column 67: a subquery in HAVING is not supported"),
+    ("SELECT cust, COUNT(*) FROM orders GROUP BY cust, (SELECT COUNT(*) FROM blocked)",
+     "line 7, column 50: a subquery in GROUP BY is not supported"),
 ]
 
 
