@@ -1498,7 +1498,11 @@ static void hcols_add(hcols *h, const sql_node *e)
 
 static void hcols_aggs(hcols *h, const sql_node *e)
 {
-    if (!e || e->kind == SQL_SUBQUERY || e->kind == SQL_SELECT) return;
+    if (e && e->kind == SQL_SUBQUERY) { /* IN's operand is the grouped query's */
+        hcols_aggs(h, sql_kid(e, 0));
+        return;
+    }
+    if (!e || e->kind == SQL_SELECT) return;
     if (e->kind == SQL_FUNC && is_agg(e->s)) {
         hcols_add(h, e);
         return;
