@@ -684,7 +684,9 @@ static int pair_conditions(sq *q, const sql_node *sub)
     leaves inl = {0};
     leaves_of(q->p, c.from, &inl);
     const sql_node *its = sql_kid(qry, 0);
-    for (int i = 0; !r && i < its->nkids; i++) r = has_outer(q, &inl, its->kids[i]->kids[0]);
+    int exists = !strcmp(sub->s, "EXISTS"); /* reads no item */
+    for (int i = 0; !r && !exists && i < its->nkids; i++)
+        r = has_outer(q, &inl, its->kids[i]->kids[0]);
     free(inl.l);
     corr_free(&c);
     return r;
@@ -972,7 +974,8 @@ static int vgen_from(sq *q, const sql_node *sub, const sql_node *qry, const sql_
     conjuncts(sql_kid(qry, 2), &w, &nw);
     const sql_node *items = sql_kid(qry, 0);
     for (int i = 0; rc == SL_OK && i < nw; i++) rc = vgen_collect(q, in, w[i], g);
-    for (int i = 0; rc == SL_OK && i < items->nkids; i++)
+    int exists = sub->kind == SQL_SUBQUERY && sub->s && !strcmp(sub->s, "EXISTS");
+    for (int i = 0; rc == SL_OK && !exists && i < items->nkids; i++)
         rc = vgen_collect(q, in, items->kids[i]->kids[0], g);
     for (int k = 0; rc == SL_OK && k < g->n; k++) { /* a NULL outer value must mean "empty" */
         int ok = 0;

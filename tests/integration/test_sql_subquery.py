@@ -265,6 +265,13 @@ def model(name, f):
         for pp in p:
             out[(pp["prod"], sum(1 for r in o if r["amount"] is not None
                                  and r["amount"] > pp["price"] * 5))] += 1
+    elif name == "ne_scalar_join":  # over a join: one vertex feeds the query and its generator
+        for r in o:
+            for cc in c:
+                if eq(r["cust"], cc["cust"]):
+                    out[(r["id"], cc["region"],
+                         sum(1 for pp in p if r["amount"] is not None
+                             and pp["price"] * 10 > r["amount"] and pp["prod"] != cc["cust"]))] += 1
     elif name == "ne_lateral":
         for pp in p:
             for r in o:
@@ -457,6 +464,10 @@ QUERIES = {
                   "o.cust = c.cust AND o.amount < c.cust * 20) AS m FROM custs c"),
     "ne_scalar_count": ("prod INT, n BIGINT", "SELECT p.prod, (SELECT COUNT(*) FROM orders o "
                         "WHERE o.amount > p.price * 5) AS n FROM prods p"),
+    "ne_scalar_join": ("id BIGINT, region STRING, n BIGINT",
+                       "SELECT o.id, c.region, (SELECT COUNT(*) FROM prods p WHERE p.price * 10 > "
+                       "o.amount AND p.prod <> c.cust) AS n FROM orders o JOIN custs c "
+                       "ON o.cust = c.cust"),
     "ne_lateral": ("prod INT, id BIGINT", "SELECT p.prod, x.id FROM prods p, LATERAL (SELECT o.id "
                    "FROM orders o WHERE o.prod = p.prod AND o.amount < p.price * 2) AS x"),
     "ne_exists_or": ("id BIGINT", "SELECT id FROM orders o WHERE o.amount > 280 OR NOT EXISTS "
