@@ -574,7 +574,8 @@ SP_QUERIES = {
              "SELECT id, (SELECT COUNT(*) FROM b WHERE b.k = a.k) AS n FROM a"),
     # correlated other than by equalities: an anti join with a condition per pair, and a
     # value generator (the distinct (k, id) of a joined with b, counted, joined back)
-    "ne_notin": ("id BIGINT", "SELECT id FROM a WHERE k NOT IN (SELECT k FROM b WHERE b.id > a.id)"),
+    "ne_notin": ("id BIGINT", "SELECT id FROM a WHERE k NOT IN (SELECT k FROM b WHERE b.k = a.k "
+                 "AND b.id > a.id)"),
     "ne_corr": ("id BIGINT, n BIGINT",
                 "SELECT id, (SELECT COUNT(*) FROM b WHERE b.k = a.k AND b.id < a.id) AS n FROM a"),
 }
@@ -609,7 +610,7 @@ def sp_model(na, nb):
         "scalar": collections.Counter((i,) for i, k in a if i > nb - 100),
         "corr": collections.Counter((i, kb[k]) for i, k in a),
         "ne_notin": collections.Counter((i,) for i, k in a
-                                        if k not in {j % 5 * 2 for j in range(i + 1, nb + 1)}),
+                                        if not any(j % 5 * 2 == k for j in range(i + 1, nb + 1))),
         "ne_corr": collections.Counter((i, sum(1 for j in range(1, min(i, nb + 1))
                                                if j % 5 * 2 == k)) for i, k in a),
     }
