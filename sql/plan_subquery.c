@@ -24,6 +24,14 @@
  *       LEFT-joined to every row on a constant key (the join's flag
  *       SQL_F_ALL: plan_join.c adds the key), the subquery replaced by its
  *       column; NULL while the aggregate has no row, as in SQL.
+ *   Correlated other than by equalities inner = outer column (or naming the
+ *       outer query in the SELECT list): IN / EXISTS / NOT EXISTS / NOT IN
+ *       ANDed in WHERE are semi / anti joins checking those conditions (and
+ *       NOT IN's `x = y OR x IS NULL OR y IS NULL`) per pair; scalar,
+ *       LATERAL and IN / EXISTS inside expressions go over a value
+ *       generator (see "value generators" below).
+ *   ... GROUP BY ... HAVING <subquery>: the grouped query moves into FROM
+ *       and the HAVING becomes its WHERE (having_wrap).
  * The joins and aggregates are the existing operators, so the results are
  * changelogs wherever a side can change.
  */
