@@ -602,6 +602,54 @@ static int interactive(client *c)
     return 0;
 }
 
+/* --endpoint: host:port, [v6addr]:port, or a URL http://host[:port][/] (as
+ * Flink's SQL client takes it; port 80 when the URL names none). */
+static int parse_endpoint(const char *ep, char **host, int *port, char *why, size_t whylen)
+{
+    const char *p = ep;
+    bool url = false;
+    if (!strncasecmp(p, "https://", 8))
+        return sl_seterr(why, whylen, "is https: the SQL client speaks plain HTTP to a gateway");
+    if (!strncasecmp(p, "http://", 7)) {
+        p += 7;
+        url = true;
+    }
+    const char *end = p + strlen(p);
+    if (url) {
+        const char *slash = strchr(p, '/');
+        if (slash) {
+            if (slash[1])
+                return sl_seterr(why, whylen, "has a path ('%s'); the gateway's API is at its root",
+                                 slash);
+            end = slash;
+        }
+    }
+    const char *hs = p, *he, *colon = NULL;
+    if (*p == '[') { /* [::1]:8083 */
+        he = memchr(p, ']', (size_t)(end - p));
+        if (!he) return sl_seterr(why, whylen, "is not host:port (an unclosed '[')");
+        hs = p + 1;
+        if (he + 1 < end && he[1] == ':') colon = he + 1;
+        else if (he + 1 != end) return sl_seterr(why, whylen, "is not host:port");
+    } else {
+        for (const char *q = p; q < end; q++)
+            if (*q == ':') colon = q;
+        he = colon ? colon : end;
+    }
+    if (he == hs) return sl_seterr(why, whylen, "is not host:port (no host)");
+    long pn = url && !colon ? 80 : 0;
+    if (colon) {
+        char *e = NULL;
+        pn = strtol(colon + 1, &e, 10);
+        if (colon + 1 == end || e != end) pn = 0;
+    }
+    if (pn < 1 || pn > 65535)
+        return sl_seterr(why, whylen, "is not host:port or http://host:port");
+    *host = sl_strndup(hs, (size_t)(he - hs));
+    *port = (int)pn;
+    return SL_OK;
+}
+
 int sl_cli_sql_main(sl_cli_http *http, int argc, char **argv)
 {
     const char *file = NULL, *init = NULL, *endpoint = NULL;
@@ -621,23 +669,21 @@ int sl_cli_sql_main(sl_cli_http *http, int argc, char **argv)
         else if (!strncmp(a, "--init=", 7)) init = a + 7;
         else {
             fprintf(stderr, "Error: sql: unexpected argument '%s' (sluice sql [-i init.sql] "
-                            "[-f script.sql] [--endpoint host:port])\n", a);
+                            "[-f script.sql] [--endpoint host:port | http://host:port])\n", a);
             return 2;
         }
     }
     client c = {.http = http, .session = sl_sql_session_new()};
     int rc = 0;
     if (endpoint) {
-        const char *colon = strrchr(endpoint, ':');
-        char *end = NULL;
-        long port = colon ? strtol(colon + 1, &end, 10) : 0;
-        if (!colon || colon == endpoint || !*(colon + 1) || *end || port < 1 || port > 65535) {
-            fprintf(stderr, "Error: sql: --endpoint '%s' is not host:port\n", endpoint);
+        char *host = NULL, why[200];
+        int port = 0;
+        if (parse_endpoint(endpoint, &host, &port, why, sizeof why) != SL_OK) {
+            fprintf(stderr, "Error: sql: --endpoint '%s' %s\n", endpoint, why);
             sl_sql_session_destroy(c.session);
             return 2;
         }
-        char *host = sl_strndup(endpoint, (size_t)(colon - endpoint));
-        c.gw = sl_cli_http_new(host, (int)port, NULL, 60);
+        c.gw = sl_cli_http_new(host, port, NULL, 60);
         free(host);
     }
     if (init) {

@@ -487,9 +487,17 @@ static json_t *json_value(const char *type, json_t *v)
     } else if (!strcmp(type, "BOOLEAN")) {
         return json_boolean(!strcasecmp(s, "true"));
     } else if (!strncmp(type, "TIMESTAMP", 9)) {
+        /* ISO-8601 as Flink's gateway writes it (its JSON converters, ISO_LOCAL_DATE_TIME):
+         * a 'T', the fraction to its last non-zero digit, none when zero */
         char ts[64];
         snprintf(ts, sizeof ts, "%s", s);
-        if (strlen(ts) > 10 && ts[10] == ' ') ts[10] = 'T';
+        size_t n = strlen(ts);
+        if (n > 10 && ts[10] == ' ') ts[10] = 'T';
+        char *dot = n > 19 ? strchr(ts + 19, '.') : NULL;
+        if (dot) {
+            while (n > (size_t)(dot - ts) + 1 && ts[n - 1] == '0') ts[--n] = '\0';
+            if (ts[n - 1] == '.') ts[--n] = '\0';
+        }
         return json_string(ts);
     }
     return json_string(s);
@@ -502,10 +510,16 @@ static json_t *data_of(const gw_op *op, json_t *rows, int plain)
     json_t *row;
     json_array_foreach(rows, i, row) {
         json_t *fields = json_array();
+        /* nested values come as JSON in the row's last element (operators/format_json.c) */
+        json_t *nested = json_object_get(json_array_get(row, (size_t)op->ncols + 1), "json");
         for (int c = 0; c < op->ncols; c++) {
             json_t *v = json_array_get(row, (size_t)c + 1);
-            json_array_append_new(fields, plain ? (json_is_string(v) ? json_incref(v) : json_null())
-                                                : json_value(op->types[c], v));
+            char key[16];
+            snprintf(key, sizeof key, "%d", c);
+            json_t *nv = plain || !json_is_string(v) ? NULL : json_object_get(nested, key);
+            json_array_append_new(fields, nv ? json_incref(nv)
+                                  : plain ? (json_is_string(v) ? json_incref(v) : json_null())
+                                          : json_value(op->types[c], v));
         }
         const char *k = json_string_value(json_array_get(row, 0));
         json_array_append_new(data, json_pack("{s:s,s:o}", "kind", kind_name(k ? k : "+I"),

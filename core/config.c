@@ -173,6 +173,11 @@ static const sl_conf_def defs[] = {
       "`http://bucket.endpoint/key` (MinIO, Ceph, moto and most servers that are not AWS need "
       "true)."},
      NOLIM, NULL},
+    {{"s3.ssl.truststore", SL_CT_PATH, "", NULL,
+      "PEM file with the CA certificates an `https://` `s3.endpoint`'s certificate must chain "
+      "to (a private CA); empty: the system's CAs. The server's host name is checked against "
+      "its certificate either way."},
+     NOLIM, NULL},
     {{"s3.region", SL_CT_STRING, "us-east-1", NULL,
       "Region that requests to `s3://` directories are signed for (AWS signature version 4); "
       "with an empty `s3.endpoint` it also picks AWS's endpoint `s3.<region>.amazonaws.com`."},
@@ -390,9 +395,10 @@ static const sl_conf_def defs[] = {
       "This cluster's node under path.root: JobManagers and TaskManagers with the same "
       "cluster-id form one cluster."},
      NOLIM, NULL},
-    {{"high-availability.storageDir", SL_CT_PATH, "", NULL,
-      "Directory (shared by every JobManager) holding submitted job graphs; ZooKeeper keeps "
-      "only pointers to them. Required with high-availability.type zookeeper."},
+    {{"high-availability.storageDir", SL_CT_STORE, "", NULL,
+      "Directory (shared by every JobManager) or s3:// URL holding submitted job graphs and "
+      "their C job objects; ZooKeeper keeps only pointers to them. Required with "
+      "high-availability.type zookeeper."},
      NOLIM, NULL},
     {{"high-availability.zookeeper.client.session-timeout", SL_CT_DURATION, "60000 ms", NULL,
       "ZooKeeper session timeout: a leader silent for longer loses its leadership."},

@@ -137,6 +137,19 @@ typedef struct sl_plan_unbounded_decl {
 typedef sl_conf_key sl_op_option;
 #define SL_OP_OPTIONS_END {NULL, SL_CT_STRING, NULL, NULL, NULL}
 
+/* The session time zone (SQL's SET 'table.local-time-zone', a
+ * java.time.ZoneId name). One way carries it: an operator type whose
+ * expressions read it (clock functions, TIMESTAMP_LTZ casts, FROM_UNIXTIME,
+ * DATE_FORMAT, ...) lists this row in its table and hands the option's value
+ * to each tree it parses (sl_expr_set_zone); the SQL planner copies the
+ * session's zone into the config of every vertex whose type lists the row,
+ * so a job keeps the zone it was planned in across restores. Unset: UTC. */
+#define SL_OPT_LOCAL_TIME_ZONE "table.local-time-zone"
+#define SL_OP_OPTION_LOCAL_TIME_ZONE                                                             \
+    {SL_OPT_LOCAL_TIME_ZONE, SL_CT_STRING, NULL, NULL,                                           \
+     "The session time zone the vertex's expressions evaluate in (a java.time.ZoneId name; "     \
+     "default UTC): the SQL planner's copy of SET 'table.local-time-zone'."}
+
 /* The options of one vertex, parsed against its type's table (opaque). */
 typedef struct sl_plan_opts sl_plan_opts;
 

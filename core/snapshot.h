@@ -129,13 +129,29 @@ int sl_snapshot_write_metadata(const char *dir, const void *packed, size_t len, 
 int sl_snapshot_read_metadata(const char *path, void **packed, size_t *len, char *err,
                               size_t errlen);
 
-/* Download every file md names from the s3:// snapshot directory url into
+/* What a restoring subtask (subtask of parallelism) of an operator reads
+ * of old subtask ss's files -- the one rule for the task's restore and for
+ * choosing which files to download: SL_SHARE_KEYED when the operator is
+ * keyed and ss's key groups overlap [kg_first, kg_last]; SL_SHARE_OPSTATE
+ * when ss holds an operator-state blob dealt to this subtask (every blob
+ * for union state, else round-robin by old subtask index) and the operator
+ * takes operator state. 0: none of ss. */
+#define SL_SHARE_KEYED 1
+#define SL_SHARE_OPSTATE 2
+int sl_snapshot_share(const struct Sluice__SubtaskState *ss, int keyed, int kg_first, int kg_last,
+                      int takes_opstate, int union_state, int subtask, int parallelism);
+
+/* Download the files md names from the s3:// snapshot directory url into
  * local_dir (created), the shared files of an incremental checkpoint into
  * its sibling shared/, so that the local copy restores like the original
- * (snapshot_inc.c). Names are checked before they become local paths. For
- * the threads that may block on the network (store.h). */
+ * (snapshot_inc.c): those of each subtask state for which want(ctx, os, ss)
+ * is true, or every one when want is NULL. Names are checked before they
+ * become local paths. For the threads that may block on the network
+ * (store.h). */
 int sl_snapshot_fetch(const char *url, const struct Sluice__SnapshotMetadata *md,
-                      const char *local_dir, char *err, size_t errlen);
+                      int (*want)(void *ctx, const struct Sluice__OperatorState *os,
+                                  const struct Sluice__SubtaskState *ss),
+                      void *ctx, const char *local_dir, char *err, size_t errlen);
 
 /* mkdir -p (nothing for an s3:// URL: S3 has no directories) */
 int sl_mkdirs(const char *path, char *err, size_t errlen);

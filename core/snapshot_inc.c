@@ -416,8 +416,22 @@ static int fetch_one(const char *url_dir, const char *name, const char *local_di
     return rc;
 }
 
-int sl_snapshot_fetch(const char *url, const Sluice__SnapshotMetadata *md, const char *local_dir,
-                      char *err, size_t errlen)
+int sl_snapshot_share(const Sluice__SubtaskState *ss, int keyed, int kg_first, int kg_last,
+                      int takes_opstate, int union_state, int subtask, int parallelism)
+{
+    int share = 0;
+    if (keyed && ss->kg_last >= (uint32_t)kg_first && ss->kg_first <= (uint32_t)kg_last)
+        share |= SL_SHARE_KEYED;
+    if (ss->has_opstate && takes_opstate &&
+        (union_state || (int)(ss->subtask % (uint32_t)parallelism) == subtask))
+        share |= SL_SHARE_OPSTATE;
+    return share;
+}
+
+int sl_snapshot_fetch(const char *url, const Sluice__SnapshotMetadata *md,
+                      int (*want)(void *ctx, const Sluice__OperatorState *os,
+                                  const Sluice__SubtaskState *ss),
+                      void *ctx, const char *local_dir, char *err, size_t errlen)
 {
     char *shared_url = sl_inc_shared_dir(url), *shared = sl_inc_shared_dir(local_dir);
     int rc = sl_mkdirs(local_dir, err, errlen);
@@ -425,6 +439,7 @@ int sl_snapshot_fetch(const char *url, const Sluice__SnapshotMetadata *md, const
         const Sluice__OperatorState *os = md->operators[i];
         for (size_t k = 0; rc == SL_OK && k < os->n_subtasks; k++) {
             const Sluice__SubtaskState *ss = os->subtasks[k];
+            if (want && !want(ctx, os, ss)) continue;
             if (ss->file && *ss->file) {
                 if (strchr(ss->file, '/') || ss->file[0] == '.')
                     rc = sl_seterr(err, errlen, "%s/_metadata names the state file '%s', which is "

@@ -60,6 +60,7 @@ static struct {
     int path_style;
     char *access_key, *secret_key;
     char *sigv4;            /* "aws:amz:<region>:s3" */
+    char *ca_file;          /* s3.ssl.truststore, or NULL: the system's CAs */
     uint64_t part_size;
     long connect_ms, low_speed_s, low_speed_bytes;
 } st;
@@ -135,6 +136,17 @@ int sl_store_configure(const sl_config *c, char *err, size_t errlen)
     st.host = host;
     st.shown = sl_strdup(host);
     st.path_style = sl_config_bool(c, "s3.path.style.access");
+    const char *ca = sl_config_str(c, "s3.ssl.truststore");
+    if (ca && *ca) {
+        char *local = sl_config_local_path(ca, err, errlen);
+        if (!local) return SL_ERR;
+        if (access(local, R_OK) != 0) {
+            sl_seterr(err, errlen, "s3.ssl.truststore: cannot read %s: %s", local, strerror(errno));
+            free(local);
+            return SL_ERR;
+        }
+        st.ca_file = local;
+    }
     st.access_key = sl_strdup(sl_config_str(c, "s3.access-key"));
     st.secret_key = sl_strdup(sl_config_str(c, "s3.secret-key"));
     st.sigv4 = sl_sprintf("aws:amz:%s:s3", region);
@@ -363,6 +375,7 @@ static void perform(const char *url, xfer *x)
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(h, CURLOPT_ERRORBUFFER, x->cerr);
     curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, st.connect_ms);
+    if (st.ca_file) curl_easy_setopt(h, CURLOPT_CAINFO, st.ca_file);
     curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, st.low_speed_bytes);
     curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, st.low_speed_s);
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_write);
@@ -438,8 +451,7 @@ static int transient(const xfer *x)
 
 static void backoff(int attempt)
 {
-    struct timespec ts = {0, (long)(100 * 1000 * 1000) << (2 * attempt)}; /* 100, 400 ms */
-    nanosleep(&ts, NULL);
+    sl_sleep_ms((int64_t)100 << (2 * attempt)); /* 100, 400 ms */
 }
 
 /* The request with its retries. */

@@ -145,11 +145,13 @@ static int read_type(const char **pp, char *out, size_t cap, char *err, size_t e
     }
     out[n] = 0;
     *pp = p;
-    sl_type t;
-    if (sl_udf_type_parse(out, &t) != SL_OK)
+    const sl_dtype *dt;
+    if (sl_udf_dtype_parse(out, &dt) != SL_OK)
         return sl_seterr(err, errlen, "type %s: Python functions take BOOLEAN, INT, BIGINT, "
-                         "DOUBLE, STRING, BYTES, TIMESTAMP(3), TIMESTAMP_LTZ(3) and DATE", out);
-    snprintf(out, cap, "%s", t == SL_T_DATE ? "DATE" : sl_type_name(t));
+                         "DOUBLE, DECIMAL(p, s), STRING, BYTES, TIMESTAMP(3), TIMESTAMP_LTZ(3) "
+                         "and DATE", out);
+    snprintf(out, cap, "%s", dt->kind == SL_T_DATE ? "DATE" : dt->kind == SL_T_DECIMAL ? dt->text
+                             : sl_type_name(dt->kind));
     return SL_OK;
 }
 
@@ -469,7 +471,7 @@ sl_udf_sig *sl_udf_python_decl(const char *path, const char *module, const char 
                          dn, rn);
             } else if (read_udf_args(open + 1, &d, e2, sizeof e2) != SL_OK) {
                 snprintf(why, sizeof why, "%s: %s", dn, e2);
-            } else if (!d.res[0] || !d.have_in || (k == 2) != (strchr(d.res, ' ') != NULL)) {
+            } else if (!d.res[0] || !d.have_in || (k == 2) != !strncmp(d.res, "f0 ", 3)) {
                 snprintf(why, sizeof why, "%s must declare %s (Sluice type-checks calls "
                          "without running the file)", dn, !d.have_in && d.res[0] ? "input_types=" : rn);
             } else if (k == 3) {

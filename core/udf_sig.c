@@ -130,17 +130,45 @@ void sl_udf_sig_free(sl_udf_sig *s)
     free(s);
 }
 
-int sl_udf_type_parse(const char *text, sl_type *t)
+int sl_udf_dtype_parse(const char *text, const sl_dtype **dt)
 {
-    if (sl_type_parse(text, t) == SL_OK) return SL_OK;
+    sl_type t;
+    if (sl_type_parse(text, &t) == SL_OK) { /* TIMESTAMP_LTZ(3) too: as TIMESTAMP(3) */
+        *dt = sl_dtype_basic(t);
+        return SL_OK;
+    }
     while (*text == ' ') text++;
     size_t n = strlen(text);
     while (n && text[n - 1] == ' ') n--;
     if (n == 4 && !strncasecmp(text, "DATE", 4)) {
-        *t = SL_T_DATE;
+        *dt = sl_dtype_basic(SL_T_DATE);
+        return SL_OK;
+    }
+    const sl_dtype *d;
+    if ((n >= 7 && !strncasecmp(text, "DECIMAL", 7)) && sl_dtype_parse(text, &d, NULL, 0) == SL_OK &&
+        d->kind == SL_T_DECIMAL) {
+        *dt = sl_dtype_nullable(d, false);
         return SL_OK;
     }
     return SL_ERR;
+}
+
+int sl_udf_type_parse(const char *text, sl_type *t)
+{
+    const sl_dtype *dt;
+    if (sl_udf_dtype_parse(text, &dt) != SL_OK) return SL_ERR;
+    *t = dt->kind;
+    return SL_OK;
+}
+
+bool sl_udf_sig_has_decimal(const sl_udf_sig *s)
+{
+    if (s->kind != SL_UDF_TABLE_KIND && s->result == SL_T_DECIMAL) return true;
+    for (int i = 0; i < s->nargs; i++)
+        if (s->args[i] == SL_T_DECIMAL) return true;
+    for (int i = 0; i < s->cols.n; i++)
+        if (s->cols.fields[i].type == SL_T_DECIMAL) return true;
+    return false;
 }
 
 static int parse_args(const char *text, sl_udf_sig *s, char *err, size_t errlen)
@@ -150,7 +178,10 @@ static int parse_args(const char *text, sl_udf_sig *s, char *err, size_t errlen)
     while (*p == ' ') p++;
     if (!*p) return SL_OK;
     for (;;) {
-        const char *end = strchr(p, ',');
+        const char *end = p; /* the ',' after this type; commas inside () belong to it */
+        for (int depth = 0; *end && (depth || *end != ','); end++)
+            depth += *end == '(' ? 1 : *end == ')' ? -1 : 0;
+        if (!*end) end = NULL;
         size_t n = end ? (size_t)(end - p) : strlen(p);
         char t[64];
         if (n >= sizeof t) return sl_seterr(err, errlen, "an argument type is too long");
@@ -158,8 +189,9 @@ static int parse_args(const char *text, sl_udf_sig *s, char *err, size_t errlen)
         t[n] = 0;
         if (s->nargs >= SL_UDF_MAX_ARGS)
             return sl_seterr(err, errlen, "more than %d arguments", SL_UDF_MAX_ARGS);
-        if (sl_udf_type_parse(t, &s->args[s->nargs]) != SL_OK)
+        if (sl_udf_dtype_parse(t, &s->argdt[s->nargs]) != SL_OK)
             return sl_seterr(err, errlen, "unknown argument type '%s'", t);
+        s->args[s->nargs] = s->argdt[s->nargs]->kind;
         s->nargs++;
         if (!end) return SL_OK;
         p = end + 1;
@@ -228,8 +260,9 @@ sl_udf_sig *sl_udf_parse_decl(const char *text, char *err, size_t errlen)
         s->name = sl_strdup(f[2]);
         if (!strcmp(f[1], "scalar")) {
             s->kind = SL_UDF_SCALAR_KIND;
-            if (sl_udf_type_parse(f[3], &s->result) != SL_OK)
+            if (sl_udf_dtype_parse(f[3], &s->resdt) != SL_OK)
                 rc = sl_seterr(why, sizeof why, "unknown result type '%s'", f[3]);
+            else s->result = s->resdt->kind;
         } else if (!strcmp(f[1], "table")) {
             s->kind = SL_UDF_TABLE_KIND;
             char e2[160];
@@ -239,8 +272,9 @@ sl_udf_sig *sl_udf_parse_decl(const char *text, char *err, size_t errlen)
                 rc = sl_seterr(why, sizeof why, "more than %d columns", SL_UDF_MAX_COLS);
         } else if (!strcmp(f[1], "aggregate")) {
             s->kind = SL_UDF_AGG_KIND;
-            if (sl_udf_type_parse(f[3], &s->result) != SL_OK)
+            if (sl_udf_dtype_parse(f[3], &s->resdt) != SL_OK)
                 rc = sl_seterr(why, sizeof why, "unknown result type '%s'", f[3]);
+            else s->result = s->resdt->kind;
         } else {
             rc = sl_seterr(why, sizeof why, "unknown kind '%s' (scalar, table or aggregate)", f[1]);
         }
@@ -359,6 +393,8 @@ sl_udf_sig *sl_udf_sig_copy(const sl_udf_sig *s)
     c->decl = s->decl ? sl_strdup(s->decl) : NULL;
     c->kind = s->kind;
     c->result = s->result;
+    c->resdt = s->resdt;
+    memcpy(c->argdt, s->argdt, sizeof c->argdt);
     sl_schema_init(&c->cols);
     for (int i = 0; i < s->cols.n; i++) sl_schema_add_dt(&c->cols, s->cols.fields[i].name, s->cols.fields[i].dt);
     c->nargs = s->nargs;
@@ -379,14 +415,18 @@ char *sl_udf_sig_text(const sl_udf_sig *s)
     char args[400] = "", res[600] = "";
     size_t w = 0;
     for (int i = 0; i < s->nargs && w < sizeof args; i++)
-        w += (size_t)snprintf(args + w, sizeof args - w, "%s%s", i ? ", " : "", sl_type_name(s->args[i]));
+        w += (size_t)snprintf(args + w, sizeof args - w, "%s%s", i ? ", " : "",
+                              s->args[i] == SL_T_DECIMAL ? s->argdt[i]->text : sl_type_name(s->args[i]));
     if (s->kind != SL_UDF_TABLE_KIND) {
-        snprintf(res, sizeof res, "%s", sl_type_name(s->result));
+        snprintf(res, sizeof res, "%s", s->result == SL_T_DECIMAL ? s->resdt->text
+                                                                : sl_type_name(s->result));
     } else {
         w = (size_t)snprintf(res, sizeof res, "TABLE(");
         for (int i = 0; i < s->cols.n && w < sizeof res; i++)
             w += (size_t)snprintf(res + w, sizeof res - w, "%s%s %s", i ? ", " : "",
-                                  s->cols.fields[i].name, sl_type_name(s->cols.fields[i].type));
+                                  s->cols.fields[i].name,
+                                  s->cols.fields[i].type == SL_T_DECIMAL ? s->cols.fields[i].dt->text
+                                  : sl_type_name(s->cols.fields[i].type));
         if (w < sizeof res) snprintf(res + w, sizeof res - w, ")");
     }
     return sl_sprintf("%s %s(%s)", res, s->name, args);

@@ -32,9 +32,11 @@ typedef struct sl_udf_sig {
     char *decl;          /* the declaration's text as found in the object */
     sl_udf_kind kind;
     sl_type result;      /* scalar, aggregate: the result type */
+    const sl_dtype *resdt; /* ... its full type (DECIMAL(p, s); else the basic one) */
     sl_schema cols;      /* table: the columns */
     int nargs;
     sl_type args[SL_UDF_MAX_ARGS];
+    const sl_dtype *argdt[SL_UDF_MAX_ARGS]; /* their full types (interned, never NULL) */
     bool deterministic;
     bool strict;         /* NULL in, NULL out (not called); aggregates skip the row */
     unsigned acc_size;   /* aggregate: its accumulator's bytes (declared) */
@@ -135,8 +137,13 @@ int sl_udf_exports(const char *path, const char *symbol, sl_udf_kind kind, char 
 sl_udf_sig *sl_udf_parse_decl(const char *text, char *err, size_t errlen);
 
 /* A type of a declaration: BOOLEAN, INT, BIGINT, DOUBLE, STRING, BYTES,
- * TIMESTAMP(3), TIMESTAMP_LTZ(3) (both SL_T_TIMESTAMP), DATE. */
+ * TIMESTAMP(3), TIMESTAMP_LTZ(3) (both SL_T_TIMESTAMP), DATE, and
+ * DECIMAL(p, s) (DECIMAL alone is DECIMAL(10, 0), as in Flink); *dt (when
+ * not NULL) gets the full type. */
 int sl_udf_type_parse(const char *text, sl_type *t);
+int sl_udf_dtype_parse(const char *text, const sl_dtype **dt);
+/* Does the signature use DECIMAL anywhere (arguments, result, columns)? */
+bool sl_udf_sig_has_decimal(const sl_udf_sig *s);
 
 sl_udf_sig *sl_udf_sig_copy(const sl_udf_sig *s);
 void sl_udf_sig_free(sl_udf_sig *s);   /* NULL is a no-op */

@@ -33,6 +33,7 @@
 #include "ha.h"
 #include "log.h"
 #include "snapshot.h"
+#include "store.h"
 #include "zk.h"
 
 #define TAG "jm:ha"
@@ -194,9 +195,20 @@ static int get_data(jm_ha *h, const char *path, char *buf, int cap, struct Stat 
 
 /* ---- storageDir ----------------------------------------------------------------- */
 
-static int write_file_atomic(const char *path, const void *data, size_t len, char *err,
-                             size_t errlen)
+/* storageDir is a local directory or an s3:// URL (core/store.h). These
+ * four are the only places that tell the two apart. On S3 an object exists
+ * only once its upload completed, which stands in for the local temp file
+ * and rename. The calls are synchronous, as the ZooKeeper client's are:
+ * they run at submission, rescale, recovery and a job's end, never per
+ * record or per checkpoint, and s3.* timeouts bound them. */
+
+/* Largest job file or C job object read back from storageDir. */
+#define HA_MAX_OBJECT ((size_t)256 << 20)
+
+static int storage_put(const char *path, const void *data, size_t len, char *err,
+                       size_t errlen)
 {
+    if (sl_store_is_s3(path)) return sl_store_put_mem(path, data, len, err, errlen);
     const char *text = data;
     char *tmp = sl_sprintf("%s.tmp", path);
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -221,6 +233,44 @@ static int write_file_atomic(const char *path, const void *data, size_t len, cha
     return rc;
 }
 
+/* The whole object at path (*data malloc'ed). SL_DONE when it is absent. */
+static int storage_get(const char *path, void **data, size_t *len, char *err, size_t errlen)
+{
+    if (sl_store_is_s3(path)) return sl_store_get_mem(path, HA_MAX_OBJECT, data, len, err, errlen);
+    Sluice__UserLibrary lib;
+    sluice__user_library__init(&lib);
+    if (access(path, F_OK) != 0 && errno == ENOENT) {
+        sl_seterr(err, errlen, "%s: no such file", path);
+        return SL_DONE;
+    }
+    if (jm_jars_read_object(path, &lib, "", err, errlen) != SL_OK) {
+        free(lib.data.data);
+        if (lib.id != protobuf_c_empty_string) free(lib.id);
+        return SL_ERR;
+    }
+    free(lib.id);
+    *data = lib.data.data;
+    *len = lib.data.len;
+    return SL_OK;
+}
+
+/* Remove the object at path: SL_OK when it was there, SL_DONE when it was
+ * not, SL_ERR when removing failed. */
+static int storage_remove(const char *path)
+{
+    char err[300];
+    if (!sl_store_is_s3(path)) return unlink(path) == 0 ? SL_OK : errno == ENOENT ? SL_DONE : SL_ERR;
+    int rc = sl_store_size(path, NULL, err, sizeof err);
+    if (rc == SL_OK) rc = sl_store_delete(path, err, sizeof err);
+    if (rc == SL_ERR) sl_warn(TAG, "removing %s: %s", path, err);
+    return rc;
+}
+
+static int storage_prepare(const char *dir, char *err, size_t errlen)
+{
+    return sl_store_is_s3(dir) ? SL_OK : sl_mkdirs(dir, err, errlen);
+}
+
 static char *job_file(jm_ha *h, const char *job_id)
 {
     return sl_sprintf("%s/submittedJobGraph-%s.json", h->storage, job_id);
@@ -238,7 +288,7 @@ static void remove_lib_files(jm_ha *h, const char *job_id)
 {
     for (size_t i = 0;; i++) {
         char *lp = lib_file(h, job_id, i);
-        int gone = unlink(lp) != 0;
+        int gone = storage_remove(lp) != SL_OK;
         free(lp);
         if (gone) break;
     }
@@ -248,7 +298,7 @@ static void remove_lib_files(jm_ha *h, const char *job_id)
  * C job objects next to it), written atomically. */
 static int write_job(jm_ha *h, const jm_job *job, char *err, size_t errlen)
 {
-    if (sl_mkdirs(h->storage, err, errlen) != SL_OK) return SL_ERR;
+    if (storage_prepare(h->storage, err, errlen) != SL_OK) return SL_ERR;
     json_t *o = json_pack("{s:s,s:s,s:s,s:I,s:I,s:b}", "job-id", job->id, "name", job->g->name,
                           "graph", job->graph_json, "submitted", (json_int_t)job->start_ms,
                           "restore-checkpoint-id", (json_int_t)job->cp_counter,
@@ -259,7 +309,7 @@ static int write_job(jm_ha *h, const jm_job *job, char *err, size_t errlen)
     int rc = SL_OK;
     for (size_t i = 0; rc == SL_OK && i < job->nlibs; i++) {
         char *lp = lib_file(h, job->id, i);
-        rc = write_file_atomic(lp, job->libs[i]->data.data, job->libs[i]->data.len, err, errlen);
+        rc = storage_put(lp, job->libs[i]->data.data, job->libs[i]->data.len, err, errlen);
         json_array_append_new(libs, json_pack("{s:s,s:s}", "id", job->libs[i]->id, "file", lp));
         free(lp);
     }
@@ -267,7 +317,7 @@ static int write_job(jm_ha *h, const jm_job *job, char *err, size_t errlen)
     char *text = json_dumps(o, JSON_COMPACT);
     json_decref(o);
     char *path = job_file(h, job->id);
-    if (rc == SL_OK) rc = write_file_atomic(path, text, strlen(text), err, errlen);
+    if (rc == SL_OK) rc = storage_put(path, text, strlen(text), err, errlen);
     free(text);
     free(path);
     return rc;
@@ -300,7 +350,7 @@ int jm_ha_job_submitted(jm *j, const jm_job *job, char *err, size_t errlen)
         rc = fenced(h, &op, 1, err, errlen);
         free(node);
         if (rc == SL_OK) sl_info(TAG, "Job %s persisted: %s", job->id, path);
-        else unlink(path);
+        else storage_remove(path);
     }
     if (rc != SL_OK) remove_lib_files(h, job->id);
     free(path);
@@ -316,7 +366,7 @@ static void job_removed(jm_ha *h, const char *job_id)
     zoo_delete_op_init(&op, node, -1);
     if (fenced(h, &op, 1, err, sizeof err) == SL_OK) {
         char *path = job_file(h, job_id);
-        unlink(path);
+        storage_remove(path);
         free(path);
         remove_lib_files(h, job_id);
         /* its checkpoint pointers and counter */
@@ -434,16 +484,23 @@ static void recover_job(jm_ha *h, const char *job_id)
         sl_error(TAG, "Job %s: reading its pointer: %s", job_id, zerror(zrc));
         return;
     }
+    char err[1024];
     json_error_t je;
-    json_t *o = json_load_file(path, 0, &je);
+    void *text = NULL;
+    size_t tlen = 0;
+    json_t *o = NULL;
+    if (storage_get(path, &text, &tlen, err, sizeof err) == SL_OK) {
+        o = json_loadb(text, tlen, 0, &je);
+        if (!o) snprintf(err, sizeof err, "line %d: %s", je.line, je.text);
+    }
+    free(text);
     const char *graph = json_string_value(json_object_get(o, "graph"));
     if (!graph) {
         sl_error(TAG, "Job %s cannot be recovered: %s: %s", job_id, path,
-                 o ? "no \"graph\"" : je.text);
+                 o ? "no \"graph\"" : err);
         json_decref(o);
         return;
     }
-    char err[1024];
     sl_jobgraph *g = sl_jobgraph_parse(graph, strlen(graph), j->default_parallelism, 0, err, sizeof err);
     if (!g) {
         sl_error(TAG, "Job %s cannot be recovered: its graph in %s: %s", job_id, path, err);
@@ -459,7 +516,18 @@ static void recover_job(jm_ha *h, const char *job_id)
         const char *lid = json_string_value(json_object_get(l, "id"));
         const char *lp = json_string_value(json_object_get(l, "file"));
         lv[i] = sl_calloc(1, sizeof *lv[i]);
-        if (!lid || !lp || jm_jars_read_object(lp, lv[i], lid, err, sizeof err) != SL_OK) {
+        sluice__user_library__init(lv[i]);
+        void *data = NULL;
+        size_t dlen = 0;
+        int lrc = lid && lp ? storage_get(lp, &data, &dlen, err, sizeof err) : SL_ERR;
+        if (lrc == SL_OK) {
+            lv[i]->id = sl_strdup(lid);
+            lv[i]->data.data = data;
+            lv[i]->data.len = dlen;
+        } else {
+            free(data);
+        }
+        if (lrc != SL_OK) {
             sl_error(TAG, "Job %s cannot be recovered: its C job object: %s", job_id,
                      lid && lp ? err : "a library entry without \"id\" or \"file\"");
             for (size_t k = 0; k <= i; k++) jm_user_library_free(lv[k]);
@@ -745,6 +813,7 @@ int jm_ha_start(jm *j, char *err, size_t errlen)
         return sl_seterr(err, errlen, "high-availability.type is zookeeper: set high-availability.zookeeper.quorum");
     if (!storage || !*storage)
         return sl_seterr(err, errlen, "high-availability.type is zookeeper: set high-availability.storageDir");
+    if (sl_store_is_s3(storage) && sl_store_check_url(storage, err, errlen) != SL_OK) return SL_ERR;
     sl_zk_quiet_log();
     jm_ha *h = sl_calloc(1, sizeof *h);
     h->j = j;

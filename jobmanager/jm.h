@@ -66,6 +66,11 @@ typedef struct jm_tm {
     char *state_backend;        /* its state.backend.type, from its registration */
     int64_t last_heartbeat_ms;  /* monotonic */
     int64_t registered_ms;      /* wall clock */
+    /* its process, from its last heartbeat (Status.* metrics) */
+    uint64_t cpu_ns, rss_bytes, virtual_bytes;
+    int threads;
+    double cpu_load;            /* between its last two heartbeats, 0..1 */
+    int64_t cpu_at_ms;          /* monotonic, when cpu_ns came; 0 none yet */
     struct jm_conn *conn;       /* live connection, or NULL */
     struct jm_job **slot_job;   /* per slot: the job holding it, or NULL */
     struct jm_tm *next;
@@ -326,6 +331,9 @@ typedef struct jm {
     pthread_t loop_thread;      /* the thread that runs base */
     struct evconnlistener *listener;
     struct event *tick;         /* heartbeat checks, slot timeouts */
+    uint64_t self_cpu_ns;       /* this process's CPU time at self_cpu_at_ms */
+    int64_t self_cpu_at_ms;     /* monotonic; 0: not read yet (GET /jobmanager/metrics) */
+    double self_cpu_load;       /* between the last two readings, 0..1 */
     struct MHD_Daemon *http;
     int rpc_port, rest_port;
     int64_t heartbeat_timeout_ms, heartbeat_interval_ms, slot_timeout_ms;

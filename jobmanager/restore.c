@@ -71,7 +71,7 @@ static char *fetch_copy(const char *dir, const Sluice__SnapshotMetadata *md, cha
         return NULL;
     }
     char *snap = sl_sprintf("%s/snapshot", root);
-    int rc = sl_snapshot_fetch(dir, md, snap, err, errlen);
+    int rc = sl_snapshot_fetch(dir, md, NULL, NULL, snap, err, errlen);
     free(snap);
     if (rc != SL_OK) {
         drop_copy(root);

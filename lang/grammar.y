@@ -1078,6 +1078,32 @@ expr(A) ::= INTERVAL(T) STRING(V) iv_unit(U). { A = OPAT(MK(ctx, SQL_INTERVAL, T
 expr(A) ::= TIMESTAMP(T) STRING(V). { A = OPAT(MK(ctx, SQL_TS_LIT, T), V); A->s = STRVAL(ctx, V); }
 expr(A) ::= TIME(T) STRING(V). { A = OPAT(MK(ctx, SQL_TS_LIT, T), V); A->s = STRVAL(ctx, V); A->s2 = "TIME"; }
 expr(A) ::= LP expr(X) RP. { A = X; }
+/* (d1 - d2) DAY, (t1 - t2) HOUR TO SECOND: the difference of two datetimes as
+ * an interval (Calcite's form): a BINOP "-" whose s2 is the qualifier's text and
+ * kid [2] the qualifier's LIST (as iv_unit's). Only the keyword units: a name
+ * after a parenthesized select item is its alias. */
+expr(A) ::= LP(T) expr(X) RP dq(U). {
+    A = MK(ctx, SQL_BINOP, T); A->s = "-"; A->s2 = U->s;
+    if (X->kind == SQL_BINOP && !strcmp(X->s, "-") && X->nkids == 2) {
+        A->oline = X->oline; A->ocol = X->ocol; ADD(ctx, A, X->kids[0]); ADD(ctx, A, X->kids[1]);
+    } else if (!ctx->failed) {
+        ctx->failed = 1;
+        sl_seterr(ctx->err, ctx->errlen, "line %d, column %d: an interval qualifier after '( ... )' "
+                  "needs the difference of two datetimes: (d1 - d2) %s", T.line, T.col, U->s);
+    }
+    ADD(ctx, A, U);
+}
+dq(A) ::= dq_unit(U). [COMMA] { A = LIST1(ctx, U); A->s = U->s; }
+dq(A) ::= dq_unit(U) TO dq_unit(V). { A = LIST1(ctx, U); ADD(ctx, A, V); A->s = CAT(ctx, CAT(ctx, U->s, " TO "), V->s); }
+dq_unit(A) ::= SECOND(T). { A = MK(ctx, SQL_IDENT, T); A->s = UPPER(ctx, T); }
+dq_unit(A) ::= MINUTE(T). { A = MK(ctx, SQL_IDENT, T); A->s = UPPER(ctx, T); }
+dq_unit(A) ::= HOUR(T). { A = MK(ctx, SQL_IDENT, T); A->s = UPPER(ctx, T); }
+dq_unit(A) ::= DAY(T). { A = MK(ctx, SQL_IDENT, T); A->s = UPPER(ctx, T); }
+dq_unit(A) ::= MONTH(T). { A = MK(ctx, SQL_IDENT, T); A->s = UPPER(ctx, T); }
+dq_unit(A) ::= YEAR(T). { A = MK(ctx, SQL_IDENT, T); A->s = UPPER(ctx, T); }
+/* TIMESTAMP WITH LOCAL TIME ZONE '2026-01-01 10:00:00': the wall-clock time in the
+ * session time zone, as an instant (Flink 2.3 takes this literal, not TIMESTAMP_LTZ '...') */
+expr(A) ::= TIMESTAMP(T) WITH LOCAL TIME ZONE STRING(V). { A = OPAT(MK(ctx, SQL_TS_LIT, T), V); A->s = STRVAL(ctx, V); A->s2 = "TIMESTAMP WITH LOCAL TIME ZONE"; }
 expr(A) ::= MINUS(T) expr(X). [UMINUS] { A = MK(ctx, SQL_UNOP, T); A->s = "-"; ADD(ctx, A, X); }
 expr(A) ::= PLUS(T) expr(X). [UMINUS] { A = MK(ctx, SQL_UNOP, T); A->s = "+"; ADD(ctx, A, X); }
 expr(A) ::= NOT(T) expr(X). { A = MK(ctx, SQL_UNOP, T); A->s = "NOT"; ADD(ctx, A, X); }

@@ -138,12 +138,20 @@ static int parse_udf_args(const char **sp, const sl_schema *in, sl_agg *a, char 
         int c = sl_schema_find(in, col);
         if (c < 0) return sl_seterr(err, errlen, "unknown column '%s'", col);
         sl_type t = in->fields[c].type, want = u->args[a->nargs];
+        const sl_dtype *cdt = in->fields[c].dt, *wdt = u->argdt[a->nargs];
+        bool isint = t == SL_T_TINYINT || t == SL_T_SMALLINT || t == SL_T_INT || t == SL_T_BIGINT;
         bool fits = t == want || (t == SL_T_INT && want == SL_T_BIGINT) ||
-                    ((t == SL_T_INT || t == SL_T_BIGINT) && want == SL_T_DOUBLE);
+                    ((t == SL_T_INT || t == SL_T_BIGINT) && want == SL_T_DOUBLE) ||
+                    (isint && want == SL_T_DECIMAL);
         if (!fits)
             return sl_seterr(err, errlen, "argument %d of %s must be %s; '%s' is %s", a->nargs + 1,
-                             u->name, sl_type_name(want), col, sl_type_name(t));
+                             u->name, want == SL_T_DECIMAL ? wdt->text : sl_type_name(want), col,
+                             cdt->text);
         if (want == SL_T_DOUBLE && t != SL_T_DOUBLE) a->widen |= 1u << a->nargs;
+        if (want == SL_T_DECIMAL && (isint || cdt->p != wdt->p || cdt->s != wdt->s)) {
+            a->todec |= 1u << a->nargs;
+            a->decsrc[a->nargs] = isint ? -1 : (int8_t)cdt->s;
+        }
         a->cols[a->nargs++] = c;
     }
     if (a->nargs != u->nargs)
@@ -152,6 +160,7 @@ static int parse_udf_args(const char **sp, const sl_schema *in, sl_agg *a, char 
     a->col = a->nargs ? a->cols[0] : -1;
     a->in_type = a->nargs ? in->fields[a->cols[0]].type : SL_T_NULL;
     a->out_type = u->result;
+    if (u->result == SL_T_DECIMAL) a->out_dt = u->resdt;
     *sp = skip_ws(s + 1);
     return SL_OK;
 }
@@ -518,7 +527,12 @@ static int udf_fail(const sl_agg *a, const char *what, const char *msg, const sl
             w += (size_t)snprintf(udf_errbuf + w, sizeof udf_errbuf - w, "%sNULL", sep);
         else if (t == SL_T_DOUBLE)
             w += (size_t)snprintf(udf_errbuf + w, sizeof udf_errbuf - w, "%s%.17g", sep, v->v.d);
-        else if (t == SL_T_STRING || t == SL_T_BYTES)
+        else if (t == SL_T_DECIMAL) {
+            char dtext[SL_DEC_TEXT_MAX + 1];
+            sl_dec d = {v->v.dec.lo, v->v.dec.hi};
+            sl_dec_format(dtext, sizeof dtext, d, a->udf->argdt[i]->s);
+            w += (size_t)snprintf(udf_errbuf + w, sizeof udf_errbuf - w, "%s%s", sep, dtext);
+        } else if (t == SL_T_STRING || t == SL_T_BYTES)
             w += (size_t)snprintf(udf_errbuf + w, sizeof udf_errbuf - w, "%s'%.*s'", sep,
                                   (int)(v->v.s.len > 60 ? 60 : v->v.s.len), v->v.s.p);
         else
@@ -610,6 +624,21 @@ static int udf_step(const sl_agg *a, uint8_t *slot, const sl_row *row, int sign)
         }
         if (a->udf->args[i] == SL_T_DOUBLE && ((a->widen >> i) & 1u))
             args[i].v.d = (double)args[i].v.i;
+        if ((a->todec >> i) & 1u) { /* Flink's implicit CAST: NULL when it does not fit */
+            const sl_dtype *w = a->udf->argdt[i];
+            sl_dec_type dt = {(uint8_t)w->p, (uint8_t)w->s};
+            sl_dec d = {args[i].v.dec.lo, args[i].v.dec.hi}, r;
+            int st = a->decsrc[i] < 0 ? sl_dec_from_i64(args[i].v.i, dt, &r)
+                                      : sl_dec_rescale(d, a->decsrc[i], dt, &r);
+            if (st != SL_DEC_OK) {
+                if (a->udf->strict) return SL_OK;
+                memset(&args[i], 0, sizeof args[i]);
+                args[i].isnull = true;
+            } else {
+                args[i].v.dec.lo = r.lo;
+                args[i].v.dec.hi = r.hi;
+            }
+        }
     }
     if (sign < 0 && (!a->udf->retract || (!a->udf->python && !t->retract))) {
         snprintf(udf_errbuf, sizeof udf_errbuf, "function '%s' received a retraction but declares "

@@ -146,6 +146,10 @@ typedef struct sl_agg {
     int nargs;                    /* SL_AGG_UDF: its arguments, input columns in */
     int cols[16];                 /*   cols[0 .. nargs) (SL_UDF_MAX_ARGS) */
     unsigned widen;               /* SL_AGG_UDF: bit i: argument i is an integer to pass as DOUBLE */
+    unsigned todec;               /* SL_AGG_UDF: bit i: argument i converts to the declared
+                                     DECIMAL(p, s) (Flink's implicit cast: NULL when it does not
+                                     fit) from decsrc[i]: a DECIMAL's scale, -1 an integer */
+    int8_t decsrc[16];
     int vcol;                     /* JSON_OBJECTAGG: the value column (col is the key's) */
     const sl_dtype *v_dt;         /* ... its type */
     bool null_on_null;            /* JSON_ARRAYAGG/JSON_OBJECTAGG: NULL ON NULL (a JSON null) */

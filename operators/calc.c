@@ -101,7 +101,7 @@ static void *calc_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
     }
 
     /* the session zone the job was planned in (sql/: table.local-time-zone) */
-    const char *zone = json_string_value(json_object_get(v->config, "table.local-time-zone"));
+    const char *zone = sl_plan_opt_str(pc, SL_OPT_LOCAL_TIME_ZONE);
     json_t *jf = json_object_get(v->config, "filter");
     if (jf && !json_is_null(jf)) {
         if (!json_is_string(jf)) {
@@ -380,9 +380,7 @@ static const sl_op_option calc_options[] = {
      "by row)."},
     {"python.fn-execution.bundle.time", SL_CT_DURATION, "1000", NULL,
      "Longest a row waits for its bundle to fill (ms)."},
-    {"table.local-time-zone", SL_CT_STRING, NULL, NULL,
-     "The session time zone the expressions evaluate in (a java.time.ZoneId name; default "
-     "UTC): the SQL planner's copy of SET 'table.local-time-zone'."},
+    SL_OP_OPTION_LOCAL_TIME_ZONE,
     SL_OP_OPTIONS_END,
 };
 

@@ -78,7 +78,7 @@ typedef struct collect_plan {
 static void *collect_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
 {
     collect_plan *pl = sl_calloc(1, sizeof *pl);
-    const char *zone = sl_plan_opt_str(pc, "table.local-time-zone");
+    const char *zone = sl_plan_opt_str(pc, SL_OPT_LOCAL_TIME_ZONE);
     if (zone) { /* checked now, so that open cannot fail on it */
         sl_tz *tz = sl_tz_open(zone, SL_TZ_JAVA_TIME, err, errlen);
         if (!tz) {
@@ -353,7 +353,7 @@ static void collect_close(sl_op *op)
 }
 
 static const sl_op_option collect_options[] = {
-    {"table.local-time-zone", SL_CT_STRING, NULL, NULL,
+    {SL_OPT_LOCAL_TIME_ZONE, SL_CT_STRING, NULL, NULL,
      "The session time zone TIMESTAMP_LTZ columns are shown in (a java.time.ZoneId name; "
      "default UTC)."},
     SL_OP_OPTIONS_END,

@@ -109,7 +109,8 @@ static int unnest_plan(corr_plan *pl, sl_plan_ctx *pc, char *err, size_t errlen)
         goto fail;
     }
     pl->left = !strcmp(jt, "left");
-    if (!(pl->un = sl_expr_parse(json_string_value(ju), in, perr, sizeof perr))) {
+    if (!(pl->un = sl_expr_parse(json_string_value(ju), in, perr, sizeof perr)) ||
+        sl_expr_set_zone(pl->un, sl_plan_opt_str(pc, SL_OPT_LOCAL_TIME_ZONE), perr, sizeof perr)) {
         sl_seterr(err, errlen, "vertex '%s': unnest: %s", pl->vid, perr);
         goto fail;
     }
@@ -199,18 +200,22 @@ static void *corr_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
         json_t *a = json_array_get(jargs, (size_t)i);
         sl_expr *x = json_is_string(a) ? sl_expr_parse_fns(json_string_value(a), in, pl->fns, perr,
                                                            sizeof perr) : NULL;
-        if (!x) {
+        if (x) pl->args[pl->nargs++] = x;
+        if (!x || sl_expr_set_zone(x, sl_plan_opt_str(pc, SL_OPT_LOCAL_TIME_ZONE), perr,
+                                   sizeof perr)) {
             sl_seterr(err, errlen, "vertex '%s': argument %d of '%s': %s", pl->vid, i + 1, fname,
                       json_is_string(a) ? perr : "not a string expression");
             goto fail;
         }
-        pl->args[pl->nargs++] = x;
         sl_type got = sl_expr_type(x), want = pl->fn->args[i];
         bool ok = got == want || got == SL_T_NULL ||
                   ((got == SL_T_INT || got == SL_T_BIGINT) && (want == SL_T_BIGINT || want == SL_T_DOUBLE));
+        if (ok && want == SL_T_DECIMAL && got == SL_T_DECIMAL) /* of the declared scale, too */
+            ok = sl_expr_dtype(x)->p == pl->fn->argdt[i]->p && sl_expr_dtype(x)->s == pl->fn->argdt[i]->s;
         if (!ok) {
             sl_seterr(err, errlen, "vertex '%s': argument %d of '%s' must be %s, got %s", pl->vid,
-                      i + 1, fname, sl_type_name(want), sl_type_name(got));
+                      i + 1, fname, want == SL_T_DECIMAL ? pl->fn->argdt[i]->text : sl_type_name(want),
+                      sl_expr_dtype(x)->text);
             goto fail;
         }
     }
@@ -409,6 +414,7 @@ static void corr_close(sl_op *op)
 }
 
 static const sl_op_option corr_options[] = {
+    SL_OP_OPTION_LOCAL_TIME_ZONE,
     {"function", SL_CT_STRING, NULL, NULL, "The table function (a name in 'functions')."},
     {"args", SL_CT_JSON, NULL, NULL, "Its arguments: a list of SQL expressions over the input."},
     {"columns", SL_CT_JSON, NULL, NULL,

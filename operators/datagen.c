@@ -12,7 +12,10 @@
  *                          the numbers' text)
  *   fields.<f>.min/.max    random numbers, inclusive (the integer kinds,
  *                          FLOAT, DOUBLE, DECIMAL up to 18 digits); DATE,
- *                          TIME and TIMESTAMP(p) as text, uniform between
+ *                          TIME and TIMESTAMP(p) as text, uniform between;
+ *                          INTERVAL YEAR TO MONTH in months (default
+ *                          0..120000) and DAY TO SECOND in milliseconds
+ *                          (default the whole BIGINT range), as Flink's
  *   fields.<f>.length      random STRING / BYTES length (default 100, or a
  *                          CHAR(n) / BINARY(n)'s n, at most the declared
  *                          length); ARRAY / MAP / MULTISET size (default 3)
@@ -350,7 +353,7 @@ static int plan_node(const sl_vertex *v, gen_node *g, bool top, char *err, size_
                          "vertex '%s': option '%s' only applies to kind 'sequence'", id,
                          o->start ? o->start : o->end);
     bool ranged = is_int_kind(t) || t == SL_T_DOUBLE || t == SL_T_FLOAT || t == SL_T_DECIMAL ||
-                  is_temporal(t);
+                  is_temporal(t) || t == SL_T_INTERVAL_YM || t == SL_T_INTERVAL_DT;
     bool sized = t == SL_T_STRING || t == SL_T_BYTES || t == SL_T_ARRAY || t == SL_T_MAP ||
                  t == SL_T_MULTISET;
     const char *bad = NULL;
@@ -373,6 +376,21 @@ static int plan_node(const sl_vertex *v, gen_node *g, bool top, char *err, size_
             return sl_seterr(err, errlen, "vertex '%s': field '%s': min %lld is above max %lld", id,
                              g->path, (long long)g->imin, (long long)g->imax);
         break;
+    case SL_T_INTERVAL_YM:
+    case SL_T_INTERVAL_DT: {
+        /* Flink's: months as an INT in 0..120000 (10,000 years), milliseconds as a
+         * BIGINT over its whole range; min/max in those units, whatever the
+         * interval's precision */
+        sl_type unit = t == SL_T_INTERVAL_YM ? SL_T_INT : SL_T_BIGINT;
+        g->imin = t == SL_T_INTERVAL_YM ? 0 : INT64_MIN;
+        g->imax = t == SL_T_INTERVAL_YM ? 120000 : INT64_MAX;
+        if (o->min && conf_int_for(v, o->min, unit, &g->imin, err, errlen)) return SL_ERR;
+        if (o->max && conf_int_for(v, o->max, unit, &g->imax, err, errlen)) return SL_ERR;
+        if (g->imin > g->imax)
+            return sl_seterr(err, errlen, "vertex '%s': field '%s': min %lld is above max %lld", id,
+                             g->path, (long long)g->imin, (long long)g->imax);
+        break;
+    }
     case SL_T_DECIMAL: {
         /* default: every value of DECIMAL(p, s) up to 18 digits */
         int digits = g->dt->p < 18 ? g->dt->p : 18;
@@ -893,6 +911,8 @@ static void gen_value(const datagen_plan *pl, const gen_node *g, uint64_t *rng, 
     case SL_T_SMALLINT:
     case SL_T_INT:
     case SL_T_BIGINT:
+    case SL_T_INTERVAL_YM:
+    case SL_T_INTERVAL_DT:
         v->v.i = (int64_t)((uint64_t)g->imin +
                            sl_rng_below(rng, (uint64_t)g->imax - (uint64_t)g->imin + 1));
         break;

@@ -172,10 +172,13 @@ int sl_file_opts_parse(const sl_vertex *v, sl_file_opts *o, char *err, size_t er
     if (!fmt || kf_format_parse(fmt, &f) != SL_OK || (f != KF_JSON && f != KF_CSV))
         return sl_seterr(err, errlen, "vertex '%s': option 'format' must be json or csv%s%s%s",
                          v->id, fmt ? ", not '" : "", fmt ? fmt : "", fmt ? "'" : "");
-    bool ij, ic;
+    bool ij, ic, fm;
     if (conf_bool(v, "json.ignore-parse-errors", &ij, err, errlen) ||
-        conf_bool(v, "csv.ignore-parse-errors", &ic, err, errlen))
+        conf_bool(v, "csv.ignore-parse-errors", &ic, err, errlen) ||
+        conf_bool(v, "json.fail-on-missing-field", &fm, err, errlen))
         return SL_ERR;
+    if (f == KF_JSON && ij && fm)
+        return sl_seterr(err, errlen, "vertex '%s': %s", v->id, KF_JSON_BOTH_LENIENT_STRICT);
     o->path = sl_strdup(path);
     o->fmt = f;
     o->ignore_errors = f == KF_JSON ? ij : ic;
@@ -224,6 +227,11 @@ static void *fr_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
             /* pruning only saves reading: a condition that does not compile
              * here is logged and every partition read, the rows filtered as ever */
             pl->pfilter = sl_expr_parse(pf, &v->declared, perr, sizeof perr);
+            if (pl->pfilter && sl_expr_set_zone(pl->pfilter, sl_plan_opt_str(
+                                   pc, SL_OPT_LOCAL_TIME_ZONE), perr, sizeof perr)) {
+                sl_expr_destroy(pl->pfilter);
+                pl->pfilter = NULL;
+            }
             if (!pl->pfilter || (sl_expr_type(pl->pfilter) != SL_T_BOOLEAN &&
                                  sl_expr_type(pl->pfilter) != SL_T_NULL)) {
                 sl_warn("file-source", "vertex '%s': partition-filter '%s': %s; no partition "
@@ -866,12 +874,14 @@ static int fr_restore(sl_op *op, const void *const *blobs, const size_t *lens, i
 }
 
 static const sl_op_option fr_options[] = {
+    SL_OP_OPTION_LOCAL_TIME_ZONE,
     {"path", SL_CT_STRING, NULL, NULL,
      "File or directory."},
     {"format", SL_CT_STRING, NULL, NULL,
      "Row format: csv or json."},
     {"json.ignore-parse-errors", SL_CT_STRING, NULL, NULL,
-     "true: skip (and count) a row that does not parse as JSON instead of failing."},
+     "true: a value not of its type is NULL (the field, element or MAP value; a record that "
+     "is no JSON object is skipped and counted) instead of failing, as Flink's."},
     KF_JSON_OPTIONS,
     {"csv.ignore-parse-errors", SL_CT_STRING, NULL, NULL,
      "true: skip (and count) a row that does not parse as CSV instead of failing."},

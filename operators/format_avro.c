@@ -25,10 +25,8 @@
 #include <strings.h>
 
 #include <avro.h>
-#include <event2/buffer.h>
-#include <event2/event.h>
+#include <curl/curl.h>
 #include <event2/http.h>
-#include <event2/keyvalq_struct.h>
 #include <jansson.h>
 
 #include "format_avro.h"
@@ -37,6 +35,7 @@
 
 #define AV_MAX_DEPTH 32
 #define AV_MAX_IDS 16 /* writer schemas a source subtask keeps (by registry id) */
+#define AV_HTTP_MAX ((size_t)16 << 20) /* the largest registry answer read */
 
 struct sl_avro_fmt {
     char *json;           /* the derived schema, JSON text */
@@ -44,6 +43,11 @@ struct sl_avro_fmt {
     bool confluent;
     char *url;            /* registry base URL, no trailing '/' */
     char *subject;        /* the sink's subject (NULL: none known) */
+    char *user_info;      /* basic-auth "user:password", or NULL */
+    char *bearer;         /* bearer-auth token, or NULL */
+    char *ca_file;        /* ssl.truststore.location (PEM), or NULL: the system's CAs */
+    char *cert_file;      /* ssl.keystore.location (PEM: certificate and key), or NULL */
+    char *key_password;   /* ssl.keystore.password, or NULL */
 };
 
 typedef struct av_writer_schema {
@@ -209,26 +213,92 @@ void sl_avro_fmt_free(sl_avro_fmt *f)
     free(f->json);
     free(f->url);
     free(f->subject);
+    free(f->user_info);
+    free(f->bearer);
+    free(f->ca_file);
+    free(f->cert_file);
+    free(f->key_password);
     free(f);
 }
 
 const char *sl_avro_fmt_schema(const sl_avro_fmt *f) { return f->json; }
+
+/* Option avro-confluent.<name> for the key or the value format: the
+ * prefixed key ("value.avro-confluent.url"), and for the value also the
+ * unprefixed one. */
+static const char *av_opt(const sl_vertex *v, bool key, const char *name)
+{
+    char k[128], bare[128];
+    snprintf(k, sizeof k, "%savro-confluent.%s", key ? "key." : "value.", name);
+    snprintf(bare, sizeof bare, "avro-confluent.%s", name);
+    return sl_vconf_str(v, k, key ? NULL : sl_vconf_str(v, bare, NULL));
+}
+
+/* The registry's authentication and TLS options, as Flink's avro-confluent
+ * format names them; the files are PEM (Flink's are Java key stores). */
+static int av_registry_auth(sl_avro_fmt *f, const sl_vertex *v, bool key, bool https, char *err,
+                            size_t errlen)
+{
+    const char *pre = key ? "key." : "value.";
+    const char *src = av_opt(v, key, "basic-auth.credentials-source");
+    const char *ui = av_opt(v, key, "basic-auth.user-info");
+    if (src && *src && strcasecmp(src, "USER_INFO") && strcasecmp(src, "URL"))
+        return sl_seterr(err, errlen, "vertex '%s': option '%savro-confluent.basic-auth."
+                         "credentials-source': '%s' is not supported (USER_INFO: the user and "
+                         "password in basic-auth.user-info; URL: in the registry URL)", v->id,
+                         pre, src);
+    if (ui && *ui) {
+        if (!strchr(ui, ':'))
+            return sl_seterr(err, errlen, "vertex '%s': option '%savro-confluent.basic-auth."
+                             "user-info' must be 'user:password'", v->id, pre);
+        if (src && !strcasecmp(src, "URL"))
+            return sl_seterr(err, errlen, "vertex '%s': basic-auth.user-info is given but "
+                             "basic-auth.credentials-source is URL", v->id);
+        f->user_info = sl_strdup(ui);
+    } else if (src && !strcasecmp(src, "USER_INFO")) {
+        return sl_seterr(err, errlen, "vertex '%s': basic-auth.credentials-source USER_INFO needs "
+                         "'%savro-confluent.basic-auth.user-info' ('user:password')", v->id, pre);
+    }
+    const char *bsrc = av_opt(v, key, "bearer-auth.credentials-source");
+    const char *tok = av_opt(v, key, "bearer-auth.token");
+    if (bsrc && *bsrc && strcasecmp(bsrc, "STATIC_TOKEN"))
+        return sl_seterr(err, errlen, "vertex '%s': option '%savro-confluent.bearer-auth."
+                         "credentials-source': '%s' is not supported (STATIC_TOKEN: the token in "
+                         "bearer-auth.token)", v->id, pre, bsrc);
+    if (tok && *tok) {
+        if (f->user_info)
+            return sl_seterr(err, errlen, "vertex '%s': the registry takes basic or bearer "
+                             "authentication, not both", v->id);
+        f->bearer = sl_strdup(tok);
+    }
+    const char *ts = av_opt(v, key, "ssl.truststore.location");
+    const char *ks = av_opt(v, key, "ssl.keystore.location");
+    const char *kp = av_opt(v, key, "ssl.keystore.password");
+    if (((ts && *ts) || (ks && *ks)) && !https)
+        return sl_seterr(err, errlen, "vertex '%s': the registry's ssl.* options need an https:// "
+                         "avro-confluent.url", v->id);
+    if (ts && *ts) f->ca_file = sl_strdup(ts);
+    if (ks && *ks) f->cert_file = sl_strdup(ks);
+    if (kp && *kp) f->key_password = sl_strdup(kp);
+    return SL_OK;
+}
 
 static int av_fmt_registry(kf_codec *c, const sl_vertex *v, bool key, const char *topic,
                            char *err, size_t errlen)
 {
     sl_avro_fmt *f = c->avro;
     const char *pre = key ? "key." : "value.";
-    char k1[64], k2[64];
+    char k1[64];
     snprintf(k1, sizeof k1, "%savro-confluent.url", pre);
-    const char *url = sl_vconf_str(v, k1, key ? NULL : sl_vconf_str(v, "avro-confluent.url", NULL));
+    const char *url = av_opt(v, key, "url");
     if (!url || !*url)
         return sl_seterr(err, errlen, "vertex '%s': the avro-confluent %s format needs '%s' (the "
-                         "schema registry, http://host:port)", v->id, key ? "key" : "value",
-                         key ? k1 : "avro-confluent.url");
-    if (strncmp(url, "http://", 7) != 0)
-        return sl_seterr(err, errlen, "vertex '%s': option '%s': '%s' is not an http:// URL",
-                         v->id, k1, url);
+                         "schema registry, http://host:port or https://host:port)", v->id,
+                         key ? "key" : "value", key ? k1 : "avro-confluent.url");
+    bool https = !strncmp(url, "https://", 8);
+    if (strncmp(url, "http://", 7) != 0 && !https)
+        return sl_seterr(err, errlen, "vertex '%s': option '%s': '%s' is not an http:// or "
+                         "https:// URL", v->id, k1, url);
     struct evhttp_uri *u = evhttp_uri_parse(url);
     bool ok = u && evhttp_uri_get_host(u);
     if (u) evhttp_uri_free(u);
@@ -238,10 +308,9 @@ static int av_fmt_registry(kf_codec *c, const sl_vertex *v, bool key, const char
     f->confluent = true;
     f->url = sl_strdup(url);
     size_t ul = strlen(f->url);
-    while (ul > 7 && f->url[ul - 1] == '/') f->url[--ul] = '\0';
-    snprintf(k2, sizeof k2, "%savro-confluent.subject", pre);
-    const char *subj = sl_vconf_str(v, k2, key ? NULL : sl_vconf_str(v, "avro-confluent.subject",
-                                                                      NULL));
+    while (ul > 8 && f->url[ul - 1] == '/') f->url[--ul] = '\0';
+    if (av_registry_auth(f, v, key, https, err, errlen) != SL_OK) return SL_ERR;
+    const char *subj = av_opt(v, key, "subject");
     if (subj && *subj) {
         f->subject = sl_strdup(subj);
     } else if (topic) {
@@ -271,91 +340,72 @@ int sl_avro_fmt_plan(kf_codec *c, const sl_vertex *v, bool key, const char *topi
 
 /* ---- the registry ---------------------------------------------------------- */
 
-typedef struct av_http_done {
-    int status;     /* 0: no answer */
-    sl_buf *body;
-    char error[160];
-} av_http_done;
-
-static void av_http_cb(struct evhttp_request *req, void *arg)
+static size_t av_http_body(char *p, size_t size, size_t n, void *arg)
 {
-    av_http_done *d = arg;
-    if (!req) {
-        snprintf(d->error, sizeof d->error, "no answer");
-        return;
-    }
-    d->status = evhttp_request_get_response_code(req);
-    if (d->status == 0) snprintf(d->error, sizeof d->error, "connection failed");
-    struct evbuffer *in = evhttp_request_get_input_buffer(req);
-    size_t n = evbuffer_get_length(in);
-    d->body->len = 0;
-    sl_buf_reserve(d->body, n + 1);
-    evbuffer_remove(in, d->body->p, n);
-    d->body->len = n;
-    d->body->p[n] = '\0';
+    sl_buf *b = arg;
+    if (b->len + size * n > AV_HTTP_MAX) return 0; /* an answer no registry gives: abandoned */
+    sl_buf_put(b, p, size * n);
+    return size * n;
 }
 
-/* One request to the registry (path after the base URL); the answer's JSON
+/* One request to the registry (path after the base URL) through libcurl,
+ * with the format's authentication and TLS settings; the answer's JSON
  * parsed into *out (caller decrefs). SL_ERR with why naming the URL. */
 static int av_http(const sl_avro_fmt *f, bool post, const char *path, const char *body,
                    json_t **out, char *why, size_t whylen)
 {
     *out = NULL;
-    char full[2048];
+    char full[2048], cerr[CURL_ERROR_SIZE] = "";
     snprintf(full, sizeof full, "%s%s", f->url, path);
-    struct evhttp_uri *u = evhttp_uri_parse(full);
-    if (!u || !evhttp_uri_get_host(u)) {
-        if (u) evhttp_uri_free(u);
-        return sl_seterr(why, whylen, "schema registry: '%s' is not a URL", full);
-    }
-    const char *host = evhttp_uri_get_host(u);
-    int port = evhttp_uri_get_port(u);
-    if (port < 0) port = 80;
-    const char *p = evhttp_uri_get_path(u);
-    char target[1800];
-    snprintf(target, sizeof target, "%s", p && *p ? p : "/");
+    CURL *h = curl_easy_init();
+    if (!h) return sl_seterr(why, whylen, "schema registry %s: cannot make a request", full);
     sl_buf resp = {0};
-    av_http_done d = {.body = &resp};
-    int rc = SL_OK;
-    struct event_base *base = event_base_new();
-    struct evhttp_connection *conn = base ? evhttp_connection_base_new(base, NULL, host,
-                                                                       (uint16_t)port) : NULL;
-    struct evhttp_request *req = conn ? evhttp_request_new(av_http_cb, &d) : NULL;
-    if (!req) {
-        rc = sl_seterr(why, whylen, "schema registry %s: cannot make a request", full);
-        goto out;
+    struct curl_slist *hd = curl_slist_append(NULL, "Accept: application/vnd.schemaregistry.v1+json");
+    curl_easy_setopt(h, CURLOPT_URL, full);
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, cerr);
+    curl_easy_setopt(h, CURLOPT_TIMEOUT, 10L);
+    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, av_http_body);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, &resp);
+    if (f->user_info) {
+        curl_easy_setopt(h, CURLOPT_HTTPAUTH, CURLAUTH_BASIC);
+        curl_easy_setopt(h, CURLOPT_USERPWD, f->user_info);
+    } else if (f->bearer) {
+        curl_easy_setopt(h, CURLOPT_HTTPAUTH, CURLAUTH_BEARER);
+        curl_easy_setopt(h, CURLOPT_XOAUTH2_BEARER, f->bearer);
     }
-    evhttp_connection_set_timeout(conn, 10);
-    struct evkeyvalq *h = evhttp_request_get_output_headers(req);
-    char hostport[300];
-    snprintf(hostport, sizeof hostport, "%s:%d", host, port);
-    evhttp_add_header(h, "Host", hostport);
-    evhttp_add_header(h, "Accept", "application/vnd.schemaregistry.v1+json");
+    if (f->ca_file) curl_easy_setopt(h, CURLOPT_CAINFO, f->ca_file);
+    if (f->cert_file) {
+        curl_easy_setopt(h, CURLOPT_SSLCERT, f->cert_file);
+        curl_easy_setopt(h, CURLOPT_SSLKEY, f->cert_file);
+        if (f->key_password) curl_easy_setopt(h, CURLOPT_KEYPASSWD, f->key_password);
+    }
     if (post) {
-        evhttp_add_header(h, "Content-Type", "application/vnd.schemaregistry.v1+json");
-        evbuffer_add(evhttp_request_get_output_buffer(req), body, strlen(body));
+        hd = curl_slist_append(hd, "Content-Type: application/vnd.schemaregistry.v1+json");
+        curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
     }
-    if (evhttp_make_request(conn, req, post ? EVHTTP_REQ_POST : EVHTTP_REQ_GET, target)) {
-        rc = sl_seterr(why, whylen, "schema registry %s: cannot send the request", full);
-        goto out;
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, hd);
+    CURLcode cc = curl_easy_perform(h);
+    long status = 0;
+    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+    sl_buf_putc(&resp, '\0');
+    resp.len--;
+    int rc = SL_OK;
+    if (cc != CURLE_OK) {
+        rc = sl_seterr(why, whylen, "schema registry %s %s: %s", post ? "POST" : "GET", full,
+                       cerr[0] ? cerr : curl_easy_strerror(cc));
+    } else if (status != 200) {
+        rc = sl_seterr(why, whylen, "schema registry %s %s: HTTP %ld: %.200s", post ? "POST" : "GET",
+                       full, status, resp.p);
+    } else {
+        json_error_t je;
+        *out = json_loadb(resp.p, resp.len, 0, &je);
+        if (!*out) rc = sl_seterr(why, whylen, "schema registry %s: the answer is not JSON: %s", full,
+                                  je.text);
     }
-    event_base_dispatch(base);
-    if (d.status != 200) {
-        rc = d.status == 0 ? sl_seterr(why, whylen, "schema registry %s %s: %s", post ? "POST" : "GET",
-                                       full, d.error[0] ? d.error : "no answer")
-                           : sl_seterr(why, whylen, "schema registry %s %s: HTTP %d: %.200s",
-                                       post ? "POST" : "GET", full, d.status,
-                                       resp.p ? resp.p : "");
-        goto out;
-    }
-    json_error_t je;
-    *out = json_loadb(resp.p ? resp.p : "", resp.len, 0, &je);
-    if (!*out) rc = sl_seterr(why, whylen, "schema registry %s: the answer is not JSON: %s", full,
-                              je.text);
-out:
-    if (conn) evhttp_connection_free(conn);
-    if (base) event_base_free(base);
-    evhttp_uri_free(u);
+    curl_slist_free_all(hd);
+    curl_easy_cleanup(h);
     sl_buf_free(&resp);
     return rc;
 }

@@ -31,23 +31,39 @@
 
 #include "kafka_common.h"
 
+/* The schema registry's options of an avro-confluent format, each under the
+ * prefix P ("", "value." or "key.") with W saying which format it is for. */
+#define SL_AVRO_REGISTRY_OPTIONS(P, W)                                                          \
+    {P "avro-confluent.url", SL_CT_STRING, NULL, NULL,                                          \
+     W ": the schema registry, http://host:port or https://host:port."},                       \
+    {P "avro-confluent.subject", SL_CT_STRING, NULL, NULL,                                      \
+     W ": the sink's subject (default <topic>-" P "value / -key)."},                            \
+    {P "avro-confluent.basic-auth.credentials-source", SL_CT_STRING, NULL, NULL,                \
+     W ": USER_INFO (basic-auth.user-info) or URL (user and password in the URL)."},           \
+    {P "avro-confluent.basic-auth.user-info", SL_CT_STRING, NULL, NULL,                         \
+     W ": 'user:password' for the registry's basic authentication."},                          \
+    {P "avro-confluent.bearer-auth.credentials-source", SL_CT_STRING, NULL, NULL,               \
+     W ": STATIC_TOKEN (bearer-auth.token)."},                                                 \
+    {P "avro-confluent.bearer-auth.token", SL_CT_STRING, NULL, NULL,                            \
+     W ": the token for the registry's bearer authentication."},                               \
+    {P "avro-confluent.ssl.truststore.location", SL_CT_STRING, NULL, NULL,                      \
+     W ": PEM file of the CAs an https:// registry's certificate must chain to (default: the "  \
+       "system's)."},                                                                          \
+    {P "avro-confluent.ssl.truststore.password", SL_CT_STRING, NULL, NULL,                      \
+     W ": accepted for Flink's sake; a PEM truststore has no password."},                      \
+    {P "avro-confluent.ssl.keystore.location", SL_CT_STRING, NULL, NULL,                        \
+     W ": PEM file with the client certificate and key an https:// registry asks for."},       \
+    {P "avro-confluent.ssl.keystore.password", SL_CT_STRING, NULL, NULL,                        \
+     W ": the password of the keystore's key, if it is encrypted."},
+
 /* The options of the avro formats, in the kafka connectors' option tables. */
 #define SL_AVRO_OPTIONS                                                                         \
     {"not-null-fields", SL_CT_JSON, NULL, NULL,                                                 \
      "Columns (';'-separated) declared NOT NULL: no union with null in the avro schema "       \
      "(set by the SQL planner)."},                                                             \
-    {"avro-confluent.url", SL_CT_STRING, NULL, NULL,                                            \
-     "avro-confluent (format): the schema registry, http://host:port."},                       \
-    {"avro-confluent.subject", SL_CT_STRING, NULL, NULL,                                        \
-     "avro-confluent (format): the sink's subject (default <topic>-value)."},                  \
-    {"value.avro-confluent.url", SL_CT_STRING, NULL, NULL,                                      \
-     "avro-confluent value.format: the schema registry, http://host:port."},                   \
-    {"value.avro-confluent.subject", SL_CT_STRING, NULL, NULL,                                  \
-     "avro-confluent value.format: the sink's subject (default <topic>-value)."},              \
-    {"key.avro-confluent.url", SL_CT_STRING, NULL, NULL,                                        \
-     "avro-confluent key.format: the schema registry, http://host:port."},                     \
-    {"key.avro-confluent.subject", SL_CT_STRING, NULL, NULL,                                    \
-     "avro-confluent key.format: the sink's subject (default <topic>-key)."},
+    SL_AVRO_REGISTRY_OPTIONS("", "avro-confluent (format)")                                    \
+    SL_AVRO_REGISTRY_OPTIONS("value.", "avro-confluent value.format")                          \
+    SL_AVRO_REGISTRY_OPTIONS("key.", "avro-confluent key.format")
 
 typedef struct sl_avro_fmt sl_avro_fmt;
 typedef struct sl_avro sl_avro;

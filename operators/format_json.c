@@ -62,6 +62,21 @@ static void iso_t(sl_buf *out, size_t from)
  * a NULL MAP key is written as null, as before the options. */
 static const kf_json_opts plain_opts = {.map_null = KF_MAPNULL_LITERAL, .null_literal = "null"};
 
+/* A TIMESTAMP(p) / TIMESTAMP_LTZ(p) string written from `from` on (its
+ * closing quote last) into the json format's form, as Flink writes it:
+ * ISO-8601's 'T' (json.timestamp-format.standard), and for a TIMESTAMP_LTZ
+ * -- an instant, written in UTC whatever the session zone -- a trailing 'Z'
+ * in either standard (`2026-01-01 00:00:00.5Z`, `2026-01-01T00:00:00.5Z`).
+ * Callers without a table (plain_opts) keep the bare text. */
+static void ts_form(sl_buf *out, size_t from, const sl_dtype *dt, const kf_json_opts *o)
+{
+    if (o->ts_iso) iso_t(out, from);
+    if (dt->variant == SL_DV_LTZ && o != &plain_opts && out->len > from) {
+        out->len--; /* the closing quote */
+        sl_buf_put(out, "Z\"", 2);
+    }
+}
+
 static int put_value(sl_buf *out, const sl_value *v, const sl_dtype *dt, const kf_json_opts *o,
                      char *why, size_t whylen);
 
@@ -76,7 +91,7 @@ static int put_value(sl_buf *out, const sl_value *v, const sl_dtype *dt, const k
     if (v->isnull || (sl_type_is_classic(dt->kind) && !sl_dtype_has_nanos(dt))) {
         size_t at = out->len;
         sl_fmt_json_value(out, v, dt->kind);
-        if (o->ts_iso && dt->kind == SL_T_TIMESTAMP && !v->isnull) iso_t(out, at);
+        if (dt->kind == SL_T_TIMESTAMP && !v->isnull) ts_form(out, at, dt, o);
         return SL_OK;
     }
     char tmp[64];
@@ -98,12 +113,12 @@ static int put_value(sl_buf *out, const sl_value *v, const sl_dtype *dt, const k
     case SL_T_TIMESTAMP: { /* p > 3: yyyy-MM-dd HH:mm:ss[.fraction] */
         int64_t msec = (v->v.i % 1000 + 1000) % 1000; /* the ms within the second */
         int n = sl_ts_text(tmp, sizeof tmp, v->v.i - msec, SL_TS_SQL);
-        sl_buf_putc(out, '"');
         size_t at = out->len;
+        sl_buf_putc(out, '"');
         sl_buf_put(out, tmp, SL_MIN((size_t)n, sizeof tmp - 1));
-        if (o->ts_iso) iso_t(out, at);
         put_fraction(out, msec, v->v.ts.nano);
         sl_buf_putc(out, '"');
+        ts_form(out, at, dt, o);
         break;
     }
     case SL_T_ARRAY:
@@ -175,7 +190,13 @@ static int put_value(sl_buf *out, const sl_value *v, const sl_dtype *dt, const k
         }
         put_text_dt(out, v, dt);
         break;
-    default: put_text_dt(out, v, dt); /* TINYINT, SMALLINT, intervals: numbers */
+    case SL_T_INTERVAL_YM: /* Flink's json format has none: months, milliseconds */
+    case SL_T_INTERVAL_DT: {
+        int n = snprintf(tmp, sizeof tmp, "%lld", (long long)v->v.i);
+        sl_buf_put(out, tmp, (size_t)n);
+        break;
+    }
+    default: put_text_dt(out, v, dt); /* TINYINT, SMALLINT: numbers */
     }
     return SL_OK;
 }
@@ -267,5 +288,19 @@ void sl_fmt_json_client_row(sl_buf *out, const sl_row *row, const sl_schema *s)
         }
         sl_buf_putc(out, '"');
     }
+    /* nested values also as JSON (Flink's gateway rows carry them so): a trailing
+     * {"json": {"<column index>": value}}, ISO-8601 timestamps, MAP keys as text */
+    static const kf_json_opts gw_opts = {.map_null = KF_MAPNULL_LITERAL, .null_literal = "null",
+                                         .ts_iso = true};
+    bool open = false;
+    for (int i = 0; i < s->n && i < row->n; i++) {
+        if (!sl_type_is_nested(s->fields[i].type) || row->vals[i].isnull) continue;
+        char key[24];
+        int kn = snprintf(key, sizeof key, "%s\"%d\":", open ? "," : ",{\"json\":{", i);
+        sl_buf_put(out, key, (size_t)kn);
+        open = true;
+        put_value(out, &row->vals[i], s->fields[i].dt, &gw_opts, NULL, 0);
+    }
+    if (open) sl_buf_put(out, "}}", 2);
     sl_buf_putc(out, ']');
 }

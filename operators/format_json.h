@@ -46,8 +46,11 @@ void sl_fmt_json_value_dt(sl_buf *out, const sl_value *v, const sl_dtype *dt);
 int sl_fmt_json_fields(sl_buf *out, const kf_codec *c, const sl_row *row, char *why,
                        size_t whylen);
 
-/* row (of schema s) as the SQL client's JSON array, kind first, without a
- * line end. */
+/* row (of schema s) as the SQL client's JSON array, kind first, then each
+ * value's text, without a line end; when the row has non-null ARRAY, MAP,
+ * MULTISET or ROW values, a last element {"json": {"<column index>": v}}
+ * holds them as JSON (the json format's encoding with ISO-8601 timestamps,
+ * MAP keys as their text), for the SQL gateway's JSON rows. */
 void sl_fmt_json_client_row(sl_buf *out, const sl_row *row, const sl_schema *s);
 
 #endif

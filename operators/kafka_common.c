@@ -302,6 +302,13 @@ static int parse_text(sl_type t, const char *s, size_t n, sl_value *v, sl_buf *s
 
 typedef struct jcur {
     const char *p, *e;
+    bool fail_missing; /* json.fail-on-missing-field: a ROW's field absent from its object
+                        * (at any depth) is an error; cursors made from this one keep it */
+    bool lenient;      /* json.ignore-parse-errors, as Flink reads it: a scalar whose text
+                        * is not of its type is NULL where it stands (a column, a ROW field,
+                        * an element, a MAP value); any other value not of its type (an
+                        * object for an INT, a number for a ROW) makes the nearest column or
+                        * ROW field holding it NULL. Malformed JSON still fails the record. */
 } jcur;
 
 static inline void jws(jcur *c)
@@ -609,12 +616,15 @@ static int scalar_dt(const sl_dtype *dt, const char *s, size_t n, bool quoted, s
     v->isnull = false;
     switch (dt->kind) {
     case SL_T_TINYINT:
-    case SL_T_SMALLINT: {
+    case SL_T_SMALLINT:
+    case SL_T_INTERVAL_YM: /* months, as written (format_json.c) */
+    case SL_T_INTERVAL_DT: { /* milliseconds */
         if (token(s, n, tmp, sizeof tmp) != SL_OK) goto bad;
         errno = 0;
         long long x = strtoll(tmp, &end, 10);
-        long long lim = dt->kind == SL_T_TINYINT ? 128 : 32768;
-        if (*end || end == tmp || errno || x < -lim || x >= lim)
+        long long lim = dt->kind == SL_T_TINYINT ? 128 : dt->kind == SL_T_SMALLINT ? 32768
+                        : dt->kind == SL_T_INTERVAL_YM ? 2147483648LL : 0;
+        if (*end || end == tmp || errno || (lim && (x < -lim || x >= lim)))
             return sl_seterr(why, whylen, "'%.*s' is not a %s", (int)SL_MIN(n, 40), s, dt->text);
         v->v.i = x;
         return SL_OK;
@@ -744,7 +754,12 @@ static int jelem(const sl_dtype *dt, jcur *c, sl_buf *str, int depth, bool *isnu
             const char *out;
             uint32_t k;
             if (str->cap - str->len <= n) return sl_seterr(why, whylen, "the record is too large");
-            if (b64_decode(txt, n, str, &out, &k) != SL_OK) return sl_seterr(why, whylen, "not base64");
+            if (b64_decode(txt, n, str, &out, &k) != SL_OK) {
+                if (!c->lenient) return sl_seterr(why, whylen, "not base64");
+                str->len = at; /* json.ignore-parse-errors: NULL in place */
+                *isnull = true;
+                return SL_OK;
+            }
             memmove(str->p + at + 4, out, k);
             str->len = at + 4 + k;
             sl_put_le32((uint8_t *)str->p + at, k);
@@ -773,8 +788,9 @@ static int jelem(const sl_dtype *dt, jcur *c, sl_buf *str, int depth, bool *isnu
     case SL_T_BOOLEAN:
         if (n == 4 && !memcmp(txt, "true", 4)) v.v.i = 1;
         else if (n == 5 && !memcmp(txt, "false", 5)) v.v.i = 0;
-        else return sl_seterr(why, whylen, "'%.*s' is not a BOOLEAN", (int)SL_MIN(n, 40), txt);
-        rc = SL_OK;
+        else v.isnull = true;
+        rc = v.isnull ? sl_seterr(why, whylen, "'%.*s' is not a BOOLEAN", (int)SL_MIN(n, 40), txt)
+                      : SL_OK;
         break;
     case SL_T_INT:
     case SL_T_BIGINT:
@@ -791,8 +807,8 @@ static int jelem(const sl_dtype *dt, jcur *c, sl_buf *str, int depth, bool *isnu
     default: rc = scalar_dt(dt, txt, n, quoted, &v, why, whylen); break;
     }
     str->len = mark; /* the unescaped text is no longer needed */
-    if (rc) return SL_ERR;
-    if (v.isnull) {
+    if (rc && !c->lenient) return SL_ERR;
+    if (rc || v.isnull) { /* json.ignore-parse-errors: NULL in place */
         *isnull = true;
         return SL_OK;
     }
@@ -929,12 +945,20 @@ static int jnested(const sl_dtype *dt, jcur *c, sl_buf *str, int depth, char *wh
         for (int i = 0; i < dt->nfields; i++) {
             bool isnull = true;
             if (at[i]) {
-                jcur fc = {at[i], c->e};
-                if (jelem(dt->ftypes[i], &fc, str, depth, &isnull, why, whylen)) {
+                jcur fc = {at[i], c->e, c->fail_missing, c->lenient};
+                size_t fmark = str->len;
+                int rc = jelem(dt->ftypes[i], &fc, str, depth, &isnull, why, whylen);
+                if (rc != SL_OK && c->lenient) { /* json.ignore-parse-errors: the field is NULL */
+                    str->len = fmark;
+                    isnull = true;
+                } else if (rc != SL_OK) {
                     char tmp[300];
                     snprintf(tmp, sizeof tmp, "field '%s': %s", dt->names[i], why);
                     return sl_seterr(why, whylen, "%s", tmp);
                 }
+            } else if (c->fail_missing) {
+                return sl_seterr(why, whylen, "field '%s' is missing (json.fail-on-missing-field)",
+                                 dt->names[i]);
             }
             if (isnull) set_null_bit(str, bm, (uint32_t)i);
         }
@@ -1049,6 +1073,8 @@ static int decode_json_obj(const kf_codec *cd, jcur *cur, sl_value *vals, sl_buf
                            size_t whylen)
 {
     jcur c = *cur;
+    c.fail_missing = cd->json.fail_missing; /* read by nested ROWs too */
+    c.lenient = cd->fmt == KF_JSON && cd->ignore_errors;
     uint64_t seen[(SL_MAX_FIELDS + 63) / 64] = {0}; /* json.fail-on-missing-field */
     jws(&c);
     if (c.p >= c.e || *c.p != '{') return sl_seterr(why, whylen, "not a JSON object");
@@ -1070,7 +1096,17 @@ static int decode_json_obj(const kf_codec *cd, jcur *cur, sl_value *vals, sl_buf
             str->len = mark; /* the key's unescaped copy is no longer needed */
             if (col >= 0) {
                 if (col < SL_MAX_FIELDS) seen[col / 64] |= UINT64_C(1) << (col % 64);
-                if (jvalue(cd, col, &c, &vals[cd->slot[col]], str, why, whylen)) return SL_ERR;
+                jcur at = c;
+                size_t vmark = str->len;
+                if (jvalue(cd, col, &c, &vals[cd->slot[col]], str, why, whylen)) {
+                    /* json.ignore-parse-errors: the column is NULL, the rest is read */
+                    if (!c.lenient) return SL_ERR;
+                    c = at;
+                    str->len = vmark;
+                    if (jskip(&c, 1, str, why, whylen)) return SL_ERR;
+                    str->len = vmark;
+                    vals[cd->slot[col]].isnull = true;
+                }
             } else if (jskip(&c, 1, str, why, whylen)) {
                 return SL_ERR;
             }
@@ -1088,7 +1124,7 @@ static int decode_json_obj(const kf_codec *cd, jcur *cur, sl_value *vals, sl_buf
 static int decode_json(const kf_codec *cd, const char *p, size_t n, sl_value *vals, sl_buf *str,
                        char *why, size_t whylen)
 {
-    jcur c = {p, p + n};
+    jcur c = {.p = p, .e = p + n};
     if (decode_json_obj(cd, &c, vals, str, why, whylen) != SL_OK) return SL_ERR;
     jws(&c);
     if (c.p != c.e) return sl_seterr(why, whylen, "trailing characters after the object");
@@ -1102,7 +1138,7 @@ int kf_headers_parse(const char *p, size_t n, sl_buf *str,
                                size_t vlen),
                      void *ctx, char *why, size_t whylen)
 {
-    jcur c = {p, p + n};
+    jcur c = {.p = p, .e = p + n};
     str->len = 0;
     sl_buf_reserve(str, n + 1); /* unescaped text is never longer: no realloc below */
     jws(&c);
@@ -1210,7 +1246,7 @@ int kf_decode_debezium(const kf_codec *c, const char *p, size_t n, sl_value *bef
     sl_buf_reserve(str, c->wide ? 16 * n + 64 : n + 16);
     for (int i = 0; i < c->n; i++) before[c->slot[i]].isnull = after[c->slot[i]].isnull = true;
     dbz_out o = {before, after, false, false, 0};
-    jcur cur = {p, p + n};
+    jcur cur = {.p = p, .e = p + n};
     if (decode_dbz_env(c, &cur, 0, &o, str, why, whylen) != SL_OK) return SL_ERR;
     jws(&cur);
     if (cur.p != cur.e) return sl_seterr(why, whylen, "trailing characters after the object");

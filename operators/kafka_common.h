@@ -68,7 +68,8 @@ typedef struct kf_codec {
  * operator that reads or writes the json format. */
 #define KF_JSON_OPTIONS                                                                           \
     {"json.timestamp-format.standard", SL_CT_STRING, "SQL", NULL,                                \
-     "SQL (2026-01-01 10:00:00.5) or ISO-8601 (2026-01-01T10:00:00.5) for written timestamps."}, \
+     "SQL (2026-01-01 10:00:00.5) or ISO-8601 (2026-01-01T10:00:00.5) for written timestamps "  \
+     "(a TIMESTAMP_LTZ in UTC with a trailing Z)."},                                              \
     {"json.encode.decimal-as-plain-number", SL_CT_STRING, "false", NULL,                         \
      "true: a DECIMAL is written in plain notation (0.0000001, not 1E-7)."},                    \
     {"json.map-null-key.mode", SL_CT_STRING, "FAIL", NULL,                                       \
@@ -76,7 +77,14 @@ typedef struct kf_codec {
     {"json.map-null-key.literal", SL_CT_STRING, "null", NULL,                                    \
      "The key text of a NULL MAP key with json.map-null-key.mode LITERAL."},                    \
     {"json.fail-on-missing-field", SL_CT_STRING, "false", NULL,                                  \
-     "true: a record without one of the columns fails (false: the column is NULL)."}
+     "true: a record without one of the columns or of a ROW's fields, at any depth, fails "  \
+     "(false: it is NULL)."}
+
+/* A json source refuses both json.ignore-parse-errors and
+ * json.fail-on-missing-field set to true, as Flink does. */
+#define KF_JSON_BOTH_LENIENT_STRICT                                                              \
+    "options 'json.fail-on-missing-field' and 'json.ignore-parse-errors' cannot both be true " \
+    "(a missing field would fail the record and be ignored at once)"
 
 /* Read Flink's json.* options (above) from a vertex config into c->json.
  * SL_ERR with "vertex 'vid': option 'json....': ..." for a bad value. */

@@ -460,6 +460,10 @@ static void *ks_plan_common(sl_plan_ctx *pc, bool upsert, char *err, size_t errl
         parse_bool_opt(v, "csv.ignore-parse-errors", &ic, err, errlen))
         goto fail;
     pl->codec.ignore_errors = f == KF_JSON ? ij : f == KF_CSV ? ic : false;
+    if (f == KF_JSON && ij && pl->codec.json.fail_missing) {
+        sl_seterr(err, errlen, "vertex '%s': %s", v->id, KF_JSON_BOTH_LENIENT_STRICT);
+        goto fail;
+    }
 
     /* startup and bounds */
     if (ks_plan_bounds(v, pl, upsert, err, errlen) != SL_OK) goto fail;
@@ -1457,7 +1461,8 @@ static void ks_close(sl_op *op)
     {"value.fields-include", SL_CT_STRING, NULL, NULL, \
      "ALL or EXCEPT_KEY: whether key columns are also in the value."}, \
     {"json.ignore-parse-errors", SL_CT_STRING, NULL, NULL, \
-     "true: skip (and count) a row that does not parse as JSON instead of failing."}, \
+     "true: a value not of its type is NULL (the field, element or MAP value; a record that " \
+     "is no JSON object is skipped and counted) instead of failing, as Flink's."},             \
     KF_JSON_OPTIONS, \
     {"csv.ignore-parse-errors", SL_CT_STRING, NULL, NULL, \
      "true: skip (and count) a row that does not parse as CSV instead of failing."}, \

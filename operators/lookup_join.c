@@ -109,7 +109,8 @@ static const sl_op_option lj_options[] = {
      "Row format: csv or json."},
     KF_JSON_OPTIONS,
     {"json.ignore-parse-errors", SL_CT_STRING, NULL, NULL,
-     "true: skip (and count) a row that does not parse as JSON instead of failing."},
+     "true: a value not of its type is NULL (the field, element or MAP value; a record that "
+     "is no JSON object is skipped and counted) instead of failing, as Flink's."},
     {"csv.ignore-parse-errors", SL_CT_STRING, NULL, NULL,
      "true: skip (and count) a row that does not parse as CSV instead of failing."},
     {"lookup.join.cache.ttl", SL_CT_STRING, NULL, NULL,

@@ -109,6 +109,7 @@ typedef struct mr_plan {
     uint64_t unless[SL_MR_MAX_VARS]; /* a hidden variable takes no row these variables would take */
     sl_schema tout;          /* the "timeout" side output's columns */
     int has_timeout;
+    char *zone;              /* the session time zone the expressions evaluate in; NULL: UTC */
 } mr_plan;
 
 static void mr_plan_free(void *pv)
@@ -125,6 +126,7 @@ static void mr_plan_free(void *pv)
     free(pl->measures);
     free(pl->library);
     free(pl->function);
+    free(pl->zone);
     sl_schema_free(&pl->tout);
     sl_mr_pattern_free(pl->pat);
     sl_schema_free(&pl->in);
@@ -154,7 +156,8 @@ static int parse_ref(const mr_plan *pl, const json_t *j, mr_ref *r, const char *
     const char *expr = json_string_value(json_object_get(j, "expr"));
     if (expr && r->fn >= SL_MR_SUM && r->fn <= SL_MR_MAX) { /* SUM(A.price * A.qty) */
         char eerr[256];
-        if (!(r->arg = sl_expr_parse(expr, &pl->in, eerr, sizeof eerr)))
+        if (!(r->arg = sl_expr_parse(expr, &pl->in, eerr, sizeof eerr)) ||
+            sl_expr_set_zone(r->arg, pl->zone, eerr, sizeof eerr))
             return sl_seterr(err, errlen, "vertex '%s': reference '%s': %s", pl->vid, *name, eerr);
         r->n = 0;
         r->type = sl_mr_fn_type(r->fn, sl_expr_type(r->arg));
@@ -215,7 +218,7 @@ static int plan_defines(sl_plan_ctx *pc, mr_plan *pl, char *err, size_t errlen)
         }
         char eerr[512];
         df->cond = sl_expr_parse(cond, &df->ext, eerr, sizeof eerr);
-        if (!df->cond)
+        if (!df->cond || sl_expr_set_zone(df->cond, pl->zone, eerr, sizeof eerr))
             return sl_seterr(err, errlen, "vertex '%s': the condition of '%s': %s", pl->vid, var, eerr);
         if (sl_expr_type(df->cond) != SL_T_BOOLEAN && sl_expr_type(df->cond) != SL_T_NULL)
             return sl_seterr(err, errlen, "vertex '%s': the condition of '%s' is %s, not BOOLEAN",
@@ -257,6 +260,8 @@ static void *mr_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
 {
     mr_plan *pl = sl_calloc(1, sizeof *pl);
     pl->vid = pc->v->id;
+    const char *zone = sl_plan_opt_str(pc, SL_OPT_LOCAL_TIME_ZONE);
+    pl->zone = zone ? sl_strdup(zone) : NULL;
     const sl_schema *in = pc->in[0].schema;
     sl_schema_copy(&pl->in, in);
     const json_t *keys = sl_plan_opt_json(pc, "partition-keys");
@@ -1026,6 +1031,7 @@ static int mr_on_timer(sl_op *op, sl_time_domain d, int64_t time, const void *ns
 
 static const sl_op_option mr_options[] = {
     {"partition-keys", SL_CT_JSON, NULL, NULL, "PARTITION BY: the key columns (a list)."},
+    SL_OP_OPTION_LOCAL_TIME_ZONE,
     {"time", SL_CT_STRING, NULL, NULL, "ORDER BY: the event-time column (time-domain event)."},
     {"time-domain", SL_CT_ENUM, "event", "event,processing",
      "Order rows by event time (with the watermark) or by arrival (processing time)."},

@@ -42,6 +42,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include <libpq-fe.h>
 #include <poll.h>
@@ -53,6 +54,7 @@
 #include "log.h"
 #include "operator.h"
 #include "sl.h"
+#include "temporal.h"
 
 #define PC_FETCH 1000
 #define PC_STATUS_MS 10000 /* a standby status update at least this often */
@@ -94,6 +96,7 @@ typedef struct pc_state {
     int batch_row;
     sl_value *vals, *old;
     sl_buf scratch;       /* decoded bytea, and text of values */
+    sl_arena arena;       /* the row's arrays (canonical bytes), reset per row */
     pc_pending pend[16];
     int npend;
     int64_t last_status_ms;
@@ -135,9 +138,9 @@ static bool pc_type_ok(const sl_dtype *dt)
     switch (dt->kind) {
     case SL_T_BOOLEAN: case SL_T_INT: case SL_T_BIGINT: case SL_T_DOUBLE: case SL_T_STRING:
     case SL_T_BYTES: case SL_T_TINYINT: case SL_T_SMALLINT: case SL_T_FLOAT: case SL_T_DECIMAL:
-    case SL_T_DATE:
+    case SL_T_DATE: case SL_T_TIME: case SL_T_TIMESTAMP:
         return true;
-    case SL_T_TIMESTAMP: return dt->p <= 3;
+    case SL_T_ARRAY: return pc_type_ok(dt->elem); /* int[], text[][], ... */
     default: return false;
     }
 }
@@ -225,6 +228,84 @@ static int hexv(int c)
                                           : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
 }
 
+static int pc_text(pc_state *st, const sl_dtype *dt, const char *p, size_t n, sl_value *v,
+                   char *why, size_t whylen);
+
+#define PC_ARRAY_MAX 65536 /* elements of one array (of one dimension) */
+#define PC_ARENA_LIMIT ((size_t)64 << 20) /* bytes of one row's arrays */
+
+/* PostgreSQL's text form of an array, "{1,NULL,\"a \\\"b\\\"\"}" or
+ * "{{1,2},{3,4}}" for ARRAY<ARRAY<...>>, from *pp (advanced past it) into
+ * *v: each element parsed by pc_text (a quoted one unescaped into the
+ * state's scratch, reserved by the caller), the value built in the state's
+ * arena. A dimension header ("[0:2]={...}") or a malformed text is an error. */
+static int pc_array(pc_state *st, const sl_dtype *dt, const char **pp, const char *e, sl_value *v,
+                    int depth, char *why, size_t whylen)
+{
+    const char *p = *pp;
+    if (depth > 8) return sl_seterr(why, whylen, "arrays nested too deeply");
+    if (p >= e || *p != '{') return sl_seterr(why, whylen, "an array that does not start with '{'");
+    p++;
+    sl_value *el = NULL;
+    uint32_t n = 0, cap = 0;
+    int rc = SL_OK;
+    while (rc == SL_OK && p < e && *p != '}') {
+        if (n == PC_ARRAY_MAX) {
+            rc = sl_seterr(why, whylen, "an array of more than %d elements", PC_ARRAY_MAX);
+            break;
+        }
+        if (n == cap) el = sl_realloc(el, sizeof *el * (cap = cap ? cap * 2 : 16));
+        sl_value *x = &el[n++];
+        memset(x, 0, sizeof *x);
+        if (*p == '{') { /* an inner dimension */
+            if (dt->elem->kind != SL_T_ARRAY)
+                rc = sl_seterr(why, whylen, "a multi-dimensional array for %s", dt->text);
+            else
+                rc = pc_array(st, dt->elem, &p, e, x, depth + 1, why, whylen);
+        } else if (*p == '"') { /* quoted: \ escapes the next character */
+            p++;
+            char *o = st->scratch.p + st->scratch.len, *o0 = o;
+            while (p < e && *p != '"') {
+                if (*p == '\\' && p + 1 < e) p++;
+                *o++ = *p++;
+            }
+            if (p >= e) {
+                rc = sl_seterr(why, whylen, "an unterminated quoted array element");
+                break;
+            }
+            p++;
+            st->scratch.len += (size_t)(o - o0);
+            if (dt->elem->kind == SL_T_ARRAY)
+                rc = sl_seterr(why, whylen, "a quoted element where %s has arrays", dt->text);
+            else
+                rc = pc_text(st, dt->elem, o0, (size_t)(o - o0), x, why, whylen);
+        } else {
+            const char *b = p;
+            while (p < e && *p != ',' && *p != '}') p++;
+            size_t len = (size_t)(p - b);
+            if (len == 4 && !strncasecmp(b, "NULL", 4)) x->isnull = true;
+            else if (dt->elem->kind == SL_T_ARRAY)
+                rc = sl_seterr(why, whylen, "'%.*s' where %s has arrays", (int)SL_MIN(len, 40u), b,
+                               dt->text);
+            else rc = pc_text(st, dt->elem, b, len, x, why, whylen);
+        }
+        if (rc == SL_OK && x->isnull && dt->elem->notnull)
+            rc = sl_seterr(why, whylen, "a NULL element in %s", dt->text);
+        if (rc == SL_OK && p < e && *p == ',') p++;
+        else if (rc == SL_OK && (p >= e || *p != '}'))
+            rc = sl_seterr(why, whylen, "an array element not followed by ',' or '}'");
+    }
+    if (rc == SL_OK && (p >= e || *p != '}')) rc = sl_seterr(why, whylen, "an unterminated array");
+    if (rc == SL_OK) {
+        *pp = p + 1;
+        v->isnull = false;
+        if (sl_nested_build(dt, el, n, NULL, &st->arena, v) != SL_OK)
+            rc = sl_seterr(why, whylen, "an array too large for one row");
+    }
+    free(el);
+    return rc;
+}
+
 /* PostgreSQL's text form of a value (p, n; not NUL-terminated) as dt into
  * *v; strings borrow p, bytea is decoded into the state's scratch (reserved
  * by the caller). SL_ERR with why. */
@@ -253,6 +334,10 @@ static int pc_text(pc_state *st, const sl_dtype *dt, const char *p, size_t n, sl
         v->v.s.p = o;
         v->v.s.len = (uint32_t)k;
         return SL_OK;
+    }
+    if (dt->kind == SL_T_ARRAY) {
+        const char *q = p;
+        return pc_array(st, dt, &q, p + n, v, 0, why, whylen);
     }
     if (n >= sizeof tmp) return sl_seterr(why, whylen, "a %s value of %zu characters", dt->text, n);
     memcpy(tmp, p, n);
@@ -298,12 +383,24 @@ static int pc_text(pc_state *st, const sl_dtype *dt, const char *p, size_t n, sl
         v->v.i = ms / 86400000;
         return SL_OK;
     }
+    case SL_T_TIME: { /* "10:00:00.123456": PostgreSQL keeps microseconds */
+        int32_t ms;
+        if (sl_time_parse(tmp, n, dt->p, &ms) != SL_OK) break;
+        v->v.ts.ms = ms;
+        v->v.ts.nano = 0;
+        return SL_OK;
+    }
     case SL_T_TIMESTAMP: {
-        /* timestamp "2026-01-01 10:00:00.123", timestamptz with "+00" (the session is UTC) */
+        /* timestamp "2026-01-01 10:00:00.123456", timestamptz with "+00" (the
+         * session is UTC, so an LTZ column's instant is that text in UTC) */
         size_t k = n;
-        if (k > 3 && (tmp[k - 3] == '+' || tmp[k - 3] == '-') && isdigit((unsigned char)tmp[k - 1]))
+        if (k > 6 && tmp[k - 3] == ':' && (tmp[k - 6] == '+' || tmp[k - 6] == '-')) k -= 6;
+        else if (k > 3 && (tmp[k - 3] == '+' || tmp[k - 3] == '-') && isdigit((unsigned char)tmp[k - 1]))
             k -= 3;
-        if (kf_parse_timestamp(tmp, k, &v->v.i) != SL_OK) break;
+        sl_ts ts;
+        if (sl_timestamp_parse(tmp, k, dt->p, &ts) != SL_OK) break;
+        v->v.ts.ms = ts.ms;
+        v->v.ts.nano = ts.nano;
         return SL_OK;
     }
     default: break;
@@ -522,11 +619,14 @@ static int pc_snapshot(sl_op *op)
             continue;
         }
         int k = st->batch_row++;
-        /* room for every bytea at once: pointers into it stay valid */
+        /* room for every bytea and unescaped array element at once (each at
+         * most its text's length, a bytea in an array both): pointers into
+         * it stay valid */
         size_t total = 64;
-        for (int i = 0; i < pl->n; i++) total += (size_t)PQgetlength(st->batch, k, i) + 1;
+        for (int i = 0; i < pl->n; i++) total += 2 * (size_t)PQgetlength(st->batch, k, i) + 1;
         st->scratch.len = 0;
         sl_buf_reserve(&st->scratch, total);
+        sl_arena_reset(&st->arena);
         for (int i = 0; i < pl->n; i++) {
             if (PQgetisnull(st->batch, k, i)) {
                 st->vals[i].isnull = true;
@@ -720,7 +820,8 @@ static int pc_message(sl_op *op, const uint8_t *p, size_t n, int *emit_rc)
         st->txn_changes++;
         if (st->txn_changes <= st->skip) return SL_OK; /* emitted before the restore */
         st->scratch.len = 0;
-        sl_buf_reserve(&st->scratch, n + 16);
+        sl_buf_reserve(&st->scratch, 2 * n + 16); /* as for the snapshot's rows */
+        sl_arena_reset(&st->arena);
         bool has_old = false;
         if (type != 'I' && (*p == 'K' || *p == 'O')) {
             p++;
@@ -831,6 +932,7 @@ static int pc_open(sl_op *op)
 {
     const pc_plan *pl = op->plan;
     pc_state *st = sl_calloc(1, sizeof *st);
+    sl_arena_init(&st->arena, PC_ARENA_LIMIT);
     op->priv = st;
     st->fd = -1;
     st->vals = sl_calloc((size_t)pl->n + 1, sizeof *st->vals);
@@ -929,6 +1031,32 @@ static int pc_checkpoint_complete(sl_op *op, int64_t cpid)
     return st->rconn && st->fd >= 0 ? pc_send_status(op, true) : SL_OK;
 }
 
+/* debezium.slot.drop.on.stop: drop the slot once the server's walsender of
+ * the replication connection just closed has let go of it (until then the
+ * drop fails with "is active"), for at most PC_DROP_WAIT_MS; a slot that
+ * cannot be dropped is logged, never ignored in silence. */
+#define PC_DROP_WAIT_MS 10000
+static void pc_drop_slot(PGconn *c, const pc_plan *pl)
+{
+    const char *dp[1] = {pl->slot};
+    int64_t until = sl_mono_ms() + PC_DROP_WAIT_MS;
+    for (;;) {
+        PGresult *r = PQexecParams(c, "SELECT pg_drop_replication_slot($1)", 1, NULL, dp, NULL,
+                                   NULL, 0);
+        bool ok = PQresultStatus(r) == PGRES_TUPLES_OK;
+        const char *state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+        /* 55006 object_in_use: the walsender still holds it */
+        bool busy = !ok && state && !strcmp(state, "55006") && sl_mono_ms() < until;
+        if (!ok && !busy)
+            sl_warn("cdc", "postgres-cdc source '%s': cannot drop replication slot '%s': %s", pl->vid,
+                    pl->slot, PQresultErrorMessage(r));
+        PQclear(r);
+        if (!busy) return;
+        struct timespec ts = {0, 20 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+}
+
 static void pc_close(sl_op *op)
 {
     pc_state *st = op->priv;
@@ -937,17 +1065,13 @@ static void pc_close(sl_op *op)
     if (st->fd >= 0) sl_op_unwatch_fd(op, st->fd);
     PQclear(st->batch);
     if (st->rconn) PQfinish(st->rconn);
-    if (st->conn && pl->drop_slot && op->subtask == 0) {
-        const char *dp[1] = {pl->slot};
-        PGresult *r = PQexecParams(st->conn, "SELECT pg_drop_replication_slot($1)", 1, NULL, dp,
-                                   NULL, NULL, 0);
-        PQclear(r);
-    }
+    if (st->conn && pl->drop_slot && op->subtask == 0) pc_drop_slot(st->conn, pl);
     if (st->conn) PQfinish(st->conn);
     free(st->wire_slot);
     free(st->vals);
     free(st->old);
     sl_buf_free(&st->scratch);
+    sl_arena_free(&st->arena);
     free(st);
     op->priv = NULL;
 }

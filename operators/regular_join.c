@@ -106,7 +106,9 @@ static void *rj_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
             goto fail;
         }
         pl->cond = sl_expr_parse(json_string_value(jc), pc->out, cerr, sizeof cerr);
-        if (!pl->cond) {
+        if (!pl->cond ||
+            sl_expr_set_zone(pl->cond, sl_plan_opt_str(pc, SL_OPT_LOCAL_TIME_ZONE), cerr,
+                             sizeof cerr)) {
             sl_seterr(err, errlen, "vertex '%s': condition: %s", v->id, cerr);
             goto fail;
         }
@@ -497,6 +499,7 @@ static int rj_on_timer(sl_op *op, sl_time_domain d, int64_t time, const void *ns
 }
 
 static const sl_op_option rj_options[] = {
+    SL_OP_OPTION_LOCAL_TIME_ZONE,
     {"join-type", SL_CT_STRING, NULL, NULL,
      "inner, left, right or full."},
     {"left-keys", SL_CT_JSON, NULL, NULL,

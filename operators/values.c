@@ -88,9 +88,8 @@ static void *values_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
                 goto fail;
             }
             sl_expr *e = sl_expr_parse(json_string_value(x), &none, perr, sizeof perr);
-            if (e && sl_expr_set_zone(e, json_string_value(json_object_get(
-                                             v->config, "table.local-time-zone")),
-                                      perr, sizeof perr)) {
+            if (e && sl_expr_set_zone(e, sl_plan_opt_str(pc, SL_OPT_LOCAL_TIME_ZONE), perr,
+                                      sizeof perr)) {
                 sl_expr_destroy(e);
                 e = NULL;
             }
@@ -192,9 +191,7 @@ static int values_restore(sl_op *op, const void *const *blobs, const size_t *len
 static const sl_op_option values_options[] = {
     {"rows", SL_CT_JSON, NULL, NULL,
      "The rows: an array of arrays of constant expressions, one per column of the schema."},
-    {"table.local-time-zone", SL_CT_STRING, NULL, NULL,
-     "The session time zone the expressions evaluate in (a java.time.ZoneId name; default "
-     "UTC): the SQL planner's copy of SET 'table.local-time-zone'."},
+    SL_OP_OPTION_LOCAL_TIME_ZONE,
     SL_OP_OPTIONS_END,
 };
 

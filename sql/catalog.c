@@ -26,6 +26,7 @@
 #include "sql_int.h"
 #include "config.h"
 #include "jobgraph.h"
+#include "operator.h"
 #include "temporal.h"
 
 #include "catalog_int.h"
@@ -310,7 +311,14 @@ static int option_valid(const sql_table *t, const char *conn, const char *key, c
         const char *k = key;
         if (!strncmp(k, "key.", 4)) k += 4;
         else if (!strncmp(k, "value.", 6)) k += 6;
-        if (!strcmp(k, "avro-confluent.url") || !strcmp(k, "avro-confluent.subject")) return 1;
+        static const char *reg[] = {
+            "avro-confluent.url", "avro-confluent.subject",
+            "avro-confluent.basic-auth.credentials-source", "avro-confluent.basic-auth.user-info",
+            "avro-confluent.bearer-auth.credentials-source", "avro-confluent.bearer-auth.token",
+            "avro-confluent.ssl.truststore.location", "avro-confluent.ssl.truststore.password",
+            "avro-confluent.ssl.keystore.location", "avro-confluent.ssl.keystore.password"};
+        for (size_t i = 0; i < SL_ARRAY_LEN(reg); i++)
+            if (!strcmp(k, reg[i])) return 1;
     }
     int best = 99;
     suggest[0] = '\0';
@@ -438,7 +446,7 @@ static int check_new_types(const sql_table *t, const sql_node *at, char *err, si
         const sl_dtype *dt = sql_col_dt(c);
         if (c->expr || c->meta || (sl_type_is_classic(dt->kind) && !sl_dtype_has_nanos(dt)))
             continue;
-        if (datagen && dt->kind != SL_T_INTERVAL_YM && dt->kind != SL_T_INTERVAL_DT) continue;
+        if (datagen) continue; /* its plan checks each type (operators/datagen.c) */
         if (!formats)
             return sl_seterr(err, errlen, "line %d, column %d: table '%s': column '%s' is %s; "
                              "the %s connector cannot carry that type yet", at->line, at->col,
@@ -1005,15 +1013,18 @@ int sql_cat_describe(sl_sql_session *s, const sql_node *st, sl_sql_result *r, ch
         char **row = &cells[i * 6];
         row[0] = sl_strdup(c->name);
         int is_rt = t->wm_col && !strcasecmp(t->wm_col, c->name);
+        /* the type without its own NOT NULL, which the null column says (a view's
+         * ARRAY[1, 2]: ARRAY<INT NOT NULL>, null FALSE, as Flink's DESCRIBE) */
+        const sl_dtype *cdt = sl_dtype_nullable(sql_col_dt(c), false);
         row[1] = c->proctime ? sl_strdup("TIMESTAMP_LTZ(3) *PROCTIME*")
-                 : is_rt     ? sl_sprintf("%s *ROWTIME*", sql_col_dt(c)->text)
+                 : is_rt     ? sl_sprintf("%s *ROWTIME*", cdt->text)
                  : c->meta && c->type_text && !strncmp(c->type_text, "MAP<", 4)
                              ? sl_strdup(c->type_text) /* kafka headers, read as JSON text */
-                             : sl_strdup(sql_col_dt(c)->text);
+                             : sl_strdup(cdt->text);
         int key = 0;
         for (int k = 0; k < t->npk; k++)
             if (!strcasecmp(t->pk[k], c->name)) key = 1;
-        row[2] = sl_strdup(key || c->notnull ? "FALSE" : "TRUE");
+        row[2] = sl_strdup(key || c->notnull || sql_col_dt(c)->notnull ? "FALSE" : "TRUE");
         row[3] = key ? sl_strdup("PRI") : NULL;
         if (c->expr) {
             char *x = sql_unparse(c->expr);
@@ -1154,19 +1165,22 @@ static void reset(sl_sql_session *s, const sql_node *st, sl_sql_result *r)
 static void add_job_config(const sl_sql_session *s, json_t *job)
 {
     sql_udfs_attach(s->udfs, job, s->okeys, s->ovals, s->nopts);
-    /* the session zone goes into each vertex that evaluates expressions, so
-     * that a restored job keeps the zone it was planned in (UTC: left out) */
-    const char *zone = sl_sql_option(s, "table.local-time-zone");
+    /* the session zone goes into each vertex whose type takes it (core/operator.h:
+     * SL_OP_OPTION_LOCAL_TIME_ZONE), so that a restored job keeps the zone it
+     * was planned in (UTC: left out) */
+    const char *zone = sl_sql_option(s, SL_OPT_LOCAL_TIME_ZONE);
+    if (zone && strcmp(zone, "UTC") && !sl_op_find("calc"))
+        sl_ops_register_builtin(); /* the client plans before it registers (idempotent) */
     json_t *v;
     size_t k;
     json_array_foreach(zone && strcmp(zone, "UTC") ? json_object_get(job, "vertices") : NULL, k, v) {
         const char *type = json_string_value(json_object_get(v, "type"));
+        const sl_op_def *def = type ? sl_op_find(type) : NULL;
+        const sl_op_option *o = def ? sl_op_option_find(def, SL_OPT_LOCAL_TIME_ZONE) : NULL;
+        if (!o || strcmp(o->key, SL_OPT_LOCAL_TIME_ZONE)) continue; /* not a prefix row */
         json_t *vc = json_object_get(v, "config");
-        if (type && !strcmp(type, "collect") && !vc) /* the client's result rows */
-            json_object_set_new(v, "config", vc = json_object());
-        if (type && json_is_object(vc) && (!strcmp(type, "calc") || !strcmp(type, "values") ||
-                                                 !strcmp(type, "collect")))
-            json_object_set_new(vc, "table.local-time-zone", json_string(zone));
+        if (!vc) json_object_set_new(v, "config", vc = json_object());
+        if (json_is_object(vc)) json_object_set_new(vc, SL_OPT_LOCAL_TIME_ZONE, json_string(zone));
     }
     json_t *cfg = json_object();
     for (int i = 0; i < s->nopts; i++)

@@ -86,24 +86,39 @@ int sql_plan_lateral(plan *p, const sql_node *f, rel *out)
     if (plan_from(p, sql_kid(f, 0), &l) != SL_OK) return SL_ERR;
     int rc = SL_OK;
     json_t *args = json_array(), *cols = json_array();
+    bool casts[SL_UDF_MAX_ARGS] = {0};
     sl_schema fcols;
     sl_schema_init(&fcols);
     for (int i = 0; rc == SL_OK && i < call->nkids; i++) {
         const sql_node *a = call->kids[i];
         sl_type t;
-        if ((rc = check_cols(p, a, &l)) != SL_OK || (rc = type_expr(p, a, &l.sch, &t)) != SL_OK) break;
+        const sl_dtype *tdt = NULL;
+        if ((rc = check_cols(p, a, &l)) != SL_OK ||
+            (rc = type_expr_dt(p, a, &l.sch, &t, &tdt)) != SL_OK)
+            break;
         sl_type want = fn->args[i];
+        bool isint = t == SL_T_INT || t == SL_T_BIGINT || t == SL_T_TINYINT || t == SL_T_SMALLINT;
         if (!(t == want || t == SL_T_NULL ||
-              ((t == SL_T_INT || t == SL_T_BIGINT) && (want == SL_T_BIGINT || want == SL_T_DOUBLE)))) {
+              ((t == SL_T_INT || t == SL_T_BIGINT) && (want == SL_T_BIGINT || want == SL_T_DOUBLE)) ||
+              (isint && want == SL_T_DECIMAL))) {
             rc = PERR(a, "argument %d of '%s' must be %s, got %s", i + 1, call->s,
-                      sl_type_name(want), sl_type_name(t));
+                      want == SL_T_DECIMAL ? fn->argdt[i]->text : sl_type_name(want),
+                      tdt ? tdt->text : sl_type_name(t));
             break;
         }
+        casts[i] = want == SL_T_DECIMAL && t != SL_T_NULL &&
+                   (!tdt || tdt->kind != SL_T_DECIMAL || tdt->p != fn->argdt[i]->p ||
+                    tdt->s != fn->argdt[i]->s);
     }
     if (rc != SL_OK) goto done;
-    /* the arguments as calc text */
+    /* the arguments as calc text (Flink's implicit cast to a declared DECIMAL(p, s)) */
     for (int i = 0; i < call->nkids; i++) {
         char *txt = sql_unparse(call->kids[i]);
+        if (casts[i]) {
+            char *c = sl_sprintf("CAST((%s) AS %s)", txt, fn->argdt[i]->text);
+            free(txt);
+            txt = c;
+        }
         json_array_append_new(args, json_string(txt));
         free(txt);
     }

@@ -278,10 +278,13 @@ static int udf_call(plan *p, const sql_node *o, const sl_udf_sig *u, int i, cons
             at = pre[(*npre)++].type;
         }
         sl_type want = u->args[j];
+        bool isint = at == SL_T_TINYINT || at == SL_T_SMALLINT || at == SL_T_INT || at == SL_T_BIGINT;
         if (!(at == want || (at == SL_T_INT && want == SL_T_BIGINT) ||
-              ((at == SL_T_INT || at == SL_T_BIGINT) && want == SL_T_DOUBLE)))
+              ((at == SL_T_INT || at == SL_T_BIGINT) && want == SL_T_DOUBLE) ||
+              (isint && want == SL_T_DECIMAL))) /* the aggregate casts to DECIMAL(p, s) */
             return PERR(a, "argument %d of %s must be %s, not %s", j + 1, o->s,
-                        sl_type_name(want), sl_type_name(at));
+                        want == SL_T_DECIMAL ? u->argdt[j]->text : sl_type_name(want),
+                        sl_type_name(at));
         char *q = sql_quote_ident(arg);
         sql_sb_fmt(out, "%s%s", j ? ", " : "", q);
         free(q);
@@ -535,8 +538,10 @@ int sql_plan_over(plan *p, const sql_node *sel, rel *out)
             const sql_node *o = c.calls[i];
             const char *fn = o->s;
             sl_type t = SL_T_BIGINT;
+            const sl_dtype *tdt = NULL;
             if (over_udf(fn)) {
                 t = over_udf(fn)->result;
+                if (t == SL_T_DECIMAL) tdt = over_udf(fn)->resdt;
             } else if (strcasecmp(fn, "COUNT") && strcasecmp(fn, "ROW_NUMBER")) {
                 /* SUM, MIN, MAX, AVG: the argument's type */
                 const sql_node *call = sql_kid(o, 3);
@@ -546,7 +551,8 @@ int sql_plan_over(plan *p, const sql_node *sel, rel *out)
                 if (ac < 0 && call->kids[0]->kind == SQL_COL) ac = sl_schema_find(&in.sch, call->kids[0]->s);
                 if (ac >= 0) t = in.sch.fields[ac].type;
             }
-            sl_schema_add(&in.sch, nm, t);
+            if (tdt) sl_schema_add_dt(&in.sch, nm, tdt);
+            else sl_schema_add(&in.sch, nm, t);
         }
     }
     json_decref(keys);

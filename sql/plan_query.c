@@ -102,6 +102,20 @@ static int values_vertex(plan *p, const sql_node *at, const sql_node *rows, char
             types[c] = u;
         }
     }
+    /* a column of TIMESTAMP_LTZ values in every row stays one (its values show in
+     * the session zone), rather than the basic TIMESTAMP(3) */
+    for (int c = 0; rc == SL_OK && c < ncols; c++) {
+        if (types[c] != SL_T_TIMESTAMP || tdt[c]) continue;
+        const sl_dtype *first = NULL;
+        bool ltz = true;
+        for (int r = 0; ltz && r < rows->nkids; r++) {
+            const sl_dtype *d = cdt[r * ncols + c];
+            if (cell[r * ncols + c] == SL_T_NULL) continue;
+            if (!d || d->variant != SL_DV_LTZ || (first && d->p != first->p)) ltz = false;
+            else if (!first) first = d;
+        }
+        if (ltz && first) tdt[c] = sl_dtype_nullable(first, false);
+    }
     for (int c = 0; rc == SL_OK && c < ncols; c++)
         if (types[c] == SL_T_NULL)
             rc = PERR(rows->kids[0]->kids[c], "Illegal use of 'NULL': column %d of VALUES is "

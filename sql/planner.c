@@ -914,10 +914,13 @@ static int add_udf_agg(plan *p, aggctx *c, const sql_node *e, const sl_udf_sig *
             for (int k = 0; k < c->npre; k++)
                 if (!strcmp(c->pre[k].name, arg)) at = c->pre[k].type;
         sl_type want = u->args[i];
+        bool isint = at == SL_T_TINYINT || at == SL_T_SMALLINT || at == SL_T_INT || at == SL_T_BIGINT;
         if (!(at == want || (at == SL_T_INT && want == SL_T_BIGINT) ||
-              ((at == SL_T_INT || at == SL_T_BIGINT) && want == SL_T_DOUBLE)))
+              ((at == SL_T_INT || at == SL_T_BIGINT) && want == SL_T_DOUBLE) ||
+              (isint && want == SL_T_DECIMAL))) /* the aggregate casts to DECIMAL(p, s) */
             rc = PERR(e->kids[i], "argument %d of %s must be %s, not %s", i + 1, e->s,
-                      sl_type_name(want), sl_type_name(at));
+                      want == SL_T_DECIMAL ? u->argdt[i]->text : sl_type_name(want),
+                      sl_type_name(at));
         char *q = sql_quote_ident(arg);
         sql_sb_fmt(&b, "%s%s", i ? ", " : "", q);
         free(q);
@@ -956,7 +959,7 @@ static int add_udf_agg(plan *p, aggctx *c, const sql_node *e, const sl_udf_sig *
     free(qname);
     free(b.p);
     a->type = u->result;
-    a->dt = NULL;
+    a->dt = u->result == SL_T_DECIMAL ? u->resdt : NULL;
     a->nomerge = !u->merge;
     c->n++;
     *name = sl_strdup(a->name);

@@ -32,6 +32,7 @@
 
 #include "tm.h"
 #include "collect.h"
+#include "keygroup.h"
 #include "log.h"
 #include "snapshot.h"
 #include "store.h"
@@ -154,6 +155,38 @@ static char *place_libraries(tm_net *n, const Sluice__DeployJob *m, char *err, s
     return text;
 }
 
+/* Which old subtask states this TaskManager's subtasks read on restore
+ * (sl_snapshot_share, the rule the tasks apply): only those are fetched
+ * from S3, so a rescale does not bring every file to every TaskManager. */
+typedef struct {
+    const sl_jobgraph *g;
+    const Sluice__DeployJob *m;
+    size_t asked, wanted;       /* subtask states with files: all, and ours */
+} fetch_scope;
+
+static int local_share(void *ctx, const Sluice__OperatorState *os, const Sluice__SubtaskState *ss)
+{
+    fetch_scope *fs = ctx;
+    int files = (ss->file && *ss->file) || ss->n_private_files || ss->n_shared_files;
+    fs->asked += files;
+    for (int i = 0; i < fs->g->nv; i++) {
+        const sl_vertex *v = &fs->g->v[i];
+        if (strcmp(v->uid, os->uid)) continue;
+        for (size_t s = 0; s < fs->m->n_local_slots; s++) {
+            int sub = (int)fs->m->local_slots[s], kf, kl;
+            if (sub >= v->parallelism) continue;
+            sl_kg_range(sub, v->parallelism, fs->g->max_parallelism, &kf, &kl);
+            if (sl_snapshot_share(ss, (v->def->flags & SL_OPF_KEYED) != 0, kf, kl,
+                                  v->def->restore_state != NULL,
+                                  (v->def->flags & SL_OPF_UNION_STATE) != 0, sub, v->parallelism)) {
+                fs->wanted += files;
+                return 1;
+            }
+        }
+    }
+    return 0;
+}
+
 static void plan_one(tm_net *n, tm_plan *p)
 {
     const Sluice__DeployJob *m = p->env->deploy;
@@ -178,8 +211,13 @@ static void plan_one(tm_net *n, tm_plan *p)
                                  m->job_id, (unsigned long long)m->session, m->attempt);
     p->restore_local = sl_sprintf("%s/snapshot", p->restore_copy);
     remove_copy(p->restore_copy); /* a leftover of an earlier process */
-    if (sl_snapshot_fetch(m->restore_dir, p->restore, p->restore_local, err, sizeof err) != SL_OK)
+    fetch_scope fs = {p->g, m, 0, 0};
+    if (sl_snapshot_fetch(m->restore_dir, p->restore, local_share, &fs, p->restore_local, err,
+                          sizeof err) != SL_OK)
         snprintf(p->err, sizeof p->err, "cannot restore: fetching %.300s: %.600s", m->restore_dir, err);
+    else
+        sl_info(TAG, "Job %s: fetched the files of %zu of the %zu subtask states in %s that this "
+                "TaskManager's subtasks restore from.", m->job_id, fs.wanted, fs.asked, m->restore_dir);
 }
 
 static void *plan_main(void *arg)

@@ -751,6 +751,14 @@ static void on_heartbeat(evutil_socket_t fd, short what, void *arg)
     sysinfo(&si);
     hb.tm_id = n->id;
     hb.free_memory = (uint64_t)si.freeram * si.mem_unit;
+    sl_proc_stats ps;
+    sl_proc_stats_read(&ps); /* a few small /proc reads per heartbeat */
+    Sluice__ProcessStats pst = SLUICE__PROCESS_STATS__INIT;
+    pst.cpu_ns = ps.cpu_ns;
+    pst.rss_bytes = ps.rss_bytes;
+    pst.virtual_bytes = ps.virtual_bytes;
+    pst.threads = (uint32_t)ps.threads;
+    hb.process = &pst;
     Sluice__SubtaskMetrics *ms = heartbeat_metrics(n, &hb);
     if (n->prom) tm_prom_publish(n, &hb);
     Sluice__Envelope env = SLUICE__ENVELOPE__INIT;
@@ -815,10 +823,10 @@ static void process_info(tm_net *n, const Sluice__ProcessInfoRequest *rq)
     uint8_t *data = NULL;
     if (rq->kind == SLUICE__PROCESS_INFO_REQUEST__KIND__STACK_SAMPLES) {
         if (tm_flame_request(n, rq, err, sizeof err) == SL_OK) return; /* answered when sampled */
-    } else if (rq->kind == SLUICE__PROCESS_INFO_REQUEST__KIND__LOG_LIST ||
-        rq->kind == SLUICE__PROCESS_INFO_REQUEST__KIND__THREAD_DUMP) {
-        json_t *j = rq->kind == SLUICE__PROCESS_INFO_REQUEST__KIND__LOG_LIST ? sl_proc_log_list()
-                                                                           : sl_proc_thread_dump();
+    } else if (rq->kind == SLUICE__PROCESS_INFO_REQUEST__KIND__THREAD_DUMP) {
+        if (tm_flame_dump(n, rq->id, err, sizeof err) == SL_OK) return; /* answered when taken */
+    } else if (rq->kind == SLUICE__PROCESS_INFO_REQUEST__KIND__LOG_LIST) {
+        json_t *j = sl_proc_log_list();
         text = json_dumps(j, JSON_COMPACT);
         json_decref(j);
         out.json = text ? text : (char *)"{}";

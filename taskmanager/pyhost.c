@@ -35,6 +35,7 @@
 #include <string.h>
 
 #include "bytes.h"
+#include "decimal.h"
 #include "tm.h"
 #include "udf_sig.h"
 
@@ -44,7 +45,7 @@ static PyObject *py_helpers; /* the host's own module (_sluice_host) */
 static PyObject *py_dumps, *py_loads; /* pickle.dumps, pickle.loads */
 static PyObject *py_proto;            /* the pickle protocol (5) */
 /* the prelude's conversions of TIMESTAMP (datetime.datetime, naive UTC) and DATE */
-static PyObject *py_ts_in, *py_ts_out, *py_date_in, *py_date_out;
+static PyObject *py_ts_in, *py_ts_out, *py_date_in, *py_date_out, *py_dec_in, *py_dec_out;
 /* method names of PyFlink's AggregateFunction */
 static PyObject *nm_create, *nm_accumulate, *nm_retract, *nm_merge, *nm_get_value;
 static PyInterpreterState *py_interp;
@@ -192,6 +193,24 @@ static const char *const py_prelude =
     "    return _dt.date.fromordinal(719163 + d)\n"
     "def date_out(v):\n"
     "    return v.toordinal() - 719163 if isinstance(v, _dt.date) else None\n"
+    "import decimal as _decimal\n"
+    "_dctx = {}\n"
+    "def dec_in(text):\n"
+    "    return _decimal.Decimal(text)\n"
+    "def dec_out(v, p, s):\n"
+    "    if isinstance(v, bool) or not isinstance(v, (_decimal.Decimal, int)):\n"
+    "        return None\n"
+    "    c = _dctx.get(p)\n"
+    "    if c is None:\n"
+    "        c = _dctx[p] = _decimal.Context(prec=p)\n"
+    "    q = _decimal.Decimal(v).quantize(_decimal.Decimal(1).scaleb(-s), context=c)\n"
+    "    sign, digits, exp = q.as_tuple()\n"
+    "    if exp != -s:\n"
+    "        raise _decimal.InvalidOperation('%s is not a finite number' % v)\n"
+    "    u = int(''.join(map(str, digits)))\n"
+    "    if sign:\n"
+    "        u = -u\n"
+    "    return (u >> 64, u & 0xFFFFFFFFFFFFFFFF)\n"
     "def errtext(e):\n"
     "    import traceback\n"
     "    tb = traceback.extract_tb(e.__traceback__)\n"
@@ -240,7 +259,10 @@ static void py_start(void)
         py_ts_out = PyObject_GetAttrString(m, "ts_out");
         py_date_in = PyObject_GetAttrString(m, "date_in");
         py_date_out = PyObject_GetAttrString(m, "date_out");
-        if (!py_dumps || !py_loads || !py_ts_in || !py_ts_out || !py_date_in || !py_date_out) {
+        py_dec_in = PyObject_GetAttrString(m, "dec_in");
+        py_dec_out = PyObject_GetAttrString(m, "dec_out");
+        if (!py_dumps || !py_loads || !py_ts_in || !py_ts_out || !py_date_in || !py_date_out ||
+            !py_dec_in || !py_dec_out) {
             PyErr_Print();
             snprintf(py_init_err, sizeof py_init_err, "cannot import pickle");
             Py_XDECREF(m);
@@ -310,11 +332,19 @@ static int py_resolve(sl_udf_sig *s, void **handle, char *err, size_t errlen)
     return rc;
 }
 
-/* An argument of type t as a new Python object; NULL with a Python error. */
-static PyObject *to_py(const sl_value *v, sl_type t)
+/* An argument of type dt as a new Python object (a DECIMAL(p, s) as a
+ * decimal.Decimal of exactly s fraction digits, as PyFlink passes it); NULL
+ * with a Python error. */
+static PyObject *to_py(const sl_value *v, const sl_dtype *dt)
 {
     if (v->isnull) Py_RETURN_NONE;
-    switch (t) {
+    switch (dt->kind) {
+    case SL_T_DECIMAL: {
+        char text[SL_DEC_TEXT_MAX + 1];
+        sl_dec d = {v->v.dec.lo, v->v.dec.hi};
+        sl_dec_format(text, sizeof text, d, dt->s);
+        return PyObject_CallFunction(py_dec_in, "s", text);
+    }
     case SL_T_BOOLEAN: return PyBool_FromLong(v->v.i != 0);
     case SL_T_DOUBLE: return PyFloat_FromDouble(v->v.d);
     case SL_T_STRING: return PyUnicode_DecodeUTF8(v->v.s.p, v->v.s.len, "surrogateescape");
@@ -338,10 +368,14 @@ static void *py_alloc_bytes(const py_alloc *a, size_t n)
     return a->arena ? sl_arena_alloc(a->arena, n) : a->ctx->alloc(a->ctx, n);
 }
 
-/* Result r as type t into out (strings copied by al). Holding the GIL. */
-static int from_py(PyObject *r, sl_type t, const py_alloc *al, sl_value *out, char *err,
+/* Result r as type dt into out (strings copied by al). A DECIMAL(p, s) is
+ * rounded to s fraction digits (HALF_EVEN) in a context of p digits, as
+ * PyFlink's coder quantizes it: a value of more than p digits is the error
+ * decimal.InvalidOperation. Holding the GIL. */
+static int from_py(PyObject *r, const sl_dtype *dt, const py_alloc *al, sl_value *out, char *err,
                    size_t errlen)
 {
+    sl_type t = dt->kind;
     memset(out, 0, sizeof *out);
     if (r == Py_None) {
         out->isnull = true;
@@ -349,6 +383,29 @@ static int from_py(PyObject *r, sl_type t, const py_alloc *al, sl_value *out, ch
     }
     const char *tn = Py_TYPE(r)->tp_name;
     switch (t) {
+    case SL_T_DECIMAL: {
+        PyObject *cv = PyObject_CallFunction(py_dec_out, "Oii", r, (int)dt->p, (int)dt->s);
+        if (!cv) {
+            if (!PyErr_ExceptionMatches(PyExc_ArithmeticError)) return py_error(err, errlen);
+            PyErr_Clear();
+            PyObject *txt = PyObject_Str(r);
+            sl_seterr(err, errlen, "decimal.InvalidOperation: returned %.60s, which does not fit "
+                      "%s", txt && PyUnicode_Check(txt) ? PyUnicode_AsUTF8(txt) : "a number",
+                      dt->text);
+            Py_XDECREF(txt);
+            PyErr_Clear();
+            return SL_ERR;
+        }
+        long long hi = 0;
+        unsigned long long lo = 0;
+        int ok = cv != Py_None && PyArg_ParseTuple(cv, "LK", &hi, &lo);
+        Py_DECREF(cv);
+        if (PyErr_Occurred()) return py_error(err, errlen);
+        if (!ok) break;
+        out->v.dec.hi = hi;
+        out->v.dec.lo = lo;
+        return SL_OK;
+    }
     case SL_T_BOOLEAN:
         if (!PyBool_Check(r) && !PyLong_Check(r)) break;
         out->v.i = PyObject_IsTrue(r) == 1;
@@ -430,7 +487,9 @@ static int from_py(PyObject *r, sl_type t, const py_alloc *al, sl_value *out, ch
     }
     default: break;
     }
-    return sl_seterr(err, errlen, "returned a %s where %s was declared", tn, sl_type_name(t));
+    return sl_seterr(err, errlen, "returned a %s where %s was declared%s", tn,
+                     t == SL_T_DECIMAL ? dt->text : sl_type_name(t),
+                     t == SL_T_DECIMAL ? " (return a decimal.Decimal or an int)" : "");
 }
 
 /* The arguments as a new tuple; NULL with a Python error. Holding the GIL. */
@@ -438,7 +497,7 @@ static PyObject *py_args(const sl_udf_sig *s, const sl_value *args, int nargs)
 {
     PyObject *tup = PyTuple_New(nargs);
     for (int i = 0; tup && i < nargs; i++) {
-        PyObject *v = to_py(&args[i], s->args[i]);
+        PyObject *v = to_py(&args[i], s->argdt[i]);
         if (!v) {
             Py_CLEAR(tup);
             break;
@@ -456,11 +515,11 @@ static int py_call(void *handle, const sl_udf_sig *s, const sl_value *args, int 
     py_alloc al = {.arena = scratch};
     PyObject *argv[SL_UDF_MAX_ARGS], *r = NULL;
     for (n = 0; n < nargs; n++)
-        if (!(argv[n] = to_py(&args[n], s->args[n]))) break;
+        if (!(argv[n] = to_py(&args[n], s->argdt[n]))) break;
     if (n == nargs) r = PyObject_Vectorcall((PyObject *)handle, argv, (size_t)nargs, NULL);
     for (int i = 0; i < n; i++) Py_DECREF(argv[i]);
     if (!r) rc = py_error(err, errlen);
-    else rc = from_py(r, s->result, &al, out, err, errlen);
+    else rc = from_py(r, s->resdt, &al, out, err, errlen);
     Py_XDECREF(r);
     py_leave();
     return rc;
@@ -477,7 +536,7 @@ static int py_row(PyObject *item, const sl_udf_sig *s, const py_alloc *al, sl_va
         if (n != 1)
             return sl_seterr(err, errlen, "yielded a %s where a row of %d columns (a tuple) was "
                              "declared", Py_TYPE(item)->tp_name, n);
-        return from_py(item, s->cols.fields[0].type, al, &row[0], err, errlen);
+        return from_py(item, s->cols.fields[0].dt, al, &row[0], err, errlen);
     }
     Py_ssize_t got = PySequence_Fast_GET_SIZE(item);
     if (got != n)
@@ -486,7 +545,7 @@ static int py_row(PyObject *item, const sl_udf_sig *s, const py_alloc *al, sl_va
     PyObject **it = PySequence_Fast_ITEMS(item);
     for (int i = 0; i < n; i++) {
         char e2[200];
-        if (from_py(it[i], s->cols.fields[i].type, al, &row[i], e2, sizeof e2) != SL_OK)
+        if (from_py(it[i], s->cols.fields[i].dt, al, &row[i], e2, sizeof e2) != SL_OK)
             return sl_seterr(err, errlen, "column %d: %s", i + 1, e2);
     }
     return SL_OK;
@@ -585,7 +644,7 @@ static int py_agg(void *handle, const sl_udf_sig *s, sl_udf_agg_step step, uint8
     case SL_UDF_AGG_ACCUMULATE:
     case SL_UDF_AGG_RETRACT:
         for (n = 0; n < nargs; n++)
-            if (!(argv[2 + n] = to_py(&args[n], s->args[n]))) break;
+            if (!(argv[2 + n] = to_py(&args[n], s->argdt[n]))) break;
         if (n == nargs)
             r = PyObject_VectorcallMethod(step == SL_UDF_AGG_RETRACT ? nm_retract : nm_accumulate,
                                           argv, (size_t)(2 + nargs),
@@ -613,7 +672,7 @@ static int py_agg(void *handle, const sl_udf_sig *s, sl_udf_agg_step step, uint8
         if (!r) rc = py_error(err, errlen);
         else if (!scratch && (s->result == SL_T_STRING || s->result == SL_T_BYTES))
             rc = sl_seterr(err, errlen, "a string result has no memory here");
-        else rc = from_py(r, s->result, &al, out, err, errlen);
+        else rc = from_py(r, s->resdt, &al, out, err, errlen);
         break;
     }
     }

@@ -29,7 +29,7 @@
 #include <sys/eventfd.h>
 
 #include "tm.h"
-#include "sampler.h"
+#include "stack_sample.h"
 #include "log.h"
 #include "keygroup.h"
 #include "runtime.h"
@@ -440,6 +440,11 @@ static int restore_chain(run *r)
         for (size_t i = 0; i < os->n_subtasks && rc == SL_OK; i++) {
             const Sluice__SubtaskState *ss = os->subtasks[i];
             if (!ss->file || !*ss->file) continue;
+            int share = sl_snapshot_share(ss, op->kstate != NULL, op->kg_first, op->kg_last,
+                                          op->def->restore_state != NULL,
+                                          (op->def->flags & SL_OPF_UNION_STATE) != 0, op->subtask,
+                                          op->parallelism);
+            if (!share) continue; /* nothing of it is ours (on S3 it was not even fetched) */
             char path[4096];
             snprintf(path, sizeof path, "%s/%s", r->d->restore_dir, ss->file);
             /* a file that is not what _metadata says would restore silently
@@ -448,7 +453,7 @@ static int restore_chain(run *r)
                 rc = SL_ERR;
                 break;
             }
-            if (op->kstate && ss->kg_last >= (uint32_t)op->kg_first && ss->kg_first <= (uint32_t)op->kg_last) {
+            if (share & SL_SHARE_KEYED) {
                 int lo = SL_MAX(op->kg_first, (int)ss->kg_first), hi = SL_MIN(op->kg_last, (int)ss->kg_last);
                 if (sl_snapr_keyed(path, lo, hi, restore_entry, &ctx, op->err, sizeof op->err) != SL_OK ||
                     sl_snapr_timers(path, lo, hi, restore_timer, &ctx, op->err, sizeof op->err) != SL_OK)
@@ -457,9 +462,7 @@ static int restore_chain(run *r)
                     rc = restore_incremental(r, op, ss, lo, hi, &ctx);
             }
             /* dealt round-robin, or all of them for union state */
-            bool mine = (op->def->flags & SL_OPF_UNION_STATE) ||
-                        (int)(ss->subtask % (uint32_t)op->parallelism) == op->subtask;
-            if (rc == SL_OK && ss->has_opstate && op->def->restore_state && mine) {
+            if (rc == SL_OK && (share & SL_SHARE_OPSTATE)) {
                 void *blob = NULL;
                 size_t len = 0;
                 if (sl_snapr_opstate(path, &blob, &len, op->err, sizeof op->err) != SL_OK) rc = SL_ERR;
@@ -1208,7 +1211,7 @@ static void *task_main(void *arg)
         snprintf(name, sizeof name, "%d.%d %s", t->chain, t->subtask, r.ch->name);
         pthread_setname_np(pthread_self(), name);
     }
-    __atomic_store_n(&t->tid, (int)tm_sampler_self(), __ATOMIC_RELEASE); /* stack samples */
+    __atomic_store_n(&t->tid, (int)sl_stack_self(), __ATOMIC_RELEASE); /* stack samples */
     r.in_wm = INT64_MIN;
     r.out_wm = INT64_MIN;
     r.start_ns = sl_mono_ns();

@@ -319,23 +319,26 @@ struct tm_net {
     pthread_t plan_thread;
     struct sl_queue *plans;
     int plan_started;
-    /* the flame sampler thread (flame.c): samples task threads' stacks off
-     * the network and task threads, fed tm_flame requests */
+    /* the flame sampler thread (flame.c): samples task threads' stacks, and
+     * takes thread dumps, off the network and task threads, fed tm_flame
+     * requests */
     pthread_t flame_thread;
     struct sl_queue *flames;
     int flame_started;
     int flame_stop;             /* atomic: stopping, cut a sampling short */
 };
 
-/* A request for stack samples (ProcessInfoRequest STACK_SAMPLES): network
- * thread -> flame sampler, then back as TM_OP_SAMPLED with json or error. */
+/* A request for stack samples (ProcessInfoRequest STACK_SAMPLES) or a
+ * thread dump (THREAD_DUMP): network thread -> flame sampler, then back as
+ * TM_OP_SAMPLED with json or error. */
 typedef struct tm_flame {
     sl_qmsg qm;
     uint64_t id;                /* the request's, for the reply */
+    int dump;                   /* a thread dump of every thread (the rest unused) */
     int *tids;                  /* the chain's running task threads */
     int ntids;
     int num, delay_ms, depth;
-    char *json;                 /* the answer (sampler.h), or NULL */
+    char *json;                 /* the answer (stack_sample.h, proc_info.h), or NULL */
     char *error;                /* why there is none, or NULL */
 } tm_flame;
 
@@ -345,6 +348,9 @@ void tm_flame_stop(tm_net *n);
 /* Queue a STACK_SAMPLES request; SL_ERR with err when it cannot be (no such
  * deployment, too many waiting): then answer at once. */
 int tm_flame_request(tm_net *n, const Sluice__ProcessInfoRequest *rq, char *err, size_t errlen);
+/* Queue a THREAD_DUMP request, likewise: a dump signals every thread,
+ * which the network thread must not wait for. */
+int tm_flame_dump(tm_net *n, uint64_t id, char *err, size_t errlen);
 /* TM_OP_SAMPLED from the inbox: send the reply, free f. */
 void tm_flame_done(tm_net *n, tm_flame *f);
 

@@ -16,6 +16,7 @@ import http.server
 import io
 import json
 import re
+import ssl
 import struct
 import threading
 
@@ -286,8 +287,11 @@ class Registry:
     the same id), GET /schemas/ids/<n> -> {"schema": text}. Every request is
     logged in self.calls."""
 
-    def __init__(self):
-        self.schemas, self.subjects, self.calls = [], {}, []
+    def __init__(self, tls=None, auth=None):
+        """tls: a PEM file with the server's certificate and key, to serve
+        HTTPS; auth: the Authorization header every request must carry (else
+        401, as the registry answers)."""
+        self.schemas, self.subjects, self.calls, self.refused = [], {}, [], 0
         reg = self
 
         class H(http.server.BaseHTTPRequestHandler):
@@ -302,8 +306,17 @@ class Registry:
                 self.end_headers()
                 self.wfile.write(body)
 
+            def allowed(self):
+                if auth is None or self.headers.get("Authorization") == auth:
+                    return True
+                reg.refused += 1
+                self.answer(401, {"error_code": 401, "message": "Unauthorized"})
+                return False
+
             def do_POST(self):
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                if not self.allowed():
+                    return
                 reg.calls.append(("POST", self.path, self.headers.get("Content-Type")))
                 m = re.match(r"/subjects/([^/]+)/versions$", self.path)
                 if not m:
@@ -312,6 +325,8 @@ class Registry:
                 self.answer(200, {"id": reg.register(m.group(1), text)})
 
             def do_GET(self):
+                if not self.allowed():
+                    return
                 reg.calls.append(("GET", self.path, None))
                 m = re.match(r"/schemas/ids/(\d+)$", self.path)
                 if not m or not 1 <= int(m.group(1)) <= len(reg.schemas):
@@ -319,7 +334,12 @@ class Registry:
                 self.answer(200, {"schema": reg.schemas[int(m.group(1)) - 1]})
 
         self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        if tls:
+            ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            ctx.load_cert_chain(tls)
+            self.server.socket = ctx.wrap_socket(self.server.socket, server_side=True)
+        host = "localhost" if tls else "127.0.0.1"  # the certificate names localhost
+        self.url = f"{'https' if tls else 'http'}://{host}:{self.server.server_address[1]}"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
     def register(self, subject, text):

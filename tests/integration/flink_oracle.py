@@ -156,13 +156,15 @@ def flink_python():
     return bench.ensure_flink()
 
 
-def run_flink(ddl, queries, workdir, timeout=900):
-    """Every query through one Flink JVM; {name: record} (see the driver)."""
+def run_flink(ddl, queries, workdir, timeout=900, config=None):
+    """Every query through one Flink JVM; {name: record} (see the driver).
+    config: settings over FLINK_CONFIG (another table.local-time-zone)."""
     py = flink_python()
     spec = os.path.join(workdir, "flink-spec.json")
     out = os.path.join(workdir, "flink-results.jsonl")
     with open(spec, "w") as f:
-        json.dump({"config": FLINK_CONFIG, "ddl": ddl, "queries": queries}, f)
+        json.dump({"config": dict(FLINK_CONFIG, **(config or {})), "ddl": ddl,
+                   "queries": queries}, f)
     env = dict(os.environ, FLINK_LOG_DIR=workdir, PYTHONUNBUFFERED="1")
     with open(os.path.join(workdir, "flink-driver.log"), "wb") as log:
         r = subprocess.run([py, os.path.abspath(__file__), "--driver", spec, out],
@@ -243,8 +245,9 @@ def sink_changelog(out_dir):
 # ----------------------------------------------------------------- comparison
 
 def ms_of_text(text):
-    """'2026-01-01 00:00:00.02' (Flink's json/SQL form, also with 'T') to epoch ms."""
-    text = text.replace("T", " ")
+    """'2026-01-01 00:00:00.02' (Flink's json/SQL form, also with 'T', and a
+    TIMESTAMP_LTZ's trailing 'Z') to epoch ms."""
+    text = text.replace("T", " ").rstrip("Z")
     if "." not in text:
         text += ".0"
     d = datetime.datetime.strptime(text, "%Y-%m-%d %H:%M:%S.%f")

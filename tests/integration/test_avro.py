@@ -262,6 +262,101 @@ def test_avro_bad_records_fail_with_the_record_named(cluster, broker, registry):
     s.close()
 
 
+def test_avro_confluent_registry_over_https_with_authentication(cluster, broker, workdir):
+    """The registry served over HTTPS with a private CA and requiring basic
+    authentication, as Flink's avro-confluent options configure it
+    (basic-auth.credentials-source USER_INFO, basic-auth.user-info,
+    ssl.truststore.location -- a PEM file here): a sink registers its schema
+    and writes records Python decodes; a source reads them back through the
+    registry (each call authenticated) into a json topic, equal to the rows
+    written. A wrong password fails the job with the registry's 401; bearer
+    authentication sends the token; without the CA the certificate is refused."""
+    import base64
+    from test_cluster_tls import make_ca, make_node
+    bs = broker.bootstrap
+    ca = make_ca(workdir, "registry-ca")
+    server = make_node(workdir, "registry-ca", "registry", hosts=("localhost",))
+    basic = "Basic " + base64.b64encode(b"flink:s3cr:et").decode()
+    reg = am.Registry(tls=server, auth=basic)
+    try:
+        cluster.add_tm(slots=2)
+        for t in ("sec-av", "sec-in", "sec-json", "sec-bad"):
+            create_topic(bs, t, 1)
+        cols = [("id", "BIGINT NOT NULL"), ("name", "STRING")]
+        rows = [{"id": i, "name": f"n{i}"} for i in range(1, 21)]
+        # the source's topic: written here, its schema registered here
+        schema = am.table_schema(cols)
+        sid = reg.register("upstream-value", json.dumps(schema))
+        produce_kv(bs, "sec-in", [(0, None, am.confluent(sid, schema, r), None) for r in rows])
+        kafka = f"'connector' = 'kafka', 'properties.bootstrap.servers' = '{bs}'"
+        bounded = "'scan.startup.mode' = 'earliest-offset', 'scan.bounded.mode' = 'latest-offset'"
+
+        def avro(user_info, extra=""):
+            return (f"'value.format' = 'avro-confluent', 'value.avro-confluent.url' = '{reg.url}', "
+                    "'value.avro-confluent.basic-auth.credentials-source' = 'USER_INFO', "
+                    f"'value.avro-confluent.basic-auth.user-info' = '{user_info}', "
+                    f"'value.avro-confluent.ssl.truststore.location' = '{ca}'{extra}")
+        s = Session(cluster)
+        for stmt in [ddl("sec_out", cols) + f" WITH ({kafka}, 'topic' = 'sec-av', {avro('flink:s3cr:et')});",
+                     ddl("sec_in", cols) + f" WITH ({kafka}, 'topic' = 'sec-in', {bounded}, "
+                     f"{avro('flink:s3cr:et')});",
+                     ddl("sec_json", cols) + f" WITH ({kafka}, 'topic' = 'sec-json', 'format' = 'json');",
+                     ddl("sec_wrong", cols) + f" WITH ({kafka}, 'topic' = 'sec-bad', "
+                     f"{avro('flink:wrong')});",
+                     ddl("sec_noca", cols) + f" WITH ({kafka}, 'topic' = 'sec-bad', "
+                     f"'value.format' = 'avro-confluent', 'value.avro-confluent.url' = '{reg.url}');"]:
+            assert s.run(stmt) == "[INFO] Execute statement succeed.\n", stmt
+        values = ", ".join(f"({r['id']}, '{r['name']}')" for r in rows)
+        jid, st = run_insert(s, cluster, f"INSERT INTO sec_out VALUES {values};")
+        assert st["state"] == "FINISHED", cluster.get(f"/jobs/{jid}/exceptions")
+        got = [am.unconfluent(reg, v)[1] for _, v in log_records(bs, "sec-av")[0]]
+        assert got == rows
+        jid, st = run_insert(s, cluster, "INSERT INTO sec_json SELECT * FROM sec_in;")
+        assert st["state"] == "FINISHED", cluster.get(f"/jobs/{jid}/exceptions")
+        assert [json.loads(v) for _, v in log_records(bs, "sec-json")[0]] == rows
+        assert reg.refused == 0 and ("GET", f"/schemas/ids/{sid}", None) in reg.calls and \
+            ("POST", "/subjects/sec-av-value/versions", "application/vnd.schemaregistry.v1+json") \
+            in reg.calls, reg.calls
+        # a wrong password: the registry's 401, by URL
+        jid, st = run_insert(s, cluster, "INSERT INTO sec_wrong VALUES (1, 'x');")
+        assert st["state"] == "FAILED"
+        exc = json.dumps(cluster.get(f"/jobs/{jid}/exceptions"))
+        assert "HTTP 401" in exc and f"{reg.url}/subjects/sec-bad-value/versions" in exc, exc
+        assert reg.refused >= 1
+        # no CA: the registry's certificate is refused
+        jid, st = run_insert(s, cluster, "INSERT INTO sec_noca VALUES (1, 'x');")
+        assert st["state"] == "FAILED"
+        exc = json.dumps(cluster.get(f"/jobs/{jid}/exceptions")).lower()
+        assert "certificate" in exc, exc
+        # refusals at planning: an unknown credentials source, ssl options on http://
+        out = s.run(ddl("sec_src", cols) + f" WITH ({kafka}, 'topic' = 'sec-bad', "
+                    f"'value.format' = 'avro-confluent', 'value.avro-confluent.url' = '{reg.url}', "
+                    "'value.avro-confluent.basic-auth.credentials-source' = 'SASL_INHERIT');")
+        out += s.run("INSERT INTO sec_src VALUES (1, 'x');")
+        assert "'SASL_INHERIT' is not supported" in out, out
+        s.close()
+    finally:
+        reg.stop()
+    # bearer authentication sends the token
+    reg = am.Registry(auth="Bearer t0ken")
+    try:
+        s = Session(cluster)
+        create_topic(bs, "sec-bearer", 1)
+        assert s.run(ddl("sec_bearer", cols) + f" WITH ({kafka}, 'topic' = 'sec-bearer', "
+                     f"'value.format' = 'avro-confluent', 'value.avro-confluent.url' = '{reg.url}', "
+                     "'value.avro-confluent.bearer-auth.credentials-source' = 'STATIC_TOKEN', "
+                     "'value.avro-confluent.bearer-auth.token' = 't0ken');") == \
+            "[INFO] Execute statement succeed.\n"
+        jid, st = run_insert(s, cluster, "INSERT INTO sec_bearer VALUES (7, 'b');")
+        assert st["state"] == "FINISHED", cluster.get(f"/jobs/{jid}/exceptions")
+        assert reg.refused == 0 and reg.calls, reg.calls
+        assert [am.unconfluent(reg, v)[1] for _, v in log_records(bs, "sec-bearer")[0]] == \
+            [{"id": 7, "name": "b"}]
+        s.close()
+    finally:
+        reg.stop()
+
+
 def test_kafka_avro_to_kafka_avro_exactly_once_through_kills(make_cluster, broker):
     """A producer writes n avro records (4 partitions) at about 400 a second
     while `INSERT INTO out SELECT id, name, amount, ts, tags FROM src WHERE ...`

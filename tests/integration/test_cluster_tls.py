@@ -32,12 +32,19 @@ def make_ca(d, name):
     return os.path.join(d, f"{name}.pem")
 
 
-def make_node(d, ca, name):
-    """A PEM keystore (certificate then key) signed by ca."""
+def make_node(d, ca, name, hosts=()):
+    """A PEM keystore (certificate then key) signed by ca; hosts: the DNS
+    names and IP addresses a server's certificate is for."""
     openssl("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
             "-keyout", f"{name}.key", "-out", f"{name}.csr", "-subj", f"/CN={name}", cwd=d)
+    ext = []
+    if hosts:
+        with open(os.path.join(d, f"{name}.ext"), "w") as f:
+            f.write("subjectAltName=" + ",".join(
+                ("IP:" if h.replace(".", "").isdigit() else "DNS:") + h for h in hosts) + "\n")
+        ext = ["-extfile", f"{name}.ext"]
     openssl("x509", "-req", "-in", f"{name}.csr", "-CA", f"{ca}.pem", "-CAkey", f"{ca}.key",
-            "-CAcreateserial", "-out", f"{name}.pem", "-days", "2", cwd=d)
+            "-CAcreateserial", "-out", f"{name}.pem", "-days", "2", *ext, cwd=d)
     ks = os.path.join(d, f"{name}-keystore.pem")
     with open(ks, "w") as out:
         for part in (f"{name}.pem", f"{name}.key"):

@@ -19,6 +19,12 @@ and the job recovers from its checkpoint; scaling up adds TaskManagers. The
 savepoint and recovery scenarios skip, saying what the JobManager answered,
 only while the JobManager reports those features absent. Every step has a
 time limit; nothing waits forever.
+
+docker-compose.s3.yml runs too, with its S3 service built from
+deploy/s3/Dockerfile (this machine's CA certificates put in deploy/s3/ca/, as
+a site behind an HTTPS proxy would): a killed TaskManager's job recovers from
+its checkpoint on S3, and a job stopped with a savepoint on S3 restores at
+parallelism 1, every row exactly once.
 """
 import io
 import json
@@ -141,17 +147,19 @@ def image():
 
 
 class ComposeCluster:
-    def __init__(self, tool, image_tag):
+    def __init__(self, tool, image_tag, compose_file="docker-compose.yml", env=None):
         self.tool = tool
+        self.file = compose_file
         self.project = f"sluice-test-{os.getpid()}-{secrets.token_hex(3)}"
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.env = dict(os.environ, SLUICE_IMAGE=image_tag, SLUICE_REST_PORT=str(self.port),
                         SLUICE_REST_HOST="127.0.0.1", SLUICE_EXTRA_PROPERTIES=EXTRA_PROPERTIES)
         self.env.pop("SLUICE_PROPERTIES", None)
+        self.env.update(env or {})
 
     def compose(self, *args, timeout=180, check=True, input=None):
-        cmd = self.tool + ["-p", self.project, "-f", os.path.join(ROOT, "docker-compose.yml")] + list(args)
+        cmd = self.tool + ["-p", self.project, "-f", os.path.join(ROOT, self.file)] + list(args)
         return run(cmd, timeout=timeout, check=check, env=self.env, cwd=ROOT, input=input)
 
     def exec(self, service, *cmd, timeout=120, check=True, input=None):
@@ -553,3 +561,100 @@ def test_frozen_taskmanager_is_dropped_after_the_heartbeat_timeout(cluster):
             f"dropped {t2 - t1:.1f}s after the freeze with heartbeat.timeout {HEARTBEAT_TIMEOUT_S} s"
     finally:
         run(["docker", "unpause", victim], timeout=60, check=False)
+
+
+# ---------------------------------------------------------------------------
+# docker-compose.s3.yml: checkpoints and savepoints on an S3 service, no
+# volume shared for state.
+
+
+def site_cas():
+    """This machine's own CA certificates (an HTTPS-intercepting proxy's),
+    which the S3 image needs to reach PyPI here; none on most machines."""
+    d = "/usr/local/share/ca-certificates"
+    return [os.path.join(d, f) for f in sorted(os.listdir(d)) if f.endswith(".crt")] \
+        if os.path.isdir(d) else []
+
+
+@pytest.fixture(scope="module")
+def s3_image(tmp_path_factory):
+    """deploy/s3/Dockerfile built as a user would, from a context holding the
+    files it copies plus this machine's CAs in deploy/s3/ca/ (the folder a
+    site behind a proxy fills)."""
+    ctx = str(tmp_path_factory.mktemp("s3-image"))
+    os.makedirs(os.path.join(ctx, "deploy", "s3", "ca"))
+    os.makedirs(os.path.join(ctx, "scripts"))
+    shutil.copy(os.path.join(ROOT, "deploy", "s3", "Dockerfile"), os.path.join(ctx, "deploy", "s3"))
+    for f in [os.path.join(ROOT, "deploy", "s3", "ca", "README.md")] + site_cas():
+        shutil.copy(f, os.path.join(ctx, "deploy", "s3", "ca"))
+    for f in ("s3_server.py", "pyvenv.py"):
+        shutil.copy(os.path.join(ROOT, "scripts", f), os.path.join(ctx, "scripts"))
+    tag = f"sluice-s3:test-{os.getpid()}"
+    r = run(["docker", "build", "-q", "-f", os.path.join(ctx, "deploy", "s3", "Dockerfile"), "-t", tag, ctx],
+            timeout=BUILD_TIME_LIMIT_S, check=False)
+    if r.returncode != 0:
+        pytest.fail("building deploy/s3/Dockerfile failed:\n" + r.stderr.decode(errors="replace")[-4000:])
+    yield tag
+    run(["docker", "rmi", tag], timeout=120, check=False)
+
+
+@pytest.fixture
+def s3_cluster(image, tools, s3_image):
+    c = ComposeCluster(tools[0], image, "docker-compose.s3.yml", env={"SLUICE_S3_IMAGE": s3_image})
+    try:
+        c.compose("up", "-d", "--no-build", "--scale", "taskmanager=2", timeout=300)
+        wait_for(lambda: len(c.tm_ids()) == 2, 180, "two TaskManagers to register")
+        yield c
+    finally:
+        os.makedirs(REPORTS, exist_ok=True)
+        with open(os.path.join(REPORTS, f"docker-{c.project}.log"), "w") as f:
+            f.write(c.logs())
+        c.down()
+
+
+def submit_cli(cluster, job, path, *flags):
+    cluster.put_file(path, json.dumps(job))
+    rc, out, err = cluster.cli("run", "-d", *flags, path)
+    assert rc == 0, out + err
+    return re.search(r"Job has been submitted with JobID ([0-9a-f]{32})", out).group(1)
+
+
+def test_s3_cluster_recovers_and_restores_from_s3(s3_cluster):
+    """The S3 compose cluster: a TaskManager container is killed and the job
+    recovers from its checkpoint on S3; then a job stopped with a savepoint
+    (on S3, the cluster's state.savepoints.dir) restores at parallelism 1;
+    every row exactly once."""
+    c = s3_cluster
+    n = 30000
+    base = f"/data/{c.project}"
+    jid = submit_cli(c, keyed_job(f"{base}/recovery", n, rate=2000, name="recovery on s3"),
+                     f"{base}/recovery.json")
+    c.wait_state(jid, "RUNNING", timeout=60)
+    wait_for(lambda: c.get(f"/jobs/{jid}/checkpoints")["counts"]["completed"] >= 2, 60,
+             "two completed checkpoints")
+    latest = c.get(f"/jobs/{jid}/checkpoints")["latest"]["completed"]
+    assert latest["external_path"].startswith(f"s3://sluice/checkpoints/{jid}/chk-"), latest
+    run(["docker", "kill", c.running_containers("taskmanager")[0]], timeout=60)
+    done = c.wait_state(jid, ["FINISHED", "FAILED", "CANCELED"], timeout=180)
+    assert done["state"] == "FINISHED", c.get(f"/jobs/{jid}/exceptions")
+    restored = c.get(f"/jobs/{jid}/checkpoints")["latest"]["restored"]
+    assert restored and restored["external_path"].startswith(f"s3://sluice/checkpoints/{jid}/"), restored
+    assert rows_of(c.read_output(f"{base}/recovery")) == expected_keyed_rows(n)
+
+    jid = submit_cli(c, keyed_job(f"{base}/before", n, rate=1000, name="savepoint on s3"),
+                     f"{base}/before.json")
+    c.wait_state(jid, "RUNNING", timeout=60)
+    wait_for(lambda: c.get(f"/jobs/{jid}/checkpoints")["counts"]["completed"] >= 1, 60,
+             "a completed checkpoint before the stop")
+    rc, out, err = c.cli("stop", "--savepoint", "s3://sluice/savepoints", jid)
+    assert rc == 0, out + err
+    m = re.search(rf"Savepoint completed\. Path: (s3://sluice/savepoints/savepoint-{jid[:6]}-[0-9a-f]{{12}})", out)
+    assert m, out
+    assert c.wait_state(jid, ["FINISHED", "FAILED"])["state"] == "FINISHED"
+    jid2 = submit_cli(c, keyed_job(f"{base}/after", n, rate=1000000, name="savepoint on s3"),
+                      f"{base}/after.json", "-s", m.group(1), "-p", "1")
+    done = c.wait_state(jid2, ["FINISHED", "FAILED", "CANCELED"], timeout=180)
+    assert done["state"] == "FINISHED", c.get(f"/jobs/{jid2}/exceptions")
+    before = rows_of(c.read_output(f"{base}/before"))
+    after = rows_of(c.read_output(f"{base}/after"))
+    assert before and sorted(before + after) == expected_keyed_rows(n)

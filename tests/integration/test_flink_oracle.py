@@ -565,6 +565,21 @@ QUERIES = [
                    "CAST(MAP[k, ARRAY[u, 1]] AS STRING) AS mn, "
                    "CAST(ts AS DATE) = DATE '2026-01-01' AS isd, "
                    "ts - INTERVAL '1' YEAR < TIMESTAMP '2025-01-01 00:00:01' AS ly FROM ev"),
+    # ---- equality of nested values (columns never NULL: Flink's answer for a NULL
+    # element depends on its arrays' representation), IEEE division, datetime
+    # differences, a join key written as an element access
+    ("nested_eq", "SELECT id, ARRAY[id, u] = ARRAY[id, 3] AS ae, ARRAY[u, 1] <> ARRAY[2, 1] AS an, "
+                  "ARRAY[u] IN (ARRAY[1], ARRAY[2]) AS ai, ROW(k, u) = ROW('a', 2) AS re, "
+                  "ARRAY[u] IS DISTINCT FROM ARRAY[4] AS ad FROM ev"),
+    ("float_div", "SELECT id, CAST(price / (u - u) AS STRING) AS pz, "
+                  "CAST(CAST(u - 2 AS DOUBLE) / 0 AS STRING) AS uz FROM ev"),
+    ("datetime_diff", "SELECT id, CAST((CAST(ts AS DATE) - DATE '2025-12-01') DAY AS STRING) AS dd, "
+                      "CAST((ts - TIMESTAMP '2026-01-01 00:00:00') SECOND AS STRING) AS ds, "
+                      "CAST((CAST(ts AS DATE) - DATE '2025-11-30') MONTH AS STRING) AS dm, "
+                      "CAST((TIMESTAMP '2025-11-30 12:00:00' - ts) YEAR TO MONTH AS STRING) AS ym "
+                      "FROM ev"),
+    ("join_element_key", "SELECT e.id, d.w FROM ev AS e JOIN (SELECT ARRAY[k, name] AS a, w "
+                         "FROM dim) AS d ON e.k = d.a[1]"),
     # ---- COLLECT and JSON_ARRAYAGG (arrival order: one input file, one reader, one channel per key)
     ("collect_agg", "SELECT k, COLLECT(s) AS cs, COUNT(*) AS c FROM ev GROUP BY k"),
     ("collect_retract", "SELECT c, COLLECT(k) AS ks FROM (SELECT k, COUNT(*) AS c FROM ev "

@@ -14,7 +14,8 @@ Source:
   dealt by Flink's rule (owner() below), every record once, idle subtasks do not hold the
   job back;
 - a poison record fails the job naming topic, partition, offset and reason,
-  or with json.ignore-parse-errors is skipped and counted;
+  or with json.ignore-parse-errors is skipped and counted (a value not of
+  its type is NULL instead, as Flink);
 - offsets restored exactly after a TaskManager SIGKILL (checkpoints,
   fixed-delay restart) and after stop-with-savepoint and a restore at a
   higher parallelism: every record once in the exactly-once file sink;
@@ -316,15 +317,18 @@ def test_poison_record_fails_or_is_skipped(cluster, broker, workdir):
     jid = run_to_end(cluster, read_job(source_vertex(bs, "p", scan_startup_mode="earliest-offset",
                                                      scan_bounded_mode="latest-offset",
                                                      json_ignore__parse__errors="true"), out))
-    assert sorted(r["id"] for r in out_rows(out)) == [i for i in range(20) if i not in (9, 12)]
-    # the two skipped records, in Flink's operator metric numRecordsInErrors
+    # record 9 (cut short) is skipped; record 12's id, not a BIGINT, is NULL (as Flink)
+    got = sorted((r["id"] is None, r["id"] or 0, r["name"]) for r in out_rows(out))
+    assert [g[1] for g in got if not g[0]] == [i for i in range(20) if i not in (9, 12)]
+    assert [(g[0], g[2]) for g in got if g[0]] == [(True, "x")]
+    # the skipped record, in Flink's operator metric numRecordsInErrors
     vid = cluster.job(jid)["vertices"][0]["id"]
     got = cluster.get(f"/jobs/{jid}/vertices/{vid}/metrics"
                       "?get=0.src.numRecordsInErrors,1.src.numRecordsInErrors")
-    assert sum(float(m["value"]) for m in got) == 2, got
+    assert sum(float(m["value"]) for m in got) == 1, got
     log = "".join(t.log_text() for t in cluster.tms)
     assert "skipped topic 'p' partition 1 offset 4 (json): unexpected end" in log, log[-3000:]
-    assert re.search(r"kafka source 'src' \(1/2\): 1 undecodable record skipped", log)
+    assert re.search(r"kafka source 'src' \([12]/2\): 1 undecodable record skipped", log)
 
 
 def exactly_once_ids(rows, n):

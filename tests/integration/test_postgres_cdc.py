@@ -4,6 +4,8 @@ changes through logical replication (pgoutput) while Python changes the
 table with psql, through a TaskManager SIGKILL and a stop-with-savepoint and
 restore; the final state written into PostgreSQL by the jdbc sink must equal
 PostgreSQL's own view of the table (computed by PostgreSQL, not by Sluice)."""
+import datetime
+import json
 import os
 import random
 import signal
@@ -288,3 +290,93 @@ def test_cdc_types_from_snapshot_and_stream(cluster, workdir, pg):
     wait_for(lambda: pg.sql(q.format("typed_out")) == pg.sql(q.format("typed")), timeout=30,
              what="the changes mirrored")
     assert pg.sql("SELECT length(s), sm FROM typed_out WHERE id = 4") == [["20000", "2"]]
+
+
+def test_cdc_times_timestamps_and_arrays(cluster, workdir, pg):
+    """TIME, TIMESTAMP(6), TIMESTAMP_LTZ(6) and arrays (int[], text[] with
+    quotes, commas, backslashes and NULLs, int[][] as ARRAY<ARRAY<INT>>) read
+    from the snapshot and from the stream, written as Flink's CAST to STRING
+    into a jdbc table: equal to the text worked out here from the values
+    inserted. A malformed array (a dimension header) fails the job naming
+    the column."""
+    cols = "id int PRIMARY KEY, t time(3), ts timestamp(6), tz timestamptz(6), ia int[], " \
+           "ta text[], m int[][]"
+    pg.sql(f"DROP TABLE IF EXISTS tarr; CREATE TABLE tarr ({cols}); DROP TABLE IF EXISTS tarr_out; "
+           "CREATE TABLE tarr_out (id int PRIMARY KEY, t text, ts text, tz text, ia text, ta text, "
+           "m text)")
+    rows = {
+        1: ("10:00:00.123", "2026-01-01 10:00:00.123456", "2026-01-01 10:00:00.5+02",
+            [1, None, -3], ["a b", 'q"uote', "c,d", "back\\slash", None, ""], [[1, 2], [3, 4]]),
+        2: (None, None, None, None, None, None),
+        3: ("23:59:59", "1969-12-31 23:59:59.000001", "1970-01-01 00:00:00+00", [], ["NULL"],
+            [[5]]),
+    }
+    def pg_array(a):
+        if a is None:
+            return "NULL"
+        def el(x):
+            if x is None:
+                return "NULL"
+            if isinstance(x, list):
+                return "ARRAY[" + ",".join(el(y) for y in x) + "]"
+            if isinstance(x, str):
+                return "'" + x.replace("'", "''") + "'"
+            return str(x)
+        return "ARRAY[" + ",".join(el(x) for x in a) + "]"
+    def pg_row(i, r):
+        t, ts, tz, ia, ta, m = (list(r) + [None] * 6)[:6]
+        q = lambda x: "NULL" if x is None else f"'{x}'"  # noqa: E731
+        return (f"({i}, {q(t)}, {q(ts)}, {q(tz)}, {pg_array(ia)}::int[], {pg_array(ta)}::text[], "
+                f"{pg_array(m)}::int[][])")
+    pg.sql("INSERT INTO tarr VALUES " + ", ".join(pg_row(i, r) for i, r in rows.items()))
+    cluster.add_tm(slots=2)
+    s = Session(cluster)
+    sql_cols = ("id INT, t TIME(3), ts TIMESTAMP(6), tz TIMESTAMP_LTZ(6), ia ARRAY<INT>, "
+                "ta ARRAY<STRING>, m ARRAY<ARRAY<INT>>, PRIMARY KEY (id) NOT ENFORCED")
+    out_cols = ("id INT, t STRING, ts STRING, tz STRING, ia STRING, ta STRING, m STRING, "
+                "PRIMARY KEY (id) NOT ENFORCED")
+    jid = submit(s, [
+        f"CREATE TABLE tarr ({sql_cols}) WITH ({cdc(pg, 'tarr', 's_tarr')});",
+        f"CREATE TABLE tarr_out ({out_cols}) WITH ({jdbc(pg, 'tarr_out')});"],
+        "INSERT INTO tarr_out SELECT id, CAST(t AS STRING), CAST(ts AS STRING), "
+        "CAST(tz AS STRING), CAST(ia AS STRING), CAST(ta AS STRING), CAST(m AS STRING) FROM tarr;")
+    s.close()
+    cluster.wait_state(jid, "RUNNING", timeout=20)
+
+    def flink_text(i, r):
+        """Flink's CAST(... AS STRING) of the values (session zone UTC)."""
+        t, ts, tz, ia, ta, m = (list(r) + [None] * 6)[:6]
+        def arr(a):
+            return None if a is None else "[" + ", ".join(
+                "NULL" if x is None else arr(x) if isinstance(x, list) else str(x) for x in a) + "]"
+        def tzs(x):
+            if x is None:
+                return None
+            if x[-3] in "+-":
+                x += ":00"
+            d = datetime.datetime.fromisoformat(x.replace(" ", "T"))
+            return d.astimezone(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f")
+        ts6 = ts and datetime.datetime.fromisoformat(ts).strftime("%Y-%m-%d %H:%M:%S.%f")
+        return [str(i), t, ts6, tzs(tz), arr(ia), arr(ta), arr(m)]
+    want = lambda: [[c if c is not None else "" for c in flink_text(i, r)]  # noqa: E731
+                    for i, r in sorted(rows.items())]
+    q = "SELECT id, coalesce(t, ''), coalesce(ts, ''), coalesce(tz, ''), coalesce(ia, ''), " \
+        "coalesce(ta, ''), coalesce(m, '') FROM tarr_out ORDER BY id"
+    wait_for(lambda: pg.sql(q) == want(), timeout=30,
+             what=f"the snapshot mirrored: {pg.sql(q)} vs {want()}")
+    rows[4] = ("00:00:00.001", "2000-02-29 00:00:00.999999", "2000-02-29 12:00:00.25-05",
+               [7], ['{"x":1}'], [[0, None], [None, 9]])
+    rows[1] = ("10:00:00.123", "2026-01-01 10:00:00.123456", "2026-01-01 10:00:00.5+02",
+               [2], None, [[1]])
+    pg.sql("INSERT INTO tarr VALUES " + pg_row(4, rows[4]) + "; "
+           f"UPDATE tarr SET ia = {pg_array([2])}::int[], ta = NULL, m = {pg_array([[1]])}::int[][] "
+           "WHERE id = 1; DELETE FROM tarr WHERE id = 3")
+    del rows[3]
+    wait_for(lambda: pg.sql(q) == want(), timeout=30,
+             what=f"the changes mirrored: {pg.sql(q)} vs {want()}")
+    # an array with its own lower bound carries a dimension header in text
+    pg.sql("INSERT INTO tarr (id, ia) VALUES (5, '[0:1]={1,2}'::int[])")
+    job = cluster.wait_state(jid, ["FAILED"], timeout=30)
+    exc = json.dumps(cluster.get(f"/jobs/{jid}/exceptions"))
+    assert "column 'ia'" in exc and "an array that does not start with '{'" in exc, exc
+    assert job["state"] == "FAILED"

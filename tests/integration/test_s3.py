@@ -22,6 +22,14 @@ signatures, keys -- is in docs/S3.md.
 - A state file above s3.multipart.part-size: a multipart object on the
   server (ETag "-<parts>", first part of the part size, no open upload),
   restored exactly.
+- High availability on S3: high-availability.storageDir and the checkpoints
+  are s3:// (no directory shared by the daemons); the leader is killed twice,
+  each next leader recovers the job from its graph and checkpoint on S3, the
+  output is exact and the finished job's graph is deleted.
+- HTTPS with a private CA (s3.ssl.truststore) and virtual-host addressing,
+  every request signed and checked by a proxy: checkpoints, a kill, a
+  savepoint and a restore at another parallelism, exact; without the CA the
+  certificate is refused; an unreadable truststore stops the daemon.
 - The server killed during checkpoints: the checkpoint in flight fails with
   the upload's error in the history, the job keeps running, and once the
   server is back a checkpoint completes; the bounded job's output is exact.
@@ -325,6 +333,13 @@ def test_savepoint_rescale_and_dispose_on_s3(make_cluster, workdir, s3, backend)
     table = apply_changelog([p for p in committed_files(out) if p not in run1_out], dict(table1))
     assert table == expected_agg(range(1, n + 1), keys)
     no_local_leftovers(workdir)
+    # each TaskManager fetched only the subtask states its subtasks read: the
+    # job's two file sinks and its source deal operator state round-robin
+    # (old subtask k to new subtask k % 3), so neither fetched all of them
+    fetched = [re.findall(rf"Job {jid2}: fetched the files of (\d+) of the (\d+) subtask states",
+                          tm.log_text()) for tm in c.tms]
+    assert all(len(f) == 1 for f in fetched), fetched
+    assert all(0 < int(f[0][0]) < int(f[0][1]) for f in fetched), fetched
 
     # disposal deletes every object of the savepoint and nothing else
     assert objects(s3, key_of(sp) + "/")
@@ -447,15 +462,19 @@ class SigningProxy:
     does not, and refuses a bad one with 403 SignatureDoesNotMatch as S3
     would. counts: {method: requests}; bad: the ones refused."""
 
-    def __init__(self, upstream_port, key, secret, region):
+    def __init__(self, upstream_port, key, secret, region, tls=None):
+        """tls: (certificate file, key file) to serve HTTPS. A request for
+        virtual-host style `<bucket>.localhost` is checked as sent and passed
+        to moto path-style; vhosts counts them."""
         import http.client
+        import ssl
         import threading
         from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
         from botocore.auth import S3SigV4Auth
         from botocore.awsrequest import AWSRequest
         from botocore.credentials import Credentials
         proxy = self
-        self.counts, self.bad = {}, []
+        self.counts, self.bad, self.vhosts = {}, [], 0
         auth = S3SigV4Auth(Credentials(key, secret), "s3", region)
 
         class Handler(BaseHTTPRequestHandler):
@@ -469,7 +488,8 @@ class SigningProxy:
                 body = self.rfile.read(n) if n else b""
                 given = self.headers.get("Authorization", "")
                 signed = given.partition("SignedHeaders=")[2].partition(",")[0].split(";")
-                req = AWSRequest(method=self.command, url=f"http://{self.headers['Host']}{self.path}",
+                scheme = "https" if tls else "http"
+                req = AWSRequest(method=self.command, url=f"{scheme}://{self.headers['Host']}{self.path}",
                                  headers={k: v for k, v in self.headers.items() if k.lower() in signed})
                 req.context["timestamp"] = self.headers.get("X-Amz-Date", "")
                 want = auth.signature(auth.string_to_sign(req, auth.canonical_request(req)), req)
@@ -483,8 +503,14 @@ class SigningProxy:
                     self.wfile.write(out)
                     return
                 conn = http.client.HTTPConnection("127.0.0.1", upstream_port, timeout=60)
-                hd = {k: v for k, v in self.headers.items() if k.lower() not in ("expect", "connection")}
-                conn.request(self.command, self.path, body=body if n else None, headers=hd)
+                hd = {k: v for k, v in self.headers.items()
+                      if k.lower() not in ("expect", "connection", "host")}
+                path = self.path
+                host = self.headers.get("Host", "")
+                if host.startswith(f"{BUCKET}.localhost"):  # virtual-host style
+                    proxy.vhosts += 1
+                    path = f"/{BUCKET}{path}"
+                conn.request(self.command, path, body=body if n else None, headers=hd)
                 r = conn.getresponse()
                 data = r.read()
                 self.send_response(r.status)
@@ -501,6 +527,10 @@ class SigningProxy:
             do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = handle_one
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        if tls:
+            ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            ctx.load_cert_chain(*tls)
+            self.server.socket = ctx.wrap_socket(self.server.socket, server_side=True)
         self.server.daemon_threads = True
         self.port = self.server.server_address[1]
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
@@ -585,3 +615,118 @@ def test_multipart_savepoint_and_restore(make_cluster, workdir, s3, request):
     # every request went through the signature check, and each kind was made
     assert not proxy.bad, proxy.bad[:5]
     assert {"PUT", "POST", "GET"} <= set(proxy.counts), proxy.counts
+
+
+def test_high_availability_store_on_s3(workdir, s3):
+    """high-availability.storageDir and the checkpoints on S3, no shared
+    directory between the daemons: the submitted job's graph is an object,
+    the leading JobManager is SIGKILLed twice and each next leader recovers
+    the job from S3 (its graph and its latest checkpoint), the output is
+    exact, and the finished job's graph is deleted from S3."""
+    from test_ha import HACluster, check_exact, kill_leader_and_wait, submit
+    from zk_ensemble import Ensemble, available
+    if available() is not None:
+        pytest.fail(f"ZooKeeper is needed for this test: {available()}")
+    zk = Ensemble(workdir, n=1)
+    c = None
+    try:
+        c = HACluster(workdir, zk, njm=0, ntm=0, jm_conf={
+            **s3.conf(), "state.checkpoints.dir": f"s3://{BUCKET}/chk",
+            "execution.checkpointing.tolerable-failed-checkpoints": "10"})
+        c.ha.update({**s3.conf(), "high-availability.storageDir": f"s3://{BUCKET}/ha"})
+        for _ in range(2):
+            c.start_jm()
+        for _ in range(2):
+            c.add_tm(2)
+        n, keys = 9000, 300
+        out, raw = os.path.join(workdir, "out"), os.path.join(workdir, "raw")
+        jid = submit(c, agg_job(out, raw, n, keys, rate=1500))
+        graph = f"ha/test-cluster/submittedJobGraph-{jid}.json"
+        assert graph in objects(s3, "ha/"), objects(s3, "ha/")
+        assert not os.path.exists(os.path.join(workdir, "ha")), "the HA store went to a local directory"
+        for _ in range(2):
+            kill_leader_and_wait(c, jid)
+        leader = c.leader()
+        assert c.wait_state(jid, ["FINISHED", "FAILED"], leader, timeout=120) == "FINISHED", \
+            c.get(f"/jobs/{jid}/exceptions", leader)
+        restored = c.get(f"/jobs/{jid}/checkpoints", leader)["latest"]["restored"]
+        assert restored and restored["external_path"].startswith(f"s3://{BUCKET}/chk/{jid}/chk-"), restored
+        check_exact(out, raw, n, keys)
+        wait_for(lambda: graph not in objects(s3, "ha/"), timeout=20,
+                 what=f"the finished job's graph removed from S3: {sorted(objects(s3, 'ha/'))}")
+    finally:
+        problems = c.shutdown() if c else []
+        zk.stop()
+    assert not problems, "\n".join(problems)
+
+
+def test_https_endpoint_with_virtual_host_addressing(make_cluster, workdir, s3, request):
+    """s3.endpoint https:// with a private CA (s3.ssl.truststore) and
+    virtual-host style buckets (s3.path.style.access false: requests go to
+    https://<bucket>.localhost:<port>/<key>), signed for eu-central-1 and
+    every signature checked: checkpoints, a TaskManager kill, a savepoint
+    and a restore from it, exact output. Without the CA the certificate is
+    refused with curl's words; a truststore that cannot be read stops the
+    daemon at start."""
+    from test_cluster_tls import make_ca, make_node
+    ca = make_ca(workdir, "s3-ca")
+    server = make_node(workdir, "s3-ca", "s3-server", hosts=("localhost", f"{BUCKET}.localhost"))
+    conf = s3.conf()
+    proxy = SigningProxy(s3.port, conf["s3.access-key"], conf["s3.secret-key"], "eu-central-1",
+                         tls=(server, None))
+    request.addfinalizer(proxy.stop)
+    tls = {**conf, "s3.endpoint": f"https://localhost:{proxy.port}", "s3.region": "eu-central-1",
+           "s3.path.style.access": "false", "s3.ssl.truststore": ca}
+    chk, sp_root = f"s3://{BUCKET}/tls-chk", f"s3://{BUCKET}/tls-sp"
+    c = make_cluster(jm_conf={**tls, "state.checkpoints.dir": chk, "state.savepoints.dir": sp_root,
+                              "execution.checkpointing.interval": "300 ms",
+                              "execution.checkpointing.tolerable-failed-checkpoints": "10",
+                              "restart-strategy.type": "fixed-delay",
+                              "restart-strategy.fixed-delay.attempts": "3",
+                              "restart-strategy.fixed-delay.delay": "200 ms"})
+    for _ in range(2):
+        c.add_tm(slots=2, extra={**tls, "taskmanager.tmp.dirs": workdir})
+    n, keys = 12000, 100
+    out, raw = os.path.join(workdir, "out"), os.path.join(workdir, "raw")
+    jf = os.path.join(workdir, "job.json")
+    with open(jf, "w") as f:
+        json.dump(agg_job(out, raw, n, keys, rate=2000, p=2), f)
+    jid = re.search(r"JobID ([0-9a-f]{32})", c.cli("run", "-d", jf, check=True).stdout).group(1)
+    c.wait_state(jid, "RUNNING", timeout=20)
+    wait_completed(c, jid, 2)
+    c.tms[0].kill(signal.SIGKILL)
+    c.add_tm(slots=2, extra={**tls, "taskmanager.tmp.dirs": workdir})
+    wait_for(lambda: checkpoints(c, jid)["counts"]["restored"] >= 1, timeout=60, what="the restore")
+    wait_completed(c, jid, checkpoints(c, jid)["counts"]["completed"] + 1)
+    r = c.cli("stop", "--savepoint", sp_root, jid, timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr
+    sp = re.search(r"Savepoint completed\. Path: (s3://\S+)\n", r.stdout).group(1)
+    assert c.wait_state(jid, ["FINISHED", "FAILED"], timeout=30)["state"] == "FINISHED"
+    assert checkpoints(c, jid)["latest"]["restored"]["external_path"].startswith(f"{chk}/{jid}/chk-")
+    run1_out, run1_raw = committed_files(out), committed_files(raw)
+    table1 = apply_changelog(run1_out)
+    assert table1 == expected_agg(raw_ids(run1_raw), keys)
+    r = c.cli("run", "-s", sp, "-p", "3", jf, timeout=90)
+    assert r.returncode == 0 and "finished with state FINISHED" in r.stdout, r.stdout + r.stderr
+    ids = raw_ids(run1_raw + [p for p in committed_files(raw) if p not in run1_raw])
+    assert sorted(ids) == list(range(1, n + 1)) and set(ids.values()) == {1}
+    table = apply_changelog([p for p in committed_files(out) if p not in run1_out], dict(table1))
+    assert table == expected_agg(range(1, n + 1), keys)
+    # every request virtual-host style, over TLS, correctly signed
+    assert not proxy.bad and proxy.vhosts == sum(proxy.counts.values()) > 0, (proxy.bad, proxy.counts)
+    md = fetch_metadata(s3, key_of(sp), workdir)
+    check_files(s3, key_of(sp), md)
+
+    # without the private CA: the server's certificate is refused, by name
+    c2 = make_cluster(jm_conf={**{k: v for k, v in tls.items() if k != "s3.ssl.truststore"},
+                               "state.savepoints.dir": sp_root})
+    r = c2.cli("savepoint", "check", sp, jf)
+    assert r.returncode != 0 and "certificate" in (r.stdout + r.stderr).lower(), r.stdout + r.stderr
+    # an unreadable truststore stops the daemon with the option's name
+    from conftest import BIN
+    import subprocess
+    bad = subprocess.run([os.path.join(BIN, "sluice-jobmanager"), "-D", "rest.port=0",
+                          "-D", "jobmanager.rpc.port=0", "-D", "s3.ssl.truststore=/nonexistent/ca.pem"],
+                         capture_output=True, text=True, timeout=30)
+    assert bad.returncode != 0 and "s3.ssl.truststore: cannot read /nonexistent/ca.pem" in bad.stderr, \
+        bad.stderr

@@ -35,6 +35,7 @@ def rows(out_dir):
 
 
 def ms(ts):
+    ts = ts.rstrip("Z")  # a TIMESTAMP_LTZ as the json format writes it: its UTC instant + 'Z'
     d = datetime.datetime.strptime(ts + ("" if "." in ts else ".0"), "%Y-%m-%d %H:%M:%S.%f")
     return int(d.replace(tzinfo=datetime.timezone.utc).timestamp() * 1000)
 

@@ -128,7 +128,7 @@ def test_create_insert_and_a_select_fetched_page_by_page(cluster, workdir, gatew
         ("ts", "TIMESTAMP_WITHOUT_TIME_ZONE")]
     assert max(len(p["results"]["data"]) for p in pages) <= 512
     want = [{"kind": "INSERT", "fields": [i, i % 7 == 0, str(i),
-                                          "2026-01-01T%02d:%02d:%02d.000" % (i // 3600, i // 60 % 60, i % 60)]}
+                                          "2026-01-01T%02d:%02d:%02d" % (i // 3600, i // 60 % 60, i % 60)]}
             for i in range(1, n + 1)]
     assert data == want
     assert gateway.ok("GET", f"/v1/sessions/{sid}/operations/{oh}/status") == {"status": "FINISHED"}
@@ -539,5 +539,100 @@ def test_result_columns_carry_flinks_logical_types(cluster, workdir, gateway):
     assert len(data) == 1
     f = data[0]["fields"]
     assert f[:8] == [-5, 300, 7, 1 << 40, 1.5, 0.25, True, 12.5]
-    assert f[14] == "2026-01-02" and f[15] == "10:00:01" and f[17] == "2026-01-01T00:00:00.500"
+    # TIMESTAMP in ISO-8601 as Flink's gateway writes it (RowDataToJsonConverters with
+    # ISO_8601: ISO_LOCAL_DATE_TIME, the fraction to its last non-zero digit -- Flink 2.3's
+    # json format writes TIMESTAMP '2026-01-01 00:00:00.5' as "2026-01-01T00:00:00.5")
+    assert f[14] == "2026-01-02" and f[15] == "10:00:01" and f[17] == "2026-01-01T00:00:00.5"
     assert f[8] is None and f[23] is None
+
+
+def test_nested_values_are_json_in_json_rows(cluster, workdir, gateway):
+    """ARRAY, MULTISET, MAP and ROW values of a query's rows are JSON arrays
+    and objects in rowFormat=JSON, as Flink's gateway writes them (its JSON
+    format's converters: a ROW by field names, a MULTISET as element ->
+    count, DECIMAL numbers, ISO-8601 timestamps, NULL elements as null), and
+    their print text in PLAIN_TEXT."""
+    cluster.add_tm(slots=1)
+    src = os.path.join(workdir, "src")
+    os.makedirs(src)
+    rows_in = [
+        {"id": 1, "a": [1, 2, None], "m": {"k": [1.5, -2.0], "z": None}, "ms": {"x": 2, "y": 1},
+         "r": {"a": 7, "b": {"c": "2026-01-02", "d": ["2026-01-01 00:00:00.123456"]}}},
+        {"id": 2, "a": [], "m": {}, "ms": {}, "r": {"a": None, "b": None}},
+        {"id": 3},
+    ]
+    with open(os.path.join(src, "part-0.json"), "w") as f:
+        for r in rows_in:
+            f.write(json.dumps(r) + "\n")
+    sid = gateway.ok("POST", "/v1/sessions", {})["sessionHandle"]
+    gateway.fetch_all(sid, gateway.run(sid, f"""CREATE TABLE t (id BIGINT, a ARRAY<INT>,
+        m MAP<STRING, ARRAY<DECIMAL(5, 1)>>, ms MULTISET<STRING>,
+        r ROW<a INT, b ROW<c DATE, d ARRAY<TIMESTAMP(6)>>>)
+        WITH ('connector' = 'filesystem', 'path' = '{src}', 'format' = 'json')"""))
+    _, data = gateway.fetch_all(sid, gateway.run(sid, "SELECT * FROM t"))
+    got = sorted((d["fields"] for d in data), key=lambda f: f[0])
+    assert got == [
+        [1, [1, 2, None], {"k": [1.5, -2.0], "z": None}, {"x": 2, "y": 1},
+         {"a": 7, "b": {"c": "2026-01-02", "d": ["2026-01-01T00:00:00.123456"]}}],
+        [2, [], {}, {}, {"a": None, "b": None}],
+        [3, None, None, None, None],
+    ], got
+    _, data = gateway.fetch_all(sid, gateway.run(sid, "SELECT id, a, r FROM t WHERE id = 1"),
+                                "PLAIN_TEXT")
+    # PLAIN_TEXT: every value its text, nested ones too
+    assert len(data) == 1 and all(isinstance(v, str) for v in data[0]["fields"]), data
+    assert data[0]["fields"][:2] == ["1", "[1, 2, null]"], data
+
+
+def test_session_time_zone_applies_to_its_statements(cluster, workdir, gateway):
+    """SET 'table.local-time-zone' in a gateway session, as in the embedded
+    client: TIMESTAMP_LTZ values show in the session's zone, a CAST to STRING
+    and clock functions use it; another session keeps UTC."""
+    cluster.add_tm(slots=2)
+    tokyo = gateway.ok("POST", "/v1/sessions", {})["sessionHandle"]
+    utc = gateway.ok("POST", "/v1/sessions", {})["sessionHandle"]
+    for sid in (tokyo, utc):
+        gateway.fetch_all(sid, gateway.run(sid, seq_table(1)))
+    gateway.fetch_all(tokyo, gateway.run(tokyo, "SET 'table.local-time-zone' = 'Asia/Tokyo'"))
+    q = ("SELECT TO_TIMESTAMP_LTZ(id - 1, 3) AS l, CAST(TO_TIMESTAMP_LTZ(id - 1, 3) AS STRING) "
+         "AS s, HOUR(CAST(TO_TIMESTAMP_LTZ(id - 1, 3) AS TIMESTAMP(3))) AS h FROM seq")
+    for sid, fmt, want in [
+            (tokyo, "PLAIN_TEXT", ["1970-01-01 09:00:00.000", "1970-01-01 09:00:00.000", "9"]),
+            (utc, "PLAIN_TEXT", ["1970-01-01 00:00:00.000", "1970-01-01 00:00:00.000", "0"])]:
+        _, data = gateway.fetch_all(sid, gateway.run(sid, q), fmt)
+        assert [d["fields"] for d in data] == [want], (sid, data)
+    # without FROM (a VALUES vertex): the TIMESTAMP_LTZ column shows in the zone too
+    for sid, want in [(tokyo, "1970-01-01 09:00:00.000"), (utc, "1970-01-01 00:00:00.000")]:
+        _, data = gateway.fetch_all(sid, gateway.run(sid, "SELECT TO_TIMESTAMP_LTZ(0, 3) AS l"),
+                                    "PLAIN_TEXT")
+        assert [d["fields"] for d in data] == [[want]], (sid, data)
+    # a clock function: LOCALTIMESTAMP is the session zone's wall-clock time
+    import datetime as dt
+    for sid, zone_h in [(tokyo, 9), (utc, 0)]:
+        _, data = gateway.fetch_all(sid, gateway.run(
+            sid, "SELECT CAST(LOCALTIMESTAMP AS STRING) AS t FROM seq"), "PLAIN_TEXT")
+        shown = dt.datetime.strptime(data[0]["fields"][0][:19], "%Y-%m-%d %H:%M:%S")
+        now = dt.datetime.utcnow() + dt.timedelta(hours=zone_h)
+        assert abs((shown - now).total_seconds()) < 120, (sid, data, now)
+
+
+def test_sql_client_endpoint_takes_a_url(cluster, workdir, gateway):
+    """`sluice sql --endpoint http://host:port` (Flink's SQL client takes a
+    URL) runs its statements in a gateway session: planned there -- a table
+    the client's statements create is in the gateway's session."""
+    cluster.add_tm(slots=1)
+    path = os.path.join(workdir, "u.sql")
+    with open(path, "w") as f:
+        f.write(seq_table(3) + """
+SET 'sql-client.execution.result-mode' = 'tableau';
+SET 'table.local-time-zone' = 'America/New_York';
+SELECT id, CAST(TO_TIMESTAMP_LTZ(0, 3) AS STRING) AS s FROM seq;
+""")
+    for ep in (f"http://127.0.0.1:{gateway.port}", f"http://127.0.0.1:{gateway.port}/"):
+        r = cluster.cli("sql", "--endpoint", ep, "-f", path)
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert "1969-12-31 19:00:00.000" in r.stdout, r.stdout
+    for ep, why in [("https://127.0.0.1:1", "is https"), ("http://127.0.0.1:1/v1", "has a path"),
+                    ("http://:8083", "no host")]:
+        bad = cluster.cli("sql", "--endpoint", ep, "-f", path)
+        assert bad.returncode == 2 and why in bad.stderr, bad.stderr

@@ -3,6 +3,7 @@
 CASTs, TO_TIMESTAMP_LTZ, FROM_UNIXTIME, UNIX_TIMESTAMP and DATE_FORMAT of an
 LTZ in the zone the job was planned in. Every expectation is computed here
 with Python's zoneinfo and datetime, independently of Sluice."""
+import collections
 import datetime
 import json
 import os
@@ -158,3 +159,115 @@ SELECT id, TO_TIMESTAMP_LTZ(ms, 3) AS l, CAST(TO_TIMESTAMP_LTZ(ms, 3) AS TIMESTA
         assert any(ln.split()[:1] == ["+I"] and ln.split()[1] == str(i) and
                    ln.split()[2:6] == text.split() * 2 for ln in r.stdout.splitlines()), \
             (i, text, r.stdout)
+
+
+# ---- the zone beyond calc and values: a regular join's condition, a
+# MATCH_RECOGNIZE's DEFINE and its aggregate MEASURES, an UNNEST's argument
+
+def hour_text(ms, zone):
+    """DATE_FORMAT(TO_TIMESTAMP_LTZ(ms, 3), 'yyyy-MM-dd HH') in zone."""
+    return local(ms, zone).strftime("%Y-%m-%d %H")
+
+
+OPS_ZONES = ["UTC", "Asia/Shanghai", "America/New_York", "Asia/Kolkata"]
+
+OPS_DDL = """
+CREATE TABLE src (id BIGINT, ms BIGINT, txt STRING)
+  WITH ('connector' = 'filesystem', 'path' = 'file://{src}', 'format' = 'json');
+CREATE TABLE hours (id BIGINT, h STRING)
+  WITH ('connector' = 'filesystem', 'path' = 'file://{hours}', 'format' = 'json');
+CREATE TABLE ticks (id BIGINT, ms BIGINT, k INT, ts AS TO_TIMESTAMP_LTZ(ms, 3),
+    WATERMARK FOR ts AS ts)
+  WITH ('connector' = 'filesystem', 'path' = 'file://{ticks}', 'format' = 'json');
+CREATE TABLE jout (id BIGINT, h STRING)
+  WITH ('connector' = 'filesystem', 'path' = 'file://{out}/j', 'format' = 'json');
+CREATE TABLE mout (id BIGINT, sh BIGINT)
+  WITH ('connector' = 'filesystem', 'path' = 'file://{out}/m', 'format' = 'json');
+CREATE TABLE uout (id BIGINT, x STRING)
+  WITH ('connector' = 'filesystem', 'path' = 'file://{out}/u', 'format' = 'json');
+"""
+
+OPS_QUERY = """
+INSERT INTO jout SELECT s.id, h.h FROM src AS s LEFT JOIN hours AS h
+  ON s.id = h.id AND DATE_FORMAT(TO_TIMESTAMP_LTZ(s.ms, 3), 'yyyy-MM-dd HH') = h.h;
+INSERT INTO mout SELECT id, sh FROM ticks MATCH_RECOGNIZE (
+  PARTITION BY k ORDER BY ts
+  MEASURES A.id AS id, SUM(HOUR(CAST(A.ts AS TIMESTAMP(3)))) AS sh
+  ONE ROW PER MATCH AFTER MATCH SKIP PAST LAST ROW
+  PATTERN (A)
+  DEFINE A AS HOUR(CAST(A.ts AS TIMESTAMP(3))) < 12);
+INSERT INTO uout SELECT id, x FROM src
+  CROSS JOIN UNNEST(ARRAY[DATE_FORMAT(TO_TIMESTAMP_LTZ(ms, 3), 'yyyy-MM-dd HH:mm'),
+                          CAST(CAST(TO_TIMESTAMP_LTZ(ms, 3) AS DATE) AS STRING)]) AS t(x);
+"""
+
+
+def run_ops_zone(cluster, workdir, zone_name):
+    zone = zoneinfo.ZoneInfo(zone_name)
+    src = write_src(workdir)
+    hours = os.path.join(workdir, "hours")
+    os.makedirs(hours)
+    with open(os.path.join(hours, "part-0.json"), "w") as f:
+        # each id's hour in every zone of the test: the join keeps exactly the
+        # one of the session zone (a condition read in another zone keeps
+        # another, or pads the row with NULL)
+        for i, ms in MS:
+            for h in sorted({hour_text(ms, zoneinfo.ZoneInfo(z)) for z in OPS_ZONES}):
+                f.write(json.dumps({"id": i, "h": h}) + "\n")
+    ticks = os.path.join(workdir, "ticks")
+    os.makedirs(ticks)
+    with open(os.path.join(ticks, "part-0.json"), "w") as f:
+        for i, ms in sorted(MS, key=lambda x: x[1]):  # in event-time order
+            f.write(json.dumps({"id": i, "ms": ms, "k": 1}) + "\n")
+    out = os.path.join(workdir, "out")
+    r = run_sql(cluster, workdir, "ops.sql", f"SET 'table.local-time-zone' = '{zone_name}';\n" +
+                OPS_DDL.format(src=src, hours=hours, ticks=ticks, out=out) + OPS_QUERY)
+    assert r.returncode == 0, r.stdout + r.stderr
+    for j in job_ids(r.stdout):
+        finish(cluster, j)
+
+    def got(d):
+        """The rows a sink's changelog ends with (a LEFT join may emit a
+        padded row and retract it when the match arrives)."""
+        rows = collections.Counter()
+        for g in (json.loads(ln) for ln in rows_text(os.path.join(out, d))):
+            op = g.pop("op", "+I")
+            rows[tuple(g.values())] += 1 if op in ("+I", "+U") else -1
+        assert all(n >= 0 for n in rows.values()), (d, rows)
+        return sorted(rows.elements())
+    assert got("j") == sorted((i, hour_text(ms, zone)) for i, ms in MS), zone_name
+    assert got("m") == sorted((i, local(ms, zone).hour) for i, ms in MS
+                              if local(ms, zone).hour < 12), zone_name
+    assert got("u") == sorted([(i, local(ms, zone).strftime("%Y-%m-%d %H:%M")) for i, ms in MS] +
+                              [(i, local(ms, zone).date().isoformat()) for i, ms in MS]), zone_name
+
+
+def test_zone_in_join_match_and_unnest_shanghai(cluster, workdir):
+    cluster.add_tm(slots=3)
+    run_ops_zone(cluster, workdir, "Asia/Shanghai")
+
+
+def test_zone_in_join_match_and_unnest_new_york_dst(cluster, workdir):
+    cluster.add_tm(slots=3)
+    run_ops_zone(cluster, workdir, "America/New_York")
+
+
+def test_zone_in_join_match_and_unnest_kolkata(cluster, workdir):
+    cluster.add_tm(slots=3)
+    run_ops_zone(cluster, workdir, "Asia/Kolkata")
+
+
+def test_a_values_ltz_column_prints_in_the_session_zone(cluster, workdir):
+    """A SELECT without FROM (a VALUES vertex) keeps its TIMESTAMP_LTZ column
+    one: shown in the session zone, as Flink's client shows it; a row of
+    TIMESTAMP(3) keeps its text."""
+    cluster.add_tm(slots=1)
+    r = run_sql(cluster, workdir, "v.sql", """
+SET 'table.local-time-zone' = 'Asia/Kolkata';
+SET 'sql-client.execution.result-mode' = 'tableau';
+SELECT TO_TIMESTAMP_LTZ(0, 3) AS l, TIMESTAMP '1970-01-01 00:00:00' AS t;
+SELECT * FROM (VALUES (TO_TIMESTAMP_LTZ(0, 3)), (CAST(NULL AS TIMESTAMP_LTZ(3)))) AS v(l);
+""")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "| +I | 1970-01-01 05:30:00.000 | 1970-01-01 00:00:00.000 |" in r.stdout, r.stdout
+    assert "| +I | 1970-01-01 05:30:00.000 |" in r.stdout and "<NULL>" in r.stdout, r.stdout

@@ -188,8 +188,8 @@ INSERT INTO snk SELECT id, a, b FROM src, LATERAL TABLE(bad_width(id)) AS t(a, b
     (f"CREATE FUNCTION f AS 'partial.total' LANGUAGE PYTHON USING JAR '{PY}/partial.py';",
      "partial.py, line 20: udaf over a function is PyFlink's Pandas aggregate (func_type='pandas')"),
     (f"CREATE FUNCTION f AS 'partial.dec' LANGUAGE PYTHON USING JAR '{PY}/partial.py';",
-     "partial.py, line 15: @udf: type DECIMAL(10, 2): Python functions take BOOLEAN, INT, "
-     "BIGINT, DOUBLE, STRING, BYTES, TIMESTAMP(3), TIMESTAMP_LTZ(3) and DATE"),
+     "partial.py, line 15: @udf: type DECIMAL(40, 2): Python functions take BOOLEAN, INT, "
+     "BIGINT, DOUBLE, DECIMAL(p, s), STRING, BYTES, TIMESTAMP(3), TIMESTAMP_LTZ(3) and DATE"),
     (f"CREATE FUNCTION f AS 'mix' LANGUAGE PYTHON USING JAR '{STRS}';",
      "a Python function is named 'module.function', not 'mix'"),
     ("CREATE FUNCTION f AS 'strs.mix' LANGUAGE PYTHON;",
@@ -391,3 +391,125 @@ INSERT INTO snk SELECT not_a_date(id) FROM src;
     text = str(cluster.get(f"/jobs/{jid}/exceptions"))
     assert "function 'not_a_date' failed: returned a str where DATE was declared (row 1 of " \
            "subtask 0)" in text, text
+
+
+# ---- DECIMAL(p, s) ------------------------------------------------------------
+
+DECS = os.path.join(PY, "decs.py")
+
+
+def create_dec(*names):
+    return "".join(f"CREATE FUNCTION {n} AS 'decs.{n}' LANGUAGE PYTHON USING JAR '{DECS}';\n"
+                   for n in names)
+
+
+def dec_rows(out_dir):
+    """The sink's JSON rows with numbers read as decimal.Decimal (exact)."""
+    import decimal
+    import glob
+    got = []
+    for path in sorted(glob.glob(os.path.join(out_dir, "part-*"))):
+        with open(path) as f:
+            got += [json.loads(line, parse_float=decimal.Decimal) for line in f if line.strip()]
+    return got
+
+
+def dec_source(workdir, n):
+    """n rows of exact DECIMAL text: amounts with cents, rates of 4 digits, 38-digit values."""
+    from decimal import Decimal
+    src = os.path.join(workdir, "decsrc")
+    os.makedirs(src)
+    data = []
+    for i in range(1, n + 1):
+        amount = None if i % 17 == 0 else Decimal(i * 7919 % 1000003) / 100 * (-1 if i % 5 == 0 else 1)
+        rate = Decimal(i * 37 % 2000) / 10000
+        big = Decimal(f"{i * 98765432109876543 % 10 ** 20}.{i * 123456789 % 10 ** 18:018d}")
+        if i % 2:
+            big = -big
+        data.append((i, amount, rate, big))
+    with open(os.path.join(src, "part-0.csv"), "w") as f:
+        for i, a, r, b in data:
+            f.write(f"{i},{'' if a is None else a},{r},{b}\n")
+    return src, data
+
+
+def test_decimal_scalar_and_table_functions_are_exact(cluster, workdir):
+    """DECIMAL(p, s) in and out of Python functions at parallelism 2: arguments
+    are decimal.Decimal of exactly s fraction digits (a BIGINT and a wider
+    DECIMAL cast to the declared type, as Flink casts implicitly), results
+    rounded HALF_EVEN to the declared scale as PyFlink's coder quantizes,
+    38-digit values unchanged; a table function yields DECIMAL columns. The
+    model is Python's decimal module, here."""
+    from decimal import Decimal, ROUND_HALF_EVEN, Context
+    cluster.add_tm(slots=2)
+    n = 400
+    src, data = dec_source(workdir, n)
+    out, tout = os.path.join(workdir, "out"), os.path.join(workdir, "tout")
+    r = run_sql(cluster, workdir, "d.sql", create_dec("with_fee", "shape", "flip", "split") + f"""
+CREATE TABLE s (id BIGINT, amount DECIMAL(10, 2), rate DECIMAL(5, 4), big DECIMAL(38, 18))
+  WITH ('connector' = 'filesystem', 'path' = '{src}', 'format' = 'csv');
+CREATE TABLE snk (id BIGINT, fee DECIMAL(12, 2), sh STRING, si STRING, fl DECIMAL(38, 18))
+  WITH ('connector' = 'filesystem', 'path' = '{out}', 'format' = 'json');
+CREATE TABLE tsnk (id BIGINT, part DECIMAL(10, 2), idx INT)
+  WITH ('connector' = 'filesystem', 'path' = '{tout}', 'format' = 'json');
+SET 'parallelism.default' = '2';
+EXECUTE STATEMENT SET BEGIN
+INSERT INTO snk SELECT id, with_fee(amount, rate), shape(amount), shape(id), flip(big) FROM s;
+INSERT INTO tsnk SELECT id, part, idx FROM s, LATERAL TABLE(split(amount, CAST(id % 4 AS INT))) AS t(part, idx);
+END;
+""")
+    assert r.returncode == 0, r.stdout + r.stderr
+    finish(cluster, job_ids(r.stdout)[0])
+
+    def q(v, p, s):
+        return v.quantize(Decimal(1).scaleb(-s), rounding=ROUND_HALF_EVEN, context=Context(prec=p))
+
+    def shape(x):
+        return "None" if x is None else "Decimal:%s:%d" % (x, x.as_tuple().exponent)
+
+    want, twant = [], []
+    for i, a, rt, b in data:
+        a2 = None if a is None else q(a, 10, 2)
+        fee = None if a2 is None else q(a2 * (1 + rt), 12, 2)
+        want.append((i, fee, shape(a2), shape(Decimal(i).quantize(Decimal("0.01"))), b.copy_negate()))
+        k = i % 4
+        if a2 is not None and k:
+            part = (a2 / k).quantize(Decimal("0.01"))
+            twant += [(i, part, j) for j in range(k - 1)] + [(i, a2 - part * (k - 1), k - 1)]
+    got = sorted((x["id"], x["fee"], x["sh"], x["si"], x["fl"]) for x in dec_rows(out))
+    assert got == sorted(want)
+    # the scales survive exactly: 12.50 stays 12.50, not 12.5
+    assert any(s.endswith("0:-2") for _, _, s, _, _ in got)
+    tgot = sorted((x["id"], x["part"], x["idx"]) for x in dec_rows(tout))
+    assert len(twant) > 300 and tgot == sorted(twant)
+
+
+@pytest.mark.parametrize("fn,want", [
+    ("grow", "function 'grow' failed: decimal.InvalidOperation: returned 100000.00, which does "
+             "not fit DECIMAL(5, 2)"),
+    ("as_float", "function 'as_float' failed: returned a float where DECIMAL(10, 2) was "
+                 "declared (return a decimal.Decimal or an int)"),
+])
+def test_a_decimal_result_that_does_not_fit_fails_the_task(cluster, workdir, fn, want):
+    """As PyFlink's coder: a result of more digits than the declared precision
+    is decimal.InvalidOperation, a float is no DECIMAL -- the task fails."""
+    cluster.add_tm(slots=1)
+    arg = "CAST(id AS DECIMAL(10, 2))" if fn == "grow" else "id"
+    r = run_sql(cluster, workdir, "f.sql", create_dec(fn) + seq(500) + f"""
+CREATE TABLE snk (d DECIMAL(10, 2)) WITH ('connector' = 'blackhole');
+INSERT INTO snk SELECT {fn}({arg}) FROM src WHERE id >= 100;
+""")
+    assert r.returncode == 0, r.stdout + r.stderr
+    jid = job_ids(r.stdout)[0]
+    cluster.wait_state(jid, ["FAILED"], timeout=90)
+    text = str(cluster.get(f"/jobs/{jid}/exceptions"))
+    assert want in text, text
+
+
+def test_decimal_arguments_are_type_checked_at_planning(cluster, workdir):
+    r = run_sql(cluster, workdir, "e.sql", create_dec("with_fee") + seq(5) +
+                "SELECT with_fee(CAST(id AS DOUBLE), 0.5) FROM src;\n")
+    assert r.returncode != 0
+    assert "argument 1 of 'with_fee' must be DECIMAL(10, 2), got DOUBLE" in r.stdout, r.stdout
+    r = run_sql(cluster, workdir, "d.sql", create_dec("with_fee") + "DESCRIBE FUNCTION with_fee;\n")
+    assert "DECIMAL(12, 2) with_fee(DECIMAL(10, 2), DECIMAL(5, 4))" in r.stdout, r.stdout

@@ -12,7 +12,7 @@ def rows(x):
     yield x
 
 
-@udf(result_type=DataTypes.DECIMAL(10, 2), input_types=[DataTypes.BIGINT()])
+@udf(result_type=DataTypes.DECIMAL(40, 2), input_types=[DataTypes.BIGINT()])
 def dec(x):
     return None
 

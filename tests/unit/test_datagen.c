@@ -624,7 +624,11 @@ static void test_plan_errors(void)
     CHECK(plan_fails("x ROW<a INT>", "{\"fields.x.a.length\": 1}", "fields.x.a.length"));
     CHECK(plan_fails("x CHAR(3)", "{\"fields.x.length\": 4}", "length 4 is not in 0..3"));
     CHECK(plan_fails("x INT", "{\"fields.x.null-rate\": 1.5}", "fields.x.null-rate"));
-    CHECK(plan_fails("x INTERVAL DAY", "{}", "cannot generate"));
+    /* intervals: random only (Flink's datagen refuses a sequence), bounds in months as INT */
+    CHECK(plan_fails("x INTERVAL DAY", "{\"fields.x.kind\": \"sequence\", \"fields.x.start\": 1,"
+                                       " \"fields.x.end\": 2}", "a sequence needs a number"));
+    CHECK(plan_fails("x INTERVAL YEAR TO MONTH", "{\"fields.x.min\": 3000000000}",
+                     "does not fit an INT"));
     CHECK(plan_fails("x ARRAY<ARRAY<STRING>>", "{\"fields.x.length\": 100000,"
                      " \"fields.x.element.length\": 100000}", "more than 64 MiB"));
     CHECK(plan_fails("x BIGINT", "{\"fields.x.kind\": \"sequence\", \"fields.x.start\": 1}",

@@ -8,6 +8,7 @@
  */
 #include "sl_test.h"
 #include "kafka_common.h"
+#include "format_json.h"
 
 typedef struct cfix {
     sl_schema s;
@@ -427,8 +428,78 @@ static void test_headers_parse(void)
     kf_buf_free(&str);
 }
 
+/* Nested columns read with the json options Flink's way: each line decoded
+ * (and every prefix of it: errors, never a crash) and the row written back. */
+static const char *nested_rt(kf_codec *c, const sl_schema *s, const char *line, kf_buf *str,
+                             char *buf, size_t cap)
+{
+    sl_value vals[8];
+    char why[300];
+    if (kf_decode(c, line, strlen(line), vals, str, why, sizeof why) != SL_OK) {
+        snprintf(buf, cap, "ERR %s", why);
+        return buf;
+    }
+    sl_row row = {.kind = SL_KIND_INSERT, .n = s->n, .vals = vals};
+    sl_buf out = SL_BUF_INIT;
+    sl_fmt_json_fields(&out, c, &row, why, sizeof why);
+    snprintf(buf, cap, "%.*s", (int)out.len, out.p);
+    sl_buf_free(&out);
+    return buf;
+}
+
+static void test_json_nested_options(void)
+{
+    sl_schema s;
+    sl_schema_init(&s);
+    char err[300];
+    CHECK_EQ_INT(sl_schema_parse("id INT, r ROW<a INT, b STRING, c ROW<d INT>>, "
+                                        "ai ARRAY<INT>, m MAP<STRING, INT>, t TIMESTAMP_LTZ(3), "
+                                        "u TIMESTAMP_LTZ(6)", &s, err, sizeof err), SL_OK);
+    int cols[6] = {0, 1, 2, 3, 4, 5};
+    kf_codec c;
+    memset(&c, 0, sizeof c);
+    CHECK_EQ_INT(kf_codec_init(&c, KF_JSON, &s, cols, 6, "v", err, sizeof err), SL_OK);
+    json_t *opts = json_pack("{s:s}", "json.fail-on-missing-field", "true");
+    CHECK_EQ_INT(kf_json_opts_read(&c, opts, "v", err, sizeof err), SL_OK);
+    json_decref(opts);
+    kf_buf str = {0};
+    char buf[600];
+    const char *full = "{\"id\":1,\"r\":{\"a\":1,\"b\":\"x\",\"c\":{\"d\":1}},\"ai\":[1],\"m\":{},"
+                       "\"t\":\"2026-01-01 00:00:00.5Z\",\"u\":\"1969-12-31T23:59:59.999999Z\"}";
+    /* a TIMESTAMP_LTZ is written as its instant with a 'Z' */
+    CHECK_EQ_STR(nested_rt(&c, &s, full, &str, buf, sizeof buf),
+                 "\"id\":1,\"r\":{\"a\":1,\"b\":\"x\",\"c\":{\"d\":1}},\"ai\":[1],\"m\":{},"
+                 "\"t\":\"2026-01-01 00:00:00.5Z\",\"u\":\"1969-12-31 23:59:59.999999Z\"");
+    CHECK_EQ_STR(nested_rt(&c, &s, "{\"id\":1,\"r\":{\"a\":1,\"b\":\"x\",\"c\":{}},\"ai\":[],"
+                                   "\"m\":{},\"t\":null,\"u\":null}", &str, buf, sizeof buf),
+                 "ERR field 'r': field 'c': field 'd' is missing (json.fail-on-missing-field)");
+    /* json.ignore-parse-errors instead */
+    c.json.fail_missing = false;
+    c.ignore_errors = true;
+    CHECK_EQ_STR(nested_rt(&c, &s, "{\"id\":\"x\",\"r\":{\"b\":true,\"c\":[1],\"a\":{\"q\":1}},"
+                                   "\"ai\":[1,\"zz\",false,4],\"m\":{\"k\":\"zz\",\"j\":2},"
+                                   "\"t\":\"nope\",\"u\":{}}", &str, buf, sizeof buf),
+                 "\"id\":null,\"r\":{\"a\":null,\"b\":\"true\",\"c\":null},"
+                 "\"ai\":[1,null,null,4],\"m\":{\"k\":null,\"j\":2},\"t\":null,\"u\":null");
+    CHECK(!strncmp(nested_rt(&c, &s, "[1]", &str, buf, sizeof buf), "ERR ", 4));
+    const char *bad = "{\"id\":\"x\",\"r\":{\"a\":{\"q\":[1,{\"z\":\"\\u00e9\"}]},\"c\":7},"
+                      "\"ai\":[1,\"zz\",{}],\"m\":{\"k\":[],\"j\":\"y\"},\"u\":\"2026\"}";
+    for (size_t k = 0; k <= strlen(bad); k++) { /* every prefix: a row or an error */
+        char *cut = malloc(k ? k : 1); /* exactly k bytes: ASan sees any overrun */
+        memcpy(cut, bad, k);
+        sl_value vals[8];
+        int rc = kf_decode(&c, cut, k, vals, &str, err, sizeof err);
+        CHECK(rc == SL_OK || rc == SL_ERR);
+        CHECK(rc == SL_ERR || k == strlen(bad));
+        free(cut);
+    }
+    kf_buf_free(&str);
+    kf_codec_free(&c);
+    sl_schema_free(&s);
+}
+
 SL_TEST_MAIN(SL_TEST(test_headers_parse), SL_TEST(test_json_values), SL_TEST(test_json_errors),
              SL_TEST(test_json_strings_model),
              SL_TEST(test_truncations_and_garbage), SL_TEST(test_csv),
              SL_TEST(test_encode_roundtrip), SL_TEST(test_raw_and_timestamps),
-             SL_TEST(test_debezium))
+             SL_TEST(test_debezium), SL_TEST(test_json_nested_options))

@@ -331,7 +331,16 @@ static void test_python_decorators(void)
         "def pandas_sum(v):\n"
         "    return v.sum()\n"
         "\n"
-        "stranger = udaf(Missing(), result_type='BIGINT', input_types=['BIGINT'])\n";
+        "stranger = udaf(Missing(), result_type='BIGINT', input_types=['BIGINT'])\n"
+        "\n"
+        "@udf(result_type='DECIMAL(40, 2)', input_types=['BIGINT'])\n"
+        "def wide(a):\n"
+        "    return a\n"
+        "\n"
+        "@udtf(result_types=[DataTypes.DECIMAL(5, 1), 'INT'],\n"
+        "      input_types=[DataTypes.DECIMAL(38, 18), 'DECIMAL'])\n"
+        "def drows(a, b):\n"
+        "    yield a, 1\n";
     char *path = write_py(src);
     sl_udf_sig *s = sl_udf_python_decl(path, "m", "two", err, sizeof err);
     CHECK(s != NULL);
@@ -353,6 +362,27 @@ static void test_python_decorators(void)
     if (s) {
         CHECK_EQ_STR(s->decl, "sluice-udf 1|table|rows|f0 STRING, f1 INT|STRING|deterministic nullable");
         CHECK(s->kind == SL_UDF_TABLE_KIND && s->cols.n == 2);
+        sl_udf_sig_free(s);
+    }
+    s = sl_udf_python_decl(path, "m", "dec", err, sizeof err); /* DECIMAL(p, s) arguments */
+    CHECK(s != NULL);
+    if (s) {
+        CHECK_EQ_STR(s->decl, "sluice-udf 1|scalar|dec|BIGINT|DECIMAL(10, 2)|deterministic nullable");
+        CHECK(s->nargs == 1 && s->args[0] == SL_T_DECIMAL && s->argdt[0]->p == 10 &&
+              s->argdt[0]->s == 2);
+        sl_udf_sig_free(s);
+    }
+    s = sl_udf_python_decl(path, "m", "drows", err, sizeof err);
+    CHECK(s != NULL);
+    if (s) { /* DECIMAL alone is DECIMAL(10, 0); commas inside a type's () are its own */
+        CHECK_EQ_STR(s->decl, "sluice-udf 1|table|drows|f0 DECIMAL(5, 1), f1 INT|DECIMAL(38, 18), "
+                              "DECIMAL(10, 0)|deterministic nullable");
+        CHECK(s->nargs == 2 && s->argdt[0]->p == 38 && s->argdt[0]->s == 18 &&
+              s->argdt[1]->p == 10 && s->argdt[1]->s == 0);
+        CHECK(s->cols.n == 2 && s->cols.fields[0].dt->p == 5 && s->cols.fields[0].dt->s == 1);
+        char *sig = sl_udf_sig_text(s);
+        CHECK_EQ_STR(sig, "TABLE(f0 DECIMAL(5, 1), f1 INT) drows(DECIMAL(38, 18), DECIMAL(10, 0))");
+        free(sig);
         sl_udf_sig_free(s);
     }
     s = sl_udf_python_decl(path, "m", "none_", err, sizeof err);
@@ -379,7 +409,8 @@ static void test_python_decorators(void)
     struct { const char *fn, *want; } bad[] = {
         {"plain", ", line 22: 'plain' has no @udf(result_type=..., input_types=[...]), "
                   "@udtf(result_types=[...], input_types=[...]) or udaf(...) declaration"},
-        {"dec", ", line 29: @udf: type DECIMAL(10, 2): Python functions take BOOLEAN, INT, BIGINT"},
+        {"wide", "@udf: type DECIMAL(40, 2): Python functions take BOOLEAN, INT, BIGINT, DOUBLE, "
+                 "DECIMAL(p, s)"},
         {"nope", ": no top-level 'def nope(', 'class nope' or 'nope = udf(...)' in the file"},
         {"pandas_sum", "udaf over a function is PyFlink's Pandas aggregate"},
         {"stranger", "udaf's first argument must be an AggregateFunction class of this "

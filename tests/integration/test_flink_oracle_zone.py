@@ -1,0 +1,117 @@
+"""Flink as the oracle for the session time zone (issue 29): the same
+queries through Flink 2.3 and through Sluice with `table.local-time-zone`
+= 'America/New_York' (instants on both sides of its 2026 DST changes and of
+midnight), compared exactly as final multisets (tests/integration/
+flink_oracle.py). The zone is read in a projection, a regular join's
+non-equi condition, a MATCH_RECOGNIZE's DEFINE and MEASURES, an UNNEST's
+argument, and written as TIMESTAMP_LTZ values by the json format. One JVM
+for the queries, apart from test_flink_oracle.py's (which runs in UTC)."""
+import json
+import os
+
+import pytest
+
+import flink_oracle as fo
+from conftest import Cluster
+
+pytestmark = [pytest.mark.release_only, pytest.mark.xdist_group("flink_oracle")]
+
+ZONE = "America/New_York"
+SETTINGS = {"pipeline.auto-watermark-interval": "0 ms", "table.local-time-zone": ZONE}
+
+# epoch ms, ascending: around New York's midnight, its DST gap (03-08) and
+# overlap (11-01, 01:30 twice), and before the epoch
+MS = [-86400000 + 3723000, 0, 1767225600123, 1767243599999, 1767243600000,
+      1772953199000, 1772953200000, 1793511000000, 1793514600000, 1793520000000]
+
+QUERIES = [
+    ("zone_calc", "SELECT id, CAST(ts AS STRING) AS s, DATE_FORMAT(ts, 'yyyy-MM-dd HH:mm') AS f, "
+                  "CAST(CAST(ts AS TIMESTAMP(3)) AS STRING) AS t, "
+                  "CAST(CAST(ts AS DATE) AS STRING) AS d FROM zs"),
+    ("zone_ltz_written", "SELECT id, TO_TIMESTAMP_LTZ(ms, 3) AS l FROM zp"),
+    ("zone_join_condition",
+     "SELECT z.id, h.h FROM zp AS z LEFT JOIN zh AS h ON z.id = h.id "
+     "AND DATE_FORMAT(TO_TIMESTAMP_LTZ(z.ms, 3), 'yyyy-MM-dd HH') = h.h"),
+    ("zone_match_define",
+     "SELECT * FROM zs MATCH_RECOGNIZE (PARTITION BY k ORDER BY ts "
+     "MEASURES A.id AS aid, B.id AS bid, "
+     "DATE_FORMAT(TO_TIMESTAMP_LTZ(B.ms, 3), 'yyyy-MM-dd HH') AS bh "
+     "ONE ROW PER MATCH AFTER MATCH SKIP TO NEXT ROW PATTERN (A B) "
+     "DEFINE A AS HOUR(CAST(TO_TIMESTAMP_LTZ(A.ms, 3) AS TIMESTAMP(3))) >= 12, "
+     "B AS HOUR(CAST(TO_TIMESTAMP_LTZ(B.ms, 3) AS TIMESTAMP(3))) < 12)"),
+    ("zone_unnest",
+     "SELECT id, x FROM zp CROSS JOIN UNNEST(ARRAY["
+     "DATE_FORMAT(TO_TIMESTAMP_LTZ(ms, 3), 'yyyy-MM-dd HH:mm'), "
+     "CAST(CAST(TO_TIMESTAMP_LTZ(ms, 3) AS DATE) AS STRING)]) AS t(x)"),
+]
+SPECS = [{"name": n, "sql": q, "ddl": []} for n, q in QUERIES]
+
+
+def write_inputs(d):
+    rows = [{"id": i, "ms": ms, "k": 1} for i, ms in enumerate(MS)]
+    # candidate hours: each id's in New York and in UTC (the join keeps New York's)
+    hours = []
+    for r in rows:
+        for off in (0, -5 * 3600000, -4 * 3600000):
+            import datetime
+            t = datetime.datetime(1970, 1, 1) + datetime.timedelta(milliseconds=r["ms"] + off)
+            h = t.strftime("%Y-%m-%d %H")
+            if {"id": r["id"], "h": h} not in hours:
+                hours.append({"id": r["id"], "h": h})
+    for name, data in (("zs", rows), ("zh", hours)):
+        with open(os.path.join(d, name + ".jsonl"), "w") as f:
+            f.writelines(json.dumps(x) + "\n" for x in data)
+
+    def table(name, cols, path):
+        return (f"CREATE TABLE {name} ({cols}) WITH ('connector' = 'filesystem', "
+                f"'path' = '{os.path.join(d, path + '.jsonl')}', 'format' = 'json')")
+    return [table("zs", "id BIGINT, ms BIGINT, k INT, ts AS TO_TIMESTAMP_LTZ(ms, 3), "
+                        "WATERMARK FOR ts AS ts", "zs"),
+            table("zp", "id BIGINT, ms BIGINT, k INT", "zs"),
+            table("zh", "id BIGINT, h STRING", "zh")]
+
+
+@pytest.fixture(scope="module")
+def zone_oracle(tmp_path_factory):
+    d = str(tmp_path_factory.mktemp("flink-oracle-zone"))
+    ddl = write_inputs(d)
+    flink = fo.run_flink(ddl, SPECS, d, config={"table.local-time-zone": ZONE})
+    cluster = Cluster(d)
+    sluice = {}
+    try:
+        cluster.add_tm(slots=4)
+        for s in SPECS:
+            if not flink[s["name"]]["ok"]:
+                continue
+            out = os.path.join(d, "out-" + s["name"])
+            path = os.path.join(d, s["name"] + ".sql")
+            with open(path, "w") as f:
+                f.write(fo.sluice_script(ddl, s, flink[s["name"]]["cols"], out, 2, SETTINGS))
+            r = cluster.cli("sql", "-f", path, timeout=120)
+            jobs = [ln.split()[-1] for ln in r.stdout.splitlines() if ln.startswith("Job ID: ")]
+            if r.returncode != 0 or not jobs:
+                sluice[s["name"]] = ("refused", r.stdout + r.stderr)
+                continue
+            st = cluster.wait_state(jobs[-1], ["FINISHED", "FAILED", "CANCELED"], timeout=90)
+            sluice[s["name"]] = ("done", out) if st["state"] == "FINISHED" else \
+                ("failed", str(cluster.get(f"/jobs/{jobs[-1]}/exceptions"))[:600])
+    finally:
+        problems = cluster.shutdown()
+    assert not problems, "\n".join(problems)
+    return flink, sluice
+
+
+@pytest.mark.parametrize("name", [n for n, _ in QUERIES])
+def test_same_result_as_flink_in_a_zone(zone_oracle, name):
+    flink, sluice = zone_oracle
+    f = flink[name]
+    assert f["ok"], f"Flink refused: {f.get('error')}"
+    cols = f["cols"]
+    want, wprob = fo.final_multiset([(k, v) for k, v in f["rows"]], cols)
+    assert not wprob, wprob[:5]
+    assert sum(want.values()) > 0, "Flink answered no rows"
+    kind, detail = sluice[name]
+    assert kind == "done", f"Sluice {kind}: {detail}"
+    got, gprob = fo.final_multiset(fo.sluice_changes(detail, cols), cols)
+    assert not gprob, gprob[:5]
+    assert got == want, fo.describe_diff(want, got)
