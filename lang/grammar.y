@@ -985,6 +985,8 @@ fromexpr(A) ::= fromexpr(L) join_kw(T) fromitem(R) ON expr(E). { A = NAT(ctx, SQ
 fromexpr(A) ::= fromexpr(L) COMMA(T) fromitem(R). { A = MK(ctx, SQL_FROM_JOIN, T); ADD(ctx, A, L); ADD(ctx, A, R); ADD(ctx, A, NULL); }
 
 fromexpr(A) ::= fromexpr(L) CROSS(T) JOIN fromitem(R). { A = MK(ctx, SQL_FROM_JOIN, T); A->s = "CROSS"; ADD(ctx, A, L); ADD(ctx, A, R); ADD(ctx, A, NULL); }
+/* a parenthesised join as a join's side: a ( b JOIN c ON ... ) ON ... (plan_subquery.c) */
+fromitem(A) ::= LP fromexpr(L) join_kw(T) fromitem(R) ON expr(E) RP. { A = NAT(ctx, SQL_FROM_JOIN, T); A->s = T->s; ADD(ctx, A, L); ADD(ctx, A, R); ADD(ctx, A, E); }
 
 join_kw(A) ::= JOIN(T). { A = MK(ctx, SQL_IDENT, T); A->s = UPSTR(ctx, "INNER"); }
 join_kw(A) ::= INNER(T) JOIN. { A = MK(ctx, SQL_IDENT, T); A->s = UPSTR(ctx, "INNER"); }

@@ -412,6 +412,49 @@ QUERIES = [
                        "WHERE id < 30)"),
     ("subquery_in_select", "SELECT e.id, EXISTS (SELECT 1 FROM pay p WHERE p.id = e.id) AS hp, "
                            "e.k IN (SELECT k FROM dim) AS kd FROM ev e"),
+    # correlated other than by equalities, outer columns in the SELECT list (value
+    # generators, semi/anti joins with a condition per pair), a parenthesised join
+    ("nonequi_not_in", "SELECT id, u FROM ev e WHERE u NOT IN (SELECT w FROM dim d "
+                       "WHERE d.k = e.k AND d.w < e.v)"),
+    ("nonequi_not_in_uncorr_key", "SELECT d.name FROM dim d WHERE d.w NOT IN (SELECT e.u FROM ev e "
+                                  "WHERE e.v > d.w * 14)"),
+    ("nonequi_scalar", "SELECT e.id, (SELECT MAX(p.amount) FROM pay p WHERE p.id = e.id "
+                       "AND p.amount < e.v * 4) AS m FROM ev e"),
+    ("nonequi_scalar_only", "SELECT d.name, (SELECT MAX(e.v) FROM ev e WHERE e.v < d.w * 14) AS n "
+                            "FROM dim d"),
+    ("nonequi_scalar_count", "SELECT d.name, (SELECT COUNT(*) FROM ev e WHERE e.v > d.w * 14) "
+                             "AS n FROM dim d"),
+    ("nonequi_lateral", "SELECT d.name, x.id FROM dim d, LATERAL (SELECT e.id FROM ev e "
+                        "WHERE e.k = d.k AND e.v > d.w * 13) AS x"),
+    ("nonequi_lateral_agg", "SELECT d.name, x.mx FROM dim d LEFT JOIN LATERAL (SELECT MAX(e.v) "
+                            "AS mx FROM ev e WHERE e.v < d.w * 14) x ON TRUE"),
+    ("nonequi_exists_or", "SELECT e.id FROM ev e WHERE e.v > 90 OR EXISTS (SELECT 1 FROM pay p "
+                          "WHERE p.id = e.id AND p.amount > e.v * 3)"),
+    ("nonequi_in_or", "SELECT e.id FROM ev e WHERE e.v > 90 OR e.u IN (SELECT d.w FROM dim d "
+                      "WHERE d.k = e.k AND d.w < e.v)"),
+    ("nonequi_in_select", "SELECT e.id, e.v IN (SELECT p.amount / 5 FROM pay p WHERE p.k = e.k "
+                          "AND p.amount < e.big / 10000000) AS m FROM ev e"),
+    ("not_of_in_and", "SELECT id FROM ev WHERE NOT (v > 50 AND k IN (SELECT k FROM dim WHERE w > 2))"),
+    ("not_of_exists_or", "SELECT e.id FROM ev e WHERE NOT (e.v > 50 OR EXISTS (SELECT 1 FROM pay p "
+                         "WHERE p.id = e.id))"),
+    ("outer_in_item", "SELECT id FROM ev e WHERE e.v IN (SELECT p.amount - e.u FROM pay p "
+                      "WHERE p.k = e.k)"),
+    ("outer_not_in_item", "SELECT id FROM ev e WHERE e.v NOT IN (SELECT p.amount - e.u FROM pay p "
+                          "WHERE p.k = e.k)"),
+    ("outer_scalar_item", "SELECT e.id, (SELECT MAX(p.amount + e.v) FROM pay p WHERE p.id = e.id) "
+                          "AS m FROM ev e"),
+    ("outer_lateral_item", "SELECT e.id, x.s FROM evs e, LATERAL (SELECT p.amount + e.v AS s "
+                           "FROM pay p WHERE p.id = e.id) AS x"),
+    ("having_scalar", "SELECT k, SUM(v) AS s FROM ev GROUP BY k HAVING SUM(v) > "
+                      "(SELECT SUM(v) / 5 FROM ev)"),
+    ("having_in", "SELECT k, COUNT(*) AS c FROM ev GROUP BY k HAVING k IN (SELECT k FROM dim "
+                  "WHERE w > 0)"),
+    ("having_not_in", "SELECT u, COUNT(*) AS c FROM ev GROUP BY u HAVING MAX(v) NOT IN "
+                      "(SELECT w + 92 FROM dim WHERE w > 0)"),
+    ("paren_join", "SELECT e.id, d.name, p.pid FROM evs e JOIN (dim d JOIN pay p ON p.k = d.k) "
+                   "ON e.id = p.id"),
+    ("paren_join_left", "SELECT e.id, d.name, p.pid FROM evs e LEFT JOIN (dim d JOIN pay p "
+                        "ON p.k = d.k) ON e.id = p.id"),
     ("join_interval_chain", "SELECT e.id, p.pid, d.name FROM evs e JOIN pay p ON e.id = p.id "
                             "AND p.ts BETWEEN e.ts - INTERVAL '1' SECOND AND e.ts + "
                             "INTERVAL '2' SECOND LEFT JOIN dim d ON d.k = e.k"),
@@ -682,7 +725,11 @@ FLINK_REFUSES = {
 # consumer judges a row before every channel has spoken (runtime/valve.h),
 # so the windows match at both parallelisms.
 BOTH, P2 = (1, 2), (2,)
-EXPECTED_DIFFERENCES = {}
+EXPECTED_DIFFERENCES = {
+    # SQL: a row of evs whose v is NULL meets its payments with s = amount + NULL = NULL;
+    # Flink's decorrelation joins the outer values back on `=` and loses those rows
+    "outer_lateral_item": ((1, 2), "Flink drops the outer rows whose e.v is NULL"),
+}
 
 
 def query_spec(q):
