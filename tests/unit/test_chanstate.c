@@ -7,6 +7,7 @@
  * wrong section count) is an error naming the file, never a crash.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -14,6 +15,29 @@
 #include "sl_test.h"
 
 static char dir[] = "/tmp/sluice-test-chanstate-XXXXXX";
+static int dir_made;
+
+/* The test's directory, made by whichever case runs first (each case can
+ * also run alone: `test_chanstate test_layout`); emptied and removed at
+ * exit. */
+static void remove_dir(void)
+{
+    static const char *const files[] = {"one.state", "many.state", "bad.state", "abort.state"};
+    char path[128];
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+        unlink(path);
+    }
+    rmdir(dir);
+}
+
+static void setup(void)
+{
+    if (dir_made) return;
+    CHECK(mkdtemp(dir) != NULL);
+    dir_made = 1;
+    atexit(remove_dir);
+}
 
 static uint32_t crc32c_bitwise(uint32_t crc, const uint8_t *p, size_t n)
 {
@@ -57,6 +81,7 @@ static void test_crc_vector(void)
 static void test_layout(void)
 {
     char path[128];
+    setup();
     snprintf(path, sizeof path, "%s/one.state", dir);
     char err[300];
     sl_cs_writer *w = sl_cs_open(path, err, sizeof err);
@@ -152,6 +177,7 @@ static int count_only(void *ctx, const sl_cs_section *s, char *err, size_t errle
 static void test_round_trip_and_damage(void)
 {
     char path[128];
+    setup();
     snprintf(path, sizeof path, "%s/many.state", dir);
     char err[300];
     sl_cs_writer *w = sl_cs_open(path, err, sizeof err);
@@ -179,6 +205,7 @@ static void test_round_trip_and_damage(void)
     size_t fn = slurp(path, file, sizeof file);
     CHECK(fn == size);
     char bad[160];
+    setup();
     snprintf(bad, sizeof bad, "%s/bad.state", dir);
     /* truncated anywhere: an error naming the file */
     for (int t = 0; t < 200; t++) {
@@ -221,6 +248,7 @@ static void test_round_trip_and_damage(void)
 static void test_limits_and_abort(void)
 {
     char path[128];
+    setup();
     snprintf(path, sizeof path, "%s/abort.state", dir);
     char err[300];
     sl_cs_writer *w = sl_cs_open(path, err, sizeof err);
@@ -235,8 +263,6 @@ static void test_limits_and_abort(void)
     sl_cs_abort(NULL);
 }
 
-static void setup(void) { CHECK(mkdtemp(dir) != NULL); }
-static void teardown(void) { rmdir(dir); }
 
-SL_TEST_MAIN(SL_TEST(setup), SL_TEST(test_crc_vector), SL_TEST(test_layout),
-             SL_TEST(test_round_trip_and_damage), SL_TEST(test_limits_and_abort), SL_TEST(teardown))
+SL_TEST_MAIN(SL_TEST(test_crc_vector), SL_TEST(test_layout), SL_TEST(test_round_trip_and_damage),
+             SL_TEST(test_limits_and_abort))
