@@ -589,6 +589,34 @@ static int list_has(const char *list, const char *name)
 /* The job metrics below, by name, for one job: returns their number. */
 static size_t job_metric_values(const jm_job *job, const char **names, double *vals);
 
+
+/* Flink's aggregated metric entry ({"id", "min", "max", "avg", "sum"}: those
+ * `agg` names, every one when it is empty) over the values added. */
+typedef struct {
+    double mn, mx, sum;
+    int count;
+} metric_acc;
+
+static void metric_add(metric_acc *a, double v)
+{
+    if (!a->count || v < a->mn) a->mn = v;
+    if (!a->count || v > a->mx) a->mx = v;
+    a->sum += v;
+    a->count++;
+}
+
+static json_t *metric_agg_json(const char *id, const metric_acc *a, const char *agg)
+{
+    json_t *o = json_pack("{s:s}", "id", id);
+    int all = !agg || !*agg;
+    if (!a->count) return o;
+    if (all || strstr(agg, "min")) json_object_set_new(o, "min", json_real(a->mn));
+    if (all || strstr(agg, "max")) json_object_set_new(o, "max", json_real(a->mx));
+    if (all || strstr(agg, "avg")) json_object_set_new(o, "avg", json_real(a->sum / a->count));
+    if (all || strstr(agg, "sum")) json_object_set_new(o, "sum", json_real(a->sum));
+    return o;
+}
+
 /* GET /jobs/metrics[?get=a,b&agg=min,max,avg,sum]: Flink's job metrics
  * aggregated over every job (optionally only ?jobs=id,id). */
 static json_t *jobs_metrics(route_ctx *rc)
@@ -604,24 +632,13 @@ static json_t *jobs_metrics(route_ctx *rc)
             continue;
         }
         if (!list_has(get, names[m])) continue;
-        double mn = 0, mx = 0, sum = 0;
-        int count = 0;
+        metric_acc a = {0};
         for (jm_job *job = rc->j->jobs; job; job = job->next) {
             if (only && !list_has(only, job->id)) continue;
             job_metric_values(job, names, vals);
-            double v = vals[m];
-            if (!count || v < mn) mn = v;
-            if (!count || v > mx) mx = v;
-            sum += v;
-            count++;
+            metric_add(&a, vals[m]);
         }
-        json_t *o = json_pack("{s:s}", "id", names[m]);
-        int all = !agg || !*agg;
-        if (count && (all || strstr(agg, "min"))) json_object_set_new(o, "min", json_real(mn));
-        if (count && (all || strstr(agg, "max"))) json_object_set_new(o, "max", json_real(mx));
-        if (count && (all || strstr(agg, "avg"))) json_object_set_new(o, "avg", json_real(sum / count));
-        if (count && (all || strstr(agg, "sum"))) json_object_set_new(o, "sum", json_real(sum));
-        json_array_append_new(arr, o);
+        json_array_append_new(arr, metric_agg_json(names[m], &a, agg));
     }
     return arr;
 }
@@ -1307,24 +1324,13 @@ static json_t *taskmanagers_metrics(route_ctx *rc)
             continue;
         }
         if (!list_has(get, names[m])) continue;
-        double mn = 0, mx = 0, sum = 0;
-        int count = 0;
+        metric_acc a = {0};
         for (jm_tm *tm = rc->j->tms; tm; tm = tm->next) {
             if (only && !list_has(only, tm->id)) continue;
             tm_metric_values(rc->j, tm, names, vals);
-            double v = vals[m];
-            if (!count || v < mn) mn = v;
-            if (!count || v > mx) mx = v;
-            sum += v;
-            count++;
+            metric_add(&a, vals[m]);
         }
-        json_t *o = json_pack("{s:s}", "id", names[m]);
-        int all = !agg || !*agg;
-        if (count && (all || strstr(agg, "min"))) json_object_set_new(o, "min", json_real(mn));
-        if (count && (all || strstr(agg, "max"))) json_object_set_new(o, "max", json_real(mx));
-        if (count && (all || strstr(agg, "avg"))) json_object_set_new(o, "avg", json_real(sum / count));
-        if (count && (all || strstr(agg, "sum"))) json_object_set_new(o, "sum", json_real(sum));
-        json_array_append_new(arr, o);
+        json_array_append_new(arr, metric_agg_json(names[m], &a, agg));
     }
     return arr;
 }

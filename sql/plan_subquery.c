@@ -83,6 +83,39 @@ static sql_node *is_null(plan *p, const sql_node *at, sql_node *e, int neg)
     return n;
 }
 
+/* x IN (...)'s three-valued answer over a LEFT join's columns: TRUE when
+ * `matched` is not NULL (a row matched), FALSE when `empty` (the subquery
+ * has no row), NULL when x is NULL or the subquery has a NULL (its row
+ * count `c` above its non-NULL count `cv`), else FALSE; NOT of it for NOT IN. */
+static sql_node *in_answer(plan *p, const sql_node *sub, sql_node *matched, sql_node *empty,
+                           const sql_node *x, sql_node *c, sql_node *cv)
+{
+    sql_node *cs = mk(p, SQL_CASE, sub), *whens = mk(p, SQL_LIST, sub);
+    sql_node *t = mk(p, SQL_BOOL, sub), *f = mk(p, SQL_BOOL, sub);
+    t->flags = SQL_F_TRUE;
+    sql_node *unk = mk(p, SQL_CAST, sub);
+    unk->s = "BOOLEAN";
+    sql_node_add(p->arena, unk, mk(p, SQL_NULL, sub));
+    sql_node *w[3][2] = {
+        {is_null(p, sub, matched, 1), t},
+        {empty, f},
+        {bin(p, sub, "OR", is_null(p, sub, (sql_node *)x, 0), bin(p, sub, ">", c, cv)), unk}};
+    for (int i = 0; i < 3; i++) {
+        sql_node *wn = mk(p, SQL_WHEN, sub);
+        sql_node_add(p->arena, wn, w[i][0]);
+        sql_node_add(p->arena, wn, w[i][1]);
+        sql_node_add(p->arena, whens, wn);
+    }
+    sql_node_add(p->arena, cs, NULL);
+    sql_node_add(p->arena, cs, whens);
+    sql_node_add(p->arena, cs, mk(p, SQL_BOOL, sub));
+    if (!(sub->flags & SQL_F_NOT)) return cs;
+    sql_node *n = mk(p, SQL_UNOP, sub);
+    n->s = "NOT";
+    sql_node_add(p->arena, n, cs);
+    return n;
+}
+
 static sql_node *and_all(plan *p, const sql_node *at, sql_node **c, int n)
 {
     sql_node *r = NULL;
@@ -816,33 +849,8 @@ static int semi_anti(sq *q, const sql_node *sub, int neg, sql_node **mark)
     if (mark) {
         /* x IN (...): TRUE on a match; FALSE for an empty subquery; else NULL when x is
          * NULL or the subquery has a NULL; else FALSE */
-        sql_node *cs = mk(p, SQL_CASE, sub), *whens = mk(p, SQL_LIST, sub);
-        sql_node *t = mk(p, SQL_BOOL, sub), *f = mk(p, SQL_BOOL, sub);
-        t->flags = SQL_F_TRUE;
-        sql_node *unk = mk(p, SQL_CAST, sub);
-        unk->s = "BOOLEAN";
-        sql_node_add(p->arena, unk, mk(p, SQL_NULL, sub));
-        sql_node *w[3][2] = {
-            {is_null(p, sub, col(p, sub, ma, "__k0"), 1), t},
-            {empty, f},
-            {bin(p, sub, "OR", is_null(p, sub, (sql_node *)x, 0),
-                 bin(p, sub, ">", col(p, sub, sa, "__c"), col(p, sub, sa, "__cv"))), unk}};
-        for (int i = 0; i < 3; i++) {
-            sql_node *wn = mk(p, SQL_WHEN, sub);
-            sql_node_add(p->arena, wn, w[i][0]);
-            sql_node_add(p->arena, wn, w[i][1]);
-            sql_node_add(p->arena, whens, wn);
-        }
-        sql_node_add(p->arena, cs, NULL);
-        sql_node_add(p->arena, cs, whens);
-        sql_node_add(p->arena, cs, mk(p, SQL_BOOL, sub));
-        *mark = cs;
-        if (sub->flags & SQL_F_NOT) {
-            sql_node *n = mk(p, SQL_UNOP, sub);
-            n->s = "NOT";
-            sql_node_add(p->arena, n, cs);
-            *mark = n;
-        }
+        *mark = in_answer(p, sub, col(p, sub, ma, "__k0"), empty, x, col(p, sub, sa, "__c"),
+                          col(p, sub, sa, "__cv"));
         corr_free(&c);
         return SL_OK;
     }
@@ -1194,33 +1202,8 @@ static int vgen_mark(sq *q, const sql_node *sub, sql_node **mark)
                    cst && x->kind != SQL_COL);
     /* TRUE on a match; FALSE for an empty subquery; NULL when x is NULL or
      * the subquery has a NULL; else FALSE */
-    sql_node *cs = mk(p, SQL_CASE, sub), *whens = mk(p, SQL_LIST, sub);
-    sql_node *t = mk(p, SQL_BOOL, sub), *f = mk(p, SQL_BOOL, sub);
-    t->flags = SQL_F_TRUE;
-    sql_node *unk = mk(p, SQL_CAST, sub);
-    unk->s = "BOOLEAN";
-    sql_node_add(p->arena, unk, mk(p, SQL_NULL, sub));
-    sql_node *w[3][2] = {
-        {is_null(p, sub, col(p, sub, ma, "__m"), 1), t},
-        {is_null(p, sub, col(p, sub, ca, "__c"), 0), f},
-        {bin(p, sub, "OR", is_null(p, sub, (sql_node *)x, 0),
-             bin(p, sub, ">", col(p, sub, ca, "__c"), col(p, sub, ca, "__cv"))), unk}};
-    for (int i = 0; i < 3; i++) {
-        sql_node *wn = mk(p, SQL_WHEN, sub);
-        sql_node_add(p->arena, wn, w[i][0]);
-        sql_node_add(p->arena, wn, w[i][1]);
-        sql_node_add(p->arena, whens, wn);
-    }
-    sql_node_add(p->arena, cs, NULL);
-    sql_node_add(p->arena, cs, whens);
-    sql_node_add(p->arena, cs, f);
-    *mark = cs;
-    if (sub->flags & SQL_F_NOT) {
-        sql_node *n = mk(p, SQL_UNOP, sub);
-        n->s = "NOT";
-        sql_node_add(p->arena, n, cs);
-        *mark = n;
-    }
+    *mark = in_answer(p, sub, col(p, sub, ma, "__m"), is_null(p, sub, col(p, sub, ca, "__c"), 0), x,
+                      col(p, sub, ca, "__c"), col(p, sub, ca, "__cv"));
     free(in_l.l);
     return SL_OK;
 }
