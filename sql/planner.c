@@ -1736,6 +1736,10 @@ static bool small_widens(sl_type from, sl_type to)
 static int insert_shape(plan *p, const sql_node *ins, const sql_table *t, const int *src,
                         int nphys, rel *r)
 {
+    const sql_column *unc = !strcmp(t->connector, "jdbc") ? sql_jdbc_uncarried(t) : NULL;
+    if (unc)
+        return PERR(ins, "INSERT INTO %s: column '%s' is %s; the jdbc connector cannot carry "
+                    "that type yet", t->name, unc->name, sql_col_dt(unc)->text);
     int rc = SL_OK;
     item *its = sl_calloc((size_t)nphys + 1, sizeof(item));
     int need = 0, k = 0;
