@@ -29,7 +29,8 @@
 typedef struct scan_plan {
     char *vid, *who;
     char conninfo[2048];
-    char *select; /* DECLARE ... CURSOR FOR SELECT ... */
+    char *query;  /* SELECT "col", ... FROM table-name */
+    char *select; /* DECLARE sl_scan ... CURSOR FOR query */
     int ncols;
 } scan_plan;
 
@@ -48,6 +49,7 @@ static void scan_plan_free(void *p)
     if (!pl) return;
     free(pl->vid);
     free(pl->who);
+    free(pl->query);
     free(pl->select);
     free(pl);
 }
@@ -80,13 +82,14 @@ static void *scan_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
         }
     }
     sl_buf b = {0};
-    sl_buf_str(&b, "DECLARE sl_scan NO SCROLL CURSOR FOR SELECT ");
+    sl_buf_str(&b, "SELECT ");
     for (int i = 0; i < v->declared.n; i++) {
         if (i) sl_buf_str(&b, ", ");
         sl_jdbc_quote(&b, v->declared.fields[i].name);
     }
     sl_buf_fmt(&b, " FROM %s", tn); /* as given, as the sink writes it (may be schema.table) */
-    pl->select = sl_buf_take(&b);
+    pl->query = sl_buf_take(&b);
+    pl->select = sl_sprintf("DECLARE sl_scan NO SCROLL CURSOR FOR %s", pl->query);
     pl->ncols = v->declared.n;
     sl_schema_copy(pc->out, &v->declared);
     return pl;
@@ -238,6 +241,33 @@ static int scan_restore(sl_op *op, const void *const *blobs, const size_t *lens,
     return SL_OK;
 }
 
+/* At submission: the table exists and each column maps to its declared type. */
+static int scan_check_job(const sl_vertex *v, const void *plan, const sl_job_check *jc,
+                          char *err, size_t errlen)
+{
+    (void)jc;
+    const scan_plan *pl = plan;
+    if (!pl) return SL_OK;
+    PGconn *c = sl_jdbc_connect(pl->conninfo, pl->who, err, errlen);
+    if (!c) return SL_ERR;
+    PGresult *r = PQprepare(c, "", pl->query, 0, NULL);
+    int rc = PQresultStatus(r) == PGRES_COMMAND_OK
+                 ? SL_OK : sl_jdbc_error(c, r, pl->who, "cannot scan", err, errlen);
+    PQclear(r);
+    r = rc == SL_OK ? PQdescribePrepared(c, "") : NULL;
+    if (r && PQresultStatus(r) != PGRES_COMMAND_OK)
+        rc = sl_jdbc_error(c, r, pl->who, "describing the scan", err, errlen);
+    for (int i = 0; rc == SL_OK && i < pl->ncols; i++)
+        if (!sl_jdbc_result_maps(PQftype(r, i), v->declared.fields[i].type))
+            rc = sl_seterr(err, errlen, "%s: column '%s' is %s in PostgreSQL, which does not map "
+                           "to %s (declare the column's type as it maps, see docs/CONNECTORS.md)",
+                           pl->who, v->declared.fields[i].name, sl_jdbc_type_name(PQftype(r, i)),
+                           sl_type_name(v->declared.fields[i].type));
+    PQclear(r);
+    PQfinish(c);
+    return rc;
+}
+
 static const sl_op_option scan_options[] = {
     {"url", SL_CT_STRING, NULL, NULL, "jdbc:postgresql://host[:port]/database[?...]"},
     {"table-name", SL_CT_STRING, NULL, NULL, "The table read (may be schema.table)."},
@@ -259,4 +289,5 @@ const sl_op_def sl_op_jdbc_scan = {
     .close = scan_close,
     .snapshot_state = scan_snapshot,
     .restore_state = scan_restore,
+    .check_job = scan_check_job,
 };
