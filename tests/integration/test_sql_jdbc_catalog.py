@@ -292,3 +292,34 @@ WHERE g.id % 5 <> 1;
             None if w[6] is None else int(w[6]), int(w[7])] for w in want]
     assert norm[:3] == exp[:3]
     assert norm == exp
+
+
+def test_lookup_join_against_a_catalog_table(cluster, workdir, pg):
+    """A catalog table on the right of a processing-time lookup join is
+    looked up key by key by the jdbc connector: each id finds the server's
+    row (a missing one drops the row of the inner join)."""
+    pg.sql("CREATE TABLE prices (id bigint PRIMARY KEY, label varchar(8), price double precision)")
+    pg.sql("INSERT INTO prices SELECT i, 'p' || i, i / 4.0 FROM generate_series(1, 300) i "
+           "WHERE i % 7 <> 0")
+    out = os.path.join(workdir, "out")
+    cluster.add_tm(slots=1)
+    r = run_sql(cluster, workdir, "lookup.sql", catalog(pg) + f"""
+CREATE TABLE o (id BIGINT, pt AS PROCTIME()) WITH (
+    'connector' = 'datagen', 'rows-per-second' = '100000',
+    'fields.id.kind' = 'sequence', 'fields.id.start' = '1', 'fields.id.end' = '400');
+CREATE TABLE res (id BIGINT, label STRING, price DOUBLE)
+  WITH ('connector' = 'filesystem', 'path' = '{out}', 'format' = 'json');
+INSERT INTO res SELECT o.id, p.label, p.price
+FROM o JOIN mypg.postgres.prices FOR SYSTEM_TIME AS OF o.pt AS p ON o.id = p.id;
+""")
+    assert r.returncode == 0 and "[ERROR]" not in r.stdout, r.stdout + r.stderr
+    finish(cluster, job_ids(r.stdout)[0])
+    import glob
+    import json
+    got = []
+    for path in glob.glob(os.path.join(out, "part-*")):
+        with open(path) as f:
+            got += [json.loads(line) for line in f if line.strip()]
+    want = pg.sql("SELECT id, label, price FROM prices ORDER BY id")
+    assert sorted([str(x["id"]), x["label"], x["price"]] for x in got) == \
+        sorted([w[0], w[1], float(w[2])] for w in want)
