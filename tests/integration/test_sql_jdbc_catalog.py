@@ -183,6 +183,7 @@ END;
 def err_of(cluster, workdir, text):
     r = run_sql(cluster, workdir, "bad.sql", text)
     assert "[ERROR]" in r.stdout, r.stdout + r.stderr
+    assert "Sanitizer" not in r.stderr and "runtime error:" not in r.stderr, r.stderr
     assert not job_ids(r.stdout)
     return r.stdout.split("[ERROR]", 1)[1]
 
