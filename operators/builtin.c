@@ -52,6 +52,7 @@ extern const sl_op_def sl_op_match_recognize;
 extern const sl_op_def sl_op_temporal_sort;
 extern const sl_op_def sl_op_limit;
 extern const sl_op_def sl_op_jdbc_sink;
+extern const sl_op_def sl_op_jdbc_scan;
 extern const sl_op_def sl_op_jdbc_lookup_join;
 extern const sl_op_def sl_op_postgres_cdc;
 extern const sl_op_def sl_op_correlate;
@@ -75,7 +76,7 @@ static const sl_op_def *const builtin[] = {
     &sl_op_values, &sl_op_set_op,
     &sl_op_match_recognize,
     &sl_op_temporal_sort, &sl_op_limit,
-    &sl_op_jdbc_sink, &sl_op_jdbc_lookup_join, &sl_op_postgres_cdc,
+    &sl_op_jdbc_sink, &sl_op_jdbc_scan, &sl_op_jdbc_lookup_join, &sl_op_postgres_cdc,
     &sl_op_correlate, &sl_op_expand,
 };
 

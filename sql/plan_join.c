@@ -1332,6 +1332,12 @@ static int plan_lookup(plan *p, const sql_node *f, const sql_node *rnode, const 
     for (int i = 0; !jdbc && i < t->nopts; i++)
         if (strcmp(t->keys[i], "connector") && strncmp(t->keys[i], "sink.", 5))
             json_object_set_new(cfg, t->keys[i], json_string(t->vals[i]));
+    const sql_column *unc = jdbc ? sql_jdbc_uncarried(t) : NULL;
+    if (unc) {
+        json_decref(cfg);
+        return PERR(f, "lookup join on '%s': column '%s' is %s; the jdbc connector cannot "
+                    "carry that type yet", t->name, unc->name, sql_col_dt(unc)->text);
+    }
     if (jdbc) { /* operators/jdbc_lookup.c */
         json_t *jc = sql_jdbc_config(t, 0);
         json_object_update(cfg, jc);

@@ -555,12 +555,13 @@ static int scan_table(plan *p, const sql_node *at, const char *name, rel *out)
     int stream = !strcmp(t->connector, "datastream");
     int files = !strcmp(t->connector, "filesystem"), nexmark = !strcmp(t->connector, "nexmark");
     int cdc = !strcmp(t->connector, "postgres-cdc");
-    if (!strcmp(t->connector, "jdbc"))
-        return PERR(at, "table '%s' (connector 'jdbc'): reading a jdbc table as a source is not "
-                    "supported yet (Flink scans it once, bounded); it serves as a sink and in "
-                    "lookup joins (FOR SYSTEM_TIME AS OF a processing-time attribute)", name);
+    int jdbc = !strcmp(t->connector, "jdbc"); /* a bounded scan (operators/jdbc_scan.c) */
+    const sql_column *unc = jdbc ? sql_jdbc_uncarried(t) : NULL;
+    if (unc)
+        return PERR(at, "table '%s' (connector 'jdbc'): column '%s' is %s; the jdbc connector "
+                    "cannot carry that type yet", name, unc->name, sql_col_dt(unc)->text);
     if (!stream && strcmp(t->connector, "datagen") != 0 && !sql_table_is_kafka(t) && !files &&
-        !nexmark && !cdc) {
+        !nexmark && !cdc && !jdbc) {
         return PERR(at, "table '%s' (connector '%s') is a sink; it cannot be read", name,
                     t->connector);
     }
@@ -606,10 +607,11 @@ static int scan_table(plan *p, const sql_node *at, const char *name, rel *out)
     char *uid = sl_sprintf("source-%s", t->name);
     memset(out, 0, sizeof *out);
     const char *type = kafka ? t->connector : files ? "file-source" : nexmark ? "nexmark"
-                                                                : cdc ? "postgres-cdc" : "datagen";
-    /* postgres-cdc: one replication slot, one subtask */
+                                                                : cdc ? "postgres-cdc"
+                                                                : jdbc ? "jdbc-scan" : "datagen";
+    /* postgres-cdc: one replication slot, one subtask; jdbc-scan: one cursor */
     out->vid = stream ? sl_strdup(sql_table_option(t, "vertex"))
-                      : add_vertex(p, t->name, type, uid, cfg, &phys, cdc ? 1 : 0);
+                      : add_vertex(p, t->name, type, uid, cfg, &phys, cdc || jdbc ? 1 : 0);
     free(uid);
     if (kafka) { /* METADATA columns: "metadata": key in the source's schema */
         json_t *sj = json_object_get(json_array_get(p->vertices, json_array_size(p->vertices) - 1),
@@ -1833,6 +1835,10 @@ static bool small_widens(sl_type from, sl_type to)
 static int insert_shape(plan *p, const sql_node *ins, const sql_table *t, const int *src,
                         int nphys, rel *r)
 {
+    const sql_column *unc = !strcmp(t->connector, "jdbc") ? sql_jdbc_uncarried(t) : NULL;
+    if (unc)
+        return PERR(ins, "INSERT INTO %s: column '%s' is %s; the jdbc connector cannot carry "
+                    "that type yet", t->name, unc->name, sql_col_dt(unc)->text);
     int rc = SL_OK;
     item *its = sl_calloc((size_t)nphys + 1, sizeof(item));
     int need = 0, k = 0;
