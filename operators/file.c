@@ -92,6 +92,7 @@
 #include "kafka_common.h"
 #include "format_csv.h"
 #include "format_json.h"
+#include "temporal.h"
 
 #define FILE_BUF (64 * 1024)
 
@@ -110,6 +111,7 @@ typedef struct file_plan {
     int64_t delay_ms;    /* sink.partition-commit.delay */
     char *ts_pattern;    /* partition.time-extractor.timestamp-pattern, NULL: the
                             first partition column's value */
+    char *wm_zone;       /* sink.partition-commit.watermark-time-zone, NULL: UTC */
 } file_plan;
 
 #define FS_WM_RING 16 /* (checkpoint, watermark at its barrier) pairs kept */
@@ -164,6 +166,7 @@ typedef struct file_state {
     int64_t wm_cpid[FS_WM_RING], wm_at[FS_WM_RING]; /* watermark at each snapshot */
     int nwm;
     bool ended;      /* end of input: every partition may commit */
+    sl_tz *wm_tz;    /* the watermark time zone, opened on first use */
     sl_buf ptext, pname; /* scratch: the values' csv, the partition's name */
 } file_state;
 
@@ -177,7 +180,19 @@ static void file_plan_free(void *p)
     free(pl->partition_by);
     free(pl->success_name);
     free(pl->ts_pattern);
+    free(pl->wm_zone);
     free(pl);
+}
+
+/* Whether a zone name is one java.util.TimeZone reads as java.time.ZoneId
+ * does (Flink's check of the watermark time zone): an offset alone ("+08:00",
+ * "Z") or "UTC+8"/"UT+8" is not (TimeZone reads them as GMT), "GMT+8" is. */
+static bool zone_fixed_ok(const char *z)
+{
+    if (z[0] == '+' || z[0] == '-' || !strcmp(z, "Z")) return false;
+    if (!strncmp(z, "UTC", 3) && (z[3] == '+' || z[3] == '-')) return false;
+    if (!strncmp(z, "UT", 2) && (z[2] == '+' || z[2] == '-')) return false;
+    return true;
 }
 
 /* Flink's partition commit options into pl; SL_ERR with a message when an
@@ -189,6 +204,7 @@ static int commit_opts(const sl_vertex *v, file_plan *pl, char *err, size_t errl
     const char *delay = sl_vconf_str(v, "sink.partition-commit.delay", NULL);
     const char *name = sl_vconf_str(v, "sink.partition-commit.success-file.name", NULL);
     const char *pat = sl_vconf_str(v, "partition.time-extractor.timestamp-pattern", NULL);
+    const char *zone = sl_vconf_str(v, "sink.partition-commit.watermark-time-zone", NULL);
     if (kind && *kind) {
         char *copy = sl_strdup(kind), *save = NULL;
         int rc = SL_OK;
@@ -199,6 +215,11 @@ static int commit_opts(const sl_vertex *v, file_plan *pl, char *err, size_t errl
                 rc = sl_seterr(err, errlen, "vertex '%s': sink.partition-commit.policy.kind "
                                "'metastore' needs a Hive metastore, which Sluice does not have; "
                                "use 'success-file'", v->id);
+            else if (!strcasecmp(k, "custom"))
+                rc = sl_seterr(err, errlen, "vertex '%s': sink.partition-commit.policy.kind "
+                               "'custom' needs sink.partition-commit.policy.class, a Java "
+                               "PartitionCommitPolicy class, which Sluice cannot run; use "
+                               "'success-file'", v->id);
             else
                 rc = sl_seterr(err, errlen, "vertex '%s': sink.partition-commit.policy.kind "
                                "'%s' is not supported (Sluice has 'success-file')", v->id, k);
@@ -220,6 +241,22 @@ static int commit_opts(const sl_vertex *v, file_plan *pl, char *err, size_t errl
         return sl_seterr(err, errlen, "vertex '%s': sink.partition-commit.delay '%s' is not a "
                          "duration ('1 h', '30 min')", v->id, delay);
     if (pat && *pat) pl->ts_pattern = sl_strdup(pat);
+    if (zone && strcmp(zone, "UTC")) {
+        /* Flink accepts a name that java.util.TimeZone and java.time.ZoneId
+         * read alike: a region, UTC/GMT, or GMT+hh:mm -- not a bare offset */
+        char zerr[256];
+        sl_tz *tz = zone_fixed_ok(zone) ? sl_tz_open(zone, SL_TZ_JAVA_TIME, zerr, sizeof zerr)
+                                        : NULL;
+        if (!tz)
+            return sl_seterr(err, errlen, "vertex '%s': Invalid time zone for "
+                             "'sink.partition-commit.watermark-time-zone'. The value should be "
+                             "a Time Zone Database (TZDB) ID such as 'America/Los_Angeles' to "
+                             "include daylight saving time. Fixed offsets are supported using "
+                             "'GMT-03:00' or 'GMT+03:00'. Or use 'UTC' without time zone and "
+                             "daylight saving time (not '%s')", v->id, zone);
+        sl_tz_destroy(tz);
+        pl->wm_zone = sl_strdup(zone);
+    }
     if (pl->success_name && !pl->partition_by)
         return sl_seterr(err, errlen, "vertex '%s': sink.partition-commit.policy.kind needs a "
                          "partitioned table (PARTITIONED BY)", v->id);
@@ -1051,6 +1088,17 @@ static int partition_time(sl_op *op, const file_plan *pl, fs_writer *w)
                         "is not a timestamp 'yyyy-MM-dd HH:mm:ss'", w->part, (int)t.len,
                         t.len ? t.p : "", pat);
     sl_buf_free(&t);
+    if (rc == SL_OK && pl->wm_zone) { /* a local time in the watermark time zone */
+        file_state *st = op->priv;
+        if (!st->wm_tz) {
+            char zerr[256];
+            st->wm_tz = sl_tz_open(pl->wm_zone, SL_TZ_JAVA_TIME, zerr, sizeof zerr);
+            if (!st->wm_tz)
+                return sl_op_fail(op, "file sink: sink.partition-commit.watermark-time-zone: %s",
+                                  zerr);
+        }
+        w->ptime = sl_tz_to_utc(st->wm_tz, w->ptime);
+    }
     return rc;
 }
 
@@ -1135,6 +1183,7 @@ static void file_close(sl_op *op)
     kf_codec_free(&st->pcodec);
     sl_buf_free(&st->ptext);
     sl_buf_free(&st->pname);
+    if (st->wm_tz) sl_tz_destroy(st->wm_tz);
     free(st);
     op->priv = NULL;
 }
@@ -1292,6 +1341,9 @@ static const sl_op_option file_options[] = {
      "time plus the delay."},
     {"sink.partition-commit.delay", SL_CT_STRING, "0 s", NULL,
      "The delay of the commit trigger."},
+    {"sink.partition-commit.watermark-time-zone", SL_CT_STRING, "UTC", NULL,
+     "The zone in which a partition's time (a local time) is read as an instant to "
+     "compare with the watermark (partition-time trigger), e.g. 'Asia/Shanghai'."},
     {"partition.time-extractor.timestamp-pattern", SL_CT_STRING, NULL, NULL,
      "The partition's time from its values, e.g. '$dt $hr:00:00' (default: the first "
      "partition column's value)."},

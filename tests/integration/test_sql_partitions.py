@@ -332,3 +332,81 @@ INSERT INTO sink_t SELECT id, CAST(ts AS TIMESTAMP(3)), DATE_FORMAT(ts, 'yyyy-MM
     assert nrows() == N
     cluster.request("PATCH", f"/jobs/{jid}?mode=cancel")
     cluster.wait_state(jid, ["CANCELED"], timeout=30)
+
+
+def test_watermark_time_zone_reads_partition_times_in_that_zone(cluster, workdir):
+    """sink.partition-commit.watermark-time-zone: the partition's time ('$dt $hr:00:00',
+    a local time) is the instant of that wall-clock time in the zone, compared with the
+    watermark (an instant: ts is a TIMESTAMP_LTZ). The partitions come from the UTC
+    wall clock as before; in America/Sao_Paulo (UTC-3) hour HH is HH+3 UTC, so with the
+    final watermark at 06:50 UTC and a delay of 1 hour only hr 00..02 commit. Then
+    Flink's refusals: a bare offset as the zone, policy 'custom'."""
+    from datetime import datetime
+    from zoneinfo import ZoneInfo
+    cluster.add_tm(slots=2)
+    zone = "America/Sao_Paulo"
+    out = os.path.join(workdir, "wtz")
+    r = run_sql(cluster, workdir, "wtz.sql", commit_table(out, f""",
+  'sink.partition-commit.policy.kind' = 'success-file',
+  'sink.partition-commit.trigger' = 'partition-time',
+  'sink.partition-commit.delay' = '1 h',
+  'sink.partition-commit.watermark-time-zone' = '{zone}',
+  'partition.time-extractor.timestamp-pattern' = '$dt $hr:00:00'""") + f"""
+SET 'parallelism.default' = '2';
+SET 'execution.checkpointing.interval' = '200 ms';
+INSERT INTO sink_t SELECT id, CAST(ts AS TIMESTAMP(3)), DATE_FORMAT(ts, 'yyyy-MM-dd'),
+  DATE_FORMAT(ts, 'HH') FROM src WHERE id <= {N};
+""")
+    assert r.returncode == 0, r.stdout + r.stderr
+    jid = job_ids(r.stdout)[0]
+    parts = {}
+    for i in range(1, N + 1):
+        s = (i * STEP) // 1000
+        parts.setdefault(f"dt=2026-01-01/hr={s // 3600:02d}", 0)
+        parts[f"dt=2026-01-01/hr={s // 3600:02d}"] += 1
+    watermark = BASE + N * STEP - 10 * 60 * 1000
+    committed = set()
+    for p in parts:
+        local = datetime(2026, 1, 1, int(p[-2:]), tzinfo=ZoneInfo(zone))
+        if watermark > int(local.timestamp() * 1000) + 3600 * 1000:
+            committed.add(p)
+    assert committed == {f"dt=2026-01-01/hr={h:02d}" for h in range(3)}
+
+    def done():
+        return {os.path.relpath(os.path.dirname(p), out)
+                for p in glob.glob(os.path.join(out, "*", "*", "_SUCCESS"))}
+
+    def counts():
+        got = {}
+        for p in glob.glob(os.path.join(out, "*", "*", "part-*")):
+            with open(p) as f:
+                k = os.path.relpath(os.path.dirname(p), out)
+                got[k] = got.get(k, 0) + sum(1 for x in f if x.strip())
+        return got
+
+    wait_for(lambda: counts() == parts and done() == committed, timeout=60,
+             what="every row committed and the success files in the zone")
+    seen = cluster.get(f"/jobs/{jid}/checkpoints")["counts"]["completed"]
+    wait_for(lambda: cluster.get(f"/jobs/{jid}/checkpoints")["counts"]["completed"] >= seen + 3,
+             timeout=30, what="three more checkpoints")
+    assert done() == committed and counts() == parts
+    cluster.request("PATCH", f"/jobs/{jid}?mode=cancel")
+    cluster.wait_state(jid, ["CANCELED"], timeout=30)
+
+    refusals = [
+        ("'sink.partition-commit.watermark-time-zone' = '+08:00'",
+         "Invalid time zone for 'sink.partition-commit.watermark-time-zone'. The value should "
+         "be a Time Zone Database (TZDB) ID such as 'America/Los_Angeles'"),
+        ("'sink.partition-commit.watermark-time-zone' = 'No/Such'",
+         "Invalid time zone for 'sink.partition-commit.watermark-time-zone'"),
+        ("'sink.partition-commit.policy.kind' = 'custom'",
+         "sink.partition-commit.policy.kind 'custom' needs sink.partition-commit.policy.class, "
+         "a Java PartitionCommitPolicy class, which Sluice cannot run; use 'success-file'"),
+    ]
+    for n, (opt, msg) in enumerate(refusals):
+        r = run_sql(cluster, workdir, f"bad{n}.sql", commit_table(
+            os.path.join(workdir, f"bad{n}"), ",\n  " + opt) + """
+INSERT INTO sink_t SELECT id, CAST(ts AS TIMESTAMP(3)), 'd', 'h' FROM src;
+""")
+        assert msg in r.stdout + r.stderr, r.stdout + r.stderr
+        assert not job_ids(r.stdout), r.stdout
