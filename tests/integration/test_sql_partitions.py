@@ -517,3 +517,48 @@ INSERT INTO sink_t SELECT id, CAST(ts AS TIMESTAMP(3)), DATE_FORMAT(ts, 'yyyy-MM
                        for p in glob.glob(os.path.join(out, part, "part-*"))}
             # every writer wrote the partition (hr=08 holds one row per chunk)
             assert writers == {str(i) for i in range(par)}, (part, writers)
+
+
+def test_the_committers_pending_partitions_survive_a_rescaling_savepoint(cluster, workdir):
+    """Stop-with-savepoint at parallelism 2 once a partition has committed, restore at
+    3: a partition whose rows were all written (and committed as files) but which was
+    still waiting for its trigger (delay 2 h) gets no new report from any writer, so
+    only the committer's restored state commits it. Every row exactly once, and at
+    the moment each success file appears its partition is complete."""
+    cluster.add_tm(slots=4)
+    out, sp_dir = os.path.join(workdir, "resc"), os.path.join(workdir, "resc-sp")
+    want = spread_model(2)  # the restored source goes on with the old chunks
+    text = spread_table(out, 2, 40, "2 h")
+    insert = """
+SET 'execution.checkpointing.interval' = '200 ms';
+INSERT INTO sink_t SELECT id, CAST(ts AS TIMESTAMP(3)), DATE_FORMAT(ts, 'yyyy-MM-dd'),
+  DATE_FORMAT(ts, 'HH') FROM src;
+"""
+    r = run_sql(cluster, workdir, "resc1.sql", text + "SET 'parallelism.default' = '2';\n" + insert)
+    assert r.returncode == 0, r.stdout + r.stderr
+    jid = job_ids(r.stdout)[0]
+    seen = set()
+    watch_success(cluster, jid, out, want, seen, lambda: bool(seen))
+    r = cluster.cli("stop", "--savepoint", "file://" + sp_dir, jid, timeout=90)
+    assert r.returncode == 0, r.stdout + r.stderr
+    sp = re.search(r"Savepoint completed\. Path: (\S+)", r.stdout).group(1)
+    cluster.wait_state(jid, ["FINISHED"], timeout=60)
+    watch_success(cluster, jid, out, want, seen, lambda: True)
+    pending = {p for p in want if p not in seen and part_rows(out, p) == want[p]}
+    assert pending, "no partition was complete and waiting at the stop"
+    assert len(seen) < len(want)
+
+    r = run_sql(cluster, workdir, "resc2.sql", text + f"SET 'execution.savepoint.path' = '{sp}';\n"
+                "SET 'parallelism.default' = '3';\n" + insert)
+    assert r.returncode == 0, r.stdout + r.stderr
+    jid = job_ids(r.stdout)[0]
+    state = {}
+
+    def ended():
+        state["s"] = cluster.job(jid)["state"]
+        return state["s"] in ("FINISHED", "FAILED", "CANCELED") and seen == set(want)
+    watch_success(cluster, jid, out, want, seen, ended)
+    assert state["s"] == "FINISHED", cluster.get(f"/jobs/{jid}/exceptions")
+    assert seen == set(want) and pending <= seen
+    for part, rows in want.items():
+        assert part_rows(out, part) == rows, part
