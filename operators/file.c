@@ -57,7 +57,11 @@
  * the file and records nothing).
  *
  * Partition commit (Flink's sink.partition-commit.*; partitioned tables).
- * With policy success-file, checkpoint_complete(c), after renaming, writes
+ * With policy success-file the sink reports what it stages on its
+ * "partition-commit" side output and, when an edge leaves from it (the SQL
+ * planner's partition_commit vertex, below), leaves the success files to
+ * that committer. Without one (a job graph written by hand), each subtask
+ * commits the partitions it wrote: checkpoint_complete(c), after renaming, writes
  * the success file into each partition that has rows since its last one, no
  * staged file left, and whose trigger fired: process-time (the delay since
  * this subtask created the partition's writer) or partition-time (the
