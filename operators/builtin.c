@@ -19,6 +19,7 @@ extern const sl_op_def sl_op_calc;
 extern const sl_op_def sl_op_print;
 extern const sl_op_def sl_op_blackhole;
 extern const sl_op_def sl_op_file;
+extern const sl_op_def sl_op_partition_commit;
 extern const sl_op_def sl_op_watermark;
 extern const sl_op_def sl_op_window;
 extern const sl_op_def sl_op_group_aggregate;
@@ -61,6 +62,7 @@ extern const sl_op_def sl_op_expand;
 static const sl_op_def *const builtin[] = {
     &sl_op_datagen,   &sl_op_calc,         &sl_op_print,           &sl_op_blackhole,
     &sl_op_file,      &sl_op_watermark,    &sl_op_window,          &sl_op_group_aggregate,
+    &sl_op_partition_commit,
     &sl_op_union,     &sl_op_process,      &sl_op_keyed_process,   &sl_op_kafka_source,
     &sl_op_kafka_sink, &sl_op_rank,         &sl_op_deduplicate,     &sl_op_async_wait,
     &sl_op_collect,    &sl_op_upsert_kafka_source, &sl_op_upsert_kafka_sink,

@@ -57,7 +57,11 @@
  * the file and records nothing).
  *
  * Partition commit (Flink's sink.partition-commit.*; partitioned tables).
- * With policy success-file, checkpoint_complete(c), after renaming, writes
+ * With policy success-file the sink reports what it stages on its
+ * "partition-commit" side output and, when an edge leaves from it (the SQL
+ * planner's partition_commit vertex, below), leaves the success files to
+ * that committer. Without one (a job graph written by hand), each subtask
+ * commits the partitions it wrote: checkpoint_complete(c), after renaming, writes
  * the success file into each partition that has rows since its last one, no
  * staged file left, and whose trigger fired: process-time (the delay since
  * this subtask created the partition's writer) or partition-time (the
@@ -92,6 +96,7 @@
 #include "kafka_common.h"
 #include "format_csv.h"
 #include "format_json.h"
+#include "temporal.h"
 
 #define FILE_BUF (64 * 1024)
 
@@ -110,6 +115,7 @@ typedef struct file_plan {
     int64_t delay_ms;    /* sink.partition-commit.delay */
     char *ts_pattern;    /* partition.time-extractor.timestamp-pattern, NULL: the
                             first partition column's value */
+    char *wm_zone;       /* sink.partition-commit.watermark-time-zone, NULL: UTC */
 } file_plan;
 
 #define FS_WM_RING 16 /* (checkpoint, watermark at its barrier) pairs kept */
@@ -164,6 +170,9 @@ typedef struct file_state {
     int64_t wm_cpid[FS_WM_RING], wm_at[FS_WM_RING]; /* watermark at each snapshot */
     int nwm;
     bool ended;      /* end of input: every partition may commit */
+    sl_tz *wm_tz;    /* the watermark time zone, opened on first use */
+    int rep_out;     /* the report output when a committer reads it, else -1:
+                        then this subtask commits its own partitions */
     sl_buf ptext, pname; /* scratch: the values' csv, the partition's name */
 } file_state;
 
@@ -177,7 +186,39 @@ static void file_plan_free(void *p)
     free(pl->partition_by);
     free(pl->success_name);
     free(pl->ts_pattern);
+    free(pl->wm_zone);
     free(pl);
+}
+
+/* The side output a partitioned sink with a commit policy reports on: one
+ * row per file it staged (kind 0: at a checkpoint's barrier, or at end of
+ * input for the final checkpoint) or, without checkpointing, per partition
+ * it wrote (kind 1, at end of input). The partition committer (below) reads
+ * them. */
+#define FS_REPORT_OUTPUT "partition-commit"
+enum { FS_REP_FILE = 0, FS_REP_PART = 1 };
+
+static void report_schema(sl_schema *s)
+{
+    sl_schema_init(s);
+    sl_schema_add(s, "kind", SL_T_INT);
+    sl_schema_add(s, "cpid", SL_T_BIGINT);
+    sl_schema_add(s, "dir", SL_T_STRING);
+    sl_schema_add(s, "part", SL_T_STRING);
+    sl_schema_add(s, "stage", SL_T_STRING);
+    sl_schema_add(s, "final", SL_T_STRING);
+    sl_schema_add(s, "len", SL_T_BIGINT);
+}
+
+/* Whether a zone name is one java.util.TimeZone reads as java.time.ZoneId
+ * does (Flink's check of the watermark time zone): an offset alone ("+08:00",
+ * "Z") or "UTC+8"/"UT+8" is not (TimeZone reads them as GMT), "GMT+8" is. */
+static bool zone_fixed_ok(const char *z)
+{
+    if (z[0] == '+' || z[0] == '-' || !strcmp(z, "Z")) return false;
+    if (!strncmp(z, "UTC", 3) && (z[3] == '+' || z[3] == '-')) return false;
+    if (!strncmp(z, "UT", 2) && (z[2] == '+' || z[2] == '-')) return false;
+    return true;
 }
 
 /* Flink's partition commit options into pl; SL_ERR with a message when an
@@ -189,6 +230,7 @@ static int commit_opts(const sl_vertex *v, file_plan *pl, char *err, size_t errl
     const char *delay = sl_vconf_str(v, "sink.partition-commit.delay", NULL);
     const char *name = sl_vconf_str(v, "sink.partition-commit.success-file.name", NULL);
     const char *pat = sl_vconf_str(v, "partition.time-extractor.timestamp-pattern", NULL);
+    const char *zone = sl_vconf_str(v, "sink.partition-commit.watermark-time-zone", NULL);
     if (kind && *kind) {
         char *copy = sl_strdup(kind), *save = NULL;
         int rc = SL_OK;
@@ -199,6 +241,11 @@ static int commit_opts(const sl_vertex *v, file_plan *pl, char *err, size_t errl
                 rc = sl_seterr(err, errlen, "vertex '%s': sink.partition-commit.policy.kind "
                                "'metastore' needs a Hive metastore, which Sluice does not have; "
                                "use 'success-file'", v->id);
+            else if (!strcasecmp(k, "custom"))
+                rc = sl_seterr(err, errlen, "vertex '%s': sink.partition-commit.policy.kind "
+                               "'custom' needs sink.partition-commit.policy.class, a Java "
+                               "PartitionCommitPolicy class, which Sluice cannot run; use "
+                               "'success-file'", v->id);
             else
                 rc = sl_seterr(err, errlen, "vertex '%s': sink.partition-commit.policy.kind "
                                "'%s' is not supported (Sluice has 'success-file')", v->id, k);
@@ -220,6 +267,22 @@ static int commit_opts(const sl_vertex *v, file_plan *pl, char *err, size_t errl
         return sl_seterr(err, errlen, "vertex '%s': sink.partition-commit.delay '%s' is not a "
                          "duration ('1 h', '30 min')", v->id, delay);
     if (pat && *pat) pl->ts_pattern = sl_strdup(pat);
+    if (zone && strcmp(zone, "UTC")) {
+        /* Flink accepts a name that java.util.TimeZone and java.time.ZoneId
+         * read alike: a region, UTC/GMT, or GMT+hh:mm -- not a bare offset */
+        char zerr[256];
+        sl_tz *tz = zone_fixed_ok(zone) ? sl_tz_open(zone, SL_TZ_JAVA_TIME, zerr, sizeof zerr)
+                                        : NULL;
+        if (!tz)
+            return sl_seterr(err, errlen, "vertex '%s': Invalid time zone for "
+                             "'sink.partition-commit.watermark-time-zone'. The value should be "
+                             "a Time Zone Database (TZDB) ID such as 'America/Los_Angeles' to "
+                             "include daylight saving time. Fixed offsets are supported using "
+                             "'GMT-03:00' or 'GMT+03:00'. Or use 'UTC' without time zone and "
+                             "daylight saving time (not '%s')", v->id, zone);
+        sl_tz_destroy(tz);
+        pl->wm_zone = sl_strdup(zone);
+    }
     if (pl->success_name && !pl->partition_by)
         return sl_seterr(err, errlen, "vertex '%s': sink.partition-commit.policy.kind needs a "
                          "partitioned table (PARTITIONED BY)", v->id);
@@ -272,6 +335,16 @@ static void *file_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
     if (commit_opts(v, pl, err, errlen) != SL_OK) {
         file_plan_free(pl);
         return NULL;
+    }
+    if (pl->success_name) { /* what the partition committer reads */
+        sl_schema rs;
+        report_schema(&rs);
+        int o = sl_plan_output(pc, FS_REPORT_OUTPUT, &rs, err, errlen);
+        sl_schema_free(&rs);
+        if (o < 0) {
+            file_plan_free(pl);
+            return NULL;
+        }
     }
     return pl;
 }
@@ -497,7 +570,9 @@ static int commit_upto(sl_op *op, fs_writer *w, int64_t cpid)
         pending_file *pf = &w->pend[done];
         char *from = sl_sprintf("%s%s", w->dir, pf->stage);
         char *to = sl_sprintf("%s%s", w->dir, pf->final);
-        if (rename(from, to) != 0)
+        struct stat sb;
+        /* the partition committer may have renamed it first */
+        if (rename(from, to) != 0 && !(errno == ENOENT && stat(to, &sb) == 0))
             rc = sl_op_fail(op, "file sink: cannot commit '%s' as '%s': %s", from, to,
                             strerror(errno));
         free(from);
@@ -558,6 +633,43 @@ static unsigned char *writer_blob(sl_op *op, const fs_writer *w, int64_t cpid, s
     return b;
 }
 
+/* One row to the partition committer. */
+static int report(sl_op *op, file_state *st, int kind, int64_t cpid, const fs_writer *w,
+                  const pending_file *pf)
+{
+    sl_value v[7] = {{0}};
+    v[0].v.i = kind;
+    v[1].v.i = cpid;
+    v[2].v.s.p = w->dir;
+    v[2].v.s.len = (uint32_t)strlen(w->dir);
+    v[3].v.s.p = w->part;
+    v[3].v.s.len = (uint32_t)strlen(w->part);
+    if (pf) {
+        v[4].v.s.p = pf->stage;
+        v[4].v.s.len = (uint32_t)strlen(pf->stage);
+        v[5].v.s.p = pf->final;
+        v[5].v.s.len = (uint32_t)strlen(pf->final);
+        v[6].v.i = (int64_t)pf->len;
+    } else {
+        v[4].isnull = v[5].isnull = v[6].isnull = true;
+    }
+    sl_row row = {.kind = SL_KIND_INSERT, .n = 7, .vals = v, .ts = SL_TS_NONE};
+    int rc = sl_op_emit_to(op, st->rep_out, &row);
+    return rc == SL_DONE ? SL_OK : rc;
+}
+
+/* The files staged for checkpoint cpid, to the committer (before the barrier). */
+static int report_staged(sl_op *op, file_state *st, int64_t cpid)
+{
+    if (st->rep_out < 0) return SL_OK;
+    for (int i = 0; i < st->nw; i++)
+        for (int k = 0; k < st->w[i]->npend; k++)
+            if (st->w[i]->pend[k].cpid == cpid &&
+                report(op, st, FS_REP_FILE, cpid, st->w[i], &st->w[i]->pend[k]) != SL_OK)
+                return SL_ERR;
+    return SL_OK;
+}
+
 static int file_snapshot(sl_op *op, int64_t cpid, void **blob, size_t *len)
 {
     file_state *st = op->priv;
@@ -579,6 +691,7 @@ static int file_snapshot(sl_op *op, int64_t cpid, void **blob, size_t *len)
     }
     for (int i = 0; i < st->nw; i++)
         if (stage_current(op, st, st->w[i], cpid) != SL_OK) return SL_ERR;
+    if (report_staged(op, st, cpid) != SL_OK) return SL_ERR;
     /* the watermark at this barrier: what the partition-time trigger compares */
     int slot = st->nwm < FS_WM_RING ? st->nwm++ : (int)(cpid % FS_WM_RING);
     st->wm_cpid[slot] = cpid;
@@ -919,7 +1032,7 @@ static int file_restore(sl_op *op, const void *const *blobs, const size_t *lens,
         sl_buf_put(&st->pname, dir + blen, dlen - blen - 1);
         fs_writer *w = writer_for(op, st);
         if (!w) rc = SL_ERR;
-        else w->uncommitted = true;
+        else w->uncommitted = st->rep_out < 0;
     }
     for (int k = 0; k < nparts; k++) fs_restored_free(&rs[k]);
     free(rs);
@@ -986,17 +1099,18 @@ static void partition_name(file_state *st, const sl_schema *in, const sl_row *ro
     }
 }
 
-/* The time of partition w (the partition-time trigger): the timestamp
+/* The time of partition `part` into *ptime (the partition-time trigger): the timestamp
  * pattern with each $col replaced by that column's value (%XX undone), or
  * the first column's value, read as 'yyyy-MM-dd[ HH:mm:ss[.S]]'. */
-static int partition_time(sl_op *op, const file_plan *pl, fs_writer *w)
+static int partition_time(sl_op *op, const file_plan *pl, const char *part, sl_tz **tzc,
+                          int64_t *ptime)
 {
     sl_buf t = {0};
     const char *pat = pl->ts_pattern ? pl->ts_pattern : NULL;
     char first[128] = "";
     if (!pat) {
-        const char *eq = strchr(w->part, '=');
-        snprintf(first, sizeof first, "$%.*s", eq ? (int)(eq - w->part) : 0, w->part);
+        const char *eq = strchr(part, '=');
+        snprintf(first, sizeof first, "$%.*s", eq ? (int)(eq - part) : 0, part);
         pat = first;
     }
     for (const char *p = pat; *p;) {
@@ -1011,7 +1125,7 @@ static int partition_time(sl_op *op, const file_plan *pl, fs_writer *w)
         /* the longest column name of the partition matching at p+1 */
         const char *best = NULL, *bval = NULL;
         size_t blen = 0, bvlen = 0;
-        for (const char *c = w->part; *c;) {
+        for (const char *c = part; *c;) {
             const char *eq = strchr(c, '='), *end = strchr(c, '/');
             if (!eq) break;
             size_t klen = (size_t)(eq - c);
@@ -1027,7 +1141,7 @@ static int partition_time(sl_op *op, const file_plan *pl, fs_writer *w)
         if (!best) {
             sl_buf_free(&t);
             return sl_op_fail(op, "file sink: partition.time-extractor.timestamp-pattern '%s': "
-                              "'%.*s' is no partition column of '%s'", pat, (int)n, p, w->part);
+                              "'%.*s' is no partition column of '%s'", pat, (int)n, p, part);
         }
         for (size_t i = 0; i < bvlen; i++) {
             if (bval[i] == '%' && i + 2 < bvlen + 1 && bval[i + 1] && bval[i + 2]) {
@@ -1046,11 +1160,21 @@ static int partition_time(sl_op *op, const file_plan *pl, fs_writer *w)
     }
     if (t.len == 10) sl_buf_str(&t, " 00:00:00"); /* a date alone: its midnight */
     int rc = SL_OK;
-    if (!t.len || kf_parse_timestamp(t.p, t.len, &w->ptime) != SL_OK)
+    if (!t.len || kf_parse_timestamp(t.p, t.len, ptime) != SL_OK)
         rc = sl_op_fail(op, "file sink: partition '%s': '%.*s' (from the timestamp pattern '%s') "
-                        "is not a timestamp 'yyyy-MM-dd HH:mm:ss'", w->part, (int)t.len,
+                        "is not a timestamp 'yyyy-MM-dd HH:mm:ss'", part, (int)t.len,
                         t.len ? t.p : "", pat);
     sl_buf_free(&t);
+    if (rc == SL_OK && pl->wm_zone) { /* a local time in the watermark time zone */
+        if (!*tzc) {
+            char zerr[256];
+            *tzc = sl_tz_open(pl->wm_zone, SL_TZ_JAVA_TIME, zerr, sizeof zerr);
+            if (!*tzc)
+                return sl_op_fail(op, "file sink: sink.partition-commit.watermark-time-zone: %s",
+                                  zerr);
+        }
+        *ptime = sl_tz_to_utc(*tzc, *ptime);
+    }
     return rc;
 }
 
@@ -1063,7 +1187,7 @@ static int partition_time(sl_op *op, const file_plan *pl, fs_writer *w)
 static int commit_partitions(sl_op *op, file_state *st, int64_t cpid)
 {
     const file_plan *pl = op->plan;
-    if (!pl->success_name || !st->npart) return SL_OK;
+    if (!pl->success_name || !st->npart || st->rep_out >= 0) return SL_OK;
     int64_t wm = INT64_MIN, now = sl_now_ms();
     for (int i = 0; i < st->nwm; i++)
         if (st->wm_cpid[i] <= cpid && st->wm_at[i] > wm) wm = st->wm_at[i];
@@ -1100,7 +1224,7 @@ static fs_writer *writer_for(sl_op *op, file_state *st)
     w->created_ms = sl_now_ms();
     const file_plan *pl = op->plan;
     if (make_dirs(w->dir, op->err, sizeof op->err) != SL_OK ||
-        (pl->success_name && pl->part_time && partition_time(op, pl, w) != SL_OK)) {
+        (pl->success_name && pl->part_time && partition_time(op, pl, w->part, &st->wm_tz, &w->ptime) != SL_OK)) {
         writer_free(w);
         return NULL;
     }
@@ -1135,6 +1259,7 @@ static void file_close(sl_op *op)
     kf_codec_free(&st->pcodec);
     sl_buf_free(&st->ptext);
     sl_buf_free(&st->pname);
+    if (st->wm_tz) sl_tz_destroy(st->wm_tz);
     free(st);
     op->priv = NULL;
 }
@@ -1149,6 +1274,8 @@ static int file_open(sl_op *op)
     st->base = sl_sprintf("%s%s", pl->path, plen && pl->path[plen - 1] == '/' ? "" : "/");
     st->twopc = op->checkpointing != 0;
     st->next_cpid = 1;
+    int ro = sl_op_output(op, FS_REPORT_OUTPUT);
+    st->rep_out = ro > 0 && op->out_connected[ro] ? ro : -1;
     if (op->in && pl->partition_by) {
         char *copy = sl_strdup(pl->partition_by), *save = NULL;
         for (char *c = strtok_r(copy, ";", &save); c && st->npart < SL_MAX_FIELDS;
@@ -1203,7 +1330,7 @@ static int file_process(sl_op *op, int input, sl_row *row)
             if (!w) return SL_ERR;
             st->last = w;
         }
-        w->uncommitted = true;
+        w->uncommitted = st->rep_out < 0;
     }
     w->used = ++st->rows;
     if (SL_UNLIKELY(w->fd < 0) && writer_open(op, st, w) != SL_OK) return SL_ERR;
@@ -1254,6 +1381,7 @@ static int file_end_input(sl_op *op, int input)
          * job that takes no checkpoints commits at its end of input. */
         for (int i = 0; i < st->nw; i++)
             if (stage_current(op, st, st->w[i], st->next_cpid) != SL_OK) return SL_ERR;
+        if (report_staged(op, st, st->next_cpid) != SL_OK) return SL_ERR;
         st->ended = true;
         if (op->final_checkpoint) return SL_OK;
         for (int i = 0; i < st->nw; i++)
@@ -1269,7 +1397,392 @@ static int file_end_input(sl_op *op, int input)
             return sl_op_fail(op, "file sink: cannot sync '%s': %s", w->fname, strerror(errno));
     }
     st->ended = true; /* without checkpoints (a bounded job) every partition commits now */
+    for (int i = 0; i < st->nw && st->rep_out >= 0; i++)
+        if (st->w[i]->started && report(op, st, FS_REP_PART, 0, st->w[i], NULL) != SL_OK)
+            return SL_ERR;
     return commit_partitions(op, st, INT64_MAX);
+}
+
+/* ---- the partition committer ------------------------------------------- */
+
+/* One vertex of parallelism 1 after a partitioned sink's writers (Flink's
+ * PartitionCommitter). Each writer reports on its side output, before a
+ * checkpoint's barrier, the files it staged for that checkpoint; barrier
+ * alignment puts every writer's report for checkpoint c ahead of c's barrier
+ * here. At checkpoint_complete(c) the committer commits (renames) every
+ * reported file staged at or before c itself -- the writers' own
+ * checkpoint_complete(c) may not have run yet, and a rename is atomic, so
+ * whichever comes second finds the file in place -- and then writes the
+ * success file of each partition whose trigger fired: so a partition's
+ * success file appears only once every writer's rows for it up to c are
+ * committed. Its state (one blob) holds the partitions waiting for their
+ * commit and their files not yet committed; restored, those files are
+ * committed (they belong to a completed checkpoint) and the partitions wait
+ * again. Without checkpointing, writers report at end of input the
+ * partitions they wrote, and the committer's end of input (after every
+ * writer's) commits them all. */
+typedef struct cm_file {
+    char *stage, *final;
+    uint64_t len;
+    int64_t cpid;
+} cm_file;
+
+typedef struct cm_part {
+    char *part, *dir;
+    int64_t first_ms; /* when the committer first heard of it (process-time) */
+    int64_t ptime;    /* partition-time trigger */
+    bool dirty;       /* files or rows since its last success file */
+    cm_file *f;
+    int nf, capf;
+} cm_part;
+
+typedef struct cm_state {
+    char *base;
+    cm_part **p;
+    int np, capp;
+    int64_t wm_cpid[FS_WM_RING], wm_at[FS_WM_RING];
+    int nwm;
+    bool ended;
+    sl_tz *wm_tz;
+} cm_state;
+
+static void cm_part_free(cm_part *c)
+{
+    for (int i = 0; i < c->nf; i++) {
+        free(c->f[i].stage);
+        free(c->f[i].final);
+    }
+    free(c->f);
+    free(c->part);
+    free(c->dir);
+    free(c);
+}
+
+static void *committer_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
+{
+    const sl_vertex *v = pc->v;
+    sl_schema rs;
+    report_schema(&rs);
+    bool ok = pc->nin == 1 && pc->in[0].schema && sl_schema_equal(pc->in[0].schema, &rs);
+    sl_schema_free(&rs);
+    if (!ok) {
+        sl_seterr(err, errlen, "vertex '%s': a partition committer reads the '%s' output of a "
+                  "file sink", v->id, FS_REPORT_OUTPUT);
+        return NULL;
+    }
+    const char *path = sl_vconf_str(v, "path", NULL);
+    if (!path || !*path) {
+        sl_seterr(err, errlen, "vertex '%s': 'path' (the sink's) is required", v->id);
+        return NULL;
+    }
+    file_plan *pl = sl_calloc(1, sizeof *pl);
+    pl->path = sl_strdup(path);
+    pl->partition_by = sl_strdup("-");
+    if (commit_opts(v, pl, err, errlen) != SL_OK) {
+        file_plan_free(pl);
+        return NULL;
+    }
+    if (!pl->success_name) {
+        sl_seterr(err, errlen, "vertex '%s': sink.partition-commit.policy.kind is required",
+                  v->id);
+        file_plan_free(pl);
+        return NULL;
+    }
+    return pl;
+}
+
+/* The entry of partition part (made when new, with dir). */
+static cm_part *cm_find(sl_op *op, cm_state *cs, const char *part, size_t plen, const char *dir,
+                        size_t dlen)
+{
+    for (int i = 0; i < cs->np; i++)
+        if (strlen(cs->p[i]->part) == plen && !memcmp(cs->p[i]->part, part, plen)) return cs->p[i];
+    const file_plan *pl = op->plan;
+    cm_part *c = sl_calloc(1, sizeof *c);
+    c->part = sl_strndup(part, plen);
+    c->dir = sl_strndup(dir, dlen);
+    c->first_ms = sl_now_ms();
+    if (pl->part_time && partition_time(op, pl, c->part, &cs->wm_tz, &c->ptime) != SL_OK) {
+        cm_part_free(c);
+        return NULL;
+    }
+    if (cs->np == cs->capp) {
+        cs->capp = cs->capp ? cs->capp * 2 : 8;
+        cs->p = sl_realloc(cs->p, (size_t)cs->capp * sizeof *cs->p);
+    }
+    cs->p[cs->np++] = c;
+    return c;
+}
+
+static void cm_add_file(cm_part *c, const char *stage, size_t sl, const char *final, size_t fl,
+                        uint64_t len, int64_t cpid)
+{
+    if (c->nf == c->capf) {
+        c->capf = c->capf ? c->capf * 2 : 4;
+        c->f = sl_realloc(c->f, (size_t)c->capf * sizeof *c->f);
+    }
+    cm_file *f = &c->f[c->nf++];
+    f->stage = sl_strndup(stage, sl);
+    f->final = sl_strndup(final, fl);
+    f->len = len;
+    f->cpid = cpid;
+}
+
+/* Only the sink's own files under its path: a damaged row or blob cannot
+ * rename anything else. */
+static bool cm_names_ok(const cm_state *cs, const char *dir, const char *stage, const char *final)
+{
+    int s1, s2;
+    uint64_t n1, n2;
+    size_t bl = strlen(cs->base), dl = strlen(dir);
+    return dl > bl && !strncmp(dir, cs->base, bl) && dir[dl - 1] == '/' && !strstr(dir, "/../") &&
+           parse_part_name(stage, ".part-", ".inprogress", &s1, &n1) &&
+           parse_part_name(final, "part-", "", &s2, &n2) && s1 == s2;
+}
+
+static int committer_open(sl_op *op)
+{
+    const file_plan *pl = op->plan;
+    cm_state *cs = sl_calloc(1, sizeof *cs);
+    op->priv = cs;
+    size_t plen = strlen(pl->path);
+    cs->base = sl_sprintf("%s%s", pl->path, plen && pl->path[plen - 1] == '/' ? "" : "/");
+    return SL_OK;
+}
+
+static int committer_process(sl_op *op, int input, sl_row *row)
+{
+    SL_UNUSED(input);
+    cm_state *cs = op->priv;
+    const sl_value *v = row->vals;
+    if (row->n != 7 || v[2].isnull || v[3].isnull) return SL_OK;
+    cm_part *c = cm_find(op, cs, v[3].v.s.p, v[3].v.s.len, v[2].v.s.p, v[2].v.s.len);
+    if (!c) return SL_ERR;
+    c->dirty = true;
+    if (v[0].v.i == FS_REP_FILE && !v[4].isnull && !v[5].isnull) {
+        cm_add_file(c, v[4].v.s.p, v[4].v.s.len, v[5].v.s.p, v[5].v.s.len, (uint64_t)v[6].v.i,
+                    v[1].v.i);
+        cm_file *f = &c->f[c->nf - 1];
+        if (!cm_names_ok(cs, c->dir, f->stage, f->final))
+            return sl_op_fail(op, "partition committer: a report names '%s%s' / '%s', not a file "
+                              "of the sink under '%s'", c->dir, f->stage, f->final, cs->base);
+    }
+    return SL_OK;
+}
+
+/* Rename c's files staged at or before cpid (a file already renamed, by its
+ * writer, is in place). */
+static int cm_commit_files(sl_op *op, cm_part *c, int64_t cpid)
+{
+    int keep = 0, done = 0, rc = SL_OK;
+    for (int i = 0; i < c->nf; i++) {
+        cm_file *f = &c->f[i];
+        if (rc != SL_OK || f->cpid > cpid) {
+            c->f[keep++] = *f;
+            continue;
+        }
+        char *from = sl_sprintf("%s%s", c->dir, f->stage);
+        char *to = sl_sprintf("%s%s", c->dir, f->final);
+        struct stat sb;
+        if (rename(from, to) != 0 && !(errno == ENOENT && stat(to, &sb) == 0))
+            rc = sl_op_fail(op, "partition committer: cannot commit '%s' as '%s': %s", from, to,
+                            strerror(errno));
+        free(from);
+        free(to);
+        if (rc != SL_OK) {
+            c->f[keep++] = *f;
+            continue;
+        }
+        free(f->stage);
+        free(f->final);
+        done++;
+    }
+    c->nf = keep;
+    if (rc == SL_OK && done) rc = sync_dir(op, c->dir);
+    return rc;
+}
+
+/* Checkpoint cpid is complete (INT64_MAX: the end without checkpoints):
+ * commit the files, then the partitions whose trigger fired. */
+static int cm_commit(sl_op *op, cm_state *cs, int64_t cpid)
+{
+    const file_plan *pl = op->plan;
+    int64_t wm = INT64_MIN, now = sl_now_ms();
+    for (int i = 0; i < cs->nwm; i++)
+        if (cs->wm_cpid[i] <= cpid && cs->wm_at[i] > wm) wm = cs->wm_at[i];
+    for (int i = 0; i < cs->np; i++)
+        if (cm_commit_files(op, cs->p[i], cpid) != SL_OK) return SL_ERR;
+    for (int i = cs->np - 1; i >= 0; i--) {
+        cm_part *c = cs->p[i];
+        bool older = false; /* a file up to cpid still to commit: not yet */
+        for (int k = 0; k < c->nf; k++) older |= c->f[k].cpid <= cpid;
+        /* at the end every partition commits, once all its files are in */
+        if (!c->dirty || older || (cs->ended && c->nf)) continue;
+        bool fire = cs->ended || (pl->part_time ? wm != INT64_MIN && wm > c->ptime + pl->delay_ms
+                                                : now - c->first_ms >= pl->delay_ms);
+        if (!fire) continue;
+        char *fn = sl_sprintf("%s%s", c->dir, pl->success_name);
+        int fd = open(fn, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        int rc = fd < 0 || fsync(fd) != 0 ? sl_op_fail(op, "partition committer: cannot write "
+                                                       "the success file '%s': %s", fn,
+                                                       strerror(errno))
+                                           : SL_OK;
+        if (fd >= 0) close(fd);
+        free(fn);
+        if (rc != SL_OK) return rc;
+        /* files of a later checkpoint commit it again once they are in */
+        c->dirty = c->nf > 0;
+        if (!c->dirty) { /* forgotten: nothing of it is pending */
+            cm_part_free(c);
+            cs->p[i] = cs->p[--cs->np];
+        }
+    }
+    return SL_OK;
+}
+
+static int committer_end_input(sl_op *op, int input)
+{
+    SL_UNUSED(input);
+    cm_state *cs = op->priv;
+    cs->ended = true;
+    /* with a final checkpoint to come its completion commits everything */
+    if (op->checkpointing && op->final_checkpoint) return SL_OK;
+    return cm_commit(op, cs, INT64_MAX);
+}
+
+static int committer_checkpoint_complete(sl_op *op, int64_t cpid)
+{
+    return cm_commit(op, op->priv, cpid);
+}
+
+/* Blob: u8 1, "SLPC", u32 n, n x { u16 + part, u16 + dir, u32 nf, nf x
+ * { i64 cpid, u64 len, u16 + stage, u16 + final } }, u64 FNV-1a. */
+static void put_str16(sl_buf *b, const char *s)
+{
+    unsigned char l[2];
+    size_t n = strlen(s);
+    sl_put_le_n(l, n, 2);
+    sl_buf_put(b, (const char *)l, 2);
+    sl_buf_put(b, s, n);
+}
+
+static void put_u(sl_buf *b, uint64_t v, int n)
+{
+    unsigned char x[8];
+    sl_put_le_n(x, v, n);
+    sl_buf_put(b, (const char *)x, (size_t)n);
+}
+
+static int committer_snapshot(sl_op *op, int64_t cpid, void **blob, size_t *len)
+{
+    cm_state *cs = op->priv;
+    int slot = cs->nwm < FS_WM_RING ? cs->nwm++ : (int)(cpid % FS_WM_RING);
+    cs->wm_cpid[slot] = cpid;
+    cs->wm_at[slot] = op->current_watermark;
+    sl_buf b = {0};
+    sl_buf_put(&b, "\001SLPC", 5);
+    put_u(&b, (uint64_t)cs->np, 4);
+    for (int i = 0; i < cs->np; i++) {
+        cm_part *c = cs->p[i];
+        put_str16(&b, c->part);
+        put_str16(&b, c->dir);
+        put_u(&b, (uint64_t)c->nf, 4);
+        for (int k = 0; k < c->nf; k++) {
+            put_u(&b, (uint64_t)c->f[k].cpid, 8);
+            put_u(&b, c->f[k].len, 8);
+            put_str16(&b, c->f[k].stage);
+            put_str16(&b, c->f[k].final);
+        }
+    }
+    put_u(&b, sl_blob_fnv1a((const unsigned char *)b.p, b.len), 8);
+    *len = b.len;
+    *blob = sl_buf_take(&b);
+    return SL_OK;
+}
+
+static int cm_restore_one(sl_op *op, cm_state *cs, const unsigned char *b, size_t len)
+{
+#define NEED(n)                                                                                   \
+    do {                                                                                          \
+        if ((size_t)(end - p) < (size_t)(n)) goto damaged;                                        \
+    } while (0)
+    if (len < 17 || memcmp(b, "\001SLPC", 5) ||
+        sl_get_le64(b + len - 8) != sl_blob_fnv1a(b, len - 8))
+        goto damaged;
+    const unsigned char *p = b + 5, *end = b + len - 8;
+    NEED(4);
+    uint32_t n = sl_get_le32(p);
+    p += 4;
+    for (uint32_t i = 0; i < n; i++) {
+        const char *s[2];
+        size_t sl[2];
+        for (int k = 0; k < 2; k++) {
+            NEED(2);
+            sl[k] = sl_get_le16(p);
+            p += 2;
+            NEED(sl[k]);
+            s[k] = (const char *)p;
+            p += sl[k];
+        }
+        cm_part *c = cm_find(op, cs, s[0], sl[0], s[1], sl[1]);
+        if (!c) return SL_ERR;
+        c->dirty = true;
+        NEED(4);
+        uint32_t nf = sl_get_le32(p);
+        p += 4;
+        for (uint32_t k = 0; k < nf; k++) {
+            NEED(16);
+            int64_t cp = sl_get_lei64(p);
+            uint64_t fl = sl_get_le64(p + 8);
+            p += 16;
+            const char *t[2];
+            size_t tl[2];
+            for (int j = 0; j < 2; j++) {
+                NEED(2);
+                tl[j] = sl_get_le16(p);
+                p += 2;
+                NEED(tl[j]);
+                t[j] = (const char *)p;
+                p += tl[j];
+            }
+            cm_add_file(c, t[0], tl[0], t[1], tl[1], fl, cp);
+            if (!cm_names_ok(cs, c->dir, c->f[c->nf - 1].stage, c->f[c->nf - 1].final))
+                goto damaged;
+        }
+    }
+    if (p != end) goto damaged;
+    return SL_OK;
+damaged:
+    return sl_op_fail(op, "partition committer: cannot restore: its state is damaged");
+#undef NEED
+}
+
+static int committer_restore(sl_op *op, const void *const *blobs, const size_t *lens, int nblobs)
+{
+    cm_state *cs = op->priv;
+    for (int i = 0; i < nblobs; i++)
+        if (lens[i] && cm_restore_one(op, cs, blobs[i], lens[i]) != SL_OK) return SL_ERR;
+    /* every restored file belongs to a completed checkpoint: commit them now
+     * (those its writer renamed already are in place); the partitions wait for
+     * their trigger again (process-time: the delay starts over) */
+    int64_t now = sl_now_ms();
+    for (int i = 0; i < cs->np; i++) {
+        cs->p[i]->first_ms = now;
+        if (cm_commit_files(op, cs->p[i], INT64_MAX) != SL_OK) return SL_ERR;
+    }
+    return SL_OK;
+}
+
+static void committer_close(sl_op *op)
+{
+    cm_state *cs = op->priv;
+    if (!cs) return;
+    for (int i = 0; i < cs->np; i++) cm_part_free(cs->p[i]);
+    free(cs->p);
+    free(cs->base);
+    if (cs->wm_tz) sl_tz_destroy(cs->wm_tz);
+    free(cs);
+    op->priv = NULL;
 }
 
 static const sl_op_option file_options[] = {
@@ -1292,6 +1805,9 @@ static const sl_op_option file_options[] = {
      "time plus the delay."},
     {"sink.partition-commit.delay", SL_CT_STRING, "0 s", NULL,
      "The delay of the commit trigger."},
+    {"sink.partition-commit.watermark-time-zone", SL_CT_STRING, "UTC", NULL,
+     "The zone in which a partition's time (a local time) is read as an instant to "
+     "compare with the watermark (partition-time trigger), e.g. 'Asia/Shanghai'."},
     {"partition.time-extractor.timestamp-pattern", SL_CT_STRING, NULL, NULL,
      "The partition's time from its values, e.g. '$dt $hr:00:00' (default: the first "
      "partition column's value)."},
@@ -1313,4 +1829,38 @@ const sl_op_def sl_op_file = {
     .restore_state = file_restore,
     .checkpoint_complete = file_checkpoint_complete,
     .checkpoint_abort = file_checkpoint_abort,
+};
+
+static const sl_op_option committer_options[] = {
+    {"path", SL_CT_STRING, NULL, NULL, "The sink's path: the partitions it commits are under it."},
+    {"sink.partition-commit.policy.kind", SL_CT_STRING, NULL, NULL,
+     "success-file (as the sink's)."},
+    {"sink.partition-commit.success-file.name", SL_CT_STRING, "_SUCCESS", NULL,
+     "Name of the success file."},
+    {"sink.partition-commit.trigger", SL_CT_STRING, "process-time", NULL,
+     "process-time or partition-time (as the sink's)."},
+    {"sink.partition-commit.delay", SL_CT_STRING, "0 s", NULL, "The delay of the commit trigger."},
+    {"sink.partition-commit.watermark-time-zone", SL_CT_STRING, "UTC", NULL,
+     "The zone a partition's local time is read in (as the sink's)."},
+    {"partition.time-extractor.timestamp-pattern", SL_CT_STRING, NULL, NULL,
+     "The partition's time from its values (as the sink's)."},
+    SL_OP_OPTIONS_END,
+};
+
+/* The partition committer of a partitioned file sink (parallelism 1, fed by
+ * the writers' "partition-commit" output). */
+const sl_op_def sl_op_partition_commit = {
+    .abi = SL_OP_ABI_VERSION,
+    .name = "partition_commit",
+    .flags = SL_OPF_SINK,
+    .options = committer_options,
+    .plan = committer_plan_new,
+    .plan_free = file_plan_free,
+    .open = committer_open,
+    .process = committer_process,
+    .end_input = committer_end_input,
+    .close = committer_close,
+    .snapshot_state = committer_snapshot,
+    .restore_state = committer_restore,
+    .checkpoint_complete = committer_checkpoint_complete,
 };

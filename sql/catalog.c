@@ -257,6 +257,7 @@ static int option_valid(const sql_table *t, const char *conn, const char *key, c
                                      "sink.partition-commit.policy.kind",
                                      "sink.partition-commit.success-file.name",
                                      "sink.partition-commit.trigger", "sink.partition-commit.delay",
+                                     "sink.partition-commit.watermark-time-zone",
                                      "partition.time-extractor.timestamp-pattern", JSON_OPTS};
     static const char *const nx[] = {
         "connector", "first-event.rate", "next-event.rate", "events.num", "person.proportion",

@@ -1965,8 +1965,30 @@ static void insert_sink(plan *p, const sql_table *t, const rel *r)
         cfg = sql_table_is_kafka(t) ? sql_kafka_config(t, 1) : sql_jdbc_config(t, 1);
     }
     char *uid = sl_sprintf("sink-%s", t->name);
+    json_t *ccfg = NULL; /* a partition committer after a partitioned file sink */
+    if (!strcmp(type, "file") && t->npart && json_object_get(cfg, "sink.partition-commit.policy.kind")) {
+        ccfg = json_object();
+        const char *k;
+        json_t *val;
+        json_object_foreach(cfg, k, val)
+            if (!strcmp(k, "path") || !strncmp(k, "sink.partition-commit.", 22) ||
+                !strncmp(k, "partition.time-extractor.", 25))
+                json_object_set(ccfg, k, val);
+    }
     char *id = add_vertex(p, t->name, type, uid, cfg, NULL, par);
     add_edge(p, r->vid, id, NULL, NULL, 0);
+    if (ccfg) {
+        /* Flink's PartitionCommitter: one for all the writers */
+        char *cbase = sl_sprintf("%s-committer", t->name);
+        char *cuid = sl_sprintf("sink-%s-partition-commit", t->name);
+        char *cid = add_vertex(p, cbase, "partition_commit", cuid, ccfg, NULL, 1);
+        add_edge(p, id, cid, NULL, NULL, 0);
+        json_object_set_new(json_array_get(p->edges, json_array_size(p->edges) - 1), "output",
+                            json_string("partition-commit"));
+        free(cid);
+        free(cuid);
+        free(cbase);
+    }
     free(id);
     free(uid);
 }

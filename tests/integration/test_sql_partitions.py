@@ -332,3 +332,233 @@ INSERT INTO sink_t SELECT id, CAST(ts AS TIMESTAMP(3)), DATE_FORMAT(ts, 'yyyy-MM
     assert nrows() == N
     cluster.request("PATCH", f"/jobs/{jid}?mode=cancel")
     cluster.wait_state(jid, ["CANCELED"], timeout=30)
+
+
+def test_watermark_time_zone_reads_partition_times_in_that_zone(cluster, workdir):
+    """sink.partition-commit.watermark-time-zone: the partition's time ('$dt $hr:00:00',
+    a local time) is the instant of that wall-clock time in the zone, compared with the
+    watermark (an instant: ts is a TIMESTAMP_LTZ). The partitions come from the UTC
+    wall clock as before; in America/Sao_Paulo (UTC-3) hour HH is HH+3 UTC, so with the
+    final watermark at 06:50 UTC and a delay of 1 hour only hr 00..02 commit. Then
+    Flink's refusals: a bare offset as the zone, policy 'custom'."""
+    from datetime import datetime
+    from zoneinfo import ZoneInfo
+    cluster.add_tm(slots=2)
+    zone = "America/Sao_Paulo"
+    out = os.path.join(workdir, "wtz")
+    r = run_sql(cluster, workdir, "wtz.sql", commit_table(out, f""",
+  'sink.partition-commit.policy.kind' = 'success-file',
+  'sink.partition-commit.trigger' = 'partition-time',
+  'sink.partition-commit.delay' = '1 h',
+  'sink.partition-commit.watermark-time-zone' = '{zone}',
+  'partition.time-extractor.timestamp-pattern' = '$dt $hr:00:00'""") + f"""
+SET 'parallelism.default' = '2';
+SET 'execution.checkpointing.interval' = '200 ms';
+INSERT INTO sink_t SELECT id, CAST(ts AS TIMESTAMP(3)), DATE_FORMAT(ts, 'yyyy-MM-dd'),
+  DATE_FORMAT(ts, 'HH') FROM src WHERE id <= {N};
+""")
+    assert r.returncode == 0, r.stdout + r.stderr
+    jid = job_ids(r.stdout)[0]
+    parts = {}
+    for i in range(1, N + 1):
+        s = (i * STEP) // 1000
+        parts.setdefault(f"dt=2026-01-01/hr={s // 3600:02d}", 0)
+        parts[f"dt=2026-01-01/hr={s // 3600:02d}"] += 1
+    watermark = BASE + N * STEP - 10 * 60 * 1000
+    committed = set()
+    for p in parts:
+        local = datetime(2026, 1, 1, int(p[-2:]), tzinfo=ZoneInfo(zone))
+        if watermark > int(local.timestamp() * 1000) + 3600 * 1000:
+            committed.add(p)
+    assert committed == {f"dt=2026-01-01/hr={h:02d}" for h in range(3)}
+
+    def done():
+        return {os.path.relpath(os.path.dirname(p), out)
+                for p in glob.glob(os.path.join(out, "*", "*", "_SUCCESS"))}
+
+    def counts():
+        got = {}
+        for p in glob.glob(os.path.join(out, "*", "*", "part-*")):
+            with open(p) as f:
+                k = os.path.relpath(os.path.dirname(p), out)
+                got[k] = got.get(k, 0) + sum(1 for x in f if x.strip())
+        return got
+
+    wait_for(lambda: counts() == parts and done() == committed, timeout=60,
+             what="every row committed and the success files in the zone")
+    seen = cluster.get(f"/jobs/{jid}/checkpoints")["counts"]["completed"]
+    wait_for(lambda: cluster.get(f"/jobs/{jid}/checkpoints")["counts"]["completed"] >= seen + 3,
+             timeout=30, what="three more checkpoints")
+    assert done() == committed and counts() == parts
+    cluster.request("PATCH", f"/jobs/{jid}?mode=cancel")
+    cluster.wait_state(jid, ["CANCELED"], timeout=30)
+
+    refusals = [
+        ("'sink.partition-commit.watermark-time-zone' = '+08:00'",
+         "Invalid time zone for 'sink.partition-commit.watermark-time-zone'. The value should "
+         "be a Time Zone Database (TZDB) ID such as 'America/Los_Angeles'"),
+        ("'sink.partition-commit.watermark-time-zone' = 'No/Such'",
+         "Invalid time zone for 'sink.partition-commit.watermark-time-zone'"),
+        ("'sink.partition-commit.policy.kind' = 'custom'",
+         "sink.partition-commit.policy.kind 'custom' needs sink.partition-commit.policy.class, "
+         "a Java PartitionCommitPolicy class, which Sluice cannot run; use 'success-file'"),
+    ]
+    for n, (opt, msg) in enumerate(refusals):
+        r = run_sql(cluster, workdir, f"bad{n}.sql", commit_table(
+            os.path.join(workdir, f"bad{n}"), ",\n  " + opt) + """
+INSERT INTO sink_t SELECT id, CAST(ts AS TIMESTAMP(3)), 'd', 'h' FROM src;
+""")
+        assert msg in r.stdout + r.stderr, r.stdout + r.stderr
+        assert not job_ids(r.stdout), r.stdout
+
+
+# ---- one committer for all writers (Flink's PartitionCommitter) -------------
+M = 240                 # rows, a bounded sequence
+MSTEP = 2 * 60 * 1000   # event time per row within a writer's chunk
+
+
+def spread_table(path, par, rate, extra=""):
+    """Each source subtask reads chunk i of 1..M (M/par rows) and its rows' event
+    times run over the same hours, 00:02 .. 08:00 for every chunk: so every
+    partition gets files from every writer, and each writer's event time (and
+    watermark) rises monotonically."""
+    c = M // par
+    return f"""
+CREATE TABLE src (
+  id BIGINT,
+  ts AS TO_TIMESTAMP_LTZ({BASE} + (MOD(id - 1, {c}) + 1) * {MSTEP}, 3),
+  WATERMARK FOR ts AS ts - INTERVAL '10' MINUTE
+) WITH ('connector' = 'datagen', 'rows-per-second' = '{rate}', 'fields.id.kind' = 'sequence',
+        'fields.id.start' = '1', 'fields.id.end' = '{M}');
+CREATE TABLE sink_t (id BIGINT, ts TIMESTAMP(3), dt STRING, hr STRING) PARTITIONED BY (dt, hr)
+  WITH ('connector' = 'filesystem', 'path' = '{path}', 'format' = 'json',
+  'sink.partition-commit.policy.kind' = 'success-file',
+  'sink.partition-commit.trigger' = 'partition-time',
+  'sink.partition-commit.delay' = '{extra or "1 h"}',
+  'partition.time-extractor.timestamp-pattern' = '$dt $hr:00:00');
+"""
+
+
+def spread_model(par):
+    """{partition: rows sorted by id}: the same arithmetic in Python."""
+    c = M // par
+    want = {}
+    for i in range(1, M + 1):
+        s = (((i - 1) % c) + 1) * MSTEP // 1000
+        hh, mm = s // 3600, s % 3600 // 60
+        want.setdefault(f"dt=2026-01-01/hr={hh:02d}", []).append(
+            {"id": i, "ts": f"2026-01-01 {hh:02d}:{mm:02d}:00"})
+    return want
+
+
+def part_rows(out, part):
+    rows = []
+    for p in glob.glob(os.path.join(out, part, "part-*")):
+        with open(p) as f:
+            rows.extend(json.loads(x) for x in f if x.strip())
+    return sorted(rows, key=lambda x: x["id"])
+
+
+def watch_success(cluster, jid, out, want, seen, until, timeout=90):
+    """Poll the directory (no fixed sleep: a 2 ms poll) until until() holds; the
+    moment a partition's _SUCCESS appears, its committed rows are read and must
+    be all of the model's for it. seen: partitions already checked."""
+    import time
+    deadline = time.monotonic() + timeout
+    k = 0
+    while True:
+        for p in glob.glob(os.path.join(out, "*", "*", "_SUCCESS")):
+            part = os.path.relpath(os.path.dirname(p), out)
+            if part in seen:
+                continue
+            got = part_rows(out, part)
+            assert got == want[part], (part, len(got), len(want[part]))
+            seen.add(part)
+        k += 1
+        if k % 50 == 0 and until():
+            return
+        assert time.monotonic() < deadline, ("timed out", sorted(seen))
+        time.sleep(0.002)
+
+
+def test_one_committer_commits_a_partition_once_every_writer_finished_it(cluster, workdir):
+    """At parallelism 2 and 3 the sink's writers all write every partition; the
+    single partition_commit vertex writes a partition's _SUCCESS only once every
+    writer's files for it are committed: checked the moment each success file
+    appears. Partitions commit while the job runs (the watermark passes hour+1h)
+    and the rest at its end."""
+    cluster.add_tm(slots=4)
+    for par in (2, 3):
+        out = os.path.join(workdir, f"spread{par}")
+        r = run_sql(cluster, workdir, f"spread{par}.sql", spread_table(out, par, 80) + f"""
+SET 'parallelism.default' = '{par}';
+SET 'execution.checkpointing.interval' = '200 ms';
+INSERT INTO sink_t SELECT id, CAST(ts AS TIMESTAMP(3)), DATE_FORMAT(ts, 'yyyy-MM-dd'),
+  DATE_FORMAT(ts, 'HH') FROM src;
+""")
+        assert r.returncode == 0, r.stdout + r.stderr
+        jid = job_ids(r.stdout)[0]
+        job = cluster.job(jid)
+        committers = [v for v in job["vertices"] if "committer" in v["name"]]
+        assert len(committers) == 1 and committers[0]["parallelism"] == 1, job["vertices"]
+        want = spread_model(par)
+        seen = set()
+        state = {}
+
+        def ended():
+            state["s"] = cluster.job(jid)["state"]
+            return state["s"] in ("FINISHED", "FAILED", "CANCELED") and seen == set(want)
+        watch_success(cluster, jid, out, want, seen, ended)
+        assert state["s"] == "FINISHED", cluster.get(f"/jobs/{jid}/exceptions")
+        assert seen == set(want)
+        for part, rows in want.items():
+            assert part_rows(out, part) == rows
+            writers = {os.path.basename(p).split("-")[1]
+                       for p in glob.glob(os.path.join(out, part, "part-*"))}
+            # every writer wrote the partition (hr=08 holds one row per chunk)
+            assert writers == {str(i) for i in range(par)}, (part, writers)
+
+
+def test_the_committers_pending_partitions_survive_a_rescaling_savepoint(cluster, workdir):
+    """Stop-with-savepoint at parallelism 2 once a partition has committed, restore at
+    3: a partition whose rows were all written (and committed as files) but which was
+    still waiting for its trigger (delay 2 h) gets no new report from any writer, so
+    only the committer's restored state commits it. Every row exactly once, and at
+    the moment each success file appears its partition is complete."""
+    cluster.add_tm(slots=4)
+    out, sp_dir = os.path.join(workdir, "resc"), os.path.join(workdir, "resc-sp")
+    want = spread_model(2)  # the restored source goes on with the old chunks
+    text = spread_table(out, 2, 40, "2 h")
+    insert = """
+SET 'execution.checkpointing.interval' = '200 ms';
+INSERT INTO sink_t SELECT id, CAST(ts AS TIMESTAMP(3)), DATE_FORMAT(ts, 'yyyy-MM-dd'),
+  DATE_FORMAT(ts, 'HH') FROM src;
+"""
+    r = run_sql(cluster, workdir, "resc1.sql", text + "SET 'parallelism.default' = '2';\n" + insert)
+    assert r.returncode == 0, r.stdout + r.stderr
+    jid = job_ids(r.stdout)[0]
+    seen = set()
+    watch_success(cluster, jid, out, want, seen, lambda: bool(seen))
+    r = cluster.cli("stop", "--savepoint", "file://" + sp_dir, jid, timeout=90)
+    assert r.returncode == 0, r.stdout + r.stderr
+    sp = re.search(r"Savepoint completed\. Path: (\S+)", r.stdout).group(1)
+    cluster.wait_state(jid, ["FINISHED"], timeout=60)
+    watch_success(cluster, jid, out, want, seen, lambda: True)
+    pending = {p for p in want if p not in seen and part_rows(out, p) == want[p]}
+    assert pending, "no partition was complete and waiting at the stop"
+    assert len(seen) < len(want)
+
+    r = run_sql(cluster, workdir, "resc2.sql", text + f"SET 'execution.savepoint.path' = '{sp}';\n"
+                "SET 'parallelism.default' = '3';\n" + insert)
+    assert r.returncode == 0, r.stdout + r.stderr
+    jid = job_ids(r.stdout)[0]
+    state = {}
+
+    def ended():
+        state["s"] = cluster.job(jid)["state"]
+        return state["s"] in ("FINISHED", "FAILED", "CANCELED") and seen == set(want)
+    watch_success(cluster, jid, out, want, seen, ended)
+    assert state["s"] == "FINISHED", cluster.get(f"/jobs/{jid}/exceptions")
+    assert seen == set(want) and pending <= seen
+    for part, rows in want.items():
+        assert part_rows(out, part) == rows, part

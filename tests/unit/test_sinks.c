@@ -905,13 +905,13 @@ static void test_registry(void)
     CHECK(sl_op_find(NULL) == NULL);
     /* the list names every registered type once, in registry order */
     char list[1024];
-    CHECK_EQ_INT(sl_op_type_list(list, sizeof list), 43); /* every built-in of operators/builtin.c */
+    CHECK_EQ_INT(sl_op_type_list(list, sizeof list), 44); /* every built-in of operators/builtin.c */
     CHECK(strstr(list, ", collect") != NULL && strstr(list, ", window_tvf") != NULL &&
           strstr(list, ", changelog-normalize") != NULL && strstr(list, ", key_select") != NULL &&
           strstr(list, ", local_aggregate") != NULL && strstr(list, ", values") != NULL &&
           strstr(list, ", set_op") != NULL && strstr(list, ", match_recognize") != NULL &&
           strstr(list, ", temporal_sort") != NULL && strstr(list, ", limit") != NULL &&
-          strstr(list, ", postgres-cdc") != NULL);
+          strstr(list, ", postgres-cdc") != NULL && strstr(list, ", partition_commit") != NULL);
     CHECK(strncmp(list, "datagen, calc, print, blackhole, file", 37) == 0);
     /* registration refuses what the registry could not serve */
     char err[300];
