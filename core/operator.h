@@ -221,6 +221,8 @@ typedef struct sl_job_check {
     int64_t checkpoint_min_pause_ms;
     int exactly_once;                /* execution.checkpointing.mode */
     int max_parallelism;             /* key groups of the job */
+    int unaligned;                   /* execution.checkpointing.unaligned.enabled (appended:
+                                      * older operators never read it) */
 } sl_job_check;
 
 typedef struct sl_op_def {

@@ -343,6 +343,7 @@ int jm_job_graph_check(const jm *j, const sl_jobgraph *g, char *err, size_t errl
         .checkpoint_min_pause_ms = st.cp_min_pause_ms,
         .exactly_once = st.cp_exactly_once,
         .max_parallelism = g->max_parallelism,
+        .unaligned = st.cp_unaligned,
     };
     for (int i = 0; i < g->nv; i++) {
         const sl_vertex *v = &g->v[i];

@@ -1849,6 +1849,22 @@ static const sl_op_option committer_options[] = {
 
 /* The partition committer of a partitioned file sink (parallelism 1, fed by
  * the writers' "partition-commit" output). */
+/* The writers' reports reach the committer ahead of each checkpoint's
+ * barrier only when barriers are aligned: an unaligned barrier overtakes
+ * them, and the committer could write a partition's success file before
+ * it heard of that partition's last files. */
+static int committer_check_job(const sl_vertex *v, const void *plan, const sl_job_check *jc,
+                               char *err, size_t errlen)
+{
+    SL_UNUSED(plan);
+    if (jc->unaligned)
+        return sl_seterr(err, errlen, "vertex '%s': a filesystem sink's partition commit needs "
+                         "aligned checkpoints (its writers report their files ahead of each "
+                         "barrier): turn execution.checkpointing.unaligned.enabled off for this "
+                         "job", v->id);
+    return SL_OK;
+}
+
 const sl_op_def sl_op_partition_commit = {
     .abi = SL_OP_ABI_VERSION,
     .name = "partition_commit",
@@ -1863,4 +1879,5 @@ const sl_op_def sl_op_partition_commit = {
     .snapshot_state = committer_snapshot,
     .restore_state = committer_restore,
     .checkpoint_complete = committer_checkpoint_complete,
+    .check_job = committer_check_job,
 };

@@ -410,6 +410,17 @@ INSERT INTO sink_t SELECT id, CAST(ts AS TIMESTAMP(3)), 'd', 'h' FROM src;
 """)
         assert msg in r.stdout + r.stderr, r.stdout + r.stderr
         assert not job_ids(r.stdout), r.stdout
+    # the committer needs the writers' reports ahead of each barrier: not
+    # with unaligned checkpoints
+    r = run_sql(cluster, workdir, "unaligned.sql", commit_table(
+        os.path.join(workdir, "unal"), ",\n  'sink.partition-commit.policy.kind' = 'success-file'") + """
+SET 'execution.checkpointing.interval' = '1 s';
+SET 'execution.checkpointing.unaligned.enabled' = 'true';
+INSERT INTO sink_t SELECT id, CAST(ts AS TIMESTAMP(3)), 'd', 'h' FROM src;
+""")
+    assert "a filesystem sink's partition commit needs aligned checkpoints" in r.stdout + r.stderr, \
+        r.stdout + r.stderr
+    assert not job_ids(r.stdout), r.stdout
 
 
 # ---- one committer for all writers (Flink's PartitionCommitter) -------------
