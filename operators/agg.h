@@ -345,6 +345,12 @@ bool sl_agg_mergeable(const sl_agg_list *l);
 
 /* The slices of window spec `text` (operators/window.c): [s, s + *slide)
  * with s = *offset modulo *slide; SL_ERR for SESSION windows, which merge. */
+/* The instant a window or slice ending at local time `end` is due (the
+ * instant of its last local millisecond; an overlap takes the later one, as
+ * Flink's timers do); tz NULL: UTC, end - 1. See window.c "Zones". */
+struct sl_tz;
+int64_t sl_window_due(struct sl_tz *tz, int64_t end);
+
 int sl_window_slicing(const char *vid, const char *text, int64_t *slide, int64_t *offset,
                       char *err, size_t errlen);
 
