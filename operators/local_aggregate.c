@@ -48,7 +48,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "agg.h"
 #include "bytes.h"
@@ -180,24 +179,8 @@ static void *la_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
             goto fail;
         }
         sl_schema_add(out, SL_AGG_SLICE_COL, SL_T_TIMESTAMP);
-        const char *tattr = sl_vconf_str(v, "time-attribute", "timestamp");
-        const char *zone = sl_plan_opt_str(pc, SL_OPT_LOCAL_TIME_ZONE);
-        if (strcasecmp(tattr, "ltz") && strcasecmp(tattr, "timestamp")) {
-            sl_seterr(err, errlen, "vertex '%s': option 'time-attribute' must be 'timestamp' or "
-                      "'ltz', not '%s'", vid, tattr);
-            goto fail;
-        }
-        if (!strcasecmp(tattr, "ltz") && zone && strcmp(zone, "UTC")) {
-            char zerr[300];
-            sl_tz *tz = sl_tz_open(zone, SL_TZ_JAVA_TIME, zerr, sizeof zerr);
-            if (!tz) {
-                sl_seterr(err, errlen, "vertex '%s': option '%s': %s", vid,
-                          SL_OPT_LOCAL_TIME_ZONE, zerr);
-                goto fail;
-            }
-            sl_tz_destroy(tz);
-            pl->zone = sl_strdup(zone);
-        }
+        bool ltz;
+        if (sl_window_zone(pc, &ltz, &pl->zone, err, errlen) != SL_OK) goto fail;
     }
     sl_schema_add(out, SL_AGG_ACC_COL, SL_T_BYTES);
     pl->nout = out->n;
@@ -450,10 +433,7 @@ static const sl_op_option la_options[] = {
      "The window: {\"type\": TUMBLE|HOP|CUMULATE|SESSION, \"size\", ...}."},
     {"time-column", SL_CT_STRING, NULL, NULL,
      "Event-time column (rowtime) the operator reads."},
-    {"time-attribute", SL_CT_STRING, NULL, NULL,
-     "timestamp (default) or ltz: a TIMESTAMP_LTZ attribute, whose slices align in "
-     "table.local-time-zone."},
-    SL_OP_OPTION_LOCAL_TIME_ZONE,
+    SL_WINDOW_ZONE_OPTIONS,
     {"table.exec.mini-batch.size", SL_CT_STRING, NULL, NULL,
      "Entries the local phase buffers before it flushes."},
     {"table.exec.mini-batch.allow-latency", SL_CT_STRING, NULL, NULL,

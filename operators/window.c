@@ -403,6 +403,27 @@ static int parse_window(win_plan *pl, const char *text, char *err, size_t errlen
     return SL_OK;
 }
 
+int sl_window_zone(const sl_plan_ctx *pc, bool *ltz, char **zone, char *err, size_t errlen)
+{
+    const char *vid = pc->v->id ? pc->v->id : "?";
+    const char *tattr = sl_vconf_str(pc->v, "time-attribute", "timestamp");
+    *zone = NULL;
+    *ltz = !strcasecmp(tattr, "ltz");
+    if (!*ltz && strcasecmp(tattr, "timestamp"))
+        return sl_seterr(err, errlen, "vertex '%s': option 'time-attribute' must be 'timestamp' "
+                         "or 'ltz', not '%s'", vid, tattr);
+    const char *name = sl_plan_opt_str(pc, SL_OPT_LOCAL_TIME_ZONE);
+    if (!*ltz || !name || !strcmp(name, "UTC")) return SL_OK;
+    char zerr[300];
+    sl_tz *tz = sl_tz_open(name, SL_TZ_JAVA_TIME, zerr, sizeof zerr);
+    if (!tz)
+        return sl_seterr(err, errlen, "vertex '%s': option '%s': %s", vid, SL_OPT_LOCAL_TIME_ZONE,
+                         zerr);
+    sl_tz_destroy(tz);
+    *zone = sl_strdup(name);
+    return SL_OK;
+}
+
 /* For local_aggregate: the slices of window spec `text` -- [s, s + *slide)
  * with s = *offset modulo *slide (a TUMBLE window, or a HOP / CUMULATE
  * slice as in "Slices" above). SESSION windows merge and have no slices:
@@ -506,25 +527,8 @@ static void *win_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
 
     /* the time attribute's kind: a TIMESTAMP_LTZ (or processing time) aligns
      * windows in the session zone the job was planned in */
-    const char *tattr = sl_vconf_str(v, "time-attribute", "timestamp");
-    bool ltz = !strcasecmp(tattr, "ltz");
-    if (!ltz && strcasecmp(tattr, "timestamp")) {
-        sl_seterr(err, errlen, "vertex '%s': option 'time-attribute' must be 'timestamp' or "
-                  "'ltz', not '%s'", vid, tattr);
-        goto fail;
-    }
-    const char *zone = sl_plan_opt_str(pc, SL_OPT_LOCAL_TIME_ZONE);
-    if (ltz && zone && strcmp(zone, "UTC")) {
-        char zerr[300];
-        sl_tz *tz = sl_tz_open(zone, SL_TZ_JAVA_TIME, zerr, sizeof zerr);
-        if (!tz) {
-            sl_seterr(err, errlen, "vertex '%s': option '%s': %s", vid, SL_OPT_LOCAL_TIME_ZONE,
-                      zerr);
-            goto fail;
-        }
-        sl_tz_destroy(tz);
-        pl->zone = sl_strdup(zone);
-    }
+    bool ltz;
+    if (sl_window_zone(pc, &ltz, &pl->zone, err, errlen) != SL_OK) goto fail;
     const sl_dtype *wtdt = sl_dtype_basic(SL_T_TIMESTAMP);
     if (ltz && sl_dtype_parse("TIMESTAMP_LTZ(3)", &wtdt, err, errlen) != SL_OK) goto fail;
     sl_schema_add(out, "window_start", SL_T_TIMESTAMP);
@@ -1329,10 +1333,7 @@ static const sl_op_option win_options[] = {
      "Time attribute: event (a column) or processing time."},
     {"phase", SL_CT_STRING, NULL, NULL,
      "one, local or global: the phase of a two-phase aggregation."},
-    {"time-attribute", SL_CT_STRING, NULL, NULL,
-     "timestamp (default) or ltz: a TIMESTAMP_LTZ or processing-time attribute, whose windows "
-     "align in table.local-time-zone and whose window_time is a TIMESTAMP_LTZ(3)."},
-    SL_OP_OPTION_LOCAL_TIME_ZONE,
+    SL_WINDOW_ZONE_OPTIONS,
     SL_AGG_FUNCTIONS_OPTION,
     SL_OP_OPTIONS_END,
 };

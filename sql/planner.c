@@ -1404,6 +1404,7 @@ static void agg_vertex(plan *p, const aggctx *c, rel *in, int window, const char
         sql_sb_fmt(&id, "%s,", c->a[k].text);
     }
     json_t *cfg = json_object();
+    int ltz = 0;
     if (window) {
         sql_sb_fmt(&id, "|%s|%s", spec, proctime ? "proctime" : tcol);
         if (proctime) json_object_set_new(cfg, "time", json_string("processing"));
@@ -1415,6 +1416,7 @@ static void agg_vertex(plan *p, const aggctx *c, rel *in, int window, const char
         int ti = proctime ? -1 : sl_schema_find(&in->sch, tcol);
         const sl_dtype *wtdt = sl_dtype_basic(SL_T_TIMESTAMP);
         if (proctime || (ti >= 0 && in->sch.fields[ti].dt->variant == SL_DV_LTZ)) {
+            ltz = 1;
             json_object_set_new(cfg, "time-attribute", json_string("ltz"));
             char derr[100];
             if (sl_dtype_parse("TIMESTAMP_LTZ(3)", &wtdt, derr, sizeof derr) != SL_OK)
@@ -1466,7 +1468,7 @@ static void agg_vertex(plan *p, const aggctx *c, rel *in, int window, const char
     free(in->proctime);
     in->rowtime = window ? sl_strdup("window_time") : NULL;
     in->proctime = NULL;
-    in->windowed = window && !proctime;
+    in->windowed = window && !proctime ? 1 + ltz : 0;
     if (!window) {
         in->updating = 1;
         free(in->updater);

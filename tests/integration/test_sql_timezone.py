@@ -363,3 +363,36 @@ def test_day_windows_align_in_the_zone_across_a_savepoint(make_cluster, workdir,
         dst = [v[0] for (s, _, _), v in want.items()
                if s == naive_ms(datetime.datetime(2026, 3, 8))]
         assert len(dst) == 1 and 23 * 60 // 7 <= dst[0] <= 23 * 60 // 7 + 1
+
+
+def test_processing_time_day_windows_align_in_the_zone(cluster, workdir):
+    """A 1-day TUMBLE over PROCTIME() (a TIMESTAMP_LTZ in Flink) starts at
+    the zone's local midnight of the wall clock: Shanghai's date, 8 hours
+    ahead of UTC's midnight."""
+    cluster.add_tm(slots=1)
+    zone = zoneinfo.ZoneInfo("Asia/Shanghai")
+    out = os.path.join(workdir, "pdays")
+
+    def today():
+        t = datetime.datetime.now(UTC).astimezone(zone)
+        return datetime.datetime(t.year, t.month, t.day)
+    before = today()
+    r = run_sql(cluster, workdir, "pt.sql", f"""
+SET 'table.local-time-zone' = 'Asia/Shanghai';
+CREATE TABLE src (id BIGINT, pt AS PROCTIME()) WITH ('connector' = 'datagen',
+    'fields.id.kind' = 'sequence', 'fields.id.start' = '1', 'fields.id.end' = '50');
+CREATE TABLE pdays (ws TIMESTAMP(3), we TIMESTAMP(3), c BIGINT)
+  WITH ('connector' = 'filesystem', 'path' = '{out}', 'format' = 'json');
+INSERT INTO pdays SELECT window_start, window_end, COUNT(*)
+  FROM TABLE(TUMBLE(TABLE src, DESCRIPTOR(pt), INTERVAL '1' DAY))
+  GROUP BY window_start, window_end;
+""")
+    assert r.returncode == 0, r.stdout + r.stderr
+    for j in job_ids(r.stdout):
+        finish(cluster, j)
+    after = today()
+    got = [json.loads(ln) for ln in rows_text(out)]
+    days = {naive_ms(d) for d in (before, after)}
+    assert got and all(ms(g["ws"]) in days for g in got), got
+    assert all(ms(g["we"]) - ms(g["ws"]) == 86400000 for g in got), got
+    assert sum(g["c"] for g in got) == 50
