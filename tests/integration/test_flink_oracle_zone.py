@@ -94,6 +94,17 @@ if os.environ.get("SLUICE_ORACLE_ONLY"):
     CASES = [(z, n) for z, n in CASES if n in os.environ["SLUICE_ORACLE_ONLY"].split(",")]
 
 
+# (zone, query) pairs where Sluice's result differs from Flink's, and why;
+# a listed pair that matches fails, so the list is exact (docs/SQL.md)
+EXPECTED_DIFFERENCES = {
+    ("Asia/Shanghai", "zone_tumble_day"):
+        "Flink 2.3's 1-day TUMBLE TVF aggregation in a zone ahead of UTC keeps only the first "
+        "row of a local day (ids 2 of 2..5, 11 of 11..14) and loses the 03-08 day; its own "
+        "group-window form (zone_group_window), HOP and CUMULATE by day and the same query in "
+        "New York count every row, as Sluice does here",
+}
+
+
 def specs(zone):
     """The zone's queries (SLUICE_ORACLE_ONLY=name,name: those only)."""
     only = [n for n in os.environ.get("SLUICE_ORACLE_ONLY", "").split(",") if n]
@@ -171,4 +182,7 @@ def test_same_result_as_flink_in_a_zone(zone_oracle, name):
     assert kind == "done", f"Sluice {kind}: {detail}"
     got, gprob = fo.final_multiset(fo.sluice_changes(detail, cols), cols)
     assert not gprob, gprob[:5]
+    if (zone, name) in EXPECTED_DIFFERENCES:
+        assert got != want, f"listed as a difference but matches Flink: {zone} {name}"
+        return
     assert got == want, fo.describe_diff(want, got)

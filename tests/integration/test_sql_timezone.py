@@ -326,10 +326,11 @@ def day_windows(zone, n):
     return dict(want)
 
 
-@pytest.mark.parametrize("zone_name,p1,p2,backend", [
-    ("America/New_York", 1, 2, "rocksdb"), ("Asia/Shanghai", 2, 1, "hashmap")])
+@pytest.mark.parametrize("zone_name,p1,p2,backend,two_phase", [
+    ("America/New_York", 1, 2, "rocksdb", False), ("Asia/Shanghai", 2, 1, "hashmap", False),
+    ("America/New_York", 2, 2, "hashmap", True)])
 def test_day_windows_align_in_the_zone_across_a_savepoint(make_cluster, workdir, zone_name, p1,
-                                                           p2, backend):
+                                                           p2, backend, two_phase):
     """A 1-day TUMBLE over a TIMESTAMP_LTZ attribute starts at the zone's
     local midnight (New York's 2026-03-08 window holds 23 hours of events);
     window_start / window_end are local times, window_time the instant of
@@ -342,13 +343,21 @@ def test_day_windows_align_in_the_zone_across_a_savepoint(make_cluster, workdir,
     n = 2000
     out = os.path.join(workdir, "days")
     args = dict(zone=zone_name, base=WBASE, step=WSTEP, n=n, out=out)
-    r = run_sql(c, workdir, "run1.sql", WIN_GEN.format(p=p1, extra="", rate=400, **args))
+    # two_phase: a local_aggregate pre-aggregates by local-day slices
+    mb = "SET 'table.exec.mini-batch.enabled' = 'true';" if two_phase else ""
+    r = run_sql(c, workdir, "run1.sql", WIN_GEN.format(p=p1, extra=mb, rate=400, **args))
     assert r.returncode == 0, r.stdout + r.stderr
     jid = job_ids(r.stdout)[0]
+    if two_phase:  # one run to the end: the local phase chains to the source
+        finish(c, jid)
+        got = {(ms(x["ws"]), ms(x["we"]), ms(x["wt"])): [x["c"], x["sid"]]
+               for x in map(json.loads, rows_text(out))}
+        assert got == day_windows(zone, n)
+        return
     sp = c.stop_after_progress(jid, "ev", n // 3, os.path.join(workdir, "sp"))
     first = rows_text(out)
     r = run_sql(c, workdir, "run2.sql", WIN_GEN.format(
-        p=p2, extra=f"SET 'execution.savepoint.path' = '{sp}';", rate=4000, **args))
+        p=p2, extra=f"{mb}\nSET 'execution.savepoint.path' = '{sp}';", rate=4000, **args))
     assert r.returncode == 0, r.stdout + r.stderr
     jid2 = job_ids(r.stdout)[0]
     finish(c, jid2)
