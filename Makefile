@@ -59,7 +59,10 @@ INC_plugin := $(INC_api)
 CFLAGS := $(BASE_CFLAGS) $(INC_all)
 LDFLAGS := -pthread -rdynamic $(SANFLAGS)
 # the ZooKeeper C client (multi-threaded) has no pkg-config file
-LIBS := $(PKG_LIBS) -lzookeeper_mt -lm -ldl
+# elfutils' libdw names the frames of stack samples and thread dumps
+# (lib/stack_sample.c), in every daemon
+DW_LIBS := $(shell pkg-config --libs libdw 2>/dev/null)
+LIBS := $(PKG_LIBS) $(DW_LIBS) -lzookeeper_mt -lm -ldl
 
 PROTOS := $(wildcard proto/*.proto)
 PROTO_C := $(patsubst proto/%.proto,$(B)/gen/core/%.pb-c.c,$(PROTOS))
@@ -151,9 +154,7 @@ endef
 $(foreach l,$(LAYERS) $(TOPS),$(eval $(call layer_rules,$(l))))
 $(B)/obj/taskmanager/pyhost.o: BASE_CFLAGS += $(PY_CFLAGS)
 # outside libraries one top layer alone links (the layer check and tests/test_layers.py add them)
-# elfutils' libdw names the frames of stack samples (taskmanager/sampler.c)
-DW_LIBS := $(shell pkg-config --libs libdw 2>/dev/null)
-EXTRA_LIBS_taskmanager := $(PY_LIBS) $(DW_LIBS)
+EXTRA_LIBS_taskmanager := $(PY_LIBS)
 $(B)/bin/sluice-taskmanager $(B)/layers/taskmanager.ok $(B)/tools/gen_docs: LIBS += $(EXTRA_LIBS_taskmanager)
 
 # tests and tools see every layer
@@ -214,7 +215,7 @@ docs: $(B)/tools/gen_docs
 
 $(B)/tests/%: $(B)/obj/tests/unit/%.o $(ALL_LIBS)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $< $(ALL_LIBS) $(LIBS) $(DW_LIBS)
+	$(CC) $(LDFLAGS) -o $@ $< $(ALL_LIBS) $(LIBS)
 
 deps:
 	@./scripts/install-deps.sh
@@ -250,7 +251,7 @@ $(FZ)/libsluice-fuzz.a: $(FUZZ_LIB_OBJ)
 	ar rcs $@ $^
 
 $(FZ)/fuzz_%: $(FZ)/obj/tests/fuzz/fuzz_%.o $(FZ)/libsluice-fuzz.a
-	clang -fsanitize=fuzzer,address,undefined -pthread -o $@ $< $(FZ)/libsluice-fuzz.a $(LIBS) $(DW_LIBS)
+	clang -fsanitize=fuzzer,address,undefined -pthread -o $@ $< $(FZ)/libsluice-fuzz.a $(LIBS)
 
 fuzz: $(patsubst %,$(FZ)/fuzz_%,$(FUZZ_TARGETS))
 	@set -e; for t in $(FUZZ_TARGETS); do \
@@ -285,7 +286,7 @@ clean:
 # the daemon's encoders; the output is committed).
 fuzz-seeds: $(FZ)/libsluice-fuzz.a $(PROTO_H)
 	clang $(FUZZ_CFLAGS) -fsanitize=address,undefined -o $(FZ)/make_seeds tests/fuzz/make_seeds.c \
-	    $(FZ)/libsluice-fuzz.a $(LIBS) $(DW_LIBS) -fsanitize=fuzzer-no-link
+	    $(FZ)/libsluice-fuzz.a $(LIBS) -fsanitize=fuzzer-no-link
 	mkdir -p tests/fuzz/rows tests/fuzz/data tests/fuzz/control tests/fuzz/snapshot
 	$(FZ)/make_seeds
 

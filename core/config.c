@@ -222,6 +222,17 @@ static const sl_conf_def defs[] = {
     {{"execution.checkpointing.tolerable-failed-checkpoints", SL_CT_INT, "0", NULL,
       "Consecutive failed checkpoints tolerated before the job fails."},
      0, INT32_MAX, NULL},
+    {{"execution.checkpointing.unaligned.enabled", SL_CT_BOOL, "false", NULL,
+      "Unaligned checkpoints (exactly-once mode only): a checkpoint barrier overtakes the "
+      "buffers queued ahead of it on its way, a task snapshots at its first barrier, and the "
+      "buffers overtaken are persisted with the checkpoint (channel state) and replayed into "
+      "the operators on restore, also at another parallelism. Savepoints stay aligned."},
+     NOLIM, NULL},
+    {{"execution.checkpointing.aligned-checkpoint-timeout", SL_CT_DURATION, "0", NULL,
+      "With unaligned checkpoints: above 0 a checkpoint starts aligned, and a task still "
+      "aligning this long after the checkpoint was triggered switches to unaligned for that "
+      "checkpoint; 0 means unaligned from the start."},
+     0, INT64_MAX, NULL},
     {{"execution.checkpointing.mode", SL_CT_ENUM, "EXACTLY_ONCE", "EXACTLY_ONCE,AT_LEAST_ONCE",
       "EXACTLY_ONCE aligns barriers; AT_LEAST_ONCE does not and may duplicate after recovery."},
      NOLIM, NULL},
@@ -425,6 +436,8 @@ static const struct {
     {"execution.checkpointing.num-retained", "state.checkpoints.num-retained"},
     {"state.backend", "state.backend.type"},
     {"state.backend.incremental", "execution.checkpointing.incremental"},
+    {"execution.checkpointing.unaligned", "execution.checkpointing.unaligned.enabled"},
+    {"execution.checkpointing.alignment-timeout", "execution.checkpointing.aligned-checkpoint-timeout"},
     {"restart-strategy", "restart-strategy.type"},
     {"io.tmp.dirs", "taskmanager.tmp.dirs"},
     {"high-availability", "high-availability.type"},

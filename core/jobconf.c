@@ -16,6 +16,7 @@ static const char *const job_conf_keys[] = {
     "parallelism.default", "pipeline.name", "table.exec.state.ttl", "state.backend.type",
     "execution.checkpointing.interval", "execution.checkpointing.timeout",
     "execution.checkpointing.min-pause", "execution.checkpointing.mode",
+    "execution.checkpointing.unaligned.enabled", "execution.checkpointing.aligned-checkpoint-timeout",
     "execution.checkpointing.tolerable-failed-checkpoints", "restart-strategy.type",
     "restart-strategy.fixed-delay.attempts", "restart-strategy.fixed-delay.delay",
     "restart-strategy.exponential-delay.initial-backoff",

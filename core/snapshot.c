@@ -149,6 +149,8 @@ static uint32_t crc_extend(uint32_t crc, const void *data, size_t n)
     return ~crc;
 }
 
+uint32_t sl_snap_crc32c(uint32_t crc, const void *data, size_t n) { return crc_extend(crc, data, n); }
+
 /* ---- varints (fixed-width fields: lib/bytes.h) ------------------------ */
 
 /* Append a LEB128 varint at p (at most 10 bytes); returns bytes written. */
@@ -224,7 +226,7 @@ static int pread_all(int fd, void *data, size_t n, uint64_t off)
 }
 
 /* fsync the directory holding `path`, so a rename into it is durable. */
-static int fsync_parent(const char *path, char *err, size_t errlen)
+int sl_fsync_parent(const char *path, char *err, size_t errlen)
 {
     const char *slash = strrchr(path, '/');
     char *dir = !slash ? sl_strdup(".") : slash == path ? sl_strdup("/")
@@ -658,7 +660,7 @@ int sl_snapw_finish(sl_snapw *w, uint64_t *size, char *err, size_t errlen)
     }
     if (size) *size = w->buf_off;
     char e2[400];
-    if (fsync_parent(w->path, e2, sizeof e2) != SL_OK) {
+    if (sl_fsync_parent(w->path, e2, sizeof e2) != SL_OK) {
         /* the file is complete under its name; only its durability is in doubt */
         rc = sl_seterr(err, errlen, "writing %s: %s", w->path, e2);
     }
@@ -1154,7 +1156,7 @@ int sl_snapshot_write_metadata(const char *dir, const void *packed, size_t len, 
             rc = sl_seterr(err, errlen, "renaming %s to %s: %s", tmp, path, strerror(errno));
         if (rc != SL_OK) unlink(tmp);
     }
-    if (rc == SL_OK) rc = fsync_parent(path, err, errlen);
+    if (rc == SL_OK) rc = sl_fsync_parent(path, err, errlen);
     free(path);
     free(tmp);
     return rc;
@@ -1271,7 +1273,7 @@ int sl_mkdirs(const char *path, char *err, size_t errlen)
         char c = *s;
         *s = '\0';
         if (mkdir(p, 0755) == 0) {
-            if (fsync_parent(p, NULL, 0) != SL_OK) {
+            if (sl_fsync_parent(p, NULL, 0) != SL_OK) {
                 /* not fatal: the directory exists; a crash might lose it */
             }
         } else {

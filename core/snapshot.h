@@ -155,6 +155,11 @@ int sl_snapshot_fetch(const char *url, const struct Sluice__SnapshotMetadata *md
 
 /* mkdir -p (nothing for an s3:// URL: S3 has no directories) */
 int sl_mkdirs(const char *path, char *err, size_t errlen);
+/* CRC-32C continued over data[n] (crc 0 to start): what every snapshot file
+ * checksums with. */
+uint32_t sl_snap_crc32c(uint32_t crc, const void *data, size_t n);
+/* fsync the directory holding `path`, so a rename into it is durable. */
+int sl_fsync_parent(const char *path, char *err, size_t errlen);
 /* rm -r of a snapshot directory (only files the snapshot format names:
  * _metadata, *.state, *.tmp, and an incremental checkpoint's private
  * <16 hex>-<name>.rdb files), then the directory itself; for an s3://

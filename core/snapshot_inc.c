@@ -460,6 +460,15 @@ int sl_snapshot_fetch(const char *url, const Sluice__SnapshotMetadata *md,
                                      ss->shared_files[f]);
         }
     }
+    /* unaligned checkpoints: the in-flight data (chanstate.h) */
+    for (size_t i = 0; rc == SL_OK && i < md->n_channel_states; i++) {
+        const char *f = md->channel_states[i]->file;
+        if (!f || !*f || strchr(f, '/') || f[0] == '.')
+            rc = sl_seterr(err, errlen, "%s/_metadata names the channel-state file '%s', which is "
+                           "not a name snapshots write", url, f ? f : "");
+        else
+            rc = fetch_one(url, f, local_dir, err, errlen);
+    }
     free(shared_url);
     free(shared);
     return rc;

@@ -451,8 +451,7 @@ static int transient(const xfer *x)
 
 static void backoff(int attempt)
 {
-    struct timespec ts = {0, (long)(100 * 1000 * 1000) << (2 * attempt)}; /* 100, 400 ms */
-    nanosleep(&ts, NULL);
+    sl_sleep_ms((int64_t)100 << (2 * attempt)); /* 100, 400 ms */
 }
 
 /* The request with its retries. */

@@ -86,6 +86,11 @@ static void cp_destroy(jm_checkpoint *cp)
         free(h->priv);
     }
     free(cp->handles);
+    for (int i = 0; i < cp->nchans; i++) {
+        free(cp->chans[i].head_uid);
+        free(cp->chans[i].file);
+    }
+    free(cp->chans);
     free(cp->acked);
     free(cp->finished);
     free(cp->acks);
@@ -464,11 +469,27 @@ static void cp_write(jm *j, jm_job *job, jm_checkpoint *cp)
         opp[md.n_operators++] = os;
     }
     md.operators = opp;
+    md.unaligned = cp->unaligned;
+    Sluice__ChannelState *css = sl_calloc((size_t)cp->nchans + 1, sizeof *css);
+    Sluice__ChannelState **csp = sl_calloc((size_t)cp->nchans + 1, sizeof *csp);
+    for (int i = 0; i < cp->nchans; i++) {
+        sluice__channel_state__init(&css[i]);
+        css[i].head_uid = cp->chans[i].head_uid;
+        css[i].subtask = (uint32_t)cp->chans[i].subtask;
+        css[i].file = cp->chans[i].file;
+        css[i].size = cp->chans[i].size;
+        css[i].parallelism = (uint32_t)cp->chans[i].parallelism;
+        csp[i] = &css[i];
+    }
+    md.channel_states = csp;
+    md.n_channel_states = (size_t)cp->nchans;
     size_t len = sluice__snapshot_metadata__get_packed_size(&md);
     uint8_t *buf = sl_malloc(len ? len : 1);
     sluice__snapshot_metadata__pack(&md, buf);
     free(ops);
     free(opp);
+    free(css);
+    free(csp);
     free(subs);
     free(subp);
     for (int v = 0; v < g->nv; v++) free(fin[v]);
@@ -590,6 +611,24 @@ void jm_cp_on_ack(jm *j, const Sluice__AcknowledgeCheckpoint *a)
     ack->async_ns = a->async_ns;
     ack->start_delay_ns = a->start_delay_ns;
     for (size_t i = 0; i < a->n_handles; i++) ack->state_size += a->handles[i]->size;
+    ack->unaligned = a->unaligned;
+    ack->persisted = a->persisted_bytes;
+    ack->processed = a->processed_bytes;
+    cp->unaligned |= a->unaligned;
+    cp->persisted += a->persisted_bytes;
+    cp->processed += a->processed_bytes;
+    if (a->channel_file && *a->channel_file && a->head_uid) {
+        cp->chans = sl_realloc(cp->chans, sizeof *cp->chans * (size_t)(cp->nchans + 1));
+        jm_cp_chan *ch = &cp->chans[cp->nchans++];
+        ch->head_uid = sl_strdup(a->head_uid);
+        ch->subtask = (int)a->subtask;
+        ch->parallelism = a->chain < (uint32_t)job->g->nchains ? cp->par[a->chain] : 0;
+        ch->file = sl_strdup(a->channel_file);
+        ch->size = a->channel_size;
+        cp->state_size += ch->size;
+        cp->checkpointed_size += ch->size;
+        ack->state_size += ch->size;
+    }
     for (size_t i = 0; i < a->n_handles; i++) {
         const Sluice__OperatorSubtaskHandle *h = a->handles[i];
         int v = -1;

@@ -66,6 +66,11 @@ typedef struct jm_tm {
     char *state_backend;        /* its state.backend.type, from its registration */
     int64_t last_heartbeat_ms;  /* monotonic */
     int64_t registered_ms;      /* wall clock */
+    /* its process, from its last heartbeat (Status.* metrics) */
+    uint64_t cpu_ns, rss_bytes, virtual_bytes;
+    int threads;
+    double cpu_load;            /* between its last two heartbeats, 0..1 */
+    int64_t cpu_at_ms;          /* monotonic, when cpu_ns came; 0 none yet */
     struct jm_conn *conn;       /* live connection, or NULL */
     struct jm_job **slot_job;   /* per slot: the job holding it, or NULL */
     struct jm_tm *next;
@@ -133,7 +138,17 @@ typedef struct jm_cp_ack {
     int64_t ack_ms;             /* wall clock; 0 = not acknowledged */
     uint64_t alignment_ns, sync_ns, async_ns, start_delay_ns;
     uint64_t state_size;        /* bytes of the state files it wrote */
+    uint64_t persisted, processed; /* in-flight bytes persisted, processed while aligning */
+    int unaligned;              /* it took the checkpoint unaligned */
 } jm_cp_ack;
+
+/* A task's channel-state file of an unaligned checkpoint. */
+typedef struct jm_cp_chan {
+    char *head_uid;
+    int subtask, parallelism;
+    char *file;
+    uint64_t size;
+} jm_cp_chan;
 
 typedef struct jm_checkpoint {
     uint64_t id;
@@ -159,6 +174,10 @@ typedef struct jm_checkpoint {
     char *failure;
     jm_cp_handle *handles;
     int nhandles;
+    jm_cp_chan *chans;          /* channel-state files (unaligned checkpoints) */
+    int nchans;
+    int unaligned;              /* some task took it unaligned */
+    uint64_t persisted, processed; /* in-flight bytes over every task */
     int discarded;              /* its files were removed (retention) */
     /* savepoints: the REST trigger that asked for it */
     char request_id[33];
@@ -213,6 +232,8 @@ typedef enum { JM_RESTART_NONE = 0, JM_RESTART_FIXED, JM_RESTART_EXPONENTIAL } j
 typedef struct jm_settings {
     int64_t cp_interval_ms, cp_timeout_ms, cp_min_pause_ms;
     int cp_tolerable, cp_exactly_once;
+    int cp_unaligned;           /* execution.checkpointing.unaligned.enabled (exactly-once only) */
+    int64_t cp_aligned_timeout_ms; /* execution.checkpointing.aligned-checkpoint-timeout */
     jm_restart_type restart_type;
     int restart_attempts;       /* fixed-delay attempts / attempts-before-reset-backoff */
     int64_t restart_delay_ms;   /* fixed-delay */
@@ -326,6 +347,9 @@ typedef struct jm {
     pthread_t loop_thread;      /* the thread that runs base */
     struct evconnlistener *listener;
     struct event *tick;         /* heartbeat checks, slot timeouts */
+    uint64_t self_cpu_ns;       /* this process's CPU time at self_cpu_at_ms */
+    int64_t self_cpu_at_ms;     /* monotonic; 0: not read yet (GET /jobmanager/metrics) */
+    double self_cpu_load;       /* between the last two readings, 0..1 */
     struct MHD_Daemon *http;
     int rpc_port, rest_port;
     int64_t heartbeat_timeout_ms, heartbeat_interval_ms, slot_timeout_ms;

@@ -32,6 +32,7 @@
 #include "collect.h"
 #include "http_server.h"
 #include "jm.h"
+#include "proc_info.h"
 #include "rest_int.h"
 #include "ha.h"
 #include "log.h"
@@ -588,6 +589,34 @@ static int list_has(const char *list, const char *name)
 /* The job metrics below, by name, for one job: returns their number. */
 static size_t job_metric_values(const jm_job *job, const char **names, double *vals);
 
+
+/* Flink's aggregated metric entry ({"id", "min", "max", "avg", "sum"}: those
+ * `agg` names, every one when it is empty) over the values added. */
+typedef struct {
+    double mn, mx, sum;
+    int count;
+} metric_acc;
+
+static void metric_add(metric_acc *a, double v)
+{
+    if (!a->count || v < a->mn) a->mn = v;
+    if (!a->count || v > a->mx) a->mx = v;
+    a->sum += v;
+    a->count++;
+}
+
+static json_t *metric_agg_json(const char *id, const metric_acc *a, const char *agg)
+{
+    json_t *o = json_pack("{s:s}", "id", id);
+    int all = !agg || !*agg;
+    if (!a->count) return o;
+    if (all || strstr(agg, "min")) json_object_set_new(o, "min", json_real(a->mn));
+    if (all || strstr(agg, "max")) json_object_set_new(o, "max", json_real(a->mx));
+    if (all || strstr(agg, "avg")) json_object_set_new(o, "avg", json_real(a->sum / a->count));
+    if (all || strstr(agg, "sum")) json_object_set_new(o, "sum", json_real(a->sum));
+    return o;
+}
+
 /* GET /jobs/metrics[?get=a,b&agg=min,max,avg,sum]: Flink's job metrics
  * aggregated over every job (optionally only ?jobs=id,id). */
 static json_t *jobs_metrics(route_ctx *rc)
@@ -603,24 +632,13 @@ static json_t *jobs_metrics(route_ctx *rc)
             continue;
         }
         if (!list_has(get, names[m])) continue;
-        double mn = 0, mx = 0, sum = 0;
-        int count = 0;
+        metric_acc a = {0};
         for (jm_job *job = rc->j->jobs; job; job = job->next) {
             if (only && !list_has(only, job->id)) continue;
             job_metric_values(job, names, vals);
-            double v = vals[m];
-            if (!count || v < mn) mn = v;
-            if (!count || v > mx) mx = v;
-            sum += v;
-            count++;
+            metric_add(&a, vals[m]);
         }
-        json_t *o = json_pack("{s:s}", "id", names[m]);
-        int all = !agg || !*agg;
-        if (count && (all || strstr(agg, "min"))) json_object_set_new(o, "min", json_real(mn));
-        if (count && (all || strstr(agg, "max"))) json_object_set_new(o, "max", json_real(mx));
-        if (count && (all || strstr(agg, "avg"))) json_object_set_new(o, "avg", json_real(sum / count));
-        if (count && (all || strstr(agg, "sum"))) json_object_set_new(o, "sum", json_real(sum));
-        json_array_append_new(arr, o);
+        json_array_append_new(arr, metric_agg_json(names[m], &a, agg));
     }
     return arr;
 }
@@ -1026,11 +1044,11 @@ static void job_routes(route_ctx *rc, reply *r)
             /* what the TaskManagers use, not this daemon's own setting */
             json_object_set_new(o, "state_backend", json_string(job_backend(j, job, bk, sizeof bk)));
             json_object_set_new(o, "checkpoint_storage", json_string("FileSystemCheckpointStorage"));
-            json_object_set_new(o, "unaligned_checkpoints", json_false());
+            json_object_set_new(o, "unaligned_checkpoints", json_boolean(job->set.cp_unaligned));
             json_object_set_new(o, "tolerable_failed_checkpoints", json_integer(job->set.cp_tolerable));
-            /* Flink's fields for features Sluice has not: aligned checkpoints
-             * never time out into unaligned ones, no state changelog */
-            json_object_set_new(o, "aligned_checkpoint_timeout", json_integer(0));
+            json_object_set_new(o, "aligned_checkpoint_timeout",
+                                json_integer(job->set.cp_unaligned ? job->set.cp_aligned_timeout_ms : 0));
+            /* Flink's field for a feature Sluice has not: no state changelog */
             json_object_set_new(o, "checkpoints_after_tasks_finish", json_true());
             json_object_set_new(o, "state_changelog_enabled", json_false());
             json_object_set_new(o, "changelog_periodic_materialization_interval", json_integer(0));
@@ -1252,29 +1270,106 @@ int jm_rest_authorized(jm *j, struct MHD_Connection *conn)
     return diff == 0;
 }
 
+/* One process's metrics in Flink's MetricCollectionResponseBody: every id
+ * without ?get, else the ones asked for with their values. */
+static json_t *metric_answer(route_ctx *rc, const char *const *names, const double *vals, size_t n)
+{
+    const char *get = jm_rest_qarg(rc, "get");
+    json_t *arr = json_array();
+    for (size_t i = 0; i < n; i++) {
+        if (get && !list_has(get, names[i])) continue;
+        if (get) json_array_append_new(arr, json_pack("{s:s,s:o}", "id", names[i], "value",
+                                                      jm_rest_metric_value(vals[i], names[i])));
+        else json_array_append_new(arr, json_pack("{s:s}", "id", names[i]));
+    }
+    return arr;
+}
+
+/* The process metrics both daemons have, under Flink's names for the
+ * JVM's (the process is what the JVM is there): CPU load (0..1 of the
+ * machine) and time (ns), threads; memory under Flink's ProcessTree group. */
+#define PROCESS_METRICS 5
+static const char *const process_metric_names[PROCESS_METRICS] = {
+    "Status.JVM.CPU.Load", "Status.JVM.CPU.Time", "Status.JVM.Threads.Count",
+    "Status.ProcessTree.Memory.RSS", "Status.ProcessTree.Memory.Virtual"};
+
+/* A TaskManager's metrics (from its heartbeats): returns their number. */
+#define TM_METRICS (PROCESS_METRICS + 1)
+static size_t tm_metric_values(jm *j, const jm_tm *tm, const char **names, double *vals)
+{
+    size_t n = 0;
+    for (; n < PROCESS_METRICS; n++) names[n] = process_metric_names[n];
+    names[n++] = "Status.Flink.Memory.Managed.Total";
+    if (!tm) return n;
+    double v[TM_METRICS] = {tm->cpu_load, (double)tm->cpu_ns, tm->threads, (double)tm->rss_bytes,
+                            (double)tm->virtual_bytes, (double)tm->managed_memory};
+    (void)j;
+    memcpy(vals, v, sizeof v);
+    return n;
+}
+
+/* GET /taskmanagers/metrics[?get=a,b&agg=min,max,avg,sum&taskmanagers=id,id]:
+ * Flink's TaskManager metrics aggregated over the TaskManagers. */
+static json_t *taskmanagers_metrics(route_ctx *rc)
+{
+    const char *names[TM_METRICS];
+    double vals[TM_METRICS];
+    size_t n = tm_metric_values(rc->j, NULL, names, vals);
+    const char *get = jm_rest_qarg(rc, "get"), *agg = jm_rest_qarg(rc, "agg");
+    const char *only = jm_rest_qarg(rc, "taskmanagers");
+    json_t *arr = json_array();
+    for (size_t m = 0; m < n; m++) {
+        if (!get) {
+            json_array_append_new(arr, json_pack("{s:s}", "id", names[m]));
+            continue;
+        }
+        if (!list_has(get, names[m])) continue;
+        metric_acc a = {0};
+        for (jm_tm *tm = rc->j->tms; tm; tm = tm->next) {
+            if (only && !list_has(only, tm->id)) continue;
+            tm_metric_values(rc->j, tm, names, vals);
+            metric_add(&a, vals[m]);
+        }
+        json_array_append_new(arr, metric_agg_json(names[m], &a, agg));
+    }
+    return arr;
+}
+
 /* GET /jobmanager/metrics[?get=a,b]: Flink's JobManager metrics that
- * Sluice has (the cluster's, not the process's JVM ones). */
+ * Sluice has: the cluster's, and its own process's (read now; the CPU
+ * load over the time since the previous reading at least 1 s before). */
 static json_t *jobmanager_metrics(route_ctx *rc)
 {
     jm *j = rc->j;
     int ntm = 0, running = 0;
     for (jm_tm *tm = j->tms; tm; tm = tm->next) ntm++;
     for (jm_job *job = j->jobs; job; job = job->next) running += job->state == JOB_RUNNING;
-    struct { const char *name; double v; } ms[] = {
-        {"numRegisteredTaskManagers", ntm},
-        {"numRunningJobs", running},
-        {"taskSlotsAvailable", jm_slots_free(j)},
-        {"taskSlotsTotal", jm_slots_total(j)},
-    };
-    const char *get = jm_rest_qarg(rc, "get");
-    json_t *arr = json_array();
-    for (size_t i = 0; i < SL_ARRAY_LEN(ms); i++) {
-        if (get && !list_has(get, ms[i].name)) continue;
-        if (get) json_array_append_new(arr, json_pack("{s:s,s:o}", "id", ms[i].name, "value",
-                                                      jm_rest_metric_value(ms[i].v, ms[i].name)));
-        else json_array_append_new(arr, json_pack("{s:s}", "id", ms[i].name));
+    sl_proc_stats ps;
+    sl_proc_stats_read(&ps);
+    int64_t now = sl_mono_ms();
+    if (!j->self_cpu_at_ms || now - j->self_cpu_at_ms >= 1000) {
+        long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+        if (j->self_cpu_at_ms)
+            j->self_cpu_load = sl_proc_cpu_load(j->self_cpu_ns, ps.cpu_ns, now - j->self_cpu_at_ms, (int)ncpu);
+        j->self_cpu_ns = ps.cpu_ns;
+        j->self_cpu_at_ms = now;
     }
-    return arr;
+    const char *names[4 + PROCESS_METRICS] = {"numRegisteredTaskManagers", "numRunningJobs",
+                                              "taskSlotsAvailable", "taskSlotsTotal"};
+    for (int i = 0; i < PROCESS_METRICS; i++) names[4 + i] = process_metric_names[i];
+    double vals[4 + PROCESS_METRICS] = {ntm, running, jm_slots_free(j), jm_slots_total(j),
+                                        j->self_cpu_load, (double)ps.cpu_ns, ps.threads,
+                                        (double)ps.rss_bytes, (double)ps.virtual_bytes};
+    return metric_answer(rc, names, vals, SL_ARRAY_LEN(vals));
+}
+
+/* GET /taskmanagers/:id/metrics[?get=a,b] */
+static json_t *taskmanager_metrics(route_ctx *rc, const jm_tm *tm)
+{
+    const char *names[TM_METRICS];
+    double vals[TM_METRICS];
+    size_t n = tm_metric_values(rc->j, tm, names, vals);
+    return metric_answer(rc, names, vals, n);
 }
 
 static void route(route_ctx *rc, reply *r)
@@ -1325,7 +1420,7 @@ static void route(route_ctx *rc, reply *r)
         reply_json(r, 200, json_pack("{s:o}", "taskmanagers", arr));
     } else if (rc->nseg == 2 && get && !strcmp(rc->seg[0], "taskmanagers") &&
                !strcmp(rc->seg[1], "metrics")) {
-        reply_json(r, 200, json_array()); /* no TaskManager-level metrics (Flink's are the JVM's) */
+        reply_json(r, 200, taskmanagers_metrics(rc));
     } else if (rc->nseg == 2 && get && !strcmp(rc->seg[0], "taskmanagers")) {
         jm_tm *tm = jm_tm_find(j, rc->seg[1]);
         if (!tm) reply_err(r, 404, "TaskManager %s not found", rc->seg[1]);
@@ -1374,8 +1469,9 @@ static void route(route_ctx *rc, reply *r)
     } else if (rc->nseg == 2 && get && !strcmp(rc->seg[0], "jobmanager") && !strcmp(rc->seg[1], "metrics")) {
         reply_json(r, 200, jobmanager_metrics(rc));
     } else if (rc->nseg == 3 && get && !strcmp(rc->seg[0], "taskmanagers") && !strcmp(rc->seg[2], "metrics")) {
-        if (!jm_tm_find(j, rc->seg[1])) reply_err(r, 404, "TaskManager %s not found", rc->seg[1]);
-        else reply_json(r, 200, json_array()); /* Sluice reports no TaskManager-level metrics yet */
+        jm_tm *tm = jm_tm_find(j, rc->seg[1]);
+        if (!tm) reply_err(r, 404, "TaskManager %s not found", rc->seg[1]);
+        else reply_json(r, 200, taskmanager_metrics(rc, tm));
     } else {
         reply_err(r, 404, "Not found: %s /%s", m, rc->nseg ? rc->seg[0] : "");
     }

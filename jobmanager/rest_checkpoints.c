@@ -18,9 +18,11 @@ static const char *cp_status_name(jm_cp_status s)
     return s == CP_COMPLETED ? "COMPLETED" : s == CP_FAILED ? "FAILED" : "IN_PROGRESS";
 }
 
-static const char *cp_type_name(jm_cp_type t)
+static const char *cp_type_name(const jm_checkpoint *cp)
 {
-    return t == CP_SAVEPOINT ? "SAVEPOINT" : t == CP_SYNC_SAVEPOINT ? "SYNC_SAVEPOINT" : "CHECKPOINT";
+    jm_cp_type t = cp->type;
+    return t == CP_SAVEPOINT ? "SAVEPOINT" : t == CP_SYNC_SAVEPOINT ? "SYNC_SAVEPOINT"
+           : cp->unaligned   ? "UNALIGNED_CHECKPOINT" : "CHECKPOINT";
 }
 
 static json_t *cp_json(const jm_checkpoint *cp)
@@ -35,10 +37,12 @@ static json_t *cp_json(const jm_checkpoint *cp)
                           (json_int_t)cp->state_size, "checkpointed_size", (json_int_t)cp->checkpointed_size,
                           "end_to_end_duration", (json_int_t)(end - cp->trigger_ms), "num_subtasks",
                           cp->num_subtasks, "num_acknowledged_subtasks", cp->num_acked,
-                          "checkpoint_type", cp_type_name(cp->type));
+                          "checkpoint_type", cp_type_name(cp));
     json_object_set_new(o, "alignment_buffered", json_integer(0));
-    json_object_set_new(o, "processed_data", json_integer(0)); /* unaligned checkpoints only */
-    json_object_set_new(o, "persisted_data", json_integer(0));
+    /* in-flight bytes processed between a task's first and last barrier,
+     * and persisted as channel state (unaligned checkpoints) */
+    json_object_set_new(o, "processed_data", json_integer((json_int_t)cp->processed));
+    json_object_set_new(o, "persisted_data", json_integer((json_int_t)cp->persisted));
     json_object_set_new(o, "savepointFormat", cp->type != CP_CHECKPOINT ? json_string("CANONICAL") : json_null());
     json_object_set_new(o, "tasks", json_object()); /* per vertex: .../checkpoints/details/:id */
     if (cp->status == CP_COMPLETED) {
@@ -96,6 +100,8 @@ json_t *jm_rest_checkpoints_json(const jm_job *job)
     int64_t *csizes = sl_calloc((size_t)ncp + 1, sizeof *csizes);
     int64_t *durs = sl_calloc((size_t)ncp + 1, sizeof *durs);
     int64_t *aligns = sl_calloc((size_t)ncp + 1, sizeof *aligns);
+    int64_t *procs = sl_calloc((size_t)ncp + 1, sizeof *procs);
+    int64_t *pers = sl_calloc((size_t)ncp + 1, sizeof *pers);
     int n = 0;
     const jm_checkpoint *lc = NULL, *lf = NULL, *ls = NULL;
     int in_progress = 0;
@@ -110,6 +116,8 @@ json_t *jm_rest_checkpoints_json(const jm_job *job)
         csizes[n] = (int64_t)cp->checkpointed_size;
         durs[n] = cp->end_ms - cp->trigger_ms;
         aligns[n] = (int64_t)(cp->max_alignment_ns / 1000000);
+        procs[n] = (int64_t)cp->processed;
+        pers[n] = (int64_t)cp->persisted;
         n++;
     }
     if (!lc) lc = job->latest_completed;
@@ -129,16 +137,17 @@ json_t *jm_rest_checkpoints_json(const jm_job *job)
     json_object_set_new(o, "counts", json_pack("{s:i,s:i,s:i,s:i,s:i}", "restored", job->cp_restored,
                                                "total", job->cp_total, "in_progress", in_progress,
                                                "completed", job->cp_completed, "failed", job->cp_failed));
-    /* processed and persisted data are in-flight data of unaligned
-     * checkpoints, which Sluice does not take: truly 0 */
-    int64_t zero = 0;
+    /* processed and persisted data: in-flight bytes (non-zero with
+     * unaligned checkpoints only) */
     json_object_set_new(o, "summary",
                         json_pack("{s:o,s:o,s:o,s:o,s:o,s:o}", "state_size", stats_json(sizes, n),
                                   "checkpointed_size", stats_json(csizes, n),
                                   "end_to_end_duration", stats_json(durs, n),
                                   "alignment_buffered", stats_json(aligns, n),
-                                  "processed_data", stats_json(&zero, 0),
-                                  "persisted_data", stats_json(&zero, 0)));
+                                  "processed_data", stats_json(procs, n),
+                                  "persisted_data", stats_json(pers, n)));
+    free(procs);
+    free(pers);
     free(sizes);
     free(csizes);
     free(durs);
@@ -158,18 +167,20 @@ static int chain_offset(const jm_checkpoint *cp, int c)
 
 /* One vertex's acknowledgements: how many, the latest, the state written. */
 static void vertex_acks(const jm_job *job, const jm_checkpoint *cp, int c, int *acked,
-                        int64_t *latest_ms, uint64_t *size)
+                        int64_t *latest_ms, uint64_t *size, uint64_t *persisted, uint64_t *processed)
 {
     SL_UNUSED(job);
     int idx = chain_offset(cp, c);
     *acked = 0;
     *latest_ms = -1;
-    *size = 0;
+    *size = *persisted = *processed = 0;
     for (int i = 0; i < cp->par[c]; i++) {
         const jm_cp_ack *a = &cp->acks[idx + i];
         *acked += cp->acked[idx + i];
         if (a->ack_ms > *latest_ms) *latest_ms = a->ack_ms;
         *size += a->state_size;
+        *persisted += a->persisted;
+        *processed += a->processed;
     }
     if (*latest_ms == 0) *latest_ms = -1;
 }
@@ -179,8 +190,8 @@ static void vertex_stats(json_t *o, const jm_job *job, const jm_checkpoint *cp, 
 {
     int acked;
     int64_t latest;
-    uint64_t size;
-    vertex_acks(job, cp, c, &acked, &latest, &size);
+    uint64_t size, persisted, processed;
+    vertex_acks(job, cp, c, &acked, &latest, &size, &persisted, &processed);
     json_object_set_new(o, "id", json_integer((json_int_t)cp->id));
     json_object_set_new(o, "status", json_string(acked == cp->par[c] && cp->status != CP_FAILED
                                                      ? "COMPLETED" : cp_status_name(cp->status)));
@@ -195,8 +206,8 @@ static void vertex_stats(json_t *o, const jm_job *job, const jm_checkpoint *cp, 
     json_object_set_new(o, "state_size", json_integer((json_int_t)size));
     json_object_set_new(o, "checkpointed_size", json_integer((json_int_t)(cp->nhandles ? csize : size)));
     json_object_set_new(o, "alignment_buffered", json_integer(0));
-    json_object_set_new(o, "processed_data", json_integer(0));
-    json_object_set_new(o, "persisted_data", json_integer(0));
+    json_object_set_new(o, "processed_data", json_integer((json_int_t)processed));
+    json_object_set_new(o, "persisted_data", json_integer((json_int_t)persisted));
     json_object_set_new(o, "num_subtasks", json_integer(cp->par[c]));
     json_object_set_new(o, "num_acknowledged_subtasks", json_integer(acked));
 }
@@ -221,8 +232,8 @@ json_t *jm_rest_checkpoint_details(const jm_job *job, const jm_checkpoint *cp)
 json_t *jm_rest_checkpoint_subtasks(const jm_job *job, const jm_checkpoint *cp, int c)
 {
     int n = cp->par[c], idx = chain_offset(cp, c), k = 0;
-    int64_t *v[7];
-    for (int q = 0; q < 7; q++) v[q] = sl_calloc((size_t)n + 1, sizeof *v[q]);
+    int64_t *v[9];
+    for (int q = 0; q < 9; q++) v[q] = sl_calloc((size_t)n + 1, sizeof *v[q]);
     json_t *subs = json_array();
     for (int i = 0; i < n; i++) {
         const jm_cp_ack *a = &cp->acks[idx + i];
@@ -242,10 +253,12 @@ json_t *jm_rest_checkpoint_subtasks(const jm_job *job, const jm_checkpoint *cp, 
                             (json_int_t)e2e, "state_size", (json_int_t)a->state_size,
                             "checkpointed_size", (json_int_t)a->state_size, "checkpoint", "sync",
                             (json_int_t)sync, "async", (json_int_t)async, "alignment", "buffered", 0,
-                            "processed", 0, "persisted", 0, "duration", (json_int_t)align,
-                            "start_delay", (json_int_t)delay, "unaligned_checkpoint", 0, "aborted", 0));
-        int64_t row[7] = {(int64_t)a->state_size, (int64_t)a->state_size, e2e, sync, async, align, delay};
-        for (int q = 0; q < 7; q++) v[q][k] = row[q];
+                            "processed", (json_int_t)a->processed, "persisted", (json_int_t)a->persisted,
+                            "duration", (json_int_t)align, "start_delay", (json_int_t)delay,
+                            "unaligned_checkpoint", a->unaligned, "aborted", 0));
+        int64_t row[9] = {(int64_t)a->state_size, (int64_t)a->state_size, e2e, sync, async, align, delay,
+                          (int64_t)a->processed, (int64_t)a->persisted};
+        for (int q = 0; q < 9; q++) v[q][k] = row[q];
         k++;
     }
     int64_t zero = 0;
@@ -253,9 +266,9 @@ json_t *jm_rest_checkpoint_subtasks(const jm_job *job, const jm_checkpoint *cp, 
         "{s:o,s:o,s:o,s:{s:o,s:o},s:{s:o,s:o,s:o,s:o},s:o}", "checkpointed_size", stats_json(v[0], k),
         "state_size", stats_json(v[1], k), "end_to_end_duration", stats_json(v[2], k),
         "checkpoint_duration", "sync", stats_json(v[3], k), "async", stats_json(v[4], k), "alignment",
-        "buffered", stats_json(&zero, 0), "processed", stats_json(&zero, 0), "persisted",
-        stats_json(&zero, 0), "duration", stats_json(v[5], k), "start_delay", stats_json(v[6], k));
-    for (int q = 0; q < 7; q++) free(v[q]);
+        "buffered", stats_json(&zero, 0), "processed", stats_json(v[7], k), "persisted",
+        stats_json(v[8], k), "duration", stats_json(v[5], k), "start_delay", stats_json(v[6], k));
+    for (int q = 0; q < 9; q++) free(v[q]);
     json_t *o = json_object();
     vertex_stats(o, job, cp, c);
     json_object_set_new(o, "summary", summary);

@@ -28,6 +28,7 @@
 #include <event2/thread.h>
 
 #include "jm.h"
+#include "proc_info.h"
 #include "ha.h"
 #include "frame.h"
 #include "listen.h"
@@ -197,6 +198,17 @@ static void on_heartbeat(jm_conn *c, const Sluice__Heartbeat *hb)
     if (!ack.known) return;
     tm->last_heartbeat_ms = sl_mono_ms();
     tm->free_memory = hb->free_memory;
+    if (hb->process) {
+        const Sluice__ProcessStats *ps = hb->process;
+        if (tm->cpu_at_ms)
+            tm->cpu_load = sl_proc_cpu_load(tm->cpu_ns, ps->cpu_ns, tm->last_heartbeat_ms - tm->cpu_at_ms,
+                                            tm->cpu_cores);
+        tm->cpu_ns = ps->cpu_ns;
+        tm->cpu_at_ms = tm->last_heartbeat_ms;
+        tm->rss_bytes = ps->rss_bytes;
+        tm->virtual_bytes = ps->virtual_bytes;
+        tm->threads = (int)ps->threads;
+    }
     for (size_t i = 0; i < hb->n_metrics; i++) jm_apply_metrics(j, hb->metrics[i]);
 }
 

@@ -286,6 +286,8 @@ static void settings_read(jm_settings *st, const sl_config *c)
     st->cp_min_pause_ms = sl_config_int(c, "execution.checkpointing.min-pause");
     st->cp_tolerable = (int)sl_config_int(c, "execution.checkpointing.tolerable-failed-checkpoints");
     st->cp_exactly_once = strcmp(sl_config_str(c, "execution.checkpointing.mode"), "AT_LEAST_ONCE") != 0;
+    st->cp_unaligned = st->cp_exactly_once && sl_config_bool(c, "execution.checkpointing.unaligned.enabled");
+    st->cp_aligned_timeout_ms = sl_config_int(c, "execution.checkpointing.aligned-checkpoint-timeout");
     const char *rs = sl_config_restart_strategy(c); /* unset: by checkpointing, as Flink */
     st->restart_type = !strcmp(rs, "fixed-delay")         ? JM_RESTART_FIXED
                        : !strcmp(rs, "exponential-delay") ? JM_RESTART_EXPONENTIAL

@@ -62,6 +62,9 @@ void jm_send_trigger(jm *j, jm_job *job, const jm_checkpoint *cp)
     tc.dir = cp->dir;
     tc.stop = cp->stop;
     tc.drain = cp->drain;
+    /* savepoints stay aligned, as Flink's */
+    tc.unaligned = cp->type == CP_CHECKPOINT && job->set.cp_unaligned;
+    tc.aligned_timeout_ms = tc.unaligned ? job->set.cp_aligned_timeout_ms : 0;
     Sluice__Envelope env = SLUICE__ENVELOPE__INIT;
     env.msg_case = SLUICE__ENVELOPE__MSG_TRIGGER;
     env.trigger = &tc;

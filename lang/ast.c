@@ -110,7 +110,7 @@ static const char *const kind_names[] = {
     "BETWEEN", "IN", "LIKE", "CASE", "WHEN", "CAST", "FUNC", "POSITION", "STAR", "LIST",
     "IDENT", "OVER", "ORDER", "VALUES", "LIMIT", "FROM_MATCH",
     "CREATE_FUNCTION", "DROP_FUNCTION", "DESCRIBE_FUNCTION", "JAR", "LATERAL", "SUBQUERY",
-    "ALTER", "CATALOG_STMT", "UNNEST", "FIELD", "ELEMENT", "CTOR"};
+    "ALTER", "CATALOG_STMT", "UNNEST", "FIELD", "ELEMENT", "CTOR", "GSETS"};
 
 const char *sql_kind_name(sql_kind k)
 {

@@ -123,8 +123,11 @@ typedef enum {
     SQL_FIELD,        /* x.name of a ROW: s the field name; kids: [0] x; oline/ocol the name's */
     SQL_ELEMENT,      /* x[i]: an ARRAY's element i (1-based) or a MAP's value at key i;
                          kids: [0] x, [1] i; oline/ocol the '[' */
-    SQL_CTOR          /* s "ARRAY" | "MAP": ARRAY[e, ...], MAP[k, v, ...]; kids: the elements
+    SQL_CTOR,         /* s "ARRAY" | "MAP": ARRAY[e, ...], MAP[k, v, ...]; kids: the elements
                          (ROW(...) is a FUNC named ROW) */
+    SQL_GSETS         /* an item of GROUP BY (sql/plan_gsets.c): s "GROUPING SETS" | "ROLLUP" |
+                         "CUBE" | "()" (the empty set); kids: the elements -- expressions, (a, b)
+                         as a FUNC named ROW, nested GSETS */
 } sql_kind;
 
 /* flags */

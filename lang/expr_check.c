@@ -253,6 +253,44 @@ static bool keeps_dec(n_op op, const char *name, int arg)
     }
 }
 
+/* x converted to nested type dt (a CAST that cannot fail: dt is the least
+ * restrictive type of x's and another's). */
+static node *wrap_nest_cast(bld *b, node *x, const sl_dtype *dt)
+{
+    node *n = new_node(b, N_FNX, NAT(x), 0);
+    n->fx = sl_nest_find("SL_CAST");
+    add_kid(n, x);
+    n->dt = dt;
+    char why[300];
+    if (sl_nest_type(n, NULL, why, sizeof why) != SL_OK) {
+        perr(b, NAT(x), "%s", why);
+        return NULL;
+    }
+    return seal(b, n) ? NULL : n;
+}
+
+/* make_comparable for ARRAY, MAP, MULTISET and ROW values: equality only (Flink
+ * has no order on them), between values of one kind with a least restrictive
+ * type, which each side is converted to when its own differs. */
+static int nested_comparable(bld *b, node **a, node **c, int line, int col, const char *op,
+                             bool ordered)
+{
+    const sl_dtype *da = ndt(*a), *dc = ndt(*c), *t = NULL;
+    if ((*a)->type == SL_T_NULL || (*c)->type == SL_T_NULL) t = (*a)->type == SL_T_NULL ? dc : da;
+    else if (!(*a)->interval && !(*c)->interval) t = sl_nest_common(da, dc);
+    if (!t)
+        return perr(b, line, col, "cannot compare %s with %s in '%s'", ntname(b, *a),
+                    ntname(b, *c), op);
+    if (ordered) /* Flink's words (its code generator's, which refuses them) */
+        return perr(b, line, col, "Comparable type expected, but was '%s' ('%s' needs an order)",
+                    sl_type_is_nested((*a)->type) ? da->text : dc->text, op);
+    if ((*a)->type != SL_T_NULL && da->phys != t->phys && !(*a = wrap_nest_cast(b, *a, t)))
+        return SL_ERR;
+    if ((*c)->type != SL_T_NULL && dc->phys != t->phys && !(*c = wrap_nest_cast(b, *c, t)))
+        return SL_ERR;
+    return SL_OK;
+}
+
 /* Make *a and *c comparable: numbers of any width; equal types; STRING
  * with BYTES; TIMESTAMP with STRING (the string side gets a CAST). An
  * `ordered` comparison refuses BOOLEAN, which has no order. */
@@ -260,6 +298,8 @@ static int make_comparable(bld *b, node **a, node **c, int line, int col, const 
                            bool ordered)
 {
     sl_type ta = (*a)->type, tc = (*c)->type, t;
+    if (sl_type_is_nested(ta) || sl_type_is_nested(tc))
+        return nested_comparable(b, a, c, line, col, op, ordered);
     if (((*a)->interval != (*c)->interval && ta != SL_T_NULL && tc != SL_T_NULL) ||
         ((*a)->interval && (*c)->interval && iv_is_ym((*a)->ivs) != iv_is_ym((*c)->ivs)))
         return perr(b, line, col, "cannot compare %s with %s in '%s'", ntname(b, *a),
@@ -622,10 +662,12 @@ static node *build_date_time(bld *b, const sql_node *e)
 }
 
 /* TIMESTAMP 'yyyy-MM-dd HH:mm:ss[.f...]': a TIMESTAMP(p), p the fraction's
- * digits (0..9), as Flink types it. */
+ * digits (0..9), as Flink types it; TIMESTAMP WITH LOCAL TIME ZONE '...' the
+ * same text as a TIMESTAMP_LTZ(p). */
 static node *build_timestamp(bld *b, const sql_node *e)
 {
-    if (e->s2) return build_date_time(b, e);
+    bool ltz = e->s2 && !strcmp(e->s2, "TIMESTAMP WITH LOCAL TIME ZONE");
+    if (e->s2 && !ltz) return build_date_time(b, e);
     size_t len = strlen(e->s);
     const char *dot = strchr(e->s, '.');
     int p = 0;
@@ -644,7 +686,7 @@ static node *build_timestamp(bld *b, const sql_node *e)
         return NULL;
     }
     node *n = lit_node(b, e, SL_T_TIMESTAMP);
-    char tt[24], derr[120];
+    char tt[32], derr[120];
     snprintf(tt, sizeof tt, "TIMESTAMP(%d)", p);
     if (p != 3 && sl_dtype_parse(tt, &n->dt, derr, sizeof derr)) {
         perr(b, OPAT(e), "%s", derr);
@@ -652,10 +694,31 @@ static node *build_timestamp(bld *b, const sql_node *e)
     }
     n->lit.v.ts.ms = ts.ms;
     n->lit.v.ts.nano = ts.nano;
+    if (ltz) { /* TIMESTAMP WITH LOCAL TIME ZONE '...': the wall-clock time in the session
+                * zone (known when the tree is evaluated), a CAST to TIMESTAMP_LTZ(p) */
+        node *c = wrap_cast(b, n, SL_T_TIMESTAMP);
+        snprintf(tt, sizeof tt, "TIMESTAMP_LTZ(%d)", p);
+        if (sl_dtype_parse(tt, &c->dt, derr, sizeof derr)) {
+            perr(b, OPAT(e), "%s", derr);
+            return NULL;
+        }
+        return c;
+    }
     return n;
 }
 
 /* ---- columns --------------------------------------------------------------- */
+
+/* TIMESTAMP_LTZ(p), p 0..3: the type of CURRENT_TIMESTAMP[(p)], NOW() and
+ * CURRENT_ROW_TIMESTAMP() (Flink's), an instant read in the session zone. */
+static const sl_dtype *ltz_dtype(int p)
+{
+    static const char *const text[] = {"TIMESTAMP_LTZ(0)", "TIMESTAMP_LTZ(1)", "TIMESTAMP_LTZ(2)",
+                                       "TIMESTAMP_LTZ(3)"};
+    const sl_dtype *dt = NULL;
+    sl_dtype_parse(text[p >= 0 && p <= 3 ? p : 3], &dt, NULL, 0);
+    return dt; /* the four are interned at the first call (the table has room for them) */
+}
 
 static bool is_clock_word(const sql_node *e)
 {
@@ -675,6 +738,7 @@ static node *build_column(bld *b, const sql_node *e)
                 : SL_T_TIME;
         n->flags = n->type == SL_T_TIME ? 0 : 3;
         n->neg = strcasecmp(e->s, "CURRENT_TIMESTAMP") != 0; /* the session zone's wall clock */
+        if (!n->neg) n->dt = ltz_dtype(3); /* CURRENT_TIMESTAMP: an instant */
         return n;
     }
     /* r.f: the field f of a ROW column r (a calc text has no tables; a planner's
@@ -1107,6 +1171,37 @@ static node *build_unary(bld *b, const sql_node *e)
     return seal(b, n) ? NULL : n;
 }
 
+/* (a - c) qualifier, Calcite's difference of two datetimes as an interval:
+ * both DATE, both TIME or both TIMESTAMP(p) of one kind (Flink refuses the
+ * others with "Parameters must be of the same type"); a TIME takes day-time
+ * qualifiers only. The result is the qualifier's interval type. */
+static node *build_dt_diff(bld *b, const sql_node *e, node *a, node *c)
+{
+    int first, last, lead;
+    if (iv_qualifier(b, sql_kid(e, 2), &first, &last, &lead)) return NULL;
+    if (!is_datetime(a->type) || !is_datetime(c->type) || a->interval || c->interval) {
+        perr(b, OPAT(e), "cannot apply '(.. - ..) %s' to %s and %s: it takes two DATEs, TIMEs "
+             "or TIMESTAMPs", e->s2, ntname(b, a), ntname(b, c));
+        return NULL;
+    }
+    if (a->type != c->type || ndt(a)->variant != ndt(c)->variant) {
+        perr(b, OPAT(e), "Parameters must be of the same type: %s and %s", ntname(b, a),
+             ntname(b, c));
+        return NULL;
+    }
+    if (a->type == SL_T_TIME && iv_is_ym(first)) {
+        perr(b, OPAT(e), "cannot apply '(.. - ..) %s' to two TIMEs: a TIME difference takes a "
+             "day-time qualifier", e->s2);
+        return NULL;
+    }
+    node *n = new_node(b, N_SUB, OPAT(e), 2);
+    n->kids[0] = a, n->kids[1] = c;
+    n->type = n->ctype = SL_T_BIGINT;
+    n->flags = AR_DIFF;
+    set_iv(n, first, last);
+    return seal(b, n) ? NULL : n;
+}
+
 static node *build_binop(bld *b, const sql_node *e)
 {
     static const struct {
@@ -1127,6 +1222,7 @@ static node *build_binop(bld *b, const sql_node *e)
     node *a = build(b, sql_kid(e, 0)), *c;
     b->exact = true;
     if (!a || !(c = build(b, sql_kid(e, 1)))) return NULL;
+    if (op == N_SUB && sql_kid(e, 2)) return build_dt_diff(b, e, a, c);
     if (op == N_AND || op == N_OR) {
         if (!is_bool_or_null(a->type) || !is_bool_or_null(c->type)) {
             perr(b, OPAT(e), "%s needs BOOLEAN operands, got %s and %s", e->s, ntname(b, a),
@@ -1578,6 +1674,7 @@ static node *build_clock(bld *b, const sql_node *e)
     n->type = SL_T_TIMESTAMP;
     n->flags = (int)prec;
     n->neg = !strcasecmp(e->s, "LOCALTIMESTAMP"); /* the session zone's wall clock */
+    if (!n->neg) n->dt = ltz_dtype(n->flags);
     return n;
 }
 
@@ -2068,9 +2165,10 @@ static node *build_call(bld *b, const sql_node *e)
         break;
     }
     case N_TO_TS_LTZ: rc = type_to_ts_ltz(b, n, e); break;
-    case N_NOW:
+    case N_NOW: /* NOW(), CURRENT_ROW_TIMESTAMP(): TIMESTAMP_LTZ(3), as Flink types them */
         n->flags = 3; /* precision: milliseconds */
         n->type = SL_T_TIMESTAMP;
+        n->dt = ltz_dtype(3);
         break;
     case N_UNIX_TS:
     case N_FROM_UNIXTIME: rc = type_unix_time(b, n, f); break;
@@ -2126,7 +2224,8 @@ static node *build_one(bld *b, const sql_node *e)
 /* Does node n take child k of one of the types beyond the original seven?
  * TINYINT, SMALLINT and FLOAT: wherever a number goes; DECIMAL: arithmetic,
  * negation, comparisons, CAST and the functions keeps_dec names; DATE and
- * TIME: comparisons, CAST and EXTRACT. */
+ * TIME: comparisons, CAST and EXTRACT; ARRAY, MAP, MULTISET and ROW: `=`, `<>`,
+ * IN and IS [NOT] DISTINCT FROM (the others are refused where they are built). */
 static bool typed_here(const node *n, const node *k)
 {
     if (n->op == N_UDF) return true; /* checked against the function's declaration */
@@ -2137,9 +2236,12 @@ static bool typed_here(const node *n, const node *k)
         return cmp || (n->op >= N_NEG && n->op <= N_MOD) || n->op == N_CASE ||
                n->op == N_CAST || keeps_dec(n->op, n->fx ? n->fx->name : "", 0) ||
                (n->op == N_IF && k != n->kids[0]);
+    if (sl_type_is_nested(k->type)) /* equality (nested_comparable) */
+        return cmp && n->op != N_CAST;
     if (k->type == SL_T_DATE || k->type == SL_T_TIME)
         return (cmp && n->op != N_CASE) || n->op == N_EXTRACT ||
-               ((n->op == N_ADD || n->op == N_SUB) && n->type == k->type);
+               ((n->op == N_ADD || n->op == N_SUB) && n->type == k->type) ||
+               (n->op == N_SUB && (n->flags & AR_DIFF));
     return false;
 }
 

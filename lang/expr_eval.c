@@ -283,10 +283,12 @@ static void put_dec(sl_value *out, sl_dec d)
 
 /* cmpv for the children na, nb of a node: DECIMAL exactly against DECIMAL
  * and integers (as DOUBLE against a DOUBLE), TIME and TIMESTAMP with their
- * nanoseconds. */
+ * nanoseconds; nested values 0 when equal, else 1 (they have no order). */
 static int cmpn(const sl_value *a, const node *na, const sl_value *b, const node *nb)
 {
     sl_type ta = na->type, tb = nb->type;
+    if (sl_type_is_nested(ta)) /* equality only: the checker made both sides one type */
+        return sl_nest_equal(ndt(na), a, b) ? 0 : 1;
     if (ta == SL_T_DECIMAL || tb == SL_T_DECIMAL) {
         if (is_fp_type(ta) || is_fp_type(tb)) {
             int s;
@@ -367,6 +369,27 @@ static int eval_temporal(const node *n, evctx *cx, const sl_value *a, const sl_v
     return SL_OK;
 }
 
+/* (a - b) qualifier: a day-time interval of the milliseconds between them
+ * (whatever the qualifier's fields, as Flink keeps them), or a year-month
+ * one of Calcite's whole months: the largest m with b + m months <= a on
+ * their days, one less when that lands on a's day but a's time of day is
+ * the earlier (so 2024-02-01 00:00 - 2024-03-01 10:00 is -2 months). */
+static void eval_dt_diff(const node *n, const sl_value *a, const sl_value *b, sl_value *out)
+{
+    int64_t day = n->kids[0]->type == SL_T_DATE ? 86400000 : 1;
+    int64_t t0 = a->v.i * day, t1 = b->v.i * day, r;
+    if (iv_is_ym(n->ivs)) {
+        int64_t d0 = sl_floor_div(t0, 86400000), d1 = sl_floor_div(t1, 86400000);
+        int64_t x = months_between(d1 * 86400000, d0 * 86400000);
+        if (add_months(d1 * 86400000, x, &r) && r == d0 * 86400000 &&
+            t0 - d0 * 86400000 < t1 - d1 * 86400000)
+            x--;
+        set_i(out, x);
+        return;
+    }
+    set_i(out, wrap64((uint64_t)t0 - (uint64_t)t1));
+}
+
 static int eval_arith(const node *n, evctx *cx, sl_value *out)
 {
     sl_value a, b;
@@ -377,6 +400,7 @@ static int eval_arith(const node *n, evctx *cx, sl_value *out)
     }
     sl_type ta = n->kids[0]->type, tb = n->kids[1]->type;
     if (n->ctype == SL_T_DECIMAL) return eval_dec_arith(n, cx, &a, &b, out);
+    if (n->flags & AR_DIFF) return eval_dt_diff(n, &a, &b, out), SL_OK;
     if (n->type == SL_T_TIMESTAMP || n->type == SL_T_DATE || n->type == SL_T_TIME)
         return eval_temporal(n, cx, &a, &b, out);
     if (is_fp_type(n->ctype)) {
@@ -390,14 +414,10 @@ static int eval_arith(const node *n, evctx *cx, sl_value *out)
         case N_ADD: r = x + y; break;
         case N_SUB: r = x - y; break;
         case N_MUL: r = x * y; break;
-        case N_DIV:
-            if (y == 0) return everr(cx, n, "division by zero");
-            r = x / y;
-            break;
-        default:
-            if (y == 0) return everr(cx, n, "division by zero (modulo)");
-            r = fmod(x, y);
-            break;
+        /* IEEE 754 as Java's float and double: x / 0 is an infinity or
+         * NaN and x % 0 NaN, never an error (Flink's generated code) */
+        case N_DIV: r = x / y; break;
+        default: r = fmod(x, y); break;
         }
         set_d(out, f ? (double)(float)r : r);
         return SL_OK;

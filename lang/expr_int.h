@@ -75,6 +75,9 @@ static inline bool iv_is_ym(int field) { return field >= IV_YM_MONTH; }
 /* Temporal arithmetic (N_ADD / N_SUB typed TIMESTAMP, DATE or TIME; node flags):
  * the interval is year-month (add months, clamping the day to the month's end) */
 enum { AR_MONTHS = 1 };
+/* (a - b) qualifier (N_SUB typed as an interval; node flags): the difference of
+ * two DATEs, TIMEs or TIMESTAMPs, in months for a year-month qualifier */
+enum { AR_DIFF = 2 };
 extern const int64_t sl_expr_iv_ms[IV_N];
 extern const char *const sl_expr_iv_name[IV_N];
 #define iv_ms sl_expr_iv_ms
@@ -293,6 +296,12 @@ int sl_json_fn_type(node *n, char *why, size_t whylen);
  * TRY_CAST), typed by sl_nest_type (n->kids built). */
 const sl_fnx *sl_nest_find(const char *name);
 int sl_nest_type(node *n, const char *field, char *why, size_t whylen);
+
+/* Nested values compared (expr_nest.c): the least restrictive type of two
+ * (nullable; NULL when they have none), and Flink's `=` on non-null values
+ * of one nested type (see value_eq there). */
+const sl_dtype *sl_nest_common(const sl_dtype *a, const sl_dtype *b);
+bool sl_nest_equal(const sl_dtype *dt, const sl_value *a, const sl_value *b);
 
 /* Helpers the function families share (expr_fn.c). */
 int sl_fnx_err(const node *n, sl_fnx_cx *cx, const char *fmt, ...) SL_PRINTF(3, 4);

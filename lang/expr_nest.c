@@ -54,7 +54,7 @@ static const sl_dtype *common_dt(const sl_dtype *a, const sl_dtype *b)
 {
     if (a->kind == SL_T_NULL) return b;
     if (b->kind == SL_T_NULL) return a;
-    if (a->phys == b->phys) {
+    if (a->phys == b->phys && !sl_type_is_nested(a->kind)) {
         if (a->kind == SL_T_STRING || a->kind == SL_T_BYTES) return sl_dtype_basic(a->kind);
         return sl_dtype_nullable(a, false);
     }
@@ -83,6 +83,7 @@ static const sl_dtype *common_dt(const sl_dtype *a, const sl_dtype *b)
     case SL_T_MULTISET: {
         const sl_dtype *e = common_dt(a->elem, b->elem);
         if (!e) return NULL;
+        e = sl_dtype_nullable(e, a->elem->notnull && b->elem->notnull); /* NOT NULL if both */
         if (a->kind == SL_T_ARRAY) return sl_dtype_array(e, NULL, 0);
         char txt[600];
         const sl_dtype *m = NULL;
@@ -91,13 +92,16 @@ static const sl_dtype *common_dt(const sl_dtype *a, const sl_dtype *b)
     }
     case SL_T_MAP: {
         const sl_dtype *k = common_dt(a->elem, b->elem), *v = common_dt(a->val, b->val);
-        return k && v ? sl_dtype_map(k, v, NULL, 0) : NULL;
+        if (!k || !v) return NULL;
+        return sl_dtype_map(sl_dtype_nullable(k, a->elem->notnull && b->elem->notnull),
+                            sl_dtype_nullable(v, a->val->notnull && b->val->notnull), NULL, 0);
     }
     case SL_T_ROW: {
         if (a->nfields != b->nfields) return NULL;
         const sl_dtype *ft[SL_MAX_FIELDS_DT];
         for (int i = 0; i < a->nfields; i++)
             if (!(ft[i] = common_dt(a->ftypes[i], b->ftypes[i]))) return NULL;
+            else ft[i] = sl_dtype_nullable(ft[i], a->ftypes[i]->notnull && b->ftypes[i]->notnull);
         return sl_dtype_row(a->nfields, a->names, ft, NULL, 0);
     }
     default: return NULL;
@@ -368,6 +372,59 @@ static bool same(const sl_dtype *dt, const sl_value *a, const sl_value *b)
     }
 }
 
+/* Equal non-null values of one type, as Flink's `=` compares values read
+ * from a source: numbers by value (0.0 = -0.0, NaN unequal to itself), text
+ * and bytes byte for byte, TIME/TIMESTAMP to the nanosecond; an ARRAY
+ * element by element, where a NULL element on either side makes the arrays
+ * unequal (Flink's generated loop compares elements with `=`); a ROW field
+ * by field, two NULL fields being equal; a MAP or MULTISET entry by entry
+ * whatever their order (a key found in both with equal values, two NULL
+ * values equal, as java.util.Map.equals -- Flink's own answer for maps read
+ * from a source is FALSE even for equal ones, docs/SQL.md). */
+static bool value_eq(const sl_dtype *dt, const sl_value *a, const sl_value *b)
+{
+    switch (dt->kind) {
+    case SL_T_DOUBLE:
+    case SL_T_FLOAT: return a->v.d == b->v.d;
+    case SL_T_ARRAY:
+    case SL_T_ROW: {
+        sl_nested_reader ra, rb;
+        if (sl_nested_open(&ra, dt, a) != sl_nested_open(&rb, dt, b)) return false;
+        sl_value x, y;
+        for (uint32_t i = 0; sl_nested_next(&ra, &x, NULL) && sl_nested_next(&rb, &y, NULL); i++) {
+            if (x.isnull != y.isnull || (x.isnull && dt->kind == SL_T_ARRAY)) return false;
+            if (!x.isnull && !value_eq(sl_nested_elem_type(dt, i), &x, &y)) return false;
+        }
+        return true;
+    }
+    case SL_T_MAP:
+    case SL_T_MULTISET: {
+        sl_nested_reader ra, rb;
+        uint32_t cnt = sl_nested_open(&ra, dt, a);
+        if (cnt != sl_nested_open(&rb, dt, b)) return false;
+        const sl_dtype *vt = dt->kind == SL_T_MAP ? dt->val : NULL;
+        sl_value k, x, k2, x2;
+        while (sl_nested_next(&ra, &k, &x)) {
+            bool found = false;
+            sl_nested_open(&rb, dt, b);
+            while (!found && sl_nested_next(&rb, &k2, &x2))
+                found = k.isnull ? k2.isnull : !k2.isnull && value_eq(dt->elem, &k, &k2);
+            if (!found || x.isnull != x2.isnull) return false;
+            if (!x.isnull && (vt ? !value_eq(vt, &x, &x2) : x.v.i != x2.v.i)) return false;
+        }
+        return true;
+    }
+    default: return same(dt, a, b);
+    }
+}
+
+bool sl_nest_equal(const sl_dtype *dt, const sl_value *a, const sl_value *b)
+{
+    return value_eq(dt, a, b);
+}
+
+const sl_dtype *sl_nest_common(const sl_dtype *a, const sl_dtype *b) { return common_dt(a, b); }
+
 /* ---- the entries ------------------------------------------------------------------ */
 
 static int ev_array(const node *n, const sl_value *v, sl_value *out, sl_fnx_cx *cx)
@@ -521,6 +578,22 @@ static const sl_dtype *common_of(const node *n, int from, int step, const char *
     return t;
 }
 
+/* Is k never NULL, as far as its type says? A literal other than NULL, a
+ * clock function, a constructor, a value of a NOT NULL type. */
+static bool known_notnull(const node *k)
+{
+    if (k->op == N_LIT) return !k->lit.isnull && k->type != SL_T_NULL;
+    return k->op == N_NOW || (k->dt && k->dt->notnull);
+}
+
+/* The kids from, from + step, ... never NULL? */
+static bool all_notnull(const node *n, int from, int step)
+{
+    for (int i = from; i < n->nkids; i += step)
+        if (!known_notnull(n->kids[i])) return false;
+    return true;
+}
+
 int sl_nest_type(node *n, const char *field, char *why, size_t whylen)
 {
     const char *name = n->fx->name;
@@ -529,7 +602,9 @@ int sl_nest_type(node *n, const char *field, char *why, size_t whylen)
     if (!strcmp(name, "SL_ARRAY")) {
         const sl_dtype *e = common_of(n, 0, 1, "ARRAY", why, whylen);
         if (!e) return SL_ERR;
-        n->dt = sl_dtype_array(e, err, sizeof err);
+        /* ARRAY[1, 2] is ARRAY<INT NOT NULL> NOT NULL, ARRAY[x, 1] of a nullable x
+         * ARRAY<INT> NOT NULL (Flink's types; the element's NOT NULL changes no bytes) */
+        n->dt = sl_dtype_array(sl_dtype_nullable(e, all_notnull(n, 0, 1)), err, sizeof err);
     } else if (!strcmp(name, "SL_MAP")) {
         if (n->nkids % 2) {
             snprintf(why, whylen, "MAP needs keys and values in pairs, got %d arguments",
@@ -538,7 +613,8 @@ int sl_nest_type(node *n, const char *field, char *why, size_t whylen)
         }
         const sl_dtype *k = common_of(n, 0, 2, "MAP keys", why, whylen), *v;
         if (!k || !(v = common_of(n, 1, 2, "MAP values", why, whylen))) return SL_ERR;
-        n->dt = sl_dtype_map(k, v, err, sizeof err);
+        n->dt = sl_dtype_map(sl_dtype_nullable(k, all_notnull(n, 0, 2)),
+                             sl_dtype_nullable(v, all_notnull(n, 1, 2)), err, sizeof err);
     } else if (!strcmp(name, "ROW")) {
         if (n->nkids > SL_MAX_FIELDS_DT) {
             snprintf(why, whylen, "ROW takes at most %d fields", SL_MAX_FIELDS_DT);
@@ -550,7 +626,7 @@ int sl_nest_type(node *n, const char *field, char *why, size_t whylen)
         for (int i = 0; i < n->nkids; i++) {
             snprintf(names[i], sizeof names[i], "EXPR$%d", i);
             np[i] = names[i];
-            ft[i] = sl_dtype_nullable(kdt(n->kids[i]), false);
+            ft[i] = sl_dtype_nullable(kdt(n->kids[i]), known_notnull(n->kids[i]));
             if (ft[i]->kind == SL_T_NULL) {
                 snprintf(why, whylen, "ROW field %d is a bare NULL: Illegal use of 'NULL' "
                          "(CAST it)", i + 1);
@@ -613,6 +689,8 @@ int sl_nest_type(node *n, const char *field, char *why, size_t whylen)
         snprintf(why, whylen, "%s", err[0] ? err : "type table full");
         return SL_ERR;
     }
+    if (!strcmp(name, "SL_ARRAY") || !strcmp(name, "SL_MAP") || !strcmp(name, "ROW"))
+        n->dt = sl_dtype_nullable(n->dt, true); /* a constructor's value is never NULL */
     n->type = n->dt->kind;
     if (n->dt == sl_dtype_basic(n->type)) n->dt = NULL;
     return SL_OK;

@@ -119,6 +119,84 @@ static sql_node *COLOK(sql_pctx *c, sql_node *x)
     if (x && x->s && !sql_flink_reserved_column(x->s, strlen(x->s))) return x;
     return NAMEOK(c, x);
 }
+/* TABLE(F(DATA => TABLE t [PARTITION BY k], TIMECOL => DESCRIPTOR(c), SIZE => i, ...)):
+ * the named arguments of a window TVF (list L of ITEMs: s the name, s2 "TABLE" or
+ * "DESCRIPTOR" for those forms) put into the positional SQL_FROM_TVF node, in
+ * Flink's parameter order. Names are matched as Flink matches them, exactly
+ * (unquoted words keep their case); an unknown, repeated or missing name is an
+ * error here, where Flink ignores the first two. */
+static sql_node *TVFNAMED(sql_pctx *c, sql_node *f, sql_node *l, sql_node *al)
+{
+    static const char *const params[4][6] = {
+        {"TUMBLE", "DATA", "TIMECOL", "SIZE", "OFFSET", NULL},
+        {"HOP", "DATA", "TIMECOL", "SLIDE", "SIZE", "OFFSET"},
+        {"CUMULATE", "DATA", "TIMECOL", "STEP", "SIZE", "OFFSET"},
+        {"SESSION", "DATA", "TIMECOL", "GAP", "OFFSET", NULL},
+    };
+    sql_node *a = NAT(c, SQL_FROM_TVF, f);
+    a->s = f->s;
+    a->s2 = al ? al->s : NULL;
+    if (c->failed) return a;
+    const char *const *ps = NULL;
+    for (int i = 0; i < 4; i++)
+        if (!strcasecmp(f->s, params[i][0])) ps = params[i];
+    if (!ps) {
+        c->failed = 1;
+        sl_seterr(c->err, c->errlen, "line %d, column %d: unknown window function '%s' (TUMBLE, "
+                  "HOP, CUMULATE or SESSION)", f->line, f->col, f->s);
+        return a;
+    }
+    int np = ps[5] ? 5 : 4, nreq = np - 1; /* OFFSET, the last, is optional */
+    const sql_node *by[5] = {0};
+    for (int i = 0; i < l->nkids; i++) {
+        const sql_node *x = l->kids[i];
+        int k = -1, near = -1;
+        for (int j = 0; j < np; j++) {
+            if (!strcmp(x->s, ps[j + 1])) k = j;
+            else if (!strcasecmp(x->s, ps[j + 1])) near = j;
+        }
+        char msg[200] = "";
+        if (k < 0 && near >= 0)
+            snprintf(msg, sizeof msg, "Param '%s' not found in function '%s'; did you mean '%s'?",
+                     x->s, ps[0], ps[near + 1]);
+        else if (k < 0)
+            snprintf(msg, sizeof msg, "Param '%s' not found in function '%s' (its parameters: "
+                     "DATA, TIMECOL, %s%s%s, OFFSET)", x->s, ps[0], ps[3], ps[5] ? ", " : "",
+                     ps[5] ? ps[4] : "");
+        else if (by[k])
+            snprintf(msg, sizeof msg, "Duplicate argument name '%s'", x->s);
+        else if (k == 0 && (!x->s2 || strcmp(x->s2, "TABLE")))
+            snprintf(msg, sizeof msg, "the argument DATA of %s is a table: DATA => TABLE t", ps[0]);
+        else if (k == 1 && (!x->s2 || strcmp(x->s2, "DESCRIPTOR")))
+            snprintf(msg, sizeof msg, "the argument TIMECOL of %s is a time column: TIMECOL => "
+                     "DESCRIPTOR(c)", ps[0]);
+        else if (k > 1 && x->s2)
+            snprintf(msg, sizeof msg, "the argument %s of %s is an interval such as INTERVAL '10' "
+                     "MINUTES", x->s, ps[0]);
+        if (msg[0]) {
+            c->failed = 1;
+            sl_seterr(c->err, c->errlen, "line %d, column %d: %s", x->line, x->col, msg);
+            return a;
+        }
+        by[k] = x;
+    }
+    for (int j = 0; j < nreq; j++)
+        if (!by[j]) {
+            c->failed = 1;
+            sl_seterr(c->err, c->errlen, "line %d, column %d: Invalid number of arguments to "
+                      "function '%s'. Was expecting %d arguments (%s is missing)", f->line, f->col,
+                      ps[0], nreq, ps[j + 1]);
+            return a;
+        }
+    sql_node_add(c->a, a, by[0]->kids[0]);
+    sql_node_add(c->a, a, by[1]->kids[0]);
+    sql_node *args = NAT(c, SQL_LIST, f);
+    for (int j = 2; j < np; j++)
+        if (by[j]) sql_node_add(c->a, args, by[j]->kids[0]);
+    sql_node_add(c->a, a, args);
+    sql_node_add(c->a, a, sql_kid(by[0], 1));
+    return a;
+}
 /* Record the position of an operator's token (messages about the operator). */
 static sql_node *OPAT(sql_node *n, sql_tok t)
 {
@@ -135,8 +213,9 @@ static sql_node *BIN(sql_pctx *c, sql_node *a, const char *op, sql_tok t, sql_no
     return n;
 }
 /* fn(...) OVER w: the window node w becomes the call's SQL_OVER (ast.h), named
- * and placed as the function, with the call c as its kid [3]. */
-static sql_node *OVERCALL(sql_pctx *c, const sql_node *f, sql_node *w, sql_node *call)
+ * and placed as the function, with the call c as its kid [3] (placed at the
+ * keyword OVER in its oline/ocol). */
+static sql_node *OVERCALL(sql_pctx *c, const sql_node *f, sql_node *w, sql_node *call, sql_tok kw)
 {
     w->s = UPSTR(c, f->s);
     w->oline = w->line;
@@ -144,6 +223,8 @@ static sql_node *OVERCALL(sql_pctx *c, const sql_node *f, sql_node *w, sql_node 
     w->line = f->line;
     w->col = f->col;
     call->s = f->s;
+    call->oline = kw.line;
+    call->ocol = kw.col;
     return sql_node_add(c->a, w, call);
 }
 /* Put the named windows of `defs` (SQL_OVER nodes, s the name) into every OVER
@@ -214,6 +295,14 @@ static sql_node *JAGG(sql_pctx *c, const sql_node *f, sql_node *x, sql_node *v, 
     return a;
 }
 
+/* fn(DISTINCT ...) of a JSON aggregate: Flink's grammar has none, its parser's words */
+static void JDISTINCT(sql_pctx *c, const sql_node *f, sql_tok d)
+{
+    if (c->failed || !(WORDIS(f, "JSON_ARRAYAGG") || WORDIS(f, "JSON_OBJECTAGG"))) return;
+    c->failed = 1;
+    sl_seterr(c->err, c->errlen, "line %d, column %d: SQL parse failed. Incorrect syntax near the "
+              "keyword 'DISTINCT'", d.line, d.col);
+}
 /* A string literal node made by the parser (the JSON functions' clauses). */
 static sql_node *LIT(sql_pctx *c, const sql_node *at, const char *s)
 {
@@ -390,7 +479,7 @@ static char *QUOTEID(sql_pctx *c, const char *name)
     METADATA VIRTUAL FIRST NEXT ROW ROWS ONLY SIMILAR PLACING MEASURES PATTERN DEFINE WITHIN AFTER
     SKIP PER ONE ADD JAR JARS LANGUAGE REMOVE SYSTEM USER ARRAY MULTISET ALTER CASCADE CATALOG
     CATALOGS COLUMNS CURRENT DATABASE DATABASES MODIFY PARTITIONED RENAME RESTRICT USE CONSTRAINT
-    JSON OBJECT RETURNING SCALAR VALUE WRAPPER.
+    JSON OBJECT RETURNING SCALAR VALUE WRAPPER SETS.
 
 /* COMMA and RP only decide POSITION(a IN (b)): the haystack in parentheses,
  * not an IN list (see exprlist). */
@@ -896,6 +985,8 @@ fromexpr(A) ::= fromexpr(L) join_kw(T) fromitem(R) ON expr(E). { A = NAT(ctx, SQ
 fromexpr(A) ::= fromexpr(L) COMMA(T) fromitem(R). { A = MK(ctx, SQL_FROM_JOIN, T); ADD(ctx, A, L); ADD(ctx, A, R); ADD(ctx, A, NULL); }
 
 fromexpr(A) ::= fromexpr(L) CROSS(T) JOIN fromitem(R). { A = MK(ctx, SQL_FROM_JOIN, T); A->s = "CROSS"; ADD(ctx, A, L); ADD(ctx, A, R); ADD(ctx, A, NULL); }
+/* a parenthesised join as a join's side: a ( b JOIN c ON ... ) ON ... (plan_subquery.c) */
+fromitem(A) ::= LP fromexpr(L) join_kw(T) fromitem(R) ON expr(E) RP. { A = NAT(ctx, SQL_FROM_JOIN, T); A->s = T->s; ADD(ctx, A, L); ADD(ctx, A, R); ADD(ctx, A, E); }
 
 join_kw(A) ::= JOIN(T). { A = MK(ctx, SQL_IDENT, T); A->s = UPSTR(ctx, "INNER"); }
 join_kw(A) ::= INNER(T) JOIN. { A = MK(ctx, SQL_IDENT, T); A->s = UPSTR(ctx, "INNER"); }
@@ -919,6 +1010,17 @@ fromitem(A) ::= LP(T) query(Q) RP alias_opt(AL). { A = MK(ctx, SQL_FROM_QUERY, T
 /* (query) AS t(a, b): the column names in kids[1] */
 fromitem(A) ::= LP(T) query(Q) RP ident(AL) LP identlist(C) RP. { NAMEOK(ctx, AL); A = MK(ctx, SQL_FROM_QUERY, T); A->s2 = AL->s; ADD(ctx, A, Q); ADD(ctx, A, C); }
 fromitem(A) ::= LP(T) query(Q) RP AS ident(AL) LP identlist(C) RP. { NAMEOK(ctx, AL); A = MK(ctx, SQL_FROM_QUERY, T); A->s2 = AL->s; ADD(ctx, A, Q); ADD(ctx, A, C); }
+/* TABLE(TUMBLE(DATA => TABLE t, TIMECOL => DESCRIPTOR(c), SIZE => ...)): the named
+ * arguments, put in their places by TVFNAMED into the positional node */
+fromitem(A) ::= TABLE LP ident(F) LP tvf_nargs(L) RP RP alias_opt(AL). { A = TVFNAMED(ctx, F, L, AL); }
+tvf_nargs(A) ::= tvf_narg(X). { A = LIST1(ctx, X); }
+tvf_nargs(A) ::= tvf_nargs(L) COMMA tvf_narg(X). { A = ADD(ctx, L, X); }
+tvf_narg(A) ::= ident(N) ARROW TABLE name(X) partition_opt(P). {
+    A = NAT(ctx, SQL_ITEM, N); A->s = N->s; A->s2 = "TABLE";
+    sql_node *t = NAT(ctx, SQL_FROM_TABLE, X); t->s = X->s; ADD(ctx, A, t); ADD(ctx, A, P);
+}
+tvf_narg(A) ::= ident(N) ARROW DESCRIPTOR LP ident(C) RP. { A = NAT(ctx, SQL_ITEM, N); A->s = N->s; A->s2 = "DESCRIPTOR"; ADD(ctx, A, NAMEOK(ctx, C)); }
+tvf_narg(A) ::= ident(N) ARROW expr(E). { A = NAT(ctx, SQL_ITEM, N); A->s = N->s; ADD(ctx, A, E); }
 fromitem(A) ::= TABLE LP ident(F) LP TABLE name(X) partition_opt(P) COMMA DESCRIPTOR LP ident(C) RP COMMA exprlist(L) RP RP alias_opt(AL). {
     NAMEOK(ctx, C);
     A = NAT(ctx, SQL_FROM_TVF, F);
@@ -1022,7 +1124,17 @@ where_opt(A) ::= . { A = NULL; }
 where_opt(A) ::= WHERE expr(E). { A = E; }
 
 group_opt(A) ::= . { A = NULL; }
-group_opt(A) ::= GROUP BY exprlist(L). { A = L; }
+group_opt(A) ::= GROUP BY groupitems(L). { A = L; }
+
+/* GROUP BY's items: expressions and the grouping-set forms (SQL_GSETS, ast.h),
+ * nested as Flink nests them; sql/plan_gsets.c expands them into the sets. */
+groupitems(A) ::= groupitem(X). { A = LIST1(ctx, X); }
+groupitems(A) ::= groupitems(L) COMMA groupitem(X). { A = ADD(ctx, L, X); }
+groupitem(A) ::= expr(X). { A = X; }
+groupitem(A) ::= LP(T) RP. { A = MK(ctx, SQL_GSETS, T); A->s = "()"; }
+groupitem(A) ::= GROUPING(T) SETS LP groupitems(L) RP. { A = MK(ctx, SQL_GSETS, T); A->s = "GROUPING SETS"; for (int i = 0; i < L->nkids; i++) ADD(ctx, A, L->kids[i]); }
+groupitem(A) ::= ROLLUP(T) LP exprlist(L) RP. { A = MK(ctx, SQL_GSETS, T); A->s = "ROLLUP"; for (int i = 0; i < L->nkids; i++) ADD(ctx, A, L->kids[i]); }
+groupitem(A) ::= CUBE(T) LP exprlist(L) RP. { A = MK(ctx, SQL_GSETS, T); A->s = "CUBE"; for (int i = 0; i < L->nkids; i++) ADD(ctx, A, L->kids[i]); }
 
 having_opt(A) ::= . { A = NULL; }
 having_opt(A) ::= HAVING expr(E). { A = E; }
@@ -1076,6 +1188,32 @@ expr(A) ::= INTERVAL(T) STRING(V) iv_unit(U). { A = OPAT(MK(ctx, SQL_INTERVAL, T
 expr(A) ::= TIMESTAMP(T) STRING(V). { A = OPAT(MK(ctx, SQL_TS_LIT, T), V); A->s = STRVAL(ctx, V); }
 expr(A) ::= TIME(T) STRING(V). { A = OPAT(MK(ctx, SQL_TS_LIT, T), V); A->s = STRVAL(ctx, V); A->s2 = "TIME"; }
 expr(A) ::= LP expr(X) RP. { A = X; }
+/* (d1 - d2) DAY, (t1 - t2) HOUR TO SECOND: the difference of two datetimes as
+ * an interval (Calcite's form): a BINOP "-" whose s2 is the qualifier's text and
+ * kid [2] the qualifier's LIST (as iv_unit's). Only the keyword units: a name
+ * after a parenthesized select item is its alias. */
+expr(A) ::= LP(T) expr(X) RP dq(U). {
+    A = MK(ctx, SQL_BINOP, T); A->s = "-"; A->s2 = U->s;
+    if (X->kind == SQL_BINOP && !strcmp(X->s, "-") && X->nkids == 2) {
+        A->oline = X->oline; A->ocol = X->ocol; ADD(ctx, A, X->kids[0]); ADD(ctx, A, X->kids[1]);
+    } else if (!ctx->failed) {
+        ctx->failed = 1;
+        sl_seterr(ctx->err, ctx->errlen, "line %d, column %d: an interval qualifier after '( ... )' "
+                  "needs the difference of two datetimes: (d1 - d2) %s", T.line, T.col, U->s);
+    }
+    ADD(ctx, A, U);
+}
+dq(A) ::= dq_unit(U). [COMMA] { A = LIST1(ctx, U); A->s = U->s; }
+dq(A) ::= dq_unit(U) TO dq_unit(V). { A = LIST1(ctx, U); ADD(ctx, A, V); A->s = CAT(ctx, CAT(ctx, U->s, " TO "), V->s); }
+dq_unit(A) ::= SECOND(T). { A = MK(ctx, SQL_IDENT, T); A->s = UPPER(ctx, T); }
+dq_unit(A) ::= MINUTE(T). { A = MK(ctx, SQL_IDENT, T); A->s = UPPER(ctx, T); }
+dq_unit(A) ::= HOUR(T). { A = MK(ctx, SQL_IDENT, T); A->s = UPPER(ctx, T); }
+dq_unit(A) ::= DAY(T). { A = MK(ctx, SQL_IDENT, T); A->s = UPPER(ctx, T); }
+dq_unit(A) ::= MONTH(T). { A = MK(ctx, SQL_IDENT, T); A->s = UPPER(ctx, T); }
+dq_unit(A) ::= YEAR(T). { A = MK(ctx, SQL_IDENT, T); A->s = UPPER(ctx, T); }
+/* TIMESTAMP WITH LOCAL TIME ZONE '2026-01-01 10:00:00': the wall-clock time in the
+ * session time zone, as an instant (Flink 2.3 takes this literal, not TIMESTAMP_LTZ '...') */
+expr(A) ::= TIMESTAMP(T) WITH LOCAL TIME ZONE STRING(V). { A = OPAT(MK(ctx, SQL_TS_LIT, T), V); A->s = STRVAL(ctx, V); A->s2 = "TIMESTAMP WITH LOCAL TIME ZONE"; }
 expr(A) ::= MINUS(T) expr(X). [UMINUS] { A = MK(ctx, SQL_UNOP, T); A->s = "-"; ADD(ctx, A, X); }
 expr(A) ::= PLUS(T) expr(X). [UMINUS] { A = MK(ctx, SQL_UNOP, T); A->s = "+"; ADD(ctx, A, X); }
 expr(A) ::= NOT(T) expr(X). { A = MK(ctx, SQL_UNOP, T); A->s = "NOT"; ADD(ctx, A, X); }
@@ -1193,6 +1331,16 @@ jnull(A) ::= ident(X) ON NULL. { A = "ABSENT"; if (!WORDIS(X, "ABSENT")) WORDERR
 %type jagg {sql_node *}
 expr(A) ::= jagg(X). { A = X; }
 expr(A) ::= jagg(X) FILTER LP WHERE expr(C) RP. { A = X; A->flags |= SQL_F_FILTER; ADD(ctx, A, C); }
+/* Flink's grammar has no OVER after a JSON aggregate: its parser's words */
+expr(A) ::= jagg(X) OVER(V) over_win(W). {
+    A = X;
+    (void)W;
+    if (!ctx->failed) {
+        ctx->failed = 1;
+        sl_seterr(ctx->err, ctx->errlen, "line %d, column %d: SQL parse failed. Incorrect syntax "
+                  "near the keyword 'OVER'", V.line, V.col);
+    }
+}
 jagg(A) ::= ident(F) LP expr(X) jnull(N) RP. { A = JAGG(ctx, F, X, NULL, N, 0); }
 jagg(A) ::= ident(F) LP KEY expr(K) VALUE expr(V) RP. { A = JAGG(ctx, F, K, V, NULL, 1); }
 jagg(A) ::= ident(F) LP KEY expr(K) VALUE expr(V) jnull(N) RP. { A = JAGG(ctx, F, K, V, N, 1); }
@@ -1217,13 +1365,16 @@ expr(A) ::= CAST(T) LP expr(X) AS typename(Y) RP. { A = MK(ctx, SQL_CAST, T); A-
 expr(A) ::= CAST(T) LP expr(X) AS INTERVAL iv_unit(U) RP. { A = MK(ctx, SQL_CAST, T); A->s = CAT(ctx, "INTERVAL ", U->s); ADD(ctx, A, X); ADD(ctx, A, U); }
 expr(A) ::= TRY_CAST(T) LP expr(X) AS INTERVAL iv_unit(U) RP. { A = MK(ctx, SQL_CAST, T); A->s = CAT(ctx, "INTERVAL ", U->s); A->flags = SQL_F_TRY; ADD(ctx, A, X); ADD(ctx, A, U); }
 expr(A) ::= TRY_CAST(T) LP expr(X) AS typename(Y) RP. { A = MK(ctx, SQL_CAST, T); A->s = Y->s; A->oline = Y->line; A->ocol = Y->col; A->flags = SQL_F_TRY; ADD(ctx, A, X); }
+/* GROUPING(a, ...): a reserved word, so its own rule (sql/plan_gsets.c) */
+expr(A) ::= GROUPING(T) LP exprlist(L) RP. { A = MK(ctx, SQL_FUNC, T); A->s = "GROUPING"; for (int i = 0; i < L->nkids; i++) ADD(ctx, A, L->kids[i]); }
 expr(A) ::= ident(F) LP RP. { A = NAT(ctx, SQL_FUNC, F); A->s = F->s; }
 expr(A) ::= ident(F) LP STAR RP. { A = NAT(ctx, SQL_FUNC, F); A->s = F->s; A->flags = SQL_F_STAR_ARG; }
 expr(A) ::= ident(F) LP exprlist(L) RP. {
     A = NAT(ctx, SQL_FUNC, F); A->s = F->s;
     for (int i = 0; i < L->nkids; i++) ADD(ctx, A, L->kids[i]);
 }
-expr(A) ::= ident(F) LP DISTINCT exprlist(L) RP. {
+expr(A) ::= ident(F) LP DISTINCT(D) exprlist(L) RP. {
+    JDISTINCT(ctx, F, D);
     A = NAT(ctx, SQL_FUNC, F); A->s = F->s; A->flags = SQL_F_DISTINCT;
     for (int i = 0; i < L->nkids; i++) ADD(ctx, A, L->kids[i]);
 }
@@ -1236,26 +1387,47 @@ expr(A) ::= ident(F) LP exprlist(L) RP FILTER LP WHERE expr(C) RP. {
     for (int i = 0; i < L->nkids; i++) ADD(ctx, A, L->kids[i]);
     ADD(ctx, A, C);
 }
-expr(A) ::= ident(F) LP DISTINCT exprlist(L) RP FILTER LP WHERE expr(C) RP. {
+expr(A) ::= ident(F) LP DISTINCT(D) exprlist(L) RP FILTER LP WHERE expr(C) RP. {
+    JDISTINCT(ctx, F, D);
     A = NAT(ctx, SQL_FUNC, F); A->s = F->s; A->flags = SQL_F_DISTINCT | SQL_F_FILTER;
     for (int i = 0; i < L->nkids; i++) ADD(ctx, A, L->kids[i]);
     ADD(ctx, A, C);
 }
 /* fn(...) OVER ([PARTITION BY ...] ORDER BY x [ASC|DESC], ... [frame]) and fn(...) OVER w:
  * an SQL_OVER (ast.h) with the call itself as kid [3] */
-expr(A) ::= ident(F) LP RP OVER over_win(W). { A = OVERCALL(ctx, F, W, NAT(ctx, SQL_FUNC, F)); }
-expr(A) ::= ident(F) LP STAR RP OVER over_win(W). {
-    sql_node *c = NAT(ctx, SQL_FUNC, F); c->flags = SQL_F_STAR_ARG; A = OVERCALL(ctx, F, W, c);
+expr(A) ::= ident(F) LP RP OVER(V) over_win(W). { A = OVERCALL(ctx, F, W, NAT(ctx, SQL_FUNC, F), V); }
+expr(A) ::= ident(F) LP STAR RP OVER(V) over_win(W). {
+    sql_node *c = NAT(ctx, SQL_FUNC, F); c->flags = SQL_F_STAR_ARG; A = OVERCALL(ctx, F, W, c, V);
 }
-expr(A) ::= ident(F) LP exprlist(L) RP OVER over_win(W). {
+expr(A) ::= ident(F) LP exprlist(L) RP OVER(V) over_win(W). {
     sql_node *c = NAT(ctx, SQL_FUNC, F);
     for (int i = 0; i < L->nkids; i++) ADD(ctx, c, L->kids[i]);
-    A = OVERCALL(ctx, F, W, c);
+    A = OVERCALL(ctx, F, W, c, V);
 }
-expr(A) ::= ident(F) LP DISTINCT exprlist(L) RP OVER over_win(W). {
+expr(A) ::= ident(F) LP DISTINCT(D) exprlist(L) RP OVER(V) over_win(W). {
+    JDISTINCT(ctx, F, D);
     sql_node *c = NAT(ctx, SQL_FUNC, F); c->flags = SQL_F_DISTINCT;
     for (int i = 0; i < L->nkids; i++) ADD(ctx, c, L->kids[i]);
-    A = OVERCALL(ctx, F, W, c);
+    A = OVERCALL(ctx, F, W, c, V);
+}
+/* agg(...) FILTER (WHERE c) OVER w: parsed so that the planner refuses it with
+ * Flink's (Calcite's) words and the call's position */
+expr(A) ::= ident(F) LP STAR RP FILTER LP WHERE expr(C) RP OVER(V) over_win(W). {
+    sql_node *c = NAT(ctx, SQL_FUNC, F); c->flags = SQL_F_STAR_ARG | SQL_F_FILTER; ADD(ctx, c, C);
+    A = OVERCALL(ctx, F, W, c, V);
+}
+expr(A) ::= ident(F) LP exprlist(L) RP FILTER LP WHERE expr(C) RP OVER(V) over_win(W). {
+    sql_node *c = NAT(ctx, SQL_FUNC, F); c->flags = SQL_F_FILTER;
+    for (int i = 0; i < L->nkids; i++) ADD(ctx, c, L->kids[i]);
+    ADD(ctx, c, C);
+    A = OVERCALL(ctx, F, W, c, V);
+}
+expr(A) ::= ident(F) LP DISTINCT(D) exprlist(L) RP FILTER LP WHERE expr(C) RP OVER(V) over_win(W). {
+    JDISTINCT(ctx, F, D);
+    sql_node *c = NAT(ctx, SQL_FUNC, F); c->flags = SQL_F_DISTINCT | SQL_F_FILTER;
+    for (int i = 0; i < L->nkids; i++) ADD(ctx, c, L->kids[i]);
+    ADD(ctx, c, C);
+    A = OVERCALL(ctx, F, W, c, V);
 }
 over_win(A) ::= LP(T) over_part(P) ORDER BY orderlist(O) frame_opt(R) RP. {
     A = MK(ctx, SQL_OVER, T); ADD(ctx, A, P); ADD(ctx, A, O); ADD(ctx, A, R);

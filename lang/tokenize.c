@@ -5,7 +5,7 @@
  *
  * Tokens: identifiers (letters, digits, '_', '$'; `back-quoted` with ``
  * for a quote), 'strings' ('' for a quote), integers and decimals (1, 1.5,
- * .5, 1e3), the operators ( ) , ; . = <> != < <= > >= + - * / % ||, and
+ * .5, 1e3), the operators ( ) , ; . = => <> != < <= > >= + - * / % ||, and
  * whitespace and comments (-- to the end of the line, / * ... * /) that
  * separate them. Identifiers that are keywords get their keyword's token
  * type; the grammar lets non-reserved ones fall back to ID.
@@ -31,7 +31,7 @@ static const struct kw {
     {"CASE", TK_CASE}, {"CAST", TK_CAST}, {"CATALOG", TK_CATALOG}, {"CATALOGS", TK_CATALOGS},
     {"CHANGELOG_MODE", TK_CHANGELOG_MODE}, {"COLUMNS", TK_COLUMNS}, {"COMMENT", TK_COMMENT},
     {"CONSTRAINT", TK_CONSTRAINT}, {"CREATE", TK_CREATE}, {"CROSS", TK_CROSS},
-    {"CURRENT", TK_CURRENT}, {"DATABASE", TK_DATABASE}, {"DATABASES", TK_DATABASES},
+    {"CUBE", TK_CUBE}, {"CURRENT", TK_CURRENT}, {"DATABASE", TK_DATABASE}, {"DATABASES", TK_DATABASES},
     {"DAY", TK_DAY}, {"DEFINE", TK_DEFINE}, {"DESC", TK_DESC}, {"DESCRIBE", TK_DESCRIBE},
     {"DESCRIPTOR", TK_DESCRIPTOR}, {"DISTINCT", TK_DISTINCT}, {"DRAIN", TK_DRAIN},
     {"DROP", TK_DROP}, {"ELSE", TK_ELSE}, {"END", TK_END}, {"ENFORCED", TK_ENFORCED},
@@ -39,7 +39,7 @@ static const struct kw {
     {"EXPLAIN", TK_EXPLAIN}, {"FALSE", TK_FALSE}, {"FETCH", TK_FETCH}, {"FILTER", TK_FILTER},
     {"FIRST", TK_FIRST}, {"FOR", TK_FOR}, {"FROM", TK_FROM}, {"FULL", TK_FULL},
     {"FUNCTION", TK_FUNCTION}, {"FUNCTIONS", TK_FUNCTIONS}, {"GROUP", TK_GROUP},
-    {"HAVING", TK_HAVING}, {"HOUR", TK_HOUR}, {"IF", TK_IF}, {"IN", TK_IN}, {"INNER", TK_INNER},
+    {"GROUPING", TK_GROUPING},    {"HAVING", TK_HAVING}, {"HOUR", TK_HOUR}, {"IF", TK_IF}, {"IN", TK_IN}, {"INNER", TK_INNER},
     {"INSERT", TK_INSERT}, {"INTERSECT", TK_INTERSECT}, {"INTERVAL", TK_INTERVAL},
     {"INTO", TK_INTO}, {"IS", TK_IS}, {"JAR", TK_JAR}, {"JARS", TK_JARS}, {"JOB", TK_JOB},
     {"JOBS", TK_JOBS}, {"JOIN", TK_JOIN}, {"JSON", TK_JSON}, {"JSON_ARRAY", TK_JSON_ARRAY},
@@ -55,9 +55,9 @@ static const struct kw {
     {"PARTITIONED", TK_PARTITIONED}, {"PATTERN", TK_PATTERN}, {"PER", TK_PER},
     {"PLACING", TK_PLACING}, {"PLAN", TK_PLAN}, {"POSITION", TK_POSITION}, {"PRIMARY", TK_PRIMARY},
     {"REMOVE", TK_REMOVE}, {"RENAME", TK_RENAME}, {"RESET", TK_RESET}, {"RESTRICT", TK_RESTRICT},
-    {"RETURNING", TK_RETURNING}, {"RIGHT", TK_RIGHT}, {"ROW", TK_ROW}, {"ROWS", TK_ROWS},
+    {"RETURNING", TK_RETURNING}, {"RIGHT", TK_RIGHT}, {"ROLLUP", TK_ROLLUP}, {"ROW", TK_ROW}, {"ROWS", TK_ROWS},
     {"SAVEPOINT", TK_SAVEPOINT}, {"SCALAR", TK_SCALAR}, {"SECOND", TK_SECOND},
-    {"SELECT", TK_SELECT}, {"SET", TK_SET}, {"SHOW", TK_SHOW}, {"SIMILAR", TK_SIMILAR},
+    {"SELECT", TK_SELECT}, {"SET", TK_SET}, {"SETS", TK_SETS}, {"SHOW", TK_SHOW}, {"SIMILAR", TK_SIMILAR},
     {"SKIP", TK_SKIP}, {"STATEMENT", TK_STATEMENT}, {"STOP", TK_STOP}, {"SYSTEM", TK_SYSTEM},
     {"TABLE", TK_TABLE}, {"TABLES", TK_TABLES}, {"TEMPORARY", TK_TEMPORARY}, {"THEN", TK_THEN},
     {"TIME", TK_TIME}, {"TIMESTAMP", TK_TIMESTAMP}, {"TO", TK_TO}, {"TRAILING", TK_TRAILING},
@@ -107,6 +107,7 @@ const char *sql_token_display(int type)
     case TK_LE: return "'<='";
     case TK_GT: return "'>'";
     case TK_GE: return "'>='";
+    case TK_ARROW: return "'=>'";
     case TK_PLUS: return "'+'";
     case TK_MINUS: return "'-'";
     case TK_STAR: return "'*'";
@@ -256,7 +257,11 @@ static int next_token(sql_lexer *lx, sql_tok *t, int *unterminated, char *err, s
         case '*': t->type = TK_STAR; break;
         case '/': t->type = TK_SLASH; break;
         case '%': t->type = TK_PERCENT; break;
-        case '=': t->type = TK_EQ; if (d == '=') n = 2; break;
+        case '=':
+            t->type = TK_EQ;
+            if (d == '=') n = 2;
+            else if (d == '>') { t->type = TK_ARROW; n = 2; } /* a named argument */
+            break;
         case '<':
             if (d == '>') { t->type = TK_NE; n = 2; }
             else if (d == '=') { t->type = TK_LE; n = 2; }

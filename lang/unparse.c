@@ -121,6 +121,14 @@ static void unparse(sql_sbuf *b, const sql_node *e)
         put_string(b, e->s);
         break;
     case SQL_BINOP:
+        if (sql_kid(e, 2)) { /* (d1 - d2) DAY: a datetime difference as an interval */
+            sql_sb_str(b, "(");
+            unparse_sub(b, e->kids[0]);
+            sql_sb_str(b, " - ");
+            unparse_sub(b, e->kids[1]);
+            sql_sb_fmt(b, ") %s", e->s2);
+            break;
+        }
         unparse_sub(b, e->kids[0]);
         sql_sb_fmt(b, " %s ", e->s);
         unparse_sub(b, e->kids[1]);
@@ -253,6 +261,18 @@ static void unparse(sql_sbuf *b, const sql_node *e)
             unparse(b, e->kids[i]);
         }
         sql_sb_str(b, "]");
+        break;
+    case SQL_GSETS: /* GROUP BY's ROLLUP(a, b), GROUPING SETS ((a), ()), () */
+        if (!strcmp(e->s, "()")) {
+            sql_sb_str(b, "()");
+            break;
+        }
+        sql_sb_fmt(b, "%s(", e->s);
+        for (int i = 0; i < e->nkids; i++) {
+            if (i) sql_sb_str(b, ", ");
+            unparse(b, e->kids[i]);
+        }
+        sql_sb_str(b, ")");
         break;
     case SQL_ELEMENT:
         unparse_sub(b, e->kids[0]);

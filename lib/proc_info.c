@@ -1,8 +1,8 @@
 /*
  * proc_info.c -- a daemon's log files, threads and environment as Flink's
  * REST API shows them (see proc_info.h). Reads /proc/self: fd/1 and fd/2 for
- * the files, task/<tid>/{comm,stat,wchan} for the threads, cmdline and maps
- * for the environment.
+ * the files, task/<tid>/{comm,stat,wchan} for the threads (their stacks
+ * from stack_sample.c), cmdline and maps for the environment.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -16,7 +16,9 @@
 #include <unistd.h>
 
 #include "proc_info.h"
+#include "buf.h"
 #include "sl.h"
+#include "stack_sample.h"
 
 /* The file behind descriptor fd when it is a regular one: its name (the last
  * component of its path) into name and its stat into *st; SL_ERR otherwise. */
@@ -100,12 +102,17 @@ static void read_line(const char *path, char *buf, size_t len)
     fclose(f);
 }
 
-json_t *sl_proc_thread_dump(void)
+json_t *sl_proc_thread_dump(int depth)
 {
     json_t *infos = json_array();
     DIR *d = opendir("/proc/self/task");
     long tick = sysconf(_SC_CLK_TCK);
     if (tick <= 0) tick = 100;
+    if (depth < 1) depth = 1;
+    char why[200];
+    sl_stack_names *nm = sl_stack_names_new(why, sizeof why);
+    const char **frames = sl_malloc((size_t)depth * sizeof *frames);
+    sl_buf b = SL_BUF_INIT;
     for (struct dirent *e; d && (e = readdir(d));) {
         if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
         char path[300], comm[64], stat[1024], wchan[128];
@@ -127,17 +134,26 @@ json_t *sl_proc_thread_dump(void)
                 if (*p == ' ') field++;
             if (sscanf(p, "%llu %llu", &utime, &stime) != 2) utime = stime = 0;
         }
-        char *text = sl_sprintf("\"%s\" Id=%s %s (state %c, cpu user %llu ms, system %llu ms)\n"
-                                "\tat (kernel) %s\n\n",
-                                comm, e->d_name, java_state(state), state,
-                                utime * 1000 / (unsigned long long)tick,
-                                stime * 1000 / (unsigned long long)tick,
-                                *wchan && strcmp(wchan, "0") ? wchan : "(running)");
-        json_array_append_new(infos, json_pack("{s:s,s:s}", "threadName", comm,
-                                               "stringifiedThreadInfo", text));
-        free(text);
+        /* the state and wchan as they were before the signal woke it */
+        sl_buf_reset(&b);
+        sl_buf_fmt(&b, "\"%s\" Id=%s %s (state %c, cpu user %llu ms, system %llu ms)\n"
+                          "\tat (kernel) %s\n",
+                      comm, e->d_name, java_state(state), state,
+                      utime * 1000 / (unsigned long long)tick,
+                      stime * 1000 / (unsigned long long)tick,
+                      *wchan && strcmp(wchan, "0") ? wchan : "(running)");
+        int nf = nm ? sl_stack_of(nm, (pid_t)atoi(e->d_name), frames, depth, why, sizeof why) : -1;
+        for (int k = 0; k < nf; k++) sl_buf_fmt(&b, "\tat %s\n", frames[k]);
+        if (nf < 0) sl_buf_fmt(&b, "\t(no user-space stack: %s)\n", why);
+        else if (nf == depth) sl_buf_fmt(&b, "\t...\n");
+        sl_buf_fmt(&b, "\n");
+        json_array_append_new(infos, json_pack("{s:s,s:s%}", "threadName", comm,
+                                               "stringifiedThreadInfo", b.p, b.len));
     }
     if (d) closedir(d);
+    sl_buf_free(&b);
+    free(frames);
+    sl_stack_names_destroy(nm);
     return json_pack("{s:o}", "threadInfos", infos);
 }
 
@@ -181,4 +197,38 @@ json_t *sl_proc_environment(const char *program)
                             "options", options, "classpath", classpath);
     free(version);
     return env;
+}
+
+void sl_proc_stats_read(sl_proc_stats *st)
+{
+    memset(st, 0, sizeof *st);
+    char stat[1024];
+    read_line("/proc/self/stat", stat, sizeof stat);
+    /* from the last ')': state(3) ... utime(14) stime(15) ... num_threads(20)
+     * ... vsize(23) rss(24, pages) */
+    const char *rp = strrchr(stat, ')');
+    if (rp && rp[1] == ' ') {
+        unsigned long long f[25] = {0};
+        const char *p = rp + 2;
+        for (int field = 3; field <= 24 && *p; field++) {
+            f[field] = strtoull(p, NULL, 10);
+            p = strchr(p, ' ');
+            if (!p) break;
+            p++;
+        }
+        long tick = sysconf(_SC_CLK_TCK), page = sysconf(_SC_PAGESIZE);
+        if (tick <= 0) tick = 100;
+        if (page <= 0) page = 4096;
+        st->cpu_ns = (f[14] + f[15]) * (1000000000ull / (unsigned long long)tick);
+        st->threads = (int)f[20];
+        st->virtual_bytes = f[23];
+        st->rss_bytes = f[24] * (unsigned long long)page;
+    }
+}
+
+double sl_proc_cpu_load(uint64_t cpu_ns_before, uint64_t cpu_ns_after, int64_t wall_ms, int ncpu)
+{
+    if (wall_ms <= 0 || ncpu <= 0 || cpu_ns_after < cpu_ns_before) return 0;
+    double load = (double)(cpu_ns_after - cpu_ns_before) / ((double)wall_ms * 1e6 * ncpu);
+    return load > 1 ? 1 : load;
 }

@@ -71,6 +71,10 @@ int sl_seterr(char *err, size_t errlen, const char *fmt, ...) SL_PRINTF(3, 4);
 /* Milliseconds / nanoseconds on the monotonic clock, and wall-clock ms. */
 int64_t sl_now_ms(void);
 int64_t sl_mono_ms(void);
+/* Sleep ms milliseconds whole: a signal handler that runs meanwhile (the
+ * stack sampler's) does not cut it short, as it would sleep(3) or a bare
+ * nanosleep(2). Any thread; ms <= 0 returns at once. */
+void sl_sleep_ms(int64_t ms);
 int64_t sl_mono_ns(void);
 
 /* Random 32 lowercase hex digits into out[33] (ids for jobs, vertices). */

@@ -1,6 +1,7 @@
 /*
  * util.c -- allocation wrappers, error strings, clocks, ids and the logger.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,6 +104,15 @@ int64_t sl_mono_ns(void)
 }
 
 int64_t sl_mono_ms(void) { return sl_mono_ns() / 1000000; }
+
+void sl_sleep_ms(int64_t ms)
+{
+    if (ms <= 0) return;
+    int64_t at = sl_mono_ns() + ms * 1000000; /* an absolute end: EINTR resumes toward it */
+    struct timespec ts = {(time_t)(at / 1000000000), (long)(at % 1000000000)};
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {
+    }
+}
 
 void sl_random_hex(char *out, size_t nhex)
 {

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "buf.h"
 #include "bytes.h"
 #include "decimal.h"
 #include "jobgraph.h"
@@ -1009,6 +1010,48 @@ int sl_agg_str_cmp(const void *a, size_t alen, const void *b, size_t blen)
     int c = n ? memcmp(a, b, n) : 0; /* memcmp compares unsigned bytes */
     if (c) return c;
     return alen < blen ? -1 : alen > blen;
+}
+
+static int multiset_cmp(const void *x, const void *y, void *base)
+{
+    const uint8_t *a = (const uint8_t *)base + *(const size_t *)x;
+    const uint8_t *b = (const uint8_t *)base + *(const size_t *)y;
+    return sl_agg_str_cmp(a + 4, sl_get_le32(a), b + 4, sl_get_le32(b));
+}
+
+void sl_agg_multiset_sort(const uint8_t *base, size_t *ix, size_t n)
+{
+    if (n > 1) qsort_r(ix, n, sizeof *ix, multiset_cmp, (void *)base);
+}
+
+void sl_agg_multiset_build(const uint8_t *base, const size_t *ix, size_t n, bool once,
+                           sl_buf *out)
+{
+    size_t live = 0;
+    for (size_t k = 0; k < n; k++) {
+        uint32_t l = sl_get_le32(base + ix[k]);
+        live += sl_get_lei64(base + ix[k] + 4 + l) > 0;
+    }
+    size_t bm = (live + 7) / 8;
+    sl_buf_reset(out);
+    uint8_t hdr[4];
+    sl_put_le32(hdr, (uint32_t)live);
+    sl_buf_put(out, hdr, 4);
+    for (size_t k = 0; k < bm; k++) sl_buf_putc(out, 0); /* no NULL elements */
+    for (size_t k = 0; k < n; k++) {
+        uint32_t l = sl_get_le32(base + ix[k]);
+        if (sl_get_lei64(base + ix[k] + 4 + l) > 0) sl_buf_put(out, base + ix[k] + 4, l);
+    }
+    for (size_t k = 0; k < bm; k++) sl_buf_putc(out, 0);
+    for (size_t k = 0; k < n; k++) {
+        uint32_t l = sl_get_le32(base + ix[k]);
+        int64_t c = sl_get_lei64(base + ix[k] + 4 + l);
+        if (c <= 0) continue;
+        if (once) c = 1;
+        uint8_t cb[4];
+        sl_put_le32(cb, (uint32_t)(c > INT32_MAX ? INT32_MAX : c));
+        sl_buf_put(out, cb, 4);
+    }
 }
 
 bool sl_agg_collect_value(const sl_agg *a, const sl_row *row, const sl_value **x)

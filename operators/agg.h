@@ -315,6 +315,17 @@ static inline bool sl_agg_kept(const sl_agg *a)
 /* Flink's StringData order: unsigned bytes, then the shorter first. */
 int sl_agg_str_cmp(const void *a, size_t alen, const void *b, size_t blen);
 
+/* COLLECT's result. Entries are [u32 length][the value's datum bytes][i64
+ * copies] at base + ix[k] for k < n (ix sorted by sl_agg_multiset_sort:
+ * the values' bytes, as sl_agg_str_cmp orders them, so every backend and
+ * subtask writes the same MULTISET); sl_agg_multiset_build writes the
+ * MULTISET bytes of those with copies > 0 into out (once: COLLECT(DISTINCT
+ * x), each value counted once). */
+struct sl_buf;
+void sl_agg_multiset_sort(const uint8_t *base, size_t *ix, size_t n);
+void sl_agg_multiset_build(const uint8_t *base, const size_t *ix, size_t n, bool once,
+                           struct sl_buf *out);
+
 /* Whether order key k beats the current extremum cur of MIN/MAX item a. */
 static inline bool sl_agg_minmax_better(const sl_agg *a, int64_t k, int64_t cur)
 {

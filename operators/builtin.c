@@ -52,9 +52,11 @@ extern const sl_op_def sl_op_match_recognize;
 extern const sl_op_def sl_op_temporal_sort;
 extern const sl_op_def sl_op_limit;
 extern const sl_op_def sl_op_jdbc_sink;
+extern const sl_op_def sl_op_jdbc_scan;
 extern const sl_op_def sl_op_jdbc_lookup_join;
 extern const sl_op_def sl_op_postgres_cdc;
 extern const sl_op_def sl_op_correlate;
+extern const sl_op_def sl_op_expand;
 
 static const sl_op_def *const builtin[] = {
     &sl_op_datagen,   &sl_op_calc,         &sl_op_print,           &sl_op_blackhole,
@@ -74,8 +76,8 @@ static const sl_op_def *const builtin[] = {
     &sl_op_values, &sl_op_set_op,
     &sl_op_match_recognize,
     &sl_op_temporal_sort, &sl_op_limit,
-    &sl_op_jdbc_sink, &sl_op_jdbc_lookup_join, &sl_op_postgres_cdc,
-    &sl_op_correlate,
+    &sl_op_jdbc_sink, &sl_op_jdbc_scan, &sl_op_jdbc_lookup_join, &sl_op_postgres_cdc,
+    &sl_op_correlate, &sl_op_expand,
 };
 
 void sl_ops_register_builtin(void)

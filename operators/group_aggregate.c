@@ -899,16 +899,10 @@ static int col_scan_fn(void *ctx, const void *ns, size_t nslen, const void *val,
     return 0;
 }
 
-static int col_cmp(const void *x, const void *y, void *base)
-{
-    const uint8_t *a = (const uint8_t *)base + *(const size_t *)x;
-    const uint8_t *b = (const uint8_t *)base + *(const size_t *)y;
-    return sl_agg_str_cmp(a + 4, sl_get_le32(a), b + 4, sl_get_le32(b));
-}
-
 /* Index st->cscan's entries into st->cidx, each entry's length read by
  * size_of from its first byte, sorted by cmp (COLLECT, JSON_ARRAYAGG and
- * JSON_OBJECTAGG lay their scanned entries out differently). */
+ * JSON_OBJECTAGG lay their scanned entries out differently; NULL: COLLECT's
+ * order, sl_agg_multiset_sort). */
 static void index_entries(ga_state *st, size_t (*size_of)(const uint8_t *),
                           int (*cmp)(const void *, const void *, void *))
 {
@@ -916,7 +910,10 @@ static void index_entries(ga_state *st, size_t (*size_of)(const uint8_t *),
     const uint8_t *b = sl_buf_u8(&st->cscan);
     for (size_t pos = 0; pos < st->cscan.len; pos += size_of(b + pos))
         sl_buf_put(&st->cidx, &pos, sizeof pos);
-    if (st->cidx.len > sizeof(size_t)) /* (qsort of nothing would pass a NULL base) */
+    if (!cmp) /* COLLECT's: agg.c's order, which the OVER aggregation shares */
+        sl_agg_multiset_sort(sl_buf_u8(&st->cscan), (size_t *)st->cidx.p,
+                             st->cidx.len / sizeof(size_t));
+    else if (st->cidx.len > sizeof(size_t)) /* (qsort of nothing would pass a NULL base) */
         qsort_r(st->cidx.p, st->cidx.len / sizeof(size_t), sizeof(size_t), cmp, st->cscan.p);
 }
 
@@ -926,33 +923,8 @@ static size_t col_size(const uint8_t *e) { return 4 + sl_get_le32(e) + 8; }
  * with once (COLLECT(DISTINCT x)) each value counts 1. */
 static void col_build(ga_state *st, bool once, sl_buf *out)
 {
-    const size_t *ix = (const size_t *)st->cidx.p;
-    size_t n = st->cidx.len / sizeof *ix, live = 0;
-    const uint8_t *b = sl_buf_u8(&st->cscan);
-    for (size_t k = 0; k < n; k++) {
-        uint32_t l = sl_get_le32(b + ix[k]);
-        live += ld64(b + ix[k] + 4 + l) > 0;
-    }
-    size_t bm = (live + 7) / 8;
-    sl_buf_reset(out);
-    uint8_t hdr[4];
-    sl_put_le32(hdr, (uint32_t)live);
-    sl_buf_put(out, hdr, 4);
-    for (size_t k = 0; k < bm; k++) sl_buf_putc(out, 0); /* no NULL elements */
-    for (size_t k = 0; k < n; k++) {
-        uint32_t l = sl_get_le32(b + ix[k]);
-        if (ld64(b + ix[k] + 4 + l) > 0) sl_buf_put(out, b + ix[k] + 4, l);
-    }
-    for (size_t k = 0; k < bm; k++) sl_buf_putc(out, 0);
-    for (size_t k = 0; k < n; k++) {
-        uint32_t l = sl_get_le32(b + ix[k]);
-        int64_t c = ld64(b + ix[k] + 4 + l);
-        if (c <= 0) continue;
-        if (once) c = 1;
-        uint8_t cb[4];
-        sl_put_le32(cb, (uint32_t)(c > INT32_MAX ? INT32_MAX : c));
-        sl_buf_put(out, cb, 4);
-    }
+    sl_agg_multiset_build(sl_buf_u8(&st->cscan), (const size_t *)st->cidx.p,
+                          st->cidx.len / sizeof(size_t), once, out);
 }
 
 /* The COLLECT items for one record: st->col_old / st->col_new get each
@@ -998,7 +970,7 @@ static int collect_update(sl_op *op, const sl_row *row, bool first, int sign)
                 sl_buf_added(&st->cscan, 4 + vl + 8);
             }
         }
-        index_entries(st, col_size, col_cmp);
+        index_entries(st, col_size, NULL);
         col_build(st, a->kept_distinct, &st->col_old[i]);
         if (at == SIZE_MAX) {
             sl_buf_set(&st->col_new[i], st->col_old[i].p, st->col_old[i].len);

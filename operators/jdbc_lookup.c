@@ -400,7 +400,7 @@ static int query(sl_op *op, lk_state *st, const sl_row *row)
         sl_warn("jdbc", "%s (%d/%d): lookup attempt %lld failed (%s); retrying", pl->who,
                 op->subtask + 1, op->parallelism, (long long)attempt + 1, op->err);
         st->prepared = 0;
-        sleep((unsigned)SL_MIN(attempt + 1, 5));
+        sl_sleep_ms(1000 * SL_MIN(attempt + 1, 5));
     }
     st->key.len = base;
     st->queries++;

@@ -457,7 +457,7 @@ static int flush(sl_op *op, js_state *st)
                 PQfinish(st->conn);
                 st->conn = NULL;
             }
-            sleep((unsigned)SL_MIN(attempt + 1, 5));
+            sl_sleep_ms(1000 * SL_MIN(attempt + 1, 5));
         }
     }
     st->flushes++;
@@ -489,7 +489,7 @@ static int end_prepared(sl_op *op, js_state *st, const char *gid, int commit)
             if (ok) return SL_OK;
         }
         if (attempt >= pl->max_retries) return SL_ERR;
-        sleep((unsigned)SL_MIN(attempt + 1, 5));
+        sl_sleep_ms(1000 * SL_MIN(attempt + 1, 5));
     }
 }
 

@@ -304,7 +304,7 @@ int kf_txn_end(const char *bootstrap, const char *txn_id, int64_t producer_id, i
         if (now_ms() + 200 >= deadline)
             return sl_seterr(why, whylen, "%s (%d), still after %d ms", err_name(code), code,
                              timeout_ms);
-        usleep(200 * 1000);
+        sl_sleep_ms(200);
     }
 }
 

@@ -8,9 +8,11 @@
  *
  * Keyed by the partition columns (none: one global partition, which the
  * planner runs at parallelism 1). The aggregates are operators/agg.c's
- * (COUNT, SUM, MIN, MAX, AVG with FILTER), the same accumulator as
- * `window` and `group_aggregate`; ROW_NUMBER() is the row's position in its
- * partition; FIRST_VALUE(c) and LAST_VALUE(c) the first and last non-NULL
+ * (COUNT, SUM, MIN, MAX, AVG, also DISTINCT, with FILTER), the same
+ * accumulator as `window` and `group_aggregate`; ROW_NUMBER() is the row's
+ * position in its partition; RANK() and DENSE_RANK() (the default RANGE
+ * frame only) its rank among the partition's order times so far, peers
+ * sharing it; FIRST_VALUE(c) and LAST_VALUE(c) the first and last non-NULL
  * value of c in the frame (Flink's FirstValue/LastValueAggFunction); LAG(c,
  * n, d) -- UNBOUNDED frames only, as in Flink -- the value of c n rows before
  * the last row added to the frame (with RANGE peers: the last peer), else
@@ -42,7 +44,14 @@
  *     tail chunk before. A frame record keeps only the columns the
  *     aggregates read (others NULL). An emptied frame starts again at 0;
  *   "over-values" (u16 function, u32 slot): an unbounded frame's first /
- *     last value and LAG's ring of its last n + 1 values.
+ *     last value and LAG's ring of its last n + 1 values;
+ *   "over-distinct" (u16 item, the value's bytes), DISTINCT aggregates only:
+ *     the i64 number of the frame's rows holding the value; a value is
+ *     folded into the accumulator at its first copy and out when its last
+ *     copy leaves a bounded frame (the entry then goes), so the state is
+ *     the frame's distinct values (an UNBOUNDED frame's: all of them).
+ * RANK() and DENSE_RANK() keep two i64 slots each among the value
+ * functions' in the meta value: the last order time and its rank.
  * Ids 0 and 1 ("over-rows", "over-meta") are version 1's, registered only
  * to recognise its savepoints.
  *
@@ -77,6 +86,7 @@
 #include <strings.h>
 
 #include "agg.h"
+#include "buf.h"
 #include "udf_sig.h"
 #include "bytes.h"
 #include "jobgraph.h"
@@ -91,7 +101,7 @@
 
 /* One output column after the input's: an aggregate of the list, ROW_NUMBER,
  * or a value function of column col. */
-enum { OUT_AGG, OUT_ROWNUM, OUT_FIRST, OUT_LAST, OUT_LAG };
+enum { OUT_AGG, OUT_ROWNUM, OUT_RANK, OUT_DENSE, OUT_FIRST, OUT_LAST, OUT_LAG };
 
 typedef struct ov_out {
     int kind;
@@ -124,7 +134,7 @@ typedef struct ov_plan {
 
 typedef struct ov_state {
     int sid_old_rows, sid_old_meta; /* state version 1's, only to refuse its savepoints */
-    int sid_vals, sid_held, sid_frame, sid_meta;
+    int sid_vals, sid_held, sid_frame, sid_meta, sid_dist;
     uint8_t *meta;      /* the key's meta value's fixed part (reused) */
     uint8_t *meta0;     /* as read, to tell whether a timer changed it */
     uint8_t *tailc;     /* its frame tail chunk (reused) */
@@ -150,7 +160,22 @@ typedef struct ov_state {
     size_t *vcap;
     uint8_t *venc;      /* one encoded value (reused) */
     size_t venccap;
+    uint8_t *dns;       /* a DISTINCT value's namespace (reused) */
+    size_t dnscap;
+    struct ov_dval *dout; /* DISTINCT values of the rows leaving a frame (reused) */
+    size_t ndout, doutcap;
+    uint8_t *dbytes;    /* ... their bytes (reused) */
+    size_t dblen, dbcap;
+    sl_buf *coll;       /* per aggregate: a COLLECT's MULTISET bytes (reused) */
+    sl_buf cscan, cidx; /* a COLLECT's scanned values and their order (reused) */
 } ov_state;
+
+/* A DISTINCT item's value of a row leaving the frame, copied out of the
+ * frame record (which is borrowed from state) before its count is read. */
+typedef struct ov_dval {
+    int item;
+    sl_value v;         /* v.s.p an offset into dbytes until the walk ends */
+} ov_dval;
 
 static const uint8_t no_ns[1];
 
@@ -176,8 +201,8 @@ static int parse_valfn(const char *text, int *kind, char args[3][256], int *narg
     static const struct {
         const char *name;
         int kind;
-    } fns[] = {{"ROW_NUMBER", OUT_ROWNUM}, {"FIRST_VALUE", OUT_FIRST}, {"LAST_VALUE", OUT_LAST},
-               {"LAG", OUT_LAG}};
+    } fns[] = {{"ROW_NUMBER", OUT_ROWNUM}, {"RANK", OUT_RANK},        {"DENSE_RANK", OUT_DENSE},
+               {"FIRST_VALUE", OUT_FIRST}, {"LAST_VALUE", OUT_LAST}, {"LAG", OUT_LAG}};
     const char *s = text;
     while (*s == ' ') s++;
     size_t f = 0;
@@ -224,9 +249,11 @@ static int parse_valfn(const char *text, int *kind, char args[3][256], int *narg
 static int valfn_args(ov_plan *pl, const sl_schema *in, ov_out *o, char args[3][256], int nargs,
                       int item, char *err, size_t errlen)
 {
-    static const char *const names[] = {"", "ROW_NUMBER", "FIRST_VALUE", "LAST_VALUE", "LAG"};
+    static const char *const names[] = {"",           "ROW_NUMBER", "RANK", "DENSE_RANK",
+                                        "FIRST_VALUE", "LAST_VALUE", "LAG"};
     const char *fn = names[o->kind];
-    int want_lo = o->kind == OUT_ROWNUM ? 0 : 1, want_hi = o->kind == OUT_LAG ? 3 : want_lo;
+    bool nullary = o->kind == OUT_ROWNUM || o->kind == OUT_RANK || o->kind == OUT_DENSE;
+    int want_lo = nullary ? 0 : 1, want_hi = o->kind == OUT_LAG ? 3 : want_lo;
     if (nargs < want_lo || nargs > want_hi)
         return sl_seterr(err, errlen, "vertex '%s': aggregate %d: %s takes %d%s argument%s",
                          pl->vid, item, fn, want_lo, want_hi > want_lo ? " to 3" : "",
@@ -234,6 +261,14 @@ static int valfn_args(ov_plan *pl, const sl_schema *in, ov_out *o, char args[3][
     o->dcol = -1;
     o->offset = 1;
     if (o->kind == OUT_ROWNUM) return SL_OK;
+    if (nullary) { /* RANK, DENSE_RANK: Flink's default frame only (the planner's check) */
+        if (pl->rows || pl->preceding >= 0)
+            return sl_seterr(err, errlen, "vertex '%s': aggregate %d: %s needs the frame RANGE "
+                             "BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW", pl->vid, item, fn);
+        o->vi = pl->nval;
+        pl->nval += 2; /* two meta slots: the last order time, the rank */
+        return SL_OK;
+    }
     o->col = sl_schema_find(in, args[0]);
     if (o->col < 0)
         return sl_seterr(err, errlen, "vertex '%s': aggregate %d: %s(%s): no such column",
@@ -316,6 +351,7 @@ static void *ov_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
         }
         pl->preceding = n;
     }
+    pl->aggs.allow_collect = true; /* COLLECT's values: counted in "over-distinct" */
     json_t *ja = sl_vconf_array(v, "aggregates");
     size_t na = !ja ? 0 : json_is_string(ja) ? 1 : json_array_size(ja);
     if (!na) {
@@ -357,7 +393,7 @@ static void *ov_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
                 goto fail;
             }
             sl_schema_add_dt(pc->out, alias ? alias : nm,
-                          kind == OUT_ROWNUM ? sl_dtype_basic(SL_T_BIGINT) : in->fields[o->col].dt);
+                          kind <= OUT_DENSE ? sl_dtype_basic(SL_T_BIGINT) : in->fields[o->col].dt);
             pl->nout++;
             continue;
         }
@@ -367,10 +403,10 @@ static void *ov_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
             goto fail;
         }
         const sl_agg *a = &pl->aggs.aggs[pl->aggs.n - 1];
-        if (a->distinct || a->strval) {
+        if (a->strval || a->fn == SL_AGG_JSON_ARRAYAGG || a->fn == SL_AGG_JSON_OBJECTAGG) {
             sl_seterr(err, errlen, "vertex '%s': aggregate %zu '%s': %s is not supported in an "
                       "OVER aggregation yet", vid, i + 1, text,
-                      a->distinct ? "DISTINCT" : "MIN/MAX of a STRING");
+                      a->strval ? "MIN/MAX of a STRING" : sl_agg_fn_name(a->fn));
             goto fail;
         }
         pl->outs[pl->nout].kind = OUT_AGG;
@@ -385,6 +421,11 @@ static void *ov_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
         for (int j = 0; a->fn == SL_AGG_UDF && j < a->nargs; j++) pl->need[a->cols[j]] = 1;
         if (a->fn == SL_AGG_UDF && !a->udf->retract) pl->rebuild = true;
         if (a->fn == SL_AGG_MIN || a->fn == SL_AGG_MAX) pl->has_minmax = true;
+    }
+    if (pl->rebuild && (pl->aggs.has_distinct || pl->aggs.has_collect)) {
+        sl_seterr(err, errlen, "vertex '%s': a DISTINCT aggregate or COLLECT and a user-defined "
+                  "aggregate function without retract cannot share a bounded OVER frame", vid);
+        goto fail;
     }
     for (int i = 0; i < pl->nout; i++)
         if (pl->outs[i].kind == OUT_FIRST || pl->outs[i].kind == OUT_LAST)
@@ -422,6 +463,13 @@ static void ov_close(sl_op *op)
     free(st->vcopy);
     free(st->vcap);
     free(st->venc);
+    free(st->dns);
+    free(st->dout);
+    free(st->dbytes);
+    for (int i = 0; st->coll && i < ((const ov_plan *)op->plan)->aggs.n; i++) sl_buf_free(&st->coll[i]);
+    free(st->coll);
+    sl_buf_free(&st->cscan);
+    sl_buf_free(&st->cidx);
     free(st);
     op->priv = NULL;
 }
@@ -441,8 +489,9 @@ static int ov_open(sl_op *op)
     st->sid_held = sl_kstate_register(op->kstate, "over-held");
     st->sid_frame = sl_kstate_register(op->kstate, "over-frame");
     st->sid_meta = sl_kstate_register(op->kstate, "over-key");
+    st->sid_dist = sl_kstate_register(op->kstate, "over-distinct");
     if (st->sid_old_rows < 0 || st->sid_old_meta < 0 || st->sid_vals < 0 || st->sid_held < 0 ||
-        st->sid_frame < 0 || st->sid_meta < 0)
+        st->sid_frame < 0 || st->sid_meta < 0 || st->sid_dist < 0)
         return sl_op_fail(op, "vertex '%s': cannot register its keyed state", pl->vid);
     char uerr[700];
     if (sl_agg_open(&pl->aggs, uerr, sizeof uerr) != SL_OK)
@@ -458,6 +507,7 @@ static int ov_open(sl_op *op)
     st->vres = sl_calloc((size_t)pl->nout + 1, sizeof *st->vres);
     st->vcopy = sl_calloc((size_t)pl->nout + 1, sizeof *st->vcopy);
     st->vcap = sl_calloc((size_t)pl->nout + 1, sizeof *st->vcap);
+    if (pl->aggs.has_collect) st->coll = sl_calloc((size_t)pl->aggs.n, sizeof *st->coll);
     return SL_OK;
 }
 
@@ -674,6 +724,127 @@ static int held_next(sl_op *op, ov_state *st, size_t *off, size_t end, sl_row *r
     return *rc == SL_OK;
 }
 
+/* ---- DISTINCT aggregates and COLLECT: a count per item and value ------------------- */
+
+/* "over-distinct", namespace u16 item then the value's bytes
+ * (sl_agg_distinct_value's; COLLECT: the value's datum bytes): the i64
+ * number of copies of the value in the frame, the entry deleted at 0. A
+ * DISTINCT value is folded into the accumulator when its count goes 0 -> 1
+ * and out when it goes 1 -> 0, as Flink's distinct MapView does; COLLECT's
+ * MULTISET is the item's entries (collect_result). */
+static int count_step(sl_op *op, ov_state *st, int i, const void *p, size_t len, int sign,
+                      int64_t *now)
+{
+    char err[256];
+    grow(&st->dns, &st->dnscap, len + 2);
+    st->dns[0] = (uint8_t)(i >> 8);
+    st->dns[1] = (uint8_t)i;
+    if (len) memcpy(st->dns + 2, p, len);
+    const void *val;
+    size_t vlen;
+    int rc = sl_kstate_get(op->kstate, st->sid_dist, st->dns, len + 2, &val, &vlen, err, sizeof err);
+    if (rc == SL_ERR) return state_err(op, err);
+    int64_t n = rc == SL_DONE ? 0 : vlen == 8 ? sl_get_lei64(val) : -1;
+    if (n < 0 || (sign < 0 && n == 0)) return damaged(op, "a DISTINCT or COLLECT value's count");
+    n += sign;
+    *now = n;
+    if (n == 0) {
+        rc = sl_kstate_del(op->kstate, st->sid_dist, st->dns, len + 2, err, sizeof err);
+    } else {
+        uint8_t c[8];
+        sl_put_lei64(c, n);
+        rc = sl_kstate_put(op->kstate, st->sid_dist, st->dns, len + 2, c, 8, err, sizeof err);
+    }
+    return rc == SL_OK ? SL_OK : state_err(op, err);
+}
+
+/* A copy of row r's value of DISTINCT item i joins (+1) or leaves (-1) the
+ * frame; the accumulator acc follows the value's first and last copy. */
+static int dist_step(sl_op *op, ov_state *st, uint8_t *acc, int i, const sl_row *r, int sign)
+{
+    const ov_plan *pl = op->plan;
+    uint8_t tmp[8];
+    const void *p;
+    size_t len;
+    int64_t n;
+    if (!sl_agg_distinct_value(&pl->aggs.aggs[i], r, tmp, &p, &len)) return SL_OK;
+    if (count_step(op, st, i, p, len, sign, &n) != SL_OK) return SL_ERR;
+    if ((sign > 0 && n == 1) || (sign < 0 && n == 0)) sl_agg_distinct_apply(&pl->aggs, i, acc, r, sign);
+    return SL_OK;
+}
+
+/* A copy of row r's value of COLLECT item i joins (+1) or leaves (-1) the frame. */
+static int collect_step(sl_op *op, ov_state *st, int i, const sl_row *r, int sign)
+{
+    const ov_plan *pl = op->plan;
+    const sl_agg *a = &pl->aggs.aggs[i];
+    const sl_value *x;
+    int64_t n;
+    if (!sl_agg_collect_value(a, r, &x)) return SL_OK;
+    size_t len = sl_datum_size(x, a->in_dt);
+    grow(&st->venc, &st->venccap, len);
+    sl_datum_put(st->venc, x, a->in_dt);
+    return count_step(op, st, i, st->venc, len, sign, &n);
+}
+
+typedef struct coll_scan {
+    int item;
+    sl_buf *out;
+} coll_scan;
+
+/* An "over-distinct" entry of the COLLECT item into the scan: [u32 length]
+ * [the value's bytes][i64 copies], as sl_agg_multiset_build reads it. */
+static int coll_scan_fn(void *ctx, const void *ns, size_t nslen, const void *val, size_t vlen)
+{
+    coll_scan *c = ctx;
+    const uint8_t *n = ns;
+    if (nslen < 2 || vlen != 8 || ((n[0] << 8) | n[1]) != c->item) return 0;
+    uint8_t hdr[4];
+    sl_put_le32(hdr, (uint32_t)(nslen - 2));
+    sl_buf_put(c->out, hdr, 4);
+    sl_buf_put(c->out, n + 2, nslen - 2);
+    sl_buf_put(c->out, val, 8);
+    return 0;
+}
+
+/* COLLECT item i's MULTISET of the current key's frame into st->coll[i]
+ * and *res (borrowing its bytes until the next call). */
+static int collect_result(sl_op *op, ov_state *st, int i, sl_value *res)
+{
+    const ov_plan *pl = op->plan;
+    char err[256];
+    sl_buf_reset(&st->cscan);
+    sl_buf_reset(&st->cidx);
+    coll_scan c = {i, &st->cscan};
+    if (sl_kstate_scan_key(op->kstate, st->sid_dist, coll_scan_fn, &c, err, sizeof err) == SL_ERR)
+        return state_err(op, err);
+    const uint8_t *b = sl_buf_u8(&st->cscan);
+    for (size_t pos = 0; pos < st->cscan.len; pos += 4 + sl_get_le32(b + pos) + 8)
+        sl_buf_put(&st->cidx, &pos, sizeof pos);
+    size_t n = st->cidx.len / sizeof(size_t);
+    sl_agg_multiset_sort(b, (size_t *)st->cidx.p, n);
+    sl_agg_multiset_build(b, (const size_t *)st->cidx.p, n, pl->aggs.aggs[i].kept_distinct,
+                          &st->coll[i]);
+    res->isnull = false;
+    res->v.s.p = (const char *)st->coll[i].p;
+    res->v.s.len = (uint32_t)st->coll[i].len;
+    return SL_OK;
+}
+
+/* Row r joins the accumulator acc: every aggregate (agg.c), the DISTINCT
+ * ones' and COLLECT's value counts. */
+static int acc_add(sl_op *op, ov_state *st, uint8_t *acc, const sl_row *r)
+{
+    const ov_plan *pl = op->plan;
+    if (sl_agg_add(&pl->aggs, acc, r) != SL_OK) return udf_failed(op);
+    for (int i = 0; (pl->aggs.has_distinct || pl->aggs.has_collect) && i < pl->aggs.n; i++) {
+        const sl_agg *a = &pl->aggs.aggs[i];
+        if (a->distinct && dist_step(op, st, acc, i, r, +1) != SL_OK) return SL_ERR;
+        if (a->fn == SL_AGG_COLLECT && collect_step(op, st, i, r, +1) != SL_OK) return SL_ERR;
+    }
+    return SL_OK;
+}
+
 /* ---- the frame (bounded frames): a FIFO of records ------------------------------ */
 
 /* Rows that entered a bounded frame and have not left it, in the order they
@@ -825,6 +996,67 @@ static int add_rec(sl_op *op, ov_state *st, int64_t idx, int64_t t, const sl_row
     return 1;
 }
 
+/* The DISTINCT items' values of a record leaving the frame into st->dout
+ * (strings' bytes into st->dbytes, their offsets in v.s.p until the walk
+ * ends): the record is borrowed from state, the counts are read after. */
+static int copy_distinct(sl_op *op, ov_state *st, int64_t idx, int64_t t, const sl_row *r,
+                         void *ctx)
+{
+    const ov_plan *pl = op->plan;
+    SL_UNUSED(idx);
+    SL_UNUSED(t);
+    SL_UNUSED(ctx);
+    for (int i = 0; i < pl->aggs.n; i++) {
+        const sl_agg *a = &pl->aggs.aggs[i];
+        uint8_t tmp[8];
+        const void *p;
+        size_t len;
+        const sl_value *x;
+        if (a->fn == SL_AGG_COLLECT ? !sl_agg_collect_value(a, r, &x)
+                                    : !a->distinct || !sl_agg_distinct_value(a, r, tmp, &p, &len))
+            continue;
+        if (st->ndout == st->doutcap) {
+            st->doutcap = st->doutcap ? st->doutcap * 2 : 64;
+            st->dout = sl_realloc(st->dout, st->doutcap * sizeof *st->dout);
+        }
+        ov_dval *d = &st->dout[st->ndout++];
+        d->item = i;
+        d->v = r->vals[a->col];
+        if (sl_type_is_var(a->in_type)) {
+            grow(&st->dbytes, &st->dbcap, st->dblen + d->v.v.s.len + 1);
+            if (d->v.v.s.len) memcpy(st->dbytes + st->dblen, d->v.v.s.p, d->v.v.s.len);
+            d->v.v.s.p = (const char *)(uintptr_t)st->dblen;
+            st->dblen += d->v.v.s.len;
+        }
+    }
+    return 0;
+}
+
+/* The records [head, nhead) leave the frame: their DISTINCT values' counts
+ * go down, a value whose last copy left is folded out of the accumulator. */
+static int distinct_evict(sl_op *op, ov_state *st, int64_t head, int64_t nhead)
+{
+    const ov_plan *pl = op->plan;
+    st->ndout = st->dblen = 0;
+    if (frame_walk(op, st, head, nhead, copy_distinct, NULL, NULL) != SL_OK) return SL_ERR;
+    for (int c = 0; c < op->in->n; c++) st->pvals[c] = (sl_value){.isnull = true};
+    for (size_t k = 0; k < st->ndout; k++) {
+        const sl_agg *a = &pl->aggs.aggs[st->dout[k].item];
+        sl_value v = st->dout[k].v;
+        if (sl_type_is_var(a->in_type))
+            v.v.s.p = (const char *)st->dbytes + (uintptr_t)v.v.s.p;
+        st->pvals[a->col] = v;
+        if (a->filter >= 0) st->pvals[a->filter] = (sl_value){.v.i = 1}; /* it counted */
+        sl_row r = {.kind = SL_KIND_INSERT, .n = op->in->n, .vals = st->pvals};
+        int rc = a->fn == SL_AGG_COLLECT ? collect_step(op, st, st->dout[k].item, &r, -1)
+                                         : dist_step(op, st, acc_of(st), st->dout[k].item, &r, -1);
+        if (rc != SL_OK) return SL_ERR;
+        st->pvals[a->col] = (sl_value){.isnull = true};
+        if (a->filter >= 0) st->pvals[a->filter] = (sl_value){.isnull = true};
+    }
+    return SL_OK;
+}
+
 static int first_nonnull(sl_op *op, ov_state *st, int64_t idx, int64_t t, const sl_row *r,
                          void *ctx)
 {
@@ -851,6 +1083,9 @@ static int frame_evict(sl_op *op, ov_state *st, int64_t lo, int64_t keep)
     if (frame_walk(op, st, head, tail, evict_one, &e, &nhead) != SL_OK) return SL_ERR;
     if (e.failed) return udf_failed(op);
     if (nhead == head) return SL_OK;
+    if ((pl->aggs.has_distinct || pl->aggs.has_collect) &&
+        distinct_evict(op, st, head, nhead) != SL_OK)
+        return SL_ERR;
     uint8_t ns[OV_TNS];
     for (int64_t c = head / OV_CHUNK; c < nhead / OV_CHUNK; c++) {
         chunk_ns(ns, c);
@@ -1064,15 +1299,36 @@ static int vals_get(sl_op *op, ov_state *st, const sl_row *r)
     return SL_OK;
 }
 
-/* Emit input row r (decoded into st->vals or borrowed) with the results of acc. */
+/* RANK() and DENSE_RANK() of a row of order time t that is row number
+ * rownum of its partition, as Flink's RankAggFunction and
+ * DenseRankAggFunction step: a time other than the last one's starts a new
+ * rank (RANK: the row number; DENSE_RANK: one more), peers -- rows of the
+ * same time, which the RANGE frame emits together after adding them all --
+ * share it. Two meta slots each: the last time, the rank (0: none yet). */
+static int64_t rank_of(const ov_plan *pl, ov_state *st, const ov_out *o, int64_t rownum, int64_t t)
+{
+    uint8_t *last = st->meta + OV_META + pl->aggs.size + 8 * (size_t)o->vi, *rank = last + 8;
+    int64_t rk = sl_get_lei64(rank);
+    if (rk != 0 && sl_get_lei64(last) == t) return rk;
+    rk = o->kind == OUT_RANK ? rownum : rk + 1;
+    sl_put_lei64(last, t);
+    sl_put_lei64(rank, rk);
+    return rk;
+}
+
+/* Emit input row r (decoded into st->vals or borrowed) of order time t with
+ * the results of acc; the output row's timestamp is ts. */
 static int emit_with(sl_op *op, ov_state *st, const sl_row *r, const uint8_t *acc, int64_t rownum,
-                     int64_t ts)
+                     int64_t t, int64_t ts)
 {
     const ov_plan *pl = op->plan;
     int n = op->in->n;
     memcpy(st->outv, r->vals, sizeof *st->outv * (size_t)n);
     size_t mark = op->scratch.used; /* a function's string results, dropped once emitted */
     if (sl_agg_result_in(&pl->aggs, acc, &op->scratch, st->res) != SL_OK) return udf_failed(op);
+    for (int i = 0; pl->aggs.has_collect && i < pl->aggs.n; i++)
+        if (pl->aggs.aggs[i].fn == SL_AGG_COLLECT && collect_result(op, st, i, &st->res[i]) != SL_OK)
+            return SL_ERR;
     if (pl->nval && pl->preceding < 0 && vals_get(op, st, r) != SL_OK) return SL_ERR;
     for (int i = 0; i < pl->nout; i++) {
         sl_value *o = &st->outv[n + i];
@@ -1081,6 +1337,11 @@ static int emit_with(sl_op *op, ov_state *st, const sl_row *r, const uint8_t *ac
         case OUT_ROWNUM:
             memset(o, 0, sizeof *o);
             o->v.i = rownum;
+            break;
+        case OUT_RANK:
+        case OUT_DENSE:
+            memset(o, 0, sizeof *o);
+            o->v.i = rank_of(pl, st, &pl->outs[i], rownum, t);
             break;
         default: *o = st->vres[i]; break;
         }
@@ -1099,9 +1360,9 @@ static int rows_one(sl_op *op, ov_state *st, const sl_row *r, int64_t t, int64_t
 {
     const ov_plan *pl = op->plan;
     if (frame_push(op, st, r, t) != SL_OK) return SL_ERR;
-    if (sl_agg_add(&pl->aggs, acc_of(st), r) != SL_OK) return udf_failed(op);
+    if (acc_add(op, st, acc_of(st), r) != SL_OK) return SL_ERR;
     if (pl->nval && frame_values(op, st) != SL_OK) return SL_ERR;
-    if (emit_with(op, st, r, acc_of(st), rownum, t) != SL_OK) return SL_ERR;
+    if (emit_with(op, st, r, acc_of(st), rownum, t, t) != SL_OK) return SL_ERR;
     return frame_evict(op, st, 0, pl->preceding);
 }
 
@@ -1133,20 +1394,20 @@ static int range_rows(sl_op *op, ov_state *st, const sl_row *one, size_t from, s
     int rc = frame_evict(op, st, t - pl->preceding, -1);
     if (rc == SL_OK && one) {
         rc = frame_push(op, st, one, t);
-        if (rc == SL_OK && sl_agg_add(&pl->aggs, acc, one) != SL_OK) rc = udf_failed(op);
+        if (rc == SL_OK) rc = acc_add(op, st, acc, one);
     } else {
         while (rc == SL_OK && held_next(op, st, &off, to, &r, &rc)) {
             rc = frame_push(op, st, &r, t);
-            if (rc == SL_OK && sl_agg_add(&pl->aggs, acc, &r) != SL_OK) rc = udf_failed(op);
+            if (rc == SL_OK) rc = acc_add(op, st, acc, &r);
         }
     }
     if (rc == SL_OK && pl->nval) rc = frame_values(op, st);
     if (one) {
-        if (rc == SL_OK) rc = emit_with(op, st, one, acc, ++cnt, t);
+        if (rc == SL_OK) rc = emit_with(op, st, one, acc, ++cnt, t, t);
     } else {
         off = from;
         while (rc == SL_OK && held_next(op, st, &off, to, &r, &rc))
-            rc = emit_with(op, st, &r, acc, ++cnt, t);
+            rc = emit_with(op, st, &r, acc, ++cnt, t, t);
     }
     meta_set(st, M_EMITTED, cnt);
     return rc;
@@ -1165,8 +1426,8 @@ static int fire_held(sl_op *op, ov_state *st, size_t from, size_t to, int64_t T)
     int64_t cnt = meta_i64(st, M_EMITTED);
     if (pl->preceding < 0 && !pl->rows) /* UNBOUNDED RANGE: the peers join first */
         while (rc == SL_OK && held_next(op, st, &off, to, &r, &rc)) {
-            if (sl_agg_add(&pl->aggs, acc, &r) != SL_OK) rc = udf_failed(op);
-            else if (pl->nval) rc = vals_add(op, st, &r);
+            rc = acc_add(op, st, acc, &r);
+            if (rc == SL_OK && pl->nval) rc = vals_add(op, st, &r);
         }
     off = from;
     while (rc == SL_OK && held_next(op, st, &off, to, &r, &rc)) {
@@ -1175,10 +1436,10 @@ static int fire_held(sl_op *op, ov_state *st, size_t from, size_t to, int64_t T)
             continue;
         }
         if (pl->rows) {
-            if (sl_agg_add(&pl->aggs, acc, &r) != SL_OK) rc = udf_failed(op);
-            else if (pl->nval) rc = vals_add(op, st, &r);
+            rc = acc_add(op, st, acc, &r);
+            if (rc == SL_OK && pl->nval) rc = vals_add(op, st, &r);
         }
-        if (rc == SL_OK) rc = emit_with(op, st, &r, acc, ++cnt, T);
+        if (rc == SL_OK) rc = emit_with(op, st, &r, acc, ++cnt, T, T);
     }
     meta_set(st, M_EMITTED, cnt);
     return rc;
@@ -1214,10 +1475,10 @@ static int ov_process(sl_op *op, int input, sl_row *row)
     } else if (pl->preceding < 0) { /* nothing to hold */
         uint8_t *acc = acc_of(st);
         int64_t cnt = meta_i64(st, M_EMITTED) + 1;
-        if (sl_agg_add(&pl->aggs, acc, row) != SL_OK) return udf_failed(op);
+        if (acc_add(op, st, acc, row) != SL_OK) return SL_ERR;
         meta_set(st, M_EMITTED, cnt);
         rc = pl->nval ? vals_add(op, st, row) : SL_OK;
-        if (rc == SL_OK) rc = emit_with(op, st, row, acc, cnt, row->ts);
+        if (rc == SL_OK) rc = emit_with(op, st, row, acc, cnt, t, row->ts);
     } else if (pl->rows) {
         int64_t cnt = meta_i64(st, M_EMITTED) + 1;
         meta_set(st, M_EMITTED, cnt);

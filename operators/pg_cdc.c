@@ -42,7 +42,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <time.h>
 
 #include <libpq-fe.h>
 #include <poll.h>
@@ -1052,8 +1051,7 @@ static void pc_drop_slot(PGconn *c, const pc_plan *pl)
                     pl->slot, PQresultErrorMessage(r));
         PQclear(r);
         if (!busy) return;
-        struct timespec ts = {0, 20 * 1000000L};
-        nanosleep(&ts, NULL);
+        sl_sleep_ms(20);
     }
 }
 

@@ -852,7 +852,9 @@ sql_table *sql_cat_build_table(sl_sql_session *s, const sql_node *st, const char
         rc = check_options(t, with ? with : st, err, errlen);
     }
     if (rc == SL_OK) rc = check_metadata(t, elems, err, errlen);
-    if (rc == SL_OK) rc = check_new_types(t, with ? with : st, err, errlen);
+    /* a JDBC catalog's table keeps Flink's types; the jdbc connector refuses the ones it
+     * cannot carry where a job uses the table (sql_jdbc_uncarried) */
+    if (rc == SL_OK && !s->jcat_loading) rc = check_new_types(t, with ? with : st, err, errlen);
     int nphys = 0;
     for (int i = 0; i < t->ncols; i++) nphys += !t->cols[i].expr && !t->cols[i].meta;
     if (rc == SL_OK && t->npart && !s->bridging && strcmp(t->connector, "filesystem"))
@@ -886,6 +888,8 @@ static int create_view(sl_sql_session *s, sql_arena *a, const sql_node *st, sl_s
                        char *err, size_t errlen)
 {
     sql_loc loc;
+    if (sql_ddl_refuse_jdbc(s, st->s, "CreateView", st->line, st->col, err, errlen) != SL_OK)
+        return SL_ERR;
     if (sql_ddl_locate(s, st->s, st->line, st->col, 1, &loc, err, errlen) != SL_OK) return SL_ERR;
     if (sql_catalog_find(&s->cat, loc.key)) {
         int rc = SL_OK;
@@ -933,6 +937,9 @@ static int create_view(sl_sql_session *s, sql_arena *a, const sql_node *st, sl_s
 static int drop(sl_sql_session *s, const sql_node *st, sl_sql_result *r, char *err, size_t errlen)
 {
     int view = st->flags & SQL_F_VIEW ? 1 : 0;
+    if (sql_ddl_refuse_jdbc(s, st->s, view ? "DropView" : "DropTable", st->line, st->col, err,
+                            errlen) != SL_OK)
+        return SL_ERR;
     const sql_table *found = sql_ddl_find(s, st->s);
     for (int i = 0; i < s->cat.n; i++) {
         sql_table *t = s->cat.t[i];
@@ -1003,6 +1010,7 @@ static int show(sl_sql_session *s, const sql_node *st, sl_sql_result *r, char *e
 int sql_cat_describe(sl_sql_session *s, const sql_node *st, sl_sql_result *r, char *err,
                      size_t errlen)
 {
+    if (sql_ddl_load(s, st->s, st->line, st->col, err, errlen) != SL_OK) return SL_ERR;
     sql_table *t = sql_ddl_find(s, st->s);
     if (!t)
         return sl_seterr(err, errlen, "line %d, column %d: table or view '%s' does not exist in "
@@ -1013,15 +1021,18 @@ int sql_cat_describe(sl_sql_session *s, const sql_node *st, sl_sql_result *r, ch
         char **row = &cells[i * 6];
         row[0] = sl_strdup(c->name);
         int is_rt = t->wm_col && !strcasecmp(t->wm_col, c->name);
+        /* the type without its own NOT NULL, which the null column says (a view's
+         * ARRAY[1, 2]: ARRAY<INT NOT NULL>, null FALSE, as Flink's DESCRIBE) */
+        const sl_dtype *cdt = sl_dtype_nullable(sql_col_dt(c), false);
         row[1] = c->proctime ? sl_strdup("TIMESTAMP_LTZ(3) *PROCTIME*")
-                 : is_rt     ? sl_sprintf("%s *ROWTIME*", sql_col_dt(c)->text)
+                 : is_rt     ? sl_sprintf("%s *ROWTIME*", cdt->text)
                  : c->meta && c->type_text && !strncmp(c->type_text, "MAP<", 4)
                              ? sl_strdup(c->type_text) /* kafka headers, read as JSON text */
-                             : sl_strdup(sql_col_dt(c)->text);
+                             : sl_strdup(cdt->text);
         int key = 0;
         for (int k = 0; k < t->npk; k++)
             if (!strcasecmp(t->pk[k], c->name)) key = 1;
-        row[2] = sl_strdup(key || c->notnull ? "FALSE" : "TRUE");
+        row[2] = sl_strdup(key || c->notnull || sql_col_dt(c)->notnull ? "FALSE" : "TRUE");
         row[3] = key ? sl_strdup("PRI") : NULL;
         if (c->expr) {
             char *x = sql_unparse(c->expr);

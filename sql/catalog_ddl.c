@@ -166,6 +166,31 @@ sql_table *sql_ddl_find(const sl_sql_session *s, const char *path)
     return t;
 }
 
+int sql_ddl_load(sl_sql_session *s, const char *path, int line, int col, char *err,
+                 size_t errlen)
+{
+    sql_loc l;
+    if (sql_ddl_locate(s, path, line, col, 0, &l, NULL, 0) != SL_OK) return SL_OK;
+    int rc = sql_jcat_load(s, &l, line, col, err, errlen);
+    sql_loc_free(&l);
+    return rc;
+}
+
+int sql_ddl_refuse_jdbc(const sl_sql_session *s, const char *path, const char *what, int line,
+                        int col, char *err, size_t errlen)
+{
+    sql_loc l;
+    if (sql_ddl_locate(s, path, line, col, 0, &l, NULL, 0) != SL_OK) return SL_OK;
+    int rc = SL_OK;
+    if (sql_jcat_find(s, l.cat))
+        rc = sl_seterr(err, errlen, "line %d, column %d: Could not execute %s in path `%s`.`%s`."
+                       "`%s`: catalog '%s' is a JDBC catalog, which supports no DDL (as Flink's "
+                       "JdbcCatalog: create, alter and drop the table in PostgreSQL itself)",
+                       line, col, what, l.cat, l.db, l.obj, l.cat);
+    sql_loc_free(&l);
+    return rc;
+}
+
 static void place(sql_table *t, sql_loc *l)
 {
     free(t->name);
@@ -193,6 +218,7 @@ void sql_ddl_init(sl_sql_session *s)
 
 void sql_ddl_destroy(sl_sql_session *s)
 {
+    sql_jcat_free_all(s);
     for (int i = 0; i < s->ncats; i++) free(s->cats[i]);
     free(s->cats);
     for (int i = 0; i < s->ndbs; i++) {
@@ -317,19 +343,25 @@ static int note_use(refs_ctx *c, const char *key, const sql_node *hints, const s
 
 /* Rewrite a reference's name to its key (once). A reference in another database
  * keeps its own name as its alias. */
-static void resolve(refs_ctx *c, sql_node *n, int is_from)
+static int resolve(refs_ctx *c, sql_node *n, int is_from)
 {
-    if (n->flags & SQL_F_RESOLVED) return;
+    if (n->flags & SQL_F_RESOLVED) return SL_OK;
     n->flags |= SQL_F_RESOLVED;
     if (is_from && !strchr(n->s, '.') && !strchr(n->s, '`'))
         for (int i = 0; i < c->nctes; i++)
-            if (!strcasecmp(c->ctes[i], n->s)) return;
+            if (!strcasecmp(c->ctes[i], n->s)) return SL_OK;
     sql_loc l;
-    if (sql_ddl_locate(c->s, n->s, n->line, n->col, 0, &l, NULL, 0) != SL_OK) return;
+    if (sql_ddl_locate(c->s, n->s, n->line, n->col, 0, &l, NULL, 0) != SL_OK) return SL_OK;
+    /* a table of a JDBC catalog: its definition from the server */
+    if (sql_jcat_load(c->s, &l, n->line, n->col, c->err, c->errlen) != SL_OK) {
+        sql_loc_free(&l);
+        return SL_ERR;
+    }
     if (is_from && !n->s2 && strcmp(l.key, l.obj)) /* db.t reads as t */
         n->s2 = sql_arena_strndup(c->a, l.obj, strlen(l.obj));
     if (strcmp(l.key, n->s)) n->s = sql_arena_strndup(c->a, l.key, strlen(l.key));
     sql_loc_free(&l);
+    return SL_OK;
 }
 
 static int walk_refs(refs_ctx *c, sql_node *n, int depth)
@@ -337,7 +369,7 @@ static int walk_refs(refs_ctx *c, sql_node *n, int depth)
     if (!n) return SL_OK;
     if (depth > 200) return SL_OK;
     if (n->kind == SQL_FROM_TABLE && n->s) {
-        resolve(c, n, 1);
+        if (resolve(c, n, 1) != SL_OK) return SL_ERR;
         if (note_use(c, n->s, sql_kid(n, 3), n) != SL_OK) return SL_ERR;
         const sql_table *t = sql_catalog_find(&c->s->cat, n->s);
         /* a view's body: its hints count too (its names are resolved already) */
@@ -345,7 +377,7 @@ static int walk_refs(refs_ctx *c, sql_node *n, int depth)
             walk_refs(c, t->query, depth + 8) != SL_OK)
             return SL_ERR;
     } else if (n->kind == SQL_INSERT && n->s) {
-        resolve(c, n, 0);
+        if (resolve(c, n, 0) != SL_OK) return SL_ERR;
         if (note_use(c, n->s, sql_kid(n, 2), n) != SL_OK) return SL_ERR;
     }
     for (int i = 0; i < n->nkids; i++)
@@ -747,6 +779,8 @@ int sql_ddl_create_table(sl_sql_session *s, sql_arena *a, const sql_node *st, sl
                          char *err, size_t errlen)
 {
     sql_loc loc;
+    if (sql_ddl_refuse_jdbc(s, st->s, "CreateTable", st->line, st->col, err, errlen) != SL_OK)
+        return SL_ERR;
     if (sql_ddl_locate(s, st->s, st->line, st->col, 1, &loc, err, errlen) != SL_OK) return SL_ERR;
     int rc = SL_OK;
     r->kind = SL_SQL_OK;
@@ -1039,6 +1073,9 @@ static int alter(sl_sql_session *s, sql_arena *a, const sql_node *st, sl_sql_res
                  size_t errlen)
 {
     int view = st->flags & SQL_F_VIEW ? 1 : 0;
+    if (sql_ddl_refuse_jdbc(s, st->s, view ? "AlterView" : "AlterTable", st->line, st->col, err,
+                            errlen) != SL_OK)
+        return SL_ERR;
     sql_table *t = sql_ddl_find(s, st->s);
     r->kind = SL_SQL_OK;
     if (!t) {
@@ -1189,8 +1226,22 @@ static int catalog_stmt(sl_sql_session *s, const sql_node *st, sl_sql_result *r,
     if (!strcmp(what, "CREATE CATALOG")) {
         const sql_node *with = sql_kid(st, 0);
         const char *type = NULL;
-        for (int i = 0; with && i < with->nkids; i++) {
+        for (int i = 0; with && i < with->nkids; i++)
             if (!strcmp(with->kids[i]->s, "type")) type = with->kids[i]->s2;
+        if (type && !strcmp(type, "jdbc")) {
+            if (find_cat(s, st->s2)) {
+                if (st->flags & SQL_F_IFNE) return SL_OK;
+                return sl_seterr(err, errlen, "line %d, column %d: Catalog %s already exists.",
+                                 st->line, st->col, st->s2);
+            }
+            if (sql_jcat_create(s, st, err, errlen) != SL_OK) return SL_ERR;
+            s->cats = sl_realloc(s->cats, sizeof(char *) * (size_t)(s->ncats + 1));
+            s->cats[s->ncats++] = sl_strdup(st->s2);
+            add_db(s, st->s2, sql_jcat_default_db(sql_jcat_find(s, st->s2)));
+            return SL_OK;
+        }
+        for (int i = 0; with && i < with->nkids; i++) {
+            if (!strcmp(with->kids[i]->s, "type")) continue;
             else if (strcmp(with->kids[i]->s, "default-database"))
                 return sl_seterr(err, errlen, "line %d, column %d: catalog '%s': unknown option "
                                  "'%s' (type, default-database)", with->kids[i]->line,
@@ -1198,7 +1249,8 @@ static int catalog_stmt(sl_sql_session *s, const sql_node *st, sl_sql_result *r,
         }
         if (!type || strcmp(type, "generic_in_memory"))
             return sl_seterr(err, errlen, "line %d, column %d: catalog '%s': Sluice has the "
-                             "in-memory catalog only: WITH ('type' = 'generic_in_memory')%s%s%s",
+                             "in-memory catalog and PostgreSQL's JDBC catalog: WITH ('type' = "
+                             "'generic_in_memory') or ('type' = 'jdbc', ...)%s%s%s",
                              st->line, st->col, st->s2, type ? ", not '" : "", type ? type : "",
                              type ? "'" : "");
         if (find_cat(s, st->s2)) {
@@ -1225,6 +1277,7 @@ static int catalog_stmt(sl_sql_session *s, const sql_node *st, sl_sql_result *r,
             return sl_seterr(err, errlen, "line %d, column %d: Cannot drop a catalog which is "
                              "currently in use (or the default catalog).", st->line, st->col);
         char *name = sl_strdup(c);
+        sql_jcat_drop(s, name);
         drop_tables_in(s, name, NULL);
         for (int i = s->ndbs - 1; i >= 0; i--)
             if (!strcasecmp(s->dbs[i].catalog, name)) {
@@ -1248,6 +1301,25 @@ static int catalog_stmt(sl_sql_session *s, const sql_node *st, sl_sql_result *r,
     if (db_path(s, st, &cat, &db, err, errlen) != SL_OK) return SL_ERR;
     const sql_dbref *ref = find_db(s, cat, db);
     int rc = SL_OK;
+    const sql_jcat *jc = sql_jcat_find(s, cat);
+    if (jc && strcmp(what, "USE")) {
+        rc = sl_seterr(err, errlen, "line %d, column %d: Could not execute %s %s: catalog '%s' is "
+                       "a JDBC catalog, which supports no DDL (as Flink's JdbcCatalog)", st->line,
+                       st->col, what, db, cat);
+        free(db);
+        return rc;
+    }
+    if (jc && !ref) { /* a database of the server not named before */
+        int has = sql_jcat_has_db(jc, db, err, errlen);
+        if (has < 0) {
+            free(db);
+            return SL_ERR;
+        }
+        if (has) {
+            add_db(s, cat, db);
+            ref = find_db(s, cat, db);
+        }
+    }
     if (!strcmp(what, "USE")) {
         if (!ref) {
             rc = sl_seterr(err, errlen, "line %d, column %d: A database with name [%s] does not "
@@ -1474,6 +1546,7 @@ static int show_create(sl_sql_session *s, const sql_node *st, sl_sql_result *r, 
                        size_t errlen)
 {
     int view = !strcmp(st->s, "CREATE VIEW");
+    if (sql_ddl_load(s, st->s2, st->line, st->col, err, errlen) != SL_OK) return SL_ERR;
     const sql_table *t = sql_ddl_find(s, st->s2);
     if (!t)
         return sl_seterr(err, errlen, "line %d, column %d: Could not execute SHOW CREATE %s. %s "
@@ -1495,6 +1568,7 @@ static int show_create(sl_sql_session *s, const sql_node *st, sl_sql_result *r, 
 static int show_columns(sl_sql_session *s, const sql_node *st, sl_sql_result *r, char *err,
                         size_t errlen)
 {
+    if (sql_ddl_load(s, st->s2, st->line, st->col, err, errlen) != SL_OK) return SL_ERR;
     const sql_table *t = sql_ddl_find(s, st->s2);
     if (!t)
         return sl_seterr(err, errlen, "line %d, column %d: table or view '%s' does not exist in "
@@ -1554,14 +1628,41 @@ int sql_ddl_show(sl_sql_session *s, const sql_node *st, sl_sql_result *r, char *
             sql_node fake = *st;
             if (db_path(s, &fake, &cat, &dbfree, err, errlen) != SL_OK) return SL_ERR;
             const sql_dbref *ref = find_db(s, cat, dbfree);
-            if (!ref) {
+            if (!ref && sql_jcat_find(s, cat)) {
+                db = dbfree; /* the server says whether it exists */
+            } else if (!ref) {
                 int rc = sl_seterr(err, errlen, "line %d, column %d: Database %s does not exist in "
                                    "Catalog %s", st->line, st->col, dbfree, cat);
                 free(dbfree);
                 return rc;
+            } else {
+                db = ref->name;
             }
-            db = ref->name;
         }
+    }
+    const sql_jcat *jc = sql_jcat_find(s, cat);
+    if (jc && (!strcmp(w, "DATABASES") || !strcmp(w, "TABLES") || !strcmp(w, "VIEWS"))) {
+        char **all = NULL;
+        int nall = 0, rc = SL_OK;
+        if (!strcmp(w, "DATABASES")) rc = sql_jcat_databases(jc, &all, &nall, err, errlen);
+        else if (!strcmp(w, "TABLES")) rc = sql_jcat_tables(jc, db, &all, &nall, err, errlen);
+        if (rc == SL_OK) {
+            int k = 0;
+            for (int i = 0; i < nall; i++)
+                if (keep_name(st, all[i])) all[k++] = all[i];
+                else free(all[i]);
+            names_result(r, !strcmp(w, "DATABASES") ? "database name"
+                            : !strcmp(w, "TABLES")  ? "table name"
+                                                    : "view name", all, k);
+            for (int i = 0; i < k; i++) free(all[i]);
+        } else {
+            char m[1024];
+            snprintf(m, sizeof m, "%s", err);
+            sl_seterr(err, errlen, "line %d, column %d: %s", st->line, st->col, m);
+        }
+        free(all);
+        free(dbfree);
+        return rc;
     }
     char **names = sl_calloc((size_t)(s->cat.n + s->ndbs) + 1, sizeof(char *));
     int n = 0;

@@ -12,6 +12,8 @@
 #define SQL_DEFAULT_CATALOG "default_catalog"
 #define SQL_DEFAULT_DATABASE "default_database"
 
+typedef struct sql_jcat sql_jcat; /* a JDBC catalog (catalog_jdbc.c) */
+
 typedef struct sql_dbref {
     char *catalog, *name;
 } sql_dbref;
@@ -34,6 +36,9 @@ struct sl_sql_session {
     sql_dbref *dbs;        /* databases of every catalog, in the order created */
     int ndbs;
     char *cur_cat, *cur_db; /* USE CATALOG / USE */
+    sql_jcat *jcats;        /* the catalogs of cats backed by PostgreSQL (type 'jdbc') */
+    int njcats;
+    int jcat_loading;       /* catalog_jdbc.c is building a table read from the server */
     const char *stmt_text; /* the statement being executed (borrowed during
                               sl_sql_execute), from line:col of the script */
     size_t stmt_len;
@@ -72,6 +77,13 @@ void sql_ddl_destroy(sl_sql_session *s);
  * at line:col). */
 int sql_ddl_locate(const sl_sql_session *s, const char *path, int line, int col, int need_db,
                    sql_loc *out, char *err, size_t errlen);
+/* When path names a table of a JDBC catalog not read yet: read it
+ * (sql_jcat_load); SL_OK otherwise. */
+int sql_ddl_load(sl_sql_session *s, const char *path, int line, int col, char *err,
+                 size_t errlen);
+/* SL_ERR (Flink's "Could not execute <what> in path ...") when path is in a JDBC catalog. */
+int sql_ddl_refuse_jdbc(const sl_sql_session *s, const char *path, const char *what, int line,
+                        int col, char *err, size_t errlen);
 /* The table a path names, or NULL. */
 sql_table *sql_ddl_find(const sl_sql_session *s, const char *path);
 /* Put every table reference of statement st (FROM, INSERT INTO, views' bodies
@@ -100,5 +112,29 @@ char *sql_ddl_text_from(const sl_sql_session *s, const sql_node *n);
 /* catalog.c's plan_job for CTAS: plan INSERT `ins` into a job result */
 int sql_cat_plan_job(sl_sql_session *s, const sql_node *ins, sl_sql_result *r, char *err,
                      size_t errlen);
+
+/* ---- catalog_jdbc.c ----------------------------------------------------- */
+
+/* The JDBC catalog named cat, or NULL (an in-memory one, or none). */
+const sql_jcat *sql_jcat_find(const sl_sql_session *s, const char *cat);
+const char *sql_jcat_default_db(const sql_jcat *c);
+/* CREATE CATALOG st->s2 WITH ('type' = 'jdbc', ...): checks the options,
+ * connects to the default database, adds it to s->jcats (the caller adds the
+ * name to s->cats). */
+int sql_jcat_create(sl_sql_session *s, const sql_node *st, char *err, size_t errlen);
+void sql_jcat_drop(sl_sql_session *s, const char *cat);
+void sql_jcat_free_all(sl_sql_session *s);
+/* The server's databases / database db's tables (schema.table), sorted; the
+ * caller frees each name and the array. */
+int sql_jcat_databases(const sql_jcat *c, char ***names, int *n, char *err, size_t errlen);
+int sql_jcat_tables(const sql_jcat *c, const char *db, char ***names, int *n, char *err,
+                    size_t errlen);
+/* 1 when the server has database db, 0 when not, -1 (err) when it cannot be asked */
+int sql_jcat_has_db(const sql_jcat *c, const char *db, char *err, size_t errlen);
+/* When l is in a JDBC catalog and not in the session yet: read its definition
+ * from the server into the session's tables (an error at line:col when it
+ * cannot). SL_OK for other catalogs. */
+int sql_jcat_load(sl_sql_session *s, const sql_loc *l, int line, int col, char *err,
+                  size_t errlen);
 
 #endif

@@ -51,6 +51,17 @@ int sql_jdbc_check(const sql_table *t, int line, int col, char *err, size_t errl
     return SL_OK;
 }
 
+const sql_column *sql_jdbc_uncarried(const sql_table *t)
+{
+    for (int i = 0; i < t->ncols; i++) {
+        const sql_column *c = &t->cols[i];
+        const sl_dtype *dt = sql_col_dt(c);
+        if (!c->expr && !c->meta && (!sl_type_is_classic(dt->kind) || sl_dtype_has_nanos(dt)))
+            return c;
+    }
+    return NULL;
+}
+
 json_t *sql_jdbc_config(const sql_table *t, int sink)
 {
     json_t *cfg = json_object();

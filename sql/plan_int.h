@@ -219,4 +219,30 @@ int sql_select_has_over(const sql_node *sel);
 int sql_plan_over(plan *p, const sql_node *sel, rel *out);
 
 
+/* plan_gsets.c. GROUP BY GROUPING SETS / ROLLUP / CUBE: the distinct group
+ * expressions (borrowed from the tree) and the sets, each a bitmap of
+ * exprs with the id its rows carry in the expand vertex's id column. */
+typedef struct sql_gsets {
+    const sql_node **exprs;
+    int nexprs;
+    uint64_t *sets;   /* nsets bitmaps: bit k = exprs[k] is in the set */
+    int64_t *ids;     /* nsets ids: (GROUP_ID << nexprs) | the bitmap of exprs left out */
+    int nsets;
+} sql_gsets;
+/* *g filled from GROUP BY `group` (may be NULL; sql_gsets_free): SL_OK, or
+ * SL_DONE when it has no grouping-set item (a plain GROUP BY: g->exprs are
+ * its items, and there are no sets); SL_ERR with the error set. */
+int sql_gsets_of(plan *p, const sql_node *group, sql_gsets *g);
+void sql_gsets_free(sql_gsets *g); /* NULL is a no-op */
+/* Every GROUPING / GROUPING_ID / GROUP_ID call in e well formed, its
+ * arguments among g's expressions (or window_start / window_end). */
+int sql_gsets_check_args(plan *p, const sql_gsets *g, const sql_node *e, int window);
+/* Replace, in *e (rewritten over the aggregate's output, keys[k] the key
+ * column of exprs[k] or NULL for a window column), each such call with its
+ * value: a CASE over the id column (idcol NULL: a plain GROUP BY, 0). */
+int sql_gsets_functions(plan *p, const sql_gsets *g, char **keys, const char *idcol, sql_node **e);
+/* The expand vertex after *in: keys[k] (NULL: none) per expression, the id
+ * column appended; *in becomes its output. */
+void sql_gsets_expand_vertex(plan *p, const sql_gsets *g, char **keys, const char *idcol, rel *in);
+
 #endif

@@ -618,6 +618,223 @@ static int const_key(plan *p, rel *r, const sql_node *at)
     return rc;
 }
 
+/* ---- keys written as access expressions (a.r.id = b.id, a.arr[1] = b.k) ------------- */
+
+/* Is qualifier q a table (not a ROW column) of the join? */
+static int is_qual(const sql_join_map *m, const char *q)
+{
+    for (int i = 0; i < m->n; i++)
+        if (m->c[i].qual && !strcasecmp(m->c[i].qual, q)) return 1;
+    return 0;
+}
+
+/* The side whose columns e reads, into *side (-2: none yet; -1: both sides, or a
+ * name that is no column). */
+static int expr_side(plan *p, const jplan *j, const sql_node *e, int *side)
+{
+    if (!e || *side == -1) return SL_OK;
+    if (e->kind == SQL_COL) {
+        /* r.f with r a ROW column (no table r): the column r */
+        sql_node base = {.kind = SQL_COL, .line = e->line, .col = e->col, .s = e->s2};
+        const sql_node *c = e->s2 && !is_qual(j->map, e->s2) ? &base : e;
+        int jc, sc, rc = resolve(p, j->map, c, &jc);
+        if (rc == SL_ERR) return SL_ERR;
+        int s = rc == SL_OK ? side_of(j, jc, &sc) : -1;
+        *side = *side == -2 || *side == s ? s : -1;
+        return SL_OK;
+    }
+    if (e->kind == SQL_SUBQUERY || e->kind == SQL_OVER) {
+        *side = -1;
+        return SL_OK;
+    }
+    for (int i = 0; i < e->nkids; i++)
+        if (expr_side(p, j, e->kids[i], side) != SL_OK) return SL_ERR;
+    return SL_OK;
+}
+
+/* A conjunct `x = y` whose x reads one side and y the other, one of them more
+ * than a column (a ROW field, an element): *x gets side 0's expression, *y side 1's. */
+static int access_key(plan *p, const jplan *j, const sql_node *e, const sql_node **x,
+                      const sql_node **y)
+{
+    if (e->kind != SQL_BINOP || strcmp(e->s, "=") || e->nkids != 2) return SL_DONE;
+    const sql_node *a = e->kids[0], *b = e->kids[1];
+    int access = 0;
+    for (int k = 0; k < 2; k++) {
+        const sql_node *t = e->kids[k];
+        access |= t->kind == SQL_FIELD || t->kind == SQL_ELEMENT ||
+                  (t->kind == SQL_COL && t->s2 && !is_qual(j->map, t->s2));
+    }
+    int sa = -2, sb = -2;
+    if (!access || expr_side(p, j, a, &sa) != SL_OK || expr_side(p, j, b, &sb) != SL_OK)
+        return access ? SL_ERR : SL_DONE;
+    if (sa < 0 || sb < 0 || sa == sb) return SL_DONE;
+    *x = sa == 0 ? a : b;
+    *y = sa == 0 ? b : a;
+    return SL_OK;
+}
+
+/* e (over the joined row's names) with its columns renamed to side s's own. */
+static void to_side_names(const jplan *j, int s, sql_node *e)
+{
+    if (!e) return;
+    if (e->kind == SQL_COL) {
+        int jc = sl_schema_find(&j->out, e->s), c;
+        if (jc >= 0 && side_of(j, jc, &c) == s) e->s = j->s[s].r.sch.fields[c].name;
+        return;
+    }
+    for (int i = 0; i < e->nkids; i++) to_side_names(j, s, e->kids[i]);
+}
+
+/* The ON condition's access-expression keys made columns: each side gets a
+ * calc computing its key expressions (a plain column stays itself), the join
+ * keys on them (j->kcol), and *on becomes the condition without them. The
+ * joined row then has *added[s] extra columns at the end of side s, which
+ * drop_key_cols removes after the join. SL_DONE when there are none. */
+static int access_keys(plan *p, jplan *j, const sql_node **on, int added[2])
+{
+    const sql_node *xs[SL_MAX_KEY_COLS][2];
+    int n = 0;
+    /* the conjuncts, left to right; a copy of the AND tree with TRUE in their places */
+    const sql_node *stack[64];
+    int top = 0;
+    sql_node *copy = NULL;
+    stack[top++] = *on;
+    while (top) {
+        const sql_node *e = stack[--top];
+        if (e->kind == SQL_BINOP && !strcasecmp(e->s, "AND") && top + 2 <= 64) {
+            stack[top++] = e->kids[1];
+            stack[top++] = e->kids[0];
+            continue;
+        }
+        const sql_node *x, *y;
+        int rc = n < SL_MAX_KEY_COLS ? access_key(p, j, e, &x, &y) : SL_DONE;
+        if (rc == SL_ERR) return SL_ERR;
+        sql_node *keep = (sql_node *)e;
+        if (rc == SL_OK) {
+            xs[n][0] = x;
+            xs[n++][1] = y;
+            keep = sql_node_new(p->arena, SQL_BOOL, e->line, e->col);
+            keep->flags = SQL_F_TRUE;
+        }
+        if (!copy) {
+            copy = keep;
+        } else {
+            sql_node *and = sql_node_new(p->arena, SQL_BINOP, e->line, e->col);
+            and->s = "AND";
+            sql_node_add(p->arena, and, copy);
+            sql_node_add(p->arena, and, keep);
+            copy = and;
+        }
+    }
+    if (!n) return SL_DONE;
+    int col[SL_MAX_KEY_COLS][2];
+    sl_type typ[SL_MAX_KEY_COLS][2];
+    for (int s = 0; s < 2; s++) {
+        rel *r = &j->s[s].r;
+        int nold = r->sch.n, nits = nold, rc = SL_OK;
+        item *its = sl_calloc((size_t)nold + SL_MAX_KEY_COLS, sizeof *its);
+        for (int c = 0; c < nold; c++) {
+            its[c].name = sl_strdup(r->sch.fields[c].name);
+            its[c].text = sql_quote_ident(r->sch.fields[c].name);
+            its[c].type = r->sch.fields[c].type;
+            its[c].dt = r->sch.fields[c].dt;
+        }
+        for (int k = 0; rc == SL_OK && k < n; k++) {
+            sql_node *x;
+            const sl_dtype *dt = NULL;
+            if ((rc = rewrite(p, j->map, &j->out, xs[k][s], &x)) != SL_OK) break;
+            to_side_names(j, s, x);
+            if ((rc = type_expr_dt(p, x, &r->sch, &typ[k][s], &dt)) != SL_OK) break;
+            int c = x->kind == SQL_COL ? sl_schema_find(&r->sch, x->s) : -1;
+            if (c >= 0) {
+                col[k][s] = c;
+                continue;
+            }
+            char name[64];
+            for (int q = nits;; q++) {
+                snprintf(name, sizeof name, "join_key%d", q);
+                if (sl_schema_find(&r->sch, name) < 0) break;
+            }
+            char *xt = sql_unparse(x), *qn = sql_quote_ident(name);
+            its[nits].name = sl_strdup(name);
+            its[nits].text = sl_sprintf("%s AS %s", xt, qn);
+            its[nits].type = typ[k][s];
+            its[nits].dt = dt;
+            free(xt);
+            free(qn);
+            col[k][s] = nits++;
+        }
+        added[s] = nits - nold;
+        if (rc == SL_OK && added[s]) {
+            sql_join_map *keep = r->jmap; /* the calc's input is the plain side row */
+            r->jmap = NULL;
+            rc = emit_calc(p, r, its, nits, NULL, "join-keys");
+            r->jmap = keep;
+            if (rc == SL_OK) carry_time_attrs(r, its, nits);
+        }
+        items_free(its, nits);
+        if (rc != SL_OK) return SL_ERR;
+    }
+    for (int k = 0; k < n; k++) {
+        if (typ[k][0] != typ[k][1]) {
+            char *a = sql_unparse(xs[k][0]), *b = sql_unparse(xs[k][1]);
+            int rc = PERR(xs[k][0], "join key %s = %s compares %s with %s; CAST one side so both "
+                          "have the same type", a, b, sl_type_name(typ[k][0]),
+                          sl_type_name(typ[k][1]));
+            free(a);
+            free(b);
+            return rc;
+        }
+        if (j->nkeys == SL_MAX_KEY_COLS) return PERR(xs[k][0], "too many join keys");
+        j->kcol[0][j->nkeys] = col[k][0];
+        j->kcol[1][j->nkeys++] = col[k][1];
+    }
+    /* the sides' new widths: offsets, names and the joined row again */
+    j->s[1].off = j->s[0].r.sch.n;
+    sql_join_map_free(j->map);
+    j->map = sl_calloc(1, sizeof *j->map);
+    side_names(&j->s[0].r, j->map, 0);
+    side_names(&j->s[1].r, j->map, j->s[1].off);
+    sl_schema_free(&j->out);
+    joined_schema(&j->s[0].r.sch, &j->s[1].r.sch, &j->out);
+    *on = copy;
+    return SL_OK;
+}
+
+/* The joined row without the key columns access_keys added (added[s] at the end
+ * of side s, whose first column is at off1 for the right side): a calc. */
+static int drop_key_cols(plan *p, rel *out, int off1, const int added[2])
+{
+    int n = out->sch.n, nits = 0, rc;
+    int lend = off1 - added[0], rend = n - added[1];
+    item *its = sl_calloc((size_t)n, sizeof *its);
+    for (int c = 0; c < n; c++) {
+        if ((c >= lend && c < off1) || c >= rend) continue;
+        its[nits].name = sl_strdup(out->sch.fields[c].name);
+        its[nits].text = sql_quote_ident(out->sch.fields[c].name);
+        its[nits].type = out->sch.fields[c].type;
+        its[nits++].dt = out->sch.fields[c].dt;
+    }
+    sql_join_map *m = out->jmap;
+    out->jmap = NULL;
+    rc = emit_calc(p, out, its, nits, NULL, "join-keys-drop");
+    out->jmap = m;
+    if (rc == SL_OK) carry_time_attrs(out, its, nits);
+    items_free(its, nits);
+    for (int i = 0; m && i < m->n; i++) { /* the names follow their columns */
+        int c = m->c[i].col;
+        if ((c >= lend && c < off1) || c >= rend) {
+            free(m->c[i].qual);
+            free(m->c[i].name);
+            m->c[i--] = m->c[--m->n];
+        } else if (c >= off1) {
+            m->c[i].col = c - added[0];
+        }
+    }
+    return rc;
+}
+
 int sql_plan_join(plan *p, const sql_node *f, rel *out)
 {
     if (sql_kid(f, 1) && sql_kid(f, 1)->kind == SQL_FROM_LATERAL) return sql_plan_lateral(p, f, out);
@@ -666,6 +883,11 @@ int sql_plan_join(plan *p, const sql_node *f, rel *out)
     side_names(&j.s[0].r, j.map, 0);
     side_names(&j.s[1].r, j.map, j.s[1].off);
     joined_schema(&j.s[0].r.sch, &j.s[1].r.sch, &j.out);
+    int added[2] = {0, 0};
+    if (!constant && !j.semi && !asof && !(j.s[0].r.windowed && j.s[1].r.windowed)) {
+        int ak = access_keys(p, &j, &on, added);
+        if (ak == SL_ERR) goto done;
+    }
     if (j.out.n > SL_MAX_FIELDS) {
         rc = PERR(f, "the joined row would have %d columns (at most %d)", j.out.n, SL_MAX_FIELDS);
         goto done;
@@ -805,7 +1027,8 @@ int sql_plan_join(plan *p, const sql_node *f, rel *out)
                 out->mproctime = sl_strdup(pt);
         }
     }
-    if (resid_filter(p, &j, out) != SL_OK) {
+    if (resid_filter(p, &j, out) != SL_OK ||
+        ((added[0] || added[1]) && drop_key_cols(p, out, j.s[1].off, added) != SL_OK)) {
         rel_free(out);
         goto done;
     }
@@ -1109,6 +1332,12 @@ static int plan_lookup(plan *p, const sql_node *f, const sql_node *rnode, const 
     for (int i = 0; !jdbc && i < t->nopts; i++)
         if (strcmp(t->keys[i], "connector") && strncmp(t->keys[i], "sink.", 5))
             json_object_set_new(cfg, t->keys[i], json_string(t->vals[i]));
+    const sql_column *unc = jdbc ? sql_jdbc_uncarried(t) : NULL;
+    if (unc) {
+        json_decref(cfg);
+        return PERR(f, "lookup join on '%s': column '%s' is %s; the jdbc connector cannot "
+                    "carry that type yet", t->name, unc->name, sql_col_dt(unc)->text);
+    }
     if (jdbc) { /* operators/jdbc_lookup.c */
         json_t *jc = sql_jdbc_config(t, 0);
         json_object_update(cfg, jc);

@@ -14,13 +14,18 @@
  * window; ORDER BY is one time attribute (event or processing time),
  * ascending; the frame ends at CURRENT ROW (FOLLOWING is refused); the input
  * is insert-only. Without a frame the window is Flink's default, RANGE
- * BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW. ROWS n PRECEDING counts rows;
- * RANGE takes an INTERVAL. The calls: COUNT, SUM, MIN, MAX, AVG (with
- * FILTER), ROW_NUMBER(), FIRST_VALUE, LAST_VALUE and LAG; LEAD, NTILE,
- * PERCENT_RANK and CUME_DIST are refused with the words of Flink's streaming
- * planner, which refuses them too; RANK and DENSE_RANK (which Flink takes)
- * are refused as not supported yet. The ROW_NUMBER() queries that an outer query bounds are
- * Top-N / deduplication (sql/plan_rank.c), decided before this file is asked.
+ * BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW (ROWS for ROW_NUMBER(), as
+ * Calcite makes it, when windows are compared). ROWS n PRECEDING counts rows;
+ * RANGE takes an INTERVAL. The calls: COUNT, SUM, MIN, MAX, AVG (also
+ * DISTINCT), VAR_POP, VAR_SAMP, STDDEV_POP and STDDEV_SAMP (expanded here
+ * into SUM and COUNT over the window, as Calcite does), ROW_NUMBER(), RANK(),
+ * DENSE_RANK(), FIRST_VALUE, LAST_VALUE and LAG; LEAD, NTILE, PERCENT_RANK
+ * and CUME_DIST are refused with the words of Flink's streaming planner,
+ * which refuses them too, and so are what Flink's parser and validator
+ * refuse: a frame written for the ranking and offset functions, FILTER on an
+ * OVER call, OVER after JSON_ARRAYAGG / JSON_OBJECTAGG. The ROW_NUMBER()
+ * queries that an outer query bounds are Top-N / deduplication
+ * (sql/plan_rank.c), decided before this file is asked.
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -64,21 +69,29 @@ int sql_select_has_over(const sql_node *sel)
     return c.n > 0;
 }
 
-/* The window of an OVER call as text, to compare two calls' windows. */
+/* The window of an OVER call as text, to compare two calls' windows: its
+ * frame as Calcite makes it -- none written is RANGE BETWEEN UNBOUNDED
+ * PRECEDING AND CURRENT ROW, but ROWS for ROW_NUMBER() (so Flink plans
+ * ROW_NUMBER() and SUM(x) over one written window as two windows, and
+ * refuses them) -- and `ROWS x` is `ROWS BETWEEN x AND CURRENT ROW`. */
 static char *window_text(const sql_node *o)
 {
     sql_sbuf b = {0};
     for (int k = 0; k < 3; k++) {
         const sql_node *x = sql_kid(o, k);
         sql_sb_str(&b, "|");
+        if (k == 2 && !x) {
+            sql_sb_fmt(&b, "%s UNBOUNDED PRECEDING;CURRENT ROW;",
+                       !strcasecmp(o->s, "ROW_NUMBER") ? "ROWS" : "RANGE");
+            continue;
+        }
         if (!x) continue;
         if (k == 2) {
             sql_sb_fmt(&b, "%s ", x->s);
-            for (int i = 0; i < x->nkids; i++) {
-                const sql_node *bd = x->kids[i];
-                if (!bd) continue;
-                char *t = bd->nkids ? sql_unparse(bd->kids[0]) : NULL;
-                sql_sb_fmt(&b, "%s %s;", t ? t : "", bd->s);
+            for (int i = 0; i < 2; i++) {
+                const sql_node *bd = i < x->nkids ? x->kids[i] : NULL;
+                char *t = bd && bd->nkids ? sql_unparse(bd->kids[0]) : NULL;
+                sql_sb_fmt(&b, "%s%s%s;", t ? t : "", t ? " " : "", bd ? bd->s : "CURRENT ROW");
                 free(t);
             }
             continue;
@@ -326,8 +339,10 @@ static int agg_item(plan *p, const sql_node *o, int i, const sl_schema *sch, ite
         return rc;
     }
     if (!strcmp(fn, "RANK") || !strcmp(fn, "DENSE_RANK")) {
-        rc = PERR(o, "%s() OVER (...) is not supported yet; OVER aggregation takes COUNT, SUM, "
-                  "MIN, MAX, AVG, FIRST_VALUE, LAST_VALUE, LAG and ROW_NUMBER()", fn);
+        if (call && call->nkids)
+            rc = PERR(o, "%s() takes no arguments", fn);
+        else
+            sql_sb_fmt(out, "%s() AS `$ov%d`", fn, i);
         free(fn);
         return rc;
     }
@@ -337,15 +352,21 @@ static int agg_item(plan *p, const sql_node *o, int i, const sl_schema *sch, ite
         goto filter;
     }
     if (strcmp(fn, "COUNT") && strcmp(fn, "SUM") && strcmp(fn, "MIN") && strcmp(fn, "MAX") &&
-        strcmp(fn, "AVG")) {
-        rc = PERR(o, "%s() is not an aggregate function that OVER aggregation supports (COUNT, "
-                  "SUM, MIN, MAX, AVG, FIRST_VALUE, LAST_VALUE, LAG, ROW_NUMBER)", o->s);
+        strcmp(fn, "AVG") && strcmp(fn, "COLLECT")) {
+        int later = !strcmp(fn, "LISTAGG");
+        rc = PERR(o, "%s() %s; OVER aggregation takes COUNT, SUM, MIN, MAX, AVG (also with "
+                  "DISTINCT), VAR_POP, VAR_SAMP, STDDEV_POP, STDDEV_SAMP, COLLECT, FIRST_VALUE, "
+                  "LAST_VALUE, LAG, ROW_NUMBER, RANK and DENSE_RANK", o->s,
+                  later ? "over an OVER window is not supported yet"
+                        : "is not an aggregate function that OVER aggregation supports");
         free(fn);
         return rc;
     }
-    if (call->flags & SQL_F_DISTINCT) {
+    int distinct = (call->flags & SQL_F_DISTINCT) != 0;
+    if (distinct && (call->flags & SQL_F_STAR_ARG)) {
+        rc = PERR(o, "%s(DISTINCT *) is not an aggregate call; name a column", fn);
         free(fn);
-        return PERR(o, "DISTINCT aggregates over an OVER window are not supported yet");
+        return rc;
     }
     int nargs = call->nkids - ((call->flags & SQL_F_FILTER) ? 1 : 0);
     const char *arg = NULL;
@@ -374,7 +395,7 @@ static int agg_item(plan *p, const sql_node *o, int i, const sl_schema *sch, ite
     }
     if (rc == SL_OK) {
         char *qa = strcmp(arg, "*") && strcmp(arg, "1") ? sql_quote_ident(arg) : sl_strdup(arg);
-        sql_sb_fmt(out, "%s(%s)", fn, qa);
+        sql_sb_fmt(out, "%s(%s%s)", fn, distinct ? "DISTINCT " : "", qa);
         free(qa);
     }
 filter:
@@ -398,6 +419,148 @@ filter:
     return rc;
 }
 
+/* What Flink's parser and Calcite's validator refuse, with their words: the
+ * JSON aggregates take no OVER (Flink's grammar has no such call); an OVER
+ * call takes no FILTER; the ranking and offset functions take no frame of
+ * their own (their window is the default one). */
+static int validate_calls(plan *p, const over_ctx *c)
+{
+    static const char *const noframe[] = {"ROW_NUMBER", "RANK",  "DENSE_RANK", "PERCENT_RANK",
+                                          "CUME_DIST",  "NTILE", "LAG",        "LEAD"};
+    for (int i = 0; i < c->n && i < MAX_OVER; i++) {
+        const sql_node *o = c->calls[i], *call = sql_kid(o, 3);
+        if (call && (!strcasecmp(o->s, "JSON_ARRAYAGG") || !strcasecmp(o->s, "JSON_OBJECTAGG")))
+            return sl_seterr(p->err, p->errlen, "line %d, column %d: SQL parse failed. Incorrect "
+                             "syntax near the keyword 'OVER'", call->oline, call->ocol);
+        if (call && (call->flags & SQL_F_FILTER))
+            return PERR(o, "OVER must be applied to aggregate function");
+    }
+    for (int i = 0; i < c->n && i < MAX_OVER; i++) {
+        const sql_node *o = c->calls[i], *f = sql_kid(o, 2);
+        if (!f) continue;
+        for (size_t k = 0; k < sizeof noframe / sizeof noframe[0]; k++)
+            if (!strcasecmp(o->s, noframe[k]))
+                return PERR(f, "ROW/RANGE not allowed with RANK, DENSE_RANK or ROW_NUMBER "
+                            "functions");
+    }
+    return SL_OK;
+}
+
+/* VAR_POP, VAR_SAMP, STDDEV_POP, STDDEV_SAMP: 0 for none, else 1 + bit 1
+ * (sample) + bit 2 (square root). */
+static int variance_kind(const sql_node *o)
+{
+    static const char *const fns[] = {"VAR_POP", "VAR_SAMP", "STDDEV_POP", "STDDEV_SAMP"};
+    for (int k = 0; k < 4; k++)
+        if (!strcasecmp(o->s, fns[k])) return 1 + k;
+    return 0;
+}
+
+static sql_node *node_at(plan *p, sql_kind kind, const sql_node *at, const char *s)
+{
+    sql_node *n = sql_node_new(p->arena, kind, at->line, at->col);
+    if (s) n->s = sql_arena_strndup(p->arena, s, strlen(s));
+    return n;
+}
+
+static sql_node *binop_at(plan *p, const sql_node *at, const char *op, sql_node *a, sql_node *b)
+{
+    sql_node *n = node_at(p, SQL_BINOP, at, op);
+    sql_node_add(p->arena, n, a);
+    sql_node_add(p->arena, n, b);
+    return n;
+}
+
+/* fn(arg) [FILTER (WHERE ...)] OVER the window of o, with o's FILTER. */
+static sql_node *over_like(plan *p, const sql_node *o, const char *fn, sql_node *arg)
+{
+    const sql_node *call = sql_kid(o, 3);
+    sql_node *w = sql_node_like(p->arena, o), *f = sql_node_like(p->arena, call);
+    w->s = f->s = sql_arena_strndup(p->arena, fn, strlen(fn));
+    f->flags = call->flags & SQL_F_FILTER;
+    sql_node_add(p->arena, f, arg);
+    if (call->flags & SQL_F_FILTER) sql_node_add(p->arena, f, call->kids[call->nkids - 1]);
+    for (int k = 0; k < 3; k++) sql_node_add(p->arena, w, (sql_node *)sql_kid(o, k));
+    return sql_node_add(p->arena, w, f);
+}
+
+/* A copy of e whose variance calls over a window are Calcite's expansion of
+ * them (its AvgVarianceConvertlet, which Flink plans OVER windows with):
+ *
+ *     VAR_POP(x)     (SUM(x * x) - SUM(x) * SUM(x) / COUNT(x)) / COUNT(x)
+ *     VAR_SAMP(x)    ... / CASE WHEN COUNT(x) = 1 THEN NULL ELSE COUNT(x) - 1 END
+ *     STDDEV_*(x)    POWER(VAR_*(x), 0.5)
+ *
+ * each CAST to the call's type (x's, as AVG's), every aggregate OVER the
+ * call's window with its FILTER: so they run on the OVER operator's SUM and
+ * COUNT, retracted as rows leave a bounded frame, computed in x's type
+ * (INT arithmetic on an INT column) as Flink computes them. */
+static sql_node *expand_variance(plan *p, const sql_node *e, const sl_schema *sch, int *rc)
+{
+    if (!e || *rc != SL_OK) return (sql_node *)e;
+    int vk = e->kind == SQL_OVER ? variance_kind(e) : 0;
+    if (!vk) {
+        sql_node *n = sql_node_like(p->arena, e);
+        for (int i = 0; i < e->nkids; i++)
+            sql_node_add(p->arena, n, expand_variance(p, e->kids[i], sch, rc));
+        return n;
+    }
+    const sql_node *call = sql_kid(e, 3);
+    int nargs = call ? call->nkids - ((call->flags & SQL_F_FILTER) ? 1 : 0) : 0;
+    if (!call || nargs != 1 || (call->flags & SQL_F_STAR_ARG)) {
+        *rc = PERR(e, "%s takes one argument", e->s);
+        return NULL;
+    }
+    if (call->flags & SQL_F_DISTINCT) {
+        *rc = PERR(e, "%s(DISTINCT ...) over an OVER window is not supported yet", e->s);
+        return NULL;
+    }
+    sql_node *x = call->kids[0];
+    rel tmp = {.sch = *sch};
+    sl_type t;
+    const sl_dtype *dt = NULL;
+    if (check_cols(p, x, &tmp) != SL_OK || type_expr_dt(p, x, sch, &t, &dt) != SL_OK) {
+        *rc = SL_ERR;
+        return NULL;
+    }
+    if (!sl_type_num_order(t) && t != SL_T_DECIMAL) {
+        *rc = PERR(x, "%s takes a number, not %s", e->s, dt ? dt->text : sl_type_name(t));
+        return NULL;
+    }
+    char type[64];
+    if (t == SL_T_DECIMAL && dt) /* as AVG of a DECIMAL(p, s): DECIMAL(38, max(s, 6)) */
+        snprintf(type, sizeof type, "DECIMAL(38, %d)", dt->s > 6 ? (int)dt->s : 6);
+    else
+        snprintf(type, sizeof type, "%s", dt ? dt->text : sl_type_name(t));
+    char *nn = strstr(type, " NOT NULL");
+    if (nn) *nn = '\0';
+    sql_node *sumsq = over_like(p, e, "SUM", binop_at(p, x, "*", x, x));
+    sql_node *sq = binop_at(p, e, "*", over_like(p, e, "SUM", x), over_like(p, e, "SUM", x));
+    sql_node *diff = binop_at(p, e, "-", sumsq, binop_at(p, e, "/", sq, over_like(p, e, "COUNT", x)));
+    sql_node *den = over_like(p, e, "COUNT", x);
+    if ((vk - 1) & 1) { /* sample: n - 1, NULL for one row */
+        sql_node *cs = node_at(p, SQL_CASE, e, NULL), *whens = node_at(p, SQL_LIST, e, NULL);
+        sql_node *w = node_at(p, SQL_WHEN, e, NULL);
+        sql_node_add(p->arena, w, binop_at(p, e, "=", den, node_at(p, SQL_NUM, e, "1")));
+        sql_node_add(p->arena, w, node_at(p, SQL_NULL, e, NULL));
+        sql_node_add(p->arena, whens, w);
+        sql_node_add(p->arena, cs, NULL);
+        sql_node_add(p->arena, cs, whens);
+        sql_node_add(p->arena, cs, binop_at(p, e, "-", over_like(p, e, "COUNT", x),
+                                            node_at(p, SQL_NUM, e, "1")));
+        den = cs;
+    }
+    sql_node *r = binop_at(p, e, "/", diff, den);
+    if ((vk - 1) & 2) {
+        sql_node *pw = node_at(p, SQL_FUNC, e, "POWER");
+        sql_node_add(p->arena, pw, r);
+        sql_node_add(p->arena, pw, node_at(p, SQL_NUM, e, "0.5"));
+        r = pw;
+    }
+    sql_node *cast = node_at(p, SQL_CAST, e, type);
+    return sql_node_add(p->arena, cast, r);
+}
+
 int sql_plan_over(plan *p, const sql_node *sel, rel *out)
 {
     const sql_node *items = sql_kid(sel, 0), *from = sql_kid(sel, 1), *where = sql_kid(sel, 2);
@@ -408,6 +571,7 @@ int sql_plan_over(plan *p, const sql_node *sel, rel *out)
         return PERR(sql_kid(sel, 3) ? sql_kid(sel, 3) : sql_kid(sel, 4),
                     "OVER aggregation and GROUP BY / HAVING in one SELECT are not supported yet; "
                     "aggregate in a subquery");
+    if (validate_calls(p, &c) != SL_OK) return SL_ERR;
     /* one window for all (Flink's words) */
     char *w0 = NULL;
     int rc = SL_OK;
@@ -439,6 +603,24 @@ int sql_plan_over(plan *p, const sql_node *sel, rel *out)
         rc = PERR(win, "OVER aggregation doesn't support consuming update and delete changes "
                   "which is produced by %s", in.updater ? in.updater : "its input");
         goto done_in;
+    }
+    /* variance calls: their expansion into SUM and COUNT over the same window */
+    int nvar = 0;
+    for (int i = 0; i < c.n; i++) nvar += variance_kind(c.calls[i]) != 0;
+    if (nvar) {
+        sql_node *list = sql_node_like(p->arena, items);
+        for (int i = 0; i < items->nkids; i++)
+            sql_node_add(p->arena, list, expand_variance(p, items->kids[i], &in.sch, &rc));
+        if (rc != SL_OK) goto done_in;
+        items = list;
+        c.n = 0;
+        for (int i = 0; i < items->nkids; i++) collect(items->kids[i], &c);
+        if (c.n > MAX_OVER) {
+            rc = PERR(c.extra, "more than %d OVER calls in one SELECT (a variance counts as "
+                      "seven)", MAX_OVER);
+            goto done_in;
+        }
+        win = c.calls[0];
     }
     sl_schema orig;
     sl_schema_copy(&orig, &in.sch);
@@ -502,6 +684,7 @@ int sql_plan_over(plan *p, const sql_node *sel, rel *out)
     int rows = 0;
     int64_t preceding = -1;
     if (rc == SL_OK) rc = frame_of(p, win, &rows, &preceding);
+    if (!sql_kid(win, 2) && !strcasecmp(win->s, "ROW_NUMBER")) rows = 1; /* Calcite's frame */
     for (int i = 0; rc == SL_OK && preceding >= 0 && i < c.n; i++)
         if (!strcasecmp(c.calls[i]->s, "LAG")) /* a bounded frame retracts; Flink's words */
             rc = PERR(c.calls[i], "LAG Function with retraction is not supported in stream mode.");
@@ -538,11 +721,12 @@ int sql_plan_over(plan *p, const sql_node *sel, rel *out)
             const sql_node *o = c.calls[i];
             const char *fn = o->s;
             sl_type t = SL_T_BIGINT;
-            const sl_dtype *tdt = NULL;
+            const sl_dtype *dt = NULL;
             if (over_udf(fn)) {
                 t = over_udf(fn)->result;
-                if (t == SL_T_DECIMAL) tdt = over_udf(fn)->resdt;
-            } else if (strcasecmp(fn, "COUNT") && strcasecmp(fn, "ROW_NUMBER")) {
+                if (t == SL_T_DECIMAL) dt = over_udf(fn)->resdt;
+            } else if (strcasecmp(fn, "COUNT") && strcasecmp(fn, "ROW_NUMBER") &&
+                       strcasecmp(fn, "RANK") && strcasecmp(fn, "DENSE_RANK")) {
                 /* SUM, MIN, MAX, AVG: the argument's type */
                 const sql_node *call = sql_kid(o, 3);
                 char an[24];
@@ -550,8 +734,14 @@ int sql_plan_over(plan *p, const sql_node *sel, rel *out)
                 int ac = sl_schema_find(&in.sch, an);
                 if (ac < 0 && call->kids[0]->kind == SQL_COL) ac = sl_schema_find(&in.sch, call->kids[0]->s);
                 if (ac >= 0) t = in.sch.fields[ac].type;
+                if (ac >= 0 && !strcasecmp(fn, "COLLECT")) { /* MULTISET<t> NOT NULL */
+                    char *mt = sl_sprintf("MULTISET<%s> NOT NULL", in.sch.fields[ac].dt->text);
+                    if (sl_dtype_parse(mt, &dt, NULL, 0) != SL_OK) dt = NULL;
+                    free(mt);
+                    t = SL_T_MULTISET;
+                }
             }
-            if (tdt) sl_schema_add_dt(&in.sch, nm, tdt);
+            if (dt) sl_schema_add_dt(&in.sch, nm, dt);
             else sl_schema_add(&in.sch, nm, t);
         }
     }

@@ -24,6 +24,14 @@
  *       LEFT-joined to every row on a constant key (the join's flag
  *       SQL_F_ALL: plan_join.c adds the key), the subquery replaced by its
  *       column; NULL while the aggregate has no row, as in SQL.
+ *   Correlated other than by equalities inner = outer column (or naming the
+ *       outer query in the SELECT list): IN / EXISTS / NOT EXISTS / NOT IN
+ *       ANDed in WHERE are semi / anti joins checking those conditions (and
+ *       NOT IN's `x = y OR x IS NULL OR y IS NULL`) per pair; scalar,
+ *       LATERAL and IN / EXISTS inside expressions go over a value
+ *       generator (see "value generators" below).
+ *   ... GROUP BY ... HAVING <subquery>: the grouped query moves into FROM
+ *       and the HAVING becomes its WHERE (having_wrap).
  * The joins and aggregates are the existing operators, so the results are
  * changelogs wherever a side can change.
  */
@@ -72,6 +80,39 @@ static sql_node *is_null(plan *p, const sql_node *at, sql_node *e, int neg)
     n->s = "NULL";
     n->flags = neg ? SQL_F_NOT : 0;
     sql_node_add(p->arena, n, e);
+    return n;
+}
+
+/* x IN (...)'s three-valued answer over a LEFT join's columns: TRUE when
+ * `matched` is not NULL (a row matched), FALSE when `empty` (the subquery
+ * has no row), NULL when x is NULL or the subquery has a NULL (its row
+ * count `c` above its non-NULL count `cv`), else FALSE; NOT of it for NOT IN. */
+static sql_node *in_answer(plan *p, const sql_node *sub, sql_node *matched, sql_node *empty,
+                           const sql_node *x, sql_node *c, sql_node *cv)
+{
+    sql_node *cs = mk(p, SQL_CASE, sub), *whens = mk(p, SQL_LIST, sub);
+    sql_node *t = mk(p, SQL_BOOL, sub), *f = mk(p, SQL_BOOL, sub);
+    t->flags = SQL_F_TRUE;
+    sql_node *unk = mk(p, SQL_CAST, sub);
+    unk->s = "BOOLEAN";
+    sql_node_add(p->arena, unk, mk(p, SQL_NULL, sub));
+    sql_node *w[3][2] = {
+        {is_null(p, sub, matched, 1), t},
+        {empty, f},
+        {bin(p, sub, "OR", is_null(p, sub, (sql_node *)x, 0), bin(p, sub, ">", c, cv)), unk}};
+    for (int i = 0; i < 3; i++) {
+        sql_node *wn = mk(p, SQL_WHEN, sub);
+        sql_node_add(p->arena, wn, w[i][0]);
+        sql_node_add(p->arena, wn, w[i][1]);
+        sql_node_add(p->arena, whens, wn);
+    }
+    sql_node_add(p->arena, cs, NULL);
+    sql_node_add(p->arena, cs, whens);
+    sql_node_add(p->arena, cs, mk(p, SQL_BOOL, sub));
+    if (!(sub->flags & SQL_F_NOT)) return cs;
+    sql_node *n = mk(p, SQL_UNOP, sub);
+    n->s = "NOT";
+    sql_node_add(p->arena, n, cs);
     return n;
 }
 
@@ -374,6 +415,8 @@ static int has_comma(const sql_node *f)
 typedef struct sq {
     plan *p;
     const sql_node *from;   /* the outer FROM as it grows */
+    const sql_node *base;   /* the outer FROM before subqueries join it (value generators) */
+    const sql_node *x;      /* IN's operand, an outer expression however its names read */
     const leaves *outer;    /* the outer query's tables */
     sql_node **keep;        /* the outer WHERE's conditions after the rewrite */
     int nkeep;
@@ -478,8 +521,13 @@ static const char *what(const sql_node *s)
     return "scalar";
 }
 
-/* Take a simple SELECT apart into *c; SL_DONE when it names no outer column. */
-static int correlate(sq *q, const sql_node *s, const sql_node *sub, corr *c, int resid)
+/* Take a simple SELECT apart into *c; SL_DONE when it names no outer column.
+ * `resid`: conditions naming the outer query other than inner = outer column
+ * go to c->resid (a semi or anti join checks them per pair), else they are
+ * refused; `items_ok`: the SELECT list may name the outer query (the caller
+ * handles it), else that is refused too. */
+static int correlate(sq *q, const sql_node *s, const sql_node *sub, corr *c, int resid,
+                     int items_ok)
 {
     plan *p = q->p;
     memset(c, 0, sizeof *c);
@@ -492,7 +540,7 @@ static int correlate(sq *q, const sql_node *s, const sql_node *sub, corr *c, int
     const sql_node *items = sql_kid(s, 0);
     /* EXISTS reads no item: outer columns there change nothing (Flink takes them) */
     int exists = !strcmp(sub->s, "EXISTS");
-    for (int i = 0; i < items->nkids && rc == SL_OK && !exists; i++)
+    for (int i = 0; i < items->nkids && rc == SL_OK && !exists && !items_ok; i++)
         if (has_outer(q, &in, items->kids[i]->kids[0]))
             rc = PERR(items->kids[i], "a %s subquery names a column of the outer query in its "
                       "SELECT list; Sluice supports outer columns only in equalities of its "
@@ -554,6 +602,7 @@ static sql_node *inner_cols(sq *q, const leaves *in, const sql_node *e, sql_node
 {
     plan *p = q->p;
     if (!e) return NULL;
+    if (e == q->x) return (sql_node *)e;
     if (e->kind == SQL_COL && !is_outer_col(q, in, e)) {
         char rn[16];
         snprintf(rn, sizeof rn, "__r%d", (*nr)++);
@@ -569,13 +618,17 @@ static sql_node *inner_cols(sq *q, const leaves *in, const sql_node *e, sql_node
 /* x IN (query), [NOT] EXISTS (query) ANDed in WHERE: a semi (anti) join
  * (operators/regular_join.c's mode) with the subquery's rows, on the
  * correlation equalities, checking the other correlated conditions per
- * pair; each outer row passes once while it has a partner (has none). */
+ * pair; each outer row passes once while it has a partner (has none).
+ * The IN comparison is one more key, or, when x is an expression or the
+ * item names the outer query, a condition per pair. x NOT IN (query) comes
+ * here when the query is correlated other than by equalities (or names the
+ * outer query in its item): an anti join whose pair condition is SQL's
+ * "x = y is not FALSE", `x = y OR x IS NULL OR y IS NULL`, as Flink plans it. */
 static int semi_join(sq *q, const sql_node *sub, int anti)
 {
     plan *p = q->p;
-    int in = !strcmp(sub->s, "IN");
+    int in = !strcmp(sub->s, "IN"), notin = in && anti;
     const sql_node *x = sql_kid(sub, 0), *qry = sql_kid(sub, 1);
-    if (in && key_col(p, x, sub) != SL_OK) return SL_ERR;
     int idx = ++q->n;
     char ma[32];
     snprintf(ma, sizeof ma, "__sq%d", idx);
@@ -586,7 +639,7 @@ static int semi_join(sq *q, const sql_node *sub, int anti)
     sql_node *local = NULL;
     corr c = {0};
     if (simple_select(qry, 1)) {
-        if (correlate(q, qry, sub, &c, 1) == SL_ERR) return SL_ERR;
+        if (correlate(q, qry, sub, &c, 1, in) == SL_ERR) return SL_ERR;
         const sql_node *its = sql_kid(qry, 0);
         if (in && (its->nkids != 1 || its->kids[0]->kids[0]->kind == SQL_STAR)) {
             corr_free(&c);
@@ -597,13 +650,28 @@ static int semi_join(sq *q, const sql_node *sub, int anti)
         src_from = c.from;
         local = c.nlocal ? and_all(p, qry, c.local, c.nlocal) : NULL;
         if (in) c.item = its->kids[0]->kids[0];
+        if (in && !notin && x->kind == SQL_COL) {
+            leaves inl = {0};
+            leaves_of(p, c.from, &inl);
+            if (has_outer(q, &inl, c.item)) notin = -1; /* a condition per pair */
+            free(inl.l);
+        }
     } else {
         char qa[32];
         snprintf(qa, sizeof qa, "__sq%d_q", idx);
         src_from = from_query(p, qry, (sql_node *)qry, qa, in ? "__v" : NULL);
         if (in) c.item = col(p, qry, qa, "__v");
     }
-    if (c.n + (in ? 1 : 0) > SL_MAX_KEY_COLS) {
+    if (in && (notin || x->kind != SQL_COL)) { /* the comparison as a condition per pair */
+        sql_node *eq = bin(p, sub, "=", (sql_node *)x, (sql_node *)c.item);
+        if (notin > 0)
+            eq = bin(p, sub, "OR", eq, bin(p, sub, "OR", is_null(p, sub, (sql_node *)x, 0),
+                                           is_null(p, sub, (sql_node *)c.item, 0)));
+        c.resid = sl_realloc(c.resid, sizeof *c.resid * (size_t)(c.nresid + 1));
+        c.resid[c.nresid++] = eq;
+        c.item = NULL;
+    }
+    if (c.n + (c.item ? 1 : 0) > SL_MAX_KEY_COLS) {
         corr_free(&c);
         return PERR(sub, "too many correlation columns (at most %d)", SL_MAX_KEY_COLS);
     }
@@ -625,7 +693,9 @@ static int semi_join(sq *q, const sql_node *sub, int anti)
         leaves_of(p, src_from, &inl);
         int nr = 0;
         sql_node **rs = sl_calloc((size_t)c.nresid, sizeof *rs);
+        q->x = in ? x : NULL;
         for (int i = 0; i < c.nresid; i++) rs[i] = inner_cols(q, &inl, c.resid[i], items, ma, &nr);
+        q->x = NULL;
         on[non++] = and_all(p, sub, rs, c.nresid);
         free(rs);
         free(inl.l);
@@ -642,6 +712,27 @@ static int semi_join(sq *q, const sql_node *sub, int anti)
     return SL_OK;
 }
 
+static int vgen_mark(sq *q, const sql_node *sub, sql_node **mark);
+
+/* Is the simple SELECT of subquery `sub` correlated other than by
+ * equalities inner = outer column, or does its item name the outer query? */
+static int pair_conditions(sq *q, const sql_node *sub)
+{
+    const sql_node *qry = sql_kid(sub, 1);
+    corr c;
+    if (correlate(q, qry, sub, &c, 1, 1) == SL_ERR) return 0; /* it refuses nothing so */
+    int r = c.nresid > 0;
+    leaves inl = {0};
+    leaves_of(q->p, c.from, &inl);
+    const sql_node *its = sql_kid(qry, 0);
+    int exists = !strcmp(sub->s, "EXISTS"); /* reads no item */
+    for (int i = 0; !r && !exists && i < its->nkids; i++)
+        r = has_outer(q, &inl, its->kids[i]->kids[0]);
+    free(inl.l);
+    corr_free(&c);
+    return r;
+}
+
 /* x [NOT] IN (query), [NOT] EXISTS (query) as a condition ANDed in WHERE. */
 static int semi_anti(sq *q, const sql_node *sub, int neg, sql_node **mark)
 {
@@ -651,11 +742,14 @@ static int semi_anti(sq *q, const sql_node *sub, int neg, sql_node **mark)
     int anti = mark || neg != !!(sub->flags & SQL_F_NOT);
     if (!mark && !(in && anti)) return semi_join(q, sub, anti);
     const sql_node *x = sql_kid(sub, 0), *qry = sql_kid(sub, 1);
+    if (!mark && (x->kind != SQL_COL || (simple_select(qry, 1) && pair_conditions(q, sub))))
+        return semi_join(q, sub, 1);
+    if (mark && simple_select(qry, 1) && pair_conditions(q, sub)) return vgen_mark(q, sub, mark);
     if (in && key_col(p, x, sub) != SL_OK) return SL_ERR;
     corr c = {0};
     int simple = simple_select(qry, 1), rc = SL_DONE;
     if (simple) {
-        if ((rc = correlate(q, qry, sub, &c, 0)) == SL_ERR) return SL_ERR;
+        if ((rc = correlate(q, qry, sub, &c, 0, 0)) == SL_ERR) return SL_ERR;
         if (in) {
             const sql_node *items = sql_kid(qry, 0);
             if (items->nkids != 1 || items->kids[0]->kids[0]->kind == SQL_STAR) {
@@ -755,33 +849,8 @@ static int semi_anti(sq *q, const sql_node *sub, int neg, sql_node **mark)
     if (mark) {
         /* x IN (...): TRUE on a match; FALSE for an empty subquery; else NULL when x is
          * NULL or the subquery has a NULL; else FALSE */
-        sql_node *cs = mk(p, SQL_CASE, sub), *whens = mk(p, SQL_LIST, sub);
-        sql_node *t = mk(p, SQL_BOOL, sub), *f = mk(p, SQL_BOOL, sub);
-        t->flags = SQL_F_TRUE;
-        sql_node *unk = mk(p, SQL_CAST, sub);
-        unk->s = "BOOLEAN";
-        sql_node_add(p->arena, unk, mk(p, SQL_NULL, sub));
-        sql_node *w[3][2] = {
-            {is_null(p, sub, col(p, sub, ma, "__k0"), 1), t},
-            {empty, f},
-            {bin(p, sub, "OR", is_null(p, sub, (sql_node *)x, 0),
-                 bin(p, sub, ">", col(p, sub, sa, "__c"), col(p, sub, sa, "__cv"))), unk}};
-        for (int i = 0; i < 3; i++) {
-            sql_node *wn = mk(p, SQL_WHEN, sub);
-            sql_node_add(p->arena, wn, w[i][0]);
-            sql_node_add(p->arena, wn, w[i][1]);
-            sql_node_add(p->arena, whens, wn);
-        }
-        sql_node_add(p->arena, cs, NULL);
-        sql_node_add(p->arena, cs, whens);
-        sql_node_add(p->arena, cs, mk(p, SQL_BOOL, sub));
-        *mark = cs;
-        if (sub->flags & SQL_F_NOT) {
-            sql_node *n = mk(p, SQL_UNOP, sub);
-            n->s = "NOT";
-            sql_node_add(p->arena, n, cs);
-            *mark = n;
-        }
+        *mark = in_answer(p, sub, col(p, sub, ma, "__k0"), empty, x, col(p, sub, sa, "__c"),
+                          col(p, sub, sa, "__cv"));
         corr_free(&c);
         return SL_OK;
     }
@@ -791,6 +860,351 @@ static int semi_anti(sq *q, const sql_node *sub, int neg, sql_node **mark)
                               unmatched));
     keep(q, bin(p, sub, "OR", empty, clean));
     corr_free(&c);
+    return SL_OK;
+}
+
+/* ---- value generators ------------------------------------------------------------ */
+
+static const char *item_name(plan *p, const sql_node *it, int i, const sql_node *cols);
+
+/* A subquery correlated other than by equalities inner = outer column, or
+ * naming the outer query in its SELECT list (scalar and LATERAL), is
+ * decorrelated as Calcite does, with a value generator: the distinct values
+ * of the outer columns it names,
+ *     (SELECT DISTINCT o1 AS __o0, o2 AS __o1 ... FROM <outer FROM>) AS __sqN_d,
+ * joined (inner) with the subquery's FROM on its correlated conditions, the
+ * outer columns read from __sqN_d; the subquery's result per outer value
+ * (grouped by __o0.. for an aggregate) is then joined back to the outer
+ * FROM on o1 = __o0 AND ... A NULL outer value meets nothing there, which
+ * is right when a NULL makes the subquery empty: when the column appears in
+ * a condition that is not TRUE for NULL (a comparison of plain columns,
+ * literals and arithmetic), or, for an aggregate, only under MIN/MAX/SUM/AVG
+ * of such an expression (NULL over no rows as over NULLs). Any other outer
+ * column is joined back null-safely, `(o = __o OR o IS NULL AND __o IS
+ * NULL)`, a condition per pair of the join's key (a constant key when no
+ * column is joined on `=`). */
+typedef struct vgen {
+    const sql_node *oc[SL_MAX_KEY_COLS]; /* the outer columns, first occurrences */
+    char strict[SL_MAX_KEY_COLS];        /* a NULL there makes the subquery empty */
+    int n;
+    char da[32];                         /* the value generator's alias */
+} vgen;
+
+static int same_col(const sql_node *a, const sql_node *b)
+{
+    if (strcasecmp(a->s, b->s)) return 0;
+    if (!a->s2 || !b->s2) return !a->s2 && !b->s2;
+    return !strcasecmp(a->s2, b->s2);
+}
+
+static int vgen_index(const vgen *g, const sql_node *c)
+{
+    for (int i = 0; i < g->n; i++)
+        if (same_col(g->oc[i], c)) return i;
+    return -1;
+}
+
+static int vgen_collect(sq *q, const leaves *in, const sql_node *e, vgen *g)
+{
+    if (!e || e->kind == SQL_SUBQUERY || e->kind == SQL_SELECT) return SL_OK;
+    if (e->kind == SQL_COL) {
+        if (!is_outer_col(q, in, e) || vgen_index(g, e) >= 0) return SL_OK;
+        if (g->n == SL_MAX_KEY_COLS)
+            return plan_err(q->p, e, "a correlated subquery naming more than %d columns of the "
+                            "outer query is not supported", SL_MAX_KEY_COLS);
+        g->oc[g->n++] = e;
+        return SL_OK;
+    }
+    for (int i = 0; i < e->nkids; i++)
+        if (vgen_collect(q, in, e->kids[i], g) != SL_OK) return SL_ERR;
+    return SL_OK;
+}
+
+/* A copy of e with each outer column read from the value generator. */
+static sql_node *vgen_subst(sq *q, const leaves *in, const sql_node *e, const vgen *g)
+{
+    if (!e) return NULL;
+    if (e->kind == SQL_COL && is_outer_col(q, in, e)) {
+        char on[16];
+        snprintf(on, sizeof on, "__o%d", vgen_index(g, e));
+        return col(q->p, e, g->da, on);
+    }
+    if (e->kind == SQL_SUBQUERY || e->kind == SQL_SELECT) return (sql_node *)e;
+    sql_node *n = sql_node_like(q->p->arena, e);
+    for (int i = 0; i < e->nkids; i++) sql_node_add(q->p->arena, n, vgen_subst(q, in, e->kids[i], g));
+    return n;
+}
+
+/* NULL in, NULL out: columns, literals, arithmetic, casts. */
+static int strict_expr(const sql_node *e)
+{
+    if (!e) return 0;
+    switch (e->kind) {
+    case SQL_COL: case SQL_NUM: case SQL_STR: return 1;
+    case SQL_CAST: case SQL_UNOP: return !strcmp(e->s ? e->s : "", "NOT") ? 0 : strict_expr(e->kids[0]);
+    case SQL_BINOP: {
+        static const char *const ops[] = {"+", "-", "*", "/", "%", "||"};
+        for (size_t i = 0; i < SL_ARRAY_LEN(ops); i++)
+            if (!strcmp(e->s, ops[i])) return strict_expr(e->kids[0]) && strict_expr(e->kids[1]);
+        return 0;
+    }
+    default: return 0;
+    }
+}
+
+static int strict_cond(const sql_node *e)
+{
+    static const char *const ops[] = {"=", "<>", "!=", "<", ">", "<=", ">="};
+    if (e->kind != SQL_BINOP) return 0;
+    for (size_t i = 0; i < SL_ARRAY_LEN(ops); i++)
+        if (!strcmp(e->s, ops[i])) return strict_expr(e->kids[0]) && strict_expr(e->kids[1]);
+    return 0;
+}
+
+/* Does column c occur in e other than under MIN/MAX/SUM/AVG of a strict expression? */
+static int loose_use(const sql_node *e, const sql_node *c)
+{
+    if (!e) return 0;
+    if (e->kind == SQL_COL) return same_col(e, c);
+    if (e->kind == SQL_FUNC && e->nkids == 1 && strict_expr(e->kids[0]) &&
+        (!strcasecmp(e->s, "MIN") || !strcasecmp(e->s, "MAX") || !strcasecmp(e->s, "SUM") ||
+         !strcasecmp(e->s, "AVG")))
+        return 0;
+    for (int i = 0; i < e->nkids; i++)
+        if (loose_use(e->kids[i], c)) return 1;
+    return 0;
+}
+
+/* The subquery `qry` (a simple SELECT) over its value generator: *from its
+ * FROM joined with the generator, *where its own conditions; g the outer
+ * columns. `agg`: its items are aggregates (one row per outer value). */
+static int vgen_from(sq *q, const sql_node *sub, const sql_node *qry, const sql_node *outer_from,
+                     int agg, vgen *g, leaves *in, const sql_node **from, sql_node **where)
+{
+    plan *p = q->p;
+    memset(g, 0, sizeof *g);
+    snprintf(g->da, sizeof g->da, "__sq%d_d", ++q->n);
+    leaves_of(p, sql_kid(qry, 1), in);
+    const sql_node **w = NULL;
+    int nw = 0, rc = SL_OK;
+    conjuncts(sql_kid(qry, 2), &w, &nw);
+    const sql_node *items = sql_kid(qry, 0);
+    for (int i = 0; rc == SL_OK && i < nw; i++) rc = vgen_collect(q, in, w[i], g);
+    int exists = sub->kind == SQL_SUBQUERY && sub->s && !strcmp(sub->s, "EXISTS");
+    for (int i = 0; rc == SL_OK && !exists && i < items->nkids; i++)
+        rc = vgen_collect(q, in, items->kids[i]->kids[0], g);
+    for (int k = 0; rc == SL_OK && k < g->n; k++) { /* a NULL outer value must mean "empty" */
+        int ok = 0;
+        for (int i = 0; !ok && i < nw; i++)
+            ok = strict_cond(w[i]) && loose_use(w[i], g->oc[k]);
+        if (!ok && agg) {
+            ok = 1;
+            for (int i = 0; ok && i < items->nkids; i++)
+                ok = !loose_use(items->kids[i]->kids[0], g->oc[k]);
+            for (int i = 0; ok && i < nw; i++) ok = !loose_use(w[i], g->oc[k]);
+        }
+        g->strict[k] = (char)ok;
+    }
+    sql_node **on = NULL, **loc = NULL;
+    int non = 0, nloc = 0, equi = 0;
+    for (int i = 0; rc == SL_OK && i < nw; i++) {
+        if (!has_outer(q, in, w[i])) {
+            loc = sl_realloc(loc, sizeof *loc * (size_t)(nloc + 1));
+            loc[nloc++] = (sql_node *)w[i];
+            continue;
+        }
+        if (w[i]->kind == SQL_BINOP && !strcmp(w[i]->s, "=") && w[i]->kids[0]->kind == SQL_COL &&
+            w[i]->kids[1]->kind == SQL_COL &&
+            is_outer_col(q, in, w[i]->kids[0]) != is_outer_col(q, in, w[i]->kids[1]))
+            equi = 1;
+        on = sl_realloc(on, sizeof *on * (size_t)(non + 1));
+        on[non++] = vgen_subst(q, in, w[i], g);
+    }
+    if (rc == SL_OK) {
+        sql_node *ditems = mk(p, SQL_LIST, qry);
+        for (int k = 0; k < g->n; k++) {
+            char on_[16];
+            snprintf(on_, sizeof on_, "__o%d", k);
+            sql_node_add(p->arena, ditems, mkitem(p, (sql_node *)g->oc[k], on_));
+        }
+        sql_node *d = select_of(p, sub, 1, ditems, outer_from, NULL, NULL);
+        *from = join(p, sub, "INNER", sql_kid(qry, 1), from_query(p, sub, d, g->da, NULL),
+                     and_all(p, sub, on, non), !equi);
+        *where = nloc ? and_all(p, qry, loc, nloc) : NULL;
+    }
+    free(on);
+    free(loc);
+    free(w);
+    return rc;
+}
+
+/* ON o1 = a.__o0 AND ... (and `extra`), null-safe for the columns that are
+ * not strict; *constant: no column is joined on `=` (a constant key). */
+static sql_node *vgen_on(sq *q, const sql_node *at, const vgen *g, const char *a, sql_node *extra,
+                         int *constant)
+{
+    plan *p = q->p;
+    sql_node *r = extra;
+    *constant = 1;
+    for (int k = g->n - 1; k >= 0; k--) {
+        char on[16];
+        snprintf(on, sizeof on, "__o%d", k);
+        sql_node *eq = bin(p, at, "=", (sql_node *)g->oc[k], col(p, at, a, on));
+        if (g->strict[k]) *constant = 0;
+        else
+            eq = bin(p, at, "OR", eq,
+                     bin(p, at, "AND", is_null(p, at, (sql_node *)g->oc[k], 0),
+                         is_null(p, at, col(p, at, a, on), 0)));
+        r = r ? bin(p, at, "AND", eq, r) : eq;
+    }
+    return r;
+}
+
+/* A scalar subquery (an aggregate) over its value generator, grouped by the
+ * outer values and LEFT-joined back on them. */
+static int vgen_scalar(sq *q, const sql_node *e, const sql_node *qry, sql_node **out)
+{
+    plan *p = q->p;
+    const sql_node *agg = sql_kid(qry, 0)->kids[0]->kids[0];
+    int count = agg->kind == SQL_FUNC && !strcasecmp(agg->s, "COUNT");
+    if (!count && has_count(agg))
+        return PERR(e, "a correlated scalar subquery with COUNT inside an expression is not "
+                    "supported (its value over no rows is not NULL); select COUNT(...) alone");
+    if (sql_kid(qry, 4)) return PERR(e, "a correlated scalar subquery with HAVING is not supported");
+    vgen g;
+    leaves in = {0};
+    const sql_node *from;
+    sql_node *where;
+    int rc = vgen_from(q, e, qry, q->base, 1, &g, &in, &from, &where);
+    if (rc == SL_OK) {
+        char a[32];
+        snprintf(a, sizeof a, "__sq%d", ++q->n);
+        sql_node *items = mk(p, SQL_LIST, qry), *group = mk(p, SQL_LIST, qry);
+        for (int k = 0; k < g.n; k++) {
+            char on[16];
+            snprintf(on, sizeof on, "__o%d", k);
+            sql_node_add(p->arena, items, mkitem(p, col(p, e, g.da, on), on));
+            sql_node_add(p->arena, group, col(p, e, g.da, on));
+        }
+        sql_node_add(p->arena, items, mkitem(p, vgen_subst(q, &in, agg, &g), "__v"));
+        sql_node *s = select_of(p, qry, 0, items, from, where, group);
+        int cst;
+        sql_node *on = vgen_on(q, e, &g, a, NULL, &cst);
+        q->from = join(p, e, "LEFT", q->from, from_query(p, e, s, a, NULL), on, cst);
+        *out = col(p, e, a, "__v");
+        if (count) {
+            sql_node *zero = mk(p, SQL_NUM, e);
+            zero->s = "0";
+            sql_node *co = func(p, e, "COALESCE", *out);
+            sql_node_add(p->arena, co, zero);
+            *out = co;
+        }
+    }
+    free(in.l);
+    return rc;
+}
+
+/* l <kind> JOIN LATERAL (SELECT ...) AS r over its value generator (over l):
+ * its rows (or its aggregate grouped by the outer values, LEFT-joined) per
+ * outer value, joined back on them. */
+static int vgen_lateral(sq *q, const sql_node *f, const sql_node *l, const sql_node *r, int agg,
+                        const sql_node **out)
+{
+    plan *p = q->p;
+    const sql_node *qry = sql_kid(r, 0), *cols = sql_kid(r, 1), *its = sql_kid(qry, 0);
+    vgen g;
+    leaves in = {0};
+    const sql_node *from;
+    sql_node *where;
+    int rc = vgen_from(q, r, qry, l, agg, &g, &in, &from, &where);
+    if (rc == SL_OK) {
+        sql_node *items = mk(p, SQL_LIST, qry), *group = agg ? mk(p, SQL_LIST, qry) : NULL;
+        for (int i = 0; i < its->nkids; i++)
+            sql_node_add(p->arena, items, mkitem(p, vgen_subst(q, &in, its->kids[i]->kids[0], &g),
+                                                 item_name(p, its->kids[i], i, cols)));
+        for (int k = 0; k < g.n; k++) {
+            char on[16];
+            snprintf(on, sizeof on, "__o%d", k);
+            sql_node_add(p->arena, items, mkitem(p, col(p, r, g.da, on), on));
+            if (group) sql_node_add(p->arena, group, col(p, r, g.da, on));
+        }
+        sql_node *s = select_of(p, qry, 0, items, from, where, group);
+        const sql_node *won = sql_kid(f, 2);
+        sql_node *extra = won && !(won->kind == SQL_BOOL && (won->flags & SQL_F_TRUE))
+                              ? (sql_node *)won : NULL;
+        const char *kind = agg ? "LEFT" : f->s && strcasecmp(f->s, "CROSS") ? f->s : "INNER";
+        int cst;
+        sql_node *on = vgen_on(q, f, &g, r->s2, extra, &cst);
+        *out = join(p, f, kind, l, from_query(p, r, s, r->s2, NULL), on, cst);
+    }
+    free(in.l);
+    return rc;
+}
+
+/* [NOT] EXISTS (query), x [NOT] IN (query) inside an expression (under OR,
+ * in CASE, in the SELECT list), the query correlated other than by
+ * equalities: over its value generator, COUNT(*) and COUNT(y) per outer
+ * value (the subquery's rows: any? a NULL among them?) and, for IN, its
+ * distinct y per outer value, both LEFT-joined back (the latter also on
+ * x = y); *mark the three-valued result. */
+static int vgen_mark(sq *q, const sql_node *sub, sql_node **mark)
+{
+    plan *p = q->p;
+    int in = !strcmp(sub->s, "IN");
+    const sql_node *x = sql_kid(sub, 0), *qry = sql_kid(sub, 1);
+    if (in) {
+        const sql_node *its = sql_kid(qry, 0);
+        if (its->nkids != 1 || its->kids[0]->kids[0]->kind == SQL_STAR)
+            return PERR(x, "Values passed to IN operator must have compatible types (the "
+                        "subquery selects %s, IN needs one column)",
+                        its->kids[0]->kids[0]->kind == SQL_STAR ? "*" : "several columns");
+    }
+    vgen g;
+    leaves in_l = {0};
+    const sql_node *from;
+    sql_node *where;
+    int rc = vgen_from(q, sub, qry, q->base, 0, &g, &in_l, &from, &where);
+    if (rc != SL_OK) {
+        free(in_l.l);
+        return rc;
+    }
+    sql_node *yv = in ? vgen_subst(q, &in_l, sql_kid(qry, 0)->kids[0]->kids[0], &g) : NULL;
+    char ca[32], ma[32];
+    snprintf(ca, sizeof ca, "__sq%d", ++q->n);
+    snprintf(ma, sizeof ma, "__sq%d", ++q->n);
+    sql_node *citems = mk(p, SQL_LIST, qry), *group = mk(p, SQL_LIST, qry);
+    sql_node *mitems = mk(p, SQL_LIST, qry);
+    for (int k = 0; k < g.n; k++) {
+        char on[16];
+        snprintf(on, sizeof on, "__o%d", k);
+        sql_node_add(p->arena, citems, mkitem(p, col(p, sub, g.da, on), on));
+        sql_node_add(p->arena, mitems, mkitem(p, col(p, sub, g.da, on), on));
+        sql_node_add(p->arena, group, col(p, sub, g.da, on));
+    }
+    sql_node_add(p->arena, citems, mkitem(p, func(p, qry, "COUNT", NULL), "__c"));
+    if (in) sql_node_add(p->arena, citems, mkitem(p, func(p, qry, "COUNT", yv), "__cv"));
+    sql_node *cs_q = select_of(p, qry, 0, citems, from, where, group);
+    int cst;
+    sql_node *on = vgen_on(q, sub, &g, ca, NULL, &cst);
+    q->from = join(p, sub, "LEFT", q->from, from_query(p, qry, cs_q, ca, NULL), on, cst);
+    sql_node *any = is_null(p, sub, col(p, sub, ca, "__c"), 1);
+    if (!in) {
+        *mark = (sub->flags & SQL_F_NOT) ? is_null(p, sub, col(p, sub, ca, "__c"), 0) : any;
+        free(in_l.l);
+        return SL_OK;
+    }
+    sql_node_add(p->arena, mitems, mkitem(p, yv, "__m"));
+    sql_node *m_q = select_of(p, qry, 1, mitems, from, where ? bin(p, qry, "AND", where,
+                              is_null(p, qry, yv, 1)) : is_null(p, qry, yv, 1), NULL);
+    /* x = __m is the key when no outer column is */
+    on = vgen_on(q, sub, &g, ma, bin(p, sub, "=", (sql_node *)x, col(p, sub, ma, "__m")), &cst);
+    q->from = join(p, sub, "LEFT", q->from, from_query(p, qry, m_q, ma, NULL), on,
+                   cst && x->kind != SQL_COL);
+    /* TRUE on a match; FALSE for an empty subquery; NULL when x is NULL or
+     * the subquery has a NULL; else FALSE */
+    *mark = in_answer(p, sub, col(p, sub, ma, "__m"), is_null(p, sub, col(p, sub, ca, "__c"), 0), x,
+                      col(p, sub, ca, "__c"), col(p, sub, ca, "__cv"));
+    free(in_l.l);
     return SL_OK;
 }
 
@@ -855,7 +1269,8 @@ static int scalars(sq *q, const sql_node *e, sql_node **out)
                         "row count at run time");
         if (sql_kid(qry, 1)) {
             corr c;
-            int rc = correlate(q, qry, e, &c, 0);
+            if (pair_conditions(q, e)) return vgen_scalar(q, e, qry, out);
+            int rc = correlate(q, qry, e, &c, 0, 0);
             if (rc == SL_ERR) return SL_ERR;
             if (rc == SL_OK) {
                 rc = correlated_scalar(q, e, qry, &c, out);
@@ -935,8 +1350,17 @@ static int lateral_step(sq *q, const sql_node *f, const sql_node *l, const sql_n
     const leaves *saved = q->outer;
     q->outer = &outer;
     sql_node tag = {.kind = SQL_SUBQUERY, .s = "LATERAL", .line = r->line, .col = r->col};
+    sql_node_add(p->arena, &tag, NULL);
+    sql_node_add(p->arena, &tag, (sql_node *)qry);
     corr c;
-    int rc = correlate(q, qry, &tag, &c, 0);
+    int rc;
+    if (pair_conditions(q, &tag)) {
+        rc = vgen_lateral(q, f, l, r, agg, out);
+        q->outer = saved;
+        free(outer.l);
+        return rc;
+    }
+    rc = correlate(q, qry, &tag, &c, 0, 0);
     q->outer = saved;
     free(outer.l);
     if (rc == SL_ERR) return SL_ERR;
@@ -1036,15 +1460,145 @@ static int expand_star(plan *p, const leaves *ls, const sql_node *items, sql_nod
     return SL_OK;
 }
 
+/* ---- HAVING with a subquery ------------------------------------------------------ */
+
+/* The grouped query's columns: its GROUP BY expressions and the aggregate
+ * calls of its items and HAVING, each once (by its text). */
+typedef struct hcols {
+    const sql_node **e;
+    char **text;
+    int n, ngroup;
+} hcols;
+
+static int hcols_find(const hcols *h, const char *t)
+{
+    for (int i = 0; i < h->n; i++)
+        if (!strcmp(h->text[i], t)) return i;
+    return -1;
+}
+
+static void hcols_add(hcols *h, const sql_node *e)
+{
+    char *t = sql_unparse(e);
+    if (hcols_find(h, t) >= 0) {
+        free(t);
+        return;
+    }
+    h->e = sl_realloc(h->e, sizeof *h->e * (size_t)(h->n + 1));
+    h->text = sl_realloc(h->text, sizeof *h->text * (size_t)(h->n + 1));
+    h->e[h->n] = e;
+    h->text[h->n++] = t;
+}
+
+static void hcols_aggs(hcols *h, const sql_node *e)
+{
+    if (e && e->kind == SQL_SUBQUERY) { /* IN's operand is the grouped query's */
+        hcols_aggs(h, sql_kid(e, 0));
+        return;
+    }
+    if (!e || e->kind == SQL_SELECT) return;
+    if (e->kind == SQL_FUNC && is_agg(e->s)) {
+        hcols_add(h, e);
+        return;
+    }
+    for (int i = 0; i < e->nkids; i++) hcols_aggs(h, e->kids[i]);
+}
+
+/* A copy of e reading the grouped query's columns from __h (not looking
+ * into subqueries, whose names are their own). */
+static sql_node *hcols_subst(plan *p, const hcols *h, const sql_node *e)
+{
+    if (!e) return NULL;
+    if (e->kind == SQL_SUBQUERY) {
+        if (!sql_kid(e, 0)) return (sql_node *)e;
+        sql_node *n = sql_node_like(p->arena, e);
+        sql_node_add(p->arena, n, hcols_subst(p, h, sql_kid(e, 0)));
+        for (int i = 1; i < e->nkids; i++) sql_node_add(p->arena, n, e->kids[i]);
+        return n;
+    }
+    if (e->kind == SQL_SELECT || e->kind == SQL_STAR) return (sql_node *)e;
+    char *t = sql_unparse(e);
+    int i = hcols_find(h, t);
+    free(t);
+    for (int k = 0; i < 0 && e->kind == SQL_COL && k < h->ngroup; k++) /* k and t.k alike */
+        if (h->e[k]->kind == SQL_COL && !strcasecmp(h->e[k]->s, e->s) &&
+            (!e->s2 || !h->e[k]->s2 || !strcasecmp(e->s2, h->e[k]->s2)))
+            i = k;
+    if (i >= 0) {
+        char nm[16];
+        snprintf(nm, sizeof nm, "__h%d", i);
+        return col(p, e, "__h", nm);
+    }
+    sql_node *n = sql_node_like(p->arena, e);
+    for (int k = 0; k < e->nkids; k++) sql_node_add(p->arena, n, hcols_subst(p, h, e->kids[k]));
+    return n;
+}
+
+/* SELECT items FROM f WHERE w GROUP BY g HAVING <with a subquery> becomes
+ * SELECT items' FROM (SELECT g.., aggs.. FROM f WHERE w GROUP BY g) __h
+ * WHERE having', the group expressions and aggregates read from __h: the
+ * subquery is then one of WHERE, rewritten as above. */
+static int having_wrap(plan *p, const sql_node *sel, const sql_node **out)
+{
+    const sql_node *items = sql_kid(sel, 0), *group = sql_kid(sel, 3), *having = sql_kid(sel, 4);
+    hcols h = {0};
+    for (int i = 0; group && i < group->nkids; i++) {
+        if (group->kids[i]->kind == SQL_FUNC &&
+            (!strcasecmp(group->kids[i]->s, "TUMBLE") || !strcasecmp(group->kids[i]->s, "HOP") ||
+             !strcasecmp(group->kids[i]->s, "SESSION")))
+            return PERR(having, "a subquery in the HAVING clause of a group window is not "
+                        "supported");
+        hcols_add(&h, group->kids[i]);
+    }
+    h.ngroup = h.n;
+    for (int i = 0; i < items->nkids; i++) hcols_aggs(&h, items->kids[i]->kids[0]);
+    hcols_aggs(&h, having);
+    sql_node *inner_items = mk(p, SQL_LIST, sel);
+    for (int i = 0; i < h.n; i++) {
+        char nm[16];
+        snprintf(nm, sizeof nm, "__h%d", i);
+        sql_node_add(p->arena, inner_items, mkitem(p, (sql_node *)h.e[i], nm));
+    }
+    sql_node *inner = mk(p, SQL_SELECT, sel);
+    for (int i = 0; i < sel->nkids; i++)
+        sql_node_add(p->arena, inner, i == 0 ? inner_items : i == 4 ? NULL : sel->kids[i]);
+    sql_node *outer_items = mk(p, SQL_LIST, items);
+    int rc = SL_OK;
+    for (int i = 0; i < items->nkids && rc == SL_OK; i++) {
+        const sql_node *it = items->kids[i];
+        if (it->kids[0]->kind == SQL_STAR) {
+            rc = PERR(it, "SELECT * with GROUP BY and a subquery in HAVING: name the columns");
+            break;
+        }
+        const char *nm = item_name(p, it, i, NULL);
+        sql_node_add(p->arena, outer_items, mkitem(p, hcols_subst(p, &h, it->kids[0]), nm));
+    }
+    if (rc == SL_OK) {
+        *out = select_of(p, sel, 0, outer_items, from_query(p, sel, inner, "__h", NULL),
+                         hcols_subst(p, &h, having), NULL);
+        ((sql_node *)*out)->flags = sel->flags;
+    }
+    for (int i = 0; i < h.n; i++) free(h.text[i]);
+    free(h.text);
+    free(h.e);
+    return rc;
+}
+
 int sql_subquery_rewrite(plan *p, const sql_node *sel, const sql_node **out)
 {
     *out = sel;
     const sql_node *items = sql_kid(sel, 0), *from = sql_kid(sel, 1), *where = sql_kid(sel, 2);
     if (!from) return SL_OK;
-    for (int i = 3; i <= 4; i++)
-        if (has_sub(sql_kid(sel, i)))
-            return PERR(first_sub(sql_kid(sel, i)), "a subquery in %s is not supported",
-                        i == 3 ? "GROUP BY" : "HAVING");
+    if (has_sub(sql_kid(sel, 3)))
+        return PERR(first_sub(sql_kid(sel, 3)), "a subquery in GROUP BY is not supported");
+    if (has_sub(sql_kid(sel, 4))) {
+        if (has_sub(where) || has_sub(items))
+            return PERR(first_sub(sql_kid(sel, 4)), "a subquery in HAVING together with one in "
+                        "WHERE or the SELECT list is not supported");
+        const sql_node *w = NULL;
+        if (having_wrap(p, sel, &w) != SL_OK) return SL_ERR;
+        return sql_subquery_rewrite(p, w, out);
+    }
     int lateral = has_lateral(from);
     int sub = has_sub(where) || has_sub(items) || lateral, comma = has_comma(from);
     if (!sub && !comma) return SL_OK;
@@ -1063,6 +1617,7 @@ int sql_subquery_rewrite(plan *p, const sql_node *sel, const sql_node **out)
     sql_node *nitems = (sql_node *)items;
     if (sub) rc = expand_star(p, &ls, items, &nitems);
     if (rc == SL_OK && lateral) rc = lateral_joins(&q, q.from, &q.from);
+    q.base = q.from;
     for (int i = 0; rc == SL_OK && i < nw; i++) {
         if (cw.used[i]) continue;
         const sql_node *c = w[i];

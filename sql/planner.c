@@ -555,12 +555,13 @@ static int scan_table(plan *p, const sql_node *at, const char *name, rel *out)
     int stream = !strcmp(t->connector, "datastream");
     int files = !strcmp(t->connector, "filesystem"), nexmark = !strcmp(t->connector, "nexmark");
     int cdc = !strcmp(t->connector, "postgres-cdc");
-    if (!strcmp(t->connector, "jdbc"))
-        return PERR(at, "table '%s' (connector 'jdbc'): reading a jdbc table as a source is not "
-                    "supported yet (Flink scans it once, bounded); it serves as a sink and in "
-                    "lookup joins (FOR SYSTEM_TIME AS OF a processing-time attribute)", name);
+    int jdbc = !strcmp(t->connector, "jdbc"); /* a bounded scan (operators/jdbc_scan.c) */
+    const sql_column *unc = jdbc ? sql_jdbc_uncarried(t) : NULL;
+    if (unc)
+        return PERR(at, "table '%s' (connector 'jdbc'): column '%s' is %s; the jdbc connector "
+                    "cannot carry that type yet", name, unc->name, sql_col_dt(unc)->text);
     if (!stream && strcmp(t->connector, "datagen") != 0 && !sql_table_is_kafka(t) && !files &&
-        !nexmark && !cdc) {
+        !nexmark && !cdc && !jdbc) {
         return PERR(at, "table '%s' (connector '%s') is a sink; it cannot be read", name,
                     t->connector);
     }
@@ -606,10 +607,11 @@ static int scan_table(plan *p, const sql_node *at, const char *name, rel *out)
     char *uid = sl_sprintf("source-%s", t->name);
     memset(out, 0, sizeof *out);
     const char *type = kafka ? t->connector : files ? "file-source" : nexmark ? "nexmark"
-                                                                : cdc ? "postgres-cdc" : "datagen";
-    /* postgres-cdc: one replication slot, one subtask */
+                                                                : cdc ? "postgres-cdc"
+                                                                : jdbc ? "jdbc-scan" : "datagen";
+    /* postgres-cdc: one replication slot, one subtask; jdbc-scan: one cursor */
     out->vid = stream ? sl_strdup(sql_table_option(t, "vertex"))
-                      : add_vertex(p, t->name, type, uid, cfg, &phys, cdc ? 1 : 0);
+                      : add_vertex(p, t->name, type, uid, cfg, &phys, cdc || jdbc ? 1 : 0);
     free(uid);
     if (kafka) { /* METADATA columns: "metadata": key in the source's schema */
         json_t *sj = json_object_get(json_array_get(p->vertices, json_array_size(p->vertices) - 1),
@@ -824,6 +826,7 @@ typedef struct aggctx {
     int need_pre;
     const rel *in;
     int window;      /* window_start/window_end/window_time are outputs */
+    const char *wspec; /* the window ("HOP(...)"; borrowed), NULL for a GROUP BY */
 } aggctx;
 
 static void aggctx_free(aggctx *c)
@@ -997,6 +1000,17 @@ static int add_agg(plan *p, aggctx *c, const sql_node *e, const char *alias, cha
     if (e->s2 && !jobj && strcasecmp(e->s, "JSON_ARRAYAGG")) {
         free(txt);
         return PERR(e, "%s takes no ON NULL clause", e->s);
+    }
+    if (c->wspec && !strcasecmp(e->s, "JSON_ARRAYAGG") && strncasecmp(c->wspec, "TUMBLE", 6)) {
+        /* Flink plans HOP, CUMULATE and SESSION windows with merged accumulators,
+         * and its JsonArrayAggFunction has no merge: its words */
+        free(txt);
+        return PERR(e, "Could not find an implementation method 'merge' in class "
+                    "'org.apache.flink.table.runtime.functions.aggregate.JsonArrayAggFunction' for "
+                    "function 'JSON_ARRAYAGG_%s_ON_NULL' that matches the following signature: "
+                    "void merge(org.apache.flink.table.runtime.functions.aggregate."
+                    "JsonArrayAggFunction.Accumulator, java.lang.Iterable)",
+                    e->s2 && !strncasecmp(e->s2, "NULL", 4) ? "NULL" : "ABSENT");
     }
     if (cond && has_agg(cond)) {
         free(txt);
@@ -1381,6 +1395,70 @@ static int agg_group_keys(plan *p, aggctx *c, const sql_node *sel)
     return SL_OK;
 }
 
+/* GROUP BY with grouping sets (sql/plan_gsets.c): each distinct group
+ * expression pre-projected into a key column of its own (gkeys[k], so that an
+ * aggregate's argument keeps the value the expand vertex nulls), then the id
+ * column $e; a window aggregation's window_start and window_end (gkeys[k]
+ * NULL) must be in every set. */
+static int agg_gsets_keys(plan *p, aggctx *c, const sql_node *sel, const sql_gsets *g, char **gkeys)
+{
+    const sql_node *from = sql_kid(sel, 1), *group = sql_kid(sel, 3);
+    int has_ws = 0, has_we = 0;
+    c->keys = sl_calloc((size_t)g->nexprs + 2, sizeof(char *));
+    c->keytext = sl_calloc((size_t)g->nexprs + 2, sizeof(char *));
+    for (int k = 0; k < g->nexprs; k++) {
+        const sql_node *e = g->exprs[k];
+        if (has_agg(e)) return PERR(e, "aggregate functions are not allowed in GROUP BY");
+        if (c->window && e->kind == SQL_COL &&
+            (!strcasecmp(e->s, "window_start") || !strcasecmp(e->s, "window_end") ||
+             !strcasecmp(e->s, "window_time"))) {
+            for (int s = 0; s < g->nsets; s++)
+                if (!(g->sets[s] >> k & 1))
+                    return PERR(e, "a grouping set without %s: over a window TVF every grouping "
+                                "set must hold window_start and window_end (Flink then "
+                                "aggregates the TVF's rows as a table, which Sluice does not)",
+                                e->s);
+            if (!strcasecmp(e->s, "window_start")) has_ws = 1;
+            if (!strcasecmp(e->s, "window_end")) has_we = 1;
+            continue;
+        }
+        if (check_cols(p, e, c->in) != SL_OK) return SL_ERR;
+        char *nm = sl_sprintf("__gk%d", k);
+        c->pre = sl_realloc(c->pre, sizeof(item) * (size_t)(c->npre + 1));
+        memset(&c->pre[c->npre], 0, sizeof(item));
+        int rc = make_item(p, &c->pre[c->npre], e, nm, &c->in->sch);
+        if (rc != SL_OK) {
+            free(nm);
+            return SL_ERR;
+        }
+        c->npre++;
+        c->need_pre = 1;
+        gkeys[k] = nm;
+        c->keys[c->nkeys] = sl_strdup(nm);
+        c->keytext[c->nkeys++] = sql_unparse(e);
+    }
+    if (c->window && (!has_ws || !has_we))
+        return PERR(group, "a window TVF aggregation must GROUP BY window_start, window_end "
+                    "(and optionally keys)");
+    char *gt = sql_unparse(group); /* the id column: what the sets are, for the uid */
+    c->keys[c->nkeys] = sl_strdup("$e");
+    c->keytext[c->nkeys++] = sl_sprintf("$e %s", gt);
+    free(gt);
+    const sql_node *part = sql_kid(from, 3);
+    for (int i = 0; c->window && part && i < part->nkids; i++) {
+        int found = -1;
+        for (int k = 0; k < g->nexprs; k++)
+            if (gkeys[k] && g->exprs[k]->kind == SQL_COL && !strcasecmp(g->exprs[k]->s, part->kids[i]->s))
+                found = k;
+        for (int s = 0; found >= 0 && s < g->nsets; s++)
+            if (!(g->sets[s] >> found & 1)) found = -1;
+        if (found < 0)
+            return PERR(part->kids[i], "PARTITION BY %s: the column must be in every grouping set",
+                        part->kids[i]->s);
+    }
+    return SL_OK;
+}
+
 /* The aggregation's stateful vertex (window or group_aggregate, with a
  * local phase before it under mini-batch) over *in, whose vertex, schema
  * (the window columns, the keys, the aggregates) and
@@ -1490,6 +1568,8 @@ static int plan_aggregate(plan *p, const sql_node *sel, rel *out)
     char *spec = NULL, *tcol = NULL;
     int proctime = 0;
     aggctx c = {0};
+    sql_gsets g = {0};
+    char **gkeys = NULL; /* per group expression of g, its key column (grouping sets) */
     int rc = SL_OK;
     if (window) rc = agg_window_input(p, sel, from, &in, &spec, &tcol, &proctime);
     else rc = plan_from(p, from, &in);
@@ -1499,6 +1579,7 @@ static int plan_aggregate(plan *p, const sql_node *sel, rel *out)
         if (i != 1) fold_fields(p, sql_kid(sel, i), &in);
     c.in = &in;
     c.window = window;
+    c.wspec = window ? spec : NULL;
     /* the pre-projection starts as all input columns */
     c.npre = (int)in.sch.n;
     c.pre = sl_calloc(in.sch.n + 1, sizeof(item));
@@ -1508,7 +1589,17 @@ static int plan_aggregate(plan *p, const sql_node *sel, rel *out)
         c.pre[i].type = in.sch.fields[i].type;
         c.pre[i].dt = in.sch.fields[i].dt;
     }
-    if ((rc = agg_group_keys(p, &c, sel)) != SL_OK) goto done;
+    int gs = sql_gsets_of(p, sql_kid(sel, 3), &g);
+    if (gs == SL_ERR) {
+        rc = SL_ERR;
+        goto done;
+    }
+    gkeys = sl_calloc((size_t)g.nexprs + 1, sizeof(char *));
+    if (gs == SL_OK) rc = agg_gsets_keys(p, &c, sel, &g, gkeys);
+    else rc = agg_group_keys(p, &c, sel);
+    if (rc == SL_OK) rc = sql_gsets_check_args(p, &g, items, window);
+    if (rc == SL_OK) rc = sql_gsets_check_args(p, &g, having, window);
+    if (rc != SL_OK) goto done;
     /* aggregates named by their select alias when the item is just the call */
     for (int i = 0; i < items->nkids; i++) {
         const sql_node *it = items->kids[i], *e = it->kids[0];
@@ -1534,6 +1625,10 @@ static int plan_aggregate(plan *p, const sql_node *sel, rel *out)
     if (rc == SL_OK && having) {
         rc = rewrite(p, &c, having, &post_having);
     }
+    /* GROUPING(...), GROUPING_ID(...), GROUP_ID(): their values over the id column */
+    for (int i = 0; rc == SL_OK && i < items->nkids; i++)
+        rc = sql_gsets_functions(p, &g, gkeys, gs == SL_OK ? "$e" : NULL, &post[i]);
+    if (rc == SL_OK) rc = sql_gsets_functions(p, &g, gkeys, gs == SL_OK ? "$e" : NULL, &post_having);
     if (rc != SL_OK) {
         free(post);
         goto done;
@@ -1550,7 +1645,8 @@ static int plan_aggregate(plan *p, const sql_node *sel, rel *out)
         free(post);
         goto done;
     }
-    /* the stateful operator */
+    /* each row once per grouping set, then the stateful operator */
+    if (gs == SL_OK) sql_gsets_expand_vertex(p, &g, gkeys, "$e", &in);
     agg_vertex(p, &c, &in, window, spec, tcol, proctime);
     /* the SELECT list and HAVING */
     item *its = sl_calloc((size_t)items->nkids + 1, sizeof(item));
@@ -1569,6 +1665,9 @@ static int plan_aggregate(plan *p, const sql_node *sel, rel *out)
 done:
     free(spec);
     free(tcol);
+    for (int k = 0; gkeys && k < g.nexprs; k++) free(gkeys[k]);
+    free(gkeys);
+    sql_gsets_free(&g);
     aggctx_free(&c);
     if (rc != SL_OK) {
         rel_free(&in);
@@ -1751,6 +1850,10 @@ static bool small_widens(sl_type from, sl_type to)
 static int insert_shape(plan *p, const sql_node *ins, const sql_table *t, const int *src,
                         int nphys, rel *r)
 {
+    const sql_column *unc = !strcmp(t->connector, "jdbc") ? sql_jdbc_uncarried(t) : NULL;
+    if (unc)
+        return PERR(ins, "INSERT INTO %s: column '%s' is %s; the jdbc connector cannot carry "
+                    "that type yet", t->name, unc->name, sql_col_dt(unc)->text);
     int rc = SL_OK;
     item *its = sl_calloc((size_t)nphys + 1, sizeof(item));
     int need = 0, k = 0;

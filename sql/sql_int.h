@@ -93,6 +93,10 @@ json_t *sql_kafka_config(const sql_table *t, int sink);
  * url, table-name, credentials, sink.*, the PRIMARY KEY as "primary-key")
  * or of a lookup join against it (sink 0: the lookup.* options). */
 int sql_jdbc_check(const sql_table *t, int line, int col, char *err, size_t errlen);
+/* The first column of t the jdbc connector cannot carry (a type beyond the
+ * classic seven, or TIME/TIMESTAMP beyond the millisecond), or NULL: a JDBC
+ * catalog's table keeps Flink's types and is refused here when a job uses it. */
+const sql_column *sql_jdbc_uncarried(const sql_table *t);
 json_t *sql_jdbc_config(const sql_table *t, int sink);
 
 /* The kafka connector's metadata keys a source reads (writable 0) or a sink

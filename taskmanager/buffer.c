@@ -54,6 +54,8 @@ sl_netbuf *sl_pool_get(sl_pool *p, int64_t *waited_ns)
     if (b) {
         b->len = 0;
         b->next = NULL;
+        b->prio = 0;
+        b->overtaken = 0;
         b->recycle = sl_pool_put;
     }
     return b;
@@ -72,6 +74,8 @@ sl_netbuf *sl_pool_tryget(sl_pool *p)
     if (b) {
         b->len = 0;
         b->next = NULL;
+        b->prio = 0;
+        b->overtaken = 0;
         b->recycle = sl_pool_put;
     }
     return b;
@@ -115,4 +119,16 @@ float sl_pool_usage(sl_pool *p)
     float u = p->total ? (float)(p->total - p->nfree) / (float)p->total : 0.0f;
     pthread_mutex_unlock(&p->mu);
     return u;
+}
+
+static void heap_free(sl_netbuf *b) { free(b); }
+
+sl_netbuf *sl_netbuf_heap(uint32_t size)
+{
+    sl_netbuf *b = sl_calloc(1, sizeof *b + size);
+    b->data = (uint8_t *)(b + 1);
+    b->cap = size;
+    b->owner = -1;
+    b->recycle = heap_free;
+    return b;
 }

@@ -53,6 +53,9 @@ struct sl_netbuf {
     void (*recycle)(sl_netbuf *b); /* who takes it back; default sl_pool_put */
     void *recycle_ctx;
     sl_netbuf *next;        /* intrusive link for pools, gates and send queues */
+    uint8_t prio;        /* an unaligned checkpoint's barrier: goes ahead of the
+                            buffers queued at a gate or on a send queue */
+    int overtaken;       /* prio at a gate: buffers of its channel it went ahead of */
     sl_qmsg qm;          /* receive buffers: TM_OP_RECV_BACK on the network
                             thread's inbox (tm.h) */
 };
@@ -75,6 +78,10 @@ sl_pool *sl_pool_new(int nbufs, uint32_t size);
 sl_netbuf *sl_pool_get(sl_pool *p, int64_t *waited_ns);
 sl_netbuf *sl_pool_tryget(sl_pool *p);
 void sl_pool_put(sl_netbuf *b);
+/* A buffer of its own (malloc'd, freed by its recycle) for a priority
+ * barrier, which must not wait for a pool: at most one per channel and
+ * checkpoint. */
+sl_netbuf *sl_netbuf_heap(uint32_t size);
 /* Cancel: wake waiters, who get NULL from now on (any thread). */
 void sl_pool_cancel(sl_pool *p);
 /* Close (owner, once): as cancel, and free the memory once every buffer is

@@ -58,10 +58,67 @@ void tm_gate_push(tm_gate *g, sl_netbuf *b)
     else g->head = b;
     g->tail = b;
     g->queued++;
+    g->pushed++;
     int kick = g->polling;
     pthread_cond_signal(&g->cv);
     pthread_mutex_unlock(&g->mu);
     if (kick) gate_kick(g);
+}
+
+void tm_gate_push_priority(tm_gate *g, sl_netbuf *b)
+{
+    b->next = NULL;
+    pthread_mutex_lock(&g->mu);
+    if (g->closed) {
+        pthread_mutex_unlock(&g->mu);
+        sl_buf_recycle(b);
+        return;
+    }
+    sl_netbuf **at = &g->head, *last = NULL;
+    while (*at && (*at)->prio) {
+        last = *at;
+        at = &(*at)->next;
+    }
+    int n = 0;
+    for (sl_netbuf *x = *at; x; x = x->next) n += x->chan == b->chan;
+    b->overtaken = n;
+    b->next = *at;
+    *at = b;
+    if (!b->next) g->tail = b;
+    SL_UNUSED(last);
+    g->queued++;
+    g->pushed++;
+    int kick = g->polling;
+    pthread_cond_signal(&g->cv);
+    pthread_mutex_unlock(&g->mu);
+    if (kick) gate_kick(g);
+}
+
+sl_netbuf *tm_gate_take_priority(tm_gate *g)
+{
+    pthread_mutex_lock(&g->mu);
+    sl_netbuf *b = NULL;
+    if (!g->closed && g->head && g->head->prio) {
+        b = g->head;
+        g->head = b->next;
+        if (!g->head) g->tail = NULL;
+        g->queued--;
+    }
+    pthread_mutex_unlock(&g->mu);
+    return b;
+}
+
+int tm_gate_each_queued(tm_gate *g, int chan, int n, int (*fn)(void *ctx, const sl_netbuf *b), void *ctx)
+{
+    int rc = SL_OK, done = 0;
+    pthread_mutex_lock(&g->mu);
+    for (sl_netbuf *x = g->head; x && done < n && rc == SL_OK; x = x->next)
+        if (!x->prio && x->chan == chan) {
+            rc = fn(ctx, x);
+            done++;
+        }
+    pthread_mutex_unlock(&g->mu);
+    return rc == SL_OK && done < n ? SL_ERR : rc;
 }
 
 /* The oldest buffer, under g->mu; NULL when none or closed. */
@@ -328,6 +385,50 @@ static void hand_on(tm_wset *ws, tm_outchan *oc, sl_netbuf *b)
     tm_net_peer_wake(p);
 }
 
+static void put_hdr(uint8_t *p, int tag, uint32_t len);
+
+int tm_exchange_priority_barrier(tm_wset *ws, const void *payload, size_t len,
+                                 int (*out)(void *ctx, const sl_edge *e, int sub, const sl_netbuf *b),
+                                 void *ctx, char *err, size_t errlen)
+{
+    tm_task *t = ws->t;
+    tm_exchange_flush(ws);
+    for (int w = 0; w < t->nwriters; w++) {
+        tm_writer *wr = &t->writers[w];
+        for (int k = 0; k < wr->nsub; k++) {
+            if (wr->e->strategy == SL_PART_FORWARD && k != t->subtask) continue;
+            tm_outchan *oc = wr->chans[k];
+            if (!oc) continue;
+            sl_netbuf *b = sl_netbuf_heap((uint32_t)(SL_EL_HDR + len));
+            put_hdr(b->data, SL_EL_BARRIER, (uint32_t)len);
+            memcpy(b->data + SL_EL_HDR, payload, len);
+            b->len = (uint32_t)(SL_EL_HDR + len);
+            b->prio = 1;
+            if (oc->local) {
+                b->chan = oc->local_idx;
+                tm_gate_push_priority(oc->local, b);
+                continue;
+            }
+            /* remote: what waits for credit is output channel state, and
+             * the barrier goes ahead of it -- in one hold of the lock, so
+             * the network thread sends none of those buffers in between
+             * (only this thread queues on oc; the network thread takes
+             * from the head). The writes go to stdio's buffer: short. */
+            tm_peer *p = oc->peer;
+            int rc = SL_OK;
+            pthread_mutex_lock(&p->mu);
+            for (sl_netbuf *x = oc->qhead; x && rc == SL_OK; x = x->next) rc = out(ctx, wr->e, k, x);
+            if (oc->ptail) oc->ptail->next = b;
+            else oc->phead = b;
+            oc->ptail = b;
+            pthread_mutex_unlock(&p->mu);
+            tm_net_peer_wake(p);
+            if (rc != SL_OK) return sl_seterr(err, errlen, "%s: persisting in-flight data failed", ws->vertex);
+        }
+    }
+    return SL_OK;
+}
+
 void tm_exchange_flush(tm_wset *ws)
 {
     tm_task *t = ws->t;
@@ -580,6 +681,25 @@ int tm_exchange_read(tm_reader *rd, const sl_netbuf *b, size_t *pos, tm_element 
     return SL_OK;
 }
 
+int tm_buffer_barrier(const sl_netbuf *b, uint64_t *cpid)
+{
+    size_t pos = 0;
+    int tag = 0;
+    const uint8_t *last = NULL;
+    uint32_t llen = 0;
+    while (b->len - pos >= SL_EL_HDR) {
+        uint32_t len = sl_get_le32(b->data + pos + 1);
+        if (len > b->len - pos - SL_EL_HDR) return 0;
+        tag = b->data[pos];
+        last = b->data + pos + SL_EL_HDR;
+        llen = len;
+        pos += SL_EL_HDR + len;
+    }
+    if (tag != SL_EL_BARRIER || llen < 8) return 0;
+    *cpid = sl_get_le64(last);
+    return 1;
+}
+
 /* ---- wiring (network thread) --------------------------------------------- */
 
 /* Which gate channel index producer subtask i of edge e has at consumer j. */
@@ -733,10 +853,12 @@ void tm_exchange_unwire(tm_net *n, tm_deploy *d)
                 pthread_mutex_lock(&p->mu);
                 for (tm_outchan **q = &p->chans; *q; q = &(*q)->peer_next)
                     if (*q == oc) { *q = oc->peer_next; break; }
-                sl_netbuf *b = oc->qhead;
+                sl_netbuf *b = oc->qhead, *pb = oc->phead;
                 oc->qhead = oc->qtail = NULL;
+                oc->phead = oc->ptail = NULL;
                 pthread_mutex_unlock(&p->mu);
                 while (b) { sl_netbuf *nx = b->next; sl_buf_recycle(b); b = nx; }
+                while (pb) { sl_netbuf *nx = pb->next; sl_buf_recycle(pb); pb = nx; }
             }
             free(oc);
         }
@@ -787,7 +909,7 @@ int tm_exchange_sends_drained(tm_deploy *d)
         tm_outchan *oc = d->out_by_id[id];
         if (oc && oc->peer) {
             pthread_mutex_lock(&oc->peer->mu);
-            int empty = oc->qhead == NULL;
+            int empty = oc->qhead == NULL && oc->phead == NULL;
             pthread_mutex_unlock(&oc->peer->mu);
             if (!empty) return 0;
         }
@@ -898,6 +1020,30 @@ void tm_exchange_deliver(tm_deploy *d, uint32_t chan, sl_netbuf *b, uint32_t bac
     b->chan = ic->gate_idx;
     tm_gate_push(ic->gate, b);
     if (ic->backlog > ic->announced) lend_floating(d, ic);
+}
+
+sl_netbuf *tm_exchange_event_buffer(tm_peer *p, tm_deploy *d, uint32_t chan, uint32_t len, char *err,
+                                    size_t errlen)
+{
+    tm_inchan *ic = chan < d->nchan ? d->in_by_id[chan] : NULL;
+    if (!ic || ic->peer != p) {
+        sl_seterr(err, errlen, "event for unknown channel %u of job %s", chan, d->job_id);
+        return NULL;
+    }
+    /* a barrier: id, time, flags, timeout and its directory (task.c) */
+    if (len > SL_EL_HDR + 4200) {
+        sl_seterr(err, errlen, "event frame of %u bytes (at most %u)", len, SL_EL_HDR + 4200);
+        return NULL;
+    }
+    return sl_netbuf_heap(len);
+}
+
+void tm_exchange_deliver_priority(tm_deploy *d, uint32_t chan, sl_netbuf *b)
+{
+    tm_inchan *ic = d->in_by_id[chan];
+    b->chan = ic->gate_idx;
+    b->prio = 1;
+    tm_gate_push_priority(ic->gate, b);
 }
 
 void tm_exchange_recycle_recv(sl_netbuf *b)

@@ -60,6 +60,7 @@ typedef struct tm_mail {
     uint64_t cpid;
     int64_t ts;                 /* trigger time (wall ms) */
     int flags;                  /* SL_CP_* */
+    int64_t align_timeout_ms;   /* with SL_CP_ALIGN_TIMEOUT */
     char *dir;                  /* TRIGGER: where state files go */
     struct tm_mail *next;
 } tm_mail;
@@ -70,6 +71,8 @@ typedef struct tm_gate {
     pthread_cond_t cv;
     sl_netbuf *head, *tail;        /* buffers ready for the task, in arrival order */
     int queued;
+    uint64_t pushed;            /* buffers ever pushed (a task looking for barriers
+                                   queued since it last looked) */
     int closed;                 /* cancelled: the task should stop */
     int nchan;                  /* input channels */
     tm_mail *mail_head, *mail_tail;
@@ -81,6 +84,17 @@ typedef struct tm_gate {
 
 void tm_gate_init(tm_gate *g, int nchan);
 void tm_gate_push(tm_gate *g, sl_netbuf *b);   /* any thread; takes b */
+/* A priority barrier (b->prio): ahead of every queued buffer, behind the
+ * priority ones already there; b->overtaken is set to the number of queued
+ * buffers of its channel it went ahead of. Any thread; takes b. */
+void tm_gate_push_priority(tm_gate *g, sl_netbuf *b);
+/* The head of the queue if it is a priority barrier, else NULL. Task thread. */
+sl_netbuf *tm_gate_take_priority(tm_gate *g);
+/* fn(ctx, b) on the first n queued buffers of channel chan (priority ones
+ * not counted), under the gate's lock: they stay queued. SL_ERR when fn
+ * failed or fewer than n are there. Task thread (only it takes buffers, so
+ * what it counted is still queued). */
+int tm_gate_each_queued(tm_gate *g, int chan, int n, int (*fn)(void *ctx, const sl_netbuf *b), void *ctx);
 void tm_gate_close(tm_gate *g);             /* any thread: recycles what is queued */
 void tm_gate_destroy(tm_gate *g);
 /* Wait for a buffer until deadline_ns (monotonic); NULL on timeout, close
@@ -107,6 +121,7 @@ typedef struct tm_outchan {
     /* remote only; queue under peer->mu, credit owned by the network thread */
     sl_netbuf *qhead, *qtail;
     int qlen;
+    sl_netbuf *phead, *ptail;   /* priority barriers: sent before qhead, without credit */
     int credit;
     tm_deploy *d;
     struct tm_outchan *peer_next; /* peer's list of its channels */
@@ -214,6 +229,17 @@ int tm_exchange_broadcast(tm_wset *ws, int tag, int64_t x, const void *payload, 
                           char *err, size_t errlen);
 /* Hand on every partly filled buffer. */
 void tm_exchange_flush(tm_wset *ws);
+/* An unaligned checkpoint's barrier (payload[len]) to every subpartition,
+ * ahead of what is queued: partly filled buffers are handed on first; then
+ * on a local channel the barrier goes into the consumer's gate ahead of its
+ * buffers (the consumer persists what it overtook); on a remote channel the
+ * buffers still waiting for credit are given to out(ctx, edge, consumer
+ * subtask, buffer) -- the producer's output channel state -- and the
+ * barrier is sent ahead of them, without credit. SL_ERR with err set when
+ * out failed. */
+int tm_exchange_priority_barrier(tm_wset *ws, const void *payload, size_t len,
+                                 int (*out)(void *ctx, const sl_edge *e, int sub, const sl_netbuf *b),
+                                 void *ctx, char *err, size_t errlen);
 int tm_exchange_has_output(const tm_task *t, int output);
 
 /* The next element of b from *pos (advanced): SL_OK with *el set; SL_AGAIN
@@ -222,6 +248,10 @@ int tm_exchange_has_output(const tm_task *t, int output);
  * (err says how). */
 int tm_exchange_read(tm_reader *rd, const sl_netbuf *b, size_t *pos, tm_element *el, char *err,
                      size_t errlen);
+
+/* Whether b's last element is a barrier (its checkpoint id into *cpid):
+ * walks the element headers. */
+int tm_buffer_barrier(const sl_netbuf *b, uint64_t *cpid);
 
 /* Writing a spanning record into a buffer sequence, and reading it back:
  * the encode/decode pair exposed for unit tests. tm_span_write writes as
@@ -242,6 +272,12 @@ int tm_exchange_credit(tm_peer *p, tm_deploy *d, uint64_t session, uint32_t atte
 sl_netbuf *tm_exchange_recv_buffer(tm_peer *p, tm_deploy *d, uint32_t chan, uint32_t len, char *err,
                                 size_t errlen);
 void tm_exchange_deliver(tm_deploy *d, uint32_t chan, sl_netbuf *b, uint32_t backlog);
+/* A priority barrier of len bytes for channel chan of d from p (an EVENT
+ * frame, sent without credit): a buffer of its own to copy it into (then
+ * call tm_exchange_deliver_priority), or NULL with err set. */
+sl_netbuf *tm_exchange_event_buffer(tm_peer *p, tm_deploy *d, uint32_t chan, uint32_t len, char *err,
+                                    size_t errlen);
+void tm_exchange_deliver_priority(tm_deploy *d, uint32_t chan, sl_netbuf *b);
 /* A receive buffer came back from a task (via the inbox). */
 void tm_exchange_recv_back(tm_net *n, sl_netbuf *b);
 /* p's connection is up: announce the credits granted meanwhile. */

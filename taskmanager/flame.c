@@ -3,17 +3,19 @@
  * JobManager asks (ProcessInfoRequest STACK_SAMPLES) for stack samples of
  * the task threads of one chain of a deployment; the network thread looks
  * up their thread ids and queues the request (tm_flame) for the flame
- * sampler thread, which samples them (sampler.c, about num_samples x
+ * sampler thread, which samples them (lib/stack_sample.c, about num_samples x
  * delay_ms) and hands the answer back through the inbox (TM_OP_SAMPLED),
- * where the network thread sends the ProcessInfoReply. Neither the task
- * threads nor the network thread wait for a sampling.
+ * where the network thread sends the ProcessInfoReply. Thread dumps
+ * (THREAD_DUMP, every thread's stack: lib/proc_info.c) take the same way.
+ * Neither the task threads nor the network thread wait for a sampling.
  */
 #include <string.h>
 
 #include "tm.h"
 #include "frame.h"
 #include "log.h"
-#include "sampler.h"
+#include "proc_info.h"
+#include "stack_sample.h"
 
 #define TAG "tm:flame"
 #define FLAME_QUEUE_MAX 16       /* requests waiting for the sampler */
@@ -39,8 +41,10 @@ static void *flame_main(void *arg)
             list = list->next;
             char err[300];
             json_t *res = NULL;
-            if (!__atomic_load_n(&n->flame_stop, __ATOMIC_ACQUIRE))
-                res = tm_sampler_sample(f->tids, f->ntids, f->num, f->delay_ms, f->depth,
+            if (!__atomic_load_n(&n->flame_stop, __ATOMIC_ACQUIRE) && f->dump)
+                res = sl_proc_thread_dump(SL_PROC_STACK_DEPTH);
+            else if (!__atomic_load_n(&n->flame_stop, __ATOMIC_ACQUIRE))
+                res = sl_stack_sample(f->tids, f->ntids, f->num, f->delay_ms, f->depth,
                                         &n->flame_stop, err, sizeof err);
             else
                 snprintf(err, sizeof err, "the TaskManager is stopping");
@@ -63,7 +67,7 @@ static void *flame_main(void *arg)
 
 int tm_flame_start(tm_net *n, char *err, size_t errlen)
 {
-    if (tm_sampler_init(err, errlen) != SL_OK) return SL_ERR;
+    if (sl_stack_init(err, errlen) != SL_OK) return SL_ERR;
     if (!(n->flames = sl_queue_new("flame sampler", SL_QUEUE_COND, FLAME_QUEUE_MAX, err, errlen)))
         return SL_ERR;
     int e = pthread_create(&n->flame_thread, NULL, flame_main, n);
@@ -83,6 +87,18 @@ void tm_flame_stop(tm_net *n)
     n->flame_started = 0;
     sl_queue_destroy(n->flames);
     n->flames = NULL;
+}
+
+static int flame_push(tm_net *n, tm_flame *f, char *err, size_t errlen)
+{
+    int rc = sl_queue_push(n->flames, &f->qm);
+    if (rc != SL_OK) {
+        flame_free(f);
+        return sl_seterr(err, errlen, "TaskManager %s: %s", n->id,
+                         rc == SL_AGAIN ? "too many stack samplings are waiting"
+                                        : "the flame sampler has stopped");
+    }
+    return SL_OK;
 }
 
 int tm_flame_request(tm_net *n, const Sluice__ProcessInfoRequest *rq, char *err, size_t errlen)
@@ -110,14 +126,16 @@ int tm_flame_request(tm_net *n, const Sluice__ProcessInfoRequest *rq, char *err,
     f->num = (int)rq->num_samples;
     f->delay_ms = (int)rq->delay_ms;
     f->depth = (int)rq->stack_depth;
-    int rc = sl_queue_push(n->flames, &f->qm);
-    if (rc != SL_OK) {
-        flame_free(f);
-        return sl_seterr(err, errlen, "TaskManager %s: %s", n->id,
-                         rc == SL_AGAIN ? "too many flame graphs are being sampled"
-                                        : "the flame sampler has stopped");
-    }
-    return SL_OK;
+    return flame_push(n, f, err, errlen);
+}
+
+int tm_flame_dump(tm_net *n, uint64_t id, char *err, size_t errlen)
+{
+    if (!n->flame_started) return sl_seterr(err, errlen, "the flame sampler is not running");
+    tm_flame *f = sl_calloc(1, sizeof *f);
+    f->id = id;
+    f->dump = 1;
+    return flame_push(n, f, err, errlen);
 }
 
 void tm_flame_done(tm_net *n, tm_flame *f)

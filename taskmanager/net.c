@@ -67,6 +67,7 @@
 #define DF_CREDIT 2
 #define DF_HELLO 3
 #define DF_AUTH 4 /* the challenge-response after a HELLO (auth.h); a = its length */
+#define DF_EVENT 5 /* a priority barrier (unaligned checkpoint), sent without credit */
 #define DF_HDR 25
 #define DF_MAGIC 0x534c4443u /* "SLDC" */
 #define DF_VERSION 2 /* 2: the header carries the JobManager session */
@@ -232,6 +233,18 @@ static void peer_flush(tm_peer *p)
     struct evbuffer *out = bufferevent_get_output(p->bev);
     pthread_mutex_lock(&p->mu);
     for (tm_outchan *oc = p->chans; oc; oc = oc->peer_next) {
+        /* priority barriers of unaligned checkpoints first, without credit
+         * (the receiver takes them into buffers of their own) */
+        while (oc->phead && !oc->d->cancelled) {
+            sl_netbuf *b = oc->phead;
+            oc->phead = b->next;
+            if (!oc->phead) oc->ptail = NULL;
+            uint8_t h[DF_HDR];
+            df_header(h, DF_EVENT, oc->d->session, oc->d->attempt, oc->id, 0, b->len);
+            evbuffer_add(out, h, DF_HDR);
+            b->next = NULL;
+            evbuffer_add_reference(out, b->data, b->len, data_cleanup, b);
+        }
         while (oc->qhead && oc->credit > 0 && !oc->d->cancelled) {
             sl_netbuf *b = oc->qhead;
             oc->qhead = b->next;
@@ -270,6 +283,21 @@ static int handle_data_frame(tm_peer *p, const uint8_t *h, struct evbuffer *in, 
     uint32_t attempt = sl_get_le32(h + 9), chan = sl_get_le32(h + 13), a = sl_get_le32(h + 17), b = sl_get_le32(h + 21);
     tm_deploy *d = tm_deploy_find(n, session, attempt);
     if (type == DF_CREDIT) return tm_exchange_credit(p, d, session, attempt, chan, a, err, errlen);
+    if (type == DF_EVENT) {
+        if (b == 0 || b > SL_MAX_DATA_FRAME_BYTES)
+            return sl_seterr(err, errlen, "bad event frame length %u (allowed 1..%u)", b,
+                             SL_MAX_DATA_FRAME_BYTES);
+        if (!d || d->cancelled) {
+            evbuffer_drain(in, b);
+            return SL_OK;
+        }
+        sl_netbuf *ev = tm_exchange_event_buffer(p, d, chan, b, err, errlen);
+        if (!ev) return SL_ERR;
+        evbuffer_remove(in, ev->data, b);
+        ev->len = b;
+        tm_exchange_deliver_priority(d, chan, ev);
+        return SL_OK;
+    }
     if (type != DF_DATA) return sl_seterr(err, errlen, "unknown frame type %u", type);
     if (b == 0 || b > SL_MAX_DATA_FRAME_BYTES)
         return sl_seterr(err, errlen, "bad data frame length %u (allowed 1..%u)", b, SL_MAX_DATA_FRAME_BYTES);
@@ -337,7 +365,7 @@ static void on_data_read(struct bufferevent *bev, void *arg)
         uint8_t h[DF_HDR];
         if (evbuffer_get_length(in) < DF_HDR) break;
         evbuffer_copyout(in, h, DF_HDR);
-        if (h[0] == DF_DATA) {
+        if (h[0] == DF_DATA || h[0] == DF_EVENT) {
             uint32_t len = sl_get_le32(h + 21);
             if (len <= SL_MAX_DATA_FRAME_BYTES && evbuffer_get_length(in) < DF_HDR + (size_t)len) break;
         }
@@ -751,6 +779,14 @@ static void on_heartbeat(evutil_socket_t fd, short what, void *arg)
     sysinfo(&si);
     hb.tm_id = n->id;
     hb.free_memory = (uint64_t)si.freeram * si.mem_unit;
+    sl_proc_stats ps;
+    sl_proc_stats_read(&ps); /* a few small /proc reads per heartbeat */
+    Sluice__ProcessStats pst = SLUICE__PROCESS_STATS__INIT;
+    pst.cpu_ns = ps.cpu_ns;
+    pst.rss_bytes = ps.rss_bytes;
+    pst.virtual_bytes = ps.virtual_bytes;
+    pst.threads = (uint32_t)ps.threads;
+    hb.process = &pst;
     Sluice__SubtaskMetrics *ms = heartbeat_metrics(n, &hb);
     if (n->prom) tm_prom_publish(n, &hb);
     Sluice__Envelope env = SLUICE__ENVELOPE__INIT;
@@ -815,10 +851,10 @@ static void process_info(tm_net *n, const Sluice__ProcessInfoRequest *rq)
     uint8_t *data = NULL;
     if (rq->kind == SLUICE__PROCESS_INFO_REQUEST__KIND__STACK_SAMPLES) {
         if (tm_flame_request(n, rq, err, sizeof err) == SL_OK) return; /* answered when sampled */
-    } else if (rq->kind == SLUICE__PROCESS_INFO_REQUEST__KIND__LOG_LIST ||
-        rq->kind == SLUICE__PROCESS_INFO_REQUEST__KIND__THREAD_DUMP) {
-        json_t *j = rq->kind == SLUICE__PROCESS_INFO_REQUEST__KIND__LOG_LIST ? sl_proc_log_list()
-                                                                           : sl_proc_thread_dump();
+    } else if (rq->kind == SLUICE__PROCESS_INFO_REQUEST__KIND__THREAD_DUMP) {
+        if (tm_flame_dump(n, rq->id, err, sizeof err) == SL_OK) return; /* answered when taken */
+    } else if (rq->kind == SLUICE__PROCESS_INFO_REQUEST__KIND__LOG_LIST) {
+        json_t *j = sl_proc_log_list();
         text = json_dumps(j, JSON_COMPACT);
         json_decref(j);
         out.json = text ? text : (char *)"{}";
@@ -920,7 +956,9 @@ static void handle_jm(tm_net *n, Sluice__Envelope *env)
             ml->cpid = tc->checkpoint_id;
             ml->ts = tc->timestamp;
             ml->flags = (tc->is_savepoint ? SL_CP_SAVEPOINT : 0) | (tc->stop ? SL_CP_STOP : 0) |
-                        (tc->drain ? SL_CP_DRAIN : 0);
+                        (tc->drain ? SL_CP_DRAIN : 0) |
+                        (tc->unaligned ? (tc->aligned_timeout_ms > 0 ? SL_CP_ALIGN_TIMEOUT : SL_CP_UNALIGNED) : 0);
+            ml->align_timeout_ms = tc->unaligned ? tc->aligned_timeout_ms : 0;
             ml->dir = sl_strdup(tc->dir);
             tm_task_mail(t, ml);
         }
@@ -1199,6 +1237,14 @@ static void send_ack(tm_net *n, tm_snap_job *job)
     }
     a.n_handles = job->error[0] ? 0 : (size_t)job->nparts;
     a.handles = hp;
+    a.unaligned = job->unaligned;
+    a.persisted_bytes = job->persisted;
+    a.processed_bytes = job->processed;
+    a.head_uid = job->head_uid;
+    if (job->cs_file && !job->error[0]) {
+        a.channel_file = job->cs_file;
+        a.channel_size = job->cs_size;
+    }
     Sluice__Envelope env = SLUICE__ENVELOPE__INIT;
     env.msg_case = SLUICE__ENVELOPE__MSG_ACK;
     env.ack = &a;

@@ -56,6 +56,11 @@ void tm_snap_job_free(tm_snap_job *job)
         sl_rt_run_deferred(p->deferred, err, sizeof err); /* frees what did not run */
     }
     free(job->parts);
+    sl_cs_abort(job->cs);
+    if (job->cs_stage) unlink(job->cs_stage);
+    free(job->cs_stage);
+    free(job->cs_file);
+    free(job->head_uid);
     free(job->dir);
     free(job);
 }
@@ -124,6 +129,24 @@ static void write_job(tm_net *n, tm_snap_job *job)
                          err);
     }
     free(stage);
+    if (job->cs) {
+        /* the channel state the task wrote: into place (or up to S3) */
+        sl_cs_writer *cs = job->cs;
+        job->cs = NULL;
+        int rc = job->error[0] ? (sl_cs_abort(cs), SL_ERR) : sl_cs_finish(cs, &job->cs_size, err, sizeof err);
+        if (rc == SL_OK && job->cs_stage) {
+            char *url = sl_sprintf("%s/%s", job->dir, job->cs_file);
+            rc = sl_store_put_file(job->cs_stage, url, NULL, err, sizeof err);
+            free(url);
+        }
+        if (job->cs_stage) {
+            unlink(job->cs_stage);
+            free(job->cs_stage);
+            job->cs_stage = NULL;
+        }
+        if (rc != SL_OK && !job->error[0])
+            snprintf(job->error, sizeof job->error, "writing channel state: %s", err);
+    }
     /* the views are no longer needed: let the live state stop copying */
     for (int i = 0; i < job->nparts; i++)
         if (job->parts[i].ksnap) {

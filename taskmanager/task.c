@@ -17,6 +17,10 @@
  * all have, as exactly-once alignment holds a channel that delivered its
  * barrier.
  *
+ * Unaligned checkpoints (a barrier overtaking queued buffers, which become
+ * channel state, replayed on restore) are unaligned.c's; the state both
+ * files work on is task_int.h's `run`.
+ *
  * The thread's time is accounted as idle (waiting for input, or a source
  * sleeping to keep its rate), backpressured (waiting for an output buffer)
  * or busy (the rest); clocks are read per buffer or batch, never per record.
@@ -28,64 +32,19 @@
 #include <unistd.h>
 #include <sys/eventfd.h>
 
-#include "tm.h"
-#include "sampler.h"
+#include "task_int.h"
+#include "stack_sample.h"
 #include "log.h"
 #include "keygroup.h"
 #include "runtime.h"
 #include "valve.h"
 #include "bytes.h"
+#include "store.h"
 
 #define TAG "tm:task"
 
 enum { WAIT_NONE = 0, WAIT_IDLE = 1, WAIT_BP = 2 };
 
-/* Per-thread runtime state (lives on the task thread's stack). */
-typedef struct run {
-    tm_task *t;
-    tm_deploy *d;
-    const sl_chain *ch;
-    sl_op *ops;
-    int nops;
-    sl_value *in_vals;          /* decode target for the head's input rows */
-    sl_valve valve;             /* the input channels' watermarks, status, ends */
-    int said;                   /* our first word went to every output */
-    int out_idle;               /* our output is marked idle downstream */
-    int64_t in_wm;              /* combined input watermark */
-    int64_t out_wm;
-    int64_t start_ns;
-    uint64_t idle_ns, bp_ns;
-    int64_t next_flush_ns;
-    int failed;                 /* an operator failed: t->err holds why */
-    /* checkpoints */
-    uint64_t aligning;          /* checkpoint whose barriers are arriving, 0 = none */
-    int64_t align_ts;
-    int align_flags;
-    char *align_dir;
-    int64_t align_start_ns;
-    char *chan_barrier;         /* per channel: barrier `aligning` arrived */
-    int nbarriers;
-    sl_netbuf **held_head, **held_tail; /* exactly-once: buffers of channels that
-                                        delivered the barrier, held until all have */
-    int nheld;
-    int stopped;                /* an input ended by stop-with-savepoint (no drain) */
-    uint64_t last_cp;           /* newest checkpoint taken here */
-    uint64_t stop_cpid;         /* stop-with-savepoint: the savepoint to see complete */
-    int stop_done;              /* 1 it completed, -1 it was aborted */
-    int stop_drain;             /* ... with drain: everything fired before it */
-    /* checkpoints after tasks finish (FLIP-147) */
-    int out_ended;              /* END went to every output: snapshots send no barrier */
-    uint64_t trig_cpid;         /* newest trigger heard while running without a
-                                   barrier yet; taken at end of input if none came */
-    int64_t trig_ts;
-    int trig_flags;
-    char *trig_dir;
-    uint64_t final_from;        /* first checkpoint taken after out_ended, 0 = none */
-    int final_done;             /* a checkpoint >= final_from completed */
-    uint8_t barrier_el[4200];   /* the barrier element's payload being sent */
-    size_t barrier_len;
-    char err[600];
-} run;
 
 /* ---- figures ------------------------------------------------------------ */
 
@@ -635,7 +594,11 @@ static char *state_file_name(const char *uid, int subtask)
 
 /* The synchronous part of a checkpoint: views of keyed state, copies of
  * timers, operator-state blobs; then the barrier goes downstream and the
- * snapshot thread writes the files. */
+ * snapshot thread writes the files. An unaligned one (SL_CP_UNALIGNED)
+ * sends its barrier ahead of the buffers queued on its outputs (the remote
+ * ones' become output channel state) and, in a task with inputs, starts
+ * capturing their in-flight data: its snapshot is submitted when that
+ * ends (cap_maybe_done). */
 static int take_snapshot(run *r, uint64_t cpid, int64_t ts, int flags, const char *dir,
                          uint64_t alignment_ns)
 {
@@ -651,6 +614,8 @@ static int take_snapshot(run *r, uint64_t cpid, int64_t ts, int flags, const cha
     job->alignment_ns = alignment_ns;
     job->start_delay_ns = (uint64_t)SL_MAX(0, (sl_now_ms() - ts) * 1000000);
     job->parts = sl_calloc((size_t)r->nops, sizeof(tm_snap_part));
+    job->unaligned = (flags & SL_CP_UNALIGNED) != 0;
+    job->head_uid = sl_strdup(r->ops[0].vertex->uid);
     for (int k = 0; k < r->nops; k++) {
         sl_op *op = &r->ops[k];
         if (!op->kstate && !op->def->snapshot_state) continue;
@@ -717,18 +682,27 @@ static int take_snapshot(run *r, uint64_t cpid, int64_t ts, int flags, const cha
      * element of its buffer */
     uint8_t *b = r->barrier_el;
     size_t dl = strlen(dir);
-    if (dl > sizeof r->barrier_el - 19) dl = sizeof r->barrier_el - 19;
+    if (dl > sizeof r->barrier_el - 27) dl = sizeof r->barrier_el - 27;
     sl_put_le64(b, cpid);
     sl_put_lei64(b + 8, ts);
     b[16] = (uint8_t)flags;
     sl_put_le16(b + 17, (uint16_t)dl);
     memcpy(b + 19, dir, dl);
-    r->barrier_len = 19 + dl;
+    /* then the aligned-checkpoint-timeout, which ALIGN_TIMEOUT goes by */
+    sl_put_lei64(b + 19 + dl, (flags & SL_CP_ALIGN_TIMEOUT) ? r->align_timeout_ms : 0);
+    r->barrier_len = 27 + dl;
     int rc = SL_OK;
     if (!r->out_ended) {
         /* after END nothing follows downstream: it does not wait for us */
         rc = first_word(r, 0);
-        if (rc == SL_OK) rc = writers_broadcast(r, SL_EL_BARRIER, 0);
+        if (rc == SL_OK && job->unaligned) {
+            r->cap_job = job; /* for tm_cs_output */
+            rc = tm_exchange_priority_barrier(&t->ws, r->barrier_el, r->barrier_len, tm_cs_output, r, r->err,
+                                              sizeof r->err);
+            r->cap_job = NULL;
+        } else if (rc == SL_OK) {
+            rc = writers_broadcast(r, SL_EL_BARRIER, 0);
+        }
         flush_writers(r);
     } else if (!r->final_from) {
         r->final_from = cpid;
@@ -738,6 +712,11 @@ static int take_snapshot(run *r, uint64_t cpid, int64_t ts, int flags, const cha
         r->stop_cpid = cpid;
         r->stop_done = 0;
         r->stop_drain = (flags & SL_CP_DRAIN) != 0;
+    }
+    if (job->unaligned && t->ngate_chan && rc == SL_OK) {
+        tm_cap_start(r, cpid, job);
+        tm_cap_maybe_done(r);
+        return rc;
     }
     tm_snapshotter_submit(r->d->net, job);
     return rc;
@@ -813,7 +792,7 @@ static int maybe_complete_alignment(run *r)
     return rc;
 }
 
-static int on_barrier(run *r, int c, const uint8_t *p, uint32_t len)
+static int on_barrier(run *r, int c, const sl_netbuf *b, const uint8_t *p, uint32_t len)
 {
     if (len < 19) return sl_seterr(r->err, sizeof r->err, "damaged barrier");
     uint64_t cpid;
@@ -823,7 +802,32 @@ static int on_barrier(run *r, int c, const uint8_t *p, uint32_t len)
     ts = sl_get_lei64(p + 8);
     dl = sl_get_le16(p + 17);
     if (19u + dl > len) return sl_seterr(r->err, sizeof r->err, "damaged barrier");
+    int flags = p[16];
+    int64_t timeout = len >= 27u + dl ? sl_get_lei64(p + 19 + dl) : 0;
+    if (r->cap_cpid && cpid == r->cap_cpid) {
+        tm_cap_channel(r, c, b);
+        tm_cap_maybe_done(r);
+        return SL_OK;
+    }
     if (cpid <= r->last_cp) return SL_OK; /* an older checkpoint, already superseded */
+    if (flags & SL_CP_UNALIGNED) {
+        /* the first barrier of an unaligned checkpoint: snapshot now (an
+         * older capture or alignment is abandoned: the coordinator times
+         * that checkpoint out) */
+        tm_cap_abandon(r);
+        r->aligning = 0;
+        r->nbarriers = 0;
+        memset(r->chan_barrier, 0, (size_t)r->t->ngate_chan);
+        char *dir = sl_strndup((const char *)p + 19, dl);
+        int rc = take_snapshot(r, cpid, ts, flags, dir, 0);
+        free(dir);
+        if (rc == SL_OK && r->cap_cpid == cpid) {
+            tm_cap_channel(r, c, b);
+            tm_cap_maybe_done(r);
+        }
+        return rc;
+    }
+    if (r->cap_cpid) tm_cap_abandon(r); /* a savepoint after an unfinished unaligned checkpoint */
     if (cpid > r->aligning) {
         /* a newer checkpoint overtakes one still aligning: that one is
          * abandoned (the coordinator times it out) */
@@ -833,6 +837,8 @@ static int on_barrier(run *r, int c, const uint8_t *p, uint32_t len)
         free(r->align_dir);
         r->align_dir = sl_strndup((const char *)p + 19, dl);
         r->align_start_ns = sl_mono_ns();
+        r->align_timeout_ms = timeout;
+        r->window_bytes = 0;
         r->nbarriers = 0;
         memset(r->chan_barrier, 0, (size_t)r->t->ngate_chan);
     }
@@ -840,7 +846,8 @@ static int on_barrier(run *r, int c, const uint8_t *p, uint32_t len)
         r->chan_barrier[c] = 1;
         r->nbarriers++;
     }
-    return maybe_complete_alignment(r);
+    if (maybe_complete_alignment(r) != SL_OK) return SL_ERR;
+    return tm_align_timeout(r);
 }
 
 static void op_checkpoint_done(run *r, uint64_t cpid, int completed)
@@ -873,15 +880,18 @@ static int handle_mail(run *r, int *stop)
                     r->trig_cpid = x->cpid;
                     r->trig_ts = x->ts;
                     r->trig_flags = x->flags;
+                    r->trig_timeout_ms = x->align_timeout_ms;
                     free(r->trig_dir);
                     r->trig_dir = sl_strdup(x->dir);
                 }
             } else if (x->cpid > r->last_cp && r->out_ended) {
+                r->align_timeout_ms = x->align_timeout_ms;
                 /* ended, waiting for a final checkpoint: our state now */
                 rc = take_snapshot(r, x->cpid, x->ts, x->flags, x->dir, 0);
             } else if (x->cpid > r->last_cp) {
                 /* stop with drain: everything fires before the savepoint */
                 if ((x->flags & SL_CP_STOP) && (x->flags & SL_CP_DRAIN)) rc = drain_chain(r);
+                r->align_timeout_ms = x->align_timeout_ms;
                 if (rc == SL_OK) rc = take_snapshot(r, x->cpid, x->ts, x->flags, x->dir, 0);
                 if (x->flags & SL_CP_STOP) *stop = x->flags;
             }
@@ -893,6 +903,7 @@ static int handle_mail(run *r, int *stop)
             if (x->cpid == r->stop_cpid) r->stop_done = 1;
             break;
         case TM_MAIL_ABORT:
+            if (r->cap_cpid && x->cpid >= r->cap_cpid) tm_cap_abandon(r);
             op_checkpoint_done(r, x->cpid, 0);
             if (r->failed) rc = SL_ERR;
             if (x->cpid == r->stop_cpid && !r->stop_drain && !r->out_ended) {
@@ -1101,7 +1112,7 @@ static int process_buffer(run *r, sl_netbuf *b)
                 rc = sl_seterr(r->err, sizeof r->err, "%s: damaged buffer: data after a barrier",
                                head->task_name);
                 r->failed = 1;
-            } else if (on_barrier(r, c, p, len) != SL_OK) {
+            } else if (on_barrier(r, c, b, p, len) != SL_OK) {
                 rc = SL_ERR;
                 r->failed = 1;
             }
@@ -1111,9 +1122,11 @@ static int process_buffer(run *r, sl_netbuf *b)
             if (!sl_valve_ended(&r->valve, c)) {
                 if (len == 1 && p[0] == 0) r->stopped = 1; /* stopped upstream, not drained */
                 if (r->chan_barrier[c]) { r->chan_barrier[c] = 0; r->nbarriers--; }
+                if (r->cap_cpid) tm_cap_mark(r, c, 0); /* no barrier comes after END */
                 rc = after_word(r, sl_valve_end(&r->valve, head, c));
                 if (rc == SL_OK && r->valve.nended < r->t->ngate_chan) maybe_end_input(r, input, &rc);
                 if (rc == SL_OK && maybe_complete_alignment(r) != SL_OK) rc = SL_ERR;
+                tm_cap_maybe_done(r);
             }
         } else {
             rc = sl_seterr(r->err, sizeof r->err, "%s: damaged buffer: unknown element tag %u",
@@ -1133,8 +1146,15 @@ static int run_consumer(run *r)
         if (cancelled(r)) return SL_DONE;
         int stop = 0;
         if (handle_mail(r, &stop) != SL_OK) return SL_ERR;
+        if (tm_align_timeout(r) != SL_OK) return SL_ERR;
+        if (r->cap_scan && __atomic_load_n(&t->gate.pushed, __ATOMIC_RELAXED) != r->cap_scanned) {
+            tm_cap_scan_gate(r, r->cap_cpid); /* in-band barriers queued since */
+            tm_cap_maybe_done(r);
+        }
         int64_t now = sl_mono_ns();
-        sl_netbuf *b = take_held(r);
+        /* a priority barrier before anything held: it went ahead of them */
+        sl_netbuf *b = tm_gate_take_priority(&t->gate);
+        if (!b) b = take_held(r);
         if (!b) b = tm_gate_take_nowait(&t->gate);
         int64_t after = now;
         if (!b) {
@@ -1153,10 +1173,11 @@ static int run_consumer(run *r)
             publish(r);
             continue;
         }
-        if (channel_blocked(r, b->chan)) {
+        if (channel_blocked(r, b->chan) && !b->prio) {
             hold(r, b); /* aligning: this channel already delivered the barrier */
             continue;
         }
+        tm_cap_on_process(r, b);
         if (process_buffer(r, b) != SL_OK) return cancelled(r) ? SL_DONE : SL_ERR;
         if (proc_time_due(r) != SL_OK) return SL_ERR;
         maybe_flush(r, sl_mono_ns());
@@ -1211,7 +1232,7 @@ static void *task_main(void *arg)
         snprintf(name, sizeof name, "%d.%d %s", t->chain, t->subtask, r.ch->name);
         pthread_setname_np(pthread_self(), name);
     }
-    __atomic_store_n(&t->tid, (int)tm_sampler_self(), __ATOMIC_RELEASE); /* stack samples */
+    __atomic_store_n(&t->tid, (int)sl_stack_self(), __ATOMIC_RELEASE); /* stack samples */
     r.in_wm = INT64_MIN;
     r.out_wm = INT64_MIN;
     r.start_ns = sl_mono_ns();
@@ -1223,6 +1244,9 @@ static void *task_main(void *arg)
     r.chan_barrier = sl_calloc((size_t)(t->ngate_chan ? t->ngate_chan : 1), 1);
     r.held_head = sl_calloc((size_t)(t->ngate_chan ? t->ngate_chan : 1), sizeof(sl_netbuf *));
     r.held_tail = sl_calloc((size_t)(t->ngate_chan ? t->ngate_chan : 1), sizeof(sl_netbuf *));
+    r.cap_seen = sl_calloc((size_t)(t->ngate_chan ? t->ngate_chan : 1), 1);
+    r.cap_skip = sl_calloc((size_t)(t->ngate_chan ? t->ngate_chan : 1), sizeof(int));
+    tm_chan_map(&r);
     const sl_vertex *head = &d->g->v[r.ch->vertices[0]];
     int nvals = 1;
     for (int i = 0; i < head->ninputs; i++) nvals = SL_MAX(nvals, head->in[i].n);
@@ -1230,6 +1254,7 @@ static void *task_main(void *arg)
 
     int rc = open_chain(&r);
     int restored = rc == SL_OK ? restore_chain(&r) : SL_OK;
+    if (rc == SL_OK && restored == SL_OK) restored = tm_replay_channels(&r);
     tm_deploy_restored(d); /* the last one drops a local copy of an s3:// snapshot */
     if (rc == SL_OK && restored != SL_OK) {
         close_chain(&r);
@@ -1259,6 +1284,7 @@ static void *task_main(void *arg)
         if (rc == SL_OK && r.stop_done < 0)
             rc = sl_seterr(r.err, sizeof r.err, "the stop-with-savepoint savepoint failed");
         publish(&r);
+        tm_cap_abandon(&r); /* a capture that did not finish: its views go before the state */
         close_chain(&r);
     }
     Sluice__TaskState final;
@@ -1280,6 +1306,11 @@ static void *task_main(void *arg)
     }
     free(r.held_head);
     free(r.held_tail);
+    tm_cap_abandon(&r);
+    free(r.cap_seen);
+    free(r.cap_skip);
+    free(r.chan_edge);
+    free(r.chan_from);
     free(r.align_dir);
     free(r.trig_dir);
     free(r.in_vals);
@@ -1288,6 +1319,14 @@ static void *task_main(void *arg)
     tm_net_task_exited(d->net);
     return NULL;
 }
+
+/* For unaligned.c (task_int.h). */
+int tm_run_fail(run *r, const sl_op *op) { return fail(r, op); }
+int tm_run_snapshot(run *r, uint64_t cpid, int64_t ts, int flags, const char *dir, uint64_t alignment_ns)
+{
+    return take_snapshot(r, cpid, ts, flags, dir, alignment_ns);
+}
+char *tm_state_file_name(const char *uid, int subtask) { return state_file_name(uid, subtask); }
 
 int tm_task_start(tm_task *t, char *err, size_t errlen)
 {

@@ -47,11 +47,16 @@
 #include "exchange.h"
 #include "snapshot.h"
 #include "snapshot_inc.h"
+#include "chanstate.h"
 #include "control.pb-c.h"
 #include "snapshot.pb-c.h"
 
 
-enum { SL_CP_SAVEPOINT = 1, SL_CP_STOP = 2, SL_CP_DRAIN = 4 };
+/* Checkpoint flags (a trigger's, a barrier's u8): UNALIGNED, the barrier
+ * overtakes in-flight buffers; ALIGN_TIMEOUT, it starts aligned and a task
+ * switches to unaligned once the trigger is the timeout old (the barrier
+ * carries the timeout). */
+enum { SL_CP_SAVEPOINT = 1, SL_CP_STOP = 2, SL_CP_DRAIN = 4, SL_CP_UNALIGNED = 8, SL_CP_ALIGN_TIMEOUT = 16 };
 
 /* One operator's part of a task's snapshot, written off the task thread. */
 typedef struct tm_snap_part {
@@ -85,6 +90,15 @@ typedef struct tm_snap_job {
     int nparts;
     tm_snap_part *parts;
     uint64_t alignment_ns, sync_ns, async_ns, start_delay_ns;
+    /* unaligned checkpoints: the channel-state file the task wrote (the
+     * writer thread finishes it: fsync, rename, S3 upload from cs_stage) */
+    struct sl_cs_writer *cs;
+    char *cs_file;              /* its name in dir, NULL = nothing persisted */
+    char *cs_stage;             /* s3:// dir: the local file written, uploaded from here */
+    uint64_t cs_size;           /* the file's bytes, once written */
+    uint64_t persisted, processed; /* in-flight bytes persisted; processed meanwhile */
+    int unaligned;
+    char *head_uid;             /* the chain's head, whose task the file is */
     char error[1100];           /* non-empty: decline */
     sl_qmsg qm;                 /* TM_SNAP_WRITE on tm_net.snaps, then
                                    TM_OP_SNAPSHOT_WRITTEN on the inbox */
@@ -319,23 +333,26 @@ struct tm_net {
     pthread_t plan_thread;
     struct sl_queue *plans;
     int plan_started;
-    /* the flame sampler thread (flame.c): samples task threads' stacks off
-     * the network and task threads, fed tm_flame requests */
+    /* the flame sampler thread (flame.c): samples task threads' stacks, and
+     * takes thread dumps, off the network and task threads, fed tm_flame
+     * requests */
     pthread_t flame_thread;
     struct sl_queue *flames;
     int flame_started;
     int flame_stop;             /* atomic: stopping, cut a sampling short */
 };
 
-/* A request for stack samples (ProcessInfoRequest STACK_SAMPLES): network
- * thread -> flame sampler, then back as TM_OP_SAMPLED with json or error. */
+/* A request for stack samples (ProcessInfoRequest STACK_SAMPLES) or a
+ * thread dump (THREAD_DUMP): network thread -> flame sampler, then back as
+ * TM_OP_SAMPLED with json or error. */
 typedef struct tm_flame {
     sl_qmsg qm;
     uint64_t id;                /* the request's, for the reply */
+    int dump;                   /* a thread dump of every thread (the rest unused) */
     int *tids;                  /* the chain's running task threads */
     int ntids;
     int num, delay_ms, depth;
-    char *json;                 /* the answer (sampler.h), or NULL */
+    char *json;                 /* the answer (stack_sample.h, proc_info.h), or NULL */
     char *error;                /* why there is none, or NULL */
 } tm_flame;
 
@@ -345,6 +362,9 @@ void tm_flame_stop(tm_net *n);
 /* Queue a STACK_SAMPLES request; SL_ERR with err when it cannot be (no such
  * deployment, too many waiting): then answer at once. */
 int tm_flame_request(tm_net *n, const Sluice__ProcessInfoRequest *rq, char *err, size_t errlen);
+/* Queue a THREAD_DUMP request, likewise: a dump signals every thread,
+ * which the network thread must not wait for. */
+int tm_flame_dump(tm_net *n, uint64_t id, char *err, size_t errlen);
 /* TM_OP_SAMPLED from the inbox: send the reply, free f. */
 void tm_flame_done(tm_net *n, tm_flame *f);
 

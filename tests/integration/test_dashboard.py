@@ -635,9 +635,11 @@ def test_flinks_routes_open_the_same_pages(cluster, browser):
     screenshot(d, "flink-route-job-checkpoints")
     for route in ("/job/running", "/job/completed"):
         open_page(d, cluster, route, "jobs")
-    open_page(d, cluster, "/task-manager/tm-0/metrics", "taskmanagers")
+    open_page(d, cluster, "/task-manager/tm-0", "taskmanagers")
     wait_ui(d, lambda d: css(d, '.tm-row.highlight[data-tm-id="tm-0"]'), "the TaskManager's row, highlighted")
     screenshot(d, "flink-route-task-manager")
+    open_page(d, cluster, "/task-manager/tm-0/metrics", "taskmanager")
+    wait_ui(d, lambda d: attr_of(d, "#process", "data-tab") == "metrics", "the TaskManager's metrics tab")
 
 
 def test_jobmanager_and_taskmanager_pages_show_logs_stdout_and_threads(cluster, browser):
@@ -690,6 +692,74 @@ def test_jobmanager_and_taskmanager_pages_show_logs_stdout_and_threads(cluster, 
     open_page(d, cluster, "/taskmanagers/nope/log", "taskmanager")
     wait_ui(d, lambda d: "TaskManager nope not found" in text_of(d, '#process [data-role="errors"]'),
             "the error")
+
+
+def metric_cards(d):
+    """{metric id: (shown value, data-value, points in its chart)} of the metrics tab."""
+    out = {}
+    for card in css(d, "#metric-cards .metric-card"):
+        val = card.find_element(By.CSS_SELECTOR, ".metric-value")
+        chart = card.find_element(By.CSS_SELECTOR, "svg.metric-chart")
+        out[card.get_attribute("data-metric")] = (val.text, val.get_attribute("data-value"),
+                                                  int(chart.get_attribute("data-points") or 0))
+    return out
+
+
+def test_metrics_tabs_of_the_jobmanager_and_a_taskmanager(cluster, browser):
+    """The Metrics tab of #/jobmanager/metrics and #/taskmanagers/<id>/metrics, as
+    Flink's UI has it: the picker offers the ids GET .../metrics lists, the chosen
+    metrics show their value and a chart that gains a point every refresh; adding
+    and removing one works and the choice survives a reload. Values are compared
+    with REST and with the daemons' /proc."""
+    d = browser
+    cluster.add_tm(slots=1)
+    d.get(cluster.url + "/")
+    d.execute_script("localStorage.clear()")
+    for route, page, base, pid in (("/jobmanager/metrics", "jobmanager", "/jobmanager", cluster.jm.proc.pid),
+                                   ("/taskmanagers/tm-0/metrics", "taskmanager", "/taskmanagers/tm-0",
+                                    cluster.tms[0].proc.pid)):
+        ids = sorted(m["id"] for m in cluster.get(base + "/metrics"))
+        assert {"Status.JVM.CPU.Load", "Status.JVM.CPU.Time", "Status.JVM.Threads.Count",
+                "Status.ProcessTree.Memory.RSS", "Status.ProcessTree.Memory.Virtual"} <= set(ids), ids
+        open_page(d, cluster, route, page)
+        wait_ui(d, lambda d: attr_of(d, "#process", "data-tab") == "metrics", f"the {page}'s metrics tab")
+        # the two chosen by default, charts filling as the page refreshes
+        got = wait_ui(d, lambda d: (lambda c: c if set(c) == {"Status.JVM.CPU.Load", "Status.ProcessTree.Memory.RSS"}
+                                    and all(p >= 3 for _, _, p in c.values()) else None)(metric_cards(d)),
+                      f"the {page}'s default metrics with 3 readings")
+        offered = [o.get_attribute("value") for o in css(d, "#metric-picker option")]
+        assert offered == [i for i in ids if i not in got], offered
+        rss = int(got["Status.ProcessTree.Memory.RSS"][1])
+        with open(f"/proc/{pid}/statm") as f:
+            now = int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+        assert 0.5 * now < rss < 2 * now, (rss, now)
+        assert got["Status.ProcessTree.Memory.RSS"][0].endswith("MiB"), got
+        assert 0 <= float(got["Status.JVM.CPU.Load"][1]) <= 1 and got["Status.JVM.CPU.Load"][0].endswith(" %")
+        # add the thread count: its value is the process's thread count
+        d.execute_script("const s = document.getElementById('metric-picker');"
+                         "s.value = 'Status.JVM.Threads.Count'; s.dispatchEvent(new Event('change'));")
+        css(d, "#metric-add")[0].click()
+        threads = wait_ui(d, lambda d: metric_cards(d).get("Status.JVM.Threads.Count"), "the added metric")
+        assert abs(int(threads[1]) - len(os.listdir(f"/proc/{pid}/task"))) <= 4, threads
+        assert "Status.JVM.Threads.Count" not in [o.get_attribute("value") for o in css(d, "#metric-picker option")]
+        screenshot(d, f"{page}-metrics")
+        # remove the CPU load; the choice outlives a reload
+        css(d, '.metric-card[data-metric="Status.JVM.CPU.Load"] .metric-remove')[0].click()
+        wait_ui(d, lambda d: "Status.JVM.CPU.Load" not in metric_cards(d), "the removed metric gone")
+        d.refresh()
+        wait_ui(d, lambda d: set(metric_cards(d)) == {"Status.ProcessTree.Memory.RSS", "Status.JVM.Threads.Count"},
+                "the choice after a reload")
+        d.execute_script("localStorage.clear()")
+    # REST: the TaskManager's values come with its heartbeats; the aggregate over TaskManagers
+    tm = cluster.get("/taskmanagers/tm-0/metrics?get=Status.JVM.Threads.Count,Status.Flink.Memory.Managed.Total")
+    assert [m["id"] for m in tm] == ["Status.JVM.Threads.Count", "Status.Flink.Memory.Managed.Total"], tm
+    assert int(tm[1]["value"]) == cluster.get("/taskmanagers/tm-0")["hardware"]["managedMemory"]
+
+    def aggregate_agrees():  # a heartbeat may land between the two reads: read again
+        one = cluster.get("/taskmanagers/tm-0/metrics?get=Status.JVM.Threads.Count")[0]["value"]
+        agg = cluster.get("/taskmanagers/metrics?get=Status.JVM.Threads.Count&agg=min,max,sum")
+        return agg == [{"id": "Status.JVM.Threads.Count", "min": float(one), "max": float(one), "sum": float(one)}]
+    wait_for(aggregate_agrees, what="the aggregate over the one TaskManager")
 
 
 def test_rescale_from_the_job_page(cluster, browser):
@@ -771,3 +841,48 @@ def test_flame_graph_tab_of_a_vertex(cluster, browser):
                  timeout=60, what="subtask 0's flame graph")
     wait_ui(d, lambda d: attr_of(d, "#flamegraph", "data-end-timestamp") == str(g["endTimestamp"]),
             "subtask 0's graph drawn", timeout=60)
+
+
+def test_subtask_drawer_shows_that_subtasks_flame_graph(cluster, browser):
+    """Clicking a subtask row opens its drawer: where it runs, and the flame
+    graph of that subtask's thread alone (subtaskindex=i), the same graph the
+    REST API serves; another row switches the drawer, Close closes it."""
+    d = browser
+    cluster.add_tm(slots=2)
+    jid = cluster.submit(endless_job("subtask flames", p=2, rate=50_000_000))
+    cluster.wait_state(jid, "RUNNING")
+    wait_for(lambda: all(v["tasks"]["RUNNING"] == v["parallelism"] for v in cluster.job(jid)["vertices"]),
+             what="the tasks to run")
+    vid = vertex_ids(cluster, jid)["gen"]
+
+    open_page(d, cluster, f"/jobs/{jid}/graph/{vid}", "job")
+    row = '#subtasks .subtask-row[data-subtask="1"]'
+    wait_ui(d, lambda d: css(d, row), "subtask 1's row")
+    assert not shown(d, "#subtask-drawer")
+    css(d, row)[0].click()
+    wait_ui(d, lambda d: shown(d, "#subtask-drawer") and attr_of(d, "#subtask-drawer", "data-subtask") == "1",
+            "subtask 1's drawer")
+    assert attr_of(d, "#subtask-drawer", "data-vertex-id") == vid
+    assert "TaskManager tm-0" in text_of(d, "#subtask-drawer-facts")
+    assert not shown(d, "#subtask-flamegraph-subtask")  # no picker: this subtask alone
+    frame = '#subtask-flamegraph-canvas .frame[data-name="datagen_run"]'
+    wait_ui(d, lambda d: css(d, frame), "the source's run function in subtask 1's graph", timeout=60)
+    one = cluster.get(f"/jobs/{jid}/vertices/{vid}/flamegraph?type=full&subtaskindex=1")
+    assert one["endTimestamp"] > 0
+    assert attr_of(d, "#subtask-flamegraph", "data-end-timestamp") == str(one["endTimestamp"])
+    assert attr_of(d, '#subtask-flamegraph-canvas .frame[data-name="root"]', "data-value") == \
+        str(one["data"]["value"])
+    d.execute_script("document.getElementById('subtask-drawer').scrollIntoView()")
+    screenshot(d, "job-subtask-drawer-flamegraph")
+
+    css(d, '#subtasks .subtask-row[data-subtask="0"]')[0].click()
+    wait_ui(d, lambda d: attr_of(d, "#subtask-drawer", "data-subtask") == "0"
+            and attr_of(d, "#subtask-flamegraph", "data-subtask") == "0", "subtask 0's drawer")
+    zero = wait_for(lambda: (lambda g: g if g["endTimestamp"] > 0 else None)(
+        cluster.get(f"/jobs/{jid}/vertices/{vid}/flamegraph?type=full&subtaskindex=0")),
+        timeout=60, what="subtask 0's flame graph")
+    wait_ui(d, lambda d: attr_of(d, "#subtask-flamegraph", "data-end-timestamp") == str(zero["endTimestamp"]),
+            "subtask 0's graph drawn", timeout=60)
+    css(d, "#subtask-drawer-close")[0].click()
+    wait_ui(d, lambda d: not shown(d, "#subtask-drawer"), "the drawer closed")
+    cluster.request("PATCH", f"/jobs/{jid}?mode=cancel")

@@ -249,3 +249,56 @@ def test_every_flink_get_endpoint(flink_home, make_cluster, workdir):
     cluster.request("PATCH", f"/jobs/{waiting}?mode=cancel")
     cluster.wait_state(running, "CANCELED")
     cluster.wait_state(waiting, "CANCELED")
+
+
+def thread_stacks(dump):
+    """{thread name: [frame, ...] innermost first} from Flink's ThreadDumpInfo,
+    with the first line (name, id, state) checked."""
+    out = {}
+    for t in dump["threadInfos"]:
+        lines = t["stringifiedThreadInfo"].rstrip("\n").split("\n")
+        assert re.match(r'"[^"]*" Id=\d+ (RUNNABLE|WAITING|BLOCKED|TERMINATED) \(state [A-Za-z],',
+                        lines[0]), t
+        assert lines[1].startswith("\tat (kernel) "), t
+        out.setdefault(t["threadName"], []).append(
+            [l[len("\tat "):] for l in lines[2:] if l.startswith("\tat ")] or lines[2:])
+    return out
+
+
+def test_thread_dumps_have_stacks(make_cluster, workdir):
+    """Each thread's user-space stack in both daemons' thread dumps, named from
+    the binaries' symbol tables: the TaskManager's task thread in its task loop
+    (task_main) under the thread's start, its flame sampler taking the dump, the
+    JobManager's main thread in its event loop and the REST thread answering."""
+    from test_sql import job_ids, run_sql
+    cluster = make_cluster()
+    cluster.add_tm(slots=1)
+    r = run_sql(cluster, workdir, "dump.sql", """
+CREATE TEMPORARY TABLE src (x BIGINT) WITH ('connector' = 'datagen', 'rows-per-second' = '1000');
+CREATE TEMPORARY TABLE snk (y BIGINT) WITH ('connector' = 'blackhole');
+INSERT INTO snk SELECT x + 1 FROM src;
+""")
+    assert r.returncode == 0, r.stdout + r.stderr
+    jid = job_ids(r.stdout)[0]
+    cluster.wait_state(jid, ["RUNNING"])
+    tm = cluster.get("/taskmanagers")["taskmanagers"][0]["id"]
+
+    def task_thread():
+        got = thread_stacks(cluster.get(f"/taskmanagers/{tm}/thread-dump"))
+        tasks = [s for n, ss in got.items() if re.match(r"0\.0 ", n) for s in ss]
+        return (got, tasks[0]) if tasks else None
+    got, task = wait_for(task_thread, what="the task thread in the dump")
+    assert "task_main" in task and task.index("task_main") < len(task) - 1, task  # start_thread outside it
+    # a slow source waits in its mailbox (tm_gate_take) between its turns, or runs
+    assert {"tm_gate_take", "datagen_run"} & set(task[:task.index("task_main")]), task
+    sampler = got["flame-sampler"][0]
+    assert sampler.index("sl_proc_thread_dump") < sampler.index("flame_main"), sampler
+    assert "deploy-worker" in got and "snapshot-writer" in got, sorted(got)
+
+    jm = thread_stacks(cluster.get("/jobmanager/thread-dump"))
+    main = jm["sluice-jobmanag"][0]
+    assert "main" in main and main.index("event_base_loop") < main.index("main"), main
+    rest = [s for ss in jm.values() for s in ss if "sl_proc_thread_dump" in s]
+    assert len(rest) == 1 and rest[0].index("sl_proc_thread_dump") < rest[0].index("jm_rest_process_routes"), rest
+    cluster.request("PATCH", f"/jobs/{jid}?mode=cancel")
+    cluster.wait_state(jid, "CANCELED")

@@ -380,7 +380,7 @@ INSERT INTO sunk SELECT v.id FROM db3.v JOIN default_catalog.db3.seq ON v.id = s
          "line 1, column 79", "Database d in catalog default_catalog is not empty"),
         ("DROP DATABASE default_database;", "line 1, column 1", "Cannot drop a database which is currently in use."),
         ("CREATE CATALOG h WITH ('type' = 'hive');", "line 1, column 1",
-         "catalog 'h': Sluice has the in-memory catalog only: WITH ('type' = 'generic_in_memory'), not 'hive'"),
+         "catalog 'h': Sluice has the in-memory catalog and PostgreSQL's JDBC catalog: WITH ('type' = 'generic_in_memory') or ('type' = 'jdbc', ...), not 'hive'"),
         ("SELECT * FROM db9.t;", "line 1, column 15", "table or view 'db9.t' does not exist in this session"),
     ]:
         r = run_sql(cluster, workdir, "bad.sql", text)

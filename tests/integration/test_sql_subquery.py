@@ -243,6 +243,110 @@ def model(name, f):
         top = sorted(n.items(), key=lambda kv: (-kv[1], kv[0]))[:3]
         for i, (k, v) in enumerate(top):
             out[(k, v, i + 1)] += 1
+    elif name in ("ne_not_in", "ne_in_select"):
+        for r in o:
+            x, pr = r["cust"], r["prod"]
+            if name == "ne_not_in":  # b.cust > o.prod over blocked_null
+                vals = [b["cust"] for b in f["blocked_null"]
+                        if b["cust"] is not None and pr is not None and b["cust"] > pr]
+                if not vals or (x is not None and None not in vals and x not in vals):
+                    out[(r["id"],)] += 1
+            else:  # b.cust >= o.prod OR b.why = 'unknown': SQL's OR, NULL when unknown
+                vals = [b["cust"] for b in f["blocked_null"]
+                        if (b["cust"] is not None and pr is not None and b["cust"] >= pr)
+                        or b["why"] == "unknown"]
+                out[(r["id"], in3(x, vals))] += 1
+    elif name == "ne_scalar":  # per customer, its largest order below cust * 20
+        for cc in c:
+            am = [r["amount"] for r in o if eq(r["cust"], cc["cust"]) and r["amount"] is not None
+                  and r["amount"] < cc["cust"] * 20]
+            out[(cc["cust"], max(am) if am else None)] += 1
+    elif name == "ne_scalar_count":  # per product, the orders above 5 times its price
+        for pp in p:
+            out[(pp["prod"], sum(1 for r in o if r["amount"] is not None
+                                 and r["amount"] > pp["price"] * 5))] += 1
+    elif name == "ne_scalar_join":  # over a join: one vertex feeds the query and its generator
+        for r in o:
+            for cc in c:
+                if eq(r["cust"], cc["cust"]):
+                    out[(r["id"], cc["region"],
+                         sum(1 for pp in p if r["amount"] is not None
+                             and pp["price"] * 10 > r["amount"] and pp["prod"] != cc["cust"]))] += 1
+    elif name == "ne_lateral":
+        for pp in p:
+            for r in o:
+                if eq(r["prod"], pp["prod"]) and r["amount"] is not None and \
+                        r["amount"] < pp["price"] * 2:
+                    out[(pp["prod"], r["id"])] += 1
+    elif name == "ne_exists_or":
+        for r in o:
+            big = r["amount"] is not None and r["amount"] > 280
+            ex = any(eq(r["prod"], pp["prod"]) and r["amount"] is not None
+                     and pp["price"] * 5 > r["amount"] for pp in p)
+            if big or not ex:
+                out[(r["id"],)] += 1
+    elif name in ("outer_in_item", "outer_not_in_item"):
+        for r in o:
+            vals = [None if r["id"] is None else (pp["price"] + r["id"]) % 12
+                    for pp in p if eq(pp["prod"], r["prod"])]
+            v = in3(r["cust"], vals)
+            if v if name == "outer_in_item" else v is False:
+                out[(r["id"],)] += 1
+    elif name == "outer_scalar_item":  # MAX(p.price * o.amount) over prods dearer than cust * 4
+        for r in o:
+            ps = [pp["price"] * r["amount"] for pp in p if r["cust"] is not None
+                  and pp["price"] > r["cust"] * 4 and r["amount"] is not None]
+            out[(r["id"], max(ps) if ps else None)] += 1
+    elif name == "ne_scalar_over_agg":  # per customer's total, the orders above total / 20
+        tot = {}
+        for r in o:
+            if r["cust"] is not None and r["amount"] is not None:
+                tot[r["cust"]] = (tot.get(r["cust"]) or 0) + r["amount"]
+            elif r["cust"] is not None:
+                tot.setdefault(r["cust"], None)
+        for cu, t in tot.items():
+            n = 0 if t is None else sum(1 for r in o if r["amount"] is not None
+                                        and r["amount"] > t // 20)
+            out[(cu, n)] += 1
+    elif name == "ne_not_in_over_agg":  # customers (NULL too) with more orders than prod + 20
+        cnt = collections.Counter(r["cust"] for r in o)
+        for r in o:
+            vals = [cu for cu, n in cnt.items() if r["prod"] is not None and n > r["prod"] + 20]
+            x = r["cust"]
+            if not vals or (x is not None and None not in vals and x not in vals):
+                out[(r["id"],)] += 1
+    elif name in ("paren_join", "paren_join_outer"):
+        for r in o:
+            for cc in c:
+                if not eq(r["cust"], cc["cust"]):
+                    continue
+                ps = [pp for pp in p if eq(r["prod"], pp["prod"])]
+                if name == "paren_join":
+                    for pp in ps:
+                        out[(r["id"], cc["region"], pp["pname"])] += 1
+                else:
+                    for pp in ps or [None]:
+                        out[(r["id"], cc["region"], pp and pp["pname"])] += 1
+        if name == "paren_join_outer":  # customers without orders: one row of NULLs
+            for cc in c:
+                if not any(eq(r["cust"], cc["cust"]) for r in o):
+                    out[(None, cc["region"], None)] += 1
+    elif name == "having_scalar":  # customers (NULL too) whose total is above 5 average orders
+        am = [r["amount"] for r in o if r["amount"] is not None]
+        lim = sum(am) // len(am) * 5
+        tot = {}
+        for r in o:
+            tot.setdefault(r["cust"], None)
+            if r["amount"] is not None:
+                tot[r["cust"]] = (tot[r["cust"]] or 0) + r["amount"]
+        for cu, t in tot.items():
+            if t is not None and t > lim:
+                out[(cu, t)] += 1
+    elif name == "having_not_in":  # products (NULL too) not among the dear ones
+        dear = [pp["prod"] for pp in p if pp["price"] > 25]
+        for pr, n in collections.Counter(r["prod"] for r in o).items():
+            if in3(pr, dear) is False:
+                out[(pr, n)] += 1
     else:
         raise KeyError(name)
     return out
@@ -350,6 +454,51 @@ QUERIES = {
                             "SELECT * FROM (SELECT prod, COUNT(*) AS cnt, ROW_NUMBER() OVER "
                             "(ORDER BY COUNT(*) DESC, prod) AS rn FROM orders "
                             "WHERE prod IS NOT NULL GROUP BY prod) WHERE rn <= 3"),
+    # correlated other than by equalities, outer columns in the SELECT list
+    "ne_not_in": ("id BIGINT", "SELECT id FROM orders o WHERE cust NOT IN (SELECT b.cust FROM "
+                  "blocked_null b WHERE b.cust > o.prod)"),
+    "ne_in_select": ("id BIGINT, m BOOLEAN",
+                     "SELECT id, cust IN (SELECT b.cust FROM blocked_null b WHERE b.cust >= o.prod "
+                     "OR b.why = 'unknown') AS m FROM orders o"),
+    "ne_scalar": ("cust INT, m INT", "SELECT c.cust, (SELECT MAX(o.amount) FROM orders o WHERE "
+                  "o.cust = c.cust AND o.amount < c.cust * 20) AS m FROM custs c"),
+    "ne_scalar_count": ("prod INT, n BIGINT", "SELECT p.prod, (SELECT COUNT(*) FROM orders o "
+                        "WHERE o.amount > p.price * 5) AS n FROM prods p"),
+    "ne_scalar_join": ("id BIGINT, region STRING, n BIGINT",
+                       "SELECT o.id, c.region, (SELECT COUNT(*) FROM prods p WHERE p.price * 10 > "
+                       "o.amount AND p.prod <> c.cust) AS n FROM orders o JOIN custs c "
+                       "ON o.cust = c.cust"),
+    "ne_lateral": ("prod INT, id BIGINT", "SELECT p.prod, x.id FROM prods p, LATERAL (SELECT o.id "
+                   "FROM orders o WHERE o.prod = p.prod AND o.amount < p.price * 2) AS x"),
+    "ne_exists_or": ("id BIGINT", "SELECT id FROM orders o WHERE o.amount > 280 OR NOT EXISTS "
+                     "(SELECT 1 FROM prods p WHERE p.prod = o.prod AND p.price * 5 > o.amount)"),
+    "outer_in_item": ("id BIGINT", "SELECT id FROM orders o WHERE o.cust IN (SELECT MOD(p.price + "
+                      "o.id, 12) FROM prods p WHERE p.prod = o.prod)"),
+    "outer_not_in_item": ("id BIGINT", "SELECT id FROM orders o WHERE o.cust NOT IN (SELECT "
+                          "MOD(p.price + o.id, 12) FROM prods p WHERE p.prod = o.prod)"),
+    "outer_scalar_item": ("id BIGINT, m INT", "SELECT id, (SELECT MAX(p.price * o.amount) FROM "
+                          "prods p WHERE p.price > o.cust * 4) AS m FROM orders o"),
+    # over updating inputs: the outer rows and the subquery's rows are retracted and re-added
+    "ne_scalar_over_agg": ("cust INT, n BIGINT",
+                           "SELECT g.cust, (SELECT COUNT(*) FROM orders o WHERE o.amount > "
+                           "g.total / 20) AS n FROM (SELECT cust, SUM(amount) AS total FROM "
+                           "orders WHERE cust IS NOT NULL GROUP BY cust) g"),
+    "ne_not_in_over_agg": ("id BIGINT",
+                           "SELECT id FROM orders o WHERE o.cust NOT IN (SELECT g.cust FROM "
+                           "(SELECT cust, COUNT(*) AS n FROM orders GROUP BY cust) g "
+                           "WHERE g.n > o.prod + 20)"),
+    # HAVING with a subquery: the grouped query in FROM, the HAVING its WHERE
+    "having_scalar": ("cust INT, s INT", "SELECT cust, SUM(amount) AS s FROM orders GROUP BY cust "
+                      "HAVING SUM(amount) > (SELECT AVG(amount) * 5 FROM orders)"),
+    "having_not_in": ("prod INT, n BIGINT", "SELECT prod, COUNT(*) AS n FROM orders GROUP BY prod "
+                      "HAVING prod NOT IN (SELECT prod FROM prods WHERE price > 25)"),
+    # a parenthesised join as a join's right side
+    "paren_join": ("id BIGINT, region STRING, pname STRING",
+                   "SELECT o.id, c.region, p.pname FROM custs c JOIN (orders o JOIN prods p "
+                   "ON o.prod = p.prod) ON o.cust = c.cust"),
+    "paren_join_outer": ("id BIGINT, region STRING, pname STRING",
+                         "SELECT o.id, c.region, p.pname FROM custs c LEFT JOIN (orders o "
+                         "LEFT JOIN prods p ON o.prod = p.prod) ON o.cust = c.cust"),
 }
 
 VIEWS = ("CREATE VIEW north_orders AS SELECT o.id, o.prod FROM orders o JOIN custs c "
@@ -393,10 +542,6 @@ def test_joins_and_subqueries_match_a_model(cluster, workdir, parallelism):
 
 
 REFUSED = [
-    ("SELECT id FROM orders o WHERE cust NOT IN (SELECT b.cust FROM blocked b "
-     "WHERE b.cust > o.prod)",
-     "line 7, column 79: a correlated NOT IN subquery: this condition names the outer query "
-     "and is not an equality"),
     ("SELECT id FROM orders o WHERE amount > (SELECT COUNT(*) + 1 FROM blocked b "
      "WHERE b.cust = o.cust)",
      "line 7, column 40: a correlated scalar subquery with COUNT inside an expression is not "
@@ -405,9 +550,8 @@ REFUSED = [
      "line 7, column 29: Values passed to IN operator must have compatible types"),
     ("SELECT id FROM orders WHERE amount > (SELECT cust FROM blocked)",
      "line 7, column 38: a scalar subquery must be an aggregate without GROUP BY"),
-    ("SELECT cust, COUNT(*) FROM orders GROUP BY cust HAVING COUNT(*) > "
-     "(SELECT COUNT(*) FROM blocked)",
-     "line 7, column 67: a subquery in HAVING is not supported"),
+    ("SELECT cust, COUNT(*) FROM orders GROUP BY cust, (SELECT COUNT(*) FROM blocked)",
+     "line 7, column 50: a subquery in GROUP BY is not supported"),
 ]
 
 
@@ -428,6 +572,12 @@ SP_QUERIES = {
     "scalar": ("id BIGINT", "SELECT id FROM a WHERE id > (SELECT MAX(id) FROM b) - 100"),
     "corr": ("id BIGINT, n BIGINT",
              "SELECT id, (SELECT COUNT(*) FROM b WHERE b.k = a.k) AS n FROM a"),
+    # correlated other than by equalities: an anti join with a condition per pair, and a
+    # value generator (the distinct (k, id) of a joined with b, counted, joined back)
+    "ne_notin": ("id BIGINT", "SELECT id FROM a WHERE k NOT IN (SELECT k FROM b WHERE b.k = a.k "
+                 "AND b.id > a.id)"),
+    "ne_corr": ("id BIGINT, n BIGINT",
+                "SELECT id, (SELECT COUNT(*) FROM b WHERE b.k = a.k AND b.id < a.id) AS n FROM a"),
 }
 
 
@@ -459,6 +609,10 @@ def sp_model(na, nb):
         "notin": collections.Counter((i,) for i, k in a if k not in kb10),
         "scalar": collections.Counter((i,) for i, k in a if i > nb - 100),
         "corr": collections.Counter((i, kb[k]) for i, k in a),
+        "ne_notin": collections.Counter((i,) for i, k in a
+                                        if not any(j % 5 * 2 == k for j in range(i + 1, nb + 1))),
+        "ne_corr": collections.Counter((i, sum(1 for j in range(1, min(i, nb + 1))
+                                               if j % 5 * 2 == k)) for i, k in a),
     }
 
 

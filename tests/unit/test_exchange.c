@@ -368,7 +368,75 @@ static void test_segment_size_limits(void)
     CHECK(SL_MAX_KEY_BYTES < SL_MAX_RECORD_BYTES);
 }
 
+static int count_visit(void *ctx, const sl_netbuf *b)
+{
+    int *seen = ctx; /* [visits, visits out of order] */
+    /* the visits come in queue order: each buffer's first record is its number */
+    int64_t ts;
+    memcpy(&ts, b->data + SL_EL_HDR, 8);
+    seen[1] += ts != seen[0];
+    seen[0]++;
+    return SL_OK;
+}
+
+/* An unaligned checkpoint's barrier goes ahead of the buffers queued at a
+ * local consumer's gate, says how many of its channel it overtook, and
+ * leaves them queued in order; an in-band barrier is found at the end of
+ * the buffer it closes. */
+static void test_priority_barrier_overtakes_the_gate(void)
+{
+    rig r;
+    rig_init(&r, SL_PART_FORWARD);
+    char err[300] = "";
+    char s[2000];
+    memset(s, 'x', sizeof s);
+    sl_value v = {.isnull = false, .v.s = {s, (uint32_t)sizeof s}};
+    /* three buffers, the k-th starting with a record of timestamp k */
+    for (int k = 0; k < 3; k++) {
+        sl_row row = {SL_KIND_INSERT, 1, &v, k};
+        CHECK_EQ_INT(tm_exchange_emit(&r.t.ws, 0, &row, err, sizeof err), SL_OK);
+        tm_exchange_flush(&r.t.ws);
+    }
+    uint8_t payload[27] = {0};
+    uint64_t id = 42;
+    memcpy(payload, &id, 8);
+    CHECK_EQ_INT(tm_exchange_priority_barrier(&r.t.ws, payload, sizeof payload, NULL, NULL, err, sizeof err), SL_OK);
+    CHECK_EQ_INT(r.gate.queued, 4);
+    sl_netbuf *b = tm_gate_take_priority(&r.gate);
+    CHECK(b != NULL && b->prio == 1);
+    CHECK_EQ_INT(b->overtaken, 3);
+    uint64_t got = 0;
+    CHECK(tm_buffer_barrier(b, &got) && got == 42);
+    sl_buf_recycle(b);
+    CHECK(tm_gate_take_priority(&r.gate) == NULL); /* data next: not a priority one */
+    int seen[2] = {0, 0};
+    CHECK_EQ_INT(tm_gate_each_queued(&r.gate, 0, 3, count_visit, seen), SL_OK);
+    CHECK_EQ_INT(seen[0], 3);
+    CHECK_EQ_INT(seen[1], 0);
+    CHECK_EQ_INT(tm_gate_each_queued(&r.gate, 0, 4, count_visit, (int[]){0, 0}), SL_ERR); /* only 3 */
+    CHECK_EQ_INT(r.gate.queued, 3);
+    /* an in-band barrier after a record closes that buffer */
+    sl_row row = {SL_KIND_INSERT, 1, &v, 9};
+    CHECK_EQ_INT(tm_exchange_emit(&r.t.ws, 0, &row, err, sizeof err), SL_OK);
+    id = 43;
+    memcpy(payload, &id, 8);
+    CHECK_EQ_INT(tm_exchange_broadcast(&r.t.ws, SL_EL_BARRIER, 0, payload, sizeof payload, err, sizeof err), SL_OK);
+    tm_exchange_flush(&r.t.ws);
+    int k = 0;
+    while ((b = tm_gate_take_nowait(&r.gate))) {
+        CHECK(!b->prio);
+        got = 0;
+        CHECK_EQ_INT(tm_buffer_barrier(b, &got), k == 3);
+        if (k == 3) CHECK(got == 43);
+        sl_buf_recycle(b);
+        k++;
+    }
+    CHECK_EQ_INT(k, 4);
+    rig_free(&r);
+}
+
 SL_TEST_MAIN(SL_TEST(test_spanning_record_roundtrip), SL_TEST(test_damaged_spans_are_refused),
              SL_TEST(test_writer_spans_a_row_and_hashes_a_long_key),
              SL_TEST(test_record_over_the_limit_names_limit_and_vertex),
-             SL_TEST(test_early_credits_by_session), SL_TEST(test_segment_size_limits))
+             SL_TEST(test_early_credits_by_session), SL_TEST(test_segment_size_limits),
+             SL_TEST(test_priority_barrier_overtakes_the_gate))

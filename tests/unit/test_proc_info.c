@@ -1,11 +1,12 @@
 /*
  * test_proc_info.c -- unit tests for lib/proc_info.c: the log files found
  * behind standard output and error (and only those), a thread dump that
- * names every thread of the process with its state, the environment's
+ * names every thread of the process with its state and its stack, the environment's
  * command line and architecture.
  */
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,6 +100,11 @@ static int stop, started;
 static void *sleeper(void *arg)
 {
     pthread_setname_np(pthread_self(), (const char *)arg);
+    if (!strcmp((const char *)arg, "pi-sleeper-b")) { /* as librdkafka's threads do */
+        sigset_t all;
+        sigfillset(&all);
+        pthread_sigmask(SIG_BLOCK, &all, NULL);
+    }
     pthread_mutex_lock(&mu);
     started++;
     pthread_cond_broadcast(&cv);
@@ -119,7 +125,7 @@ static void test_thread_dump(void)
     json_t *dump = NULL;
     for (int tries = 0; tries < 200; tries++) {
         json_decref(dump);
-        dump = sl_proc_thread_dump();
+        dump = sl_proc_thread_dump(SL_PROC_STACK_DEPTH);
         int waiting = 0;
         size_t i;
         json_t *x;
@@ -149,6 +155,27 @@ static void test_thread_dump(void)
             sleepers++;
     }
     CHECK_EQ_INT(sleepers, 2);
+    /* user-space stacks, innermost first: the sleeper in its function, the
+     * one blocking signals without a stack, this thread taking the dump */
+    int stacks = 0;
+    json_array_foreach(infos, i, x) {
+        const char *name = json_string_value(json_object_get(x, "threadName"));
+        const char *text = json_string_value(json_object_get(x, "stringifiedThreadInfo"));
+        if (!strcmp(name, "pi-sleeper-a")) {
+            const char *wait = strstr(text, "\tat pthread_cond_wait"), *fn = strstr(text, "\tat sleeper\n");
+            CHECK(wait && fn && wait < fn);
+            stacks++;
+        } else if (!strcmp(name, "pi-sleeper-b")) {
+            CHECK(strstr(text, "\t(no user-space stack: the thread blocks signals)\n") != NULL);
+            stacks++;
+        } else {
+            const char *dump_fn = strstr(text, "\tat sl_proc_thread_dump\n");
+            const char *test_fn = strstr(text, "\tat test_thread_dump\n");
+            CHECK(dump_fn && test_fn && dump_fn < test_fn);
+            stacks++;
+        }
+    }
+    CHECK_EQ_INT(stacks, 3);
     json_decref(dump);
     pthread_mutex_lock(&mu);
     stop = 1;
@@ -156,6 +183,28 @@ static void test_thread_dump(void)
     pthread_mutex_unlock(&mu);
     pthread_join(t[0], NULL);
     pthread_join(t[1], NULL);
+}
+
+static void test_process_stats(void)
+{
+    sl_proc_stats st;
+    sl_proc_stats_read(&st);
+    int n = 0;
+    DIR *d = opendir("/proc/self/task");
+    for (struct dirent *e; (e = readdir(d));) n += e->d_name[0] != '.';
+    closedir(d);
+    CHECK_EQ_INT(st.threads, n);
+    long pages = 0, resident = 0;
+    FILE *f = fopen("/proc/self/statm", "r");
+    CHECK(f && fscanf(f, "%ld %ld", &pages, &resident) == 2);
+    fclose(f);
+    long page = sysconf(_SC_PAGESIZE);
+    CHECK(st.rss_bytes > 0 && st.rss_bytes <= (uint64_t)(resident + 64) * (uint64_t)page);
+    CHECK(st.virtual_bytes + 64 * (uint64_t)page >= (uint64_t)pages * (uint64_t)page);
+    /* 1.5 s of CPU over 1 s of 4 cores: 0.375; never above 1, 0 when it cannot say */
+    CHECK(sl_proc_cpu_load(500000000ull, 2000000000ull, 1000, 4) == 0.375);
+    CHECK(sl_proc_cpu_load(0, 9000000000ull, 1000, 4) == 1);
+    CHECK(sl_proc_cpu_load(5, 1, 1000, 4) == 0 && sl_proc_cpu_load(0, 1, 0, 4) == 0);
 }
 
 static void test_environment(void)
@@ -182,4 +231,4 @@ static void test_environment(void)
     json_decref(env);
 }
 
-SL_TEST_MAIN(SL_TEST(test_log_files), SL_TEST(test_thread_dump), SL_TEST(test_environment))
+SL_TEST_MAIN(SL_TEST(test_log_files), SL_TEST(test_thread_dump), SL_TEST(test_process_stats), SL_TEST(test_environment))

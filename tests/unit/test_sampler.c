@@ -1,10 +1,12 @@
 /*
- * test_sampler.c -- unit tests for taskmanager/sampler.c: two threads, one
+ * test_sampler.c -- unit tests for lib/stack_sample.c: two threads, one
  * spinning in a static function and one asleep in another, are sampled;
  * every sample of the first is on CPU with that function named (libdw
  * reads .symtab: dladdr could not name a static function), every sample
  * of the second off CPU with its function named; a thread that is gone is
- * skipped, not waited for.
+ * skipped, not waited for. And sl_sleep_ms sleeps its whole time while
+ * the sampler interrupts it every millisecond (a bare nanosleep would end
+ * at the first signal).
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -12,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "sampler.h"
+#include "stack_sample.h"
 #include "sl_test.h"
 
 static atomic_int stop;
@@ -36,7 +38,7 @@ static __attribute__((noinline)) void sleep_in_test_sampler(void)
 static void *spinner(void *arg)
 {
     (void)arg;
-    atomic_store(&tid_spin, (int)tm_sampler_self());
+    atomic_store(&tid_spin, (int)sl_stack_self());
     spin_in_test_sampler();
     return NULL;
 }
@@ -44,7 +46,7 @@ static void *spinner(void *arg)
 static void *sleeper(void *arg)
 {
     (void)arg;
-    atomic_store(&tid_sleep, (int)tm_sampler_self());
+    atomic_store(&tid_sleep, (int)sl_stack_self());
     sleep_in_test_sampler();
     return NULL;
 }
@@ -76,7 +78,7 @@ static int count_named(json_t *res, const char *fn, int oncpu, int *total)
 static void test_on_and_off_cpu(void)
 {
     char err[300];
-    CHECK(tm_sampler_init(err, sizeof err) == SL_OK);
+    CHECK(sl_stack_init(err, sizeof err) == SL_OK);
     pthread_t a, b;
     atomic_store(&stop, 0);
     CHECK(pthread_create(&a, NULL, spinner, NULL) == 0);
@@ -84,7 +86,7 @@ static void test_on_and_off_cpu(void)
     while (!atomic_load(&tid_spin) || !atomic_load(&tid_sleep)) usleep(1000);
 
     pid_t one[1] = {atomic_load(&tid_spin)};
-    json_t *res = tm_sampler_sample(one, 1, 20, 5, 100, NULL, err, sizeof err);
+    json_t *res = sl_stack_sample(one, 1, 20, 5, 100, NULL, err, sizeof err);
     CHECK(res != NULL);
     int total, named = count_named(res, "spin_in_test_sampler", 1, &total);
     /* on a loaded machine the spinner may be runnable-but-waiting (still R) */
@@ -98,7 +100,7 @@ static void test_on_and_off_cpu(void)
     json_decref(res);
 
     pid_t other[1] = {atomic_load(&tid_sleep)};
-    res = tm_sampler_sample(other, 1, 20, 10, 100, NULL, err, sizeof err);
+    res = sl_stack_sample(other, 1, 20, 10, 100, NULL, err, sizeof err);
     CHECK(res != NULL);
     named = count_named(res, "sleep_in_test_sampler", -1, &total);
     CHECK_EQ_INT(total, 20);
@@ -109,7 +111,7 @@ static void test_on_and_off_cpu(void)
     json_decref(res);
 
     /* the depth bound keeps the innermost frames */
-    res = tm_sampler_sample(one, 1, 3, 1, 1, NULL, err, sizeof err);
+    res = sl_stack_sample(one, 1, 3, 1, 1, NULL, err, sizeof err);
     CHECK(res != NULL);
     json_t *s;
     size_t i;
@@ -123,14 +125,49 @@ static void test_on_and_off_cpu(void)
 
     /* gone: skipped at once */
     int64_t t0 = sl_mono_ms();
-    res = tm_sampler_sample(one, 1, 5, 1, 100, NULL, err, sizeof err);
+    res = sl_stack_sample(one, 1, 5, 1, 100, NULL, err, sizeof err);
     CHECK(res != NULL);
     CHECK_EQ_INT((int)json_array_size(json_object_get(res, "samples")), 0);
     CHECK(sl_mono_ms() - t0 < 1000);
     json_decref(res);
 
-    CHECK(tm_sampler_sample(one, 1, 0, 1, 100, NULL, err, sizeof err) == NULL);
+    CHECK(sl_stack_sample(one, 1, 0, 1, 100, NULL, err, sizeof err) == NULL);
     CHECK(strstr(err, "bad sampling request") != NULL);
 }
 
-SL_TEST_MAIN(SL_TEST(test_on_and_off_cpu))
+static atomic_int tid_napper, napped_ms;
+
+static void *napper(void *arg)
+{
+    (void)arg;
+    atomic_store(&tid_napper, (int)sl_stack_self());
+    int64_t t0 = sl_mono_ms();
+    sl_sleep_ms(300);
+    atomic_store(&napped_ms, (int)(sl_mono_ms() - t0));
+    return NULL;
+}
+
+static void test_sleep_is_whole_under_sampling(void)
+{
+    char err[300];
+    pthread_t t;
+    atomic_store(&napped_ms, -1);
+    CHECK(pthread_create(&t, NULL, napper, NULL) == 0);
+    while (!atomic_load(&tid_napper)) usleep(1000);
+    pid_t one[1] = {atomic_load(&tid_napper)};
+    int signalled = 0;
+    while (atomic_load(&napped_ms) < 0) { /* until it wakes: 1 ms apart */
+        json_t *res = sl_stack_sample(one, 1, 10, 1, 8, NULL, err, sizeof err);
+        CHECK(res != NULL);
+        size_t i;
+        json_t *x;
+        json_array_foreach(json_object_get(res, "samples"), i, x)
+            signalled += (int)json_integer_value(json_object_get(x, "count"));
+        json_decref(res);
+    }
+    pthread_join(t, NULL);
+    CHECK(signalled >= 20); /* it was interrupted, many times */
+    CHECK(atomic_load(&napped_ms) >= 300);
+}
+
+SL_TEST_MAIN(SL_TEST(test_on_and_off_cpu), SL_TEST(test_sleep_is_whole_under_sampling))

@@ -284,6 +284,25 @@ static void test_query_shapes(void)
                  "(QUERY (WITH (LIST (CTE a (SELECT (LIST (ITEM (COL x))) (TABLE t) - - -))) "
                  "(UNION (SELECT (LIST (ITEM (COL x))) (TABLE a) - - -) (SELECT (LIST (ITEM "
                  "(COL y))) (SUBQUERY s (SELECT (LIST (ITEM (COL y))) (TABLE u) - - -)) - - -))))");
+    /* named window TVF arguments, in any order: the positional tree */
+    char pos[4096];
+    snprintf(pos, sizeof pos, "%s", tree("SELECT * FROM TABLE(SESSION(TABLE c PARTITION BY u, "
+                                         "DESCRIPTOR(ts), INTERVAL '5' SECOND)) w"));
+    CHECK_EQ_STR(tree("SELECT * FROM TABLE(SESSION(GAP => INTERVAL '5' SECOND, DATA => TABLE c "
+                      "PARTITION BY u, TIMECOL => DESCRIPTOR(ts))) w"), pos);
+    snprintf(pos, sizeof pos, "%s", tree("SELECT * FROM TABLE(HOP(TABLE c, DESCRIPTOR(ts), "
+                                         "INTERVAL '1' SECOND, INTERVAL '3' SECOND))"));
+    CHECK_EQ_STR(tree("SELECT * FROM TABLE(HOP(SIZE => INTERVAL '3' SECOND, TIMECOL => "
+                      "DESCRIPTOR(ts), SLIDE => INTERVAL '1' SECOND, DATA => TABLE c))"), pos);
+    CHECK_EQ_STR(tree("SELECT * FROM TABLE(TUMBLE(DATA => TABLE c, TIMECOL => DESCRIPTOR(ts), "
+                      "SIZE => INTERVAL '1' SECOND, SIZE => INTERVAL '2' SECOND))"),
+                 "ERR: line 1, column 101: Duplicate argument name 'SIZE'");
+    /* grouping sets: GROUP BY's items keep their forms for sql/plan_gsets.c */
+    CHECK_EQ_STR(tree("SELECT a, GROUPING(a, b) FROM t GROUP BY c, ROLLUP (a, (b, d)), "
+                      "GROUPING SETS ((a), (), CUBE (b)), ()"),
+                 "(QUERY (SELECT (LIST (ITEM (COL a)) (ITEM (FUNC GROUPING (COL a) (COL b)))) "
+                 "(TABLE t) - (LIST (COL c) (GSETS ROLLUP (COL a) (FUNC ROW (COL b) (COL d))) "
+                 "(GSETS GROUPING SETS (COL a) (GSETS ()) (GSETS CUBE (COL b))) (GSETS ())) -))");
     CHECK_EQ_STR(tree("SELECT t.a AS x, t.* FROM t AS t WHERE a IS NOT NULL"),
                  "(QUERY (SELECT (LIST (ITEM x (COL a t)) (ITEM (STAR t))) (TABLE t t) "
                  "(IS NOT NULL (COL a)) - -))");

@@ -106,12 +106,20 @@ static void test_subqueries_become_joins(void)
     CHECK_EQ_STR(joins("INSERT INTO out1 SELECT id FROM t WHERE EXISTS "
                        "(SELECT 1 FROM b WHERE b.bid > t.pid);"),
                  "semi [\"__one4\"]|[\"__one1\"]");
-    /* NOT IN with a correlated condition other than an equality */
+    /* NOT IN with a correlated condition other than an equality: an anti join checking
+     * it and "x = y is not FALSE" per pair (on a constant key: no equality) */
     CHECK_EQ_STR(joins("INSERT INTO out1 SELECT id FROM t WHERE bid NOT IN "
                        "(SELECT b.bid FROM b WHERE b.bid > t.pid);"),
-                 "ERR: line 5, column 79: a correlated NOT IN subquery: this condition names the "
-                 "outer query and is not an equality between an expression of the subquery and "
-                 "one of the outer query; Sluice decorrelates such equalities only");
+                 "anti [\"__one4\"]|[\"__one3\"]");
+    j = plan("INSERT INTO out1 SELECT id FROM t WHERE bid NOT IN "
+             "(SELECT b.bid FROM b WHERE b.bid > t.pid);");
+    CHECK(strstr(j, "\"condition\": \"(`__r0` > `pid`) AND ((`bid` = `__r1`) OR ((`bid` IS NULL) "
+                    "OR (`__r2` IS NULL)))\"") != NULL);
+    /* a scalar subquery correlated other than by equalities: its value generator (the
+     * distinct outer values joined with b), the aggregate per value joined back */
+    CHECK_EQ_STR(joins("INSERT INTO out1 SELECT id FROM t WHERE amount > "
+                       "(SELECT MAX(b.bid) FROM b WHERE b.bid < t.pid);"),
+                 "inner [\"__one2\"]|[\"__one1\"]; left [\"pid\"]|[\"__o0\"]");
     /* NOT IN: the anti join and the counts on a constant key */
     CHECK_EQ_STR(joins("INSERT INTO out1 SELECT id FROM t WHERE pid NOT IN (SELECT pid FROM p);"),
                  "left [\"pid\"]|[\"__k0\"]; left [\"__one5\"]|[\"__one2\"]");
@@ -133,10 +141,9 @@ static void test_refusals(void)
     CHECK_EQ_STR(plan("INSERT INTO out1 SELECT id FROM t WHERE pid IN (SELECT pid, pname FROM p);"),
                  "ERR: line 5, column 41: Values passed to IN operator must have compatible "
                  "types (the subquery selects several columns, IN needs one column)");
-    CHECK_EQ_STR(plan("INSERT INTO out1 SELECT id FROM t WHERE pid + 1 IN (SELECT pid FROM p);"),
-                 "ERR: line 5, column 41: IN subquery: pid + 1 is not a column; Sluice joins a "
-                 "subquery on columns of the outer query (compute it in a subquery of the FROM "
-                 "clause and name it)");
+    /* an expression as IN's operand: the comparison is the semi join's pair condition */
+    CHECK_EQ_STR(joins("INSERT INTO out1 SELECT id FROM t WHERE pid + 1 IN (SELECT pid FROM p);"),
+                 "semi [\"__one4\"]|[\"__one1\"]");
     CHECK_EQ_STR(plan("INSERT INTO out1 SELECT id FROM t WHERE amount > "
                       "(SELECT COUNT(*) * 2 FROM p WHERE p.pid = t.pid);"),
                  "ERR: line 5, column 50: a correlated scalar subquery with COUNT inside an "
@@ -150,11 +157,10 @@ static void test_refusals(void)
     CHECK_EQ_STR(joins("INSERT INTO out1 SELECT id FROM t WHERE EXISTS "
                        "(SELECT t.amount FROM p WHERE p.pid = t.pid);"),
                  "semi [\"pid\"]|[\"__k0\"]");
-    CHECK_EQ_STR(plan("INSERT INTO out1 SELECT id FROM t WHERE pid IN "
-                      "(SELECT t.amount FROM p WHERE p.pid = t.pid);"),
-                 "ERR: line 5, column 56: a IN subquery names a column of the outer query "
-                 "in its SELECT list; Sluice supports outer columns only in equalities of its "
-                 "WHERE clause (inner = outer)");
+    /* IN naming the outer query in its item: the comparison checked per pair */
+    CHECK_EQ_STR(joins("INSERT INTO out1 SELECT id FROM t WHERE pid IN "
+                       "(SELECT t.amount FROM p WHERE p.pid = t.pid);"),
+                 "semi [\"pid\"]|[\"__k0\"]");
     /* a correlated EXISTS / IN over DISTINCT or a duplicate-removing GROUP BY */
     CHECK_EQ_STR(joins("INSERT INTO out1 SELECT id FROM t WHERE EXISTS "
                        "(SELECT DISTINCT pname FROM p WHERE p.pid = t.pid);"),
@@ -163,18 +169,19 @@ static void test_refusals(void)
                       "(SELECT pname FROM p WHERE p.pid = t.pid GROUP BY pid);"),
                  "ERR: line 5, column 56: column 'pname' must be in GROUP BY or inside an "
                  "aggregate function");
-    CHECK_EQ_STR(plan("INSERT INTO out1 SELECT pid FROM t GROUP BY pid HAVING COUNT(*) > "
-                      "(SELECT COUNT(*) FROM p);"),
-                 "ERR: line 5, column 67: a subquery in HAVING is not supported");
+    /* a subquery in HAVING: the grouped query in FROM, the scalar LEFT-joined to it */
+    CHECK_EQ_STR(joins("INSERT INTO out1 SELECT pid FROM t GROUP BY pid HAVING COUNT(*) > "
+                       "(SELECT COUNT(*) FROM p);"),
+                 "left [\"__one2\"]|[\"__one1\"]");
+    CHECK_EQ_STR(plan("INSERT INTO out1 SELECT pid FROM t GROUP BY pid, (SELECT COUNT(*) FROM p);"),
+                 "ERR: line 5, column 50: a subquery in GROUP BY is not supported");
     /* LATERAL (query) */
     CHECK_EQ_STR(joins("INSERT INTO out1 SELECT t.id FROM t, LATERAL (SELECT pname FROM p "
                        "WHERE p.pid = t.pid) AS x;"),
                  "inner [\"pid\"]|[\"__j0\"]");
     CHECK_EQ_STR(joins("INSERT INTO out1 SELECT t.id FROM t CROSS JOIN LATERAL (SELECT MAX(pid) "
                        "AS m FROM p WHERE p.pname = CAST(t.bid AS STRING)) x;"),
-                 "ERR: line 5, column 101: LATERAL subquery: CAST(bid AS STRING) is not a "
-                 "column; Sluice joins a subquery on columns of the outer query (compute it in a "
-                 "subquery of the FROM clause and name it)");
+                 "inner [\"__one2\"]|[\"__one1\"]; left [\"bid\"]|[\"__o0\"]");
     CHECK_EQ_STR(plan("INSERT INTO out1 SELECT t.id FROM t, LATERAL (SELECT pname FROM p "
                       "WHERE p.pid = t.pid);"),
                  "ERR: line 5, column 38: LATERAL (query) needs an alias: LATERAL (SELECT ...) "

@@ -64,12 +64,12 @@ export function parseRoute(hash) {
     return { page: 'job', jid: parts[1], tab, vertex: tab === 'graph' && parts[3] ? parts[3] : null };
   }
   const PROCESS_TABS = { log: 'log', logs: 'log', stdout: 'stdout', 'thread-dump': 'thread-dump',
-    config: 'config', configuration: 'config', environment: 'environment' };
+    config: 'config', configuration: 'config', environment: 'environment', metrics: 'metrics' };
   if (parts[0] === 'jobmanager' || parts[0] === 'job-manager') {
     return { page: 'jobmanager', tab: PROCESS_TABS[parts[1]] || 'log' };
   }
   if ((parts[0] === 'taskmanagers' || parts[0] === 'task-manager') && parts[1] &&
-      ['log', 'stdout', 'thread-dump'].includes(PROCESS_TABS[parts[2]])) {
+      ['log', 'stdout', 'thread-dump', 'metrics'].includes(PROCESS_TABS[parts[2]])) {
     return { page: 'taskmanager', tm: parts[1], tab: PROCESS_TABS[parts[2]] };
   }
   if (parts[0] === 'taskmanagers') return { page: 'taskmanagers', tm: parts[1] || null };

@@ -1,10 +1,14 @@
 /*
- * chart.js -- a tiny SVG bar chart for checkpoint history.
+ * chart.js -- tiny SVG charts: bars for checkpoint history, a line for a
+ * metric's recent values.
  *
- * One bar per point, oldest on the left, scaled to the largest value; the
- * axis shows that maximum and zero through the caller's formatter. Failed
- * checkpoints are drawn as short red ticks so they stay visible. The chart
- * is rebuilt in one synchronous step on each update, which does not flicker.
+ * Bar chart: one bar per point, oldest on the left, scaled to the largest
+ * value; the axis shows that maximum and zero through the caller's
+ * formatter. Failed checkpoints are drawn as short red ticks so they stay
+ * visible. Line chart: the values read so far (the caller keeps a bounded
+ * window), oldest on the left, scaled between zero and the largest. Each
+ * chart is rebuilt in one synchronous step on each update, which does not
+ * flicker.
  */
 
 import { s, setAttr } from './dom.js';
@@ -48,6 +52,45 @@ export function barChart(title, format, props) {
           svg.append(s('text', { class: 'axis-label', x: x + bw / 2, y: H - 5, 'text-anchor': 'middle' }, String(p.id)));
         }
       });
+    },
+  };
+}
+
+/* A metric's recent values as a line: update(values) with numbers (null for
+ * a reading that had none), oldest first. */
+export function lineChart(title, format, props) {
+  const W = 360;
+  const H = 110;
+  const L = 58;
+  const T = 18;
+  const B = 8;
+  const svg = s('svg', Object.assign({ class: 'line-chart', viewBox: `0 0 ${W} ${H}`, width: W, height: H,
+    role: 'img', 'aria-label': title }, props || {}));
+  return {
+    el: svg,
+    update(values) {
+      const pts = values.filter((v) => Number.isFinite(v));
+      const max = Math.max(0, ...pts);
+      svg.replaceChildren();
+      setAttr(svg, 'data-points', pts.length);
+      svg.append(s('text', { class: 'chart-title', x: L, y: 11 }, title));
+      svg.append(s('line', { class: 'axis', x1: L, x2: W - 4, y1: H - B, y2: H - B }));
+      svg.append(s('line', { class: 'grid-line', x1: L, x2: W - 4, y1: T, y2: T }));
+      svg.append(s('text', { class: 'axis-label', x: L - 6, y: T + 4, 'text-anchor': 'end' }, max > 0 ? format(max) : ''));
+      svg.append(s('text', { class: 'axis-label', x: L - 6, y: H - B, 'text-anchor': 'end' }, '0'));
+      if (values.length === 0) return;
+      const step = values.length > 1 ? (W - 4 - L) / (values.length - 1) : 0;
+      const y = (v) => H - B - (max > 0 ? (v / max) * (H - B - T) : 0);
+      let d = '';
+      values.forEach((v, i) => {
+        if (!Number.isFinite(v)) return;
+        d += `${d ? 'L' : 'M'}${(L + i * step).toFixed(1)},${y(v).toFixed(1)}`;
+      });
+      if (d) svg.append(s('path', { class: 'metric-line', d }));
+      const last = values[values.length - 1];
+      if (Number.isFinite(last)) {
+        svg.append(s('circle', { class: 'metric-dot', cx: L + (values.length - 1) * step, cy: y(last), r: 2.5 }));
+      }
     },
   };
 }

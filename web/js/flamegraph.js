@@ -10,6 +10,10 @@
  * wide as its share of the samples, its callees above it; frames narrower
  * than a pixel's worth are left out. A frame's title gives its name, samples
  * and share; clicking one zooms to it, clicking the root zooms out.
+ *
+ * Two places use it: the vertex's Flame Graph tab (select: all subtasks or
+ * the picker's one) and the subtask drawer (selectOne: that subtask alone,
+ * no picker). Each instance names its elements after its id.
  */
 
 import { h, setText, setAttr, show } from './dom.js';
@@ -31,7 +35,7 @@ function depthOf(n) {
   return d + 1;
 }
 
-export function createFlameGraph(jid) {
+export function createFlameGraph(jid, id = 'flamegraph') {
   let vid = null;
   let type = 'full';
   let zoom = null;       /* the frame zoomed to (a node of the last tree), or null */
@@ -43,7 +47,7 @@ export function createFlameGraph(jid) {
   }, label));
   /* all subtasks, or one (Flink's subtaskindex) */
   let subtask = '';
-  const picker = h('select', { id: 'flamegraph-subtask', title: 'subtask',
+  const picker = h('select', { id: `${id}-subtask`, title: 'subtask',
     onChange: () => { subtask = picker.value; zoom = null; last = null; load(); } });
   function fillPicker(parallelism) {
     const opts = [h('option', { value: '' }, 'All subtasks')];
@@ -51,10 +55,10 @@ export function createFlameGraph(jid) {
     picker.replaceChildren(...opts);
     picker.value = subtask;
   }
-  const status = h('p', { class: 'hint', id: 'flamegraph-status' });
-  const meta = h('p', { class: 'hint', id: 'flamegraph-meta' });
-  const canvas = h('div', { class: 'flamegraph', id: 'flamegraph-canvas' });
-  const el = h('div', { id: 'flamegraph', hidden: true },
+  const status = h('p', { class: 'hint', id: `${id}-status` });
+  const meta = h('p', { class: 'hint', id: `${id}-meta` });
+  const canvas = h('div', { class: 'flamegraph', id: `${id}-canvas` });
+  const el = h('div', { id, class: 'flamegraph-view', hidden: true },
     h('div', { class: 'flamegraph-types' }, buttons, picker), status, meta, canvas);
 
   function paintButtons() {
@@ -138,6 +142,21 @@ export function createFlameGraph(jid) {
       if (v === vid) return;
       vid = v;
       picker.value = '';
+      zoom = null;
+      last = null;
+      canvas.replaceChildren();
+      setText(status, '');
+      if (vid) load().catch(() => {});
+    },
+    /* Show the graph of subtask i of vertex v alone (v null: none), without
+     * the picker; loads at once when it changes. */
+    selectOne(v, i) {
+      show(picker, false);
+      const want = v ? String(i) : '';
+      if (v === vid && want === subtask) return;
+      vid = v;
+      subtask = want;
+      setAttr(el, 'data-subtask', v ? want : null);
       zoom = null;
       last = null;
       canvas.replaceChildren();

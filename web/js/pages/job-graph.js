@@ -234,7 +234,7 @@ export function createGraphTab(jid, onSelect) {
   const swrap = h('div', { class: 'table-wrap' }, stable);
   const vtabLinks = [['subtasks', 'SubTasks'], ['flamegraph', 'Flame Graph']].map(([key, label]) =>
     h('a', { href: '#', dataset: { vertexTab: key }, id: `vertex-tab-${key}`,
-      onClick: (e) => { e.preventDefault(); vtab = key; paintVertexTab(); } }, label));
+      onClick: (e) => { e.preventDefault(); vtab = key; paintVertexTab(); paintDrawer(); } }, label));
   const vtabBar = h('nav', { class: 'tabs vertex-tabs' }, vtabLinks);
   spanel.body.append(vtabBar, swrap, sEmpty, flame.el);
   function paintVertexTab() {
@@ -252,7 +252,44 @@ export function createGraphTab(jid, onSelect) {
   }
   const hint = h('p', { class: 'hint', id: 'graph-hint' }, 'Click a vertex to see its subtasks.');
 
-  const el = h('div', { class: 'tab-graph' }, graphPanel.el, hint, spanel.el, vpanel.el);
+  /* the subtask drawer: a subtask row clicked opens that subtask's own view
+   * (where it runs, its state) with its flame graph (subtaskindex=i) */
+  let drawerSub = null;
+  const dflame = createFlameGraph(jid, 'subtask-flamegraph');
+  const dfacts = h('p', { class: 'hint', id: 'subtask-drawer-facts' });
+  const dpanel = panel('Subtask', { id: 'subtask-drawer', hidden: true });
+  const dclose = h('button', { class: 'btn small ghost', type: 'button', id: 'subtask-drawer-close' }, 'Close');
+  dclose.addEventListener('click', () => openDrawer(null));
+  dpanel.extra.append(dclose);
+  dpanel.body.append(dfacts, dflame.el);
+  show(dflame.el, true);
+  sbody.addEventListener('click', (ev) => {
+    const tr = ev.target.closest('.subtask-row');
+    if (!tr) return;
+    const i = Number(tr.dataset.subtask);
+    openDrawer(drawerSub === i ? null : i);
+  });
+  function openDrawer(i) {
+    drawerSub = i;
+    paintDrawer();
+  }
+  function paintDrawer() {
+    const open = !!selected && drawerSub !== null && vtab === 'subtasks';
+    show(dpanel.el, open);
+    setAttr(dpanel.el, 'data-subtask', open ? String(drawerSub) : null);
+    setAttr(dpanel.el, 'data-vertex-id', open ? selected : null);
+    for (const tr of sbody.children) tr.classList.toggle('selected', open && Number(tr.dataset.subtask) === drawerSub);
+    dflame.selectOne(open ? selected : null, drawerSub);
+    if (!open) return;
+    const v = lastJob && (lastJob.vertices || []).find((x) => x.id === selected);
+    setText(dpanel.title, `Subtask ${drawerSub} of ${v ? v.name || v.id : selected}`);
+    const data = vertexData.get(selected);
+    const st = data && data.subtasks ? data.subtasks.find((x) => num(x.subtask) === drawerSub) : null;
+    setText(dfacts, st ? `TaskManager ${st['taskmanager-id'] || st.host || DASH} \u00b7 ${st.status || DASH} \u00b7 flame graph of this subtask's thread`
+      : 'flame graph of this subtask\u2019s thread');
+  }
+
+  const el = h('div', { class: 'tab-graph' }, graphPanel.el, hint, spanel.el, dpanel.el, vpanel.el);
 
   function paintSelection() {
     graph.select(selected);
@@ -260,7 +297,9 @@ export function createGraphTab(jid, onSelect) {
     show(spanel.el, !!selected);
     show(hint, !selected);
     setAttr(spanel.el, 'data-vertex-id', selected);
+    if (dpanel.el.dataset.vertexId && dpanel.el.dataset.vertexId !== selected) drawerSub = null;
     paintVertexTab();
+    paintDrawer();
   }
 
   function paintSubtasks() {
@@ -271,7 +310,10 @@ export function createGraphTab(jid, onSelect) {
     subs.sort((a, b) => (num(a.subtask) || 0) - (num(b.subtask) || 0));
     show(stable, subs.length > 0);
     show(sEmpty, subs.length === 0 && vtab === 'subtasks');
-    syncKeyed(sbody, subs, (st) => st.subtask, createSubtaskRow, updateSubtaskRow);
+    syncKeyed(sbody, subs, (st) => st.subtask, createSubtaskRow, (tr, st) => {
+      updateSubtaskRow(tr, st);
+      tr.classList.toggle('selected', num(st.subtask) === drawerSub);
+    });
   }
 
   return {
@@ -330,6 +372,7 @@ export function createGraphTab(jid, onSelect) {
         (tr, v) => updateVertexRow(tr, v, views.get(v.id), sources.has(v.id)));
       paintSelection();
       if (vtab === 'flamegraph') await flame.refresh(); /* until its sampling has ended */
+      if (drawerSub !== null && selected && vtab === 'subtasks') await dflame.refresh();
     },
   };
 }

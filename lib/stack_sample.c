@@ -1,5 +1,5 @@
 /*
- * sampler.c -- stack samples of task threads (sampler.h).
+ * stack_sample.c -- stacks of this process's threads (stack_sample.h).
  *
  * One sample of one thread: the sampling thread arms the buffer for that
  * thread's id (g_armed), sends it SAMPLER_SIGNAL with tgkill, and waits on
@@ -34,7 +34,7 @@
 #include <elfutils/libdwfl.h>
 
 #include "sl.h"
-#include "sampler.h"
+#include "stack_sample.h"
 
 #define SAMPLER_SIGNAL (SIGRTMIN + 4)
 #define SAMPLER_MAX_FRAMES 256
@@ -49,7 +49,7 @@ static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static int g_init_rc = SL_ERR;
 static char g_init_err[200];
 
-pid_t tm_sampler_self(void)
+pid_t sl_stack_self(void)
 {
     return (pid_t)syscall(SYS_gettid);
 }
@@ -86,7 +86,7 @@ static void init_once(void)
     g_init_rc = SL_OK;
 }
 
-int tm_sampler_init(char *err, size_t errlen)
+int sl_stack_init(char *err, size_t errlen)
 {
     pthread_once(&g_once, init_once);
     if (g_init_rc != SL_OK)
@@ -142,15 +142,48 @@ static int no_debuginfo(Dwfl_Module *m, void **u, const char *mod, Dwarf_Addr ba
     return -1; /* .symtab is enough: no separate debug files, no debuginfod */
 }
 
-/* The name of address a (looked up at a - back) as a JSON string, cached in names. */
-static const char *addr_name(Dwfl *d, json_t *names, void *a, int back)
+struct sl_stack_names {
+    Dwfl *d;                    /* this process's modules, or NULL: unnamed */
+    json_t *names;              /* "<address>/<back>" -> name */
+};
+
+sl_stack_names *sl_stack_names_new(char *err, size_t errlen)
+{
+    static const Dwfl_Callbacks cb = {
+        .find_elf = dwfl_linux_proc_find_elf,
+        .find_debuginfo = no_debuginfo,
+    };
+    if (sl_stack_init(err, errlen) != SL_OK) return NULL;
+    sl_stack_names *nm = sl_calloc(1, sizeof *nm);
+    nm->d = dwfl_begin(&cb);
+    if (nm->d) {
+        dwfl_report_begin(nm->d);
+        if (dwfl_linux_proc_report(nm->d, getpid()) != 0 || dwfl_report_end(nm->d, NULL, NULL) != 0) {
+            dwfl_end(nm->d);
+            nm->d = NULL; /* addresses stay unnamed */
+        }
+    }
+    nm->names = json_object();
+    return nm;
+}
+
+void sl_stack_names_destroy(sl_stack_names *nm)
+{
+    if (!nm) return;
+    json_decref(nm->names);
+    if (nm->d) dwfl_end(nm->d);
+    free(nm);
+}
+
+/* The name of address a (looked up at a - back), cached in nm. */
+static const char *addr_name(sl_stack_names *nm, void *a, int back)
 {
     char key[40];
     snprintf(key, sizeof key, "%p/%d", a, back);
-    json_t *hit = json_object_get(names, key);
+    json_t *hit = json_object_get(nm->names, key);
     if (hit) return json_string_value(hit);
     Dwarf_Addr at = (Dwarf_Addr)(uintptr_t)a - (Dwarf_Addr)back;
-    Dwfl_Module *m = d ? dwfl_addrmodule(d, at) : NULL;
+    Dwfl_Module *m = nm->d ? dwfl_addrmodule(nm->d, at) : NULL;
     const char *fn = m ? dwfl_module_addrname(m, at) : NULL;
     char buf[300];
     if (fn) {
@@ -163,57 +196,42 @@ static const char *addr_name(Dwfl *d, json_t *names, void *a, int back)
         snprintf(buf, sizeof buf, "[%s+0x%llx]", base ? base + 1 : mod ? mod : "unknown",
                  (unsigned long long)(at - start));
     }
-    json_object_set_new(names, key, json_string(buf));
-    return json_string_value(json_object_get(names, key));
+    json_object_set_new(nm->names, key, json_string(buf));
+    return json_string_value(json_object_get(nm->names, key));
 }
 
-/* The samples of one sampling, named and merged as they come, so that
- * memory grows with the distinct stacks, not with the samples. */
-typedef struct {
-    Dwfl *d;                    /* this process's modules, or NULL: unnamed */
-    json_t *names;              /* "<address>/<back>" -> name */
-    json_t *by_key;             /* "<state>\n<frame>\n..." -> its entry in samples */
-    json_t *samples;            /* sampler.h's "samples" */
-    const char **fr;            /* SAMPLER_MAX_FRAMES names of the sample at hand */
-    int depth;
-} merge;
-
-static void merge_open(merge *m, int depth)
-{
-    static const Dwfl_Callbacks cb = {
-        .find_elf = dwfl_linux_proc_find_elf,
-        .find_debuginfo = no_debuginfo,
-    };
-    memset(m, 0, sizeof *m);
-    m->d = dwfl_begin(&cb);
-    if (m->d) {
-        dwfl_report_begin(m->d);
-        if (dwfl_linux_proc_report(m->d, getpid()) != 0 || dwfl_report_end(m->d, NULL, NULL) != 0) {
-            dwfl_end(m->d);
-            m->d = NULL; /* addresses stay unnamed */
-        }
-    }
-    m->names = json_object();
-    m->by_key = json_object();
-    m->samples = json_array();
-    m->fr = sl_malloc(SAMPLER_MAX_FRAMES * sizeof *m->fr);
-    m->depth = depth;
-}
-
-/* One stack (n addresses from backtrace() in the handler) in state st. */
-static void merge_add(merge *m, char st, void *const *addr, int n)
+/* The frames of one stack (n addresses from backtrace() in the handler),
+ * named into out[0..depth) innermost first; their number. */
+static int name_frames(sl_stack_names *nm, void *const *addr, int n, const char **out, int depth)
 {
     /* the handler's own frame, then the signal trampoline (libc's
      * __restore_rt, unnamed in a stripped libc), then where it was */
     int first = 2;
     for (int k = 0; k < n; k++)
-        if (!strcmp(addr_name(m->d, m->names, addr[k], 1), "on_signal")) {
+        if (!strcmp(addr_name(nm, addr[k], 1), "on_signal")) {
             first = k + 2;
             break;
         }
     int nf = 0;
-    for (int k = first; k < n && nf < m->depth; k++)
-        m->fr[nf++] = addr_name(m->d, m->names, addr[k], k > first); /* the first is where it was */
+    for (int k = first; k < n && nf < depth; k++)
+        out[nf++] = addr_name(nm, addr[k], k > first); /* the first is where it was */
+    return nf;
+}
+
+/* The samples of one sampling, named and merged as they come, so that
+ * memory grows with the distinct stacks, not with the samples. */
+typedef struct {
+    sl_stack_names *nm;
+    json_t *by_key;             /* "<state>\n<frame>\n..." -> its entry in samples */
+    json_t *samples;            /* stack_sample.h's "samples" */
+    const char **fr;            /* SAMPLER_MAX_FRAMES names of the sample at hand */
+    int depth;
+} merge;
+
+/* One stack (n addresses from backtrace() in the handler) in state st. */
+static void merge_add(merge *m, char st, void *const *addr, int n)
+{
+    int nf = name_frames(m->nm, addr, n, m->fr, m->depth);
     if (!nf) return;
     size_t len = 4;
     for (int k = 0; k < nf; k++) len += strlen(m->fr[k]) + 1;
@@ -240,20 +258,19 @@ static void merge_add(merge *m, char st, void *const *addr, int n)
     free(key);
 }
 
-/* sampler.h's answer (caller owns); m is freed. */
+/* stack_sample.h's answer (caller owns); m is freed. */
 static json_t *merge_close(merge *m, int nthreads)
 {
     free(m->fr);
-    json_decref(m->names);
     json_decref(m->by_key);
-    if (m->d) dwfl_end(m->d);
+    sl_stack_names_destroy(m->nm);
     return json_pack("{s:i,s:o}", "threads", nthreads, "samples", m->samples);
 }
 
-json_t *tm_sampler_sample(const pid_t *tids, int n, int num, int64_t delay_ms, int depth,
-                          const int *cancel, char *err, size_t errlen)
+json_t *sl_stack_sample(const pid_t *tids, int n, int num, int64_t delay_ms, int depth,
+                        const int *cancel, char *err, size_t errlen)
 {
-    if (tm_sampler_init(err, errlen) != SL_OK) return NULL;
+    if (sl_stack_init(err, errlen) != SL_OK) return NULL;
     if (n < 0 || num < 1 || delay_ms < 0 || depth < 1) {
         sl_seterr(err, errlen, "bad sampling request: %d threads, %d samples, %lld ms apart, depth %d",
                   n, num, (long long)delay_ms, depth);
@@ -261,9 +278,9 @@ json_t *tm_sampler_sample(const pid_t *tids, int n, int num, int64_t delay_ms, i
     }
     if (depth > SAMPLER_MAX_FRAMES) depth = SAMPLER_MAX_FRAMES;
     void **frames = sl_malloc(SAMPLER_MAX_FRAMES * sizeof *frames);
-    pid_t self = tm_sampler_self();
-    merge m;
-    merge_open(&m, depth);
+    pid_t self = sl_stack_self();
+    merge m = {.nm = sl_stack_names_new(err, errlen), .by_key = json_object(), .samples = json_array(),
+               .fr = sl_malloc(SAMPLER_MAX_FRAMES * sizeof *m.fr), .depth = depth};
     pthread_mutex_lock(&g_mu);
     for (int round = 0; round < num; round++) {
         if (cancel && __atomic_load_n(cancel, __ATOMIC_ACQUIRE)) break;
@@ -282,4 +299,35 @@ json_t *tm_sampler_sample(const pid_t *tids, int n, int num, int64_t delay_ms, i
     pthread_mutex_unlock(&g_mu);
     free(frames);
     return merge_close(&m, n);
+}
+
+/* Whether thread tid blocks SAMPLER_SIGNAL (its SigBlk mask in
+ * /proc/self/task/<tid>/status): it would never answer. */
+static int blocks_signal(pid_t tid)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof path, "/proc/self/task/%d/status", (int)tid);
+    FILE *f = fopen(path, "re");
+    if (!f) return 0;
+    unsigned long long mask = 0;
+    int found = 0;
+    while (!found && fgets(line, sizeof line, f)) found = sscanf(line, "SigBlk: %llx", &mask) == 1;
+    fclose(f);
+    return found && (mask >> (SAMPLER_SIGNAL - 1)) & 1;
+}
+
+int sl_stack_of(sl_stack_names *nm, pid_t tid, const char **frames, int max, char *err,
+                size_t errlen)
+{
+    if (!thread_state(tid)) return sl_seterr(err, errlen, "the thread has ended");
+    if (blocks_signal(tid)) return sl_seterr(err, errlen, "the thread blocks signals");
+    if (max > SAMPLER_MAX_FRAMES) max = SAMPLER_MAX_FRAMES;
+    void **addr = sl_malloc(SAMPLER_MAX_FRAMES * sizeof *addr);
+    pthread_mutex_lock(&g_mu);
+    int n = sample_one(tid, addr);
+    pthread_mutex_unlock(&g_mu);
+    int nf = n > 0 ? name_frames(nm, addr, n, frames, max) : -1;
+    free(addr);
+    if (nf < 0) return sl_seterr(err, errlen, "the thread did not answer within %d ms", SAMPLER_WAIT_MS);
+    return nf;
 }
