@@ -110,6 +110,7 @@
 #include <string.h>
 
 #include "row.h"
+#include "operator.h"
 
 typedef enum {
     SL_AGG_COUNT_STAR, /* COUNT(*) and COUNT(1) */
@@ -356,6 +357,26 @@ bool sl_agg_mergeable(const sl_agg_list *l);
 
 /* The slices of window spec `text` (operators/window.c): [s, s + *slide)
  * with s = *offset modulo *slide; SL_ERR for SESSION windows, which merge. */
+/* The instant a window or slice ending at local time `end` is due (the
+ * instant of its last local millisecond; an overlap takes the later one, as
+ * Flink's timers do); tz NULL: UTC, end - 1. See window.c "Zones". */
+struct sl_tz;
+int64_t sl_window_due(struct sl_tz *tz, int64_t end);
+
+/* The window operators' zone options (window, local_aggregate, window_tvf,
+ * window_join, window rank): "time-attribute" "timestamp" (default) or
+ * "ltz" (a TIMESTAMP_LTZ or processing-time attribute: windows align in the
+ * session zone) and the session zone row. sl_window_zone reads them: *ltz,
+ * and in *zone (caller frees) the zone to align in, NULL for UTC or a
+ * "timestamp" attribute; SL_ERR for a bad value or an unknown zone. */
+#define SL_WINDOW_ZONE_OPTIONS                                                                   \
+    {"time-attribute", SL_CT_STRING, NULL, NULL,                                                 \
+     "timestamp (default) or ltz: a TIMESTAMP_LTZ or processing-time attribute, whose windows " \
+     "align in table.local-time-zone (window_start / window_end local times, window_time a "     \
+     "TIMESTAMP_LTZ(3))."},                                                                      \
+        SL_OP_OPTION_LOCAL_TIME_ZONE
+int sl_window_zone(const sl_plan_ctx *pc, bool *ltz, char **zone, char *err, size_t errlen);
+
 int sl_window_slicing(const char *vid, const char *text, int64_t *slide, int64_t *offset,
                       char *err, size_t errlen);
 

@@ -14,6 +14,9 @@
  *   "window":     "TUMBLE(INTERVAL '10' SECOND)" | HOP | CUMULATE: window
  *                 mode, rows are combined per key and slice; absent: GROUP BY
  *   "time-column": the TIMESTAMP column (window mode)
+ *   "time-attribute", "table.local-time-zone": as the window operator's:
+ *                 a TIMESTAMP_LTZ attribute's slices align in the zone and
+ *                 their ends (SL_AGG_SLICE_COL) are local times
  *   "table.exec.mini-batch.size":          entries buffered at most (1000)
  *   "table.exec.mini-batch.allow-latency": GROUP BY: how long a row may
  *                 wait in the buffer, processing time ("1 s"; 0 = until a
@@ -51,6 +54,7 @@
 #include "jobgraph.h"
 #include "keygroup.h"
 #include "operator.h"
+#include "temporal.h"
 
 #define LA_DEFAULT_SIZE 1000
 #define LA_MAX_SIZE (1 << 20)
@@ -62,6 +66,8 @@ typedef struct la_plan {
     int64_t slide;        /* window mode: slice length */
     int64_t offset;       /* slice start modulo slide */
     int tcol;             /* window mode: the time column */
+    char *zone;           /* window mode, "time-attribute": "ltz" outside UTC: slices
+                             align in this zone (window.c "Zones") */
     int nkeys;
     int *keys;            /* group-by columns of the input */
     sl_schema key_schema; /* the group-by columns, for the encoded key row */
@@ -88,6 +94,7 @@ typedef struct la_state {
     uint32_t nslots;      /* power of two, >= 2 * size */
     int64_t nent;
     int64_t min_end;      /* window mode: the earliest buffered slice end */
+    sl_tz *tz;            /* pl->zone opened for this subtask; NULL: UTC */
     uint8_t *key;         /* the record's encoded key row */
     size_t key_cap;
     sl_value *kin;        /* group-by values of the record */
@@ -102,6 +109,7 @@ static void la_plan_free(void *p)
     la_plan *pl = p;
     if (!pl) return;
     free(pl->vid);
+    free(pl->zone);
     free(pl->keys);
     sl_schema_free(&pl->key_schema);
     sl_agg_list_free(&pl->aggs);
@@ -171,6 +179,8 @@ static void *la_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
             goto fail;
         }
         sl_schema_add(out, SL_AGG_SLICE_COL, SL_T_TIMESTAMP);
+        bool ltz;
+        if (sl_window_zone(pc, &ltz, &pl->zone, err, errlen) != SL_OK) goto fail;
     }
     sl_schema_add(out, SL_AGG_ACC_COL, SL_T_BYTES);
     pl->nout = out->n;
@@ -214,6 +224,8 @@ static int la_open(sl_op *op)
     st->key_cap = 256;
     st->key = sl_malloc(st->key_cap);
     char uerr[700];
+    if (pl->zone && !(st->tz = sl_tz_open(pl->zone, SL_TZ_JAVA_TIME, uerr, sizeof uerr)))
+        return sl_op_fail(op, "vertex '%s': %s", pl->vid, uerr);
     if (sl_agg_open(&pl->aggs, uerr, sizeof uerr) != SL_OK)
         return sl_op_fail(op, "vertex '%s': %s", pl->vid, uerr);
     st->kin = sl_calloc((size_t)pl->nkeys + 1, sizeof *st->kin);
@@ -233,6 +245,7 @@ static void la_close(sl_op *op)
     free(st->kin);
     free(st->outv);
     free(st->one);
+    sl_tz_destroy(st->tz);
     free(st);
     op->priv = NULL;
 }
@@ -266,7 +279,7 @@ static int emit_partial(sl_op *op, const uint8_t *key, size_t klen, int64_t slic
     st->outv[c].v.s.p = (const char *)acc;
     st->outv[c].v.s.len = (uint32_t)pl->aggs.size;
     sl_row out = {.kind = SL_KIND_INSERT, .n = pl->nout, .vals = st->outv,
-                  .ts = pl->window ? slice_end - 1 : ts};
+                  .ts = pl->window ? sl_window_due(st->tz, slice_end) : ts};
     return sl_op_emit(op, &out);
 }
 
@@ -327,12 +340,13 @@ static int la_process(sl_op *op, int input, sl_row *row)
         if (SL_UNLIKELY(tv->isnull))
             return sl_op_fail(op, "vertex '%s': the time column is NULL in a row; event-time "
                               "windows need a timestamp on every row", pl->vid);
-        int64_t ts = tv->v.i, rem = (ts - pl->offset) % pl->slide;
+        int64_t ts = st->tz ? sl_tz_to_local(st->tz, tv->v.i) : tv->v.i;
+        int64_t rem = (ts - pl->offset) % pl->slide;
         int64_t start = rem < 0 ? ts - (rem + pl->slide) : ts - rem;
         slice_end = start + pl->slide;
     }
     size_t klen = encode_key(op, row);
-    if (pl->window && slice_end - 1 <= op->current_watermark) {
+    if (pl->window && sl_window_due(st->tz, slice_end) <= op->current_watermark) {
         /* the watermark passed its slice: on at once, judged downstream */
         sl_agg_init(&pl->aggs, st->one);
         if (sl_agg_add(&pl->aggs, st->one, row) != SL_OK) return udf_failed(op);
@@ -384,7 +398,7 @@ static int la_watermark(sl_op *op, int input, int64_t wm)
     SL_UNUSED(input);
     SL_UNUSED(wm);
     int64_t cur = op->current_watermark;
-    if (st->nent && (!pl->window || st->min_end - 1 <= cur) && flush(op) != SL_OK) return SL_ERR;
+    if (st->nent && (!pl->window || sl_window_due(st->tz, st->min_end) <= cur) && flush(op) != SL_OK) return SL_ERR;
     return sl_op_emit_watermark(op, cur);
 }
 
@@ -419,6 +433,7 @@ static const sl_op_option la_options[] = {
      "The window: {\"type\": TUMBLE|HOP|CUMULATE|SESSION, \"size\", ...}."},
     {"time-column", SL_CT_STRING, NULL, NULL,
      "Event-time column (rowtime) the operator reads."},
+    SL_WINDOW_ZONE_OPTIONS,
     {"table.exec.mini-batch.size", SL_CT_STRING, NULL, NULL,
      "Entries the local phase buffers before it flushes."},
     {"table.exec.mini-batch.allow-latency", SL_CT_STRING, NULL, NULL,

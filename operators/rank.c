@@ -109,6 +109,7 @@
 #include "bytes.h"
 #include "jobgraph.h"
 #include "operator.h"
+#include "temporal.h"
 
 #define SL_RANK_MAX_N 10000     /* the list is read and written whole per record */
 #define TOP_HDR 36              /* i64 last update, i64 timer, u64 next seq, u32 count,
@@ -283,6 +284,8 @@ typedef struct rank_plan {
     int retract;           /* keep every row ("rows") so retractions can promote */
     int64_t ttl_ms;
     int wend;              /* window Top-N: the window_end column, else -1 */
+    char *zone;            /* window Top-N of windows aligned in a zone (window.c
+                              "Zones"): window_end is a local time there */
     int cap;               /* rows the "top" value holds: limit, and in retract mode
                               as many again (at least 16) of the next best */
 } rank_plan;
@@ -306,6 +309,7 @@ typedef struct rank_state {
     rank_ent *old, *new_;  /* cap + 1 entries each */
     sl_value *va, *vb;     /* decoded output rows: input columns + 1 */
     int64_t fire_now;
+    sl_tz *tz;             /* pl->zone, opened; NULL: UTC */
 } rank_state;
 
 static void rank_plan_free(void *p)
@@ -313,6 +317,7 @@ static void rank_plan_free(void *p)
     rank_plan *pl = p;
     if (!pl) return;
     free(pl->vid);
+    free(pl->zone);
     free(pl);
 }
 
@@ -360,6 +365,8 @@ static void *rank_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
             goto fail;
         }
         pl->wend = c;
+        bool ltz;
+        if (sl_window_zone(pc, &ltz, &pl->zone, err, errlen) != SL_OK) goto fail;
     }
     /* a window Top-N's state ends with its window; otherwise only a TTL bounds it */
     if (pl->wend < 0 && pl->ttl_ms <= 0)
@@ -402,6 +409,7 @@ static void rank_close(sl_op *op)
     free(st->new_);
     free(st->va);
     free(st->vb);
+    sl_tz_destroy(st->tz);
     free(st);
     op->priv = NULL;
 }
@@ -422,6 +430,9 @@ static int rank_open(sl_op *op)
     }
     if (st->sid_top < 0 || (pl->retract && (st->sid_rows < 0 || st->sid_idx < 0)))
         return sl_op_fail(op, "vertex '%s': cannot register its keyed state", pl->vid);
+    char zerr[300];
+    if (pl->zone && !(st->tz = sl_tz_open(pl->zone, SL_TZ_JAVA_TIME, zerr, sizeof zerr)))
+        return sl_op_fail(op, "vertex '%s': %s", pl->vid, zerr);
     if (pl->ttl_ms > 0 && !op->proc_timers)
         return sl_op_fail(op, "vertex '%s': 'state.ttl' needs processing-time timers", pl->vid);
     st->old = sl_calloc((size_t)pl->cap + 1, sizeof *st->old);
@@ -704,7 +715,7 @@ static int rank_process(sl_op *op, int input, sl_row *row)
         if (we->isnull)
             return sl_op_fail(op, "vertex '%s': window-end column '%s' is NULL in a row", pl->vid,
                               op->in->fields[pl->wend].name);
-        wfire = we->v.i - 1;
+        wfire = sl_window_due(st->tz, we->v.i); /* its last ms as an instant */
         if (wfire <= op->current_watermark) { /* its window already fired */
             op->metrics.late_dropped++;
             return SL_OK;
@@ -895,6 +906,7 @@ static const sl_op_option rank_options[] = {
      "Flink's name of state.ttl, as the SQL planner writes it."},
     {"window-end", SL_CT_STRING, NULL, NULL,
      "Window Top-N: the window_end column the ranking is per."},
+    SL_WINDOW_ZONE_OPTIONS,
     SL_OP_OPTIONS_END,
 };
 

@@ -21,6 +21,10 @@
  *   "allowed-lateness": "0 s"
  *   "time":             "event" (default) | "processing" (TUMBLE, HOP and
  *                                   SESSION)
+ *   "time-attribute":   "timestamp" (default) | "ltz": the time attribute
+ *                                   is a TIMESTAMP_LTZ (or processing
+ *                                   time); see "Zones" below
+ *   "table.local-time-zone": the session zone (SL_OP_OPTION_LOCAL_TIME_ZONE)
  *
  * Output: window_start, window_end, window_time (= window_end - 1 ms, the
  * rowtime of the result), the group-by columns, then the aggregates, typed
@@ -104,6 +108,20 @@
  * local phase's: the partial rows carry the argument columns' names and
  * types, so the accumulator layout is the same.
  *
+ * Zones. With "time-attribute": "ltz" and a zone other than UTC, windows
+ * align in the zone, as Flink's do over a TIMESTAMP_LTZ (or PROCTIME())
+ * attribute: a row's instant becomes its local wall-clock time
+ * (sl_tz_to_local), windows, slices and sessions are computed, kept in
+ * state and emitted (window_start, window_end) in local time, so a day
+ * window starts at local midnight and spans 23 or 25 hours across a DST
+ * change. Timers, watermarks and lateness stay instants: a window is due
+ * at win_due(end), the instant of its last local millisecond (an overlap
+ * takes the later one, Flink's toEpochMillsForTimer), and window_time (a
+ * TIMESTAMP_LTZ(3), the result's rowtime) is that millisecond's instant
+ * with the earlier offset (Flink's toEpochMills). Without a zone (UTC) the
+ * local time is the instant and everything is as above, so state from
+ * before zones restores unchanged.
+ *
  * Memory: the per-record path reuses buffers held in op->priv (key bytes,
  * the working copy of an entry, the window list, the output values); they
  * grow to the largest entry seen and are never freed per record.
@@ -122,6 +140,7 @@
 #include "runtime.h"
 #include "agg.h"
 #include "bytes.h"
+#include "temporal.h"
 
 /* Event timestamps and window bounds must stay within +-2^62 ms and window
  * sizes within 2^40 ms (~35 years), so window arithmetic cannot overflow. */
@@ -156,6 +175,8 @@ typedef struct win_plan {
     int global;         /* "phase": "global": the input is local_aggregate's
                            partial accumulators (see "Two phases" above) */
     int acccol;         /* global: the accumulator column */
+    char *zone;         /* "time-attribute": "ltz" in a zone other than UTC: the
+                           session zone windows align in (see "Zones" above) */
 } win_plan;
 
 typedef struct win_range {
@@ -182,6 +203,7 @@ typedef struct win_state {
     sl_buf dns;             /* a "window-distinct" namespace, or the ones to delete */
     sl_value *sv2;        /* STRING MIN/MAX: a second entry's key row, decoded */
     sl_buf snew;            /* STRING MIN/MAX: an entry being rewritten */
+    sl_tz *tz;            /* pl->zone, opened for this subtask; NULL: UTC */
 } win_state;
 
 /* ---- small helpers ------------------------------------------------------ */
@@ -226,6 +248,34 @@ static inline int64_t window_start(int64_t ts, int64_t offset, int64_t size)
     return rem < 0 ? ts - (rem + size) : ts - rem;
 }
 
+/* The instant a window ending at local time `end` is due: its last
+ * millisecond end - 1 as an instant -- in UTC end - 1 itself; in a zone
+ * Flink's TimeWindowUtil.toEpochMillsForTimer: a local time in a DST
+ * overlap takes the later of its two instants (so that both hours are in
+ * the window before it fires), one in a gap the first instant after it. */
+int64_t sl_window_due(sl_tz *tz, int64_t end)
+{
+    int64_t local = end - 1;
+    if (!tz) return local;
+    int64_t t = sl_tz_to_utc(tz, local);
+    static const int64_t around[2] = {-86400000, 86400000};
+    for (int i = 0; i < 2; i++) {
+        int64_t c = local - sl_tz_offset(tz, t + around[i]);
+        if (c > t && sl_tz_to_local(tz, c) == local) t = c;
+    }
+    return t;
+}
+
+#define win_due sl_window_due
+
+/* window_time of a window ending at local time `end`: its last millisecond
+ * as an instant (Flink's TimeWindowUtil.toEpochMills: an overlap takes the
+ * earlier offset). */
+static inline int64_t win_time(sl_tz *tz, int64_t end)
+{
+    return tz ? sl_tz_to_utc(tz, end - 1) : end - 1;
+}
+
 /* The most windows a row of a HOP or CUMULATE window falls into: HOP's
  * ceil(size / slide) (a size need not be a multiple of the slide),
  * CUMULATE's size / step. */
@@ -242,6 +292,7 @@ static void win_plan_free(void *p)
     if (!pl) return;
     free(pl->vid);
     free(pl->tcolname);
+    free(pl->zone);
     free(pl->keys);
     sl_agg_list_free(&pl->aggs);
     sl_schema_free(&pl->key_schema);
@@ -352,6 +403,27 @@ static int parse_window(win_plan *pl, const char *text, char *err, size_t errlen
     return SL_OK;
 }
 
+int sl_window_zone(const sl_plan_ctx *pc, bool *ltz, char **zone, char *err, size_t errlen)
+{
+    const char *vid = pc->v->id ? pc->v->id : "?";
+    const char *tattr = sl_vconf_str(pc->v, "time-attribute", "timestamp");
+    *zone = NULL;
+    *ltz = !strcasecmp(tattr, "ltz");
+    if (!*ltz && strcasecmp(tattr, "timestamp"))
+        return sl_seterr(err, errlen, "vertex '%s': option 'time-attribute' must be 'timestamp' "
+                         "or 'ltz', not '%s'", vid, tattr);
+    const char *name = sl_plan_opt_str(pc, SL_OPT_LOCAL_TIME_ZONE);
+    if (!*ltz || !name || !strcmp(name, "UTC")) return SL_OK;
+    char zerr[300];
+    sl_tz *tz = sl_tz_open(name, SL_TZ_JAVA_TIME, zerr, sizeof zerr);
+    if (!tz)
+        return sl_seterr(err, errlen, "vertex '%s': option '%s': %s", vid, SL_OPT_LOCAL_TIME_ZONE,
+                         zerr);
+    sl_tz_destroy(tz);
+    *zone = sl_strdup(name);
+    return SL_OK;
+}
+
 /* For local_aggregate: the slices of window spec `text` -- [s, s + *slide)
  * with s = *offset modulo *slide (a TUMBLE window, or a HOP / CUMULATE
  * slice as in "Slices" above). SESSION windows merge and have no slices:
@@ -453,9 +525,15 @@ static void *win_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
         goto fail;
     }
 
+    /* the time attribute's kind: a TIMESTAMP_LTZ (or processing time) aligns
+     * windows in the session zone the job was planned in */
+    bool ltz;
+    if (sl_window_zone(pc, &ltz, &pl->zone, err, errlen) != SL_OK) goto fail;
+    const sl_dtype *wtdt = sl_dtype_basic(SL_T_TIMESTAMP);
+    if (ltz && sl_dtype_parse("TIMESTAMP_LTZ(3)", &wtdt, err, errlen) != SL_OK) goto fail;
     sl_schema_add(out, "window_start", SL_T_TIMESTAMP);
     sl_schema_add(out, "window_end", SL_T_TIMESTAMP);
-    sl_schema_add(out, "window_time", SL_T_TIMESTAMP);
+    sl_schema_add_dt(out, "window_time", wtdt);
 
     /* the key columns, then the aggregates: no aggregate at all is a
      * distinct of the keys per window (operators/agg.h) */
@@ -546,6 +624,8 @@ static int win_open(sl_op *op)
     st->outv = sl_calloc((size_t)pl->nout, sizeof *st->outv);
     st->late_out = sl_op_output(op, "late");
     char uerr[700];
+    if (pl->zone && !(st->tz = sl_tz_open(pl->zone, SL_TZ_JAVA_TIME, uerr, sizeof uerr)))
+        return sl_op_fail(op, "vertex '%s': %s", pl->vid, uerr);
     if (sl_agg_open(&pl->aggs, uerr, sizeof uerr) != SL_OK)
         return sl_op_fail(op, "vertex '%s': %s", pl->vid, uerr);
     return SL_OK;
@@ -566,6 +646,7 @@ static void win_close(sl_op *op)
     free(st->kin);
     free(st->keyv);
     free(st->outv);
+    sl_tz_destroy(st->tz);
     free(st);
     op->priv = NULL;
 }
@@ -595,14 +676,14 @@ static int emit_result(sl_op *op, sl_rowkind kind, int64_t start, int64_t end, c
     sl_value *o = st->outv;
     o[0] = (sl_value){.v.i = start};
     o[1] = (sl_value){.v.i = end};
-    o[2] = (sl_value){.v.i = end - 1};
+    o[2] = (sl_value){.v.i = win_time(st->tz, end)};
     for (int k = 0; k < pl->nkeys; k++) o[3 + k] = st->keyv[k];
     size_t mark = op->scratch.used; /* a function's string results, dropped once emitted */
     if (sl_agg_result_in(&pl->aggs, val + WIN_ACC_OFF, &op->scratch, &o[3 + pl->nkeys]) != SL_OK)
         return udf_failed(op);
     for (int i = 0, j = pl->nkeys; pl->aggs.has_strval && i < pl->aggs.n; i++)
         if (pl->aggs.aggs[i].strval) o[3 + pl->nkeys + i] = st->keyv[j++];
-    sl_row out = {.kind = kind, .n = pl->nout, .vals = o, .ts = end - 1};
+    sl_row out = {.kind = kind, .n = pl->nout, .vals = o, .ts = o[2].v.i};
     int rc = sl_op_emit(op, &out);
     op->scratch.used = mark;
     return rc;
@@ -765,9 +846,9 @@ static void timer_set(sl_op *op, sl_time_domain d, int64_t time, const uint8_t *
 
 /* ---- event-time and processing-time windows that do not merge ------------ */
 
-static inline bool window_late(const win_plan *pl, int64_t end, int64_t wm)
+static inline bool window_late(const win_plan *pl, const win_state *st, int64_t end, int64_t wm)
 {
-    return sat_add(end - 1, pl->lateness) <= wm;
+    return sat_add(win_due(st->tz, end), pl->lateness) <= wm;
 }
 
 /* The record's windows at time ts into st->wins, ascending by end. */
@@ -883,7 +964,8 @@ static int add_to_window(sl_op *op, const sl_row *row, win_range w)
     bool fresh = rc == SL_DONE;
     if (fresh) entry_init(op, row, &st->cur);
     bool fired = sl_buf_u8(&st->cur)[0] & WIN_FIRED;
-    bool due = !pl->proctime && w.end - 1 <= wm;
+    int64_t wdue = win_due(st->tz, w.end);
+    bool due = !pl->proctime && wdue <= wm;
     if (fired && emit_result(op, SL_KIND_UPDATE_BEFORE, w.start, w.end, sl_buf_u8(&st->cur),
                              st->cur.len) != SL_OK)
         return SL_ERR;
@@ -905,12 +987,12 @@ static int add_to_window(sl_op *op, const sl_row *row, win_range w)
     if (state_store(op, st->sid_acc, st->ns, WIN_NS_LEN, &st->cur) != SL_OK) return SL_ERR;
     if (!fresh) return SL_OK;
     if (pl->proctime) {
-        timer_set(op, SL_TIME_PROCESSING, w.end - 1, st->ns, 1);
+        timer_set(op, SL_TIME_PROCESSING, wdue, st->ns, 1);
         return SL_OK;
     }
-    if (!due) timer_set(op, SL_TIME_EVENT, w.end - 1, st->ns, 1);
+    if (!due) timer_set(op, SL_TIME_EVENT, wdue, st->ns, 1);
     if (pl->lateness > 0)
-        timer_set(op, SL_TIME_EVENT, sat_add(w.end - 1, pl->lateness), st->ns, 1);
+        timer_set(op, SL_TIME_EVENT, sat_add(wdue, pl->lateness), st->ns, 1);
     return SL_OK;
 }
 
@@ -971,7 +1053,7 @@ static int add_to_session(sl_op *op, const sl_row *row, int64_t ts)
             if (e > m.end) m.end = e;
         }
     }
-    if (!pl->proctime && window_late(pl, m.end, wm)) return late_row(op, row);
+    if (!pl->proctime && window_late(pl, st, m.end, wm)) return late_row(op, row);
     if (nhit == 1 && same.start == m.start && same.end == m.end)
         return add_to_window(op, row, m); /* inside one session: no merge */
 
@@ -1003,9 +1085,10 @@ static int add_to_session(sl_op *op, const sl_row *row, int64_t ts)
             ns_encode(st->ns, s, e);
             if (state_delete(op, st->sid_acc, st->ns, WIN_NS_LEN) != SL_OK) return SL_ERR;
         }
-        timer_set(op, dom, e - 1, st->ns, 0);
+        int64_t edue = win_due(st->tz, e);
+        timer_set(op, dom, edue, st->ns, 0);
         if (pl->lateness > 0)
-            timer_set(op, SL_TIME_EVENT, sat_add(e - 1, pl->lateness), st->ns, 0);
+            timer_set(op, SL_TIME_EVENT, sat_add(edue, pl->lateness), st->ns, 0);
     }
     sl_buf_truncate(&st->list, keep * 16);
     uint8_t *np = (uint8_t *)sl_buf_room(&st->list, 16);
@@ -1017,7 +1100,8 @@ static int add_to_session(sl_op *op, const sl_row *row, int64_t ts)
     if (sl_agg_add(&pl->aggs, sl_buf_u8(&st->cur) + WIN_ACC_OFF, row) != SL_OK)
         return udf_failed(op);
     if (pl->aggs.has_strval && str_fold(op, &st->cur, row, NULL, 0) != SL_OK) return SL_ERR;
-    bool due = !pl->proctime && m.end - 1 <= wm;
+    int64_t mdue = win_due(st->tz, m.end);
+    bool due = !pl->proctime && mdue <= wm;
     if (due) {
         if (emit_result(op, SL_KIND_INSERT, m.start, m.end, sl_buf_u8(&st->cur), st->cur.len) !=
             SL_OK)
@@ -1026,9 +1110,9 @@ static int add_to_session(sl_op *op, const sl_row *row, int64_t ts)
     }
     ns_encode(st->ns, m.start, m.end);
     if (state_store(op, st->sid_acc, st->ns, WIN_NS_LEN, &st->cur) != SL_OK) return SL_ERR;
-    if (!due) timer_set(op, dom, m.end - 1, st->ns, 1);
+    if (!due) timer_set(op, dom, mdue, st->ns, 1);
     if (pl->lateness > 0)
-        timer_set(op, SL_TIME_EVENT, sat_add(m.end - 1, pl->lateness), st->ns, 1);
+        timer_set(op, SL_TIME_EVENT, sat_add(mdue, pl->lateness), st->ns, 1);
     return SL_OK;
 }
 
@@ -1072,7 +1156,7 @@ static int add_to_slice(sl_op *op, const sl_row *row, int64_t ts)
     int64_t wm = op->current_watermark;
     int64_t ss = window_start(ts, 0, pl->slide), se = ss + pl->slide;
     int64_t last = slice_last_end(pl, ss, se);
-    if (window_late(pl, last, wm)) return late_row(op, row);
+    if (window_late(pl, st, last, wm)) return late_row(op, row);
     ns_encode(st->ns, ss, se);
     int rc = state_load(op, st->sid_acc, st->ns, WIN_NS_LEN, &st->cur);
     if (rc == SL_ERR) return rc;
@@ -1085,14 +1169,15 @@ static int add_to_slice(sl_op *op, const sl_row *row, int64_t ts)
     /* the first window containing the slice that is not late yet (those
      * before it fired without this row, as they must) */
     int64_t end = se;
-    if (end - 1 <= wm) {
+    if (!st->tz && end - 1 <= wm) {
         int64_t k = (wm + 2 - se + pl->slide - 1) / pl->slide;
         end = se + k * pl->slide;
     }
+    while (st->tz && win_due(st->tz, end) <= wm) end += pl->slide; /* < last: not late */
     SL_ASSERT(end <= last);
     uint8_t wns[WIN_NS_LEN];
     ns_encode(wns, slice_window_start(pl, ss, end), end);
-    return sl_op_timer_register(op, SL_TIME_EVENT, end - 1, wns, WIN_NS_LEN);
+    return sl_op_timer_register(op, SL_TIME_EVENT, win_due(st->tz, end), wns, WIN_NS_LEN);
 }
 
 /* The timer of window [start, end) of the current key: merge its slices,
@@ -1127,11 +1212,13 @@ static int fire_sliced(sl_op *op, int64_t start, int64_t end)
         if (state_delete(op, st->sid_acc, st->ns, WIN_NS_LEN) != SL_OK) return SL_ERR;
         if (!later) return SL_OK;
         ns_encode(wns, start + pl->slide, end + pl->slide);
-        return sl_op_timer_register(op, SL_TIME_EVENT, end + pl->slide - 1, wns, WIN_NS_LEN);
+        return sl_op_timer_register(op, SL_TIME_EVENT, win_due(st->tz, end + pl->slide), wns,
+                                    WIN_NS_LEN);
     }
     if (end < start + pl->size) { /* CUMULATE: the next, larger window of the period */
         ns_encode(wns, start, end + pl->slide);
-        return sl_op_timer_register(op, SL_TIME_EVENT, end + pl->slide - 1, wns, WIN_NS_LEN);
+        return sl_op_timer_register(op, SL_TIME_EVENT, win_due(st->tz, end + pl->slide), wns,
+                                    WIN_NS_LEN);
     }
     for (int64_t ss = start; ss < end; ss += pl->slide) {
         ns_encode(st->ns, ss, ss + pl->slide);
@@ -1152,6 +1239,7 @@ static int win_process(sl_op *op, int input, sl_row *row)
     int64_t ts;
     if (pl->proctime) {
         ts = sl_now_ms();
+        if (st->tz) ts = sl_tz_to_local(st->tz, ts);
     } else {
         const sl_value *tv = &row->vals[pl->tcol];
         if (SL_UNLIKELY(tv->isnull))
@@ -1165,7 +1253,9 @@ static int win_process(sl_op *op, int input, sl_row *row)
                                   "were expected (the local phase plans other aggregates)",
                                   pl->vid, av->isnull ? 0u : av->v.s.len, pl->aggs.size);
             st->partial = (const uint8_t *)av->v.s.p;
-            ts--;
+            ts--; /* a local slice end when windows align in a zone */
+        } else if (st->tz) {
+            ts = sl_tz_to_local(st->tz, ts); /* windows align in the zone */
         }
     }
     if (SL_UNLIKELY(ts < -WIN_TS_LIMIT || ts > WIN_TS_LIMIT))
@@ -1178,7 +1268,7 @@ static int win_process(sl_op *op, int input, sl_row *row)
     int n = assign_windows(pl, st, ts);
     bool kept = false;
     for (int i = 0; i < n; i++) {
-        if (!pl->proctime && window_late(pl, st->wins[i].end, op->current_watermark)) continue;
+        if (!pl->proctime && window_late(pl, st, st->wins[i].end, op->current_watermark)) continue;
         kept = true;
         if (add_to_window(op, row, st->wins[i]) != SL_OK) return SL_ERR;
     }
@@ -1202,7 +1292,7 @@ static int win_on_timer(sl_op *op, sl_time_domain domain, int64_t time, const vo
     int rc = state_load(op, st->sid_acc, ns, WIN_NS_LEN, &st->cur);
     if (rc == SL_ERR) return rc;
     if (rc == SL_DONE) return SL_OK; /* merged away or already cleaned */
-    int64_t max_ts = end - 1;
+    int64_t max_ts = win_due(st->tz, end);
     int64_t cleanup = pl->proctime ? max_ts : sat_add(max_ts, pl->lateness);
     if (!(sl_buf_u8(&st->cur)[0] & WIN_FIRED) && time >= max_ts) {
         if (emit_result(op, SL_KIND_INSERT, start, end, sl_buf_u8(&st->cur), st->cur.len) != SL_OK)
@@ -1243,6 +1333,7 @@ static const sl_op_option win_options[] = {
      "Time attribute: event (a column) or processing time."},
     {"phase", SL_CT_STRING, NULL, NULL,
      "one, local or global: the phase of a two-phase aggregation."},
+    SL_WINDOW_ZONE_OPTIONS,
     SL_AGG_FUNCTIONS_OPTION,
     SL_OP_OPTIONS_END,
 };

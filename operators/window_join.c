@@ -18,6 +18,11 @@
  * numLateRecordsDropped. Output: append-only, left columns then right
  * columns (join.h); rows go out before the watermark that fires them.
  *
+ * "time-attribute": "ltz" with the session zone ("table.local-time-zone"):
+ * the windows were aligned in the zone (window.c "Zones"), so window_end
+ * is a local time and the window fires at sl_window_due, the instant of
+ * its last local millisecond.
+ *
  * State, per key and window: two list states ("window-join-left",
  * "window-join-right") in the window's namespace (start and end, 8 bytes
  * each, byte order = time order), and one event-time timer at
@@ -28,13 +33,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agg.h"
 #include "join.h"
+#include "temporal.h"
 
 #define NS_LEN 16
 
 typedef struct wj_plan {
     sl_join_spec js;
     int wcol[2][2];             /* [side][start, end] */
+    char *zone;                 /* windows aligned in this zone (window.c "Zones"):
+                                   their bounds are local times; NULL: UTC */
 } wj_plan;
 
 typedef struct wj_state {
@@ -43,6 +52,7 @@ typedef struct wj_state {
     sl_buf rows[2];             /* a window's rows of each side, copied: (u32 len | row)* */
     sl_buf row;
     int nrows[2];
+    sl_tz *tz;                  /* pl->zone, opened */
 } wj_state;
 
 static void wj_plan_free(void *p)
@@ -50,6 +60,7 @@ static void wj_plan_free(void *p)
     wj_plan *pl = p;
     if (!pl) return;
     sl_join_spec_free(&pl->js);
+    free(pl->zone);
     free(pl);
 }
 
@@ -76,7 +87,8 @@ static void *wj_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
     wj_plan *pl = sl_calloc(1, sizeof *pl);
     if (sl_join_plan(pc, &pl->js, err, errlen) != SL_OK ||
         window_cols(pc, 0, pl->wcol[0], err, errlen) != SL_OK ||
-        window_cols(pc, 1, pl->wcol[1], err, errlen) != SL_OK) {
+        window_cols(pc, 1, pl->wcol[1], err, errlen) != SL_OK ||
+        sl_window_zone(pc, &(bool){false}, &pl->zone, err, errlen) != SL_OK) {
         wj_plan_free(pl);
         return NULL;
     }
@@ -97,6 +109,9 @@ static int wj_open(sl_op *op)
     st->vals = sl_calloc((size_t)(pl->js.nleft + pl->js.nright), sizeof *st->vals);
     st->dec[0] = sl_calloc((size_t)pl->js.nleft + 1, sizeof(sl_value));
     st->dec[1] = sl_calloc((size_t)pl->js.nright + 1, sizeof(sl_value));
+    char zerr[300];
+    if (pl->zone && !(st->tz = sl_tz_open(pl->zone, SL_TZ_JAVA_TIME, zerr, sizeof zerr)))
+        return sl_op_fail(op, "vertex '%s': %s", pl->js.vid, zerr);
     return SL_OK;
 }
 
@@ -109,6 +124,7 @@ static void wj_close(sl_op *op)
     free(st->dec[1]);
     for (int s = 0; s < 2; s++) sl_buf_free(&st->rows[s]);
     sl_buf_free(&st->row);
+    sl_tz_destroy(st->tz);
     free(st);
     op->priv = NULL;
 }
@@ -125,7 +141,7 @@ static int wj_process(sl_op *op, int input, sl_row *row)
     if (SL_UNLIKELY(ws->isnull || we->isnull || we->v.i <= ws->v.i))
         return sl_op_fail(op, "vertex '%s': a %s row without a window (window_start and window_end "
                           "must be set, start before end)", pl->js.vid, side ? "right" : "left");
-    int64_t fire = we->v.i - 1;
+    int64_t fire = sl_window_due(st->tz, we->v.i); /* the last ms's instant */
     if (fire <= op->current_watermark) {
         op->metrics.late_dropped++;
         return SL_OK;
@@ -237,6 +253,7 @@ static const sl_op_option wj_options[] = {
      "Window of the left input."},
     {"right-window", SL_CT_JSON, NULL, NULL,
      "Window of the right input."},
+    SL_WINDOW_ZONE_OPTIONS,
     SL_OP_OPTIONS_END,
 };
 

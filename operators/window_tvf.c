@@ -27,6 +27,12 @@
  * a late row). Output rows keep the input's kind (append-only input
  * required) and carry window_end - 1 as their timestamp; the watermark
  * passes through. Stateless.
+ *
+ * "time-attribute": "ltz" (the time column is a TIMESTAMP_LTZ) with the
+ * session zone ("table.local-time-zone"): windows align in the zone as the
+ * window operator's do (window.c "Zones"): window_start and window_end are
+ * local times, window_time (a TIMESTAMP_LTZ(3)) the instant of the last
+ * local millisecond.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +41,8 @@
 
 #include "jobgraph.h"
 #include "operator.h"
+#include "agg.h"
+#include "temporal.h"
 
 typedef enum { TVF_TUMBLE, TVF_HOP, TVF_CUMULATE } tvf_kind;
 
@@ -44,13 +52,20 @@ typedef struct tvf_plan {
     int tcol;           /* the event-time column */
     int nin;            /* input columns; the window's three follow */
     int64_t size, slide, offset; /* ms; slide = CUMULATE's step, TUMBLE's size */
+    char *zone;         /* "time-attribute": "ltz" outside UTC: windows align here */
 } tvf_plan;
+
+typedef struct tvf_state {
+    sl_value *vals;     /* the output row */
+    sl_tz *tz;          /* pl->zone, opened; NULL: UTC */
+} tvf_state;
 
 static void tvf_plan_free(void *p)
 {
     tvf_plan *pl = p;
     if (!pl) return;
     free(pl->vid);
+    free(pl->zone);
     free(pl);
 }
 
@@ -116,6 +131,10 @@ static void *tvf_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
                   pl->vid);
         goto fail;
     }
+    bool ltz;
+    if (sl_window_zone(pc, &ltz, &pl->zone, err, errlen) != SL_OK) goto fail;
+    const sl_dtype *wtdt = sl_dtype_basic(SL_T_TIMESTAMP);
+    if (ltz && sl_dtype_parse("TIMESTAMP_LTZ(3)", &wtdt, err, errlen) != SL_OK) goto fail;
     sl_schema_copy(pc->out, in);
     for (int i = 0; i < 3; i++) {
         if (sl_schema_find(in, appended[i]) >= 0) {
@@ -124,7 +143,8 @@ static void *tvf_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
             sl_schema_free(pc->out);
             goto fail;
         }
-        sl_schema_add(pc->out, appended[i], SL_T_TIMESTAMP);
+        if (i == 2) sl_schema_add_dt(pc->out, appended[i], wtdt);
+        else sl_schema_add(pc->out, appended[i], SL_T_TIMESTAMP);
     }
     pl->nin = in->n;
     return pl;
@@ -136,13 +156,22 @@ fail:
 static int tvf_open(sl_op *op)
 {
     const tvf_plan *pl = op->plan;
-    op->priv = sl_calloc((size_t)pl->nin + 3, sizeof(sl_value));
+    tvf_state *st = sl_calloc(1, sizeof *st);
+    op->priv = st;
+    st->vals = sl_calloc((size_t)pl->nin + 3, sizeof(sl_value));
+    char zerr[300];
+    if (pl->zone && !(st->tz = sl_tz_open(pl->zone, SL_TZ_JAVA_TIME, zerr, sizeof zerr)))
+        return sl_op_fail(op, "vertex '%s': %s", pl->vid, zerr);
     return SL_OK;
 }
 
 static void tvf_close(sl_op *op)
 {
-    free(op->priv);
+    tvf_state *st = op->priv;
+    if (!st) return;
+    free(st->vals);
+    sl_tz_destroy(st->tz);
+    free(st);
     op->priv = NULL;
 }
 
@@ -157,11 +186,13 @@ static int64_t floor_mod(int64_t x, int64_t m)
 static int send(sl_op *op, const sl_row *row, int64_t start, int64_t end)
 {
     const tvf_plan *pl = op->plan;
-    sl_value *vals = op->priv;
+    tvf_state *st = op->priv;
+    sl_value *vals = st->vals;
     memcpy(vals, row->vals, sizeof *vals * (size_t)pl->nin);
-    int64_t t[3] = {start, end, end - 1};
+    /* in a zone: start and end are local times, window_time an instant */
+    int64_t t[3] = {start, end, st->tz ? sl_tz_to_utc(st->tz, end - 1) : end - 1};
     for (int i = 0; i < 3; i++) vals[pl->nin + i] = (sl_value){.v.i = t[i]};
-    sl_row out = {.kind = row->kind, .n = pl->nin + 3, .vals = vals, .ts = end - 1};
+    sl_row out = {.kind = row->kind, .n = pl->nin + 3, .vals = vals, .ts = t[2]};
     return sl_op_emit(op, &out);
 }
 
@@ -175,7 +206,8 @@ static int tvf_process(sl_op *op, int input, sl_row *row)
     const sl_value *tv = &row->vals[pl->tcol];
     if (SL_UNLIKELY(tv->isnull))
         return sl_op_fail(op, "vertex '%s': the time attribute is NULL", pl->vid);
-    int64_t ts = tv->v.i;
+    tvf_state *st = op->priv;
+    int64_t ts = st->tz ? sl_tz_to_local(st->tz, tv->v.i) : tv->v.i; /* align in the zone */
     int rc = SL_OK;
     switch (pl->kind) {
     case TVF_TUMBLE: {
@@ -212,6 +244,7 @@ static const sl_op_option tvf_options[] = {
      "CUMULATE: the step (an interval)."},
     {"offset", SL_CT_STRING, NULL, NULL,
      "Window offset (an interval)."},
+    SL_WINDOW_ZONE_OPTIONS,
     SL_OP_OPTIONS_END,
 };
 

@@ -56,7 +56,9 @@ typedef struct rel {
                          so only the group-window planning reads these */
     char *ident;      /* what it reads, for uids: "clicks", "union(a,b)" */
     char *alias;      /* the name qualified columns use, or NULL */
-    int windowed;     /* the result of an event-time window aggregation or window
+    int windowed;     /* 2 when its windows align in the session zone (a
+                         TIMESTAMP_LTZ attribute's), else 1: the result of an
+                         event-time window aggregation or window
                          TVF, whose window_start / window_end columns a window
                          Top-N or window join uses */
     char *window;     /* a window TVF's windows, "HOP(5000,10000)" (ms), or NULL */

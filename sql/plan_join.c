@@ -1438,6 +1438,8 @@ static int plan_window(plan *p, const sql_node *f, jplan *j, const char *jt, rel
         json_object_set_new(cfg, s ? "right-window" : "left-window",
                             json_pack("[s, s]", j->s[s].r.sch.fields[wcol[s][0]].name,
                                       j->s[s].r.sch.fields[wcol[s][1]].name));
+    if (j->s[0].r.windowed == 2 || j->s[1].r.windowed == 2) /* bounds in the session zone */
+        json_object_set_new(cfg, "time-attribute", json_string("ltz"));
     sql_sbuf id = {0};
     sql_sb_fmt(&id, "window|%s|%s|%s|", jt, j->s[0].r.ident ? j->s[0].r.ident : "",
                j->s[1].r.ident ? j->s[1].r.ident : "");
@@ -1541,6 +1543,17 @@ int sql_plan_window_tvf(plan *p, const sql_node *f, rel *out)
     json_t *cfg = json_object();
     json_object_set_new(cfg, "window", json_string(kind));
     json_object_set_new(cfg, "time", json_string(in.rowtime));
+    /* over a TIMESTAMP_LTZ the windows align in the session zone (which
+     * add_job_config copies into the vertex) and window_time is an LTZ */
+    int tci = sl_schema_find(&in.sch, in.rowtime);
+    const sl_dtype *wtdt = sl_dtype_basic(SL_T_TIMESTAMP);
+    int ltz = tci >= 0 && in.sch.fields[tci].dt->variant == SL_DV_LTZ;
+    if (ltz) {
+        json_object_set_new(cfg, "time-attribute", json_string("ltz"));
+        char derr[100];
+        if (sl_dtype_parse("TIMESTAMP_LTZ(3)", &wtdt, derr, sizeof derr) != SL_OK)
+            wtdt = sl_dtype_basic(SL_T_TIMESTAMP);
+    }
     if (!strcmp(kind, "TUMBLE")) {
         json_object_set_new(cfg, "size", json_integer((json_int_t)ms[0]));
         if (nargs == 2) json_object_set_new(cfg, "offset", json_integer((json_int_t)ms[1]));
@@ -1557,11 +1570,13 @@ int sql_plan_window_tvf(plan *p, const sql_node *f, rel *out)
     add_edge(p, in.vid, vid, NULL, NULL, 0);
     free(in.vid);
     in.vid = vid;
-    for (int i = 0; i < 3; i++) sl_schema_add(&in.sch, added[i], SL_T_TIMESTAMP);
+    for (int i = 0; i < 3; i++)
+        if (i == 2) sl_schema_add_dt(&in.sch, added[i], wtdt);
+        else sl_schema_add(&in.sch, added[i], SL_T_TIMESTAMP);
     /* as in Flink, window_time becomes the time attribute; the old one a plain column */
     free(in.rowtime);
     in.rowtime = sl_strdup("window_time");
-    in.windowed = 1;
+    in.windowed = 1 + ltz;
     in.window = nargs == 2 ? sl_sprintf("%s(%lld,%lld)", kind, (long long)ms[0], (long long)ms[1])
                            : sl_sprintf("%s(%lld)", kind, (long long)ms[0]);
     char *ident = sl_sprintf("%s(%s)", kind, in.ident ? in.ident : "");

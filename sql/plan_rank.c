@@ -341,6 +341,8 @@ static int rank_vertex(plan *p, const sql_node *over, const sql_node *items, con
         if (in->updating) json_object_set_new(cfg, "input-changelog", json_string("retract"));
         if (windowed) {
             json_object_set_new(cfg, "window-end", json_string(in->sch.fields[we].name));
+            if (in->windowed == 2) /* window_end is a local time of the session zone */
+                json_object_set_new(cfg, "time-attribute", json_string("ltz"));
             updating = 0; /* final rows when the window fires */
         }
     }

@@ -1273,6 +1273,8 @@ static json_t *two_phase_local(const plan *p, json_t *cfg, int window, int proct
     if (window) {
         json_object_set(l, "window", json_object_get(cfg, "window"));
         json_object_set(l, "time-column", json_object_get(cfg, "time-column"));
+        if (json_object_get(cfg, "time-attribute"))
+            json_object_set(l, "time-attribute", json_object_get(cfg, "time-attribute"));
     }
     if (p->mb[1]) json_object_set_new(l, two_phase_keys[1], json_string(p->mb[1]));
     if (p->mb[2]) json_object_set_new(l, two_phase_keys[2], json_string(p->mb[2]));
@@ -1480,14 +1482,27 @@ static void agg_vertex(plan *p, const aggctx *c, rel *in, int window, const char
         sql_sb_fmt(&id, "%s,", c->a[k].text);
     }
     json_t *cfg = json_object();
+    int ltz = 0;
     if (window) {
         sql_sb_fmt(&id, "|%s|%s", spec, proctime ? "proctime" : tcol);
         if (proctime) json_object_set_new(cfg, "time", json_string("processing"));
         else json_object_set_new(cfg, "time-column", json_string(tcol));
         json_object_set_new(cfg, "window", json_string(spec));
+        /* over a TIMESTAMP_LTZ or processing-time attribute the windows align in
+         * the session zone (which add_job_config copies into the vertex) and
+         * window_time is a TIMESTAMP_LTZ(3), as in Flink */
+        int ti = proctime ? -1 : sl_schema_find(&in->sch, tcol);
+        const sl_dtype *wtdt = sl_dtype_basic(SL_T_TIMESTAMP);
+        if (proctime || (ti >= 0 && in->sch.fields[ti].dt->variant == SL_DV_LTZ)) {
+            ltz = 1;
+            json_object_set_new(cfg, "time-attribute", json_string("ltz"));
+            char derr[100];
+            if (sl_dtype_parse("TIMESTAMP_LTZ(3)", &wtdt, derr, sizeof derr) != SL_OK)
+                wtdt = sl_dtype_basic(SL_T_TIMESTAMP);
+        }
         sl_schema_add(&aggout, "window_start", SL_T_TIMESTAMP);
         sl_schema_add(&aggout, "window_end", SL_T_TIMESTAMP);
-        sl_schema_add(&aggout, "window_time", SL_T_TIMESTAMP);
+        sl_schema_add_dt(&aggout, "window_time", wtdt);
     }
     json_object_set(cfg, "group-by", keys);
     json_object_set_new(cfg, "aggregates", aggs);
@@ -1531,7 +1546,7 @@ static void agg_vertex(plan *p, const aggctx *c, rel *in, int window, const char
     free(in->proctime);
     in->rowtime = window ? sl_strdup("window_time") : NULL;
     in->proctime = NULL;
-    in->windowed = window && !proctime;
+    in->windowed = window && !proctime ? 1 + ltz : 0;
     if (!window) {
         in->updating = 1;
         free(in->updater);

@@ -9,7 +9,9 @@ import json
 import os
 import zoneinfo
 
-from test_sql import run_sql, job_ids, finish
+import pytest
+
+from test_sql import run_sql, job_ids, finish, ms
 from test_sql_types import rows_text
 
 UTC = datetime.timezone.utc
@@ -271,3 +273,135 @@ SELECT * FROM (VALUES (TO_TIMESTAMP_LTZ(0, 3)), (CAST(NULL AS TIMESTAMP_LTZ(3)))
     assert r.returncode == 0, r.stdout + r.stderr
     assert "| +I | 1970-01-01 05:30:00.000 | 1970-01-01 00:00:00.000 |" in r.stdout, r.stdout
     assert "| +I | 1970-01-01 05:30:00.000 |" in r.stdout and "<NULL>" in r.stdout, r.stdout
+
+
+# ---- windows over a TIMESTAMP_LTZ attribute align in the session zone ----
+
+WBASE = 1772755200000  # 2026-03-06 00:00:00 UTC: New York's DST gap (03-08) follows
+WSTEP = 7 * 60000      # an event every 7 minutes: ~9.7 days of events
+WIN_GEN = """
+SET 'table.local-time-zone' = '{zone}';
+SET 'pipeline.auto-watermark-interval' = '0 ms';
+SET 'parallelism.default' = '{p}';
+{extra}
+CREATE TABLE ev (
+    id BIGINT,
+    ts AS TO_TIMESTAMP_LTZ({base} + {step} * id, 3),
+    WATERMARK FOR ts AS ts - INTERVAL '1' SECOND
+) WITH ('connector' = 'datagen', 'rows-per-second' = '{rate}',
+        'fields.id.kind' = 'sequence', 'fields.id.start' = '1', 'fields.id.end' = '{n}');
+CREATE TABLE days (ws TIMESTAMP(3), we TIMESTAMP(3), wt TIMESTAMP_LTZ(3), c BIGINT, sid BIGINT)
+  WITH ('connector' = 'filesystem', 'path' = '{out}', 'format' = 'json');
+INSERT INTO days SELECT window_start, window_end, window_time, COUNT(*), SUM(id)
+  FROM TABLE(TUMBLE(TABLE ev, DESCRIPTOR(ts), INTERVAL '1' DAY))
+  GROUP BY window_start, window_end, window_time;
+"""
+
+
+def naive_ms(t):
+    """A naive datetime's milliseconds as if it were UTC (how a TIMESTAMP
+    column's local value is held and written)."""
+    return (t - datetime.datetime(1970, 1, 1)) // datetime.timedelta(milliseconds=1)
+
+
+def instant_ms(t, zone):
+    """Epoch ms of naive wall-clock t in zone, an overlap taking the earlier
+    offset (fold=0), as Flink's window_time does."""
+    return (t.replace(tzinfo=zone, fold=0) - datetime.datetime(1970, 1, 1, tzinfo=UTC)) \
+        // datetime.timedelta(milliseconds=1)
+
+
+def day_windows(zone, n):
+    """{(window_start, window_end, window_time) as ms: [count, sum of ids]}
+    of 1-day windows aligned at the zone's local midnight."""
+    want = collections.defaultdict(lambda: [0, 0])
+    for i in range(1, n + 1):
+        lt = local(WBASE + WSTEP * i, zone)
+        start = datetime.datetime(lt.year, lt.month, lt.day)
+        end = start + datetime.timedelta(days=1)
+        w = want[(naive_ms(start), naive_ms(end),
+                  instant_ms(end - datetime.timedelta(milliseconds=1), zone))]
+        w[0] += 1
+        w[1] += i
+    return dict(want)
+
+
+@pytest.mark.parametrize("zone_name,p1,p2,backend,two_phase", [
+    ("America/New_York", 1, 2, "rocksdb", False), ("Asia/Shanghai", 2, 1, "hashmap", False),
+    ("America/New_York", 2, 2, "hashmap", True)])
+def test_day_windows_align_in_the_zone_across_a_savepoint(make_cluster, workdir, zone_name, p1,
+                                                           p2, backend, two_phase):
+    """A 1-day TUMBLE over a TIMESTAMP_LTZ attribute starts at the zone's
+    local midnight (New York's 2026-03-08 window holds 23 hours of events);
+    window_start / window_end are local times, window_time the instant of
+    the window's last local millisecond. Stopped with a savepoint while days
+    are open, the job restores at another parallelism and every day goes
+    out once with all its rows."""
+    zone = zoneinfo.ZoneInfo(zone_name)
+    c = make_cluster(jm_conf={"execution.checkpointing.interval": "1 h"})
+    c.add_tm(slots=2, extra={"state.backend.type": backend})
+    n = 2000
+    out = os.path.join(workdir, "days")
+    args = dict(zone=zone_name, base=WBASE, step=WSTEP, n=n, out=out)
+    # two_phase: a local_aggregate pre-aggregates by local-day slices
+    mb = "SET 'table.exec.mini-batch.enabled' = 'true';" if two_phase else ""
+    r = run_sql(c, workdir, "run1.sql", WIN_GEN.format(p=p1, extra=mb, rate=400, **args))
+    assert r.returncode == 0, r.stdout + r.stderr
+    jid = job_ids(r.stdout)[0]
+    if two_phase:  # one run to the end: the local phase chains to the source
+        finish(c, jid)
+        got = {(ms(x["ws"]), ms(x["we"]), ms(x["wt"])): [x["c"], x["sid"]]
+               for x in map(json.loads, rows_text(out))}
+        assert got == day_windows(zone, n)
+        return
+    sp = c.stop_after_progress(jid, "ev", n // 3, os.path.join(workdir, "sp"))
+    first = rows_text(out)
+    r = run_sql(c, workdir, "run2.sql", WIN_GEN.format(
+        p=p2, extra=f"{mb}\nSET 'execution.savepoint.path' = '{sp}';", rate=4000, **args))
+    assert r.returncode == 0, r.stdout + r.stderr
+    jid2 = job_ids(r.stdout)[0]
+    finish(c, jid2)
+    assert c.get(f"/jobs/{jid2}/checkpoints")["counts"]["restored"] == 1
+    got_rows = [json.loads(ln) for ln in rows_text(out)]
+    got = {(ms(x["ws"]), ms(x["we"]), ms(x["wt"])): [x["c"], x["sid"]] for x in got_rows}
+    assert len(got) == len(got_rows)  # each day once
+    want = day_windows(zone, n)
+    assert got == want
+    assert 0 < len(first) < len(want)  # stopped with days still to come
+    if zone_name == "America/New_York":  # the DST day: 23 hours of events at 7 minutes
+        dst = [v[0] for (s, _, _), v in want.items()
+               if s == naive_ms(datetime.datetime(2026, 3, 8))]
+        assert len(dst) == 1 and 23 * 60 // 7 <= dst[0] <= 23 * 60 // 7 + 1
+
+
+def test_processing_time_day_windows_align_in_the_zone(cluster, workdir):
+    """A 1-day TUMBLE over PROCTIME() (a TIMESTAMP_LTZ in Flink) starts at
+    the zone's local midnight of the wall clock: Shanghai's date, 8 hours
+    ahead of UTC's midnight."""
+    cluster.add_tm(slots=1)
+    zone = zoneinfo.ZoneInfo("Asia/Shanghai")
+    out = os.path.join(workdir, "pdays")
+
+    def today():
+        t = datetime.datetime.now(UTC).astimezone(zone)
+        return datetime.datetime(t.year, t.month, t.day)
+    before = today()
+    r = run_sql(cluster, workdir, "pt.sql", f"""
+SET 'table.local-time-zone' = 'Asia/Shanghai';
+CREATE TABLE src (id BIGINT, pt AS PROCTIME()) WITH ('connector' = 'datagen',
+    'fields.id.kind' = 'sequence', 'fields.id.start' = '1', 'fields.id.end' = '50');
+CREATE TABLE pdays (ws TIMESTAMP(3), we TIMESTAMP(3), c BIGINT)
+  WITH ('connector' = 'filesystem', 'path' = '{out}', 'format' = 'json');
+INSERT INTO pdays SELECT window_start, window_end, COUNT(*)
+  FROM TABLE(TUMBLE(TABLE src, DESCRIPTOR(pt), INTERVAL '1' DAY))
+  GROUP BY window_start, window_end;
+""")
+    assert r.returncode == 0, r.stdout + r.stderr
+    for j in job_ids(r.stdout):
+        finish(cluster, j)
+    after = today()
+    got = [json.loads(ln) for ln in rows_text(out)]
+    days = {naive_ms(d) for d in (before, after)}
+    assert got and all(ms(g["ws"]) in days for g in got), got
+    assert all(ms(g["we"]) - ms(g["ws"]) == 86400000 for g in got), got
+    assert sum(g["c"] for g in got) == 50
