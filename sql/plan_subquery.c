@@ -1060,17 +1060,29 @@ static sql_node *vgen_on(sq *q, const sql_node *at, const vgen *g, const char *a
     return r;
 }
 
+/* A correlated scalar subquery's one item, an aggregate (*agg; *count when
+ * it is COUNT, whose value over no rows is 0): COUNT inside an expression and
+ * HAVING are refused. */
+static int scalar_item(plan *p, const sql_node *e, const sql_node *qry, const sql_node **agg,
+                       int *count)
+{
+    *agg = sql_kid(qry, 0)->kids[0]->kids[0];
+    *count = (*agg)->kind == SQL_FUNC && !strcasecmp((*agg)->s, "COUNT");
+    if (!*count && has_count(*agg))
+        return PERR(e, "a correlated scalar subquery with COUNT inside an expression is not "
+                    "supported (its value over no rows is not NULL); select COUNT(...) alone");
+    if (sql_kid(qry, 4)) return PERR(e, "a correlated scalar subquery with HAVING is not supported");
+    return SL_OK;
+}
+
 /* A scalar subquery (an aggregate) over its value generator, grouped by the
  * outer values and LEFT-joined back on them. */
 static int vgen_scalar(sq *q, const sql_node *e, const sql_node *qry, sql_node **out)
 {
     plan *p = q->p;
-    const sql_node *agg = sql_kid(qry, 0)->kids[0]->kids[0];
-    int count = agg->kind == SQL_FUNC && !strcasecmp(agg->s, "COUNT");
-    if (!count && has_count(agg))
-        return PERR(e, "a correlated scalar subquery with COUNT inside an expression is not "
-                    "supported (its value over no rows is not NULL); select COUNT(...) alone");
-    if (sql_kid(qry, 4)) return PERR(e, "a correlated scalar subquery with HAVING is not supported");
+    const sql_node *agg;
+    int count;
+    if (scalar_item(p, e, qry, &agg, &count) != SL_OK) return SL_ERR;
     vgen g;
     leaves in = {0};
     const sql_node *from;
@@ -1215,13 +1227,9 @@ static int correlated_scalar(sq *q, const sql_node *e, const sql_node *qry, cons
                              sql_node **out)
 {
     plan *p = q->p;
-    const sql_node *agg = sql_kid(qry, 0)->kids[0]->kids[0];
-    int count = agg->kind == SQL_FUNC && !strcasecmp(agg->s, "COUNT");
-    if (!count && has_count(agg))
-        return PERR(e, "a correlated scalar subquery with COUNT inside an expression is not "
-                    "supported (its value over no rows is not NULL); select COUNT(...) alone");
-    if (sql_kid(qry, 4))
-        return PERR(e, "a correlated scalar subquery with HAVING is not supported");
+    const sql_node *agg;
+    int count;
+    if (scalar_item(p, e, qry, &agg, &count) != SL_OK) return SL_ERR;
     if (c->n > SL_MAX_KEY_COLS) return PERR(e, "too many correlation columns");
     for (int i = 0; i < c->n; i++)
         if (key_col(p, c->out_e[i], e) != SL_OK) return SL_ERR;

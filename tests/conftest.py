@@ -33,8 +33,10 @@ os.environ.setdefault("LSAN_OPTIONS", "suppressions=" + os.path.join(ROOT, "test
 # `--dist loadgroup`: every test is its own unit of work, except the modules
 # below, whose tests share state from test to test (one browser gathering the
 # console of every page for the last test; one compose cluster serving the
-# tests in order) and so run in order on one worker.
-SERIAL_MODULES = {"test_dashboard.py": "dashboard", "test_docker.py": "docker"}
+# tests in order; the sampling storm's totals over every stormed test, checked
+# by its last test) and so run in order on one worker.
+SERIAL_MODULES = {"test_dashboard.py": "dashboard", "test_docker.py": "docker",
+                  "test_sampling_storm.py": "storm", "test_sampling_storm_kafka.py": "storm"}
 # The longest modules first (the Docker image build, the fuzz targets' clang
 # build, the Kafka broker tests, the ZooKeeper ensembles, ...), so that no
 # worker picks a long one up at the end while the others idle; the many short

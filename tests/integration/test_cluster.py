@@ -39,7 +39,9 @@ def read_json_lines(outdir):
 
 
 def ts_ms(text):
-    """'2026-01-01 00:00:00.02' -> epoch ms (UTC)."""
+    """'2026-01-01 00:00:00.02' -> epoch ms (UTC); a TIMESTAMP_LTZ's trailing 'Z'
+    (the json format writes the instant in UTC, as Flink's) is the same."""
+    text = text[:-1] if text.endswith("Z") else text
     d = datetime.datetime.strptime(text + ("" if "." in text else ".0"), "%Y-%m-%d %H:%M:%S.%f")
     return int(d.replace(tzinfo=datetime.timezone.utc).timestamp() * 1000 + 0.5)
 
