@@ -76,6 +76,8 @@ typedef enum { PC_START = 0, PC_SNAPSHOT, PC_STREAM } pc_phase;
 
 typedef struct pc_pending { int64_t cpid; uint64_t lsn; } pc_pending;
 
+#define PC_ARRAY_DEPTH 8 /* nesting of arrays (PostgreSQL allows 6 dimensions) */
+
 typedef struct pc_state {
     PGconn *conn, *rconn;
     pc_phase phase;
@@ -96,6 +98,8 @@ typedef struct pc_state {
     sl_value *vals, *old;
     sl_buf scratch;       /* decoded bytea, and text of values */
     sl_arena arena;       /* the row's arrays (canonical bytes), reset per row */
+    sl_value *arr_el[PC_ARRAY_DEPTH + 1]; /* an array's elements being parsed, per */
+    uint32_t arr_cap[PC_ARRAY_DEPTH + 1]; /* nesting depth: kept from row to row */
     pc_pending pend[16];
     int npend;
     int64_t last_status_ms;
@@ -242,18 +246,21 @@ static int pc_array(pc_state *st, const sl_dtype *dt, const char **pp, const cha
                     int depth, char *why, size_t whylen)
 {
     const char *p = *pp;
-    if (depth > 8) return sl_seterr(why, whylen, "arrays nested too deeply");
+    if (depth > PC_ARRAY_DEPTH) return sl_seterr(why, whylen, "arrays nested too deeply");
     if (p >= e || *p != '{') return sl_seterr(why, whylen, "an array that does not start with '{'");
     p++;
-    sl_value *el = NULL;
-    uint32_t n = 0, cap = 0;
+    sl_value *el = st->arr_el[depth]; /* free again once this array is built */
+    uint32_t n = 0;
     int rc = SL_OK;
     while (rc == SL_OK && p < e && *p != '}') {
         if (n == PC_ARRAY_MAX) {
             rc = sl_seterr(why, whylen, "an array of more than %d elements", PC_ARRAY_MAX);
             break;
         }
-        if (n == cap) el = sl_realloc(el, sizeof *el * (cap = cap ? cap * 2 : 16));
+        if (n == st->arr_cap[depth]) {
+            st->arr_cap[depth] = n ? n * 2 : 16;
+            el = st->arr_el[depth] = sl_realloc(el, sizeof *el * st->arr_cap[depth]);
+        }
         sl_value *x = &el[n++];
         memset(x, 0, sizeof *x);
         if (*p == '{') { /* an inner dimension */
@@ -301,7 +308,6 @@ static int pc_array(pc_state *st, const sl_dtype *dt, const char **pp, const cha
         if (sl_nested_build(dt, el, n, NULL, &st->arena, v) != SL_OK)
             rc = sl_seterr(why, whylen, "an array too large for one row");
     }
-    free(el);
     return rc;
 }
 
@@ -1070,6 +1076,7 @@ static void pc_close(sl_op *op)
     free(st->old);
     sl_buf_free(&st->scratch);
     sl_arena_free(&st->arena);
+    for (int d = 0; d <= PC_ARRAY_DEPTH; d++) free(st->arr_el[d]);
     free(st);
     op->priv = NULL;
 }

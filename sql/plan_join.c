@@ -686,6 +686,17 @@ static void to_side_names(const jplan *j, int s, sql_node *e)
     for (int i = 0; i < e->nkids; i++) to_side_names(j, s, e->kids[i]);
 }
 
+
+/* The first "<prefix><n>", n = from, from + 1, ..., that names no column of
+ * sch: a computed key column's name. */
+static void free_key_name(const sl_schema *sch, const char *prefix, int from, char *out, size_t cap)
+{
+    for (int n = from;; n++) {
+        snprintf(out, cap, "%s%d", prefix, n);
+        if (sl_schema_find(sch, out) < 0) return;
+    }
+}
+
 /* The ON condition's access-expression keys made columns: each side gets a
  * calc computing its key expressions (a plain column stays itself), the join
  * keys on them (j->kcol), and *on becomes the condition without them. The
@@ -752,10 +763,7 @@ static int access_keys(plan *p, jplan *j, const sql_node **on, int added[2])
                 continue;
             }
             char name[64];
-            for (int q = nits;; q++) {
-                snprintf(name, sizeof name, "join_key%d", q);
-                if (sl_schema_find(&r->sch, name) < 0) break;
-            }
+            free_key_name(&r->sch, "join_key", nits, name, sizeof name);
             char *xt = sql_unparse(x), *qn = sql_quote_ident(name);
             its[nits].name = sl_strdup(name);
             its[nits].text = sl_sprintf("%s AS %s", xt, qn);
@@ -1225,10 +1233,7 @@ static int lookup_keys(plan *p, jplan *j, const lkey *keys, int nkeys, int nleft
             nits = nleft;
         }
         char name[64];
-        for (int n = k;; n++) {
-            snprintf(name, sizeof name, "lookup_key%d", n);
-            if (sl_schema_find(&l->sch, name) < 0) break;
-        }
+        free_key_name(&l->sch, "lookup_key", k, name, sizeof name);
         char *xt = sql_unparse(x), *q = sql_quote_ident(name);
         its[nits].name = sl_strdup(name);
         its[nits].text = lt == rt ? sl_sprintf("%s AS %s", xt, q)
