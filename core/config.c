@@ -335,7 +335,12 @@ static const sl_conf_def defs[] = {
     {{"web.submit.build.cpu-time", SL_CT_DURATION, "30 s", NULL,
       "CPU time (whole seconds, rounded up) a C job's entry point may use in the child process "
       "that builds its graph for /jars/:id/run and /jars/:id/plan (RLIMIT_CPU); beyond it the "
-      "child is killed and the request fails. The child is also killed after 30 s of wall time."},
+      "child is killed and the request fails."},
+     1, INT64_MAX, NULL},
+    {{"web.submit.build.timeout", SL_CT_DURATION, "30 s", NULL,
+      "Wall time (whole seconds, rounded up) the child process that runs a C job's entry point "
+      "may take for /jars/:id/run and /jars/:id/plan; beyond it the child is killed and the "
+      "request fails."},
      1, INT64_MAX, NULL},
     {{"web.submit.build.memory", SL_CT_MEMORY, "2 gb", NULL,
       "Address space the child process that runs a C job's entry point may map (RLIMIT_AS); 0 "

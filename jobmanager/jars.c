@@ -23,7 +23,7 @@
  * build a graph (run, plan) it starts itself as a child process
  * (`sluice-jobmanager --build-c-job`, posix_spawn), which loads the object,
  * runs the entry point and prints the job graph; a crash, an exit or a
- * hang (SL_JAR_BUILD_TIMEOUT_S) of the child is an error naming the signal
+ * hang (web.submit.build.timeout) of the child is an error naming the signal
  * or the timeout, and the JobManager carries on. The child has the least it
  * needs: no descriptor but its stdin (/dev/null) and its two pipes, a CPU
  * time limit (web.submit.build.cpu-time) and an address-space limit
@@ -63,7 +63,6 @@
 #include "userfn.h"
 
 #define TAG "jm:jars"
-#define SL_JAR_BUILD_TIMEOUT_S 30   /* a job's entry point must return within this */
 #define SL_JAR_MAX_GRAPH (8u << 20) /* the child's output at most */
 #define SL_JAR_MAX_BODY (64u << 10) /* a run / plan request body at most */
 #define SL_JAR_MAX_UPLOAD (15u << 20) /* must fit one control frame to the TaskManagers */
@@ -100,6 +99,7 @@ struct jm_jars {
     size_t max_size;
     int own_dir;                /* dir is our <tmp>/sluice-web-upload-<pid>: removed at exit */
     int64_t cpu_s;              /* the build child's RLIMIT_CPU, seconds */
+    int64_t wall_s;             /* ... and its wall time, seconds */
     int64_t mem;                /* its RLIMIT_AS, bytes */
     jar *list;                  /* newest first */
 };
@@ -219,6 +219,7 @@ int jm_jars_start(jm *j, char *err, size_t errlen)
                          "travels to the TaskManagers in one control message)", (long long)max);
     js->max_size = (size_t)max;
     js->cpu_s = (sl_config_int(j->conf, "web.submit.build.cpu-time") + 999) / 1000;
+    js->wall_s = (sl_config_int(j->conf, "web.submit.build.timeout") + 999) / 1000;
     js->mem = sl_config_int(j->conf, "web.submit.build.memory");
     if (js->mem < 0)
         return sl_seterr(err, errlen, "web.submit.build.memory: %lld bytes is negative", (long long)js->mem);
@@ -567,7 +568,7 @@ static char *build_in_child(jm *j, const jar *x, const char *entry, json_t *args
         pid = -1;
         goto done;
     }
-    int64_t deadline = sl_mono_ms() + SL_JAR_BUILD_TIMEOUT_S * 1000;
+    int64_t deadline = sl_mono_ms() + js->wall_s * 1000;
     int open_out = 1, open_err = 1, timed_out = 0;
     while (open_out || open_err) {
         int64_t left = deadline - sl_mono_ms();
@@ -586,8 +587,8 @@ static char *build_in_child(jm *j, const jar *x, const char *entry, json_t *args
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
     pid = -1;
     if (timed_out) {
-        sl_seterr(err, errlen, "the entry point of %s did not return within %d s (the process was killed)",
-                  x->name, SL_JAR_BUILD_TIMEOUT_S);
+        sl_seterr(err, errlen, "the entry point of %s did not return within %lld s "
+                  "(web.submit.build.timeout; the process was killed)", x->name, (long long)js->wall_s);
     } else if (WIFSIGNALED(status) && (WTERMSIG(status) == SIGXCPU || WTERMSIG(status) == SIGKILL)) {
         /* nobody else kills it: its CPU time ran out (SIGKILL at the hard limit) */
         sl_seterr(err, errlen, "the entry point of %s used more than %lld s of CPU time "

@@ -6,7 +6,8 @@
 # tests run once, against the optimised build. Ends with "N passed, N failed".
 #
 # Tests run on parallel pytest-xdist workers (SLUICE_TEST_JOBS, default the
-# number of cores, at least 2 and at most 4) with --dist loadgroup: tests are
+# number of cores, at least 2 and at most 4; the sanitized half one more,
+# SLUICE_SAN_TEST_JOBS) with --dist loadgroup: tests are
 # handed out one at a time, longest modules first, except the modules that
 # tests/conftest.py keeps in order on one worker. The sanitized build is
 # compiled at the lowest CPU priority while the optimised half's tests run,
@@ -32,10 +33,16 @@ fi
 
 elapsed() { t=$(($(date +%s) - T0)); printf '%d:%02d' $((t / 60)) $((t % 60)); }
 
-run_suite() { # name build-dir pytest-args...
-    name=$1; dir=$2; shift 2
-    echo "=== $name: pytest against $dir on $JOBS workers (at $(elapsed)) ==="
-    SLUICE_BUILD=$dir $PY -m pytest -p no:cacheprovider -q -n "$JOBS" --dist loadgroup \
+# The sanitized half runs one worker more: nothing else runs beside it (the
+# optimised half shares the machine with the sanitized build, which takes the
+# CPU time its tests leave idle), and its tests wait on daemons, throttled
+# sources and timeouts for much of their time.
+SAN_JOBS=${SLUICE_SAN_TEST_JOBS:-$((JOBS + 1))}
+
+run_suite() { # name build-dir workers pytest-args...
+    name=$1; dir=$2; workers=$3; shift 3
+    echo "=== $name: pytest against $dir on $workers workers (at $(elapsed)) ==="
+    SLUICE_BUILD=$dir $PY -m pytest -p no:cacheprovider -q -n "$workers" --dist loadgroup \
         --durations=15 --junitxml="$REPORTS/$name.xml" "$@"
     rc=$?
     # 1 = tests failed (counted in the report); 5 = no tests collected, or
@@ -55,10 +62,10 @@ echo "=== build (gcc, ASan + UBSan) in the background, at the lowest priority ==
 nice -n 19 make -j"$(nproc)" SAN=1 all >build/make-san.log 2>&1 &
 san_build=$!
 
-run_suite release build tests
+run_suite release build "$JOBS" tests
 
 if wait $san_build; then
-    run_suite sanitized build-san tests -m "not release_only"
+    run_suite sanitized build-san "$SAN_JOBS" tests -m "not release_only"
 else
     cat build/make-san.log; echo "=== the sanitized build failed: no sanitized tests ==="
     extra_failures=$((extra_failures + 1)); status=1

@@ -143,11 +143,12 @@ def test_bad_entry_points(make_cluster, workdir):
 
 
 def test_hanging_entry_point_is_killed(make_cluster, workdir):
-    """An entry point that never returns: the child is killed after 30 s
-    with an error saying so, and the JobManager answers other requests all
-    the while (the run waits on one REST thread)."""
+    """An entry point that never returns: the child is killed after
+    web.submit.build.timeout (3 s here) with an error saying so, and the
+    JobManager answers other requests all the while (the run waits on one
+    REST thread)."""
     import threading
-    c = make_cluster(jm_conf=jar_conf(workdir))
+    c = make_cluster(jm_conf=jar_conf(workdir, **{"web.submit.build.timeout": "2500 ms"}))
     fid, _ = upload_file(c, BAD)
     answer = {}
     t = threading.Thread(target=lambda: answer.update(
@@ -159,7 +160,8 @@ def test_hanging_entry_point_is_killed(make_cluster, workdir):
     t.join(timeout=90)
     status, body = answer["r"]
     assert status == 400
-    assert body["errors"] == ["the entry point of bad_jobs.so did not return within 30 s (the process was killed)"]
+    assert body["errors"] == ["the entry point of bad_jobs.so did not return within 3 s "
+                              "(web.submit.build.timeout; the process was killed)"]
     assert c.jm.alive()
 
 

@@ -35,7 +35,7 @@ from test_datastream import test_enrich_and_correlate, test_broadcast_rules, tes
 from test_async import service_factory, test_async_timeouts_retries  # noqa: F401
 from test_sql_sort_limit import (test_order_by_rowtime_at_parallelism_2,  # noqa: F401
                                  test_limit_without_order_by_keeps_the_first_rows)
-from test_sql_collect import test_collect_insert_only_and_updating_input  # noqa: F401
+from test_sql_collect import test_collect_across_savepoint_and_rescale  # noqa: F401
 from test_lookup_join import test_sql_lookup_join_inner_and_left  # noqa: F401
 from test_filesystem_source import test_sql_reads_csv_with_quoted_fields  # noqa: F401
 from test_sql_groupwin import test_event_time_tumble_hop_session_with_auxiliary_functions  # noqa: F401
