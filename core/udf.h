@@ -42,10 +42,15 @@
  * CUMULATE and SESSION windows share partial accumulators; two-phase
  * aggregation). A "strict" aggregate skips rows with a NULL argument.
  *
- * Types are SQL type names (BOOLEAN, INT, BIGINT, DOUBLE, STRING, BYTES,
- * TIMESTAMP(3), TIMESTAMP_LTZ(3)); values are sl_value (core/row.h):
- * integers, BOOLEAN and timestamps in v.i, DOUBLE in v.d, strings as a
- * borrowed pointer and length in v.s. A string result or emitted string
+ * Types are SQL type names (BOOLEAN, INT, BIGINT, DOUBLE, DECIMAL(p, s),
+ * STRING, BYTES, TIMESTAMP(3), TIMESTAMP_LTZ(3)); values are sl_value
+ * (core/row.h): integers, BOOLEAN and timestamps in v.i, DOUBLE in v.d,
+ * strings as a borrowed pointer and length in v.s, DECIMAL(p, s) in v.dec:
+ * the unscaled value (the number times 10^s) as a 128-bit two's-complement
+ * integer, lo and hi (an argument arrives at its declared scale: the caller
+ * casts an integer or another DECIMAL to it, NULL when it does not fit, as
+ * Flink casts implicitly; a result or emitted column is read at its declared
+ * scale, and one of more than p digits fails the task). A string result or emitted string
  * must stay valid until the call returns: use ctx->alloc (memory of the
  * current record, freed by the host) or static storage.
  *

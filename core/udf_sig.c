@@ -21,6 +21,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
+#include "decimal.h"
 #include "udf_sig.h"
 
 #define SL_UDF_MAX_SECTION (1u << 20)
@@ -161,14 +162,13 @@ int sl_udf_type_parse(const char *text, sl_type *t)
     return SL_OK;
 }
 
-bool sl_udf_sig_has_decimal(const sl_udf_sig *s)
+int sl_udf_check_dec(const sl_dtype *dt, const sl_value *v, char *err, size_t errlen)
 {
-    if (s->kind != SL_UDF_TABLE_KIND && s->result == SL_T_DECIMAL) return true;
-    for (int i = 0; i < s->nargs; i++)
-        if (s->args[i] == SL_T_DECIMAL) return true;
-    for (int i = 0; i < s->cols.n; i++)
-        if (s->cols.fields[i].type == SL_T_DECIMAL) return true;
-    return false;
+    if (!dt || dt->kind != SL_T_DECIMAL || v->isnull) return SL_OK;
+    sl_dec d = {v->v.dec.lo, v->v.dec.hi};
+    if (sl_dec_fits(d, dt->p)) return SL_OK;
+    return sl_seterr(err, errlen, "returned an unscaled DECIMAL of more than %d digits where %s "
+                     "was declared", dt->p, dt->text);
 }
 
 static int parse_args(const char *text, sl_udf_sig *s, char *err, size_t errlen)

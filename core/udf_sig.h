@@ -142,8 +142,11 @@ sl_udf_sig *sl_udf_parse_decl(const char *text, char *err, size_t errlen);
  * not NULL) gets the full type. */
 int sl_udf_type_parse(const char *text, sl_type *t);
 int sl_udf_dtype_parse(const char *text, const sl_dtype **dt);
-/* Does the signature use DECIMAL anywhere (arguments, result, columns)? */
-bool sl_udf_sig_has_decimal(const sl_udf_sig *s);
+/* A C function's DECIMAL value (result, table column) of declared type dt:
+ * SL_OK when it is not a DECIMAL, NULL, or of at most dt's precision in
+ * digits; else SL_ERR with "returned an unscaled DECIMAL of more than p
+ * digits where DECIMAL(p, s) was declared". */
+int sl_udf_check_dec(const sl_dtype *dt, const sl_value *v, char *err, size_t errlen);
 
 sl_udf_sig *sl_udf_sig_copy(const sl_udf_sig *s);
 void sl_udf_sig_free(sl_udf_sig *s);   /* NULL is a no-op */

@@ -72,5 +72,8 @@ int sl_expr_udf_call(const node *n, sl_value *args, sl_arena *scratch, sl_value 
         out->v.s.len)
         return sl_seterr(err, errlen, "function '%s' returned a string of %u bytes without its "
                          "bytes", u->name, out->v.s.len);
+    char e2[200];
+    if (u->result == SL_T_DECIMAL && sl_udf_check_dec(u->resdt, out, e2, sizeof e2) != SL_OK)
+        return sl_seterr(err, errlen, "function '%s' %s", u->name, e2);
     return SL_OK;
 }

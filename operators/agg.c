@@ -711,6 +711,9 @@ static int udf_value(const sl_agg *a, const uint8_t *slot, sl_arena *scratch, sl
     SL_UDF_CALL(crashed, rc = t->get_value(&ctx, buf.b, o));
     if (crashed) return udf_fail(a, "get_value", sl_udf_crash_text(), NULL);
     if (rc != 0) return udf_ctx_fail(a, "get_value", &ctx, NULL);
+    char e2[200];
+    if (a->udf->result == SL_T_DECIMAL && sl_udf_check_dec(a->udf->resdt, o, e2, sizeof e2) != SL_OK)
+        return udf_fail(a, "get_value", e2, NULL);
     if (!o->isnull && (a->udf->result == SL_T_STRING || a->udf->result == SL_T_BYTES)) {
         const uint8_t *p = (const uint8_t *)o->v.s.p;
         if (!p && o->v.s.len)

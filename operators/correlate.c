@@ -288,6 +288,14 @@ static int corr_emit(sl_udf_ctx *ctx, const sl_value *row)
                  "one input row", (long long)pl->max_rows);
         return 1;
     }
+    for (int i = 0; i < pl->ncols; i++) {
+        const sl_field *f = &pl->fn->cols.fields[i];
+        char e2[200];
+        if (f->type == SL_T_DECIMAL && sl_udf_check_dec(f->dt, &row[i], e2, sizeof e2) != SL_OK) {
+            snprintf(ctx->err, sizeof ctx->err, "column '%s': %s", f->name, e2);
+            return 1;
+        }
+    }
     sigjmp_buf *g = sl_udf_unguard(); /* downstream's crashes are not the function's */
     int rc = send(st, row);
     sl_udf_reguard(g);

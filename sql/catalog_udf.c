@@ -180,15 +180,6 @@ static int create_function(sql_udfs *u, const sql_node *st, sl_sql_result *r, ch
             return sl_seterr(err, errlen, "line %d, column %d: none of the session's jars (SHOW "
                              "JARS) declares a function '%s'", st->line, st->col, st->s2);
     }
-    if (!python && sl_udf_sig_has_decimal(s)) {
-        char *sig = sl_udf_sig_text(s);
-        sl_udf_sig_free(s);
-        sl_seterr(err, errlen, "line %d, column %d: %s: DECIMAL is supported for Python functions "
-                  "(LANGUAGE PYTHON) only; a C function takes DOUBLE or BIGINT", st->line, st->col,
-                  sig);
-        free(sig);
-        return SL_ERR;
-    }
     if (!python && sl_udf_exports(s->library, s->symbol, s->kind, e2, sizeof e2) != SL_OK) {
         sl_udf_sig_free(s);
         return sl_seterr(err, errlen, "line %d, column %d: %s", st->line, st->col, e2);

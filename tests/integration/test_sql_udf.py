@@ -175,3 +175,100 @@ INSERT INTO snk SELECT unlucky(id) FROM src;
     ex = cluster.get(f"/jobs/{jid}/exceptions")
     text = str(ex)
     assert "function 'unlucky' failed: 13 is unlucky (row 13 of subtask 0)" in text, text
+
+
+# ---- DECIMAL(p, s) in C functions ----------------------------------------------
+
+DECFNS = os.path.join(PLUGINS, "udf_decimal.so")
+
+
+def test_decimal_scalar_table_and_aggregate_c_functions_are_exact(cluster, workdir):
+    """DECIMAL(p, s) in and out of C functions (tests/plugins/udf_decimal.c)
+    at parallelism 2: arguments arrive as unscaled values at the declared
+    scale (a BIGINT cast to DECIMAL(10, 2) first, as Flink casts
+    implicitly), results and emitted columns are read at the declared
+    scale, 38-digit values pass unchanged; an aggregate sums exactly over
+    an updating input. The model is Python's decimal module."""
+    import collections
+    from decimal import Decimal, ROUND_HALF_UP, ROUND_DOWN
+    from test_sql_udf_py import dec_source, dec_rows
+    from test_sql_subquery import apply_changes
+    from test_checkpoints import committed_files
+    cluster.add_tm(slots=2)
+    n = 400
+    src, data = dec_source(workdir, n)
+    out, tout, aout = (os.path.join(workdir, d) for d in ("out", "tout", "aout"))
+    fns = "".join(f"CREATE FUNCTION {f} AS '{f}' LANGUAGE C USING JAR '{DECFNS}';\n"
+                  for f in ("fee", "flip", "parts", "dsum"))
+    r = run_sql(cluster, workdir, "d.sql", fns + f"""
+CREATE TABLE s (id BIGINT, amount DECIMAL(10, 2), rate DECIMAL(5, 4), big DECIMAL(38, 18))
+  WITH ('connector' = 'filesystem', 'path' = '{src}', 'format' = 'csv');
+CREATE TABLE snk (id BIGINT, f DECIMAL(12, 2), fi DECIMAL(12, 2), fl DECIMAL(38, 18))
+  WITH ('connector' = 'filesystem', 'path' = '{out}', 'format' = 'json');
+CREATE TABLE tsnk (id BIGINT, part DECIMAL(10, 2), idx INT)
+  WITH ('connector' = 'filesystem', 'path' = '{tout}', 'format' = 'json');
+CREATE TABLE asnk (c BIGINT, total DECIMAL(38, 2))
+  WITH ('connector' = 'filesystem', 'path' = '{aout}', 'format' = 'json');
+SET 'parallelism.default' = '2';
+EXECUTE STATEMENT SET BEGIN
+INSERT INTO snk SELECT id, fee(amount, rate), fee(id, rate), flip(big) FROM s;
+INSERT INTO tsnk SELECT id, part, idx FROM s, LATERAL TABLE(parts(amount, CAST(id % 4 AS INT))) AS t(part, idx);
+INSERT INTO asnk SELECT c, dsum(last_amount) FROM (
+    SELECT id % 7 AS k, COUNT(*) AS c, MAX(amount) AS last_amount FROM s GROUP BY id % 7
+) GROUP BY c;
+END;
+""")
+    assert r.returncode == 0, r.stdout + r.stderr
+    finish(cluster, job_ids(r.stdout)[0])
+    cent = Decimal("0.01")
+
+    def fee(a, rt):
+        return None if a is None else (a * (1 + rt)).quantize(cent, rounding=ROUND_HALF_UP)
+
+    want, twant = [], []
+    for i, a, rt, b in data:
+        want.append((i, fee(a, rt), fee(Decimal(i), rt), b.copy_negate()))
+        k = i % 4
+        if a is not None and k:
+            each = (a / k).quantize(cent, rounding=ROUND_DOWN)
+            twant += [(i, each, j) for j in range(k - 1)] + [(i, a - each * (k - 1), k - 1)]
+    got = sorted((x["id"], x["f"], x["fi"], x["fl"]) for x in dec_rows(out))
+    assert got == sorted(want)
+    tgot = sorted((x["id"], x["part"], x["idx"]) for x in dec_rows(tout))
+    assert len(twant) > 300 and tgot == sorted(twant)
+    # the inner GROUP BY's final rows: per key its count and largest amount; the
+    # outer sums the largest amounts per count (through the inner's retractions)
+    per = collections.defaultdict(list)
+    for i, a, _, _ in data:
+        per[i % 7].append(a)
+    awant = collections.Counter()
+    for vals in per.values():
+        top = max((v for v in vals if v is not None), default=None)
+        awant[len(vals)] += top if top is not None else 0
+    import json as _json
+    bag = collections.Counter()
+    for path in committed_files(aout):
+        with open(path) as f:
+            for line in f:
+                row = _json.loads(line, parse_float=Decimal)
+                op = row.pop("op", "+I")
+                key = (row["c"], row["total"])
+                bag[key] += 1 if op in ("+I", "+U") else -1
+    assert +bag == collections.Counter({(c, t): 1 for c, t in awant.items()})
+    assert "udf_decimal.so" not in jm_maps(cluster)
+
+
+def test_a_c_function_decimal_result_too_wide_fails_the_task(cluster, workdir):
+    start(cluster)
+    r = run_sql(cluster, workdir, "w.sql", f"""
+CREATE FUNCTION shrink AS 'shrink' LANGUAGE C USING JAR '{DECFNS}';
+""" + seq("src", 500) + """
+CREATE TABLE snk (d DECIMAL(5, 2)) WITH ('connector' = 'blackhole');
+INSERT INTO snk SELECT shrink(CAST(id * 10 AS DECIMAL(10, 2))) FROM src;
+""")
+    assert r.returncode == 0, r.stdout + r.stderr
+    jid = job_ids(r.stdout)[0]
+    cluster.wait_state(jid, ["FAILED"], timeout=90)
+    text = str(cluster.get(f"/jobs/{jid}/exceptions"))
+    assert ("function 'shrink' returned an unscaled DECIMAL of more than 5 digits where "
+            "DECIMAL(5, 2) was declared") in text, text
