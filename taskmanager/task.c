@@ -615,6 +615,7 @@ static int take_snapshot(run *r, uint64_t cpid, int64_t ts, int flags, const cha
     job->start_delay_ns = (uint64_t)SL_MAX(0, (sl_now_ms() - ts) * 1000000);
     job->parts = sl_calloc((size_t)r->nops, sizeof(tm_snap_part));
     job->unaligned = (flags & SL_CP_UNALIGNED) != 0;
+    if (!job->unaligned && r->aligning == cpid) job->processed = r->window_bytes;
     job->head_uid = sl_strdup(r->ops[0].vertex->uid);
     for (int k = 0; k < r->nops; k++) {
         sl_op *op = &r->ops[k];
@@ -1178,6 +1179,7 @@ static int run_consumer(run *r)
             continue;
         }
         tm_cap_on_process(r, b);
+        if (r->aligning) r->window_bytes += b->len; /* processed while aligning (processed_data) */
         if (process_buffer(r, b) != SL_OK) return cancelled(r) ? SL_DONE : SL_ERR;
         if (proc_time_due(r) != SL_OK) return SL_ERR;
         maybe_flush(r, sl_mono_ns());

@@ -65,7 +65,7 @@ typedef struct run {
     int *cap_skip;              /* per channel: buffers still queued that were
                                    persisted already (not to persist again) */
     int cap_nseen;
-    uint64_t window_bytes;      /* processed between the first and last barrier */
+    uint64_t window_bytes;      /* processed between the first and last barrier (aligned or not) */
     int cap_scan;               /* the capture began with a timeout: barriers come
                                    in-band, look for them in the gate as they queue */
     uint64_t cap_scanned;       /* the gate's `pushed` when last looked */

@@ -58,9 +58,9 @@ def channel_states(snapshot_dir):
     return unaligned, files
 
 
-def slow_job(unaligned, timeout="4 s", aligned_timeout=None, p=2):
+def slow_job(unaligned, timeout="4 s", aligned_timeout=None, p=2, rate=2000):
     """datagen (fast, ~40-byte rows) -> rebalance -> blackhole throttled to
-    2000 rows/s: backpressured, with buffers queued on every channel."""
+    `rate` rows/s: backpressured, with buffers queued on every channel."""
     conf = {"execution.checkpointing.interval": "500 ms",
             "execution.checkpointing.timeout": timeout,
             "execution.checkpointing.tolerable-failed-checkpoints": "1000",
@@ -73,7 +73,7 @@ def slow_job(unaligned, timeout="4 s", aligned_timeout=None, p=2):
                  "schema": [{"name": "id", "type": "BIGINT"}, {"name": "s", "type": "STRING"}],
                  "config": {"rows-per-second": "1000000", "fields.s.length": "20"}},
                 {"id": "slow", "uid": "slow", "type": "blackhole",
-                 "config": {"sink.rows-per-second": "2000"}}],
+                 "config": {"sink.rows-per-second": str(rate)}}],
             "edges": [{"from": "gen", "to": "slow", "strategy": "rebalance"}]}
 
 
@@ -326,3 +326,24 @@ def test_unaligned_checkpoints_on_s3(make_cluster, workdir, s3):
     assert checkpoints(c, jid)["counts"]["restored"] == 1
     check_exact(committed_files(out), raw, n, keys)
     no_local_leftovers(workdir, skip=[c.tms[0].id])
+
+
+def test_aligned_checkpoints_report_data_processed_while_aligning(make_cluster, workdir):
+    """An aligned checkpoint of a backpressured job: each sink subtask goes on
+    processing the channel whose barrier has not come yet while it aligns;
+    those bytes are the checkpoint's processed_data (per checkpoint, and the
+    sum of its tasks'), and nothing is persisted."""
+    c = make_cluster(jm_conf={"state.checkpoints.dir": os.path.join(workdir, "chk")})
+    c.add_tm(slots=1)  # the default queues: alignments of a second or so
+    c.add_tm(slots=1)
+    jid = c.submit(slow_job(unaligned=False, timeout="60 s", rate=20000))
+    c.wait_state(jid, "RUNNING", timeout=20)
+    wait_completed(c, jid, 2, timeout=90)
+    done = [h for h in checkpoints(c, jid)["history"] if h["status"] == "COMPLETED"]
+    assert all(h["checkpoint_type"] == "CHECKPOINT" and h["persisted_data"] == 0 for h in done), done
+    assert any(h["processed_data"] > 0 for h in done), [(h["id"], h["processed_data"]) for h in done]
+    for h in done:
+        det = c.get(f"/jobs/{jid}/checkpoints/details/{h['id']}")
+        assert sum(t["processed_data"] for t in det["tasks"].values()) == h["processed_data"], det
+    c.cli("cancel", jid, check=True)
+    c.wait_state(jid, "CANCELED", timeout=20)
