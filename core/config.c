@@ -309,6 +309,11 @@ static const sl_conf_def defs[] = {
     {{"rest.flamegraph.delay-between-samples", SL_CT_DURATION, "50 ms", NULL,
       "Delay between two stack samples of a task thread."},
      1, 60000, NULL},
+    {{"cluster.thread-dump.stacktrace-max-depth", SL_CT_INT, "50", NULL,
+      "Frames of each thread's user-space stack in the thread dumps of this daemon "
+      "(/jobmanager/thread-dump, /taskmanagers/:id/thread-dump), innermost first; a cut stack ends "
+      "with \"...\"."},
+     1, 256, NULL},
     {{"rest.flamegraph.stack-depth", SL_CT_INT, "100", NULL,
       "Frames kept of each sampled stack (the innermost ones)."},
      1, 256, NULL},

@@ -177,7 +177,8 @@ int jm_rest_process_routes(const route_ctx *rc, reply *r, int *fd, uint64_t *siz
     if (rc->nseg == 2 && !strcmp(what, "logs")) {
         reply_json(r, 200, sl_proc_log_list());
     } else if (rc->nseg == 2 && !strcmp(what, "thread-dump")) {
-        reply_json(r, 200, sl_proc_thread_dump(SL_PROC_STACK_DEPTH));
+        int depth = (int)sl_config_int(rc->j->conf, "cluster.thread-dump.stacktrace-max-depth");
+        reply_json(r, 200, sl_proc_thread_dump(depth));
     } else if (rc->nseg == 2 && !strcmp(what, "environment")) {
         reply_json(r, 200, sl_proc_environment("Sluice JobManager " SL_VERSION));
     } else if ((rc->nseg == 2 && (!strcmp(what, "log") || !strcmp(what, "stdout"))) ||

@@ -37,7 +37,7 @@ int sl_proc_log_open(int which, const char *name, uint64_t *size, char *err, siz
  * by libdw (stack_sample.h: each thread is interrupted once by a signal).
  * A thread that gives no stack (it blocks signals, or ended) says why.
  * Blocks for about 50 us a thread (200 ms for one that does not answer). */
-#define SL_PROC_STACK_DEPTH 50 /* Flink's cluster.thread-dump.stacktrace-max-depth */
+#define SL_PROC_STACK_DEPTH 50 /* cluster.thread-dump.stacktrace-max-depth, by default (Flink's too) */
 json_t *sl_proc_thread_dump(int depth);
 
 /* Flink's EnvironmentInfo with the process's equivalents of the JVM's fields:

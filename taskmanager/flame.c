@@ -42,7 +42,8 @@ static void *flame_main(void *arg)
             char err[300];
             json_t *res = NULL;
             if (!__atomic_load_n(&n->flame_stop, __ATOMIC_ACQUIRE) && f->dump)
-                res = sl_proc_thread_dump(SL_PROC_STACK_DEPTH);
+                res = sl_proc_thread_dump(
+                    (int)sl_config_int(n->conf, "cluster.thread-dump.stacktrace-max-depth"));
             else if (!__atomic_load_n(&n->flame_stop, __ATOMIC_ACQUIRE))
                 res = sl_stack_sample(f->tids, f->ntids, f->num, f->delay_ms, f->depth,
                                         &n->flame_stop, err, sizeof err);

@@ -302,3 +302,23 @@ INSERT INTO snk SELECT x + 1 FROM src;
     assert len(rest) == 1 and rest[0].index("sl_proc_thread_dump") < rest[0].index("jm_rest_process_routes"), rest
     cluster.request("PATCH", f"/jobs/{jid}?mode=cancel")
     cluster.wait_state(jid, "CANCELED")
+
+
+def test_thread_dump_depth_is_configured(make_cluster):
+    """cluster.thread-dump.stacktrace-max-depth (Flink's key): at 3 every
+    thread of both daemons shows at most 3 user-space frames, a cut stack
+    ending with "..." (the default, 50, is test_thread_dumps_have_stacks')."""
+    cluster = make_cluster(jm_conf={"cluster.thread-dump.stacktrace-max-depth": "3"})
+    cluster.add_tm(slots=1, extra={"cluster.thread-dump.stacktrace-max-depth": "3"})
+    tm = cluster.get("/taskmanagers")["taskmanagers"][0]["id"]
+    for path in ("/jobmanager/thread-dump", f"/taskmanagers/{tm}/thread-dump"):
+        infos = cluster.get(path)["threadInfos"]
+        cut = 0
+        for t in infos:
+            lines = t["stringifiedThreadInfo"].rstrip("\n").split("\n")
+            frames = [l for l in lines[2:] if l.startswith("\tat ")]
+            assert len(frames) <= 3, (path, t)
+            if len(frames) == 3:
+                assert lines[-1] == "\t...", (path, t)
+                cut += 1
+        assert cut >= 1, (path, infos)  # the event loops are deeper than 3
