@@ -1275,7 +1275,7 @@ static void body_snapshot_buffered(void)
     }
     uint64_t x = 777;
     int step = 0, bad = 0;
-    for (; step < 150000; step++) bad += bstep(live, &m, &x, step);
+    for (; step < 60000; step++) bad += bstep(live, &m, &x, step); /* ten buffers' worth */
     uint64_t ignored = 0;
     for (int b = 0; b < 2; b++) {
         set_key_str(live[b], "key-0");
@@ -1287,7 +1287,7 @@ static void body_snapshot_buffered(void)
     for (int b = 0; b < 2; b++) CHECK((sn[b] = sl_kstate_snapshot(live[b], err, sizeof err)));
     at_snap = m;
     /* the live states go on, past many flushes, before the snapshots are read */
-    for (int end = step + 200000; step < end; step++) bad += bstep(live, &m, &x, step);
+    for (int end = step + 60000; step < end; step++) bad += bstep(live, &m, &x, step);
     CHECK_EQ_INT(bad, 0);
     /* both snapshots hold the same entries in the same order */
     snap_dump d[2];
