@@ -1285,8 +1285,9 @@ INSERT INTO w SELECT id FROM g;
     latest = list_offsets_latest(bs, "w", 0)
 
     outs = {m: os.path.join(workdir, m) for m in ("specific", "latest", "ts")}
+    end = specific_offsets(log_ends(bs, "w"))
     bounded = {"specific": "'scan.bounded.mode' = 'specific-offsets', "
-                           f"'scan.bounded.specific-offsets' = '{specific_offsets(log_ends(bs, 'w'))}'",
+                           f"'scan.bounded.specific-offsets' = '{end}'",
                "latest": "'scan.bounded.mode' = 'latest-offset'",
                "ts": "'scan.bounded.mode' = 'timestamp', "
                      f"'scan.bounded.timestamp-millis' = '{int(time.time() * 1000) + 3600000}'"}
@@ -1303,6 +1304,10 @@ INSERT INTO w SELECT id FROM g;
     got = {m: [(x["id"], x["o"]) for x in rows(out)] for m, out in outs.items()}
     assert got["specific"] == [(i, i - 1) for i in range(1, n + 1)]
     assert got["latest"] == got["ts"] == [(i, i - 1) for i in range(1, latest + 1)], latest
+    # each source logs the ends it resolved (topic/partition@start..end)
+    log = "".join(t.log_text() for t in cluster.tms)
+    ends = sorted(int(e) for e in re.findall(r"\bw/0@0\.\.(\d+)", log))
+    assert ends == sorted([n, latest, latest]), ends
 
 
 def test_partition_discovery_takes_new_topics(cluster, broker, workdir):

@@ -475,7 +475,8 @@ def test_window_temporal_and_lookup_joins_on_access_expressions(cluster, workdir
     def ts(ms):
         return (base + datetime.timedelta(milliseconds=ms)).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
 
-    ev = [{"id": i, "r": None if i % 11 == 0 else {"k": None if i % 7 == 0 else i % 5, "n": f"n{i}"},
+    ev = [{"id": i,
+           "r": None if i % 11 == 0 else {"k": None if i % 7 == 0 else i % 5, "n": f"n{i}"},
            "arr": None if i % 13 == 0 else ([] if i % 9 == 0 else [i % 4, i]),
            "m": {"z": 1} if i % 6 == 0 else {"k": i % 3}, "t": i * 1000} for i in range(1, 61)]
     ri = [{"id": j, "r": {"k": j % 3, "n": f"r{j}"}, "arr": [j % 5], "t": j * 1500}
