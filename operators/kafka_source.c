@@ -842,10 +842,15 @@ static int ks_start_consuming(sl_op *op, ks_state *st)
     char list[512];
     size_t n = 0;
     list[0] = '\0';
-    for (int i = 0; i < st->nparts && n < sizeof list - 40; i++)
-        n += (size_t)snprintf(list + n, sizeof list - n, "%s%s/%d@%lld", i ? " " : "",
-                              st->parts[i].topic, st->parts[i].partition,
-                              (long long)st->parts[i].next);
+    /* topic/partition@start, and ..end when bounded (the end the broker's
+     * ListOffsets answered, docs/KAFKA.md) */
+    for (int i = 0; i < st->nparts && n < sizeof list - 64; i++) {
+        const ks_part *p = &st->parts[i];
+        n += (size_t)snprintf(list + n, sizeof list - n, "%s%s/%d@%lld", i ? " " : "", p->topic,
+                              p->partition, (long long)p->next);
+        if (p->stop != INT64_MAX && n < sizeof list)
+            n += (size_t)snprintf(list + n, sizeof list - n, "..%lld", (long long)p->stop);
+    }
     sl_info("kafka", "kafka source '%s' (%d/%d): %d partition%s%s%s (librdkafka %s)", pl->vid,
             op->subtask + 1, op->parallelism, st->nparts, st->nparts == 1 ? "" : "s",
             st->nparts ? ": " : "", list, rd_kafka_version_str());

@@ -263,6 +263,7 @@ typedef struct jplan {
     const sql_node **resid;
     int nresid;
     int semi;           /* 1 semi, 2 anti join (plan_subquery.c): time comparisons stay conditions */
+    int added[2];       /* key columns access_keys computed at the end of each side */
 } jplan;
 
 /* Which side a joined-row column belongs to, and its column there. */
@@ -524,6 +525,7 @@ static int plan_temporal(plan *p, const sql_node *f, const sql_node *asof, jplan
 static int plan_window(plan *p, const sql_node *f, jplan *j, const char *jt, rel *out);
 static int plan_lookup(plan *p, const sql_node *f, const sql_node *rnode, const sql_node *asof,
                        jplan *j, rel *out);
+static int join_done(plan *p, const sql_node *f, jplan *j, rel *out);
 
 /* FOR SYSTEM_TIME AS OF e names the left side's processing-time attribute:
  * a lookup join. */
@@ -700,9 +702,9 @@ static void free_key_name(const sl_schema *sch, const char *prefix, int from, ch
 /* The ON condition's access-expression keys made columns: each side gets a
  * calc computing its key expressions (a plain column stays itself), the join
  * keys on them (j->kcol), and *on becomes the condition without them. The
- * joined row then has *added[s] extra columns at the end of side s, which
- * drop_key_cols removes after the join. SL_DONE when there are none. */
-static int access_keys(plan *p, jplan *j, const sql_node **on, int added[2])
+ * joined row then has j->added[s] extra columns at the end of side s, which
+ * join_done removes after the join. SL_DONE when there are none. */
+static int access_keys(plan *p, jplan *j, const sql_node **on)
 {
     const sql_node *xs[SL_MAX_KEY_COLS][2];
     int n = 0;
@@ -773,8 +775,8 @@ static int access_keys(plan *p, jplan *j, const sql_node **on, int added[2])
             free(qn);
             col[k][s] = nits++;
         }
-        added[s] = nits - nold;
-        if (rc == SL_OK && added[s]) {
+        j->added[s] = nits - nold;
+        if (rc == SL_OK && j->added[s]) {
             sql_join_map *keep = r->jmap; /* the calc's input is the plain side row */
             r->jmap = NULL;
             rc = emit_calc(p, r, its, nits, NULL, "join-keys");
@@ -843,6 +845,19 @@ static int drop_key_cols(plan *p, rel *out, int off1, const int added[2])
     return rc;
 }
 
+/* After the join vertex (any kind): the conditions left over as a filter,
+ * the key columns access_keys added dropped, and the join remembered. */
+static int join_done(plan *p, const sql_node *f, jplan *j, rel *out)
+{
+    if (resid_filter(p, j, out) != SL_OK ||
+        ((j->added[0] || j->added[1]) && drop_key_cols(p, out, j->s[1].off, j->added) != SL_OK)) {
+        rel_free(out);
+        return SL_ERR;
+    }
+    joins_add(p, f, out);
+    return SL_OK;
+}
+
 int sql_plan_join(plan *p, const sql_node *f, rel *out)
 {
     if (sql_kid(f, 1) && sql_kid(f, 1)->kind == SQL_FROM_LATERAL) return sql_plan_lateral(p, f, out);
@@ -891,11 +906,7 @@ int sql_plan_join(plan *p, const sql_node *f, rel *out)
     side_names(&j.s[0].r, j.map, 0);
     side_names(&j.s[1].r, j.map, j.s[1].off);
     joined_schema(&j.s[0].r.sch, &j.s[1].r.sch, &j.out);
-    int added[2] = {0, 0};
-    if (!constant && !j.semi && !asof && !(j.s[0].r.windowed && j.s[1].r.windowed)) {
-        int ak = access_keys(p, &j, &on, added);
-        if (ak == SL_ERR) goto done;
-    }
+    if (!constant && !j.semi && access_keys(p, &j, &on) == SL_ERR) goto done;
     if (j.out.n > SL_MAX_FIELDS) {
         rc = PERR(f, "the joined row would have %d columns (at most %d)", j.out.n, SL_MAX_FIELDS);
         goto done;
@@ -1035,13 +1046,7 @@ int sql_plan_join(plan *p, const sql_node *f, rel *out)
                 out->mproctime = sl_strdup(pt);
         }
     }
-    if (resid_filter(p, &j, out) != SL_OK ||
-        ((added[0] || added[1]) && drop_key_cols(p, out, j.s[1].off, added) != SL_OK)) {
-        rel_free(out);
-        goto done;
-    }
-    joins_add(p, f, out);
-    rc = SL_OK;
+    rc = join_done(p, f, &j, out);
 done:
     jplan_free(&j);
     return rc;
@@ -1125,12 +1130,7 @@ static int plan_temporal(plan *p, const sql_node *f, const sql_node *asof, jplan
     out->jmap = j->map;
     j->map = NULL;
     out->rowtime = sl_strdup(out->sch.fields[c].name);
-    if (resid_filter(p, j, out) != SL_OK) {
-        rel_free(out);
-        return SL_ERR;
-    }
-    joins_add(p, f, out);
-    return SL_OK;
+    return join_done(p, f, j, out);
 }
 
 /* ---- lookup joins -------------------------------------------------------------- */
@@ -1171,9 +1171,8 @@ static int lookup_conjuncts(plan *p, jplan *j, const sql_node *e, lkey *keys, in
         for (int k = 0; k < 2; k++) {
             const sql_node *a = e->kids[k], *b = e->kids[1 - k];
             int ma = 0, mb = 0, col, c;
-            if (b->kind != SQL_COL || sides_of(p, j, a, &ma) != SL_OK ||
-                sides_of(p, j, b, &mb) != SL_OK)
-                return SL_ERR;
+            if (b->kind != SQL_COL) continue; /* the table's side must be a column */
+            if (sides_of(p, j, a, &ma) != SL_OK || sides_of(p, j, b, &mb) != SL_OK) return SL_ERR;
             if (ma != 1 || mb != 2 || resolve(p, j->map, b, &col) != SL_OK) continue;
             if (*nkeys == SL_MAX_KEY_COLS) return PERR(e, "too many join keys");
             side_of(j, col, &c);
@@ -1373,12 +1372,7 @@ static int plan_lookup(plan *p, const sql_node *f, const sql_node *rnode, const 
     /* the left side's time attributes stay (its columns keep their names) */
     out->rowtime = dup0(l->rowtime);
     out->proctime = dup0(l->proctime);
-    if (resid_filter(p, j, out) != SL_OK) {
-        rel_free(out);
-        return SL_ERR;
-    }
-    joins_add(p, f, out);
-    return SL_OK;
+    return join_done(p, f, j, out);
 }
 
 /* ---- window joins ------------------------------------------------------------ */
@@ -1471,12 +1465,7 @@ static int plan_window(plan *p, const sql_node *f, jplan *j, const char *jt, rel
         out->ident = sql_sb_take(&ident);
         out->jmap = j->map;
         j->map = NULL;
-        if (resid_filter(p, j, out) != SL_OK) {
-            rel_free(out);
-            rc = SL_ERR;
-        } else {
-            joins_add(p, f, out);
-        }
+        rc = join_done(p, f, j, out);
     }
     json_decref(cfg);
     json_decref(lk);

@@ -65,6 +65,12 @@ def _str(s):
 
 
 def fetch(conn, topic, partition, offset, max_bytes=1 << 20):
+    """The raw record batches of a partition from offset on."""
+    return fetch_hw(conn, topic, partition, offset, max_bytes)[1]
+
+
+def fetch_hw(conn, topic, partition, offset, max_bytes=1 << 20):
+    """(the Fetch response's high watermark, its raw record batches)."""
     body = struct.pack(">iiiib", -1, 100, 1, max_bytes, 0)
     body += struct.pack(">i", 1) + _str(topic) + struct.pack(">i", 1)
     body += struct.pack(">iqi", partition, offset, max_bytes)
@@ -86,7 +92,7 @@ def fetch(conn, topic, partition, offset, max_bytes=1 << 20):
     i += max(naborted, 0) * 16
     (rl,) = struct.unpack_from(">i", r, i)
     i += 4
-    return r[i:i + max(rl, 0)]
+    return hw, r[i:i + max(rl, 0)]
 
 
 def batches(data):

@@ -14,7 +14,7 @@ import json
 import math
 import os
 
-from test_sql import run_sql, job_ids, rows, finish
+from test_sql import run_sql, job_ids, rows, finish, ms
 
 SRC = [
     {"id": 1, "a": [1, None], "b": [1, None], "r": {"x": 1, "y": None}, "s": {"x": 1, "y": None},
@@ -451,3 +451,140 @@ INSERT INTO o4 SELECT * FROM (SELECT id, d, s FROM src) AS x JOIN (SELECT id, d,
                     if get(x, "s", "y") is not None and get(x, "s", "y") == get(y, "s", "y")
                     and x["id"] != y["id"]), key=repr)
     assert final(outs["o4"], ("id", "d", "s", "id0", "d0", "s0")) == want4
+
+
+def json_table(workdir, name, recs):
+    d = os.path.join(workdir, name)
+    os.makedirs(d)
+    with open(os.path.join(d, "part-0.json"), "w") as f:
+        for r in recs:
+            f.write(json.dumps(r) + "\n")
+    return d
+
+
+def test_window_temporal_and_lookup_joins_on_access_expressions(cluster, workdir):
+    """Keys written as access expressions (`e.r.k`, `e.arr[1]`, `e.m['k']`) in a
+    window join (inner and LEFT, both sides' keys computed), an event-time
+    temporal join (inner and LEFT) and a lookup join (inner and LEFT), one job
+    at parallelism 2: each result is the model's join of the rows, a NULL key
+    (a NULL ROW field, an index past the array, a missing map key) meeting
+    nothing; SELECT * of a temporal join shows the inputs' columns only."""
+    cluster.add_tm(slots=2)
+    base = datetime.datetime(2026, 1, 1)
+
+    def ts(ms):
+        return (base + datetime.timedelta(milliseconds=ms)).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
+
+    ev = [{"id": i,
+           "r": None if i % 11 == 0 else {"k": None if i % 7 == 0 else i % 5, "n": f"n{i}"},
+           "arr": None if i % 13 == 0 else ([] if i % 9 == 0 else [i % 4, i]),
+           "m": {"z": 1} if i % 6 == 0 else {"k": i % 3}, "t": i * 1000} for i in range(1, 61)]
+    ri = [{"id": j, "r": {"k": j % 3, "n": f"r{j}"}, "arr": [j % 5], "t": j * 1500}
+          for j in range(1, 41)]
+    ver = [{"k": j % 5, "v": f"v{j}", "t": j * 2000 + 500} for j in range(1, 31)]
+    dim = [{"k": k, "v": f"d{k}"} for k in range(4)]
+    srcs = {n: json_table(workdir, n, [dict(r, ts=ts(r.pop("t"))) if "t" in r else r
+                                       for r in map(dict, recs)])
+            for n, recs in (("ev", ev), ("ri", ri), ("ver", ver), ("dim", dim))}
+    outs = {k: os.path.join(workdir, k) for k in ("w1", "w2", "t1", "t2", "l1", "l2", "l3")}
+
+    def sink(name, cols):
+        return (f"CREATE TABLE {name} ({cols}) WITH ('connector' = 'filesystem', "
+                f"'path' = 'file://{outs[name]}', 'format' = 'json');\n")
+    pair, val = "id BIGINT, id2 BIGINT", "id BIGINT, v STRING"
+    tv = ("CREATE TABLE ev (id BIGINT, r ROW<k INT, n STRING>, arr ARRAY<INT>, m MAP<STRING, INT>, "
+          "ts TIMESTAMP(3), pt AS PROCTIME(), WATERMARK FOR ts AS ts - INTERVAL '1' SECOND) "
+          f"WITH ('connector' = 'filesystem', 'path' = 'file://{srcs['ev']}', 'format' = 'json');\n"
+          "CREATE TABLE ri (id BIGINT, r ROW<k INT, n STRING>, arr ARRAY<INT>, ts TIMESTAMP(3), "
+          "WATERMARK FOR ts AS ts) "
+          f"WITH ('connector' = 'filesystem', 'path' = 'file://{srcs['ri']}', 'format' = 'json');\n"
+          "CREATE TABLE ver (k INT, v STRING, ts TIMESTAMP(3), PRIMARY KEY (k) NOT ENFORCED, "
+          "WATERMARK FOR ts AS ts) "
+          f"WITH ('connector' = 'filesystem', 'path' = 'file://{srcs['ver']}', 'format' = 'json');\n"
+          "CREATE TABLE dim (k INT, v STRING) "
+          f"WITH ('connector' = 'filesystem', 'path' = 'file://{srcs['dim']}', 'format' = 'json');\n")
+    win = ("(SELECT * FROM TABLE(TUMBLE(TABLE {t}, DESCRIPTOR(ts), INTERVAL '10' SECOND))) AS {a}")
+    wb = "L.window_start = R.window_start AND L.window_end = R.window_end"
+    r = run_sql(cluster, workdir, "ak.sql", "SET 'parallelism.default' = '2';\n" + tv +
+                sink("w1", pair) + sink("w2", pair) + sink("t1", val) +
+                sink("t2", "id BIGINT, r ROW<k INT, n STRING>, arr ARRAY<INT>, m MAP<STRING, INT>, "
+                           "ts TIMESTAMP(3), pt TIMESTAMP_LTZ(3), k INT, v STRING, ts0 TIMESTAMP(3)") +
+                sink("l1", val) + sink("l2", val) + sink("l3", val) + f"""
+EXECUTE STATEMENT SET BEGIN
+INSERT INTO w1 SELECT L.id, R.id FROM {win.format(t='ev', a='L')} JOIN {win.format(t='ri', a='R')}
+  ON {wb} AND L.r.k = R.arr[1];
+INSERT INTO w2 SELECT L.id, R.id FROM {win.format(t='ev', a='L')} LEFT JOIN {win.format(t='ri', a='R')}
+  ON {wb} AND L.m['k'] = R.r.k;
+INSERT INTO t1 SELECT e.id, v.v FROM ev AS e JOIN ver FOR SYSTEM_TIME AS OF e.ts AS v ON e.r.k = v.k;
+INSERT INTO t2 SELECT * FROM ev AS e LEFT JOIN ver FOR SYSTEM_TIME AS OF e.ts AS v
+  ON e.arr[1] = v.k;
+INSERT INTO l1 SELECT e.id, d.v FROM ev AS e JOIN dim FOR SYSTEM_TIME AS OF e.pt AS d ON e.r.k = d.k;
+INSERT INTO l2 SELECT e.id, d.v FROM ev AS e LEFT JOIN dim FOR SYSTEM_TIME AS OF e.pt AS d
+  ON e.m['k'] = d.k;
+INSERT INTO l3 SELECT e.id, d.v FROM ev AS e JOIN dim FOR SYSTEM_TIME AS OF e.pt AS d
+  ON d.k = e.arr[1];
+END;
+""")
+    assert r.returncode == 0, r.stdout + r.stderr
+    jids = job_ids(r.stdout)
+    assert len(jids) == 1, r.stdout + r.stderr
+    finish(cluster, jids[0])
+
+    def get(x, *path):
+        for k in path:
+            if x is None:
+                return None
+            x = (x[k - 1] if 1 <= k <= len(x) else None) if isinstance(k, int) else x.get(k)
+        return x
+
+    def got(name, *cols):
+        out = []
+        for g in rows(outs[name]):
+            assert g.pop("op", "+I") == "+I", g
+            out.append(tuple(g[c] for c in cols))
+        return sorted(out, key=repr)
+
+    def window(t):
+        return t // 10000
+
+    def inner(lefts, rights, on, left_outer=False):
+        out = []
+        for x in lefts:
+            m = [(x["id"], y["id"]) for y in rights if on(x, y)]
+            out += m or ([(x["id"], None)] if left_outer else [])
+        return sorted(out, key=repr)
+
+    assert got("w1", "id", "id2") == inner(
+        ev, ri, lambda x, y: window(x["t"]) == window(y["t"]) and get(x, "r", "k") is not None
+        and get(x, "r", "k") == get(y, "arr", 1))
+    assert got("w2", "id", "id2") == inner(
+        ev, ri, lambda x, y: window(x["t"]) == window(y["t"]) and get(x, "m", "k") is not None
+        and get(x, "m", "k") == get(y, "r", "k"), left_outer=True)
+
+    def version(k, t):
+        """The version of k valid at time t: the latest at or before it."""
+        valid = [v for v in ver if k is not None and v["k"] == k and v["t"] <= t]
+        return max(valid, key=lambda v: v["t"]) if valid else None
+    want = [(x["id"], version(get(x, "r", "k"), x["t"])["v"]) for x in ev
+            if version(get(x, "r", "k"), x["t"])]
+    assert got("t1", "id", "v") == sorted(want, key=repr)
+    want = []
+    for x in ev:
+        v = version(get(x, "arr", 1), x["t"])
+        want.append((x["id"], x["r"], x["arr"], x["m"], x["t"], v and v["k"], v and v["v"],
+                     v and v["t"]))
+    have = got("t2", "id", "r", "arr", "m", "ts", "k", "v", "ts0")
+    t0 = ms("2026-01-01 00:00:00")
+    assert sorted((h[:4] + (ms(h[4]) - t0,) + h[5:7] + (h[7] and ms(h[7]) - t0,) for h in have),
+                  key=repr) == sorted(want, key=repr)
+
+    def look(key, left_outer=False):
+        out = []
+        for x in ev:
+            k = key(x)
+            m = [(x["id"], d["v"]) for d in dim if k is not None and d["k"] == k]
+            out += m or ([(x["id"], None)] if left_outer else [])
+        return sorted(out, key=repr)
+    assert got("l1", "id", "v") == look(lambda x: get(x, "r", "k"))
+    assert got("l2", "id", "v") == look(lambda x: get(x, "m", "k"), left_outer=True)
+    assert got("l3", "id", "v") == look(lambda x: get(x, "arr", 1))
