@@ -189,10 +189,11 @@ def test_enrich_and_correlate_across_savepoint_rescale(make_cluster, workdir, ba
     c.add_tm(slots=4, extra={"state.backend.type": backend})
     out = os.path.join(workdir, "out")
     n = 3000
-    r = c.cli("run", "-d", ENRICH, out, str(n), "500", check=True)
+    # 200 rows/s: a third of the input in 5 s, 7/10 of it only after 10.5 s
+    r = c.cli("run", "-d", ENRICH, out, str(n), "200", check=True)
     jid = re.search(r"JobID ([0-9a-f]{32})", r.stdout).group(1)
     c.wait_state(jid, "RUNNING", timeout=20)
-    wait_for(lambda: correlator_records_in(c, jid) >= n // 2, timeout=30, what="half the input")
+    wait_for(lambda: correlator_records_in(c, jid) >= n // 3, timeout=30, what="a third of the input")
     sp = stop_with_savepoint(c, jid, os.path.join(workdir, "sp"))
     m1, u1 = enrich_rows(out)
     assert 0 < len(m1) < 7 * n // 10  # stopped mid-stream

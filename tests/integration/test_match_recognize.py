@@ -464,7 +464,7 @@ def test_savepoint_and_restore_at_another_parallelism(make_cluster, workdir, p1,
     names = ["drops", "within"]
     sinks, ins = sinks_and_inserts(names, out)
     script = ("EXECUTE STATEMENT SET BEGIN\n" + "\n".join(ins) + "\nEND;\n")
-    r = run_sql(c, workdir, "run1.sql", source(n, seed, rate=1000, delay=delay) + sinks +
+    r = run_sql(c, workdir, "run1.sql", source(n, seed, rate=500, delay=delay) + sinks +
                 f"SET 'parallelism.default' = '{p1}';\n" + script)
     assert r.returncode == 0, r.stdout + r.stderr
     jid = job_ids(r.stdout)[0]

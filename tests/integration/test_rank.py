@@ -302,7 +302,7 @@ def test_topn_savepoint_and_rescale(make_cluster, workdir, p1, p2, backend):
     c.add_tm(slots=2, extra={"state.backend.type": backend})
     n = 8000
     out = os.path.join(workdir, "top")
-    r = run_sql(c, workdir, "run1.sql", sales(n, rate=1000) + TOPN.format(out=out, p=p1, extra=""))
+    r = run_sql(c, workdir, "run1.sql", sales(n, rate=600) + TOPN.format(out=out, p=p1, extra=""))
     assert r.returncode == 0, r.stdout + r.stderr
     jid = job_ids(r.stdout)[0]
     sp = c.stop_after_progress(jid, "sales", n // 8, os.path.join(workdir, "sp"), timeout=30)

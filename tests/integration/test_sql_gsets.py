@@ -320,7 +320,8 @@ def test_grouping_sets_across_a_savepoint(make_cluster, workdir, backend):
     c = make_cluster(jm_conf={"execution.checkpointing.interval": "1 h"})
     c.add_tm(slots=8, extra={"state.backend.type": backend})
     n = 3000
-    r = run_sql(c, workdir, "run1.sql", sp_script(workdir, n, 400, 2))
+    # 200 rows/s: the stop (after n // 6 rows, ~2.5 s) comes ~12 s before the end
+    r = run_sql(c, workdir, "run1.sql", sp_script(workdir, n, 200, 2))
     assert r.returncode == 0, r.stdout + r.stderr
     jid = job_ids(r.stdout)[0]
     c.wait_state(jid, "RUNNING", timeout=30)

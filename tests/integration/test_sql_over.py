@@ -340,7 +340,8 @@ def test_over_savepoint_and_rescale(make_cluster, workdir, p1, p2, backend):
     n = 6000
     outs = outs_of(workdir)
     late_from = n * 3 // 4  # after the restore's first watermark
-    r = run_sql(c, workdir, "run1.sql", events(n, 1000, late_from) + sinks(outs) +
+    # 400 rows/s: the stop (after n // 4 rows, ~4 s) comes ~11 s before the end
+    r = run_sql(c, workdir, "run1.sql", events(n, 400, late_from) + sinks(outs) +
                 f"\nSET 'parallelism.default' = '{p1}';\n" + QUERIES)
     assert r.returncode == 0, r.stdout + r.stderr
     jid = job_ids(r.stdout)[0]
