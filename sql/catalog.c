@@ -25,6 +25,7 @@
 #include "parse.h"
 #include "sql_int.h"
 #include "config.h"
+#include "jdbc_common.h"
 #include "jobgraph.h"
 #include "operator.h"
 #include "temporal.h"
@@ -286,7 +287,8 @@ static int option_valid(const sql_table *t, const char *conn, const char *key, c
         "lookup.cache", "lookup.partial-cache.max-rows", "lookup.partial-cache.expire-after-write",
         "lookup.partial-cache.expire-after-access", "lookup.partial-cache.cache-missing-key",
         "lookup.cache.max-rows", "lookup.cache.ttl", "lookup.cache.caching-missing-key",
-        "lookup.max-retries"};
+        "lookup.max-retries", "scan.fetch-size", "scan.partition.column", "scan.partition.num",
+        "scan.partition.lower-bound", "scan.partition.upper-bound"};
     /* Flink CDC's postgres-cdc options (docs/CONNECTORS.md) */
     static const char *const pg[] = {
         "connector", "hostname", "port", "username", "password", "database-name", "schema-name",
@@ -447,6 +449,7 @@ static int check_new_types(const sql_table *t, const sql_node *at, char *err, si
         const sl_dtype *dt = sql_col_dt(c);
         if (c->expr || c->meta || (sl_type_is_classic(dt->kind) && !sl_dtype_has_nanos(dt)))
             continue;
+        if (!strcmp(conn, "jdbc") && sl_jdbc_carries(dt)) continue; /* jdbc_common.h */
         if (datagen) continue; /* its plan checks each type (operators/datagen.c) */
         if (!formats)
             return sl_seterr(err, errlen, "line %d, column %d: table '%s': column '%s' is %s; "

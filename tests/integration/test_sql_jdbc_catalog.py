@@ -324,3 +324,95 @@ FROM o JOIN mypg.postgres.prices FOR SYSTEM_TIME AS OF o.pt AS p ON o.id = p.id;
     want = pg.sql("SELECT id, label, price FROM prices ORDER BY id")
     assert sorted([str(x["id"]), x["label"], x["price"]] for x in got) == \
         sorted([w[0], w[1], float(w[2])] for w in want)
+
+
+RT_COLS = ("id bigint PRIMARY KEY, s int2, f real, d numeric(12, 3), dn numeric, dt date, "
+           "tm time, tm2 time(2), ts timestamp, ts3 timestamp(3), ltz timestamptz, "
+           "ints integer[], texts text[], nums numeric(10, 2)[], days date[], vc varchar(10), "
+           "ch char(3), dbl double precision")
+
+# The source rows, computed by PostgreSQL from i (so they are written without Sluice):
+# negative and pre-1970 / pre-2000 values, microseconds, NULLs inside arrays, empty
+# arrays, quoting in text elements, and a row of NULLs every 11th id.
+RT_FILL = """INSERT INTO {t} SELECT i,
+  CASE WHEN i % 11 = 0 THEN NULL ELSE (i * 263 % 65535) - 32767 END,
+  CASE WHEN i % 11 = 0 THEN NULL ELSE (i * 0.375 - 50)::real END,
+  CASE WHEN i % 11 = 0 THEN NULL ELSE ((i * 7654321) % 1000000000 - 500000000) / 1000.0 END,
+  CASE WHEN i % 11 = 0 THEN NULL WHEN i % 3 = 0 THEN 12345678901234567890.123456789012345678
+       ELSE -(i::numeric / 7)::numeric(30, 18) END,
+  CASE WHEN i % 11 = 0 THEN NULL ELSE date '2001-03-04' + (i * 97 - 14000) END,
+  CASE WHEN i % 11 = 0 THEN NULL ELSE time '00:00:00' + (i * 7919 % 86400) * interval '1 second'
+       + (i * 123457 % 1000000) * interval '1 microsecond' END,
+  CASE WHEN i % 11 = 0 THEN NULL ELSE time '00:00:00' + (i * 7919 % 86400) * interval '1 second'
+       + (i * 1237 % 100) * interval '10 millisecond' END,
+  CASE WHEN i % 11 = 0 THEN NULL ELSE timestamp '1999-12-31 23:59:59.999999'
+       + (i - 150) * interval '3 day 1 hour 17 second' + (i * 1013 % 1000000) * interval '1 microsecond' END,
+  CASE WHEN i % 11 = 0 THEN NULL ELSE timestamp '1969-12-31 23:59:58' + i * interval '1.001 second' END,
+  CASE WHEN i % 11 = 0 THEN NULL ELSE timestamptz '2026-06-01 00:00:00+00' - i * interval '37 hour 3.000007 second' END,
+  CASE WHEN i % 11 = 0 THEN NULL WHEN i % 5 = 0 THEN '{{}}'::int[] ELSE ARRAY[i, NULL, -i * 1000003] END,
+  CASE WHEN i % 11 = 0 THEN NULL ELSE ARRAY['a"b' || i, 'x,y {{}}', NULL, ''] END,
+  CASE WHEN i % 11 = 0 THEN NULL ELSE ARRAY[i * 1.25, -0.01, NULL, 99999999.99]::numeric(10, 2)[] END,
+  CASE WHEN i % 11 = 0 THEN NULL ELSE ARRAY[date '1970-01-01' - i, date '2000-01-01' + i] END,
+  CASE WHEN i % 11 = 0 THEN NULL ELSE 'v' || i END,
+  CASE WHEN i % 11 = 0 THEN NULL ELSE 'c' || (i % 10) END,
+  CASE WHEN i % 11 = 0 THEN NULL ELSE i / 3.0 END
+FROM generate_series(1, {n}) i"""
+
+
+def test_catalog_types_round_trip(cluster, workdir, pg):
+    """Every type Flink's PostgreSQL mapping gives a catalog column is read
+    (scan and lookup) and written (upsert sink) by the jdbc connector: a
+    table PostgreSQL filled is copied by a scan into one table and by a
+    lookup join into another, and a third is written from values computed in
+    SQL. PostgreSQL itself compares the copies with the source (row
+    equality, numerics by value), and the SQL-written rows are compared
+    with a Python model, as psql prints them."""
+    n = 120
+    for t in ("rt_src", "rt_scan", "rt_look"):
+        pg.sql(f"CREATE TABLE {t} ({RT_COLS})")
+    pg.sql(RT_FILL.format(t="rt_src", n=n))
+    pg.sql("CREATE TABLE rt_sql (id bigint PRIMARY KEY, d numeric(12, 3), dt date, tm time(3), "
+           "ts timestamp(3), s smallint, f real, ints bigint[], words varchar(8)[])")
+    cluster.add_tm(slots=2)
+    r = run_sql(cluster, workdir, "rt.sql", catalog(pg) + f"""
+CREATE TABLE k (id BIGINT, pt AS PROCTIME()) WITH (
+    'connector' = 'datagen', 'rows-per-second' = '100000',
+    'fields.id.kind' = 'sequence', 'fields.id.start' = '1', 'fields.id.end' = '{n}');
+EXECUTE STATEMENT SET BEGIN
+INSERT INTO mypg.postgres.rt_scan SELECT * FROM mypg.postgres.rt_src;
+INSERT INTO mypg.postgres.rt_look
+SELECT s.* FROM k JOIN mypg.postgres.rt_src FOR SYSTEM_TIME AS OF k.pt AS s ON k.id = s.id;
+INSERT INTO mypg.postgres.rt_sql
+SELECT id, CAST(CONCAT(CAST(id * 7 - 400 AS STRING), '.', CAST(id % 10 AS STRING), '05') AS DECIMAL(12, 3)),
+       CAST(CONCAT('19', CAST(50 + id % 50 AS STRING), '-0', CAST(1 + id % 9 AS STRING), '-2', CAST(id % 8 AS STRING)) AS DATE),
+       CAST(CONCAT('1', CAST(id % 10 AS STRING), ':3', CAST(id % 6 AS STRING), ':0', CAST(id % 10 AS STRING), '.', CAST(100 + id AS STRING)) AS TIME(3)),
+       CAST(CONCAT('2026-02-0', CAST(1 + id % 9 AS STRING), ' 0', CAST(id % 10 AS STRING), ':00:00.', CAST(100 + id * 3 AS STRING)) AS TIMESTAMP(3)),
+       CAST(id - 60 AS SMALLINT), CAST(id * 0.5 AS FLOAT),
+       ARRAY[id, id * 1000000000000], ARRAY[CONCAT('w', CAST(id AS STRING)), CAST(NULL AS STRING)]
+FROM k;
+END;
+""")
+    assert r.returncode == 0 and "[ERROR]" not in r.stdout, r.stdout + r.stderr
+    finish(cluster, job_ids(r.stdout)[0])
+    for t in ("rt_scan", "rt_look"):
+        assert pg.sql(f"SELECT count(*) FROM {t}") == [[str(n)]]
+        diff = pg.sql(f"SELECT s.id, d.id FROM rt_src s FULL JOIN {t} d ON s.id = d.id "
+                      "WHERE (s.*) IS DISTINCT FROM (d.*)")
+        assert diff == [], (t, diff[:3], pg.sql(f"SELECT * FROM {t} WHERE id = "
+                                                f"{(diff[0][0] or diff[0][1])}"),
+                            pg.sql(f"SELECT * FROM rt_src WHERE id = {(diff[0][0] or diff[0][1])}"))
+    # a DECIMAL(38, 18) column keeps 18 fraction digits; the value is the same
+    assert pg.sql("SELECT dn::text FROM rt_scan WHERE id = 3") == \
+        [["12345678901234567890.123456789012345678"]]
+    assert pg.sql("SELECT dn::text FROM rt_scan WHERE id = 1") == [["-0.142857142857142857"]]
+    got = pg.sql("SELECT id, d, dt, tm, ts, s, f, ints, words FROM rt_sql ORDER BY id")
+    want = []
+    for i in range(1, n + 1):
+        d = i * 7 - 400
+        want.append([str(i), f"{d}.{i % 10}05",
+                     f"19{50 + i % 50}-0{1 + i % 9}-2{i % 8}",
+                     f"1{i % 10}:3{i % 6}:0{i % 10}.{100 + i}".rstrip("0"),
+                     f"2026-02-0{1 + i % 9} 0{i % 10}:00:00.{100 + i * 3}".rstrip("0"),
+                     str(i - 60), str(i * 0.5).removesuffix(".0"),
+                     f"{{{i},{i * 1000000000000}}}", f"{{w{i},NULL}}"])
+    assert got == want
