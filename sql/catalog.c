@@ -1472,6 +1472,7 @@ int sl_sql_execute(sl_sql_session *s, const char *text, size_t len, int line, in
     }
     const sql_node *st = list->kids[0];
     int in_set = s->in_set;
+    s->stmt_seq++;
     s->stmt_text = text;
     s->stmt_len = len;
     s->stmt_line = line;

@@ -1910,8 +1910,9 @@ static int insert_shape(plan *p, const sql_node *ins, const sql_table *t, const 
         }
         if (!widen_ok(f->type, c->type)) {
             rc = PERR(sql_kid(ins, 0), "INSERT INTO %s: column %d ('%s') is %s, the table's "
-                      "'%s' is %s; CAST it", t->name, src[k] + 1, f->name, sl_type_name(f->type),
-                      c->name, sl_type_name(c->type));
+                      "'%s' is %s; CAST it", t->name, src[k] + 1, f->name,
+                      sl_dtype_nullable(f->dt, false)->text, c->name,
+                      sl_dtype_nullable(cdt, false)->text);
             break;
         }
         if ((!sl_type_is_classic(f->type) || !sl_type_is_classic(c->type) ||

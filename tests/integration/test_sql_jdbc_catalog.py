@@ -235,14 +235,18 @@ def test_catalog_refusals(cluster, workdir, pg):
          "Could not execute CreateView in path `mypg`.`postgres`.`v`"),
         (catalog(pg) + "CREATE DATABASE mypg.more;",
          "Could not execute CREATE DATABASE more: catalog 'mypg' is a JDBC catalog"),
-        (catalog(pg) + "CREATE TABLE s (id BIGINT, amount DECIMAL(10, 2)) WITH "
+        (catalog(pg) + "CREATE TABLE s (id BIGINT, amount DOUBLE) WITH "
          "('connector' = 'datagen', 'number-of-rows' = '3');\n"
          "INSERT INTO mypg.postgres.money SELECT * FROM s;",
-         "INSERT INTO mypg.postgres.money: column 'amount' is DECIMAL(10, 2); the jdbc "
-         "connector cannot carry that type yet"),
-        (catalog(pg) + "SELECT * FROM mypg.postgres.money;",
-         "line 2, column 15: table 'mypg.postgres.money' (connector 'jdbc'): column 'amount' is "
-         "DECIMAL(10, 2); the jdbc connector cannot carry that type yet"),
+         "INSERT INTO mypg.postgres.money: column 2 ('amount') is DOUBLE, the table's 'amount' "
+         "is DECIMAL(10, 2); CAST it"),
+        (f"CREATE TABLE m (id BIGINT, x MAP<STRING, INT>) WITH ('connector' = 'jdbc', "
+         f"'url' = 'jdbc:postgresql://127.0.0.1:{port}/postgres', 'table-name' = 'm');",
+         "line 1, column 48: table 'm': column 'x' is MAP<STRING, INT>; the jdbc connector "
+         "cannot carry that type yet"),
+        (f"CREATE TABLE m (id BIGINT, x ARRAY<ARRAY<INT>>) WITH ('connector' = 'jdbc', "
+         f"'url' = 'jdbc:postgresql://127.0.0.1:{port}/postgres', 'table-name' = 'm');",
+         "column 'x' is ARRAY<ARRAY<INT>>; the jdbc connector cannot carry that type yet"),
     ]
     for text, msg in cases:
         e = err_of(cluster, workdir, text)
@@ -416,3 +420,49 @@ END;
                      str(i - 60), str(i * 0.5).removesuffix(".0"),
                      f"{{{i},{i * 1000000000000}}}", f"{{w{i},NULL}}"])
     assert got == want
+
+
+def test_show_create_hides_the_password_and_changes_are_read_again(cluster, workdir, pg):
+    """SHOW CREATE TABLE of a catalog table prints its definition with the
+    password hidden; the table is read from the server by every statement
+    that names it (as Flink's JdbcCatalog.getTable), so a column added in the
+    database is seen by the next DESCRIBE and by the next job of the same
+    session, which copies it."""
+    from test_sql import Session
+    pg.sql("CREATE TABLE evolving (id bigint PRIMARY KEY, a text)")
+    pg.sql("INSERT INTO evolving VALUES (1, 'x'), (2, NULL)")
+    cluster.add_tm(slots=1)
+    s = Session(cluster)
+    try:
+        assert "[INFO]" in s.run(catalog(pg, password="secret").strip())
+        out = s.run("SHOW CREATE TABLE mypg.postgres.evolving;")
+        assert "secret" not in out, out
+        assert out.strip().endswith(
+            "CREATE TABLE `mypg`.`postgres`.`evolving` (\n"
+            "  `id` BIGINT NOT NULL,\n"
+            "  `a` STRING,\n"
+            "  CONSTRAINT `evolving_pkey` PRIMARY KEY (`id`) NOT ENFORCED\n"
+            ")\n"
+            "WITH (\n"
+            "  'connector' = 'jdbc',\n"
+            "  'password' = '******',\n"
+            "  'table-name' = 'public.evolving',\n"
+            f"  'url' = 'jdbc:postgresql://127.0.0.1:{pg.port}/postgres',\n"
+            "  'username' = 'postgres'\n"
+            ")"), out
+        assert describe(s.run("DESCRIBE mypg.postgres.evolving;")) == {
+            "id": ("BIGINT", False, "PRI"), "a": ("STRING", True, "")}
+        pg.sql("ALTER TABLE evolving ADD COLUMN b numeric(5, 1)")
+        pg.sql("UPDATE evolving SET b = id * 2.5")
+        assert describe(s.run("DESCRIBE mypg.postgres.evolving;")) == {
+            "id": ("BIGINT", False, "PRI"), "a": ("STRING", True, ""),
+            "b": ("DECIMAL(5, 1)", True, "")}
+        out = s.run("INSERT INTO mypg.postgres.evolving SELECT id + 100, a, b FROM "
+                    "mypg.postgres.evolving;")
+        jids = job_ids(out)
+        assert len(jids) == 1, out
+    finally:
+        s.close()
+    finish(cluster, jids[0])
+    assert pg.sql("SELECT id, a, b FROM evolving ORDER BY id") == [
+        ["1", "x", "2.5"], ["2", None, "5.0"], ["101", "x", "2.5"], ["102", None, "5.0"]]
