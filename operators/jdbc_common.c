@@ -190,7 +190,7 @@ Oid sl_jdbc_param_type(const sl_dtype *dt)
     case SL_T_BYTES: return OID_BYTEA;
     case SL_T_DATE: return OID_DATE;
     case SL_T_TIME: return OID_TIME;
-    case SL_T_TIMESTAMP: return dt->variant == SL_DV_LTZ ? OID_TIMESTAMPTZ : OID_TIMESTAMP;
+    case SL_T_TIMESTAMP: return OID_TIMESTAMP; /* LTZ too: the session's TimeZone is UTC */
     case SL_T_ARRAY: return array_of(sl_jdbc_param_type(dt->elem));
     default: return OID_TEXT;
     }

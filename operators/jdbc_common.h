@@ -19,8 +19,8 @@
  *   BYTES              bytea         bytea
  *   DATE               date          date
  *   TIME(p)            time          time (microseconds kept for p > 3)
- *   TIMESTAMP(p)       timestamp     timestamp, timestamptz (UTC: the session's
- *   TIMESTAMP_LTZ(p)   timestamptz   TimeZone); microseconds kept for p > 3,
+ *   TIMESTAMP(p),      timestamp     timestamp, timestamptz (UTC: the session's
+ *   TIMESTAMP_LTZ(p)                 TimeZone); microseconds kept for p > 3,
  *                                    nanoseconds written rounded to microseconds
  *   ARRAY<T>           T's array     a one-dimensional array of T's types (an
  *                                    empty one too); T is not itself an ARRAY
