@@ -436,11 +436,12 @@ def test_show_create_hides_the_password_and_changes_are_read_again(cluster, work
     password hidden; the table is read from the server by every statement
     that names it (as Flink's JdbcCatalog.getTable), so a column added in the
     database is seen by the next DESCRIBE and by the next job of the same
-    session, which copies it."""
+    session, which copies it through a parallel scan (an OPTIONS hint)."""
     from test_sql import Session
     pg.sql("CREATE TABLE evolving (id bigint PRIMARY KEY, a text)")
     pg.sql("INSERT INTO evolving VALUES (1, 'x'), (2, NULL)")
-    cluster.add_tm(slots=1)
+    pg.sql("CREATE TABLE evolved (id bigint PRIMARY KEY, a text, b numeric(5, 1))")
+    cluster.add_tm(slots=2)
     s = Session(cluster)
     try:
         assert "[INFO]" in s.run(catalog(pg, password="secret").strip())
@@ -466,12 +467,17 @@ def test_show_create_hides_the_password_and_changes_are_read_again(cluster, work
         assert describe(s.run("DESCRIBE mypg.postgres.evolving;")) == {
             "id": ("BIGINT", False, "PRI"), "a": ("STRING", True, ""),
             "b": ("DECIMAL(5, 1)", True, "")}
-        out = s.run("INSERT INTO mypg.postgres.evolving SELECT id + 100, a, b FROM "
-                    "mypg.postgres.evolving;")
+        # with Flink's parallel scan through a dynamic options hint
+        assert "[INFO]" in s.run("SET 'parallelism.default' = '2';")
+        out = s.run("INSERT INTO mypg.postgres.evolved SELECT id + 100, a, b FROM "
+                    "mypg.postgres.evolving /*+ OPTIONS('scan.partition.column' = 'id', "
+                    "'scan.partition.num' = '2', 'scan.partition.lower-bound' = '1', "
+                    "'scan.partition.upper-bound' = '2') */;")
         jids = job_ids(out)
         assert len(jids) == 1, out
     finally:
         s.close()
-    finish(cluster, jids[0])
-    assert pg.sql("SELECT id, a, b FROM evolving ORDER BY id") == [
-        ["1", "x", "2.5"], ["2", None, "5.0"], ["101", "x", "2.5"], ["102", None, "5.0"]]
+    job = finish(cluster, jids[0])
+    assert {v["parallelism"] for v in job["vertices"]} == {2}, job["vertices"]
+    assert pg.sql("SELECT id, a, b FROM evolved ORDER BY id") == [
+        ["101", "x", "2.5"], ["102", None, "5.0"]]
