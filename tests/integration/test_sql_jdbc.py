@@ -361,3 +361,41 @@ INSERT INTO t_slow_out SELECT id, v FROM t_slow;
                   "LIMIT 5") == []
     assert pg.sql("SELECT id, v FROM t_slow_out ORDER BY id") == \
         [[str(i), f"v{i}"] for i in range(1, n + 1)]
+
+
+def test_values_beyond_the_declared_types(cluster, workdir, pg):
+    """A numeric of more digits than the declared DECIMAL's precision reads
+    as NULL (Flink's DecimalData.fromBigDecimal); a NaN numeric and a
+    two-dimensional array have no Sluice value: the job fails naming the
+    column and why."""
+    import json
+    pg.sql("CREATE TABLE t_wide (id bigint, d numeric(12, 3))")
+    pg.sql("INSERT INTO t_wide VALUES (1, 123.454), (2, 123.455), (3, -12345.678), (4, NULL)")
+    pg.sql("CREATE TABLE t_wide_out (id bigint, d numeric(5, 2))")
+    pg.sql("CREATE TABLE t_nan (id bigint, d numeric(10, 2))")
+    pg.sql("INSERT INTO t_nan VALUES (1, 1.5), (2, 'NaN')")
+    pg.sql("CREATE TABLE t_grid (id bigint, g integer[])")
+    pg.sql("INSERT INTO t_grid VALUES (1, '{{1,2},{3,4}}')")
+    cluster.add_tm(slots=1)
+    r = run_sql(cluster, workdir, "wide.sql", f"""
+CREATE TABLE t_wide (id BIGINT, d DECIMAL(5, 2)) WITH ({jdbc(pg, 't_wide')});
+CREATE TABLE t_wide_out (id BIGINT, d DECIMAL(5, 2)) WITH ({jdbc(pg, 't_wide_out')});
+INSERT INTO t_wide_out SELECT id, d FROM t_wide;
+""")
+    finish(cluster, ok(r))
+    # HALF_UP to the scale; -12345.68 has 7 digits: NULL
+    assert pg.sql("SELECT id, d FROM t_wide_out ORDER BY id") == \
+        [["1", "123.45"], ["2", "123.46"], ["3", None], ["4", None]]
+    for table, cols, why in [("t_nan", "id BIGINT, d DECIMAL(10, 2)",
+                              "column 'd': NaN does not read as DECIMAL(10, 2)"),
+                             ("t_grid", "id BIGINT, g ARRAY<INT>",
+                              "column 'g': a 2-dimensional array does not read as ARRAY<INT>")]:
+        r = run_sql(cluster, workdir, f"{table}.sql", f"""
+CREATE TABLE {table} ({cols}) WITH ({jdbc(pg, table)});
+CREATE TABLE sink_{table} ({cols}) WITH ('connector' = 'blackhole');
+INSERT INTO sink_{table} SELECT * FROM {table};
+""")
+        jid = ok(r)
+        job = cluster.wait_state(jid, ["FAILED", "FINISHED"], timeout=30)
+        exc = json.dumps(cluster.get(f"/jobs/{jid}/exceptions"))
+        assert job["state"] == "FAILED" and why in exc, exc
