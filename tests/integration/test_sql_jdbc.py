@@ -365,9 +365,9 @@ INSERT INTO t_slow_out SELECT id, v FROM t_slow;
 
 def test_values_beyond_the_declared_types(cluster, workdir, pg):
     """A numeric of more digits than the declared DECIMAL's precision reads
-    as NULL (Flink's DecimalData.fromBigDecimal); a NaN numeric and a
-    two-dimensional array have no Sluice value: the job fails naming the
-    column and why."""
+    as NULL (Flink's DecimalData.fromBigDecimal); a NaN numeric, a
+    two-dimensional array and a smallint beyond a TINYINT have no Sluice
+    value: the job fails naming the column and why."""
     import json
     pg.sql("CREATE TABLE t_wide (id bigint, d numeric(12, 3))")
     pg.sql("INSERT INTO t_wide VALUES (1, 123.454), (2, 123.455), (3, -12345.678), (4, NULL)")
@@ -376,6 +376,8 @@ def test_values_beyond_the_declared_types(cluster, workdir, pg):
     pg.sql("INSERT INTO t_nan VALUES (1, 1.5), (2, 'NaN')")
     pg.sql("CREATE TABLE t_grid (id bigint, g integer[])")
     pg.sql("INSERT INTO t_grid VALUES (1, '{{1,2},{3,4}}')")
+    pg.sql("CREATE TABLE t_tiny (id bigint, s smallint)")
+    pg.sql("INSERT INTO t_tiny VALUES (1, -128), (2, 300)")
     cluster.add_tm(slots=1)
     r = run_sql(cluster, workdir, "wide.sql", f"""
 CREATE TABLE t_wide (id BIGINT, d DECIMAL(5, 2)) WITH ({jdbc(pg, 't_wide')});
@@ -389,7 +391,9 @@ INSERT INTO t_wide_out SELECT id, d FROM t_wide;
     for table, cols, why in [("t_nan", "id BIGINT, d DECIMAL(10, 2)",
                               "column 'd': NaN does not read as DECIMAL(10, 2)"),
                              ("t_grid", "id BIGINT, g ARRAY<INT>",
-                              "column 'g': a 2-dimensional array does not read as ARRAY<INT>")]:
+                              "column 'g': a 2-dimensional array does not read as ARRAY<INT>"),
+                             ("t_tiny", "id BIGINT, s TINYINT",
+                              "column 's': 300 is out of TINYINT's range")]:
         r = run_sql(cluster, workdir, f"{table}.sql", f"""
 CREATE TABLE {table} ({cols}) WITH ({jdbc(pg, table)});
 CREATE TABLE sink_{table} ({cols}) WITH ('connector' = 'blackhole');
