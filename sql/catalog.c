@@ -1369,9 +1369,11 @@ static int execute(sl_sql_session *s, sql_arena *a, const sql_node *st, sl_sql_r
     int plans = st->kind == SQL_INSERT || st->kind == SQL_STMT_SET || st->kind == SQL_EXPLAIN ||
                 st->kind == SQL_QUERY_STMT || (st->kind == SQL_END_SET && s->in_set);
     if (!plans) return execute_stmt(s, a, st, r, err, errlen);
-    sql_catalog view = {0}, base = s->cat;
+    sql_catalog view = {0};
     const sql_node *refs = st->kind == SQL_END_SET ? s->set : st;
     if (sql_ddl_refs(s, a, (sql_node *)refs, &view, err, errlen) != SL_OK) return SL_ERR;
+    sql_catalog base = s->cat; /* after the references were resolved: a JDBC catalog's
+                                  table read by them may have grown the list */
     if (view.t) s->cat = view;
     int rc = execute_stmt(s, a, st, r, err, errlen);
     if (view.t) {
