@@ -415,6 +415,8 @@ static int get_numeric(const char *p, int len, const sl_dtype *dt, sl_value *out
     return SL_OK;
 }
 
+/* elements of one array: the scratch holds 24 bytes per element, at most 6 times the
+ * value's own size (each element takes at least its 4-byte length) */
 #define ARRAY_MAX_ELEMS (1u << 24)
 
 static int get_array(const char *p, int len, Oid oid, const sl_dtype *dt, sl_value *out,
@@ -434,6 +436,7 @@ static int get_array(const char *p, int len, Oid oid, const sl_dtype *dt, sl_val
         n = (uint32_t)get_be(q, 4);
         q += 8;
     }
+    if (n > (uint32_t)(e - q) / 4) return sl_seterr(why, whylen, "a malformed array");
     if (n > ARRAY_MAX_ELEMS) return sl_seterr(why, whylen, "an array of %u elements", n);
     if (n > sc->elcap) {
         uint32_t cap = SL_MAX(n, sc->elcap * 2);
