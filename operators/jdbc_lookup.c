@@ -81,6 +81,7 @@ typedef struct lk_state {
     int prepared;
     sl_buf key;             /* the current row's encoded key */
     sl_buf res;             /* encoded matches of one lookup */
+    sl_jdbc_scratch sc;     /* arrays being decoded */
     uint32_t nres;
     sl_value *out;
     const char *pv[SL_MAX_KEY_COLS];
@@ -170,6 +171,13 @@ static void *lk_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
         goto fail;
     }
     pl->nkeys = nl;
+    for (int i = 0; i < pl->right.n; i++)
+        if (!sl_jdbc_carries(pl->right.fields[i].dt)) {
+            sl_seterr(err, errlen, "vertex '%s': column '%s' is %s; the jdbc connector cannot "
+                      "carry that type", v->id, pl->right.fields[i].name,
+                      pl->right.fields[i].dt->text);
+            goto fail;
+        }
     for (int k = 0; k < nl; k++) {
         sl_type a = in->fields[pl->lkeys[k]].type, b = pl->right.fields[pl->rkeys[k]].type;
         if (a != b) {
@@ -177,7 +185,7 @@ static void *lk_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
                       sl_type_name(a), sl_type_name(b));
             goto fail;
         }
-        pl->ktypes[k] = sl_jdbc_param_type(b);
+        pl->ktypes[k] = sl_jdbc_param_type(pl->right.fields[pl->rkeys[k]].dt);
     }
     int64_t ncols;
     if (sl_vconf_int(v, "left-columns", in->n, &ncols, err, errlen) != SL_OK) goto fail;
@@ -252,11 +260,11 @@ static int prepare(const lk_plan *pl, PGconn *c, char *err, size_t errlen)
     if (PQresultStatus(r) != PGRES_COMMAND_OK)
         rc = sl_jdbc_error(c, r, pl->who, "describing the lookup", err, errlen);
     for (int i = 0; rc == SL_OK && i < pl->nright; i++)
-        if (!sl_jdbc_result_maps(PQftype(r, i), pl->right.fields[i].type))
+        if (!sl_jdbc_result_maps(PQftype(r, i), pl->right.fields[i].dt))
             rc = sl_seterr(err, errlen, "%s: column '%s' is %s in PostgreSQL, which does not map "
                            "to %s (declare the column's type as it maps, see docs/CONNECTORS.md)",
                            pl->who, pl->right.fields[i].name, sl_jdbc_type_name(PQftype(r, i)),
-                           sl_type_name(pl->right.fields[i].type));
+                           pl->right.fields[i].dt->text);
     PQclear(r);
     return rc;
 }
@@ -379,7 +387,7 @@ static int query(sl_op *op, lk_state *st, const sl_row *row)
     size_t base = st->key.len;
     for (int k = 0; k < pl->nkeys; k++) {
         at[k] = st->key.len;
-        sl_jdbc_encode(&st->key, &row->vals[pl->lkeys[k]], op->in->fields[pl->lkeys[k]].type);
+        sl_jdbc_encode(&st->key, &row->vals[pl->lkeys[k]], op->in->fields[pl->lkeys[k]].dt);
         st->pl[k] = (int)(st->key.len - at[k]);
         st->pf[k] = 1;
     }
@@ -406,27 +414,26 @@ static int query(sl_op *op, lk_state *st, const sl_row *row)
     st->queries++;
     int nt = PQntuples(r), rc = SL_OK;
     for (int t = 0; rc == SL_OK && t < nt; t++) {
+        sl_arena_reset(&st->sc.arena);
         for (int c = 0; c < pl->nright; c++) {
-            sl_type ty = pl->right.fields[c].type;
-            if (PQgetisnull(r, t, c)) {
+            const sl_dtype *dt = pl->right.fields[c].dt;
+            sl_value v = {0};
+            char why[256];
+            if (!PQgetisnull(r, t, c) &&
+                sl_jdbc_decode(PQgetvalue(r, t, c), PQgetlength(r, t, c), PQftype(r, c), dt, &v,
+                               &st->sc, why, sizeof why) != SL_OK) {
+                rc = sl_op_fail(op, "%s: column '%s': %s", pl->who, pl->right.fields[c].name,
+                                why);
+                break;
+            }
+            if (PQgetisnull(r, t, c) || v.isnull) { /* (a DECIMAL beyond its precision) */
                 sl_buf_putc(&st->res, 1);
                 continue;
             }
-            sl_value v;
-            if (sl_jdbc_decode(PQgetvalue(r, t, c), PQgetlength(r, t, c), PQftype(r, c), ty,
-                               &v) != SL_OK) {
-                rc = sl_op_fail(op, "%s: column '%s' (%s) does not map to %s", pl->who,
-                                pl->right.fields[c].name, sl_jdbc_type_name(PQftype(r, c)),
-                                sl_type_name(ty));
-                break;
-            }
             sl_buf_putc(&st->res, 0);
-            if (ty == SL_T_STRING || ty == SL_T_BYTES) {
-                sl_buf_put(&st->res, &v.v.s.len, 4);
-                sl_buf_put(&st->res, v.v.s.p, v.v.s.len);
-            } else {
-                sl_buf_put(&st->res, &v.v, 8);
-            }
+            size_t n = sl_datum_size(&v, dt);
+            sl_datum_put((uint8_t *)sl_buf_room(&st->res, n), &v, dt);
+            sl_buf_added(&st->res, n);
         }
         st->nres++;
     }
@@ -444,17 +451,15 @@ static int emit_matches(sl_op *op, lk_state *st, const sl_row *row, const char *
     for (uint32_t t = 0; t < nrows; t++) {
         for (int c = 0; c < pl->nright; c++) {
             sl_value *v = &out[pl->nleft + c];
-            sl_type ty = pl->right.fields[c].type;
             v->isnull = *p++ != 0;
             if (v->isnull) continue;
-            if (ty == SL_T_STRING || ty == SL_T_BYTES) {
-                memcpy(&v->v.s.len, p, 4);
-                v->v.s.p = p + 4;
-                p += 4 + v->v.s.len;
-            } else {
-                memcpy(&v->v, p, 8);
-                p += 8;
-            }
+            size_t used = 0;
+            char why[128];
+            /* our own bytes: they read back */
+            if (sl_datum_get((const uint8_t *)p, SIZE_MAX / 2, pl->right.fields[c].dt, v, &used,
+                             why, sizeof why) != SL_OK)
+                return sl_op_fail(op, "%s: a cached row does not read back: %s", pl->who, why);
+            p += used;
         }
         int rc = sl_op_emit(op, &o);
         if (rc != SL_OK) return rc;
@@ -532,6 +537,7 @@ static int lk_open(sl_op *op)
         st->heads = sl_malloc((size_t)nb * sizeof *st->heads);
         for (uint32_t b = 0; b < nb; b++) st->heads[b] = LK_NONE;
     }
+    sl_jdbc_scratch_init(&st->sc);
     sl_buf_reserve(&st->res, 4096);
     sl_buf_reserve(&st->key, 256);
     return ensure_conn(op, st);
@@ -549,6 +555,7 @@ static void lk_close(sl_op *op)
     free(st->out);
     sl_buf_free(&st->key);
     sl_buf_free(&st->res);
+    sl_jdbc_scratch_free(&st->sc);
     free(st);
     op->priv = NULL;
 }

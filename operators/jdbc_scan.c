@@ -1,19 +1,39 @@
 /*
  * jdbc_scan.c -- the `jdbc-scan` operator: a jdbc table read once, bounded,
- * as Flink's JDBC source scans it (without `scan.partition.*`: one subtask).
+ * as Flink's JDBC source scans it.
  *
  * Config: url, table-name, username, password (jdbc_common.h); the vertex's
- * "schema" is the table's columns, read by name.
+ * "schema" is the table's columns, read by name (types: jdbc_common.h).
+ *   scan.fetch-size                rows per round trip (0, the default: 1000)
+ *   scan.partition.column / .num / .lower-bound / .upper-bound
+ *       a partitioned scan, all four or none: Flink's
+ *       JdbcNumericBetweenParametersProvider splits [lower, upper] into num
+ *       ranges of ceil((upper - lower + 1) / num) values, the last ones one
+ *       smaller so that they end at upper (num is at most upper - lower + 1),
+ *       each read as SELECT ... WHERE "column" BETWEEN start AND end. As in
+ *       Flink, rows whose column is NULL or outside the bounds are not read.
+ *       Split i is subtask i % parallelism's (Flink hands them out on
+ *       request; the rows are the same).
  *
- * Subtask 0 opens a REPEATABLE READ, READ ONLY transaction, declares a cursor
- * over SELECT "col", ... FROM table-name and fetches it 1000 rows at a time
- * in binary (so memory is bounded by a batch), emitting each row as an
- * insert without event time, then commits and ends (SL_DONE); other subtasks
- * end at once. A column whose server type does not map to the schema's type
- * fails the job naming both. The position (rows emitted) is the operator
- * state: a restore reads the table again and skips that many rows, which
- * gives the rows not emitted yet when the table has not changed in between
- * (PostgreSQL returns an unchanged table's rows in one order to one plan).
+ * A subtask opens one REPEATABLE READ, READ ONLY transaction (so its splits
+ * see one snapshot) with synchronize_seqscans off (a sequential scan starts
+ * at the table's first block), declares a cursor per split and fetches it
+ * scan.fetch-size rows at a time in binary (memory is bounded by a batch),
+ * emitting each row as an insert without event time; at the end it commits
+ * and ends (SL_DONE). A column whose server type does not map to the
+ * schema's type fails the job naming both; so does a value that does not
+ * read (NaN into a DECIMAL).
+ *
+ * Checkpoints (SL_OPF_UNION_STATE): each split's position, the rows emitted
+ * from it and whether it ended. A restore, at any parallelism, reads the
+ * splits that had not ended again and skips the rows already emitted --
+ * the rows not emitted yet when the table has not changed in between
+ * (PostgreSQL returns an unchanged table's rows in one order to one plan);
+ * as Flink's JdbcSource, whose split carries its offset.
+ *
+ * Blob, little-endian, version 2: u8 2, u32 nsplits, u32 n, n x (u32 split,
+ * i64 rows emitted, u8 ended). The older 8-byte form (i64 rows emitted of
+ * the one split, -1 for none) still restores.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,23 +44,37 @@
 #include "operator.h"
 #include "sl.h"
 
-#define SCAN_FETCH 1000
+#define SCAN_FETCH_DEFAULT 1000
+#define SCAN_FETCH_MAX 1000000
+#define SCAN_SPLITS_MAX 65536
 
 typedef struct scan_plan {
     char *vid, *who;
-    char conninfo[2048];
+    char conninfo[SL_JDBC_CONNINFO_MAX];
     char *query;  /* SELECT "col", ... FROM table-name */
-    char *select; /* DECLARE sl_scan ... CURSOR FOR query */
+    char *pcol;   /* scan.partition.column, quoted; NULL: one split */
+    int64_t lower, size; /* the first split's start; values per split */
+    int64_t big;  /* splits of `size` values; the others have one fewer */
+    int nsplits;
+    int fetch;
     int ncols;
 } scan_plan;
+
+typedef struct scan_split {
+    int index;
+    int64_t emitted, skip; /* rows emitted; rows still to skip (restored) */
+    int done;
+} scan_split;
 
 typedef struct scan_state {
     PGconn *conn;
     PGresult *res;  /* the current batch */
     int at;         /* its next row */
-    int64_t emitted, skip;
-    int done;
+    int open;       /* the cursor of splits[cur] is declared */
+    scan_split *splits; /* this subtask's, in order */
+    int nsplits, cur;
     sl_value *vals;
+    sl_jdbc_scratch sc;
 } scan_state;
 
 static void scan_plan_free(void *p)
@@ -50,8 +84,55 @@ static void scan_plan_free(void *p)
     free(pl->vid);
     free(pl->who);
     free(pl->query);
-    free(pl->select);
+    free(pl->pcol);
     free(pl);
+}
+
+/* Flink's JdbcNumericBetweenParametersProvider.ofBatchNum(num) */
+static void split_range(const scan_plan *pl, int i, int64_t *start, int64_t *end)
+{
+    *start = pl->lower + pl->size * i - (i > pl->big ? i - pl->big : 0);
+    *end = *start + pl->size - 1 - (i >= pl->big ? 1 : 0);
+}
+
+static int partition_options(const sl_vertex *v, scan_plan *pl, char *err, size_t errlen)
+{
+    static const char *const keys[] = {"scan.partition.column", "scan.partition.num",
+                                       "scan.partition.lower-bound",
+                                       "scan.partition.upper-bound"};
+    int n = 0;
+    for (int k = 0; k < 4; k++) n += sl_vconf_str(v, keys[k], NULL) != NULL;
+    pl->nsplits = 1;
+    if (n == 0) return SL_OK;
+    if (n != 4)
+        return sl_seterr(err, errlen, "vertex '%s': Either all or none of the following options "
+                         "should be provided: scan.partition.column, scan.partition.num, "
+                         "scan.partition.lower-bound, scan.partition.upper-bound", pl->vid);
+    int64_t num, lo, hi;
+    if (sl_vconf_int(v, keys[1], 1, &num, err, errlen) != SL_OK ||
+        sl_vconf_int(v, keys[2], 0, &lo, err, errlen) != SL_OK ||
+        sl_vconf_int(v, keys[3], 0, &hi, err, errlen) != SL_OK)
+        return SL_ERR;
+    if (lo > hi)
+        return sl_seterr(err, errlen, "vertex '%s': 'scan.partition.lower-bound'='%lld' must not "
+                         "be larger than 'scan.partition.upper-bound'='%lld'.", pl->vid,
+                         (long long)lo, (long long)hi);
+    if (num < 1 || num > SCAN_SPLITS_MAX)
+        return sl_seterr(err, errlen, "vertex '%s': 'scan.partition.num' is %lld; it is 1 to %d",
+                         pl->vid, (long long)num, SCAN_SPLITS_MAX);
+    if ((hi > 0 && lo < hi - INT64_MAX) || hi - lo == INT64_MAX)
+        return sl_seterr(err, errlen, "vertex '%s': the partition bounds [%lld, %lld] span more "
+                         "values than a BIGINT counts", pl->vid, (long long)lo, (long long)hi);
+    int64_t count = hi - lo + 1;
+    if (num > count) num = count;
+    pl->nsplits = (int)num;
+    pl->size = count / num + (count % num != 0);
+    pl->big = count - (pl->size - 1) * num;
+    pl->lower = lo;
+    sl_buf b = {0};
+    sl_jdbc_quote(&b, sl_vconf_str(v, keys[0], ""));
+    pl->pcol = sl_buf_take(&b);
+    return SL_OK;
 }
 
 static void *scan_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
@@ -61,6 +142,7 @@ static void *scan_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
     pl->vid = sl_strdup(v->id ? v->id : "?");
     sl_schema_init(pc->out);
     const char *tn = sl_vconf_str(v, "table-name", NULL);
+    int64_t fetch;
     if (!tn || !*tn) {
         sl_seterr(err, errlen, "vertex '%s': option 'table-name' is required", pl->vid);
         goto fail;
@@ -72,15 +154,21 @@ static void *scan_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
     }
     pl->who = sl_sprintf("source '%s': jdbc table '%s'", pl->vid, tn);
     if (sl_jdbc_conninfo(v, pl->conninfo, sizeof pl->conninfo, err, errlen) != SL_OK) goto fail;
-    for (int i = 0; i < v->declared.n; i++) {
-        sl_type t = v->declared.fields[i].type;
-        if (!sl_type_is_classic(t) || sl_dtype_has_nanos(v->declared.fields[i].dt)) {
+    for (int i = 0; i < v->declared.n; i++)
+        if (!sl_jdbc_carries(v->declared.fields[i].dt)) {
             sl_seterr(err, errlen, "vertex '%s': column '%s' is %s; the jdbc connector cannot "
-                      "carry that type yet", pl->vid, v->declared.fields[i].name,
-                      sl_type_name(t));
+                      "carry that type", pl->vid, v->declared.fields[i].name,
+                      v->declared.fields[i].dt->text);
             goto fail;
         }
+    if (sl_vconf_int(v, "scan.fetch-size", 0, &fetch, err, errlen) != SL_OK) goto fail;
+    if (fetch < 0 || fetch > SCAN_FETCH_MAX) {
+        sl_seterr(err, errlen, "vertex '%s': 'scan.fetch-size' is %lld; it is 0 (the default) "
+                  "to %d", pl->vid, (long long)fetch, SCAN_FETCH_MAX);
+        goto fail;
     }
+    pl->fetch = fetch ? (int)fetch : SCAN_FETCH_DEFAULT;
+    if (partition_options(v, pl, err, errlen) != SL_OK) goto fail;
     sl_buf b = {0};
     sl_buf_str(&b, "SELECT ");
     for (int i = 0; i < v->declared.n; i++) {
@@ -89,7 +177,6 @@ static void *scan_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
     }
     sl_buf_fmt(&b, " FROM %s", tn); /* as given, as the sink writes it (may be schema.table) */
     pl->query = sl_buf_take(&b);
-    pl->select = sl_sprintf("DECLARE sl_scan NO SCROLL CURSOR FOR %s", pl->query);
     pl->ncols = v->declared.n;
     sl_schema_copy(pc->out, &v->declared);
     return pl;
@@ -105,7 +192,10 @@ static int scan_open(sl_op *op)
     scan_state *st = sl_calloc(1, sizeof *st);
     op->priv = st;
     st->vals = sl_calloc((size_t)pl->ncols + 1, sizeof *st->vals);
-    st->done = op->subtask != 0; /* the rows are subtask 0's */
+    sl_jdbc_scratch_init(&st->sc);
+    st->splits = sl_calloc((size_t)pl->nsplits / (size_t)op->parallelism + 1, sizeof *st->splits);
+    for (int i = op->subtask; i < pl->nsplits; i += op->parallelism)
+        st->splits[st->nsplits++].index = i;
     return SL_OK;
 }
 
@@ -115,6 +205,8 @@ static void scan_close(sl_op *op)
     if (!st) return;
     PQclear(st->res);
     PQfinish(st->conn);
+    sl_jdbc_scratch_free(&st->sc);
+    free(st->splits);
     free(st->vals);
     free(st);
     op->priv = NULL;
@@ -132,6 +224,8 @@ static int exec_ok(sl_op *op, const char *q, ExecStatusType want)
     return rc == SL_OK ? SL_OK : sl_op_fail(op, "%s", op->err);
 }
 
+/* The next batch of split splits[cur] into st->res (declaring its cursor
+ * first, connecting first). */
 static int fetch(sl_op *op)
 {
     const scan_plan *pl = op->plan;
@@ -143,47 +237,74 @@ static int fetch(sl_op *op)
         st->conn = sl_jdbc_connect(pl->conninfo, pl->who, op->err, sizeof op->err);
         if (!st->conn) return sl_op_fail(op, "%s", op->err);
         if (exec_ok(op, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", PGRES_COMMAND_OK) ||
-            exec_ok(op, pl->select, PGRES_COMMAND_OK))
+            exec_ok(op, "SET LOCAL synchronize_seqscans = off", PGRES_COMMAND_OK))
             return SL_ERR;
     }
+    if (!st->open) {
+        char *q;
+        if (pl->pcol) {
+            int64_t a, b;
+            split_range(pl, st->splits[st->cur].index, &a, &b);
+            q = sl_sprintf("DECLARE sl_scan NO SCROLL CURSOR FOR %s WHERE %s BETWEEN %lld AND "
+                           "%lld", pl->query, pl->pcol, (long long)a, (long long)b);
+        } else {
+            q = sl_sprintf("DECLARE sl_scan NO SCROLL CURSOR FOR %s", pl->query);
+        }
+        int rc = exec_ok(op, q, PGRES_COMMAND_OK);
+        free(q);
+        if (rc != SL_OK) return SL_ERR;
+        st->open = 1;
+    }
     char q[64];
-    snprintf(q, sizeof q, "FETCH %d FROM sl_scan", SCAN_FETCH);
+    snprintf(q, sizeof q, "FETCH %d FROM sl_scan", pl->fetch);
     st->res = PQexecParams(st->conn, q, 0, NULL, NULL, NULL, NULL, 1);
     if (PQresultStatus(st->res) != PGRES_TUPLES_OK) {
         sl_jdbc_error(st->conn, st->res, pl->who, "cannot scan", op->err, sizeof op->err);
         return sl_op_fail(op, "%s", op->err);
     }
     for (int c = 0; c < pl->ncols; c++)
-        if (!sl_jdbc_result_maps(PQftype(st->res, c), op->out->fields[c].type))
+        if (!sl_jdbc_result_maps(PQftype(st->res, c), op->out->fields[c].dt))
             return sl_op_fail(op, "%s: column '%s' (%s) does not map to %s", pl->who,
                               op->out->fields[c].name, sl_jdbc_type_name(PQftype(st->res, c)),
-                              sl_type_name(op->out->fields[c].type));
+                              op->out->fields[c].dt->text);
     return SL_OK;
+}
+
+/* The current split ended: close its cursor; after the last, commit. */
+static int split_end(sl_op *op)
+{
+    scan_state *st = op->priv;
+    PQclear(st->res);
+    st->res = NULL;
+    st->splits[st->cur].done = 1;
+    st->open = 0;
+    if (exec_ok(op, "CLOSE sl_scan", PGRES_COMMAND_OK) != SL_OK) return SL_ERR;
+    while (st->cur < st->nsplits && st->splits[st->cur].done) st->cur++;
+    if (st->cur < st->nsplits) return SL_OK;
+    if (exec_ok(op, "COMMIT", PGRES_COMMAND_OK) != SL_OK) return SL_ERR;
+    PQfinish(st->conn);
+    st->conn = NULL;
+    return SL_DONE;
 }
 
 static int scan_run(sl_op *op)
 {
     const scan_plan *pl = op->plan;
     scan_state *st = op->priv;
-    if (st->done) return SL_DONE;
+    while (st->cur < st->nsplits && st->splits[st->cur].done) st->cur++;
+    if (st->cur >= st->nsplits) return SL_DONE;
     if (!st->res || st->at >= PQntuples(st->res)) {
         if (fetch(op) != SL_OK) return SL_ERR;
-        if (PQntuples(st->res) == 0) {
-            if (exec_ok(op, "COMMIT", PGRES_COMMAND_OK) != SL_OK) return SL_ERR;
-            PQclear(st->res);
-            st->res = NULL;
-            PQfinish(st->conn);
-            st->conn = NULL;
-            st->done = 1;
-            return SL_DONE;
-        }
+        if (PQntuples(st->res) == 0) return split_end(op) == SL_ERR ? SL_ERR : SL_OK;
     }
+    scan_split *sp = &st->splits[st->cur];
     for (int k = 0; k < 256 && st->at < PQntuples(st->res); st->at++) {
-        if (st->skip > 0) { /* emitted before the restore */
-            st->skip--;
+        if (sp->skip > 0) { /* emitted before the restore */
+            sp->skip--;
             continue;
         }
         int r = st->at;
+        sl_arena_reset(&st->sc.arena);
         for (int c = 0; c < pl->ncols; c++) {
             sl_value *v = &st->vals[c];
             memset(v, 0, sizeof *v);
@@ -191,15 +312,15 @@ static int scan_run(sl_op *op)
                 v->isnull = true;
                 continue;
             }
+            char why[256];
             if (sl_jdbc_decode(PQgetvalue(st->res, r, c), PQgetlength(st->res, r, c),
-                               PQftype(st->res, c), op->out->fields[c].type, v) != SL_OK)
-                return sl_op_fail(op, "%s: column '%s': a value of %s does not read as %s",
-                                  pl->who, op->out->fields[c].name,
-                                  sl_jdbc_type_name(PQftype(st->res, c)),
-                                  sl_type_name(op->out->fields[c].type));
+                               PQftype(st->res, c), op->out->fields[c].dt, v, &st->sc, why,
+                               sizeof why) != SL_OK)
+                return sl_op_fail(op, "%s: column '%s': %s", pl->who, op->out->fields[c].name,
+                                  why);
         }
         sl_row row = {.kind = SL_KIND_INSERT, .n = pl->ncols, .ts = SL_TS_NONE, .vals = st->vals};
-        st->emitted++;
+        sp->emitted++;
         k++;
         int rc = sl_op_emit(op, &row);
         if (rc != SL_OK) {
@@ -210,32 +331,77 @@ static int scan_run(sl_op *op)
     return SL_OK;
 }
 
+static void put_le(uint8_t **p, uint64_t v, int n)
+{
+    for (int i = 0; i < n; i++) *(*p)++ = (uint8_t)(v >> (8 * i));
+}
+
+static uint64_t get_le(const uint8_t *p, int n)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < n; i++) v |= (uint64_t)p[i] << (8 * i);
+    return v;
+}
+
 static int scan_snapshot(sl_op *op, int64_t cpid, void **blob, size_t *len)
 {
+    const scan_plan *pl = op->plan;
     scan_state *st = op->priv;
     SL_UNUSED(cpid);
-    uint8_t *b = sl_malloc(8);
-    int64_t pos = st->done && op->subtask != 0 ? -1 : st->emitted + st->skip;
-    for (int i = 0; i < 8; i++) b[i] = (uint8_t)((uint64_t)pos >> (8 * i));
+    uint8_t *b = sl_malloc(9 + 13 * (size_t)st->nsplits), *p = b;
+    put_le(&p, 2, 1);
+    put_le(&p, (uint64_t)pl->nsplits, 4);
+    put_le(&p, (uint64_t)st->nsplits, 4);
+    for (int i = 0; i < st->nsplits; i++) {
+        const scan_split *sp = &st->splits[i];
+        put_le(&p, (uint64_t)sp->index, 4);
+        put_le(&p, (uint64_t)(sp->emitted + sp->skip), 8);
+        put_le(&p, (uint64_t)sp->done, 1);
+    }
     *blob = b;
-    *len = 8;
+    *len = (size_t)(p - b);
     return SL_OK;
+}
+
+/* The restored position of split `index` of ours */
+static void restore_split(scan_state *st, int index, int64_t pos, int done)
+{
+    for (int i = 0; i < st->nsplits; i++)
+        if (st->splits[i].index == index) {
+            st->splits[i].skip = pos;
+            st->splits[i].done = done;
+        }
 }
 
 static int scan_restore(sl_op *op, const void *const *blobs, const size_t *lens, int nblobs)
 {
     const scan_plan *pl = op->plan;
     scan_state *st = op->priv;
-    st->done = 1;
+    /* a split no blob names was not read yet (none, when every subtask wrote its own) */
     for (int i = 0; i < nblobs; i++) {
-        if (lens[i] != 8)
-            return sl_op_fail(op, "vertex '%s': the stored position has %zu bytes, not 8",
-                              pl->vid, lens[i]);
-        uint64_t x = 0;
-        for (int k = 0; k < 8; k++) x |= (uint64_t)((const uint8_t *)blobs[i])[k] << (8 * k);
-        if ((int64_t)x >= 0) { /* subtask 0's position */
-            st->done = 0;
-            st->skip = (int64_t)x;
+        const uint8_t *b = blobs[i];
+        if (lens[i] == 8) { /* the one split's position; -1: a subtask without rows */
+            int64_t x = (int64_t)get_le(b, 8);
+            if (pl->nsplits != 1 && x >= 0)
+                return sl_op_fail(op, "vertex '%s': the checkpoint's scan was not partitioned; "
+                                  "this one has %d splits", pl->vid, pl->nsplits);
+            if (x >= 0) restore_split(st, 0, x, 0);
+            continue;
+        }
+        if (lens[i] < 9 || b[0] != 2)
+            return sl_op_fail(op, "vertex '%s': the stored position (%zu bytes) is not one this "
+                              "version reads", pl->vid, lens[i]);
+        uint32_t total = (uint32_t)get_le(b + 1, 4), n = (uint32_t)get_le(b + 5, 4);
+        if (lens[i] != 9 + 13 * (size_t)n)
+            return sl_op_fail(op, "vertex '%s': the stored position has %zu bytes, not %zu",
+                              pl->vid, lens[i], 9 + 13 * (size_t)n);
+        if ((int)total != pl->nsplits)
+            return sl_op_fail(op, "vertex '%s': the checkpoint's scan has %u splits, this one %d "
+                              "(the scan.partition.* options changed)", pl->vid, total,
+                              pl->nsplits);
+        for (uint32_t k = 0; k < n; k++) {
+            const uint8_t *e = b + 9 + 13 * k;
+            restore_split(st, (int)get_le(e, 4), (int64_t)get_le(e + 4, 8), e[12] != 0);
         }
     }
     return SL_OK;
@@ -250,7 +416,10 @@ static int scan_check_job(const sl_vertex *v, const void *plan, const sl_job_che
     if (!pl) return SL_OK;
     PGconn *c = sl_jdbc_connect(pl->conninfo, pl->who, err, errlen);
     if (!c) return SL_ERR;
-    PGresult *r = PQprepare(c, "", pl->query, 0, NULL);
+    char *q = pl->pcol ? sl_sprintf("%s WHERE %s BETWEEN 0 AND 0", pl->query, pl->pcol)
+                       : sl_strdup(pl->query);
+    PGresult *r = PQprepare(c, "", q, 0, NULL);
+    free(q);
     int rc = PQresultStatus(r) == PGRES_COMMAND_OK
                  ? SL_OK : sl_jdbc_error(c, r, pl->who, "cannot scan", err, errlen);
     PQclear(r);
@@ -258,11 +427,11 @@ static int scan_check_job(const sl_vertex *v, const void *plan, const sl_job_che
     if (r && PQresultStatus(r) != PGRES_COMMAND_OK)
         rc = sl_jdbc_error(c, r, pl->who, "describing the scan", err, errlen);
     for (int i = 0; rc == SL_OK && i < pl->ncols; i++)
-        if (!sl_jdbc_result_maps(PQftype(r, i), v->declared.fields[i].type))
+        if (!sl_jdbc_result_maps(PQftype(r, i), v->declared.fields[i].dt))
             rc = sl_seterr(err, errlen, "%s: column '%s' is %s in PostgreSQL, which does not map "
                            "to %s (declare the column's type as it maps, see docs/CONNECTORS.md)",
                            pl->who, v->declared.fields[i].name, sl_jdbc_type_name(PQftype(r, i)),
-                           sl_type_name(v->declared.fields[i].type));
+                           v->declared.fields[i].dt->text);
     PQclear(r);
     PQfinish(c);
     return rc;
@@ -274,13 +443,19 @@ static const sl_op_option scan_options[] = {
     {"username", SL_CT_STRING, NULL, NULL, "The user."},
     {"password", SL_CT_STRING, NULL, NULL, "The user's password."},
     {"driver", SL_CT_STRING, NULL, NULL, "org.postgresql.Driver (libpq speaks for it)."},
+    {"scan.fetch-size", SL_CT_INT, "0", NULL, "Rows per round trip (0: 1000)."},
+    {"scan.partition.column", SL_CT_STRING, NULL, NULL,
+     "The numeric column a partitioned scan splits on."},
+    {"scan.partition.num", SL_CT_INT, NULL, NULL, "The number of splits."},
+    {"scan.partition.lower-bound", SL_CT_INT, NULL, NULL, "The first split's smallest value."},
+    {"scan.partition.upper-bound", SL_CT_INT, NULL, NULL, "The last split's largest value."},
     SL_OP_OPTIONS_END,
 };
 
 const sl_op_def sl_op_jdbc_scan = {
     .abi = SL_OP_ABI_VERSION,
     .name = "jdbc-scan",
-    .flags = SL_OPF_SOURCE,
+    .flags = SL_OPF_SOURCE | SL_OPF_UNION_STATE,
     .options = scan_options,
     .plan = scan_plan_new,
     .plan_free = scan_plan_free,

@@ -25,6 +25,7 @@
 #include "parse.h"
 #include "sql_int.h"
 #include "config.h"
+#include "jdbc_common.h"
 #include "jobgraph.h"
 #include "operator.h"
 #include "temporal.h"
@@ -286,7 +287,8 @@ static int option_valid(const sql_table *t, const char *conn, const char *key, c
         "lookup.cache", "lookup.partial-cache.max-rows", "lookup.partial-cache.expire-after-write",
         "lookup.partial-cache.expire-after-access", "lookup.partial-cache.cache-missing-key",
         "lookup.cache.max-rows", "lookup.cache.ttl", "lookup.cache.caching-missing-key",
-        "lookup.max-retries"};
+        "lookup.max-retries", "scan.fetch-size", "scan.partition.column", "scan.partition.num",
+        "scan.partition.lower-bound", "scan.partition.upper-bound"};
     /* Flink CDC's postgres-cdc options (docs/CONNECTORS.md) */
     static const char *const pg[] = {
         "connector", "hostname", "port", "username", "password", "database-name", "schema-name",
@@ -447,6 +449,7 @@ static int check_new_types(const sql_table *t, const sql_node *at, char *err, si
         const sl_dtype *dt = sql_col_dt(c);
         if (c->expr || c->meta || (sl_type_is_classic(dt->kind) && !sl_dtype_has_nanos(dt)))
             continue;
+        if (!strcmp(conn, "jdbc") && sl_jdbc_carries(dt)) continue; /* jdbc_common.h */
         if (datagen) continue; /* its plan checks each type (operators/datagen.c) */
         if (!formats)
             return sl_seterr(err, errlen, "line %d, column %d: table '%s': column '%s' is %s; "
@@ -1366,9 +1369,11 @@ static int execute(sl_sql_session *s, sql_arena *a, const sql_node *st, sl_sql_r
     int plans = st->kind == SQL_INSERT || st->kind == SQL_STMT_SET || st->kind == SQL_EXPLAIN ||
                 st->kind == SQL_QUERY_STMT || (st->kind == SQL_END_SET && s->in_set);
     if (!plans) return execute_stmt(s, a, st, r, err, errlen);
-    sql_catalog view = {0}, base = s->cat;
+    sql_catalog view = {0};
     const sql_node *refs = st->kind == SQL_END_SET ? s->set : st;
     if (sql_ddl_refs(s, a, (sql_node *)refs, &view, err, errlen) != SL_OK) return SL_ERR;
+    sql_catalog base = s->cat; /* after the references were resolved: a JDBC catalog's
+                                  table read by them may have grown the list */
     if (view.t) s->cat = view;
     int rc = execute_stmt(s, a, st, r, err, errlen);
     if (view.t) {
@@ -1469,6 +1474,7 @@ int sl_sql_execute(sl_sql_session *s, const char *text, size_t len, int line, in
     }
     const sql_node *st = list->kids[0];
     int in_set = s->in_set;
+    s->stmt_seq++;
     s->stmt_text = text;
     s->stmt_len = len;
     s->stmt_line = line;

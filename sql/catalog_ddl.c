@@ -1440,8 +1440,9 @@ static void put_path(sql_sbuf *b, const sql_table *t)
     put_q(b, t->obj ? t->obj : t->name);
 }
 
-/* SHOW CREATE TABLE: a CREATE TABLE statement that `sluice sql` takes back. */
-static char *create_text(const sql_table *t)
+/* SHOW CREATE TABLE: a CREATE TABLE statement that `sluice sql` takes back (a JDBC
+ * catalog's table with its password hidden, as Flink hides sensitive values). */
+static char *create_text(const sql_table *t, int hide_password)
 {
     sql_sbuf b = {0};
     sql_sb_str(&b, t->temporary ? "CREATE TEMPORARY TABLE " : "CREATE TABLE ");
@@ -1519,7 +1520,8 @@ static char *create_text(const sql_table *t)
         sql_sb_str(&b, i ? ",\n  " : "  ");
         put_str(&b, t->keys[ord[i]]);
         sql_sb_str(&b, " = ");
-        put_str(&b, t->vals[ord[i]]);
+        put_str(&b, hide_password && !strcmp(t->keys[ord[i]], "password") ? "******"
+                                                                          : t->vals[ord[i]]);
     }
     free(ord);
     sql_sb_str(&b, "\n)\n");
@@ -1556,7 +1558,7 @@ static int show_create(sl_sql_session *s, const sql_node *st, sl_sql_result *r, 
         return sl_seterr(err, errlen, "line %d, column %d: %s is a %s; use SHOW CREATE %s",
                          st->line, st->col, st->s2, t->is_view ? "view" : "table",
                          t->is_view ? "VIEW" : "TABLE");
-    char *text = view ? view_text(t) : create_text(t);
+    char *text = view ? view_text(t) : create_text(t, t->catalog && sql_jcat_find(s, t->catalog));
     const char *head[] = {"result"}, *types[] = {"STRING"};
     sql_table_result(r, 1, head, types, &text, 1);
     free(r->text);

@@ -39,6 +39,8 @@ struct sl_sql_session {
     sql_jcat *jcats;        /* the catalogs of cats backed by PostgreSQL (type 'jdbc') */
     int njcats;
     int jcat_loading;       /* catalog_jdbc.c is building a table read from the server */
+    long stmt_seq;          /* statements executed (a JDBC catalog's tables are read once
+                               per statement, catalog_jdbc.c) */
     const char *stmt_text; /* the statement being executed (borrowed during
                               sl_sql_execute), from line:col of the script */
     size_t stmt_len;
@@ -77,8 +79,8 @@ void sql_ddl_destroy(sl_sql_session *s);
  * at line:col). */
 int sql_ddl_locate(const sl_sql_session *s, const char *path, int line, int col, int need_db,
                    sql_loc *out, char *err, size_t errlen);
-/* When path names a table of a JDBC catalog not read yet: read it
- * (sql_jcat_load); SL_OK otherwise. */
+/* When path names a table of a JDBC catalog not read by this statement yet:
+ * read it (sql_jcat_load); SL_OK otherwise. */
 int sql_ddl_load(sl_sql_session *s, const char *path, int line, int col, char *err,
                  size_t errlen);
 /* SL_ERR (Flink's "Could not execute <what> in path ...") when path is in a JDBC catalog. */
@@ -131,9 +133,10 @@ int sql_jcat_tables(const sql_jcat *c, const char *db, char ***names, int *n, ch
                     size_t errlen);
 /* 1 when the server has database db, 0 when not, -1 (err) when it cannot be asked */
 int sql_jcat_has_db(const sql_jcat *c, const char *db, char *err, size_t errlen);
-/* When l is in a JDBC catalog and not in the session yet: read its definition
- * from the server into the session's tables (an error at line:col when it
- * cannot). SL_OK for other catalogs. */
+/* When l is in a JDBC catalog and this statement has not read it yet: read
+ * its definition from the server into the session's tables, replacing the
+ * one an earlier statement read (an error at line:col when it cannot). SL_OK
+ * for other catalogs. */
 int sql_jcat_load(sl_sql_session *s, const sql_loc *l, int line, int col, char *err,
                   size_t errlen);
 

@@ -13,9 +13,11 @@
  * table list as a 'connector' = 'jdbc' table (url base-url/database,
  * table-name schema.table, the catalog's username and password), built from
  * CREATE TABLE syntax and checked exactly as a written one, so the jdbc
- * connector's sink and lookup join read and write it. It is read once per
- * session, when a statement first names it (DROP CATALOG and CREATE it again
- * to read changed definitions). DDL inside the catalog is refused, as Flink's
+ * connector's scan, sink and lookup join read and write it. It is read again
+ * by every statement that names it (once per statement), as Flink's
+ * JdbcCatalog reads the server's metadata on every getTable: a column added
+ * in the database is there for the next statement. SHOW CREATE TABLE prints
+ * its password as '******'. DDL inside the catalog is refused, as Flink's
  * JdbcCatalog refuses it.
  */
 #include <stdio.h>
@@ -381,7 +383,8 @@ int sql_jcat_load(sl_sql_session *s, const sql_loc *l, int line, int col, char *
                   size_t errlen)
 {
     const sql_jcat *c = sql_jcat_find(s, l->cat);
-    if (!c || sql_catalog_find(&s->cat, l->key)) return SL_OK;
+    sql_table *old = c ? sql_catalog_find(&s->cat, l->key) : NULL;
+    if (!c || (old && old->jcat_stmt == s->stmt_seq)) return SL_OK;
     /* schema.table; a name without a schema is in public */
     const char *dot = strchr(l->obj, '.');
     char *schema = dot ? sl_strndup(l->obj, (size_t)(dot - l->obj)) : sl_strdup("public");
@@ -415,8 +418,17 @@ int sql_jcat_load(sl_sql_session *s, const sql_loc *l, int line, int col, char *
     t->catalog = sl_strdup(l->cat);
     t->database = sl_strdup(l->db);
     t->obj = sl_strdup(l->obj);
-    sql_cat_add(s, t);
-    s->arenas = sl_realloc(s->arenas, sizeof(sql_arena *) * (size_t)(s->narenas + 1));
-    s->arenas[s->narenas++] = a;
+    t->jcat_stmt = s->stmt_seq;
+    /* nothing of the table points into the parse (no computed column, no watermark) */
+    sql_arena_destroy(a);
+    if (!old) {
+        sql_cat_add(s, t);
+        return SL_OK;
+    }
+    for (int i = 0; i < s->cat.n; i++) /* the definition read again replaces the last one */
+        if (s->cat.t[i] == old) {
+            sql_cat_table_free(old);
+            s->cat.t[i] = t;
+        }
     return SL_OK;
 }

@@ -6,10 +6,12 @@
  * (operators/jdbc_lookup.c). Connecting to the database is the operators'
  * business: the JobManager's check at submission (check_job) and the tasks.
  */
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "sql_int.h"
+#include "jdbc_common.h"
 
 int sql_jdbc_check(const sql_table *t, int line, int col, char *err, size_t errlen)
 {
@@ -34,6 +36,32 @@ int sql_jdbc_check(const sql_table *t, int line, int col, char *err, size_t errl
         return sl_seterr(err, errlen, "line %d, column %d: table '%s': Either all or none of the "
                          "following options should be provided: username, password", line, col,
                          t->name);
+    static const char *const part[] = {"scan.partition.column", "scan.partition.num",
+                                       "scan.partition.lower-bound",
+                                       "scan.partition.upper-bound"};
+    int np = 0;
+    for (int k = 0; k < 4; k++) np += sql_table_option(t, part[k]) != NULL;
+    if (np && np != 4)
+        return sl_seterr(err, errlen, "line %d, column %d: table '%s': Either all or none of the "
+                         "following options should be provided: scan.partition.column, "
+                         "scan.partition.num, scan.partition.lower-bound, "
+                         "scan.partition.upper-bound", line, col, t->name);
+    if (np) {
+        char *e1, *e2, *e3;
+        const char *ls = sql_table_option(t, part[2]), *us = sql_table_option(t, part[3]);
+        const char *ns = sql_table_option(t, part[1]);
+        long long lo = strtoll(ls, &e1, 10), hi = strtoll(us, &e2, 10), n = strtoll(ns, &e3, 10);
+        if (!*ls || *e1 || !*us || *e2)
+            return sl_seterr(err, errlen, "line %d, column %d: table '%s': the partition bounds "
+                             "'%s' and '%s' are not both integers", line, col, t->name, ls, us);
+        if (!*ns || *e3 || n < 1)
+            return sl_seterr(err, errlen, "line %d, column %d: table '%s': 'scan.partition.num' "
+                             "'%s' is not a positive integer", line, col, t->name, ns);
+        if (lo > hi)
+            return sl_seterr(err, errlen, "line %d, column %d: table '%s': "
+                             "'scan.partition.lower-bound'='%lld' must not be larger than "
+                             "'scan.partition.upper-bound'='%lld'.", line, col, t->name, lo, hi);
+    }
     const char *cache = sql_table_option(t, "lookup.cache");
     if (cache && strcasecmp(cache, "NONE") && strcasecmp(cache, "PARTIAL"))
         return sl_seterr(err, errlen, "line %d, column %d: table '%s': 'lookup.cache' is NONE or "
@@ -56,8 +84,7 @@ const sql_column *sql_jdbc_uncarried(const sql_table *t)
     for (int i = 0; i < t->ncols; i++) {
         const sql_column *c = &t->cols[i];
         const sl_dtype *dt = sql_col_dt(c);
-        if (!c->expr && !c->meta && (!sl_type_is_classic(dt->kind) || sl_dtype_has_nanos(dt)))
-            return c;
+        if (!c->expr && !c->meta && !sl_jdbc_carries(dt)) return c;
     }
     return NULL;
 }

@@ -609,9 +609,12 @@ static int scan_table(plan *p, const sql_node *at, const char *name, rel *out)
     const char *type = kafka ? t->connector : files ? "file-source" : nexmark ? "nexmark"
                                                                 : cdc ? "postgres-cdc"
                                                                 : jdbc ? "jdbc-scan" : "datagen";
-    /* postgres-cdc: one replication slot, one subtask; jdbc-scan: one cursor */
+    /* postgres-cdc: one replication slot, one subtask; jdbc-scan: one cursor, unless
+     * scan.partition.* splits it */
     out->vid = stream ? sl_strdup(sql_table_option(t, "vertex"))
-                      : add_vertex(p, t->name, type, uid, cfg, &phys, cdc || jdbc ? 1 : 0);
+                      : add_vertex(p, t->name, type, uid, cfg, &phys,
+                                   cdc || (jdbc && !sql_table_option(t, "scan.partition.column"))
+                                       ? 1 : 0);
     free(uid);
     if (kafka) { /* METADATA columns: "metadata": key in the source's schema */
         json_t *sj = json_object_get(json_array_get(p->vertices, json_array_size(p->vertices) - 1),
@@ -1907,8 +1910,9 @@ static int insert_shape(plan *p, const sql_node *ins, const sql_table *t, const 
         }
         if (!widen_ok(f->type, c->type)) {
             rc = PERR(sql_kid(ins, 0), "INSERT INTO %s: column %d ('%s') is %s, the table's "
-                      "'%s' is %s; CAST it", t->name, src[k] + 1, f->name, sl_type_name(f->type),
-                      c->name, sl_type_name(c->type));
+                      "'%s' is %s; CAST it", t->name, src[k] + 1, f->name,
+                      sl_dtype_nullable(f->dt, false)->text, c->name,
+                      sl_dtype_nullable(cdt, false)->text);
             break;
         }
         if ((!sl_type_is_classic(f->type) || !sl_type_is_classic(c->type) ||

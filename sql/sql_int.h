@@ -60,6 +60,7 @@ typedef struct sql_table {
     sql_node *wm_expr; /* the WATERMARK expression (in the session's arenas) */
     char *pk_name;    /* CONSTRAINT name of the primary key, or NULL */
     char *comment;    /* COMMENT '...' of the table, or NULL */
+    long jcat_stmt;   /* a JDBC catalog's table: the statement that read it (catalog_jdbc.c) */
 } sql_table;
 
 typedef struct sql_catalog {

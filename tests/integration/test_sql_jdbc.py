@@ -277,3 +277,129 @@ INSERT INTO out_t SELECT o.id, d.price FROM o JOIN t_dim FOR SYSTEM_TIME AS OF o
     assert "column 'price' is numeric in PostgreSQL, which does not map to DOUBLE" in r.stdout, \
         r.stdout
     assert cluster.get("/jobs/overview")["jobs"] == []
+
+
+def flink_splits(lower, upper, num):
+    """Flink's JdbcNumericBetweenParametersProvider(lower, upper).ofBatchNum(num)."""
+    count = upper - lower + 1
+    num = min(num, count)
+    size = -(-count // num)
+    big = count - (size - 1) * num
+    out, start = [], lower
+    for i in range(num):
+        end = start + size - 1 - (1 if i >= big else 0)
+        out.append((start, end))
+        start = end + 1
+    return out
+
+
+def test_partitioned_scan_at_parallelism_2(cluster, workdir, pg):
+    """scan.partition.* splits the scan as Flink does ([1, 1000] into 7
+    BETWEEN ranges of 143 and 142 ids), two subtasks read them (split i is
+    subtask i % 2's), scan.fetch-size sets the round trips: the table gets
+    exactly the rows whose id is within the bounds -- as in Flink, rows
+    outside them and NULL ids are not read."""
+    pg.sql("CREATE TABLE t_parts (id bigint, k integer, v text)")
+    pg.sql("INSERT INTO t_parts SELECT i, i % 13, 'v' || i FROM generate_series(-20, 1030) i")
+    pg.sql("INSERT INTO t_parts VALUES (NULL, 1, 'null id')")
+    pg.sql("CREATE TABLE t_parts_out (id bigint, k integer, v text)")
+    cluster.add_tm(slots=2)
+    opts = (", 'scan.partition.column' = 'id', 'scan.partition.num' = '7', "
+            "'scan.partition.lower-bound' = '1', 'scan.partition.upper-bound' = '1000', "
+            "'scan.fetch-size' = '33'")
+    r = run_sql(cluster, workdir, "parts.sql", f"""
+CREATE TABLE t_parts (id BIGINT, k INT, v STRING) WITH ({jdbc(pg, 't_parts', opts)});
+CREATE TABLE t_parts_out (id BIGINT, k INT, v STRING) WITH ({jdbc(pg, 't_parts_out')});
+SET 'parallelism.default' = '2';
+INSERT INTO t_parts_out SELECT id, k, v FROM t_parts;
+""")
+    job = finish(cluster, ok(r))
+    src = [v for v in job["vertices"] if v["name"].startswith("t_parts")]
+    assert src and src[0]["parallelism"] == 2, job["vertices"]
+    splits = flink_splits(1, 1000, 7)
+    assert [b - a + 1 for a, b in splits] == [143] * 6 + [142]
+    want = [[str(i), str(i % 13), f"v{i}"] for a, b in splits for i in range(a, b + 1)]
+    assert pg.sql("SELECT id, k, v FROM t_parts_out ORDER BY id") == want
+
+
+def test_scan_restores_from_a_savepoint_mid_scan(cluster, workdir, pg):
+    """A partitioned scan (4 splits, 2 subtasks) is stopped with a savepoint
+    while its splits are half read (a function on the scanned view makes the
+    later rows of each split slow), then restored at parallelism 3: each split
+    is read again and the rows already emitted are skipped, so the table gets
+    every row exactly once across the two runs."""
+    n = 1000
+    pg.sql("CREATE TABLE t_slow_base (id bigint, v text)")
+    pg.sql(f"INSERT INTO t_slow_base SELECT i, 'v' || i FROM generate_series(1, {n}) i")
+    pg.sql("CREATE FUNCTION slow_row(i bigint) RETURNS boolean AS $$ BEGIN "
+           "IF (i - 1) % 250 >= 100 THEN PERFORM pg_sleep(0.006); END IF; RETURN true; END "
+           "$$ LANGUAGE plpgsql")
+    pg.sql("CREATE VIEW t_slow AS SELECT id, v FROM t_slow_base WHERE slow_row(id)")
+    pg.sql("CREATE TABLE t_slow_out (id bigint, v text)")
+    cluster.add_tm(slots=3)
+    opts = (", 'scan.partition.column' = 'id', 'scan.partition.num' = '4', "
+            "'scan.partition.lower-bound' = '1', 'scan.partition.upper-bound' = '1000', "
+            "'scan.fetch-size' = '10'")
+    script = """
+CREATE TABLE t_slow (id BIGINT, v STRING) WITH ({src});
+CREATE TABLE t_slow_out (id BIGINT, v STRING) WITH ({dst});
+SET 'parallelism.default' = '{p}';
+{extra}
+INSERT INTO t_slow_out SELECT id, v FROM t_slow;
+"""
+    args = dict(src=jdbc(pg, 't_slow', opts), dst=jdbc(pg, 't_slow_out'))
+    jid = ok(run_sql(cluster, workdir, "slow1.sql", script.format(p=2, extra="", **args)))
+    sp = cluster.stop_after_progress(jid, "t_slow", 200, os.path.join(workdir, "sp"))
+    first = int(pg.sql("SELECT count(*) FROM t_slow_out")[0][0])
+    assert 200 <= first < n  # stopped mid-scan
+    jid2 = ok(run_sql(cluster, workdir, "slow2.sql", script.format(
+        p=3, extra=f"SET 'execution.savepoint.path' = '{sp}';", **args)))
+    job2 = finish(cluster, jid2)
+    assert cluster.get(f"/jobs/{jid2}/checkpoints")["counts"]["restored"] == 1
+    assert {v["parallelism"] for v in job2["vertices"]} == {3}
+    assert pg.sql("SELECT id, count(*) FROM t_slow_out GROUP BY id HAVING count(*) > 1 "
+                  "LIMIT 5") == []
+    assert pg.sql("SELECT id, v FROM t_slow_out ORDER BY id") == \
+        [[str(i), f"v{i}"] for i in range(1, n + 1)]
+
+
+def test_values_beyond_the_declared_types(cluster, workdir, pg):
+    """A numeric of more digits than the declared DECIMAL's precision reads
+    as NULL (Flink's DecimalData.fromBigDecimal); a NaN numeric, a
+    two-dimensional array and a smallint beyond a TINYINT have no Sluice
+    value: the job fails naming the column and why."""
+    import json
+    pg.sql("CREATE TABLE t_wide (id bigint, d numeric(12, 3))")
+    pg.sql("INSERT INTO t_wide VALUES (1, 123.454), (2, 123.455), (3, -12345.678), (4, NULL)")
+    pg.sql("CREATE TABLE t_wide_out (id bigint, d numeric(5, 2))")
+    pg.sql("CREATE TABLE t_nan (id bigint, d numeric(10, 2))")
+    pg.sql("INSERT INTO t_nan VALUES (1, 1.5), (2, 'NaN')")
+    pg.sql("CREATE TABLE t_grid (id bigint, g integer[])")
+    pg.sql("INSERT INTO t_grid VALUES (1, '{{1,2},{3,4}}')")
+    pg.sql("CREATE TABLE t_tiny (id bigint, s smallint)")
+    pg.sql("INSERT INTO t_tiny VALUES (1, -128), (2, 300)")
+    cluster.add_tm(slots=1)
+    r = run_sql(cluster, workdir, "wide.sql", f"""
+CREATE TABLE t_wide (id BIGINT, d DECIMAL(5, 2)) WITH ({jdbc(pg, 't_wide')});
+CREATE TABLE t_wide_out (id BIGINT, d DECIMAL(5, 2)) WITH ({jdbc(pg, 't_wide_out')});
+INSERT INTO t_wide_out SELECT id, d FROM t_wide;
+""")
+    finish(cluster, ok(r))
+    # HALF_UP to the scale; -12345.68 has 7 digits: NULL
+    assert pg.sql("SELECT id, d FROM t_wide_out ORDER BY id") == \
+        [["1", "123.45"], ["2", "123.46"], ["3", None], ["4", None]]
+    for table, cols, why in [("t_nan", "id BIGINT, d DECIMAL(10, 2)",
+                              "column 'd': NaN does not read as DECIMAL(10, 2)"),
+                             ("t_grid", "id BIGINT, g ARRAY<INT>",
+                              "column 'g': a 2-dimensional array does not read as ARRAY<INT>"),
+                             ("t_tiny", "id BIGINT, s TINYINT",
+                              "column 's': 300 is out of TINYINT's range")]:
+        r = run_sql(cluster, workdir, f"{table}.sql", f"""
+CREATE TABLE {table} ({cols}) WITH ({jdbc(pg, table)});
+CREATE TABLE sink_{table} ({cols}) WITH ('connector' = 'blackhole');
+INSERT INTO sink_{table} SELECT * FROM {table};
+""")
+        jid = ok(r)
+        job = cluster.wait_state(jid, ["FAILED", "FINISHED"], timeout=30)
+        exc = json.dumps(cluster.get(f"/jobs/{jid}/exceptions"))
+        assert job["state"] == "FAILED" and why in exc, exc

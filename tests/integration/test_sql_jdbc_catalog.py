@@ -235,14 +235,18 @@ def test_catalog_refusals(cluster, workdir, pg):
          "Could not execute CreateView in path `mypg`.`postgres`.`v`"),
         (catalog(pg) + "CREATE DATABASE mypg.more;",
          "Could not execute CREATE DATABASE more: catalog 'mypg' is a JDBC catalog"),
-        (catalog(pg) + "CREATE TABLE s (id BIGINT, amount DECIMAL(10, 2)) WITH "
+        (catalog(pg) + "CREATE TABLE s (id BIGINT, amount DOUBLE) WITH "
          "('connector' = 'datagen', 'number-of-rows' = '3');\n"
          "INSERT INTO mypg.postgres.money SELECT * FROM s;",
-         "INSERT INTO mypg.postgres.money: column 'amount' is DECIMAL(10, 2); the jdbc "
-         "connector cannot carry that type yet"),
-        (catalog(pg) + "SELECT * FROM mypg.postgres.money;",
-         "line 2, column 15: table 'mypg.postgres.money' (connector 'jdbc'): column 'amount' is "
-         "DECIMAL(10, 2); the jdbc connector cannot carry that type yet"),
+         "INSERT INTO mypg.postgres.money: column 2 ('amount') is DOUBLE, the table's 'amount' "
+         "is DECIMAL(10, 2); CAST it"),
+        (f"CREATE TABLE m (id BIGINT, x MAP<STRING, INT>) WITH ('connector' = 'jdbc', "
+         f"'url' = 'jdbc:postgresql://127.0.0.1:{port}/postgres', 'table-name' = 'm');",
+         "line 1, column 48: table 'm': column 'x' is MAP<STRING, INT>; the jdbc connector "
+         "cannot carry that type yet"),
+        (f"CREATE TABLE m (id BIGINT, x ARRAY<ARRAY<INT>>) WITH ('connector' = 'jdbc', "
+         f"'url' = 'jdbc:postgresql://127.0.0.1:{port}/postgres', 'table-name' = 'm');",
+         "column 'x' is ARRAY<ARRAY<INT>>; the jdbc connector cannot carry that type yet"),
     ]
     for text, msg in cases:
         e = err_of(cluster, workdir, text)
@@ -324,3 +328,156 @@ FROM o JOIN mypg.postgres.prices FOR SYSTEM_TIME AS OF o.pt AS p ON o.id = p.id;
     want = pg.sql("SELECT id, label, price FROM prices ORDER BY id")
     assert sorted([str(x["id"]), x["label"], x["price"]] for x in got) == \
         sorted([w[0], w[1], float(w[2])] for w in want)
+
+
+RT_COLS = ("id bigint PRIMARY KEY, s int2, f real, d numeric(12, 3), dn numeric, dt date, "
+           "tm time, tm2 time(2), ts timestamp, ts3 timestamp(3), ltz timestamptz, "
+           "ints integer[], texts text[], nums numeric(10, 2)[], days date[], vc varchar(10), "
+           "ch char(3), dbl double precision")
+
+# The source rows, computed by PostgreSQL from i (so they are written without Sluice):
+# negative and pre-1970 / pre-2000 values, microseconds, NULLs inside arrays, empty
+# arrays, quoting in text elements, and a row of NULLs every 11th id.
+RT_FILL = """INSERT INTO {t} SELECT i,
+  CASE WHEN i % 11 = 0 THEN NULL ELSE (i * 263 % 65535) - 32767 END,
+  CASE WHEN i % 11 = 0 THEN NULL ELSE (i * 0.375 - 50)::real END,
+  CASE WHEN i % 11 = 0 THEN NULL ELSE ((i * 7654321) % 1000000000 - 500000000) / 1000.0 END,
+  CASE WHEN i % 11 = 0 THEN NULL WHEN i % 3 = 0 THEN 12345678901234567890.123456789012345678
+       ELSE -(i::numeric / 7)::numeric(30, 18) END,
+  CASE WHEN i % 11 = 0 THEN NULL ELSE date '2001-03-04' + (i * 97 - 14000) END,
+  CASE WHEN i % 11 = 0 THEN NULL ELSE time '00:00:00' + (i * 7919 % 86400) * interval '1 second'
+       + (i * 123457 % 1000000) * interval '1 microsecond' END,
+  CASE WHEN i % 11 = 0 THEN NULL ELSE time '00:00:00' + (i * 7919 % 86400) * interval '1 second'
+       + (i * 1237 % 100) * interval '10 millisecond' END,
+  CASE WHEN i % 11 = 0 THEN NULL ELSE timestamp '1999-12-31 23:59:59.999999'
+       + (i - 150) * interval '3 day 1 hour 17 second' + (i * 1013 % 1000000) * interval '1 microsecond' END,
+  CASE WHEN i % 11 = 0 THEN NULL ELSE timestamp '1969-12-31 23:59:58' + i * interval '1.001 second' END,
+  CASE WHEN i % 11 = 0 THEN NULL ELSE timestamptz '2026-06-01 00:00:00+00' - i * interval '37 hour 3.000007 second' END,
+  CASE WHEN i % 11 = 0 THEN NULL WHEN i % 5 = 0 THEN '{{}}'::int[] ELSE ARRAY[i, NULL, -i * 1000003] END,
+  CASE WHEN i % 11 = 0 THEN NULL ELSE ARRAY['a"b' || i, 'x,y {{}}', NULL, ''] END,
+  CASE WHEN i % 11 = 0 THEN NULL ELSE ARRAY[i * 1.25, -0.01, NULL, 99999999.99]::numeric(10, 2)[] END,
+  CASE WHEN i % 11 = 0 THEN NULL ELSE ARRAY[date '1970-01-01' - i, date '2000-01-01' + i] END,
+  CASE WHEN i % 11 = 0 THEN NULL ELSE 'v' || i END,
+  CASE WHEN i % 11 = 0 THEN NULL ELSE 'c' || (i % 10) END,
+  CASE WHEN i % 11 = 0 THEN NULL ELSE i / 3.0 END
+FROM generate_series(1, {n}) i"""
+
+
+def test_catalog_types_round_trip(cluster, workdir, pg):
+    """Every type Flink's PostgreSQL mapping gives a catalog column is read
+    (scan and lookup) and written (upsert sink) by the jdbc connector: a
+    table PostgreSQL filled is copied by a scan into one table and by a
+    lookup join into another, and a third is written from values computed in
+    SQL. PostgreSQL itself compares the copies with the source (row
+    equality, numerics by value), and the SQL-written rows are compared
+    with a Python model, as psql prints them."""
+    n = 120
+    for t in ("rt_src", "rt_scan", "rt_look"):
+        pg.sql(f"CREATE TABLE {t} ({RT_COLS})")
+    pg.sql(RT_FILL.format(t="rt_src", n=n))
+    # numerics at the edges of numeric's base-10000 digits, scanned and written back
+    edges = ["0", "0.001", "-0.001", "9999.999", "10000", "-10000.001", "100000000.1",
+             "999999999.999", "-999999999.999", "0.01", "1000.0"]
+    big = ["0", "1e-18", "-1e-18", "99999999999999999999.999999999999999999",
+           "-10000000000000000000", "0.000100000000000001", "123456789", "1e19"]
+    pg.sql("INSERT INTO rt_src (id, d, dn, nums) VALUES " + ", ".join(
+        f"({1000 + j}, {d}, {dn}, ARRAY[{d}::numeric / 1000000, {d}::numeric % 100]::numeric(10, 2)[])"
+        for j, (d, dn) in enumerate(zip(edges, big + ["0"] * (len(edges) - len(big))))))
+    pg.sql("CREATE TABLE rt_sql (id bigint PRIMARY KEY, d numeric(12, 3), dt date, tm time(3), "
+           "ts timestamp(3), s smallint, f real, ints bigint[], words varchar(8)[])")
+    cluster.add_tm(slots=2)
+    r = run_sql(cluster, workdir, "rt.sql", catalog(pg) + f"""
+CREATE TABLE k (id BIGINT, pt AS PROCTIME()) WITH (
+    'connector' = 'datagen', 'rows-per-second' = '100000',
+    'fields.id.kind' = 'sequence', 'fields.id.start' = '1', 'fields.id.end' = '{n}');
+EXECUTE STATEMENT SET BEGIN
+INSERT INTO mypg.postgres.rt_scan SELECT * FROM mypg.postgres.rt_src;
+INSERT INTO mypg.postgres.rt_look
+SELECT s.* FROM k JOIN mypg.postgres.rt_src FOR SYSTEM_TIME AS OF k.pt AS s ON k.id = s.id;
+INSERT INTO mypg.postgres.rt_sql
+SELECT id, CAST(CONCAT(CAST(id * 7 - 400 AS STRING), '.', CAST(id % 10 AS STRING), '05') AS DECIMAL(12, 3)),
+       CAST(CONCAT('19', CAST(50 + id % 50 AS STRING), '-0', CAST(1 + id % 9 AS STRING), '-2', CAST(id % 8 AS STRING)) AS DATE),
+       CAST(CONCAT('1', CAST(id % 10 AS STRING), ':3', CAST(id % 6 AS STRING), ':0', CAST(id % 10 AS STRING), '.', CAST(100 + id AS STRING)) AS TIME(3)),
+       CAST(CONCAT('2026-02-0', CAST(1 + id % 9 AS STRING), ' 0', CAST(id % 10 AS STRING), ':00:00.', CAST(100 + id * 3 AS STRING)) AS TIMESTAMP(3)),
+       CAST(id - 60 AS SMALLINT), CAST(id * 0.5 AS FLOAT),
+       ARRAY[id, id * 1000000000000], ARRAY[CONCAT('w', CAST(id AS STRING)), CAST(NULL AS STRING)]
+FROM k;
+END;
+""")
+    assert r.returncode == 0 and "[ERROR]" not in r.stdout, r.stdout + r.stderr
+    finish(cluster, job_ids(r.stdout)[0])
+    for t in ("rt_scan", "rt_look"):
+        only = "" if t == "rt_scan" else f"WHERE id <= {n}"  # the lookup's keys are 1..n
+        assert pg.sql(f"SELECT count(*) FROM {t}") == [[str(n + (0 if only else len(edges)))]]
+        diff = pg.sql(f"SELECT s.id, d.id FROM (SELECT * FROM rt_src {only}) s FULL JOIN {t} d "
+                      "ON s.id = d.id WHERE (s.*) IS DISTINCT FROM (d.*)")
+        assert diff == [], (t, diff[:3], pg.sql(f"SELECT * FROM {t} WHERE id = "
+                                                f"{(diff[0][0] or diff[0][1])}"),
+                            pg.sql(f"SELECT * FROM rt_src WHERE id = {(diff[0][0] or diff[0][1])}"))
+    # a DECIMAL(38, 18) column keeps 18 fraction digits; the value is the same
+    assert pg.sql("SELECT dn::text FROM rt_scan WHERE id = 3") == \
+        [["12345678901234567890.123456789012345678"]]
+    assert pg.sql("SELECT dn::text FROM rt_scan WHERE id = 1") == [["-0.142857142857142857"]]
+    got = pg.sql("SELECT id, d, dt, tm, ts, s, f, ints, words FROM rt_sql ORDER BY id")
+    want = []
+    for i in range(1, n + 1):
+        d = i * 7 - 400
+        want.append([str(i), f"{d}.{i % 10}05",
+                     f"19{50 + i % 50}-0{1 + i % 9}-2{i % 8}",
+                     f"1{i % 10}:3{i % 6}:0{i % 10}.{100 + i}".rstrip("0"),
+                     f"2026-02-0{1 + i % 9} 0{i % 10}:00:00.{100 + i * 3}".rstrip("0"),
+                     str(i - 60), str(i * 0.5).removesuffix(".0"),
+                     f"{{{i},{i * 1000000000000}}}", f"{{w{i},NULL}}"])
+    assert got == want
+
+
+def test_show_create_hides_the_password_and_changes_are_read_again(cluster, workdir, pg):
+    """SHOW CREATE TABLE of a catalog table prints its definition with the
+    password hidden; the table is read from the server by every statement
+    that names it (as Flink's JdbcCatalog.getTable), so a column added in the
+    database is seen by the next DESCRIBE and by the next job of the same
+    session, which copies it through a parallel scan (an OPTIONS hint)."""
+    from test_sql import Session
+    pg.sql("CREATE TABLE evolving (id bigint PRIMARY KEY, a text)")
+    pg.sql("INSERT INTO evolving VALUES (1, 'x'), (2, NULL)")
+    pg.sql("CREATE TABLE evolved (id bigint PRIMARY KEY, a text, b numeric(5, 1))")
+    cluster.add_tm(slots=2)
+    s = Session(cluster)
+    try:
+        assert "[INFO]" in s.run(catalog(pg, password="secret").strip())
+        out = s.run("SHOW CREATE TABLE mypg.postgres.evolving;")
+        assert "secret" not in out, out
+        assert out.strip().endswith(
+            "CREATE TABLE `mypg`.`postgres`.`evolving` (\n"
+            "  `id` BIGINT NOT NULL,\n"
+            "  `a` STRING,\n"
+            "  CONSTRAINT `evolving_pkey` PRIMARY KEY (`id`) NOT ENFORCED\n"
+            ")\n"
+            "WITH (\n"
+            "  'connector' = 'jdbc',\n"
+            "  'password' = '******',\n"
+            "  'table-name' = 'public.evolving',\n"
+            f"  'url' = 'jdbc:postgresql://127.0.0.1:{pg.port}/postgres',\n"
+            "  'username' = 'postgres'\n"
+            ")"), out
+        assert describe(s.run("DESCRIBE mypg.postgres.evolving;")) == {
+            "id": ("BIGINT", False, "PRI"), "a": ("STRING", True, "")}
+        pg.sql("ALTER TABLE evolving ADD COLUMN b numeric(5, 1)")
+        pg.sql("UPDATE evolving SET b = id * 2.5")
+        assert describe(s.run("DESCRIBE mypg.postgres.evolving;")) == {
+            "id": ("BIGINT", False, "PRI"), "a": ("STRING", True, ""),
+            "b": ("DECIMAL(5, 1)", True, "")}
+        # with Flink's parallel scan through a dynamic options hint
+        assert "[INFO]" in s.run("SET 'parallelism.default' = '2';")
+        out = s.run("INSERT INTO mypg.postgres.evolved SELECT id + 100, a, b FROM "
+                    "mypg.postgres.evolving /*+ OPTIONS('scan.partition.column' = 'id', "
+                    "'scan.partition.num' = '2', 'scan.partition.lower-bound' = '1', "
+                    "'scan.partition.upper-bound' = '2') */;")
+        jids = job_ids(out)
+        assert len(jids) == 1, out
+    finally:
+        s.close()
+    job = finish(cluster, jids[0])
+    assert {v["parallelism"] for v in job["vertices"]} == {2}, job["vertices"]
+    assert pg.sql("SELECT id, a, b FROM evolved ORDER BY id") == [
+        ["101", "x", "2.5"], ["102", None, "5.0"]]
