@@ -122,3 +122,48 @@ def test_latency_markers_histograms_rest_prometheus_and_exact_counts(make_cluste
     assert j2["state"] == "FINISHED"
     assert latency_ids(c, jid2) == []
     assert read_ids(workdir + "/off") == list(range(1, N + 1))
+
+
+DEBLOAT = {"taskmanager.network.memory.buffer-debloat.enabled": "true",
+           "taskmanager.network.memory.buffer-debloat.period": "100 ms",
+           "taskmanager.network.memory.buffer-debloat.samples": "5"}
+
+
+def test_debloating_shrinks_the_throttled_gates_buffers_with_exact_output(make_cluster, workdir):
+    c = make_cluster()
+    c.add_tm(slots=1, extra=DEBLOAT)
+    c.add_tm(slots=1, extra=DEBLOAT)
+    out = workdir + "/d"
+    n = 30000
+    job = {"name": "debloat", "parallelism": 2,
+           "vertices": [{"id": "g", "type": "datagen", "schema": [{"name": "k", "type": "BIGINT"}],
+                         "config": {"rows-per-second": "10000000", "fields.k.kind": "sequence",
+                                    "fields.k.start": "1", "fields.k.end": str(n)}},
+                        {"id": "slow", "type": "blackhole", "config": {"sink.rows-per-second": "5000"}},
+                        {"id": "c", "type": "calc"},
+                        {"id": "f", "type": "file", "config": {"path": out, "format": "csv"}}],
+           "edges": [{"from": "g", "to": "slow", "strategy": "hash", "keys": ["k"]},
+                     {"from": "g", "to": "c", "strategy": "hash", "keys": ["k"]},
+                     {"from": "c", "to": "f"}]}
+    jid = c.submit(job)
+    c.wait_state(jid, "RUNNING")
+    slow = next(v["id"] for v in c.job(jid)["vertices"] if v["name"] == "slow")
+
+    def figures():
+        m = c.get(f"/jobs/{jid}/vertices/{slow}/metrics"
+                  "?get=0.debloatedBufferSize,1.debloatedBufferSize,0.estimatedTimeToConsumeBuffersMs")
+        return {x["id"]: float(x["value"]) for x in m}
+    got = wait_for(lambda: (lambda f: len(f) == 3 and 0 < f["0.debloatedBufferSize"] < 32768
+                            and 0 < f["1.debloatedBufferSize"] < 32768 and f)(figures()),
+                   what="the throttled sink's gates to announce smaller buffers")
+    assert got["0.debloatedBufferSize"] >= 256  # taskmanager.memory.min-segment-size
+    assert got["0.estimatedTimeToConsumeBuffersMs"] >= 0
+    j = c.wait_state(jid, ["FINISHED", "FAILED"], timeout=60)
+    assert j["state"] == "FINISHED", c.get(f"/jobs/{jid}/exceptions")
+    rows = []
+    for i in range(2):
+        with open(f"{out}/part-{i}") as f:
+            rows += [int(x) for x in f.read().split()]
+    assert sorted(rows) == list(range(1, n + 1))
+    wait_for(lambda: c.get(f"/jobs/{jid}/vertices/{slow}/subtasks/metrics?get=numRecordsIn&agg=sum")[0]["sum"] == n,
+             what="the throttled sink's exact count")
