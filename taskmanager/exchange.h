@@ -13,6 +13,11 @@
  * backlog), fills a granted buffer with an arriving DATA frame and pushes
  * it into the gate; the consumer recycles it, and it becomes credit again.
  *
+ * Latency markers go to one random channel (tm_exchange_latency). With
+ * buffer debloating a consumer's gate announces a buffer size (buf_size;
+ * remote producers learn it from CREDIT frames) and a producer fills each
+ * buffer it starts for that channel only up to it (debloat.h).
+ *
  * A record larger than a buffer travels as a spanning record: SPAN_FIRST
  * (u32 total length, then the first bytes) in one buffer, SPAN_MORE with
  * the rest in the following buffers of the same channel, nothing else in

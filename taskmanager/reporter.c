@@ -9,8 +9,11 @@
  * task_attempt_num); per chained operator, Flink's operator scope,
  * flink_taskmanager_job_task_operator_<metric> with operator_id (its uid)
  * and operator_name as well: numRecordsIn/Out, currentInputWatermark,
- * currentOutputWatermark, numLateRecordsDropped. REST shows the same
- * reports, as they reach the JobManager (the operator ones as
+ * currentOutputWatermark, numLateRecordsDropped. With buffer debloating
+ * on, debloatedBufferSize and estimatedTimeToConsumeBuffersMs per consumer
+ * task; with latency markers on, the latency histograms as summaries in
+ * Flink's job scope (publish_latency). REST shows the same reports, as
+ * they reach the JobManager (the operator ones as
  * <subtask>.<operator name>.<metric> of the vertex).
  */
 #include <string.h>
