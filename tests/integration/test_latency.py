@@ -12,6 +12,9 @@
   completed checkpoint. Markers are no records: numRecordsIn/Out stay the
   sequence's length exactly, and the file sink holds every id once.
   A job without the setting (Flink's default, 0) has no latency metric.
+- Markers are not held by windows: a one-hour TUMBLE that holds every row
+  until the end of input lets them through, so the sink behind it has a
+  histogram while the window has emitted nothing; its output is exact.
 - Debloating: a fast source into a throttled sink (and a file sink) across
   two TaskManagers; the throttled sink's gate announces a smaller
   debloatedBufferSize than the 32 KiB segment, with an
@@ -20,6 +23,7 @@
   debloating is measured by bench/debloat.py, not asserted here.)
 No timing is asserted beyond sanity bounds.
 """
+import json
 import time
 
 from conftest import wait_for
@@ -122,6 +126,47 @@ def test_latency_markers_histograms_rest_prometheus_and_exact_counts(make_cluste
     assert j2["state"] == "FINISHED"
     assert latency_ids(c, jid2) == []
     assert read_ids(workdir + "/off") == list(range(1, N + 1))
+
+
+def test_markers_pass_a_window_that_holds_every_record(make_cluster, workdir):
+    """A one-hour TUMBLE holds all 4,000 rows (400 s of event time) until the
+    end of input; the markers go through it at once: the file sink behind
+    it has latency histograms while the window has emitted nothing."""
+    c = make_cluster()
+    c.add_tm(slots=1)
+    base = 1767225600000  # 2026-01-01T00:00:00Z, an hour boundary
+    n = 4000
+    out = workdir + "/w"
+    job = {"name": "window", "parallelism": 1, "config": {"metrics.latency.interval": "20 ms"},
+           "vertices": [{"id": "gen", "uid": "gen", "type": "datagen", "schema": [{"name": "id", "type": "BIGINT"}],
+                         "config": {"rows-per-second": "1000", "fields.id.kind": "sequence",
+                                    "fields.id.start": "1", "fields.id.end": str(n)}},
+                        {"id": "t", "uid": "t", "type": "calc",
+                         "config": {"projection": ["id", "CAST(id % 5 AS INT) AS user_id",
+                                                   f"TO_TIMESTAMP_LTZ({base} + id * 100, 3) AS ts"]}},
+                        {"id": "wm", "uid": "wm", "type": "watermark", "config": {"column": "ts", "interval": "0 ms"}},
+                        {"id": "win", "uid": "win", "type": "window",
+                         "config": {"time-column": "ts", "window": "TUMBLE(INTERVAL '1' HOUR)",
+                                    "group-by": ["user_id"], "aggregates": ["COUNT(*) AS cnt"]}},
+                        {"id": "out", "uid": "out", "type": "file", "config": {"path": out, "format": "json"}}],
+           "edges": [{"from": "gen", "to": "t"}, {"from": "t", "to": "wm"},
+                     {"from": "wm", "to": "win", "strategy": "hash", "keys": ["user_id"]},
+                     {"from": "win", "to": "out"}]}
+    jid = c.submit(job)
+    c.wait_state(jid, "RUNNING")
+    sink = "latency.source_id.gen.operator_id.out.operator_subtask_index.0.latency_max"
+    win = next(v["id"] for v in c.job(jid)["vertices"] if "win" in v["name"])
+    ids = wait_for(lambda: (lambda ids: sink in ids and ids)(latency_ids(c, jid)),
+                   what="the sink's latency histogram")
+    # reported after the histogram, and the window had still emitted nothing
+    assert c.get(f"/jobs/{jid}/vertices/{win}/metrics?get=0.win.numRecordsOut")[0]["value"] == "0"
+    assert c.job(jid)["state"] == "RUNNING"
+    ops = {i.split(".operator_id.")[1].split(".")[0] for i in ids}
+    assert ops <= {"t", "wm", "win", "out"} and "out" in ops  # operators past the source
+    assert c.wait_state(jid, ["FINISHED", "FAILED"], timeout=30)["state"] == "FINISHED"
+    with open(out + "/part-0") as f:
+        got = sorted((r["user_id"], r["cnt"]) for r in map(json.loads, f.read().split("\n")[:-1]))
+    assert got == [(u, n // 5) for u in range(5)]
 
 
 DEBLOAT = {"taskmanager.network.memory.buffer-debloat.enabled": "true",
