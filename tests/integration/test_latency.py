@@ -12,6 +12,7 @@
   completed checkpoint. Markers are no records: numRecordsIn/Out stay the
   sequence's length exactly, and the file sink holds every id once.
   A job without the setting (Flink's default, 0) has no latency metric.
+- SET 'metrics.latency.interval' in a SQL script turns them on for its job.
 - Markers are not held by windows: a one-hour TUMBLE that holds every row
   until the end of input lets them through, so the sink behind it has a
   histogram while the window has emitted nothing; its output is exact.
@@ -23,7 +24,9 @@
   debloating is measured by bench/debloat.py, not asserted here.)
 No timing is asserted beyond sanity bounds.
 """
+import glob
 import json
+import re
 import time
 
 from conftest import wait_for
@@ -167,6 +170,35 @@ def test_markers_pass_a_window_that_holds_every_record(make_cluster, workdir):
     with open(out + "/part-0") as f:
         got = sorted((r["user_id"], r["cnt"]) for r in map(json.loads, f.read().split("\n")[:-1]))
     assert got == [(u, n // 5) for u in range(5)]
+
+
+def test_sql_set_latency_interval(make_cluster, workdir):
+    """SET 'metrics.latency.interval' in a SQL script reaches the job: the
+    filesystem sink's latency histogram appears, and the rows are exact."""
+    c = make_cluster()
+    c.add_tm(slots=1)
+    out = workdir + "/sql"
+    path = workdir + "/lat.sql"
+    with open(path, "w") as f:
+        f.write(f"""
+CREATE TABLE src (id BIGINT) WITH ('connector' = 'datagen', 'rows-per-second' = '1000',
+    'fields.id.kind' = 'sequence', 'fields.id.start' = '1', 'fields.id.end' = '3000');
+CREATE TABLE dst (id BIGINT, twice BIGINT) WITH ('connector' = 'filesystem', 'path' = '{out}',
+    'format' = 'json');
+SET 'metrics.latency.interval' = '20 ms';
+INSERT INTO dst SELECT id, id * 2 FROM src WHERE id % 3 = 0;
+""")
+    r = c.cli("sql", "-f", path, timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr
+    jid = re.findall(r"^Job ID: ([0-9a-f]{32})$", r.stdout, re.M)[0]
+    ids = wait_for(lambda: latency_ids(c, jid), what="latency histograms of the SQL job")
+    assert all(i.startswith("latency.source_id.") for i in ids)
+    assert c.wait_state(jid, ["FINISHED", "FAILED"], timeout=30)["state"] == "FINISHED"
+    got = []
+    for p in sorted(glob.glob(out + "/part-*")):
+        with open(p) as f:
+            got += [json.loads(x) for x in f if x.strip()]
+    assert sorted((g["id"], g["twice"]) for g in got) == [(i, 2 * i) for i in range(3, 3001, 3)]
 
 
 DEBLOAT = {"taskmanager.network.memory.buffer-debloat.enabled": "true",
