@@ -524,7 +524,8 @@ static void debloat_cap(const tm_outchan *oc, sl_netbuf *b)
 
 /* Append one element to subpartition k of writer wr. `row` NULL means the
  * payload is the 8-byte value `x` (watermark), a flag (IDLE, END) or
- * payload[plen] (BARRIER). */
+ * payload[plen] (BARRIER, LATENCY). A buffer debloated too small for the
+ * element while still empty takes its full size. */
 static int put_element(tm_wset *ws, tm_writer *wr, int k, int tag, const sl_row *row, int64_t x,
                        const void *payload, size_t plen, char *err, size_t errlen)
 {
