@@ -12,10 +12,12 @@
   completed checkpoint. Markers are no records: numRecordsIn/Out stay the
   sequence's length exactly, and the file sink holds every id once.
   A job without the setting (Flink's default, 0) has no latency metric.
-- SET 'metrics.latency.interval' in a SQL script turns them on for its job.
+- SET 'metrics.latency.interval' in a SQL script turns them on for its job
+  (granularity subtask: ids per source subtask).
 - Markers are not held by windows: a one-hour TUMBLE that holds every row
   until the end of input lets them through, so the sink behind it has a
-  histogram while the window has emitted nothing; its output is exact.
+  histogram while the window has emitted nothing; its output is exact
+  (granularity single: ids without a source).
 - Debloating: a fast source into a throttled sink (and a file sink) across
   two TaskManagers; the throttled sink's gate announces a smaller
   debloatedBufferSize than the 32 KiB segment, with an
@@ -134,9 +136,10 @@ def test_latency_markers_histograms_rest_prometheus_and_exact_counts(make_cluste
 def test_markers_pass_a_window_that_holds_every_record(make_cluster, workdir):
     """A one-hour TUMBLE holds all 4,000 rows (400 s of event time) until the
     end of input; the markers go through it at once: the file sink behind
-    it has latency histograms while the window has emitted nothing."""
+    it has latency histograms while the window has emitted nothing. With
+    metrics.latency.granularity single the ids have no source group."""
     c = make_cluster()
-    c.add_tm(slots=1)
+    c.add_tm(slots=1, extra={"metrics.latency.granularity": "single"})
     base = 1767225600000  # 2026-01-01T00:00:00Z, an hour boundary
     n = 4000
     out = workdir + "/w"
@@ -157,7 +160,7 @@ def test_markers_pass_a_window_that_holds_every_record(make_cluster, workdir):
                      {"from": "win", "to": "out"}]}
     jid = c.submit(job)
     c.wait_state(jid, "RUNNING")
-    sink = "latency.source_id.gen.operator_id.out.operator_subtask_index.0.latency_max"
+    sink = "latency.operator_id.out.operator_subtask_index.0.latency_max"
     win = next(v["id"] for v in c.job(jid)["vertices"] if "win" in v["name"])
     ids = wait_for(lambda: (lambda ids: sink in ids and ids)(latency_ids(c, jid)),
                    what="the sink's latency histogram")
@@ -174,9 +177,10 @@ def test_markers_pass_a_window_that_holds_every_record(make_cluster, workdir):
 
 def test_sql_set_latency_interval(make_cluster, workdir):
     """SET 'metrics.latency.interval' in a SQL script reaches the job: the
-    filesystem sink's latency histogram appears, and the rows are exact."""
+    filesystem sink's latency histogram appears (granularity subtask: per
+    source subtask too), and the rows are exact."""
     c = make_cluster()
-    c.add_tm(slots=1)
+    c.add_tm(slots=1, extra={"metrics.latency.granularity": "SUBTASK"})
     out = workdir + "/sql"
     path = workdir + "/lat.sql"
     with open(path, "w") as f:
@@ -192,7 +196,8 @@ INSERT INTO dst SELECT id, id * 2 FROM src WHERE id % 3 = 0;
     assert r.returncode == 0, r.stdout + r.stderr
     jid = re.findall(r"^Job ID: ([0-9a-f]{32})$", r.stdout, re.M)[0]
     ids = wait_for(lambda: latency_ids(c, jid), what="latency histograms of the SQL job")
-    assert all(i.startswith("latency.source_id.") for i in ids)
+    assert ids and all(re.match(r"latency\.source_id\.[^.]+\.source_subtask_index\.0\.operator_id\.[^.]+"
+                                r"\.operator_subtask_index\.0\.latency_", i) for i in ids), ids
     assert c.wait_state(jid, ["FINISHED", "FAILED"], timeout=30)["state"] == "FINISHED"
     got = []
     for p in sorted(glob.glob(out + "/part-*")):
