@@ -56,6 +56,19 @@ void tm_latency_record(tm_latency *l, int op, int source, int source_subtask, in
     h->count++;
 }
 
+tm_latency *tm_latency_copy(const tm_latency *l)
+{
+    tm_latency *c = tm_latency_new(l->granularity, l->history);
+    c->nh = c->cap = l->nh;
+    c->h = sl_calloc((size_t)(l->nh ? l->nh : 1), sizeof *c->h);
+    for (int i = 0; i < l->nh; i++) {
+        c->h[i] = l->h[i];
+        c->h[i].samples = sl_malloc(sizeof(int64_t) * (size_t)l->history);
+        memcpy(c->h[i].samples, l->h[i].samples, sizeof(int64_t) * (size_t)l->h[i].n);
+    }
+    return c;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;

@@ -12,8 +12,9 @@
  * latencies in a ring and counts every one.
  *
  * Threads: the task thread records (tm_latency_record) and the network
- * thread summarizes (tm_latency_fill), both under the task's gate lock, a
- * leaf held to write one sample or to copy the rings. Markers come at the
+ * thread copies the rings (tm_latency_copy), both under the task's gate
+ * lock, a leaf held to write one sample or to copy; the network thread
+ * summarizes its copy (tm_latency_fill) after releasing it. Markers come at the
  * interval, never per record; a new histogram (a source not seen before)
  * is the only allocation.
  */
@@ -47,9 +48,12 @@ void tm_latency_free(tm_latency *l); /* NULL is a no-op */
 /* Operator op saw a marker of source (vertex, subtask) that is latency_ms
  * old. Caller holds the gate lock. */
 void tm_latency_record(tm_latency *l, int op, int source, int source_subtask, int64_t latency_ms);
+/* A copy of l (caller frees it with tm_latency_free), taken under the gate
+ * lock so that the summaries are worked out after it is released. */
+tm_latency *tm_latency_copy(const tm_latency *l);
 /* The histograms' summaries: *out gets an array of l->nh messages and
- * *ptrs the pointers to them (caller frees both with free()). Caller holds
- * the gate lock. Returns the number. */
+ * *ptrs the pointers to them (caller frees both with free()). Returns the
+ * number. */
 size_t tm_latency_fill(const tm_latency *l, Sluice__LatencyHistogram **out, Sluice__LatencyHistogram ***ptrs);
 /* Flink's (commons-math's legacy) estimate of quantile q over sorted[n]. */
 double tm_latency_quantile(const double *sorted, int n, double q);

@@ -710,9 +710,13 @@ static void fill_metrics(tm_deploy *d, tm_task *t, Sluice__SubtaskMetrics *m, in
         if (!info) info = json_object();
         json_object_set_new(info, d->g->v[ch->vertices[k]].id, one);
     }
-    Sluice__LatencyHistogram *lat = NULL;
-    if (t->lat) m->n_latency = tm_latency_fill(t->lat, &lat, &m->latency); /* freed by free_metrics */
+    tm_latency *lat = t->lat ? tm_latency_copy(t->lat) : NULL; /* summarized outside the lock */
     pthread_mutex_unlock(&t->gate.mu);
+    if (lat) {
+        Sluice__LatencyHistogram *arr;
+        m->n_latency = tm_latency_fill(lat, &arr, &m->latency); /* freed by free_metrics */
+        tm_latency_free(lat);
+    }
     if (t->debloat) {
         m->debloated_buffer_size = __atomic_load_n(&t->debloat->size_pub, __ATOMIC_RELAXED);
         m->time_to_consume_ms = __atomic_load_n(&t->debloat->ttc_ms_pub, __ATOMIC_RELAXED);
