@@ -402,6 +402,42 @@ static const sl_conf_def defs[] = {
       "Port of the Prometheus reporter, or a range (9250-9260) of which the first free one is "
       "taken; 0 picks any free port. **Accepted, not used yet.**"},
      NOLIM, NULL},
+    {{"metrics.latency.interval", SL_CT_DURATION, "0 ms", NULL,
+      "Interval at which sources emit latency markers (Flink's latency tracking); 0 turns them "
+      "off. Every operator a marker reaches records the time since its source made it in the "
+      "`latency` histogram of the job's metrics. A job's \"config\" may set it too."},
+     0, INT64_MAX, NULL},
+    {{"metrics.latency.granularity", SL_CT_ENUM, "operator", "single,operator,subtask",
+      "How latency histograms are told apart: single (per measuring operator subtask), operator "
+      "(also per source), subtask (also per source subtask). Read by each TaskManager."},
+     NOLIM, "SINGLE=single,OPERATOR=operator,SUBTASK=subtask"},
+    {{"metrics.latency.history-size", SL_CT_INT, "128", NULL,
+      "Latency markers each latency histogram keeps (the newest ones): its percentiles are "
+      "over these."},
+     1, 65536, NULL},
+    {{"taskmanager.network.memory.buffer-debloat.enabled", SL_CT_BOOL, "false", NULL,
+      "Buffer debloating: each input gate measures its throughput and announces a buffer size "
+      "to its producers such that the data in flight before it takes about "
+      "`buffer-debloat.target` to process; producers hand on buffers once they hold that much. "
+      "Less in-flight data means barriers pass a backpressured job sooner."},
+     NOLIM, NULL},
+    {{"taskmanager.network.memory.buffer-debloat.target", SL_CT_DURATION, "1 s", NULL,
+      "How long the data in flight before a gate should take to process (debloating on)."},
+     1, INT64_MAX, NULL},
+    {{"taskmanager.network.memory.buffer-debloat.period", SL_CT_DURATION, "200 ms", NULL,
+      "How often a gate recomputes its buffer size (debloating on)."},
+     1, INT64_MAX, NULL},
+    {{"taskmanager.network.memory.buffer-debloat.samples", SL_CT_INT, "20", NULL,
+      "Periods the throughput and buffer size are averaged over (an exponential moving "
+      "average of this many samples)."},
+     1, 1000000, NULL},
+    {{"taskmanager.network.memory.buffer-debloat.threshold-percentages", SL_CT_INT, "25", NULL,
+      "A new buffer size is announced only when it differs from the last one by at least this "
+      "many percent."},
+     0, 1000000, NULL},
+    {{"taskmanager.memory.min-segment-size", SL_CT_MEMORY, "256b", NULL,
+      "Smallest buffer size debloating announces."},
+     64, SL_MAX_SEGMENT_BYTES, NULL},
     {{"high-availability.type", SL_CT_ENUM, "none", "none,zookeeper",
       "High availability: none (one JobManager), or zookeeper (standby JobManagers, leader "
       "election and job recovery through ZooKeeper; docs/HA.md)."},

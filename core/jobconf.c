@@ -26,7 +26,7 @@ static const char *const job_conf_keys[] = {
     "restart-strategy.exponential-delay.jitter-factor",
     "restart-strategy.exponential-delay.attempts-before-reset-backoff",
     "table.exec.mini-batch.enabled", "table.exec.mini-batch.allow-latency",
-    "table.exec.mini-batch.size", "table.optimizer.agg-phase-strategy", NULL};
+    "table.exec.mini-batch.size", "table.optimizer.agg-phase-strategy", "metrics.latency.interval", NULL};
 
 const char *const *sl_jobgraph_conf_keys(void) { return job_conf_keys; }
 

@@ -145,33 +145,59 @@ static void put_name(sl_prom_text *t, const char *name)
     }
 }
 
-void sl_prom_sample(sl_prom_text *t, const char *name, double value, const char *const *labels)
+static void put_head(sl_prom_text *t, const char *name, const char *type)
 {
-    if (!t->last || strcmp(t->last, name)) {
-        const char *own = strrchr(name, '_'); /* the metric's own name, after its scope */
-        puts_(t, "# HELP ");
-        put_name(t, name);
-        puts_(t, " ");
-        puts_(t, own ? own + 1 : name);
-        puts_(t, "\n# TYPE ");
-        put_name(t, name);
-        puts_(t, " gauge\n");
-        t->last = name;
-    }
+    if (t->last && !strcmp(t->last, name)) return;
+    const char *own = strrchr(name, '_'); /* the metric's own name, after its scope */
+    puts_(t, "# HELP ");
     put_name(t, name);
-    for (int i = 0; labels && labels[i]; i += 2) {
-        put(t, i ? "," : "{", 1);
+    puts_(t, " ");
+    puts_(t, own ? own + 1 : name);
+    puts_(t, "\n# TYPE ");
+    put_name(t, name);
+    puts_(t, " ");
+    puts_(t, type);
+    puts_(t, "\n");
+    t->last = name;
+}
+
+static void put_value(sl_prom_text *t, const char *v)
+{
+    for (; *v; v++) {
+        if (*v == '\\') puts_(t, "\\\\");
+        else if (*v == '"') puts_(t, "\\\"");
+        else if (*v == '\n') puts_(t, "\\n");
+        else put(t, v, 1);
+    }
+}
+
+/* name{labels[,extra="xval"]} */
+static void put_series(sl_prom_text *t, const char *name, const char *suffix, const char *const *labels,
+                       const char *extra, const char *xval)
+{
+    put_name(t, name);
+    if (suffix) puts_(t, suffix);
+    int n = 0;
+    for (int i = 0; labels && labels[i]; i += 2, n++) {
+        put(t, n ? "," : "{", 1);
         puts_(t, labels[i]);
         puts_(t, "=\"");
-        for (const char *v = labels[i + 1] ? labels[i + 1] : ""; *v; v++) {
-            if (*v == '\\') puts_(t, "\\\\");
-            else if (*v == '"') puts_(t, "\\\"");
-            else if (*v == '\n') puts_(t, "\\n");
-            else put(t, v, 1);
-        }
+        put_value(t, labels[i + 1] ? labels[i + 1] : "");
         put(t, "\"", 1);
-        if (!labels[i + 2]) put(t, "}", 1);
     }
+    if (extra) {
+        put(t, n ? "," : "{", 1);
+        puts_(t, extra);
+        puts_(t, "=\"");
+        put_value(t, xval);
+        put(t, "\"", 1);
+        n++;
+    }
+    if (n) put(t, "}", 1);
+}
+
+static void put_number(sl_prom_text *t, double value)
+{
     char num[64];
     if (value <= (double)INT64_MIN) { /* Flink's "no watermark yet" */
         puts_(t, " -9223372036854775808\n");
@@ -180,6 +206,26 @@ void sl_prom_sample(sl_prom_text *t, const char *name, double value, const char 
     if (value > -9.2e18 && value < 9.2e18 && value == (double)(long long)value) snprintf(num, sizeof num, " %lld\n", (long long)value);
     else snprintf(num, sizeof num, " %.6g\n", value);
     puts_(t, num);
+}
+
+void sl_prom_sample(sl_prom_text *t, const char *name, double value, const char *const *labels)
+{
+    put_head(t, name, "gauge");
+    put_series(t, name, NULL, labels, NULL, NULL);
+    put_number(t, value);
+}
+
+void sl_prom_summary(sl_prom_text *t, const char *name, uint64_t count, const double *quantiles,
+                     const char *const *labels)
+{
+    static const char *const qs[] = {"0.5", "0.75", "0.95", "0.98", "0.99", "0.999"};
+    put_head(t, name, "summary");
+    for (size_t i = 0; i < SL_ARRAY_LEN(qs); i++) {
+        put_series(t, name, NULL, labels, "quantile", qs[i]);
+        put_number(t, quantiles[i]);
+    }
+    put_series(t, name, "_count", labels, NULL, NULL);
+    put_number(t, (double)count);
 }
 
 char *sl_prom_text_take(sl_prom_text *t)

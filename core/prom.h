@@ -36,6 +36,11 @@ typedef struct sl_prom_text {
  * NULL-terminated key, value pairs; values are escaped. HELP and TYPE lines
  * precede the first sample of each name, so give a name's samples together. */
 void sl_prom_sample(sl_prom_text *t, const char *name, double value, const char *const *labels);
+/* A histogram as Flink's reporter shows one: a summary with the quantiles
+ * 0.5, 0.75, 0.95, 0.98, 0.99, 0.999 (quantiles[6], in that order; label
+ * `quantile`) and name_count. */
+void sl_prom_summary(sl_prom_text *t, const char *name, uint64_t count, const double *quantiles,
+                     const char *const *labels);
 /* The text so far (caller owns it; t is empty after). */
 char *sl_prom_text_take(sl_prom_text *t);
 

@@ -92,6 +92,8 @@ typedef struct jm_metrics {
     } *ops;
     int nops;
     char *info;                 /* its operators' published info (JSON), or NULL */
+    Sluice__LatencyHistogram *lat; /* latency histograms from the last report */
+    int nlat;
 } jm_metrics;
 
 typedef struct jm_task {

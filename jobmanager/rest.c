@@ -139,7 +139,8 @@ const char *jm_rest_metric_names[] = {
     "accumulatedBusyTimeMs", "accumulatedBackPressuredTimeMs", "accumulatedIdleTimeMs",
     "buffers.inPoolUsage", "buffers.outPoolUsage", "currentInputWatermark",
     "currentOutputWatermark", "numLateRecordsDropped", "checkpointAlignmentTime",
-    "checkpointStartDelayNanos", "stateEntries", "stateSizeBytes", NULL};
+    "checkpointStartDelayNanos", "stateEntries", "stateSizeBytes", "debloatedBufferSize",
+    "estimatedTimeToConsumeBuffersMs", NULL};
 
 /* Value of a named metric of one subtask; SL_ERR if the name is unknown. */
 int jm_rest_task_metric(const jm_task *t, const char *name, double *out)
@@ -184,6 +185,8 @@ int jm_rest_task_metric(const jm_task *t, const char *name, double *out)
     else if (!strcmp(name, "numLateRecordsDropped")) *out = (double)m->late_dropped;
     else if (!strcmp(name, "stateEntries")) *out = (double)m->state_entries;
     else if (!strcmp(name, "stateSizeBytes")) *out = (double)m->state_bytes;
+    else if (!strcmp(name, "debloatedBufferSize")) *out = (double)m->debloated_buffer_size;
+    else if (!strcmp(name, "estimatedTimeToConsumeBuffersMs")) *out = (double)m->time_to_consume_ms;
     else return SL_ERR;
     return SL_OK;
 }
@@ -666,6 +669,48 @@ static size_t job_metric_values(const jm_job *job, const char **names, double *v
     return SL_ARRAY_LEN(ms);
 }
 
+/* The job's latency histograms (metrics.latency.interval) as Flink's
+ * metric store names a histogram's values: the job-scope groups, then
+ * latency_<stat>. */
+static void latency_metrics(const jm_job *job, const char *get, json_t *arr)
+{
+    static const char *const stats[] = {"min", "max", "mean", "median", "stddev", "p75",
+                                        "p90", "p95", "p98", "p99", "p999"};
+    for (int c = 0; c < job->g->nchains; c++) {
+        const sl_chain *ch = &job->g->chains[c];
+        for (int i = 0; i < ch->parallelism; i++) {
+            const jm_metrics *mm = &job->tasks[c][i].metrics;
+            for (int h = 0; h < mm->nlat; h++) {
+                const Sluice__LatencyHistogram *x = &mm->lat[h];
+                if (x->op >= (uint32_t)ch->n || x->source >= job->g->nv) continue;
+                char base[400];
+                size_t at = (size_t)snprintf(base, sizeof base, "latency.");
+                if (x->source >= 0)
+                    at += (size_t)snprintf(base + at, sizeof base - at, "source_id.%s.",
+                                           job->g->v[x->source].uid);
+                if (x->source >= 0 && x->source_subtask >= 0)
+                    at += (size_t)snprintf(base + at, sizeof base - at, "source_subtask_index.%d.",
+                                           x->source_subtask);
+                snprintf(base + at, sizeof base - at, "operator_id.%s.operator_subtask_index.%d.latency",
+                         job->g->v[ch->vertices[x->op]].uid, i);
+                const double v[] = {x->min, x->max, x->mean, x->median, x->stddev, x->p75,
+                                    x->p90, x->p95, x->p98, x->p99, x->p999};
+                for (size_t k = 0; k < SL_ARRAY_LEN(stats); k++) {
+                    char id[440];
+                    snprintf(id, sizeof id, "%s_%s", base, stats[k]);
+                    if (!get) {
+                        json_array_append_new(arr, json_pack("{s:s}", "id", id));
+                    } else if (list_has(get, id)) {
+                        char num[64];
+                        snprintf(num, sizeof num, "%.17g", v[k]);
+                        json_array_append_new(arr, json_pack("{s:s,s:s}", "id", id, "value", num));
+                    }
+                }
+            }
+        }
+    }
+}
+
 static json_t *job_metrics(route_ctx *rc, const jm_job *job)
 {
     const char *names[16];
@@ -682,6 +727,7 @@ static json_t *job_metrics(route_ctx *rc, const jm_job *job)
             json_array_append_new(arr, json_pack("{s:s}", "id", names[i]));
         }
     }
+    if (job->tasks) latency_metrics(job, get, arr);
     return arr;
 }
 

@@ -174,9 +174,20 @@ void jm_apply_metrics(jm *j, const Sluice__SubtaskMetrics *m)
     }
     free(jmm->info);
     jmm->info = m->operator_info && *m->operator_info ? sl_strdup(m->operator_info) : NULL;
+    if (jmm->nlat != (int)m->n_latency) {
+        jmm->lat = sl_realloc(jmm->lat, sizeof *jmm->lat * (m->n_latency ? m->n_latency : 1));
+        jmm->nlat = (int)m->n_latency;
+    }
+    for (size_t k = 0; k < m->n_latency; k++) {
+        jmm->lat[k] = *m->latency[k];
+        jmm->lat[k].base.unknown_fields = NULL;
+        jmm->lat[k].base.n_unknown_fields = 0;
+    }
     jmm->m = *m;
     jmm->m.operators = NULL;
     jmm->m.n_operators = 0;
+    jmm->m.latency = NULL;
+    jmm->m.n_latency = 0;
     jmm->m.job_id = NULL;
     jmm->m.operator_info = NULL;
     jmm->m.base.unknown_fields = NULL;

@@ -636,6 +636,7 @@ static void chain_tasks_free(jm_job *job, int c)
         free(job->tasks[c][i].host);
         free(job->tasks[c][i].metrics.ops);
         free(job->tasks[c][i].metrics.info);
+        free(job->tasks[c][i].metrics.lat);
     }
     free(job->tasks[c]);
 }
@@ -871,6 +872,7 @@ static void deploy(jm *j, jm_job *job)
             free(t->host);
             free(t->metrics.ops);
             free(t->metrics.info);
+            free(t->metrics.lat);
             memset(t, 0, sizeof *t);
             t->state = T_DEPLOYING;
             t->tm_id = sl_strdup(tm->id);

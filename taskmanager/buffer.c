@@ -11,6 +11,7 @@ sl_pool *sl_pool_new(int nbufs, uint32_t size)
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->cv, NULL);
     p->total = nbufs;
+    p->size = size;
     p->mem = sl_malloc((size_t)nbufs * size);
     p->bufs = sl_calloc((size_t)nbufs, sizeof(sl_netbuf));
     for (int i = 0; i < nbufs; i++) {
@@ -53,6 +54,7 @@ sl_netbuf *sl_pool_get(sl_pool *p, int64_t *waited_ns)
     if (waited_ns) *waited_ns = t0 ? sl_mono_ns() - t0 : 0;
     if (b) {
         b->len = 0;
+        b->cap = p->size;
         b->next = NULL;
         b->prio = 0;
         b->overtaken = 0;
@@ -73,6 +75,7 @@ sl_netbuf *sl_pool_tryget(sl_pool *p)
     pthread_mutex_unlock(&p->mu);
     if (b) {
         b->len = 0;
+        b->cap = p->size;
         b->next = NULL;
         b->prio = 0;
         b->overtaken = 0;

@@ -35,6 +35,10 @@ enum {
     SL_EL_BARRIER = 5,   /* u64 checkpoint id, i64 trigger time, u8 flags,
                             u16 length + the snapshot directory; always the
                             last element of its buffer */
+    SL_EL_LATENCY = 8,   /* a latency marker (metrics.latency.interval): i64
+                            wall ms its source made it, u32 the source's
+                            vertex index, u32 its subtask. Forwarded by
+                            every task to one random channel, never held */
 };
 
 #define SL_EL_HDR 5
@@ -45,7 +49,8 @@ typedef struct sl_pool sl_pool;
 struct sl_netbuf {
     uint8_t *data;
     uint32_t len;        /* bytes used, 0 <= len <= cap */
-    uint32_t cap;
+    uint32_t cap;        /* its pool's size, or less while a producer fills it
+                            to a debloated size (debloat.h) */
     int chan;            /* input channel index at the receiving gate */
     int owner;           /* receive buffers: id of the channel whose exclusive
                             buffer this is, or -1 when it is a floating one */
@@ -66,6 +71,7 @@ struct sl_pool {
     sl_netbuf *free;
     int nfree;
     int total;
+    uint32_t size;       /* each buffer's full size: a buffer's cap again when taken */
     int cancelled;       /* waiters get NULL; the owner still closes it */
     int closed;          /* the owner is done: freed once every buffer is back */
     uint8_t *mem;        /* total * size bytes */

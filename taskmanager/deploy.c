@@ -31,6 +31,8 @@
 #include <sys/stat.h>
 
 #include "tm.h"
+#include "latency.h"
+#include "debloat.h"
 #include "collect.h"
 #include "keygroup.h"
 #include "log.h"
@@ -327,6 +329,15 @@ static void deploy_build(tm_net *n, tm_plan *p)
     d->buffers_per_channel = (int)sl_config_int(n->conf, "taskmanager.network.memory.buffers-per-channel");
     d->floating_per_gate = (int)sl_config_int(n->conf, "taskmanager.network.memory.floating-buffers-per-gate");
     if (d->buffers_per_channel < 1) d->buffers_per_channel = 1;
+    d->latency_ms = sl_config_int(n->conf, "metrics.latency.interval");
+    const char *own_lat = sl_jobgraph_conf(g, "metrics.latency.interval");
+    if (own_lat) {
+        sl_config *jc = sl_config_new(); /* checked when the job was submitted */
+        if (sl_config_set(jc, "metrics.latency.interval", own_lat, NULL, NULL, 0) == SL_OK)
+            d->latency_ms = sl_config_int(jc, "metrics.latency.interval");
+        sl_config_destroy(jc);
+    }
+    d->debloat = sl_config_bool(n->conf, "taskmanager.network.memory.buffer-debloat.enabled");
     /* tasks: every chain's subtask for each local slot */
     int ntasks = 0;
     for (size_t s = 0; s < m->n_local_slots; s++)
@@ -361,6 +372,11 @@ static void deploy_build(tm_net *n, tm_plan *p)
                 t->hb_op_ptrs[k] = &t->hb_ops[k];
             }
             tm_gate_init(&t->gate, nchan);
+            if (d->latency_ms > 0)
+                t->lat = tm_latency_new(
+                    tm_latency_granularity(sl_config_str(n->conf, "metrics.latency.granularity")),
+                    (int)sl_config_int(n->conf, "metrics.latency.history-size"));
+            if (d->debloat && nchan) t->debloat = tm_debloat_new(n->conf, d->seg_size);
             tm_exchange_build_task(t, err, sizeof err);
         }
     tm_slot_loc *locs = sl_calloc(m->n_slots, sizeof *locs);
@@ -503,6 +519,8 @@ void tm_deploy_free(tm_net *n, tm_deploy *d)
         free(d->tasks[i].m.ops);
         free(d->tasks[i].hb_ops);
         free(d->tasks[i].hb_op_ptrs);
+        tm_latency_free(d->tasks[i].lat);
+        tm_debloat_free(d->tasks[i].debloat);
     }
     free(d->tasks);
     sl_jobgraph_destroy(d->g);

@@ -290,6 +290,10 @@ int tm_exchange_build_task(tm_task *t, char *err, size_t errlen)
     memset(&t->ws, 0, sizeof t->ws);
     t->ws.t = t;
     t->ws.vertex = tail->name;
+    t->ws.debloat = d->debloat;
+    /* latency markers' random channel: any well-mixed seed will do */
+    t->ws.rng = 0x9E3779B97F4A7C15ull ^ ((uint64_t)t->chain << 32) ^ (uint64_t)(t->subtask + 1) ^
+                (uint64_t)sl_mono_ns();
     int nsubs = 0;
     for (int w = 0; w < tail->nout; w++) {
         tm_writer *wr = &t->writers[w];
@@ -508,9 +512,20 @@ static int put_spanning(tm_wset *ws, tm_writer *wr, int k, const sl_row *row, ch
     return SL_OK;
 }
 
+/* Debloating: a buffer started for channel oc holds at most the size its
+ * consumer announced (its gate's when it runs here, else what its credits
+ * carried). Per buffer, not per record. */
+static void debloat_cap(const tm_outchan *oc, sl_netbuf *b)
+{
+    uint32_t size = oc->local ? __atomic_load_n(&oc->local->buf_size, __ATOMIC_RELAXED)
+                              : __atomic_load_n(&oc->buf_size, __ATOMIC_RELAXED);
+    if (size >= SL_EL_HDR + 16 && size < b->cap) b->cap = size;
+}
+
 /* Append one element to subpartition k of writer wr. `row` NULL means the
  * payload is the 8-byte value `x` (watermark), a flag (IDLE, END) or
- * payload[plen] (BARRIER). */
+ * payload[plen] (BARRIER, LATENCY). A buffer debloated too small for the
+ * element while still empty takes its full size. */
 static int put_element(tm_wset *ws, tm_writer *wr, int k, int tag, const sl_row *row, int64_t x,
                        const void *payload, size_t plen, char *err, size_t errlen)
 {
@@ -520,6 +535,7 @@ static int put_element(tm_wset *ws, tm_writer *wr, int k, int tag, const sl_row 
             b = get_buffer(ws);
             if (!b) return sl_seterr(err, errlen, "cancelled");
             wr->cur[k] = b;
+            if (SL_UNLIKELY(ws->debloat)) debloat_cap(wr->chans[k], b);
         }
         uint8_t *p = b->data + b->len;
         size_t room = b->cap - b->len;
@@ -537,7 +553,7 @@ static int put_element(tm_wset *ws, tm_writer *wr, int k, int tag, const sl_row 
                 n = SL_EL_HDR + 8;
                 sl_put_lei64(p + SL_EL_HDR, x);
             }
-        } else if (tag == SL_EL_BARRIER) {
+        } else if (tag == SL_EL_BARRIER || tag == SL_EL_LATENCY) {
             if (room >= SL_EL_HDR + plen) {
                 n = SL_EL_HDR + plen;
                 memcpy(p + SL_EL_HDR, payload, plen);
@@ -550,6 +566,11 @@ static int put_element(tm_wset *ws, tm_writer *wr, int k, int tag, const sl_row 
             put_hdr(p, tag, (uint32_t)(n - SL_EL_HDR));
             b->len += (uint32_t)n;
             return SL_OK;
+        }
+        if (b->len == 0 && b->cap < b->pool->size) {
+            b->cap = b->pool->size; /* debloated too far for this one: full size */
+            attempt--;
+            continue;
         }
         if (b->len == 0) {
             if (tag == SL_EL_RECORD) return put_spanning(ws, wr, k, row, err, errlen);
@@ -622,6 +643,31 @@ int tm_exchange_broadcast(tm_wset *ws, int tag, int64_t x, const void *payload, 
         }
     }
     return SL_OK;
+}
+
+static uint64_t next_random(tm_wset *ws)
+{
+    uint64_t x = ws->rng; /* xorshift64 */
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return ws->rng = x;
+}
+
+int tm_exchange_latency(tm_wset *ws, const uint8_t *payload, size_t len, char *err, size_t errlen)
+{
+    tm_task *t = ws->t;
+    int nmain = 0;
+    for (int w = 0; w < t->nwriters; w++) nmain += t->writers[w].output == 0;
+    if (!t->nwriters) return SL_OK;
+    /* one writer of the main output (any writer when it has none), at random */
+    int pick = (int)(next_random(ws) % (uint64_t)(nmain ? nmain : t->nwriters));
+    tm_writer *wr = NULL;
+    for (int w = 0; w < t->nwriters && !wr; w++)
+        if ((!nmain || t->writers[w].output == 0) && pick-- == 0) wr = &t->writers[w];
+    int k = wr->e->strategy == SL_PART_FORWARD ? t->subtask : (int)(next_random(ws) % (uint64_t)wr->nsub);
+    if (!wr->chans[k]) return SL_OK;
+    return put_element(ws, wr, k, SL_EL_LATENCY, NULL, 0, payload, len, err, errlen);
 }
 
 /* ---- reading (task thread) ---------------------------------------------- */
@@ -726,7 +772,8 @@ static void send_credit(tm_deploy *d, tm_inchan *ic, int credits)
 {
     if (!credits) return;
     ic->announced += credits;
-    tm_net_send_credit(ic->peer, d->session, d->attempt, ic->id, credits);
+    tm_net_send_credit(ic->peer, d->session, d->attempt, ic->id, credits,
+                       __atomic_load_n(&ic->gate->buf_size, __ATOMIC_RELAXED));
 }
 
 void tm_exchange_take_early(tm_deploy *d, tm_peer *p)
@@ -932,7 +979,7 @@ void tm_exchange_drop_early(tm_peer *p, uint64_t session, uint32_t attempt)
 }
 
 int tm_exchange_credit(tm_peer *p, tm_deploy *d, uint64_t session, uint32_t attempt,
-                       uint32_t chan, uint32_t credits, char *err, size_t errlen)
+                       uint32_t chan, uint32_t credits, uint32_t buf_size, char *err, size_t errlen)
 {
     if (credits == 0 || credits > 1u << 16) return sl_seterr(err, errlen, "bad credit count %u", credits);
     if (!d && tm_deploy_ended(p->net, session, attempt)) return SL_OK; /* its job has ended here */
@@ -966,6 +1013,8 @@ int tm_exchange_credit(tm_peer *p, tm_deploy *d, uint64_t session, uint32_t atte
     if (chan >= d->nchan || !d->out_by_id[chan] || d->out_by_id[chan]->peer != p)
         return sl_seterr(err, errlen, "credit for unknown channel %u of attempt %u", chan, attempt);
     d->out_by_id[chan]->credit += (int)credits;
+    if (buf_size != __atomic_load_n(&d->out_by_id[chan]->buf_size, __ATOMIC_RELAXED))
+        __atomic_store_n(&d->out_by_id[chan]->buf_size, buf_size, __ATOMIC_RELAXED);
     return SL_OK;
 }
 

@@ -13,6 +13,11 @@
  * backlog), fills a granted buffer with an arriving DATA frame and pushes
  * it into the gate; the consumer recycles it, and it becomes credit again.
  *
+ * Latency markers go to one random channel (tm_exchange_latency). With
+ * buffer debloating a consumer's gate announces a buffer size (buf_size;
+ * remote producers learn it from CREDIT frames) and a producer fills each
+ * buffer it starts for that channel only up to it (debloat.h).
+ *
  * A record larger than a buffer travels as a spanning record: SPAN_FIRST
  * (u32 total length, then the first bytes) in one buffer, SPAN_MORE with
  * the rest in the following buffers of the same channel, nothing else in
@@ -80,6 +85,8 @@ typedef struct tm_gate {
                                    so a source polling its descriptors wakes */
     int polling;                /* the task polls efd and its operators'
                                    descriptors: a pushed buffer writes efd too */
+    uint32_t buf_size;          /* debloating: the buffer size announced to its
+                                   producers, 0 = full (relaxed atomic) */
 } tm_gate;
 
 void tm_gate_init(tm_gate *g, int nchan);
@@ -123,6 +130,8 @@ typedef struct tm_outchan {
     int qlen;
     sl_netbuf *phead, *ptail;   /* priority barriers: sent before qhead, without credit */
     int credit;
+    uint32_t buf_size;          /* remote: the size its consumer announced (debloating),
+                                   0 = full; written by the network thread (atomic) */
     tm_deploy *d;
     struct tm_outchan *peer_next; /* peer's list of its channels */
 } tm_outchan;
@@ -176,6 +185,8 @@ typedef struct tm_wset {
     void (*wait_begin)(void *ctx, int64_t now_ns);
     void (*wait_end)(void *ctx, int64_t waited_ns);
     void *wait_ctx;
+    uint64_t rng;               /* xorshift state: latency markers' random channel */
+    int debloat;                /* start buffers at their consumer's announced size */
 } tm_wset;
 
 /* Reassembly of spanning records, per input channel. */
@@ -227,6 +238,11 @@ int tm_exchange_emit(tm_wset *ws, int output, const sl_row *row, char *err, size
  * watermark, the flag of IDLE / END; BARRIER takes payload[len]. */
 int tm_exchange_broadcast(tm_wset *ws, int tag, int64_t x, const void *payload, size_t len,
                           char *err, size_t errlen);
+/* A latency marker (payload[len], SL_EL_LATENCY) to one channel: of one
+ * writer of the main output chosen at random, the subpartition at random
+ * (a forward writer's own), as Flink's randomEmit; nothing without writers.
+ * It goes into that channel's current buffer like a record. */
+int tm_exchange_latency(tm_wset *ws, const uint8_t *payload, size_t len, char *err, size_t errlen);
 /* Hand on every partly filled buffer. */
 void tm_exchange_flush(tm_wset *ws);
 /* An unaligned checkpoint's barrier (payload[len]) to every subpartition,
@@ -263,9 +279,11 @@ void tm_reader_free(tm_reader *rd);
 /* ---- the network thread's side ------------------------------------------- */
 
 /* Credit from the receiver of channel chan of deployment (session, attempt);
- * d NULL when no such deployment is here (yet): kept as an early credit. */
+ * d NULL when no such deployment is here (yet): kept as an early credit.
+ * buf_size: the buffer size the receiver's gate announced (debloating), 0 =
+ * full. */
 int tm_exchange_credit(tm_peer *p, tm_deploy *d, uint64_t session, uint32_t attempt,
-                       uint32_t chan, uint32_t credits, char *err, size_t errlen);
+                       uint32_t chan, uint32_t credits, uint32_t buf_size, char *err, size_t errlen);
 /* A DATA frame of len bytes for channel chan of d from p: the granted
  * buffer to copy it into (then call tm_exchange_deliver), or NULL with err
  * set (unknown channel, no credit, too long). */

@@ -54,6 +54,8 @@
 #include <event2/thread.h>
 
 #include "tm.h"
+#include "latency.h"
+#include "debloat.h"
 #include "bytes.h"
 #include "frame.h"
 #include "listen.h"
@@ -194,11 +196,12 @@ void tm_net_report_direct(tm_net *n, const char *job_id, uint32_t attempt, int c
 
 /* A CREDIT frame, when the connection is up (else the exchange announces
  * it again once it is: tm_exchange_peer_up). */
-void tm_net_send_credit(tm_peer *p, uint64_t session, uint32_t attempt, uint32_t chan, int credits)
+void tm_net_send_credit(tm_peer *p, uint64_t session, uint32_t attempt, uint32_t chan, int credits,
+                        uint32_t buf_size)
 {
     if (!p->bev || !p->hello_done) return;
     uint8_t h[DF_HDR];
-    df_header(h, DF_CREDIT, session, attempt, chan, (uint32_t)credits, 0);
+    df_header(h, DF_CREDIT, session, attempt, chan, (uint32_t)credits, buf_size);
     evbuffer_add(bufferevent_get_output(p->bev), h, DF_HDR);
 }
 
@@ -282,7 +285,7 @@ static int handle_data_frame(tm_peer *p, const uint8_t *h, struct evbuffer *in, 
     uint64_t session = sl_get_le64(h + 1);
     uint32_t attempt = sl_get_le32(h + 9), chan = sl_get_le32(h + 13), a = sl_get_le32(h + 17), b = sl_get_le32(h + 21);
     tm_deploy *d = tm_deploy_find(n, session, attempt);
-    if (type == DF_CREDIT) return tm_exchange_credit(p, d, session, attempt, chan, a, err, errlen);
+    if (type == DF_CREDIT) return tm_exchange_credit(p, d, session, attempt, chan, a, b, err, errlen);
     if (type == DF_EVENT) {
         if (b == 0 || b > SL_MAX_DATA_FRAME_BYTES)
             return sl_seterr(err, errlen, "bad event frame length %u (allowed 1..%u)", b,
@@ -707,7 +710,17 @@ static void fill_metrics(tm_deploy *d, tm_task *t, Sluice__SubtaskMetrics *m, in
         if (!info) info = json_object();
         json_object_set_new(info, d->g->v[ch->vertices[k]].id, one);
     }
+    tm_latency *lat = t->lat ? tm_latency_copy(t->lat) : NULL; /* summarized outside the lock */
     pthread_mutex_unlock(&t->gate.mu);
+    if (lat) {
+        Sluice__LatencyHistogram *arr;
+        m->n_latency = tm_latency_fill(lat, &arr, &m->latency); /* freed by free_metrics */
+        tm_latency_free(lat);
+    }
+    if (t->debloat) {
+        m->debloated_buffer_size = __atomic_load_n(&t->debloat->size_pub, __ATOMIC_RELAXED);
+        m->time_to_consume_ms = __atomic_load_n(&t->debloat->ttc_ms_pub, __ATOMIC_RELAXED);
+    }
     if (info) {
         m->operator_info = json_dumps(info, JSON_COMPACT); /* freed by free_metrics */
         json_decref(info);
@@ -740,6 +753,10 @@ static void free_metrics(Sluice__SubtaskMetrics *m)
 {
     if (m->operator_info != protobuf_c_empty_string) free(m->operator_info);
     m->operator_info = NULL;
+    if (m->n_latency) free(m->latency[0]); /* the array of them (tm_latency_fill) */
+    free(m->latency);
+    m->latency = NULL;
+    m->n_latency = 0;
 }
 
 /* Fills hb->metrics; returns the array of records behind it (caller frees). */

@@ -9,8 +9,11 @@
  * task_attempt_num); per chained operator, Flink's operator scope,
  * flink_taskmanager_job_task_operator_<metric> with operator_id (its uid)
  * and operator_name as well: numRecordsIn/Out, currentInputWatermark,
- * currentOutputWatermark, numLateRecordsDropped. REST shows the same
- * reports, as they reach the JobManager (the operator ones as
+ * currentOutputWatermark, numLateRecordsDropped. With buffer debloating
+ * on, debloatedBufferSize and estimatedTimeToConsumeBuffersMs per consumer
+ * task; with latency markers on, the latency histograms as summaries in
+ * Flink's job scope (publish_latency). REST shows the same reports, as
+ * they reach the JobManager (the operator ones as
  * <subtask>.<operator name>.<metric> of the vertex).
  */
 #include <string.h>
@@ -24,6 +27,44 @@ static const tm_deploy *find_deploy(const tm_net *n, const Sluice__SubtaskMetric
         if (!d->cancelled && d->attempt == m->attempt && m->job_id && !strcmp(d->job_id, m->job_id))
             return d;
     return NULL;
+}
+
+/* Latency histograms, in Flink's job scope: their groups (source_id,
+ * source_subtask_index by granularity, then operator_id and
+ * operator_subtask_index) become both the name and the labels. */
+static void publish_latency(tm_net *n, const Sluice__Heartbeat *hb, sl_prom_text *t, const char *host)
+{
+    static const char *const names[] = {
+        "taskmanager_job_latency_operator_id_operator_subtask_index_latency",
+        "taskmanager_job_latency_source_id_operator_id_operator_subtask_index_latency",
+        "taskmanager_job_latency_source_id_source_subtask_index_operator_id_operator_subtask_index_latency"};
+    for (size_t i = 0; i < hb->n_metrics; i++) {
+        const Sluice__SubtaskMetrics *m = hb->metrics[i];
+        const tm_deploy *d = find_deploy(n, m);
+        if (!d || m->chain >= (uint32_t)d->g->nchains) continue;
+        const sl_chain *ch = &d->g->chains[m->chain];
+        for (size_t h = 0; h < m->n_latency; h++) {
+            const Sluice__LatencyHistogram *x = m->latency[h];
+            if (x->op >= (uint32_t)ch->n || x->source >= d->g->nv) continue;
+            int gran = x->source < 0 ? 0 : x->source_subtask < 0 ? 1 : 2;
+            char sub[16], srcsub[16];
+            snprintf(sub, sizeof sub, "%u", m->subtask);
+            snprintf(srcsub, sizeof srcsub, "%d", x->source_subtask);
+            const char *labels[17];
+            int k = 0;
+            labels[k++] = "host", labels[k++] = host;
+            labels[k++] = "tm_id", labels[k++] = n->id;
+            labels[k++] = "job_id", labels[k++] = d->job_id;
+            labels[k++] = "job_name", labels[k++] = d->g->name;
+            if (gran >= 1) labels[k++] = "source_id", labels[k++] = d->g->v[x->source].uid;
+            if (gran == 2) labels[k++] = "source_subtask_index", labels[k++] = srcsub;
+            labels[k++] = "operator_id", labels[k++] = d->g->v[ch->vertices[x->op]].uid;
+            labels[k++] = "operator_subtask_index", labels[k++] = sub;
+            labels[k] = NULL;
+            const double q[] = {x->median, x->p75, x->p95, x->p98, x->p99, x->p999};
+            sl_prom_summary(t, names[gran], x->count, q, labels);
+        }
+    }
 }
 
 void tm_prom_publish(tm_net *n, const Sluice__Heartbeat *hb)
@@ -89,5 +130,25 @@ void tm_prom_publish(tm_net *n, const Sluice__Heartbeat *hb)
                 sl_prom_sample(&t, op_names[k], vals[k], labels);
             }
         }
+    /* buffer debloating, per consumer task (debloat.h) */
+    static const char *const db_names[] = {"taskmanager_job_task_debloatedBufferSize",
+                                           "taskmanager_job_task_estimatedTimeToConsumeBuffersMs"};
+    for (size_t k = 0; k < SL_ARRAY_LEN(db_names); k++)
+        for (size_t i = 0; i < hb->n_metrics; i++) {
+            const Sluice__SubtaskMetrics *m = hb->metrics[i];
+            const tm_deploy *d = find_deploy(n, m);
+            if (!d || !d->debloat || m->chain >= (uint32_t)d->g->nchains || !m->debloated_buffer_size) continue;
+            const sl_chain *ch = &d->g->chains[m->chain];
+            char sub[16], att[16];
+            snprintf(sub, sizeof sub, "%u", m->subtask);
+            snprintf(att, sizeof att, "%u", m->attempt);
+            const char *const labels[] = {"host", host, "tm_id", n->id, "job_id", d->job_id,
+                                          "job_name", d->g->name, "task_id", ch->id,
+                                          "task_name", ch->name, "subtask_index", sub,
+                                          "task_attempt_num", att, NULL};
+            sl_prom_sample(&t, db_names[k],
+                           (double)(k ? m->time_to_consume_ms : m->debloated_buffer_size), labels);
+        }
+    publish_latency(n, hb, &t, host);
     sl_prom_publish(n->prom, sl_prom_text_take(&t));
 }

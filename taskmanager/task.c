@@ -40,6 +40,8 @@
 #include "valve.h"
 #include "bytes.h"
 #include "store.h"
+#include "latency.h"
+#include "debloat.h"
 
 #define TAG "tm:task"
 
@@ -204,6 +206,53 @@ static int sink_emit_wm(void *ctx, int64_t wm)
     run *r = ctx;
     if (wm > r->out_wm) r->out_wm = wm;
     return SL_OK;
+}
+
+/* ---- latency markers and debloating ------------------------------------ */
+
+/* A latency marker (SL_EL_LATENCY's payload) reached the chain: operators
+ * from `from` on record its age, then it goes on to one random output
+ * channel (none from a sink) -- straight through, never held by an
+ * operator, and counted as no record. */
+static int on_marker(run *r, const uint8_t *p, int from)
+{
+    tm_task *t = r->t;
+    if (t->lat) {
+        int64_t age = sl_now_ms() - sl_get_lei64(p);
+        int src = (int)sl_get_le32(p + 8), sub = (int)sl_get_le32(p + 12);
+        pthread_mutex_lock(&t->gate.mu);
+        for (int i = from; i < r->nops; i++) tm_latency_record(t->lat, i, src, sub, age);
+        pthread_mutex_unlock(&t->gate.mu);
+    }
+    if (!r->said || r->out_ended) return SL_OK; /* no marker before our first word, or after END */
+    return tm_exchange_latency(&t->ws, p, 16, r->err, sizeof r->err);
+}
+
+/* A source's marker, every metrics.latency.interval: its wall time, its
+ * vertex and subtask. */
+static int source_marker(run *r, int64_t now)
+{
+    if (r->d->latency_ms <= 0 || now < r->next_marker_ns) return SL_OK;
+    r->next_marker_ns = now + r->d->latency_ms * 1000000;
+    uint8_t p[16];
+    sl_put_lei64(p, sl_now_ms());
+    sl_put_le32(p + 8, (uint32_t)r->ch->vertices[0]);
+    sl_put_le32(p + 12, (uint32_t)r->t->subtask);
+    return on_marker(r, p, 1);
+}
+
+/* Once a period: the gate's buffer size from the throughput measured
+ * (debloat.h); announced to producers through the gate. */
+static void debloat_tick(run *r, int64_t now)
+{
+    tm_task *t = r->t;
+    pthread_mutex_lock(&t->gate.mu);
+    int inuse = t->gate.queued + r->nheld;
+    pthread_mutex_unlock(&t->gate.mu);
+    uint32_t size = tm_debloat_tick(t->debloat, now, __atomic_load_n(&t->m.bytes_in, __ATOMIC_RELAXED),
+                                    r->idle_ns, inuse);
+    if (size)
+        __atomic_store_n(&t->gate.buf_size, size >= t->debloat->max_size ? 0 : size, __ATOMIC_RELAXED);
 }
 
 /* ---- the chain ---------------------------------------------------------- */
@@ -1017,6 +1066,7 @@ static int run_source(run *r)
             return finish_chain(r);
         }
         if (first_word(r, 0) != SL_OK) return fail(r, head); /* active, unless run() said idle */
+        if (source_marker(r, now) != SL_OK) return fail(r, head);
         if (chain_ready(r, 1) != SL_OK) return SL_ERR;
         if (proc_time_due(r) != SL_OK) return SL_ERR;
         maybe_flush(r, now);
@@ -1024,6 +1074,7 @@ static int run_source(run *r)
             int64_t wake_ns = head->wake_at_ms > INT64_MAX / 1000000 ? INT64_MAX
                                                                      : head->wake_at_ms * 1000000;
             int64_t until = SL_MIN(wake_ns, flush_deadline(r, now));
+            if (r->d->latency_ms > 0) until = SL_MIN(until, r->next_marker_ns);
             struct pollfd probe[1];
             if (until > now && (head->nwatch || chain_fds(r, 1, probe, 1))) {
                 wait_begin(r, WAIT_IDLE, now);
@@ -1117,6 +1168,8 @@ static int process_buffer(run *r, sl_netbuf *b)
                 rc = SL_ERR;
                 r->failed = 1;
             }
+        } else if (tag == SL_EL_LATENCY && len == 16) {
+            if (on_marker(r, p, 0) != SL_OK) rc = fail(r, &r->ops[r->nops - 1]);
         } else if (tag == SL_EL_IDLE && len == 1) {
             rc = after_word(r, sl_valve_status(&r->valve, head, c, p[0] != 0));
         } else if (tag == SL_EL_END && len <= 1) {
@@ -1182,7 +1235,9 @@ static int run_consumer(run *r)
         if (r->aligning) r->window_bytes += b->len; /* processed while aligning (processed_data) */
         if (process_buffer(r, b) != SL_OK) return cancelled(r) ? SL_DONE : SL_ERR;
         if (proc_time_due(r) != SL_OK) return SL_ERR;
-        maybe_flush(r, sl_mono_ns());
+        int64_t done = sl_mono_ns();
+        maybe_flush(r, done);
+        if (SL_UNLIKELY(t->debloat != NULL)) debloat_tick(r, done);
         publish(r);
     }
     if (r->stop_cpid) return finish_ends(r, !r->stopped); /* stop-with-savepoint passed here */

@@ -28,6 +28,7 @@ typedef struct run {
     int64_t start_ns;
     uint64_t idle_ns, bp_ns;
     int64_t next_flush_ns;
+    int64_t next_marker_ns;     /* sources: when the next latency marker is due */
     int failed;                 /* an operator failed: t->err holds why */
     /* checkpoints */
     uint64_t aligning;          /* checkpoint whose barriers are arriving, 0 = none */

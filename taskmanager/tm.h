@@ -162,6 +162,9 @@ struct tm_task {
     uint64_t hb_busy_ns, hb_bp_ns, hb_idle_ns;
     int64_t hb_at_ns;
     double busy_per_s, bp_per_s, idle_per_s;
+    struct tm_latency *lat;     /* latency histograms (latency.h) when the job's
+                                   markers are on, else NULL; under gate.mu */
+    struct tm_debloat *debloat; /* the gate's buffer debloater when on, else NULL */
 };
 
 struct tm_deploy {
@@ -174,6 +177,8 @@ struct tm_deploy {
     int64_t buffer_timeout_ms;
     uint32_t seg_size;
     int buffers_per_channel, floating_per_gate;
+    int64_t latency_ms;         /* metrics.latency.interval (the job's, else ours), 0 = off */
+    int debloat;                /* taskmanager.network.memory.buffer-debloat.enabled */
     int ntasks;
     tm_task *tasks;
     uint32_t nchan;             /* channel ids are 0..nchan-1 */
@@ -414,7 +419,8 @@ void tm_net_data_accepted(tm_net *n, struct bufferevent *bev, const char *addr);
 void tm_net_free_peers(tm_net *n);
 tm_peer *tm_net_peer(tm_net *n, const char *id, const char *host, int port);
 void tm_net_connect_peers(tm_net *n, tm_deploy *d);
-void tm_net_send_credit(tm_peer *p, uint64_t session, uint32_t attempt, uint32_t chan, int credits);
+void tm_net_send_credit(tm_peer *p, uint64_t session, uint32_t attempt, uint32_t chan, int credits,
+                        uint32_t buf_size); /* buf_size: the gate's debloated size, 0 = full */
 void tm_net_report_direct(tm_net *n, const char *job_id, uint32_t attempt, int chain, int subtask,
                           Sluice__TaskState s, const char *error);
 void tm_net_flush_peers(tm_net *n);

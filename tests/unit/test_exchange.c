@@ -298,11 +298,11 @@ static void test_early_credits_by_session(void)
     other.net = &n;
     char err[200];
     /* the old session's attempt 1 and the new session's attempt 1 */
-    CHECK_EQ_INT(tm_exchange_credit(&p, NULL, 0xaaaa, 1, 0, 2, err, sizeof err), SL_OK);
-    CHECK_EQ_INT(tm_exchange_credit(&p, NULL, 0xbbbb, 1, 0, 3, err, sizeof err), SL_OK);
-    CHECK_EQ_INT(tm_exchange_credit(&p, NULL, 0xbbbb, 1, 0, 1, err, sizeof err), SL_OK); /* summed */
+    CHECK_EQ_INT(tm_exchange_credit(&p, NULL, 0xaaaa, 1, 0, 2, 0, err, sizeof err), SL_OK);
+    CHECK_EQ_INT(tm_exchange_credit(&p, NULL, 0xbbbb, 1, 0, 3, 0, err, sizeof err), SL_OK);
+    CHECK_EQ_INT(tm_exchange_credit(&p, NULL, 0xbbbb, 1, 0, 1, 0, err, sizeof err), SL_OK); /* summed */
     CHECK_EQ_INT(p.nearly, 2);
-    CHECK_EQ_INT(tm_exchange_credit(&p, NULL, 0xbbbb, 1, 0, 0, err, sizeof err), SL_ERR);
+    CHECK_EQ_INT(tm_exchange_credit(&p, NULL, 0xbbbb, 1, 0, 0, 0, err, sizeof err), SL_ERR);
     CHECK(strstr(err, "bad credit count") != NULL);
     tm_deploy d;
     memset(&d, 0, sizeof d);
@@ -323,25 +323,25 @@ static void test_early_credits_by_session(void)
     CHECK_EQ_INT(p.nearly, 1);          /* the old session's stays, until it expires */
     /* credit for the live deployment goes straight to its channel; an
      * unknown channel of it closes the connection */
-    CHECK_EQ_INT(tm_exchange_credit(&p, &d, 0xbbbb, 1, 0, 5, err, sizeof err), SL_OK);
+    CHECK_EQ_INT(tm_exchange_credit(&p, &d, 0xbbbb, 1, 0, 5, 0, err, sizeof err), SL_OK);
     CHECK_EQ_INT(oc.credit, 9);
-    CHECK_EQ_INT(tm_exchange_credit(&p, &d, 0xbbbb, 1, 7, 5, err, sizeof err), SL_ERR);
+    CHECK_EQ_INT(tm_exchange_credit(&p, &d, 0xbbbb, 1, 7, 5, 0, err, sizeof err), SL_ERR);
     CHECK(strstr(err, "unknown channel 7") != NULL);
     /* expiry: an entry older than the time limit goes at the next arrival */
     p.early[0].at_ms -= TM_EARLY_TTL_MS + 1;
-    CHECK_EQ_INT(tm_exchange_credit(&p, NULL, 0xcccc, 9, 1, 1, err, sizeof err), SL_OK);
+    CHECK_EQ_INT(tm_exchange_credit(&p, NULL, 0xcccc, 9, 1, 1, 0, err, sizeof err), SL_OK);
     CHECK_EQ_INT(p.nearly, 1);
     CHECK_EQ_INT(p.early[0].session, 0xcccc);
     /* bounded: the oldest gives way */
     for (uint32_t c = 0; c < TM_EARLY_MAX + 10; c++)
-        CHECK_EQ_INT(tm_exchange_credit(&p, NULL, 0xdddd, 2, c, 1, err, sizeof err), SL_OK);
+        CHECK_EQ_INT(tm_exchange_credit(&p, NULL, 0xdddd, 2, c, 1, 0, err, sizeof err), SL_OK);
     CHECK_EQ_INT(p.nearly, TM_EARLY_MAX);
     /* credits of a deployment freed here lately are dropped */
     n.ended[0].session = 0xeeee;
     n.ended[0].attempt = 4;
     tm_exchange_drop_early(&p, 0xdddd, 2);
     CHECK_EQ_INT(p.nearly, 0);
-    CHECK_EQ_INT(tm_exchange_credit(&p, NULL, 0xeeee, 4, 0, 1, err, sizeof err), SL_OK);
+    CHECK_EQ_INT(tm_exchange_credit(&p, NULL, 0xeeee, 4, 0, 1, 0, err, sizeof err), SL_OK);
     CHECK_EQ_INT(p.nearly, 0);
     free(p.early);
 }
