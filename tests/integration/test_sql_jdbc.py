@@ -332,7 +332,7 @@ def test_scan_restores_from_a_savepoint_mid_scan(cluster, workdir, pg):
     pg.sql("CREATE TABLE t_slow_base (id bigint, v text)")
     pg.sql(f"INSERT INTO t_slow_base SELECT i, 'v' || i FROM generate_series(1, {n}) i")
     pg.sql("CREATE FUNCTION slow_row(i bigint) RETURNS boolean AS $$ BEGIN "
-           "IF (i - 1) % 250 >= 100 THEN PERFORM pg_sleep(0.006); END IF; RETURN true; END "
+           "IF (i - 1) % 250 >= 100 THEN PERFORM pg_sleep(0.02); END IF; RETURN true; END "
            "$$ LANGUAGE plpgsql")
     pg.sql("CREATE VIEW t_slow AS SELECT id, v FROM t_slow_base WHERE slow_row(id)")
     pg.sql("CREATE TABLE t_slow_out (id bigint, v text)")
