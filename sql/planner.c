@@ -1216,14 +1216,16 @@ static int window_spec(plan *p, const sql_node *tvf, char **spec)
     int lo, hi;
     if (!strcasecmp(fn, "TUMBLE")) lo = 1, hi = 2;
     else if (!strcasecmp(fn, "HOP")) lo = 2, hi = 3;
-    else if (!strcasecmp(fn, "CUMULATE")) lo = 2, hi = 2;
+    else if (!strcasecmp(fn, "CUMULATE")) lo = 2, hi = 3;
     else if (!strcasecmp(fn, "SESSION")) lo = 1, hi = 1;
     else return PERR(tvf, "unknown window function '%s' (TUMBLE, HOP, CUMULATE or SESSION)", fn);
+    if (!strcasecmp(fn, "SESSION") && args->nkids > hi) /* Flink's validator's words */
+        return PERR(tvf, "Invalid number of arguments to function 'SESSION'. Was expecting 3 "
+                    "arguments");
     if (args->nkids < lo || args->nkids > hi)
         return PERR(tvf, "%s takes TABLE t, DESCRIPTOR(time column) and %d%s interval%s", fn, lo,
                     hi > lo ? " or more" : "", lo > 1 ? "s" : "");
-    if (!strcasecmp(fn, "HOP") && args->nkids == 3)
-        return PERR(args->kids[2], "HOP with an offset is not supported yet");
+    if (sql_tvf_offset_check(p, tvf) != SL_OK) return SL_ERR;
     sql_sbuf b = {0};
     char *u = sl_strdup(fn);
     for (char *q = u; *q; q++) *q = (char)toupper((unsigned char)*q);
