@@ -45,11 +45,14 @@
  *     aggregates read (others NULL). An emptied frame starts again at 0;
  *   "over-values" (u16 function, u32 slot): an unbounded frame's first /
  *     last value and LAG's ring of its last n + 1 values;
- *   "over-distinct" (u16 item, the value's bytes), DISTINCT aggregates only:
- *     the i64 number of the frame's rows holding the value; a value is
- *     folded into the accumulator at its first copy and out when its last
- *     copy leaves a bounded frame (the entry then goes), so the state is
- *     the frame's distinct values (an UNBOUNDED frame's: all of them).
+ *   "over-distinct" (u16 item, the value's bytes), DISTINCT aggregates,
+ *     COLLECT and MIN/MAX of a STRING only: the i64 number of the frame's
+ *     rows holding the value; a DISTINCT value is folded into the
+ *     accumulator at its first copy and out when its last copy leaves a
+ *     bounded frame (the entry then goes), so the state is the frame's
+ *     distinct values (an UNBOUNDED frame's: all of them). A STRING MIN/MAX
+ *     is the least / greatest of its item's entries (the string's bytes),
+ *     read by a scan of the key's entries for each row emitted.
  * RANK() and DENSE_RANK() keep two i64 slots each among the value
  * functions' in the meta value: the last order time and its rank.
  * Ids 0 and 1 ("over-rows", "over-meta") are version 1's, registered only

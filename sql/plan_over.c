@@ -16,9 +16,10 @@
  * is insert-only. Without a frame the window is Flink's default, RANGE
  * BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW (ROWS for ROW_NUMBER(), as
  * Calcite makes it, when windows are compared). ROWS n PRECEDING counts rows;
- * RANGE takes an INTERVAL. The calls: COUNT, SUM, MIN, MAX, AVG (also
- * DISTINCT), VAR_POP, VAR_SAMP, STDDEV_POP and STDDEV_SAMP (expanded here
- * into SUM and COUNT over the window, as Calcite does), ROW_NUMBER(), RANK(),
+ * RANGE takes an INTERVAL. The calls: COUNT, SUM, MIN, MAX (also of a
+ * STRING), AVG (also DISTINCT), VAR_POP, VAR_SAMP, STDDEV_POP and
+ * STDDEV_SAMP (also DISTINCT; expanded here into SUM and COUNT over the
+ * window, as Calcite does), ROW_NUMBER(), RANK(),
  * DENSE_RANK(), FIRST_VALUE, LAST_VALUE and LAG; LEAD, NTILE, PERCENT_RANK
  * and CUME_DIST are refused with the words of Flink's streaming planner,
  * which refuses them too, and so are what Flink's parser and validator
