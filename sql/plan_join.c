@@ -1605,10 +1605,12 @@ int sql_plan_window_tvf(plan *p, const sql_node *f, rel *out)
     free(in.rowtime);
     in.rowtime = sl_strdup("window_time");
     in.windowed = 1 + ltz;
-    /* what a window join compares: the sizes and the offset, in ms */
-    in.window = lo == 1 ? sl_sprintf("%s(%lld,%lld)", kind, (long long)ms[0], (long long)offset)
-                        : sl_sprintf("%s(%lld,%lld,%lld)", kind, (long long)ms[0],
-                                     (long long)ms[1], (long long)offset);
+    /* what a window join compares: the sizes and the offset (when not 0), in ms */
+    char off[32] = "";
+    if (offset) snprintf(off, sizeof off, ",%lld", (long long)offset);
+    in.window = lo == 1 ? sl_sprintf("%s(%lld%s)", kind, (long long)ms[0], off)
+                        : sl_sprintf("%s(%lld,%lld%s)", kind, (long long)ms[0], (long long)ms[1],
+                                     off);
     char *ident = sl_sprintf("%s(%s)", kind, in.ident ? in.ident : "");
     free(in.ident);
     in.ident = ident;
