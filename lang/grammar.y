@@ -191,8 +191,9 @@ static sql_node *TVFNAMED(sql_pctx *c, sql_node *f, sql_node *l, sql_node *al)
     sql_node_add(c->a, a, by[0]->kids[0]);
     sql_node_add(c->a, a, by[1]->kids[0]);
     sql_node *args = NAT(c, SQL_LIST, f);
-    for (int j = 2; j < np; j++)
-        if (by[j]) sql_node_add(c->a, args, by[j]->kids[0]);
+    int session = !strcasecmp(ps[0], "SESSION");
+    for (int j = 2; j < np; j++) /* SESSION's OFFSET: Flink 2.3 takes it and ignores it */
+        if (by[j] && !(session && j == 3)) sql_node_add(c->a, args, by[j]->kids[0]);
     sql_node_add(c->a, a, args);
     sql_node_add(c->a, a, sql_kid(by[0], 1));
     return a;

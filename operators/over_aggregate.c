@@ -45,11 +45,14 @@
  *     aggregates read (others NULL). An emptied frame starts again at 0;
  *   "over-values" (u16 function, u32 slot): an unbounded frame's first /
  *     last value and LAG's ring of its last n + 1 values;
- *   "over-distinct" (u16 item, the value's bytes), DISTINCT aggregates only:
- *     the i64 number of the frame's rows holding the value; a value is
- *     folded into the accumulator at its first copy and out when its last
- *     copy leaves a bounded frame (the entry then goes), so the state is
- *     the frame's distinct values (an UNBOUNDED frame's: all of them).
+ *   "over-distinct" (u16 item, the value's bytes), DISTINCT aggregates,
+ *     COLLECT and MIN/MAX of a STRING only: the i64 number of the frame's
+ *     rows holding the value; a DISTINCT value is folded into the
+ *     accumulator at its first copy and out when its last copy leaves a
+ *     bounded frame (the entry then goes), so the state is the frame's
+ *     distinct values (an UNBOUNDED frame's: all of them). A STRING MIN/MAX
+ *     is the least / greatest of its item's entries (the string's bytes),
+ *     read by a scan of the key's entries for each row emitted.
  * RANK() and DENSE_RANK() keep two i64 slots each among the value
  * functions' in the meta value: the last order time and its rank.
  * Ids 0 and 1 ("over-rows", "over-meta") are version 1's, registered only
@@ -127,7 +130,9 @@ typedef struct ov_plan {
     size_t metalen;     /* OV_META + accumulator + 8 per value function */
     uint8_t *need;      /* per input column: a frame record keeps it (aggregate
                            argument, FILTER, FIRST_VALUE/LAST_VALUE column) */
-    bool has_minmax;    /* some aggregate is MIN or MAX */
+    bool has_minmax;    /* some aggregate is MIN or MAX (not of a STRING) */
+    bool counted;       /* some item counts its values in "over-distinct": DISTINCT,
+                           COLLECT, MIN/MAX of a STRING */
     bool rebuild;       /* some user function declares no retract: a bounded frame's
                            accumulator is rebuilt from its rows when rows leave it */
 } ov_plan;
@@ -403,10 +408,9 @@ static void *ov_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
             goto fail;
         }
         const sl_agg *a = &pl->aggs.aggs[pl->aggs.n - 1];
-        if (a->strval || a->fn == SL_AGG_JSON_ARRAYAGG || a->fn == SL_AGG_JSON_OBJECTAGG) {
+        if (a->fn == SL_AGG_JSON_ARRAYAGG || a->fn == SL_AGG_JSON_OBJECTAGG) {
             sl_seterr(err, errlen, "vertex '%s': aggregate %zu '%s': %s is not supported in an "
-                      "OVER aggregation yet", vid, i + 1, text,
-                      a->strval ? "MIN/MAX of a STRING" : sl_agg_fn_name(a->fn));
+                      "OVER aggregation yet", vid, i + 1, text, sl_agg_fn_name(a->fn));
             goto fail;
         }
         pl->outs[pl->nout].kind = OUT_AGG;
@@ -420,11 +424,13 @@ static void *ov_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
         if (a->filter >= 0) pl->need[a->filter] = 1;
         for (int j = 0; a->fn == SL_AGG_UDF && j < a->nargs; j++) pl->need[a->cols[j]] = 1;
         if (a->fn == SL_AGG_UDF && !a->udf->retract) pl->rebuild = true;
-        if (a->fn == SL_AGG_MIN || a->fn == SL_AGG_MAX) pl->has_minmax = true;
+        if ((a->fn == SL_AGG_MIN || a->fn == SL_AGG_MAX) && !a->strval) pl->has_minmax = true;
     }
-    if (pl->rebuild && (pl->aggs.has_distinct || pl->aggs.has_collect)) {
-        sl_seterr(err, errlen, "vertex '%s': a DISTINCT aggregate or COLLECT and a user-defined "
-                  "aggregate function without retract cannot share a bounded OVER frame", vid);
+    pl->counted = pl->aggs.has_distinct || pl->aggs.has_collect || pl->aggs.has_strval;
+    if (pl->rebuild && pl->counted) {
+        sl_seterr(err, errlen, "vertex '%s': a DISTINCT aggregate, COLLECT or MIN/MAX of a "
+                  "STRING and a user-defined aggregate function without retract cannot share a "
+                  "bounded OVER frame", vid);
         goto fail;
     }
     for (int i = 0; i < pl->nout; i++)
@@ -507,7 +513,8 @@ static int ov_open(sl_op *op)
     st->vres = sl_calloc((size_t)pl->nout + 1, sizeof *st->vres);
     st->vcopy = sl_calloc((size_t)pl->nout + 1, sizeof *st->vcopy);
     st->vcap = sl_calloc((size_t)pl->nout + 1, sizeof *st->vcap);
-    if (pl->aggs.has_collect) st->coll = sl_calloc((size_t)pl->aggs.n, sizeof *st->coll);
+    if (pl->aggs.has_collect || pl->aggs.has_strval)
+        st->coll = sl_calloc((size_t)pl->aggs.n, sizeof *st->coll);
     return SL_OK;
 }
 
@@ -787,6 +794,56 @@ static int collect_step(sl_op *op, ov_state *st, int i, const sl_row *r, int sig
     return count_step(op, st, i, st->venc, len, sign, &n);
 }
 
+/* A copy of row r's value of STRING MIN/MAX item i joins (+1) or leaves (-1)
+ * the frame: counted by its bytes, which order the entries as
+ * sl_agg_str_cmp orders strings (unsigned bytes, then length). */
+static int strmm_step(sl_op *op, ov_state *st, int i, const sl_row *r, int sign)
+{
+    const sl_agg *a = &((const ov_plan *)op->plan)->aggs.aggs[i];
+    const sl_value *x = &r->vals[a->col];
+    int64_t n;
+    if (x->isnull || (a->filter >= 0 && (r->vals[a->filter].isnull || !r->vals[a->filter].v.i)))
+        return SL_OK;
+    return count_step(op, st, i, x->v.s.p, x->v.s.len, sign, &n);
+}
+
+typedef struct strmm_scan {
+    int item, max;
+    bool found;
+    sl_buf *best;       /* the extremum's bytes so far */
+} strmm_scan;
+
+static int strmm_scan_fn(void *ctx, const void *ns, size_t nslen, const void *val, size_t vlen)
+{
+    strmm_scan *c = ctx;
+    const uint8_t *n = ns;
+    if (nslen < 2 || vlen != 8 || ((n[0] << 8) | n[1]) != c->item) return 0;
+    int cmp = c->found ? sl_agg_str_cmp(n + 2, nslen - 2, c->best->p, c->best->len) : 0;
+    if (!c->found || (c->max ? cmp > 0 : cmp < 0)) {
+        sl_buf_reset(c->best);
+        sl_buf_put(c->best, n + 2, nslen - 2);
+        c->found = true;
+    }
+    return 0;
+}
+
+/* STRING MIN/MAX item i of the current key's frame: the least or greatest of
+ * its counted values (NULL: none), its bytes in st->coll[i] until the next
+ * call. The scan reads the frame's distinct values. */
+static int strmm_result(sl_op *op, ov_state *st, int i, sl_value *res)
+{
+    const sl_agg *a = &((const ov_plan *)op->plan)->aggs.aggs[i];
+    char err[256];
+    strmm_scan c = {i, a->fn == SL_AGG_MAX, false, &st->coll[i]};
+    if (sl_kstate_scan_key(op->kstate, st->sid_dist, strmm_scan_fn, &c, err, sizeof err) == SL_ERR)
+        return state_err(op, err);
+    res->isnull = !c.found;
+    res->v.s.p = c.found ? (const char *)st->coll[i].p : NULL;
+    res->v.s.len = c.found ? (uint32_t)st->coll[i].len : 0;
+    if (c.found && !res->v.s.p) res->v.s.p = ""; /* the empty string */
+    return SL_OK;
+}
+
 typedef struct coll_scan {
     int item;
     sl_buf *out;
@@ -837,8 +894,12 @@ static int acc_add(sl_op *op, ov_state *st, uint8_t *acc, const sl_row *r)
 {
     const ov_plan *pl = op->plan;
     if (sl_agg_add(&pl->aggs, acc, r) != SL_OK) return udf_failed(op);
-    for (int i = 0; (pl->aggs.has_distinct || pl->aggs.has_collect) && i < pl->aggs.n; i++) {
+    for (int i = 0; pl->counted && i < pl->aggs.n; i++) {
         const sl_agg *a = &pl->aggs.aggs[i];
+        if (a->strval) {
+            if (strmm_step(op, st, i, r, +1) != SL_OK) return SL_ERR;
+            continue;
+        }
         if (a->distinct && dist_step(op, st, acc, i, r, +1) != SL_OK) return SL_ERR;
         if (a->fn == SL_AGG_COLLECT && collect_step(op, st, i, r, +1) != SL_OK) return SL_ERR;
     }
@@ -1012,8 +1073,9 @@ static int copy_distinct(sl_op *op, ov_state *st, int64_t idx, int64_t t, const 
         const void *p;
         size_t len;
         const sl_value *x;
-        if (a->fn == SL_AGG_COLLECT ? !sl_agg_collect_value(a, r, &x)
-                                    : !a->distinct || !sl_agg_distinct_value(a, r, tmp, &p, &len))
+        if (a->strval ? r->vals[a->col].isnull
+            : a->fn == SL_AGG_COLLECT ? !sl_agg_collect_value(a, r, &x)
+                                      : !a->distinct || !sl_agg_distinct_value(a, r, tmp, &p, &len))
             continue;
         if (st->ndout == st->doutcap) {
             st->doutcap = st->doutcap ? st->doutcap * 2 : 64;
@@ -1048,8 +1110,9 @@ static int distinct_evict(sl_op *op, ov_state *st, int64_t head, int64_t nhead)
         st->pvals[a->col] = v;
         if (a->filter >= 0) st->pvals[a->filter] = (sl_value){.v.i = 1}; /* it counted */
         sl_row r = {.kind = SL_KIND_INSERT, .n = op->in->n, .vals = st->pvals};
-        int rc = a->fn == SL_AGG_COLLECT ? collect_step(op, st, st->dout[k].item, &r, -1)
-                                         : dist_step(op, st, acc_of(st), st->dout[k].item, &r, -1);
+        int rc = a->strval ? strmm_step(op, st, st->dout[k].item, &r, -1)
+                 : a->fn == SL_AGG_COLLECT ? collect_step(op, st, st->dout[k].item, &r, -1)
+                                           : dist_step(op, st, acc_of(st), st->dout[k].item, &r, -1);
         if (rc != SL_OK) return SL_ERR;
         st->pvals[a->col] = (sl_value){.isnull = true};
         if (a->filter >= 0) st->pvals[a->filter] = (sl_value){.isnull = true};
@@ -1083,8 +1146,7 @@ static int frame_evict(sl_op *op, ov_state *st, int64_t lo, int64_t keep)
     if (frame_walk(op, st, head, tail, evict_one, &e, &nhead) != SL_OK) return SL_ERR;
     if (e.failed) return udf_failed(op);
     if (nhead == head) return SL_OK;
-    if ((pl->aggs.has_distinct || pl->aggs.has_collect) &&
-        distinct_evict(op, st, head, nhead) != SL_OK)
+    if (pl->counted && distinct_evict(op, st, head, nhead) != SL_OK)
         return SL_ERR;
     uint8_t ns[OV_TNS];
     for (int64_t c = head / OV_CHUNK; c < nhead / OV_CHUNK; c++) {
@@ -1326,9 +1388,12 @@ static int emit_with(sl_op *op, ov_state *st, const sl_row *r, const uint8_t *ac
     memcpy(st->outv, r->vals, sizeof *st->outv * (size_t)n);
     size_t mark = op->scratch.used; /* a function's string results, dropped once emitted */
     if (sl_agg_result_in(&pl->aggs, acc, &op->scratch, st->res) != SL_OK) return udf_failed(op);
-    for (int i = 0; pl->aggs.has_collect && i < pl->aggs.n; i++)
-        if (pl->aggs.aggs[i].fn == SL_AGG_COLLECT && collect_result(op, st, i, &st->res[i]) != SL_OK)
+    for (int i = 0; (pl->aggs.has_collect || pl->aggs.has_strval) && i < pl->aggs.n; i++) {
+        const sl_agg *a = &pl->aggs.aggs[i];
+        if (a->fn == SL_AGG_COLLECT && collect_result(op, st, i, &st->res[i]) != SL_OK)
             return SL_ERR;
+        if (a->strval && strmm_result(op, st, i, &st->res[i]) != SL_OK) return SL_ERR;
+    }
     if (pl->nval && pl->preceding < 0 && vals_get(op, st, r) != SL_OK) return SL_ERR;
     for (int i = 0; i < pl->nout; i++) {
         sl_value *o = &st->outv[n + i];

@@ -7,8 +7,9 @@
  *   "time-column":      "ts"        TIMESTAMP column with the event time
  *                                   (required in event time)
  *   "window":           "TUMBLE(INTERVAL '10' SECOND)"
- *                       TUMBLE(size [, offset]) | HOP(slide, size) |
- *                       SESSION(gap) | CUMULATE(step, max size)
+ *                       TUMBLE(size [, offset]) | HOP(slide, size [, offset]) |
+ *                       SESSION(gap) | CUMULATE(step, max size [, offset])
+ *                       (an offset may be negative: INTERVAL '-1' SECOND)
  *   "group-by":         ["user_id"] key columns; empty or absent = one
  *                                   global window per period
  *   "aggregates":       ["COUNT(*) AS cnt", "SUM(price) AS total"]
@@ -159,7 +160,8 @@ typedef struct win_plan {
     int proctime;       /* 1: processing-time windows */
     int64_t size;       /* TUMBLE, HOP: window size; CUMULATE: max size */
     int64_t slide;      /* HOP slide, CUMULATE step, TUMBLE = size */
-    int64_t offset;     /* TUMBLE offset, in [0, size) */
+    int64_t offset;     /* the window starts modulo the period, in [0, period): TUMBLE's
+                           and CUMULATE's period is the size, HOP's the slide */
     int64_t gap;        /* SESSION */
     int64_t lateness;   /* allowed lateness, ms */
     int tcol;           /* time column, -1 in processing time */
@@ -318,25 +320,48 @@ static bool word_is(const char *s, size_t n, const char *w)
     return strlen(w) == n && strncasecmp(s, w, n) == 0;
 }
 
-/* Parse "NAME(arg, arg)" into the kind and up to two intervals. */
+/* a mod m in [0, m), m > 0 */
+static inline int64_t floor_mod(int64_t a, int64_t m)
+{
+    int64_t r = a % m;
+    return r < 0 ? r + m : r;
+}
+
+/* An interval argument; an offset (may_be_neg) may be negative,
+ * INTERVAL '-1' SECOND (sl_interval_parse takes none). */
+static int parse_arg(const char *arg, bool may_be_neg, int64_t *ms, char *err, size_t errlen)
+{
+    const char *q = strchr(arg, '\'');
+    if (!may_be_neg || !q || q[1] != '-') return sl_interval_parse(arg, ms, err, errlen);
+    char pos[128];
+    snprintf(pos, sizeof pos, "%.*s%s", (int)(q + 1 - arg), arg, q + 2);
+    if (sl_interval_parse(pos, ms, err, errlen) != SL_OK) return SL_ERR;
+    *ms = -*ms;
+    return SL_OK;
+}
+
+/* Parse "NAME(arg, arg[, offset])" into the kind and its intervals. As
+ * Flink's TimeWindow.getWindowStartWithOffset, an offset counts modulo the
+ * period it shifts (TUMBLE's and CUMULATE's size, HOP's slide), so one
+ * larger than it or negative is as good as its remainder. */
 static int parse_window(win_plan *pl, const char *text, char *err, size_t errlen)
 {
-    static const char usage[] = "expected TUMBLE(size [, offset]), HOP(slide, size), "
-                                "SESSION(gap) or CUMULATE(step, max size) with sizes like "
-                                "INTERVAL '10' SECOND";
+    static const char usage[] = "expected TUMBLE(size [, offset]), HOP(slide, size [, offset]), "
+                                "SESSION(gap) or CUMULATE(step, max size [, offset]) with sizes "
+                                "like INTERVAL '10' SECOND";
     const char *vid = pl->vid;
     const char *s = skip_space(text);
     size_t n = ident_len(s);
     int minargs, maxargs;
     if (word_is(s, n, "TUMBLE")) pl->kind = WIN_TUMBLE, minargs = 1, maxargs = 2;
-    else if (word_is(s, n, "HOP")) pl->kind = WIN_HOP, minargs = 2, maxargs = 2;
+    else if (word_is(s, n, "HOP")) pl->kind = WIN_HOP, minargs = 2, maxargs = 3;
     else if (word_is(s, n, "SESSION")) pl->kind = WIN_SESSION, minargs = 1, maxargs = 1;
-    else if (word_is(s, n, "CUMULATE")) pl->kind = WIN_CUMULATE, minargs = 2, maxargs = 2;
+    else if (word_is(s, n, "CUMULATE")) pl->kind = WIN_CUMULATE, minargs = 2, maxargs = 3;
     else return sl_seterr(err, errlen, "vertex '%s': window '%s': %s", vid, text, usage);
     const char *p = skip_space(s + n);
     if (*p != '(') return sl_seterr(err, errlen, "vertex '%s': window '%s': %s", vid, text, usage);
     p++;
-    int64_t args[2];
+    int64_t args[3];
     int nargs = 0;
     for (;;) {
         /* one argument: up to a ',' or ')' outside quotes */
@@ -357,7 +382,7 @@ static int parse_window(win_plan *pl, const char *text, char *err, size_t errlen
                              vid, text, nargs + 1);
         memcpy(arg, a, alen);
         arg[alen] = 0;
-        if (sl_interval_parse(arg, &args[nargs], perr, sizeof perr) != SL_OK)
+        if (parse_arg(arg, nargs == minargs, &args[nargs], perr, sizeof perr) != SL_OK)
             return sl_seterr(err, errlen, "vertex '%s': window '%s': argument %d: %s", vid, text,
                              nargs + 1, perr);
         nargs++;
@@ -370,19 +395,20 @@ static int parse_window(win_plan *pl, const char *text, char *err, size_t errlen
         return sl_seterr(err, errlen, "vertex '%s': window '%s': too few arguments; %s", vid, text,
                          usage);
     for (int i = 0; i < nargs; i++) {
-        bool may_be_zero = pl->kind == WIN_TUMBLE && i == 1; /* the offset */
-        if ((args[i] == 0 && !may_be_zero) || args[i] > WIN_SIZE_LIMIT)
+        bool offset = i == minargs;
+        if ((args[i] <= 0 && !offset) || args[i] > WIN_SIZE_LIMIT || args[i] < -WIN_SIZE_LIMIT)
             return sl_seterr(err, errlen, "vertex '%s': window '%s': argument %d must be between "
                              "1 ms and %lld ms", vid, text, i + 1, (long long)WIN_SIZE_LIMIT);
     }
     switch (pl->kind) {
     case WIN_TUMBLE:
         pl->size = pl->slide = args[0];
-        pl->offset = nargs > 1 ? args[1] % args[0] : 0;
+        pl->offset = nargs > 1 ? floor_mod(args[1], args[0]) : 0;
         break;
     case WIN_HOP: /* a size that is no multiple of the slide: windows, not slices */
         pl->slide = args[0];
         pl->size = args[1];
+        pl->offset = nargs > 2 ? floor_mod(args[2], args[0]) : 0;
         break;
     case WIN_SESSION:
         pl->gap = args[0];
@@ -394,6 +420,7 @@ static int parse_window(win_plan *pl, const char *text, char *err, size_t errlen
             return sl_seterr(err, errlen, "vertex '%s': window '%s': CUMULATE needs the max size "
                              "(%lld ms) to be a whole multiple of the step (%lld ms)", vid, text,
                              (long long)pl->size, (long long)pl->slide);
+        pl->offset = nargs > 2 ? floor_mod(args[2], args[1]) : 0;
         break;
     }
     if ((pl->kind == WIN_HOP || pl->kind == WIN_CUMULATE) &&
@@ -426,7 +453,8 @@ int sl_window_zone(const sl_plan_ctx *pc, bool *ltz, char **zone, char *err, siz
 
 /* For local_aggregate: the slices of window spec `text` -- [s, s + *slide)
  * with s = *offset modulo *slide (a TUMBLE window, or a HOP / CUMULATE
- * slice as in "Slices" above). SESSION windows merge and have no slices:
+ * slice as in "Slices" above; a CUMULATE's offset is its period's, which
+ * modulo the step is its slices'). SESSION windows merge and have no slices:
  * SL_ERR. */
 int sl_window_slicing(const char *vid, const char *text, int64_t *slide, int64_t *offset,
                       char *err, size_t errlen)
@@ -441,7 +469,7 @@ int sl_window_slicing(const char *vid, const char *text, int64_t *slide, int64_t
                          "whole multiple of the slide (%lld ms) has no slices", vid, text,
                          (long long)pl.size, (long long)pl.slide);
     *slide = pl.slide;
-    *offset = pl.kind == WIN_TUMBLE ? pl.offset : 0;
+    *offset = pl.offset;
     return SL_OK;
 }
 
@@ -861,15 +889,15 @@ static int assign_windows(const win_plan *pl, win_state *st, int64_t ts)
         st->wins[n++] = (win_range){s, s + pl->size};
         break;
     }
-    case WIN_HOP: { /* starts: the multiples of the slide in (ts - size, ts] */
-        int64_t last = window_start(ts, 0, pl->slide);
-        int64_t first = window_start(ts - pl->size, 0, pl->slide) + pl->slide;
+    case WIN_HOP: { /* starts: offset + the multiples of the slide in (ts - size, ts] */
+        int64_t last = window_start(ts, pl->offset, pl->slide);
+        int64_t first = window_start(ts - pl->size, pl->offset, pl->slide) + pl->slide;
         for (int64_t s = first; s <= last; s += pl->slide)
             st->wins[n++] = (win_range){s, s + pl->size};
         break;
     }
     case WIN_CUMULATE: {
-        int64_t s = window_start(ts, 0, pl->size);
+        int64_t s = window_start(ts, pl->offset, pl->size);
         for (int64_t e = s + pl->slide; e <= s + pl->size; e += pl->slide)
             if (e > ts) st->wins[n++] = (win_range){s, e};
         break;
@@ -1140,13 +1168,13 @@ static int session_forget(sl_op *op, int64_t start, int64_t end)
 static int64_t slice_last_end(const win_plan *pl, int64_t ss, int64_t se)
 {
     if (pl->kind == WIN_HOP) return se + pl->size - pl->slide;
-    return window_start(ss, 0, pl->size) + pl->size;
+    return window_start(ss, pl->offset, pl->size) + pl->size;
 }
 
 /* The start of the window ending at `end` that contains slice ss. */
 static int64_t slice_window_start(const win_plan *pl, int64_t ss, int64_t end)
 {
-    return pl->kind == WIN_HOP ? end - pl->size : window_start(ss, 0, pl->size);
+    return pl->kind == WIN_HOP ? end - pl->size : window_start(ss, pl->offset, pl->size);
 }
 
 static int add_to_slice(sl_op *op, const sl_row *row, int64_t ts)
@@ -1154,7 +1182,7 @@ static int add_to_slice(sl_op *op, const sl_row *row, int64_t ts)
     const win_plan *pl = op->plan;
     win_state *st = op->priv;
     int64_t wm = op->current_watermark;
-    int64_t ss = window_start(ts, 0, pl->slide), se = ss + pl->slide;
+    int64_t ss = window_start(ts, pl->offset, pl->slide), se = ss + pl->slide;
     int64_t last = slice_last_end(pl, ss, se);
     if (window_late(pl, st, last, wm)) return late_row(op, row);
     ns_encode(st->ns, ss, se);

@@ -14,13 +14,16 @@
  *   "slide":  HOP: the distance between window starts (size need not be a
  *             multiple of it)
  *   "step":   CUMULATE: the distance between window ends; divides size
- *   "offset": TUMBLE: shifts the window starts (0 <= offset < size)
+ *   "offset": shifts the window starts: 0 <= offset < the period, which is
+ *             the size (TUMBLE, CUMULATE) or the slide (HOP); the planner
+ *             reduces Flink's offset (any, also negative) modulo it
  *
- * Windows are aligned to the epoch (plus the offset): a TUMBLE window
- * starts at ts - ((ts - offset) mod size); HOP windows are the ones of
- * size `size` starting on multiples of `slide` that contain ts; CUMULATE
- * windows start at ts - (ts mod size) and end at each multiple of `step`
- * past ts up to size. As Flink 2.x's AlignedWindowTableFunctionOperator
+ * Windows are aligned to the epoch plus the offset, as Flink's
+ * TimeWindow.getWindowStartWithOffset: a TUMBLE window starts at ts - ((ts
+ * - offset) mod size); HOP windows are the ones of size `size` starting on
+ * offset + multiples of `slide` that contain ts; CUMULATE windows start at
+ * ts - ((ts - offset) mod size) and end at each multiple of `step` after
+ * that start past ts, up to size. As Flink 2.x's AlignedWindowTableFunctionOperator
  * does, every row goes out for every window it falls into, also when the
  * watermark has passed that window already: lateness is for the operator
  * that reads the windows (a window join or a window Top-N drops and counts
@@ -93,10 +96,9 @@ static void *tvf_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
         goto fail;
     }
     const char *second = pl->kind == TVF_HOP ? "slide" : pl->kind == TVF_CUMULATE ? "step" : NULL;
-    const char *unused[] = {pl->kind == TVF_TUMBLE ? NULL : "offset",
-                            pl->kind == TVF_HOP ? NULL : "slide",
+    const char *unused[] = {pl->kind == TVF_HOP ? NULL : "slide",
                             pl->kind == TVF_CUMULATE ? NULL : "step"};
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < 2; i++)
         if (unused[i] && json_object_get(v->config, unused[i])) {
             sl_seterr(err, errlen, "vertex '%s': option '%s' does not apply to %s windows", pl->vid,
                       unused[i], kind);
@@ -122,8 +124,9 @@ static void *tvf_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
         goto fail;
     }
     if (sl_vconf_interval(v, "offset", 0, &pl->offset, err, errlen) != SL_OK) goto fail;
-    if (pl->offset >= pl->size) {
-        sl_seterr(err, errlen, "vertex '%s': 'offset' must be less than 'size'", pl->vid);
+    if (pl->offset >= (pl->kind == TVF_HOP ? pl->slide : pl->size)) {
+        sl_seterr(err, errlen, "vertex '%s': 'offset' must be less than '%s'", pl->vid,
+                  pl->kind == TVF_HOP ? "slide" : "size");
         goto fail;
     }
     if (in->n + 3 > SL_MAX_FIELDS) {
@@ -217,12 +220,12 @@ static int tvf_process(sl_op *op, int input, sl_row *row)
     }
     case TVF_HOP:
         /* the latest start at or before ts, then back while the window still holds ts */
-        for (int64_t s = ts - floor_mod(ts, pl->slide); rc == SL_OK && s > ts - pl->size;
+        for (int64_t s = ts - floor_mod(ts - pl->offset, pl->slide); rc == SL_OK && s > ts - pl->size;
              s -= pl->slide)
             rc = send(op, row, s, s + pl->size);
         break;
     case TVF_CUMULATE: {
-        int64_t start = ts - floor_mod(ts, pl->size);
+        int64_t start = ts - floor_mod(ts - pl->offset, pl->size);
         for (int64_t e = start + pl->slide; rc == SL_OK && e <= start + pl->size; e += pl->slide)
             if (e > ts) rc = send(op, row, start, e);
         break;

@@ -357,10 +357,30 @@ int sql_groupwin_rewrite(plan *p, const sql_node *sel, const sql_node **out)
     return rewrite_select(p, &g, sel, out);
 }
 
+int sql_tvf_offset_check(plan *p, const sql_node *tvf)
+{
+    const sql_node *args = sql_kid(tvf, 2);
+    if (strcasecmp(tvf->s, "TUMBLE") || !args || args->nkids != 2) return SL_OK;
+    const sql_node *o = args->kids[1];
+    if (args->kids[0]->kind != SQL_INTERVAL || o->kind != SQL_INTERVAL || !o->s) return SL_OK;
+    int64_t size, offset;
+    char *a = sql_unparse(args->kids[0]);
+    char *b = sl_sprintf("INTERVAL '%s' %s", o->s + (o->s[0] == '-'), o->s2 ? o->s2 : "");
+    int ok = sl_interval_parse(a, &size, NULL, 0) == SL_OK &&
+             sl_interval_parse(b, &offset, NULL, 0) == SL_OK;
+    free(a);
+    free(b);
+    if (ok && o->s[0] == '-') offset = -offset;
+    if (ok && (offset >= size || -offset >= size)) /* Flink's planner's words */
+        return PERR(tvf, "TUMBLE table function parameters must satisfy abs(offset) < size, but "
+                    "got size %lld ms and offset %lld ms.", (long long)size, (long long)offset);
+    return SL_OK;
+}
+
 int sql_tvf_hop_check(plan *p, const sql_node *tvf)
 {
     const sql_node *args = sql_kid(tvf, 2);
-    if (strcasecmp(tvf->s, "HOP") || !args || args->nkids != 2) return SL_OK;
+    if (strcasecmp(tvf->s, "HOP") || !args || args->nkids < 2) return SL_OK;
     int64_t slide, size;
     char *a = sql_unparse(args->kids[0]), *b = sql_unparse(args->kids[1]);
     int ok = sl_interval_parse(a, &slide, NULL, 0) == SL_OK &&

@@ -171,6 +171,9 @@ int sql_groupwin_rewrite(plan *p, const sql_node *sel, const sql_node **out);
 /* A HOP window TVF aggregation (not a group window's) whose size is no
  * multiple of its slide: Flink's refusal. */
 int sql_tvf_hop_check(plan *p, const sql_node *tvf);
+/* A TUMBLE window TVF whose offset is not within (-size, size): Flink's
+ * refusal (HOP and CUMULATE take any offset, modulo their period). */
+int sql_tvf_offset_check(plan *p, const sql_node *tvf);
 
 /* plan_lateral.c: FROM l, LATERAL TABLE(f(x)) [AS t(a, b)] (also CROSS JOIN
  * LATERAL, [LEFT] JOIN LATERAL ... ON TRUE): a correlate vertex calling the

@@ -1481,9 +1481,10 @@ int sql_plan_window_tvf(plan *p, const sql_node *f, rel *out)
     const sql_node *tref = sql_kid(f, 0), *desc = sql_kid(f, 1), *args = sql_kid(f, 2),
                    *part = sql_kid(f, 3);
     const char *fn = f->s;
-    int nargs;
-    if (!strcasecmp(fn, "TUMBLE")) nargs = args->nkids > 1 ? 2 : 1;
-    else if (!strcasecmp(fn, "HOP") || !strcasecmp(fn, "CUMULATE")) nargs = 2;
+    int nargs, lo;
+    if (!strcasecmp(fn, "TUMBLE")) lo = 1, nargs = args->nkids > 1 ? 2 : 1;
+    else if (!strcasecmp(fn, "HOP") || !strcasecmp(fn, "CUMULATE"))
+        lo = 2, nargs = args->nkids > 2 ? 3 : 2;
     else if (!strcasecmp(fn, "SESSION"))
         return PERR(f, "SESSION windows are planned only in a window aggregation: GROUP BY "
                     "window_start, window_end");
@@ -1491,14 +1492,30 @@ int sql_plan_window_tvf(plan *p, const sql_node *f, rel *out)
     if (args->nkids != nargs)
         return PERR(f, "%s takes TABLE t, DESCRIPTOR(time column) and %s", fn,
                     !strcasecmp(fn, "TUMBLE") ? "the size (and an offset)"
-                    : !strcasecmp(fn, "HOP") ? "the slide and the size" : "the step and the size");
+                    : !strcasecmp(fn, "HOP") ? "the slide and the size (and an offset)"
+                                              : "the step and the size (and an offset)");
     if (part) return PERR(part->kids[0], "PARTITION BY belongs to SESSION windows");
-    int64_t ms[2] = {0, 0};
+    if (sql_tvf_offset_check(p, f) != SL_OK) return SL_ERR;
+    int64_t ms[3] = {0, 0, 0};
     for (int i = 0; i < nargs; i++) {
-        if (args->kids[i]->kind != SQL_INTERVAL)
-            return PERR(args->kids[i], "%s: argument %d must be an interval literal such as "
+        const sql_node *a = args->kids[i];
+        if (a->kind != SQL_INTERVAL)
+            return PERR(a, "%s: argument %d must be an interval literal such as "
                         "INTERVAL '10' SECOND", fn, i + 3);
-        if (interval_ms(p, args->kids[i], &ms[i]) != SL_OK) return SL_ERR;
+        int neg = i == lo && a->s && a->s[0] == '-'; /* an offset may be negative */
+        sql_node pos = *a;
+        if (neg) pos.s = a->s + 1;
+        if (interval_ms(p, &pos, &ms[i]) != SL_OK) return SL_ERR;
+        if (neg) ms[i] = -ms[i];
+        if (i < lo && ms[i] <= 0) return PERR(a, "%s: argument %d must be positive", fn, i + 3);
+    }
+    /* the offset modulo the period it shifts (the size; HOP's slide), as
+     * Flink's TimeWindow.getWindowStartWithOffset takes it */
+    int64_t offset = 0;
+    if (nargs > lo) {
+        int64_t period = !strcasecmp(fn, "HOP") ? ms[0] : ms[lo - 1];
+        offset = ms[lo] % period;
+        if (offset < 0) offset += period;
     }
     rel in = {0};
     if (plan_from(p, tref, &in) != SL_OK) return SL_ERR;
@@ -1550,13 +1567,19 @@ int sql_plan_window_tvf(plan *p, const sql_node *f, rel *out)
     }
     if (!strcmp(kind, "TUMBLE")) {
         json_object_set_new(cfg, "size", json_integer((json_int_t)ms[0]));
-        if (nargs == 2) json_object_set_new(cfg, "offset", json_integer((json_int_t)ms[1]));
     } else {
         json_object_set_new(cfg, strcmp(kind, "HOP") ? "step" : "slide", json_integer((json_int_t)ms[0]));
         json_object_set_new(cfg, "size", json_integer((json_int_t)ms[1]));
     }
-    char *uid_src = sl_sprintf("%s|%s|%s|%lld|%lld", kind, in.ident ? in.ident : "", in.rowtime,
-                               (long long)ms[0], (long long)ms[1]);
+    if (nargs > lo) json_object_set_new(cfg, "offset", json_integer((json_int_t)offset));
+    /* the uid of a window without an offset is as before offsets */
+    char *uid_src = nargs > lo && strcmp(kind, "TUMBLE")
+                        ? sl_sprintf("%s|%s|%s|%lld|%lld|%lld", kind, in.ident ? in.ident : "",
+                                     in.rowtime, (long long)ms[0], (long long)ms[1],
+                                     (long long)offset)
+                        : sl_sprintf("%s|%s|%s|%lld|%lld", kind, in.ident ? in.ident : "",
+                                     in.rowtime, (long long)ms[0],
+                                     (long long)(nargs > lo ? offset : ms[1]));
     char *uid = sl_sprintf("window-tvf-%08x", fnv1a(uid_src));
     free(uid_src);
     char *vid = add_vertex(p, "window-tvf", "window_tvf", uid, cfg, NULL, 0);
@@ -1571,8 +1594,12 @@ int sql_plan_window_tvf(plan *p, const sql_node *f, rel *out)
     free(in.rowtime);
     in.rowtime = sl_strdup("window_time");
     in.windowed = 1 + ltz;
-    in.window = nargs == 2 ? sl_sprintf("%s(%lld,%lld)", kind, (long long)ms[0], (long long)ms[1])
-                           : sl_sprintf("%s(%lld)", kind, (long long)ms[0]);
+    /* what a window join compares: the sizes and the offset (when not 0), in ms */
+    char off[32] = "";
+    if (offset) snprintf(off, sizeof off, ",%lld", (long long)offset);
+    in.window = lo == 1 ? sl_sprintf("%s(%lld%s)", kind, (long long)ms[0], off)
+                        : sl_sprintf("%s(%lld,%lld%s)", kind, (long long)ms[0], (long long)ms[1],
+                                     off);
     char *ident = sl_sprintf("%s(%s)", kind, in.ident ? in.ident : "");
     free(in.ident);
     in.ident = ident;

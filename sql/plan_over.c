@@ -16,9 +16,10 @@
  * is insert-only. Without a frame the window is Flink's default, RANGE
  * BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW (ROWS for ROW_NUMBER(), as
  * Calcite makes it, when windows are compared). ROWS n PRECEDING counts rows;
- * RANGE takes an INTERVAL. The calls: COUNT, SUM, MIN, MAX, AVG (also
- * DISTINCT), VAR_POP, VAR_SAMP, STDDEV_POP and STDDEV_SAMP (expanded here
- * into SUM and COUNT over the window, as Calcite does), ROW_NUMBER(), RANK(),
+ * RANGE takes an INTERVAL. The calls: COUNT, SUM, MIN, MAX (also of a
+ * STRING), AVG (also DISTINCT), VAR_POP, VAR_SAMP, STDDEV_POP and
+ * STDDEV_SAMP (also DISTINCT; expanded here into SUM and COUNT over the
+ * window, as Calcite does), ROW_NUMBER(), RANK(),
  * DENSE_RANK(), FIRST_VALUE, LAST_VALUE and LAG; LEAD, NTILE, PERCENT_RANK
  * and CUME_DIST are refused with the words of Flink's streaming planner,
  * which refuses them too, and so are what Flink's parser and validator
@@ -471,13 +472,14 @@ static sql_node *binop_at(plan *p, const sql_node *at, const char *op, sql_node 
     return n;
 }
 
-/* fn(arg) [FILTER (WHERE ...)] OVER the window of o, with o's FILTER. */
+/* fn([DISTINCT] arg) [FILTER (WHERE ...)] OVER the window of o, with o's
+ * DISTINCT and FILTER. */
 static sql_node *over_like(plan *p, const sql_node *o, const char *fn, sql_node *arg)
 {
     const sql_node *call = sql_kid(o, 3);
     sql_node *w = sql_node_like(p->arena, o), *f = sql_node_like(p->arena, call);
     w->s = f->s = sql_arena_strndup(p->arena, fn, strlen(fn));
-    f->flags = call->flags & SQL_F_FILTER;
+    f->flags = call->flags & (SQL_F_FILTER | SQL_F_DISTINCT);
     sql_node_add(p->arena, f, arg);
     if (call->flags & SQL_F_FILTER) sql_node_add(p->arena, f, call->kids[call->nkids - 1]);
     for (int k = 0; k < 3; k++) sql_node_add(p->arena, w, (sql_node *)sql_kid(o, k));
@@ -494,7 +496,11 @@ static sql_node *over_like(plan *p, const sql_node *o, const char *fn, sql_node 
  * each CAST to the call's type (x's, as AVG's), every aggregate OVER the
  * call's window with its FILTER: so they run on the OVER operator's SUM and
  * COUNT, retracted as rows leave a bounded frame, computed in x's type
- * (INT arithmetic on an INT column) as Flink computes them. */
+ * (INT arithmetic on an INT column) as Flink computes them. A DISTINCT
+ * variance makes each of them DISTINCT, as Calcite's window conversion does
+ * (its HistogramShuttle applies the call's DISTINCT to every aggregate of
+ * the expansion): SUM(DISTINCT x * x) counts a square once even when two
+ * distinct values (-2 and 2) give it, as in Flink. */
 static sql_node *expand_variance(plan *p, const sql_node *e, const sl_schema *sch, int *rc)
 {
     if (!e || *rc != SL_OK) return (sql_node *)e;
@@ -509,10 +515,6 @@ static sql_node *expand_variance(plan *p, const sql_node *e, const sl_schema *sc
     int nargs = call ? call->nkids - ((call->flags & SQL_F_FILTER) ? 1 : 0) : 0;
     if (!call || nargs != 1 || (call->flags & SQL_F_STAR_ARG)) {
         *rc = PERR(e, "%s takes one argument", e->s);
-        return NULL;
-    }
-    if (call->flags & SQL_F_DISTINCT) {
-        *rc = PERR(e, "%s(DISTINCT ...) over an OVER window is not supported yet", e->s);
         return NULL;
     }
     sql_node *x = call->kids[0];

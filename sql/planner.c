@@ -1219,14 +1219,16 @@ static int window_spec(plan *p, const sql_node *tvf, char **spec)
     int lo, hi;
     if (!strcasecmp(fn, "TUMBLE")) lo = 1, hi = 2;
     else if (!strcasecmp(fn, "HOP")) lo = 2, hi = 3;
-    else if (!strcasecmp(fn, "CUMULATE")) lo = 2, hi = 2;
+    else if (!strcasecmp(fn, "CUMULATE")) lo = 2, hi = 3;
     else if (!strcasecmp(fn, "SESSION")) lo = 1, hi = 1;
     else return PERR(tvf, "unknown window function '%s' (TUMBLE, HOP, CUMULATE or SESSION)", fn);
+    if (!strcasecmp(fn, "SESSION") && args->nkids > hi) /* Flink's validator's words */
+        return PERR(tvf, "Invalid number of arguments to function 'SESSION'. Was expecting 3 "
+                    "arguments");
     if (args->nkids < lo || args->nkids > hi)
         return PERR(tvf, "%s takes TABLE t, DESCRIPTOR(time column) and %d%s interval%s", fn, lo,
                     hi > lo ? " or more" : "", lo > 1 ? "s" : "");
-    if (!strcasecmp(fn, "HOP") && args->nkids == 3)
-        return PERR(args->kids[2], "HOP with an offset is not supported yet");
+    if (sql_tvf_offset_check(p, tvf) != SL_OK) return SL_ERR;
     sql_sbuf b = {0};
     char *u = sl_strdup(fn);
     for (char *q = u; *q; q++) *q = (char)toupper((unsigned char)*q);
@@ -1418,9 +1420,7 @@ static int agg_gsets_keys(plan *p, aggctx *c, const sql_node *sel, const sql_gse
             for (int s = 0; s < g->nsets; s++)
                 if (!(g->sets[s] >> k & 1))
                     return PERR(e, "a grouping set without %s: over a window TVF every grouping "
-                                "set must hold window_start and window_end (Flink then "
-                                "aggregates the TVF's rows as a table, which Sluice does not)",
-                                e->s);
+                                "set must hold window_start and window_end", e->s);
             if (!strcasecmp(e->s, "window_start")) has_ws = 1;
             if (!strcasecmp(e->s, "window_end")) has_we = 1;
             continue;
@@ -1562,11 +1562,34 @@ static void agg_vertex(plan *p, const aggctx *c, rel *in, int window, const char
     }
 }
 
+/* Grouping sets over a window TVF of which some set leaves out window_start
+ * or window_end: Flink's window aggregation rule does not match them, so it
+ * aggregates the TVF's rows (every row once per window, none dropped as
+ * late) as a plain table, window_start and window_end ordinary keys, and the
+ * result is an updating one. 1 for such a GROUP BY. */
+static int gsets_leave_window(plan *p, const sql_node *group)
+{
+    sql_gsets g = {0};
+    int leave = 0;
+    if (group && sql_gsets_of(p, group, &g) == SL_OK)
+        for (int k = 0; k < g.nexprs; k++) {
+            const sql_node *e = g.exprs[k];
+            if (e->kind != SQL_COL || (strcasecmp(e->s, "window_start") &&
+                                       strcasecmp(e->s, "window_end")))
+                continue;
+            for (int s = 0; s < g.nsets; s++)
+                if (!(g.sets[s] >> k & 1)) leave = 1;
+        }
+    sql_gsets_free(&g);
+    if (p->err && p->errlen) p->err[0] = '\0'; /* an error comes again where it is planned */
+    return leave;
+}
+
 static int plan_aggregate(plan *p, const sql_node *sel, rel *out)
 {
     const sql_node *items = sql_kid(sel, 0), *from = sql_kid(sel, 1), *where = sql_kid(sel, 2),
                    *having = sql_kid(sel, 4);
-    int window = from->kind == SQL_FROM_TVF;
+    int window = from->kind == SQL_FROM_TVF && !gsets_leave_window(p, sql_kid(sel, 3));
     rel in = {0};
     char *spec = NULL, *tcol = NULL;
     int proctime = 0;

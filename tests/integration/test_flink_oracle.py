@@ -188,6 +188,10 @@ WIN = "window_start, window_end"
 GW5 = "ts, INTERVAL '5' SECOND"
 GWH = "ts, INTERVAL '2' SECOND, INTERVAL '6' SECOND"
 HOP25 = "INTERVAL '2' SECOND, INTERVAL '5' SECOND"  # a size no multiple of the slide
+# window offsets (appended to HOP's slide and size, or a TUMBLE's)
+OFF1, OFF7, OFF8, OFF_M1, OFF_M2 = (f", INTERVAL '{n}' SECOND" for n in (1, 7, 8, -1, -2))
+HOP3 = "INTERVAL '3' SECOND, INTERVAL '6' SECOND"
+T5_M1, T5_12 = "INTERVAL '5' SECOND, INTERVAL '-1' SECOND", "INTERVAL '5' SECOND, INTERVAL '12' SECOND"
 
 DP = "CAST(price AS DECIMAL(10, 2))"  # the price as money
 
@@ -230,6 +234,51 @@ QUERIES = [
     ("named_tumble_offset", f"SELECT {WIN}, COUNT(*) AS c FROM TABLE(TUMBLE(DATA => TABLE ev, "
                             "TIMECOL => DESCRIPTOR(ts), SIZE => INTERVAL '5' SECOND, "
                             f"`OFFSET` => INTERVAL '1' SECOND)) GROUP BY {WIN}"),
+    # window offsets: HOP's and CUMULATE's, negative ones, ones past the slide or the size
+    ("hop_offset", f"SELECT {WIN}, k, COUNT(*) AS c, SUM(v) AS sv FROM "
+                   f"{tvf('HOP', args=HOP + OFF1)} GROUP BY {WIN}, k"),
+    ("hop_offset_negative", f"SELECT {WIN}, COUNT(*) AS c FROM "
+                            f"{tvf('HOP', args=HOP3 + OFF_M1)} GROUP BY {WIN}"),
+    ("hop_offset_past_slide", f"SELECT {WIN}, COUNT(*) AS c FROM "
+                              f"{tvf('HOP', args=HOP + OFF7)} GROUP BY {WIN}"),
+    ("cumulate_offset", f"SELECT {WIN}, k, COUNT(*) AS c, MAX(v) AS mv FROM "
+                        f"{tvf('CUMULATE', args=HOP + OFF1)} GROUP BY {WIN}, k"),
+    ("cumulate_offset_negative", f"SELECT {WIN}, SUM(v) AS sv FROM "
+                                 f"{tvf('CUMULATE', args=HOP + OFF_M2)} "
+                                 f"GROUP BY {WIN}"),
+    ("cumulate_offset_past_size", f"SELECT {WIN}, COUNT(*) AS c FROM "
+                                  f"{tvf('CUMULATE', args=HOP + OFF8)} GROUP BY {WIN}"),
+    ("tumble_offset_negative", f"SELECT {WIN}, COUNT(*) AS c FROM "
+                               f"{tvf('TUMBLE', args=T5_M1)} "
+                               f"GROUP BY {WIN}"),
+    ("tumble_offset_past_size", f"SELECT {WIN}, COUNT(*) AS c FROM "
+                                f"{tvf('TUMBLE', args=T5_12)} "
+                                f"GROUP BY {WIN}"),
+    ("named_hop_offset", f"SELECT {WIN}, COUNT(*) AS c FROM TABLE(HOP(DATA => TABLE ev, TIMECOL => "
+                         "DESCRIPTOR(ts), SLIDE => INTERVAL '3' SECOND, SIZE => INTERVAL '6' SECOND, "
+                         f"`OFFSET` => INTERVAL '1' SECOND)) GROUP BY {WIN}"),
+    ("named_cumulate_offset", f"SELECT {WIN}, COUNT(*) AS c FROM TABLE(CUMULATE(DATA => TABLE ev, "
+                              "TIMECOL => DESCRIPTOR(ts), STEP => INTERVAL '2' SECOND, SIZE => "
+                              f"INTERVAL '6' SECOND, `OFFSET` => INTERVAL '3' SECOND)) GROUP BY {WIN}"),
+    ("session_offset_named", "SELECT window_start, window_end, k, COUNT(*) AS c FROM TABLE(SESSION("
+                             "DATA => TABLE ev PARTITION BY k, TIMECOL => DESCRIPTOR(ts), GAP => "
+                             "INTERVAL '1' SECOND, `OFFSET` => INTERVAL '1' SECOND)) "
+                             "GROUP BY window_start, window_end, k"),
+    ("session_offset_positional", "SELECT window_start, window_end, k, COUNT(*) AS c FROM TABLE("
+                                  "SESSION(TABLE ev PARTITION BY k, DESCRIPTOR(ts), INTERVAL '1' "
+                                  "SECOND, INTERVAL '1' SECOND)) GROUP BY window_start, "
+                                  "window_end, k"),
+    ("hop_offset_rows", f"SELECT id, window_start, window_end FROM "
+                        f"{tvf('HOP', table='evs', args=HOP3 + OFF_M1)}"),
+    ("cumulate_offset_rows", f"SELECT id, window_start, window_end FROM "
+                             f"{tvf('CUMULATE', table='evs', args=HOP + OFF7)}"),
+    # grouping sets without the window bounds: Flink aggregates the TVF's rows as a table
+    ("gsets_window_grand_total", f"SELECT {WIN}, k, COUNT(*) AS c, SUM(v) AS sv FROM "
+                                 f"{tvf('TUMBLE')} GROUP BY GROUPING SETS (({WIN}, k), ())"),
+    ("rollup_window_bounds", f"SELECT {WIN}, k, COUNT(*) AS c, GROUPING(window_start) AS g FROM "
+                             f"{tvf('HOP', args=HOP)} GROUP BY ROLLUP (window_start, window_end, k)"),
+    ("cube_window_key", f"SELECT window_start, u, MAX(v) AS mv FROM {tvf('TUMBLE')} "
+                        "GROUP BY CUBE (window_start, u)"),
     ("named_hop", f"SELECT {WIN}, k, COUNT(*) AS c FROM TABLE(HOP(DATA => TABLE ev, TIMECOL => "
                   "DESCRIPTOR(ts), SLIDE => INTERVAL '2' SECOND, SIZE => INTERVAL '6' SECOND)) "
                   f"GROUP BY {WIN}, k"),
@@ -639,6 +688,37 @@ QUERIES = [
     ("over_collect_range", "SELECT id, COLLECT(k) OVER w AS c, COUNT(*) OVER w AS n FROM evs "
                            "WINDOW w AS (PARTITION BY u ORDER BY ts RANGE BETWEEN INTERVAL '2' SECOND "
                            "PRECEDING AND CURRENT ROW)"),
+    # variances with DISTINCT: Calcite makes every SUM and COUNT of the expansion DISTINCT
+    ("over_var_distinct_rows", "SELECT id, VAR_POP(DISTINCT v) OVER w AS a, STDDEV_SAMP(DISTINCT u) "
+                               "OVER w AS b, VAR_SAMP(DISTINCT v - 50) OVER w AS c FROM evs WINDOW w "
+                               "AS (PARTITION BY k ORDER BY ts ROWS BETWEEN 5 PRECEDING AND CURRENT ROW)"),
+    ("over_var_distinct_range", f"SELECT id, STDDEV_POP(DISTINCT v) OVER w AS a, VAR_SAMP(DISTINCT "
+                                f"{DP}) OVER w AS b, VAR_POP(DISTINCT u - 2) OVER w AS c FROM evs "
+                                "WINDOW w AS (PARTITION BY k ORDER BY ts RANGE BETWEEN INTERVAL '3' "
+                                "SECOND PRECEDING AND CURRENT ROW)"),
+    ("over_var_distinct_unbounded", "SELECT id, VAR_SAMP(DISTINCT u) OVER w AS a, STDDEV_POP(DISTINCT "
+                                    "v) OVER w AS b FROM evs WINDOW w AS (PARTITION BY k ORDER BY ts)"),
+    # MIN / MAX of a STRING and of other comparable types; LISTAGG
+    ("over_minmax_string_rows", "SELECT id, MIN(s) OVER w AS mn, MAX(s) OVER w AS mx, MAX(k) OVER w "
+                                "AS mk FROM evs WINDOW w AS (PARTITION BY u ORDER BY ts ROWS BETWEEN "
+                                "4 PRECEDING AND CURRENT ROW)"),
+    ("over_minmax_string_range", "SELECT id, MIN(s) OVER w AS mn, MAX(DISTINCT s) OVER w AS mx, "
+                                 "MIN(flag) OVER w AS mf, MAX(ts) OVER w AS mt FROM evs WINDOW w AS "
+                                 "(PARTITION BY k ORDER BY ts RANGE BETWEEN INTERVAL '2' SECOND "
+                                 "PRECEDING AND CURRENT ROW)"),
+    ("over_minmax_string_unbounded", "SELECT id, MIN(s) OVER w AS mn, MAX(s) OVER w AS mx FROM evs "
+                                     "WINDOW w AS (PARTITION BY k ORDER BY ts)"),
+    ("over_listagg_rows", "SELECT id, LISTAGG(s) OVER w AS l, LISTAGG(k, '|') OVER w AS lk FROM evs "
+                          "WINDOW w AS (PARTITION BY u ORDER BY ts ROWS BETWEEN 3 PRECEDING AND "
+                          "CURRENT ROW)"),
+    ("over_listagg_range", "SELECT id, LISTAGG(k) OVER w AS l FROM evs WINDOW w AS (PARTITION BY u "
+                           "ORDER BY ts RANGE BETWEEN INTERVAL '1' SECOND PRECEDING AND CURRENT ROW)"),
+    ("over_listagg_unbounded", "SELECT id, LISTAGG(CAST(v AS STRING), ';') OVER w AS l FROM evs "
+                               "WINDOW w AS (PARTITION BY u ORDER BY ts)"),
+    ("over_listagg_distinct", "SELECT id, LISTAGG(DISTINCT k) OVER w AS l FROM evs WINDOW w AS "
+                              "(PARTITION BY u ORDER BY ts ROWS BETWEEN 3 PRECEDING AND CURRENT ROW)"),
+    ("over_listagg_distinct_unbounded", "SELECT id, LISTAGG(DISTINCT k, '-') OVER w AS l FROM evs "
+                                        "WINDOW w AS (PARTITION BY u ORDER BY ts)"),
     ("over_rank_framed", "SELECT id, RANK() OVER (PARTITION BY k ORDER BY ts ROWS BETWEEN UNBOUNDED "
                          "PRECEDING AND CURRENT ROW) AS r FROM evs"),
     ("over_lag_framed", "SELECT id, LAG(v) OVER (PARTITION BY k ORDER BY ts ROWS BETWEEN 3 PRECEDING "
@@ -715,6 +795,11 @@ FLINK_REFUSES = {
     "over_lag_framed": "ROW/RANGE not allowed with RANK, DENSE_RANK or ROW_NUMBER functions",
     "over_filter": "OVER must be applied to aggregate function",
     "over_json_arrayagg": "Incorrect syntax near the keyword 'OVER'",
+    # HOP and CUMULATE take any offset (modulo their period), TUMBLE one within its size;
+    # SESSION takes the named OFFSET (and ignores it), not a fourth positional argument
+    "tumble_offset_past_size": "TUMBLE table function parameters must satisfy abs(offset) < size",
+    "session_offset_positional": "Invalid number of arguments to function 'SESSION'. Was "
+                                 "expecting 3 arguments",
 }
 
 # Queries whose results differ from Flink's today: name -> (the parallelisms
@@ -729,6 +814,12 @@ EXPECTED_DIFFERENCES = {
     # SQL: a row of evs whose v is NULL meets its payments with s = amount + NULL = NULL;
     # Flink's decorrelation joins the outer values back on `=` and loses those rows
     "outer_lateral_item": ((1, 2), "Flink drops the outer rows whose e.v is NULL"),
+    # Flink 2.3 plans LISTAGG [DISTINCT] over OVER windows; Sluice refuses it (not built yet)
+    "over_listagg_rows": (BOTH, "Sluice refuses LISTAGG over an OVER window"),
+    "over_listagg_range": (BOTH, "Sluice refuses LISTAGG over an OVER window"),
+    "over_listagg_unbounded": (BOTH, "Sluice refuses LISTAGG over an OVER window"),
+    "over_listagg_distinct": (BOTH, "Sluice refuses LISTAGG over an OVER window"),
+    "over_listagg_distinct_unbounded": (BOTH, "Sluice refuses LISTAGG over an OVER window"),
 }
 
 

@@ -1,7 +1,10 @@
 """GROUP BY GROUPING SETS, ROLLUP and CUBE with GROUPING / GROUPING_ID /
 GROUP_ID, in group aggregation (over an insert-only and over an updating
-input) and in window TVF aggregation, and the window TVFs' named arguments
-(DATA =>, TIMECOL =>, SIZE =>, SLIDE =>, STEP =>, GAP =>, `OFFSET` =>), from
+input) and in window TVF aggregation (also with sets that leave out the
+window bounds, which aggregate the TVF's rows as a plain table), the window
+TVFs' named arguments (DATA =>, TIMECOL =>, SIZE =>, SLIDE =>, STEP =>, GAP
+=>, `OFFSET` =>) and HOP's and CUMULATE's offsets (negative, past the size),
+with and without aggregation, from
 SQL text through `sluice sql -f` on a running cluster at parallelism 1 and 2.
 
 The input is seeded JSON lines with NULLs among the keys (a NULL key and a
@@ -120,7 +123,54 @@ QUERIES = {
                       "TABLE(SESSION(DATA => TABLE orders PARTITION BY cust, TIMECOL => "
                       "DESCRIPTOR(ts), GAP => INTERVAL '1' SECOND)) "
                       "GROUP BY cust, window_start, window_end"),
+    # SESSION's named OFFSET: Flink 2.3 takes it and ignores it
+    "named_session_offset": ("cust INT, ws TIMESTAMP(3), we TIMESTAMP(3), c BIGINT",
+                             "SELECT cust, window_start AS ws, window_end AS we, COUNT(*) AS c "
+                             "FROM TABLE(SESSION(DATA => TABLE orders PARTITION BY cust, TIMECOL "
+                             "=> DESCRIPTOR(ts), GAP => INTERVAL '1' SECOND, `OFFSET` => INTERVAL "
+                             "'300' MILLISECOND)) GROUP BY cust, window_start, window_end"),
+    # offsets: HOP's negative one (-300 ms: starts at 700 ms past each second), CUMULATE's
+    # past its size (5.5 s modulo 4 s: periods start 1.5 s past each 4 s, steps 0.5 s past)
+    "hop_offset": ("ws TIMESTAMP(3), we TIMESTAMP(3), c BIGINT, s INT",
+                   "SELECT window_start AS ws, window_end AS we, COUNT(*) AS c, SUM(amount) AS s "
+                   "FROM TABLE(HOP(TABLE orders, DESCRIPTOR(ts), INTERVAL '1' SECOND, INTERVAL "
+                   "'3' SECOND, INTERVAL '-300' MILLISECOND)) GROUP BY window_start, window_end"),
+    "cumulate_offset": ("ws TIMESTAMP(3), we TIMESTAMP(3), s INT",
+                        "SELECT window_start AS ws, window_end AS we, SUM(amount) AS s FROM "
+                        "TABLE(CUMULATE(DATA => TABLE orders, TIMECOL => DESCRIPTOR(ts), STEP => "
+                        "INTERVAL '1' SECOND, SIZE => INTERVAL '4' SECOND, `OFFSET` => INTERVAL "
+                        "'5500' MILLISECOND)) GROUP BY window_start, window_end"),
+    "hop_offset_rows": ("id BIGINT, ws TIMESTAMP(3), we TIMESTAMP(3)",
+                        "SELECT id, window_start AS ws, window_end AS we FROM TABLE(HOP(TABLE "
+                        "orders, DESCRIPTOR(ts), INTERVAL '1' SECOND, INTERVAL '3' SECOND, "
+                        "INTERVAL '-300' MILLISECOND))"),
+    "cumulate_offset_rows": ("id BIGINT, ws TIMESTAMP(3), we TIMESTAMP(3)",
+                             "SELECT id, window_start AS ws, window_end AS we FROM TABLE(CUMULATE("
+                             "TABLE orders, DESCRIPTOR(ts), INTERVAL '1' SECOND, INTERVAL '4' "
+                             "SECOND, INTERVAL '5500' MILLISECOND))"),
+    # grouping sets leaving out the window bounds: Flink aggregates the TVF's rows as a
+    # plain table (an updating result; one row per window a row falls into)
+    "win_table_sets": ("ws TIMESTAMP(3), we TIMESTAMP(3), cust INT, c BIGINT, s INT",
+                       "SELECT window_start AS ws, window_end AS we, cust, COUNT(*) AS c, "
+                       f"SUM(amount) AS s FROM {T2} GROUP BY GROUPING SETS "
+                       "((window_start, window_end, cust), ())"),
+    "win_table_rollup": ("ws TIMESTAMP(3), cust INT, g BIGINT, c BIGINT",
+                         "SELECT window_start AS ws, cust, GROUPING(window_start, cust) AS g, "
+                         "COUNT(*) AS c FROM TABLE(HOP(TABLE orders, DESCRIPTOR(ts), INTERVAL "
+                         "'1' SECOND, INTERVAL '3' SECOND)) GROUP BY ROLLUP (window_start, cust)"),
 }
+
+
+def hop_windows(m, slide, size, off=0):
+    """The starts of the HOP windows holding time m (offset off)."""
+    last = tumble(m, slide, off)
+    return list(range(last - size + slide, last + 1, slide))
+
+
+def cumulate_windows(m, step, size, off=0):
+    """The (start, end) CUMULATE windows holding time m (offset off, modulo size)."""
+    ws = tumble(m, size, off % size)
+    return [(ws, we) for we in range(ws + step, ws + size + 1, step) if we > m]
 
 
 def grouped(rows, key_sets, key_of, aggs, extra=lambda s, k: ()):
@@ -217,7 +267,38 @@ def model(name, rows):
             for we in range(tumble(m, 1000) + 1000, ws + 4001, 1000):
                 s[(ws, we)].append(r)
         return collections.Counter((wtext(a), wtext(b), total(rs)) for (a, b), rs in s.items())
-    if name == "named_session":
+    if name == "hop_offset":
+        per = collections.defaultdict(list)
+        for r in rows:
+            for w in hop_windows(ms(r), 1000, 3000, -300):
+                per[w].append(r)
+        return collections.Counter((wtext(w), wtext(w + 3000), len(rs), total(rs))
+                                   for w, rs in per.items())
+    if name == "cumulate_offset":
+        per = collections.defaultdict(list)
+        for r in rows:
+            for w in cumulate_windows(ms(r), 1000, 4000, 5500):
+                per[w].append(r)
+        return collections.Counter((wtext(a), wtext(b), total(rs)) for (a, b), rs in per.items())
+    if name == "hop_offset_rows":
+        return collections.Counter((r["id"], wtext(w), wtext(w + 3000))
+                                   for r in rows for w in hop_windows(ms(r), 1000, 3000, -300))
+    if name == "cumulate_offset_rows":
+        return collections.Counter((r["id"], wtext(a), wtext(b)) for r in rows
+                                   for a, b in cumulate_windows(ms(r), 1000, 4000, 5500))
+    if name == "win_table_sets":
+        kw = lambda r, n: tumble(ms(r), 2000) if n == "ws" else r[n]  # noqa: E731
+        out = grouped(rows, [("ws", "cust"), ()], kw, [count, total])
+        return collections.Counter({(None if k[0] is None else wtext(k[0]),
+                                     None if k[0] is None else wtext(k[0] + 2000)) + k[1:]: v
+                                    for k, v in out.items()})
+    if name == "win_table_rollup":
+        per = [dict(r, ws=w) for r in rows for w in hop_windows(ms(r), 1000, 3000)]
+        out = grouped(per, [("ws", "cust"), ("ws",), ()], kv, [count],
+                      extra=lambda i, k: ((0, 1, 3)[i],))
+        return collections.Counter({(None if k[0] is None else wtext(k[0]),) + k[1:]: v
+                                    for k, v in out.items()})
+    if name in ("named_session", "named_session_offset"):
         out = collections.Counter()
         by = collections.defaultdict(list)
         for r in rows:
@@ -353,10 +434,15 @@ REFUSED = [
      "line 4, column 23: Argument to GROUPING operator must be a grouped expression"),
     ("SELECT prod, GROUP_ID(prod) AS g FROM orders GROUP BY CUBE (prod)",
      "line 4, column 14: GROUP_ID() takes no arguments"),
-    ("SELECT window_start, prod, COUNT(*) FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), "
-     "INTERVAL '2' SECOND)) GROUP BY GROUPING SETS ((window_start, window_end, prod), ())",
-     "a grouping set without window_start: over a window TVF every grouping set must hold "
-     "window_start and window_end"),
+    # Flink's planner's words: TUMBLE's offset within its size (HOP and CUMULATE take any)
+    ("SELECT CAST(window_start AS STRING) FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), "
+     "INTERVAL '2' SECOND, INTERVAL '-2' SECOND)) GROUP BY window_start, window_end",
+     "line 4, column 48: TUMBLE table function parameters must satisfy abs(offset) < size, but "
+     "got size 2000 ms and offset -2000 ms."),
+    ("SELECT * FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), INTERVAL '2' SECOND, "
+     "INTERVAL '3' SECOND))",
+     "line 4, column 21: TUMBLE table function parameters must satisfy abs(offset) < size, but "
+     "got size 2000 ms and offset 3000 ms."),
     ("SELECT prod, COUNT(*) FROM orders GROUP BY ROLLUP (prod, ROLLUP (cust))",
      "line 4, column 58: unexpected 'ROLLUP', expected an expression"),
     ("SELECT prod, COUNT(*) FROM orders GROUP BY GROUPING SET ((prod), ())",
@@ -381,10 +467,10 @@ REFUSED = [
     ("SELECT * FROM TABLE(TUMBLE(DATA => TABLE orders, TIMECOL => DESCRIPTOR(ts), "
      "SIZE => INTERVAL '2' SECOND, OFFSET => INTERVAL '1' SECOND))",
      "line 4, column 106: unexpected 'OFFSET'"),
-    ("SELECT CAST(window_start AS STRING) FROM TABLE(SESSION(DATA => TABLE orders, TIMECOL => "
-     "DESCRIPTOR(ts), GAP => INTERVAL '2' SECOND, `OFFSET` => INTERVAL '1' SECOND)) "
-     "GROUP BY window_start, window_end",
-     "SESSION takes TABLE t, DESCRIPTOR(time column) and 1 interval"),
+    ("SELECT CAST(window_start AS STRING) FROM TABLE(SESSION(TABLE orders, DESCRIPTOR(ts), "
+     "INTERVAL '2' SECOND, INTERVAL '1' SECOND)) GROUP BY window_start, window_end",
+     "line 4, column 48: Invalid number of arguments to function 'SESSION'. Was expecting 3 "
+     "arguments"),
 ]
 
 

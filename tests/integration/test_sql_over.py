@@ -311,8 +311,6 @@ END;
     # what Flink takes and Sluice does not yet
     ("SELECT id, LISTAGG(CAST(k AS STRING)) OVER (ORDER BY ts) FROM ev",
      "line 19, column 12: LISTAGG() over an OVER window is not supported yet"),
-    ("SELECT id, VAR_POP(DISTINCT v) OVER (ORDER BY ts) FROM ev",
-     "line 19, column 12: VAR_POP(DISTINCT ...) over an OVER window is not supported yet"),
     # ROW_NUMBER()'s frame is ROWS, the default one RANGE: two windows (Flink fails to plan it)
     ("SELECT id, ROW_NUMBER() OVER w, SUM(v) OVER w FROM ev WINDOW w AS (PARTITION BY k ORDER BY ts)",
      "line 19, column 33: Over Agg: Unsupported use of OVER windows. All aggregates must be "

@@ -21,6 +21,10 @@ Python model from the generated ids:
 - COLLECT [DISTINCT] over ROWS and RANGE frames: the MULTISET of the frame's
   non-NULL values (as the json format writes it, each element's text ->
   its copies).
+- The variances with DISTINCT (Calcite's expansion with every SUM and COUNT
+  DISTINCT: SUM(DISTINCT x * x) counts -2 and 2's square once).
+- MIN / MAX [DISTINCT] of a STRING over ROWS, RANGE and UNBOUNDED frames,
+  with NULLs (strings order by their bytes).
 """
 import bisect
 import collections
@@ -67,6 +71,18 @@ FROM ev WINDOW w AS (PARTITION BY k ORDER BY ts ROWS BETWEEN 3 PRECEDING AND CUR
 INSERT INTO o_collect_range
 SELECT id, COLLECT(nv % 3) OVER w AS c, COUNT(*) OVER w AS n
 FROM ev2 WINDOW w AS (PARTITION BY k ORDER BY ts RANGE BETWEEN INTERVAL '1' SECOND PRECEDING AND CURRENT ROW);
+INSERT INTO o_var_dist
+SELECT id, VAR_POP(DISTINCT v % 10 - 5) OVER w AS vp, STDDEV_SAMP(DISTINCT nv % 7) OVER w AS ss
+FROM ev WINDOW w AS (PARTITION BY k ORDER BY ts ROWS BETWEEN 5 PRECEDING AND CURRENT ROW);
+INSERT INTO o_strmm
+SELECT id, MIN(name) OVER w AS mn, MAX(name) OVER w AS mx, MAX(CAST(nv AS STRING)) OVER w AS mv
+FROM ev WINDOW w AS (PARTITION BY k ORDER BY ts ROWS BETWEEN 4 PRECEDING AND CURRENT ROW);
+INSERT INTO o_strmm_range
+SELECT id, MIN(CAST(nv AS STRING)) OVER w AS mn, MAX(DISTINCT name) OVER w AS mx
+FROM ev2 WINDOW w AS (PARTITION BY k ORDER BY ts RANGE BETWEEN INTERVAL '1' SECOND PRECEDING AND CURRENT ROW);
+INSERT INTO o_strmm_unb
+SELECT id, MIN(name) OVER w AS mn, MAX(CAST(nv AS STRING)) OVER w AS mx
+FROM ev WINDOW w AS (PARTITION BY k ORDER BY ts);
 END;
 """
 
@@ -99,6 +115,10 @@ def outs_of(workdir):
                       os.path.join(workdir, "collect")),
         "o_collect_range": ("id BIGINT, c MULTISET<INT>, n BIGINT",
                             os.path.join(workdir, "collect_range")),
+        "o_var_dist": ("id BIGINT, vp INT, ss INT", os.path.join(workdir, "var_dist")),
+        "o_strmm": ("id BIGINT, mn STRING, mx STRING, mv STRING", os.path.join(workdir, "strmm")),
+        "o_strmm_range": ("id BIGINT, mn STRING, mx STRING", os.path.join(workdir, "strmm_range")),
+        "o_strmm_unb": ("id BIGINT, mn STRING, mx STRING", os.path.join(workdir, "strmm_unb")),
     }
 
 
@@ -143,7 +163,8 @@ def model(n, late_from):
     nv = {i: None if i % 5 == 0 else v[i] for i in v}
     want = {name: {} for name in ("o_rank", "o_var_rows", "o_var_range", "o_var_unb",
                                   "o_dist_rows", "o_dist_range", "o_dist_unb", "o_collect",
-                                  "o_collect_range")}
+                                  "o_collect_range", "o_var_dist", "o_strmm", "o_strmm_range",
+                                  "o_strmm_unb")}
 
     def multiset(xs):
         """A MULTISET as the json format writes it: each element's text -> copies."""
@@ -151,6 +172,26 @@ def model(n, late_from):
 
     def dset(xs):
         return {x for x in xs if x is not None}
+
+    def dvar(xs, sample, sqrt):
+        """A DISTINCT variance as Calcite expands it: SUM(DISTINCT x * x),
+        SUM(DISTINCT x), COUNT(DISTINCT x) -- two values of one square (-2
+        and 2) count it once -- in INT arithmetic."""
+        ds = dset(xs)
+        n = len(ds)
+        if n == 0 or (sample and n == 1):
+            return None
+        s, sumsq = i32(sum(ds)), i32(sum(dset(i32(x * x) for x in ds)))
+        var = jdiv(sumsq - jdiv(i32(s * s), n), n - 1 if sample else n)
+        return jint(math.pow(float(var), 0.5)) if sqrt else i32(var)
+
+    def smin(xs, mx=False):
+        """MIN / MAX of strings (byte order: these are ASCII), NULLs skipped."""
+        xs = [x for x in xs if x is not None]
+        return (max(xs) if mx else min(xs)) if xs else None
+
+    def snv(x):
+        return None if nv[x] is None else str(nv[x])
     per = collections.defaultdict(list)
     for i in range(1, n + 1):
         if not late(i, n, late_from):
@@ -169,12 +210,21 @@ def model(n, late_from):
                                     "cn": multiset(set(str(v[x] % 13) for x in f4)),
                                     "cnv": multiset(nv[x] for x in f4)}
             f6 = rows[max(0, j - 5):j + 1]
+            want["o_var_dist"][i] = {"id": i, "vp": dvar([v[x] % 10 - 5 for x in f6], False, False),
+                                     "ss": dvar([None if nv[x] is None else nv[x] % 7
+                                                 for x in f6], True, True)}
+            f5 = rows[max(0, j - 4):j + 1]
+            want["o_strmm"][i] = {"id": i, "mn": smin(str(v[x] % 13) for x in f5),
+                                  "mx": smin((str(v[x] % 13) for x in f5), True),
+                                  "mv": smin((snv(x) for x in f5), True)}
             sd = dset(None if nv[x] is None else nv[x] % 7 for x in f6)
             want["o_dist_rows"][i] = {"id": i, "cd": len(dset(v[x] % 10 for x in f6)),
                                       "sd": sum(sd) if sd else None,
                                       "cn": len(dset(str(v[x] % 13) for x in f6)),
                                       "mx": max(v[x] for x in f6), "s": sum(v[x] for x in f6)}
             upto = rows[:j + 1]
+            want["o_strmm_unb"][i] = {"id": i, "mn": smin(str(v[x] % 13) for x in upto),
+                                      "mx": smin((snv(x) for x in upto), True)}
             want["o_dist_unb"][i] = {"id": i, "cd": len(dset(v[x] % 10 for x in upto)),
                                      "sd": sum(dset(v[x] % 10 for x in upto))}
             want["o_var_unb"][i] = {"id": i, "r": j + 1,
@@ -201,6 +251,8 @@ def model(n, late_from):
                                       "vn": variance([nv[x] for x in fr], True, False, True)}
             want["o_collect_range"][i] = {"id": i, "n": len(fr), "c": multiset(
                 None if nv[x] is None else nv[x] % 3 for x in fr)}
+            want["o_strmm_range"][i] = {"id": i, "mn": smin(snv(x) for x in fr),
+                                        "mx": smin((str(v[x] % 13) for x in fr), True)}
             ds = dset(d[x] for x in fr)
             want["o_dist_range"][i] = {"id": i, "ad": sum(ds) / len(ds),
                                        "cd": len(dset(None if nv[x] is None else nv[x] % 5
@@ -239,7 +291,7 @@ def test_rank_and_variance(make_cluster, workdir, p):
                 f"\nSET 'parallelism.default' = '{p}';\n" + QUERIES)
     assert r.returncode == 0, r.stdout + r.stderr
     job = finish(c, job_ids(r.stdout)[0])
-    assert sorted(v["parallelism"] for v in job["vertices"] if is_over(v)) == [p] * 9
+    assert sorted(v["parallelism"] for v in job["vertices"] if is_over(v)) == [p] * 13
     check(outs, model(n, late_from))
 
 

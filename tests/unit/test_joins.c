@@ -1438,7 +1438,7 @@ static void test_window_tvf_plan_errors(void)
         {"{\"window\":\"TUMBLE\",\"time\":\"ts\",\"size\":0}", "'size' must be a positive interval"},
         {"{\"window\":\"HOP\",\"time\":\"ts\",\"size\":1000,\"slide\":2000}", "'slide' must be positive and at most 'size'"},
         {"{\"window\":\"CUMULATE\",\"time\":\"ts\",\"size\":1000,\"step\":300}", "must be a multiple of its step"},
-        {"{\"window\":\"HOP\",\"time\":\"ts\",\"size\":1000,\"slide\":500,\"offset\":1}", "option 'offset' does not apply to HOP"},
+        {"{\"window\":\"HOP\",\"time\":\"ts\",\"size\":1000,\"slide\":500,\"offset\":500}", "'offset' must be less than 'slide'"},
         {"{\"window\":\"TUMBLE\",\"time\":\"ts\",\"size\":1000,\"offset\":1000}", "'offset' must be less than 'size'"},
     };
     for (size_t i = 0; i < SL_ARRAY_LEN(bad); i++) {

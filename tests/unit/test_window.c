@@ -274,8 +274,8 @@ static void test_plan_errors(void)
     expect_plan_error("{\"time-column\": \"ts\", \"window\": \"SLIDE(INTERVAL '10' SECOND)\", "
                       "\"aggregates\": [\"COUNT(*)\"]}",
                       "vertex 'win': window 'SLIDE(INTERVAL '10' SECOND)': expected TUMBLE(size "
-                      "[, offset]), HOP(slide, size), SESSION(gap) or CUMULATE(step, max size) "
-                      "with sizes like INTERVAL '10' SECOND");
+                      "[, offset]), HOP(slide, size [, offset]), SESSION(gap) or CUMULATE(step, "
+                      "max size [, offset]) with sizes like INTERVAL '10' SECOND");
     { /* a local phase cannot slice a HOP whose size is no multiple of its slide */
         char serr[256];
         int64_t slide, offset;
@@ -284,6 +284,18 @@ static void test_plan_errors(void)
         CHECK_EQ_STR(serr, "vertex 'win': window 'HOP(INTERVAL '3' SECOND, INTERVAL '10' SECOND)': "
                            "a HOP size (10000 ms) that is no whole multiple of the slide (3000 ms) "
                            "has no slices");
+        /* an offset counts modulo the period (Flink's getWindowStartWithOffset): HOP's
+         * slide, CUMULATE's size (its slices then start at offset modulo the step) */
+        CHECK_EQ_INT(sl_window_slicing("win", "HOP(INTERVAL '3' SECOND, INTERVAL '9' SECOND, "
+                                       "INTERVAL '-1' SECOND)", &slide, &offset, serr,
+                                       sizeof serr), SL_OK);
+        CHECK_EQ_INT(slide, 3000);
+        CHECK_EQ_INT(offset, 2000);
+        CHECK_EQ_INT(sl_window_slicing("win", "CUMULATE(INTERVAL '2' SECOND, INTERVAL '6' SECOND, "
+                                       "INTERVAL '7' SECOND)", &slide, &offset, serr,
+                                       sizeof serr), SL_OK);
+        CHECK_EQ_INT(slide, 2000);
+        CHECK_EQ_INT(offset, 1000);
     }
     expect_plan_error("{\"time-column\": \"ts\", \"window\": \"SESSION(INTERVAL '0' SECOND)\", "
                       "\"aggregates\": [\"COUNT(*)\"]}",
