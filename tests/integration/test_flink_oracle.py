@@ -451,6 +451,29 @@ QUERIES = [
                   "WHERE w > 0)"),
     ("having_not_in", "SELECT u, COUNT(*) AS c FROM ev GROUP BY u HAVING MAX(v) NOT IN "
                       "(SELECT w + 92 FROM dim WHERE w > 0)"),
+    # subqueries in GROUP BY (joined before the grouping), HAVING beside WHERE / SELECT ones
+    ("group_by_scalar", "SELECT k, (SELECT MAX(w) FROM dim) AS m, COUNT(*) AS c FROM ev "
+                        "GROUP BY k, (SELECT MAX(w) FROM dim)"),
+    ("group_by_case_in", "SELECT CASE WHEN k IN (SELECT k FROM dim WHERE w > 2) THEN 'in' "
+                         "ELSE 'out' END AS g, COUNT(*) AS c FROM ev GROUP BY CASE WHEN k IN "
+                         "(SELECT k FROM dim WHERE w > 2) THEN 'in' ELSE 'out' END"),
+    ("group_by_in", "SELECT k IN (SELECT k FROM dim WHERE w > 2) AS i, COUNT(*) AS c, SUM(v) AS s "
+                    "FROM ev GROUP BY k IN (SELECT k FROM dim WHERE w > 2)"),
+    ("group_by_exists_corr", "SELECT EXISTS (SELECT 1 FROM pay p WHERE p.id = e.id) AS hp, "
+                             "COUNT(*) AS c FROM ev e GROUP BY EXISTS (SELECT 1 FROM pay p "
+                             "WHERE p.id = e.id)"),
+    ("group_by_scalar_corr", "SELECT (SELECT MAX(w) FROM dim d WHERE d.k = e.k) AS m, "
+                             "COUNT(*) AS c FROM ev e GROUP BY (SELECT MAX(w) FROM dim d "
+                             "WHERE d.k = e.k)"),
+    ("having_beside_where", "SELECT k, SUM(v) AS s FROM ev WHERE k IN (SELECT k FROM dim "
+                            "WHERE w > 0) GROUP BY k HAVING SUM(v) > (SELECT AVG(amount) FROM pay)"),
+    ("having_beside_select", "SELECT k, SUM(v) AS s, (SELECT MAX(w) FROM dim) AS m FROM ev "
+                             "GROUP BY k HAVING COUNT(*) > (SELECT COUNT(*) * 10 FROM dim)"),
+    ("having_beside_select_agg", "SELECT u, SUM(v) - (SELECT MIN(amount) FROM pay) AS s FROM ev "
+                                 "GROUP BY u HAVING u NOT IN (SELECT w FROM dim "
+                                 "WHERE w IS NOT NULL)"),
+    ("scalar_in_join_on", "SELECT e.id, d.name FROM ev e JOIN dim d ON e.k = d.k "
+                          "AND d.w > (SELECT MIN(w) FROM dim)"),
     ("paren_join", "SELECT e.id, d.name, p.pid FROM evs e JOIN (dim d JOIN pay p ON p.k = d.k) "
                    "ON e.id = p.id"),
     ("paren_join_left", "SELECT e.id, d.name, p.pid FROM evs e LEFT JOIN (dim d JOIN pay p "
