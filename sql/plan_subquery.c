@@ -30,8 +30,14 @@
  *       NOT IN's `x = y OR x IS NULL OR y IS NULL`) per pair; scalar,
  *       LATERAL and IN / EXISTS inside expressions go over a value
  *       generator (see "value generators" below).
- *   ... GROUP BY ... HAVING <subquery>: the grouped query moves into FROM
- *       and the HAVING becomes its WHERE (having_wrap).
+ *   ... GROUP BY ... HAVING <subquery> (or a subquery in an aggregation's
+ *       SELECT list): the grouped query moves into FROM and the HAVING
+ *       becomes its WHERE (group_wrap).
+ *   GROUP BY <expression with a subquery>: the subquery joined before the
+ *       grouping, as in the SELECT list; the SELECT list's same expression
+ *       reads the key (group_keys).
+ *   a JOIN b ON ... AND <subquery>: an inner join's conditions with
+ *       subqueries move to WHERE (lift_on).
  * The joins and aggregates are the existing operators, so the results are
  * changelogs wherever a side can change.
  */
@@ -1800,11 +1806,78 @@ static sql_node *gkeys_subst(plan *p, const gkeys *gk, const sql_node *e)
     return n;
 }
 
+/* ---- a subquery in a join's ON ----------------------------------------------------- */
+
+/* f with the ON conditions of its inner joins that have a subquery taken
+ * out into *lifted (for WHERE: the same rows, as an inner join's ON and
+ * WHERE filter alike, also on the preserved side of a LEFT join); `inner`:
+ * no outer join preserves rows above f other than as its left side. A
+ * subquery in an outer join's ON is refused. */
+static int lift_on(plan *p, const sql_node *f, int inner, const sql_node **out, sql_node ***lifted,
+                   int *n)
+{
+    *out = f;
+    if (!f || f->kind != SQL_FROM_JOIN) return SL_OK;
+    const sql_node *cond = sql_kid(f, 2);
+    int is_inner = !f->s || !strcasecmp(f->s, "INNER") || !strcasecmp(f->s, "CROSS");
+    int left = f->s && !strcasecmp(f->s, "LEFT");
+    const sql_node *l, *r;
+    if (lift_on(p, sql_kid(f, 0), inner && (is_inner || left), &l, lifted, n) != SL_OK ||
+        lift_on(p, sql_kid(f, 1), inner && is_inner, &r, lifted, n) != SL_OK)
+        return SL_ERR;
+    sql_node *ncond = (sql_node *)cond;
+    if (has_sub(cond)) {
+        if (!inner || !is_inner)
+            return PERR(first_sub(cond), "a subquery in the ON clause of a %s JOIN is not "
+                        "supported (in an inner join's ON it is)", is_inner ? "nested" : f->s);
+        const sql_node **c = NULL;
+        int nc = 0;
+        conjuncts(cond, &c, &nc);
+        sql_node **rest = sl_calloc((size_t)nc + 1, sizeof *rest);
+        int nr = 0;
+        for (int i = 0; i < nc; i++) {
+            if (has_sub(c[i])) {
+                *lifted = sl_realloc(*lifted, sizeof **lifted * (size_t)(*n + 1));
+                (*lifted)[(*n)++] = (sql_node *)c[i];
+            } else {
+                rest[nr++] = (sql_node *)c[i];
+            }
+        }
+        ncond = and_all(p, cond, rest, nr);
+        free(rest);
+        free(c);
+    }
+    if (l == sql_kid(f, 0) && r == sql_kid(f, 1) && ncond == cond) return SL_OK;
+    sql_node *j = sql_node_like(p->arena, f);
+    sql_node_add(p->arena, j, (sql_node *)l);
+    sql_node_add(p->arena, j, (sql_node *)r);
+    sql_node_add(p->arena, j, ncond);
+    for (int i = 3; i < f->nkids; i++) sql_node_add(p->arena, j, f->kids[i]);
+    *out = j;
+    return SL_OK;
+}
+
 int sql_subquery_rewrite(plan *p, const sql_node *sel, const sql_node **out)
 {
     *out = sel;
     const sql_node *items = sql_kid(sel, 0), *from = sql_kid(sel, 1), *where = sql_kid(sel, 2);
     if (!from) return SL_OK;
+    sql_node **lifted = NULL;
+    int nlifted = 0;
+    const sql_node *nfrom;
+    if (lift_on(p, from, 1, &nfrom, &lifted, &nlifted) != SL_OK) {
+        free(lifted);
+        return SL_ERR;
+    }
+    if (nlifted) { /* the same SELECT with those conditions ANDed to its WHERE */
+        sql_node *w = and_all(p, sel, lifted, nlifted);
+        if (where) w = bin(p, where, "AND", (sql_node *)where, w);
+        free(lifted);
+        sql_node *n = sql_node_like(p->arena, sel);
+        for (int i = 0; i < sel->nkids; i++)
+            sql_node_add(p->arena, n, i == 1 ? (sql_node *)nfrom : i == 2 ? w : sel->kids[i]);
+        return sql_subquery_rewrite(p, n, out);
+    }
     if (needs_group_wrap(sel)) {
         const sql_node *w = NULL;
         if (group_wrap(p, sel, &w) != SL_OK) return SL_ERR;
