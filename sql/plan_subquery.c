@@ -1372,9 +1372,14 @@ static int lateral_step(sq *q, const sql_node *f, const sql_node *l, const sql_n
         if (e->kind == SQL_STAR) return PERR(items->kids[i], "LATERAL (query): name its columns "
                                              "instead of *");
         if (has_agg_call(e)) agg = 1;
-        if (agg && has_count(e))
-            return PERR(e, "LATERAL (query) with COUNT: Sluice would give NULL rather than 0 "
-                        "for a row with nothing to count; not supported");
+        /* Flink 2.3 groups the aggregate by the correlation columns: a row of l
+         * without rows to count meets no group, so LEFT JOIN LATERAL gives it
+         * NULL (not SQL's 0), as here, and an inner one drops it (Sluice keeps
+         * it with NULLs for the other aggregates; not with a COUNT) */
+        if (agg && has_count(e) && !(f->s && !strcasecmp(f->s, "LEFT")))
+            return PERR(e, "LATERAL (query) with COUNT: use LEFT JOIN LATERAL (...) ON TRUE "
+                        "(Flink 2.3 drops a row with nothing to count here; Sluice would keep it "
+                        "with NULL)");
     }
     if (cols && cols->nkids != items->nkids)
         return PERR(cols, "LATERAL (query) AS %s: %d column names for %d columns", r->s2,

@@ -479,6 +479,13 @@ QUERIES = [
     ("groupwin_having_aux", "SELECT k, TUMBLE_END(ts, INTERVAL '5' SECOND) AS we, COUNT(*) AS c "
                             "FROM ev GROUP BY k, TUMBLE(ts, INTERVAL '5' SECOND) "
                             "HAVING COUNT(*) > (SELECT COUNT(*) FROM dim)"),
+    ("lateral_count", "SELECT d.name, x.c, x.s FROM dim d LEFT JOIN LATERAL (SELECT COUNT(*) AS c, "
+                      "SUM(e.v) AS s FROM ev e WHERE e.k = d.k) x ON TRUE"),
+    ("tvf_having_in", f"SELECT {WIN}, k, COUNT(*) AS c FROM {tvf('TUMBLE')} GROUP BY {WIN}, k "
+                      "HAVING k IN (SELECT k FROM dim WHERE w > 1)"),
+    ("tvf_having_scalar", f"SELECT {WIN}, SUM(v) AS s, (SELECT MAX(w) FROM dim) AS m "
+                          f"FROM {tvf('TUMBLE')} GROUP BY {WIN} "
+                          "HAVING SUM(v) > (SELECT SUM(w) * 10 FROM dim)"),
     ("having_correlated", "SELECT k, COUNT(*) AS c FROM ev e GROUP BY k HAVING k IN "
                           "(SELECT d.k FROM dim d WHERE d.k = e.k)"),
     ("scalar_count_expr", "SELECT e.id, (SELECT COUNT(*) * 2 + MAX(p.amount) FROM pay p "

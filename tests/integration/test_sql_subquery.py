@@ -390,6 +390,17 @@ def model(name, f):
             big = [r["amount"] for r in o if eq(r["cust"], cc["cust"]) and
                    r["amount"] is not None and r["amount"] > 250]
             out[(cc["cust"], len(big) + 1, len(big) * 1000 + (max(big) if big else 0))] += 1
+    elif name == "lateral_count":  # COUNT of an aggregating LATERAL: 0 for no rows
+        for cc in c:
+            big = [r["amount"] for r in o if eq(r["cust"], cc["cust"]) and
+                   r["amount"] is not None and r["amount"] > 250]
+            # Flink 2.3: the aggregate grouped by the correlation column, so NULL (not 0)
+            out[(cc["cust"], len(big) or None, len(big) + max(big) if big else None)] += 1
+    elif name == "ne_lateral_count":
+        for pp in p:
+            n = sum(1 for r in o if eq(r["prod"], pp["prod"]) and r["amount"] is not None
+                    and r["amount"] < pp["price"] * 2)
+            out[(pp["prod"], n or None)] += 1
     elif name == "scalar_in_join_on":  # an inner join's ON with a scalar subquery
         avg = sum(pp["price"] for pp in p) / len(p)
         for r in o:
@@ -572,6 +583,14 @@ QUERIES = {
                           "AND o.amount > 250) AS n, (SELECT COUNT(*) * 1000 + COALESCE(MAX("
                           "o.amount), 0) FROM orders o WHERE o.cust = c.cust AND o.amount > 250) "
                           "AS m FROM custs c"),
+    "lateral_count": ("cust INT, n BIGINT, m BIGINT",
+                      "SELECT c.cust, x.n, x.m FROM custs c LEFT JOIN LATERAL (SELECT COUNT(*) AS n, "
+                      "COUNT(*) + MAX(o.amount) AS m FROM orders o WHERE o.cust = c.cust "
+                      "AND o.amount > 250) x ON TRUE"),
+    "ne_lateral_count": ("prod INT, n BIGINT",
+                         "SELECT p.prod, n FROM prods p LEFT JOIN LATERAL (SELECT COUNT(*) AS n "
+                         "FROM orders o WHERE o.prod = p.prod AND o.amount < p.price * 2) AS x "
+                         "ON TRUE"),
     "scalar_in_join_on": ("id BIGINT, pname STRING",
                           "SELECT o.id, p.pname FROM orders o JOIN prods p ON o.prod = p.prod "
                           "AND p.price > (SELECT AVG(price) FROM prods)"),
