@@ -30,8 +30,14 @@
  *       NOT IN's `x = y OR x IS NULL OR y IS NULL`) per pair; scalar,
  *       LATERAL and IN / EXISTS inside expressions go over a value
  *       generator (see "value generators" below).
- *   ... GROUP BY ... HAVING <subquery>: the grouped query moves into FROM
- *       and the HAVING becomes its WHERE (having_wrap).
+ *   ... GROUP BY ... HAVING <subquery> (or a subquery in an aggregation's
+ *       SELECT list): the grouped query moves into FROM and the HAVING
+ *       becomes its WHERE (group_wrap).
+ *   GROUP BY <expression with a subquery>: the subquery joined before the
+ *       grouping, as in the SELECT list; the SELECT list's same expression
+ *       reads the key (group_keys).
+ *   a JOIN b ON ... AND <subquery>: an inner join's conditions with
+ *       subqueries move to WHERE (lift_on).
  * The joins and aggregates are the existing operators, so the results are
  * changelogs wherever a side can change.
  */
@@ -1063,16 +1069,38 @@ static sql_node *vgen_on(sq *q, const sql_node *at, const vgen *g, const char *a
 /* A correlated scalar subquery's one item, an aggregate (*agg; *count when
  * it is COUNT, whose value over no rows is 0): COUNT inside an expression and
  * HAVING are refused. */
-static int scalar_item(plan *p, const sql_node *e, const sql_node *qry, const sql_node **agg,
-                       int *count)
+static int scalar_item(plan *p, const sql_node *e, const sql_node *qry, const sql_node **agg)
 {
     *agg = sql_kid(qry, 0)->kids[0]->kids[0];
-    *count = (*agg)->kind == SQL_FUNC && !strcasecmp((*agg)->s, "COUNT");
-    if (!*count && has_count(*agg))
-        return PERR(e, "a correlated scalar subquery with COUNT inside an expression is not "
-                    "supported (its value over no rows is not NULL); select COUNT(...) alone");
     if (sql_kid(qry, 4)) return PERR(e, "a correlated scalar subquery with HAVING is not supported");
     return SL_OK;
+}
+
+/* A correlated scalar subquery's item over the groups LEFT-joined as `a`:
+ * each aggregate call of e becomes a column __a<i> of the groups (the calls
+ * appended to *calls), a COUNT COALESCE(__a<i>, 0) -- SQL's value over no
+ * rows, for an outer row without a group -- and the expression is computed
+ * over them after the join (COUNT(*) + 1 is 1 there). */
+static sql_node *agg_split(plan *p, const sql_node *e, const char *a, sql_node ***calls, int *n)
+{
+    if (!e || e->kind == SQL_SUBQUERY || e->kind == SQL_SELECT) return (sql_node *)e;
+    if (e->kind == SQL_FUNC && is_agg(e->s)) {
+        char nm[16];
+        snprintf(nm, sizeof nm, "__a%d", *n);
+        *calls = sl_realloc(*calls, sizeof **calls * (size_t)(*n + 1));
+        (*calls)[(*n)++] = (sql_node *)e;
+        sql_node *c = col(p, e, a, nm);
+        if (strcasecmp(e->s, "COUNT")) return c;
+        sql_node *zero = mk(p, SQL_NUM, e);
+        zero->s = "0";
+        sql_node *co = func(p, e, "COALESCE", c);
+        sql_node_add(p->arena, co, zero);
+        return co;
+    }
+    sql_node *r = sql_node_like(p->arena, e);
+    for (int k = 0; k < e->nkids; k++)
+        sql_node_add(p->arena, r, agg_split(p, e->kids[k], a, calls, n));
+    return r;
 }
 
 /* A scalar subquery (an aggregate) over its value generator, grouped by the
@@ -1081,8 +1109,7 @@ static int vgen_scalar(sq *q, const sql_node *e, const sql_node *qry, sql_node *
 {
     plan *p = q->p;
     const sql_node *agg;
-    int count;
-    if (scalar_item(p, e, qry, &agg, &count) != SL_OK) return SL_ERR;
+    if (scalar_item(p, e, qry, &agg) != SL_OK) return SL_ERR;
     vgen g;
     leaves in = {0};
     const sql_node *from;
@@ -1098,19 +1125,19 @@ static int vgen_scalar(sq *q, const sql_node *e, const sql_node *qry, sql_node *
             sql_node_add(p->arena, items, mkitem(p, col(p, e, g.da, on), on));
             sql_node_add(p->arena, group, col(p, e, g.da, on));
         }
-        sql_node_add(p->arena, items, mkitem(p, vgen_subst(q, &in, agg, &g), "__v"));
+        sql_node **calls = NULL;
+        int ncalls = 0;
+        *out = agg_split(p, agg, a, &calls, &ncalls);
+        for (int k = 0; k < ncalls; k++) {
+            char nm[16];
+            snprintf(nm, sizeof nm, "__a%d", k);
+            sql_node_add(p->arena, items, mkitem(p, vgen_subst(q, &in, calls[k], &g), nm));
+        }
+        free(calls);
         sql_node *s = select_of(p, qry, 0, items, from, where, group);
         int cst;
         sql_node *on = vgen_on(q, e, &g, a, NULL, &cst);
         q->from = join(p, e, "LEFT", q->from, from_query(p, e, s, a, NULL), on, cst);
-        *out = col(p, e, a, "__v");
-        if (count) {
-            sql_node *zero = mk(p, SQL_NUM, e);
-            zero->s = "0";
-            sql_node *co = func(p, e, "COALESCE", *out);
-            sql_node_add(p->arena, co, zero);
-            *out = co;
-        }
     }
     free(in.l);
     return rc;
@@ -1228,8 +1255,7 @@ static int correlated_scalar(sq *q, const sql_node *e, const sql_node *qry, cons
 {
     plan *p = q->p;
     const sql_node *agg;
-    int count;
-    if (scalar_item(p, e, qry, &agg, &count) != SL_OK) return SL_ERR;
+    if (scalar_item(p, e, qry, &agg) != SL_OK) return SL_ERR;
     if (c->n > SL_MAX_KEY_COLS) return PERR(e, "too many correlation columns");
     for (int i = 0; i < c->n; i++)
         if (key_col(p, c->out_e[i], e) != SL_OK) return SL_ERR;
@@ -1244,18 +1270,18 @@ static int correlated_scalar(sq *q, const sql_node *e, const sql_node *qry, cons
         sql_node_add(p->arena, group, (sql_node *)c->in_e[i]);
         on[i] = bin(p, e, "=", (sql_node *)c->out_e[i], col(p, e, a, kn));
     }
-    sql_node_add(p->arena, items, mkitem(p, (sql_node *)agg, "__v"));
+    sql_node **calls = NULL;
+    int ncalls = 0;
+    *out = agg_split(p, agg, a, &calls, &ncalls);
+    for (int k = 0; k < ncalls; k++) {
+        char nm[16];
+        snprintf(nm, sizeof nm, "__a%d", k);
+        sql_node_add(p->arena, items, mkitem(p, calls[k], nm));
+    }
+    free(calls);
     sql_node *where = c->nlocal ? and_all(p, qry, c->local, c->nlocal) : NULL;
     sql_node *g = select_of(p, qry, 0, items, c->from, where, group);
     q->from = join(p, e, "LEFT", q->from, from_query(p, e, g, a, NULL), and_all(p, e, on, c->n), 0);
-    *out = col(p, e, a, "__v");
-    if (count) {
-        sql_node *zero = mk(p, SQL_NUM, e);
-        zero->s = "0";
-        sql_node *co = func(p, e, "COALESCE", *out);
-        sql_node_add(p->arena, co, zero);
-        *out = co;
-    }
     return SL_OK;
 }
 
@@ -1346,9 +1372,14 @@ static int lateral_step(sq *q, const sql_node *f, const sql_node *l, const sql_n
         if (e->kind == SQL_STAR) return PERR(items->kids[i], "LATERAL (query): name its columns "
                                              "instead of *");
         if (has_agg_call(e)) agg = 1;
-        if (agg && has_count(e))
-            return PERR(e, "LATERAL (query) with COUNT: Sluice would give NULL rather than 0 "
-                        "for a row with nothing to count; not supported");
+        /* Flink 2.3 groups the aggregate by the correlation columns: a row of l
+         * without rows to count meets no group, so LEFT JOIN LATERAL gives it
+         * NULL (not SQL's 0), as here, and an inner one drops it (Sluice keeps
+         * it with NULLs for the other aggregates; not with a COUNT) */
+        if (agg && has_count(e) && !(f->s && !strcasecmp(f->s, "LEFT")))
+            return PERR(e, "LATERAL (query) with COUNT: use LEFT JOIN LATERAL (...) ON TRUE "
+                        "(Flink 2.3 drops a row with nothing to count here; Sluice would keep it "
+                        "with NULL)");
     }
     if (cols && cols->nkids != items->nkids)
         return PERR(cols, "LATERAL (query) AS %s: %d column names for %d columns", r->s2,
@@ -1498,14 +1529,43 @@ static void hcols_add(hcols *h, const sql_node *e)
     h->text[h->n++] = t;
 }
 
+/* TUMBLE(...), HOP(...), SESSION(...): a group window in GROUP BY */
+static int is_group_window(const sql_node *e)
+{
+    return e && e->kind == SQL_FUNC && (!strcasecmp(e->s, "TUMBLE") || !strcasecmp(e->s, "HOP") ||
+                                        !strcasecmp(e->s, "SESSION"));
+}
+
+/* TUMBLE_START(...) and the other auxiliary functions of a group window */
+static int is_window_aux(const sql_node *e)
+{
+    if (!e || e->kind != SQL_FUNC) return 0;
+    static const char *const w[] = {"TUMBLE_", "HOP_", "SESSION_"};
+    static const char *const f[] = {"START", "END", "ROWTIME", "PROCTIME"};
+    for (size_t i = 0; i < SL_ARRAY_LEN(w); i++) {
+        size_t n = strlen(w[i]);
+        if (strncasecmp(e->s, w[i], n)) continue;
+        for (size_t j = 0; j < SL_ARRAY_LEN(f); j++)
+            if (!strcasecmp(e->s + n, f[j])) return 1;
+    }
+    return 0;
+}
+
+/* The aggregate calls of e (and a group window's auxiliary calls), outside
+ * the grouped query's columns already taken (a GROUP BY expression with a
+ * subquery is one: its text is found whole). */
 static void hcols_aggs(hcols *h, const sql_node *e)
 {
-    if (e && e->kind == SQL_SUBQUERY) { /* IN's operand is the grouped query's */
+    if (!e || e->kind == SQL_SELECT) return;
+    char *t = sql_unparse(e);
+    int found = hcols_find(h, t) >= 0;
+    free(t);
+    if (found) return;
+    if (e->kind == SQL_SUBQUERY) { /* IN's operand is the grouped query's */
         hcols_aggs(h, sql_kid(e, 0));
         return;
     }
-    if (!e || e->kind == SQL_SELECT) return;
-    if (e->kind == SQL_FUNC && is_agg(e->s)) {
+    if (e->kind == SQL_FUNC && (is_agg(e->s) || is_window_aux(e))) {
         hcols_add(h, e);
         return;
     }
@@ -1517,17 +1577,17 @@ static void hcols_aggs(hcols *h, const sql_node *e)
 static sql_node *hcols_subst(plan *p, const hcols *h, const sql_node *e)
 {
     if (!e) return NULL;
-    if (e->kind == SQL_SUBQUERY) {
-        if (!sql_kid(e, 0)) return (sql_node *)e;
-        sql_node *n = sql_node_like(p->arena, e);
-        sql_node_add(p->arena, n, hcols_subst(p, h, sql_kid(e, 0)));
-        for (int i = 1; i < e->nkids; i++) sql_node_add(p->arena, n, e->kids[i]);
-        return n;
-    }
     if (e->kind == SQL_SELECT || e->kind == SQL_STAR) return (sql_node *)e;
     char *t = sql_unparse(e);
     int i = hcols_find(h, t);
     free(t);
+    if (i < 0 && e->kind == SQL_SUBQUERY) {
+        if (!sql_kid(e, 0)) return (sql_node *)e;
+        sql_node *n = sql_node_like(p->arena, e);
+        sql_node_add(p->arena, n, hcols_subst(p, h, sql_kid(e, 0)));
+        for (int k = 1; k < e->nkids; k++) sql_node_add(p->arena, n, e->kids[k]);
+        return n;
+    }
     for (int k = 0; i < 0 && e->kind == SQL_COL && k < h->ngroup; k++) /* k and t.k alike */
         if (h->e[k]->kind == SQL_COL && !strcasecmp(h->e[k]->s, e->s) &&
             (!e->s2 || !h->e[k]->s2 || !strcasecmp(e->s2, h->e[k]->s2)))
@@ -1542,21 +1602,129 @@ static sql_node *hcols_subst(plan *p, const hcols *h, const sql_node *e)
     return n;
 }
 
-/* SELECT items FROM f WHERE w GROUP BY g HAVING <with a subquery> becomes
- * SELECT items' FROM (SELECT g.., aggs.. FROM f WHERE w GROUP BY g) __h
- * WHERE having', the group expressions and aggregates read from __h: the
- * subquery is then one of WHERE, rewritten as above. */
-static int having_wrap(plan *p, const sql_node *sel, const sql_node **out)
+/* Does e have a subquery other than one of GROUP BY g's expressions (which
+ * the grouped query computes before grouping)? */
+static int has_sub_beyond(const sql_node *e, const sql_node *g)
+{
+    if (!e || !has_sub(e)) return 0;
+    char *t = sql_unparse(e);
+    int key = 0;
+    for (int i = 0; g && i < g->nkids && !key; i++) {
+        char *gt = sql_unparse(g->kids[i]);
+        key = !strcmp(gt, t);
+        free(gt);
+    }
+    free(t);
+    if (key) return 0;
+    if (e->kind == SQL_SUBQUERY) return 1;
+    for (int i = 0; i < e->nkids; i++)
+        if (has_sub_beyond(e->kids[i], g)) return 1;
+    return 0;
+}
+
+/* An aggregating SELECT (GROUP BY, HAVING or an aggregate in its items)
+ * whose HAVING or SELECT list has a subquery other than a GROUP BY
+ * expression: the subquery reads the groups, so it is answered after them. */
+static int needs_group_wrap(const sql_node *sel)
 {
     const sql_node *items = sql_kid(sel, 0), *group = sql_kid(sel, 3), *having = sql_kid(sel, 4);
+    int agg = group || having, beyond = has_sub(having);
+    for (int i = 0; items && i < items->nkids; i++) {
+        const sql_node *e = items->kids[i]->kids[0];
+        if (has_agg_call(e)) agg = 1;
+        if (has_sub_beyond(e, group)) beyond = 1;
+    }
+    return agg && beyond;
+}
+
+/* SELECT items FROM f WHERE w GROUP BY g HAVING h, with a subquery in h or
+ * in the items, becomes
+ * SELECT items' FROM (SELECT g.., aggs.. FROM f WHERE w GROUP BY g) __h
+ * WHERE h', the group expressions and aggregates read from __h: the
+ * subqueries are then ones of WHERE and the SELECT list, rewritten as above
+ * (WHERE's own stay in the grouped query). A group window (GROUP BY
+ * TUMBLE(ts, ...), ...) stays in the grouped query's GROUP BY and its
+ * auxiliary calls (TUMBLE_START(...), ...) become columns of __h. */
+/* The first of e's subqueries (not one of GROUP BY g's expressions) whose
+ * query names a column of the grouped query's tables `ls`. */
+static const sql_node *grouped_corr(plan *p, const leaves *ls, const sql_node *e,
+                                    const sql_node *g)
+{
+    if (!e || !has_sub_beyond(e, g)) return NULL;
+    if (e->kind == SQL_SUBQUERY) {
+        const sql_node *qry = sql_kid(e, 1);
+        if (qry && qry->kind == SQL_SELECT) {
+            leaves in = {0};
+            leaves_of(p, sql_kid(qry, 1), &in);
+            sq tq = {.p = p, .outer = ls};
+            int outer = 0;
+            for (int i = 0; i < qry->nkids && !outer; i++)
+                if (i != 1) outer = has_outer(&tq, &in, qry->kids[i]);
+            free(in.l);
+            if (outer) return e;
+        }
+        return grouped_corr(p, ls, sql_kid(e, 0), g);
+    }
+    for (int i = 0; i < e->nkids; i++) {
+        const sql_node *c = grouped_corr(p, ls, e->kids[i], g);
+        if (c) return c;
+    }
+    return NULL;
+}
+
+/* A group window's auxiliary call in e (not looking into subqueries). */
+static const sql_node *first_window_aux(const sql_node *e)
+{
+    if (!e || e->kind == SQL_SUBQUERY || e->kind == SQL_SELECT) return NULL;
+    if (is_window_aux(e)) return e;
+    for (int i = 0; i < e->nkids; i++) {
+        const sql_node *a = first_window_aux(e->kids[i]);
+        if (a) return a;
+    }
+    return NULL;
+}
+
+static int group_wrap(plan *p, const sql_node *sel, const sql_node **out)
+{
+    const sql_node *items = sql_kid(sel, 0), *group = sql_kid(sel, 3), *having = sql_kid(sel, 4);
+    /* a subquery reading the grouped rows' columns: Flink 2.3 plans none
+     * (NullPointerException, ArrayIndexOutOfBoundsException or "implicit type
+     * conversion between ... is not supported on join's condition now",
+     * depending on the query) */
+    leaves ls = {0};
+    leaves_of(p, sql_kid(sel, 1), &ls);
+    const sql_node *cs = grouped_corr(p, &ls, having, group);
+    for (int i = 0; !cs && i < items->nkids; i++)
+        cs = grouped_corr(p, &ls, items->kids[i]->kids[0], group);
+    free(ls.l);
+    if (cs)
+        return PERR(cs, "a subquery in HAVING or in the SELECT list of an aggregation that "
+                    "reads the grouped tables' columns is not supported (Flink 2.3 fails to "
+                    "plan it: \"implicit type conversion ... is not supported on join's "
+                    "condition now\" or an internal error)");
     hcols h = {0};
+    int window = 0;
     for (int i = 0; group && i < group->nkids; i++) {
-        if (group->kids[i]->kind == SQL_FUNC &&
-            (!strcasecmp(group->kids[i]->s, "TUMBLE") || !strcasecmp(group->kids[i]->s, "HOP") ||
-             !strcasecmp(group->kids[i]->s, "SESSION")))
-            return PERR(having, "a subquery in the HAVING clause of a group window is not "
-                        "supported");
-        hcols_add(&h, group->kids[i]);
+        if (group->kids[i]->kind == SQL_GSETS)
+            return PERR(group->kids[i], "a subquery in HAVING or the SELECT list of a query "
+                        "with GROUPING SETS, ROLLUP or CUBE is not supported");
+        if (is_group_window(group->kids[i])) window = 1;
+        else hcols_add(&h, group->kids[i]);
+    }
+    /* Flink 2.3's code generator has no auxiliary call there */
+    const sql_node *aux = window ? first_window_aux(having) : NULL;
+    for (int i = 0; window && !aux && i < items->nkids; i++)
+        aux = first_window_aux(items->kids[i]->kids[0]);
+    if (aux) {
+        for (int i = 0; i < h.n; i++) free(h.text[i]);
+        free(h.text);
+        free(h.e);
+        char up[32];
+        snprintf(up, sizeof up, "%s", aux->s);
+        for (char *c = up; *c; c++) *c = (char)(*c >= 'a' && *c <= 'z' ? *c - 32 : *c);
+        return PERR(aux, "Unsupported call: %s(TIMESTAMP(3)) (Flink 2.3 plans a group window "
+                    "with a subquery in HAVING or the SELECT list only without its auxiliary "
+                    "functions)", up);
     }
     h.ngroup = h.n;
     for (int i = 0; i < items->nkids; i++) hcols_aggs(&h, items->kids[i]->kids[0]);
@@ -1583,7 +1751,7 @@ static int having_wrap(plan *p, const sql_node *sel, const sql_node **out)
     }
     if (rc == SL_OK) {
         *out = select_of(p, sel, 0, outer_items, from_query(p, sel, inner, "__h", NULL),
-                         hcols_subst(p, &h, having), NULL);
+                         having ? hcols_subst(p, &h, having) : NULL, NULL);
         ((sql_node *)*out)->flags = sel->flags;
     }
     for (int i = 0; i < h.n; i++) free(h.text[i]);
@@ -1592,23 +1760,138 @@ static int having_wrap(plan *p, const sql_node *sel, const sql_node **out)
     return rc;
 }
 
+/* ---- GROUP BY with a subquery ----------------------------------------------------- */
+
+/* GROUP BY's expressions with a subquery, rewritten like the SELECT list's
+ * (joins added to the FROM before the grouping; the expression then reads
+ * their columns): the original text of each and what it became. */
+typedef struct gkeys {
+    char **text;
+    sql_node **e;
+    int n;
+} gkeys;
+
+static int group_keys(sq *q, const sql_node *group, sql_node **out, gkeys *gk)
+{
+    plan *p = q->p;
+    sql_node *l = mk(p, SQL_LIST, group);
+    for (int i = 0; i < group->nkids; i++) {
+        const sql_node *g = group->kids[i];
+        sql_node *e = (sql_node *)g;
+        if (has_sub(g)) {
+            if (g->kind == SQL_GSETS || is_group_window(g))
+                return PERR(first_sub(g), "a subquery inside %s is not supported",
+                            g->s);
+            if (scalars(q, g, &e) != SL_OK) return SL_ERR;
+            gk->text = sl_realloc(gk->text, sizeof *gk->text * (size_t)(gk->n + 1));
+            gk->e = sl_realloc(gk->e, sizeof *gk->e * (size_t)(gk->n + 1));
+            gk->text[gk->n] = sql_unparse(g);
+            gk->e[gk->n++] = e;
+        }
+        sql_node_add(p->arena, l, e);
+    }
+    *out = l;
+    return SL_OK;
+}
+
+/* A copy of e with each GROUP BY expression of gk (by its text) replaced by
+ * what it became. */
+static sql_node *gkeys_subst(plan *p, const gkeys *gk, const sql_node *e)
+{
+    if (!e || !has_sub(e)) return (sql_node *)e;
+    char *t = sql_unparse(e);
+    for (int i = 0; i < gk->n; i++)
+        if (!strcmp(gk->text[i], t)) {
+            free(t);
+            return gk->e[i];
+        }
+    free(t);
+    sql_node *n = sql_node_like(p->arena, e);
+    for (int k = 0; k < e->nkids; k++) sql_node_add(p->arena, n, gkeys_subst(p, gk, e->kids[k]));
+    return n;
+}
+
+/* ---- a subquery in a join's ON ----------------------------------------------------- */
+
+/* f with the ON conditions of its inner joins that have a subquery taken
+ * out into *lifted (for WHERE: the same rows, as an inner join's ON and
+ * WHERE filter alike, also on the preserved side of a LEFT join); `inner`:
+ * no outer join preserves rows above f other than as its left side. A
+ * subquery in an outer join's ON is refused. */
+static int lift_on(plan *p, const sql_node *f, int inner, const sql_node **out, sql_node ***lifted,
+                   int *n)
+{
+    *out = f;
+    if (!f || f->kind != SQL_FROM_JOIN) return SL_OK;
+    const sql_node *cond = sql_kid(f, 2);
+    int is_inner = !f->s || !strcasecmp(f->s, "INNER") || !strcasecmp(f->s, "CROSS");
+    int left = f->s && !strcasecmp(f->s, "LEFT");
+    const sql_node *l, *r;
+    if (lift_on(p, sql_kid(f, 0), inner && (is_inner || left), &l, lifted, n) != SL_OK ||
+        lift_on(p, sql_kid(f, 1), inner && is_inner, &r, lifted, n) != SL_OK)
+        return SL_ERR;
+    sql_node *ncond = (sql_node *)cond;
+    if (has_sub(cond)) {
+        if (!inner || !is_inner)
+            return PERR(first_sub(cond), "a subquery in the ON clause of a %s JOIN is not "
+                        "supported (in an inner join's ON it is)", is_inner ? "nested" : f->s);
+        const sql_node **c = NULL;
+        int nc = 0;
+        conjuncts(cond, &c, &nc);
+        sql_node **rest = sl_calloc((size_t)nc + 1, sizeof *rest);
+        int nr = 0;
+        for (int i = 0; i < nc; i++) {
+            if (has_sub(c[i])) {
+                *lifted = sl_realloc(*lifted, sizeof **lifted * (size_t)(*n + 1));
+                (*lifted)[(*n)++] = (sql_node *)c[i];
+            } else {
+                rest[nr++] = (sql_node *)c[i];
+            }
+        }
+        ncond = and_all(p, cond, rest, nr);
+        free(rest);
+        free(c);
+    }
+    if (l == sql_kid(f, 0) && r == sql_kid(f, 1) && ncond == cond) return SL_OK;
+    sql_node *j = sql_node_like(p->arena, f);
+    sql_node_add(p->arena, j, (sql_node *)l);
+    sql_node_add(p->arena, j, (sql_node *)r);
+    sql_node_add(p->arena, j, ncond);
+    for (int i = 3; i < f->nkids; i++) sql_node_add(p->arena, j, f->kids[i]);
+    *out = j;
+    return SL_OK;
+}
+
 int sql_subquery_rewrite(plan *p, const sql_node *sel, const sql_node **out)
 {
     *out = sel;
     const sql_node *items = sql_kid(sel, 0), *from = sql_kid(sel, 1), *where = sql_kid(sel, 2);
     if (!from) return SL_OK;
-    if (has_sub(sql_kid(sel, 3)))
-        return PERR(first_sub(sql_kid(sel, 3)), "a subquery in GROUP BY is not supported");
-    if (has_sub(sql_kid(sel, 4))) {
-        if (has_sub(where) || has_sub(items))
-            return PERR(first_sub(sql_kid(sel, 4)), "a subquery in HAVING together with one in "
-                        "WHERE or the SELECT list is not supported");
+    sql_node **lifted = NULL;
+    int nlifted = 0;
+    const sql_node *nfrom;
+    if (lift_on(p, from, 1, &nfrom, &lifted, &nlifted) != SL_OK) {
+        free(lifted);
+        return SL_ERR;
+    }
+    if (nlifted) { /* the same SELECT with those conditions ANDed to its WHERE */
+        sql_node *w = and_all(p, sel, lifted, nlifted);
+        if (where) w = bin(p, where, "AND", (sql_node *)where, w);
+        free(lifted);
+        sql_node *n = sql_node_like(p->arena, sel);
+        for (int i = 0; i < sel->nkids; i++)
+            sql_node_add(p->arena, n, i == 1 ? (sql_node *)nfrom : i == 2 ? w : sel->kids[i]);
+        return sql_subquery_rewrite(p, n, out);
+    }
+    if (needs_group_wrap(sel)) {
         const sql_node *w = NULL;
-        if (having_wrap(p, sel, &w) != SL_OK) return SL_ERR;
+        if (group_wrap(p, sel, &w) != SL_OK) return SL_ERR;
         return sql_subquery_rewrite(p, w, out);
     }
     int lateral = has_lateral(from);
-    int sub = has_sub(where) || has_sub(items) || lateral, comma = has_comma(from);
+    const sql_node *group = sql_kid(sel, 3);
+    int gsub = has_sub(group);
+    int sub = has_sub(where) || has_sub(items) || lateral || gsub, comma = has_comma(from);
     if (!sub && !comma) return SL_OK;
     const sql_node **w = NULL;
     int nw = 0;
@@ -1641,12 +1924,15 @@ int sql_subquery_rewrite(plan *p, const sql_node *sel, const sql_node **out)
         sql_node *nc;
         if ((rc = scalars(&q, w[i], &nc)) == SL_OK) keep(&q, nc);
     }
+    gkeys gk = {0};
+    sql_node *ngroup = (sql_node *)group;
+    if (rc == SL_OK && gsub) rc = group_keys(&q, group, &ngroup, &gk);
     if (rc == SL_OK && nitems != NULL && has_sub(nitems)) {
         sql_node *l = mk(p, SQL_LIST, items);
         for (int i = 0; rc == SL_OK && i < nitems->nkids; i++) {
             const sql_node *it = nitems->kids[i];
             sql_node *e;
-            if ((rc = scalars(&q, it->kids[0], &e)) != SL_OK) break;
+            if ((rc = scalars(&q, gkeys_subst(p, &gk, it->kids[0]), &e)) != SL_OK) break;
             sql_node *ni = mk(p, SQL_ITEM, it);
             /* the item keeps the name it had: the subquery's text is no name */
             ni->s = it->s ? it->s : NULL;
@@ -1670,10 +1956,14 @@ int sql_subquery_rewrite(plan *p, const sql_node *sel, const sql_node **out)
             if (i == 0) k = nitems;
             else if (i == 1) k = q.from;
             else if (i == 2) k = q.nkeep ? and_all(p, sel, q.keep, q.nkeep) : NULL;
+            else if (i == 3) k = ngroup;
             sql_node_add(p->arena, n, (sql_node *)k);
         }
         *out = n;
     }
+    for (int i = 0; i < gk.n; i++) free(gk.text[i]);
+    free(gk.text);
+    free(gk.e);
     free(q.keep);
     free(cw.used);
     free(w);

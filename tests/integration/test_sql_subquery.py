@@ -347,6 +347,66 @@ def model(name, f):
         for pr, n in collections.Counter(r["prod"] for r in o).items():
             if in3(pr, dear) is False:
                 out[(pr, n)] += 1
+    elif name == "group_by_scalar":  # per customer (NULL too), beside the dearest price
+        mx = max(pp["price"] for pp in p)
+        for cu, n in collections.Counter(r["cust"] for r in o).items():
+            out[(cu, mx, n)] += 1
+    elif name in ("group_by_in", "group_by_in_updating"):  # TRUE / FALSE / NULL groups
+        if name == "group_by_in":
+            vals = [b["cust"] for b in f["blocked_null"]]
+        else:  # customers with more than 20 orders (the subquery's rows come and go)
+            vals = [cu for cu, n in collections.Counter(r["cust"] for r in o).items() if n > 20]
+        for b, n in collections.Counter(in3(r["cust"], vals) for r in o).items():
+            out[(b, n)] += 1
+    elif name == "group_by_exists_corr":
+        north = {cc["cust"] for cc in c if cc["region"] == "north"}
+        tot = {}
+        for r in o:
+            g = "n" if r["cust"] in north else "o"
+            tot.setdefault(g, None)
+            if r["amount"] is not None:
+                tot[g] = (tot[g] or 0) + r["amount"]
+        for g, t in tot.items():
+            out[(g, t)] += 1
+    elif name == "having_beside_where":  # unblocked orders per product, the busy products
+        blocked = [b["cust"] for b in f["blocked"]]
+        n = collections.Counter(r["prod"] for r in o if in3(r["cust"], blocked) is False)
+        for pr, k in n.items():
+            if k > len(o) // 12:
+                out[(pr, k)] += 1
+    elif name == "having_beside_select":  # northern customers' totals less the cheapest price
+        north = [cc["cust"] for cc in c if cc["region"] == "north"]
+        lo = min(pp["price"] for pp in p)
+        tot = {}
+        for r in o:
+            tot.setdefault(r["cust"], None)
+            if r["amount"] is not None:
+                tot[r["cust"]] = (tot[r["cust"]] or 0) + r["amount"]
+        for cu, t in tot.items():
+            if in3(cu, north):
+                out[(cu, None if t is None else t - lo)] += 1
+    elif name == "scalar_count_expr":  # COUNT inside an expression: 1 for no rows, not NULL
+        for cc in c:
+            big = [r["amount"] for r in o if eq(r["cust"], cc["cust"]) and
+                   r["amount"] is not None and r["amount"] > 250]
+            out[(cc["cust"], len(big) + 1, len(big) * 1000 + (max(big) if big else 0))] += 1
+    elif name == "lateral_count":  # COUNT of an aggregating LATERAL: 0 for no rows
+        for cc in c:
+            big = [r["amount"] for r in o if eq(r["cust"], cc["cust"]) and
+                   r["amount"] is not None and r["amount"] > 250]
+            # Flink 2.3: the aggregate grouped by the correlation column, so NULL (not 0)
+            out[(cc["cust"], len(big) or None, len(big) + max(big) if big else None)] += 1
+    elif name == "ne_lateral_count":
+        for pp in p:
+            n = sum(1 for r in o if eq(r["prod"], pp["prod"]) and r["amount"] is not None
+                    and r["amount"] < pp["price"] * 2)
+            out[(pp["prod"], n or None)] += 1
+    elif name == "scalar_in_join_on":  # an inner join's ON with a scalar subquery
+        avg = sum(pp["price"] for pp in p) / len(p)
+        for r in o:
+            for pp in p:
+                if eq(r["prod"], pp["prod"]) and pp["price"] > avg:
+                    out[(r["id"], pp["pname"])] += 1
     else:
         raise KeyError(name)
     return out
@@ -492,6 +552,48 @@ QUERIES = {
                       "HAVING SUM(amount) > (SELECT AVG(amount) * 5 FROM orders)"),
     "having_not_in": ("prod INT, n BIGINT", "SELECT prod, COUNT(*) AS n FROM orders GROUP BY prod "
                       "HAVING prod NOT IN (SELECT prod FROM prods WHERE price > 25)"),
+    # subqueries in GROUP BY: joined to the rows before the grouping
+    "group_by_scalar": ("cust INT, m INT, n BIGINT",
+                        "SELECT cust, (SELECT MAX(price) FROM prods) AS m, COUNT(*) AS n "
+                        "FROM orders GROUP BY cust, (SELECT MAX(price) FROM prods)"),
+    "group_by_in": ("b BOOLEAN, n BIGINT",
+                    "SELECT cust IN (SELECT cust FROM blocked_null) AS b, COUNT(*) AS n "
+                    "FROM orders GROUP BY cust IN (SELECT cust FROM blocked_null)"),
+    "group_by_in_updating": ("b BOOLEAN, n BIGINT",
+                             "SELECT cust IN (SELECT cust FROM (SELECT cust, COUNT(*) AS c "
+                             "FROM orders GROUP BY cust) WHERE c > 20) AS b, COUNT(*) AS n "
+                             "FROM orders GROUP BY cust IN (SELECT cust FROM (SELECT cust, "
+                             "COUNT(*) AS c FROM orders GROUP BY cust) WHERE c > 20)"),
+    "group_by_exists_corr": ("g STRING, s INT",
+                             "SELECT CASE WHEN EXISTS (SELECT 1 FROM custs c WHERE c.cust = o.cust "
+                             "AND c.region = 'north') THEN 'n' ELSE 'o' END AS g, SUM(amount) AS s "
+                             "FROM orders o GROUP BY CASE WHEN EXISTS (SELECT 1 FROM custs c "
+                             "WHERE c.cust = o.cust AND c.region = 'north') THEN 'n' ELSE 'o' END"),
+    # HAVING with a subquery beside WHERE's and the SELECT list's
+    "having_beside_where": ("prod INT, n BIGINT",
+                            "SELECT prod, COUNT(*) AS n FROM orders WHERE cust NOT IN (SELECT cust "
+                            "FROM blocked) GROUP BY prod HAVING COUNT(*) > "
+                            "(SELECT COUNT(*) FROM orders) / 12"),
+    "having_beside_select": ("cust INT, d INT",
+                             "SELECT cust, SUM(amount) - (SELECT MIN(price) FROM prods) AS d "
+                             "FROM orders GROUP BY cust HAVING cust IN (SELECT cust FROM custs "
+                             "WHERE region = 'north')"),
+    "scalar_count_expr": ("cust INT, n BIGINT, m INT",
+                          "SELECT c.cust, (SELECT COUNT(*) + 1 FROM orders o WHERE o.cust = c.cust "
+                          "AND o.amount > 250) AS n, (SELECT COUNT(*) * 1000 + COALESCE(MAX("
+                          "o.amount), 0) FROM orders o WHERE o.cust = c.cust AND o.amount > 250) "
+                          "AS m FROM custs c"),
+    "lateral_count": ("cust INT, n BIGINT, m BIGINT",
+                      "SELECT c.cust, x.n, x.m FROM custs c LEFT JOIN LATERAL (SELECT COUNT(*) AS n, "
+                      "COUNT(*) + MAX(o.amount) AS m FROM orders o WHERE o.cust = c.cust "
+                      "AND o.amount > 250) x ON TRUE"),
+    "ne_lateral_count": ("prod INT, n BIGINT",
+                         "SELECT p.prod, n FROM prods p LEFT JOIN LATERAL (SELECT COUNT(*) AS n "
+                         "FROM orders o WHERE o.prod = p.prod AND o.amount < p.price * 2) AS x "
+                         "ON TRUE"),
+    "scalar_in_join_on": ("id BIGINT, pname STRING",
+                          "SELECT o.id, p.pname FROM orders o JOIN prods p ON o.prod = p.prod "
+                          "AND p.price > (SELECT AVG(price) FROM prods)"),
     # a parenthesised join as a join's right side
     "paren_join": ("id BIGINT, region STRING, pname STRING",
                    "SELECT o.id, c.region, p.pname FROM custs c JOIN (orders o JOIN prods p "
@@ -542,16 +644,17 @@ def test_joins_and_subqueries_match_a_model(cluster, workdir, parallelism):
 
 
 REFUSED = [
-    ("SELECT id FROM orders o WHERE amount > (SELECT COUNT(*) + 1 FROM blocked b "
+    ("SELECT cust, COUNT(*) FROM orders o GROUP BY cust HAVING EXISTS (SELECT 1 FROM blocked b "
      "WHERE b.cust = o.cust)",
-     "line 7, column 40: a correlated scalar subquery with COUNT inside an expression is not "
-     "supported"),
+     "line 7, column 58: a subquery in HAVING or in the SELECT list of an aggregation that reads "
+     "the grouped tables' columns is not supported"),
+    ("SELECT o.id FROM orders o LEFT JOIN prods p ON o.prod = p.prod AND p.price > "
+     "(SELECT AVG(price) FROM prods)",
+     "line 7, column 78: a subquery in the ON clause of a LEFT JOIN is not supported"),
     ("SELECT id FROM orders WHERE cust IN (SELECT cust, why FROM blocked)",
      "line 7, column 29: Values passed to IN operator must have compatible types"),
     ("SELECT id FROM orders WHERE amount > (SELECT cust FROM blocked)",
      "line 7, column 38: a scalar subquery must be an aggregate without GROUP BY"),
-    ("SELECT cust, COUNT(*) FROM orders GROUP BY cust, (SELECT COUNT(*) FROM blocked)",
-     "line 7, column 50: a subquery in GROUP BY is not supported"),
 ]
 
 
