@@ -1012,6 +1012,15 @@ static int add_agg(plan *p, aggctx *c, const sql_node *e, const char *alias, cha
                     "JsonArrayAggFunction.Accumulator, java.lang.Iterable)",
                     e->s2 && !strncasecmp(e->s2, "NULL", 4) ? "NULL" : "ABSENT");
     }
+    if (c->wspec && c->in->updating &&
+        (!strcasecmp(e->s, "MIN") || !strcasecmp(e->s, "MAX") || (e->flags & SQL_F_DISTINCT) ||
+         !strcasecmp(e->s, "JSON_ARRAYAGG") || !strcasecmp(e->s, "JSON_OBJECTAGG"))) {
+        /* the window operator undoes counts, sums and COLLECT's copies */
+        free(txt);
+        return PERR(e, "%s%s in a group window over an updating input (produced by %s) is not "
+                    "supported yet (COUNT, SUM, AVG and COLLECT are)", e->s,
+                    e->flags & SQL_F_DISTINCT ? "(DISTINCT ...)" : "", c->in->updater);
+    }
     if (cond && has_agg(cond)) {
         free(txt);
         return PERR(cond, "aggregate functions are not allowed in FILTER (WHERE ...)");
@@ -1309,7 +1318,9 @@ static int agg_window_input(plan *p, const sql_node *sel, const sql_node *from, 
         free(in->alias);
         in->alias = sl_strdup(from->s2 ? from->s2 : tref->s);
     }
-    if (in->updating)
+    /* a group window takes the retractions, as Flink 2.3's does (the window
+     * operator's "input-changelog": "retract") */
+    if (in->updating && !done)
         return PERR(from, "a window TVF over an updating input (produced by %s) is not "
                     "supported", in->updater);
     static const char *const added[] = {"window_start", "window_end", "window_time"};
@@ -1508,7 +1519,7 @@ static void agg_vertex(plan *p, const aggctx *c, rel *in, int window, const char
     json_object_set_new(cfg, "aggregates", aggs);
     if (window && !proctime) json_object_set_new(cfg, "allowed-lateness", json_string("0 s"));
     if (!window && sqlp_ttl_set(p)) json_object_set_new(cfg, "table.exec.state.ttl", json_string(p->ttl));
-    if (!window && in->updating) json_object_set_new(cfg, "input-changelog", json_string("retract"));
+    if (in->updating) json_object_set_new(cfg, "input-changelog", json_string("retract"));
     for (int k = 0; k < c->nkeys; k++) {
         int ci = sl_schema_find(&in->sch, c->keys[k]);
         sl_schema_add_dt(&aggout, c->keys[k],
@@ -1547,7 +1558,11 @@ static void agg_vertex(plan *p, const aggctx *c, rel *in, int window, const char
     in->rowtime = window ? sl_strdup("window_time") : NULL;
     in->proctime = NULL;
     in->windowed = window && !proctime ? 1 + ltz : 0;
-    if (!window) {
+    if (window) { /* a window's results are final: insert-only */
+        in->updating = 0;
+        free(in->updater);
+        in->updater = NULL;
+    } else {
         in->updating = 1;
         free(in->updater);
         sql_sbuf u = {0};
