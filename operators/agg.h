@@ -81,7 +81,8 @@
  * gives a row's value when it counts) and fills the result's bytes, as for
  * STRING MIN/MAX; sl_agg_add, sl_agg_retract and sl_agg_merge leave it
  * alone, and such lists are not mergeable. Only an operator that sets
- * allow_collect before parsing takes it (group_aggregate). "COLLECT(DISTINCT
+ * allow_collect before parsing takes it (group_aggregate, window, over_aggregate;
+ * operators/agg_kept.c reads kept values back). "COLLECT(DISTINCT
  * col)" sets kept_distinct: the caller writes each value once.
  * "JSON_ARRAYAGG(col)" (Flink's ABSENT ON NULL) is kept the same way: a
  * STRING NOT NULL, the JSON array of the non-NULL values in the order they

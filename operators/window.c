@@ -13,7 +13,8 @@
  *                                   global window per period
  *   "aggregates":       ["COUNT(*) AS cnt", "SUM(price) AS total"]
  *                       COUNT(*), COUNT(1), COUNT(col), SUM, MIN, MAX,
- *                       AVG (operators/agg.c parses them, with
+ *                       AVG, COLLECT, JSON_ARRAYAGG, JSON_OBJECTAGG,
+ *                       user functions (operators/agg.c parses them, with
  *                       "group-by": sl_agg_plan_options); empty or absent
  *                       with group-by keys: one row per key and window, a
  *                       distinct per window (Flink's window aggregate with
@@ -21,6 +22,8 @@
  *   "allowed-lateness": "0 s"
  *   "time":             "event" (default) | "processing" (TUMBLE, HOP and
  *                                   SESSION)
+ *   "input-changelog":  "insert-only" (default) | "retract": -U/-D rows
+ *                                   take rows out again (see "Retractions")
  *   "time-attribute":   "timestamp" (default) | "ltz": the time attribute
  *                                   is a TIMESTAMP_LTZ (or processing
  *                                   time); see "Zones" below
@@ -96,6 +99,28 @@
  * with DISTINCT are not sliced (slices would merge accumulators whose sets
  * overlap) and SESSION windows refuse DISTINCT. FILTER (WHERE flag) items
  * count only rows whose flag is TRUE.
+ *
+ * Kept values. COLLECT [DISTINCT], JSON_ARRAYAGG (TUMBLE windows only, as
+ * Flink: its values keep their arrival order, which no merge could keep) and
+ * JSON_OBJECTAGG keep their values in "window-kept", per key: namespace =
+ * window | aggregate index u8 | the value's bytes (COLLECT, -> i64 copies),
+ * its sequence number (JSON_ARRAYAGG, u64 big endian, the next one in the
+ * accumulator's slot, -> the value's JSON text) or the JSON key (-> the
+ * member's text); operators/agg_kept.c reads them back and builds the
+ * result when the window fires (one scan of the key's entries). A row costs
+ * one get and put per item. Such windows are not sliced. Merging sessions
+ * move the merged windows' entries into the new one (COLLECT's copies add
+ * up; a JSON_OBJECTAGG key present in two sessions keeps one of the
+ * members, as Flink's merge puts one map into the other); a row whose key is
+ * already in the window fails the job, as in Flink. They go with the
+ * window's entry.
+ *
+ * Retractions. With "input-changelog": "retract" (a group window over an
+ * anti join, which Flink 2.3 plans) a -U/-D row is assigned to its windows
+ * like any row and taken out of their accumulators (sl_agg_retract) and
+ * COLLECT's copies; +U adds. A window whose row count is 0 when it fires
+ * emits nothing (Flink's record counter). COUNT, SUM, AVG and COLLECT are
+ * retractable so; MIN/MAX, DISTINCT and the JSON aggregates are refused.
  *
  * Two phases. With "phase": "global" the input is a local_aggregate's
  * (operators/local_aggregate.c): per key and slice a partial accumulator

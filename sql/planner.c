@@ -827,6 +827,7 @@ typedef struct aggctx {
     const rel *in;
     int window;      /* window_start/window_end/window_time are outputs */
     const char *wspec; /* the window ("HOP(...)"; borrowed), NULL for a GROUP BY */
+    int groupwin;    /* the window is a group window (GROUP BY TUMBLE(...), plan_groupwin.c) */
 } aggctx;
 
 static void aggctx_free(aggctx *c)
@@ -893,7 +894,7 @@ static int add_udf_agg(plan *p, aggctx *c, const sql_node *e, const sl_udf_sig *
     if (nargs != u->nargs)
         return PERR(e, "%s takes %d argument%s, not %d", e->s, u->nargs,
                     u->nargs == 1 ? "" : "s", nargs);
-    if (!c->window && c->in->updating && !u->retract)
+    if (c->in->updating && !u->retract)
         return PERR(e, "%s declares no retract, so it cannot aggregate an updating input "
                     "(declare \"retract\" in SL_UDF_AGGREGATE and give it retract)", e->s);
     if (cond && has_agg(cond)) return PERR(cond, "aggregate functions are not allowed in FILTER (WHERE ...)");
@@ -969,6 +970,61 @@ static int add_udf_agg(plan *p, aggctx *c, const sql_node *e, const sl_udf_sig *
     return SL_OK;
 }
 
+/* The Java class Flink's legacy group window passes a value of type t in
+ * (its default conversion class), for its messages. */
+static const char *java_class(sl_type t)
+{
+    switch (t) {
+    case SL_T_BOOLEAN: return "java.lang.Boolean";
+    case SL_T_TINYINT: return "java.lang.Byte";
+    case SL_T_SMALLINT: return "java.lang.Short";
+    case SL_T_INT: return "java.lang.Integer";
+    case SL_T_BIGINT: return "java.lang.Long";
+    case SL_T_FLOAT: return "java.lang.Float";
+    case SL_T_DOUBLE: return "java.lang.Double";
+    case SL_T_DECIMAL: return "java.math.BigDecimal";
+    case SL_T_DATE: return "java.time.LocalDate";
+    case SL_T_TIME: return "java.time.LocalTime";
+    case SL_T_TIMESTAMP: return "java.time.LocalDateTime";
+    case SL_T_BYTES: return "byte[]";
+    default: return sl_type_name(t);
+    }
+}
+
+/* JSON_ARRAYAGG / JSON_OBJECTAGG call e in a window aggregation, its value
+ * of type at (JSON_OBJECTAGG: the pre-projected column vcol): refused where
+ * Flink 2.3 refuses it, with its words. A group window's code passes the
+ * value as its Java class, for which the functions have no accumulate
+ * unless it is a STRING; a window other than TUMBLE merges accumulators,
+ * and JsonArrayAggFunction has no merge. */
+static int json_agg_window_check(plan *p, const aggctx *c, const sql_node *e, int jobj,
+                                 sl_type at, const char *vcol)
+{
+    static const char cls[] = "org.apache.flink.table.runtime.functions.aggregate.";
+    const char *on = e->s2 ? (!strncasecmp(e->s2, "NULL", 4) ? "NULL" : "ABSENT")
+                           : (jobj ? "NULL" : "ABSENT");
+    if (jobj && vcol) { /* the value's type */
+        int ci = sl_schema_find(&c->in->sch, vcol);
+        at = ci >= 0 ? c->in->sch.fields[ci].type : SL_T_NULL;
+        for (int i = 0; ci < 0 && i < c->npre; i++)
+            if (!strcmp(c->pre[i].name, vcol)) at = c->pre[i].type;
+    }
+    const char *fn = jobj ? "JsonObjectAggFunction" : "JsonArrayAggFunction";
+    if (c->groupwin && at != SL_T_STRING)
+        return PERR(e, "Could not find an implementation method 'accumulate' in class '%s%s' for "
+                    "function '%s_%s_ON_NULL' that matches the following signature: void "
+                    "accumulate(%s%s.Accumulator, %s%s)", cls, fn,
+                    jobj ? "JSON_OBJECTAGG" : "JSON_ARRAYAGG", on, cls, fn,
+                    jobj ? "org.apache.flink.table.data.StringData, " : "", java_class(at));
+    if (!jobj && strncasecmp(c->wspec, "TUMBLE", 6))
+        /* Flink plans HOP, CUMULATE and SESSION windows with merged accumulators,
+         * and its JsonArrayAggFunction has no merge */
+        return PERR(e, "Could not find an implementation method 'merge' in class '%s%s' for "
+                    "function 'JSON_ARRAYAGG_%s_ON_NULL' that matches the following signature: "
+                    "void merge(%s%s.Accumulator, java.lang.Iterable)", cls, fn, on, cls, fn);
+    return SL_OK;
+}
+
 /* Register aggregate call e; its output column name into *name. */
 static int add_agg(plan *p, aggctx *c, const sql_node *e, const char *alias, char **name)
 {
@@ -1000,17 +1056,6 @@ static int add_agg(plan *p, aggctx *c, const sql_node *e, const char *alias, cha
     if (e->s2 && !jobj && strcasecmp(e->s, "JSON_ARRAYAGG")) {
         free(txt);
         return PERR(e, "%s takes no ON NULL clause", e->s);
-    }
-    if (c->wspec && !strcasecmp(e->s, "JSON_ARRAYAGG") && strncasecmp(c->wspec, "TUMBLE", 6)) {
-        /* Flink plans HOP, CUMULATE and SESSION windows with merged accumulators,
-         * and its JsonArrayAggFunction has no merge: its words */
-        free(txt);
-        return PERR(e, "Could not find an implementation method 'merge' in class "
-                    "'org.apache.flink.table.runtime.functions.aggregate.JsonArrayAggFunction' for "
-                    "function 'JSON_ARRAYAGG_%s_ON_NULL' that matches the following signature: "
-                    "void merge(org.apache.flink.table.runtime.functions.aggregate."
-                    "JsonArrayAggFunction.Accumulator, java.lang.Iterable)",
-                    e->s2 && !strncasecmp(e->s2, "NULL", 4) ? "NULL" : "ABSENT");
     }
     if (c->wspec && c->in->updating &&
         (!strcasecmp(e->s, "MIN") || !strcasecmp(e->s, "MAX") || (e->flags & SQL_F_DISTINCT) ||
@@ -1098,6 +1143,14 @@ static int add_agg(plan *p, aggctx *c, const sql_node *e, const char *alias, cha
         free(arg);
         free(varg);
         return vbad == 2 ? SL_ERR : PERR(e->kids[1], "aggregate functions cannot be nested");
+    }
+    if (c->wspec && (jobj || !strcasecmp(e->s, "JSON_ARRAYAGG")) &&
+        json_agg_window_check(p, c, e, jobj, at, varg) != SL_OK) {
+        free(txt);
+        free(fcol);
+        free(arg);
+        free(varg);
+        return SL_ERR;
     }
     if (c->n == c->cap) {
         c->cap = c->cap ? c->cap * 2 : 8;
@@ -1595,6 +1648,7 @@ static int plan_aggregate(plan *p, const sql_node *sel, rel *out)
     c.in = &in;
     c.window = window;
     c.wspec = window ? spec : NULL;
+    c.groupwin = window && sqlp_joins_find(p, sql_kid(from, 0)) != NULL;
     /* the pre-projection starts as all input columns */
     c.npre = (int)in.sch.n;
     c.pre = sl_calloc(in.sch.n + 1, sizeof(item));

@@ -308,3 +308,47 @@ def test_window_collect_state_across_savepoint_on_rocksdb(make_cluster, workdir)
     assert got == want
     assert 0 < len(first) < len(want)  # stopped with windows still to come
     assert late_dropped(c, jid2) == 0
+
+
+G5 = "TUMBLE(ts, INTERVAL '5' SECOND)"
+REFUSALS = [
+    # Flink 2.3's group window passes a non-STRING value as its Java class, for which
+    # JsonArrayAggFunction / JsonObjectAggFunction have no accumulate
+    (f"SELECT JSON_ARRAYAGG(v) FROM ev GROUP BY {G5}", "JSON_ARRAYAGG(v)",
+     "Could not find an implementation method 'accumulate' in class 'org.apache.flink.table."
+     "runtime.functions.aggregate.JsonArrayAggFunction' for function "
+     "'JSON_ARRAYAGG_ABSENT_ON_NULL' that matches the following signature: void accumulate("
+     "org.apache.flink.table.runtime.functions.aggregate.JsonArrayAggFunction.Accumulator, "
+     "java.lang.Integer)"),
+    (f"SELECT JSON_OBJECTAGG(KEY k VALUE id) FROM ev GROUP BY HOP(ts, INTERVAL '1' SECOND, "
+     "INTERVAL '2' SECOND)", "JSON_OBJECTAGG(",
+     "for function 'JSON_OBJECTAGG_NULL_ON_NULL' that matches the following signature: void "
+     "accumulate(org.apache.flink.table.runtime.functions.aggregate.JsonObjectAggFunction."
+     "Accumulator, org.apache.flink.table.data.StringData, java.lang.Long)"),
+    # ... and a window that merges accumulators has no JSON_ARRAYAGG
+    ("SELECT JSON_ARRAYAGG(s) FROM ev GROUP BY SESSION(ts, INTERVAL '1' SECOND)",
+     "JSON_ARRAYAGG(s)", "Could not find an implementation method 'merge' in class "
+     "'org.apache.flink.table.runtime.functions.aggregate.JsonArrayAggFunction' for function "
+     "'JSON_ARRAYAGG_ABSENT_ON_NULL'"),
+    (f"SELECT {WIN}, JSON_ARRAYAGG(v NULL ON NULL) FROM TABLE(CUMULATE(TABLE ev, DESCRIPTOR(ts), "
+     f"INTERVAL '1' SECOND, INTERVAL '2' SECOND)) GROUP BY {WIN}", "JSON_ARRAYAGG(v",
+     "for function 'JSON_ARRAYAGG_NULL_ON_NULL' that matches the following signature: void "
+     "merge("),
+    # over retractions the window undoes COUNT, SUM, AVG and COLLECT only
+    (f"SELECT MAX(v) FROM ev e WHERE NOT EXISTS (SELECT 1 FROM ev f WHERE f.id = e.id + 1) "
+     f"GROUP BY {G5}", "MAX(v)", "MAX in a group window over an updating input (produced by "),
+    (f"SELECT COLLECT(DISTINCT s) FROM ev e WHERE NOT EXISTS (SELECT 1 FROM ev f WHERE f.id = "
+     f"e.id + 1) GROUP BY {G5}", "COLLECT(DISTINCT", "COLLECT(DISTINCT ...) in a group window "
+     "over an updating input"),
+]
+
+
+@pytest.mark.parametrize("i", range(len(REFUSALS)))
+def test_refusals_name_the_place(cluster, workdir, i):
+    query, at, msg = REFUSALS[i]
+    head = DDL.format(p=1, src=workdir) + "\n"
+    line = head.count("\n") + 1
+    r = run_sql(cluster, workdir, "bad.sql", head + query + ";\n")
+    assert r.returncode != 0
+    err = r.stdout + r.stderr
+    assert f"line {line}, column {query.index(at) + 1}: " in err and msg in err, err
