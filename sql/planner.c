@@ -1372,8 +1372,11 @@ static int agg_window_input(plan *p, const sql_node *sel, const sql_node *from, 
         in->alias = sl_strdup(from->s2 ? from->s2 : tref->s);
     }
     /* a group window takes the retractions, as Flink 2.3's does (the window
-     * operator's "input-changelog": "retract") */
-    if (in->updating && !done)
+     * operator's "input-changelog": "retract"); a TVF over a join's
+     * materialized time attribute gets Flink's words below */
+    bool mat = (in->mrowtime && !strcasecmp(in->mrowtime, desc->s)) ||
+               (in->mproctime && !strcasecmp(in->mproctime, desc->s));
+    if (in->updating && !done && !mat)
         return PERR(from, "a window TVF over an updating input (produced by %s) is not "
                     "supported", in->updater);
     static const char *const added[] = {"window_start", "window_end", "window_time"};
