@@ -119,8 +119,9 @@
  * anti join, which Flink 2.3 plans) a -U/-D row is assigned to its windows
  * like any row and taken out of their accumulators (sl_agg_retract) and
  * COLLECT's copies; +U adds. A window whose row count is 0 when it fires
- * emits nothing (Flink's record counter). COUNT, SUM, AVG and COLLECT are
- * retractable so; MIN/MAX, DISTINCT and the JSON aggregates are refused.
+ * emits nothing (Flink's record counter). COUNT, SUM, AVG and COLLECT
+ * [DISTINCT] (its copies are counted) are retractable so; MIN/MAX, the other
+ * DISTINCT aggregates and the JSON aggregates are refused.
  *
  * Two phases. With "phase": "global" the input is a local_aggregate's
  * (operators/local_aggregate.c): per key and slice a partial accumulator
@@ -605,11 +606,10 @@ static void *win_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
         }
         /* over retractions: what the accumulator and COLLECT's counts undo */
         if (pl->retract_input && (a->fn == SL_AGG_MIN || a->fn == SL_AGG_MAX || a->distinct ||
-                                  a->kept_distinct || a->fn == SL_AGG_JSON_ARRAYAGG ||
-                                  a->fn == SL_AGG_JSON_OBJECTAGG)) {
+                                  a->fn == SL_AGG_JSON_ARRAYAGG || a->fn == SL_AGG_JSON_OBJECTAGG)) {
             sl_seterr(err, errlen, "vertex '%s': aggregate %d '%s' over a retracting input "
                       "(\"input-changelog\": \"retract\") is not supported in a window yet "
-                      "(COUNT, SUM, AVG and COLLECT are)", vid, i + 1, a->text);
+                      "(COUNT, SUM, AVG and COLLECT [DISTINCT] are)", vid, i + 1, a->text);
             goto fail;
         }
     }

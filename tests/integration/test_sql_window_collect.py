@@ -211,13 +211,14 @@ def test_group_windows_over_an_anti_join_take_its_retractions(cluster, workdir, 
     outs = {x: os.path.join(workdir, "out-" + x) for x in ("t", "h")}
     r = run_sql(cluster, workdir, "anti.sql", ANTI.format(p=p, n=n, src=write_events(
         workdir, "e", rows)) + f"""
-CREATE TABLE ot (k STRING, ws TIMESTAMP(3), c BIGINT, sv INT, cs MULTISET<STRING>)
+CREATE TABLE ot (k STRING, ws TIMESTAMP(3), c BIGINT, sv INT, cs MULTISET<STRING>,
+                 ds MULTISET<STRING>)
   WITH ('connector' = 'filesystem', 'path' = '{outs["t"]}', 'format' = 'json');
 CREATE TABLE oh (ws TIMESTAMP(3), c BIGINT, av INT, ck MULTISET<STRING>)
   WITH ('connector' = 'filesystem', 'path' = '{outs["h"]}', 'format' = 'json');
 EXECUTE STATEMENT SET BEGIN
-INSERT INTO ot SELECT e.k, TUMBLE_START(e.ts, INTERVAL '3' SECOND), COUNT(*), SUM(e.v), COLLECT(e.s)
-  {KEEP} GROUP BY TUMBLE(e.ts, INTERVAL '3' SECOND), e.k;
+INSERT INTO ot SELECT e.k, TUMBLE_START(e.ts, INTERVAL '3' SECOND), COUNT(*), SUM(e.v), COLLECT(e.s),
+    COLLECT(DISTINCT e.s) {KEEP} GROUP BY TUMBLE(e.ts, INTERVAL '3' SECOND), e.k;
 INSERT INTO oh SELECT HOP_START(e.ts, INTERVAL '1' SECOND, INTERVAL '2' SECOND), COUNT(*),
     AVG(e.v), COLLECT(e.k)
   {KEEP} GROUP BY HOP(e.ts, INTERVAL '1' SECOND, INTERVAL '2' SECOND);
@@ -231,10 +232,11 @@ END;
     for (s, e), ws in windows_model(kept, tumble(3 * SEC))[0].items():
         for k, krs in by_key(ws).items():
             vs = [x[2] for x in krs if x[2] is not None]
-            want[(k, s)] = (len(krs), sum(vs) if vs else None, multiset(x[3] for x in krs))
+            cs = multiset(x[3] for x in krs)
+            want[(k, s)] = (len(krs), sum(vs) if vs else None, cs, {x: 1 for x in cs})
     got = read_json(outs["t"])
     assert all(x.get("op", "+I") == "+I" for x in got)
-    assert {(x["k"], ms(x["ws"])): (x["c"], x["sv"], x["cs"]) for x in got} == want
+    assert {(x["k"], ms(x["ws"])): (x["c"], x["sv"], x["cs"], x["ds"]) for x in got} == want
     assert len(got) == len(want)
 
     def avg(vs):  # AVG of INT: the sum divided, truncated toward zero
@@ -337,8 +339,8 @@ REFUSALS = [
     # over retractions the window undoes COUNT, SUM, AVG and COLLECT only
     (f"SELECT MAX(v) FROM ev e WHERE NOT EXISTS (SELECT 1 FROM ev f WHERE f.id = e.id + 1) "
      f"GROUP BY {G5}", "MAX(v)", "MAX in a group window over an updating input (produced by "),
-    (f"SELECT COLLECT(DISTINCT s) FROM ev e WHERE NOT EXISTS (SELECT 1 FROM ev f WHERE f.id = "
-     f"e.id + 1) GROUP BY {G5}", "COLLECT(DISTINCT", "COLLECT(DISTINCT ...) in a group window "
+    (f"SELECT SUM(DISTINCT v) FROM ev e WHERE NOT EXISTS (SELECT 1 FROM ev f WHERE f.id = "
+     f"e.id + 1) GROUP BY {G5}", "SUM(DISTINCT", "SUM(DISTINCT ...) in a group window "
      "over an updating input"),
     # a window TVF over the anti join: its ts is no time attribute (Flink's words)
     (f"SELECT {WIN}, COUNT(*) FROM TABLE(TUMBLE(TABLE anti, DESCRIPTOR(ts), INTERVAL '5' SECOND)) "
