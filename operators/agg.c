@@ -398,8 +398,9 @@ int sl_agg_list_add(sl_agg_list *l, const char *text, int item, const sl_schema 
     if (parse_item(text, in, l->udfs, &a, name, sizeof name, perr, sizeof perr) != SL_OK)
         return sl_seterr(err, errlen, "aggregate %d '%s': %s", item, text, perr);
     if (sl_agg_kept(&a) && !l->allow_collect)
-        return sl_seterr(err, errlen, "aggregate %d '%s': %s is only supported in a GROUP BY "
-                         "aggregation (group_aggregate) yet", item, text, sl_agg_fn_name(a.fn));
+        return sl_seterr(err, errlen, "aggregate %d '%s': %s is only supported by the "
+                         "group_aggregate, window and over_aggregate operators", item, text,
+                         sl_agg_fn_name(a.fn));
     if (!name[0]) snprintf(name, sizeof name, "EXPR$%d", out->n);
     if (sl_schema_find(out, name) >= 0)
         return sl_seterr(err, errlen, "aggregate %d '%s': duplicate output column '%s' (rename "

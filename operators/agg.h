@@ -81,7 +81,8 @@
  * gives a row's value when it counts) and fills the result's bytes, as for
  * STRING MIN/MAX; sl_agg_add, sl_agg_retract and sl_agg_merge leave it
  * alone, and such lists are not mergeable. Only an operator that sets
- * allow_collect before parsing takes it (group_aggregate). "COLLECT(DISTINCT
+ * allow_collect before parsing takes it (group_aggregate, window, over_aggregate;
+ * operators/agg_kept.c reads kept values back). "COLLECT(DISTINCT
  * col)" sets kept_distinct: the caller writes each value once.
  * "JSON_ARRAYAGG(col)" (Flink's ABSENT ON NULL) is kept the same way: a
  * STRING NOT NULL, the JSON array of the non-NULL values in the order they
@@ -325,6 +326,30 @@ struct sl_buf;
 void sl_agg_multiset_sort(const uint8_t *base, size_t *ix, size_t n);
 void sl_agg_multiset_build(const uint8_t *base, const size_t *ix, size_t n, bool once,
                            struct sl_buf *out);
+
+/* Kept values read back from state (operators/agg_kept.c says how they are
+ * laid out): a keyed-state scan callback (sl_kstate_scan_key) that appends
+ * the entries of one item -- those whose namespace starts with prefix --
+ * to out; sl_agg_kept_append does the same for one entry (tail: the
+ * namespace after the prefix). */
+typedef struct sl_agg_kept_scan {
+    sl_agg_fn fn;          /* the item's function: the layout of its entries */
+    const uint8_t *prefix; /* the item's entries' namespaces start with it */
+    size_t plen;
+    struct sl_buf *out;    /* where the entries go */
+} sl_agg_kept_scan;
+int sl_agg_kept_scan_fn(void *ctx, const void *ns, size_t nslen, const void *val, size_t vlen);
+void sl_agg_kept_append(const sl_agg_kept_scan *c, const void *tail, size_t tlen,
+                        const void *val, size_t vlen);
+/* The length of laid-out entry e of an item of fn. */
+size_t sl_agg_kept_size(sl_agg_fn fn, const uint8_t *e);
+/* Offsets (size_t) of scan's entries into idx, in the item's order. */
+void sl_agg_kept_index(sl_agg_fn fn, const struct sl_buf *scan, struct sl_buf *idx);
+/* Item a's result from the entries of scan in idx's order into out (its
+ * bytes: a MULTISET, or the JSON text), leaving out the entry at offset
+ * skip (SIZE_MAX: none; JSON items only). */
+void sl_agg_kept_build(const sl_agg *a, const struct sl_buf *scan, const struct sl_buf *idx,
+                       size_t skip, struct sl_buf *out);
 
 /* Whether order key k beats the current extremum cur of MIN/MAX item a. */
 static inline bool sl_agg_minmax_better(const sl_agg *a, int64_t k, int64_t cur)

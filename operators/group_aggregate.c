@@ -881,50 +881,21 @@ static int str_update(sl_op *op, const sl_row *row, bool first, int sign)
  * entry back and builds the MULTISET after it. Entries are ordered by their
  * bytes, so both backends give the same MULTISET bytes. */
 
-typedef struct col_scan {
-    int agg;
-    sl_buf *out;
-} col_scan;
-
-static int col_scan_fn(void *ctx, const void *ns, size_t nslen, const void *val, size_t vlen)
+/* Scan item i's entries of state sid (kstate) into st->cscan and index
+ * them in the item's order into st->cidx (none when first: a new key). */
+static int kept_load(sl_op *op, int sid, int i, bool first)
 {
-    col_scan *c = ctx;
-    const uint8_t *n = ns;
-    if (nslen < 1 || n[0] != (uint8_t)c->agg || vlen != 8) return 0;
-    uint8_t *d = (uint8_t *)sl_buf_room(c->out, 4 + (nslen - 1) + 8);
-    sl_put_le32(d, (uint32_t)(nslen - 1));
-    memcpy(d + 4, n + 1, nslen - 1);
-    memcpy(d + 4 + nslen - 1, val, 8);
-    sl_buf_added(c->out, 4 + nslen - 1 + 8);
-    return 0;
-}
-
-/* Index st->cscan's entries into st->cidx, each entry's length read by
- * size_of from its first byte, sorted by cmp (COLLECT, JSON_ARRAYAGG and
- * JSON_OBJECTAGG lay their scanned entries out differently; NULL: COLLECT's
- * order, sl_agg_multiset_sort). */
-static void index_entries(ga_state *st, size_t (*size_of)(const uint8_t *),
-                          int (*cmp)(const void *, const void *, void *))
-{
-    sl_buf_reset(&st->cidx);
-    const uint8_t *b = sl_buf_u8(&st->cscan);
-    for (size_t pos = 0; pos < st->cscan.len; pos += size_of(b + pos))
-        sl_buf_put(&st->cidx, &pos, sizeof pos);
-    if (!cmp) /* COLLECT's: agg.c's order, which the OVER aggregation shares */
-        sl_agg_multiset_sort(sl_buf_u8(&st->cscan), (size_t *)st->cidx.p,
-                             st->cidx.len / sizeof(size_t));
-    else if (st->cidx.len > sizeof(size_t)) /* (qsort of nothing would pass a NULL base) */
-        qsort_r(st->cidx.p, st->cidx.len / sizeof(size_t), sizeof(size_t), cmp, st->cscan.p);
-}
-
-static size_t col_size(const uint8_t *e) { return 4 + sl_get_le32(e) + 8; }
-
-/* The MULTISET bytes of the entries indexed by st->cidx (copies > 0) into out;
- * with once (COLLECT(DISTINCT x)) each value counts 1. */
-static void col_build(ga_state *st, bool once, sl_buf *out)
-{
-    sl_agg_multiset_build(sl_buf_u8(&st->cscan), (const size_t *)st->cidx.p,
-                          st->cidx.len / sizeof(size_t), once, out);
+    const ga_plan *pl = op->plan;
+    ga_state *st = op->priv;
+    char err[256];
+    uint8_t prefix[1] = {(uint8_t)i};
+    sl_agg_kept_scan cs = {pl->aggs.aggs[i].fn, prefix, 1, &st->cscan};
+    sl_buf_reset(&st->cscan);
+    if (!first &&
+        sl_kstate_scan_key(op->kstate, sid, sl_agg_kept_scan_fn, &cs, err, sizeof err) == SL_ERR)
+        return sl_op_fail(op, "vertex '%s': state: %s", pl->vid, err);
+    sl_agg_kept_index(cs.fn, &st->cscan, &st->cidx);
+    return SL_OK;
 }
 
 /* The COLLECT items for one record: st->col_old / st->col_new get each
@@ -939,11 +910,7 @@ static int collect_update(sl_op *op, const sl_row *row, bool first, int sign)
     for (int i = 0; i < pl->aggs.n; i++) {
         const sl_agg *a = &pl->aggs.aggs[i];
         if (a->fn != SL_AGG_COLLECT) continue;
-        sl_buf_reset(&st->cscan);
-        col_scan cs = {.agg = i, .out = &st->cscan};
-        if (!first && sl_kstate_scan_key(ks, st->sid_col, col_scan_fn, &cs, err, sizeof err) ==
-                          SL_ERR)
-            return sl_op_fail(op, "vertex '%s': state: %s", pl->vid, err);
+        if (kept_load(op, st->sid_col, i, first) != SL_OK) return SL_ERR;
         const sl_value *x;
         bool has = sl_agg_collect_value(a, row, &x);
         /* the row's value, as one more entry (count 0) when it is new */
@@ -970,8 +937,8 @@ static int collect_update(sl_op *op, const sl_row *row, bool first, int sign)
                 sl_buf_added(&st->cscan, 4 + vl + 8);
             }
         }
-        index_entries(st, col_size, NULL);
-        col_build(st, a->kept_distinct, &st->col_old[i]);
+        sl_agg_kept_index(SL_AGG_COLLECT, &st->cscan, &st->cidx);
+        sl_agg_kept_build(a, &st->cscan, &st->cidx, SIZE_MAX, &st->col_old[i]);
         if (at == SIZE_MAX) {
             sl_buf_set(&st->col_new[i], st->col_old[i].p, st->col_old[i].len);
             continue;
@@ -985,7 +952,7 @@ static int collect_update(sl_op *op, const sl_row *row, bool first, int sign)
                                        sizeof err)
                        : sl_kstate_del(ks, st->sid_col, st->dns.p, st->dns.len, err, sizeof err);
         if (rc == SL_ERR) return sl_op_fail(op, "vertex '%s': state: %s", pl->vid, err);
-        col_build(st, a->kept_distinct, &st->col_new[i]);
+        sl_agg_kept_build(a, &st->cscan, &st->cidx, SIZE_MAX, &st->col_new[i]);
     }
     return SL_OK;
 }
@@ -999,51 +966,6 @@ static int collect_update(sl_op *op, const sl_row *row, bool first, int sign)
  * and writes the array before and after it; a retraction deletes the
  * earliest entry of an equal text (Flink's list remove). */
 
-static int jag_scan_fn(void *ctx, const void *ns, size_t nslen, const void *val, size_t vlen)
-{
-    col_scan *c = ctx;
-    const uint8_t *n = ns;
-    if (nslen != 9 || n[0] != (uint8_t)c->agg) return 0;
-    /* [8 bytes seq, big endian: sorts as the number][u32 len][text] */
-    uint8_t *d = (uint8_t *)sl_buf_room(c->out, 8 + 4 + vlen);
-    memcpy(d, n + 1, 8);
-    sl_put_le32(d + 8, (uint32_t)vlen);
-    if (vlen) memcpy(d + 12, val, vlen);
-    sl_buf_added(c->out, 12 + vlen);
-    return 0;
-}
-
-static int jag_cmp(const void *x, const void *y, void *base)
-{
-    const uint8_t *a = (const uint8_t *)base + *(const size_t *)x;
-    const uint8_t *b = (const uint8_t *)base + *(const size_t *)y;
-    return memcmp(a, b, 8);
-}
-
-static size_t jag_size(const uint8_t *e) { return 12 + sl_get_le32(e + 8); }
-
-/* The JSON text of the entries indexed by st->cidx, leaving out `skip`:
- * "[v1,v2,...]" of JSON_ARRAYAGG's entries (value text at +12, its length at
- * +8) or, with obj, "{m1,m2,...}" of JSON_OBJECTAGG's (key length at +0, the
- * member's length after the key at +4 + klen, the member at +8 + klen). */
-static void json_agg_build(ga_state *st, size_t skip, bool obj, sl_buf *out)
-{
-    const size_t *ix = (const size_t *)st->cidx.p;
-    size_t n = st->cidx.len / sizeof *ix;
-    const uint8_t *b = sl_buf_u8(&st->cscan);
-    sl_buf_reset(out);
-    sl_buf_putc(out, obj ? '{' : '[');
-    for (size_t k = 0, any = 0; k < n; k++) {
-        if (ix[k] == skip) continue;
-        if (any++) sl_buf_putc(out, ',');
-        const uint8_t *e = b + ix[k];
-        uint32_t kl = obj ? sl_get_le32(e) : 0;
-        if (obj) sl_buf_put(out, e + 8 + kl, sl_get_le32(e + 4 + kl));
-        else sl_buf_put(out, e + 12, sl_get_le32(e + 8));
-    }
-    sl_buf_putc(out, obj ? '}' : ']');
-}
-
 /* ---- JSON_OBJECTAGG ----------------------------------------------------------------- */
 
 /* Also in "json-arrayagg" (the aggregate index tells the entries apart), per
@@ -1054,35 +976,6 @@ static void json_agg_build(ga_state *st, size_t skip, bool obj, sl_buf *out)
  * present fails the job, as a NULL key does (Flink); a retraction deletes
  * the key's member when it is equal, else it is ignored. */
 
-static int jobj_scan_fn(void *ctx, const void *ns, size_t nslen, const void *val, size_t vlen)
-{
-    col_scan *c = ctx;
-    const uint8_t *n = ns;
-    if (nslen < 1 || n[0] != (uint8_t)c->agg) return 0;
-    /* [u32 key len][key][u32 member len][member] */
-    uint8_t *d = (uint8_t *)sl_buf_room(c->out, 8 + nslen - 1 + vlen);
-    sl_put_le32(d, (uint32_t)(nslen - 1));
-    if (nslen > 1) memcpy(d + 4, n + 1, nslen - 1);
-    sl_put_le32(d + 4 + nslen - 1, (uint32_t)vlen);
-    if (vlen) memcpy(d + 8 + nslen - 1, val, vlen);
-    sl_buf_added(c->out, 8 + nslen - 1 + vlen);
-    return 0;
-}
-
-static int jobj_cmp(const void *x, const void *y, void *base)
-{
-    const uint8_t *a = (const uint8_t *)base + *(const size_t *)x;
-    const uint8_t *b = (const uint8_t *)base + *(const size_t *)y;
-    return sl_agg_str_cmp((const char *)a + 4, sl_get_le32(a), (const char *)b + 4,
-                          sl_get_le32(b));
-}
-
-static size_t jobj_size(const uint8_t *e)
-{
-    uint32_t kl = sl_get_le32(e);
-    return 8 + kl + sl_get_le32(e + 4 + kl);
-}
-
 static int jobj_update(sl_op *op, int i, const sl_row *row, bool first, int sign)
 {
     const ga_plan *pl = op->plan;
@@ -1090,13 +983,8 @@ static int jobj_update(sl_op *op, int i, const sl_row *row, bool first, int sign
     sl_kstate *ks = op->kstate;
     const sl_agg *a = &pl->aggs.aggs[i];
     char err[256];
-    sl_buf_reset(&st->cscan);
-    col_scan cs = {.agg = i, .out = &st->cscan};
-    if (!first &&
-        sl_kstate_scan_key(ks, st->sid_jag, jobj_scan_fn, &cs, err, sizeof err) == SL_ERR)
-        return sl_op_fail(op, "vertex '%s': state: %s", pl->vid, err);
-    index_entries(st, jobj_size, jobj_cmp);
-    json_agg_build(st, SIZE_MAX, true, &st->col_old[i]);
+    if (kept_load(op, st->sid_jag, i, first) != SL_OK) return SL_ERR;
+    sl_agg_kept_build(a, &st->cscan, &st->cidx, SIZE_MAX, &st->col_old[i]);
     const sl_value *k = &row->vals[a->col], *v = &row->vals[a->vcol];
     if (!sl_agg_json_counts(a, row) || (sign < 0 && k->isnull)) {
         sl_buf_set(&st->col_new[i], st->col_old[i].p, st->col_old[i].len);
@@ -1136,10 +1024,10 @@ static int jobj_update(sl_op *op, int i, const sl_row *row, bool first, int sign
                           sizeof err) == SL_ERR)
             return sl_op_fail(op, "vertex '%s': state: %s", pl->vid, err);
         /* the new member joins the scanned ones, then the object is rebuilt in key order */
-        cs.out = &st->cscan;
-        jobj_scan_fn(&cs, st->dns.p, st->dns.len, st->jval.p, st->jval.len);
-        index_entries(st, jobj_size, jobj_cmp);
-        json_agg_build(st, SIZE_MAX, true, &st->col_new[i]);
+        sl_agg_kept_scan cs = {a->fn, NULL, 0, &st->cscan};
+        sl_agg_kept_append(&cs, st->dns.p + 1, st->dns.len - 1, st->jval.p, st->jval.len);
+        sl_agg_kept_index(a->fn, &st->cscan, &st->cidx);
+        sl_agg_kept_build(a, &st->cscan, &st->cidx, SIZE_MAX, &st->col_new[i]);
         return SL_OK;
     }
     /* a retraction: the key's member goes when it is the same member */
@@ -1152,7 +1040,7 @@ static int jobj_update(sl_op *op, int i, const sl_row *row, bool first, int sign
     if (hit != SIZE_MAX &&
         sl_kstate_del(ks, st->sid_jag, st->dns.p, st->dns.len, err, sizeof err) == SL_ERR)
         return sl_op_fail(op, "vertex '%s': state: %s", pl->vid, err);
-    json_agg_build(st, hit, true, &st->col_new[i]);
+    sl_agg_kept_build(a, &st->cscan, &st->cidx, hit, &st->col_new[i]);
     return SL_OK;
 }
 
@@ -1169,13 +1057,8 @@ static int jsonagg_update(sl_op *op, const sl_row *row, bool first, int sign)
             continue;
         }
         if (a->fn != SL_AGG_JSON_ARRAYAGG) continue;
-        sl_buf_reset(&st->cscan);
-        col_scan cs = {.agg = i, .out = &st->cscan};
-        if (!first && sl_kstate_scan_key(ks, st->sid_jag, jag_scan_fn, &cs, err, sizeof err) ==
-                          SL_ERR)
-            return sl_op_fail(op, "vertex '%s': state: %s", pl->vid, err);
-        index_entries(st, jag_size, jag_cmp);
-        json_agg_build(st, SIZE_MAX, false, &st->col_old[i]);
+        if (kept_load(op, st->sid_jag, i, first) != SL_OK) return SL_ERR;
+        sl_agg_kept_build(a, &st->cscan, &st->cidx, SIZE_MAX, &st->col_old[i]);
         const sl_value *x = &row->vals[a->col];
         if (!sl_agg_json_counts(a, row) || (x->isnull && !a->null_on_null)) {
             sl_buf_set(&st->col_new[i], st->col_old[i].p, st->col_old[i].len);
@@ -1213,7 +1096,7 @@ static int jsonagg_update(sl_op *op, const sl_row *row, bool first, int sign)
             rc = sl_kstate_del(ks, st->sid_jag, ns, 9, err, sizeof err);
             if (rc == SL_ERR) return sl_op_fail(op, "vertex '%s': state: %s", pl->vid, err);
         }
-        json_agg_build(st, hit, false, &st->col_new[i]);
+        sl_agg_kept_build(a, &st->cscan, &st->cidx, hit, &st->col_new[i]);
     }
     return SL_OK;
 }

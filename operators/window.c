@@ -14,7 +14,8 @@
  *                                   global window per period
  *   "aggregates":       ["COUNT(*) AS cnt", "SUM(price) AS total"]
  *                       COUNT(*), COUNT(1), COUNT(col), SUM, MIN, MAX,
- *                       AVG (operators/agg.c parses them, with
+ *                       AVG, COLLECT, JSON_ARRAYAGG, JSON_OBJECTAGG,
+ *                       user functions (operators/agg.c parses them, with
  *                       "group-by": sl_agg_plan_options); empty or absent
  *                       with group-by keys: one row per key and window, a
  *                       distinct per window (Flink's window aggregate with
@@ -22,6 +23,8 @@
  *   "allowed-lateness": "0 s"
  *   "time":             "event" (default) | "processing" (TUMBLE, HOP and
  *                                   SESSION)
+ *   "input-changelog":  "insert-only" (default) | "retract": -U/-D rows
+ *                                   take rows out again (see "Retractions")
  *   "time-attribute":   "timestamp" (default) | "ltz": the time attribute
  *                                   is a TIMESTAMP_LTZ (or processing
  *                                   time); see "Zones" below
@@ -98,6 +101,29 @@
  * overlap) and SESSION windows refuse DISTINCT. FILTER (WHERE flag) items
  * count only rows whose flag is TRUE.
  *
+ * Kept values. COLLECT [DISTINCT], JSON_ARRAYAGG (TUMBLE windows only, as
+ * Flink: its values keep their arrival order, which no merge could keep) and
+ * JSON_OBJECTAGG keep their values in "window-kept", per key: namespace =
+ * window | aggregate index u8 | the value's bytes (COLLECT, -> i64 copies),
+ * its sequence number (JSON_ARRAYAGG, u64 big endian, the next one in the
+ * accumulator's slot, -> the value's JSON text) or the JSON key (-> the
+ * member's text); operators/agg_kept.c reads them back and builds the
+ * result when the window fires (one scan of the key's entries). A row costs
+ * one get and put per item. Such windows are not sliced. Merging sessions
+ * move the merged windows' entries into the new one (COLLECT's copies add
+ * up; a JSON_OBJECTAGG key present in two sessions keeps one of the
+ * members, as Flink's merge puts one map into the other); a row whose key is
+ * already in the window fails the job, as in Flink. They go with the
+ * window's entry.
+ *
+ * Retractions. With "input-changelog": "retract" (a group window over an
+ * anti join, which Flink 2.3 plans) a -U/-D row is assigned to its windows
+ * like any row and taken out of their accumulators (sl_agg_retract) and
+ * COLLECT's copies; +U adds. A window whose row count is 0 when it fires
+ * emits nothing (Flink's record counter). COUNT, SUM, AVG and COLLECT
+ * [DISTINCT] (its copies are counted) are retractable so; MIN/MAX, the other
+ * DISTINCT aggregates and the JSON aggregates are refused.
+ *
  * Two phases. With "phase": "global" the input is a local_aggregate's
  * (operators/local_aggregate.c): per key and slice a partial accumulator
  * (column SL_AGG_ACC_COL) and the slice's end (SL_AGG_SLICE_COL), which
@@ -142,6 +168,7 @@
 #include "agg.h"
 #include "bytes.h"
 #include "temporal.h"
+#include "format_json.h"
 
 /* Event timestamps and window bounds must stay within +-2^62 ms and window
  * sizes within 2^40 ms (~35 years), so window arithmetic cannot overflow. */
@@ -179,6 +206,9 @@ typedef struct win_plan {
     int acccol;         /* global: the accumulator column */
     char *zone;         /* "time-attribute": "ltz" in a zone other than UTC: the
                            session zone windows align in (see "Zones" above) */
+    int retract_input;  /* "input-changelog": "retract": -U/-D rows retract (see
+                           "Retractions" above) */
+    int kept;           /* some item is COLLECT, JSON_ARRAYAGG or JSON_OBJECTAGG */
 } win_plan;
 
 typedef struct win_range {
@@ -206,6 +236,13 @@ typedef struct win_state {
     sl_value *sv2;        /* STRING MIN/MAX: a second entry's key row, decoded */
     sl_buf snew;            /* STRING MIN/MAX: an entry being rewritten */
     sl_tz *tz;            /* pl->zone, opened for this subtask; NULL: UTC */
+    int sid_kept;         /* "window-kept" (COLLECT, JSON_ARRAYAGG, JSON_OBJECTAGG), or -1 */
+    sl_buf kns;             /* a "window-kept" namespace being built */
+    sl_buf kscan;           /* one item's entries read back (operators/agg_kept.c) */
+    sl_buf kidx;            /* ... their offsets, in the item's order */
+    sl_buf kmove;           /* a session's entries being moved: [u32 nslen][ns][u32 vlen][val] */
+    sl_buf kval;            /* a JSON item's value text */
+    sl_buf *kout;           /* per aggregate: a kept item's result bytes */
 } win_state;
 
 /* ---- small helpers ------------------------------------------------------ */
@@ -563,8 +600,17 @@ static void *win_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
     sl_schema_add(out, "window_end", SL_T_TIMESTAMP);
     sl_schema_add_dt(out, "window_time", wtdt);
 
+    const char *chl = sl_vconf_str(v, "input-changelog", "insert-only");
+    if (strcasecmp(chl, "retract") && strcasecmp(chl, "insert-only")) {
+        sl_seterr(err, errlen, "vertex '%s': option 'input-changelog' must be 'insert-only' or "
+                  "'retract', not '%s'", vid, chl);
+        goto fail;
+    }
+    pl->retract_input = !strcasecmp(chl, "retract");
+
     /* the key columns, then the aggregates: no aggregate at all is a
      * distinct of the keys per window (operators/agg.h) */
+    pl->aggs.allow_collect = true; /* their values in "window-kept" */
     if (sl_agg_plan_options(vid, v->config, in, false, out, out, &pl->keys, &pl->nkeys,
                             &pl->key_schema, &pl->aggs, err, errlen) != SL_OK)
         goto fail;
@@ -575,6 +621,26 @@ static void *win_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
             sl_schema_add(&pl->key_schema, nm, SL_T_STRING);
         }
     pl->nout = out->n;
+    pl->kept = pl->aggs.has_collect || pl->aggs.has_jsonagg;
+    for (int i = 0; i < pl->aggs.n; i++) {
+        const sl_agg *a = &pl->aggs.aggs[i];
+        /* JSON_ARRAYAGG keeps its values in arrival order, which windows that
+         * merge (sessions) or share rows (HOP, CUMULATE) would have to merge;
+         * Flink's has no merge and plans it in TUMBLE windows only */
+        if (a->fn == SL_AGG_JSON_ARRAYAGG && pl->kind != WIN_TUMBLE) {
+            sl_seterr(err, errlen, "vertex '%s': aggregate %d '%s': JSON_ARRAYAGG is supported in "
+                      "TUMBLE windows only", vid, i + 1, a->text);
+            goto fail;
+        }
+        /* over retractions: what the accumulator and COLLECT's counts undo */
+        if (pl->retract_input && (a->fn == SL_AGG_MIN || a->fn == SL_AGG_MAX || a->distinct ||
+                                  a->fn == SL_AGG_JSON_ARRAYAGG || a->fn == SL_AGG_JSON_OBJECTAGG)) {
+            sl_seterr(err, errlen, "vertex '%s': aggregate %d '%s' over a retracting input "
+                      "(\"input-changelog\": \"retract\") is not supported in a window yet "
+                      "(COUNT, SUM, AVG and COLLECT [DISTINCT] are)", vid, i + 1, a->text);
+            goto fail;
+        }
+    }
     if (pl->aggs.has_distinct && pl->kind == WIN_SESSION) {
         sl_seterr(err, errlen, "vertex '%s': DISTINCT aggregates in SESSION windows are not "
                   "supported (merging sessions would have to merge their value sets)", vid);
@@ -589,7 +655,7 @@ static void *win_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
     }
     pl->sliced = (pl->kind == WIN_HOP || pl->kind == WIN_CUMULATE) && !pl->proctime &&
                  pl->lateness == 0 && !pl->aggs.has_distinct && !pl->aggs.udf_nomerge &&
-                 pl->size % pl->slide == 0;
+                 !pl->kept && pl->size % pl->slide == 0;
     if (pl->global) {
         pl->acccol = sl_schema_find(in, SL_AGG_ACC_COL);
         if (pl->acccol < 0 || in->fields[pl->acccol].type != SL_T_BYTES) {
@@ -597,7 +663,7 @@ static void *win_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
                       "(no BYTES column '%s' in the input)", vid, SL_AGG_ACC_COL);
             goto fail;
         }
-        if (pl->proctime || pl->kind == WIN_SESSION || pl->lateness > 0 ||
+        if (pl->proctime || pl->kind == WIN_SESSION || pl->lateness > 0 || pl->retract_input ||
             !sl_agg_mergeable(&pl->aggs) || (pl->kind != WIN_TUMBLE && !pl->sliced)) {
             sl_seterr(err, errlen, "vertex '%s': two-phase window aggregation needs event-time "
                       "TUMBLE, HOP or CUMULATE windows without allowed lateness and without "
@@ -640,8 +706,9 @@ static int win_open(sl_op *op)
                                            : -1;
     st->sid_distinct = pl->aggs.has_distinct ? sl_kstate_register(op->kstate, "window-distinct")
                                              : -1;
+    st->sid_kept = pl->kept ? sl_kstate_register(op->kstate, "window-kept") : -1;
     if (st->sid_acc < 0 || (pl->kind == WIN_SESSION && st->sid_sess < 0) ||
-        (pl->aggs.has_distinct && st->sid_distinct < 0))
+        (pl->aggs.has_distinct && st->sid_distinct < 0) || (pl->kept && st->sid_kept < 0))
         return sl_op_fail(op, "vertex '%s': cannot register keyed state", pl->vid);
     int nwin = pl->kind == WIN_HOP || pl->kind == WIN_CUMULATE ? (int)per_row(pl) : 1;
     st->wcap = nwin;
@@ -650,6 +717,7 @@ static int win_open(sl_op *op)
     st->keyv = sl_calloc((size_t)pl->key_schema.n + 1, sizeof *st->keyv);
     st->sv2 = sl_calloc((size_t)pl->key_schema.n + 1, sizeof *st->sv2);
     st->outv = sl_calloc((size_t)pl->nout, sizeof *st->outv);
+    if (pl->kept) st->kout = sl_calloc((size_t)pl->aggs.n, sizeof *st->kout);
     st->late_out = sl_op_output(op, "late");
     char uerr[700];
     if (pl->zone && !(st->tz = sl_tz_open(pl->zone, SL_TZ_JAVA_TIME, uerr, sizeof uerr)))
@@ -669,6 +737,14 @@ static void win_close(sl_op *op)
     sl_buf_free(&st->keyrow);
     sl_buf_free(&st->dns);
     sl_buf_free(&st->snew);
+    sl_buf_free(&st->kns);
+    sl_buf_free(&st->kscan);
+    sl_buf_free(&st->kidx);
+    sl_buf_free(&st->kmove);
+    sl_buf_free(&st->kval);
+    for (int i = 0; st->kout && i < ((const win_plan *)op->plan)->aggs.n; i++)
+        sl_buf_free(&st->kout[i]);
+    free(st->kout);
     free(st->sv2);
     free(st->wins);
     free(st->kin);
@@ -677,6 +753,186 @@ static void win_close(sl_op *op)
     sl_tz_destroy(st->tz);
     free(st);
     op->priv = NULL;
+}
+
+/* ---- COLLECT, JSON_ARRAYAGG and JSON_OBJECTAGG ------------------------------ */
+
+/* st->kns = window ns | item i | tail (see "Kept values" above). */
+static void kept_ns(win_state *st, const uint8_t *ns, int i, const void *tail, size_t tlen)
+{
+    sl_buf_reset(&st->kns);
+    uint8_t *d = (uint8_t *)sl_buf_room(&st->kns, WIN_NS_LEN + 1 + tlen);
+    memcpy(d, ns, WIN_NS_LEN);
+    d[WIN_NS_LEN] = (uint8_t)i;
+    if (tlen) memcpy(d + WIN_NS_LEN + 1, tail, tlen);
+    sl_buf_added(&st->kns, WIN_NS_LEN + 1 + tlen);
+}
+
+static int kept_state_failed(sl_op *op, const char *serr)
+{
+    return sl_op_fail(op, "vertex '%s': state: %s", ((const win_plan *)op->plan)->vid, serr);
+}
+
+/* COLLECT item i: the record's value's copies in window ns go up (sign 1)
+ * or down (-1); an entry at 0 is deleted. */
+static int kept_collect(sl_op *op, const sl_row *row, const uint8_t *ns, int i, int sign)
+{
+    const win_plan *pl = op->plan;
+    win_state *st = op->priv;
+    const sl_agg *a = &pl->aggs.aggs[i];
+    const sl_value *x;
+    if (!sl_agg_collect_value(a, row, &x)) return SL_OK;
+    size_t vl = sl_datum_size(x, a->in_dt);
+    kept_ns(st, ns, i, NULL, 0);
+    sl_datum_put((uint8_t *)sl_buf_room(&st->kns, vl), x, a->in_dt);
+    sl_buf_added(&st->kns, vl);
+    const void *val;
+    size_t vlen;
+    char serr[256];
+    int rc = sl_kstate_get(op->kstate, st->sid_kept, st->kns.p, st->kns.len, &val, &vlen, serr,
+                           sizeof serr);
+    if (rc == SL_ERR) return kept_state_failed(op, serr);
+    int64_t c = (rc == SL_OK && vlen == 8 ? sl_get_lei64(val) : 0) + sign;
+    uint8_t cb[8];
+    sl_put_lei64(cb, c);
+    rc = c ? sl_kstate_put(op->kstate, st->sid_kept, st->kns.p, st->kns.len, cb, 8, serr,
+                           sizeof serr)
+           : sl_kstate_del(op->kstate, st->sid_kept, st->kns.p, st->kns.len, serr, sizeof serr);
+    return rc == SL_ERR ? kept_state_failed(op, serr) : SL_OK;
+}
+
+/* The record's values of the kept items into window ns, whose accumulator
+ * acc holds JSON_ARRAYAGG's next sequence number; sign -1 retracts (COLLECT
+ * only: the plan refuses the JSON items over a retracting input). */
+static int kept_add(sl_op *op, const sl_row *row, const uint8_t *ns, uint8_t *acc, int sign)
+{
+    const win_plan *pl = op->plan;
+    win_state *st = op->priv;
+    char serr[256];
+    for (int i = 0; i < pl->aggs.n; i++) {
+        const sl_agg *a = &pl->aggs.aggs[i];
+        if (a->fn == SL_AGG_COLLECT) {
+            if (kept_collect(op, row, ns, i, sign) != SL_OK) return SL_ERR;
+            continue;
+        }
+        if (!sl_agg_kept(a) || !sl_agg_json_counts(a, row)) continue;
+        const sl_value *x = &row->vals[a->col];
+        if (a->fn == SL_AGG_JSON_ARRAYAGG) {
+            if (x->isnull && !a->null_on_null) continue; /* ABSENT ON NULL */
+            sl_buf_reset(&st->kval);
+            if (x->isnull) sl_buf_put(&st->kval, "null", 4);
+            else sl_fmt_json_value_dt(&st->kval, x, a->in_dt);
+            uint64_t seq = (uint64_t)sl_get_lei64(acc + a->off);
+            sl_put_lei64(acc + a->off, (int64_t)(seq + 1));
+            uint8_t be[8];
+            for (int b = 0; b < 8; b++) be[b] = (uint8_t)(seq >> (56 - 8 * b));
+            kept_ns(st, ns, i, be, 8);
+        } else { /* JSON_OBJECTAGG: one member per key */
+            const sl_value *v = &row->vals[a->vcol];
+            if (x->isnull)
+                return sl_op_fail(op, "vertex '%s': %s: the key is NULL (JSON_OBJECTAGG needs a "
+                                  "non-NULL key)", pl->vid, a->text);
+            kept_ns(st, ns, i, x->v.s.p, x->v.s.len);
+            const void *val;
+            size_t vlen;
+            int rc = sl_kstate_get(op->kstate, st->sid_kept, st->kns.p, st->kns.len, &val, &vlen,
+                                   serr, sizeof serr);
+            if (rc == SL_ERR) return kept_state_failed(op, serr);
+            if (rc == SL_OK)
+                return sl_op_fail(op, "vertex '%s': %s: the key '%.*s' is already present; "
+                                  "JSON_OBJECTAGG takes each key once (Flink fails the same way)",
+                                  pl->vid, a->text, (int)(x->v.s.len > 200 ? 200 : x->v.s.len),
+                                  x->v.s.p);
+            if (v->isnull && !a->null_on_null) continue; /* ABSENT ON NULL */
+            sl_buf_reset(&st->kval);
+            sl_fmt_json_value_dt(&st->kval, x, a->in_dt);
+            sl_buf_putc(&st->kval, ':');
+            if (v->isnull) sl_buf_put(&st->kval, "null", 4);
+            else sl_fmt_json_value_dt(&st->kval, v, a->v_dt);
+        }
+        if (sl_kstate_put(op->kstate, st->sid_kept, st->kns.p, st->kns.len, st->kval.p,
+                          st->kval.len, serr, sizeof serr) == SL_ERR)
+            return kept_state_failed(op, serr);
+    }
+    return SL_OK;
+}
+
+/* Kept item i's result in window ns into st->kout[i]. */
+static int kept_result(sl_op *op, const uint8_t *ns, int i)
+{
+    const win_plan *pl = op->plan;
+    win_state *st = op->priv;
+    const sl_agg *a = &pl->aggs.aggs[i];
+    char serr[256];
+    kept_ns(st, ns, i, NULL, 0);
+    sl_agg_kept_scan cs = {a->fn, sl_buf_u8(&st->kns), st->kns.len, &st->kscan};
+    sl_buf_reset(&st->kscan);
+    if (sl_kstate_scan_key(op->kstate, st->sid_kept, sl_agg_kept_scan_fn, &cs, serr,
+                           sizeof serr) == SL_ERR)
+        return kept_state_failed(op, serr);
+    sl_agg_kept_index(a->fn, &st->kscan, &st->kidx);
+    sl_agg_kept_build(a, &st->kscan, &st->kidx, SIZE_MAX, &st->kout[i]);
+    return SL_OK;
+}
+
+/* The entries of `sid` in window ns (namespace prefix), each as
+ * [u32 nslen][ns][u32 vlen][val], appended to ctx's buffer. */
+typedef struct ns_scan {
+    sl_buf *b;
+    const uint8_t *ns;
+} ns_scan;
+
+static int ns_scan_fn(void *ctx, const void *ns, size_t nslen, const void *val, size_t vlen)
+{
+    ns_scan *c = ctx;
+    if (nslen < WIN_NS_LEN || memcmp(ns, c->ns, WIN_NS_LEN)) return 0;
+    uint8_t *d = (uint8_t *)sl_buf_room(c->b, 8 + nslen + vlen);
+    sl_put_le32(d, (uint32_t)nslen);
+    memcpy(d + 4, ns, nslen);
+    sl_put_le32(d + 4 + nslen, (uint32_t)vlen);
+    if (vlen) memcpy(d + 8 + nslen, val, vlen);
+    sl_buf_added(c->b, 8 + nslen + vlen);
+    return 0;
+}
+
+/* Delete window ns's entries of state sid (the window is being cleaned or
+ * merged away); with to (a session merged into window `to`) they move there
+ * first: COLLECT's copies add up, a JSON_OBJECTAGG member of a key already
+ * there replaces it (as Flink's merge puts the other accumulator's map). */
+static int ns_clear(sl_op *op, int sid, const uint8_t *ns, const uint8_t *to)
+{
+    const win_plan *pl = op->plan;
+    win_state *st = op->priv;
+    char serr[256];
+    if (sid < 0) return SL_OK;
+    sl_buf_reset(&st->kmove);
+    ns_scan c = {&st->kmove, ns};
+    if (sl_kstate_scan_key(op->kstate, sid, ns_scan_fn, &c, serr, sizeof serr) == SL_ERR)
+        return kept_state_failed(op, serr);
+    for (size_t pos = 0; pos < st->kmove.len;) {
+        const uint8_t *e = sl_buf_u8(&st->kmove) + pos;
+        uint32_t n = sl_get_le32(e), vl = sl_get_le32(e + 4 + n);
+        pos += 8 + n + vl;
+        if (sl_kstate_del(op->kstate, sid, e + 4, n, serr, sizeof serr) != SL_OK)
+            return kept_state_failed(op, serr);
+        if (!to || n <= WIN_NS_LEN) continue;
+        const uint8_t *v = e + 8 + n;
+        kept_ns(st, to, e[4 + WIN_NS_LEN], e + 4 + WIN_NS_LEN + 1, n - WIN_NS_LEN - 1);
+        uint8_t cb[8];
+        if (pl->aggs.aggs[e[4 + WIN_NS_LEN]].fn == SL_AGG_COLLECT && vl == 8) {
+            const void *old;
+            size_t olen;
+            int rc = sl_kstate_get(op->kstate, sid, st->kns.p, st->kns.len, &old, &olen, serr,
+                                   sizeof serr);
+            if (rc == SL_ERR) return kept_state_failed(op, serr);
+            sl_put_lei64(cb, sl_get_lei64(v) + (rc == SL_OK && olen == 8 ? sl_get_lei64(old) : 0));
+            v = cb;
+        }
+        if (sl_kstate_put(op->kstate, sid, st->kns.p, st->kns.len, v, vl, serr, sizeof serr) !=
+            SL_OK)
+            return kept_state_failed(op, serr);
+    }
+    return SL_OK;
 }
 
 /* ---- emitting results ------------------------------------------------------ */
@@ -695,6 +951,9 @@ static int emit_result(sl_op *op, sl_rowkind kind, int64_t start, int64_t end, c
     const win_plan *pl = op->plan;
     win_state *st = op->priv;
     size_t ko = keyrow_off(pl);
+    /* over retractions a window whose rows all went emits nothing (Flink's
+     * record counter); the rows it did emit had rows, so pairs match */
+    if (pl->retract_input && vlen >= ko && sl_agg_rows(val + WIN_ACC_OFF) <= 0) return SL_OK;
     sl_row keyrow = {.vals = st->keyv};
     char derr[256];
     if (vlen < ko || sl_row_decode(val + ko, vlen - ko, &pl->key_schema, &keyrow, derr,
@@ -711,18 +970,36 @@ static int emit_result(sl_op *op, sl_rowkind kind, int64_t start, int64_t end, c
         return udf_failed(op);
     for (int i = 0, j = pl->nkeys; pl->aggs.has_strval && i < pl->aggs.n; i++)
         if (pl->aggs.aggs[i].strval) o[3 + pl->nkeys + i] = st->keyv[j++];
+    for (int i = 0; pl->kept && i < pl->aggs.n; i++)
+        if (sl_agg_kept(&pl->aggs.aggs[i])) {
+            uint8_t ns[WIN_NS_LEN];
+            ns_encode(ns, start, end);
+            if (kept_result(op, ns, i) != SL_OK) {
+                op->scratch.used = mark;
+                return SL_ERR;
+            }
+            o[3 + pl->nkeys + i].v.s.p = st->kout[i].p;
+            o[3 + pl->nkeys + i].v.s.len = (uint32_t)st->kout[i].len;
+        }
     sl_row out = {.kind = kind, .n = pl->nout, .vals = o, .ts = o[2].v.i};
     int rc = sl_op_emit(op, &out);
     op->scratch.used = mark;
     return rc;
 }
 
-/* Fold the current record into acc: its row, or in a global phase its
- * partial accumulator. */
+/* A -U or -D row (only with "input-changelog": "retract"). */
+static inline bool row_retracts(const sl_row *row)
+{
+    return row->kind == SL_KIND_UPDATE_BEFORE || row->kind == SL_KIND_DELETE;
+}
+
+/* Fold the current record into acc: its row (a retraction takes it out),
+ * or in a global phase its partial accumulator. */
 static inline int acc_fold(const win_plan *pl, const win_state *st, uint8_t *acc,
                            const sl_row *row)
 {
     if (st->partial) return sl_agg_merge(&pl->aggs, acc, st->partial);
+    if (row_retracts(row)) return sl_agg_retract(&pl->aggs, acc, row);
     return sl_agg_add(&pl->aggs, acc, row);
 }
 
@@ -940,46 +1217,6 @@ static int distinct_add(sl_op *op, const sl_row *row, const uint8_t *ns, uint8_t
     return SL_OK;
 }
 
-typedef struct dcollect {
-    sl_buf *b;
-    const uint8_t *ns;
-} dcollect;
-
-static int dcollect_fn(void *ctx, const void *ns, size_t nslen, const void *val, size_t vlen)
-{
-    dcollect *c = ctx;
-    SL_UNUSED(val);
-    SL_UNUSED(vlen);
-    if (nslen < WIN_NS_LEN || memcmp(ns, c->ns, WIN_NS_LEN)) return 0;
-    uint8_t *d = (uint8_t *)sl_buf_room(c->b, 4 + nslen);
-    sl_put_le32(d, (uint32_t)nslen);
-    memcpy(d + 4, ns, nslen);
-    sl_buf_added(c->b, 4 + nslen);
-    return 0;
-}
-
-/* Delete window ns's DISTINCT value sets (the window is being cleaned). */
-static int distinct_clear(sl_op *op, const uint8_t *ns)
-{
-    const win_plan *pl = op->plan;
-    win_state *st = op->priv;
-    char serr[256];
-    if (st->sid_distinct < 0) return SL_OK;
-    sl_buf_reset(&st->dns);
-    dcollect c = {&st->dns, ns};
-    if (sl_kstate_scan_key(op->kstate, st->sid_distinct, dcollect_fn, &c, serr, sizeof serr) ==
-        SL_ERR)
-        return sl_op_fail(op, "vertex '%s': state: %s", pl->vid, serr);
-    for (size_t pos = 0; pos < st->dns.len;) {
-        uint32_t n = sl_get_le32(sl_buf_u8(&st->dns) + pos);
-        if (sl_kstate_del(op->kstate, st->sid_distinct, sl_buf_u8(&st->dns) + pos + 4, n, serr,
-                          sizeof serr) != SL_OK)
-            return sl_op_fail(op, "vertex '%s': state: %s", pl->vid, serr);
-        pos += 4 + n;
-    }
-    return SL_OK;
-}
-
 /* Add the record to window w of the current key. */
 static int add_to_window(sl_op *op, const sl_row *row, win_range w)
 {
@@ -999,10 +1236,15 @@ static int add_to_window(sl_op *op, const sl_row *row, win_range w)
         return SL_ERR;
     if (acc_fold(pl, st, sl_buf_u8(&st->cur) + WIN_ACC_OFF, row) != SL_OK) return udf_failed(op);
     if (pl->aggs.has_strval && str_fold(op, &st->cur, row, NULL, 0) != SL_OK) return SL_ERR;
-    if (pl->aggs.has_distinct) {
+    if (pl->aggs.has_distinct || pl->kept) {
         uint8_t dns[WIN_NS_LEN];
         ns_encode(dns, w.start, w.end);
-        if (distinct_add(op, row, dns, sl_buf_u8(&st->cur) + WIN_ACC_OFF) != SL_OK) return SL_ERR;
+        if (pl->aggs.has_distinct &&
+            distinct_add(op, row, dns, sl_buf_u8(&st->cur) + WIN_ACC_OFF) != SL_OK)
+            return SL_ERR;
+        if (pl->kept && kept_add(op, row, dns, sl_buf_u8(&st->cur) + WIN_ACC_OFF,
+                                 row_retracts(row) ? -1 : 1) != SL_OK)
+            return SL_ERR;
     }
     if (due) {
         rc = emit_result(op, fired ? SL_KIND_UPDATE_AFTER : SL_KIND_INSERT, w.start, w.end,
@@ -1086,6 +1328,8 @@ static int add_to_session(sl_op *op, const sl_row *row, int64_t ts)
         return add_to_window(op, row, m); /* inside one session: no merge */
 
     /* merge: a fresh entry absorbs every touched session */
+    uint8_t mns[WIN_NS_LEN];
+    ns_encode(mns, m.start, m.end);
     entry_init(op, row, &st->cur);
     size_t keep = 0;
     for (size_t i = 0; i < nsess; i++) {
@@ -1112,6 +1356,7 @@ static int add_to_session(sl_op *op, const sl_row *row, int64_t ts)
                 return SL_ERR;
             ns_encode(st->ns, s, e);
             if (state_delete(op, st->sid_acc, st->ns, WIN_NS_LEN) != SL_OK) return SL_ERR;
+            if (pl->kept && ns_clear(op, st->sid_kept, st->ns, mns) != SL_OK) return SL_ERR;
         }
         int64_t edue = win_due(st->tz, e);
         timer_set(op, dom, edue, st->ns, 0);
@@ -1125,9 +1370,13 @@ static int add_to_session(sl_op *op, const sl_row *row, int64_t ts)
     sl_buf_added(&st->list, 16);
     if (sessions_store(op) != SL_OK) return SL_ERR;
 
-    if (sl_agg_add(&pl->aggs, sl_buf_u8(&st->cur) + WIN_ACC_OFF, row) != SL_OK)
+    if (acc_fold(pl, st, sl_buf_u8(&st->cur) + WIN_ACC_OFF, row) != SL_OK)
         return udf_failed(op);
     if (pl->aggs.has_strval && str_fold(op, &st->cur, row, NULL, 0) != SL_OK) return SL_ERR;
+    if (pl->kept &&
+        kept_add(op, row, mns, sl_buf_u8(&st->cur) + WIN_ACC_OFF, row_retracts(row) ? -1 : 1) !=
+            SL_OK)
+        return SL_ERR;
     int64_t mdue = win_due(st->tz, m.end);
     bool due = !pl->proctime && mdue <= wm;
     if (due) {
@@ -1261,7 +1510,7 @@ static int win_process(sl_op *op, int input, sl_row *row)
 {
     const win_plan *pl = op->plan;
     win_state *st = op->priv;
-    if (SL_UNLIKELY(row->kind != SL_KIND_INSERT))
+    if (SL_UNLIKELY(row->kind != SL_KIND_INSERT && !pl->retract_input))
         return sl_op_fail(op, "vertex '%s': window aggregation takes an insert-only stream, got "
                           "a %s row", pl->vid, sl_rowkind_short(row->kind));
     int64_t ts;
@@ -1329,7 +1578,9 @@ static int win_on_timer(sl_op *op, sl_time_domain domain, int64_t time, const vo
     }
     if (time >= cleanup) {
         if (state_delete(op, st->sid_acc, ns, WIN_NS_LEN) != SL_OK) return SL_ERR;
-        if (distinct_clear(op, ns) != SL_OK) return SL_ERR;
+        if (ns_clear(op, st->sid_distinct, ns, NULL) != SL_OK ||
+            ns_clear(op, st->sid_kept, ns, NULL) != SL_OK)
+            return SL_ERR;
         if (pl->kind == WIN_SESSION) return session_forget(op, start, end);
         return SL_OK;
     }
@@ -1361,6 +1612,8 @@ static const sl_op_option win_options[] = {
      "Time attribute: event (a column) or processing time."},
     {"phase", SL_CT_STRING, NULL, NULL,
      "one, local or global: the phase of a two-phase aggregation."},
+    {"input-changelog", SL_CT_STRING, NULL, NULL,
+     "What the input carries: insert-only or a changelog (retractions)."},
     SL_WINDOW_ZONE_OPTIONS,
     SL_AGG_FUNCTIONS_OPTION,
     SL_OP_OPTIONS_END,

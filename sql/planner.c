@@ -830,6 +830,7 @@ typedef struct aggctx {
     const rel *in;
     int window;      /* window_start/window_end/window_time are outputs */
     const char *wspec; /* the window ("HOP(...)"; borrowed), NULL for a GROUP BY */
+    int groupwin;    /* the window is a group window (GROUP BY TUMBLE(...), plan_groupwin.c) */
 } aggctx;
 
 static void aggctx_free(aggctx *c)
@@ -896,7 +897,7 @@ static int add_udf_agg(plan *p, aggctx *c, const sql_node *e, const sl_udf_sig *
     if (nargs != u->nargs)
         return PERR(e, "%s takes %d argument%s, not %d", e->s, u->nargs,
                     u->nargs == 1 ? "" : "s", nargs);
-    if (!c->window && c->in->updating && !u->retract)
+    if (c->in->updating && !u->retract)
         return PERR(e, "%s declares no retract, so it cannot aggregate an updating input "
                     "(declare \"retract\" in SL_UDF_AGGREGATE and give it retract)", e->s);
     if (cond && has_agg(cond)) return PERR(cond, "aggregate functions are not allowed in FILTER (WHERE ...)");
@@ -972,6 +973,61 @@ static int add_udf_agg(plan *p, aggctx *c, const sql_node *e, const sl_udf_sig *
     return SL_OK;
 }
 
+/* The Java class Flink's legacy group window passes a value of type t in
+ * (its default conversion class), for its messages. */
+static const char *java_class(sl_type t)
+{
+    switch (t) {
+    case SL_T_BOOLEAN: return "java.lang.Boolean";
+    case SL_T_TINYINT: return "java.lang.Byte";
+    case SL_T_SMALLINT: return "java.lang.Short";
+    case SL_T_INT: return "java.lang.Integer";
+    case SL_T_BIGINT: return "java.lang.Long";
+    case SL_T_FLOAT: return "java.lang.Float";
+    case SL_T_DOUBLE: return "java.lang.Double";
+    case SL_T_DECIMAL: return "java.math.BigDecimal";
+    case SL_T_DATE: return "java.time.LocalDate";
+    case SL_T_TIME: return "java.time.LocalTime";
+    case SL_T_TIMESTAMP: return "java.time.LocalDateTime";
+    case SL_T_BYTES: return "byte[]";
+    default: return sl_type_name(t);
+    }
+}
+
+/* JSON_ARRAYAGG / JSON_OBJECTAGG call e in a window aggregation, its value
+ * of type at (JSON_OBJECTAGG: the pre-projected column vcol): refused where
+ * Flink 2.3 refuses it, with its words. A group window's code passes the
+ * value as its Java class, for which the functions have no accumulate
+ * unless it is a STRING; a window other than TUMBLE merges accumulators,
+ * and JsonArrayAggFunction has no merge. */
+static int json_agg_window_check(plan *p, const aggctx *c, const sql_node *e, int jobj,
+                                 sl_type at, const char *vcol)
+{
+    static const char cls[] = "org.apache.flink.table.runtime.functions.aggregate.";
+    const char *on = e->s2 ? (!strncasecmp(e->s2, "NULL", 4) ? "NULL" : "ABSENT")
+                           : (jobj ? "NULL" : "ABSENT");
+    if (jobj && vcol) { /* the value's type */
+        int ci = sl_schema_find(&c->in->sch, vcol);
+        at = ci >= 0 ? c->in->sch.fields[ci].type : SL_T_NULL;
+        for (int i = 0; ci < 0 && i < c->npre; i++)
+            if (!strcmp(c->pre[i].name, vcol)) at = c->pre[i].type;
+    }
+    const char *fn = jobj ? "JsonObjectAggFunction" : "JsonArrayAggFunction";
+    if (c->groupwin && at != SL_T_STRING)
+        return PERR(e, "Could not find an implementation method 'accumulate' in class '%s%s' for "
+                    "function '%s_%s_ON_NULL' that matches the following signature: void "
+                    "accumulate(%s%s.Accumulator, %s%s)", cls, fn,
+                    jobj ? "JSON_OBJECTAGG" : "JSON_ARRAYAGG", on, cls, fn,
+                    jobj ? "org.apache.flink.table.data.StringData, " : "", java_class(at));
+    if (!jobj && strncasecmp(c->wspec, "TUMBLE", 6))
+        /* Flink plans HOP, CUMULATE and SESSION windows with merged accumulators,
+         * and its JsonArrayAggFunction has no merge */
+        return PERR(e, "Could not find an implementation method 'merge' in class '%s%s' for "
+                    "function 'JSON_ARRAYAGG_%s_ON_NULL' that matches the following signature: "
+                    "void merge(%s%s.Accumulator, java.lang.Iterable)", cls, fn, on, cls, fn);
+    return SL_OK;
+}
+
 /* Register aggregate call e; its output column name into *name. */
 static int add_agg(plan *p, aggctx *c, const sql_node *e, const char *alias, char **name)
 {
@@ -1004,16 +1060,15 @@ static int add_agg(plan *p, aggctx *c, const sql_node *e, const char *alias, cha
         free(txt);
         return PERR(e, "%s takes no ON NULL clause", e->s);
     }
-    if (c->wspec && !strcasecmp(e->s, "JSON_ARRAYAGG") && strncasecmp(c->wspec, "TUMBLE", 6)) {
-        /* Flink plans HOP, CUMULATE and SESSION windows with merged accumulators,
-         * and its JsonArrayAggFunction has no merge: its words */
+    if (c->wspec && c->in->updating &&
+        (!strcasecmp(e->s, "MIN") || !strcasecmp(e->s, "MAX") ||
+         ((e->flags & SQL_F_DISTINCT) && strcasecmp(e->s, "COLLECT")) ||
+         !strcasecmp(e->s, "JSON_ARRAYAGG") || !strcasecmp(e->s, "JSON_OBJECTAGG"))) {
+        /* the window operator undoes counts, sums and COLLECT's copies */
         free(txt);
-        return PERR(e, "Could not find an implementation method 'merge' in class "
-                    "'org.apache.flink.table.runtime.functions.aggregate.JsonArrayAggFunction' for "
-                    "function 'JSON_ARRAYAGG_%s_ON_NULL' that matches the following signature: "
-                    "void merge(org.apache.flink.table.runtime.functions.aggregate."
-                    "JsonArrayAggFunction.Accumulator, java.lang.Iterable)",
-                    e->s2 && !strncasecmp(e->s2, "NULL", 4) ? "NULL" : "ABSENT");
+        return PERR(e, "%s%s in a group window over an updating input (produced by %s) is not "
+                    "supported yet (COUNT, SUM, AVG and COLLECT [DISTINCT] are)", e->s,
+                    e->flags & SQL_F_DISTINCT ? "(DISTINCT ...)" : "", c->in->updater);
     }
     if (cond && has_agg(cond)) {
         free(txt);
@@ -1092,6 +1147,14 @@ static int add_agg(plan *p, aggctx *c, const sql_node *e, const char *alias, cha
         free(arg);
         free(varg);
         return vbad == 2 ? SL_ERR : PERR(e->kids[1], "aggregate functions cannot be nested");
+    }
+    if (c->wspec && (jobj || !strcasecmp(e->s, "JSON_ARRAYAGG")) &&
+        json_agg_window_check(p, c, e, jobj, at, varg) != SL_OK) {
+        free(txt);
+        free(fcol);
+        free(arg);
+        free(varg);
+        return SL_ERR;
     }
     if (c->n == c->cap) {
         c->cap = c->cap ? c->cap * 2 : 8;
@@ -1314,7 +1377,12 @@ static int agg_window_input(plan *p, const sql_node *sel, const sql_node *from, 
         free(in->alias);
         in->alias = sl_strdup(from->s2 ? from->s2 : tref->s);
     }
-    if (in->updating)
+    /* a group window takes the retractions, as Flink 2.3's does (the window
+     * operator's "input-changelog": "retract"); a TVF over a join's
+     * materialized time attribute gets Flink's words below */
+    bool mat = (in->mrowtime && !strcasecmp(in->mrowtime, desc->s)) ||
+               (in->mproctime && !strcasecmp(in->mproctime, desc->s));
+    if (in->updating && !done && !mat)
         return PERR(from, "a window TVF over an updating input (produced by %s) is not "
                     "supported", in->updater);
     static const char *const added[] = {"window_start", "window_end", "window_time"};
@@ -1511,7 +1579,7 @@ static void agg_vertex(plan *p, const aggctx *c, rel *in, int window, const char
     json_object_set_new(cfg, "aggregates", aggs);
     if (window && !proctime) json_object_set_new(cfg, "allowed-lateness", json_string("0 s"));
     if (!window && sqlp_ttl_set(p)) json_object_set_new(cfg, "table.exec.state.ttl", json_string(p->ttl));
-    if (!window && in->updating) json_object_set_new(cfg, "input-changelog", json_string("retract"));
+    if (in->updating) json_object_set_new(cfg, "input-changelog", json_string("retract"));
     for (int k = 0; k < c->nkeys; k++) {
         int ci = sl_schema_find(&in->sch, c->keys[k]);
         sl_schema_add_dt(&aggout, c->keys[k],
@@ -1550,7 +1618,11 @@ static void agg_vertex(plan *p, const aggctx *c, rel *in, int window, const char
     in->rowtime = window ? sl_strdup("window_time") : NULL;
     in->proctime = NULL;
     in->windowed = window && !proctime ? 1 + ltz : 0;
-    if (!window) {
+    if (window) { /* a window's results are final: insert-only */
+        in->updating = 0;
+        free(in->updater);
+        in->updater = NULL;
+    } else {
         in->updating = 1;
         free(in->updater);
         sql_sbuf u = {0};
@@ -1606,6 +1678,7 @@ static int plan_aggregate(plan *p, const sql_node *sel, rel *out)
     c.in = &in;
     c.window = window;
     c.wspec = window ? spec : NULL;
+    c.groupwin = window && sqlp_joins_find(p, sql_kid(from, 0)) != NULL;
     /* the pre-projection starts as all input columns */
     c.npre = (int)in.sch.n;
     c.pre = sl_calloc(in.sch.n + 1, sizeof(item));
