@@ -5,9 +5,9 @@
 # with real daemons on loopback. Browser, Docker, fuzz and benchmark-smoke
 # tests run once, against the optimised build. Ends with "N passed, N failed".
 #
-# Tests run on parallel pytest-xdist workers (SLUICE_TEST_JOBS, default the
-# number of cores, at least 2 and at most 4; the sanitized half one more,
-# SLUICE_SAN_TEST_JOBS) with --dist loadgroup: tests are
+# Tests run on parallel pytest-xdist workers (SLUICE_TEST_JOBS, default one
+# more than the number of cores, at least 3 and at most 5; the sanitized half
+# as many, or SLUICE_SAN_TEST_JOBS) with --dist loadgroup: tests are
 # handed out one at a time, longest modules first, except the modules that
 # tests/conftest.py keeps in order on one worker. The sanitized build is
 # compiled at the lowest CPU priority while the optimised half's tests run,
@@ -26,18 +26,17 @@ T0=$(date +%s)
 
 JOBS=${SLUICE_TEST_JOBS:-}
 if [ -z "$JOBS" ]; then
-    JOBS=$(nproc)
-    [ "$JOBS" -ge 2 ] || JOBS=2
-    [ "$JOBS" -le 4 ] || JOBS=4
+    JOBS=$(($(nproc) + 1))
+    [ "$JOBS" -ge 3 ] || JOBS=3
+    [ "$JOBS" -le 5 ] || JOBS=5
 fi
 
 elapsed() { t=$(($(date +%s) - T0)); printf '%d:%02d' $((t / 60)) $((t % 60)); }
 
-# The sanitized half runs one worker more: nothing else runs beside it (the
-# optimised half shares the machine with the sanitized build, which takes the
-# CPU time its tests leave idle), and its tests wait on daemons, throttled
-# sources and timeouts for much of their time.
-SAN_JOBS=${SLUICE_SAN_TEST_JOBS:-$((JOBS + 1))}
+# One worker more than cores: the integration tests wait on daemons, throttled
+# sources, restart delays and timeouts for most of their time (a long
+# sanitized test used a quarter of a core, measured with /usr/bin/time).
+SAN_JOBS=${SLUICE_SAN_TEST_JOBS:-$JOBS}
 
 run_suite() { # name build-dir workers pytest-args...
     name=$1; dir=$2; workers=$3; shift 3
