@@ -807,6 +807,7 @@ sql_table *sql_cat_build_table(sl_sql_session *s, const sql_node *st, const char
         if (x->kind == SQL_FUNC && strcasecmp(x->s, "PROCTIME") == 0 && x->nkids == 0) {
             c->proctime = 1;
             c->type = SL_T_TIMESTAMP;
+            c->dt = sql_proctime_dt();
             continue;
         }
         if ((rc = check_interval_mult(x, &phys, err, errlen)) != SL_OK) break;

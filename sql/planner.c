@@ -407,7 +407,7 @@ int make_item(plan *p, item *it, const sql_node *e, const char *name, const sl_s
         it->name = sl_strdup(name);
         it->expr = e;
         it->type = SL_T_TIMESTAMP;
-        it->dt = NULL; /* TIMESTAMP(3): item_dt's basic descriptor */
+        it->dt = sql_proctime_dt();
         it->text = sl_sprintf("CURRENT_TIMESTAMP AS %s", q);
         free(q);
         return SL_OK;
@@ -468,6 +468,7 @@ static int scan_computed(plan *p, const sql_table *t, const sl_schema *phys, rel
             its[i].text = sl_sprintf("CURRENT_TIMESTAMP AS %s", q);
             free(q);
             its[i].type = SL_T_TIMESTAMP;
+            its[i].dt = sql_proctime_dt();
         } else if (c->expr) {
             rc = make_item(p, &its[i], c->expr, c->name, phys);
         } else {
@@ -729,6 +730,7 @@ int select_items(plan *p, const sql_node *list, rel *in, item **outp, int *np)
             its[n].text = sl_sprintf("CURRENT_TIMESTAMP AS %s", q);
             free(q);
             its[n].type = SL_T_TIMESTAMP;
+            its[n].dt = sql_proctime_dt();
             its[n++].expr = e;
             continue;
         }

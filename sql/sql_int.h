@@ -28,6 +28,15 @@ typedef struct sql_column {
     int virt;         /* METADATA ... VIRTUAL: read only, not a sink column */
 } sql_column;
 
+/* The type of PROCTIME(), as Flink's: TIMESTAMP_LTZ(3) NOT NULL (an instant,
+ * read in the session time zone; DESCRIBE adds *PROCTIME*). */
+static inline const sl_dtype *sql_proctime_dt(void)
+{
+    const sl_dtype *dt = NULL;
+    sl_dtype_parse("TIMESTAMP_LTZ(3) NOT NULL", &dt, NULL, 0);
+    return dt; /* interned by the first call (the table has room for it) */
+}
+
 /* A column's full type. */
 static inline const sl_dtype *sql_col_dt(const sql_column *c)
 {
