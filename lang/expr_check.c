@@ -124,6 +124,7 @@ static const char *tname(sl_type t) { return sl_type_name(t); }
  * "INTERVAL DAY TO SECOND" for an interval. Valid for the next 3 calls. */
 static const char *ntname(bld *b, const node *n)
 {
+    if (n->dt && n->op == N_LIT) return sl_dtype_nullable(n->dt, false)->text; /* 'ab': CHAR(2) */
     if (n->dt) return n->dt->text; /* a column: its full type */
     if (!n->interval) return tname(n->type);
     char *s = b->names[b->nname++ % 4];

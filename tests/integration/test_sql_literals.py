@@ -308,7 +308,7 @@ WITH ('connector' = 'filesystem', 'path' = 'file://{out}', 'format' = 'json');
     line = ddl.count("\n") + 1
     cases = [
         ("INSERT INTO sink SELECT id, CAST(ARRAY[1, 'x'] AS STRING) FROM src;", "ARRAY[",
-         "ARRAY: INT and STRING have no common type"),
+         "ARRAY: INT and CHAR(1) NOT NULL have no common type"),
         ("INSERT INTO sink SELECT id, CAST(MAP['a'] AS STRING) FROM src;", "MAP[",
          "MAP needs keys and values in pairs, got 1 arguments"),
         ("INSERT INTO sink SELECT id, CAST(a['x'] AS STRING) FROM src;", "['x']",
