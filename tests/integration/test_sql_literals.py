@@ -312,7 +312,7 @@ WITH ('connector' = 'filesystem', 'path' = 'file://{out}', 'format' = 'json');
         ("INSERT INTO sink SELECT id, CAST(MAP['a'] AS STRING) FROM src;", "MAP[",
          "MAP needs keys and values in pairs, got 1 arguments"),
         ("INSERT INTO sink SELECT id, CAST(a['x'] AS STRING) FROM src;", "['x']",
-         "an ARRAY index must be an integer, got STRING"),
+         "an ARRAY index must be an integer, got CHAR(1) NOT NULL"),
         ("INSERT INTO sink SELECT id, CAST(m[1] AS STRING) FROM src;", "[1]",
          "MAP<STRING, INT> has keys of type STRING, not INT"),
         ("INSERT INTO sink SELECT id, r.w FROM src;", "w FROM",
