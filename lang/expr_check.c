@@ -124,7 +124,8 @@ static const char *tname(sl_type t) { return sl_type_name(t); }
  * "INTERVAL DAY TO SECOND" for an interval. Valid for the next 3 calls. */
 static const char *ntname(bld *b, const node *n)
 {
-    if (n->dt && n->op == N_LIT) return sl_dtype_nullable(n->dt, false)->text; /* 'ab': CHAR(2) */
+    /* a literal or a clock function as Calcite names it: 'ab' CHAR(2), NOW() TIMESTAMP_LTZ(3) */
+    if (n->dt && (n->op == N_LIT || n->op == N_NOW)) return sl_dtype_nullable(n->dt, false)->text;
     if (n->dt) return n->dt->text; /* a column: its full type */
     if (!n->interval) return tname(n->type);
     char *s = b->names[b->nname++ % 4];
