@@ -1889,6 +1889,10 @@ static int insert_shape(plan *p, const sql_node *ins, const sql_table *t, const 
                    /* a nested value of other field names or element types: element-wise */
                    (sl_type_is_nested(c->type) && f->type == c->type && f->dt->phys != cdt->phys) ||
                    small_widens(f->type, c->type) ||
+                   /* a TIMESTAMP_LTZ (PROCTIME()) into a TIMESTAMP column and back: Flink's
+                    * implicit CAST, through the session time zone */
+                   (f->type == SL_T_TIMESTAMP && c->type == SL_T_TIMESTAMP &&
+                    (f->dt->variant == SL_DV_LTZ) != (cdt->variant == SL_DV_LTZ)) ||
                    /* text into a VARCHAR(n) column is cut to n code points, into a
                     * CHAR(n) one also padded (what Flink's sink writes) */
                    (f->type == SL_T_STRING && c->type == SL_T_STRING && cdt->p < SL_DTYPE_MAX_LEN &&

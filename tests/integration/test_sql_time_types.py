@@ -126,3 +126,36 @@ SELECT CAST(NOW() AS BIGINT) FROM t;
     assert r.returncode != 0
     assert "The cast from TIMESTAMP_LTZ type to NUMERIC type is not allowed" in r.stdout + r.stderr
     assert "line 3, column 8" in r.stdout + r.stderr
+
+
+def test_proctime_into_a_timestamp_column_reads_the_session_zone(cluster, workdir):
+    """PROCTIME() is a TIMESTAMP_LTZ(3): INSERT into a TIMESTAMP(3) column casts
+    it through the session zone (Flink's implicit CAST), the same text as
+    CAST(pt AS STRING); the json format writes the LTZ column as its UTC
+    instant with a 'Z'."""
+    cluster.add_tm(slots=1)
+    out = os.path.join(workdir, "out")
+    r = run_sql(cluster, workdir, "pt.sql", f"""
+SET 'table.local-time-zone' = 'Asia/Shanghai';
+CREATE TABLE src (id BIGINT, pt AS PROCTIME())
+WITH ('connector' = 'datagen', 'number-of-rows' = '3', 'fields.id.kind' = 'sequence',
+      'fields.id.start' = '1', 'fields.id.end' = '3');
+CREATE TABLE sink (id BIGINT, l TIMESTAMP(3), s STRING, z TIMESTAMP_LTZ(3))
+WITH ('connector' = 'filesystem', 'path' = 'file://{out}', 'format' = 'json');
+INSERT INTO sink SELECT id, pt, CAST(pt AS STRING), pt AS pz FROM src;
+""")
+    assert r.returncode == 0, r.stdout + r.stderr
+    t0 = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+    finish(cluster, job_ids(r.stdout)[0])
+    t1 = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+    got = rows(out)
+    assert sorted(g["id"] for g in got) == [1, 2, 3]
+    eight = datetime.timedelta(hours=8)  # Asia/Shanghai: no daylight saving time
+    for g in got:
+        local = datetime.datetime.fromisoformat(g["l"].replace("T", " "))
+        assert g["s"].startswith(local.strftime("%Y-%m-%d %H:%M:%S")), g
+        assert g["z"].endswith("Z"), g
+        utc = datetime.datetime.fromisoformat(g["z"].rstrip("Z").replace("T", " "))
+        assert local - utc == eight, g
+        slack = datetime.timedelta(seconds=60)
+        assert t0 - slack <= utc <= t1 + slack, (g, t0, t1)
