@@ -2256,8 +2256,8 @@ int sql_plan_into(const sql_catalog *cat, char **okeys, char **ovals, int nopts,
     return rc;
 }
 
-int sql_plan_schema(const sql_catalog *cat, const sql_node *query, sl_schema *schema, char *err,
-                    size_t errlen)
+int sql_plan_schema_attrs(const sql_catalog *cat, const sql_node *query, sl_schema *schema,
+                          char **rowtime, char **proctime, char *err, size_t errlen)
 {
     plan p;
     plan_new(&p, cat, err, errlen);
@@ -2267,10 +2267,18 @@ int sql_plan_schema(const sql_catalog *cat, const sql_node *query, sl_schema *sc
     if (rc == SL_OK) {
         sl_schema_init(schema);
         sl_schema_copy(schema, &r.sch);
+        if (rowtime) *rowtime = r.rowtime ? sl_strdup(r.rowtime) : NULL;
+        if (proctime) *proctime = r.proctime ? sl_strdup(r.proctime) : NULL;
         rel_free(&r);
     }
     plan_free(&p);
     return rc;
+}
+
+int sql_plan_schema(const sql_catalog *cat, const sql_node *query, sl_schema *schema, char *err,
+                    size_t errlen)
+{
+    return sql_plan_schema_attrs(cat, query, schema, NULL, NULL, err, errlen);
 }
 
 /* ---- for the other planner files (sql/plan_int.h) ------------------------ */
