@@ -43,6 +43,7 @@
 #include "parse.h"
 #include "sql.h"
 #include "text.h"
+#include "temporal.h"
 
 
 #define MAX_BODY (1u << 20)
@@ -60,6 +61,8 @@ typedef struct gw_op {
     json_t *columns;      /* ColumnInfo[] */
     int ncols;
     char **types;         /* Sluice type names, for JSON values */
+    sl_tz *tz;            /* a query with TIMESTAMP_LTZ columns in a session zone other than
+                           * UTC: the zone their wall-clock rows are read back in */
     int query;            /* a SELECT reading the JobManager's results */
     int content;          /* resultKind SUCCESS_WITH_CONTENT */
     char jid[40];         /* the job of an INSERT or a SELECT, or "" */
@@ -241,6 +244,26 @@ static json_t *logical_type(const char *t)
     return json_pack("{s:s,s:b}", "type", t, "nullable", 1);
 }
 
+/* Is it a TIMESTAMP_LTZ(p) type name? */
+static int is_ltz_type(const char *type)
+{
+    return !strncmp(type, "TIMESTAMP_LTZ", 13) || strstr(type, "WITH LOCAL TIME ZONE") != NULL;
+}
+
+/* A MAP whose keys are no character string, in dt at any depth (Flink's JSON
+ * converters refuse them), or NULL. */
+static const sl_dtype *nonstring_map_key(const sl_dtype *dt)
+{
+    if (!dt) return NULL;
+    if (dt->kind == SL_T_MAP && dt->elem->kind != SL_T_STRING) return dt;
+    const sl_dtype *m = NULL;
+    if (dt->kind == SL_T_MAP) m = nonstring_map_key(dt->val);
+    else if (dt->kind == SL_T_ARRAY || dt->kind == SL_T_MULTISET) m = nonstring_map_key(dt->elem);
+    for (int i = 0; !m && dt->kind == SL_T_ROW && i < dt->nfields; i++)
+        m = nonstring_map_key(dt->ftypes[i]);
+    return m;
+}
+
 static void set_columns(gw_op *op, int n, char *const *names, char *const *types)
 {
     op->columns = json_array();
@@ -270,6 +293,7 @@ static void op_free(gw_op *op)
     json_decref(op->last_rows);
     for (int i = 0; i < op->ncols; i++) free(op->types[i]);
     free(op->types);
+    if (op->tz) sl_tz_destroy(op->tz);
     free(op->error);
     free(op);
 }
@@ -448,6 +472,10 @@ static void run_statement(gw *g, gw_session *se, gw_op *op, const char *text)
         snprintf(op->jid, sizeof op->jid, "%s", jid);
         free(jid);
         set_columns(op, r.ncols, r.col_names, r.col_types);
+        const char *zone = sl_sql_option(se->s, "table.local-time-zone");
+        for (int c = 0; zone && strcmp(zone, "UTC") && strcmp(zone, "Z") && !op->tz &&
+                        c < r.ncols; c++)
+            if (is_ltz_type(r.col_types[c])) op->tz = sl_tz_open(zone, SL_TZ_JAVA_TIME, NULL, 0);
         op->query = 1;
         op->content = 1;
         op->status = OP_RUNNING;
@@ -470,8 +498,25 @@ static const char *kind_name(const char *k)
     return "INSERT";
 }
 
-/* A value as Flink's JSON row format writes it. */
-static json_t *json_value(const char *type, json_t *v)
+/* A TIMESTAMP text as ISO-8601 in place, as Flink's gateway writes it (its JSON
+ * converters, ISO_LOCAL_DATE_TIME): a 'T', the fraction to its last non-zero
+ * digit, none when zero. */
+static void iso_timestamp(char *ts)
+{
+    size_t n = strlen(ts);
+    if (n > 10 && ts[10] == ' ') ts[10] = 'T';
+    char *dot = n > 19 ? strchr(ts + 19, '.') : NULL;
+    if (dot) {
+        while (n > (size_t)(dot - ts) + 1 && ts[n - 1] == '0') ts[--n] = '\0';
+        if (ts[n - 1] == '.') ts[--n] = '\0';
+    }
+}
+
+/* A value as Flink's JSON row format writes it. A TIMESTAMP_LTZ is its UTC
+ * instant with a 'Z' (Flink's ISO-8601 form for it); the JobManager's rows
+ * show it as the session zone's wall-clock time (operators/collect.c), read
+ * back in op->tz here (in a daylight-saving overlap the earlier offset). */
+static json_t *json_value(const gw_op *op, const char *type, json_t *v)
 {
     const char *s = json_string_value(v);
     if (!s) return json_null();
@@ -486,18 +531,21 @@ static json_t *json_value(const char *type, json_t *v)
         if (*s && !*end) return json_real(d);
     } else if (!strcmp(type, "BOOLEAN")) {
         return json_boolean(!strcasecmp(s, "true"));
+    } else if (is_ltz_type(type)) {
+        sl_ts t;
+        if (sl_timestamp_parse(s, strlen(s), 9, &t) != SL_OK) return json_string(s);
+        if (op->tz) t.ms = sl_tz_to_utc(op->tz, t.ms);
+        char ts[72];
+        int n = sl_timestamp_format(ts, sizeof ts - 1, t, 9, SL_TT_SQL);
+        if (n < 0 || (size_t)n >= sizeof ts - 1) return json_string(s);
+        ts[n] = '\0';
+        iso_timestamp(ts);
+        strcat(ts, "Z");
+        return json_string(ts);
     } else if (!strncmp(type, "TIMESTAMP", 9)) {
-        /* ISO-8601 as Flink's gateway writes it (its JSON converters, ISO_LOCAL_DATE_TIME):
-         * a 'T', the fraction to its last non-zero digit, none when zero */
         char ts[64];
         snprintf(ts, sizeof ts, "%s", s);
-        size_t n = strlen(ts);
-        if (n > 10 && ts[10] == ' ') ts[10] = 'T';
-        char *dot = n > 19 ? strchr(ts + 19, '.') : NULL;
-        if (dot) {
-            while (n > (size_t)(dot - ts) + 1 && ts[n - 1] == '0') ts[--n] = '\0';
-            if (ts[n - 1] == '.') ts[--n] = '\0';
-        }
+        iso_timestamp(ts);
         return json_string(ts);
     }
     return json_string(s);
@@ -519,7 +567,7 @@ static json_t *data_of(const gw_op *op, json_t *rows, int plain)
             json_t *nv = plain || !json_is_string(v) ? NULL : json_object_get(nested, key);
             json_array_append_new(fields, nv ? json_incref(nv)
                                   : plain ? (json_is_string(v) ? json_incref(v) : json_null())
-                                          : json_value(op->types[c], v));
+                                          : json_value(op, op->types[c], v));
         }
         const char *k = json_string_value(json_array_get(row, 0));
         json_array_append_new(data, json_pack("{s:s,s:o}", "kind", kind_name(k ? k : "+I"),
@@ -539,6 +587,13 @@ static void fetch(gw *g, gw_session *se, gw_op *op, uint64_t token, const char *
         return reply_err(r, 500, "Failed to execute the statement: %s", op->error);
     if (op->status == OP_CANCELED)
         return reply_err(r, 400, "operation %s was canceled; it has no more results", op->id);
+    for (int c = 0; !plain && c < op->ncols; c++) { /* Flink's JSON converters refuse them */
+        const sl_dtype *dt = NULL, *m;
+        if (sl_dtype_parse(op->types[c], &dt, NULL, 0) == SL_OK && (m = nonstring_map_key(dt)))
+            return reply_err(r, 500, "JSON format doesn't support non-string as key type of "
+                             "map. The type is: %s (rowFormat PLAIN_TEXT shows it)",
+                             sl_dtype_nullable(m, false)->text);
+    }
     json_t *rows = NULL;
     const char *type = "PAYLOAD";
     if (!op->query) {

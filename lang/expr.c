@@ -159,7 +159,12 @@ void sl_expr_free_nodes(node *all)
     }
 }
 
-sl_type sl_expr_type(const sl_expr *e) { return e->root->type; }
+/* An interval's node holds a BIGINT (months or milliseconds); its result is
+ * the interval type finish() gave it (expr_check.c). */
+sl_type sl_expr_type(const sl_expr *e)
+{
+    return e->root->interval && e->root->dt ? e->root->dt->kind : e->root->type;
+}
 
 const sl_dtype *sl_expr_dtype(const sl_expr *e)
 {

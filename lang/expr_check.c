@@ -124,6 +124,8 @@ static const char *tname(sl_type t) { return sl_type_name(t); }
  * "INTERVAL DAY TO SECOND" for an interval. Valid for the next 3 calls. */
 static const char *ntname(bld *b, const node *n)
 {
+    /* a literal or a clock function as Calcite names it: 'ab' CHAR(2), NOW() TIMESTAMP_LTZ(3) */
+    if (n->dt && (n->op == N_LIT || n->op == N_NOW)) return sl_dtype_nullable(n->dt, false)->text;
     if (n->dt) return n->dt->text; /* a column: its full type */
     if (!n->interval) return tname(n->type);
     char *s = b->names[b->nname++ % 4];
@@ -412,6 +414,16 @@ static node *build_string(bld *b, const sql_node *e)
     n->owned = sl_strndup(e->s, len);
     n->lit.v.s.p = n->owned;
     n->lit.v.s.len = (uint32_t)len;
+    /* CHAR(n) NOT NULL, n its code points, as Flink types a literal (the value is
+     * exactly n long: nothing to pad). '' stays STRING (Flink's CHAR(0) has no
+     * spelling), and so does any literal once the type table is half full. */
+    int64_t cps = sl_fnx_cpcount(n->owned, len);
+    if (cps > 0 && sl_dtype_count() < SL_DTYPE_MAX / 2) {
+        char tt[40];
+        snprintf(tt, sizeof tt, "CHAR(%lld) NOT NULL", (long long)cps);
+        const sl_dtype *dt = NULL;
+        if (sl_dtype_parse(tt, &dt, NULL, 0) == SL_OK) n->dt = dt;
+    }
     return n;
 }
 
@@ -697,7 +709,7 @@ static node *build_timestamp(bld *b, const sql_node *e)
     if (ltz) { /* TIMESTAMP WITH LOCAL TIME ZONE '...': the wall-clock time in the session
                 * zone (known when the tree is evaluated), a CAST to TIMESTAMP_LTZ(p) */
         node *c = wrap_cast(b, n, SL_T_TIMESTAMP);
-        snprintf(tt, sizeof tt, "TIMESTAMP_LTZ(%d)", p);
+        snprintf(tt, sizeof tt, "TIMESTAMP_LTZ(%d) NOT NULL", p);
         if (sl_dtype_parse(tt, &c->dt, derr, sizeof derr)) {
             perr(b, OPAT(e), "%s", derr);
             return NULL;
@@ -709,15 +721,20 @@ static node *build_timestamp(bld *b, const sql_node *e)
 
 /* ---- columns --------------------------------------------------------------- */
 
-/* TIMESTAMP_LTZ(p), p 0..3: the type of CURRENT_TIMESTAMP[(p)], NOW() and
- * CURRENT_ROW_TIMESTAMP() (Flink's), an instant read in the session zone. */
-static const sl_dtype *ltz_dtype(int p)
+/* The NOT NULL type of a clock function, as Flink types them: TIMESTAMP_LTZ(p)
+ * (CURRENT_TIMESTAMP[(p)], NOW(), CURRENT_ROW_TIMESTAMP(): an instant read in
+ * the session zone), TIMESTAMP(p) (LOCALTIMESTAMP[(p)]), DATE (CURRENT_DATE),
+ * TIME(0) (CURRENT_TIME, LOCALTIME); p 0..3. */
+static const sl_dtype *clock_dtype(sl_type t, bool ltz, int p)
 {
-    static const char *const text[] = {"TIMESTAMP_LTZ(0)", "TIMESTAMP_LTZ(1)", "TIMESTAMP_LTZ(2)",
-                                       "TIMESTAMP_LTZ(3)"};
+    char text[48];
+    p = p >= 0 && p <= 3 ? p : 3;
+    if (t == SL_T_DATE) snprintf(text, sizeof text, "DATE NOT NULL");
+    else if (t == SL_T_TIME) snprintf(text, sizeof text, "TIME(0) NOT NULL");
+    else snprintf(text, sizeof text, "%s(%d) NOT NULL", ltz ? "TIMESTAMP_LTZ" : "TIMESTAMP", p);
     const sl_dtype *dt = NULL;
-    sl_dtype_parse(text[p >= 0 && p <= 3 ? p : 3], &dt, NULL, 0);
-    return dt; /* the four are interned at the first call (the table has room for them) */
+    sl_dtype_parse(text, &dt, NULL, 0);
+    return dt; /* a dozen, interned at their first use (the table has room for them) */
 }
 
 static bool is_clock_word(const sql_node *e)
@@ -738,7 +755,7 @@ static node *build_column(bld *b, const sql_node *e)
                 : SL_T_TIME;
         n->flags = n->type == SL_T_TIME ? 0 : 3;
         n->neg = strcasecmp(e->s, "CURRENT_TIMESTAMP") != 0; /* the session zone's wall clock */
-        if (!n->neg) n->dt = ltz_dtype(3); /* CURRENT_TIMESTAMP: an instant */
+        n->dt = clock_dtype(n->type, !n->neg, 3); /* CURRENT_TIMESTAMP: an instant */
         return n;
     }
     /* r.f: the field f of a ROW column r (a calc text has no tables; a planner's
@@ -768,6 +785,22 @@ static node *build_column(bld *b, const sql_node *e)
     n->col = idx;
     n->type = b->in->fields[idx].type;
     n->dt = b->in->fields[idx].dt;
+    if (n->type == SL_T_INTERVAL_DT || n->type == SL_T_INTERVAL_YM) { /* as a literal's */
+        static const struct { uint8_t v, s, e; } q[] = {
+            {SL_DV_YEAR, IV_YM_YEAR, IV_YM_YEAR}, {SL_DV_YEAR_TO_MONTH, IV_YM_YEAR, IV_YM_MONTH},
+            {SL_DV_MONTH, IV_YM_MONTH, IV_YM_MONTH}, {SL_DV_DAY, IV_DAY, IV_DAY},
+            {SL_DV_DAY_TO_HOUR, IV_DAY, IV_HOUR}, {SL_DV_DAY_TO_MINUTE, IV_DAY, IV_MINUTE},
+            {SL_DV_DAY_TO_SECOND, IV_DAY, IV_SECOND}, {SL_DV_HOUR, IV_HOUR, IV_HOUR},
+            {SL_DV_HOUR_TO_MINUTE, IV_HOUR, IV_MINUTE}, {SL_DV_HOUR_TO_SECOND, IV_HOUR, IV_SECOND},
+            {SL_DV_MINUTE, IV_MINUTE, IV_MINUTE}, {SL_DV_MINUTE_TO_SECOND, IV_MINUTE, IV_SECOND},
+            {SL_DV_SECOND, IV_SECOND, IV_SECOND}};
+        const sl_dtype *d = ndt(n);
+        bool ym = n->type == SL_T_INTERVAL_YM;
+        set_iv(n, ym ? IV_YM_YEAR : IV_DAY, ym ? IV_YM_MONTH : IV_SECOND);
+        for (size_t i = 0; i < SL_ARRAY_LEN(q); i++)
+            if (q[i].v == d->variant) set_iv(n, q[i].s, q[i].e);
+        n->type = SL_T_BIGINT; /* months or milliseconds, as an interval node holds them */
+    }
     return n;
 }
 
@@ -788,7 +821,7 @@ static bool cast_allowed(sl_type from, sl_type to)
         if (from == SL_T_DECIMAL) return true;
         /* fall through */
     case SL_T_BOOLEAN: return is_num_type(from) || from == SL_T_BOOLEAN || from == SL_T_STRING;
-    case SL_T_TIMESTAMP: return from == SL_T_STRING || from == SL_T_DATE;
+    case SL_T_TIMESTAMP: return from == SL_T_STRING || from == SL_T_DATE || from == SL_T_TIMESTAMP;
     case SL_T_DECIMAL: return is_num_type(from) || from == SL_T_STRING;
     case SL_T_DATE:
     case SL_T_TIME: return from == SL_T_STRING || from == SL_T_TIMESTAMP;
@@ -857,15 +890,34 @@ static node *build_cast(bld *b, const sql_node *e)
         }
         tdt = sl_dtype_nullable(tdt, false);
         to = tdt->kind;
+    } else if ((tw == 9 && !strncasecmp(tbuf, "TIMESTAMP", 9)) ||
+               (tw == 13 && !strncasecmp(tbuf, "TIMESTAMP_LTZ", 13))) {
+        /* TIMESTAMP(p), TIMESTAMP_LTZ(p), TIMESTAMP(p) WITH LOCAL TIME ZONE: p 0..9 */
+        char derr[200];
+        if (sl_dtype_parse(e->s, &tdt, derr, sizeof derr) != SL_OK) {
+            perr(b, OPAT(e), "bad type '%s' in %s: %s", e->s, try_cast ? "TRY_CAST" : "CAST",
+                 derr);
+            return NULL;
+        }
+        tdt = sl_dtype_nullable(tdt, false);
+        to = tdt->kind;
     } else if (sl_type_parse(sql_cast_type(tbuf), &to) != SL_OK || to == SL_T_NULL) {
         perr(b, OPAT(e), "unknown type '%s' in %s", tbuf, try_cast ? "TRY_CAST" : "CAST");
         return NULL;
     }
-    /* Flink refuses TIMESTAMP <-> number casts and names the function to use */
+    /* Flink refuses TIMESTAMP <-> number casts (in its own words for a TIMESTAMP_LTZ)
+     * and names the function to use */
+    if (x->type == SL_T_TIMESTAMP && (is_num_type(to) || to == SL_T_DECIMAL) &&
+        ndt(x)->variant == SL_DV_LTZ) {
+        perr(b, AT(e), "The cast from TIMESTAMP_LTZ type to NUMERIC type is not allowed "
+             "(%s to %s); use UNIX_TIMESTAMP(CAST(ts AS STRING)) for epoch seconds",
+             ntname(b, x), tdt ? tdt->text : tname(to));
+        return NULL;
+    }
     if (x->type == SL_T_TIMESTAMP && is_num_type(to)) {
-        perr(b, AT(e), "cannot CAST TIMESTAMP(3) to %s: a TIMESTAMP does not convert to a "
+        perr(b, AT(e), "cannot CAST %s to %s: a TIMESTAMP does not convert to a "
              "number; use UNIX_TIMESTAMP(CAST(ts AS STRING)) for epoch seconds",
-             tname(to));
+             ntname(b, x), tname(to));
         return NULL;
     }
     if (is_num_type(x->type) && !x->interval && to == SL_T_TIMESTAMP) {
@@ -888,7 +940,7 @@ static node *build_cast(bld *b, const sql_node *e)
     if (n) {
         n->neg = try_cast;
         n->dt = tdt;
-        if (ltz && to == SL_T_TIMESTAMP) { /* an instant: converted in the session zone */
+        if (ltz && to == SL_T_TIMESTAMP && !tdt) { /* an instant: converted in the session zone */
             char lt[80];
             snprintf(lt, sizeof lt, "TIMESTAMP_LTZ%s", wl ? tbuf + 9 : tbuf + 13);
             const sl_dtype *d = NULL;
@@ -899,6 +951,26 @@ static node *build_cast(bld *b, const sql_node *e)
 }
 
 /* ---- CASE ------------------------------------------------------------------ */
+
+/* CASE x WHEN v1 ... over a nested x: x and the WHEN values converted to
+ * their least restrictive type (x once), compared with Flink's nested `=`. */
+static int case_nested_operand(bld *b, node *n)
+{
+    int end = n->nkids - ((n->flags & CASE_ELSE) ? 1 : 0);
+    const sl_dtype *t = ndt(n->kids[0]);
+    for (int i = 1; t && i < end; i += 2)
+        if (n->kids[i]->type != SL_T_NULL) t = sl_nest_common(t, ndt(n->kids[i]));
+    if (!t)
+        return perr(b, NAT(n->kids[0]), "CASE operand of type %s has no type in common with "
+                    "its WHEN values", ntname(b, n->kids[0]));
+    for (int i = 0; i < end; i += i ? 2 : 1) {
+        node *k = n->kids[i];
+        if (k->type != SL_T_NULL && ndt(k)->phys != t->phys &&
+            !(n->kids[i] = wrap_nest_cast(b, k, t)))
+            return SL_ERR;
+    }
+    return SL_OK;
+}
 
 static node *build_case(bld *b, const sql_node *e)
 {
@@ -918,7 +990,15 @@ static node *build_case(bld *b, const sql_node *e)
         b->exact = operand != NULL;
         node *w = build(b, we);
         if (!w) return NULL;
-        if (operand) {
+        if (operand && sl_type_is_nested(operand->type)) {
+            /* ARRAY, MAP, MULTISET, ROW: equality; the operand and every WHEN value take
+             * their least restrictive type below, once all are known */
+            if (w->type != SL_T_NULL && (w->interval || !sl_nest_common(ndt(operand), ndt(w)))) {
+                perr(b, AT(we), "CASE operand of type %s cannot be matched against %s",
+                     ntname(b, operand), ntname(b, w));
+                return NULL;
+            }
+        } else if (operand) {
             node *a = operand;
             if (make_comparable(b, &a, &w, AT(we), "CASE .. WHEN", false)) return NULL;
             if (a != operand) {
@@ -957,6 +1037,7 @@ static node *build_case(bld *b, const sql_node *e)
         n->flags |= CASE_ELSE;
     }
     n->type = rt;
+    if (operand && sl_type_is_nested(operand->type) && case_nested_operand(b, n)) return NULL;
     int *idx = sl_malloc(sizeof *idx * (size_t)(n->nkids + 1)), cnt = 0;
     int k0 = (n->flags & CASE_OPERAND) ? 1 : 0;
     for (int i = k0 + 1; i < n->nkids; i += 2) idx[cnt++] = i; /* the THEN branches */
@@ -1674,7 +1755,7 @@ static node *build_clock(bld *b, const sql_node *e)
     n->type = SL_T_TIMESTAMP;
     n->flags = (int)prec;
     n->neg = !strcasecmp(e->s, "LOCALTIMESTAMP"); /* the session zone's wall clock */
-    if (!n->neg) n->dt = ltz_dtype(n->flags);
+    n->dt = clock_dtype(SL_T_TIMESTAMP, !n->neg, n->flags);
     return n;
 }
 
@@ -2160,7 +2241,8 @@ static node *build_call(bld *b, const sql_node *e)
         n->kids[0] = a;
         n->kids[1] = c;
         n->type = a->type;
-        if (a->type == SL_T_DECIMAL) n->dt = ndt(a);
+        if (a->type == SL_T_DECIMAL || sl_type_is_nested(a->type))
+            n->dt = sl_dtype_nullable(ndt(a), false);
         if (a->interval) set_iv(n, a->ivs, a->ive);
         break;
     }
@@ -2168,7 +2250,7 @@ static node *build_call(bld *b, const sql_node *e)
     case N_NOW: /* NOW(), CURRENT_ROW_TIMESTAMP(): TIMESTAMP_LTZ(3), as Flink types them */
         n->flags = 3; /* precision: milliseconds */
         n->type = SL_T_TIMESTAMP;
-        n->dt = ltz_dtype(3);
+        n->dt = clock_dtype(SL_T_TIMESTAMP, true, 3);
         break;
     case N_UNIX_TS:
     case N_FROM_UNIXTIME: rc = type_unix_time(b, n, f); break;
@@ -2236,8 +2318,15 @@ static bool typed_here(const node *n, const node *k)
         return cmp || (n->op >= N_NEG && n->op <= N_MOD) || n->op == N_CASE ||
                n->op == N_CAST || keeps_dec(n->op, n->fx ? n->fx->name : "", 0) ||
                (n->op == N_IF && k != n->kids[0]);
-    if (sl_type_is_nested(k->type)) /* equality (nested_comparable) */
+    if (sl_type_is_nested(k->type)) { /* equality (nested_comparable) */
+        if (n->op == N_NULLIF) return true;
+        if (n->op == N_CASE && (n->flags & CASE_OPERAND)) { /* the operand, a WHEN value */
+            int end = n->nkids - ((n->flags & CASE_ELSE) ? 1 : 0);
+            for (int i = 0; i < end; i += i ? 2 : 1)
+                if (n->kids[i] == k) return true;
+        }
         return cmp && n->op != N_CAST;
+    }
     if (k->type == SL_T_DATE || k->type == SL_T_TIME)
         return (cmp && n->op != N_CASE) || n->op == N_EXTRACT ||
                ((n->op == N_ADD || n->op == N_SUB) && n->type == k->type) ||
@@ -2286,13 +2375,23 @@ static node *build(bld *b, const sql_node *e)
     return n;
 }
 
+/* An interval result's type, as Flink's planner derives it from Calcite's:
+ * INTERVAL MONTH for a year-month one, INTERVAL SECOND(3) for a day-time one
+ * (a column of an interval type keeps its own). */
+static void interval_result(node *root)
+{
+    if (!root || !root->interval) return;
+    bool ym = iv_is_ym(root->ivs);
+    const sl_dtype *dt = NULL;
+    if (root->dt && (root->dt->kind == SL_T_INTERVAL_YM || root->dt->kind == SL_T_INTERVAL_DT))
+        dt = root->dt;
+    else sl_dtype_parse(ym ? "INTERVAL MONTH" : "INTERVAL SECOND(3)", &dt, NULL, 0);
+    root->dt = dt;
+}
+
 static sl_expr *finish(bld *b, node *root)
 {
-    if (root && root->interval && iv_is_ym(root->ivs)) {
-        perr(b, NAT(root), "a year-month interval (%s) cannot be a result yet: add it to a "
-             "DATE or TIMESTAMP, or CAST it AS STRING", ntname(b, root));
-        root = NULL;
-    }
+    interval_result(root);
     free(b->lines);
     if (!root) {
         sl_expr_free_nodes(b->all);

@@ -774,6 +774,25 @@ bad_string:
 
 static int eval_cast_value(const node *n, evctx *cx, sl_value *out);
 
+/* A TIMESTAMP(p) value of node n's kid as n's TIMESTAMP(q): the fraction's
+ * digits below q cut (before 1970 too: 23:59:59.987 is 23:59:59.9 at q = 1,
+ * as Flink), nanoseconds beyond the millisecond kept only for q > 3. */
+static int ts_precision(const node *n, sl_value *out)
+{
+    static const int64_t pow10[] = {1, 10, 100, 1000, 10000, 100000, 1000000};
+    int q = ndt(n)->p, p = sl_dtype_has_nanos(ndt(n->kids[0])) ? 9 : 3;
+    if (n->kids[0]->type != SL_T_TIMESTAMP) p = 3; /* parsed from text to milliseconds */
+    if (q >= p) return SL_OK;
+    if (q <= 3) {
+        out->v.ts.nano = 0;
+        int64_t u = pow10[3 - q], r = out->v.i % u;
+        out->v.i -= r < 0 ? r + u : r;
+    } else {
+        out->v.ts.nano = (int32_t)(out->v.ts.nano / pow10[9 - q] * pow10[9 - q]);
+    }
+    return SL_OK;
+}
+
 /* CAST(x AS CHAR(n) | VARCHAR(n)): the text cut to n code points, a CHAR's
  * padded with blanks to n, as Flink's CAST does. */
 static int eval_cast(const node *n, evctx *cx, sl_value *out)
@@ -809,6 +828,7 @@ static int eval_cast_value(const node *n, evctx *cx, sl_value *out)
     if (to == SL_T_DECIMAL || from == SL_T_DECIMAL || ((to == SL_T_DATE || to == SL_T_TIME ||
         from == SL_T_DATE || from == SL_T_TIME) && from != to))
         return eval_cast_exact(n, cx, out);
+    if (from == SL_T_TIMESTAMP && to == SL_T_TIMESTAMP) return ts_precision(n, out);
     if (from == to) return SL_OK;
     sl_value v = *out;
     char buf[64];
@@ -898,9 +918,17 @@ static int eval_cast_value(const node *n, evctx *cx, sl_value *out)
         return SL_OK;
     case SL_T_TIMESTAMP: {
         int64_t ms;
+        sl_ts ts;
+        int p = ndt(n)->p;
+        if (p > 3 && sl_timestamp_parse(v.v.s.p, v.v.s.len, p, &ts) == SL_OK) {
+            set_i(out, ts.ms);
+            out->v.ts.nano = ts.nano;
+            return SL_OK;
+        }
         if (!sl_expr_ts_parse(v.v.s.p, v.v.s.len, &ms)) goto bad_string;
         set_i(out, ms);
-        return SL_OK;
+        out->v.ts.nano = 0;
+        return p < 3 ? ts_precision(n, out) : SL_OK;
     }
     case SL_T_NULL:
     default: break; /* the checker admits no other target */

@@ -55,7 +55,11 @@ static const sl_dtype *common_dt(const sl_dtype *a, const sl_dtype *b)
     if (a->kind == SL_T_NULL) return b;
     if (b->kind == SL_T_NULL) return a;
     if (a->phys == b->phys && !sl_type_is_nested(a->kind)) {
-        if (a->kind == SL_T_STRING || a->kind == SL_T_BYTES) return sl_dtype_basic(a->kind);
+        /* one length keeps it (MAP['a', 1, 'b', 2]: CHAR(1) keys); other lengths are
+         * STRING, not Flink's padded CHAR of the longer (docs/SQL.md) */
+        if ((a->kind == SL_T_STRING || a->kind == SL_T_BYTES) &&
+            sl_dtype_nullable(a, false) != sl_dtype_nullable(b, false))
+            return sl_dtype_basic(a->kind);
         return sl_dtype_nullable(a, false);
     }
     if (num_kind(a->kind) && num_kind(b->kind)) {

@@ -810,6 +810,7 @@ sql_table *sql_cat_build_table(sl_sql_session *s, const sql_node *st, const char
         if (x->kind == SQL_FUNC && strcasecmp(x->s, "PROCTIME") == 0 && x->nkids == 0) {
             c->proctime = 1;
             c->type = SL_T_TIMESTAMP;
+            c->dt = sql_proctime_dt();
             continue;
         }
         if ((rc = check_interval_mult(x, &phys, err, errlen)) != SL_OK) break;
@@ -910,8 +911,9 @@ static int create_view(sl_sql_session *s, sql_arena *a, const sql_node *st, sl_s
      * a column list renames its columns: SELECT * FROM (query) AS v(a, b) */
     sql_node *q = sql_kid(st, 0);
     if (sql_kid(st, 1)) q = sql_ddl_view_columns(a, q, sql_kid(st, 1), loc.obj);
+    char *rt = NULL, *pt = NULL; /* the query's time attributes, which DESCRIBE marks */
     if (sql_ddl_refs(s, a, sql_kid(st, 0), NULL, err, errlen) != SL_OK ||
-        sql_plan_schema(&s->cat, q, &sch, err, errlen) != SL_OK) {
+        sql_plan_schema_attrs(&s->cat, q, &sch, &rt, &pt, err, errlen) != SL_OK) {
         sql_loc_free(&loc);
         return SL_ERR;
     }
@@ -929,7 +931,11 @@ static int create_view(sl_sql_session *s, sql_arena *a, const sql_node *st, sl_s
         t->cols[i].name = sl_strdup(sch.fields[i].name);
         t->cols[i].type = sch.fields[i].type;
         t->cols[i].dt = sch.fields[i].dt;
+        t->cols[i].view_attr = rt && !strcasecmp(rt, sch.fields[i].name)   ? 1
+                             : pt && !strcasecmp(pt, sch.fields[i].name) ? 2 : 0;
     }
+    free(rt);
+    free(pt);
     t->ncols = sch.n;
     sl_schema_free(&sch);
     s->cat.t = sl_realloc(s->cat.t, sizeof(sql_table *) * (size_t)(s->cat.n + 1));
@@ -1028,8 +1034,8 @@ int sql_cat_describe(sl_sql_session *s, const sql_node *st, sl_sql_result *r, ch
         /* the type without its own NOT NULL, which the null column says (a view's
          * ARRAY[1, 2]: ARRAY<INT NOT NULL>, null FALSE, as Flink's DESCRIBE) */
         const sl_dtype *cdt = sl_dtype_nullable(sql_col_dt(c), false);
-        row[1] = c->proctime ? sl_strdup("TIMESTAMP_LTZ(3) *PROCTIME*")
-                 : is_rt     ? sl_sprintf("%s *ROWTIME*", cdt->text)
+        row[1] = c->proctime || c->view_attr == 2 ? sl_strdup("TIMESTAMP_LTZ(3) *PROCTIME*")
+                 : is_rt || c->view_attr == 1      ? sl_sprintf("%s *ROWTIME*", cdt->text)
                  : c->meta && c->type_text && !strncmp(c->type_text, "MAP<", 4)
                              ? sl_strdup(c->type_text) /* kafka headers, read as JSON text */
                              : sl_strdup(cdt->text);

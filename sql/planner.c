@@ -407,7 +407,7 @@ int make_item(plan *p, item *it, const sql_node *e, const char *name, const sl_s
         it->name = sl_strdup(name);
         it->expr = e;
         it->type = SL_T_TIMESTAMP;
-        it->dt = NULL; /* TIMESTAMP(3): item_dt's basic descriptor */
+        it->dt = sql_proctime_dt();
         it->text = sl_sprintf("CURRENT_TIMESTAMP AS %s", q);
         free(q);
         return SL_OK;
@@ -468,6 +468,7 @@ static int scan_computed(plan *p, const sql_table *t, const sl_schema *phys, rel
             its[i].text = sl_sprintf("CURRENT_TIMESTAMP AS %s", q);
             free(q);
             its[i].type = SL_T_TIMESTAMP;
+            its[i].dt = sql_proctime_dt();
         } else if (c->expr) {
             rc = make_item(p, &its[i], c->expr, c->name, phys);
         } else {
@@ -732,6 +733,7 @@ int select_items(plan *p, const sql_node *list, rel *in, item **outp, int *np)
             its[n].text = sl_sprintf("CURRENT_TIMESTAMP AS %s", q);
             free(q);
             its[n].type = SL_T_TIMESTAMP;
+            its[n].dt = sql_proctime_dt();
             its[n++].expr = e;
             continue;
         }
@@ -1986,6 +1988,10 @@ static int insert_shape(plan *p, const sql_node *ins, const sql_table *t, const 
                    /* a nested value of other field names or element types: element-wise */
                    (sl_type_is_nested(c->type) && f->type == c->type && f->dt->phys != cdt->phys) ||
                    small_widens(f->type, c->type) ||
+                   /* a TIMESTAMP_LTZ (PROCTIME()) into a TIMESTAMP column and back: Flink's
+                    * implicit CAST, through the session time zone */
+                   (f->type == SL_T_TIMESTAMP && c->type == SL_T_TIMESTAMP &&
+                    (f->dt->variant == SL_DV_LTZ) != (cdt->variant == SL_DV_LTZ)) ||
                    /* text into a VARCHAR(n) column is cut to n code points, into a
                     * CHAR(n) one also padded (what Flink's sink writes) */
                    (f->type == SL_T_STRING && c->type == SL_T_STRING && cdt->p < SL_DTYPE_MAX_LEN &&
@@ -2350,8 +2356,8 @@ int sql_plan_into(const sql_catalog *cat, char **okeys, char **ovals, int nopts,
     return rc;
 }
 
-int sql_plan_schema(const sql_catalog *cat, const sql_node *query, sl_schema *schema, char *err,
-                    size_t errlen)
+int sql_plan_schema_attrs(const sql_catalog *cat, const sql_node *query, sl_schema *schema,
+                          char **rowtime, char **proctime, char *err, size_t errlen)
 {
     plan p;
     plan_new(&p, cat, err, errlen);
@@ -2361,10 +2367,18 @@ int sql_plan_schema(const sql_catalog *cat, const sql_node *query, sl_schema *sc
     if (rc == SL_OK) {
         sl_schema_init(schema);
         sl_schema_copy(schema, &r.sch);
+        if (rowtime) *rowtime = r.rowtime ? sl_strdup(r.rowtime) : NULL;
+        if (proctime) *proctime = r.proctime ? sl_strdup(r.proctime) : NULL;
         rel_free(&r);
     }
     plan_free(&p);
     return rc;
+}
+
+int sql_plan_schema(const sql_catalog *cat, const sql_node *query, sl_schema *schema, char *err,
+                    size_t errlen)
+{
+    return sql_plan_schema_attrs(cat, query, schema, NULL, NULL, err, errlen);
 }
 
 /* ---- for the other planner files (sql/plan_int.h) ------------------------ */

@@ -26,7 +26,18 @@ typedef struct sql_column {
     char *meta;       /* METADATA [FROM 'key']: the key (kafka: offset, partition,
                          timestamp, topic, headers); NULL for a physical column */
     int virt;         /* METADATA ... VIRTUAL: read only, not a sink column */
+    int view_attr;    /* a view's column that is its query's time attribute: 1 event time
+                       * (*ROWTIME*), 2 processing time (*PROCTIME*), as DESCRIBE shows */
 } sql_column;
+
+/* The type of PROCTIME(), as Flink's: TIMESTAMP_LTZ(3) NOT NULL (an instant,
+ * read in the session time zone; DESCRIBE adds *PROCTIME*). */
+static inline const sl_dtype *sql_proctime_dt(void)
+{
+    const sl_dtype *dt = NULL;
+    sl_dtype_parse("TIMESTAMP_LTZ(3) NOT NULL", &dt, NULL, 0);
+    return dt; /* interned by the first call (the table has room for it) */
+}
 
 /* A column's full type. */
 static inline const sl_dtype *sql_col_dt(const sql_column *c)
@@ -139,6 +150,10 @@ int sql_plan_into(const sql_catalog *cat, char **okeys, char **ovals, int nopts,
  * SL_OK with *schema filled (caller frees with sl_schema_free). */
 int sql_plan_schema(const sql_catalog *cat, const sql_node *query, sl_schema *schema, char *err,
                     size_t errlen);
+/* sql_plan_schema with the query's time attributes: the names of its event-time
+ * and processing-time columns (caller-freed; NULL: none). */
+int sql_plan_schema_attrs(const sql_catalog *cat, const sql_node *query, sl_schema *schema,
+                          char **rowtime, char **proctime, char *err, size_t errlen);
 
 /* plan_query.c: LIMIT n without ORDER BY at the top of a query: n (the rows
  * the query ends after, the client stops there); 0 for any other query. */

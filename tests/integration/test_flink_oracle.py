@@ -868,6 +868,23 @@ QUERIES = [
     ("mr_next_define", mr("MEASURES S.id AS sid PATTERN (S D) DEFINE D AS D.price < NEXT(price)")),
     ("mr_prev_var_define", mr("MEASURES S.id AS sid PATTERN (S D) DEFINE D AS D.price < PREV(D.price)")),
     ("mr_agg_two_vars", mr("MEASURES SUM(S.price + D.price) AS s " + DROPS)),
+    # ---- time types: CAST to TIMESTAMP(p) / TIMESTAMP_LTZ(p), TIMESTAMP + an interval
+    # column, CASE x WHEN / NULLIF over nested values, string literals' CHAR(n)
+    ("cast_ts_precision",
+     "SELECT id, CAST(CAST(ts AS TIMESTAMP(0)) AS STRING) AS t0, "
+     "CAST(CAST(ts AS TIMESTAMP(1)) AS STRING) AS t1, "
+     "CAST(CAST(CONCAT(CAST(ts AS STRING), '456789') AS TIMESTAMP(9)) AS STRING) AS t9, "
+     "CAST(CAST(CAST(CONCAT(CAST(ts AS STRING), '456789') AS TIMESTAMP(9)) AS TIMESTAMP(5)) "
+     "AS STRING) AS t5, CAST(CAST(ts AS TIMESTAMP_LTZ(6)) AS STRING) AS l6 FROM ev"),
+    ("ts_plus_interval_column",
+     "SELECT id, ts + gap AS shifted, ts - gap AS back FROM (SELECT id, ts, "
+     "(CAST(ts AS DATE) - DATE '2025-12-20') DAY AS gap FROM ev)"),
+    ("case_nullif_nested",
+     "SELECT id, CASE ARRAY[u, 1] WHEN ARRAY[1, 1] THEN 'one' WHEN ARRAY[2, 1] THEN 'two' "
+     "ELSE 'more' END AS c, CASE ROW(k, u) WHEN ROW('a', 0) THEN 1 END AS r, "
+     "NULLIF(MAP[k, u], MAP['b', 2]) IS NULL AS n FROM ev"),
+    ("string_literal_char", "SELECT id, 'abc' AS s, 'a ' = 'a' AS e, CONCAT('x ', k) AS c, "
+                            "CHAR_LENGTH('ab  ') AS n FROM ev WHERE k = 'a'"),
 ]
 
 # Queries Flink refuses: a part of its message. Sluice's result is not compared

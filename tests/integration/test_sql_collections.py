@@ -158,7 +158,7 @@ WITH ('connector' = 'filesystem', 'path' = 'file://{out}', 'format' = 'json');
         ("INSERT INTO sink SELECT id, CARDINALITY(id) FROM src;", "CARDINALITY(id)",
          "CARDINALITY needs an ARRAY, MAP or MULTISET, got BIGINT"),
         ("INSERT INTO sink SELECT id, ARRAY_POSITION(a, 'x') FROM src;", "ARRAY_POSITION(",
-         "ARRAY_POSITION: ARRAY<INT> cannot hold STRING"),
+         "ARRAY_POSITION: ARRAY<INT> cannot hold CHAR(1) NOT NULL"),
         ("INSERT INTO sink SELECT id, CARDINALITY(ARRAY_CONCAT(a, b)) FROM src;", "ARRAY_CONCAT(",
          "ARRAY_CONCAT: ARRAY<INT> and ARRAY<STRING> have no common element type"),
         ("INSERT INTO sink SELECT id, CARDINALITY(MAP_KEYS(a)) FROM src;", "MAP_KEYS(",

@@ -636,3 +636,36 @@ SELECT id, CAST(TO_TIMESTAMP_LTZ(0, 3) AS STRING) AS s FROM seq;
                     ("http://:8083", "no host")]:
         bad = cluster.cli("sql", "--endpoint", ep, "-f", path)
         assert bad.returncode == 2 and why in bad.stderr, bad.stderr
+
+
+def test_ltz_and_map_keys_in_json_rows_as_flinks_gateway(cluster, workdir, gateway):
+    """rowFormat=JSON writes a TIMESTAMP_LTZ as its UTC instant with Flink's 'Z'
+    (in any session zone), the fraction to its last non-zero digit; a MAP
+    with keys that are no strings is refused in JSON with the words of
+    Flink's JSON converters and shown in PLAIN_TEXT."""
+    import datetime as dt
+    cluster.add_tm(slots=1)
+    sid = gateway.ok("POST", "/v1/sessions", {})["sessionHandle"]
+    gateway.fetch_all(sid, gateway.run(sid, seq_table(2)))
+    gateway.fetch_all(sid, gateway.run(sid, "SET 'table.local-time-zone' = 'America/New_York'"))
+    base = 1704074400123  # 2024-01-01 02:00:00.123 UTC
+    q = (f"SELECT id, TO_TIMESTAMP_LTZ({base} + (id - 1) * 877, 3) AS l, "
+         f"TO_TIMESTAMP_LTZ({base // 1000} + id, 0) AS l0 FROM seq")
+    _, data = gateway.fetch_all(sid, gateway.run(sid, q))
+
+    def instant(ms):
+        t = dt.datetime(1970, 1, 1) + dt.timedelta(milliseconds=ms)
+        text = t.strftime("%Y-%m-%dT%H:%M:%S")
+        frac = f"{ms % 1000:03d}".rstrip("0")
+        return text + ("." + frac if frac else "") + "Z"
+    got = sorted(d["fields"] for d in data)
+    assert got == [[i, instant(base + (i - 1) * 877), instant((base // 1000 + i) * 1000)]
+                   for i in (1, 2)], got
+    oh = gateway.run(sid, "SELECT id, MAP[id, 'x'] AS m FROM seq")
+    status, body = gateway.request("GET", f"/v1/sessions/{sid}/operations/{oh}/result/0"
+                                   "?rowFormat=JSON")
+    assert status == 500, body
+    assert ("JSON format doesn't support non-string as key type of map. The type is: "
+            "MAP<BIGINT, CHAR(1) NOT NULL>") in json.dumps(body), body
+    _, data = gateway.fetch_all(sid, oh, "PLAIN_TEXT")
+    assert sorted(d["fields"] for d in data) == [["1", "{1=x}"], ["2", "{2=x}"]], data

@@ -308,11 +308,11 @@ WITH ('connector' = 'filesystem', 'path' = 'file://{out}', 'format' = 'json');
     line = ddl.count("\n") + 1
     cases = [
         ("INSERT INTO sink SELECT id, CAST(ARRAY[1, 'x'] AS STRING) FROM src;", "ARRAY[",
-         "ARRAY: INT and STRING have no common type"),
+         "ARRAY: INT and CHAR(1) NOT NULL have no common type"),
         ("INSERT INTO sink SELECT id, CAST(MAP['a'] AS STRING) FROM src;", "MAP[",
          "MAP needs keys and values in pairs, got 1 arguments"),
         ("INSERT INTO sink SELECT id, CAST(a['x'] AS STRING) FROM src;", "['x']",
-         "an ARRAY index must be an integer, got STRING"),
+         "an ARRAY index must be an integer, got CHAR(1) NOT NULL"),
         ("INSERT INTO sink SELECT id, CAST(m[1] AS STRING) FROM src;", "[1]",
          "MAP<STRING, INT> has keys of type STRING, not INT"),
         ("INSERT INTO sink SELECT id, r.w FROM src;", "w FROM",

@@ -230,7 +230,7 @@ def test_expressions_over_new_types_are_refused_where_not_supported(cluster, wor
     src = write_src(workdir)
     cases = [
         ("INSERT INTO o SELECT price || 'x' FROM src;",
-         "line 9, column 28: cannot apply '||' to DECIMAL(10, 2) and STRING"),
+         "line 9, column 28: cannot apply '||' to DECIMAL(10, 2) and CHAR(1)"),
         ("INSERT INTO o SELECT price FROM src WHERE arr < arr;",
          "line 9, column 47: Comparable type expected, but was 'ARRAY<INT>'"),
         ("INSERT INTO o SELECT SUM(ts) FROM src;",

@@ -127,7 +127,7 @@ def test_bad_functions_are_clear_errors(cluster, workdir):
         (f"CREATE FUNCTION `upper` AS 'mix' USING JAR '{FUNCS}';",
          "'upper' is a built-in function"),
         (f"CREATE FUNCTION mix AS 'mix' USING JAR '{FUNCS}';\n" + seq("src", 5) +
-         "SELECT mix('a') FROM src;", "line 5, column 12: argument 1 of 'mix' must be BIGINT, got STRING"),
+         "SELECT mix('a') FROM src;", "line 5, column 12: argument 1 of 'mix' must be BIGINT, got CHAR(1)"),
         (f"CREATE FUNCTION mix AS 'mix' USING JAR '{FUNCS}';\n" + seq("src", 5) +
          "SELECT mix(id, id) FROM src;", "line 5, column 8: function 'mix' takes 1 argument (BIGINT mix(BIGINT)), got 2"),
         (f"CREATE FUNCTION upto AS 'upto' USING JAR '{FUNCS}';\n" + seq("src", 5) +

@@ -195,7 +195,7 @@ INSERT INTO snk SELECT id, a, b FROM src, LATERAL TABLE(bad_width(id)) AS t(a, b
     ("CREATE FUNCTION f AS 'strs.mix' LANGUAGE PYTHON;",
      "name the Python file of 'strs.mix' with USING JAR '/path/strs.py'"),
     (create("mix") + seq(5) + "SELECT mix('a') FROM src;",
-     "argument 1 of 'mix' must be BIGINT, got STRING"),
+     "argument 1 of 'mix' must be BIGINT, got CHAR(1)"),
 ])
 def test_bad_declarations_are_clear_errors_at_create(cluster, workdir, stmt, want):
     r = run_sql(cluster, workdir, "e.sql", stmt + "\n")
@@ -338,7 +338,9 @@ TIMES = os.path.join(PY, "times.py")
 
 
 def exact_ms(text):
-    """A TIMESTAMP as Sluice writes it, to ms since the epoch (integer arithmetic)."""
+    """A TIMESTAMP as Sluice writes it, to ms since the epoch (integer arithmetic); a
+    TIMESTAMP_LTZ column's value is its UTC instant with a 'Z'."""
+    text = text.rstrip("Z")
     d = datetime.datetime.strptime(text + ("" if "." in text else ".0"), "%Y-%m-%d %H:%M:%S.%f")
     return (d - datetime.datetime(1970, 1, 1)) // datetime.timedelta(milliseconds=1)
 

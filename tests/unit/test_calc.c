@@ -318,7 +318,7 @@ static void test_plan_errors(void)
         {"{\"projection\": [\"id\", \"id + usr\"]}",
          "vertex 'calc': projection item 2: line 1, column 6: unknown column 'usr'"},
         {"{\"projection\": [\"'a' + 1\"]}",
-         "vertex 'calc': projection item 1: line 1, column 5: cannot apply '+' to STRING and INT"},
+         "vertex 'calc': projection item 1: line 1, column 5: cannot apply '+' to CHAR(1) and INT"},
         {"{\"projection\": [\"NOPE(id)\"]}",
          "vertex 'calc': projection item 1: line 1, column 1: unknown function 'NOPE'"},
         {"{\"projection\": [\"ABS(id, id)\"]}",

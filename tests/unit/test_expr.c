@@ -114,6 +114,10 @@ static const char *run_limit(const char *text, size_t limit)
         snprintf(OUT, sizeof OUT, "EVAL: %s", err);
     else if (sl_expr_type(e) == SL_T_DECIMAL)
         render_dec(OUT, sizeof OUT, sl_expr_dtype(e), &v);
+    else if (sl_expr_type(e) == SL_T_INTERVAL_DT || sl_expr_type(e) == SL_T_INTERVAL_YM)
+        /* an interval's value: milliseconds or months, under Flink's type for the result */
+        snprintf(OUT, sizeof OUT, v.isnull ? "%s NULL" : "%s %lld", sl_expr_dtype(e)->text,
+                 (long long)v.v.i);
     else
         render(OUT, sizeof OUT, sl_expr_type(e), &v);
     sl_arena_free(&a);
@@ -150,8 +154,8 @@ static void test_literals(void)
     EXPECT("TIMESTAMP '2025-02-29 12:00:00'",
            "PARSE: line 1, column 11: invalid TIMESTAMP literal '2025-02-29 12:00:00' (expected "
            "'YYYY-MM-DD HH:MM:SS[.fff]')");
-    EXPECT("INTERVAL '5' SECOND", "BIGINT 5000");
-    EXPECT("INTERVAL '2' HOUR", "BIGINT 7200000");
+    EXPECT("INTERVAL '5' SECOND", "INTERVAL SECOND(3) 5000");
+    EXPECT("INTERVAL '2' HOUR", "INTERVAL SECOND(3) 7200000");
     EXPECT("INTERVAL 'x' SECOND",
            "PARSE: line 1, column 10: INTERVAL needs a whole number in quotes, e.g. INTERVAL '5' SECOND");
     EXPECT("  42  -- the answer", "INT 42");
@@ -284,11 +288,11 @@ static void test_comparisons(void)
 
 static void test_type_errors(void)
 {
-    EXPECT("'a' + 1", "PARSE: line 1, column 5: cannot apply '+' to STRING and INT");
+    EXPECT("'a' + 1", "PARSE: line 1, column 5: cannot apply '+' to CHAR(1) and INT");
     EXPECT("name * 2", "PARSE: line 1, column 6: cannot apply '*' to STRING and INT");
     EXPECT("ok - 1", "PARSE: line 1, column 4: cannot apply '-' to BOOLEAN and INT");
     EXPECT("-name", "PARSE: line 1, column 1: cannot apply unary '-' to STRING");
-    EXPECT("1 = 'a'", "PARSE: line 1, column 3: cannot compare INT with STRING in '='");
+    EXPECT("1 = 'a'", "PARSE: line 1, column 3: cannot compare INT with CHAR(1) in '='");
     EXPECT("ts = 1", "PARSE: line 1, column 4: cannot compare TIMESTAMP(3) with INT in '='");
     EXPECT("TRUE < FALSE", "PARSE: line 1, column 6: BOOLEAN values have no order: '<' is not allowed");
     EXPECT("NOT 1", "PARSE: line 1, column 1: NOT needs a BOOLEAN, got INT");
@@ -304,21 +308,21 @@ static void test_type_errors(void)
     EXPECT("ABS()", "PARSE: line 1, column 1: ABS takes 1 argument, got 0");
     EXPECT("IF(TRUE, 1)", "PARSE: line 1, column 1: IF takes 3 arguments, got 2");
     EXPECT("CONCAT()", "PARSE: line 1, column 1: CONCAT takes at least 1 argument, got 0");
-    EXPECT("ABS('x')", "PARSE: line 1, column 1: ABS needs a number, got STRING");
+    EXPECT("ABS('x')", "PARSE: line 1, column 1: ABS needs a number, got CHAR(1)");
     EXPECT("UPPER(1)", "PARSE: line 1, column 7: UPPER needs STRING arguments, got INT");
     EXPECT("CONCAT('a', n)",
            "PARSE: line 1, column 13: CONCAT needs STRING arguments, got INT (use CAST(x AS STRING))");
-    EXPECT("'a' || 1", "PARSE: line 1, column 5: cannot apply '||' to STRING and INT");
+    EXPECT("'a' || 1", "PARSE: line 1, column 5: cannot apply '||' to CHAR(1) and INT");
     EXPECT("IF(1, 2, 3)", "PARSE: line 1, column 1: IF condition must be BOOLEAN, got INT");
     EXPECT("IF(ok, 2, 'x')",
-           "PARSE: line 1, column 1: IF branches have incompatible types INT and STRING");
+           "PARSE: line 1, column 1: IF branches have incompatible types INT and CHAR(1)");
     EXPECT("COALESCE(n, 'x')",
-           "PARSE: line 1, column 13: COALESCE arguments have incompatible types INT and STRING");
+           "PARSE: line 1, column 13: COALESCE arguments have incompatible types INT and CHAR(1)");
     EXPECT("CASE WHEN 1 THEN 2 END", "PARSE: line 1, column 11: WHEN condition must be BOOLEAN, got INT");
     EXPECT("CASE WHEN ok THEN 1 ELSE 'a' END",
-           "PARSE: line 1, column 26: CASE branches have incompatible types INT and STRING");
+           "PARSE: line 1, column 26: CASE branches have incompatible types INT and CHAR(1)");
     EXPECT("CASE n WHEN 'a' THEN 1 END",
-           "PARSE: line 1, column 13: cannot compare INT with STRING in 'CASE .. WHEN'");
+           "PARSE: line 1, column 13: cannot compare INT with CHAR(1) in 'CASE .. WHEN'");
     EXPECT("CAST(1 AS FOO)", "PARSE: line 1, column 11: unknown type 'FOO' in CAST");
     EXPECT("CAST(ts AS INT)",
            "PARSE: line 1, column 1: cannot CAST TIMESTAMP(3) to INT: a TIMESTAMP does not convert to a number; "
@@ -331,11 +335,11 @@ static void test_type_errors(void)
     EXPECT("TO_TIMESTAMP_LTZ(1, n)",
            "PARSE: line 1, column 21: TO_TIMESTAMP_LTZ precision must be 0 (seconds) or 3 (milliseconds)");
     EXPECT("TO_TIMESTAMP_LTZ('x', 3)",
-           "PARSE: line 1, column 1: TO_TIMESTAMP_LTZ needs a number of seconds or milliseconds, got STRING");
-    EXPECT("n LIKE 'a'", "PARSE: line 1, column 3: LIKE needs STRING operands, got INT and STRING");
+           "PARSE: line 1, column 1: TO_TIMESTAMP_LTZ needs a number of seconds or milliseconds, got CHAR(1)");
+    EXPECT("n LIKE 'a'", "PARSE: line 1, column 3: LIKE needs STRING operands, got INT and CHAR(1)");
     EXPECT("n BETWEEN 'a' AND 'b'",
-           "PARSE: line 1, column 3: cannot compare INT with STRING in 'BETWEEN'");
-    EXPECT("n IN (1, 'a')", "PARSE: line 1, column 10: cannot compare INT with STRING in 'IN'");
+           "PARSE: line 1, column 3: cannot compare INT with CHAR(1) in 'BETWEEN'");
+    EXPECT("n IN (1, 'a')", "PARSE: line 1, column 10: cannot compare INT with CHAR(1) in 'IN'");
     EXPECT("SUBSTRING(n, 1)",
            "PARSE: line 1, column 1: SUBSTRING needs (STRING, INT[, INT]), got (INT, INT)");
     EXPECT("POSITION(1 IN name)",
@@ -1059,30 +1063,30 @@ static void test_keywords_and_quoting(void)
 
 static void test_interval_literals(void)
 {
-    EXPECT("INTERVAL '0.003' SECOND", "BIGINT 3");
-    EXPECT("INTERVAL '1.5' SECOND", "BIGINT 1500");
-    EXPECT("INTERVAL '-1.5' SECOND", "BIGINT -1500");
-    EXPECT("INTERVAL '+2' MINUTE", "BIGINT 120000");
-    EXPECT("INTERVAL '1.23456' SECOND", "BIGINT 1234"); /* below a millisecond is dropped */
-    EXPECT("INTERVAL '99' DAY", "BIGINT 8553600000");
-    EXPECT("INTERVAL '007' SECOND", "BIGINT 7000");
+    EXPECT("INTERVAL '0.003' SECOND", "INTERVAL SECOND(3) 3");
+    EXPECT("INTERVAL '1.5' SECOND", "INTERVAL SECOND(3) 1500");
+    EXPECT("INTERVAL '-1.5' SECOND", "INTERVAL SECOND(3) -1500");
+    EXPECT("INTERVAL '+2' MINUTE", "INTERVAL SECOND(3) 120000");
+    EXPECT("INTERVAL '1.23456' SECOND", "INTERVAL SECOND(3) 1234"); /* below a millisecond is dropped */
+    EXPECT("INTERVAL '99' DAY", "INTERVAL SECOND(3) 8553600000");
+    EXPECT("INTERVAL '007' SECOND", "INTERVAL SECOND(3) 7000");
     EXPECT("INTERVAL '100' SECOND",
            "PARSE: line 1, column 10: interval field value 100 exceeds precision of SECOND(2) field (write "
            "SECOND(3))");
-    EXPECT("INTERVAL '100' SECOND(3)", "BIGINT 100000");
-    EXPECT("INTERVAL '1.5' SECOND(2, 3)", "BIGINT 1500");
+    EXPECT("INTERVAL '100' SECOND(3)", "INTERVAL SECOND(3) 100000");
+    EXPECT("INTERVAL '1.5' SECOND(2, 3)", "INTERVAL SECOND(3) 1500");
     EXPECT("INTERVAL '100' DAY(2)",
            "PARSE: line 1, column 10: interval field value 100 exceeds precision of DAY(2) field (write DAY(3))");
     EXPECT("INTERVAL '5' SECOND(11)",
            "PARSE: line 1, column 14: interval precision must be a number from 1 to 10");
-    EXPECT("INTERVAL '1 02:03:04.005' DAY TO SECOND", "BIGINT 93784005");
-    EXPECT("INTERVAL '-1 02:03:04' DAY TO SECOND", "BIGINT -93784000");
-    EXPECT("INTERVAL '2 5' DAY TO HOUR", "BIGINT 190800000");
-    EXPECT("INTERVAL '2 5:30' DAY TO MINUTE", "BIGINT 192600000");
-    EXPECT("INTERVAL '10:30' HOUR TO MINUTE", "BIGINT 37800000");
-    EXPECT("INTERVAL '1:02:03' HOUR TO SECOND", "BIGINT 3723000");
-    EXPECT("INTERVAL '1:30' MINUTE TO SECOND", "BIGINT 90000");
-    EXPECT("INTERVAL '1:30.25' MINUTE TO SECOND", "BIGINT 90250");
+    EXPECT("INTERVAL '1 02:03:04.005' DAY TO SECOND", "INTERVAL SECOND(3) 93784005");
+    EXPECT("INTERVAL '-1 02:03:04' DAY TO SECOND", "INTERVAL SECOND(3) -93784000");
+    EXPECT("INTERVAL '2 5' DAY TO HOUR", "INTERVAL SECOND(3) 190800000");
+    EXPECT("INTERVAL '2 5:30' DAY TO MINUTE", "INTERVAL SECOND(3) 192600000");
+    EXPECT("INTERVAL '10:30' HOUR TO MINUTE", "INTERVAL SECOND(3) 37800000");
+    EXPECT("INTERVAL '1:02:03' HOUR TO SECOND", "INTERVAL SECOND(3) 3723000");
+    EXPECT("INTERVAL '1:30' MINUTE TO SECOND", "INTERVAL SECOND(3) 90000");
+    EXPECT("INTERVAL '1:30.25' MINUTE TO SECOND", "INTERVAL SECOND(3) 90250");
     EXPECT("INTERVAL '1:75' HOUR TO MINUTE",
            "PARSE: line 1, column 10: invalid INTERVAL literal '1:75': MINUTE must be 0 to 59");
     EXPECT("INTERVAL '1 24' DAY TO HOUR",
@@ -1097,10 +1101,9 @@ static void test_interval_literals(void)
     EXPECT("INTERVAL '1' SECOND TO MINUTE",
            "PARSE: line 1, column 24: invalid interval qualifier: expected HOUR, MINUTE or SECOND finer than SECOND "
            "after TO");
-    /* year-month intervals (issue 29): months; not a result of their own yet */
-    EXPECT("INTERVAL '1' MONTH",
-           "PARSE: line 1, column 1: a year-month interval (INTERVAL MONTH) cannot be a result yet: add it to a "
-           "DATE or TIMESTAMP, or CAST it AS STRING");
+    /* year-month intervals (issue 29): months, a result typed INTERVAL MONTH as Flink's */
+    EXPECT("INTERVAL '1' MONTH", "INTERVAL MONTH 1");
+    EXPECT("INTERVAL '1-2' YEAR TO MONTH", "INTERVAL MONTH 14");
     EXPECT("CAST(INTERVAL '1-2' YEAR TO MONTH AS STRING)", "STRING +1-02");
     EXPECT("CAST(INTERVAL '-14' MONTH AS STRING)", "STRING -1-02");
     EXPECT("CAST(INTERVAL '1-12' YEAR TO MONTH AS STRING)",
@@ -1120,20 +1123,20 @@ static void test_interval_literals(void)
     EXPECT("INTERVAL '99999999999999999' SECOND(10)",
            "PARSE: line 1, column 10: interval field value 99999999999999999 exceeds precision of SECOND(10) field "
            "(write SECOND(17))");
-    EXPECT("INTERVAL '999999999999999999' MILLISECOND", "BIGINT 999999999999999999");
+    EXPECT("INTERVAL '999999999999999999' MILLISECOND", "INTERVAL SECOND(3) 999999999999999999");
     EXPECT("INTERVAL '9999999999999999' DAY(10)",
            "PARSE: line 1, column 10: interval field value 9999999999999999 exceeds precision of DAY(10) field "
            "(write DAY(16))");
-    EXPECT("INTERVAL '9999999999' DAY(10)", "BIGINT 863999999913600000");
+    EXPECT("INTERVAL '9999999999' DAY(10)", "INTERVAL SECOND(3) 863999999913600000");
 }
 
 static void test_interval_arithmetic(void)
 {
-    EXPECT("INTERVAL '1' SECOND * 3", "BIGINT 3000");
-    EXPECT("3 * INTERVAL '1' SECOND", "BIGINT 3000");
-    EXPECT("INTERVAL '10' SECOND / 4", "BIGINT 2500");
-    EXPECT("INTERVAL '10' SECOND * n - INTERVAL '1' MINUTE", "BIGINT -30000");
-    EXPECT("INTERVAL '1' SECOND * nul_i", "BIGINT NULL");
+    EXPECT("INTERVAL '1' SECOND * 3", "INTERVAL SECOND(3) 3000");
+    EXPECT("3 * INTERVAL '1' SECOND", "INTERVAL SECOND(3) 3000");
+    EXPECT("INTERVAL '10' SECOND / 4", "INTERVAL SECOND(3) 2500");
+    EXPECT("INTERVAL '10' SECOND * n - INTERVAL '1' MINUTE", "INTERVAL SECOND(3) -30000");
+    EXPECT("INTERVAL '1' SECOND * nul_i", "INTERVAL SECOND(3) NULL");
     EXPECT("ts - INTERVAL '5' SECOND * n", "TIMESTAMP 1767225585020");
     EXPECT("ts - INTERVAL '0.001' SECOND * CAST(price * 1000 AS INT)", "TIMESTAMP 1767225597520");
     EXPECT("INTERVAL '1' SECOND * id",
@@ -1193,16 +1196,16 @@ static void test_casts_time(void)
     EXPECT("CAST(-INTERVAL '25' HOUR AS STRING)", "STRING -1 01:00:00.000");
     EXPECT("CAST(CAST(123456789 AS INTERVAL SECOND(9)) / 1000 AS STRING)",
            "STRING +1 10:17:36.789");
-    EXPECT("CAST(5 AS INTERVAL SECOND)", "BIGINT 5000");
-    EXPECT("CAST(id AS INTERVAL MINUTE)", "BIGINT 420000");
+    EXPECT("CAST(5 AS INTERVAL SECOND)", "INTERVAL SECOND(3) 5000");
+    EXPECT("CAST(id AS INTERVAL MINUTE)", "INTERVAL SECOND(3) 420000");
     EXPECT("ts + CAST(n AS INTERVAL MINUTE)", "TIMESTAMP 1767225780020");
-    EXPECT("CAST(2 AS INTERVAL DAY TO HOUR)", "BIGINT 172800000");
-    EXPECT("CAST(nul_i AS INTERVAL SECOND)", "BIGINT NULL");
+    EXPECT("CAST(2 AS INTERVAL DAY TO HOUR)", "INTERVAL SECOND(3) 172800000");
+    EXPECT("CAST(nul_i AS INTERVAL SECOND)", "INTERVAL SECOND(3) NULL");
     EXPECT("CAST(CAST(INTERVAL '90' SECOND AS INTERVAL MINUTE) AS BIGINT)", "BIGINT 1");
     EXPECT("CAST(price AS INTERVAL SECOND)",
            "PARSE: line 1, column 1: cannot CAST DOUBLE to INTERVAL SECOND (only an integer or an interval can be)");
     EXPECT("CAST('5' AS INTERVAL SECOND)",
-           "PARSE: line 1, column 1: cannot CAST STRING to INTERVAL SECOND (only an integer or an interval can be)");
+           "PARSE: line 1, column 1: cannot CAST CHAR(1) to INTERVAL SECOND (only an integer or an interval can be)");
     EXPECT("CAST(INTERVAL '5' SECOND AS DOUBLE)",
            "PARSE: line 1, column 1: cannot CAST INTERVAL SECOND to DOUBLE");
     EXPECT("CAST(INTERVAL '5' SECOND AS TIMESTAMP(3))",
@@ -1336,7 +1339,7 @@ static void test_replace_split_index(void)
     EXPECT("SPLIT_INDEX(name, nul_s, 0)", "STRING NULL");
     EXPECT("SPLIT_INDEX(name, ',', n - 3)", "STRING Alice");
     EXPECT("SPLIT_INDEX(name, ',', 'x')",
-           "PARSE: line 1, column 24: SPLIT_INDEX needs (STRING, STRING, INT), got STRING as "
+           "PARSE: line 1, column 24: SPLIT_INDEX needs (STRING, STRING, INT), got CHAR(1) as "
            "argument 3");
 }
 
@@ -1522,7 +1525,7 @@ static void test_rand_seeded(void)
     sl_expr_destroy(a);
     sl_expr_destroy(b);
     EXPECT("RAND(1.5)", "PARSE: line 1, column 6: RAND seed must be an INT, got DOUBLE");
-    EXPECT("RAND('x')", "PARSE: line 1, column 6: RAND seed must be an INT, got STRING");
+    EXPECT("RAND('x')", "PARSE: line 1, column 6: RAND seed must be an INT, got CHAR(1)");
     EXPECT("RAND_INTEGER(id)",
            "PARSE: line 1, column 14: RAND_INTEGER bound must be an INT, got BIGINT");
     EXPECT("RAND(1, 2)", "PARSE: line 1, column 1: RAND takes at most 1 argument, got 2");
@@ -1876,7 +1879,7 @@ static void test_regexp(void)
            "PARSE: line 1, column 29: REGEXP_EXTRACT group 2 does not exist: the pattern has 1 "
            "group (0 is the whole match)");
     EXPECT("REGEXP_EXTRACT(name, 'a', 'b')",
-           "PARSE: line 1, column 27: REGEXP_EXTRACT needs (STRING, STRING[, INT]), got STRING "
+           "PARSE: line 1, column 27: REGEXP_EXTRACT needs (STRING, STRING[, INT]), got CHAR(1) "
            "as argument 3");
     EXPECT("REGEXP(id, 'a')",
            "PARSE: line 1, column 8: REGEXP needs (STRING, STRING), got BIGINT as argument 1");
@@ -2117,7 +2120,7 @@ static void test_conditional_similar(void)
     EXPECT("GREATEST(1, nul_i)", "INT NULL");
     EXPECT("GREATEST(ts, TIMESTAMP '2030-01-01 00:00:00')", "TIMESTAMP 1893456000000");
     EXPECT("GREATEST(1, 'a')",
-           "PARSE: line 1, column 13: GREATEST needs values of one comparable type as argument 2, got STRING");
+           "PARSE: line 1, column 13: GREATEST needs values of one comparable type as argument 2, got CHAR(1)");
     EXPECT("nul_i IS DISTINCT FROM NULL", "BOOLEAN FALSE");
     EXPECT("nul_i IS NOT DISTINCT FROM NULL", "BOOLEAN TRUE");
     EXPECT("n IS DISTINCT FROM nul_i", "BOOLEAN TRUE");
@@ -2157,13 +2160,13 @@ static void test_constructors_and_access(void)
     EXPECT("ARRAY[ARRAY[1], ARRAY[2, 3]][2][2]", "INT 3");
     EXPECT("MAP['a', 1]['a'] + 1", "INT 2");
     EXPECT("MAP['a', 1]['a'] + MAP[1, 'x'][1]",
-           "PARSE: line 1, column 18: cannot apply '+' to INT and STRING");
+           "PARSE: line 1, column 18: cannot apply '+' to INT and CHAR(1)");
     EXPECT("MAP[1, 'x', 2, 'y'][CAST(2 AS BIGINT)]", "STRING y");
     EXPECT("MAP['a', 1]['b']", "INT NULL");
     EXPECT("MAP[1, 'x'][4294967297]", "STRING NULL"); /* a BIGINT index is not narrowed */
     EXPECT("MAP[1.5, 'x'][1.5]", "STRING x");
     EXPECT("MAP[1, 'x'][1.0]",
-           "PARSE: line 1, column 12: MAP<INT NOT NULL, STRING NOT NULL> NOT NULL has keys of type "
+           "PARSE: line 1, column 12: MAP<INT NOT NULL, CHAR(1) NOT NULL> NOT NULL has keys of type "
            "INT NOT NULL, not DECIMAL(2, 1)");
     EXPECT("ROW(1, 'x').EXPR$1", "STRING x");
     EXPECT("(1, (2, 'y')).EXPR$1.EXPR$1", "STRING y");
@@ -2172,13 +2175,13 @@ static void test_constructors_and_access(void)
     EXPECT("CAST(CAST(ARRAY['1', ' 2 '] AS ARRAY<INT>) AS STRING)", "STRING [1, 2]");
     EXPECT("CAST(ARRAY['1', 'x'] AS ARRAY<INT>)[1]", "EVAL: cannot CAST 'x' to INT at position 1");
     EXPECT("TRY_CAST(ARRAY['1', 'x'] AS ARRAY<INT>) IS NULL", "BOOLEAN TRUE");
-    EXPECT("ARRAY[1, 'a']", "PARSE: line 1, column 1: ARRAY: INT and STRING have no common type");
+    EXPECT("ARRAY[1, 'a']", "PARSE: line 1, column 1: ARRAY: INT and CHAR(1) NOT NULL have no common type");
     EXPECT("ARRAY[NULL]",
            "PARSE: line 1, column 1: ARRAY of NULLs only: Illegal use of 'NULL' (CAST one of them)");
     EXPECT("MAP['a']", "PARSE: line 1, column 1: MAP needs keys and values in pairs, got 1 arguments");
     EXPECT("ARRAY[1][1.5]", "PARSE: line 1, column 9: an ARRAY index must be an integer, got DECIMAL(2, 1)");
-    EXPECT("MAP['a', 1][1]", "PARSE: line 1, column 12: MAP<STRING NOT NULL, INT NOT NULL> NOT NULL has keys "
-           "of type STRING NOT NULL, not INT");
+    EXPECT("MAP['a', 1][1]", "PARSE: line 1, column 12: MAP<CHAR(1) NOT NULL, INT NOT NULL> NOT NULL has keys "
+           "of type CHAR(1) NOT NULL, not INT");
     EXPECT("ROW(1).x", "PARSE: line 1, column 8: unknown field 'x' of ROW<`EXPR$0` INT NOT NULL> NOT NULL");
     EXPECT("name[1]", "PARSE: line 1, column 5: '[...]' needs an ARRAY or a MAP, got STRING");
     EXPECT("ARRAY[1, 2][1, 2]",

@@ -1,0 +1,162 @@
+"""Flink's types for time values and literals through `sluice sql -f` on a
+live cluster (issue 29): PROCTIME() is TIMESTAMP_LTZ(3) *PROCTIME*, the clock
+functions NOT NULL, a string literal CHAR(n) NOT NULL, a datetime difference
+an INTERVAL; CAST to TIMESTAMP(p) / TIMESTAMP_LTZ(p) for p 0..9; TIMESTAMP +
+an interval column; CASE x WHEN and NULLIF over ARRAY, MAP and ROW.
+
+The DESCRIBE expectations are what Flink 2.3 prints for the same view
+(probed on Flink itself); the values are computed here with Python's
+datetime, independently of Sluice."""
+import datetime
+import json
+import os
+
+from test_sql import run_sql, job_ids, rows, finish
+
+SRC = [
+    {"id": 1, "d1": "2024-03-01", "d2": "2024-02-01", "ts": "2024-01-31 10:00:00",
+     "s": "2026-01-02 03:04:05.123456789", "a": [1, 2], "m": {"k": 1}, "r": {"x": 1, "y": "a"}},
+    {"id": 2, "d1": "2023-12-30", "d2": "2024-01-02", "ts": "2024-02-29 23:59:59.5",
+     "s": "1969-12-31 23:59:59.987654321", "a": [1, 3], "m": {"k": 2}, "r": {"x": 2, "y": "b"}},
+    {"id": 3, "d1": None, "d2": "2024-01-02", "ts": "2024-01-01 00:00:00",
+     "s": "2026-07-01 12:00:00", "a": None, "m": {}, "r": None},
+]
+
+DDL = """
+CREATE TABLE src (id BIGINT, d1 DATE, d2 DATE, ts TIMESTAMP(3), s STRING, a ARRAY<INT>,
+                  m MAP<STRING, INT>, r ROW<x INT, y STRING>, pt AS PROCTIME())
+WITH ('connector' = 'filesystem', 'path' = 'file://{src}', 'format' = 'json');
+CREATE VIEW v AS SELECT id, ts, (d1 - d2) DAY AS gap, 'abc' AS lit, CURRENT_TIMESTAMP AS c1,
+  NOW() AS c2, LOCALTIMESTAMP AS c3, CURRENT_DATE AS c4, CURRENT_TIME AS c5, pt AS vpt,
+  PROCTIME() AS pt2 FROM src;
+"""
+
+
+def describe_cells(out):
+    got = {}
+    for line in out.splitlines():
+        cells = [c.strip() for c in line.split("|")]
+        if line.startswith("|") and len(cells) > 3:
+            got[cells[1]] = (cells[2], cells[3])
+    return got
+
+
+def ts_cut(text, p):
+    """A TIMESTAMP text's fraction cut to p digits (Flink's CAST to TIMESTAMP(p))."""
+    whole, _, frac = text.partition(".")
+    return whole + ("." + frac[:p].ljust(p, "0") if p else "")
+
+
+def test_time_types_described_and_evaluated(cluster, workdir):
+    cluster.add_tm(slots=1)
+    src = os.path.join(workdir, "src")
+    os.makedirs(src)
+    with open(os.path.join(src, "part-0.json"), "w") as f:
+        for r in SRC:
+            f.write(json.dumps(r) + "\n")
+    out = os.path.join(workdir, "out")
+    r = run_sql(cluster, workdir, "tt.sql", DDL.format(src=src) + f"""
+DESCRIBE src;
+DESCRIBE v;
+CREATE TABLE sink (id BIGINT, t9 STRING, t1 STRING, t0 STRING, l6 STRING, t4 STRING,
+  shifted TIMESTAMP(3), ca STRING, cm STRING, cr STRING, na ARRAY<INT>,
+  nm MAP<STRING, INT>, lit_eq BOOLEAN, lit_cat STRING)
+WITH ('connector' = 'filesystem', 'path' = 'file://{out}', 'format' = 'json');
+INSERT INTO sink SELECT v.id,
+  CAST(CAST(s AS TIMESTAMP(9)) AS STRING), CAST(CAST(s AS TIMESTAMP(1)) AS STRING),
+  CAST(CAST(s AS TIMESTAMP(0)) AS STRING), CAST(CAST(s AS TIMESTAMP_LTZ(6)) AS STRING),
+  CAST(CAST(CAST(s AS TIMESTAMP(9)) AS TIMESTAMP(4)) AS STRING),
+  v.ts + gap,
+  CASE a WHEN ARRAY[1, 2] THEN 'one-two' WHEN ARRAY[CAST(1 AS BIGINT), 3] THEN 'one-three'
+    ELSE 'other' END,
+  CASE m WHEN MAP['k', 1] THEN 'k1' ELSE 'no' END,
+  CASE r WHEN ROW(2, 'b') THEN 'r2' END,
+  NULLIF(a, ARRAY[1, 2]), NULLIF(m, MAP['k', 2]), 'a ' = 'a', 'ab' || 'c'
+FROM v JOIN src ON v.id = src.id;
+""")
+    assert r.returncode == 0, r.stdout + r.stderr
+    d = describe_cells(r.stdout)
+    # Flink 2.3's DESCRIBE of the same table and view
+    assert d["pt"] == ("TIMESTAMP_LTZ(3) *PROCTIME*", "FALSE"), d
+    assert d["gap"] == ("INTERVAL SECOND(3)", "TRUE"), d
+    assert d["lit"] == ("CHAR(3)", "FALSE"), d
+    assert d["c1"] == ("TIMESTAMP_LTZ(3)", "FALSE"), d
+    assert d["c2"] == ("TIMESTAMP_LTZ(3)", "FALSE"), d
+    assert d["c3"] == ("TIMESTAMP(3)", "FALSE"), d
+    assert d["c4"] == ("DATE", "FALSE"), d
+    assert d["c5"] == ("TIME(0)", "FALSE"), d
+    # a view's processing-time attribute is marked as Flink marks it; Sluice's query keeps one
+    # (the PROCTIME() item it names), where Flink marks every column of the attribute's type
+    assert d["pt2"] == ("TIMESTAMP_LTZ(3) *PROCTIME*", "FALSE"), d
+    assert d["vpt"][0].startswith("TIMESTAMP_LTZ(3)") and d["vpt"][1] == "FALSE", d
+    finish(cluster, job_ids(r.stdout)[0])
+    got = {g["id"]: g for g in rows(out)}
+    assert sorted(got) == [1, 2, 3]
+    fmt = "%Y-%m-%d %H:%M:%S.%f"
+    for s in SRC:
+        g = got[s["id"]]
+        assert g["t9"] == ts_cut(s["s"], 9), g
+        assert g["t1"] == ts_cut(s["s"], 1), g
+        assert g["t0"] == ts_cut(s["s"], 0), g
+        assert g["l6"] == ts_cut(s["s"], 6), g
+        assert g["t4"] == ts_cut(s["s"], 4), g
+        if s["d1"] is None:
+            assert g["shifted"] is None, g
+        else:
+            days = (datetime.date.fromisoformat(s["d1"]) -
+                    datetime.date.fromisoformat(s["d2"])).days
+            base = datetime.datetime.strptime(s["ts"] + ("" if "." in s["ts"] else ".0"), fmt)
+            want = base + datetime.timedelta(days=days)
+            assert datetime.datetime.fromisoformat(g["shifted"].replace("T", " ")) == want, g
+        a, m, rr = s["a"], s["m"], s["r"]
+        assert g["ca"] == ("other" if a is None else {(1, 2): "one-two", (1, 3): "one-three"}
+                           .get(tuple(a), "other")), g
+        assert g["cm"] == ("k1" if m == {"k": 1} else "no"), g
+        assert g["cr"] == ("r2" if rr == {"x": 2, "y": "b"} else None), g
+        assert g["na"] == (None if a == [1, 2] else a), g
+        assert g["nm"] == (None if m == {"k": 2} else m), g
+        assert g["lit_eq"] is False and g["lit_cat"] == "abc", g
+
+
+def test_refusals_in_flinks_words(cluster, workdir):
+    cluster.add_tm(slots=1)
+    r = run_sql(cluster, workdir, "bad.sql", """
+CREATE TABLE t (id BIGINT) WITH ('connector' = 'datagen', 'number-of-rows' = '1');
+SELECT CAST(NOW() AS BIGINT) FROM t;
+""")
+    assert r.returncode != 0
+    assert "The cast from TIMESTAMP_LTZ type to NUMERIC type is not allowed" in r.stdout + r.stderr
+    assert "line 3, column 8" in r.stdout + r.stderr
+
+
+def test_proctime_into_a_timestamp_column_reads_the_session_zone(cluster, workdir):
+    """PROCTIME() is a TIMESTAMP_LTZ(3): INSERT into a TIMESTAMP(3) column casts
+    it through the session zone (Flink's implicit CAST), the same text as
+    CAST(pt AS STRING); the json format writes the LTZ column as its UTC
+    instant with a 'Z'."""
+    cluster.add_tm(slots=1)
+    out = os.path.join(workdir, "out")
+    r = run_sql(cluster, workdir, "pt.sql", f"""
+SET 'table.local-time-zone' = 'Asia/Shanghai';
+CREATE TABLE src (id BIGINT, pt AS PROCTIME())
+WITH ('connector' = 'datagen', 'number-of-rows' = '3', 'fields.id.kind' = 'sequence',
+      'fields.id.start' = '1', 'fields.id.end' = '3');
+CREATE TABLE sink (id BIGINT, l TIMESTAMP(3), s STRING, z TIMESTAMP_LTZ(3))
+WITH ('connector' = 'filesystem', 'path' = 'file://{out}', 'format' = 'json');
+INSERT INTO sink SELECT id, pt, CAST(pt AS STRING), pt AS pz FROM src;
+""")
+    assert r.returncode == 0, r.stdout + r.stderr
+    t0 = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+    finish(cluster, job_ids(r.stdout)[0])
+    t1 = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+    got = rows(out)
+    assert sorted(g["id"] for g in got) == [1, 2, 3]
+    eight = datetime.timedelta(hours=8)  # Asia/Shanghai: no daylight saving time
+    for g in got:
+        local = datetime.datetime.fromisoformat(g["l"].replace("T", " "))
+        assert g["s"].startswith(local.strftime("%Y-%m-%d %H:%M:%S")), g
+        assert g["z"].endswith("Z"), g
+        utc = datetime.datetime.fromisoformat(g["z"].rstrip("Z").replace("T", " "))
+        assert local - utc == eight, g
+        slack = datetime.timedelta(seconds=60)
+        assert t0 - slack <= utc <= t1 + slack, (g, t0, t1)
