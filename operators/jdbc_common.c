@@ -176,6 +176,15 @@ int sl_jdbc_carries(const sl_dtype *dt)
     }
 }
 
+int sl_jdbc_check_columns(const char *vid, const sl_schema *s, char *err, size_t errlen)
+{
+    for (int i = 0; i < s->n; i++)
+        if (!sl_jdbc_carries(s->fields[i].dt))
+            return sl_seterr(err, errlen, "vertex '%s': column '%s' is %s; the jdbc connector cannot "
+                             "carry that type", vid, s->fields[i].name, s->fields[i].dt->text);
+    return SL_OK;
+}
+
 Oid sl_jdbc_param_type(const sl_dtype *dt)
 {
     switch (dt->kind) {

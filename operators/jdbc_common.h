@@ -54,6 +54,8 @@ int sl_jdbc_error(PGconn *conn, const PGresult *res, const char *who, const char
 void sl_jdbc_quote(sl_buf *b, const char *ident);
 /* Does the connector carry columns of type dt (the table above)? */
 int sl_jdbc_carries(const sl_dtype *dt);
+/* SL_OK when it carries every column of s; else SL_ERR naming vertex vid's column and type. */
+int sl_jdbc_check_columns(const char *vid, const sl_schema *s, char *err, size_t errlen);
 /* The parameter type of a Sluice type. */
 Oid sl_jdbc_param_type(const sl_dtype *dt);
 /* Can a result column of type oid be read as dt? */

@@ -171,13 +171,7 @@ static void *lk_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
         goto fail;
     }
     pl->nkeys = nl;
-    for (int i = 0; i < pl->right.n; i++)
-        if (!sl_jdbc_carries(pl->right.fields[i].dt)) {
-            sl_seterr(err, errlen, "vertex '%s': column '%s' is %s; the jdbc connector cannot "
-                      "carry that type", v->id, pl->right.fields[i].name,
-                      pl->right.fields[i].dt->text);
-            goto fail;
-        }
+    if (sl_jdbc_check_columns(v->id, &pl->right, err, errlen) != SL_OK) goto fail;
     for (int k = 0; k < nl; k++) {
         sl_type a = in->fields[pl->lkeys[k]].type, b = pl->right.fields[pl->rkeys[k]].type;
         if (a != b) {

@@ -154,13 +154,7 @@ static void *scan_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
     }
     pl->who = sl_sprintf("source '%s': jdbc table '%s'", pl->vid, tn);
     if (sl_jdbc_conninfo(v, pl->conninfo, sizeof pl->conninfo, err, errlen) != SL_OK) goto fail;
-    for (int i = 0; i < v->declared.n; i++)
-        if (!sl_jdbc_carries(v->declared.fields[i].dt)) {
-            sl_seterr(err, errlen, "vertex '%s': column '%s' is %s; the jdbc connector cannot "
-                      "carry that type", pl->vid, v->declared.fields[i].name,
-                      v->declared.fields[i].dt->text);
-            goto fail;
-        }
+    if (sl_jdbc_check_columns(pl->vid, &v->declared, err, errlen) != SL_OK) goto fail;
     if (sl_vconf_int(v, "scan.fetch-size", 0, &fetch, err, errlen) != SL_OK) goto fail;
     if (fetch < 0 || fetch > SCAN_FETCH_MAX) {
         sl_seterr(err, errlen, "vertex '%s': 'scan.fetch-size' is %lld; it is 0 (the default) "

@@ -155,14 +155,8 @@ static void *js_plan_new(sl_plan_ctx *pc, char *err, size_t errlen)
     pl->who = sl_sprintf("jdbc sink '%s'", tn);
     if (sl_jdbc_conninfo(v, pl->conninfo, sizeof pl->conninfo, err, errlen) != SL_OK) goto fail;
     pl->ncols = in->n;
-    for (int i = 0; i < in->n; i++) {
-        if (!sl_jdbc_carries(in->fields[i].dt)) {
-            sl_seterr(err, errlen, "vertex '%s': column '%s' is %s; the jdbc connector cannot "
-                      "carry that type", v->id, in->fields[i].name, in->fields[i].dt->text);
-            goto fail;
-        }
-        pl->types[i] = sl_jdbc_param_type(in->fields[i].dt);
-    }
+    if (sl_jdbc_check_columns(v->id, in, err, errlen) != SL_OK) goto fail;
+    for (int i = 0; i < in->n; i++) pl->types[i] = sl_jdbc_param_type(in->fields[i].dt);
     json_t *pk = sl_vconf_array(v, "primary-key");
     size_t i;
     json_t *it;
