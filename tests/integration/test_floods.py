@@ -254,7 +254,9 @@ def test_rest_slow_header_flood(workdir):
             wait_for(lambda: all_closed(socks), timeout=REST_HEADER_DEADLINE_S + 5,
                      what="the header deadline to close every slow connection")
             assert time.monotonic() - start < REST_HEADER_DEADLINE_S + 5
-            assert "whose request headers did not arrive within 10000 ms" in c.jm.log_text()
+            # the sweep logs after it has shut the connections: await the line
+            wait_for(lambda: "whose request headers did not arrive within 10000 ms" in c.jm.log_text(),
+                     timeout=10, what="the JobManager to log the closed connections")
             assert overview_seconds(c) < 3
         finally:
             drib.close()

@@ -35,7 +35,7 @@ from test_datastream import test_enrich_and_correlate, test_broadcast_rules, tes
 from test_async import service_factory, test_async_timeouts_retries  # noqa: F401
 from test_sql_sort_limit import (test_order_by_rowtime_at_parallelism_2,  # noqa: F401
                                  test_limit_without_order_by_keeps_the_first_rows)
-from test_sql_collect import test_collect_across_savepoint_and_rescale  # noqa: F401
+from test_sql_collect import test_collect_insert_only_and_updating_input  # noqa: F401
 from test_lookup_join import test_sql_lookup_join_inner_and_left  # noqa: F401
 from test_filesystem_source import test_sql_reads_csv_with_quoted_fields  # noqa: F401
 from test_sql_groupwin import test_event_time_tumble_hop_session_with_auxiliary_functions  # noqa: F401
@@ -122,6 +122,24 @@ def test_a_throttled_blackhole_keeps_its_rate(cluster):
     sink = [v for v in job["vertices"] if v["name"] == "sink" or "sink" in v["name"]][-1]
     assert sink["metrics"]["read-records"] == 3000, sink
     assert job["duration"] >= 2900, job["duration"]  # the first row is due at once
+
+
+def test_a_select_streams_to_the_client(cluster, workdir):
+    """A SELECT's rows reach the SQL client through the `collect` sink for
+    about two seconds (a throttled source), so the storm samples it running
+    (the other SELECTs above end within a poll or two); every row arrives."""
+    import re
+    from test_sql import run_sql
+    cluster.add_tm(slots=1)
+    r = run_sql(cluster, workdir, "select.sql", """
+SET 'sql-client.execution.result-mode' = 'tableau';
+CREATE TABLE slow (id BIGINT) WITH ('connector' = 'datagen', 'rows-per-second' = '20',
+    'fields.id.kind' = 'sequence', 'fields.id.start' = '1', 'fields.id.end' = '40');
+SELECT id * 2 AS d FROM slow;
+""")
+    assert r.returncode == 0, r.stdout + r.stderr
+    got = sorted(int(m.group(1)) for m in re.finditer(r"^\|\s*\+I\s*\|\s*(\d+)\s*\|$", r.stdout, re.M))
+    assert got == list(range(2, 81, 2)), r.stdout
 
 
 def test_zz_the_storm_sampled():
