@@ -67,6 +67,34 @@ static void publish_latency(tm_net *n, const Sluice__Heartbeat *hb, sl_prom_text
     }
 }
 
+/* A subtask's labels in Flink's task scope (host, tm_id, job, task, subtask,
+ * attempt), with room for an operator's two after them. */
+typedef struct task_scope {
+    const tm_deploy *d;
+    const sl_chain *ch;
+    char sub[16], att[16];
+    const char *labels[21];
+} task_scope;
+
+#define TASK_LABELS 16 /* the task scope's labels and values */
+
+/* The scope of m's subtask, or 0 when its job or chain is not (or no longer) here. */
+static int task_scope_of(tm_net *n, const Sluice__SubtaskMetrics *m, const char *host, task_scope *s)
+{
+    s->d = find_deploy(n, m);
+    if (!s->d || m->chain >= (uint32_t)s->d->g->nchains) return 0;
+    s->ch = &s->d->g->chains[m->chain];
+    snprintf(s->sub, sizeof s->sub, "%u", m->subtask);
+    snprintf(s->att, sizeof s->att, "%u", m->attempt);
+    const char *const l[TASK_LABELS] = {"host", host, "tm_id", n->id, "job_id", s->d->job_id,
+                                        "job_name", s->d->g->name, "task_id", s->ch->id,
+                                        "task_name", s->ch->name, "subtask_index", s->sub,
+                                        "task_attempt_num", s->att};
+    memcpy(s->labels, l, sizeof l);
+    s->labels[TASK_LABELS] = NULL;
+    return 1;
+}
+
 void tm_prom_publish(tm_net *n, const Sluice__Heartbeat *hb)
 {
     static const char *const names[] = {
@@ -83,23 +111,15 @@ void tm_prom_publish(tm_net *n, const Sluice__Heartbeat *hb)
     for (size_t k = 0; k < SL_ARRAY_LEN(names); k++)
         for (size_t i = 0; i < hb->n_metrics; i++) {
             const Sluice__SubtaskMetrics *m = hb->metrics[i];
-            const tm_deploy *d = find_deploy(n, m);
-            if (!d || m->chain >= (uint32_t)d->g->nchains) continue;
-            const sl_chain *ch = &d->g->chains[m->chain];
+            task_scope sc;
+            if (!task_scope_of(n, m, host, &sc)) continue;
             double v[] = {(double)m->records_in, (double)m->records_out, (double)m->bytes_in,
                           (double)m->bytes_out, m->busy_ms_per_s, m->backpressured_ms_per_s,
                           m->idle_ms_per_s, (double)m->busy_ms, (double)m->backpressured_ms,
                           (double)m->idle_ms, m->in_pool_usage, m->out_pool_usage,
                           (double)m->input_watermark, (double)m->output_watermark,
                           (double)m->late_dropped};
-            char sub[16], att[16];
-            snprintf(sub, sizeof sub, "%u", m->subtask);
-            snprintf(att, sizeof att, "%u", m->attempt);
-            const char *const labels[] = {"host", host, "tm_id", n->id, "job_id", d->job_id,
-                                          "job_name", d->g->name, "task_id", ch->id,
-                                          "task_name", ch->name, "subtask_index", sub,
-                                          "task_attempt_num", att, NULL};
-            sl_prom_sample(&t, names[k], v[k], labels);
+            sl_prom_sample(&t, names[k], v[k], sc.labels);
         }
     static const char *const op_names[] = {
         "taskmanager_job_task_operator_numRecordsIn", "taskmanager_job_task_operator_numRecordsOut",
@@ -110,24 +130,20 @@ void tm_prom_publish(tm_net *n, const Sluice__Heartbeat *hb)
     for (size_t k = 0; k < SL_ARRAY_LEN(op_names); k++)
         for (size_t i = 0; i < hb->n_metrics; i++) {
             const Sluice__SubtaskMetrics *m = hb->metrics[i];
-            const tm_deploy *d = find_deploy(n, m);
-            if (!d || m->chain >= (uint32_t)d->g->nchains) continue;
-            const sl_chain *ch = &d->g->chains[m->chain];
-            char sub[16], att[16];
-            snprintf(sub, sizeof sub, "%u", m->subtask);
-            snprintf(att, sizeof att, "%u", m->attempt);
-            for (size_t q = 0; q < m->n_operators && q < (size_t)ch->n; q++) {
+            task_scope sc;
+            if (!task_scope_of(n, m, host, &sc)) continue;
+            for (size_t q = 0; q < m->n_operators && q < (size_t)sc.ch->n; q++) {
                 const Sluice__OperatorMetrics *o = m->operators[q];
-                const sl_vertex *v = &d->g->v[ch->vertices[q]];
+                const sl_vertex *v = &sc.d->g->v[sc.ch->vertices[q]];
                 double vals[] = {(double)o->records_in, (double)o->records_out, (double)o->late_dropped,
                                  (double)o->input_watermark, (double)o->output_watermark,
                                  (double)o->records_in_errors};
-                const char *const labels[] = {"host", host, "tm_id", n->id, "job_id", d->job_id,
-                                              "job_name", d->g->name, "task_id", ch->id,
-                                              "task_name", ch->name, "subtask_index", sub,
-                                              "task_attempt_num", att, "operator_id", v->uid,
-                                              "operator_name", v->name, NULL};
-                sl_prom_sample(&t, op_names[k], vals[k], labels);
+                sc.labels[TASK_LABELS] = "operator_id";
+                sc.labels[TASK_LABELS + 1] = v->uid;
+                sc.labels[TASK_LABELS + 2] = "operator_name";
+                sc.labels[TASK_LABELS + 3] = v->name;
+                sc.labels[TASK_LABELS + 4] = NULL;
+                sl_prom_sample(&t, op_names[k], vals[k], sc.labels);
             }
         }
     /* buffer debloating, per consumer task (debloat.h) */
@@ -136,18 +152,10 @@ void tm_prom_publish(tm_net *n, const Sluice__Heartbeat *hb)
     for (size_t k = 0; k < SL_ARRAY_LEN(db_names); k++)
         for (size_t i = 0; i < hb->n_metrics; i++) {
             const Sluice__SubtaskMetrics *m = hb->metrics[i];
-            const tm_deploy *d = find_deploy(n, m);
-            if (!d || !d->debloat || m->chain >= (uint32_t)d->g->nchains || !m->debloated_buffer_size) continue;
-            const sl_chain *ch = &d->g->chains[m->chain];
-            char sub[16], att[16];
-            snprintf(sub, sizeof sub, "%u", m->subtask);
-            snprintf(att, sizeof att, "%u", m->attempt);
-            const char *const labels[] = {"host", host, "tm_id", n->id, "job_id", d->job_id,
-                                          "job_name", d->g->name, "task_id", ch->id,
-                                          "task_name", ch->name, "subtask_index", sub,
-                                          "task_attempt_num", att, NULL};
+            task_scope sc;
+            if (!m->debloated_buffer_size || !task_scope_of(n, m, host, &sc) || !sc.d->debloat) continue;
             sl_prom_sample(&t, db_names[k],
-                           (double)(k ? m->time_to_consume_ms : m->debloated_buffer_size), labels);
+                           (double)(k ? m->time_to_consume_ms : m->debloated_buffer_size), sc.labels);
         }
     publish_latency(n, hb, &t, host);
     sl_prom_publish(n->prom, sl_prom_text_take(&t));
