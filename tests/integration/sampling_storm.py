@@ -32,6 +32,10 @@ class Storm:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="sampling-storm", daemon=True)
         self._thread.start()
+        # the jobs' kinds from a watcher of its own: one round of the storm's
+        # requests can outlast a short job, a glance at the overview does not
+        self._watcher = threading.Thread(target=self._watch, name="storm-kinds", daemon=True)
+        self._watcher.start()
 
     def _get(self, path):
         try:
@@ -49,11 +53,6 @@ class Storm:
             for job in (jobs or {}).get("jobs", []) if status == 200 else []:
                 if job.get("state") != "RUNNING":
                     continue
-                if job["jid"] not in self._jobs:
-                    status, sj = self._get(f"/sluice/jobs/{job['jid']}")
-                    if status == 200:
-                        self._jobs.add(job["jid"])
-                        self.kinds |= {o["type"] for n in sj["plan"]["nodes"] for o in n["operators"]}
                 status, info = self._get(f"/jobs/{job['jid']}")
                 for v in (info or {}).get("vertices", []) if status == 200 else []:
                     status, g = self._get(f"/jobs/{job['jid']}/vertices/{v['id']}/flamegraph")
@@ -78,7 +77,19 @@ class Storm:
                         self.errors.append((p, st, dump))
             self._stop.wait(0.02)
 
+    def _watch(self):
+        while not self._stop.is_set():
+            status, jobs = self._get("/jobs/overview")
+            for job in (jobs or {}).get("jobs", []) if status == 200 else []:
+                if job.get("state") == "RUNNING" and job["jid"] not in self._jobs:
+                    status, sj = self._get(f"/sluice/jobs/{job['jid']}")
+                    if status == 200:
+                        self._jobs.add(job["jid"])
+                        self.kinds |= {o["type"] for n in sj["plan"]["nodes"] for o in n["operators"]}
+            self._stop.wait(0.005)
+
     def stop(self):
         self._stop.set()
         self._thread.join(timeout=60)
+        self._watcher.join(timeout=60)
         return self
