@@ -395,12 +395,11 @@ static const sl_conf_def defs[] = {
      NOLIM, "warning=WARN"},
     {{"metrics.reporter.prom.factory.class", SL_CT_STRING, "", NULL,
       "Set (to org.apache.flink.metrics.prometheus.PrometheusReporterFactory) to serve "
-      "Prometheus's text format on metrics.reporter.prom.port, on both daemons. **Accepted, "
-      "not used yet.**"},
+      "Prometheus's text format on metrics.reporter.prom.port, on both daemons."},
      NOLIM, NULL},
     {{"metrics.reporter.prom.port", SL_CT_STRING, "9249", NULL,
       "Port of the Prometheus reporter, or a range (9250-9260) of which the first free one is "
-      "taken; 0 picks any free port. **Accepted, not used yet.**"},
+      "taken; 0 picks any free port."},
      NOLIM, NULL},
     {{"metrics.latency.interval", SL_CT_DURATION, "0 ms", NULL,
       "Interval at which sources emit latency markers (Flink's latency tracking); 0 turns them "
