@@ -383,7 +383,10 @@ def test_refusals_name_the_place(cluster, workdir, i):
         r.stdout + r.stderr
 
 
-GEN = """
+# A source for savepoint tests: event time a permutation within blocks of 50
+# ids (1 s), so with a 2 s delay no row is late whichever subtask runs ahead;
+# gen_ts(id) is its time column
+GEN_SOURCE = """
 SET 'pipeline.auto-watermark-interval' = '0 ms';
 SET 'parallelism.default' = '{p}';
 {extra}
@@ -394,7 +397,14 @@ CREATE TABLE ev (
     WATERMARK FOR ts AS ts - INTERVAL '2' SECOND
 ) WITH ('connector' = 'datagen', 'rows-per-second' = '{rate}',
         'fields.id.kind' = 'sequence', 'fields.id.start' = '1', 'fields.id.end' = '{n}');
-CREATE TABLE wins (k INT, ws TIMESTAMP(3), c BIGINT, sid BIGINT)
+"""
+
+
+def gen_ts(i):
+    return BASE + 20 * ((i // 50) * 50 + i * 37 % 50)
+
+
+GEN = GEN_SOURCE + """CREATE TABLE wins (k INT, ws TIMESTAMP(3), c BIGINT, sid BIGINT)
   WITH ('connector' = 'filesystem', 'path' = '{out}', 'format' = 'json');
 """
 LEGACY = ("INSERT INTO wins SELECT k, TUMBLE_START(ts, INTERVAL '1' SECOND), COUNT(*), SUM(id) "
@@ -431,7 +441,7 @@ def test_savepoint_of_a_group_window_restores_into_the_tvf_form(make_cluster, wo
     assert c.get(f"/jobs/{jid2}/checkpoints")["counts"]["restored"] == 1
     want = collections.defaultdict(lambda: [0, 0])
     for i in range(1, n + 1):
-        t = BASE + 20 * ((i // 50) * 50 + i * 37 % 50)
+        t = gen_ts(i)
         w = want[(i % 7, t - t % SEC)]
         w[0] += 1
         w[1] += i

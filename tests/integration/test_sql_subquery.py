@@ -73,6 +73,17 @@ def in3(x, vals):
     return False
 
 
+def group_sums(rows, key):
+    """SUM(amount) per key(row), as SQL's: NULL for a group of NULL amounts only."""
+    tot = {}
+    for r in rows:
+        g = key(r)
+        tot.setdefault(g, None)
+        if r["amount"] is not None:
+            tot[g] = (tot[g] or 0) + r["amount"]
+    return tot
+
+
 def model(name, f):
     """The expected multiset of query `name` over the rows f."""
     o, c, p = f["orders"], f["custs"], f["prods"]
@@ -334,12 +345,7 @@ def model(name, f):
     elif name == "having_scalar":  # customers (NULL too) whose total is above 5 average orders
         am = [r["amount"] for r in o if r["amount"] is not None]
         lim = sum(am) // len(am) * 5
-        tot = {}
-        for r in o:
-            tot.setdefault(r["cust"], None)
-            if r["amount"] is not None:
-                tot[r["cust"]] = (tot[r["cust"]] or 0) + r["amount"]
-        for cu, t in tot.items():
+        for cu, t in group_sums(o, lambda r: r["cust"]).items():
             if t is not None and t > lim:
                 out[(cu, t)] += 1
     elif name == "having_not_in":  # products (NULL too) not among the dear ones
@@ -360,13 +366,7 @@ def model(name, f):
             out[(b, n)] += 1
     elif name == "group_by_exists_corr":
         north = {cc["cust"] for cc in c if cc["region"] == "north"}
-        tot = {}
-        for r in o:
-            g = "n" if r["cust"] in north else "o"
-            tot.setdefault(g, None)
-            if r["amount"] is not None:
-                tot[g] = (tot[g] or 0) + r["amount"]
-        for g, t in tot.items():
+        for g, t in group_sums(o, lambda r: "n" if r["cust"] in north else "o").items():
             out[(g, t)] += 1
     elif name == "having_beside_where":  # unblocked orders per product, the busy products
         blocked = [b["cust"] for b in f["blocked"]]
@@ -377,12 +377,7 @@ def model(name, f):
     elif name == "having_beside_select":  # northern customers' totals less the cheapest price
         north = [cc["cust"] for cc in c if cc["region"] == "north"]
         lo = min(pp["price"] for pp in p)
-        tot = {}
-        for r in o:
-            tot.setdefault(r["cust"], None)
-            if r["amount"] is not None:
-                tot[r["cust"]] = (tot[r["cust"]] or 0) + r["amount"]
-        for cu, t in tot.items():
+        for cu, t in group_sums(o, lambda r: r["cust"]).items():
             if in3(cu, north):
                 out[(cu, None if t is None else t - lo)] += 1
     elif name == "scalar_count_expr":  # COUNT inside an expression: 1 for no rows, not NULL

@@ -26,8 +26,8 @@ import pytest
 
 from test_sql import BASE, finish, job_ids, ms, run_sql
 from test_sql_flink_parity import late_dropped, read_json
-from test_sql_groupwin import (DDL, SEC, events, hop, session_events, sessions_model, tumble,
-                               windows_model, write_events)
+from test_sql_groupwin import (DDL, GEN_SOURCE, SEC, events, gen_ts, hop, session_events,
+                               sessions_model, tumble, windows_model, write_events)
 
 
 def multiset(values):
@@ -257,18 +257,7 @@ END;
     assert into > 2 * len(kept), (into, len(kept))
 
 
-GEN = """
-SET 'pipeline.auto-watermark-interval' = '0 ms';
-SET 'parallelism.default' = '{p}';
-{extra}
-CREATE TABLE ev (
-    id BIGINT,
-    k  AS CAST(id % 7 AS INT),
-    ts AS TO_TIMESTAMP_LTZ({base} + 20 * ((id / 50) * 50 + id * 37 % 50), 3),
-    WATERMARK FOR ts AS ts - INTERVAL '2' SECOND
-) WITH ('connector' = 'datagen', 'rows-per-second' = '{rate}',
-        'fields.id.kind' = 'sequence', 'fields.id.start' = '1', 'fields.id.end' = '{n}');
-CREATE TABLE wins (k INT, ws TIMESTAMP(3), cm MULTISET<INT>, dm MULTISET<INT>, jo STRING)
+GEN = GEN_SOURCE + """CREATE TABLE wins (k INT, ws TIMESTAMP(3), cm MULTISET<INT>, dm MULTISET<INT>, jo STRING)
   WITH ('connector' = 'filesystem', 'path' = '{out}', 'format' = 'json');
 INSERT INTO wins SELECT k, window_start, COLLECT(CAST(id % 5 AS INT)),
     COLLECT(DISTINCT CAST(id % 3 AS INT)), JSON_OBJECTAGG(KEY CAST(id AS STRING) VALUE id % 4)
@@ -300,7 +289,7 @@ def test_window_collect_state_across_savepoint_on_rocksdb(make_cluster, workdir)
     assert c.get(f"/jobs/{jid2}/checkpoints")["counts"]["restored"] == 1
     ids = collections.defaultdict(list)
     for i in range(1, n + 1):
-        t = BASE + 20 * ((i // 50) * 50 + i * 37 % 50)
+        t = gen_ts(i)
         ids[(i % 7, t - t % SEC)].append(i)
     want = {key: (multiset(i % 5 for i in v), {str(x): 1 for x in {i % 3 for i in v}},
                   jobject([(str(i), i % 4) for i in v])) for key, v in ids.items()}
