@@ -152,8 +152,35 @@ class Daemon:
         return self.proc.returncode
 
 
+# The clusters a test has started and not yet shut down: a failed test's
+# report ends with the tail of each of their daemons' logs (what the
+# JobManager and TaskManagers said is what a CI failure needs most).
+LIVE_CLUSTERS = []
+LOG_TAIL = 6000
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    rep = outcome.get_result()
+    if rep.when == "teardown":
+        LIVE_CLUSTERS.clear()  # a cluster whose start failed is never shut down
+    if rep.when != "call" or not rep.failed:
+        return
+    for c in LIVE_CLUSTERS:
+        for d in [getattr(c, "jm", None)] + c.tms:
+            if d is None:
+                continue
+            try:
+                text = d.log_text()
+            except OSError as e:
+                text = f"(log unreadable: {e})"
+            rep.sections.append((f"{d.name} log (last {LOG_TAIL} chars)", text[-LOG_TAIL:]))
+
+
 class Cluster:
     def __init__(self, workdir, jm_conf=None):
+        LIVE_CLUSTERS.append(self)
         self.workdir = workdir
         self.tms = []
         conf = {
@@ -273,6 +300,8 @@ class Cluster:
 
     def shutdown(self):
         """Stop every daemon with SIGTERM; a crash or sanitizer report fails the test."""
+        if self in LIVE_CLUSTERS:
+            LIVE_CLUSTERS.remove(self)
         problems = []
         for d in self.tms + [self.jm]:
             if not d.alive() and d.proc.returncode not in (0, -9, -15):

@@ -88,7 +88,10 @@ def stop_with_savepoint(c, jid, target, drain=False):
     assert r.stderr == ""
     path = m.group(1)
     assert os.path.isfile(os.path.join(path, "_metadata"))
-    job = c.wait_state(jid, ["FINISHED", "FAILED", "CANCELED"], timeout=20)
+    # the tasks end once the savepoint's completion reaches them; a sink's
+    # last flush to a loaded broker can take a while (a failure prints the
+    # daemons' logs: tests/conftest.py)
+    job = c.wait_state(jid, ["FINISHED", "FAILED", "CANCELED"], timeout=45)
     assert job["state"] == "FINISHED", c.get(f"/jobs/{jid}/exceptions")
     return path
 
