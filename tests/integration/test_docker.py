@@ -15,10 +15,8 @@ volume; the demo job submitted with curl from the host prints to the
 TaskManagers' logs and shows in `sluice list` run inside the JobManager's
 container; stop-with-savepoint and restore at a higher parallelism; a
 TaskManager killed with `docker kill` is noticed within the heartbeat timeout
-and the job recovers from its checkpoint; scaling up adds TaskManagers. The
-savepoint and recovery scenarios skip, saying what the JobManager answered,
-only while the JobManager reports those features absent. Every step has a
-time limit; nothing waits forever.
+and the job recovers from its checkpoint; scaling up adds TaskManagers. Every
+step has a time limit; nothing waits forever.
 
 docker-compose.s3.yml runs too, with its S3 service built from
 deploy/s3/Dockerfile (this machine's CA certificates put in deploy/s3/ca/, as
@@ -431,9 +429,6 @@ def test_stop_with_savepoint_then_restore_at_higher_parallelism(cluster):
              "a first completed checkpoint: rows committed before the stop")
 
     rc, out, err = cluster.cli("stop", "--savepoint", "file:///savepoints", jid)
-    if rc != 0 and re.search(rf"Not found: POST /jobs/{jid}/stop|not supported", err):
-        cluster.cli("cancel", jid, check=False)
-        pytest.skip("stop-with-savepoint: the JobManager says it is not there yet: " + err.strip())
     assert rc == 0, out + err
     assert f'Suspending job "{jid}" with a CANONICAL savepoint.' in out, out
     m = re.search(rf"Savepoint completed\. Path: (file:(/savepoints/savepoint-{jid[:6]}-[0-9a-f]{{12}}))",
@@ -471,22 +466,10 @@ def test_killed_taskmanager_is_noticed_within_the_heartbeat_timeout(cluster):
     jid = re.search(r"JobID ([0-9a-f]{32})", text).group(1)
     cluster.wait_state(jid, "RUNNING", timeout=60)
 
-    # Checkpointing is on (every CHECKPOINT_INTERVAL_S); a JobManager that has
-    # it reports completed checkpoints, one without it an empty summary.
-    def checkpoints():
-        cp = cluster.get(f"/jobs/{jid}/checkpoints")
-        return cp if cp["counts"]["completed"] >= 1 else None
-    try:
-        wait_for(checkpoints, 8 * CHECKPOINT_INTERVAL_S, "a completed checkpoint", interval=0.5)
-        unsupported = None
-    except AssertionError:
-        cp = cluster.get(f"/jobs/{jid}/checkpoints")
-        if cp["counts"]["total"] == 0 and not cp.get("summary"):
-            unsupported = (f"no checkpoint in {8 * CHECKPOINT_INTERVAL_S}s with "
-                           f"execution.checkpointing.interval={CHECKPOINT_INTERVAL_S} s; "
-                           f"GET /jobs/{jid}/checkpoints answers {json.dumps(cp)}")
-        else:
-            raise AssertionError(f"checkpoints are reported but none completed: {cp}")
+    # checkpointing is on (every CHECKPOINT_INTERVAL_S): the kill comes after
+    # one completed, so the restart has a checkpoint to restore
+    wait_for(lambda: cluster.get(f"/jobs/{jid}/checkpoints")["counts"]["completed"] >= 1,
+             8 * CHECKPOINT_INTERVAL_S, "a completed checkpoint", interval=0.5)
 
     # kill the TaskManager container running subtask 0 of the source
     vid = [v["id"] for v in cluster.job(jid)["vertices"] if v["name"].startswith("gen")][0]
@@ -501,8 +484,7 @@ def test_killed_taskmanager_is_noticed_within_the_heartbeat_timeout(cluster):
     assert elapsed <= HEARTBEAT_TIMEOUT_S + 1.5, f"noticed after {elapsed:.1f}s"
     assert cluster.get("/overview")["slots-total"] == 2
 
-    cluster.recovery = {"jid": jid, "victim": victim_id, "out": out, "n": n,
-                        "unsupported": unsupported}
+    cluster.recovery = {"jid": jid, "victim": victim_id, "out": out, "n": n}
     # the job is not left running on a dead TaskManager: it fails or restarts
     # (which one is the next test's business), naming the lost TaskManager
     wait_for(lambda: victim_id in json.dumps(cluster.job(jid)) +
@@ -514,12 +496,6 @@ def test_the_job_recovers_from_its_checkpoint_after_the_kill(cluster):
     rec = getattr(cluster, "recovery", None)
     assert rec, "the TaskManager-kill scenario did not get as far as the kill"
     jid = rec["jid"]
-    if rec["unsupported"]:
-        j = cluster.job(jid)
-        if j["state"] not in ("FAILED", "CANCELED", "FINISHED"):
-            cluster.cli("cancel", jid)
-        pytest.skip("recovery from a checkpoint: the JobManager reports no checkpointing yet: "
-                    + rec["unsupported"])
     # the surviving TaskManager's two slots are enough: the job restarts
     # from its checkpoint and the committed output is exactly right
     done = cluster.wait_state(jid, ["FINISHED", "FAILED", "CANCELED"], timeout=180)
