@@ -90,6 +90,8 @@ typedef struct plan {
     int schema_only;    /* sql_plan_schema (CREATE VIEW): only the columns matter */
     plan_joins *joins;
     const sql_node *hints; /* the hints of the SELECT whose join is being planned */
+    const sql_node *push_where; /* its WHERE, whose one-side conjuncts filter that
+                                   side before the join (plan_join.c), or NULL */
 } plan;
 
 typedef struct item {

@@ -29,6 +29,20 @@
  * Window TVFs read without aggregation are planned here too
  * (sql_plan_window_tvf): a window_tvf vertex appending the window columns.
  *
+ * Filters before the join (Flink's FilterIntoJoin): a conjunct of the
+ * enclosing SELECT's WHERE that reads the columns of one table of the join
+ * only -- qualified by its alias, or unqualified and not a column of the
+ * other side -- through operators whose result depends on their operands
+ * alone (no function calls, no subqueries, no processing-time attribute) is
+ * also applied in a calc between that table's scan and the join, when the
+ * table's rows can only reach the output with their own values: either
+ * side of an inner join, the left side of a LEFT, semi or anti join, the
+ * right side of a RIGHT join (never a side whose rows decide whether the
+ * other side's are padded). The rows it drops are rows the WHERE would drop
+ * after the join anyway, and the WHERE still runs there, so the result is
+ * the same; the join just keeps fewer rows in its state. The join's uid
+ * does not depend on it, so a savepoint keeps mapping.
+ *
  * Names: the joined row carries the left columns, then the right ones, a
  * right name already taken getting a numeric suffix (operators/join.h).
  * The query above the join names columns as `alias.column` or, when
@@ -520,6 +534,103 @@ static int resid_filter(plan *p, const jplan *j, rel *out)
     return rc;
 }
 
+/* ---- filters pushed below the join ---------------------------------------------- */
+
+/* Does conjunct e depend on its operands alone (no calls, subqueries, ...)? */
+static int push_safe(const sql_node *e)
+{
+    if (!e) return 1;
+    switch (e->kind) {
+    case SQL_COL: case SQL_NUM: case SQL_STR: case SQL_BOOL: case SQL_NULL: case SQL_INTERVAL:
+    case SQL_TS_LIT: case SQL_BINOP: case SQL_UNOP: case SQL_IS: case SQL_BETWEEN: case SQL_IN:
+    case SQL_LIKE: case SQL_CASE: case SQL_WHEN: case SQL_CAST: case SQL_LIST: case SQL_FIELD:
+    case SQL_ELEMENT: case SQL_POSITION:
+        break;
+    default:
+        return 0;
+    }
+    for (int i = 0; i < e->nkids; i++)
+        if (!push_safe(e->kids[i])) return 0;
+    return 1;
+}
+
+static int sch_has(const sl_schema *sch, const char *name)
+{
+    for (int i = 0; i < sch->n; i++)
+        if (!strcasecmp(sch->fields[i].name, name)) return 1;
+    return 0;
+}
+
+/* Whether every column e reads is one of side r's (alias `alias`) and not
+ * the other side's (o); *ncols counts them. */
+static int push_reads_side(const sql_node *e, const rel *r, const char *alias, const rel *o,
+                           int *ncols)
+{
+    if (!e) return 1;
+    if (e->kind == SQL_COL) {
+        if (e->s2 ? strcasecmp(e->s2, alias) != 0 : sch_has(&o->sch, e->s)) return 0;
+        if (o->jmap && !e->s2)
+            for (int i = 0; i < o->jmap->n; i++)
+                if (!strcasecmp(o->jmap->c[i].name, e->s)) return 0;
+        if (!sch_has(&r->sch, e->s)) return 0;
+        if (r->proctime && !strcasecmp(r->proctime, e->s)) return 0; /* the wall clock */
+        (*ncols)++;
+        return 1;
+    }
+    for (int i = 0; i < e->nkids; i++)
+        if (!push_reads_side(e->kids[i], r, alias, o, ncols)) return 0;
+    return 1;
+}
+
+/* A copy of e with its columns unqualified (the side's own names). */
+static sql_node *push_unqualify(plan *p, const sql_node *e)
+{
+    if (!e) return NULL;
+    sql_node *n = sql_node_like(p->arena, e);
+    if (n->kind == SQL_COL) n->s2 = NULL;
+    for (int i = 0; i < e->nkids; i++) sql_node_add(p->arena, n, push_unqualify(p, e->kids[i]));
+    return n;
+}
+
+static void push_collect(plan *p, const sql_node *w, const rel *r, const char *alias,
+                         const rel *o, sql_node **cond)
+{
+    if (!w) return;
+    if (w->kind == SQL_BINOP && !strcasecmp(w->s, "AND")) {
+        push_collect(p, sql_kid(w, 0), r, alias, o, cond);
+        push_collect(p, sql_kid(w, 1), r, alias, o, cond);
+        return;
+    }
+    int ncols = 0;
+    if (!push_safe(w) || !push_reads_side(w, r, alias, o, &ncols) || !ncols) return;
+    sql_node *c = push_unqualify(p, w);
+    if (*cond) {
+        sql_node *a = sql_node_new(p->arena, SQL_BINOP, w->line, w->col);
+        a->s = "AND";
+        sql_node_add(p->arena, a, *cond);
+        sql_node_add(p->arena, a, c);
+        c = a;
+    }
+    *cond = c;
+}
+
+/* Side s of j, read from FROM item `node`: the WHERE conjuncts that only
+ * read it, as a calc between its scan and the join (see the top). */
+static int push_filters(plan *p, const sql_node *where, const sql_node *node, jplan *j, int s)
+{
+    rel *r = &j->s[s].r;
+    if (!where || node->kind != SQL_FROM_TABLE || sql_kid(node, 0) || r->jmap || r->windowed)
+        return SL_OK;
+    sql_node *cond = NULL;
+    push_collect(p, where, r, node->s2 ? node->s2 : node->s, &j->s[!s].r, &cond);
+    if (!cond) return SL_OK;
+    char *alias = r->alias; /* the calc's input goes by the table's own names */
+    r->alias = NULL;
+    int rc = emit_calc(p, r, NULL, 0, cond, "join-input-filter");
+    r->alias = alias;
+    return rc;
+}
+
 static int plan_temporal(plan *p, const sql_node *f, const sql_node *asof, jplan *j, const char *jt,
                          rel *out);
 static int plan_window(plan *p, const sql_node *f, jplan *j, const char *jt, rel *out);
@@ -888,12 +999,29 @@ int sql_plan_join(plan *p, const sql_node *f, rel *out)
         plain->s2 = rnode->s2;
         rnode = plain;
     }
-    if (plan_from(p, sql_kid(f, 0), &j.s[0].r) != SL_OK) goto done;
+    /* the WHERE's conjuncts of one side may filter it first where its rows
+     * can only reach the output with their own values (see the top) */
+    const sql_node *where = p->push_where;
+    int push[2] = {0, 0};
+    if (where && !asof) {
+        const char *t = f->s;
+        push[0] = !t || !strcasecmp(t, "INNER") || !strcasecmp(t, "LEFT") || j.semi;
+        push[1] = !t || !strcasecmp(t, "INNER") || !strcasecmp(t, "RIGHT");
+    }
+    p->push_where = push[0] ? where : NULL;
+    int frc = plan_from(p, sql_kid(f, 0), &j.s[0].r);
+    p->push_where = where;
+    if (frc != SL_OK) goto done;
     if (asof && asof_proctime(&j, asof)) { /* the table is looked up, not read as a stream */
         rc = plan_lookup(p, f, rnode, asof, &j, out);
         goto done;
     }
-    if (plan_from(p, rnode, &j.s[1].r) != SL_OK) goto done;
+    p->push_where = push[1] ? where : NULL;
+    frc = plan_from(p, rnode, &j.s[1].r);
+    p->push_where = where;
+    if (frc != SL_OK) goto done;
+    for (int s = 0; s < 2; s++)
+        if (push[s] && push_filters(p, where, s ? rnode : sql_kid(f, 0), &j, s) != SL_OK) goto done;
     if (rnode->kind == SQL_FROM_TABLE || rnode->s2) {
         free(j.s[1].r.alias);
         j.s[1].r.alias = sl_strdup(rnode->s2 ? rnode->s2 : rnode->s);
@@ -1623,10 +1751,12 @@ int sql_join_resolve_select(plan *p, const sql_node *sel, const sql_node **out)
         return SL_OK;
     }
     rel r;
-    const sql_node *saved = p->hints;
+    const sql_node *saved = p->hints, *saved_where = p->push_where;
     p->hints = hints;
+    p->push_where = sql_kid(sel, 2);
     int prc = sql_plan_join(p, from, &r);
     p->hints = saved;
+    p->push_where = saved_where;
     if (prc != SL_OK) return SL_ERR;
     sql_node *n = sql_node_new(p->arena, SQL_SELECT, sel->line, sel->col);
     n->flags = sel->flags;

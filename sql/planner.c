@@ -650,6 +650,15 @@ static int scan_table(plan *p, const sql_node *at, const char *name, rel *out)
 
 int plan_from(plan *p, const sql_node *f, rel *out)
 {
+    if (p->push_where && f->kind != SQL_FROM_JOIN) {
+        /* a new scope (a table, view, subquery, ...): the WHERE whose conjuncts
+         * a join pushes to its inputs (plan_join.c) is not its */
+        const sql_node *w = p->push_where;
+        p->push_where = NULL;
+        int rc = plan_from(p, f, out);
+        p->push_where = w;
+        return rc;
+    }
     switch (f->kind) {
     case SQL_FROM_TABLE:
         if (sql_kid(f, 0))

@@ -229,3 +229,64 @@ CREATE TABLE seq (id BIGINT) WITH ('connector' = 'datagen');
     assert r.returncode != 0
     got = r.stdout + r.stderr
     assert err.replace("line 1,", "line 2,") in got, got
+
+
+def test_where_filters_a_join_input_before_the_join(cluster, workdir):
+    """A WHERE conjunct that reads one table of a join only is applied between
+    that table's scan and the join (plan_join.c), where the table's rows can
+    only reach the output with their own values: the joins read just the rows
+    that pass (their read-records), and the results are exactly the model's.
+    A conjunct on the side a LEFT JOIN pads (b.id IS NULL OR ...) must stay
+    after the join: a b row it drops would turn an a row's match into a NULL
+    row that passes."""
+    cluster.add_tm(slots=2)
+    outs = {n: os.path.join(workdir, n) for n in ("inn", "left_pad", "three")}
+    ddl = "".join(f"CREATE TABLE {n} (x BIGINT, y BIGINT) WITH ('connector' = 'filesystem', "
+                  f"'path' = '{d}', 'format' = 'json');\n" for n, d in outs.items())
+    queries = {
+        "inn": "SELECT a.id, b.id FROM a JOIN b ON a.k = b.k "
+                 "WHERE a.id % 3 = 0 AND b.id < 50 AND a.id + b.id > 100",
+        "left_pad": "SELECT a.id, b.id FROM a LEFT JOIN b ON a.k = b.k "
+                    "WHERE a.id <= 30 AND (b.id IS NULL OR b.id > 290)",
+        "three": "SELECT a.id, cv FROM a JOIN c ON a.k = c.ck JOIN b ON a.k = b.k "
+                 "WHERE cv > 90 AND b.id = 10 AND a.id < 40",
+    }
+    r = run_sql(cluster, workdir, "push.sql", tables(400, 300) + f"""
+CREATE TABLE c (cv BIGINT, ck AS CAST(cv % 7 AS INT))
+  WITH ('connector' = 'datagen', 'rows-per-second' = '100000',
+        'fields.cv.kind' = 'sequence', 'fields.cv.start' = '1', 'fields.cv.end' = '100');
+SET 'parallelism.default' = '2';
+{ddl}""" + "".join(f"INSERT INTO {n} {q};\n" for n, q in queries.items()))
+    assert r.returncode == 0, r.stdout + r.stderr
+    ids = job_ids(r.stdout)
+    assert len(ids) == 3, r.stdout
+    a = {i: i % 7 for i in range(1, 401)}
+    b = {i: i % 5 * 2 for i in range(1, 301)}
+    c = {i: i % 7 for i in range(1, 101)}
+    want = {
+        "inn": [(x, y) for x in a for y in b
+                  if a[x] == b[y] and x % 3 == 0 and y < 50 and x + y > 100],
+        "left_pad": [],
+        "three": [(x, z) for x in a for z in c for y in b
+                  if a[x] == c[z] == b[y] and z > 90 and y == 10 and x < 40],
+    }
+    for x in range(1, 31):
+        matches = [y for y in b if b[y] == a[x]]
+        want["left_pad"] += [(x, y) for y in matches if y > 290] if matches else [(x, None)]
+    # what each job's joins read: the rows of the filtered inputs only (the
+    # padded side of the LEFT JOIN whole)
+    reads = {
+        "inn": [sum(1 for x in a if x % 3 == 0) + sum(1 for y in b if y < 50)],
+        "left_pad": [30 + 300],
+        # (a JOIN c) reads a.id < 40 and cv > 90; the join over it, its pairs and b.id = 10
+        "three": sorted([sum(1 for x in a if x < 40) + sum(1 for z in c if z > 90),
+                         sum(1 for x in a for z in c if x < 40 and z > 90 and a[x] == c[z]) + 1]),
+    }
+    for (name, out), jid in zip(outs.items(), ids):
+        job = finish(cluster, jid)
+        assert apply_multiset(committed_files(out)) == bag_of(
+            [{"x": x, "y": y} for x, y in want[name]]), name
+        joins = sorted(v["metrics"]["read-records"] for v in job["vertices"]
+                       if v["name"].startswith("join"))
+        assert joins == reads[name], (name, [(v["name"], v["metrics"]["read-records"])
+                                             for v in job["vertices"]])
