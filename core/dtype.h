@@ -12,9 +12,9 @@
  *
  * Descriptors are interned and immutable: equal types are the same pointer
  * (compare with ==), a schema field copies a pointer, and a descriptor lives
- * as long as the process. The table is bounded (SL_DTYPE_MAX distinct types);
- * beyond it sl_dtype_parse and the constructors fail with a message, the
- * table never grows without bound. Every function here is thread-safe.
+ * as long as the process. The table grows as types arrive and is bounded
+ * (SL_DTYPE_MAX distinct types); beyond it sl_dtype_parse and the
+ * constructors fail with a message, the table never grows without bound. Every function here is thread-safe.
  */
 #ifndef SL_DTYPE_H
 #define SL_DTYPE_H
@@ -62,7 +62,7 @@ enum {
     SL_DV_SECOND
 };
 
-#define SL_DTYPE_MAX 4096           /* distinct descriptors a process holds */
+#define SL_DTYPE_MAX 262144         /* distinct descriptors a process holds (the table grows up to it) */
 #define SL_DTYPE_MAX_DEPTH 32       /* nesting of ARRAY/MAP/MULTISET/ROW */
 #define SL_DTYPE_MAX_LEN 2147483647 /* VARCHAR/VARBINARY length of STRING/BYTES */
 #define SL_DECIMAL_MAX_PRECISION 38
