@@ -706,7 +706,7 @@ static void free_key_name(const sl_schema *sch, const char *prefix, int from, ch
  * join_done removes after the join. SL_DONE when there are none. */
 static int access_keys(plan *p, jplan *j, const sql_node **on)
 {
-    const sql_node *xs[SL_MAX_KEY_COLS][2];
+    const sql_node *xs[SL_MAX_KEY_COLS][2], *eqs[SL_MAX_KEY_COLS]; /* eqs: the conjuncts */
     int n = 0;
     /* the conjuncts, left to right; a copy of the AND tree with TRUE in their places */
     const sql_node *stack[64];
@@ -725,6 +725,7 @@ static int access_keys(plan *p, jplan *j, const sql_node **on)
         if (rc == SL_ERR) return SL_ERR;
         sql_node *keep = (sql_node *)e;
         if (rc == SL_OK) {
+            eqs[n] = e;
             xs[n][0] = x;
             xs[n++][1] = y;
             keep = sql_node_new(p->arena, SQL_BOOL, e->line, e->col);
@@ -788,10 +789,12 @@ static int access_keys(plan *p, jplan *j, const sql_node **on)
     }
     for (int k = 0; k < n; k++) {
         if (typ[k][0] != typ[k][1]) {
-            char *a = sql_unparse_written(xs[k][0]), *b = sql_unparse_written(xs[k][1]);
-            int rc = PERR(xs[k][0], "join key %s = %s compares %s with %s; CAST one side so both "
-                          "have the same type", a, b, sl_type_name(typ[k][0]),
-                          sl_type_name(typ[k][1]));
+            /* the conjunct as written, its sides' types in its order */
+            int sw = eqs[k]->kids[0] != xs[k][0];
+            char *a = sql_unparse_written(eqs[k]->kids[0]), *b = sql_unparse_written(eqs[k]->kids[1]);
+            int rc = PERR(eqs[k]->kids[0], "join key %s = %s compares %s with %s; CAST one side so "
+                          "both have the same type", a, b, sl_type_name(typ[k][sw]),
+                          sl_type_name(typ[k][!sw]));
             free(a);
             free(b);
             return rc;
