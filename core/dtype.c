@@ -362,6 +362,44 @@ const sl_dtype *sl_dtype_nullable(const sl_dtype *dt, bool notnull)
     return r ? r : dt; /* only a full table fails; the nullable form then stands */
 }
 
+const sl_dtype *sl_dtype_text(bool chr, bool fixed, int64_t len, bool notnull, char *err,
+                              size_t errlen)
+{
+    if (len < 0) len = 0;
+    if (len >= SL_DTYPE_MAX_LEN) {
+        len = SL_DTYPE_MAX_LEN;
+        fixed = false; /* Calcite caps the length; the result is a STRING (BYTES) */
+    }
+    sl_dtype c = {.kind = chr ? SL_T_STRING : SL_T_BYTES,
+                  .variant = chr ? (fixed ? SL_DV_CHAR : SL_DV_VARCHAR)
+                                 : (fixed ? SL_DV_BINARY : SL_DV_VARBINARY),
+                  .p = (int32_t)len, .notnull = notnull};
+    return intern(&c, err, errlen);
+}
+
+int sl_dtype_check_declared(const sl_dtype *d, char *err, size_t errlen)
+{
+    if (!d) return SL_OK;
+    switch (d->kind) {
+    case SL_T_STRING:
+    case SL_T_BYTES:
+        if (d->p < 1) /* Flink's words for CHAR(0) in a table's schema */
+            return sl_seterr(err, errlen, "Zero-length %s strings have no serializable string "
+                             "representation.", d->kind == SL_T_STRING ? "character" : "binary");
+        return SL_OK;
+    case SL_T_ARRAY:
+    case SL_T_MULTISET: return sl_dtype_check_declared(d->elem, err, errlen);
+    case SL_T_MAP:
+        if (sl_dtype_check_declared(d->elem, err, errlen) != SL_OK) return SL_ERR;
+        return sl_dtype_check_declared(d->val, err, errlen);
+    case SL_T_ROW:
+        for (int i = 0; i < d->nfields; i++)
+            if (sl_dtype_check_declared(d->ftypes[i], err, errlen) != SL_OK) return SL_ERR;
+        return SL_OK;
+    default: return SL_OK;
+    }
+}
+
 /* ---- the parser --------------------------------------------------------- */
 
 typedef struct {
@@ -660,7 +698,9 @@ static const sl_dtype *parse_base(tparse *t, int depth)
         bool var = IS("VARCHAR") || IS("VARBINARY");
         if (chr && !var && accept_word(t, "VARYING")) var = true;
         len = 1;
-        if (opt_len(t, &len, 1, SL_DTYPE_MAX_LEN, "the length")) return NULL;
+        /* 0: the empty literal's CHAR(0) (and what a plan's text says of it); a
+         * declared type is checked by sl_dtype_check_declared */
+        if (opt_len(t, &len, 0, SL_DTYPE_MAX_LEN, "the length")) return NULL;
         c.kind = chr ? SL_T_STRING : SL_T_BYTES;
         c.variant = chr ? (var ? SL_DV_VARCHAR : SL_DV_CHAR) : (var ? SL_DV_VARBINARY : SL_DV_BINARY);
         c.p = (int32_t)len;

@@ -106,6 +106,16 @@ const sl_dtype *sl_dtype_row(int n, const char *const *names, const sl_dtype *co
                              char *err, size_t errlen);
 /* The same type with NOT NULL set or cleared. */
 const sl_dtype *sl_dtype_nullable(const sl_dtype *dt, bool notnull);
+/* CHAR(len) / VARCHAR(len) (chr) or BINARY / VARBINARY, len 0 (Flink's type of
+ * the empty literal '') up to SL_DTYPE_MAX_LEN; a longer length is capped and
+ * gives STRING (BYTES). */
+const sl_dtype *sl_dtype_text(bool chr, bool fixed, int64_t len, bool notnull, char *err,
+                              size_t errlen);
+/* A table column's type (CREATE TABLE, CTAS): refused when a CHAR, VARCHAR,
+ * BINARY or VARBINARY in it has length 0, in Flink's words (the parser takes
+ * length 0: the empty literal's CHAR(0) appears in plans, and CAST(x AS
+ * CHAR(0)) is Flink's too). */
+int sl_dtype_check_declared(const sl_dtype *d, char *err, size_t errlen);
 
 /* Is a value of this kind a borrowed byte string in v.s (STRING, BYTES and
  * the nested kinds)? */
