@@ -229,6 +229,8 @@ AS SELECT x, 'a' || 'bc' AS b, CASE WHEN x > 0 THEN 'a' ELSE 'abc' END AS cv,
   CASE WHEN x > 0 THEN 'ab' ELSE 'cd' END || '|' AS cc, COALESCE(s, 'none') AS co,
   IF(x > 0, '', 'yz') AS iv, CAST(1.5 AS DECIMAL(10, 2)) AS d FROM t;
 SHOW CREATE TABLE ctas;
+CREATE TABLE vals WITH ('connector' = 'filesystem', 'path' = 'file://{out}-v', 'format' = 'json')
+AS SELECT * FROM (VALUES ('', 1), ('abc', 2), ('a' || '', 3)) AS v(s, n);
 """)
     assert r.returncode == 0, r.stdout + r.stderr
     d = describe_cells(r.stdout)
@@ -240,7 +242,12 @@ SHOW CREATE TABLE ctas;
                 "`cc` CHAR(3) NOT NULL,", "`co` STRING NOT NULL,", "`iv` VARCHAR(2),",
                 "`d` DECIMAL(10, 2)"):
         assert col in show, (col, show)
-    finish(cluster, job_ids(r.stdout)[0])
+    jids = job_ids(r.stdout)
+    assert len(jids) == 2, r.stdout + r.stderr
+    for j in jids:
+        finish(cluster, j)
+    # a later VALUES row is not cut to the first one's CHAR(0)
+    assert sorted((g["n"], g["s"]) for g in rows(out + "-v")) == [(1, ""), (2, "abc"), (3, "a")]
     got = sorted((g["x"] is None, g["x"], g["b"], g["cv"], g["cc"], g["co"], g["iv"], g["d"])
                  for g in rows(out))
     want = sorted((x is None, x, "abc", "a" if x is not None and x > 0 else "abc",
