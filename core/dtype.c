@@ -7,8 +7,10 @@
  * names, NOT NULL), so two descriptors with equal text are the same type.
  * A candidate is described on the stack, its text built, and the text
  * looked up under one mutex; a new type is copied into the heap once and
- * never freed. The table holds at most SL_DTYPE_MAX types: planning a job
- * that would need more fails with a message instead of growing memory.
+ * never freed. The table starts small and doubles as types arrive (the
+ * descriptors never move, only the arrays of pointers and slots do), up to
+ * SL_DTYPE_MAX types: planning a job that would need more fails with a
+ * message instead of growing memory without bound.
  *
  * The parser is a recursive descent over the text with the nesting depth
  * bounded (SL_DTYPE_MAX_DEPTH), so hostile text cannot exhaust the stack.
@@ -25,12 +27,11 @@
 
 /* ---- the intern table --------------------------------------------------- */
 
-#define HSLOTS 8192 /* open addressing, > 2 x SL_DTYPE_MAX */
-
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
-static sl_dtype *g_types[SL_DTYPE_MAX];
-static int g_ntypes;
-static int g_slot[HSLOTS]; /* index + 1 into g_types; 0 = empty */
+static sl_dtype **g_types; /* g_cap entries, g_ntypes used */
+static int g_ntypes, g_cap;
+static int *g_slot;  /* g_nslots (a power of two, >= 2 x g_cap): index + 1 into g_types; 0 = empty */
+static int g_nslots;
 
 static uint32_t hash_text(const char *s)
 {
@@ -45,10 +46,35 @@ static uint32_t hash_text(const char *s)
 /* Under g_mu: the slot of text (found or the empty one where it goes). */
 static int find_slot(const char *text, uint32_t h)
 {
-    int i = (int)(h & (HSLOTS - 1));
+    if (!g_nslots) return -1;
+    int i = (int)(h & (uint32_t)(g_nslots - 1));
     while (g_slot[i] && strcmp(g_types[g_slot[i] - 1]->text, text) != 0)
-        i = (i + 1) & (HSLOTS - 1);
+        i = (i + 1) & (g_nslots - 1);
     return i;
+}
+
+/* Under g_mu: room for one more type (doubling both arrays and rehashing
+ * the slots); false at SL_DTYPE_MAX. */
+static bool make_room(void)
+{
+    if (g_ntypes < g_cap) return true;
+    if (g_cap >= SL_DTYPE_MAX) return false;
+    int cap = g_cap ? g_cap * 2 : 256;
+    if (cap > SL_DTYPE_MAX) cap = SL_DTYPE_MAX;
+    int nslots = 1;
+    while (nslots < 2 * cap) nslots *= 2;
+    g_types = sl_realloc(g_types, (size_t)cap * sizeof *g_types);
+    int *slots = sl_calloc((size_t)nslots, sizeof *slots);
+    for (int k = 0; k < g_ntypes; k++) {
+        int i = (int)(hash_text(g_types[k]->text) & (uint32_t)(nslots - 1));
+        while (slots[i]) i = (i + 1) & (nslots - 1);
+        slots[i] = k + 1;
+    }
+    free(g_slot);
+    g_slot = slots;
+    g_nslots = nslots;
+    g_cap = cap;
+    return true;
 }
 
 static void put_name(sl_buf *b, const char *name)
@@ -180,7 +206,7 @@ static const sl_dtype *intern(const sl_dtype *cand, char *err, size_t errlen)
     uint32_t h = hash_text(b.p);
     pthread_mutex_lock(&g_mu);
     int slot = find_slot(b.p, h);
-    const sl_dtype *found = g_slot[slot] ? g_types[g_slot[slot] - 1] : NULL;
+    const sl_dtype *found = slot >= 0 && g_slot[slot] ? g_types[g_slot[slot] - 1] : NULL;
     pthread_mutex_unlock(&g_mu);
     if (found) {
         sl_buf_free(&b);
@@ -204,13 +230,13 @@ static const sl_dtype *intern(const sl_dtype *cand, char *err, size_t errlen)
     }
     pthread_mutex_lock(&g_mu);
     slot = find_slot(b.p, h); /* another thread may have added it meanwhile */
-    if (g_slot[slot]) {
+    if (slot >= 0 && g_slot[slot]) {
         found = g_types[g_slot[slot] - 1];
         pthread_mutex_unlock(&g_mu);
         sl_buf_free(&b);
         return found;
     }
-    if (g_ntypes >= SL_DTYPE_MAX) {
+    if (!make_room()) {
         pthread_mutex_unlock(&g_mu);
         sl_seterr(err, errlen, "too many distinct data types (the limit is %d): %s",
                   SL_DTYPE_MAX, b.p);
@@ -234,6 +260,7 @@ static const sl_dtype *intern(const sl_dtype *cand, char *err, size_t errlen)
         d->ftypes = NULL;
     }
     d->phys = self_phys ? d : phys;
+    slot = find_slot(b.p, h); /* make_room may have rehashed */
     g_types[g_ntypes++] = d;
     g_slot[slot] = g_ntypes;
     pthread_mutex_unlock(&g_mu);
@@ -333,6 +360,44 @@ const sl_dtype *sl_dtype_nullable(const sl_dtype *dt, bool notnull)
     c.notnull = notnull;
     const sl_dtype *r = intern(&c, NULL, 0);
     return r ? r : dt; /* only a full table fails; the nullable form then stands */
+}
+
+const sl_dtype *sl_dtype_text(bool chr, bool fixed, int64_t len, bool notnull, char *err,
+                              size_t errlen)
+{
+    if (len < 0) len = 0;
+    if (len >= SL_DTYPE_MAX_LEN) {
+        len = SL_DTYPE_MAX_LEN;
+        fixed = false; /* Calcite caps the length; the result is a STRING (BYTES) */
+    }
+    sl_dtype c = {.kind = chr ? SL_T_STRING : SL_T_BYTES,
+                  .variant = chr ? (fixed ? SL_DV_CHAR : SL_DV_VARCHAR)
+                                 : (fixed ? SL_DV_BINARY : SL_DV_VARBINARY),
+                  .p = (int32_t)len, .notnull = notnull};
+    return intern(&c, err, errlen);
+}
+
+int sl_dtype_check_declared(const sl_dtype *d, char *err, size_t errlen)
+{
+    if (!d) return SL_OK;
+    switch (d->kind) {
+    case SL_T_STRING:
+    case SL_T_BYTES:
+        if (d->p < 1) /* Flink's words for CHAR(0) in a table's schema */
+            return sl_seterr(err, errlen, "Zero-length %s strings have no serializable string "
+                             "representation.", d->kind == SL_T_STRING ? "character" : "binary");
+        return SL_OK;
+    case SL_T_ARRAY:
+    case SL_T_MULTISET: return sl_dtype_check_declared(d->elem, err, errlen);
+    case SL_T_MAP:
+        if (sl_dtype_check_declared(d->elem, err, errlen) != SL_OK) return SL_ERR;
+        return sl_dtype_check_declared(d->val, err, errlen);
+    case SL_T_ROW:
+        for (int i = 0; i < d->nfields; i++)
+            if (sl_dtype_check_declared(d->ftypes[i], err, errlen) != SL_OK) return SL_ERR;
+        return SL_OK;
+    default: return SL_OK;
+    }
 }
 
 /* ---- the parser --------------------------------------------------------- */
@@ -633,7 +698,9 @@ static const sl_dtype *parse_base(tparse *t, int depth)
         bool var = IS("VARCHAR") || IS("VARBINARY");
         if (chr && !var && accept_word(t, "VARYING")) var = true;
         len = 1;
-        if (opt_len(t, &len, 1, SL_DTYPE_MAX_LEN, "the length")) return NULL;
+        /* 0: the empty literal's CHAR(0) (and what a plan's text says of it); a
+         * declared type is checked by sl_dtype_check_declared */
+        if (opt_len(t, &len, 0, SL_DTYPE_MAX_LEN, "the length")) return NULL;
         c.kind = chr ? SL_T_STRING : SL_T_BYTES;
         c.variant = chr ? (var ? SL_DV_VARCHAR : SL_DV_CHAR) : (var ? SL_DV_VARBINARY : SL_DV_BINARY);
         c.p = (int32_t)len;

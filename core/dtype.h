@@ -12,9 +12,9 @@
  *
  * Descriptors are interned and immutable: equal types are the same pointer
  * (compare with ==), a schema field copies a pointer, and a descriptor lives
- * as long as the process. The table is bounded (SL_DTYPE_MAX distinct types);
- * beyond it sl_dtype_parse and the constructors fail with a message, the
- * table never grows without bound. Every function here is thread-safe.
+ * as long as the process. The table grows as types arrive and is bounded
+ * (SL_DTYPE_MAX distinct types); beyond it sl_dtype_parse and the
+ * constructors fail with a message, the table never grows without bound. Every function here is thread-safe.
  */
 #ifndef SL_DTYPE_H
 #define SL_DTYPE_H
@@ -62,7 +62,7 @@ enum {
     SL_DV_SECOND
 };
 
-#define SL_DTYPE_MAX 4096           /* distinct descriptors a process holds */
+#define SL_DTYPE_MAX 262144         /* distinct descriptors a process holds (the table grows up to it) */
 #define SL_DTYPE_MAX_DEPTH 32       /* nesting of ARRAY/MAP/MULTISET/ROW */
 #define SL_DTYPE_MAX_LEN 2147483647 /* VARCHAR/VARBINARY length of STRING/BYTES */
 #define SL_DECIMAL_MAX_PRECISION 38
@@ -106,6 +106,16 @@ const sl_dtype *sl_dtype_row(int n, const char *const *names, const sl_dtype *co
                              char *err, size_t errlen);
 /* The same type with NOT NULL set or cleared. */
 const sl_dtype *sl_dtype_nullable(const sl_dtype *dt, bool notnull);
+/* CHAR(len) / VARCHAR(len) (chr) or BINARY / VARBINARY, len 0 (Flink's type of
+ * the empty literal '') up to SL_DTYPE_MAX_LEN; a longer length is capped and
+ * gives STRING (BYTES). */
+const sl_dtype *sl_dtype_text(bool chr, bool fixed, int64_t len, bool notnull, char *err,
+                              size_t errlen);
+/* A table column's type (CREATE TABLE, CTAS): refused when a CHAR, VARCHAR,
+ * BINARY or VARBINARY in it has length 0, in Flink's words (the parser takes
+ * length 0: the empty literal's CHAR(0) appears in plans, and CAST(x AS
+ * CHAR(0)) is Flink's too). */
+int sl_dtype_check_declared(const sl_dtype *d, char *err, size_t errlen);
 
 /* Is a value of this kind a borrowed byte string in v.s (STRING, BYTES and
  * the nested kinds)? */

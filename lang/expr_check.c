@@ -234,6 +234,42 @@ static int unify_dec(bld *b, node *n, const int *idx, int cnt)
     return SL_OK;
 }
 
+/* Flink's type of a text result n (a STRING) over the text operands
+ * kids[idx[0..cnt)]: their least restrictive type as Calcite's -- CHAR(n)
+ * when every one is a CHAR(n) of one n, else VARCHAR of the longest (STRING
+ * when one is) -- NOT NULL when notnull says so. NULL operands take no part;
+ * with none left, or a nullable STRING, n->dt stays NULL (plain STRING). The
+ * values need no conversion: none is longer than the type, and a CHAR result
+ * has operands of exactly its length. */
+static int text_lrt(bld *b, node *n, const int *idx, int cnt, bool notnull)
+{
+    if (n->type != SL_T_STRING) return SL_OK;
+    int64_t len = -1;
+    bool fixed = true;
+    for (int j = 0; j < cnt; j++) {
+        const node *k = n->kids[idx[j]];
+        if (k->type == SL_T_NULL) continue;
+        if (k->type != SL_T_STRING) return SL_OK; /* not text: as it was */
+        const sl_dtype *d = ndt(k);
+        if (len >= 0 && (d->variant != SL_DV_CHAR || !fixed || d->p != len)) fixed = false;
+        if (d->variant != SL_DV_CHAR) fixed = false;
+        len = SL_MAX(len, (int64_t)d->p);
+    }
+    if (len < 0 || (len >= SL_DTYPE_MAX_LEN && !notnull)) return SL_OK;
+    char derr[160];
+    if (!(n->dt = sl_dtype_text(true, fixed, len, notnull, derr, sizeof derr)))
+        return perr(b, NAT(n), "%s", derr);
+    return SL_OK;
+}
+
+/* Are kids[idx[0..cnt)] all NOT NULL (a NULL literal is not)? */
+static bool all_notnull(const node *n, const int *idx, int cnt)
+{
+    for (int j = 0; j < cnt; j++)
+        if (n->kids[idx[j]]->type == SL_T_NULL || !ndt(n->kids[idx[j]])->notnull) return false;
+    return true;
+}
+
 /* Does built-in `name` keep a DECIMAL argument (`arg`, 0-based) a DECIMAL,
  * as Flink does? The others read a DECIMAL as a DOUBLE. */
 static bool keeps_dec(n_op op, const char *name, int arg)
@@ -415,14 +451,12 @@ static node *build_string(bld *b, const sql_node *e)
     n->lit.v.s.p = n->owned;
     n->lit.v.s.len = (uint32_t)len;
     /* CHAR(n) NOT NULL, n its code points, as Flink types a literal (the value is
-     * exactly n long: nothing to pad). '' stays STRING (Flink's CHAR(0) has no
-     * spelling), and so does any literal once the type table is half full. */
-    int64_t cps = sl_fnx_cpcount(n->owned, len);
-    if (cps > 0 && sl_dtype_count() < SL_DTYPE_MAX / 2) {
-        char tt[40];
-        snprintf(tt, sizeof tt, "CHAR(%lld) NOT NULL", (long long)cps);
-        const sl_dtype *dt = NULL;
-        if (sl_dtype_parse(tt, &dt, NULL, 0) == SL_OK) n->dt = dt;
+     * exactly n long: nothing to pad); '' is Flink's CHAR(0) NOT NULL */
+    char derr[160];
+    if (!(n->dt = sl_dtype_text(true, true, sl_fnx_cpcount(n->owned, len), true, derr,
+                                sizeof derr))) {
+        perr(b, AT(e), "%s", derr);
+        return NULL;
     }
     return n;
 }
@@ -1043,6 +1077,8 @@ static node *build_case(bld *b, const sql_node *e)
     for (int i = k0 + 1; i < n->nkids; i += 2) idx[cnt++] = i; /* the THEN branches */
     if (n->flags & CASE_ELSE) idx[cnt++] = n->nkids - 1;
     int rc = unify_dec(b, n, idx, cnt);
+    /* text: NOT NULL with an ELSE and every branch NOT NULL, as Flink types it */
+    if (!rc) rc = text_lrt(b, n, idx, cnt, (n->flags & CASE_ELSE) && all_notnull(n, idx, cnt));
     free(idx);
     if (rc) return NULL;
     return seal(b, n) ? NULL : n;
@@ -1131,6 +1167,27 @@ static node *make_arith(bld *b, n_op op, int line, int col, node *a, node *c)
     if (op == N_CONCAT) {
         if ((ta != SL_T_STRING && ta != SL_T_NULL) || (tc != SL_T_STRING && tc != SL_T_NULL))
             goto bad;
+        if (ta == SL_T_STRING && tc == SL_T_STRING && (a->dt || c->dt)) {
+            /* Flink's type: CHAR(n1 + n2) of two CHARs, else VARCHAR(n1 + n2) (STRING
+             * past the longest length); NOT NULL when both are */
+            const sl_dtype *da = ndt(a), *dc = ndt(c);
+            node *n = new_node(b, op, line, col, 2);
+            n->kids[0] = a;
+            n->kids[1] = c;
+            n->type = n->ctype = SL_T_STRING;
+            bool nn = da->notnull && dc->notnull;
+            int64_t len = (int64_t)da->p + dc->p;
+            if (len < SL_DTYPE_MAX_LEN || nn) {
+                char derr[160];
+                if (!(n->dt = sl_dtype_text(true, da->variant == SL_DV_CHAR &&
+                                            dc->variant == SL_DV_CHAR, len, nn, derr,
+                                            sizeof derr))) {
+                    perr(b, line, col, "%s", derr);
+                    return NULL;
+                }
+            }
+            return seal(b, n) ? NULL : n;
+        }
         t = SL_T_STRING;
     } else if (((op == N_ADD || op == N_SUB) && is_datetime(ta) && c->interval) ||
                (op == N_ADD && is_datetime(tc) && a->interval)) {
@@ -1834,6 +1891,22 @@ static int type_branches(bld *b, node *n, const sql_node *e)
         int *idx = sl_malloc(sizeof *idx * (size_t)n->nkids);
         for (int i = 0; i < n->nkids; i++) idx[i] = i;
         int rc = unify_dec(b, n, idx, n->nkids);
+        if (!rc && t == SL_T_STRING) {
+            /* text: NOT NULL when one argument is (COALESCE); IFNULL(x, y) is x's own
+             * type when x is NOT NULL, else NOT NULL when y is, as Flink types them */
+            bool ifnull = e && e->s && !strcasecmp(e->s, "IFNULL");
+            bool nn = false;
+            for (int i = 0; i < n->nkids; i++) {
+                int one[1] = {i};
+                nn = nn || all_notnull(n, one, 1);
+            }
+            if (ifnull && all_notnull(n, idx, 1)) {
+                if (n->kids[0]->dt) n->dt = n->kids[0]->dt;
+            } else {
+                rc = text_lrt(b, n, idx, n->nkids,
+                              ifnull ? all_notnull(n, idx + 1, 1) : nn);
+            }
+        }
         free(idx);
         return rc;
     }
@@ -1847,8 +1920,10 @@ static int type_branches(bld *b, node *n, const sql_node *e)
         merge_branch_iv(b, n, n->kids[2], &first, AT(e), "IF branches"))
         return SL_ERR;
     n->type = t;
-    static const int branches[] = {1, 2};
-    return unify_dec(b, n, branches, 2);
+    static const int branches[] = {1, 2}, all[] = {0, 1, 2};
+    if (unify_dec(b, n, branches, 2)) return SL_ERR;
+    /* text: NOT NULL when the condition and both branches are, as Flink types IF */
+    return text_lrt(b, n, branches, 2, all_notnull(n, all, 3));
 }
 
 /* TO_TIMESTAMP_LTZ(number, 0 | 3). */
@@ -2005,6 +2080,12 @@ static node *build_fnx(bld *b, const sql_node *e, const sl_fnx *fx)
         int *idx = sl_malloc(sizeof *idx * (size_t)n->nkids); /* GREATEST, LEAST */
         for (int i = 0; i < n->nkids; i++) idx[i] = i;
         int rc = unify_dec(b, n, idx, n->nkids);
+        free(idx);
+        if (rc) return NULL;
+    } else if (n->type == SL_T_STRING && fx->result == 'C') { /* GREATEST, LEAST of text */
+        int *idx = sl_malloc(sizeof *idx * (size_t)n->nkids);
+        for (int i = 0; i < n->nkids; i++) idx[i] = i;
+        int rc = text_lrt(b, n, idx, n->nkids, all_notnull(n, idx, n->nkids));
         free(idx);
         if (rc) return NULL;
     }
@@ -2241,8 +2322,10 @@ static node *build_call(bld *b, const sql_node *e)
         n->kids[0] = a;
         n->kids[1] = c;
         n->type = a->type;
-        if (a->type == SL_T_DECIMAL || sl_type_is_nested(a->type))
+        if (a->type == SL_T_DECIMAL || sl_type_is_nested(a->type) ||
+            (a->type == SL_T_STRING && a->dt)) /* the first argument's type, nullable */
             n->dt = sl_dtype_nullable(ndt(a), false);
+        if (n->dt == sl_dtype_basic(n->type)) n->dt = NULL;
         if (a->interval) set_iv(n, a->ivs, a->ive);
         break;
     }

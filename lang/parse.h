@@ -102,6 +102,9 @@ void sql_parse_snapshot(void *p, sql_pctx *ctx);
 
 /* Write an expression back as calc expression text (caller frees). */
 char *sql_unparse(const sql_node *e);
+/* The same text for a message: a column keeps its table qualifier as written
+ * (`a.r.id`, not `r.id`), a ROW field its plain name. Not for calc text. */
+char *sql_unparse_written(const sql_node *e);
 
 /* An identifier as calc reads it: bare when plain, else `back-quoted`
  * (caller frees). */

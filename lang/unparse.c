@@ -28,6 +28,10 @@ static int plain_ident(const char *s)
     return sql_keyword(s, (int)strlen(s)) == 0 && !sql_flink_reserved_column(s, strlen(s));
 }
 
+/* Set while sql_unparse_written runs (on this thread): columns keep their
+ * table qualifier and ROW field names are quoted only when they must be. */
+static _Thread_local int g_written;
+
 static void put_ident(sql_sbuf *b, const char *s, int quoted)
 {
     if (!quoted && plain_ident(s)) {
@@ -106,7 +110,13 @@ const char *sql_cast_type(const char *t)
 static void unparse(sql_sbuf *b, const sql_node *e)
 {
     switch (e->kind) {
-    case SQL_COL: put_ident(b, e->s, e->flags & SQL_F_QUOTED); break;
+    case SQL_COL:
+        if (g_written && e->s2) {
+            put_ident(b, e->s2, 0);
+            sql_sb_str(b, ".");
+        }
+        put_ident(b, e->s, e->flags & SQL_F_QUOTED);
+        break;
     case SQL_NUM: sql_sb_str(b, e->s); break;
     case SQL_STR: put_string(b, e->s); break;
     case SQL_BOOL: sql_sb_str(b, e->flags & SQL_F_TRUE ? "TRUE" : "FALSE"); break;
@@ -283,7 +293,7 @@ static void unparse(sql_sbuf *b, const sql_node *e)
     case SQL_FIELD: /* r.f, x.f.g: the base's own text, a name after the dot */
         unparse_sub(b, e->kids[0]);
         sql_sb_str(b, ".");
-        put_ident(b, e->s, 1);
+        put_ident(b, e->s, !g_written);
         break;
     case SQL_STAR: sql_sb_str(b, "*"); break;
     case SQL_IDENT: sql_sb_str(b, e->s); break; /* EXTRACT's unit */
@@ -295,6 +305,15 @@ char *sql_unparse(const sql_node *e)
 {
     sql_sbuf b = {0};
     unparse(&b, e);
+    return sql_sb_take(&b);
+}
+
+char *sql_unparse_written(const sql_node *e)
+{
+    sql_sbuf b = {0};
+    g_written = 1;
+    unparse(&b, e);
+    g_written = 0;
     return sql_sb_take(&b);
 }
 

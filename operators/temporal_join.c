@@ -4,7 +4,8 @@
  * `o JOIN rates FOR SYSTEM_TIME AS OF o.ts AS r ON o.currency = r.currency`.
  *
  * Config (plus join-type -- inner or left --, left-keys, right-keys:
- * operators/join.h; the right keys are the versioned table's primary key):
+ * operators/join.h; the right keys are the versioned table's primary key, and
+ * any further equalities of the ON condition, as Flink keys them):
  *   "left-time":  "ts"        the stream's event time (TIMESTAMP or BIGINT ms)
  *   "right-time": "rate_ts"   each version's time
  *

@@ -779,7 +779,8 @@ sql_table *sql_cat_build_table(sl_sql_session *s, const sql_node *st, const char
             if (meta && !strncmp(e->s2, "MAP<", 4)) {
                 /* the kafka headers: their JSON text (checked in check_meta) */
                 dt = sl_dtype_basic(SL_T_STRING);
-            } else if (sl_dtype_parse(e->s2, &dt, why, sizeof why) != SL_OK) {
+            } else if (sl_dtype_parse(e->s2, &dt, why, sizeof why) != SL_OK ||
+                       sl_dtype_check_declared(dt, why, sizeof why) != SL_OK) {
                 rc = sl_seterr(err, errlen, "line %d, column %d: column '%s': %s", e->line,
                                e->col, e->s, why);
                 break;

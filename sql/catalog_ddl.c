@@ -760,9 +760,13 @@ static int ctas_def(sl_sql_session *s, sql_arena *a, const sql_node *st, tdef *d
     written_def(a, st, &mine);
     *d = mine;
     d->cols = mk(a, SQL_LIST, q, NULL, NULL);
-    for (int i = 0; i < sch.n; i++)
-        sql_node_add(a, d->cols, mk(a, SQL_COLUMN, q, sch.fields[i].name,
-                                    sl_type_name(sch.fields[i].type)));
+    for (int i = 0; i < sch.n; i++) { /* each column of the query's full type, as Flink's CTAS */
+        const sl_dtype *dt = sch.fields[i].dt;
+        sql_node *c = mk(a, SQL_COLUMN, q, sch.fields[i].name,
+                         dt ? sl_dtype_nullable(dt, false)->text : sl_type_name(sch.fields[i].type));
+        if (dt && dt->notnull) c->flags |= SQL_F_NOTNULL;
+        sql_node_add(a, d->cols, c);
+    }
     sl_schema_free(&sch);
     for (int i = 0; i < mine.cols->nkids; i++) {
         sql_node *c = mine.cols->kids[i];

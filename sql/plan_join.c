@@ -817,7 +817,7 @@ static void free_key_name(const sl_schema *sch, const char *prefix, int from, ch
  * join_done removes after the join. SL_DONE when there are none. */
 static int access_keys(plan *p, jplan *j, const sql_node **on)
 {
-    const sql_node *xs[SL_MAX_KEY_COLS][2];
+    const sql_node *xs[SL_MAX_KEY_COLS][2], *eqs[SL_MAX_KEY_COLS]; /* eqs: the conjuncts */
     int n = 0;
     /* the conjuncts, left to right; a copy of the AND tree with TRUE in their places */
     const sql_node *stack[64];
@@ -836,6 +836,7 @@ static int access_keys(plan *p, jplan *j, const sql_node **on)
         if (rc == SL_ERR) return SL_ERR;
         sql_node *keep = (sql_node *)e;
         if (rc == SL_OK) {
+            eqs[n] = e;
             xs[n][0] = x;
             xs[n++][1] = y;
             keep = sql_node_new(p->arena, SQL_BOOL, e->line, e->col);
@@ -899,10 +900,12 @@ static int access_keys(plan *p, jplan *j, const sql_node **on)
     }
     for (int k = 0; k < n; k++) {
         if (typ[k][0] != typ[k][1]) {
-            char *a = sql_unparse(xs[k][0]), *b = sql_unparse(xs[k][1]);
-            int rc = PERR(xs[k][0], "join key %s = %s compares %s with %s; CAST one side so both "
-                          "have the same type", a, b, sl_type_name(typ[k][0]),
-                          sl_type_name(typ[k][1]));
+            /* the conjunct as written, its sides' types in its order */
+            int sw = eqs[k]->kids[0] != xs[k][0];
+            char *a = sql_unparse_written(eqs[k]->kids[0]), *b = sql_unparse_written(eqs[k]->kids[1]);
+            int rc = PERR(eqs[k]->kids[0], "join key %s = %s compares %s with %s; CAST one side so "
+                          "both have the same type", a, b, sl_type_name(typ[k][sw]),
+                          sl_type_name(typ[k][!sw]));
             free(a);
             free(b);
             return rc;
@@ -1069,7 +1072,7 @@ int sql_plan_join(plan *p, const sql_node *f, rel *out)
     }
     int both_windowed = !j.semi && j.s[0].r.windowed && j.s[1].r.windowed;
     if (outer && j.nresid && (interval || both_windowed)) { /* a regular join takes it */
-        char *t = sql_unparse(j.resid[0]);
+        char *t = sql_unparse_written(j.resid[0]);
         rc = PERR(j.resid[0], "%s OUTER JOIN: the condition %s is neither an equality of keys nor "
                   "a time bound; Sluice supports such conditions in outer regular joins and inner joins only",
                   f->s, t);
@@ -1206,12 +1209,14 @@ static int plan_temporal(plan *p, const sql_node *f, const sql_node *asof, jplan
         for (int q = 0; q < j->nkeys; q++)
             if (!strcasecmp(j->s[1].r.sch.fields[j->kcol[1][q]].name, t->pk[k])) found = 1;
         if (!found)
-            return PERR(sql_kid(f, 2), "a temporal join must join on the versioned table's whole "
-                        "primary key; '%s' has no equality in the ON condition", t->pk[k]);
+            return PERR(sql_kid(f, 2), "Temporal table's primary key [%s] must be included in the "
+                        "equivalence condition of temporal join: '%s' has no equality in the ON "
+                        "condition (a temporal join must join on the versioned table's whole "
+                        "primary key)", t->pk[k], t->pk[k]);
     }
-    if (j->nkeys != t->npk)
-        return PERR(sql_kid(f, 2), "a temporal join joins on the versioned table's primary key "
-                    "only; move other equalities to WHERE");
+    /* Equalities beyond the primary key (columns or access expressions such as
+     * v.r.id, computed by a calc before the join) are join keys too, as Flink
+     * plans them: the versions are then those of each whole key. */
     if (j->has_lo || j->has_hi || j->nresid) {
         if (strcmp(jt, "inner") || j->has_lo || j->has_hi)
             return PERR(sql_kid(f, 2), "a temporal join takes equalities on the primary key%s",
@@ -1343,7 +1348,7 @@ static int lookup_keys(plan *p, jplan *j, const lkey *keys, int nkeys, int nleft
             continue;
         }
         if (lt != rt && !(numeric(lt) && numeric(rt))) {
-            char *txt = sql_unparse(keys[k].expr);
+            char *txt = sql_unparse_written(keys[k].expr);
             rc = PERR(keys[k].expr, "lookup key %s = %s.%s compares %s with %s; CAST one side",
                       txt, r->alias, rname, sl_type_name(lt), sl_type_name(rt));
             free(txt);
@@ -1442,10 +1447,13 @@ static int plan_lookup(plan *p, const sql_node *f, const sql_node *rnode, const 
     int nkeys = 0;
     if (lookup_conjuncts(p, j, on, keys, &nkeys) != SL_OK) return SL_ERR;
     if (nkeys == 0)
-        return PERR(on, "a lookup join needs an equality between the left side and a column of "
-                    "'%s' (e.g. ON MOD(s.id, 100) = %s.k)", t->name, r->alias);
+        return PERR(on, "Temporal table join requires an equality condition on fields of table "
+                    "[%s]: a lookup join needs an equality between the left side and a column "
+                    "of '%s' (e.g. ON MOD(s.id, 100) = %s.k); a ROW field or an element of the "
+                    "table (%s.r.f, %s.a[1]) is not a column", t->name, t->name, r->alias,
+                    r->alias, r->alias);
     if (strcmp(jt, "inner") && j->nresid) {
-        char *txt = sql_unparse(j->resid[0]);
+        char *txt = sql_unparse_written(j->resid[0]);
         int rc = PERR(j->resid[0], "LEFT lookup join: the condition %s is not an equality "
                       "between the left side and a column of '%s'; Sluice supports such "
                       "conditions in inner lookup joins only", txt, t->name);

@@ -885,6 +885,21 @@ QUERIES = [
      "NULLIF(MAP[k, u], MAP['b', 2]) IS NULL AS n FROM ev"),
     ("string_literal_char", "SELECT id, 'abc' AS s, 'a ' = 'a' AS e, CONCAT('x ', k) AS c, "
                             "CHAR_LENGTH('ab  ') AS n FROM ev WHERE k = 'a'"),
+    # ---- text types of literals and expressions over them (CHAR(0), CHAR(n), VARCHAR(n)):
+    # no padding where Flink's type is a VARCHAR, '' empty
+    ("lit_text_types",
+     "SELECT id, '' AS e, '' || k AS ek, CHAR_LENGTH('') AS n0, '' = '' AS ee, "
+     "'a' || 'bc' AS abc, CASE WHEN u > 2 THEN 'a' ELSE 'abc' END || '|' AS cv, "
+     "CHAR_LENGTH(CASE WHEN u > 2 THEN 'a' ELSE 'abc' END) AS cl, "
+     "CASE WHEN u > 2 THEN 'ab' ELSE 'cd' END = 'ab' AS eqc, COALESCE(s, 'none') || '|' AS co, "
+     "IF(u > 2, 'x', 'yz') || '|' AS iv, NULLIF('ab', k) || '|' AS ni, IFNULL(s, 'n') AS fi, "
+     "GREATEST('b', k) || '|' AS g, CASE u WHEN 1 THEN '' WHEN 2 THEN 'q' END || '|' AS cw "
+     "FROM ev"),
+    # ---- temporal joins keyed beyond the primary key, a key computed on the versioned side:
+    # Flink keeps the versions of each whole key
+    ("join_temporal_extra_key",
+     "SELECT e.id, e.k, r.rate FROM evs e LEFT JOIN rates FOR SYSTEM_TIME AS OF e.ts AS r "
+     "ON e.k = r.k AND MOD(e.u, 3) = ARRAY[MOD(r.rate, 3), 0][1]"),
 ]
 
 # Queries Flink refuses: a part of its message. Sluice's result is not compared

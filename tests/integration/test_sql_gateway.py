@@ -544,6 +544,14 @@ def test_result_columns_carry_flinks_logical_types(cluster, workdir, gateway):
     # json format writes TIMESTAMP '2026-01-01 00:00:00.5' as "2026-01-01T00:00:00.5")
     assert f[14] == "2026-01-02" and f[15] == "10:00:01" and f[17] == "2026-01-01T00:00:00.5"
     assert f[8] is None and f[23] is None
+    # text literals and expressions over them: Flink's CHAR(0), CHAR(n) and VARCHAR(n)
+    oh = gateway.run(sid, "SELECT '' AS e, 'a' || 'bc' AS b, CASE WHEN c2 > 0 THEN 'a' "
+                          "ELSE 'abc' END AS v, COALESCE(c11, 'x') AS s FROM t")
+    pages, data = gateway.fetch_all(sid, oh)
+    got = [c["logicalType"] for c in pages[0]["results"]["columns"]]
+    assert got == [flink_logical_type(t) for t in ("CHAR(0) NOT NULL", "CHAR(3) NOT NULL",
+                                                   "VARCHAR(3) NOT NULL", "STRING NOT NULL")], got
+    assert data[0]["fields"] == ["", "abc", "a", "x"], data
 
 
 def test_nested_values_are_json_in_json_rows(cluster, workdir, gateway):

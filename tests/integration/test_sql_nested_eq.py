@@ -347,9 +347,30 @@ def test_refusals_name_line_and_column(cluster, workdir):
     ddl = DDL.format(src=src) + f"""
 CREATE TABLE sink (id BIGINT, v BOOLEAN)
 WITH ('connector' = 'filesystem', 'path' = 'file://{out}', 'format' = 'json');
+CREATE TABLE ev (id INT, ts TIMESTAMP(3), pt AS PROCTIME(), WATERMARK FOR ts AS ts)
+WITH ('connector' = 'datagen', 'number-of-rows' = '1');
+CREATE TABLE dim (k INT, r ROW<x INT>, arr ARRAY<INT>)
+WITH ('connector' = 'filesystem', 'path' = 'file://{out}', 'format' = 'json');
+CREATE TABLE ver (k INT, r ROW<x INT>, ts TIMESTAMP(3), PRIMARY KEY (k) NOT ENFORCED,
+  WATERMARK FOR ts AS ts) WITH ('connector' = 'filesystem', 'path' = 'file://{out}', 'format' = 'json');
 """
     line = ddl.count("\n") + 1
+    lookup = "INSERT INTO sink SELECT e.id, TRUE FROM ev AS e JOIN dim FOR SYSTEM_TIME AS OF e.pt AS d "
     cases = [
+        # a lookup join keys on the table's columns: a field or an element of one is refused
+        # as Flink refuses it
+        (lookup + "ON e.id = d.r.x;", "e.id = d.r",
+         "Temporal table join requires an equality condition on fields of table [dim]"),
+        (lookup + "ON d.arr[1] = e.id;", "d.arr[1] =",
+         "Temporal table join requires an equality condition on fields of table [dim]"),
+        # a temporal join keys on the versioned table's primary key (and more, below)
+        ("INSERT INTO sink SELECT e.id, TRUE FROM ev AS e JOIN ver FOR SYSTEM_TIME AS OF e.ts AS v "
+         "ON e.id = v.r.x;", "e.id = v.r",
+         "Temporal table's primary key [k] must be included in the equivalence condition of "
+         "temporal join"),
+        # a join key's error names the expression as written, its qualifier kept
+        ("INSERT INTO sink SELECT x.id, TRUE FROM src AS x JOIN src AS y ON y.d = x.r.x;",
+         "y.d = x", "join key y.d = x.r.x compares DOUBLE with INT"),
         ("INSERT INTO sink SELECT id, a < b FROM src;", "< b",
          "Comparable type expected, but was 'ARRAY<INT>'"),
         ("INSERT INTO sink SELECT id, r >= s FROM src;", ">= s",
@@ -453,6 +474,12 @@ INSERT INTO o4 SELECT * FROM (SELECT id, d, s FROM src) AS x JOIN (SELECT id, d,
     assert final(outs["o4"], ("id", "d", "s", "id0", "d0", "s0")) == want4
 
 
+def version_k(vs, k, t):
+    """The latest row of vs with key k at or before t."""
+    valid = [v for v in vs if k is not None and v["k"] == k and v["t"] <= t]
+    return max(valid, key=lambda v: v["t"]) if valid else None
+
+
 def json_table(workdir, name, recs):
     d = os.path.join(workdir, name)
     os.makedirs(d)
@@ -465,7 +492,9 @@ def json_table(workdir, name, recs):
 def test_window_temporal_and_lookup_joins_on_access_expressions(cluster, workdir):
     """Keys written as access expressions (`e.r.k`, `e.arr[1]`, `e.m['k']`) in a
     window join (inner and LEFT, both sides' keys computed), an event-time
-    temporal join (inner and LEFT) and a lookup join (inner and LEFT), one job
+    temporal join (inner and LEFT; also keyed beyond the versioned table's
+    primary key on a ROW field of it, as Flink keys it: the versions of each
+    whole key) and a lookup join (inner and LEFT), one job
     at parallelism 2: each result is the model's join of the rows, a NULL key
     (a NULL ROW field, an index past the array, a missing map key) meeting
     nothing; SELECT * of a temporal join shows the inputs' columns only."""
@@ -482,11 +511,15 @@ def test_window_temporal_and_lookup_joins_on_access_expressions(cluster, workdir
     ri = [{"id": j, "r": {"k": j % 3, "n": f"r{j}"}, "arr": [j % 5], "t": j * 1500}
           for j in range(1, 41)]
     ver = [{"k": j % 5, "v": f"v{j}", "t": j * 2000 + 500} for j in range(1, 31)]
+    # a versioned table keyed beyond its primary key: versions per (k, vr.x)
+    vn = [{"k": j % 4, "vr": None if j % 10 == 0 else {"x": j % 3}, "v": f"n{j}",
+           "t": j * 1300 + 200} for j in range(1, 46)]
     dim = [{"k": k, "v": f"d{k}"} for k in range(4)]
     srcs = {n: json_table(workdir, n, [dict(r, ts=ts(r.pop("t"))) if "t" in r else r
                                        for r in map(dict, recs)])
-            for n, recs in (("ev", ev), ("ri", ri), ("ver", ver), ("dim", dim))}
-    outs = {k: os.path.join(workdir, k) for k in ("w1", "w2", "t1", "t2", "l1", "l2", "l3")}
+            for n, recs in (("ev", ev), ("ri", ri), ("ver", ver), ("dim", dim), ("vn", vn))}
+    outs = {k: os.path.join(workdir, k)
+            for k in ("w1", "w2", "t1", "t2", "t3", "t4", "l1", "l2", "l3")}
 
     def sink(name, cols):
         return (f"CREATE TABLE {name} ({cols}) WITH ('connector' = 'filesystem', "
@@ -502,13 +535,17 @@ def test_window_temporal_and_lookup_joins_on_access_expressions(cluster, workdir
           "WATERMARK FOR ts AS ts) "
           f"WITH ('connector' = 'filesystem', 'path' = 'file://{srcs['ver']}', 'format' = 'json');\n"
           "CREATE TABLE dim (k INT, v STRING) "
-          f"WITH ('connector' = 'filesystem', 'path' = 'file://{srcs['dim']}', 'format' = 'json');\n")
+          f"WITH ('connector' = 'filesystem', 'path' = 'file://{srcs['dim']}', 'format' = 'json');\n"
+          "CREATE TABLE vn (k INT, vr ROW<x INT>, v STRING, ts TIMESTAMP(3), "
+          "PRIMARY KEY (k) NOT ENFORCED, WATERMARK FOR ts AS ts) "
+          f"WITH ('connector' = 'filesystem', 'path' = 'file://{srcs['vn']}', 'format' = 'json');\n")
     win = ("(SELECT * FROM TABLE(TUMBLE(TABLE {t}, DESCRIPTOR(ts), INTERVAL '10' SECOND))) AS {a}")
     wb = "L.window_start = R.window_start AND L.window_end = R.window_end"
     r = run_sql(cluster, workdir, "ak.sql", "SET 'parallelism.default' = '2';\n" + tv +
                 sink("w1", pair) + sink("w2", pair) + sink("t1", val) +
                 sink("t2", "id BIGINT, r ROW<k INT, n STRING>, arr ARRAY<INT>, m MAP<STRING, INT>, "
                            "ts TIMESTAMP(3), pt TIMESTAMP_LTZ(3), k INT, v STRING, ts0 TIMESTAMP(3)") +
+                sink("t3", val) + sink("t4", val) +
                 sink("l1", val) + sink("l2", val) + sink("l3", val) + f"""
 EXECUTE STATEMENT SET BEGIN
 INSERT INTO w1 SELECT L.id, R.id FROM {win.format(t='ev', a='L')} JOIN {win.format(t='ri', a='R')}
@@ -518,6 +555,10 @@ INSERT INTO w2 SELECT L.id, R.id FROM {win.format(t='ev', a='L')} LEFT JOIN {win
 INSERT INTO t1 SELECT e.id, v.v FROM ev AS e JOIN ver FOR SYSTEM_TIME AS OF e.ts AS v ON e.r.k = v.k;
 INSERT INTO t2 SELECT * FROM ev AS e LEFT JOIN ver FOR SYSTEM_TIME AS OF e.ts AS v
   ON e.arr[1] = v.k;
+INSERT INTO t3 SELECT e.id, v.v FROM ev AS e JOIN vn FOR SYSTEM_TIME AS OF e.ts AS v
+  ON e.r.k = v.k AND e.arr[1] = v.vr.x;
+INSERT INTO t4 SELECT e.id, v.v FROM ev AS e LEFT JOIN vn FOR SYSTEM_TIME AS OF e.ts AS v
+  ON v.vr.x = MOD(e.id, 3) AND e.r.k = v.k;
 INSERT INTO l1 SELECT e.id, d.v FROM ev AS e JOIN dim FOR SYSTEM_TIME AS OF e.pt AS d ON e.r.k = d.k;
 INSERT INTO l2 SELECT e.id, d.v FROM ev AS e LEFT JOIN dim FOR SYSTEM_TIME AS OF e.pt AS d
   ON e.m['k'] = d.k;
@@ -577,6 +618,23 @@ END;
     t0 = ms("2026-01-01 00:00:00")
     assert sorted((h[:4] + (ms(h[4]) - t0,) + h[5:7] + (h[7] and ms(h[7]) - t0,) for h in have),
                   key=repr) == sorted(want, key=repr)
+
+    def nversion(k, x, t):
+        """vn's version of the whole key (k, vr.x) valid at t, as Flink keys it."""
+        valid = [v for v in vn if k is not None and x is not None and v["k"] == k
+                 and get(v, "vr", "x") == x and v["t"] <= t]
+        return max(valid, key=lambda v: v["t"]) if valid else None
+    want = [(x["id"], nversion(get(x, "r", "k"), get(x, "arr", 1), x["t"])["v"]) for x in ev
+            if nversion(get(x, "r", "k"), get(x, "arr", 1), x["t"])]
+    assert want and got("t3", "id", "v") == sorted(want, key=repr)
+    want = []
+    for x in ev:
+        v = nversion(get(x, "r", "k"), x["id"] % 3, x["t"])
+        want.append((x["id"], v and v["v"]))
+    assert got("t4", "id", "v") == sorted(want, key=repr)
+    # keyed by k alone the latest version would often be another vr.x: the whole key matters
+    assert any(version_k(vn, get(x, "r", "k"), x["t"]) not in
+               (None, nversion(get(x, "r", "k"), x["id"] % 3, x["t"])) for x in ev)
 
     def look(key, left_outer=False):
         out = []

@@ -160,3 +160,107 @@ INSERT INTO sink SELECT id, pt, CAST(pt AS STRING), pt AS pz FROM src;
         assert local - utc == eight, g
         slack = datetime.timedelta(seconds=60)
         assert t0 - slack <= utc <= t1 + slack, (g, t0, t1)
+
+
+# ---- text types of literals and of expressions over text ------------------------------
+
+# (expression, Flink 2.3's DESCRIBE type and null column), each probed on Flink itself
+# over t (x INT, s STRING, c CHAR(3), v VARCHAR(5)), every column nullable
+TEXT_TYPES = [
+    ("''", "CHAR(0)", "FALSE"),
+    ("'a' || 'bc'", "CHAR(3)", "FALSE"),
+    ("'' || 'a'", "CHAR(1)", "FALSE"),
+    ("'ab' || c", "CHAR(5)", "TRUE"),
+    ("c || v", "VARCHAR(8)", "TRUE"),
+    ("v || v", "VARCHAR(10)", "TRUE"),
+    ("'a' || s", "STRING", "TRUE"),
+    ("CASE WHEN x > 0 THEN 'a' ELSE 'abc' END", "VARCHAR(3)", "FALSE"),
+    ("CASE WHEN x > 0 THEN 'ab' ELSE 'cd' END", "CHAR(2)", "FALSE"),
+    ("CASE WHEN x > 0 THEN '' ELSE 'ab' END", "VARCHAR(2)", "FALSE"),
+    ("CASE x WHEN 1 THEN 'a' WHEN 2 THEN 'bb' END", "VARCHAR(2)", "TRUE"),
+    ("CASE WHEN x > 0 THEN 'a' END", "CHAR(1)", "TRUE"),
+    ("CASE WHEN x > 0 THEN c ELSE 'abcd' END", "VARCHAR(4)", "TRUE"),
+    ("CASE WHEN x > 0 THEN v ELSE 'ab' END", "VARCHAR(5)", "TRUE"),
+    ("COALESCE('a', 'bcd')", "VARCHAR(3)", "FALSE"),
+    ("COALESCE(NULL, 'ab')", "CHAR(2)", "FALSE"),
+    ("COALESCE('', 'a')", "VARCHAR(1)", "FALSE"),
+    ("COALESCE(s, 'abc')", "STRING", "FALSE"),
+    ("COALESCE(c, v)", "VARCHAR(5)", "TRUE"),
+    ("IFNULL('a', 'bc')", "CHAR(1)", "FALSE"),
+    ("IFNULL(c, 'abcd')", "VARCHAR(4)", "FALSE"),
+    ("IFNULL(v, 'ab')", "VARCHAR(5)", "FALSE"),
+    ("IF(x > 0, 'a', 'bcd')", "VARCHAR(3)", "TRUE"),
+    ("IF(x > 0, 'ab', 'cd')", "CHAR(2)", "TRUE"),
+    ("NULLIF('ab', 'c')", "CHAR(2)", "TRUE"),
+    ("NULLIF(c, 'ab')", "CHAR(3)", "TRUE"),
+    ("GREATEST('a', 'bc')", "VARCHAR(2)", "FALSE"),
+    ("LEAST(c, 'ab')", "VARCHAR(3)", "TRUE"),
+]
+
+
+def test_text_types_of_literal_expressions_as_flink(cluster, workdir):
+    """'' is CHAR(0) NOT NULL and expressions over literals take Flink's CHAR(n) /
+    VARCHAR(n) (DESCRIBE of a view), also after the process's type table has
+    taken over 3000 other types (every literal keeps its exact type: no fallback
+    to STRING); a CTAS table's columns are the query's full types (SHOW CREATE
+    TABLE, as Flink's); CHAR(0) in a table's schema is refused with Flink's words;
+    the values are the literals' own (no padding where the type is a VARCHAR)."""
+    cluster.add_tm(slots=1)
+    src = os.path.join(workdir, "src")
+    os.makedirs(src)
+    with open(os.path.join(src, "part-0.json"), "w") as f:
+        for x in (1, -1, None):
+            f.write(json.dumps({"x": x, "s": None, "c": "ab", "v": "v"}) + "\n")
+    out = os.path.join(workdir, "out")
+    items = ", ".join(f"{e} AS e{i}" for i, (e, _, _) in enumerate(TEXT_TYPES))
+    # over 3000 distinct types first: VARCHAR(1) .. VARCHAR(3100)
+    fill = "".join(
+        f"CREATE VIEW f{b} AS SELECT COALESCE("
+        + ", ".join(f"CAST(s AS VARCHAR({n}))" for n in range(b * 775 + 1, b * 775 + 776))
+        + ") AS z FROM t;\n" for b in range(4))
+    long_lit = "x" * 4000
+    r = run_sql(cluster, workdir, "text.sql", f"""
+CREATE TABLE t (x INT, s STRING, c CHAR(3), v VARCHAR(5))
+WITH ('connector' = 'filesystem', 'path' = 'file://{src}', 'format' = 'json');
+{fill}CREATE VIEW tv AS SELECT {items}, '{long_lit}' AS lng, 'q' || '{long_lit}' AS lng2 FROM t;
+DESCRIBE tv;
+CREATE TABLE ctas WITH ('connector' = 'filesystem', 'path' = 'file://{out}', 'format' = 'json')
+AS SELECT x, 'a' || 'bc' AS b, CASE WHEN x > 0 THEN 'a' ELSE 'abc' END AS cv,
+  CASE WHEN x > 0 THEN 'ab' ELSE 'cd' END || '|' AS cc, COALESCE(s, 'none') AS co,
+  IF(x > 0, '', 'yz') AS iv, CAST(1.5 AS DECIMAL(10, 2)) AS d FROM t;
+SHOW CREATE TABLE ctas;
+CREATE TABLE vals WITH ('connector' = 'filesystem', 'path' = 'file://{out}-v', 'format' = 'json')
+AS SELECT * FROM (VALUES ('', 1), ('abc', 2), ('a' || '', 3)) AS v(s, n);
+""")
+    assert r.returncode == 0, r.stdout + r.stderr
+    d = describe_cells(r.stdout)
+    for i, (e, typ, null) in enumerate(TEXT_TYPES):
+        assert d[f"e{i}"] == (typ, null), (e, d[f"e{i}"], typ, null)
+    assert d["lng"] == ("CHAR(4000)", "FALSE") and d["lng2"] == ("CHAR(4001)", "FALSE"), d
+    show = r.stdout[r.stdout.index("SHOW CREATE TABLE ctas"):]
+    for col in ("`x` INT,", "`b` CHAR(3) NOT NULL,", "`cv` VARCHAR(3) NOT NULL,",
+                "`cc` CHAR(3) NOT NULL,", "`co` STRING NOT NULL,", "`iv` VARCHAR(2),",
+                "`d` DECIMAL(10, 2)"):
+        assert col in show, (col, show)
+    jids = job_ids(r.stdout)
+    assert len(jids) == 2, r.stdout + r.stderr
+    for j in jids:
+        finish(cluster, j)
+    # a later VALUES row is not cut to the first one's CHAR(0)
+    assert sorted((g["n"], g["s"]) for g in rows(out + "-v")) == [(1, ""), (2, "abc"), (3, "a")]
+    got = sorted((g["x"] is None, g["x"], g["b"], g["cv"], g["cc"], g["co"], g["iv"], g["d"])
+                 for g in rows(out))
+    want = sorted((x is None, x, "abc", "a" if x is not None and x > 0 else "abc",
+                   ("ab" if x is not None and x > 0 else "cd") + "|", "none",
+                   # IF of a NULL condition is its ELSE branch (as probed on Flink)
+                   "" if x is not None and x > 0 else "yz", 1.5) for x in (1, -1, None))
+    assert got == want, got
+    for stmt in ("CREATE TABLE z (a CHAR(0)) WITH ('connector' = 'blackhole');",
+                 "CREATE TABLE z WITH ('connector' = 'blackhole') AS SELECT '' AS a FROM t;"):
+        r = run_sql(cluster, workdir, "bad.sql", f"""
+CREATE TABLE t (x INT) WITH ('connector' = 'datagen', 'number-of-rows' = '1');
+{stmt}
+""")
+        assert r.returncode != 0, stmt
+        assert "Zero-length character strings have no serializable string representation." \
+            in r.stdout + r.stderr, r.stdout + r.stderr

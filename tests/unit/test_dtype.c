@@ -270,5 +270,37 @@ static void test_format_decimal(void)
     CHECK_EQ_STR(t, "1.0E10");
 }
 
+/* The table grows past its first sizes and keeps every type findable (one
+ * pointer per text); CHAR(0) parses (plans carry it) but a declared column of
+ * it is refused in Flink's words; sl_dtype_text caps at STRING. */
+static void test_table_grows_and_text_types(void)
+{
+    const sl_dtype *first[6000];
+    char t[64], err[200];
+    for (int n = 1; n <= 6000; n++) {
+        snprintf(t, sizeof t, "VARCHAR(%d) NOT NULL", n);
+        first[n - 1] = P(t);
+        CHECK(first[n - 1] != NULL);
+    }
+    CHECK(sl_dtype_count() > 6000);
+    for (int n = 1; n <= 6000; n += 7) {
+        snprintf(t, sizeof t, "VARCHAR(%d) NOT NULL", n);
+        CHECK(P(t) == first[n - 1]);
+        CHECK(sl_dtype_text(true, false, n, true, NULL, 0) == first[n - 1]);
+    }
+    const sl_dtype *c0 = sl_dtype_text(true, true, 0, true, NULL, 0);
+    CHECK(c0 != NULL);
+    CHECK_EQ_STR(c0->text, "CHAR(0) NOT NULL");
+    CHECK(P("CHAR(0) NOT NULL") == c0);
+    CHECK(sl_dtype_check_declared(c0, err, sizeof err) == SL_ERR);
+    CHECK_EQ_STR(err, "Zero-length character strings have no serializable string representation.");
+    CHECK(sl_dtype_check_declared(P("ROW<a INT, b ARRAY<BINARY(0)>>"), err, sizeof err) == SL_ERR);
+    CHECK_EQ_STR(err, "Zero-length binary strings have no serializable string representation.");
+    CHECK(sl_dtype_check_declared(P("MAP<CHAR(1), VARCHAR(3)>"), err, sizeof err) == SL_OK);
+    CHECK_EQ_STR(sl_dtype_text(true, true, (int64_t)SL_DTYPE_MAX_LEN + 5, false, NULL, 0)->text,
+                 "STRING");
+    CHECK_EQ_STR(sl_dtype_text(true, true, 7, false, NULL, 0)->text, "CHAR(7)");
+}
+
 SL_TEST_MAIN(SL_TEST(test_parse_text), SL_TEST(test_roundtrip_new_types), SL_TEST(test_old_bytes),
-             SL_TEST(test_format_decimal))
+             SL_TEST(test_format_decimal), SL_TEST(test_table_grows_and_text_types))

@@ -513,7 +513,7 @@ static void test_lookup_sql_refusals(void)
          "join, not RIGHT"},
         {"bid AS b LEFT JOIN side_input FOR SYSTEM_TIME AS OF b.pt AS d ON b.auction = d.`key` "
          "AND d.`value` <> 'x'",
-         "LEFT lookup join: the condition `value` <> 'x' is not an equality"},
+         "LEFT lookup join: the condition d.`value` <> 'x' is not an equality"},
         {"bid AS b JOIN side_input FOR SYSTEM_TIME AS OF b.pt AS d ON b.auction > d.`key`",
          "a lookup join needs an equality between the left side and a column of 'side_input'"},
         {"bid AS b JOIN side_input FOR SYSTEM_TIME AS OF b.pt AS d ON CAST(b.auction AS STRING) "
