@@ -99,8 +99,35 @@ typedef struct hm_array {
     hm_slot slots[];
 } hm_array;
 
+/* Entries of up to HM_SLAB_MAX bytes live in blocks of HM_SLAB_BLOCK, carved
+ * in multiples of 8 bytes (an entry's size is a multiple of 8, and its
+ * header says it: sizeof(hm_entry) + voff(elen) + vcap), one free list per
+ * size; larger ones are malloc'd. The task thread allocates and frees into
+ * the free lists; an entry whose last reference a snapshot's release drops
+ * (any thread) is pushed on `remote`, a lock-free stack the task thread
+ * takes whole when a free list is empty. The slab outlives the state while
+ * a snapshot holds it (refs: the state and each live snapshot). */
+#define HM_SLAB_MAX 256
+#define HM_SLAB_BLOCK (64 * 1024)
+#define HM_SLAB_CLASSES (HM_SLAB_MAX / 8 + 1)
+
+typedef struct hm_free {
+    struct hm_free *next;
+    uint32_t size;
+} hm_free;
+
+typedef struct hm_slab {
+    _Atomic uint32_t refs;
+    _Atomic(hm_free *) remote;          /* freed off the task thread */
+    hm_free *free[HM_SLAB_CLASSES];      /* per size / 8 (task thread) */
+    uint8_t *cur;                        /* the current block's unused tail */
+    size_t left;
+    void *blocks;                        /* every block, linked through its first word */
+} hm_slab;
+
 typedef struct hm_state {
     sl_kstate base;
+    hm_slab *slab;
     int ntables;        /* kg_last - kg_first + 1 */
     hm_array **tables;  /* per owned key group; NULL until its first put */
     hm_entry **scanv;   /* scan_key's matches, reused */
@@ -111,6 +138,7 @@ typedef struct hm_state {
 
 typedef struct hm_snap {
     sl_ksnap base;
+    hm_slab *slab;      /* a reference */
     int kg_first;
     int ntables;
     hm_array *arr[]; /* a reference each, NULL for empty key groups */
@@ -137,10 +165,93 @@ static inline uint32_t vcap_for(size_t vlen)
     return (uint32_t)((vlen + slack + 7) & ~(size_t)7);
 }
 
-static hm_entry *entry_new(const uint8_t *k, size_t n, uint64_t h, const void *val, size_t vlen)
+/* ---- entry memory -------------------------------------------------------- */
+
+static inline size_t entry_size(uint32_t elen, uint32_t vcap)
+{
+    return sizeof(hm_entry) + voff(elen) + vcap;
+}
+
+static void *slab_alloc(hm_slab *sb, size_t size)
+{
+    size_t c = size / 8;
+    if (!sb->free[c] && atomic_load_explicit(&sb->remote, memory_order_relaxed)) {
+        hm_free *f = atomic_exchange_explicit(&sb->remote, NULL, memory_order_acquire);
+        while (f) {
+            hm_free *next = f->next;
+            f->next = sb->free[f->size / 8];
+            sb->free[f->size / 8] = f;
+            f = next;
+        }
+    }
+    if (sb->free[c]) {
+        hm_free *f = sb->free[c];
+        sb->free[c] = f->next;
+        return f;
+    }
+    if (sb->left < size) {
+        /* the tail of the old block goes to the free list of its size */
+        if (sb->left >= sizeof(hm_entry) + 8) {
+            hm_free *f = (hm_free *)(void *)sb->cur;
+            f->size = (uint32_t)sb->left;
+            f->next = sb->free[sb->left / 8];
+            sb->free[sb->left / 8] = f;
+        }
+        uint8_t *b = sl_malloc(HM_SLAB_BLOCK);
+        memcpy(b, &sb->blocks, sizeof sb->blocks);
+        sb->blocks = b;
+        sb->cur = b + 16;
+        sb->left = HM_SLAB_BLOCK - 16;
+    }
+    void *p = sb->cur;
+    sb->cur += size;
+    sb->left -= size;
+    return p;
+}
+
+static void slab_unref(hm_slab *sb)
+{
+    if (atomic_fetch_sub_explicit(&sb->refs, 1, memory_order_acq_rel) != 1) return;
+    void *b = sb->blocks;
+    while (b) {
+        void *next;
+        memcpy(&next, b, sizeof next);
+        free(b);
+        b = next;
+    }
+    free(sb);
+}
+
+/* Entry e's memory back: into the free lists on the task thread (local),
+ * else onto the remote stack. */
+static void entry_free(hm_slab *sb, hm_entry *e, int local)
+{
+    size_t size = entry_size(e->elen, e->vcap);
+    if (size > HM_SLAB_MAX) {
+        free(e);
+        return;
+    }
+    hm_free *f = (hm_free *)(void *)e;
+    f->size = (uint32_t)size;
+    if (local) {
+        f->next = sb->free[size / 8];
+        sb->free[size / 8] = f;
+        return;
+    }
+    hm_free *head = atomic_load_explicit(&sb->remote, memory_order_relaxed);
+    do f->next = head;
+    while (!atomic_compare_exchange_weak_explicit(&sb->remote, &head, f, memory_order_release,
+                                                  memory_order_relaxed));
+}
+
+static hm_entry *entry_new(hm_slab *sb, const uint8_t *k, size_t n, uint64_t h, const void *val,
+                           size_t vlen)
 {
     uint32_t cap = vcap_for(vlen);
-    hm_entry *e = sl_malloc(sizeof *e + voff((uint32_t)n) + cap);
+    size_t size = entry_size((uint32_t)n, cap);
+    hm_entry *e;
+    if (size <= HM_SLAB_MAX) e = slab_alloc(sb, size);
+    else e = sl_malloc(size);
     atomic_init(&e->refs, 1);
     e->hash = (uint32_t)h;
     e->elen = (uint32_t)n;
@@ -152,9 +263,24 @@ static hm_entry *entry_new(const uint8_t *k, size_t n, uint64_t h, const void *v
     return e;
 }
 
-static inline void entry_unref(hm_entry *e)
+static inline void entry_unref(hm_slab *sb, hm_entry *e, int local)
 {
-    if (atomic_fetch_sub_explicit(&e->refs, 1, memory_order_acq_rel) == 1) free(e);
+    if (atomic_fetch_sub_explicit(&e->refs, 1, memory_order_acq_rel) == 1) entry_free(sb, e, local);
+}
+
+/* A key-index record (task thread only, never shared): malloc'd, as its
+ * vector grows by realloc. */
+static hm_entry *record_new(const uint8_t *p, size_t pn, uint64_t h, size_t cap)
+{
+    hm_entry *r = sl_malloc(sizeof *r + voff((uint32_t)pn) + cap);
+    atomic_init(&r->refs, 1);
+    r->hash = (uint32_t)h;
+    r->elen = (uint32_t)pn;
+    r->vlen = 0;
+    r->vcap = (uint32_t)cap;
+    r->kpos = 0;
+    memcpy(r->data, p, pn);
+    return r;
 }
 
 static hm_array *array_new(size_t nslots)
@@ -165,11 +291,11 @@ static hm_array *array_new(size_t nslots)
     return a;
 }
 
-static void array_unref(hm_array *a)
+static void array_unref(hm_slab *sb, hm_array *a, int local)
 {
     if (!a || atomic_fetch_sub_explicit(&a->refs, 1, memory_order_acq_rel) != 1) return;
     for (size_t i = 0; i <= a->mask; i++)
-        if (a->slots[i]) entry_unref(slot_entry(a->slots[i]));
+        if (a->slots[i]) entry_unref(sb, slot_entry(a->slots[i]), local);
     free(a);
 }
 
@@ -226,7 +352,7 @@ static hm_array *table_writable(hm_state *st, int idx)
     for (size_t i = 0; i < nslots; i++)
         if (c->slots[i])
             atomic_fetch_add_explicit(&slot_entry(c->slots[i])->refs, 1, memory_order_relaxed);
-    array_unref(a);
+    array_unref(st->slab, a, 1);
     return st->tables[idx] = c;
 }
 
@@ -307,10 +433,7 @@ static void kidx_add(hm_state *st, int idx, hm_entry *e)
     hm_entry *r;
     if (sv & SLOT_DIRECT) { /* the key's second entry: a record for both */
         hm_entry *d = slot_entry(sv);
-        r = entry_new(e->data, pn, h, NULL, 0);
-        size_t cap = 4 * sizeof e;
-        r = sl_realloc(r, sizeof *r + voff(r->elen) + cap);
-        r->vcap = (uint32_t)cap;
+        r = record_new(e->data, pn, h, 4 * sizeof e);
         d->kpos = 0;
         kidx_vec(r)[0] = d;
         r->vlen = sizeof e;
@@ -365,7 +488,7 @@ static void kidx_del(hm_state *st, int idx, const hm_entry *e)
         hm_entry *d = v[0];
         d->kpos = r->hash;
         a->slots[i] = slot_make(sv, d) | SLOT_DIRECT; /* the tag is the key's */
-        entry_unref(r);
+        free(r);
     }
 }
 
@@ -417,7 +540,7 @@ static void kidx_free(hm_array **t, int ntables)
     for (int k = 0; k < ntables; k++) {
         hm_array *a = t[k];
         for (size_t i = 0; a && i <= a->mask; i++)
-            if (a->slots[i] && !(a->slots[i] & SLOT_DIRECT)) entry_unref(slot_entry(a->slots[i]));
+            if (a->slots[i] && !(a->slots[i] & SLOT_DIRECT)) free(slot_entry(a->slots[i]));
         free(a);
     }
     free(t);
@@ -457,18 +580,18 @@ static int hm_put(sl_kstate *s, int kg, const uint8_t *k, size_t klen, const voi
         uint32_t old = e->vlen;
         if (atomic_load_explicit(&e->refs, memory_order_acquire) != 1) {
             /* a snapshot sees this entry: leave it to the snapshot */
-            hm_entry *ne = entry_new(k2, n, h, val, vlen);
+            hm_entry *ne = entry_new(st->slab, k2, n, h, val, vlen);
             a->slots[i] = slot_make(h, ne);
             if (indexed) kidx_moved(st, idx, (uintptr_t)e, e->kpos, ne);
-            entry_unref(e);
+            entry_unref(st->slab, e, 1);
         } else {
-            if (vlen > e->vcap) {
-                uint32_t cap = vcap_for(vlen), pos = e->kpos;
-                uintptr_t was = (uintptr_t)e;
-                e = sl_realloc(e, sizeof *e + voff(e->elen) + cap);
-                e->vcap = cap;
-                a->slots[i] = slot_make(h, e);
-                if (indexed) kidx_moved(st, idx, was, pos, e);
+            if (vlen > e->vcap) { /* a new entry: val may be the old one's own bytes */
+                hm_entry *ne = entry_new(st->slab, k2, n, h, val, vlen);
+                a->slots[i] = slot_make(h, ne);
+                if (indexed) kidx_moved(st, idx, (uintptr_t)e, e->kpos, ne);
+                entry_free(st->slab, e, 1);
+                s->bytes = s->bytes - old + vlen;
+                return SL_OK;
             }
             if (vlen) memmove(hm_val(e), val, vlen); /* val may be this entry's own bytes */
             e->vlen = (uint32_t)vlen;
@@ -477,7 +600,7 @@ static int hm_put(sl_kstate *s, int kg, const uint8_t *k, size_t klen, const voi
         return SL_OK;
     }
     if ((size_t)(a->count + 1) * 10 > (a->mask + 1) * 7) st->tables[idx] = a = array_doubled(a);
-    hm_entry *ne = entry_new(k2, n, h, val, vlen);
+    hm_entry *ne = entry_new(st->slab, k2, n, h, val, vlen);
     array_insert(a, h, slot_make(h, ne));
     if (indexed) kidx_add(st, idx, ne);
     s->entries++;
@@ -502,7 +625,7 @@ static int hm_del(sl_kstate *s, int kg, const uint8_t *k, size_t klen, char *err
     s->bytes -= (n - 3) + e->vlen;
     array_remove(a, i);
     if (st->kidx[k[2]]) kidx_del(st, idx, e);
-    entry_unref(e);
+    entry_unref(st->slab, e, 1);
     return SL_OK;
 }
 
@@ -579,7 +702,8 @@ static int hm_snap_each(sl_ksnap *base, int kg, int (*fn)(void *ctx, const sl_ke
 static void hm_snap_release(sl_ksnap *base)
 {
     hm_snap *sn = (hm_snap *)base;
-    for (int i = 0; i < sn->ntables; i++) array_unref(sn->arr[i]);
+    for (int i = 0; i < sn->ntables; i++) array_unref(sn->slab, sn->arr[i], 0);
+    slab_unref(sn->slab);
     free(sn);
 }
 
@@ -593,6 +717,8 @@ static sl_ksnap *hm_snapshot(sl_kstate *s, char *err, size_t errlen)
     hm_state *st = (hm_state *)s;
     hm_snap *sn = sl_calloc(1, sizeof *sn + (size_t)st->ntables * sizeof(hm_array *));
     sn->base.ops = &hm_snap_ops;
+    sn->slab = st->slab;
+    atomic_fetch_add_explicit(&st->slab->refs, 1, memory_order_relaxed);
     sn->kg_first = s->kg_first;
     sn->ntables = st->ntables;
     for (int i = 0; i < st->ntables; i++) {
@@ -607,8 +733,9 @@ static sl_ksnap *hm_snapshot(sl_kstate *s, char *err, size_t errlen)
 static void hm_close(sl_kstate *s)
 {
     hm_state *st = (hm_state *)s;
-    for (int i = 0; i < st->ntables; i++) array_unref(st->tables[i]);
+    for (int i = 0; i < st->ntables; i++) array_unref(st->slab, st->tables[i], 1);
     for (int i = 0; i < 256; i++) kidx_free(st->kidx[i], st->ntables);
+    slab_unref(st->slab);
     free(st->tables);
     free(st->scanv);
     sl_kstate_base_free(s);
@@ -628,6 +755,9 @@ sl_kstate *sl_kstate_hashmap_open(int kg_first, int kg_last, char *err, size_t e
 {
     hm_state *st = sl_calloc(1, sizeof *st);
     st->base.ops = &hm_ops;
+    st->slab = sl_calloc(1, sizeof *st->slab);
+    atomic_init(&st->slab->refs, 1);
+    atomic_init(&st->slab->remote, NULL);
     st->ntables = kg_last - kg_first + 1;
     st->tables = sl_calloc((size_t)st->ntables, sizeof *st->tables);
     return &st->base;
