@@ -31,7 +31,7 @@
  * Not part of the test suite; build it by hand (see bench/README.md):
  *   make && cc -O2 -std=c11 -D_GNU_SOURCE -Icommon bench/state_bench.c \
  *      build/libsluice.a $(pkg-config --libs rocksdb) -lm -pthread -o build/state_bench
- *   ./build/state_bench [--raw] [keys]
+ *   ./build/state_bench [--raw | --layout] [keys]
  */
 #include <dlfcn.h>
 #include <errno.h>

@@ -3,14 +3,20 @@
  *
  * One open-addressing hash table per owned key group, so a key group can be
  * snapshotted or handed over as a unit. A table is a power-of-two array of
- * slots {hash, entry pointer}, probed linearly from hash & mask, grown by
- * doubling when it would pass 70% full, and kept tombstone-free by
- * backward-shift deletion. The hash is sl_kstate_hash over the encoded key
- * from the state id on (sid|klen|key|ns; the key group is implied by the
- * table). An entry is one allocation holding the encoded key and the value,
- * made when the entry is new, with slack after the value so a value that
- * grows a little is rewritten in place; get hands out a pointer into the
- * entry (8-byte aligned, borrowed until the next call).
+ * one-word slots (the entry's address, the hash's top 16 bits as a tag),
+ * probed linearly from hash & mask, grown by doubling when it would pass
+ * 70% full, and kept tombstone-free by backward-shift deletion. The hash is
+ * sl_kstate_hash over the encoded key from the state id on (sid|klen|key|ns;
+ * the key group is implied by the table); an entry keeps its low 32 bits,
+ * its home in any table. An entry is one piece of memory holding a 24-byte
+ * header, the encoded key and the value, made when the entry is new, with
+ * slack after the value so a value that grows a little is rewritten in
+ * place; get hands out a pointer into the entry (8-byte aligned, borrowed
+ * until the next call). Entries of up to 256 bytes (nearly all) are carved
+ * from 64 KiB slab blocks of the state, a free list per 8-byte size, so
+ * there is no malloc per entry nor its header and rounding; bytes per
+ * entry are therefore 24 + encoded key + value rounded up to 8, plus a slot
+ * word at 35-70% load (bench/state_bench.c --layout measures them).
  *
  * Snapshots are copy-on-write, not copies. Both slot arrays and entries
  * carry an atomic reference count:
@@ -25,7 +31,9 @@
  *     reference on the old one, which the snapshot keeps alive;
  *   - releasing the snapshot (any thread) drops its array references; the
  *     last reference to an array drops its entries', the last to an entry
- *     frees it.
+ *     frees it (off the task thread: onto the slab's lock-free stack, which
+ *     the task thread takes whole when it needs memory; the slab itself
+ *     lives until the state and every snapshot have let it go).
  * So a snapshot is immutable from the moment it is taken: nothing it can
  * reach is ever written again. A full deep copy would cost O(entries) on
  * the task thread at every checkpoint and double the memory; this costs a
@@ -37,12 +45,16 @@
  * order (state_int.h), the order RocksDB keeps. The hash covers the
  * namespace, so one key's entries are not adjacent; scan_key finds them
  * through a key index instead of walking the key group's table: per state
- * id that has been scanned once, a table of the same kind (never shared with
- * snapshots) maps kg|sid|klen|key to a vector of pointers to that key's
- * live entries, each entry knowing its place in the vector (kpos). It is
+ * id that has been scanned once, per key group a table of the same kind
+ * (never shared with snapshots) maps sid|klen|key to the key's live entries:
+ * a key with one entry has that entry in its slot (marked by bit 0; the
+ * entry's kpos holds the key's hash meanwhile), a key with more has a
+ * record there, a vector of pointers to them (malloc'd: it grows by
+ * realloc), each entry knowing its place in the vector (kpos); a key that
+ * drops back to one entry has it in its slot again. The index is
  * built by one walk over every table at the first scan of the state id and
  * kept by put (a new entry is appended; an entry copied away from a
- * snapshot or grown by realloc takes its old place) and del (the vector's
+ * snapshot or grown into a larger one takes its old place) and del (the vector's
  * last pointer moves into the freed place), all O(1) whatever the key
  * holds, so states that are never scanned cost nothing, and a scan costs
  * the key's entries: a copy of the vector sorted by namespace, so both
