@@ -168,12 +168,13 @@ static inline size_t voff(uint32_t elen)
 static inline uint8_t *hm_val(hm_entry *e) { return e->data + voff(e->elen); }
 
 /* Room for a value of vlen, in multiples of 8: a quarter more (at most 512
- * bytes more) plus 8, so accumulators that grow seldom realloc -- but none
- * for a value of at most 16 bytes (counters, a count and a sum, a TTL and a
- * count: fixed sizes, mostly), which is most entries of many states. */
+ * bytes more) plus 8, so accumulators that grow seldom move -- but none for
+ * a value of at most 64 bytes (counters, a count and a sum, a TTL and a
+ * count, a join's row: fixed sizes, mostly, which is most entries of most
+ * states; one that does grow costs a copy of a small entry). */
 static inline uint32_t vcap_for(size_t vlen)
 {
-    size_t slack = vlen <= 16 ? 0 : SL_MIN(vlen / 4, (size_t)512) + 8;
+    size_t slack = vlen <= 64 ? 0 : SL_MIN(vlen / 4, (size_t)512) + 8;
     return (uint32_t)((vlen + slack + 7) & ~(size_t)7);
 }
 
