@@ -31,9 +31,11 @@
  * Not part of the test suite; build it by hand (see bench/README.md):
  *   make && cc -O2 -std=c11 -D_GNU_SOURCE -Icommon bench/state_bench.c \
  *      build/libsluice.a $(pkg-config --libs rocksdb) -lm -pthread -o build/state_bench
- *   ./build/state_bench [--raw] [keys]
+ *   ./build/state_bench [--raw | --layout] [keys]
  */
 #include <dlfcn.h>
+#include <errno.h>
+#include <sys/wait.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -297,9 +299,124 @@ static void remove_db(const char *dir)
     rmdir(dir);
 }
 
+
+/* ---- --layout: bytes per stored row ------------------------------------- */
+
+static long rss_kib(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long kib = -1;
+    while (f && fgets(line, sizeof line, f))
+        if (strncmp(line, "VmRSS:", 6) == 0) kib = strtol(line + 6, NULL, 10);
+    if (f) fclose(f);
+    return kib;
+}
+
+static int scan_nop(void *ctx, const void *ns, size_t nslen, const void *val, size_t vlen)
+{
+    (void)ns, (void)nslen, (void)val, (void)vlen;
+    ++*(uint64_t *)ctx;
+    return 0;
+}
+
+/* The stored rows of three operators, with the bytes those operators write
+ * (core/vstate.h's map encoding: namespace [u32 0][map key]), on the
+ * hashmap backend, N rows each in a fresh state:
+ *   regular-join   workload 8: key 1+INT over N/2 values, two sides, map key
+ *                  the row (18 bytes: INT, INT, TIMESTAMP(3)), value u32
+ *                  count | u32 associations; both sides scanned per key
+ *                  (the join's probe), so the key index exists;
+ *   interval-join  workload 7: key 1+INT, map key the time (8 bytes), value
+ *                  u8 matched | u32 length | row;
+ *   window         a window's accumulator: key 1+INT over N/10 values,
+ *                  namespace the window end (8 bytes), value COUNT + SUM.
+ * Prints the RSS growth per entry (what peak RSS sees), each shape in a
+ * child process of its own. */
+static void run_layout(uint64_t n)
+{
+    static const char *const shapes[] = {"regular-join", "interval-join", "window"};
+    for (int sh = 0; sh < 3; sh++) {
+        /* each shape in a process of its own: freed memory is not returned to the system */
+        pid_t pid = fork();
+        if (pid < 0) die("fork", strerror(errno));
+        if (pid > 0) {
+            int wst;
+            waitpid(pid, &wst, 0);
+            continue;
+        }
+        char err[256];
+        long before = rss_kib();
+        sl_kstate *s = sl_kstate_open(SL_BACKEND_HASHMAP, NULL, MAXP, 0, MAXP - 1, err, sizeof err);
+        if (!s) die("open", err);
+        sl_kstate_register(s, "left");
+        sl_kstate_register(s, "right");
+        uint64_t nkeys = sh == 0 ? n / 2 : sh == 1 ? n / 2 : n / 10, seen = 0;
+        if (nkeys == 0) nkeys = 1;
+        watch w = watch_start();
+        for (uint64_t i = 0; i < n; i++) {
+            uint32_t id = (uint32_t)(next_rand() % nkeys);
+            uint8_t key[5] = {1, (uint8_t)id, (uint8_t)(id >> 8), (uint8_t)(id >> 16),
+                              (uint8_t)(id >> 24)};
+            uint8_t ns[64] = {0}, val[64] = {0};
+            size_t nsl, vl;
+            int sid = (int)(i & 1);
+            int64_t t = 1700000000000 + (int64_t)i;
+            if (sh == 0) { /* [u32 0][kind|nulls|INT|INT|TIMESTAMP] -> count|assoc */
+                memcpy(ns + 6, &id, 4);
+                memcpy(ns + 10, &i, 4);
+                memcpy(ns + 14, &t, 8);
+                nsl = 4 + 18;
+                val[0] = 1;
+                vl = 8;
+            } else if (sh == 1) { /* [u32 0][time] -> matched|len|row */
+                for (int b = 0; b < 8; b++) ns[4 + b] = (uint8_t)((uint64_t)t >> (56 - 8 * b));
+                nsl = 12;
+                val[1] = 18;
+                memcpy(val + 7, &id, 4);
+                vl = 1 + 4 + 18;
+            } else { /* window end -> COUNT, SUM */
+                sid = 0;
+                int64_t end = (t / 10000 + 1) * 10000;
+                memcpy(ns, &end, 8);
+                nsl = 8;
+                const void *v;
+                size_t l;
+                sl_kstate_set_key(s, key, 5, sl_kg_of_key(key, 5, MAXP));
+                int rc = sl_kstate_get(s, sid, ns, nsl, &v, &l, err, sizeof err);
+                if (rc == SL_ERR) die("get", err);
+                if (rc == SL_OK) memcpy(val, v, 16);
+                ((int64_t *)(void *)val)[0]++;
+                ((int64_t *)(void *)val)[1] += id;
+                vl = 16;
+            }
+            sl_kstate_set_key(s, key, 5, sl_kg_of_key(key, 5, MAXP));
+            if (sh == 0 && sl_kstate_scan_key(s, !sid, scan_nop, &seen, err, sizeof err) != SL_OK)
+                die("scan", err);
+            if (sl_kstate_put(s, sid, ns, nsl, val, vl, err, sizeof err) != SL_OK) die("put", err);
+        }
+        watch t = watch_stop(w);
+        long after = rss_kib();
+        uint64_t entries = sl_kstate_entries(s), bytes = sl_kstate_bytes(s);
+        char b[64];
+        printf("%-13s %llu rows, %llu entries: %.1f bytes of RSS per entry (%.1f of them key + "
+               "namespace + value), %s\n",
+               shapes[sh], (unsigned long long)n, (unsigned long long)entries,
+               (after - before) * 1024.0 / (double)entries, (double)bytes / (double)entries,
+               rate(b, sizeof b, n, t));
+        fflush(stdout);
+        sl_kstate_close(s);
+        _exit(0);
+    }
+}
+
 int main(int argc, char **argv)
 {
     int raw = argc > 1 && strcmp(argv[1], "--raw") == 0;
+    if (argc > 1 && strcmp(argv[1], "--layout") == 0) {
+        run_layout(argc > 2 ? strtoull(argv[2], NULL, 10) : 2000000);
+        return 0;
+    }
     if (raw) {
         argc--;
         argv++;

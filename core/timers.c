@@ -2,7 +2,8 @@
  * timers.c -- the timer service of one keyed operator subtask.
  *
  * Each distinct timer is one node (time, key group, key and namespace bytes
- * in a single allocation) that sits in three structures at once:
+ * in one piece of memory: a slot of a slab block, no malloc per timer, below
+ * TSLAB_MAX bytes) that sits in three structures at once:
  *   - a binary min-heap ordered by (time, kg, key, ns) -- a total order,
  *     so firing is deterministic. Its entries carry the time and a 64-bit
  *     prefix of (kg, key) beside the node pointer, so most comparisons
@@ -29,6 +30,7 @@
  * Keys and namespaces compare bytewise, shorter first on a common prefix,
  * the same order keyed state uses for its encoded keys.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,13 +50,23 @@ typedef struct hent {
 
 struct tnode {
     int64_t time;
-    int kg;
-    uint32_t klen, nslen;
-    uint32_t hash;
-    size_t hidx;                /* position in the heap */
     struct tnode *kprev, *knext; /* the key group's list */
+    uint32_t hash;
+    uint32_t hidx;              /* position in the heap */
+    uint32_t klen, nslen;
+    uint16_t kg;                /* < KG_LIMIT */
     uint8_t data[];             /* key, then namespace */
 };
+
+/* Nodes of up to TSLAB_MAX bytes (sizes in multiples of 8) are carved from
+ * blocks of TSLAB_BLOCK, one free list per size; larger ones are malloc'd.
+ * Everything runs on the task thread. */
+#define TSLAB_MAX 256
+#define TSLAB_BLOCK (64 * 1024)
+
+typedef struct tfree {
+    struct tfree *next;
+} tfree;
 
 struct sl_timers {
     hent *heap;      /* min-heap: heap[(i-1)/2] <= heap[i] */
@@ -63,6 +75,10 @@ struct sl_timers {
     size_t set_mask; /* slots - 1 */
     tnode **kg_head; /* per key group: first node of its list */
     int nkg;         /* kg_head's length */
+    tfree *free[TSLAB_MAX / 8 + 1]; /* per node size / 8 */
+    uint8_t *cur;    /* the current block's unused tail */
+    size_t left;
+    void *blocks;    /* every block, linked through its first word */
 };
 
 #define KG_LIMIT 65536 /* key groups are u16 everywhere in state */
@@ -129,7 +145,7 @@ static int hent_cmp(const hent *a, const hent *b)
 static void heap_set(sl_timers *t, size_t i, hent e)
 {
     t->heap[i] = e;
-    e.x->hidx = i;
+    e.x->hidx = (uint32_t)i;
 }
 
 static void sift_up(sl_timers *t, size_t i)
@@ -239,6 +255,51 @@ static void kg_unlink(sl_timers *t, tnode *x)
     if (x->knext) x->knext->kprev = x->kprev;
 }
 
+/* ---- node memory -------------------------------------------------------- */
+
+static size_t node_size(size_t klen, size_t nslen)
+{
+    return (offsetof(tnode, data) + klen + nslen + 7) & ~(size_t)7;
+}
+
+static tnode *node_alloc(sl_timers *t, size_t size)
+{
+    if (size > TSLAB_MAX) return sl_malloc(size);
+    tfree *f = t->free[size / 8];
+    if (f) {
+        t->free[size / 8] = f->next;
+        return (tnode *)(void *)f;
+    }
+    if (t->left < size) {
+        if (t->left >= sizeof(tfree)) { /* the old block's tail, to the list of its size */
+            f = (tfree *)(void *)t->cur;
+            f->next = t->free[t->left / 8];
+            t->free[t->left / 8] = f;
+        }
+        uint8_t *b = sl_malloc(TSLAB_BLOCK);
+        memcpy(b, &t->blocks, sizeof t->blocks);
+        t->blocks = b;
+        t->cur = b + 16;
+        t->left = TSLAB_BLOCK - 16;
+    }
+    void *p = t->cur;
+    t->cur += size;
+    t->left -= size;
+    return p;
+}
+
+static void node_free(sl_timers *t, tnode *x)
+{
+    size_t size = node_size(x->klen, x->nslen);
+    if (size > TSLAB_MAX) {
+        free(x);
+        return;
+    }
+    tfree *f = (tfree *)(void *)x;
+    f->next = t->free[size / 8];
+    t->free[size / 8] = f;
+}
+
 /* ---- the service -------------------------------------------------------- */
 
 sl_timers *sl_timers_new(void)
@@ -254,7 +315,15 @@ sl_timers *sl_timers_new(void)
 void sl_timers_destroy(sl_timers *t)
 {
     if (!t) return;
-    for (size_t i = 0; i < t->n; i++) free(t->heap[i].x);
+    for (size_t i = 0; i < t->n; i++)
+        if (node_size(t->heap[i].x->klen, t->heap[i].x->nslen) > TSLAB_MAX) free(t->heap[i].x);
+    void *b = t->blocks;
+    while (b) {
+        void *next;
+        memcpy(&next, b, sizeof next);
+        free(b);
+        b = next;
+    }
     free(t->heap);
     free(t->set);
     free(t->kg_head);
@@ -266,6 +335,7 @@ static void node_link(sl_timers *t, tnode *x)
 {
     set_insert(t, x); /* sizes by t->n, so before the heap grows */
     if (t->n == t->cap) {
+        SL_ASSERT(t->cap < UINT32_MAX / 2); /* hidx is a u32 */
         t->cap *= 2;
         t->heap = sl_realloc(t->heap, t->cap * sizeof *t->heap);
     }
@@ -287,9 +357,10 @@ void sl_timers_add(sl_timers *t, const sl_timer *tm)
     SL_ASSERT(tm->kg >= 0 && tm->kg < KG_LIMIT);
     uint32_t h = timer_hash(tm);
     if (set_find(t, tm, h) != (size_t)-1) return;
-    tnode *x = sl_malloc(sizeof *x + tm->klen + tm->nslen);
+    SL_ASSERT(tm->klen <= UINT32_MAX && tm->nslen <= UINT32_MAX);
+    tnode *x = node_alloc(t, node_size(tm->klen, tm->nslen));
     x->time = tm->time;
-    x->kg = tm->kg;
+    x->kg = (uint16_t)tm->kg;
     x->klen = (uint32_t)tm->klen;
     x->nslen = (uint32_t)tm->nslen;
     x->hash = h;
@@ -305,7 +376,7 @@ void sl_timers_del(sl_timers *t, const sl_timer *tm)
     if (si == (size_t)-1) return;
     tnode *x = t->set[si];
     node_unlink(t, x, si);
-    free(x);
+    node_free(t, x);
 }
 
 int64_t sl_timers_next(const sl_timers *t) { return t->n ? t->heap[0].time : INT64_MAX; }
@@ -322,12 +393,12 @@ int sl_timers_fire(sl_timers *t, int64_t bound, int (*fn)(void *ctx, const sl_ti
         node_unlink(t, x, set_find(t, &tm, x->hash));
         int rc = fn(ctx, &tm);
         if (rc == SL_OK) {
-            free(x);
+            node_free(t, x);
             continue;
         }
         /* not handled: the timer stays, unless the callback re-added it */
         if (set_find(t, &tm, x->hash) == (size_t)-1) node_link(t, x);
-        else free(x);
+        else node_free(t, x);
         return rc;
     }
     return SL_OK;

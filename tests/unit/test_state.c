@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "buf.h"
 #include "keygroup.h"
 #include "sl_test.h"
 #include "state.h"
@@ -1408,6 +1409,239 @@ static void body_shared_budget(void)
 
 static void test_rocksdb_shared_budget(void) { in_tmp(body_shared_budget); }
 
+/* ---- the compact layout, against a model --------------------------------- */
+
+/* Many keys with few entries each (0 to CL_NS per key and state), so keys
+ * keep passing between none, one and several entries -- the hashmap holds a
+ * key's only entry in its key-index slot and a vector from the second on --
+ * through puts, overwrites that grow and shrink values (reallocated entries,
+ * copy-on-write ones while a snapshot lives), deletes, per-key scans (state 0
+ * indexed from the start, state 1 only from mid-run, so the index is built
+ * over a full table), and a state whose values carry a TTL expiry
+ * (SL_KTTL_VALUE: snapshots leave out what expired by their clock). Every
+ * scan is checked against the model, every snapshot against the model as it
+ * was when the snapshot was taken, and the last one is restored into two
+ * states splitting the key groups (a rescale) that go on with the same
+ * random work and are checked again. */
+enum { CL_KEYS = 2500, CL_NS = 4, CL_STATES = 3 };
+typedef struct cl_cell {
+    int num, len; /* len 0: absent */
+    int64_t expiry;
+} cl_cell;
+typedef cl_cell cl_model[CL_STATES][CL_KEYS][CL_NS];
+
+static int64_t cl_now;
+static int64_t cl_clock(void) { return cl_now; }
+
+/* The bytes of a model cell: the expiry first in state 2, then the number's
+ * digits padded with its state's letter to len bytes. */
+static size_t cl_value(uint8_t *out, int sid, const cl_cell *c)
+{
+    size_t at = 0;
+    if (sid == 2) {
+        memcpy(out, &c->expiry, 8);
+        at = 8;
+    }
+    int n = snprintf((char *)out + at, 400, "%d", c->num);
+    while (n < c->len) out[at + (size_t)n++] = (uint8_t)('a' + sid);
+    return at + (size_t)n;
+}
+
+static int cl_visible(int sid, const cl_cell *c, int64_t now)
+{
+    return c->len && (sid != 2 || now < c->expiry);
+}
+
+typedef struct cl_check {
+    const cl_model *m;
+    int64_t now;
+    long seen, bad;
+    sl_kstate *dst[2]; /* restore into these when set: key groups [0, 63] and [64, 127] */
+} cl_check;
+
+static int cl_check_cb(void *ctx, const sl_kentry *e)
+{
+    cl_check *c = ctx;
+    char key[16], ns[8];
+    int k = -1, q = -1;
+    snprintf(key, sizeof key, "%.*s", (int)SL_MIN(e->klen, (size_t)15), (const char *)e->key);
+    snprintf(ns, sizeof ns, "%.*s", (int)SL_MIN(e->nslen, (size_t)7), (const char *)e->ns);
+    if (sscanf(key, "k%d", &k) != 1 || sscanf(ns, "n%d", &q) != 1 || k < 0 || k >= CL_KEYS ||
+        q < 0 || q >= CL_NS || e->sid < 0 || e->sid >= CL_STATES ||
+        e->kg != kg_of(e->key, e->klen)) {
+        c->bad++;
+        return 0;
+    }
+    const cl_cell *cell = &(*c->m)[e->sid][k][q];
+    uint8_t want[512];
+    size_t wl = cl_value(want, e->sid, cell);
+    if (!cl_visible(e->sid, cell, c->now) || e->vlen != wl || memcmp(e->val, want, wl) != 0) c->bad++;
+    c->seen++;
+    if (c->dst[0]) {
+        char err[256];
+        if (sl_kstate_restore(c->dst[e->kg > 63], e, err, sizeof err) != SL_OK) c->bad++;
+    }
+    return 0;
+}
+
+/* Check snapshot sn of key groups [kg_lo, kg_hi] against model m at clock now;
+ * restore into dst when given. */
+static void cl_check_snap(sl_ksnap *sn, int kg_lo, int kg_hi, const cl_model *m, int64_t now,
+                          sl_kstate **dst)
+{
+    char err[256];
+    cl_check c = {.m = m, .now = now};
+    if (dst) c.dst[0] = dst[0], c.dst[1] = dst[1];
+    for (int kg = kg_lo; kg <= kg_hi; kg++) CHECK_EQ_INT(sl_ksnap_each(sn, kg, cl_check_cb, &c, err, sizeof err), SL_OK);
+    long want = 0;
+    for (int sid = 0; sid < CL_STATES; sid++)
+        for (int k = 0; k < CL_KEYS; k++)
+            for (int q = 0; q < CL_NS; q++) want += cl_visible(sid, &(*m)[sid][k][q], now);
+    CHECK_EQ_INT(c.bad, 0);
+    CHECK_EQ_INT(c.seen, want);
+}
+
+static int cl_scan_cb(void *ctx, const void *ns, size_t nslen, const void *val, size_t vlen)
+{
+    sl_buf *b = ctx;
+    uint32_t l = (uint32_t)nslen;
+    sl_buf_put(b, &l, 4);
+    sl_buf_put(b, ns, nslen);
+    l = (uint32_t)vlen;
+    sl_buf_put(b, &l, 4);
+    sl_buf_put(b, val, vlen);
+    return 0;
+}
+
+/* steps of random work on the states of s (one, or two splitting the key
+ * groups), checked against m; the clock moves one per step. */
+static void cl_run(sl_kstate **s, int ns, cl_model *m, uint64_t *r, int steps, int late_index,
+                   long *scans, long *multi)
+{
+    char err[256];
+    sl_buf got = {0}, want = {0};
+    for (int step = 0; step < steps && !sl_test_failed_; step++) {
+        cl_now++;
+        *r ^= *r << 13, *r ^= *r >> 7, *r ^= *r << 17;
+        int k = (int)(*r % CL_KEYS), q = (int)((*r >> 12) % CL_NS), sid = (int)((*r >> 16) % 3);
+        int op = (int)((*r >> 20) % 20), num = (int)((*r >> 28) % 100000);
+        int len = (*r >> 45) % 8 ? 1 + (int)((*r >> 48) % 12) : 20 + (int)((*r >> 48) % 280);
+        char key[16], nsb[8];
+        int kl = snprintf(key, sizeof key, "k%d", k), nl = snprintf(nsb, sizeof nsb, "n%d", q);
+        int kg = kg_of(key, (size_t)kl);
+        sl_kstate *t = s[ns == 2 && kg > 63];
+        sl_kstate_set_key(t, key, (size_t)kl, kg);
+        cl_cell *c = &(*m)[sid][k][q];
+        if (op < 11) {
+            cl_cell nc = {num, len, cl_now + 1 + (int64_t)((*r >> 36) % 3000)};
+            uint8_t v[512];
+            size_t vl = cl_value(v, sid, &nc);
+            CHECK_EQ_INT(sl_kstate_put(t, sid, nsb, (size_t)nl, v, vl, err, sizeof err), SL_OK);
+            *c = nc;
+        } else if (op < 17) {
+            CHECK_EQ_INT(sl_kstate_del(t, sid, nsb, (size_t)nl, err, sizeof err), SL_OK);
+            c->len = 0;
+        } else if (sid != 1 || step >= late_index) { /* a scan of the key: every entry, TTL or not */
+            sl_buf_reset(&got);
+            sl_buf_reset(&want);
+            CHECK_EQ_INT(sl_kstate_scan_key(t, sid, cl_scan_cb, &got, err, sizeof err), SL_OK);
+            int n = 0;
+            for (int j = 0; j < CL_NS; j++) {
+                const cl_cell *cj = &(*m)[sid][k][j];
+                if (!cj->len) continue;
+                uint8_t v[512];
+                char nj[8];
+                int njl = snprintf(nj, sizeof nj, "n%d", j);
+                cl_scan_cb(&want, nj, (size_t)njl, v, cl_value(v, sid, cj));
+                n++;
+            }
+            CHECK_EQ_INT(got.len, want.len);
+            CHECK(memcmp(sl_buf_u8(&got), sl_buf_u8(&want), want.len) == 0);
+            ++*scans;
+            *multi += n > 1;
+        }
+        /* a get of the cell after every change */
+        uint8_t v[512];
+        size_t vl = cl_value(v, sid, c);
+        const void *gv;
+        size_t gl;
+        int rc = sl_kstate_get(t, sid, nsb, (size_t)nl, &gv, &gl, err, sizeof err);
+        if (c->len) CHECK(rc == SL_OK && gl == vl && memcmp(gv, v, vl) == 0);
+        else CHECK_EQ_INT(rc, SL_DONE);
+    }
+    sl_buf_free(&got);
+    sl_buf_free(&want);
+}
+
+static void body_compact_model(sl_backend_kind kind)
+{
+    static cl_model m, at_snap;
+    memset(m, 0, sizeof m);
+    char err[256];
+    uint64_t r = 0x2545f4914f6cdd1dULL;
+    long scans = 0, multi = 0;
+    cl_now = 1000;
+    sl_kstate *s = open_kind(kind, 0, MAXP - 1);
+    CHECK(s);
+    for (int i = 0; i < CL_STATES; i++) {
+        char name[8];
+        snprintf(name, sizeof name, "s%d", i);
+        CHECK_EQ_INT(sl_kstate_register(s, name), i);
+    }
+    sl_kstate_set_ttl(s, 2, SL_KTTL_VALUE, cl_clock);
+    for (int round = 0; round < 4 && !sl_test_failed_; round++) {
+        cl_run(&s, 1, &m, &r, 6000, round >= 2 ? 0 : 1 << 30, &scans, &multi);
+        /* a snapshot lives through the next round's changes */
+        sl_ksnap *sn = sl_kstate_snapshot(s, err, sizeof err);
+        CHECK(sn);
+        memcpy(at_snap, m, sizeof m);
+        int64_t taken = cl_now;
+        cl_run(&s, 1, &m, &r, 4000, round >= 1 ? 0 : 1 << 30, &scans, &multi);
+        cl_check_snap(sn, 0, MAXP - 1, (const cl_model *)&at_snap, taken, NULL);
+        sl_ksnap_release(sn);
+    }
+    CHECK(scans > 2000 && multi > 300);
+    /* rescale: the last snapshot into two states of half the key groups each */
+    sl_kstate *d[2] = {open_kind(kind, 0, 63), open_kind(kind, 64, MAXP - 1)};
+    CHECK(d[0] && d[1]);
+    for (int b = 0; b < 2; b++) {
+        for (int i = 0; i < CL_STATES; i++) {
+            char name[8];
+            snprintf(name, sizeof name, "s%d", i);
+            CHECK_EQ_INT(sl_kstate_register(d[b], name), i);
+        }
+        sl_kstate_set_ttl(d[b], 2, SL_KTTL_VALUE, cl_clock);
+    }
+    sl_ksnap *sn = sl_kstate_snapshot(s, err, sizeof err);
+    CHECK(sn);
+    cl_check_snap(sn, 0, MAXP - 1, (const cl_model *)&m, cl_now, d);
+    sl_ksnap_release(sn);
+    sl_kstate_close(s);
+    /* what expired by the snapshot's clock was left out: gone from the model too */
+    for (int k = 0; k < CL_KEYS; k++)
+        for (int q = 0; q < CL_NS; q++)
+            if (!cl_visible(2, &m[2][k][q], cl_now)) m[2][k][q].len = 0;
+    cl_run(d, 2, &m, &r, 8000, 0, &scans, &multi);
+    for (int b = 0; b < 2; b++) {
+        static cl_model half;
+        memcpy(half, m, sizeof m);
+        for (int k = 0; k < CL_KEYS; k++) { /* the other state's keys are not in this one */
+            char key[16];
+            int kl = snprintf(key, sizeof key, "k%d", k);
+            if ((kg_of(key, (size_t)kl) > 63) != b)
+                for (int i = 0; i < CL_STATES; i++)
+                    for (int q = 0; q < CL_NS; q++) half[i][k][q].len = 0;
+        }
+        sn = sl_kstate_snapshot(d[b], err, sizeof err);
+        CHECK(sn);
+        cl_check_snap(sn, b ? 64 : 0, b ? MAXP - 1 : 63, (const cl_model *)&half, cl_now, NULL);
+        sl_ksnap_release(sn);
+        sl_kstate_close(d[b]);
+    }
+}
+
+static void test_compact_model(void) { both(body_compact_model); }
+
 SL_TEST_MAIN(SL_TEST(test_put_get_del), SL_TEST(test_errors), SL_TEST(test_open_errors),
              SL_TEST(test_many_keys), SL_TEST(test_namespaces), SL_TEST(test_scan_key), SL_TEST(test_scan_key_random),
              SL_TEST(test_register), SL_TEST(test_snapshot_isolation),
@@ -1415,4 +1649,4 @@ SL_TEST_MAIN(SL_TEST(test_put_get_del), SL_TEST(test_errors), SL_TEST(test_open_
              SL_TEST(test_restore_split), SL_TEST(test_restore_errors),
              SL_TEST(test_rocksdb_bad_dir), SL_TEST(test_rocksdb_dir_lifecycle),
              SL_TEST(test_write_buffer_model), SL_TEST(test_snapshot_buffered),
-             SL_TEST(test_rocksdb_shared_budget))
+             SL_TEST(test_rocksdb_shared_budget), SL_TEST(test_compact_model))

@@ -511,6 +511,118 @@ static void test_order_long_keys(void)
     sl_timers_destroy(t);
 }
 
+/* Timers of many sizes (keys of 0 to 300 bytes: nodes from every slab size
+ * and above it, which are malloc'd), in rounds of adds, deletes and partial
+ * firings, so freed nodes are reused by later timers of the same size: what
+ * fires, in order, and what each key group lists are the model's, and every
+ * key and namespace byte survives. The key's bytes are derived from its id
+ * and length, so a node handed out twice would show. */
+typedef struct {
+    int64_t time;
+    int kg, id;
+    size_t klen, nslen;
+} stimer;
+
+static void st_key(const stimer *m, uint8_t *key, uint8_t *ns)
+{
+    for (size_t i = 0; i < m->klen; i++) key[i] = (uint8_t)(m->id * 7 + (int)i * 13);
+    for (size_t i = 0; i < m->nslen; i++) ns[i] = (uint8_t)(m->id + (int)i);
+}
+
+static int st_cmp(const void *pa, const void *pb)
+{
+    const stimer *a = pa, *b = pb;
+    uint8_t ka[300], na[8], kb[300], nb[8];
+    if (a->time != b->time) return a->time < b->time ? -1 : 1;
+    if (a->kg != b->kg) return a->kg < b->kg ? -1 : 1;
+    st_key(a, ka, na);
+    st_key(b, kb, nb);
+    int c = bytes_order(ka, a->klen, kb, b->klen);
+    return c ? c : bytes_order(na, a->nslen, nb, b->nslen);
+}
+
+typedef struct {
+    stimer live[4096];
+    int n;
+    int bad;
+    int fired;
+    stimer *want; /* the expected firing order */
+} st_ctx;
+
+static int st_check(const stimer *m, const sl_timer *t)
+{
+    uint8_t k[300], n[8];
+    st_key(m, k, n);
+    return m->time == t->time && m->kg == t->kg && m->klen == t->klen && m->nslen == t->nslen &&
+           memcmp(k, t->key, t->klen) == 0 && memcmp(n, t->ns, t->nslen) == 0;
+}
+
+static int st_fire_cb(void *vctx, const sl_timer *t)
+{
+    st_ctx *c = vctx;
+    c->bad += !st_check(&c->want[c->fired++], t);
+    return SL_OK;
+}
+
+static void st_each_cb(void *vctx, const sl_timer *t)
+{
+    st_ctx *c = vctx;
+    int found = 0;
+    for (int i = 0; i < c->n && !found; i++) found = st_check(&c->live[i], t);
+    c->bad += !found;
+    c->fired++;
+}
+
+static void test_node_sizes(void)
+{
+    static st_ctx c;
+    static stimer sorted[4096];
+    memset(&c, 0, sizeof c);
+    sl_timers *t = sl_timers_new();
+    int next_id = 0;
+    int64_t now = 0;
+    for (int round = 0; round < 30; round++) {
+        for (int i = 0; i < 120 && c.n < 4000; i++) { /* adds, all distinct (ids) */
+            stimer m = {now + 1 + (int64_t)(next_rand() % 100), (int)(next_rand() % 8), next_id++,
+                        next_rand() % 4 ? next_rand() % 40 : next_rand() % 301, next_rand() % 8};
+            uint8_t k[300], n[8];
+            st_key(&m, k, n);
+            sl_timer v = {m.time, m.kg, k, m.klen, n, m.nslen};
+            sl_timers_add(t, &v);
+            c.live[c.n++] = m;
+        }
+        for (int i = 0; i < 30 && c.n; i++) { /* deletes of random live ones */
+            int j = (int)(next_rand() % (unsigned)c.n);
+            uint8_t k[300], n[8];
+            st_key(&c.live[j], k, n);
+            sl_timer v = {c.live[j].time, c.live[j].kg, k, c.live[j].klen, n, c.live[j].nslen};
+            sl_timers_del(t, &v);
+            c.live[j] = c.live[--c.n];
+        }
+        CHECK_EQ_INT(sl_timers_count(t), c.n);
+        /* each key group lists exactly its live timers */
+        c.fired = 0;
+        for (int kg = 0; kg < 8; kg++) sl_timers_each(t, kg, st_each_cb, &c);
+        CHECK_EQ_INT(c.fired, c.n);
+        /* fire what is due by now + 40, in the model's order */
+        now += 40;
+        int due = 0;
+        for (int i = 0; i < c.n; i++)
+            if (c.live[i].time <= now) sorted[due++] = c.live[i];
+        qsort(sorted, (size_t)due, sizeof *sorted, st_cmp);
+        c.want = sorted;
+        c.fired = 0;
+        CHECK_EQ_INT(sl_timers_fire(t, now, st_fire_cb, &c), SL_OK);
+        CHECK_EQ_INT(c.fired, due);
+        for (int i = 0; i < c.n;) /* the fired ones leave the model */
+            if (c.live[i].time <= now) c.live[i] = c.live[--c.n];
+            else i++;
+    }
+    CHECK_EQ_INT(c.bad, 0);
+    CHECK(next_id > 3000);
+    sl_timers_destroy(t); /* with timers left, small and large */
+}
+
 SL_TEST_MAIN(SL_TEST(test_empty), SL_TEST(test_order), SL_TEST(test_order_long_keys), SL_TEST(test_duplicates),
              SL_TEST(test_delete), SL_TEST(test_fire_reregister), SL_TEST(test_fire_stop),
-             SL_TEST(test_each_by_kg), SL_TEST(test_borrowed_view))
+             SL_TEST(test_each_by_kg), SL_TEST(test_borrowed_view), SL_TEST(test_node_sizes))
