@@ -936,12 +936,6 @@ EXPECTED_DIFFERENCES = {
     # SQL: a row of evs whose v is NULL meets its payments with s = amount + NULL = NULL;
     # Flink's decorrelation joins the outer values back on `=` and loses those rows
     "outer_lateral_item": ((1, 2), "Flink drops the outer rows whose e.v is NULL"),
-    # Flink 2.3 plans LISTAGG [DISTINCT] over OVER windows; Sluice refuses it (not built yet)
-    "over_listagg_rows": (BOTH, "Sluice refuses LISTAGG over an OVER window"),
-    "over_listagg_range": (BOTH, "Sluice refuses LISTAGG over an OVER window"),
-    "over_listagg_unbounded": (BOTH, "Sluice refuses LISTAGG over an OVER window"),
-    "over_listagg_distinct": (BOTH, "Sluice refuses LISTAGG over an OVER window"),
-    "over_listagg_distinct_unbounded": (BOTH, "Sluice refuses LISTAGG over an OVER window"),
     # a group window's JSON_ARRAYAGG / JSON_OBJECTAGG of a STRING writes the text unquoted
     # (["ab-12"] is [ab-12] there); its window TVF form quotes it, as Sluice does in both
     "gw_json_arrayagg": ((1, 2), "Flink's group window writes STRING values unquoted"),
