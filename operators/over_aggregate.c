@@ -16,8 +16,11 @@
  * value of c in the frame (Flink's FirstValue/LastValueAggFunction); LAG(c,
  * n, d) -- UNBOUNDED frames only, as in Flink -- the value of c n rows before
  * the last row added to the frame (with RANGE peers: the last peer), else
- * column d's value of the row or NULL. Output: the input's columns, then one
- * per aggregate; insert-only.
+ * column d's value of the row or NULL; LISTAGG([DISTINCT] c[, 'sep']) the
+ * frame's non-NULL values of c in the order they entered it (DISTINCT: each
+ * value once, in the order its copy entered when the frame had none, as
+ * Flink's distinct view feeds ListAggWithRetractAggFunction). Output: the
+ * input's columns, then one per aggregate; insert-only.
  *
  * Event time ("time": "event"): a row is held in keyed state until the
  * watermark passes its time, so rows are aggregated in time order whatever
@@ -44,15 +47,25 @@
  *     tail chunk before. A frame record keeps only the columns the
  *     aggregates read (others NULL). An emptied frame starts again at 0;
  *   "over-values" (u16 function, u32 slot): an unbounded frame's first /
- *     last value and LAG's ring of its last n + 1 values;
+ *     last value and LAG's ring of its last n + 1 values; its LISTAGG's
+ *     list text (u16 LA_NS | the LISTAGG's index, u32 0); its STRING
+ *     MIN/MAX's extremum (u16 SX_NS | the aggregate's index, u32 0: u8 1 and
+ *     the bytes, or u8 0 for none yet);
  *   "over-distinct" (u16 item, the value's bytes), DISTINCT aggregates,
- *     COLLECT and MIN/MAX of a STRING only: the i64 number of the frame's
- *     rows holding the value; a DISTINCT value is folded into the
- *     accumulator at its first copy and out when its last copy leaves a
- *     bounded frame (the entry then goes), so the state is the frame's
- *     distinct values (an UNBOUNDED frame's: all of them). A STRING MIN/MAX
- *     is the least / greatest of its item's entries (the string's bytes),
- *     read by a scan of the key's entries for each row emitted.
+ *     COLLECT, MIN/MAX of a STRING over a bounded frame and LISTAGG
+ *     (DISTINCT): the i64 number of the frame's rows holding the value
+ *     (bounded LISTAGG (DISTINCT): then i64 the frame record number of the
+ *     copy that brought it in, the list's order; its item LA_NS | index); a
+ *     DISTINCT value is folded into the accumulator at its first copy and
+ *     out when its last copy leaves a bounded frame (the entry then goes),
+ *     so the state is the frame's distinct values (an UNBOUNDED frame's: all
+ *     of them). A bounded frame's STRING MIN/MAX is the least / greatest of
+ *     its item's entries (the string's bytes), read by a scan of the key's
+ *     entries for each row emitted; an UNBOUNDED frame's keeps only its
+ *     extremum ("over-values"), and its entries here -- as builds before
+ *     2026-12-08 wrote them -- are read into that at the key's next row
+ *     and deleted. A bounded frame's LISTAGG without DISTINCT is read from
+ *     the frame's records.
  * RANK() and DENSE_RANK() keep two i64 slots each among the value
  * functions' in the meta value: the last order time and its rank.
  * Ids 0 and 1 ("over-rows", "over-meta") are version 1's, registered only
@@ -929,24 +942,144 @@ static int collect_step(sl_op *op, ov_state *st, int i, const sl_row *r, int sig
     return count_step(op, st, i, st->venc, len, sign, &n);
 }
 
-/* A copy of row r's value of STRING MIN/MAX item i joins (+1) or leaves (-1)
- * the frame: counted by its bytes, which order the entries as
- * sl_agg_str_cmp orders strings (unsigned bytes, then length). */
-static int strmm_step(sl_op *op, ov_state *st, int i, const sl_row *r, int sign)
-{
-    const sl_agg *a = &((const ov_plan *)op->plan)->aggs.aggs[i];
-    const sl_value *x = &r->vals[a->col];
-    int64_t n;
-    if (x->isnull || (a->filter >= 0 && (r->vals[a->filter].isnull || !r->vals[a->filter].v.i)))
-        return SL_OK;
-    return count_step(op, st, i, x->v.s.p, x->v.s.len, sign, &n);
-}
-
 typedef struct strmm_scan {
     int item, max;
     bool found;
     sl_buf *best;       /* the extremum's bytes so far */
 } strmm_scan;
+
+static int strmm_scan_fn(void *ctx, const void *ns, size_t nslen, const void *val, size_t vlen);
+static int sx_step(sl_op *op, ov_state *st, int i, const sl_value *x);
+
+/* A copy of row r's value of STRING MIN/MAX item i joins (+1) or leaves (-1)
+ * a bounded frame: counted by its bytes, which order the entries as
+ * sl_agg_str_cmp orders strings (unsigned bytes, then length). An UNBOUNDED
+ * frame keeps the extremum only (sx_step). */
+static int strmm_step(sl_op *op, ov_state *st, int i, const sl_row *r, int sign)
+{
+    const ov_plan *pl = op->plan;
+    const sl_agg *a = &pl->aggs.aggs[i];
+    const sl_value *x = &r->vals[a->col];
+    int64_t n;
+    bool none = x->isnull || (a->filter >= 0 && (r->vals[a->filter].isnull ||
+                                                 !r->vals[a->filter].v.i));
+    if (pl->preceding < 0) return sx_step(op, st, i, none ? NULL : x);
+    if (none) return SL_OK;
+    return count_step(op, st, i, x->v.s.p, x->v.s.len, sign, &n);
+}
+
+/* ---- STRING MIN/MAX over UNBOUNDED frames: the extremum only ----------------------- */
+
+/* An UNBOUNDED frame never retracts, so its STRING MIN/MAX item i keeps only
+ * the extremum, as Flink's MinAggFunction / MaxAggFunction do: "over-values",
+ * namespace u16 SX_NS | i, u32 0: u8 1 and the string's bytes, or u8 0 while
+ * no value came (written at the key's first row). Builds before 2026-12-08
+ * counted every distinct value in "over-distinct" as bounded frames do; a key
+ * restored with those and no extremum entry gets its extremum from them at
+ * its next row, and they go (sx_migrate). */
+static void sx_ns(uint8_t ns[6], int i)
+{
+    ns[0] = (uint8_t)((SX_NS | i) >> 8);
+    ns[1] = (uint8_t)(SX_NS | i);
+    sl_put_be32(ns + 2, 0);
+}
+
+typedef struct sx_old {
+    int item;
+    sl_buf *nss;        /* [u32 length][namespace] of each of the item's entries */
+} sx_old;
+
+static int sx_old_fn(void *ctx, const void *ns, size_t nslen, const void *val, size_t vlen)
+{
+    sx_old *c = ctx;
+    const uint8_t *n = ns;
+    SL_UNUSED(val);
+    if (nslen < 2 || vlen != 8 || ((n[0] << 8) | n[1]) != c->item) return 0;
+    uint8_t hdr[4];
+    sl_put_le32(hdr, (uint32_t)nslen);
+    sl_buf_put(c->nss, hdr, 4);
+    sl_buf_put(c->nss, ns, nslen);
+    return 0;
+}
+
+/* The old layout of item i for the current key: its extremum into
+ * st->coll[i] (*found) and its "over-distinct" entries deleted. */
+static int sx_migrate(sl_op *op, ov_state *st, int i, bool *found)
+{
+    const ov_plan *pl = op->plan;
+    char err[256];
+    strmm_scan c = {i, pl->aggs.aggs[i].fn == SL_AGG_MAX, false, &st->coll[i]};
+    if (sl_kstate_scan_key(op->kstate, st->sid_dist, strmm_scan_fn, &c, err, sizeof err) == SL_ERR)
+        return state_err(op, err);
+    *found = c.found;
+    if (!c.found) return SL_OK;
+    sl_buf_reset(&st->cscan);
+    sx_old o = {i, &st->cscan};
+    if (sl_kstate_scan_key(op->kstate, st->sid_dist, sx_old_fn, &o, err, sizeof err) == SL_ERR)
+        return state_err(op, err);
+    const uint8_t *b = sl_buf_u8(&st->cscan);
+    for (size_t pos = 0; pos < st->cscan.len; pos += 4 + sl_get_le32(b + pos))
+        if (sl_kstate_del(op->kstate, st->sid_dist, b + pos + 4, sl_get_le32(b + pos), err,
+                          sizeof err) != SL_OK)
+            return state_err(op, err);
+    return SL_OK;
+}
+
+/* Item i's extremum of the current key into st->coll[i]: *has 1 (a value),
+ * 0 (none yet) or -1 (no entry: the key's first row, or the old layout,
+ * which is then read and *has says what it held). */
+static int sx_get(sl_op *op, ov_state *st, int i, int *has, bool migrate)
+{
+    char err[256];
+    uint8_t ns[6];
+    sx_ns(ns, i);
+    const void *val;
+    size_t vlen;
+    int rc = sl_kstate_get(op->kstate, st->sid_vals, ns, sizeof ns, &val, &vlen, err, sizeof err);
+    if (rc == SL_ERR) return state_err(op, err);
+    sl_buf_reset(&st->coll[i]);
+    if (rc == SL_OK) {
+        const uint8_t *b = val;
+        if (vlen < 1 || b[0] > 1 || (b[0] == 0 && vlen != 1))
+            return damaged(op, "a STRING MIN/MAX extremum");
+        *has = b[0];
+        if (vlen > 1) sl_buf_put(&st->coll[i], b + 1, vlen - 1);
+        return SL_OK;
+    }
+    *has = -1;
+    bool found = false;
+    if (migrate && sl_kstate_restored(op->kstate, st->sid_dist) &&
+        sx_migrate(op, st, i, &found) != SL_OK)
+        return SL_ERR;
+    if (found) *has = 2; /* read from the old layout, not written yet */
+    return SL_OK;
+}
+
+/* Row value x (NULL: none) of STRING MIN/MAX item i joins an UNBOUNDED frame. */
+static int sx_step(sl_op *op, ov_state *st, int i, const sl_value *x)
+{
+    const ov_plan *pl = op->plan;
+    char err[256];
+    int has;
+    if (sx_get(op, st, i, &has, true) != SL_OK) return SL_ERR;
+    bool better = false;
+    if (x) {
+        int cmp = has > 0 ? sl_agg_str_cmp(x->v.s.p, x->v.s.len, st->coll[i].p, st->coll[i].len) : 0;
+        better = has <= 0 || (pl->aggs.aggs[i].fn == SL_AGG_MAX ? cmp > 0 : cmp < 0);
+    }
+    if (!better && has >= 0 && has < 2) return SL_OK; /* unchanged */
+    sl_buf_reset(&st->lbuf);
+    uint8_t flag = better || has > 0;
+    sl_buf_put(&st->lbuf, &flag, 1);
+    if (better) sl_buf_put(&st->lbuf, x->v.s.p, x->v.s.len);
+    else if (flag) sl_buf_put(&st->lbuf, st->coll[i].p, st->coll[i].len);
+    uint8_t ns[6];
+    sx_ns(ns, i);
+    if (sl_kstate_put(op->kstate, st->sid_vals, ns, sizeof ns, st->lbuf.p, st->lbuf.len, err,
+                      sizeof err) != SL_OK)
+        return state_err(op, err);
+    return SL_OK;
+}
 
 static int strmm_scan_fn(void *ctx, const void *ns, size_t nslen, const void *val, size_t vlen)
 {
@@ -969,6 +1102,14 @@ static int strmm_result(sl_op *op, ov_state *st, int i, sl_value *res)
 {
     const sl_agg *a = &((const ov_plan *)op->plan)->aggs.aggs[i];
     char err[256];
+    if (((const ov_plan *)op->plan)->preceding < 0) { /* the extremum kept */
+        int has;
+        if (sx_get(op, st, i, &has, false) != SL_OK) return SL_ERR;
+        res->isnull = has <= 0;
+        res->v.s.p = has > 0 ? (st->coll[i].len ? (const char *)st->coll[i].p : "") : NULL;
+        res->v.s.len = has > 0 ? (uint32_t)st->coll[i].len : 0;
+        return SL_OK;
+    }
     strmm_scan c = {i, a->fn == SL_AGG_MAX, false, &st->coll[i]};
     if (sl_kstate_scan_key(op->kstate, st->sid_dist, strmm_scan_fn, &c, err, sizeof err) == SL_ERR)
         return state_err(op, err);
